@@ -1,0 +1,1 @@
+"""riskcalc: exact asymptotic bias, variance and risk of personalized federated learning methods."""
