@@ -1,1 +1,23 @@
-"""riskcalc: exact asymptotic bias, variance and risk of personalized federated learning methods."""
+"""riskcalc: exact asymptotic bias, variance and risk of personalized federated learning methods.
+
+The theory layer of fedrisk: pure, deterministic functions of the model parameters, after
+Cheng, Chadha and Duchi, *Federated asymptotics* (``../shared/papers/003_4b976ddf5225c17e.txt``)
+and Hastie, Montanari, Rosset and Tibshirani (2019).
+
+>>> import riskcalc
+>>> res = riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5)
+>>> res.bias, res.variance, res.risk
+(0.5, 0.25, 0.75)
+"""
+
+from riskcalc.errors import SolverError
+from riskcalc.limits import ROUTES, LimitResult, limit, spec_limit
+from riskcalc.methods import METHODS, Method, get_method
+from riskcalc.model import ClientSpec
+from riskcalc.spectrum import Spectrum
+from riskcalc.tuning import optimal_lambda, optimal_limit
+
+__all__ = [
+    "ClientSpec", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError", "Spectrum",
+    "get_method", "limit", "optimal_lambda", "optimal_limit", "spec_limit",
+]

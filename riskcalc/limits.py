@@ -1,0 +1,131 @@
+"""Asymptotic bias, variance and risk of a client's prediction, for every registered method.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``): Thm 1 (FTFA), Thm 2 (RTFA), Cor. 3.1 (FedAvg, local
+min-norm and local ridge), Thm 3 (MAML-FL), Thm 4 (pFedMe). The per-client test loss
+L_i = B_i + V_i of eq. (3) converges in probability, as d, n_i -> infinity with d/n_i ->
+gamma_i, to the values computed here.
+
+Three routes compute the same limits (``route=``):
+
+* ``"closed"``: the isotropic closed forms (Sigma = I only), ``riskcalc.marchenko_pastur``;
+* ``"kappa"``: the effective-ridge form for any spectrum, ``riskcalc.kappa``;
+* ``"paper"``: the c0 and Stieltjes-transform forms of Sec. 6.3, corrected,
+  ``riskcalc.stieltjes``.
+
+``"auto"`` picks ``"closed"`` for Sigma = I with the uniform signal direction, ``"kappa"``
+otherwise. The tests require the routes to agree to 1e-10.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc import kappa, marchenko_pastur, stieltjes
+from riskcalc.model import ClientSpec
+
+ROUTES = ("auto", "closed", "kappa", "paper")
+
+_FACTORS = {
+    "kappa": kappa.ridge_factors,
+    "paper": stieltjes.ridge_factors,
+}
+
+
+@dataclass(frozen=True)
+class LimitResult:
+    """Limits of the bias B_i, variance V_i and risk L_i = B_i + V_i (paper 003, eq. 3).
+
+    Attributes are floats for scalar parameters and arrays (broadcast shape) otherwise.
+    ``notes`` says when a limit is infinite, when the parameters leave the paper's
+    assumptions, and when a parameter has no effect on the limit.
+    """
+
+    method: str
+    params: dict
+    bias: object
+    variance: object
+    risk: object
+    route: str
+    notes: tuple = field(default=())
+
+    def as_dict(self) -> dict:
+        """``{"method", "params", "bias", "variance", "risk"}`` with plain Python numbers."""
+        conv = (lambda v: v.tolist() if isinstance(v, np.ndarray) else v)
+        return {"method": self.method, "params": self.params, "bias": conv(self.bias),
+                "variance": conv(self.variance), "risk": conv(self.risk)}
+
+
+def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
+          spectrum=None, route: str = "auto") -> LimitResult:
+    """Asymptotic bias, variance and risk of ``method`` for one client.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), Thms 1-4 and Cor. 3.1; see ``ClientSpec`` for
+    the parameters and this module's docstring for the routes.
+
+    Examples
+    --------
+    >>> res = limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
+    >>> round(res.risk, 6)
+    0.640388
+    """
+    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
+                      spectrum=spectrum)
+    return spec_limit(spec, route=route)
+
+
+def spec_limit(spec: ClientSpec, route: str = "auto") -> LimitResult:
+    """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation)."""
+    route = _resolve_route(spec, route)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (
+        spec.gamma, spec.sigma, spec.signal, spec.penalty)))
+    gamma = np.broadcast_to(spec.gamma, shape)
+    lam = np.broadcast_to(spec.penalty, shape)
+    signal2 = np.broadcast_to(spec.signal, shape) ** 2
+    sigma2 = np.broadcast_to(spec.sigma, shape) ** 2
+    spectrum = spec.spectrum_or_identity
+    if not spec.info.personalized:
+        bias = signal2 * spectrum.signal_mean
+        var = np.zeros(shape)
+    else:
+        if route == "closed":
+            b_fac, v_fac = marchenko_pastur.isotropic_factors(gamma, lam)
+        else:
+            b_fac, v_fac = _FACTORS[route](gamma, lam, spectrum)
+        bias = signal2 * b_fac
+        # sigma = 0 at the interpolation threshold: no noise, no variance (not 0 * inf).
+        var = np.where(sigma2 == 0, 0.0, sigma2 * v_fac)
+    risk = bias + var
+    scalar = shape == ()
+    out = [float(x) if scalar else np.asarray(x, dtype=float) for x in (bias, var, risk)]
+    return LimitResult(spec.method, spec.params(), *out, route=route,
+                       notes=_notes(spec, gamma, lam))
+
+
+def _resolve_route(spec: ClientSpec, route: str) -> str:
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
+    isotropic = spec.spectrum is None or (spec.spectrum.is_identity
+                                           and spec.spectrum.signal_is_uniform)
+    if route == "auto":
+        return "closed" if isotropic else "kappa"
+    if route == "closed" and not isotropic:
+        raise ValueError("route 'closed' holds for Sigma = I only (spectrum identity)")
+    return route
+
+
+def _notes(spec: ClientSpec, gamma, lam) -> tuple:
+    notes = []
+    info = spec.info
+    if info.personalized:
+        ridgeless = lam == 0
+        if np.any(ridgeless & (gamma == 1)):
+            notes.append("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
+                         "min-norm variance is infinite (and the bias 0)")
+        if np.any(ridgeless & (gamma < 1)):
+            notes.append("gamma < 1 with no ridge penalty: the min-norm interpolant becomes least "
+                         "squares (the lam -> 0 limit of ridge); paper 003 assumes gamma > 1")
+    if info.name == "maml_fl":
+        notes.append("the MAML-FL limit does not depend on alpha (paper 003, Thm 3)")
+    return tuple(notes)

@@ -1,0 +1,60 @@
+"""Shared argument checks of the minimax bounds (built on :mod:`riskcalc._validate`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array, nonnegative, positive
+
+PAPER_000 = "../shared/papers/000_7ff2ed2592df3b60.txt"
+PAPER_001 = "../shared/papers/001_352374a3e1e3397e.txt"
+PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
+
+
+def smooth_convex(beta_name: str, beta, mu_name: str, mu):
+    """``(beta, mu)`` as arrays with ``beta >= mu > 0``.
+
+    A loss whose every sample is ``beta``-smooth cannot average to a ``mu``-strongly convex
+    objective with ``mu > beta``, so such a pair describes no instance at all.
+    """
+    b = positive(beta_name, beta)
+    u = positive(mu_name, mu)
+    if np.any(b < u):
+        raise ValueError(f"{beta_name} must be >= {mu_name} (smoothness bounds strong convexity),"
+                         f" got {beta_name}={beta!r}, {mu_name}={mu!r}")
+    return b, u
+
+
+def sizes(**named) -> list[np.ndarray]:
+    """Positive sample sizes / client counts, in the order given."""
+    return [positive(name, value) for name, value in named.items()]
+
+
+def at_most(small_name: str, small, big_name: str, big) -> None:
+    """Raise unless ``small <= big`` elementwise (e.g. one client's n_i cannot exceed N)."""
+    if np.any(np.asarray(small) > np.asarray(big)):
+        raise ValueError(f"{small_name} must be <= {big_name}, got {small_name}={small!r}, "
+                         f"{big_name}={big!r}")
+
+
+def heterogeneity(R) -> np.ndarray:
+    """The heterogeneity radius R >= 0."""
+    return nonnegative("R", R)
+
+
+def probability_vector(p, n):
+    """Client weights ``p`` (a probability vector) and sample sizes ``n`` as 1-d arrays."""
+    p_arr = as_array("p", p, low=0.0, high=1.0)
+    n_arr = positive("n", n)
+    if p_arr.ndim != 1 or n_arr.shape != p_arr.shape:
+        raise ValueError(f"p and n must be 1-d arrays of the same length, got shapes "
+                         f"{p_arr.shape} and {n_arr.shape}")
+    if not np.isclose(p_arr.sum(), 1.0, rtol=0, atol=1e-9):
+        raise ValueError(f"p must sum to 1, got sum {p_arr.sum()!r}")
+    return p_arr, n_arr
+
+
+def scalar_or_array(x):
+    """Return a Python float for 0-d results, so scalar calls give scalars."""
+    x = np.asarray(x)
+    return float(x) if x.ndim == 0 and x.dtype.kind == "f" else x

@@ -1,0 +1,112 @@
+"""The model specification shared by theory and simulation (DESIGN.md).
+
+A ``ClientSpec`` states one client's problem in the high-dimensional linear model of paper 003
+(``003_4b976ddf5225c17e.txt``, Sec. 2): aspect ratio gamma = d/n_i, noise level sigma, the
+distance r = ||theta_i - theta_0|| to the center (or the norm rho = ||theta_i|| for the local
+baselines), the covariance spectrum, and the method with its tuning (lam or alpha).
+``riskcalc`` computes its limit; ``montecarlo`` samples instances of exactly this
+specification, so predicted and simulated always describe the same problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from riskcalc._validate import nonnegative, positive
+from riskcalc.methods import Method, get_method
+from riskcalc.spectrum import Spectrum
+
+_OPTIONAL = ("r", "rho", "lam", "alpha")
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """One client's problem and the method it runs; validated on construction.
+
+    Parameters
+    ----------
+    method : str
+        A name of ``riskcalc.METHODS``.
+    gamma : float or array_like
+        d / n_i > 0.
+    sigma : float or array_like
+        Noise standard deviation >= 0.
+    r : float or array_like, optional
+        ||theta_i - theta_0|| >= 0; for every method but ``local`` and ``local_ridge``.
+    rho : float or array_like, optional
+        ||theta_i|| >= 0; for ``local`` and ``local_ridge`` only.
+    lam : float or array_like, optional
+        Ridge penalty >= 0; for ``rtfa``, ``pfedme`` and ``local_ridge`` only.
+    alpha : float or array_like, optional
+        MAML step size >= 0; for ``maml_fl`` only.
+    spectrum : Spectrum, optional
+        Covariance spectrum H (and signal distribution G); None means Sigma = I.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, a parameter the method does not take or lacks, or a value out
+        of range.
+    """
+
+    method: str
+    gamma: object
+    sigma: object
+    r: object = None
+    rho: object = None
+    lam: object = None
+    alpha: object = None
+    spectrum: Spectrum | None = None
+
+    def __post_init__(self):
+        info = get_method(self.method)
+        wanted = set(info.parameters)
+        for name in _OPTIONAL:
+            given = getattr(self, name) is not None
+            if given and name not in wanted:
+                takes = ", ".join(info.parameters)
+                raise ValueError(f"method {info.name} does not take {name} (it takes {takes})")
+            if not given and name in wanted:
+                raise ValueError(f"method {info.name} needs {name}")
+        object.__setattr__(self, "gamma", positive("gamma", self.gamma))
+        object.__setattr__(self, "sigma", nonnegative("sigma", self.sigma))
+        for name in wanted:
+            object.__setattr__(self, name, nonnegative(name, getattr(self, name)))
+        if self.spectrum is not None and not isinstance(self.spectrum, Spectrum):
+            raise ValueError(f"spectrum must be a riskcalc.Spectrum or None, "
+                             f"got {type(self.spectrum).__name__}")
+
+    @property
+    def info(self) -> Method:
+        """The registry entry of the method."""
+        return get_method(self.method)
+
+    @property
+    def signal(self) -> np.ndarray:
+        """The norm the client must learn from its own data: r, or rho for local baselines."""
+        return getattr(self, self.info.signal)
+
+    @property
+    def penalty(self) -> np.ndarray:
+        """The ridge penalty of the client's regression (0 for min-norm interpolation)."""
+        return self.lam if self.info.ridge else np.zeros(())
+
+    @property
+    def spectrum_or_identity(self) -> Spectrum:
+        """The spectrum, with None read as Sigma = I."""
+        return self.spectrum if self.spectrum is not None else Spectrum.identity()
+
+    def params(self) -> dict:
+        """The parameters as plain Python numbers/lists (for JSON and tables)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "method" or v is None:
+                continue
+            if f.name == "spectrum":
+                out["spectrum"] = v.describe()
+            else:
+                out[f.name] = v.tolist()
+        return out

@@ -1,0 +1,190 @@
+"""Covariance spectra: the eigenvalue distribution H of Sigma_i and the signal distribution G.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 6.3, after Hastie-Montanari-Rosset-Tibshirani
+(HMRT19): with Sigma = sum_j s_j v_j v_j^T, the limits depend on Sigma and on the signal
+theta (here theta_i - theta_0, or theta_i for the local baselines) only through
+
+    H(s) = (1/d) sum_j 1{s >= s_j},      G(s) = (1/||theta||^2) sum_j (v_j^T theta)^2 1{s >= s_j}.
+
+When the direction of theta is uniform on the sphere (the prior of paper 003, Sec. 2) the
+weights of G equal those of H in the limit, which is the default here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc._validate import as_array, positive, positive_int
+
+
+@dataclass(frozen=True, eq=False)
+class Spectrum:
+    """A discrete eigenvalue distribution H and signal distribution G on the same atoms.
+
+    Parameters
+    ----------
+    atoms : array_like
+        Distinct or repeated positive eigenvalues s_j (repeated atoms are merged).
+    weights : array_like, optional
+        Mass of H on each atom (non-negative, summing to one); uniform by default.
+    signal_weights : array_like, optional
+        Mass of G on each atom: the share of ||theta||^2 carried by that eigenspace. Defaults
+        to ``weights`` (uniform direction of theta, paper 003 Sec. 2).
+
+    Examples
+    --------
+    >>> Spectrum([1.0, 4.0], weights=[0.5, 0.5]).mean
+    2.5
+    """
+
+    atoms: np.ndarray
+    weights: np.ndarray = None
+    signal_weights: np.ndarray = None
+    signal_is_uniform: bool = field(init=False)
+
+    def __post_init__(self):
+        atoms = np.atleast_1d(positive("spectrum eigenvalue", self.atoms)).ravel()
+        if atoms.size == 0:
+            raise ValueError("spectrum needs at least one eigenvalue")
+        weights = _distribution("spectrum weights", self.weights, atoms.size)
+        uniform = self.signal_weights is None
+        signal = weights if uniform else _distribution(
+            "spectrum signal_weights", self.signal_weights, atoms.size)
+        # Sort (solvers bracket with the smallest atom) and merge repeated atoms: an empirical
+        # spectrum often has ties, and every integral over H costs one pass over the atoms.
+        uniq, inverse = np.unique(atoms, return_inverse=True)
+        weights = np.bincount(inverse, weights=weights, minlength=uniq.size)
+        signal = weights if uniform else np.bincount(inverse, weights=signal, minlength=uniq.size)
+        atoms = uniq
+        object.__setattr__(self, "atoms", atoms)
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "signal_weights", signal)
+        object.__setattr__(self, "signal_is_uniform", uniform)
+
+    # --- constructors -------------------------------------------------------------------
+    @classmethod
+    def identity(cls) -> "Spectrum":
+        """Sigma = I: H is the point mass at 1 (the isotropic case of paper 003)."""
+        return cls([1.0])
+
+    @classmethod
+    def two_point(cls, a: float, b: float, w: float) -> "Spectrum":
+        """Mass ``w`` at eigenvalue ``a`` and ``1 - w`` at ``b``."""
+        w = float(as_array("two-point weight w", w, low=0.0, high=1.0))
+        return cls([a, b], weights=[w, 1.0 - w])
+
+    @classmethod
+    def power_law(cls, p: float, d: int) -> "Spectrum":
+        """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1."""
+        p = float(as_array("power-law exponent p", p, low=0.0))
+        d = positive_int("power-law size d", d)
+        s = np.arange(1, d + 1, dtype=float) ** -p
+        return cls.from_eigenvalues(s / s.mean())
+
+    @classmethod
+    def from_eigenvalues(cls, eigenvalues) -> "Spectrum":
+        """The empirical distribution of the given eigenvalues (each of mass 1/d), eq. (4)."""
+        s = np.asarray(eigenvalues, dtype=float).ravel()
+        return cls(s)
+
+    @classmethod
+    def from_file(cls, path) -> "Spectrum":
+        """Eigenvalues from a ``.npy`` file or a whitespace/comma separated text file."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise ValueError(f"spectrum file {path!r} does not exist")
+        try:
+            if path.endswith(".npy"):
+                s = np.load(path, allow_pickle=False)
+            else:
+                with open(path) as fh:
+                    s = np.array(fh.read().replace(",", " ").split(), dtype=float)
+        except (ValueError, OSError) as exc:
+            raise ValueError(f"spectrum file {path!r} is not a list of numbers: {exc}") from None
+        return cls.from_eigenvalues(s)
+
+    @classmethod
+    def parse(cls, text: str, d: int | None = None) -> "Spectrum":
+        """Build a spectrum from the command-line SPEC syntax of DESIGN.md.
+
+        ``identity``; ``two-point:A,B,W`` (mass W at A, 1 - W at B); ``powerlaw:P`` or
+        ``powerlaw:P,D`` (j^-P over D eigenvalues, mean 1; D defaults to ``d``);
+        ``file:PATH`` (``.npy`` or text of eigenvalues).
+        """
+        kind, _, arg = str(text).strip().partition(":")
+        kind = kind.lower()
+        if kind == "identity" and not arg:
+            return cls.identity()
+        if kind == "file" and arg:
+            return cls.from_file(arg)
+        nums = _numbers(text, arg)
+        if kind == "two-point" and len(nums) == 3:
+            return cls.two_point(*nums)
+        if kind == "powerlaw" and len(nums) in (1, 2):
+            size = nums[1] if len(nums) == 2 else d
+            if size is None:
+                raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
+                                 "write powerlaw:P,D or give --d")
+            return cls.power_law(nums[0], size)
+        raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
+                         "powerlaw:P[,D], file:PATH")
+
+    # --- properties ---------------------------------------------------------------------
+    @property
+    def is_identity(self) -> bool:
+        """True when H is the point mass at 1 (Sigma = I)."""
+        return self.atoms.size == 1 and self.atoms[0] == 1.0
+
+    @property
+    def mean(self) -> float:
+        """Mean eigenvalue, tr(Sigma)/d."""
+        return float(self.atoms @ self.weights)
+
+    @property
+    def signal_mean(self) -> float:
+        """The integral of s dG: ||theta||_Sigma^2 / ||theta||^2."""
+        return float(self.atoms @ self.signal_weights)
+
+    def eigenvalues(self, d: int) -> np.ndarray:
+        """d eigenvalues whose empirical distribution approximates H (its (j - 1/2)/d quantiles).
+
+        Exact when every weight is a multiple of 1/d, as for ``from_eigenvalues`` with d equal
+        to the number of eigenvalues given.
+        """
+        d = positive_int("d", d)
+        cdf = np.cumsum(self.weights)
+        idx = np.searchsorted(cdf, (np.arange(d) + 0.5) / d, side="right")
+        return self.atoms[np.minimum(idx, self.atoms.size - 1)][::-1].copy()
+
+    def describe(self) -> str:
+        """A short human-readable label."""
+        if self.is_identity:
+            return "identity"
+        if self.atoms.size <= 3:
+            parts = ", ".join(f"{w:g}@{a:g}" for a, w in zip(self.atoms, self.weights))
+            return f"discrete[{parts}]"
+        return (f"discrete[{self.atoms.size} atoms in [{self.atoms[0]:.3g}, "
+                f"{self.atoms[-1]:.3g}], mean {self.mean:.4g}]")
+
+
+def _distribution(name, w, size):
+    if w is None:
+        return np.full(size, 1.0 / size)
+    w = np.atleast_1d(as_array(name, w, low=0.0)).ravel()
+    if w.size != size:
+        raise ValueError(f"{name} has {w.size} entries for {size} eigenvalues")
+    total = w.sum()
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1, got {total!r}")
+    return w / total
+
+
+def _numbers(text, arg):
+    try:
+        return [float(x) for x in arg.split(",")] if arg else []
+    except ValueError:
+        raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
+                         "numbers") from None

@@ -1,0 +1,115 @@
+"""Optimal tuning of the ridge penalty lam (RTFA, pFedMe, local ridge).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), Thm 2, Thm 4 and Cor. 3.1: for Sigma = I the risk is
+minimized at lam* = sigma^2 gamma / r^2 (rho^2 for local ridge), where it equals
+sigma^2 gamma m(-lam*). The same lam* is optimal for every spectrum H as long as the signal
+direction is uniform (G = H): the ridge estimator with that penalty is then the posterior mean
+under the Gaussian prior theta ~ N(0, r^2/d I), which in the limit has the same risk as the
+uniform prior on the sphere of radius r (Dobriban-Wager 2018, Thm 2.1). For G != H there is no
+closed form and lam* is found by minimizing the exact limit numerically.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from riskcalc.limits import LimitResult, limit
+from riskcalc.methods import get_method
+from riskcalc.model import ClientSpec
+
+HOWS = ("auto", "closed", "numeric")
+
+# Grid over which the numeric search brackets the minimum, in units of sigma^2 gamma / r^2
+# (the G = H optimum): wide enough for any spectrum with condition number up to ~1e8.
+_GRID = np.logspace(-10, 10, 201)
+
+
+def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
+                   how: str = "auto"):
+    """The penalty lam* that minimizes the limiting risk of ``method``.
+
+    Paper 003, Thm 2 (RTFA), Thm 4 (pFedMe), Cor. 3.1 (local ridge): lam* = sigma^2 gamma /
+    r^2, or sigma^2 gamma / rho^2 for ``local_ridge``.
+
+    Parameters
+    ----------
+    method : str
+        ``rtfa``, ``pfedme`` or ``local_ridge``.
+    gamma, sigma, r, rho, spectrum
+        As in ``riskcalc.limit``.
+    how : str
+        ``"closed"``: the formula (valid when the signal direction is uniform, G = H);
+        ``"numeric"``: minimize the exact limit over lam; ``"auto"``: closed when valid.
+
+    Returns
+    -------
+    float or ndarray
+        lam* in [0, inf]: 0 when sigma = 0 (interpolation is optimal), inf when the signal
+        norm is 0 (the center is exact: FedAvg for RTFA/pFedMe, the zero vector for local
+        ridge).
+    """
+    info = get_method(method)
+    if not info.ridge:
+        raise ValueError(f"method {method} has no ridge penalty lam to tune "
+                         "(optimal_lambda takes rtfa, pfedme, local_ridge)")
+    if how not in HOWS:
+        raise ValueError(f"how must be one of {', '.join(HOWS)}; got {how!r}")
+    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=0.0, spectrum=spectrum)
+    uniform = spectrum is None or spectrum.signal_is_uniform
+    if how == "closed" and not uniform:
+        raise ValueError("the closed-form lam* = sigma^2 gamma / r^2 needs a uniform signal "
+                         "direction (spectrum without signal_weights)")
+    shape = np.broadcast_shapes(np.shape(spec.gamma), np.shape(spec.sigma), np.shape(spec.signal))
+    gamma, sigma, signal = (np.broadcast_to(v, shape) for v in (spec.gamma, spec.sigma,
+                                                                 spec.signal))
+    if how == "numeric" or (how == "auto" and not uniform):
+        out = np.vectorize(lambda g, s, t: _numeric(spec, g, s, t))(gamma, sigma, signal)
+    else:
+        out = _closed(gamma, sigma, signal)
+    return float(out) if shape == () else np.asarray(out, dtype=float)
+
+
+def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
+                  how: str = "auto") -> LimitResult:
+    """The limit at lam = ``optimal_lambda(...)``: the best risk the method can reach.
+
+    Paper 003, Thm 2 / Thm 4 / Cor. 3.1: for Sigma = I it equals sigma^2 gamma m(-lam*).
+    """
+    lam = optimal_lambda(method, gamma=gamma, sigma=sigma, r=r, rho=rho, spectrum=spectrum,
+                         how=how)
+    if np.any(np.isinf(lam)):
+        raise ValueError("lam* is infinite (signal norm 0): the optimum is the center itself, "
+                         "use method fedavg")
+    return limit(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, spectrum=spectrum)
+
+
+def _closed(gamma, sigma, signal):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = sigma**2 * gamma / signal**2
+    return np.where(sigma == 0, 0.0, lam)
+
+
+def _numeric(spec: ClientSpec, gamma, sigma, signal) -> float:
+    if sigma == 0:
+        return 0.0
+    if signal == 0:
+        return np.inf
+
+    def risk(lam):
+        return limit(spec.method, gamma=gamma, sigma=sigma, lam=lam, spectrum=spec.spectrum,
+                     **{spec.info.signal: signal}).risk
+
+    scale = sigma**2 * gamma / signal**2
+    grid = scale * _GRID
+    values = risk(grid)
+    i = int(np.argmin(values))
+    if i == 0 and risk(0.0) <= values[0]:
+        return 0.0
+    if i == grid.size - 1:
+        raise ValueError("the risk keeps decreasing as lam grows beyond "
+                         f"{grid[-1]:.3g}: lam* is infinite or out of range")
+    lo, hi = np.log(grid[max(i - 1, 0)]), np.log(grid[i + 1])
+    res = minimize_scalar(lambda t: risk(np.exp(t)), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-10})
+    return float(np.exp(res.x))
