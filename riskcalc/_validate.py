@@ -28,13 +28,24 @@ def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open
     lo_txt = "" if low is None else (f"{'(' if low_open else '['}{low:g}")
     hi_txt = "" if high is None else (f"{high:g}{')' if high_open else ']'}")
     rng = f"{lo_txt or '(-inf'}, {hi_txt or 'inf)'}"
-    if np.isnan(arr).any() or (not allow_inf and np.isinf(arr).any()):
-        raise ValueError(f"{name} must be a finite number in {rng}, got {value!r}")
-    if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
-        raise ValueError(f"{name} must lie in {rng}, got {value!r}")
-    if high is not None and (np.any(arr >= high) if high_open else np.any(arr > high)):
-        raise ValueError(f"{name} must lie in {rng}, got {value!r}")
+    bad = np.isnan(arr) | (np.isinf(arr) & (not allow_inf))
+    if bad.any():
+        raise ValueError(f"{name} must be a finite number in {rng}, got {_show(arr, bad)}")
+    if low is not None:
+        bad |= arr <= low if low_open else arr < low
+    if high is not None:
+        bad |= arr >= high if high_open else arr > high
+    if bad.any():
+        raise ValueError(f"{name} must lie in {rng}, got {_show(arr, bad)}")
     return arr
+
+
+def _show(arr, bad):
+    """The offending value, without dumping a whole array into the message."""
+    if arr.ndim == 0:
+        return repr(float(arr))
+    first = np.flatnonzero(bad.ravel())[0]
+    return f"{float(arr.ravel()[first])!r} (entry {first} of {arr.size})"
 
 
 def positive(name: str, value) -> np.ndarray:

@@ -51,10 +51,17 @@ class LimitResult:
     notes: tuple = field(default=())
 
     def as_dict(self) -> dict:
-        """``{"method", "params", "bias", "variance", "risk"}`` with plain Python numbers."""
-        conv = (lambda v: v.tolist() if isinstance(v, np.ndarray) else v)
+        """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values.
+
+        An infinite limit (the ridgeless variance at gamma = 1) becomes None (JSON null), which
+        the notes explain: JSON has no infinity.
+        """
+        def conv(v):
+            v = np.asarray(v, dtype=float)
+            return np.where(np.isfinite(v), v, None).tolist()
         return {"method": self.method, "params": self.params, "bias": conv(self.bias),
-                "variance": conv(self.variance), "risk": conv(self.risk)}
+                "variance": conv(self.variance), "risk": conv(self.risk),
+                "notes": list(self.notes)}
 
 
 def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,

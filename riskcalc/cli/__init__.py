@@ -1,7 +1,7 @@
 """The ``riskcalc`` command (app layer): parses arguments, calls theory or simulation, prints.
 
 Each subcommand is a module of this package exposing ``add_parser(subparsers)`` (which sets
-``func`` on its parser) ; ``main`` only wires them together and turns bad input into one line
+``func`` on its parser); ``main`` only wires them together and turns bad input into one line
 ``error: ...`` on stderr with exit status 2.
 """
 
