@@ -64,11 +64,11 @@ class ClientSpec:
         info = get_method(self.method)
         wanted = set(info.parameters)
         for name in _OPTIONAL:
-            given = getattr(self, name) is not None
-            if given and name not in wanted:
+            if getattr(self, name) is not None and name not in wanted:
                 takes = ", ".join(info.parameters)
                 raise ValueError(f"method {info.name} does not take {name} (it takes {takes})")
-            if not given and name in wanted:
+        for name in info.parameters:
+            if getattr(self, name) is None:
                 raise ValueError(f"method {info.name} needs {name}")
         object.__setattr__(self, "gamma", positive("gamma", self.gamma))
         object.__setattr__(self, "sigma", nonnegative("sigma", self.sigma))

@@ -1,0 +1,475 @@
+"""FedProx statistical rates and bilevel-algorithm complexities of *The effect of
+personalization in FedProx* (``../shared/papers/004_98172ed3646eef14.txt``).
+
+Notation of that paper: ``L``-smooth, ``mu``-strongly convex loss (``kappa = L/mu``), gradient
+variance at the optimum ``rho^2`` (Assumption 4), heterogeneity ``||w_i - w_g||^2 <= R^2``
+(Assumption 1), ``m`` clients with ``n`` samples each, ``N = m n``, ``p_i = 1/m``.
+Theorem 1 has explicit constants, so its bounds are exact inequalities, not rates.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
+
+
+class FedProxConstants(NamedTuple):
+    """``C1..C4`` of Theorem 1 (paper 004)."""
+
+    C1: float
+    C2: float
+    C3: float
+    C4: float
+
+
+class LambdaPrescription(NamedTuple):
+    """The endpoint of Theorem 1's admissible lambda set and which side it bounds."""
+
+    lam: np.ndarray
+    is_lower: np.ndarray
+
+
+def _lmr(L, mu, rho):
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    return big_l, u, nonnegative("rho", rho)
+
+
+def _global_constant(rederived):
+    # The factor 32 of eq. (53) comes from eq. (50), which drops the 2 of
+    # ||a + b||^2 <= 2||a||^2 + 2||b||^2; redone with it the factor is 64 (see fedprox_constants).
+    return 64.0 if rederived else 32.0
+
+
+def fedprox_constants(L, mu, rho, rederived=False):
+    """Constants ``C1..C4`` of Theorem 1 (eqs. 6-7, 57, 78-79) of paper 004.
+
+    Printed: ``C1 = 32 rho^2/mu^2``, ``C2 = ((1+sqrt 3) rho/mu)^2 v 32 L^2/mu^2``,
+    ``C3 = 192 rho^2/mu^2``, ``C4 = (rho (1 + (4 C2 + 5)^{1/2}) / mu)^2 v 198 L^2/mu^2``
+    (``v`` is the maximum). With ``rederived=True`` the constants of the corrected proof
+    (ERRATA) are returned: ``C1 = 64 rho^2/mu^2``, ``C2 = ((1+sqrt 3) rho/mu)^2 v 64 L^2/mu^2``,
+    ``C3 = 384 rho^2/mu^2``, ``C4 = (rho (1 + (4 C2 + 5)^{1/2}) / mu)^2 v 390 L^2/mu^2``.
+
+    Parameters
+    ----------
+    L, mu : array_like
+        Smoothness and strong convexity, ``L >= mu > 0``.
+    rho : array_like
+        Gradient standard deviation at the optimum, ``rho >= 0``.
+    rederived : bool
+        Return the constants of the corrected proof instead of the printed ones.
+
+    Returns
+    -------
+    FedProxConstants
+        ``(C1, C2, C3, C4)``.
+
+    ERRATA
+    ------
+    - Eq. (50) bounds ``E||w_g - w*_g||^2`` by ``E||w_g - w_GT||^2 + E||w_GT - w*_g||^2``
+      (coefficients 1 and 1); the valid split is ``2 E||.||^2 + 2 E||.||^2``. With it, eq. (51)
+      becomes ``E <= (2 g B' + 16 b) / (1 - 8 L^2 g)`` (``b = rho^2/(mu^2 N) + L^2 R^2/mu^2``,
+      ``B' = 4 L^2 R^2 + 2 rho^2/n``), so condition (52) needs ``g <= 1/(16 L^2)`` (printed
+      ``1/(8 L^2)``, which only gives ``1 - 8 L^2 g >= 0``) and the constant of (53) becomes
+      64 (printed 32). Deciding numbers: the identity ``||a + b||^2 = 4`` for ``a = b = 1``
+      against the printed ``||a||^2 + ||b||^2 = 2``; at ``L = mu = 1`` the printed minimal
+      ``lambda = 63`` gives ``g = 4 (1/64 + 1/64^2) = 0.06348``, ``1 - 8 g = 0.4922`` and the
+      corrected recursion the factor ``(8 + 16)/0.4922 = 48.8 > 32``.
+    - The local constants inherit it through step (c) of eq. (72):
+      ``3 E||w_g - w*_g||^2 <= 3 * 64 b`` gives ``C3 = 384 rho^2/mu^2`` and ``390 kappa^2``.
+    - Dimension note (not an error of the stated inequality): ``4 C2 + 5`` adds a squared
+      length (``C2 ~ rho^2/mu^2``) to a number, and the branch test ``R <= 1/sqrt(n)`` compares a
+      length with a number; the theorem holds in the units it is written in but is not
+      invariant under rescaling ``w``.
+    """
+    big_l, u, r = _lmr(L, mu, rho)
+    g = _global_constant(rederived)
+    local_r2 = 6 * g + 6
+    c1 = g * r ** 2 / u ** 2
+    c2 = np.maximum(((1 + math.sqrt(3)) * r / u) ** 2, g * big_l ** 2 / u ** 2)
+    c3 = 6 * g * r ** 2 / u ** 2
+    c4 = np.maximum((r * (1 + np.sqrt(4 * c2 + 5)) / u) ** 2, local_r2 * big_l ** 2 / u ** 2)
+    return FedProxConstants(*(scalar_or_array(c) for c in (c1, c2, c3, c4)))
+
+
+def _size_args(n, m):
+    nn, mm = sizes(n=n, m=m)
+    return nn, mm, nn * mm
+
+
+def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
+    """The lambda prescribed by Theorem 1 of paper 004 (both branches; eqs. 34, 54, 82).
+
+    - ``R <= 1/sqrt(n)``: any ``lambda >= max{64 kappa^2 L, (2 kappa v 5) mu
+      (2 L^2 R^2 + rho^2/n) / (L^2 R^2 + rho^2/N)} - mu``; the minimum is returned with
+      ``is_lower = True``. ``rederived=True`` uses ``128 kappa^2 L`` (see
+      :func:`fedprox_constants`, ERRATA).
+    - ``R > 1/sqrt(n)``: any ``0 <= lambda <= rho^2 / (n mu R^2)``; the maximum is returned with
+      ``is_lower = False``.
+
+    Parameters
+    ----------
+    L, mu, rho : array_like
+        Smoothness, strong convexity (``L >= mu > 0``), gradient deviation ``rho >= 0``.
+    R : array_like
+        Heterogeneity radius, ``R >= 0``.
+    n, m : array_like
+        Samples per client and number of clients.
+    rederived : bool
+        Use the corrected first-branch threshold.
+
+    Returns
+    -------
+    LambdaPrescription
+        ``(lam, is_lower)`` arrays broadcast over the inputs.
+
+    ERRATA
+    ------
+    The proof of the local bound (case 1, before eq. 71) restates the second branch as
+    ``lambda* <= rho^2 / (mu m R^2)``; with ``p_i = 1/m`` and ``n_i = n``,
+    ``sum_i p_i / n_i = 1/n``, so eq. (34) gives ``rho^2 / (mu n R^2)`` as in the theorem.
+    Deciding numbers: ``m = 10``, ``n = 100``, ``rho = mu = R = 1``: 0.1 printed, 0.01 from (34).
+    """
+    big_l, u, r = _lmr(L, mu, rho)
+    rr = heterogeneity(R)
+    nn, _, n_tot = _size_args(n, m)
+    kappa = big_l / u
+    first = (128.0 if rederived else 64.0) * kappa ** 2 * big_l
+    ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
+    ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
+    # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any lambda
+    # above the first term works, so the ratio is taken as 0 there.
+    ratio = np.divide(ratio_num, ratio_den, out=np.zeros(np.broadcast(ratio_num, ratio_den).shape),
+                      where=ratio_den > 0)
+    lower = np.maximum(first, np.maximum(2 * kappa, 5.0) * u * ratio) - u
+    homogeneous = rr <= 1 / np.sqrt(nn)
+    with np.errstate(divide="ignore"):
+        upper = r ** 2 / (nn * u * rr ** 2)
+    lam = np.where(homogeneous, lower, upper)
+    return LambdaPrescription(scalar_or_array(lam), np.asarray(homogeneous))
+
+
+def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
+    """Admissible lambda of Theorem 1 of paper 004 as an interval ``[lo, hi]``.
+
+    ``[lambda_min, inf)`` for ``R <= 1/sqrt(n)`` and ``[0, rho^2/(n mu R^2)]`` otherwise; see
+    :func:`fedprox_lambda`.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(lo, hi)``.
+    """
+    lam, is_lower = fedprox_lambda(L, mu, rho, R, n, m, rederived=rederived)
+    lo = np.where(is_lower, lam, 0.0)
+    hi = np.where(is_lower, np.inf, lam)
+    return scalar_or_array(lo), scalar_or_array(hi)
+
+
+def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
+    """Minimal lambda of the local-model case ``R <= 1/sqrt(n)``, eqs. (73)/(75) of paper 004.
+
+    Re-derived from eq. (72): with the global bound ``E||w_g - w*_g||^2 <= G b`` (``G = 32``
+    as printed, 64 re-derived), the local error is at most
+    ``12/(mu+lambda)^2 [4G kappa^2 rho^2/N + (4G kappa^2 + 4) L^2 R^2 + 2 rho^2/n]
+    + 3G rho^2/(mu^2 N) + (3G kappa^2 + 3) R^2``, and the bound
+    ``6G rho^2/(mu^2 N) + (6G + 6) kappa^2 R^2`` (``192``/``198`` for ``G = 32``) follows once
+    ``(mu + lambda)^2 >= 12 [...] / (3G rho^2/(mu^2 N) + (3G + 3) kappa^2 R^2)``.
+
+    Parameters
+    ----------
+    L, mu, rho, R, n, m : array_like
+        As in :func:`fedprox_lambda`.
+    printed : bool
+        Return the printed eq. (75) instead.
+    rederived : bool
+        Use ``G = 64`` (ignored when ``printed``).
+
+    Returns
+    -------
+    float or ndarray
+        The minimal lambda (may be negative: then every ``lambda >= 0`` works).
+
+    ERRATA
+    ------
+    Eq. (73) prints the bracket as ``128 rho^2/N + 132 L^2 R^2 + 2 rho^2/n``; expanding (72)
+    gives ``128 kappa^2 rho^2/N + (128 kappa^2 + 4) L^2 R^2 + 2 rho^2/n`` (the ``kappa^2`` of
+    ``4 L^2 * 32 rho^2/mu^2`` and of ``4 L^2 * 32 L^2/mu^2`` are dropped), so (73) and (75) are
+    too weak when ``kappa > 1``. Deciding numbers: ``mu = rho = 1``, ``L = 2``, ``n = 100``,
+    ``m = 10``, ``R = 0``: printed (75) ``sqrt(18.5) - 1 = 3.301``, corrected ``7.155``; at
+    ``lambda = 5`` the right side of (72) is ``0.2733 > 0.192`` of eq. (74). Theorem 1's own
+    lambda (eq. 82) still implies the corrected condition.
+    """
+    big_l, u, r = _lmr(L, mu, rho)
+    rr = heterogeneity(R)
+    nn, _, n_tot = _size_args(n, m)
+    kappa = big_l / u
+    if printed:
+        num = 8 * (64 * r ** 2 / n_tot + 66 * big_l ** 2 * rr ** 2 + r ** 2 / nn)
+        den = 32 * r ** 2 / (u ** 2 * n_tot) + 33 * kappa ** 2 * rr ** 2
+        return scalar_or_array(np.sqrt(num / den) - u)
+    g = _global_constant(rederived)
+    bracket = (4 * g * kappa ** 2 * r ** 2 / n_tot + (4 * g * kappa ** 2 + 4) * big_l ** 2 * rr ** 2
+               + 2 * r ** 2 / nn)
+    den = 3 * g * r ** 2 / (u ** 2 * n_tot) + (3 * g + 3) * kappa ** 2 * rr ** 2
+    return scalar_or_array(np.sqrt(12 * bracket / den) - u)
+
+
+def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
+    """Global-model error bound, Theorem 1 eq. (6) of paper 004.
+
+    Encodes ``E||w~_g - w*_g||^2 <= C1/N + C2 (1/n ^ R^2)`` (``^`` = minimum) at the prescribed
+    lambda (:func:`fedprox_lambda`), ``N = m n``.
+
+    Parameters
+    ----------
+    L, mu, rho, R, n, m : array_like
+        As in :func:`fedprox_lambda`.
+    rederived : bool
+        Use the re-derived constants.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    c = fedprox_constants(L, mu, rho, rederived=rederived)
+    rr = heterogeneity(R)
+    nn, _, n_tot = _size_args(n, m)
+    return scalar_or_array(c.C1 / n_tot + c.C2 * np.minimum(1 / nn, rr ** 2))
+
+
+def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
+    """Local-model error bound, Theorem 1 eq. (7) of paper 004.
+
+    Encodes ``E||w~_i - w*_i||^2 <= C3/N + C4 (1/n ^ R^2)`` for every client.
+
+    Parameters
+    ----------
+    L, mu, rho, R, n, m : array_like
+        As in :func:`fedprox_lambda`.
+    rederived : bool
+        Use the re-derived constants.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    c = fedprox_constants(L, mu, rho, rederived=rederived)
+    rr = heterogeneity(R)
+    nn, _, n_tot = _size_args(n, m)
+    return scalar_or_array(c.C3 / n_tot + c.C4 * np.minimum(1 / nn, rr ** 2))
+
+
+def table1_regime(R, n, m):
+    """Column of Table 1 of paper 004 an instance falls in.
+
+    0: ``R > 1/sqrt(n)``; 1: ``1/(m sqrt(n)) < R <= 1/sqrt(n)``; 2: ``R <= 1/(m sqrt(n))``.
+
+    Parameters
+    ----------
+    R, n, m : array_like
+        Heterogeneity radius, samples per client, clients.
+
+    Returns
+    -------
+    ndarray of int
+    """
+    rr = heterogeneity(R)
+    nn, mm, _ = _size_args(n, m)
+    return np.where(rr > 1 / np.sqrt(nn), 0, np.where(rr > 1 / (mm * np.sqrt(nn)), 1, 2))
+
+
+def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
+    """Rows of Table 1 of paper 004 (local error ``E||w*_i - w~_i||^2``, constants dropped).
+
+    Corrected rows: "Ours" and "Lower bound" are ``1/n`` (column 0), ``R^2 v 1/(mn)``
+    (column 1), ``1/(mn)`` (column 2), i.e. ``(1/n ^ R^2) + 1/N`` up to a factor 2 (Theorem 1 and
+    paper 000's eq. 15); "Chen et al." is ``(D^2 + ||l||_inf)/n`` in column 0 and, from paper
+    000's eq. (29) with ``n_i = n``, ``||l||_inf (R/sqrt(n) v 1/(n sqrt(m)))`` otherwise.
+
+    Parameters
+    ----------
+    R, n, m : array_like
+        Heterogeneity radius, samples per client, clients.
+    D, loss_sup : array_like
+        Domain diameter and ``||l||_inf`` of the Chen et al. row.
+    printed : bool
+        Return the rows as printed (see ERRATA).
+
+    Returns
+    -------
+    dict
+        ``{"chen": ..., "ours": ..., "lower": ...}``.
+
+    ERRATA
+    ------
+    - Column ``1/(m sqrt n) < R <= 1/sqrt n`` prints "Ours" and "Lower bound" as
+      ``R^2 ^ 1/(mn)`` (minimum); Theorem 1 gives ``C3/N + C4 R^2`` there and the lower bound is
+      ``R^2 + 1/N``, so the entry is ``R^2 v 1/(mn)`` (maximum). The printed minimum undercuts the
+      minimax lower bound by an unbounded factor: ``R = 1/sqrt(n)``, ``n = 100``, ``m = 10``:
+      printed ``0.001``, lower bound ``1/n + 1/N = 0.011`` (ratio ``m + 1``).
+    - Column ``R <= 1/(m sqrt n)`` quotes Chen et al. as ``||l||_inf / sqrt(mn)``; their
+      eq. (29) has ``sqrt(m)/N = 1/(n sqrt m)`` there (their text: "off by a factor sqrt(m)" from
+      ``1/N``). Deciding numbers: ``m = n = 100``: ``1/sqrt(mn) = 0.01`` against
+      ``1/(n sqrt m) = 0.001``.
+    """
+    rr = heterogeneity(R)
+    nn, mm, n_tot = _size_args(n, m)
+    dia = positive("D", D)
+    ls = positive("loss_sup", loss_sup)
+    col = table1_regime(R, n, m)
+    if printed:
+        middle = np.minimum(rr ** 2, 1 / n_tot)
+        chen_mid = ls * rr / np.sqrt(nn)
+        chen_hom = ls / np.sqrt(n_tot)
+    else:
+        middle = np.maximum(rr ** 2, 1 / n_tot)
+        chen_mid = ls * np.maximum(rr / np.sqrt(nn), 1 / (nn * np.sqrt(mm)))
+        chen_hom = ls / (nn * np.sqrt(mm))
+    ours = np.where(col == 0, 1 / nn, np.where(col == 1, middle, 1 / n_tot))
+    chen = np.where(col == 0, (dia ** 2 + ls) / nn, np.where(col == 1, chen_mid, chen_hom))
+    return {"chen": scalar_or_array(chen), "ours": scalar_or_array(ours),
+            "lower": scalar_or_array(ours.copy())}
+
+
+def bilevel_constants(L, mu, lam):
+    """Analytic constants of the bilevel FedProx reformulation, Lemma 2 of paper 004.
+
+    ``F_i`` (Moreau envelope of ``L_i`` with parameter ``1/lambda``) is ``mu_g``-strongly
+    convex and ``L_g``-smooth with ``mu_g = lambda mu/(lambda + mu)``,
+    ``L_g = lambda L/(lambda + L)``; ``h_i`` has ``mu_l = mu + lambda``, ``L_l = L + lambda``;
+    the prox map is ``L_w``-Lipschitz with ``L_w = lambda/(lambda + mu)``. Re-derived: for a
+    quadratic ``a/2 ||w||^2`` the envelope is ``(a lambda/(a + lambda))/2 ||w||^2``, increasing
+    in ``a``, and the prox map is ``w -> lambda w/(a + lambda)``; the printed forms agree.
+
+    Parameters
+    ----------
+    L, mu : array_like
+        Smoothness and strong convexity, ``L >= mu > 0``.
+    lam : array_like
+        Proximal weight, ``lam > 0``.
+
+    Returns
+    -------
+    dict
+        ``mu_g, L_g, mu_l, L_l, L_w, kappa_g`` (``kappa_g = L_g/mu_g =
+        kappa (lambda + mu)/(lambda + L)``).
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    mu_g = lm * u / (lm + u)
+    l_g = lm * big_l / (lm + big_l)
+    out = {"mu_g": mu_g, "L_g": l_g, "mu_l": u + lm, "L_l": big_l + lm,
+           "L_w": lm / (lm + u), "kappa_g": l_g / mu_g}
+    return {k: scalar_or_array(v) for k, v in out.items()}
+
+
+def outer_rate(L, mu, lam, gamma):
+    """Linear rate of Theorem 2 of paper 004: ``1 - gamma mu_g/2 - (gamma mu_g)^2/2``.
+
+    From eq. (105)-(106) with ``eps_g = mu_g (1 - gamma mu_g)/2``; requires
+    ``0 < gamma < 1/L_g``.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        As in :func:`bilevel_constants`.
+    gamma : array_like
+        Global step size.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    c = bilevel_constants(L, mu, lam)
+    g = positive("gamma", gamma)
+    if np.any(g * c["L_g"] >= 1):
+        raise ValueError(f"gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004), got "
+                         f"gamma={gamma!r}, 1/L_g={1 / np.asarray(c['L_g'])!r}")
+    x = g * c["mu_g"]
+    return scalar_or_array(1 - x / 2 - x ** 2 / 2)
+
+
+def inner_loop_iterations(L, mu, lam, gamma, eta):
+    """Smallest inner-loop length K meeting eq. (12) of paper 004 (Theorem 2).
+
+    Condition: ``(2 + 64 L_w^2 lambda^2 / mu_g^2) (1 - eta mu_l)^K <= (1 - gamma L_g)^4`` with
+    ``gamma < 1/L_g`` and ``eta <= 1/L_l``. Note ``L_w lambda / mu_g = lambda/mu``.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        As in :func:`bilevel_constants`.
+    gamma, eta : array_like
+        Global and local step sizes.
+
+    Returns
+    -------
+    int or ndarray of int
+    """
+    c = bilevel_constants(L, mu, lam)
+    g = positive("gamma", gamma)
+    e = positive("eta", eta)
+    if np.any(g * c["L_g"] >= 1):
+        raise ValueError("gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004)")
+    if np.any(e * c["L_l"] > 1 * (1 + 1e-12)):
+        raise ValueError("eta must lie in (0, 1/L_l] (Theorem 2 of paper 004)")
+    lm = np.asarray(lam, dtype=float)
+    coef = 2 + 64 * (c["L_w"] * lm / c["mu_g"]) ** 2
+    target = (1 - g * c["L_g"]) ** 4
+    contraction = np.clip(1 - e * c["mu_l"], 0.0, None)
+    with np.errstate(divide="ignore"):
+        k = np.where(contraction > 0,
+                     np.ceil(np.log(coef / target) / -np.log(np.where(contraction > 0,
+                                                                       contraction, 0.5))),
+                     1.0)
+    k = np.maximum(k, 1.0).astype(int)
+    return int(k) if k.ndim == 0 else k
+
+
+def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
+    """Communication and computation of Algorithm 1, Corollary 1 (eqs. 13-14, 115-118).
+
+    Step sizes ``eta = 1/L_l``, ``gamma = 1/(2 L_g)``. Returned:
+
+    - ``K``: the smallest inner length meeting eq. (12) (:func:`inner_loop_iterations`);
+    - ``K_118``: the sufficient ``ceil(2 + (lambda+L)/(lambda+mu) log(1056 kappa^2))``;
+    - ``rounds``: smallest ``T`` with ``dist0 * r^T <= eps``, ``r`` of :func:`outer_rate`
+      (``dist0`` is the initial value of the Lyapunov sum of the proof);
+    - ``gradient_evaluations``: ``rounds * K``;
+    - ``rounds_order``: ``kappa_g log(1/eps)`` with ``kappa_g = kappa (lambda+mu)/(lambda+L)``
+      (eq. 13), and ``gradient_order``: ``kappa log(1/eps)`` (eq. 14).
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        As in :func:`bilevel_constants`.
+    eps : array_like
+        Target squared distance, ``0 < eps``.
+    dist0 : array_like
+        Initial squared distance (Lyapunov value), ``> 0``.
+
+    Returns
+    -------
+    dict
+    """
+    c = bilevel_constants(L, mu, lam)
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    ep = positive("eps", eps)
+    d0 = positive("dist0", dist0)
+    gamma = 1 / (2 * np.asarray(c["L_g"]))
+    eta = 1 / np.asarray(c["L_l"])
+    k = np.asarray(inner_loop_iterations(big_l, u, lm, gamma, eta))
+    r = np.asarray(outer_rate(big_l, u, lm, gamma))
+    rounds = np.maximum(np.ceil(np.log(d0 / ep) / -np.log(r)), 0).astype(int)
+    kappa = big_l / u
+    k118 = np.ceil(2 + (lm + big_l) / (lm + u) * np.log(1056 * kappa ** 2)).astype(int)
+    log_inv = np.log(1 / ep)
+    out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": rounds * k,
+           "rounds_order": np.asarray(c["kappa_g"]) * log_inv, "gradient_order": kappa * log_inv}
+    return {key: (val.item() if np.ndim(val) == 0 else val) for key, val in out.items()}

@@ -1,0 +1,352 @@
+"""Communication and local-oracle complexities of Hanzely, Hanzely, Horvath and Richtarik,
+*Lower bounds and optimal algorithms for personalized federated learning*
+(``../shared/papers/001_352374a3e1e3397e.txt``).
+
+Objective (2): ``(1/n) sum_i f_i(x_i) + lambda/(2n) sum_i ||x_i - x_bar||^2`` with ``L``-smooth,
+``mu``-strongly convex ``f_i`` (``n`` clients); with a finite-sum local structure each ``f_i``
+is an average of ``m`` ``L_tilde``-smooth summands. Except for Theorem 3.1 and the explicit
+schedule of Theorem 4.2, the complexities are stated up to constants (``O``; the lower bounds,
+printed with ``O``, are ``Omega``) and ``eps`` is the relative accuracy inside ``log(1/eps)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array, positive
+from riskcalc.minimax._common import scalar_or_array, sizes, smooth_convex
+
+
+def _eps(eps):
+    return as_array("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _thm31_factor(L, mu, lam):
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    if np.any(lm < u):
+        raise ValueError(f"lam must be >= mu (Theorem 3.1 of paper 001), got lam={lam!r}")
+    with np.errstate(divide="ignore"):
+        worst = np.maximum(np.sqrt(u / lm), np.sqrt(u / (big_l - u)))
+    return 1 - 10 * worst
+
+
+def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
+    """Right-hand side of Theorem 3.1, eq. (3) of paper 001.
+
+    ``||x^k - x*||^2 >= 1/4 (1 - 10 max{sqrt(mu/lambda), sqrt(mu/(L - mu))})^{C(k)+1}
+    ||x^0 - x*||^2`` for the worst instance, where ``C(k)`` is the number of communication
+    rounds among the first ``k`` iterations (span-restricted algorithms, Assumption 3.1).
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        Smoothness, strong convexity (``L >= mu``) and ``lam >= mu``.
+    rounds : array_like
+        ``C(k) >= 0``.
+    dist0 : array_like
+        ``||x^0 - x*||^2 > 0``.
+    strict : bool
+        Raise where the base ``q = 1 - 10 max{...}`` is not in ``(0, 1)`` (see ERRATA); with
+        ``False`` the printed formula is evaluated as is.
+
+    Returns
+    -------
+    float or ndarray
+
+    ERRATA
+    ------
+    Theorem 3.1 is stated for ``L >= mu, lambda >= mu``, but the base ``q`` is positive only
+    for ``lambda > 100 mu`` and ``L > 101 mu``. Elsewhere the printed bound is vacuous
+    (negative for even ``C(k)``) or false (``q^2`` can exceed 4): ``mu = lambda = 1``, ``L = 2``,
+    ``C(k) = 1``: ``q = -9``, bound ``81/4 ||x^0 - x*||^2 = 20.25 ||x^0 - x*||^2``, violated by
+    the algorithm that never moves (``x^k = x^0``). Corrected hypothesis:
+    ``lambda > 100 mu`` and ``L > 101 mu`` (or a constant smaller than 10).
+    """
+    q = _thm31_factor(L, mu, lam)
+    c = as_array("rounds", rounds, low=0.0)
+    d0 = positive("dist0", dist0)
+    if strict and np.any(q <= 0):
+        raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
+                         " < 1, i.e. lam > 100*mu and L > 101*mu; the printed hypothesis "
+                         "L >= mu, lam >= mu is not enough (see ERRATA)")
+    return scalar_or_array(0.25 * q ** (c + 1) * d0)
+
+
+def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
+    """Fewest communication rounds allowed by Theorem 3.1 of paper 001 to reach ``eps``.
+
+    The smallest integer ``C >= 0`` with ``1/4 q^{C+1} dist0 <= eps``,
+    ``q = 1 - 10 max{sqrt(mu/lambda), sqrt(mu/(L - mu))}``, i.e.
+    ``C = max(0, ceil(log(4 eps/dist0)/log q - 1))``: no span-restricted algorithm reaches
+    ``||x^k - x*||^2 <= eps`` on the worst instance with fewer rounds. For small ``mu`` this is
+    ``~ sqrt(min{L, lambda}/mu) log(dist0/eps) / 10``, the ``Omega(sqrt(min{L,lambda}/mu)
+    log 1/eps)`` of the text.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        Smoothness, strong convexity and penalty; ``lam > 100 mu`` and ``L > 101 mu`` (see
+        :func:`thm31_distance_lower_bound`, ERRATA).
+    eps : array_like
+        Target squared distance, ``> 0``.
+    dist0 : array_like
+        ``||x^0 - x*||^2 > 0``.
+
+    Returns
+    -------
+    int or ndarray of int
+    """
+    q = _thm31_factor(L, mu, lam)
+    ep = positive("eps", eps)
+    d0 = positive("dist0", dist0)
+    if np.any(q <= 0):
+        raise ValueError("Theorem 3.1 of paper 001 needs lam > 100*mu and L > 101*mu "
+                         "(10*max(sqrt(mu/lam), sqrt(mu/(L-mu))) < 1)")
+    ratio = 4 * ep / d0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(ratio >= 1, 0.0, np.ceil(np.log(ratio) / np.log(q) - 1 - 1e-12))
+    c = np.maximum(c, 0).astype(int)
+    return int(c) if c.ndim == 0 else c
+
+
+def prox_oracle_lower_bound(L, mu, lam, eps):
+    """Local proximal-oracle calls, Section 3.2 of paper 001: ``sqrt(min{lambda, L}/mu) log 1/eps``.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        Smoothness, strong convexity (``L >= mu``), penalty ``lam > 0``.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    return scalar_or_array(np.sqrt(np.minimum(lm, big_l) / u) * np.log(1 / _eps(eps)))
+
+
+def gradient_oracle_lower_bound(L, mu, eps):
+    """Local gradient-oracle calls, Section 3.2 of paper 001: ``sqrt(L/mu) log 1/eps``.
+
+    Parameters
+    ----------
+    L, mu : array_like
+        Smoothness and strong convexity, ``L >= mu > 0``.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    return scalar_or_array(np.sqrt(big_l / u) * np.log(1 / _eps(eps)))
+
+
+def summand_oracle_lower_bound(L_tilde, mu, m, eps):
+    """Summand-gradient calls, Section 3.2 of paper 001: ``m + sqrt(m L_tilde/mu) log 1/eps``.
+
+    Client-symmetric algorithms on ``m``-term finite sums with ``L_tilde``-smooth summands.
+
+    Parameters
+    ----------
+    L_tilde, mu : array_like
+        Summand smoothness and strong convexity, ``L_tilde >= mu > 0``.
+    m : array_like
+        Summands per client.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+
+    ERRATA
+    ------
+    Section 2 prints this bound as ``(m + sqrt(m L_tilde/mu)) log 1/eps`` and Section 3.2 as
+    ``m + sqrt(m L_tilde/mu) log 1/eps``; the cited finite-sum lower bound is the latter, which
+    is encoded. Deciding numbers: ``m = 100``, ``L_tilde/mu = 1``, ``eps = e^-10``:
+    1100 against 200.
+    """
+    lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
+    (mm,) = sizes(m=m)
+    return scalar_or_array(mm + np.sqrt(mm * lt / u) * np.log(1 / _eps(eps)))
+
+
+def apgd_complexity(L, mu, lam, eps):
+    """Upper complexities of APGD1 and APGD2, Section 4.1 / Table 1 of paper 001.
+
+    APGD1 (prox steps on ``f``, FedProx with momentum): communications = local prox calls
+    ``sqrt(lambda/mu) log 1/eps``; APGD2 (gradient steps on ``f``): communications = local
+    gradient calls ``sqrt(L/mu) log 1/eps``. Non-accelerated counterparts eqs. (5)/(6):
+    ``L/mu log 1/eps`` and ``lambda/mu log 1/eps``.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        Smoothness, strong convexity (``L >= mu``), penalty ``lam > 0``.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``apgd1``, ``apgd2``, ``pgd_grad`` (eq. 5), ``pgd_prox`` (eq. 6).
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    log_inv = np.log(1 / _eps(eps))
+    out = {"apgd1": np.sqrt(lm / u) * log_inv, "apgd2": np.sqrt(big_l / u) * log_inv,
+           "pgd_grad": big_l / u * log_inv, "pgd_prox": lm / u * log_inv}
+    return {k: scalar_or_array(v) for k, v in out.items()}
+
+
+def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
+    """IAPGD + AGD with the explicit schedule of Theorem 4.2 of paper 001.
+
+    ``F(x^k) - F* <= 8 (1 - sqrt(mu/lambda))^k (F(x^0) - F*)`` when AGD runs
+    ``T_k = sqrt((L+lambda)/(mu+lambda)) log(1152 L lambda n^2 (2 sqrt(lambda/mu) + 1)^2/mu^2)
+    + 4 sqrt(mu (L+lambda)/(lambda (mu+lambda))) k`` steps at round ``k``. Returned:
+    ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
+    = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
+    ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
+    (log(L lambda n/mu) + log 1/eps)``.
+
+    Parameters
+    ----------
+    L, mu : array_like
+        Smoothness and strong convexity, ``L >= mu``.
+    lam : array_like
+        Penalty; the momentum ``(sqrt(lambda) - sqrt(mu))/(sqrt(lambda) + sqrt(mu))`` and the
+        rate need ``lam > mu``.
+    n : array_like
+        Number of clients.
+    eps : array_like
+        Target optimality gap ``> 0``.
+    gap0 : array_like
+        Initial gap ``F(x^0) - F* > 0``.
+
+    Returns
+    -------
+    dict
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    if np.any(lm <= u):
+        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001), got lam={lam!r}")
+    (nn,) = sizes(n=n)
+    ep = positive("eps", eps)
+    g0 = positive("gap0", gap0)
+    rate = 1 - np.sqrt(u / lm)
+    rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log(rate)), 0)
+    a = (np.sqrt((big_l + lm) / (u + lm))
+         * np.log(1152 * big_l * lm * nn ** 2 * (2 * np.sqrt(lm / u) + 1) ** 2 / u ** 2))
+    b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
+    local = rounds * a + b * rounds * (rounds - 1) / 2
+    log_inv = np.log(1 / ep)
+    out = {"rounds": rounds.astype(int), "local_steps": local,
+           "rounds_order": np.sqrt(lm / u) * log_inv,
+           "local_order": np.sqrt((big_l + lm) / u) * log_inv
+           * (np.log(big_l * lm * nn / u) + log_inv)}
+    return {k: (v.item() if np.ndim(v) == 0 else v) for k, v in out.items()}
+
+
+def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
+    """IAPGD + Katyusha, Theorem 4.3 of paper 001 (bounded iterates assumed).
+
+    Communications ``sqrt(lambda/mu) log 1/eps``; local summand gradients
+    ``(m sqrt(lambda/mu) + sqrt(m L_tilde/mu))`` up to log factors; optimal locally when
+    ``m lambda <= L_tilde``.
+
+    Parameters
+    ----------
+    L_tilde, mu : array_like
+        Summand smoothness, strong convexity (``L_tilde >= mu``).
+    lam : array_like
+        Penalty, ``> 0``.
+    m : array_like
+        Summands per client.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``rounds``, ``local`` (without log factors), ``local_optimal`` (bool).
+
+    ERRATA
+    ------
+    After Theorem 4.3 the local complexity is called optimal "if sqrt(m) lambda = O(L_tilde)";
+    ``m sqrt(lambda/mu) <= sqrt(m L_tilde/mu)`` is ``m lambda <= L_tilde``, as Table 1 and
+    Section 2 state. Deciding numbers: ``m = 100``, ``lambda = mu = 1``, ``L_tilde = 10``:
+    ``sqrt(m) lambda = 10 <= L_tilde`` but ``m sqrt(lambda/mu) = 100 > sqrt(m L_tilde/mu) =
+    31.6``.
+    """
+    lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
+    lm = positive("lam", lam)
+    (mm,) = sizes(m=m)
+    log_inv = np.log(1 / _eps(eps))
+    return {"rounds": scalar_or_array(np.sqrt(lm / u) * log_inv),
+            "local": scalar_or_array(mm * np.sqrt(lm / u) + np.sqrt(mm * lt / u)),
+            "local_optimal": np.asarray(mm * lm <= lt)}
+
+
+def al2sgd_complexity(L_tilde, mu, lam, m, eps):
+    """AL2SGD+, Theorem 4.4 of paper 001.
+
+    Communications ``sqrt(min{L_tilde, lambda}/mu) log 1/eps`` (``rho = p(1-p)``,
+    ``p = lambda/(lambda + L_tilde)``); local summand gradients
+    ``(m + sqrt(m (L_tilde + lambda)/mu)) log 1/eps`` (``rho = 1/m``), optimal when
+    ``lambda <= L_tilde``. The two are attained by different parameter choices.
+
+    Parameters
+    ----------
+    L_tilde, mu : array_like
+        Summand smoothness, strong convexity (``L_tilde >= mu``).
+    lam : array_like
+        Penalty, ``> 0``.
+    m : array_like
+        Summands per client.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``rounds``, ``local``.
+    """
+    lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
+    lm = positive("lam", lam)
+    (mm,) = sizes(m=m)
+    log_inv = np.log(1 / _eps(eps))
+    return {"rounds": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
+            "local": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
+
+
+def optimal_method(L, lam, oracle="prox"):
+    """Algorithm that matches both lower bounds, Table 2 of paper 001.
+
+    ``prox``: APGD2 if ``lambda >= L`` else APGD1; ``grad``: APGD2 if ``lambda >= L`` else
+    IAPGD+AGD; ``stoch``: APGD2 if ``lambda >= L`` else IAPGD+Katyusha (local optimality
+    needs ``m lambda <= L_tilde``).
+
+    Parameters
+    ----------
+    L, lam : array_like
+        Smoothness and penalty (both > 0).
+    oracle : {"prox", "grad", "stoch"}
+
+    Returns
+    -------
+    ndarray of str
+    """
+    big_l = positive("L", L)
+    lm = positive("lam", lam)
+    small = {"prox": "APGD1", "grad": "IAPGD+AGD", "stoch": "IAPGD+Katyusha"}
+    if oracle not in small:
+        raise ValueError(f"oracle must be one of {sorted(small)}, got {oracle!r}")
+    return np.where(lm >= big_l, "APGD2", small[oracle])
