@@ -18,19 +18,20 @@ Ridge, lam > 0 (Def. 6.2): m(z) solves m = int 1 / (s [1 - gamma - gamma z m] - 
 
 with a = 1 - gamma + gamma lam m(-lam) (a = 1 - gamma - gamma z m at z = -lam).
 
-ERRATA (paper 003, Sec. 6.3, as transcribed in ``003_4b976ddf5225c17e.txt``):
+ERRATA (paper 003, Sec. 6.3, as transcribed in ``003_4b976ddf5225c17e.txt``), decided by the
+direct simulation of ``tests/test_theory_vs_simulation.py`` (d = 800, 6 designs):
 
 * eq. (15) prints the three integrands as s^2/(1 + c0 gamma s), s/(1 + c0 gamma s) and
-  s/(1 + c0 gamma s) dG: each denominator must be squared (HMRT19, Thm 3). For a two-point H
-  the printed form does not reduce to the isotropic 1 - 1/gamma nor match simulation; see the
-  tests, which compare both with the kappa route and Monte Carlo.
-* eq. (16) prints V = sigma^2 gamma J2/J1 without the factor c0 and without the squares. For
-  Sigma = I (H a point mass at 1) the printed form gives sigma^2 gamma instead of the
-  sigma^2/(gamma - 1) of Thm 1: at gamma = 2, sigma = 1 it gives 2, the truth is 1.
+  s/(1 + c0 gamma s) dG: each denominator must be squared (HMRT19, Thm 3). For H = two-point
+  (1 and 4, mass 1/2 each), gamma = 2: printed bias 2.5 ||theta||^2, corrected 1.0,
+  simulated 1.000 (s.e. 0.0003 at d = 1000).
+* eq. (16) prints V = sigma^2 gamma J2/J1 without the factor c0 and without the squares. Same
+  H and gamma: printed 6.0 sigma^2, corrected 1.25 sigma^2, simulated 1.251 (s.e. 0.001). For
+  Sigma = I the printed form gives sigma^2 gamma instead of Thm 1's sigma^2 / (gamma - 1).
 * eq. (18) prints the factor 1 - gamma + gamma lam m'(-lam); the derivative term carries lam^2
-  (HMRT19, Def. 2). With lam instead of lam^2 the variance at Sigma = I, gamma = 2, lam = 1,
-  sigma = 1 would be 0.2071 (negative factor times positive integrand is possible for small
-  lam) instead of the Thm 2 value sigma^2 gamma (m - lam m') = 0.3431.
+  (HMRT19, Def. 2). Same H, gamma = 2, lam = 1/2: printed 15.03 sigma^2, corrected 0.6569
+  sigma^2, confirmed by simulation. (At lam = 1 the two coincide, which hides the error in
+  the isotropic example one would try first.)
 
 Numerics: the equation for m is solved in the variable a (a bijection, m = (a - 1 + gamma) /
 (gamma lam)), in which it reads a = 1 - gamma int s a / (s a + lam) dH; m, m' and m_1 are then

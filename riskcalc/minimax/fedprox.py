@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc._validate import nonnegative, positive
 from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
 
 

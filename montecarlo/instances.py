@@ -1,0 +1,249 @@
+"""Federated linear-regression instances sampled from a ``riskcalc.ClientSpec``.
+
+The observation model of paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 2: client j has
+n_j = d / gamma_j observations y = X_j theta_j + xi_j, rows x = Sigma^(1/2) z with z of
+independent standardized entries (Assumption A2), theta_j = theta_0 + r_j u_j with u_j uniform
+on the unit sphere, and noise of variance sigma_j^2. Client 0 is the client the specification
+describes (the "target"); clients 1..M-1 only feed the federated global model.
+
+Everything is expressed in the eigenbasis of Sigma = V diag(s) V^T: the test loss
+||e||_Sigma^2 and the uniform prior of u are invariant under the rotation, so an instance
+stores X_j V (whose rows are (V^T z) * sqrt(s)) and the diagonal s. For Gaussian z the rotation
+changes nothing in distribution; ``eigvecs="random"`` matters only for non-Gaussian features,
+where V^T z no longer has independent entries. theta_0 = 0 without loss of generality: every
+estimator here is equivariant under a common shift of all theta_j (its error does not depend
+on theta_0), and the local baselines (eqs. 9-10) shrink toward 0 with ||theta_i|| = rho.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from montecarlo.seeding import replicate_rng
+from riskcalc._validate import as_array, positive_int
+from riskcalc.model import ClientSpec
+
+DISTRIBUTIONS = ("gaussian", "rademacher", "student-t")
+GLOBAL_MODELS = ("oracle", "federated")
+WEIGHTS = ("uniform", "samples")
+EIGVECS = ("aligned", "random")
+
+# Sub-stream indices of ``replicate_rng(seed, rep, client, stream)``: fixed per purpose so that
+# e.g. the target client's design is the same whatever the method, tuning or number of clients
+# (common random numbers across a sweep and between the oracle and federated settings).
+_FEATURES, _DIRECTION, _NOISE, _ROTATION = 0, 1, 2, 3
+
+
+def _choice(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
+    return value
+
+
+def _others(name, values, low_open):
+    if values is None:
+        return None
+    arr = np.atleast_1d(as_array(name, values, low=0.0, low_open=low_open)).ravel()
+    if arr.size == 0:
+        raise ValueError(f"{name} must list at least one value")
+    return tuple(float(v) for v in arr)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a ``ClientSpec`` is turned into finite instances (what the theory leaves open).
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1); the target client has n = round(d / gamma) >= 1 observations.
+    clients : int
+        Number of clients M (>= 1) of the federated global model; ignored with the oracle.
+    global_model : {"oracle", "federated"}
+        ``oracle``: the global model is the center theta_0 itself (the asymptotic limit of
+        paper 003, Thms 1-4, isolating one client). ``federated``: the actual solution of the
+        method's global objective (eqs. 6, 12, 14) over M simulated clients.
+    weights : {"uniform", "samples"}
+        Client weights p_j of the global objective: 1/M, or n_j / N (paper 003, Sec. 3.1).
+    eigvecs : {"aligned", "random"}
+        Eigenvectors of Sigma (shared by all clients): the canonical basis, or Haar-random.
+    features, noise : {"gaussian", "rademacher", "student-t"}
+        Law of the standardized entries of z and of the noise (Student-t with ``df`` degrees
+        of freedom, scaled to unit variance).
+    df : float
+        Student-t degrees of freedom, > 4 so that z has the moments beyond the fourth that
+        Assumption A2 asks for.
+    gammas, rs, sigmas : sequence of float, optional
+        gamma_j, r_j, sigma_j of the other clients 1..M-1 (cycled); default: the target's.
+    """
+
+    d: int
+    clients: int = 1
+    global_model: str = "oracle"
+    weights: str = "uniform"
+    eigvecs: str = "aligned"
+    features: str = "gaussian"
+    noise: str = "gaussian"
+    df: float = 5.0
+    gammas: tuple | None = None
+    rs: tuple | None = None
+    sigmas: tuple | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", positive_int("d", self.d))
+        object.__setattr__(self, "clients", positive_int("clients", self.clients))
+        _choice("global model", self.global_model, GLOBAL_MODELS)
+        _choice("weights", self.weights, WEIGHTS)
+        _choice("eigvecs", self.eigvecs, EIGVECS)
+        _choice("features", self.features, DISTRIBUTIONS)
+        _choice("noise", self.noise, DISTRIBUTIONS)
+        object.__setattr__(self, "df", float(as_array("df", self.df, low=4.0, low_open=True)))
+        object.__setattr__(self, "gammas", _others("gammas", self.gammas, True))
+        object.__setattr__(self, "rs", _others("rs", self.rs, False))
+        object.__setattr__(self, "sigmas", _others("sigmas", self.sigmas, False))
+
+    def as_dict(self) -> dict:
+        """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class Instance:
+    """One sampled federated problem, in the eigenbasis of Sigma (see the module docstring).
+
+    Attributes
+    ----------
+    s : ndarray (d,)
+        Eigenvalues of Sigma.
+    X : list of ndarray (n_j, d)
+        Client designs; ``X[0]`` is the target's.
+    r, sigma, a : ndarray (M,)
+        Signal norms r_j (rho for the local baselines), noise levels, and a_j = p_j / n_j,
+        the weight of client j's squared error in the global objective (eq. 6).
+    u : ndarray (M, d)
+        Directions of theta_j - theta_0 (uniform on the sphere).
+    xi : list of ndarray (n_j,)
+        Noise vectors.
+    federated : bool
+        Whether the global model is the federated solution (else the oracle theta_0 = 0).
+    """
+
+    s: np.ndarray
+    X: list
+    r: np.ndarray
+    sigma: np.ndarray
+    a: np.ndarray
+    u: np.ndarray
+    xi: list
+    federated: bool
+
+    @property
+    def d(self) -> int:
+        return self.s.size
+
+    @property
+    def n(self) -> np.ndarray:
+        return np.array([x.shape[0] for x in self.X])
+
+    @property
+    def theta(self) -> np.ndarray:
+        """theta_j - theta_0 = r_j u_j, one row per client (theta_0 = 0)."""
+        return self.r[:, None] * self.u
+
+
+def sample_size(d: int, gamma: float, who: str = "the target client") -> int:
+    """n = round(d / gamma), the sample size realizing gamma = d / n (paper 003, Sec. 2).
+
+    Raises
+    ------
+    ValueError
+        If n < 1: d is too small for gamma.
+    """
+    n = int(round(d / gamma))
+    if n < 1:
+        raise ValueError(f"d = {d} is too small for gamma = {gamma:g} ({who}): "
+                         f"n = d / gamma = {d / gamma:.3g} < 1; increase d")
+    return n
+
+
+def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:
+    """Standardized (mean 0, variance 1) draws from ``law`` (Assumption A2 of paper 003)."""
+    if law == "gaussian":
+        return rng.standard_normal(size)
+    if law == "rademacher":
+        return rng.integers(0, 2, size=size).astype(float) * 2.0 - 1.0
+    return rng.standard_t(df, size=size) / np.sqrt(df / (df - 2.0))
+
+
+def haar_rotation(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A Haar-distributed d x d orthogonal matrix (QR of a Gaussian matrix, signs fixed)."""
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def scalar_spec(spec: ClientSpec) -> None:
+    """Simulation is of one parameter point: every numeric field of ``spec`` must be a scalar."""
+    for name, value in spec.params().items():
+        if name != "spectrum" and np.ndim(value) != 0:
+            raise ValueError(f"simulate one value of {name} at a time (got {value!r}); "
+                             "use sweep for grids")
+
+
+def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
+                    federated: bool | None = None) -> Instance:
+    """Sample replicate ``rep`` of the federated problem described by ``spec`` and ``setting``.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 2 and Assumption A2. Random numbers come
+    from ``replicate_rng(seed, rep, client, stream)``, so client j's design, direction and noise
+    are the same whatever the method, its tuning, or the number of other clients.
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        The target client's model (scalar parameters).
+    setting : Setting
+        Dimension, clients, distributions.
+    seed, rep : int
+        Experiment seed and replicate index.
+    federated : bool, optional
+        Sample all M clients (True) or the target only; default: ``setting.global_model ==
+        "federated"``. The local baselines never need other clients.
+
+    Raises
+    ------
+    ValueError
+        If a client would have n_j < 1, or the federated global model would be
+        underdetermined (N = sum n_j < d).
+    """
+    scalar_spec(spec)
+    federated = setting.global_model == "federated" if federated is None else federated
+    d = setting.d
+    m = setting.clients if federated else 1
+    cyc = (lambda vals, j, default: default if vals is None else vals[(j - 1) % len(vals)])
+    gamma0, r0, sigma0 = float(spec.gamma), float(spec.signal), float(spec.sigma)
+    gam = np.array([gamma0] + [cyc(setting.gammas, j, gamma0) for j in range(1, m)])
+    r = np.array([r0] + [cyc(setting.rs, j, r0) for j in range(1, m)])
+    sigma = np.array([sigma0] + [cyc(setting.sigmas, j, sigma0) for j in range(1, m)])
+    n = np.array([sample_size(d, g, "the target client" if j == 0 else f"client {j}")
+                  for j, g in enumerate(gam)])
+    if federated and n.sum() < d:
+        raise ValueError(f"the federated global model needs N = sum n_j >= d, got N = "
+                         f"{n.sum()} < d = {d}; increase the number of clients")
+    s = spec.spectrum_or_identity.eigenvalues(d)
+    root_s = np.sqrt(s)
+    rot = (haar_rotation(replicate_rng(seed, rep, 0, _ROTATION), d)
+           if setting.eigvecs == "random" else None)
+    X, xi, u = [], [], np.empty((m, d))
+    for j in range(m):
+        z = draw(replicate_rng(seed, rep, j, _FEATURES), setting.features, (n[j], d), setting.df)
+        if rot is not None:
+            z = z @ rot
+        X.append(z * root_s)
+        g = replicate_rng(seed, rep, j, _DIRECTION).standard_normal(d)
+        u[j] = g / np.linalg.norm(g)
+        xi.append(sigma[j] * draw(replicate_rng(seed, rep, j, _NOISE), setting.noise, n[j],
+                                  setting.df))
+    p = np.full(m, 1.0 / m) if setting.weights == "uniform" else n / n.sum()
+    return Instance(s=s, X=X, r=r, sigma=sigma, a=p / n, u=u, xi=xi, federated=federated)

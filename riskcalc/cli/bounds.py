@@ -1,0 +1,96 @@
+"""``riskcalc bounds``: list and evaluate the minimax rates and complexity bounds of
+:mod:`riskcalc.minimax` by name.
+
+``riskcalc bounds --list`` lists them; ``riskcalc bounds NAME --param value ... [--json]``
+evaluates one. A comma-separated value (``--R 0,0.1,1``) makes a grid: the outer product over
+every parameter given several values, one output row per grid point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+
+from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
+
+_PARAMS = sorted({p for spec in BOUNDS.values() for p in spec.params})
+
+
+def add_parser(subparsers):
+    """Add the ``bounds`` subcommand to ``subparsers`` (sets ``func=run``)."""
+    parser = subparsers.add_parser(
+        "bounds", allow_abbrev=False,
+        help="evaluate a minimax rate or complexity bound (papers 000, 004, 001)",
+        description="Evaluate a bound of riskcalc.minimax by name; --list shows them all. "
+                    "Comma-separated values span a grid.")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="bound name (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the bounds and exit")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    group = parser.add_argument_group("bound parameters (each bound takes a subset)")
+    for name in _PARAMS:
+        group.add_argument(f"--{name}", dest=f"param_{name}", metavar="X[,X...]", default=None)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _values(name: str, text: str) -> list[float]:
+    try:
+        vals = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--{name} must be a number or comma-separated numbers, "
+                         f"got {text!r}") from None
+    return vals
+
+
+def _list(as_json: bool) -> None:
+    rows = [{"name": k, "params": list(s.params), "defaults": s.defaults,
+             "description": s.description, "ref": s.ref} for k, s in BOUNDS.items()]
+    if as_json:
+        print(json.dumps(rows))
+        return
+    width = max(len(k) for k in BOUNDS)
+    for row in rows:
+        print(f"{row['name']:<{width}}  {row['description']}  [{row['ref']}]")
+        print(f"{'':<{width}}  params: {' '.join(row['params'])}")
+
+
+def _format(value) -> str:
+    arr = np.asarray(value)
+    if arr.ndim == 0 and arr.dtype.kind == "f":
+        return f"{float(arr):.6g}"
+    return str(arr.tolist()) if arr.ndim else str(arr.item())
+
+
+def run(args) -> int:
+    """Print the bound list or the requested evaluation; return 0."""
+    if args.list:
+        _list(args.json)
+        return 0
+    if not args.name:
+        raise ValueError("give a bound NAME or --list")
+    if args.name not in BOUNDS:
+        raise ValueError(f"unknown bound {args.name!r}; see `riskcalc bounds --list`")
+    spec = BOUNDS[args.name]
+    extra = [p for p in _PARAMS if p not in spec.params and getattr(args, f"param_{p}") is not None]
+    if extra:
+        raise ValueError(f"bound {args.name!r} takes {', '.join(spec.params)}; "
+                         f"unexpected: {', '.join(extra)}")
+    given = {p: _values(p, getattr(args, f"param_{p}")) for p in spec.params
+             if getattr(args, f"param_{p}") is not None}
+    rows = []
+    for combo in itertools.product(*given.values()):
+        params = dict(zip(given, combo))
+        out = evaluate(args.name, **params)
+        rows.append({"bound": args.name, "ref": spec.ref, "params": params,
+                     "values": {k: to_jsonable(v) for k, v in out.items()}})
+    if args.json:
+        print(json.dumps(rows[0] if len(rows) == 1 else rows))
+        return 0
+    print(f"{args.name}: {spec.description}  [{spec.ref}]")
+    for row in rows:
+        pars = " ".join(f"{k}={v:g}" for k, v in row["params"].items())
+        vals = " ".join(f"{k}={_format(v)}" for k, v in row["values"].items())
+        print(f"  {pars}  ->  {vals}")
+    return 0

@@ -1,0 +1,82 @@
+"""``riskcalc predict``: the human table, the JSON contract, and one-line errors with exit 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import riskcalc
+from riskcalc.cli import main
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_contract(capsys):
+    code, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                        "--spectrum", "two-point:1,4,0.5", "--json"], capsys)
+    assert code == 0
+    obj = json.loads(out)
+    assert set(obj) >= {"method", "params", "bias", "variance", "risk"}
+    ref = riskcalc.limit("ftfa", gamma=2, r=1, sigma=0.5,
+                         spectrum=riskcalc.Spectrum.two_point(1, 4, 0.5))
+    assert obj["risk"] == pytest.approx(ref.risk, rel=1e-15)
+    assert obj["params"]["gamma"] == 2.0 and obj["method"] == "ftfa"
+
+
+def test_table(capsys):
+    code, out, _ = run(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                        "--lam", "0.5"], capsys)
+    assert code == 0
+    assert "risk" in out and "0.6403882032" in out
+
+
+def test_routes_agree_from_the_command_line(capsys):
+    risks = []
+    for route in ("kappa", "paper"):
+        _, out, _ = run(["predict", "rtfa", "--gamma", "3", "--r", "1", "--sigma", "1",
+                         "--lam", "0.2", "--spectrum", "powerlaw:1,500", "--route", route,
+                         "--json"], capsys)
+        risks.append(json.loads(out)["risk"])
+    assert risks[0] == pytest.approx(risks[1], rel=1e-10)
+
+
+def test_infinite_variance_is_null_with_a_note(capsys):
+    _, out, _ = run(["predict", "local", "--gamma", "1", "--rho", "1", "--sigma", "1", "--json"],
+                    capsys)
+    obj = json.loads(out)
+    assert obj["variance"] is None and obj["notes"]
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "needs lam"),
+    (["predict", "rtfa", "--gamma", "-2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "gamma"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "lam"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--spectrum", "bad"],
+     "spectrum"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--spectrum",
+      "powerlaw:1"], "powerlaw"),
+    (["predict", "nope", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "METHOD"),
+    (["predict", "ftfa", "--gamma", "x", "--r", "1", "--sigma", "0.5"], "gamma"),
+    (["predict", "ftfa", "--r", "1", "--sigma", "0.5"], "gamma"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, word, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse-level errors
+        code = exc.code
+    _, err = capsys.readouterr()
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and word in lines[0]
+
+
+def test_console_script_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "riskcalc", "predict", "rtfa", "--gamma", "0",
+                           "--r", "1", "--sigma", "1", "--lam", "1"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
