@@ -73,20 +73,24 @@ def isotropic_factors(gamma, lam):
 
     Notes
     -----
-    For lam > 0, lam^2 m' = (lam m) lam (1 + gamma m) / D, and
+    For lam > 0, lam^2 m' = (lam m) (lam + gamma lam m) / D, and
     m - lam m' = m (D + 1 - gamma - lam) / (2 D), where D + 1 - gamma - lam equals
     4 lam / (D + gamma - 1 + lam) (used when 1 - gamma - lam < 0, to avoid cancellation).
+    Everything is written through lam m, which stays O(1) as lam -> 0.
     """
     gamma, lam = np.broadcast_arrays(np.asarray(gamma, float), np.asarray(lam, float))
     ridge = lam > 0
     lam_safe = np.where(ridge, lam, 1.0)
-    m, dm = mp_stieltjes(gamma, lam_safe)
-    disc = np.sqrt((1.0 - gamma + lam_safe) ** 2 + 4.0 * gamma * lam_safe)
+    b = 1.0 - gamma + lam_safe
+    disc = np.sqrt(b * b + 4.0 * gamma * lam_safe)
+    # lam m(-lam) stays O(1) as lam -> 0 while m itself blows up like 1/lam.
+    lm = np.where(b >= 0, 2.0 * lam_safe / (disc + b), (disc - b) / (2.0 * gamma))
     c = 1.0 - gamma - lam_safe
-    num = np.where(c >= 0, disc + c, 4.0 * lam_safe / (disc - c))
-    bias_ridge = (lam_safe * m) * lam_safe * (1.0 + gamma * m) / disc
-    var_ridge = gamma * m * num / (2.0 * disc)
-    with np.errstate(divide="ignore"):
+    bias_ridge = lm * (lam_safe + gamma * lm) / disc
+    # c >= 0 implies b >= 0, where m = 2 / (disc + b) is finite.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_ridge = np.where(c >= 0, gamma * (2.0 / (disc + b)) * (disc + c) / (2.0 * disc),
+                             2.0 * gamma * lm / ((disc - c) * disc))
         bias0 = np.where(gamma > 1, 1.0 - 1.0 / gamma, 0.0)
         var0 = np.where(gamma > 1, 1.0 / (gamma - 1.0),
                         np.where(gamma < 1, gamma / (1.0 - gamma), np.inf))

@@ -20,6 +20,9 @@ from riskcalc.spectrum import Spectrum
 
 _OPTIONAL = ("r", "rho", "lam", "alpha")
 
+#: Nonzero penalties the limits are computed for (the paper route squares 1/lam).
+LAM_RANGE = (1e-100, 1e100)
+
 
 @dataclass(frozen=True)
 class ClientSpec:
@@ -38,7 +41,8 @@ class ClientSpec:
     rho : float or array_like, optional
         ||theta_i|| >= 0; for ``local`` and ``local_ridge`` only.
     lam : float or array_like, optional
-        Ridge penalty >= 0; for ``rtfa``, ``pfedme`` and ``local_ridge`` only.
+        Ridge penalty: 0 or in ``LAM_RANGE`` = [1e-100, 1e100]; for ``rtfa``, ``pfedme`` and
+        ``local_ridge`` only.
     alpha : float or array_like, optional
         MAML step size >= 0; for ``maml_fl`` only.
     spectrum : Spectrum, optional
@@ -74,6 +78,11 @@ class ClientSpec:
         object.__setattr__(self, "sigma", nonnegative("sigma", self.sigma))
         for name in wanted:
             object.__setattr__(self, name, nonnegative(name, getattr(self, name)))
+        if self.lam is not None and np.any((self.lam != 0) & ((self.lam < LAM_RANGE[0])
+                                                             | (self.lam > LAM_RANGE[1]))):
+            raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
+                             "beyond, the limits equal those at lam = 0 (or the method fedavg "
+                             "for lam -> infinity) to 100 digits, and their forms overflow")
         if self.spectrum is not None and not isinstance(self.spectrum, Spectrum):
             raise ValueError(f"spectrum must be a riskcalc.Spectrum or None, "
                              f"got {type(self.spectrum).__name__}")

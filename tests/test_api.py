@@ -92,6 +92,8 @@ def test_underparameterized_is_least_squares():
     (dict(method="rtfa", gamma=float("nan"), r=1, sigma=1, lam=1), "gamma"),
     (dict(method="rtfa", gamma=2.0, r=1, sigma=1, lam=float("inf")), "lam"),
     (dict(method="rtfa", gamma=2.0, r=1, sigma=1), "lam"),
+    (dict(method="rtfa", gamma=2.0, r=1, sigma=1, lam=5e-324), "lam"),
+    (dict(method="rtfa", gamma=2.0, r=1, sigma=1, lam=1e101), "lam"),
     (dict(method="ftfa", gamma=2.0, r=1, sigma=1, lam=1), "lam"),
     (dict(method="ftfa", gamma=2.0, rho=1, sigma=1), "rho"),
     (dict(method="local", gamma=2.0, r=1, sigma=1), "r"),

@@ -24,7 +24,7 @@ def test_variance_decreases_and_bias_increases_in_lam(gamma, lam, factor, r, sig
 
 
 @settings(max_examples=200, deadline=None)
-@given(gamma=gammas, lam=st.floats(0.0, 1e6), r=pos, sigma=pos, spec=spectra,
+@given(gamma=gammas, lam=st.just(0.0) | st.floats(1e-100, 1e6), r=pos, sigma=pos, spec=spectra,
        method=st.sampled_from(["rtfa", "pfedme", "local_ridge"]))
 def test_risk_at_optimal_lambda_is_minimal(gamma, lam, r, sigma, spec, method):
     signal = {riskcalc.METHODS[method].signal: r}
