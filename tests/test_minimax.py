@@ -251,8 +251,9 @@ def test_table1_errata():
     # Chen et al.'s homogeneous entry: printed 1/sqrt(mn), their eq. (29) gives 1/(n sqrt m)
     assert mm.table1_rates(1e-4, 100, 100, printed=True)["chen"] == pytest.approx(0.01)
     assert mm.table1_rates(1e-4, 100, 100)["chen"] == pytest.approx(0.001)
-    assert mm.table1_rates(1e-4, 100, 100)["chen"] == pytest.approx(
-        mm.fedprox_ier_bound(1, 1, 1, 0, 1, 1e-4, 100, 1e4, 100) / 4)   # K = 4 here
+    # eq. (29) at n_i = n = 100, m = 100 with its factor K = 5 (beta = mu = D = 1, sigma2 = 0)
+    eq29 = mm.fedprox_ier_bound(1, 1, 1, 0, 1, 1e-4, 100, 1e4, 100) / 5
+    assert eq29 == pytest.approx(1e-5 + 10 / 1e4)
 
 
 def test_bilevel_constants_hand_and_moreau_envelope():
@@ -399,3 +400,10 @@ def test_evaluate_rejects_bad_calls():
         mm.evaluate("lower_bound_aer", d=1, N=100, m=4)
     with pytest.raises(ValueError, match="unexpected: lam"):
         mm.evaluate("lower_bound_aer", d=1, N=100, m=4, R=0.1, lam=1)
+
+
+def test_second_branch_restatement_erratum():
+    # proof of the local bound restates eq. (34) as rho^2/(mu m R^2); (34) gives rho^2/(mu n R^2)
+    m, n = 10, 100
+    printed = 1 / (1 * m * 1)
+    assert mm.fedprox_lambda(1, 1, 1, 1.0, n, m).lam == pytest.approx(1 / n) != printed

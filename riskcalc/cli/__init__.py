@@ -14,7 +14,7 @@ import sys
 from riskcalc.errors import SolverError
 
 # Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict",)
+COMMANDS = ("predict", "bounds")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +41,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args) or 0
+    except BrokenPipeError:
+        # The reader closed the pipe (``riskcalc ... | head``): nothing left to report.
+        sys.stderr.close()
+        return 0
     except (ValueError, SolverError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

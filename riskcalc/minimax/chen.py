@@ -85,7 +85,7 @@ def fedavg_aer_bound(beta, mu, loss_sup, R, N):
 
 
 def fedavg_ier_bound(beta, mu, sigma2, R, N):
-    """FedAvg individualized excess risk with ``p_i = n_i / N``, Theorem 6 eq. (11, right).
+    """FedAvg IER with ``p_i = n_i / N``, Theorem 6 eq. (11, right) of paper 000.
 
     Encodes ``E_S[IER_i(A_FA)] <= C * (beta sigma^2 / (mu^2 N) + beta^3 R^2 / mu^2)`` under
     Assumption B(b) (``||w_i - w_p||^2 <= R^2`` for every ``i``); eq. (10) at ``p_i = n_i/N``.
@@ -326,7 +326,7 @@ def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):
 
 
 def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
-    """AER of the dichotomous strategy with ``p_i = n_i/N``, eq. (18) and its simplification.
+    """AER of the dichotomous strategy with ``p_i = n_i/N``, eq. (18) of paper 000.
 
     Encodes ``E[AER] <= C (beta (||l||_inf / (mu N/m) ^ R^2) + beta ||l||_inf / (mu N))``:
     the better of Theorem 4 (``m/N`` branch) and eq. (11) (``R^2`` branch).
@@ -351,8 +351,8 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     right-hand side of (18) by a factor of order ``m`` otherwise. Deciding numbers:
     ``m = 10``, ``p_i = 1/10``, ``n = (4, 4000, ..., 4000)`` (``N = 36004``):
     ``sum p_i/n_i = 0.025225`` against ``m/N + sum p_i^2/n_i = 0.00027775 + 0.0025225 =
-    0.0028002`` (ratio 9.01, close to ``m``; it tends to ``m`` as the large sizes grow). Eq. (18) therefore needs ``p_i = n_i / N`` (or
-    balanced sizes), the case this function encodes.
+    0.0028002`` (ratio 9.01; it tends to ``m`` as the large sizes grow). Eq. (18) therefore
+    needs ``p_i = n_i / N`` (or balanced sizes), the case this function encodes.
     """
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
@@ -363,7 +363,7 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
 
 
 def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
-    """IER of the dichotomous strategy with ``p_i = n_i/N``, eq. (19) and its simplification.
+    """IER of the dichotomous strategy with ``p_i = n_i/N``, eq. (19) of paper 000.
 
     Encodes ``E[IER_i] <= C (beta^3/mu^2 (||l||_inf/(mu n_i) ^ R^2) + beta sigma^2/(mu^2 N))``
     (balanced sizes).

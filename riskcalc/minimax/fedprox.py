@@ -147,7 +147,8 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
                       where=ratio_den > 0)
     lower = np.maximum(first, np.maximum(2 * kappa, 5.0) * u * ratio) - u
     homogeneous = rr <= 1 / np.sqrt(nn)
-    with np.errstate(divide="ignore"):
+    # R = 0 only reaches the first branch; the second is evaluated everywhere and then masked.
+    with np.errstate(divide="ignore", invalid="ignore"):
         upper = r ** 2 / (nn * u * rr ** 2)
     lam = np.where(homogeneous, lower, upper)
     return LambdaPrescription(scalar_or_array(lam), np.asarray(homogeneous))
@@ -416,23 +417,23 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     e = positive("eta", eta)
     if np.any(g * c["L_g"] >= 1):
         raise ValueError("gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004)")
-    if np.any(e * c["L_l"] > 1 * (1 + 1e-12)):
+    # eta = 1/L_l is admissible; the slack absorbs its rounding.
+    if np.any(e * c["L_l"] > 1 + 1e-12):
         raise ValueError("eta must lie in (0, 1/L_l] (Theorem 2 of paper 004)")
     lm = np.asarray(lam, dtype=float)
     coef = 2 + 64 * (c["L_w"] * lm / c["mu_g"]) ** 2
     target = (1 - g * c["L_g"]) ** 4
     contraction = np.clip(1 - e * c["mu_l"], 0.0, None)
-    with np.errstate(divide="ignore"):
-        k = np.where(contraction > 0,
-                     np.ceil(np.log(coef / target) / -np.log(np.where(contraction > 0,
-                                                                       contraction, 0.5))),
-                     1.0)
+    # contraction 0 (L = mu and eta = 1/L_l) solves the inner problem in one step; the 0.5 only
+    # keeps log() finite on entries that np.where discards.
+    safe = np.where(contraction > 0, contraction, 0.5)
+    k = np.where(contraction > 0, np.ceil(np.log(coef / target) / -np.log(safe)), 1.0)
     k = np.maximum(k, 1.0).astype(int)
     return int(k) if k.ndim == 0 else k
 
 
 def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
-    """Communication and computation of Algorithm 1, Corollary 1 (eqs. 13-14, 115-118).
+    """Communication and computation of Algorithm 1, Corollary 1 of paper 004 (eqs. 13-14, 118).
 
     Step sizes ``eta = 1/L_l``, ``gamma = 1/(2 L_g)``. Returned:
 
