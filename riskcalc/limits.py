@@ -102,7 +102,8 @@ def spec_limit(spec: ClientSpec, route: str = "auto") -> LimitResult:
             b_fac, v_fac = _FACTORS[route](gamma, lam, spectrum)
         bias = signal2 * b_fac
         # sigma = 0 at the interpolation threshold: no noise, no variance (not 0 * inf).
-        var = np.where(sigma2 == 0, 0.0, sigma2 * v_fac)
+        with np.errstate(invalid="ignore"):
+            var = np.where(sigma2 == 0, 0.0, sigma2 * v_fac)
     risk = bias + var
     scalar = shape == ()
     out = [float(x) if scalar else np.asarray(x, dtype=float) for x in (bias, var, risk)]

@@ -83,12 +83,13 @@ def isotropic_factors(gamma, lam):
     lam_safe = np.where(ridge, lam, 1.0)
     b = 1.0 - gamma + lam_safe
     disc = np.sqrt(b * b + 4.0 * gamma * lam_safe)
-    # lam m(-lam) stays O(1) as lam -> 0 while m itself blows up like 1/lam.
-    lm = np.where(b >= 0, 2.0 * lam_safe / (disc + b), (disc - b) / (2.0 * gamma))
     c = 1.0 - gamma - lam_safe
-    bias_ridge = lm * (lam_safe + gamma * lm) / disc
-    # c >= 0 implies b >= 0, where m = 2 / (disc + b) is finite.
+    # np.where evaluates both branches; the unused one may divide by zero.
     with np.errstate(divide="ignore", invalid="ignore"):
+        # lam m(-lam) stays O(1) as lam -> 0 while m itself blows up like 1/lam.
+        lm = np.where(b >= 0, 2.0 * lam_safe / (disc + b), (disc - b) / (2.0 * gamma))
+        bias_ridge = lm * (lam_safe + gamma * lm) / disc
+        # c >= 0 implies b >= 0, where m = 2 / (disc + b) is finite.
         var_ridge = np.where(c >= 0, gamma * (2.0 / (disc + b)) * (disc + c) / (2.0 * disc),
                              2.0 * gamma * lm / ((disc - c) * disc))
         bias0 = np.where(gamma > 1, 1.0 - 1.0 / gamma, 0.0)
