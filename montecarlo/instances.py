@@ -123,7 +123,11 @@ class Instance:
         Signal norms r_j (rho for the local baselines), noise levels, and a_j = p_j / n_j,
         the weight of client j's squared error in the global objective (eq. 6).
     u : ndarray (M, d)
-        Directions of theta_j - theta_0 (uniform on the sphere).
+        Unit directions of theta_j - theta_0: uniform on the sphere, or, for a spectrum whose
+        signal distribution G differs from H, uniform within each eigenspace of Sigma with the
+        share G(s) of the squared norm on the eigenspace of s.
+    c : ndarray (d,)
+        E[u u^T] (diagonal in the eigenbasis): 1/d, or G(s) / #{j: s_j = s}.
     xi : list of ndarray (n_j,)
         Noise vectors.
     federated : bool
@@ -136,6 +140,7 @@ class Instance:
     sigma: np.ndarray
     a: np.ndarray
     u: np.ndarray
+    c: np.ndarray
     xi: list
     federated: bool
 
@@ -231,8 +236,10 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
     if federated and n.sum() < d:
         raise ValueError(f"the federated global model needs N = sum n_j >= d, got N = "
                          f"{n.sum()} < d = {d}; increase the number of clients")
-    s = spec.spectrum_or_identity.eigenvalues(d)
+    spectrum = spec.spectrum_or_identity
+    s = spectrum.eigenvalues(d)
     root_s = np.sqrt(s)
+    groups, c = _signal_groups(spectrum, s)
     rot = (haar_rotation(replicate_rng(seed, rep, 0, _ROTATION), d)
            if setting.eigvecs == "random" else None)
     X, xi, u = [], [], np.empty((m, d))
@@ -242,8 +249,28 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
             z = z @ rot
         X.append(z * root_s)
         g = replicate_rng(seed, rep, j, _DIRECTION).standard_normal(d)
-        u[j] = g / np.linalg.norm(g)
+        if groups is None:
+            u[j] = g / np.linalg.norm(g)
+        else:
+            norms = np.sqrt(np.bincount(groups, weights=g ** 2, minlength=c.size))
+            u[j] = g * np.sqrt(spectrum.signal_weights)[groups] / norms[groups]
         xi.append(sigma[j] * draw(replicate_rng(seed, rep, j, _NOISE), setting.noise, n[j],
                                   setting.df))
     p = np.full(m, 1.0 / m) if setting.weights == "uniform" else n / n.sum()
-    return Instance(s=s, X=X, r=r, sigma=sigma, a=p / n, u=u, xi=xi, federated=federated)
+    return Instance(s=s, X=X, r=r, sigma=sigma, a=p / n, u=u,
+                    c=np.full(d, 1.0 / d) if groups is None else c[groups], xi=xi,
+                    federated=federated)
+
+
+def _signal_groups(spectrum, s):
+    """For a non-uniform signal distribution G: each coordinate's atom, and per atom
+    G(s) / #coordinates (the second moment of u there); (None, None) when G = H."""
+    if spectrum.signal_is_uniform:
+        return None, None
+    groups = np.searchsorted(spectrum.atoms, s)
+    counts = np.bincount(groups, minlength=spectrum.atoms.size)
+    missing = (counts == 0) & (spectrum.signal_weights > 0)
+    if missing.any():
+        raise ValueError(f"d = {s.size} is too small to realize the spectrum's eigenvalue "
+                         f"{spectrum.atoms[missing][0]:g}, which carries signal; increase d")
+    return groups, spectrum.signal_weights / np.maximum(counts, 1)

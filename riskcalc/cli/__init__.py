@@ -14,7 +14,7 @@ import sys
 from riskcalc.errors import SolverError
 
 # Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict", "bounds")
+COMMANDS = ("predict", "compare", "sweep", "bounds")
 
 
 class _Parser(argparse.ArgumentParser):

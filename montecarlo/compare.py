@@ -1,0 +1,216 @@
+"""Predicted vs simulated: riskcalc's limit next to the simulation mean with honest error bars.
+
+For one ``ClientSpec``, ``compare`` runs ``reps`` independent replicates (each its own sampled
+instance, paper 003 Sec. 2), measures the target client's bias, variance and risk on each
+(``montecarlo.measure``, eq. 3), and reports per quantity the predicted limit
+(``riskcalc.spec_limit``, Thms 1-4 / Cor. 3.1), the replicate mean, its standard error, the
+relative difference, and whether the prediction lies inside the 95% Student-t interval of the
+mean. Replicates are tasks of ``montecarlo.tasks.run_tasks`` seeded by
+``montecarlo.seeding``: the same seed gives the same numbers whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+import riskcalc
+from montecarlo.estimators import get_estimator, tuning_value
+from montecarlo.instances import Setting, sample_instance, scalar_spec
+from montecarlo.measure import KINDS, measure
+from montecarlo.seeding import check_seed
+from montecarlo.tasks import run_tasks
+from riskcalc._validate import as_array, positive_int
+from riskcalc.model import ClientSpec
+from riskcalc.spectrum import Spectrum
+
+QUANTITIES = ("bias", "variance", "risk")
+
+
+# --- tasks: JSON-serializable descriptions of one replicate -----------------------------------
+
+def spec_to_dict(spec: ClientSpec) -> dict:
+    """A JSON-serializable form of ``spec`` (``spec_from_dict`` inverts it exactly)."""
+    out = {"method": spec.method}
+    for name in ("gamma", "sigma", "r", "rho", "lam", "alpha"):
+        v = getattr(spec, name)
+        out[name] = None if v is None else float(v)
+    sp = spec.spectrum
+    out["spectrum"] = None if sp is None else {
+        "atoms": sp.atoms.tolist(), "weights": sp.weights.tolist(),
+        "signal_weights": None if sp.signal_is_uniform else sp.signal_weights.tolist()}
+    return out
+
+
+def spec_from_dict(data: dict) -> ClientSpec:
+    """The ``ClientSpec`` serialized by ``spec_to_dict``."""
+    data = dict(data)
+    sp = data.pop("spectrum")
+    return ClientSpec(spectrum=None if sp is None else Spectrum(**sp), **data)
+
+
+def replicate_task(task: dict) -> dict:
+    """Measure one replicate described by a task dict (the unit of work of ``run_tasks``).
+
+    Keys: ``spec`` (``spec_to_dict``), ``setting`` (``Setting.as_dict``), ``seed``, ``rep``,
+    ``kind``, ``tunings`` (list of lam/alpha values sharing one decomposition), ``steps``,
+    ``step_size``. Returns lists ``bias``, ``variance``, ``risk`` (one entry per tuning value)
+    and the target's sample size ``n``. Paper 003, eq. (3) (see ``montecarlo.measure``).
+    """
+    spec = spec_from_dict(task["spec"])
+    setting = Setting(**task["setting"])
+    est = get_estimator(spec.method)
+    inst = sample_instance(spec, setting, task["seed"], task["rep"],
+                           federated=setting.global_model == "federated" and est.centered)
+    out = measure(inst, spec.method, task["tunings"], kind=task["kind"],
+                  steps=task["steps"], step_size=task["step_size"])
+    return {**{k: np.asarray(v, dtype=float).tolist() for k, v in out.items()},
+            "n": int(inst.n[0])}
+
+
+def check_run(reps, kind, steps, step_size):
+    """Validate the simulation options shared by ``compare`` and ``sweep``."""
+    reps = positive_int("reps", reps, minimum=2)
+    if kind not in KINDS:
+        raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
+    if steps is not None:
+        steps = positive_int("steps", steps, minimum=0)
+        if step_size is None:
+            raise ValueError("--steps needs --step-size")
+        step_size = float(as_array("step size", step_size, low=0.0, low_open=True))
+    elif step_size is not None:
+        raise ValueError("--step-size is only used with --steps")
+    return reps, steps, step_size
+
+
+def summarize(samples, predicted, level: float = 0.95) -> dict:
+    """Mean, standard error, Student-t interval, relative difference and coverage of one
+    quantity over replicates (axis 0 of ``samples``); vectorized over the other axes.
+
+    The interval is mean +- t_{reps-1, (1+level)/2} * se; the relative difference is
+    (mean - predicted) / predicted (NaN where predicted is 0). ``inside`` also counts a
+    prediction equal to a zero-width interval's mean (a deterministic quantity).
+    """
+    x = np.asarray(samples, dtype=float)
+    reps = x.shape[0]
+    mean = x.mean(0)
+    se = x.std(0, ddof=1) / np.sqrt(reps)
+    half = stats.t.ppf(0.5 + level / 2, reps - 1) * se
+    pred = np.asarray(predicted, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(pred != 0, (mean - pred) / pred, np.nan)
+    # Rounding noise must not make a deterministic quantity (e.g. FedAvg's oracle bias) "miss".
+    tol = half + 1e-9 * np.maximum(np.abs(pred), np.abs(mean))
+    return {"mean": mean, "se": se, "low": mean - half, "high": mean + half, "rel_diff": rel,
+            "inside": np.abs(mean - pred) <= tol}
+
+
+def none_if_nan(v):
+    """A float, or None for NaN (JSON has no NaN)."""
+    v = float(v)
+    return None if np.isnan(v) else v
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of ``compare``; ``as_dict`` is the DESIGN.md JSON contract of ``riskcalc compare``.
+
+    Attributes
+    ----------
+    limit : riskcalc.LimitResult
+        The prediction.
+    summary : dict
+        Per quantity, the output of ``summarize``.
+    setting : Setting
+        How instances were sampled.
+    reps, seed, n : int
+        Replicates, seed, and the target's sample size n = round(d / gamma).
+    kind : str
+        ``conditional`` or ``empirical``.
+    steps, step_size : optional
+        Finite personalization, if any.
+    """
+
+    limit: object
+    summary: dict
+    setting: Setting
+    reps: int
+    seed: int
+    n: int
+    kind: str
+    steps: int | None
+    step_size: float | None
+
+    def as_dict(self) -> dict:
+        """``{"method", "params", "bias", "variance", "risk", "predicted", "simulated",
+        "comparison", "setting"}`` with plain Python values."""
+        out = self.limit.as_dict()
+        out["predicted"] = {q: out[q] for q in QUANTITIES}
+        sim = {q: float(self.summary[q]["mean"]) for q in QUANTITIES}
+        sim.update({f"{q}_se": float(self.summary[q]["se"]) for q in QUANTITIES})
+        sim.update(reps=self.reps, d=self.setting.d, n=self.n, seed=self.seed,
+                   measure=self.kind)
+        out["simulated"] = sim
+        out["comparison"] = {q: {"rel_diff": none_if_nan(self.summary[q]["rel_diff"]),
+                                 "ci95": [float(self.summary[q]["low"]),
+                                          float(self.summary[q]["high"])],
+                                 "inside_ci95": bool(self.summary[q]["inside"])}
+                             for q in QUANTITIES}
+        out["setting"] = {**self.setting.as_dict(), "steps": self.steps,
+                          "step_size": self.step_size}
+        return out
+
+
+def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
+            kind: str = "conditional", steps: int | None = None,
+            step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
+            scheduler: str | None = None, progress: bool = False, cache=None) -> Comparison:
+    """Predicted (riskcalc) vs simulated (montecarlo) bias, variance and risk of one client.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1 against the
+    finite-d measurement of eq. (3) on instances of Sec. 2.
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        The target client's model (scalar parameters).
+    setting : Setting
+        d, clients, global model, distributions.
+    reps : int
+        Number of replicates, >= 2 (an error bar needs two).
+    seed : int
+        Seed of the experiment (``montecarlo.seeding``).
+    kind : {"conditional", "empirical"}
+        Measurement (``montecarlo.measure``).
+    steps, step_size : optional
+        Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
+        of the converged closed form. The prediction stays the converged limit.
+    route : str
+        riskcalc route of the prediction.
+    n_jobs, scheduler, progress, cache
+        Passed to ``montecarlo.tasks.run_tasks``.
+
+    Examples
+    --------
+    >>> from riskcalc import ClientSpec
+    >>> c = compare(ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=0.5), Setting(d=200), reps=4)
+    >>> bool(c.summary["risk"]["inside"])
+    True
+    """
+    reps, steps, step_size = check_run(reps, kind, steps, step_size)
+    seed = check_seed(seed)
+    scalar_spec(spec)
+    limit = riskcalc.spec_limit(spec, route=route)
+    base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
+            "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
+            "step_size": step_size}
+    results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
+                        cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                        desc=f"compare {spec.method}")
+    summary = {q: {k: v[0] for k, v in summarize([res[q] for res in results],
+                                                  [getattr(limit, q)]).items()}
+               for q in QUANTITIES}
+    return Comparison(limit, summary, setting, reps, seed, results[0]["n"], kind, steps,
+                      step_size)

@@ -1,0 +1,104 @@
+"""``riskcalc compare METHOD ...``: predicted (riskcalc) vs simulated (montecarlo) risk.
+
+Per quantity (bias, variance, risk): the limit of paper 003 (``003_4b976ddf5225c17e.txt``,
+Thms 1-4, Cor. 3.1), the mean over replicates of the finite-d measurement of eq. (3), its
+standard error, the relative difference, and whether the prediction lies inside the 95%
+interval. Also home of the simulation options shared with ``sweep`` (``add_simulation_options``,
+``setting_from_args``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import riskcalc
+from montecarlo.compare import QUANTITIES, compare
+from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
+from montecarlo.measure import KINDS
+from riskcalc.cli.predict import add_model_options, spec_from_args
+
+
+def add_simulation_options(p, *, reps: int) -> None:
+    """Add the options describing the simulated instances and the replicates."""
+    p.add_argument("--d", type=int, required=True, help="dimension of the simulated problem")
+    p.add_argument("--reps", type=int, default=reps,
+                   help=f"number of replicates, >= 2 (default {reps})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the experiment (default 0)")
+    p.add_argument("--global", dest="global_model", choices=GLOBAL_MODELS, default="oracle",
+                   help="global model: the oracle center theta_0 (the limit; default) or the "
+                        "federated solution over --clients clients")
+    p.add_argument("--clients", type=int, default=100,
+                   help="clients M of the federated global model (default 100)")
+    p.add_argument("--weights", choices=WEIGHTS, default="uniform",
+                   help="client weights p_j: uniform 1/M or samples n_j/N (default uniform)")
+    p.add_argument("--measure", choices=KINDS, default="conditional",
+                   help="conditional: exact expectation given X (default); empirical: the test "
+                        "risk of sampled parameters and noise")
+    p.add_argument("--eigvecs", choices=EIGVECS, default="aligned",
+                   help="eigenvectors of Sigma (default aligned)")
+    p.add_argument("--features", choices=DISTRIBUTIONS, default="gaussian",
+                   help="law of the standardized feature entries (default gaussian)")
+    p.add_argument("--noise", choices=DISTRIBUTIONS, default="gaussian",
+                   help="law of the noise (default gaussian)")
+    p.add_argument("--df", type=float, default=5.0,
+                   help="Student-t degrees of freedom, > 4 (default 5)")
+    p.add_argument("--steps", type=int,
+                   help="personalize with this many full-batch gradient steps instead of the "
+                        "converged closed form (paper 003, Figs. 5-6)")
+    p.add_argument("--step-size", type=float, help="step size of --steps")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a dask.distributed scheduler (tcp://host:port, or 'local')")
+    p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
+                   help="riskcalc route of the prediction (default auto)")
+
+
+def setting_from_args(args) -> Setting:
+    """The ``Setting`` described by the simulation options."""
+    return Setting(d=args.d, clients=args.clients, global_model=args.global_model,
+                   weights=args.weights, eigvecs=args.eigvecs, features=args.features,
+                   noise=args.noise, df=args.df)
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare", help="predicted vs simulated bias, variance and risk",
+        description="Simulate the method at finite d and print, per quantity, the predicted "
+                    "limit, the simulated mean, its standard error, the relative difference and "
+                    "whether the prediction lies in the simulation's 95%% interval.")
+    add_model_options(p)
+    add_simulation_options(p, reps=20)
+    p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    setting = setting_from_args(args)
+    spec = spec_from_args(args, d=args.d)
+    res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
+                  steps=args.steps, step_size=args.step_size, route=args.route,
+                  n_jobs=args.jobs, scheduler=args.scheduler, progress=args.progress)
+    out = res.as_dict()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    info = riskcalc.get_method(spec.method)
+    sim = out["simulated"]
+    print(f"{info.title} ({spec.method}); {info.reference}")
+    print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items()))
+    glob = (f"federated global model over {setting.clients} clients"
+            if setting.global_model == "federated" else "oracle global model")
+    steps = "" if args.steps is None else f", {args.steps} personalization steps"
+    print(f"  simulation: d = {sim['d']} (n = {sim['n']}), {sim['reps']} replicates, seed "
+          f"{sim['seed']}, {sim['measure']} measure, {glob}{steps}")
+    print(f"  {'':<9} {'predicted':>12} {'simulated':>12} {'std.err':>10} {'rel.diff':>9}"
+          f"  in 95% CI")
+    for q in QUANTITIES:
+        cmp = out["comparison"][q]
+        rel = "n/a" if cmp["rel_diff"] is None else f"{100 * cmp['rel_diff']:+.3f}%"
+        print(f"  {q:<9} {out['predicted'][q]:>12.6g} {sim[q]:>12.6g} {sim[q + '_se']:>10.3g} "
+              f"{rel:>9}  {'yes' if cmp['inside_ci95'] else 'no'}")
+    for note in res.limit.notes:
+        print(f"  note: {note}")
+    return 0
