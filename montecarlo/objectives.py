@@ -168,7 +168,9 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     """``prox_{f_i/lam}(v_i) = argmin_w f_i(w) + lam/2 ||w - v_i||^2`` for every client.
 
     Paper 004 eq. 9 / paper 001 eq. 6 (the local proximal oracle). Solved by damped Newton;
-    ``V`` has shape (..., m, d), ``W0`` is a warm start.
+    ``V`` has shape (..., m, d), ``W0`` is a warm start. The gradient tolerance is
+    ``max(tol, 1e-15 lam)``: the gradient carries the term ``lam (w - v)``, whose rounding error
+    grows with ``lam``.
 
     Returns
     -------
@@ -181,7 +183,7 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     return _newton(lambda W: losses.value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
                    lambda W: losses.grad(W) + lam * (W - V),
                    lambda W: losses.hessian(W) + lam * np.eye(losses.d),
-                   np.broadcast_to(W0, shape).copy(), tol, "prox")
+                   np.broadcast_to(W0, shape).copy(), max(tol, 1e-15 * lam), "prox")
 
 
 def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: float = 1e-10):
@@ -197,7 +199,9 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
         as global model (the lam -> 0 limit); ``lam = inf`` returns the global minimizer for
         every client (the lam -> inf limit, paper 000 Sec. 3.4).
     tol : float
-        Newton stops when every gradient (sup-norm) is below ``tol``.
+        Newton stops when every gradient (sup-norm) is below ``tol`` (``max(tol, 1e-14 lam)``
+        for FedProx, whose envelope gradient ``lam (w_g - prox(w_g))`` has rounding error
+        growing with ``lam``).
 
     Returns
     -------
@@ -224,13 +228,14 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
         W = _newton(losses.value, losses.grad, losses.hessian, np.zeros(shape), tol,
                     "local minimizer")
         return W.mean(-2), W
-    return _minimize_fedprox(losses, lam, tol)
+    return _minimize_fedprox(losses, lam, max(tol, 1e-14 * lam))
 
 
 def _minimize_fedprox(losses, lam, tol):
     state = {"W": np.zeros(losses.batch_shape + (losses.m, losses.d))}
 
     def inner(wg):
+        # The outer gradient error is at most the inner one (times lam / (lam + mu) <= 1).
         state["W"] = prox(losses, np.broadcast_to(wg[..., None, :], state["W"].shape), lam,
                           state["W"], tol=tol * 1e-2)
         return state["W"]
@@ -262,14 +267,20 @@ def _newton(fun, grad, hess, x, tol, what, maxiter=100):
         gnorm = np.max(np.abs(g), axis=-1)
         if np.all(gnorm <= tol):
             return x
-        step = -np.linalg.solve(hess(x), g[..., None])[..., 0]
+        try:
+            step = -np.linalg.solve(hess(x), g[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise SolverError(f"{what}: singular Hessian (with l2 = 0 and n < d the objective "
+                              "is not strongly convex; set l2 > 0)") from None
         slope = np.sum(g * step, -1)
         t = np.ones(f.shape)
         for _ in range(40):
             x_new = x + t[..., None] * step
             f_new = fun(x_new)
-            # A converged problem keeps its point; the others need sufficient decrease.
-            ok = (f_new <= f + 1e-4 * t * slope) | (gnorm <= tol)
+            # A converged problem keeps its point; the others need sufficient decrease, up to
+            # rounding (near the optimum the predicted decrease is below machine precision).
+            slack = 1e-13 * np.maximum(1.0, np.abs(f))
+            ok = (f_new <= f + 1e-4 * t * slope + slack) | (gnorm <= tol)
             if np.all(ok):
                 break
             t = np.where(ok, t, 0.5 * t)

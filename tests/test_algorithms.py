@@ -1,0 +1,182 @@
+"""The papers' iterative algorithms against exact minimizers computed by Newton's method (an
+independent route), their limits in lam, their cost accounting, and paper 001 Fig. 2 /
+paper 000 Fig. 1 qualitatively."""
+
+import numpy as np
+import pytest
+
+from montecarlo.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg, fedprox, fedprox_bilevel,
+                                   finetune, l2gd, local_training, pfedme)
+from montecarlo.logistic import paper000_instance, quadratic_instance
+from montecarlo.metrics import exact_solution, rounds_to_accuracy
+from montecarlo.objectives import minimize
+from montecarlo.presets import run_preset, summarize
+
+# Stated convergence tolerance (sup-norm distance of every local model to the exact minimizer).
+TOL = 1e-6
+
+
+@pytest.fixture(scope="module")
+def inst():
+    """A small strongly convex problem: 3 clients, 40 samples, d = 4, ridge 0.1, R in {0, 3}."""
+    return paper000_instance(R=[0.0, 3.0], m=3, n=40, d=4, n_test=500, l2=0.1, seed=11)
+
+
+def dist(traj, data):
+    _, W = exact_solution(traj, data)
+    return np.max(np.abs(traj.local[-1] - W))
+
+
+@pytest.mark.parametrize("algo, kwargs", [
+    (fedavg, dict(rounds=300, local_epochs=1, batch_size=None, lr=1.0, global_lr=1.0)),
+    (local_training, dict(epochs=300, batch_size=None, lr=1.0)),
+    (finetune, dict(rounds=20, local_epochs=1, batch_size=None, lr=1.0, finetune_epochs=300,
+                    finetune_lr=1.0)),
+    (fedprox, dict(lam=1.0, rounds=300, local_epochs=1, batch_size=None, lr=0.5,
+                   global_lr=0.5)),
+    (fedprox_bilevel, dict(lam=1.0, rounds=150)),
+    (pfedme, dict(lam=1.0, rounds=300, local_steps=1, batch_size=None, lr=0.5, inner_steps=40)),
+    (apgd1, dict(lam=1.0, iterations=150)),
+    (apgd2, dict(lam=1.0, iterations=150)),
+])
+def test_converges_to_exact_minimizer(inst, algo, kwargs):
+    traj = algo(inst, **kwargs)
+    assert dist(traj, inst) < TOL
+    # The objective's global model too (FedAvg: the global minimizer; FedProx: mean of locals).
+    wg, _ = exact_solution(traj, inst)
+    if traj.objective != "local":
+        assert np.max(np.abs(traj.global_model[-1] - wg)) < TOL
+
+
+def test_l2gd_reaches_a_neighbourhood_shrinking_with_the_step(inst):
+    errs = [dist(l2gd(inst, lam=1.0, iterations=4000, step=s, record_every=4000), inst)
+            for s in (0.5, 0.05)]
+    assert errs[1] < 0.02 and errs[1] < errs[0] / 3
+
+
+def test_fedavg_with_local_steps_drifts(inst):
+    # Several local steps on heterogeneous clients: the fixed point is not the global minimizer
+    # (client drift, documented in fedavg). At R = 0 the clients differ only by sampling, so the
+    # drift is smaller there than at R = 3.
+    traj = fedavg(inst, rounds=400, local_epochs=5, batch_size=None, lr=0.5, global_lr=1.0)
+    wg, _ = exact_solution(traj, inst)
+    gap = np.max(np.abs(traj.global_model[-1] - wg), axis=-1)
+    assert gap[1] > 1e-3 and gap[1] > gap[0]
+
+
+def test_sgd_reproducible_and_grid_equals_single_instances(inst):
+    kw = dict(rounds=3, local_epochs=2, batch_size=7, lr=0.3, clients_per_round=2, seed=5)
+    a, b = fedprox(inst, lam=0.5, **kw), fedprox(inst, lam=0.5, **kw)
+    assert np.array_equal(a.local, b.local)
+    assert not np.array_equal(a.local, fedprox(inst, lam=0.5, **dict(kw, seed=6)).local)
+    single = paper000_instance(R=3.0, m=3, n=40, d=4, n_test=500, l2=0.1, seed=11)
+    c = fedprox(single, lam=0.5, **kw)
+    assert np.allclose(a.local[:, 1], c.local, atol=1e-12)
+
+
+def test_finetune_starts_from_fedavg(inst):
+    kw = dict(rounds=4, local_epochs=2, batch_size=8, lr=0.2, global_lr=0.8, seed=1)
+    fa, ft = fedavg(inst, **kw), finetune(inst, finetune_epochs=3, **kw)
+    assert np.array_equal(fa.local, ft.local[:5])
+    assert ft.rounds[-1] == 4 and len(ft.rounds) == 8
+
+
+def test_fedprox_lambda_zero_is_local_training(inst):
+    kw = dict(batch_size=8, lr=0.2, seed=3)
+    prox0 = fedprox(inst, lam=0.0, rounds=4, local_epochs=5, final_epochs=5, **kw)
+    local = local_training(inst, epochs=25, **kw)
+    assert np.allclose(prox0.local[-1], local.local[-1], atol=1e-12)
+
+
+def test_fedprox_large_lambda_is_fedavg(inst):
+    # Alg. 2 with lam = 1e3 and a local step below 2 / (L + lam): the local models are pulled
+    # onto the global one, which does gradient descent on FedAvg's objective (the server step
+    # lam * global_lr * (w_g - w_i) ~ global_lr * grad f_i). Everything is within O(1/lam) of
+    # FedAvg's minimizer.
+    lam = 1e3
+    traj = fedprox(inst, lam=lam, rounds=300, local_epochs=3, batch_size=None,
+                   lr=1.0 / (lam + 2.0), global_lr=0.5)
+    wg, _ = minimize(inst.train, "global")
+    assert np.max(np.abs(traj.global_model[-1] - wg)) < 5e-4
+    assert np.max(np.abs(traj.local[-1] - wg[..., None, :])) < 5e-4
+    # and the bilevel algorithm (Cor. 1 steps adapt to lam) reaches the same limit.
+    bil = fedprox_bilevel(inst, lam=1e4, rounds=60)
+    assert np.max(np.abs(bil.global_model[-1] - wg)) < 1e-3
+
+
+def test_bilevel_inner_steps_follow_theorem2(inst):
+    traj = fedprox_bilevel(inst, lam=1.0, rounds=2)
+    K = traj.params["inner_steps"]
+    # eq. (12) with Cor. 1's steps: (2 + 64 (lam/mu)^2) (1 - (mu+lam)/(L+lam))^K <= 1/16.
+    L, mu, lam = np.max(inst.train.smoothness()), 0.1, 1.0
+    q = 1 - (mu + lam) / (L + lam)
+    assert (2 + 64 * (lam / mu) ** 2) * q ** K <= 1 / 16 < (2 + 64 * (lam / mu) ** 2) * q ** (K - 1)
+    assert list(traj.grad_evals) == [0, K, 2 * K] and list(traj.rounds) == [0, 1, 2]
+    with pytest.raises(ValueError, match="inner_steps"):
+        fedprox_bilevel(inst, lam=1.0, step_rule="section6")
+
+
+def test_cost_accounting(inst):
+    t = fedavg(inst, rounds=3, local_epochs=2, batch_size=16, clients_per_round=2)
+    assert list(t.rounds) == [0, 1, 2, 3]
+    steps = 2 * 3                                   # 2 epochs x ceil(40 / 16) batches
+    assert np.allclose(t.grad_evals, np.arange(4) * steps * 2 / 3)
+    a1 = apgd1(inst, lam=1.0, iterations=5)
+    assert list(a1.rounds) == list(range(6)) and list(a1.prox_evals) == list(range(6))
+    l2 = l2gd(inst, lam=1.0, iterations=500, seed=2, record_every=500)
+    assert 0 < l2.rounds[-1] <= 500 - l2.grad_evals[-1]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda d: fedavg(d, batch_size=100), "batch_size"),
+    (lambda d: fedavg(d, clients_per_round=4), "clients_per_round"),
+    (lambda d: fedavg(d, lr=0.0), "lr"),
+    (lambda d: local_training(d, epochs=-1), "epochs"),
+    (lambda d: fedprox(d, lam=-1.0), "lam"),
+    (lambda d: fedprox_bilevel(d, lam=1.0, step_rule="fast"), "step_rule"),
+    (lambda d: pfedme(d, lam=1.0, beta=0.0), "beta"),
+    (lambda d: l2gd(d, lam=1.0, p=1.0), "p"),
+    (lambda d: apgd1(d, lam=0.0), "lam"),
+    (lambda d: apgd2(d.train.__class__(d.train.X, d.train.y), lam=1.0), "mu"),
+    (lambda d: fedavg("data"), "data"),
+])
+def test_validation(inst, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(inst)
+
+
+def test_registry_names():
+    assert set(ALGORITHMS) == {"fedavg", "local", "finetune", "fedprox", "fedprox_bilevel",
+                               "pfedme", "l2gd", "apgd1", "apgd2"}
+
+
+def test_apgd_round_counts_paper001_fig2():
+    # Paper 001 Fig. 2: rounds to get 1e4 times closer to the optimum. APGD2 ~ sqrt(L/mu),
+    # flat in lam; APGD1 ~ sqrt((lam + mu)/mu), growing like sqrt(lam); they cross near lam = L.
+    quad = quadratic_instance(m=20, d=20, L=1.0, mu=1e-2, seed=0)
+    lams = [0.01, 0.1, 1.0, 10.0, 100.0]
+    counts = {}
+    for algo in (apgd1, apgd2):
+        for lam in lams:
+            traj = algo(quad, lam=lam, iterations=1200)
+            counts[algo.__name__, lam] = float(rounds_to_accuracy(traj, exact_solution(traj, quad)))
+    a1 = np.array([counts["apgd1", x] for x in lams])
+    a2 = np.array([counts["apgd2", x] for x in lams])
+    assert np.all(np.isfinite(a1)) and np.all(np.isfinite(a2))
+    assert a2.max() / a2.min() < 2.5                                   # flat in lam
+    slope = np.polyfit(np.log(lams[2:]), np.log(a1[2:]), 1)[0]
+    assert 0.4 < slope < 0.75                                          # ~ sqrt(lam)
+    assert a1[1] < a2[1] and a1[3] > a2[3]                             # APGD1 wins iff lam < L
+    assert 0.6 < a1[2] / a2[2] < 1.6                                   # crossing near lam = L
+
+
+def test_paper000_fig1_qualitative():
+    # Paper 000 Fig. 1 (left): FedAvg best at R = 0, local training best at large R,
+    # fine-tuning close to the better of the two everywhere.
+    rows = run_preset("paper000-fig1", {"R": [0.0, 20.0], "methods": "fedavg,local,finetune",
+                                        "n_test": 2000}, reps=3, seed=1)
+    acc = {k: v[0] for k, v in summarize(rows).items()}
+    assert acc["fedavg", 0.0] > acc["local", 0.0] + 0.05
+    assert acc["local", 20.0] > acc["fedavg", 20.0] + 0.05
+    for R in (0.0, 20.0):
+        assert acc["finetune", R] > max(acc["fedavg", R], acc["local", R]) - 0.03
