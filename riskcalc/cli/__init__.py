@@ -14,7 +14,7 @@ import sys
 from riskcalc.errors import SolverError
 
 # Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds")
+COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,170 @@
+"""The claim catalogue's building blocks: claims, verdicts, run configuration, the registry.
+
+A *claim* is one checkable statement of a paper (a theorem, an equation, a stated comparison,
+an experiment's qualitative conclusion). Its check function computes evidence from independent
+routes (formula against simulation with error bars, formula against mpmath, bound against
+simulated scaling) and returns an ``Outcome``: a verdict, the evidence, a one-line summary of
+the key numbers and, for an erratum, the corrected statement.
+
+Verdicts
+--------
+``holds``          the statement as printed agrees with the evidence within the stated tolerance;
+``fails``          it does not (and no correction of the transcription makes it hold);
+``erratum``        the intended claim holds but the printed form is wrong: the evidence rejects
+                   the printed form and accepts the corrected one given in ``corrected``;
+``not checkable``  no numerical evidence is possible (private data, a constant never given);
+                   the reason is the summary.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+VERDICTS = ("holds", "fails", "erratum", "not checkable")
+KINDS = ("exact limit", "closed-form identity", "inequality", "rate up to constants",
+         "algorithmic convergence", "qualitative experimental claim")
+PAPERS = {
+    "003": "003_4b976ddf5225c17e.txt",
+    "000": "000_7ff2ed2592df3b60.txt",
+    "004": "004_98172ed3646eef14.txt",
+    "001": "001_352374a3e1e3397e.txt",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes of a run: ``quick`` (CI, a few minutes on 2 cores) or full (larger d, more reps).
+
+    Every check reads its sizes through ``pick(quick_value, full_value)`` so that the two runs
+    differ only in sample sizes, never in what is checked or in the tolerances' form.
+    """
+
+    quick: bool = True
+
+    def pick(self, quick_value, full_value):
+        return quick_value if self.quick else full_value
+
+    @property
+    def mode(self) -> str:
+        return "quick" if self.quick else "full"
+
+
+@dataclass
+class Outcome:
+    """What a check returns.
+
+    Attributes
+    ----------
+    verdict : str
+        One of ``VERDICTS``.
+    summary : str
+        The key numbers in one line (what the table prints).
+    evidence : dict
+        Every number the verdict rests on (JSON-serializable after ``jsonable``).
+    corrected : str or None
+        For ``erratum``: the corrected statement.
+    """
+
+    verdict: str
+    summary: str
+    evidence: dict = field(default_factory=dict)
+    corrected: str | None = None
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if (self.verdict == "erratum") != (self.corrected is not None):
+            raise ValueError("an erratum, and only an erratum, carries a corrected form")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable claim of a paper.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier ``PAPER.LOCATION.SLUG`` (e.g. ``003.thm2.isotropic-variance``).
+    paper : str
+        The paper's file in ``/work/shared/papers``.
+    location : str
+        Theorem / equation / section.
+    statement : str
+        The claim in words (as the paper means it).
+    kind : str
+        One of ``KINDS``.
+    check : callable
+        ``check(cfg: Config, seed: int) -> Outcome``; ``seed`` is ``Claim.seed``.
+    """
+
+    id: str
+    paper: str
+    location: str
+    statement: str
+    kind: str
+    check: Callable
+
+    @property
+    def paper_id(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def seed(self) -> int:
+        """The claim's own seed: a hash of its id, so adding or reordering claims changes no
+        other claim's random numbers."""
+        return zlib.crc32(self.id.encode())
+
+
+CLAIMS: dict[str, Claim] = {}
+
+
+def claim(id: str, *, location: str, statement: str, kind: str):
+    """Register the decorated ``check(cfg, seed) -> Outcome`` as claim ``id``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    paper = PAPERS[id.split(".", 1)[0]]
+
+    def deco(fn):
+        if id in CLAIMS:
+            raise ValueError(f"duplicate claim id {id!r}")
+        CLAIMS[id] = Claim(id, paper, location, " ".join(statement.split()), kind, fn)
+        return fn
+    return deco
+
+
+def jsonable(value):
+    """Plain JSON values: numpy scalars/arrays to floats/lists, non-finite floats to strings."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if np.isfinite(v) else str(v)
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    return value
+
+
+def judge(ok: bool, summary: str, evidence: dict) -> Outcome:
+    """``holds`` if ``ok`` else ``fails``."""
+    return Outcome("holds" if ok else "fails", summary, evidence)
+
+
+def judge_erratum(printed_rejected: bool, corrected_ok: bool, summary: str, evidence: dict,
+                  corrected: str) -> Outcome:
+    """``erratum`` when the evidence rejects the printed form and accepts the corrected one;
+    ``holds`` if it cannot reject the printed form; ``fails`` if it rejects both."""
+    if printed_rejected and corrected_ok:
+        return Outcome("erratum", summary, evidence, corrected)
+    if not printed_rejected:
+        return Outcome("holds", summary + " (printed form not rejected)", evidence)
+    return Outcome("fails", summary + " (corrected form rejected too)", evidence)

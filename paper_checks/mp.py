@@ -1,0 +1,44 @@
+"""Independent high-precision routes for paper 003's isotropic formulas (mpmath, 30 digits).
+
+The Marchenko-Pastur law of X^T X / n (d/n -> gamma, Sigma = I) is integrated numerically here,
+from its density, instead of through the closed form of paper 003 (Thm 2) that riskcalc uses:
+an error in either the closed form or riskcalc's rearrangements shows up as a disagreement.
+"""
+
+from __future__ import annotations
+
+import mpmath as mpm
+
+mpm.mp.dps = 30
+
+
+def mp_moment(gamma, lam, power: int = 1):
+    """int dMP_gamma(x) / (x + lam)^power: m(-lam) for power 1, m'(-lam) for power 2.
+
+    The law has an atom 1 - 1/gamma at 0 when gamma > 1, and density
+    sqrt((b - x)(x - a)) / (2 pi gamma x) on [a, b] = [(1 - sqrt gamma)^2, (1 + sqrt gamma)^2].
+    """
+    g, lam = mpm.mpf(gamma), mpm.mpf(lam)
+    a, b = (1 - mpm.sqrt(g)) ** 2, (1 + mpm.sqrt(g)) ** 2
+    atom = (1 - 1 / g) / lam ** power if g > 1 else mpm.mpf(0)
+    # x = a + (b - a) sin^2(t) removes the square-root endpoint singularities.
+    def f(t):
+        x = a + (b - a) * mpm.sin(t) ** 2
+        dens = mpm.sqrt((b - x) * (x - a)) / (2 * mpm.pi * g * x)
+        return dens / (x + lam) ** power * 2 * (b - a) * mpm.sin(t) * mpm.cos(t)
+    return atom + mpm.quad(f, [0, mpm.pi / 4, mpm.pi / 2])
+
+
+def printed_m(gamma, z):
+    """Paper 003, Thm 2, as printed: m(z) = (1 - g - z - sqrt((1 - g - z)^2 - 4 g z)) / (2 g z)."""
+    g, z = mpm.mpf(gamma), mpm.mpf(z)
+    return (1 - g - z - mpm.sqrt((1 - g - z) ** 2 - 4 * g * z)) / (2 * g * z)
+
+
+def ridge_limits(gamma, r, sigma, lam):
+    """Thm 2 / Cor. 3.1 as printed, from the MP integrals: (B, V) = (r^2 lam^2 m', sigma^2 gamma
+    (m - lam m')) at z = -lam."""
+    m, dm = mp_moment(gamma, lam, 1), mp_moment(gamma, lam, 2)
+    lam = mpm.mpf(lam)
+    return (mpm.mpf(r) ** 2 * lam ** 2 * dm,
+            mpm.mpf(sigma) ** 2 * mpm.mpf(gamma) * (m - lam * dm))

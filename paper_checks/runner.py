@@ -1,0 +1,57 @@
+"""Running a selection of claims and shaping the results (the JSON contract of ``riskcalc check``).
+
+Each claim's check runs on its own seed (``Claim.seed``), so results do not depend on which
+other claims run, in which order, or on the number of worker processes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from joblib import Parallel, delayed
+
+from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
+
+
+def select(paper: str | None = None, claim_ids=None) -> list:
+    """Claims of ``paper`` (``003``, ``000``, ``004``, ``001``; ``002`` means ``000``) and/or
+    with the given ids, in catalogue order. ValueError for unknown ones."""
+    if paper == "002":
+        paper = "000"   # the HTML text of the same paper
+    if paper is not None and paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)} (or 002); got {paper!r}")
+    chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
+    if claim_ids:
+        unknown = [i for i in claim_ids if i not in CLAIMS]
+        if unknown:
+            raise ValueError(f"unknown claim id(s): {', '.join(unknown)} (see riskcalc check "
+                             "--list)")
+        chosen = [c for c in chosen if c.id in set(claim_ids)]
+    return chosen
+
+
+def _run_one(claim, quick: bool) -> dict:
+    start = time.perf_counter()
+    try:
+        out = claim.check(Config(quick), claim.seed)
+        verdict, summary, evidence, corrected = (out.verdict, out.summary, out.evidence,
+                                                 out.corrected)
+    except Exception as exc:  # a broken route is a failed check, reported, never hidden
+        verdict, summary, corrected = "fails", f"check raised {type(exc).__name__}: {exc}", None
+        evidence = {"error": f"{type(exc).__name__}: {exc}"}
+    seconds = time.perf_counter() - start
+    return {"id": claim.id, "paper": claim.paper, "location": claim.location,
+            "statement": claim.statement, "kind": claim.kind, "verdict": verdict,
+            "evidence": jsonable({**evidence, "summary": summary,
+                                  "mode": Config(quick).mode, "seconds": round(seconds, 2)}),
+            "corrected": corrected}
+
+
+def run_claims(claims, *, quick: bool = True, n_jobs: int = 1) -> list:
+    """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
+    "statement", "kind", "verdict", "evidence", "corrected"}``; ``evidence["summary"]`` holds
+    the key numbers and ``evidence["seconds"]`` the time taken."""
+    if n_jobs == 1 or len(claims) < 2:
+        return [_run_one(c, quick) for c in claims]
+    # Longest-first would balance better, but the order of results must be the catalogue's.
+    return Parallel(n_jobs=n_jobs)(delayed(_run_one)(c, quick) for c in claims)
