@@ -14,7 +14,7 @@ import sys
 from riskcalc.errors import SolverError
 
 # Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check")
+COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check", "figures")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,125 @@
+"""Every figure builds in --quick mode through ``riskcalc figures``, and each file says what
+the caption claims (issue 7)."""
+
+import csv
+import math
+import time
+
+import numpy as np
+import pytest
+
+import figures
+import riskcalc.cli as cli
+from figures.core import COLUMNS, KINDS, fmt
+
+IDS = list(figures.load_all())
+
+
+@pytest.fixture(autouse=True)
+def figures_command(monkeypatch):
+    monkeypatch.setattr(cli, "COMMANDS", tuple(dict.fromkeys(cli.COMMANDS + ("figures",))))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Build all figures once (quick, 2 workers), through the command line."""
+    out = tmp_path_factory.mktemp("figs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "COMMANDS", tuple(dict.fromkeys(cli.COMMANDS + ("figures",))))
+        t0 = time.perf_counter()
+        assert cli.main(["figures", "--all", "--quick", "--out", str(out), "--jobs", "2",
+                         "--no-progress"]) == 0
+        seconds = time.perf_counter() - t0
+    return out, seconds
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_list(capsys):
+    assert cli.main(["figures", "--list"]) == 0
+    out = capsys.readouterr().out
+    for fig_id in IDS:
+        assert fig_id in out
+    assert "not reproducible" in out and "MNIST" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["figures", "nope", "--out", "x"], "unknown figure"),
+    (["figures", "--out", "x"], "figure ids or --all"),
+    (["figures", "p003-region"], "--out DIR"),
+])
+def test_bad_input(capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_quick_build_time(built):
+    # The CI budget of issue 7: all figures in quick mode within ~4 minutes on 2 cores.
+    assert built[1] < 240
+
+
+@pytest.mark.parametrize("fig_id", IDS)
+def test_files_and_caption_match_csv(built, fig_id):
+    out, _ = built
+    for ext in ("png", "pdf", "csv", "txt"):
+        assert (out / f"{fig_id}.{ext}").stat().st_size > 0
+    caption = (out / f"{fig_id}.txt").read_text()
+    rows = read_csv(out / f"{fig_id}.csv")
+    assert rows and list(rows[0]) == list(COLUMNS)
+    assert {r["kind"] for r in rows} <= set(KINDS)
+    # The series the caption lists are exactly those in the CSV, in order.
+    series = list(dict.fromkeys(r["series"] for r in rows))
+    line = next(ln for ln in caption.splitlines() if ln.startswith("Series: "))
+    assert line == "Series: " + "; ".join(series) + "."
+    # The seed is stated; the mode is stated.
+    assert "seed = 0" in caption and "Mode: quick" in caption
+    # Simulated points: as many replicates as the caption says, finite means.
+    sims = [r for r in rows if r["kind"] in ("simulation", "path")]
+    if sims:
+        reps = {int(r["reps"]) for r in sims}
+        assert any(f"reps = {k}" in caption for k in reps), (reps, caption)
+        assert all(math.isfinite(float(r["y"])) for r in sims)
+    # Error bars are intervals around the mean wherever there are >= 2 replicates.
+    for r in sims:
+        if r["reps"] and int(r["reps"]) >= 2 and r["kind"] == "simulation":
+            assert float(r["y_lo"]) <= float(r["y"]) <= float(r["y_hi"])
+
+
+@pytest.mark.parametrize("fig_id", ["p003-thm1-ftfa", "p003-thm2-rtfa", "p003-cor31-local",
+                                    "p003-optimal", "p003-thm3-maml", "p003-thm4-pfedme"])
+def test_paper003_simulation_near_theory(built, fig_id):
+    """Oracle-setting points agree with their theory line (4 SE plus 8% for finite d);
+    federated ones (finite M) are not below it."""
+    out, _ = built
+    rows = read_csv(out / f"{fig_id}.csv")
+    federated = "global model = federated" in (out / f"{fig_id}.txt").read_text()
+    checked = 0
+    for r in (r for r in rows if r["kind"] == "simulation"):
+        theory = [t for t in rows if t["kind"] == "theory" and t["panel"] == r["panel"]
+                  and t["series"] == r["series"]]
+        xs = np.log([float(t["x"]) for t in theory])
+        pred = float(np.interp(np.log(float(r["x"])), xs, [float(t["y"]) for t in theory]))
+        mean, se = float(r["y"]), float(r["y_se"])
+        if federated:
+            assert mean >= pred - 4 * se - 0.05 * pred, (r, pred)
+        else:
+            assert abs(mean - pred) <= 4 * se + 0.08 * pred, (r, pred)
+        checked += 1
+    assert checked > 0
+
+
+def test_rerun_uses_cache(tmp_path):
+    first = figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1)
+    again = figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1)
+    assert (tmp_path / ".cache" / "p003-thm1-ftfa-quick.jsonl").exists()
+    assert again.seconds < first.seconds
+    assert (tmp_path / "p003-thm1-ftfa.csv").read_text()  # redrawn from cached results
+
+
+def test_fmt_shortens_long_grids():
+    assert fmt(list(range(10))) == "0 to 9 (10 values)"
+    assert fmt([0.5, 2.0]) == "{0.5, 2}"
