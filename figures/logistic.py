@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from montecarlo.stats import mean_se, t_half_width
 
 from figures.core import Table
 
@@ -12,11 +12,10 @@ from figures.core import Table
 def mean_ci(values, level: float = 0.95):
     """Mean, standard error and Student-t interval over replicates (NaN interval for one)."""
     v = np.asarray(values, float)
-    mean = v.mean()
     if v.size < 2:
-        return mean, np.nan, np.nan, np.nan
-    se = v.std(ddof=1) / np.sqrt(v.size)
-    half = stats.t.ppf(0.5 + level / 2, v.size - 1) * se
+        return v.mean(), np.nan, np.nan, np.nan
+    mean, se = mean_se(v)
+    half = t_half_width(se, v.size, level)
     return mean, se, mean - half, mean + half
 
 

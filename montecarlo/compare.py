@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from montecarlo.stats import mean_se, t_half_width
 
 import riskcalc
 from montecarlo.estimators import get_estimator, tuning_value
@@ -94,10 +94,8 @@ def summarize(samples, predicted, level: float = 0.95) -> dict:
     prediction equal to a zero-width interval's mean (a deterministic quantity).
     """
     x = np.asarray(samples, dtype=float)
-    reps = x.shape[0]
-    mean = x.mean(0)
-    se = x.std(0, ddof=1) / np.sqrt(reps)
-    half = stats.t.ppf(0.5 + level / 2, reps - 1) * se
+    mean, se = mean_se(x)
+    half = t_half_width(se, x.shape[0], level)
     pred = np.asarray(predicted, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(pred != 0, (mean - pred) / pred, np.nan)

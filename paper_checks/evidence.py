@@ -15,6 +15,7 @@ import numpy as np
 import riskcalc
 from montecarlo.instances import Setting, sample_instance
 from montecarlo.measure import measure
+from montecarlo.stats import mean_se
 
 #: Standard errors a simulated mean may be from a correct limit (with 30-60 comparisons in a
 #: catalogue, 4 s.e. keeps the chance of a spurious failure below 0.2%).
@@ -57,12 +58,6 @@ def simulate(method: str, *, gamma, sigma, signal, tunings=(0.0,), spectrum=None
     res = {k: np.array(v) for k, v in rows.items()}
     res["n"] = n
     return res
-
-
-def mean_se(x, axis=0):
-    """Mean and standard error along ``axis``."""
-    x = np.asarray(x, float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
 
 
 def agreement(predicted, samples, *, slack: float = 0.0, z: float = Z) -> dict:

@@ -19,8 +19,9 @@ from montecarlo.logistic import paper000_instance
 from montecarlo.metrics import evaluate
 from montecarlo.objectives import ClientLosses, minimize
 from montecarlo.seeding import replicate_rng
+from montecarlo.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
-from paper_checks.evidence import Z, fmt, mean_se
+from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
 
 

@@ -15,8 +15,9 @@ import numpy as np
 
 import riskcalc
 from montecarlo.seeding import replicate_rng
+from montecarlo.stats import mean_se
 from paper_checks.core import Outcome, claim, judge, judge_erratum
-from paper_checks.evidence import Z, agreement, fmt, mean_se, simulate
+from paper_checks.evidence import Z, agreement, fmt, simulate
 from paper_checks.mp import mp_moment, printed_m, ridge_limits
 
 SLACK = 3.0
