@@ -34,14 +34,20 @@ def settings(ctx) -> dict:
             "inner_steps": ctx.pick(20, 50)}
 
 
-def overrides(s: dict, **extra) -> dict:
-    # Labels like "fedprox_0.5" cannot be addressed as LABEL.PARAM (the key splits at the
-    # first dot), so FedProx is set through "*" (applied first, then GlobalTrain's own rounds;
-    # only fedprox_bilevel takes inner_steps).
+def overrides(s: dict, methods=None, **extra) -> dict:
+    """Preset overrides of settings ``s`` for ``methods`` (labels; None: all of ``METHODS``)."""
+    keys = [k for k, _ in METHODS] if methods is None else list(methods)
+    # "*.rounds" reaches every method that takes rounds; GlobalTrain's own count, set after
+    # it, wins for that label.
     out = {"R": list(s["R"]), "n_test": s["n_test"], "labels": LABELS,
            "center_var": CENTER_VAR, "*.rounds": s["fedprox_rounds"],
-           "*.inner_steps": s["inner_steps"], "global.rounds": s["global_rounds"],
-           "local.epochs": s["global_rounds"]}
+           "*.inner_steps": s["inner_steps"]}
+    if "global" in keys:
+        out["global.rounds"] = s["global_rounds"]
+    if "local" in keys:
+        out["local.epochs"] = s["global_rounds"]
+    if methods is not None:
+        out["methods"] = ",".join(keys)
     out.update(extra)
     return out
 
@@ -67,9 +73,8 @@ def run_adaptive(ctx, s: dict, trajectory: bool = True) -> list:
     ``method`` is renamed ``adaptive``."""
     rows = []
     for R, lam in zip(s["R"], adaptive_lambda(s["R"])):
-        ov = {**overrides({**s, "R": [R]}), "methods": "fedprox_0.5", "*.lam": float(lam)}
-        for key in ("global.rounds", "local.epochs"):
-            del ov[key]
+        ov = overrides({**s, "R": [R]}, methods=["fedprox_0.5"],
+                       **{"fedprox_0.5.lam": float(lam)})
         rows += [dict(r, method="adaptive", lam=float(lam))
                  for r in ctx.preset(PRESET, ov, s["reps"], trajectory=trajectory)]
     return rows

@@ -20,9 +20,7 @@ def make(ctx):
     table = Table()
     panels = [f"FedProx, λ = {lam:g}" for _, lam in LAMS]
     for K in ks:
-        ov = {**overrides(s), "methods": ",".join(k for k, _ in LAMS), "*.inner_steps": K}
-        for key in ("global.rounds", "local.epochs"):
-            del ov[key]
+        ov = overrides(s, methods=[k for k, _ in LAMS], **{"*.inner_steps": K})
         rows = ctx.preset(PRESET, ov, s["reps"], trajectory=True)
         for panel, (key, _) in zip(panels, LAMS):
             add_summary(table, rows, panel=panel, method=key, series=f"K = {K}",

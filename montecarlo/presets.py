@@ -12,8 +12,8 @@ Overrides (``riskcalc simulate --set KEY=VALUE``):
 
 * ``R=0:20:21`` (``start:stop:num``, evenly spaced), ``R=0,5,10`` or ``R=3``: any instance
   parameter or the grid;
-* ``fedavg.rounds=10``: a hyperparameter of one method (by label); ``*.rounds=10``: of every
-  method that takes it;
+* ``fedavg.rounds=10``: a hyperparameter of one method (by label; labels may hold dots, as in
+  ``fedprox_0.44.lam=0.5``); ``*.rounds=10``: of every method that takes it;
 * ``methods=fedavg,local``: keep some methods;
 * ``exact=true``: also compute each objective's exact minimizer (optimization error, and the
   statistical error of the minimizer itself); needs strong convexity (``l2 > 0``);
@@ -33,6 +33,7 @@ from montecarlo.algorithms import ALGORITHMS
 from montecarlo.logistic import paper000_instance, paper004_instance, quadratic_instance
 from montecarlo.metrics import evaluate, exact_solution, rounds_to_accuracy
 from montecarlo.seeding import check_seed
+from montecarlo.stats import mean_se
 from montecarlo.tasks import run_tasks
 from riskcalc._validate import positive_int
 
@@ -201,12 +202,19 @@ def _boolean(key, value):
     raise ValueError(f"{key} must be true or false, got {value!r}")
 
 
+def _split_key(spec, key):
+    """``LABEL.PARAM`` -> (LABEL, PARAM), matching the longest label, since labels such as
+    ``fedprox_0.5`` hold dots themselves."""
+    for label in sorted(spec["methods"], key=len, reverse=True) + ["*"]:
+        if key.startswith(label + ".") and len(key) > len(label) + 1:
+            return label, key[len(label) + 1:]
+    raise ValueError(f"method label must be one of {sorted(spec['methods'])} or '*', "
+                     f"got {key.rsplit('.', 1)[0]!r} (in {key!r})")
+
+
 def _set_hyper(spec, key, value):
-    label, hp = key.split(".", 1)
+    label, hp = _split_key(spec, key)
     labels = list(spec["methods"]) if label == "*" else [label]
-    if label != "*" and label not in spec["methods"]:
-        raise ValueError(f"method label must be one of {sorted(spec['methods'])} or '*', "
-                         f"got {label!r}")
     hit = False
     for lab in labels:
         algo, hyper = spec["methods"][lab]
@@ -341,6 +349,6 @@ def summarize(rows, column: str = "accuracy") -> dict:
     out = {}
     for key, by_rep in groups.items():
         vals = np.array(list(by_rep.values()), float)
-        se = vals.std(ddof=1) / np.sqrt(len(vals)) if len(vals) > 1 else float("nan")
-        out[key] = (float(vals.mean()), float(se))
+        mean, se = mean_se(vals) if len(vals) > 1 else (vals.mean(), float("nan"))
+        out[key] = (float(mean), float(se))
     return out

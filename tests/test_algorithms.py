@@ -116,6 +116,36 @@ def test_bilevel_inner_steps_follow_theorem2(inst):
         fedprox_bilevel(inst, lam=1.0, step_rule="section6")
 
 
+def test_bilevel_client_sampling(inst):
+    # Sampling every client is Alg. 1 itself, bit for bit.
+    full = fedprox_bilevel(inst, lam=1.0, rounds=5, inner_steps=10)
+    all3 = fedprox_bilevel(inst, lam=1.0, rounds=5, inner_steps=10, clients_per_round=3)
+    assert np.array_equal(full.local, all3.local)
+    assert np.array_equal(full.global_model, all3.global_model)
+    lam = 1.0
+    kw = dict(lam=lam, rounds=200, inner_steps=10, clients_per_round=1, seed=4)
+    one = fedprox_bilevel(inst, **kw)
+    assert np.array_equal(one.local, fedprox_bilevel(inst, **kw).local)
+    assert not np.array_equal(one.local, fedprox_bilevel(inst, **dict(kw, seed=5)).local)
+    # One client trains per round (the same one at every grid point); the others keep theirs.
+    moved = np.any(one.local[1:] != one.local[:-1], axis=-1)
+    assert np.all(moved.sum(-1) == 1) and np.all(moved[:, 0] == moved[:, 1])
+    # Every client is sampled within 200 rounds, and the server's step is the sampled
+    # client's Moreau-gradient estimate: w_g <- w_g - gamma lam (w_g - w_i).
+    assert moved[:, 0].any(0).all()
+    gamma = np.asarray(one.params["global_lr"])[..., None]
+    i = moved.argmax(-1)[:, 0]
+    w_i = np.take_along_axis(one.local[1:], i[:, None, None, None], axis=-2)[..., 0, :]
+    assert np.allclose(one.global_model[1:], one.global_model[:-1]
+                       - gamma * lam * (one.global_model[:-1] - w_i), rtol=0, atol=1e-12)
+    assert np.allclose(one.grad_evals, 10 * np.arange(201) / 3)
+    # With a constant step the sampled iterates hover near the minimizer instead of reaching
+    # it: far closer than the start, not as close as full participation (tested above).
+    wg, _ = exact_solution(one, inst)
+    err = np.linalg.norm(one.global_model - wg, axis=-1)
+    assert np.all(err[-50:].mean(0) < 0.3 * err[0])
+
+
 def test_cost_accounting(inst):
     t = fedavg(inst, rounds=3, local_epochs=2, batch_size=16, clients_per_round=2)
     assert list(t.rounds) == [0, 1, 2, 3]
@@ -134,6 +164,7 @@ def test_cost_accounting(inst):
     (lambda d: local_training(d, epochs=-1), "epochs"),
     (lambda d: fedprox(d, lam=-1.0), "lam"),
     (lambda d: fedprox_bilevel(d, lam=1.0, step_rule="fast"), "step_rule"),
+    (lambda d: fedprox_bilevel(d, lam=1.0, clients_per_round=4), "clients_per_round"),
     (lambda d: pfedme(d, lam=1.0, beta=0.0), "beta"),
     (lambda d: l2gd(d, lam=1.0, p=1.0), "p"),
     (lambda d: apgd1(d, lam=0.0), "lam"),

@@ -71,9 +71,20 @@ def test_exact_and_target_columns(tmp_path):
     assert all(float(r["local_opt_err"]) < 1e-6 for r in rows)
 
 
+def test_labels_with_dots_take_settings():
+    from montecarlo.presets import resolve
+
+    spec = resolve("paper000-fig1", {"fedprox_0.44.lam": 0.5, "*.rounds": 7,
+                                     "fedprox_4.rounds": 9})
+    assert spec["methods"]["fedprox_0.44"][1]["lam"] == 0.5
+    assert spec["methods"]["fedprox_4"][1] == {"lam": 4.0, "rounds": 9}
+    assert spec["methods"]["fedprox_0"][1] == {"lam": 0.0, "rounds": 7}
+
+
 @pytest.mark.parametrize("args, text", [
     (["paper000-fig1", "--set", "colour=red"], "colour"),
     (["paper000-fig1", "--set", "fedavg.speed=2"], "speed"),
+    (["paper000-fig1", "--set", "fedprox_0.45.lam=2"], "fedprox_0.45"),
     (["paper000-fig1", "--set", "nokey"], "KEY=VALUE"),
     (["paper000-fig1", "--set", "R=-1"], "R"),
     (["paper000-fig1", "--set", "methods=sgd"], "methods"),

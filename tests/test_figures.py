@@ -112,6 +112,28 @@ def test_paper003_simulation_near_theory(built, fig_id):
     assert checked > 0
 
 
+def test_paper004_fig5_sampled_runs(built):
+    """Fig. 5: a panel per (clients, R), every FedProx path over all the rounds from the common
+    zero start, and a floor (exact minimizer) below the start of its path."""
+    out, _ = built
+    rows = read_csv(out / "p004-fig5.csv")
+    caption = (out / "p004-fig5.txt").read_text()
+    assert "m = {20, 100}" in caption and "10% of m" in caption and "FedProx rounds = 15" in caption
+    panels = list(dict.fromkeys(r["panel"] for r in rows))
+    assert panels == [f"m = {m}, R = {R}" for m in (20, 100) for R in (0, 3)]
+    for panel in panels:
+        starts = set()
+        for series in ("FedProx, λ = 0.02", "FedProx, λ = 0.1", "FedProx, λ = 0.5"):
+            path = [r for r in rows if r["panel"] == panel and r["series"] == series
+                    and r["kind"] == "path"]
+            assert [float(r["x"]) for r in path] == list(range(16))
+            floor = [r for r in rows if r["panel"] == panel and r["series"] == series
+                     and r["kind"] == "reference"]
+            assert len(floor) == 1 and float(floor[0]["y"]) < float(path[0]["y"])
+            starts.add(path[0]["y"])
+        assert len(starts) == 1
+
+
 def test_rerun_uses_cache(tmp_path):
     first = figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1)
     again = figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1)

@@ -129,13 +129,19 @@ def theorem2_inner_steps(c, lam, lr, global_lr):
 
 
 def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | None = None,
-                    step_rule: str = "corollary1", lr=None, global_lr=None, L=None, mu=None):
+                    step_rule: str = "corollary1", lr=None, global_lr=None, L=None, mu=None,
+                    clients_per_round: int | None = None, seed: int = 0, rep: int = 0):
     """One-stage bilevel FedProx (paper 004 Alg. 1, App. B.1), full local gradients.
 
     Round t: every client warm-starts from its last local model and takes ``K`` gradient steps
     on ``h_i(w) = f_i(w) + lam/2 ||w - w_g||^2`` with step ``lr``; it uploads
     ``lam (w_g - w_i)``, an estimate of the Moreau-envelope gradient (paper 004 Lemma 3); the
     server steps ``w_g <- w_g - global_lr * mean_i lam (w_g - w_i)`` (eq. 10).
+
+    With ``clients_per_round`` (paper 004 App. C, Fig. 5: 10% client sampling) the server
+    samples that many clients uniformly without replacement each round; only they train and
+    upload, the mean runs over them, and the others keep their last local model (Alg. 1 has
+    every client participate; the sampled variant is the one Fig. 5 describes).
 
     Parameters
     ----------
@@ -154,11 +160,17 @@ def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | N
     L, mu : float or None
         Smoothness / strong convexity of the ``f_i``; default
         ``ClientLosses.smoothness().max()`` and ``strong_convexity().min()`` per grid point.
+    clients_per_round : int or None
+        Clients sampled per round, in [1, m]; None for full participation (Alg. 1).
+    seed, rep : int
+        Client sampling from ``replicate_rng(seed, rep, 10)`` (unused under full
+        participation, which is deterministic).
 
     Returns
     -------
     Trajectory
-        Objective ``"fedprox"``; checkpoint t holds ``w_{t+1}^(g)`` and ``w_{t,K}^(i)``.
+        Objective ``"fedprox"``; checkpoint t holds ``w_{t+1}^(g)`` and ``w_{t,K}^(i)``;
+        ``grad_evals`` counts ``K`` per round per participating client, averaged over clients.
 
     Notes
     -----
@@ -183,17 +195,25 @@ def fedprox_bilevel(data, *, lam: float, rounds: int = 100, inner_steps: int | N
         global_lr = np.broadcast_to(positive("global_lr", global_lr), losses.batch_shape)
     K = (theorem2_inner_steps(c, lam, lr, global_lr) if inner_steps is None
          else positive_int("inner_steps", inner_steps))
+    count = check_participation(clients_per_round, losses.m)
+    rng = replicate_rng(seed, rep, ALGORITHM_STREAM)
     rec = Recorder("fedprox_bilevel", "fedprox", lam, dict(
         lam=lam, rounds=rounds, inner_steps=K, step_rule=step_rule,
-        lr=np.asarray(lr).tolist(), global_lr=np.asarray(global_lr).tolist()))
+        lr=np.asarray(lr).tolist(), global_lr=np.asarray(global_lr).tolist(),
+        clients_per_round=count, seed=seed, rep=rep))
     eta, gamma = np.asarray(lr)[..., None, None], np.asarray(global_lr)[..., None]
     W = zeros(losses)
     wg = W.mean(-2)
     rec.add(W, wg, 0, 0.0)
     for t in range(rounds):
+        # Gradients only on the sampled clients: with 10% sampling of 1,000 clients, computing
+        # all of them and masking would cost ten times the work.
+        idx = np.flatnonzero(sample_clients(rng, losses.m, count))
+        X, y, Wa = losses.X[..., idx, :, :], losses.y[..., idx, :], W[..., idx, :]
         for _ in range(K):
-            W = W - eta * (losses.grad(W) + lam * (W - wg[..., None, :]))
-        wg = wg - gamma * lam * (wg - W.mean(-2))
-        rec.add(W, wg, t + 1, K * (t + 1))
+            Wa = Wa - eta * (losses.grad(Wa, X, y) + lam * (Wa - wg[..., None, :]))
+        W[..., idx, :] = Wa
+        wg = wg - gamma * lam * (wg - Wa.mean(-2))
+        rec.add(W, wg, t + 1, K * (t + 1) * count / losses.m)
     return rec.build()
 
