@@ -119,9 +119,9 @@ class ClientLosses:
     def hessian(self, W):
         """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
         z = (self.X @ W[..., None])[..., 0]
-        Xt = np.swapaxes(self.X, -1, -2)
-        return (Xt * self._d2phi(z, self.y)[..., None, :]) @ self.X / self.n \
-            + self.l2 * np.eye(self.d)
+        # einsum's contraction path is about twice as fast as scaling a transposed copy.
+        return np.einsum("...nd,...n,...ne->...de", self.X, self._d2phi(z, self.y), self.X,
+                         optimize=True) / self.n + self.l2 * np.eye(self.d)
 
     def smoothness(self):
         """An upper bound ``L_i`` on the smoothness of ``f_i``, shape ``(..., m)``.
@@ -232,12 +232,17 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
 
 
 def _minimize_fedprox(losses, lam, tol):
-    state = {"W": np.zeros(losses.batch_shape + (losses.m, losses.d))}
+    state = {"W": np.zeros(losses.batch_shape + (losses.m, losses.d)), "wg": None}
 
     def inner(wg):
+        # Newton asks for the value, gradient and Hessian at the same point: one prox serves
+        # all three.
+        if state["wg"] is not None and np.array_equal(wg, state["wg"]):
+            return state["W"]
         # The outer gradient error is at most the inner one (times lam / (lam + mu) <= 1).
         state["W"] = prox(losses, np.broadcast_to(wg[..., None, :], state["W"].shape), lam,
                           state["W"], tol=tol * 1e-2)
+        state["wg"] = np.array(wg)
         return state["W"]
 
     def envelope(wg):
@@ -285,7 +290,7 @@ def _newton(fun, grad, hess, x, tol, what, maxiter=100):
                 break
             t = np.where(ok, t, 0.5 * t)
         x = np.where((gnorm <= tol)[..., None], x, x_new)
-        f = fun(x)
+        f = np.where(gnorm <= tol, f, f_new)
     raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
                       "iterations (with l2 = 0 separable data have no finite minimizer; "
                       "set l2 > 0)")
