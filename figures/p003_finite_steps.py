@@ -3,7 +3,9 @@ steps.
 
 The client starts at the global model (k = 0 is FedAvg) and takes k full-batch gradient
 steps on its loss (FTFA, Alg. 5) or its loss plus lam/2 ||theta - theta_0||^2 (RTFA, Alg. 6).
-The risk falls from FedAvg's r^2 to the converged limits of Thms 1-2 (riskcalc, dashed).
+The risk falls from FedAvg's r^2 towards the converged limits of Thms 1-2 (riskcalc, dashed);
+for Sigma = I the lines are the exact finite-step limits (``riskcalc.steps_limit``), which show
+FTFA overshooting: its risk is lowest after a few steps, not at convergence.
 The paper's Figs. 5-6 show the same effect on pretrained networks (not reproducible here).
 """
 
@@ -18,6 +20,7 @@ from montecarlo.instances import Setting
 
 GAMMA = 2.0
 STEP_SIZE = 0.2  # below 2 / (largest eigenvalue of X X^T / n + lam) for gamma = 2: stable
+K_THEORY = np.unique(np.round(np.concatenate([[0], np.geomspace(1, 2000, 120)])))
 
 
 @register("p003-finite-steps", paper="003",
@@ -39,6 +42,10 @@ def make(ctx):
                                        **extra)
             table.add(panel, label, "reference", "steps", np.nan,
                       "risk", riskcalc.spec_limit(spec).risk)
+            if sp is None:  # the finite-step limits are derived for Sigma = I only
+                table.add(panel, label, "theory", "steps", K_THEORY, "risk", riskcalc.steps_limit(
+                    method, gamma=GAMMA, r=R, sigma=SIGMA, steps=K_THEORY,
+                    step_size=STEP_SIZE, **extra).risk)
             for k in steps:
                 where.append((panel, label, k))
                 points.append((spec, [tune or 0.0], Setting(d=sz["d"]), k, STEP_SIZE))
@@ -59,8 +66,10 @@ def make(ctx):
         "Paper 003: risk after k personalization gradient steps from the global model",
         "Markers: mean risk of simulated clients after k full-batch gradient steps of size "
         "η from the oracle global model θ0 (k = 0 is FedAvg), error bars 95% Student-t "
-        "intervals; dashed: FedAvg's r² and, in each method's colour, its converged limit (Thms 1-2). RTFA uses its "
-        "optimal λ* for each covariance. x axis: symmetric log (linear below 1).",
+        "intervals; lines (Σ = I only): the limit after k steps (riskcalc.steps_limit, "
+        "Marchenko-Pastur integral of the gradient-descent filter); dashed: FedAvg's r² and, "
+        "in each method's colour, its converged limit (Thms 1-2). RTFA uses its optimal λ* "
+        "for each covariance. x axis: symmetric log (linear below 1).",
         {"γ": GAMMA, "r": R, "σ": SIGMA, "η (step size)": STEP_SIZE, "k": steps,
          "d": sz["d"], "n": round(sz["d"] / GAMMA), "reps": sz["reps"],
          "global model": "oracle θ0", "features": "Gaussian",

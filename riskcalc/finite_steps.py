@@ -1,0 +1,151 @@
+"""Limits of the risk after a finite number of personalization gradient steps (Sigma = I).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7, Algs. 5-6: the client starts at the global
+model theta_0 and takes k full-batch gradient steps of size eta on its loss L_i (FTFA) or on
+L_i + lam/2 ||theta - theta_0||^2 (RTFA); Thms 1-2 are the k -> infinity limits. The paper
+gives no finite-k theory; it is derived here.
+
+Every iterate is a spectral filter of the sample covariance S = X^T X / n: with
+q(s) = 1 - eta (s + lam),
+
+    theta_k - theta_i = (I - f(S)) (theta_0 - theta_i) + f(S) S^+ X^T eps / n,
+    f(s) = s / (s + lam) * (1 - q(s)^k),
+
+so, for an isotropic theta_0 - theta_i of norm r and Sigma = I,
+
+    B_k = r^2 int (1 - f(s))^2 dF_gamma(s),    V_k = sigma^2 gamma int f(s)^2 / s dF_gamma(s),
+
+with F_gamma the Marchenko-Pastur law of ratio gamma (an atom 1 - 1/gamma at 0 when
+gamma > 1, where f = 0). k = 0 is FedAvg (B = r^2, V = 0); k -> infinity with
+0 < eta (s + lam) < 2 on the support gives Thms 1-2. The local baselines (Cor. 3.1) are the
+same filters started at 0, with rho in place of r.
+
+The integral over the continuous part uses s = 1 + gamma - h cos(t), h = 2 sqrt(gamma), which
+turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on [0, pi], and the midpoint
+rule with nodes doubled until two successive values agree to ``RTOL`` (relative) or ``ATOL``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array, positive
+from riskcalc.errors import SolverError
+from riskcalc.limits import LimitResult
+from riskcalc.model import ClientSpec
+
+METHODS = ("ftfa", "rtfa", "local", "local_ridge")
+RTOL = 1e-13
+# Both factors are of order one (the bias factor lies in [0, 1] for a stable step); a bias that
+# has decayed to 1e-30 need not be resolved to 13 digits.
+ATOL = 1e-16
+MAX_NODES = 2 ** 18
+
+
+def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
+                spectrum=None) -> LimitResult:
+    """Asymptotic bias, variance and risk after ``steps`` personalization gradient steps.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7 Algs. 5-6 (full batch), with Thms 1-2 /
+    Cor. 3.1 as the limit ``steps -> infinity``; derivation in this module's docstring.
+
+    Parameters
+    ----------
+    method : {"ftfa", "rtfa", "local", "local_ridge"}
+        Fine-tuning from the global model (FTFA, RTFA) or training from 0 (the local
+        baselines).
+    gamma, sigma, r, rho, lam : float or array_like
+        As in ``riskcalc.ClientSpec`` (``r`` for FTFA/RTFA, ``rho`` for the local ones, ``lam``
+        for RTFA and local ridge).
+    steps : int or array_like of int
+        Number of gradient steps k >= 0.
+    step_size : float or array_like
+        eta > 0. The iterates converge when eta (lam + (1 + sqrt(gamma))^2) < 2; beyond, the
+        risk grows with k (a note says so).
+    spectrum : Spectrum, optional
+        Only Sigma = I (None or identity with uniform signal) is implemented.
+
+    Returns
+    -------
+    LimitResult
+        ``route`` is ``"finite-steps"``; ``params`` include ``steps`` and ``step_size``.
+
+    Raises
+    ------
+    ValueError
+        For a method outside ``METHODS``, a non-isotropic spectrum, or a bad parameter.
+    SolverError
+        When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
+        thousands).
+
+    Examples
+    --------
+    >>> res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=1, step_size=0.2)
+    >>> round(res.bias, 12), round(res.variance, 12)
+    (0.72, 0.02)
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
+                         f"got {method!r}")
+    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                      spectrum=spectrum)
+    if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
+        raise ValueError("spectrum: finite-step limits are implemented for Sigma = I only "
+                         "(identity spectrum, uniform signal)")
+    k = as_array("steps", steps, low=0.0)
+    if np.any(k != np.round(k)):
+        raise ValueError(f"steps must be integers >= 0, got {steps!r}")
+    eta = positive("step_size", step_size)
+    params = {**spec.params(), "steps": k.tolist(), "step_size": eta.tolist()}
+    g, sig, signal, lam_, k, eta = np.broadcast_arrays(
+        spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
+    b_fac, v_fac = filter_integrals(g, lam_, k, eta)
+    bias = signal ** 2 * b_fac
+    var = sig ** 2 * v_fac
+    risk = bias + var
+    scalar = bias.ndim == 0
+    out = [float(x) if scalar else x for x in (bias, var, risk)]
+    notes = []
+    if np.any(eta * (lam_ + (1 + np.sqrt(g)) ** 2) >= 2):
+        notes.append("step_size * (lam + (1 + sqrt(gamma))^2) >= 2: gradient descent diverges "
+                     "on the top of the spectrum, and the risk grows without bound in steps")
+    return LimitResult(method, params, *out, route="finite-steps", notes=tuple(notes))
+
+
+def filter_integrals(gamma, lam, steps, step_size):
+    """Bias per unit r^2 and variance per unit sigma^2 after ``steps`` gradient steps.
+
+    ``int (1 - f)^2 dF_gamma`` and ``gamma int f^2 / s dF_gamma`` for the filter
+    ``f(s) = s / (s + lam) (1 - (1 - step_size (s + lam))^steps)`` and the Marchenko-Pastur
+    law F_gamma (paper 003 Sec. 7; see the module docstring). Arguments broadcast together.
+    """
+    gamma, lam, k, eta = (a[..., None] for a in np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size))))
+    root = np.sqrt(gamma)
+    atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
+    prev = None
+    n = 64
+    while n <= MAX_NODES:
+        # Midpoint rule in t: the integrand is smooth, even and 2 pi-periodic in t, where it
+        # converges geometrically, and no node sits on the edge s = 0 of gamma = 1.
+        u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
+        s = (1.0 - root) ** 2 + 4.0 * root * u                        # = 1 + gamma - h cos t
+        dens = (np.pi / n) * 16.0 * gamma * u * (1.0 - u) / (2.0 * np.pi * gamma * s)
+        f_over_s = _one_minus_power(eta * (s + lam), k) / (s + lam)
+        f = s * f_over_s
+        cur = (atom + np.sum(dens * (1.0 - f) ** 2, -1),
+               gamma[..., 0] * np.sum(dens * f * f_over_s, -1))
+        if prev is not None and all(
+                np.all(np.abs(a - b) <= RTOL * np.abs(a) + ATOL) for a, b in zip(cur, prev)):
+            return cur
+        prev = cur
+        n *= 2
+    raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
+                      f"(steps up to {np.max(k):g})")
+
+
+def _one_minus_power(x, k):
+    """``1 - (1 - x)^k`` without cancellation when x is small (x in (0, 1): through log1p)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = -np.expm1(k * np.log1p(-np.minimum(x, 0.5)))
+    return np.where(x < 0.5, small, 1.0 - (1.0 - x) ** k)
