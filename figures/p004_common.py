@@ -6,24 +6,14 @@ shared cache)."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from riskcalc.minimax.fedprox import fedprox_lambda
+from montecarlo.paper004 import CENTER_VAR, D, L2, LABELS, LAM_CAP, M, N, RHO, adaptive_lambda
 
 P004 = "004_98172ed3646eef14.txt"
 PRESET = "paper004-synthetic"
-M, N, D, L2 = 10, 200, 60, 1e-2
 METHODS = (("global", "GlobalTrain"), ("local", "LocalTrain"),
            ("fedprox_0.02", "FedProx, λ = 0.02"), ("fedprox_0.1", "FedProx, λ = 0.1"),
            ("fedprox_0.5", "FedProx, λ = 0.5"))
 ADAPTIVE = "FedProx, adaptive λ (Thm 1)"
-# Bernoulli labels and a centre of variance 0.1 (see NOTES): with the paper's argmax labels
-# the logistic minimizer does not estimate w* (its norm is set by l2), and every method's
-# statistical error is ||w*||^2 whatever it does.
-LABELS, CENTER_VAR = "bernoulli", 0.1
-RHO = 2.0        # App. C: rho = 2, chosen there by grid search over [1, 10]
-LAM_CAP = 10.0   # Thm 1's first branch (R <= 1/sqrt(n)) allows any lam above a huge bound;
-#                  lam = 10 is already GlobalTrain here and keeps the bilevel steps usable.
 
 
 def settings(ctx) -> dict:
@@ -50,17 +40,6 @@ def overrides(s: dict, methods=None, **extra) -> dict:
         out["methods"] = ",".join(keys)
     out.update(extra)
     return out
-
-
-def adaptive_lambda(R):
-    """Thm 1's lam with rho = 2 (App. C), mu = l2, for heterogeneity variance R per coordinate.
-
-    Thm 1 bounds ||w_i - w_g||^2 <= R_het^2; with w_i - u ~ N(0, R I_d), R_het^2 = d R.
-    Second branch (R_het > 1/sqrt(n)): lam = rho^2 / (n mu R_het^2); first branch: LAM_CAP.
-    """
-    r_het = np.sqrt(D * np.asarray(R, float))
-    lam, is_lower = fedprox_lambda(L=1.0, mu=L2, rho=RHO, R=r_het, n=N, m=M)
-    return np.where(is_lower, LAM_CAP, np.minimum(lam, LAM_CAP))
 
 
 def run(ctx, s: dict, trajectory: bool = True) -> list:

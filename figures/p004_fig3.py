@@ -2,8 +2,9 @@
 with the adaptive lam of Thm 1 against GlobalTrain and LocalTrain, over heterogeneity R."""
 
 from figures.core import Caption, Output, register
-from figures.p004_common import METHODS, NOTES, P004, adaptive_lambda, caption_params
+from figures.p004_common import METHODS, NOTES, P004, caption_params
 from figures.p004_fig1a import error_vs_R
+from montecarlo.paper004 import adaptive_lambda
 
 
 @register("p004-fig3", paper="004", title="FedProx with the adaptive lam of Thm 1 vs "

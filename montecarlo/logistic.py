@@ -88,8 +88,8 @@ def _draw_labels(rng, z_star, labels):
 
 
 def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: int = 5000,
-                      labels: str = "bernoulli", l2: float = 0.0, seed: int = 0,
-                      rep: int = 0) -> Instance:
+                      labels: str = "bernoulli", l2: float = 0.0, w_norm: float | None = None,
+                      seed: int = 0, rep: int = 0) -> Instance:
     """Federated logistic regression of paper 000 (Sec. 3.2 and Appendix D, Fig. 1).
 
     ``w_* ~ N(0, I_d)``; ``w_*^(i) = w_* + R v_i`` with ``v_i`` a random unit vector negatively
@@ -109,6 +109,12 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     l2 : float
         Ridge added to every client's empirical risk (0 in the paper; > 0 needed for exact
         minimizers since n_i = d makes the local data separable).
+    w_norm : float or None
+        ``None`` (Appendix D): ``w_* ~ N(0, I_d)``, so ``||w_*|| ~ sqrt(d)``. A number > 0:
+        ``w_*`` uniform on the sphere of that radius (the same draw, rescaled). Margins
+        ``x'w_*`` are then of order ``w_norm`` instead of ``sqrt(d)``, which keeps the
+        curvature constants of Lemma 7 of order one (at ``n ~ d`` the default's large margins
+        make the local problems nearly separable).
     seed, rep : int
         Replicate ``rep`` of experiment ``seed``.
 
@@ -123,8 +129,12 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     m, n, d = (positive_int(k, v) for k, v in (("m", m), ("n", n), ("d", d)))
     n_test = positive_int("n_test", n_test)
     labels = _labels("labels", labels)
+    if w_norm is not None:
+        w_norm = float(positive("w_norm", w_norm))
     rng = replicate_rng(seed, rep, 0)
     w0 = rng.standard_normal(d)
+    if w_norm is not None:
+        w0 *= w_norm / np.linalg.norm(w0)
     u = rng.standard_normal((m, d))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     v = -np.sign(u @ w0)[:, None] * u
@@ -133,7 +143,7 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     y = _draw_labels(replicate_rng(seed, rep, 2), (X @ w_star[..., None])[..., 0], labels)
     test_X = replicate_rng(seed, rep, 3).standard_normal((m, n_test, d))
     params = dict(R=R.tolist(), m=m, n=n, d=d, n_test=n_test, labels=labels, l2=float(l2),
-                  seed=seed, rep=rep)
+                  w_norm=w_norm, seed=seed, rep=rep)
     return Instance(ClientLosses(X, y, loss="logistic", l2=l2), w_star, test_X, labels, params)
 
 

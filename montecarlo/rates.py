@@ -4,7 +4,7 @@ Each function returns a grid of simulated errors or round counts together with t
 checked against (``riskcalc.minimax``); the fitting (exponents with confidence intervals,
 ``[c, C]`` bands) is ``riskcalc.ratecheck``'s. Two kinds of claim, two kinds of simulation:
 
-* statistical claims (paper 000 Thm 8 and Thms 4, 6; paper 004 Thm 1) use the *exact*
+* statistical claims (paper 000 Thm 8 and Thms 4, 6, 11, 12; paper 004 Thm 1) use the *exact*
   minimizers of ``montecarlo.objectives`` (global objective for FedAvg, local objectives for
   PureLocalTraining, FedProx objective at the prescribed lambda), so no optimization error
   enters the measured rate; fine-tuning is the one iterative method there, because its claim
@@ -36,7 +36,8 @@ from montecarlo.objectives import ClientLosses, minimize
 from montecarlo.seeding import check_seed, replicate_rng
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
 from riskcalc.minimax import (communication_lower_bound, dichotomy_threshold, fedprox_complexity,
-                              fedprox_lambda, logistic_constants, lower_bound_ier)
+                              fedprox_lambda, fedprox_proof_lambda, logistic_constants,
+                              lower_bound_ier)
 
 # Enumerating the 2^d feature vectors gives population expectations exactly; beyond this the
 # enumeration would cost more than the simulation it serves.
@@ -145,12 +146,17 @@ def fisher_information(w_star, c_x: float = 1.0) -> np.ndarray:
     return np.einsum("...t,td,te->...de", curvature, x, x) / len(x)
 
 
-def _exact_errors(instance, W):
-    """Statistical error and IER of models ``W`` (shape (..., m, d)), averaged over clients."""
+def _exact_metrics(instance, W):
+    """``montecarlo.metrics.evaluate`` of the models ``W`` (shape (..., m, d)), one checkpoint."""
     traj = Trajectory("exact", "local", 0.0, W[None], W.mean(-2)[None], np.zeros(1, int),
                       np.zeros(1), np.zeros(1))
-    met = evaluate(traj, instance, checkpoints=[0])
-    return met["local_stat_err_mean"][0], met["aer"][0]
+    return {k: v[0] for k, v in evaluate(traj, instance, checkpoints=[0]).items()}
+
+
+def _exact_errors(instance, W):
+    """Statistical error and IER of models ``W`` (shape (..., m, d)), averaged over clients."""
+    met = _exact_metrics(instance, W)
+    return met["local_stat_err_mean"], met["aer"]
 
 
 def homogeneous_grid(ns, ms, *, d: int = 5, reps: int = 20, c_x: float = 1.0,
@@ -313,6 +319,79 @@ def _finetune_best(inst, epochs):
     err = evaluate(traj, inst, checkpoints=np.arange(tail, len(traj.rounds)))
     mean = err["local_stat_err_mean"].mean(1)                     # (K, len(R))
     return mean.min(0)
+
+
+def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
+                          reps: int = 20, c_x: float = 1.0, l2: float = 1e-4,
+                          seed: int = 0) -> dict:
+    """FedAvg, PureLocalTraining and FedProx at the penalties of paper 000's proofs over
+    ``(n, m, R)``: the simulations behind Thms 6 (eq. 11), 11 (eq. 30) and 12 (eq. 29).
+
+    For each ``(n, m)`` the radii are ``R^2 = f / n`` for ``f`` in ``r2_times_n``, so every
+    cell sees the same position relative to the thresholds of the proofs' events (``f = 1`` and
+    ``f = 1/m^2`` for Thm 11, ``f = 1`` for Thm 12). FedAvg and local are the exact minimizers
+    of the global and local objectives, FedProx the exact minimizer of eq. (20) at
+    ``riskcalc.minimax.fedprox_proof_lambda`` (so no optimization error enters: the theorems choose the
+    rounds of Alg. 2 to make it negligible), with ``mu`` the smallest eigenvalue of the
+    population Hessians at the truth (:func:`fedprox_theorem1_constants`), the curvature that
+    sets the errors.
+
+    Parameters
+    ----------
+    ns, ms : sequence of int
+        Samples per client, numbers of clients (even); every pair is simulated.
+    r2_times_n : sequence of float
+        ``R^2 n``, > 0.
+    theorems : sequence of {11, 12}
+        Whose FedProx penalties to simulate (each costs one exact FedProx solve per radius).
+    d, reps, c_x, l2, seed
+        As in :func:`lemma7_instance`; cell ``k`` of the ``(n, m)`` product uses data stream
+        ``cell = k``.
+
+    Returns
+    -------
+    dict
+        ``n``, ``m`` (cells,); ``R``, ``mu`` (cells, len(f)); for ``method`` in ``fedavg``,
+        ``local`` and ``fedprox_thm{t}`` (``t`` in ``theorems``, with its ``lam_thm{t}``):
+        ``{method}_aer`` (client average of the exact IER, i.e. ``AER_p`` with ``p_i = 1/m``),
+        shape (cells, len(f), reps), and ``{method}_ier_worst`` (cells, len(f)), the largest
+        over clients of the replicate-mean IER (``max_i E_S[IER_i]``, what "for every i"
+        bounds; the mean of the per-replicate maximum would add an extreme-value bias growing
+        with ``m``).
+    """
+    f = as_array("r2_times_n", r2_times_n, low=0.0, low_open=True)
+    if not set(theorems) <= {11, 12}:
+        raise ValueError(f"theorems must be a subset of (11, 12), got {theorems!r}")
+    methods = ("fedavg", "local") + tuple(f"fedprox_thm{t}" for t in theorems)
+    out = {k: [] for k in ("n", "m", "R", "mu") + tuple(f"lam_thm{t}" for t in theorems)
+           + tuple(f"{k}_{q}" for k in methods for q in ("aer", "ier_worst"))}
+    for cell, (n, m) in enumerate(itertools.product(ns, ms)):
+        R = np.sqrt(f / n)
+        inst = lemma7_instance(R, reps=reps, m=m, n=n, d=d, c_x=c_x, l2=l2, seed=seed,
+                               cell=cell)
+        for name, objective in (("fedavg", "global"), ("local", "local")):
+            met = _exact_metrics(inst, minimize(inst.train, objective)[1])
+            out[f"{name}_aer"].append(met["aer"].T)
+            out[f"{name}_ier_worst"].append(met["ier"].mean(0).max(-1))
+        mus = [fedprox_theorem1_constants(inst.w_star[j], d, c_x)["mu"] for j in range(len(R))]
+        for thm in theorems:
+            lams, aer, ier = [], [], []
+            for j, r in enumerate(R):
+                lam = float(fedprox_proof_lambda(r, n, m, mus[j], theorem=thm))
+                point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                                 inst.w_star[j], inst.test_X, inst.labels)
+                met = _exact_metrics(point, minimize(point.train, "fedprox", lam)[1])
+                lams.append(lam)
+                aer.append(met["aer"])
+                ier.append(met["ier"].mean(0).max(-1))
+            out[f"lam_thm{thm}"].append(lams)
+            out[f"fedprox_thm{thm}_aer"].append(aer)
+            out[f"fedprox_thm{thm}_ier_worst"].append(ier)
+        out["n"].append(n)
+        out["m"].append(m)
+        out["R"].append(R)
+        out["mu"].append(mus)
+    return {k: np.array(v, float) for k, v in out.items()}
 
 
 def crossover(r2, fedavg_err, local_err) -> float:

@@ -4,6 +4,9 @@ claims and their checks. File ``000_7ff2ed2592df3b60.txt`` (002 is the same pape
 Evidence routes: the constants of Lemma 7 recomputed by direct numerical optimization of the
 logistic loss and Monte Carlo over features; the rates of Thm 8 / eqs. (14)-(19) against the
 errors of exactly solved local and global logistic models (``montecarlo.objectives``); the
+upper bounds of Thms 4, 6, 11 and 12 against the exact excess risks of PureLocalTraining,
+FedAvg and FedProx (at the lambda of the proofs) on Lemma 7 instances (``montecarlo.rates``),
+exponents with confidence intervals and ratios to the rate in a band fixed beforehand; the
 Fig. 1 experiment re-run with the algorithms of ``montecarlo.algorithms`` at Appendix D's
 hyperparameters. ``riskcalc.minimax`` must agree with every recomputed constant.
 """
@@ -13,16 +16,19 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
+from scipy.stats import t as student_t
 
+from montecarlo import rates
 from montecarlo.algorithms import fedavg, finetune, local_training
 from montecarlo.logistic import paper000_instance
 from montecarlo.metrics import evaluate
-from montecarlo.objectives import ClientLosses, minimize
+from montecarlo.objectives import minimize
 from montecarlo.seeding import replicate_rng
 from montecarlo.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
+from riskcalc.ratecheck import rate_check
 
 
 def _loss(t):
@@ -123,31 +129,186 @@ def lemma7_monotone(cfg, seed):
                          "the endpoints, which is what the lemma needs")
 
 
+# -- Thms 4, 6, 11, 12: simulated scaling of the upper bounds ---------------------------------
+# Lemma 7 instances (``montecarlo.rates``): Rademacher features (c_X = 1), d = 5, antipodal
+# true models at distance R from their average 0, exact minimizers. At w = 0 the population
+# Hessian is I/4, so the well-specified MLE of k samples has E[excess risk] -> d/(2k) (the
+# Fisher information cancels) and a model off by R v has excess risk ~ R^2/8. These two
+# constants, fixed before any simulation, set the bands: every ratio to the rate is its
+# asymptotic value within a factor 2 (the Monte Carlo error of the replicate means and the
+# O(d/n) second-order terms stay well inside, see tests/test_rates_simulation.py); for FedProx
+# the asymptotic value is ``_fedprox_linearized``.
+_D = 5
+
+
+def _rate_fit(grid, errors, bound, mask, c, C):
+    """``ratecheck.rate_check`` on the cells ``mask`` (one regime of the bound), as a dict."""
+    chk = rate_check({k: v[mask] for k, v in grid.items()}, errors[mask], bound[mask], c, C)
+    fit = chk.error_fit
+    return {"exponents": fit.exponents, "ci": fit.ci, "bound_exponents": chk.bound_exponents,
+            "consistent": chk.consistent, "ratio_min": chk.ratio_min,
+            "ratio_max": chk.ratio_max, "within": chk.within, "band": (c, C),
+            "cells": int(mask.sum())}
+
+
+def _mc_exponents(predictors, samples, level=0.95):
+    """Power-law exponents of replicate means with intervals from their Monte Carlo error.
+
+    OLS of ``log mean`` on ``[1, log x_j]`` over independent points (rows of ``samples``,
+    replicates on the last axis); the delta method gives ``var log mean = (se/mean)^2`` per
+    point, propagated through the OLS weights, and the interval uses Student's t with
+    ``reps - 1`` degrees of freedom. Unlike ``ratecheck.fit_power_law`` (intervals from the
+    residuals) this stays meaningful with as few points as parameters plus one, and it does not
+    absorb a systematic departure from the power law into a wider interval.
+    """
+    samples = np.asarray(samples, float)
+    mean = samples.mean(-1)
+    rel_var = samples.var(-1, ddof=1) / samples.shape[-1] / mean ** 2
+    X = np.column_stack([np.ones(len(mean))] + [np.log(v) for v in predictors.values()])
+    A = np.linalg.solve(X.T @ X, X.T)
+    coef = A @ np.log(mean)
+    se = np.sqrt(np.diag((A * rel_var) @ A.T))
+    q = float(student_t.ppf((1 + level) / 2, samples.shape[-1] - 1))
+    names = list(predictors)
+    return {"exponents": {k: float(a) for k, a in zip(names, coef[1:])},
+            "ci": {k: (float(a - q * e), float(a + q * e))
+                   for k, a, e in zip(names, coef[1:], se[1:])}}
+
+
+def _fmt_fit(fit, var):
+    lo, hi = fit["ci"][var]
+    return (f"{var}^{fit['exponents'][var]:.3f} [{lo:.3f}, {hi:.3f}] (bound "
+            f"{fit['bound_exponents'][var]:.2f})")
+
+
+def _printed_factors(g):
+    """Lemma 7's beta, sigma^2, mu_0, ||l||_inf (c_X = 1, d = 5) on the domain W = the ball of
+    radius max R around 0 (diameter D = 2 max R), which holds every true model of the grid."""
+    return minimax.logistic_constants(1.0, max(2.0 * float(g["R"].max()), 1e-12), _D)
+
+
+def _ints(values):
+    return sorted({int(v) for v in np.ravel(values)})
+
+
+def _cells(g):
+    """Grid variables broadcast to (cells, len(R^2 n))."""
+    n = np.broadcast_to(g["n"][:, None], g["R"].shape)
+    m = np.broadcast_to(g["m"][:, None], g["R"].shape)
+    return n, m, n * m, g["R"]
+
+
+@claim("000.thm4.local-rate", location="Thm 4", kind="rate up to constants",
+       statement="PureLocalTraining (each client's exact ERM) has E_S[IER_i] <~ beta ||l||_inf / "
+                 "(mu n_i) for every client, assuming n_i >= 4 beta/mu: with beta ~ d (Lemma 7) "
+                 "the rate d/n_i, exponent -1 in n_i and none in m or R.")
+def thm4(cfg, seed):
+    # n_i >= 160 d: the MLE's second-order excess (relative size ~ d/n_i) would otherwise
+    # steepen the fitted exponent (tests/test_rates_simulation.py).
+    ns = cfg.pick([800, 1600, 3200, 6400], [800, 1600, 3200, 6400, 12800])
+    g = rates.paper000_fedprox_grid(ns, cfg.pick([2, 4], [2, 4, 8]), [1 / 16, 16.0],
+                                    theorems=(), d=_D, reps=cfg.pick(16, 24), seed=seed)
+    n, m, _, R = _cells(g)
+    aer = g["local_aer"].mean(-1)
+    # The two radii of an (n_i, m) cell share their data (common random numbers): the n_i and
+    # m exponents are fitted on their average (independent points), the R exponent on all.
+    # AER (client average) for the exponents: the worst client's mean carries an
+    # extreme-value bias growing with m; the worst client is held to the band.
+    fit = _rate_fit({"n": g["n"], "m": g["m"]}, aer.mean(-1), _D / g["n"],
+                    np.ones(g["n"].shape, bool), 0.25, 1.0)
+    fit_r = _rate_fit({"n": n, "m": m, "R": R}, aer, _D / n, np.ones(n.shape, bool), 0.25, 1.0)
+    worst = g["local_ier_worst"] / (_D / n)
+    k = _printed_factors(g)
+    printed = g["local_ier_worst"] / minimax.local_ier_bound(k["beta"], k["mu0"],
+                                                             k["loss_sup"], n)
+    ok = (all(fit["consistent"].values()) and fit_r["consistent"]["R"] and fit_r["within"]
+          and bool(np.all((worst >= 0.25) & (worst <= 1.0))))
+    return judge(ok, f"d=5, n_i in [{min(ns)}, {max(ns)}], m in {_ints(g['m'])}, R^2 n_i in "
+                     f"{{1/16, 16}}: AER ~ {_fmt_fit(fit, 'n')}, {_fmt_fit(fit, 'm')}, "
+                     f"{_fmt_fit(fit_r, 'R')}; AER n_i/d in [{fit_r['ratio_min']:.3f}, "
+                     f"{fit_r['ratio_max']:.3f}], worst client IER n_i/d in [{worst.min():.3f}, "
+                     f"{worst.max():.3f}] (asymptote 1/2, band [1/4, 1]); worst IER / "
+                     f"(beta ||l||_inf/(mu_0 n_i)) <= {printed.max():.3f}",
+                 {"fit": fit, "fit_with_R": fit_r, "worst_ratio": worst,
+                  "printed_ratio_max": float(printed.max()), "n": g["n"], "m": g["m"],
+                  "R": g["R"], "aer": aer, "ier_worst": g["local_ier_worst"]})
+
+
+@claim("000.thm6.fedavg-rate", location="Thm 6, eq. 11", kind="rate up to constants",
+       statement="FedAvg (the exact minimizer of eq. 8 with p_i = n_i/N) has E_S[AER_p] <~ beta "
+                 "||l||_inf/(mu N) + beta R^2 and E_S[IER_i] <~ beta sigma^2/(mu^2 N) + beta^3 "
+                 "R^2/mu^2: the rate d/N + R^2, exponent -1 in N (none in m at fixed N) while "
+                 "R^2 <~ d/N, exponent 2 in R once R^2 >> d/N.")
+def thm6(cfg, seed):
+    # R = 0 over an independent (N, m) grid for the N and m exponents (the variance term)...
+    hom = rates.homogeneous_grid(cfg.pick([100, 400, 1600], [100, 400, 1600, 6400]),
+                                 cfg.pick([2, 4, 8], [2, 4, 8, 16]), d=_D,
+                                 reps=cfg.pick(40, 60), seed=seed)
+    # IER: at R = 0 every client holds the same model, so AER = IER_i.
+    var_fits = {"ier": _rate_fit({"N": hom["N"], "m": hom["m"]}, hom["fedavg_ier"].mean(-1),
+                                 _D / (2 * hom["N"]), np.ones(hom["N"].shape, bool), 0.5, 2.0)}
+    # ... and an R grid where the bias dominates (R^2/8 >= 3 d/(2N)) for the R exponent,
+    # with R <= 0.3: the excess risk of the average model is R^2/8 only while the margins
+    # x'w* = O(R) are small (it saturates below log 2 as R grows).
+    n, m = cfg.pick((800, 16), (3200, 16))
+    g = rates.paper000_fedprox_grid([n], [m], np.geomspace(0.005, 0.09, 6) * n, theorems=(),
+                                    d=_D, reps=cfg.pick(8, 20), seed=seed + 1)
+    R, N = g["R"][0], n * m
+    # Asymptotic constants (see above): variance d/(2N), bias R^2/8.
+    shape = _D / (2 * N) + R ** 2 / 8
+    # Exponents from the client average: the worst client's replicate mean is selected after
+    # the fact, and its cross term -eps'H R v_i (zero mean, cancelling exactly in the average
+    # over the antipodal clients) then biases it upward by O(R sqrt(d/N)), flattening its R
+    # exponent. The worst client is held to the band.
+    bias_fits = {"aer": _rate_fit({"R": R}, g["fedavg_aer"].mean(-1)[0], shape,
+                                  np.ones(R.shape, bool), 0.5, 2.0)}
+    worst = g["fedavg_ier_worst"][0] / shape
+    ok = all(all(x["consistent"].values()) and x["within"]
+             for x in list(var_fits.values()) + list(bias_fits.values()))
+    ok &= bool(np.all((worst >= 0.5) & (worst <= 2.0)))
+    k = _printed_factors(g)
+    aer_printed = g["fedavg_aer"].mean(-1)[0] / minimax.fedavg_aer_bound(
+        k["beta"], k["mu0"], k["loss_sup"], R, N)
+    ier_printed = g["fedavg_ier_worst"][0] / minimax.fedavg_ier_bound(
+        k["beta"], k["mu0"], k["sigma2"], R, N)
+    v, b = var_fits["ier"], bias_fits["aer"]
+    lo = min(x["ratio_min"] for x in list(var_fits.values()) + list(bias_fits.values()))
+    hi = max(x["ratio_max"] for x in list(var_fits.values()) + list(bias_fits.values()))
+    return judge(ok, f"d=5, R = 0, N in [{int(hom['N'].min())}, {int(hom['N'].max())}], m in "
+                     f"{_ints(hom['m'])}: IER ~ {_fmt_fit(v, 'N')}, {_fmt_fit(v, 'm')}; "
+                     f"n_i={n}, m={m}, R in [{R.min():.3f}, {R.max():.3f}]: AER ~ "
+                     f"{_fmt_fit(b, 'R')} (bound d/(2N) + R^2/8); error / that in "
+                     f"[{lo:.3f}, {hi:.3f}], worst client's IER / that in [{worst.min():.3f}, "
+                     f"{worst.max():.3f}] (band "
+                     f"[1/2, 2]); against eq. (11) with Lemma 7's factors and C = 1: AER <= "
+                     f"{aer_printed.max():.3g} x, IER <= {ier_printed.max():.3g} x. The R^2 "
+                     f"term needs margins O(1): the average model's excess risk saturates below "
+                     f"log 2 as R grows, far under beta R^2",
+                 {"variance_fits": var_fits, "bias_fits": bias_fits,
+                  "printed_ratio_max": {"aer": float(aer_printed.max()),
+                                        "ier": float(ier_printed.max())},
+                  "homogeneous": {key: hom[key] for key in ("N", "m")},
+                  "worst_ratio": worst, "R": R, "aer": g["fedavg_aer"].mean(-1)[0],
+                  "ier_worst": g["fedavg_ier_worst"][0]})
+
+
 def _estimation_errors(R, m, n, d, seed, reps, l2):
     """Errors ||w_hat_i - w*_i||^2 of exact local and global (FedAvg objective) logistic fits.
 
-    The model of Sec. 3.2 with ||w*|| = 1 (w* uniform on the sphere, w*_i = w* + R v_i, v_i
-    uniform unit vectors, Gaussian features): with margins of order one the curvature constants
-    of Lemma 7 stay of order one, so the rate's hidden constants do not drift with R.
-    (``montecarlo.logistic.paper000_instance`` draws w* ~ N(0, I_d), whose large margins make
-    the local problems nearly separable at n ~ d.)
+    The model of Sec. 3.2 with ||w*|| = 1 (``paper000_instance(w_norm=1)``: w* uniform on the
+    unit sphere, w*_i = w* + R v_i with unit v_i, v_i'w* <= 0, Gaussian features): with margins
+    of order one the curvature constants of Lemma 7 stay of order one, so the rate's hidden
+    constants do not drift with R (Appendix D's w* ~ N(0, I_d) has margins of order sqrt(d),
+    which make the local problems nearly separable at n ~ d).
     """
     loc, glo = [], []
     for rep in range(reps):
-        rng = replicate_rng(seed, rep)
-        w0 = rng.standard_normal(d)
-        w0 /= np.linalg.norm(w0)
-        v = rng.standard_normal((m, d))
-        v /= np.linalg.norm(v, axis=1, keepdims=True)
-        w_star = w0 + np.asarray(R)[:, None, None] * v              # (len(R), m, d)
-        X = rng.standard_normal((m, n, d))
-        u = rng.random((m, n))
-        y = np.where(u < expit(np.einsum("mnd,rmd->rmn", X, w_star)), 1.0, -1.0)
-        losses = ClientLosses(np.broadcast_to(X, y.shape + (d,)), y, loss="logistic", l2=l2)
-        wg, _ = minimize(losses, "global")
-        _, W = minimize(losses, "local")
-        loc.append(np.sum((W - w_star) ** 2, -1).mean(-1))
-        glo.append(np.sum((wg[..., None, :] - w_star) ** 2, -1).mean(-1))
+        inst = paper000_instance(R, m=m, n=n, d=d, n_test=1, l2=l2, w_norm=1.0, seed=seed,
+                                 rep=rep)
+        wg, _ = minimize(inst.train, "global")
+        _, W = minimize(inst.train, "local")
+        loc.append(np.sum((W - inst.w_star) ** 2, -1).mean(-1))
+        glo.append(np.sum((wg[..., None, :] - inst.w_star) ** 2, -1).mean(-1))
     return np.array(loc), np.array(glo)
 
 
@@ -215,6 +376,141 @@ def fig1(cfg, seed):
         f"{acc['finetune'].mean(0)[k]:.3f}" for k, r in enumerate(R))
         + f"; min FT - max(FA, local) = {gap.min():.3f}",
         {"R": R, "accuracy": {k: v.mean(0) for k, v in acc.items()}, "gap": gap, "gap_se": se})
+
+
+def _fedprox_linearized(g, thm):
+    """Asymptotic IER of the FedProx minimizer at the proofs' lambda, the bands' centre.
+
+    Linearizing client i's FedProx model around the truth (population Hessian mu I, mu from the
+    grid): w_i = a w_hat_i + (1 - a) w_g with a = mu/(mu + lam), w_g the average of the local
+    MLEs w_hat_i (errors of covariance I/(mu n_i)), so
+    E[IER_i] ~ (a^2 d/n + (1 - a^2) d/N + (1 - a)^2 mu R^2) / 2.
+    """
+    n, _, N, R = _cells(g)
+    a = g["mu"] / (g["mu"] + g[f"lam_thm{thm}"])
+    return 0.5 * (a ** 2 * _D / n + (1 - a ** 2) * _D / N + (1 - a) ** 2 * g["mu"] * R ** 2)
+
+
+def _fedprox_bound(g, thm):
+    """Error (AER for Thm 11, worst client's IER for Thm 12), d x eq. (30) / (29), and the
+    regimes where the paper calls the bound minimax optimal, with its rate there."""
+    n, m, N, R = _cells(g)
+    if thm == 11:
+        # The proof's events A and C (App. C.3): (30) is O(m/N), then O(1/N).
+        return (g["fedprox_thm11_aer"].mean(-1),
+                _D * (np.minimum(m / N, R * np.sqrt(m / N)) + 1 / N),
+                {"A": (R ** 2 >= m / N, _D * m / N), "C": (R ** 2 <= 1 / (m * N), _D / N)})
+    # Only R^2 >= m/N (rate 1/n_i) matches the lower bound (17) (discussion after (30)).
+    return (g["fedprox_thm12_ier_worst"],
+            _D * (np.minimum(R / np.sqrt(n), 1 / n) + np.sqrt(m) / N),
+            {"A": (R ** 2 >= m / N, _D / n)})
+
+
+def _fedprox_check(cfg, seed, thm):
+    """Simulate FedProx at the lambda of Thm ``thm``'s proof: the band over (n_i, m, R), the
+    n_i exponent where the bound is tight."""
+    g = rates.paper000_fedprox_grid(cfg.pick([200, 800], [200, 800, 1600]), [4, 16],
+                                    2.0 ** np.arange(-11, 4, 2), theorems=(thm,), d=_D,
+                                    reps=cfg.pick(6, 10), seed=seed)
+    # The exponent on n_i >= 160 d only: FedProx is near local training in both tight regimes,
+    # and the local MLE's second-order excess (relative size ~ d/n_i) steepens the fitted
+    # exponent below that (tests/test_rates_simulation.py). Two radii per tight regime.
+    gt = rates.paper000_fedprox_grid([800, 1600, 3200], cfg.pick([4], [4, 16]),
+                                     2.0 ** np.array([-11, -9, 1, 3]), theorems=(thm,), d=_D,
+                                     reps=cfg.pick(20, 24), seed=seed + 1)
+    n, m, N, R = _cells(g)
+    err, shape, _ = _fedprox_bound(g, thm)
+    t_err, t_shape, tight = _fedprox_bound(gt, thm)
+    pred = _fedprox_linearized(g, thm) / shape
+    t_pred = _fedprox_linearized(gt, thm) / t_shape
+    c = min(float(pred.min()), float(t_pred.min())) / 2
+    C = 2 * max(float(pred.max()), float(t_pred.max()))
+    ratio, t_ratio = err / shape, t_err / t_shape
+    fits = {}
+    for name, (mask, rate) in tight.items():
+        # The radii of one (n_i, m) cell share their data (common random numbers): average
+        # them per replicate, so that each cell is one independent point with a Monte Carlo
+        # error. The bounded factor a^2 that the radius still moves inside a regime is left
+        # to the band. Client averages (AER) for Thm 12 too: the worst client's mean is
+        # selected after the fact.
+        rows = np.flatnonzero(mask.any(-1))
+        reps = np.array([gt[f"fedprox_thm{thm}_aer"][i][mask[i]].mean(0) for i in rows])
+        preds = {"n": gt["n"][rows], "m": gt["m"][rows]}
+        if np.ptp(preds["m"]) == 0:
+            del preds["m"]
+        fits[name] = _mc_exponents(preds, reps)
+        fits[name]["bound_exponents"] = {"n": -1.0, "m": 0.0 if name == "A" else -1.0}
+        fits[name]["r_ratio"] = float(max(
+            (t_err[i][mask[i]] / rate[i][mask[i]]).max()
+            / (t_err[i][mask[i]] / rate[i][mask[i]]).min() for i in rows))
+    ok = all(x["ci"]["n"][0] <= -1.0 <= x["ci"]["n"][1] for x in fits.values())
+    ok &= bool(np.all((ratio >= c) & (ratio <= C)) and np.all((t_ratio >= c) & (t_ratio <= C)))
+    by_m = {int(mm): (float(ratio[m == mm].min()), float(ratio[m == mm].max()))
+            for mm in np.unique(g["m"])}
+    # Where the paper calls its bound loose: error / bound at the regime's smallest and largest
+    # radius (mean over n_i), per m; a rate-sharp bound would keep it flat.
+    loose = ~np.any([mask for mask, _ in _fedprox_bound(g, thm)[2].values()], axis=0)
+    if thm == 12:
+        loose &= R ** 2 >= 1 / N                               # (29)'s R/sqrt(n_i) branch
+    ends = {}
+    for mm in np.unique(g["m"]):
+        rows = np.flatnonzero((g["m"] == mm) & (loose.sum(-1) >= 2))
+        if rows.size:
+            ends[int(mm)] = tuple(float(np.mean([ratio[i][loose[i]][j] for i in rows]))
+                                  for j in (0, -1))
+    # At the smallest radius (R^2 n_i = 2^-11, below every threshold), mean over n_i.
+    smallest = {int(mm): float(ratio[g["m"] == mm][:, 0].mean()) for mm in np.unique(g["m"])}
+    evidence = {"fits": fits, "ratio": ratio, "tight_grid_ratio": t_ratio, "band": (c, C),
+                "ratio_by_m": by_m, "ratio_smallest_R": smallest,
+                "loose_ends": ends,
+                "lam": g[f"lam_thm{thm}"], "n": g["n"], "m": g["m"], "R": g["R"],
+                "errors": err, "linearized": pred * shape}
+    return ok, evidence
+
+
+def _fedprox_summary(ev, tight_rate):
+    fits = "; ".join(f"{k}: {_fmt_fit(x, 'n')} on n_i in [800, 3200], error/rate moves "
+                     f"x{x['r_ratio']:.2f} with R" for k, x in ev["fits"].items())
+    by_m = ", ".join(f"m={k}: [{lo:.2f}, {hi:.2f}]" for k, (lo, hi) in ev["ratio_by_m"].items())
+    ends = ", ".join(f"m={k}: {lo:.2f} -> {hi:.2f}" for k, (lo, hi) in ev["loose_ends"].items())
+    low = ", ".join(f"m={k}: {v:.2f}" for k, v in ev["ratio_smallest_R"].items())
+    return (f"d=5, n_i in {_ints(ev['n'])}, m in {_ints(ev['m'])}, R^2 n_i in [2^-11, 8], exact "
+            f"FedProx at the proof's lambda ({fmt(ev['lam'].min(), 2)} to "
+            f"{fmt(ev['lam'].max(), 2)}); where tight ({tight_rate}) {fits}; "
+            f"error / (d x bound) by m {by_m}, band [{ev['band'][0]:.2f}, {ev['band'][1]:.2f}] "
+            f"(linearized prediction / 2 to x 2); at R^2 n_i = 2^-11 {low}; in the loose "
+            f"regime error / bound from its smallest to largest R: {ends}")
+
+
+@claim("000.thm11.fedprox-aer", location="Thm 11, eqs. 28 and 30 (proof: App. C.3)",
+       kind="rate up to constants",
+       statement="For some lambda, FedProx with p_i = n_i/N (balanced n_i) has E[AER_p] <~ (mu + "
+                 "beta ||l||_inf/mu) (min(m/N, R sqrt(m/N)) + 1/N) (eq. 30): O(m/N) when R^2 >~ "
+                 "m/N and O(1/N) when R^2 <~ 1/(mN), both minimax optimal, and suboptimal in "
+                 "between.")
+def thm11(cfg, seed):
+    ok, ev = _fedprox_check(cfg, seed, 11)
+    return judge(ok, _fedprox_summary(ev, "m/N in A: R^2 >= m/N, 1/N in C: R^2 <= 1/(mN)")
+                 + ". The proof's lam <= m mu/16 keeps FedProx near local training at these "
+                   "m (a = mu/(mu + lam) >= 1/2): the 1/N regime holds with a constant ~ "
+                   "m a^2/2 that first grows with m (a = 16/(16+m)), and in the middle regime "
+                   "the error decays more slowly in R than R sqrt(m/N) (the ratio rises as R "
+                   "falls) while staying within the band", ev)
+
+
+@claim("000.thm12.fedprox-ier", location="Thm 12, eq. 29 (proof: App. C.4)",
+       kind="rate up to constants",
+       statement="For some lambda, FedProx with p_i ~ 1/m and balanced n_i has, for every client, "
+                 "E[IER_i] <~ K (min(R/sqrt(n_i), 1/n_i) + sqrt(m)/N): O(1/n_i), optimal, when "
+                 "R^2 >~ m/N; O(R/sqrt(n_i)) for 1/N <~ R^2 <~ m/N; O(sqrt(m)/N) below.")
+def thm12(cfg, seed):
+    ok, ev = _fedprox_check(cfg, seed, 12)
+    return judge(ok, _fedprox_summary(ev, "1/n_i where R^2 >= m/N")
+                 + ". Worst client's mean IER. The proof's lambda (c_B = mu/16, so that "
+                   "p_max lam <= mu/16 for every m) stays below m mu/16: at R^2 <~ 1/N the ratio "
+                   "to sqrt(m)/N grows with m over the simulated m (linearized: about "
+                   "sqrt(m) a^2/2, a = 16/(16+sqrt(m)), peaking near 2 at m = 256), so the "
+                   "bound holds with a constant, not tightly", ev)
 
 
 @claim("000.eq30.fedprox-middle-regime", location="Sec. 4, discussion after eq. 30",

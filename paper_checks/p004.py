@@ -5,7 +5,9 @@ File ``004_98172ed3646eef14.txt``.
 Evidence routes: Lemma 2's constants against the curvature of a numerically built Moreau
 envelope; the proof's norm split against random vectors; Table 1 against paper 000's minimax
 lower bound; Thm 2's rate and the experiments' claims against ``montecarlo``'s bilevel FedProx
-and exact minimizers on the paper's synthetic logistic data.
+and exact minimizers on the paper's synthetic logistic data; Thm 1's adaptive lambda against
+exact minimizers on paper 000 Lemma 7's instances (``montecarlo.rates.heterogeneity_grid``),
+where its constants L, mu, rho are computable exactly.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import numpy as np
 from montecarlo.algorithms import fedprox_bilevel
 from montecarlo.logistic import paper004_instance, quadratic_instance
 from montecarlo.metrics import exact_solution
-from montecarlo.objectives import minimize
+from montecarlo.objectives import ClientLosses, minimize
+from montecarlo.paper004 import CENTER_VAR, LABELS, adaptive_lambda
+from montecarlo.rates import heterogeneity_grid
 from montecarlo.seeding import replicate_rng
+from montecarlo.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
-from paper_checks.evidence import fmt
+from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
 
 
@@ -189,3 +194,143 @@ def fig1d(cfg, seed):
     return judge(ok, "quadratic m=10 d=10 L=1 mu=0.05, rounds to reduce the global error 1e8-fold: "
                  + ", ".join(f"lam={x['lam']:g}: {x['rounds']} (kappa_g {x['kappa_g']:.2f})"
                              for x in rows), {"points": rows})
+
+
+@claim("004.thm1.adaptive-lambda", location="Thm 1 (adaptive lambda), Remark 2, Sec. 1",
+       kind="inequality",
+       statement="With Thm 1's lambda (the smallest admissible when R <= 1/sqrt(n), the largest "
+                 "when R > 1/sqrt(n)), FedProx's local statistical error E||w~_i - w*_i||^2 is "
+                 "never worse than LocalTrain's and, at R = 0, equals GlobalTrain's.")
+def thm1_adaptive(cfg, seed):
+    # Exact minimizers (Newton) on paper 000 Lemma 7's logistic instances, where Thm 1's
+    # constants are computable (L = d/4, mu and rho^2 from the exact Fisher information, see
+    # montecarlo.rates.fedprox_theorem1_constants). R^2 = f d/n puts every n at the same place
+    # relative to the kink R^2 = d/n; f = 1e-8 is R = 0 to the errors' precision (R^2 ~ 5e-10).
+    f = np.array([1e-8, 0.1, 1.0, 10.0, 100.0])
+    g = heterogeneity_grid(cfg.pick([100], [100, 400, 1600]), f, m=4, d=5,
+                           reps=cfg.pick(20, 100), seed=seed)
+    never_worse, rows = True, []
+    for k, n in enumerate(g["n"]):
+        vs_local = mean_se(g["fedprox_err"][k] - g["local_err"][k], axis=-1)
+        vs_global = mean_se(g["fedprox_err"][k, 0] - g["fedavg_err"][k, 0])
+        never_worse &= bool(np.all(vs_local[0] <= Z * vs_local[1]))
+        glob = g["fedavg_err"][k, 0].mean()
+        rows.append({"n": n, "lam": g["lam"][k], "fedprox_minus_local": vs_local[0],
+                     "se": vs_local[1], "zero_R_fedprox_minus_global": vs_global[0],
+                     "zero_R_se": vs_global[1], "zero_R_global": glob,
+                     "zero_R_local": g["local_err"][k, 0].mean()})
+    at_zero = all(abs(x["zero_R_fedprox_minus_global"]) <= Z * x["zero_R_se"]
+                  + 0.01 * x["zero_R_global"] for x in rows)
+    return judge(never_worse and at_zero, "Lemma 7 logistic, m=4 d=5, exact minimizers, "
+                 f"{g['fedprox_err'].shape[-1]} reps, R^2/(d/n) = 1e-8 (R ~ 0), " + ", ".join(
+                     f"{x:g}" for x in f[1:]) + ": " + "; ".join(
+                     f"n={x['n']:.0f}: FedProx - local " + ", ".join(
+                         f"{a:+.3g}±{s:.2g}" for a, s in zip(x["fedprox_minus_local"], x["se"]))
+                     + f" (lam {fmt(x['lam'][0], 3)} -> {fmt(x['lam'][-1], 3)}); at R = 0 FedProx "
+                       f"- global {x['zero_R_fedprox_minus_global']:+.2g}±{x['zero_R_se']:.1g} "
+                       f"(global {fmt(x['zero_R_global'], 3)}, local {fmt(x['zero_R_local'], 3)})"
+                     for x in rows), {"r2_over_d_n": f, "points": rows})
+
+
+def _synthetic(R, seed, rep, labels=LABELS, center_var=CENTER_VAR):
+    """Paper 004's synthetic logistic data (Sec. 6.1; m, n, d, l2 = 10, 200, 60, 1e-2, the
+    instance defaults), by default as the figures read it (``montecarlo.paper004``: Bernoulli
+    labels and a centre of variance 0.1, since with Sec. 6.1's argmax labels the minimizer does
+    not estimate w*)."""
+    return paper004_instance(R, n_test=1, labels=labels, center_var=center_var, seed=seed,
+                             rep=rep)
+
+
+@claim("004.fig2.local-updates", location="Sec. 6.3, Fig. 2, Cor. 1",
+       kind="algorithmic convergence",
+       statement="More local updates K per round help FedProx with small lam (more "
+                 "personalization) much more than with large lam, which benefits only marginally "
+                 "from extra local computation and needs more communication.")
+def fig2(cfg, seed):
+    # Optimization error of bilevel FedProx (Alg. 1, Cor. 1 steps) after T rounds, relative to
+    # the start, against the exact minimizer; App. C's small and large lam at R = 1 (the
+    # figure's R). Cor. 1: rounds ~ kappa (lam + mu)/(lam + L), and the inner loop needs
+    # K ~ (lam + L)/(lam + mu) steps before the outer rate binds: about 600 for lam = 0.02 but
+    # about 40 for lam = 0.5 (L ~ 19, mu = l2 = 0.01 here), beyond which K buys nothing.
+    lams = cfg.pick((0.02, 0.5), (0.02, 0.1, 0.5))
+    ks, T = cfg.pick((1, 40, 200), (1, 5, 40, 200)), 40
+    err = np.zeros((cfg.pick(1, 3), len(lams), len(ks)))
+    for rep in range(err.shape[0]):
+        inst = _synthetic(1.0, seed, rep)
+        for i, lam in enumerate(lams):
+            _, W_star = minimize(inst.train, "fedprox", lam)
+            start = np.sum(W_star ** 2)                 # the algorithm starts from 0
+            for j, K in enumerate(ks):
+                tr = fedprox_bilevel(inst, lam=lam, rounds=T, inner_steps=K)
+                err[rep, i, j] = np.sum((tr.local[-1] - W_star) ** 2) / start
+    e = np.exp(np.log(err).mean(0))                     # geometric mean over instances
+    gain = e[:, 0] / e[:, -1]                           # K = 1 -> largest K
+    late = e[:, -2] / e[:, -1]                          # second largest -> largest K
+    ok = (gain[0] > 10 * gain[-1] and np.all(np.diff(gain) < 0) and late[-1] < 2
+          and late[0] > 10 and e[-1, -1] > e[0, -1])
+    return judge(ok, f"synthetic logistic R=1, {err.shape[0]} instance(s), ||w_T - w~||^2 / "
+                     f"||w_0 - w~||^2 after T={T} rounds for K = {', '.join(map(str, ks))}: "
+                 + "; ".join(f"lam={lam:g}: " + ", ".join(fmt(v, 3) for v in row)
+                             + f" (gain x{fmt(g, 3)}, last step x{fmt(s, 3)})"
+                             for lam, row, g, s in zip(lams, e, gain, late)),
+                 {"lam": lams, "K": ks, "rounds": T, "relative_error": e, "gain": gain,
+                  "last_step_gain": late})
+
+
+@claim("004.fig3.adaptive-lambda", location="App. C.2, Fig. 3 (Synthetic-Logit)",
+       kind="qualitative experimental claim",
+       statement="With the adaptive lam of Thm 1 (App. C: rho = 2), FedProx has the lowest "
+                 "statistical error in most scenarios, beating both GlobalTrain and LocalTrain, "
+                 "particularly at moderate and high heterogeneity; only as R -> 0 is "
+                 "GlobalTrain slightly better.")
+def fig3(cfg, seed):
+    # Exact minimizers at the lam p004-fig3 draws (montecarlo.paper004.adaptive_lambda: rho = 2,
+    # mu = l2, L = 1, R_het^2 = d R, capped at 10 on Thm 1's first branch). The verdict rests on
+    # the figures' reading of Sec. 6.1 (Bernoulli labels, centre variance 0.1; see
+    # montecarlo.paper004); the literal one (argmax labels, centre variance 1) is reported
+    # alongside, to show that the label model is not what decides.
+    R = np.array(cfg.pick([0.0, 1.0, 3.0], [0.0, 0.01, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0]))
+    lams = adaptive_lambda(R)
+    high = R >= 1.0                                   # moderate and high heterogeneity
+    reps = cfg.pick(6, 15)
+    readings, parts = {}, []
+    for labels, center_var in ((LABELS, CENTER_VAR), ("argmax", 1.0)):
+        err = {k: [] for k in ("local", "global", "adaptive")}
+        norm2 = []
+        for rep in range(reps):
+            inst = _synthetic(R, seed, rep, labels, center_var)
+            ws = inst.w_star
+            norm2.append(np.sum(ws ** 2, -1).mean(-1))
+            _, W = minimize(inst.train, "local")
+            err["local"].append(np.sum((W - ws) ** 2, -1).mean(-1))
+            wg, _ = minimize(inst.train, "global")
+            err["global"].append(np.sum((wg[..., None, :] - ws) ** 2, -1).mean(-1))
+            row = []
+            for j, lam in enumerate(lams):        # one lam per R: one solve per grid point
+                losses = ClientLosses(inst.train.X, inst.train.y[j], l2=inst.train.l2)
+                row.append(np.sum((minimize(losses, "fedprox", float(lam))[1] - ws[j]) ** 2,
+                                  -1).mean())
+            err["adaptive"].append(row)
+        err = {k: np.array(v) for k, v in err.items()}
+        z = {}
+        for other in ("local", "global"):
+            diff_mean, diff_se = mean_se(err["adaptive"] - err[other])
+            z[other] = diff_mean / diff_se
+        mean = {k: v.mean(0) for k, v in err.items()}
+        share = float(np.min(mean["local"][high] / np.mean(norm2, 0)[high]))
+        readings[labels] = {"mean_error": mean, "z_vs_local": z["local"],
+                            "z_vs_global": z["global"], "mean_norm2": np.mean(norm2, 0)}
+        parts.append(f"{labels} labels: " + "; ".join(
+            f"{k} " + "/".join(fmt(v, 3) for v in mean[k]) for k in mean)
+            + "; z of adaptive - local " + "/".join(f"{v:+.1f}" for v in z["local"])
+            + ", - global " + "/".join(f"{v:+.1f}" for v in z["global"])
+            + f" (at R >= 1 even LocalTrain's error is >= {share:.0%} of mean ||w*_i||^2)")
+    # Rejected: at some moderate/high R the adaptive lam is significantly worse than a baseline
+    # (the paper says it beats both there).
+    primary = readings[LABELS]
+    rejected = bool(np.any(primary["z_vs_local"][high] > Z)
+                    or np.any(primary["z_vs_global"][high] > Z))
+    return judge(not rejected, f"synthetic logistic, {reps} reps, mean ||w_i - "
+                 "w*_i||^2 at R = " + ", ".join(f"{r:g}" for r in R) + " (adaptive lam "
+                 + "/".join(fmt(v, 2) for v in lams) + "): " + " | ".join(parts),
+                 {"R": R, "lam": lams, "readings": readings})

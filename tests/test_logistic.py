@@ -34,6 +34,26 @@ def test_paper000_geometry_and_common_random_numbers():
     assert np.array_equal(alone.train.X, inst.train.X)
 
 
+def test_paper000_w_norm_rescales_the_same_draw():
+    """``w_norm`` puts w* on the sphere of that radius along the default draw's direction and
+    changes nothing else: the deviations R v_i, the features and the label uniforms are the
+    default instance's (labels differ only through the margins)."""
+    kw = dict(R=[0.0, 1.5], m=4, n=50, d=6, n_test=10, seed=5, rep=1)
+    default = paper000_instance(**kw)
+    unit = paper000_instance(**kw, w_norm=2.0)
+    w0, u0 = default.w_star[0, 0], unit.w_star[0, 0]
+    assert np.linalg.norm(u0) == pytest.approx(2.0)
+    assert np.allclose(u0, 2.0 * w0 / np.linalg.norm(w0))
+    assert np.allclose(unit.w_star - u0, default.w_star - w0)
+    assert np.all((unit.w_star[1] - u0) @ u0 <= 0)                  # still negatively correlated
+    assert np.array_equal(unit.train.X, default.train.X)
+    assert np.array_equal(unit.test_X, default.test_X)
+    # w_norm=None is the default (Appendix D's w* ~ N(0, I_d)), bit for bit.
+    same = paper000_instance(**kw, w_norm=None)
+    assert np.array_equal(same.w_star, default.w_star)
+    assert np.array_equal(same.train.y, default.train.y)
+
+
 def test_paper000_labels_follow_the_logistic_model():
     inst = paper000_instance(R=1.0, m=2, n=4000, d=3, n_test=10, seed=9)
     p = expit((inst.train.X @ inst.w_star[..., None])[..., 0])
@@ -202,7 +222,8 @@ def test_metrics_at_the_truth():
 # -- validation -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, name", [
     (dict(R=-1.0), "R"), (dict(m=0), "m"), (dict(labels="coin"), "labels"),
-    (dict(l2=-0.1), "l2"), (dict(n_test=1.5), "n_test"), (dict(R=[[1.0]]), "R")])
+    (dict(l2=-0.1), "l2"), (dict(n_test=1.5), "n_test"), (dict(R=[[1.0]]), "R"),
+    (dict(w_norm=0.0), "w_norm"), (dict(w_norm=-1.0), "w_norm")])
 def test_instance_validation(kwargs, name):
     with pytest.raises(ValueError, match=name):
         paper000_instance(**kwargs)

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from montecarlo import rates
+from riskcalc.minimax import fedprox_proof_lambda
 from riskcalc.ratecheck import fit_power_law, rate_check
 
 SEED = 20240605
@@ -147,6 +148,42 @@ def test_crossover_near_predicted_threshold(heterogeneous):
     q = 1 - 1 / M_CLIENTS
     a_max = heterogeneous["fisher_trace_inv"].max() / D_DIM
     assert np.all((kink >= q * A_MIN / 2) & (kink <= 2 * q * a_max)), kink
+
+
+def test_paper000_fedprox_lambda_follows_the_proofs():
+    """Paper 000 App. C.3 / C.4 with n_i = n, p_i = 1/m: Thm 11's lambda is continuous across
+    the events A | B (R^2 = 1/n) and B | C (R^2 = 1/(m^2 n)), and both rules keep
+    p_max lam = lam/m <= mu/16, the condition of Props 23 and 30."""
+    n, m, mu = 400, 16, 0.25
+    for r2 in (1 / n, 1 / (m * m * n)):
+        R = np.sqrt(r2 * np.array([1 - 1e-9, 1 + 1e-9]))
+        lam = fedprox_proof_lambda(R, n, m, mu, theorem=11)
+        assert lam[0] == pytest.approx(lam[1], rel=1e-6)
+    R = np.sqrt(np.geomspace(1e-8, 10, 50) / n)
+    for thm in (11, 12):
+        lam = fedprox_proof_lambda(R, n, m, mu, theorem=thm)
+        assert np.all(lam / m <= mu / 16 * (1 + 1e-12)), thm
+    assert fedprox_proof_lambda(0.0, n, m, mu, theorem=11) == pytest.approx(mu * m / 16)
+    assert fedprox_proof_lambda(1.0, n, m, mu, theorem=12) == pytest.approx(mu / n)
+    with pytest.raises(ValueError, match="theorem"):
+        fedprox_proof_lambda(0.1, n, m, mu, theorem=10)
+    with pytest.raises(ValueError, match="mu"):
+        fedprox_proof_lambda(0.1, n, m, 0.0)
+
+
+def test_paper000_fedprox_grid_brackets_fedprox():
+    """Shapes, the lambdas as prescribed, and FedProx at Thm 12's event-A lambda (mu/n, so
+    mu/(mu + lam) = 0.995) within 2% of local training on the same data."""
+    g = rates.paper000_fedprox_grid([200], [4], [1 / 64, 4.0], d=3, reps=4, seed=SEED)
+    assert g["fedprox_thm11_aer"].shape == (1, 2, 4)
+    assert g["fedprox_thm12_ier_worst"].shape == (1, 2)
+    for thm in (11, 12):
+        assert np.allclose(g[f"lam_thm{thm}"], fedprox_proof_lambda(
+            g["R"][0], 200, 4, g["mu"][0], theorem=thm))
+    local, prox = g["local_aer"][0, 1], g["fedprox_thm12_aer"][0, 1]
+    assert np.allclose(prox, local, rtol=0.02)
+    with pytest.raises(ValueError, match="theorems"):
+        rates.paper000_fedprox_grid([200], [4], [1.0], theorems=(13,))
 
 
 @pytest.fixture(scope="module")

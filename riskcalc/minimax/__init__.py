@@ -18,7 +18,8 @@ from riskcalc.minimax.chen import (dichotomy_aer_bound, dichotomy_ier_bound, dic
                                    excess_lower_bound_aer, excess_lower_bound_ier,
                                    fedavg_aer_bound, fedavg_ier_bound, fedavg_weighted_bounds,
                                    fedprox_aer_bound, fedprox_aer_bound_weighted,
-                                   fedprox_ier_bound, fedprox_regime, local_aer_weighted,
+                                   fedprox_ier_bound, fedprox_proof_lambda, fedprox_regime,
+                                   local_aer_weighted,
                                    local_ier_bound, logistic_constants, lower_bound_aer,
                                    lower_bound_ier)
 from riskcalc.minimax.fedprox import (FedProxConstants, LambdaPrescription, bilevel_constants,
@@ -40,7 +41,7 @@ __all__ = [
     "dichotomy_ier_bound", "dichotomy_threshold", "evaluate", "excess_lower_bound_aer",
     "excess_lower_bound_ier", "fedavg_aer_bound", "fedavg_ier_bound", "fedavg_weighted_bounds",
     "fedprox_aer_bound", "fedprox_aer_bound_weighted", "fedprox_complexity", "fedprox_constants",
-    "fedprox_global_error_bound", "fedprox_ier_bound", "fedprox_lambda",
+    "fedprox_global_error_bound", "fedprox_ier_bound", "fedprox_lambda", "fedprox_proof_lambda",
     "fedprox_lambda_interval", "fedprox_local_error_bound", "fedprox_regime",
     "gradient_oracle_lower_bound", "iapgd_agd_complexity", "iapgd_katyusha_complexity",
     "inner_loop_iterations", "local_aer_weighted", "local_case2_lambda", "local_ier_bound",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
+from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.minimax._common import (at_most, heterogeneity, probability_vector,
                                       scalar_or_array, sizes, smooth_convex)
 
@@ -542,3 +542,48 @@ def fedprox_regime(R, N, m, kind="aer"):
     high = mm / n_tot
     r2 = r ** 2
     return np.where(r2 >= high, 0, np.where(r2 >= low, 1, 2))
+
+
+def fedprox_proof_lambda(R, n: int, m: int, mu: float, theorem: int = 11):
+    """The FedProx penalty of the proofs of paper 000 Thms 11 and 12, balanced clients.
+
+    ``000_7ff2ed2592df3b60.txt``, Appendix C.3 (Thm 11, AER) and C.4 (Thm 12, IER), with
+    ``n_i = n`` and ``p_i = n_i/N = 1/m``, so ``sum p_i/n_i = 1/n``, ``sum p_i^2/n_i = 1/N``
+    (``N = m n``) and eq. (25)'s ``C_p = 1``:
+
+    * Thm 11: ``mu/(16 R^2 n)`` if ``R^2 >= 1/n`` (event A), ``mu/(16 R sqrt(n))`` if
+      ``1/(m^2 n) <= R^2 < 1/n`` (B), ``mu m / 16`` below (C); continuous in ``R``;
+    * Thm 12: ``c_A m/(D^2 N)`` with ``c_A ~ mu D^2``, i.e. ``mu/n``, if ``R^2 >= m/N = 1/n``
+      (A), else ``c_B sqrt(m) / sqrt(R^2 N + 1)`` (B) with ``c_B = mu/16``, the largest
+      constant for which the proof's requirement ``p_max lam <= mu/16`` holds for every ``m``.
+
+    Both keep ``lam / m <= mu / 16`` (the condition under which Props 23 and 30 apply), so for
+    a few clients the prescribed FedProx stays close to PureLocalTraining.
+
+    Parameters
+    ----------
+    R : float or array_like
+        Heterogeneity radius, >= 0.
+    n, m : int
+        Samples per client and clients.
+    mu : float or array_like
+        Strong convexity, > 0 (broadcast with ``R``).
+    theorem : {11, 12}
+
+    Returns
+    -------
+    ndarray
+        ``lam``, the broadcast shape of ``R`` and ``mu``.
+    """
+    R = nonnegative("R", R)
+    n, m = positive_int("n", n), positive_int("m", m)
+    mu = positive("mu", mu)
+    r2 = R ** 2
+    if theorem == 11:
+        with np.errstate(divide="ignore"):
+            return np.where(r2 >= 1 / n, mu / (16 * r2 * n),
+                            np.where(r2 >= 1 / (m * m * n), mu / (16 * R * np.sqrt(n)),
+                                     mu * m / 16))
+    if theorem == 12:
+        return np.where(r2 >= 1 / n, mu / n, mu / 16 * np.sqrt(m / (r2 * m * n + 1)))
+    raise ValueError(f"theorem must be 11 or 12, got {theorem!r}")
