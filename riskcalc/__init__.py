@@ -11,7 +11,7 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 """
 
 from riskcalc.errors import SolverError
-from riskcalc.finite_steps import steps_limit
+from riskcalc.finite_steps import spec_steps_limit, steps_limit
 from riskcalc.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.methods import METHODS, Method, get_method
 from riskcalc.model import ClientSpec
@@ -20,5 +20,6 @@ from riskcalc.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
     "ClientSpec", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError", "Spectrum",
-    "get_method", "limit", "optimal_lambda", "optimal_limit", "spec_limit", "steps_limit",
+    "get_method", "limit", "optimal_lambda", "optimal_limit", "spec_limit", "spec_steps_limit",
+    "steps_limit",
 ]

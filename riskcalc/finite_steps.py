@@ -84,11 +84,17 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     >>> round(res.bias, 12), round(res.variance, 12)
     (0.72, 0.02)
     """
-    if method not in METHODS:
+    return spec_steps_limit(ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                                       spectrum=spectrum), steps, step_size)
+
+
+def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
+    """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
+    validation; the command line and ``montecarlo.compare`` start from a spec)."""
+    if spec.method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
-                         f"got {method!r}")
-    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
-                      spectrum=spectrum)
+                         f"got {spec.method!r}")
+    spectrum = spec.spectrum
     if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
         raise ValueError("spectrum: finite-step limits are implemented for Sigma = I only "
                          "(identity spectrum, uniform signal)")
@@ -96,7 +102,7 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     if np.any(k != np.round(k)):
         raise ValueError(f"steps must be integers >= 0, got {steps!r}")
     eta = positive("step_size", step_size)
-    params = {**spec.params(), "steps": k.tolist(), "step_size": eta.tolist()}
+    params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
     g, sig, signal, lam_, k, eta = np.broadcast_arrays(
         spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
     b_fac, v_fac = filter_integrals(g, lam_, k, eta)
@@ -109,7 +115,7 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     if np.any(eta * (lam_ + (1 + np.sqrt(g)) ** 2) >= 2):
         notes.append("step_size * (lam + (1 + sqrt(gamma))^2) >= 2: gradient descent diverges "
                      "on the top of the spectrum, and the risk grows without bound in steps")
-    return LimitResult(method, params, *out, route="finite-steps", notes=tuple(notes))
+    return LimitResult(spec.method, params, *out, route="finite-steps", notes=tuple(notes))
 
 
 def filter_integrals(gamma, lam, steps, step_size):

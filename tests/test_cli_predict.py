@@ -52,7 +52,26 @@ def test_infinite_variance_is_null_with_a_note(capsys):
     assert obj["variance"] is None and obj["notes"]
 
 
+def test_finite_steps(capsys):
+    # One step of size 0.2 at gamma = 2: bias 1 - 2 eta + 3 eta^2 = 0.72 and variance
+    # sigma^2 gamma eta^2 = 0.02 (Marchenko-Pastur moments 1 and 1 + gamma).
+    _, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                     "--steps", "1", "--step-size", "0.2", "--json"], capsys)
+    obj = json.loads(out)
+    assert obj["bias"] == pytest.approx(0.72, rel=1e-12)
+    assert obj["variance"] == pytest.approx(0.02, rel=1e-12)
+    assert obj["params"]["steps"] == 1
+
+
 @pytest.mark.parametrize("argv, word", [
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--steps", "3"],
+     "--step-size"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--step-size", "0.1"],
+     "--steps"),
+    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--steps", "3",
+      "--step-size", "0.1", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
+    (["predict", "maml_fl", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--alpha", "0.1",
+      "--steps", "3", "--step-size", "0.1"], "method"),
     (["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "needs lam"),
     (["predict", "rtfa", "--gamma", "-2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "gamma"),
     (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "lam"),

@@ -53,17 +53,33 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "predict", help="asymptotic bias, variance and risk of a method",
         description="Print the limits of the bias, variance and risk of one client's prediction "
-                    "(paper 003, Thms 1-4, Cor. 3.1).")
+                    "(paper 003, Thms 1-4, Cor. 3.1), or after --steps personalization gradient "
+                    "steps (Sec. 7, Algs. 5-6).")
     add_model_options(p)
     p.add_argument("--d", type=int, help="number of eigenvalues for powerlaw:P without D")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="closed (Sigma = I), kappa, paper (c0/Stieltjes forms); default auto")
+    p.add_argument("--steps", type=int,
+                   help="the limit after this many full-batch personalization gradient steps "
+                        "(ftfa, rtfa, local, local_ridge; Sigma = I) instead of at convergence")
+    p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    res = riskcalc.spec_limit(spec_from_args(args), route=args.route)
+    spec = spec_from_args(args)
+    if args.steps is None:
+        if args.step_size is not None:
+            raise ValueError("--step-size is only used with --steps")
+        res = riskcalc.spec_limit(spec, route=args.route)
+    else:
+        if args.step_size is None:
+            raise ValueError("--steps needs --step-size")
+        if args.route != "auto":
+            raise ValueError("--route does not apply with --steps (one route: the "
+                             "Marchenko-Pastur integral of riskcalc.steps_limit)")
+        res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
     if args.json:
         print(json.dumps(res.as_dict()))
         return 0
