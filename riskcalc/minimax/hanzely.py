@@ -321,6 +321,14 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     -------
     dict
         ``rounds``, ``local``.
+
+    Notes
+    -----
+    ERRATA (paper 001, text after Thm 4.4): the communication count is called optimal
+    "regardless" of how ``L_tilde`` and ``lambda`` compare, but Thm 3.1's lower bound has the
+    smoothness ``L`` of each ``f_i`` (``L_tilde/m <= L <= L_tilde``), which APGD2 attains with
+    the same summand oracle: optimal only when ``min{L_tilde, lambda} = O(L)``
+    (``paper_checks`` claim ``001.thm44.communication-optimality``).
     """
     lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
     lm = positive("lam", lam)
