@@ -12,6 +12,7 @@ and a tuning sweep shares one decomposition per replicate.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,13 @@ class Curve:
 def simulate(ctx, points, reps: int, desc: str = "replicates") -> list[dict]:
     """Simulated bias, variance and risk at each point, ``reps`` replicates each.
 
+    Points that differ only in their tuning values (e.g. the gamma = 0.5 point of a lam = 0.1
+    curve, of a lam = 1 curve and of a lam sweep at gamma = 0.5) sample the very same
+    instances (the tuning does not enter ``sample_instance``), so they share one task per
+    replicate that measures the union of their tunings on one decomposition per client. Each
+    tuning value is measured separately from the others, so the numbers are those of separate
+    tasks (up to floating-point rounding of the vectorized oracle formulas).
+
     Parameters
     ----------
     ctx : figures.core.Context
@@ -99,17 +107,32 @@ def simulate(ctx, points, reps: int, desc: str = "replicates") -> list[dict]:
         Per point, per quantity (bias, variance, risk): ``summarize`` output (mean, se, low,
         high; arrays over the tunings).
     """
-    tasks = []
+    groups, where = {}, []
     for spec, tunings, setting, steps, step_size in points:
-        base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": ctx.seed,
-                "kind": "conditional", "tunings": [float(t) for t in tunings],
-                "steps": steps, "step_size": step_size}
-        tasks += [{**base, "rep": rep} for rep in range(reps)]
+        sd = spec_to_dict(spec)
+        tune = _tuning_name(spec.method)
+        key = json.dumps([{**sd, **({tune: None} if tune else {})}, setting.as_dict(), steps,
+                          step_size], sort_keys=True)
+        if key not in groups:
+            groups[key] = ({"spec": sd, "setting": setting.as_dict(), "seed": ctx.seed,
+                            "kind": "conditional", "steps": steps, "step_size": step_size},
+                           [])
+        values = groups[key][1]
+        idx = []
+        for t in tunings:
+            if float(t) not in values:
+                values.append(float(t))
+            idx.append(values.index(float(t)))
+        where.append((key, idx))
+    tasks, first = [], {}
+    for key, (base, values) in groups.items():
+        first[key] = len(tasks)
+        tasks += [{**base, "tunings": values, "rep": rep} for rep in range(reps)]
     results = ctx.run(replicate_task, tasks, desc)
     out = []
-    for i, (_, tunings, *_rest) in enumerate(points):
-        res = results[i * reps:(i + 1) * reps]
-        out.append({q: summarize([r[q] for r in res], np.zeros(len(tunings)))
+    for key, idx in where:
+        res = results[first[key]:first[key] + reps]
+        out.append({q: summarize([np.asarray(r[q])[idx] for r in res], np.zeros(len(idx)))
                     for q in ("bias", "variance", "risk")})
     return out
 

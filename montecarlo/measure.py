@@ -15,12 +15,16 @@ X X^T / n = U diag(mu) U^T (an n x n eigendecomposition), and every estimator ac
 through omega(mu) and f(mu) (``montecarlo.estimators``), so a whole lam grid costs O(n) (oracle)
 or O(n^2) (federated) per value after that decomposition: with W = X^T U diag(n mu)^(-1/2), the
 personalization's residual operator is I - W diag(f) W^T, and the traces below reduce to n x n
-matrices (the Woodbury/push-through form; no d x d inverse per lam). The federated global
-model is one d x d system accumulated from stacked blocks of U^T X_j, never one d x d matrix per
-client.
+matrices (the Woodbury/push-through form; no d x d inverse per lam). A client with more
+samples than dimensions (n > d) is decomposed through X^T X instead, which has the same positive
+eigenvalues (a d x d problem, not n x n). The federated global model is one d x d system
+accumulated from stacked blocks of U^T X_j by symmetric rank-k updates, never one d x d matrix
+per client. Small decompositions run with one BLAS thread (``decompose``).
 """
 
 from __future__ import annotations
+
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.linalg as sla
@@ -28,12 +32,31 @@ from scipy.linalg.blas import dsyrk
 
 from montecarlo.estimators import get_estimator
 from montecarlo.instances import Instance
+from montecarlo.threads import small_blas
 
 KINDS = ("conditional", "empirical")
 
 # Rows of U_j^T X_j stacked per GEMM when accumulating the global system: large enough for BLAS
 # efficiency, small enough to keep the stacked block in cache-friendly memory.
 _CHUNK_ROWS = 4096
+
+# Decompositions whose Gram matrix (min(n, d) square) is at most this size, and the whole
+# measurement when d is at most this size, run with a single BLAS thread (montecarlo.threads);
+# larger problems (e.g. one client at d = 1600, benchmarks/bench_linear.py) keep the library's
+# threads.
+SMALL_GRAM = 512
+
+
+def decompose(Xs, s, eager_v: bool = False) -> list:
+    """``Decomposition`` of every design in ``Xs`` (one BLAS thread when they are small, see
+    ``SMALL_GRAM``); ``eager_v`` also forms each V = U^T X in that loop."""
+    small = min(min(X.shape) for X in Xs) <= SMALL_GRAM
+    with small_blas() if small else nullcontext():
+        decs = [Decomposition(X, s) for X in Xs]
+        if eager_v:
+            for dec in decs:
+                dec.V
+    return decs
 
 
 class Decomposition:
@@ -51,19 +74,40 @@ class Decomposition:
     mu : ndarray (k,)
         Positive eigenvalues of X X^T / n (k = rank X).
     U : ndarray (n, k)
-        Their eigenvectors.
+        Their eigenvectors (for n > d computed from those of X^T X, on first use).
+    V : ndarray (k, d)
+        U^T X.
     """
 
     def __init__(self, X: np.ndarray, s: np.ndarray):
         self.X, self.s = X, s
         n, d = X.shape
-        # X^T is F-ordered, so dsyrk forms X X^T (upper triangle) without copying X; half
-        # the flops of a general product.
-        ev, U = sla.eigh(dsyrk(1.0, X.T, trans=1), lower=False, driver="evd",
-                         overwrite_a=True, check_finite=False)
-        keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
-        self.n, self.mu, self.U = n, ev[keep] / n, U[:, keep]
-        self._V = None
+        self.n = n
+        self._U = self._V = self._R = None
+        if n <= d:
+            # X^T is F-ordered, so dsyrk forms X X^T (upper triangle) without copying X; half
+            # the flops of a general product.
+            ev, U = sla.eigh(dsyrk(1.0, X.T, trans=1), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._U = ev[keep] / n, U[:, keep]
+        else:
+            # More samples than dimensions: X^T X (d x d, again by dsyrk on the F-ordered X^T)
+            # has the same positive eigenvalues n mu; with its eigenvectors R, U = X R
+            # diag(n mu)^(-1/2) and V = U^T X = diag(sqrt(n mu)) R^T, so the n x n problem is
+            # never formed (a d x d eigendecomposition instead of an n x n one).
+            ev, R = sla.eigh(dsyrk(1.0, X.T, trans=0), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._R = ev[keep] / n, R[:, keep]
+            self._V = np.sqrt(ev[keep])[:, None] * self._R.T
+
+    @property
+    def U(self) -> np.ndarray:
+        """Eigenvectors (n, k) of X X^T / n for the eigenvalues mu."""
+        if self._U is None:
+            self._U = (self.X @ self._R) / np.sqrt(self.nmu)
+        return self._U
 
     @property
     def V(self) -> np.ndarray:
@@ -128,8 +172,16 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     if steps is not None and (step_size is None or step_size <= 0):
         raise ValueError("personalization steps need a step size > 0")
     tunings = np.atleast_1d(np.asarray(tunings, dtype=float))
+    # At d <= SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
+    # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
+    # and loses far more on a busy one (benchmarks/bench_threads.py).
+    with small_blas() if inst.d <= SMALL_GRAM else nullcontext():
+        return _measure(inst, est, tunings, kind, steps, step_size)
+
+
+def _measure(inst, est, tunings, kind, steps, step_size):
     federated = inst.federated and est.centered
-    decs = [Decomposition(X, inst.s) for X in (inst.X if federated else inst.X[:1])]
+    decs = decompose(inst.X if federated else inst.X[:1], inst.s, eager_v=federated)
     target = decs[0]
     filters = np.array([est.filter(target.mu, t, steps, step_size) for t in tunings])
     run = _conditional if kind == "conditional" else _empirical
@@ -204,10 +256,23 @@ def _accumulate(decs, weights):
     block, wblock, rows = [], [], 0
 
     def flush():
-        V = np.vstack(block)
+        V = None
         for q, acc in enumerate(out):
             w = np.concatenate([wb[q] for wb in wblock])
-            acc += V.T @ (w[:, None] * V)
+            if (w >= 0).all():
+                # Every weight family of the estimators is >= 0, so V^T diag(w) V = B^T B with
+                # B = diag(sqrt(w)) V, filled block by block (no stacked copy of V): numpy runs
+                # B.T @ B as a symmetric rank-k update (syrk), half the flops of V^T (w V).
+                B, root = np.empty((rows, d)), np.sqrt(w)[:, None]
+                r0 = 0
+                for Vj in block:
+                    r1 = r0 + Vj.shape[0]
+                    np.multiply(root[r0:r1], Vj, out=B[r0:r1])
+                    r0 = r1
+                acc += B.T @ B
+            else:
+                V = np.vstack(block) if V is None else V
+                acc += V.T @ (w[:, None] * V)
 
     for dec, w in zip(decs, weights):
         block.append(dec.V)

@@ -35,6 +35,7 @@ from montecarlo.metrics import evaluate, exact_solution, rounds_to_accuracy
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se
 from montecarlo.tasks import run_tasks
+from montecarlo.threads import small_blas
 from riskcalc._validate import positive_int
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
@@ -232,6 +233,12 @@ def run_rep(task: dict) -> dict:
     """One replicate of a resolved preset (the ``run_tasks`` worker): builds the instance,
     runs every method, and returns ``{"rows": [...]}`` (one row per grid point x method x
     reported checkpoint)."""
+    # Batches of small matrices only (per-client d x d Hessians, m x d gradients).
+    with small_blas():
+        return _run_rep(task)
+
+
+def _run_rep(task):
     seed, rep = task["seed"], task["rep"]
     inst = BUILDERS[task["builder"]](**task["params"], seed=seed, rep=rep)
     batched = task["grid"] in task["params"]

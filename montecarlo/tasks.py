@@ -9,6 +9,12 @@ Local runs use joblib (processes); cluster runs use dask.distributed through job
 backend, selected by ``scheduler=``. With ``cache=PATH``, every finished task is appended to a
 JSON-lines file as soon as it completes; a rerun with the same file skips the tasks already
 there, so an interrupted sweep resumes without losing finished work.
+
+BLAS threads: joblib's default (loky) workers already start with OPENBLAS_NUM_THREADS,
+OMP_NUM_THREADS, MKL_NUM_THREADS etc. set to cpu_count // n_jobs (checked: 1 each for
+n_jobs = 2 on 2 cores), so no limit is added here; in this process (n_jobs = 1), where BLAS
+keeps all its threads, ``montecarlo.measure`` limits its small problems itself
+(``montecarlo.measure.SMALL_GRAM``, ``benchmarks/bench_threads.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,25 @@
+"""BLAS threads for loops of small linear algebra.
+
+A second OpenBLAS thread gains nothing measurable on the small matrices of these simulations
+(per-client Gram matrices, batched d x d logistic Hessians), and on a loaded machine waking it
+costs milliseconds per call: measured at 3x to over 10x on the M per-client decompositions of
+a federated instance (``benchmarks/bench_threads.py``). Joblib's loky workers already run with
+one thread per worker (``montecarlo.tasks``); this limits the calling process too.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from threadpoolctl import ThreadpoolController
+
+
+@lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    # Scanning the loaded libraries costs milliseconds: once per process.
+    return ThreadpoolController()
+
+
+def small_blas():
+    """Context limiting BLAS to one thread (``threadpoolctl``), for loops of small problems."""
+    return _controller().limit(limits=1, user_api="blas")

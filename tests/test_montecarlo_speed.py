@@ -1,0 +1,113 @@
+"""The fast paths of the measurement agree with the plain ones (paper 003,
+003_4b976ddf5225c17e.txt, eqs. 3, 6-14): the d x d Gram decomposition used when n > d, the
+symmetric accumulation of the global systems, the single-BLAS-thread decompositions, and
+figures sharing one task between points that sample the same instances."""
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import riskcalc
+import montecarlo.measure as mm
+from figures.core import Context
+from figures.linear import simulate
+from montecarlo.compare import replicate_task, spec_to_dict
+from montecarlo.instances import Setting, sample_instance
+from tests.test_montecarlo_measure import PARAMS, TWO_POINT, _dense
+
+
+def _blas_threads():
+    return max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+@pytest.mark.parametrize("n, d", [(30, 12), (12, 12), (7, 12), (40, 5)])
+def test_decomposition_both_paths(n, d):
+    X = np.random.default_rng(n * d).standard_normal((n, d))
+    dec = mm.Decomposition(X, np.ones(d))
+    k = min(n, d)
+    assert dec.mu.shape == (k,) and dec.U.shape == (n, k) and dec.V.shape == (k, d)
+    np.testing.assert_allclose(dec.mu, np.linalg.eigvalsh(X @ X.T / n)[-k:], rtol=1e-10)
+    np.testing.assert_allclose(dec.U.T @ dec.U, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose((dec.U * dec.mu) @ dec.U.T, X @ X.T / n, atol=1e-10)
+    np.testing.assert_allclose(dec.V, dec.U.T @ X, atol=1e-10)
+
+
+@pytest.mark.parametrize("glob", ["oracle", "federated"])
+@pytest.mark.parametrize("method", sorted(PARAMS))
+def test_more_samples_than_dimensions_equals_dense_closed_forms(method, glob):
+    # gamma < 1 for the target and some clients: their decompositions go through X^T X.
+    kw = PARAMS[method]
+    spec = riskcalc.ClientSpec(method, gamma=0.5, sigma=0.7, spectrum=TWO_POINT, **kw)
+    setting = Setting(d=10, clients=4, global_model=glob, gammas=(0.75, 2.0), rs=(0.5,),
+                      sigmas=(0.3, 1.0), weights="samples")
+    inst = sample_instance(spec, setting, 5, 2, federated=glob == "federated")
+    assert inst.n[0] > inst.d
+    p = inst.n / inst.n.sum()
+    t = kw.get("lam", kw.get("alpha", 0.0))
+    cond = mm.measure(inst, method, [t])
+    emp = mm.measure(inst, method, [t], kind="empirical")
+    b, v, eb, ev, risk = _dense(inst, method, t, p)
+    # atol: FTFA/local with n > d interpolate theta exactly (an oracle bias of 0 up to rounding)
+    np.testing.assert_allclose([cond["bias"][0], cond["variance"][0]], [b, v], rtol=1e-8,
+                               atol=1e-12)
+    np.testing.assert_allclose([emp["bias"][0], emp["variance"][0], emp["risk"][0]],
+                               [eb, ev, risk], rtol=1e-8, atol=1e-12)
+
+
+def test_accumulate_equals_general_products():
+    rng = np.random.default_rng(0)
+    decs = [mm.Decomposition(rng.standard_normal((n, 8)), np.ones(8)) for n in (5, 20, 8)]
+    weights = [[rng.random(dec.mu.size), -rng.random(dec.mu.size)] for dec in decs]
+    got = mm._accumulate(decs, weights)
+    for q in range(2):
+        want = sum(dec.V.T @ (w[q][:, None] * dec.V) for dec, w in zip(decs, weights))
+        np.testing.assert_allclose(got[q], want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(got[0], got[0].T)  # nonnegative weights: a symmetric rank-k update
+
+
+def test_small_decompositions_use_one_blas_thread(monkeypatch):
+    before = _blas_threads()
+    seen = []
+    real = mm.Decomposition
+
+    def spy(X, s):
+        seen.append(_blas_threads())
+        return real(X, s)
+
+    monkeypatch.setattr(mm, "Decomposition", spy)
+    rng = np.random.default_rng(1)
+    mm.decompose([rng.standard_normal((6, 9)) for _ in range(3)], np.ones(9))
+    assert seen == [1, 1, 1]
+    assert _blas_threads() == before  # restored afterwards
+    seen.clear()
+    monkeypatch.setattr(mm, "SMALL_GRAM", 0)
+    mm.decompose([rng.standard_normal((6, 9))], np.ones(9))
+    assert seen == [before]
+
+
+def test_figure_points_sharing_instances_share_tasks():
+    # Three points on the same instances (two single lam values and a lam sweep containing
+    # one of them): one task per replicate, and the numbers of separate tasks.
+    setting = Setting(d=20, clients=4, global_model="federated")
+
+    def spec(lam):
+        return riskcalc.ClientSpec("pfedme", gamma=0.8, r=1.0, sigma=0.5, lam=lam)
+
+    points = [(spec(0.1), [0.1], setting, None, None), (spec(1.0), [1.0], setting, None, None),
+              (spec(0.3), [0.3, 1.0, 3.0], setting, None, None)]
+    ran = []
+
+    class Ctx(Context):
+        def run(self, fn, tasks, desc=""):
+            ran.extend(tasks)
+            return [fn(t) for t in tasks]
+
+    sims = simulate(Ctx("test"), points, reps=2)
+    assert len(ran) == 2 and ran[0]["tunings"] == [0.1, 1.0, 0.3, 3.0]
+    for (sp, tunings, *_), sim in zip(points, sims):
+        sep = [replicate_task({"spec": spec_to_dict(sp), "setting": setting.as_dict(),
+                               "seed": 0, "kind": "conditional", "tunings": tunings,
+                               "steps": None, "step_size": None, "rep": rep})
+               for rep in range(2)]
+        np.testing.assert_allclose(sim["risk"]["mean"], np.mean([r["risk"] for r in sep], 0),
+                                   rtol=1e-12)
