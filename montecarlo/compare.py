@@ -11,17 +11,18 @@ mean. Replicates are tasks of ``montecarlo.tasks.run_tasks`` seeded by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-from montecarlo.stats import mean_se, t_half_width
 
 import riskcalc
 from montecarlo.estimators import get_estimator, tuning_value
 from montecarlo.instances import Setting, sample_instance, scalar_spec
 from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
+from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
+from riskcalc import finite_steps
 from riskcalc._validate import as_array, positive_int
 from riskcalc.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -161,6 +162,20 @@ class Comparison:
         return out
 
 
+def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitResult:
+    """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
+    when given and covered by ``riskcalc.finite_steps``, else at convergence (with a note
+    when steps were asked for)."""
+    if steps is None:
+        return riskcalc.spec_limit(spec, route=route)
+    if finite_steps.supports(spec):
+        return riskcalc.spec_steps_limit(spec, steps, step_size)
+    limit = riskcalc.spec_limit(spec, route=route)
+    return replace(limit, notes=limit.notes + (
+        "the prediction is the converged limit: finite-step limits are implemented for "
+        f"{', '.join(finite_steps.METHODS)} with Sigma = I only",))
+
+
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
             kind: str = "conditional", steps: int | None = None,
             step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
@@ -184,7 +199,9 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         Measurement (``montecarlo.measure``).
     steps, step_size : optional
         Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
-        of the converged closed form. The prediction stays the converged limit.
+        of the converged closed form; the prediction is then the finite-step limit
+        (``riskcalc.steps_limit``) where it is implemented (Sigma = I; FTFA, RTFA and the local
+        baselines), else the converged limit with a note saying so.
     route : str
         riskcalc route of the prediction.
     n_jobs, scheduler, progress, cache
@@ -200,7 +217,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)
-    limit = riskcalc.spec_limit(spec, route=route)
+    limit = predicted(spec, route, steps, step_size)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
             "step_size": step_size}

@@ -88,14 +88,19 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
                                        spectrum=spectrum), steps, step_size)
 
 
+def supports(spec: ClientSpec) -> bool:
+    """Whether ``spec_steps_limit`` covers ``spec``: a method of ``METHODS`` with Sigma = I."""
+    sp = spec.spectrum
+    return spec.method in METHODS and (sp is None or (sp.is_identity and sp.signal_is_uniform))
+
+
 def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
     """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
     validation; the command line and ``montecarlo.compare`` start from a spec)."""
     if spec.method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
                          f"got {spec.method!r}")
-    spectrum = spec.spectrum
-    if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
+    if not supports(spec):
         raise ValueError("spectrum: finite-step limits are implemented for Sigma = I only "
                          "(identity spectrum, uniform signal)")
     k = as_array("steps", steps, low=0.0)

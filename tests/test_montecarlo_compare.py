@@ -73,6 +73,21 @@ def test_maml_fl_federated_approaches_ftfa_as_m_grows():
     assert gaps[0] > 2 * gaps[1] > 4 * gaps[2] > 0
 
 
+def test_steps_are_compared_with_the_finite_step_limit():
+    spec = riskcalc.ClientSpec("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
+    c = compare(spec, Setting(d=400), reps=6, steps=2, step_size=0.2)
+    want = riskcalc.steps_limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, steps=2,
+                                step_size=0.2)
+    assert c.limit.risk == want.risk and c.limit.route == "finite-steps"
+    # close to the finite-step limit (0.686), far from the converged one (0.640)
+    assert abs(c.summary["risk"]["mean"] - want.risk) < 0.01 < 0.04 < want.risk - 0.640
+    two = riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=0.5,
+                              spectrum=riskcalc.Spectrum.two_point(1.0, 4.0, 0.5))
+    c2 = compare(two, Setting(d=100), reps=2, steps=5, step_size=0.05)
+    assert c2.limit.risk == riskcalc.spec_limit(two).risk
+    assert any("converged limit" in n for n in c2.limit.notes)
+
+
 def test_seed_reproducible_and_independent_of_workers():
     spec = riskcalc.ClientSpec("rtfa", gamma=2.0, sigma=0.5, r=1.0, lam=0.5)
     one = compare(spec, Setting(d=60), reps=4, seed=3).as_dict()
