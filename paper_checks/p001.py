@@ -215,7 +215,7 @@ def table1_iapgd(cfg, seed):
     # Without the condition the gap grows like sqrt(lam/L): the qualifier is necessary (the
     # sentence after Thm 4.2, "thus optimal", omits it; Table 1 has it).
     grows = comm[-1] / comm[small][-1] > 30 and local[-1] / local[small][-1] > 30
-    return judge(bounded and grows, f"L=1e4 mu=1 n=10 eps=1e-6, rounds / Thm 3.1 bound at lam = "
+    return judge(bounded and grows, "L=1e4 mu=1 n=10 eps=1e-6, rounds / Thm 3.1 bound at lam = "
                  + ", ".join(f"{l:.0e}: {x:.3g}" for l, x in zip(lams, comm))
                  + "; local gradients / (sqrt(L/mu) log(1/eps) x log factor): "
                  + ", ".join(f"{x:.3g}" for x in local)
@@ -312,7 +312,7 @@ def thm44_comm(cfg, seed):
     printed_rejected = gap[-1] / base > 30               # grows like sqrt(L~/L), unbounded
     corrected_ok = max(fixed) / min(fixed) < 5
     return judge_erratum(printed_rejected, corrected_ok,
-                         f"L=1 mu=1e-4 eps=1e-6, lam = L~: AL2SGD+ rounds / Thm 3.1 bound at L~/L"
+                         "L=1 mu=1e-4 eps=1e-6, lam = L~: AL2SGD+ rounds / Thm 3.1 bound at L~/L"
                          " = " + ", ".join(f"{r:.3g}: {g:.3g}" for r, g in zip(ratios, gap))
                          + f" (L~/L = {ratio_data:.3g} for least squares on {n} Gaussian samples "
                            f"in d={d}); with min(L~, lam) <= L the ratio stays in "

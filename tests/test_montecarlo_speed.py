@@ -1,6 +1,6 @@
 """The fast paths of the measurement agree with the plain ones (paper 003,
-003_4b976ddf5225c17e.txt, eqs. 3, 6-14): the d x d Gram decomposition used when n > d, the
-symmetric accumulation of the global systems, the single-BLAS-thread decompositions, and
+003_4b976ddf5225c17e.txt, eqs. 3, 6-14): the d x d Gram decomposition used when n > d (the
+whole measurement with it: ``test_montecarlo_measure``), the symmetric accumulation of the global systems, the single-BLAS-thread decompositions, and
 figures sharing one task between points that sample the same instances."""
 
 import numpy as np
@@ -12,8 +12,7 @@ import montecarlo.measure as mm
 from figures.core import Context
 from figures.linear import simulate
 from montecarlo.compare import replicate_task, spec_to_dict
-from montecarlo.instances import Setting, sample_instance
-from tests.test_montecarlo_measure import PARAMS, TWO_POINT, _dense
+from montecarlo.instances import Setting
 
 
 def _blas_threads():
@@ -30,28 +29,6 @@ def test_decomposition_both_paths(n, d):
     np.testing.assert_allclose(dec.U.T @ dec.U, np.eye(k), atol=1e-10)
     np.testing.assert_allclose((dec.U * dec.mu) @ dec.U.T, X @ X.T / n, atol=1e-10)
     np.testing.assert_allclose(dec.V, dec.U.T @ X, atol=1e-10)
-
-
-@pytest.mark.parametrize("glob", ["oracle", "federated"])
-@pytest.mark.parametrize("method", sorted(PARAMS))
-def test_more_samples_than_dimensions_equals_dense_closed_forms(method, glob):
-    # gamma < 1 for the target and some clients: their decompositions go through X^T X.
-    kw = PARAMS[method]
-    spec = riskcalc.ClientSpec(method, gamma=0.5, sigma=0.7, spectrum=TWO_POINT, **kw)
-    setting = Setting(d=10, clients=4, global_model=glob, gammas=(0.75, 2.0), rs=(0.5,),
-                      sigmas=(0.3, 1.0), weights="samples")
-    inst = sample_instance(spec, setting, 5, 2, federated=glob == "federated")
-    assert inst.n[0] > inst.d
-    p = inst.n / inst.n.sum()
-    t = kw.get("lam", kw.get("alpha", 0.0))
-    cond = mm.measure(inst, method, [t])
-    emp = mm.measure(inst, method, [t], kind="empirical")
-    b, v, eb, ev, risk = _dense(inst, method, t, p)
-    # atol: FTFA/local with n > d interpolate theta exactly (an oracle bias of 0 up to rounding)
-    np.testing.assert_allclose([cond["bias"][0], cond["variance"][0]], [b, v], rtol=1e-8,
-                               atol=1e-12)
-    np.testing.assert_allclose([emp["bias"][0], emp["variance"][0], emp["risk"][0]],
-                               [eb, ev, risk], rtol=1e-8, atol=1e-12)
 
 
 def test_accumulate_equals_general_products():
