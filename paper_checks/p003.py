@@ -474,12 +474,14 @@ def sec33_rtfa_beats_local(cfg, seed):
 
 # --- Thms 3 and 4: MAML-FL and pFedMe, with the actual federated global models -------------
 
-def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=None):
+def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=None,
+                    clients=(8, 32)):
     """Paired risk differences method(tuning) - reference on the same federated instances,
-    with M and 4M clients: the theorems say they vanish as m -> infinity."""
+    with M and 4M clients (``clients``): the theorems say they vanish as m -> infinity."""
     d, reps = cfg.pick(100, 240), cfg.pick(6, 12)
+    small, large = clients
     out = {}
-    for M in (8, 32):
+    for M in clients:
         kw = dict(gamma=2.0, sigma=0.5, signal=1.0, d=d, reps=reps, seed=seed,
                   global_model="federated", clients=M, spectrum=spectrum)
         a = simulate(method, tunings=tunings, **kw)
@@ -488,9 +490,9 @@ def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=
         risk, risk_se = mean_se(a["risk"])
         out[M] = {"diff": mean, "se": se, "risk": risk, "risk_se": risk_se, "n": a["n"],
                   "reference_risk": float(b["risk"].mean())}
-    # Shrinking like 1/M (a factor ~4 from M = 8 to 32); 2 leaves room for the s.e.
-    ok = bool(np.all(np.abs(out[32]["diff"]) <= np.maximum(np.abs(out[8]["diff"]) / 2,
-                                                          Z * out[32]["se"])))
+    # Shrinking like 1/M (a factor ~4 from M to 4M); 2 leaves room for the s.e.
+    ok = bool(np.all(np.abs(out[large]["diff"]) <= np.maximum(np.abs(out[small]["diff"]) / 2,
+                                                             Z * out[large]["se"])))
     return ok, out, {"d": d, "reps": reps}
 
 
@@ -533,23 +535,29 @@ TWO_POINT = riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)
 def _general_covariance(cfg, seed, method, tunings, reference, ref_tuning):
     """Thms 3-4 with a non-identity covariance (eigenvalues 1 and 4): the paired difference to
     the reference vanishes like 1/M, and the method's risk extrapolated to M = infinity
-    (Richardson on M = 8, 32 assuming an O(1/M) excess: (32 r_32 - 8 r_8) / 24) meets the
-    reference's general-covariance limit (riskcalc, implicit forms of Sec. 6.3) within
-    SLACK / n (finite d) plus Z standard errors."""
+    (Richardson on M = 32, 128 removing the 1/M term of the excess: (128 r_128 - 32 r_32) / 96)
+    meets the reference's general-covariance limit (riskcalc, implicit forms of Sec. 6.3)
+    within SLACK / n (finite d) plus Z standard errors.
+
+    The excess of the federated global model is not linear in 1/M (FTFA's is pooled least
+    squares on M n samples in d dimensions, whose error goes like d / (M n - d)). Measured on FTFA at
+    d = 240: excess 0.685, 0.143, 0.035 at M = 8, 32, 128, i.e. about 4.3/M + 9.6/M^2; the
+    1/M^2 term leaves -b/(M_1 M_2) after the two-point extrapolation, -2.9% of the limit
+    from M = 8, 32 and -0.2% from M = 32, 128."""
     ok_pair, out, sz = _federated_pair(cfg, seed, method, tunings, reference, ref_tuning,
-                                       spectrum=TWO_POINT)
+                                       spectrum=TWO_POINT, clients=(32, 128))
     kw = {"lam": ref_tuning} if ref_tuning else {}
     limit = float(riskcalc.limit(reference, gamma=2.0, sigma=0.5, r=1.0, spectrum=TWO_POINT,
                                  **kw).risk)
-    extrapolated = (32 * out[32]["risk"] - 8 * out[8]["risk"]) / 24
-    se = np.hypot(32 * out[32]["risk_se"], 8 * out[8]["risk_se"]) / 24
-    ok_limit = bool(np.all(np.abs(extrapolated - limit) <= SLACK / out[32]["n"] * limit + Z * se))
+    extrapolated = (128 * out[128]["risk"] - 32 * out[32]["risk"]) / 96
+    se = np.hypot(128 * out[128]["risk_se"], 32 * out[32]["risk_se"]) / 96
+    ok_limit = bool(np.all(np.abs(extrapolated - limit) <= SLACK / out[128]["n"] * limit + Z * se))
     parts = [f"{t:g}: {fmt(e, 4)}±{fmt(v, 2)}" for t, e, v in zip(tunings, extrapolated, se)]
     summary = (f"eigenvalues {{1, 4}}, g=2 s=0.5 r=1: paired diff to {reference} "
-               + ", ".join(fmt(x, 3) for x in out[8]["diff"]) + " (M=8) -> "
-               + ", ".join(fmt(x, 3) for x in out[32]["diff"]) + " (M=32); extrapolated risk "
+               + ", ".join(fmt(x, 3) for x in out[32]["diff"]) + " (M=32) -> "
+               + ", ".join(fmt(x, 3) for x in out[128]["diff"]) + " (M=128); extrapolated risk "
                + "; ".join(parts) + f" vs limit {fmt(limit, 4)} (allowance "
-               f"{SLACK / out[32]['n']:.0%} for n = {out[32]['n']})")
+               f"{SLACK / out[128]['n']:.1%} for n = {out[128]['n']})")
     return judge(ok_pair and ok_limit, summary,
                  {**out, **sz, "tunings": tunings, "limit": limit,
                   "extrapolated": extrapolated, "extrapolated_se": se})
