@@ -4,8 +4,9 @@ steps.
 The client starts at the global model (k = 0 is FedAvg) and takes k full-batch gradient
 steps on its loss (FTFA, Alg. 5) or its loss plus lam/2 ||theta - theta_0||^2 (RTFA, Alg. 6).
 The risk falls from FedAvg's r^2 towards the converged limits of Thms 1-2 (riskcalc, dashed);
-for Sigma = I the lines are the exact finite-step limits (``riskcalc.steps_limit``), which show
-FTFA overshooting: its risk is lowest after a few steps, not at convergence.
+the lines are the exact finite-step limits (``riskcalc.steps_limit``: the Marchenko-Pastur
+integral for Sigma = I, a contour integral of the Sigma-weighted spectrum otherwise), which
+show FTFA overshooting: its risk is lowest after a few steps, not at convergence.
 The paper's Figs. 5-6 show the same effect on pretrained networks (not reproducible here).
 """
 
@@ -42,10 +43,9 @@ def make(ctx):
                                        **extra)
             table.add(panel, label, "reference", "steps", np.nan,
                       "risk", riskcalc.spec_limit(spec).risk)
-            if sp is None:  # the finite-step limits are derived for Sigma = I only
-                table.add(panel, label, "theory", "steps", K_THEORY, "risk", riskcalc.steps_limit(
-                    method, gamma=GAMMA, r=R, sigma=SIGMA, steps=K_THEORY,
-                    step_size=STEP_SIZE, **extra).risk)
+            table.add(panel, label, "theory", "steps", K_THEORY, "risk", riskcalc.steps_limit(
+                method, gamma=GAMMA, r=R, sigma=SIGMA, spectrum=sp, steps=K_THEORY,
+                step_size=STEP_SIZE, **extra).risk)
             for k in steps:
                 where.append((panel, label, k))
                 points.append((spec, [tune or 0.0], Setting(d=sz["d"]), k, STEP_SIZE))
@@ -66,8 +66,9 @@ def make(ctx):
         "Paper 003: risk after k personalization gradient steps from the global model",
         "Markers: mean risk of simulated clients after k full-batch gradient steps of size "
         "η from the oracle global model θ0 (k = 0 is FedAvg), error bars 95% Student-t "
-        "intervals; lines (Σ = I only): the limit after k steps (riskcalc.steps_limit, "
-        "Marchenko-Pastur integral of the gradient-descent filter); dashed: FedAvg's r² and, "
+        "intervals; lines: the limit after k steps (riskcalc.steps_limit: the integral of the "
+        "gradient-descent filter against the Σ-weighted limiting spectrum of X^T X / n, "
+        "Marchenko-Pastur for Σ = I); dashed: FedAvg's r² and, "
         "in each method's colour, its converged limit (Thms 1-2). RTFA uses its optimal λ* "
         "for each covariance. x axis: symmetric log (linear below 1).",
         {"γ": GAMMA, "r": R, "σ": SIGMA, "η (step size)": STEP_SIZE, "k": steps,

@@ -173,7 +173,7 @@ def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitR
     limit = riskcalc.spec_limit(spec, route=route)
     return replace(limit, notes=limit.notes + (
         "the prediction is the converged limit: finite-step limits are implemented for "
-        f"{', '.join(finite_steps.METHODS)} with Sigma = I only",))
+        f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction only",))
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
@@ -200,8 +200,9 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     steps, step_size : optional
         Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
         of the converged closed form; the prediction is then the finite-step limit
-        (``riskcalc.steps_limit``) where it is implemented (Sigma = I; FTFA, RTFA and the local
-        baselines), else the converged limit with a note saying so.
+        (``riskcalc.steps_limit``) where it is implemented (FTFA, RTFA and the local
+        baselines, theta in a uniform direction), else the converged limit with a note
+        saying so.
     route : str
         riskcalc route of the prediction.
     n_jobs, scheduler, progress, cache

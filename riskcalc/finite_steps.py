@@ -1,4 +1,4 @@
-"""Limits of the risk after a finite number of personalization gradient steps (Sigma = I).
+"""Limits of the risk after a finite number of personalization gradient steps.
 
 Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7, Algs. 5-6: the client starts at the global
 model theta_0 and takes k full-batch gradient steps of size eta on its loss L_i (FTFA) or on
@@ -11,24 +11,34 @@ q(s) = 1 - eta (s + lam),
     theta_k - theta_i = (I - f(S)) (theta_0 - theta_i) + f(S) S^+ X^T eps / n,
     f(s) = s / (s + lam) * (1 - q(s)^k),
 
-so, for an isotropic theta_0 - theta_i of norm r and Sigma = I,
+so, for theta_0 - theta_i of norm r in a uniformly random direction,
 
-    B_k = r^2 int (1 - f(s))^2 dF_gamma(s),    V_k = sigma^2 gamma int f(s)^2 / s dF_gamma(s),
+    B_k = r^2 (1/d) tr[(1 - f(S))^2 Sigma],    V_k = sigma^2 (1/n) tr[f(S)^2 S^+ Sigma],
 
-with F_gamma the Marchenko-Pastur law of ratio gamma (an atom 1 - 1/gamma at 0 when
-gamma > 1, where f = 0). k = 0 is FedAvg (B = r^2, V = 0); k -> infinity with
-0 < eta (s + lam) < 2 on the support gives Thms 1-2. The local baselines (Cor. 3.1) are the
-same filters started at 0, with rho in place of r.
+and as d/n -> gamma, with nu the Sigma-weighted limiting spectrum of S
+(``riskcalc.weighted_mp``; for Sigma = I the Marchenko-Pastur law F_gamma),
 
-The integral over the continuous part uses s = 1 + gamma - h cos(t), h = 2 sqrt(gamma), which
-turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on [0, pi], and the midpoint
-rule with nodes doubled until two successive values agree to ``RTOL`` (relative) or ``ATOL``.
+    B_k = r^2 int (1 - f(s))^2 dnu(s),         V_k = sigma^2 gamma int f(s)^2 / s dnu(s),
+
+(an atom at 0 when gamma > 1, where f = 0). k = 0 is FedAvg (B = r^2 int t dH, V = 0);
+k -> infinity with 0 < eta (s + lam) < 2 on the support gives Thms 1-2 (and their general-
+covariance forms, Sec. 6.3). The local baselines (Cor. 3.1) are the same filters started at
+0, with rho in place of r.
+
+Sigma = I: the integral over the continuous part uses s = 1 + gamma - h cos(t),
+h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on
+[0, pi], and the midpoint rule with nodes doubled until two successive values agree to
+``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
+Stieltjes transform of nu around its support (``riskcalc.weighted_mp.contour_integrals``),
+to ``RTOL_GENERAL``. A non-uniform direction of theta (signal_weights different from
+weights) would need two-resolvent equivalents and is not covered.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from riskcalc import weighted_mp
 from riskcalc._validate import as_array, positive
 from riskcalc.errors import SolverError
 from riskcalc.limits import LimitResult
@@ -40,6 +50,10 @@ RTOL = 1e-13
 # has decayed to 1e-30 need not be resolved to 13 digits.
 ATOL = 1e-16
 MAX_NODES = 2 ** 18
+#: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
+#: room for the rounding of the contour sum.
+RTOL_GENERAL = 1e-11
+MAX_CONTOUR_NODES = 2 ** 15
 
 
 def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
@@ -63,7 +77,8 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         eta > 0. The iterates converge when eta (lam + (1 + sqrt(gamma))^2) < 2; beyond, the
         risk grows with k (a note says so).
     spectrum : Spectrum, optional
-        Only Sigma = I (None or identity with uniform signal) is implemented.
+        Eigenvalue distribution of Sigma (default identity); the direction of theta must be
+        uniform (``signal_weights`` left at their default).
 
     Returns
     -------
@@ -73,10 +88,11 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     Raises
     ------
     ValueError
-        For a method outside ``METHODS``, a non-isotropic spectrum, or a bad parameter.
+        For a method outside ``METHODS``, non-uniform signal weights, or a bad parameter.
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
-        thousands).
+        thousands), or the general route cannot reach its tolerance (see
+        ``riskcalc.weighted_mp.contour_integrals``).
 
     Examples
     --------
@@ -89,9 +105,10 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
 
 
 def supports(spec: ClientSpec) -> bool:
-    """Whether ``spec_steps_limit`` covers ``spec``: a method of ``METHODS`` with Sigma = I."""
+    """Whether ``spec_steps_limit`` covers ``spec``: a method of ``METHODS`` with the direction
+    of theta uniform."""
     sp = spec.spectrum
-    return spec.method in METHODS and (sp is None or (sp.is_identity and sp.signal_is_uniform))
+    return spec.method in METHODS and (sp is None or sp.signal_is_uniform)
 
 
 def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
@@ -101,8 +118,8 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
         raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
                          f"got {spec.method!r}")
     if not supports(spec):
-        raise ValueError("spectrum: finite-step limits are implemented for Sigma = I only "
-                         "(identity spectrum, uniform signal)")
+        raise ValueError("spectrum signal_weights: finite-step limits need theta in a uniform "
+                         "direction (signal_weights equal to the eigenvalue weights)")
     k = as_array("steps", steps, low=0.0)
     if np.any(k != np.round(k)):
         raise ValueError(f"steps must be integers >= 0, got {steps!r}")
@@ -110,16 +127,23 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
     g, sig, signal, lam_, k, eta = np.broadcast_arrays(
         spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
-    b_fac, v_fac = filter_integrals(g, lam_, k, eta)
+    sp = spec.spectrum
+    if sp is None or sp.is_identity:
+        b_fac, v_fac = filter_integrals(g, lam_, k, eta)
+        top = (1 + np.sqrt(g)) ** 2
+    else:
+        b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
+        top = np.vectorize(lambda x: weighted_mp.support_edges(x, sp)[1])(g)
     bias = signal ** 2 * b_fac
     var = sig ** 2 * v_fac
     risk = bias + var
     scalar = bias.ndim == 0
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     notes = []
-    if np.any(eta * (lam_ + (1 + np.sqrt(g)) ** 2) >= 2):
-        notes.append("step_size * (lam + (1 + sqrt(gamma))^2) >= 2: gradient descent diverges "
-                     "on the top of the spectrum, and the risk grows without bound in steps")
+    if np.any(eta * (lam_ + top) >= 2):
+        notes.append("step_size * (lam + top of the spectrum of S) >= 2 (the top is "
+                     "(1 + sqrt(gamma))^2 for Sigma = I): gradient descent diverges there, and "
+                     "the risk grows without bound in steps")
     return LimitResult(spec.method, params, *out, route="finite-steps", notes=tuple(notes))
 
 
@@ -153,6 +177,70 @@ def filter_integrals(gamma, lam, steps, step_size):
         n *= 2
     raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
                       f"(steps up to {np.max(k):g})")
+
+
+def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
+    """``filter_integrals`` for a general covariance: ``int (1 - f)^2 dnu`` and
+    ``gamma int f^2 / s dnu`` with nu the Sigma-weighted limiting spectrum of S.
+
+    Paper 003 Sec. 7 (Algs. 5-6) under Assumption A2 (derivation in the module docstring).
+    Contour integrals (``riskcalc.weighted_mp.contour_integrals``) around either the
+    continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
+    the atom inside, whichever keeps the contour relatively farther from the singularities:
+    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].
+    Arguments broadcast together.
+    """
+    gamma, lam, k, eta = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
+    edges, atoms = {}, {}
+    for idx in np.ndindex(gamma.shape):
+        g, l, kk, e = float(gamma[idx]), float(lam[idx]), float(k[idx]), float(eta[idx])
+        if g not in edges:
+            edges[g] = weighted_mp.support_edges(g, spectrum)
+            atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
+        lo, hi = edges[g]
+        # Right of the support |1 - eta (s + lam)| must not outgrow its value at the top edge
+        # by more than about e^2 over 2k powers (inside the stable disk when there is room).
+        room = 0.5 * (2.0 / e - l - hi)
+        cap = room if room > 0 else ((hi + l) * e - 1.0) / max(kk * e, e)
+        # Around the continuous part only: the margin is half the gap to the atom at 0.
+        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf
+        # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
+        reach = 0.5 * l if l > 0 else (1.0 / (kk * e) if kk > 0 else np.inf)
+        margin_all = min(reach, cap, 0.25 * hi)
+        if ratio_cut >= margin_all / hi:
+            foci, margin, atom = (lo, hi), min(0.5 * lo, cap), atoms[g]
+        else:
+            foci, margin, atom = (0.0, hi), margin_all, 0.0
+
+        def one_minus_power(z, l=l, kk=kk, e=e):
+            return -_expm1(kk * _log1p(-e * (z + l)))
+
+        def phi_bias(z, l=l):
+            return (1.0 - z / (z + l) * one_minus_power(z)) ** 2
+
+        def phi_var(z, l=l):
+            return z * (one_minus_power(z) / (z + l)) ** 2
+
+        b, v = weighted_mp.contour_integrals(
+            (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
+            atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES)
+        bias[idx] = b + atom
+        var[idx] = g * v
+    return bias, var
+
+
+def _log1p(w):
+    """Complex log(1 + w), accurate for small |w| (numpy's complex log1p loses Re)."""
+    x, y = w.real, w.imag
+    return 0.5 * np.log1p(x * (2.0 + x) + y * y) + 1j * np.arctan2(y, 1.0 + x)
+
+
+def _expm1(w):
+    """Complex exp(w) - 1, accurate for small |w|."""
+    x, y = w.real, w.imag
+    return np.expm1(x) * np.cos(y) - 2.0 * np.sin(0.5 * y) ** 2 + 1j * np.exp(x) * np.sin(y)
 
 
 def _one_minus_power(x, k):

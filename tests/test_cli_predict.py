@@ -61,6 +61,14 @@ def test_finite_steps(capsys):
     assert obj["bias"] == pytest.approx(0.72, rel=1e-12)
     assert obj["variance"] == pytest.approx(0.02, rel=1e-12)
     assert obj["params"]["steps"] == 1
+    # Eigenvalues {1, 4}: bias int t dH - 2 eta int t^2 dH + eta^2 (int t^3 dH + gamma
+    # int t dH int t^2 dH) = 2.5 - 0.4 * 8.5 + 0.04 * 75 = 2.1; variance gamma eta^2 int t^2 dH.
+    _, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                     "--steps", "1", "--step-size", "0.2", "--spectrum", "two-point:1,4,0.5",
+                     "--json"], capsys)
+    obj = json.loads(out)
+    assert obj["bias"] == pytest.approx(2.1, rel=1e-10)
+    assert obj["variance"] == pytest.approx(0.25 * 2 * 0.04 * 8.5, rel=1e-10)
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -68,8 +76,6 @@ def test_finite_steps(capsys):
      "--step-size"),
     (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--step-size", "0.1"],
      "--steps"),
-    (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--steps", "3",
-      "--step-size", "0.1", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
     (["predict", "maml_fl", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--alpha", "0.1",
       "--steps", "3", "--step-size", "0.1"], "method"),
     (["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "needs lam"),

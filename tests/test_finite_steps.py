@@ -125,7 +125,8 @@ def test_unstable_step_gets_a_note():
     (dict(steps=-1), "steps"),
     (dict(steps=1.5), "steps"),
     (dict(step_size=0.0), "step_size"),
-    (dict(spectrum=riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)), "spectrum"),
+    (dict(spectrum=riskcalc.Spectrum([1.0, 4.0], signal_weights=[0.9, 0.1])),
+     "signal_weights"),
     (dict(gamma=-1.0), "gamma"),
 ])
 def test_bad_input(kw, name):

@@ -84,8 +84,12 @@ def test_steps_are_compared_with_the_finite_step_limit():
     two = riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=0.5,
                               spectrum=riskcalc.Spectrum.two_point(1.0, 4.0, 0.5))
     c2 = compare(two, Setting(d=100), reps=2, steps=5, step_size=0.05)
-    assert c2.limit.risk == riskcalc.spec_limit(two).risk
-    assert any("converged limit" in n for n in c2.limit.notes)
+    assert c2.limit.risk == riskcalc.spec_steps_limit(two, 5, 0.05).risk
+    aligned = riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=0.5, spectrum=riskcalc.Spectrum(
+        [1.0, 4.0], signal_weights=[0.9, 0.1]))
+    c3 = compare(aligned, Setting(d=100), reps=2, steps=5, step_size=0.05)
+    assert c3.limit.risk == riskcalc.spec_limit(aligned).risk
+    assert any("converged limit" in n for n in c3.limit.notes)
 
 
 def test_seed_reproducible_and_independent_of_workers():

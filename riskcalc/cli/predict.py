@@ -61,7 +61,7 @@ def add_parser(subparsers) -> None:
                    help="closed (Sigma = I), kappa, paper (c0/Stieltjes forms); default auto")
     p.add_argument("--steps", type=int,
                    help="the limit after this many full-batch personalization gradient steps "
-                        "(ftfa, rtfa, local, local_ridge; Sigma = I) instead of at convergence")
+                        "(ftfa, rtfa, local, local_ridge) instead of at convergence")
     p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -78,7 +78,7 @@ def run(args) -> int:
             raise ValueError("--steps needs --step-size")
         if args.route != "auto":
             raise ValueError("--route does not apply with --steps (one route: the "
-                             "Marchenko-Pastur integral of riskcalc.steps_limit)")
+                             "spectral integral of riskcalc.steps_limit)")
         res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
     if args.json:
         print(json.dumps(res.as_dict()))
