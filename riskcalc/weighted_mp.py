@@ -3,9 +3,10 @@
 For a general covariance with eigenvalue distribution H and d/n -> gamma, spectral functions
 of S = X^T X / n weighted by Sigma converge:
 
-    (1/d) tr[phi(S) Sigma]  ->  int phi dnu,      nu(ds) = lim (1/d) sum_j (v_j' Sigma v_j) delta_{s_j}(ds),
+    (1/d) tr[phi(S) Sigma]  ->  int phi dnu,
+    nu(ds) = lim (1/d) sum_j (v_j' Sigma v_j) delta_{s_j}(ds)
 
-(v_j the eigenvectors of S). This is what the risk after a finite number of gradient steps
+(v_j, s_j the eigenvectors and eigenvalues of S). This is what the risk after a finite number of gradient steps
 needs (``riskcalc.finite_steps``); paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 6.3 uses the
 same deterministic equivalent at one point z = -lam only (Def. 6.2).
 
