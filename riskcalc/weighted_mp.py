@@ -185,13 +185,13 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
     c = 0.5 * (q + p)
     semi = h + margin
     rho = (semi + np.sqrt(margin * (2.0 * h + margin))) / h
+    t, w = spectrum.atoms, spectrum.weights
     prev = None
     n = 32
     while n <= max_nodes:
         e = np.exp(1j * np.pi * (np.arange(n) + 0.5) / n)
         z = c + 0.5 * h * (rho * e + 1.0 / (rho * e))
         dz = 0.5j * h * (rho * e - 1.0 / (rho * e))
-        t, w = spectrum.atoms, spectrum.weights
         mu = companion_stieltjes(z, gamma, spectrum)
         weight = -(t / (1.0 + np.multiply.outer(mu, t))) @ w / z * dz
         with np.errstate(over="ignore", invalid="ignore"):

@@ -14,6 +14,7 @@ import riskcalc
 from montecarlo.instances import Setting, sample_instance
 from montecarlo.measure import measure
 from montecarlo.stats import mean_se
+from riskcalc import weighted_mp
 from riskcalc.finite_steps import filter_integrals, steps_limit
 
 
@@ -33,16 +34,19 @@ def poly_mul(a, b):
     return out
 
 
-def ftfa_exact(gamma, eta, k):
+def ftfa_exact(gamma, eta, k, moments=None):
     """Bias and variance factors of FTFA after k steps as exact rationals: with
-    f(s) = 1 - (1 - eta s)^k, (1 - f)^2 and f^2 / s are polynomials in s."""
+    f(s) = 1 - (1 - eta s)^k, (1 - f)^2 and f^2 / s are polynomials in s. ``moments``:
+    int s^j dnu for j <= 2k (default: Marchenko-Pastur, Sigma = I)."""
+    if moments is None:
+        moments = [mp_moment(j, gamma) for j in range(2 * k + 1)]
     one_minus_f = [comb(k, j) * (-eta) ** j for j in range(k + 1)]          # (1 - eta s)^k
     bias_poly = poly_mul(one_minus_f, one_minus_f)
     f = [-c for c in one_minus_f]
     f[0] += 1                                                               # f(0) = 0
     var_poly = poly_mul(f, f)[1:]                                           # f^2 / s
-    bias = sum(c * mp_moment(j, gamma) for j, c in enumerate(bias_poly))
-    var = gamma * sum(c * mp_moment(j, gamma) for j, c in enumerate(var_poly))
+    bias = sum(c * moments[j] for j, c in enumerate(bias_poly))
+    var = gamma * sum(c * moments[j] for j, c in enumerate(var_poly))
     return bias, var
 
 
@@ -85,19 +89,32 @@ def test_rtfa_matches_mpmath(gamma, lam, k, eta):
     assert v == pytest.approx(mv, rel=1e-12)
 
 
+TWO_POINT = riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)
+
+
+@pytest.mark.parametrize("spectrum", [
+    None, TWO_POINT, riskcalc.Spectrum([0.25, 1.0, 3.0], weights=[0.2, 0.5, 0.3]),
+    riskcalc.Spectrum.power_law(1.0, 100)], ids=["identity", "two-point", "three-point",
+                                                 "power-law"])
 @pytest.mark.parametrize("method, kw", [
     ("ftfa", dict(r=1.0)), ("rtfa", dict(r=1.0, lam=0.5)), ("rtfa", dict(r=2.0, lam=1e-3)),
     ("local", dict(rho=1.5)), ("local_ridge", dict(rho=1.5, lam=0.3)),
 ])
 @pytest.mark.parametrize("gamma", [0.5, 2.0, 5.0])
-def test_many_steps_reach_the_converged_limits(method, kw, gamma):
-    # eta below 2 / (lam + (1 + sqrt gamma)^2): the iterates converge (Thms 1-2, Cor. 3.1).
+def test_many_steps_reach_the_converged_limits(spectrum, method, kw, gamma):
+    # eta = 1 / (lam + top of the spectrum of S), below the stability limit 2 / (lam + top):
+    # the iterates converge to Thms 1-2 / Cor. 3.1 (for a general spectrum their implicit
+    # forms of Sec. 6.3, c0 and Def. 6.2, solved on the real axis by other code).
     lam = kw.get("lam", 0.0)
-    eta = 1.0 / (lam + (1 + np.sqrt(gamma)) ** 2)
-    got = steps_limit(method, gamma=gamma, sigma=0.5, steps=10 ** 6, step_size=eta, **kw)
-    want = riskcalc.limit(method, gamma=gamma, sigma=0.5, **kw)
+    top = (1 + np.sqrt(gamma)) ** 2 if spectrum is None else \
+        weighted_mp.support_edges(gamma, spectrum)[1]
+    eta = 1.0 / (lam + top)
+    got = steps_limit(method, gamma=gamma, sigma=0.5, spectrum=spectrum, steps=10 ** 6,
+                      step_size=eta, **kw)
+    want = riskcalc.limit(method, gamma=gamma, sigma=0.5, spectrum=spectrum, **kw)
     assert got.bias == pytest.approx(want.bias, rel=1e-10, abs=1e-14)
     assert got.variance == pytest.approx(want.variance, rel=1e-10)
+    assert not got.notes
 
 
 def test_zero_steps_is_the_starting_model_and_arrays_broadcast():
@@ -136,19 +153,22 @@ def test_bad_input(kw, name):
         steps_limit(args.pop("method"), **args)
 
 
-def test_simulation_agrees():
+@pytest.mark.parametrize("spectrum, eta, seed", [(None, 0.2, 3), (TWO_POINT, 0.1, 5)],
+                         ids=["identity", "two-point"])
+def test_simulation_agrees(spectrum, eta, seed):
     # Finite d: exact conditional bias and variance of k gradient steps (montecarlo) against
     # the limit, within 4 standard errors plus 3/n (the finite-n trace allowance of
     # paper_checks.p003).
-    d, reps, eta, lam = 400, 8, 0.2, 0.5
+    d, reps, lam = 400, 8, 0.5
     steps = [1, 5, 25]
     for method, tune in (("ftfa", 0.0), ("rtfa", lam)):
         kw = {"lam": lam} if tune else {}
-        spec = riskcalc.ClientSpec(method, gamma=2.0, r=1.0, sigma=0.5, **kw)
+        spec = riskcalc.ClientSpec(method, gamma=2.0, r=1.0, sigma=0.5, spectrum=spectrum,
+                                   **kw)
         for k in steps:
-            risks = [measure(sample_instance(spec, Setting(d=d), 3, rep), method, [tune],
+            risks = [measure(sample_instance(spec, Setting(d=d), seed, rep), method, [tune],
                              steps=k, step_size=eta)["risk"][0] for rep in range(reps)]
             mean, se = mean_se(np.array(risks))
-            pred = steps_limit(method, gamma=2.0, r=1.0, sigma=0.5, steps=k, step_size=eta,
-                               **kw).risk
+            pred = steps_limit(method, gamma=2.0, r=1.0, sigma=0.5, spectrum=spectrum,
+                               steps=k, step_size=eta, **kw).risk
             assert abs(mean - pred) <= 4 * se + 3.0 / (d / 2) * pred, (method, k, mean, pred)

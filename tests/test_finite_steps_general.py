@@ -1,22 +1,20 @@
 """Finite personalization steps under a general covariance (``riskcalc.weighted_mp`` and the
 general route of ``riskcalc.finite_steps``) against independent routes: the Sigma = I
-midpoint rule, exact moments of the Sigma-weighted spectrum (a rational power series), the
-implicit forms of paper 003 Sec. 6.3 as k -> infinity (c0 and Def. 6.2, solved on the real
-axis), eigenvalues of large sample covariances, and simulation at finite d."""
+midpoint rule, exact moments of the Sigma-weighted spectrum (a rational power series), and
+eigenvalues of large sample covariances. The k -> infinity limits (the implicit forms of
+Sec. 6.3) and the simulation at finite d are tested for every spectrum in
+``test_finite_steps.py``."""
 
 from fractions import Fraction
-from math import comb
 
 import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
 from riskcalc import weighted_mp
 from riskcalc.errors import SolverError
 from riskcalc.finite_steps import filter_integrals, spectral_filter_integrals, steps_limit
+from tests.test_finite_steps import ftfa_exact, mp_moment
 
 TWO_POINT = riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)
 THREE_POINT = riskcalc.Spectrum([0.25, 1.0, 3.0], weights=[0.2, 0.5, 0.3])
@@ -53,28 +51,10 @@ def nu_moments(gamma, atoms, weights, order):
     return [sum(tau[p + 1] * pw[p][j] for p in range(order + 1)) for j in range(order + 1)]
 
 
-def ftfa_exact(gamma, eta, k, atoms, weights):
-    """Bias and variance factors of FTFA after k steps as exact rationals: (1 - f)^2 and
-    f^2 / s are polynomials in s for f(s) = 1 - (1 - eta s)^k."""
-    m = nu_moments(gamma, atoms, weights, 2 * k)
-    one_minus_f = [comb(k, j) * (-eta) ** j for j in range(k + 1)]
-    bias_poly = [sum(one_minus_f[i] * one_minus_f[j - i] for i in range(max(0, j - k),
-                                                                      min(j, k) + 1))
-                 for j in range(2 * k + 1)]
-    f = [-c for c in one_minus_f]
-    f[0] += 1
-    var_poly = [sum(f[i] * f[j - i] for i in range(max(0, j - k), min(j, k) + 1))
-                for j in range(2 * k + 1)][1:]
-    return (sum(c * m[j] for j, c in enumerate(bias_poly)),
-            gamma * sum(c * m[j] for j, c in enumerate(var_poly)))
-
-
 def test_moment_series_gives_narayana_for_identity():
     gamma = Fraction(3, 2)
     m = nu_moments(gamma, [Fraction(1)], [Fraction(1)], 6)
-    narayana = [Fraction(1)] + [sum(Fraction(comb(j, i) * comb(j, i - 1), j) * gamma ** (i - 1)
-                                    for i in range(1, j + 1)) for j in range(1, 7)]
-    assert m == narayana
+    assert m == [mp_moment(j, gamma) for j in range(7)]
 
 
 def test_moment_series_matches_wishart_identities():
@@ -93,7 +73,7 @@ def test_moment_series_matches_wishart_identities():
 @pytest.mark.parametrize("k", [0, 1, 2, 5])
 def test_ftfa_matches_exact_moments(atoms, weights, gamma, k):
     eta = Fraction(1, 20)
-    bias, var = ftfa_exact(gamma, eta, k, atoms, weights)
+    bias, var = ftfa_exact(gamma, eta, k, nu_moments(gamma, atoms, weights, 2 * k))
     sp = riskcalc.Spectrum([float(a) for a in atoms], weights=[float(w) for w in weights])
     b, v = spectral_filter_integrals(float(gamma), 0.0, k, float(eta), sp)
     assert b == pytest.approx(float(bias), rel=1e-10)
@@ -112,26 +92,6 @@ def test_identity_spectrum_matches_the_marchenko_pastur_route(gamma, lam, k, eta
     got = spectral_filter_integrals(gamma, lam, k, eta, riskcalc.Spectrum.identity())
     for a, b in zip(got, want):
         assert a == pytest.approx(float(b), rel=1e-11, abs=1e-15)
-
-
-@pytest.mark.parametrize("spectrum", [TWO_POINT, THREE_POINT, POWER_LAW],
-                         ids=["two-point", "three-point", "power-law"])
-@pytest.mark.parametrize("method, kw", [
-    ("ftfa", dict(r=1.0)), ("rtfa", dict(r=1.0, lam=0.5)), ("local", dict(rho=1.2)),
-    ("local_ridge", dict(rho=1.2, lam=0.3)),
-])
-@pytest.mark.parametrize("gamma", [0.5, 2.0, 3.0])
-def test_many_steps_reach_the_implicit_limits(spectrum, method, kw, gamma):
-    # eta = 1 / (lam + top edge): converging iterates; the limits of Sec. 6.3 (c0, Def. 6.2)
-    # are solved on the real axis by other code.
-    top = weighted_mp.support_edges(gamma, spectrum)[1]
-    eta = 1.0 / (kw.get("lam", 0.0) + top)
-    got = steps_limit(method, gamma=gamma, sigma=0.5, spectrum=spectrum, steps=10 ** 6,
-                      step_size=eta, **kw)
-    want = riskcalc.limit(method, gamma=gamma, sigma=0.5, spectrum=spectrum, **kw)
-    assert got.bias == pytest.approx(want.bias, rel=1e-10, abs=1e-14)
-    assert got.variance == pytest.approx(want.variance, rel=1e-10)
-    assert not got.notes
 
 
 @pytest.mark.parametrize("gamma", [0.25, 0.8, 1.0, 1.6, 4.0])
@@ -178,23 +138,6 @@ def test_companion_stieltjes_is_the_upper_half_plane_root():
         roots = np.roots([zz, zz + 1 - g, 1])
         upper = roots[roots.imag > 0]
         assert upper.size == 1 and got == pytest.approx(upper[0], rel=1e-12)
-
-
-def test_simulation_agrees():
-    # Finite d: exact conditional bias and variance of k gradient steps (montecarlo) under
-    # a two-point covariance, within 4 standard errors plus 3/n (as in test_finite_steps).
-    d, reps, eta, lam = 400, 8, 0.1, 0.5
-    for method, tune in (("ftfa", 0.0), ("rtfa", lam)):
-        kw = {"lam": lam} if tune else {}
-        spec = riskcalc.ClientSpec(method, gamma=2.0, r=1.0, sigma=0.5, spectrum=TWO_POINT,
-                                   **kw)
-        for k in (1, 5, 25):
-            risks = [measure(sample_instance(spec, Setting(d=d), 5, rep), method, [tune],
-                             steps=k, step_size=eta)["risk"][0] for rep in range(reps)]
-            mean, se = mean_se(np.array(risks))
-            pred = steps_limit(method, gamma=2.0, r=1.0, sigma=0.5, spectrum=TWO_POINT,
-                               steps=k, step_size=eta, **kw).risk
-            assert abs(mean - pred) <= 4 * se + 3.0 / (d / 2) * pred, (method, k, mean, pred)
 
 
 def test_divergent_step_gets_a_note_and_large_risk():
