@@ -22,9 +22,9 @@ from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
-from riskcalc import finite_steps
+from riskcalc.linear import finite_steps
 from riskcalc._validate import as_array, positive_int
-from riskcalc.model import ClientSpec
+from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 
 QUANTITIES = ("bias", "variance", "risk")
@@ -164,7 +164,7 @@ class Comparison:
 
 def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitResult:
     """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
-    when given and covered by ``riskcalc.finite_steps``, else at convergence (with a note
+    when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
     when steps were asked for)."""
     if steps is None:
         return riskcalc.spec_limit(spec, route=route)

@@ -23,7 +23,7 @@ import numpy as np
 
 from montecarlo.seeding import replicate_rng
 from riskcalc._validate import as_array, positive_int
-from riskcalc.model import ClientSpec
+from riskcalc.linear.model import ClientSpec
 
 DISTRIBUTIONS = ("gaussian", "rademacher", "student-t")
 GLOBAL_MODELS = ("oracle", "federated")

@@ -2,7 +2,7 @@
 
 Each function returns a grid of simulated errors or round counts together with the bound it is
 checked against (``riskcalc.minimax``); the fitting (exponents with confidence intervals,
-``[c, C]`` bands) is ``riskcalc.ratecheck``'s. Two kinds of claim, two kinds of simulation:
+``[c, C]`` bands) is ``riskcalc.minimax.ratecheck``'s. Two kinds of claim, two kinds of simulation:
 
 * statistical claims (paper 000 Thm 8 and Thms 4, 6, 11, 12; paper 004 Thm 1) use the *exact*
   minimizers of ``montecarlo.objectives`` (global objective for FedAvg, local objectives for

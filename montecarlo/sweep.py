@@ -23,7 +23,7 @@ from montecarlo.estimators import get_estimator
 from montecarlo.instances import Setting
 from montecarlo.seeding import check_seed
 from montecarlo.tasks import run_tasks
-from riskcalc.model import ClientSpec
+from riskcalc.linear.model import ClientSpec
 
 FORMATS = ("csv", "jsonl")
 

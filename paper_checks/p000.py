@@ -28,7 +28,7 @@ from montecarlo.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
-from riskcalc.ratecheck import rate_check
+from riskcalc.minimax.ratecheck import rate_check
 
 
 def _loss(t):

@@ -11,12 +11,12 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 """
 
 from riskcalc.errors import SolverError
-from riskcalc.finite_steps import spec_steps_limit, steps_limit
-from riskcalc.limits import ROUTES, LimitResult, limit, spec_limit
-from riskcalc.methods import METHODS, Method, get_method
-from riskcalc.model import ClientSpec
+from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
+from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
+from riskcalc.linear.methods import METHODS, Method, get_method
+from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
-from riskcalc.tuning import optimal_lambda, optimal_limit
+from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
     "ClientSpec", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError", "Spectrum",

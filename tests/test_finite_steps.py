@@ -1,4 +1,4 @@
-"""Finite personalization steps (``riskcalc.finite_steps``) against independent routes: exact
+"""Finite personalization steps (``riskcalc.linear.finite_steps``) against independent routes: exact
 Marchenko-Pastur moments (Narayana numbers, rational arithmetic) where the filter is a
 polynomial, mpmath quadrature in s where it is not, the converged limits of Thms 1-2 /
 Cor. 3.1 as k -> infinity, and simulation at finite d."""
@@ -14,8 +14,8 @@ import riskcalc
 from montecarlo.instances import Setting, sample_instance
 from montecarlo.measure import measure
 from montecarlo.stats import mean_se
-from riskcalc import weighted_mp
-from riskcalc.finite_steps import filter_integrals, steps_limit
+from riskcalc.linear import weighted_mp
+from riskcalc.linear.finite_steps import filter_integrals, steps_limit
 
 
 def mp_moment(j, gamma):

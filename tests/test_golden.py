@@ -11,7 +11,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from riskcalc import Spectrum, kappa, marchenko_pastur, stieltjes
+from riskcalc import Spectrum
+from riskcalc.linear import kappa, marchenko_pastur, stieltjes
 
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "limits.json").read_text())
 

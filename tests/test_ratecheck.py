@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from riskcalc.ratecheck import fit_constants, fit_power_law, rate_check, regime_map
+from riskcalc.minimax.ratecheck import fit_constants, fit_power_law, rate_check, regime_map
 
 N = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])[:, None]
 R = np.array([0.01, 0.02, 0.04, 0.08])[None, :]

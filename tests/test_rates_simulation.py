@@ -1,5 +1,5 @@
 """Simulation checks of the minimax rates (issue 5, part 4): ``montecarlo.rates`` fitted with
-``riskcalc.ratecheck``.
+``riskcalc.minimax.ratecheck``.
 
 Everything is seeded (``replicate_rng`` under ``SEED``), so every number below is deterministic.
 Bands ``[c, C]`` are stated before looking at the data, from the Fisher information of the
@@ -21,7 +21,7 @@ import pytest
 
 from montecarlo import rates
 from riskcalc.minimax import fedprox_proof_lambda
-from riskcalc.ratecheck import fit_power_law, rate_check
+from riskcalc.minimax.ratecheck import fit_power_law, rate_check
 
 SEED = 20240605
 D_DIM = 5

@@ -9,7 +9,8 @@ of the signal, for X = Z Sigma^(1/2) with Gaussian Z and Sigma = diag(eigenvalue
 import numpy as np
 import pytest
 
-from riskcalc import Spectrum, kappa, stieltjes
+from riskcalc import Spectrum
+from riskcalc.linear import kappa, stieltjes
 
 D, REPS = 800, 6
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import riskcalc
-from riskcalc.model import ClientSpec
+from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 
 

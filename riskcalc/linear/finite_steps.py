@@ -16,7 +16,7 @@ so, for theta_0 - theta_i of norm r in a uniformly random direction,
     B_k = r^2 (1/d) tr[(1 - f(S))^2 Sigma],    V_k = sigma^2 (1/n) tr[f(S)^2 S^+ Sigma],
 
 and as d/n -> gamma, with nu the Sigma-weighted limiting spectrum of S
-(``riskcalc.weighted_mp``; for Sigma = I the Marchenko-Pastur law F_gamma),
+(``riskcalc.linear.weighted_mp``; for Sigma = I the Marchenko-Pastur law F_gamma),
 
     B_k = r^2 int (1 - f(s))^2 dnu(s),         V_k = sigma^2 gamma int f(s)^2 / s dnu(s),
 
@@ -29,7 +29,7 @@ Sigma = I: the integral over the continuous part uses s = 1 + gamma - h cos(t),
 h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on
 [0, pi], and the midpoint rule with nodes doubled until two successive values agree to
 ``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
-Stieltjes transform of nu around its support (``riskcalc.weighted_mp.contour_integrals``),
+Stieltjes transform of nu around its support (``riskcalc.linear.weighted_mp.contour_integrals``),
 to ``RTOL_GENERAL``. A non-uniform direction of theta (signal_weights different from
 weights) would need two-resolvent equivalents and is not covered.
 """
@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc import weighted_mp
+from riskcalc.linear import weighted_mp
 from riskcalc._validate import as_array, positive
 from riskcalc.errors import SolverError
-from riskcalc.limits import LimitResult
-from riskcalc.model import ClientSpec
+from riskcalc.linear.limits import LimitResult
+from riskcalc.linear.model import ClientSpec
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
 RTOL = 1e-13
@@ -92,7 +92,7 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
         thousands), or the general route cannot reach its tolerance (see
-        ``riskcalc.weighted_mp.contour_integrals``).
+        ``riskcalc.linear.weighted_mp.contour_integrals``).
 
     Examples
     --------
@@ -184,7 +184,7 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
     ``gamma int f^2 / s dnu`` with nu the Sigma-weighted limiting spectrum of S.
 
     Paper 003 Sec. 7 (Algs. 5-6) under Assumption A2 (derivation in the module docstring).
-    Contour integrals (``riskcalc.weighted_mp.contour_integrals``) around either the
+    Contour integrals (``riskcalc.linear.weighted_mp.contour_integrals``) around either the
     continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
     the atom inside, whichever keeps the contour relatively farther from the singularities:
     the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].

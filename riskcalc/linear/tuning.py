@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from riskcalc.limits import LimitResult, limit
-from riskcalc.methods import get_method
-from riskcalc.model import ClientSpec
+from riskcalc.linear.limits import LimitResult, limit
+from riskcalc.linear.methods import get_method
+from riskcalc.linear.model import ClientSpec
 
 HOWS = ("auto", "closed", "numeric")
 

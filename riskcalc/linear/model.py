@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from riskcalc._validate import nonnegative, positive
-from riskcalc.methods import Method, get_method
+from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum
 
 _OPTIONAL = ("r", "rho", "lam", "alpha")

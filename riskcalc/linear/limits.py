@@ -7,10 +7,10 @@ gamma_i, to the values computed here.
 
 Three routes compute the same limits (``route=``):
 
-* ``"closed"``: the isotropic closed forms (Sigma = I only), ``riskcalc.marchenko_pastur``;
-* ``"kappa"``: the effective-ridge form for any spectrum, ``riskcalc.kappa``;
+* ``"closed"``: the isotropic closed forms (Sigma = I only), ``riskcalc.linear.marchenko_pastur``;
+* ``"kappa"``: the effective-ridge form for any spectrum, ``riskcalc.linear.kappa``;
 * ``"paper"``: the c0 and Stieltjes-transform forms of Sec. 6.3, corrected,
-  ``riskcalc.stieltjes``.
+  ``riskcalc.linear.stieltjes``.
 
 ``"auto"`` picks ``"closed"`` for Sigma = I with the uniform signal direction, ``"kappa"``
 otherwise. The tests require the routes to agree to 1e-10.
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc import kappa, marchenko_pastur, stieltjes
-from riskcalc.model import ClientSpec
+from riskcalc.linear import kappa, marchenko_pastur, stieltjes
+from riskcalc.linear.model import ClientSpec
 
 ROUTES = ("auto", "closed", "kappa", "paper")
 

@@ -7,7 +7,7 @@ of S = X^T X / n weighted by Sigma converge:
     nu(ds) = lim (1/d) sum_j (v_j' Sigma v_j) delta_{s_j}(ds)
 
 (v_j, s_j the eigenvectors and eigenvalues of S). This is what the risk after a finite number of gradient steps
-needs (``riskcalc.finite_steps``); paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 6.3 uses the
+needs (``riskcalc.linear.finite_steps``); paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 6.3 uses the
 same deterministic equivalent at one point z = -lam only (Def. 6.2).
 
 Route. The deterministic equivalent (S - z)^{-1} ~ (a(z) Sigma - z)^{-1} with a = -z mu(z),
@@ -37,7 +37,7 @@ from scipy.optimize import brentq
 
 from riskcalc.errors import SolverError
 from riskcalc.spectrum import Spectrum
-from riskcalc.stieltjes import c0
+from riskcalc.linear.stieltjes import c0
 
 #: Fixed-point iterations of Silverstein's equation before the Newton polish.
 MAX_FIXED_POINT = 20000

@@ -14,7 +14,7 @@ where 1 - df2 = lam/kappa + gamma int q (1 - q) dH by (*), a sum of positive ter
 the form of the ridge(less) limits of Hastie-Montanari-Rosset-Tibshirani (2019), Thms 3 and 6,
 as used by paper 003 (``003_4b976ddf5225c17e.txt``) Thms 1-4; kappa = 1 / (gamma c0) in the
 ridgeless case (Def. 6.1) and kappa = lam / (1 - gamma + gamma lam m(-lam)) in the ridge case
-(Def. 6.2). ``riskcalc.stieltjes`` computes the same limits from the paper's own forms.
+(Def. 6.2). ``riskcalc.linear.stieltjes`` computes the same limits from the paper's own forms.
 """
 
 from __future__ import annotations

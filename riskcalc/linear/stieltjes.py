@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.kappa import blocks
+from riskcalc.linear.kappa import blocks
 from riskcalc.solvers import increasing_root
 from riskcalc.spectrum import Spectrum
 
