@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from riskcalc.linear.methods import get_method
+
 _P = "003_4b976ddf5225c17e.txt"
 
 
@@ -91,6 +93,11 @@ class Estimator:
         baselines, eqs. 9-10, whose signal is rho = ||theta_i||).
     reference : str
         Paper file and equations.
+    personal_filter : callable or None
+        None for the built-in methods (ridge or min-norm, ``spectral_filter``). A registered
+        method may give its own f(mu, tuning): the fraction of each data direction its
+        personalization fits, an array shaped like ``mu`` (every estimator acting on the
+        client's data through the sample covariance is such a filter).
     """
 
     name: str
@@ -100,6 +107,7 @@ class Estimator:
     ridge: bool
     centered: bool
     reference: str
+    personal_filter: object = None
 
     def penalty(self, tuning: float) -> float:
         """The personalization's ridge penalty for tuning value ``tuning``."""
@@ -109,7 +117,13 @@ class Estimator:
         """f(mu) of the personalization (0 for FedAvg); see ``spectral_filter``."""
         if not self.personalized:
             return np.zeros_like(mu)
-        return spectral_filter(mu, self.penalty(tuning), steps, step_size)
+        if self.personal_filter is None:
+            return spectral_filter(mu, self.penalty(tuning), steps, step_size)
+        if steps is not None:
+            raise ValueError(f"method {self.name} has its own personalization filter: "
+                             "finite gradient steps are defined for the built-in ones only")
+        return np.asarray(self.personal_filter(np.asarray(mu, dtype=float), tuning),
+                          dtype=float)
 
 
 ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
@@ -121,6 +135,52 @@ ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
     Estimator("maml_fl", maml_weight, True, True, False, True, f"{_P}, eqs. 12-13"),
     Estimator("pfedme", pfedme_weight, True, True, True, True, f"{_P}, eq. 14"),
 )}
+
+
+BUILTIN = frozenset(ESTIMATORS)
+
+
+def register_estimator(estimator: Estimator) -> Estimator:
+    """Add the finite-sample estimator of a method registered with ``riskcalc.register_method``.
+
+    The estimator must describe the same method: registered under the same name, personalized
+    alike, and centered at the global model exactly when the method's signal is ``r``. Then
+    ``montecarlo.measure`` (and ``compare``, ``sweep``, ``check_method``) simulate it through
+    the same spectral path as the built-in methods (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For a name already in ``ESTIMATORS``, a name not in ``riskcalc.METHODS``, or flags that
+        contradict the method's registry entry.
+    """
+    if not isinstance(estimator, Estimator):
+        raise ValueError(f"register_estimator takes a montecarlo.estimators.Estimator, got "
+                         f"{type(estimator).__name__}")
+    name = estimator.name
+    if name in ESTIMATORS:
+        raise ValueError(f"an estimator for method {name!r} is already registered")
+    info = get_method(name)
+    if estimator.personalized != info.personalized:
+        raise ValueError(f"estimator {name}: personalized={estimator.personalized} but the "
+                         f"method says {info.personalized}")
+    if estimator.centered != (info.signal == "r"):
+        raise ValueError(f"estimator {name}: centered={estimator.centered} but the method's "
+                         f"signal is {info.signal!r} (centered at the global model iff 'r')")
+    if not callable(estimator.global_weight):
+        raise ValueError(f"estimator {name}: global_weight must be callable omega(mu, tuning)")
+    if estimator.personal_filter is not None and not callable(estimator.personal_filter):
+        raise ValueError(f"estimator {name}: personal_filter must be callable f(mu, tuning)")
+    ESTIMATORS[name] = estimator
+    return estimator
+
+
+def unregister_estimator(name: str) -> None:
+    """Remove an estimator added by ``register_estimator`` (the built-in ones stay)."""
+    if name in BUILTIN:
+        raise ValueError(f"estimator {name!r} is built-in and cannot be unregistered")
+    get_estimator(name)
+    del ESTIMATORS[name]
 
 
 def get_estimator(name: str) -> Estimator:

@@ -13,13 +13,14 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
-from riskcalc.linear.methods import METHODS, Method, get_method
+from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
+                                     unregister_method)
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
     "ClientSpec", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError", "Spectrum",
-    "get_method", "limit", "optimal_lambda", "optimal_limit", "spec_limit", "spec_steps_limit",
-    "steps_limit",
+    "get_method", "limit", "optimal_lambda", "optimal_limit", "register_method", "spec_limit",
+    "spec_steps_limit", "steps_limit", "unregister_method",
 ]

@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="riskcalc",
         description="Asymptotic risk of personalized federated learning: predict, simulate, check.",
     )
+    parser.add_argument("--plugin", action="append", metavar="FILE.py",
+                        help="load a method registered by this Python file (repeatable; "
+                             "also loaded: the fedrisk.methods entry points)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
@@ -38,6 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from riskcalc.cli import plugins
+
+    try:
+        # Before the parser exists: registered methods become METHOD choices.
+        argv = plugins.load(sys.argv[1:] if argv is None else list(argv))
+    except ValueError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return args.func(args) or 0

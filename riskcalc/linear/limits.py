@@ -85,14 +85,17 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
 def spec_limit(spec: ClientSpec, route: str = "auto") -> LimitResult:
     """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation)."""
     route = _resolve_route(spec, route)
+    tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else None
     shape = np.broadcast_shapes(*(np.shape(v) for v in (
-        spec.gamma, spec.sigma, spec.signal, spec.penalty)))
+        spec.gamma, spec.sigma, spec.signal, spec.penalty, tuning)))
     gamma = np.broadcast_to(spec.gamma, shape)
     lam = np.broadcast_to(spec.penalty, shape)
     signal2 = np.broadcast_to(spec.signal, shape) ** 2
     sigma2 = np.broadcast_to(spec.sigma, shape) ** 2
     spectrum = spec.spectrum_or_identity
-    if not spec.info.personalized:
+    if spec.info.limit is not None:
+        bias, var = _registered(spec, route, shape)
+    elif not spec.info.personalized:
         bias = signal2 * spectrum.signal_mean
         var = np.zeros(shape)
     else:
@@ -109,6 +112,20 @@ def spec_limit(spec: ClientSpec, route: str = "auto") -> LimitResult:
     out = [float(x) if scalar else np.asarray(x, dtype=float) for x in (bias, var, risk)]
     return LimitResult(spec.method, spec.params(), *out, route=route,
                        notes=_notes(spec, gamma, lam))
+
+
+def _registered(spec: ClientSpec, route: str, shape):
+    """The (bias, variance) of a method added by ``riskcalc.register_method``, checked for
+    shape and sign so that a faulty plugin fails here rather than downstream."""
+    bias, var = (np.asarray(v, dtype=float) for v in spec.info.limit(spec, route))
+    for name, v in (("bias", bias), ("variance", var)):
+        if v.shape != shape:
+            raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
+                             f"{v.shape}, expected the parameters' broadcast shape {shape}")
+        if np.any(np.isnan(v)) or np.any(v < 0):
+            raise ValueError(f"the limit of method {spec.method} returned a NaN or negative "
+                             f"{name}")
+    return bias, var
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:

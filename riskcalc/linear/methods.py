@@ -11,11 +11,15 @@ it personalizes, to one of two limits (DESIGN.md, "Methods are a registry"):
   toward 0), with penalty ``lam`` (0 for the min-norm interpolants).
 
 ``montecarlo`` registers the finite-sample estimator of each entry under the same name.
+A method from outside the package joins the registry through ``register_method`` with its own
+``limit`` function (and ``montecarlo.register_estimator`` on the simulation side); see
+``docs/extending.rst``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,12 @@ class Method:
         False for FedAvg (the client keeps the global model).
     reference : str
         Paper file and result the limit comes from.
+    limit : callable or None
+        None for the built-in methods, whose limits ``riskcalc.limit`` dispatches on the
+        attributes above. A registered method supplies ``limit(spec, route) -> (bias,
+        variance)``: its limits for a validated ``ClientSpec`` (parameters broadcast together,
+        route ``"closed"``, ``"kappa"`` or ``"paper"`` as resolved by ``riskcalc.limit``), as
+        arrays of the broadcast shape of the spec's parameters.
     """
 
     name: str
@@ -46,11 +56,13 @@ class Method:
     tuning: str | None
     personalized: bool
     reference: str
+    limit: Callable | None = None
 
     @property
     def ridge(self) -> bool:
-        """True when the client's regression carries the penalty ``lam``."""
-        return self.tuning == "lam"
+        """True when the client's regression is the ridge of paper 003 with penalty ``lam``
+        (built-in methods only: a registered method's ``lam`` means what its limit says)."""
+        return self.tuning == "lam" and self.limit is None
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -71,6 +83,66 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("maml_fl", "MAML-FL with fine-tuning", "r", "alpha", True, f"{_P}, eqs. 12-13, Thm 3"),
     Method("pfedme", "pFedMe", "r", "lam", True, f"{_P}, eq. 14, Thm 4"),
 )}
+
+
+BUILTIN = frozenset(METHODS)
+SIGNALS = ("r", "rho")
+TUNINGS = (None, "lam", "alpha")
+
+
+def register_method(method: Method) -> Method:
+    """Add ``method`` to ``METHODS``, so that ``riskcalc.limit`` and the command line know it.
+
+    Parameters
+    ----------
+    method : Method
+        Its ``name`` must be a new lower-case identifier, ``signal`` one of ``SIGNALS``,
+        ``tuning`` one of ``TUNINGS`` (the parameters ``ClientSpec`` validates), and ``limit``
+        a callable (see ``Method``).
+
+    Returns
+    -------
+    Method
+        ``method``, registered.
+
+    Raises
+    ------
+    ValueError
+        For a name already registered (built-in or not), or a malformed entry.
+
+    Examples
+    --------
+    >>> def limit(spec, route):          # keep half of FTFA's personalization
+    ...     ...
+    >>> m = Method("half_ftfa", "FTFA shrunk halfway", "r", None, True, "my notes", limit)
+    >>> register_method(m) is m
+    True
+    >>> unregister_method("half_ftfa")
+    """
+    if not isinstance(method, Method):
+        raise ValueError(f"register_method takes a riskcalc.Method, got {type(method).__name__}")
+    name = method.name
+    if not (isinstance(name, str) and name.isidentifier() and name == name.lower()):
+        raise ValueError(f"method name must be a lower-case identifier, got {name!r}")
+    if name in METHODS:
+        raise ValueError(f"method {name!r} is already registered "
+                         f"({'built-in' if name in BUILTIN else METHODS[name].reference})")
+    if method.signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {', '.join(SIGNALS)}; got {method.signal!r}")
+    if method.tuning not in TUNINGS:
+        raise ValueError(f"tuning must be one of None, lam, alpha; got {method.tuning!r}")
+    if not callable(method.limit):
+        raise ValueError(f"method {name!r} needs a callable limit(spec, route)")
+    METHODS[name] = method
+    return method
+
+
+def unregister_method(name: str) -> None:
+    """Remove a method added by ``register_method`` (the built-in ones stay)."""
+    if name in BUILTIN:
+        raise ValueError(f"method {name!r} is built-in and cannot be unregistered")
+    get_method(name)
+    del METHODS[name]
 
 
 def get_method(name: str) -> Method:
