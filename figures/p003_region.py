@@ -1,7 +1,7 @@
 """Paper 003 (``003_4b976ddf5225c17e.txt``), Thm 1 vs Cor. 3.1: where FTFA beats FedAvg.
 
 FTFA's risk (Thm 1) against FedAvg's r^2 (Cor. 3.1) over gamma and the signal-to-noise ratio
-r^2 / sigma^2. For Σ = I the boundary is r^2/sigma^2 = gamma / |gamma - 1| (least squares
+r^2 / sigma^2. For Σ = I the boundary is ``r^2/sigma^2 = gamma / |gamma - 1|`` (least squares
 below gamma = 1, min-norm interpolation above). Theory only: every point of the map is a
 riskcalc limit; the boundary is checked against simulation in p003-thm1-ftfa.
 """

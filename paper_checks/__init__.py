@@ -5,10 +5,10 @@ A consumer layer (DESIGN.md): it imports ``riskcalc`` (theory, ``riskcalc.minima
 claims in ``CLAIMS`` (``paper_checks.core``):
 
 * ``p003``: Cheng, Chadha, Duchi, *Federated asymptotics* (003_4b976ddf5225c17e.txt);
-* ``p000``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (000_...; 002 is
+* ``p000``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (``000_...``; 002 is
   the same paper);
 * ``p004``: *The effect of personalization in FedProx* (004_98172ed3646eef14.txt);
-* ``p001``: Hanzely et al., *Lower bounds and optimal algorithms for personalized FL* (001_...).
+* ``p001``: Hanzely et al., *Lower bounds and optimal algorithms for personalized FL* (``001_...``).
 
 ``run_claims`` evaluates a selection; ``python -m paper_checks.report`` regenerates REPORT.md;
 ``riskcalc check`` prints the table or JSON.

@@ -8,12 +8,16 @@ the key numbers and, for an erratum, the corrected statement.
 
 Verdicts
 --------
-``holds``          the statement as printed agrees with the evidence within the stated tolerance;
-``fails``          it does not (and no correction of the transcription makes it hold);
-``erratum``        the intended claim holds but the printed form is wrong: the evidence rejects
-                   the printed form and accepts the corrected one given in ``corrected``;
-``not checkable``  no numerical evidence is possible (private data, a constant never given);
-                   the reason is the summary.
+``holds``
+    the statement as printed agrees with the evidence within the stated tolerance;
+``fails``
+    it does not (and no correction of the transcription makes it hold);
+``erratum``
+    the intended claim holds but the printed form is wrong: the evidence rejects the printed
+    form and accepts the corrected one given in ``corrected``;
+``not checkable``
+    no numerical evidence is possible (private data, a constant never given); the reason is
+    the summary.
 """
 
 from __future__ import annotations

@@ -4,4 +4,5 @@ import sys
 
 from riskcalc.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (e.g. the API reference) runs nothing
+    sys.exit(main())

@@ -63,7 +63,7 @@ def fedavg(data, *, rounds: int = 20, local_epochs: int = 5, batch_size: int | N
     lr, global_lr : float
         Local and global step sizes, > 0.
     clients_per_round : int or None
-        Partial participation |C_t| in [1, m]; None for all clients.
+        Partial participation ``|C_t|`` in [1, m]; None for all clients.
     seed, rep : int
         Randomness (client sampling, shuffles) from ``replicate_rng(seed, rep, 10)``.
 

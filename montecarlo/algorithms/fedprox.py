@@ -44,7 +44,7 @@ def fedprox(data, *, lam: float, rounds: int = 20, local_epochs: int = 5,
     lr, global_lr : float
         Local and global step sizes, > 0. SoftLocalSGD is stable for ``lr < 2 / (L + lam)``.
     clients_per_round : int or None
-        |C_t| in [1, m]; None for full participation.
+        ``|C_t|`` in [1, m]; None for full participation.
     radius : float or None
         Radius of the ball W onto which P_W projects; None for no projection.
     seed, rep : int

@@ -47,7 +47,7 @@ def pfedme(data, *, lam: float, rounds: int = 20, local_steps: int = 5,
     beta : float
         Server mixing in (0, 1] (paper 003 Alg. 8 line 13; 1 is plain averaging).
     clients_per_round : int or None
-        |S_r| in [1, m]; None for all.
+        ``|S_r|`` in [1, m]; None for all.
     seed, rep : int
         Randomness from ``replicate_rng(seed, rep, 10)``.
 

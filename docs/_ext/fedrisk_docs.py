@@ -1,0 +1,134 @@
+"""Sphinx directives of the fedrisk documentation, generating content at build time.
+
+* ``command-output``: runs ``riskcalc ARGS`` in-process and shows the command and its output;
+* ``methods-table``: the method registry (``riskcalc.METHODS``) as a table;
+* ``markdown-include``: a Markdown file of the repository (e.g. ``paper_checks/REPORT.md``),
+  whole or one ``## section``, converted by ``mdreport``;
+* ``figure-gallery``: every registered figure with its caption; the PNG comes from the
+  directory in ``FEDRISK_FIGURES`` (the output of ``riskcalc figures --all --quick --out DIR``)
+  when it holds one, is built now for the ids in ``:build:`` (cheap theory figures), and is
+  otherwise replaced by the command that builds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pathlib
+import shlex
+import shutil
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
+
+import mdreport
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+class CommandOutput(SphinxDirective):
+    """``.. command-output:: predict ftfa --gamma 2 ...`` (the arguments after ``riskcalc``)."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self):
+        from riskcalc.cli import main
+
+        args = shlex.split(self.arguments[0])
+        out, err = io.StringIO(), io.StringIO()
+        # Paths in the arguments are relative to the repository root.
+        with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            status = main(args)
+        if status != 0:
+            raise self.error(f"riskcalc {self.arguments[0]} exited with {status}: "
+                             f"{err.getvalue().strip()}")
+        text = f"$ riskcalc {self.arguments[0]}\n{out.getvalue().rstrip()}"
+        return [nodes.literal_block(text, text)]
+
+
+class MethodsTable(SphinxDirective):
+    """The built-in methods with their parameters and the result their limit comes from."""
+
+    def run(self):
+        import riskcalc
+        from riskcalc.linear.methods import BUILTIN
+
+        lines = [".. list-table::", "   :header-rows: 1", "",
+                 "   * - name", "     - method", "     - parameters", "     - limit from"]
+        for name in (n for n in riskcalc.METHODS if n in BUILTIN):
+            m = riskcalc.METHODS[name]
+            lines += [f"   * - ``{name}``", f"     - {m.title}",
+                      "     - " + ", ".join(f"``{p}``" for p in ("gamma", "sigma")
+                                            + m.parameters),
+                      f"     - {mdreport.escape(m.reference)}"]
+        return self.parse(lines)
+
+    def parse(self, lines):
+        node = nodes.container()
+        self.state.nested_parse(StringList(lines, "methods-table"), self.content_offset, node)
+        return node.children
+
+
+class MarkdownInclude(SphinxDirective):
+    """``.. markdown-include:: paper_checks/REPORT.md`` (path from the repository root)."""
+
+    required_arguments = 1
+    option_spec = {"section": directives.unchanged}
+
+    def run(self):
+        path = ROOT / self.arguments[0]
+        self.env.note_dependency(str(path))
+        text = path.read_text()
+        if "section" in self.options:
+            text = mdreport.section(text, self.options["section"])
+        self.state_machine.insert_input(mdreport.convert(text), str(path))
+        return []
+
+
+class FigureGallery(SphinxDirective):
+    """Every registered figure: image (when available) and caption."""
+
+    option_spec = {"build": directives.unchanged}
+
+    def run(self):
+        import figures
+
+        build = set((self.options.get("build") or "").split())
+        source = os.environ.get("FEDRISK_FIGURES")
+        gen = pathlib.Path(self.env.srcdir) / "_generated" / "figures"
+        gen.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for fig_id, spec in figures.load_all().items():
+            png = gen / f"{fig_id}.png"
+            found = source and (pathlib.Path(source) / f"{fig_id}.png").is_file()
+            if found:
+                for ext in ("png", "txt"):
+                    shutil.copy(pathlib.Path(source) / f"{fig_id}.{ext}", gen)
+            elif fig_id in build:
+                figures.build(fig_id, gen, quick=True, cache=False)
+            title = mdreport.escape(f"{fig_id}: {spec.title}")
+            lines += [title, "-" * len(title), ""]
+            caption = gen / f"{fig_id}.txt"
+            if found or fig_id in build:
+                lines += [f".. image:: /_generated/figures/{fig_id}.png",
+                          f"   :alt: {fig_id}", ""]
+                lines += [mdreport.escape(line) for line in caption.read_text().splitlines()]
+            else:
+                lines += [f"Paper {spec.paper}, {mdreport.escape(spec.source)}. Build it with::",
+                          "", f"   riskcalc figures {fig_id} --quick --out DIR"]
+            lines.append("")
+        self.state_machine.insert_input(lines, "figure-gallery")
+        return []
+
+
+def setup(app):
+    app.add_directive("command-output", CommandOutput)
+    app.add_directive("methods-table", MethodsTable)
+    app.add_directive("markdown-include", MarkdownInclude)
+    app.add_directive("figure-gallery", FigureGallery)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

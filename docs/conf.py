@@ -1,0 +1,52 @@
+"""Sphinx configuration of the fedrisk documentation (``sphinx-build -W -b html docs OUT``)."""
+
+import pathlib
+import sys
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+# numpydoc's signature pass reads the raw docstrings and warns about the ERRATA sections that
+# errata_into_notes (below) keeps in the rendered pages.
+warnings.filterwarnings("ignore", message="Unknown section Errata")
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
+
+project = "fedrisk"
+author = "the fedrisk developers"
+copyright = "2026, the fedrisk developers"
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "fedrisk_docs",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "examples"]
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"member-order": "bysource"}
+numpydoc_show_class_members = False
+numpydoc_xref_param_type = False
+html_theme = "alabaster"
+html_static_path = []
+
+
+def errata_into_notes(app, what, name, obj, options, lines):
+    """Keep the ERRATA sections of the docstrings (``riskcalc.minimax``): numpydoc knows no such
+    section and would drop it, so it becomes a paragraph of the Notes section."""
+    for i in range(len(lines) - 1):
+        if lines[i].strip().upper() == "ERRATA" and set(lines[i + 1].strip()) == {"-"}:
+            has_notes = any(line.strip() == "Notes" for line in lines[:i])
+            lines[i:i + 2] = ([] if has_notes else ["Notes", "-----"]) + ["**Errata.**", ""]
+            return
+
+
+def setup(app):
+    # Before numpydoc's own handler (priority 500).
+    app.connect("autodoc-process-docstring", errata_into_notes, priority=400)
