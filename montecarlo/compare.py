@@ -22,6 +22,7 @@ from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
+from riskcalc import _frames
 from riskcalc.linear import finite_steps
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
@@ -160,6 +161,17 @@ class Comparison:
         out["setting"] = {**self.setting.as_dict(), "steps": self.steps,
                           "step_size": self.step_size}
         return out
+
+    def to_frame(self):
+        """A pandas DataFrame indexed by quantity (bias, variance, risk): predicted, simulated
+        mean, se, the 95% interval, rel_diff and inside_ci95. Needs pandas
+        (``pip install 'fedrisk[frames]'``)."""
+        pd = _frames.pandas()
+        rows = {q: {"predicted": float(getattr(self.limit, q)), "simulated": s["mean"],
+                    "se": s["se"], "ci95_low": s["low"], "ci95_high": s["high"],
+                    "rel_diff": s["rel_diff"], "inside_ci95": bool(s["inside"])}
+                for q, s in self.summary.items()}
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("quantity")
 
 
 def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitResult:

@@ -23,9 +23,19 @@ from montecarlo.estimators import get_estimator
 from montecarlo.instances import Setting
 from montecarlo.seeding import check_seed
 from montecarlo.tasks import run_tasks
+from riskcalc import _frames
 from riskcalc.linear.model import ClientSpec
 
 FORMATS = ("csv", "jsonl")
+
+
+class SweepRows(list):
+    """The rows of ``sweep`` (one dict per grid point and tuning value), as a list."""
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame, one column per key. Needs pandas
+        (``pip install 'fedrisk[frames]'``)."""
+        return _frames.pandas().DataFrame(list(self))
 
 
 def _values(name, v):
@@ -65,9 +75,10 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
 
     Returns
     -------
-    list of dict
-        One row per grid point: the parameters, ``d``, ``n``, ``reps``, and per quantity q
-        ``predicted_q``, ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95``.
+    SweepRows
+        A list with one dict per grid point (``to_frame()`` gives a DataFrame): the
+        parameters, ``d``, ``n``, ``reps``, and per quantity q ``predicted_q``,
+        ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95``.
     """
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
@@ -117,7 +128,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
                 row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
             rows.append(row)
-    return rows
+    return SweepRows(rows)
 
 
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:

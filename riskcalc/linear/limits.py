@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from riskcalc import _frames
 from riskcalc.linear import kappa, marchenko_pastur, stieltjes
 from riskcalc.linear.model import ClientSpec
 
@@ -62,6 +63,20 @@ class LimitResult:
         return {"method": self.method, "params": self.params, "bias": conv(self.bias),
                 "variance": conv(self.variance), "risk": conv(self.risk),
                 "notes": list(self.notes)}
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per parameter point (the broadcast shape, in C
+        order): the method, every parameter, bias, variance, risk and route.
+
+        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
+        """
+        pd = _frames.pandas()
+        shape = np.shape(self.risk)
+        cols = {"method": self.method, **self.params,
+                **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
+                "route": self.route}
+        return pd.DataFrame({k: np.broadcast_to(np.asarray(v), shape).ravel()
+                             for k, v in cols.items()})
 
 
 def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
