@@ -11,3 +11,8 @@ from montecarlo.estimators import (ESTIMATORS, Estimator, register_estimator,
 
 __all__ = ["ESTIMATORS", "Estimator", "check_method", "register_estimator",
            "unregister_estimator"]
+
+# Worker processes of a command run with plugins (riskcalc --plugin, --jobs N) load them too.
+from riskcalc.plugins import load_from_env  # noqa: E402
+
+load_from_env()

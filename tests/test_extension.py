@@ -13,10 +13,18 @@ import pytest
 import montecarlo
 import riskcalc
 from montecarlo.estimators import Estimator, fedavg_weight
+from riskcalc import plugins as rplugins
 from riskcalc.cli import main, plugins
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
+
+
+@pytest.fixture(autouse=True)
+def no_plugin_environment(monkeypatch):
+    """riskcalc.plugins.load records plugin files in the environment (for worker processes):
+    undone after each test, so that no later subprocess loads a deleted tmp file."""
+    monkeypatch.delenv(rplugins.ENV, raising=False)
 
 
 @pytest.fixture
@@ -117,6 +125,14 @@ def test_plugin_through_the_command_line(tmp_path):
     for q in ("bias", "variance", "risk"):
         sim, se, pred = res["simulated"][q], res["simulated"][q + "_se"], res["predicted"][q]
         assert abs(sim - pred) <= 5 * se + 0.02 * pred
+    # Worker processes load the plugin too, and give the same numbers (seeded replicates).
+    out = subprocess.run(
+        [sys.executable, "-m", "riskcalc", "--plugin", str(plugin), "compare", "shrunk_ftfa",
+         "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1", "--d", "400", "--reps",
+         "10", "--json", "--jobs", "2"], capture_output=True, text=True, check=True)
+    par = json.loads(out.stdout)["simulated"]
+    for q in ("bias", "variance", "risk"):
+        assert par[q] == pytest.approx(res["simulated"][q], rel=1e-12)
 
 
 def test_plugin_methods_are_cli_choices(tmp_path, capsys, clean_registry):
@@ -156,8 +172,8 @@ def test_entry_points_are_loaded(monkeypatch, clean_registry):
         def load(self):
             return lambda: calls.append(scaled_ftfa("ftfa_ep", 1.0))
 
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [EntryPoint()]
-                        if group == plugins.GROUP else [])
+    monkeypatch.setattr(rplugins, "entry_points", lambda group: [EntryPoint()]
+                        if group == rplugins.GROUP else [])
     assert plugins.load(["predict", "ftfa_ep"]) == ["predict", "ftfa_ep"]
     assert calls and "ftfa_ep" in riskcalc.METHODS and "ftfa_ep" in montecarlo.ESTIMATORS
 
