@@ -1,6 +1,7 @@
 """Sphinx directives of the fedrisk documentation, generating content at build time.
 
 * ``command-output``: runs ``riskcalc ARGS`` in-process and shows the command and its output;
+* ``script-output``: runs a Python script of the repository and shows its output;
 * ``methods-table``: the method registry (``riskcalc.METHODS``) as a table;
 * ``markdown-include``: a Markdown file of the repository (e.g. ``paper_checks/REPORT.md``),
   whole or one ``## section``, converted by ``mdreport``;
@@ -18,6 +19,8 @@ import os
 import pathlib
 import shlex
 import shutil
+import subprocess
+import sys
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -48,6 +51,25 @@ class CommandOutput(SphinxDirective):
             raise self.error(f"riskcalc {self.arguments[0]} exited with {status}: "
                              f"{err.getvalue().strip()}")
         text = f"$ riskcalc {self.arguments[0]}\n{out.getvalue().rstrip()}"
+        return [nodes.literal_block(text, text)]
+
+
+class ScriptOutput(SphinxDirective):
+    """``.. script-output:: docs/examples/x.py`` (path from the repository root), run in a
+    fresh interpreter; a failing script fails the build."""
+
+    required_arguments = 1
+
+    def run(self):
+        path = ROOT / self.arguments[0]
+        self.env.note_dependency(str(path))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+        run = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise self.error(f"{self.arguments[0]} failed: {run.stderr.strip()[-2000:]}")
+        text = f"$ python {self.arguments[0]}\n{run.stdout.rstrip()}"
         return [nodes.literal_block(text, text)]
 
 
@@ -128,6 +150,7 @@ class FigureGallery(SphinxDirective):
 
 def setup(app):
     app.add_directive("command-output", CommandOutput)
+    app.add_directive("script-output", ScriptOutput)
     app.add_directive("methods-table", MethodsTable)
     app.add_directive("markdown-include", MarkdownInclude)
     app.add_directive("figure-gallery", FigureGallery)

@@ -158,7 +158,7 @@ def _resolve_route(spec: ClientSpec, route: str) -> str:
 def _notes(spec: ClientSpec, gamma, lam) -> tuple:
     notes = []
     info = spec.info
-    if info.personalized:
+    if info.personalized and info.limit is None:  # a registered method's limit is its own
         ridgeless = lam == 0
         if np.any(ridgeless & (gamma == 1)):
             notes.append("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
