@@ -65,6 +65,21 @@ def check_method(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: f
     >>> all(row["ok"] for row in rows)
     True
     """
+    rows = run_checks(name, gamma=gamma, sigma=sigma, signal=signal, tuning=tuning, d=d,
+                      reps=reps, seed=seed, rtol=rtol)
+    failed = [row for row in rows if not row["ok"]]
+    if failed:
+        raise AssertionError(f"check_method({name!r}) failed: " + "; ".join(
+            f"{row['check']} [{row['case']}]: "
+            + ", ".join(f"{k} = {v}" for k, v in row.items() if k not in ("check", "case", "ok"))
+            for row in failed))
+    return rows
+
+
+def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: float = 1.0,
+               tuning: float = 0.5, d: int = 200, reps: int = 10, seed: int = 0,
+               rtol: float = 0.03) -> list:
+    """The rows of ``check_method`` (same parameters), failed checks included, no exception."""
     info = riskcalc.get_method(name)
     est = get_estimator(name)
     rows = [_registry(info, est), _vectorized(info, gamma, sigma, signal, tuning),
@@ -81,12 +96,6 @@ def check_method(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: f
             tol = float(t_half_width(se, reps, LEVEL)) + rtol * abs(pred) + 1e-12
             rows.append({"check": f"simulation {q}", "case": label, "ok": abs(mean - pred) <= tol,
                          "predicted": pred, "simulated": mean, "se": se, "tolerance": tol})
-    failed = [row for row in rows if not row["ok"]]
-    if failed:
-        raise AssertionError(f"check_method({name!r}) failed: " + "; ".join(
-            f"{row['check']} [{row['case']}]: "
-            + ", ".join(f"{k} = {v}" for k, v in row.items() if k not in ("check", "case", "ok"))
-            for row in failed))
     return rows
 
 

@@ -108,11 +108,11 @@ def test_plugin_through_the_command_line(tmp_path):
     """The docs example, copied outside the package: check_method, then compare via --plugin."""
     plugin = tmp_path / "my_plugin.py"
     shutil.copy(EXAMPLES / "shrunk_ftfa.py", plugin)
-    code = (f"import runpy; runpy.run_path({str(plugin)!r}); import montecarlo; "
-            "print(all(r['ok'] for r in montecarlo.check_method('shrunk_ftfa')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "True"
+    out = subprocess.run([sys.executable, "-m", "riskcalc", "--plugin", str(plugin),
+                          "check-method", "shrunk_ftfa", "--json"], capture_output=True,
+                         text=True, check=True)
+    rows = json.loads(out.stdout)
+    assert all(row["ok"] for row in rows) and len(rows) == 10
     out = subprocess.run(
         [sys.executable, "-m", "riskcalc", "--plugin", str(plugin), "compare", "shrunk_ftfa",
          "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1", "--d", "400", "--reps",
@@ -133,6 +133,15 @@ def test_plugin_through_the_command_line(tmp_path):
     par = json.loads(out.stdout)["simulated"]
     for q in ("bias", "variance", "risk"):
         assert par[q] == pytest.approx(res["simulated"][q], rel=1e-12)
+
+
+def test_check_method_command_fails_on_a_wrong_limit(tmp_path, capsys, clean_registry):
+    plugin = tmp_path / "wrong.py"
+    plugin.write_text("from tests.test_extension import scaled_ftfa\n"
+                      "scaled_ftfa('ftfa_wrong_cli', 1.1)\n")
+    assert main(["--plugin", str(plugin), "check-method", "ftfa_wrong_cli"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL simulation variance" in out and "ok   simulation bias" in out
 
 
 def test_plugin_methods_are_cli_choices(tmp_path, capsys, clean_registry):

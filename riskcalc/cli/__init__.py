@@ -14,7 +14,8 @@ import sys
 from riskcalc.errors import SolverError
 
 # Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check", "figures")
+COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check", "check_method",
+            "figures")
 
 
 class _Parser(argparse.ArgumentParser):
