@@ -2,17 +2,24 @@
 
 The extension points for a method defined outside the package are ``register_estimator`` (its
 finite-sample estimator, next to ``riskcalc.register_method`` for its limit) and
-``check_method`` (the registry's common checks).
+``check_method`` (the registry's common checks, ``montecarlo.registry_checks``, imported on
+first use: it needs the whole simulation stack).
 """
 
-from montecarlo.check_method import check_method
 from montecarlo.estimators import (ESTIMATORS, Estimator, register_estimator,
                                    unregister_estimator)
+from riskcalc.plugins import load_from_env
 
 __all__ = ["ESTIMATORS", "Estimator", "check_method", "register_estimator",
            "unregister_estimator"]
 
-# Worker processes of a command run with plugins (riskcalc --plugin, --jobs N) load them too.
-from riskcalc.plugins import load_from_env  # noqa: E402
 
+def __getattr__(name):
+    if name == "check_method":
+        from montecarlo.registry_checks import check_method
+        return check_method
+    raise AttributeError(f"module 'montecarlo' has no attribute {name!r}")
+
+
+# Worker processes of a command run with plugins (riskcalc --plugin, --jobs N) load them too.
 load_from_env()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
-from importlib.metadata import entry_points
 
 GROUP = "fedrisk.methods"
 ENV = "FEDRISK_PLUGINS"
@@ -46,6 +45,8 @@ def load_plugin(path) -> None:
 
 def load_entry_points() -> None:
     """Load every installed entry point of the ``fedrisk.methods`` group (once per process)."""
+    from importlib.metadata import entry_points  # ~20 ms: only when plugins are looked for
+
     for ep in entry_points(group=GROUP):
         key = f"entry point {ep.name} = {ep.value}"
         if key in _LOADED:

@@ -1,6 +1,7 @@
 """The public extension API: methods registered from outside the package (riskcalc side, montecarlo
 side, the riskcalc --plugin option and the fedrisk.methods entry points) and check_method."""
 
+import importlib.metadata
 import json
 import pathlib
 import shutil
@@ -181,7 +182,7 @@ def test_entry_points_are_loaded(monkeypatch, clean_registry):
         def load(self):
             return lambda: calls.append(scaled_ftfa("ftfa_ep", 1.0))
 
-    monkeypatch.setattr(rplugins, "entry_points", lambda group: [EntryPoint()]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [EntryPoint()]
                         if group == rplugins.GROUP else [])
     assert plugins.load(["predict", "ftfa_ep"]) == ["predict", "ftfa_ep"]
     assert calls and "ftfa_ep" in riskcalc.METHODS and "ftfa_ep" in montecarlo.ESTIMATORS

@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from montecarlo.check_method import run_checks
+    from montecarlo.registry_checks import run_checks
 
     rows = run_checks(args.method, d=args.d, reps=args.reps, seed=args.seed, rtol=args.rtol)
     if args.json:
