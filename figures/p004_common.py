@@ -46,7 +46,8 @@ NOTES = [
 def stat_settings(ctx) -> dict:
     """The stat notebook's budgets (quick: CI mode, shorter horizons, stated in captions)."""
     return {"R": ctx.pick(STAT["R"][::3], STAT["R"]),
-            "rounds": ctx.pick(25, STAT["rounds"]), "local_epochs": ctx.pick(30, STAT["local_epochs"]),
+            "rounds": ctx.pick(25, STAT["rounds"]),
+            "local_epochs": ctx.pick(30, STAT["local_epochs"]),
             "local_rounds": ctx.pick(25, STAT["local_rounds"]),
             "lr_localtrain": ctx.pick(0.01, STAT["lr_localtrain"]), "lams": STAT["lams"]}
 
@@ -89,4 +90,4 @@ def caption_params(s: dict, *, m=10, n=200) -> dict:
     return {"m (clients)": m, "n (samples per client, 199 used)": n, "d": 10, "classes": 2,
             "R (std of W_k entries)": s["R"],
             "FedProx": f"{s.get('rounds')} rounds × {s['local_epochs']} local GD steps, "
-            + FEDPROX_STEPS}
+            + FEDPROX_STEPS, "reps": 1}

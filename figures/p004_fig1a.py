@@ -21,7 +21,8 @@ def error_vs_R(ctx, runs, s, extra=None):
     floor = floors(s["R"])
     for j, (panel, col, _) in enumerate(PANELS):
         for label, r in series:
-            table.add(panel, label, "simulation", "R", s["R"], col, [v[-1] for v in r[col]])
+            table.add(panel, label, "simulation", "R", s["R"], col, [v[-1] for v in r[col]],
+                      reps=1)
         table.add(panel, "floor (no method goes below)", "theory", "R", s["R"], col,
                   floor[:, j])
     colors = style.Colors(table.series())

@@ -19,7 +19,8 @@ def make(ctx):
     for panel, i in zip(panels, ends):
         for key, label, _ in runs:
             itr = res[key]["itr"][i]
-            table.add(panel, label, "path", "round", range(1, len(itr) + 1), "itr", itr)
+            table.add(panel, label, "path", "round", range(1, len(itr) + 1), "itr", itr,
+                      reps=1)
     colors = style.Colors(table.series())
     fig, axes = style.figure(2)
     for ax, panel in zip(axes[0], panels):

@@ -41,7 +41,8 @@ def make(ctx):
             (("local", "itr"),)
         for kind, col in cols:
             panel = f"{kind} total error ({t['variant'].replace('-', ' ')})"
-            table.add(panel, label, "path", "round", range(1, s["rounds"] + 1), col, r[col])
+            table.add(panel, label, "path", "round", range(1, s["rounds"] + 1), col, r[col],
+                      reps=1)
     colors = style.Colors(table.series())
     fig, axes = style.figure(3)
     for ax, panel in zip(axes[0], panels):

@@ -26,8 +26,8 @@ def make(ctx):
     s = stat_settings(ctx)
     fig, table = error_vs_R(ctx, adaptive_runs(s), s)
     params = caption_params(s)
-    params["adaptive λ"] = ("from round rounds/2: 5/(200 R̂²) if R̂ ≥ 1/√200 else 5/√(200 R̂²), "
-                           f"R̂ = mean ||w_i − w_g||_F; start λ = {LAM_START:g}")
+    params["adaptive λ"] = ("from round rounds/2: 5/(200 R̂²) if R̂ ≥ 1/√200 else "
+                           f"5/√(200 R̂²), R̂ = mean ||w_i − w_g||_F; start λ = {LAM_START:g}")
     return Output(fig, table, Caption(
         "Paper 004 Fig. 3 as the authors' code runs it: adaptive λ against R",
         "As p004-fig1a, for GlobalTrain, LocalTrain and FedProx with the code's adaptive λ. "

@@ -44,7 +44,8 @@ def make(ctx):
     for t, r in zip(tasks, res):
         for kind, col in (("global", "atr"), ("local", "itr")):
             table.add(f"{kind} total error", f"FedProx λ = {t['lam']:g} ({t['variant']})",
-                      "path", "round", np.arange(1, s["rounds"] + 1), col, r[col])
+                      "path", "round", np.arange(1, s["rounds"] + 1), col, r[col],
+                      reps=1)
     colors = style.Colors(table.series())
     fig, axes = style.figure(2)
     panels = ("global total error", "local total error")
