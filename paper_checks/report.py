@@ -75,7 +75,7 @@ def render(results: list, *, mode: str, seconds: float) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-_ROW = re.compile(r"^\| `([^`]+)` \| \w+ \| [^|]+ \| ([a-z ]+) \|$")
+_ROW = re.compile(r"^\| `([^`]+)` \| \w+ \| [^|]+ \| ([a-z -]+) \|$")
 
 
 def read_verdicts(path=REPORT) -> dict:
