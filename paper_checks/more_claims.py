@@ -9,7 +9,7 @@ import numpy as np
 from montecarlo.algorithms import fedprox
 from montecarlo.logistic import paper000_instance, paper004_instance
 from montecarlo.metrics import evaluate
-from montecarlo.objectives import minimize
+from montecarlo.objectives import ClientLosses, minimize
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from paper_checks.p000 import _estimation_errors, _fig1_accuracy
@@ -161,3 +161,42 @@ def lemma1(cfg, seed):
     return judge(worst <= 1.0, "paper 004-type ridge-logistic instances (R = 0, 1), lam in "
                  f"{{0.02, 0.5, 10}}: max lhs / rhs of eq. (4) = {fmt(worst, 3)} (<= 1)",
                  {"max_ratio": worst})
+
+
+@claim("004.lemma3.envelope-gradient", location="Lemma 3 (Lemarechal & Sagastizabal 1997)",
+       kind="closed-form identity",
+       statement="F_i(w_g) = min_w L_i(w) + lam/2 ||w - w_g||^2 is differentiable with gradient "
+                 "lam (w_g - w*_i(w_g)), w*_i(w_g) the minimizing w.")
+def lemma3(cfg, seed):
+    # A ridge-logistic client of the paper 004-type instance; F_i evaluated through its prox
+    # (Newton on L_i(w) + lam/2 ||w - w_g||^2) and differentiated by central differences,
+    # against the lemma's lam (w_g - prox(w_g)).
+    train = _fedprox_minimizers(cfg, seed)[0]
+    # client 0 of the R = 0 instance, its first 8 features (keeps the prox solves cheap)
+    X, y, l2 = train.X[:1, :, :8], train.y[0, :1], train.l2
+    f = ClientLosses(X, y, l2=l2)
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for lam in (0.1, 1.0, 10.0):
+        def prox(wg):
+            w = wg.copy()
+            for _ in range(100):                # damped Newton on L_i(w) + lam/2 ||w - wg||^2
+                g = f.grad(w[None])[0] + lam * (w - wg)
+                H = f.hessian(w[None])[0] + lam * np.eye(w.size)
+                step = np.linalg.solve(H, g)
+                w = w - step / max(1.0, float(np.linalg.norm(step)))
+                if np.max(np.abs(g)) < 1e-13:
+                    break
+            return w
+
+        def env(wg):
+            w = prox(wg)
+            return float(f.value(w[None])[0] + lam / 2 * np.sum((w - wg) ** 2))
+        wg = rng.standard_normal(f.d)
+        h = 1e-5
+        fd = np.array([(env(wg + h * e) - env(wg - h * e)) / (2 * h) for e in np.eye(f.d)])
+        formula = lam * (wg - prox(wg))
+        worst = max(worst, float(np.max(np.abs(fd - formula)) / np.max(np.abs(formula))))
+    return judge(worst < 1e-6, "ridge-logistic client (paper 004-type instance), lam in "
+                 f"{{0.1, 1, 10}}: max relative difference between central differences of F_i "
+                 f"and lam (w_g - prox(w_g)) = {worst:.2g}", {"max_relative": worst})
