@@ -15,6 +15,7 @@ import numpy as np
 
 from montecarlo.paper004 import (AUTHORS_L, AUTHORS_PRESETS, authors_data, authors_errors,
                                  authors_floor, authors_run)
+from montecarlo.tasks import run_tasks
 
 P004 = "004_98172ed3646eef14.txt"
 STAT = AUTHORS_PRESETS["paper004-authors"]
@@ -74,10 +75,13 @@ def stat_task(task: dict) -> dict:
 
 
 def run_stat(ctx, s: dict, runs: list) -> dict:
-    """key -> result of ``stat_task`` (cached per run)."""
+    """key -> result of ``stat_task``, cached per run in one file shared by the figures that
+    draw these runs (p004-fig1a, -fig1d, -fig3)."""
     tasks = [{"R": list(s["R"]), "local_epochs": s["local_epochs"], "run": kw}
              for _, _, kw in runs]
-    results = ctx.run(stat_task, tasks, desc="authors' runs")
+    results = run_tasks(stat_task, tasks, cache=ctx.cache("paper004-authors"),
+                        n_jobs=ctx.n_jobs, progress=ctx.progress,
+                        desc=f"{ctx.fig_id} authors' runs")
     return {key: res for (key, _, _), res in zip(runs, results)}
 
 

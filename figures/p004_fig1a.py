@@ -8,8 +8,7 @@ from figures.core import Caption, Output, Table, register
 from figures.p004_common import (NOTES, P004, caption_params, floors, run_stat, stat_runs,
                                  stat_settings)
 
-PANELS = (("global", "atr", "global error ||w_g − mean W_k^T||"),
-          ("local", "itr", "local error mean ||w_k − W_k^T||"))
+PANELS = (("global", "atr", "global error ATR"), ("local", "itr", "local error ITR"))
 
 
 def error_vs_R(ctx, runs, s, extra=None):
@@ -32,7 +31,7 @@ def error_vs_R(ctx, runs, s, extra=None):
         ax.set_xlabel("heterogeneity R (std of the true models' entries)")
         ax.set_ylabel(ylabel)
     style.label_panels(axes, [p for p, _, _ in PANELS])
-    style.legend(fig, table, colors, ncol=2)
+    style.legend(fig, table, colors, ncol=2, kinds=False)
     return fig, table
 
 
@@ -49,7 +48,8 @@ def make(ctx):
     params["λ"] = list(s["lams"])
     return Output(fig, table, Caption(
         "Paper 004 Fig. 1(a) as the authors ran it: errors after the last round against R",
-        "Markers: ATR (left) and ITR (right) of the last round, one deterministic run "
+        "Markers: ATR = ||w_g − mean_k W_k^T||_F (left) and ITR = mean_k ||w_k / s_k − W_k^T||_F "
+        "(right) of the last round, one deterministic run "
         "(the authors' seeds; no error bars). 'as run': the published code (no server step); "
         "'as described': Alg. 1's server step. Line: the exact floor. The authors plot every "
         "second R; all are drawn here. Quick mode shortens every horizon (and LocalTrain uses "

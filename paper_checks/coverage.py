@@ -23,9 +23,12 @@ UNCOVERED = [
     ("001", "Table 2", "which lower and upper complexities match, per oracle", True,
      "not yet covered: the table's cells are garbled in the text extraction; its statements are "
      "those of Thms 4.2-4.4 (001.thm42.*, 001.thm43.*, 001.thm44.*)"),
-    ("003", "Lemmas 6.1-6.5 (Sec. 6, proofs)", "Rademacher moment bound, moment and "
-     "concentration bounds of the designs, continuity of the inverse, spectrum bounds", True,
-     "not yet covered (they are proof tools; the limits they prove are checked by 003.thm1-4)"),
+    ("003", "Lemma 6.2 (Sec. 6)", "moment bounds of sums of client designs", True,
+     "not yet covered (a proof tool; the limits it proves are checked by 003.thm1-4)"),
+    ("003", "Lemma 6.3 (Sec. 6)", "concentration of the clients' sample covariances", True,
+     "not yet covered (a proof tool; the limits it proves are checked by 003.thm1-4)"),
+    ("003", "Lemma 6.5 (Sec. 6)", "spectrum bounds of the pooled sample covariance", True,
+     "not yet covered (a proof tool; the limits it proves are checked by 003.thm1-4)"),
     ("004", "Lemma 1, eq. (5)", "the local errors' weighted inequality with lam R^2 / 2", True,
      "not yet covered (eq. (4) is: 004.lemma1.global-vs-globaltrain)"),
     ("004", "Lemma 5", "E||w_GT - w*_g|| <= (rho sqrt(sum p_i^2/n_i) + L R) / (mu/2)", True,

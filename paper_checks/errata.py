@@ -92,8 +92,8 @@ def alg8_pfedme(cfg, seed):
                          f"{printed:.6f} (= w - a/lam), corrected {corrected:.6f} "
                          "(= lam w/(a + lam), the prox of F)",
                          {"printed": printed, "corrected": corrected},
-                         "theta_i = argmin_theta { F_i(theta) + lam/2 ||theta - w_i||^2 } (the loss "
-                         "itself, not its gradient; Dinh et al. 2020 eq. 7)")
+                         "theta_i = argmin_theta { F_i(theta) + lam/2 ||theta - w_i||^2 } "
+                         "(the loss itself, not its gradient; Dinh et al. 2020 eq. 7)")
 
 
 @claim("000.alg2.swapped-branches", location="Alg. 2 (FedProx, general version)",
