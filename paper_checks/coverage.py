@@ -29,10 +29,6 @@ UNCOVERED = [
      "not yet covered (a proof tool; the limits it proves are checked by 003.thm1-4)"),
     ("003", "Lemma 6.5 (Sec. 6)", "spectrum bounds of the pooled sample covariance", True,
      "not yet covered (a proof tool; the limits it proves are checked by 003.thm1-4)"),
-    ("004", "Lemma 1, eq. (5)", "the local errors' weighted inequality with lam R^2 / 2", True,
-     "not yet covered (eq. (4) is: 004.lemma1.global-vs-globaltrain)"),
-    ("004", "Lemma 5", "E||w_GT - w*_g|| <= (rho sqrt(sum p_i^2/n_i) + L R) / (mu/2)", True,
-     "not yet covered"),
     ("004", "Thm 1, the error rates themselves", "global and local statistical error bounds "
      "C1/N + C2 R^2 and C3/N + C4 R^2 (resp. 1/n)", True,
      "covered only through the adaptive lam (004.thm1.adaptive-lambda), the constants "

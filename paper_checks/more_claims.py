@@ -255,3 +255,63 @@ def lemma64(cfg, seed):
                  + ", ".join(f"{e:g}: {fmt(w, 3)}" for e, w in rows)
                  + " (within e / (lambda_0 (lambda_0 - e)), decreasing to 0)",
                  {"rows": rows})
+
+
+@claim("004.lemma5.globaltrain-error", location="Lemma 5 (App. A)", kind="inequality",
+       statement="E||w~_GT - w*_g|| <= (rho sqrt(sum_i p_i^2/n_i) + L R) / (mu/2) for the "
+                 "GlobalTrain minimizer.")
+def lemma5(cfg, seed):
+    # Paper 000 Lemma 7's logistic instances (montecarlo.rates.lemma7_instance), where L, mu,
+    # rho are computable (montecarlo.rates.fedprox_theorem1_constants); p_i = 1/m, n_i = n,
+    # R = max_i ||w*_i - w*_g|| (Assumption 1). The root mean square of ||w~_GT - w*_g|| over
+    # replicates bounds its mean from above, so checking it is the stronger test.
+    from montecarlo.rates import fedprox_theorem1_constants, lemma7_instance
+
+    m, d, n = 4, 5, 200
+    R = np.array([0.0, 0.1, 0.3, 1.0])
+    inst = lemma7_instance(R, reps=cfg.pick(20, 100), m=m, n=n, d=d, seed=seed)
+    w_gt, _ = minimize(inst.train, "global")
+    rows, ok = [], True
+    for k, r in enumerate(R):
+        ws = inst.w_star[k]                                     # (m, d)
+        wg = ws.mean(0)
+        c = fedprox_theorem1_constants(ws, d)
+        r_het = float(np.max(np.linalg.norm(ws - wg, axis=-1)))
+        err = np.linalg.norm(w_gt[:, k] - wg, axis=-1)
+        rms = float(np.sqrt(np.mean(err ** 2)))
+        bound = (c["rho"] * np.sqrt(1 / (m * n)) + c["L"] * r_het) / (c["mu"] / 2)
+        ok &= rms <= bound
+        rows.append({"R": r, "rms": rms, "bound": bound})
+    return judge(bool(ok), f"Lemma 7 logistic m={m} d={d} n={n}, exact GlobalTrain minimizers: "
+                 "rms ||w~_GT - w*_g|| vs bound at R = " + ", ".join(
+                     f"{x['R']:g}: {fmt(x['rms'], 3)} <= {fmt(x['bound'], 3)}" for x in rows),
+                 {"points": rows})
+
+
+@claim("004.lemma1.eq5-local-inequality", location="Lemma 1, eq. (5)", kind="inequality",
+       statement="sum_i p_i/n_i sum_j (mu ||w~_i - w*_i||^2 + <grad l(w*_i, z_ij), w~_i - w*_i>) "
+                 "<= lam/2 R^2 at the FedProx minimizer.")
+def lemma1_eq5(cfg, seed):
+    # Lemma 7 logistic instances with a ridge l2 = 1e-2 in every loss, so that each L_i is
+    # mu = l2 strongly convex (Assumption 3); p_i = 1/m; R^2 = max_i ||w*_i - w*_g||^2
+    # (Assumption 1); exact FedProx minimizers, every replicate (the lemma is deterministic).
+    from montecarlo.rates import lemma7_instance
+
+    R = np.array([0.0, 0.3, 1.0])
+    inst = lemma7_instance(R, reps=cfg.pick(10, 40), m=4, n=200, d=5, l2=1e-2, seed=seed)
+    train = inst.train
+    r2 = np.max(np.sum((inst.w_star - inst.w_star.mean(1, keepdims=True)) ** 2, -1), -1)
+    rows, ok = [], True
+    for lam in (0.1, 1.0, 10.0):
+        _, W = minimize(train, "fedprox", lam)
+        ws = np.broadcast_to(inst.w_star, W.shape)
+        D = W - ws
+        lhs = np.mean(train.l2 * np.sum(D ** 2, -1) + np.sum(train.grad(ws) * D, -1), -1)
+        worst = lhs.max(0)
+        ok &= bool(np.all(worst <= lam / 2 * r2))
+        rows.append({"lam": lam, "max_lhs": worst, "rhs": lam / 2 * r2})
+    return judge(ok, "Lemma 7 logistic m=4 d=5 n=200, l2=1e-2, R = 0 / 0.3 / 1: max lhs vs "
+                 "lam R^2/2: " + "; ".join(
+                     f"lam={x['lam']:g}: " + " / ".join(
+                         f"{fmt(a, 3)} <= {fmt(b, 3)}" for a, b in zip(x["max_lhs"], x["rhs"]))
+                     for x in rows), {"points": rows})
