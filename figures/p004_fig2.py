@@ -1,44 +1,58 @@
-"""Paper 004 (``004_98172ed3646eef14.txt``), Fig. 2 (Sec. 6.3): effect of the number of local
-updates K per round on bilevel FedProx, for a small and a large lam (Cor. 1: more
-personalization, i.e. smaller lam, benefits more from local computation)."""
+"""Paper 004 (``004_98172ed3646eef14.txt``), Fig. 2 (Sec. 6.3): FedProx's total error along the
+rounds for several numbers of local updates, as the authors ran it
+(``notebooks/simulation_main_local_epochs.ipynb`` of ZLHe0/fedprox-bilevel: lam = 0.5, R = 1,
+10 clients, 20 rounds, local epochs 25..150)."""
 
 from figures import style
 from figures.core import Caption, Output, Table, register
-from figures.logistic import add_summary
-from figures.p004_common import NOTES, P004, PRESET, caption_params, overrides, settings
+from figures.p004_common import NOTES, P004, caption_params
+from montecarlo.paper004 import AUTHORS_PRESETS, authors_data, authors_errors, authors_run
 
-LAMS = (("fedprox_0.02", 0.02), ("fedprox_0.5", 0.5))
-KS = (1, 5, 20, 50)
-R_FIG = 1.0
+EPOCHS = AUTHORS_PRESETS["paper004-authors-epochs"]
 
 
-@register("p004-fig2", paper="004", title="effect of local updates K on FedProx",
-          source=f"{P004}, Fig. 2, Sec. 6.3, Cor. 1")
+def epochs_task(task: dict) -> dict:
+    """Per-round ATR and ITR of FedProx with ``task['local_epochs']`` local steps."""
+    data = authors_data(task["R"])
+    out = authors_run(data, "FedProx", lam=task["lam"], rounds=task["rounds"],
+                      local_epochs=task["local_epochs"], variant=task["variant"])
+    atr, itr = authors_errors(data, out["G"], out["W"])
+    return {"atr": list(atr), "itr": list(itr)}
+
+
+def settings(ctx):
+    return {"R": EPOCHS["R"], "lam": EPOCHS["lams"][0], "rounds": EPOCHS["rounds"],
+            "epochs": ctx.pick(EPOCHS["epochs_grid"][::2], EPOCHS["epochs_grid"])}
+
+
+@register("p004-fig2", paper="004", title="effect of local updates on FedProx, the authors' "
+          "setup", source=f"{P004}, Fig. 2, Sec. 6.3, Cor. 1; ZLHe0/fedprox-bilevel")
 def make(ctx):
-    s = {**settings(ctx), "R": [R_FIG]}
-    ks = ctx.pick(KS[:3], KS)
+    s = settings(ctx)
+    tasks = [{"R": s["R"][0], "lam": s["lam"], "rounds": s["rounds"], "local_epochs": K,
+              "variant": v} for v in ("as-run", "as-described") for K in s["epochs"]]
+    res = ctx.run(epochs_task, tasks, desc="local epochs")
     table = Table()
-    panels = [f"FedProx, λ = {lam:g}" for _, lam in LAMS]
-    for K in ks:
-        ov = overrides(s, methods=[k for k, _ in LAMS], **{"*.inner_steps": K})
-        rows = ctx.preset(PRESET, ov, s["reps"], trajectory=True)
-        for panel, (key, _) in zip(panels, LAMS):
-            add_summary(table, rows, panel=panel, method=key, series=f"K = {K}",
-                        x_col="rounds", x_name="round", y_col="local_opt_err", kind="path")
+    panels = ("global total error (as run)", "local total error (as run)",
+              "local total error (as described)")
+    for t, r in zip(tasks, res):
+        label = f"{t['local_epochs']} local updates"
+        cols = (("global", "atr"), ("local", "itr")) if t["variant"] == "as-run" else \
+            (("local", "itr"),)
+        for kind, col in cols:
+            panel = f"{kind} total error ({t['variant'].replace('-', ' ')})"
+            table.add(panel, label, "path", "round", range(1, s["rounds"] + 1), col, r[col],
+                      reps=1)
     colors = style.Colors(table.series())
-    fig, axes = style.figure(2, sharey=True)
+    fig, axes = style.figure(3)
     for ax, panel in zip(axes[0], panels):
-        style.draw_panel(ax, table, panel, colors, logy=True)
-        ax.set_xlabel("communication round $t$")
-    axes[0, 0].set_ylabel(r"optimization error, mean $\|w_t^{(i)} - \tilde w^{(i)}\|^2$")
+        style.draw_panel(ax, table, panel, colors)
+        ax.set_xlabel("communication round")
     style.label_panels(axes, panels)
-    style.legend(fig, table, colors, ncol=len(ks))
-    params = caption_params(s)
-    params["inner steps K"] = list(ks)
+    style.legend(fig, table, colors, ncol=len(s["epochs"]))
+    params = caption_params({"R": s["R"], "rounds": s["rounds"], "local_epochs": s["epochs"]})
+    params["λ"] = s["lam"]
     return Output(fig, table, Caption(
-        "Paper 004 Fig. 2: FedProx with K local gradient steps per round, small vs large λ",
-        "Lines: squared distance of the round-t local models to the exact FedProx minimizer "
-        "(Newton), averaged over clients, mean over replicates (band: 95% Student-t "
-        "interval). The paper plots the error to the true models; the distance to the "
-        "minimizer isolates the optimization effect of K that the figure is about.",
-        params, notes=list(NOTES)))
+        "Paper 004 Fig. 2 as the authors ran it: FedProx with several numbers of local updates",
+        "Lines: ATR / ITR after each round, one deterministic run (the authors' seeds).",
+        params, notes=list(NOTES[:4])))

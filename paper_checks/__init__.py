@@ -14,7 +14,7 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 ``riskcalc check`` prints the table or JSON.
 """
 
-from paper_checks import p000, p001, p003, p004  # noqa: F401  (registration)
+from paper_checks import errata, more_claims, p000, p001, p003, p004, p004_code  # noqa: F401
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
 from paper_checks.runner import run_claims, select
 

@@ -8,16 +8,34 @@ the key numbers and, for an erratum, the corrected statement.
 
 Verdicts
 --------
+A verdict judges a claim in the scope the paper states it (its model, its experiment, its
+problem class), and separates what is wrong from what is only loose:
+
 ``holds``
     the statement as printed agrees with the evidence within the stated tolerance;
-``fails``
-    it does not (and no correction of the transcription makes it hold);
+``loose``
+    the statement as printed is true in its stated scope, but weaker than what the evidence
+    shows (a valid but non-sharp bound, an optimality that rests on the choice of problem
+    class); ``corrected`` gives the sharp form;
+``erratum-harmless``
+    the printed form is wrong (a typo, a swapped word, a constant) but no conclusion of the
+    paper changes: the result is used only up to constants, or the theorem's own statement is
+    right and only its proof text is not; ``corrected`` gives the right form;
 ``erratum``
-    the intended claim holds but the printed form is wrong: the evidence rejects the printed
-    form and accepts the corrected one given in ``corrected``;
+    the printed form is wrong and it matters: a formula gives wrong numbers, a bound is
+    violated, a condition or rate is false as stated; the evidence rejects it and accepts the
+    corrected one given in ``corrected``;
+``fails``
+    the claim does not hold in its stated scope, and no correction of the transcription makes
+    it hold;
 ``not checkable``
-    no numerical evidence is possible (private data, a constant never given); the reason is
-    the summary.
+    no numerical evidence is possible in the claim's scope (private data, a constant never
+    given, an experiment whose assumptions the paper's setup violates); the reason is the
+    summary;
+``finding``
+    not a verdict on the paper: a result of this toolkit outside the scope of any claim (e.g.
+    in the paper's linear model where the claim is about real data), recorded with its numbers
+    under an id ``PAPER.finding.SLUG``.
 """
 
 from __future__ import annotations
@@ -28,7 +46,10 @@ from typing import Callable
 
 import numpy as np
 
-VERDICTS = ("holds", "fails", "erratum", "not checkable")
+VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not checkable",
+            "finding")
+# The verdicts that carry a corrected (or sharp) form, most serious last.
+CORRECTED = ("loose", "erratum-harmless", "erratum")
 KINDS = ("exact limit", "closed-form identity", "inequality", "rate up to constants",
          "algorithmic convergence", "qualitative experimental claim")
 PAPERS = {
@@ -70,7 +91,7 @@ class Outcome:
     evidence : dict
         Every number the verdict rests on (JSON-serializable after ``jsonable``).
     corrected : str or None
-        For ``erratum``: the corrected statement.
+        For the verdicts of ``CORRECTED``: the corrected (or, for ``loose``, sharp) statement.
     """
 
     verdict: str
@@ -81,8 +102,8 @@ class Outcome:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-        if (self.verdict == "erratum") != (self.corrected is not None):
-            raise ValueError("an erratum, and only an erratum, carries a corrected form")
+        if (self.verdict in CORRECTED) != (self.corrected is not None):
+            raise ValueError(f"the verdicts {CORRECTED}, and only they, carry a corrected form")
 
 
 @dataclass(frozen=True)
@@ -164,11 +185,14 @@ def judge(ok: bool, summary: str, evidence: dict) -> Outcome:
 
 
 def judge_erratum(printed_rejected: bool, corrected_ok: bool, summary: str, evidence: dict,
-                  corrected: str) -> Outcome:
-    """``erratum`` when the evidence rejects the printed form and accepts the corrected one;
-    ``holds`` if it cannot reject the printed form; ``fails`` if it rejects both."""
+                  corrected: str, level: str = "erratum") -> Outcome:
+    """``level`` (one of ``CORRECTED``: ``erratum``, ``erratum-harmless`` or ``loose``, as the
+    claim's check argues) when the evidence rejects the printed form and accepts the corrected
+    one; ``holds`` if it cannot reject the printed form; ``fails`` if it rejects both."""
+    if level not in CORRECTED:
+        raise ValueError(f"level must be one of {CORRECTED}, got {level!r}")
     if printed_rejected and corrected_ok:
-        return Outcome("erratum", summary, evidence, corrected)
+        return Outcome(level, summary, evidence, corrected)
     if not printed_rejected:
         return Outcome("holds", summary + " (printed form not rejected)", evidence)
     return Outcome("fails", summary + " (corrected form rejected too)", evidence)

@@ -53,11 +53,14 @@ def lemma7_loss(cfg, seed):
         ok_c &= abs(lib - attained) < 1e-8 * attained
         rows.append({"c_x": cx, "D": D, "d": d, "printed": T, "attained_sup": attained,
                      "riskcalc": lib})
+    # Verdict level (paper_checks.core): the rates of Lemma 7 use ||l||_inf only up to
+    # constants, and log(1 + e^T) <= T + log 2.
     return judge_erratum(ok_p, ok_c, "; ".join(
         f"c_X={x['c_x']:g} D={x['D']:g} d={x['d']}: printed {fmt(x['printed'])}, numerical sup "
         f"{fmt(x['attained_sup'])}" for x in rows), {"points": rows},
         "||l||_inf = log(1 + exp(c_X D sqrt(d))) (the loss at margin -c_X D sqrt(d)); the printed "
-        "c_X D sqrt(d) is exceeded, so it is not a bound")
+        "c_X D sqrt(d) is exceeded, so it is not a bound",
+        level="erratum-harmless")
 
 
 @claim("000.lemma7.beta-sigma", location="Lemma 7 and its proof (eq. 13)", kind="inequality",
@@ -105,11 +108,14 @@ def lemma7_mu0(cfg, seed):
         ok_p &= printed > true_min * (1 + 1e-6)
         ok_c &= abs(lib - true_min) < 1e-9 * true_min
         rows.append({"T": T, "printed": printed, "min_curvature": true_min, "riskcalc": lib})
+    # Verdict level (paper_checks.core): Lemma 7 states mu ~ mu_0 up to constants: the printed
+    # value exceeds the true minimum curvature by a factor <= 1.2 here.
     return judge_erratum(ok_p, ok_c, "; ".join(
         f"T=c_X D sqrt(d)={x['T']:g}: printed {fmt(x['printed'])}, min curvature "
         f"{fmt(x['min_curvature'])}" for x in rows), {"points": rows},
         "mu_0 = (exp(T/2) + exp(-T/2))^-2 = 1/(4 cosh^2(T/2)), T = c_X D sqrt(d); the printed "
-        "value exceeds the true minimum curvature, so it is not a valid strong-convexity constant")
+        "value exceeds the true minimum curvature, so it is not a valid strong-convexity constant",
+        level="erratum-harmless")
 
 
 @claim("000.lemma7.proof-monotonicity", location="Lemma 7, proof (after eq. 13)",
@@ -120,13 +126,16 @@ def lemma7_monotone(cfg, seed):
     f = x / (1 + x) ** 2
     inc_left = bool(np.all(np.diff(f[x < 1]) > 0))
     dec_right = bool(np.all(np.diff(f[x > 1]) < 0))
+    # Verdict level (paper_checks.core): a swapped word in the proof; the endpoint minimum the
+    # lemma uses is right.
     return judge_erratum(inc_left and dec_right, inc_left and dec_right,
                          f"f(0.1)={fmt(0.1 / 1.21)}, f(1)=0.25, f(10)={fmt(10 / 121)}: increasing on "
                          f"(0,1): {inc_left}, decreasing on (1,inf): {dec_right}",
                          {"increasing_on_0_1": inc_left, "decreasing_on_1_inf": dec_right},
                          "x/(1 + x)^2 is increasing on (0, 1) and decreasing on (1, infinity) "
                          "(derivative (1 - x)/(1 + x)^3); so the minimum over [e^-T, e^T] is at "
-                         "the endpoints, which is what the lemma needs")
+                         "the endpoints, which is what the lemma needs",
+        level="erratum-harmless")
 
 
 # -- Thms 4, 6, 11, 12: simulated scaling of the upper bounds ---------------------------------
@@ -528,6 +537,8 @@ def eq30(cfg, seed):
     corrected = np.sqrt(r2) * np.sqrt(m / N) + 1 / N
     corr_ratio = float(np.max(np.abs(corrected / eq30 - 1)))
     ok_lib = bool(np.allclose(lib, eq30, rtol=1e-12))
+    # Verdict level (paper_checks.core): O(m/N) is a valid upper bound on (30) in the middle
+    # regime (R sqrt(m/N) <= m/N there), only not sharp.
     return judge_erratum(printed_ratio > 10, corr_ratio < 1e-12 and ok_lib,
                          f"m=100 N=1e4: over the middle regime, (m/N) / eq.(30) reaches "
                          f"{printed_ratio:.3g} (at R^2 = 1/(mN): eq. 30 = {eq30[0]:.3g} vs m/N = "
@@ -535,4 +546,5 @@ def eq30(cfg, seed):
                          {"max_printed_over_eq30": printed_ratio, "corrected_rel_err": corr_ratio},
                          "in the middle regime (30) becomes O(R sqrt(m/N) + 1/N) (continuous with "
                          "O(1/N) at R^2 = 1/(mN)); it is suboptimal against Omega(R^2 + 1/N) "
-                         "unless R^2 ~ m/N")
+                         "unless R^2 ~ m/N",
+        level="loose")

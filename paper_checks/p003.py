@@ -680,13 +680,16 @@ def proof_thm2_variance(cfg, seed):
     printed, corrected = _var_minnorm(p), float(_var_ridge(p))
     a_p = agreement(printed, sim["variance"][:, 0], slack=SLACK / sim["n"])
     a_c = agreement(corrected, sim["variance"][:, 0], slack=SLACK / sim["n"])
+    # Verdict level (paper_checks.core): proof text only: Thm 2's own statement gives the right
+    # limit.
     return judge_erratum(not a_p["ok"], a_c["ok"],
                          f"g=2 s=0.5 lam=0.5: printed sigma^2/(g-1) = {fmt(printed)}, corrected "
                          f"{fmt(corrected)}, simulated {fmt(a_c['mean'])}±{fmt(a_c['se'], 2)}",
                          {"printed": a_p, "corrected": a_c},
                          "V_i = sigma^2/n tr(Sigma Sigma_hat (Sigma_hat + lam I)^-2) -> sigma^2 gamma "
                          "(m(-lam) - lam m'(-lam)) (Thm 2's own statement; the text copies Thm 1's "
-                         "ridgeless limit and a stray pseudo-inverse)")
+                         "ridgeless limit and a stray pseudo-inverse)",
+        level="erratum-harmless")
 
 
 @claim("003.proof-thm2.isotropic-bias", location="Sec. 6.5 (proof of Thm 2), bias step 5",
@@ -701,6 +704,8 @@ def proof_thm2_bias(cfg, seed):
     limit = float(_bias_ridge(p))
     a_proj = agreement(limit, ft["bias"][:, 0], slack=SLACK / ft["n"])
     a_ridge = agreement(limit, rt["bias"][:, 0], slack=SLACK / rt["n"])
+    # Verdict level (paper_checks.core): proof text only: the limit r^2 lam^2 m'(-lam) of Thm 2
+    # is right.
     return judge_erratum(not a_proj["ok"], a_ridge["ok"],
                          f"g=2 r=1 lam=0.5: r^2 lam^2 m' = {fmt(limit)}; simulated ||Pi theta||^2 "
                          f"{fmt(a_proj['mean'])} (its limit r^2(1 - 1/g) = 0.5), simulated "
@@ -709,7 +714,8 @@ def proof_thm2_bias(cfg, seed):
                          {"projection": a_proj, "ridge": a_ridge},
                          "B_i = lam^2 ||(Sigma_hat_i + lam I)^-1 [theta_0 - theta_i]||^2 -> r^2 lam^2 "
                          "m'(-lam); ||Pi_i[theta_0 - theta_i]||^2 is FTFA's bias (limit r^2 (1 - "
-                         "1/gamma))")
+                         "1/gamma))",
+        level="erratum-harmless")
 
 
 # --- Sec. 3.1 and Sec. 5: personalization by gradient steps -------------------------------
@@ -741,8 +747,23 @@ def sec31_gd(cfg, seed):
                  "grows, which suggests clients should train locally to convergence (the reason "
                  "given for analyzing fully converged fine-tuning).")
 def sec5_steps(cfg, seed):
-    # In the paper's own linear model (g=2, r=1, s^2=0.1, where FTFA beats FedAvg): risk after
-    # k full-batch gradient steps from the center, same designs for every k.
+    return Outcome("not checkable",
+                   "the claim is about the real-data Figs 5-6 (fine-tuning the last layer of the "
+                   "authors' pretrained networks on EMNIST / CIFAR-100 / Shakespeare / Stack "
+                   "Overflow), which are not available; in the paper's linear model the "
+                   "opposite is observed, recorded as 003.finding.steps-early-stopping")
+
+
+@claim("003.finding.steps-early-stopping", location="Sec. 3 linear model, finite steps "
+       "(riskcalc.steps_limit); context: Sec. 5 Remark after Thm 3",
+       kind="algorithmic convergence",
+       statement="Toolkit finding (not a claim of the paper): in the paper's linear model with "
+                 "gamma = 2, r = 1, sigma^2 = 0.1 (where FTFA beats FedAvg), the risk of FTFA "
+                 "after k full-batch personalization steps from the centre is lowest at a "
+                 "finite k: early stopping beats training to convergence.")
+def finding_steps(cfg, seed):
+    # Risk after k full-batch gradient steps from the center, same designs for every k, and the
+    # exact finite-step limit (Marchenko-Pastur integral of the filter) as a second route.
     sz = _sizes(cfg)
     ks = [1, 5, 20, 100, 1000]
     risks = np.column_stack([
@@ -751,19 +772,18 @@ def sec5_steps(cfg, seed):
     mean = risks.mean(0)
     best = int(np.argmin(mean))
     d_mean, d_se = mean_se(risks[:, -1] - risks[:, best])
-    # Second route: the exact finite-step limit (Marchenko-Pastur integral of the filter).
     theory = riskcalc.steps_limit("ftfa", gamma=2.0, sigma=np.sqrt(0.1), r=1.0,
                                   steps=np.array(ks), step_size=0.15).risk
     t_best = int(np.argmin(theory))
-    monotone = (best == len(ks) - 1 or d_mean <= Z * d_se) and t_best == len(ks) - 1
-    return judge(monotone, "linear model g=2 r=1 s^2=0.1, risk after k GD steps: "
-                 + ", ".join(f"k={k}: {fmt(m)} (limit {fmt(t)})"
-                             for k, m, t in zip(ks, mean, theory))
-                 + f"; converged minus best (k={ks[best]}) = {fmt(d_mean)}±{fmt(d_se, 2)}: "
-                 "early stopping beats convergence (it acts as a ridge penalty)"
-                 " -- the real-data figures themselves are not checkable (private pretrained "
-                 "networks)", {"steps": ks, "mean_risk": mean, "converged_minus_best": d_mean,
-                               "se": d_se, "limit_risk": theory})
+    reproduced = best < len(ks) - 1 and d_mean > Z * d_se and t_best < len(ks) - 1
+    return Outcome("finding" if reproduced else "fails",
+                   "linear model g=2 r=1 s^2=0.1, risk after k GD steps: "
+                   + ", ".join(f"k={k}: {fmt(m)} (limit {fmt(t)})"
+                               for k, m, t in zip(ks, mean, theory))
+                   + f"; converged minus best (k={ks[best]}) = {fmt(d_mean)}±{fmt(d_se, 2)}: "
+                   "early stopping beats convergence (it acts as a ridge penalty)",
+                   {"steps": ks, "mean_risk": mean, "converged_minus_best": d_mean,
+                    "se": d_se, "limit_risk": theory})
 
 
 @claim("003.sec5.experiments", location="Sec. 5, Figs 1-4 and 7-12", kind="qualitative experimental claim",

@@ -15,14 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from montecarlo.algorithms import fedprox_bilevel
-from montecarlo.logistic import paper004_instance, quadratic_instance
+from montecarlo.logistic import quadratic_instance
 from montecarlo.metrics import exact_solution
-from montecarlo.objectives import ClientLosses, minimize
-from montecarlo.paper004 import CENTER_VAR, LABELS, adaptive_lambda
+from montecarlo.paper004 import authors_data, authors_errors, authors_floor, authors_run
 from montecarlo.rates import heterogeneity_grid
 from montecarlo.seeding import replicate_rng
 from montecarlo.stats import mean_se
-from paper_checks.core import claim, judge, judge_erratum
+from paper_checks.core import Outcome, claim, judge, judge_erratum
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
 
@@ -72,6 +71,8 @@ def eq50(cfg, seed):
     ok_corr = bool(np.all(lhs <= two_two * (1 + 1e-12)))
     printed = minimax.fedprox_constants(1.0, 1.0, 1.0)
     fixed = minimax.fedprox_constants(1.0, 1.0, 1.0, rederived=True)
+    # Verdict level (paper_checks.core): only Thm 1's constants C1-C4 change (by factors 2), not
+    # its rates.
     return judge_erratum(frac_bad > 0, ok_corr,
                          f"10000 random pairs in R^5: ||a+b||^2 > ||a||^2 + ||b||^2 for "
                          f"{100 * frac_bad:.0f}%, ratio up to {worst:.3f} (a = b gives 2); with "
@@ -82,7 +83,8 @@ def eq50(cfg, seed):
                          "E||w_g - w*_g||^2 <= 2 E||w_g - w_GT||^2 + 2 E||w_GT - w*_g||^2; the "
                          "recursion then needs g <= 1/(16 L^2) and gives C1 = 64 rho^2/mu^2, "
                          "C2 = ((1 + sqrt 3) rho/mu)^2 v 64 kappa^2, C3 = 384 rho^2/mu^2, "
-                         "C4 = (rho (1 + sqrt(4 C2 + 5))/mu)^2 v 390 kappa^2")
+                         "C4 = (rho (1 + sqrt(4 C2 + 5))/mu)^2 v 390 kappa^2",
+        level="erratum-harmless")
 
 
 @claim("004.table1.middle-column", location="Table 1, column 1/(m sqrt n) < R <= 1/sqrt n",
@@ -140,38 +142,56 @@ def thm2(cfg, seed):
                                       for x in rows), {"points": rows})
 
 
+def _authors_itr(cfg, runs, R):
+    """Last-round ITR (the authors' plotted local error) of ``runs`` (label -> authors_run
+    keywords) at every R, trained once on the authors' data (identical for every R,
+    ``montecarlo.paper004.same_training_data``); quick: the figures' shortened horizons."""
+    data = [authors_data(r) for r in R]
+    epochs = cfg.pick(30, 150)
+    out = {}
+    for label, kw in runs.items():
+        res = authors_run(data[0], local_epochs=epochs, **kw)
+        out[label] = np.array([authors_errors(ds, res["G"][-1:], res["W"][-1:])[1][0]
+                               for ds in data])
+    floor = np.array([authors_floor(ds)[1] for ds in data])
+    return out, floor, res["lam"]
+
+
+def _authors_stat_runs(cfg):
+    rounds = cfg.pick(25, 50)
+    runs = {"GlobalTrain": dict(method="FedAvg", rounds=rounds),
+            "LocalTrain": dict(method="LocalTrain", rounds=cfg.pick(25, 500),
+                               lr=cfg.pick(0.01, 0.001))}
+    runs.update({f"lam={lam:g}": dict(method="FedProx", lam=lam, rounds=rounds)
+                 for lam in (0.02, 0.1, 0.5)})
+    return runs
+
+
 @claim("004.fig1a.interpolation", location="Sec. 6.2, Fig. 1(a) (Synthetic-Logit)",
        kind="qualitative experimental claim",
        statement="FedProx interpolates between GlobalTrain and LocalTrain: at low heterogeneity "
                  "GlobalTrain and large lam have lower statistical error, at high heterogeneity "
                  "LocalTrain and small lam do; LocalTrain is the least affected by heterogeneity.")
 def fig1a(cfg, seed):
-    R = np.array([0.0, 0.3, 3.0])
-    lams = [0.01, 0.1, 1.0, 10.0]
-    reps = cfg.pick(2, 6)
-    err = {k: [] for k in ["local", "global"] + [f"lam={x:g}" for x in lams]}
-    for rep in range(reps):
-        inst = paper004_instance(R, n_test=1, seed=seed, rep=rep)
-        ws = inst.w_star
-        _, W = minimize(inst.train, "local")
-        err["local"].append(np.sum((W - ws) ** 2, -1).mean(-1))
-        wg, _ = minimize(inst.train, "global")
-        err["global"].append(np.sum((wg[..., None, :] - ws) ** 2, -1).mean(-1))
-        for lam in lams:
-            _, W = minimize(inst.train, "fedprox", lam)
-            err[f"lam={lam:g}"].append(np.sum((W - ws) ** 2, -1).mean(-1))
-    mean = {k: np.mean(v, 0) for k, v in err.items()}
-    small, large = mean[f"lam={lams[0]:g}"], mean[f"lam={lams[-1]:g}"]
-    low_ok = mean["global"][0] < mean["local"][0] and large[0] < small[0]
-    high_ok = mean["local"][-1] < mean["global"][-1] and small[-1] < large[-1]
-    spread_local = float(mean["local"].max() / mean["local"].min())
-    spread_global = float(mean["global"].max() / mean["global"].min())
-    ok = low_ok and high_ok and spread_local < spread_global
-    return judge(ok, f"paper 004 synthetic logistic, {reps} reps, mean ||w_i - w*_i||^2 at R = "
-                 + ", ".join(f"{r:g}" for r in R) + ": " + "; ".join(
-                     f"{k}: " + "/".join(fmt(v, 3) for v in mean[k]) for k in mean)
-                 + f"; spread over R: local x{spread_local:.2f}, global x{spread_global:.1f}",
-                 {"R": R, "mean_error": mean})
+    # Judged in the paper's scope: its own synthetic experiment as the authors ran it
+    # (montecarlo.paper004.authors_run, the published code "as run"; the seeds are the
+    # authors', so ``seed`` is not used), on the error they plot (last-round ITR). With
+    # argmax labels the classes are separable and the minimizer does not exist: the plotted
+    # error is the distance after the stated horizon, and R only rescales the target.
+    R = np.array([0.1, 1.389, 3.0])
+    err, floor, _ = _authors_itr(cfg, _authors_stat_runs(cfg), R)
+    small, large = err["lam=0.02"], err["lam=0.5"]
+    low_ok = err["GlobalTrain"][0] < err["LocalTrain"][0] and large[0] < small[0]
+    high_ok = err["LocalTrain"][-1] < err["GlobalTrain"][-1] and small[-1] < large[-1]
+    spread = {k: float(v.max() / v.min()) for k, v in err.items()}
+    ok = low_ok and high_ok and spread["LocalTrain"] == min(spread.values())
+    return judge(ok, "authors' setup (m=10, n=199 used, d=10, 2 classes, argmax labels, "
+                 f"{cfg.pick('quick horizons 25x30 steps', '50x150 steps, LocalTrain 500x150')}"
+                 "), last-round mean ||w_k - W_k^T|| at R = " + ", ".join(f"{r:g}" for r in R)
+                 + ": " + "; ".join(f"{k}: " + "/".join(fmt(v, 3) for v in err[k]) for k in err)
+                 + "; exact floor " + "/".join(fmt(v, 3) for v in floor)
+                 + "; spread over R: " + ", ".join(f"{k} x{v:.2f}" for k, v in spread.items()),
+                 {"R": R, "itr": err, "floor": floor, "spread": spread})
 
 
 @claim("004.fig1d.communication-vs-lambda", location="Sec. 6.3, Fig. 1(d)-(f) and Cor. 1 (eq. 13)",
@@ -232,49 +252,35 @@ def thm1_adaptive(cfg, seed):
                      for x in rows), {"r2_over_d_n": f, "points": rows})
 
 
-def _synthetic(R, seed, rep, labels=LABELS, center_var=CENTER_VAR):
-    """Paper 004's synthetic logistic data (Sec. 6.1; m, n, d, l2 = 10, 200, 60, 1e-2, the
-    instance defaults), by default as the figures read it (``montecarlo.paper004``: Bernoulli
-    labels and a centre of variance 0.1, since with Sec. 6.1's argmax labels the minimizer does
-    not estimate w*)."""
-    return paper004_instance(R, n_test=1, labels=labels, center_var=center_var, seed=seed,
-                             rep=rep)
-
-
 @claim("004.fig2.local-updates", location="Sec. 6.3, Fig. 2, Cor. 1",
        kind="algorithmic convergence",
        statement="More local updates K per round help FedProx with small lam (more "
                  "personalization) much more than with large lam, which benefits only marginally "
                  "from extra local computation and needs more communication.")
 def fig2(cfg, seed):
-    # Optimization error of bilevel FedProx (Alg. 1, Cor. 1 steps) after T rounds, relative to
-    # the start, against the exact minimizer; App. C's small and large lam at R = 1 (the
-    # figure's R). Cor. 1: rounds ~ kappa (lam + mu)/(lam + L), and the inner loop needs
-    # K ~ (lam + L)/(lam + mu) steps before the outer rate binds: about 600 for lam = 0.02 but
-    # about 40 for lam = 0.5 (L ~ 19, mu = l2 = 0.01 here), beyond which K buys nothing.
-    lams = cfg.pick((0.02, 0.5), (0.02, 0.1, 0.5))
-    ks, T = cfg.pick((1, 40, 200), (1, 5, 40, 200)), 40
-    err = np.zeros((cfg.pick(1, 3), len(lams), len(ks)))
-    for rep in range(err.shape[0]):
-        inst = _synthetic(1.0, seed, rep)
-        for i, lam in enumerate(lams):
-            _, W_star = minimize(inst.train, "fedprox", lam)
-            start = np.sum(W_star ** 2)                 # the algorithm starts from 0
-            for j, K in enumerate(ks):
-                tr = fedprox_bilevel(inst, lam=lam, rounds=T, inner_steps=K)
-                err[rep, i, j] = np.sum((tr.local[-1] - W_star) ** 2) / start
-    e = np.exp(np.log(err).mean(0))                     # geometric mean over instances
-    gain = e[:, 0] / e[:, -1]                           # K = 1 -> largest K
-    late = e[:, -2] / e[:, -1]                          # second largest -> largest K
-    ok = (gain[0] > 10 * gain[-1] and np.all(np.diff(gain) < 0) and late[-1] < 2
-          and late[0] > 10 and e[-1, -1] > e[0, -1])
-    return judge(ok, f"synthetic logistic R=1, {err.shape[0]} instance(s), ||w_T - w~||^2 / "
-                     f"||w_0 - w~||^2 after T={T} rounds for K = {', '.join(map(str, ks))}: "
-                 + "; ".join(f"lam={lam:g}: " + ", ".join(fmt(v, 3) for v in row)
-                             + f" (gain x{fmt(g, 3)}, last step x{fmt(s, 3)})"
-                             for lam, row, g, s in zip(lams, e, gain, late)),
-                 {"lam": lams, "K": ks, "rounds": T, "relative_error": e, "gain": gain,
-                  "last_step_gain": late})
+    # The paper's Fig. 2 experiment as the authors ran it (notebooks/
+    # simulation_main_local_epochs.ipynb: R = 1, 10 clients, 20 rounds, local epochs 25..150;
+    # the notebook sets lam = 0.5, the text compares it with a small lam: 0.02 of Fig. 1).
+    # Gain = ITR with the fewest local updates / ITR with the most, after ``early`` rounds
+    # (communication saved) and after the last round. Deterministic (the authors' seeds).
+    data = authors_data(1.0)
+    ks, early, rounds = (25, 150), 5, 20
+    itr = {}
+    for lam in (0.02, 0.5):
+        for K in ks:
+            out = authors_run(data, "FedProx", lam=lam, rounds=rounds, local_epochs=K)
+            itr[lam, K] = authors_errors(data, out["G"], out["W"])[1]
+    gain = {lam: (itr[lam, ks[0]][early - 1] / itr[lam, ks[1]][early - 1],
+                  itr[lam, ks[0]][-1] / itr[lam, ks[1]][-1]) for lam in (0.02, 0.5)}
+    ok = gain[0.02][0] > gain[0.5][0] and gain[0.02][1] > gain[0.5][1] and gain[0.5][1] < 1.1
+    return judge(ok, f"authors' setup R=1, m=10, d=10, 2 classes, {rounds} rounds, local "
+                 f"updates {ks[0]} vs {ks[1]}: mean ||w_k - W_k^T|| after {early} / {rounds} "
+                 "rounds: " + "; ".join(
+                     f"lam={lam:g}: " + ", ".join(f"K={K}: {fmt(itr[lam, K][early - 1], 4)} / "
+                                                  f"{fmt(itr[lam, K][-1], 4)}" for K in ks)
+                     + f" (gain x{gain[lam][0]:.3f} / x{gain[lam][1]:.3f})" for lam in gain),
+                 {"K": ks, "itr": {f"{lam:g},{K}": v for (lam, K), v in itr.items()},
+                  "gain": {f"{lam:g}": v for lam, v in gain.items()}})
 
 
 @claim("004.fig3.adaptive-lambda", location="App. C.2, Fig. 3 (Synthetic-Logit)",
@@ -284,56 +290,34 @@ def fig2(cfg, seed):
                  "particularly at moderate and high heterogeneity; only as R -> 0 is "
                  "GlobalTrain slightly better.")
 def fig3(cfg, seed):
-    # Exact minimizers at the lam p004-fig3 draws (montecarlo.paper004.adaptive_lambda: rho = 2,
-    # mu = l2, L = 1, R_het^2 = d R, capped at 10 on Thm 1's first branch). The verdict rests on
-    # the figures' reading of Sec. 6.1 (Bernoulli labels, centre variance 0.1; see
-    # montecarlo.paper004); the literal one (argmax labels, centre variance 1) is reported
-    # alongside, to show that the label model is not what decides.
-    R = np.array(cfg.pick([0.0, 1.0, 3.0], [0.0, 0.01, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0]))
-    lams = adaptive_lambda(R)
-    high = R >= 1.0                                   # moderate and high heterogeneity
-    reps = cfg.pick(6, 15)
-    readings, parts = {}, []
-    for labels, center_var in ((LABELS, CENTER_VAR), ("argmax", 1.0)):
-        err = {k: [] for k in ("local", "global", "adaptive")}
-        norm2 = []
-        for rep in range(reps):
-            inst = _synthetic(R, seed, rep, labels, center_var)
-            ws = inst.w_star
-            norm2.append(np.sum(ws ** 2, -1).mean(-1))
-            _, W = minimize(inst.train, "local")
-            err["local"].append(np.sum((W - ws) ** 2, -1).mean(-1))
-            wg, _ = minimize(inst.train, "global")
-            err["global"].append(np.sum((wg[..., None, :] - ws) ** 2, -1).mean(-1))
-            row = []
-            for j, lam in enumerate(lams):        # one lam per R: one solve per grid point
-                losses = ClientLosses(inst.train.X, inst.train.y[j], l2=inst.train.l2)
-                row.append(np.sum((minimize(losses, "fedprox", float(lam))[1] - ws[j]) ** 2,
-                                  -1).mean())
-            err["adaptive"].append(row)
-        err = {k: np.array(v) for k, v in err.items()}
-        z = {}
-        for other in ("local", "global"):
-            diff_mean, diff_se = mean_se(err["adaptive"] - err[other])
-            z[other] = diff_mean / diff_se
-        mean = {k: v.mean(0) for k, v in err.items()}
-        share = float(np.min(mean["local"][high] / np.mean(norm2, 0)[high]))
-        readings[labels] = {"mean_error": mean, "z_vs_local": z["local"],
-                            "z_vs_global": z["global"], "mean_norm2": np.mean(norm2, 0)}
-        parts.append(f"{labels} labels: " + "; ".join(
-            f"{k} " + "/".join(fmt(v, 3) for v in mean[k]) for k in mean)
-            + "; z of adaptive - local " + "/".join(f"{v:+.1f}" for v in z["local"])
-            + ", - global " + "/".join(f"{v:+.1f}" for v in z["global"])
-            + f" (at R >= 1 even LocalTrain's error is >= {share:.0%} of mean ||w*_i||^2)")
-    # Rejected: at some moderate/high R the adaptive lam is significantly worse than a baseline
-    # (the paper says it beats both there).
-    primary = readings[LABELS]
-    rejected = bool(np.any(primary["z_vs_local"][high] > Z)
-                    or np.any(primary["z_vs_global"][high] > Z))
-    return judge(not rejected, f"synthetic logistic, {reps} reps, mean ||w_i - "
-                 "w*_i||^2 at R = " + ", ".join(f"{r:g}" for r in R) + " (adaptive lam "
-                 + "/".join(fmt(v, 2) for v in lams) + "): " + " | ".join(parts),
-                 {"R": R, "lam": lams, "readings": readings})
+    # Not checkable in its stated scope: Fig. 3's experiment is the synthetic one of Sec. 6.1,
+    # whose argmax labels make every client's classes separable, so the logistic minimizer
+    # and Thm 1's constants (mu, rho) do not exist and "the lam of Thm 1" is undefined there;
+    # the published notebooks never run the code's adaptive rule (--adapt_mu), whose factor 5
+    # is not App. C's rho^2 = 4. Run anyway, that rule picks one lam for every R (the
+    # training data do not depend on R), reported here as evidence.
+    R = np.array([0.1, 1.389, 3.0])
+    runs = _authors_stat_runs(cfg)
+    runs = {"GlobalTrain": runs["GlobalTrain"], "LocalTrain": runs["LocalTrain"],
+            "adaptive": dict(method="FedProx", lam=0.1, rounds=runs["GlobalTrain"]["rounds"],
+                             adapt=True)}
+    err, floor, lam = _authors_itr(cfg, runs, R)
+    separable = all(_separable(authors_data(1.0), k) for k in range(10))
+    return Outcome("not checkable", "Thm 1's lam is undefined on Sec. 6.1's data (argmax "
+                   f"labels: every client's classes separable: {separable}; no minimizer, no "
+                   "mu) and the published code does not run Fig. 3's adaptive rule; the "
+                   f"code's --adapt_mu picks lam = {lam:.4g} for every R (data independent of "
+                   "R); last-round mean ||w_k - W_k^T|| at R = " + ", ".join(f"{r:g}" for r in R)
+                   + ": " + "; ".join(f"{k}: " + "/".join(fmt(v, 3) for v in err[k])
+                                      for k in err),
+                   {"R": R, "itr": err, "floor": floor, "lam": lam, "separable": separable})
+
+
+def _separable(data, k):
+    """Client k's classes are separated by a hyperplane through 0: its true model does it."""
+    X, W = data["X"][k] * data["scale"][k], data["W"][k]
+    margin = (X @ (W[1] - W[0])) * (2 * data["Y"][k][:, 1] - 1)
+    return bool(np.all(margin > 0))
 
 
 @claim("004.fig5.client-sampling", location="App. C, Fig. 5 (100 and 1,000 clients, 10% sampling)",
@@ -342,34 +326,24 @@ def fig3(cfg, seed):
                  "faster in the first rounds, and as R grows smaller lam overtakes larger lam "
                  "in total error.")
 def fig5(cfg, seed):
-    # Bilevel FedProx with clients_per_round = m / 10 on the synthetic data as the figures read
-    # it (p004-fig5 draws m = 100 and 1,000; m = 1,000 costs minutes, so the check uses 100,
-    # quick 50). Convergence speed: the optimization error to each lam's own exact minimizer,
-    # relative to the start, after 2 rounds (the total error mixes speed and floor). Overtaking:
-    # the total error ||w_t^(i) - w*^(i)||^2 after the last round, lam = 0.02 vs 0.5, paired by
-    # replicate.
-    m, reps, rounds = cfg.pick(50, 100), cfg.pick(5, 8), cfg.pick(20, 40)
-    R, lams, early = [0.0, 3.0], (0.02, 0.5), 2
-    speed, total = {lam: [] for lam in lams}, {lam: [] for lam in lams}
-    for rep in range(reps):
-        inst = paper004_instance(R, m=m, n_test=1, labels=LABELS, center_var=CENTER_VAR,
-                                 seed=seed, rep=rep)
-        for lam in lams:
-            tr = fedprox_bilevel(inst, lam=lam, rounds=rounds, inner_steps=20,
-                                 clients_per_round=m // 10, seed=seed, rep=rep)
-            _, W = exact_solution(tr, inst)
-            opt = np.sum((tr.local - W) ** 2, -1).mean(-1)
-            speed[lam].append(opt[early] / opt[0])
-            total[lam].append(np.sum((tr.local[-1] - inst.w_star) ** 2, -1).mean(-1))
-    d_speed = mean_se(np.array(speed[lams[0]]) - np.array(speed[lams[1]]))
-    d_total = mean_se(np.array(total[lams[0]]) - np.array(total[lams[1]]))
-    faster = bool(np.all(d_speed[0] < -Z * d_speed[1]))
-    overtakes = bool(d_total[0][0] > Z * d_total[1][0] and d_total[0][1] < -Z * d_total[1][1])
-    return judge(faster and overtakes, f"paper 004 synthetic, m={m}, {m // 10} clients per "
-                 f"round, {reps} reps, R = 0 / 3: relative optimization error after {early} "
-                 "rounds, lam=0.02 minus lam=0.5: " + " / ".join(
-                     f"{a:+.3g}±{s:.1g}" for a, s in zip(*d_speed)) + f"; total error after "
-                 f"{rounds} rounds, lam=0.02 minus lam=0.5: " + " / ".join(
-                     f"{a:+.3g}±{s:.1g}" for a, s in zip(*d_total)),
-                 {"m": m, "R": R, "lams": lams, "speed_diff": d_speed[0],
-                  "speed_se": d_speed[1], "total_diff": d_total[0], "total_se": d_total[1]})
+    # The authors' run (notebooks/simulation_main_total.ipynb: 1,000 clients, 10% sampled,
+    # lam in {0.02, 0.25, 0.5}, 100 rounds x 150 local epochs; quick 100 clients, 20 x 30),
+    # the code as run, client sampling seeded by ``seed`` (theirs is unseeded). The data do not
+    # depend on R, so one run per lam is scored at R = 0.1 and 3 (the notebook draws R = 2).
+    m, rounds, epochs = cfg.pick(100, 1000), cfg.pick(20, 100), cfg.pick(30, 150)
+    lams, R, early = (0.02, 0.5), (0.1, 2.0, 3.0), 2
+    itr = {}
+    for lam in lams:
+        out = authors_run(authors_data(2.0, m=m), "FedProx", lam=lam, rounds=rounds,
+                          local_epochs=epochs, sampling_rate=0.1, rng=replicate_rng(seed, 0))
+        for r in R:
+            itr[lam, r] = authors_errors(authors_data(r, m=m), out["G"], out["W"])[1]
+    faster = itr[0.02, 2.0][early - 1] < itr[0.5, 2.0][early - 1]
+    overtakes = itr[0.02, 0.1][-1] > itr[0.5, 0.1][-1] and itr[0.02, 3.0][-1] < itr[0.5, 3.0][-1]
+    return judge(faster and overtakes, f"authors' setup m={m}, 10% sampled, {rounds} rounds x "
+                 f"{epochs} local steps: mean ||w_k - W_k^T|| after {early} rounds at R=2: "
+                 + ", ".join(f"lam={lam:g} {fmt(itr[lam, 2.0][early - 1], 5)}" for lam in lams)
+                 + f"; after {rounds} rounds at R = 0.1 / 3: " + "; ".join(
+                     f"lam={lam:g} {fmt(itr[lam, 0.1][-1], 4)} / {fmt(itr[lam, 3.0][-1], 4)}"
+                     for lam in lams),
+                 {"m": m, "R": R, "itr": {f"{lam:g},{r:g}": v for (lam, r), v in itr.items()}})

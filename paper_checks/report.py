@@ -14,7 +14,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from paper_checks.core import PAPERS, VERDICTS
+from paper_checks.core import CORRECTED, PAPERS, VERDICTS
+from paper_checks.coverage import P004_FIGURES, coverage_rows
 
 REPORT = Path(__file__).with_name("REPORT.md")
 TITLES = {
@@ -41,8 +42,13 @@ def render(results: list, *, mode: str, seconds: float) -> str:
         "",
         "Verdicts: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS) + ".",
         "`holds`: the printed claim agrees with independent evidence within the stated "
-        "tolerance; `fails`: it does not; `erratum`: the printed form is refuted and the "
-        "corrected form (given) agrees; `not checkable`: the reason is given.",
+        "tolerance, in the scope the paper states it; `loose`: true in that scope but weaker "
+        "than the evidence (the sharp form is given); `erratum-harmless`: the printed form is "
+        "wrong (typo, constant, proof text) but no conclusion changes; `erratum`: the printed "
+        "form is wrong and it matters (the corrected form is given); `fails`: the claim does "
+        "not hold in its scope; `not checkable`: the reason is given; `finding`: a result of "
+        "this toolkit outside any claim's scope, not a verdict on the paper "
+        "(`paper_checks/core.py`).",
         "",
         "## Summary",
         "",
@@ -51,13 +57,36 @@ def render(results: list, *, mode: str, seconds: float) -> str:
     ]
     lines += [f"| `{r['id']}` | {r['id'].split('.')[0]} | {r['kind']} | {r['verdict']} |"
               for r in results]
-    errata = [r for r in results if r["verdict"] == "erratum"]
+    errata = [r for r in results if r["verdict"] in CORRECTED]
     if errata:
-        lines += ["", "## Errata", ""]
-        for r in errata:
-            lines += [f"- **`{r['id']}`** ({r['location']}). Printed: {r['statement']}",
+        n_err = sum(r["verdict"] != "loose" for r in errata)
+        lines += ["", "## Errata", "",
+                  f"{n_err} errata ({sum(r['verdict'] == 'erratum' for r in errata)} that "
+                  f"matter, {sum(r['verdict'] == 'erratum-harmless' for r in errata)} harmless) "
+                  f"and {sum(r['verdict'] == 'loose' for r in errata)} loose statements.", ""]
+        for r in sorted(errata, key=lambda r: CORRECTED.index(r["verdict"]), reverse=True):
+            lines += [f"- **`{r['id']}`** [{r['verdict']}] ({r['location']}). Printed: "
+                      f"{r['statement']}",
                       f"  Corrected: {r['corrected']}",
                       f"  Deciding numbers: {r['evidence']['summary']}"]
+    findings = [r for r in results if r["verdict"] == "finding"]
+    if findings:
+        lines += ["", "## Findings of the toolkit (not verdicts on the papers)", ""]
+        lines += [f"- **`{r['id']}`** ({r['location']}). {r['statement']} Numbers: "
+                  f"{r['evidence']['summary']}" for r in findings]
+    rows, share = coverage_rows(results)
+    lines += ["", "## Coverage of the checkable main-text claims", "",
+              f"{share:.0%} of the checkable main-text claims have a claim judged in scope "
+              "(findings and not-checkable claims excluded; `paper_checks/coverage.py`).", "",
+              "| paper | location | claim | status |", "|---|---|---|---|"]
+    lines += [f"| {p} | {_cell(loc)} | {cid} | {_cell(status)} |" for p, loc, cid, status in rows]
+    lines += ["", "## Paper 004's figures as the authors ran them", "",
+              "Built by `figures/p004_*.py` from the authors' setup (`montecarlo.paper004`, "
+              "re-implemented from github.com/ZLHe0/fedprox-bilevel): m = 10, n = 200 (199 "
+              "used), d = 10, 2 classes, argmax labels, L = 9.13, local step 1/(L + lam), "
+              "50 rounds x 150 local steps (LocalTrain 500 x 150 at 0.001, FedAvg at 0.01).", ""]
+    for fig, match, differ, why in P004_FIGURES:
+        lines += [f"- **{fig}**. Matches: {match} Differs: {differ} Why: {why}"]
     for pid in PAPERS:
         rows = [r for r in results if r["id"].startswith(pid + ".")]
         if not rows:
@@ -75,7 +104,7 @@ def render(results: list, *, mode: str, seconds: float) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-_ROW = re.compile(r"^\| `([^`]+)` \| \w+ \| [^|]+ \| ([a-z ]+) \|$")
+_ROW = re.compile(r"^\| `([^`]+)` \| \w+ \| [^|]+ \| ([a-z -]+) \|$")
 
 
 def read_verdicts(path=REPORT) -> dict:

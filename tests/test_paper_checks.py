@@ -6,7 +6,7 @@ import pytest
 
 import paper_checks
 import riskcalc.cli
-from paper_checks.core import KINDS, PAPERS, VERDICTS, Outcome
+from paper_checks.core import CORRECTED, KINDS, PAPERS, VERDICTS, Outcome, judge_erratum
 from paper_checks.report import read_verdicts, render
 
 
@@ -40,6 +40,20 @@ def test_outcome_validates_verdicts():
         Outcome("erratum", "x")          # an erratum needs its corrected form
     with pytest.raises(ValueError):
         Outcome("holds", "x", corrected="y")
+    for level in CORRECTED:                 # loose and harmless errata carry their form too
+        with pytest.raises(ValueError):
+            Outcome(level, "x")
+    with pytest.raises(ValueError):
+        Outcome("finding", "x", corrected="y")
+
+
+def test_judge_erratum_levels():
+    for level in CORRECTED:
+        assert judge_erratum(True, True, "s", {}, "c", level=level).verdict == level
+    assert judge_erratum(False, True, "s", {}, "c", level="loose").verdict == "holds"
+    assert judge_erratum(True, False, "s", {}, "c", level="erratum-harmless").verdict == "fails"
+    with pytest.raises(ValueError, match="level"):
+        judge_erratum(True, True, "s", {}, "c", level="wrong")
 
 
 def test_select():
@@ -55,7 +69,7 @@ def test_report_roundtrip(tmp_path):
                                                              "003.sec5.experiments"]))
     path = tmp_path / "r.md"
     path.write_text(render(res, mode="quick", seconds=1.0))
-    assert read_verdicts(path) == {"000.lemma7.mu0": "erratum",
+    assert read_verdicts(path) == {"000.lemma7.mu0": "erratum-harmless",
                                    "003.sec5.experiments": "not checkable"}
 
 
@@ -67,7 +81,7 @@ def test_cli_json_contract(cli, capsys):
     for r in out:
         assert set(r) == {"id", "paper", "location", "statement", "kind", "verdict", "evidence",
                           "corrected"}
-        assert r["verdict"] in VERDICTS and r["verdict"] == "erratum" and r["corrected"]
+        assert r["verdict"] in CORRECTED and r["corrected"]
         assert "summary" in r["evidence"]
 
 
@@ -95,7 +109,7 @@ def test_cli_bad_input(cli, capsys):
     ("001.thm42.complexities", "holds"),
     ("001.table1.iapgd-agd-optimality", "holds"),
     ("001.thm44.al2sgd-complexities", "holds"),
-    ("001.thm44.communication-optimality", "erratum"),
+    ("001.thm44.communication-optimality", "loose"),
     ("001.thm44.local-optimality", "holds"),
     ("004.thm1.adaptive-lambda", "holds"),
 ])

@@ -1,0 +1,317 @@
+"""Claims added for coverage (issue 13): paper 000's Fig. 1 right panel, Thm 8's threshold rule
+and the p_i = n_i/N form of eqs. (18)-(19); paper 004's Lemmas 1 and 4. Each judged in the
+scope the paper states it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from montecarlo.algorithms import fedprox
+from montecarlo.logistic import paper000_instance, paper004_instance
+from montecarlo.metrics import evaluate
+from montecarlo.objectives import ClientLosses, minimize
+from paper_checks.core import claim, judge, judge_erratum
+from paper_checks.evidence import fmt
+from paper_checks.p000 import _estimation_errors, _fig1_accuracy
+from riskcalc import minimax
+
+
+@claim("000.fig1.fedprox-right-panel", location="Sec. 3.4, Fig. 1 (right) and Appendix D",
+       kind="qualitative experimental claim",
+       statement="In the logistic simulation of Fig. 1, FedProx with lam = 0 mimics "
+                 "PureLocalTraining, with lam = 4 resembles FedAvg, and with lam = 0.44 performs "
+                 "like FedAvg followed by fine-tuning.")
+def fig1_right(cfg, seed):
+    # The left panel's runs (paper_checks.p000._fig1_accuracy: same instances, seeds, App. D
+    # hyperparameters) and FedProx (Alg. 2) on the same instances. "Mimics / resembles /
+    # bears a similar performance" read as: of the three left-panel curves, the named one is
+    # the nearest (mean |accuracy difference| over R) to each FedProx curve.
+    R, acc, reps = _fig1_accuracy(cfg, seed)
+    hp = dict(rounds=20, local_epochs=5, lr=0.2, global_lr=0.8, batch_size=16)
+    prox = {lam: [] for lam in (0.0, 0.44, 4.0)}
+    for rep in range(reps):
+        inst = paper000_instance(R, m=5, n=100, d=100, n_test=cfg.pick(1000, 5000),
+                                 seed=seed, rep=rep)
+        for lam in prox:
+            tr = fedprox(inst, lam=lam, **hp, seed=seed, rep=rep)
+            prox[lam].append(evaluate(tr, inst, checkpoints=[-1])["accuracy_mean"][0])
+    mean = {k: np.mean(v, 0) for k, v in prox.items()}
+    ref = {k: v.mean(0) for k, v in acc.items()}
+    named = {0.0: "local", 4.0: "fedavg", 0.44: "finetune"}
+    dist = {lam: {k: float(np.mean(np.abs(mean[lam] - v))) for k, v in ref.items()}
+            for lam in mean}
+    ok = all(min(dist[lam], key=dist[lam].get) == named[lam] for lam in mean)
+    return judge(ok, f"{reps} reps, m=5 n=100 d=100, R = " + ", ".join(f"{r:g}" for r in R)
+                 + ": mean |accuracy difference| over R to local / FedAvg / fine-tuning: "
+                 + "; ".join(f"FedProx lam={lam:g}: " + " / ".join(
+                     f"{dist[lam][k]:.3f}" for k in ("local", "fedavg", "finetune"))
+                     for lam in mean) + "; accuracies FedProx " + "; ".join(
+                     f"lam={lam:g}: " + "/".join(f"{v:.3f}" for v in mean[lam]) for lam in mean),
+                 {"R": R, "fedprox": {f"{k:g}": v for k, v in mean.items()},
+                  "distance": {f"{k:g}": v for k, v in dist.items()}})
+
+
+@claim("000.thm8.threshold-rule", location="Thm 8 and Sec. 3.3 (the dichotomous strategy)",
+       kind="rate up to constants",
+       statement="The dichotomous strategy itself, FedAvg when R^2 <~ (||l||_inf/mu) m/N and "
+                 "PureLocalTraining otherwise, attains the minimax rate min(d/n_i, R^2) + d/N.")
+def thm8_rule(cfg, seed):
+    # The paper's rule (riskcalc.minimax.dichotomy_threshold), not the oracle best-of, on the
+    # instances of 000.thm8.dichotomy-rate (n = 100, 1000, where local training is in its d/n
+    # regime). Its loss against the better of the two methods (which attains the rate there) at
+    # every R and n, for thresholds c m/N: the bare c = 1 as printed, c = d at the kink of
+    # min(d/n, R^2). Corrected accepted if it loses less than x3; printed rejected if it loses
+    # more than that and more than twice what the corrected loses.
+    m, d = 5, 10
+    reps = cfg.pick(3, 10)
+    R = np.geomspace(0.02, 1.2, 7)
+    runs = []
+    for n in (100, 1000):
+        loc, glo = _estimation_errors(R, m, n, d, seed + n, reps, l2=1e-3)
+        runs.append((n, loc.mean(0), glo.mean(0)))
+
+    def loss(c):
+        return float(max(np.max(np.where(R ** 2 <= c * minimax.dichotomy_threshold(m * n, m),
+                                         glo, loc) / np.minimum(loc, glo))
+                         for n, loc, glo in runs))
+    cs = (0.1, 1.0, float(d), 100.0)
+    losses = dict(zip(cs, (loss(c) for c in cs)))
+    return judge_erratum(losses[1.0] > max(3, 2 * losses[float(d)]), losses[float(d)] < 3,
+                         f"m=5 d={d} n in {{100, 1000}}, R in [0.02, 1.2], {reps} reps: the rule "
+                         "(FedAvg iff R^2 <= c m/N) loses at most " + ", ".join(
+                             f"x{v:.2f} (c = {c:g})" for c, v in losses.items())
+                         + " against the better of FedAvg and local training",
+                         {"c": cs, "loss_vs_best": list(losses.values())},
+                         "switch at R^2 ~ d m/N = d/n (the kink of min(d/n_i, R^2)); the bare "
+                         "m/N needs the constant ||l||_inf/mu to carry the factor d",
+                         level="erratum-harmless")
+
+
+@claim("000.eq18-19.proportional-weights", location="Cor. 9, eqs. (18)-(19) and the display "
+       "after them", kind="closed-form identity",
+       statement="With p_i = n_i/N, the weight terms of (18) and (19) simplify: sum_i p_i^2/n_i "
+                 "= 1/N, so (18) reads mu (beta ||l||_inf m/(mu N) ^ R^2) + "
+                 "beta ||l||_inf/(mu N).")
+def eq18_19(cfg, seed):
+    # Exact identity sum_i (n_i/N)^2 / n_i = 1/N on random unbalanced sizes, and riskcalc's
+    # encoded simplified bound against the general display (18) evaluated term by term.
+    rng = np.random.default_rng(seed)
+    worst, lib_err = 0.0, 0.0
+    for _ in range(20):
+        n = rng.integers(5, 5000, size=rng.integers(2, 50))
+        N = n.sum()
+        p = n / N
+        worst = max(worst, abs(np.sum(p ** 2 / n) * N - 1))
+        beta, mu, ls, R = 2.0, 0.5, 1.5, float(rng.uniform(0, 1))
+        general = mu * min(beta * ls / (mu * N / len(n)), R ** 2) + beta * ls / mu * np.sum(
+            p ** 2 / n)
+        simple = mu * min(beta * ls * len(n) / (mu * N), R ** 2) + beta * ls / (mu * N)
+        lib_err = max(lib_err, abs(general - simple) / simple)
+    return judge(worst < 1e-12 and lib_err < 1e-12, "20 random size vectors (m up to 50): "
+                 f"max |N sum p_i^2/n_i - 1| = {worst:.2g}; (18) general vs simplified: max "
+                 f"relative difference {lib_err:.2g}", {"identity": worst, "display": lib_err})
+
+
+def _fedprox_minimizers(cfg, seed):
+    """Exact FedProx and GlobalTrain minimizers on paper 004-type logistic instances with a
+    ridge (the reconstruction's instances: strongly convex, so the minimizers exist)."""
+    out = []
+    for rep in range(cfg.pick(2, 5)):
+        inst = paper004_instance([0.0, 1.0], n_test=1, labels="bernoulli", center_var=0.1,
+                                 seed=seed, rep=rep)
+        out.append(inst.train)
+    return out
+
+
+@claim("004.lemma4.local-global-gap", location="Lemma 4 (App. A)", kind="inequality",
+       statement="At the FedProx minimizer, ||w~_g - w~_i|| <= 2 ||grad L_i(w~_g)|| / (mu + lam).")
+def lemma4(cfg, seed):
+    # Deterministic: exact minimizers (Newton), mu = l2 (a valid strong-convexity constant of
+    # the ridge-logistic losses). The sharp constant is 1 (the prox is a contraction around
+    # w~_g); the factor 2 is what the lemma states.
+    worst = 0.0
+    for train in _fedprox_minimizers(cfg, seed):
+        for lam in (0.02, 0.5, 10.0):
+            wg, W = minimize(train, "fedprox", lam)
+            grad = train.grad(np.broadcast_to(wg[..., None, :], W.shape))
+            lhs = np.linalg.norm(W - wg[..., None, :], axis=-1)
+            rhs = np.linalg.norm(grad, axis=-1) / (train.l2 + lam)
+            worst = max(worst, float(np.max(lhs / rhs)))
+    return judge(worst <= 2.0, f"paper 004-type ridge-logistic instances (R = 0, 1), lam in "
+                 f"{{0.02, 0.5, 10}}: max ||w~_g - w~_i|| / (||grad L_i(w~_g)||/(mu + lam)) = "
+                 f"{worst:.4f} (lemma: <= 2; sharp constant 1)", {"max_ratio": worst})
+
+
+@claim("004.lemma1.global-vs-globaltrain", location="Lemma 1, eq. (4)", kind="inequality",
+       statement="||w~_g - w~_GT||^2 <= 4 (1 + L/mu) / (mu (mu + lam)) sum_i p_i ||grad "
+                 "L_i(w~_g)||^2.")
+def lemma1(cfg, seed):
+    # Deterministic: exact FedProx and GlobalTrain minimizers, p_i = 1/m, L = max_i L_i (the
+    # logistic bound lambda_max(X'X/n)/4 + l2), mu = l2.
+    worst = 0.0
+    for train in _fedprox_minimizers(cfg, seed):
+        L = train.smoothness().max(-1)
+        mu = train.l2
+        w_gt, _ = minimize(train, "global")
+        for lam in (0.02, 0.5, 10.0):
+            wg, W = minimize(train, "fedprox", lam)
+            grad = train.grad(np.broadcast_to(wg[..., None, :], W.shape))
+            lhs = np.sum((wg - w_gt) ** 2, -1)
+            rhs = 4 * (1 + L / mu) / (mu * (mu + lam)) * np.mean(np.sum(grad ** 2, -1), -1)
+            worst = max(worst, float(np.max(lhs / rhs)))
+    return judge(worst <= 1.0, "paper 004-type ridge-logistic instances (R = 0, 1), lam in "
+                 f"{{0.02, 0.5, 10}}: max lhs / rhs of eq. (4) = {fmt(worst, 3)} (<= 1)",
+                 {"max_ratio": worst})
+
+
+@claim("004.lemma3.envelope-gradient", location="Lemma 3 (Lemarechal & Sagastizabal 1997)",
+       kind="closed-form identity",
+       statement="F_i(w_g) = min_w L_i(w) + lam/2 ||w - w_g||^2 is differentiable with gradient "
+                 "lam (w_g - w*_i(w_g)), w*_i(w_g) the minimizing w.")
+def lemma3(cfg, seed):
+    # A ridge-logistic client of the paper 004-type instance; F_i evaluated through its prox
+    # (Newton on L_i(w) + lam/2 ||w - w_g||^2) and differentiated by central differences,
+    # against the lemma's lam (w_g - prox(w_g)).
+    train = _fedprox_minimizers(cfg, seed)[0]
+    # client 0 of the R = 0 instance, its first 8 features (keeps the prox solves cheap)
+    X, y, l2 = train.X[:1, :, :8], train.y[0, :1], train.l2
+    f = ClientLosses(X, y, l2=l2)
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for lam in (0.1, 1.0, 10.0):
+        def prox(wg):
+            w = wg.copy()
+            for _ in range(100):                # damped Newton on L_i(w) + lam/2 ||w - wg||^2
+                g = f.grad(w[None])[0] + lam * (w - wg)
+                H = f.hessian(w[None])[0] + lam * np.eye(w.size)
+                step = np.linalg.solve(H, g)
+                w = w - step / max(1.0, float(np.linalg.norm(step)))
+                if np.max(np.abs(g)) < 1e-13:
+                    break
+            return w
+
+        def env(wg):
+            w = prox(wg)
+            return float(f.value(w[None])[0] + lam / 2 * np.sum((w - wg) ** 2))
+        wg = rng.standard_normal(f.d)
+        h = 1e-5
+        fd = np.array([(env(wg + h * e) - env(wg - h * e)) / (2 * h) for e in np.eye(f.d)])
+        formula = lam * (wg - prox(wg))
+        worst = max(worst, float(np.max(np.abs(fd - formula)) / np.max(np.abs(formula))))
+    return judge(worst < 1e-6, "ridge-logistic client (paper 004-type instance), lam in "
+                 f"{{0.1, 1, 10}}: max relative difference between central differences of F_i "
+                 f"and lam (w_g - prox(w_g)) = {worst:.2g}", {"max_relative": worst})
+
+
+@claim("003.lemma61.rademacher-moments", location="Lemma 6.1 (Sec. 6)", kind="inequality",
+       statement="(E ||sum_j zeta_j x_j||_2^p)^(1/p) <= sqrt(p - 1) (sum_j ||x_j||_2^2)^(1/2) "
+                 "for Rademacher zeta_j, p >= 2.")
+def lemma61(cfg, seed):
+    # Exact expectation: every one of the 2^m sign patterns, m = 10, random x_j in R^5 (some
+    # of very unequal norms); p = 2 is an identity (ratio 1).
+    rng = np.random.default_rng(seed)
+    m = 10
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * m)).reshape(m, -1).T     # (2^m, m)
+    worst, at_two = 0.0, 0.0
+    for _ in range(cfg.pick(5, 20)):
+        x = rng.standard_normal((m, 5)) * rng.exponential(1.0, (m, 1))
+        norms = np.linalg.norm(signs @ x, axis=1)
+        scale = np.sqrt(np.sum(x ** 2))
+        for p in (2.0, 3.0, 4.0, 8.0):
+            ratio = float(np.mean(norms ** p) ** (1 / p) / (np.sqrt(p - 1) * scale))
+            if p == 2.0:
+                at_two = max(at_two, abs(ratio - 1))
+            else:
+                worst = max(worst, ratio)
+    return judge(worst <= 1 and at_two < 1e-12, "exact over all 2^10 sign patterns, random "
+                 f"x_j in R^5: max lhs / rhs over p in {{3, 4, 8}} = {worst:.4f} (<= 1); p = 2 "
+                 f"is an equality (to {at_two:.1g})", {"max_ratio": worst})
+
+
+@claim("003.lemma64.inverse-continuity", location="Lemma 6.4 (Sec. 6)", kind="inequality",
+       statement="If lambda_min(U) >= lambda_0 > 0 and |||V - U|||_op -> 0, then |||V^-1 - "
+                 "U^-1|||_op -> 0.")
+def lemma64(cfg, seed):
+    # The deterministic core: |||V^-1 - U^-1||| <= e / (lambda_0 (lambda_0 - e)) for e =
+    # |||V - U||| < lambda_0 (V^-1 - U^-1 = V^-1 (U - V) U^-1); random PSD U (d = 30) with
+    # lambda_min = lambda_0 and symmetric perturbations of size e -> 0.
+    rng = np.random.default_rng(seed)
+    d, lam0 = 30, 0.5
+    rows, ok = [], True
+    for e in (1e-1, 1e-2, 1e-3, 1e-4):
+        worst = 0.0
+        for _ in range(cfg.pick(5, 20)):
+            Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+            U = Q @ np.diag(np.r_[lam0, rng.uniform(lam0, 5.0, d - 1)]) @ Q.T
+            E = rng.standard_normal((d, d))
+            E = (E + E.T) / 2
+            E *= e / np.linalg.norm(E, 2)
+            gap = np.linalg.norm(np.linalg.inv(U + E) - np.linalg.inv(U), 2)
+            worst = max(worst, float(gap))
+            ok &= gap <= e / (lam0 * (lam0 - e)) * (1 + 1e-9)
+        rows.append((e, worst))
+    ok &= all(b[1] < a[1] for a, b in zip(rows, rows[1:]))
+    return judge(bool(ok), f"d={d}, lambda_0={lam0}: max |||V^-1 - U^-1||| at |||V - U||| = "
+                 + ", ".join(f"{e:g}: {fmt(w, 3)}" for e, w in rows)
+                 + " (within e / (lambda_0 (lambda_0 - e)), decreasing to 0)",
+                 {"rows": rows})
+
+
+@claim("004.lemma5.globaltrain-error", location="Lemma 5 (App. A)", kind="inequality",
+       statement="E||w~_GT - w*_g|| <= (rho sqrt(sum_i p_i^2/n_i) + L R) / (mu/2) for the "
+                 "GlobalTrain minimizer.")
+def lemma5(cfg, seed):
+    # Paper 000 Lemma 7's logistic instances (montecarlo.rates.lemma7_instance), where L, mu,
+    # rho are computable (montecarlo.rates.fedprox_theorem1_constants); p_i = 1/m, n_i = n,
+    # R = max_i ||w*_i - w*_g|| (Assumption 1). The root mean square of ||w~_GT - w*_g|| over
+    # replicates bounds its mean from above, so checking it is the stronger test.
+    from montecarlo.rates import fedprox_theorem1_constants, lemma7_instance
+
+    m, d, n = 4, 5, 200
+    R = np.array([0.0, 0.1, 0.3, 1.0])
+    inst = lemma7_instance(R, reps=cfg.pick(20, 100), m=m, n=n, d=d, seed=seed)
+    w_gt, _ = minimize(inst.train, "global")
+    rows, ok = [], True
+    for k, r in enumerate(R):
+        ws = inst.w_star[k]                                     # (m, d)
+        wg = ws.mean(0)
+        c = fedprox_theorem1_constants(ws, d)
+        r_het = float(np.max(np.linalg.norm(ws - wg, axis=-1)))
+        err = np.linalg.norm(w_gt[:, k] - wg, axis=-1)
+        rms = float(np.sqrt(np.mean(err ** 2)))
+        bound = (c["rho"] * np.sqrt(1 / (m * n)) + c["L"] * r_het) / (c["mu"] / 2)
+        ok &= rms <= bound
+        rows.append({"R": r, "rms": rms, "bound": bound})
+    return judge(bool(ok), f"Lemma 7 logistic m={m} d={d} n={n}, exact GlobalTrain minimizers: "
+                 "rms ||w~_GT - w*_g|| vs bound at R = " + ", ".join(
+                     f"{x['R']:g}: {fmt(x['rms'], 3)} <= {fmt(x['bound'], 3)}" for x in rows),
+                 {"points": rows})
+
+
+@claim("004.lemma1.eq5-local-inequality", location="Lemma 1, eq. (5)", kind="inequality",
+       statement="sum_i p_i/n_i sum_j (mu ||w~_i - w*_i||^2 + <grad l(w*_i, z_ij), w~_i - w*_i>) "
+                 "<= lam/2 R^2 at the FedProx minimizer.")
+def lemma1_eq5(cfg, seed):
+    # Lemma 7 logistic instances with a ridge l2 = 1e-2 in every loss, so that each L_i is
+    # mu = l2 strongly convex (Assumption 3); p_i = 1/m; R^2 = max_i ||w*_i - w*_g||^2
+    # (Assumption 1); exact FedProx minimizers, every replicate (the lemma is deterministic).
+    from montecarlo.rates import lemma7_instance
+
+    R = np.array([0.0, 0.3, 1.0])
+    inst = lemma7_instance(R, reps=cfg.pick(10, 40), m=4, n=200, d=5, l2=1e-2, seed=seed)
+    train = inst.train
+    r2 = np.max(np.sum((inst.w_star - inst.w_star.mean(1, keepdims=True)) ** 2, -1), -1)
+    rows, ok = [], True
+    for lam in (0.1, 1.0, 10.0):
+        _, W = minimize(train, "fedprox", lam)
+        ws = np.broadcast_to(inst.w_star, W.shape)
+        D = W - ws
+        lhs = np.mean(train.l2 * np.sum(D ** 2, -1) + np.sum(train.grad(ws) * D, -1), -1)
+        worst = lhs.max(0)
+        ok &= bool(np.all(worst <= lam / 2 * r2))
+        rows.append({"lam": lam, "max_lhs": worst, "rhs": lam / 2 * r2})
+    return judge(ok, "Lemma 7 logistic m=4 d=5 n=200, l2=1e-2, R = 0 / 0.3 / 1: max lhs vs "
+                 "lam R^2/2: " + "; ".join(
+                     f"lam={x['lam']:g}: " + " / ".join(
+                         f"{fmt(a, 3)} <= {fmt(b, 3)}" for a, b in zip(x["max_lhs"], x["rhs"]))
+                     for x in rows), {"points": rows})
