@@ -77,7 +77,7 @@ import numpy as np
 
 from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import NODES, NODES_CHECK, Rule, sigmoid
+from riskcalc.logistic.gaussian import NODES, Rule, sigmoid
 from riskcalc.logistic.transition import mle_threshold
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
@@ -86,7 +86,7 @@ TOL = 1e-11
 QUAD_RTOL = 1e-7
 #: Continuation in lam starts here (where the estimate is the centre to first order) and
 #: divides lam by this factor per step.
-LAM_START, LAM_RATIO = 100.0, 4.0
+LAM_START, LAM_RATIO = 100.0, 10.0
 
 
 @dataclass(frozen=True)
@@ -139,43 +139,56 @@ def centre_geometry(signal: float, r: float):
 
 
 def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
-    """Scaled residuals of (E1)-(E4) at ``x = (a, b, log q, log mu)`` (module docstring)."""
+    """Scaled residuals of (E1)-(E4) at ``x = (a, b, log q, log mu)`` (module docstring) and
+    their Jacobian in ``x``."""
     # The solver may probe far outside the physical range: keep q and mu finite there.
     log_q, log_mu = np.clip(x[2], -60.0, 30.0), np.clip(x[3], -60.0, 30.0)
     a, b, q, mu = x[0], x[1], np.exp(log_q), np.exp(log_mu)
-    D, E2, E3 = rule.moments(a, np.hypot(b, q), mu)
-    return np.array([mu * (lam + D) / gamma - 1.0 + (x[3] - log_mu),
-                     0.5 * np.log(E2 / gamma) - x[2],
-                     lam * (a - c_e) - E3,
-                     b * (lam + D) - lam * C])
+    rho = np.hypot(b, q)
+    (D, E2, E3), dm = rule.moments(a, rho, mu)
+    # Chain rule from (a, rho, mu) to x.
+    dm = dm @ np.array([[1.0, 0.0, 0.0, 0.0],
+                        [0.0, b / rho, q * q / rho, 0.0],
+                        [0.0, 0.0, 0.0, mu]])
+    res = np.array([mu * (lam + D) / gamma - 1.0 + (x[3] - log_mu),
+                    0.5 * np.log(E2 / gamma) - x[2],
+                    lam * (a - c_e) - E3,
+                    b * (lam + D) - lam * C])
+    jac = np.array([mu * dm[0] / gamma + [0.0, 0.0, 0.0, mu * (lam + D) / gamma],
+                    0.5 * dm[1] / E2 - [0.0, 0.0, 1.0, 0.0],
+                    -dm[2] + [lam, 0.0, 0.0, 0.0],
+                    b * dm[0] + [0.0, lam + D, 0.0, 0.0]])
+    return res, jac
 
 
 def _root(x0, rule, gamma, lam, c_e, C):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(rule, gamma, lam, c_e, C), method="hybr",
-               options={"xtol": 1e-14})
+    sol = root(residuals, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
+               options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf
-    return x, float(np.max(np.abs(residuals(x, rule, gamma, lam, c_e, C))))
+    return x, float(np.max(np.abs(residuals(x, rule, gamma, lam, c_e, C)[0])))
 
 
 def _start(rule, gamma, lam, c_e, C):
     """First-order large-lam solution: the centre plus a shrunken isotropic part."""
     a, b, mu, q = c_e, C, gamma / lam, 1e-3
     for _ in range(3):
-        D, E2, E3 = rule.moments(a, np.hypot(b, q), mu)
+        (D, E2, E3), _ = rule.moments(a, np.hypot(b, q), mu)
         mu = gamma / (lam + D)
         q = np.sqrt(E2 / gamma)
         a, b = c_e + E3 / lam, lam * C / (lam + D)
     return np.array([a, b, np.log(q), np.log(mu)])
 
 
-def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *, nodes: int = NODES):
+def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
+                      nodes: int = NODES[0]):
     """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
 
-    Continuation from ``lam = 100`` (first-order start) down to ``lam`` by factors of 4, each
+    Direct from the first-order start when ``lam >= 1``, else (or when that fails)
+    continuation from ``lam = 100`` down to ``lam`` by factors of 10, each
     step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)``; ``lam = 0`` is
     reached from ``lam = 1e-4``. Module docstring for the equations.
 
@@ -196,6 +209,11 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *, node
                 "-> 1. Use lam > 0")
     kappa, c_e, C = centre_geometry(signal, r)
     rule = Rule(kappa, nodes)
+    # Direct attempt from the first-order start; continuation in lam when it fails.
+    if lam >= 1.0:
+        x, err = _root(_start(rule, gamma, lam, c_e, C), rule, gamma, lam, c_e, C)
+        if err <= TOL:
+            return x, rule, (kappa, c_e, C)
     lams = [max(lam, LAM_START)]
     while lams[-1] > max(lam, 1e-4) * LAM_RATIO:
         lams.append(lams[-1] / LAM_RATIO)
@@ -244,14 +262,19 @@ def logistic_limit(*, gamma, signal, r, lam) -> LogisticResult:
     signal = float(as_array("signal", signal, low=0.0))
     r = float(as_array("r", r, low=0.0))
     lam = float(as_array("lam", lam, low=0.0))
-    x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam)
-    # Accuracy check: the finer rule must give the same fixed point.
-    fine = Rule(kappa, NODES_CHECK)
-    x_fine, err = _root(x, fine, gamma, lam, c_e, C)
-    if not (err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x)))):
-        raise SolverError(f"logistic fixed point: {NODES}- and {NODES_CHECK}-node quadratures "
-                          f"disagree (gamma = {gamma:g}, signal = {signal:g}, r = {r:g}, "
-                          f"lam = {lam:g})")
+    x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0])
+    # Accuracy check: the next finer rule must give the same fixed point; if it does not
+    # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
+    for coarse, nodes in zip(NODES, NODES[1:]):
+        fine = Rule(kappa, nodes)
+        x_fine, err = _root(x, fine, gamma, lam, c_e, C)
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            break
+        x = x_fine
+    else:
+        raise SolverError(f"logistic fixed point: quadrature not converged with {NODES[-1]} "
+                          f"nodes per dimension (gamma = {gamma:g}, signal = {signal:g}, "
+                          f"r = {r:g}, lam = {lam:g})")
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
     rho = float(np.hypot(b, q))
     notes = []

@@ -16,9 +16,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 
-#: Nodes per dimension of the working rule and of the finer rule that checks it.
-NODES = 80
-NODES_CHECK = 120
+#: Nodes per dimension: the fixed point is solved with the first rule and checked with the
+#: next one, moving up the ladder until two consecutive rules agree.
+NODES = (56, 84, 126, 190)
 
 
 def sigmoid(x):
@@ -84,13 +84,25 @@ class Rule:
         return float(np.sum(self.weight * values))
 
     def moments(self, a, rho, mu):
-        """The three expectations of the fixed point at ``(a, rho, mu)``.
+        """The three expectations of the fixed point at ``(a, rho, mu)`` and their gradients.
 
-        Returns ``(D, E2, E3)`` with ``D = E[l''(t) / (1 + mu l''(t))]``,
-        ``E2 = E[(mu l'(t))^2] = E[(v - t)^2]`` and ``E3 = -E[l'(t) s] = E[sigmoid(-t) s]``.
+        Returns ``(m, dm)``: ``m = (D, E2, E3)`` with ``D = E[l''(t) / (1 + mu l''(t))]``,
+        ``E2 = E[(mu l'(t))^2] = E[(v - t)^2]`` and ``E3 = -E[l'(t) s] = E[sigmoid(-t) s]``;
+        ``dm[i, j]`` the derivative of ``m[i]`` in ``(a, rho, mu)[j]``, from the implicit
+        derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``.
         """
         t = prox_logistic(a * self.s + rho * self.g, mu)
         p = sigmoid(-t)
         h = p * (1.0 - p)
-        return (self.expect(h / (1.0 + mu * h)), self.expect((mu * p) ** 2),
-                self.expect(p * self.s))
+        k = 1.0 / (1.0 + mu * h)
+        dt = (self.s * k, self.g * k, p * k)          # dt/da, dt/drho, dt/dmu
+        dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
+        m = np.array([self.expect(h * k), self.expect((mu * p) ** 2), self.expect(p * self.s)])
+        dm = np.empty((3, 3))
+        for j, tj in enumerate(dt):
+            dm[0, j] = self.expect(k * k * dh_dt * tj)
+            dm[1, j] = self.expect(2.0 * mu * mu * p * dp_dt * tj)
+            dm[2, j] = self.expect(self.s * dp_dt * tj)
+        dm[0, 2] -= self.expect((h * k) ** 2)
+        dm[1, 2] += self.expect(2.0 * mu * p * p)
+        return m, dm
