@@ -9,5 +9,6 @@ bias/variance), so it gets its own function and result type.
 
 from riskcalc.logistic.fixed_point import LogisticResult, logistic_limit
 from riskcalc.logistic.transition import mle_threshold
+from riskcalc.logistic.tuning import optimal_lambda_logistic
 
-__all__ = ["LogisticResult", "logistic_limit", "mle_threshold"]
+__all__ = ["LogisticResult", "logistic_limit", "mle_threshold", "optimal_lambda_logistic"]

@@ -35,7 +35,7 @@ def gauss_hermite(n: int):
 def prox_logistic(v, mu):
     """``argmin_t log(1 + e^-t) + (t - v)^2 / (2 mu)``, elementwise (label +1).
 
-    The optimality condition ``t - v - mu sigmoid(-t) = 0`` is increasing in ``t`` with slope in
+    The optimality condition ``f(t) = t - v - mu sigmoid(-t) = 0`` is increasing in ``t``, slope in
     ``[1, 1 + mu/4]`` and its root lies in ``[v, v + mu]``: Newton steps kept inside that
     bracket (bisection otherwise) converge for every ``v`` and ``mu > 0``.
 
@@ -46,26 +46,31 @@ def prox_logistic(v, mu):
     """
     v = np.asarray(v, float)
     mu = np.broadcast_to(np.asarray(mu, float), v.shape)
+    shape = v.shape
+    v, mu = v.ravel(), mu.ravel()
     lo, hi = v.copy(), v + mu
     t = v + mu * sigmoid(-v) / (1.0 + mu * 0.25)
     step_old = hi - lo
+    idx = np.arange(v.size)           # entries still iterating
     for _ in range(200):
-        p = sigmoid(-t)
-        f = t - v - mu * p
-        lo = np.where(f < 0, t, lo)
-        hi = np.where(f > 0, t, hi)
-        step = f / (1.0 + mu * p * (1.0 - p))
-        t_new = t - step
+        ti, vi, mi = t[idx], v[idx], mu[idx]
+        p = sigmoid(-ti)
+        f = ti - vi - mi * p
+        lo_i = np.where(f < 0, ti, lo[idx])
+        hi_i = np.where(f > 0, ti, hi[idx])
+        step = f / (1.0 + mi * p * (1.0 - p))
+        t_new = ti - step
         # rtsafe (Numerical Recipes 9.4): bisect when Newton leaves the bracket or does not
         # halve the step, which stops Newton cycling across the inflection point at t = 0.
-        bisect = ~((t_new > lo) & (t_new < hi)) | (np.abs(step) > 0.5 * np.abs(step_old))
-        t_new = np.where(bisect, 0.5 * (lo + hi), t_new)
-        step_old = np.where(bisect, 0.5 * (hi - lo), step)
-        # Quadratic convergence: a step this small leaves an error at rounding level.
-        done = np.abs(t_new - t) <= 1e-12 * (1.0 + np.abs(t) + mu)
-        t = t_new
-        if np.all(done | (f == 0)):
-            return t
+        bisect = ~((t_new > lo_i) & (t_new < hi_i)) | (np.abs(step) > 0.5 * np.abs(step_old[idx]))
+        # The slope is >= 1, so |t - root| <= |f|: stop at rounding level, keeping this t.
+        done = np.abs(f) <= 4e-14 * (1.0 + np.abs(ti) + np.abs(vi))
+        t[idx] = np.where(done, ti, np.where(bisect, 0.5 * (lo_i + hi_i), t_new))
+        step_old[idx] = np.where(bisect, 0.5 * (hi_i - lo_i), step)
+        lo[idx], hi[idx] = lo_i, hi_i
+        idx = idx[~done]
+        if idx.size == 0:
+            return t.reshape(shape)
     raise SolverError("logistic proximal map: Newton did not converge in 200 steps")
 
 
