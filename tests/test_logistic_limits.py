@@ -200,3 +200,12 @@ def test_solver_error_never_garbage(monkeypatch):
     monkeypatch.setattr(fp, "TOL", 0.0)     # an unreachable tolerance must raise
     with pytest.raises(SolverError):
         riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=0.5)
+
+
+def test_lam_path_matches_single_calls():
+    lams = [3.0, 0.0, 0.05, 0.5]
+    path = riskcalc.logistic_lam_path(gamma=0.2, signal=0.5, r=0.5, lams=lams)
+    for lam, res in zip(lams, path):
+        one = riskcalc.logistic_limit(gamma=0.2, signal=0.5, r=0.5, lam=lam)
+        assert res.params["lam"] == lam
+        assert res.risk == pytest.approx(one.risk, rel=1e-9)
