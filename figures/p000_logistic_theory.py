@@ -7,6 +7,7 @@ replicates with 95% Student-t intervals.
 """
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 import riskcalc
 from figures import style
@@ -76,6 +77,7 @@ def make(ctx):
     for ax, panel, x_name in zip(axes[0], (left, right), ("lam", "gamma")):
         style.draw_panel(ax, table, panel, colors, logx=True, logy=x_name == "lam")
         ax.set_xlabel("λ" if x_name == "lam" else "γ = d/n")
+        ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0, 0].set_ylabel(RISK)
     style.label_panels(axes, table.panels())
     style.legend(fig, table, colors, ncol=3)
