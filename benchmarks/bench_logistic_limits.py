@@ -18,8 +18,6 @@ import argparse
 import itertools
 import time
 
-import numpy as np
-
 from montecarlo.logistic_ridge import QUANTITIES, simulate
 from riskcalc.logistic import logistic_limit
 

@@ -84,8 +84,9 @@ def make(ctx):
     return Output(fig, table, Caption(
         "Personalized logistic regression: ‖ŵ − w_i‖² of ridge toward the centre, limit vs "
         "simulation",
-        "x ~ N(0, I_d), P(y = 1 | x) = sigmoid(x·w_i), w_i = w_0 + r u (‖w_0‖ = S, u uniform), "
-        "ŵ = argmin (1/n) Σ log(1 + exp(−y x·w)) + λ/2 ‖w − w_0‖². Lines: the CGMT limit "
+        "x ~ N(0, I_d), P(y = 1 | x) = sigmoid(x·w_i), w_i = w_0 + r u (‖w_0‖ = S, "
+        "u uniform), ŵ = argmin (1/n) Σ log(1 + exp(−y x·w)) + λ/2 ‖w − w_0‖². Lines: the "
+        "CGMT limit "
         "(riskcalc.logistic_limit); markers: exact Newton solves, mean over replicates with "
         "95% Student-t intervals; dashed: the centre's risk r² (λ → ∞).",
         {"S = ‖w_0‖": SIGNAL, "r (left)": list(RS), "γ (left)": GAMMA,

@@ -48,7 +48,7 @@ def test_jacobian_matches_central_differences():
     assert np.max(np.abs(jac - num)) < 1e-7
 
 
-def _envelope(rule, v, mu):
+def _envelope(v, mu):
     t = prox_logistic(v, mu)
     return np.logaddexp(0.0, -t) + (t - v) ** 2 / (2 * mu)
 
@@ -69,7 +69,7 @@ def test_stationary_point_of_gordon_objective(gamma, signal, r, lam):
     def F(p):
         a, b, q, tau, beta = p
         rho = np.hypot(b, q)
-        M = rule.expect(_envelope(rule, a * rule.s + rho * rule.g, tau / beta))
+        M = rule.expect(_envelope(a * rule.s + rho * rule.g, tau / beta))
         return (M + beta * tau / 2 - beta * q * np.sqrt(gamma)
                 + lam / 2 * ((a - c_e) ** 2 + (b - C) ** 2 + q ** 2))
 

@@ -1,7 +1,8 @@
 """Personalized logistic regression in the proportional regime (d/n -> gamma): exact limits.
 
-``logistic_limit`` and ``logistic_lam_path`` (CGMT fixed point, ``fixed_point``), ``mle_threshold`` (Candes-Sur existence
-transition, ``transition``), ``optimal_lambda_logistic`` (``tuning``). A separate entry point
+``logistic_limit`` and ``logistic_lam_path`` (CGMT fixed point, ``fixed_point``),
+``mle_threshold`` (Candes-Sur existence transition, ``transition``),
+``optimal_lambda_logistic`` (``tuning``). A separate entry point
 rather than ``riskcalc.limit(..., model="logistic")``: the logistic model has other parameters
 (``signal``, no ``sigma``) and other outputs (cosine, test log-loss and error instead of
 bias/variance), so it gets its own function and result type.
