@@ -3,10 +3,11 @@
 Replicate ``rep``: ``w_0`` uniform on the sphere of radius ``signal``, ``w_i = w_0 + r u`` with
 ``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, I_d)`` with
 ``P(y = 1 | x) = sigmoid(x.w_i)``, and the exact estimate
-``w_hat = argmin (1/n) sum log(1 + exp(-y x.w)) + lam/2 ||w - w_0||^2`` by damped Newton
+``w_hat = argmin (1/n) sum log(1 + exp(-y x.w)) + lam/2 ||w - c||^2`` (centre ``c = w_0``, or
+a multiple of it) by damped Newton
 (``montecarlo.objectives.prox``), for every ``lam`` of a list, largest first, each solve warm
 started at the previous one. Measured: ``||w_hat - w_i||^2``, the cosine between
-``w_hat - w_0`` and ``w_i - w_0``, and the test log-loss and misclassification rate on
+``w_hat - c`` and ``w_i - c``, and the test log-loss and misclassification rate on
 ``n_test`` fresh features with the label integrated out exactly (as ``montecarlo.metrics``).
 
 Random streams of ``replicate_rng(seed, rep, stream)``: 0 parameters, 1 training features,
@@ -28,7 +29,7 @@ QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 
 
 def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, seed: int,
-                       rep: int, n_test: int = 4000) -> dict:
+                       rep: int, n_test: int = 4000, centre_scale: float = 1.0) -> dict:
     """One replicate: the measured quantities for every ``lam`` (lists in the order given).
 
     Parameters
@@ -43,12 +44,16 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         Experiment seed and replicate index (``montecarlo.seeding``).
     n_test : int
         Fresh test features for the test log-loss and error.
+    centre_scale : float
+        The centre is ``centre_scale * w_0`` (1: the oracle centre; FedAvg's global model over
+        infinitely many clients is ``riskcalc.logistic.fedavg_centre_scale`` times ``w_0``).
     """
     gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
     signal = float(as_array("signal", signal, low=0.0))
     r = float(as_array("r", r, low=0.0))
     lams = as_array("lam", lams, low=0.0, low_open=True).reshape(-1)
     d = positive_int("d", d, minimum=2)
+    centre_scale = float(as_array("centre_scale", centre_scale))
     n = max(1, int(round(d / gamma)))
     rng = replicate_rng(seed, rep, 0)
     w0 = rng.standard_normal(d)
@@ -62,14 +67,16 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     z_star = X_test @ w_i
     p = expit(z_star)
     out = {q: [None] * lams.size for q in QUANTITIES}
-    W = w0[None, :]
+    c = centre_scale * w0
+    gap = np.linalg.norm(w_i - c)
+    W = c[None, :]
     for k in np.argsort(-lams):
-        W = prox(losses, w0[None, :], float(lams[k]), W)
+        W = prox(losses, c[None, :], float(lams[k]), W)
         w = W[0]
-        dw, dc = w - w_i, w - w0
+        dw, dc = w - w_i, w - c
         z = X_test @ w
         out["risk"][k] = float(dw @ dw)
-        out["cosine"][k] = float(dc @ (w_i - w0) / (np.linalg.norm(dc) * r)) if r > 0 else None
+        out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
         out["test_logloss"][k] = float(np.mean(p * np.logaddexp(0, -z)
                                                + (1 - p) * np.logaddexp(0, z)))
         out["test_error"][k] = float(np.mean(np.where(z > 0, 1 - p, p)))
@@ -81,13 +88,14 @@ def _task(task):
 
 
 def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
-             progress=False) -> dict:
+             progress=False, centre_scale: float = 1.0) -> dict:
     """``reps`` replicates (``montecarlo.tasks.run_tasks``): mean and standard error per
     quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``."""
     reps = positive_int("reps", reps, minimum=2)
     lams = [float(v) for v in np.atleast_1d(lams)]
+    extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
     tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
-                  seed=int(seed), rep=k) for k in range(reps)]
+                  seed=int(seed), rep=k, **extra) for k in range(reps)]
     results = run_tasks(_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
     out = {"n": max(1, int(round(d / gamma))), "reps": reps}

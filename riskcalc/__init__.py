@@ -15,13 +15,13 @@ from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import METHODS, Method, get_method
 from riskcalc.linear.model import ClientSpec
-from riskcalc.logistic import (LogisticResult, logistic_lam_path, logistic_limit,
-                               mle_threshold, optimal_lambda_logistic)
+from riskcalc.logistic import (LogisticResult, fedavg_centre_scale, logistic_lam_path,
+                               logistic_limit, mle_threshold, optimal_lambda_logistic)
 from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
     "ClientSpec", "LimitResult", "LogisticResult", "METHODS", "Method", "ROUTES", "SolverError",
-    "Spectrum", "get_method", "limit", "logistic_lam_path", "logistic_limit", "mle_threshold", "optimal_lambda",
-    "optimal_lambda_logistic", "optimal_limit", "spec_limit", "spec_steps_limit", "steps_limit",
+    "Spectrum", "fedavg_centre_scale", "get_method", "limit", "logistic_lam_path",
+    "logistic_limit", "mle_threshold", "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "spec_limit", "spec_steps_limit", "steps_limit",
 ]

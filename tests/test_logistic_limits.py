@@ -209,3 +209,36 @@ def test_lam_path_matches_single_calls():
         one = riskcalc.logistic_limit(gamma=0.2, signal=0.5, r=0.5, lam=lam)
         assert res.params["lam"] == lam
         assert res.risk == pytest.approx(one.risk, rel=1e-9)
+
+
+def test_fedavg_centre_scale_against_pooled_mle():
+    """alpha w_0 is the population minimizer of the clients' mixture: the pooled logistic MLE
+    of N = 60000 samples, each from its own client w_0 + r u_j (u_j uniform and orthogonal to
+    w_0, the large-d geometry), lands on it within sampling error (sd ~ 0.01 here)."""
+    from montecarlo.objectives import ClientLosses, minimize
+    signal, r, d, N = 1.0, 1.5, 4, 60000
+    alpha = riskcalc.fedavg_centre_scale(signal, r)
+    rng = np.random.default_rng(np.random.SeedSequence(141))
+    w0 = np.zeros(d)
+    w0[0] = signal
+    u = rng.standard_normal((N, d))
+    u[:, 0] = 0.0
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    X = rng.standard_normal((N, d))
+    z = X @ w0 + r * np.sum(X * u, axis=1)
+    y = np.where(rng.random(N) < sigmoid(z), 1.0, -1.0)
+    w_g, _ = minimize(ClientLosses(X[None], y[None]), "global")
+    assert abs(w_g[0] / signal - alpha) < 0.04
+    assert np.max(np.abs(w_g[1:])) < 0.04
+    assert 0 < alpha < 1 and riskcalc.fedavg_centre_scale(signal, 0.0) == 1.0
+
+
+def test_fedavg_centre_large_lam():
+    """lam -> inf with the FedAvg centre: the risk tends to ||w_i - alpha w_0||^2
+    = (1 - alpha)^2 S^2 + r^2."""
+    alpha = riskcalc.fedavg_centre_scale(1.0, 1.0)
+    res = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=1e5, centre="fedavg")
+    assert res.risk == pytest.approx((1 - alpha) ** 2 + 1.0, rel=1e-4)
+    assert res.params["centre_scale"] == alpha
+    with pytest.raises(ValueError, match="centre"):
+        riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=1.0, centre="median")

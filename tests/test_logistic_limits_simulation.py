@@ -51,3 +51,14 @@ def test_bad_simulation_parameters(name, value):
     kw["lams" if name == "lam" else name] = [value] if name == "lam" else value
     with pytest.raises(ValueError, match=name):
         simulate_replicate(**kw)
+
+
+def test_fedavg_centre_predicted_vs_simulated():
+    """The centre alpha w_0 (FedAvg's global model as M -> inf): same tolerance as above."""
+    alpha = riskcalc.fedavg_centre_scale(1.0, 1.0)
+    sim = simulate(gamma=1.0, signal=1.0, r=1.0, lams=[0.5], d=100, reps=12, seed=9,
+                   centre_scale=alpha)
+    th = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=0.5, centre="fedavg")
+    for q in QUANTITIES:
+        pred, mean, se = getattr(th, q), sim[q][0][0], sim[q][1][0]
+        assert abs(mean - pred) <= 3 * se + 0.03 * abs(pred), (q, pred, mean, se)

@@ -56,12 +56,16 @@ Trans. IT 2018, Thm 3; as in Salehi, Abbasi & Hassibi, NeurIPS 2019, Sec. 3 and 
 
    The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.gaussian``).
 
+Nothing above uses ``c = w_0`` beyond ``c_e`` and ``C``: a centre ``alpha w_0`` (FedAvg's global
+model, ``riskcalc.logistic.fedavg``) multiplies both by ``alpha``.
+
 Unknowns ``(a, b, q, mu)``; at ``lam = 0`` (E4) gives ``b = 0`` and the system is Sur & Candes'
 MLE system, which has a solution only below the phase transition ``gamma < h(kappa)``
 (``riskcalc.logistic.transition``). Limits: ``w_hat = a e + b f - q h/||h||``, so
 
     ||w_hat - w_i||^2 -> (a - kappa)^2 + b^2 + q^2,
-    cos(w_hat - c, w_i - c) -> [(a - c_e)(kappa - c_e) - (b - C) C] / (r ||w_hat - c||),
+    cos(w_hat - c, w_i - c) -> [(a - c_e)(kappa - c_e) - (b - C) C] / (||w_i - c|| ||w_hat - c||),
+    ||w_i - c||^2 = (kappa - c_e)^2 + C^2  (= r^2 for c = w_0),
     ||w_hat - c||^2 -> (a - c_e)^2 + (b - C)^2 + q^2,
 
 and on a fresh sample ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)``: the test log-loss
@@ -77,6 +81,7 @@ import numpy as np
 
 from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
+from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.gaussian import NODES, Rule, sigmoid
 from riskcalc.logistic.transition import mle_threshold
 
@@ -96,7 +101,7 @@ class LogisticResult:
     Attributes
     ----------
     params : dict
-        gamma, signal, r, lam.
+        gamma, signal, r, lam (and centre, centre_scale for the FedAvg centre).
     risk : float
         Limit of ``||w_hat - w_i||^2``.
     cosine : float
@@ -130,12 +135,13 @@ class LogisticResult:
         return out
 
 
-def centre_geometry(signal: float, r: float):
-    """``(kappa, c_e, C)``: ``||w_i||`` and the centre's components along and across ``w_i``."""
+def centre_geometry(signal: float, r: float, scale: float = 1.0):
+    """``(kappa, c_e, C)``: ``||w_i||`` and the components along and across ``w_i`` of the
+    centre ``c = scale w_0`` (``scale = 1``: the oracle centre)."""
     kappa = float(np.hypot(signal, r))
     if kappa == 0.0:
         return 0.0, 0.0, 0.0
-    return kappa, signal ** 2 / kappa, signal * r / kappa
+    return kappa, scale * signal ** 2 / kappa, scale * signal * r / kappa
 
 
 def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
@@ -184,14 +190,15 @@ def _start(rule, gamma, lam, c_e, C):
 
 
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
-                      nodes: int = NODES[0], start=None):
+                      nodes: int = NODES[0], start=None, scale: float = 1.0):
     """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
 
     Direct from the first-order start when ``lam >= 1``, else (or when that fails)
     continuation from ``lam = 100`` down to ``lam`` by factors of 10, each
     step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)``; ``lam = 0`` is
     reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
-    point, tried first. Module docstring for the equations.
+    point, tried first. ``scale``: the centre is ``scale w_0``. Module docstring for the
+    equations.
 
     Raises
     ------
@@ -208,7 +215,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 f"h = {h:.6g}, the Candes-Sur separability threshold at signal strength "
                 f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
                 "-> 1. Use lam > 0")
-    kappa, c_e, C = centre_geometry(signal, r)
+    kappa, c_e, C = centre_geometry(signal, r, scale)
     rule = Rule(kappa, nodes)
     # Direct attempt from a nearby solution or the first-order start; continuation in lam
     # when it fails.
@@ -233,7 +240,10 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     return x, rule, (kappa, c_e, C)
 
 
-def logistic_limit(*, gamma, signal, r, lam) -> LogisticResult:
+CENTRES = ("oracle", "fedavg")
+
+
+def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> LogisticResult:
     """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
 
     The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
@@ -249,6 +259,10 @@ def logistic_limit(*, gamma, signal, r, lam) -> LogisticResult:
         ``||w_i - w_0||``, >= 0.
     lam : float
         Ridge penalty toward the centre, >= 0 (``0``: the MLE, when it exists).
+    centre : {"oracle", "fedavg"}
+        ``c = w_0`` (default), or FedAvg's logistic global model over infinitely many clients,
+        ``c = alpha w_0`` (``riskcalc.logistic.fedavg``); the derivation holds for any
+        multiple of ``w_0`` with ``c_e``, ``C`` scaled by it.
 
     Returns
     -------
@@ -261,16 +275,16 @@ def logistic_limit(*, gamma, signal, r, lam) -> LogisticResult:
     SolverError
         The fixed point did not converge, or the quadrature check failed.
     """
-    return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam])[0]
+    return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
 
 
-def logistic_lam_path(*, gamma, signal, r, lams) -> list:
+def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
     """``logistic_limit`` for several ``lams`` at once (same order), each solve warm-started at
     the previous (larger) lam: several times faster than separate calls along a path.
 
     Parameters
     ----------
-    gamma, signal, r : float
+    gamma, signal, r, centre
         As in ``logistic_limit``.
     lams : sequence of float
         Penalties, each >= 0.
@@ -283,15 +297,18 @@ def logistic_lam_path(*, gamma, signal, r, lams) -> list:
     signal = float(as_array("signal", signal, low=0.0))
     r = float(as_array("r", r, low=0.0))
     lams = as_array("lam", lams, low=0.0).reshape(-1)
+    if centre not in CENTRES:
+        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
     out, x = [None] * lams.size, None
     for k in np.argsort(-lams, kind="stable"):
-        out[k], x = _limit(gamma, signal, r, float(lams[k]), x)
+        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale)
     return out
 
 
-def _limit(gamma, signal, r, lam, start):
+def _limit(gamma, signal, r, lam, start, centre, scale):
     x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
-                                                 start=start)
+                                                 start=start, scale=scale)
     start = x
     # Accuracy check: the next finer rule must give the same fixed point; if it does not
     # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
@@ -309,13 +326,17 @@ def _limit(gamma, signal, r, lam, start):
     rho = float(np.hypot(b, q))
     notes = []
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
-    if r > 0:
-        cosine = ((a - c_e) * (kappa - c_e) - (b - C) * C) / (r * dist_c)
+    gap = np.hypot(kappa - c_e, C)          # ||w_i - c||, = r for the oracle centre
+    if gap > 0:
+        cosine = ((a - c_e) * (kappa - c_e) - (b - C) * C) / (gap * dist_c)
     else:
         cosine = float("nan")
-        notes.append("r = 0: w_i = c, the cosine is undefined")
+        notes.append("w_i = c (r = 0): the cosine is undefined")
     logloss = fine.expect(np.logaddexp(0.0, -(a * fine.s + rho * fine.g)))
-    return LogisticResult(dict(gamma=gamma, signal=signal, r=r, lam=lam),
+    params = dict(gamma=gamma, signal=signal, r=r, lam=lam)
+    if centre != "oracle":
+        params.update(centre=centre, centre_scale=scale)
+    return LogisticResult(params,
                           risk=float((a - kappa) ** 2 + b ** 2 + q ** 2), cosine=float(cosine),
                           test_logloss=logloss, test_error=test_error(kappa, a, rho),
                           a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes)), start
