@@ -3,13 +3,15 @@ logistic regression on the grid of issue 14, and the finite-d gap as d grows.
 
     python benchmarks/bench_logistic_limits.py [--d 800] [--reps 40] [--jobs 1]
         [--gammas 0.5,1,2] [--signals 0.5,1,2] [--rs 0.5,1,2] [--lams 0.03,0.3,3]
-        [--cache FILE.jsonl] [--sizes 100,200,400,800]
+        [--cache FILE.jsonl] [--sizes 100,200,400,800] [--optimal]
 
 Per grid point and lam: predicted limit, simulated mean, standard error, relative difference,
 and whether ``|sim - pred| <= 3 se + 3% |pred|`` (the issue's criterion); a summary line with
 the largest relative difference and the count within. ``--sizes`` instead prints, at the first
-grid point, the gap ``sim - pred`` for each d (it should shrink with d). Exact Newton solves
-(``montecarlo.objectives.prox``), seeds from SeedSequence, resumable with ``--cache``.
+grid point, the gap ``sim - pred`` for each d (it should shrink with d); ``--optimal`` simulates
+the first grid point at ``lam*`` (``riskcalc.optimal_lambda_logistic``) and at ``lam*/4``,
+``lam*/2``, ``2 lam*``, ``4 lam*``: the simulated risk should be lowest at ``lam*``. Exact
+Newton solves (``montecarlo.objectives.prox``), seeds from SeedSequence, resumable with ``--cache``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import itertools
 import time
 
 from montecarlo.logistic_ridge import QUANTITIES, simulate
-from riskcalc.logistic import logistic_limit
+from riskcalc.logistic import logistic_limit, optimal_lambda_logistic
 
 
 def floats(text):
@@ -38,9 +40,12 @@ def main(argv=None):
     p.add_argument("--lams", type=floats, default=[0.03, 0.3, 3.0])
     p.add_argument("--cache")
     p.add_argument("--sizes", type=lambda t: [int(v) for v in t.split(",")])
+    p.add_argument("--optimal", action="store_true")
     args = p.parse_args(argv)
     if args.sizes:
         return sizes(args)
+    if args.optimal:
+        return optimal(args)
     worst, within, total = 0.0, 0, 0
     print(f"d = {args.d}, reps = {args.reps}, seed = {args.seed}")
     print(f"{'gamma':>5} {'S':>4} {'r':>4} {'lam':>6} {'quantity':<12} {'predicted':>10} "
@@ -74,6 +79,21 @@ def sizes(args):
             gap = sim["risk"][0][k] - ths[k].risk
             print(f"d = {d:>5} lam = {lam:<6g} risk gap = {gap:+.4f} +- {sim['risk'][1][k]:.4f}"
                   f" ({100 * gap / ths[k].risk:+.2f}%)", flush=True)
+    return 0
+
+
+def optimal(args):
+    gamma, signal, r = args.gammas[0], args.signals[0], args.rs[0]
+    lam_star, risk_star = optimal_lambda_logistic(gamma=gamma, signal=signal, r=r)
+    lams = [lam_star * f for f in (0.25, 0.5, 1.0, 2.0, 4.0)]
+    sim = simulate(gamma=gamma, signal=signal, r=r, lams=lams, d=args.d, reps=args.reps,
+                   seed=args.seed, n_jobs=args.jobs, cache=args.cache)
+    print(f"gamma = {gamma:g}, S = {signal:g}, r = {r:g}: lam* = {lam_star:.5g}, limit "
+          f"{risk_star:.5g}; d = {args.d}, reps = {args.reps} (common random numbers)")
+    for k, lam in enumerate(lams):
+        th = logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam).risk
+        print(f"lam = {lam:<8.4g} limit {th:.5f}  simulated {sim['risk'][0][k]:.5f} "
+              f"+- {sim['risk'][1][k]:.5f}", flush=True)
     return 0
 
 
