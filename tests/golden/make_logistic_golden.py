@@ -12,8 +12,8 @@ A second, independently coded route to the fixed point of ``riskcalc.logistic.fi
 * convergence in the number of nodes: the fixed point with ``N`` and ``N + 40`` nodes per
   dimension; the digits where they agree are kept (``digits`` in the file).
 
-Run ``python tests/golden/make_logistic_golden.py`` (50 minutes on a loaded 2-core machine) to rewrite
-``tests/golden/logistic_limits.json``.
+Run ``python tests/golden/make_logistic_golden.py`` (50 minutes on a loaded 2-core machine)
+to rewrite ``tests/golden/logistic_limits.json``.
 """
 
 from __future__ import annotations
