@@ -15,6 +15,7 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
+from riskcalc.cli import logistic
 from riskcalc.cli.predict import add_model_options, spec_from_args
 
 
@@ -66,7 +67,8 @@ def add_parser(subparsers) -> None:
         description="Simulate the method at finite d and print, per quantity, the predicted "
                     "limit, the simulated mean, its standard error, the relative difference and "
                     "whether the prediction lies in the simulation's 95%% interval.")
-    add_model_options(p)
+    add_model_options(p, sigma_required=False)   # --model logistic has no sigma
+    logistic.add_options(p)
     add_simulation_options(p, reps=20)
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -74,6 +76,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if logistic.applies(args):
+        return logistic.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 
 import riskcalc
+from riskcalc.cli import logistic
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 
 
-def add_model_options(parser, *, multi: bool = False) -> None:
+def add_model_options(parser, *, multi: bool = False, sigma_required: bool = True) -> None:
     """Add METHOD and the model options (--gamma --r --rho --sigma --lam --alpha --spectrum).
 
     With ``multi=True`` the numeric options take comma-separated lists (for ``sweep``), kept
@@ -25,7 +26,8 @@ def add_model_options(parser, *, multi: bool = False) -> None:
     parser.add_argument("method", metavar="METHOD", choices=list(riskcalc.METHODS),
                         help="one of " + ", ".join(riskcalc.METHODS))
     parser.add_argument("--gamma", type=kind, required=True, help="d / n_i > 0" + lst)
-    parser.add_argument("--sigma", type=kind, required=True, help="noise level >= 0" + lst)
+    parser.add_argument("--sigma", type=kind, required=sigma_required,
+                        help="noise level >= 0" + lst)
     parser.add_argument("--r", type=kind, help="||theta_i - theta_0|| >= 0" + lst)
     parser.add_argument("--rho", type=kind, help="||theta_i|| >= 0 (local, local_ridge)" + lst)
     parser.add_argument("--lam", type=kind,
@@ -46,6 +48,8 @@ def spec_from_args(args, d: int | None = None, **override) -> ClientSpec:
     """A validated ClientSpec from parsed model options (``override`` replaces values)."""
     values = {k: getattr(args, k) for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
     values.update(override)
+    if values["sigma"] is None:
+        raise ValueError("the following arguments are required: --sigma")
     return ClientSpec(args.method, spectrum=spectrum_from_args(args, d), **values)
 
 
@@ -55,7 +59,8 @@ def add_parser(subparsers) -> None:
         description="Print the limits of the bias, variance and risk of one client's prediction "
                     "(paper 003, Thms 1-4, Cor. 3.1), or after --steps personalization gradient "
                     "steps (Sec. 7, Algs. 5-6).")
-    add_model_options(p)
+    add_model_options(p, sigma_required=False)   # --model logistic has no sigma
+    logistic.add_options(p)
     p.add_argument("--d", type=int, help="number of eigenvalues for powerlaw:P without D")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="closed (Sigma = I), kappa, paper (c0/Stieltjes forms); default auto")
@@ -68,6 +73,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if logistic.applies(args):
+        return logistic.predict(args)
     spec = spec_from_args(args)
     if args.steps is None:
         if args.step_size is not None:

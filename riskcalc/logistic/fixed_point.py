@@ -1,0 +1,356 @@
+r"""Exact proportional-regime limits of ridge-to-a-centre logistic regression (CGMT).
+
+Model (issue 14, DESIGN.md "Contracts added in the second round"): features x ~ N(0, I_d),
+``P(y = 1 | x) = sigmoid(x.w_i)``, ``w_i = w_0 + r u`` with ``||w_0|| = S`` (``signal``) and
+``u`` uniform on the sphere (so ``u . w_0 -> 0``), ``n = d / gamma`` samples, and the estimator
+(RTFA with the logistic loss; also the FedProx/pFedMe local problem at a fixed centre)
+
+    w_hat = argmin_w (1/n) sum_j l(y_j x_j.w) + (lam/2) ||w - c||^2,   l(t) = log(1 + e^-t),
+
+with the oracle centre ``c = w_0``. As ``d, n -> inf`` with ``d/n -> gamma`` the quantities below
+converge to deterministic limits given by four scalars.
+
+Derivation (a re-derivation, not a transcription)
+-------------------------------------------------
+Let ``kappa = ||w_i|| = sqrt(S^2 + r^2)``, ``e = w_i / kappa``, and split the centre into
+``c = c_e e + C f`` with ``f`` a unit vector orthogonal to ``e``: ``c_e = c.e = S^2 / kappa``,
+``C = ||c - c_e e|| = S r / kappa``. Write ``w = a e + w_perp``. Then ``X w = a s + X_perp w_perp``
+where ``s = X e`` has i.i.d. N(0, 1) entries that carry all the label information, and
+``X_perp`` is an independent Gaussian matrix. Writing ``z = X_perp w_perp`` with a Lagrange
+multiplier and applying Gordon's comparison (the CGMT, Thrampoulidis, Abbasi & Hassibi, IEEE
+Trans. IT 2018, Thm 3; as in Salehi, Abbasi & Hassibi, NeurIPS 2019, Sec. 3 and App. A) replaces
+``mu' X_perp w_perp`` by ``||w_perp|| g'mu + ||mu|| h'w_perp`` with ``g ~ N(0, I_n)``,
+``h ~ N(0, I_{d-1})``. Steps:
+
+1. Direction of ``w_perp``. Decompose ``w_perp = b f + w_rest``. ``h'f = O(1)`` is negligible
+   against ``sqrt(n)``, and the only other term in ``w_rest`` is its norm ``q``, so the minimizing
+   ``w_rest = -q h / ||h||`` and ``h'w_perp / sqrt(n) -> -q sqrt(gamma)``. **This is what the
+   centre changes**: in Salehi et al.'s ridge (centre 0) ``w_perp`` is purely isotropic; with
+   ``c != 0`` it also has the component ``b`` along the part ``C f`` of the centre orthogonal to
+   ``w_i``, and the penalty becomes ``(a - c_e)^2 + (b - C)^2 + q^2`` (two more centre scalars,
+   ``c_e`` and ``C``, and one more unknown, ``b``). The Gaussian margin variance is
+   ``rho^2 = b^2 + q^2``.
+2. Square-root trick and Moreau envelope (Salehi et al. App. A; Sur & Candes, PNAS 2019, SI):
+   with ``beta = ||mu|| / sqrt(n)`` and ``||x|| = min_tau tau/2 + ||x||^2/(2 tau)``, the
+   minimization over ``z`` gives the Moreau envelope ``M(v; tau/beta)`` of ``l`` at
+   ``v = a s + rho g``. The scalar objective is
+
+       F = E[M(v; tau/beta)] + beta tau / 2 - beta q sqrt(gamma)
+           + (lam/2) [(a - c_e)^2 + (b - C)^2 + q^2],
+
+   minimized over ``(a, b, q, tau)`` and maximized over ``beta >= 0``.
+3. Stationarity, with ``mu = tau / beta``, ``t = prox_{mu l}(v)``, ``dM/dv = l'(t)``,
+   ``dM/dmu = -l'(t)^2 / 2``, and Stein's lemma in ``g``
+   (``E[l'(t) g] = rho E[l''(t) / (1 + mu l''(t))] =: rho D``):
+
+   - d/dtau:  ``E[(mu l'(t))^2] = tau^2``;  d/dbeta:  ``tau = q sqrt(gamma)``;
+     together  (E2)  ``E[(mu l'(t))^2] = gamma q^2``
+     (Sur & Candes eq. 5, first line, with their ``kappa sigma^2 = q^2``, ``kappa = gamma``);
+   - d/dq:  ``beta sqrt(gamma) = q (lam + D)``, which with ``beta = tau / mu`` gives
+     (E1)  ``mu (lam + D) = gamma``  (Sur & Candes eq. 5, third line, at ``lam = 0``:
+     ``1 - gamma = E[1 / (1 + mu l''(t))]``; Salehi et al. Thm 1 for ridge);
+   - d/da:  (E3)  ``lam (a - c_e) = -E[l'(y t) y s]``  (Sur & Candes eq. 5, second line, at
+     ``lam = 0``);
+   - d/db:  (E4)  ``b (lam + D) = lam C``: the centre's orthogonal part is shrunk by
+     ``lam / (lam + D)``. New with the centre (``C = 0`` gives ``b = 0``: Salehi et al.).
+
+   The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.gaussian``).
+
+Nothing above uses ``c = w_0`` beyond ``c_e`` and ``C``: a centre ``alpha w_0`` (FedAvg's global
+model, ``riskcalc.logistic.fedavg``) multiplies both by ``alpha``.
+
+Unknowns ``(a, b, q, mu)``; at ``lam = 0`` (E4) gives ``b = 0`` and the system is Sur & Candes'
+MLE system, which has a solution only below the phase transition ``gamma < h(kappa)``
+(``riskcalc.logistic.transition``). Limits: ``w_hat = a e + b f - q h/||h||``, so
+
+    ||w_hat - w_i||^2 -> (a - kappa)^2 + b^2 + q^2,
+    cos(w_hat - c, w_i - c) -> [(a - c_e)(kappa - c_e) - (b - C) C] / (||w_i - c|| ||w_hat - c||),
+    ||w_i - c||^2 = (kappa - c_e)^2 + C^2  (= r^2 for c = w_0),
+    ||w_hat - c||^2 -> (a - c_e)^2 + (b - C)^2 + q^2,
+
+and on a fresh sample ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)``: the test log-loss
+``E[2 sigmoid(kappa s) l(a s + rho g)]`` and the misclassification rate
+``E[2 sigmoid(kappa s) Phi(-a s / rho)]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc._validate import as_array
+from riskcalc.errors import SolverError
+from riskcalc.logistic.fedavg import fedavg_centre_scale
+from riskcalc.logistic.gaussian import NODES, Rule, sigmoid
+from riskcalc.logistic.transition import mle_threshold
+
+#: Residual (sup-norm of the scaled system) below which a root is accepted.
+TOL = 1e-11
+#: Relative agreement required between the working and the finer quadrature rule.
+QUAD_RTOL = 1e-7
+#: Continuation in lam starts here (where the estimate is the centre to first order) and
+#: divides lam by this factor per step.
+LAM_START, LAM_RATIO = 100.0, 10.0
+
+
+@dataclass(frozen=True)
+class LogisticResult:
+    """Limits for one client of personalized logistic regression (see module docstring).
+
+    Attributes
+    ----------
+    params : dict
+        gamma, signal, r, lam (and centre, centre_scale for the FedAvg centre).
+    risk : float
+        Limit of ``||w_hat - w_i||^2``.
+    cosine : float
+        Limit of the cosine between ``w_hat - c`` and ``w_i - c`` (NaN when ``r = 0``, noted).
+    test_logloss, test_error : float
+        Limits of the expected log-loss and misclassification rate on a fresh sample.
+    a, b, q, mu : float
+        The fixed point: components of ``w_hat`` along ``w_i / ||w_i||`` and along the centre's
+        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter.
+    notes : tuple of str
+    """
+
+    params: dict
+    risk: float
+    cosine: float
+    test_logloss: float
+    test_error: float
+    a: float
+    b: float
+    q: float
+    mu: float
+    notes: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (NaN becomes None)."""
+        out = {"model": "logistic", "method": "rtfa", "params": dict(self.params)}
+        for k in ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu"):
+            v = getattr(self, k)
+            out[k] = None if np.isnan(v) else v
+        out["notes"] = list(self.notes)
+        return out
+
+
+def centre_geometry(signal: float, r: float, scale: float = 1.0):
+    """``(kappa, c_e, C)``: ``||w_i||`` and the components along and across ``w_i`` of the
+    centre ``c = scale w_0`` (``scale = 1``: the oracle centre)."""
+    kappa = float(np.hypot(signal, r))
+    if kappa == 0.0:
+        return 0.0, 0.0, 0.0
+    return kappa, scale * signal ** 2 / kappa, scale * signal * r / kappa
+
+
+def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
+    """Scaled residuals of (E1)-(E4) at ``x = (a, b, log q, log mu)`` (module docstring) and
+    their Jacobian in ``x``."""
+    # The solver may probe far outside the physical range: keep q and mu finite there.
+    log_q, log_mu = np.clip(x[2], -60.0, 30.0), np.clip(x[3], -60.0, 30.0)
+    a, b, q, mu = x[0], x[1], np.exp(log_q), np.exp(log_mu)
+    rho = np.hypot(b, q)
+    (D, E2, E3), dm = rule.moments(a, rho, mu)
+    # Chain rule from (a, rho, mu) to x.
+    dm = dm @ np.array([[1.0, 0.0, 0.0, 0.0],
+                        [0.0, b / rho, q * q / rho, 0.0],
+                        [0.0, 0.0, 0.0, mu]])
+    res = np.array([mu * (lam + D) / gamma - 1.0 + (x[3] - log_mu),
+                    0.5 * np.log(E2 / gamma) - x[2],
+                    lam * (a - c_e) - E3,
+                    b * (lam + D) - lam * C])
+    jac = np.array([mu * dm[0] / gamma + [0.0, 0.0, 0.0, mu * (lam + D) / gamma],
+                    0.5 * dm[1] / E2 - [0.0, 0.0, 1.0, 0.0],
+                    -dm[2] + [lam, 0.0, 0.0, 0.0],
+                    b * dm[0] + [0.0, lam + D, 0.0, 0.0]])
+    return res, jac
+
+
+def _root(x0, rule, gamma, lam, c_e, C):
+    from scipy.optimize import root
+
+    sol = root(residuals, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
+               options={"xtol": 1e-13})
+    x = sol.x
+    if not np.all(np.isfinite(x)):
+        return x, np.inf
+    return x, float(np.max(np.abs(residuals(x, rule, gamma, lam, c_e, C)[0])))
+
+
+def _start(rule, gamma, lam, c_e, C):
+    """First-order large-lam solution: the centre plus a shrunken isotropic part."""
+    a, b, mu, q = c_e, C, gamma / lam, 1e-3
+    for _ in range(3):
+        (D, E2, E3), _ = rule.moments(a, np.hypot(b, q), mu)
+        mu = gamma / (lam + D)
+        q = np.sqrt(E2 / gamma)
+        a, b = c_e + E3 / lam, lam * C / (lam + D)
+    return np.array([a, b, np.log(q), np.log(mu)])
+
+
+def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
+                      nodes: int = NODES[0], start=None, scale: float = 1.0):
+    """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
+
+    Direct from the first-order start when ``lam >= 1``, else (or when that fails)
+    continuation from ``lam = 100`` down to ``lam`` by factors of 10, each
+    step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)``; ``lam = 0`` is
+    reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
+    point, tried first. ``scale``: the centre is ``scale w_0``. Module docstring for the
+    equations.
+
+    Raises
+    ------
+    ValueError
+        ``lam = 0`` beyond the Sur-Candes transition: no finite minimizer.
+    SolverError
+        A continuation step does not reach residual ``TOL``.
+    """
+    if lam == 0.0:
+        h = mle_threshold(np.hypot(signal, r))
+        if gamma >= h:
+            raise ValueError(
+                f"lam = 0: no finite minimizer (the MLE does not exist): gamma = {gamma:g} >= "
+                f"h = {h:.6g}, the Candes-Sur separability threshold at signal strength "
+                f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
+                "-> 1. Use lam > 0")
+    kappa, c_e, C = centre_geometry(signal, r, scale)
+    rule = Rule(kappa, nodes)
+    # Direct attempt from a nearby solution or the first-order start; continuation in lam
+    # when it fails.
+    if start is not None or lam >= 1.0:
+        x0 = _start(rule, gamma, lam, c_e, C) if start is None else np.asarray(start, float)
+        x, err = _root(x0, rule, gamma, lam, c_e, C)
+        if err <= TOL:
+            return x, rule, (kappa, c_e, C)
+    lams = [max(lam, LAM_START)]
+    while lams[-1] > max(lam, 1e-4) * LAM_RATIO:
+        lams.append(lams[-1] / LAM_RATIO)
+    lams.append(max(lam, 1e-4))
+    if lam == 0.0:
+        lams.append(0.0)
+    x = _start(rule, gamma, lams[0], c_e, C)
+    for lam_k in lams:
+        x, err = _root(x, rule, gamma, lam_k, c_e, C)
+        if not err <= TOL:
+            raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
+                              f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
+                              f"residual {err:.2e})")
+    return x, rule, (kappa, c_e, C)
+
+
+CENTRES = ("oracle", "fedavg")
+
+
+def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> LogisticResult:
+    """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
+
+    The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
+    NeurIPS 2019, and Sur & Candes, PNAS 2019, eq. 5, extended to a non-zero centre).
+
+    Parameters
+    ----------
+    gamma : float
+        d / n, > 0.
+    signal : float
+        ``S = ||w_0||``, the norm of the centre, >= 0 (``0``: plain local ridge).
+    r : float
+        ``||w_i - w_0||``, >= 0.
+    lam : float
+        Ridge penalty toward the centre, >= 0 (``0``: the MLE, when it exists).
+    centre : {"oracle", "fedavg"}
+        ``c = w_0`` (default), or FedAvg's logistic global model over infinitely many clients,
+        ``c = alpha w_0`` (``riskcalc.logistic.fedavg``); the derivation holds for any
+        multiple of ``w_0`` with ``c_e``, ``C`` scaled by it.
+
+    Returns
+    -------
+    LogisticResult
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or ``lam = 0`` beyond the MLE existence transition.
+    SolverError
+        The fixed point did not converge, or the quadrature check failed.
+    """
+    return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+
+
+def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
+    """``logistic_limit`` for several ``lams`` at once (same order), each solve warm-started at
+    the previous (larger) lam: several times faster than separate calls along a path.
+
+    Parameters
+    ----------
+    gamma, signal, r, centre
+        As in ``logistic_limit``.
+    lams : sequence of float
+        Penalties, each >= 0.
+
+    Returns
+    -------
+    list of LogisticResult
+    """
+    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
+    signal = float(as_array("signal", signal, low=0.0))
+    r = float(as_array("r", r, low=0.0))
+    lams = as_array("lam", lams, low=0.0).reshape(-1)
+    if centre not in CENTRES:
+        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
+    out, x = [None] * lams.size, None
+    for k in np.argsort(-lams, kind="stable"):
+        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale)
+    return out
+
+
+def _limit(gamma, signal, r, lam, start, centre, scale):
+    x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
+                                                 start=start, scale=scale)
+    start = x
+    # Accuracy check: the next finer rule must give the same fixed point; if it does not
+    # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
+    for nodes in NODES[1:]:
+        fine = Rule(kappa, nodes)
+        x_fine, err = _root(x, fine, gamma, lam, c_e, C)
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            break
+        x = x_fine
+    else:
+        raise SolverError(f"logistic fixed point: quadrature not converged with {NODES[-1]} "
+                          f"nodes per dimension (gamma = {gamma:g}, signal = {signal:g}, "
+                          f"r = {r:g}, lam = {lam:g})")
+    a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
+    rho = float(np.hypot(b, q))
+    notes = []
+    dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
+    gap = np.hypot(kappa - c_e, C)          # ||w_i - c||, = r for the oracle centre
+    if gap > 0:
+        cosine = ((a - c_e) * (kappa - c_e) - (b - C) * C) / (gap * dist_c)
+    else:
+        cosine = float("nan")
+        notes.append("w_i = c (r = 0): the cosine is undefined")
+    logloss = fine.expect(np.logaddexp(0.0, -(a * fine.s + rho * fine.g)))
+    params = dict(gamma=gamma, signal=signal, r=r, lam=lam)
+    if centre != "oracle":
+        params.update(centre=centre, centre_scale=scale)
+    return LogisticResult(params,
+                          risk=float((a - kappa) ** 2 + b ** 2 + q ** 2), cosine=float(cosine),
+                          test_logloss=logloss, test_error=test_error(kappa, a, rho),
+                          a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes)), start
+
+
+def test_error(kappa: float, a: float, rho: float) -> float:
+    """``P(y x.w_hat < 0) = E[2 sigmoid(kappa s) Phi(-a s / rho)]`` (adaptive 1-d quadrature:
+    the integrand has a kink of width ``rho / |a|`` at 0 that Gauss-Hermite would blur)."""
+    from scipy.integrate import quad
+    from scipy.special import ndtr
+
+    def f(s):
+        return 2.0 * sigmoid(kappa * s) * ndtr(-a * s / rho) * np.exp(-0.5 * s * s)
+
+    neg = quad(f, -np.inf, 0.0, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+    pos = quad(f, 0.0, np.inf, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+    return float((neg + pos) / np.sqrt(2.0 * np.pi))

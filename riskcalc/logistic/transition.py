@@ -1,0 +1,54 @@
+"""Existence of the logistic MLE: the Candes-Sur phase transition.
+
+Candes & Sur, *The phase transition for the existence of the maximum likelihood estimate in
+high-dimensional logistic regression* (Ann. Statist. 2020, Thm 1; used by Sur & Candes, PNAS
+2019): with x ~ N(0, I_d), no intercept and signal strength ``kappa = ||w||``, the data are
+separable (no finite MLE) with probability -> 1 when ``gamma = d/n > h(kappa)`` and the MLE
+exists with probability -> 1 when ``gamma < h(kappa)``, where
+
+    h(kappa) = min_t E[(Z - t Y V)_+^2],   Z, V ~ N(0, 1) independent,
+    P(Y = 1 | V) = sigmoid(kappa V).
+
+Re-derived form used here: ``E[(Z - m)_+^2] = (1 + m^2) Phi(-m) - m phi(m) =: psi(m)``, and the
+label symmetry gives ``h = min_t E[2 sigmoid(kappa V) psi(t V)]``, a 1-d Gaussian integral
+minimized over t (convex in t). ``h(0) = 1/2`` (Cover 1965) and ``h -> 0`` as ``kappa -> inf``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from riskcalc._validate import as_array
+from riskcalc.logistic.gaussian import gauss_hermite, sigmoid
+
+
+def _psi(m):
+    from scipy.special import ndtr
+
+    return (1.0 + m * m) * ndtr(-m) - m * np.exp(-0.5 * m * m) / math.sqrt(2.0 * math.pi)
+
+
+def mle_threshold(kappa) -> float:
+    """``h(kappa)``: the largest ``gamma = d/n`` at which the logistic MLE exists (module doc).
+
+    Parameters
+    ----------
+    kappa : float
+        Signal strength ``||w_i||`` (the standard deviation of the true margin), >= 0.
+    """
+    from scipy.optimize import minimize_scalar
+
+    kappa = float(as_array("kappa", kappa, low=0.0))
+    v, w = gauss_hermite(200)
+    weight = 2.0 * sigmoid(kappa * v) * w
+
+    def objective(t):
+        return float(np.sum(weight * _psi(t * v)))
+
+    # d/dt at t = 0 is -2 phi(0)... < 0 for kappa > 0, so the minimizer is t >= 0; the objective
+    # grows like t^2 E[(YV)_-^2] for large t.
+    res = minimize_scalar(objective, bounds=(0.0, 50.0), method="bounded",
+                          options={"xatol": 1e-12})
+    return min(float(res.fun), objective(0.0))

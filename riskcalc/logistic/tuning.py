@@ -1,0 +1,44 @@
+"""Optimal ridge penalty for personalized logistic regression: minimize the exact limit.
+
+There is no closed form (unlike the linear model's ``lam* = sigma^2 gamma / r^2``, paper 003
+Thm 2): ``lam*`` minimizes ``lam -> logistic_limit(...).risk`` (``riskcalc.logistic.fixed_point``)
+over a log grid, refined by a bounded scalar search in ``log lam`` around the best grid point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.logistic.fixed_point import logistic_limit
+
+#: Search range of lam (beyond it the risk is flat to the solver's accuracy).
+LAM_RANGE = (1e-3, 1e3)
+
+
+def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13):
+    """``(lam*, risk at lam*)`` minimizing the limit of ``||w_hat - w_i||^2``.
+
+    Parameters
+    ----------
+    gamma, signal, r : float
+        As in ``riskcalc.logistic_limit``.
+    grid : int
+        Log-spaced grid points over ``LAM_RANGE`` that bracket the minimum.
+
+    Returns
+    -------
+    tuple of float
+        ``lam*`` (an end of ``LAM_RANGE`` when the risk is monotone there) and the risk.
+    """
+    from scipy.optimize import minimize_scalar
+
+    lams = np.geomspace(*LAM_RANGE, grid)
+    risks = [logistic_limit(gamma=gamma, signal=signal, r=r, lam=v).risk for v in lams]
+    k = int(np.argmin(risks))
+    if k in (0, grid - 1):
+        return float(lams[k]), float(risks[k])
+    res = minimize_scalar(
+        lambda t: logistic_limit(gamma=gamma, signal=signal, r=r, lam=np.exp(t)).risk,
+        bounds=(np.log(lams[k - 1]), np.log(lams[k + 1])), method="bounded",
+        options={"xatol": 1e-6})
+    return float(np.exp(res.x)), float(res.fun)
