@@ -11,6 +11,7 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 """
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
 from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import METHODS, Method, get_method
@@ -19,7 +20,7 @@ from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
-    "ClientSpec", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError", "Spectrum",
-    "get_method", "limit", "optimal_lambda", "optimal_limit", "spec_limit", "spec_steps_limit",
-    "steps_limit",
+    "ClientSpec", "ClientsLimit", "LimitResult", "METHODS", "Method", "ROUTES", "SolverError",
+    "Spectrum", "clients_limit", "get_method", "limit", "optimal_lambda", "optimal_limit",
+    "spec_limit", "spec_steps_limit", "steps_limit",
 ]
