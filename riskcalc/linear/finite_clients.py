@@ -74,7 +74,8 @@ def mp_expect(gamma, fun):
     [a, b] = [(1 - sqrt c)^2, (1 + sqrt c)^2], so with G(s) = (F(s) - F(0)) / s,
     tau(F) = F(0) + int G(s) sqrt((b - s)(s - a)) ds / (2 pi c): Gauss-Chebyshev quadrature of
     the second kind with the same nodes for every c (the 1/s of the density is gone, so the
-    convergence is geometric at a rate set by the poles of F only). For gamma > 1 the law is
+    convergence is geometric at a rate set by the poles of F only; F(0) may be replaced by any
+    constant, and is by 0 where F has a pole at 0). For gamma > 1 the law is
     (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S' of ratio 1/gamma (the
     nonzero eigenvalues of X^T X / n are those of X X^T / n), whence
     tau(F) = F(0) + tau'(F(gamma S') - F(0)) / gamma. The nodes double until two rules agree
@@ -101,7 +102,11 @@ def mp_expect(gamma, fun):
     c = np.minimum(gamma, 1.0 / gamma)
     scale = np.maximum(gamma, 1.0)
     center, half = 1.0 + c, 2.0 * np.sqrt(c)
-    at0 = np.array(fun(np.zeros_like(gamma)))[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at0 = np.array(fun(np.zeros_like(gamma)))[..., 0]
+    # tau(F) = C + tau(F - C) for any constant C: a pole of F at 0 (possible only below the
+    # spectrum, gamma < 1) takes C = 0 and converges at the rate sqrt(gamma)^n.
+    at0 = np.where(np.isfinite(at0), at0, 0.0)
     prev, n = None, _QUAD_START
     while n <= _QUAD_MAX:
         k = np.arange(1, n + 1) * (np.pi / (n + 1))
@@ -281,7 +286,9 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
                                                                                1.0 / m_tot)
     g = solve_g(gam, p, count)
     x = p * g
-    u = np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0)
+    # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
+    u = (np.zeros_like(x) if m_tot == 1
+         else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
     t = p * u
     root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
     var_r = gam * x ** 3 / ((1.0 + gam * x) * root)      # m' - m^2 (step 5)
