@@ -260,9 +260,9 @@ def solve_g(gam, p, count) -> float:
     """
     excess = float(np.sum(count / gam)) - 1.0
     if not excess > 1e-12:
-        raise ValueError("the federated global model needs pooled N = sum_j n_j > d, i.e. "
-                         f"sum_j 1/gamma_j > 1; got sum_j 1/gamma_j = {excess + 1:.6g} "
-                         "(add clients or lower gamma)")
+        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
+                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
 
     def fun(g, mask):
         x = p * g[0]
