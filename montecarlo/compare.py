@@ -194,10 +194,17 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
             "the prediction is the oracle limit (M -> infinity): the simulation includes the "
             "finite-M error of the global model; finite-M limits are implemented for "
             f"{', '.join(finite_clients.METHODS)} with Sigma = I",))
+    if spec.method not in finite_clients.HETEROGENEOUS and (
+            setting.gammas or setting.rs or setting.sigmas):
+        limit = riskcalc.spec_limit(spec, route=route)
+        return replace(limit, notes=limit.notes + (
+            "the prediction is the oracle limit (M -> infinity): finite-M limits of "
+            f"{spec.method} are implemented for identical clients only",))
     gam, r, sigma = client_params(spec, setting)
-    lam = None if spec.lam is None else float(spec.lam)
-    res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma, lam=lam,
-                                 weights=setting.weights)
+    tune = spec.info.tuning
+    res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
+                                 weights=setting.weights,
+                                 **({tune: float(getattr(spec, tune))} if tune else {}))
     return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
                                               "weights": setting.weights},
                                 float(res.bias[0]), float(res.variance[0]), float(res.risk[0]),

@@ -90,8 +90,12 @@ def test_bad_input(kwargs, match):
 
 
 def test_bad_input_methods_and_lists():
-    with pytest.raises(ValueError, match="implemented for fedavg, ftfa, rtfa"):
-        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=0.5, alpha=0.1, clients=5)
+    with pytest.raises(ValueError, match="implemented for fedavg, ftfa, rtfa, maml_fl"):
+        riskcalc.limit("local", gamma=2.0, rho=1.0, sigma=0.5, clients=5)
+    with pytest.raises(ValueError, match="identical clients only"):
+        riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=0.5)
+    with pytest.raises(ValueError, match="needs alpha"):
+        riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0], r=1.0, sigma=0.5)
     with pytest.raises(ValueError, match="Sigma = I"):
         riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=5,
                        spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
@@ -130,3 +134,52 @@ def test_simulation_agrees(gamma, extra):
                         [0.0 if lam is None else lam])["risk"][0] for rep in range(reps)]
         mean, se = mean_se(sims)
         assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (method, mean, se, pred)
+
+
+# --- MAML-FL and pFedMe with their own global objectives (finite_clients_own) -----------------
+
+OWN = [("maml_fl", {"alpha": 0.1}), ("maml_fl", {"alpha": 0.3}), ("pfedme", {"lam": 0.5})]
+
+
+@pytest.mark.parametrize("method,tuning", [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.4)])
+@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (0.5, 2), (1.5, 20), (0.5, 1)])
+def test_general_route_matches_closed_forms(method, tuning, gamma, clients):
+    """With phi = psi = s the quadrature route (numerical subordination t) must reproduce the
+    closed-form Marchenko-Pastur inverse of finite_clients."""
+    from riskcalc.linear.finite_clients import group_limits
+    from riskcalc.linear.finite_clients_own import homogeneous_limits
+    b, v = homogeneous_limits(method, gamma, 1.3, 0.7, clients, tuning)
+    rb, rv = group_limits(method, [gamma], [1.3], [0.7], [clients], [tuning], "samples")
+    assert b == pytest.approx(rb[0], rel=1e-9, abs=1e-12)
+    assert v == pytest.approx(rv[0], rel=1e-9)
+
+
+@pytest.mark.parametrize("method,kw", OWN)
+@pytest.mark.parametrize("gamma", [0.5, 2.0])
+def test_own_objective_recovers_oracle_and_least_squares(method, kw, gamma):
+    oracle = riskcalc.limit(method, gamma=gamma, r=1.3, sigma=0.7, **kw)
+    big = riskcalc.limit(method, gamma=gamma, r=1.3, sigma=0.7, clients=10 ** 7, **kw)
+    assert big.bias == pytest.approx(oracle.bias, rel=1e-4, abs=1e-4)
+    assert big.variance == pytest.approx(oracle.variance, rel=1e-4, abs=1e-4)
+    if gamma < 1:
+        # M = 1: X^T Omega annihilates the least-squares residual, so the global model is
+        # least squares, which the personalization keeps.
+        one = riskcalc.limit(method, gamma=gamma, r=1.3, sigma=0.7, clients=1, **kw)
+        assert abs(one.bias) <= 1e-10
+        assert one.variance == pytest.approx(0.49 * gamma / (1 - gamma), rel=1e-9)
+
+
+@pytest.mark.parametrize("method,kw", OWN)
+@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (0.5, 2)])
+def test_own_objective_simulation(method, kw, gamma, clients):
+    """Against the federated pipeline solving eqs. 12/14 over M clients (d = 160, 5 reps,
+    4 s.e. + 3/d as in test_simulation_agrees)."""
+    d, reps = 160, 5
+    spec = riskcalc.ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, **kw)
+    setting = Setting(d=d, clients=clients, global_model="federated")
+    pred = riskcalc.spec_limit(spec, clients=clients).risk
+    tuning = next(iter(kw.values()))
+    sims = [measure(sample_instance(spec, setting, 7, rep), method, [tuning])["risk"][0]
+            for rep in range(reps)]
+    mean, se = mean_se(sims)
+    assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (mean, se, pred)

@@ -71,7 +71,12 @@ def test_compare_federated_predicts_finite_m(fed_file, capsys):
     obj = json.loads(out)
     assert obj["params"]["clients"] == 4
     code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
-                        "2", "--global", "federated", "--clients", "30"], capsys)
+                        "2", "--global", "federated", "--clients", "30", "--json"], capsys)
+    ref = riskcalc.limit("maml_fl", gamma=2, r=1, sigma=0.5, alpha=0.1, clients=30)
+    assert json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-15)
+    code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "40", "--reps", "2", "--global",
+                        "federated", "--clients", "30", "--spectrum", "two-point:1,10,0.5"],
+                       capsys)
     assert code == 0 and "finite-M error" in out
 
 
@@ -90,6 +95,7 @@ def _bad_files(tmp_path):
     (tmp_path / "bad.json").write_text("[{")
     (tmp_path / "keys.json").write_text(json.dumps([{"gamma": 1.0, "r": 1.0}]))
     (tmp_path / "obj.json").write_text(json.dumps({"gamma": [1.0]}))
+    (tmp_path / "fed.json").write_text(json.dumps(FED))
     return tmp_path
 
 
@@ -101,7 +107,9 @@ def _bad_files(tmp_path):
     ("predict ftfa {m} --clients 5 --weights equal", "invalid choice"),
     ("predict ftfa {m} --clients 5 --clients-file {t}/keys.json", "not both"),
     ("predict ftfa {m} --clients 5 --steps 2 --step-size 0.1", "do not combine with --steps"),
-    ("predict maml_fl {m} --alpha 0.1 --clients 5", "implemented for fedavg, ftfa, rtfa"),
+    ("predict maml_fl {m} --alpha 0.1 --clients-file {t}/fed.json", "identical clients only"),
+    ("predict local --gamma 2 --rho 1 --sigma 0.5 --clients 5",
+     "implemented for fedavg, ftfa, rtfa, maml_fl, pfedme"),
     ("predict ftfa {m} --clients-file {t}/missing.json", "No such file"),
     ("predict ftfa {m} --clients-file {t}/bad.json", "not valid JSON"),
     ("predict ftfa {m} --clients-file {t}/keys.json", "exactly the keys gamma, r, sigma"),

@@ -67,8 +67,9 @@ def add_parser(subparsers) -> None:
                         "(ftfa, rtfa, local, local_ridge) instead of at convergence")
     p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--clients", type=int, metavar="M",
-                   help="the FedAvg global model over M clients sharing these parameters "
-                        "(fedavg, ftfa, rtfa; Sigma = I) instead of the exact one")
+                   help="the method's global model over M clients sharing these parameters "
+                        "(fedavg, ftfa, rtfa, maml_fl, pfedme; Sigma = I) instead of the exact "
+                        "one")
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S}; the target is the client of the '
@@ -122,8 +123,9 @@ def _finite_clients(args, spec):
                                    weights=weights), None
     if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
         raise ValueError("--clients-file takes scalar model options and route auto")
-    lam = None if spec.lam is None else float(spec.lam)
-    pop = riskcalc.clients_limit(spec.method, lam=lam, weights=weights, **fed)
+    tune = spec.info.tuning
+    pop = riskcalc.clients_limit(spec.method, weights=weights, **fed,
+                                 **({tune: float(getattr(spec, tune))} if tune else {}))
     res = riskcalc.LimitResult(spec.method, {**spec.params(), "clients": len(fed["gamma"]),
                                              "weights": weights},
                                float(pop.bias[0]), float(pop.variance[0]), float(pop.risk[0]),

@@ -59,8 +59,11 @@ from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.methods import get_method
 from riskcalc.solvers import increasing_root
 
-#: Methods whose finite-M limit is implemented (the FedAvg global model).
-METHODS = ("fedavg", "ftfa", "rtfa")
+#: Methods with the FedAvg global model: heterogeneous federations (this module).
+HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
+#: Methods whose finite-M limit is implemented; MAML-FL and pFedMe (their own global objectives,
+#: ``finite_clients_own``) for federations of identical clients.
+METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
 WEIGHTS = ("samples", "uniform")
 
@@ -168,21 +171,25 @@ def check_weights(weights) -> str:
     return weights
 
 
-def clients_limit(method: str, *, gamma, sigma, r, lam=None,
+def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                   weights: str = "samples") -> ClientsLimit:
     """Finite-M limits of every client of a heterogeneous federation (Sigma = I).
 
     The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
     and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
     with the FedAvg global model solved over all M clients. Derivation: this module's docstring.
+    MAML-FL and pFedMe (their own global objectives, ``finite_clients_own``) take identical
+    clients only.
 
     Parameters
     ----------
-    method : {"fedavg", "ftfa", "rtfa"}
+    method : {"fedavg", "ftfa", "rtfa", "maml_fl", "pfedme"}
     gamma, sigma, r : float or sequence of float
         Per-client values; sequences must share one length M, scalars are repeated.
     lam : float or sequence of float, optional
-        RTFA's penalty (per client or shared), required for ``rtfa`` only.
+        The penalty of ``rtfa`` (per client or shared) or ``pfedme`` (shared).
+    alpha : float, optional
+        MAML-FL's step size.
     weights : {"samples", "uniform"}
         p_j = n_j / N (the FedAvg objective) or 1/M.
 
@@ -204,13 +211,14 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None,
     info = get_method(method)
     _check_method(info.name)
     weights = check_weights(weights)
-    if info.ridge and lam is None:
-        raise ValueError(f"method {info.name} needs lam")
-    if not info.ridge and lam is not None:
-        raise ValueError(f"method {info.name} does not take lam")
+    given = {"lam": lam, "alpha": alpha}
+    for name, value in given.items():
+        if (value is None) == (info.tuning == name):
+            raise ValueError(f"method {info.name} {'needs' if value is None else 'does not take'}"
+                             f" {name}")
     raw = {"gamma": gamma, "sigma": sigma, "r": r}
-    if lam is not None:
-        raw["lam"] = lam
+    if info.tuning:
+        raw[info.tuning] = given[info.tuning]
     lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
     if len(set(lengths.values())) > 1:
         raise ValueError("per-client lists must have one length, got "
@@ -222,11 +230,18 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None,
             for k, v in raw.items()}
     gam = positive("gamma", vals["gamma"])
     sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
-    lam_arr = nonnegative("lam", vals["lam"]) if lam is not None else np.zeros(m)
+    lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
     # Identical clients form one group (a homogeneous federation costs one client's work).
     rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr]), axis=0,
                                      return_inverse=True, return_counts=True)
-    bias, var = group_limits(info.name, *rows.T[:3], count, rows[:, 3], weights)
+    if info.name in HETEROGENEOUS:
+        bias, var = group_limits(info.name, *rows.T[:3], count, rows[:, 3], weights)
+    elif rows.shape[0] == 1:
+        bias, var = (np.array([v]) for v in _own_limits(info.name, *rows[0], m))
+    else:
+        raise ValueError(f"finite-clients limits of {info.name} (its own global objective) "
+                         "are implemented for identical clients only; heterogeneous "
+                         f"federations: {', '.join(HETEROGENEOUS)}")
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
@@ -238,8 +253,14 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None,
 
 def _check_method(name: str) -> None:
     if name not in METHODS:
-        raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)} "
-                         f"(the FedAvg global model); got {name}")
+        raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
+                         f"got {name}")
+
+
+def _own_limits(method, gamma, r, sigma, tuning, clients):
+    # Deferred import: finite_clients_own builds on this module.
+    from riskcalc.linear.finite_clients_own import homogeneous_limits
+    return homogeneous_limits(method, gamma, r, sigma, clients, tuning)
 
 
 def notes(method: str, gam, lam) -> tuple:
@@ -275,53 +296,66 @@ def solve_g(gam, p, count) -> float:
                                  what="tau(A^-1) of the global model")[0])
 
 
+def client_weights(gam, count, weights):
+    """p_l of one client of each group: n_l / N (``samples``) or 1/M (``uniform``)."""
+    if weights == "samples":
+        return (1.0 / gam) / np.sum(count / gam)
+    return np.full(gam.shape, 1.0 / count.sum())
+
+
 def group_limits(method, gam, r, sigma, count, lam, weights):
     """Bias and variance of a client of each group (groups of ``count`` identical clients).
 
     Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
     """
     gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
-    m_tot = count.sum()
-    p = (1.0 / gam) / np.sum(count / gam) if weights == "samples" else np.full(gam.shape,
-                                                                               1.0 / m_tot)
+    p = client_weights(gam, count, weights)
     g = solve_g(gam, p, count)
     x = p * g
     # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
-    u = (np.zeros_like(x) if m_tot == 1
+    u = (np.zeros_like(x) if count.sum() == 1
          else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
-    t = p * u
     root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
     var_r = gam * x ** 3 / ((1.0 + gam * x) * root)      # m' - m^2 (step 5)
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
     E2 = (1.0 - 2.0 * u * x + u ** 2 * m1) / p ** 2       # tau(S^2 (pS + t)^-2)
-    Q = 1.0 / g ** 2 - np.sum(count * var_r / (p ** 2 * D * g ** 2))
+    if method == "fedavg":
+        # f = 1: the traces are those of step 5 already computed for every group.
+        J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
+        own = np.zeros_like(gam)
+    else:
+        J = _target_traces(gam, lam, p, u)
+        _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
+    return assemble(r, sigma, gam, p, count, g, D, var_r / p ** 2, E2, E1, J, own)
+
+
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own):
+    """Bias and variance of step 2 from the subordination quantities of step 4, per group.
+
+    D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
+    client, phi(S) = S for FedAvg's objective), Ev = tau(psi (b + t)^-2) (its noise source,
+    psi(S) = S for FedAvg), J = the target traces tau(f), tau(f (b+t)^-2), tau(f psi (b+t)^-2),
+    tau(f phi^2 (b+t)^-2), tau(f phi (b+t)^-1), tau(h (b+t)^-1), and own = the oracle variance
+    per unit sigma^2.
+    """
+    J0, J1, Jfv, Jfb, J3, J4 = J
+    Q = 1.0 / g ** 2 - np.sum(count * var_b / (D * g ** 2))
     if not Q > 0:
         raise SolverError("finite-clients limit: the subordination derivative is not positive "
                           f"(Q = {Q:g}); the pooled problem is too close to N = d")
-    wb = r ** 2 * p ** 2 * E2 / D
-    wv = sigma ** 2 * p ** 2 * gam * E1 / D
+    wb = r ** 2 * p ** 2 * Eb / D
+    wv = sigma ** 2 * p ** 2 * gam * Ev / D
     others_b = np.maximum(np.sum(count * wb) - wb, 0.0)
     others_v = np.maximum(np.sum(count * wv) - wv, 0.0)
-    if method == "fedavg":
-        # f = 1: the traces are those of step 5 already computed for every group.
-        J0, J1, Jf1, Jf2, J3, J4 = (np.ones_like(g * x), D, E1, E2, (1.0 - u * x) / p,
-                                    np.zeros_like(x))
-    else:
-        J = _target_traces(gam, lam, p, u)
-        J0, J1, Jf1, Jf2, J3, J4 = J
-    tp2 = E2 * (1.0 / (D * Q) - 1.0) / D
-    tp1 = E1 * (1.0 / (D * Q) - 1.0) / D
-    bias = (r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jf2 + tp2 * J1))
+    tpb = Eb * (1.0 / (D * Q) - 1.0) / D
+    tpv = Ev * (1.0 / (D * Q) - 1.0) / D
+    bias = (r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
             + others_b * J1 / (D * Q))
-    if method == "fedavg":
-        own = np.zeros_like(gam)
-    else:
-        _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
     with np.errstate(invalid="ignore"):
         var = np.where(sigma == 0, 0.0,
-                       sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jf1 + tp1 * J1))
+                       sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
                        + others_v * J1 / (D * Q))
     return bias, var
 
@@ -365,12 +399,15 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
                                           and spec.spectrum.signal_is_uniform):
         raise ValueError("finite-clients limits are implemented for Sigma = I "
                          "(spectrum identity) only")
-    shape = np.broadcast_shapes(*(np.shape(v) for v in (spec.gamma, spec.sigma, spec.signal,
-                                                         spec.penalty)))
-    args = [np.broadcast_to(v, shape).ravel() for v in (spec.gamma, spec.signal, spec.sigma,
-                                                         spec.penalty)]
+    tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
+    values = (spec.gamma, spec.signal, spec.sigma, tuning)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
-    for k, (gm, rr, sg, lm) in enumerate(zip(*args)):
-        b, v = group_limits(spec.method, [gm], [rr], [sg], [clients], [lm], weights)
-        bias[k], var[k] = b[0], v[0]
+    for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
+        if spec.method in HETEROGENEOUS:
+            b, v = group_limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights)
+            bias[k], var[k] = b[0], v[0]
+        else:
+            bias[k], var[k] = _own_limits(spec.method, gm, rr, sg, tn, clients)
     return bias.reshape(shape), var.reshape(shape)
