@@ -185,15 +185,18 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     """The finite-M limit of the target client (client 0) of the federation ``setting``
     samples (``riskcalc.clients_limit`` with the same per-client parameters), or the oracle
     limit with a note where no finite-M limit is implemented."""
-    covered = (spec.method in finite_clients.METHODS
-               and (spec.spectrum is None or (spec.spectrum.is_identity
-                                              and spec.spectrum.signal_is_uniform)))
+    try:
+        scale = finite_clients.spectrum_scale(spec.method, spec.spectrum)
+        covered = spec.method in finite_clients.METHODS
+    except ValueError:
+        covered = False
     if not covered:
         limit = riskcalc.spec_limit(spec, route=route)
         return replace(limit, notes=limit.notes + (
             "the prediction is the oracle limit (M -> infinity): the simulation includes the "
             "finite-M error of the global model; finite-M limits are implemented for "
-            f"{', '.join(finite_clients.METHODS)} with Sigma = I",))
+            f"{', '.join(finite_clients.METHODS)} with Sigma = I (FedAvg: any spectrum with "
+            "a uniform signal direction)",))
     if spec.method not in finite_clients.HETEROGENEOUS and (
             setting.gammas or setting.rs or setting.sigmas):
         limit = riskcalc.spec_limit(spec, route=route)
@@ -205,10 +208,10 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
                                  weights=setting.weights,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
+    bias, var = scale * float(res.bias[0]), float(res.variance[0])
     return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
                                               "weights": setting.weights},
-                                float(res.bias[0]), float(res.variance[0]), float(res.risk[0]),
-                                route="finite_clients", notes=res.notes)
+                                bias, var, bias + var, route="finite_clients", notes=res.notes)
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,

@@ -183,3 +183,22 @@ def test_own_objective_simulation(method, kw, gamma, clients):
             for rep in range(reps)]
     mean, se = mean_se(sims)
     assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (mean, se, pred)
+
+
+@pytest.mark.parametrize("gamma,clients,weights", [(2.0, 5, "samples"), (0.5, 2, "uniform")])
+def test_fedavg_general_spectrum(gamma, clients, weights):
+    """FedAvg's bias scales by tau(Sigma) (Sigma is free from the W_j), its variance not at
+    all: checked against simulation with the two-point spectrum {1, 10} (d = 160, 5 reps)."""
+    sp = riskcalc.Spectrum.two_point(1.0, 10.0, 0.5)
+    spec = riskcalc.ClientSpec("fedavg", gamma=gamma, r=1.0, sigma=0.5, spectrum=sp)
+    pred = riskcalc.spec_limit(spec, clients=clients, weights=weights)
+    iso = riskcalc.limit("fedavg", gamma=gamma, r=1.0, sigma=0.5, clients=clients,
+                         weights=weights)
+    assert pred.bias == pytest.approx(5.5 * iso.bias, rel=1e-14)
+    assert pred.variance == iso.variance
+    d, reps = 160, 5
+    setting = Setting(d=d, clients=clients, global_model="federated", weights=weights)
+    sims = [measure(sample_instance(spec, setting, 9, rep), "fedavg", [0.0])["risk"][0]
+            for rep in range(reps)]
+    mean, se = mean_se(sims)
+    assert abs(mean - pred.risk) <= 4 * se + 3.0 / d * pred.risk, (mean, se, pred.risk)

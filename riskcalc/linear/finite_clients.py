@@ -395,10 +395,7 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     clients = positive_int("clients", clients)
     weights = check_weights(weights)
     _check_method(spec.method)
-    if spec.spectrum is not None and not (spec.spectrum.is_identity
-                                          and spec.spectrum.signal_is_uniform):
-        raise ValueError("finite-clients limits are implemented for Sigma = I "
-                         "(spectrum identity) only")
+    scale = spectrum_scale(spec.method, spec.spectrum)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
     values = (spec.gamma, spec.signal, spec.sigma, tuning)
     shape = np.broadcast_shapes(*(np.shape(v) for v in values))
@@ -410,4 +407,22 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
             bias[k], var[k] = b[0], v[0]
         else:
             bias[k], var[k] = _own_limits(spec.method, gm, rr, sg, tn, clients)
-    return bias.reshape(shape), var.reshape(shape)
+    return scale * bias.reshape(shape), var.reshape(shape)
+
+
+def spectrum_scale(method: str, spectrum) -> float:
+    """The factor of the Sigma = I bias for a general spectrum: tau(Sigma) for FedAvg with a
+    uniform signal direction, 1 for Sigma = I; ValueError otherwise.
+
+    FedAvg's error is theta_g - theta_i; with S_j = Sigma^(1/2) W_j Sigma^(1/2),
+    Sigma^(1/2) (theta_g - theta_i) = W^-1 sum_j p_j W_j eta_j - eta_i + W^-1 sum_j p_j Z_j^T
+    xi_j / n_j, W = sum_j p_j W_j, eta_j = Sigma^(1/2) delta_j with E eta eta^T = r^2 Sigma / d.
+    Sigma is free from the orthogonally invariant W_j, so every bias trace tau(Sigma X(W))
+    factors as tau(Sigma) tau(X(W)); the noise term does not involve Sigma at all.
+    """
+    if spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform):
+        return 1.0
+    if method == "fedavg" and spectrum.signal_is_uniform:
+        return spectrum.mean
+    raise ValueError("finite-clients limits are implemented for Sigma = I, and for FedAvg "
+                     "with any spectrum whose signal direction is uniform")
