@@ -9,7 +9,8 @@ import riskcalc
 from montecarlo.instances import Setting, client_params, sample_instance
 from montecarlo.measure import measure
 from montecarlo.stats import mean_se
-from riskcalc.linear.finite_clients import mp_expect, solve_g
+from riskcalc.linear.finite_clients import solve_g
+from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.linear.marchenko_pastur import mp_stieltjes
 
 CASES = [("fedavg", {}), ("ftfa", {}), ("rtfa", {"lam": 0.4}), ("rtfa", {"lam": 3.0})]

@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients import assemble, mp_expect
+from riskcalc.linear.finite_clients import assemble
 from riskcalc.linear.marchenko_pastur import isotropic_factors
+from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root
 
 #: Methods with their own global objective whose finite-M limit is implemented here.
