@@ -197,12 +197,6 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
             "finite-M error of the global model; finite-M limits are implemented for "
             f"{', '.join(finite_clients.METHODS)} with Sigma = I (FedAvg: any spectrum with "
             "a uniform signal direction)",))
-    if spec.method not in finite_clients.HETEROGENEOUS and (
-            setting.gammas or setting.rs or setting.sigmas):
-        limit = riskcalc.spec_limit(spec, route=route)
-        return replace(limit, notes=limit.notes + (
-            "the prediction is the oracle limit (M -> infinity): finite-M limits of "
-            f"{spec.method} are implemented for identical clients only",))
     gam, r, sigma = client_params(spec, setting)
     tune = spec.info.tuning
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,

@@ -93,8 +93,8 @@ def test_bad_input(kwargs, match):
 def test_bad_input_methods_and_lists():
     with pytest.raises(ValueError, match="implemented for fedavg, ftfa, rtfa, maml_fl"):
         riskcalc.limit("local", gamma=2.0, rho=1.0, sigma=0.5, clients=5)
-    with pytest.raises(ValueError, match="identical clients only"):
-        riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=0.5)
+    with pytest.raises(ValueError, match="one lam for all clients"):
+        riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=[0.5, 1.0])
     with pytest.raises(ValueError, match="needs alpha"):
         riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0], r=1.0, sigma=0.5)
     with pytest.raises(ValueError, match="Sigma = I"):
@@ -142,17 +142,24 @@ def test_simulation_agrees(gamma, extra):
 OWN = [("maml_fl", {"alpha": 0.1}), ("maml_fl", {"alpha": 0.3}), ("pfedme", {"lam": 0.5})]
 
 
+GROUPS = [([2.0], [5]), ([0.5], [2]), ([1.5], [20]), ([0.5], [1]),
+          ([2.0, 1.0, 4.0, 0.8], [1, 1, 1, 1]), ([3.0, 0.7], [4, 2])]
+
+
 @pytest.mark.parametrize("method,tuning", [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.4)])
-@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (0.5, 2), (1.5, 20), (0.5, 1)])
-def test_general_route_matches_closed_forms(method, tuning, gamma, clients):
-    """With phi = psi = s the quadrature route (numerical subordination t) must reproduce the
-    closed-form Marchenko-Pastur inverse of finite_clients."""
+@pytest.mark.parametrize("gammas,counts", GROUPS)
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_general_route_matches_closed_forms(method, tuning, gammas, counts, weights):
+    """With phi = psi = s the quadrature route (numerical subordination g, t_l) must reproduce
+    the closed-form Marchenko-Pastur inverse of finite_clients."""
     from riskcalc.linear.finite_clients import group_limits
-    from riskcalc.linear.finite_clients_own import homogeneous_limits
-    b, v = homogeneous_limits(method, gamma, 1.3, 0.7, clients, tuning)
-    rb, rv = group_limits(method, [gamma], [1.3], [0.7], [clients], [tuning], "samples")
-    assert b == pytest.approx(rb[0], rel=1e-9, abs=1e-12)
-    assert v == pytest.approx(rv[0], rel=1e-9)
+    from riskcalc.linear.finite_clients_own import own_group_limits
+    k = len(gammas)
+    r, sigma = np.linspace(0.5, 2.0, k), np.linspace(0.2, 1.0, k)
+    b, v = own_group_limits(method, gammas, r, sigma, counts, tuning, weights)
+    rb, rv = group_limits(method, gammas, r, sigma, counts, np.full(k, tuning), weights)
+    np.testing.assert_allclose(b, rb, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(v, rv, rtol=1e-9)
 
 
 @pytest.mark.parametrize("method,kw", OWN)
@@ -203,3 +210,20 @@ def test_fedavg_general_spectrum(gamma, clients, weights):
             for rep in range(reps)]
     mean, se = mean_se(sims)
     assert abs(mean - pred.risk) <= 4 * se + 3.0 / d * pred.risk, (mean, se, pred.risk)
+
+
+@pytest.mark.parametrize("method,kw", OWN)
+def test_own_objective_heterogeneous_simulation(method, kw):
+    """A heterogeneous federation (d = 160, 5 reps, uniform weights)."""
+    d, reps = 160, 5
+    extra = dict(gammas=(1.0, 4.0, 0.8), rs=(2.0, 0.5, 1.5), sigmas=(0.3, 1.0, 0.2))
+    setting = Setting(d=d, clients=4, global_model="federated", weights="uniform", **extra)
+    spec = riskcalc.ClientSpec(method, gamma=2.0, r=1.0, sigma=0.5, **kw)
+    gam, r, sigma = client_params(spec, setting)
+    pred = riskcalc.clients_limit(method, gamma=gam, r=r, sigma=sigma, weights="uniform",
+                                  **kw).risk[0]
+    tuning = next(iter(kw.values()))
+    sims = [measure(sample_instance(spec, setting, 8, rep), method, [tuning])["risk"][0]
+            for rep in range(reps)]
+    mean, se = mean_se(sims)
+    assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (mean, se, pred)

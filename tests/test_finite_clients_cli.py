@@ -95,7 +95,6 @@ def _bad_files(tmp_path):
     (tmp_path / "bad.json").write_text("[{")
     (tmp_path / "keys.json").write_text(json.dumps([{"gamma": 1.0, "r": 1.0}]))
     (tmp_path / "obj.json").write_text(json.dumps({"gamma": [1.0]}))
-    (tmp_path / "fed.json").write_text(json.dumps(FED))
     return tmp_path
 
 
@@ -107,7 +106,6 @@ def _bad_files(tmp_path):
     ("predict ftfa {m} --clients 5 --weights equal", "invalid choice"),
     ("predict ftfa {m} --clients 5 --clients-file {t}/keys.json", "not both"),
     ("predict ftfa {m} --clients 5 --steps 2 --step-size 0.1", "do not combine with --steps"),
-    ("predict maml_fl {m} --alpha 0.1 --clients-file {t}/fed.json", "identical clients only"),
     ("predict local --gamma 2 --rho 1 --sigma 0.5 --clients 5",
      "implemented for fedavg, ftfa, rtfa, maml_fl, pfedme"),
     ("predict ftfa {m} --clients-file {t}/missing.json", "No such file"),

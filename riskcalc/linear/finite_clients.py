@@ -66,8 +66,8 @@ from riskcalc.solvers import increasing_root
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
-#: Methods whose finite-M limit is implemented; MAML-FL and pFedMe (their own global objectives,
-#: ``finite_clients_own``) for federations of identical clients.
+#: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
+#: objectives in ``finite_clients_own``.
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
 WEIGHTS = ("samples", "uniform")
@@ -125,8 +125,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
     and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
     with the FedAvg global model solved over all M clients. Derivation: this module's docstring.
-    MAML-FL and pFedMe (their own global objectives, ``finite_clients_own``) take identical
-    clients only.
+    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``) with one
+    shared alpha or lam.
 
     Parameters
     ----------
@@ -183,12 +183,11 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                                      return_inverse=True, return_counts=True)
     if info.name in HETEROGENEOUS:
         bias, var = group_limits(info.name, *rows.T[:3], count, rows[:, 3], weights)
-    elif rows.shape[0] == 1:
-        bias, var = (np.array([v]) for v in _own_limits(info.name, *rows[0], m))
+    elif np.unique(rows[:, 3]).size == 1:
+        bias, var = _own_limits(info.name, *rows.T[:3], count, rows[0, 3], weights)
     else:
-        raise ValueError(f"finite-clients limits of {info.name} (its own global objective) "
-                         "are implemented for identical clients only; heterogeneous "
-                         f"federations: {', '.join(HETEROGENEOUS)}")
+        raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
+                         "clients: give a single value")
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
@@ -204,10 +203,10 @@ def _check_method(name: str) -> None:
                          f"got {name}")
 
 
-def _own_limits(method, gamma, r, sigma, tuning, clients):
+def _own_limits(method, gam, r, sigma, count, tuning, weights):
     # Deferred import: finite_clients_own builds on this module.
-    from riskcalc.linear.finite_clients_own import homogeneous_limits
-    return homogeneous_limits(method, gamma, r, sigma, clients, tuning)
+    from riskcalc.linear.finite_clients_own import own_group_limits
+    return own_group_limits(method, gam, r, sigma, count, tuning, weights)
 
 
 def notes(method: str, gam, lam) -> tuple:
@@ -218,6 +217,16 @@ def notes(method: str, gam, lam) -> tuple:
     return ()
 
 
+def check_pooled(gam, count) -> float:
+    """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
+    excess = float(np.sum(count / gam)) - 1.0
+    if not excess > 1e-12:
+        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
+                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
+    return excess
+
+
 def solve_g(gam, p, count) -> float:
     """g = tau(A^-1), the root of sum_l count_l p_l g / (1 + gamma_l p_l g) = 1 (step 3).
 
@@ -226,11 +235,7 @@ def solve_g(gam, p, count) -> float:
     ValueError
         If sum_l count_l / gamma_l <= 1: the pooled sample size does not exceed d.
     """
-    excess = float(np.sum(count / gam)) - 1.0
-    if not excess > 1e-12:
-        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
-                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
-                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
+    excess = check_pooled(gam, count)
 
     def fun(g, mask):
         x = p * g[0]
@@ -353,7 +358,8 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
             b, v = group_limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights)
             bias[k], var[k] = b[0], v[0]
         else:
-            bias[k], var[k] = _own_limits(spec.method, gm, rr, sg, tn, clients)
+            b, v = _own_limits(spec.method, [gm], [rr], [sg], [clients], tn, weights)
+            bias[k], var[k] = b[0], v[0]
     return scale * bias.reshape(shape), var.reshape(shape)
 
 

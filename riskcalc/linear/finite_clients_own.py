@@ -19,8 +19,9 @@ sum_l t_l = (M - 1) / g with g = tau((b + t)^-1) becomes
 
     tau(t / (p phi(S) + t)) = 1 - 1/M,
 
-one increasing equation in t, solved with Marchenko-Pastur quadrature (``mp_expect``).
-Heterogeneous federations would need the coupled system of step 3 (not implemented here).
+one increasing equation in t. For heterogeneous clients the coupled system of step 3 is solved
+as a scalar equation in g = tau(A^-1) around one vectorized inner solve for the t_l
+(``_subordination``); every trace is a Marchenko-Pastur quadrature (``mp_expect``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients import assemble
+from riskcalc.linear.finite_clients import assemble, check_pooled, client_weights
 from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root
@@ -50,80 +51,106 @@ def objective(method: str, tuning: float):
     return (lambda s: s, lambda s: s, tuning if method == "rtfa" else 0.0)
 
 
-def homogeneous_limits(method: str, gamma: float, r: float, sigma: float, clients: int,
-                       tuning: float):
-    """Bias and variance of one of ``clients`` identical clients under ``method`` with its own
-    global objective (module docstring). ``method`` may also be fedavg, ftfa or rtfa (the
-    FedAvg objective), which the tests use to check this route against the closed forms.
+def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
+    """Bias and variance of a client of each group (``count`` identical clients per group)
+    under ``method`` with its own global objective (module docstring). ``method`` may also be
+    fedavg, ftfa or rtfa (the FedAvg objective), which the tests use to check this route
+    against the closed forms of ``finite_clients``.
 
     Raises
     ------
     ValueError
-        If pooled N <= d (gamma >= clients).
+        If pooled N <= d (sum_j 1/gamma_j <= 1).
     SolverError
-        If the subordination equation or the quadrature does not converge.
+        If the subordination equations or the quadrature do not converge.
     """
-    if not gamma < clients:
-        raise ValueError("the federated global model needs N = sum n_j >= d, and its finite-M "
-                         f"limit pooled N > d: sum_j 1/gamma_j > 1; got {clients / gamma:.6g} "
-                         "(add clients or lower gamma)")
+    gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
+    check_pooled(gam, count)
     phi, psi, lam = objective(method, tuning)
-    gam = np.array([gamma])
-    p = 1.0 / clients
-    # M = 1: A = phi(S_i) itself (t = 0).
-    t = _solve_t(gam, p, phi, clients) if clients > 1 else 0.0
-    g, D, Eb, Ev = mp_expect(gam, lambda s: (1.0 / (p * phi(s) + t),
-                                             1.0 / (p * phi(s) + t) ** 2,
-                                             (phi(s) / (p * phi(s) + t)) ** 2,
-                                             psi(s) / (p * phi(s) + t) ** 2))
+    p = client_weights(gam, count, weights)
+    g, t = _subordination(gam, p, count, phi)
+    P, T = p[:, None], t[:, None]
+    G, D, Eb, Ev = mp_expect(gam, lambda s: (1.0 / (P * phi(s) + T),
+                                             1.0 / (P * phi(s) + T) ** 2,
+                                             (phi(s) / (P * phi(s) + T)) ** 2,
+                                             psi(s) / (P * phi(s) + T) ** 2))
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
-    var_b = mp_expect(gam, lambda s: ((1.0 / (p * phi(s) + t) - g[0]) ** 2,))[0]
-    g = g[0]
-    perp = max(1.0 - 1.0 / gamma, 0.0)
+    var_b = mp_expect(gam, lambda s: ((1.0 / (P * phi(s) + T) - g) ** 2,))[0]
+    perp = np.maximum(1.0 - 1.0 / gam, 0.0)
+    zero = np.zeros_like(gam)
     if method == "fedavg":
-        J = np.array([[1.0], D, Ev, Eb, *mp_expect(gam, lambda s: (phi(s) / (p * phi(s) + t),)),
-                      [0.0]])
-        own = 0.0
+        J = np.array([np.ones_like(gam), D, Ev, Eb,
+                      mp_expect(gam, lambda s: (phi(s) / (P * phi(s) + T),))[0], zero])
+        own = zero
     elif lam == 0:
-        J = np.array([[perp], [perp / t ** 2 if perp else 0.0], [0.0], [0.0], [0.0], [0.0]])
-        own = isotropic_factors(gamma, 0.0)[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J = np.array([perp, np.where(perp > 0, perp / t ** 2, 0.0), zero, zero, zero, zero])
+        own = isotropic_factors(gam, zero)[1]
     else:
-        J = np.array(mp_expect(gam, lambda s: (
+        J = mp_expect(gam, lambda s: (
             (lam / (s + lam)) ** 2,
-            (lam / (s + lam)) ** 2 / (p * phi(s) + t) ** 2,
-            (lam / (s + lam)) ** 2 * psi(s) / (p * phi(s) + t) ** 2,
-            (lam * phi(s) / (s + lam)) ** 2 / (p * phi(s) + t) ** 2,
-            (lam / (s + lam)) ** 2 * phi(s) / (p * phi(s) + t),
-            lam * phi(s) / (s + lam) ** 2 / (p * phi(s) + t))))
-        own = isotropic_factors(gamma, lam)[1]
-    bias, var = assemble(np.array([r]), np.array([sigma]), gam, np.array([p]),
-                         np.array([float(clients)]), g, D, var_b, Eb, Ev, J, np.array([own]))
-    return float(bias[0]), float(var[0])
+            (lam / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
+            (lam / (s + lam)) ** 2 * psi(s) / (P * phi(s) + T) ** 2,
+            (lam * phi(s) / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
+            (lam / (s + lam)) ** 2 * phi(s) / (P * phi(s) + T),
+            lam * phi(s) / (s + lam) ** 2 / (P * phi(s) + T)))
+        own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
+    return assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own)
 
 
-def _solve_t(gam, p, phi, clients):
-    """t with tau(t / (p phi(S) + t)) = 1 - 1/M (increasing in t)."""
-    target = 1.0 - 1.0 / clients
-    mean_phi = float(mp_expect(gam, lambda s: (phi(s),))[0, 0])
+def _subordination(gam, p, count, phi):
+    """g = tau(A^-1) and t_l of step 3 for A = sum_l p_l phi(S_l).
 
-    def rho(t):
-        return mp_expect(np.full(t.size, gam[0]), lambda s: (
-            t[:, None] / (p * phi(s) + t[:, None]),
-            t[:, None] * p * phi(s) / (p * phi(s) + t[:, None]) ** 2))
+    Given g, each t_l solves G_l(t) = tau((p_l phi(S_l) + t)^-1) = g (G_l decreases); then
+    H(g) = sum_l count_l g t_l(g) = sum_l count_l tau(t_l / (b_l + t_l)) decreases in g, from
+    M (g -> 0) to below M - 1, and the root of H(g) = M - 1 is the constraint
+    sum_l t_l = (M - 1) / g. g H'(g) = sum_l count_l g (t_l - g / D_l) with D_l = -G_l'(t_l).
+    """
+    m_tot = count.sum()
+    mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
+    if m_tot == 1:
+        # A = phi(S_i): t = 0 and g = tau(phi(S_i)^-1).
+        return float(mp_expect(gam, lambda s: (1.0 / phi(s),))[0, 0]), np.zeros(1)
 
-    def fun(t, mask):
-        val, dval = rho(t)
-        return val - target, dval
+    def inner(g):
+        def fun(t, mask):
+            G, D = mp_expect(gam[mask], lambda s: (
+                1.0 / (p[mask, None] * phi(s) + t[:, None]),
+                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
+            return 1.0 / G - 1.0 / g, t * D / G ** 2
 
-    # Jensen (t / (x + t) is convex in x): rho(t) >= t / (p tau(phi) + t), so rho >= target at
-    # hi; halve lo until rho(lo) <= target (it is < target near 0 when pooled N > d).
-    hi = max((clients - 1) * p * mean_phi, 1e-300) * 1.0000001
-    lo = hi
+        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), gives lo where
+        # positive, else halve toward 0 (G_l(0+) = infinity for gamma_l > 1).
+        hi = np.full(gam.shape, 1.0 / g)
+        lo = 1.0 / g - p * mean_phi
+        bad = ~(lo > 0)
+        lo = np.where(bad, hi, lo)
+        for _ in range(200):
+            if not bad.any():
+                break
+            lo[bad] /= 2.0
+            bad[bad] = fun(lo[bad], bad)[0] > 0
+        else:
+            raise SolverError("finite-clients limit: no bracket for the subordination "
+                              "equations")
+        return increasing_root(fun, lo, hi, what="subordination t of the global model")
+
+    def outer(gv, mask):
+        g = gv[0]
+        t = inner(g)
+        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,))[0]
+        return (np.array([m_tot - 1.0 - np.sum(count * g * t)]),
+                np.array([np.sum(count * g * (g / D - t))]))
+
+    # H >= M - g sum_l count_l p_l tau(phi) (Jensen) gives lo; double g for hi.
+    lo = 1.0 / float(np.sum(count * p * mean_phi))
+    hi = 2.0 * lo
     for _ in range(200):
-        lo /= 2.0
-        if rho(np.array([lo]))[0][0] <= target:
+        if outer(np.array([hi]), None)[0][0] >= 0:
             break
+        lo, hi = hi, 2.0 * hi
     else:
-        raise SolverError("finite-clients limit: no bracket for the subordination equation")
-    return float(increasing_root(fun, np.array([lo]), np.array([hi]),
-                                 what="subordination t of the global model")[0])
+        raise SolverError("finite-clients limit: no bracket for tau(A^-1)")
+    g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
+                              what="tau(A^-1) of the global model")[0])
+    return g, inner(g)
