@@ -9,7 +9,8 @@
    the three methods of a replicate.
 2. Finite-d error: FTFA gamma = 2, M = 5 at d = 100, 200, 400, 800 (the deviation shrinks
    like 1/d).
-3. Speed: the limits of every client of a heterogeneous federation of M = 1000 clients.
+3. Speed: the limits of every client of a heterogeneous federation of M = 1000 clients
+   (FedAvg, FTFA, RTFA, and MAML-FL, pFedMe with their own global objectives).
 
 Run: ``python benchmarks/bench_finite_clients.py [--d 800] [--reps 8] [--cache FILE]``
 (--cache resumes an interrupted run; a progress bar shows on stderr).
@@ -103,9 +104,10 @@ def speed():
     m = 1000
     gam = rng.uniform(0.5, 4.0, m)
     r, sigma = rng.uniform(0.5, 2.0, m), rng.uniform(0.1, 1.0, m)
-    for name, lam in METHODS:
+    own = (("maml_fl", {"alpha": 0.1}), ("pfedme", {"lam": 0.5}))
+    for name, kw in [(n, {} if lam is None else {"lam": lam}) for n, lam in METHODS] + list(own):
         t0 = time.perf_counter()
-        res = riskcalc.clients_limit(name, gamma=gam, r=r, sigma=sigma, lam=lam)
+        res = riskcalc.clients_limit(name, gamma=gam, r=r, sigma=sigma, **kw)
         dt = time.perf_counter() - t0
         print(f"M = {m} heterogeneous clients, {name}: every client's limit in {dt:.3f} s "
               f"(goal < 1 s); mean risk {res.mean_risk:.6f}")
