@@ -3,7 +3,9 @@
 With M simulated clients the global models of FedAvg (eq. 6) and MAML-FL (eq. 12) are fitted,
 then both are fine-tuned to the client's min-norm interpolant (eqs. 7, 13). As M grows both
 global models approach theta_0 and the simulated risks approach the common limit of Thms 1
-and 3 (a riskcalc line). Points: simulation means with 95% intervals.
+and 3 (a riskcalc line); for Sigma = I the exact finite-M limits of both global models
+(``riskcalc.limit(..., clients=M)``) are the lines through the points. Points: simulation means
+with 95% intervals.
 """
 
 import numpy as np
@@ -37,6 +39,11 @@ def make(ctx):
         table.add(panel, "limit, Thms 1 and 3 (M → ∞)", "reference", "clients", np.nan, "risk",
                   limit)
         for label, method, extra in methods:
+            if sp is None:
+                # The exact finite-M limit of each global model (riskcalc.limit(clients=M)).
+                for m in np.unique(np.geomspace(clients[0], clients[-1], 40).round()):
+                    table.add(panel, label, "theory", "clients", m, "risk", riskcalc.limit(
+                        method, gamma=GAMMA, r=R, sigma=SIGMA, clients=int(m), **extra).risk)
             for m in clients:
                 spec = riskcalc.ClientSpec(method, gamma=GAMMA, r=R, sigma=SIGMA, spectrum=sp,
                                            **extra)
@@ -62,8 +69,10 @@ def make(ctx):
         "grows",
         "Markers: mean risk of one client after fitting the global model over M clients "
         "(FedAvg's for FTFA, MAML-FL's for MAML-FL) and fine-tuning to the min-norm "
-        "interpolant; error bars 95% Student-t intervals. Dashed: the common limit of "
-        "Thms 1 and 3 (the M → ∞ risk, independent of α).",
+        "interpolant; error bars 95% Student-t intervals. Lines (Σ = I): the exact finite-M "
+        "limits of each global model (riskcalc.limit(..., clients=M); none is implemented for "
+        "the two-point spectrum). Dashed: the common limit of Thms 1 and 3 (the M → ∞ risk, "
+        "independent of α).",
         {"γ": GAMMA, "r": R, "σ": SIGMA, "α": list(ALPHAS), "M": clients, "d": d,
          "n per client": round(d / GAMMA), "client weights": "uniform", "reps": reps,
          "global model": "federated (eqs. 6, 12)", "features": "Gaussian",

@@ -17,13 +17,13 @@ import numpy as np
 
 import riskcalc
 from montecarlo.estimators import get_estimator, tuning_value
-from montecarlo.instances import Setting, sample_instance, scalar_spec
+from montecarlo.instances import Setting, client_params, sample_instance, scalar_spec
 from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
 from riskcalc import _frames
-from riskcalc.linear import finite_steps
+from riskcalc.linear import finite_clients, finite_steps
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -174,10 +174,15 @@ class Comparison:
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("quantity")
 
 
-def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitResult:
+def predicted(spec: ClientSpec, route: str, steps, step_size,
+              setting: Setting | None = None) -> riskcalc.LimitResult:
     """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
     when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
-    when steps were asked for)."""
+    when steps were asked for). With a federated global model (``setting``) the finite-M limit
+    where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
+    if setting is not None and setting.global_model == "federated" and steps is None \
+            and get_estimator(spec.method).centered:
+        return federated_limit(spec, setting, route)
     if steps is None:
         return riskcalc.spec_limit(spec, route=route)
     if finite_steps.supports(spec):
@@ -186,6 +191,33 @@ def predicted(spec: ClientSpec, route: str, steps, step_size) -> riskcalc.LimitR
     return replace(limit, notes=limit.notes + (
         "the prediction is the converged limit: finite-step limits are implemented for "
         f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction only",))
+
+
+def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.LimitResult:
+    """The finite-M limit of the target client (client 0) of the federation ``setting``
+    samples (``riskcalc.clients_limit`` with the same per-client parameters), or the oracle
+    limit with a note where no finite-M limit is implemented."""
+    try:
+        scale = finite_clients.spectrum_scale(spec.method, spec.spectrum)
+        covered = spec.method in finite_clients.METHODS
+    except ValueError:
+        covered = False
+    if not covered:
+        limit = riskcalc.spec_limit(spec, route=route)
+        return replace(limit, notes=limit.notes + (
+            "the prediction is the oracle limit (M -> infinity): the simulation includes the "
+            "finite-M error of the global model; finite-M limits are implemented for "
+            f"{', '.join(finite_clients.METHODS)} with Sigma = I (FedAvg: any spectrum with "
+            "a uniform signal direction)",))
+    gam, r, sigma = client_params(spec, setting)
+    tune = spec.info.tuning
+    res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
+                                 weights=setting.weights,
+                                 **({tune: float(getattr(spec, tune))} if tune else {}))
+    bias, var = scale * float(res.bias[0]), float(res.variance[0])
+    return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
+                                              "weights": setting.weights},
+                                bias, var, bias + var, route="finite_clients", notes=res.notes)
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
@@ -230,7 +262,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)
-    limit = predicted(spec, route, steps, step_size)
+    limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
             "step_size": step_size}

@@ -196,6 +196,17 @@ def scalar_spec(spec: ClientSpec) -> None:
                              "use sweep for grids")
 
 
+def client_params(spec: ClientSpec, setting: Setting, m: int | None = None):
+    """gamma_j, r_j (rho_j for the local baselines) and sigma_j of clients 0..m-1 (default
+    m = ``setting.clients``): client 0 is ``spec``'s, the others cycle through
+    ``setting.gammas``, ``rs``, ``sigmas`` (the target's value when not given)."""
+    m = setting.clients if m is None else m
+    first = (float(spec.gamma), float(spec.signal), float(spec.sigma))
+    return tuple(np.array([v0] + [v0 if vals is None else vals[(j - 1) % len(vals)]
+                                  for j in range(1, m)])
+                 for v0, vals in zip(first, (setting.gammas, setting.rs, setting.sigmas)))
+
+
 def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
                     federated: bool | None = None) -> Instance:
     """Sample replicate ``rep`` of the federated problem described by ``spec`` and ``setting``.
@@ -226,11 +237,7 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
     federated = setting.global_model == "federated" if federated is None else federated
     d = setting.d
     m = setting.clients if federated else 1
-    cyc = (lambda vals, j, default: default if vals is None else vals[(j - 1) % len(vals)])
-    gamma0, r0, sigma0 = float(spec.gamma), float(spec.signal), float(spec.sigma)
-    gam = np.array([gamma0] + [cyc(setting.gammas, j, gamma0) for j in range(1, m)])
-    r = np.array([r0] + [cyc(setting.rs, j, r0) for j in range(1, m)])
-    sigma = np.array([sigma0] + [cyc(setting.sigmas, j, sigma0) for j in range(1, m)])
+    gam, r, sigma = client_params(spec, setting, m)
     n = np.array([sample_size(d, g, "the target client" if j == 0 else f"client {j}")
                   for j, g in enumerate(gam)])
     if federated and n.sum() < d:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (QUANTITIES, check_run, replicate_task, spec_to_dict, summarize,
-                                none_if_nan)
+from montecarlo.compare import (QUANTITIES, check_run, predicted, replicate_task, spec_to_dict,
+                                summarize, none_if_nan)
 from montecarlo.estimators import get_estimator
 from montecarlo.instances import Setting
 from montecarlo.seeding import check_seed
@@ -106,9 +108,9 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     rows = []
     for i, (g, sig, s) in enumerate(points):
         res = results[i * reps:(i + 1) * reps]
-        limit = riskcalc.spec_limit(ClientSpec(
-            method, gamma=g, sigma=s, spectrum=spectrum,
-            **{info.signal: sig, **({tune: tunings} if tune else {})}), route=route)
+        limit = _limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+                                   **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                        setting, route, steps, tunings)
         summ = {q: summarize([x[q] for x in res], np.broadcast_to(getattr(limit, q),
                                                                    len(tunings)))
                 for q in QUANTITIES}
@@ -129,6 +131,19 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
             rows.append(row)
     return SweepRows(rows)
+
+
+def _limits(spec, setting, route, steps, tunings):
+    """The predictions of a grid point, one per tuning value: the finite-M limit with a
+    federated global model (``montecarlo.compare.predicted``), else paper 003's limit."""
+    if setting.global_model != "federated" or steps is not None \
+            or not get_estimator(spec.method).centered:
+        return riskcalc.spec_limit(spec, route=route)
+    tune = spec.info.tuning
+    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, None, None, setting)
+            for t in tunings]
+    return SimpleNamespace(**{q: np.array([getattr(x, q) for x in each])
+                              for q in QUANTITIES})
 
 
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:

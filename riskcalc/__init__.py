@@ -11,6 +11,7 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 """
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
 from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
@@ -22,9 +23,9 @@ from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
-    "ClientSpec", "LimitResult", "LogisticResult", "METHODS", "Method", "ROUTES", "SolverError",
-    "Spectrum", "fedavg_centre_scale", "get_method", "limit", "logistic_lam_path",
-    "logistic_limit", "mle_threshold", "optimal_lambda", "optimal_lambda_logistic",
-    "optimal_limit", "register_method", "spec_limit", "spec_steps_limit", "steps_limit",
-    "unregister_method",
+    "ClientSpec", "ClientsLimit", "LimitResult", "LogisticResult", "METHODS", "Method", "ROUTES",
+    "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
+    "logistic_lam_path", "logistic_limit", "mle_threshold", "optimal_lambda",
+    "optimal_lambda_logistic", "optimal_limit", "register_method", "spec_limit",
+    "spec_steps_limit", "steps_limit", "unregister_method",
 ]

@@ -16,11 +16,12 @@ from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
 from riskcalc.cli import logistic
-from riskcalc.cli.predict import add_model_options, spec_from_args
+from riskcalc.cli.predict import add_model_options, read_clients_file, spec_from_args
 
 
-def add_simulation_options(p, *, reps: int) -> None:
-    """Add the options describing the simulated instances and the replicates."""
+def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
+    """Add the options describing the simulated instances and the replicates (``multi``:
+    --clients takes a comma-separated list, for ``sweep``)."""
     p.add_argument("--d", type=int, required=True, help="dimension of the simulated problem")
     p.add_argument("--reps", type=int, default=reps,
                    help=f"number of replicates, >= 2 (default {reps})")
@@ -28,8 +29,12 @@ def add_simulation_options(p, *, reps: int) -> None:
     p.add_argument("--global", dest="global_model", choices=GLOBAL_MODELS, default="oracle",
                    help="global model: the oracle center theta_0 (the limit; default) or the "
                         "federated solution over --clients clients")
-    p.add_argument("--clients", type=int, default=100,
-                   help="clients M of the federated global model (default 100)")
+    p.add_argument("--clients", type=str if multi else int,
+                   help="clients M of the federated global model (default 100)"
+                        + (" (comma-separated list)" if multi else ""))
+    p.add_argument("--clients-file", metavar="PATH",
+                   help="JSON list of the OTHER clients of the federation, each "
+                        '{"gamma": G, "r": R, "sigma": S} (M = 1 + their number)')
     p.add_argument("--weights", choices=WEIGHTS, default="uniform",
                    help="client weights p_j: uniform 1/M or samples n_j/N (default uniform)")
     p.add_argument("--measure", choices=KINDS, default="conditional",
@@ -54,11 +59,20 @@ def add_simulation_options(p, *, reps: int) -> None:
                    help="riskcalc route of the prediction (default auto)")
 
 
-def setting_from_args(args) -> Setting:
-    """The ``Setting`` described by the simulation options."""
-    return Setting(d=args.d, clients=args.clients, global_model=args.global_model,
-                   weights=args.weights, eigvecs=args.eigvecs, features=args.features,
-                   noise=args.noise, df=args.df)
+def setting_from_args(args, clients=None) -> Setting:
+    """The ``Setting`` described by the simulation options (``clients`` overrides
+    --clients)."""
+    clients = args.clients if clients is None else clients
+    others = {}
+    if args.clients_file is not None:
+        if clients is not None:
+            raise ValueError("give --clients M or --clients-file, not both")
+        fed = read_clients_file(args.clients_file)
+        clients = 1 + len(fed["gamma"])
+        others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
+    return Setting(d=args.d, clients=100 if clients is None else clients,
+                   global_model=args.global_model, weights=args.weights, eigvecs=args.eigvecs,
+                   features=args.features, noise=args.noise, df=args.df, **others)
 
 
 def add_parser(subparsers) -> None:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import riskcalc
 from riskcalc.cli import logistic
+from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 
@@ -68,15 +71,83 @@ def add_parser(subparsers) -> None:
                    help="the limit after this many full-batch personalization gradient steps "
                         "(ftfa, rtfa, local, local_ridge) instead of at convergence")
     p.add_argument("--step-size", type=float, help="step size of --steps")
+    p.add_argument("--clients", type=int, metavar="M",
+                   help="the method's global model over M clients sharing these parameters "
+                        "(fedavg, ftfa, rtfa, maml_fl, pfedme; Sigma = I) instead of the exact "
+                        "one")
+    p.add_argument("--clients-file", metavar="PATH",
+                   help="JSON list of the OTHER clients of the federation, each "
+                        '{"gamma": G, "r": R, "sigma": S}; the target is the client of the '
+                        "model options")
+    p.add_argument("--weights", choices=CLIENT_WEIGHTS,
+                   help="client weights with --clients/--clients-file: samples n_j/N "
+                        "(default) or uniform 1/M")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
+
+
+def read_clients_file(path) -> dict:
+    """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
+    (numbers), returned as lists ``{"gamma": [...], "r": [...], "sigma": [...]}``."""
+    with open(path) as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
+    keys = ("gamma", "r", "sigma")
+    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
+        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
+                         '{"gamma": G, "r": R, "sigma": S}')
+    for k, c in enumerate(data):
+        if set(c) != set(keys):
+            raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
+                             f"gamma, r, sigma; got {', '.join(sorted(c)) or 'none'}")
+    return {key: [c[key] for c in data] for key in keys}
+
+
+def _federation(args, spec):
+    """(per-client gamma, r, sigma lists with the target first) for --clients-file, else
+    None."""
+    if args.clients_file is None:
+        return None
+    others = read_clients_file(args.clients_file)
+    return {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
+            for k in ("gamma", "r", "sigma")}
+
+
+def _finite_clients(args, spec):
+    """The finite-M LimitResult of the target and, for --clients-file, the whole federation."""
+    if args.steps is not None or args.step_size is not None:
+        raise ValueError("--clients/--clients-file do not combine with --steps")
+    if args.clients is not None and args.clients_file is not None:
+        raise ValueError("give --clients M (identical clients) or --clients-file, not both")
+    weights = args.weights or "samples"
+    fed = _federation(args, spec)
+    if fed is None:
+        return riskcalc.spec_limit(spec, route=args.route, clients=args.clients,
+                                   weights=weights), None
+    if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
+        raise ValueError("--clients-file takes scalar model options and route auto")
+    tune = spec.info.tuning
+    pop = riskcalc.clients_limit(spec.method, weights=weights, **fed,
+                                 **({tune: float(getattr(spec, tune))} if tune else {}))
+    res = riskcalc.LimitResult(spec.method, {**spec.params(), "clients": len(fed["gamma"]),
+                                             "weights": weights},
+                               float(pop.bias[0]), float(pop.variance[0]), float(pop.risk[0]),
+                               route="finite_clients", notes=pop.notes)
+    return res, pop
 
 
 def run(args) -> int:
     if logistic.applies(args):
         return logistic.predict(args)
     spec = spec_from_args(args)
-    if args.steps is None:
+    pop = None
+    if args.clients is not None or args.clients_file is not None:
+        res, pop = _finite_clients(args, spec)
+    elif args.weights is not None:
+        raise ValueError("--weights applies with --clients or --clients-file only")
+    elif args.steps is None:
         if args.step_size is not None:
             raise ValueError("--step-size is only used with --steps")
         res = riskcalc.spec_limit(spec, route=args.route)
@@ -88,7 +159,10 @@ def run(args) -> int:
                              "spectral integral of riskcalc.steps_limit)")
         res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
     if args.json:
-        print(json.dumps(res.as_dict()))
+        out = res.as_dict()
+        if pop is not None:
+            out["federation"] = pop.as_dict()
+        print(json.dumps(out))
         return 0
     info = riskcalc.get_method(res.method)
     print(f"{info.title} ({res.method}); {info.reference}")
@@ -96,6 +170,10 @@ def run(args) -> int:
     print(f"  route: {res.route}")
     for name in ("bias", "variance", "risk"):
         print(f"  {name:<9} {getattr(res, name):.10g}")
+    if pop is not None:
+        print(f"  population average over the {pop.risk.size} clients: bias "
+              f"{pop.mean_bias:.10g}, variance {pop.mean_variance:.10g}, risk "
+              f"{pop.mean_risk:.10g}")
     for note in res.notes:
         print(f"  note: {note}")
     return 0

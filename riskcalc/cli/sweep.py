@@ -1,7 +1,7 @@
 """``riskcalc sweep METHOD ...``: predicted vs simulated over a parameter grid.
 
-Comma-separated values of --gamma, --r/--rho, --sigma, --lam/--alpha span the grid (outer
-product); each grid point is compared as by ``riskcalc compare`` (paper 003,
+Comma-separated values of --gamma, --r/--rho, --sigma, --lam/--alpha (and --clients) span the
+grid (outer product); each grid point is compared as by ``riskcalc compare`` (paper 003,
 ``003_4b976ddf5225c17e.txt``, Thms 1-4 vs eq. 3). A progress bar runs on stderr; rows are
 written as CSV or JSON lines (--out; stdout without it), and --cache makes an interrupted sweep
 resume where it stopped.
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
                     "the grid spanned by comma-separated --gamma, --r/--rho, --sigma, "
                     "--lam/--alpha values.")
     add_model_options(p, multi=True)
-    add_simulation_options(p, reps=10)
+    add_simulation_options(p, reps=10, multi=True)
     p.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
     p.add_argument("--format", choices=FORMATS,
                    help="csv or jsonl (default: from the --out extension, csv otherwise)")
@@ -49,11 +49,19 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     values = {k: _floats(k, getattr(args, k))
               for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
-    rows = sweep(args.method, setting=setting_from_args(args),
-                 spectrum=spectrum_from_args(args, d=args.d), reps=args.reps, seed=args.seed,
-                 kind=args.measure, steps=args.steps, step_size=args.step_size,
-                 route=args.route, n_jobs=args.jobs, scheduler=args.scheduler,
-                 progress=not args.no_progress, cache=args.cache, **values)
+    clients = _floats("clients", args.clients) or [None]
+    if any(m is not None and m != int(m) for m in clients):
+        raise ValueError(f"--clients must be a comma-separated list of integers, got "
+                         f"{args.clients!r}")
+    rows = []
+    for m in clients:
+        rows += sweep(args.method, setting=setting_from_args(
+                          args, clients=None if m is None else int(m)),
+                      spectrum=spectrum_from_args(args, d=args.d), reps=args.reps,
+                      seed=args.seed, kind=args.measure, steps=args.steps,
+                      step_size=args.step_size, route=args.route, n_jobs=args.jobs,
+                      scheduler=args.scheduler, progress=not args.no_progress,
+                      cache=args.cache, **values)
     if args.out:
         fmt = write_rows(rows, args.out, args.format)
         sys.stderr.write(f"wrote {len(rows)} rows ({fmt}) to {args.out}\n")

@@ -6,5 +6,5 @@ The modules: three routes to the limits (``marchenko_pastur`` closed forms, the 
 ridge ``kappa``, the paper's Stieltjes forms ``stieltjes``), the method registry
 (``methods``), the client specification shared with the simulations (``model``), the limits
 and tuning (``limits``, ``tuning``), and finite personalization steps (``finite_steps`` with
-``weighted_mp``).
+``weighted_mp``), and a finite number of clients in the global model (``finite_clients``).
 """

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from riskcalc import _frames
-from riskcalc.linear import kappa, marchenko_pastur, stieltjes
+from riskcalc.linear import finite_clients, kappa, marchenko_pastur, stieltjes
 from riskcalc.linear.model import ClientSpec
 
 ROUTES = ("auto", "closed", "kappa", "paper")
@@ -80,11 +80,18 @@ class LimitResult:
 
 
 def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
-          spectrum=None, route: str = "auto") -> LimitResult:
+          spectrum=None, route: str = "auto", clients=None, weights=None) -> LimitResult:
     """Asymptotic bias, variance and risk of ``method`` for one client.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), Thms 1-4 and Cor. 3.1; see ``ClientSpec`` for
     the parameters and this module's docstring for the routes.
+
+    ``clients=M`` (an integer >= 1) replaces the exact global model by the FedAvg global model
+    solved over M clients sharing the client's parameters, the client among them, with client
+    weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
+    finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa; Sigma = I; pooled
+    N > d). ``clients=None`` is paper 003's limit (M -> infinity). Heterogeneous clients:
+    ``riskcalc.clients_limit``.
 
     Examples
     --------
@@ -94,11 +101,16 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     """
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                       spectrum=spectrum)
-    return spec_limit(spec, route=route)
+    return spec_limit(spec, route=route, clients=clients, weights=weights)
 
 
-def spec_limit(spec: ClientSpec, route: str = "auto") -> LimitResult:
+def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
+               weights=None) -> LimitResult:
     """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation)."""
+    if clients is not None:
+        return _finite_clients_limit(spec, route, clients, weights)
+    if weights is not None:
+        raise ValueError("weights apply to a finite number of clients only (give clients=M)")
     route = _resolve_route(spec, route)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else None
     shape = np.broadcast_shapes(*(np.shape(v) for v in (
@@ -141,6 +153,22 @@ def _registered(spec: ClientSpec, route: str, shape):
             raise ValueError(f"the limit of method {spec.method} returned a NaN or negative "
                              f"{name}")
     return bias, var
+
+
+def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
+    if route not in ("auto", "closed"):
+        raise ValueError("the finite-clients limit has one route (Sigma = I): route must be "
+                         f"auto or closed, got {route!r}")
+    weights = "samples" if weights is None else weights
+    bias, var = finite_clients.spec_clients_limit(spec, clients, weights)
+    risk = bias + var
+    scalar = np.shape(bias) == ()
+    out = [float(x) if scalar else x for x in (bias, var, risk)]
+    gamma = np.broadcast_to(spec.gamma, np.shape(bias))
+    params = {**spec.params(), "clients": int(clients), "weights": weights}
+    return LimitResult(spec.method, params, *out, route="finite_clients",
+                       notes=finite_clients.notes(spec.method, gamma,
+                                                  np.broadcast_to(spec.penalty, np.shape(bias))))
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:

@@ -1,0 +1,75 @@
+"""Risk vs the number of clients M with the FedAvg global model solved over M clients.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) predicts the M -> infinity limits (Thms 1-2); with
+Sigma = I the exact finite-M limits (``riskcalc.limit(..., clients=M)``, derived in
+``riskcalc/linear/finite_clients.py``) are the theory lines through the simulated points. For
+the two-point spectrum no finite-M limit is implemented: that panel shows the simulations
+against the M -> infinity limits only.
+"""
+
+import numpy as np
+
+import riskcalc
+from figures import style
+from figures.core import Caption, Output, Table, register
+from figures.linear import (P003, R, RISK_LABEL, SIGMA, TWO_POINT, XLABELS, simulate,
+                            spectrum_name)
+from montecarlo.instances import Setting
+
+GAMMA = 2.0
+LAM = 0.5
+
+
+@register("p003-finite-clients", paper="003",
+          title="FTFA and RTFA vs the number of clients: exact finite-M limits",
+          source=f"{P003}, Thms 1-2 (eqs. 6-8); finite M: riskcalc/linear/finite_clients.py")
+def make(ctx):
+    d = ctx.pick(60, 300)
+    reps = ctx.pick(4, 12)
+    # gamma = 2 needs M >= 3 for a pooled N = M d / 2 > d.
+    clients = ctx.pick([3, 10, 50], [3, 5, 10, 20, 50, 100, 200])
+    grid = np.unique(np.geomspace(3, 200, 60).round().astype(int))
+    methods = [("FTFA", "ftfa", {}), (f"RTFA, λ = {LAM:g}", "rtfa", {"lam": LAM})]
+    table, points, where = Table(), [], []
+    for sp in (None, TWO_POINT):
+        panel = spectrum_name(sp)
+        for label, method, extra in methods:
+            if sp is None:
+                for m in grid:
+                    table.add(panel, label, "theory", "clients", m, "risk", riskcalc.limit(
+                        method, gamma=GAMMA, r=R, sigma=SIGMA, clients=int(m), **extra).risk)
+            table.add(panel, f"{label}, M → ∞ (Thms 1-2)", "reference", "clients", np.nan,
+                      "risk", riskcalc.limit(method, gamma=GAMMA, r=R, sigma=SIGMA,
+                                             spectrum=sp, **extra).risk)
+            for m in clients:
+                spec = riskcalc.ClientSpec(method, gamma=GAMMA, r=R, sigma=SIGMA, spectrum=sp,
+                                           **extra)
+                where.append((panel, label, m))
+                points.append((spec, [extra.get("lam", 0.0)],
+                               Setting(d=d, clients=m, global_model="federated"), None, None))
+    for (panel, label, m), s in zip(where, simulate(ctx, points, reps)):
+        r = s["risk"]
+        table.add(panel, label, "simulation", "clients", m, "risk", r["mean"], se=r["se"],
+                  lo=r["low"], hi=r["high"], reps=reps)
+    colors = style.Colors(table.series())
+    fig, axes = style.figure(2, sharey=True)
+    for ax, panel in zip(axes[0], table.panels()):
+        style.draw_panel(ax, table, panel, colors, logx=True)
+        ax.set_xticks(clients, [str(m) for m in clients])
+        ax.minorticks_off()
+        ax.set_xlabel(XLABELS["clients"])
+    axes[0, 0].set_ylabel(RISK_LABEL)
+    style.label_panels(axes, table.panels())
+    style.legend(fig, table, colors, ncol=2)
+    return Output(fig, table, Caption(
+        "FTFA and RTFA with the FedAvg global model fitted over M clients: the exact finite-M "
+        "limits against simulation",
+        "Markers: mean risk of one client (one of the M clients) after fitting the FedAvg "
+        "global model over the M clients and fine-tuning (min-norm for FTFA, ridge for RTFA); "
+        "error bars 95% Student-t intervals. Lines (Σ = I): the exact finite-M limits "
+        "(riskcalc.limit(..., clients=M)). Dashed: paper 003's M → ∞ limits. The two-point "
+        "panel has no finite-M line: those limits are implemented for Σ = I only.",
+        {"γ": GAMMA, "r": R, "σ": SIGMA, "λ": LAM, "M": clients, "d": d,
+         "n per client": round(d / GAMMA), "client weights": "uniform (= samples here)",
+         "reps": reps, "global model": "federated (eq. 6)", "features": "Gaussian",
+         "covariances": "I; two-point eigenvalues {0.25, 1.75} with mass 1/2 each"}))

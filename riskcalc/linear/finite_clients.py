@@ -1,0 +1,381 @@
+"""Exact limits with a FINITE number M of clients in the FedAvg global model (Sigma = I).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) takes the global model to be exact (M -> infinity).
+Here the global model is the FedAvg minimizer (eq. 6) over M clients, the target client i being
+one of them, and d, n_j -> infinity with d/n_j -> gamma_j and M FIXED. Derivation (Sigma = I,
+Gaussian or any rotation-invariant-in-the-limit design):
+
+1. With S_j = X_j^T X_j / n_j and p_j the client weights (``samples``: p_j = n_j / N, i.e.
+   proportional to 1/gamma_j; ``uniform``: 1/M), the global model is
+   theta_g - theta_0 = A^-1 sum_j p_j (S_j delta_j + X_j^T xi_j / n_j), A = sum_j p_j S_j
+   (pooled N > d, i.e. sum_j 1/gamma_j > 1), delta_j = theta_j - theta_0 = r_j u_j.
+2. Every method personalizes as theta_hat = theta_g + F(S_i)-filtered refit, so its error is
+   e = R (theta_g - theta_i) + L xi_i with R = R(S_i): FedAvg R = I, L = 0; FTFA R = P_i^perp
+   (the projection off the row space of X_i), L = X_i^+; RTFA R = lam (S_i + lam)^-1,
+   L = (S_i + lam)^-1 X_i^T / n_i. Averaging over u_j (E u u^T = I/d) and the noise, with
+   tau = tr/d and f = R^2:
+       B_i = r_i^2 [tau(f) - 2 p_i tau(f S_i A^-1)] + sum_j r_j^2 p_j^2 tau(f A^-1 S_j^2 A^-1)
+       V_i = own_i + 2 sigma_i^2 p_i gamma_i tau(h(S_i) A^-1)
+             + sum_j sigma_j^2 p_j^2 gamma_j tau(f A^-1 S_j A^-1),
+   own_i = sigma_i^2 gamma_i tau(L L^T) n_i / d is the oracle variance (paper 003, Thms 1-2),
+   h(s) = lam s / (s + lam)^2 (RTFA; 0 for FTFA since P^perp X_i^+ = 0, and for FedAvg).
+3. The S_j are independent and orthogonally invariant, hence asymptotically free. For the free
+   sum A = sum_l b_l (b_l = p_l S_l) subordination at z = 0 gives t_l > 0 with
+       tau(phi(b_l) A^-1) = tau(phi(b_l) (b_l + t_l)^-1),  g = tau(A^-1) = tau((b_l + t_l)^-1),
+       sum_l t_l = (M - 1) / g.
+   Inverting the Marchenko-Pastur Stieltjes transform m_l (m_l(-u) = tau((S_l + u)^-1)
+   solves gamma z m^2 - (1 - gamma - z) m + 1 = 0) in closed form: x_l = p_l g = m_l(-u_l),
+   u_l = t_l / p_l = (1 - (1 - gamma_l) x_l) / (x_l (1 + gamma_l x_l)), and the constraint
+   reduces to ONE increasing scalar equation
+       sum_l p_l g / (1 + gamma_l p_l g) = 1,
+   which is also Silverstein's equation for the weighted sample covariance A (second route;
+   M = 1 gives g = 1/(1 - gamma), equal gamma and p = 1/M gives g = 1/(1 - gamma/M)).
+4. Two-resolvent traces are derivatives: tau(f A^-1 c_j A^-1) = -d/de tau(f (A + e c_j)^-1) and
+   A + e c_j is again a free sum (summand j becomes b_j + e c_j, c_j = S_j or S_j^2).
+   Differentiating step 3 implicitly, with D_l = tau((b_l + t_l)^-2), E_j = tau(c_j
+   (b_j + t_j)^-2) and Q = sum_l 1/D_l - (M - 1)/g^2:
+       g' = -E_j / (D_j Q),   t_l' = -g' / D_l (l != j),   t_j' = -(g' + E_j) / D_j,
+   so for j != i: tau(f A^-1 c_j A^-1) = E_j tau(f (b_i + t_i)^-2) / (D_i D_j Q), and for j = i:
+   tau(f (c_i + t_i') (b_i + t_i)^-2). (M = 1: Q = 1/D_1, t' = 0, tau(f c A^-2) as it must.)
+5. The remaining one-matrix traces are Marchenko-Pastur integrals: closed forms in
+   m = m(-u), m' = m'(-u) for FedAvg and FTFA (tau(P^perp phi(S)) = (1 - 1/gamma)_+ phi(0)),
+   and Gauss-Chebyshev quadrature of the Marchenko-Pastur law for RTFA
+   (``riskcalc.linear.mp_quadrature``).
+   Q is evaluated as 1/g^2 - sum_l (D_l - g^2)/(D_l g^2) with
+   D_l - g^2 = gamma_l m^3 / ((1 + gamma_l m) sqrt((1 - gamma_l + u_l)^2 + 4 gamma_l u_l)) / p_l^2
+   (from the quadratic), which avoids the cancellation of two O(M) terms.
+M -> infinity recovers paper 003's oracle limits; M = 1 with gamma < 1 gives least squares for
+all three methods. The tests check each piece against simulation, exact identities and the
+oracle limit. FedAvg extends to any spectrum with a uniform signal direction
+(``spectrum_scale``); MAML-FL and pFedMe (their own global objectives) are in
+``riskcalc.linear.finite_clients_own``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc._validate import nonnegative, positive, positive_int
+from riskcalc.errors import SolverError
+from riskcalc.linear.marchenko_pastur import isotropic_factors
+from riskcalc.linear.mp_quadrature import mp_expect
+from riskcalc.linear.methods import get_method
+from riskcalc.solvers import increasing_root
+
+#: Methods with the FedAvg global model: heterogeneous federations (this module).
+HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
+#: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
+#: objectives in ``finite_clients_own``.
+METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
+#: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
+WEIGHTS = ("samples", "uniform")
+
+
+@dataclass(frozen=True)
+class ClientsLimit:
+    """Finite-M limits of every client of a federation (``clients_limit``).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        Per-client parameter lists and the weights.
+    bias, variance, risk : ndarray (M,)
+        Client j's limits as target.
+    mean_bias, mean_variance, mean_risk : float
+        Their population averages (uniform over clients).
+    notes : tuple of str
+    """
+
+    method: str
+    params: dict
+    bias: np.ndarray
+    variance: np.ndarray
+    risk: np.ndarray
+    mean_bias: float
+    mean_variance: float
+    mean_risk: float
+    notes: tuple = field(default=())
+
+    def as_dict(self) -> dict:
+        """Plain JSON values; infinite limits become None (JSON has no infinity)."""
+        def conv(v):
+            v = np.asarray(v, dtype=float)
+            return np.where(np.isfinite(v), v, None).tolist()
+        return {"method": self.method, "params": self.params, "bias": conv(self.bias),
+                "variance": conv(self.variance), "risk": conv(self.risk),
+                "mean": {"bias": conv(self.mean_bias), "variance": conv(self.mean_variance),
+                         "risk": conv(self.mean_risk)},
+                "notes": list(self.notes)}
+
+
+def check_weights(weights) -> str:
+    """``weights`` must name a ``WEIGHTS`` entry."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
+    return weights
+
+
+def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
+                  weights: str = "samples") -> ClientsLimit:
+    """Finite-M limits of every client of a heterogeneous federation (Sigma = I).
+
+    The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
+    and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
+    with the FedAvg global model solved over all M clients. Derivation: this module's docstring.
+    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``) with one
+    shared alpha or lam.
+
+    Parameters
+    ----------
+    method : {"fedavg", "ftfa", "rtfa", "maml_fl", "pfedme"}
+    gamma, sigma, r : float or sequence of float
+        Per-client values; sequences must share one length M, scalars are repeated.
+    lam : float or sequence of float, optional
+        The penalty of ``rtfa`` (per client or shared) or ``pfedme`` (shared).
+    alpha : float, optional
+        MAML-FL's step size.
+    weights : {"samples", "uniform"}
+        p_j = n_j / N (the FedAvg objective) or 1/M.
+
+    Returns
+    -------
+    ClientsLimit
+
+    Raises
+    ------
+    ValueError
+        For inconsistent lengths, out-of-range values, or pooled N <= d (sum 1/gamma_j <= 1).
+
+    Examples
+    --------
+    >>> res = clients_limit("ftfa", gamma=[2.0, 2.0, 0.5], sigma=0.5, r=1.0)
+    >>> res.risk.shape
+    (3,)
+    """
+    info = get_method(method)
+    _check_method(info.name)
+    weights = check_weights(weights)
+    given = {"lam": lam, "alpha": alpha}
+    for name, value in given.items():
+        if (value is None) == (info.tuning == name):
+            raise ValueError(f"method {info.name} {'needs' if value is None else 'does not take'}"
+                             f" {name}")
+    raw = {"gamma": gamma, "sigma": sigma, "r": r}
+    if info.tuning:
+        raw[info.tuning] = given[info.tuning]
+    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("per-client lists must have one length, got "
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    m = next(iter(lengths.values()), 1)
+    if m == 0:
+        raise ValueError("the federation needs at least one client")
+    vals = {k: np.broadcast_to(np.ravel(v) if np.ndim(v) else v, (m,)).astype(float)
+            for k, v in raw.items()}
+    gam = positive("gamma", vals["gamma"])
+    sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
+    lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
+    # Identical clients form one group (a homogeneous federation costs one client's work).
+    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr]), axis=0,
+                                     return_inverse=True, return_counts=True)
+    if info.name in HETEROGENEOUS:
+        bias, var = group_limits(info.name, *rows.T[:3], count, rows[:, 3], weights)
+    elif np.unique(rows[:, 3]).size == 1:
+        bias, var = _own_limits(info.name, *rows.T[:3], count, rows[0, 3], weights)
+    else:
+        raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
+                         "clients: give a single value")
+    inverse = inverse.ravel()
+    bias, var = bias[inverse], var[inverse]
+    risk = bias + var
+    params = {k: v.tolist() for k, v in vals.items()}
+    params.update(clients=m, weights=weights)
+    return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
+                        float(var.mean()), float(risk.mean()), notes=notes(info.name, gam, lam_arr))
+
+
+def _check_method(name: str) -> None:
+    if name not in METHODS:
+        raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
+                         f"got {name}")
+
+
+def _own_limits(method, gam, r, sigma, count, tuning, weights):
+    # Deferred import: finite_clients_own builds on this module.
+    from riskcalc.linear.finite_clients_own import own_group_limits
+    return own_group_limits(method, gam, r, sigma, count, tuning, weights)
+
+
+def notes(method: str, gam, lam) -> tuple:
+    """Caveats of a finite-M limit (the interpolation threshold)."""
+    if method != "fedavg" and np.any((np.asarray(gam) == 1) & (np.asarray(lam) == 0)):
+        return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
+                "min-norm variance is infinite",)
+    return ()
+
+
+def check_pooled(gam, count) -> float:
+    """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
+    excess = float(np.sum(count / gam)) - 1.0
+    if not excess > 1e-12:
+        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
+                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
+    return excess
+
+
+def solve_g(gam, p, count) -> float:
+    """g = tau(A^-1), the root of sum_l count_l p_l g / (1 + gamma_l p_l g) = 1 (step 3).
+
+    Raises
+    ------
+    ValueError
+        If sum_l count_l / gamma_l <= 1: the pooled sample size does not exceed d.
+    """
+    excess = check_pooled(gam, count)
+
+    def fun(g, mask):
+        x = p * g[0]
+        q = count * x / (1 + gam * x)
+        return np.array([q.sum() - 1.0]), np.array([(q / (1 + gam * x)).sum()])
+
+    # f(1) <= sum p - 1 = 0; f(g) >= excess - sum count / (gamma^2 p g) (module docstring).
+    hi = max(1.0, float(np.sum(count / (gam ** 2 * p))) / excess)
+    return float(increasing_root(fun, np.array([1.0]), np.array([hi]),
+                                 what="tau(A^-1) of the global model")[0])
+
+
+def client_weights(gam, count, weights):
+    """p_l of one client of each group: n_l / N (``samples``) or 1/M (``uniform``)."""
+    if weights == "samples":
+        return (1.0 / gam) / np.sum(count / gam)
+    return np.full(gam.shape, 1.0 / count.sum())
+
+
+def group_limits(method, gam, r, sigma, count, lam, weights):
+    """Bias and variance of a client of each group (groups of ``count`` identical clients).
+
+    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    p = client_weights(gam, count, weights)
+    g = solve_g(gam, p, count)
+    x = p * g
+    # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
+    u = (np.zeros_like(x) if count.sum() == 1
+         else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
+    root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
+    var_r = gam * x ** 3 / ((1.0 + gam * x) * root)      # m' - m^2 (step 5)
+    m1 = x ** 2 + var_r
+    D = m1 / p ** 2
+    E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
+    E2 = (1.0 - 2.0 * u * x + u ** 2 * m1) / p ** 2       # tau(S^2 (pS + t)^-2)
+    if method == "fedavg":
+        # f = 1: the traces are those of step 5 already computed for every group.
+        J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
+        own = np.zeros_like(gam)
+    else:
+        J = _target_traces(gam, lam, p, u)
+        _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
+    return assemble(r, sigma, gam, p, count, g, D, var_r / p ** 2, E2, E1, J, own)
+
+
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own):
+    """Bias and variance of step 2 from the subordination quantities of step 4, per group.
+
+    D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
+    client, phi(S) = S for FedAvg's objective), Ev = tau(psi (b + t)^-2) (its noise source,
+    psi(S) = S for FedAvg), J = the target traces tau(f), tau(f (b+t)^-2), tau(f psi (b+t)^-2),
+    tau(f phi^2 (b+t)^-2), tau(f phi (b+t)^-1), tau(h (b+t)^-1), and own = the oracle variance
+    per unit sigma^2.
+    """
+    J0, J1, Jfv, Jfb, J3, J4 = J
+    Q = 1.0 / g ** 2 - np.sum(count * var_b / (D * g ** 2))
+    if not Q > 0:
+        raise SolverError("finite-clients limit: the subordination derivative is not positive "
+                          f"(Q = {Q:g}); the pooled problem is too close to N = d")
+    wb = r ** 2 * p ** 2 * Eb / D
+    wv = sigma ** 2 * p ** 2 * gam * Ev / D
+    others_b = np.maximum(np.sum(count * wb) - wb, 0.0)
+    others_v = np.maximum(np.sum(count * wv) - wv, 0.0)
+    tpb = Eb * (1.0 / (D * Q) - 1.0) / D
+    tpv = Ev * (1.0 / (D * Q) - 1.0) / D
+    bias = (r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
+            + others_b * J1 / (D * Q))
+    with np.errstate(invalid="ignore"):
+        var = np.where(sigma == 0, 0.0,
+                       sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
+                       + others_v * J1 / (D * Q))
+    return bias, var
+
+
+def _target_traces(gamma, lam, p, u):
+    """tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2), tau(f S (b+t)^-1),
+    tau(h (b+t)^-1) for FTFA or RTFA targets, one column per group (b + t = p (S + u),
+    f = R^2; step 5). lam = 0 is FTFA: f = P^perp, whose traces are (1 - 1/gamma)_+ phi(0)."""
+    perp = np.maximum(1.0 - 1.0 / gamma, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J = np.array([perp, np.where(perp > 0, perp / (p * u) ** 2, 0.0), 0 * perp, 0 * perp,
+                      0 * perp, 0 * perp])
+    ridge = lam > 0
+    if ridge.any():
+        lr, ur, pr = lam[ridge, None], u[ridge, None], p[ridge]
+        f0, f1, f2, f3, h = mp_expect(gamma[ridge], lambda s: (
+            (lr / (s + lr)) ** 2,
+            (lr / ((s + lr) * (s + ur))) ** 2,
+            s * (lr / ((s + lr) * (s + ur))) ** 2,
+            (s * lr / ((s + lr) * (s + ur))) ** 2,
+            s * (lr / (s + lr)) ** 2 / (s + ur)))
+        J[:, ridge] = [f0, f1 / pr ** 2, f2 / pr ** 2, f3 / pr ** 2, h / pr,
+                       h / (lr[:, 0] * pr)]
+    return J
+
+
+def spec_clients_limit(spec, clients, weights: str = "samples"):
+    """Bias and variance of ``spec``'s client in a federation of ``clients`` clients that all
+    share its parameters (the target among them); broadcast over array parameters.
+
+    Raises
+    ------
+    ValueError
+        For a method without a finite-M limit, a non-identity spectrum, clients not an integer
+        >= 1, or pooled N <= d.
+    """
+    clients = positive_int("clients", clients)
+    weights = check_weights(weights)
+    _check_method(spec.method)
+    scale = spectrum_scale(spec.method, spec.spectrum)
+    tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
+    values = (spec.gamma, spec.signal, spec.sigma, tuning)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    args = [np.broadcast_to(v, shape).ravel() for v in values]
+    bias, var = np.empty(args[0].size), np.empty(args[0].size)
+    for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
+        if spec.method in HETEROGENEOUS:
+            b, v = group_limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights)
+            bias[k], var[k] = b[0], v[0]
+        else:
+            b, v = _own_limits(spec.method, [gm], [rr], [sg], [clients], tn, weights)
+            bias[k], var[k] = b[0], v[0]
+    return scale * bias.reshape(shape), var.reshape(shape)
+
+
+def spectrum_scale(method: str, spectrum) -> float:
+    """The factor of the Sigma = I bias for a general spectrum: tau(Sigma) for FedAvg with a
+    uniform signal direction, 1 for Sigma = I; ValueError otherwise.
+
+    FedAvg's error is theta_g - theta_i; with S_j = Sigma^(1/2) W_j Sigma^(1/2),
+    Sigma^(1/2) (theta_g - theta_i) = W^-1 sum_j p_j W_j eta_j - eta_i + W^-1 sum_j p_j Z_j^T
+    xi_j / n_j, W = sum_j p_j W_j, eta_j = Sigma^(1/2) delta_j with E eta eta^T = r^2 Sigma / d.
+    Sigma is free from the orthogonally invariant W_j, so every bias trace tau(Sigma X(W))
+    factors as tau(Sigma) tau(X(W)); the noise term does not involve Sigma at all.
+    """
+    if spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform):
+        return 1.0
+    if method == "fedavg" and spectrum.signal_is_uniform:
+        return spectrum.mean
+    raise ValueError("finite-clients limits are implemented for Sigma = I, and for FedAvg "
+                     "with any spectrum whose signal direction is uniform")
