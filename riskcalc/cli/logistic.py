@@ -15,12 +15,14 @@ TITLE = "RTFA with the logistic loss (rtfa, --model logistic)"
 REFERENCE = "CGMT limit, riskcalc.logistic (after Salehi-Abbasi-Hassibi 2019, Sur-Candes 2019)"
 QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 
-# Options of the linear model that have no meaning here, with their parser defaults: giving
-# any of them another value with --model logistic is an error rather than silently ignored.
+# Options of the linear model that have no meaning here, with their parser defaults (None
+# stands for "not given" too, e.g. predict's --weights): giving any of them another value with
+# --model logistic is an error rather than silently ignored.
 _LINEAR_ONLY = {"sigma": None, "rho": None, "alpha": None, "spectrum": "identity",
                 "route": "auto", "steps": None, "step_size": None, "global_model": "oracle",
-                "weights": "uniform", "measure": "conditional", "eigvecs": "aligned",
-                "features": "gaussian", "noise": "gaussian", "df": 5.0, "scheduler": None}
+                "clients": None, "clients_file": None, "weights": "uniform",
+                "measure": "conditional", "eigvecs": "aligned", "features": "gaussian",
+                "noise": "gaussian", "df": 5.0, "scheduler": None}
 
 
 def add_options(parser) -> None:
@@ -41,7 +43,7 @@ def applies(args) -> bool:
     if args.method != "rtfa":
         raise ValueError(f"--model logistic supports METHOD rtfa only, got {args.method}")
     for name, default in _LINEAR_ONLY.items():
-        if getattr(args, name, default) != default:
+        if getattr(args, name, default) not in (default, None):
             raise ValueError(f"--{name.replace('_', '-')} does not apply to --model logistic"
                              .replace("--global-model", "--global"))
     for name in ("signal", "r", "lam"):

@@ -13,28 +13,36 @@ Gaussian or any rotation-invariant-in-the-limit design):
    e = R (theta_g - theta_i) + L xi_i with R = R(S_i): FedAvg R = I, L = 0; FTFA R = P_i^perp
    (the projection off the row space of X_i), L = X_i^+; RTFA R = lam (S_i + lam)^-1,
    L = (S_i + lam)^-1 X_i^T / n_i. Averaging over u_j (E u u^T = I/d) and the noise, with
-   tau = tr/d and f = R^2:
+   tau = tr/d and f = R^2::
+
        B_i = r_i^2 [tau(f) - 2 p_i tau(f S_i A^-1)] + sum_j r_j^2 p_j^2 tau(f A^-1 S_j^2 A^-1)
        V_i = own_i + 2 sigma_i^2 p_i gamma_i tau(h(S_i) A^-1)
              + sum_j sigma_j^2 p_j^2 gamma_j tau(f A^-1 S_j A^-1),
+
    own_i = sigma_i^2 gamma_i tau(L L^T) n_i / d is the oracle variance (paper 003, Thms 1-2),
    h(s) = lam s / (s + lam)^2 (RTFA; 0 for FTFA since P^perp X_i^+ = 0, and for FedAvg).
 3. The S_j are independent and orthogonally invariant, hence asymptotically free. For the free
-   sum A = sum_l b_l (b_l = p_l S_l) subordination at z = 0 gives t_l > 0 with
+   sum A = sum_l b_l (b_l = p_l S_l) subordination at z = 0 gives t_l > 0 with ::
+
        tau(phi(b_l) A^-1) = tau(phi(b_l) (b_l + t_l)^-1),  g = tau(A^-1) = tau((b_l + t_l)^-1),
        sum_l t_l = (M - 1) / g.
+
    Inverting the Marchenko-Pastur Stieltjes transform m_l (m_l(-u) = tau((S_l + u)^-1)
    solves gamma z m^2 - (1 - gamma - z) m + 1 = 0) in closed form: x_l = p_l g = m_l(-u_l),
    u_l = t_l / p_l = (1 - (1 - gamma_l) x_l) / (x_l (1 + gamma_l x_l)), and the constraint
-   reduces to ONE increasing scalar equation
+   reduces to ONE increasing scalar equation ::
+
        sum_l p_l g / (1 + gamma_l p_l g) = 1,
+
    which is also Silverstein's equation for the weighted sample covariance A (second route;
    M = 1 gives g = 1/(1 - gamma), equal gamma and p = 1/M gives g = 1/(1 - gamma/M)).
 4. Two-resolvent traces are derivatives: tau(f A^-1 c_j A^-1) = -d/de tau(f (A + e c_j)^-1) and
    A + e c_j is again a free sum (summand j becomes b_j + e c_j, c_j = S_j or S_j^2).
    Differentiating step 3 implicitly, with D_l = tau((b_l + t_l)^-2), E_j = tau(c_j
-   (b_j + t_j)^-2) and Q = sum_l 1/D_l - (M - 1)/g^2:
+   (b_j + t_j)^-2) and Q = sum_l 1/D_l - (M - 1)/g^2::
+
        g' = -E_j / (D_j Q),   t_l' = -g' / D_l (l != j),   t_j' = -(g' + E_j) / D_j,
+
    so for j != i: tau(f A^-1 c_j A^-1) = E_j tau(f (b_i + t_i)^-2) / (D_i D_j Q), and for j = i:
    tau(f (c_i + t_i') (b_i + t_i)^-2). (M = 1: Q = 1/D_1, t' = 0, tau(f c A^-2) as it must.)
 5. The remaining one-matrix traces are Marchenko-Pastur integrals: closed forms in
@@ -44,6 +52,7 @@ Gaussian or any rotation-invariant-in-the-limit design):
    Q is evaluated as 1/g^2 - sum_l (D_l - g^2)/(D_l g^2) with
    D_l - g^2 = gamma_l m^3 / ((1 + gamma_l m) sqrt((1 - gamma_l + u_l)^2 + 4 gamma_l u_l)) / p_l^2
    (from the quadratic), which avoids the cancellation of two O(M) terms.
+
 M -> infinity recovers paper 003's oracle limits; M = 1 with gamma < 1 gives least squares for
 all three methods. The tests check each piece against simulation, exact identities and the
 oracle limit. FedAvg extends to any spectrum with a uniform signal direction
