@@ -217,6 +217,8 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
     """
     objective = _check_objective(objective)
     lam = float(as_array("lam", lam, low=0.0, allow_inf=True))
+    _require_finite_minimizer(losses, pooled=objective == "global"
+                              or (objective == "fedprox" and lam > 0.0))
     shape = losses.batch_shape + (losses.m, losses.d)
     if objective == "global" or (objective == "fedprox" and np.isinf(lam)):
         w = _newton(lambda w: losses.value(_broadcast_global(w, losses)).mean(-1),
@@ -294,6 +296,54 @@ def _newton(fun, grad, hess, x, tol, what, maxiter=100):
     raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
                       "iterations (with l2 = 0 separable data have no finite minimizer; "
                       "set l2 > 0)")
+
+
+def separable(X, y) -> bool:
+    """Whether the logistic empirical risk of ``(X, y)`` has no finite minimizer.
+
+    The risk sum_k log(1 + exp(-y_k x_k'w)) decreases without bound along v exactly when
+    y_k x_k'v >= 0 for every k with at least one strict inequality (the data are separable or
+    quasi-separable; Albert and Anderson, Biometrika 1984). That is decided by the feasibility of
+    the linear program {v : y_k x_k'v >= 0 for all k, sum_k y_k x_k'v = 1}: a certificate, not a
+    symptom of a diverging solver, so the answer does not depend on rounding in the iterates.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    y : ndarray, shape (n,)
+        Labels +-1.
+    """
+    from scipy.optimize import linprog
+
+    A = np.asarray(y, float)[:, None] * np.asarray(X, float)
+    # Rows scaled to unit length: the same cone, a better-conditioned program.
+    A = A / np.maximum(np.linalg.norm(A, axis=1, keepdims=True), np.finfo(float).tiny)
+    res = linprog(np.zeros(A.shape[1]), A_ub=-A, b_ub=np.zeros(A.shape[0]),
+                  A_eq=A.sum(0)[None], b_eq=[1.0], bounds=(None, None), method="highs")
+    if res.status not in (0, 2):
+        raise SolverError(f"separability check: the linear program ended with status "
+                          f"{res.status} ({res.message})")
+    return res.status == 0
+
+
+def _require_finite_minimizer(losses, pooled: bool):
+    """Raise SolverError when ``l2 = 0`` and some logistic problem has no finite minimizer:
+    a client's own data (``pooled=False``: local training, FedProx at lam = 0) or every
+    client's data together (``pooled=True``: the global objective, and FedProx at lam > 0,
+    whose recession directions must move every w_i with w_g, else the coupling penalty grows
+    quadratically)."""
+    if losses.loss != "logistic" or losses.l2 > 0:
+        return
+    X = np.broadcast_to(losses.X, losses.batch_shape + losses.X.shape[-3:])
+    y = np.broadcast_to(losses.y, losses.batch_shape + losses.y.shape[-2:])
+    for idx in np.ndindex(*losses.batch_shape):
+        groups = ([(X[idx].reshape(-1, losses.d), y[idx].ravel())] if pooled
+                  else zip(X[idx], y[idx]))
+        for Xg, yg in groups:
+            if separable(Xg, yg):
+                what = "the pooled data" if pooled else "a client's data"
+                raise SolverError(f"{what} are separable: with l2 = 0 the logistic objective "
+                                  "has no finite minimizer; set l2 > 0")
 
 
 def _broadcast_global(w, losses):

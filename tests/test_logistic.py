@@ -11,8 +11,9 @@ from scipy.special import expit
 
 from montecarlo.logistic import paper000_instance, paper004_instance, quadratic_instance
 from montecarlo.metrics import evaluate
-from montecarlo.objectives import ClientLosses, minimize, objective_value, prox
+from montecarlo.objectives import ClientLosses, minimize, objective_value, prox, separable
 from montecarlo.algorithms import Trajectory
+from riskcalc.errors import SolverError
 
 
 def small_logistic(R=(0.0, 3.0), l2=0.1, seed=3):
@@ -181,9 +182,42 @@ def test_prox_optimality():
 
 
 def test_separable_data_without_ridge_is_reported():
+    # n = 5 < d = 10: generic data are separable, so no finite minimizer exists.
     inst = paper000_instance(R=0.0, m=2, n=5, d=10, n_test=5, l2=0.0)
-    with pytest.raises(Exception, match="l2 > 0"):
+    with pytest.raises(SolverError, match="l2 > 0"):
         minimize(inst.train, "local")
+
+
+def _mirrored_clients(n=40, d=3, seed=0):
+    """Two clients with the same features and opposite labels y = +-sign(x'a): each client's
+    data are separable (a is a certificate), the pooled data are not (every x carries both
+    labels, so y x'v >= 0 for all points forces x'v = 0)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sign(X @ rng.standard_normal(d))
+    return ClientLosses(np.stack([X, X]), np.stack([y, -y]), l2=0.0)
+
+
+def test_separability_certificate():
+    losses = _mirrored_clients()
+    X, y = losses.X, losses.y
+    assert separable(X[0], y[0]) and separable(X[1], y[1])
+    assert not separable(X.reshape(-1, 3), y.ravel())
+    with pytest.raises(SolverError, match="a client's data are separable"):
+        minimize(losses, "local")
+    with pytest.raises(SolverError, match="a client's data are separable"):
+        minimize(losses, "fedprox", lam=0.0)
+
+
+def test_coupled_objectives_exist_when_only_clients_are_separable():
+    # Pooled data not separable: the global and FedProx (lam > 0) minimizers exist and Newton
+    # reaches them; the global one is 0 by symmetry (the two clients' risks mirror each other).
+    losses = _mirrored_clients()
+    wg, _ = minimize(losses, "global")
+    assert np.max(np.abs(wg)) < 1e-8
+    wg, W = minimize(losses, "fedprox", lam=1.0)
+    g = losses.grad(W) + 1.0 * (W - wg)
+    assert np.max(np.abs(g)) < 1e-8
 
 
 # -- metrics --------------------------------------------------------------------------------------
