@@ -242,10 +242,13 @@ def run_rep(task: dict) -> dict:
 
 def _run_rep(task):
     seed, rep = task["seed"], task["rep"]
-    inst = BUILDERS[task["builder"]](**task["params"], seed=seed, rep=rep)
-    batched = task["grid"] in task["params"]
-    values = (np.atleast_1d(task["params"][task["grid"]]) if batched
-              else np.asarray(task["grid_values"], float))
+    params = dict(task["params"])
+    batched = task["grid"] in params
+    if batched:
+        # A single grid value (``--set R=5``) is a grid of one: the instance keeps its batch axis.
+        params[task["grid"]] = np.atleast_1d(np.asarray(params[task["grid"]], float))
+    inst = BUILDERS[task["builder"]](**params, seed=seed, rep=rep)
+    values = params[task["grid"]] if batched else np.asarray(task["grid_values"], float)
     rows, cache = [], {}
     for label, (algo, hyper) in task["methods"].items():
         fn = ALGORITHMS[algo]

@@ -103,3 +103,23 @@ def test_bad_input_is_one_line_error(tmp_path, capsys, args, text):
 def test_out_required(capsys):
     assert main(["simulate", "paper000-fig1"]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_scalar_grid_value_is_a_grid_of_one(tmp_path):
+    # Common random numbers: the row of R = 10 is the same whether it is alone or in a list.
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    args = ["simulate", "paper000-fig1", *TINY, "--reps", "1"]
+    assert main([*args, "--set", "R=10", "--out", str(one)]) == 0
+    assert main([*args, "--out", str(two)]) == 0
+    assert read(one) == [r for r in read(two) if r["value"] == "10.0"]
+
+
+def test_exact_minimizers_without_ridge_on_separable_data_are_refused(tmp_path, capsys):
+    # n = 5 < d = 20 per client: every client's data are separable, no finite minimizer.
+    out = tmp_path / "e.csv"
+    assert main(["simulate", "paper000-fig1", *TINY, "--set", "n=5", "--set", "d=20",
+                 "--set", "*.batch_size=null", "--set", "l2=0", "--set", "exact=true",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "l2" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
