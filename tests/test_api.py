@@ -94,6 +94,11 @@ def test_underparameterized_is_least_squares():
     (dict(method="rtfa", gamma=2.0, r=1, sigma=1), "lam"),
     (dict(method="rtfa", gamma=2.0, r=1, sigma=1, lam=5e-324), "lam"),
     (dict(method="rtfa", gamma=2.0, r=1, sigma=1, lam=1e101), "lam"),
+    (dict(method="rtfa", gamma=1e308, r=1, sigma=0.5, lam=0.5), "gamma"),
+    (dict(method="rtfa", gamma=1e-101, r=1, sigma=0.5, lam=0.5), "gamma"),
+    (dict(method="rtfa", gamma=2.0, r=1, sigma=1e200, lam=0.5), "sigma"),
+    (dict(method="ftfa", gamma=2.0, r=1e101, sigma=1), "r"),
+    (dict(method="local", gamma=2.0, rho=1e101, sigma=1), "rho"),
     (dict(method="ftfa", gamma=2.0, r=1, sigma=1, lam=1), "lam"),
     (dict(method="ftfa", gamma=2.0, rho=1, sigma=1), "rho"),
     (dict(method="local", gamma=2.0, r=1, sigma=1), "r"),
@@ -204,3 +209,18 @@ def test_solver_raises_instead_of_returning_garbage(monkeypatch):
         riskcalc.limit("rtfa", gamma=2.0, r=1, sigma=1, lam=0.3, spectrum=Spectrum([1.0, 4.0]))
     with pytest.raises(SolverError, match="bracket"):
         solvers.increasing_root(lambda x, m: (x + 1.0, x), np.array([1.0]), np.array([2.0]))
+
+
+@pytest.mark.parametrize("method", list(riskcalc.METHODS))
+@pytest.mark.parametrize("gamma", [1e-100, 0.5, 2.0, 1e100])
+@pytest.mark.parametrize("scale", [0.0, 1e-100, 1e100])
+def test_range_corners_give_finite_limits(method, gamma, scale):
+    # Every corner of the accepted ranges: no overflow, no NaN (an inf variance only at the
+    # ridgeless interpolation threshold gamma = 1, which is not a corner).
+    info = riskcalc.get_method(method)
+    kwargs = {info.signal: scale, "sigma": scale}
+    for name in info.parameters:
+        kwargs.setdefault(name, {"lam": 1e-100 if gamma > 1 else 1e100, "alpha": 0.1}.get(name))
+    for spectrum in (None, Spectrum([1.0, 4.0])):
+        res = riskcalc.limit(method, gamma=gamma, spectrum=spectrum, **kwargs)
+        assert all(np.isfinite(v) and v >= 0 for v in (res.bias, res.variance, res.risk))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
+from riskcalc._validate import as_array
 from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum
 
@@ -22,6 +22,10 @@ _OPTIONAL = ("r", "rho", "lam", "alpha")
 
 #: Nonzero penalties the limits are computed for (the paper route squares 1/lam).
 LAM_RANGE = (1e-100, 1e100)
+# The limits multiply gamma or 1/gamma by squared norms: within these ranges every product stays
+# below 1e300 (no overflow to inf or inf/inf = NaN), and beyond them no d / n is meaningful.
+GAMMA_RANGE = (1e-100, 1e100)
+SCALE_MAX = 1e100
 
 
 @dataclass(frozen=True)
@@ -33,13 +37,14 @@ class ClientSpec:
     method : str
         A name of ``riskcalc.METHODS``.
     gamma : float or array_like
-        d / n_i > 0.
+        d / n_i in ``GAMMA_RANGE`` = [1e-100, 1e100].
     sigma : float or array_like
-        Noise standard deviation >= 0.
+        Noise standard deviation in [0, ``SCALE_MAX``] = [0, 1e100].
     r : float or array_like, optional
-        ||theta_i - theta_0|| >= 0; for every method but ``local`` and ``local_ridge``.
+        ||theta_i - theta_0|| in [0, 1e100]; for every method but ``local`` and
+        ``local_ridge``.
     rho : float or array_like, optional
-        ||theta_i|| >= 0; for ``local`` and ``local_ridge`` only.
+        ||theta_i|| in [0, 1e100]; for ``local`` and ``local_ridge`` only.
     lam : float or array_like, optional
         Ridge penalty: 0 or in ``LAM_RANGE`` = [1e-100, 1e100]; for ``rtfa``, ``pfedme`` and
         ``local_ridge`` only.
@@ -74,10 +79,12 @@ class ClientSpec:
         for name in info.parameters:
             if getattr(self, name) is None:
                 raise ValueError(f"method {info.name} needs {name}")
-        object.__setattr__(self, "gamma", positive("gamma", self.gamma))
-        object.__setattr__(self, "sigma", nonnegative("sigma", self.sigma))
-        for name in wanted:
-            object.__setattr__(self, name, nonnegative(name, getattr(self, name)))
+        object.__setattr__(self, "gamma", as_array("gamma", self.gamma, low=GAMMA_RANGE[0],
+                                                   high=GAMMA_RANGE[1]))
+        for name in ("sigma", *wanted):
+            high = None if name in ("lam", "alpha") else SCALE_MAX
+            object.__setattr__(self, name, as_array(name, getattr(self, name), low=0.0,
+                                                    high=high))
         if self.lam is not None and np.any((self.lam != 0) & ((self.lam < LAM_RANGE[0])
                                                              | (self.lam > LAM_RANGE[1]))):
             raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
