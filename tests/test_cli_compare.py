@@ -70,3 +70,11 @@ def test_bad_input_exit_2(argv, message, capsys):
     assert cli.main(argv.split()) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_compare_text_at_the_interpolation_threshold(capsys):
+    # The predicted ridgeless variance is infinite at gamma = 1: the table prints inf.
+    assert cli.main(["compare", "ftfa", "--gamma", "1", "--r", "1", "--sigma", "0.5", "--d", "20",
+                     "--reps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "variance" in out and "inf" in out

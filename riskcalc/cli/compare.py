@@ -115,7 +115,10 @@ def run(args) -> int:
     for q in QUANTITIES:
         cmp = out["comparison"][q]
         rel = "n/a" if cmp["rel_diff"] is None else f"{100 * cmp['rel_diff']:+.3f}%"
-        print(f"  {q:<9} {out['predicted'][q]:>12.6g} {sim[q]:>12.6g} {sim[q + '_se']:>10.3g} "
+        # The JSON form holds None for a non-finite number (e.g. the ridgeless variance at
+        # gamma = 1): the table prints the float itself (inf, nan).
+        mean, se = (float("nan") if v is None else v for v in (sim[q], sim[q + "_se"]))
+        print(f"  {q:<9} {float(getattr(res.limit, q)):>12.6g} {mean:>12.6g} {se:>10.3g} "
               f"{rel:>9}  {'yes' if cmp['inside_ci95'] else 'no'}")
     for note in res.limit.notes:
         print(f"  note: {note}")
