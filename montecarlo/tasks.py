@@ -35,7 +35,11 @@ def task_key(task: dict) -> str:
 
 
 def load_cache(path) -> dict:
-    """Results already stored in a JSON-lines cache, by task key (a torn last line is ignored)."""
+    """Results already stored in a JSON-lines cache, by task key.
+
+    A line that is not a record ``{"key": str, "result": ...}`` (cut short by an interruption,
+    or valid JSON of another shape) is skipped: that task simply reruns.
+    """
     done = {}
     if path is None or not os.path.exists(path):
         return done
@@ -44,9 +48,21 @@ def load_cache(path) -> dict:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
-                continue  # a line cut short by an interruption: that task simply reruns
-            done[rec["key"]] = rec["result"]
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
+                done[rec["key"]] = rec["result"]
     return done
+
+
+def _open_cache(path):
+    """The cache opened for appending, its last line terminated first: a line torn by an
+    interruption must not swallow the next record."""
+    with open(path, "a+b") as fh:
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+    return open(path, "a")
 
 
 def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
@@ -78,7 +94,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     todo = [i for i, k in enumerate(keys) if k not in done]
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
-    sink = open(cache, "a") if cache is not None else None
+    sink = _open_cache(cache) if cache is not None else None
     try:
         with _backend(scheduler, n_jobs) as jobs:
             runner = Parallel(n_jobs=jobs, return_as="generator_unordered")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+from riskcalc.cli.outputs import make_folder
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -53,6 +55,7 @@ def run(args) -> int:
     ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # fail on a bad id before any work
+    make_folder(args.out, "--out")
     for fig_id in ids:
         built = figures.build(fig_id, args.out, quick=args.quick, seed=args.seed,
                               cache=not args.no_cache, n_jobs=args.jobs,

@@ -12,6 +12,7 @@ import math
 import sys
 
 from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
+from riskcalc.cli.outputs import check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -61,6 +62,8 @@ def run(args) -> int:
         raise ValueError("PRESET is required (see --list)")
     if args.out is None:
         raise ValueError("--out is required")
+    check_writable(args.out, "--out")
+    check_writable(args.cache, "--cache")
     overrides = parse_settings(args.settings)
     resolve(args.preset, overrides)  # bad settings fail before any work or file is created
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,

@@ -15,6 +15,7 @@ import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
+from riskcalc.cli.outputs import check_writable
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
 
 
@@ -53,6 +54,8 @@ def run(args) -> int:
     if any(m is not None and m != int(m) for m in clients):
         raise ValueError(f"--clients must be a comma-separated list of integers, got "
                          f"{args.clients!r}")
+    check_writable(args.out, "--out")
+    check_writable(args.cache, "--cache")
     rows = []
     for m in clients:
         rows += sweep(args.method, setting=setting_from_args(

@@ -1,0 +1,57 @@
+"""Outputs checked before any work; a task cache that survives torn and foreign lines."""
+
+import json
+
+import pytest
+
+from montecarlo.tasks import load_cache, run_tasks, task_key
+from riskcalc.cli import main
+
+
+def _square(task):
+    return {"y": task["x"] ** 2}
+
+
+@pytest.mark.parametrize("junk", ["{}", "[1, 2]", '{"key": 3, "result": 1}', "null", '"text"'])
+def test_cache_lines_that_are_not_records_are_skipped(tmp_path, junk):
+    cache = tmp_path / "c.jsonl"
+    cache.write_text(junk + "\n")
+    tasks = [{"x": 2}, {"x": 3}]
+    assert run_tasks(_square, tasks, cache=cache, progress=False) == [{"y": 4}, {"y": 9}]
+    assert set(load_cache(cache)) == {task_key(t) for t in tasks}
+
+
+def test_torn_last_line_does_not_swallow_the_next_record(tmp_path):
+    cache = tmp_path / "c.jsonl"
+    run_tasks(_square, [{"x": 2}], cache=cache, progress=False)
+    with open(cache, "a") as fh:
+        fh.write('{"key": "abc", "res')              # an interrupted write, no newline
+    run_tasks(_square, [{"x": 2}, {"x": 5}], cache=cache, progress=False)
+    lines = cache.read_text().splitlines()
+    assert json.loads(lines[-1])["result"] == {"y": 25}
+    assert set(load_cache(cache)) == {task_key({"x": 2}), task_key({"x": 5})}
+
+
+@pytest.mark.parametrize("argv", [
+    "sweep ftfa --gamma 2 --r 1 --sigma 0.5 --d 50 --reps 3 --out {missing}/x.csv",
+    "sweep ftfa --gamma 2 --r 1 --sigma 0.5 --d 50 --reps 3 --cache {missing}/c.jsonl",
+    "sweep ftfa --gamma 2 --r 1 --sigma 0.5 --d 50 --reps 3 --out {tmp}",
+    "simulate paper000-fig1 --out {missing}/x.csv",
+    "simulate paper000-fig1 --out {tmp}/x.csv --cache {missing}/c.jsonl",
+    "figures p003-region --out {file}/sub",
+])
+def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, monkeypatch, argv):
+    import figures.core
+    import montecarlo.presets
+    import montecarlo.sweep
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the output was checked")
+
+    for module in (montecarlo.sweep, montecarlo.presets, figures.core):
+        monkeypatch.setattr(module, "run_tasks", no_work)
+    (tmp_path / "f").write_text("")
+    args = argv.format(missing=tmp_path / "no" / "such", tmp=tmp_path, file=tmp_path / "f")
+    assert main(args.split()) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
