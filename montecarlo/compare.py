@@ -17,7 +17,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.estimators import get_estimator, tuning_value
-from montecarlo.instances import Setting, client_params, sample_instance, scalar_spec
+from montecarlo.instances import (Setting, check_memory, client_params, sample_instance,
+                                  scalar_spec)
 from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
@@ -262,6 +263,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     scalar_spec(spec)
+    check_memory(setting, spec.gamma)
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,

@@ -173,6 +173,29 @@ def sample_size(d: int, gamma: float, who: str = "the target client") -> int:
     return n
 
 
+def check_memory(setting: Setting, gamma) -> None:
+    """Raise ValueError naming --d before allocating a replicate that cannot fit in memory.
+
+    A replicate holds every simulated design (sum_j n_j x d), its decompositions (at most
+    min(n, d)^2 and n x d per client) and, with a federated global model, d x d matrices; the
+    estimate counts three copies of each in float64, against the machine's physical memory.
+    """
+    import os
+
+    d, federated = setting.d, setting.global_model == "federated"
+    gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
+    n = sample_size(d, float(gammas.min()))
+    n_all = n
+    if federated:
+        n_all += (setting.clients - 1) * sample_size(d, min(setting.gammas or gammas), "a client")
+    need = 8 * 3 * (n_all * d + min(n, d) ** 2 + (d * d if federated else 0))
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > total:
+        raise ValueError(f"--d {setting.d} needs about {need / 2**30:.3g} GiB per replicate "
+                         f"(n = {n} samples per client), more than this machine's "
+                         f"{total / 2**30:.3g} GiB; lower --d")
+
+
 def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:
     """Standardized (mean 0, variance 1) draws from ``law`` (Assumption A2 of paper 003)."""
     if law == "gaussian":

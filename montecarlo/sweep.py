@@ -22,7 +22,7 @@ import riskcalc
 from montecarlo.compare import (QUANTITIES, check_run, predicted, replicate_task, spec_to_dict,
                                 summarize, none_if_nan)
 from montecarlo.estimators import get_estimator
-from montecarlo.instances import Setting
+from montecarlo.instances import Setting, check_memory
 from montecarlo.seeding import check_seed
 from montecarlo.tasks import run_tasks
 from riskcalc import _frames
@@ -92,6 +92,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     ClientSpec(method, gamma=_values("gamma", gamma), sigma=_values("sigma", sigma),
                spectrum=spectrum, **{k: (None if v is None else grids[k])
                                      for k, v in given.items()})
+    check_memory(setting, _values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
                                     _values("sigma", sigma)))

@@ -55,3 +55,14 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, monkeypatch, 
     assert main(args.split()) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_memory_is_estimated_before_allocating():
+    from montecarlo.instances import Setting, check_memory
+
+    check_memory(Setting(d=1000), 2.0)                      # a few MB: fine
+    # Petabytes: beyond any machine this runs on.
+    with pytest.raises(ValueError, match="--d 10000000"):
+        check_memory(Setting(d=10**7), 2.0)
+    with pytest.raises(ValueError, match="--d 1000000"):
+        check_memory(Setting(d=10**6, clients=1000, global_model="federated"), 2.0)
