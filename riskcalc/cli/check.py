@@ -15,7 +15,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "check", help="check the papers' claims: verdicts with evidence",
         description="Check every claim of papers 003, 000 (= 002), 004 and 001 numerically: "
-                    "holds / fails / erratum (with the corrected form) / not checkable.")
+                    "holds / loose / erratum-harmless / erratum (with the corrected form) / "
+                    "fails / not checkable, and the toolkit's own findings.")
     p.add_argument("--paper", metavar="ID", help="only this paper (003, 000, 002, 004, 001)")
     p.add_argument("--claim", metavar="ID", action="append",
                    help="only this claim id (repeatable)")
@@ -45,10 +46,11 @@ def run(args) -> int:
         print(json.dumps(results))
         return 0
     width = max(len(r["id"]) for r in results)
+    vwidth = max(len(r["verdict"]) for r in results)
     for r in results:
-        print(f"{r['id']:<{width}}  {r['verdict']:<13}  {r['evidence']['summary']}")
+        print(f"{r['id']:<{width}}  {r['verdict']:<{vwidth}}  {r['evidence']['summary']}")
         if r["corrected"]:
-            print(f"{'':<{width}}  {'':<13}  corrected: {r['corrected']}")
+            print(f"{'':<{width}}  {'':<{vwidth}}  corrected: {r['corrected']}")
     counts = Counter(r["verdict"] for r in results)
     mode = "quick" if args.quick else "full"
     print(f"{len(results)} claims ({mode}, {seconds:.0f} s): "
