@@ -10,11 +10,12 @@ backend, selected by ``scheduler=``. With ``cache=PATH``, every finished task is
 JSON-lines file as soon as it completes; a rerun with the same file skips the tasks already
 there, so an interrupted sweep resumes without losing finished work.
 
-BLAS threads: joblib's default (loky) workers already start with OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS, MKL_NUM_THREADS etc. set to cpu_count // n_jobs (checked: 1 each for
-n_jobs = 2 on 2 cores), so no limit is added here; in this process (n_jobs = 1), where BLAS
-keeps all its threads, ``montecarlo.measure`` limits its small problems itself
-(``montecarlo.measure.SMALL_GRAM``, ``benchmarks/bench_threads.py``).
+BLAS threads: every task runs with one BLAS thread (``montecarlo.threads.small_blas``),
+in this process (n_jobs = 1) and in every worker alike. A threaded BLAS splits its sums
+differently with another thread count, so results would otherwise differ in the last bits
+between ``n_jobs = 1`` (all the library's threads) and loky workers (started with
+cpu_count // n_jobs threads): one thread per task makes them byte-identical for any number of
+workers, and parallelism comes from the workers instead.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from contextlib import nullcontext
 
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
+
+from montecarlo.threads import small_blas
 
 
 def task_key(task: dict) -> str:
@@ -113,7 +116,8 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
 
 
 def _indexed(fn, i, task):
-    return i, fn(task)
+    with small_blas():
+        return i, fn(task)
 
 
 def _backend(scheduler, n_jobs):
