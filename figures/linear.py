@@ -137,6 +137,27 @@ def simulate(ctx, points, reps: int, desc: str = "replicates") -> list[dict]:
     return out
 
 
+def clients_figure(ctx, table: Table, where, points, reps: int, clients):
+    """Simulate the federated ``points`` (labelled by ``where``: (panel, series, M) each), add
+    them to ``table`` and draw the risk against the number of clients M, one panel per
+    spectrum (log M axis ticked at ``clients``); returns the figure."""
+    for (panel, label, m), s in zip(where, simulate(ctx, points, reps)):
+        r = s["risk"]
+        table.add(panel, label, "simulation", "clients", m, "risk", r["mean"], se=r["se"],
+                  lo=r["low"], hi=r["high"], reps=reps)
+    colors = style.Colors(table.series())
+    fig, axes = style.figure(2, sharey=True)
+    for ax, panel in zip(axes[0], table.panels()):
+        style.draw_panel(ax, table, panel, colors, logx=True)
+        ax.set_xticks(clients, [str(m) for m in clients])
+        ax.minorticks_off()
+        ax.set_xlabel(XLABELS["clients"])
+    axes[0, 0].set_ylabel(RISK_LABEL)
+    style.label_panels(axes, table.panels())
+    style.legend(fig, table, colors, ncol=2)
+    return fig
+
+
 def _tuning_name(method):
     return riskcalc.get_method(method).tuning
 

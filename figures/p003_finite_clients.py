@@ -10,10 +10,8 @@ against the M -> infinity limits only.
 import numpy as np
 
 import riskcalc
-from figures import style
 from figures.core import Caption, Output, Table, register
-from figures.linear import (P003, R, RISK_LABEL, SIGMA, TWO_POINT, XLABELS, simulate,
-                            spectrum_name)
+from figures.linear import P003, R, SIGMA, TWO_POINT, clients_figure, spectrum_name
 from montecarlo.instances import Setting
 
 GAMMA = 2.0
@@ -47,20 +45,7 @@ def make(ctx):
                 where.append((panel, label, m))
                 points.append((spec, [extra.get("lam", 0.0)],
                                Setting(d=d, clients=m, global_model="federated"), None, None))
-    for (panel, label, m), s in zip(where, simulate(ctx, points, reps)):
-        r = s["risk"]
-        table.add(panel, label, "simulation", "clients", m, "risk", r["mean"], se=r["se"],
-                  lo=r["low"], hi=r["high"], reps=reps)
-    colors = style.Colors(table.series())
-    fig, axes = style.figure(2, sharey=True)
-    for ax, panel in zip(axes[0], table.panels()):
-        style.draw_panel(ax, table, panel, colors, logx=True)
-        ax.set_xticks(clients, [str(m) for m in clients])
-        ax.minorticks_off()
-        ax.set_xlabel(XLABELS["clients"])
-    axes[0, 0].set_ylabel(RISK_LABEL)
-    style.label_panels(axes, table.panels())
-    style.legend(fig, table, colors, ncol=2)
+    fig = clients_figure(ctx, table, where, points, reps, clients)
     return Output(fig, table, Caption(
         "FTFA and RTFA with the FedAvg global model fitted over M clients: the exact finite-M "
         "limits against simulation",
