@@ -4,7 +4,6 @@ simulation replicates are computed (compare, sweep, figures and paper checks all
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 
 def mean_se(x, axis: int = 0):
@@ -15,4 +14,6 @@ def mean_se(x, axis: int = 0):
 
 def t_half_width(se, reps: int, level: float = 0.95):
     """Half-width of the Student-t interval with ``reps - 1`` degrees of freedom."""
+    from scipy import stats  # here, not at import: scipy.stats costs the CLI ~0.4 s
+
     return stats.t.ppf(0.5 + level / 2, reps - 1) * se

@@ -12,7 +12,6 @@ closed form and lam* is found by minimizing the exact limit numerically.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
@@ -110,6 +109,8 @@ def _numeric(spec: ClientSpec, gamma, sigma, signal) -> float:
         raise ValueError("the risk keeps decreasing as lam grows beyond "
                          f"{grid[-1]:.3g}: lam* is infinite or out of range")
     lo, hi = np.log(grid[max(i - 1, 0)]), np.log(grid[i + 1])
+    from scipy.optimize import minimize_scalar  # here, not at import: fast CLI start
+
     res = minimize_scalar(lambda t: risk(np.exp(t)), bounds=(lo, hi), method="bounded",
                           options={"xatol": 1e-10})
     return float(np.exp(res.x))

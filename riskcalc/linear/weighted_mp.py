@@ -33,7 +33,6 @@ critical points.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
 from riskcalc.errors import SolverError
 from riskcalc.spectrum import Spectrum
@@ -100,6 +99,8 @@ def _decreasing_root(fun, lo, hi):
         if not lo < nearer < hi or nearer == top:
             raise SolverError("support edge: no sign change before the singular end")
         top = nearer
+    from scipy.optimize import brentq  # here, not at import: keeps the CLI's start fast
+
     return brentq(fun, lo, top, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
