@@ -30,6 +30,7 @@ from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
 from montecarlo.threads import small_blas
+from riskcalc._validate import positive_int
 
 
 def task_key(task: dict) -> str:
@@ -91,6 +92,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     desc : str
         Label of the progress bar.
     """
+    n_jobs = positive_int("jobs", n_jobs)
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache)

@@ -6,9 +6,11 @@ other claims run, in which order, or on the number of worker processes.
 
 from __future__ import annotations
 
+import sys
 import time
 
 from joblib import Parallel, delayed
+from tqdm.auto import tqdm
 
 from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
 
@@ -47,11 +49,17 @@ def _run_one(claim, quick: bool) -> dict:
             "corrected": corrected}
 
 
-def run_claims(claims, *, quick: bool = True, n_jobs: int = 1) -> list:
+def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
     "statement", "kind", "verdict", "evidence", "corrected"}``; ``evidence["summary"]`` holds
-    the key numbers and ``evidence["seconds"]`` the time taken."""
-    if n_jobs == 1 or len(claims) < 2:
-        return [_run_one(c, quick) for c in claims]
+    the key numbers and ``evidence["seconds"]`` the time taken. ``progress`` shows a bar on
+    stderr."""
     # Longest-first would balance better, but the order of results must be the catalogue's.
-    return Parallel(n_jobs=n_jobs)(delayed(_run_one)(c, quick) for c in claims)
+    runner = Parallel(n_jobs=n_jobs if len(claims) > 1 else 1, return_as="generator")
+    results = []
+    with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
+              leave=False) as bar:
+        for res in runner(delayed(_run_one)(c, quick) for c in claims):
+            results.append(res)
+            bar.update(1)
+    return results

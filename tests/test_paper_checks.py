@@ -153,3 +153,14 @@ def test_mc_exponents_recover_a_power_law():
     assert fit["ci"]["n"][0] <= -1.0 <= fit["ci"]["n"][1]
     assert fit["ci"]["m"][0] <= 0.5 <= fit["ci"]["m"][1]
     assert fit["ci"]["n"][1] - fit["ci"]["n"][0] < 0.05
+
+
+def test_check_shows_progress_unless_asked_not_to(capsys):
+    from riskcalc.cli import main
+
+    argv = ["check", "--claim", "000.lemma7.mu0", "--claim", "000.lemma7.loss-sup"]
+    assert main(argv) == 0
+    assert "claims" in capsys.readouterr().err
+    assert main([*argv, "--no-progress", "--jobs", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "2 claims" in out

@@ -26,6 +26,7 @@ def add_parser(subparsers) -> None:
                         '"verdict", "evidence", "corrected"}')
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     p.set_defaults(func=run)
 
 
@@ -40,7 +41,8 @@ def run(args) -> int:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")
         return 0
     start = time.perf_counter()
-    results = run_claims(claims, quick=args.quick, n_jobs=args.jobs)
+    results = run_claims(claims, quick=args.quick, n_jobs=args.jobs,
+                         progress=not args.no_progress)
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps(results))

@@ -84,7 +84,7 @@ def add_parser(subparsers) -> None:
     add_model_options(p, sigma_required=False)   # --model logistic has no sigma
     logistic.add_options(p)
     add_simulation_options(p, reps=20)
-    p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -96,7 +96,7 @@ def run(args) -> int:
     spec = spec_from_args(args, d=args.d)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,
-                  n_jobs=args.jobs, scheduler=args.scheduler, progress=args.progress)
+                  n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     out = res.as_dict()
     if args.json:
         print(json.dumps(out))
