@@ -84,7 +84,7 @@ def compare(args) -> int:
     reps = positive_int("--reps", args.reps, minimum=2)
     res = _limit(args)
     sim = simulate(gamma=args.gamma, signal=args.signal, r=args.r, lams=[args.lam], d=d,
-                   reps=reps, seed=args.seed, n_jobs=args.jobs, progress=args.progress)
+                   reps=reps, seed=args.seed, n_jobs=args.jobs, progress=not args.no_progress)
     out = {"model": "logistic", "method": "rtfa", "params": res.params,
            "predicted": {q: getattr(res, q) for q in QUANTITIES},
            "simulated": {"d": d, "n": sim["n"], "reps": reps, "seed": args.seed},
