@@ -180,8 +180,6 @@ def check_memory(setting: Setting, gamma) -> None:
     min(n, d)^2 and n x d per client) and, with a federated global model, d x d matrices; the
     estimate counts three copies of each in float64, against the machine's physical memory.
     """
-    import os
-
     d, federated = setting.d, setting.global_model == "federated"
     gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
     n = sample_size(d, float(gammas.min()))
@@ -189,11 +187,18 @@ def check_memory(setting: Setting, gamma) -> None:
     if federated:
         n_all += (setting.clients - 1) * sample_size(d, min(setting.gammas or gammas), "a client")
     need = 8 * 3 * (n_all * d + min(n, d) ** 2 + (d * d if federated else 0))
+    require_memory(need, f"--d {setting.d} (n = {n} samples per client)", "lower --d")
+
+
+def require_memory(need: float, what: str, advice: str) -> None:
+    """Raise ValueError if ``need`` bytes per replicate exceed the machine's physical memory;
+    the message names ``what`` needs it and gives ``advice``."""
+    import os
+
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > total:
-        raise ValueError(f"--d {setting.d} needs about {need / 2**30:.3g} GiB per replicate "
-                         f"(n = {n} samples per client), more than this machine's "
-                         f"{total / 2**30:.3g} GiB; lower --d")
+        raise ValueError(f"{what} needs about {need / 2**30:.3g} GiB per replicate, more than "
+                         f"this machine's {total / 2**30:.3g} GiB; {advice}")
 
 
 def draw(rng: np.random.Generator, law: str, size, df: float) -> np.ndarray:

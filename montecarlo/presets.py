@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from montecarlo.algorithms import ALGORITHMS
+from montecarlo.instances import require_memory
 from montecarlo.logistic import paper000_instance, paper004_instance, quadratic_instance
 from montecarlo.metrics import evaluate, exact_solution, rounds_to_accuracy
 from montecarlo.seeding import check_seed
@@ -191,8 +192,26 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if unknown:
             raise ValueError(f"methods must be among {sorted(spec['methods'])}, got {unknown}")
         spec["methods"] = {k: spec["methods"][k] for k in keep}
+    _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
     BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
     return spec
+
+
+def _check_memory(builder: str, params: dict, grid: int, exact: bool) -> None:
+    """Refuse, before allocating, an instance that cannot fit in memory: the logistic builders
+    hold m (n + n_test) x d features and, per grid value, labels and models; the exact solvers
+    (``exact``, ``montecarlo.objectives``) m d x d Hessians per grid value; the quadratic builder
+    three m x d x d arrays (``montecarlo.logistic``). Three float64 copies of each count."""
+    full = {k: v.default for k, v in inspect.signature(BUILDERS[builder]).parameters.items()}
+    full.update(params)
+    m, d = (positive_int(k, full[k]) for k in ("m", "d"))
+    if builder == "quadratic":
+        floats, what = 3 * m * d * d, f"d = {d} (m = {m})"
+    else:
+        n, n_test = positive_int("n", full["n"]), positive_int("n_test", full["n_test"])
+        floats = m * (n + n_test) * d + max(grid, 1) * m * (n + d + (d * d if exact else 0))
+        what = f"d = {d} (m = {m}, n = {n}, n_test = {n_test})"
+    require_memory(8 * 3 * floats, what, "lower d, m or n_test with --set")
 
 
 def _boolean(key, value):

@@ -23,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager
 
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
@@ -103,7 +104,10 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     try:
         with _backend(scheduler, n_jobs) as jobs:
             runner = Parallel(n_jobs=jobs, return_as="generator_unordered")
-            for i, result in runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo):
+            # joblib starts the workers (and dispatches) when the runner is called.
+            with _sigint_blocked():
+                outputs = runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo)
+            for i, result in outputs:
                 done[keys[i]] = result
                 if sink is not None:
                     sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
@@ -124,8 +128,49 @@ def _indexed(fn, i, task):
 
 def _backend(scheduler, n_jobs):
     if scheduler is None:
-        return nullcontext(n_jobs)
+        return _LocalBackend(n_jobs)
     return _DaskBackend(scheduler)
+
+
+def _ignore_sigint():
+    """Worker initializer: Ctrl-C belongs to the parent, which stops the workers itself.
+
+    A terminal's Ctrl-C reaches every process of the foreground group; a worker that got it
+    while waiting for a task would print a traceback. The workers are started with SIGINT
+    blocked (``_sigint_blocked``), so none arrives before this ignores it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread for the duration (processes started meanwhile inherit
+    the mask); a Ctrl-C meanwhile is delivered when it ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _LocalBackend:
+    """Context: joblib's process workers (loky), started with ``_ignore_sigint``."""
+
+    def __init__(self, n_jobs):
+        self._n_jobs = n_jobs
+        self._config = parallel_config(backend="loky", initializer=_ignore_sigint)
+
+    def __enter__(self):
+        self._config.__enter__()
+        return self._n_jobs
+
+    def __exit__(self, *exc):
+        self._config.__exit__(*exc)
 
 
 class _DaskBackend:

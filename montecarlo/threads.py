@@ -9,6 +9,7 @@ one thread per worker (``montecarlo.tasks``); this limits the calling process to
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 
 from threadpoolctl import ThreadpoolController
@@ -16,7 +17,11 @@ from threadpoolctl import ThreadpoolController
 
 @lru_cache(maxsize=1)
 def _controller() -> ThreadpoolController:
-    # Scanning the loaded libraries costs milliseconds: once per process.
+    # Scanning the loaded libraries costs milliseconds: once per process. The controller knows
+    # only the libraries loaded when it is built, and scipy's wheels bundle an OpenBLAS of their
+    # own: built before scipy.linalg was imported, it left scipy's BLAS threaded in this
+    # process (not in the workers), so --jobs 1 and 2 differed in the last bits.
+    importlib.import_module("scipy.linalg")
     return ThreadpoolController()
 
 

@@ -9,10 +9,7 @@ from riskcalc.minimax import BOUNDS
 
 
 @pytest.fixture
-def main(monkeypatch):
-    # Works before and after "bounds" joins riskcalc.cli.COMMANDS.
-    if "bounds" not in cli.COMMANDS:
-        monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + ("bounds",))
+def main():
     return cli.main
 
 

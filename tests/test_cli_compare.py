@@ -7,12 +7,6 @@ import pytest
 import riskcalc.cli as cli
 
 
-@pytest.fixture(autouse=True)
-def commands(monkeypatch):
-    names = tuple(dict.fromkeys(cli.COMMANDS + ("compare", "sweep")))
-    monkeypatch.setattr(cli, "COMMANDS", names)
-
-
 def test_compare_text(capsys):
     assert cli.main("compare rtfa --gamma 2 --r 1 --sigma 0.5 --lam 0.5 --d 200 --reps 4 "
                     "--seed 0".split()) == 0

@@ -95,6 +95,10 @@ BAD = [
     "simulate paper000-fig1 --set methods=sgd --out {tmp}/x.csv",
     "simulate paper000-fig1 --reps 0 --out {tmp}/x.csv",
     "simulate paper000-fig1 --out /no/such/dir/x.csv",
+    # memory needs estimated before allocating (petabytes: beyond any machine)
+    "simulate paper000-fig1 --set d=20000000 --out {tmp}/x.csv",
+    "simulate paper001-fig2 --set d=3000000 --out {tmp}/x.csv",
+    "simulate paper004-synthetic --set d=1000000 --out {tmp}/x.csv",
     # bounds
     "bounds nosuch",
     "bounds lower_bound_aer --d 10 --N 1000",

@@ -4,18 +4,11 @@ import csv
 
 import pytest
 
-import riskcalc.cli as cli
 from riskcalc.cli import main
 
 TINY = ["--set", "R=0,10", "--set", "m=3", "--set", "n=20", "--set", "d=5",
         "--set", "n_test=200", "--set", "methods=fedavg,local,fedprox_0.44",
         "--set", "*.rounds=3", "--set", "local.epochs=5", "--no-progress"]
-
-
-@pytest.fixture(autouse=True)
-def with_simulate(monkeypatch):
-    if "simulate" not in cli.COMMANDS:
-        monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + ("simulate",))
 
 
 def read(path):

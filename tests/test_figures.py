@@ -15,19 +15,12 @@ from figures.core import COLUMNS, KINDS, fmt
 IDS = list(figures.load_all())
 
 
-@pytest.fixture(autouse=True)
-def figures_command(monkeypatch):
-    monkeypatch.setattr(cli, "COMMANDS", tuple(dict.fromkeys(cli.COMMANDS + ("figures",))))
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Build all figures once (quick, 2 workers), through the command line."""
     out = tmp_path_factory.mktemp("figs")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli, "COMMANDS", tuple(dict.fromkeys(cli.COMMANDS + ("figures",))))
-        assert cli.main(["figures", "--all", "--quick", "--out", str(out), "--jobs", "2",
-                         "--no-progress"]) == 0
+    assert cli.main(["figures", "--all", "--quick", "--out", str(out), "--jobs", "2",
+                     "--no-progress"]) == 0
     return out
 
 

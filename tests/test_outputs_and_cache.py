@@ -1,6 +1,8 @@
 """Outputs checked before any work; a task cache that survives torn and foreign lines."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -79,3 +81,18 @@ def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
                      "--clients", "3", "--jobs", jobs, "--no-progress", "--out", str(out)]) == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_one_blas_thread_even_when_scipy_loads_after_the_first_task():
+    # The thread controller is built once per process; built before scipy.linalg (which brings
+    # its own OpenBLAS) was imported, it used to leave scipy's BLAS threaded in this process.
+    code = ("from montecarlo.threads import small_blas\n"
+            "with small_blas():\n    pass\n"
+            "import scipy.linalg\n"
+            "from threadpoolctl import threadpool_info\n"
+            "with small_blas():\n"
+            "    print(sorted({i['num_threads'] for i in threadpool_info()"
+            " if i['user_api'] == 'blas'}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[1]"

@@ -6,15 +6,12 @@ import pytest
 
 import paper_checks
 import riskcalc.cli
-from paper_checks.core import CORRECTED, KINDS, PAPERS, VERDICTS, Outcome, judge_erratum
+from paper_checks.core import CORRECTED, KINDS, PAPERS, Outcome, judge_erratum
 from paper_checks.report import read_verdicts, render
 
 
 @pytest.fixture
-def cli(monkeypatch):
-    # The lead registers "check" in riskcalc.cli.COMMANDS; until then the tests add it.
-    if "check" not in riskcalc.cli.COMMANDS:
-        monkeypatch.setattr(riskcalc.cli, "COMMANDS", riskcalc.cli.COMMANDS + ("check",))
+def cli():
     return riskcalc.cli.main
 
 

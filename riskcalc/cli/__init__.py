@@ -13,9 +13,20 @@ import sys
 
 from riskcalc.errors import SolverError
 
-# Subcommand modules, in the order ``riskcalc --help`` lists them.
-COMMANDS = ("predict", "compare", "sweep", "simulate", "bounds", "check", "check_method",
-            "figures")
+# Subcommands, in the order ``riskcalc --help`` lists them, with their one-line help. Each lives
+# in the module of the same name (``-`` -> ``_``), imported only when that subcommand runs (or
+# for ``--help``): compare, sweep and simulate pull in the simulation code and scipy, which
+# ``riskcalc predict`` should not pay for at start-up.
+COMMANDS = {
+    "predict": "asymptotic bias, variance and risk of a method",
+    "compare": "predicted vs simulated bias, variance and risk",
+    "sweep": "predicted vs simulated over a parameter grid",
+    "simulate": "run a federated simulation preset (logistic / quadratic)",
+    "bounds": "evaluate a minimax rate or complexity bound (papers 000, 004, 001)",
+    "check": "check the papers' claims: verdicts with evidence",
+    "check-method": "run the registry's common checks on a method",
+    "figures": "regenerate the papers' figures",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The ``riskcalc`` parser. Given ``argv``, only the subcommand it names (if any) is built
+    in full, the others are listed by name and help; without ``argv``, all are built."""
     parser = _Parser(
         prog="riskcalc",
         description="Asymptotic risk of personalized federated learning: predict, simulate, check.",
@@ -36,21 +49,36 @@ def build_parser() -> argparse.ArgumentParser:
                              "also loaded: the fedrisk.methods entry points)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
-        importlib.import_module(f"riskcalc.cli.{name}").add_parser(sub)
+    chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    for name, summary in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"riskcalc.cli.{name.replace('-', '_')}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return parser
 
 
 def main(argv=None) -> int:
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv))
+    except KeyboardInterrupt:
+        # Ctrl-C: joblib has already stopped its workers and every finished task is in the
+        # cache (``montecarlo.tasks.run_tasks``); a rerun with the same --cache resumes.
+        sys.stderr.write("\nerror: interrupted; finished tasks are kept in the --cache file, "
+                         "if one was given\n")
+        return 130
+
+
+def _run(argv: list) -> int:
     from riskcalc.cli import plugins
 
     try:
         # Before the parser exists: registered methods become METHOD choices.
-        argv = plugins.load(sys.argv[1:] if argv is None else list(argv))
+        argv = plugins.load(argv)
     except ValueError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args) or 0
     except BrokenPipeError:
@@ -59,4 +87,8 @@ def main(argv=None) -> int:
         return 0
     except (ValueError, SolverError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except MemoryError as exc:
+        # The estimates before allocating (--d, presets' d) leave this to inputs they miss.
+        sys.stderr.write(f"error: not enough memory ({exc}); make the problem smaller\n")
         return 2

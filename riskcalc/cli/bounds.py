@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from riskcalc.cli import COMMANDS
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
 _PARAMS = sorted({p for spec in BOUNDS.values() for p in spec.params})
@@ -22,7 +23,7 @@ def add_parser(subparsers):
     """Add the ``bounds`` subcommand to ``subparsers`` (sets ``func=run``)."""
     parser = subparsers.add_parser(
         "bounds", allow_abbrev=False,
-        help="evaluate a minimax rate or complexity bound (papers 000, 004, 001)",
+        help=COMMANDS["bounds"],
         description="Evaluate a bound of riskcalc.minimax by name; --list shows them all. "
                     "Comma-separated values span a grid.")
     parser.add_argument("name", nargs="?", metavar="NAME", help="bound name (see --list)")

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from riskcalc.cli import COMMANDS
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "check", help="check the papers' claims: verdicts with evidence",
+        "check", help=COMMANDS["check"],
         description="Check every claim of papers 003, 000 (= 002), 004 and 001 numerically: "
                     "holds / loose / erratum-harmless / erratum (with the corrected form) / "
                     "fails / not checkable, and the toolkit's own findings.")

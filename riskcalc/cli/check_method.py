@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+from riskcalc.cli import COMMANDS
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "check-method", help="run the registry's common checks on a method",
+        "check-method", help=COMMANDS["check-method"],
         description="Check that a method's limit is finite, vectorized and route-independent, "
                     "that its estimator has the right shapes, and that the simulated bias, "
                     "variance and risk on small instances agree with the limit (99.9%% "

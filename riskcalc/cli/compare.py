@@ -15,7 +15,7 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
-from riskcalc.cli import logistic
+from riskcalc.cli import COMMANDS, logistic
 from riskcalc.cli.predict import add_model_options, read_clients_file, spec_from_args
 
 
@@ -77,7 +77,7 @@ def setting_from_args(args, clients=None) -> Setting:
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "compare", help="predicted vs simulated bias, variance and risk",
+        "compare", help=COMMANDS["compare"],
         description="Simulate the method at finite d and print, per quantity, the predicted "
                     "limit, the simulated mean, its standard error, the relative difference and "
                     "whether the prediction lies in the simulation's 95%% interval.")

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import sys
 
+from riskcalc.cli import COMMANDS
 from riskcalc.cli.outputs import make_folder
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "figures", help="regenerate the papers' figures",
+        "figures", help=COMMANDS["figures"],
         description="Regenerate the papers' synthetic figures and paper 003's theory-vs-"
                     "simulation figures: ID.png, ID.pdf, ID.csv (the data drawn) and ID.txt "
                     "(caption with every parameter and the seed).")

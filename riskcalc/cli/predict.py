@@ -12,7 +12,7 @@ import json
 import numpy as np
 
 import riskcalc
-from riskcalc.cli import logistic
+from riskcalc.cli import COMMANDS, logistic
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -58,7 +58,7 @@ def spec_from_args(args, d: int | None = None, **override) -> ClientSpec:
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "predict", help="asymptotic bias, variance and risk of a method",
+        "predict", help=COMMANDS["predict"],
         description="Print the limits of the bias, variance and risk of one client's prediction "
                     "(paper 003, Thms 1-4, Cor. 3.1), or after --steps personalization gradient "
                     "steps (Sec. 7, Algs. 5-6).")

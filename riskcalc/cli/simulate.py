@@ -12,12 +12,13 @@ import math
 import sys
 
 from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
+from riskcalc.cli import COMMANDS
 from riskcalc.cli.outputs import check_writable
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "simulate", help="run a federated simulation preset (logistic / quadratic)",
+        "simulate", help=COMMANDS["simulate"],
         description="Run REPS replicates of a simulation preset, write one CSV row per "
                     "replicate x grid value x method (x checkpoint with --trajectory), and print "
                     "the mean of the preset's summary metric. Presets: see --list.")

@@ -14,6 +14,7 @@ import json
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
+from riskcalc.cli import COMMANDS
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import check_writable
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
@@ -32,7 +33,7 @@ def _floats(name: str, text):
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "sweep", help="predicted vs simulated over a parameter grid",
+        "sweep", help=COMMANDS["sweep"],
         description="Compare predicted and simulated bias, variance and risk at every point of "
                     "the grid spanned by comma-separated --gamma, --r/--rho, --sigma, "
                     "--lam/--alpha values.")

@@ -312,13 +312,30 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own):
     others_v = np.maximum(np.sum(count * wv) - wv, 0.0)
     tpb = Eb * (1.0 / (D * Q) - 1.0) / D
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
-    bias = (r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
-            + others_b * J1 / (D * Q))
+    own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
+    scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
+    bias = _nonnegative("bias", own_b + others_b * J1 / (D * Q), scale_b, r ** 2)
     with np.errstate(invalid="ignore"):
+        own_v = sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
+        scale_v = sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
+                                + p ** 2 * gam * np.abs(Jfv + tpv * J1))
         var = np.where(sigma == 0, 0.0,
-                       sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
-                       + others_v * J1 / (D * Q))
+                       _nonnegative("variance", own_v + others_v * J1 / (D * Q), scale_v,
+                                    sigma ** 2))
     return bias, var
+
+
+def _nonnegative(name, value, scale, unit):
+    """``value``, a quadratic form (>= 0) computed as a sum of terms of size ``scale`` in units
+    of ``unit`` (r^2 or sigma^2) times O(1) traces, with a negative rounding residue (e.g.
+    -1e-17 r^2 where the global model is the client's own least squares and the bias vanishes)
+    set to 0; a negative value beyond rounding raises."""
+    with np.errstate(invalid="ignore"):
+        wrong = value < -(1e-9 * scale + 1e-12 * unit)
+    if np.any(wrong):
+        raise SolverError(f"finite-clients limit: the {name} came out negative beyond rounding "
+                          f"({np.min(value):g}); the traces lost their precision")
+    return np.maximum(value, 0.0)
 
 
 def _target_traces(gamma, lam, p, u):

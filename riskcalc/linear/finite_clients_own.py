@@ -143,7 +143,12 @@ def _subordination(gam, p, count, phi):
                 np.array([np.sum(count * g * (g / D - t))]))
 
     # H >= M - g sum_l count_l p_l tau(phi) (Jensen) gives lo; double g for hi.
-    lo = 1.0 / float(np.sum(count * p * mean_phi))
+    total = float(np.sum(count * p * mean_phi))
+    if not total > 0:
+        raise SolverError("finite-clients limit: the global objective is flat (tau(phi(S)) "
+                          "= 0 in floating point), so its minimizer is not unique; move alpha "
+                          "or lam away from that point")
+    lo = 1.0 / total
     hi = 2.0 * lo
     for _ in range(200):
         if outer(np.array([hi]), None)[0][0] >= 0:

@@ -71,7 +71,12 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
         def fun(k, mask, g=g, l=l):
             q = s / (s + k[:, None])
             gm, lm = g[mask], l[mask]
-            return 1.0 - gm * (q @ w) - lm / k, gm * ((q * q) @ (w / s)) * k + lm / k
+            # Near gamma = 1, 1 - gamma int q is computed as (1 - gamma) + gamma int kappa/(s +
+            # kappa): 1 - q rounds to 0 for kappa below s eps (kappa ~ sqrt(lam) at gamma = 1).
+            # For large gamma that form cancels two terms of size gamma; the direct one does not.
+            near = (1.0 - gm) + gm * ((k[:, None] / (s + k[:, None])) @ w)
+            value = np.where(gm <= 2.0, near, 1.0 - gm * (q @ w)) - lm / k
+            return value, gm * ((q * q) @ (w / s)) * k + lm / k
 
         # (*) is increasing in kappa. At lo it is <= -1 (kappa = lam/2) or, for gamma > 1,
         # <= (1 - gamma)/(1 + gamma) (gamma s_min/(s_min + kappa) > 1 below (gamma - 1) s_min);

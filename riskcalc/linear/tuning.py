@@ -15,7 +15,7 @@ import numpy as np
 
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import LAM_RANGE, ClientSpec
 
 HOWS = ("auto", "closed", "numeric")
 
@@ -84,9 +84,15 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
 
 
 def _closed(gamma, sigma, signal):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = sigma**2 * gamma / signal**2
-    return np.where(sigma == 0, 0.0, lam)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        # (sigma / signal)^2 gamma: the squares alone overflow above 1e154.
+        lam = np.where(sigma == 0, 0.0, (sigma / signal) ** 2 * gamma)
+    finite = (sigma > 0) & np.isfinite(lam)
+    if np.any(finite & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
+        raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) falls outside "
+                         f"[{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: the signal-to-noise ratio "
+                         "is beyond floating-point range")
+    return lam
 
 
 def _numeric(spec: ClientSpec, gamma, sigma, signal) -> float:

@@ -1,0 +1,76 @@
+"""Ctrl-C: one line on stderr, exit 130, finished tasks kept in the cache, no worker left."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from montecarlo.tasks import load_cache, run_tasks
+from riskcalc.cli import main
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+
+ERROR = "error: interrupted; finished tasks are kept in the --cache file, if one was given"
+
+
+def _stop_at_three(task):
+    if task["x"] == 3:
+        raise KeyboardInterrupt
+    return {"y": task["x"]}
+
+
+def test_interrupted_run_keeps_finished_tasks_and_resumes(tmp_path):
+    cache = tmp_path / "c.jsonl"
+    tasks = [{"x": x} for x in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        run_tasks(_stop_at_three, tasks, cache=cache, progress=False)
+    assert len(load_cache(cache)) == 3
+    results = run_tasks(lambda t: {"y": t["x"]}, tasks, cache=cache, progress=False)
+    assert results == [{"y": x} for x in range(6)]
+
+
+def test_main_turns_an_interrupt_into_one_line(monkeypatch, capsys):
+    import riskcalc.cli.predict as predict
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(predict, "run", interrupted)
+    assert main("predict ftfa --gamma 2 --r 1 --sigma 0.5".split()) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == ERROR
+
+
+def _group(pgid):
+    out = subprocess.run(["ps", "-o", "pid=", "-g", str(pgid)], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_ctrl_c_on_a_parallel_sweep(tmp_path):
+    # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and
+    # its joblib workers. Sent once the first task is in the cache, so the sweep is running.
+    cache = tmp_path / "c.jsonl"
+    cmd = [sys.executable, "-c", "import sys; from riskcalc.cli import main; sys.exit(main())",
+           "sweep", "ftfa", "--gamma", "1.5,2,3,4", "--r", "1", "--sigma", "0.5",
+           "--d", "300", "--reps", "2000", "--jobs", "2", "--cache", str(cache),
+           "--out", str(tmp_path / "s.csv")]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (cache.exists() and cache.stat().st_size) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == ERROR
+    finished = len(load_cache(cache))
+    assert 1 <= finished < 8000
+    deadline = time.monotonic() + 30
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _group(proc.pid) == []
