@@ -264,12 +264,9 @@ def client_weights(gam, count, weights):
     return np.full(gam.shape, 1.0 / count.sum())
 
 
-def group_limits(method, gam, r, sigma, count, lam, weights):
-    """Bias and variance of a client of each group (groups of ``count`` identical clients).
-
-    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
-    """
-    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+def subordination(gam, count, weights):
+    """Steps 3 and 5 per group: the weights p, g = tau(A^-1), x = p g = m(-u), u = t / p and
+    var_r = m'(-u) - m(-u)^2 (m the Marchenko-Pastur Stieltjes transform of ratio gamma)."""
     p = client_weights(gam, count, weights)
     g = solve_g(gam, p, count)
     x = p * g
@@ -277,7 +274,16 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
     u = (np.zeros_like(x) if count.sum() == 1
          else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
     root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
-    var_r = gam * x ** 3 / ((1.0 + gam * x) * root)      # m' - m^2 (step 5)
+    return p, g, x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
+
+
+def group_limits(method, gam, r, sigma, count, lam, weights):
+    """Bias and variance of a client of each group (groups of ``count`` identical clients).
+
+    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    p, g, x, u, var_r = subordination(gam, count, weights)
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
