@@ -98,7 +98,13 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
         others = count.copy()
         others[i] -= 1
         omega, rho = others @ om, others @ rho_l
-        t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], p[i], omega, s, h, s * s * phi)
+        if method == "fedavg":
+            # R = I, F = Sigma: whitened traces of K_w = (p_i W_i + omega)^-1, which is free
+            # from Sigma (the chains [(K, y), (K, s)], [(K, s), (K, s)], [(K, s)]; tests).
+            t1, t2, t3, t4 = k0[i] * tau_y, k0[i], g, 0.0
+        else:
+            t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], p[i], omega, s, h,
+                                            s * s * phi)
         # Target's own signal and noise (j = i): identities 1 and 2 with b = all other clients.
         den = 1.0 - rho * k0[i]
         b_own = omega ** 2 * t1 + rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0[i]) / den * t2
@@ -120,29 +126,19 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
 
 
 def _target_chains(method, gamma, lam, p, omega, s, h, y):
-    """t1..t4 of the module docstring for target ratio gamma, weight p and shift omega
-    (K = (p S + omega Sigma)^-1; y = s Y(s) = s^2 Phi(s), the middle K Sigma^1/2 Y Sigma^1/2 K)."""
-    one, zero = np.ones_like(s), np.zeros_like(s)
+    """t1..t4 of the module docstring (FTFA or RTFA) for target ratio gamma, weight p and shift
+    omega (K = (p S + omega Sigma)^-1; y = s Y(s) = s^2 Phi(s), the middle Sigma^1/2 Y
+    Sigma^1/2)."""
+    if method == "ftfa" and gamma <= 1:
+        return 0.0, 0.0, 0.0, 0.0                      # local least squares: R = 0
+    one = np.ones_like(s)
     K = (1.0 / p, omega * s)
-    if method == "fedavg":
-        blocks = []
-    elif method == "ftfa":
-        if gamma <= 1:
-            return 0.0, 0.0, 0.0, 0.0                  # local least squares: R = 0
-        blocks = [(0.0, one)]
-    else:
-        blocks = [(lam, one)]
+    R = (0.0 if method == "ftfa" else lam, one)       # P^perp or lam (S + lam)^-1
 
     def chain(parts):
         eta = [b[0] for b, _ in parts]
         return chain_trace(gamma, s, h, eta, [b[1] for b, _ in parts], [m for _, m in parts])
 
-    if not blocks:
-        # R = I: F = Sigma, and W_i is free from Sigma.
-        t1 = chain([(K, y), (K, s)])
-        t2 = chain([(K, s), (K, s)])
-        return t1, t2, chain([(K, s)]), 0.0
-    R = blocks[0]
     t1 = chain([(R, s), (R, one), (K, y), (K, one)])
     t2 = chain([(R, s), (R, one), (K, s), (K, one)])
     t3 = chain([(R, s), (R, one), (K, one)])
