@@ -209,19 +209,25 @@ def test_fedavg_scales_with_the_signal_mean(name, gammas, counts):
 @pytest.mark.parametrize("method,lam", CASES[1:])
 def test_other_clients_noise_is_a_weight_derivative(method, lam):
     """Second route for the noise of client j != i: A + e S_j is the same federation with
-    p_j + e, so tau(F A^-1 S_j A^-1) = (d omega / d p_j) tau(F K Sigma K) (omega the target's
-    subordination shift, differentiated implicitly through sum_l p_l g / (1 + gamma_l p_l g)
-    = 1). The unknown trace cancels in the ratio of two clients' noise contributions, which
-    the module computes by conditional expectation over W_j instead."""
+    p_j + e, so tau(F A^-1 S_j A^-1) = (d omega / d p_j) tau(F K Sigma K), omega the target's
+    subordination shift (differentiated implicitly through sum_l p_l g / (1 + gamma_l p_l g)
+    = 1) and the trace a chain (the engine); the module conditions on everything but W_j
+    instead."""
     gam = np.array([2.0, 1.5, 4.0, 3.0])
-    p, g = subordination(gam, np.ones(4), "samples")[:2]
+    p, g = subordination(gam, np.ones(4), "uniform")[:2]
     q = 1.0 + gam * p * g
+    omega = np.sum((p / q)[1:])
     dg = -(g / q ** 2) / np.sum(p / q ** 2)             # d g / d p_j
     domega = 1.0 / q ** 2 - np.sum((gam * p ** 2 / q ** 2)[1:]) * dg
-    var = [riskcalc.clients_limit(method, gamma=gam, r=1.0, sigma=np.eye(4)[j], lam=lam,
-                                  spectrum=TWO).variance[0] for j in (1, 2, 3)]
-    want = (p ** 2 * gam * domega)[1:]
-    np.testing.assert_allclose(np.array(var) / var[0], want / want[0], rtol=1e-9)
+    a, w, one = TWO.atoms, TWO.weights, np.ones(2)
+    R = (lam or 0.0, one)
+    K = (1.0 / p[0], omega * a)
+    t2 = chain_trace(gam[0], a, w, [R[0], R[0], K[0], K[0]], [R[1], R[1], K[1], K[1]],
+                     [a, one, a, one])
+    for j in (1, 2, 3):
+        var = riskcalc.clients_limit(method, gamma=gam, r=1.0, sigma=np.eye(4)[j], lam=lam,
+                                     weights="uniform", spectrum=TWO).variance[0]
+        assert var == pytest.approx(p[j] ** 2 * gam[j] * domega[j] * t2, rel=1e-9)
 
 
 # --- simulation --------------------------------------------------------------------------------
