@@ -230,10 +230,10 @@ def _isotropic(spectrum) -> bool:
 
 
 def _heterogeneous(method, gam, r, sigma, count, lam, weights, spectrum):
-    """``group_limits`` for Sigma = I, else ``finite_clients_sigma``."""
+    """``group_limits`` for Sigma = I, else ``finite_clients_sigma`` (imported here: it
+    builds on this module)."""
     if _isotropic(spectrum):
         return group_limits(method, gam, r, sigma, count, lam, weights)
-    # Deferred import: finite_clients_sigma builds on this module.
     from riskcalc.linear.finite_clients_sigma import sigma_group_limits
     return sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum)
 
@@ -309,7 +309,7 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
     Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
     """
     gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
-    p, g, x, u, var_r = subordination(gam, count, weights)
+    p, g, x, u, var_r = subordination(gam, count, weights)     # var_r = m' - m^2 (step 5)
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)

@@ -43,8 +43,8 @@ tau(K_w^2 Y) = k0 tau(Y) with k0 = tau(K_w^2) (the Marchenko-Pastur moment D of
     t3 = tau(R Sigma R K),  t4 = tau(R Sigma (I - R) K).
 
 Checks (tests): Sigma = I gives ``finite_clients`` to 1e-10, M -> infinity the oracle limit of
-``riskcalc.linear.kappa``, M = 1 local least squares, FedAvg the tau(Y) scaling of
-``finite_clients.spectrum_scale``, and simulation of the federated pipeline.
+``riskcalc.linear.kappa``, M = 1 local least squares, FedAvg's scaling by tau(Y) = int s dG
+(Sigma free from the W_j), and simulation of the federated pipeline.
 """
 
 from __future__ import annotations
