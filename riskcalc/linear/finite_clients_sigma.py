@@ -89,10 +89,9 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
     s, h = spectrum.atoms, spectrum.weights
     phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     tau_y = float(spectrum.signal_mean)
-    if method == "fedavg":
-        b_fac, own = np.full(gam.shape, tau_y), np.zeros_like(gam)
-    else:
-        b_fac, own = kappa.ridge_factors(gam, lam if method == "rtfa" else 0 * lam, spectrum)
+    # The oracle variance per unit sigma^2 (the oracle bias is part of the target's own term).
+    own = (np.zeros_like(gam) if method == "fedavg" else
+           kappa.ridge_factors(gam, lam if method == "rtfa" else 0 * lam, spectrum)[1])
     bias, var = np.empty_like(gam), np.empty_like(gam)
     for i in range(gam.size):
         others = count.copy()
