@@ -196,26 +196,25 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
 
 def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.LimitResult:
     """The finite-M limit of the target client (client 0) of the federation ``setting``
-    samples (``riskcalc.clients_limit`` with the same per-client parameters), or the oracle
-    limit with a note where no finite-M limit is implemented."""
+    samples (``riskcalc.clients_limit`` with the same per-client parameters and spectrum), or
+    the oracle limit with a note where no finite-M limit is implemented."""
     try:
-        scale = finite_clients.spectrum_scale(spec.method, spec.spectrum)
-        covered = spec.method in finite_clients.METHODS
+        finite_clients.check_method(spec.method, spec.spectrum)
+        covered = True
     except ValueError:
         covered = False
     if not covered:
         limit = riskcalc.spec_limit(spec, route=route)
         return replace(limit, notes=limit.notes + (
             "the prediction is the oracle limit (M -> infinity): the simulation includes the "
-            "finite-M error of the global model; finite-M limits are implemented for "
-            f"{', '.join(finite_clients.METHODS)} with Sigma = I (FedAvg: any spectrum with "
-            "a uniform signal direction)",))
+            f"finite-M error of the global model; finite-M limits are implemented for "
+            f"{finite_clients.COVERAGE}",))
     gam, r, sigma = client_params(spec, setting)
     tune = spec.info.tuning
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
-                                 weights=setting.weights,
+                                 weights=setting.weights, spectrum=spec.spectrum,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
-    bias, var = scale * float(res.bias[0]), float(res.variance[0])
+    bias, var = float(res.bias[0]), float(res.variance[0])
     return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
                                               "weights": setting.weights},
                                 bias, var, bias + var, route="finite_clients", notes=res.notes)

@@ -75,8 +75,15 @@ def test_compare_federated_predicts_finite_m(fed_file, capsys):
     ref = riskcalc.limit("maml_fl", gamma=2, r=1, sigma=0.5, alpha=0.1, clients=30)
     assert json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-15)
     code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "40", "--reps", "2", "--global",
-                        "federated", "--clients", "30", "--spectrum", "two-point:1,10,0.5"],
-                       capsys)
+                        "federated", "--clients", "30", "--spectrum", "two-point:1,10,0.5",
+                        "--json"], capsys)
+    ref = riskcalc.limit("ftfa", gamma=2, r=1, sigma=0.5, clients=30, weights="uniform",
+                         spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
+    assert code == 0 and json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk,
+                                                                                rel=1e-15)
+    code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
+                        "2", "--global", "federated", "--clients", "30", "--spectrum",
+                        "two-point:1,10,0.5"], capsys)
     assert code == 0 and "finite-M error" in out
 
 

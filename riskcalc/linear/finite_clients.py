@@ -55,9 +55,9 @@ Gaussian or any rotation-invariant-in-the-limit design):
 
 M -> infinity recovers paper 003's oracle limits; M = 1 with gamma < 1 gives least squares for
 all three methods. The tests check each piece against simulation, exact identities and the
-oracle limit. FedAvg extends to any spectrum with a uniform signal direction
-(``spectrum_scale``); MAML-FL and pFedMe (their own global objectives) are in
-``riskcalc.linear.finite_clients_own``.
+oracle limit. A general covariance spectrum (and signal distribution) for these three methods
+is ``riskcalc.linear.finite_clients_sigma``; MAML-FL and pFedMe (their own global objectives,
+Sigma = I) are in ``riskcalc.linear.finite_clients_own``.
 """
 
 from __future__ import annotations
@@ -76,8 +76,11 @@ from riskcalc.solvers import increasing_root
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
-#: objectives in ``finite_clients_own``.
+#: objectives in ``finite_clients_own`` (Sigma = I).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
+#: What the finite-M limits cover, for messages and notes.
+COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, and "
+            f"{', '.join(METHODS[len(HETEROGENEOUS):])} with Sigma = I")
 #: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
 WEIGHTS = ("samples", "uniform")
 
@@ -128,14 +131,15 @@ def check_weights(weights) -> str:
 
 
 def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
-                  weights: str = "samples") -> ClientsLimit:
-    """Finite-M limits of every client of a heterogeneous federation (Sigma = I).
+                  weights: str = "samples", spectrum=None) -> ClientsLimit:
+    """Finite-M limits of every client of a heterogeneous federation.
 
     The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
     and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
-    with the FedAvg global model solved over all M clients. Derivation: this module's docstring.
-    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``) with one
-    shared alpha or lam.
+    with the FedAvg global model solved over all M clients. Derivation: this module's docstring
+    (Sigma = I) and ``finite_clients_sigma`` (a covariance spectrum shared by all clients).
+    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I) with
+    one shared alpha or lam.
 
     Parameters
     ----------
@@ -148,6 +152,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         MAML-FL's step size.
     weights : {"samples", "uniform"}
         p_j = n_j / N (the FedAvg objective) or 1/M.
+    spectrum : Spectrum, optional
+        The covariance spectrum H and signal distribution G shared by every client (None:
+        Sigma = I); fedavg, ftfa and rtfa only.
 
     Returns
     -------
@@ -156,7 +163,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     Raises
     ------
     ValueError
-        For inconsistent lengths, out-of-range values, or pooled N <= d (sum 1/gamma_j <= 1).
+        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
+        a spectrum with maml_fl or pfedme.
 
     Examples
     --------
@@ -165,7 +173,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     (3,)
     """
     info = get_method(method)
-    _check_method(info.name)
+    check_method(info.name, spectrum)
     weights = check_weights(weights)
     given = {"lam": lam, "alpha": alpha}
     for name, value in given.items():
@@ -191,7 +199,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr]), axis=0,
                                      return_inverse=True, return_counts=True)
     if info.name in HETEROGENEOUS:
-        bias, var = group_limits(info.name, *rows.T[:3], count, rows[:, 3], weights)
+        bias, var = _heterogeneous(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
     elif np.unique(rows[:, 3]).size == 1:
         bias, var = _own_limits(info.name, *rows.T[:3], count, rows[0, 3], weights)
     else:
@@ -206,10 +214,28 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                         float(var.mean()), float(risk.mean()), notes=notes(info.name, gam, lam_arr))
 
 
-def _check_method(name: str) -> None:
+def check_method(name: str, spectrum=None) -> None:
+    """ValueError unless ``name`` has a finite-M limit for ``spectrum`` (None: Sigma = I)."""
     if name not in METHODS:
         raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
                          f"got {name}")
+    if name not in HETEROGENEOUS and not _isotropic(spectrum):
+        raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got {name} "
+                         "with a non-identity spectrum")
+
+
+def _isotropic(spectrum) -> bool:
+    """Sigma = I with a uniform signal direction (the closed forms of this module)."""
+    return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)
+
+
+def _heterogeneous(method, gam, r, sigma, count, lam, weights, spectrum):
+    """``group_limits`` for Sigma = I, else ``finite_clients_sigma`` (imported here: it
+    builds on this module)."""
+    if _isotropic(spectrum):
+        return group_limits(method, gam, r, sigma, count, lam, weights)
+    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    return sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum)
 
 
 def _own_limits(method, gam, r, sigma, count, tuning, weights):
@@ -264,12 +290,9 @@ def client_weights(gam, count, weights):
     return np.full(gam.shape, 1.0 / count.sum())
 
 
-def group_limits(method, gam, r, sigma, count, lam, weights):
-    """Bias and variance of a client of each group (groups of ``count`` identical clients).
-
-    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
-    """
-    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+def subordination(gam, count, weights):
+    """Steps 3 and 5 per group: the weights p, g = tau(A^-1), x = p g = m(-u), u = t / p and
+    var_r = m'(-u) - m(-u)^2 (m the Marchenko-Pastur Stieltjes transform of ratio gamma)."""
     p = client_weights(gam, count, weights)
     g = solve_g(gam, p, count)
     x = p * g
@@ -277,7 +300,16 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
     u = (np.zeros_like(x) if count.sum() == 1
          else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
     root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
-    var_r = gam * x ** 3 / ((1.0 + gam * x) * root)      # m' - m^2 (step 5)
+    return p, g, x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
+
+
+def group_limits(method, gam, r, sigma, count, lam, weights):
+    """Bias and variance of a client of each group (groups of ``count`` identical clients).
+
+    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    p, g, x, u, var_r = subordination(gam, count, weights)     # var_r = m' - m^2 (step 5)
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
@@ -367,13 +399,12 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     Raises
     ------
     ValueError
-        For a method without a finite-M limit, a non-identity spectrum, clients not an integer
-        >= 1, or pooled N <= d.
+        For a method without a finite-M limit (or with a spectrum: maml_fl, pfedme), clients
+        not an integer >= 1, or pooled N <= d.
     """
     clients = positive_int("clients", clients)
     weights = check_weights(weights)
-    _check_method(spec.method)
-    scale = spectrum_scale(spec.method, spec.spectrum)
+    check_method(spec.method, spec.spectrum)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
     values = (spec.gamma, spec.signal, spec.sigma, tuning)
     shape = np.broadcast_shapes(*(np.shape(v) for v in values))
@@ -381,27 +412,9 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
         if spec.method in HETEROGENEOUS:
-            b, v = group_limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights)
-            bias[k], var[k] = b[0], v[0]
+            b, v = _heterogeneous(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
+                                  spec.spectrum)
         else:
             b, v = _own_limits(spec.method, [gm], [rr], [sg], [clients], tn, weights)
-            bias[k], var[k] = b[0], v[0]
-    return scale * bias.reshape(shape), var.reshape(shape)
-
-
-def spectrum_scale(method: str, spectrum) -> float:
-    """The factor of the Sigma = I bias for a general spectrum: tau(Sigma) for FedAvg with a
-    uniform signal direction, 1 for Sigma = I; ValueError otherwise.
-
-    FedAvg's error is theta_g - theta_i; with S_j = Sigma^(1/2) W_j Sigma^(1/2),
-    Sigma^(1/2) (theta_g - theta_i) = W^-1 sum_j p_j W_j eta_j - eta_i + W^-1 sum_j p_j Z_j^T
-    xi_j / n_j, W = sum_j p_j W_j, eta_j = Sigma^(1/2) delta_j with E eta eta^T = r^2 Sigma / d.
-    Sigma is free from the orthogonally invariant W_j, so every bias trace tau(Sigma X(W))
-    factors as tau(Sigma) tau(X(W)); the noise term does not involve Sigma at all.
-    """
-    if spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform):
-        return 1.0
-    if method == "fedavg" and spectrum.signal_is_uniform:
-        return spectrum.mean
-    raise ValueError("finite-clients limits are implemented for Sigma = I, and for FedAvg "
-                     "with any spectrum whose signal direction is uniform")
+        bias[k], var[k] = b[0], v[0]
+    return bias.reshape(shape), var.reshape(shape)

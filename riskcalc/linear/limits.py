@@ -89,9 +89,9 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     ``clients=M`` (an integer >= 1) replaces the exact global model by the FedAvg global model
     solved over M clients sharing the client's parameters, the client among them, with client
     weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
-    finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa; Sigma = I; pooled
-    N > d). ``clients=None`` is paper 003's limit (M -> infinity). Heterogeneous clients:
-    ``riskcalc.clients_limit``.
+    finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
+    ``finite_clients_sigma``; maml_fl, pfedme with Sigma = I; pooled N > d). ``clients=None``
+    is paper 003's limit (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
     Examples
     --------
@@ -157,8 +157,9 @@ def _registered(spec: ClientSpec, route: str, shape):
 
 def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
     if route not in ("auto", "closed"):
-        raise ValueError("the finite-clients limit has one route (Sigma = I): route must be "
-                         f"auto or closed, got {route!r}")
+        raise ValueError("the finite-clients limit has one route: route must be auto or "
+                         f"closed, got {route!r}")
+    _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
     weights = "samples" if weights is None else weights
     bias, var = finite_clients.spec_clients_limit(spec, clients, weights)
     risk = bias + var

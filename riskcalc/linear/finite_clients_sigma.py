@@ -1,0 +1,144 @@
+"""Finite-M limits of FedAvg, FTFA and RTFA (FedAvg global model) for a GENERAL spectrum.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) takes the global model to be exact (M -> infinity);
+``riskcalc.linear.finite_clients`` solves the FedAvg global model (eq. 6) over M clients for
+Sigma = I. Here every client shares Sigma = V diag(s) V^T with spectrum H and signal
+distribution G: S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio gamma_j,
+E delta_j delta_j^T = r_j^2 Phi / d with Phi = dG/dH (Phi = I for a uniform direction), and the
+risk is Sigma-weighted. With A = sum_j p_j S_j, B = A - p_i S_i, F = R Sigma R (R = I, P_i^perp
+or lam (S_i + lam)^-1 for FedAvg, FTFA, RTFA: eqs. 6-8, Thms 1-2) and tau = tr / d::
+
+    B_i = r_i^2 tau(F A^-1 B Phi B A^-1) + sum_(j != i) r_j^2 p_j^2 tau(F A^-1 S_j Phi S_j A^-1)
+    V_i = own_i + 2 sigma_i^2 p_i gamma_i tau(R Sigma (I - R) A^-1)
+          + sum_j sigma_j^2 p_j^2 gamma_j tau(F A^-1 S_j A^-1).
+
+Whitened coordinates (G = (sum_l p_l W_l)^-1, F_w = Sigma^-1/2 F Sigma^-1/2, Y = Sigma Phi):
+the W_l are free from each other and from Sigma, so for b free from an algebra C containing a
+(Biane subordination with a scalar subordination function, since b's C-valued R-transform is
+scalar) ::
+
+    E_C[(a + b)^-1] = (a + w_b)^-1 =: K,
+    E_C[(a + b)^-1 Z (a + b)^-1] = K (Z + w_b'(Z)) K,
+    w_b'(Z) = rho_b tau(K Z K) / (1 - rho_b tau(K^2)),
+
+with w_b = sum_(l in b) om_l, rho_b = sum_(l in b) gamma_l om_l^2, om_l = p_l / (1 + gamma_l
+p_l g) and g = tau(A^-1 Sigma) = tau(G) the root of sum_l p_l g / (1 + gamma_l p_l g) = 1, the
+same scalars as for Sigma = I (rho_b is minus the derivative of w_b in g). Two identities make
+every middle an element of C:
+
+1. (a + b)^-1 b Y b (a + b)^-1 = (I - G a) Y (I - a G), and K a = I - w_b K, so
+   E_C[G b Y b G] = w_b^2 K Y K + w_b'(a Y a) K^2 (the a-terms cancel exactly).
+2. G b G = G - G a G, so E_C[G b G] = (w_b - w_b'(a)) K^2.
+
+Target terms: a = p_i W_i, b = sum_(l != i) p_l W_l, C = alg(W_i, Sigma), K_w = (p_i W_i +
+omega)^-1 with omega, rho over l != i. Client j != i: first a = sum_(l != j) p_l W_l, b = p_j W_j,
+C = alg(a, Sigma, W_i), then the same step again for E_(W_i, Sigma)[K_j Z K_j] with
+rho'' = rho - rho_j (the shift om_j is constant there). Since W_i is free from Sigma,
+tau(K_w^2 Y) = k0 tau(Y) with k0 = tau(K_w^2) (the Marchenko-Pastur moment D of
+``finite_clients``). In the original coordinates K = Sigma^-1/2 K_w Sigma^-1/2 =
+(p_i S_i + omega Sigma)^-1 and only four traces involve F, each a chain of resolvents of S_i
+(``riskcalc.linear.resolvent_chain``)::
+
+    t1 = tau(R Sigma R K Sigma Y K) (= tau(F_w K_w Y K_w)),  t2 = tau(R Sigma R K Sigma K),
+    t3 = tau(R Sigma R K),  t4 = tau(R Sigma (I - R) K).
+
+Checks (tests): Sigma = I gives ``finite_clients`` to 1e-10, M -> infinity the oracle limit of
+``riskcalc.linear.kappa``, M = 1 local least squares, FedAvg's scaling by tau(Y) = int s dG
+(Sigma free from the W_j), and simulation of the federated pipeline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear import kappa
+from riskcalc.linear.finite_clients import subordination
+from riskcalc.linear.resolvent_chain import chain_trace
+
+
+def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
+    """Bias and variance of a client of each group (``count`` identical clients per group)
+    under ``method`` (fedavg, ftfa, rtfa) with the FedAvg global model over all clients, every
+    client with covariance spectrum ``spectrum`` (module docstring).
+
+    Parameters
+    ----------
+    method : {"fedavg", "ftfa", "rtfa"}
+    gam, r, sigma, count, lam : array_like (groups,)
+        Per group: gamma_j, r_j, sigma_j, the number of identical clients, RTFA's lam.
+    weights : {"samples", "uniform"}
+    spectrum : Spectrum
+        H (``weights``) and G (``signal_weights``) on shared atoms.
+
+    Returns
+    -------
+    bias, variance : ndarray (groups,)
+
+    Raises
+    ------
+    ValueError
+        If pooled N <= d (sum_j 1/gamma_j <= 1).
+    SolverError
+        If a fixed point does not converge.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    p, g, x, u, var_r = subordination(gam, count, weights)
+    k0 = (x ** 2 + var_r) / p ** 2                      # tau(K_w^2) per target group
+    om = p / (1.0 + gam * x)                            # om_l
+    rho_l = gam * om ** 2
+    s, h = spectrum.atoms, spectrum.weights
+    phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    tau_y = float(spectrum.signal_mean)
+    # The oracle variance per unit sigma^2 (the oracle bias is part of the target's own term).
+    own = (np.zeros_like(gam) if method == "fedavg" else
+           kappa.ridge_factors(gam, lam if method == "rtfa" else 0 * lam, spectrum)[1])
+    bias, var = np.empty_like(gam), np.empty_like(gam)
+    for i in range(gam.size):
+        others = count.copy()
+        others[i] -= 1
+        omega, rho = others @ om, others @ rho_l
+        if method == "fedavg":
+            # R = I, F = Sigma: whitened traces of K_w = (p_i W_i + omega)^-1, which is free
+            # from Sigma (the chains [(K, y), (K, s)], [(K, s), (K, s)], [(K, s)]; tests).
+            t1, t2, t3, t4 = k0[i] * tau_y, k0[i], g, 0.0
+        else:
+            t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], p[i], omega, s, h,
+                                            s * s * phi)
+        # Target's own signal and noise (j = i): identities 1 and 2 with b = all other clients.
+        den = 1.0 - rho * k0[i]
+        b_own = omega ** 2 * t1 + rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0[i]) / den * t2
+        v_own = t3 - omega * t2 + rho * (g - omega * k0[i]) / den * t2
+        # Other clients j: identity 1 or 2 conditionally on everything but W_j, then again.
+        rpp = rho - rho_l
+        dpp = 1.0 - rpp * k0[i]
+        kj2 = k0[i] / dpp                               # tau(K_j^2)
+        wj_b = rho_l * tau_y * (1 - 2 * om * g + om ** 2 * kj2) / (1 - rho_l * kj2)
+        wj_v = rho_l * (g - om * kj2) / (1 - rho_l * kj2)
+        per_b = r ** 2 * (om ** 2 * (t1 + rpp * k0[i] * tau_y / dpp * t2) + wj_b * t2 / dpp)
+        per_v = sigma ** 2 * p * gam * (om - wj_v) * t2 / dpp
+        bias[i] = r[i] ** 2 * b_own + others @ per_b
+        with np.errstate(invalid="ignore"):
+            own_v = 0.0 if sigma[i] == 0 else sigma[i] ** 2 * (
+                own[i] + 2 * p[i] * gam[i] * t4 + p[i] * gam[i] * v_own)
+        var[i] = own_v + others @ per_v
+    return bias, var
+
+
+def _target_chains(method, gamma, lam, p, omega, s, h, y):
+    """t1..t4 of the module docstring (FTFA or RTFA) for target ratio gamma, weight p and shift
+    omega (K = (p S + omega Sigma)^-1; y = s Y(s) = s^2 Phi(s), the middle Sigma^1/2 Y
+    Sigma^1/2)."""
+    if method == "ftfa" and gamma <= 1:
+        return 0.0, 0.0, 0.0, 0.0                      # local least squares: R = 0
+    one = np.ones_like(s)
+    K = (1.0 / p, omega * s)
+    R = (0.0 if method == "ftfa" else lam, one)       # P^perp or lam (S + lam)^-1
+
+    def chain(parts):
+        eta = [b[0] for b, _ in parts]
+        return chain_trace(gamma, s, h, eta, [b[1] for b, _ in parts], [m for _, m in parts])
+
+    t1 = chain([(R, s), (R, one), (K, y), (K, one)])
+    t2 = chain([(R, s), (R, one), (K, s), (K, one)])
+    t3 = chain([(R, s), (R, one), (K, one)])
+    return t1, t2, t3, chain([(R, s), (K, one)]) - t3
