@@ -59,6 +59,20 @@ def test_predict_clients_file(fed_file, capsys):
     assert code == 0 and "population average over the 4 clients" in out
 
 
+def test_clients_file_takes_the_spectrum(tmp_path, capsys):
+    # Four identical clients in a file (the target and three others) are --clients 4: the
+    # heterogeneous path must use --spectrum exactly as the identical-clients path does.
+    path = tmp_path / "same.json"
+    path.write_text(json.dumps([{"gamma": 2.0, "r": 1.0, "sigma": 0.5}] * 3))
+    spec = ["--spectrum", "two-point:1,10,0.5", "--json"]
+    _, from_file, _ = run(["predict", "ftfa", *MODEL, "--clients-file", str(path), *spec], capsys)
+    _, identical, _ = run(["predict", "ftfa", *MODEL, "--clients", "4", *spec], capsys)
+    _, isotropic, _ = run(["predict", "ftfa", *MODEL, "--clients", "4", "--json"], capsys)
+    risk = json.loads(from_file)["risk"]
+    assert risk == pytest.approx(json.loads(identical)["risk"], rel=1e-12)
+    assert abs(risk / json.loads(isotropic)["risk"] - 1) > 0.1
+
+
 def test_compare_federated_predicts_finite_m(fed_file, capsys):
     code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "60", "--reps", "2",
                         "--global", "federated", "--clients", "5", "--json"], capsys)

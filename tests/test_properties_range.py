@@ -72,13 +72,15 @@ def test_limit_is_a_number_or_a_clear_error(method, gamma, sigma, signal, tuning
 @SETTINGS
 @given(method=st.sampled_from(riskcalc.linear.finite_clients.METHODS), gamma=gammas,
        sigma=scales, signal=scales, tuning=tunings, clients=st.integers(1, 1000),
-       weights=st.sampled_from(["samples", "uniform"]))
+       weights=st.sampled_from(["samples", "uniform"]), spectrum=spectra)
 def test_finite_clients_limit_is_a_number_or_a_clear_error(method, gamma, sigma, signal,
-                                                           tuning, clients, weights):
+                                                           tuning, clients, weights, spectrum):
     kw = _kwargs(method, signal, tuning)
+    if method not in riskcalc.linear.finite_clients.HETEROGENEOUS:
+        spectrum = None                        # MAML-FL and pFedMe: Sigma = I only
     try:
         result = riskcalc.limit(method, gamma=gamma, sigma=sigma, clients=clients,
-                                weights=weights, **kw)
+                                weights=weights, spectrum=spectrum, **kw)
     except (ValueError, SolverError):
         return
     _check(result, threshold=_at_threshold(method, gamma, sigma, kw))

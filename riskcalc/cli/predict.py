@@ -73,8 +73,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--clients", type=int, metavar="M",
                    help="the method's global model over M clients sharing these parameters "
-                        "(fedavg, ftfa, rtfa, maml_fl, pfedme; Sigma = I) instead of the exact "
-                        "one")
+                        "(fedavg, ftfa, rtfa with any --spectrum; maml_fl, pfedme with Sigma = "
+                        "I) instead of the exact one")
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S}; the target is the client of the '
@@ -129,7 +129,7 @@ def _finite_clients(args, spec):
     if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
         raise ValueError("--clients-file takes scalar model options and route auto")
     tune = spec.info.tuning
-    pop = riskcalc.clients_limit(spec.method, weights=weights, **fed,
+    pop = riskcalc.clients_limit(spec.method, weights=weights, spectrum=spec.spectrum, **fed,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
     res = riskcalc.LimitResult(spec.method, {**spec.params(), "clients": len(fed["gamma"]),
                                              "weights": weights},
