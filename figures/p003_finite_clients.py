@@ -1,10 +1,9 @@
 """Risk vs the number of clients M with the FedAvg global model solved over M clients.
 
-Paper 003 (``003_4b976ddf5225c17e.txt``) predicts the M -> infinity limits (Thms 1-2); with
-Sigma = I the exact finite-M limits (``riskcalc.limit(..., clients=M)``, derived in
-``riskcalc/linear/finite_clients.py``) are the theory lines through the simulated points. For
-the two-point spectrum no finite-M limit is implemented: that panel shows the simulations
-against the M -> infinity limits only.
+Paper 003 (``003_4b976ddf5225c17e.txt``) predicts the M -> infinity limits (Thms 1-2); the
+exact finite-M limits (``riskcalc.limit(..., clients=M)``, derived in
+``riskcalc/linear/finite_clients.py`` for Sigma = I and ``finite_clients_sigma.py`` for a
+general spectrum) are the theory lines through the simulated points, in both panels.
 """
 
 import numpy as np
@@ -20,7 +19,8 @@ LAM = 0.5
 
 @register("p003-finite-clients", paper="003",
           title="FTFA and RTFA vs the number of clients: exact finite-M limits",
-          source=f"{P003}, Thms 1-2 (eqs. 6-8); finite M: riskcalc/linear/finite_clients.py")
+          source=f"{P003}, Thms 1-2 (eqs. 6-8); finite M: riskcalc/linear/finite_clients.py, "
+                 "finite_clients_sigma.py")
 def make(ctx):
     d = ctx.pick(60, 300)
     reps = ctx.pick(4, 12)
@@ -32,10 +32,10 @@ def make(ctx):
     for sp in (None, TWO_POINT):
         panel = spectrum_name(sp)
         for label, method, extra in methods:
-            if sp is None:
-                for m in grid:
-                    table.add(panel, label, "theory", "clients", m, "risk", riskcalc.limit(
-                        method, gamma=GAMMA, r=R, sigma=SIGMA, clients=int(m), **extra).risk)
+            for m in grid:
+                table.add(panel, label, "theory", "clients", m, "risk", riskcalc.limit(
+                    method, gamma=GAMMA, r=R, sigma=SIGMA, spectrum=sp, clients=int(m),
+                    **extra).risk)
             table.add(panel, f"{label}, M → ∞ (Thms 1-2)", "reference", "clients", np.nan,
                       "risk", riskcalc.limit(method, gamma=GAMMA, r=R, sigma=SIGMA,
                                              spectrum=sp, **extra).risk)
@@ -51,9 +51,9 @@ def make(ctx):
         "limits against simulation",
         "Markers: mean risk of one client (one of the M clients) after fitting the FedAvg "
         "global model over the M clients and fine-tuning (min-norm for FTFA, ridge for RTFA); "
-        "error bars 95% Student-t intervals. Lines (Σ = I): the exact finite-M limits "
-        "(riskcalc.limit(..., clients=M)). Dashed: paper 003's M → ∞ limits. The two-point "
-        "panel has no finite-M line: those limits are implemented for Σ = I only.",
+        "error bars 95% Student-t intervals. Lines: the exact finite-M limits "
+        "(riskcalc.limit(..., clients=M), with the covariance spectrum of the panel). Dashed: "
+        "paper 003's M → ∞ limits.",
         {"γ": GAMMA, "r": R, "σ": SIGMA, "λ": LAM, "M": clients, "d": d,
          "n per client": round(d / GAMMA), "client weights": "uniform (= samples here)",
          "reps": reps, "global model": "federated (eq. 6)", "features": "Gaussian",

@@ -198,13 +198,10 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     # Identical clients form one group (a homogeneous federation costs one client's work).
     rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr]), axis=0,
                                      return_inverse=True, return_counts=True)
-    if info.name in HETEROGENEOUS:
-        bias, var = _heterogeneous(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
-    elif np.unique(rows[:, 3]).size == 1:
-        bias, var = _own_limits(info.name, *rows.T[:3], count, rows[0, 3], weights)
-    else:
+    if info.name not in HETEROGENEOUS and np.unique(rows[:, 3]).size > 1:
         raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
                          "clients: give a single value")
+    bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
@@ -227,6 +224,21 @@ def check_method(name: str, spectrum=None) -> None:
 def _isotropic(spectrum) -> bool:
     """Sigma = I with a uniform signal direction (the closed forms of this module)."""
     return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)
+
+
+def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
+    """Bias and variance per group (one shared tuning for MAML-FL and pFedMe). Far out of range
+    the traces overflow; that ends in the explicit checks (SolverError), so numpy's warnings
+    are silenced here, and a NaN that got through is refused as well."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if method in HETEROGENEOUS:
+            bias, var = _heterogeneous(method, gam, r, sigma, count, tuning, weights, spectrum)
+        else:
+            bias, var = _own_limits(method, gam, r, sigma, count, tuning[0], weights)
+    if np.isnan(bias).any() or np.isnan(var).any():
+        raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
+                          "floating-point range)")
+    return bias, var
 
 
 def _heterogeneous(method, gam, r, sigma, count, lam, weights, spectrum):
@@ -411,10 +423,6 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
-        if spec.method in HETEROGENEOUS:
-            b, v = _heterogeneous(spec.method, [gm], [rr], [sg], [clients], [tn], weights,
-                                  spec.spectrum)
-        else:
-            b, v = _own_limits(spec.method, [gm], [rr], [sg], [clients], tn, weights)
+        b, v = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights, spec.spectrum)
         bias[k], var[k] = b[0], v[0]
     return bias.reshape(shape), var.reshape(shape)
