@@ -333,10 +333,11 @@ BATCH_SPECTRA = {"identity": riskcalc.Spectrum([2.0]), "two-point": TWO,
 def test_chain_batch_equals_points_alone(name, monkeypatch):
     """chain_traces over 40 points (gamma on both sides of 1, ridge, projection and K blocks,
     shifts and middles varying per point) equals chain_traces on each point alone to 1e-12
-    relative; small memory blocks make the batch span several blocks. Both calls converge the
-    same per-point Newton iterations, so only summation order may differ (a few ulps)."""
+    relative, also given the diagonal roots from diagonal_roots; small memory blocks make the
+    batch span several blocks. Both calls converge the same per-point Newton iterations, so
+    only summation order may differ (a few ulps)."""
     from riskcalc.linear import kappa
-    from riskcalc.linear.resolvent_chain import chain_traces
+    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
     sp = BATCH_SPECTRA[name]
     a, w = sp.atoms, sp.weights
     rng = np.random.default_rng(7)
@@ -353,8 +354,12 @@ def test_chain_batch_equals_points_alone(name, monkeypatch):
                       for i in range(n_pts)])
     monkeypatch.setattr(kappa, "_BLOCK", 7 * 4 * a.size)  # blocks of 7 points
     batch = chain_traces(gamma, a, w, eta, shifts, middles)
+    roots = np.column_stack([diagonal_roots(gamma, a, w, eta[:, j], shifts[:, j])
+                             for j in range(4)])
+    given = chain_traces(gamma, a, w, eta, shifts, middles, roots)
     assert np.all(np.isfinite(alone)) and np.ptp(alone) > 0
     np.testing.assert_allclose(batch, alone, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(given, alone, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("name", list(BATCH_SPECTRA))
@@ -382,7 +387,7 @@ def test_batch_bad_input():
     """A bad point fails the whole batch with a message naming it; so do shapes that do not
     broadcast and out-of-range targets."""
     from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-    from riskcalc.linear.resolvent_chain import chain_traces
+    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
     a, w, one = TWO.atoms, TWO.weights, np.ones((1, 2))
     with pytest.raises(ValueError, match="projection block .* got gamma = 0.7"):
         chain_traces([2.0, 0.7], a, w, [0.0], one, one)
@@ -390,6 +395,10 @@ def test_batch_bad_input():
         chain_traces([2.0, 3.0], a, w, [[1.0]] * 3, one, one)
     with pytest.raises(ValueError, match=r"shape \(1, 2\) \(or \(points, 1, 2\)\)"):
         chain_traces([2.0, 3.0], a, w, [1.0], np.ones((2, 2, 2)), one)
+    with pytest.raises(ValueError, match=r"roots must have shape \(1,\) or \(points, 1\)"):
+        chain_traces([2.0, 3.0], a, w, [1.0], one, one, roots=[[1.0, 1.0]])
+    with pytest.raises(ValueError, match="projection block .* got gamma = 0.5"):
+        diagonal_roots([2.0, 0.5], a, w, 0.0, [1.0, 1.0])
     # Lam = 0 at gamma > 1: c eta + gamma > 1 for every c, no bracket.
     with pytest.raises(riskcalc.SolverError, match="no bracket"):
         chain_traces([2.0, 3.0], a, w, [1.0], np.array([[[1.0, 1.0]], [[0.0, 0.0]]]), one)

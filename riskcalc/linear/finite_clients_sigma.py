@@ -53,7 +53,7 @@ import numpy as np
 
 from riskcalc.linear import kappa
 from riskcalc.linear.finite_clients import subordination
-from riskcalc.linear.resolvent_chain import chain_traces
+from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
 
 
 def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, targets=None):
@@ -152,17 +152,20 @@ def _target_chains(method, gamma, lam, p, omega, s, h, y):
         return tuple(t)
     gamma, lam, p, omega = gamma[live], lam[live], p[live], omega[live]
     one = np.ones_like(s)
-    K = (1.0 / p, omega[:, None] * s)                  # (eta, Lam) per target
-    R = (np.zeros_like(gamma) if method == "ftfa" else lam,
-         np.broadcast_to(one, K[1].shape))             # P^perp or lam (S + lam)^-1
+    shift_k = omega[:, None] * s
+    # (eta, Lam) per target: R = P^perp or lam (S + lam)^-1, K = (p S + omega Sigma)^-1.
+    blk = {"R": (np.zeros_like(gamma) if method == "ftfa" else lam,
+                 np.broadcast_to(one, shift_k.shape)), "K": (1.0 / p, shift_k)}
+    # The four chains share these two blocks: solve their diagonal roots once.
+    root = {name: diagonal_roots(gamma, s, h, *b) for name, b in blk.items()}
 
     def chain(parts):
-        eta = np.stack([b[0] for b, _ in parts], axis=1)
-        shifts = np.stack([b[1] for b, _ in parts], axis=1)
-        return chain_traces(gamma, s, h, eta, shifts, np.stack([m for _, m in parts]))
+        eta, shifts, roots = (np.stack(v, axis=1) for v in zip(
+            *((*blk[name], root[name]) for name, _ in parts)))
+        return chain_traces(gamma, s, h, eta, shifts, np.stack([m for _, m in parts]), roots)
 
-    t[0, live] = chain([(R, s), (R, one), (K, y), (K, one)])
-    t[1, live] = chain([(R, s), (R, one), (K, s), (K, one)])
-    t[2, live] = chain([(R, s), (R, one), (K, one)])
-    t[3, live] = chain([(R, s), (K, one)]) - t[2, live]
+    t[0, live] = chain([("R", s), ("R", one), ("K", y), ("K", one)])
+    t[1, live] = chain([("R", s), ("R", one), ("K", s), ("K", one)])
+    t[2, live] = chain([("R", s), ("R", one), ("K", one)])
+    t[3, live] = chain([("R", s), ("K", one)]) - t[2, live]
     return tuple(t)

@@ -94,7 +94,7 @@ def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
                               np.atleast_2d(middles)))
 
 
-def chain_traces(gamma, atoms, weights, eta, shifts, middles) -> np.ndarray:
+def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.ndarray:
     """``chain_trace`` over a batch of parameter points, solved together (module docstring,
     "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
     ``riskcalc.linear.finite_clients_sigma``, which evaluates its chains here.
@@ -109,6 +109,9 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles) -> np.ndarray:
         eta_a >= 0 per point (0: the projection limit, needs gamma > 1 and Lam_a > 0).
     shifts, middles : array_like (k, n) or (points, k, n)
         Lam_a(s) >= 0 and M_a(s) at each atom, per point or shared.
+    roots : array_like (k,) or (points, k), optional
+        The diagonal roots c_a of the blocks (``diagonal_roots``), for a caller whose chains
+        share blocks; solved here otherwise.
 
     Returns
     -------
@@ -133,12 +136,16 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles) -> np.ndarray:
     if k == 0 or lam.shape[-2:] != (k, n) or mid.shape[-2:] != (k, n):
         raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
                          f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
+    c = np.full(k, np.nan) if roots is None else np.asarray(roots, dtype=float)
+    if c.shape[-1:] != (k,):
+        raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
     try:
         shape = np.broadcast_shapes(gamma.shape, eta.shape[:-1], lam.shape[:-2],
-                                    mid.shape[:-2])
+                                    mid.shape[:-2], c.shape[:-1])
     except ValueError:
-        raise ValueError("gamma, eta, shifts and middles must have one number of points; got "
-                         f"shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}") from None
+        raise ValueError("gamma, eta, shifts, middles and roots must have one number of points; "
+                         f"got shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}, "
+                         f"{c.shape}") from None
     if len(shape) > 1:
         raise ValueError(f"the points must lie along one axis; got shape {shape}")
     size = int(np.prod(shape))
@@ -147,21 +154,76 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles) -> np.ndarray:
     eta = np.broadcast_to(eta, shape + (k,)).reshape(size, k)
     lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
     mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
+    c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
     out = np.empty(size)
     for blk in blocks(size, n * k):
-        out[blk] = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk])
+        out[blk] = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
+                                None if roots is None else c[blk])
     return out.reshape(shape)
 
 
-def _chain_block(g, s, w, eta, lam, mid):
-    """The traces of a block of points: g (B,), eta (B, k), lam and mid (B, k, n)."""
+def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
+    """The diagonal root c of one block (eta, Lam) per point: c eta + gamma E_H[c s / (c s +
+    Lam(s))] = 1 (module docstring), to share between chains through ``chain_traces(...,
+    roots=)``.
+
+    Parameters
+    ----------
+    gamma, eta : float or array_like (points,)
+        d / n > 0 and eta >= 0 per point.
+    atoms, weights : array_like (n,)
+        The spectrum H.
+    shift : array_like (n,) or (points, n)
+        Lam(s) >= 0 at each atom.
+
+    Returns
+    -------
+    ndarray (points,)
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or eta = 0 at a point with gamma <= 1 or a non-positive shift.
+    SolverError
+        If a root has no bracket.
+    """
+    s = np.asarray(atoms, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    gamma, eta = np.asarray(gamma, dtype=float), np.asarray(eta, dtype=float)
+    lam = np.asarray(shift, dtype=float)
+    if lam.shape[-1:] != (s.size,):
+        raise ValueError(f"shift must have shape ({s.size},) or (points, {s.size}); got "
+                         f"{lam.shape}")
+    try:
+        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1])
+    except ValueError:
+        raise ValueError("gamma, eta and shift must have one number of points; got shapes "
+                         f"{gamma.shape}, {eta.shape}, {lam.shape}") from None
+    if len(shape) > 1:
+        raise ValueError(f"the points must lie along one axis; got shape {shape}")
+    size = int(np.prod(shape))
+    g = np.broadcast_to(gamma, shape).reshape(size)
+    eta = np.broadcast_to(eta, shape).reshape(size)
+    lam = np.broadcast_to(lam, shape + (s.size,)).reshape(size, s.size)
+    out = np.empty(size)
+    for blk in blocks(size, s.size):
+        out[blk] = _diagonal(g[blk], s, w, eta[blk], lam[blk])
+    return out.reshape(shape)
+
+
+def _chain_block(g, s, w, eta, lam, mid, roots):
+    """The traces of a block of points: g (B,), eta (B, k), lam and mid (B, k, n), roots
+    (B, k) or None."""
     k = eta.shape[1]
-    c = np.empty(eta.shape)
-    for a in range(k):
-        # Blocks repeated within a chain (R R K K) share their diagonal root.
-        same = next((b for b in range(a) if np.array_equal(eta[:, b], eta[:, a])
-                     and np.array_equal(lam[:, b], lam[:, a])), None)
-        c[:, a] = c[:, same] if same is not None else _diagonal(g, s, w, eta[:, a], lam[:, a])
+    c = roots
+    if c is None:
+        c = np.empty(eta.shape)
+        for a in range(k):
+            # Blocks repeated within a chain (R R K K) share their diagonal root.
+            same = next((b for b in range(a) if np.array_equal(eta[:, b], eta[:, a])
+                         and np.array_equal(lam[:, b], lam[:, a])), None)
+            c[:, a] = (c[:, same] if same is not None else
+                       _diagonal(g, s, w, eta[:, a], lam[:, a]))
     T = np.zeros((k, k, g.size))
     C = np.zeros((k, k, g.size))
     Q = [[None] * k for _ in range(k)]
