@@ -321,3 +321,87 @@ def test_error_shrinks_with_d():
         errs.append(((mean - pred) / pred, se / pred))
     (e200, s200), (e800, s800) = errs
     assert e200 - e800 > 2 * np.hypot(s200, s800), errs
+
+
+# --- batches: every point of a batch as if solved alone ------------------------------------------
+
+BATCH_SPECTRA = {"identity": riskcalc.Spectrum([2.0]), "two-point": TWO,
+                 "power-law": riskcalc.Spectrum.power_law(1.0, 300)}
+
+
+@pytest.mark.parametrize("name", list(BATCH_SPECTRA))
+def test_chain_batch_equals_points_alone(name, monkeypatch):
+    """chain_traces over 40 points (gamma on both sides of 1, ridge, projection and K blocks,
+    shifts and middles varying per point) equals chain_traces on each point alone to 1e-12
+    relative, also given the diagonal roots from diagonal_roots; small memory blocks make the
+    batch span several blocks. Both calls converge the same per-point Newton iterations, so
+    only summation order may differ (a few ulps)."""
+    from riskcalc.linear import kappa
+    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
+    sp = BATCH_SPECTRA[name]
+    a, w = sp.atoms, sp.weights
+    rng = np.random.default_rng(7)
+    n_pts = 40
+    gamma = rng.choice([0.3, 0.9, 1.0, 1.1, 2.5, 6.0], n_pts)
+    ridge = rng.uniform(0.01, 5.0, n_pts)
+    eta = np.column_stack([np.where(gamma > 1, 0.0, ridge)] * 2 + [1 / rng.uniform(0.01, 1.0,
+                                                                                    n_pts)] * 2)
+    omega = rng.uniform(0.05, 3.0, n_pts)[:, None] * a
+    shifts = np.stack([np.ones((n_pts, a.size))] * 2 + [omega] * 2, axis=1)
+    middles = np.stack([a * rng.uniform(0.5, 2.0, (n_pts, 1)), np.ones((n_pts, a.size)),
+                        a ** rng.uniform(0.0, 2.0, (n_pts, 1)), 1 / (1 + a) + 0 * omega], axis=1)
+    alone = np.array([chain_traces(gamma[i], a, w, eta[i], shifts[i], middles[i])
+                      for i in range(n_pts)])
+    monkeypatch.setattr(kappa, "_BLOCK", 7 * 4 * a.size)  # blocks of 7 points
+    batch = chain_traces(gamma, a, w, eta, shifts, middles)
+    roots = np.column_stack([diagonal_roots(gamma, a, w, eta[:, j], shifts[:, j])
+                             for j in range(4)])
+    given = chain_traces(gamma, a, w, eta, shifts, middles, roots)
+    assert np.all(np.isfinite(alone)) and np.ptp(alone) > 0
+    np.testing.assert_allclose(batch, alone, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(given, alone, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("name", list(BATCH_SPECTRA))
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_group_batch_equals_groups_alone(name, weights):
+    """sigma_group_limits for all 9 groups of a heterogeneous federation (gamma on both sides
+    of 1, including 1, with r, sigma (one 0), RTFA's lam and counts varying) equals its
+    targets=[i] calls one group at a time to 1e-12 relative, for FedAvg, FTFA and RTFA."""
+    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    rng = np.random.default_rng(8)
+    gam = np.array([0.4, 0.8, 1.0, 1.3, 2.0, 3.0, 5.0, 0.6, 8.0])
+    r, sigma = rng.uniform(0.2, 2.0, gam.size), rng.uniform(0.1, 1.0, gam.size)
+    sigma[3] = 0.0
+    count, lam = rng.integers(1, 4, gam.size), rng.uniform(0.05, 3.0, gam.size)
+    for method in ("fedavg", "ftfa", "rtfa"):
+        args = (method, gam, r, sigma, count, lam, weights, BATCH_SPECTRA[name])
+        batch = np.array(sigma_group_limits(*args))
+        alone = np.column_stack([sigma_group_limits(*args, targets=[i]) for i in range(gam.size)])
+        fin = np.isfinite(alone)
+        assert np.array_equal(np.isfinite(batch), fin) and fin.sum() >= 2 * gam.size - 1
+        np.testing.assert_allclose(batch[fin], alone[fin], rtol=1e-12, atol=0)
+
+
+def test_batch_bad_input():
+    """A bad point fails the whole batch with a message naming it; so do shapes that do not
+    broadcast and out-of-range targets."""
+    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
+    a, w, one = TWO.atoms, TWO.weights, np.ones((1, 2))
+    with pytest.raises(ValueError, match="projection block .* got gamma = 0.7"):
+        chain_traces([2.0, 0.7], a, w, [0.0], one, one)
+    with pytest.raises(ValueError, match="one number of points"):
+        chain_traces([2.0, 3.0], a, w, [[1.0]] * 3, one, one)
+    with pytest.raises(ValueError, match=r"shape \(1, 2\) \(or \(points, 1, 2\)\)"):
+        chain_traces([2.0, 3.0], a, w, [1.0], np.ones((2, 2, 2)), one)
+    with pytest.raises(ValueError, match=r"roots must have shape \(1,\) or \(points, 1\)"):
+        chain_traces([2.0, 3.0], a, w, [1.0], one, one, roots=[[1.0, 1.0]])
+    with pytest.raises(ValueError, match="projection block .* got gamma = 0.5"):
+        diagonal_roots([2.0, 0.5], a, w, 0.0, [1.0, 1.0])
+    # Lam = 0 at gamma > 1: c eta + gamma > 1 for every c, no bracket.
+    with pytest.raises(riskcalc.SolverError, match="no bracket"):
+        chain_traces([2.0, 3.0], a, w, [1.0], np.array([[[1.0, 1.0]], [[0.0, 0.0]]]), one)
+    with pytest.raises(ValueError, match=r"targets must be group indices in \[0, 1\]"):
+        sigma_group_limits("ftfa", [2.0, 1.5], [1.0] * 2, [0.5] * 2, [1, 1], [0.0] * 2,
+                           "samples", TWO, targets=[2])

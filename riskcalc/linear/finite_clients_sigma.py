@@ -53,13 +53,18 @@ import numpy as np
 
 from riskcalc.linear import kappa
 from riskcalc.linear.finite_clients import subordination
-from riskcalc.linear.resolvent_chain import chain_trace
+from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
 
 
-def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
+def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, targets=None):
     """Bias and variance of a client of each group (``count`` identical clients per group)
     under ``method`` (fedavg, ftfa, rtfa) with the FedAvg global model over all clients, every
-    client with covariance spectrum ``spectrum`` (module docstring).
+    client with covariance spectrum ``spectrum`` (module docstring; paper 003,
+    ``003_4b976ddf5225c17e.txt``, eqs. 6-8 and Thms 1-2 with the global model of eq. 6).
+
+    All target groups are solved together: their resolvent chains as one batch of
+    ``riskcalc.linear.resolvent_chain.chain_traces`` and the sums over the other clients as
+    (targets x groups) arrays, in blocks of bounded memory.
 
     Parameters
     ----------
@@ -69,19 +74,26 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
     weights : {"samples", "uniform"}
     spectrum : Spectrum
         H (``weights``) and G (``signal_weights``) on shared atoms.
+    targets : array_like of int, optional
+        Indices of the groups whose client's limits are wanted (default: every group); the
+        federation is always all the groups.
 
     Returns
     -------
-    bias, variance : ndarray (groups,)
+    bias, variance : ndarray (groups,) or (len(targets),)
 
     Raises
     ------
     ValueError
-        If pooled N <= d (sum_j 1/gamma_j <= 1).
+        If pooled N <= d (sum_j 1/gamma_j <= 1), or a target index is out of range.
     SolverError
         If a fixed point does not converge.
     """
     gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    groups = np.arange(gam.size)
+    tgt = groups if targets is None else np.asarray(targets, dtype=int).ravel()
+    if np.any((tgt < 0) | (tgt >= gam.size)):
+        raise ValueError(f"targets must be group indices in [0, {gam.size - 1}]; got {tgt}")
     p, g, x, u, var_r = subordination(gam, count, weights)
     k0 = (x ** 2 + var_r) / p ** 2                      # tau(K_w^2) per target group
     om = p / (1.0 + gam * x)                            # om_l
@@ -90,55 +102,70 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum):
     phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     tau_y = float(spectrum.signal_mean)
     # The oracle variance per unit sigma^2 (the oracle bias is part of the target's own term).
-    own = (np.zeros_like(gam) if method == "fedavg" else
-           kappa.ridge_factors(gam, lam if method == "rtfa" else 0 * lam, spectrum)[1])
-    bias, var = np.empty_like(gam), np.empty_like(gam)
-    for i in range(gam.size):
-        others = count.copy()
-        others[i] -= 1
+    own = (np.zeros(tgt.size) if method == "fedavg" else
+           kappa.ridge_factors(gam[tgt], lam[tgt] if method == "rtfa" else 0 * lam[tgt],
+                               spectrum)[1])
+    bias, var = np.empty(tgt.size), np.empty(tgt.size)
+    # Per block: (targets x groups) arrays and the chains' (targets x 4 x atoms) arrays.
+    for blk in kappa.blocks(tgt.size, max(gam.size, 4 * s.size)):
+        i = tgt[blk]
+        others = count - (groups == i[:, None])         # clients other than the target
         omega, rho = others @ om, others @ rho_l
+        k0i = k0[i]
         if method == "fedavg":
             # R = I, F = Sigma: whitened traces of K_w = (p_i W_i + omega)^-1, which is free
             # from Sigma (the chains [(K, y), (K, s)], [(K, s), (K, s)], [(K, s)]; tests).
-            t1, t2, t3, t4 = k0[i] * tau_y, k0[i], g, 0.0
+            t1, t2, t3, t4 = k0i * tau_y, k0i, np.full(i.size, g), np.zeros(i.size)
         else:
             t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], p[i], omega, s, h,
                                             s * s * phi)
         # Target's own signal and noise (j = i): identities 1 and 2 with b = all other clients.
-        den = 1.0 - rho * k0[i]
-        b_own = omega ** 2 * t1 + rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0[i]) / den * t2
-        v_own = t3 - omega * t2 + rho * (g - omega * k0[i]) / den * t2
-        # Other clients j: identity 1 or 2 conditionally on everything but W_j, then again.
-        rpp = rho - rho_l
-        dpp = 1.0 - rpp * k0[i]
-        kj2 = k0[i] / dpp                               # tau(K_j^2)
+        den = 1.0 - rho * k0i
+        b_own = omega ** 2 * t1 + rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0i) / den * t2
+        v_own = t3 - omega * t2 + rho * (g - omega * k0i) / den * t2
+        # Other clients j (columns): identity 1 or 2 conditionally on everything but W_j, then
+        # again.
+        rpp = rho[:, None] - rho_l
+        dpp = 1.0 - rpp * k0i[:, None]
+        kj2 = k0i[:, None] / dpp                        # tau(K_j^2)
         wj_b = rho_l * tau_y * (1 - 2 * om * g + om ** 2 * kj2) / (1 - rho_l * kj2)
         wj_v = rho_l * (g - om * kj2) / (1 - rho_l * kj2)
-        per_b = r ** 2 * (om ** 2 * (t1 + rpp * k0[i] * tau_y / dpp * t2) + wj_b * t2 / dpp)
-        per_v = sigma ** 2 * p * gam * (om - wj_v) * t2 / dpp
-        bias[i] = r[i] ** 2 * b_own + others @ per_b
+        per_b = r ** 2 * (om ** 2 * (t1[:, None] + rpp * k0i[:, None] * tau_y / dpp
+                                     * t2[:, None]) + wj_b * t2[:, None] / dpp)
+        per_v = sigma ** 2 * p * gam * (om - wj_v) * t2[:, None] / dpp
+        bias[blk] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
         with np.errstate(invalid="ignore"):
-            own_v = 0.0 if sigma[i] == 0 else sigma[i] ** 2 * (
-                own[i] + 2 * p[i] * gam[i] * t4 + p[i] * gam[i] * v_own)
-        var[i] = own_v + others @ per_v
+            own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
+                own[blk] + 2 * p[i] * gam[i] * t4 + p[i] * gam[i] * v_own))
+        var[blk] = own_v + np.einsum("tj,tj->t", others, per_v)
     return bias, var
 
 
 def _target_chains(method, gamma, lam, p, omega, s, h, y):
-    """t1..t4 of the module docstring (FTFA or RTFA) for target ratio gamma, weight p and shift
-    omega (K = (p S + omega Sigma)^-1; y = s Y(s) = s^2 Phi(s), the middle Sigma^1/2 Y
-    Sigma^1/2)."""
-    if method == "ftfa" and gamma <= 1:
-        return 0.0, 0.0, 0.0, 0.0                      # local least squares: R = 0
+    """t1..t4 of the module docstring (FTFA or RTFA) per target: ratio gamma, weight p and
+    shift omega (K = (p S + omega Sigma)^-1; y = s Y(s) = s^2 Phi(s), the middle Sigma^1/2 Y
+    Sigma^1/2), each an array over targets."""
+    t = np.zeros((4, gamma.size))
+    # Local least squares (FTFA, gamma <= 1): R = 0.
+    live = np.flatnonzero(gamma > 1) if method == "ftfa" else np.arange(gamma.size)
+    if live.size == 0:
+        return tuple(t)
+    gamma, lam, p, omega = gamma[live], lam[live], p[live], omega[live]
     one = np.ones_like(s)
-    K = (1.0 / p, omega * s)
-    R = (0.0 if method == "ftfa" else lam, one)       # P^perp or lam (S + lam)^-1
+    shift_k = omega[:, None] * s
+    # (eta, Lam) per target: R = P^perp or lam (S + lam)^-1, K = (p S + omega Sigma)^-1.
+    blk = {"R": (np.zeros_like(gamma) if method == "ftfa" else lam,
+                 np.broadcast_to(one, shift_k.shape)), "K": (1.0 / p, shift_k)}
+    # The four chains share these two blocks: solve their diagonal roots once.
+    root = {name: diagonal_roots(gamma, s, h, *b) for name, b in blk.items()}
 
     def chain(parts):
-        eta = [b[0] for b, _ in parts]
-        return chain_trace(gamma, s, h, eta, [b[1] for b, _ in parts], [m for _, m in parts])
+        eta, shifts, roots = (np.stack(v, axis=1) for v in zip(
+            *((*blk[name], root[name]) for name, _ in parts)))
+        return chain_traces(gamma, s, h, eta, shifts, np.stack([m for _, m in parts]), roots)
 
-    t1 = chain([(R, s), (R, one), (K, y), (K, one)])
-    t2 = chain([(R, s), (R, one), (K, s), (K, one)])
-    t3 = chain([(R, s), (R, one), (K, one)])
-    return t1, t2, t3, chain([(R, s), (K, one)]) - t3
+    t[0, live] = chain([("R", s), ("R", one), ("K", y), ("K", one)])
+    t[1, live] = chain([("R", s), ("R", one), ("K", s), ("K", one)])
+    t[2, live] = chain([("R", s), ("R", one), ("K", one)])
+    t[3, live] = chain([("R", s), ("K", one)]) - t[2, live]
+    return tuple(t)

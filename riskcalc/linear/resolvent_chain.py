@@ -35,6 +35,17 @@ T depends only on T's entries (a', b') with a <= a' <= b' <= b. Hence:
 The result is E_H[M_k(s) Qhat(s)_(1k)]. The tests compare it with direct simulation of the
 chains at d ~ 1500 and with exact identities (derivatives in a shift, Sigma = I free
 probability).
+
+Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M varying per
+point) are solved together, every step above being elementwise over points and atoms. The
+inverses are back substitutions on the upper triangular k x k matrices, entry by entry
+(superdiagonal by superdiagonal, the order in which T is found): with U = diag(eta) + gamma T
+and M(s) = C s + Lhat(s),
+
+    C_ab = -C_aa sum_(a < c <= b) U_ac C_cb,    Qhat_ab = -Qhat_aa sum_(a < c <= b) M_ac Qhat_cb,
+
+so a batch costs a few numpy passes over (points x atoms) arrays per entry, in blocks of
+bounded memory (``riskcalc.linear.kappa.blocks``).
 """
 
 from __future__ import annotations
@@ -42,11 +53,16 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.kappa import blocks
 from riskcalc.solvers import increasing_root
+
+#: Halvings of the diagonal equations' lower bracket before giving up (2^-2000 underflows).
+_HALVINGS = 2000
 
 
 def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
-    """The limit of tau(Q_1 M_1 ... Q_k M_k), Q_a = (S / eta_a + Lam_a)^-1 (module docstring).
+    """The limit of tau(Q_1 M_1 ... Q_k M_k), Q_a = (S / eta_a + Lam_a)^-1 (module docstring),
+    at one parameter point (``chain_traces`` for a batch).
 
     Parameters
     ----------
@@ -71,66 +87,210 @@ def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
     SolverError
         If a diagonal equation has no root in its bracket or the fixed point is unstable.
     """
+    if np.ndim(gamma) or np.ndim(eta) != 1:
+        raise ValueError("chain_trace takes one point: a scalar gamma and eta of shape (k,); "
+                         "chain_traces takes a batch")
+    return float(chain_traces(gamma, atoms, weights, eta, np.atleast_2d(shifts),
+                              np.atleast_2d(middles)))
+
+
+def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.ndarray:
+    """``chain_trace`` over a batch of parameter points, solved together (module docstring,
+    "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
+    ``riskcalc.linear.finite_clients_sigma``, which evaluates its chains here.
+
+    Parameters
+    ----------
+    gamma : float or array_like (points,)
+        d / n per point, > 0.
+    atoms, weights : array_like (n,)
+        Eigenvalues s > 0 of Sigma and their masses (the spectrum H), shared by all points.
+    eta : array_like (k,) or (points, k)
+        eta_a >= 0 per point (0: the projection limit, needs gamma > 1 and Lam_a > 0).
+    shifts, middles : array_like (k, n) or (points, k, n)
+        Lam_a(s) >= 0 and M_a(s) at each atom, per point or shared.
+    roots : array_like (k,) or (points, k), optional
+        The diagonal roots c_a of the blocks (``diagonal_roots``), for a caller whose chains
+        share blocks; solved here otherwise.
+
+    Returns
+    -------
+    ndarray (points,)
+        The traces; a 0-d array if no argument has a points axis.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or some point has a projection block (eta_a = 0) with
+        gamma <= 1 or a non-positive shift.
+    SolverError
+        If a diagonal equation has no root in its bracket or a fixed point is unstable.
+    """
     s = np.asarray(atoms, dtype=float)
     w = np.asarray(weights, dtype=float)
+    gamma = np.asarray(gamma, dtype=float)
     eta = np.asarray(eta, dtype=float)
-    lam = np.atleast_2d(np.asarray(shifts, dtype=float))
-    mid = np.atleast_2d(np.asarray(middles, dtype=float))
-    k = eta.size
-    if lam.shape != (k, s.size) or mid.shape != (k, s.size):
-        raise ValueError(f"shifts and middles must have shape ({k}, {s.size}) for {k} blocks "
-                         f"and {s.size} atoms; got {lam.shape} and {mid.shape}")
-    T = np.zeros((k, k))
-    diag = np.array([_diagonal(gamma, s, w, eta[a], lam[a]) for a in range(k)])
-    T[np.diag_indices(k)] = [w @ (s / (c * s + la)) for c, la in zip(diag, lam)]
-    rows = np.arange(k)
+    lam = np.asarray(shifts, dtype=float)
+    mid = np.asarray(middles, dtype=float)
+    k, n = (eta.shape[-1] if eta.ndim else 0), s.size
+    if k == 0 or lam.shape[-2:] != (k, n) or mid.shape[-2:] != (k, n):
+        raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
+                         f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
+    c = np.full(k, np.nan) if roots is None else np.asarray(roots, dtype=float)
+    if c.shape[-1:] != (k,):
+        raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
+    try:
+        shape = np.broadcast_shapes(gamma.shape, eta.shape[:-1], lam.shape[:-2],
+                                    mid.shape[:-2], c.shape[:-1])
+    except ValueError:
+        raise ValueError("gamma, eta, shifts, middles and roots must have one number of points; "
+                         f"got shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}, "
+                         f"{c.shape}") from None
+    if len(shape) > 1:
+        raise ValueError(f"the points must lie along one axis; got shape {shape}")
+    size = int(np.prod(shape))
+    # Broadcast views (no copies): a block of points is sliced from them.
+    g = np.broadcast_to(gamma, shape).reshape(size)
+    eta = np.broadcast_to(eta, shape + (k,)).reshape(size, k)
+    lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
+    mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
+    c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
+    out = np.empty(size)
+    for blk in blocks(size, n * k):
+        out[blk] = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
+                                None if roots is None else c[blk])
+    return out.reshape(shape)
+
+
+def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
+    """The diagonal root c of one block (eta, Lam) per point: c eta + gamma E_H[c s / (c s +
+    Lam(s))] = 1 (module docstring), to share between chains through ``chain_traces(...,
+    roots=)``.
+
+    Parameters
+    ----------
+    gamma, eta : float or array_like (points,)
+        d / n > 0 and eta >= 0 per point.
+    atoms, weights : array_like (n,)
+        The spectrum H.
+    shift : array_like (n,) or (points, n)
+        Lam(s) >= 0 at each atom.
+
+    Returns
+    -------
+    ndarray (points,)
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or eta = 0 at a point with gamma <= 1 or a non-positive shift.
+    SolverError
+        If a root has no bracket.
+    """
+    s = np.asarray(atoms, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    gamma, eta = np.asarray(gamma, dtype=float), np.asarray(eta, dtype=float)
+    lam = np.asarray(shift, dtype=float)
+    if lam.shape[-1:] != (s.size,):
+        raise ValueError(f"shift must have shape ({s.size},) or (points, {s.size}); got "
+                         f"{lam.shape}")
+    try:
+        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1])
+    except ValueError:
+        raise ValueError("gamma, eta and shift must have one number of points; got shapes "
+                         f"{gamma.shape}, {eta.shape}, {lam.shape}") from None
+    if len(shape) > 1:
+        raise ValueError(f"the points must lie along one axis; got shape {shape}")
+    size = int(np.prod(shape))
+    g = np.broadcast_to(gamma, shape).reshape(size)
+    eta = np.broadcast_to(eta, shape).reshape(size)
+    lam = np.broadcast_to(lam, shape + (s.size,)).reshape(size, s.size)
+    out = np.empty(size)
+    for blk in blocks(size, s.size):
+        out[blk] = _diagonal(g[blk], s, w, eta[blk], lam[blk])
+    return out.reshape(shape)
+
+
+def _chain_block(g, s, w, eta, lam, mid, roots):
+    """The traces of a block of points: g (B,), eta (B, k), lam and mid (B, k, n), roots
+    (B, k) or None."""
+    k = eta.shape[1]
+    c = roots
+    if c is None:
+        c = np.empty(eta.shape)
+        for a in range(k):
+            # Blocks repeated within a chain (R R K K) share their diagonal root.
+            same = next((b for b in range(a) if np.array_equal(eta[:, b], eta[:, a])
+                         and np.array_equal(lam[:, b], lam[:, a])), None)
+            c[:, a] = (c[:, same] if same is not None else
+                       _diagonal(g, s, w, eta[:, a], lam[:, a]))
+    T = np.zeros((k, k, g.size))
+    C = np.zeros((k, k, g.size))
+    Q = [[None] * k for _ in range(k)]
+    for a in range(k):
+        T[a, a] = (s / (c[:, a, None] * s + lam[:, a])) @ w
+        _entry(a, a, g, s, eta, lam, mid, T, C, Q)
     for m in range(1, k):
-        a, b = rows[:k - m], rows[m:]
-        C, Qh = _pencil(gamma, s, eta, lam, mid, T)
-        F0 = np.einsum("n,n,nj->j", w, s, Qh[:, a, b])
-        slope = gamma * C[a, a] * C[b, b] * np.einsum("n,n,nj,nj->j", w, s * s,
-                                                     Qh[:, a, a], Qh[:, b, b])
+        pairs = [(a, a + m) for a in range(k - m)]
+        F0, slope = [], []
+        for a, b in pairs:
+            _entry(a, b, g, s, eta, lam, mid, T, C, Q)           # with T_ab = 0
+            F0.append((s * Q[a][b]) @ w)
+            slope.append(g * C[a, a] * C[b, b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
+        slope = np.array(slope)
         if not np.all(slope < 1):
             raise SolverError("resolvent chain: the fixed point is unstable (slope "
-                              f"{slope.max():g} >= 1)")
-        T[a, b] = F0 / (1.0 - slope)
-    _, Qh = _pencil(gamma, s, eta, lam, mid, T)
-    return float(w @ (mid[-1] * Qh[:, 0, k - 1]))
+                              f"{np.nanmax(slope):g} >= 1)")
+        for (a, b), f0, sl in zip(pairs, F0, slope):
+            T[a, b] = f0 / (1.0 - sl)
+            _entry(a, b, g, s, eta, lam, mid, T, C, Q)
+    return (mid[:, k - 1] * Q[0][k - 1]) @ w
 
 
-def _pencil(gamma, s, eta, lam, mid, T):
-    """C = (diag(eta) + gamma T)^-1 and Qhat(s) = (C s + Lhat(s))^-1 at every atom."""
-    k = eta.size
-    C = np.linalg.inv(np.diag(eta) + gamma * T)
-    L = np.zeros((s.size, k, k))
-    L[:, np.arange(k), np.arange(k)] = lam.T
-    L[:, np.arange(k - 1), np.arange(1, k)] = -mid[:-1].T
-    return C, np.linalg.inv(C[None] * s[:, None, None] + L)
+def _entry(a, b, g, s, eta, lam, mid, T, C, Q):
+    """C_ab and Qhat_ab (per point, and per atom for Qhat) by back substitution from the
+    entries of the lower right sub-block (module docstring, "Batches")."""
+    if a == b:
+        C[a, a] = 1.0 / (eta[:, a] + g * T[a, a])
+        Q[a][a] = 1.0 / (C[a, a][:, None] * s + lam[:, a])
+        return
+    C[a, b] = -C[a, a] * sum(g * T[a, c] * C[c, b] for c in range(a + 1, b + 1))
+    # M_ac = C_ac s + Lhat_ac, Lhat_(a, a+1) = -M_a.
+    acc = (C[a, a + 1][:, None] * s - mid[:, a]) * Q[a + 1][b]
+    for c in range(a + 2, b + 1):
+        acc += C[a, c][:, None] * s * Q[c][b]
+    Q[a][b] = -Q[a][a] * acc
 
 
-def _diagonal(gamma, s, w, eta, lam) -> float:
-    """c solving c eta + gamma E_H[c s / (c s + Lam(s))] = 1 (increasing in c)."""
-    if eta == 0 and (gamma <= 1 or np.any(lam <= 0)):
+def _diagonal(g, s, w, eta, lam):
+    """c solving c eta + gamma E_H[c s / (c s + Lam(s))] = 1 per point (increasing in c);
+    g, eta (B,), lam (B, n)."""
+    bad = (eta == 0) & ((g <= 1) | np.any(lam <= 0, axis=1))
+    if bad.any():
         raise ValueError("a projection block (eta = 0) needs gamma > 1 and a positive shift; "
-                         f"got gamma = {gamma:g}")
+                         f"got gamma = {g[bad][0]:g}")
 
     def fun(c, mask):
-        c = c[:, None]
-        den = c * s + lam
+        e, gm, la = eta[mask], g[mask], lam[mask]
+        cc = c[:, None]
+        den = cc * s + la
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(den > 0, c * s / den, 1.0)
-            dfrac = np.where(den > 0, c * s * lam / den ** 2, 0.0)
-        return c[:, 0] * eta + gamma * (frac @ w) - 1.0, c[:, 0] * eta + gamma * (dfrac @ w)
+            frac = np.where(den > 0, cc * s / den, 1.0)
+            dfrac = np.where(den > 0, cc * s * la / den ** 2, 0.0)
+        return c * e + gm * (frac @ w) - 1.0, c * e + gm * (dfrac @ w)
 
     # f(1/eta) >= 0; for eta = 0, c s/(c s + Lam) >= 1 - Lam/(c s) makes f >= 0 at hi.
-    hi = 1.0 / eta if eta > 0 else gamma * float(w @ (lam / s)) / (gamma - 1.0)
-    lo = hi
-    for _ in range(2000):
-        if fun(np.array([lo]), None)[0][0] <= 0:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hi = np.where(eta > 0, 1.0 / eta, g * ((lam / s) @ w) / (g - 1.0))
+    lo = hi.copy()
+    todo = np.ones(g.size, dtype=bool)
+    for _ in range(_HALVINGS):
+        idx = np.flatnonzero(todo)
+        todo[idx[fun(lo[idx], todo)[0] <= 0]] = False
+        if not todo.any():
             break
-        lo /= 2.0
+        lo[todo] /= 2.0
     else:
         raise SolverError("resolvent chain: no bracket for a diagonal equation (Lam = 0 "
                           "with gamma >= 1?)")
-    return float(increasing_root(fun, np.array([lo]), np.array([hi]),
-                                 what="resolvent chain diagonal")[0])
+    return increasing_root(fun, lo, hi, what="resolvent chain diagonal")
