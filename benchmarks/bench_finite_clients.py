@@ -16,8 +16,10 @@
    solves one target group per call (``sigma_group_limits(..., targets=[i])``, the cost
    structure of the former per-group loop), with the ratio and the largest relative difference.
 
-Run: ``python benchmarks/bench_finite_clients.py [--d 800] [--reps 8] [--cache FILE]``
-(--cache resumes an interrupted run; a progress bar shows on stderr).
+Run: ``python benchmarks/bench_finite_clients.py [--d 800] [--reps 8] [--cache FILE]
+[--spectrum two-point:1,10,0.5] [--jobs 2] [--skip-speed | --skip-grid]`` (--cache resumes an
+interrupted run; a progress bar shows on stderr; --spectrum runs grids 1 and 2 with that
+covariance spectrum shared by every client).
 """
 
 import argparse
@@ -31,14 +33,20 @@ from montecarlo.measure import measure
 from montecarlo.stats import mean_se
 from montecarlo.tasks import run_tasks
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+from riskcalc.spectrum import Spectrum
 
 METHODS = (("fedavg", None), ("ftfa", None), ("rtfa", 0.5))
 HET = {"gammas": (1.0, 4.0, 0.8), "rs": (2.0, 0.5, 1.5), "sigmas": (0.3, 1.0, 0.2)}
 
 
+def _spectrum(text):
+    return Spectrum.parse(text) if text not in (None, "identity") else None
+
+
 def replicate(task: dict) -> dict:
     """Bias/variance/risk of the target under every method on one sampled federation."""
-    spec = riskcalc.ClientSpec("ftfa", gamma=task["gamma"], r=1.0, sigma=0.5)
+    spec = riskcalc.ClientSpec("ftfa", gamma=task["gamma"], r=1.0, sigma=0.5,
+                               spectrum=_spectrum(task.get("spectrum")))
     setting = Setting(**task["setting"])
     inst = sample_instance(spec, setting, task["seed"], task["rep"])
     out = {}
@@ -48,11 +56,12 @@ def replicate(task: dict) -> dict:
     return out
 
 
-def predictions(gamma, setting):
-    spec = riskcalc.ClientSpec("ftfa", gamma=gamma, r=1.0, sigma=0.5)
+def predictions(gamma, setting, spectrum=None):
+    sp = _spectrum(spectrum)
+    spec = riskcalc.ClientSpec("ftfa", gamma=gamma, r=1.0, sigma=0.5, spectrum=sp)
     gam, r, sigma = client_params(spec, setting)
     return {name: riskcalc.clients_limit(name, gamma=gam, r=r, sigma=sigma, lam=lam,
-                                         weights=setting.weights)
+                                         weights=setting.weights, spectrum=sp)
             for name, lam in METHODS}
 
 
@@ -66,18 +75,21 @@ def points(d):
     return pts
 
 
-def agreement(d, reps, cache):
+def agreement(d, reps, cache, spectrum, jobs):
     pts = points(d)
-    tasks = [{"gamma": g, "setting": s.as_dict(), "seed": 11, "rep": k}
+    tasks = [{"gamma": g, "setting": s.as_dict(), "seed": 11, "rep": k,
+              **({} if spectrum == "identity" else {"spectrum": spectrum})}
              for g, s in pts for k in range(reps)]
-    results = run_tasks(replicate, tasks, cache=cache, desc=f"finite clients d={d}")
-    print(f"d = {d}, {reps} replicates; pass: |sim - pred| <= 4 se + 0.5% pred (risk)")
+    results = run_tasks(replicate, tasks, cache=cache, n_jobs=jobs,
+                        desc=f"finite clients d={d}")
+    print(f"d = {d}, {reps} replicates, spectrum {spectrum}; pass: |sim - pred| <= 4 se + 0.5% "
+          "pred (risk)")
     print(f"{'method':<7} {'gamma':>5} {'M':>4} {'weights':<8} {'het':<4} {'predicted':>10} "
           f"{'simulated':>10} {'se':>8} {'rel.diff':>9} pass")
     worst = 0.0
     for i, (g, s) in enumerate(pts):
         res = results[i * reps:(i + 1) * reps]
-        pred = predictions(g, s)
+        pred = predictions(g, s, spectrum)
         for name, _ in METHODS:
             mean, se = mean_se(np.array([r[name] for r in res]))
             p = float(pred[name].risk[0])
@@ -89,16 +101,17 @@ def agreement(d, reps, cache):
     print(f"largest |diff| / (4 se + 0.5%): {worst:.3f}")
 
 
-def finite_d(reps, cache):
-    print("FTFA gamma = 2, M = 5, samples: relative deviation vs d")
+def finite_d(reps, cache, spectrum, jobs):
+    print(f"FTFA gamma = 2, M = 5, samples, spectrum {spectrum}: relative deviation vs d")
     pred = predictions(2.0, Setting(d=100, clients=5, global_model="federated",
-                                    weights="samples"))["ftfa"].risk[0]
+                                    weights="samples"), spectrum)["ftfa"].risk[0]
     for d in (100, 200, 400, 800):
         s = Setting(d=d, clients=5, global_model="federated", weights="samples")
-        tasks = [{"gamma": 2.0, "setting": s.as_dict(), "seed": 12, "rep": k}
+        tasks = [{"gamma": 2.0, "setting": s.as_dict(), "seed": 12, "rep": k,
+                  **({} if spectrum == "identity" else {"spectrum": spectrum})}
                  for k in range(reps)]
         mean, se = mean_se(np.array([r["ftfa"] for r in run_tasks(
-            replicate, tasks, cache=cache, desc=f"d={d}")]))
+            replicate, tasks, cache=cache, n_jobs=jobs, desc=f"d={d}")]))
         print(f"  d = {d:>4}: predicted {pred:.6f}, simulated {mean[2]:.6f} +- {se[2]:.2g} "
               f"({100 * (mean[2] / pred - 1):+.3f}%; d x rel.diff = "
               f"{d * (mean[2] / pred - 1):+.2f})")
@@ -142,12 +155,17 @@ def main():
     parser.add_argument("--d", type=int, default=800)
     parser.add_argument("--reps", type=int, default=8)
     parser.add_argument("--cache", help="JSON-lines cache of finished replicates (resume)")
+    parser.add_argument("--spectrum", default="identity",
+                        help="covariance spectrum of the grid (identity, two-point:1,10,0.5, ...)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes of the grid")
     parser.add_argument("--skip-grid", action="store_true", help="only the speed benchmark")
+    parser.add_argument("--skip-speed", action="store_true", help="only the grid")
     args = parser.parse_args()
-    speed()
+    if not args.skip_speed:
+        speed()
     if not args.skip_grid:
-        finite_d(args.reps, args.cache)
-        agreement(args.d, args.reps, args.cache)
+        finite_d(args.reps, args.cache, args.spectrum, args.jobs)
+        agreement(args.d, args.reps, args.cache, args.spectrum, args.jobs)
 
 
 if __name__ == "__main__":

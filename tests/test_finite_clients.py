@@ -9,7 +9,7 @@ import riskcalc
 from montecarlo.instances import Setting, client_params, sample_instance
 from montecarlo.measure import measure
 from montecarlo.stats import mean_se
-from riskcalc.linear.finite_clients import solve_g
+from riskcalc.linear.finite_clients_identity import solve_g
 from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.linear.marchenko_pastur import mp_stieltjes
 
@@ -155,7 +155,7 @@ GROUPS = [([2.0], [5]), ([0.5], [2]), ([1.5], [20]), ([0.5], [1]),
 def test_general_route_matches_closed_forms(method, tuning, gammas, counts, weights):
     """With phi = psi = s the quadrature route (numerical subordination g, t_l) must reproduce
     the closed-form Marchenko-Pastur inverse of finite_clients."""
-    from riskcalc.linear.finite_clients import group_limits
+    from riskcalc.linear.finite_clients_identity import group_limits
     from riskcalc.linear.finite_clients_own import own_group_limits
     k = len(gammas)
     r, sigma = np.linspace(0.5, 2.0, k), np.linspace(0.2, 1.0, k)

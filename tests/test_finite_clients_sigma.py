@@ -12,7 +12,7 @@ import riskcalc
 from montecarlo.instances import Setting, client_params, sample_instance
 from montecarlo.measure import measure
 from montecarlo.stats import mean_se
-from riskcalc.linear.finite_clients import group_limits, subordination
+from riskcalc.linear.finite_clients_identity import group_limits, subordination
 from riskcalc.linear.resolvent_chain import chain_trace
 from tests.conftest import SPECTRA
 

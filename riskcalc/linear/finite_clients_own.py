@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients import assemble, check_pooled, client_weights
+from riskcalc.linear.finite_clients_identity import assemble, check_pooled, client_weights
 from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root

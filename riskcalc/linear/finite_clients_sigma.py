@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear import kappa
-from riskcalc.linear.finite_clients import subordination
+from riskcalc.linear.finite_clients_identity import subordination
 from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
 
 
