@@ -104,7 +104,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     try:
         with _backend(scheduler, n_jobs) as jobs:
             runner = Parallel(n_jobs=jobs, return_as="generator_unordered")
-            # joblib starts the workers (and dispatches) when the runner is called.
+            # The call starts joblib's workers and returns (the tasks run while iterating).
             with _sigint_blocked():
                 outputs = runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo)
             for i, result in outputs:
