@@ -75,6 +75,16 @@ def test_files_and_caption_match_csv(built, fig_id):
             assert float(r["y_lo"]) <= float(r["y"]) <= float(r["y_hi"])
 
 
+def _simulations_and_theory(rows):
+    """Each simulated point with its theory line (same panel and series) read at its x,
+    interpolated in log x."""
+    for r in (r for r in rows if r["kind"] == "simulation"):
+        theory = [t for t in rows if t["kind"] == "theory" and t["panel"] == r["panel"]
+                  and t["series"] == r["series"]]
+        xs = np.log([float(t["x"]) for t in theory])
+        yield r, float(np.interp(np.log(float(r["x"])), xs, [float(t["y"]) for t in theory]))
+
+
 @pytest.mark.parametrize("fig_id", ["p003-thm1-ftfa", "p003-thm2-rtfa", "p003-cor31-local",
                                     "p003-optimal", "p003-thm3-maml", "p003-thm4-pfedme"])
 def test_paper003_simulation_near_theory(built, fig_id):
@@ -84,11 +94,7 @@ def test_paper003_simulation_near_theory(built, fig_id):
     rows = read_csv(out / f"{fig_id}.csv")
     federated = "global model = federated" in (out / f"{fig_id}.txt").read_text()
     checked = 0
-    for r in (r for r in rows if r["kind"] == "simulation"):
-        theory = [t for t in rows if t["kind"] == "theory" and t["panel"] == r["panel"]
-                  and t["series"] == r["series"]]
-        xs = np.log([float(t["x"]) for t in theory])
-        pred = float(np.interp(np.log(float(r["x"])), xs, [float(t["y"]) for t in theory]))
+    for r, pred in _simulations_and_theory(rows):
         mean, se = float(r["y"]), float(r["y_se"])
         if federated:
             assert mean >= pred - 4 * se - 0.05 * pred, (r, pred)
@@ -104,11 +110,7 @@ def test_finite_clients_lines_go_through_the_simulations(built):
     the O(1/d) excess is largest at M = 3, where N = 1.5 d, measured +4%)."""
     rows = read_csv(built / "p003-finite-clients.csv")
     panels = set()
-    for r in (r for r in rows if r["kind"] == "simulation"):
-        theory = [t for t in rows if t["kind"] == "theory" and t["panel"] == r["panel"]
-                  and t["series"] == r["series"]]
-        xs = np.log([float(t["x"]) for t in theory])
-        pred = float(np.interp(np.log(float(r["x"])), xs, [float(t["y"]) for t in theory]))
+    for r, pred in _simulations_and_theory(rows):
         mean, se = float(r["y"]), float(r["y_se"])
         assert abs(mean - pred) <= 4 * se + 0.08 * pred, (r, pred)
         panels.add(r["panel"])
