@@ -77,3 +77,42 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
         active[idx[converged]] = False
     raise SolverError(f"{what}: no convergence after {MAXITER} iterations "
                       f"({int(active.sum())} of {active.size} points)")
+
+
+def halve_to_bracket(fun, lo, todo, *, halvings: int, what: str = "root") -> np.ndarray:
+    """Lower brackets toward 0: the entries ``todo`` of ``lo`` are halved until
+    ``fun(lo) <= 0`` there (each halving is tested), the others are kept.
+
+    Parameters
+    ----------
+    fun : callable
+        As for ``increasing_root``; only its value is used.
+    lo : ndarray
+        Starting points; the entries ``todo`` are known not to be lower brackets yet.
+    todo : ndarray of bool
+        The entries to halve.
+    halvings : int
+        How many halvings before giving up.
+    what : str
+        Name of the equation, for the error message.
+
+    Returns
+    -------
+    ndarray
+        ``lo`` with every entry a lower bracket.
+
+    Raises
+    ------
+    SolverError
+        If some entry is still not a lower bracket after ``halvings`` halvings.
+    """
+    lo = np.array(lo, dtype=float, copy=True)
+    todo = np.array(todo, dtype=bool, copy=True)
+    for _ in range(halvings):
+        if not todo.any():
+            return lo
+        lo[todo] /= 2.0
+        todo[todo] = fun(lo[todo], todo)[0] > 0
+    if todo.any():
+        raise SolverError(f"{what}: no bracket after {halvings} halvings toward 0")
+    return lo

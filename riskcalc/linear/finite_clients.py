@@ -23,6 +23,8 @@ import numpy as np
 from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import group_limits
+from riskcalc.linear.finite_clients_own import own_group_limits
+from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.methods import get_method
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
@@ -179,33 +181,22 @@ def _isotropic(spectrum) -> bool:
 
 
 def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
-    """Bias and variance per group (one shared tuning for MAML-FL and pFedMe). Far out of range
-    the traces overflow; that ends in the explicit checks (SolverError), so numpy's warnings
-    are silenced here, and a NaN that got through is refused as well."""
+    """Bias and variance per group (one shared tuning for MAML-FL and pFedMe) from the route
+    of ``method`` and ``spectrum``. Far out of range the traces overflow; that ends in the
+    explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
+    through is refused as well."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        if method in HETEROGENEOUS:
-            bias, var = _heterogeneous(method, gam, r, sigma, count, tuning, weights, spectrum)
+        if method not in HETEROGENEOUS:
+            bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+        elif _isotropic(spectrum):
+            bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
-            bias, var = _own_limits(method, gam, r, sigma, count, tuning[0], weights)
+            bias, var = sigma_group_limits(method, gam, r, sigma, count, tuning, weights,
+                                           spectrum)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var
-
-
-def _heterogeneous(method, gam, r, sigma, count, lam, weights, spectrum):
-    """``group_limits`` for Sigma = I, else ``finite_clients_sigma`` (imported on first use:
-    the chain engine is not needed for Sigma = I)."""
-    if _isotropic(spectrum):
-        return group_limits(method, gam, r, sigma, count, lam, weights)
-    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-    return sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum)
-
-
-def _own_limits(method, gam, r, sigma, count, tuning, weights):
-    # Imported on first use, as for the spectrum route above.
-    from riskcalc.linear.finite_clients_own import own_group_limits
-    return own_group_limits(method, gam, r, sigma, count, tuning, weights)
 
 
 def notes(method: str, gam, lam) -> tuple:

@@ -32,7 +32,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import assemble, check_pooled, client_weights
 from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
-from riskcalc.solvers import increasing_root
+from riskcalc.solvers import halve_to_bracket, increasing_root
 
 #: Methods with their own global objective whose finite-M limit is implemented here.
 METHODS = ("maml_fl", "pfedme")
@@ -124,15 +124,8 @@ def _subordination(gam, p, count, phi):
         hi = np.full(gam.shape, 1.0 / g)
         lo = 1.0 / g - p * mean_phi
         bad = ~(lo > 0)
-        lo = np.where(bad, hi, lo)
-        for _ in range(200):
-            if not bad.any():
-                break
-            lo[bad] /= 2.0
-            bad[bad] = fun(lo[bad], bad)[0] > 0
-        else:
-            raise SolverError("finite-clients limit: no bracket for the subordination "
-                              "equations")
+        lo = halve_to_bracket(fun, np.where(bad, hi, lo), bad, halvings=200,
+                              what="finite-clients limit: the subordination equations")
         return increasing_root(fun, lo, hi, what="subordination t of the global model")
 
     def outer(gv, mask):

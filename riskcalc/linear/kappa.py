@@ -63,7 +63,7 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
     gamma, lam = gamma.ravel(), lam.ravel()
     kappa = np.zeros_like(gamma)
     s, w = spectrum.atoms, spectrum.weights
-    sw = np.stack([w, s * w], axis=1)
+    sw = s * w
     need = np.flatnonzero((lam > 0) | (gamma > 1))
     for blk in blocks(need.size, s.size):
         idx = need[blk]
@@ -72,14 +72,14 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
         def fun(k, mask, g=g, l=l):
             inv = 1.0 / (s + k[:, None])
             gm, lm = g[mask], l[mask]
-            # int 1/(s + kappa) and int q (q = s/(s + kappa)) from one product.
-            i0, iq = (inv @ sw).T
+            # int 1/(s + kappa) and int q (q = s/(s + kappa)), without forming q.
+            i0, iq = inv @ w, inv @ sw
             # Near gamma = 1, 1 - gamma int q is computed as (1 - gamma) + gamma kappa int
             # 1/(s + kappa): 1 - q rounds to 0 for kappa below s eps (kappa ~ sqrt(lam) at
             # gamma = 1). For large gamma that form cancels two terms of size gamma; the
             # direct one does not.
             value = np.where(gm <= 2.0, (1.0 - gm) + gm * k * i0, 1.0 - gm * iq)
-            return value - lm / k, gm * ((inv * inv) @ sw[:, 1]) * k + lm / k
+            return value - lm / k, gm * ((inv * inv) @ sw) * k + lm / k
 
         # (*) is increasing in kappa. At lo it is <= -1 (kappa = lam/2) or, for gamma > 1,
         # <= (1 - gamma)/(1 + gamma) (gamma s_min/(s_min + kappa) > 1 below (gamma - 1) s_min);

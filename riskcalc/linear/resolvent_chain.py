@@ -54,7 +54,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.kappa import blocks
-from riskcalc.solvers import increasing_root
+from riskcalc.solvers import halve_to_bracket, increasing_root
 
 #: Halvings of the diagonal equations' lower bracket before giving up (2^-2000 underflows).
 _HALVINGS = 2000
@@ -217,13 +217,7 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
     k = eta.shape[1]
     c = roots
     if c is None:
-        c = np.empty(eta.shape)
-        for a in range(k):
-            # Blocks repeated within a chain (R R K K) share their diagonal root.
-            same = next((b for b in range(a) if np.array_equal(eta[:, b], eta[:, a])
-                         and np.array_equal(lam[:, b], lam[:, a])), None)
-            c[:, a] = (c[:, same] if same is not None else
-                       _diagonal(g, s, w, eta[:, a], lam[:, a]))
+        c = np.stack([_diagonal(g, s, w, eta[:, a], lam[:, a]) for a in range(k)], axis=1)
     T = np.zeros((k, k, g.size))
     C = np.zeros((k, k, g.size))
     Q = [[None] * k for _ in range(k)]
@@ -282,15 +276,7 @@ def _diagonal(g, s, w, eta, lam):
     # f(1/eta) >= 0; for eta = 0, c s/(c s + Lam) >= 1 - Lam/(c s) makes f >= 0 at hi.
     with np.errstate(divide="ignore", invalid="ignore"):
         hi = np.where(eta > 0, 1.0 / eta, g * ((lam / s) @ w) / (g - 1.0))
-    lo = hi.copy()
-    todo = np.ones(g.size, dtype=bool)
-    for _ in range(_HALVINGS):
-        idx = np.flatnonzero(todo)
-        todo[idx[fun(lo[idx], todo)[0] <= 0]] = False
-        if not todo.any():
-            break
-        lo[todo] /= 2.0
-    else:
-        raise SolverError("resolvent chain: no bracket for a diagonal equation (Lam = 0 "
-                          "with gamma >= 1?)")
+    all_ = np.ones(g.size, dtype=bool)
+    lo = halve_to_bracket(fun, hi, fun(hi, all_)[0] > 0, halvings=_HALVINGS,
+                          what="resolvent chain: a diagonal equation (Lam = 0 with gamma >= 1?)")
     return increasing_root(fun, lo, hi, what="resolvent chain diagonal")
