@@ -9,6 +9,7 @@ ridgeless estimators with noise (paper 003, Thm 1: the variance diverges there).
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import riskcalc
@@ -97,3 +98,29 @@ def test_optimal_limit_is_a_number_or_a_clear_error(method, gamma, sigma, signal
     except (ValueError, SolverError):
         return
     _check(result, threshold=False)
+
+
+def test_kappa_route_at_the_threshold_with_a_tiny_penalty():
+    # At gamma = 1, kappa ~ sqrt(lam) lies below s eps: the kappa route must still agree with
+    # the closed form (Sigma = I, paper 003 Cor. 3.1 / Thm 2), which hypothesis found it did not.
+    for method, signal in (("local_ridge", {"rho": 1.0}), ("rtfa", {"r": 1.0})):
+        for lam in (1e-35, 1e-80, 1e-100):
+            kappa = riskcalc.limit(method, gamma=1.0, sigma=1.0, lam=lam, route="kappa",
+                                   **signal)
+            closed = riskcalc.limit(method, gamma=1.0, sigma=1.0, lam=lam, route="closed",
+                                    **signal)
+            assert kappa.bias == pytest.approx(closed.bias, rel=1e-9)
+            assert kappa.variance == pytest.approx(closed.variance, rel=1e-9)
+
+
+def test_optimal_penalty_beyond_range_is_refused():
+    # lam* = (sigma / r)^2 gamma = 1e-324 underflowed to 0, and the limit at gamma = 1 was +inf.
+    with pytest.raises(ValueError, match="lam\\* = sigma\\^2 gamma / r\\^2"):
+        riskcalc.optimal_limit("rtfa", gamma=1.0, sigma=1e-82, r=1e80)
+    assert riskcalc.optimal_lambda("rtfa", gamma=2.0, sigma=1e-60, r=1e-60) == 2.0
+
+
+def test_flat_maml_global_objective_is_refused():
+    # alpha = 1 with S ~ I (gamma -> 0): s (1 - alpha s)^2 vanishes, no unique global model.
+    with pytest.raises(SolverError, match="flat"):
+        riskcalc.limit("maml_fl", gamma=1e-34, sigma=0.0, r=0.0, alpha=1.0, clients=2)
