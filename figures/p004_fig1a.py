@@ -53,5 +53,6 @@ def make(ctx):
         "(the authors' seeds; no error bars). 'as run': the published code (no server step); "
         "'as described': Alg. 1's server step. Line: the exact floor. The authors plot every "
         "second R; all are drawn here. Quick mode shortens every horizon (and LocalTrain uses "
-        "lr 0.01 for the same lr × steps): the plotted error depends on the horizon.",
+        "lr 0.01 for the same lr × steps): LocalTrain's error depends on the horizon (it has no "
+        "minimizer); GlobalTrain's and FedProx's approach their minimizers' errors.",
         params, notes=list(NOTES)))

@@ -36,6 +36,15 @@ problem class), and separates what is wrong from what is only loose:
     not a verdict on the paper: a result of this toolkit outside the scope of any claim (e.g.
     in the paper's linear model where the claim is about real data), recorded with its numbers
     under an id ``PAPER.finding.SLUG``.
+
+What an erratum rests on
+------------------------
+The papers are read from text extracted from their PDFs, which loses superscripts (squares,
+inverses), primes, the extent of radicals and some words. Every ``erratum`` and
+``erratum-harmless`` therefore states its ``transcription``: ``independent`` when it holds
+whatever the lost symbols were (it rests on words, on a formula the check re-derives under
+every plausible reading, on a table or on code), ``depends`` when it rests on the extracted
+text, with a sentence naming what the original PDF must show for the erratum to stand.
 """
 
 from __future__ import annotations
@@ -50,6 +59,9 @@ VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not check
             "finding")
 # The verdicts that carry a corrected (or sharp) form, most serious last.
 CORRECTED = ("loose", "erratum-harmless", "erratum")
+# The verdicts that accuse the paper of an error: they state what they rest on.
+ERRATA = ("erratum-harmless", "erratum")
+TRANSCRIPTION = ("independent", "depends")
 KINDS = ("exact limit", "closed-form identity", "inequality", "rate up to constants",
          "algorithmic convergence", "qualitative experimental claim")
 PAPERS = {
@@ -92,18 +104,29 @@ class Outcome:
         Every number the verdict rests on (JSON-serializable after ``jsonable``).
     corrected : str or None
         For the verdicts of ``CORRECTED``: the corrected (or, for ``loose``, sharp) statement.
+    transcription : (str, str) or None
+        For the verdicts of ``ERRATA``: ``(kind, note)``, ``kind`` one of ``TRANSCRIPTION``
+        and ``note`` the sentence naming what the original PDF must show (see above).
     """
 
     verdict: str
     summary: str
     evidence: dict = field(default_factory=dict)
     corrected: str | None = None
+    transcription: tuple | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if (self.verdict in CORRECTED) != (self.corrected is not None):
             raise ValueError(f"the verdicts {CORRECTED}, and only they, carry a corrected form")
+        if (self.verdict in ERRATA) != (self.transcription is not None):
+            raise ValueError(f"the verdicts {ERRATA}, and only they, state their transcription")
+        if self.transcription is not None:
+            kind, note = self.transcription
+            if kind not in TRANSCRIPTION or not note:
+                raise ValueError(f"transcription must be (one of {TRANSCRIPTION}, a sentence "
+                                 f"naming what the PDF must show), got {self.transcription!r}")
 
 
 @dataclass(frozen=True)
@@ -185,14 +208,19 @@ def judge(ok: bool, summary: str, evidence: dict) -> Outcome:
 
 
 def judge_erratum(printed_rejected: bool, corrected_ok: bool, summary: str, evidence: dict,
-                  corrected: str, level: str = "erratum") -> Outcome:
+                  corrected: str, level: str = "erratum", transcription=None) -> Outcome:
     """``level`` (one of ``CORRECTED``: ``erratum``, ``erratum-harmless`` or ``loose``, as the
     claim's check argues) when the evidence rejects the printed form and accepts the corrected
-    one; ``holds`` if it cannot reject the printed form; ``fails`` if it rejects both."""
+    one; ``holds`` if it cannot reject the printed form; ``fails`` if it rejects both.
+
+    ``transcription`` (``(kind, note)``, see ``Outcome``) is required for the levels of
+    ``ERRATA``: an erratum says whether it could be the text extraction's damage."""
     if level not in CORRECTED:
         raise ValueError(f"level must be one of {CORRECTED}, got {level!r}")
+    if (level in ERRATA) != (transcription is not None):
+        raise ValueError(f"the levels {ERRATA}, and only they, take a transcription")
     if printed_rejected and corrected_ok:
-        return Outcome(level, summary, evidence, corrected)
+        return Outcome(level, summary, evidence, corrected, transcription)
     if not printed_rejected:
         return Outcome("holds", summary + " (printed form not rejected)", evidence)
     return Outcome("fails", summary + " (corrected form rejected too)", evidence)

@@ -13,7 +13,7 @@ from montecarlo.algorithms import fedprox
 from montecarlo.logistic import quadratic_instance
 from montecarlo.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_run,
                                  softmax_grad)
-from paper_checks.core import claim, judge_erratum
+from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from riskcalc import minimax
 
@@ -37,7 +37,11 @@ def table1_chen(cfg, seed):
                          f"the printed 1/sqrt(mn) as n^{sp:.3f}, 1/(n sqrt m) as n^{sc:.3f}; "
                          f"m = n = 100: 1/sqrt(mn) = 0.01 vs 1/(n sqrt m) = 0.001",
                          {"n": n, "eq29": eq29, "printed": printed, "corrected": corrected},
-                         "||l||_inf / (n sqrt m) (= sqrt(m)/N, paper 000 eq. 29 with n_i = n)")
+                         "||l||_inf / (n sqrt m) (= sqrt(m)/N, paper 000 eq. 29 with n_i = n)",
+                         transcription=('independent',
+                                        "paper 004's text is LaTeX (the cell reads ||l||_inf over "
+                                        'sqrt{mn}), not a PDF extraction; the erratum rests on '
+                                        "that cell and on paper 000's eq. (29)"))
 
 
 @claim("004.appC.global-step", location="App. C (step sizes), Thm 2",
@@ -70,7 +74,10 @@ def appc_global_step(cfg, seed):
                          f"{fmt(itr['as-run'], 5)}, with the step {fmt(itr['as-described'], 5)}",
                          {"K": ks, "fracs": fracs, "itr": itr},
                          "gamma < 1/L_g, e.g. Cor. 1's 1/(2 L_g); at 1/L_g Thm 2 gives no rate "
-                         "(the runs still converge)", level="erratum-harmless")
+                         "(the runs still converge)", level="erratum-harmless",
+                         transcription=('independent',
+                                        "the authors' notebooks use the same global step 1/lam + "
+                                        "1/L; paper 004's text is LaTeX, not a PDF extraction"))
 
 
 @claim("003.alg8.pfedme-inner", location="Alg. 8 (pFedMe), line 8",
@@ -80,7 +87,10 @@ def appc_global_step(cfg, seed):
 def alg8_pfedme(cfg, seed):
     # Scalar quadratic F(theta) = a theta^2 / 2: the printed objective a theta + lam/2 (theta -
     # w)^2 has argmin w - a/lam; the Moreau-envelope step of pFedMe (Dinh et al. 2020, eq. 7),
-    # argmin F + lam/2 (theta - w)^2, is lam w/(a + lam). Both by grid search here.
+    # argmin F + lam/2 (theta - w)^2, is lam w/(a + lam). Both by numerical minimization here.
+    # Verdict level (paper_checks.core): a typo in an appendix pseudocode of a baseline that
+    # no result of the paper is derived from (Thm 4 is about pFedMe's objective, eq. 14, and
+    # the experiments follow Dinh et al.'s hyperparameters and method).
     from scipy.optimize import minimize_scalar
 
     a, lam, w = 1.0, 1.0, 1.0
@@ -93,7 +103,12 @@ def alg8_pfedme(cfg, seed):
                          "(= lam w/(a + lam), the prox of F)",
                          {"printed": printed, "corrected": corrected},
                          "theta_i = argmin_theta { F_i(theta) + lam/2 ||theta - w_i||^2 } "
-                         "(the loss itself, not its gradient; Dinh et al. 2020 eq. 7)")
+                         "(the loss itself, not its gradient; Dinh et al. 2020 eq. 7)",
+                         level="erratum-harmless",
+                         transcription=('independent',
+                                        'the extracted line 8 shows the glyph ∇ before F(θ; S), '
+                                        'which an extraction does not add; Dinh et al. (2020) '
+                                        'define the step with F itself'))
 
 
 @claim("000.alg2.swapped-branches", location="Alg. 2 (FedProx, general version)",
@@ -115,7 +130,12 @@ def alg2_branches(cfg, seed):
                          f"mean ||w_i - w*_i||^2 after {len(err) - 1} rounds / start = "
                          f"{fmt(ratio, 3)}", {"ratio": ratio},
                          "if i in C_t then SoftLocalSGD, else w_{t+1}^(i) <- w_t^(i) (the "
-                         "sampled clients train, as in Alg. 1)")
+                         "sampled clients train, as in Alg. 1)",
+                         transcription=('depends',
+                                        "the PDF must show 'if i ∈ C_t' (not '∉') on the branch "
+                                        'that keeps w_t^(i); this extraction renders negated '
+                                        "symbols with a stray '6' (≠ as '6=') and shows none here, "
+                                        "so a lost '∉' is unlikely but not excluded"))
 
 
 @claim("004.thm1.proof-lambda-branch", location="Thm 1 proof (local bound, case 1, before eq. 71)",
@@ -133,49 +153,94 @@ def thm1_proof_branch(cfg, seed):
                          f"Thm 1 (riskcalc) {float(lib):g}",
                          {"printed": printed, "eq34": eq34, "theorem": float(lib)},
                          "lam* <= rho^2 / (mu n R^2) (eq. 34 with p_i = 1/m, n_i = n), as the "
-                         "theorem states", level="erratum-harmless")
+                         "theorem states", level="erratum-harmless",
+                         transcription=('independent',
+                                        "paper 004's text is LaTeX; the erratum rests on the "
+                                        'letter m in place of n, not on a superscript'))
 
 
 @claim("001.sec2.summand-lower-bound", location="Sec. 2 vs Sec. 3.2 (finite-sum lower bound)",
        kind="rate up to constants",
        statement="Sec. 2 states the summand-oracle lower bound as (m + sqrt(m L~/mu)) log 1/eps.")
 def sec2_summand(cfg, seed):
-    # Sec. 3.2 (and the finite-sum lower bound it cites) has m + sqrt(m L~/mu) log 1/eps: the
-    # m is not multiplied by log 1/eps. Both evaluated; the encoded one is Sec. 3.2's.
-    m, ratio, eps = 100, 1.0, np.exp(-10)
-    printed = (m + np.sqrt(m * ratio)) * np.log(1 / eps)
-    sec32 = m + np.sqrt(m * ratio) * np.log(1 / eps)
-    lib = float(minimax.summand_oracle_lower_bound(ratio, 1.0, m, eps))
-    return judge_erratum(printed > 2 * sec32, abs(lib - sec32) < 1e-9 * sec32,
-                         f"m={m}, L~/mu={ratio:g}, eps=e^-10: Sec. 2 form {printed:g}, "
-                         f"Sec. 3.2 form {sec32:g} (riskcalc {lib:g})",
-                         {"printed": printed, "sec32": sec32},
-                         "m + sqrt(m L~/mu) log 1/eps (Sec. 3.2); the Sec. 2 form is the upper "
-                         "complexity of Katyusha-type methods, not a lower bound",
-                         level="erratum-harmless")
+    # Not an error. Lan & Zhou (2018, "An optimal randomized incremental gradient method",
+    # paper 001's ref. [27]) prove Omega((m + sqrt(m L~/mu)) log 1/eps) for randomized
+    # incremental gradient methods (Xie, Luo & Zhang 2019 for methods using component
+    # gradients or proxes); Sec. 3.2 prints the weaker m + sqrt(m L~/mu) log 1/eps
+    # (Woodworth & Srebro 2016's form). The two are consistent: the Sec. 2 form is at least the
+    # Sec. 3.2 form for every m, L~/mu and eps < 1/e, and it is what Katyusha attains (the
+    # upper complexity of Thm 4.3's inner solver), so it is tight. Checked here: the ordering
+    # over a grid, and that the Sec. 2 form equals the accelerated variance-reduced upper
+    # complexity's shape (m + sqrt(m kappa)) log 1/eps up to a constant at every point.
+    m = np.array([1.0, 10, 100, 1e4, 1e6])[:, None, None]
+    kappa = np.array([1.0, 1e2, 1e4, 1e8])[None, :, None]
+    eps = np.array([np.exp(-1.0), 1e-3, 1e-12])[None, None, :]
+    sec2 = (m + np.sqrt(m * kappa)) * np.log(1 / eps)
+    sec32 = m + np.sqrt(m * kappa) * np.log(1 / eps)
+    lib = minimax.summand_oracle_lower_bound(kappa, 1.0, m, eps)
+    stronger = bool(np.all(sec2 >= sec32 * (1 - 1e-12)))
+    ratio = sec2 / sec32
+    encoded = bool(np.allclose(lib, sec32, rtol=1e-12))
+    return judge(stronger and encoded,
+                 f"m in [1, 1e6], L~/mu in [1, 1e8], eps in [1e-12, 1/e]: Sec. 2 form / Sec. 3.2 "
+                 f"form in [{ratio.min():.3g}, {ratio.max():.3g}] (>= 1 everywhere: the Sec. 2 "
+                 "bound is the stronger one, proved for randomized incremental gradient methods "
+                 "by Lan & Zhou 2018, ref. [27], and attained by Katyusha); at m=100, L~/mu=1, "
+                 f"eps=e^-10: {float((100 + 10) * 10):g} vs {float(100 + 10 * 10):g}. The paper "
+                 "is inconsistent between Sec. 2 and Sec. 3.2 but neither is wrong; riskcalc "
+                 "encodes the weaker Sec. 3.2 form (the one proved for the paper's "
+                 "client-symmetric class)",
+                 {"ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+                  "sec2_at_least_sec32": stronger, "riskcalc_is_sec32": encoded})
 
 
 @claim("000.eq18.general-weights", location="Sec. 3, eq. (18) (dichotomous strategy, AER)",
        kind="inequality",
        statement="For any weights p, the dichotomous strategy has E[AER] <~ beta(||l||_inf/(mu "
-                 "N/m) ^ R^2) + beta ||l||_inf/(mu N).")
+                 "N/m) ^ R^2) + beta ||l||_inf/mu sum_i p_i^2/n_i.")
 def eq18_weights(cfg, seed):
-    # Thm 4's local-training AER for general p is beta ||l||_inf / mu * sum p_i / n_i
-    # (riskcalc.minimax.local_aer_weighted); with p uniform and one tiny client it exceeds the
-    # printed right side (at R large, so the local branch is the one taken) by about m.
-    m = 10
-    n = np.array([4] + [4000] * (m - 1))
-    p = np.full(m, 1 / m)
-    local = minimax.local_aer_weighted(1, 1, 1, p, n)
-    printed = float(minimax.dichotomy_aer_bound(1, 1, 1, 10.0, n.sum(), m))
-    prop = minimax.local_aer_weighted(1, 1, 1, n / n.sum(), n)
-    return judge_erratum(local > 5 * printed, prop <= printed * (1 + 1e-12),
-                         f"m={m}, n = (4, 4000 x 9), R=10: local-training AER with p uniform "
-                         f"{fmt(local, 5)} vs printed right side {fmt(printed, 5)} (ratio "
-                         f"{local / printed:.2f}); with p_i = n_i/N {fmt(prop, 5)}",
-                         {"local_uniform": local, "printed": printed, "local_proportional": prop},
+    # Against (18) as printed (second term beta ||l||_inf/mu sum_i p_i^2/n_i): at R large the
+    # strategy trains locally, and local training's AER for weights p is of order
+    # beta ||l||_inf/mu sum_i p_i/n_i (Thm 4, attained by the local MLE: 000.thm4). With p
+    # uniform, one small client n_1 = 4 and the others b: the AER is 1/(m n_1) + 1/b against
+    # 1/(m^2 n_1) + 1/b printed (beta = mu = ||l||_inf = 1), a ratio up to m once b >> m^2 n_1
+    # (b = 100 m^2 n_1 below, ratio m/1.01): no constant absorbs it. The first row is the
+    # configuration n = (4, 4000 x 9) (ratio 9.0).
+    cases = [(10, 4000)] + [(m, 400 * m * m) for m in (10, 100, 1000)]
+    rows = []
+    for m, b in cases:
+        n = np.array([4] + [b] * (m - 1), float)
+        N = n.sum()
+        p = np.full(m, 1 / m)
+        local = minimax.local_aer_weighted(1, 1, 1, p, n)
+        printed = min(m / N, 10.0 ** 2) + float(np.sum(p ** 2 / n))     # R = 10
+        q = n / N                                                       # p_i = n_i / N
+        printed_prop = min(m / N, 100.0) + float(np.sum(q ** 2 / n))
+        prop = minimax.local_aer_weighted(1, 1, 1, q, n)
+        rows.append({"m": m, "b": b, "local_uniform": local, "printed": printed,
+                     "ratio": local / printed, "local_proportional": prop,
+                     "printed_proportional": printed_prop})
+    r = [x["ratio"] for x in rows[1:]]
+    grows = all(x["ratio"] > 0.9 * x["m"] for x in rows[1:]) and r[-1] > r[1] > r[0]
+    # p_i = n_i/N: (18) holds, local AER m/N against m/N + 1/N.
+    prop_ok = all(x["local_proportional"] <= x["printed_proportional"] for x in rows)
+    return judge_erratum(grows, prop_ok,
+                         "n = (4, b x (m-1)), p uniform, R = 10 (local branch): local-training "
+                         "AER beta ||l||/mu sum p_i/n_i over printed (18) beta(m/N ^ R^2) + "
+                         "beta ||l||/mu sum p_i^2/n_i = " + ", ".join(
+                             f"{x['ratio']:.3g} (m={x['m']}, b={x['b']:.0f})" for x in rows)
+                         + "; with p_i = n_i/N (18) holds: local " + ", ".join(
+                             f"{fmt(x['local_proportional'], 3)} <= "
+                             f"{fmt(x['printed_proportional'], 3)}" for x in rows),
+                         {"rows": rows},
                          "eq. (18) holds for p_i = n_i/N (or balanced sizes); for general p the "
-                         "local branch is beta ||l||_inf / mu * sum_i p_i/n_i")
+                         "local branch is beta ||l||_inf / mu * sum_i p_i/n_i, which exceeds the "
+                         "printed right side by a factor growing like m",
+                         transcription=("depends", "the PDF must show (18)'s second term as "
+                                        "beta ||l||_inf/mu sum_i p_i^2/n_i (p_i squared; the text "
+                                        "reads 'p2 i / ni') and its first as ||l||_inf/(mu N/m) "
+                                        "^ R^2; with sum_i p_i/n_i in the second term (18) "
+                                        "would hold"))
 
 
 @claim("004.eq75.kappa-dropped", location="Thm 1 proof, eqs. (73)-(75)",
@@ -201,4 +266,8 @@ def eq75_kappa(cfg, seed):
                           "lam_corrected": lam_c},
                          "bracket 128 kappa^2 rho^2/N + (128 kappa^2 + 4) L^2 R^2 + 2 rho^2/n; "
                          "Thm 1's own lambda (eq. 82) still implies the corrected condition",
-                         level="erratum-harmless")
+                         level="erratum-harmless",
+                         transcription=('independent',
+                                        "paper 004's text is LaTeX: eq. (73) reads 128 rho^2/N + "
+                                        '132 L^2 R^2 + 2 rho^2/n while eq. (72) just above carries '
+                                        'the factors L^2/mu^2'))

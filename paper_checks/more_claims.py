@@ -84,7 +84,11 @@ def thm8_rule(cfg, seed):
                          {"c": cs, "loss_vs_best": list(losses.values())},
                          "switch at R^2 ~ d m/N = d/n (the kink of min(d/n_i, R^2)); the bare "
                          "m/N needs the constant ||l||_inf/mu to carry the factor d",
-                         level="erratum-harmless")
+                         level="erratum-harmless",
+                         transcription=('independent',
+                                        "it rests on the threshold's factor ||l||_inf/mu and the "
+                                        'absence of d, not on a superscript (R^2 is extracted as '
+                                        "'R2')"))
 
 
 @claim("000.eq18-19.proportional-weights", location="Cor. 9, eqs. (18)-(19) and the display "

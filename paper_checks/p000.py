@@ -60,7 +60,11 @@ def lemma7_loss(cfg, seed):
         f"{fmt(x['attained_sup'])}" for x in rows), {"points": rows},
         "||l||_inf = log(1 + exp(c_X D sqrt(d))) (the loss at margin -c_X D sqrt(d)); the printed "
         "c_X D sqrt(d) is exceeded, so it is not a bound",
-        level="erratum-harmless")
+        level="erratum-harmless",
+        transcription=('independent',
+                       'the printed ||l||_inf = c_X D sqrt(d) and the true log(1 '
+                       '+ exp(c_X D sqrt(d))) differ by more than a lost '
+                       'superscript'))
 
 
 @claim("000.lemma7.beta-sigma", location="Lemma 7 and its proof (eq. 13)", kind="inequality",
@@ -115,7 +119,12 @@ def lemma7_mu0(cfg, seed):
         f"{fmt(x['min_curvature'])}" for x in rows), {"points": rows},
         "mu_0 = (exp(T/2) + exp(-T/2))^-2 = 1/(4 cosh^2(T/2)), T = c_X D sqrt(d); the printed "
         "value exceeds the true minimum curvature, so it is not a valid strong-convexity constant",
-        level="erratum-harmless")
+        level="erratum-harmless",
+        transcription=('depends',
+                       'the PDF must show the second exponential as exp{-c_X D '
+                       "sqrt(d)} (no /2); the text reads 'exp{cXD √d/2}+ exp{−cXD "
+                       "√d}', and with -c_X D sqrt(d)/2 there the printed mu_0 "
+                       'would be exact'))
 
 
 @claim("000.lemma7.proof-monotonicity", location="Lemma 7, proof (after eq. 13)",
@@ -135,7 +144,10 @@ def lemma7_monotone(cfg, seed):
                          "x/(1 + x)^2 is increasing on (0, 1) and decreasing on (1, infinity) "
                          "(derivative (1 - x)/(1 + x)^3); so the minimum over [e^-T, e^T] is at "
                          "the endpoints, which is what the lemma needs",
-        level="erratum-harmless")
+        level="erratum-harmless",
+        transcription=('independent',
+                       "it rests on the words 'decreasing' and 'increasing', not "
+                       'on symbols'))
 
 
 # -- Thms 4, 6, 11, 12: simulated scaling of the upper bounds ---------------------------------

@@ -146,6 +146,9 @@ def thm2_mp(cfg, seed):
        statement="'m_i(z) is the Stieltjes transform of the limiting spectral measure nu_i of the "
                  "covariance matrix Sigma_i.'")
 def thm2_which_measure(cfg, seed):
+    # Verdict level (paper_checks.core): a wrong description in words; the closed form given
+    # in the next sentence (Marchenko-Pastur) is the right transform, and it is what the limits
+    # and every later result use.
     g, lam = 2.0, 0.5
     printed = 1.0 / (1.0 + lam)  # Stieltjes transform of nu_i = delta_1 (Sigma_i = I) at -lam
     corrected = float(printed_m(g, -lam))
@@ -160,7 +163,11 @@ def thm2_which_measure(cfg, seed):
                          "m_i is the Stieltjes transform of the limiting spectral distribution of "
                          "the SAMPLE covariance Sigma_hat_i = X_i^T X_i / n_i (for Sigma_i = I the "
                          "Marchenko-Pastur law with ratio gamma_i), not of nu_i, the limit of "
-                         "Sigma_i's own spectrum (Assumption A2(c)).")
+                         "Sigma_i's own spectrum (Assumption A2(c)).",
+                         level="erratum-harmless",
+                         transcription=('independent',
+                                        "it rests on the words 'of the covariance matrix Sigma_i', "
+                                        'not on symbols'))
 
 
 # --- optimal lambda ---------------------------------------------------------------------
@@ -631,7 +638,13 @@ def sec63_eq15(cfg, seed):
     return judge_erratum(not a_p["ok"], a_c["ok"] and routes, summ,
                          {"printed": a_p, "corrected": a_c},
                          "every denominator squared (HMRT19 Thm 3): B = ||theta||^2 (1 + gamma c0 "
-                         "J2/J1) int s/(1 + c0 gamma s)^2 dG, J_k = int s^k/(1 + c0 gamma s)^2 dH")
+                         "J2/J1) int s/(1 + c0 gamma s)^2 dG, J_k = int s^k/(1 + c0 gamma s)^2 dH",
+                         transcription=('depends',
+                                        'the PDF must show the denominators (1 + c0 gamma s) of '
+                                        '(15) without squares; the extracted text shows none '
+                                        "(while it keeps 's2'), but a square after a closing "
+                                        'parenthesis in a fraction could have been dropped, and '
+                                        "with squares (15) is HMRT19's correct formula"))
 
 
 @claim("003.sec63.eq16-variance", location="Sec. 6.3, Def. 6.1, eq. 16", kind="exact limit",
@@ -644,7 +657,13 @@ def sec63_eq16(cfg, seed):
     return judge_erratum(not a_p["ok"] and abs(iso - 0.5) > 0.1, a_c["ok"] and routes, summ,
                          {"printed": a_p, "corrected": a_c, "isotropic_printed": iso},
                          "V = sigma^2 gamma c0 J2 / J1 with J_k = int s^k/(1 + c0 gamma s)^2 dH (the "
-                         "factor c0 and the squares are missing)")
+                         "factor c0 and the squares are missing)",
+                         transcription=('independent',
+                                        'with the denominators squared the printed (16) would '
+                                        'still lack the factor c0 (value 5 against 1.25 at H = {1, '
+                                        "4}, gamma = 2); c0 is ordinary text ('1 + γc0' survives "
+                                        'in (15)), so the erratum holds whatever superscripts were '
+                                        'lost'))
 
 
 @claim("003.sec63.eq17-bias", location="Sec. 6.3, Def. 6.2, eq. 17", kind="exact limit",
@@ -664,7 +683,12 @@ def sec63_eq18(cfg, seed):
     return judge_erratum(not a_p["ok"], a_c["ok"] and routes, summ,
                          {"printed": a_p, "corrected": a_c},
                          "the factor is 1 - gamma + gamma lam^2 m'(-lam) (HMRT19 Def. 2): lam is "
-                         "squared (the two forms coincide at lam = 1 only)")
+                         "squared (the two forms coincide at lam = 1 only)",
+                         transcription=('depends',
+                                        "the PDF must show gamma lam m'(-lam), lam not squared, in "
+                                        "(18)'s numerator; the extraction keeps 'λ2' in (17) and "
+                                        'the prime in (18), so a lost square is unlikely, but with '
+                                        "lam^2 (18) is HMRT19's correct formula"))
 
 
 # --- statements inside the proofs (Sec. 6.5) -----------------------------------------------
@@ -689,7 +713,11 @@ def proof_thm2_variance(cfg, seed):
                          "V_i = sigma^2/n tr(Sigma Sigma_hat (Sigma_hat + lam I)^-2) -> sigma^2 gamma "
                          "(m(-lam) - lam m'(-lam)) (Thm 2's own statement; the text copies Thm 1's "
                          "ridgeless limit and a stray pseudo-inverse)",
-        level="erratum-harmless")
+        level="erratum-harmless",
+        transcription=('independent',
+                       'the printed limit sigma^2/(gamma - 1) does not depend on '
+                       'lam, whatever superscripts were lost, while the ridge '
+                       'variance does'))
 
 
 @claim("003.proof-thm2.isotropic-bias", location="Sec. 6.5 (proof of Thm 2), bias step 5",
@@ -715,7 +743,10 @@ def proof_thm2_bias(cfg, seed):
                          "B_i = lam^2 ||(Sigma_hat_i + lam I)^-1 [theta_0 - theta_i]||^2 -> r^2 lam^2 "
                          "m'(-lam); ||Pi_i[theta_0 - theta_i]||^2 is FTFA's bias (limit r^2 (1 - "
                          "1/gamma))",
-        level="erratum-harmless")
+        level="erratum-harmless",
+        transcription=('independent',
+                       'it rests on the projection Pi_i (a glyph) in place of lam '
+                       '(Sigma_hat + lam I)^-1, not on a superscript'))
 
 
 # --- Sec. 3.1 and Sec. 5: personalization by gradient steps -------------------------------

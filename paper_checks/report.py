@@ -64,11 +64,21 @@ def render(results: list, *, mode: str, seconds: float) -> str:
                   f"{n_err} errata ({sum(r['verdict'] == 'erratum' for r in errata)} that "
                   f"matter, {sum(r['verdict'] == 'erratum-harmless' for r in errata)} harmless) "
                   f"and {sum(r['verdict'] == 'loose' for r in errata)} loose statements.", ""]
+        n_dep = sum(r.get("transcription") == "depends" for r in errata)
+        lines[-1:-1] = [f"Each erratum states what it rests on: {n_dep} depend on the text "
+                        "extraction of the paper (the PDF must show what the note names; a "
+                        "lost superscript could otherwise explain them), the others hold "
+                        "whatever symbols the extraction lost (`paper_checks/core.py`).", ""]
         for r in sorted(errata, key=lambda r: CORRECTED.index(r["verdict"]), reverse=True):
-            lines += [f"- **`{r['id']}`** [{r['verdict']}] ({r['location']}). Printed: "
-                      f"{r['statement']}",
+            head = f"- **`{r['id']}`** [{r['verdict']}"
+            if r.get("transcription") == "depends":
+                head += ", depends on the transcription"
+            lines += [f"{head}] ({r['location']}). Printed: {r['statement']}",
                       f"  Corrected: {r['corrected']}",
                       f"  Deciding numbers: {r['evidence']['summary']}"]
+            if r.get("transcription"):
+                lines.append(f"  Transcription: {r['transcription']}: "
+                             f"{r['transcription_note']}")
     findings = [r for r in results if r["verdict"] == "finding"]
     if findings:
         lines += ["", "## Findings of the toolkit (not verdicts on the papers)", ""]
@@ -99,6 +109,9 @@ def render(results: list, *, mode: str, seconds: float) -> str:
                       f"- Evidence: {_cell(r['evidence']['summary'])}"]
             if r["corrected"]:
                 lines.append(f"- Corrected: {_cell(r['corrected'])}")
+            if r.get("transcription"):
+                lines.append(f"- Transcription: {r['transcription']}: "
+                             f"{_cell(r['transcription_note'])}")
             lines.append(f"- Time: {r['evidence']['seconds']} s")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

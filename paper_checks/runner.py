@@ -38,21 +38,27 @@ def _run_one(claim, quick: bool) -> dict:
         out = claim.check(Config(quick), claim.seed)
         verdict, summary, evidence, corrected = (out.verdict, out.summary, out.evidence,
                                                  out.corrected)
+        transcription = out.transcription or (None, None)
     except Exception as exc:  # a broken route is a failed check, reported, never hidden
         verdict, summary, corrected = "fails", f"check raised {type(exc).__name__}: {exc}", None
         evidence = {"error": f"{type(exc).__name__}: {exc}"}
+        transcription = (None, None)
     seconds = time.perf_counter() - start
     return {"id": claim.id, "paper": claim.paper, "location": claim.location,
             "statement": claim.statement, "kind": claim.kind, "verdict": verdict,
             "evidence": jsonable({**evidence, "summary": summary,
                                   "mode": Config(quick).mode, "seconds": round(seconds, 2)}),
-            "corrected": corrected}
+            "corrected": corrected, "transcription": transcription[0],
+            "transcription_note": transcription[1]}
 
 
 def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = False) -> list:
     """Run ``claims`` and return one dict per claim, in order: ``{"id", "paper", "location",
-    "statement", "kind", "verdict", "evidence", "corrected"}``; ``evidence["summary"]`` holds
-    the key numbers and ``evidence["seconds"]`` the time taken. ``progress`` shows a bar on
+    "statement", "kind", "verdict", "evidence", "corrected", "transcription",
+    "transcription_note"}``; ``evidence["summary"]`` holds the key numbers and
+    ``evidence["seconds"]`` the time taken; ``transcription`` is ``"independent"`` or
+    ``"depends"`` for an erratum (``paper_checks.core``), with ``transcription_note`` naming what
+    the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr."""
     # Longest-first would balance better, but the order of results must be the catalogue's.
     runner = Parallel(n_jobs=n_jobs if len(claims) > 1 else 1, return_as="generator")

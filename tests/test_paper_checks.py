@@ -6,8 +6,11 @@ import pytest
 
 import paper_checks
 import riskcalc.cli
-from paper_checks.core import CORRECTED, KINDS, PAPERS, Outcome, judge_erratum
+from paper_checks.core import CORRECTED, ERRATA, KINDS, PAPERS, Outcome, judge_erratum
 from paper_checks.report import read_verdicts, render
+
+
+TR = ("independent", "rests on words")
 
 
 @pytest.fixture
@@ -34,23 +37,28 @@ def test_outcome_validates_verdicts():
     with pytest.raises(ValueError):
         Outcome("maybe", "x")
     with pytest.raises(ValueError):
-        Outcome("erratum", "x")          # an erratum needs its corrected form
+        Outcome("erratum", "x", transcription=TR)      # an erratum needs its corrected form
     with pytest.raises(ValueError):
         Outcome("holds", "x", corrected="y")
     for level in CORRECTED:                 # loose and harmless errata carry their form too
         with pytest.raises(ValueError):
-            Outcome(level, "x")
+            Outcome(level, "x", transcription=TR if level in ERRATA else None)
     with pytest.raises(ValueError):
         Outcome("finding", "x", corrected="y")
 
 
 def test_judge_erratum_levels():
     for level in CORRECTED:
-        assert judge_erratum(True, True, "s", {}, "c", level=level).verdict == level
+        tr = TR if level in ERRATA else None
+        assert judge_erratum(True, True, "s", {}, "c", level=level,
+                             transcription=tr).verdict == level
     assert judge_erratum(False, True, "s", {}, "c", level="loose").verdict == "holds"
-    assert judge_erratum(True, False, "s", {}, "c", level="erratum-harmless").verdict == "fails"
+    assert judge_erratum(True, False, "s", {}, "c", level="erratum-harmless",
+                         transcription=TR).verdict == "fails"
     with pytest.raises(ValueError, match="level"):
         judge_erratum(True, True, "s", {}, "c", level="wrong")
+    with pytest.raises(ValueError, match="transcription"):
+        judge_erratum(True, True, "s", {}, "c", level="erratum")
 
 
 def test_select():
@@ -77,9 +85,39 @@ def test_cli_json_contract(cli, capsys):
     assert [r["id"] for r in out] == ["000.lemma7.mu0", "004.table1.middle-column"]
     for r in out:
         assert set(r) == {"id", "paper", "location", "statement", "kind", "verdict", "evidence",
-                          "corrected"}
+                          "corrected", "transcription", "transcription_note"}
         assert r["verdict"] in CORRECTED and r["corrected"]
         assert "summary" in r["evidence"]
+    # an erratum states what it rests on; other verdicts carry null
+    mu0, table = out
+    assert mu0["transcription"] == "depends" and "PDF must show" in mu0["transcription_note"]
+    assert table["transcription"] == "independent" and table["transcription_note"]
+
+
+def test_errata_state_their_transcription(cli, capsys):
+    # The three issue-21 cases: eq. (15) of paper 003 rests on squares the extraction may have
+    # lost; eq. (16) holds whatever they were (its missing factor c0 is ordinary text).
+    assert cli(["check", "--claim", "003.sec63.eq15-bias", "--claim", "003.sec63.eq16-variance",
+                "--claim", "000.lemma7.loss-sup", "--json", "--quick"]) == 0
+    out = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert out["003.sec63.eq15-bias"]["transcription"] == "depends"
+    assert out["003.sec63.eq16-variance"]["transcription"] == "independent"
+    for r in out.values():
+        assert r["verdict"] in ("erratum", "erratum-harmless") and r["transcription_note"]
+    assert cli(["check", "--claim", "003.sec63.eq15-bias", "--quick", "--no-progress"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "[depends on the transcription]" in first
+
+
+def test_outcome_requires_transcription_for_errata():
+    with pytest.raises(ValueError, match="transcription"):
+        Outcome("erratum", "x", corrected="y")
+    with pytest.raises(ValueError, match="transcription"):
+        Outcome("erratum-harmless", "x", corrected="y", transcription=("maybe", "note"))
+    with pytest.raises(ValueError, match="transcription"):
+        Outcome("loose", "x", corrected="y", transcription=("depends", "note"))
+    assert Outcome("erratum", "x", corrected="y",
+                   transcription=("depends", "the PDF must show z")).transcription[0] == "depends"
 
 
 def test_cli_table_and_list(cli, capsys):
@@ -88,6 +126,7 @@ def test_cli_table_and_list(cli, capsys):
     assert cli(["check", "--claim", "001.thm43.katyusha-optimality", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "erratum" in out and "corrected:" in out and "1 claims (quick" in out
+    assert "transcription (independent)" in out
 
 
 def test_cli_bad_input(cli, capsys):
@@ -161,3 +200,15 @@ def test_check_shows_progress_unless_asked_not_to(capsys):
     assert main([*argv, "--no-progress", "--jobs", "2"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and "2 claims" in out
+
+
+def test_no_false_accusation_issue21():
+    # Sec. 2's (m + sqrt(m L~/mu)) log 1/eps is Lan & Zhou's lower bound, not an error; eq. (18)
+    # is judged against its printed form (ratio 9.0 at n = (4, 4000 x 9), growing like m).
+    res = {r["id"]: r for r in paper_checks.run_claims(paper_checks.select(
+        None, ["001.sec2.summand-lower-bound", "000.eq18.general-weights"]))}
+    assert res["001.sec2.summand-lower-bound"]["verdict"] == "holds"
+    eq18 = res["000.eq18.general-weights"]
+    assert eq18["verdict"] == "erratum" and eq18["transcription"] == "depends"
+    ratios = [row["ratio"] for row in eq18["evidence"]["rows"]]
+    assert abs(ratios[0] - 9.008) < 0.01 and ratios[-1] > 900

@@ -24,7 +24,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help="small sizes (CI, a few minutes)")
     p.add_argument("--json", action="store_true",
                    help='print a JSON list of {"id", "paper", "location", "statement", "kind", '
-                        '"verdict", "evidence", "corrected"}')
+                        '"verdict", "evidence", "corrected", "transcription", '
+                        '"transcription_note"}; "transcription" is "independent" or "depends" '
+                        'for an erratum (does it rest on the PDF text extraction?), else null')
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
@@ -51,9 +53,15 @@ def run(args) -> int:
     width = max(len(r["id"]) for r in results)
     vwidth = max(len(r["verdict"]) for r in results)
     for r in results:
-        print(f"{r['id']:<{width}}  {r['verdict']:<{vwidth}}  {r['evidence']['summary']}")
+        summary = r["evidence"]["summary"]
+        if r["transcription"] == "depends":
+            summary = "[depends on the transcription] " + summary
+        print(f"{r['id']:<{width}}  {r['verdict']:<{vwidth}}  {summary}")
         if r["corrected"]:
             print(f"{'':<{width}}  {'':<{vwidth}}  corrected: {r['corrected']}")
+        if r["transcription"]:
+            print(f"{'':<{width}}  {'':<{vwidth}}  transcription ({r['transcription']}): "
+                  f"{r['transcription_note']}")
     counts = Counter(r["verdict"] for r in results)
     mode = "quick" if args.quick else "full"
     print(f"{len(results)} claims ({mode}, {seconds:.0f} s): "
