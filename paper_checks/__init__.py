@@ -4,9 +4,12 @@ A consumer layer (DESIGN.md): it imports ``riskcalc`` (theory, ``riskcalc.minima
 ``montecarlo`` (simulation) and is imported by neither. One module per paper registers its
 claims in ``CLAIMS`` (``paper_checks.core``):
 
-* ``p003``: Cheng, Chadha, Duchi, *Federated asymptotics* (003_4b976ddf5225c17e.txt);
-* ``p000``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (``000_...``; 002 is
-  the same paper);
+* ``p003_*``: Cheng, Chadha, Duchi, *Federated asymptotics* (003_4b976ddf5225c17e.txt), one
+  module per part of the paper (``p003_thm12``, ``p003_sec3``, ``p003_sec4``, ``p003_sec6``,
+  ``p003_sec5``);
+* ``p000_*``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (``000_...``; 002
+  is the same paper), one module per part (``p000_lemma7``, ``p000_sec31``, ``p000_sec32``,
+  ``p000_sec4``);
 * ``p004``: *The effect of personalization in FedProx* (004_98172ed3646eef14.txt);
 * ``p001``: Hanzely et al., *Lower bounds and optimal algorithms for personalized FL* (``001_...``).
 
@@ -14,7 +17,9 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 ``riskcalc check`` prints the table or JSON.
 """
 
-from paper_checks import errata, more_claims, p000, p001, p003, p004, p004_code  # noqa: F401
+from paper_checks import (errata, more_claims, p000_lemma7, p000_sec4,  # noqa: F401
+                          p000_sec31, p000_sec32, p001, p003_sec3, p003_sec4, p003_sec5,
+                          p003_sec6, p003_thm12, p004, p004_code)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
 from paper_checks.runner import run_claims, select
 

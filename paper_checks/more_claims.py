@@ -12,7 +12,7 @@ from montecarlo.metrics import evaluate
 from montecarlo.objectives import ClientLosses, minimize
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
-from paper_checks.p000 import _estimation_errors, _fig1_accuracy
+from paper_checks.p000_sec32 import _estimation_errors, _fig1_accuracy
 from riskcalc import minimax
 
 
@@ -22,8 +22,8 @@ from riskcalc import minimax
                  "PureLocalTraining, with lam = 4 resembles FedAvg, and with lam = 0.44 performs "
                  "like FedAvg followed by fine-tuning.")
 def fig1_right(cfg, seed):
-    # The left panel's runs (paper_checks.p000._fig1_accuracy: same instances, seeds, App. D
-    # hyperparameters) and FedProx (Alg. 2) on the same instances. "Mimics / resembles /
+    # The left panel's runs (paper_checks.p000_sec32._fig1_accuracy: same instances, seeds,
+    # App. D hyperparameters) and FedProx (Alg. 2) on the same instances. "Mimics / resembles /
     # bears a similar performance" read as: of the three left-panel curves, the named one is
     # the nearest (mean |accuracy difference| over R) to each FedProx curve.
     R, acc, reps = _fig1_accuracy(cfg, seed)

@@ -179,7 +179,7 @@ def test_mc_exponents_recover_a_power_law():
     # Independent points y = 3 n^-1 m^0.5 with 5% multiplicative noise: the interval from the
     # Monte Carlo errors covers the exponents and has the width the noise implies.
     import numpy as np
-    from paper_checks.p000 import _mc_exponents
+    from paper_checks.p000_common import _mc_exponents
 
     rng = np.random.default_rng(0)
     n = np.array([100.0, 200, 400, 100, 200, 400])
