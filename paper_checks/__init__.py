@@ -18,7 +18,8 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 """
 
 from paper_checks import (errata, more_claims, p000_lemma7, p000_lower,  # noqa: F401
-                          p000_sec4, p000_sec31, p000_sec32, p000_weights, p001, p001_lower,
+                          p000_prop10, p000_sec4, p000_sec31, p000_sec32, p000_weights, p001,
+                          p001_lower,
                           p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
                           p003_thm12, p004, p004_code, p004_rates)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
