@@ -117,8 +117,11 @@ class Setting:
             object.__setattr__(self, "spectra", spectra)
 
     def as_dict(self) -> dict:
-        """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+        """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it); ``spectra`` only when
+        set, so that the task descriptions (and cache keys) of shared covariances keep their
+        form."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
+                if not (k == "spectra" and v is None)}
 
 
 @dataclass

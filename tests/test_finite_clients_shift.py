@@ -19,6 +19,7 @@ from riskcalc.linear.finite_clients_identity import group_limits
 from riskcalc.linear.finite_clients_shift import shift_group_limits
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.joint_spectrum import joint_spectrum
+from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors
 from riskcalc.spectrum import ordered_eigenvalues, ordered_steps
 
 CASES = [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.5)]
@@ -79,6 +80,23 @@ def test_covariance_matrix_refused(tmp_path):
     for path in (npy, txt):
         with pytest.raises(ValueError, match="diagonal in one shared basis.*np.diag"):
             ordered_steps(f"file:{path}")
+
+
+def test_chain_vectors_close_any_middle():
+    """chain_vectors: one solve gives the chain closed by every middle (chain_traces per
+    middle), for a chain with per-point diagonal shifts on joint atoms."""
+    s, w = np.array([1.0, 4.0, 2.0]), np.array([0.2, 0.5, 0.3])
+    gamma, om = np.array([2.0, 0.7]), np.array([[0.3, 1.2, 0.5], [0.8, 0.1, 0.4]])
+    eta = np.array([[2.0, 0.5, 0.5, 2.0]] * 2)
+    shifts = np.stack([om, np.ones((2, 3)), np.ones((2, 3)), om], axis=1)
+    mids = np.stack([np.ones((2, 3)), np.broadcast_to(s, (2, 3)), np.ones((2, 3)),
+                     np.ones((2, 3))], axis=1)
+    phi = chain_vectors(gamma, s, w, eta, shifts, mids)
+    for last in (np.ones(3), s, np.array([0.3, 2.0, 1.1])):
+        m = mids.copy()
+        m[:, 3] = last
+        np.testing.assert_allclose(phi @ last, chain_traces(gamma, s, w, eta, shifts, m),
+                                   rtol=1e-13)
 
 
 # --- exact reductions ---------------------------------------------------------------------------
