@@ -186,6 +186,7 @@ SIM = [  # target SPEC, the others' SPECs, gamma, M, method, lam
     ("two-point:1,4,0.5", ("two-point:4,1,0.5",), 2.0, 5, "ftfa", None),
     ("two-point:1,4,0.5", ("two-point:4,1,0.5", "scaled:2"), 0.5, 5, "rtfa", 0.5),
     ("powerlaw:1", ("scaled:0.5", "two-point:4,1,0.5"), 1.5, 20, "fedavg", None),
+    ("scaled:2", ("two-point:1,4,0.5",), 2.0, 2, "rtfa", 0.5),
 ]
 
 

@@ -10,13 +10,15 @@ Sigma_i. With R = I, P_i^perp, lam (S_i + lam)^-1 and F = R Sigma_i R (as in
 
     B_i = r_i^2 tau(F G b^2 G) + sum_(j != i) r_j^2 tau(F G (p_j S_j)^2 G),   b = A - p_i S_i,
     V_i = sigma_i^2 [own_i + 2 p_i gamma_i tau(R Sigma_i (I - R) G)
-          + p_i gamma_i tau(F G (p_i S_i) G)] + sum_(j != i) sigma_j^2 p_j gamma_j tau(F G (p_j S_j) G).
+          + p_i gamma_i tau(F G (p_i S_i) G)]
+          + sum_(j != i) sigma_j^2 p_j gamma_j tau(F G (p_j S_j) G).
 
 Derivation (derived here). Let D be the diagonal matrices of the shared basis. The W_j are
 free from each other and from D, so the algebras alg(D, W_j) are free with amalgamation over
-D, and so are the S_j. For b a sum of some of the p_l S_l, a an element of an algebra C ⊇ D
-that b is D-free from, the leave-one-out argument (G x_r = G_-r x_r / (1 + a_l x_r^T G_-r x_r),
-x_r^T G_-r x_r -> d tau(Sigma_l G), a_l = p_l / n_l) gives the D-valued subordination ::
+D, and so are the S_j. For b a sum of some of the p_l S_l, a an element of an algebra C
+containing D that b is D-free from, the leave-one-out argument (for a sample x_r of client l,
+G x_r = G_(-r) x_r / (1 + a_l x_r^T G_(-r) x_r), x_r^T G_(-r) x_r -> d tau(Sigma_l G),
+a_l = p_l / n_l) gives the D-valued subordination ::
 
     E_C[(a + b)^-1] = (a + Omega_b)^-1 =: K,   Omega_b = sum_(l in b) om_l Sigma_l (diagonal),
     om_l = p_l / (1 + gamma_l p_l g_(t(l))),   g_t = tau(Sigma_t A^-1),
