@@ -17,8 +17,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.estimators import get_estimator, tuning_value
-from montecarlo.instances import (Setting, check_memory, client_params, sample_instance,
-                                  scalar_spec)
+from montecarlo.instances import (Setting, check_memory, client_params, client_spectra,
+                                  sample_instance, scalar_spec)
 from montecarlo.measure import KINDS, measure
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
@@ -200,7 +200,7 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     the oracle limit with a note where no finite-M limit is implemented."""
     try:
         finite_clients.check_method(spec.method, spec.spectrum)
-        covered = True
+        covered = setting.spectra is None or spec.method in finite_clients.HETEROGENEOUS
     except ValueError:
         covered = False
     if not covered:
@@ -211,8 +211,12 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
             f"{finite_clients.COVERAGE}",))
     gam, r, sigma = client_params(spec, setting)
     tune = spec.info.tuning
+    shift = {"spectrum": spec.spectrum}
+    if setting.spectra is not None:
+        # Covariate shift: the clients' ordered covariances, as montecarlo samples them.
+        shift = {"spectra": client_spectra(spec, setting), "d": setting.d}
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
-                                 weights=setting.weights, spectrum=spec.spectrum,
+                                 weights=setting.weights, **shift,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
     bias, var = float(res.bias[0]), float(res.variance[0])
     return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,

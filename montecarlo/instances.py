@@ -24,6 +24,7 @@ import numpy as np
 from montecarlo.seeding import replicate_rng
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
+from riskcalc.spectrum import ordered_eigenvalues
 
 DISTRIBUTIONS = ("gaussian", "rademacher", "student-t")
 GLOBAL_MODELS = ("oracle", "federated")
@@ -77,6 +78,11 @@ class Setting:
         Assumption A2 asks for.
     gammas, rs, sigmas : sequence of float, optional
         gamma_j, r_j, sigma_j of the other clients 1..M-1 (cycled); default: the target's.
+    spectra : sequence of str, optional
+        Covariate shift: each client's covariance as a SPEC, diagonal in one shared basis in
+        the order of ``riskcalc.spectrum.ordered_eigenvalues``: the target's first (it must
+        describe the ``ClientSpec``'s spectrum), then clients 1..M-1 (cycled). Default: every
+        client has the target's covariance.
     """
 
     d: int
@@ -90,6 +96,7 @@ class Setting:
     gammas: tuple | None = None
     rs: tuple | None = None
     sigmas: tuple | None = None
+    spectra: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "d", positive_int("d", self.d))
@@ -103,10 +110,18 @@ class Setting:
         object.__setattr__(self, "gammas", _others("gammas", self.gammas, True))
         object.__setattr__(self, "rs", _others("rs", self.rs, False))
         object.__setattr__(self, "sigmas", _others("sigmas", self.sigmas, False))
+        if self.spectra is not None:
+            spectra = tuple(str(x) for x in np.atleast_1d(self.spectra).ravel())
+            if not spectra:
+                raise ValueError("spectra must list at least one SPEC")
+            object.__setattr__(self, "spectra", spectra)
 
     def as_dict(self) -> dict:
-        """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+        """Plain JSON-serializable fields (``Setting(**d)`` rebuilds it); ``spectra`` only when
+        set, so that the task descriptions (and cache keys) of shared covariances keep their
+        form."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
+                if not (k == "spectra" and v is None)}
 
 
 @dataclass
@@ -273,8 +288,11 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
                          f"{n.sum()} < d = {d}; increase the number of clients")
     spectrum = spec.spectrum_or_identity
     s = spectrum.eigenvalues(d)
-    root_s = np.sqrt(s)
     groups, c = _signal_groups(spectrum, s)
+    roots = [np.sqrt(s)] * m
+    if setting.spectra is not None:
+        roots = [np.sqrt(v) for v in client_spectra(spec, setting, m)]
+        s = roots[0] ** 2
     rot = (haar_rotation(replicate_rng(seed, rep, 0, _ROTATION), d)
            if setting.eigvecs == "random" else None)
     X, xi, u = [], [], np.empty((m, d))
@@ -282,7 +300,7 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
         z = draw(replicate_rng(seed, rep, j, _FEATURES), setting.features, (n[j], d), setting.df)
         if rot is not None:
             z = z @ rot
-        X.append(z * root_s)
+        X.append(z * roots[j])
         g = replicate_rng(seed, rep, j, _DIRECTION).standard_normal(d)
         if groups is None:
             u[j] = g / np.linalg.norm(g)
@@ -295,6 +313,26 @@ def sample_instance(spec: ClientSpec, setting: Setting, seed: int, rep: int,
     return Instance(s=s, X=X, r=r, sigma=sigma, a=p / n, u=u,
                     c=np.full(d, 1.0 / d) if groups is None else c[groups], xi=xi,
                     federated=federated)
+
+
+def client_spectra(spec: ClientSpec, setting: Setting, m: int | None = None) -> list:
+    """The ordered eigenvalues (shared basis) of clients 0..m-1 under ``setting.spectra``
+    (covariate shift): the target's is ``spectra[0]``, which must have the eigenvalue
+    distribution of ``spec``'s spectrum; the others cycle through ``spectra[1:]`` (all equal to
+    the target's when there is one entry)."""
+    m = setting.clients if m is None else m
+    specs = list(setting.spectra)
+    rest = specs[1:] or specs[:1]
+    out = [ordered_eigenvalues(specs[0] if j == 0 else rest[(j - 1) % len(rest)], setting.d)
+           for j in range(m)]
+    # The two expansions may place a two-point spectrum's edge one coordinate apart.
+    if np.count_nonzero(~np.isclose(np.sort(out[0]), np.sort(
+            spec.spectrum_or_identity.eigenvalues(setting.d)), rtol=1e-9, atol=0)) > 1:
+        raise ValueError(f"spectra[0] = {specs[0]!r} is the target's covariance and must "
+                         "describe the client's spectrum")
+    if not spec.spectrum_or_identity.signal_is_uniform:
+        raise ValueError("covariate shift needs the signal direction uniform")
+    return out
 
 
 def _signal_groups(spectrum, s):

@@ -112,7 +112,7 @@ class Spectrum:
 
         ``identity``; ``two-point:A,B,W`` (mass W at A, 1 - W at B); ``powerlaw:P`` or
         ``powerlaw:P,D`` (j^-P over D eigenvalues, mean 1; D defaults to ``d``);
-        ``file:PATH`` (``.npy`` or text of eigenvalues).
+        ``file:PATH`` (``.npy`` or text of eigenvalues); ``scaled:C`` (C times the identity).
         """
         kind, _, arg = str(text).strip().partition(":")
         kind = kind.lower()
@@ -123,6 +123,8 @@ class Spectrum:
         nums = _numbers(text, arg)
         if kind == "two-point" and len(nums) == 3:
             return cls.two_point(*nums)
+        if kind == "scaled" and len(nums) == 1:
+            return cls([nums[0]])
         if kind == "powerlaw" and len(nums) in (1, 2):
             size = nums[1] if len(nums) == 2 else d
             if size is None:
@@ -130,7 +132,7 @@ class Spectrum:
                                  "write powerlaw:P,D or give --d")
             return cls.power_law(nums[0], size)
         raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
-                         "powerlaw:P[,D], file:PATH")
+                         "powerlaw:P[,D], file:PATH, scaled:C")
 
     # --- properties ---------------------------------------------------------------------
     @property
@@ -188,3 +190,119 @@ def _numbers(text, arg):
     except ValueError:
         raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
                          "numbers") from None
+
+
+# --- ordered expansions: covariances diagonal in one shared basis (covariate shift) ----------
+#
+# Spectrum forgets the order of the eigenvalues (it is a distribution). A federation whose
+# clients have different covariances Sigma_j, all diagonal in one shared basis, needs the order:
+# a SPEC then describes the function k -> s_k on the coordinates k = 1..d of the shared basis,
+# seen as a step function on [0, 1) (coordinate k sits at (k - 1/2) / d). Convention of
+# DESIGN.md: ``two-point:A,B,W`` has A on [0, W) and B on [W, 1); ``powerlaw:P[,D]`` the values
+# j^-P / mean, j = 1..D, in that order; ``file:PATH`` the file's values in file order;
+# ``identity`` and ``scaled:C`` are constant.
+
+def ordered_steps(spec, d: int | None = None):
+    """The covariance ``spec`` describes in the shared basis, as a step function on [0, 1).
+
+    Parameters
+    ----------
+    spec : str or array_like
+        A SPEC (``identity``, ``scaled:C``, ``two-point:A,B,W``, ``powerlaw:P[,D]``,
+        ``file:PATH``) or the eigenvalues themselves (1-D, in the shared basis order).
+    d : int, optional
+        The dimension: the number of eigenvalues of ``powerlaw:P``; a spectrum with an explicit
+        number of eigenvalues (a file, an array, ``powerlaw:P,D``) must have d of them.
+
+    Returns
+    -------
+    edges : ndarray (n + 1,)
+        0 = e_0 < e_1 < ... < e_n = 1.
+    values : ndarray (n,)
+        The eigenvalue (> 0) on [e_(k-1), e_k).
+
+    Raises
+    ------
+    ValueError
+        For a malformed SPEC, a non-positive eigenvalue, a covariance matrix instead of its
+        eigenvalues, or a number of eigenvalues other than ``d``.
+    """
+    d = None if d is None else positive_int("d", d)
+    if not isinstance(spec, str):
+        values = _ordered_array(np.asarray(spec, dtype=float), "the spectrum array")
+    else:
+        kind, _, arg = spec.strip().partition(":")
+        kind = kind.lower()
+        if kind == "identity" and not arg:
+            return np.array([0.0, 1.0]), np.array([1.0])
+        if kind == "file" and arg:
+            values = _ordered_array(_read_ordered(arg), f"spectrum file {arg!r}")
+        else:
+            nums = _numbers(spec, arg)
+            if kind == "scaled" and len(nums) == 1:
+                return np.array([0.0, 1.0]), positive("scaled:C factor C", np.array(nums))
+            if kind == "two-point" and len(nums) == 3:
+                a, b = positive("two-point eigenvalue", np.array(nums[:2]))
+                w = float(as_array("two-point weight w", nums[2], low=0.0, high=1.0))
+                edges = np.array([0.0, w, 1.0])
+                keep = np.diff(edges) > 0
+                return np.concatenate([[0.0], edges[1:][keep]]), np.array([a, b])[keep]
+            if kind == "powerlaw" and len(nums) in (1, 2):
+                size = int(nums[1]) if len(nums) == 2 else d
+                if size is None:
+                    raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
+                                     "eigenvalues; write powerlaw:P,D or give d")
+                values = Spectrum.power_law(nums[0], size).atoms[::-1]  # j^-P: decreasing in j
+                if values.size != size:                   # merged ties (P = 0)
+                    values = np.full(size, values[0])
+            else:
+                raise ValueError(f"spectrum {spec!r} is not one of identity, scaled:C, "
+                                 "two-point:A,B,W, powerlaw:P[,D], file:PATH")
+    if d is not None and values.size != d:
+        raise ValueError(f"spectrum {spec if isinstance(spec, str) else 'array'!r} has "
+                         f"{values.size} eigenvalues for d = {d}: a client's covariance lists "
+                         "one eigenvalue per coordinate of the shared basis")
+    return np.linspace(0.0, 1.0, values.size + 1), values
+
+
+def ordered_eigenvalues(spec, d: int) -> np.ndarray:
+    """The d eigenvalues of ``spec`` in the shared basis order: the step function of
+    ``ordered_steps`` at (k - 1/2) / d, k = 1..d (for ``two-point:A,B,W`` the first
+    round(W d) coordinates have A)."""
+    d = positive_int("d", d)
+    edges, values = ordered_steps(spec, d)
+    pos = (np.arange(d) + 0.5) / d
+    return values[np.searchsorted(edges, pos, side="right") - 1].copy()
+
+
+def _ordered_array(values, what):
+    """A 1-D array of positive eigenvalues; a covariance matrix is refused with the way to
+    pass its eigenvalues."""
+    if values.ndim == 2 and min(values.shape) > 1:
+        raise ValueError(f"{what} is a {values.shape[0]} x {values.shape[1]} matrix: clients' "
+                         "covariances must be diagonal in one shared basis; give the "
+                         "eigenvalues in that basis as one list (e.g. np.diag(Sigma), saved "
+                         "with np.save or one number per line)")
+    values = values.ravel()
+    if values.size == 0:
+        raise ValueError(f"{what} has no eigenvalues")
+    return positive("spectrum eigenvalue", values)
+
+
+def _read_ordered(path):
+    """The numbers of a ``.npy`` or text file, keeping a text file's rows (a matrix written as
+    several rows of several numbers is 2-D)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"spectrum file {path!r} does not exist")
+    try:
+        if path.endswith(".npy"):
+            return np.asarray(np.load(path, allow_pickle=False), dtype=float)
+        with open(path) as fh:
+            rows = [line.replace(",", " ").split() for line in fh]
+        rows = [r for r in rows if r]
+        if len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1:
+            return np.array(rows, dtype=float)
+        return np.array([x for r in rows for x in r], dtype=float)
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"spectrum file {path!r} is not a list of numbers: {exc}") from None

@@ -16,7 +16,8 @@ from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
 from riskcalc.cli import COMMANDS, logistic
-from riskcalc.cli.predict import add_model_options, read_clients_file, spec_from_args
+from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
+                                  spec_from_args)
 
 
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
@@ -34,7 +35,8 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                         + (" (comma-separated list)" if multi else ""))
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
-                        '{"gamma": G, "r": R, "sigma": S} (M = 1 + their number)')
+                        '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (M = 1 + their '
+                        "number)")
     p.add_argument("--weights", choices=WEIGHTS, default="uniform",
                    help="client weights p_j: uniform 1/M or samples n_j/N (default uniform)")
     p.add_argument("--measure", choices=KINDS, default="conditional",
@@ -70,6 +72,9 @@ def setting_from_args(args, clients=None) -> Setting:
         fed = read_clients_file(args.clients_file)
         clients = 1 + len(fed["gamma"])
         others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
+        spectra = client_spectra(args, fed)
+        if spectra is not None:
+            others["spectra"] = spectra
     return Setting(d=args.d, clients=100 if clients is None else clients,
                    global_model=args.global_model, weights=args.weights, eigvecs=args.eigvecs,
                    features=args.features, noise=args.noise, df=args.df, **others)

@@ -77,7 +77,8 @@ def add_parser(subparsers) -> None:
                         "I) instead of the exact one")
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
-                        '{"gamma": G, "r": R, "sigma": S}; the target is the client of the '
+                        '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (covariances '
+                        "diagonal in one shared basis); the target is the client of the "
                         "model options")
     p.add_argument("--weights", choices=CLIENT_WEIGHTS,
                    help="client weights with --clients/--clients-file: samples n_j/N "
@@ -88,7 +89,8 @@ def add_parser(subparsers) -> None:
 
 def read_clients_file(path) -> dict:
     """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
-    (numbers), returned as lists ``{"gamma": [...], "r": [...], "sigma": [...]}``."""
+    (numbers) and optionally spectrum (a SPEC: covariate shift, DESIGN.md), returned as lists
+    ``{"gamma": [...], "r": [...], "sigma": [...], "spectrum": [SPEC or None, ...]}``."""
     with open(path) as fh:
         try:
             data = json.load(fh)
@@ -99,10 +101,24 @@ def read_clients_file(path) -> dict:
         raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
                          '{"gamma": G, "r": R, "sigma": S}')
     for k, c in enumerate(data):
-        if set(c) != set(keys):
+        if not set(keys) <= set(c) <= set(keys) | {"spectrum"}:
             raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
-                             f"gamma, r, sigma; got {', '.join(sorted(c)) or 'none'}")
-    return {key: [c[key] for c in data] for key in keys}
+                             "gamma, r, sigma (and optionally spectrum); got "
+                             f"{', '.join(sorted(c)) or 'none'}")
+        if not isinstance(c.get("spectrum", ""), str):
+            raise ValueError(f"--clients-file {path}: client {k}'s spectrum must be a SPEC "
+                             "string (identity, scaled:C, two-point:A,B,W, powerlaw:P[,D], "
+                             "file:PATH)")
+    return {**{key: [c[key] for c in data] for key in keys},
+            "spectrum": [c.get("spectrum") for c in data]}
+
+
+def client_spectra(args, fed) -> list | None:
+    """Covariate shift: every client's SPEC (the target's --spectrum first; a client without
+    one has the target's), or None when no client of ``fed`` gives a spectrum."""
+    if all(s is None for s in fed["spectrum"]):
+        return None
+    return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]
 
 
 def _federation(args, spec):
@@ -111,8 +127,10 @@ def _federation(args, spec):
     if args.clients_file is None:
         return None
     others = read_clients_file(args.clients_file)
-    return {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
-            for k in ("gamma", "r", "sigma")}
+    out = {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
+           for k in ("gamma", "r", "sigma")}
+    spectra = client_spectra(args, others)
+    return out if spectra is None else {**out, "spectra": spectra, "d": args.d}
 
 
 def _finite_clients(args, spec):
@@ -129,7 +147,8 @@ def _finite_clients(args, spec):
     if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
         raise ValueError("--clients-file takes scalar model options and route auto")
     tune = spec.info.tuning
-    pop = riskcalc.clients_limit(spec.method, weights=weights, spectrum=spec.spectrum, **fed,
+    shared = {} if "spectra" in fed else {"spectrum": spec.spectrum}
+    pop = riskcalc.clients_limit(spec.method, weights=weights, **shared, **fed,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
     res = riskcalc.LimitResult(spec.method, {**spec.params(), "clients": len(fed["gamma"]),
                                              "weights": weights},

@@ -11,7 +11,9 @@ clients=M)``) dispatch to the routes:
 * ``finite_clients_sigma``: the same methods for a covariance spectrum shared by the clients
   (operator identities and chains of generalized resolvents, ``resolvent_chain``);
 * ``finite_clients_own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
-  Sigma = I.
+  Sigma = I;
+* ``finite_clients_shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
+  covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
+from riskcalc.linear.finite_clients_shift import shift_group_limits
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+from riskcalc.linear.joint_spectrum import joint_spectrum
 from riskcalc.linear.methods import get_method
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
@@ -85,7 +89,8 @@ def check_weights(weights) -> str:
 
 
 def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
-                  weights: str = "samples", spectrum=None) -> ClientsLimit:
+                  weights: str = "samples", spectrum=None, spectra=None,
+                  d: int | None = None) -> ClientsLimit:
     """Finite-M limits of every client of a heterogeneous federation.
 
     The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
@@ -109,6 +114,13 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
         Sigma = I); fedavg, ftfa and rtfa only.
+    spectra : str, array_like or sequence of them, optional
+        Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
+        shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
+        one entry is shared by all); client j's risk is measured in its own covariance
+        (``finite_clients_shift``; fedavg, ftfa and rtfa, or any method when all are Sigma = I).
+    d : int, optional
+        The dimension, for ``powerlaw:P`` in ``spectra`` (explicit lengths must equal it).
 
     Returns
     -------
@@ -117,8 +129,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     Raises
     ------
     ValueError
-        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
-        a spectrum with maml_fl or pfedme.
+        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), a
+        spectrum with maml_fl or pfedme, or a malformed or inconsistent client spectrum.
 
     Examples
     --------
@@ -127,7 +139,22 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     (3,)
     """
     info = get_method(method)
-    check_method(info.name, spectrum)
+    joint = None
+    if spectra is not None:
+        if spectrum is not None:
+            raise ValueError("give spectrum (shared by the clients) or spectra (one per "
+                             "client), not both")
+        single = isinstance(spectra, str) or (
+            np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
+        specs = [spectra] if single else list(spectra)
+        m_given = np.size(gamma) if np.ndim(gamma) else len(specs)
+        if len(specs) not in (1, m_given):
+            raise ValueError(f"spectra lists {len(specs)} client spectra for {m_given} clients")
+        joint = joint_spectrum(specs * (m_given if len(specs) == 1 else 1), d)
+        if joint.shared:
+            spectrum, joint = joint.marginal(0), None
+            spectrum = None if spectrum.is_identity else spectrum
+    check_method(info.name, spectrum if joint is None else joint)
     weights = check_weights(weights)
     given = {"lam": lam, "alpha": alpha}
     for name, value in given.items():
@@ -137,6 +164,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     raw = {"gamma": gamma, "sigma": sigma, "r": r}
     if info.tuning:
         raw[info.tuning] = given[info.tuning]
+    if joint is not None:
+        raw["spectra"] = joint.types
     lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
     if len(set(lengths.values())) > 1:
         raise ValueError("per-client lists must have one length, got "
@@ -150,26 +179,40 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
     lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
     # Identical clients form one group (a homogeneous federation costs one client's work).
-    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr]), axis=0,
+    types = np.zeros(m) if joint is None else vals.pop("spectra")
+    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr, types]), axis=0,
                                      return_inverse=True, return_counts=True)
     if info.name not in HETEROGENEOUS and np.unique(rows[:, 3]).size > 1:
         raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
                          "clients: give a single value")
-    bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
+    if joint is None:
+        bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
+    else:
+        bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], weights, joint,
+                                  rows[:, 4].astype(int))
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
     params = {k: v.tolist() for k, v in vals.items()}
+    if joint is not None:
+        params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
+                             for s in specs]
     params.update(clients=m, weights=weights)
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()), notes=notes(info.name, gam, lam_arr))
 
 
 def check_method(name: str, spectrum=None) -> None:
-    """ValueError unless ``name`` has a finite-M limit for ``spectrum`` (None: Sigma = I)."""
+    """ValueError unless ``name`` has a finite-M limit for ``spectrum`` (None: Sigma = I; a
+    ``JointSpectrum``: covariate shift)."""
     if name not in METHODS:
         raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
                          f"got {name}")
+    if name not in HETEROGENEOUS and hasattr(spectrum, "types"):
+        raise ValueError(f"covariate-shift finite-M limits are implemented for "
+                         f"{', '.join(HETEROGENEOUS)}; got {name} with per-client spectra "
+                         "(its global objective filters S_j through a polynomial or a Moreau "
+                         "map, outside the FedAvg chains)")
     if name not in HETEROGENEOUS and not _isotropic(spectrum):
         raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got {name} "
                          "with a non-identity spectrum")
@@ -193,6 +236,17 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         else:
             bias, var = sigma_group_limits(method, gam, r, sigma, count, tuning, weights,
                                            spectrum)
+    if np.isnan(bias).any() or np.isnan(var).any():
+        raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
+                          "floating-point range)")
+    return bias, var
+
+
+def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
+    """``_limits`` under covariate shift (``finite_clients_shift``)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        bias, var = shift_group_limits(method, gam, r, sigma, count, tuning, weights, joint,
+                                       typ)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")

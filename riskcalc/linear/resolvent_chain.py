@@ -94,7 +94,8 @@ def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
                               np.atleast_2d(middles)))
 
 
-def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.ndarray:
+def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
+                 vector: bool = False) -> np.ndarray:
     """``chain_trace`` over a batch of parameter points, solved together (module docstring,
     "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
     ``riskcalc.linear.finite_clients_sigma``, which evaluates its chains here.
@@ -112,6 +113,8 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.
     roots : array_like (k,) or (points, k), optional
         The diagonal roots c_a of the blocks (``diagonal_roots``), for a caller whose chains
         share blocks; solved here otherwise.
+    vector : bool
+        Return ``chain_vectors``' functionals instead of the traces.
 
     Returns
     -------
@@ -155,11 +158,22 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.
     lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
     mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
     c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
-    out = np.empty(size)
+    out = np.empty((size, n) if vector else size)
     for blk in blocks(size, n * k):
-        out[blk] = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
-                                None if roots is None else c[blk])
-    return out.reshape(shape)
+        q = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
+                         None if roots is None else c[blk])
+        out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
+    return out.reshape(shape + out.shape[1:])
+
+
+def chain_vectors(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.ndarray:
+    """The traces of ``chain_traces`` as linear functionals of the closing middle M_k: per
+    point the vector phi with tau(Q_1 M_1 ... Q_k M_k) = phi @ M_k(s) for EVERY M_k, phi =
+    weights * Qhat_(1k) (module docstring: Qhat does not involve M_k), so one solve serves a
+    chain closed by many middles (``riskcalc.linear.finite_clients_shift``). Arguments as for
+    ``chain_traces`` (the last row of ``middles`` is ignored); returns (points, n), or (n,)
+    without a points axis."""
+    return chain_traces(gamma, atoms, weights, eta, shifts, middles, roots, vector=True)
 
 
 def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
@@ -212,8 +226,8 @@ def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
 
 
 def _chain_block(g, s, w, eta, lam, mid, roots):
-    """The traces of a block of points: g (B,), eta (B, k), lam and mid (B, k, n), roots
-    (B, k) or None."""
+    """Qhat_(1k) (B, n) of a block of points, whose trace against the closing middle is the
+    chain's: g (B,), eta (B, k), lam and mid (B, k, n), roots (B, k) or None."""
     k = eta.shape[1]
     c = roots
     if c is None:
@@ -238,7 +252,7 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
         for (a, b), f0, sl in zip(pairs, F0, slope):
             T[a, b] = f0 / (1.0 - sl)
             _entry(a, b, g, s, eta, lam, mid, T, C, Q)
-    return (mid[:, k - 1] * Q[0][k - 1]) @ w
+    return Q[0][k - 1]
 
 
 def _entry(a, b, g, s, eta, lam, mid, T, C, Q):
