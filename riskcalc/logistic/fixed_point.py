@@ -250,7 +250,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
 CENTRES = ("oracle", "fedavg")
 
 
-def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> LogisticResult:
+def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
+                   global_lam=None, weights: str = "samples", method: str = "rtfa"):
     """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
 
     The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
@@ -273,10 +274,16 @@ def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> Logistic
         ``c = w_0`` (default), or FedAvg's logistic global model over infinitely many clients,
         ``c = alpha w_0`` (``riskcalc.logistic.fedavg``); the derivation holds for any
         multiple of ``w_0`` with ``c_e``, ``C`` scaled by it.
+    clients, global_lam, weights, method : optional
+        With ``clients = M``: the centre is FedAvg's global model fitted on M identical
+        clients' data (the target's included) with ridge ``global_lam`` and ``weights``, and
+        ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
+        (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken;
+        scalar arguments only: the broadcasting above is of the infinite-client form).
 
     Returns
     -------
-    LogisticResult
+    LogisticResult, or FiniteLogisticResult with ``clients``
 
     Raises
     ------
@@ -285,6 +292,19 @@ def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> Logistic
     SolverError
         The fixed point did not converge, or the quadrature check failed.
     """
+    if clients is not None:
+        if centre != "oracle":
+            raise ValueError("centre is not taken with clients: the centre is the global "
+                             "model of the M clients")
+        from riskcalc.logistic.finite_clients import finite_logistic_limit
+
+        return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
+                                     global_lam=global_lam, weights=weights, method=method)
+    if global_lam is not None or method != "rtfa" or weights != "samples":
+        raise ValueError("global_lam, weights and method need clients (the number of clients "
+                         "of the global model)")
+    if lam is None:
+        raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
     return _grid_limit(gamma, signal, r, lam, centre)
