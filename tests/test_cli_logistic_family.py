@@ -109,3 +109,53 @@ def test_clients_file_errors(tmp_path, data, message, capsys):
     code, _, err = run(["predict", "rtfa", *BASE, "--lam", "1", "--global-lam", "1",
                         "--clients-file", _file(tmp_path, data)], capsys)
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+FED = ["--clients", "3", "--global-lam", "0.01"]
+
+
+def test_predict_clients_json(capsys):
+    code, out, _ = run(["predict", "rtfa", *BASE, "--lam", "1", *FED, "--json"], capsys)
+    assert code == 0
+    ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=3, global_lam=0.01)
+    assert json.loads(out) == json.loads(json.dumps(ref.as_dict()))
+    code, out, _ = run(["predict", "rtfa", *BASE, "--lam", "1", *FED], capsys)
+    assert code == 0 and "global_overlap" in out and "clients = 3" in out
+
+
+def test_predict_fedavg_uniform_weights(capsys):
+    code, out, _ = run(["predict", "fedavg", *BASE, *FED, "--weights", "uniform", "--json"],
+                       capsys)
+    got = json.loads(out)
+    ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, clients=3, global_lam=0.01,
+                                  weights="uniform", method="fedavg")
+    assert code == 0 and got["params"]["weights"] == "uniform" and got["risk"] == ref.risk
+
+
+def test_predict_clients_file(tmp_path, capsys):
+    path = _file(tmp_path, [{"gamma": 2.0, "r": 1.0}])
+    code, out, _ = run(["predict", "local_ridge", *BASE, "--lam", "1", "--global-lam", "0.01",
+                        "--clients-file", path, "--json"], capsys)
+    assert code == 0
+    got = json.loads(out)
+    pop = riskcalc.logistic_clients_limit(gamma=[1.0, 2.0], r=[0.5, 1.0], signal=2, lam=1,
+                                          global_lam=0.01, method="local_ridge")
+    assert got["risk"] == pop.risk[0] and got["params"]["clients"] == 2
+    assert got["federation"]["mean"]["risk"] == pytest.approx(float(pop.mean["risk"]))
+
+
+def test_compare_federated(capsys):
+    code, out, _ = run(["compare", "rtfa", *BASE, "--lam", "1", "--global", "federated", *FED,
+                        "--d", "30", "--reps", "2", "--seed", "4", "--no-progress", "--json"],
+                       capsys)
+    assert code == 0
+    got = json.loads(out)
+    from montecarlo.logistic_pipeline import simulate_pipeline
+    sim = simulate_pipeline(gamma=1, signal=2, r=0.5, lams=[1.0], global_lam=0.01, clients=3,
+                            d=30, reps=2, seed=4)
+    assert got["simulated"]["risk"] == float(sim["rtfa"]["risk"][0][0])
+    assert got["simulated"]["global_overlap"] == float(sim["global"]["overlap"][0])
+    ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=3, global_lam=0.01)
+    assert got["predicted"]["risk"] == ref.risk
+    assert set(got["comparison"]) == {"risk", "cosine", "test_logloss", "test_error",
+                                      "global_overlap", "global_dist"}
