@@ -17,15 +17,17 @@ from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
                                      unregister_method)
 from riskcalc.linear.model import ClientSpec
-from riskcalc.logistic import (LogisticResult, fedavg_centre_scale, logistic_lam_path,
+from riskcalc.logistic import (FiniteLogisticResult, LogisticClientsResult, LogisticResult,
+                               fedavg_centre_scale, logistic_clients_limit, logistic_lam_path,
                                logistic_limit, mle_threshold, optimal_lambda_logistic)
 from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
 
 __all__ = [
-    "ClientSpec", "ClientsLimit", "LimitResult", "LogisticResult", "METHODS", "Method", "ROUTES",
+    "ClientSpec", "ClientsLimit", "FiniteLogisticResult", "LimitResult",
+    "LogisticClientsResult", "LogisticResult", "METHODS", "Method", "ROUTES",
     "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
-    "logistic_lam_path", "logistic_limit", "mle_threshold", "optimal_lambda",
-    "optimal_lambda_logistic", "optimal_limit", "register_method", "spec_limit",
+    "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",
+    "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "register_method", "spec_limit",
     "spec_steps_limit", "steps_limit", "unregister_method",
 ]

@@ -84,7 +84,7 @@ def _replace(args, flag, value):
     ("predict", "--lam", "0", "no finite minimizer"),
     ("compare", "--d", "1", "--d"),
     ("compare", "--reps", "1", "--reps"),
-    ("compare", "--global", "federated", "--global does not apply"),
+    ("compare", "--global", "federated", "--global federated needs --clients"),
     ("compare", "--measure", "empirical", "--measure does not apply"),
     ("compare", "--lam", "0", "no finite minimizer"),
 ])

@@ -15,7 +15,7 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
-from riskcalc.cli import COMMANDS, logistic
+from riskcalc.cli import COMMANDS, families
 from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
                                   spec_from_args)
 
@@ -87,7 +87,7 @@ def add_parser(subparsers) -> None:
                     "limit, the simulated mean, its standard error, the relative difference and "
                     "whether the prediction lies in the simulation's 95%% interval.")
     add_model_options(p, sigma_required=False)   # --model logistic has no sigma
-    logistic.add_options(p)
+    families.add_options(p, "compare")
     add_simulation_options(p, reps=20)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -95,8 +95,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    if logistic.applies(args):
-        return logistic.compare(args)
+    family = families.select(args, "compare")
+    if family is not None:
+        return family.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,

@@ -12,7 +12,7 @@ import json
 import numpy as np
 
 import riskcalc
-from riskcalc.cli import COMMANDS, logistic
+from riskcalc.cli import COMMANDS, families
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
                     "(paper 003, Thms 1-4, Cor. 3.1), or after --steps personalization gradient "
                     "steps (Sec. 7, Algs. 5-6).")
     add_model_options(p, sigma_required=False)   # --model logistic has no sigma
-    logistic.add_options(p)
+    families.add_options(p, "predict")
     p.add_argument("--d", type=int, help="number of eigenvalues for powerlaw:P without D")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="closed (Sigma = I), kappa, paper (c0/Stieltjes forms); default auto")
@@ -158,8 +158,9 @@ def _finite_clients(args, spec):
 
 
 def run(args) -> int:
-    if logistic.applies(args):
-        return logistic.predict(args)
+    family = families.select(args, "predict")
+    if family is not None:
+        return family.predict(args)
     spec = spec_from_args(args)
     pop = None
     if args.clients is not None or args.clients_file is not None:

@@ -2,18 +2,23 @@
 
 ``logistic_limit`` and ``logistic_lam_path`` (CGMT fixed point, ``fixed_point``),
 ``mle_threshold`` (Candes-Sur existence transition, ``transition``),
-``optimal_lambda_logistic`` (``tuning``), ``fedavg_centre_scale`` (``fedavg``). A separate
+``optimal_lambda_logistic`` (``tuning``), ``fedavg_centre_scale`` (``fedavg``);
+``logistic_clients_limit`` and ``logistic_limit(..., clients=M)``: the federated pipeline with
+M clients (``finite_clients``, ``pooled``, ``finetune``). A separate
 entry point rather than ``riskcalc.limit(..., model="logistic")``: the logistic model has other
 parameters (``signal``, no ``sigma``) and other outputs (cosine, test log-loss and error instead
 of bias/variance), so it gets its own function and result type.
 """
 
 from riskcalc.logistic.fedavg import fedavg_centre_scale
+from riskcalc.logistic.finite_clients import (FiniteLogisticResult, LogisticClientsResult,
+                                              logistic_clients_limit)
 from riskcalc.logistic.fixed_point import LogisticResult, logistic_lam_path, logistic_limit
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.tuning import optimal_lambda_logistic
 
 __all__ = [
-    "LogisticResult", "fedavg_centre_scale", "logistic_lam_path", "logistic_limit", "mle_threshold",
+    "FiniteLogisticResult", "LogisticClientsResult", "LogisticResult", "fedavg_centre_scale",
+    "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",
     "optimal_lambda_logistic",
 ]

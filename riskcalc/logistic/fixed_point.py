@@ -81,6 +81,7 @@ import numpy as np
 
 from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
+from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.gaussian import NODES, Rule, sigmoid
 from riskcalc.logistic.transition import mle_threshold
@@ -126,11 +127,17 @@ class LogisticResult:
     notes: tuple = field(default_factory=tuple)
 
     def as_dict(self) -> dict:
-        """JSON-ready dict (NaN becomes None)."""
-        out = {"model": "logistic", "method": "rtfa", "params": dict(self.params)}
+        """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
+        def plain(v):
+            if np.ndim(v):
+                return [plain(x) for x in np.asarray(v).tolist()]
+            return None if v != v else float(v)
+
+        out = {"model": "logistic", "method": "rtfa",
+               "params": {k: plain(v) if isinstance(v, (float, np.ndarray)) else v
+                          for k, v in self.params.items()}}
         for k in ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu"):
-            v = getattr(self, k)
-            out[k] = None if np.isnan(v) else v
+            out[k] = plain(getattr(self, k))
         out["notes"] = list(self.notes)
         return out
 
@@ -243,30 +250,40 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
 CENTRES = ("oracle", "fedavg")
 
 
-def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> LogisticResult:
+def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
+                   global_lam=None, weights: str = "samples", method: str = "rtfa"):
     """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
 
     The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
     NeurIPS 2019, and Sur & Candes, PNAS 2019, eq. 5, extended to a non-zero centre).
+    Array arguments broadcast (numpy rules) and the grid is solved together
+    (``riskcalc.logistic.broadcast``); the result's fields are then arrays of the broadcast
+    shape.
 
     Parameters
     ----------
-    gamma : float
+    gamma : float or array_like
         d / n, > 0.
-    signal : float
+    signal : float or array_like
         ``S = ||w_0||``, the norm of the centre, >= 0 (``0``: plain local ridge).
-    r : float
+    r : float or array_like
         ``||w_i - w_0||``, >= 0.
-    lam : float
+    lam : float or array_like
         Ridge penalty toward the centre, >= 0 (``0``: the MLE, when it exists).
     centre : {"oracle", "fedavg"}
         ``c = w_0`` (default), or FedAvg's logistic global model over infinitely many clients,
         ``c = alpha w_0`` (``riskcalc.logistic.fedavg``); the derivation holds for any
         multiple of ``w_0`` with ``c_e``, ``C`` scaled by it.
+    clients, global_lam, weights, method : optional
+        With ``clients = M``: the centre is FedAvg's global model fitted on M identical
+        clients' data (the target's included) with ridge ``global_lam`` and ``weights``, and
+        ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
+        (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken;
+        scalar arguments only: the broadcasting above is of the infinite-client form).
 
     Returns
     -------
-    LogisticResult
+    LogisticResult, or FiniteLogisticResult with ``clients``
 
     Raises
     ------
@@ -275,7 +292,68 @@ def logistic_limit(*, gamma, signal, r, lam, centre: str = "oracle") -> Logistic
     SolverError
         The fixed point did not converge, or the quadrature check failed.
     """
-    return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+    if clients is not None:
+        if centre != "oracle":
+            raise ValueError("centre is not taken with clients: the centre is the global "
+                             "model of the M clients")
+        from riskcalc.logistic.finite_clients import finite_logistic_limit
+
+        return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
+                                     global_lam=global_lam, weights=weights, method=method)
+    if global_lam is not None or method != "rtfa" or weights != "samples":
+        raise ValueError("global_lam, weights and method need clients (the number of clients "
+                         "of the global model)")
+    if lam is None:
+        raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
+    if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
+        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+    return _grid_limit(gamma, signal, r, lam, centre)
+
+
+def _grid_limit(gamma, signal, r, lam, centre):
+    """``logistic_limit`` for broadcast arrays: every point solved together, the points the
+    grid solver misses retried by the one-point solver (``riskcalc.logistic.broadcast``)."""
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), as_array("signal", signal,
+              low=0.0), as_array("r", r, low=0.0), as_array("lam", lam, low=0.0)]
+    if centre not in CENTRES:
+        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
+                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    shape = arrays[0].shape
+    g, S, rr, lm = (v.ravel().astype(float) for v in arrays)
+    pairs = {(s, t): (1.0 if centre == "oracle" else fedavg_centre_scale(s, t))
+             for s, t in zip(S, rr)}
+    geo = np.array([centre_geometry(s, t, pairs[s, t]) for s, t in zip(S, rr)])
+    kappa, c_e, C = geo.T.copy()
+    for k in np.flatnonzero(lm == 0.0):
+        if g[k] >= mle_threshold(kappa[k]):
+            raise ValueError(f"lam = 0 at grid entry {k}: no finite minimizer (the MLE does not "
+                             f"exist): gamma = {g[k]:g} >= the Candes-Sur threshold "
+                             f"{mle_threshold(kappa[k]):.6g} at ||w_i|| = {kappa[k]:.6g}")
+    x, ok = broadcast.solve_batch(g, lm, kappa, c_e, C, tol=TOL, lam_ratio=LAM_RATIO,
+                                  starts=lambda l0, nodes: broadcast.first_order_start(
+                                      kappa, g, l0, c_e, C, nodes))
+    for k in np.flatnonzero(~ok):
+        x[k] = solve_fixed_point(g[k], S[k], rr[k], lm[k], scale=pairs[S[k], rr[k]])[0]
+    x, nodes, _ = broadcast.refine(x, kappa, g, lm, c_e, C, tol=TOL, rtol=QUAD_RTOL)
+    out = broadcast.limits(x, nodes, kappa, c_e, C)
+    err = broadcast.test_errors(kappa, out["a"], out["rho"])
+    notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
+        if np.any(np.isnan(out["cosine"])) else []
+    params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),
+                  lam=lm.reshape(shape))
+    if centre != "oracle":
+        params.update(centre=centre, centre_scale=np.array(
+            [pairs[s, t] for s, t in zip(S, rr)]).reshape(shape))
+    return LogisticResult(params, risk=out["risk"].reshape(shape),
+                          cosine=out["cosine"].reshape(shape),
+                          test_logloss=out["test_logloss"].reshape(shape),
+                          test_error=err.reshape(shape), a=out["a"].reshape(shape),
+                          b=out["b"].reshape(shape), q=out["q"].reshape(shape),
+                          mu=out["mu"].reshape(shape), notes=tuple(notes))
 
 
 def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
@@ -343,14 +421,7 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
 
 
 def test_error(kappa: float, a: float, rho: float) -> float:
-    """``P(y x.w_hat < 0) = E[2 sigmoid(kappa s) Phi(-a s / rho)]`` (adaptive 1-d quadrature:
-    the integrand has a kink of width ``rho / |a|`` at 0 that Gauss-Hermite would blur)."""
-    from scipy.integrate import quad
-    from scipy.special import ndtr
-
-    def f(s):
-        return 2.0 * sigmoid(kappa * s) * ndtr(-a * s / rho) * np.exp(-0.5 * s * s)
-
-    neg = quad(f, -np.inf, 0.0, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
-    pos = quad(f, 0.0, np.inf, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
-    return float((neg + pos) / np.sqrt(2.0 * np.pi))
+    """``P(y x.w_hat < 0) = E[2 sigmoid(kappa s) Phi(-a s / rho)]`` for one point
+    (``broadcast.test_errors``: a composite rule resolving the kink of width ``rho / |a|``
+    at 0, which Gauss-Hermite would blur)."""
+    return float(broadcast.test_errors(kappa, a, rho)[0])

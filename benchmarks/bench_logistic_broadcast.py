@@ -1,0 +1,82 @@
+"""Benchmark: ``riskcalc.logistic_limit`` on 200-point grids solved together vs one point at a
+time (issue 19, "Speed": goal <= 10 ms a point).
+
+    python benchmarks/bench_logistic_broadcast.py [--points 200] [--sample 20]
+
+Grids (200 points each): lam from 1e-3 to 10 (gamma = 1, S = r = 1); r from 0.05 to 4
+(gamma = 2, S = 1, lam = 0.1); gamma from 0.1 to 5 (S = 2, r = 0.5, lam = 1); the FedAvg
+centre over lam. Each grid is solved by one call; ``--sample`` points of it are solved one at
+a time (the per-point cost before this round) and compared (largest relative difference over
+the eight fields). Also the first call in a fresh interpreter (import plus a 3-point grid), to
+show no seconds of set-up. The load average is printed: on the shared 2-core machine other
+jobs inflate both timings alike, so the ratio is the robust number.
+
+Measured (2 cores shared with ~8 other jobs, load average 8-10 during the run): see the
+output; on a quiet machine both columns shrink by the load factor.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import riskcalc
+
+FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
+
+
+def grids(P):
+    return {
+        "lam grid (gamma 1, S = r = 1)": dict(gamma=1.0, signal=1.0, r=1.0,
+                                              lam=np.geomspace(1e-3, 10, P)),
+        "r grid (gamma 2, S 1, lam 0.1)": dict(gamma=2.0, signal=1.0,
+                                               r=np.linspace(0.05, 4, P), lam=0.1),
+        "gamma grid (S 2, r 0.5, lam 1)": dict(gamma=np.linspace(0.1, 5, P), signal=2.0,
+                                               r=0.5, lam=1.0),
+        "lam grid, FedAvg centre": dict(gamma=1.0, signal=2.0, r=0.5,
+                                        lam=np.geomspace(1e-2, 10, P), centre="fedavg"),
+    }
+
+
+def first_call() -> float:
+    code = ("import time; t = time.perf_counter(); import numpy as np, riskcalc; "
+            "riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=np.array([0.1, 1, 10]));"
+            " print(time.perf_counter() - t)")
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                env=env, check=True).stdout)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=200)
+    parser.add_argument("--sample", type=int, default=20)
+    args = parser.parse_args(argv)
+    riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=[0.5, 1.0])   # warm imports
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
+    print(f"{'grid':<32} {'grid ms/pt':>10} {'1-by-1 ms/pt':>12} {'ratio':>6} {'max rel diff':>12}")
+    for name, kw in grids(args.points).items():
+        t = time.perf_counter()
+        res = riskcalc.logistic_limit(**kw)
+        per_grid = (time.perf_counter() - t) / args.points
+        idx = np.linspace(0, args.points - 1, args.sample).astype(int)
+        worst, t = 0.0, time.perf_counter()
+        for k in idx:
+            one = riskcalc.logistic_limit(**{key: (float(np.ravel(v)[k]) if np.ndim(v) else v)
+                                             for key, v in kw.items()})
+            for f in FIELDS:
+                ref = getattr(one, f)
+                worst = max(worst, abs(getattr(res, f)[k] - ref) / max(abs(ref), 1e-12))
+        per_one = (time.perf_counter() - t) / args.sample
+        print(f"{name:<32} {1e3 * per_grid:>10.1f} {1e3 * per_one:>12.1f} "
+              f"{per_one / per_grid:>6.1f} {worst:>12.2e}")
+    print(f"first call in a fresh interpreter (import + 3-point grid): {first_call():.2f} s")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,218 @@
+r"""Fine-tuning toward a global model that saw the same data: the exact limit (derived here).
+
+Target client i (``n_i = d / gamma_i`` samples, ``w_i``, ``kappa = ||w_i||``) fine-tunes
+FedAvg's global model ``w_g`` (``riskcalc.logistic.pooled``, fitted on all M blocks, block i
+included):
+
+    w_h = argmin_w (1/n_i) sum_{k in block i} l(y_k x_k.w) + (lam/2) ||w - w_g||^2.
+
+The two estimators share block i, so ``w_h``'s limit needs the JOINT law of the training margins
+``(z_g, z_h)``; the derivation below follows the leave-one-out analysis of the global model
+(``pooled``, steps 1-3) applied to both estimators at once, the structure of the exact analyses
+of learners trained on shared data (Loureiro et al., NeurIPS 2021, "Learning Gaussian mixtures
+with generalized linear models" / 2022, "Fluctuations, bias, variance and ensemble of
+learners": correlated Gaussian fields for the estimators' isotropic parts) and of a second
+learner regularized toward the first (self-distillation; Ildiz et al., ICLR 2025).
+
+Block i's view of ``w_g`` (from ``pooled``): ``w_g = A_g e + (rest)`` with ``e = w_i/kappa``,
+``nu_g^2 = ||w_g||^2 - A_g^2`` (``A_g, nu_g`` are ``pooled``'s ``alpha_i, rho_i``) and the
+proximal parameter ``mu_g = c_i tr H_g^{-1}``.
+
+1. Triangular proximal map. Leave sample ``k`` of block i out of both problems. Adding it moves
+   ``w_g`` by ``-H_g^{-1} x_k c_i l'(z_g)`` and, linearizing ``w_h``'s stationarity
+   ``lam (w_h - w_g) = -(1/n_i) X_i^T l'(z_h)``, moves ``w_h`` by
+   ``-H_h^{-1} x_k l'(z_h)/n_i - lam H_h^{-1} H_g^{-1} x_k c_i l'(z_g)``
+   (``H_h = (1/n_i) sum l''(z_h) x x^T + lam I``). With ``x_k^T A x_k -> tr A``:
+
+       z_g = prox_{mu_g l}(omega_g),    z_h = prox_{mu_h l}(omega_h - kappa_hg l'(z_g)),
+
+   ``mu_h = tr H_h^{-1} / n_i``, ``kappa_hg = lam c_i tr(H_h^{-1} H_g^{-1})``; the cavity
+   margins ``(omega_g, omega_h)`` and the teacher margin are jointly Gaussian.
+2. Traces. ``gamma_i = mu_h (lam + D_h)`` with ``D_h = E[l''_h / (1 + mu_h l''_h)]`` (as in
+   ``fixed_point``, E1). The cross trace: expand ``tr H_g^{-1} = tr(H_g^{-1} H_h H_h^{-1})`` over
+   ``H_h``'s samples with Sherman-Morrison in BOTH resolvents (sample k is in both):
+   ``x^T H_h^{-1} H_g^{-1} x = tr(H_h^{-1} H_g^{-1}) / ((1 + mu_g l''_g)(1 + mu_h l''_h))``, so
+
+       kappa_hg = lam mu_g / (lam + D_x),   D_x = E[l''_h / ((1 + mu_g l''_g)(1 + mu_h l''_h))].
+
+   (Expanding over ``H_g``'s samples instead gives the same value by the trace equations: a
+   consistency check in the tests.)
+3. Fields. As in ``pooled`` step 3, ``(1/n_i) P X_i^T l'(z_h)`` (P: projection off ``e``) is a
+   Gaussian vector ``zeta_h`` plus Onsager terms from both cavity margins,
+   ``P w_g E[d l'_h/d omega_g] + P w_h E[d l'_h/d omega_h]`` (the first is
+   ``-kappa_hg D_hg``, ``D_hg = E[l''_g l''_h / ((1 + mu_g l''_g)(1 + mu_h l''_h))]``; the second
+   ``D_h``). The stationarity gives ``P w_h = rho_h P w_g - zeta_h / (lam + D_h)`` with
+
+       rho_h = (lam + kappa_hg D_hg) / (lam + D_h),
+
+   and ``zeta_h`` is correlated with the global model's own field (``P w_g``'s Gaussian part is
+   ``-v zeta_g``, ``pooled`` step 3) through the shared samples only. The overlaps follow:
+
+       nu_gh = P w_g . P w_h = rho_h nu_g^2 + Q_gh,
+       nu_h^2 = ||P w_h||^2  = rho_h^2 nu_g^2 + 2 rho_h Q_gh + Q_h,
+       Q_gh = (1/gamma_i) E[(mu_g l'_g)(mu_h l'_h)],  Q_h = (1/gamma_i) E[(mu_h l'_h)^2].
+
+   Every direction of ``w_g`` other than ``e`` (the others' teachers, ``w_0``'s part across
+   ``w_i``, the isotropic part) is label-free for block i, so one ``rho_h`` acts on all of them.
+4. Along the label direction ``e``: ``lam (A_h - A_g) = -E[l'(y z_h) y s]``.
+
+Unknowns ``(A_h, mu_h, kappa_hg, nu_gh, nu_h)``; expectations over ``(s, g_1, g_2)`` with the
+label weight ``2 sigmoid(kappa s)``, ``omega_g = A_g s + nu_g g_1``,
+``omega_h = A_h s + (nu_gh/nu_g) g_1 + sqrt(nu_h^2 - nu_gh^2/nu_g^2) g_2``. Checks: ``lam -> inf``
+gives ``kappa_hg -> mu_g``, ``z_h -> z_g``, ``w_h -> w_g``; a deterministic centre (``mu_g = 0``)
+gives ``fixed_point``'s (E1)-(E4) (``rho_h = lam/(lam + D)`` is E4's shrinkage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.logistic.gaussian import gauss_hermite, prox_logistic, sigmoid
+
+#: Residual (sup-norm) below which a root is accepted.
+TOL = 1e-11
+#: Nodes per dimension of the 3-d rule: solved with the first, checked with the next.
+NODES3 = (24, 32, 48, 72, 100)
+QUAD_RTOL = 2e-6
+PATH_NODES = 16
+
+
+class Rule3:
+    """Tensor Gauss-Hermite rule over ``(s, g_1, g_2)`` with the label weight, without the
+    nodes whose product weight is below ``PRUNE`` (they change no expectation at the accuracy
+    the ladder checks, and are most of the tensor grid)."""
+
+    PRUNE = 1e-17
+
+    def __init__(self, kappa: float, n: int):
+        x, w = gauss_hermite(n)
+        weight = (2.0 * sigmoid(kappa * x)[:, None, None] * w[:, None, None]
+                  * w[None, :, None] * w[None, None, :])
+        keep = np.nonzero(weight > self.PRUNE * weight.max())
+        self.n = n
+        self.weight = weight[keep]
+        self.s, self.g1, self.g2 = x[keep[0]], x[keep[1]], x[keep[2]]
+        # z_g depends on (s, g_1) only: solved once per pair, then gathered.
+        self.pair = keep[0] * n + keep[1]
+        self.s2, self.g12 = np.repeat(x, n), np.tile(x, n)
+
+    def expect(self, values):
+        # Not np.dot: a BLAS call per expectation costs more than it saves here.
+        return float(np.sum(self.weight * values))
+
+
+@dataclass(frozen=True)
+class GlobalView:
+    """Block i's view of the global model: ``A_g``, ``nu_g``, ``mu_g``; ``kappa = ||w_i||``,
+    ``gamma = gamma_i``."""
+
+    A_g: float
+    nu_g: float
+    mu_g: float
+    kappa: float
+    gamma: float
+
+
+def moments(y, view: GlobalView, lam: float, rule: Rule3):
+    """The expectations of steps 2-4 at ``y = (A_h, log mu_h, log kappa_hg, nu_gh, log nu_h)``."""
+    A_h, nu_gh = y[0], y[3]
+    mu_h, k_hg, nu_h = np.exp(np.clip(y[[1, 2, 4]], -60.0, 30.0))
+    c1 = nu_gh / view.nu_g
+    c2 = np.sqrt(max(nu_h * nu_h - c1 * c1, 1e-300))
+    z_g = prox_logistic(view.A_g * rule.s2 + view.nu_g * rule.g12, view.mu_g)[rule.pair]
+    p_g = sigmoid(-z_g)                       # -l'(z_g), label folded
+    omega_h = A_h * rule.s + c1 * rule.g1 + c2 * rule.g2
+    z_h = prox_logistic(omega_h + k_hg * p_g, mu_h)
+    p_h = sigmoid(-z_h)
+    h_g, h_h = p_g * (1.0 - p_g), p_h * (1.0 - p_h)
+    k_g, k_h = 1.0 / (1.0 + view.mu_g * h_g), 1.0 / (1.0 + mu_h * h_h)
+    E = rule.expect
+    return dict(mu_h=mu_h, k_hg=k_hg, nu_h=nu_h, A_h=A_h, nu_gh=nu_gh,
+                D_h=E(h_h * k_h), D_x=E(h_h * k_h * k_g), D_hg=E(h_h * k_h * h_g * k_g),
+                E3=E(p_h * rule.s), Q_h=E((mu_h * p_h) ** 2) / view.gamma,
+                Q_gh=E(view.mu_g * p_g * mu_h * p_h) / view.gamma)
+
+
+def residuals(y, view: GlobalView, lam: float, rule: Rule3):
+    m = moments(y, view, lam, rule)
+    rho_h = (lam + m["k_hg"] * m["D_hg"]) / (lam + m["D_h"])
+    nu_g2 = view.nu_g ** 2
+    return np.array([
+        m["mu_h"] * (lam + m["D_h"]) / view.gamma - 1.0,
+        m["k_hg"] * (lam + m["D_x"]) / (lam * view.mu_g) - 1.0,
+        lam * (m["A_h"] - view.A_g) - m["E3"],
+        (m["nu_gh"] - (rho_h * nu_g2 + m["Q_gh"])) / nu_g2,
+        0.5 * np.log((rho_h ** 2 * nu_g2 + 2 * rho_h * m["Q_gh"] + m["Q_h"])) - y[4],
+    ])
+
+
+def _root(y0, view, lam, rule):
+    from scipy.optimize import root
+
+    sol = root(residuals, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+    y = sol.x
+    if not np.all(np.isfinite(y)):
+        return y, np.inf, sol.nfev
+    return y, float(np.max(np.abs(residuals(y, view, lam, rule)))), sol.nfev
+
+
+def _start(view: GlobalView, lam: float):
+    """Large-lam start: ``w_h`` near ``w_g``."""
+    mu_h = view.gamma / (lam + 0.2)
+    return np.array([view.A_g, np.log(mu_h), np.log(view.mu_g * lam / (lam + 0.2)),
+                     view.nu_g ** 2, np.log(view.nu_g)])
+
+
+@dataclass(frozen=True)
+class FinetuneState:
+    """``w_h``'s view: ``A_h`` along ``e``, ``nu_h`` the rest's norm, ``nu_gh`` the rest's
+    overlap with ``w_g``'s rest; ``mu_h``, ``kappa_hg``; solver diagnostics."""
+
+    A_h: float
+    nu_h: float
+    nu_gh: float
+    mu_h: float
+    kappa_hg: float
+    D_x: float
+    iterations: int
+    residual: float
+
+
+def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
+    """The fixed point of steps 1-4 for ``lam > 0``: continuation in ``lam`` from
+    ``max(lam, 100)`` by factors of 10 with a coarse rule, then the quadrature ladder ``NODES3``
+    (two consecutive rules must agree).
+
+    Raises
+    ------
+    SolverError
+        A step does not reach the residual ``TOL``, or the quadrature does not settle.
+    """
+    rule = Rule3(view.kappa, PATH_NODES)    # coarse along the path, as in ``pooled``
+    lams = [max(lam, 100.0)]
+    while lams[-1] > lam * 10.0:
+        lams.append(lams[-1] / 10.0)
+    lams.append(lam)
+    y, nfev = _start(view, lams[0]), 0
+    for lam_k in lams:
+        y, err, n = _root(y, view, lam_k, rule)
+        nfev += n
+        if not err <= TOL:
+            raise SolverError(f"logistic fine-tuning: no convergence at lam = {lam_k:g} "
+                              f"(residual {err:.2e})")
+    for nodes in NODES3:
+        fine = Rule3(view.kappa, nodes)
+        y_fine, err, n = _root(y, view, lam, fine)
+        nfev += n
+        if err <= TOL and np.all(np.abs(y_fine - y) <= QUAD_RTOL * (1.0 + np.abs(y))):
+            break
+        y = y_fine
+    else:
+        raise SolverError("logistic fine-tuning: quadrature not converged with "
+                          f"{NODES3[-1]} nodes per dimension")
+    m = moments(y_fine, view, lam, fine)
+    return FinetuneState(float(y_fine[0]), float(m["nu_h"]), float(y_fine[3]), float(m["mu_h"]),
+                         float(m["k_hg"]), float(m["D_x"]), nfev, err)

@@ -1,0 +1,356 @@
+"""The federated logistic pipeline with a FINITE number M of clients: the public interface.
+
+FedAvg's logistic global model over M clients (the target's block included) is the fixed point
+of ``riskcalc.logistic.pooled``; the target's fine-tuning toward it (RTFA with the logistic
+loss) shares the target's data with it and is the coupled fixed point of
+``riskcalc.logistic.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
+system with centre 0. Both docstrings hold the derivations (derived here, for issue 19).
+
+``logistic_clients_limit`` takes a heterogeneous federation (per-client gamma_j and r_j, one
+signal S) and returns every client's limits and their mean; ``finite_logistic_limit`` is one
+client of M identical clients, behind ``riskcalc.logistic_limit(..., clients=M)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc import _frames
+from riskcalc._validate import as_array, positive_int
+from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
+from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.pooled import WEIGHTS, Federation, separability_margin, solve_pooled
+
+#: Estimators of the target client at finite M.
+METHODS = ("rtfa", "fedavg", "local_ridge")
+QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    """The four limits of one estimator of one client (module docstring).
+
+    ``risk`` is ``||w_hat - w_i||^2``, ``cosine`` the cosine between ``w_hat`` and ``w_i``,
+    ``test_logloss`` and ``test_error`` on a fresh sample; ``a``, ``rho``: ``w_hat``'s
+    component along ``w_i/||w_i||`` and the norm of the rest."""
+
+    risk: float
+    cosine: float
+    test_logloss: float
+    test_error: float
+    a: float
+    rho: float
+
+
+def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
+    """Risk, cosine, test log-loss and error of an estimate with ``(w_hat.e, ||rest||) =
+    (a, rho)`` for client ``w_i = kappa e`` (fresh-sample margins ``(kappa s, a s + rho g)``,
+    as in ``riskcalc.logistic.fixed_point``)."""
+    rule = Rule(kappa, NODES[-1])
+    norm = float(np.hypot(a, rho))
+    err = test_error(kappa, a, rho) if rho > 0 else float(rule.expect(a * rule.s < 0))
+    return ClientLimits(risk=float((a - kappa) ** 2 + rho ** 2),
+                        cosine=a / norm if norm > 0 else float("nan"),
+                        test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
+                        test_error=err, a=float(a), rho=float(rho))
+
+
+@dataclass(frozen=True)
+class FiniteLogisticResult:
+    """Limits for one client of a logistic federation with M clients (``method``'s estimate).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        The client's gamma, signal, r, lam; clients, global_lam, weights.
+    risk, cosine, test_logloss, test_error : float
+        Limits of ``||w_hat - w_i||^2``, the cosine between ``w_hat`` and ``w_i``, and the
+        test log-loss and misclassification rate on a fresh sample.
+    global_overlap, global_dist : float
+        The global model's ``w_g.w_0 / S^2`` (NaN at S = 0) and ``||w_g - w_0||^2``.
+    iterations : int
+        Residual evaluations of the fixed-point solvers.
+    residual : float
+        Largest final residual (sup-norm of the scaled systems).
+    notes : tuple of str
+    """
+
+    method: str
+    params: dict
+    risk: float
+    cosine: float
+    test_logloss: float
+    test_error: float
+    global_overlap: float
+    global_dist: float
+    iterations: int
+    residual: float
+    notes: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (NaN becomes None)."""
+        out = {"model": "logistic", "method": self.method, "params": dict(self.params)}
+        for k in QUANTITIES + ("global_overlap", "global_dist", "residual"):
+            v = float(getattr(self, k))
+            out[k] = None if np.isnan(v) else v
+        out["iterations"] = int(self.iterations)
+        out["notes"] = list(self.notes)
+        return out
+
+    def to_frame(self):
+        """A one-row pandas DataFrame: method, parameters, the four limits, diagnostics."""
+        pd = _frames.pandas()
+        return pd.DataFrame([{"method": self.method, **self.params,
+                              **{k: v for k, v in self.as_dict().items()
+                                 if k not in ("model", "method", "params", "notes")}}])
+
+
+@dataclass(frozen=True)
+class LogisticClientsResult:
+    """Every client's limits in a heterogeneous logistic federation (``logistic_clients_limit``).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        Per-client gamma and r lists, signal, lam, global_lam, weights, clients.
+    risk, cosine, test_logloss, test_error : ndarray (M,)
+        Client j's limits as the target.
+    mean : dict
+        Their averages over the clients (uniform), one per quantity.
+    global_overlap, global_dist : float
+        As in ``FiniteLogisticResult``.
+    iterations : int
+    residual : float
+    notes : tuple of str
+    """
+
+    method: str
+    params: dict
+    risk: np.ndarray
+    cosine: np.ndarray
+    test_logloss: np.ndarray
+    test_error: np.ndarray
+    mean: dict
+    global_overlap: float
+    global_dist: float
+    iterations: int
+    residual: float
+    notes: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (NaN becomes None)."""
+        def conv(v):
+            v = np.asarray(v, dtype=float)
+            return np.where(np.isfinite(v), v, None).tolist()
+        return {"model": "logistic", "method": self.method, "params": self.params,
+                **{q: conv(getattr(self, q)) for q in QUANTITIES},
+                "mean": {q: conv(v) for q, v in self.mean.items()},
+                "global_overlap": conv(self.global_overlap),
+                "global_dist": conv(self.global_dist), "iterations": int(self.iterations),
+                "residual": float(self.residual), "notes": list(self.notes)}
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per client: gamma, r and the four limits."""
+        pd = _frames.pandas()
+        return pd.DataFrame({"client": np.arange(self.risk.size), "gamma": self.params["gamma"],
+                             "r": self.params["r"],
+                             **{q: getattr(self, q) for q in QUANTITIES}})
+
+
+def _check(method, lam, global_lam, weights):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
+    if global_lam is None:
+        raise ValueError("global_lam (the global model's ridge toward 0, >= 0) is required "
+                         "with clients")
+    global_lam = float(as_array("global_lam", global_lam, low=0.0))
+    if method == "fedavg":
+        if lam is not None:
+            raise ValueError("method fedavg does not take lam (the global model has "
+                             "global_lam)")
+        return global_lam, None
+    if lam is None:
+        raise ValueError(f"method {method} needs lam (its ridge penalty, >= 0)")
+    return global_lam, float(as_array("lam", lam, low=0.0))
+
+
+def _federation(gam, rr, signal, weights, global_lam):
+    rows, inverse, count = np.unique(np.column_stack([gam, rr]), axis=0, return_inverse=True,
+                                     return_counts=True)
+    fed = Federation(rows[:, 0].copy(), rows[:, 1].copy(), count, signal, weights)
+    if global_lam == 0.0:
+        margin = separability_margin(fed)
+        if not margin > 1.0:
+            raise ValueError(
+                "global_lam = 0: the pooled logistic problem has no finite minimizer: the "
+                "clients' pooled data are separable with probability -> 1 (Gordon's margin "
+                f"{margin:.6g} <= 1, riskcalc.logistic.pooled); use global_lam > 0")
+    return fed, inverse.ravel()
+
+
+def _group_limits(fed, state, c, method, lam):
+    """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual)."""
+    gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
+    if method == "fedavg":
+        return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0
+    if method == "local_ridge" or lam == 0.0:
+        # lam = 0: fine-tuning is the local MLE whatever the centre.
+        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
+        return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0
+    view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
+                      gamma)
+    ft = solve_finetune(view, lam)
+    return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual
+
+
+def _global_summary(fed, state):
+    S = fed.signal
+    dist = (state.a - S) ** 2 + np.sum(fed.count * state.b ** 2) + state.q ** 2
+    return (state.a / S if S > 0 else float("nan")), float(dist)
+
+
+def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
+                          weights: str = "samples", method: str = "rtfa") -> FiniteLogisticResult:
+    """Limits of ``method`` for one client of M identical clients (``logistic_limit``'s
+    ``clients=`` form); derivations in ``riskcalc.logistic.pooled`` and ``finetune``.
+
+    Parameters
+    ----------
+    gamma, signal, r : float
+        Every client's ``d / n_j`` (> 0), ``||w_0||`` (>= 0) and ``||w_j - w_0||`` (>= 0).
+    lam : float
+        RTFA's penalty toward the global model or local ridge's toward 0, >= 0 (not taken by
+        fedavg).
+    clients : int
+        M >= 1 clients in the global model, the target among them.
+    global_lam : float
+        The global model's ridge toward 0, >= 0 (0 only where the pooled minimizer exists).
+    weights : {"samples", "uniform"}
+        Per-sample weights ``1/N`` or ``1/(M n_j)`` of the global objective.
+    method : {"rtfa", "fedavg", "local_ridge"}
+
+    Returns
+    -------
+    FiniteLogisticResult
+
+    Raises
+    ------
+    ValueError
+        Out-of-range input, or ``global_lam = 0`` with separable pooled data.
+    SolverError
+        A fixed point did not converge.
+    """
+    clients = positive_int("clients", clients)
+    res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
+                                 lam=lam, global_lam=global_lam, weights=weights, method=method,
+                                 target=0)
+    params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=res.params["lam"],
+                  clients=clients, global_lam=res.params["global_lam"], weights=weights)
+    return FiniteLogisticResult(method, params, *(float(getattr(res, q)[0]) for q in QUANTITIES),
+                                res.global_overlap, res.global_dist, res.iterations,
+                                res.residual, res.notes)
+
+
+def _client_lists(gamma, r, clients):
+    """Per-client ``gamma`` and ``r`` arrays from lists, scalars or ``clients`` mappings."""
+    if clients is not None:
+        if gamma is not None or r is not None:
+            raise ValueError("give either clients (a list of {'gamma', 'r'} entries) or the "
+                             "gamma and r lists, not both")
+        try:
+            pairs = [(c["gamma"], c["r"]) if isinstance(c, Mapping) else tuple(c)
+                     for c in clients]
+        except (KeyError, TypeError) as exc:
+            raise ValueError("each client must be a mapping with 'gamma' and 'r' or a "
+                             f"(gamma, r) pair ({exc})") from None
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("each client must be a (gamma, r) pair")
+        gamma, r = [p[0] for p in pairs], [p[1] for p in pairs]
+    if gamma is None or r is None:
+        raise ValueError("per-client gamma and r are required")
+    lengths = {k: np.size(v) for k, v in (("gamma", gamma), ("r", r)) if np.ndim(v) > 0}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("per-client lists must have one length, got "
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    m = next(iter(lengths.values()), 1)
+    if m == 0:
+        raise ValueError("the federation needs at least one client")
+    gam = as_array("gamma", np.broadcast_to(np.ravel(gamma), (m,)), low=0.0, low_open=True)
+    rr = as_array("r", np.broadcast_to(np.ravel(r), (m,)), low=0.0)
+    return gam, rr
+
+
+def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
+                           weights: str = "samples", method: str = "rtfa", clients=None,
+                           target=None) -> LogisticClientsResult:
+    """Every client's limits in a heterogeneous logistic federation at finite M.
+
+    Client j has ``n_j = d / gamma_j`` samples and ``w_j = w_0 + r_j u_j`` (one ``S = ||w_0||``);
+    each client in turn is the target of ``method`` with FedAvg's logistic global model fitted
+    on all M clients' data, its own included (derived here: ``riskcalc.logistic.pooled``,
+    ``riskcalc.logistic.finetune``).
+
+    Parameters
+    ----------
+    gamma, r : float or sequence of float
+        Per-client values (sequences of one length M; scalars repeated), or give ``clients``.
+    signal : float
+        ``S``, >= 0.
+    lam : float
+        The penalty of rtfa / local_ridge, shared by the clients, >= 0.
+    global_lam : float
+        The global model's ridge toward 0, >= 0.
+    weights : {"samples", "uniform"}
+        ``c_j = 1/N`` or ``1/(M n_j)``.
+    method : {"rtfa", "fedavg", "local_ridge"}
+    clients : sequence, optional
+        Instead of ``gamma`` and ``r``: per-client mappings ``{"gamma": ., "r": .}`` or pairs.
+    target : int, optional
+        Compute only this client (arrays of length 1, mean over it).
+
+    Returns
+    -------
+    LogisticClientsResult
+
+    Raises
+    ------
+    ValueError
+        Inconsistent lists, out-of-range values, or ``global_lam = 0`` with separable pooled
+        data.
+    SolverError
+        A fixed point did not converge.
+    """
+    global_lam, lam = _check(method, lam, global_lam, weights)
+    gam, rr = _client_lists(gamma, r, clients)
+    signal = float(as_array("signal", signal, low=0.0))
+    m = gam.size
+    if target is not None:
+        target = positive_int("target", target, minimum=0)
+        if target >= m:
+            raise ValueError(f"target must be a client index in [0, {m - 1}], got {target}")
+    fed, inverse = _federation(gam, rr, signal, weights, global_lam)
+    state = solve_pooled(fed, global_lam)
+    wanted = np.arange(m) if target is None else np.array([target])
+    per_group, iterations, residual = {}, state.iterations, state.residual
+    for c in np.unique(inverse[wanted]):
+        per_group[c], n, res = _group_limits(fed, state, c, method, lam)
+        iterations, residual = iterations + n, max(residual, res)
+    rows = [per_group[inverse[j]] for j in wanted]
+    values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
+    overlap, dist = _global_summary(fed, state)
+    notes = ()
+    params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
+                  global_lam=global_lam, weights=weights, clients=m,
+                  targets=wanted.tolist())
+    return LogisticClientsResult(method, params, **values,
+                                 mean={q: float(np.mean(v)) for q, v in values.items()},
+                                 global_overlap=overlap, global_dist=dist,
+                                 iterations=int(iterations), residual=float(residual), notes=notes)
