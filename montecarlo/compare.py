@@ -104,8 +104,11 @@ def summarize(samples, predicted, level: float = 0.95) -> dict:
         rel = np.where(pred != 0, (mean - pred) / pred, np.nan)
     # Rounding noise must not make a deterministic quantity (e.g. FedAvg's oracle bias) "miss".
     tol = half + 1e-9 * np.maximum(np.abs(pred), np.abs(mean))
+    # An infinite prediction (the ridgeless variance at gamma = 1) is inside no interval,
+    # although |mean - inf| <= inf would say so.
+    inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
     return {"mean": mean, "se": se, "low": mean - half, "high": mean + half, "rel_diff": rel,
-            "inside": np.abs(mean - pred) <= tol}
+            "inside": inside}
 
 
 def none_if_nan(v):

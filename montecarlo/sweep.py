@@ -157,7 +157,9 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     with open(path, "w", newline="") as fh:
         if fmt == "jsonl":
             for row in rows:
-                fh.write(json.dumps(row) + "\n")
+                # Standard JSON: a non-finite number (inf at gamma = 1) is null.
+                fh.write(json.dumps({k: None if isinstance(v, float) and not np.isfinite(v)
+                                     else v for k, v in row.items()}, allow_nan=False) + "\n")
         else:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()

@@ -120,10 +120,49 @@ BAD = [
     "nosuchverb",
 ]
 
+# Issue 22. Files of every wrong shape and content ({tmp}/NAME are written by ``_files``).
+FILES = ("cov.npy", "matrix.txt", "table.txt", "empty.txt", "binary.bin", "binary.npy",
+         "complex.npy", "huge.txt", "zero.txt", "nan.txt", "npz.npy")
+BAD += [f"{P} --lam 0.5 --spectrum file:{{tmp}}/{name}" for name in FILES]
+BAD += [f"{P} --lam 0.5 --spectrum file:{{tmp}}", f"{P} --lam 0.5 --spectrum file:",
+        f"{P} --lam 0.5 --spectrum two-point:1e300,1e-300,0.5",
+        f"{C} --d 50 --spectrum file:{{tmp}}/cov.npy",
+        # in range, but the paper route loses every digit there (it returned NaN)
+        "predict rtfa --gamma 1e100 --r 1 --sigma 0 --lam 1e-100 --route paper --spectrum "
+        "two-point:1e-100,1e100,0.5"]
+# bounds: every parameter finite and of magnitude in [1e-100, 1e100]; outputs finite; grids
+# bounded.
+LOCAL_IER = "bounds local_ier --beta 1 --mu 1 --loss_sup 1 --n_i 10"
+BAD += [LOCAL_IER.replace("--beta 1", f"--beta {v}") for v in ("nan", "inf", "-inf", "1e300",
+                                                                "1e-300")]
+BAD += ["bounds fedavg_aer --beta 1e100 --mu 1e-100 --loss_sup 1e100 --R 1e100 --N 1",
+        "bounds table1_regime --R " + ",".join(map(str, range(1, 400))) + " --n "
+        + ",".join(map(str, range(1, 400))) + " --m 1,2"]
+
+
+def _files(tmp):
+    """The files of ``FILES`` (and ``file``, an empty one) in ``tmp``."""
+    import numpy as np
+
+    (tmp / "file").write_text("")
+    cov = 0.5 ** np.abs(np.subtract.outer(np.arange(20), np.arange(20)))
+    np.save(tmp / "cov.npy", cov)
+    (tmp / "matrix.txt").write_text("1 0.5\n0.5 1\n")
+    (tmp / "table.txt").write_text("1,2,3\n4,5,6\n")
+    (tmp / "empty.txt").write_text("")
+    (tmp / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (tmp / "binary.npy").write_bytes(bytes(range(256)) * 4)
+    np.save(tmp / "complex.npy", np.array([1 + 1j, 2.0]))
+    (tmp / "huge.txt").write_text("1e300 1e-300\n")
+    (tmp / "zero.txt").write_text("0 1\n")
+    (tmp / "nan.txt").write_text("nan 1\n")
+    np.savez(tmp / "z.npz", a=np.ones(3))
+    (tmp / "z.npz").rename(tmp / "npz.npy")
+
 
 @pytest.mark.parametrize("command", BAD)
 def test_bad_input_is_one_error_line(command, tmp_path, capsys):
-    (tmp_path / "file").write_text("")
+    _files(tmp_path)
     argv = shlex.split(command.format(tmp=tmp_path))
     try:
         code = main(argv)
@@ -160,3 +199,56 @@ def test_in_range_extremes_print_finite_json(capsys):
         assert main(["predict", "rtfa", *args.split(), "--json"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert all(isinstance(res[q], float) for q in ("bias", "variance", "risk"))
+
+
+@pytest.mark.parametrize("command", [
+    "predict ftfa --gamma 2 --r 1 --sigma 0.5 --steps 200 --step-size 5",
+    "predict rtfa --model logistic --gamma 2 --signal 1e100 --r 1 --lam 0.5",
+])
+def test_no_warning_ahead_of_the_error_line(command):
+    # numpy's RuntimeWarnings printed 8-10 lines before the error (issue 22).
+    proc = subprocess.run([sys.executable, "-m", "riskcalc", *command.split()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def _strict(text):
+    """Parse standard JSON only: Infinity and NaN are not JSON."""
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("command", [
+    "predict ftfa --gamma 1 --r 1 --sigma 0.5 --json",
+    "predict local --gamma 1 --rho 1 --sigma 0.5 --json",
+    "compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 2 --no-progress --json",
+    "bounds table1_rates --R 1 --n 1e20 --m 1e20 --D 1 --loss_sup 1 --json",
+    "bounds --list --json",
+    "sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 40 --reps 2 --no-progress --format jsonl",
+])
+def test_json_is_standard(command, capsys):
+    assert main(command.split()) == 0
+    for line in capsys.readouterr().out.splitlines():
+        _strict(line)
+
+
+def test_an_infinite_prediction_is_inside_no_interval(capsys):
+    assert main("compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 3 --no-progress "
+                "--json".split()) == 0
+    res = _strict(capsys.readouterr().out)
+    assert res["predicted"]["variance"] is None
+    assert res["comparison"]["variance"]["inside_ci95"] is False
+    assert main("compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 3 "
+                "--no-progress".split()) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if "variance" in line][0]
+    assert row.split()[1] == "inf" and row.split()[-1] == "no"
+
+
+def test_sweep_jsonl_file_is_standard(tmp_path):
+    out = tmp_path / "s.jsonl"
+    assert main(["sweep", "ftfa", "--gamma", "1", "--r", "1", "--sigma", "0.5", "--d", "40",
+                 "--reps", "2", "--no-progress", "--out", str(out)]) == 0
+    row = _strict(out.read_text())
+    assert row["predicted_variance"] is None and row["variance_inside_ci95"] is False

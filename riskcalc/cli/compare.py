@@ -9,13 +9,11 @@ interval. Also home of the simulation options shared with ``sweep`` (``add_simul
 
 from __future__ import annotations
 
-import json
-
 import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
-from riskcalc.cli import COMMANDS, logistic
+from riskcalc.cli import COMMANDS, guards, logistic
 from riskcalc.cli.predict import add_model_options, read_clients_file, spec_from_args
 
 
@@ -99,7 +97,7 @@ def run(args) -> int:
                   n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     out = res.as_dict()
     if args.json:
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     info = riskcalc.get_method(spec.method)
     sim = out["simulated"]

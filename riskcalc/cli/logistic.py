@@ -8,7 +8,8 @@ logistic lives here so that the linear commands stay as they are.
 
 from __future__ import annotations
 
-import json
+from riskcalc.cli import guards
+
 
 MODELS = ("linear", "logistic")
 TITLE = "RTFA with the logistic loss (rtfa, --model logistic)"
@@ -62,7 +63,7 @@ def predict(args) -> int:
     """``riskcalc predict rtfa --model logistic``: the limits of ``riskcalc.logistic_limit``."""
     res = _limit(args)
     if args.json:
-        print(json.dumps(res.as_dict()))
+        print(guards.dumps(res.as_dict()))
         return 0
     print(f"{TITLE}; {REFERENCE}")
     print("  " + ", ".join(f"{k} = {v:g}" for k, v in res.params.items()))
@@ -99,7 +100,7 @@ def compare(args) -> int:
         if not ok:
             out["predicted"][q] = None
     if args.json:
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     print(f"{TITLE}; {REFERENCE}")
     print("  " + ", ".join(f"{k} = {v:g}" for k, v in res.params.items()))

@@ -10,11 +10,11 @@ resume where it stopped.
 from __future__ import annotations
 
 import csv
-import json
+
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import check_writable
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
@@ -71,7 +71,7 @@ def run(args) -> int:
         sys.stderr.write(f"wrote {len(rows)} rows ({fmt}) to {args.out}\n")
     elif args.format == "jsonl":
         for row in rows:
-            print(json.dumps(row))
+            print(guards.dumps(row))
     else:
         writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
         writer.writeheader()
