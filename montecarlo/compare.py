@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import riskcalc
+from montecarlo.budget import check_tasks
 from montecarlo.estimators import get_estimator, tuning_value
 from montecarlo.instances import (Setting, check_memory, client_params, sample_instance,
                                   scalar_spec)
@@ -266,6 +267,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     seed = check_seed(seed)
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
+    check_tasks(reps, f"{reps} replicates", "lower reps")
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,

@@ -140,11 +140,33 @@ BAD += ["bounds fedavg_aer --beta 1e100 --mu 1e-100 --loss_sup 1e100 --R 1e100 -
         + ",".join(map(str, range(1, 400))) + " --m 1,2"]
 
 
+# Bounded work: tasks x replicate cost estimated before any simulation (--max-minutes).
+BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
+        f"{C} --d 100 --global federated --clients 100000",
+        f"{C} --d 3000 --global federated --clients 1000", f"{C} --d 20000",
+        f"{S} --d 100 --reps 100000", f"{S} --d 100 --reps 2 --max-minutes 0",
+        f"{C} --d 100 --max-minutes nan", f"{C} --d 100 --max-minutes -1",
+        f"{C} --d 100 --max-minutes inf", f"{C} --d 100 --jobs -3"]
+# Options that do not apply to the chosen mode; empty output names.
+BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
+        f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",
+        "compare local --gamma 2 --rho 1 --sigma 0.5 --d 100 --global federated",
+        f"{S} --d 40 --clients 2,3", f"{S} --d 40 --out ''", f"{S} --d 40 --cache ''",
+        f"{S} --d 40 --out {{tmp}}/x.csv --cache {{tmp}}/x.csv",
+        "simulate paper000-fig1 --out ''", "figures p003-region --out ''"]
+# Caches: a file that is not a fedrisk cache is refused, never appended to.
+BAD += [f"{S} --d 40 --reps 2 --cache {{tmp}}/{name}" for name in
+        ("results.csv", "binary.bin", "matrix.txt")]
+BAD += [f"simulate paper000-fig1 --out {{tmp}}/x.csv --cache {{tmp}}/{name}" for name in
+        ("results.csv", "binary.bin")]
+
+
 def _files(tmp):
     """The files of ``FILES`` (and ``file``, an empty one) in ``tmp``."""
     import numpy as np
 
     (tmp / "file").write_text("")
+    (tmp / "results.csv").write_text("method,gamma,risk\nftfa,2,0.75\n")
     cov = 0.5 ** np.abs(np.subtract.outer(np.arange(20), np.arange(20)))
     np.save(tmp / "cov.npy", cov)
     (tmp / "matrix.txt").write_text("1 0.5\n0.5 1\n")
@@ -252,3 +274,40 @@ def test_sweep_jsonl_file_is_standard(tmp_path):
                  "--reps", "2", "--no-progress", "--out", str(out)]) == 0
     row = _strict(out.read_text())
     assert row["predicted_variance"] is None and row["variance_inside_ci95"] is False
+
+
+def test_one_default_for_weights_and_clients(tmp_path, capsys):
+    # Issue 22: predict used sample weights, compare --global federated uniform ones.
+    from montecarlo.instances import Setting
+
+    fed = tmp_path / "fed.json"
+    fed.write_text('[{"gamma": 0.5, "r": 0.5, "sigma": 1.0}, {"gamma": 4, "r": 2, "sigma": 0.2}]')
+    model = "ftfa --gamma 2 --r 1 --sigma 0.5 --json --clients-file".split() + [str(fed)]
+    assert main(["predict", *model]) == 0
+    predicted = json.loads(capsys.readouterr().out)["risk"]
+    assert main(["compare", *model, "--global", "federated", "--d", "40", "--reps", "2",
+                 "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["predicted"]["risk"] == predicted
+    assert Setting(d=10).weights == "samples" and Setting(d=10).clients == 100
+
+
+def test_oracle_sweep_has_no_clients_column_value(tmp_path):
+    out = tmp_path / "s.csv"
+    assert main(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "40",
+                 "--reps", "2", "--no-progress", "--out", str(out)]) == 0
+    import csv
+    row = next(csv.DictReader(out.open()))
+    assert row["global_model"] == "oracle" and row["clients"] == ""
+
+
+def test_a_foreign_cache_is_left_untouched(tmp_path, capsys):
+    csv_file = tmp_path / "results.csv"
+    csv_file.write_text("method,gamma,risk\nftfa,2,0.75\n")
+    assert main(f"{S} --d 40 --reps 2 --no-progress --cache {csv_file}".split()) == 2
+    assert csv_file.read_text() == "method,gamma,risk\nftfa,2,0.75\n"
+
+
+def test_jobs_beyond_the_cores_are_capped_with_a_note(capsys):
+    assert main(f"{C} --d 40 --reps 2 --no-progress --jobs 100000 --json".split()) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: --jobs 100000 capped at the") and err.count("\n") == 1

@@ -28,13 +28,15 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="global model: the oracle center theta_0 (the limit; default) or the "
                         "federated solution over --clients clients")
     p.add_argument("--clients", type=str if multi else int,
-                   help="clients M of the federated global model (default 100)"
-                        + (" (comma-separated list)" if multi else ""))
+                   help="clients M of the federated global model (default 100; --global "
+                        "federated only)" + (" (comma-separated list)" if multi else ""))
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
-                        '{"gamma": G, "r": R, "sigma": S} (M = 1 + their number)')
-    p.add_argument("--weights", choices=WEIGHTS, default="uniform",
-                   help="client weights p_j: uniform 1/M or samples n_j/N (default uniform)")
+                        '{"gamma": G, "r": R, "sigma": S} (M = 1 + their number; --global '
+                        "federated only)")
+    p.add_argument("--weights", choices=WEIGHTS,
+                   help="client weights p_j: samples n_j/N (default, as in predict) or "
+                        "uniform 1/M (--global federated only)")
     p.add_argument("--measure", choices=KINDS, default="conditional",
                    help="conditional: exact expectation given X (default); empirical: the test "
                         "risk of sampled parameters and noise")
@@ -44,8 +46,9 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="law of the standardized feature entries (default gaussian)")
     p.add_argument("--noise", choices=DISTRIBUTIONS, default="gaussian",
                    help="law of the noise (default gaussian)")
-    p.add_argument("--df", type=float, default=5.0,
-                   help="Student-t degrees of freedom, > 4 (default 5)")
+    p.add_argument("--df", type=float,
+                   help="Student-t degrees of freedom, > 4 (default 5; with student-t "
+                        "features or noise only)")
     p.add_argument("--steps", type=int,
                    help="personalize with this many full-batch gradient steps instead of the "
                         "converged closed form (paper 003, Figs. 5-6)")
@@ -55,11 +58,13 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="run on a dask.distributed scheduler (tcp://host:port, or 'local')")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="riskcalc route of the prediction (default auto)")
+    guards.add_budget_option(p)
 
 
 def setting_from_args(args, clients=None) -> Setting:
     """The ``Setting`` described by the simulation options (``clients`` overrides
     --clients)."""
+    guards.simulation_options(args)
     clients = args.clients if clients is None else clients
     others = {}
     if args.clients_file is not None:
@@ -69,8 +74,9 @@ def setting_from_args(args, clients=None) -> Setting:
         clients = 1 + len(fed["gamma"])
         others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
     return Setting(d=args.d, clients=100 if clients is None else clients,
-                   global_model=args.global_model, weights=args.weights, eigvecs=args.eigvecs,
-                   features=args.features, noise=args.noise, df=args.df, **others)
+                   global_model=args.global_model, weights=args.weights or "samples",
+                   eigvecs=args.eigvecs, features=args.features, noise=args.noise,
+                   df=5.0 if args.df is None else args.df, **others)
 
 
 def add_parser(subparsers) -> None:
@@ -92,6 +98,7 @@ def run(args) -> int:
         return logistic.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
+    guards.linear_budget(args, setting, spec.gamma, 1)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,
                   n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)

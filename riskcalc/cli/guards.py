@@ -84,3 +84,68 @@ def no_warnings_first():
         if text not in seen:
             seen.add(text)
             sys.stderr.write(f"warning: {text}\n")
+
+
+#: Default of --max-minutes: a command is interactive; longer runs are asked for explicitly.
+MAX_MINUTES = 10.0
+
+
+def add_budget_option(parser) -> None:
+    """Add ``--max-minutes`` (the time a simulation may take, estimated before it starts)."""
+    parser.add_argument("--max-minutes", type=float, default=MAX_MINUTES, metavar="M",
+                        help="refuse a simulation estimated to take longer than M minutes of "
+                             f"wall time (default {MAX_MINUTES:g}); the estimate is printed "
+                             "with the refusal")
+
+
+def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
+    """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
+    ``tasks`` tasks of about ``seconds_each`` seconds each."""
+    from montecarlo.budget import check_tasks, check_time
+
+    minutes = getattr(args, "max_minutes", MAX_MINUTES)
+    if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
+        raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}")
+    if getattr(args, "scheduler", None) is not None:
+        if getattr(args, "jobs", None) not in (None, 1):
+            raise ValueError("--jobs does not apply with --scheduler (the cluster's workers "
+                             "run the tasks)")
+        workers = 1   # unknown: the estimate assumes one
+    else:
+        args.jobs = jobs(1 if args.jobs is None else args.jobs)
+        workers = args.jobs
+    check_tasks(tasks, what, advice)
+    check_time(tasks, seconds_each, workers, 60.0 * minutes, what,
+               advice + ", or allow more time with --max-minutes")
+
+
+def simulation_options(args) -> None:
+    """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors:
+    the federation's options under ``--global oracle`` (the centre is theta_0 itself), a
+    federated global model for a method that has none, ``--df`` without Student-t draws."""
+    from montecarlo.estimators import get_estimator
+
+    if args.global_model != "federated":
+        unused(args, ("clients", "clients_file", "weights"),
+               "applies with --global federated only (the oracle global model is the centre "
+               "theta_0 itself, whatever the other clients)")
+    elif not get_estimator(args.method).centered:
+        raise ValueError(f"--global federated does not apply to {args.method}: it uses no "
+                         "global model")
+    if "student-t" not in (args.features, args.noise):
+        unused(args, ("df",), "applies with --features student-t or --noise student-t only")
+
+
+def linear_budget(args, setting, gamma, points: int) -> None:
+    """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
+    ``sweep``)."""
+    from montecarlo.budget import linear_replicate_seconds
+    from montecarlo.estimators import get_estimator
+
+    reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    budget(args, reps * points,
+           linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
+           f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
+           + (f" with {setting.clients} clients" if setting.global_model == "federated"
+              else ""),
+           "lower --reps, --d or --clients")
