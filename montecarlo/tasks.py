@@ -172,7 +172,8 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
             # The call starts joblib's workers and returns (the tasks run while iterating).
             with _sigint_blocked():
                 outputs = runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo)
-            for i, result in outputs:
+            for i, result, caught in outputs:
+                _rewarn(caught)
                 done[keys[i]] = result
                 if sink is not None:
                     sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
@@ -194,8 +195,18 @@ def _cores() -> int:
 
 
 def _indexed(fn, i, task):
-    with small_blas():
-        return i, fn(task)
+    # Warnings are recorded and handed to the parent with the result (``_rewarn``): a worker
+    # writing them to the terminal itself would put them ahead of the command's output or
+    # error line.
+    with small_blas(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(task)
+    return i, result, [(w.category, str(w.message)) for w in caught]
+
+
+def _rewarn(caught) -> None:
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
 
 
 def _backend(scheduler, n_jobs):

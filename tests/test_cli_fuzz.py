@@ -311,3 +311,75 @@ def test_jobs_beyond_the_cores_are_capped_with_a_note(capsys):
     assert main(f"{C} --d 40 --reps 2 --no-progress --jobs 100000 --json".split()) == 0
     err = capsys.readouterr().err
     assert err.startswith("note: --jobs 100000 capped at the") and err.count("\n") == 1
+
+
+# Plugins behind one boundary: every failure of plugin code is one error line naming it.
+PLUGIN = '''
+import numpy as np, sys
+import riskcalc
+from montecarlo.estimators import Estimator, fedavg_weight, register_estimator
+LIMIT, FILTER, LOAD = {limit!r}, {filt!r}, {load!r}
+exec(LOAD)
+def limit(spec, route):
+    res = riskcalc.limit("ftfa", gamma=spec.gamma, sigma=spec.sigma, r=spec.r,
+                         spectrum=spec.spectrum, route=route)
+    ns = dict(np=np, sys=sys, bias=np.asarray(res.bias), variance=np.asarray(res.variance))
+    exec(LIMIT, ns)
+    return ns["bias"], ns["variance"]
+def personal_filter(mu, t):
+    ns = dict(np=np, sys=sys, f=np.ones_like(mu))
+    exec(FILTER, ns)
+    return ns["f"]
+riskcalc.register_method(riskcalc.Method("plug", "x", "r", None, True, "x", limit))
+register_estimator(Estimator("plug", fedavg_weight, False, True, False, True, "x",
+                             personal_filter=personal_filter))
+'''
+FAULTS = [dict(load="sys.exit(0)"), dict(load="raise SystemExit('bye')"),
+          dict(load="1 / 0"), dict(limit="1 / 0"), dict(limit="sys.exit(0)"),
+          dict(limit="bias = bias * np.inf"), dict(limit="variance = variance * np.nan"),
+          dict(limit="bias = 'x'"), dict(filt="f = f * np.nan"), dict(filt="1 / 0"),
+          dict(filt="sys.exit(3)"), dict(limit="raise KeyError('k')")]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("verb", ["predict plug --gamma 2 --r 1 --sigma 0.5",
+                                  "compare plug --gamma 2 --r 1 --sigma 0.5 --d 20 --reps 2"])
+def test_a_failing_plugin_is_one_error_line_naming_it(fault, verb, tmp_path, capsys,
+                                                      monkeypatch):
+    import montecarlo
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / f"plug_{abs(hash((str(fault), verb)))}.py"
+    path.write_text(PLUGIN.format(limit=fault.get("limit", ""), filt=fault.get("filt", ""),
+                                  load=fault.get("load", "")))
+    try:
+        argv = ["--plugin", str(path), *verb.split()]
+        try:
+            code = main(argv + (["--no-progress"] if verb.startswith("compare") else []))
+        except SystemExit as exc:
+            code = exc.code
+        out, err = capsys.readouterr()
+        if "filt" in fault and verb.startswith("predict"):
+            assert code == 0          # predict never calls the estimator
+            return
+        assert code == 2, (fault, out, err)
+        assert err.count("\n") == 1 and err.startswith("error: plugin ") and str(path) in err
+    finally:
+        for name, registry, drop in (("plug", riskcalc.METHODS, riskcalc.unregister_method),
+                                     ("plug", montecarlo.ESTIMATORS,
+                                      montecarlo.unregister_estimator)):
+            if name in registry:
+                drop(name)
+
+
+@pytest.mark.parametrize("name, text", [("p.json", '{"a": 1}'), ("p.txt", "x = 1"),
+                                        ("p.py", "\x00\x01")])
+def test_a_plugin_that_is_not_python_is_one_error_line(name, text, tmp_path, capsys):
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["--plugin", str(path), "predict", "ftfa", "--gamma", "2", "--r", "1",
+                 "--sigma", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: plugin ")

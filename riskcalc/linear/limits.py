@@ -162,9 +162,9 @@ def _registered(spec: ClientSpec, route: str, shape):
         if v.shape != shape:
             raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
                              f"{v.shape}, expected the parameters' broadcast shape {shape}")
-        if np.any(np.isnan(v)) or np.any(v < 0):
-            raise ValueError(f"the limit of method {spec.method} returned a NaN or negative "
-                             f"{name}")
+        if not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError(f"the limit of method {spec.method} returned a non-finite or "
+                             f"negative {name}")
     return bias, var
 
 
