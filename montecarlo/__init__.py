@@ -6,9 +6,9 @@ finite-sample estimator, next to ``riskcalc.register_method`` for its limit) and
 first use: it needs the whole simulation stack).
 """
 
-from montecarlo.estimators import (ESTIMATORS, Estimator, register_estimator,
-                                   unregister_estimator)
-from riskcalc.plugins import load_from_env
+from montecarlo.estimators import (ESTIMATORS, Estimator, guard_estimator,
+                                   register_estimator, unregister_estimator)
+from riskcalc.plugins import add_registry, load_from_env
 
 __all__ = ["ESTIMATORS", "Estimator", "check_method", "register_estimator",
            "unregister_estimator"]
@@ -21,5 +21,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'montecarlo' has no attribute {name!r}")
 
 
+# Estimators registered by a plugin run behind the plugin boundary (riskcalc.plugins).
+add_registry(ESTIMATORS, guard_estimator)
 # Worker processes of a command run with plugins (riskcalc --plugin, --jobs N) load them too.
 load_from_env()

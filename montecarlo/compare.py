@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import riskcalc
+from montecarlo.budget import check_tasks
 from montecarlo.estimators import get_estimator, tuning_value
 from montecarlo.instances import (Setting, check_memory, client_params, client_spectra,
                                   sample_instance, scalar_spec)
@@ -104,8 +105,11 @@ def summarize(samples, predicted, level: float = 0.95) -> dict:
         rel = np.where(pred != 0, (mean - pred) / pred, np.nan)
     # Rounding noise must not make a deterministic quantity (e.g. FedAvg's oracle bias) "miss".
     tol = half + 1e-9 * np.maximum(np.abs(pred), np.abs(mean))
+    # An infinite prediction (the ridgeless variance at gamma = 1) is inside no interval,
+    # although |mean - inf| <= inf would say so.
+    inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
     return {"mean": mean, "se": se, "low": mean - half, "high": mean + half, "rel_diff": rel,
-            "inside": np.abs(mean - pred) <= tol}
+            "inside": inside}
 
 
 def none_if_nan(v):
@@ -267,6 +271,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     seed = check_seed(seed)
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
+    check_tasks(reps, f"{reps} replicates", "lower reps")
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,

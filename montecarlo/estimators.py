@@ -140,6 +140,21 @@ ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
 BUILTIN = frozenset(ESTIMATORS)
 
 
+def guard_estimator(estimator: Estimator, origin: str) -> Estimator:
+    """``estimator`` with its weights and filter behind the plugin boundary
+    (``riskcalc.plugins.guard``): an exception in them, or a non-finite result, is one error
+    naming ``origin`` (the plugin) and the method."""
+    from dataclasses import replace
+
+    from riskcalc.plugins import finite_arrays, guard
+
+    def wrap(fn, what):
+        return None if fn is None else guard(fn, origin, f"estimator {estimator.name}: {what}",
+                                             finite_arrays)
+    return replace(estimator, global_weight=wrap(estimator.global_weight, "global_weight"),
+                   personal_filter=wrap(estimator.personal_filter, "personal_filter"))
+
+
 def register_estimator(estimator: Estimator) -> Estimator:
     """Add the finite-sample estimator of a method registered with ``riskcalc.register_method``.
 

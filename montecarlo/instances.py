@@ -62,12 +62,14 @@ class Setting:
         Dimension (>= 1); the target client has n = round(d / gamma) >= 1 observations.
     clients : int
         Number of clients M (>= 1) of the federated global model; ignored with the oracle.
+        Default 100, as on the command line.
     global_model : {"oracle", "federated"}
         ``oracle``: the global model is the center theta_0 itself (the asymptotic limit of
         paper 003, Thms 1-4, isolating one client). ``federated``: the actual solution of the
         method's global objective (eqs. 6, 12, 14) over M simulated clients.
-    weights : {"uniform", "samples"}
-        Client weights p_j of the global objective: 1/M, or n_j / N (paper 003, Sec. 3.1).
+    weights : {"samples", "uniform"}
+        Client weights p_j of the global objective: n_j / N (the default, as in
+        ``riskcalc.limit`` and on the command line) or 1/M (paper 003, Sec. 3.1).
     eigvecs : {"aligned", "random"}
         Eigenvectors of Sigma (shared by all clients): the canonical basis, or Haar-random.
     features, noise : {"gaussian", "rademacher", "student-t"}
@@ -86,9 +88,9 @@ class Setting:
     """
 
     d: int
-    clients: int = 1
+    clients: int = 100
     global_model: str = "oracle"
-    weights: str = "uniform"
+    weights: str = "samples"
     eigvecs: str = "aligned"
     features: str = "gaussian"
     noise: str = "gaussian"

@@ -21,6 +21,7 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import (QUANTITIES, check_run, predicted, replicate_task, spec_to_dict,
                                 summarize, none_if_nan)
+from montecarlo.budget import check_tasks
 from montecarlo.estimators import get_estimator
 from montecarlo.instances import Setting, check_memory
 from montecarlo.seeding import check_seed
@@ -96,6 +97,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
                                     _values("sigma", sigma)))
+    check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
+                "lower reps or the grid")
     tasks = []
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
@@ -106,6 +109,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method}")
     label = "identity" if spectrum is None else spectrum.describe()
+    glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []
     for i, (g, sig, s) in enumerate(points):
         res = results[i * reps:(i + 1) * reps]
@@ -120,10 +124,9 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
             if tune:
                 row[tune] = t
             row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps, seed=seed,
-                       measure=kind, global_model=(setting.global_model
-                                                   if get_estimator(method).centered
-                                                   else "none"),
-                       clients=setting.clients)
+                       measure=kind, global_model=glob,
+                       # The number of clients exists only for a federated global model.
+                       clients=setting.clients if glob == "federated" else None)
             for q in QUANTITIES:
                 row[f"predicted_{q}"] = float(np.atleast_1d(getattr(limit, q))[k])
                 row[f"simulated_{q}"] = float(summ[q]["mean"][k])
@@ -157,7 +160,9 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     with open(path, "w", newline="") as fh:
         if fmt == "jsonl":
             for row in rows:
-                fh.write(json.dumps(row) + "\n")
+                # Standard JSON: a non-finite number (inf at gamma = 1) is null.
+                fh.write(json.dumps({k: None if isinstance(v, float) and not np.isfinite(v)
+                                     else v for k, v in row.items()}, allow_nan=False) + "\n")
         else:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()

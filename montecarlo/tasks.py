@@ -8,7 +8,9 @@ everything its randomness depends on (its seed and replicate index, see
 Local runs use joblib (processes); cluster runs use dask.distributed through joblib's ``dask``
 backend, selected by ``scheduler=``. With ``cache=PATH``, every finished task is appended to a
 JSON-lines file as soon as it completes; a rerun with the same file skips the tasks already
-there, so an interrupted sweep resumes without losing finished work.
+there, so an interrupted sweep resumes without losing finished work. The file's first line
+identifies it (``FORMAT``, the command): any other file (a results CSV, binary data) is refused,
+never appended to.
 
 BLAS threads: every task runs with one BLAS thread (``montecarlo.threads.small_blas``),
 in this process (n_jobs = 1) and in every worker alike. A threaded BLAS splits its sums
@@ -25,6 +27,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from contextlib import contextmanager
 
 from joblib import Parallel, delayed, parallel_config
@@ -39,31 +42,88 @@ def task_key(task: dict) -> str:
     return hashlib.sha1(json.dumps(task, sort_keys=True).encode()).hexdigest()
 
 
-def load_cache(path) -> dict:
+#: Version of the cache format: line 1 is the header ``{"fedrisk_cache": FORMAT, "command":
+#: ...}``, then one record ``{"key", "task", "result"}`` per line. Version 1 had no header;
+#: such a file (its first line a record) is still read and resumed.
+FORMAT = 2
+
+
+class CacheWarning(UserWarning):
+    """A line of a task cache that is not a complete record (its task reruns)."""
+
+
+def load_cache(path, command: str | None = None) -> dict:
     """Results already stored in a JSON-lines cache, by task key.
 
-    A line that is not a record ``{"key": str, "result": ...}`` (cut short by an interruption,
-    or valid JSON of another shape) is skipped: that task simply reruns.
+    Raises
+    ------
+    ValueError
+        When ``path`` is not a fedrisk cache (no header line, e.g. a results CSV), was
+        written by another format version or by another ``command``, or holds binary data
+        (reported with its line number): such a file is never appended to.
+
+    A text line that is not a record ``{"key": str, "result": ...}`` (cut short by an
+    interruption, or valid JSON of another shape) is skipped with a ``CacheWarning`` naming its
+    line number: that task simply reruns.
     """
     done = {}
-    if path is None or not os.path.exists(path):
+    if path is None or not os.path.exists(path) or os.path.getsize(path) == 0:
         return done
-    with open(path) as fh:
-        for line in fh:
+    bad = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
             try:
-                rec = json.loads(line)
+                rec = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ValueError(f"cache {path}: line {number} is binary data, not a fedrisk "
+                                 "cache line; give another file or delete this one") from None
             except json.JSONDecodeError:
-                continue
+                rec = None
+            if number == 1:
+                _check_header(path, rec, command)
+                if isinstance(rec, dict) and "fedrisk_cache" in rec:
+                    continue
             if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
                 done[rec["key"]] = rec["result"]
+            elif raw.strip():
+                bad.append(number)
+    if bad:
+        lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5
+                                                 else "")
+        what = ("are not complete records (torn by an interruption?); their tasks rerun"
+                if len(bad) > 1 else
+                "is not a complete record (torn by an interruption?); its task reruns")
+        warnings.warn(f"cache {path}: line{'s' if len(bad) > 1 else ''} {lines} {what}",
+                      CacheWarning, stacklevel=2)
     return done
 
 
-def _open_cache(path):
-    """The cache opened for appending, its last line terminated first: a line torn by an
-    interruption must not swallow the next record."""
+def _check_header(path, rec, command) -> None:
+    """Refuse a first line that is neither a fedrisk cache header of this format (and
+    command) nor a record of a version-1 cache."""
+    if isinstance(rec, dict) and "fedrisk_cache" in rec:
+        if rec["fedrisk_cache"] != FORMAT:
+            raise ValueError(f"cache {path}: format version {rec['fedrisk_cache']!r}, this "
+                             f"fedrisk reads version {FORMAT}; give another file")
+        if command is not None and rec.get("command") != command:
+            raise ValueError(f"cache {path} was written by {rec.get('command')!r}, not "
+                             f"{command!r}; give another file")
+        return
+    if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
+        return   # version 1: no header
+    raise ValueError(f"cache {path} is not a fedrisk cache (its first line is not a fedrisk "
+                     "cache header); it is never appended to: give a new file name")
+
+
+def _open_cache(path, command: str):
+    """The cache opened for appending: a new (or empty) file gets the header line; an
+    existing one has its last line terminated first (a line torn by an interruption must not
+    swallow the next record)."""
     with open(path, "a+b") as fh:
-        if fh.tell() > 0:
+        if fh.tell() == 0:
+            fh.write((json.dumps({"fedrisk_cache": FORMAT, "command": command}) + "\n")
+                     .encode())
+        else:
             fh.seek(-1, os.SEEK_END)
             if fh.read(1) != b"\n":
                 fh.write(b"\n")
@@ -71,7 +131,7 @@ def _open_cache(path):
 
 
 def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
-              progress: bool = True, desc: str = "tasks") -> list:
+              progress: bool = True, desc: str = "tasks", command: str | None = None) -> list:
     """Run ``fn`` on every task and return the results in task order.
 
     Parameters
@@ -84,7 +144,8 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         JSON-lines file of finished tasks: read first (finished tasks are skipped), appended to
         as tasks complete.
     n_jobs : int
-        Number of local worker processes (joblib); 1 runs in this process.
+        Number of local worker processes (joblib); 1 runs in this process. Capped at the
+        cores this process may use (more only add memory and start-up time).
     scheduler : str, optional
         Address of a dask.distributed scheduler (``tcp://host:port``), or ``"local"`` for an
         in-process dask cluster; tasks then run on its workers through joblib's dask backend.
@@ -92,22 +153,27 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         Show a progress bar on stderr.
     desc : str
         Label of the progress bar.
+    command : str, optional
+        What writes the cache (its header names it; a cache of another command is refused);
+        default: the first word of ``desc``.
     """
-    n_jobs = positive_int("jobs", n_jobs)
+    n_jobs = min(positive_int("jobs", n_jobs), _cores())
+    command = command or desc.split()[0]
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
-    done = load_cache(cache)
+    done = load_cache(cache, command)
     todo = [i for i, k in enumerate(keys) if k not in done]
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
-    sink = _open_cache(cache) if cache is not None else None
+    sink = _open_cache(cache, command) if cache is not None else None
     try:
         with _backend(scheduler, n_jobs) as jobs:
             runner = Parallel(n_jobs=jobs, return_as="generator_unordered")
             # The call starts joblib's workers and returns (the tasks run while iterating).
             with _sigint_blocked():
                 outputs = runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo)
-            for i, result in outputs:
+            for i, result, caught in outputs:
+                _rewarn(caught)
                 done[keys[i]] = result
                 if sink is not None:
                     sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
@@ -121,9 +187,26 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     return [done[k] for k in keys]
 
 
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _indexed(fn, i, task):
-    with small_blas():
-        return i, fn(task)
+    # Warnings are recorded and handed to the parent with the result (``_rewarn``): a worker
+    # writing them to the terminal itself would put them ahead of the command's output or
+    # error line.
+    with small_blas(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(task)
+    return i, result, [(w.category, str(w.message)) for w in caught]
+
+
+def _rewarn(caught) -> None:
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
 
 
 def _backend(scheduler, n_jobs):
@@ -146,15 +229,23 @@ def _ignore_sigint():
 
 @contextmanager
 def _sigint_blocked():
-    """SIGINT blocked in this thread for the duration (processes started meanwhile inherit
-    the mask); a Ctrl-C meanwhile is delivered when it ends."""
+    """SIGINT blocked in this thread and ignored for the duration: processes started
+    meanwhile inherit both (the mask alone did not reach every loky worker: some printed a
+    KeyboardInterrupt traceback while still importing; an ignored SIGINT stays ignored in a
+    new Python process). A Ctrl-C meanwhile stays pending and is delivered when it ends."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:       # not the main thread: only the mask
+        handler = None
+    try:
         yield
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 

@@ -7,6 +7,13 @@ group ``fedrisk.methods`` names a module (imported for its registrations) or a c
 with no arguments). ``load`` records what it loaded in the environment variable ``ENV``, and
 ``montecarlo`` calls ``load_from_env`` when it is imported, so that worker processes started
 afterwards (``--jobs``) know the same methods.
+
+Plugins run behind one boundary: whatever a plugin raises while it loads (SystemExit included)
+becomes a ``PluginError`` naming it, and every callable it registers (a method's ``limit``, an
+estimator's weights and filter) is wrapped (``guard``) so that an exception inside it, or a
+result that is not a finite array of numbers, is a ``PluginError`` naming the plugin and the
+method too, in this process and in worker processes alike. ``add_registry`` lets a layer above
+(``montecarlo``'s estimators) put its registry behind the same boundary.
 """
 
 from __future__ import annotations
@@ -14,10 +21,86 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+from dataclasses import replace
+
+import numpy as np
+
+from riskcalc.linear.methods import METHODS
 
 GROUP = "fedrisk.methods"
 ENV = "FEDRISK_PLUGINS"
 _LOADED: set = set()
+
+
+class PluginError(ValueError):
+    """A plugin failed while loading, or a callable it registered failed or returned a
+    non-finite or non-numeric result."""
+
+
+def guard(fn, origin: str, what: str, check=None):
+    """``fn`` wrapped so that any exception it raises (but Ctrl-C), SystemExit included,
+    becomes a ``PluginError`` saying ``origin: what raised ...``; ``check(result)`` (returning
+    an error text or None) vets its result."""
+    def guarded(*args, **kwargs):
+        try:
+            out = fn(*args, **kwargs)
+            problem = check(out) if check is not None else None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:   # noqa: B036  SystemExit of user code included
+            raise PluginError(f"{origin}: {what} raised {type(exc).__name__}: {exc}") from None
+        if problem:
+            raise PluginError(f"{origin}: {what} returned {problem}")
+        return out
+    guarded.__wrapped__ = fn
+    return guarded
+
+
+def finite_arrays(out, count=None):
+    """None if ``out`` is a finite float array (or ``count`` of them), else what is wrong."""
+    parts = out if count is not None else (out,)
+    if count is not None and (not isinstance(out, (tuple, list)) or len(out) != count):
+        return f"{type(out).__name__}, expected {count} arrays"
+    for part in parts:
+        try:
+            arr = np.asarray(part, dtype=float)
+        except (TypeError, ValueError):
+            return f"{type(part).__name__} data, expected numbers"
+        if not np.all(np.isfinite(arr)):
+            return "a non-finite number (NaN or inf)"
+    return None
+
+
+def _guard_method(method, origin):
+    if method.limit is None:
+        return method
+    return replace(method, limit=guard(method.limit, origin, f"method {method.name}: limit",
+                                       lambda out: finite_arrays(out, 2)))
+
+
+#: Registries behind the boundary: [registry dict, wrap(entry, origin), keys when added].
+_REGISTRIES: list = [[METHODS, _guard_method, set(METHODS)]]
+
+
+def add_registry(registry: dict, wrap) -> None:
+    """Put ``registry`` behind the plugin boundary: entries a plugin adds to it are replaced
+    by ``wrap(entry, origin)``."""
+    if all(r is not registry for r, _, _ in _REGISTRIES):
+        _REGISTRIES.append([registry, wrap, set(registry)])
+
+
+def _run_plugin(origin: str, body) -> None:
+    """Run ``body()`` (a plugin's code) behind the boundary."""
+    before = {id(r): set(r) for r, _, _ in _REGISTRIES}
+    try:
+        body()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:   # noqa: B036  any failure of user code, SystemExit too
+        raise PluginError(f"{origin}: {type(exc).__name__}: {exc}") from None
+    for registry, wrap, at_add in _REGISTRIES:
+        for name in set(registry) - before.get(id(registry), at_add):
+            registry[name] = wrap(registry[name], origin)
 
 
 def load_plugin(path) -> None:
@@ -25,21 +108,22 @@ def load_plugin(path) -> None:
 
     Raises
     ------
-    ValueError
-        When the file does not exist or raises while loading (the message names the file and
-        the exception, e.g. a method name registered twice).
+    PluginError
+        A ValueError: when the file does not exist, is not a ``.py`` file, or raises (or
+        exits) while loading; the message names the file and the exception, e.g. a method
+        name registered twice.
     """
     path = pathlib.Path(path).resolve()
     if str(path) in _LOADED:
         return
     if not path.is_file():
-        raise ValueError(f"plugin {path}: no such file")
+        raise PluginError(f"plugin {path}: no such file")
+    if path.suffix != ".py":
+        raise PluginError(f"plugin {path}: expected a Python file (.py) that registers "
+                          "methods")
     spec = importlib.util.spec_from_file_location(f"fedrisk_plugin_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # any failure of user code becomes one error line
-        raise ValueError(f"plugin {path}: {type(exc).__name__}: {exc}") from exc
+    _run_plugin(f"plugin {path}", lambda: spec.loader.exec_module(module))
     _LOADED.add(str(path))
 
 
@@ -51,12 +135,12 @@ def load_entry_points() -> None:
         key = f"entry point {ep.name} = {ep.value}"
         if key in _LOADED:
             continue
-        try:
+
+        def body(ep=ep):
             obj = ep.load()
             if callable(obj):
                 obj()
-        except Exception as exc:  # any failure of user code becomes one error line
-            raise ValueError(f"{key} of {GROUP}: {type(exc).__name__}: {exc}") from exc
+        _run_plugin(f"{key} of {GROUP}", body)
         _LOADED.add(key)
 
 

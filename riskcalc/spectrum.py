@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int
+from riskcalc._validate import as_array, positive_int
+
+#: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
+#: these bounds every product of the routes stays below 1e300 (beyond them the paper route
+#: returned NaN for eigenvalues 1e300 and 1e-300).
+EIGENVALUE_RANGE = (1e-100, 1e100)
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +51,8 @@ class Spectrum:
     signal_is_uniform: bool = field(init=False)
 
     def __post_init__(self):
-        atoms = np.atleast_1d(positive("spectrum eigenvalue", self.atoms)).ravel()
+        atoms = np.atleast_1d(as_array("spectrum eigenvalue", self.atoms,
+                                       low=EIGENVALUE_RANGE[0], high=EIGENVALUE_RANGE[1])).ravel()
         if atoms.size == 0:
             raise ValueError("spectrum needs at least one eigenvalue")
         weights = _distribution("spectrum weights", self.weights, atoms.size)
@@ -86,25 +92,45 @@ class Spectrum:
 
     @classmethod
     def from_eigenvalues(cls, eigenvalues) -> "Spectrum":
-        """The empirical distribution of the given eigenvalues (each of mass 1/d), eq. (4)."""
-        s = np.asarray(eigenvalues, dtype=float).ravel()
-        return cls(s)
+        """The empirical distribution of the given eigenvalues (each of mass 1/d), eq. (4).
+
+        ``eigenvalues`` must be one number or a 1-d list of them: a matrix is refused (a
+        covariance matrix is not its eigenvalues; pass ``numpy.linalg.eigvalsh(C)``).
+        """
+        s = np.asarray(eigenvalues)
+        if s.dtype.kind not in "iuf":
+            raise ValueError(f"spectrum eigenvalues must be real numbers, got {s.dtype} data")
+        if s.ndim > 1:
+            raise ValueError(_not_a_list(s))
+        return cls(s.astype(float).ravel())
 
     @classmethod
     def from_file(cls, path) -> "Spectrum":
-        """Eigenvalues from a ``.npy`` file or a whitespace/comma separated text file."""
+        """Eigenvalues from a ``.npy`` file of a 1-d array, or a text file of numbers
+        separated by whitespace or commas; a matrix (a 2-d array, or text rows of equal
+        length > 1) is refused."""
         path = os.fspath(path)
-        if not os.path.exists(path):
-            raise ValueError(f"spectrum file {path!r} does not exist")
+        if not os.path.isfile(path):
+            raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
         try:
             if path.endswith(".npy"):
                 s = np.load(path, allow_pickle=False)
+                if not isinstance(s, np.ndarray):
+                    raise ValueError("not a single array")
             else:
-                with open(path) as fh:
-                    s = np.array(fh.read().replace(",", " ").split(), dtype=float)
-        except (ValueError, OSError) as exc:
+                with open(path, encoding="utf-8") as fh:
+                    rows = [line.replace(",", " ").split() for line in fh]
+                rows = [r for r in rows if r]
+                # Rows of equal length > 1 form a table (a matrix), refused below; other
+                # layouts are a list of numbers.
+                table = len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1
+                s = np.array(rows if table else [x for r in rows for x in r], dtype=float)
+        except (ValueError, OSError, EOFError) as exc:
             raise ValueError(f"spectrum file {path!r} is not a list of numbers: {exc}") from None
-        return cls.from_eigenvalues(s)
+        try:
+            return cls.from_eigenvalues(s)
+        except ValueError as exc:
+            raise ValueError(f"spectrum file {path!r}: {exc}") from None
 
     @classmethod
     def parse(cls, text: str, d: int | None = None) -> "Spectrum":
@@ -182,6 +208,16 @@ def _distribution(name, w, size):
     if abs(total - 1.0) > 1e-9:
         raise ValueError(f"{name} must sum to 1, got {total!r}")
     return w / total
+
+
+def _not_a_list(s) -> str:
+    """The refusal of a matrix where eigenvalues are expected, saying how to pass them."""
+    shape = " x ".join(map(str, s.shape))
+    square = s.ndim == 2 and s.shape[0] == s.shape[1]
+    what = ("a square matrix (a covariance?)" if square else "an array")
+    return (f"expected a 1-d list of eigenvalues, got {what} of shape {shape}; save its "
+            "eigenvalues instead, e.g. numpy.save(PATH, numpy.linalg.eigvalsh(C)) for a "
+            "covariance matrix C")
 
 
 def _numbers(text, arg):

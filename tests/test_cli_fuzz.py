@@ -120,10 +120,71 @@ BAD = [
     "nosuchverb",
 ]
 
+# Issue 22. Files of every wrong shape and content ({tmp}/NAME are written by ``_files``).
+FILES = ("cov.npy", "matrix.txt", "table.txt", "empty.txt", "binary.bin", "binary.npy",
+         "complex.npy", "huge.txt", "zero.txt", "nan.txt", "npz.npy")
+BAD += [f"{P} --lam 0.5 --spectrum file:{{tmp}}/{name}" for name in FILES]
+BAD += [f"{P} --lam 0.5 --spectrum file:{{tmp}}", f"{P} --lam 0.5 --spectrum file:",
+        f"{P} --lam 0.5 --spectrum two-point:1e300,1e-300,0.5",
+        f"{C} --d 50 --spectrum file:{{tmp}}/cov.npy",
+        # in range, but the paper route loses every digit there (it returned NaN)
+        "predict rtfa --gamma 1e100 --r 1 --sigma 0 --lam 1e-100 --route paper --spectrum "
+        "two-point:1e-100,1e100,0.5"]
+# bounds: every parameter finite and of magnitude in [1e-100, 1e100]; outputs finite; grids
+# bounded.
+LOCAL_IER = "bounds local_ier --beta 1 --mu 1 --loss_sup 1 --n_i 10"
+BAD += [LOCAL_IER.replace("--beta 1", f"--beta {v}") for v in ("nan", "inf", "-inf", "1e300",
+                                                                "1e-300")]
+BAD += ["bounds fedavg_aer --beta 1e100 --mu 1e-100 --loss_sup 1e100 --R 1e100 --N 1",
+        "bounds table1_regime --R " + ",".join(map(str, range(1, 400))) + " --n "
+        + ",".join(map(str, range(1, 400))) + " --m 1,2"]
+
+
+# Bounded work: tasks x replicate cost estimated before any simulation (--max-minutes).
+BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
+        f"{C} --d 100 --global federated --clients 100000",
+        f"{C} --d 3000 --global federated --clients 1000", f"{C} --d 20000",
+        f"{S} --d 100 --reps 100000", f"{S} --d 100 --reps 2 --max-minutes 0",
+        f"{C} --d 100 --max-minutes nan", f"{C} --d 100 --max-minutes -1",
+        f"{C} --d 100 --max-minutes inf", f"{C} --d 100 --jobs -3"]
+# Options that do not apply to the chosen mode; empty output names.
+BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
+        f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",
+        "compare local --gamma 2 --rho 1 --sigma 0.5 --d 100 --global federated",
+        f"{S} --d 40 --clients 2,3", f"{S} --d 40 --out ''", f"{S} --d 40 --cache ''",
+        f"{S} --d 40 --out {{tmp}}/x.csv --cache {{tmp}}/x.csv",
+        "simulate paper000-fig1 --out ''", "figures p003-region --out ''"]
+# Caches: a file that is not a fedrisk cache is refused, never appended to.
+BAD += [f"{S} --d 40 --reps 2 --cache {{tmp}}/{name}" for name in
+        ("results.csv", "binary.bin", "matrix.txt")]
+BAD += [f"simulate paper000-fig1 --out {{tmp}}/x.csv --cache {{tmp}}/{name}" for name in
+        ("results.csv", "binary.bin")]
+
+
+def _files(tmp):
+    """The files of ``FILES`` (and ``file``, an empty one) in ``tmp``."""
+    import numpy as np
+
+    (tmp / "file").write_text("")
+    (tmp / "results.csv").write_text("method,gamma,risk\nftfa,2,0.75\n")
+    cov = 0.5 ** np.abs(np.subtract.outer(np.arange(20), np.arange(20)))
+    np.save(tmp / "cov.npy", cov)
+    (tmp / "matrix.txt").write_text("1 0.5\n0.5 1\n")
+    (tmp / "table.txt").write_text("1,2,3\n4,5,6\n")
+    (tmp / "empty.txt").write_text("")
+    (tmp / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (tmp / "binary.npy").write_bytes(bytes(range(256)) * 4)
+    np.save(tmp / "complex.npy", np.array([1 + 1j, 2.0]))
+    (tmp / "huge.txt").write_text("1e300 1e-300\n")
+    (tmp / "zero.txt").write_text("0 1\n")
+    (tmp / "nan.txt").write_text("nan 1\n")
+    np.savez(tmp / "z.npz", a=np.ones(3))
+    (tmp / "z.npz").rename(tmp / "npz.npy")
+
 
 @pytest.mark.parametrize("command", BAD)
 def test_bad_input_is_one_error_line(command, tmp_path, capsys):
-    (tmp_path / "file").write_text("")
+    _files(tmp_path)
     argv = shlex.split(command.format(tmp=tmp_path))
     try:
         code = main(argv)
@@ -160,3 +221,165 @@ def test_in_range_extremes_print_finite_json(capsys):
         assert main(["predict", "rtfa", *args.split(), "--json"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert all(isinstance(res[q], float) for q in ("bias", "variance", "risk"))
+
+
+@pytest.mark.parametrize("command", [
+    "predict ftfa --gamma 2 --r 1 --sigma 0.5 --steps 200 --step-size 5",
+    "predict rtfa --model logistic --gamma 2 --signal 1e100 --r 1 --lam 0.5",
+])
+def test_no_warning_ahead_of_the_error_line(command):
+    # numpy's RuntimeWarnings printed 8-10 lines before the error (issue 22).
+    proc = subprocess.run([sys.executable, "-m", "riskcalc", *command.split()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def _strict(text):
+    """Parse standard JSON only: Infinity and NaN are not JSON."""
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("command", [
+    "predict ftfa --gamma 1 --r 1 --sigma 0.5 --json",
+    "predict local --gamma 1 --rho 1 --sigma 0.5 --json",
+    "compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 2 --no-progress --json",
+    "bounds table1_rates --R 1 --n 1e20 --m 1e20 --D 1 --loss_sup 1 --json",
+    "bounds --list --json",
+    "sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 40 --reps 2 --no-progress --format jsonl",
+])
+def test_json_is_standard(command, capsys):
+    assert main(command.split()) == 0
+    for line in capsys.readouterr().out.splitlines():
+        _strict(line)
+
+
+def test_an_infinite_prediction_is_inside_no_interval(capsys):
+    assert main("compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 3 --no-progress "
+                "--json".split()) == 0
+    res = _strict(capsys.readouterr().out)
+    assert res["predicted"]["variance"] is None
+    assert res["comparison"]["variance"]["inside_ci95"] is False
+    assert main("compare ftfa --gamma 1 --r 1 --sigma 0.5 --d 40 --reps 3 "
+                "--no-progress".split()) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if "variance" in line][0]
+    assert row.split()[1] == "inf" and row.split()[-1] == "no"
+
+
+def test_sweep_jsonl_file_is_standard(tmp_path):
+    out = tmp_path / "s.jsonl"
+    assert main(["sweep", "ftfa", "--gamma", "1", "--r", "1", "--sigma", "0.5", "--d", "40",
+                 "--reps", "2", "--no-progress", "--out", str(out)]) == 0
+    row = _strict(out.read_text())
+    assert row["predicted_variance"] is None and row["variance_inside_ci95"] is False
+
+
+def test_one_default_for_weights_and_clients(tmp_path, capsys):
+    # Issue 22: predict used sample weights, compare --global federated uniform ones.
+    from montecarlo.instances import Setting
+
+    fed = tmp_path / "fed.json"
+    fed.write_text('[{"gamma": 0.5, "r": 0.5, "sigma": 1.0}, {"gamma": 4, "r": 2, "sigma": 0.2}]')
+    model = "ftfa --gamma 2 --r 1 --sigma 0.5 --json --clients-file".split() + [str(fed)]
+    assert main(["predict", *model]) == 0
+    predicted = json.loads(capsys.readouterr().out)["risk"]
+    assert main(["compare", *model, "--global", "federated", "--d", "40", "--reps", "2",
+                 "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["predicted"]["risk"] == predicted
+    assert Setting(d=10).weights == "samples" and Setting(d=10).clients == 100
+
+
+def test_oracle_sweep_has_no_clients_column_value(tmp_path):
+    out = tmp_path / "s.csv"
+    assert main(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "40",
+                 "--reps", "2", "--no-progress", "--out", str(out)]) == 0
+    import csv
+    row = next(csv.DictReader(out.open()))
+    assert row["global_model"] == "oracle" and row["clients"] == ""
+
+
+def test_a_foreign_cache_is_left_untouched(tmp_path, capsys):
+    csv_file = tmp_path / "results.csv"
+    csv_file.write_text("method,gamma,risk\nftfa,2,0.75\n")
+    assert main(f"{S} --d 40 --reps 2 --no-progress --cache {csv_file}".split()) == 2
+    assert csv_file.read_text() == "method,gamma,risk\nftfa,2,0.75\n"
+
+
+def test_jobs_beyond_the_cores_are_capped_with_a_note(capsys):
+    assert main(f"{C} --d 40 --reps 2 --no-progress --jobs 100000 --json".split()) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: --jobs 100000 capped at the") and err.count("\n") == 1
+
+
+# Plugins behind one boundary: every failure of plugin code is one error line naming it.
+PLUGIN = '''
+import numpy as np, sys
+import riskcalc
+from montecarlo.estimators import Estimator, fedavg_weight, register_estimator
+LIMIT, FILTER, LOAD = {limit!r}, {filt!r}, {load!r}
+exec(LOAD)
+def limit(spec, route):
+    res = riskcalc.limit("ftfa", gamma=spec.gamma, sigma=spec.sigma, r=spec.r,
+                         spectrum=spec.spectrum, route=route)
+    ns = dict(np=np, sys=sys, bias=np.asarray(res.bias), variance=np.asarray(res.variance))
+    exec(LIMIT, ns)
+    return ns["bias"], ns["variance"]
+def personal_filter(mu, t):
+    ns = dict(np=np, sys=sys, f=np.ones_like(mu))
+    exec(FILTER, ns)
+    return ns["f"]
+riskcalc.register_method(riskcalc.Method("plug", "x", "r", None, True, "x", limit))
+register_estimator(Estimator("plug", fedavg_weight, False, True, False, True, "x",
+                             personal_filter=personal_filter))
+'''
+FAULTS = [dict(load="sys.exit(0)"), dict(load="raise SystemExit('bye')"),
+          dict(load="1 / 0"), dict(limit="1 / 0"), dict(limit="sys.exit(0)"),
+          dict(limit="bias = bias * np.inf"), dict(limit="variance = variance * np.nan"),
+          dict(limit="bias = 'x'"), dict(filt="f = f * np.nan"), dict(filt="1 / 0"),
+          dict(filt="sys.exit(3)"), dict(limit="raise KeyError('k')")]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("verb", ["predict plug --gamma 2 --r 1 --sigma 0.5",
+                                  "compare plug --gamma 2 --r 1 --sigma 0.5 --d 20 --reps 2"])
+def test_a_failing_plugin_is_one_error_line_naming_it(fault, verb, tmp_path, capsys,
+                                                      monkeypatch):
+    import montecarlo
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / f"plug_{abs(hash((str(fault), verb)))}.py"
+    path.write_text(PLUGIN.format(limit=fault.get("limit", ""), filt=fault.get("filt", ""),
+                                  load=fault.get("load", "")))
+    try:
+        argv = ["--plugin", str(path), *verb.split()]
+        try:
+            code = main(argv + (["--no-progress"] if verb.startswith("compare") else []))
+        except SystemExit as exc:
+            code = exc.code
+        out, err = capsys.readouterr()
+        if "filt" in fault and verb.startswith("predict"):
+            assert code == 0          # predict never calls the estimator
+            return
+        assert code == 2, (fault, out, err)
+        assert err.count("\n") == 1 and err.startswith("error: plugin ") and str(path) in err
+    finally:
+        for name, registry, drop in (("plug", riskcalc.METHODS, riskcalc.unregister_method),
+                                     ("plug", montecarlo.ESTIMATORS,
+                                      montecarlo.unregister_estimator)):
+            if name in registry:
+                drop(name)
+
+
+@pytest.mark.parametrize("name, text", [("p.json", '{"a": 1}'), ("p.txt", "x = 1"),
+                                        ("p.py", "\x00\x01")])
+def test_a_plugin_that_is_not_python_is_one_error_line(name, text, tmp_path, capsys):
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["--plugin", str(path), "predict", "ftfa", "--gamma", "2", "--r", "1",
+                 "--sigma", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: plugin ")

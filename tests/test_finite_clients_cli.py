@@ -133,7 +133,9 @@ def _bad_files(tmp_path):
     ("predict ftfa {m} --clients-file {t}/bad.json", "not valid JSON"),
     ("predict ftfa {m} --clients-file {t}/keys.json", "exactly the keys gamma, r, sigma"),
     ("predict ftfa {m} --clients-file {t}/obj.json", "non-empty JSON list"),
-    ("compare ftfa {m} --d 40 --clients 5 --clients-file {t}/keys.json", "not both"),
+    ("compare ftfa {m} --d 40 --global federated --clients 5 --clients-file {t}/keys.json",
+     "not both"),
+    ("compare ftfa {m} --d 40 --clients 5", "--global federated only"),
     ("sweep ftfa {m} --d 40 --clients 2.5,5", "list of integers"),
     ("sweep ftfa {m} --d 40 --clients a", "comma-separated list"),
 ])

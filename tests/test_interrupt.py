@@ -60,7 +60,9 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not (cache.exists() and cache.stat().st_size) and time.monotonic() < deadline:
+    # Line 1 is the cache's header; a second line is a finished task.
+    while not (cache.exists() and cache.read_bytes().count(b"\n") >= 2) \
+            and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
@@ -70,6 +72,32 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
     assert err.replace("\r", "\n").strip().splitlines()[-1] == ERROR
     finished = len(load_cache(cache))
     assert 1 <= finished < 8000
+    deadline = time.monotonic() + 30
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _group(proc.pid) == []
+
+
+@pytest.mark.parametrize("command", [
+    "compare ftfa --gamma 2 --r 1 --sigma 0.5 --d 300 --reps 3000 --jobs 2",
+    "compare ftfa --gamma 2 --r 1 --sigma 0.5 --d 100 --reps 50 --jobs 100000 --global "
+    "federated --clients 300",
+    "simulate paper000-fig1 --reps 8 --jobs 2 --out {tmp}/s.csv",
+])
+def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
+    # Issue 22: one SIGINT did not stop compare, and --jobs 100000 left ~310 workers behind.
+    cmd = [sys.executable, "-c", "import sys; from riskcalc.cli import main; sys.exit(main())",
+           *command.format(tmp=tmp_path).split()]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(4)                       # imports done, workers started, tasks running
+    assert proc.poll() is None, proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
     deadline = time.monotonic() + 30
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)

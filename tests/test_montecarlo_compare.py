@@ -122,7 +122,7 @@ def test_sweep_resumes_from_cache(tmp_path):
     kw = dict(gamma=2.0, r=1.0, sigma=[0.5, 1.0], setting=Setting(d=40), reps=2, seed=0,
               progress=False, cache=tmp_path / "cache.jsonl")
     first = sweep("ftfa", **kw)
-    assert len((tmp_path / "cache.jsonl").read_text().splitlines()) == 4
+    assert len((tmp_path / "cache.jsonl").read_text().splitlines()) == 1 + 4   # header + 4 tasks
     assert sweep("ftfa", **kw) == first
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from montecarlo.tasks import load_cache, run_tasks, task_key
+from montecarlo.tasks import CacheWarning, load_cache, run_tasks, task_key
 from riskcalc.cli import main
 
 
@@ -14,13 +14,50 @@ def _square(task):
     return {"y": task["x"] ** 2}
 
 
+HEADER = '{"fedrisk_cache": 2, "command": "tasks"}\n'
+
+
 @pytest.mark.parametrize("junk", ["{}", "[1, 2]", '{"key": 3, "result": 1}', "null", '"text"'])
 def test_cache_lines_that_are_not_records_are_skipped(tmp_path, junk):
     cache = tmp_path / "c.jsonl"
-    cache.write_text(junk + "\n")
+    cache.write_text(HEADER + junk + "\n")
     tasks = [{"x": 2}, {"x": 3}]
-    assert run_tasks(_square, tasks, cache=cache, progress=False) == [{"y": 4}, {"y": 9}]
-    assert set(load_cache(cache)) == {task_key(t) for t in tasks}
+    with pytest.warns(CacheWarning, match="line 2 is not a complete record"):
+        assert run_tasks(_square, tasks, cache=cache, progress=False) == [{"y": 4}, {"y": 9}]
+    with pytest.warns(CacheWarning):
+        assert set(load_cache(cache)) == {task_key(t) for t in tasks}
+
+
+@pytest.mark.parametrize("content", [
+    b"method,gamma,risk\nftfa,2,0.75\n",                   # a results CSV
+    bytes(range(256)) * 8,                                   # binary garbage
+    b'{"fedrisk_cache": 1, "command": "tasks"}\n',          # another format version
+    b'{"fedrisk_cache": 2, "command": "simulate"}\n',       # another command
+    b"{}\n",
+])
+def test_a_file_that_is_not_a_cache_is_refused_and_left_alone(tmp_path, content):
+    cache = tmp_path / "c.jsonl"
+    cache.write_bytes(content)
+    with pytest.raises(ValueError, match="cache"):
+        run_tasks(_square, [{"x": 2}], cache=cache, progress=False)
+    assert cache.read_bytes() == content
+
+
+def test_binary_line_is_reported_with_its_number(tmp_path):
+    cache = tmp_path / "c.jsonl"
+    run_tasks(_square, [{"x": 2}], cache=cache, progress=False)
+    with open(cache, "ab") as fh:
+        fh.write(b"\xff\xfe\x00\n")
+    with pytest.raises(ValueError, match="line 3 is binary"):
+        load_cache(cache)
+
+
+def test_version_1_cache_without_header_still_resumes(tmp_path):
+    cache = tmp_path / "c.jsonl"
+    cache.write_text(json.dumps({"key": task_key({"x": 2}), "task": {"x": 2},
+                                 "result": {"y": -1}}) + "\n")
+    assert run_tasks(_square, [{"x": 2}, {"x": 3}], cache=cache,
+                     progress=False) == [{"y": -1}, {"y": 9}]
 
 
 def test_torn_last_line_does_not_swallow_the_next_record(tmp_path):
@@ -28,10 +65,12 @@ def test_torn_last_line_does_not_swallow_the_next_record(tmp_path):
     run_tasks(_square, [{"x": 2}], cache=cache, progress=False)
     with open(cache, "a") as fh:
         fh.write('{"key": "abc", "res')              # an interrupted write, no newline
-    run_tasks(_square, [{"x": 2}, {"x": 5}], cache=cache, progress=False)
+    with pytest.warns(CacheWarning, match="line 3"):
+        run_tasks(_square, [{"x": 2}, {"x": 5}], cache=cache, progress=False)
     lines = cache.read_text().splitlines()
     assert json.loads(lines[-1])["result"] == {"y": 25}
-    assert set(load_cache(cache)) == {task_key({"x": 2}), task_key({"x": 5})}
+    with pytest.warns(CacheWarning):
+        assert set(load_cache(cache)) == {task_key({"x": 2}), task_key({"x": 5})}
 
 
 @pytest.mark.parametrize("argv", [

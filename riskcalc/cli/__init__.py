@@ -70,7 +70,7 @@ def main(argv=None) -> int:
 
 
 def _run(argv: list) -> int:
-    from riskcalc.cli import plugins
+    from riskcalc.cli import guards, plugins
 
     try:
         # Before the parser exists: registered methods become METHOD choices.
@@ -80,7 +80,8 @@ def _run(argv: list) -> int:
         return 2
     args = build_parser(argv).parse_args(argv)
     try:
-        return args.func(args) or 0
+        with guards.no_warnings_first():
+            return args.func(args) or 0
     except BrokenPipeError:
         # The reader closed the pipe (``riskcalc ... | head``): nothing left to report.
         sys.stderr.close()

@@ -9,11 +9,11 @@ every parameter given several values, one output row per grid point.
 from __future__ import annotations
 
 import itertools
-import json
+
 
 import numpy as np
 
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
 _PARAMS = sorted({p for spec in BOUNDS.values() for p in spec.params})
@@ -36,20 +36,41 @@ def add_parser(subparsers):
     return parser
 
 
+#: Magnitudes a parameter may take (0 aside), as for ``riskcalc predict``: within them the
+#: bounds' products and quotients of a few parameters stay finite or overflow detectably.
+RANGE = (1e-100, 1e100)
+#: Largest grid (outer product of the comma-separated values) one command evaluates.
+MAX_ROWS = 100_000
+
+
 def _values(name: str, text: str) -> list[float]:
     try:
         vals = [float(part) for part in text.split(",")]
     except ValueError:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
+    for v in vals:
+        if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
+            raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
+                             f"{RANGE[1]:g}], got {v!r}")
     return vals
+
+
+def _finite(name: str, params: dict, out: dict) -> None:
+    """Refuse an output that overflowed (inf) or lost every digit (NaN)."""
+    for key, value in out.items():
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            pars = ", ".join(f"{k}={v:g}" for k, v in params.items())
+            raise ValueError(f"bound {name!r}: {key} is not a finite number at {pars} "
+                             "(overflow); use less extreme parameters")
 
 
 def _list(as_json: bool) -> None:
     rows = [{"name": k, "params": list(s.params), "defaults": s.defaults,
              "description": s.description, "ref": s.ref} for k, s in BOUNDS.items()]
     if as_json:
-        print(json.dumps(rows))
+        print(guards.dumps(rows))
         return
     width = max(len(k) for k in BOUNDS)
     for row in rows:
@@ -80,14 +101,19 @@ def run(args) -> int:
                          f"unexpected: {', '.join(extra)}")
     given = {p: _values(p, getattr(args, f"param_{p}")) for p in spec.params
              if getattr(args, f"param_{p}") is not None}
+    size = int(np.prod([len(v) for v in given.values()], dtype=float))
+    if size > MAX_ROWS:
+        raise ValueError(f"the grid has {size:.3g} points, more than {MAX_ROWS}; give fewer "
+                         "comma-separated values")
     rows = []
     for combo in itertools.product(*given.values()):
         params = dict(zip(given, combo))
         out = evaluate(args.name, **params)
+        _finite(args.name, params, out)
         rows.append({"bound": args.name, "ref": spec.ref, "params": params,
                      "values": {k: to_jsonable(v) for k, v in out.items()}})
     if args.json:
-        print(json.dumps(rows[0] if len(rows) == 1 else rows))
+        print(guards.dumps(rows[0] if len(rows) == 1 else rows))
         return 0
     print(f"{args.name}: {spec.description}  [{spec.ref}]")
     for row in rows:

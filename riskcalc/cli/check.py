@@ -6,10 +6,9 @@ imported here, in the app layer, only when the command runs).
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 
 
 def add_parser(subparsers) -> None:
@@ -48,7 +47,7 @@ def run(args) -> int:
                          progress=not args.no_progress)
     seconds = time.perf_counter() - start
     if args.json:
-        print(json.dumps(results))
+        print(guards.dumps(results))
         return 0
     width = max(len(r["id"]) for r in results)
     vwidth = max(len(r["verdict"]) for r in results)

@@ -9,13 +9,11 @@ interval. Also home of the simulation options shared with ``sweep`` (``add_simul
 
 from __future__ import annotations
 
-import json
-
 import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.measure import KINDS
-from riskcalc.cli import COMMANDS, families
+from riskcalc.cli import COMMANDS, families, guards
 from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
                                   spec_from_args)
 
@@ -31,14 +29,15 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="global model: the oracle center theta_0 (the limit; default) or the "
                         "federated solution over --clients clients")
     p.add_argument("--clients", type=str if multi else int,
-                   help="clients M of the federated global model (default 100)"
-                        + (" (comma-separated list)" if multi else ""))
+                   help="clients M of the federated global model (default 100; --global "
+                        "federated only)" + (" (comma-separated list)" if multi else ""))
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (M = 1 + their '
-                        "number)")
-    p.add_argument("--weights", choices=WEIGHTS, default="uniform",
-                   help="client weights p_j: uniform 1/M or samples n_j/N (default uniform)")
+                        "number; --global federated only)")
+    p.add_argument("--weights", choices=WEIGHTS,
+                   help="client weights p_j: samples n_j/N (default, as in predict) or "
+                        "uniform 1/M (--global federated only)")
     p.add_argument("--measure", choices=KINDS, default="conditional",
                    help="conditional: exact expectation given X (default); empirical: the test "
                         "risk of sampled parameters and noise")
@@ -48,8 +47,9 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="law of the standardized feature entries (default gaussian)")
     p.add_argument("--noise", choices=DISTRIBUTIONS, default="gaussian",
                    help="law of the noise (default gaussian)")
-    p.add_argument("--df", type=float, default=5.0,
-                   help="Student-t degrees of freedom, > 4 (default 5)")
+    p.add_argument("--df", type=float,
+                   help="Student-t degrees of freedom, > 4 (default 5; with student-t "
+                        "features or noise only)")
     p.add_argument("--steps", type=int,
                    help="personalize with this many full-batch gradient steps instead of the "
                         "converged closed form (paper 003, Figs. 5-6)")
@@ -59,11 +59,13 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="run on a dask.distributed scheduler (tcp://host:port, or 'local')")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="riskcalc route of the prediction (default auto)")
+    guards.add_budget_option(p)
 
 
 def setting_from_args(args, clients=None) -> Setting:
     """The ``Setting`` described by the simulation options (``clients`` overrides
     --clients)."""
+    guards.simulation_options(args)
     clients = args.clients if clients is None else clients
     others = {}
     if args.clients_file is not None:
@@ -76,8 +78,9 @@ def setting_from_args(args, clients=None) -> Setting:
         if spectra is not None:
             others["spectra"] = spectra
     return Setting(d=args.d, clients=100 if clients is None else clients,
-                   global_model=args.global_model, weights=args.weights, eigvecs=args.eigvecs,
-                   features=args.features, noise=args.noise, df=args.df, **others)
+                   global_model=args.global_model, weights=args.weights or "samples",
+                   eigvecs=args.eigvecs, features=args.features, noise=args.noise,
+                   df=5.0 if args.df is None else args.df, **others)
 
 
 def add_parser(subparsers) -> None:
@@ -100,12 +103,13 @@ def run(args) -> int:
         return family.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
+    guards.linear_budget(args, setting, spec.gamma, 1)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,
                   n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     out = res.as_dict()
     if args.json:
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     info = riskcalc.get_method(spec.method)
     sim = out["simulated"]

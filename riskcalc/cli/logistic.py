@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from riskcalc.cli import families
+from riskcalc.cli import families, guards
 
 VERBS = ("predict", "compare")
 QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
@@ -172,7 +172,7 @@ def predict(args) -> int:
     if fed is not None:
         out["federation"] = fed
     if args.json:
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     _header(out)
     for name in QUANTITIES + (GLOBAL if prob["federated"] else ()):
@@ -239,7 +239,7 @@ def compare(args) -> int:
             "rel_diff": (mean - p) / abs(p) if ok and p != 0 else None,
             "inside_ci95": bool(abs(mean - p) <= t_half_width(se, reps)) if ok else None}
     if args.json:
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     _header(pred)
     where = (f"FedAvg's exact global model over {prob['clients']} clients (global_lam "

@@ -12,7 +12,7 @@ import json
 import numpy as np
 
 import riskcalc
-from riskcalc.cli import COMMANDS, families
+from riskcalc.cli import COMMANDS, families, guards
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -38,7 +38,8 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
     parser.add_argument("--alpha", type=kind, help="MAML step size >= 0 (maml_fl)" + lst)
     parser.add_argument("--spectrum", default="identity", metavar="SPEC",
                         help="identity | two-point:A,B,W | powerlaw:P[,D] | file:PATH "
-                             "(default identity)")
+                             "(default identity); the file holds a 1-d list of eigenvalues "
+                             "(.npy or text), a matrix is refused")
 
 
 def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
@@ -182,7 +183,7 @@ def run(args) -> int:
         out = res.as_dict()
         if pop is not None:
             out["federation"] = pop.as_dict()
-        print(json.dumps(out))
+        print(guards.dumps(out))
         return 0
     info = riskcalc.get_method(res.method)
     print(f"{info.title} ({res.method}); {info.reference}")

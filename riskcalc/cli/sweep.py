@@ -10,13 +10,13 @@ resume where it stopped.
 from __future__ import annotations
 
 import csv
-import json
+
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
-from riskcalc.cli.outputs import check_writable
+from riskcalc.cli.outputs import check_writable, same_file
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
 
 
@@ -57,10 +57,17 @@ def run(args) -> int:
                          f"{args.clients!r}")
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
+    if args.out is not None and args.cache is not None and same_file(args.out, args.cache):
+        raise ValueError("--out and --cache must be different files")
+    settings = [setting_from_args(args, clients=None if m is None else int(m))
+                for m in clients]
+    points = 1
+    for v in values.values():
+        points *= len(v) if v else 1
+    guards.linear_budget(args, settings[-1], values["gamma"], points * len(clients))
     rows = []
-    for m in clients:
-        rows += sweep(args.method, setting=setting_from_args(
-                          args, clients=None if m is None else int(m)),
+    for setting in settings:
+        rows += sweep(args.method, setting=setting,
                       spectrum=spectrum_from_args(args, d=args.d), reps=args.reps,
                       seed=args.seed, kind=args.measure, steps=args.steps,
                       step_size=args.step_size, route=args.route, n_jobs=args.jobs,
@@ -71,7 +78,7 @@ def run(args) -> int:
         sys.stderr.write(f"wrote {len(rows)} rows ({fmt}) to {args.out}\n")
     elif args.format == "jsonl":
         for row in rows:
-            print(json.dumps(row))
+            print(guards.dumps(row))
     else:
         writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -24,6 +24,7 @@ import numpy as np
 
 from riskcalc import _frames
 from riskcalc.linear import finite_clients, kappa, marchenko_pastur, stieltjes
+from riskcalc.errors import SolverError
 from riskcalc.linear.model import ClientSpec
 
 ROUTES = ("auto", "closed", "kappa", "paper")
@@ -134,11 +135,23 @@ def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
         # sigma = 0 at the interpolation threshold: no noise, no variance (not 0 * inf).
         with np.errstate(invalid="ignore"):
             var = np.where(sigma2 == 0, 0.0, sigma2 * v_fac)
+        _check_finite(route, bias, var, spec.penalty)
     risk = bias + var
     scalar = shape == ()
     out = [float(x) if scalar else np.asarray(x, dtype=float) for x in (bias, var, risk)]
     return LimitResult(spec.method, spec.params(), *out, route=route,
                        notes=_notes(spec, gamma, lam))
+
+
+def _check_finite(route, bias, var, penalty) -> None:
+    """No NaN leaves ``limit``: only the ridgeless variance at the interpolation threshold may
+    be infinite. Far out in the input range a route can lose every digit (the paper route's
+    c0 at gamma = 1e100 with lam = 1e-100 and eigenvalues 1e-100 and 1e100 gave NaN)."""
+    if (np.isnan(bias).any() or np.isnan(var).any() or np.isinf(bias).any()
+            or (np.isinf(var) & (np.asarray(penalty) > 0)).any()):
+        raise SolverError(f"route {route}: the limit is not a finite number at these "
+                          "parameters (beyond floating point reach); try route kappa or "
+                          "less extreme parameters")
 
 
 def _registered(spec: ClientSpec, route: str, shape):
@@ -149,9 +162,9 @@ def _registered(spec: ClientSpec, route: str, shape):
         if v.shape != shape:
             raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
                              f"{v.shape}, expected the parameters' broadcast shape {shape}")
-        if np.any(np.isnan(v)) or np.any(v < 0):
-            raise ValueError(f"the limit of method {spec.method} returned a NaN or negative "
-                             f"{name}")
+        if not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError(f"the limit of method {spec.method} returned a non-finite or "
+                             f"negative {name}")
     return bias, var
 
 

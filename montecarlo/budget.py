@@ -1,0 +1,130 @@
+"""Work and memory estimates made before a simulation starts (issue 22: bounded work).
+
+Every simulation of the toolkit is a list of tasks (``montecarlo.tasks.run_tasks``); its cost
+is the number of tasks times the cost of one, divided by the workers. This module estimates
+both from the problem sizes alone, so that a command refuses, before any work, a run that would
+outgrow the machine's memory or take longer than the time it was given:
+
+* bookkeeping: every task holds a dict, its key and its result in memory (``TASK_BYTES``);
+* one linear replicate (``montecarlo.compare``): ``REPLICATE_SECONDS`` plus, per simulated
+  client j with n_j samples, ``CLIENT_SECONDS + FLOP_SECONDS (n_j d k_j + k_j^3)``,
+  k_j = min(n_j, d) (its design, the Gram matrix and its eigendecomposition), plus
+  ``FLOP_SECONDS d^3`` for a federated global model. Measured on a loaded 2-core machine
+  (one BLAS thread per task, as ``run_tasks`` runs them; gamma = 2): d = 100, 400, 1600 with
+  one client: 7 ms, 42 ms, 3.0 s (estimated 8.8 ms, 56 ms, 3.1 s); d = 100 with 1000
+  clients: 3.4 s (3.8 s); d = 400 with 100 clients: 4.4 s (5.1 s); d = 20 with 3000 clients:
+  3.4 s (9.0 s). The estimates err on the long side, by at most 3x on these.
+* one replicate of a preset (``montecarlo.presets``): its measured time at the preset's
+  defaults (``PRESET_SECONDS``) scaled by the problem size (m (n + n_test) d for the logistic
+  builders, m d^2 for the quadratic one), the grid length, the number of methods and the
+  iteration counts (rounds, epochs, iterations, inner steps) relative to the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+#: Memory held per task while a run lasts (task dict, key, result, cache line), measured
+#: ~2.5 KB for the linear replicates; rounded up.
+TASK_BYTES = 4096
+REPLICATE_SECONDS = 5e-3
+CLIENT_SECONDS = 3e-3
+FLOP_SECONDS = 2e-9
+#: Seconds per replicate at the presets' defaults (measured: 10, 39 and 92 s on a loaded
+#: 2-core machine).
+PRESET_SECONDS = {"paper000-fig1": 10.0, "paper004-synthetic": 40.0, "paper001-fig2": 92.0}
+#: Hyperparameters that multiply an algorithm's work.
+ITERATIONS = ("rounds", "local_epochs", "epochs", "iterations", "inner_steps",
+              "finetune_epochs", "final_epochs")
+
+
+def physical_memory() -> float:
+    """Bytes of physical memory of this machine."""
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def check_tasks(count: int, what: str, advice: str) -> None:
+    """Refuse, before building the task list, more tasks than memory can hold the
+    bookkeeping of (``count * TASK_BYTES`` beyond half the physical memory)."""
+    need = float(count) * TASK_BYTES
+    if need > physical_memory() / 2:
+        raise ValueError(f"{what} make {count:.3g} tasks, whose bookkeeping alone needs about "
+                         f"{need / 2**30:.3g} GiB (half this machine's memory is "
+                         f"{physical_memory() / 2**31:.3g} GiB); {advice}")
+
+
+def linear_replicate_seconds(setting, gamma, centered: bool = True) -> float:
+    """Estimated seconds of one replicate of ``montecarlo.compare`` (module docstring)."""
+    from montecarlo.instances import client_params, sample_size
+
+    d = setting.d
+    federated = setting.global_model == "federated" and centered
+    m = setting.clients if federated else 1
+    gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
+    target = sample_size(d, float(gammas.min()))
+    others = (np.asarray(setting.gammas, float) if setting.gammas is not None
+              else gammas[:1])
+    n_other = sample_size(d, float(others.min()), "a client") if m > 1 else 0
+    cost = lambda n: CLIENT_SECONDS + FLOP_SECONDS * (n * d * min(n, d) + min(n, d) ** 3)
+    return REPLICATE_SECONDS + cost(target) + (m - 1) * cost(n_other) + (FLOP_SECONDS * d ** 3 if federated
+                                                    else 0.0)
+
+
+def preset_replicate_seconds(spec: dict) -> float:
+    """Estimated seconds of one replicate of a resolved preset (``presets.resolve``)."""
+    import inspect
+
+    from montecarlo.algorithms import ALGORITHMS
+    from montecarlo.presets import BUILDERS, PRESETS
+
+    base = PRESETS[spec["preset"]]
+
+    def size(builder, params):
+        full = {k: v.default for k, v in inspect.signature(BUILDERS[builder]).parameters.items()}
+        full.update(params)
+        m, d = float(full["m"]), float(full["d"])
+        if builder == "quadratic":
+            return m * d * d
+        return m * (float(full["n"]) + float(full["n_test"])) * d
+
+    def grid(params, values, name):
+        return max(np.size(params[name]) if name in params else len(values), 1)
+
+    def iterations(methods):
+        total = 0.0
+        for algo, hyper in methods.values():
+            sig = inspect.signature(ALGORITHMS[algo]).parameters
+            work = 1.0
+            for k in ITERATIONS:
+                if k in sig:
+                    v = hyper.get(k, sig[k].default)
+                    work *= max(float(v), 1.0) if isinstance(v, (int, float)) else 1.0
+            total += work
+        return total
+
+    default_methods = {k: list(v) for k, v in base.methods.items()}
+    ratio = (size(spec["builder"], spec["params"]) / size(base.builder, base.params)
+             * grid(spec["params"], spec["grid_values"], spec["grid"])
+             / grid(base.params, base.grid_values, base.grid)
+             * iterations(spec["methods"]) / iterations(default_methods))
+    return PRESET_SECONDS.get(spec["preset"], 60.0) * ratio
+
+
+def check_time(tasks: int, seconds_each: float, workers: int, max_seconds: float | None,
+               what: str, advice: str) -> float:
+    """The estimated wall time of ``tasks`` tasks of ``seconds_each`` on ``workers`` workers;
+    ValueError when it exceeds ``max_seconds`` (None: no limit)."""
+    total = tasks * seconds_each / max(workers, 1)
+    if max_seconds is not None and total > max_seconds:
+        raise ValueError(f"{what}: estimated {_duration(total)} of work on {workers} "
+                         f"worker(s), more than the {_duration(max_seconds)} allowed; {advice}")
+    return total
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
