@@ -25,7 +25,7 @@ from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
 from riskcalc import _frames
-from riskcalc.linear import finite_clients, finite_steps
+from riskcalc.linear import finite_clients, finite_clients_steps, finite_steps
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -185,9 +185,12 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
     when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
     when steps were asked for). With a federated global model (``setting``) the finite-M limit
     where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
-    if setting is not None and setting.global_model == "federated" and steps is None \
+    if setting is not None and setting.global_model == "federated" \
             and get_estimator(spec.method).centered:
-        return federated_limit(spec, setting, route)
+        if steps is None:
+            return federated_limit(spec, setting, route)
+        if spec.method in finite_clients_steps.METHODS and finite_steps.supports(spec):
+            return federated_steps_limit(spec, setting, steps, step_size)
     if steps is None:
         return riskcalc.spec_limit(spec, route=route)
     if finite_steps.supports(spec):
@@ -226,6 +229,27 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
                                               "weights": setting.weights},
                                 bias, var, bias + var, route="finite_clients", notes=res.notes)
+
+
+def federated_steps_limit(spec: ClientSpec, setting: Setting, steps: int,
+                          step_size: float) -> riskcalc.LimitResult:
+    """The limit of the target client (client 0) of the federation ``setting`` samples after
+    ``steps`` gradient steps from its FedAvg global model
+    (``riskcalc.linear.finite_clients_steps``, same per-client parameters and spectrum)."""
+    gam, r, sigma = client_params(spec, setting)
+    lam = float(spec.lam) if spec.method == "rtfa" else None
+    bias, var = finite_clients_steps.clients_steps_limit(
+        spec.method, gamma=gam, sigma=sigma, r=r, lam=lam, steps=steps, step_size=step_size,
+        weights=setting.weights, spectrum=spec.spectrum)
+    bias, var = float(bias), float(var)
+    notes = finite_clients_steps.divergence_notes(spec.gamma, spec.penalty, step_size,
+                                                  spec.spectrum)
+    return riskcalc.LimitResult(spec.method, {**spec.params(), "steps": steps,
+                                              "step_size": step_size,
+                                              "clients": setting.clients,
+                                              "weights": setting.weights},
+                                bias, var, bias + var, route=finite_clients_steps.ROUTE,
+                                notes=notes)
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,

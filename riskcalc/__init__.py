@@ -12,7 +12,7 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
-from riskcalc.linear.finite_steps import spec_steps_limit, steps_limit
+from riskcalc.linear.finite_steps import optimal_steps, spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
                                      unregister_method)
@@ -28,6 +28,7 @@ __all__ = [
     "LogisticClientsResult", "LogisticResult", "METHODS", "Method", "ROUTES",
     "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
     "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",
-    "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "register_method", "spec_limit",
+    "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "optimal_steps", "register_method",
+    "spec_limit",
     "spec_steps_limit", "steps_limit", "unregister_method",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 
 import riskcalc
 from riskcalc.cli import COMMANDS, families, guards
+from riskcalc.linear import finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
@@ -70,7 +71,8 @@ def add_parser(subparsers) -> None:
                    help="closed (Sigma = I), kappa, paper (c0/Stieltjes forms); default auto")
     p.add_argument("--steps", type=int,
                    help="the limit after this many full-batch personalization gradient steps "
-                        "(ftfa, rtfa, local, local_ridge) instead of at convergence")
+                        "(ftfa, rtfa, local, local_ridge; with --clients/--clients-file from "
+                        "the finite-M FedAvg model) instead of at convergence")
     p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--clients", type=int, metavar="M",
                    help="the method's global model over M clients sharing these parameters "
@@ -136,12 +138,12 @@ def _federation(args, spec):
 
 def _finite_clients(args, spec):
     """The finite-M LimitResult of the target and, for --clients-file, the whole federation."""
-    if args.steps is not None or args.step_size is not None:
-        raise ValueError("--clients/--clients-file do not combine with --steps")
     if args.clients is not None and args.clients_file is not None:
         raise ValueError("give --clients M (identical clients) or --clients-file, not both")
     weights = args.weights or "samples"
     fed = _federation(args, spec)
+    if args.steps is not None or args.step_size is not None:
+        return _finite_clients_steps(args, spec, fed, weights), None
     if fed is None:
         return riskcalc.spec_limit(spec, route=args.route, clients=args.clients,
                                    weights=weights), None
@@ -156,6 +158,28 @@ def _finite_clients(args, spec):
                                float(pop.bias[0]), float(pop.variance[0]), float(pop.risk[0]),
                                route="finite_clients", notes=pop.notes)
     return res, pop
+
+
+def _finite_clients_steps(args, spec, fed, weights):
+    """The target's limit after --steps gradient steps from the finite-M global model."""
+    if args.steps is None or args.step_size is None:
+        raise ValueError("--steps and --step-size go together")
+    if args.route != "auto":
+        raise ValueError("--route does not apply with --steps")
+    if fed is None or spec.method not in finite_clients_steps.METHODS:
+        # Also the one error for a method without a steps limit.
+        return riskcalc.spec_steps_limit(spec, args.steps, args.step_size,
+                                         clients=args.clients or len(fed["gamma"]),
+                                         weights=weights)
+    bias, var = finite_clients_steps.clients_steps_limit(
+        spec.method, **fed, lam=float(spec.lam) if spec.method == "rtfa" else None,
+        steps=args.steps, step_size=args.step_size, weights=weights, spectrum=spec.spectrum)
+    params = {**spec.params(), "steps": args.steps, "step_size": args.step_size,
+              "clients": len(fed["gamma"]), "weights": weights}
+    return riskcalc.LimitResult(spec.method, params, float(bias), float(var), float(bias + var),
+                                route=finite_clients_steps.ROUTE,
+                                notes=finite_clients_steps.divergence_notes(
+                                    spec.gamma, spec.penalty, args.step_size, spec.spectrum))
 
 
 def run(args) -> int:

@@ -94,13 +94,9 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, tar
     tgt = groups if targets is None else np.asarray(targets, dtype=int).ravel()
     if np.any((tgt < 0) | (tgt >= gam.size)):
         raise ValueError(f"targets must be group indices in [0, {gam.size - 1}]; got {tgt}")
-    p, g, x, u, var_r = subordination(gam, count, weights)
-    k0 = (x ** 2 + var_r) / p ** 2                      # tau(K_w^2) per target group
-    om = p / (1.0 + gam * x)                            # om_l
-    rho_l = gam * om ** 2
+    fed = federation(gam, count, weights, spectrum)
     s, h = spectrum.atoms, spectrum.weights
     phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
-    tau_y = float(spectrum.signal_mean)
     # The oracle variance per unit sigma^2 (the oracle bias is part of the target's own term).
     own = (np.zeros(tgt.size) if method == "fedavg" else
            kappa.ridge_factors(gam[tgt], lam[tgt] if method == "rtfa" else 0 * lam[tgt],
@@ -109,36 +105,63 @@ def sigma_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, tar
     # Per block: (targets x groups) arrays and the chains' (targets x 4 x atoms) arrays.
     for blk in kappa.blocks(tgt.size, max(gam.size, 4 * s.size)):
         i = tgt[blk]
-        others = count - (groups == i[:, None])         # clients other than the target
-        omega, rho = others @ om, others @ rho_l
-        k0i = k0[i]
+        omega, cb1, cb2, cv2 = trace_coefficients(i, gam, r, sigma, count, fed)
         if method == "fedavg":
             # R = I, F = Sigma: whitened traces of K_w = (p_i W_i + omega)^-1, which is free
             # from Sigma (the chains [(K, y), (K, s)], [(K, s), (K, s)], [(K, s)]; tests).
-            t1, t2, t3, t4 = k0i * tau_y, k0i, np.full(i.size, g), np.zeros(i.size)
+            k0i = fed["k0"][i]
+            t1, t2, t3, t4 = k0i * fed["tau_y"], k0i, np.full(i.size, fed["g"]), np.zeros(i.size)
         else:
-            t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], p[i], omega, s, h,
+            t1, t2, t3, t4 = _target_chains(method, gam[i], lam[i], fed["p"][i], omega, s, h,
                                             s * s * phi)
-        # Target's own signal and noise (j = i): identities 1 and 2 with b = all other clients.
-        den = 1.0 - rho * k0i
-        b_own = omega ** 2 * t1 + rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0i) / den * t2
-        v_own = t3 - omega * t2 + rho * (g - omega * k0i) / den * t2
-        # Other clients j (columns): identity 1 or 2 conditionally on everything but W_j, then
-        # again.
-        rpp = rho[:, None] - rho_l
-        dpp = 1.0 - rpp * k0i[:, None]
-        kj2 = k0i[:, None] / dpp                        # tau(K_j^2)
-        wj_b = rho_l * tau_y * (1 - 2 * om * g + om ** 2 * kj2) / (1 - rho_l * kj2)
-        wj_v = rho_l * (g - om * kj2) / (1 - rho_l * kj2)
-        per_b = r ** 2 * (om ** 2 * (t1[:, None] + rpp * k0i[:, None] * tau_y / dpp
-                                     * t2[:, None]) + wj_b * t2[:, None] / dpp)
-        per_v = sigma ** 2 * p * gam * (om - wj_v) * t2[:, None] / dpp
-        bias[blk] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
+        bias[blk] = cb1 * t1 + cb2 * t2
         with np.errstate(invalid="ignore"):
             own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
-                own[blk] + 2 * p[i] * gam[i] * t4 + p[i] * gam[i] * v_own))
-        var[blk] = own_v + np.einsum("tj,tj->t", others, per_v)
+                own[blk] + 2 * fed["p"][i] * gam[i] * t4 + fed["p"][i] * gam[i] * t3))
+        var[blk] = own_v + cv2 * t2
     return bias, var
+
+
+def federation(gam, count, weights, spectrum) -> dict:
+    """The federation's subordination scalars (module docstring): the weights p, g = tau(G),
+    k0 = tau(K_w^2) per target group, om_l, rho_l = gamma_l om_l^2 and tau(Y) = int s dG."""
+    p, g, x, u, var_r = subordination(gam, count, weights)
+    om = p / (1.0 + gam * x)
+    return {"p": p, "g": g, "k0": (x ** 2 + var_r) / p ** 2, "om": om,
+            "rho_l": gam * om ** 2, "tau_y": float(spectrum.signal_mean)}
+
+
+def trace_coefficients(i, gam, r, sigma, count, fed):
+    """omega and the coefficients that turn the target traces t1..t4 (module docstring) into
+    the limits of the target groups ``i``::
+
+        bias = cb1 t1 + cb2 t2,
+        variance = sigma_i^2 (own_i + 2 p_i gamma_i t4 + p_i gamma_i t3) + cv2 t2,
+
+    own_i the oracle variance per unit sigma^2 (identities 1 and 2 for the target's own data,
+    applied twice for every other client j; arrays over ``i``)."""
+    p, g, k0, om, rho_l, tau_y = (fed[k] for k in ("p", "g", "k0", "om", "rho_l", "tau_y"))
+    others = count - (np.arange(gam.size) == i[:, None])     # clients other than the target
+    omega, rho = others @ om, others @ rho_l
+    k0i = k0[i]
+    # Target's own signal and noise (j = i): identities 1 and 2 with b = all other clients.
+    den = 1.0 - rho * k0i
+    # Other clients j (columns): identity 1 or 2 conditionally on everything but W_j, then
+    # again.
+    rpp = rho[:, None] - rho_l
+    dpp = 1.0 - rpp * k0i[:, None]
+    kj2 = k0i[:, None] / dpp                        # tau(K_j^2)
+    wj_b = rho_l * tau_y * (1 - 2 * om * g + om ** 2 * kj2) / (1 - rho_l * kj2)
+    wj_v = rho_l * (g - om * kj2) / (1 - rho_l * kj2)
+    cb1 = r[i] ** 2 * omega ** 2 + others @ (r ** 2 * om ** 2)
+    cb2 = (r[i] ** 2 * rho * tau_y * (1 - 2 * omega * g + omega ** 2 * k0i) / den
+           + np.einsum("tj,tj->t", others, r ** 2 * (om ** 2 * rpp * k0i[:, None] * tau_y
+                                                     + wj_b) / dpp))
+    with np.errstate(invalid="ignore"):
+        cv2 = (np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * p[i] * gam[i]
+                        * (rho * (g - omega * k0i) / den - omega))
+               + np.einsum("tj,tj->t", others, sigma ** 2 * p * gam * (om - wj_v) / dpp))
+    return omega, cb1, cb2, cv2
 
 
 def _target_chains(method, gamma, lam, p, omega, s, h, y):

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear import weighted_mp
-from riskcalc._validate import as_array, positive
+from riskcalc.linear import finite_clients_steps, weighted_mp
+from riskcalc._validate import as_array, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
@@ -57,7 +57,7 @@ MAX_CONTOUR_NODES = 2 ** 15
 
 
 def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
-                spectrum=None) -> LimitResult:
+                spectrum=None, clients=None, weights=None) -> LimitResult:
     """Asymptotic bias, variance and risk after ``steps`` personalization gradient steps.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7 Algs. 5-6 (full batch), with Thms 1-2 /
@@ -79,6 +79,13 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     spectrum : Spectrum, optional
         Eigenvalue distribution of Sigma (default identity); the direction of theta must be
         uniform (``signal_weights`` left at their default).
+    clients : int, optional
+        M: start FTFA and RTFA from the FedAvg global model over M clients sharing these
+        parameters (``riskcalc.linear.finite_clients_steps``; route
+        ``"finite_clients_steps"``) instead of the exact centre; the local baselines do not
+        use a global model (a note says so).
+    weights : {"samples", "uniform"}, optional
+        Client weights with ``clients`` (default samples).
 
     Returns
     -------
@@ -101,7 +108,8 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     (0.72, 0.02)
     """
     return spec_steps_limit(ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
-                                       spectrum=spectrum), steps, step_size)
+                                       spectrum=spectrum), steps, step_size, clients=clients,
+                            weights=weights)
 
 
 def supports(spec: ClientSpec) -> bool:
@@ -111,7 +119,8 @@ def supports(spec: ClientSpec) -> bool:
     return spec.method in METHODS and (sp is None or sp.signal_is_uniform)
 
 
-def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
+def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
+                     weights=None) -> LimitResult:
     """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
     validation; the command line and ``montecarlo.compare`` start from a spec)."""
     if spec.method not in METHODS:
@@ -120,6 +129,19 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
     if not supports(spec):
         raise ValueError("spectrum signal_weights: finite-step limits need theta in a uniform "
                          "direction (signal_weights equal to the eigenvalue weights)")
+    if clients is not None and spec.method in finite_clients_steps.METHODS:
+        return finite_clients_steps.spec_clients_steps_limit(spec, steps, step_size, clients,
+                                                             weights)
+    if clients is None and weights is not None:
+        raise ValueError("weights apply to a finite number of clients only (give clients=M)")
+    if clients is not None:
+        res = spec_steps_limit(spec, steps, step_size)
+        return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
+                                        "weights": weights or "samples"},
+                           res.bias, res.variance, res.risk, route=res.route,
+                           notes=res.notes + ("the local baselines start from 0, not from the "
+                                              "global model: the number of clients does not "
+                                              "enter",))
     k = as_array("steps", steps, low=0.0)
     if np.any(k != np.round(k)):
         raise ValueError(f"steps must be integers >= 0, got {steps!r}")
@@ -145,6 +167,57 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size) -> LimitResult:
                      "(1 + sqrt(gamma))^2 for Sigma = I): gradient descent diverges there, and "
                      "the risk grows without bound in steps")
     return LimitResult(spec.method, params, *out, route="finite-steps", notes=tuple(notes))
+
+
+def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam=None,
+                  spectrum=None, clients=None, weights=None,
+                  max_steps: int = 200) -> LimitResult:
+    """The number of personalization gradient steps k in 0..``max_steps`` that minimizes the
+    limiting risk, by evaluating the exact curve at every integer k (the risk is not
+    monotone in k: early stopping regularizes; derived here from ``steps_limit``).
+
+    Parameters
+    ----------
+    method, gamma, sigma, step_size, r, rho, lam, spectrum, clients, weights
+        As for ``steps_limit``, scalars (one parameter point).
+    max_steps : int
+        The largest k tried (>= 0).
+
+    Returns
+    -------
+    LimitResult
+        The limit at the best k (``params["steps"]``; the first minimizer on ties); a note
+        when the risk still decreases at ``max_steps``.
+
+    Raises
+    ------
+    ValueError
+        As ``steps_limit``, or for array parameters.
+
+    Examples
+    --------
+    >>> res = optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=0.2, max_steps=50)
+    >>> res.params["steps"] > 0
+    True
+    """
+    max_steps = positive_int("max_steps", max_steps, minimum=0)
+    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                      spectrum=spectrum)
+    for name, value in {**spec.params(), "step_size": step_size}.items():
+        if name != "spectrum" and np.ndim(value):
+            raise ValueError(f"optimal_steps takes one parameter point; {name} is an array")
+    ks = np.arange(max_steps + 1)
+    curve = spec_steps_limit(spec, ks, step_size, clients=clients, weights=weights)
+    best = int(np.argmin(curve.risk))
+    notes = curve.notes
+    if best == max_steps and max_steps > 0:
+        notes += (f"the risk still decreases at max_steps = {max_steps}: raise max_steps (the "
+                  "converged limit is riskcalc.limit)",)
+    params = {**curve.params, "steps": best, "step_size": float(step_size),
+              "max_steps": max_steps}
+    return LimitResult(spec.method, params, float(curve.bias[best]),
+                       float(curve.variance[best]), float(curve.risk[best]), route=curve.route,
+                       notes=notes)
 
 
 def filter_integrals(gamma, lam, steps, step_size):
