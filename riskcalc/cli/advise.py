@@ -119,8 +119,9 @@ def print_table(result) -> None:
     if rec.p is not None:
         print("  weights p_j: " + ", ".join(f"{x:.4g}" for x in rec.p))
     for row in result.per_client():
-        print(f"  client {row['client']}: {row['method']} ({row['weights']} weights), risk "
-              f"{_fmt(row['risk'])}")
+        how = ("no global model" if row["weights"] == "none"
+               else f"{row['weights']} weights")
+        print(f"  client {row['client']}: {row['method']} ({how}), risk {_fmt(row['risk'])}")
     for g in result.weight_gains():
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
