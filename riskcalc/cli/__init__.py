@@ -26,6 +26,8 @@ COMMANDS = {
     "check": "check the papers' claims: verdicts with evidence",
     "check-method": "run the registry's common checks on a method",
     "figures": "regenerate the papers' figures",
+    "advise": "rank the candidate pipelines of a federation by predicted risk",
+    "estimate": "estimate a federation's gamma_j, sigma_j, r_j and spectrum from data",
 }
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive, positive_int
+from riskcalc._validate import as_array, nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
@@ -39,7 +39,8 @@ METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
 COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, and "
             f"{', '.join(METHODS[len(HETEROGENEOUS):])} with Sigma = I")
-#: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
+#: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
+#: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
 WEIGHTS = ("samples", "uniform")
 
 
@@ -88,8 +89,17 @@ def check_weights(weights) -> str:
     return weights
 
 
+def client_weight_vector(weights, m: int) -> np.ndarray:
+    """Explicit client weights: M positive finite numbers, returned normalized to sum one."""
+    p = np.ravel(np.asarray(as_array("weights", weights, low=0.0, low_open=True), float))
+    if p.size != m:
+        raise ValueError(f"weights must name one of {', '.join(WEIGHTS)} or give one positive "
+                         f"number per client ({m}); got {p.size}")
+    return p / p.sum()
+
+
 def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
-                  weights: str = "samples", spectrum=None, spectra=None,
+                  weights="samples", spectrum=None, spectra=None,
                   d: int | None = None) -> ClientsLimit:
     """Finite-M limits of every client of a heterogeneous federation.
 
@@ -109,8 +119,10 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         The penalty of ``rtfa`` (per client or shared) or ``pfedme`` (shared).
     alpha : float, optional
         MAML-FL's step size.
-    weights : {"samples", "uniform"}
-        p_j = n_j / N (the FedAvg objective) or 1/M.
+    weights : {"samples", "uniform"} or sequence of float
+        p_j = n_j / N (the FedAvg objective), 1/M, or M positive numbers (normalized to sum
+        one): the weights of the clients' losses in the global objective (paper 003, eq. 6;
+        every step of the derivation holds for any positive p_j).
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
         Sigma = I); fedavg, ftfa and rtfa only.
@@ -155,7 +167,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
             spectrum, joint = joint.marginal(0), None
             spectrum = None if spectrum.is_identity else spectrum
     check_method(info.name, spectrum if joint is None else joint)
-    weights = check_weights(weights)
+    named = isinstance(weights, str)
+    if named:
+        weights = check_weights(weights)
     given = {"lam": lam, "alpha": alpha}
     for name, value in given.items():
         if (value is None) == (info.tuning == name):
@@ -178,18 +192,20 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     gam = positive("gamma", vals["gamma"])
     sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
     lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
+    p = np.zeros(m) if named else client_weight_vector(weights, m)
     # Identical clients form one group (a homogeneous federation costs one client's work).
     types = np.zeros(m) if joint is None else vals.pop("spectra")
-    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr, types]), axis=0,
+    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr, types, p]), axis=0,
                                      return_inverse=True, return_counts=True)
     if info.name not in HETEROGENEOUS and np.unique(rows[:, 3]).size > 1:
         raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
                          "clients: give a single value")
+    group_weights = weights if named else rows[:, 5]
     if joint is None:
-        bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], weights, spectrum)
+        bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights, spectrum)
     else:
-        bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], weights, joint,
-                                  rows[:, 4].astype(int))
+        bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
+                                  joint, rows[:, 4].astype(int))
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
@@ -197,7 +213,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     if joint is not None:
         params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
                              for s in specs]
-    params.update(clients=m, weights=weights)
+    params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()), notes=notes(info.name, gam, lam_arr))
 

@@ -102,7 +102,10 @@ def solve_g(gam, p, count) -> float:
 
 
 def client_weights(gam, count, weights):
-    """p_l of one client of each group: n_l / N (``samples``) or 1/M (``uniform``)."""
+    """p_l of one client of each group: n_l / N (``samples``), 1/M (``uniform``), or the
+    given array of per-group weights (normalized by ``clients_limit``: sum count p = 1)."""
+    if not isinstance(weights, str):
+        return np.asarray(weights, dtype=float)
     if weights == "samples":
         return (1.0 / gam) / np.sum(count / gam)
     return np.full(gam.shape, 1.0 / count.sum())

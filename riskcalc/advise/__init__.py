@@ -1,0 +1,307 @@
+"""``riskcalc.advise``: from a federation to the pipeline with the lowest predicted risk.
+
+For a federation of M clients (``Federation``: every client's gamma_j, r_j, sigma_j, one
+shared covariance spectrum), every candidate pipeline of paper 003
+(``003_4b976ddf5225c17e.txt``) is evaluated on the exact finite-M limits of
+``riskcalc.clients_limit`` (the global model solved over these M clients):
+
+* FedAvg (eq. 6), FTFA (eq. 7, Thm 1), RTFA (eq. 8, Thm 2) with each client's lam_j minimizing
+  its own finite-M risk, MAML-FL (eqs. 12-13) and pFedMe (eq. 14) at the alpha / lam
+  minimizing the mean risk (finite-M limits with Sigma = I only);
+* each with sample weights p_j = n_j / N, uniform weights 1/M and the OPTIMAL weights (the
+  point of the simplex minimizing the mean risk jointly with the tuning; ``weights``);
+* local ridge at its lam* (Cor. 3.1; no global model, so exact at any M; needs rho_j).
+
+Candidates are ranked by the federation's mean risk (1/M) sum_j R_j and the first is
+recommended; per client, the candidate with its smallest risk. Pipelines whose only limit is
+the ORACLE one (the centre theta_0 known exactly, M -> infinity) are listed apart as
+``reference`` with a note and never recommended, since they are optimistic at finite M: fine-
+tuning with the optimal number of gradient steps (Sec. 7; ``riskcalc.steps_limit``), and
+MAML-FL / pFedMe with a non-identity spectrum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc.advise.federation import Federation, from_clients
+from riskcalc.advise import tune, weights as wopt
+from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.limits import limit
+from riskcalc.linear.model import LAM_RANGE
+from riskcalc.linear.tuning import optimal_limit
+
+__all__ = ["Advice", "Candidate", "Federation", "advise", "from_clients"]
+
+WEIGHT_NAMES = ("samples", "uniform", "optimal")
+#: Every pipeline ``advise`` knows, in the order it evaluates them.
+PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
+_ORACLE_NOTE = ("oracle limit (the centre theta_0 known exactly, M -> infinity): optimistic at "
+                "finite M, listed for reference and not recommended")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pipeline: method, tuning, client weights and every client's predicted risk."""
+
+    method: str
+    tuning: dict
+    weights: str
+    p: np.ndarray | None
+    risks: np.ndarray
+    limit: str = "finite-M"
+    notes: tuple = field(default=())
+
+    @property
+    def mean_risk(self) -> float:
+        return float(np.mean(self.risks))
+
+    @property
+    def worst_risk(self) -> float:
+        return float(np.max(self.risks))
+
+    def as_dict(self) -> dict:
+        """Plain JSON values; an infinite risk (the interpolation threshold) becomes None."""
+        return {"method": self.method, "tuning": self.tuning,
+                "weights": {"name": self.weights,
+                            "p": None if self.p is None else np.asarray(self.p).tolist()},
+                "risks": _json(self.risks), "mean_risk": _json(self.mean_risk),
+                "worst_risk": _json(self.worst_risk), "limit": self.limit,
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The result of ``advise``: ranked candidates, the oracle references, the
+    recommendation for the federation and per client, and what the optimal weights gain."""
+
+    federation: Federation
+    candidates: tuple
+    reference: tuple
+    skipped: tuple
+
+    @property
+    def recommended(self) -> Candidate:
+        """The candidate with the smallest mean risk."""
+        return self.candidates[0]
+
+    def per_client(self) -> list:
+        """Per client: the candidate (index into ``candidates``) with its smallest risk."""
+        table = np.array([c.risks for c in self.candidates])
+        best = np.argmin(table, axis=0)
+        return [{"client": j, "candidate": int(k), "method": self.candidates[k].method,
+                 "weights": self.candidates[k].weights, "risk": _json(table[k, j])}
+                for j, k in enumerate(best)]
+
+    def weight_gains(self) -> list:
+        """Per method with optimal weights: the mean risk under each weighting and the
+        relative gain of the optimal weights over the sample weights."""
+        out = []
+        for method in dict.fromkeys(c.method for c in self.candidates):
+            means = {c.weights: c.mean_risk for c in self.candidates if c.method == method}
+            if "optimal" in means and "samples" in means:
+                s, o = means["samples"], means["optimal"]
+                out.append({"method": method, **{k: _json(v) for k, v in means.items()},
+                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) else 0.0)})
+        return out
+
+    def as_dict(self) -> dict:
+        rec = self.recommended.as_dict()
+        rec["per_client"] = self.per_client()
+        return {"federation": self.federation.describe(),
+                "candidates": [c.as_dict() for c in self.candidates],
+                "recommended": rec, "weight_gains": self.weight_gains(),
+                "reference": [c.as_dict() for c in self.reference],
+                "skipped": list(self.skipped)}
+
+
+def advise(federation: Federation, methods=None) -> Advice:
+    """Every candidate pipeline's predicted risks for ``federation``, ranked.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 6-14 and Thms 1-4 at finite M
+    (``riskcalc.clients_limit``) and Cor. 3.1; the tuning and the optimal weights are derived
+    here (``riskcalc.advise.tune``, ``riskcalc.advise.weights``).
+
+    Parameters
+    ----------
+    federation : Federation
+    methods : sequence of str, optional
+        The pipelines to evaluate (default: all of ``PIPELINES``).
+
+    Returns
+    -------
+    Advice
+        ``candidates`` sorted by mean risk (the first is recommended), ``reference`` (oracle
+        limits, not ranked with them), ``skipped`` (one sentence per pipeline left out).
+
+    Examples
+    --------
+    >>> fed = Federation(gamma=[0.5, 1.5, 2.0], r=[0.5, 1.0, 1.0], sigma=[1.0, 0.5, 0.5])
+    >>> adv = advise(fed)
+    >>> adv.recommended.mean_risk <= min(c.mean_risk for c in adv.candidates)
+    True
+    """
+    fed = federation
+    chosen = PIPELINES if methods is None else tuple(methods)
+    unknown = sorted(set(chosen) - set(PIPELINES))
+    if unknown or not chosen:
+        raise ValueError(f"methods must be among {', '.join(PIPELINES)}; got "
+                         f"{', '.join(unknown) or 'none'}")
+    cands, refs, skipped = [], [], []
+    starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
+              "uniform": np.full(fed.m, 1.0 / fed.m)}
+    for method in ("fedavg", "ftfa"):
+        if method in chosen:
+            cands += _untuned(method, fed, starts, skipped)
+    if "rtfa" in chosen:
+        cands += _rtfa(fed, starts)
+    for method in ("maml_fl", "pfedme"):
+        if method not in chosen:
+            continue
+        if fed.spectrum is None:
+            cands += _own(method, fed, starts, skipped)
+        else:
+            refs.append(_own_oracle(method, fed))
+    if "local_ridge" not in chosen:
+        pass
+    elif fed.rho is None:
+        skipped.append("local_ridge: needs rho_j = ||theta_j|| for every client (the clients "
+                       "file's rho, or riskcalc estimate)")
+    else:
+        try:
+            res = optimal_limit("local_ridge", gamma=fed.gamma, sigma=fed.sigma, rho=fed.rho,
+                                spectrum=fed.spectrum)
+            lam = res.params["lam"]
+            cands.append(Candidate("local_ridge", {"lam": np.atleast_1d(lam).tolist()}, "none",
+                                   None, np.atleast_1d(res.risk).astype(float),
+                                   limit="exact (no global model)"))
+        except ValueError as exc:
+            skipped.append(f"local_ridge: {exc}")
+    if "ftfa_steps" in chosen:
+        steps, eta, risk = tune.optimal_steps(fed.gamma, fed.r, fed.sigma, fed.spectrum)
+        refs.append(Candidate(
+            "ftfa_steps", {"steps": steps.tolist(), "step_size": eta.tolist()}, "none", None,
+            risk, limit="oracle",
+            notes=("no finite-M limit of fine-tuning steps yet; " + _ORACLE_NOTE,
+                   "step size 1 / top of the spectrum of S_j; steps minimize each client's "
+                   "oracle risk")))
+    if not cands:
+        raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
+                         f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))
+    order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
+                                                      _rank(cands[k].worst_risk), k))
+    return Advice(fed, tuple(cands[k] for k in order), tuple(refs), tuple(skipped))
+
+
+def _untuned(method, fed, starts, skipped):
+    """FedAvg or FTFA with the three weightings."""
+    def mean(p, extra):
+        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
+                             spectrum=fed.spectrum).mean_risk
+
+    out = []
+    for name in ("samples", "uniform"):
+        res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=name,
+                            spectrum=fed.spectrum)
+        out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
+    try:
+        p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m)
+    except SolverError:
+        skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
+                       "weighting (a client at the interpolation threshold gamma = 1)")
+        return out
+    res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
+                        spectrum=fed.spectrum)
+    out.append(Candidate(method, {}, "optimal", p, res.risk, notes=res.notes))
+    return out
+
+
+def _rtfa(fed, starts):
+    """RTFA with each client's lam_j tuned on its finite-M curve, for the three weightings."""
+    out, tuned = [], {}
+    for name in ("samples", "uniform"):
+        lam, risk = tune.rtfa_lams(fed, name)
+        tuned[name] = lam
+        out.append(Candidate("rtfa", {"lam": lam.tolist()}, name, starts[name], risk))
+    lo, hi = np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1])
+
+    def mean(p, loglam):
+        return clients_limit("rtfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
+                             lam=np.exp(loglam), weights=p, spectrum=fed.spectrum).mean_risk
+
+    def log_start(lam):
+        # lam = 0 (interpolation best) starts from a small penalty instead.
+        return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
+
+    p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
+                            extra_bounds=[(lo, hi)] * fed.m)
+    lam, risk = tune.rtfa_lams(fed, p)
+    out.append(Candidate("rtfa", {"lam": lam.tolist()}, "optimal", p, risk))
+    return out
+
+
+def _own(method, fed, starts, skipped):
+    """MAML-FL or pFedMe (own global objectives, Sigma = I) at the shared alpha / lam
+    minimizing the mean risk, for the three weightings."""
+    name = "alpha" if method == "maml_fl" else "lam"
+    if method == "maml_fl":
+        top = float(np.max((1 + np.sqrt(fed.gamma)) ** 2))
+        grid = np.logspace(-3, np.log10(2.0), 9) / top
+    else:
+        with np.errstate(divide="ignore"):
+            scale = np.median(np.clip(fed.sigma ** 2 * fed.gamma / fed.r ** 2, 1e-6, 1e6))
+        grid = scale * np.logspace(-3, 3, 9)
+    out = []
+    for wname in ("samples", "uniform"):
+        try:
+            value, res = tune.shared_tuning(method, fed, wname, grid)
+        except SolverError as exc:
+            skipped.append(f"{method} with {wname} weights: {exc}")
+            continue
+        out.append(Candidate(method, {name: value}, wname, starts[wname], res.risk,
+                             notes=res.notes))
+    if not out:
+        return out
+
+    def mean(p, extra):
+        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
+                             **{name: float(np.exp(extra[0]))}).mean_risk
+
+    bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
+    p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
+                            extra_bounds=bounds)
+    value = float(np.exp(x[0]))
+    res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
+                        **{name: value})
+    out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
+    return out
+
+
+def _own_oracle(method, fed):
+    """MAML-FL / pFedMe with a non-identity spectrum: the oracle limit (no finite-M limit);
+    MAML-FL's oracle risk is FTFA's whatever alpha, pFedMe's is RTFA's at lam*."""
+    if method == "maml_fl":
+        res, tuning = limit("maml_fl", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, alpha=0.0,
+                            spectrum=fed.spectrum), {"alpha": None}
+    else:
+        res = optimal_limit("pfedme", gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
+                            spectrum=fed.spectrum)
+        tuning = {"lam": np.atleast_1d(res.params["lam"]).tolist()}
+    return Candidate(method, tuning, "none", None, np.atleast_1d(res.risk).astype(float),
+                     limit="oracle",
+                     notes=("finite-M limits of this method exist for Sigma = I only; "
+                            + _ORACLE_NOTE,))
+
+
+def _rank(v):
+    return v if np.isfinite(v) else np.inf
+
+
+def _json(v):
+    """A float or list with infinities as None (standard JSON)."""
+    arr = np.asarray(v, dtype=float)
+    out = np.where(np.isfinite(arr), arr, None)
+    return out.tolist()

@@ -1,0 +1,150 @@
+"""Tuning on the exact finite-M limits: per-client penalties, a shared parameter, steps.
+
+Every search here minimizes an exact limit of ``riskcalc.clients_limit`` (or the oracle limits
+of ``riskcalc.limit`` / ``riskcalc.steps_limit``): a log-spaced grid brackets the minimum, then
+a golden-section search refines it inside the bracket (a bounded scalar minimization; for the
+per-client penalties of RTFA, one search per client run side by side, since client j's risk
+depends on its own lam_j only: the FedAvg global model does not involve lam).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.model import LAM_RANGE
+
+#: Grid of the bracketing pass, in units of the oracle lam* = sigma^2 gamma / r^2.
+LAM_GRID = np.logspace(-5, 5, 41)
+#: Relative width of the golden-section bracket at which the searches stop (in log lam: the
+#: risk is smooth at its minimum, so its error is of order this squared).
+XTOL = 1e-9
+_INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def golden(fun, lo, hi, xtol: float = XTOL):
+    """Minimize ``fun`` (vectorized: arrays of points -> arrays of values, elementwise) over
+    [lo, hi] elementwise by golden-section search (a unimodal function in the bracket);
+    returns (argmin, min)."""
+    lo, hi = np.array(lo, float), np.array(hi, float)
+    a, b = hi - _INV_PHI * (hi - lo), lo + _INV_PHI * (hi - lo)
+    fa, fb = fun(a), fun(b)
+    while np.any(hi - lo > xtol * np.maximum(1.0, np.abs(lo))):
+        left = fa <= fb
+        hi = np.where(left, b, hi)
+        lo = np.where(left, lo, a)
+        b_new = np.where(left, a, lo + _INV_PHI * (hi - lo))
+        a_new = np.where(left, hi - _INV_PHI * (hi - lo), b)
+        f_new = fun(np.where(left, a_new, b_new))
+        fa, fb = np.where(left, f_new, fb), np.where(left, fa, f_new)
+        a, b = a_new, b_new
+    x = np.where(fa <= fb, a, b)
+    return x, np.minimum(fa, fb)
+
+
+def rtfa_lams(fed, weights):
+    """Each client's RTFA penalty minimizing its own finite-M risk (module docstring).
+
+    Parameters
+    ----------
+    fed : riskcalc.advise.Federation
+    weights : str or array_like
+        Client weights of the FedAvg global model (as in ``clients_limit``).
+
+    Returns
+    -------
+    lam, risk : ndarray (M,)
+        lam_j in {0} U [1e-100, 1e100] (0 is FTFA, kept when interpolating is best).
+    """
+    def risks(lam):
+        return clients_limit("rtfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, lam=lam,
+                             weights=weights, spectrum=fed.spectrum).risk
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.clip(fed.sigma ** 2 * fed.gamma / fed.r ** 2, 1e-60, 1e60)
+    scale = np.where(np.isfinite(scale), scale, 1e60)
+    logs = np.log(np.clip(scale[None, :] * LAM_GRID[:, None], *LAM_RANGE))
+    values = np.array([risks(np.exp(row)) for row in logs])
+    i = np.argmin(values, axis=0)
+    cols = np.arange(fed.m)
+    lo = logs[np.maximum(i - 1, 0), cols]
+    hi = logs[np.minimum(i + 1, LAM_GRID.size - 1), cols]
+    x, best = golden(lambda t: risks(np.exp(t)), lo, hi)
+    lam = np.exp(x)
+    # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot
+    # reach.
+    ftfa = clients_limit("ftfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=weights,
+                         spectrum=fed.spectrum).risk
+    take = ftfa < best
+    return np.where(take, 0.0, lam), np.where(take, ftfa, best)
+
+
+def shared_tuning(method: str, fed, weights, grid):
+    """The one alpha (maml_fl) or lam (pfedme) minimizing the federation's mean finite-M
+    risk: the best point of ``grid`` then golden-section search between its neighbours.
+    Points where the limit cannot be computed (SolverError) count as infinite risk.
+
+    Returns
+    -------
+    value : float
+    result : ClientsLimit
+    """
+    name = "alpha" if method == "maml_fl" else "lam"
+
+    def result(v):
+        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
+                             weights=weights, **{name: float(v)})
+
+    def mean(t):
+        out = np.empty(np.size(t))
+        for k, v in enumerate(np.atleast_1d(np.exp(t))):
+            try:
+                out[k] = result(v).mean_risk
+            except SolverError:
+                out[k] = np.inf
+        return out.reshape(np.shape(t))
+
+    logs = np.log(grid)
+    values = mean(logs)
+    if not np.isfinite(values).any():
+        raise SolverError(f"{method}: no finite-M limit could be computed on the tuning grid")
+    i = int(np.argmin(values))
+    x, _ = golden(mean, logs[max(i - 1, 0)], logs[min(i + 1, grid.size - 1)], xtol=1e-3)
+    value = float(np.exp(x))
+    return value, result(value)
+
+
+def optimal_steps(gamma, r, sigma, spectrum, kmax: int = 4000):
+    """Per client, the number k of full-batch fine-tuning steps (FTFA from the centre, step
+    size eta = 1 / top of the spectrum of S) minimizing the ORACLE steps limit
+    (``riskcalc.steps_limit``; paper 003 Sec. 7, Algs. 5-6; no finite-M steps limit exists
+    yet). A geometric grid of k, then every integer between the best point's neighbours.
+
+    Returns
+    -------
+    steps, step_size, risk : ndarray (M,)
+    """
+    from riskcalc.linear import weighted_mp
+    from riskcalc.linear.finite_steps import steps_limit
+
+    grid = np.unique(np.concatenate([[0], np.round(np.logspace(0, np.log10(kmax), 48))]))
+    steps, eta, risk = (np.empty(len(gamma)) for _ in range(3))
+    for j, (g, rr, s) in enumerate(zip(gamma, r, sigma)):
+        top = ((1 + np.sqrt(g)) ** 2 if spectrum is None
+               else weighted_mp.support_edges(g, spectrum)[1])
+        eta[j] = 1.0 / top
+
+        def curve(k, g=g, rr=rr, s=s, e=eta[j]):
+            return steps_limit("ftfa", gamma=g, r=rr, sigma=s, steps=k, step_size=e,
+                               spectrum=spectrum).risk
+
+        values = curve(grid)
+        i = int(np.argmin(values))
+        fine = np.arange(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)] + 1)
+        if spectrum is not None and fine.size > 40:
+            fine = np.unique(np.round(np.geomspace(max(fine[0], 1), fine[-1], 40)))
+        fv = curve(fine)
+        k = int(np.argmin(fv))
+        steps[j], risk[j] = fine[k], fv[k]
+    return steps.astype(int), eta, risk

@@ -1,0 +1,78 @@
+"""Optimal aggregation weights: the p on the simplex minimizing the federation's mean risk.
+
+Derived here: the finite-M limits (``riskcalc.clients_limit``) hold for any positive client
+weights p_j of the global objective (paper 003, eq. 6 with general p_j), so the mean risk
+(1/M) sum_j R_j(p, tuning) is a smooth function on the open simplex. It is minimized jointly
+over p and the method's tuning (the log penalties of RTFA, the shared log alpha / log lam of
+MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >= ``P_MIN``
+(a client with p_j -> 0 leaves the global objective; the bound keeps the limits finite), from
+the best of the starting points given (the sample and uniform weights with their tuned
+parameters). The result is the best point found, so it is never worse than a start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+
+#: Smallest weight a client may get, relative to 1/M.
+P_MIN = 1e-4
+
+
+def optimize(objective, starts, m: int, extra_bounds=()):
+    """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
+
+    Parameters
+    ----------
+    objective : callable
+        (p ndarray (m,), extra ndarray (k,)) -> float; may raise ValueError/SolverError
+        where no limit exists (counted as a large value).
+    starts : list of (p, extra)
+        Starting points; the best of them is the fallback.
+    m : int
+        Number of clients.
+    extra_bounds : sequence of (low, high)
+        Bounds of the extra (tuning) variables.
+
+    Returns
+    -------
+    p, extra, value
+    """
+    from scipy.optimize import minimize  # here, not at import: fast CLI start
+
+    k = len(extra_bounds)
+    start_vals = []
+    for p, extra in starts:
+        start_vals.append(_safe(objective, np.asarray(p, float), np.asarray(extra, float)))
+    best = int(np.argmin(start_vals))
+    best_p, best_x, best_v = (np.asarray(starts[best][0], float),
+                              np.asarray(starts[best][1], float), start_vals[best])
+    if not np.isfinite(best_v):
+        raise SolverError("optimal weights: no starting point has a finite mean risk")
+    penalty = 10.0 * abs(best_v) + 1.0
+
+    def fun(z):
+        v = _safe(objective, z[:m] / z[:m].sum(), z[m:])
+        return v if np.isfinite(v) else penalty
+
+    bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
+    cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
+             "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
+    z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
+    res = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
+                   options={"ftol": 1e-10, "maxiter": 100})
+    p_new = np.clip(res.x[:m], P_MIN / m, 1.0)
+    p_new = p_new / p_new.sum()
+    value = _safe(objective, p_new, res.x[m:])
+    if value < best_v:
+        best_p, best_x, best_v = p_new, res.x[m:], value
+    return best_p, best_x, best_v
+
+
+def _safe(objective, p, extra) -> float:
+    try:
+        value = float(objective(p, extra))
+    except (ValueError, SolverError):
+        return np.inf
+    return value if np.isfinite(value) else np.inf

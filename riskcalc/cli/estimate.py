@@ -1,0 +1,51 @@
+"""``riskcalc estimate --data FED.npz``: a federation's gamma_j, sigma_j, r_j, rho_j and
+covariance spectrum from data, with standard errors (``riskcalc.estimate``)."""
+
+from __future__ import annotations
+
+import json
+
+from riskcalc.cli import COMMANDS
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "estimate", help=COMMANDS["estimate"],
+        description="Moment (Dicker 2014) or local least-squares estimates of every client's "
+                    "gamma_j = d/n_j, sigma_j, r_j = ||theta_j - theta_0||, rho_j = ||theta_j|| "
+                    "and of the spectral moments of the covariance, with standard errors. The "
+                    "JSON's 'federation' list is a clients file for riskcalc advise.")
+    p.add_argument("--data", required=True, metavar="FED.npz",
+                   help="a .npz with arrays X (N x d), y (N,), client (N,) integer ids, or a "
+                        "CSV with a header naming a 'client' and a 'y' column (the other "
+                        "columns are the features)")
+    p.add_argument("--route", choices=("auto", "moments", "least-squares"), default="auto",
+                   help="client estimates: moments (any n_j) or least squares (every n_j > "
+                        "d); auto: least squares when every n_j >= 1.5 d")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from riskcalc import estimate as est_mod
+
+    est = est_mod.estimate(*est_mod.load(args.data), route=args.route)
+    out = est.as_dict()
+    if args.json:
+        print(json.dumps(out, allow_nan=False))
+        return 0
+    print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['route']}")
+    print(f"{'client':>8}{'n':>8}{'gamma':>9}{'sigma':>18}{'r':>18}{'rho':>18}")
+    for c in out["clients"]:
+        cells = "".join(f"{c[k]:>9.4g} +- {_se(c[k + '_se'])}" for k in ("sigma", "r", "rho"))
+        print(f"{c['id']:>8}{c['n']:>8}{c['gamma']:>9.4g}{cells}")
+    sp = out["spectrum"]
+    moments = ", ".join(f"m{k + 1} = {m:.4g} +- {s:.2g}"
+                        for k, (m, s) in enumerate(zip(sp["moments"], sp["moments_se"])))
+    print(f"||theta_0|| = {out['centre_norm']:.4g} +- {_se(out['centre_norm_se'])}")
+    print(f"covariance spectrum: {moments}; as a spectrum: {sp['spec']}")
+    return 0
+
+
+def _se(v) -> str:
+    return f"{'inf':<6}" if v is None else f"{v:<6.2g}"

@@ -1,0 +1,395 @@
+"""Estimate a federation (gamma_j, sigma_j, r_j, rho_j and the covariance spectrum) from data.
+
+Model (paper 003, ``003_4b976ddf5225c17e.txt``, Sec. 2): client j has n_j rows x ~ N(0, Sigma)
+and y = x^T theta_j + noise of variance sigma_j^2, theta_j = theta_0 + r_j u_j with u_j
+uniform on the sphere. Moment estimators, derived here, consistent as d, n_j -> infinity with
+d / n_j -> gamma_j (Dicker 2014, *Variance estimation in high-dimensional linear models*,
+Biometrika 101, for one client with Sigma = I):
+
+* spectrum: with the pooled S = X^T X / N and c = d / N, m1 = tr(S) / d (unbiased),
+  m2 = N^2 / ((N - 1)(N + 2)) (tr(S^2) - tr(S)^2 / N) / d (unbiased for Gaussian rows), and
+  m3 = s3 - 3 c s1 s2 + 2 c^2 s1^3 (s_k = tr(S^k) / d; the inverse of the Marchenko-Pastur
+  moment map s3 = m3 + 3 c m1 m2 + c^2 m1^3, Bai and Silverstein 2010, Sec. 3.1). The
+  spectrum is the two-atom Gauss rule matching m1, m2, m3, or one atom when m2 - m1^2 is not
+  larger than twice its standard error;
+* client j, with b_j = X_j^T y_j / n_j and T = tr(Sigma) estimated by tr(S): for Gaussian
+  rows E[||X_j^T y_j||^2 - T ||y_j||^2] = n_j (n_j + 1) theta_j^T Sigma^2 theta_j, so
+  Q_j = (||X_j^T y_j||^2 - T ||y_j||^2) / (n_j (n_j + 1)) estimates theta_j^T Sigma^2 theta_j
+  (Dicker's estimator for Sigma = I), and for j != k, b_j^T b_k is unbiased for
+  theta_j^T Sigma^2 theta_k = theta_0^T Sigma^2 theta_0 + O(1 / sqrt(d)) (independent uniform
+  directions). With generic directions (v^T Sigma^k v ~ ||v||^2 m_k):
+
+      rho_j^2 = Q_j / m2,   sigma_j^2 = ||y_j||^2 / n_j - m1 Q_j / m2,
+
+  and r_j^2 from the pair distances Q_j + Q_k - 2 b_j^T b_k (``distances``), over m2.
+
+When every client has n_j >= ``LS_RATIO`` d, the least-squares route replaces the client
+estimates (its variance does not grow with the signal, unlike the difference of Dicker's
+two moments): theta_hat_j = (X_j^T X_j)^-1 X_j^T y_j, sigma_j^2 = RSS_j / (n_j - d)
+(unbiased), ||theta_j||^2 = ||theta_hat_j||^2 - sigma_j^2 tr((X_j^T X_j)^-1) (unbiased, the
+noise of theta_hat_j being independent of RSS_j), theta_j . theta_k = theta_hat_j . theta_hat_k
+(j != k, independent clients), and r_j^2 from the pair distances (``distances``); no
+assumption on Sigma or on the direction of theta_0 is needed there.
+
+Standard errors: for the moments and the moments route a grouped jackknife, the rows of every
+client dealt in turn to ``GROUPS`` groups (deterministic given the data), each estimate
+recomputed without one group; for the least-squares route the exact Gaussian-noise variances
+given the designs (``_least_squares``; a jackknife that deletes rows there overstates them by
+about n_j / (n_j - d), since each row carries leverage d / n_j). Measured coverage of the 95%
+intervals over 40 replicates (tests): 0.95 (least squares, d = 30, n_j = 2d) and 0.92
+(moments, d = 40, n_j = d). Sigma = c I
+is reported as the identity with r_j, rho_j scaled by sqrt(c) (the same risks).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from riskcalc.spectrum import Spectrum
+
+#: Number of jackknife groups (fewer when a client has fewer rows).
+GROUPS = 20
+#: Every client with n_j >= LS_RATIO d: the least-squares route (module docstring).
+LS_RATIO = 1.5
+ROUTES = ("auto", "moments", "least-squares")
+ARRAYS = ("X", "y", "client")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Estimates with jackknife standard errors (``estimate``).
+
+    Attributes
+    ----------
+    d : int
+    ids, n : ndarray (M,)
+        Client ids (sorted) and sample sizes.
+    values, se : dict of str -> ndarray
+        ``sigma2``, ``r2``, ``rho2`` (M,; unbiased, hence possibly negative),
+        ``centre_norm2`` (||theta_0||^2), ``moments`` (3,): m1, m2, m3 of the spectrum of
+        Sigma, ``spread`` (m2 - m1^2).
+    route : str
+        ``moments`` or ``least-squares``.
+    """
+
+    d: int
+    ids: np.ndarray
+    n: np.ndarray
+    values: dict
+    se: dict
+    route: str = "moments"
+
+    def root(self, name: str):
+        """sqrt of the squared estimate ``name`` (``sigma``, ``r``, ``rho``, ``centre_norm``)
+        clipped at 0, and its delta-method standard error se(x^2) / (2 x) (inf at 0)."""
+        v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
+        x = np.sqrt(np.maximum(v, 0.0))
+        with np.errstate(divide="ignore"):
+            return x, np.where(x > 0, s / (2 * np.where(x > 0, x, 1.0)), np.inf)
+
+    @property
+    def gamma(self) -> np.ndarray:
+        return self.d / self.n
+
+    def spectrum(self):
+        """The estimated spectrum as a two-atom Spectrum, or None when the spread of the
+        eigenvalues is within two standard errors of 0 (then ``federation`` rescales)."""
+        m1, m2, m3 = self.values["moments"]
+        if not self.values["spread"] > 2 * self.se["spread"]:
+            return None
+        return gauss_two_atoms(m1, m2, m3)
+
+    def federation(self, spectrum=None):
+        """The ``riskcalc.advise.Federation`` of the estimates (with ``spectrum``, default
+        ``self.spectrum()``; None: Sigma = m1 I, i.e. the identity with r, rho times
+        sqrt(m1))."""
+        from riskcalc.advise import Federation
+
+        scale = 1.0
+        if spectrum is None:
+            scale = np.sqrt(self.values["moments"][0])
+        return Federation(gamma=self.gamma, r=scale * self.root("r")[0],
+                          sigma=self.root("sigma")[0], rho=scale * self.root("rho")[0],
+                          spectrum=spectrum)
+
+    def as_dict(self) -> dict:
+        v, s = self.values, self.se
+        sp = self.spectrum()
+        roots = {k: self.root(k) for k in ("sigma", "r", "rho")}
+        clients = [{"id": int(i), "n": int(n), "gamma": float(self.d / n),
+                    **{k: float(roots[k][0][j]) for k in roots},
+                    **{f"{k}_se": _finite(roots[k][1][j]) for k in roots},
+                    **{f"{k}2": float(v[k + "2"][j]) for k in roots},
+                    **{f"{k}2_se": float(s[k + "2"][j]) for k in roots}}
+                   for j, (i, n) in enumerate(zip(self.ids, self.n))]
+        centre, centre_se = self.root("centre_norm")
+        fed = self.federation(sp)
+        spec_text = (None if sp is None else
+                     f"two-point:{sp.atoms[0]!r},{sp.atoms[-1]!r},{sp.weights[0]!r}")
+        return {"d": self.d, "route": self.route, "clients": clients,
+                "centre_norm": float(centre), "centre_norm_se": _finite(centre_se),
+                "spectrum": {"moments": v["moments"].tolist(), "moments_se": s["moments"].tolist(),
+                             "spec": spec_text or f"identity (Sigma = {v['moments'][0]:.6g} I)",
+                             "atoms": None if sp is None else sp.atoms.tolist(),
+                             "weights": None if sp is None else sp.weights.tolist()},
+                "federation": [{"gamma": float(g), "r": float(r), "sigma": float(sg),
+                                "rho": float(rh), **({} if sp is None else {"spectrum": spec_text})}
+                               for g, r, sg, rh in zip(fed.gamma, fed.r, fed.sigma, fed.rho)]}
+
+
+def _finite(x):
+    """A float, or None for infinity (standard JSON)."""
+    return float(x) if np.isfinite(x) else None
+
+
+def gauss_two_atoms(m1, m2, m3):
+    """The two-atom distribution with moments m1, m2, m3 (Gauss quadrature: the atoms are the
+    roots of x^2 + a x + b with m2 + a m1 + b = 0, m3 + a m2 + b m1 = 0); one atom at m1 when
+    these are not two positive atoms."""
+    var = m2 - m1 ** 2
+    if var > 0:
+        a = -(m3 - m1 * m2) / var
+        b = -m2 - a * m1
+        disc = a * a - 4 * b
+        if disc > 0:
+            lo, hi = (-a - np.sqrt(disc)) / 2, (-a + np.sqrt(disc)) / 2
+            if lo > 0:
+                w = (hi - m1) / (hi - lo)
+                return Spectrum([lo, hi], weights=[w, 1 - w])
+    return Spectrum([m1])
+
+
+def estimate(X, y, client, route: str = "auto") -> Estimate:
+    """Estimate every client's sigma_j, r_j, rho_j and the spectrum's moments (module
+    docstring), with grouped-jackknife standard errors.
+
+    Parameters
+    ----------
+    X : array_like (N, d)
+    y : array_like (N,)
+    client : array_like (N,) of int
+        Client id of each row; at least two clients with 3 rows or more each.
+    route : {"auto", "moments", "least-squares"}
+        The client estimates: Dicker-type moments (any n_j) or local least squares (every
+        n_j > d + 2); ``auto`` takes least squares when every n_j >= ``LS_RATIO`` d.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
+        clients or a client with fewer than 3 rows.
+    """
+    X, y, client = _check(X, y, client)
+    ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
+    if ids.size < 2:
+        raise ValueError(f"the data hold {ids.size} client: a federation needs at least two")
+    if n.min() < 3:
+        raise ValueError(f"client {ids[np.argmin(n)]} has {n.min()} rows; each client needs "
+                         "at least 3")
+    m, d = ids.size, X.shape[1]
+    groups = min(GROUPS, int(n.min()))
+    # Row k of client j goes to group (k mod groups): every group holds part of every client.
+    rank = np.empty(len(y), dtype=int)
+    for j in range(m):
+        rows = np.flatnonzero(inverse == j)
+        rank[rows] = np.arange(rows.size) % groups
+    cell = inverse * groups + rank                                  # (client, group) cell
+    size = np.bincount(cell, minlength=m * groups).reshape(m, groups).astype(float)
+    xty = np.zeros((m * groups, d))
+    np.add.at(xty, cell, X * y[:, None])
+    xty = xty.reshape(m, groups, d)
+    yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
+    gram = np.stack([X[rank == g].T @ X[rank == g] for g in range(groups)])   # (G, d, d)
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
+    if route == "auto":
+        route = "least-squares" if n.min() >= LS_RATIO * d else "moments"
+    if route == "least-squares" and not n.min() > d + 2:
+        raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} rows; "
+                         f"client {ids[np.argmin(n)]} has {n.min()}")
+    full = _point(xty.sum(1), yy.sum(1), size.sum(1), gram.sum(0))
+    jack = [_point(xty.sum(1) - xty[:, g], yy.sum(1) - yy[:, g], size.sum(1) - size[:, g],
+                   gram.sum(0) - gram[g]) for g in range(groups)]
+    se = {k: np.sqrt((groups - 1) / groups
+                     * np.sum([(jk[k] - np.mean([j2[k] for j2 in jack], axis=0)) ** 2
+                               for jk in jack], axis=0)) for k in full}
+    if route == "least-squares":
+        ls_values, ls_se = _least_squares(X, y, inverse, m)
+        full.update(ls_values)
+        se.update(ls_se)
+    return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route)
+
+
+def _least_squares(X, y, inverse, m):
+    """sigma2, rho2, r2, centre_norm2 by local least squares (module docstring) and their
+    standard errors, exact for Gaussian noise given the designs (derived here): every
+    estimate is sum_(k,l) A_kl theta_hat_k . theta_hat_l - sum_k c_k s_k (s_k = sigma_k^2
+    tr(G_k^-1), G_k = X_k^T X_k) with theta_hat_k = theta_k + e_k, e_k ~ N(0, sigma_k^2
+    G_k^-1) independent of each other and of sigma_hat_k^2 ~ sigma_k^2 chi^2_(n_k - d) /
+    (n_k - d), so its variance is 4 sum_k sigma_k^2 v_k^T G_k^-1 v_k (v_k = sum_l A_kl
+    theta_l) + 2 sum_k A_kk^2 sigma_k^4 tr(G_k^-2) + 4 sum_(k<l) A_kl^2 sigma_k^2 sigma_l^2
+    tr(G_k^-1 G_l^-1) + 2 sum_k c_k^2 tr(G_k^-1)^2 sigma_k^4 / (n_k - d), with the estimates
+    plugged in."""
+    d = X.shape[1]
+    theta, ginv = np.empty((m, d)), np.empty((m, d, d))
+    sigma2, nres = np.empty(m), np.empty(m)
+    for j in range(m):
+        rows = inverse == j
+        Xj, yj = X[rows], y[rows]
+        ginv[j] = np.linalg.inv(Xj.T @ Xj)
+        theta[j] = ginv[j] @ (Xj.T @ yj)
+        nres[j] = rows.sum() - d
+        resid = yj - Xj @ theta[j]
+        sigma2[j] = resid @ resid / nres[j]
+    trace = np.trace(ginv, axis1=1, axis2=2)
+    tr2 = np.einsum("kab,lba->kl", ginv, ginv)           # tr(G_k^-1 G_l^-1)
+    gram = theta @ theta.T
+
+    def estimates(P, shift):
+        sq = np.diag(P) - shift
+        r2, centre2 = distances(sq, P)
+        return np.concatenate([shift / trace, sq, r2, [centre2]])
+
+    shift = sigma2 * trace
+    values = estimates(gram, shift)
+    # The estimates are linear in (P, s): their coefficients A (per output) and c (its sign
+    # does not matter: only c^2 enters).
+    A = np.empty((values.size, m, m))
+    for k in range(m):
+        for l in range(k, m):
+            E = np.zeros((m, m))
+            E[k, l] = E[l, k] = 1.0
+            coef = estimates(E, np.zeros(m)) - estimates(np.zeros((m, m)), np.zeros(m))
+            A[:, k, l] = A[:, l, k] = coef / (2.0 if k != l else 1.0)
+    c = np.stack([estimates(np.zeros((m, m)), np.eye(m)[k]) for k in range(m)], axis=1)
+    v = np.einsum("okl,ld->okd", A, theta)
+    lin = 4 * np.einsum("k,okd,kde,oke->o", sigma2, v, ginv, v)
+    quad = (2 * np.einsum("okk,k,k->o", A ** 2, sigma2 ** 2, np.diag(tr2))
+            + 2 * np.einsum("okl,k,l,kl->o", A ** 2, sigma2, sigma2, tr2 * (1 - np.eye(m))))
+    noise = 2 * np.einsum("ok,k,k->o", c ** 2, trace ** 2 * sigma2 ** 2, 1.0 / nres)
+    se = np.sqrt(lin + quad + noise)
+    se[:m] = np.sqrt(2.0 / nres) * sigma2                # sigma2 alone: chi^2_(n - d)
+    names = ("sigma2", "rho2", "r2")
+    out = {k: values[i * m:(i + 1) * m] for i, k in enumerate(names)}
+    out["centre_norm2"] = values[-1]
+    err = {k: se[i * m:(i + 1) * m] for i, k in enumerate(names)}
+    err["centre_norm2"] = se[-1]
+    return out, err
+
+
+def distances(sq, cross):
+    """r_j^2 and ||theta_0||^2 from unbiased estimates ``sq`` of ||theta_j||^2 and ``cross``
+    (off the diagonal) of theta_j . theta_k (in one metric).
+
+    M >= 3: the pair distances D_jk = sq_j + sq_k - 2 cross_jk estimate ||theta_j -
+    theta_k||^2 = r_j^2 + r_k^2 + O(1/sqrt(d)) (independent uniform directions), solved by
+    least squares over the pairs: R = sum_j r_j^2 = sum_(j<k) D_jk / (M - 1) and r_j^2 =
+    (sum_(k != j) D_jk - R) / (M - 2); free of theta_0 (the estimate is shift invariant).
+    M = 2: r_j^2 = sq_j - cross_12 (theta_j . theta_k = ||theta_0||^2 + O(1/sqrt(d)) needs
+    theta_0 in a direction independent of the u_j). ||theta_0||^2: the mean cross product.
+    """
+    m = len(sq)
+    off = cross.sum() - np.trace(cross)
+    centre2 = off / (m * (m - 1))
+    if m == 2:
+        return sq - cross[0, 1], centre2
+    D = sq[:, None] + sq[None, :] - 2 * cross
+    np.fill_diagonal(D, 0.0)
+    total = D.sum() / 2 / (m - 1)
+    return (D.sum(axis=1) - total) / (m - 2), centre2
+
+
+def _point(xty, yy, n, gram):
+    """The estimates of the module docstring from per-client sums X_j^T y_j, ||y_j||^2, n_j
+    and the pooled Gram matrix X^T X."""
+    N, d = n.sum(), gram.shape[0]
+    S = gram / N
+    t1, t2 = np.trace(S), np.sum(S * S)
+    t3 = np.sum(S * (S @ S))
+    c = d / N
+    m1 = t1 / d
+    m2 = N ** 2 / ((N - 1) * (N + 2)) * (t2 - t1 ** 2 / N) / d
+    s2 = t2 / d
+    m3 = t3 / d - 3 * c * m1 * s2 + 2 * c ** 2 * m1 ** 3
+    q = (np.sum(xty ** 2, axis=1) - t1 * yy) / (n * (n + 1))
+    b = xty / n[:, None]
+    cross = b @ b.T
+    sigma2 = yy / n - m1 * q / m2
+    r2, centre2 = distances(q, cross)
+    return {"sigma2": sigma2, "r2": r2 / m2, "rho2": q / m2, "centre_norm2": centre2 / m2,
+            "moments": np.array([m1, m2, m3]), "spread": m2 - m1 ** 2}
+
+
+def _check(X, y, client):
+    try:
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y, dtype=float)
+        client = np.asarray(client)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X, y and client must be numeric arrays ({exc})") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must be a non-empty 2-D array (N x d), got shape {X.shape}")
+    for name, arr in (("y", y), ("client", client)):
+        if arr.shape != (X.shape[0],):
+            raise ValueError(f"{name} must have shape ({X.shape[0]},) like the rows of X, got "
+                             f"{arr.shape}")
+    for name, arr in (("X", X), ("y", y)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} has NaN or infinite values ({np.sum(~np.isfinite(arr))} "
+                             "entries); remove or impute them first")
+    try:
+        ids = client.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError("client ids must be integers") from None
+    if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
+        raise ValueError("client ids must be integers, got non-integer values")
+    return X, y, ids.astype(np.int64)
+
+
+def load(path):
+    """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
+    a ``client`` and a ``y`` column (every other column a feature)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"--data {path}: no such file")
+    if path.endswith(".csv"):
+        return _load_csv(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [k for k in ARRAYS if k not in data.files]
+            if missing:
+                raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
+                                 f"(N x d), y (N,), client (N,); the file has "
+                                 f"{', '.join(data.files) or 'none'})")
+            return data["X"], data["y"], data["client"]
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
+
+
+def _load_csv(path):
+    with open(path) as fh:
+        header = [h.strip() for h in fh.readline().strip().split(",")]
+    for col in ("client", "y"):
+        if col not in header:
+            raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
+                             f"{', '.join(header)}")
+    try:
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    except ValueError as exc:
+        raise ValueError(f"--data {path}: not a numeric CSV ({exc})") from None
+    if table.shape[1] != len(header):
+        raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
+    feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
+    return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
+
+
+def estimate_file(path) -> Estimate:
+    """``estimate`` of the data in ``path`` (``load``)."""
+    return estimate(*load(path))
