@@ -22,8 +22,9 @@ from figures import style
 from figures.core import Table
 from montecarlo.compare import replicate_task, spec_to_dict, summarize
 from montecarlo.instances import Setting
+from riskcalc.papers import cite
 
-P003 = "003_4b976ddf5225c17e.txt"
+P003 = cite("003")
 
 # Default model of the paper 003 figures: ||theta_i - theta_0|| = 1 and noise 0.5 (so FTFA beats
 # FedAvg for gamma > 4/3, see p003_region); a two-point covariance of mean 1 and condition

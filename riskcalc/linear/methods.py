@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from riskcalc.papers import cite
+
 
 @dataclass(frozen=True)
 class Method:
@@ -70,7 +72,7 @@ class Method:
         return (self.signal,) + ((self.tuning,) if self.tuning else ())
 
 
-_P = "003_4b976ddf5225c17e.txt"
+_P = cite("003")
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("fedavg", "FedAvg (zero personalization)", "r", None, False, f"{_P}, eq. 6, Cor. 3.1"),
