@@ -18,11 +18,11 @@ otherwise. The tests require the routes to agree to 1e-10.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from riskcalc import _frames
+from riskcalc import _frames, solvers
 from riskcalc.linear import finite_clients, kappa, marchenko_pastur, stieltjes
 from riskcalc.linear.model import ClientSpec
 
@@ -38,9 +38,25 @@ _FACTORS = {
 class LimitResult:
     """Limits of the bias B_i, variance V_i and risk L_i = B_i + V_i (paper 003, eq. 3).
 
-    Attributes are floats for scalar parameters and arrays (broadcast shape) otherwise.
-    ``notes`` says when a limit is infinite, when the parameters leave the paper's
-    assumptions, and when a parameter has no effect on the limit.
+    Attributes
+    ----------
+    method : str
+        The method's registry name.
+    params : dict
+        The parameters, as given (after validation).
+    bias, variance, risk : float or ndarray
+        The limits: floats for scalar parameters, arrays of the broadcast shape otherwise.
+    route : str
+        How they were computed (``closed``, ``kappa``, ``paper``, ``finite_clients``,
+        ``finite_steps``).
+    notes : tuple of str
+        When a limit is infinite, when the parameters leave the paper's assumptions, and when
+        a parameter has no effect on the limit.
+    diagnostics : dict
+        The scalar solves behind the numbers (``riskcalc.solvers.record``): per quantity
+        solved, the number of solves and roots, the most iterations a root took and the
+        largest residual at the last iterate; empty when no scalar equation was solved
+        (closed forms and quadrature).
     """
 
     method: str
@@ -50,6 +66,7 @@ class LimitResult:
     risk: object
     route: str
     notes: tuple = field(default=())
+    diagnostics: dict = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict:
         """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values.
@@ -66,7 +83,9 @@ class LimitResult:
 
     def to_frame(self):
         """A pandas DataFrame with one row per parameter point (the broadcast shape, in C
-        order): the method, every parameter, bias, variance, risk and route.
+        order): the method, every parameter, bias, variance, risk and route, and the
+        largest iteration count and residual of the solves (``diagnostics``; absent when only
+        closed forms ran).
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
@@ -74,7 +93,7 @@ class LimitResult:
         shape = np.shape(self.risk)
         cols = {"method": self.method, **self.params,
                 **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
-                "route": self.route}
+                "route": self.route, **_diagnostic_columns(self.diagnostics)}
         return pd.DataFrame({k: np.broadcast_to(np.asarray(v), shape).ravel()
                              for k, v in cols.items()})
 
@@ -104,9 +123,36 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     return spec_limit(spec, route=route, clients=clients, weights=weights)
 
 
+def _diagnostic_columns(diagnostics: dict) -> dict:
+    """``iterations`` and ``residual`` over every solve, for ``to_frame`` (none: no solve)."""
+    if not diagnostics:
+        return {}
+    return {"iterations": max(d["iterations"] for d in diagnostics.values()),
+            "residual": max(d["residual"] for d in diagnostics.values())}
+
+
 def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
                weights=None) -> LimitResult:
-    """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation)."""
+    """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation).
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        The client's model and the method's tuning.
+    route, clients, weights
+        As for ``limit``.
+
+    Returns
+    -------
+    LimitResult
+        With the solver diagnostics of the computation.
+    """
+    with solvers.record() as diagnostics:
+        res = _spec_limit(spec, route, clients, weights)
+    return replace(res, diagnostics=diagnostics)
+
+
+def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
     if clients is not None:
         return _finite_clients_limit(spec, route, clients, weights)
     if weights is not None:
