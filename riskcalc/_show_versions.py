@@ -5,24 +5,24 @@ Everything is imported inside the function, so ``import riskcalc`` pays nothing 
 
 from __future__ import annotations
 
-import importlib
-import platform
 import sys
 
-# Required by fedrisk (pyproject ``dependencies``), then the optional extras.
+# Required by fedrisk (pyproject ``dependencies``), then the optional extras: distribution
+# names, read from the installed metadata (importing dask or sphinx would take seconds).
 REQUIRED = ("numpy", "scipy", "sympy", "mpmath", "matplotlib", "joblib", "tqdm",
             "threadpoolctl")
 OPTIONAL = ("pandas", "dask", "distributed", "pytest", "hypothesis", "sphinx", "numpydoc",
-            "sphinx_gallery")
+            "sphinx-gallery")
 
 
-def _module_version(name: str) -> str | None:
-    """The version of an importable module, or None when it is not installed."""
+def _version(distribution: str) -> str | None:
+    """The installed version of a distribution, or None when it is not installed."""
+    import importlib.metadata
+
     try:
-        module = importlib.import_module(name)
-    except ImportError:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
         return None
-    return str(getattr(module, "__version__", "unknown"))
 
 
 def _blas() -> list[dict]:
@@ -46,13 +46,15 @@ def versions() -> dict:
         fedrisk, Python and platform versions; the version of every required and optional
         package (None when not installed); the BLAS libraries loaded by numpy and scipy.
     """
+    import platform
+
     from riskcalc._version import __version__
 
     system = {"fedrisk": __version__, "python": sys.version.replace("\n", " "),
               "executable": sys.executable, "machine": platform.platform()}
     return {"system": system,
-            "dependencies": {name: _module_version(name) for name in REQUIRED},
-            "optional": {name: _module_version(name) for name in OPTIONAL},
+            "dependencies": {name: _version(name) for name in REQUIRED},
+            "optional": {name: _version(name) for name in OPTIONAL},
             "blas": _blas()}
 
 

@@ -123,3 +123,22 @@ def test_outputs_cite_papers_by_authors_and_year():
     assert cite("003", "Thm 2") == "Cheng, Chadha & Duchi (2023), Thm 2"
     with pytest.raises(ValueError, match="paper_id"):
         cite("002")
+
+
+def test_montecarlo_compare_is_callable_with_plain_keywords():
+    import montecarlo
+    from montecarlo.compare import Comparison, compare
+    from montecarlo.instances import Setting
+
+    got = montecarlo.compare("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, d=60, reps=3,
+                             seed=7)
+    spec = riskcalc.ClientSpec("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
+    want = compare(spec, Setting(d=60), reps=3, seed=7)
+    assert isinstance(got, Comparison) and got.as_dict() == want.as_dict()
+    # clients=M means the federated global model and the finite-M prediction.
+    fed = montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=40, reps=2, clients=4)
+    assert fed.setting.global_model == "federated" and fed.limit.route == "finite_clients"
+    assert fed.limit.risk == riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=4,
+                                            weights="uniform").risk
+    with pytest.raises(ValueError, match="reps"):
+        montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=40, reps=1)
