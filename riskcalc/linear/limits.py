@@ -112,6 +112,45 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     ``finite_clients_sigma``; maml_fl, pfedme with Sigma = I; pooled N > d). ``clients=None``
     is paper 003's limit (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
+    Parameters
+    ----------
+    method : str
+        A ``METHODS`` name: ``fedavg``, ``local``, ``local_ridge``, ``ftfa``, ``rtfa``,
+        ``maml_fl``, ``pfedme`` or a registered method.
+    gamma : float or array_like
+        d / n_i > 0 (paper 003 assumes gamma > 1; gamma < 1 gives least squares).
+    sigma : float or array_like
+        Noise standard deviation, >= 0.
+    r : float or array_like, optional
+        ||theta_i - theta_0|| (methods centred at the global model).
+    rho : float or array_like, optional
+        ||theta_i|| (the local baselines ``local`` and ``local_ridge``).
+    lam : float or array_like, optional
+        Ridge penalty (``rtfa``, ``pfedme``, ``local_ridge``), 0 or in [1e-100, 1e100].
+    alpha : float or array_like, optional
+        MAML step size (``maml_fl``; the limit does not depend on it).
+    spectrum : Spectrum, optional
+        Eigenvalue distribution H of Sigma and the signal's spread G (None: Sigma = I).
+    route : {"auto", "closed", "kappa", "paper"}
+        How to compute the limit (module docstring); all agree to 1e-10.
+    clients : int, optional
+        Number of clients M of the global model (None: M -> infinity).
+    weights : {"samples", "uniform"}, optional
+        Client weights of the finite-M global model (default ``samples``).
+
+    Returns
+    -------
+    LimitResult
+        ``bias``, ``variance``, ``risk`` (floats, or arrays of the parameters' broadcast
+        shape), ``notes`` and the solver ``diagnostics``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its valid range, for bad input.
+    SolverError
+        If an implicit equation does not converge.
+
     Examples
     --------
     >>> res = limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)

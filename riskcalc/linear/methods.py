@@ -140,7 +140,22 @@ def register_method(method: Method) -> Method:
 
 
 def unregister_method(name: str) -> None:
-    """Remove a method added by ``register_method`` (the built-in ones stay)."""
+    """Remove a method added by ``register_method`` (the built-in ones stay).
+
+    Parameters
+    ----------
+    name : str
+        The name it was registered under.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a built-in method or a name that is not registered.
+    """
     if name in BUILTIN:
         raise ValueError(f"method {name!r} is built-in and cannot be unregistered")
     get_method(name)
@@ -148,7 +163,24 @@ def unregister_method(name: str) -> None:
 
 
 def get_method(name: str) -> Method:
-    """The registered method called ``name``; ValueError listing the valid names otherwise."""
+    """The registered method called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``METHODS`` (built-in: fedavg, local, local_ridge, ftfa, rtfa, maml_fl,
+        pfedme; or a registered method).
+
+    Returns
+    -------
+    Method
+        Its registry entry (title, signal and tuning parameters, reference, limit).
+
+    Raises
+    ------
+    ValueError
+        Listing the valid names, for any other ``name``.
+    """
     try:
         return METHODS[name]
     except (KeyError, TypeError):
