@@ -2,10 +2,10 @@
 
 ``riskcalc figures --list`` lists them; ``figures.build(ID, OUT)`` writes ``ID.png``,
 ``ID.pdf``, ``ID.csv`` (the data drawn) and ``ID.txt`` (caption with every parameter and the
-seed). ``NOT_REPRODUCIBLE`` lists the papers' figures that need data this toolkit cannot have.
+seed); ``figures.draw(ID)`` returns the drawn figure, table and caption. ``NOT_REPRODUCIBLE`` lists the papers' figures that need data this toolkit cannot have.
 """
 
-from figures.core import FIGURES, build, get_figure, load_all
+from figures.core import FIGURES, build, draw, get_figure, load_all
 from figures.not_reproducible import NOT_REPRODUCIBLE
 
-__all__ = ["FIGURES", "NOT_REPRODUCIBLE", "build", "get_figure", "load_all"]
+__all__ = ["FIGURES", "NOT_REPRODUCIBLE", "build", "draw", "get_figure", "load_all"]

@@ -39,8 +39,9 @@ FIGURES: dict[str, "FigureSpec"] = {}
 COLUMNS = ("panel", "series", "kind", "x_name", "x", "y_name", "y", "y_se", "y_lo", "y_hi",
            "reps")
 # How each kind of row is drawn (figures.style): a line, points with 95% error bars, a
-# simulated mean along a path with a shaded 95% band, or a horizontal reference line.
-KINDS = ("theory", "simulation", "path", "reference")
+# simulated mean along a path with a shaded 95% band, a horizontal reference line, or a
+# distinguished point of the theory (a star: e.g. the minimum at the optimal lam*).
+KINDS = ("theory", "simulation", "path", "reference", "optimum")
 
 
 @dataclass(frozen=True)
@@ -217,11 +218,12 @@ class Caption:
 
 @dataclass
 class Output:
-    """What a figure builder returns."""
+    """What a figure builder returns (``text``: the rendered caption, set by ``draw``)."""
 
     figure: object
     table: Table
     caption: Caption
+    text: str = ""
 
 
 @dataclass
@@ -232,6 +234,44 @@ class Built:
     files: dict
     seconds: float
     output: Output
+
+
+def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_jobs: int = 1,
+         progress: bool = False) -> Output:
+    """Draw figure ``fig_id`` in the figures' style and return it, the figure left open (what
+    the documentation's gallery shows; ``build`` writes the files).
+
+    Parameters
+    ----------
+    fig_id : str
+        A registered id (``riskcalc figures --list``).
+    quick : bool
+        Reduced grids and replicates.
+    seed : int
+        Experiment seed (stated in the caption).
+    cache_dir : path-like, optional
+        Directory of the simulation caches (None: no caching).
+    n_jobs, progress
+        Passed to ``run_tasks``.
+
+    Returns
+    -------
+    Output
+        The matplotlib figure, the table it was drawn from and the caption, whose ``text``
+        attribute is then the rendered caption (with the seed).
+    """
+    from figures import style
+
+    spec = get_figure(fig_id)
+    seed = check_seed(seed)
+    ctx = Context(fig_id, quick=quick, seed=seed,
+                  cache_dir=None if cache_dir is None else Path(cache_dir), n_jobs=n_jobs,
+                  progress=progress)
+    with style.context():
+        result = spec.make(ctx)
+    result.caption.params["seed"] = seed
+    result.text = result.caption.render(spec, result.table, quick)
+    return result
 
 
 def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bool = True,
@@ -257,25 +297,21 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
 
     from figures import style
 
-    spec = get_figure(fig_id)
-    seed = check_seed(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
     if cache:
         cdir = Path(cache_dir) if cache_dir is not None else out / ".cache"
         cdir.mkdir(parents=True, exist_ok=True)
-    ctx = Context(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
-                  progress=progress)
     t0 = time.perf_counter()
+    result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
+                  progress=progress)
+    files = {ext: out / f"{fig_id}.{ext}" for ext in ("png", "pdf", "csv", "txt")}
     with style.context():
-        result = spec.make(ctx)
-        result.caption.params["seed"] = seed
-        files = {ext: out / f"{fig_id}.{ext}" for ext in ("png", "pdf", "csv", "txt")}
         result.figure.savefig(files["png"], dpi=150)
         result.figure.savefig(files["pdf"])
-        plt.close(result.figure)
+    plt.close(result.figure)
     result.table.write(files["csv"])
-    files["txt"].write_text(result.caption.render(spec, result.table, quick))
+    files["txt"].write_text(result.text)
     return Built(fig_id, {k: os.fspath(v) for k, v in files.items()},
                  time.perf_counter() - t0, result)

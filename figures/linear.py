@@ -22,8 +22,9 @@ from figures import style
 from figures.core import Table
 from montecarlo.compare import replicate_task, spec_to_dict, summarize
 from montecarlo.instances import Setting
+from riskcalc.papers import cite
 
-P003 = "003_4b976ddf5225c17e.txt"
+P003 = cite("003")
 
 # Default model of the paper 003 figures: ||theta_i - theta_0|| = 1 and noise 0.5 (so FTFA beats
 # FedAvg for gamma > 4/3, see p003_region); a two-point covariance of mean 1 and condition
@@ -145,7 +146,10 @@ def clients_figure(ctx, table: Table, where, points, reps: int, clients):
         r = s["risk"]
         table.add(panel, label, "simulation", "clients", m, "risk", r["mean"], se=r["se"],
                   lo=r["low"], hi=r["high"], reps=reps)
-    colors = style.Colors(table.series())
+    series = table.series()
+    # A series' M -> infinity reference line ("LABEL, M → ∞ ...") takes the series' colour.
+    colors = style.Colors(series, same={ref: base for ref in series for base in series
+                                        if ref.startswith(f"{base}, M → ∞")})
     fig, axes = style.figure(2, sharey=True)
     for ax, panel in zip(axes[0], table.panels()):
         style.draw_panel(ax, table, panel, colors, logx=True)
@@ -215,11 +219,13 @@ def fedavg_reference(table: Table, panels, x_name: str) -> None:
 
 
 def sweep_figure(ctx, *, gamma_series, tuning_series, setting, reps: int, gamma_theory,
-                 gamma_sim, tuning_theory, tuning_sim, with_fedavg=True):
+                 gamma_sim, tuning_theory, tuning_sim, with_fedavg=True, optimum=None):
     """The 2 x 2 layout of the Thm 2-4 / Cor. 3.1 figures: rows Σ = I and two-point Σ;
     left column risk vs gamma, right column risk vs the tuning parameter (lam or alpha).
 
     ``gamma_series`` and ``tuning_series`` are lists of (label, method, fixed parameters).
+    ``optimum(method, params, spectrum) -> (tuning*, risk*)``, when given, marks each
+    right-panel curve's minimum with a star (table kind ``optimum``).
     Returns (figure, table).
     """
     tune = _tuning_name(tuning_series[0][1])
@@ -233,6 +239,10 @@ def sweep_figure(ctx, *, gamma_series, tuning_series, setting, reps: int, gamma_
         curves += [Curve(pt, lab, m, tune, tuning_theory, tuning_sim, p, sp, setting)
                    for lab, m, p in tuning_series]
     table = theory_vs_simulation(ctx, curves, reps)
+    for c in curves:
+        if optimum is not None and c.x_name == tune:
+            x, y = optimum(c.method, c.params, c.spectrum)
+            table.add(c.panel, c.series, "optimum", tune, x, "risk", y)
     if with_fedavg:
         fedavg_reference(table, [p for p, _ in panels], "none")
     colors = style.Colors(table.series())

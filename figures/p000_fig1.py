@@ -12,8 +12,9 @@ import numpy as np
 from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.logistic import add_summary
+from riskcalc.papers import cite
 
-P000 = "000_7ff2ed2592df3b60.txt"
+P000 = cite("000")
 LEFT = (("fedavg", "FedAvg"), ("local", "PureLocalTraining"), ("finetune", "FedAvg + fine-tuning"))
 RIGHT = (("fedprox_0", "FedProx, λ = 0"), ("fedprox_0.44", "FedProx, λ = 0.44"),
          ("fedprox_4", "FedProx, λ = 4"))

@@ -7,11 +7,12 @@ replicates with 95% Student-t intervals.
 """
 
 import numpy as np
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 import riskcalc
 from figures import style
 from figures.core import Caption, Output, Table, register
+from riskcalc.papers import cite
 from montecarlo.logistic_ridge import _task
 from montecarlo.stats import mean_se, t_half_width
 
@@ -20,7 +21,8 @@ RS = (0.5, 1.0)
 GAMMA = 1.0            # left panel
 LAMS_GAMMA = (0.1, 1.0)   # right panel
 R_GAMMA = 1.0
-RISK = "‖ŵ − w_i‖²"
+RISK = r"$\|\hat{w} - w_i\|^2$"
+PLAIN = FuncFormatter(lambda v, _: f"{v:g}")    # 0.01, 0.5, 20 rather than 10^-2 ...
 
 
 def _simulate(ctx, points, d, reps):
@@ -39,12 +41,14 @@ def _simulate(ctx, points, d, reps):
 @register("p000-logistic-theory", paper="000",
           title="Personalized logistic regression: exact limits vs simulation",
           source="riskcalc.logistic (CGMT; Salehi-Abbasi-Hassibi 2019, Sur-Candes 2019); "
-                 "model of paper 000 Sec. 3.2 with w_i = w_0 + r u")
+                 f"model of {cite('000', 'Sec. 3.2')} with w_i = w_0 + r u")
 def make(ctx):
     d, reps = ctx.pick(60, 400), ctx.pick(4, 20)
-    lam_theory = np.geomspace(1e-2, 1e2, ctx.pick(9, 33))
+    # Theory on fine grids (each point one CGMT solve; the lam path warm-starts) so that the
+    # lines are smooth curves, not polylines through a few points.
+    lam_theory = np.geomspace(1e-2, 1e2, ctx.pick(25, 61))
     lam_sim = np.geomspace(1e-2, 1e2, ctx.pick(3, 7))
-    g_theory = np.geomspace(0.25, 4.0, ctx.pick(7, 25))
+    g_theory = np.geomspace(0.25, 4.0, ctx.pick(17, 41))
     g_sim = ctx.pick([0.5, 2.0], [0.25, 0.5, 1.0, 2.0, 4.0])
     table = Table()
     left, right = "risk vs λ (γ = 1)", f"risk vs γ (r = {R_GAMMA:g})"
@@ -54,8 +58,8 @@ def make(ctx):
         th = [res.risk for res in riskcalc.logistic_lam_path(gamma=GAMMA, signal=SIGNAL, r=r,
                                                                  lams=lam_theory)]
         table.add(left, label, "theory", "lam", lam_theory, "risk", th)
-        table.add(left, f"centre w_0 (r² = {r ** 2:g})", "reference", "lam", np.nan, "risk",
-                  r ** 2)
+        table.add(left, f"{label}: centre w₀ (r² = {r ** 2:g})", "reference", "lam", np.nan,
+                  "risk", r ** 2)
         points.append((GAMMA, r, lam_sim))
         where += [(left, label, "lam", v, k) for k, v in enumerate(lam_sim)]
     for lam in LAMS_GAMMA:
@@ -72,13 +76,21 @@ def make(ctx):
     for (panel, label, x_name, x, _), (m, s, h) in zip(where, flat):
         table.add(panel, label, "simulation", x_name, x, "risk", m, se=s, lo=m - h, hi=m + h,
                   reps=reps)
-    colors = style.Colors(table.series())
+    # Each centre's reference line takes the colour of its series (same r).
+    colors = style.Colors(table.series(), same={f"r = {r:g}: centre w₀ (r² = {r ** 2:g})":
+                                                f"r = {r:g}" for r in RS})
     fig, axes = style.figure(2, height=2.9)
     for ax, panel, x_name in zip(axes[0], (left, right), ("lam", "gamma")):
         style.draw_panel(ax, table, panel, colors, logx=True, logy=x_name == "lam")
-        ax.set_xlabel("λ" if x_name == "lam" else "γ = d/n")
+        ax.set_xlabel("ridge penalty λ" if x_name == "lam" else "γ = d/n (parameters per sample)")
+        ax.set_ylabel(f"excess risk {RISK}")
+        ax.xaxis.set_major_formatter(PLAIN)
         ax.xaxis.set_minor_formatter(NullFormatter())
-    axes[0, 0].set_ylabel(RISK)
+    ax_lam, ax_gamma = axes[0]
+    ax_lam.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax_lam.yaxis.set_major_formatter(PLAIN)
+    ax_lam.yaxis.set_minor_formatter(NullFormatter())
+    ax_gamma.set_xticks([0.25, 0.5, 1.0, 2.0, 4.0])
     style.label_panels(axes, table.panels())
     style.legend(fig, table, colors, ncol=3)
     return Output(fig, table, Caption(

@@ -11,8 +11,9 @@ import numpy as np
 from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.logistic import add_summary
+from riskcalc.papers import cite
 
-P001 = "001_352374a3e1e3397e.txt"
+P001 = cite("001")
 L, MU = 1.0, 1e-2
 
 

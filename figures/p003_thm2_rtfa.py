@@ -7,6 +7,7 @@ model theta_0, for Σ = I and a two-point covariance.
 
 import numpy as np
 
+import riskcalc
 from figures.core import Caption, Output, register
 from figures.linear import P003, R, SIGMA, sizes, sweep_figure
 from montecarlo.instances import Setting
@@ -29,15 +30,25 @@ def make(ctx):
                       for lam in LAMS],
         tuning_series=[(f"RTFA, γ = {g:g}", "rtfa", {"gamma": g, "r": R, "sigma": SIGMA})
                        for g in GAMMAS],
-        gamma_theory=g_theory, gamma_sim=g_sim, tuning_theory=l_theory, tuning_sim=l_sim)
+        gamma_theory=g_theory, gamma_sim=g_sim, tuning_theory=l_theory, tuning_sim=l_sim,
+        optimum=optimum)
     return Output(fig, table, Caption(
         "Paper 003 Thm 2: risk of ridge-tuned FedAvg (RTFA) against gamma and against lam",
         "Lines: the limit of Thm 2 (Σ = I closed form; general Σ through the effective "
         "regularization of Sec. 6.3); markers: mean risk of simulated clients with the oracle "
         "global model θ0, error bars 95% Student-t intervals. Right panels: the minimum sits "
-        "at λ* (σ²γ/r² for Σ = I). Dashed: FedAvg's risk r².",
+        "at λ* = σ²γ/r² (the same for both covariances: the signal direction is uniform), "
+        "marked by a star on each curve. Dashed: FedAvg's risk r².",
         {"r": R, "σ": SIGMA, "λ (left)": list(LAMS), "γ (right)": list(GAMMAS),
          "γ (theory)": g_theory, "γ (simulation)": g_sim, "λ (theory)": l_theory,
          "λ (simulation)": l_sim, "d": sz["d"], "n": "round(d/γ)", "reps": sz["reps"],
          "global model": "oracle θ0", "features": "Gaussian",
+         "λ* (right)": ", ".join(f"{SIGMA ** 2 * g / R ** 2:g} (γ = {g:g})" for g in GAMMAS),
          "covariances": "I; two-point eigenvalues {0.25, 1.75} with mass 1/2 each"}))
+
+
+def optimum(method, params, spectrum):
+    """(lam*, risk at lam*) of one right-panel series: ``riskcalc.optimal_limit``."""
+    res = riskcalc.optimal_limit(method, gamma=params["gamma"], r=params["r"],
+                                 sigma=params["sigma"], spectrum=spectrum)
+    return res.params["lam"], res.risk

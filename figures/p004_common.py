@@ -16,8 +16,9 @@ import numpy as np
 from montecarlo.paper004 import (AUTHORS_L, AUTHORS_PRESETS, authors_data, authors_errors,
                                  authors_floor, authors_run)
 from montecarlo.tasks import run_tasks
+from riskcalc.papers import cite
 
-P004 = "004_98172ed3646eef14.txt"
+P004 = cite("004")
 STAT = AUTHORS_PRESETS["paper004-authors"]
 FEDPROX_STEPS = f"local 1/(L + λ), global γ = 1/λ + 1/L, L = {AUTHORS_L}"
 

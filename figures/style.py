@@ -49,14 +49,21 @@ def figure(ncols: int = 1, nrows: int = 1, *, width: float = 3.2, height: float 
 
 
 class Colors:
-    """Series label -> (colour, marker), assigned in order of first use across the figure."""
+    """Series label -> (colour, marker), assigned in order of first use across the figure.
 
-    def __init__(self, labels=()):
+    ``same`` maps a label to another whose colour and marker it shares (e.g. a series' own
+    M -> infinity limit drawn as a dashed reference line).
+    """
+
+    def __init__(self, labels=(), same=None):
         self._map = {}
+        self._same = dict(same or {})
         for lab in labels:
             self[lab]
 
     def __getitem__(self, label):
+        if label in self._same:
+            return self[self._same[label]]
         if label not in self._map:
             i = len(self._map)
             self._map[label] = (OKABE_ITO[i % len(OKABE_ITO)], MARKERS[i % len(MARKERS)])
@@ -67,7 +74,7 @@ def draw_panel(ax, table, panel: str, colors: Colors, *, logx=False, logy=False)
     """Draw every row of ``panel`` from the table (the CSV is what is drawn)."""
     for label in table.series():
         color, marker = colors[label]
-        for kind in ("theory", "reference", "path", "simulation"):
+        for kind in ("theory", "reference", "path", "simulation", "optimum"):
             rows = table.select(panel=panel, series=label, kind=kind)
             if not rows:
                 continue
@@ -77,6 +84,9 @@ def draw_panel(ax, table, panel: str, colors: Colors, *, logx=False, logy=False)
                 ax.plot(x, y, color=color, zorder=2)
             elif kind == "reference":
                 ax.axhline(y[0], color=color, ls="--", lw=1.2, zorder=1)
+            elif kind == "optimum":
+                ax.plot(x, y, ls="none", marker="*", ms=11, color=color, mec="black",
+                        mew=0.6, zorder=4)
             elif kind == "path":
                 lo = np.array([r["y_lo"] for r in rows])
                 hi = np.array([r["y_hi"] for r in rows])
@@ -107,7 +117,7 @@ def legend(fig, table, colors: Colors, *, ncol: int | None = None, kinds=True) -
     handles = []
     for label in table.series():
         color, marker = colors[label]
-        kinds_of = {r["kind"] for r in table.rows if r["series"] == label}
+        kinds_of = {r["kind"] for r in table.rows if r["series"] == label} - {"optimum"}
         line = ("-" if kinds_of & {"theory", "path"} else
                 "--" if "reference" in kinds_of else "none")
         mk = marker if "simulation" in kinds_of else None
@@ -118,6 +128,11 @@ def legend(fig, table, colors: Colors, *, ncol: int | None = None, kinds=True) -
         handles.append(Line2D([], [], color="0.4", ls="-", label="line: theory (riskcalc)"))
         handles.append(Line2D([], [], color="0.4", ls="none", marker="o", mfc="white",
                               label="marker: simulation, 95% CI"))
+    optima = {r["x_name"] for r in table.rows if r["kind"] == "optimum"}
+    if optima:
+        name = {"lam": "λ*", "alpha": "α*"}.get(next(iter(optima)), "optimum")
+        handles.append(Line2D([], [], color="0.4", ls="none", marker="*", ms=10, mec="black",
+                              mew=0.6, label=f"star: {name}, minimum of the limit"))
     fig.legend(handles=handles, loc="outside lower center",
                ncol=ncol or min(len(handles), 4))
 

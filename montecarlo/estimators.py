@@ -163,6 +163,16 @@ def register_estimator(estimator: Estimator) -> Estimator:
     ``montecarlo.measure`` (and ``compare``, ``sweep``, ``check_method``) simulate it through
     the same spectral path as the built-in methods (see the module docstring).
 
+    Parameters
+    ----------
+    estimator : Estimator
+        Its ``name`` must be a method of ``riskcalc.METHODS`` with no estimator yet.
+
+    Returns
+    -------
+    Estimator
+        ``estimator``, registered.
+
     Raises
     ------
     ValueError
@@ -191,7 +201,22 @@ def register_estimator(estimator: Estimator) -> Estimator:
 
 
 def unregister_estimator(name: str) -> None:
-    """Remove an estimator added by ``register_estimator`` (the built-in ones stay)."""
+    """Remove an estimator added by ``register_estimator`` (the built-in ones stay).
+
+    Parameters
+    ----------
+    name : str
+        The name it was registered under.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a built-in estimator or a name that is not registered.
+    """
     if name in BUILTIN:
         raise ValueError(f"estimator {name!r} is built-in and cannot be unregistered")
     get_estimator(name)

@@ -38,6 +38,7 @@ from montecarlo.stats import mean_se
 from montecarlo.tasks import run_tasks
 from montecarlo.threads import small_blas
 from riskcalc._validate import positive_int
+from riskcalc.papers import cite
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
             "quadratic": quadratic_instance}
@@ -86,7 +87,7 @@ PRESETS = {p.name: p for p in [
         "paper000-fig1",
         "Chen et al. Fig. 1: FedAvg, PureLocalTraining, fine-tuning and FedProx(lam = 0, 0.44, 4)"
         " on federated logistic regression, R = 0..20",
-        "paper 000 Sec. 3.3 and Appendix D",
+        cite("000", "Sec. 3.3 and Appendix D"),
         "paper000", dict(R=[float(r) for r in range(21)], m=5, n=100, d=100, n_test=5000,
                          labels="bernoulli", l2=0.0),
         "R",
@@ -99,7 +100,7 @@ PRESETS = {p.name: p for p in [
         "centre, ridge): GlobalTrain, LocalTrain (gradient descent) and bilevel FedProx (lam = "
         "0.02, 0.1, 0.5; Cor. 1 steps), R in [0, 3]; the authors' own setup is "
         "montecarlo.paper004.AUTHORS_PRESETS ('paper004-authors', '-total', '-epochs')",
-        "paper 004 Sec. 6.1, App. C",
+        cite("004", "Sec. 6.1, App. C"),
         "paper004", dict(R=[0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0], m=10, n=200, d=60,
                          n_test=5000, labels="argmax", l2=1e-2),
         "R",
@@ -115,7 +116,7 @@ PRESETS = {p.name: p for p in [
         "Hanzely et al. Fig. 2: communication rounds of APGD1 and APGD2 to get 1e4 times closer "
         "to the optimum of the mixing objective, quadratic clients (m = 50, d = 50, L = 1), "
         "versus lam",
-        "paper 001 Sec. 4.1 and Sec. 5 (Fig. 2)",
+        cite("001", "Sec. 4.1 and Sec. 5 (Fig. 2)"),
         "quadratic", dict(m=50, d=50, L=1.0, mu=1e-2, R=1.0, noise=0.1),
         "lam",
         {"apgd1": ("apgd1", {"iterations": 2000}), "apgd2": ("apgd2", {"iterations": 2000})},

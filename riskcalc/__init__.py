@@ -10,6 +10,8 @@ and Hastie, Montanari, Rosset and Tibshirani (2019).
 (0.5, 0.25, 0.75)
 """
 
+from riskcalc._show_versions import show_versions
+from riskcalc._version import __version__
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
 from riskcalc.linear.finite_steps import optimal_steps, spec_steps_limit, steps_limit
@@ -29,6 +31,5 @@ __all__ = [
     "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
     "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",
     "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "optimal_steps", "register_method",
-    "spec_limit",
-    "spec_steps_limit", "steps_limit", "unregister_method",
+    "show_versions", "spec_limit", "spec_steps_limit", "steps_limit", "unregister_method",
 ]

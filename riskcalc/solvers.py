@@ -9,6 +9,9 @@ Newton steps in log scale, falling back to bisection whenever a step leaves the 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -17,6 +20,50 @@ from riskcalc.errors import SolverError
 #: a relative error of order RTOL**2 (or rounding), far below the 1e-10 the tests demand.
 RTOL = 1e-12
 MAXITER = 200
+
+# The diagnostics of the solves run inside ``record()`` (None outside it): what a result object
+# reports as ``diagnostics`` (iterations and residuals, like scipy's OptimizeResult).
+_RECORD: contextvars.ContextVar = contextvars.ContextVar("riskcalc_solver_record", default=None)
+
+
+@contextlib.contextmanager
+def record():
+    """Collect the diagnostics of every ``increasing_root`` solve run inside the block.
+
+    Yields a dict filled as solves finish: per quantity solved (the ``what`` of the solve),
+    ``{"solves": number of calls, "points": roots found, "iterations": the most Newton or
+    bisection steps any root took, "residual": the largest |f| at the last iterate evaluated
+    (the step after it changed log x by less than RTOL)}``. It stays empty when no solver ran
+    (closed forms). Nested blocks each see the solves run inside them.
+    """
+    log: dict = {}
+    token = _RECORD.set(log)
+    outer = token.old_value if token.old_value is not contextvars.Token.MISSING else None
+    try:
+        yield log
+    finally:
+        _RECORD.reset(token)
+        if outer is not None:
+            for what, entry in log.items():
+                _merge(outer, what, entry)
+
+
+def _merge(log: dict, what: str, entry: dict) -> None:
+    old = log.get(what)
+    if old is None:
+        log[what] = dict(entry)
+        return
+    old["solves"] += entry["solves"]
+    old["points"] += entry["points"]
+    old["iterations"] = max(old["iterations"], entry["iterations"])
+    old["residual"] = max(old["residual"], entry["residual"])
+
+
+def _note(what: str, points: int, iterations: int, residual: float) -> None:
+    log = _RECORD.get()
+    if log is not None:
+        _merge(log, what, {"solves": 1, "points": int(points), "iterations": int(iterations),
+                           "residual": float(residual)})
 
 
 def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
@@ -56,12 +103,15 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
     done_exact = (f_lo == 0) | (f_hi == 0)
     t = np.where(f_lo == 0, t_lo, np.where(f_hi == 0, t_hi, t))
     active &= ~done_exact
-    for _ in range(MAXITER):
+    residual = np.zeros(lo.shape)
+    for iteration in range(MAXITER):
         if not active.any():
+            _note(what, lo.size, iteration, residual.max(initial=0.0))
             return np.exp(t)
         idx = np.flatnonzero(active)
         ta = t[idx]
         f, df = fun(np.exp(ta), active)
+        residual[idx] = np.abs(f)
         # Shrink the bracket with the sign of f, then try a Newton step inside it.
         neg = f < 0
         t_lo[idx] = np.where(neg, ta, t_lo[idx])

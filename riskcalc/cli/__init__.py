@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from riskcalc._version import __version__
 from riskcalc.errors import SolverError
 
 # Subcommands, in the order ``riskcalc --help`` lists them, with their one-line help. Each lives
@@ -46,6 +47,8 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         prog="riskcalc",
         description="Asymptotic risk of personalized federated learning: predict, simulate, check.",
     )
+    parser.add_argument("--version", action="version", version=f"riskcalc {__version__}",
+                        help="print the fedrisk version and exit")
     parser.add_argument("--plugin", action="append", metavar="FILE.py",
                         help="load a method registered by this Python file (repeatable; "
                              "also loaded: the fedrisk.methods entry points)")

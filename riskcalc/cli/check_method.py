@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
         "check-method", help=COMMANDS["check-method"],
         description="Check that a method's limit is finite, vectorized and route-independent, "
                     "that its estimator has the right shapes, and that the simulated bias, "
-                    "variance and risk on small instances agree with the limit (99.9%% "
+                    "variance and risk on small instances agree with the limit (99.9% "
                     "interval plus --rtol). Exit status 1 when a check fails.")
     p.add_argument("method", metavar="METHOD", help="a registered method name")
     p.add_argument("--d", type=int, default=200, help="dimension of the simulation (200)")

@@ -88,7 +88,7 @@ def add_parser(subparsers) -> None:
         "compare", help=COMMANDS["compare"],
         description="Simulate the method at finite d and print, per quantity, the predicted "
                     "limit, the simulated mean, its standard error, the relative difference and "
-                    "whether the prediction lies in the simulation's 95%% interval.")
+                    "whether the prediction lies in the simulation's 95% interval.")
     add_model_options(p, sigma_required=False)   # --model logistic has no sigma
     families.add_options(p, "compare")
     add_simulation_options(p, reps=20)

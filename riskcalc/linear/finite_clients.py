@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from riskcalc import _frames, solvers
+
 import numpy as np
 
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
@@ -58,6 +60,12 @@ class ClientsLimit:
     mean_bias, mean_variance, mean_risk : float
         Their population averages (uniform over clients).
     notes : tuple of str
+        Where the parameters leave the papers' assumptions.
+    diagnostics : dict
+        The scalar solves behind the numbers (``riskcalc.solvers.record``): per quantity
+        solved, the number of solves and roots, the most iterations a root took and the
+        largest residual at the last iterate; empty when no scalar equation was solved
+        (closed forms and quadrature).
     """
 
     method: str
@@ -69,6 +77,7 @@ class ClientsLimit:
     mean_variance: float
     mean_risk: float
     notes: tuple = field(default=())
+    diagnostics: dict = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict:
         """Plain JSON values; infinite limits become None (JSON has no infinity)."""
@@ -80,6 +89,20 @@ class ClientsLimit:
                 "mean": {"bias": conv(self.mean_bias), "variance": conv(self.mean_variance),
                          "risk": conv(self.mean_risk)},
                 "notes": list(self.notes)}
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per client (index ``client``, 0..M-1): the method,
+        the client's parameters (gamma, sigma, r and the tuning), the weights, its bias,
+        variance and risk as target. The population means are the columns' means.
+
+        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
+        """
+        pd = _frames.pandas()
+        per_client = {k: np.asarray(v, dtype=float) for k, v in self.params.items()
+                      if k not in ("clients", "weights")}
+        return pd.DataFrame({"method": self.method, **per_client,
+                             "weights": self.params["weights"], "bias": self.bias,
+                             "variance": self.variance, "risk": self.risk}).rename_axis("client")
 
 
 def check_weights(weights) -> str:
@@ -201,11 +224,13 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
                          "clients: give a single value")
     group_weights = weights if named else rows[:, 5]
-    if joint is None:
-        bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights, spectrum)
-    else:
-        bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
-                                  joint, rows[:, 4].astype(int))
+    with solvers.record() as diagnostics:
+        if joint is None:
+            bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
+                                spectrum)
+        else:
+            bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
+                                      joint, rows[:, 4].astype(int))
     inverse = inverse.ravel()
     bias, var = bias[inverse], var[inverse]
     risk = bias + var
@@ -215,7 +240,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                              for s in specs]
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
-                        float(var.mean()), float(risk.mean()), notes=notes(info.name, gam, lam_arr))
+                        float(var.mean()), float(risk.mean()),
+                        notes=notes(info.name, gam, lam_arr), diagnostics=diagnostics)
 
 
 def check_method(name: str, spectrum=None) -> None:

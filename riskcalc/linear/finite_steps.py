@@ -122,7 +122,22 @@ def supports(spec: ClientSpec) -> bool:
 def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                      weights=None) -> LimitResult:
     """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
-    validation; the command line and ``montecarlo.compare`` start from a spec)."""
+    validation; the command line and ``montecarlo.compare`` start from a spec).
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        FTFA, RTFA or a local baseline, with theta in a uniform direction.
+    steps : int or array of int
+        Numbers of gradient steps k >= 0 (broadcast with the spec's parameters).
+    step_size : float
+        eta > 0.
+
+    Returns
+    -------
+    LimitResult
+        The limits after k steps (route ``finite_steps``).
+    """
     if spec.method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
                          f"got {spec.method!r}")

@@ -18,11 +18,11 @@ otherwise. The tests require the routes to agree to 1e-10.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from riskcalc import _frames
+from riskcalc import _frames, solvers
 from riskcalc.linear import finite_clients, kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
 from riskcalc.linear.model import ClientSpec
@@ -39,9 +39,25 @@ _FACTORS = {
 class LimitResult:
     """Limits of the bias B_i, variance V_i and risk L_i = B_i + V_i (paper 003, eq. 3).
 
-    Attributes are floats for scalar parameters and arrays (broadcast shape) otherwise.
-    ``notes`` says when a limit is infinite, when the parameters leave the paper's
-    assumptions, and when a parameter has no effect on the limit.
+    Attributes
+    ----------
+    method : str
+        The method's registry name.
+    params : dict
+        The parameters, as given (after validation).
+    bias, variance, risk : float or ndarray
+        The limits: floats for scalar parameters, arrays of the broadcast shape otherwise.
+    route : str
+        How they were computed (``closed``, ``kappa``, ``paper``, ``finite_clients``,
+        ``finite_steps``).
+    notes : tuple of str
+        When a limit is infinite, when the parameters leave the paper's assumptions, and when
+        a parameter has no effect on the limit.
+    diagnostics : dict
+        The scalar solves behind the numbers (``riskcalc.solvers.record``): per quantity
+        solved, the number of solves and roots, the most iterations a root took and the
+        largest residual at the last iterate; empty when no scalar equation was solved
+        (closed forms and quadrature).
     """
 
     method: str
@@ -51,6 +67,7 @@ class LimitResult:
     risk: object
     route: str
     notes: tuple = field(default=())
+    diagnostics: dict = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict:
         """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values.
@@ -67,7 +84,9 @@ class LimitResult:
 
     def to_frame(self):
         """A pandas DataFrame with one row per parameter point (the broadcast shape, in C
-        order): the method, every parameter, bias, variance, risk and route.
+        order): the method, every parameter, bias, variance, risk and route, and the
+        largest iteration count and residual of the solves (``diagnostics``; absent when only
+        closed forms ran).
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
@@ -75,7 +94,7 @@ class LimitResult:
         shape = np.shape(self.risk)
         cols = {"method": self.method, **self.params,
                 **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
-                "route": self.route}
+                "route": self.route, **_diagnostic_columns(self.diagnostics)}
         return pd.DataFrame({k: np.broadcast_to(np.asarray(v), shape).ravel()
                              for k, v in cols.items()})
 
@@ -94,6 +113,45 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     ``finite_clients_sigma``; maml_fl, pfedme with Sigma = I; pooled N > d). ``clients=None``
     is paper 003's limit (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
+    Parameters
+    ----------
+    method : str
+        A ``METHODS`` name: ``fedavg``, ``local``, ``local_ridge``, ``ftfa``, ``rtfa``,
+        ``maml_fl``, ``pfedme`` or a registered method.
+    gamma : float or array_like
+        d / n_i > 0 (paper 003 assumes gamma > 1; gamma < 1 gives least squares).
+    sigma : float or array_like
+        Noise standard deviation, >= 0.
+    r : float or array_like, optional
+        ||theta_i - theta_0|| (methods centred at the global model).
+    rho : float or array_like, optional
+        ||theta_i|| (the local baselines ``local`` and ``local_ridge``).
+    lam : float or array_like, optional
+        Ridge penalty (``rtfa``, ``pfedme``, ``local_ridge``), 0 or in [1e-100, 1e100].
+    alpha : float or array_like, optional
+        MAML step size (``maml_fl``; the limit does not depend on it).
+    spectrum : Spectrum, optional
+        Eigenvalue distribution H of Sigma and the signal's spread G (None: Sigma = I).
+    route : {"auto", "closed", "kappa", "paper"}
+        How to compute the limit (module docstring); all agree to 1e-10.
+    clients : int, optional
+        Number of clients M of the global model (None: M -> infinity).
+    weights : {"samples", "uniform"}, optional
+        Client weights of the finite-M global model (default ``samples``).
+
+    Returns
+    -------
+    LimitResult
+        ``bias``, ``variance``, ``risk`` (floats, or arrays of the parameters' broadcast
+        shape), ``notes`` and the solver ``diagnostics``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its valid range, for bad input.
+    SolverError
+        If an implicit equation does not converge.
+
     Examples
     --------
     >>> res = limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
@@ -105,9 +163,36 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     return spec_limit(spec, route=route, clients=clients, weights=weights)
 
 
+def _diagnostic_columns(diagnostics: dict) -> dict:
+    """``iterations`` and ``residual`` over every solve, for ``to_frame`` (none: no solve)."""
+    if not diagnostics:
+        return {}
+    return {"iterations": max(d["iterations"] for d in diagnostics.values()),
+            "residual": max(d["residual"] for d in diagnostics.values())}
+
+
 def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
                weights=None) -> LimitResult:
-    """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation)."""
+    """The limit of a validated ``ClientSpec`` (what ``limit`` computes after validation).
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        The client's model and the method's tuning.
+    route, clients, weights
+        As for ``limit``.
+
+    Returns
+    -------
+    LimitResult
+        With the solver diagnostics of the computation.
+    """
+    with solvers.record() as diagnostics:
+        res = _spec_limit(spec, route, clients, weights)
+    return replace(res, diagnostics=diagnostics)
+
+
+def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
     if clients is not None:
         return _finite_clients_limit(spec, route, clients, weights)
     if weights is not None:

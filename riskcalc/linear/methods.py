@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from riskcalc.papers import cite
+
 
 @dataclass(frozen=True)
 class Method:
@@ -70,7 +72,7 @@ class Method:
         return (self.signal,) + ((self.tuning,) if self.tuning else ())
 
 
-_P = "003_4b976ddf5225c17e.txt"
+_P = cite("003")
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("fedavg", "FedAvg (zero personalization)", "r", None, False, f"{_P}, eq. 6, Cor. 3.1"),
@@ -138,7 +140,22 @@ def register_method(method: Method) -> Method:
 
 
 def unregister_method(name: str) -> None:
-    """Remove a method added by ``register_method`` (the built-in ones stay)."""
+    """Remove a method added by ``register_method`` (the built-in ones stay).
+
+    Parameters
+    ----------
+    name : str
+        The name it was registered under.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a built-in method or a name that is not registered.
+    """
     if name in BUILTIN:
         raise ValueError(f"method {name!r} is built-in and cannot be unregistered")
     get_method(name)
@@ -146,7 +163,24 @@ def unregister_method(name: str) -> None:
 
 
 def get_method(name: str) -> Method:
-    """The registered method called ``name``; ValueError listing the valid names otherwise."""
+    """The registered method called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``METHODS`` (built-in: fedavg, local, local_ridge, ftfa, rtfa, maml_fl,
+        pfedme; or a registered method).
+
+    Returns
+    -------
+    Method
+        Its registry entry (title, signal and tuning parameters, reference, limit).
+
+    Raises
+    ------
+    ValueError
+        Listing the valid names, for any other ``name``.
+    """
     try:
         return METHODS[name]
     except (KeyError, TypeError):

@@ -74,6 +74,21 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
     """The limit at lam = ``optimal_lambda(...)``: the best risk the method can reach.
 
     Paper 003, Thm 2 / Thm 4 / Cor. 3.1: for Sigma = I it equals sigma^2 gamma m(-lam*).
+
+    Parameters
+    ----------
+    method, gamma, sigma, r, rho, spectrum, how
+        As for ``optimal_lambda``.
+
+    Returns
+    -------
+    LimitResult
+        The limit at lam*; ``params["lam"]`` holds lam*.
+
+    Raises
+    ------
+    ValueError
+        When lam* is infinite (signal norm 0: the centre itself is optimal).
     """
     lam = optimal_lambda(method, gamma=gamma, sigma=sigma, r=r, rho=rho, spectrum=spectrum,
                          how=how)

@@ -29,6 +29,12 @@ def fedavg_centre_scale(signal, r) -> float:
     ----------
     signal, r : float
         ``||w_0||`` and ``||w_i - w_0||``, both >= 0.
+
+    Returns
+    -------
+    float
+        alpha in (0, 1]: FedAvg's logistic global model over infinitely many clients is
+        ``alpha w_0``.
     """
     from scipy.optimize import brentq
 

@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from riskcalc import _frames
 from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
@@ -113,6 +114,11 @@ class LogisticResult:
         The fixed point: components of ``w_hat`` along ``w_i / ||w_i||`` and along the centre's
         part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter.
     notes : tuple of str
+        Where the result needs a caveat (an undefined cosine).
+    diagnostics : dict
+        The fixed-point solve: ``solver`` (Powell's hybrid method), ``residual`` (the largest
+        scaled residual of (E1)-(E4) at the returned point) and ``quadrature_nodes`` (Gauss-
+        Hermite nodes per dimension of the rule that agreed with the next coarser one).
     """
 
     params: dict
@@ -125,6 +131,20 @@ class LogisticResult:
     q: float
     mu: float
     notes: tuple = field(default_factory=tuple)
+    diagnostics: dict = field(default_factory=dict, compare=False)
+
+    def to_frame(self):
+        """A one-row pandas DataFrame: every parameter, the four limits, the fixed point
+        (a, b, q, mu) and the solve's residual and quadrature nodes.
+
+        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
+        """
+        pd = _frames.pandas()
+        keys = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
+        row = {"model": "logistic", "method": "rtfa", **self.params,
+               **{k: getattr(self, k) for k in keys},
+               **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
+        return pd.DataFrame([row])
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
@@ -417,7 +437,10 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
     return LogisticResult(params,
                           risk=float((a - kappa) ** 2 + b ** 2 + q ** 2), cosine=float(cosine),
                           test_logloss=logloss, test_error=test_error(kappa, a, rho),
-                          a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes)), start
+                          a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes),
+                          diagnostics={"solver": "scipy.optimize.root (hybr)",
+                                       "residual": float(err),
+                                       "quadrature_nodes": int(fine.n)}), start
 
 
 def test_error(kappa: float, a: float, rho: float) -> float:

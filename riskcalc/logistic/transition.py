@@ -37,6 +37,12 @@ def mle_threshold(kappa) -> float:
     ----------
     kappa : float
         Signal strength ``||w_i||`` (the standard deviation of the true margin), >= 0.
+
+    Returns
+    -------
+    float
+        h(kappa) (1/2 at kappa = 0, Cover's threshold; decreasing in kappa): the MLE exists,
+        in the limit, exactly when gamma < h(kappa).
     """
     from scipy.optimize import minimize_scalar
 
