@@ -9,6 +9,7 @@ import riskcalc
 from montecarlo.logistic_pipeline import simulate_pipeline
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fedavg import fedavg_centre_scale
+from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import centre_geometry, solve_fixed_point
 from riskcalc.logistic.gaussian import prox_logistic
@@ -185,3 +186,39 @@ def test_pipeline_simulation(M, S, r, lams):
         for q, rel in (("risk", 0.10), ("test_error", 0.02)):
             mean, se = (np.asarray(v) if k is None else np.asarray(v)[k] for v in sim[q])
             assert abs(mean - getattr(th, q)) <= 3 * se + rel * getattr(th, q), (th.method, q)
+
+
+def test_fedprox_one_client_is_ridge_with_the_harmonic_penalty():
+    # M = 1: minimizing over the global w leaves ridge toward 0 with penalty
+    # lam global_lam / (lam + global_lam) (fixed_point with centre 0).
+    lam, lam_g = 0.5, 0.2
+    fp = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=lam, clients=1,
+                                 global_lam=lam_g, method="fedprox")
+    ridge = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=lam * lam_g / (lam + lam_g),
+                                    clients=1, global_lam=1.0, method="local_ridge")
+    assert fp.risk == pytest.approx(ridge.risk, rel=1e-6)
+    assert fp.test_error == pytest.approx(ridge.test_error, rel=1e-6)
+
+
+def test_fedprox_large_lam_is_the_global_model():
+    # lam -> inf ties every w_j to w: the joint problem becomes FedAvg's global objective.
+    f = fed([1.0, 2.0], [1.0, 0.5], [2, 1], 1.0)
+    st = solve_pooled(f, 0.05)
+    start = np.concatenate([st.alpha, np.log(st.rho), np.log(f.gamma / 1e4)])
+    alpha, rho, _, _, _ = solve_fedprox(f, 1e4, 0.05, start)
+    assert alpha == pytest.approx(np.repeat(st.alpha, f.count), rel=1e-4)
+    assert rho == pytest.approx(np.repeat(st.rho, f.count), rel=1e-4)
+
+
+def test_fedprox_simulation():
+    # The joint objective's exact minimizer (montecarlo.logistic_pipeline, fedprox=True) at
+    # d = 150. lam = 0.1, where FedProx and RTFA differ most (predicted 5.69 vs 3.98); measured
+    # at d = 200 (10 replicates) FedProx was within 7% and moved with RTFA on the same
+    # replicates (+6.3% vs +5.7%), so 3 s.e. + 12% holds with room.
+    out = simulate_pipeline(gamma=1.0, signal=1.0, r=1.0, lams=[0.1], global_lam=1e-3, d=150,
+                            reps=4, clients=5, seed=19, fedprox=True)
+    th = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=0.1, clients=5,
+                                 global_lam=1e-3, method="fedprox")
+    for q, rel in (("risk", 0.12), ("test_error", 0.03)):
+        mean, se = (np.asarray(v)[0] for v in out["fedprox"][q])
+        assert abs(mean - getattr(th, q)) <= 3 * se + rel * getattr(th, q), q
