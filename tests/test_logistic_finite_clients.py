@@ -169,7 +169,7 @@ GRID = [(2, 1.0, 1.0, [1.0]), (5, 1.0, 1.0, [0.1, 1.0]), (20, 2.0, 0.5, [0.1, 1.
 def test_pipeline_simulation(M, S, r, lams):
     # Exact minimizers (montecarlo.logistic_pipeline) at d = 200. Measured on the full grid
     # (docs page), the finite-d deviation of the risk is at most 6.1% at d = 200 (M = 2, the
-    # nearly separable pooled problem; <= 3.3% for M = 5, 20) and 1.5% at d = 400, so
+    # nearly separable pooled problem; <= 3.3% for M = 5, 20) and 2.6% at d = 400, so
     # 3 s.e. + 10% holds with room; the infinite-M prediction misses by 93% to 1275%.
     out = simulate_pipeline(gamma=1.0, signal=S, r=r, lams=lams, global_lam=1e-3, d=200,
                             reps=6, clients=M, seed=19)
