@@ -242,3 +242,30 @@ def test_heterogeneous_uniform_weights_simulation():
         for q, rel in (("risk", 0.10), ("test_error", 0.03)):
             mean, se = (np.ravel(v)[0] for v in out[method][q])
             assert abs(mean - getattr(th, q)[0]) <= 3 * se + rel * getattr(th, q)[0], (method, q)
+
+
+def test_finetune_root_by_another_quadrature():
+    # The fine-tuning equations re-assembled with a composite Gauss-Legendre rule in all three
+    # dimensions (not the solver's Gauss-Hermite ladder) vanish at the solver's root.
+    from riskcalc.logistic.finetune import Rule3, residuals as ft_residuals
+
+    st = solve_pooled(fed([1.0], [1.0], [5], 1.0), 1e-3)
+    view = GlobalView(st.alpha[0], st.rho[0], st.mu[0], np.sqrt(2.0), 1.0)
+    ft = solve_finetune(view, 1.0)
+    z, w = _legendre_panels(-8.0, 8.0, panels=24, order=5)
+    rule = Rule3.__new__(Rule3)
+    weight = (2 * expit(view.kappa * z)[:, None, None] * w[:, None, None] * w[None, :, None]
+              * w[None, None, :])
+    keep = np.nonzero(weight > 1e-16 * weight.max())
+    rule.weight, rule.s, rule.g1, rule.g2 = weight[keep], z[keep[0]], z[keep[1]], z[keep[2]]
+    rule.pair = keep[0] * z.size + keep[1]
+    rule.s2, rule.g12 = np.repeat(z, z.size), np.tile(z, z.size)
+    y = np.array([ft.A_h, np.log(ft.mu_h), np.log(ft.kappa_hg), ft.nu_gh, np.log(ft.nu_h)])
+    # Measured 1.3e-8; a relative change of 1e-4 in the root gives residuals of 1e-5 to 1e-4.
+    assert np.max(np.abs(ft_residuals(y, view, 1.0, rule))) < 1e-7
+
+
+def test_finite_form_takes_scalars():
+    with pytest.raises(ValueError, match="must be a number with clients"):
+        riskcalc.logistic_limit(gamma=[1.0, 2.0], signal=1.0, r=1.0, lam=0.1, clients=3,
+                                global_lam=1e-3)

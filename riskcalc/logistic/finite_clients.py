@@ -265,6 +265,11 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
         A fixed point did not converge.
     """
     clients = positive_int("clients", clients)
+    for name, value in (("gamma", gamma), ("signal", signal), ("r", r), ("lam", lam),
+                        ("global_lam", global_lam)):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a number with clients (the finite-M form takes "
+                             "scalars; logistic_clients_limit takes per-client lists)")
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
                                  target=0)
