@@ -269,3 +269,13 @@ def test_finite_form_takes_scalars():
     with pytest.raises(ValueError, match="must be a number with clients"):
         riskcalc.logistic_limit(gamma=[1.0, 2.0], signal=1.0, r=1.0, lam=0.1, clients=3,
                                 global_lam=1e-3)
+
+
+def test_global_lam_zero_where_the_pooled_minimizer_exists():
+    # M = 10 clients at gamma = 1 pool to gamma = 1/10, inside the existence region
+    # (margin > 1); the unpenalized fixed point is the limit of small penalties.
+    f = fed([1.0], [1.0], [10], 1.0)
+    assert separability_margin(f) > 1.0
+    zero, small = solve_pooled(f, 0.0), solve_pooled(f, 1e-7)
+    assert zero.a == pytest.approx(small.a, rel=1e-5)
+    assert zero.q == pytest.approx(small.q, rel=1e-5)
