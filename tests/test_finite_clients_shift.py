@@ -162,6 +162,28 @@ def test_single_client_is_least_squares(method, lam):
     assert v[0] == pytest.approx(0.49 * 0.4 / 0.6, rel=1e-10)
 
 
+@pytest.mark.parametrize("gam,specs,d", [
+    ([1.99, 2.01], ["two-point:1,100,0.5", "two-point:100,1,0.5"], None),
+    ([2.0, 2.0, 2.0], ["powerlaw:2", "two-point:1,1000,0.1", "scaled:1e-3"], 1000),
+    ([0.5, 50.0, 50.0], ["powerlaw:1.5", "scaled:1e3", "two-point:1e-3,1,0.9"], 500),
+])
+def test_global_point_hard_cases(gam, specs, d):
+    """Near N = d and with type scales 1e6 apart the g_t differ by orders of magnitude (a
+    Newton in g stalled here): the root satisfies g_t = tau(Sigma_t Abar^-1) to rounding and
+    the identity sum_j om_j g_t(j) = tau(Abar Abar^-1) = 1, and the limits are finite."""
+    from riskcalc.linear.finite_clients_identity import client_weights
+    from riskcalc.linear.finite_clients_shift import global_point
+    j = joint_spectrum(specs, d)
+    gam, cnt = np.array(gam), np.ones(len(gam))
+    g, om, abar, _, _ = global_point(gam, client_weights(gam, cnt, "samples"), cnt, j.types,
+                                     j.weights, j.values)
+    np.testing.assert_allclose(g, (j.values / abar) @ j.weights, rtol=1e-12)
+    assert om @ g[j.types] == pytest.approx(1.0, rel=1e-12)
+    res = riskcalc.clients_limit("rtfa", gamma=gam, r=1.0, sigma=0.5, lam=0.5, spectra=specs,
+                                 d=d)
+    assert np.all(np.isfinite(res.risk)) and np.all(res.risk > 0)
+
+
 def test_clients_limit_dispatch():
     """clients_limit(spectra=): one shared spectrum goes to the shared route; per-client spectra
     to the shift route; MAML-FL refuses per-client spectra with a message."""

@@ -70,7 +70,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear import kappa
-from riskcalc.linear.finite_clients_identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients_identity import check_pooled, client_weights, solve_g
 from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
 
 #: Newton iterations of the global fixed point before giving up.
@@ -79,37 +79,39 @@ _NEWTON = 100
 
 def global_point(gam, p, count, typ, w, sv):
     """g_t = tau(Sigma_t Abar^-1) (module docstring) and the per-group om, Abar on the joint
-    atoms, Tbar and rho per type. Monotone fixed-point steps from g = 0 (the map is increasing
-    in g), then Newton with backtracking on the residual."""
+    atoms, Tbar and rho per type. Newton in log g on log g_t - log tau(Sigma_t Abar^-1) (the
+    scales of the g_t may differ by many orders), with Armijo backtracking, from the guess
+    Abar = pooled covariance / g0 (g0 = tau(A^-1) of Sigma = I)."""
     T = sv.shape[0]
 
-    def parts(g):
-        om = p / (1.0 + gam * p * g[typ])
+    def parts(lg):
+        om = p / (1.0 + gam * p * np.exp(lg)[typ])
         abar = np.bincount(typ, count * om, minlength=T) @ sv
-        return om, abar, g - (sv / abar) @ w
+        phi = (sv / abar) @ w
+        return om, abar, phi, lg - np.log(phi)
 
-    g = np.zeros(T)
-    for _ in range(20):
-        g = (sv / parts(g)[1]) @ w
-    om, abar, res = parts(g)
+    pooled = np.bincount(typ, count * p, minlength=T) @ sv
+    lg = np.log(solve_g(gam, p, count) * ((sv / pooled) @ w))
+    om, abar, phi, res = parts(lg)
     for _ in range(_NEWTON):
+        if np.max(np.abs(res)) < 1e-14:
+            break
         rho = np.bincount(typ, count * gam * om ** 2, minlength=T)
         tbar = (sv / abar ** 2 * w) @ sv.T
-        step = np.linalg.solve(np.eye(T) - tbar * rho, -res)
-        size = 1.0
+        # d log phi_t / d log g_u = Tbar_tu rho_u g_u / phi_t.
+        step = np.linalg.solve(np.eye(T) - tbar * rho * np.exp(lg) / phi[:, None], -res)
+        size, merit = 1.0, np.sum(res ** 2)
         while True:
-            new = g + size * step
-            if np.all(new > 0):
-                nom, nab, nres = parts(new)
-                if np.max(np.abs(nres)) < np.max(np.abs(res)) or size < 1e-6:
-                    break
+            new = parts(lg + size * step)
+            if np.sum(new[3] ** 2) <= (1 - 1e-4 * size) * merit or size < 1e-12:
+                break
             size /= 2
-        g, om, abar, res = new, nom, nab, nres
-        if np.max(np.abs(res) / g) < 1e-15 or np.max(np.abs(size * step) / g) < 1e-15:
-            break
+        lg = lg + size * step
+        om, abar, phi, res = new
     else:
         raise SolverError("covariate shift: the global fixed point g_t = tau(Sigma_t Abar^-1) "
                           f"did not converge (residual {np.max(np.abs(res)):g})")
+    g = np.exp(lg)
     rho = np.bincount(typ, count * gam * om ** 2, minlength=T)
     tbar = (sv / abar ** 2 * w) @ sv.T
     radius = np.max(np.linalg.eigvals(tbar * rho).real)
