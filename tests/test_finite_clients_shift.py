@@ -215,21 +215,23 @@ SIM = [  # target SPEC, the others' SPECs, gamma, M, method, lam
 @pytest.mark.parametrize("case", SIM)
 def test_simulation(case):
     """The federated pipeline with per-client covariances (montecarlo, exact conditional
-    expectation given X) at d = 300, 4 replicates, against the prediction at the same d
+    expectation given X) at d = 400, 3 replicates, against the prediction at the same d
     (montecarlo.compare.federated_limit: the joint measure of the simulated coordinates).
-    Allowance 4 s.e. + 2.5% (the O(1/d) finite-d deviation measured at d = 400 was <= 0.9%,
-    benchmarks/bench_covariate_shift.py)."""
+    Allowance 4 s.e. + 2%: the finite-d deviation measured at d = 400 is <= 0.45% on 54 points
+    (6 replicates each, benchmarks/bench_covariate_shift.py), and one replicate's standard
+    deviation <= 1.3% of the risk there: the mean of 3 deviates by > 2% only beyond 2 of its
+    standard deviations, besides the 4 s.e."""
     target, others, gamma, m, method, lam = case
-    d = 300
+    d = 400
     sp = riskcalc.Spectrum.parse(target, d=d)
     spec = riskcalc.ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, lam=lam, spectrum=sp)
     setting = Setting(d=d, clients=m, global_model="federated", weights="samples",
                       spectra=(target,) + others, gammas=(1.0, 3.0))
     pred = federated_limit(spec, setting, "auto").risk
     vals = [measure(sample_instance(spec, setting, 3, k), method, [lam or 0.0])["risk"][0]
-            for k in range(4)]
+            for k in range(3)]
     mean, se = mean_se(vals)
-    assert abs(mean - pred) <= 4 * se + 0.025 * pred
+    assert abs(mean - pred) <= 4 * se + 0.02 * pred
 
 
 # --- CLI ----------------------------------------------------------------------------------------
