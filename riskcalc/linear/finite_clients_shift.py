@@ -279,9 +279,13 @@ def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
         return out
     n = live.size
     eta_r = np.zeros(n) if method == "ftfa" else lam[live]
+    # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
+    # merged atoms (2 for a two-point target, however many joint atoms the others add).
+    ms, inv = np.unique(s, return_inverse=True)
     blocks = {"K": (1.0 / p[live], omega[live], c[live]),
               "R": (eta_r, np.ones((n, s.size)),
-                    diagonal_roots(gamma[live], s, w, eta_r, np.ones((n, s.size))))}
+                    diagonal_roots(gamma[live], ms, np.bincount(inv.ravel(), w), eta_r,
+                                   np.ones((n, ms.size))))}
 
     def run(parts, vector):
         eta, shift, root = (np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts)))
