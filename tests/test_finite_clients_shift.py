@@ -162,6 +162,28 @@ def test_single_client_is_least_squares(method, lam):
     assert v[0] == pytest.approx(0.49 * 0.4 / 0.6, rel=1e-10)
 
 
+@pytest.mark.parametrize("gam,specs,d", [
+    ([1.99, 2.01], ["two-point:1,100,0.5", "two-point:100,1,0.5"], None),
+    ([2.0, 2.0, 2.0], ["powerlaw:2", "two-point:1,1000,0.1", "scaled:1e-3"], 1000),
+    ([0.5, 50.0, 50.0], ["powerlaw:1.5", "scaled:1e3", "two-point:1e-3,1,0.9"], 500),
+])
+def test_global_point_hard_cases(gam, specs, d):
+    """Near N = d and with type scales 1e6 apart the g_t differ by orders of magnitude (a
+    Newton in g stalled here): the root satisfies g_t = tau(Sigma_t Abar^-1) to rounding and
+    the identity sum_j om_j g_t(j) = tau(Abar Abar^-1) = 1, and the limits are finite."""
+    from riskcalc.linear.finite_clients_identity import client_weights
+    from riskcalc.linear.finite_clients_shift import global_point
+    j = joint_spectrum(specs, d)
+    gam, cnt = np.array(gam), np.ones(len(gam))
+    g, om, abar, _, _ = global_point(gam, client_weights(gam, cnt, "samples"), cnt, j.types,
+                                     j.weights, j.values)
+    np.testing.assert_allclose(g, (j.values / abar) @ j.weights, rtol=1e-12)
+    assert om @ g[j.types] == pytest.approx(1.0, rel=1e-12)
+    res = riskcalc.clients_limit("rtfa", gamma=gam, r=1.0, sigma=0.5, lam=0.5, spectra=specs,
+                                 d=d)
+    assert np.all(np.isfinite(res.risk)) and np.all(res.risk > 0)
+
+
 def test_clients_limit_dispatch():
     """clients_limit(spectra=): one shared spectrum goes to the shared route; per-client spectra
     to the shift route; MAML-FL refuses per-client spectra with a message."""
@@ -193,21 +215,23 @@ SIM = [  # target SPEC, the others' SPECs, gamma, M, method, lam
 @pytest.mark.parametrize("case", SIM)
 def test_simulation(case):
     """The federated pipeline with per-client covariances (montecarlo, exact conditional
-    expectation given X) at d = 300, 4 replicates, against the prediction at the same d
+    expectation given X) at d = 400, 3 replicates, against the prediction at the same d
     (montecarlo.compare.federated_limit: the joint measure of the simulated coordinates).
-    Allowance 4 s.e. + 2.5% (the O(1/d) finite-d deviation measured at d = 400 was <= 0.9%,
-    benchmarks/bench_covariate_shift.py)."""
+    Allowance 4 s.e. + 2%: the finite-d deviation measured at d = 400 is <= 0.45% on 54 points
+    (6 replicates each, benchmarks/bench_covariate_shift.py), and one replicate's standard
+    deviation <= 1.3% of the risk there: the mean of 3 deviates by > 2% only beyond 2 of its
+    standard deviations, besides the 4 s.e."""
     target, others, gamma, m, method, lam = case
-    d = 300
+    d = 400
     sp = riskcalc.Spectrum.parse(target, d=d)
     spec = riskcalc.ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, lam=lam, spectrum=sp)
     setting = Setting(d=d, clients=m, global_model="federated", weights="samples",
                       spectra=(target,) + others, gammas=(1.0, 3.0))
     pred = federated_limit(spec, setting, "auto").risk
     vals = [measure(sample_instance(spec, setting, 3, k), method, [lam or 0.0])["risk"][0]
-            for k in range(4)]
+            for k in range(3)]
     mean, se = mean_se(vals)
-    assert abs(mean - pred) <= 4 * se + 0.025 * pred
+    assert abs(mean - pred) <= 4 * se + 0.02 * pred
 
 
 # --- CLI ----------------------------------------------------------------------------------------

@@ -153,8 +153,10 @@ def _finite_clients(args, spec):
     shared = {} if "spectra" in fed else {"spectrum": spec.spectrum}
     pop = riskcalc.clients_limit(spec.method, weights=weights, **shared, **fed,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))
-    res = riskcalc.LimitResult(spec.method, {**spec.params(), "clients": len(fed["gamma"]),
-                                             "weights": weights},
+    params = {**spec.params(), "clients": len(fed["gamma"]), "weights": weights}
+    if "spectra" in pop.params:
+        params["spectra"] = pop.params["spectra"]
+    res = riskcalc.LimitResult(spec.method, params,
                                float(pop.bias[0]), float(pop.variance[0]), float(pop.risk[0]),
                                route="finite_clients", notes=pop.notes)
     return res, pop

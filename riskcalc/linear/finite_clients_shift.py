@@ -70,7 +70,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear import kappa
-from riskcalc.linear.finite_clients_identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients_identity import check_pooled, client_weights, solve_g
 from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
 
 #: Newton iterations of the global fixed point before giving up.
@@ -79,37 +79,39 @@ _NEWTON = 100
 
 def global_point(gam, p, count, typ, w, sv):
     """g_t = tau(Sigma_t Abar^-1) (module docstring) and the per-group om, Abar on the joint
-    atoms, Tbar and rho per type. Monotone fixed-point steps from g = 0 (the map is increasing
-    in g), then Newton with backtracking on the residual."""
+    atoms, Tbar and rho per type. Newton in log g on log g_t - log tau(Sigma_t Abar^-1) (the
+    scales of the g_t may differ by many orders), with Armijo backtracking, from the guess
+    Abar = pooled covariance / g0 (g0 = tau(A^-1) of Sigma = I)."""
     T = sv.shape[0]
 
-    def parts(g):
-        om = p / (1.0 + gam * p * g[typ])
+    def parts(lg):
+        om = p / (1.0 + gam * p * np.exp(lg)[typ])
         abar = np.bincount(typ, count * om, minlength=T) @ sv
-        return om, abar, g - (sv / abar) @ w
+        phi = (sv / abar) @ w
+        return om, abar, phi, lg - np.log(phi)
 
-    g = np.zeros(T)
-    for _ in range(20):
-        g = (sv / parts(g)[1]) @ w
-    om, abar, res = parts(g)
+    pooled = np.bincount(typ, count * p, minlength=T) @ sv
+    lg = np.log(solve_g(gam, p, count) * ((sv / pooled) @ w))
+    om, abar, phi, res = parts(lg)
     for _ in range(_NEWTON):
+        if np.max(np.abs(res)) < 1e-14:
+            break
         rho = np.bincount(typ, count * gam * om ** 2, minlength=T)
         tbar = (sv / abar ** 2 * w) @ sv.T
-        step = np.linalg.solve(np.eye(T) - tbar * rho, -res)
-        size = 1.0
+        # d log phi_t / d log g_u = Tbar_tu rho_u g_u / phi_t.
+        step = np.linalg.solve(np.eye(T) - tbar * rho * np.exp(lg) / phi[:, None], -res)
+        size, merit = 1.0, np.sum(res ** 2)
         while True:
-            new = g + size * step
-            if np.all(new > 0):
-                nom, nab, nres = parts(new)
-                if np.max(np.abs(nres)) < np.max(np.abs(res)) or size < 1e-6:
-                    break
+            new = parts(lg + size * step)
+            if np.sum(new[3] ** 2) <= (1 - 1e-4 * size) * merit or size < 1e-12:
+                break
             size /= 2
-        g, om, abar, res = new, nom, nab, nres
-        if np.max(np.abs(res) / g) < 1e-15 or np.max(np.abs(size * step) / g) < 1e-15:
-            break
+        lg = lg + size * step
+        om, abar, phi, res = new
     else:
         raise SolverError("covariate shift: the global fixed point g_t = tau(Sigma_t Abar^-1) "
                           f"did not converge (residual {np.max(np.abs(res)):g})")
+    g = np.exp(lg)
     rho = np.bincount(typ, count * gam * om ** 2, minlength=T)
     tbar = (sv / abar ** 2 * w) @ sv.T
     radius = np.max(np.linalg.eigvals(tbar * rho).real)
@@ -124,18 +126,6 @@ def _others(F1, at1, f2a2, at2, delta):
     rho-weight delta (Sherman-Morrison); arguments broadcast (per target x group)."""
     den = 1.0 + delta * at1
     return F1 / den, f2a2 - delta * at2 * F1 / den
-
-
-def _psi_parts(Tm, Z2, rho, fS, fS2):
-    """Per type t: F1 = f(Sigma_t) + P.a(Sigma_t), at1, f(Sigma_t^2) + P.a(Sigma_t^2), at2,
-    with a(M) = (I - Tm diag(rho))^-1 z(M), P = rho f (module docstring); leading batch axes."""
-    N1 = np.eye(Tm.shape[-1]) - Tm * rho[..., None, :]
-    A1 = np.linalg.solve(N1, Tm)
-    A2 = np.linalg.solve(N1, Z2)
-    P = rho * fS
-    Pa1, Pa2 = np.einsum("...u,...ut->...t", P, A1), np.einsum("...u,...ut->...t", P, A2)
-    diag1, diag2 = np.diagonal(A1, axis1=-2, axis2=-1), np.diagonal(A2, axis1=-2, axis2=-1)
-    return fS + Pa1, diag1, fS2 + Pa2, diag2, N1
 
 
 def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, targets=None):
@@ -184,12 +174,14 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     # Other clients, first level (module docstring): T'_j and tau(Sigma_j K_j a^2 K_j), from
     # E_D[K_j Z K_j] with rho minus client j.
     z2bar = (sv / abar ** 2 * w) @ (sv ** 2).T                 # tau(Sigma_u Sigma_t^2 Abar^-2)
-    # Batched over the type t of client j (axis 0): its "F" is Sigma_t, f_u = Tbar_tu.
-    F1, at1, f2a2, at2, _ = _psi_parts(np.broadcast_to(tbar, (T, T, T)),
-                                       np.broadcast_to(z2bar, (T, T, T)), rho_tot, tbar, z2bar)
-    ix = np.arange(T)
-    F1, at1, f2a2, at2 = F1[ix, ix], at1[ix, ix], f2a2[ix, ix], at2[ix, ix]
-    t1j, tk3 = _others(F1[typ], at1[typ], f2a2[typ], at2[typ], rho_l)
+    # Client j of type t: its "F" is Sigma_t, f_u = Tbar_tu (row t of P below); one matrix
+    # N1 = I - Tbar diag(rho) for all t.
+    N1 = np.eye(T) - tbar * rho_tot
+    A1, A2 = np.linalg.solve(N1, tbar), np.linalg.solve(N1, z2bar)
+    P = tbar * rho_tot
+    F1 = np.diag(tbar) + np.einsum("tu,ut->t", P, A1)
+    f2a2 = np.diag(z2bar) + np.einsum("tu,ut->t", P, A2)
+    t1j, tk3 = _others(F1[typ], np.diag(A1)[typ], f2a2[typ], np.diag(A2)[typ], rho_l)
     zj = sv[typ] @ w - 2 * om * ((sv ** 2 / abar) @ w)[typ] + om ** 2 * tk3
     den_j = 1.0 - rho_l * t1j
     if not np.all(den_j > 0):
@@ -204,34 +196,53 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
             own[sel] = kappa.ridge_factors(gam[tgt[sel]], lam[tgt[sel]] if method == "rtfa"
                                            else 0 * lam[tgt[sel]], joint.marginal(t))[1]
     bias, var = np.empty(tgt.size), np.empty(tgt.size)
-    for t in np.unique(typ[tgt]):
-        pos = np.flatnonzero(typ[tgt] == t)
-        for blk in kappa.blocks(pos.size, max(gam.size * T, 8 * T * T * w.size)):
-            k = pos[blk]
-            i = tgt[k]
-            wb = wt_tot - om[i, None] * (np.arange(T) == t)   # Omega's coefficients per type
-            rho_b = rho_tot - rho_l[i, None] * (np.arange(T) == t)
-            ch = _target_chains(method, gam[i], lam[i], p[i], wb, t, w, sv, g, abar)
-            # Target's own signal and noise (identities 1 and 2, b = all other clients).
-            Tm, Z2, fS, fS2 = ch["T"], ch["Z2"], ch["fS"], ch["fS2"]
-            F1, at1, f2a2, at2, N1 = _psi_parts(Tm, Z2, rho_b, fS, fS2)
-            zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
-            za = g - np.einsum("bv,buv->bu", wb, Tm)
-            yb = np.linalg.solve(N1, zb[..., None])[..., 0]
-            ya = np.linalg.solve(N1, za[..., None])[..., 0]
-            b_own = ch["fO2"] + np.einsum("bu,bu->b", rho_b * fS, yb)
-            v_own = ch["t3"] - np.einsum("bv,bv->b", wb, fS) + np.einsum("bu,bu->b", rho_b * fS, ya)
-            # Other clients j (columns), second level: rho_b minus client j.
-            psi1, psi2 = _others(F1[:, typ], at1[:, typ], f2a2[:, typ], at2[:, typ], rho_l)
-            others = count - (groups == i[:, None])
-            per_b = r ** 2 * (om ** 2 * psi2 + kap * psi1)
-            per_v = sigma ** 2 * p * gam * vco * psi1
-            bias[k] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
-            with np.errstate(invalid="ignore"):
-                own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
-                    own[k] + 2 * p[i] * gam[i] * ch["t4"] + p[i] * gam[i] * v_own))
-            var[k] = own_v + np.einsum("tj,tj->t", others, per_v)
+    # Targets in type order: a block's chains run per type (their atoms s_i differ), its
+    # T x T algebra in one batch (many small LAPACK calls are slow on a loaded machine).
+    order = np.argsort(typ[tgt], kind="stable")
+    for blk in kappa.blocks(order.size, gam.size + T * T + T * w.size):
+        k = order[blk]
+        i = tgt[k]
+        own_type = np.arange(T) == typ[i, None]             # (targets, T)
+        wb = wt_tot - om[i, None] * own_type                # Omega's coefficients per type
+        rho_b = rho_tot - rho_l[i, None] * own_type
+        ch = _block_chains(method, gam[i], lam[i], p[i], wb, typ[i], w, sv, g, abar)
+        # Target's own signal and noise (identities 1 and 2, b = all other clients).
+        Tm, fS = ch["T"], ch["fS"]
+        zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
+        za = g - np.einsum("bv,buv->bu", wb, Tm)
+        # One solve with N1 = I - T diag(rho_b) for a(Sigma_t) = N1^-1 T[:, t], a(Sigma_t^2)
+        # and the own terms' y (module docstring).
+        sol = np.linalg.solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
+            [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1))
+        A1, A2, yb, ya = sol[..., :T], sol[..., T:2 * T], sol[..., 2 * T], sol[..., 2 * T + 1]
+        P = rho_b * fS
+        F1 = fS + np.einsum("bu,but->bt", P, A1)
+        f2a2 = ch["fS2"] + np.einsum("bu,but->bt", P, A2)
+        at1, at2 = np.diagonal(A1, axis1=1, axis2=2), np.diagonal(A2, axis1=1, axis2=2)
+        b_own = ch["fO2"] + np.einsum("bu,bu->b", rho_b * fS, yb)
+        v_own = ch["t3"] - np.einsum("bv,bv->b", wb, fS) + np.einsum("bu,bu->b", rho_b * fS, ya)
+        # Other clients j (columns), second level: rho_b minus client j.
+        psi1, psi2 = _others(F1[:, typ], at1[:, typ], f2a2[:, typ], at2[:, typ], rho_l)
+        others = count - (groups == i[:, None])
+        per_b = r ** 2 * (om ** 2 * psi2 + kap * psi1)
+        per_v = sigma ** 2 * p * gam * vco * psi1
+        bias[k] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
+        with np.errstate(invalid="ignore"):
+            own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
+                own[k] + 2 * p[i] * gam[i] * ch["t4"] + p[i] * gam[i] * v_own))
+        var[k] = own_v + np.einsum("tj,tj->t", others, per_v)
     return bias, var
+
+
+def _block_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
+    """``_target_chains`` for targets of several types (``types`` per target), assembled."""
+    out = {}
+    for t in np.unique(types):
+        sel = np.flatnonzero(types == t)
+        part = _target_chains(method, gamma[sel], lam[sel], p[sel], wb[sel], t, w, sv, g, abar)
+        for key, val in part.items():
+            out.setdefault(key, np.empty((types.size,) + val.shape[1:]))[sel] = val
+    return out
 
 
 def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
@@ -277,9 +288,13 @@ def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
         return out
     n = live.size
     eta_r = np.zeros(n) if method == "ftfa" else lam[live]
+    # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
+    # merged atoms (2 for a two-point target, however many joint atoms the others add).
+    ms, inv = np.unique(s, return_inverse=True)
     blocks = {"K": (1.0 / p[live], omega[live], c[live]),
               "R": (eta_r, np.ones((n, s.size)),
-                    diagonal_roots(gamma[live], s, w, eta_r, np.ones((n, s.size))))}
+                    diagonal_roots(gamma[live], ms, np.bincount(inv.ravel(), w), eta_r,
+                                   np.ones((n, ms.size))))}
 
     def run(parts, vector):
         eta, shift, root = (np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts)))
