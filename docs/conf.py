@@ -58,6 +58,8 @@ autodoc_default_options = {"member-order": "bysource"}
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 html_theme = "alabaster"
+# Wide enough for the code blocks and tables (alabaster's default 940 px cuts them off).
+html_theme_options = {"page_width": "1180px", "body_max_width": "none"}
 html_static_path = []
 
 
