@@ -1,5 +1,6 @@
 """Sphinx configuration of the fedrisk documentation (``sphinx-build -W -b html docs OUT``)."""
 
+import os
 import pathlib
 import sys
 import warnings
@@ -15,25 +16,50 @@ warnings.filterwarnings("ignore", message="Unknown section Errata")
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
 
+from riskcalc import __version__  # noqa: E402  (after the path above)
+
 project = "fedrisk"
 author = "the fedrisk developers"
 copyright = "2026, the fedrisk developers"
+version = release = __version__
 
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
     "fedrisk_docs",
 ]
 
+# The gallery: docs/gallery/*/plot_*.py, executed at build time (every quick figure), with
+# downloadable .py and .ipynb. FEDRISK_GALLERY=PATTERN executes only the examples whose path
+# matches the regular expression (the test suite runs the theory-only p003-region; the
+# others then show their code without a picture).
+sphinx_gallery_conf = {
+    "examples_dirs": "gallery",
+    "gallery_dirs": "auto_gallery",
+    "filename_pattern": os.environ.get("FEDRISK_GALLERY", r"/plot_"),
+    "within_subsection_order": "FileNameSortKey",
+    # The examples call figures/ code that can change while the example files do not:
+    # always rerun rather than trust the checksums of the example files.
+    "run_stale_examples": True,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "show_memory": False,
+    "reset_modules": ("matplotlib",),
+}
+
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "examples"]
+exclude_patterns = ["_build", "examples", "gallery"]
 autosummary_generate = True
 autosummary_imported_members = False
 autodoc_default_options = {"member-order": "bysource"}
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 html_theme = "alabaster"
+# Wide enough for the code blocks and tables (alabaster's default 940 px cuts them off).
+html_theme_options = {"page_width": "1180px", "body_max_width": "none"}
 html_static_path = []
 
 

@@ -18,7 +18,9 @@ def test_docs_build_without_warnings(tmp_path):
     out = tmp_path / "html"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    env.pop("FEDRISK_FIGURES", None)
+    # The gallery executes only its theory-only example here (seconds, not minutes); the other
+    # examples render their code, and a full build executes them all.
+    env["FEDRISK_GALLERY"] = "p003_region"
     run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
                           "html", "-d", str(tmp_path / "doctrees"), "docs", str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True)
@@ -31,7 +33,26 @@ def test_docs_build_without_warnings(tmp_path):
     assert "shrunk_ftfa" in tutorial and "check_method" in tutorial
     report = (out / "paper_checks_report.html").read_text()
     assert "003.thm1.isotropic-bias" in report
-    assert (out / "_images" / "p003-region.png").is_file()
+    # The gallery: an example per registered figure, the executed one with its image, and
+    # every example downloadable as a script and a notebook.
+    import figures
+
+    examples = sorted((ROOT / "docs" / "gallery").rglob("plot_*.py"))
+    assert sorted(p.stem.split("_", 2)[2].replace("_", "-") for p in examples) \
+        == sorted(figures.load_all())
+    assert (out / "_images" / "sphx_glr_plot_07_p003_region_001.png").is_file()
+    for ext in ("py", "ipynb"):
+        assert len(list((out / "_downloads").rglob(f"plot_*.{ext}"))) == len(examples), ext
+    # Every public name of riskcalc and montecarlo has its API page.
+    import montecarlo
+    import riskcalc
+
+    generated = out / "api" / "generated"
+    for name in riskcalc.__all__:
+        assert (generated / f"riskcalc.{name}.html").is_file(), name
+    for name in set(montecarlo.__all__) - {"compare"}:
+        assert (generated / f"montecarlo.{name}.html").is_file(), name
+    assert "compare_method" in (generated / "montecarlo.compare.html").read_text()
 
 
 def test_markdown_report_converter_escapes_everything():

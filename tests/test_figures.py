@@ -153,3 +153,32 @@ def test_rerun_uses_cache(tmp_path, monkeypatch):
 def test_fmt_shortens_long_grids():
     assert fmt(list(range(10))) == "0 to 9 (10 values)"
     assert fmt([0.5, 2.0]) == "{0.5, 2}"
+
+
+def test_marks_the_reader_is_told_about(built):
+    """Issue 23: p003-thm2-rtfa marks lam* = sigma^2 gamma / r^2 on each lam curve, at the
+    minimum of the drawn theory line; the M -> inf lines of p003-finite-clients share their
+    series' colours; p000-logistic-theory draws its theory on fine grids."""
+    rows = read_csv(built / "p003-thm2-rtfa.csv")
+    stars = [r for r in rows if r["kind"] == "optimum"]
+    assert len(stars) == 4                      # 2 gammas x 2 covariances
+    for s in stars:
+        gamma = float(s["series"].split("γ = ")[1])
+        lam_star = figures.linear.SIGMA ** 2 * gamma / figures.linear.R ** 2
+        assert float(s["x"]) == pytest.approx(lam_star, rel=1e-9)
+        line = [float(r["y"]) for r in rows if r["kind"] == "theory"
+                and r["panel"] == s["panel"] and r["series"] == s["series"]]
+        assert float(s["y"]) <= min(line) + 1e-9
+    from matplotlib import pyplot as plt
+
+    out = figures.draw("p003-finite-clients", quick=True, cache_dir=built / ".cache")
+    for ax in out.figure.axes:
+        solid = {ln.get_color() for ln in ax.get_lines()
+                 if ln.get_linestyle() == "-" and len(ln.get_xdata()) > 2}
+        dashed = {ln.get_color() for ln in ax.get_lines() if ln.get_linestyle() == "--"}
+        assert len(solid) == 2 and dashed == solid, (solid, dashed)
+    plt.close(out.figure)
+    logistic = read_csv(built / "p000-logistic-theory.csv")
+    for series in {r["series"] for r in logistic if r["kind"] == "theory"}:
+        n = sum(r["kind"] == "theory" and r["series"] == series for r in logistic)
+        assert n >= 17, (series, n)

@@ -142,3 +142,51 @@ def test_montecarlo_compare_is_callable_with_plain_keywords():
                                             weights="uniform").risk
     with pytest.raises(ValueError, match="reps"):
         montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=40, reps=1)
+
+
+README = (ROOT / "README.md").read_text()
+
+
+def section(title):
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_is_short_with_the_front_door_sections():
+    assert len(README.splitlines()) <= 150
+    for title in ("Install", "Quick start", "In Python", "What it computes", "Command line",
+                  "Documentation", "How to cite", "License"):
+        assert f"\n## {title}\n" in README, title
+    # .ci/run executes the second line of the Quick start block: the whole test suite.
+    block = re.search(r"```[a-z]*\n(.*?)```", section("Quick start"), re.S).group(1)
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 2 and lines[1].endswith("python -m pytest -q"), lines
+    # Every paper by authors and title; every CLI verb in the table.
+    for p in PAPERS.values():
+        assert p.title in " ".join(README.split()), p.id
+    for verb in COMMANDS:
+        assert f"`riskcalc {verb} " in section("Command line"), verb
+    assert "sphinx-build -W -b html docs OUT" in section("Documentation")
+    assert "CITATION.cff" in section("How to cite") and "MIT" in section("License")
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    pytest.importorskip("pandas")
+    code = re.search(r"```python\n(.*?)```", section("In Python"), re.S).group(1)
+    assert len(code.strip().splitlines()) <= 12
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["res"].risk == pytest.approx(0.6403882032, rel=1e-9)
+    assert bool(scope["c"].summary["risk"]["inside"]) or abs(
+        scope["c"].summary["risk"]["rel_diff"]) < 0.02
+    assert (tmp_path / "region.png").stat().st_size > 0
+
+
+def test_every_public_name_is_in_the_api_reference():
+    import montecarlo
+
+    api = (ROOT / "docs" / "api.rst").read_text()
+    entries = set(re.findall(r"^   ([A-Za-z_][\w.]*)$", api, re.M))
+    assert set(riskcalc.__all__) <= entries, set(riskcalc.__all__) - entries
+    assert set(montecarlo.__all__) - {"compare"} <= entries
+    assert ":func:`montecarlo.compare.compare_method`" in api

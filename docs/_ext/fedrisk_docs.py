@@ -3,12 +3,12 @@
 * ``command-output``: runs ``riskcalc ARGS`` in-process and shows the command and its output;
 * ``script-output``: runs a Python script of the repository and shows its output;
 * ``methods-table``: the method registry (``riskcalc.METHODS``) as a table;
+* ``paper-index``: the papers (``riskcalc.papers.PAPERS``): how outputs cite them, title,
+  venue and the text file;
 * ``markdown-include``: a Markdown file of the repository (e.g. ``paper_checks/REPORT.md``),
   whole or one ``## section``, converted by ``mdreport``;
-* ``figure-gallery``: every registered figure with its caption; the PNG comes from the
-  directory in ``FEDRISK_FIGURES`` (the output of ``riskcalc figures --all --quick --out DIR``)
-  when it holds one, is built now for the ids in ``:build:`` (cheap theory figures), and is
-  otherwise replaced by the command that builds it.
+
+The figure gallery is sphinx-gallery's (``docs/gallery``, configured in ``conf.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import io
 import os
 import pathlib
 import shlex
-import shutil
 import subprocess
 import sys
 
@@ -96,6 +95,22 @@ class MethodsTable(SphinxDirective):
         return node.children
 
 
+class PaperIndex(MethodsTable):
+    """The papers of ``riskcalc.papers.PAPERS`` as a table."""
+
+    def run(self):
+        from riskcalc.papers import PAPERS
+
+        lines = [".. list-table::", "   :header-rows: 1", "",
+                 "   * - paper", "     - cited as", "     - title", "     - venue",
+                 "     - text file"]
+        for p in PAPERS.values():
+            lines += [f"   * - {p.id}", f"     - {mdreport.escape(p.short)}",
+                      f"     - *{mdreport.escape(p.title)}*", f"     - {mdreport.escape(p.venue)}",
+                      f"     - ``{p.file}``"]
+        return self.parse(lines)
+
+
 class MarkdownInclude(SphinxDirective):
     """``.. markdown-include:: paper_checks/REPORT.md`` (path from the repository root)."""
 
@@ -112,46 +127,10 @@ class MarkdownInclude(SphinxDirective):
         return []
 
 
-class FigureGallery(SphinxDirective):
-    """Every registered figure: image (when available) and caption."""
-
-    option_spec = {"build": directives.unchanged}
-
-    def run(self):
-        import figures
-
-        build = set((self.options.get("build") or "").split())
-        source = os.environ.get("FEDRISK_FIGURES")
-        gen = pathlib.Path(self.env.srcdir) / "_generated" / "figures"
-        gen.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for fig_id, spec in figures.load_all().items():
-            png = gen / f"{fig_id}.png"
-            found = source and (pathlib.Path(source) / f"{fig_id}.png").is_file()
-            if found:
-                for ext in ("png", "txt"):
-                    shutil.copy(pathlib.Path(source) / f"{fig_id}.{ext}", gen)
-            elif fig_id in build:
-                figures.build(fig_id, gen, quick=True, cache=False)
-            title = mdreport.escape(f"{fig_id}: {spec.title}")
-            lines += [title, "-" * len(title), ""]
-            caption = gen / f"{fig_id}.txt"
-            if found or fig_id in build:
-                lines += [f".. image:: /_generated/figures/{fig_id}.png",
-                          f"   :alt: {fig_id}", ""]
-                lines += [mdreport.escape(line) for line in caption.read_text().splitlines()]
-            else:
-                lines += [f"Paper {spec.paper}, {mdreport.escape(spec.source)}. Build it with::",
-                          "", f"   riskcalc figures {fig_id} --quick --out DIR"]
-            lines.append("")
-        self.state_machine.insert_input(lines, "figure-gallery")
-        return []
-
-
 def setup(app):
     app.add_directive("command-output", CommandOutput)
     app.add_directive("script-output", ScriptOutput)
     app.add_directive("methods-table", MethodsTable)
+    app.add_directive("paper-index", PaperIndex)
     app.add_directive("markdown-include", MarkdownInclude)
-    app.add_directive("figure-gallery", FigureGallery)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
