@@ -81,6 +81,19 @@ def test_rtfa_lams_beat_fine_grid(spectrum, weights, points):
     np.testing.assert_allclose(again, risk, rtol=1e-12)
 
 
+def test_rtfa_lams_edge_clients():
+    """r_j = 0 (oracle lam* infinite) and sigma_j = 0 (oracle lam* = 0; at finite M the
+    centre's noise still calls for a small penalty) under a spectrum: the tuned risks are
+    finite and no worse than FedAvg's (lam -> infinity) and FTFA's (lam = 0)."""
+    fed = Federation(gamma=[0.5, 2.0, 1.5], r=[0.0, 1.0, 1.2], sigma=[0.5, 0.0, 0.4],
+                     spectrum=TWO)
+    lam, risk = tune.rtfa_lams(fed, "samples")
+    kw = dict(gamma=fed.gamma, r=fed.r, sigma=fed.sigma)
+    for method in ("fedavg", "ftfa"):
+        assert np.all(risk <= _lim(method, "samples", TWO, fed=kw).risk * (1 + 1e-9) + 1e-12)
+    assert np.all(np.isfinite(risk)) and np.all(np.isfinite(lam))
+
+
 def _simplex(m, step):
     """Points of the open simplex with coordinates multiples of ``step``."""
     k = int(round(1 / step))
