@@ -5,7 +5,8 @@ Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 2: client j draws n_j = round(d /
 rows x = Sigma^(1/2) z (Gaussian z), theta_j = theta_0 + r_j u_j with u_j uniform on the
 sphere, and noise of level sigma_j. The global model and the personalization are the closed
 forms of paper 003 (eqs. 6-14; MAML-FL and pFedMe through ``montecarlo.estimators``) with the
-candidate's client weights and tuning, the personalization through each client's thin SVD; a client's risk is ||theta_hat_j - theta_j||_Sigma^2 for the sampled draw. Every
+candidate's client weights and tuning, the personalization through each client's thin SVD;
+a client's risk is ||theta_hat_j - theta_j||_Sigma^2 for the sampled draw. Every
 candidate is run on the same draws of a replicate (common random numbers), so differences
 between candidates have small standard errors.
 """
@@ -103,7 +104,9 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
     d, reps, seed : int
     designs : list of ndarray, optional
         Real design matrices (one per client) used in every replicate instead of Gaussian
-        ones; the risk is then measured in the covariance ``test`` (d x d).
+        ones (the parameters and the noise are redrawn); the risk is then measured in the
+        covariance ``test``: one d x d matrix, or a list of one per client (covariate shift:
+        each client in its own covariance).
 
     Returns
     -------
@@ -116,6 +119,9 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
             clients = [_Client(x, v) for x, v in zip(X, y)]
             for k, cand in enumerate(candidates):
                 err = candidate_models(X, y, cand, clients) - theta
-                out[rep, k] = (np.einsum("jd,de,je->j", err, test, err) if s is None
-                               else (err ** 2) @ s)
+                if s is not None:
+                    out[rep, k] = (err ** 2) @ s
+                else:
+                    cov = np.broadcast_to(np.asarray(test, float), (fed.m,) + err.shape[1:] * 2)
+                    out[rep, k] = np.einsum("jd,jde,je->j", err, cov, err)
     return out

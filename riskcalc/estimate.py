@@ -136,7 +136,8 @@ class Estimate:
                              "atoms": None if sp is None else sp.atoms.tolist(),
                              "weights": None if sp is None else sp.weights.tolist()},
                 "federation": [{"gamma": float(g), "r": float(r), "sigma": float(sg),
-                                "rho": float(rh), **({} if sp is None else {"spectrum": spec_text})}
+                                "rho": float(rh),
+                                **({} if sp is None else {"spectrum": spec_text})}
                                for g, r, sg, rh in zip(fed.gamma, fed.r, fed.sigma, fed.rho)]}
 
 
@@ -210,10 +211,17 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     if route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     if route == "auto":
-        route = "least-squares" if n.min() >= LS_RATIO * d else "moments"
-    if route == "least-squares" and not n.min() > d + 2:
-        raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} rows; "
-                         f"client {ids[np.argmin(n)]} has {n.min()}")
+        route = ("least-squares" if n.min() >= LS_RATIO * d and _full_rank(X, inverse, m)
+                 is None else "moments")
+    if route == "least-squares":
+        if not n.min() > d + 2:
+            raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} "
+                             f"rows; client {ids[np.argmin(n)]} has {n.min()}")
+        bad = _full_rank(X, inverse, m)
+        if bad is not None:
+            raise ValueError(f"the least-squares route needs every client's design of rank d "
+                             f"= {d}; client {ids[bad[0]]} has rank {bad[1]} (a feature "
+                             "constant within that client?); use route moments")
     full = _point(xty.sum(1), yy.sum(1), size.sum(1), gram.sum(0))
     jack = [_point(xty.sum(1) - xty[:, g], yy.sum(1) - yy[:, g], size.sum(1) - size[:, g],
                    gram.sum(0) - gram[g]) for g in range(groups)]
@@ -225,6 +233,15 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         full.update(ls_values)
         se.update(ls_se)
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route)
+
+
+def _full_rank(X, inverse, m):
+    """None when every client's design has rank d, else (client index, its rank)."""
+    for j in range(m):
+        rank = np.linalg.matrix_rank(X[inverse == j])
+        if rank < X.shape[1]:
+            return j, rank
+    return None
 
 
 def _least_squares(X, y, inverse, m):

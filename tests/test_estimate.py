@@ -90,6 +90,17 @@ def test_identity_scale_folds_into_r():
     np.testing.assert_allclose(fed_est.sigma, base.root("sigma")[0], rtol=1e-10)
 
 
+def test_rank_deficient_client_falls_back_to_moments():
+    """A feature constant (zero) within one client: local least squares is not defined there,
+    so auto takes the moments route and an explicit least-squares request is refused."""
+    fed = Federation(gamma=[0.5] * 3, r=R[:3], sigma=SIGMA[:3])
+    X, y, ids, _ = _data(fed, 20, seed=6, rep=0)
+    X[ids == 4, 3] = 0.0
+    assert estimate(X, y, ids).route == "moments"
+    with pytest.raises(ValueError, match="client 4 has rank 19"):
+        estimate(X, y, ids, route="least-squares")
+
+
 def _write(tmp_path, **arrays):
     path = tmp_path / "fed.npz"
     np.savez(path, **arrays)

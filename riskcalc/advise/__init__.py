@@ -170,6 +170,11 @@ def advise(federation: Federation, methods=None) -> Advice:
     elif fed.rho is None:
         skipped.append("local_ridge: needs rho_j = ||theta_j|| for every client (the clients "
                        "file's rho, or riskcalc estimate)")
+    elif np.any(fed.rho == 0):
+        skipped.append("local_ridge: rho_j = 0 for client(s) "
+                       f"{', '.join(map(str, np.flatnonzero(fed.rho == 0)))}: lam* is infinite "
+                       "there (the zero vector would have zero risk; an estimated rho_j = 0 "
+                       "means rho_j is not identified)")
     else:
         try:
             res = optimal_limit("local_ridge", gamma=fed.gamma, sigma=fed.sigma, rho=fed.rho,

@@ -13,14 +13,26 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
-from riskcalc.linear.model import LAM_RANGE
 
-#: Grid of the bracketing pass, in units of the oracle lam* = sigma^2 gamma / r^2.
-LAM_GRID = np.logspace(-5, 5, 41)
+#: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the
+#: oracle lam* = sigma^2 gamma / r^2 joined with LAM_SPAN.
+GRID_POINTS = 81
+GRID_SPAN = (1e-5, 1e5)
+LAM_SPAN = (1e-8, 1e8)
 #: Relative width of the golden-section bracket at which the searches stop (in log lam: the
 #: risk is smooth at its minimum, so its error is of order this squared).
 XTOL = 1e-9
+#: Range of the grid's centre sigma^2 gamma / r^2 (see ``rtfa_lams``).
+SCALE_RANGE = (1e-10, 1e6)
 _INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def _or_inf(fun, x):
+    """fun(x), or infinite risks where the limit cannot be computed (SolverError)."""
+    try:
+        return fun(x)
+    except SolverError:
+        return np.full(np.shape(x), np.inf)
 
 
 def golden(fun, lo, hi, xtol: float = XTOL):
@@ -62,14 +74,20 @@ def rtfa_lams(fed, weights):
                              weights=weights, spectrum=fed.spectrum).risk
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.clip(fed.sigma ** 2 * fed.gamma / fed.r ** 2, 1e-60, 1e60)
-    scale = np.where(np.isfinite(scale), scale, 1e60)
-    logs = np.log(np.clip(scale[None, :] * LAM_GRID[:, None], *LAM_RANGE))
-    values = np.array([risks(np.exp(row)) for row in logs])
+        scale = fed.sigma ** 2 * fed.gamma / fed.r ** 2
+    # The oracle lam* (paper 003, Thm 2) centres the grid; r_j = 0 (lam* infinite: FedAvg)
+    # or sigma_j = 0 (lam* = 0: FTFA) are capped where RTFA equals those to ~1e-10.
+    scale = np.clip(np.where(np.isnan(scale), 1.0, scale), SCALE_RANGE[0], SCALE_RANGE[1])
+    # At finite M the optimum can sit far from the oracle one (sigma_j = 0: the centre's noise
+    # still calls for a penalty), so the grid also covers the fixed range ``LAM_SPAN``.
+    lo = np.log(np.minimum(scale * GRID_SPAN[0], LAM_SPAN[0]))
+    hi = np.log(np.maximum(scale * GRID_SPAN[1], LAM_SPAN[1]))
+    logs = lo + (hi - lo) * np.linspace(0.0, 1.0, GRID_POINTS)[:, None]
+    values = np.array([_or_inf(risks, np.exp(row)) for row in logs])
     i = np.argmin(values, axis=0)
     cols = np.arange(fed.m)
     lo = logs[np.maximum(i - 1, 0), cols]
-    hi = logs[np.minimum(i + 1, LAM_GRID.size - 1), cols]
+    hi = logs[np.minimum(i + 1, GRID_POINTS - 1), cols]
     x, best = golden(lambda t: risks(np.exp(t)), lo, hi)
     lam = np.exp(x)
     # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot
