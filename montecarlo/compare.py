@@ -321,7 +321,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
 def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=None,
                    alpha=None, spectrum=None, reps: int = 20, seed: int = 0,
                    clients: int | None = None, global_model: str | None = None,
-                   weights: str = "uniform", measure: str = "conditional",
+                   weights: str = "samples", measure: str = "conditional",
                    steps: int | None = None, step_size: float | None = None,
                    route: str = "auto", n_jobs: int = 1, progress: bool = False,
                    **setting_options) -> Comparison:
@@ -350,8 +350,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     global_model : {"oracle", "federated"}, optional
         Default: ``"federated"`` when ``clients`` is given, else ``"oracle"`` (the centre
         theta_0, the M -> infinity limit).
-    weights : {"uniform", "samples"}
-        Client weights of the federated global objective.
+    weights : {"samples", "uniform"}
+        Client weights of the federated global objective (default n_j / N, as everywhere).
     measure : {"conditional", "empirical"}
         Exact expectation given the designs, or the test risk of sampled parameters and noise.
     steps, step_size : optional
@@ -384,8 +384,9 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                       spectrum=spectrum)
     if global_model is None:
         global_model = "oracle" if clients is None else "federated"
-    setting = Setting(d=d, clients=1 if clients is None else clients,
-                      global_model=global_model, weights=weights, **setting_options)
+    if clients is not None:
+        setting_options["clients"] = clients
+    setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
     return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, progress=progress)
 

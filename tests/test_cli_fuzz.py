@@ -51,7 +51,6 @@ BAD = [
     f"{P} --lam 0.5 --clients 2.5",
     f"{P} --lam 0.5 --weights samples",
     f"{P} --lam 0.5 --clients-file /no/such.json",
-    f"{P} --lam 0.5 --clients 5 --steps 2 --step-size 0.1",
     f"{P} --lam 0.5 --model quadratic",
     "predict rtfa --model logistic --gamma 2 --r 1 --lam 0.5",
     "predict ftfa --model logistic --gamma 2 --signal 1 --r 1",

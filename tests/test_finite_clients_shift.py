@@ -292,6 +292,7 @@ def test_cli_compare_federated_shift(tmp_path, capsys):
     res = json.loads(out)
     assert res["setting"]["spectra"] == ["two-point:1,4,0.5"] + ["two-point:4,1,0.5"] * 3
     ref = riskcalc.clients_limit("ftfa", gamma=[2.0] + [1.5] * 3, r=1.0, sigma=0.5,
-                                 weights="uniform", spectra=res["setting"]["spectra"])
+                                 weights=res["setting"]["weights"],
+                                 spectra=res["setting"]["spectra"])
     assert res["predicted"]["risk"] == pytest.approx(ref.risk[0], rel=1e-12)
     assert abs(res["comparison"]["risk"]["rel_diff"]) < 0.1
