@@ -11,7 +11,9 @@ clients=M)``) dispatch to the routes:
 * ``finite_clients_sigma``: the same methods for a covariance spectrum shared by the clients
   (operator identities and chains of generalized resolvents, ``resolvent_chain``);
 * ``finite_clients_own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
-  Sigma = I.
+  Sigma = I;
+* ``finite_clients_pfedme_sigma``: pFedMe for a spectrum shared by M identical clients
+  (operator-valued subordination over the algebra of Sigma).
 """
 
 from __future__ import annotations
@@ -22,19 +24,22 @@ import numpy as np
 
 from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients_identity import group_limits
+from riskcalc.linear.finite_clients_identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
+from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_limit
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.methods import get_method
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
-#: objectives in ``finite_clients_own`` (Sigma = I).
+#: objectives in ``finite_clients_own`` (Sigma = I) and ``finite_clients_pfedme_sigma``
+#: (pFedMe, a spectrum shared by identical clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
-COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, and "
-            f"{', '.join(METHODS[len(HETEROGENEOUS):])} with Sigma = I")
+COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, pfedme with any "
+            "spectrum shared by identical clients (any federation for Sigma = I), and maml_fl "
+            "with Sigma = I")
 #: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
 WEIGHTS = ("samples", "uniform")
 
@@ -108,7 +113,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         p_j = n_j / N (the FedAvg objective) or 1/M.
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
-        Sigma = I); fedavg, ftfa and rtfa only.
+        Sigma = I); fedavg, ftfa and rtfa, and pfedme when all clients are identical.
 
     Returns
     -------
@@ -118,7 +123,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     ------
     ValueError
         For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
-        a spectrum with maml_fl or pfedme.
+        a spectrum with maml_fl (or with pfedme and clients that differ).
 
     Examples
     --------
@@ -170,7 +175,7 @@ def check_method(name: str, spectrum=None) -> None:
     if name not in METHODS:
         raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
                          f"got {name}")
-    if name not in HETEROGENEOUS and not _isotropic(spectrum):
+    if name == "maml_fl" and not _isotropic(spectrum):
         raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got {name} "
                          "with a non-identity spectrum")
 
@@ -186,8 +191,17 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
     through is refused as well."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        if method not in HETEROGENEOUS:
+        if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+        elif method not in HETEROGENEOUS:
+            if np.size(gam) != 1:
+                raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got "
+                                 f"{method} with a non-identity spectrum and clients that "
+                                 "differ")
+            check_pooled(np.asarray(gam, float), np.asarray(count, float))
+            b, v = pfedme_sigma_limit(float(gam[0]), float(r[0]), float(sigma[0]),
+                                      int(count[0]), float(tuning[0]), spectrum)
+            bias, var = np.array([b]), np.array([v])
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
