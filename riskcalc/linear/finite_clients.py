@@ -180,6 +180,16 @@ def check_method(name: str, spectrum=None) -> None:
                          "with a non-identity spectrum")
 
 
+def covers(name: str, spectrum, identical: bool) -> bool:
+    """Whether a finite-M limit exists for ``name`` with ``spectrum`` (None: Sigma = I) in a
+    federation whose clients are all ``identical`` or not."""
+    try:
+        check_method(name, spectrum)
+    except ValueError:
+        return False
+    return identical or name in HETEROGENEOUS or _isotropic(spectrum)
+
+
 def _isotropic(spectrum) -> bool:
     """Sigma = I with a uniform signal direction (the closed forms of this module)."""
     return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)

@@ -22,7 +22,7 @@ Derived here.
 3. With K a = I - K t (a = b_i) the signal terms collapse: the target's own
    E_(C_i)[A^-1 B Phi B A^-1] (B = A - a) is K (t Phi t + t_m'[a Phi a]) K, and
    e = E_D[K a Phi a K] = Phi - 2 G t Phi + L[t Phi t] for every client; the noise
-   K psi K = (K R - K R t K) / p since psi = R phi and phi K = (I - t K) / p. Hence
+   K psi K = (K R - K R t K) / p since psi = R phi and phi K = (I - t K) / p. Hence::
 
        B_i = r^2 [tau(F K (t Phi t + t_m'[e_b]) K) + (M - 1) tau(F K t_o'[e_b] K)],
        V_i = sigma^2 [own + 2 p gamma tau((R - R^2) Sigma R K)

@@ -2,7 +2,7 @@
 
 ``riskcalc.linear.resolvent_chain`` evaluates chains of generalized resolvents, the (1, k) block
 of an upper block-BIDIAGONAL pencil whose S-part is block DIAGONAL. Polynomial filters of S
-(finite gradient descent, paper 003 Sec. 7) and sums of products need more: a pencil
+(finite gradient descent, paper 003 Sec. 7) and sums of products need more: a pencil::
 
     P = E (x) S + Lhat(s),   E (k x k, scalars) and Lhat(s) (k x k, diagonal functions of
                              Sigma's eigenvalue s) both upper triangular,
