@@ -201,14 +201,18 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     """The finite-M limit of the target client (client 0) of the federation ``setting``
     samples (``riskcalc.clients_limit`` with the same per-client parameters and spectrum), or
     the oracle limit with a note where no finite-M limit is implemented."""
-    gam, r, sigma = client_params(spec, setting)
-    identical = all(np.all(v == v[0]) for v in (gam, r, sigma))
-    if not finite_clients.covers(spec.method, spec.spectrum, identical):
+    try:
+        finite_clients.check_method(spec.method, spec.spectrum)
+        covered = True
+    except ValueError:
+        covered = False
+    if not covered:
         limit = riskcalc.spec_limit(spec, route=route)
         return replace(limit, notes=limit.notes + (
             "the prediction is the oracle limit (M -> infinity): the simulation includes the "
             f"finite-M error of the global model; finite-M limits are implemented for "
             f"{finite_clients.COVERAGE}",))
+    gam, r, sigma = client_params(spec, setting)
     tune = spec.info.tuning
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
                                  weights=setting.weights, spectrum=spec.spectrum,

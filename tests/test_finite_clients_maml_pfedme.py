@@ -1,6 +1,6 @@
 """MAML-FL and pFedMe at a finite number of clients with a general covariance spectrum:
 pFedMe through operator-valued subordination (riskcalc.linear.finite_clients_pfedme_sigma),
-MAML-FL refused with a clear error."""
+homogeneous and heterogeneous federations; MAML-FL refused with a clear error."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,8 @@ import pytest
 import riskcalc
 from riskcalc import ClientSpec, Spectrum
 from riskcalc.linear.finite_clients_own import own_group_limits
-from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_limit
+from riskcalc.linear.finite_clients_pfedme_sigma import (pfedme_sigma_group_limits,
+                                                         pfedme_sigma_limit)
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
 THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
@@ -24,6 +25,29 @@ def test_identity_matches_scalar_subordination(gamma, clients):
     bo, vo = own_group_limits("pfedme", [gamma], [1.0], [0.5], [clients], 0.7, "samples")
     assert b == pytest.approx(bo[0], rel=1e-10)
     assert v == pytest.approx(vo[0], rel=1e-10)
+
+
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_heterogeneous_identity_matches_scalar_subordination(weights):
+    """A federation of three client groups (gamma, r, sigma differ; one shift t_g per group):
+    Sigma = I against finite_clients_own's heterogeneous scalar route."""
+    gam, r, sig, cnt = [2.0, 0.5, 1.5], [1.0, 2.0, 0.5], [0.5, 0.2, 1.0], [2, 1, 2]
+    b, v = pfedme_sigma_group_limits(gam, r, sig, cnt, 0.7, weights, Spectrum.identity())
+    bo, vo = own_group_limits("pfedme", np.array(gam), np.array(r), np.array(sig),
+                              np.array(cnt, float), 0.7, weights)
+    np.testing.assert_allclose(b, bo, rtol=1e-10)
+    np.testing.assert_allclose(v, vo, rtol=1e-10)
+
+
+def test_heterogeneous_groups_of_equal_clients_merge():
+    """Two groups with the same parameters are one group of their total size (the group
+    equations are consistent), with a spectrum."""
+    b, v = pfedme_sigma_group_limits([2.0, 2.0, 0.5], [1.0, 1.0, 2.0], [0.5, 0.5, 0.2],
+                                     [1, 2, 1], 0.5, "samples", TWO)
+    bm, vm = pfedme_sigma_group_limits([2.0, 0.5], [1.0, 2.0], [0.5, 0.2], [3, 1], 0.5,
+                                       "samples", TWO)
+    np.testing.assert_allclose(b[[0, 2]], bm, rtol=1e-10)
+    np.testing.assert_allclose(v[[0, 2]], vm, rtol=1e-10)
 
 
 @pytest.mark.parametrize("spectrum", [TWO, THREE])
@@ -49,14 +73,11 @@ def test_one_client_is_least_squares(spectrum):
 
 
 def test_bad_input():
-    """MAML-FL with a spectrum at finite M, and pFedMe with a spectrum and clients that
-    differ, are refused with one clear error naming what is covered."""
+    """MAML-FL with a spectrum at finite M is refused with one clear error naming what is
+    covered; pFedMe needs lam > 0."""
     with pytest.raises(ValueError, match="maml_fl with Sigma = I; got maml_fl"):
         riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=0.5, alpha=0.05, clients=5,
                        spectrum=TWO)
-    with pytest.raises(ValueError, match="clients that differ"):
-        riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=0.5,
-                               spectrum=TWO)
     with pytest.raises(ValueError, match="lam > 0"):
         riskcalc.limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=0.0, clients=5,
                        spectrum=TWO)

@@ -12,7 +12,7 @@ clients=M)``) dispatch to the routes:
   (operator identities and chains of generalized resolvents, ``resolvent_chain``);
 * ``finite_clients_own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
   Sigma = I;
-* ``finite_clients_pfedme_sigma``: pFedMe for a spectrum shared by M identical clients
+* ``finite_clients_pfedme_sigma``: pFedMe for a spectrum shared by the clients
   (operator-valued subordination over the algebra of Sigma).
 """
 
@@ -26,7 +26,7 @@ from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
-from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_limit
+from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_group_limits
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.methods import get_method
 
@@ -34,11 +34,10 @@ from riskcalc.linear.methods import get_method
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
 #: objectives in ``finite_clients_own`` (Sigma = I) and ``finite_clients_pfedme_sigma``
-#: (pFedMe, a spectrum shared by identical clients).
+#: (pFedMe, a spectrum shared by the clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
-COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, pfedme with any "
-            "spectrum shared by identical clients (any federation for Sigma = I), and maml_fl "
+COVERAGE = (f"{', '.join(HETEROGENEOUS)}, pfedme with any covariance spectrum, and maml_fl "
             "with Sigma = I")
 #: Client weights p_j of the FedAvg objective (paper 003, Sec. 3.1).
 WEIGHTS = ("samples", "uniform")
@@ -97,8 +96,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
     with the FedAvg global model solved over all M clients. Derivation: this module's docstring
     (Sigma = I) and ``finite_clients_sigma`` (a covariance spectrum shared by all clients).
-    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I) with
-    one shared alpha or lam.
+    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I;
+    pFedMe with a spectrum: ``finite_clients_pfedme_sigma``) with one shared alpha or lam.
 
     Parameters
     ----------
@@ -113,7 +112,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         p_j = n_j / N (the FedAvg objective) or 1/M.
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
-        Sigma = I); fedavg, ftfa and rtfa, and pfedme when all clients are identical.
+        Sigma = I); every method but maml_fl.
 
     Returns
     -------
@@ -123,7 +122,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     ------
     ValueError
         For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
-        a spectrum with maml_fl (or with pfedme and clients that differ).
+        a spectrum with maml_fl.
 
     Examples
     --------
@@ -180,16 +179,6 @@ def check_method(name: str, spectrum=None) -> None:
                          "with a non-identity spectrum")
 
 
-def covers(name: str, spectrum, identical: bool) -> bool:
-    """Whether a finite-M limit exists for ``name`` with ``spectrum`` (None: Sigma = I) in a
-    federation whose clients are all ``identical`` or not."""
-    try:
-        check_method(name, spectrum)
-    except ValueError:
-        return False
-    return identical or name in HETEROGENEOUS or _isotropic(spectrum)
-
-
 def _isotropic(spectrum) -> bool:
     """Sigma = I with a uniform signal direction (the closed forms of this module)."""
     return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)
@@ -204,14 +193,9 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
         elif method not in HETEROGENEOUS:
-            if np.size(gam) != 1:
-                raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got "
-                                 f"{method} with a non-identity spectrum and clients that "
-                                 "differ")
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
-            b, v = pfedme_sigma_limit(float(gam[0]), float(r[0]), float(sigma[0]),
-                                      int(count[0]), float(tuning[0]), spectrum)
-            bias, var = np.array([b]), np.array([v])
+            bias, var = pfedme_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
+                                                  weights, spectrum)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
