@@ -1,5 +1,6 @@
-"""Finite personalization steps from the finite-M FedAvg model (riskcalc.linear.finite_clients_steps)
-and the general pencil engine behind it (riskcalc.linear.resolvent_pencil)."""
+"""Finite personalization steps from the finite-M FedAvg model
+(riskcalc.linear.finite_clients_steps) and the general pencil engine behind it
+(riskcalc.linear.resolvent_pencil)."""
 
 import json
 import subprocess

@@ -6,5 +6,7 @@ The modules: three routes to the limits (``marchenko_pastur`` closed forms, the 
 ridge ``kappa``, the paper's Stieltjes forms ``stieltjes``), the method registry
 (``methods``), the client specification shared with the simulations (``model``), the limits
 and tuning (``limits``, ``tuning``), and finite personalization steps (``finite_steps`` with
-``weighted_mp``), and a finite number of clients in the global model (``finite_clients``).
+``weighted_mp``), a finite number of clients in the global model (``finite_clients``), and
+steps from that finite-M model (``finite_clients_steps`` with the pencil engine
+``resolvent_pencil``).
 """

@@ -14,6 +14,8 @@ clients=M)``) dispatch to the routes:
   Sigma = I;
 * ``finite_clients_shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
   covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``).
+* ``finite_clients_pfedme_sigma``: pFedMe for a spectrum shared by the clients
+  (operator-valued subordination over the algebra of Sigma).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ import numpy as np
 
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients_identity import group_limits
+from riskcalc.linear.finite_clients_identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
 from riskcalc.linear.finite_clients_shift import shift_group_limits
+from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_group_limits
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.joint_spectrum import joint_spectrum
 from riskcalc.linear.methods import get_method
@@ -36,11 +39,13 @@ from riskcalc.linear.methods import get_method
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
-#: objectives in ``finite_clients_own`` (Sigma = I).
+#: objectives in ``finite_clients_own`` (Sigma = I) and ``finite_clients_pfedme_sigma``
+#: (pFedMe, a spectrum shared by the clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
-COVERAGE = (f"{', '.join(HETEROGENEOUS)} with any covariance spectrum, and "
-            f"{', '.join(METHODS[len(HETEROGENEOUS):])} with Sigma = I")
+COVERAGE = (f"{', '.join(HETEROGENEOUS)}, pfedme with any covariance spectrum shared by the "
+            "clients, and maml_fl with Sigma = I; under covariate shift (a spectrum per client) "
+            f"{', '.join(HETEROGENEOUS)}")
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
 WEIGHTS = ("samples", "uniform")
@@ -130,8 +135,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
     with the FedAvg global model solved over all M clients. Derivation: this module's docstring
     (Sigma = I) and ``finite_clients_sigma`` (a covariance spectrum shared by all clients).
-    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I) with
-    one shared alpha or lam.
+    MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I;
+    pFedMe with a spectrum: ``finite_clients_pfedme_sigma``) with one shared alpha or lam.
 
     Parameters
     ----------
@@ -148,7 +153,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         every step of the derivation holds for any positive p_j).
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
-        Sigma = I); fedavg, ftfa and rtfa only.
+        Sigma = I); every method but maml_fl.
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
@@ -165,7 +170,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     ------
     ValueError
         For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), a
-        spectrum with maml_fl or pfedme, or a malformed or inconsistent client spectrum.
+        spectrum with maml_fl, per-client spectra with maml_fl or pfedme, or a malformed or
+        inconsistent client spectrum.
 
     Examples
     --------
@@ -255,7 +261,7 @@ def check_method(name: str, spectrum=None) -> None:
                          f"{', '.join(HETEROGENEOUS)}; got {name} with per-client spectra "
                          "(its global objective filters S_j through a polynomial or a Moreau "
                          "map, outside the FedAvg chains)")
-    if name not in HETEROGENEOUS and not _isotropic(spectrum):
+    if name == "maml_fl" and not _isotropic(spectrum):
         raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got {name} "
                          "with a non-identity spectrum")
 
@@ -271,8 +277,12 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
     through is refused as well."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        if method not in HETEROGENEOUS:
+        if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+        elif method not in HETEROGENEOUS:
+            check_pooled(np.asarray(gam, float), np.asarray(count, float))
+            bias, var = pfedme_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
+                                                  weights, spectrum)
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:

@@ -30,8 +30,11 @@ limit when theta_g is the exact centre (M -> infinity); here theta_g is the FedA
 
 Checks (tests): k = 0 is FedAvg at finite M, k -> infinity the finite-M limits of
 ``finite_clients_sigma``, M -> infinity the oracle steps limits of ``finite_steps``, M = 1 with
-gamma < 1 the steps from the client's own least squares, Sigma = I the closed forms, and
-simulation of the federated pipeline followed by k steps (``montecarlo``).
+gamma < 1 the steps from the client's own least squares (which they keep), Sigma = I against
+Marchenko-Pastur quadrature of the filters, and simulation of the federated pipeline followed by
+k steps (``montecarlo``). Cost: one pencil of 2 K + 4 blocks holds (2 K + 4)^2 x atoms entries
+and takes O(K^3 atoms) operations (two atoms on a busy 2-core machine: K = 50 in 0.2 s,
+K = 200 in 6 s; benchmarks/bench_finite_clients_steps.py).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from riskcalc.linear import finite_clients, weighted_mp
 from riskcalc.linear.finite_clients_identity import check_pooled
 from riskcalc.linear.finite_clients_sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
-from riskcalc.linear.resolvent_pencil import pencil_traces
+from riskcalc.linear.resolvent_pencil import MAX_ENTRIES, pencil_traces
+from riskcalc.spectrum import Spectrum
 
 #: Methods personalizing the FedAvg global model by gradient steps (the local baselines
 #: ignore the global model and keep ``finite_steps``' limit).
@@ -53,7 +57,7 @@ ROUTE = "finite_clients_steps"
 
 def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=None,
                         weights: str = "samples", spectrum=None):
-    """Bias, variance and risk of client 0 of a federation after ``steps`` personalization
+    """Bias and variance of client 0 of a federation after ``steps`` personalization
     gradient steps from the FedAvg global model over all its clients (module docstring; paper
     003 Sec. 7, Algs. 5-6, with the global model of eq. 6).
 
@@ -166,8 +170,6 @@ def _steps(steps) -> np.ndarray:
 
 
 def _spectrum(spectrum):
-    from riskcalc.spectrum import Spectrum
-
     return Spectrum.identity() if spectrum is None else spectrum
 
 
@@ -222,6 +224,11 @@ def step_traces(gamma, lam, eta, p, omega, spectrum, K):
     """t1, t2, t3, tau(Sigma K R_k) and own_k (module docstring) for k = 0..K, arrays
     (points, K + 1); per point gamma, lam, p and omega (K = (p S + omega Sigma)^-1)."""
     s, h = spectrum.atoms, spectrum.weights
+    size = 4 * gamma.size * (2 * K + 4) ** 2 * s.size
+    if size > MAX_ENTRIES:
+        most = int(np.sqrt(MAX_ENTRIES / (4 * gamma.size * s.size)) / 2) - 2
+        raise ValueError(f"steps: {K} steps with {s.size} spectrum atoms need {size:.3g} "
+                         f"entries in memory (limit {MAX_ENTRIES}); at most {most} steps here")
     phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     y = s * s * phi
     one = np.ones_like(s)

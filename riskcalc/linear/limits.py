@@ -110,7 +110,8 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     solved over M clients sharing the client's parameters, the client among them, with client
     weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
-    ``finite_clients_sigma``; maml_fl, pfedme with Sigma = I; pooled N > d). ``clients=None``
+    ``finite_clients_sigma``; pfedme with any spectrum, ``finite_clients_pfedme_sigma``; maml_fl
+    with Sigma = I; pooled N > d). ``clients=None``
     is paper 003's limit (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
     Parameters

@@ -2,7 +2,7 @@
 
 ``riskcalc.linear.resolvent_chain`` evaluates chains of generalized resolvents, the (1, k) block
 of an upper block-BIDIAGONAL pencil whose S-part is block DIAGONAL. Polynomial filters of S
-(finite gradient descent, paper 003 Sec. 7) and sums of products need more: a pencil
+(finite gradient descent, paper 003 Sec. 7) and sums of products need more: a pencil::
 
     P = E (x) S + Lhat(s),   E (k x k, scalars) and Lhat(s) (k x k, diagonal functions of
                              Sigma's eigenvalue s) both upper triangular,
@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.resolvent_chain import _diagonal
+from riskcalc.linear.resolvent_chain import diagonal_roots
 
 #: Upper bound on the (k x k x points x atoms) entries of Qhat held in memory.
 MAX_ENTRIES = 1 << 24
@@ -97,7 +97,7 @@ def pencil_traces(gamma, atoms, weights, E, L) -> np.ndarray:
     res = Ed[0] > 0
     if res.any():
         gg = np.broadcast_to(g, (k, npt))[res]
-        c[res] = _diagonal(gg, s, w, 1.0 / Ed[0][res], Ld[0][res])
+        c[res] = diagonal_roots(gg, s, w, 1.0 / Ed[0][res], Ld[0][res])
     T, TE, Ui, C = (np.zeros((k, k, npt)) for _ in range(4))
     Q = np.zeros((k, k, npt, s.size))
     Q[0] = 1.0 / (c[..., None] * s + Ld[0])
