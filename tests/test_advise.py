@@ -167,16 +167,42 @@ def test_ranking_and_json_with_an_infinite_risk():
     assert [r["candidate"] for r in out["recommended"]["per_client"]] == best.tolist()
 
 
-def test_spectrum_sends_own_methods_to_reference():
+def test_spectrum_sends_only_maml_to_reference():
+    """With a spectrum, pFedMe (finite-M limit for any shared spectrum) and early-stopped
+    fine-tuning are ranked candidates; MAML-FL has only its oracle limit (a reference)."""
     fed = Federation(gamma=[0.5, 2.0], r=[0.5, 1.0], sigma=[0.8, 0.4], spectrum=TWO)
     adv = advise(fed, methods=["fedavg", "maml_fl", "pfedme", "ftfa_steps"])
-    assert {c.method for c in adv.candidates} == {"fedavg"}
+    assert {c.method for c in adv.candidates} == {"fedavg", "pfedme", "ftfa_steps"}
     refs = {c.method: c for c in adv.reference}
-    assert set(refs) == {"maml_fl", "pfedme", "ftfa_steps"}
-    assert all(c.limit == "oracle" and c.notes for c in refs.values())
-    # pFedMe's oracle risk at its lam* is RTFA's oracle optimum (paper 003, Thms 2 and 4).
-    np.testing.assert_allclose(refs["pfedme"].risks, riskcalc.optimal_limit(
-        "rtfa", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, spectrum=TWO).risk, rtol=1e-10)
+    assert set(refs) == {"maml_fl"} and refs["maml_fl"].limit == "oracle"
+    # MAML-FL's oracle risk is FTFA's whatever alpha (paper 003, Thm 3).
+    np.testing.assert_allclose(refs["maml_fl"].risks, riskcalc.limit(
+        "ftfa", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, spectrum=TWO).risk, rtol=1e-10)
+    for c in adv.candidates:
+        if c.method == "pfedme":
+            ref = riskcalc.clients_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                         lam=c.tuning["lam"], weights=c.p, spectrum=TWO)
+            np.testing.assert_allclose(c.risks, ref.risk, rtol=1e-10)
+    steps = {c.weights: c for c in adv.candidates if c.method == "ftfa_steps"}
+    assert set(steps) == {"samples", "uniform"}
+    for name, c in steps.items():
+        # Early stopping can only help: k = 0 is FedAvg itself.
+        fedavg = riskcalc.clients_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                        weights=name, spectrum=TWO)
+        assert np.all(c.risks <= fedavg.risk * (1 + 1e-9))
+
+
+def test_optimal_steps_match_the_steps_limit_scan():
+    """Homogeneous federation: each client's best k and risk equal a scan of the public
+    riskcalc.steps_limit(..., clients=M) over k at the same step size."""
+    fed = Federation(gamma=[2.0] * 3, r=[1.0] * 3, sigma=[0.5] * 3, spectrum=TWO)
+    k, eta, risk, at_max = tune.optimal_steps(fed, "samples", max_steps=60)
+    ks = np.arange(61)
+    curve = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, spectrum=TWO, steps=ks,
+                                 step_size=eta, clients=3, weights="samples").risk
+    assert np.all(k == np.argmin(curve)) and not at_max.any()
+    np.testing.assert_allclose(risk, curve.min(), rtol=1e-9)
+    assert 0 < k[0] < 60
 
 
 def test_recommended_is_lowest_in_simulation():

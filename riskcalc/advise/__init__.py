@@ -6,8 +6,11 @@ shared covariance spectrum), every candidate pipeline of paper 003
 ``riskcalc.clients_limit`` (the global model solved over these M clients):
 
 * FedAvg (eq. 6), FTFA (eq. 7, Thm 1), RTFA (eq. 8, Thm 2) with each client's lam_j minimizing
-  its own finite-M risk, MAML-FL (eqs. 12-13) and pFedMe (eq. 14) at the alpha / lam
-  minimizing the mean risk (finite-M limits with Sigma = I only);
+  its own finite-M risk, MAML-FL (eqs. 12-13; finite-M limits with Sigma = I only) and pFedMe
+  (eq. 14; any shared spectrum) at the alpha / lam minimizing the mean risk;
+* fine-tuning stopped early: each client's number of gradient steps from the finite-M FedAvg
+  model minimizing its exact finite-M risk (Sec. 7, Algs. 5-6; ``tune.optimal_steps``), with
+  sample and uniform weights;
 * each with sample weights p_j = n_j / N, uniform weights 1/M and the OPTIMAL weights (the
   point of the simplex minimizing the mean risk jointly with the tuning; ``weights``);
 * local ridge at its lam* (Cor. 3.1; no global model, so exact at any M; needs rho_j).
@@ -15,9 +18,8 @@ shared covariance spectrum), every candidate pipeline of paper 003
 Candidates are ranked by the federation's mean risk (1/M) sum_j R_j and the first is
 recommended; per client, the candidate with its smallest risk. Pipelines whose only limit is
 the ORACLE one (the centre theta_0 known exactly, M -> infinity) are listed apart as
-``reference`` with a note and never recommended, since they are optimistic at finite M: fine-
-tuning with the optimal number of gradient steps (Sec. 7; ``riskcalc.steps_limit``), and
-MAML-FL / pFedMe with a non-identity spectrum.
+``reference`` with a note and never recommended, since they are optimistic at finite M:
+MAML-FL with a non-identity spectrum.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def advise(federation: Federation, methods=None) -> Advice:
     for method in ("maml_fl", "pfedme"):
         if method not in chosen:
             continue
-        if fed.spectrum is None:
+        if fed.spectrum is None or method == "pfedme":
             cands += _own(method, fed, starts, skipped)
         else:
             refs.append(_own_oracle(method, fed))
@@ -186,13 +188,7 @@ def advise(federation: Federation, methods=None) -> Advice:
         except ValueError as exc:
             skipped.append(f"local_ridge: {exc}")
     if "ftfa_steps" in chosen:
-        steps, eta, risk = tune.optimal_steps(fed.gamma, fed.r, fed.sigma, fed.spectrum)
-        refs.append(Candidate(
-            "ftfa_steps", {"steps": steps.tolist(), "step_size": eta.tolist()}, "none", None,
-            risk, limit="oracle",
-            notes=("no finite-M limit of fine-tuning steps yet; " + _ORACLE_NOTE,
-                   "step size 1 / top of the spectrum of S_j; steps minimize each client's "
-                   "oracle risk")))
+        cands += _ftfa_steps(fed, starts, skipped)
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
                          f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))
@@ -273,32 +269,46 @@ def _own(method, fed, starts, skipped):
 
     def mean(p, extra):
         return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                             **{name: float(np.exp(extra[0]))}).mean_risk
+                             spectrum=fed.spectrum, **{name: float(np.exp(extra[0]))}).mean_risk
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
                             extra_bounds=bounds)
     value = float(np.exp(x[0]))
     res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                        **{name: value})
+                        spectrum=fed.spectrum, **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
 
 
 def _own_oracle(method, fed):
-    """MAML-FL / pFedMe with a non-identity spectrum: the oracle limit (no finite-M limit);
-    MAML-FL's oracle risk is FTFA's whatever alpha, pFedMe's is RTFA's at lam*."""
-    if method == "maml_fl":
-        res, tuning = limit("maml_fl", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, alpha=0.0,
-                            spectrum=fed.spectrum), {"alpha": None}
-    else:
-        res = optimal_limit("pfedme", gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
-                            spectrum=fed.spectrum)
-        tuning = {"lam": np.atleast_1d(res.params["lam"]).tolist()}
-    return Candidate(method, tuning, "none", None, np.atleast_1d(res.risk).astype(float),
-                     limit="oracle",
-                     notes=("finite-M limits of this method exist for Sigma = I only; "
+    """MAML-FL with a non-identity spectrum: the oracle limit (no finite-M limit), which is
+    FTFA's whatever alpha (paper 003, Thm 3)."""
+    res = limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, alpha=0.0,
+                spectrum=fed.spectrum)
+    return Candidate(method, {"alpha": None}, "none", None,
+                     np.atleast_1d(res.risk).astype(float), limit="oracle",
+                     notes=("finite-M limits of MAML-FL exist for Sigma = I only; "
                             + _ORACLE_NOTE,))
+
+
+def _ftfa_steps(fed, starts, skipped):
+    """Fine-tuning from the finite-M FedAvg model, each client stopping at its best step."""
+    out = []
+    for wname in ("samples", "uniform"):
+        try:
+            k, eta, risk, at_max = tune.optimal_steps(fed, wname)
+        except (SolverError, ValueError) as exc:
+            skipped.append(f"ftfa_steps with {wname} weights: {exc}")
+            continue
+        notes = ("one step size for the federation: 1 / the top of the clients' limiting "
+                 "sample spectra",)
+        if at_max.any():
+            notes += ("the risk still decreases at the largest number of steps tried for "
+                      f"client(s) {', '.join(map(str, np.flatnonzero(at_max)))}",)
+        out.append(Candidate("ftfa_steps", {"steps": k.tolist(), "step_size": eta}, wname,
+                             starts[wname], risk, notes=notes))
+    return out
 
 
 def _rank(v):

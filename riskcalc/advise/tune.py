@@ -112,7 +112,7 @@ def shared_tuning(method: str, fed, weights, grid):
 
     def result(v):
         return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
-                             weights=weights, **{name: float(v)})
+                             weights=weights, spectrum=fed.spectrum, **{name: float(v)})
 
     def mean(t):
         out = np.empty(np.size(t))
@@ -133,36 +133,31 @@ def shared_tuning(method: str, fed, weights, grid):
     return value, result(value)
 
 
-def optimal_steps(gamma, r, sigma, spectrum, kmax: int = 4000):
-    """Per client, the number k of full-batch fine-tuning steps (FTFA from the centre, step
-    size eta = 1 / top of the spectrum of S) minimizing the ORACLE steps limit
-    (``riskcalc.steps_limit``; paper 003 Sec. 7, Algs. 5-6; no finite-M steps limit exists
-    yet). A geometric grid of k, then every integer between the best point's neighbours.
+def optimal_steps(fed, weights: str, max_steps: int = 100):
+    """Per client, the number k in 0..``max_steps`` of full-batch fine-tuning steps from the
+    finite-M FedAvg model (FTFA's personalization stopped early) minimizing that client's EXACT
+    finite-M risk (``riskcalc.linear.finite_clients_steps``: paper 003 Sec. 7, Algs. 5-6, from
+    eq. 6's global model over the federation). One step size for the federation, eta = 1 / the
+    largest top edge of the clients' limiting spectra of S_j (stable for every client); every
+    k <= ``max_steps`` comes from one pencil.
 
     Returns
     -------
-    steps, step_size, risk : ndarray (M,)
+    steps : ndarray of int (M,)
+    step_size : float
+    risk : ndarray (M,)
+    at_max : ndarray of bool (M,)
+        Whether the risk still decreases at ``max_steps`` for that client.
     """
     from riskcalc.linear import weighted_mp
-    from riskcalc.linear.finite_steps import steps_limit
+    from riskcalc.linear.finite_clients_steps import steps_group_limits
+    from riskcalc.spectrum import Spectrum
 
-    grid = np.unique(np.concatenate([[0], np.round(np.logspace(0, np.log10(kmax), 48))]))
-    steps, eta, risk = (np.empty(len(gamma)) for _ in range(3))
-    for j, (g, rr, s) in enumerate(zip(gamma, r, sigma)):
-        top = ((1 + np.sqrt(g)) ** 2 if spectrum is None
-               else weighted_mp.support_edges(g, spectrum)[1])
-        eta[j] = 1.0 / top
-
-        def curve(k, g=g, rr=rr, s=s, e=eta[j]):
-            return steps_limit("ftfa", gamma=g, r=rr, sigma=s, steps=k, step_size=e,
-                               spectrum=spectrum).risk
-
-        values = curve(grid)
-        i = int(np.argmin(values))
-        fine = np.arange(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)] + 1)
-        if spectrum is not None and fine.size > 40:
-            fine = np.unique(np.round(np.geomspace(max(fine[0], 1), fine[-1], 40)))
-        fv = curve(fine)
-        k = int(np.argmin(fv))
-        steps[j], risk[j] = fine[k], fv[k]
-    return steps.astype(int), eta, risk
+    spectrum = Spectrum.identity() if fed.spectrum is None else fed.spectrum
+    eta = 1.0 / max(weighted_mp.support_edges(float(g), spectrum)[1] for g in fed.gamma)
+    m = fed.m
+    bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
+                                   np.zeros(m), weights, spectrum, max_steps, eta)
+    risk = bias + var
+    k = np.argmin(risk, axis=1)
+    return k, eta, risk[np.arange(m), k], k == max_steps
