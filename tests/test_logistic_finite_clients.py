@@ -6,6 +6,7 @@ import pytest
 from scipy.special import expit
 
 import riskcalc
+from montecarlo.logistic_pipeline import simulate_pipeline
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
@@ -160,42 +161,27 @@ def test_heterogeneous_federation_matches_homogeneous_and_clients_form():
     assert hom.as_dict()["iterations"] > 0 and hom.residual < 1e-10
 
 
-def _fit(A, c, lam, centre, w):
-    """Newton on sum_k c_k l(A_k w) + lam/2 ||w - centre||^2 (A: margins y x)."""
-    for _ in range(100):
-        z = A @ w
-        g = -A.T @ (c * expit(-z)) + lam * (w - centre)
-        if np.max(np.abs(g)) < 1e-10:
-            return w
-        h = c * expit(z) * expit(-z)
-        w = w - np.linalg.solve((A.T * h) @ A + lam * np.eye(w.size), g)
-    raise RuntimeError("Newton did not converge")
+# (M, S, r, lams): the issue's grid (gamma = 1, global_lam = 1e-3), thinned to keep the suite
+# fast (the full grid at d = 200, 400, 800 is in docs/logistic_finite_clients.rst). Not
+# (5, 2, 0.5): its pooled data are close to separable and at d = 200 the risk is bimodal
+# across replicates (3.1-3.9 or 5.4), so a few replicates do not estimate their own s.e.
+GRID = [(2, 1.0, 1.0, [1.0]), (5, 1.0, 1.0, [0.1, 1.0]), (20, 2.0, 0.5, [0.1, 1.0])]
 
 
-@pytest.mark.parametrize("M,S,r,lam", [(5, 1.0, 1.0, 1.0), (5, 2.0, 0.5, 0.1)])
-def test_pipeline_simulation(M, S, r, lam):
-    # Exact minimizers at d = 250 (gamma = 1, global_lam = 1e-3). The finite-d deviation on the
-    # M = 5, 20 grid measured at d = 200 is <= 3.3% (shrinking with d, see the docs page), so
-    # 3 s.e. + 7% holds with room.
-    d, reps, lam_g = 250, 6, 1e-3
-    th = riskcalc.logistic_limit(gamma=1.0, signal=S, r=r, lam=lam, clients=M,
-                                 global_lam=lam_g)
-    rng = np.random.default_rng([19, M])
-    risks = []
-    for _ in range(reps):
-        w0 = rng.standard_normal(d)
-        w0 *= S / np.linalg.norm(w0)
-        blocks = []
-        for _j in range(M):
-            u = rng.standard_normal(d)
-            wj = w0 + r * u / np.linalg.norm(u)
-            X = rng.standard_normal((d, d))
-            y = np.where(rng.random(d) < expit(X @ wj), 1.0, -1.0)
-            blocks.append((y[:, None] * X, wj))
-        A = np.concatenate([b[0] for b in blocks])
-        w_g = _fit(A, np.full(A.shape[0], 1.0 / A.shape[0]), lam_g, 0.0, np.zeros(d))
-        A1, w1 = blocks[0]
-        w_h = _fit(A1, np.full(d, 1.0 / d), lam, w_g, w_g.copy())
-        risks.append(np.sum((w_h - w1) ** 2))
-    mean, se = np.mean(risks), np.std(risks, ddof=1) / np.sqrt(reps)
-    assert abs(mean - th.risk) <= 3 * se + 0.07 * th.risk
+@pytest.mark.parametrize("M,S,r,lams", GRID)
+def test_pipeline_simulation(M, S, r, lams):
+    # Exact minimizers (montecarlo.logistic_pipeline) at d = 200. Measured on the full grid
+    # (docs page), the finite-d deviation of the risk is at most 6.1% at d = 200 (M = 2, the
+    # nearly separable pooled problem; <= 3.3% for M = 5, 20) and 1.5% at d = 400, so
+    # 3 s.e. + 10% holds with room; the infinite-M prediction misses by 93% to 1275%.
+    out = simulate_pipeline(gamma=1.0, signal=S, r=r, lams=lams, global_lam=1e-3, d=200,
+                            reps=6, clients=M, seed=19)
+    kw = dict(gamma=1.0, signal=S, r=r, clients=M, global_lam=1e-3)
+    checks = [(riskcalc.logistic_limit(**kw, method="fedavg"), out["fedavg"], None)]
+    for k, lam in enumerate(lams):
+        checks += [(riskcalc.logistic_limit(**kw, lam=lam, method=m), out[m], k)
+                   for m in ("rtfa", "local_ridge")]
+    for th, sim, k in checks:
+        for q, rel in (("risk", 0.10), ("test_error", 0.02)):
+            mean, se = (np.asarray(v) if k is None else np.asarray(v)[k] for v in sim[q])
+            assert abs(mean - getattr(th, q)) <= 3 * se + rel * getattr(th, q), (th.method, q)

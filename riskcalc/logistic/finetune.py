@@ -182,9 +182,9 @@ class FinetuneState:
 
 
 def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
-    """The fixed point of steps 1-4 for ``lam > 0``: continuation in ``lam`` from
-    ``max(lam, 100)`` by factors of 10 with a coarse rule, then the quadrature ladder ``NODES3``
-    (two consecutive rules must agree).
+    """The fixed point of steps 1-4 for ``lam > 0``: with a coarse rule, directly from the
+    large-lam start or, failing that, by continuation in ``lam`` from ``max(lam, 100)`` by
+    factors of 10; then the quadrature ladder ``NODES3`` (two consecutive rules must agree).
 
     Raises
     ------
@@ -192,17 +192,20 @@ def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
     rule = Rule3(view.kappa, PATH_NODES)    # coarse along the path, as in ``pooled``
-    lams = [max(lam, 100.0)]
-    while lams[-1] > lam * 10.0:
-        lams.append(lams[-1] / 10.0)
-    lams.append(lam)
-    y, nfev = _start(view, lams[0]), 0
-    for lam_k in lams:
-        y, err, n = _root(y, view, lam_k, rule)
-        nfev += n
-        if not err <= TOL:
-            raise SolverError(f"logistic fine-tuning: no convergence at lam = {lam_k:g} "
-                              f"(residual {err:.2e})")
+    # Directly from the large-lam start (enough on the issue's grid), else continuation.
+    y, err, nfev = _root(_start(view, lam), view, lam, rule)
+    if not err <= TOL:
+        lams = [max(lam, 100.0)]
+        while lams[-1] > lam * 10.0:
+            lams.append(lams[-1] / 10.0)
+        lams.append(lam)
+        y = _start(view, lams[0])
+        for lam_k in lams:
+            y, err, n = _root(y, view, lam_k, rule)
+            nfev += n
+            if not err <= TOL:
+                raise SolverError(f"logistic fine-tuning: no convergence at lam = {lam_k:g} "
+                                  f"(residual {err:.2e})")
     for nodes in NODES3:
         fine = Rule3(view.kappa, nodes)
         y_fine, err, n = _root(y, view, lam, fine)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -196,6 +197,14 @@ def _federation(gam, rr, signal, weights, global_lam):
     return fed, inverse.ravel()
 
 
+@lru_cache(maxsize=16)
+def _pooled(gamma, r, count, signal, weights, global_lam):
+    """``solve_pooled``, remembered: the methods and penalties of one federation share their
+    global model (a pure function of these arguments)."""
+    return solve_pooled(Federation(np.array(gamma), np.array(r), np.array(count), signal,
+                                   weights), global_lam)
+
+
 def _group_limits(fed, state, c, method, lam):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual)."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
@@ -337,7 +346,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
         if target >= m:
             raise ValueError(f"target must be a client index in [0, {m - 1}], got {target}")
     fed, inverse = _federation(gam, rr, signal, weights, global_lam)
-    state = solve_pooled(fed, global_lam)
+    state = _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), signal, weights,
+                    global_lam)
     wanted = np.arange(m) if target is None else np.array([target])
     per_group, iterations, residual = {}, state.iterations, state.residual
     for c in np.unique(inverse[wanted]):

@@ -45,8 +45,8 @@ All teachers lie in the finite-dimensional ``T = span(w_0, u_1, ..., u_M)``. Wri
 Unknowns ``(a, b_1..b_M, q, v)``: M + 3 scalars. Clients with equal ``(gamma_j, r_j)`` have equal
 ``b_j`` (the problem is strictly convex for ``lam_g > 0``, so its solution inherits the
 symmetry): the solver works per group of identical clients. At M = 1 the system is the one of
-``fixed_point`` with centre 0 (``b_1`` and ``a`` along ``w_1``); with all ``r_j = 0`` it is one block
-with ``gamma = 1/Gamma`` (samples weights).
+``fixed_point`` with centre 0 (``b_1`` and ``a`` along ``w_1``); with all ``r_j = 0`` it is one
+block with ``gamma = 1/Gamma`` (samples weights).
 
 Existence at ``lam_g = 0`` (Gordon's comparison for separability, as in Candes & Sur, Ann.
 Statist. 2020, Thm 1, with M blocks): the pooled data are separable with probability -> 1 iff
@@ -54,7 +54,8 @@ Statist. 2020, Thm 1, with M blocks): the pooled data are separable with probabi
 ``y x.theta = y (alpha_j s + e_j)`` with ``e_j ~ N(0, sigma_j^2)`` independent of the label, so
 ``Z - y e_j ~ N(0, 1 + sigma_j^2)`` and the condition reads ``min_theta F(theta) < 1`` with
 
-    F = sum_j (1/gamma_j) (1 + sigma_j^2) E[2 sigmoid(kappa_j s) psi(alpha_j s / sqrt(1+sigma_j^2))],
+    F = sum_j (1/gamma_j) (1 + sigma_j^2) E[2 sigmoid(kappa_j s) psi(alpha_j s / t_j)],
+    t_j = sqrt(1 + sigma_j^2),
 
 ``psi(m) = E[(Z - m)_+^2]`` (``riskcalc.logistic.transition``), convex in ``theta``.
 """
