@@ -4,7 +4,8 @@ FedAvg's logistic global model over M clients (the target's block included) is t
 of ``riskcalc.logistic.pooled``; the target's fine-tuning toward it (RTFA with the logistic
 loss) shares the target's data with it and is the coupled fixed point of
 ``riskcalc.logistic.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
-system with centre 0. Both docstrings hold the derivations (derived here, for issue 19).
+system with centre 0; the FedProx / pFedMe joint objective is ``riskcalc.logistic.fedprox``.
+Their docstrings hold the derivations (derived here, for issue 19).
 
 ``logistic_clients_limit`` takes a heterogeneous federation (per-client gamma_j and r_j, one
 signal S) and returns every client's limits and their mean; ``finite_logistic_limit`` is one
@@ -21,13 +22,14 @@ import numpy as np
 
 from riskcalc import _frames
 from riskcalc._validate import as_array, positive_int
+from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import WEIGHTS, Federation, separability_margin, solve_pooled
 
 #: Estimators of the target client at finite M.
-METHODS = ("rtfa", "fedavg", "local_ridge")
+METHODS = ("rtfa", "fedavg", "local_ridge", "fedprox")
 QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 
 
@@ -180,6 +182,8 @@ def _check(method, lam, global_lam, weights):
         return global_lam, None
     if lam is None:
         raise ValueError(f"method {method} needs lam (its ridge penalty, >= 0)")
+    if method == "fedprox":
+        return global_lam, float(as_array("lam", lam, low=0.0, low_open=True))
     return global_lam, float(as_array("lam", lam, low=0.0))
 
 
@@ -244,7 +248,10 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
         The global model's ridge toward 0, >= 0 (0 only where the pooled minimizer exists).
     weights : {"samples", "uniform"}
         Per-sample weights ``1/N`` or ``1/(M n_j)`` of the global objective.
-    method : {"rtfa", "fedavg", "local_ridge"}
+    method : {"rtfa", "fedavg", "local_ridge", "fedprox"}
+        ``fedprox``: client j's ``w_j`` of the joint objective
+        ``sum_j pi_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2``
+        (``pi_j`` the client weights; lam > 0).
 
     Returns
     -------
@@ -258,6 +265,11 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
         A fixed point did not converge.
     """
     clients = positive_int("clients", clients)
+    for name, value in (("gamma", gamma), ("signal", signal), ("r", r), ("lam", lam),
+                        ("global_lam", global_lam)):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a number with clients (the finite-M form takes "
+                             "scalars; logistic_clients_limit takes per-client lists)")
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
                                  target=0)
@@ -314,12 +326,13 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
     signal : float
         ``S``, >= 0.
     lam : float
-        The penalty of rtfa / local_ridge, shared by the clients, >= 0.
+        The penalty of rtfa / local_ridge (>= 0) or fedprox (> 0), shared by the clients.
     global_lam : float
         The global model's ridge toward 0, >= 0.
     weights : {"samples", "uniform"}
         ``c_j = 1/N`` or ``1/(M n_j)``.
-    method : {"rtfa", "fedavg", "local_ridge"}
+    method : {"rtfa", "fedavg", "local_ridge", "fedprox"}
+        As in ``finite_logistic_limit``.
     clients : sequence, optional
         Instead of ``gamma`` and ``r``: per-client mappings ``{"gamma": ., "r": .}`` or pairs.
     target : int, optional
@@ -350,7 +363,16 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
                     global_lam)
     wanted = np.arange(m) if target is None else np.array([target])
     per_group, iterations, residual = {}, state.iterations, state.residual
-    for c in np.unique(inverse[wanted]):
+    if method == "fedprox":
+        # One joint fixed point gives every client (riskcalc.logistic.fedprox).
+        start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
+        alpha, rho, _, n, res = solve_fedprox(fed, lam, global_lam, start)
+        first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
+                                np.arange(fed.gamma.size))
+        per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
+                     for c in np.unique(inverse[wanted])}
+        iterations, residual = iterations + n, max(residual, res)
+    for c in np.unique(inverse[wanted]) if method != "fedprox" else ():
         per_group[c], n, res = _group_limits(fed, state, c, method, lam)
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]

@@ -1,0 +1,119 @@
+r"""The FedProx / pFedMe joint objective with M FIXED logistic clients: the exact limit
+(derived here).
+
+The joint problem (paper 000 eq. 20 / Alg. 2's fixed point; paper 004 eq. 1)
+
+    min_{w, w_1..w_M}  sum_j pi_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2,
+
+``f_j`` client j's mean log-loss over its ``n_j = d/gamma_j`` samples and ``pi_j = n_j c_j`` the
+client weights of ``riskcalc.logistic.pooled`` (``n_j/N`` or ``1/M``); client j's estimate is
+``w_j``. Minimizing over ``w`` (``w = beta sum_j pi_j w_j``, ``beta = lam/(lam + global_lam)``)
+leaves ``sum_j pi_j f_j(w_j) + (1/2) sum_{jl} K_jl w_j.w_l`` with
+
+    K = lam diag(pi) - (lam^2 / (lam + global_lam)) pi pi^T.
+
+Derivation (the leave-one-out argument of ``pooled``, with the M estimators stacked in
+``R^{M d}``; the data Hessian is block diagonal, the coupling ``K (x) I``):
+
+1. Sample k of block j enters only ``w_j``'s margin: ``z = prox_{mu_j l}(omega)`` with
+   ``mu_j = (pi_j/n_j) tr (H^{-1})_{jj}``.
+2. Resolvent: Sherman-Morrison per sample in the identity ``H^{-1} H = I`` gives
+   ``H^{-1} -> R (x) I_d`` with ``R = (K + diag(Lambda))^{-1}``, ``Lambda_j = pi_j D_j``,
+   ``D_j = E_j[l''/(1 + mu_j l'')]``; so ``mu_j = pi_j gamma_j R_jj``.
+3. Isotropic parts: ``(1/n_j) P X_j^T l'_j pi_j = zeta_j + Lambda_j P w_j`` (Onsager), the
+   ``zeta_j`` independent across blocks with per-coordinate variance ``pi_j^2 E_j[l'^2]/n_j``;
+   the stationarity ``K W + (...) = 0`` gives ``P W = -R zeta`` and
+   ``P w_j . P w_m = sum_l R_jl R_ml pi_l^2 gamma_l E_l[l'^2]``.
+4. Directions of ``T = span(w_0, u_1..u_M)`` (``w_j = a_j w_0/S + sum_l b_jl u_l + ...``):
+   with Stein's lemma as in ``pooled`` step 4 (the ``D_j`` terms moved to the left),
+   ``a = R G`` and ``b_jl = R_jl F_l`` with
+   ``G_j = pi_j [(S/kappa_j) E3_j + (S alpha_j/kappa_j) D_j]``,
+   ``F_l = pi_l [(r_l/kappa_l) E3_l + (r_l alpha_l/kappa_l) D_l]``.
+
+Block j's view: ``alpha_j = (a_j S + b_jj r_j)/kappa_j``, ``rho_j^2 = ||w_j||^2 - alpha_j^2``.
+Unknowns ``(alpha, rho, mu)`` per group of identical clients. Checks (tests): ``lam -> inf``
+gives FedAvg's global model (``pooled``); M = 1 gives local ridge with penalty
+``lam global_lam / (lam + global_lam)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
+
+
+def _expand(fed: Federation):
+    return np.repeat(np.arange(fed.gamma.size), fed.count)
+
+
+def views(x, fed: Federation, lam: float, lam_g: float, rules):
+    """``(alpha, rho^2, mu)`` per client implied by the per-group ``x = (alpha, log rho,
+    log mu)`` (steps 1-4 of the module docstring)."""
+    G = fed.gamma.size
+    idx = _expand(fed)
+    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
+        np.exp(np.clip(x[2 * G:], -60, 30))
+    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c])[0]
+                          for c, rule in enumerate(rules)]).T
+    D, E2, E3, al, m = D[idx], E2[idx], E3[idx], alpha[idx], mu[idx]
+    pi, gamma, r, kappa, S = fed.pi[idx], fed.gamma[idx], fed.r[idx], fed.kappa[idx], fed.signal
+    K = lam * np.diag(pi) - lam * lam / (lam + lam_g) * np.outer(pi, pi)
+    R = np.linalg.inv(K + np.diag(pi * D))
+    a = R @ (pi * (_ratio(S, kappa) * E3 + _ratio(S * al, kappa) * D))
+    B = R * (pi * (_ratio(r, kappa) * E3 + _ratio(r * al, kappa) * D))[None, :]
+    q2 = (R * R) @ (pi * pi * gamma * E2 / (m * m))
+    alpha_new = _ratio(a * S + np.diag(B) * r, kappa)
+    rho2 = a * a + np.sum(B * B, axis=1) + q2 - alpha_new ** 2
+    return alpha_new, rho2, pi * gamma * np.diag(R)
+
+
+def residuals(x, fed, lam, lam_g, rules):
+    G = fed.gamma.size
+    first = np.searchsorted(_expand(fed), np.arange(G))
+    alpha, rho2, mu = (v[first] for v in views(x, fed, lam, lam_g, rules))
+    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
+                           np.log(mu) - x[2 * G:]])
+
+
+def _root(x0, fed, lam, lam_g, rules):
+    from scipy.optimize import root
+
+    sol = root(residuals, x0, args=(fed, lam, lam_g, rules), method="hybr",
+               options={"xtol": 1e-13})
+    x = sol.x
+    if not np.all(np.isfinite(x)):
+        return x, np.inf, sol.nfev
+    return x, float(np.max(np.abs(residuals(x, fed, lam, lam_g, rules)))), sol.nfev
+
+
+def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
+    """Per-client ``(alpha, rho, mu)`` of the joint objective, and solver diagnostics.
+
+    ``start``: per-group ``(alpha, log rho, log mu)`` to begin from (the global model's view).
+    Solved with a coarse rule, then the quadrature ladder (two consecutive rules agree).
+
+    Raises
+    ------
+    SolverError
+        No root to ``TOL``, or the quadrature does not settle.
+    """
+    rules = [Rule(k, PATH_NODES) for k in fed.kappa]
+    x, err, nfev = _root(np.asarray(start, float), fed, lam, lam_g, rules)
+    if not err <= TOL:
+        raise SolverError(f"FedProx fixed point: no convergence at lam = {lam:g} "
+                          f"(residual {err:.2e})")
+    for nodes in NODES:
+        fine = [Rule(k, nodes) for k in fed.kappa]
+        x_fine, err, n = _root(x, fed, lam, lam_g, fine)
+        nfev += n
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            break
+        x = x_fine
+    else:
+        raise SolverError("FedProx fixed point: quadrature not converged with "
+                          f"{NODES[-1]} nodes per dimension")
+    alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
+    return alpha, np.sqrt(rho2), mu, nfev, err
