@@ -169,9 +169,13 @@ def _limit(prob):
     return out, full
 
 
-def _header(out):
+def _header(out, federated):
     print(f"{TITLES[out['method']]} ({out['method']}, --model logistic); {REFERENCE}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items() if v is not None))
+    # The two modes' limits define the cosine differently (riskcalc.logistic.finite_clients,
+    # riskcalc.logistic.fixed_point): say which.
+    print("  risk = ||w_hat - w_i||^2; cosine = "
+          + ("cos(w_hat, w_i)" if federated else "cos(w_hat - c, w_i - c), c the centre"))
 
 
 def predict(args) -> int:
@@ -183,7 +187,7 @@ def predict(args) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    _header(out)
+    _header(out, prob["federated"])
     for name in QUANTITIES + (GLOBAL if prob["federated"] else ()):
         v = out.get(name)
         print(f"  {name:<14} {'n/a' if v is None else format(v, '.10g')}")
@@ -250,7 +254,7 @@ def compare(args) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    _header(pred)
+    _header(pred, prob["federated"])
     where = (f"FedAvg's exact global model over {prob['clients']} clients (global_lam "
              f"{prob['global_lam']:g}, {prob['weights']} weights)" if prob["federated"]
              else f"{prob['centre']} centre")
