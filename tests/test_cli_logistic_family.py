@@ -74,6 +74,7 @@ def _file(tmp_path, data):
     (["predict", "fedavg", *BASE], "rtfa only without M clients"),
     (["predict", "local_ridge", *BASE, "--lam", "1"], "rtfa only without M clients"),
     (["predict", "ftfa", *BASE, "--clients", "2", "--global-lam", "1"], "got ftfa"),
+    (["predict", "pfedme", *BASE, "--lam", "1"], "rtfa only without M clients"),
     (["predict", "local_ridge", *BASE, "--clients", "5", "--global-lam", "1"], "needs --lam"),
     (["predict", "rtfa", *BASE, "--lam", "1", "--steps", "2"], "--steps does not apply"),
     (["predict", "rtfa", *BASE, "--lam", "1", "--centre", "pooled"], "invalid choice"),
@@ -159,3 +160,20 @@ def test_compare_federated(capsys):
     assert got["predicted"]["risk"] == ref.risk
     assert set(got["comparison"]) == {"risk", "cosine", "test_logloss", "test_error",
                                       "global_overlap", "global_dist"}
+
+
+def test_compare_pfedme_is_the_joint_objective(capsys):
+    """METHOD pfedme: the FedProx / pFedMe joint objective (riskcalc's method "fedprox"),
+    simulated by the exact joint minimizer."""
+    code, out, _ = run(["compare", "pfedme", *BASE, "--lam", "1", "--global", "federated",
+                        "--clients", "2", "--global-lam", "0.01", "--d", "20", "--reps", "2",
+                        "--no-progress", "--json"], capsys)
+    assert code == 0
+    got = json.loads(out)
+    from montecarlo.logistic_pipeline import simulate_pipeline
+    sim = simulate_pipeline(gamma=1, signal=2, r=0.5, lams=[1.0], global_lam=0.01, clients=2,
+                            d=20, reps=2, seed=0, fedprox=True)
+    ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=2, global_lam=0.01,
+                                  method="fedprox")
+    assert got["method"] == "pfedme" and got["predicted"]["risk"] == ref.risk
+    assert got["simulated"]["risk"] == float(sim["fedprox"]["risk"][0][0])

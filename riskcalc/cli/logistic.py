@@ -10,7 +10,8 @@ sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``, ``||w_0|| = --signal``. Two modes:
 * M clients (``--clients M``, or ``--clients-file`` listing the other clients' gamma and r):
   the global model is FedAvg's logistic fit over all M clients' data with ridge
   ``--global-lam``, and METHOD is ``rtfa`` (fine-tuning toward it), ``fedavg`` (the global model
-  itself) or ``local_ridge`` (centre 0): ``riskcalc.logistic_limit(..., clients=M)`` and
+  itself), ``local_ridge`` (centre 0) or ``pfedme`` (the FedProx / pFedMe joint objective's
+  w_j): ``riskcalc.logistic_limit(..., clients=M)`` and
   ``riskcalc.logistic_clients_limit``; simulated by ``montecarlo.logistic_pipeline``
   (``compare --global federated``).
 """
@@ -26,7 +27,12 @@ QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
-          "local_ridge": "local ridge logistic regression (centre 0)"}
+          "local_ridge": "local ridge logistic regression (centre 0)",
+          "pfedme": "FedProx / pFedMe joint objective (the client's w_j)"}
+#: METHOD names of the command -> method names of riskcalc.logistic and the simulation (the
+#: joint objective of pFedMe and FedProx is one, ``fedprox`` in riskcalc.logistic).
+API_METHOD = {"rtfa": "rtfa", "fedavg": "fedavg", "local_ridge": "local_ridge",
+              "pfedme": "fedprox"}
 REFERENCE = "CGMT limit, riskcalc.logistic (after Salehi-Abbasi-Hassibi 2019, Sur-Candes 2019)"
 
 OPTIONS = {
@@ -143,15 +149,18 @@ def _limit(prob):
                                       lam=prob["lam"], centre=prob["centre"])
         return res.as_dict(), None
     common = dict(signal=prob["signal"], global_lam=prob["global_lam"],
-                  weights=prob["weights"], method=prob["method"],
+                  weights=prob["weights"], method=API_METHOD[prob["method"]],
                   **({} if prob["method"] == "fedavg" else {"lam": prob["lam"]}))
     if len(set(zip(prob["gammas"], prob["rs"]))) == 1:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], r=prob["r"],
                                       clients=prob["clients"], **common)
-        return res.as_dict(), None
+        out = res.as_dict()
+        out["method"] = prob["method"]
+        return out, None
     pop = riskcalc.logistic_clients_limit(gamma=prob["gammas"], r=prob["rs"], **common)
     full = pop.as_dict()
-    out = {k: full[k] for k in ("model", "method", "iterations", "residual", "notes")}
+    out = {k: full[k] for k in ("model", "iterations", "residual", "notes")}
+    out["method"] = prob["method"]
     out["params"] = dict(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                          lam=prob["lam"], clients=prob["clients"],
                          global_lam=prob["global_lam"], weights=prob["weights"])
@@ -160,9 +169,13 @@ def _limit(prob):
     return out, full
 
 
-def _header(out):
+def _header(out, federated):
     print(f"{TITLES[out['method']]} ({out['method']}, --model logistic); {REFERENCE}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items() if v is not None))
+    # The two modes' limits define the cosine differently (riskcalc.logistic.finite_clients,
+    # riskcalc.logistic.fixed_point): say which.
+    print("  risk = ||w_hat - w_i||^2; cosine = "
+          + ("cos(w_hat, w_i)" if federated else "cos(w_hat - c, w_i - c), c the centre"))
 
 
 def predict(args) -> int:
@@ -174,7 +187,7 @@ def predict(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    _header(out)
+    _header(out, prob["federated"])
     for name in QUANTITIES + (GLOBAL if prob["federated"] else ()):
         v = out.get(name)
         print(f"  {name:<14} {'n/a' if v is None else format(v, '.10g')}")
@@ -205,8 +218,8 @@ def _simulate(args, prob, d, reps):
                             lams=[] if prob["method"] == "fedavg" else [prob["lam"]],
                             global_lam=prob["global_lam"], weights=prob["weights"], d=d,
                             reps=reps, seed=args.seed, n_jobs=args.jobs,
-                            progress=not args.no_progress)
-    est = sim[prob["method"]]
+                            progress=not args.no_progress, fedprox=prob["method"] == "pfedme")
+    est = sim[API_METHOD[prob["method"]]]
     pick = (lambda v: float(v)) if prob["method"] == "fedavg" else (lambda v: float(v[0]))
     out = {q: (pick(est[q][0]), pick(est[q][1])) for q in QUANTITIES}
     out.update({"global_overlap": tuple(map(float, sim["global"]["overlap"])),
@@ -241,7 +254,7 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    _header(pred)
+    _header(pred, prob["federated"])
     where = (f"FedAvg's exact global model over {prob['clients']} clients (global_lam "
              f"{prob['global_lam']:g}, {prob['weights']} weights)" if prob["federated"]
              else f"{prob['centre']} centre")
