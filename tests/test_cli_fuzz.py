@@ -160,6 +160,14 @@ BAD += [f"{S} --d 40 --reps 2 --cache {{tmp}}/{name}" for name in
 BAD += [f"simulate paper000-fig1 --out {{tmp}}/x.csv --cache {{tmp}}/{name}" for name in
         ("results.csv", "binary.bin")]
 
+# simulate: empty or overflowing grids, reduction factors, unbounded work.
+SIM = "simulate paper000-fig1 --out {tmp}/x.csv"
+BAD += [f"{SIM} --set {v}" for v in (
+    "R=0:20:0", "R=0:20:-1", "R=[]", "R=[1e308]", "R=1e101", "R=inf", "target=-1",
+    "target=0.5", "target=nan", "m=1e12", "fedavg.rounds=1e9", "fedavg.rounds=100000",
+    "fedavg.lr=1e300", "=3")] + [f"{SIM} --reps {v}" for v in ("1000", "1000000000", "-1")]
+BAD += [f"{SIM} --max-minutes 0", f"{SIM} --jobs 0"]
+
 
 def _files(tmp):
     """The files of ``FILES`` (and ``file``, an empty one) in ``tmp``."""
