@@ -112,8 +112,9 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
                              "run the tasks)")
         workers = 1   # unknown: the estimate assumes one
     else:
-        args.jobs = jobs(1 if args.jobs is None else args.jobs)
-        workers = args.jobs
+        workers = jobs(getattr(args, "jobs", None) or 1)
+        if hasattr(args, "jobs"):
+            args.jobs = workers
     check_tasks(tasks, what, advice)
     check_time(tasks, seconds_each, workers, 60.0 * minutes, what,
                advice + ", or allow more time with --max-minutes")
