@@ -112,7 +112,8 @@ def test_plugin_through_the_command_line(tmp_path):
     plugin = tmp_path / "my_plugin.py"
     shutil.copy(EXAMPLES / "shrunk_ftfa.py", plugin)
     out = subprocess.run([sys.executable, "-m", "riskcalc", "--plugin", str(plugin),
-                          "check-method", "shrunk_ftfa", "--reps", "20", "--json"],
+                          "check-method", "shrunk_ftfa", "--reps", "6", "--d", "100",
+                          "--json"],
                          capture_output=True,
                          text=True, check=True)
     rows = json.loads(out.stdout)
