@@ -148,6 +148,8 @@ BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
         f"{C} --d 100 --max-minutes nan", f"{C} --d 100 --max-minutes -1",
         f"{C} --d 100 --max-minutes inf", f"{C} --d 100 --jobs -3"]
 # Options that do not apply to the chosen mode; empty output names.
+BAD += [f"{S} --d 40 --gamma 0", f"{S} --d 40 --clients inf --global federated",
+        f"{S} --d 40 --clients nan --global federated"]
 BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
         f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",
         "compare local --gamma 2 --rho 1 --sigma 0.5 --d 100 --global federated",

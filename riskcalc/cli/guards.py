@@ -112,7 +112,8 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
                              "run the tasks)")
         workers = 1   # unknown: the estimate assumes one
     else:
-        workers = jobs(getattr(args, "jobs", None) or 1)
+        given = getattr(args, "jobs", None)
+        workers = jobs(1 if given is None else given)
         if hasattr(args, "jobs"):
             args.jobs = workers
     check_tasks(tasks, what, advice)
