@@ -150,6 +150,7 @@ BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
 # Options that do not apply to the chosen mode; empty output names.
 BAD += [f"{S} --d 40 --gamma 0", f"{S} --d 40 --clients inf --global federated",
         f"{S} --d 40 --clients nan --global federated"]
+BAD += [f"{P} --lam 0.5 --d 100", f"{P} --lam 0.5 --d 100 --spectrum powerlaw:1,50"]
 BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
         f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",
         "compare local --gamma 2 --rho 1 --sigma 0.5 --d 100 --global federated",

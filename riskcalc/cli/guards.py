@@ -151,3 +151,12 @@ def linear_budget(args, setting, gamma, points: int) -> None:
            + (f" with {setting.clients} clients" if setting.global_model == "federated"
               else ""),
            "lower --reps, --d or --clients")
+
+
+def predict_options(args) -> None:
+    """``predict``: ``--d`` sizes ``powerlaw:P`` only (every other SPEC ignores it)."""
+    spec = str(getattr(args, "spectrum", "identity")).strip().lower()
+    if getattr(args, "d", None) is not None and not (
+            spec.startswith("powerlaw:") and "," not in spec):
+        raise ValueError("--d applies with --spectrum powerlaw:P only (the number of "
+                         "eigenvalues); other spectra ignore it")

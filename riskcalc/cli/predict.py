@@ -140,6 +140,7 @@ def _finite_clients(args, spec):
 
 
 def run(args) -> int:
+    guards.predict_options(args)
     if logistic.applies(args):
         return logistic.predict(args)
     spec = spec_from_args(args)
