@@ -26,6 +26,8 @@ import os
 
 import numpy as np
 
+from riskcalc._validate import as_array
+
 #: Memory held per task while a run lasts (task dict, key, result, cache line), measured
 #: ~2.5 KB for the linear replicates; rounded up.
 TASK_BYTES = 4096
@@ -62,7 +64,7 @@ def linear_replicate_seconds(setting, gamma, centered: bool = True) -> float:
     d = setting.d
     federated = setting.global_model == "federated" and centered
     m = setting.clients if federated else 1
-    gammas = np.atleast_1d(np.asarray(gamma, float)).ravel()
+    gammas = np.atleast_1d(as_array("gamma", gamma, low=0.0, low_open=True)).ravel()
     target = sample_size(d, float(gammas.min()))
     others = (np.asarray(setting.gammas, float) if setting.gammas is not None
               else gammas[:1])

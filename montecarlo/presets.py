@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from montecarlo.algorithms import ALGORITHMS
+from montecarlo.budget import check_tasks
 from montecarlo.instances import require_memory
 from montecarlo.logistic import paper000_instance, paper004_instance, quadratic_instance
 from montecarlo.metrics import evaluate, exact_solution, rounds_to_accuracy
@@ -37,7 +38,7 @@ from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se
 from montecarlo.tasks import run_tasks
 from montecarlo.threads import small_blas
-from riskcalc._validate import positive_int
+from riskcalc._validate import as_array, positive_int
 from riskcalc.papers import cite
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
@@ -135,9 +136,13 @@ def parse_value(text: str):
     if text.count(":") == 2:
         try:
             a, b, k = text.split(":")
-            return [float(v) for v in np.linspace(float(a), float(b), int(k))]
+            num = int(k)
+            if num < 1:
+                raise ValueError
+            return [float(v) for v in np.linspace(float(a), float(b), num)]
         except ValueError:
-            raise ValueError(f"a range must read start:stop:num, got {text!r}") from None
+            raise ValueError(f"a range must read start:stop:num with num >= 1, got {text!r}"
+                             ) from None
     if "," in text:
         try:
             return [float(v) for v in text.split(",")]
@@ -175,7 +180,8 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if key == "exact":
             spec["exact"] = _boolean(key, value)
         elif key == "target":
-            spec["target"] = None if value is None else float(value)
+            spec["target"] = None if value is None else float(as_array(
+                "target (the reduction factor)", value, low=1.0, low_open=True))
         elif "." in key:
             _set_hyper(spec, key, value)
         elif key == spec["grid"] and key not in builder_args:
@@ -193,6 +199,9 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         if unknown:
             raise ValueError(f"methods must be among {sorted(spec['methods'])}, got {unknown}")
         spec["methods"] = {k: spec["methods"][k] for k in keep}
+    grid = spec["params"].get(spec["grid"], spec["grid_values"])
+    if np.size(grid) == 0:
+        raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")
     _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
     BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
     return spec
@@ -366,6 +375,7 @@ def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed:
     """
     spec = resolve(name, overrides)
     reps, seed = positive_int("reps", reps), check_seed(seed)
+    check_tasks(reps, f"{reps} replicates", "lower reps")
     tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
     results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=name)

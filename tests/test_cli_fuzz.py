@@ -147,6 +147,9 @@ BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
         f"{C} --d 100 --max-minutes nan", f"{C} --d 100 --max-minutes -1",
         f"{C} --d 100 --max-minutes inf", f"{C} --d 100 --jobs -3"]
 # Options that do not apply to the chosen mode; empty output names.
+BAD += [f"{S} --d 40 --gamma 0", f"{S} --d 40 --clients inf --global federated",
+        f"{S} --d 40 --clients nan --global federated"]
+BAD += [f"{P} --lam 0.5 --d 100", f"{P} --lam 0.5 --d 100 --spectrum powerlaw:1,50"]
 BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
         f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",
         "compare local --gamma 2 --rho 1 --sigma 0.5 --d 100 --global federated",
@@ -158,6 +161,25 @@ BAD += [f"{S} --d 40 --reps 2 --cache {{tmp}}/{name}" for name in
         ("results.csv", "binary.bin", "matrix.txt")]
 BAD += [f"simulate paper000-fig1 --out {{tmp}}/x.csv --cache {{tmp}}/{name}" for name in
         ("results.csv", "binary.bin")]
+
+# simulate: empty or overflowing grids, reduction factors, unbounded work.
+SIM = "simulate paper000-fig1 --out {tmp}/x.csv"
+BAD += [f"{SIM} --set {v}" for v in (
+    "R=0:20:0", "R=0:20:-1", "R=[]", "R=[1e308]", "R=1e101", "R=inf", "target=-1",
+    "target=0.5", "target=nan", "m=1e12", "fedavg.rounds=1e9", "fedavg.rounds=100000",
+    "fedavg.lr=1e300", "=3")] + [f"{SIM} --reps {v}" for v in ("1000", "1000000000", "-1")]
+BAD += [f"{SIM} --max-minutes 0", f"{SIM} --jobs 0"]
+
+# check-method: validated tolerances, sizes and model options.
+CM = "check-method ftfa"
+BAD += [f"{CM} --rtol {v}" for v in ("-1", "0", "nan", "inf", "2")]
+BAD += [f"{CM} --k {v}" for v in ("0", "-3", "nan", "inf")]
+BAD += [f"{CM} {o}" for o in ("--reps 1", "--reps 0", "--d 0", "--d 1", "--seed -1",
+                              "--lam 0.5", "--rho 1", "--gamma -1", "--gamma nan",
+                              "--sigma inf", "--spectrum nosuch", "--max-minutes 0",
+                              "--spectrum file:{tmp}/cov.npy", "--reps 100000000",
+                              "--d 20000", "--r 1e300")]
+BAD += ["check-method nosuch", "check-method local --r 1", "check-method rtfa --alpha 1"]
 
 
 def _files(tmp):
@@ -382,3 +404,61 @@ def test_a_plugin_that_is_not_python_is_one_error_line(name, text, tmp_path, cap
                  "--sigma", "0.5"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: plugin ")
+
+
+def _scaled_ftfa(name, bias=1.0, variance=1.0, identity_only=False):
+    """FTFA under a new name with its limits scaled (1: correct); ``identity_only``: its
+    limit refuses any other spectrum."""
+    import montecarlo
+    import numpy as np
+    import riskcalc
+    from montecarlo.estimators import Estimator, fedavg_weight
+
+    def limit(spec, route):
+        if identity_only and spec.spectrum is not None:
+            raise ValueError("Sigma = I only")
+        res = riskcalc.limit("ftfa", gamma=spec.gamma, sigma=spec.sigma, r=spec.r,
+                             spectrum=spec.spectrum, route=route)
+        return bias * np.asarray(res.bias), variance * np.asarray(res.variance)
+    riskcalc.register_method(riskcalc.Method(name, "FTFA scaled", "r", None, True, "t", limit))
+    montecarlo.register_estimator(Estimator(name, fedavg_weight, False, True, False, True, "t",
+                                            personal_filter=lambda mu, t: np.ones_like(mu)))
+
+
+@pytest.fixture
+def scratch_methods():
+    import montecarlo
+    import riskcalc
+
+    before = set(riskcalc.METHODS)
+    yield
+    for name in set(riskcalc.METHODS) - before:
+        montecarlo.unregister_estimator(name)
+        riskcalc.unregister_method(name)
+
+
+def test_check_method_catches_a_two_percent_error_at_its_defaults(scratch_methods):
+    # Issue 22: a bias limit 2% wrong (60 standard errors) passed every row. Defaults (d = 200
+    # and 400, 100 replicates each, 4 s.e. + 0.2%), Sigma = I (the two-point case alike).
+    from montecarlo.registry_checks import run_checks
+
+    identity = [("identity", None)]
+    for name, scale in (("right", {}), ("wrong", {"bias": 1.02, "variance": 0.98})):
+        _scaled_ftfa(name, **scale)
+        rows = {r["check"]: r for r in run_checks(name, spectrum=identity)}
+        failed = {c for c, r in rows.items() if not r["ok"]}
+        if name == "right":
+            assert failed == set(), rows
+        else:   # the risk, 0.67% off, may pass
+            assert failed >= {"simulation bias", "simulation variance"}, rows
+
+
+def test_identity_only_method_gets_fail_rows(scratch_methods, capsys):
+    _scaled_ftfa("ident_only", identity_only=True)
+    assert main("check-method ident_only --reps 4 --d 40 --json".split()) == 1
+    rows = json.loads(capsys.readouterr().out)
+    bad = {(r["check"], r["case"]) for r in rows if not r["ok"]}
+    assert ("limit routes", "two-point:1,4,0.5") in bad
+    assert ("simulation risk", "two-point:1,4,0.5") in bad
+    assert all("Sigma = I only" in r["error"] for r in rows if not r["ok"])
+    assert main("check-method ident_only --reps 4 --d 40 --spectrum identity".split()) == 0

@@ -52,19 +52,21 @@ def scaled_ftfa(name, factor):
 
 @pytest.mark.parametrize("name", sorted(riskcalc.linear.methods.BUILTIN))
 def test_builtin_methods_pass_check_method(name):
-    rows = montecarlo.check_method(name)
+    # The machinery on every built-in method at a reduced size (the defaults, d = 200 and 400
+    # with 100 replicates each, take ~15 s per method: measured in montecarlo.registry_checks).
+    rows = montecarlo.check_method(name, reps=10, d=100)
     assert {row["check"] for row in rows} >= {"registry", "limit vectorized", "limit routes",
                                              "estimator shapes", "simulation risk"}
 
 
 def test_registered_method_passes_and_a_wrong_limit_fails(clean_registry):
     scaled_ftfa("ftfa_copy", 1.0)
-    rows = montecarlo.check_method("ftfa_copy")
+    rows = montecarlo.check_method("ftfa_copy", reps=20)
     sim = [row for row in rows if row["check"] == "simulation variance"]
     assert len(sim) == 2 and all(row["ok"] for row in sim)
     scaled_ftfa("ftfa_wrong", 1.1)  # a 10% error in the variance limit must be caught
     with pytest.raises(AssertionError, match="simulation variance"):
-        montecarlo.check_method("ftfa_wrong")
+        montecarlo.check_method("ftfa_wrong", reps=20)
 
 
 def test_registry_rejects_clashes_and_malformed_entries(clean_registry):
@@ -110,7 +112,9 @@ def test_plugin_through_the_command_line(tmp_path):
     plugin = tmp_path / "my_plugin.py"
     shutil.copy(EXAMPLES / "shrunk_ftfa.py", plugin)
     out = subprocess.run([sys.executable, "-m", "riskcalc", "--plugin", str(plugin),
-                          "check-method", "shrunk_ftfa", "--json"], capture_output=True,
+                          "check-method", "shrunk_ftfa", "--reps", "6", "--d", "100",
+                          "--json"],
+                         capture_output=True,
                          text=True, check=True)
     rows = json.loads(out.stdout)
     assert all(row["ok"] for row in rows) and len(rows) == 10
@@ -140,7 +144,7 @@ def test_check_method_command_fails_on_a_wrong_limit(tmp_path, capsys, clean_reg
     plugin = tmp_path / "wrong.py"
     plugin.write_text("from tests.test_extension import scaled_ftfa\n"
                       "scaled_ftfa('ftfa_wrong_cli', 1.1)\n")
-    assert main(["--plugin", str(plugin), "check-method", "ftfa_wrong_cli"]) == 1
+    assert main(["--plugin", str(plugin), "check-method", "ftfa_wrong_cli", "--reps", "20"]) == 1
     out = capsys.readouterr().out
     assert "FAIL simulation variance" in out and "ok   simulation bias" in out
 

@@ -18,7 +18,7 @@ print("variance", res.variance)
 # [/register]
 
 # [check]
-rows = montecarlo.check_method("shrunk_ftfa")
+rows = montecarlo.check_method("shrunk_ftfa", reps=30)
 for row in rows:
     if row["check"].startswith("simulation"):
         print(f"{row['check']:<20} {row['case']:<18} predicted {row['predicted']:.4f}  "

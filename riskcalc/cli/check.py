@@ -35,8 +35,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from paper_checks import run_claims, select
 
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    args.jobs = guards.jobs(args.jobs)
     claims = select(args.paper, args.claim)
     if args.list:
         for c in claims:

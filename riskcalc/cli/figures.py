@@ -8,10 +8,9 @@ so a re-run only redraws.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import make_folder
 
 
@@ -28,7 +27,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quick", action="store_true",
                    help="reduced grids and replicates (minutes instead of tens of minutes)")
     p.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--jobs", type=int, default=guards.cores(), metavar="N",
                    help="worker processes (default: all cores)")
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the simulation cache DIR/.cache")
@@ -51,8 +50,7 @@ def run(args) -> int:
         raise ValueError("give figure ids or --all (or --list)")
     if not args.out:
         raise ValueError("--out DIR is required to build figures")
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    args.jobs = guards.jobs(args.jobs)
     ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # fail on a bad id before any work

@@ -112,8 +112,10 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
                              "run the tasks)")
         workers = 1   # unknown: the estimate assumes one
     else:
-        args.jobs = jobs(1 if args.jobs is None else args.jobs)
-        workers = args.jobs
+        given = getattr(args, "jobs", None)
+        workers = jobs(1 if given is None else given)
+        if hasattr(args, "jobs"):
+            args.jobs = workers
     check_tasks(tasks, what, advice)
     check_time(tasks, seconds_each, workers, 60.0 * minutes, what,
                advice + ", or allow more time with --max-minutes")
@@ -149,3 +151,12 @@ def linear_budget(args, setting, gamma, points: int) -> None:
            + (f" with {setting.clients} clients" if setting.global_model == "federated"
               else ""),
            "lower --reps, --d or --clients")
+
+
+def predict_options(args) -> None:
+    """``predict``: ``--d`` sizes ``powerlaw:P`` only (every other SPEC ignores it)."""
+    spec = str(getattr(args, "spectrum", "identity")).strip().lower()
+    if getattr(args, "d", None) is not None and not (
+            spec.startswith("powerlaw:") and "," not in spec):
+        raise ValueError("--d applies with --spectrum powerlaw:P only (the number of "
+                         "eigenvalues); other spectra ignore it")

@@ -185,6 +185,7 @@ def _finite_clients_steps(args, spec, fed, weights):
 
 
 def run(args) -> int:
+    guards.predict_options(args)
     family = families.select(args, "predict")
     if family is not None:
         return family.predict(args)

@@ -11,8 +11,11 @@ import csv
 import math
 import sys
 
+import numpy as np
+
+from montecarlo.budget import preset_replicate_seconds
 from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import check_writable
 
 
@@ -39,17 +42,29 @@ def add_parser(subparsers) -> None:
     p.add_argument("--cache", metavar="JSONL",
                    help="resumable cache of finished replicates (JSON lines)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    guards.add_budget_option(p)
     p.set_defaults(func=run)
 
 
+#: Largest magnitude of a number given with --set: beyond it the logistic instances overflow
+#: (R = 1e308 wrote NaN rows), as the theory's inputs do beyond 1e100.
+MAX_VALUE = 1e100
+
+
 def parse_settings(items) -> dict:
-    """``KEY=VALUE`` strings to a dict (values through ``montecarlo.presets.parse_value``)."""
+    """``KEY=VALUE`` strings to a dict (values through ``montecarlo.presets.parse_value``);
+    every number must be finite and of magnitude at most ``MAX_VALUE``."""
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
         out[key.strip()] = parse_value(value.strip())
+        for v in np.atleast_1d(np.asarray(out[key.strip()], dtype=object)).ravel():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    and not abs(v) <= MAX_VALUE:
+                raise ValueError(f"--set {key.strip()}: every number must be finite and of "
+                                 f"magnitude at most {MAX_VALUE:g}, got {v!r}")
     return out
 
 
@@ -66,7 +81,11 @@ def run(args) -> int:
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
     overrides = parse_settings(args.settings)
-    resolve(args.preset, overrides)  # bad settings fail before any work or file is created
+    spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
+    reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    guards.budget(args, reps, preset_replicate_seconds(spec),
+                  f"{reps} replicate(s) of {args.preset}",
+                  "lower --reps or the sizes and iteration counts given with --set")
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)

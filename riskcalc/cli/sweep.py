@@ -10,6 +10,7 @@ resume where it stopped.
 from __future__ import annotations
 
 import csv
+import math
 
 import sys
 
@@ -52,7 +53,7 @@ def run(args) -> int:
     values = {k: _floats(k, getattr(args, k))
               for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
     clients = _floats("clients", args.clients) or [None]
-    if any(m is not None and m != int(m) for m in clients):
+    if any(m is not None and not (math.isfinite(m) and m == int(m)) for m in clients):
         raise ValueError(f"--clients must be a comma-separated list of integers, got "
                          f"{args.clients!r}")
     check_writable(args.out, "--out")
