@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 
 
 def add_parser(subparsers) -> None:
@@ -79,7 +79,7 @@ def run(args) -> int:
         out = result.as_dict()
         if est is not None:
             out["estimate"] = est.as_dict()
-        print(json.dumps(out, allow_nan=False))
+        print(guards.dumps(out))
         return 0
     print_table(result)
     return 0

@@ -3,9 +3,7 @@ covariance spectrum from data, with standard errors (``riskcalc.estimate``)."""
 
 from __future__ import annotations
 
-import json
-
-from riskcalc.cli import COMMANDS
+from riskcalc.cli import COMMANDS, guards
 
 
 def add_parser(subparsers) -> None:
@@ -32,7 +30,7 @@ def run(args) -> int:
     est = est_mod.estimate(*est_mod.load(args.data), route=args.route)
     out = est.as_dict()
     if args.json:
-        print(json.dumps(out, allow_nan=False))
+        print(guards.dumps(out))
         return 0
     print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['route']}")
     print(f"{'client':>8}{'n':>8}{'gamma':>9}{'sigma':>18}{'r':>18}{'rho':>18}")
