@@ -10,8 +10,13 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 * ``p000_*``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (``000_...``; 002
   is the same paper), one module per part (``p000_lemma7``, ``p000_sec31``, ``p000_sec32``,
   ``p000_sec4``);
-* ``p004``: *The effect of personalization in FedProx* (004_98172ed3646eef14.txt);
-* ``p001``: Hanzely et al., *Lower bounds and optimal algorithms for personalized FL* (``001_...``).
+* ``p004``, ``p004_code``, ``p004_rates``: *The effect of personalization in FedProx*
+  (004_98172ed3646eef14.txt): the paper, its authors' code, Thm 1's rates and Cor. 1;
+* ``p001``, ``p001_lower``: Hanzely et al., *Lower bounds and optimal algorithms for
+  personalized FL* (``001_...``): the algorithms, and Sec. 3.2's lower bounds with Table 2;
+* ``p000_lower``, ``p000_weights``, ``p000_prop10``: paper 000's Thm 8 / Cor. 9 as lower
+  bounds, Thm 6 with general weights, Prop. 10; ``p003_lemmas``: paper 003's Assumption A3
+  examples and Sec. 6 lemmas; ``errata`` and ``more_claims``: claims added later.
 
 ``run_claims`` evaluates a selection; ``python -m paper_checks.report`` regenerates REPORT.md;
 ``riskcalc check`` prints the table or JSON.
@@ -19,8 +24,7 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 
 from paper_checks import (errata, more_claims, p000_lemma7, p000_lower,  # noqa: F401
                           p000_prop10, p000_sec4, p000_sec31, p000_sec32, p000_weights, p001,
-                          p001_lower,
-                          p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
+                          p001_lower, p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
                           p003_thm12, p004, p004_code, p004_rates)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
 from paper_checks.runner import run_claims, select

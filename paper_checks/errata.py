@@ -11,8 +11,7 @@ import numpy as np
 
 from montecarlo.algorithms import fedprox
 from montecarlo.logistic import quadratic_instance
-from montecarlo.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_run,
-                                 softmax_grad)
+from montecarlo.paper004 import AUTHORS_L, authors_data, authors_errors, authors_run
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from riskcalc import minimax

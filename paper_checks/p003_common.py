@@ -85,3 +85,8 @@ def _var_ridge(p):
 
 
 TWO_POINT = riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)
+
+
+def _mp_risk(g, r, s, lam):
+    b, v = ridge_limits(g, r, s, lam)
+    return b + v

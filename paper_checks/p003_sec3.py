@@ -16,7 +16,8 @@ from paper_checks.core import claim, judge
 from paper_checks.evidence import Z, agreement, fmt, simulate
 from paper_checks.mp import mp_moment, printed_m
 from paper_checks.p003_common import (MINNORM, RIDGE, SLACK, _bias_minnorm, _bias_ridge,
-                                      _compare_points, _sizes, _var_minnorm, _var_ridge)
+                                      _compare_points, _mp_risk, _sizes, _var_minnorm,
+                                      _var_ridge)
 
 
 # --- Corollary 3.1: the naive baselines ---------------------------------------------------

@@ -15,9 +15,10 @@ from montecarlo.seeding import replicate_rng
 from montecarlo.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import Z, agreement, fmt, simulate
-from paper_checks.mp import mp_moment, printed_m, ridge_limits
+from paper_checks.mp import mp_moment, printed_m
 from paper_checks.p003_common import (MINNORM, RIDGE, SLACK, _bias_minnorm, _bias_ridge,
-                                      _compare_points, _sizes, _var_minnorm, _var_ridge)
+                                      _compare_points, _mp_risk, _sizes, _var_minnorm,
+                                      _var_ridge)
 
 
 # --- Theorems 1 and 2, isotropic limits ---------------------------------------------------
@@ -109,11 +110,6 @@ def thm2_which_measure(cfg, seed):
 
 
 # --- optimal lambda ---------------------------------------------------------------------
-
-def _mp_risk(g, r, s, lam):
-    b, v = ridge_limits(g, r, s, lam)
-    return b + v
-
 
 @claim("003.thm2.lambda-star", location="Thm 2 (Sec. 3.2)", kind="closed-form identity",
        statement="The risk of RTFA is minimized at lam* = sigma^2 gamma / r^2.")
