@@ -21,9 +21,9 @@ QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 # --model logistic is an error rather than silently ignored.
 _LINEAR_ONLY = {"sigma": None, "rho": None, "alpha": None, "spectrum": "identity",
                 "route": "auto", "steps": None, "step_size": None, "global_model": "oracle",
-                "clients": None, "clients_file": None, "weights": "uniform",
+                "clients": None, "clients_file": None, "weights": None,
                 "measure": "conditional", "eigvecs": "aligned", "features": "gaussian",
-                "noise": "gaussian", "df": 5.0, "scheduler": None}
+                "noise": "gaussian", "df": None, "scheduler": None}
 
 
 def add_options(parser) -> None:
@@ -81,9 +81,13 @@ def compare(args) -> int:
     from montecarlo.stats import t_half_width
     from riskcalc._validate import positive_int
 
+    from montecarlo.budget import logistic_replicate_seconds
+
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
     res = _limit(args)
+    guards.budget(args, reps, logistic_replicate_seconds(d, args.gamma),
+                  f"{reps} replicates of the logistic model at d = {d}", "lower --reps or --d")
     sim = simulate(gamma=args.gamma, signal=args.signal, r=args.r, lams=[args.lam], d=d,
                    reps=reps, seed=args.seed, n_jobs=args.jobs, progress=not args.no_progress)
     out = {"model": "logistic", "method": "rtfa", "params": res.params,
