@@ -149,6 +149,9 @@ BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
 # Options that do not apply to the chosen mode; empty output names.
 BAD += [f"{S} --d 40 --gamma 0", f"{S} --d 40 --clients inf --global federated",
         f"{S} --d 40 --clients nan --global federated"]
+LC = "compare rtfa --model logistic --gamma 2 --signal 1 --r 1 --lam 0.5"
+BAD += [f"{LC} --d 50 --reps 1000000000", f"{LC} --d 100000 --reps 2",
+        f"{LC} --d 50 --weights uniform", f"{LC} --d 50 --df 7"]
 BAD += [f"{P} --lam 0.5 --d 100", f"{P} --lam 0.5 --d 100 --spectrum powerlaw:1,50"]
 BAD += [f"{C} --d 100 --clients 5", f"{C} --d 100 --weights uniform",
         f"{C} --d 100 --clients-file {{tmp}}/file", f"{C} --d 100 --df 7",

@@ -49,7 +49,7 @@ OPTIONS = {
 }
 _MODEL = {"gamma", "signal", "r", "lam", "json"}
 _FEDERATED = {"clients", "clients_file", "weights", "global_lam"}
-_SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model"}
+_SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
 
 
 def federated(args, verb) -> bool:
@@ -227,6 +227,21 @@ def _simulate(args, prob, d, reps):
     return out, sim["n"][0]
 
 
+def _budget(args, prob, d, reps) -> None:
+    """The work estimate (``guards.budget``) before any replicate runs: the target's exact
+    Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples."""
+    from montecarlo.budget import logistic_replicate_seconds
+
+    seconds = logistic_replicate_seconds(d, prob["gamma"])
+    what = f"{reps} replicates of the logistic model at d = {d}"
+    if prob["federated"]:
+        pooled = 1.0 / sum(1.0 / g for g in prob["gammas"])
+        seconds += logistic_replicate_seconds(d, pooled)
+        what += f" with {prob['clients']} clients"
+    guards.budget(args, reps, seconds, what,
+                  "lower --reps or --d" + (" or the clients" if prob["federated"] else ""))
+
+
 def compare(args) -> int:
     """``riskcalc compare METHOD --model logistic``: the limits next to exact-Newton
     simulations at dimension ``--d`` (oracle / infinite-client centre:
@@ -238,6 +253,7 @@ def compare(args) -> int:
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
     pred, _ = _limit(prob)
+    _budget(args, prob, d, reps)
     sim, n = _simulate(args, prob, d, reps)
     names = QUANTITIES + (GLOBAL if prob["federated"] else ())
     out = {"model": "logistic", "method": prob["method"], "params": pred["params"],
