@@ -82,7 +82,7 @@ def sec63_eq16(cfg, seed):
     return judge_erratum(not a_p["ok"] and abs(iso - 0.5) > 0.1, a_c["ok"] and routes, summ,
                          {"printed": a_p, "corrected": a_c, "isotropic_printed": iso},
                          "V = sigma^2 gamma c0 J2 / J1 with J_k = int s^k/(1 + c0 gamma s)^2 dH (the "
-                         "factor c0 and the squares are missing)",
+                         "factor c0 is missing, and as extracted the squares too)",
                          transcription=('independent',
                                         'with the denominators squared the printed (16) would '
                                         'still lack the factor c0 (value 5 against 1.25 at H = {1, '

@@ -65,10 +65,10 @@ def render(results: list, *, mode: str, seconds: float) -> str:
                   f"matter, {sum(r['verdict'] == 'erratum-harmless' for r in errata)} harmless) "
                   f"and {sum(r['verdict'] == 'loose' for r in errata)} loose statements.", ""]
         n_dep = sum(r.get("transcription") == "depends" for r in errata)
-        lines[-1:-1] = [f"Each erratum states what it rests on: {n_dep} depend on the text "
-                        "extraction of the paper (the PDF must show what the note names; a "
-                        "lost superscript could otherwise explain them), the others hold "
-                        "whatever symbols the extraction lost (`paper_checks/core.py`).", ""]
+        lines[-1:-1] = ["", f"Each erratum states what it rests on: {n_dep} depend on the "
+                        "text extraction of the paper (the PDF must show what the note names; "
+                        "a lost superscript could otherwise explain them), the others hold "
+                        "whatever symbols the extraction lost (`paper_checks/core.py`)."]
         for r in sorted(errata, key=lambda r: CORRECTED.index(r["verdict"]), reverse=True):
             head = f"- **`{r['id']}`** [{r['verdict']}"
             if r.get("transcription") == "depends":
