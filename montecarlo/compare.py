@@ -310,7 +310,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
             "step_size": step_size}
     results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
                         cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                        desc=f"compare {spec.method}")
+                        desc=f"compare {spec.method}", command="compare")
     summary = {q: {k: v[0] for k, v in summarize([res[q] for res in results],
                                                   [getattr(limit, q)]).items()}
                for q in QUANTITIES}

@@ -378,7 +378,7 @@ def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed:
     check_tasks(reps, f"{reps} replicates", "lower reps")
     tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
     results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=name)
+                        progress=progress, desc=name, command="simulate")
     return [row for res in results for row in res["rows"]]
 
 

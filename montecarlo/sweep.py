@@ -107,7 +107,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
                 "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=f"sweep {method}")
+                        progress=progress, desc=f"sweep {method}", command="sweep")
     label = "identity" if spectrum is None else spectrum.describe()
     glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []

@@ -154,18 +154,18 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     desc : str
         Label of the progress bar.
     command : str, optional
-        What writes the cache (its header names it; a cache of another command is refused);
-        default: the first word of ``desc``.
+        What writes the cache: its header names it, and a cache whose header names another
+        command is refused. Default: no check, the header names the first word of ``desc``
+        (figures share cache files between figures).
     """
     n_jobs = min(positive_int("jobs", n_jobs), _cores())
-    command = command or desc.split()[0]
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
     todo = [i for i, k in enumerate(keys) if k not in done]
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
-    sink = _open_cache(cache, command) if cache is not None else None
+    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
     try:
         with _backend(scheduler, n_jobs) as jobs:
             runner = Parallel(n_jobs=jobs, return_as="generator_unordered")

@@ -32,14 +32,14 @@ def test_cache_lines_that_are_not_records_are_skipped(tmp_path, junk):
     b"method,gamma,risk\nftfa,2,0.75\n",                   # a results CSV
     bytes(range(256)) * 8,                                   # binary garbage
     b'{"fedrisk_cache": 1, "command": "tasks"}\n',          # another format version
-    b'{"fedrisk_cache": 2, "command": "simulate"}\n',       # another command
+    b'{"fedrisk_cache": 2, "command": "simulate"}\n',       # another command than sweep
     b"{}\n",
 ])
 def test_a_file_that_is_not_a_cache_is_refused_and_left_alone(tmp_path, content):
     cache = tmp_path / "c.jsonl"
     cache.write_bytes(content)
     with pytest.raises(ValueError, match="cache"):
-        run_tasks(_square, [{"x": 2}], cache=cache, progress=False)
+        run_tasks(_square, [{"x": 2}], cache=cache, progress=False, command="sweep")
     assert cache.read_bytes() == content
 
 
