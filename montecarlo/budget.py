@@ -59,7 +59,7 @@ def check_tasks(count: int, what: str, advice: str) -> None:
 
 def linear_replicate_seconds(setting, gamma, centered: bool = True) -> float:
     """Estimated seconds of one replicate of ``montecarlo.compare`` (module docstring)."""
-    from montecarlo.instances import client_params, sample_size
+    from montecarlo.instances import sample_size
 
     d = setting.d
     federated = setting.global_model == "federated" and centered

@@ -39,6 +39,19 @@ def test_heterogeneous_identity_matches_scalar_subordination(weights):
     np.testing.assert_allclose(v, vo, rtol=1e-10)
 
 
+@pytest.mark.parametrize("lam", [0.05, 0.5, 5.0])
+def test_client_below_gamma_one_caps_the_subordination(lam):
+    """Regression: a client with gamma < 1 next to clients with gamma > 1 made the scalar
+    route's doubling search for tau(A^-1) pass G_l(0), where t_l < 0 puts a pole on S_l's
+    spectrum ("Marchenko-Pastur quadrature did not converge"). Against the chain route."""
+    gam, r, sig, cnt = [0.5, 1.5, 2.0], [0.5, 1.0, 1.5], [1.0, 0.5, 0.5], [1, 1, 1]
+    b, v = pfedme_sigma_group_limits(gam, r, sig, cnt, lam, "samples", Spectrum.identity())
+    bo, vo = own_group_limits("pfedme", np.array(gam), np.array(r), np.array(sig),
+                              np.array(cnt, float), lam, "samples")
+    np.testing.assert_allclose(b, bo, rtol=1e-10)
+    np.testing.assert_allclose(v, vo, rtol=1e-10)
+
+
 def test_heterogeneous_groups_of_equal_clients_merge():
     """Two groups with the same parameters are one group of their total size (the group
     equations are consistent), with a spectrum."""

@@ -75,16 +75,14 @@ and on a fresh sample ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)``: the test lo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from riskcalc import _frames
 from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.gaussian import NODES, Rule, sigmoid
+from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
@@ -94,72 +92,6 @@ QUAD_RTOL = 1e-7
 #: Continuation in lam starts here (where the estimate is the centre to first order) and
 #: divides lam by this factor per step.
 LAM_START, LAM_RATIO = 100.0, 10.0
-
-
-@dataclass(frozen=True)
-class LogisticResult:
-    """Limits for one client of personalized logistic regression (see module docstring).
-
-    Attributes
-    ----------
-    params : dict
-        gamma, signal, r, lam (and centre, centre_scale for the FedAvg centre).
-    risk : float
-        Limit of ``||w_hat - w_i||^2``.
-    cosine : float
-        Limit of the cosine between ``w_hat - c`` and ``w_i - c`` (NaN when ``r = 0``, noted).
-    test_logloss, test_error : float
-        Limits of the expected log-loss and misclassification rate on a fresh sample.
-    a, b, q, mu : float
-        The fixed point: components of ``w_hat`` along ``w_i / ||w_i||`` and along the centre's
-        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter.
-    notes : tuple of str
-        Where the result needs a caveat (an undefined cosine).
-    diagnostics : dict
-        The fixed-point solve: ``solver`` (Powell's hybrid method), ``residual`` (the largest
-        scaled residual of (E1)-(E4) at the returned point) and ``quadrature_nodes`` (Gauss-
-        Hermite nodes per dimension of the rule that agreed with the next coarser one).
-    """
-
-    params: dict
-    risk: float
-    cosine: float
-    test_logloss: float
-    test_error: float
-    a: float
-    b: float
-    q: float
-    mu: float
-    notes: tuple = field(default_factory=tuple)
-    diagnostics: dict = field(default_factory=dict, compare=False)
-
-    def to_frame(self):
-        """A one-row pandas DataFrame: every parameter, the four limits, the fixed point
-        (a, b, q, mu) and the solve's residual and quadrature nodes.
-
-        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
-        """
-        pd = _frames.pandas()
-        keys = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
-        row = {"model": "logistic", "method": "rtfa", **self.params,
-               **{k: getattr(self, k) for k in keys},
-               **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
-        return pd.DataFrame([row])
-
-    def as_dict(self) -> dict:
-        """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
-        def plain(v):
-            if np.ndim(v):
-                return [plain(x) for x in np.asarray(v).tolist()]
-            return None if v != v else float(v)
-
-        out = {"model": "logistic", "method": "rtfa",
-               "params": {k: plain(v) if isinstance(v, (float, np.ndarray)) else v
-                          for k, v in self.params.items()}}
-        for k in ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu"):
-            out[k] = plain(getattr(self, k))
-        out["notes"] = list(self.notes)
-        return out
 
 
 def centre_geometry(signal: float, r: float, scale: float = 1.0):
