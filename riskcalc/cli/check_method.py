@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
                     "that its estimator has the right shapes, and that the simulated bias, "
                     "variance and risk agree with the limit: the replicate means at d and 2d "
                     "are extrapolated to d = infinity (2 m(2d) - m(d)) and must lie within "
-                    "--k standard errors plus --rtol of the limit (a 2%% error in a limit "
+                    "--k standard errors plus --rtol of the limit (a 2% error in a limit "
                     "fails). A check that raises is a FAIL row. Exit status 1 when a check "
                     "fails.")
     p.add_argument("method", metavar="METHOD", help="a registered method name")

@@ -154,9 +154,10 @@ def linear_budget(args, setting, gamma, points: int) -> None:
 
 
 def predict_options(args) -> None:
-    """``predict``: ``--d`` sizes ``powerlaw:P`` only (every other SPEC ignores it)."""
+    """``predict``: ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
+    (expanded to d eigenvalues) only; every other SPEC ignores it."""
     spec = str(getattr(args, "spectrum", "identity")).strip().lower()
-    if getattr(args, "d", None) is not None and not (
-            spec.startswith("powerlaw:") and "," not in spec):
-        raise ValueError("--d applies with --spectrum powerlaw:P only (the number of "
-                         "eigenvalues); other spectra ignore it")
+    if getattr(args, "d", None) is not None and getattr(args, "clients_file", None) is None \
+            and not (spec.startswith("powerlaw:") and "," not in spec):
+        raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
+                         "number of eigenvalues of the spectra); otherwise nothing uses it")

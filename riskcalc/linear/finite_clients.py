@@ -43,9 +43,9 @@ HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: (pFedMe, a spectrum shared by the clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
-COVERAGE = (f"{', '.join(HETEROGENEOUS)}, pfedme with any covariance spectrum shared by the "
-            "clients, and maml_fl with Sigma = I; under covariate shift (a spectrum per client) "
-            f"{', '.join(HETEROGENEOUS)}")
+COVERAGE = (f"{', '.join(HETEROGENEOUS)} (also under covariate shift, a spectrum per client) and "
+            "pfedme with any covariance spectrum shared by the clients, and maml_fl with "
+            "Sigma = I")
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
 WEIGHTS = ("samples", "uniform")
