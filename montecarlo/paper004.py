@@ -6,8 +6,9 @@ its authors ran it, re-implemented from their public code (github.com/ZLHe0/fedp
 exactly what a figure draws.
 
 Two facts of that setup decide what its figures measure: the labels are argmax of X W^T (every
-client's classes are separable, so the logistic minimizer does not exist and the "statistical
-error" is the distance after a given number of steps, growing without bound with the horizon),
+client's classes are separable, so LocalTrain's logistic minimizer does not exist and its
+"statistical error" is the distance after a given number of steps, growing without bound with
+the horizon; the pooled data are not separable, so GlobalTrain's and FedProx's minimizers exist),
 and every R gives the same training data (``same_training_data``): R only rescales the true
 models the error is measured against.
 

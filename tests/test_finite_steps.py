@@ -158,7 +158,7 @@ def test_bad_input(kw, name):
 def test_simulation_agrees(spectrum, eta, seed):
     # Finite d: exact conditional bias and variance of k gradient steps (montecarlo) against
     # the limit, within 4 standard errors plus 3/n (the finite-n trace allowance of
-    # paper_checks.p003).
+    # paper_checks.p003_common).
     d, reps, lam = 400, 8, 0.5
     steps = [1, 5, 25]
     for method, tune in (("ftfa", 0.0), ("rtfa", lam)):

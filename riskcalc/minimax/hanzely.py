@@ -165,12 +165,13 @@ def summand_oracle_lower_bound(L_tilde, mu, m, eps):
     -------
     float or ndarray
 
-    ERRATA
-    ------
-    Section 2 prints this bound as ``(m + sqrt(m L_tilde/mu)) log 1/eps`` and Section 3.2 as
-    ``m + sqrt(m L_tilde/mu) log 1/eps``; the cited finite-sum lower bound is the latter, which
-    is encoded. Deciding numbers: ``m = 100``, ``L_tilde/mu = 1``, ``eps = e^-10``:
-    1100 against 200.
+    Notes
+    -----
+    Section 2 prints ``(m + sqrt(m L_tilde/mu)) log 1/eps``, Section 3.2 (encoded here)
+    ``m + sqrt(m L_tilde/mu) log 1/eps``. Not an error: the Section 2 form is Lan & Zhou's
+    (2018) stronger lower bound for randomized incremental gradient methods, a narrower
+    class; it is never below the Section 3.2 form (``paper_checks``:
+    ``001.sec2.summand-lower-bound``, ratio 1 to 26.9 over m, L_tilde/mu, eps).
     """
     lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
     (mm,) = sizes(m=m)
