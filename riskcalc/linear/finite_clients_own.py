@@ -141,19 +141,22 @@ def _subordination(gam, p, count, phi):
         raise SolverError("finite-clients limit: the global objective is flat (tau(phi(S)) "
                           "= 0 in floating point), so its minimizer is not unique; move alpha "
                           "or lam away from that point")
-    # A client with gamma_l < 1 (phi(S_l) invertible) caps g at G_l(0) = tau((p_l phi(S_l))^-1),
-    # where its t_l reaches 0; the root has every t_l > 0 (the other clients' terms are
-    # positive), so the doubling approaches the cap instead of passing it (past it t_l < 0 puts
-    # a pole on S_l's spectrum and the quadrature fails).
-    below = gam < 1
-    cap = (float(np.min(mp_expect(gam[below], lambda s: (1.0 / (p[below, None] * phi(s)),))[0]))
-           if below.any() else np.inf)
     lo = 1.0 / total
-    hi = min(2.0 * lo, 0.5 * (lo + cap))
+    hi = 2.0 * lo
     for _ in range(200):
-        if outer(np.array([hi]), None)[0][0] >= 0:
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                above = outer(np.array([hi]), None)[0][0] >= 0
+        except SolverError:
+            # Past the largest g at which every t_l >= 0: a client with gamma_l < 1 and
+            # phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1), where its t_l reaches 0,
+            # and beyond it t_l < 0 puts a pole on S_l's spectrum. The root has every t_l > 0
+            # (the other clients' terms are positive), so step back toward lo.
+            hi = 0.5 * (lo + hi)
+            continue
+        if above:
             break
-        lo, hi = hi, min(2.0 * hi, 0.5 * (hi + cap))
+        lo, hi = hi, 2.0 * hi
     else:
         raise SolverError("finite-clients limit: no bracket for tau(A^-1)")
     g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
