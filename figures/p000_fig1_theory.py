@@ -24,8 +24,9 @@ from figures import style
 from figures.core import Caption, Output, Table, register
 from montecarlo.logistic_pipeline import _task
 from montecarlo.stats import mean_se, t_half_width
+from riskcalc.papers import cite
 
-P000 = "000_7ff2ed2592df3b60.txt"
+P000 = cite("000")
 M, GAMMA, LAM, GLOBAL_LAM = 5, 1.0, 0.1, 1e-3
 S_PAPER, S_THEORY = 10.0, 1.5
 SERIES = (("fedavg", "FedAvg (global model)"), ("local_ridge", "local ridge"),

@@ -9,7 +9,7 @@ the objective at its minimizer with its value at (w_avg, w*_i)); w_avg = sum_i p
 Lemma 7's instances with d = 2 Rademacher features: x takes 4 values and z = (x, y) 8, so the
 data enter through counts, the exact minimizer is a Newton solve on them, and the federated
 stability of Def. 5 for the data set S, gamma_i(S) = max over a replaced sample of client i and
-its replacement z' of max_z |l(w_hat_i(S), z) - l(w_hat_i(S'), z)|, is computed exactly by
+its replacement z' of ``max_z |l(w_hat_i(S), z) - l(w_hat_i(S'), z)|``, is computed exactly by
 refitting for every (removed cell, added cell) pair. Def. 5's gamma_i is a sup over S as well,
 so gamma_i(S) <= gamma_i: bounds that hold with gamma_i(S) hold with gamma_i.
 """
