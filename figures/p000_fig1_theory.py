@@ -69,7 +69,7 @@ def make(ctx):
     d_paper, d_theory = ctx.pick(40, 100), ctx.pick(40, 200)
     R_paper = np.linspace(0.0, 20.0, ctx.pick(3, 6))
     R_sim = S_THEORY * np.linspace(0.0, 2.0, ctx.pick(3, 5))
-    R_th = S_THEORY * np.linspace(0.0, 2.0, ctx.pick(2, 13))
+    R_th = S_THEORY * np.linspace(0.0, 2.0, ctx.pick(9, 25))
     left = f"Appendix D: ‖w_*‖ = {S_PAPER:g}, simulation only"
     right = f"‖w_0‖ = {S_THEORY:g}, R/‖w_0‖ ≤ 2: limits and simulation"
     table = Table()
