@@ -195,8 +195,17 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
             and get_estimator(spec.method).centered:
         if steps is None:
             return federated_limit(spec, setting, route)
-        if spec.method in finite_clients_steps.METHODS and finite_steps.supports(spec):
+        shift = setting.spectra is not None
+        if not shift and spec.method in finite_clients_steps.METHODS \
+                and finite_steps.supports(spec):
             return federated_steps_limit(spec, setting, steps, step_size)
+        if finite_steps.supports(spec):
+            limit = riskcalc.spec_steps_limit(spec, steps, step_size)
+            return replace(limit, notes=limit.notes + (
+                "the prediction is the oracle steps limit (M -> infinity): finite-M steps "
+                f"limits cover {', '.join(finite_clients_steps.METHODS)} with one shared "
+                "spectrum" + (" (not covariate shift)" if shift else "") + ", so the "
+                "simulation includes the finite-M error of the global model",))
     if steps is None:
         return riskcalc.spec_limit(spec, route=route)
     if finite_steps.supports(spec):

@@ -296,3 +296,24 @@ def test_cli_compare_federated_shift(tmp_path, capsys):
                                  spectra=res["setting"]["spectra"])
     assert res["predicted"]["risk"] == pytest.approx(ref.risk[0], rel=1e-12)
     assert abs(res["comparison"]["risk"]["rel_diff"]) < 0.1
+
+
+def test_steps_under_shift_have_no_silent_prediction(tmp_path, capsys):
+    """--steps with per-client spectra: predict refuses with one error line (no finite-M
+    steps limit under covariate shift); compare predicts the oracle steps limit and says so,
+    instead of the shared-spectrum finite-M steps limit it used to print without a note."""
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps([{"gamma": 1.5, "r": 1.0, "sigma": 0.5,
+                                 "spectrum": "two-point:4,1,0.5"}]))
+    steps = ["--steps", "5", "--step-size", "0.1"]
+    code, out, err = run(["predict", *MODEL, "--clients-file", str(path), *steps], capsys)
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert "covariate shift" in err
+    code, out, _ = run(["compare", *MODEL, "--clients-file", str(path), "--global", "federated",
+                        *steps, "--d", "40", "--reps", "2", "--json", "--no-progress"], capsys)
+    assert code == 0
+    res = json.loads(out)
+    oracle = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=5, step_size=0.1,
+                                  spectrum=riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5]))
+    assert res["predicted"]["risk"] == pytest.approx(float(oracle.risk), rel=1e-12)
+    assert any("oracle steps limit" in n for n in res["notes"])

@@ -168,6 +168,9 @@ def _finite_clients_steps(args, spec, fed, weights):
         raise ValueError("--steps and --step-size go together")
     if args.route != "auto":
         raise ValueError("--route does not apply with --steps")
+    if fed is not None and "spectra" in fed:
+        raise ValueError("--steps has no finite-M limit under covariate shift (a clients-file "
+                         "spectrum per client): give the clients one shared --spectrum")
     if fed is None or spec.method not in finite_clients_steps.METHODS:
         # Also the one error for a method without a steps limit.
         return riskcalc.spec_steps_limit(spec, args.steps, args.step_size,
