@@ -42,6 +42,14 @@ ITERATIONS = ("rounds", "local_epochs", "epochs", "iterations", "inner_steps",
               "finetune_epochs", "final_epochs")
 
 
+def cores() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def physical_memory() -> float:
     """Bytes of physical memory of this machine."""
     return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))

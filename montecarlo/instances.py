@@ -210,9 +210,9 @@ def check_memory(setting: Setting, gamma) -> None:
 def require_memory(need: float, what: str, advice: str) -> None:
     """Raise ValueError if ``need`` bytes per replicate exceed the machine's physical memory;
     the message names ``what`` needs it and gives ``advice``."""
-    import os
+    from montecarlo.budget import physical_memory
 
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    total = physical_memory()
     if need > total:
         raise ValueError(f"{what} needs about {need / 2**30:.3g} GiB per replicate, more than "
                          f"this machine's {total / 2**30:.3g} GiB; {advice}")

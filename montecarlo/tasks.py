@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
+from montecarlo.budget import cores
 from montecarlo.threads import small_blas
 from riskcalc._validate import positive_int
 
@@ -158,7 +159,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         command is refused. Default: no check, the header names the first word of ``desc``
         (figures share cache files between figures).
     """
-    n_jobs = min(positive_int("jobs", n_jobs), _cores())
+    n_jobs = min(positive_int("jobs", n_jobs), cores())
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
@@ -186,12 +187,6 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
             sink.close()
     return [done[k] for k in keys]
 
-
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _indexed(fn, i, task):

@@ -7,8 +7,6 @@ with ``--d``, ``r``, ``sigma``, optionally ``rho`` and ``spectrum``) or from dat
 
 from __future__ import annotations
 
-import json
-
 from riskcalc.cli import COMMANDS, guards
 
 
@@ -52,14 +50,7 @@ def read_federation(args):
                     else est.spectrum())
         return est.federation(spectrum=spectrum), est
     path = args.clients_file
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, list) or not data:
-        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of client "
-                         'objects {"gamma": G, "r": R, "sigma": S}')
+    data = guards.client_objects(path, '{"gamma": G, "r": R, "sigma": S}')
     d = args.d
     spectrum = None
     if args.spectrum:

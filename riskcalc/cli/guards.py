@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import warnings
 from contextlib import contextmanager
@@ -37,12 +36,18 @@ def dumps(obj) -> str:
     return json.dumps(jsonable(obj), allow_nan=False)
 
 
-def cores() -> int:
-    """The number of cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+def client_objects(path, example: str) -> list:
+    """The non-empty JSON list of client objects of a ``--clients-file`` (every verb's format;
+    each verb checks the keys its model needs); ``example`` shows one object in the error."""
+    with open(path) as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
+        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
+                         f"{example}")
+    return data
 
 
 def jobs(value, option: str = "--jobs") -> int:
@@ -50,6 +55,8 @@ def jobs(value, option: str = "--jobs") -> int:
     processes than cores only add memory and start-up time."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{option} must be an integer >= 1, got {value!r}")
+    from montecarlo.budget import cores
+
     n = cores()
     if value > n:
         sys.stderr.write(f"note: {option} {value} capped at the {n} cores available\n")

@@ -18,8 +18,6 @@ sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``, ``||w_0|| = --signal``. Two modes:
 
 from __future__ import annotations
 
-import json
-
 from riskcalc.cli import families, guards
 
 VERBS = ("predict", "compare")
@@ -77,14 +75,7 @@ def mode_note(args, verb) -> str:
 def read_clients_file(path) -> dict:
     """The other clients of a ``--clients-file`` (the linear format without sigma): a JSON list
     of objects with exactly the keys gamma and r, as ``{"gamma": [...], "r": [...]}``."""
-    with open(path) as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
-        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
-                         '{"gamma": G, "r": R}')
+    data = guards.client_objects(path, '{"gamma": G, "r": R}')
     for k, c in enumerate(data):
         if set(c) != {"gamma", "r"}:
             raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "

@@ -7,8 +7,6 @@ conversion into a validated ``ClientSpec`` (``spec_from_args``), so that ``predi
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 import riskcalc
@@ -94,15 +92,8 @@ def read_clients_file(path) -> dict:
     """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
     (numbers) and optionally spectrum (a SPEC: covariate shift, DESIGN.md), returned as lists
     ``{"gamma": [...], "r": [...], "sigma": [...], "spectrum": [SPEC or None, ...]}``."""
-    with open(path) as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
+    data = guards.client_objects(path, '{"gamma": G, "r": R, "sigma": S}')
     keys = ("gamma", "r", "sigma")
-    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
-        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
-                         '{"gamma": G, "r": R, "sigma": S}')
     for k, c in enumerate(data):
         if not set(keys) <= set(c) <= set(keys) | {"spectrum"}:
             raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
