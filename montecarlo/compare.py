@@ -230,9 +230,7 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
         return replace(limit, notes=limit.notes + (
             "the prediction is the oracle limit (M -> infinity): the simulation includes the "
             f"finite-M error of the global model; finite-M limits are implemented for "
-            f"{finite_clients.COVERAGE}" + ("" if setting.spectra is None else
-                                            ", and under covariate shift for "
-                                            f"{', '.join(finite_clients.HETEROGENEOUS)}"),))
+            f"{finite_clients.COVERAGE}",))
     gam, r, sigma = client_params(spec, setting)
     tune = spec.info.tuning
     shift = {"spectrum": spec.spectrum}
