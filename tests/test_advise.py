@@ -167,22 +167,24 @@ def test_ranking_and_json_with_an_infinite_risk():
     assert [r["candidate"] for r in out["recommended"]["per_client"]] == best.tolist()
 
 
-def test_spectrum_sends_only_maml_to_reference():
-    """With a spectrum, pFedMe (finite-M limit for any shared spectrum) and early-stopped
-    fine-tuning are ranked candidates; MAML-FL has only its oracle limit (a reference)."""
+def test_spectrum_ranks_every_pipeline_on_its_finite_m_limit():
+    """With a spectrum, MAML-FL and pFedMe (finite-M limits for any shared spectrum) and
+    early-stopped fine-tuning are ranked candidates, each at its own finite-M limit; MAML-FL's
+    is above its oracle limit (FTFA's whatever alpha, paper 003 Thm 3), which is optimistic."""
     fed = Federation(gamma=[0.5, 2.0], r=[0.5, 1.0], sigma=[0.8, 0.4], spectrum=TWO)
     adv = advise(fed, methods=["fedavg", "maml_fl", "pfedme", "ftfa_steps"])
-    assert {c.method for c in adv.candidates} == {"fedavg", "pfedme", "ftfa_steps"}
-    refs = {c.method: c for c in adv.reference}
-    assert set(refs) == {"maml_fl"} and refs["maml_fl"].limit == "oracle"
-    # MAML-FL's oracle risk is FTFA's whatever alpha (paper 003, Thm 3).
-    np.testing.assert_allclose(refs["maml_fl"].risks, riskcalc.limit(
-        "ftfa", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, spectrum=TWO).risk, rtol=1e-10)
+    assert {c.method for c in adv.candidates} == {"fedavg", "maml_fl", "pfedme", "ftfa_steps"}
+    oracle = riskcalc.limit("ftfa", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                            spectrum=TWO).risk
     for c in adv.candidates:
-        if c.method == "pfedme":
-            ref = riskcalc.clients_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
-                                         lam=c.tuning["lam"], weights=c.p, spectrum=TWO)
+        if c.method in ("maml_fl", "pfedme"):
+            name = "alpha" if c.method == "maml_fl" else "lam"
+            ref = riskcalc.clients_limit(c.method, gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                         weights=c.p, spectrum=TWO,
+                                         **{name: c.tuning[name]})
             np.testing.assert_allclose(c.risks, ref.risk, rtol=1e-10)
+        if c.method == "maml_fl":
+            assert c.limit == "finite-M" and c.mean_risk > np.mean(oracle)
     steps = {c.weights: c for c in adv.candidates if c.method == "ftfa_steps"}
     assert set(steps) == {"samples", "uniform"}
     for name, c in steps.items():

@@ -97,9 +97,6 @@ def test_bad_input_methods_and_lists():
         riskcalc.clients_limit("pfedme", gamma=[2.0, 1.0], r=1.0, sigma=0.5, lam=[0.5, 1.0])
     with pytest.raises(ValueError, match="needs alpha"):
         riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0], r=1.0, sigma=0.5)
-    with pytest.raises(ValueError, match="maml_fl with Sigma = I; got maml_fl"):
-        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=0.5, alpha=0.1, clients=5,
-                       spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
     with pytest.raises(ValueError, match="route 'closed' holds for Sigma = I only"):
         riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, clients=5, route="closed",
                        spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))

@@ -97,7 +97,20 @@ def test_compare_federated_predicts_finite_m(fed_file, capsys):
                                                                                 rel=1e-15)
     code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
                         "2", "--global", "federated", "--clients", "30", "--spectrum",
-                        "two-point:1,10,0.5"], capsys)
+                        "two-point:1,10,0.5", "--json"], capsys)
+    ref = riskcalc.limit("maml_fl", gamma=2, r=1, sigma=0.5, alpha=0.1, clients=30,
+                         spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
+    assert code == 0 and json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk,
+                                                                                rel=1e-15)
+
+
+def test_compare_covariate_shift_without_finite_m_limit_says_oracle(tmp_path, capsys):
+    """MAML-FL under covariate shift has no finite-M limit: compare predicts the oracle limit
+    and says that the simulation includes the finite-M error."""
+    path = tmp_path / "clients.json"
+    path.write_text(json.dumps([{"gamma": 2, "r": 1, "sigma": 0.5, "spectrum": "scaled:2"}] * 3))
+    code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
+                        "2", "--global", "federated", "--clients-file", str(path)], capsys)
     assert code == 0 and "finite-M error" in out
 
 

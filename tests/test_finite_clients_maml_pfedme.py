@@ -1,6 +1,6 @@
-"""MAML-FL and pFedMe at a finite number of clients with a general covariance spectrum:
-pFedMe through operator-valued subordination (riskcalc.linear.finite_clients_pfedme_sigma),
-homogeneous and heterogeneous federations; MAML-FL refused with a clear error."""
+"""pFedMe at a finite number of clients with a general covariance spectrum, through
+operator-valued subordination (riskcalc.linear.finite_clients_pfedme_sigma), homogeneous and
+heterogeneous federations (MAML-FL: tests/test_finite_clients_maml_sigma.py)."""
 
 import numpy as np
 import pytest
@@ -86,11 +86,7 @@ def test_one_client_is_least_squares(spectrum):
 
 
 def test_bad_input():
-    """MAML-FL with a spectrum at finite M is refused with one clear error naming what is
-    covered; pFedMe needs lam > 0."""
-    with pytest.raises(ValueError, match="maml_fl with Sigma = I; got maml_fl"):
-        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=0.5, alpha=0.05, clients=5,
-                       spectrum=TWO)
+    """pFedMe's federated global model needs lam > 0."""
     with pytest.raises(ValueError, match="lam > 0"):
         riskcalc.limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=0.0, clients=5,
                        spectrum=TWO)
@@ -100,7 +96,7 @@ def test_bad_input():
 def test_simulation(gamma, clients):
     """The federated pFedMe pipeline simulated at d = 200 (exact conditional measure) agrees
     within 4 s.e. + 1% (the oracle limit is off by +79% at gamma = 2, M = 5;
-    benchmarks/bench_finite_clients_pfedme.py has the d = 400 / 800 grid)."""
+    benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grid)."""
     from montecarlo.compare import compare
     from montecarlo.instances import Setting
 

@@ -6,8 +6,8 @@ shared covariance spectrum), every candidate pipeline of paper 003
 ``riskcalc.clients_limit`` (the global model solved over these M clients):
 
 * FedAvg (eq. 6), FTFA (eq. 7, Thm 1), RTFA (eq. 8, Thm 2) with each client's lam_j minimizing
-  its own finite-M risk, MAML-FL (eqs. 12-13; finite-M limits with Sigma = I only) and pFedMe
-  (eq. 14; any shared spectrum) at the alpha / lam minimizing the mean risk;
+  its own finite-M risk, MAML-FL (eqs. 12-13) and pFedMe (eq. 14) at the alpha / lam
+  minimizing the mean risk;
 * fine-tuning stopped early: each client's number of gradient steps from the finite-M FedAvg
   model minimizing its exact finite-M risk (Sec. 7, Algs. 5-6; ``tune.optimal_steps``), with
   sample and uniform weights;
@@ -16,10 +16,9 @@ shared covariance spectrum), every candidate pipeline of paper 003
 * local ridge at its lam* (Cor. 3.1; no global model, so exact at any M; needs rho_j).
 
 Candidates are ranked by the federation's mean risk (1/M) sum_j R_j and the first is
-recommended; per client, the candidate with its smallest risk. Pipelines whose only limit is
-the ORACLE one (the centre theta_0 known exactly, M -> infinity) are listed apart as
-``reference`` with a note and never recommended, since they are optimistic at finite M:
-MAML-FL with a non-identity spectrum.
+recommended; per client, the candidate with its smallest risk. Every candidate is ranked on its
+finite-M limit: none on the oracle one (the centre theta_0 known exactly, M -> infinity), which
+is optimistic at finite M.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
-from riskcalc.linear.limits import limit
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
@@ -41,8 +39,6 @@ __all__ = ["Advice", "Candidate", "Federation", "advise", "from_clients"]
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
 PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
-_ORACLE_NOTE = ("oracle limit (the centre theta_0 known exactly, M -> infinity): optimistic at "
-                "finite M, listed for reference and not recommended")
 
 
 @dataclass(frozen=True)
@@ -77,12 +73,11 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Advice:
-    """The result of ``advise``: ranked candidates, the oracle references, the
-    recommendation for the federation and per client, and what the optimal weights gain."""
+    """The result of ``advise``: ranked candidates, the recommendation for the federation and
+    per client, and what the optimal weights gain."""
 
     federation: Federation
     candidates: tuple
-    reference: tuple
     skipped: tuple
 
     @property
@@ -116,7 +111,6 @@ class Advice:
         return {"federation": self.federation.describe(),
                 "candidates": [c.as_dict() for c in self.candidates],
                 "recommended": rec, "weight_gains": self.weight_gains(),
-                "reference": [c.as_dict() for c in self.reference],
                 "skipped": list(self.skipped)}
 
 
@@ -136,8 +130,8 @@ def advise(federation: Federation, methods=None) -> Advice:
     Returns
     -------
     Advice
-        ``candidates`` sorted by mean risk (the first is recommended), ``reference`` (oracle
-        limits, not ranked with them), ``skipped`` (one sentence per pipeline left out).
+        ``candidates`` sorted by mean risk (the first is recommended), ``skipped`` (one
+        sentence per pipeline left out).
 
     Examples
     --------
@@ -152,7 +146,7 @@ def advise(federation: Federation, methods=None) -> Advice:
     if unknown or not chosen:
         raise ValueError(f"methods must be among {', '.join(PIPELINES)}; got "
                          f"{', '.join(unknown) or 'none'}")
-    cands, refs, skipped = [], [], []
+    cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     for method in ("fedavg", "ftfa"):
@@ -161,12 +155,8 @@ def advise(federation: Federation, methods=None) -> Advice:
     if "rtfa" in chosen:
         cands += _rtfa(fed, starts)
     for method in ("maml_fl", "pfedme"):
-        if method not in chosen:
-            continue
-        if fed.spectrum is None or method == "pfedme":
+        if method in chosen:
             cands += _own(method, fed, starts, skipped)
-        else:
-            refs.append(_own_oracle(method, fed))
     if "local_ridge" not in chosen:
         pass
     elif fed.rho is None:
@@ -194,7 +184,7 @@ def advise(federation: Federation, methods=None) -> Advice:
                          f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
-    return Advice(fed, tuple(cands[k] for k in order), tuple(refs), tuple(skipped))
+    return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
 
 
 def _untuned(method, fed, starts, skipped):
@@ -245,11 +235,13 @@ def _rtfa(fed, starts):
 
 
 def _own(method, fed, starts, skipped):
-    """MAML-FL or pFedMe (own global objectives, Sigma = I) at the shared alpha / lam
+    """MAML-FL or pFedMe (own global objectives) at the shared alpha / lam
     minimizing the mean risk, for the three weightings."""
     name = "alpha" if method == "maml_fl" else "lam"
     if method == "maml_fl":
-        top = float(np.max((1 + np.sqrt(fed.gamma)) ** 2))
+        # alpha up to 2 / (the top of the clients' limiting sample spectra).
+        s_max = 1.0 if fed.spectrum is None else float(fed.spectrum.atoms.max())
+        top = s_max * float(np.max((1 + np.sqrt(fed.gamma)) ** 2))
         grid = np.logspace(-3, np.log10(2.0), 9) / top
     else:
         with np.errstate(divide="ignore"):
@@ -279,17 +271,6 @@ def _own(method, fed, starts, skipped):
                         spectrum=fed.spectrum, **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
-
-
-def _own_oracle(method, fed):
-    """MAML-FL with a non-identity spectrum: the oracle limit (no finite-M limit), which is
-    FTFA's whatever alpha (paper 003, Thm 3)."""
-    res = limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, alpha=0.0,
-                spectrum=fed.spectrum)
-    return Candidate(method, {"alpha": None}, "none", None,
-                     np.atleast_1d(res.risk).astype(float), limit="oracle",
-                     notes=("finite-M limits of MAML-FL exist for Sigma = I only; "
-                            + _ORACLE_NOTE,))
 
 
 def _ftfa_steps(fed, starts, skipped):

@@ -91,7 +91,7 @@ def _tuning(c) -> str:
 
 
 def print_table(result) -> None:
-    """The ranked candidates, the recommendation, the weight gains, references and skips."""
+    """The ranked candidates, the recommendation, the weight gains and the skips."""
     fed = result.federation
     print(f"federation: {fed.m} clients, spectrum "
           f"{'identity' if fed.spectrum is None else fed.spectrum.describe()}")
@@ -117,11 +117,5 @@ def print_table(result) -> None:
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
               f"(gain {100 * (g['gain_vs_samples'] or 0):.2f}% over samples)")
-    for c in result.reference:
-        d = c.as_dict()
-        print(f"reference (oracle limit): {c.method} mean {_fmt(d['mean_risk'])}, tuning "
-              f"{_tuning(c)}")
-        for note in c.notes:
-            print(f"  note: {note}")
     for s in result.skipped:
         print(f"skipped: {s}")

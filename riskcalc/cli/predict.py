@@ -74,8 +74,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--step-size", type=float, help="step size of --steps")
     p.add_argument("--clients", type=int, metavar="M",
                    help="the method's global model over M clients sharing these parameters "
-                        "(fedavg, ftfa, rtfa, pfedme with any --spectrum; maml_fl with Sigma = "
-                        "I) instead of the exact one")
+                        "(fedavg, ftfa, rtfa, maml_fl, pfedme; any --spectrum) instead of the "
+                        "exact one")
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (covariances '

@@ -14,8 +14,9 @@ clients=M)``) dispatch to the routes:
   Sigma = I;
 * ``finite_clients_shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
   covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``).
-* ``finite_clients_pfedme_sigma``: pFedMe for a spectrum shared by the clients
-  (operator-valued subordination over the algebra of Sigma).
+* ``finite_clients_pfedme_sigma`` and ``finite_clients_maml_sigma``: pFedMe and MAML-FL for a
+  spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
+  ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import check_pooled, group_limits
+from riskcalc.linear.finite_clients_maml_sigma import maml_sigma_group_limits
 from riskcalc.linear.finite_clients_own import own_group_limits
 from riskcalc.linear.finite_clients_shift import shift_group_limits
 from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_group_limits
@@ -39,13 +41,12 @@ from riskcalc.linear.methods import get_method
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
-#: objectives in ``finite_clients_own`` (Sigma = I) and ``finite_clients_pfedme_sigma``
-#: (pFedMe, a spectrum shared by the clients).
+#: objectives in ``finite_clients_own`` (Sigma = I), ``finite_clients_pfedme_sigma`` and
+#: ``finite_clients_maml_sigma`` (a spectrum shared by the clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
 COVERAGE = (f"{', '.join(HETEROGENEOUS)} (also under covariate shift, a spectrum per client) and "
-            "pfedme with any covariance spectrum shared by the clients, and maml_fl with "
-            "Sigma = I")
+            "maml_fl and pfedme with any covariance spectrum shared by the clients")
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
 WEIGHTS = ("samples", "uniform")
@@ -136,7 +137,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     with the FedAvg global model solved over all M clients. Derivation: this module's docstring
     (Sigma = I) and ``finite_clients_sigma`` (a covariance spectrum shared by all clients).
     MAML-FL and pFedMe use their own global objectives (``finite_clients_own``, Sigma = I;
-    pFedMe with a spectrum: ``finite_clients_pfedme_sigma``) with one shared alpha or lam.
+    with a spectrum: ``finite_clients_maml_sigma``, ``finite_clients_pfedme_sigma``) with one
+    shared alpha or lam.
 
     Parameters
     ----------
@@ -153,7 +155,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         every step of the derivation holds for any positive p_j).
     spectrum : Spectrum, optional
         The covariance spectrum H and signal distribution G shared by every client (None:
-        Sigma = I); every method but maml_fl.
+        Sigma = I).
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
@@ -169,9 +171,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     Raises
     ------
     ValueError
-        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), a
-        spectrum with maml_fl, per-client spectra with maml_fl or pfedme, or a malformed or
-        inconsistent client spectrum.
+        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1),
+        per-client spectra with maml_fl or pfedme, or a malformed or inconsistent client
+        spectrum.
 
     Examples
     --------
@@ -261,9 +263,6 @@ def check_method(name: str, spectrum=None) -> None:
                          f"{', '.join(HETEROGENEOUS)}; got {name} with per-client spectra "
                          "(its global objective filters S_j through a polynomial or a Moreau "
                          "map, outside the FedAvg chains)")
-    if name == "maml_fl" and not _isotropic(spectrum):
-        raise ValueError(f"finite-clients limits are implemented for {COVERAGE}; got {name} "
-                         "with a non-identity spectrum")
 
 
 def _isotropic(spectrum) -> bool:
@@ -279,6 +278,9 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+        elif method == "maml_fl":
+            bias, var = maml_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
+                                                weights, spectrum)
         elif method not in HETEROGENEOUS:
             check_pooled(np.asarray(gam, float), np.asarray(count, float))
             bias, var = pfedme_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
@@ -320,8 +322,8 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     Raises
     ------
     ValueError
-        For a method without a finite-M limit (or with a spectrum: maml_fl, pfedme), clients
-        not an integer >= 1, or pooled N <= d.
+        For a method without a finite-M limit, clients not an integer >= 1, or pooled
+        N <= d.
     """
     clients = positive_int("clients", clients)
     weights = check_weights(weights)

@@ -43,12 +43,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
 from riskcalc.linear import kappa
 from riskcalc.linear.finite_clients_identity import client_weights
+from riskcalc.linear.operator_subordination import middles, solve_shifts
 from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
-
-_ITER = 100
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
@@ -89,28 +87,26 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
     Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     M = float(count.sum())
     p = client_weights(gam, count, weights)
-    t, G = (np.zeros((1, s.size)), None) if M == 1 else _solve_t(gam, s, h, count, p, lam)
+    if M == 1:
+        t = np.zeros((1, s.size))
+    else:
+        t, _ = solve_shifts(lambda k, tk: _state(tk, gam[k], s, h, p[k], lam)[4:], count,
+                            np.full((gam.size, s.size), (M - 1) / M * lam),
+                            "pFedMe finite-clients limit")
     st = [_state(t[k], gam[k], s, h, p[k], lam) for k in range(gam.size)]
     G = st[0][4]
-    Linv = [np.linalg.inv(x[5]) for x in st]
-    Z = sum(n * Li for n, Li in zip(count, Linv)) - (M - 1) * np.diag(1.0 / G ** 2)
     one = np.ones_like(s)
-    # Sources per group: e_b (signal) and e_v (noise) of one client, and L_g^-1 e.
-    e_b, e_v, tr_of = [], [], []
+    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
+    e_v, tr_of = [], []
     for k, (c, Lam, C, den, _, Lm) in enumerate(st):
         tr = _traces(gam[k], s, h, lam, Lam)
         tr_of.append(tr)
         v, w, tk = p[k] * lam ** 2 / c, 1.0 / c, t[k]
-        e_b.append(Phi - 2 * G * tk * Phi + Lm @ (tk * Phi * tk))
         ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
         ekrtk = (_ed(tr, h, "R", [tk * w * w]) + _ed(tr, h, "RQ", [tk * v, w * w])
                  + _ed(tr, h, "QR", [w, tk * w * v]) + _ed(tr, h, "QRQ", [w, tk * v, w * v]))
         e_v.append((ekr - ekrtk) / p[k])
-    # G' per unit source of each group; the other clients' summed pull on G.
-    gp_b = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_b)]
-    gp_v = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_v)]
-    wb = count * r ** 2
-    wv = count * sigma ** 2 * p ** 2 * gam
+    Zs = middles(G, [x[5] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
     bias, var = np.empty(gam.size), np.empty(gam.size)
     for a, (c, Lam, C, den, _, Lm) in enumerate(st):
         tr = tr_of[a]
@@ -121,13 +117,7 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
             return (tr("RR", [s, Zd * w * w]) + tr("RRQ", [s, Zd * w * v, w])
                     + tr("RRQ", [s, v, w * Zd * w]) + tr("RRQQ", [s, v, w * Zd * v, w]))
 
-        # A moved client of group a: t_self' = -L_a^-1 (G' + e); an unmoved one: -L_a^-1 G'.
-        self_b = -Linv[a] @ (gp_b[a] + e_b[a])
-        self_v = -Linv[a] @ (gp_v[a] + e_v[a])
-        others_b = -Linv[a] @ (sum(wg * gp for wg, gp in zip(wb, gp_b)) - r[a] ** 2 * gp_b[a])
-        others_v = -Linv[a] @ (sum(wg * gp for wg, gp in zip(wv, gp_v))
-                               - sigma[a] ** 2 * pa ** 2 * ga * gp_v[a])
-        bias[a] = r[a] ** 2 * fkzk(ta * Phi * ta + self_b) + fkzk(others_b)
+        bias[a] = r[a] ** 2 * fkzk(Zs[a, 0]) + fkzk(Zs[a, 1])
         fkr = tr("RRR", [s, w, one]) + tr("RRQR", [s, v, w, one])
         fkrtk = (tr("RRR", [s, w, ta * w]) + tr("RRRQ", [s, w, ta * v, w])
                  + tr("RRQR", [s, v, w, ta * w]) + tr("RRQRQ", [s, v, w, ta * v, w]))
@@ -135,8 +125,8 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
         rrsrk = tr("RRR", [one, s, w]) + tr("RRRQ", [one, s, v, w])
         own = float(kappa.ridge_factors(ga, lam, spectrum)[1])
         var[a] = (sigma[a] ** 2 * (own + 2 * pa * ga * (rsrk - rrsrk) + pa * ga * (fkr - fkrtk)
-                                   + pa ** 2 * ga * fkzk(self_v))
-                  + fkzk(others_v))
+                                   + pa ** 2 * ga * fkzk(Zs[a, 2]))
+                  + fkzk(Zs[a, 3]))
     return bias, var
 
 
@@ -175,42 +165,3 @@ def _state(t, g, s, h, p, lam):
     v, w = u / c, 1.0 / c
     Lm = np.diag(1.0 / c ** 2 + 2 * v * w / (c * den)) + (v * w)[:, None] * Dm * (w * v)
     return c, Lam, C, den, G, Lm
-
-
-def _solve_t(gam, s, h, count, p, lam):
-    """t_g (groups x atoms) and G with G_g(t_g) = G for every group and
-    sum_g n_g t_g = (M - 1) / G (module docstring), as the roots of
-    F_g = sum_g' n_g' t_g' - (M - 1) / G_g(t_g) (M t - (M - 1) / G(t) for one group): Newton
-    steps with the exact derivatives dG_g = -L_g dt_g (the groups eliminated through
-    y = sum_g n_g dt_g, an atoms x atoms system), halving a step that leaves t > 0 or does
-    not lower |F|^2."""
-    M = count.sum()
-
-    def residual(t):
-        st = [_state(t[k], gam[k], s, h, p[k], lam) for k in range(gam.size)]
-        Gs = np.array([x[4] for x in st])
-        return count @ t - (M - 1) / Gs, Gs, [x[5] for x in st]
-
-    t = np.full((gam.size, s.size), (M - 1) / M * lam)
-    F, Gs, Ls = residual(t)
-    for _ in range(_ITER):
-        if np.max(np.abs(F * Gs)) <= 1e-13 * M:
-            return t, Gs[0]
-        # dF_g = y - B_g dt_g, B_g = (M - 1) diag(G_g^-2) L_g.
-        Binv = [np.linalg.inv((M - 1) * L / G[:, None] ** 2) for L, G in zip(Ls, Gs)]
-        y = np.linalg.solve(np.eye(s.size) - sum(n * Bi for n, Bi in zip(count, Binv)),
-                            sum(n * Bi @ f for n, Bi, f in zip(count, Binv, F)))
-        dt = np.array([Bi @ (f + y) for Bi, f in zip(Binv, F)])
-        size = np.sum(F ** 2)
-        for _ in range(60):
-            new = t + dt
-            if np.all(new > 0):
-                nF, nGs, nLs = residual(new)
-                if np.sum(nF ** 2) < size:
-                    break
-            dt = dt / 2
-        else:
-            break
-        t, F, Gs, Ls = new, nF, nGs, nLs
-    raise SolverError("pFedMe finite-clients limit: the subordination fixed point did not "
-                      "converge")

@@ -110,9 +110,9 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     solved over M clients sharing the client's parameters, the client among them, with client
     weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
-    ``finite_clients_sigma``; pfedme with any spectrum, ``finite_clients_pfedme_sigma``; maml_fl
-    with Sigma = I; pooled N > d). ``clients=None``
-    is paper 003's limit (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
+    ``finite_clients_sigma``; pfedme and maml_fl with any spectrum, ``finite_clients_pfedme_sigma``,
+    ``finite_clients_maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit
+    (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
     Parameters
     ----------
@@ -130,7 +130,8 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     lam : float or array_like, optional
         Ridge penalty (``rtfa``, ``pfedme``, ``local_ridge``), 0 or in [1e-100, 1e100].
     alpha : float or array_like, optional
-        MAML step size (``maml_fl``; the limit does not depend on it).
+        MAML step size (``maml_fl``; the oracle limit does not depend on it, the finite-M one
+        does).
     spectrum : Spectrum, optional
         Eigenvalue distribution H of Sigma and the signal's spread G (None: Sigma = I).
     route : {"auto", "closed", "kappa", "paper"}

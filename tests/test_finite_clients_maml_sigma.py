@@ -1,0 +1,104 @@
+"""MAML-FL at a finite number of clients with a general covariance spectrum
+(riskcalc.linear.finite_clients_maml_sigma) against independent routes: the Marchenko-Pastur
+route of finite_clients_own (Sigma = I), the FedAvg-then-FTFA chains of finite_clients_sigma
+(alpha = 0), the oracle limit (M -> infinity), least squares (M = 1) and simulation."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc import ClientSpec, Spectrum
+from riskcalc.linear.finite_clients_maml_sigma import maml_sigma_group_limits
+from riskcalc.linear.finite_clients_own import own_group_limits
+from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+
+TWO = Spectrum.two_point(1.0, 4.0, 0.5)
+THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
+# A signal concentrated on the large eigenvalues (Phi = dG/dH not constant).
+TILTED = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3], signal_weights=[0.1, 0.3, 0.6])
+HETERO = ([2.0, 0.5, 3.0], [1.0, 0.5, 1.2], [0.5, 0.3, 0.4], [2, 1, 3])
+
+
+@pytest.mark.parametrize("gamma", [1.5, 1.9])
+@pytest.mark.parametrize("clients", [2, 5, 20])
+def test_identity_matches_marchenko_pastur_route(gamma, clients):
+    b, v = maml_sigma_group_limits([gamma], [1.0], [0.5], [clients], 0.05, "samples",
+                                   Spectrum.identity())
+    bo, vo = own_group_limits("maml_fl", np.array([gamma]), np.array([1.0]), np.array([0.5]),
+                              np.array([clients], float), 0.05, "samples")
+    np.testing.assert_allclose([b[0], v[0]], [bo[0], vo[0]], rtol=1e-10)
+
+
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_heterogeneous_identity_matches_marchenko_pastur_route(weights, alpha):
+    b, v = maml_sigma_group_limits(*HETERO, alpha, weights, Spectrum.identity())
+    bo, vo = own_group_limits("maml_fl", *(np.array(x, float) for x in HETERO), alpha,
+                              weights)
+    np.testing.assert_allclose(b, bo, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(v, vo, rtol=1e-10)
+
+
+@pytest.mark.parametrize("spectrum", [TWO, TILTED])
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_alpha_zero_is_fedavg_then_ftfa(spectrum, weights):
+    """alpha = 0: MAML-FL's global objective is FedAvg's and its personalization FTFA's, whose
+    finite-M limit with a spectrum is the resolvent chains of finite_clients_sigma."""
+    b, v = maml_sigma_group_limits(*HETERO, 0.0, weights, spectrum)
+    bf, vf = sigma_group_limits("ftfa", *(np.array(x, float) for x in HETERO), np.zeros(3),
+                                weights, spectrum)
+    np.testing.assert_allclose(b, bf, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(v, vf, rtol=1e-9)
+
+
+@pytest.mark.parametrize("spectrum", [TWO, THREE, TILTED])
+def test_many_clients_give_oracle_limit(spectrum):
+    """M -> infinity: paper 003's MAML-FL limit (FTFA's, whatever alpha; Thm 3), to the
+    O(1/M) of the global model's error (relative ~3 / M here)."""
+    kw = dict(gamma=2.0, r=1.0, sigma=0.5, alpha=0.05, spectrum=spectrum)
+    res = riskcalc.limit("maml_fl", clients=10 ** 6, **kw)
+    ref = riskcalc.limit("maml_fl", **kw)
+    assert res.risk == pytest.approx(ref.risk, rel=1e-4)
+    assert res.risk > ref.risk
+
+
+@pytest.mark.parametrize("spectrum", [TWO, THREE])
+def test_one_client_is_least_squares(spectrum):
+    """M = 1, gamma < 1: the client interpolates its own data, i.e. least squares: bias 0,
+    variance sigma^2 gamma / (1 - gamma) whatever the spectrum."""
+    res = riskcalc.limit("maml_fl", gamma=0.5, r=1.0, sigma=0.5, alpha=0.05, spectrum=spectrum,
+                         clients=1)
+    assert res.bias == 0.0
+    assert res.variance == pytest.approx(0.25, rel=1e-10)
+
+
+def test_risk_depends_on_alpha_at_finite_m():
+    """Unlike the oracle limit, the finite-M limit moves with alpha (the global objective
+    filters the clients' sample covariances), and a heterogeneous federation's clients with
+    equal parameters get equal limits (groups)."""
+    kw = dict(gamma=[2.0, 2.0, 0.5, 3.0], r=[1.0, 1.0, 0.5, 1.2], sigma=0.5, spectrum=TWO)
+    a = riskcalc.clients_limit("maml_fl", alpha=0.02, **kw)
+    b = riskcalc.clients_limit("maml_fl", alpha=0.1, **kw)
+    assert a.risk[0] == a.risk[1]
+    assert abs(a.risk[0] - b.risk[0]) > 1e-3 * a.risk[0]
+
+
+def test_alpha_out_of_range():
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        maml_sigma_group_limits([2.0], [1.0], [0.5], [5], -0.1, "samples", TWO)
+
+
+@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (1.5, 2)])
+def test_simulation(gamma, clients):
+    """The federated MAML-FL pipeline simulated at d = 200 (exact conditional measure) agrees
+    within 4 s.e. + 1% (the oracle limit is off by +78% at gamma = 2, M = 5;
+    benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grid)."""
+    from montecarlo.compare import compare
+    from montecarlo.instances import Setting
+
+    spec = ClientSpec("maml_fl", gamma=gamma, r=1.0, sigma=0.5, alpha=0.05, spectrum=TWO)
+    c = compare(spec, Setting(d=200, clients=clients, global_model="federated",
+                              weights="samples"), reps=3)
+    assert c.limit.route == "finite_clients"
+    s = c.summary["risk"]
+    assert abs(s["mean"] - c.limit.risk) <= 4 * s["se"] + 0.01 * c.limit.risk
