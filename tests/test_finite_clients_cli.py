@@ -104,14 +104,19 @@ def test_compare_federated_predicts_finite_m(fed_file, capsys):
                                                                                 rel=1e-15)
 
 
-def test_compare_covariate_shift_without_finite_m_limit_says_oracle(tmp_path, capsys):
-    """MAML-FL under covariate shift has no finite-M limit: compare predicts the oracle limit
-    and says that the simulation includes the finite-M error."""
+def test_compare_covariate_shift_maml(tmp_path, capsys):
+    """MAML-FL under covariate shift: compare predicts the finite-M limit of clients_limit
+    with the clients' spectra (the agreement: tests/test_finite_clients_shift.py)."""
     path = tmp_path / "clients.json"
     path.write_text(json.dumps([{"gamma": 2, "r": 1, "sigma": 0.5, "spectrum": "scaled:2"}] * 3))
     code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
-                        "2", "--global", "federated", "--clients-file", str(path)], capsys)
-    assert code == 0 and "finite-M error" in out
+                        "2", "--global", "federated", "--clients-file", str(path), "--json"],
+                       capsys)
+    res = json.loads(out)
+    ref = riskcalc.clients_limit("maml_fl", gamma=[2.0] * 4, r=1.0, sigma=0.5, alpha=0.1,
+                                 weights=res["setting"]["weights"],
+                                 spectra=res["setting"]["spectra"], d=40)
+    assert code == 0 and res["predicted"]["risk"] == pytest.approx(ref.risk[0], rel=1e-12)
 
 
 def test_sweep_clients_list(capsys):

@@ -1,16 +1,24 @@
 """MAML-FL at a finite number of clients with a general covariance spectrum
 (riskcalc.linear.finite_clients_maml_sigma) against independent routes: the Marchenko-Pastur
 route of finite_clients_own (Sigma = I), the FedAvg-then-FTFA chains of finite_clients_sigma
-(alpha = 0), the oracle limit (M -> infinity), least squares (M = 1) and simulation."""
+(alpha = 0), the oracle limit (M -> infinity), least squares (M = 1) and simulation; and
+MAML-FL and pFedMe under covariate shift (per-client covariances diagonal in one basis) against
+finite_clients_shift (alpha = 0, lam -> infinity), the shared-spectrum routes (one type) and the
+oracle limit (simulation: tests/test_finite_clients_shift.py)."""
 
 import numpy as np
 import pytest
 
 import riskcalc
 from riskcalc import ClientSpec, Spectrum
-from riskcalc.linear.finite_clients_maml_sigma import maml_sigma_group_limits
+from riskcalc.linear.finite_clients_maml_sigma import (maml_shift_group_limits,
+                                                       maml_sigma_group_limits)
 from riskcalc.linear.finite_clients_own import own_group_limits
+from riskcalc.linear.finite_clients_pfedme_sigma import (pfedme_shift_group_limits,
+                                                         pfedme_sigma_group_limits)
+from riskcalc.linear.finite_clients_shift import shift_group_limits
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+from riskcalc.linear.joint_spectrum import joint_spectrum
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
 THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
@@ -102,3 +110,55 @@ def test_simulation(gamma, clients):
     assert c.limit.route == "finite_clients"
     s = c.summary["risk"]
     assert abs(s["mean"] - c.limit.risk) <= 4 * s["se"] + 0.01 * c.limit.risk
+
+
+# --- covariate shift (commuting client covariances) -------------------------------------------
+
+GAM, R, SIG, CNT = (np.array(x) for x in ([2.0, 0.5, 1.5], [1.0, 0.7, 1.3], [0.5, 0.3, 0.8],
+                                          [1.0, 2.0, 3.0]))
+JOINT = joint_spectrum(["two-point:1,4,0.5", "two-point:4,1,0.5", "scaled:2"], 100)
+TYP = np.array([0, 1, 2])
+
+
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_shift_alpha_zero_is_fedavg_then_ftfa(weights):
+    """alpha = 0 under covariate shift: the FTFA limit of finite_clients_shift (its own
+    derivation, resolvent chains with diagonal shifts)."""
+    b, v = maml_shift_group_limits(GAM, R, SIG, CNT, 0.0, weights, JOINT, TYP)
+    bf, vf = shift_group_limits("ftfa", GAM, R, SIG, CNT, np.zeros(3), weights, JOINT, TYP)
+    np.testing.assert_allclose(b, bf, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(v, vf, rtol=1e-9)
+
+
+def test_shift_pfedme_large_lam_is_fedavg():
+    """lam -> infinity: pFedMe's Moreau envelope is the loss itself and its ridge step
+    vanishes, i.e. FedAvg (finite_clients_shift), with an error of first order in 1 / lam."""
+    ref = np.array(shift_group_limits("fedavg", GAM, R, SIG, CNT, np.zeros(3), "samples", JOINT,
+                                      TYP))
+    err = [np.max(np.abs(np.array(pfedme_shift_group_limits(
+        GAM, R, SIG, CNT, lam, "samples", JOINT, TYP)) - ref) / ref) for lam in (1e3, 1e4)]
+    assert err[1] < 1e-3 and 8 < err[0] / err[1] < 12
+
+
+@pytest.mark.parametrize("shift,shared", [(maml_shift_group_limits, maml_sigma_group_limits),
+                                          (pfedme_shift_group_limits,
+                                           pfedme_sigma_group_limits)])
+def test_shift_with_one_type_is_the_shared_spectrum(shift, shared):
+    one = joint_spectrum(["two-point:1,4,0.5"] * 3, 100)
+    tuning = 0.05 if shift is maml_shift_group_limits else 0.5
+    b, v = shift(GAM, R, SIG, CNT, tuning, "samples", one, np.zeros(3, dtype=int))
+    bs, vs = shared(GAM, R, SIG, CNT, tuning, "samples", TWO)
+    np.testing.assert_allclose(b, bs, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(v, vs, rtol=1e-10)
+
+
+@pytest.mark.parametrize("method,tuning", [("maml_fl", 0.05), ("pfedme", 0.5)])
+def test_shift_many_clients_give_oracle_limit_in_own_covariance(method, tuning):
+    """One target among 10^5 clients of another covariance: the oracle limit of paper 003 in
+    the target's covariance (the centre is exact whatever the others' covariances)."""
+    kw = {"alpha" if method == "maml_fl" else "lam": tuning}
+    fn = maml_shift_group_limits if method == "maml_fl" else pfedme_shift_group_limits
+    b, v = fn([2.0, 2.0], [1.0, 1.0], [0.5, 0.5], [1, 10 ** 5], tuning, "samples", JOINT,
+              np.array([0, 1]))
+    ref = riskcalc.limit(method, gamma=2.0, r=1.0, sigma=0.5, spectrum=JOINT.marginal(0), **kw)
+    assert b[0] + v[0] == pytest.approx(ref.risk, rel=1e-4)

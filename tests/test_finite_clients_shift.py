@@ -186,7 +186,7 @@ def test_global_point_hard_cases(gam, specs, d):
 
 def test_clients_limit_dispatch():
     """clients_limit(spectra=): one shared spectrum goes to the shared route; per-client spectra
-    to the shift route; MAML-FL refuses per-client spectra with a message."""
+    to the shift route (every method, MAML-FL included)."""
     kw = dict(gamma=[2.0, 1.0, 3.0], r=1.0, sigma=0.5)
     shared = riskcalc.clients_limit("ftfa", spectra="two-point:1,4,0.5", **kw)
     ref = riskcalc.clients_limit("ftfa", spectrum=riskcalc.Spectrum.two_point(1, 4, 0.5), **kw)
@@ -194,9 +194,11 @@ def test_clients_limit_dispatch():
     anti = riskcalc.clients_limit("ftfa", spectra=["two-point:1,4,0.5", "two-point:4,1,0.5",
                                                    "scaled:2"], **kw)
     assert anti.params["spectra"][2] == "scaled:2" and not np.allclose(anti.risk, ref.risk)
-    with pytest.raises(ValueError, match="covariate-shift finite-M limits"):
-        riskcalc.clients_limit("maml_fl", alpha=0.1, spectra=["identity", "scaled:2", "scaled:2"],
-                               **kw)
+    maml = riskcalc.clients_limit("maml_fl", alpha=0.1, spectra=["identity", "scaled:2",
+                                                                 "scaled:2"], **kw)
+    # The gamma = 1 client interpolates with an infinite min-norm variance (a note says so).
+    assert maml.params["spectra"][1] == "scaled:2" and np.isinf(maml.risk[1])
+    assert np.all(np.isfinite(maml.risk[[0, 2]])) and maml.notes
     with pytest.raises(ValueError, match="3 client spectra for 2"):
         riskcalc.clients_limit("ftfa", gamma=[2.0, 1.0], r=1.0, sigma=0.5,
                                spectra=["identity"] * 3)
@@ -204,11 +206,13 @@ def test_clients_limit_dispatch():
 
 # --- simulation ---------------------------------------------------------------------------------
 
-SIM = [  # target SPEC, the others' SPECs, gamma, M, method, lam
+SIM = [  # target SPEC, the others' SPECs, gamma, M, method, tuning (lam or MAML's alpha)
     ("two-point:1,4,0.5", ("two-point:4,1,0.5",), 2.0, 5, "ftfa", None),
     ("two-point:1,4,0.5", ("two-point:4,1,0.5", "scaled:2"), 0.5, 5, "rtfa", 0.5),
     ("powerlaw:1", ("scaled:0.5", "two-point:4,1,0.5"), 1.5, 20, "fedavg", None),
     ("scaled:2", ("two-point:1,4,0.5",), 2.0, 2, "rtfa", 0.5),
+    ("two-point:1,4,0.5", ("two-point:4,1,0.5",), 2.0, 5, "maml_fl", 0.05),
+    ("two-point:1,4,0.5", ("two-point:4,1,0.5", "scaled:2"), 1.5, 5, "pfedme", 0.5),
 ]
 
 
@@ -221,14 +225,15 @@ def test_simulation(case):
     (6 replicates each, benchmarks/bench_covariate_shift.py), and one replicate's standard
     deviation <= 1.3% of the risk there: the mean of 3 deviates by > 2% only beyond 2 of its
     standard deviations, besides the 4 s.e."""
-    target, others, gamma, m, method, lam = case
+    target, others, gamma, m, method, tuning = case
     d = 400
     sp = riskcalc.Spectrum.parse(target, d=d)
-    spec = riskcalc.ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, lam=lam, spectrum=sp)
+    tune = {"alpha" if method == "maml_fl" else "lam": tuning}
+    spec = riskcalc.ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, spectrum=sp, **tune)
     setting = Setting(d=d, clients=m, global_model="federated", weights="samples",
                       spectra=(target,) + others, gammas=(1.0, 3.0))
     pred = federated_limit(spec, setting, "auto").risk
-    vals = [measure(sample_instance(spec, setting, 3, k), method, [lam or 0.0])["risk"][0]
+    vals = [measure(sample_instance(spec, setting, 3, k), method, [tuning or 0.0])["risk"][0]
             for k in range(3)]
     mean, se = mean_se(vals)
     assert abs(mean - pred) <= 4 * se + 0.02 * pred

@@ -13,7 +13,8 @@ clients=M)``) dispatch to the routes:
 * ``finite_clients_own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
   Sigma = I;
 * ``finite_clients_shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
-  covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``).
+  covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``; MAML-FL and
+  pFedMe under covariate shift: the two modules below, on the joint atoms).
 * ``finite_clients_pfedme_sigma`` and ``finite_clients_maml_sigma``: pFedMe and MAML-FL for a
   spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
   ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).
@@ -30,10 +31,12 @@ import numpy as np
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import check_pooled, group_limits
-from riskcalc.linear.finite_clients_maml_sigma import maml_sigma_group_limits
+from riskcalc.linear.finite_clients_maml_sigma import (maml_shift_group_limits,
+                                                       maml_sigma_group_limits)
 from riskcalc.linear.finite_clients_own import own_group_limits
 from riskcalc.linear.finite_clients_shift import shift_group_limits
-from riskcalc.linear.finite_clients_pfedme_sigma import pfedme_sigma_group_limits
+from riskcalc.linear.finite_clients_pfedme_sigma import (pfedme_shift_group_limits,
+                                                         pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients_sigma import sigma_group_limits
 from riskcalc.linear.joint_spectrum import joint_spectrum
 from riskcalc.linear.methods import get_method
@@ -45,8 +48,8 @@ HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
 #: ``finite_clients_maml_sigma`` (a spectrum shared by the clients).
 METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
-COVERAGE = (f"{', '.join(HETEROGENEOUS)} (also under covariate shift, a spectrum per client) and "
-            "maml_fl and pfedme with any covariance spectrum shared by the clients")
+COVERAGE = (f"{', '.join(METHODS)}, with any covariance spectrum shared by the clients or "
+            "one per client (covariate shift, covariances diagonal in one shared basis)")
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
 WEIGHTS = ("samples", "uniform")
@@ -160,7 +163,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
         one entry is shared by all); client j's risk is measured in its own covariance
-        (``finite_clients_shift``; fedavg, ftfa and rtfa, or any method when all are Sigma = I).
+        (``finite_clients_shift``; MAML-FL and pFedMe: ``finite_clients_maml_sigma``,
+        ``finite_clients_pfedme_sigma``).
     d : int, optional
         The dimension, for ``powerlaw:P`` in ``spectra`` (explicit lengths must equal it).
 
@@ -171,9 +175,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     Raises
     ------
     ValueError
-        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1),
-        per-client spectra with maml_fl or pfedme, or a malformed or inconsistent client
-        spectrum.
+        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
+        a malformed or inconsistent client spectrum.
 
     Examples
     --------
@@ -197,7 +200,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         if joint.shared:
             spectrum, joint = joint.marginal(0), None
             spectrum = None if spectrum.is_identity else spectrum
-    check_method(info.name, spectrum if joint is None else joint)
+    check_method(info.name)
     named = isinstance(weights, str)
     if named:
         weights = check_weights(weights)
@@ -252,17 +255,12 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                         notes=notes(info.name, gam, lam_arr), diagnostics=diagnostics)
 
 
-def check_method(name: str, spectrum=None) -> None:
-    """ValueError unless ``name`` has a finite-M limit for ``spectrum`` (None: Sigma = I; a
-    ``JointSpectrum``: covariate shift)."""
+def check_method(name: str) -> None:
+    """ValueError unless ``name`` has a finite-M limit (every spectrum and covariate shift
+    are covered for these methods)."""
     if name not in METHODS:
         raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
                          f"got {name}")
-    if name not in HETEROGENEOUS and hasattr(spectrum, "types"):
-        raise ValueError(f"covariate-shift finite-M limits are implemented for "
-                         f"{', '.join(HETEROGENEOUS)}; got {name} with per-client spectra "
-                         "(its global objective filters S_j through a polynomial or a Moreau "
-                         "map, outside the FedAvg chains)")
 
 
 def _isotropic(spectrum) -> bool:
@@ -297,10 +295,16 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
 
 
 def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
-    """``_limits`` under covariate shift (``finite_clients_shift``)."""
+    """``_limits`` under covariate shift (``finite_clients_shift``; MAML-FL and pFedMe:
+    ``finite_clients_maml_sigma``, ``finite_clients_pfedme_sigma``)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        bias, var = shift_group_limits(method, gam, r, sigma, count, tuning, weights, joint,
-                                       typ)
+        if method in HETEROGENEOUS:
+            bias, var = shift_group_limits(method, gam, r, sigma, count, tuning, weights,
+                                           joint, typ)
+        else:
+            own = (maml_shift_group_limits if method == "maml_fl"
+                   else pfedme_shift_group_limits)
+            bias, var = own(gam, r, sigma, count, float(tuning[0]), weights, joint, typ)
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
@@ -308,8 +312,10 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
 
 
 def notes(method: str, gam, lam) -> tuple:
-    """Caveats of a finite-M limit (the interpolation threshold)."""
-    if method != "fedavg" and np.any((np.asarray(gam) == 1) & (np.asarray(lam) == 0)):
+    """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
+    MAML-FL, whose personalization is the min-norm interpolation whatever alpha)."""
+    penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
+    if method != "fedavg" and np.any((np.asarray(gam) == 1) & (penalty == 0)):
         return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
                 "min-norm variance is infinite",)
     return ()
@@ -327,7 +333,7 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     """
     clients = positive_int("clients", clients)
     weights = check_weights(weights)
-    check_method(spec.method, spec.spectrum)
+    check_method(spec.method)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
     values = (spec.gamma, spec.signal, spec.sigma, tuning)
     shape = np.broadcast_shapes(*(np.shape(v) for v in values))

@@ -42,7 +42,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear import block_pencil, kappa
-from riskcalc.linear.finite_clients_identity import check_pooled, client_weights, subordination
+from riskcalc.linear.finite_clients_identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients_shift import global_point
 from riskcalc.linear.operator_subordination import middles, solve_shifts
 
 #: Halvings of a continuation step in alpha before giving up.
@@ -94,26 +95,56 @@ def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectru
     SolverError
         If a fixed point does not converge.
     """
+    h = spectrum.weights
+    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    n = np.size(gam)
+    return _group_limits(gam, r, sigma, count, alpha, weights, spectrum.atoms[None],
+                         np.zeros(n, dtype=int), h, Phi, [spectrum] * n)
+
+
+def maml_shift_group_limits(gam, r, sigma, count, alpha: float, weights, joint, typ):
+    """``maml_sigma_group_limits`` under covariate shift: client covariances diagonal in one
+    shared basis (``riskcalc.linear.joint_spectrum``; group g of type ``typ[g]``), a uniform
+    signal direction, each target's risk in its own covariance. The module's derivation holds
+    with D the diagonal matrices of the shared basis (the W_j are free with amalgamation over
+    it, ``finite_clients_shift``): every function of Sigma becomes a function on the joint
+    atoms, and client g's pencils use its own eigenvalues there.
+
+    Raises
+    ------
+    ValueError
+        If alpha < 0 or pooled N <= d.
+    SolverError
+        If a fixed point does not converge.
+    """
+    typ = np.asarray(typ, dtype=int)
+    return _group_limits(gam, r, sigma, count, alpha, weights, joint.values, typ,
+                         joint.weights, np.ones_like(joint.weights),
+                         [joint.marginal(t) for t in typ])
+
+
+def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, marginals):
+    """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
+    atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
+    (for its own least-squares variance)."""
     if not alpha >= 0:
         raise ValueError(f"alpha must be >= 0; got {alpha}")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     check_pooled(gam, count)
-    s, h = spectrum.atoms, spectrum.weights
-    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     p = client_weights(gam, count, weights)
-    own = np.atleast_1d(kappa.ridge_factors(gam, np.zeros_like(gam), spectrum)[1])
+    own = np.array([float(kappa.ridge_factors(g, 0.0, m)[1]) for g, m in zip(gam, marginals)])
     bias, var = np.zeros(gam.size), np.where(sigma == 0, 0.0, sigma ** 2 * own)
     # gamma <= 1: the client's own least squares, whatever the global model.
     live = np.flatnonzero(gam > 1)
     if live.size == 0:
         return bias, var
-    t, G, comp = _shifts(gam, s, h, p, count, alpha, weights)
+    t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
     st = [comp[k].state(t[k]) for k in range(gam.size)]
     cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
     e_v = []
     for k in range(gam.size):
         L, sol = comp[k].at(t[k])
-        pen = block_pencil.Pencil(gam[k], s, h)
+        pen = block_pencil.Pencil(gam[k], comp[k].s, h)
         i1, i2 = pen.solved(sol, comp[k].E, L), pen.solved(sol, comp[k].E, L)
         for j in range(3):
             pen.couple(i1 + 2, i2 + j, lhat=-t[k] * cm[j])
@@ -121,7 +152,7 @@ def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectru
         e_v.append((sol.conditional(cm, 2) - ktrk) / p[k])
     Zs = middles(G, [x[1] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
     for a in live:
-        W, X1, X2, X3 = _target_traces(comp[a], t[a], cm, s)
+        W, X1, X2, X3 = _target_traces(comp[a], t[a], cm)
         pa, ga = p[a], gam[a]
         bias[a] = r[a] ** 2 * h @ (Zs[a, 0] * W) + h @ (Zs[a, 1] * W)
         var[a] = (np.where(sigma[a] == 0, 0.0, sigma[a] ** 2 * (
@@ -130,21 +161,20 @@ def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectru
     return bias, var
 
 
-def _shifts(gam, s, h, p, count, alpha, weights):
+def _shifts(gam, sv, typ, h, p, count, alpha):
     """The shifts t_g, G and the groups' companion blocks (``operator_subordination``), by
     continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
-    shifts are known in closed form: t_g = (sum_l n_l om_l - om_g) s
-    (``finite_clients_sigma``: K = (p S + omega Sigma)^-1, om = p / (1 + gamma p g)). A step that fails is halved:
-    for large alpha s the filter phi is far from monotone and Newton's iteration needs a
-    start near the root."""
-    _, _, x, _, _ = subordination(gam, count, weights)
-    om = p / (1.0 + gam * x)
-    t = ((count @ om) - om)[:, None] * s
+    shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
+    (``finite_clients_shift.global_point``; one covariance: ``finite_clients_sigma``'s
+    K = (p S + omega Sigma)^-1). A step that fails is halved: for large alpha s the filter
+    phi is far from monotone and Newton's iteration needs a start near the root."""
+    _, om, abar, _, _ = global_point(gam, p, count, typ, h, sv)
+    t = abar - om[:, None] * sv[typ]
     what = "MAML-FL finite-clients limit"
     a0, step = 0.0, alpha
     while True:
         a1 = min(alpha, a0 + step)
-        comp = [_Companion(gam[k], s, h, p[k], a1) for k in range(gam.size)]
+        comp = [_Companion(gam[k], sv[typ[k]], h, p[k], a1) for k in range(gam.size)]
         try:
             t1, G = solve_shifts(lambda k, tk: comp[k].state(tk), count, t, what)
         except SolverError:
@@ -157,10 +187,11 @@ def _shifts(gam, s, h, p, count, alpha, weights):
         a0, t, step = a1, t1, 2 * step
 
 
-def _target_traces(comp, t, cm, s):
+def _target_traces(comp, t, cm):
     """W = E_D[K P^perp Sigma P^perp K] per atom and the traces X1, X2, X3 of the module
-    docstring, for a target of ratio gamma > 1 at shift t."""
+    docstring, for a target of ratio gamma > 1 at shift t (Sigma its own covariance)."""
     L, sol = comp.at(t)
+    s = comp.s
 
     def pencil():
         return block_pencil.Pencil(comp.gamma, comp.s, comp.h)

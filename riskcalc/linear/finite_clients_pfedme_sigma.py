@@ -80,26 +80,58 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
     SolverError
         If the subordination fixed point does not converge.
     """
+    h = spectrum.weights
+    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    n = np.size(gam)
+    return _group_limits(gam, r, sigma, count, lam, weights, spectrum.atoms[None],
+                         np.zeros(n, dtype=int), h, Phi, [spectrum] * n)
+
+
+def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, typ):
+    """``pfedme_sigma_group_limits`` under covariate shift: client covariances diagonal in one
+    shared basis (``riskcalc.linear.joint_spectrum``; group g of type ``typ[g]``), a uniform
+    signal direction, each target's risk in its own covariance. The derivation holds with D
+    the diagonal matrices of the shared basis (the W_j are free with amalgamation over it,
+    ``finite_clients_shift``): every function of Sigma becomes a function on the joint atoms,
+    and client g's resolvents use its own eigenvalues there.
+
+    Raises
+    ------
+    ValueError
+        If lam <= 0.
+    SolverError
+        If the subordination fixed point does not converge.
+    """
+    typ = np.asarray(typ, dtype=int)
+    return _group_limits(gam, r, sigma, count, lam, weights, joint.values, typ, joint.weights,
+                         np.ones_like(joint.weights), [joint.marginal(t) for t in typ])
+
+
+def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):
+    """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
+    atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
+    (for its own ridge variance)."""
     if not lam > 0:
         raise ValueError("pfedme's federated global model needs lam > 0")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
-    s, h = spectrum.atoms, spectrum.weights
-    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    sg = sv[np.asarray(typ, dtype=int)]
     M = float(count.sum())
     p = client_weights(gam, count, weights)
     if M == 1:
-        t = np.zeros((1, s.size))
+        t = np.zeros((1, h.size))
     else:
-        t, _ = solve_shifts(lambda k, tk: _state(tk, gam[k], s, h, p[k], lam)[4:], count,
-                            np.full((gam.size, s.size), (M - 1) / M * lam),
+        # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which
+        # is about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
+        pop = (count * p) @ (lam * sg / (sg + lam))
+        t, _ = solve_shifts(lambda k, tk: _state(tk, gam[k], sg[k], h, p[k], lam)[4:], count,
+                            np.tile((M - 1) / M * pop, (gam.size, 1)),
                             "pFedMe finite-clients limit")
-    st = [_state(t[k], gam[k], s, h, p[k], lam) for k in range(gam.size)]
+    st = [_state(t[k], gam[k], sg[k], h, p[k], lam) for k in range(gam.size)]
     G = st[0][4]
-    one = np.ones_like(s)
     # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
     e_v, tr_of = [], []
     for k, (c, Lam, C, den, _, Lm) in enumerate(st):
-        tr = _traces(gam[k], s, h, lam, Lam)
+        tr = _traces(gam[k], sg[k], h, lam, Lam)
         tr_of.append(tr)
         v, w, tk = p[k] * lam ** 2 / c, 1.0 / c, t[k]
         ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
@@ -109,10 +141,11 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
     Zs = middles(G, [x[5] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
     bias, var = np.empty(gam.size), np.empty(gam.size)
     for a, (c, Lam, C, den, _, Lm) in enumerate(st):
-        tr = tr_of[a]
+        tr, s = tr_of[a], sg[a]
+        one = np.ones_like(s)
         v, w, ta, pa, ga = p[a] * lam ** 2 / c, 1.0 / c, t[a], p[a], gam[a]
 
-        def fkzk(Zd, tr=tr, v=v, w=w):
+        def fkzk(Zd, tr=tr, v=v, w=w, s=s):
             """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
             return (tr("RR", [s, Zd * w * w]) + tr("RRQ", [s, Zd * w * v, w])
                     + tr("RRQ", [s, v, w * Zd * w]) + tr("RRQQ", [s, v, w * Zd * v, w]))
@@ -123,7 +156,7 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
                  + tr("RRQR", [s, v, w, ta * w]) + tr("RRQRQ", [s, v, w, ta * v, w]))
         rsrk = tr("RR", [s, w]) + tr("RRQ", [s, v, w])
         rrsrk = tr("RRR", [one, s, w]) + tr("RRRQ", [one, s, v, w])
-        own = float(kappa.ridge_factors(ga, lam, spectrum)[1])
+        own = float(kappa.ridge_factors(ga, lam, marginals[a])[1])
         var[a] = (sigma[a] ** 2 * (own + 2 * pa * ga * (rsrk - rrsrk) + pa * ga * (fkr - fkrtk)
                                    + pa ** 2 * ga * fkzk(Zs[a, 2]))
                   + fkzk(Zs[a, 3]))
