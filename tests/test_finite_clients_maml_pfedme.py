@@ -100,7 +100,7 @@ def test_bad_input():
 def test_simulation(gamma, clients):
     """The federated pFedMe pipeline simulated at d = 200 (exact conditional measure) agrees
     within 4 s.e. + 1% (the oracle limit is off by +79% at gamma = 2, M = 5;
-    benchmarks/bench_finite_clients_pfedme.py has the d = 400 / 800 grid)."""
+    benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grid)."""
     from montecarlo.compare import compare
     from montecarlo.instances import Setting
 
