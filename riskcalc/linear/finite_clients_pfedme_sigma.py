@@ -46,7 +46,7 @@ import numpy as np
 from riskcalc.linear import kappa
 from riskcalc.linear.finite_clients_identity import client_weights
 from riskcalc.linear.operator_subordination import middles, solve_shifts
-from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
+from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
@@ -164,23 +164,28 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
 
 
 def _traces(g, s, h, lam, Lam):
-    """tau(Q_1 M_1 ...) for S of ratio g, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1."""
+    """tau(Q_1 M_1 ...) for S of ratio g, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1;
+    with ``vector=True`` the functional phi of the closing middle (``chain_vectors``)."""
     one = np.ones_like(s)
     spec = {"R": (lam, one), "Q": (1.0, Lam)}
+    # Every chain is built from these two blocks: solve their diagonal roots once.
+    root = {k: float(diagonal_roots(g, s, h, *v)) for k, v in spec.items()}
 
-    def tr(blocks, mids):
+    def tr(blocks, mids, vector=False):
         eta = np.array([spec[b][0] for b in blocks])
         shifts = np.array([spec[b][1] for b in blocks])
-        return float(chain_traces(g, s, h, eta, shifts, np.array(mids)))
+        roots = np.array([root[b] for b in blocks])
+        if vector:
+            return chain_vectors(g, s, h, eta, shifts, np.array(mids), roots)
+        return float(chain_traces(g, s, h, eta, shifts, np.array(mids), roots))
 
     return tr
 
 
 def _ed(tr, h, blocks, mids):
-    """E_D of a chain (per atom): its closing middle times the atom's indicator."""
-    n = h.size
-    return np.array([tr(blocks, mids[:-1] + [mids[-1] * (np.arange(n) == a) / h[a]])
-                     for a in range(n)])
+    """E_D of a chain (per atom): tau(chain 1_a / h_a) for the atom indicators 1_a, i.e. the
+    closing middle times the chain's linear functional over h."""
+    return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
 def _state(t, g, s, h, p, lam):
