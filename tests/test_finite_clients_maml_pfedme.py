@@ -1,6 +1,7 @@
 """pFedMe at a finite number of clients with a general covariance spectrum, through
 operator-valued subordination (riskcalc.linear.finite_clients_pfedme_sigma), homogeneous and
-heterogeneous federations (MAML-FL: tests/test_finite_clients_maml_sigma.py)."""
+heterogeneous federations (MAML-FL: tests/test_finite_clients_maml_sigma.py); both against
+simulation."""
 
 import numpy as np
 import pytest
@@ -92,15 +93,17 @@ def test_bad_input():
                        spectrum=TWO)
 
 
-@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (0.5, 2)])
-def test_simulation(gamma, clients):
-    """The federated pFedMe pipeline simulated at d = 200 (exact conditional measure) agrees
-    within 4 s.e. + 1% (the oracle limit is off by +79% at gamma = 2, M = 5;
-    benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grid)."""
+@pytest.mark.parametrize("method,tuning,gamma,clients", [
+    ("pfedme", {"lam": 0.5}, 2.0, 5), ("pfedme", {"lam": 0.5}, 0.5, 2),
+    ("maml_fl", {"alpha": 0.05}, 2.0, 5), ("maml_fl", {"alpha": 0.05}, 1.5, 2)])
+def test_simulation(method, tuning, gamma, clients):
+    """The federated pFedMe and MAML-FL pipelines simulated at d = 200 (exact conditional
+    measure) agree within 4 s.e. + 1% (the oracle limit is off by +79% / +78% at gamma = 2,
+    M = 5; benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grids)."""
     from montecarlo.compare import compare
     from montecarlo.instances import Setting
 
-    spec = ClientSpec("pfedme", gamma=gamma, r=1.0, sigma=0.5, lam=0.5, spectrum=TWO)
+    spec = ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, spectrum=TWO, **tuning)
     c = compare(spec, Setting(d=200, clients=clients, global_model="federated",
                               weights="samples"), reps=3)
     assert c.limit.route == "finite_clients"

@@ -1,16 +1,17 @@
 """MAML-FL at a finite number of clients with a general covariance spectrum
 (riskcalc.linear.finite_clients_maml_sigma) against independent routes: the Marchenko-Pastur
 route of finite_clients_own (Sigma = I), the FedAvg-then-FTFA chains of finite_clients_sigma
-(alpha = 0), the oracle limit (M -> infinity), least squares (M = 1) and simulation; and
-MAML-FL and pFedMe under covariate shift (per-client covariances diagonal in one basis) against
-finite_clients_shift (alpha = 0, lam -> infinity), the shared-spectrum routes (one type) and the
-oracle limit (simulation: tests/test_finite_clients_shift.py)."""
+(alpha = 0), the oracle limit (M -> infinity) and least squares (M = 1) (simulation:
+tests/test_finite_clients_maml_pfedme.py); and MAML-FL and pFedMe under covariate shift
+(per-client covariances diagonal in one basis) against finite_clients_shift (alpha = 0,
+lam -> infinity), the shared-spectrum routes (one type) and the oracle limit (simulation:
+tests/test_finite_clients_shift.py)."""
 
 import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc import ClientSpec, Spectrum
+from riskcalc import Spectrum
 from riskcalc.linear.finite_clients_maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients_own import own_group_limits
@@ -94,22 +95,6 @@ def test_risk_depends_on_alpha_at_finite_m():
 def test_alpha_out_of_range():
     with pytest.raises(ValueError, match="alpha must be >= 0"):
         maml_sigma_group_limits([2.0], [1.0], [0.5], [5], -0.1, "samples", TWO)
-
-
-@pytest.mark.parametrize("gamma,clients", [(2.0, 5), (1.5, 2)])
-def test_simulation(gamma, clients):
-    """The federated MAML-FL pipeline simulated at d = 200 (exact conditional measure) agrees
-    within 4 s.e. + 1% (the oracle limit is off by +78% at gamma = 2, M = 5;
-    benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grid)."""
-    from montecarlo.compare import compare
-    from montecarlo.instances import Setting
-
-    spec = ClientSpec("maml_fl", gamma=gamma, r=1.0, sigma=0.5, alpha=0.05, spectrum=TWO)
-    c = compare(spec, Setting(d=200, clients=clients, global_model="federated",
-                              weights="samples"), reps=3)
-    assert c.limit.route == "finite_clients"
-    s = c.summary["risk"]
-    assert abs(s["mean"] - c.limit.risk) <= 4 * s["se"] + 0.01 * c.limit.risk
 
 
 # --- covariate shift (commuting client covariances) -------------------------------------------

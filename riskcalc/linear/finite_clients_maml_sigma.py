@@ -44,7 +44,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear import block_pencil, kappa
 from riskcalc.linear.finite_clients_identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients_shift import global_point
-from riskcalc.linear.operator_subordination import middles, solve_shifts
+from riskcalc.linear.operator_subordination import (joint_layout, middles, shared_layout,
+                                                     solve_shifts)
 
 #: Halvings of a continuation step in alpha before giving up.
 _HALVINGS = 20
@@ -95,11 +96,8 @@ def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectru
     SolverError
         If a fixed point does not converge.
     """
-    h = spectrum.weights
-    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
-    n = np.size(gam)
-    return _group_limits(gam, r, sigma, count, alpha, weights, spectrum.atoms[None],
-                         np.zeros(n, dtype=int), h, Phi, [spectrum] * n)
+    return _group_limits(gam, r, sigma, count, alpha, weights,
+                         *shared_layout(spectrum, np.size(gam)))
 
 
 def maml_shift_group_limits(gam, r, sigma, count, alpha: float, weights, joint, typ):
@@ -117,10 +115,7 @@ def maml_shift_group_limits(gam, r, sigma, count, alpha: float, weights, joint, 
     SolverError
         If a fixed point does not converge.
     """
-    typ = np.asarray(typ, dtype=int)
-    return _group_limits(gam, r, sigma, count, alpha, weights, joint.values, typ,
-                         joint.weights, np.ones_like(joint.weights),
-                         [joint.marginal(t) for t in typ])
+    return _group_limits(gam, r, sigma, count, alpha, weights, *joint_layout(joint, typ))
 
 
 def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, marginals):

@@ -45,7 +45,8 @@ import numpy as np
 
 from riskcalc.linear import kappa
 from riskcalc.linear.finite_clients_identity import client_weights
-from riskcalc.linear.operator_subordination import middles, solve_shifts
+from riskcalc.linear.operator_subordination import (joint_layout, middles, shared_layout,
+                                                     solve_shifts)
 from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
 
 
@@ -80,11 +81,8 @@ def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, sp
     SolverError
         If the subordination fixed point does not converge.
     """
-    h = spectrum.weights
-    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
-    n = np.size(gam)
-    return _group_limits(gam, r, sigma, count, lam, weights, spectrum.atoms[None],
-                         np.zeros(n, dtype=int), h, Phi, [spectrum] * n)
+    return _group_limits(gam, r, sigma, count, lam, weights,
+                         *shared_layout(spectrum, np.size(gam)))
 
 
 def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, typ):
@@ -102,9 +100,7 @@ def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, 
     SolverError
         If the subordination fixed point does not converge.
     """
-    typ = np.asarray(typ, dtype=int)
-    return _group_limits(gam, r, sigma, count, lam, weights, joint.values, typ, joint.weights,
-                         np.ones_like(joint.weights), [joint.marginal(t) for t in typ])
+    return _group_limits(gam, r, sigma, count, lam, weights, *joint_layout(joint, typ))
 
 
 def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):

@@ -42,6 +42,24 @@ from riskcalc.errors import SolverError
 _ITER = 100
 
 
+def shared_layout(spectrum, groups: int):
+    """D for ``groups`` groups sharing ``spectrum``: (sv, typ, h, Phi, marginals), group g's
+    covariance eigenvalues sv[typ[g]] on the atoms of masses h, the signal density Phi = dG/dH
+    there and each group's spectrum."""
+    h = spectrum.weights
+    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    return (spectrum.atoms[None], np.zeros(groups, dtype=int), h, Phi,
+            [spectrum] * groups)
+
+
+def joint_layout(joint, typ):
+    """D under covariate shift (``joint_spectrum``: the joint atoms of commuting covariances,
+    group g of type typ[g]), a uniform signal direction: as ``shared_layout``."""
+    typ = np.asarray(typ, dtype=int)
+    return (joint.values, typ, joint.weights, np.ones_like(joint.weights),
+            [joint.marginal(t) for t in typ])
+
+
 def solve_shifts(state, count, t0, what: str):
     """The shifts t_g (groups x atoms) and G of step 1: E_D[(b_g + t_g)^-1] = G for every
     group and sum_g n_g t_g = (M - 1) / G, as the roots of
