@@ -22,7 +22,7 @@ import numpy as np
 import riskcalc
 from figures import style
 from figures.core import Caption, Output, Table, register
-from montecarlo.logistic_pipeline import _task
+from montecarlo.logistic_pipeline import replicate_task
 from montecarlo.stats import mean_se, t_half_width
 from riskcalc.papers import cite
 
@@ -38,7 +38,7 @@ def _simulate(ctx, signal, R, d, reps):
     tasks = [dict(gammas=[GAMMA] * M, rs=[float(r)] * M, signal=signal, lams=[LAM],
                   global_lam=GLOBAL_LAM, d=d, seed=ctx.seed, rep=k, weights="samples",
                   target=0, fedprox=False) for r in R for k in range(reps)]
-    res = ctx.run(_task, tasks, desc=f"S = {signal:g}")
+    res = ctx.run(replicate_task, tasks, desc=f"S = {signal:g}")
     out = {}
     for key, _ in SERIES:
         acc = np.array([[1.0 - np.ravel(row[key]["test_error"])[0]

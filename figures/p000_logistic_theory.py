@@ -13,7 +13,7 @@ import riskcalc
 from figures import style
 from figures.core import Caption, Output, Table, register
 from riskcalc.papers import cite
-from montecarlo.logistic_ridge import _task
+from montecarlo.logistic_ridge import replicate_task
 from montecarlo.stats import mean_se, t_half_width
 
 SIGNAL = 1.0
@@ -29,7 +29,7 @@ def _simulate(ctx, points, d, reps):
     """Mean, se and 95% interval of the risk for every (gamma, r, lams) point."""
     tasks = [dict(gamma=g, signal=SIGNAL, r=r, lams=list(lams), d=d, seed=ctx.seed, rep=k)
              for g, r, lams in points for k in range(reps)]
-    res = ctx.run(_task, tasks, desc="replicates")
+    res = ctx.run(replicate_task, tasks, desc="replicates")
     out = []
     for i in range(len(points)):
         risk = np.array([row["risk"] for row in res[i * reps:(i + 1) * reps]])

@@ -7,6 +7,8 @@ instance, paper 003 Sec. 2), measures the target client's bias, variance and ris
 relative difference, and whether the prediction lies inside the 95% Student-t interval of the
 mean. Replicates are tasks of ``montecarlo.tasks.run_tasks`` seeded by
 ``montecarlo.seeding``: the same seed gives the same numbers whatever the number of workers.
+The prediction (``predicted``, ``federated_limit``, ``federated_steps_limit``) is
+``montecarlo.prediction``'s; those names stay importable from here.
 
 ``compare_method`` takes plain keyword arguments instead of a ``ClientSpec`` and a
 ``Setting``; the module itself is callable as that function, ``montecarlo.compare(method,
@@ -17,24 +19,26 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-import riskcalc
 from montecarlo.budget import check_tasks
 from montecarlo.estimators import get_estimator, tuning_value
-from montecarlo.instances import (Setting, check_memory, client_params, client_spectra,
-                                  sample_instance, scalar_spec)
+from montecarlo.instances import Setting, check_memory, sample_instance, scalar_spec
 from montecarlo.measure import KINDS, measure
+from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
 from montecarlo.seeding import check_seed
 from montecarlo.stats import mean_se, t_half_width
 from montecarlo.tasks import run_tasks
 from riskcalc import _frames
-from riskcalc.linear import finite_clients, finite_clients_steps, finite_steps
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
+
+__all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
+           "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
+           "replicate_task", "spec_from_dict", "spec_to_dict", "summarize"]
 
 QUANTITIES = ("bias", "variance", "risk")
 
@@ -183,88 +187,6 @@ class Comparison:
                     "rel_diff": s["rel_diff"], "inside_ci95": bool(s["inside"])}
                 for q, s in self.summary.items()}
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("quantity")
-
-
-def predicted(spec: ClientSpec, route: str, steps, step_size,
-              setting: Setting | None = None) -> riskcalc.LimitResult:
-    """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
-    when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
-    when steps were asked for). With a federated global model (``setting``) the finite-M limit
-    where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
-    if setting is not None and setting.global_model == "federated" \
-            and get_estimator(spec.method).centered:
-        if steps is None:
-            return federated_limit(spec, setting, route)
-        shift = setting.spectra is not None
-        if not shift and spec.method in finite_clients_steps.METHODS \
-                and finite_steps.supports(spec):
-            return federated_steps_limit(spec, setting, steps, step_size)
-        if finite_steps.supports(spec):
-            limit = riskcalc.spec_steps_limit(spec, steps, step_size)
-            return replace(limit, notes=limit.notes + (
-                "the prediction is the oracle steps limit (M -> infinity): finite-M steps "
-                f"limits cover {', '.join(finite_clients_steps.METHODS)} with one shared "
-                "spectrum" + (" (not covariate shift)" if shift else "") + ", so the "
-                "simulation includes the finite-M error of the global model",))
-    if steps is None:
-        return riskcalc.spec_limit(spec, route=route)
-    if finite_steps.supports(spec):
-        return riskcalc.spec_steps_limit(spec, steps, step_size)
-    limit = riskcalc.spec_limit(spec, route=route)
-    return replace(limit, notes=limit.notes + (
-        "the prediction is the converged limit: finite-step limits are implemented for "
-        f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction only",))
-
-
-def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.LimitResult:
-    """The finite-M limit of the target client (client 0) of the federation ``setting``
-    samples (``riskcalc.clients_limit`` with the same per-client parameters and spectrum), or
-    the oracle limit with a note where no finite-M limit is implemented."""
-    try:
-        finite_clients.check_method(spec.method)
-        covered = True
-    except ValueError:
-        covered = False
-    if not covered:
-        limit = riskcalc.spec_limit(spec, route=route)
-        return replace(limit, notes=limit.notes + (
-            "the prediction is the oracle limit (M -> infinity): the simulation includes the "
-            f"finite-M error of the global model; finite-M limits are implemented for "
-            f"{finite_clients.COVERAGE}",))
-    gam, r, sigma = client_params(spec, setting)
-    tune = spec.info.tuning
-    shift = {"spectrum": spec.spectrum}
-    if setting.spectra is not None:
-        # Covariate shift: the clients' ordered covariances, as montecarlo samples them.
-        shift = {"spectra": client_spectra(spec, setting), "d": setting.d}
-    res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
-                                 weights=setting.weights, **shift,
-                                 **({tune: float(getattr(spec, tune))} if tune else {}))
-    bias, var = float(res.bias[0]), float(res.variance[0])
-    return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
-                                              "weights": setting.weights},
-                                bias, var, bias + var, route="finite_clients", notes=res.notes)
-
-
-def federated_steps_limit(spec: ClientSpec, setting: Setting, steps: int,
-                          step_size: float) -> riskcalc.LimitResult:
-    """The limit of the target client (client 0) of the federation ``setting`` samples after
-    ``steps`` gradient steps from its FedAvg global model
-    (``riskcalc.linear.finite_clients_steps``, same per-client parameters and spectrum)."""
-    gam, r, sigma = client_params(spec, setting)
-    lam = float(spec.lam) if spec.method == "rtfa" else None
-    bias, var = finite_clients_steps.clients_steps_limit(
-        spec.method, gamma=gam, sigma=sigma, r=r, lam=lam, steps=steps, step_size=step_size,
-        weights=setting.weights, spectrum=spec.spectrum)
-    bias, var = float(bias), float(var)
-    notes = finite_clients_steps.divergence_notes(spec.gamma, spec.penalty, step_size,
-                                                  spec.spectrum)
-    return riskcalc.LimitResult(spec.method, {**spec.params(), "steps": steps,
-                                              "step_size": step_size,
-                                              "clients": setting.clients,
-                                              "weights": setting.weights},
-                                bias, var, bias + var, route=finite_clients_steps.ROUTE,
-                                notes=notes)
 
 
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,

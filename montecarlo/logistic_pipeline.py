@@ -232,7 +232,11 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     return out
 
 
-def _task(task):
+def replicate_task(task: dict) -> dict:
+    """One replicate of the pipeline as a ``montecarlo.tasks.run_tasks`` task:
+    ``simulate_replicate(**task)``, ``task`` holding its keyword arguments (``seed`` and ``rep``
+    fix every draw). For callers that run the replicates ``simulate_pipeline`` averages with
+    their own cache and workers (figures)."""
     return simulate_replicate(**task)
 
 
@@ -325,7 +329,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
                   seed=int(seed), rep=k, weights=weights, target=int(target),
                   fedprox=bool(fedprox)) for k in range(reps)]
-    results = run_tasks(_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic pipeline")
     out = {"n": sizes, "reps": reps, "clients": m,
            "global": {k: mean_se([res["global"][k] for res in results])

@@ -83,7 +83,10 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     return out
 
 
-def _task(task):
+def replicate_task(task: dict) -> dict:
+    """``simulate_replicate(**task)``: one replicate as a ``montecarlo.tasks.run_tasks`` task,
+    the dict of its keyword arguments (its ``seed`` and ``rep`` fix every draw); what
+    ``simulate`` runs, public for callers with their own cache and workers (figures)."""
     return simulate_replicate(**task)
 
 
@@ -96,7 +99,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
     tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
                   seed=int(seed), rep=k, **extra) for k in range(reps)]
-    results = run_tasks(_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
     out = {"n": max(1, int(round(d / gamma))), "reps": reps}
     for q in QUANTITIES:

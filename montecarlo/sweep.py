@@ -19,11 +19,12 @@ from types import SimpleNamespace
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (QUANTITIES, check_run, predicted, replicate_task, spec_to_dict,
-                                summarize, none_if_nan)
+from montecarlo.compare import (QUANTITIES, check_run, replicate_task, spec_to_dict, summarize,
+                                none_if_nan)
 from montecarlo.budget import check_tasks
 from montecarlo.estimators import get_estimator
 from montecarlo.instances import Setting, check_memory
+from montecarlo.prediction import predicted
 from montecarlo.seeding import check_seed
 from montecarlo.tasks import run_tasks
 from riskcalc import _frames
@@ -139,7 +140,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
 
 def _limits(spec, setting, route, steps, tunings):
     """The predictions of a grid point, one per tuning value: the finite-M limit with a
-    federated global model (``montecarlo.compare.predicted``), else paper 003's limit."""
+    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit."""
     if setting.global_model != "federated" or steps is not None \
             or not get_estimator(spec.method).centered:
         return riskcalc.spec_limit(spec, route=route)

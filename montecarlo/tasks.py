@@ -10,7 +10,8 @@ backend, selected by ``scheduler=``. With ``cache=PATH``, every finished task is
 JSON-lines file as soon as it completes; a rerun with the same file skips the tasks already
 there, so an interrupted sweep resumes without losing finished work. The file's first line
 identifies it (``FORMAT``, the command): any other file (a results CSV, binary data) is refused,
-never appended to.
+never appended to. ``parallel_results`` is the worker mechanism alone, Ctrl-C handling
+included, for callers whose units of work are not JSON tasks (``paper_checks.run_claims``).
 
 BLAS threads: every task runs with one BLAS thread (``montecarlo.threads.small_blas``),
 in this process (n_jobs = 1) and in every worker alike. A threaded BLAS splits its sums
@@ -168,24 +169,57 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
                disable=not progress, leave=False)
     sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
     try:
-        with _backend(scheduler, n_jobs) as jobs:
-            runner = Parallel(n_jobs=jobs, return_as="generator_unordered")
-            # The call starts joblib's workers and returns (the tasks run while iterating).
-            with _sigint_blocked():
-                outputs = runner(delayed(_indexed)(fn, i, tasks[i]) for i in todo)
-            for i, result, caught in outputs:
-                _rewarn(caught)
-                done[keys[i]] = result
-                if sink is not None:
-                    sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
-                               + "\n")
-                    sink.flush()
-                bar.update(1)
+        outputs = parallel_results((delayed(_indexed)(fn, i, tasks[i]) for i in todo),
+                                   n_jobs=n_jobs, scheduler=scheduler)
+        for i, result, caught in outputs:
+            _rewarn(caught)
+            done[keys[i]] = result
+            if sink is not None:
+                sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
+                           + "\n")
+                sink.flush()
+            bar.update(1)
     finally:
         bar.close()
         if sink is not None:
             sink.close()
     return [done[k] for k in keys]
+
+
+def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
+                     ordered: bool = False):
+    """Run joblib ``calls`` (``delayed(f)(...)``) and yield their results, with Ctrl-C left to
+    this process: the one worker mechanism of ``run_tasks`` and ``paper_checks.run_claims``.
+
+    The workers (loky processes, or a dask scheduler's) start with SIGINT ignored
+    (``_LocalBackend``, ``_sigint_blocked``), so a terminal's Ctrl-C, which reaches the whole
+    foreground process group, raises ``KeyboardInterrupt`` here only; joblib then terminates
+    the workers, and the command line turns it into one ``error:`` line and exit code 130
+    (``riskcalc.cli.main``).
+
+    Parameters
+    ----------
+    calls : iterable
+        ``joblib.delayed`` calls.
+    n_jobs : int
+        Local worker processes; 1 runs the calls in this process.
+    scheduler : str, optional
+        As in :func:`run_tasks`.
+    ordered : bool
+        Yield in the order of ``calls`` (else as they finish).
+
+    Yields
+    ------
+    object
+        The result of each call.
+    """
+    with _backend(scheduler, n_jobs) as jobs:
+        runner = Parallel(n_jobs=jobs, return_as="generator" if ordered else
+                          "generator_unordered")
+        # The call starts joblib's workers and returns (the tasks run while iterating).
+        with _sigint_blocked():
+            outputs = runner(calls)
+        yield from outputs
 
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sys
 import time
 
-from joblib import Parallel, delayed
+from joblib import delayed
 from tqdm.auto import tqdm
 
+from montecarlo.tasks import parallel_results
 from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
 
 
@@ -59,13 +60,14 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     ``evidence["seconds"]`` the time taken; ``transcription`` is ``"independent"`` or
     ``"depends"`` for an erratum (``paper_checks.core``), with ``transcription_note`` naming what
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
-    stderr."""
-    # Longest-first would balance better, but the order of results must be the catalogue's.
-    runner = Parallel(n_jobs=n_jobs if len(claims) > 1 else 1, return_as="generator")
+    stderr. The workers are those of ``montecarlo.tasks.parallel_results``: a Ctrl-C stops
+    them all and raises ``KeyboardInterrupt`` here."""
     results = []
     with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:
-        for res in runner(delayed(_run_one)(c, quick) for c in claims):
+        # Longest-first would balance better, but the order of results must be the catalogue's.
+        for res in parallel_results((delayed(_run_one)(c, quick) for c in claims),
+                                    n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
             results.append(res)
             bar.update(1)
     return results

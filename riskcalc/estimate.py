@@ -39,23 +39,27 @@ about n_j / (n_j - d), since each row carries leverage d / n_j). Measured covera
 intervals over 40 replicates (tests): 0.95 (least squares, d = 30, n_j = 2d) and 0.92
 (moments, d = 40, n_j = d). Sigma = c I
 is reported as the identity with r_j, rho_j scaled by sqrt(c) (the same risks).
+
+Reading and checking the data (``load``, ``check_data``): ``riskcalc.estimate_data``.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from riskcalc.estimate_data import ARRAYS, check_data, load
 from riskcalc.spectrum import Spectrum
+
+__all__ = ["ARRAYS", "GROUPS", "LS_RATIO", "ROUTES", "Estimate", "distances", "estimate",
+           "estimate_file", "gauss_two_atoms", "load"]
 
 #: Number of jackknife groups (fewer when a client has fewer rows).
 GROUPS = 20
 #: Every client with n_j >= LS_RATIO d: the least-squares route (module docstring).
 LS_RATIO = 1.5
 ROUTES = ("auto", "moments", "least-squares")
-ARRAYS = ("X", "y", "client")
 
 
 @dataclass(frozen=True)
@@ -187,7 +191,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients or a client with fewer than 3 rows.
     """
-    X, y, client = _check(X, y, client)
+    X, y, client = check_data(X, y, client)
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
     if ids.size < 2:
         raise ValueError(f"the data hold {ids.size} client: a federation needs at least two")
@@ -342,69 +346,6 @@ def _point(xty, yy, n, gram):
     r2, centre2 = distances(q, cross)
     return {"sigma2": sigma2, "r2": r2 / m2, "rho2": q / m2, "centre_norm2": centre2 / m2,
             "moments": np.array([m1, m2, m3]), "spread": m2 - m1 ** 2}
-
-
-def _check(X, y, client):
-    try:
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y, dtype=float)
-        client = np.asarray(client)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X, y and client must be numeric arrays ({exc})") from None
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be a non-empty 2-D array (N x d), got shape {X.shape}")
-    for name, arr in (("y", y), ("client", client)):
-        if arr.shape != (X.shape[0],):
-            raise ValueError(f"{name} must have shape ({X.shape[0]},) like the rows of X, got "
-                             f"{arr.shape}")
-    for name, arr in (("X", X), ("y", y)):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} has NaN or infinite values ({np.sum(~np.isfinite(arr))} "
-                             "entries); remove or impute them first")
-    try:
-        ids = client.astype(float)
-    except (TypeError, ValueError):
-        raise ValueError("client ids must be integers") from None
-    if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
-        raise ValueError("client ids must be integers, got non-integer values")
-    return X, y, ids.astype(np.int64)
-
-
-def load(path):
-    """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
-    a ``client`` and a ``y`` column (every other column a feature)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ValueError(f"--data {path}: no such file")
-    if path.endswith(".csv"):
-        return _load_csv(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [k for k in ARRAYS if k not in data.files]
-            if missing:
-                raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
-                                 f"(N x d), y (N,), client (N,); the file has "
-                                 f"{', '.join(data.files) or 'none'})")
-            return data["X"], data["y"], data["client"]
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
-
-
-def _load_csv(path):
-    with open(path) as fh:
-        header = [h.strip() for h in fh.readline().strip().split(",")]
-    for col in ("client", "y"):
-        if col not in header:
-            raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
-                             f"{', '.join(header)}")
-    try:
-        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    except ValueError as exc:
-        raise ValueError(f"--data {path}: not a numeric CSV ({exc})") from None
-    if table.shape[1] != len(header):
-        raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
-    feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
-    return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
 
 
 def estimate_file(path) -> Estimate:

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from montecarlo.budget import cores
 from montecarlo.tasks import load_cache, run_tasks
 from riskcalc.cli import main
 
@@ -98,6 +99,32 @@ def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
     assert time.monotonic() - start < 20
     assert proc.returncode == 130, err
     assert "Traceback" not in err
+    deadline = time.monotonic() + 30
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _group(proc.pid) == []
+
+
+@pytest.mark.skipif(cores() < 2, reason="--jobs 2 runs in this process on one core")
+def test_ctrl_c_while_the_paper_checks_start_their_workers():
+    # paper_checks.run_claims starts its own workers; a Ctrl-C while they were still importing
+    # made each print a KeyboardInterrupt traceback (4 runs of 4 before the fix, sent half a
+    # second after the first worker process appears).
+    cmd = [sys.executable, "-c", "import sys; from riskcalc.cli import main; sys.exit(main())",
+           "check", "--quick", "--jobs", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    # -ww: the full command lines, which name the workers (ps cuts them to COLUMNS otherwise).
+    ps = ["ps", "-ww", "-o", "args=", "-g", str(proc.pid)]
+    while time.monotonic() < deadline and "LokyProcess" not in subprocess.run(
+            ps, capture_output=True, text=True).stdout:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    time.sleep(0.5)                     # the workers are importing
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err.strip().splitlines()) == (130, [ERROR])
     deadline = time.monotonic() + 30
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize
 
 import riskcalc.minimax as mm
-from riskcalc.minimax import chen, fedprox, hanzely
+from riskcalc.minimax import chen, chen_fedprox, chen_lower, fedprox, fedprox_bilevel, hanzely
 from riskcalc.papers import cite
 
 # ---------------------------------------------------------------- paper 000
@@ -386,7 +386,7 @@ def test_registry_entries_evaluate_and_cite(name):
 
 
 def test_every_public_function_cites_its_paper():
-    for mod in (chen, fedprox, hanzely):
+    for mod in (chen, chen_lower, chen_fedprox, fedprox, fedprox_bilevel, hanzely):
         for name in dir(mod):
             obj = getattr(mod, name)
             if callable(obj) and not name.startswith("_") and obj.__module__ == mod.__name__ \

@@ -6,28 +6,29 @@ formulas that cannot hold are documented in ``ERRATA`` sections, and corrected f
 defaults (the printed ones stay reachable with ``printed=True`` / ``rederived=False``).
 
 - :mod:`riskcalc.minimax.chen`: paper 000 (Chen, Zheng, Long, Su), FedAvg / local training /
-  FedProx excess risks and the minimax lower bounds.
-- :mod:`riskcalc.minimax.fedprox`: paper 004, FedProx with explicit constants and the bilevel
-  algorithm's complexities.
+  dichotomous-strategy excess risks; :mod:`riskcalc.minimax.chen_lower`: its minimax lower
+  bounds; :mod:`riskcalc.minimax.chen_fedprox`: its FedProx excess risks.
+- :mod:`riskcalc.minimax.fedprox`: paper 004, FedProx with explicit constants;
+  :mod:`riskcalc.minimax.fedprox_bilevel`: the bilevel algorithm's complexities.
 - :mod:`riskcalc.minimax.hanzely`: paper 001 (Hanzely et al.), communication and local-oracle
   lower bounds and upper complexities.
 - :data:`BOUNDS`: name -> :class:`BoundSpec` (function, parameters, description, paper ref).
 """
 
 from riskcalc.minimax.chen import (dichotomy_aer_bound, dichotomy_ier_bound, dichotomy_threshold,
-                                   excess_lower_bound_aer, excess_lower_bound_ier,
                                    fedavg_aer_bound, fedavg_ier_bound, fedavg_weighted_bounds,
-                                   fedprox_aer_bound, fedprox_aer_bound_weighted,
-                                   fedprox_ier_bound, fedprox_proof_lambda, fedprox_regime,
-                                   local_aer_weighted,
-                                   local_ier_bound, logistic_constants, lower_bound_aer,
-                                   lower_bound_ier)
-from riskcalc.minimax.fedprox import (FedProxConstants, LambdaPrescription, bilevel_constants,
-                                      fedprox_complexity, fedprox_constants,
+                                   local_aer_weighted, local_ier_bound)
+from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
+                                           fedprox_ier_bound, fedprox_proof_lambda,
+                                           fedprox_regime)
+from riskcalc.minimax.chen_lower import (excess_lower_bound_aer, excess_lower_bound_ier,
+                                         logistic_constants, lower_bound_aer, lower_bound_ier)
+from riskcalc.minimax.fedprox import (FedProxConstants, LambdaPrescription, fedprox_constants,
                                       fedprox_global_error_bound, fedprox_lambda,
                                       fedprox_lambda_interval, fedprox_local_error_bound,
-                                      inner_loop_iterations, local_case2_lambda, outer_rate,
-                                      table1_rates, table1_regime)
+                                      local_case2_lambda, table1_rates, table1_regime)
+from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
+                                              inner_loop_iterations, outer_rate)
 from riskcalc.minimax.hanzely import (al2sgd_complexity, apgd_complexity,
                                       communication_lower_bound, gradient_oracle_lower_bound,
                                       iapgd_agd_complexity, iapgd_katyusha_complexity,

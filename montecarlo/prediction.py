@@ -1,0 +1,101 @@
+"""The limit a simulation is compared with (``montecarlo.compare``, ``montecarlo.sweep``).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``): the converged limits of Thms 1-4 / Cor. 3.1
+(``riskcalc.spec_limit``), after finitely many gradient steps where
+``riskcalc.linear.finite_steps`` covers the method, and, for a federated global model, the
+finite-M limits of ``riskcalc.linear.finite_clients`` and
+``riskcalc.linear.finite_clients_steps``. Where no exact limit covers a simulation, the nearest
+one is returned with a note saying what the simulation includes that it does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import riskcalc
+from montecarlo.estimators import get_estimator
+from montecarlo.instances import Setting, client_params, client_spectra
+from riskcalc.linear import finite_clients, finite_clients_steps, finite_steps
+from riskcalc.linear.model import ClientSpec
+
+
+def predicted(spec: ClientSpec, route: str, steps, step_size,
+              setting: Setting | None = None) -> riskcalc.LimitResult:
+    """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
+    when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
+    when steps were asked for). With a federated global model (``setting``) the finite-M limit
+    where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
+    if setting is not None and setting.global_model == "federated" \
+            and get_estimator(spec.method).centered:
+        if steps is None:
+            return federated_limit(spec, setting, route)
+        shift = setting.spectra is not None
+        if not shift and spec.method in finite_clients_steps.METHODS \
+                and finite_steps.supports(spec):
+            return federated_steps_limit(spec, setting, steps, step_size)
+        if finite_steps.supports(spec):
+            limit = riskcalc.spec_steps_limit(spec, steps, step_size)
+            return replace(limit, notes=limit.notes + (
+                "the prediction is the oracle steps limit (M -> infinity): finite-M steps "
+                f"limits cover {', '.join(finite_clients_steps.METHODS)} with one shared "
+                "spectrum" + (" (not covariate shift)" if shift else "") + ", so the "
+                "simulation includes the finite-M error of the global model",))
+    if steps is None:
+        return riskcalc.spec_limit(spec, route=route)
+    if finite_steps.supports(spec):
+        return riskcalc.spec_steps_limit(spec, steps, step_size)
+    limit = riskcalc.spec_limit(spec, route=route)
+    return replace(limit, notes=limit.notes + (
+        "the prediction is the converged limit: finite-step limits are implemented for "
+        f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction only",))
+
+
+def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.LimitResult:
+    """The finite-M limit of the target client (client 0) of the federation ``setting``
+    samples (``riskcalc.clients_limit`` with the same per-client parameters and spectrum), or
+    the oracle limit with a note where no finite-M limit is implemented."""
+    try:
+        finite_clients.check_method(spec.method)
+        covered = True
+    except ValueError:
+        covered = False
+    if not covered:
+        limit = riskcalc.spec_limit(spec, route=route)
+        return replace(limit, notes=limit.notes + (
+            "the prediction is the oracle limit (M -> infinity): the simulation includes the "
+            f"finite-M error of the global model; finite-M limits are implemented for "
+            f"{finite_clients.COVERAGE}",))
+    gam, r, sigma = client_params(spec, setting)
+    tune = spec.info.tuning
+    shift = {"spectrum": spec.spectrum}
+    if setting.spectra is not None:
+        # Covariate shift: the clients' ordered covariances, as montecarlo samples them.
+        shift = {"spectra": client_spectra(spec, setting), "d": setting.d}
+    res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
+                                 weights=setting.weights, **shift,
+                                 **({tune: float(getattr(spec, tune))} if tune else {}))
+    bias, var = float(res.bias[0]), float(res.variance[0])
+    return riskcalc.LimitResult(spec.method, {**spec.params(), "clients": setting.clients,
+                                              "weights": setting.weights},
+                                bias, var, bias + var, route="finite_clients", notes=res.notes)
+
+
+def federated_steps_limit(spec: ClientSpec, setting: Setting, steps: int,
+                          step_size: float) -> riskcalc.LimitResult:
+    """The limit of the target client (client 0) of the federation ``setting`` samples after
+    ``steps`` gradient steps from its FedAvg global model
+    (``riskcalc.linear.finite_clients_steps``, same per-client parameters and spectrum)."""
+    gam, r, sigma = client_params(spec, setting)
+    lam = float(spec.lam) if spec.method == "rtfa" else None
+    bias, var = finite_clients_steps.clients_steps_limit(
+        spec.method, gamma=gam, sigma=sigma, r=r, lam=lam, steps=steps, step_size=step_size,
+        weights=setting.weights, spectrum=spec.spectrum)
+    bias, var = float(bias), float(var)
+    notes = finite_clients_steps.divergence_notes(spec.gamma, spec.penalty, step_size,
+                                                  spec.spectrum)
+    return riskcalc.LimitResult(spec.method, {**spec.params(), "steps": steps,
+                                              "step_size": step_size,
+                                              "clients": setting.clients,
+                                              "weights": setting.weights},
+                                bias, var, bias + var, route=finite_clients_steps.ROUTE,
+                                notes=notes)

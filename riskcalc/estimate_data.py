@@ -1,0 +1,98 @@
+"""The data ``riskcalc.estimate`` starts from: reading them from a file and checking them.
+
+A ``.npz`` file holds the arrays ``X`` (N x d), ``y`` (N,) and ``client`` (N,); a CSV file has
+a header naming a ``client`` and a ``y`` column, every other column being a feature. Checked:
+matching shapes, finite values, integer client ids; each problem is a ``ValueError`` naming the
+array (or the file) and what it must be.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+#: The arrays of a ``.npz`` data file.
+ARRAYS = ("X", "y", "client")
+
+
+def check_data(X, y, client):
+    """``(X, y, client)`` as float, float and int64 arrays, checked.
+
+    Parameters
+    ----------
+    X : array_like (N, d)
+    y : array_like (N,)
+    client : array_like (N,)
+        Client id of each row (integer values).
+
+    Returns
+    -------
+    tuple of ndarray
+
+    Raises
+    ------
+    ValueError
+        For non-numeric arrays, shapes that do not match, NaN or infinite values, or client ids
+        that are not integers.
+    """
+    try:
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y, dtype=float)
+        client = np.asarray(client)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X, y and client must be numeric arrays ({exc})") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must be a non-empty 2-D array (N x d), got shape {X.shape}")
+    for name, arr in (("y", y), ("client", client)):
+        if arr.shape != (X.shape[0],):
+            raise ValueError(f"{name} must have shape ({X.shape[0]},) like the rows of X, got "
+                             f"{arr.shape}")
+    for name, arr in (("X", X), ("y", y)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} has NaN or infinite values ({np.sum(~np.isfinite(arr))} "
+                             "entries); remove or impute them first")
+    try:
+        ids = client.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError("client ids must be integers") from None
+    if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
+        raise ValueError("client ids must be integers, got non-integer values")
+    return X, y, ids.astype(np.int64)
+
+
+def load(path):
+    """(X, y, client) from a ``.npz`` with arrays X, y, client, or a CSV with a header naming
+    a ``client`` and a ``y`` column (every other column a feature)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"--data {path}: no such file")
+    if path.endswith(".csv"):
+        return _load_csv(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [k for k in ARRAYS if k not in data.files]
+            if missing:
+                raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
+                                 f"(N x d), y (N,), client (N,); the file has "
+                                 f"{', '.join(data.files) or 'none'})")
+            return data["X"], data["y"], data["client"]
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
+
+
+def _load_csv(path):
+    with open(path) as fh:
+        header = [h.strip() for h in fh.readline().strip().split(",")]
+    for col in ("client", "y"):
+        if col not in header:
+            raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
+                             f"{', '.join(header)}")
+    try:
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    except ValueError as exc:
+        raise ValueError(f"--data {path}: not a numeric CSV ({exc})") from None
+    if table.shape[1] != len(header):
+        raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
+    feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
+    return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
