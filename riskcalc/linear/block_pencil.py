@@ -52,7 +52,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.resolvent_chain import diagonal_roots
 
 _ITER = 60
-#: Relative residual |T - E_H[s Qhat]| / (1 + |T|) at which Newton's iteration stops.
+#: Relative residual max abs(T - E_H[s Qhat]) / (1 + max abs T) at which Newton's iteration
+#: stops.
 _TOL = 1e-13
 #: Halvings of a step of ``follow`` before giving up.
 _HALVINGS = 30
@@ -174,7 +175,7 @@ def follow(atoms, weights, path, start: PencilSolution | None = None,
     to 1, from its solution ``start`` at theta = 0 (None: solved there by ``solve``, exact
     when the path starts at gamma = 0). Each step is Newton's iteration from the previous
     point, accepted only if it converges within ``_STEP_ITER`` iterations and moves T by at
-    most ``_STEP_MOVE`` (1 + |T|); otherwise the step is halved. Newton's iteration from a
+    most ``_STEP_MOVE`` (1 + max abs T); otherwise the step is halved. Newton's iteration from a
     distant start can converge to another, unphysical root of the fixed-point equations (e.g.
     a negative E_D[K] past gamma = 1); small steps stay on the branch that continues the
     start.

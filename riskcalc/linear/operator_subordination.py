@@ -65,7 +65,7 @@ def solve_shifts(state, count, t0, what: str):
     group and sum_g n_g t_g = (M - 1) / G, as the roots of
     F_g = sum_g' n_g' t_g' - (M - 1) / G_g(t_g): Newton steps with the exact derivatives
     dG_g = -L_g dt_g (the groups eliminated through y = sum_g n_g dt_g, an atoms x atoms
-    system), halving a step that leaves t > 0 or does not lower |F|^2.
+    system), halving a step that leaves t > 0 or does not lower sum F^2.
 
     Parameters
     ----------
