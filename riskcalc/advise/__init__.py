@@ -1,24 +1,28 @@
 """``riskcalc.advise``: from a federation to the pipeline with the lowest predicted risk.
 
-For a federation of M clients (``Federation``: every client's gamma_j, r_j, sigma_j, one
-shared covariance spectrum), every candidate pipeline of paper 003
-(``003_4b976ddf5225c17e.txt``) is evaluated on the exact finite-M limits of
-``riskcalc.clients_limit`` (the global model solved over these M clients):
+For a federation of M clients (``Federation``: every client's gamma_j, r_j, sigma_j and one
+shared covariance spectrum, or one covariance per client diagonal in a shared basis: covariate
+shift), every candidate pipeline of paper 003 (``003_4b976ddf5225c17e.txt``) is evaluated on
+the exact finite-M limits of ``riskcalc.clients_limit`` (the global model solved over these M
+clients; under covariate shift each client's risk in its own covariance):
 
 * FedAvg (eq. 6), FTFA (eq. 7, Thm 1), RTFA (eq. 8, Thm 2) with each client's lam_j minimizing
   its own finite-M risk, MAML-FL (eqs. 12-13) and pFedMe (eq. 14) at the alpha / lam
   minimizing the mean risk;
 * fine-tuning stopped early: each client's number of gradient steps from the finite-M FedAvg
   model minimizing its exact finite-M risk (Sec. 7, Algs. 5-6; ``tune.optimal_steps``), with
-  sample and uniform weights;
+  sample and uniform weights (a shared spectrum only: no finite-M steps limit under covariate
+  shift, so it is skipped there);
 * each with sample weights p_j = n_j / N, uniform weights 1/M and the OPTIMAL weights (the
   point of the simplex minimizing the mean risk jointly with the tuning; ``weights``);
-* local ridge at its lam* (Cor. 3.1; no global model, so exact at any M; needs rho_j).
+* local ridge at its lam* (Cor. 3.1; no global model, so exact at any M, in each client's own
+  covariance; needs rho_j).
 
 Candidates are ranked by the federation's mean risk (1/M) sum_j R_j and the first is
 recommended; per client, the candidate with its smallest risk. Every candidate is ranked on its
 finite-M limit: none on the oracle one (the centre theta_0 known exactly, M -> infinity), which
-is optimistic at finite M.
+is optimistic at finite M. Every limit is called with the federation's covariance(s) from
+``Federation.limit_kwargs``, so the shared and the covariate-shift cases share all the code.
 """
 
 from __future__ import annotations
@@ -169,15 +173,15 @@ def advise(federation: Federation, methods=None) -> Advice:
                        "means rho_j is not identified)")
     else:
         try:
-            res = optimal_limit("local_ridge", gamma=fed.gamma, sigma=fed.sigma, rho=fed.rho,
-                                spectrum=fed.spectrum)
-            lam = res.params["lam"]
-            cands.append(Candidate("local_ridge", {"lam": np.atleast_1d(lam).tolist()}, "none",
-                                   None, np.atleast_1d(res.risk).astype(float),
-                                   limit="exact (no global model)"))
+            cands.append(_local_ridge(fed))
         except ValueError as exc:
             skipped.append(f"local_ridge: {exc}")
-    if "ftfa_steps" in chosen:
+    if "ftfa_steps" not in chosen:
+        pass
+    elif fed.shift:
+        skipped.append("ftfa_steps: no finite-M limit of fine-tuning steps under covariate "
+                       "shift (riskcalc.steps_limit with clients takes one shared spectrum)")
+    else:
         cands += _ftfa_steps(fed, starts, skipped)
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
@@ -190,13 +194,11 @@ def advise(federation: Federation, methods=None) -> Advice:
 def _untuned(method, fed, starts, skipped):
     """FedAvg or FTFA with the three weightings."""
     def mean(p, extra):
-        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                             spectrum=fed.spectrum).mean_risk
+        return clients_limit(method, weights=p, **fed.limit_kwargs()).mean_risk
 
     out = []
     for name in ("samples", "uniform"):
-        res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=name,
-                            spectrum=fed.spectrum)
+        res = clients_limit(method, weights=name, **fed.limit_kwargs())
         out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
     try:
         p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m)
@@ -204,8 +206,7 @@ def _untuned(method, fed, starts, skipped):
         skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
                        "weighting (a client at the interpolation threshold gamma = 1)")
         return out
-    res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                        spectrum=fed.spectrum)
+    res = clients_limit(method, weights=p, **fed.limit_kwargs())
     out.append(Candidate(method, {}, "optimal", p, res.risk, notes=res.notes))
     return out
 
@@ -220,8 +221,8 @@ def _rtfa(fed, starts):
     lo, hi = np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1])
 
     def mean(p, loglam):
-        return clients_limit("rtfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
-                             lam=np.exp(loglam), weights=p, spectrum=fed.spectrum).mean_risk
+        return clients_limit("rtfa", lam=np.exp(loglam), weights=p,
+                             **fed.limit_kwargs()).mean_risk
 
     def log_start(lam):
         # lam = 0 (interpolation best) starts from a small penalty instead.
@@ -240,8 +241,7 @@ def _own(method, fed, starts, skipped):
     name = "alpha" if method == "maml_fl" else "lam"
     if method == "maml_fl":
         # alpha up to 2 / (the top of the clients' limiting sample spectra).
-        s_max = 1.0 if fed.spectrum is None else float(fed.spectrum.atoms.max())
-        top = s_max * float(np.max((1 + np.sqrt(fed.gamma)) ** 2))
+        top = float(np.max(fed.top_eigenvalues() * (1 + np.sqrt(fed.gamma)) ** 2))
         grid = np.logspace(-3, np.log10(2.0), 9) / top
     else:
         with np.errstate(divide="ignore"):
@@ -260,17 +260,27 @@ def _own(method, fed, starts, skipped):
         return out
 
     def mean(p, extra):
-        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                             spectrum=fed.spectrum, **{name: float(np.exp(extra[0]))}).mean_risk
+        return clients_limit(method, weights=p, **fed.limit_kwargs(),
+                             **{name: float(np.exp(extra[0]))}).mean_risk
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
                             extra_bounds=bounds)
     value = float(np.exp(x[0]))
-    res = clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=p,
-                        spectrum=fed.spectrum, **{name: value})
+    res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
+
+
+def _local_ridge(fed):
+    """Local ridge at each client's lam* in its own covariance (no global model)."""
+    lam, risk = np.empty(fed.m), np.empty(fed.m)
+    for spectrum, idx in fed.spectrum_groups():
+        res = optimal_limit("local_ridge", gamma=fed.gamma[idx], sigma=fed.sigma[idx],
+                            rho=fed.rho[idx], spectrum=spectrum)
+        lam[idx], risk[idx] = res.params["lam"], res.risk
+    return Candidate("local_ridge", {"lam": lam.tolist()}, "none", None, risk,
+                     limit="exact (no global model)")
 
 
 def _ftfa_steps(fed, starts, skipped):

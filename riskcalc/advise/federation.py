@@ -1,10 +1,15 @@
-"""The federation ``riskcalc.advise`` works on: every client's gamma_j, r_j, sigma_j (and rho_j).
+"""The federation ``riskcalc.advise`` works on: every client's gamma_j, r_j, sigma_j (and rho_j)
+and covariance.
 
 Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 2: client j has n_j = d / gamma_j samples,
 noise level sigma_j, parameter theta_j = theta_0 + r_j u_j (u_j uniform on the sphere) and
-rho_j = ||theta_j|| (what the local baselines shrink towards 0 must learn). All clients share
-one covariance spectrum; a per-client ``spectrum`` (covariate shift) is accepted by the input
-format and refused until the finite-M limits take one spectrum per client.
+rho_j = ||theta_j|| (what the local baselines shrink towards 0 must learn). The clients share
+one covariance spectrum (``spectrum``), or each has its own covariance (covariate shift,
+``spectra``: one SPEC per client, all covariances diagonal in one shared basis, the SPEC's
+expansion order fixing which eigenvalue sits on which coordinate; docs/covariate_shift.rst).
+A measure (a ``Spectrum``) cannot say how two clients' eigenvalues line up, so per-client
+covariances are SPECs; SPECs that expand to the same ordered eigenvalues are the shared case.
+``Federation.limit_kwargs`` hands either to ``riskcalc.clients_limit``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc._validate import as_array, nonnegative, positive, positive_int
+from riskcalc.linear.joint_spectrum import joint_spectrum
 from riskcalc.spectrum import Spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
@@ -31,13 +37,23 @@ class Federation:
         ||theta_j|| >= 0, needed for local ridge only.
     spectrum : Spectrum or sequence of Spectrum, optional
         The covariance spectrum shared by the clients (None: Sigma = I); a sequence of
-        per-client spectra must all be the same spectrum for now.
+        per-client spectra must all be the same spectrum (per-client covariances go in
+        ``spectra``).
+    spectra : sequence of str (M,), optional
+        Covariate shift, instead of ``spectrum``: each client's covariance as a SPEC
+        (``identity``, ``scaled:C``, ``two-point:A,B,W``, ``powerlaw:P[,D]``, ``file:PATH``),
+        diagonal in one shared basis in the SPEC's order (``riskcalc.spectrum.ordered_steps``).
+        When all expand to the same eigenvalues this is the shared ``spectrum`` of the first.
+    d : int, optional
+        The dimension, with ``spectra``: needed for ``powerlaw:P`` without a count; explicit
+        numbers of eigenvalues (files, ``powerlaw:P,D``) must equal it.
 
     Raises
     ------
     ValueError
         For fewer than two clients, lists of different lengths, values out of range, pooled
-        N <= d, or per-client spectra that differ.
+        N <= d, per-client ``spectrum`` entries that differ, both ``spectrum`` and ``spectra``,
+        ``spectra`` of the wrong length or with a malformed SPEC, or a SPEC that needs ``d``.
     """
 
     gamma: np.ndarray
@@ -45,6 +61,8 @@ class Federation:
     sigma: np.ndarray
     rho: np.ndarray | None = None
     spectrum: Spectrum | None = None
+    spectra: tuple | None = None
+    d: int | None = None
 
     def __post_init__(self):
         gamma = np.atleast_1d(positive("gamma", self.gamma)).astype(float).ravel()
@@ -63,7 +81,18 @@ class Federation:
             vals[name] = arr
         for name, v in vals.items():
             object.__setattr__(self, name, v)
-        object.__setattr__(self, "spectrum", shared_spectrum(self.spectrum, m))
+        if self.spectra is None:
+            if self.d is not None:
+                raise ValueError("d applies to spectra (per-client SPECs) only")
+            object.__setattr__(self, "spectrum", shared_spectrum(self.spectrum, m))
+        else:
+            if self.spectrum is not None:
+                raise ValueError("give spectrum (one shared by the clients) or spectra (one "
+                                 "SPEC per client), not both")
+            spectrum, spectra, d = client_spectra(self.spectra, self.d, m)
+            object.__setattr__(self, "spectrum", spectrum)
+            object.__setattr__(self, "spectra", spectra)
+            object.__setattr__(self, "d", d)
         pooled = float(np.sum(1.0 / gamma))
         if not pooled > 1.0 + 1e-12:
             raise ValueError(
@@ -76,19 +105,61 @@ class Federation:
         """Number of clients M."""
         return self.gamma.size
 
+    @property
+    def shift(self) -> bool:
+        """Whether the clients' covariances differ (covariate shift)."""
+        return self.spectra is not None
+
+    def limit_kwargs(self) -> dict:
+        """The federation's keyword arguments of ``riskcalc.clients_limit``: gamma, sigma, r
+        and the covariance (``spectrum``, or ``spectra`` and ``d`` under covariate shift)."""
+        out = {"gamma": self.gamma, "sigma": self.sigma, "r": self.r}
+        if self.shift:
+            return {**out, "spectra": list(self.spectra), "d": self.d}
+        return {**out, "spectrum": self.spectrum}
+
+    def spectrum_groups(self) -> list:
+        """(Spectrum or None for Sigma = I, client indices) per distinct covariance: each
+        client's own spectral measure, for what has no global model (local ridge)."""
+        if not self.shift:
+            return [(self.spectrum, np.arange(self.m))]
+        keys = [s.strip().lower() for s in self.spectra]
+        out = []
+        for key in dict.fromkeys(keys):
+            idx = np.array([j for j, k in enumerate(keys) if k == key])
+            out.append((Spectrum.parse(self.spectra[idx[0]], d=self.d), idx))
+        return out
+
+    def top_eigenvalues(self) -> np.ndarray:
+        """Each client's largest covariance eigenvalue (M,)."""
+        top = np.empty(self.m)
+        for spectrum, idx in self.spectrum_groups():
+            top[idx] = 1.0 if spectrum is None else float(spectrum.atoms.max())
+        return top
+
     def describe(self) -> dict:
         """Plain JSON values."""
         out = {"clients": self.m, "gamma": self.gamma.tolist(), "r": self.r.tolist(),
-               "sigma": self.sigma.tolist(),
-               "spectrum": "identity" if self.spectrum is None else self.spectrum.describe()}
+               "sigma": self.sigma.tolist()}
+        if self.shift:
+            out.update(spectra=list(self.spectra), d=self.d)
+        else:
+            out["spectrum"] = "identity" if self.spectrum is None else self.spectrum.describe()
         if self.rho is not None:
             out["rho"] = self.rho.tolist()
         return out
 
+    def covariance_text(self) -> str:
+        """One line naming the clients' covariance(s)."""
+        if self.shift:
+            dim = "" if self.d is None else f", d = {self.d}"
+            return f"covariate shift (spectra {' / '.join(self.spectra)}{dim})"
+        return f"spectrum {'identity' if self.spectrum is None else self.spectrum.describe()}"
+
 
 def shared_spectrum(spectrum, m: int):
     """One spectrum for all clients (None for Sigma = I) from a Spectrum, None, or M spectra
-    (ValueError when these differ: per-client spectra are covariate shift)."""
+    (ValueError when these differ: per-client covariances are ``spectra``)."""
     if spectrum is None or isinstance(spectrum, Spectrum):
         items = [spectrum]
     else:
@@ -104,20 +175,40 @@ def shared_spectrum(spectrum, m: int):
             and np.array_equal(s.signal_weights, first.signal_weights))
         if not same:
             raise ValueError("clients with different covariance spectra (covariate shift): "
-                             "the finite-M limits take one spectrum shared by all clients")
+                             "give one SPEC per client in spectra (with d where needed), whose "
+                             "order fixes how the clients' eigenvalues line up")
     return first
+
+
+def client_spectra(spectra, d, m: int):
+    """(shared Spectrum or None, None, None) when the M SPECs ``spectra`` expand to the same
+    ordered eigenvalues, else (None, tuple of the SPECs, d): validated through their joint
+    measure (``riskcalc.linear.joint_spectrum``)."""
+    if isinstance(spectra, str) or not all(isinstance(s, str) for s in spectra):
+        raise ValueError("spectra must list one SPEC string per client (identity, scaled:C, "
+                         "two-point:A,B,W, powerlaw:P[,D], file:PATH)")
+    spectra = tuple(spectra)
+    if len(spectra) != m:
+        raise ValueError(f"spectra lists {len(spectra)} clients, gamma {m}")
+    d = None if d is None else positive_int("d", d)
+    values = joint_spectrum(spectra, d).values       # one row per distinct SPEC text
+    if np.all(values == values[0]):
+        spectrum = Spectrum.parse(spectra[0], d=d)
+        return (None if spectrum.is_identity else spectrum), None, None
+    return None, spectra, d
 
 
 def from_clients(clients, d=None, spectrum=None) -> Federation:
     """A Federation from a list of client dicts with keys ``gamma`` (or ``n`` with ``d``),
     ``r``, ``sigma`` and optionally ``rho`` and ``spectrum`` (a SPEC string or Spectrum);
-    ``spectrum`` applies to the clients that give none."""
+    ``spectrum`` applies to the clients that give none. Different SPECs are covariate shift
+    (``Federation.spectra``, with ``d``, which also turns n into gamma = d / n)."""
     if not isinstance(clients, (list, tuple)) or not all(isinstance(c, dict) for c in clients):
         raise ValueError('the federation must be a list of client objects {"gamma": G, "r": R, '
                          '"sigma": S}')
     if d is not None:
         d = float(as_array("d", d, low=0.0, low_open=True))
-    gam, spectra = [], []
+    gam = []
     for k, c in enumerate(clients):
         extra = sorted(set(c) - set(CLIENT_KEYS))
         missing = [key for key in ("r", "sigma") if key not in c]
@@ -130,12 +221,21 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
             gam.append(d / float(positive(f"client {k} n", c["n"])))
         else:
             gam.append(c["gamma"])
-        sp = c.get("spectrum", spectrum)
-        spectra.append(Spectrum.parse(sp, d=None if d is None else int(d))
-                       if isinstance(sp, str) else sp)
+        if not isinstance(c.get("spectrum", ""), (str, Spectrum)):
+            raise ValueError(f"client {k}'s spectrum must be a SPEC string (identity, "
+                             "scaled:C, two-point:A,B,W, powerlaw:P[,D], file:PATH)")
     rho = [c.get("rho") for c in clients]
     if any(v is None for v in rho) and not all(v is None for v in rho):
         raise ValueError("give rho for every client or for none")
+    given = [c.get("spectrum", spectrum) for c in clients]
+    texts = ["identity" if s is None else s for s in given]
+    if (not any(isinstance(s, Spectrum) for s in given)
+            and len({s.strip().lower() for s in texts}) > 1):
+        # Different SPECs: covariate shift (a client without one has Sigma = I).
+        cov = {"spectra": texts, "d": None if d is None else positive_int("d", d)}
+    else:
+        cov = {"spectrum": [Spectrum.parse(s, d=None if d is None else int(d))
+                            if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
-                      rho=None if rho[0] is None else rho, spectrum=spectra)
+                      rho=None if rho[0] is None else rho, **cov)

@@ -4,7 +4,9 @@ Every search here minimizes an exact limit of ``riskcalc.clients_limit`` (or the
 of ``riskcalc.limit`` / ``riskcalc.steps_limit``): a log-spaced grid brackets the minimum, then
 a golden-section search refines it inside the bracket (a bounded scalar minimization; for the
 per-client penalties of RTFA, one search per client run side by side, since client j's risk
-depends on its own lam_j only: the FedAvg global model does not involve lam).
+depends on its own lam_j only: the FedAvg global model does not involve lam). The federation's
+covariance, one shared spectrum or one per client (covariate shift), reaches every limit
+through ``Federation.limit_kwargs``; the steps have a finite-M limit for a shared spectrum only.
 """
 
 from __future__ import annotations
@@ -70,8 +72,7 @@ def rtfa_lams(fed, weights):
         lam_j in {0} U [1e-100, 1e100] (0 is FTFA, kept when interpolating is best).
     """
     def risks(lam):
-        return clients_limit("rtfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, lam=lam,
-                             weights=weights, spectrum=fed.spectrum).risk
+        return clients_limit("rtfa", lam=lam, weights=weights, **fed.limit_kwargs()).risk
 
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = fed.sigma ** 2 * fed.gamma / fed.r ** 2
@@ -92,8 +93,7 @@ def rtfa_lams(fed, weights):
     lam = np.exp(x)
     # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot
     # reach.
-    ftfa = clients_limit("ftfa", gamma=fed.gamma, sigma=fed.sigma, r=fed.r, weights=weights,
-                         spectrum=fed.spectrum).risk
+    ftfa = clients_limit("ftfa", weights=weights, **fed.limit_kwargs()).risk
     take = ftfa < best
     return np.where(take, 0.0, lam), np.where(take, ftfa, best)
 
@@ -111,8 +111,7 @@ def shared_tuning(method: str, fed, weights, grid):
     name = "alpha" if method == "maml_fl" else "lam"
 
     def result(v):
-        return clients_limit(method, gamma=fed.gamma, sigma=fed.sigma, r=fed.r,
-                             weights=weights, spectrum=fed.spectrum, **{name: float(v)})
+        return clients_limit(method, weights=weights, **fed.limit_kwargs(), **{name: float(v)})
 
     def mean(t):
         out = np.empty(np.size(t))
@@ -148,11 +147,19 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     risk : ndarray (M,)
     at_max : ndarray of bool (M,)
         Whether the risk still decreases at ``max_steps`` for that client.
+
+    Raises
+    ------
+    ValueError
+        Under covariate shift (``fed.spectra``): ``steps_limit`` takes one shared spectrum.
     """
     from riskcalc.linear import weighted_mp
     from riskcalc.linear.finite_clients_steps import steps_group_limits
     from riskcalc.spectrum import Spectrum
 
+    if fed.shift:
+        raise ValueError("fine-tuning steps have no finite-M limit under covariate shift "
+                         "(per-client spectra)")
     spectrum = Spectrum.identity() if fed.spectrum is None else fed.spectrum
     eta = 1.0 / max(weighted_mp.support_edges(float(g), spectrum)[1] for g in fed.gamma)
     m = fed.m

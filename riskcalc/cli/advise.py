@@ -1,8 +1,9 @@
 """``riskcalc advise``: the candidate pipelines of a federation, ranked by predicted risk.
 
 The federation comes from ``--clients-file`` (a JSON list of every client: ``gamma`` or ``n``
-with ``--d``, ``r``, ``sigma``, optionally ``rho`` and ``spectrum``) or from data
-(``--data FED.npz|FED.csv``, through ``riskcalc estimate``). Theory: ``riskcalc.advise``.
+with ``--d``, ``r``, ``sigma``, optionally ``rho`` and ``spectrum``; clients with different
+SPECs are covariate shift) or from data (``--data FED.npz|FED.csv``, through
+``riskcalc estimate``). Theory: ``riskcalc.advise``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ def add_parser(subparsers) -> None:
     src.add_argument("--clients-file", metavar="FED.json",
                      help='JSON list of ALL clients, each {"gamma": G (or "n": N with --d), '
                           '"r": R, "sigma": S} and optionally "rho" (||theta_j||, for local '
-                          'ridge) and "spectrum" (SPEC, one shared by all clients)')
+                          'ridge) and "spectrum" (SPEC; different SPECs are covariate shift: '
+                          'covariances diagonal in one shared basis in SPEC order)')
     src.add_argument("--data", metavar="FED.npz",
                      help="estimate the federation from data first (see riskcalc estimate)")
     p.add_argument("--spectrum", metavar="SPEC",
-                   help="covariance spectrum shared by the clients (default identity; with "
-                        "--data, the estimated one)")
-    p.add_argument("--d", type=float, help="dimension, to turn clients' n into gamma = d / n")
+                   help="covariance spectrum of the clients that give none (default identity; "
+                        "with --data, the estimated one)")
+    p.add_argument("--d", type=float,
+                   help="dimension, to turn clients' n into gamma = d / n (and the number of "
+                        "eigenvalues of powerlaw:P under covariate shift)")
     p.add_argument("--methods", metavar="LIST",
                    help="comma-separated pipelines to evaluate (default all: "
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
@@ -51,11 +55,7 @@ def read_federation(args):
         return est.federation(spectrum=spectrum), est
     path = args.clients_file
     data = guards.client_objects(path, '{"gamma": G, "r": R, "sigma": S}')
-    d = args.d
-    spectrum = None
-    if args.spectrum:
-        spectrum = Spectrum.parse(args.spectrum, d=None if d is None else int(d))
-    return adv.from_clients(data, d=d, spectrum=spectrum), None
+    return adv.from_clients(data, d=args.d, spectrum=args.spectrum or None), None
 
 
 def run(args) -> int:
@@ -93,8 +93,7 @@ def _tuning(c) -> str:
 def print_table(result) -> None:
     """The ranked candidates, the recommendation, the weight gains and the skips."""
     fed = result.federation
-    print(f"federation: {fed.m} clients, spectrum "
-          f"{'identity' if fed.spectrum is None else fed.spectrum.describe()}")
+    print(f"federation: {fed.m} clients, {fed.covariance_text()}")
     head = f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  per-client risks"
     print(head)
     for k, c in enumerate(result.candidates, 1):
