@@ -19,11 +19,14 @@ from montecarlo.estimators import get_estimator, global_model
 from montecarlo.instances import sample_size
 from montecarlo.seeding import replicate_rng
 from montecarlo.threads import small_blas
+from riskcalc.spectrum import ordered_eigenvalues
 
 
 def sample_federation(fed, d: int, seed: int, rep: int, designs=None):
     """One replicate: designs X_j, parameters theta_j (rows), responses y_j and the Sigma
-    eigenvalues s (the eigenbasis of Sigma is the canonical one).
+    eigenvalues s (the eigenbasis of Sigma is the canonical one): one array (d,) shared by the
+    clients, or (M, d) under covariate shift (``fed.spectra``: each client's SPEC in the
+    order of the shared basis, ``riskcalc.spectrum.ordered_eigenvalues``).
 
     ``designs`` replaces the Gaussian designs by given matrices (real features; their
     covariance is then whatever it is, ``s`` is None). theta_0 has norm
@@ -32,9 +35,12 @@ def sample_federation(fed, d: int, seed: int, rep: int, designs=None):
     m = fed.m
     rng = replicate_rng(seed, rep, m, 0)
     if designs is None:
-        s = (np.ones(d) if fed.spectrum is None else fed.spectrum.eigenvalues(d))
+        if fed.spectra is not None:
+            s = np.array([ordered_eigenvalues(spec, d) for spec in fed.spectra])
+        else:
+            s = np.ones(d) if fed.spectrum is None else fed.spectrum.eigenvalues(d)
         X = [replicate_rng(seed, rep, j, 0).standard_normal(
-                (sample_size(d, g, f"client {j}"), d)) * np.sqrt(s)
+                (sample_size(d, g, f"client {j}"), d)) * np.sqrt(s[j] if s.ndim > 1 else s)
              for j, g in enumerate(fed.gamma)]
     else:
         X, s = [np.asarray(x, float) for x in designs], None
@@ -120,7 +126,7 @@ def simulate(fed, candidates, d: int, reps: int, seed: int = 0, designs=None, te
             for k, cand in enumerate(candidates):
                 err = candidate_models(X, y, cand, clients) - theta
                 if s is not None:
-                    out[rep, k] = (err ** 2) @ s
+                    out[rep, k] = np.sum(err ** 2 * s, axis=-1)
                 else:
                     cov = np.broadcast_to(np.asarray(test, float), (fed.m,) + err.shape[1:] * 2)
                     out[rep, k] = np.einsum("jd,jde,je->j", err, cov, err)
