@@ -123,6 +123,6 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
         x = x_fine
     else:
         raise SolverError("FedProx fixed point: quadrature not converged with "
-                          f"{NODES[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES[-1]}")
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
     return alpha, np.sqrt(rho2), mu, nfev, err

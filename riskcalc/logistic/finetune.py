@@ -250,7 +250,7 @@ def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
         y = y_fine
     else:
         raise SolverError("logistic fine-tuning: quadrature not converged with "
-                          f"{NODES3[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES3[-1]}")
     m = moments(y_fine, view, lam, fine)
     return FinetuneState(float(y_fine[0]), float(m["nu_h"]), float(y_fine[3]), float(m["mu_h"]),
                          float(m["k_hg"]), float(m["D_x"]), nfev, err)

@@ -321,9 +321,9 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
             break
         x = x_fine
     else:
-        raise SolverError(f"logistic fixed point: quadrature not converged with {NODES[-1]} "
-                          f"nodes per dimension (gamma = {gamma:g}, signal = {signal:g}, "
-                          f"r = {r:g}, lam = {lam:g})")
+        raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
+                          f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}, "
+                          f"signal = {signal:g}, r = {r:g}, lam = {lam:g})")
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
     rho = float(np.hypot(b, q))
     notes = []

@@ -232,7 +232,7 @@ def solve_pooled(fed: Federation, lam_g: float) -> PooledState:
         x = x_fine
     else:
         raise SolverError("logistic global model: quadrature not converged with "
-                          f"{NODES[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES[-1]}")
     G = fed.gamma.size
     a, b = float(x_fine[0]), x_fine[1:G + 1] * fed.pi
     q, v = float(np.exp(x_fine[G + 1])), float(np.exp(x_fine[G + 2]))
