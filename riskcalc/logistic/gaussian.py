@@ -1,4 +1,5 @@
-"""Gaussian expectations of the logistic proximal map, by tensor Gauss-Hermite quadrature.
+"""Gaussian expectations of the logistic proximal map, by tensor quadrature (Gauss-Hermite, or
+Gauss-Legendre panels along axes with narrow features).
 
 Every expectation of the CGMT system (``riskcalc.logistic.fixed_point``) has the form
 ``E[2 sigmoid(kappa s) F(s, t)]`` with ``s, g`` independent standard normals,
@@ -13,7 +14,8 @@ proximal map and ``l''`` have their singularities at imaginary part ``pi`` in th
 poles at distance ``pi / |a|`` from the real axis in ``s`` and ``pi / rho`` in ``g``. A global
 Gauss-Hermite rule converges only algebraically once these widths approach its node spacing
 (measured at ``kappa = 10``, ``a = 9.97``, ``rho = 1.13``, ``mu = 8.7``: relative errors
-1e-2 / 4e-3 / 1e-3 / 3e-4 at 56 / 84 / 126 / 190 nodes, so the ladder's 1e-7 agreement fails).
+1e-2 / 4e-3 / 1e-3 / 3e-4 in D and 0.21 / 0.075 / 0.020 / 0.004 in E3 at 56 / 84 / 126 / 190
+nodes, so the ladder's 1e-7 agreement fails).
 Each axis of a tensor rule is therefore chosen by its feature scale (``axis_rule``): the
 Gauss-Hermite rule while the scale is at most ``GH_REACH`` (the ladder then converges: the fast
 path of every moderate norm, unchanged), otherwise equal Gauss-Legendre panels of ``PANEL``
