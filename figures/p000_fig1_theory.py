@@ -10,11 +10,10 @@ proportional-regime limits at M = 5 (``riskcalc.logistic_limit(..., clients=5)``
 and fine-tuning; local ridge is the one-client ridge limit with centre 0,
 ``riskcalc.logistic_limit(signal=0, r=||w_i||)``).
 
-Left panel: Appendix D's own centre norm, ||w_*|| = sqrt(100) = 10, R from 0 to 20:
-simulation only, because the limits' Gauss-Hermite quadrature does not converge for
-||w_i|| >= ~4.5 (label weight sigmoid(||w_i|| s) too steep; the fixed point raises
-SolverError). Right panel: the same geometry scaled to that reach, S = 1.5 and R / S from 0 to 2
-(Appendix D's range of R / ||w_*||), limits through simulated points.
+Left panel: Appendix D's own centre norm, ||w_*|| = sqrt(100) = 10, R from 0 to 20, limits
+through simulated points (||w_i|| from 10 to 22: the limits' quadrature resolves the label
+weight's width 1 / ||w_i|| with Gauss-Legendre panels, ``riskcalc.logistic.gaussian``). Right
+panel: the same geometry at S = 1.5 and R / S from 0 to 2 (Appendix D's range of R / ||w_*||).
 """
 
 import numpy as np
@@ -48,16 +47,16 @@ def _simulate(ctx, signal, R, d, reps):
     return out
 
 
-def _theory(R):
-    """Limits of the accuracy at S_THEORY along R (one call per point; local ridge as a
+def _theory(signal, R):
+    """Limits of the accuracy at ``signal`` along R (one call per point; local ridge as a
     grid)."""
     out = {}
     for key in ("fedavg", "rtfa"):
         out[key] = np.array([1.0 - riskcalc.logistic_limit(
-            gamma=GAMMA, signal=S_THEORY, r=float(r), clients=M, global_lam=GLOBAL_LAM,
+            gamma=GAMMA, signal=signal, r=float(r), clients=M, global_lam=GLOBAL_LAM,
             method=key, **({"lam": LAM} if key == "rtfa" else {})).test_error for r in R])
     out["local_ridge"] = 1.0 - riskcalc.logistic_limit(
-        gamma=GAMMA, signal=0.0, r=np.hypot(S_THEORY, R), lam=LAM).test_error
+        gamma=GAMMA, signal=0.0, r=np.hypot(signal, R), lam=LAM).test_error
     return out
 
 
@@ -70,8 +69,9 @@ def make(ctx):
     R_paper = np.linspace(0.0, 20.0, ctx.pick(3, 6))
     R_sim = S_THEORY * np.linspace(0.0, 2.0, ctx.pick(3, 5))
     R_th = S_THEORY * np.linspace(0.0, 2.0, ctx.pick(9, 25))
-    left = f"Appendix D: ‖w_*‖ = {S_PAPER:g}, simulation only"
-    right = f"‖w_0‖ = {S_THEORY:g}, R/‖w_0‖ ≤ 2: limits and simulation"
+    R_th_paper = np.linspace(0.0, 20.0, ctx.pick(5, 21))
+    left = f"Appendix D: ‖w_*‖ = {S_PAPER:g}"
+    right = f"‖w_0‖ = {S_THEORY:g}, R/‖w_0‖ ≤ 2"
     table = Table()
     for panel, signal, R, d in ((left, S_PAPER, R_paper, d_paper),
                                 (right, S_THEORY, R_sim, d_theory)):
@@ -80,9 +80,10 @@ def make(ctx):
             m, s, h = sim[key]
             table.add(panel, label, "simulation", "R", R, "accuracy", m, se=s, lo=m - h,
                       hi=m + h, reps=reps)
-    th = _theory(R_th)
-    for key, label in SERIES:
-        table.add(right, label, "theory", "R", R_th, "accuracy", th[key])
+    for panel, signal, R in ((left, S_PAPER, R_th_paper), (right, S_THEORY, R_th)):
+        th = _theory(signal, R)
+        for key, label in SERIES:
+            table.add(panel, label, "theory", "R", R, "accuracy", th[key])
     colors = style.Colors(table.series())
     fig, axes = style.figure(2, height=2.9)
     for ax, panel in zip(axes[0], (left, right)):
@@ -108,12 +109,12 @@ def make(ctx):
         "negatively correlated with w_* (a correlation of order 1/√d), here uniform.",
         {"m = M": M, "γ = d/n_i": GAMMA, "λ": LAM, "global_lam": GLOBAL_LAM,
          "weights": "samples", "‖w_*‖ (left)": S_PAPER, "R (left)": R_paper,
-         "d (left)": d_paper, "‖w_0‖ (right)": S_THEORY, "R (right, simulation)": R_sim,
+         "R (left, limits)": R_th_paper, "d (left)": d_paper, "‖w_0‖ (right)": S_THEORY,
+         "R (right, simulation)": R_sim,
          "R (right, limits)": R_th, "d (right)": d_theory, "reps": reps},
-        notes=["Left: no limits. Appendix D's ‖w_*‖ = √100 = 10 puts ‖w_i‖ between 10 and "
-               "22, beyond the reach of the limits' tensor Gauss-Hermite quadrature (its "
-               "accuracy check fails for ‖w_i‖ >= ~4.5; measured at ‖w_i‖ = 10: the solution "
-               "moves by 3e-2, 1e-2, 4e-3, 8e-4 between the 56, 84, 126, 190, 280-node rules, "
-               "and the limit raises SolverError).",
-               "Right: Appendix D's geometry scaled to that reach (R/‖w_0‖ from 0 to 2 as "
+        notes=["Left: Appendix D's ‖w_*‖ = √100 = 10 puts ‖w_i‖ between 10 and 22; the label "
+               "weight sigmoid(‖w_i‖ s) turns over a width 1/‖w_i‖, which the limits resolve "
+               "with Gauss-Legendre panels of width 2π/‖w_i‖ (a global Gauss-Hermite rule "
+               "does not converge there).",
+               "Right: Appendix D's geometry at ‖w_0‖ = 1.5 (R/‖w_0‖ from 0 to 2 as "
                "R/‖w_*‖ in Appendix D)."]))

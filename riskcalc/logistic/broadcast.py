@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 
-from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import NODES, batch_moments, gauss_hermite, sigmoid
 
 #: Newton iterations per continuation stage before a point counts as failed.
@@ -145,7 +144,9 @@ def _continuation(gamma, lam, kappa, c_e, C, *, nodes, tol, lam_ratio, starts):
 
 def refine(x, kappa, gamma, lam, c_e, C, *, tol, rtol):
     """The quadrature ladder of ``fixed_point._limit`` for every point: re-solve on the next
-    rule until two consecutive rules agree to ``rtol``. Returns ``(x_fine, nodes, ok)``."""
+    rule until two consecutive rules agree to ``rtol``. Returns ``(x_fine, nodes, ok)``;
+    ``ok`` marks the points whose rules agreed (the caller passes the others to the one-point
+    solver, which resolves large scales with composite rules)."""
     P = len(x)
     x = x.copy()
     out, used, ok = x.copy(), np.full(P, NODES[0]), np.zeros(P, bool)
@@ -160,10 +161,6 @@ def refine(x, kappa, gamma, lam, c_e, C, *, tol, rtol):
         ok[todo[agree]] = True
         x[todo] = x_fine
         todo = todo[~agree]
-    if todo.size:
-        raise SolverError(f"logistic fixed point: quadrature not converged with {NODES[-1]} "
-                          f"nodes per dimension at {todo.size} grid point(s), e.g. gamma = "
-                          f"{gamma[todo[0]]:g}, lam = {lam[todo[0]]:g}")
     return out, used, ok
 
 

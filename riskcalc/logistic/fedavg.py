@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.gaussian import gauss_hermite, sigmoid
+from riskcalc.logistic.gaussian import label_rule, sigmoid
 
 
 def fedavg_centre_scale(signal, r) -> float:
@@ -42,7 +42,7 @@ def fedavg_centre_scale(signal, r) -> float:
     r = float(as_array("r", r, low=0.0))
     if signal == 0.0 or r == 0.0:
         return 1.0
-    z, w = gauss_hermite(200)
+    z, w = label_rule(float(np.hypot(signal, r)))
 
     def dsig(t):
         return np.sum(w * sigmoid(t * z) * sigmoid(-t * z))

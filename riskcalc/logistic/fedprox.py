@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
 
 
@@ -89,6 +89,17 @@ def _root(x0, fed, lam, lam_g, rules):
     return x, float(np.max(np.abs(residuals(x, fed, lam, lam_g, rules)))), sol.nfev
 
 
+def _root_resolved(x0, fed, lam, lam_g, nodes):
+    """``_root`` on per-group rules resolving the solution's scales ``(alpha_c, rho_c)``."""
+    G = fed.gamma.size
+
+    def rules_at(x, margin=SCALE_MARGIN):
+        rho = np.exp(np.clip(x[G:2 * G], -60, 30))
+        return [Rule.at(k, nodes, x[c], rho[c], margin) for c, k in enumerate(fed.kappa)]
+    return solve_resolved(lambda x, rules: _root(x, fed, lam, lam_g, rules), rules_at,
+                          np.asarray(x0, float))
+
+
 def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
     """Per-client ``(alpha, rho, mu)`` of the joint objective, and solver diagnostics.
 
@@ -100,20 +111,18 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    rules = [Rule(k, PATH_NODES) for k in fed.kappa]
-    x, err, nfev = _root(np.asarray(start, float), fed, lam, lam_g, rules)
+    (x, err, nfev), _ = _root_resolved(start, fed, lam, lam_g, PATH_NODES)
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point: no convergence at lam = {lam:g} "
                           f"(residual {err:.2e})")
     for nodes in NODES:
-        fine = [Rule(k, nodes) for k in fed.kappa]
-        x_fine, err, n = _root(x, fed, lam, lam_g, fine)
+        (x_fine, err, n), fine = _root_resolved(x, fed, lam, lam_g, nodes)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
         x = x_fine
     else:
         raise SolverError("FedProx fixed point: quadrature not converged with "
-                          f"{NODES[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES[-1]}")
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
     return alpha, np.sqrt(rho2), mu, nfev, err

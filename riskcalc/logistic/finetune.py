@@ -70,7 +70,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import gauss_hermite, prox_logistic, sigmoid
+from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
+                                        sigmoid, solve_resolved)
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -78,26 +79,46 @@ TOL = 1e-11
 NODES3 = (24, 32, 48, 72, 100)
 QUAD_RTOL = 2e-6
 PATH_NODES = 16
+#: Most Gauss-Hermite nodes an axis of ``Rule3`` takes before switching to panels
+#: (``gaussian.axis_key``): the 3-d tensor is costly, and moderate scales need few nodes.
+GH_MAX = 160
+#: Panels of width ``2 pi / scale`` at this level (``gaussian.axis_key``): 1.5 times the first,
+#: so that the first rule's panels are ``3 pi / scale`` wide (about 1e-9, ample for the
+#: ladder's ``QUAD_RTOL``; the 3-d tensor is costly).
+PANEL_BASE = 36
 
 
 class Rule3:
-    """Tensor Gauss-Hermite rule over ``(s, g_1, g_2)`` with the label weight, without the
-    nodes whose product weight is below ``PRUNE`` (they change no expectation at the accuracy
-    the ladder checks, and are most of the tensor grid)."""
+    """Tensor rule over ``(s, g_1, g_2)`` with the label weight, without the nodes whose product
+    weight is below ``PRUNE`` (they change no expectation at the accuracy the ladder checks,
+    and are most of the tensor grid). Each axis is the Gauss-Hermite rule or, when its
+    ``scales`` entry (the largest coefficient of that variable in the margins, and ``kappa``
+    for ``s``) exceeds ``gaussian.GH_REACH``, Gauss-Legendre panels
+    (``riskcalc.logistic.gaussian``, module docstring)."""
 
     PRUNE = 1e-17
 
-    def __init__(self, kappa: float, n: int):
-        x, w = gauss_hermite(n)
-        weight = (2.0 * sigmoid(kappa * x)[:, None, None] * w[:, None, None]
-                  * w[None, :, None] * w[None, None, :])
-        keep = np.nonzero(weight > self.PRUNE * weight.max())
+    def __init__(self, kappa: float, n: int, scales=(0.0, 0.0, 0.0)):
         self.n = n
+        self.keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
+                          for sc in (max(kappa, scales[0]), scales[1], scales[2]))
+        (xs, ws), (x1, w1), (x2, w2) = (axis_rule(k) for k in self.keys)
+        weight = (2.0 * sigmoid(kappa * xs)[:, None, None] * ws[:, None, None]
+                  * w1[None, :, None] * w2[None, None, :])
+        keep = np.nonzero(weight > self.PRUNE * weight.max())
         self.weight = weight[keep]
-        self.s, self.g1, self.g2 = x[keep[0]], x[keep[1]], x[keep[2]]
+        self.s, self.g1, self.g2 = xs[keep[0]], x1[keep[1]], x2[keep[2]]
         # z_g depends on (s, g_1) only: solved once per pair, then gathered.
-        self.pair = keep[0] * n + keep[1]
-        self.s2, self.g12 = np.repeat(x, n), np.tile(x, n)
+        self.pair = keep[0] * x1.size + keep[1]
+        self.s2, self.g12 = np.repeat(xs, x1.size), np.tile(x1, xs.size)
+
+    @classmethod
+    def at(cls, view, n: int, y, margin: float = SCALE_MARGIN):
+        """The rule for the margins at ``y`` (``moments``): scales ``max |A|``, the largest
+        ``g_1`` coefficient and the ``g_2`` coefficient, times ``margin``."""
+        c1, c2 = _coefficients(y, view)
+        return cls(view.kappa, n, (margin * max(abs(view.A_g), abs(y[0])),
+                                   margin * max(view.nu_g, abs(c1)), margin * c2))
 
     def expect(self, values):
         # Not np.dot: a BLAS call per expectation costs more than it saves here.
@@ -116,12 +137,18 @@ class GlobalView:
     gamma: float
 
 
+def _coefficients(y, view: GlobalView):
+    """``(c1, c2)``: ``omega_h``'s coefficients of ``g_1`` and ``g_2`` (module docstring)."""
+    c1 = y[3] / view.nu_g
+    nu_h = np.exp(np.clip(y[4], -60.0, 30.0))
+    return c1, np.sqrt(max(nu_h * nu_h - c1 * c1, 1e-300))
+
+
 def moments(y, view: GlobalView, lam: float, rule: Rule3):
     """The expectations of steps 2-4 at ``y = (A_h, log mu_h, log kappa_hg, nu_gh, log nu_h)``."""
     A_h, nu_gh = y[0], y[3]
     mu_h, k_hg, nu_h = np.exp(np.clip(y[[1, 2, 4]], -60.0, 30.0))
-    c1 = nu_gh / view.nu_g
-    c2 = np.sqrt(max(nu_h * nu_h - c1 * c1, 1e-300))
+    c1, c2 = _coefficients(y, view)
     z_g = prox_logistic(view.A_g * rule.s2 + view.nu_g * rule.g12, view.mu_g)[rule.pair]
     p_g = sigmoid(-z_g)                       # -l'(z_g), label folded
     omega_h = A_h * rule.s + c1 * rule.g1 + c2 * rule.g2
@@ -159,6 +186,15 @@ def _root(y0, view, lam, rule):
     return y, float(np.max(np.abs(residuals(y, view, lam, rule)))), sol.nfev
 
 
+def _root_resolved(y0, view, lam, nodes):
+    """``_root`` on a rule resolving the margins' scales at the solution
+    (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``."""
+    (y, err, nfev), rules = solve_resolved(
+        lambda y, rules: _root(y, view, lam, rules[0]),
+        lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
+    return y, err, nfev, rules[0]
+
+
 def _start(view: GlobalView, lam: float):
     """Large-lam start: ``w_h`` near ``w_g``."""
     mu_h = view.gamma / (lam + 0.2)
@@ -191,9 +227,9 @@ def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
     SolverError
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
-    rule = Rule3(view.kappa, PATH_NODES)    # coarse along the path, as in ``pooled``
-    # Directly from the large-lam start (enough on the issue's grid), else continuation.
-    y, err, nfev = _root(_start(view, lam), view, lam, rule)
+    # Coarse rules along the path, as in ``pooled``. Directly from the large-lam start (enough
+    # on the issue's grid), else continuation.
+    y, err, nfev, _ = _root_resolved(_start(view, lam), view, lam, PATH_NODES)
     if not err <= TOL:
         lams = [max(lam, 100.0)]
         while lams[-1] > lam * 10.0:
@@ -201,21 +237,20 @@ def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
         lams.append(lam)
         y = _start(view, lams[0])
         for lam_k in lams:
-            y, err, n = _root(y, view, lam_k, rule)
+            y, err, n, _ = _root_resolved(y, view, lam_k, PATH_NODES)
             nfev += n
             if not err <= TOL:
                 raise SolverError(f"logistic fine-tuning: no convergence at lam = {lam_k:g} "
                                   f"(residual {err:.2e})")
     for nodes in NODES3:
-        fine = Rule3(view.kappa, nodes)
-        y_fine, err, n = _root(y, view, lam, fine)
+        y_fine, err, n, fine = _root_resolved(y, view, lam, nodes)
         nfev += n
         if err <= TOL and np.all(np.abs(y_fine - y) <= QUAD_RTOL * (1.0 + np.abs(y))):
             break
         y = y_fine
     else:
         raise SolverError("logistic fine-tuning: quadrature not converged with "
-                          f"{NODES3[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES3[-1]}")
     m = moments(y_fine, view, lam, fine)
     return FinetuneState(float(y_fine[0]), float(m["nu_h"]), float(y_fine[3]), float(m["mu_h"]),
                          float(m["k_hg"]), float(m["D_x"]), nfev, err)

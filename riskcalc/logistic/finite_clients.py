@@ -53,7 +53,7 @@ def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
     """Risk, cosine, test log-loss and error of an estimate with ``(w_hat.e, ||rest||) =
     (a, rho)`` for client ``w_i = kappa e`` (fresh-sample margins ``(kappa s, a s + rho g)``,
     as in ``riskcalc.logistic.fixed_point``)."""
-    rule = Rule(kappa, NODES[-1])
+    rule = Rule.at(kappa, NODES[-1], a, rho)
     norm = float(np.hypot(a, rho))
     err = test_error(kappa, a, rho) if rho > 0 else float(rule.expect(a * rule.s < 0))
     return ClientLimits(risk=float((a - kappa) ** 2 + rho ** 2),

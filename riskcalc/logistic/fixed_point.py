@@ -81,7 +81,7 @@ from riskcalc._validate import as_array
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 
@@ -137,8 +137,25 @@ def _root(x0, rule, gamma, lam, c_e, C):
     return x, float(np.max(np.abs(residuals(x, rule, gamma, lam, c_e, C)[0])))
 
 
-def _start(rule, gamma, lam, c_e, C):
+def _rules_at(kappa, nodes):
+    """``rules_at`` of ``gaussian.solve_resolved``: the rule for the scales of
+    ``x = (a, b, log q, log mu)``."""
+    def rules_at(x, margin=SCALE_MARGIN):
+        rho = float(np.hypot(x[1], np.exp(np.clip(x[2], -60.0, 30.0))))
+        return [Rule.at(kappa, nodes, float(x[0]), rho, margin)]
+    return rules_at
+
+
+def _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C):
+    """``_root`` on a rule that resolves the solution's scales: ``(x, err, rule)``."""
+    (x, err), rules = solve_resolved(lambda x, rules: _root(x, rules[0], gamma, lam, c_e, C),
+                                     _rules_at(kappa, nodes), np.asarray(x0, float))
+    return x, err, rules[0]
+
+
+def _start(kappa, nodes, gamma, lam, c_e, C):
     """First-order large-lam solution: the centre plus a shrunken isotropic part."""
+    rule = Rule.at(kappa, nodes, c_e, C)
     a, b, mu, q = c_e, C, gamma / lam, 1e-3
     for _ in range(3):
         (D, E2, E3), _ = rule.moments(a, np.hypot(b, q), mu)
@@ -154,7 +171,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
 
     Direct from the first-order start when ``lam >= 1``, else (or when that fails)
     continuation from ``lam = 100`` down to ``lam`` by factors of 10, each
-    step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)``; ``lam = 0`` is
+    step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)`` on a rule
+    resolving the solution's scales (``gaussian.solve_resolved``); ``lam = 0`` is
     reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
     point, tried first. ``scale``: the centre is ``scale w_0``. Module docstring for the
     equations.
@@ -175,12 +193,11 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
                 "-> 1. Use lam > 0")
     kappa, c_e, C = centre_geometry(signal, r, scale)
-    rule = Rule(kappa, nodes)
     # Direct attempt from a nearby solution or the first-order start; continuation in lam
-    # when it fails.
+    # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).
     if start is not None or lam >= 1.0:
-        x0 = _start(rule, gamma, lam, c_e, C) if start is None else np.asarray(start, float)
-        x, err = _root(x0, rule, gamma, lam, c_e, C)
+        x0 = _start(kappa, nodes, gamma, lam, c_e, C) if start is None else start
+        x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C)
         if err <= TOL:
             return x, rule, (kappa, c_e, C)
     lams = [max(lam, LAM_START)]
@@ -189,9 +206,9 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     lams.append(max(lam, 1e-4))
     if lam == 0.0:
         lams.append(0.0)
-    x = _start(rule, gamma, lams[0], c_e, C)
+    x = _start(kappa, nodes, gamma, lams[0], c_e, C)
     for lam_k in lams:
-        x, err = _root(x, rule, gamma, lam_k, c_e, C)
+        x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
         if not err <= TOL:
             raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
@@ -259,53 +276,9 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
-    return _grid_limit(gamma, signal, r, lam, centre)
+    from riskcalc.logistic.grid import grid_limit
 
-
-def _grid_limit(gamma, signal, r, lam, centre):
-    """``logistic_limit`` for broadcast arrays: every point solved together, the points the
-    grid solver misses retried by the one-point solver (``riskcalc.logistic.broadcast``)."""
-    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), as_array("signal", signal,
-              low=0.0), as_array("r", r, low=0.0), as_array("lam", lam, low=0.0)]
-    if centre not in CENTRES:
-        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
-    try:
-        arrays = np.broadcast_arrays(*arrays)
-    except ValueError:
-        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
-                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
-    shape = arrays[0].shape
-    g, S, rr, lm = (v.ravel().astype(float) for v in arrays)
-    pairs = {(s, t): (1.0 if centre == "oracle" else fedavg_centre_scale(s, t))
-             for s, t in zip(S, rr)}
-    geo = np.array([centre_geometry(s, t, pairs[s, t]) for s, t in zip(S, rr)])
-    kappa, c_e, C = geo.T.copy()
-    for k in np.flatnonzero(lm == 0.0):
-        if g[k] >= mle_threshold(kappa[k]):
-            raise ValueError(f"lam = 0 at grid entry {k}: no finite minimizer (the MLE does not "
-                             f"exist): gamma = {g[k]:g} >= the Candes-Sur threshold "
-                             f"{mle_threshold(kappa[k]):.6g} at ||w_i|| = {kappa[k]:.6g}")
-    x, ok = broadcast.solve_batch(g, lm, kappa, c_e, C, tol=TOL, lam_ratio=LAM_RATIO,
-                                  starts=lambda l0, nodes: broadcast.first_order_start(
-                                      kappa, g, l0, c_e, C, nodes))
-    for k in np.flatnonzero(~ok):
-        x[k] = solve_fixed_point(g[k], S[k], rr[k], lm[k], scale=pairs[S[k], rr[k]])[0]
-    x, nodes, _ = broadcast.refine(x, kappa, g, lm, c_e, C, tol=TOL, rtol=QUAD_RTOL)
-    out = broadcast.limits(x, nodes, kappa, c_e, C)
-    err = broadcast.test_errors(kappa, out["a"], out["rho"])
-    notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
-        if np.any(np.isnan(out["cosine"])) else []
-    params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),
-                  lam=lm.reshape(shape))
-    if centre != "oracle":
-        params.update(centre=centre, centre_scale=np.array(
-            [pairs[s, t] for s, t in zip(S, rr)]).reshape(shape))
-    return LogisticResult(params, risk=out["risk"].reshape(shape),
-                          cosine=out["cosine"].reshape(shape),
-                          test_logloss=out["test_logloss"].reshape(shape),
-                          test_error=err.reshape(shape), a=out["a"].reshape(shape),
-                          b=out["b"].reshape(shape), q=out["q"].reshape(shape),
-                          mu=out["mu"].reshape(shape), notes=tuple(notes))
+    return grid_limit(gamma, signal, r, lam, centre)
 
 
 def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
@@ -343,15 +316,14 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
     # Accuracy check: the next finer rule must give the same fixed point; if it does not
     # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
     for nodes in NODES[1:]:
-        fine = Rule(kappa, nodes)
-        x_fine, err = _root(x, fine, gamma, lam, c_e, C)
+        x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C)
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
         x = x_fine
     else:
-        raise SolverError(f"logistic fixed point: quadrature not converged with {NODES[-1]} "
-                          f"nodes per dimension (gamma = {gamma:g}, signal = {signal:g}, "
-                          f"r = {r:g}, lam = {lam:g})")
+        raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
+                          f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}, "
+                          f"signal = {signal:g}, r = {r:g}, lam = {lam:g})")
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
     rho = float(np.hypot(b, q))
     notes = []
@@ -372,7 +344,14 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
                           a=float(a), b=float(b), q=q, mu=mu, notes=tuple(notes),
                           diagnostics={"solver": "scipy.optimize.root (hybr)",
                                        "residual": float(err),
-                                       "quadrature_nodes": int(fine.n)}), start
+                                       "quadrature_nodes": int(fine.n),
+                                       "quadrature_axes": _describe(fine)}), start
+
+
+def _describe(rule) -> str:
+    """The rule's axes, e.g. ``"s: 464 Gauss-Legendre (29 panels), g: 84 Gauss-Hermite"``."""
+    return ", ".join(f"{axis}: {n * PANEL} Gauss-Legendre ({n} panels)" if kind == "gl" else
+                     f"{axis}: {n} Gauss-Hermite" for axis, (kind, n) in zip("sg", rule.keys))
 
 
 def test_error(kappa: float, a: float, rho: float) -> float:

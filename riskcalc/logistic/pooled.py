@@ -67,7 +67,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import NODES, Rule, gauss_hermite, sigmoid
+from riskcalc.logistic.gaussian import (NODES, SCALE_MARGIN, Rule, label_rule, sigmoid,
+                                        solve_resolved)
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -166,6 +167,25 @@ def _root(x0, fed, lam_g, rules):
     return x, float(np.max(np.abs(residuals(x, fed, lam_g, rules)))), sol.nfev
 
 
+def rules_at(fed: Federation, nodes: int):
+    """``rules_at`` of ``gaussian.solve_resolved``: per group, the rule for the block's view
+    ``(alpha_c, rho_c)`` of ``x`` (``residuals``)."""
+    G = fed.gamma.size
+
+    def at(x, margin=SCALE_MARGIN):
+        q = np.exp(np.clip(x[G + 1], -60, 30))
+        alpha, rho = block_view(fed, x[0], x[1:G + 1] * fed.pi, q)
+        return [Rule.at(k, nodes, alpha[c], rho[c], margin) for c, k in enumerate(fed.kappa)]
+    return at
+
+
+def _root_resolved(x0, fed, lam_g, nodes):
+    """``_root`` on rules resolving the solution's scales (``gaussian.solve_resolved``)."""
+    out, _ = solve_resolved(lambda x, rules: _root(x, fed, lam_g, rules), rules_at(fed, nodes),
+                            np.asarray(x0, float))
+    return out
+
+
 def _start(fed: Federation, lam_g: float):
     """Large-ridge start: ``w_g`` the mean gradient at 0 divided by ``lam_g``."""
     G = fed.gamma.size
@@ -190,8 +210,7 @@ def solve_pooled(fed: Federation, lam_g: float) -> PooledState:
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
     # The continuation path uses a coarse rule (cheap, and close enough to start the fine
-    # solves a few steps from their roots).
-    rules = [Rule(k, PATH_NODES) for k in fed.kappa]
+    # solves a few steps from their roots); every rule resolves the solution's scales.
     lams = [max(lam_g, 100.0)]
     while lams[-1] > max(lam_g, 1e-4) * 10.0:
         lams.append(lams[-1] / 10.0)
@@ -200,21 +219,20 @@ def solve_pooled(fed: Federation, lam_g: float) -> PooledState:
         lams.append(0.0)
     x, nfev = _start(fed, lams[0]), 0
     for lam_k in lams:
-        x, err, n = _root(x, fed, lam_k, rules)
+        x, err, n = _root_resolved(x, fed, lam_k, PATH_NODES)
         nfev += n
         if not err <= TOL:
             raise SolverError(f"logistic global model: no convergence at global_lam = {lam_k:g}"
                               f" (residual {err:.2e})")
     for nodes in NODES:
-        fine = [Rule(k, nodes) for k in fed.kappa]
-        x_fine, err, n = _root(x, fed, lam_g, fine)
+        x_fine, err, n = _root_resolved(x, fed, lam_g, nodes)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
         x = x_fine
     else:
         raise SolverError("logistic global model: quadrature not converged with "
-                          f"{NODES[-1]} nodes per dimension")
+                          f"the ladder's finest level {NODES[-1]}")
     G = fed.gamma.size
     a, b = float(x_fine[0]), x_fine[1:G + 1] * fed.pi
     q, v = float(np.exp(x_fine[G + 1])), float(np.exp(x_fine[G + 2]))
@@ -229,7 +247,7 @@ def separability_margin(fed: Federation) -> float:
 
     from riskcalc.logistic.transition import _psi
 
-    z, w = gauss_hermite(200)
+    z, w = label_rule(float(np.max(fed.kappa)))
     weight = [2.0 * sigmoid(k * z) * w for k in fed.kappa]
     G = fed.gamma.size
 

@@ -31,8 +31,10 @@ class LogisticResult:
         Where the result needs a caveat (an undefined cosine).
     diagnostics : dict
         The fixed-point solve: ``solver`` (Powell's hybrid method), ``residual`` (the largest
-        scaled residual of (E1)-(E4) at the returned point) and ``quadrature_nodes`` (Gauss-
-        Hermite nodes per dimension of the rule that agreed with the next coarser one).
+        scaled residual of (E1)-(E4) at the returned point), ``quadrature_nodes`` (the ladder
+        level of the rule that agreed with the next coarser one: Gauss-Hermite nodes per
+        dimension on the fast path) and ``quadrature_axes`` (that rule's axes, e.g.
+        Gauss-Legendre panels at large signal norms; ``riskcalc.logistic.gaussian``).
     """
 
     params: dict

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.gaussian import gauss_hermite, sigmoid
+from riskcalc.logistic.gaussian import label_rule, sigmoid
 
 
 def _psi(m):
@@ -47,7 +47,7 @@ def mle_threshold(kappa) -> float:
     from scipy.optimize import minimize_scalar
 
     kappa = float(as_array("kappa", kappa, low=0.0))
-    v, w = gauss_hermite(200)
+    v, w = label_rule(kappa)
     weight = 2.0 * sigmoid(kappa * v) * w
 
     def objective(t):

@@ -1,0 +1,88 @@
+"""``logistic_limit`` over broadcast arrays: the grid solver for the Gauss-Hermite reach, the
+one-point solver beyond it.
+
+Points whose every scale is within ``gaussian.GH_REACH`` (``||w_i||``, and at the solution
+``|a|`` and ``rho``, each times ``SCALE_MARGIN``, as the one-point solver builds its rules) are
+solved together by ``riskcalc.logistic.broadcast`` on the same Gauss-Hermite rules as
+``fixed_point._limit``. The others (large signal norms, wide estimates), and any point whose
+ladder does not settle, are solved one at a time by ``fixed_point.logistic_lam_path``, on the
+composite rules that resolve their scales: each entry is then the one-point result, exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array
+from riskcalc.logistic import broadcast
+from riskcalc.logistic.fedavg import fedavg_centre_scale
+from riskcalc.logistic.fixed_point import (CENTRES, LAM_RATIO, QUAD_RTOL, TOL, centre_geometry,
+                                           logistic_lam_path, solve_fixed_point)
+from riskcalc.logistic.gaussian import GH_REACH, Rule
+from riskcalc.logistic.result import LogisticResult
+from riskcalc.logistic.transition import mle_threshold
+
+FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
+
+
+def grid_limit(gamma, signal, r, lam, centre):
+    """``logistic_limit`` for broadcast arrays (module docstring)."""
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), as_array("signal", signal,
+              low=0.0), as_array("r", r, low=0.0), as_array("lam", lam, low=0.0)]
+    if centre not in CENTRES:
+        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
+                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    shape = arrays[0].shape
+    g, S, rr, lm = (v.ravel().astype(float) for v in arrays)
+    pairs = {(s, t): (1.0 if centre == "oracle" else fedavg_centre_scale(s, t))
+             for s, t in zip(S, rr)}
+    geo = np.array([centre_geometry(s, t, pairs[s, t]) for s, t in zip(S, rr)])
+    kappa, c_e, C = geo.T.copy()
+    for k in np.flatnonzero(lm == 0.0):
+        if g[k] >= mle_threshold(kappa[k]):
+            raise ValueError(f"lam = 0 at grid entry {k}: no finite minimizer (the MLE does not "
+                             f"exist): gamma = {g[k]:g} >= the Candes-Sur threshold "
+                             f"{mle_threshold(kappa[k]):.6g} at ||w_i|| = {kappa[k]:.6g}")
+    out = {f: np.empty(g.size) for f in FIELDS}
+    near = np.flatnonzero(kappa <= GH_REACH)
+    done = _solve_near(near, g, S, rr, lm, kappa, c_e, C, pairs, out)
+    for k in np.setdiff1d(np.arange(g.size), near[done]):
+        res = logistic_lam_path(gamma=g[k], signal=S[k], r=rr[k], lams=[lm[k]], centre=centre)[0]
+        for f in FIELDS:
+            out[f][k] = getattr(res, f)
+    notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
+        if np.any(np.isnan(out["cosine"])) else []
+    params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),
+                  lam=lm.reshape(shape))
+    if centre != "oracle":
+        params.update(centre=centre, centre_scale=np.array(
+            [pairs[s, t] for s, t in zip(S, rr)]).reshape(shape))
+    return LogisticResult(params, **{f: out[f].reshape(shape) for f in FIELDS},
+                          notes=tuple(notes))
+
+
+def _solve_near(idx, g, S, rr, lm, kappa, c_e, C, pairs, out):
+    """Solve the points ``idx`` together and write their limits into ``out``; returns the mask
+    (over ``idx``) of the points solved on Gauss-Hermite rules throughout."""
+    if idx.size == 0:
+        return np.zeros(0, bool)
+    g, S, rr, lm, kappa, c_e, C = (v[idx] for v in (g, S, rr, lm, kappa, c_e, C))
+    x, ok = broadcast.solve_batch(g, lm, kappa, c_e, C, tol=TOL, lam_ratio=LAM_RATIO,
+                                  starts=lambda l0, nodes: broadcast.first_order_start(
+                                      kappa, g, l0, c_e, C, nodes))
+    for k in np.flatnonzero(~ok):
+        x[k] = solve_fixed_point(g[k], S[k], rr[k], lm[k], scale=pairs[S[k], rr[k]])[0]
+    x, nodes, ok = broadcast.refine(x, kappa, g, lm, c_e, C, tol=TOL, rtol=QUAD_RTOL)
+    res = broadcast.limits(x, nodes, kappa, c_e, C)
+    # The one-point solver's rule at this solution: where it is not the Gauss-Hermite tensor,
+    # that solver (composite rules) gives the entry instead.
+    ok &= np.array([Rule.at(kappa[k], int(nodes[k]), res["a"][k], res["rho"][k]).is_gauss_hermite
+                    for k in range(idx.size)], bool)
+    res["test_error"] = broadcast.test_errors(kappa, res["a"], res["rho"])
+    for f in FIELDS:
+        out[f][idx[ok]] = res[f][ok]
+    return ok
