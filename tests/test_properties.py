@@ -12,6 +12,11 @@ lams = st.floats(1e-6, 1e6)
 pos = st.floats(0.05, 5.0)
 spectra = st.sampled_from([None, Spectrum.two_point(1.0, 4.0, 0.5), Spectrum.power_law(1.0, 200),
                            Spectrum([0.2, 1.0, 5.0], weights=[0.2, 0.5, 0.3])])
+#: Slack of an ordering between two SEPARATELY solved limits: each is accurate to about 1e-12
+#: relative (riskcalc.solvers.RTOL on the roots, then the traces), so at a tie (e.g. rho = r,
+#: where RTFA and local ridge are one problem) the two may differ by ~1e-12 either way
+#: (1.4e-12 was seen); 1e-9 is the accuracy the exactness tests demand, with margin.
+SLACK = 1e-9
 
 
 @settings(max_examples=200, deadline=None)
@@ -19,8 +24,8 @@ spectra = st.sampled_from([None, Spectrum.two_point(1.0, 4.0, 0.5), Spectrum.pow
 def test_variance_decreases_and_bias_increases_in_lam(gamma, lam, factor, r, sigma, spec):
     lo = riskcalc.limit("rtfa", gamma=gamma, r=r, sigma=sigma, lam=lam, spectrum=spec)
     hi = riskcalc.limit("rtfa", gamma=gamma, r=r, sigma=sigma, lam=lam * factor, spectrum=spec)
-    assert hi.variance <= lo.variance * (1 + 1e-12)
-    assert hi.bias >= lo.bias * (1 - 1e-12)
+    assert hi.variance <= lo.variance * (1 + SLACK)
+    assert hi.bias >= lo.bias * (1 - SLACK)
 
 
 @settings(max_examples=200, deadline=None)
@@ -30,7 +35,7 @@ def test_risk_at_optimal_lambda_is_minimal(gamma, lam, r, sigma, spec, method):
     signal = {riskcalc.METHODS[method].signal: r}
     best = riskcalc.optimal_limit(method, gamma=gamma, sigma=sigma, spectrum=spec, **signal)
     other = riskcalc.limit(method, gamma=gamma, sigma=sigma, lam=lam, spectrum=spec, **signal)
-    assert best.risk <= other.risk * (1 + 1e-12)
+    assert best.risk <= other.risk * (1 + SLACK)
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,8 +45,8 @@ def test_rtfa_at_optimum_beats_ftfa_and_fedavg(gamma, r, sigma, spec):
     best = riskcalc.optimal_limit("rtfa", gamma=gamma, r=r, sigma=sigma, spectrum=spec).risk
     ftfa = riskcalc.limit("ftfa", gamma=gamma, r=r, sigma=sigma, spectrum=spec).risk
     fedavg = riskcalc.limit("fedavg", gamma=gamma, r=r, sigma=sigma, spectrum=spec).risk
-    assert best <= ftfa * (1 + 1e-12)
-    assert best <= fedavg * (1 + 1e-12)
+    assert best <= ftfa * (1 + SLACK)
+    assert best <= fedavg * (1 + SLACK)
 
 
 @settings(max_examples=100, deadline=None)
@@ -52,11 +57,11 @@ def test_collaboration_helps_when_rho_exceeds_r(gamma, r, rho_extra, sigma, spec
     rho = r + rho_extra
     ftfa = riskcalc.limit("ftfa", gamma=gamma, r=r, sigma=sigma, spectrum=spec).risk
     local = riskcalc.limit("local", gamma=gamma, rho=rho, sigma=sigma, spectrum=spec).risk
-    assert ftfa <= local * (1 + 1e-12)
+    assert ftfa <= local * (1 + SLACK)
     rtfa = riskcalc.optimal_limit("rtfa", gamma=gamma, r=r, sigma=sigma, spectrum=spec).risk
     ridge = riskcalc.optimal_limit("local_ridge", gamma=gamma, rho=rho, sigma=sigma,
                                    spectrum=spec).risk
-    assert rtfa <= ridge * (1 + 1e-12)
+    assert rtfa <= ridge * (1 + SLACK)
 
 
 @settings(max_examples=100, deadline=None)
