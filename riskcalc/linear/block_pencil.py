@@ -270,11 +270,6 @@ class Pencil:
         self._blocks.append(tuple(np.asarray(x, dtype=float) for x in (E, L, delta, T)))
         return start
 
-    def identity(self, shift=None) -> int:
-        """A block Lhat = shift(s) (default 1) with no S: Qhat = 1 / shift."""
-        lam = np.ones_like(self.s) if shift is None else np.asarray(shift, dtype=float)
-        return self.block([[0.0]], lam[:, None, None], [1.0], [[self.h @ (self.s / lam)]])
-
     def projection(self) -> int:
         """A projection row (P^perp off the row space of X, gamma > 1)."""
         c = float(diagonal_roots(self.gamma, self.s, self.h, 0.0, np.ones_like(self.s)))
@@ -286,9 +281,10 @@ class Pencil:
         k = np.shape(E)[0]
         return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
 
-    def couple(self, row: int, col: int, e: float = 0.0, lhat=0.0) -> None:
-        """P_(row, col) += e S + Lhat(s) (lhat a scalar or a function of the atoms)."""
-        self._couplings.append((row, col, float(e), np.broadcast_to(lhat, self.s.shape)))
+    def couple(self, row: int, col: int, lhat) -> None:
+        """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
+        would go in E, which no caller needs)."""
+        self._couplings.append((row, col, np.broadcast_to(lhat, self.s.shape)))
 
     def solve(self, what: str = "linear pencil") -> PencilSolution:
         k = self.size
@@ -299,7 +295,6 @@ class Pencil:
             sl = slice(at, at + Eb.shape[0])
             E[sl, sl], L[:, sl, sl], delta[sl], T0[sl, sl] = Eb, Lb, db, Tb
             at += Eb.shape[0]
-        for row, col, e, lhat in self._couplings:
-            E[row, col] += e
+        for row, col, lhat in self._couplings:
             L[:, row, col] += lhat
         return solve(self.gamma, self.s, self.h, E, L, delta, T0, what)
