@@ -174,7 +174,7 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
             t1, G = solve_shifts(lambda k, tk: comp[k].state(tk), count, t, what)
         except SolverError:
             step /= 2
-            if step < alpha * 2.0 ** -_HALVINGS:
+            if step <= alpha * 2.0 ** -_HALVINGS:
                 raise
             continue
         if a1 >= alpha:
