@@ -65,10 +65,13 @@ class _Companion:
 
     def at(self, t):
         """The block's Lhat and fixed point at shift t, followed from the last shift (or from
-        gamma = 0) in small steps (``block_pencil.follow``)."""
+        gamma = 0) in small steps (``block_pencil.follow``); the last one as it is when t
+        has not moved (the target's traces reuse the converged shift)."""
         L = self.L.copy()
         L[:, 2, 0] = t
         what = "MAML-FL finite-clients limit (companion pencil)"
+        if self.sol is not None and np.array_equal(L, self.last):
+            return L, self.sol
         if self.sol is None:
             sol = block_pencil.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
         else:
