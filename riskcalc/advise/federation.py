@@ -123,12 +123,9 @@ class Federation:
         client's own spectral measure, for what has no global model (local ridge)."""
         if not self.shift:
             return [(self.spectrum, np.arange(self.m))]
-        keys = [s.strip().lower() for s in self.spectra]
-        out = []
-        for key in dict.fromkeys(keys):
-            idx = np.array([j for j, k in enumerate(keys) if k == key])
-            out.append((Spectrum.parse(self.spectra[idx[0]], d=self.d), idx))
-        return out
+        joint = joint_spectrum(list(self.spectra), self.d)
+        return [(joint.marginal(t), np.flatnonzero(joint.types == t))
+                for t in range(joint.values.shape[0])]
 
     def top_eigenvalues(self) -> np.ndarray:
         """Each client's largest covariance eigenvalue (M,)."""
