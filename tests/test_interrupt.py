@@ -129,3 +129,20 @@ def test_ctrl_c_while_the_paper_checks_start_their_workers():
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _group(proc.pid) == []
+
+
+def test_killed_worker_leaves_no_resource_tracker_warning():
+    """A worker killed before it unregistered a semaphore (Ctrl-C while the workers import)
+    makes loky's resource tracker warn on this terminal after the command has exited; the
+    workers' backend launches the tracker without those warnings. The leak is staged directly:
+    a name registered with the tracker and never unregistered (the tracker still unlinks it)."""
+    code = ("from joblib import delayed\n"
+            "from montecarlo.tasks import parallel_results\n"
+            "from joblib.externals.loky.backend import resource_tracker\n"
+            "assert sorted(parallel_results([delayed(abs)(-1), delayed(abs)(-2)], n_jobs=2))"
+            " == [1, 2]\n"
+            "resource_tracker.register('/fedrisk-test-leak', 'semlock')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
