@@ -1,8 +1,8 @@
 """Covariate shift at finite M: predicted (riskcalc) vs simulated (montecarlo), and speed.
 
 1. Agreement grid: three federations with per-client covariances diagonal in one shared basis
-   (``riskcalc.linear.finite_clients_shift``, ``finite_clients_maml_sigma``,
-   ``finite_clients_pfedme_sigma``), by default FedAvg, FTFA and RTFA (lam = 0.5) with the
+   (``riskcalc.linear.finite_clients.shift``, ``finite_clients.maml_sigma``,
+   ``finite_clients.pfedme_sigma``), by default FedAvg, FTFA and RTFA (lam = 0.5) with the
    FedAvg global model (``--methods`` adds MAML-FL, alpha = 0.05, and pFedMe, lam = 0.5, each
    with its own global model) over M in {2, 5, 20} simulated clients, gamma in {0.5, 1.5} for
    the target (the others cycle through gamma 1 and 3), weights n_j / N:
@@ -21,7 +21,7 @@
    place of scaled:2), goal < 2 s, for the methods (pFedMe with the power law is slow: minutes).
 
 With ``--cache FILE`` every replicate and prediction is appended to FILE as it finishes
-(``montecarlo.tasks.run_tasks``), so an interrupted run resumes; ``--jobs`` runs the
+(``montecarlo.runner.tasks.run_tasks``), so an interrupted run resumes; ``--jobs`` runs the
 replicates in parallel (results do not depend on it).
 
 Run: ``python benchmarks/bench_covariate_shift.py [--methods fedavg,ftfa,rtfa] [--d 400]
@@ -38,10 +38,10 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import federated_limit
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from montecarlo.tasks import run_tasks
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
 
 #: method -> (tuning name, value) or None (untuned)
 TUNINGS = {"fedavg": None, "ftfa": None, "rtfa": ("lam", 0.5), "maml_fl": ("alpha", 0.05),

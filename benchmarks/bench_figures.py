@@ -9,7 +9,7 @@ each of joblib's workers has on a 2-core machine) and prints the time of
   products V^T diag(w) V, and one task per point of the figure (a point of a lam = 0.1 curve,
   of a lam = 1 curve and of a lam sweep at the same gamma each decomposing the same
   instance);
-* current: ``montecarlo.measure`` as is (the d x d Gram matrix when n > d, symmetric rank-k
+* current: ``montecarlo.linear.measure`` as is (the d x d Gram matrix when n > d, symmetric rank-k
   updates) and ``figures.linear.simulate``'s tasks (points sharing an instance share a task);
 
 their ratio, and the largest relative difference between the two answers (rounding only).
@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 import figures
 import figures.linear as fl
-import montecarlo.measure as mm
+import montecarlo.linear.measure as mm
 from figures.core import Context
 from montecarlo.compare import replicate_task, spec_to_dict
 

@@ -28,11 +28,11 @@ import time
 import numpy as np
 
 import riskcalc
-from montecarlo.instances import Setting, client_params, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from montecarlo.tasks import run_tasks
-from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+from montecarlo.linear.instances import Setting, client_params, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
+from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.spectrum import Spectrum
 
 METHODS = (("fedavg", None), ("ftfa", None), ("rtfa", 0.5))

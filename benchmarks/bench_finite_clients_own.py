@@ -12,7 +12,7 @@ Exact conditional measure, sample weights, sigma = 0.5, seed 5.
   ``riskcalc.limit(method, ..., clients=M)``.
 * ``--hetero``: federations whose clients differ, gamma = (2, 2, 0.5, 1.5, 3) with
   r = (1, 0.5, 1, 1.5, 1), and gamma = (2, 0.8) with r = (1, 0.5), each client in turn the
-  target (client 0 of ``montecarlo.instances``, the others in their listed order, as
+  target (client 0 of ``montecarlo.linear.instances``, the others in their listed order, as
   ``compare --global federated --clients-file`` simulates them) at --d. The prediction is
   ``riskcalc.clients_limit(method, ...)`` for the whole federation.
 
@@ -32,10 +32,10 @@ import argparse
 import numpy as np
 
 import riskcalc
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from montecarlo.tasks import run_tasks
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
 from riskcalc.spectrum import Spectrum
 
 SPECTRA = ("two-point:1,4,0.5", "powerlaw:1,20")

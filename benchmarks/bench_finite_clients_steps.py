@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 import riskcalc
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from montecarlo.tasks import run_tasks
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
 from riskcalc.spectrum import Spectrum
 
 METHODS = (("ftfa", None), ("rtfa", 0.5))

@@ -4,7 +4,7 @@ One client at d = 1600, gamma = 2 (n = 800), a 20-value lam grid of RTFA (paper 
 ``003_4b976ddf5225c17e.txt``, eq. 8, Thm 2), exact conditional bias and variance (eq. 3):
 
 * naive: form S = X^T X / n, then per lam a d x d inverse of S + lam I and d x d products;
-* fast (``montecarlo.measure``): one n x n eigendecomposition of X X^T, then O(n) per lam.
+* fast (``montecarlo.linear.measure``): one n x n eigendecomposition of X X^T, then O(n) per lam.
 
 Prints the time of each, their ratio (goal >= 10x), the cost of the lam sweep relative to one
 decomposition (goal <= 1.5x), and the largest difference between the two answers. Run:
@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from montecarlo.compare import compare
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import Decomposition, measure
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import Decomposition, measure
 from riskcalc import ClientSpec, Spectrum
 
 

@@ -20,7 +20,7 @@ import argparse
 import csv
 import time
 
-from montecarlo.presets import COLUMNS, PRESETS, run_preset, summarize
+from montecarlo.experiments.presets import COLUMNS, PRESETS, run_preset, summarize
 
 
 def main(argv=None) -> int:

@@ -1,4 +1,4 @@
-"""Predicted (riskcalc.logistic_limit) vs simulated (montecarlo.logistic_ridge) personalized
+"""Predicted (riskcalc.logistic_limit) vs simulated (montecarlo.logistic.ridge) personalized
 logistic regression on the grid of issue 14, and the finite-d gap as d grows.
 
     python benchmarks/bench_logistic_limits.py [--d 800] [--reps 40] [--jobs 1]
@@ -11,7 +11,7 @@ the largest relative difference and the count within. ``--sizes`` instead prints
 grid point, the gap ``sim - pred`` for each d (it should shrink with d); ``--optimal`` simulates
 the first grid point at ``lam*`` (``riskcalc.optimal_lambda_logistic``) and at ``lam*/4``,
 ``lam*/2``, ``2 lam*``, ``4 lam*``: the simulated risk should be lowest at ``lam*``. Exact
-Newton solves (``montecarlo.objectives.prox``), seeds from SeedSequence, resumable with ``--cache``.
+Newton solves (``montecarlo.experiments.objectives.prox``), seeds from SeedSequence, resumable with ``--cache``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import argparse
 import itertools
 import time
 
-from montecarlo.logistic_ridge import QUANTITIES, simulate
+from montecarlo.logistic.ridge import QUANTITIES, simulate
 from riskcalc.logistic import logistic_limit, optimal_lambda_logistic
 
 

@@ -1,10 +1,10 @@
 """BLAS threads for many small decompositions: single-threaded vs the library default.
 
-A federated replicate decomposes every client's X_j X_j^T (``montecarlo.measure``), e.g.
+A federated replicate decomposes every client's X_j X_j^T (``montecarlo.linear.measure``), e.g.
 MAML-FL (paper 003, ``003_4b976ddf5225c17e.txt``, eq. 12) over M = 1000 clients of n = d/gamma
 samples. OpenBLAS's second thread gains nothing on such small problems and, when the machine
 is busy (joblib workers, other jobs), waking it can cost milliseconds per call.
-``montecarlo.measure.decompose`` therefore limits BLAS to one thread (``threadpoolctl``) for
+``montecarlo.linear.measure.decompose`` therefore limits BLAS to one thread (``threadpoolctl``) for
 Gram matrices up to ``SMALL_GRAM``; setting ``SMALL_GRAM = 0`` restores the default (baseline).
 
 For each configuration, prints the best and median over ``--repeat`` interleaved runs of one
@@ -30,8 +30,8 @@ import time
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_info
 
-import montecarlo.measure as mm
-from montecarlo.instances import Setting, sample_instance
+import montecarlo.linear.measure as mm
+from montecarlo.linear.instances import Setting, sample_instance
 from riskcalc import ClientSpec
 
 

@@ -2,7 +2,7 @@
 
 For every (M, S, r) of the grid and every lam, the finite-M limits
 (``riskcalc.logistic_limit(..., clients=M, global_lam=1e-3)``) beside the exact-minimizer
-simulation (``montecarlo.logistic_pipeline.simulate_pipeline``), gamma = 1, client 0 the target.
+simulation (``montecarlo.logistic.pipeline.simulate_pipeline``), gamma = 1, client 0 the target.
 
     PYTHONPATH=. python benchmarks/logistic_finite_clients_table.py --d 400 --reps 20
 
@@ -18,7 +18,7 @@ import json
 import numpy as np
 
 import riskcalc
-from montecarlo.logistic_pipeline import simulate_pipeline
+from montecarlo.logistic.pipeline import simulate_pipeline
 
 GRID = [(M, S, r) for M in (2, 5, 20) for S, r in ((1.0, 1.0), (2.0, 0.5))]
 LAMS = [0.1, 1.0]

@@ -2,7 +2,7 @@
 
     python benchmarks/rates_full.py [--reps 150] [--seed 20240605] [--d 5]
 
-Runs the experiments of ``montecarlo.rates`` at sizes beyond the tests and prints, for each
+Runs the experiments of ``montecarlo.experiments.rates`` at sizes beyond the tests and prints, for each
 claim, the fitted exponents with 95% intervals (``riskcalc.minimax.ratecheck.fit_power_law``), the
 ``[c, C]`` verdicts (``rate_check``), the FedAvg/local crossovers against the thresholds, and
 the round counts against paper 004 Cor. 1 and paper 001 Thm 3.1:
@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from montecarlo import rates
+from montecarlo.experiments import rates
 from riskcalc.minimax.ratecheck import fit_power_law, rate_check
 
 

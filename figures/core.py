@@ -7,7 +7,7 @@ it was drawn from, and a ``Caption``). ``build`` writes ``ID.png``, ``ID.pdf``, 
 
 Every plotted number comes from the table (figures draw with ``figures.style.draw_panel``,
 which reads the table), so the CSV is exactly the data behind the picture. Simulations run
-through ``montecarlo.tasks.run_tasks`` with a JSON-lines cache per figure (``Context.run``):
+through ``montecarlo.runner.tasks.run_tasks`` with a JSON-lines cache per figure (``Context.run``):
 a task is keyed by all its parameters and its seed, so a re-run with the same settings only
 redraws, and a changed parameter recomputes only the tasks it touches.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from montecarlo.seeding import check_seed
-from montecarlo.tasks import run_tasks
+from montecarlo.runner.seeding import check_seed
+from montecarlo.runner.tasks import run_tasks
 
 # Figure modules, imported on first use of the registry (listing order of ``--list``).
 MODULES = (
@@ -93,7 +93,7 @@ class Context:
         Smaller grids, dimensions and replicate counts (the CI mode); the caption states
         whichever values were used.
     seed : int
-        Experiment seed (``montecarlo.seeding``).
+        Experiment seed (``montecarlo.runner.seeding``).
     cache_dir : Path or None
         Directory of the per-figure JSON-lines caches; None disables caching.
     n_jobs : int
@@ -121,14 +121,14 @@ class Context:
         return self.cache_dir / f"{name or self.fig_id}{'-quick' if self.quick else ''}.jsonl"
 
     def run(self, fn, tasks, desc: str = "") -> list:
-        """``montecarlo.tasks.run_tasks`` with this figure's cache, workers and progress bar."""
+        """``montecarlo.runner.tasks.run_tasks`` with this figure's cache, workers and progress bar."""
         return run_tasks(fn, tasks, cache=self.cache(), n_jobs=self.n_jobs,
                          progress=self.progress, desc=f"{self.fig_id} {desc}".strip())
 
     def preset(self, name: str, overrides: dict, reps: int, trajectory: bool = False) -> list:
-        """Rows of ``montecarlo.presets.run_preset`` (cached under the preset's name, so
+        """Rows of ``montecarlo.experiments.presets.run_preset`` (cached under the preset's name, so
         figures of one experiment share its runs)."""
-        from montecarlo.presets import run_preset
+        from montecarlo.experiments.presets import run_preset
 
         return run_preset(name, overrides, reps=reps, seed=self.seed, trajectory=trajectory,
                           n_jobs=self.n_jobs, cache=self.cache(name), progress=self.progress)

@@ -21,7 +21,7 @@ import riskcalc
 from figures import style
 from figures.core import Table
 from montecarlo.compare import replicate_task, spec_to_dict, summarize
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 from riskcalc.papers import cite
 
 P003 = cite("003")

@@ -1,10 +1,10 @@
 """Helpers of the logistic / quadratic figures (papers 000, 001, 004): replicate statistics of
-``montecarlo.presets`` rows, into the figure table."""
+``montecarlo.experiments.presets`` rows, into the figure table."""
 
 from __future__ import annotations
 
 import numpy as np
-from montecarlo.stats import mean_se, t_half_width
+from montecarlo.runner.stats import mean_se, t_half_width
 
 from figures.core import Table
 

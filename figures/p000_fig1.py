@@ -2,7 +2,7 @@
 against the heterogeneity R of federated logistic regression.
 
 Left: FedAvg, PureLocalTraining and FedAvg followed by local fine-tuning; right: FedProx
-(Alg. 2) with lam in {0, 0.44, 4}. Runs ``montecarlo.presets`` "paper000-fig1" (Appendix D's
+(Alg. 2) with lam in {0, 0.44, 4}. Runs ``montecarlo.experiments.presets`` "paper000-fig1" (Appendix D's
 hyperparameters: m = 5, n_i = 100, d = 100, T = 20 rounds, global step 0.8, 5 local epochs at
 0.2, batch 16; 100 local epochs; 15 fine-tuning epochs).
 """
@@ -58,6 +58,6 @@ def make(ctx):
          "fine-tuning": "15 epochs, step 0.2", "FedProx": "T = 20, global step 0.8, "
          "K_t = 5 epochs, local step 0.2", "l2": 0, "reps": reps},
         notes=["Appendix D does not say how v_i is drawn: v_i = -sign(u_i'w*) u_i with u_i "
-               "uniform on the sphere (montecarlo.logistic.paper000_instance).",
+               "uniform on the sphere (montecarlo.experiments.problems.paper000_instance).",
                "K_t = 5 'local rounds' of FedProx read as 5 epochs (equal local work to "
-               "FedAvg); Alg. 2's swapped branch corrected (see montecarlo.algorithms.fedprox)."]))
+               "FedAvg); Alg. 2's swapped branch corrected (see montecarlo.experiments.algorithms.fedprox)."]))

@@ -3,7 +3,7 @@ EXACT ridge-regularized minimizers and the finite-M limits: test accuracy of Fed
 ridge and FedAvg + fine-tuning against the heterogeneity R.
 
 Setting of Appendix D: m = 5 clients, n_i = d (gamma = 1), w_*^(i) = w_* + R v_i, logistic
-labels; the estimators are the exact minimizers (``montecarlo.logistic_pipeline``): FedAvg's
+labels; the estimators are the exact minimizers (``montecarlo.logistic.pipeline``): FedAvg's
 global model (pooled log-loss + global_lam/2 ||w||^2), local ridge (lam toward 0) and
 fine-tuning (lam toward the global model), instead of the paper's SGD runs. Lines: the
 proportional-regime limits at M = 5 (``riskcalc.logistic_limit(..., clients=5)`` for FedAvg
@@ -21,8 +21,8 @@ import numpy as np
 import riskcalc
 from figures import style
 from figures.core import Caption, Output, Table, register
-from montecarlo.logistic_pipeline import replicate_task
-from montecarlo.stats import mean_se, t_half_width
+from montecarlo.logistic.pipeline import replicate_task
+from montecarlo.runner.stats import mean_se, t_half_width
 from riskcalc.papers import cite
 
 P000 = cite("000")

@@ -2,7 +2,7 @@
 centre): ||w_hat - w_i||^2 against lam and against gamma, exact limits through simulations.
 
 Theory: ``riskcalc.logistic_limit`` (CGMT fixed point, ``riskcalc/logistic/fixed_point.py``);
-points: ``montecarlo.logistic_ridge`` (exact Newton solves, oracle centre w_0), mean over
+points: ``montecarlo.logistic.ridge`` (exact Newton solves, oracle centre w_0), mean over
 replicates with 95% Student-t intervals.
 """
 
@@ -13,8 +13,8 @@ import riskcalc
 from figures import style
 from figures.core import Caption, Output, Table, register
 from riskcalc.papers import cite
-from montecarlo.logistic_ridge import replicate_task
-from montecarlo.stats import mean_se, t_half_width
+from montecarlo.logistic.ridge import replicate_task
+from montecarlo.runner.stats import mean_se, t_half_width
 
 SIGNAL = 1.0
 RS = (0.5, 1.0)

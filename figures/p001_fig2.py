@@ -2,7 +2,7 @@
 APGD1 and APGD2 to get 10^4 times closer to the optimum of the mixing objective (eq. 2), as a
 function of lam; quadratic clients, n = 50 clients, d = 50.
 
-Runs ``montecarlo.presets`` "paper001-fig2". Theory (Sec. 4.1): APGD1 needs O(sqrt(lam/mu))
+Runs ``montecarlo.experiments.presets`` "paper001-fig2". Theory (Sec. 4.1): APGD1 needs O(sqrt(lam/mu))
 rounds, APGD2 O(sqrt(L/mu)) independent of lam, so APGD1 wins for lam < L = 1.
 """
 
@@ -58,6 +58,6 @@ def make(ctx):
          "Hessian spectrum": "log-spaced in [μ, L], random basis per client",
          "model spread R": 1.0, "label noise": 0.1, "max iterations": 2000, "reps": reps},
         notes=["Paper 001's Algorithms 2-3 are absent from the extracted text; they are "
-               "re-derived in montecarlo.algorithms.mixing from Sec. 4.1.",
+               "re-derived in montecarlo.experiments.algorithms.mixing from Sec. 4.1.",
                "L, μ and the instance law are not given in the paper (only L = 1 in the text); "
                "μ = 0.01 is our choice."]))

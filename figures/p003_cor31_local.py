@@ -9,7 +9,7 @@ import numpy as np
 
 from figures.core import Caption, Output, register
 from figures.linear import P003, SIGMA, sizes, sweep_figure
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 RHO = 1.0
 LAM = 0.3

@@ -2,7 +2,7 @@
 
 Paper 003 (``003_4b976ddf5225c17e.txt``) predicts the M -> infinity limits (Thms 1-2); the
 exact finite-M limits (``riskcalc.limit(..., clients=M)``, derived in
-``riskcalc/linear/finite_clients.py`` for Sigma = I and ``finite_clients_sigma.py`` for a
+``riskcalc/linear/finite_clients/__init__.py`` for Sigma = I and ``finite_clients.sigma.py`` for a
 general spectrum) are the theory lines through the simulated points, in both panels.
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import riskcalc
 from figures.core import Caption, Output, Table, register
 from figures.linear import P003, R, SIGMA, TWO_POINT, clients_figure, spectrum_name
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 GAMMA = 2.0
 LAM = 0.5
@@ -19,8 +19,8 @@ LAM = 0.5
 
 @register("p003-finite-clients", paper="003",
           title="FTFA and RTFA vs the number of clients: exact finite-M limits",
-          source=f"{P003}, Thms 1-2 (eqs. 6-8); finite M: riskcalc/linear/finite_clients.py, "
-                 "finite_clients_sigma.py")
+          source=f"{P003}, Thms 1-2 (eqs. 6-8); finite M: riskcalc/linear/finite_clients/__init__.py, "
+                 "finite_clients/sigma.py")
 def make(ctx):
     d = ctx.pick(60, 300)
     reps = ctx.pick(4, 12)

@@ -17,7 +17,7 @@ from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.linear import (P003, R, RISK_LABEL, SIGMA, TWO_POINT, XLABELS, simulate,
                             sizes, spectrum_name)
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 GAMMA = 2.0
 STEP_SIZE = 0.2  # below 2 / (largest eigenvalue of X X^T / n + lam) for gamma = 2: stable

@@ -13,7 +13,7 @@ import numpy as np
 import riskcalc
 from figures.core import Caption, Output, Table, register
 from figures.linear import P003, R, SIGMA, TWO_POINT, clients_figure, spectrum_name
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 GAMMA = 2.0
 ALPHAS = (0.05, 0.2)

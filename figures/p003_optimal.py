@@ -12,7 +12,7 @@ from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.linear import (P003, R, RISK_LABEL, SIGMA, TWO_POINT, XLABELS, Curve, sizes,
                             spectrum_name, simulate)
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 # ||theta_i||^2 = ||theta_0||^2 + r^2 with ||theta_0|| = 1: the local baselines' signal.
 RHO = float(np.sqrt(1.0 + R ** 2))

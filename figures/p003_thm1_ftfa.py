@@ -11,7 +11,7 @@ from figures import style
 from figures.core import Caption, Output, register
 from figures.linear import (P003, R, RISK_LABEL, TWO_POINT, XLABELS, Curve, fedavg_reference,
                             sizes, spectrum_name, theory_vs_simulation)
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 SIGMAS = (0.25, 0.5, 1.0)
 

@@ -10,7 +10,7 @@ import numpy as np
 import riskcalc
 from figures.core import Caption, Output, register
 from figures.linear import P003, R, SIGMA, sizes, sweep_figure
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 LAMS = (0.1, 1.0)
 GAMMAS = (0.5, 2.0)

@@ -10,7 +10,7 @@ import numpy as np
 
 from figures.core import Caption, Output, register
 from figures.linear import P003, R, SIGMA, federated_sizes, sweep_figure
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 ALPHAS = (0.02, 0.1)
 GAMMAS = (1.5, 3.0)

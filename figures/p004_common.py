@@ -1,5 +1,5 @@
 """Shared experiment of the paper 004 figures (``004_98172ed3646eef14.txt``, Sec. 6.1, App. C)
-as the authors ran it: ``montecarlo.paper004.AUTHORS_PRESETS`` (re-implemented from
+as the authors ran it: ``montecarlo.experiments.paper004.AUTHORS_PRESETS`` (re-implemented from
 github.com/ZLHe0/fedprox-bilevel, ``src/simulation/simulation_main.py`` and
 ``notebooks/simulation_main_*.ipynb``), each FedProx run both "as run" (the published code:
 w_g = mean of the client models) and "as described" (Alg. 1's server step).
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.paper004 import (AUTHORS_L, AUTHORS_PRESETS, authors_data, authors_errors,
-                                 authors_floor, authors_run)
-from montecarlo.tasks import run_tasks
+from montecarlo.experiments.paper004 import (AUTHORS_L, AUTHORS_PRESETS, authors_data,
+                                             authors_errors, authors_floor, authors_run)
+from montecarlo.runner.tasks import run_tasks
 from riskcalc.papers import cite
 
 P004 = cite("004")
@@ -44,7 +44,7 @@ NOTES = [
     "mean (the code does not unscale it); the local one unscales each client's model.",
     "Dashed grey 'floor': an exact lower bound for every method: with 2 classes the column "
     "sum of every model stays at the random start's (gradients have zero row sums), so the "
-    "error along (1, 1)/√2 is fixed and grows with R (montecarlo.paper004.authors_floor).",
+    "error along (1, 1)/√2 is fixed and grows with R (montecarlo.experiments.paper004.authors_floor).",
 ]
 
 

@@ -6,7 +6,8 @@ rounds for several numbers of local updates, as the authors ran it
 from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.p004_common import NOTES, P004, caption_params
-from montecarlo.paper004 import AUTHORS_PRESETS, authors_data, authors_errors, authors_run
+from montecarlo.experiments.paper004 import (AUTHORS_PRESETS, authors_data, authors_errors,
+                                             authors_run)
 
 EPOCHS = AUTHORS_PRESETS["paper004-authors-epochs"]
 

@@ -1,7 +1,7 @@
 """Paper 004 (``004_98172ed3646eef14.txt``), Fig. 3 (App. C.2): FedProx with an adaptive lam
 against GlobalTrain and LocalTrain over R, as the authors' code can run it: ``--adapt_mu`` of
 ``src/simulation/simulation_main.py`` (ZLHe0/fedprox-bilevel), which re-sets lam at half the
-rounds from the estimated heterogeneity (``montecarlo.paper004.authors_run``). The published
+rounds from the estimated heterogeneity (``montecarlo.experiments.paper004.authors_run``). The published
 notebooks do not run it; the starting lam (0.1) is ours."""
 
 from figures.core import Caption, Output, register

@@ -9,8 +9,9 @@ import numpy as np
 from figures import style
 from figures.core import Caption, Output, Table, register
 from figures.p004_common import NOTES, P004, caption_params
-from montecarlo.paper004 import AUTHORS_PRESETS, authors_data, authors_errors, authors_run
-from montecarlo.seeding import replicate_rng
+from montecarlo.experiments.paper004 import (AUTHORS_PRESETS, authors_data, authors_errors,
+                                             authors_run)
+from montecarlo.runner.seeding import replicate_rng
 
 TOTAL = AUTHORS_PRESETS["paper004-authors-total"]
 

@@ -9,8 +9,8 @@ finite-sample estimator, next to ``riskcalc.register_method`` for its limit) and
 first use: it needs the whole simulation stack).
 """
 
-from montecarlo.estimators import (ESTIMATORS, Estimator, guard_estimator,
-                                   register_estimator, unregister_estimator)
+from montecarlo.linear.estimators import (ESTIMATORS, Estimator, guard_estimator,
+                                          register_estimator, unregister_estimator)
 from riskcalc.plugins import add_registry, load_from_env
 
 __all__ = ["ESTIMATORS", "Estimator", "check_method", "compare", "register_estimator",

@@ -2,11 +2,11 @@
 
 For one ``ClientSpec``, ``compare`` runs ``reps`` independent replicates (each its own sampled
 instance, paper 003 Sec. 2), measures the target client's bias, variance and risk on each
-(``montecarlo.measure``, eq. 3), and reports per quantity the predicted limit
+(``montecarlo.linear.measure``, eq. 3), and reports per quantity the predicted limit
 (``riskcalc.spec_limit``, Thms 1-4 / Cor. 3.1), the replicate mean, its standard error, the
 relative difference, and whether the prediction lies inside the 95% Student-t interval of the
-mean. Replicates are tasks of ``montecarlo.tasks.run_tasks`` seeded by
-``montecarlo.seeding``: the same seed gives the same numbers whatever the number of workers.
+mean. Replicates are tasks of ``montecarlo.runner.tasks.run_tasks`` seeded by
+``montecarlo.runner.seeding``: the same seed gives the same numbers whatever the number of workers.
 The prediction (``predicted``, ``federated_limit``, ``federated_steps_limit``) is
 ``montecarlo.prediction``'s; those names stay importable from here.
 
@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from montecarlo.budget import check_tasks
-from montecarlo.estimators import get_estimator, tuning_value
-from montecarlo.instances import Setting, check_memory, sample_instance, scalar_spec
-from montecarlo.measure import KINDS, measure
+from montecarlo.runner.budget import check_tasks
+from montecarlo.linear.estimators import get_estimator, tuning_value
+from montecarlo.linear.instances import Setting, check_memory, sample_instance, scalar_spec
+from montecarlo.linear.measure import KINDS, measure
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
-from montecarlo.seeding import check_seed
-from montecarlo.stats import mean_se, t_half_width
-from montecarlo.tasks import run_tasks
+from montecarlo.runner.seeding import check_seed
+from montecarlo.runner.stats import mean_se, t_half_width
+from montecarlo.runner.tasks import run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
@@ -71,7 +71,7 @@ def replicate_task(task: dict) -> dict:
     Keys: ``spec`` (``spec_to_dict``), ``setting`` (``Setting.as_dict``), ``seed``, ``rep``,
     ``kind``, ``tunings`` (list of lam/alpha values sharing one decomposition), ``steps``,
     ``step_size``. Returns lists ``bias``, ``variance``, ``risk`` (one entry per tuning value)
-    and the target's sample size ``n``. Paper 003, eq. (3) (see ``montecarlo.measure``).
+    and the target's sample size ``n``. Paper 003, eq. (3) (see ``montecarlo.linear.measure``).
     """
     spec = spec_from_dict(task["spec"])
     setting = Setting(**task["setting"])
@@ -207,9 +207,9 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     reps : int
         Number of replicates, >= 2 (an error bar needs two).
     seed : int
-        Seed of the experiment (``montecarlo.seeding``).
+        Seed of the experiment (``montecarlo.runner.seeding``).
     kind : {"conditional", "empirical"}
-        Measurement (``montecarlo.measure``).
+        Measurement (``montecarlo.linear.measure``).
     steps, step_size : optional
         Personalize with this many full-batch gradient steps (paper 003, Algs. 5-6) instead
         of the converged closed form; the prediction is then the finite-step limit
@@ -219,7 +219,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     route : str
         riskcalc route of the prediction.
     n_jobs, scheduler, progress, cache
-        Passed to ``montecarlo.tasks.run_tasks``.
+        Passed to ``montecarlo.runner.tasks.run_tasks``.
 
     Examples
     --------

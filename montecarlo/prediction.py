@@ -2,9 +2,9 @@
 
 Paper 003 (``003_4b976ddf5225c17e.txt``): the converged limits of Thms 1-4 / Cor. 3.1
 (``riskcalc.spec_limit``), after finitely many gradient steps where
-``riskcalc.linear.finite_steps`` covers the method, and, for a federated global model, the
+``riskcalc.linear.steps.limits`` covers the method, and, for a federated global model, the
 finite-M limits of ``riskcalc.linear.finite_clients`` and
-``riskcalc.linear.finite_clients_steps``. Where no exact limit covers a simulation, the nearest
+``riskcalc.linear.steps.finite_clients``. Where no exact limit covers a simulation, the nearest
 one is returned with a note saying what the simulation includes that it does not.
 """
 
@@ -13,16 +13,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 import riskcalc
-from montecarlo.estimators import get_estimator
-from montecarlo.instances import Setting, client_params, client_spectra
-from riskcalc.linear import finite_clients, finite_clients_steps, finite_steps
+from montecarlo.linear.estimators import get_estimator
+from montecarlo.linear.instances import Setting, client_params, client_spectra
+from riskcalc.linear import finite_clients
+from riskcalc.linear.steps import finite_clients as finite_clients_steps, limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
 
 def predicted(spec: ClientSpec, route: str, steps, step_size,
               setting: Setting | None = None) -> riskcalc.LimitResult:
     """The limit a simulation of ``spec`` is compared with: after ``steps`` gradient steps
-    when given and covered by ``riskcalc.linear.finite_steps``, else at convergence (with a note
+    when given and covered by ``riskcalc.linear.steps.limits``, else at convergence (with a note
     when steps were asked for). With a federated global model (``setting``) the finite-M limit
     where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
     if setting is not None and setting.global_model == "federated" \
@@ -84,7 +85,7 @@ def federated_steps_limit(spec: ClientSpec, setting: Setting, steps: int,
                           step_size: float) -> riskcalc.LimitResult:
     """The limit of the target client (client 0) of the federation ``setting`` samples after
     ``steps`` gradient steps from its FedAvg global model
-    (``riskcalc.linear.finite_clients_steps``, same per-client parameters and spectrum)."""
+    (``riskcalc.linear.steps.finite_clients``, same per-client parameters and spectrum)."""
     gam, r, sigma = client_params(spec, setting)
     lam = float(spec.lam) if spec.method == "rtfa" else None
     bias, var = finite_clients_steps.clients_steps_limit(

@@ -30,8 +30,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import QUANTITIES, compare
-from montecarlo.estimators import get_estimator
-from montecarlo.instances import Setting
+from montecarlo.linear.estimators import get_estimator
+from montecarlo.linear.instances import Setting
 
 #: Model of the simulated cases: Sigma = I and the two-point spectrum H = {1, 4} (equal mass).
 CASES = (("identity", None), ("two-point:1,4,0.5", riskcalc.Spectrum([1.0, 4.0], [0.5, 0.5])))

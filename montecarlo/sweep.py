@@ -2,10 +2,10 @@
 
 The grid is the outer product of the values of gamma, the signal (r or rho), sigma and the
 tuning parameter (lam or alpha). One task per (gamma, signal, sigma, replicate) measures every
-tuning value from one decomposition per client (``montecarlo.measure``); replicate ``rep`` of
-every grid point draws the same random numbers (common random numbers, ``montecarlo.seeding``),
+tuning value from one decomposition per client (``montecarlo.linear.measure``); replicate ``rep`` of
+every grid point draws the same random numbers (common random numbers, ``montecarlo.runner.seeding``),
 so differences along the grid are not blurred by independent noise. Tasks run through
-``montecarlo.tasks.run_tasks`` (parallel, progress bar, resumable cache).
+``montecarlo.runner.tasks.run_tasks`` (parallel, progress bar, resumable cache).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import (QUANTITIES, check_run, replicate_task, spec_to_dict, summarize,
                                 none_if_nan)
-from montecarlo.budget import check_tasks
-from montecarlo.estimators import get_estimator
-from montecarlo.instances import Setting, check_memory
+from montecarlo.runner.budget import check_tasks
+from montecarlo.linear.estimators import get_estimator
+from montecarlo.linear.instances import Setting, check_memory
 from montecarlo.prediction import predicted
-from montecarlo.seeding import check_seed
-from montecarlo.tasks import run_tasks
+from montecarlo.runner.seeding import check_seed
+from montecarlo.runner.tasks import run_tasks
 from riskcalc import _frames
 from riskcalc.linear.model import ClientSpec
 
@@ -59,7 +59,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     """Predicted and simulated bias, variance and risk at every point of a parameter grid.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1
-    (``riskcalc.spec_limit``) against the measurement of eq. (3) (``montecarlo.measure``).
+    (``riskcalc.spec_limit``) against the measurement of eq. (3) (``montecarlo.linear.measure``).
 
     Parameters
     ----------

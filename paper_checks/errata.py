@@ -1,6 +1,6 @@
 """Errata first recorded only in docstrings (``riskcalc/minimax``, ``montecarlo/algorithms``,
-``montecarlo/logistic.py``) and those found in paper 004's public code
-(github.com/ZLHe0/fedprox-bilevel, re-implemented in ``montecarlo.paper004``), as claims with
+``montecarlo/experiments/problems.py``) and those found in paper 004's public code
+(github.com/ZLHe0/fedprox-bilevel, re-implemented in ``montecarlo.experiments.paper004``), as claims with
 their deciding numbers. Each check computes the printed and the corrected form by independent
 routes; the verdict level (``paper_checks.core``) says whether the error matters.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.algorithms import fedprox
-from montecarlo.logistic import quadratic_instance
-from montecarlo.paper004 import AUTHORS_L, authors_data, authors_errors, authors_run
+from montecarlo.experiments.algorithms import fedprox
+from montecarlo.experiments.problems import quadratic_instance
+from montecarlo.experiments.paper004 import AUTHORS_L, authors_data, authors_errors, authors_run
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from riskcalc import minimax
@@ -51,7 +51,7 @@ def appc_global_step(cfg, seed):
     # Thm 2 needs gamma < 1/L_g: eq. (12)'s inner-loop length K grows without bound as gamma
     # -> 1/L_g (riskcalc.minimax.inner_loop_iterations), and 1/L_g itself is excluded. Harmless:
     # the published code never takes the server step, and with it (as described) the runs
-    # converge to the same errors (montecarlo.paper004).
+    # converge to the same errors (montecarlo.experiments.paper004).
     L, lam = AUTHORS_L, 0.5
     c = minimax.bilevel_constants(L, 0.1, lam)
     gamma_printed = 1 / lam + 1 / L

@@ -1,8 +1,8 @@
 """Shared evidence: simulated bias/variance/risk with standard errors, and tolerance tests.
 
-The simulations are montecarlo's (``montecarlo.instances.sample_instance`` +
-``montecarlo.measure.measure``): the exact conditional bias and variance given the design of
-paper 003, eq. (3), one replicate per seed of ``montecarlo.seeding``. A check compares a
+The simulations are montecarlo's (``montecarlo.linear.instances.sample_instance`` +
+``montecarlo.linear.measure.measure``): the exact conditional bias and variance given the design of
+paper 003, eq. (3), one replicate per seed of ``montecarlo.runner.seeding``. A check compares a
 formula with a simulation mean through ``agreement``: the tolerance is ``z`` standard errors
 plus an explicit finite-size allowance, both reported, so a reader sees how strongly a claim
 holds (the z-score) and how far a rejected form is (its z-score too).
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
 
 #: Standard errors a simulated mean may be from a correct limit (with 30-60 comparisons in a
 #: catalogue, 4 s.e. keeps the chance of a spurious failure below 0.2%).

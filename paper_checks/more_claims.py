@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.algorithms import fedprox
-from montecarlo.logistic import paper000_instance, paper004_instance
-from montecarlo.metrics import evaluate
-from montecarlo.objectives import ClientLosses, minimize
+from montecarlo.experiments.algorithms import fedprox
+from montecarlo.experiments.problems import paper000_instance, paper004_instance
+from montecarlo.experiments.metrics import evaluate
+from montecarlo.experiments.objectives import ClientLosses, minimize
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from paper_checks.p000_sec32 import _estimation_errors, _fig1_accuracy
@@ -265,11 +265,11 @@ def lemma64(cfg, seed):
        statement="E||w~_GT - w*_g|| <= (rho sqrt(sum_i p_i^2/n_i) + L R) / (mu/2) for the "
                  "GlobalTrain minimizer.")
 def lemma5(cfg, seed):
-    # Paper 000 Lemma 7's logistic instances (montecarlo.rates.lemma7_instance), where L, mu,
-    # rho are computable (montecarlo.rates.fedprox_theorem1_constants); p_i = 1/m, n_i = n,
+    # Paper 000 Lemma 7's logistic instances (montecarlo.experiments.rates.lemma7_instance), where L, mu,
+    # rho are computable (montecarlo.experiments.rates.fedprox_theorem1_constants); p_i = 1/m, n_i = n,
     # R = max_i ||w*_i - w*_g|| (Assumption 1). The root mean square of ||w~_GT - w*_g|| over
     # replicates bounds its mean from above, so checking it is the stronger test.
-    from montecarlo.rates import fedprox_theorem1_constants, lemma7_instance
+    from montecarlo.experiments.rates import fedprox_theorem1_constants, lemma7_instance
 
     m, d, n = 4, 5, 200
     R = np.array([0.0, 0.1, 0.3, 1.0])
@@ -299,7 +299,7 @@ def lemma1_eq5(cfg, seed):
     # Lemma 7 logistic instances with a ridge l2 = 1e-2 in every loss, so that each L_i is
     # mu = l2 strongly convex (Assumption 3); p_i = 1/m; R^2 = max_i ||w*_i - w*_g||^2
     # (Assumption 1); exact FedProx minimizers, every replicate (the lemma is deterministic).
-    from montecarlo.rates import lemma7_instance
+    from montecarlo.experiments.rates import lemma7_instance
 
     R = np.array([0.0, 0.3, 1.0])
     inst = lemma7_instance(R, reps=cfg.pick(10, 40), m=4, n=200, d=5, l2=1e-2, seed=seed)

@@ -6,11 +6,11 @@ which live in one module per part of the paper: ``p000_lemma7`` (Lemma 7), ``p00
 
 Evidence routes: the constants of Lemma 7 recomputed by direct numerical optimization of the
 logistic loss and Monte Carlo over features; the rates of Thm 8 / eqs. (14)-(19) against the
-errors of exactly solved local and global logistic models (``montecarlo.objectives``); the
+errors of exactly solved local and global logistic models (``montecarlo.experiments.objectives``); the
 upper bounds of Thms 4, 6, 11 and 12 against the exact excess risks of PureLocalTraining,
-FedAvg and FedProx (at the lambda of the proofs) on Lemma 7 instances (``montecarlo.rates``),
+FedAvg and FedProx (at the lambda of the proofs) on Lemma 7 instances (``montecarlo.experiments.rates``),
 exponents with confidence intervals and ratios to the rate in a band fixed beforehand; the
-Fig. 1 experiment re-run with the algorithms of ``montecarlo.algorithms`` at Appendix D's
+Fig. 1 experiment re-run with the algorithms of ``montecarlo.experiments.algorithms`` at Appendix D's
 hyperparameters. ``riskcalc.minimax`` must agree with every recomputed constant.
 """
 
@@ -24,7 +24,7 @@ from riskcalc.minimax.ratecheck import rate_check
 
 
 # -- Thms 4, 6, 11, 12: simulated scaling of the upper bounds ---------------------------------
-# Lemma 7 instances (``montecarlo.rates``): Rademacher features (c_X = 1), d = 5, antipodal
+# Lemma 7 instances (``montecarlo.experiments.rates``): Rademacher features (c_X = 1), d = 5, antipodal
 # true models at distance R from their average 0, exact minimizers. At w = 0 the population
 # Hessian is I/4, so the well-specified MLE of k samples has E[excess risk] -> d/(2k) (the
 # Fisher information cancels) and a model off by R v has excess risk ~ R^2/8. These two

@@ -11,8 +11,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from montecarlo.seeding import replicate_rng
-from montecarlo.stats import mean_se
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax

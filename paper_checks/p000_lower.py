@@ -30,8 +30,8 @@ import itertools
 import numpy as np
 from scipy.special import expit, log_expit
 
-from montecarlo.seeding import replicate_rng
-from montecarlo.stats import mean_se
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge
 from paper_checks.evidence import Z
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo import rates
+from montecarlo.experiments import rates
 from paper_checks.core import claim, judge
 from paper_checks.p000_common import _D, _cells, _fmt_fit, _ints, _printed_factors, _rate_fit
 from riskcalc import minimax

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.algorithms import fedavg, finetune, local_training
-from montecarlo.logistic import paper000_instance
-from montecarlo.metrics import evaluate
-from montecarlo.objectives import minimize
-from montecarlo.stats import mean_se
+from montecarlo.experiments.algorithms import fedavg, finetune, local_training
+from montecarlo.experiments.problems import paper000_instance
+from montecarlo.experiments.metrics import evaluate
+from montecarlo.experiments.objectives import minimize
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge
 from paper_checks.evidence import Z
 from riskcalc import minimax

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo import rates
+from montecarlo.experiments import rates
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import fmt
 from paper_checks.p000_common import _D, _cells, _fmt_fit, _ints, _mc_exponents

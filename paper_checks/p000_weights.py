@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize as sp_minimize
 from scipy.special import expit, log_expit
 
-from montecarlo.seeding import replicate_rng
+from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge
 from paper_checks.evidence import Z
 

@@ -3,7 +3,7 @@ personalized federated learning*): claims and their checks. File ``001_352374a3e
 
 Evidence routes: Theorem 3.1's bound against the distances actually reached by algorithms
 (including the one that never moves); the APGD1/APGD2 complexities of Sec. 4.1 against round
-counts of ``montecarlo.algorithms.apgd1/apgd2`` on the quadratic instances of Fig. 2; the
+counts of ``montecarlo.experiments.algorithms.apgd1/apgd2`` on the quadratic instances of Fig. 2; the
 stated optimality conditions against the complexity formulas of ``riskcalc.minimax.hanzely``;
 Thm 4.2's rate against exact-prox IAPGD (= APGD1 with Alg. 1's momentum) and its local count
 against the AGD schedule summed term by term; Thm 4.4 against the L-Katyusha derivation
@@ -17,12 +17,12 @@ import itertools
 
 import numpy as np
 
-from montecarlo.algorithms import apgd1, apgd2
-from montecarlo.logistic import quadratic_instance
-from montecarlo.metrics import exact_solution, rounds_to_accuracy
-from montecarlo.objectives import minimize, objective_value
-from montecarlo.rates import aligned_quadratic
-from montecarlo.seeding import replicate_rng
+from montecarlo.experiments.algorithms import apgd1, apgd2
+from montecarlo.experiments.problems import quadratic_instance
+from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
+from montecarlo.experiments.objectives import minimize, objective_value
+from montecarlo.experiments.rates import aligned_quadratic
+from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, judge_erratum
 from riskcalc import minimax
 
@@ -154,10 +154,10 @@ def _fedprox_gap(losses, W, lam, f_star):
                  "exact local solves (eps_k = 0 in eq. 7; the inexact AGD inner loop of Thm 4.2 "
                  "is not implemented in montecarlo).")
 def thm42_rate(cfg, seed):
-    # With exact prox steps Alg. 1 is APGD1 (montecarlo.algorithms.apgd1, eq. 6 with Nesterov
+    # With exact prox steps Alg. 1 is APGD1 (montecarlo.experiments.algorithms.apgd1, eq. 6 with Nesterov
     # momentum); apgd1's momentum (sqrt(kappa) - 1)/(sqrt(kappa) + 1) uses kappa = (lam + mu')/mu',
     # so mu' = lam mu/(lam - mu) gives Alg. 1's kappa = lam/mu exactly. Every client has the
-    # Hessian diag(geomspace(mu, L, d)) (montecarlo.rates.aligned_quadratic): the consensus
+    # Hessian diag(geomspace(mu, L, d)) (montecarlo.experiments.rates.aligned_quadratic): the consensus
     # direction has curvature exactly mu, as in the worst case.
     L, mu = 1.0, cfg.pick(1e-2, 1e-3)
     losses = aligned_quadratic(m=10, d=20, L=L, mu=mu, seed=seed)

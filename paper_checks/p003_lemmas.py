@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.seeding import replicate_rng
+from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge
 
 

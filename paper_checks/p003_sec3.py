@@ -11,7 +11,7 @@ import mpmath as mpm
 import numpy as np
 
 import riskcalc
-from montecarlo.stats import mean_se
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge
 from paper_checks.evidence import Z, agreement, fmt, simulate
 from paper_checks.mp import mp_moment, printed_m

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from montecarlo.stats import mean_se
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge
 from paper_checks.evidence import Z, fmt, simulate
 from paper_checks.p003_common import SLACK, TWO_POINT

@@ -11,8 +11,8 @@ import mpmath as mpm
 import numpy as np
 
 import riskcalc
-from montecarlo.seeding import replicate_rng
-from montecarlo.stats import mean_se
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import Z, agreement, fmt, simulate
 from paper_checks.mp import mp_moment, printed_m

@@ -6,7 +6,7 @@ Evidence routes: Lemma 2's constants against the curvature of a numerically buil
 envelope; the proof's norm split against random vectors; Table 1 against paper 000's minimax
 lower bound; Thm 2's rate and the experiments' claims against ``montecarlo``'s bilevel FedProx
 and exact minimizers on the paper's synthetic logistic data; Thm 1's adaptive lambda against
-exact minimizers on paper 000 Lemma 7's instances (``montecarlo.rates.heterogeneity_grid``),
+exact minimizers on paper 000 Lemma 7's instances (``montecarlo.experiments.rates.heterogeneity_grid``),
 where its constants L, mu, rho are computable exactly.
 """
 
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.algorithms import fedprox_bilevel
-from montecarlo.logistic import quadratic_instance
-from montecarlo.metrics import exact_solution
-from montecarlo.paper004 import authors_data, authors_errors, authors_floor, authors_run
-from montecarlo.rates import heterogeneity_grid
-from montecarlo.seeding import replicate_rng
-from montecarlo.stats import mean_se
+from montecarlo.experiments.algorithms import fedprox_bilevel
+from montecarlo.experiments.problems import quadratic_instance
+from montecarlo.experiments.metrics import exact_solution
+from montecarlo.experiments.paper004 import authors_data, authors_errors, authors_floor, authors_run
+from montecarlo.experiments.rates import heterogeneity_grid
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
 from paper_checks.core import Outcome, claim, judge, judge_erratum
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
@@ -151,7 +151,7 @@ def thm2(cfg, seed):
 def _authors_itr(cfg, runs, R):
     """Last-round ITR (the authors' plotted local error) of ``runs`` (label -> authors_run
     keywords) at every R, trained once on the authors' data (identical for every R,
-    ``montecarlo.paper004.same_training_data``); quick: the figures' shortened horizons."""
+    ``montecarlo.experiments.paper004.same_training_data``); quick: the figures' shortened horizons."""
     data = [authors_data(r) for r in R]
     epochs = cfg.pick(30, 150)
     out = {}
@@ -180,7 +180,7 @@ def _authors_stat_runs(cfg):
                  "LocalTrain and small lam do; LocalTrain is the least affected by heterogeneity.")
 def fig1a(cfg, seed):
     # Judged in the paper's scope: its own synthetic experiment as the authors ran it
-    # (montecarlo.paper004.authors_run, the published code "as run"; the seeds are the
+    # (montecarlo.experiments.paper004.authors_run, the published code "as run"; the seeds are the
     # authors', so ``seed`` is not used), on the error they plot (last-round ITR). With
     # argmax labels each client's classes are separable and LocalTrain has no minimizer: its
     # plotted error is the distance after the stated horizon (GlobalTrain's and FedProx's
@@ -231,7 +231,7 @@ def fig1d(cfg, seed):
 def thm1_adaptive(cfg, seed):
     # Exact minimizers (Newton) on paper 000 Lemma 7's logistic instances, where Thm 1's
     # constants are computable (L = d/4, mu and rho^2 from the exact Fisher information, see
-    # montecarlo.rates.fedprox_theorem1_constants). R^2 = f d/n puts every n at the same place
+    # montecarlo.experiments.rates.fedprox_theorem1_constants). R^2 = f d/n puts every n at the same place
     # relative to the kink R^2 = d/n; f = 1e-8 is R = 0 to the errors' precision (R^2 ~ 5e-10).
     f = np.array([1e-8, 0.1, 1.0, 10.0, 100.0])
     g = heterogeneity_grid(cfg.pick([100], [100, 400, 1600]), f, m=4, d=5,

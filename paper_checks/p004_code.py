@@ -1,5 +1,5 @@
 """Paper 004 (``004_98172ed3646eef14.txt``) against its authors' public code
-(github.com/ZLHe0/fedprox-bilevel, re-implemented in ``montecarlo.paper004``): where the text
+(github.com/ZLHe0/fedprox-bilevel, re-implemented in ``montecarlo.experiments.paper004``): where the text
 and the experiment that produced its figures disagree, with the deciding numbers."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import numpy as np
 
 from scipy.special import expit
 
-from montecarlo.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_run,
-                                 authors_start, same_training_data)
+from montecarlo.experiments.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_run,
+                                             authors_start, same_training_data)
 from paper_checks.core import claim, judge_erratum
 from paper_checks.evidence import fmt
 
@@ -79,7 +79,7 @@ def _pooled_separable(data) -> dict:
 def _fedprox_minimizer(data, lam):
     """The exact minimizer of FedProx's objective (1/m) sum_k f_k(W_k) + lam/2 ||W_k - W_g||^2
     on the authors' data, in the binary reduction w = W_1 - W_0 (the column sum W_0 + W_1 is
-    the start's for every method, montecarlo.paper004.authors_floor, so ||W_k - W_g||_F^2 =
+    the start's for every method, montecarlo.experiments.paper004.authors_floor, so ||W_k - W_g||_F^2 =
     ||w_k - w_g||^2 / 2); lam = 0 with one shared model gives GlobalTrain's. Returns (w_g,
     w (m, d), gradient norm)."""
     from scipy.optimize import minimize as sp_minimize

@@ -2,11 +2,11 @@
 
 File ``004_98172ed3646eef14.txt``, Sec. 4 (Thm 1, eqs. 6-7).
 
-Evidence (derived here): exact FedProx minimizers (``montecarlo.objectives.minimize``) on paper
-000 Lemma 7's logistic instances (``montecarlo.rates.lemma7_instance``: Rademacher features,
+Evidence (derived here): exact FedProx minimizers (``montecarlo.experiments.objectives.minimize``) on paper
+000 Lemma 7's logistic instances (``montecarlo.experiments.rates.lemma7_instance``: Rademacher features,
 d = 5, true models at distance R from their centre), at the lambda Thm 1 prescribes
 (``riskcalc.minimax.fedprox_lambda`` with L, mu, rho from
-``montecarlo.rates.fedprox_theorem1_constants``). For every (n, m, R) cell the global error
+``montecarlo.experiments.rates.fedprox_theorem1_constants``). For every (n, m, R) cell the global error
 E||w~_g - w*_g||^2 (w*_g: the minimizer of the clients' average population loss, by Newton on
 the 2^d feature values) and the local error mean_i E||w~_i - w*_i||^2 are compared with the
 rate d/N + (d/n ^ R^2) of (6)-(7): one constant must bound both everywhere, the homogeneous
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from montecarlo.objectives import ClientLosses, minimize
-from montecarlo.rates import fedprox_theorem1_constants, lemma7_instance
+from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.rates import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import claim, judge
 from riskcalc import minimax
 
@@ -108,14 +108,14 @@ def thm1_rates(cfg, seed):
                  "Alg. 1 needs O(kappa_g log 1/eps) rounds (eq. 13) and O~(kappa log 1/eps) "
                  "gradient evaluations K x rounds in total (eq. 14), independent of lam.")
 def cor1_gradients(cfg, seed):
-    # Route 1: bilevel FedProx run (montecarlo.algorithms.fedprox_bilevel, full local
+    # Route 1: bilevel FedProx run (montecarlo.experiments.algorithms.fedprox_bilevel, full local
     # gradients, Cor. 1's steps, K the smallest allowed by eq. 12) on a quadratic instance:
     # rounds until the global error falls 1e8-fold, times K. Route 2: the closed forms of
     # riskcalc.minimax.fedprox_complexity over a wider lam range. The total must move by far
     # less than the rounds do (eq. 14 allows log factors: K carries log(2 + 64 lam^2/mu^2)).
-    from montecarlo.algorithms import fedprox_bilevel
-    from montecarlo.logistic import quadratic_instance
-    from montecarlo.metrics import exact_solution
+    from montecarlo.experiments.algorithms import fedprox_bilevel
+    from montecarlo.experiments.problems import quadratic_instance
+    from montecarlo.experiments.metrics import exact_solution
 
     L, mu = 1.0, 0.05
     inst = quadratic_instance(m=10, d=10, L=L, mu=mu, seed=seed)

@@ -107,7 +107,7 @@ def render(results: list, *, mode: str, seconds: float) -> str:
             lines.append(f"| {p} | {_cell(st['location'])} | {_cell(st['statement'])} | "
                          f"{st['status']} | {_cell(note)} |")
     lines += ["", "## Paper 004's figures as the authors ran them", "",
-              "Built by `figures/p004_*.py` from the authors' setup (`montecarlo.paper004`, "
+              "Built by `figures/p004_*.py` from the authors' setup (`montecarlo.experiments.paper004`, "
               "re-implemented from github.com/ZLHe0/fedprox-bilevel): m = 10, n = 200 (199 "
               "used), d = 10, 2 classes, argmax labels, L = 9.13, local step 1/(L + lam), "
               "50 rounds x 150 local steps (LocalTrain 500 x 150 at 0.001, FedAvg at 0.01).", ""]

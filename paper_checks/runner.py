@@ -12,7 +12,7 @@ import time
 from joblib import delayed
 from tqdm.auto import tqdm
 
-from montecarlo.tasks import parallel_results
+from montecarlo.runner.tasks import parallel_results
 from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
 
 
@@ -60,7 +60,7 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     ``evidence["seconds"]`` the time taken; ``transcription`` is ``"independent"`` or
     ``"depends"`` for an erratum (``paper_checks.core``), with ``transcription_note`` naming what
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
-    stderr. The workers are those of ``montecarlo.tasks.parallel_results``: a Ctrl-C stops
+    stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
     them all and raises ``KeyboardInterrupt`` here."""
     results = []
     with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,

@@ -14,7 +14,7 @@ from riskcalc._show_versions import show_versions
 from riskcalc._version import __version__
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
-from riskcalc.linear.finite_steps import optimal_steps, spec_steps_limit, steps_limit
+from riskcalc.linear.steps.limits import optimal_steps, spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
                                      unregister_method)

@@ -36,11 +36,11 @@ def test_explicit_weights_equal_named(method, kw):
 @pytest.mark.parametrize("method,lam", [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.4)])
 def test_explicit_weights_independent_routes(method, lam):
     """At arbitrary weights the closed forms (Marchenko-Pastur inverse) agree with the
-    numerical subordination of finite_clients_own, and with the general-spectrum route at
+    numerical subordination of finite_clients.own, and with the general-spectrum route at
     Sigma = 2 I (risk = 2 x, lam doubled)."""
-    from riskcalc.linear.finite_clients_identity import group_limits
-    from riskcalc.linear.finite_clients_own import own_group_limits
-    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    from riskcalc.linear.finite_clients.identity import group_limits
+    from riskcalc.linear.finite_clients.own import own_group_limits
+    from riskcalc.linear.finite_clients.sigma import sigma_group_limits
     gam, r, sig = np.array([2.0, 1.5, 4.0]), np.array([1.0, 0.5, 1.5]), np.array([0.5, 1, .3])
     count, p = np.ones(3), np.array([0.2, 0.5, 0.3])
     b, v = group_limits(method, gam, r, sig, count, np.full(3, lam), p)
@@ -211,7 +211,7 @@ def test_recommended_is_lowest_in_simulation():
     """d = 200, M = 3: every candidate's simulated mean risk matches its prediction, and the
     recommended pipeline's simulated risk is the lowest within error (paired over common
     random numbers; slack 3 standard errors + 2% for finite-d corrections of order 1/d)."""
-    from montecarlo.federation import simulate
+    from montecarlo.linear.federation import simulate
     rho = np.sqrt(1.0 + np.array(FED["r"]) ** 2)      # ||theta_0|| = 1
     fed = Federation(**FED, rho=rho)
     adv = advise(fed, methods=["fedavg", "ftfa", "rtfa", "local_ridge"])

@@ -185,11 +185,11 @@ def test_cli_shift(tmp_path, capsys):
 
 
 def test_simulated_federation_has_the_clients_covariances(anti):
-    """montecarlo.federation samples each client with its own covariance (the SPEC's ordered
+    """montecarlo.linear.federation samples each client with its own covariance (the SPEC's ordered
     eigenvalues) and measures each client's risk in it: the simulated candidates (FedAvg,
     FTFA, local ridge; d = 200, 16 replicates) match their predictions within 4 s.e. + 3%
     (finite-d corrections of order 1/d), as in the shared-spectrum test of test_advise.py."""
-    from montecarlo.federation import sample_federation, simulate
+    from montecarlo.linear.federation import sample_federation, simulate
 
     fed = Federation(**BASE, spectra=SPECS, d=D)
     X, _, _, s = sample_federation(fed, 200, seed=1, rep=0)

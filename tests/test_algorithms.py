@@ -5,12 +5,13 @@ paper 000 Fig. 1 qualitatively."""
 import numpy as np
 import pytest
 
-from montecarlo.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg, fedprox, fedprox_bilevel,
-                                   finetune, l2gd, local_training, pfedme)
-from montecarlo.logistic import paper000_instance, quadratic_instance
-from montecarlo.metrics import exact_solution, rounds_to_accuracy
-from montecarlo.objectives import minimize
-from montecarlo.presets import run_preset, summarize
+from montecarlo.experiments.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg, fedprox,
+                                               fedprox_bilevel, finetune, l2gd, local_training,
+                                               pfedme)
+from montecarlo.experiments.problems import paper000_instance, quadratic_instance
+from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
+from montecarlo.experiments.objectives import minimize
+from montecarlo.experiments.presets import run_preset, summarize
 
 # Stated convergence tolerance (sup-norm distance of every local model to the exact minimizer).
 TOL = 1e-6

@@ -1,4 +1,4 @@
-"""The general linear-pencil engine (riskcalc.linear.block_pencil) against independent routes:
+"""The general linear-pencil engine (riskcalc.linear.engine.block_pencil) against independent routes:
 triangular chains (resolvent_chain), the Marchenko-Pastur quadrature of a cubic filter
 (Sigma = I), exact gamma = 0 values, and direct simulation with a two-point spectrum."""
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from riskcalc.errors import SolverError
-from riskcalc.linear import block_pencil as bp
-from riskcalc.linear.mp_quadrature import mp_expect
-from riskcalc.linear.resolvent_chain import chain_trace, diagonal_roots
+from riskcalc.linear.engine import block_pencil as bp
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.engine.resolvent_chain import chain_trace, diagonal_roots
 
 S2, H2 = np.array([1.0, 4.0]), np.array([0.5, 0.5])
 

@@ -302,7 +302,7 @@ def test_sweep_jsonl_file_is_standard(tmp_path):
 
 def test_one_default_for_weights_and_clients(tmp_path, capsys):
     # Issue 22: predict used sample weights, compare --global federated uniform ones.
-    from montecarlo.instances import Setting
+    from montecarlo.linear.instances import Setting
 
     fed = tmp_path / "fed.json"
     fed.write_text('[{"gamma": 0.5, "r": 0.5, "sigma": 1.0}, {"gamma": 4, "r": 2, "sigma": 0.2}]')
@@ -341,7 +341,7 @@ def test_jobs_beyond_the_cores_are_capped_with_a_note(capsys):
 PLUGIN = '''
 import numpy as np, sys
 import riskcalc
-from montecarlo.estimators import Estimator, fedavg_weight, register_estimator
+from montecarlo.linear.estimators import Estimator, fedavg_weight, register_estimator
 LIMIT, FILTER, LOAD = {limit!r}, {filt!r}, {load!r}
 exec(LOAD)
 def limit(spec, route):
@@ -415,7 +415,7 @@ def _scaled_ftfa(name, bias=1.0, variance=1.0, identity_only=False):
     import montecarlo
     import numpy as np
     import riskcalc
-    from montecarlo.estimators import Estimator, fedavg_weight
+    from montecarlo.linear.estimators import Estimator, fedavg_weight
 
     def limit(spec, route):
         if identity_only and spec.spectrum is not None:

@@ -45,7 +45,7 @@ def test_compare_fedavg_centre_simulates_that_centre(capsys):
                         "30", "--reps", "2", "--no-progress", "--json"], capsys)
     assert code == 0
     got = json.loads(out)
-    from montecarlo.logistic_ridge import simulate
+    from montecarlo.logistic.ridge import simulate
     sim = simulate(gamma=1, signal=2, r=0.5, lams=[0.3], d=30, reps=2, seed=0,
                    centre_scale=riskcalc.fedavg_centre_scale(2, 0.5))
     assert got["simulated"]["risk"] == pytest.approx(float(sim["risk"][0][0]), rel=1e-12)
@@ -151,7 +151,7 @@ def test_compare_federated(capsys):
                        capsys)
     assert code == 0
     got = json.loads(out)
-    from montecarlo.logistic_pipeline import simulate_pipeline
+    from montecarlo.logistic.pipeline import simulate_pipeline
     sim = simulate_pipeline(gamma=1, signal=2, r=0.5, lams=[1.0], global_lam=0.01, clients=3,
                             d=30, reps=2, seed=4)
     assert got["simulated"]["risk"] == float(sim["rtfa"]["risk"][0][0])
@@ -170,7 +170,7 @@ def test_compare_pfedme_is_the_joint_objective(capsys):
                         "--no-progress", "--json"], capsys)
     assert code == 0
     got = json.loads(out)
-    from montecarlo.logistic_pipeline import simulate_pipeline
+    from montecarlo.logistic.pipeline import simulate_pipeline
     sim = simulate_pipeline(gamma=1, signal=2, r=0.5, lams=[1.0], global_lam=0.01, clients=2,
                             d=20, reps=2, seed=0, fedprox=True)
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=2, global_lam=0.01,

@@ -65,7 +65,7 @@ def test_exact_and_target_columns(tmp_path):
 
 
 def test_labels_with_dots_take_settings():
-    from montecarlo.presets import resolve
+    from montecarlo.experiments.presets import resolve
 
     spec = resolve("paper000-fig1", {"fedprox_0.44.lam": 0.5, "*.rounds": 7,
                                      "fedprox_4.rounds": 9})

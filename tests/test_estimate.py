@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.federation import sample_federation
-from montecarlo.threads import small_blas
+from montecarlo.linear.federation import sample_federation
+from montecarlo.runner.threads import small_blas
 from riskcalc.advise import Federation
 from riskcalc.cli import main
 from riskcalc.estimate import estimate, gauss_two_atoms

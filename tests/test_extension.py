@@ -13,7 +13,7 @@ import pytest
 
 import montecarlo
 import riskcalc
-from montecarlo.estimators import Estimator, fedavg_weight
+from montecarlo.linear.estimators import Estimator, fedavg_weight
 from riskcalc import plugins as rplugins
 from riskcalc.cli import main, plugins
 

@@ -8,7 +8,7 @@ import pytest
 
 import riskcalc
 from montecarlo.compare import compare
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 from montecarlo.sweep import sweep
 
 pd = pytest.importorskip("pandas")

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.instances import Setting, client_params, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from riskcalc.linear.finite_clients_identity import solve_g
-from riskcalc.linear.mp_quadrature import mp_expect
-from riskcalc.linear.marchenko_pastur import mp_stieltjes
+from montecarlo.linear.instances import Setting, client_params, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from riskcalc.linear.finite_clients.identity import solve_g
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.engine.marchenko_pastur import mp_stieltjes
 
 CASES = [("fedavg", {}), ("ftfa", {}), ("rtfa", {"lam": 0.4}), ("rtfa", {"lam": 3.0})]
 
@@ -137,7 +137,7 @@ def test_simulation_agrees(gamma, extra):
         assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (method, mean, se, pred)
 
 
-# --- MAML-FL and pFedMe with their own global objectives (finite_clients_own) -----------------
+# --- MAML-FL and pFedMe with their own global objectives (finite_clients.own) -----------------
 
 OWN = [("maml_fl", {"alpha": 0.1}), ("maml_fl", {"alpha": 0.3}), ("pfedme", {"lam": 0.5})]
 
@@ -152,8 +152,8 @@ GROUPS = [([2.0], [5]), ([0.5], [2]), ([1.5], [20]), ([0.5], [1]),
 def test_general_route_matches_closed_forms(method, tuning, gammas, counts, weights):
     """With phi = psi = s the quadrature route (numerical subordination g, t_l) must reproduce
     the closed-form Marchenko-Pastur inverse of finite_clients."""
-    from riskcalc.linear.finite_clients_identity import group_limits
-    from riskcalc.linear.finite_clients_own import own_group_limits
+    from riskcalc.linear.finite_clients.identity import group_limits
+    from riskcalc.linear.finite_clients.own import own_group_limits
     k = len(gammas)
     r, sigma = np.linspace(0.5, 2.0, k), np.linspace(0.2, 1.0, k)
     b, v = own_group_limits(method, gammas, r, sigma, counts, tuning, weights)
@@ -196,7 +196,7 @@ def test_own_objective_simulation(method, kw, gamma, clients):
 @pytest.mark.parametrize("gamma,clients,weights", [(2.0, 5, "samples"), (0.5, 2, "uniform")])
 def test_fedavg_general_spectrum(gamma, clients, weights):
     """FedAvg's bias scales by tau(Sigma) (Sigma is free from the W_j), its variance not at
-    all, which the general-spectrum route (finite_clients_sigma) must reproduce; checked
+    all, which the general-spectrum route (finite_clients.sigma) must reproduce; checked
     against simulation with the two-point spectrum {1, 10} (d = 160, 5 reps)."""
     sp = riskcalc.Spectrum.two_point(1.0, 10.0, 0.5)
     spec = riskcalc.ClientSpec("fedavg", gamma=gamma, r=1.0, sigma=0.5, spectrum=sp)

@@ -1,5 +1,5 @@
 """pFedMe at a finite number of clients with a general covariance spectrum, through
-operator-valued subordination (riskcalc.linear.finite_clients_pfedme_sigma), homogeneous and
+operator-valued subordination (riskcalc.linear.finite_clients.pfedme_sigma), homogeneous and
 heterogeneous federations (MAML-FL: tests/test_finite_clients_maml_sigma.py); both against
 simulation."""
 
@@ -8,8 +8,8 @@ import pytest
 
 import riskcalc
 from riskcalc import ClientSpec, Spectrum
-from riskcalc.linear.finite_clients_own import own_group_limits
-from riskcalc.linear.finite_clients_pfedme_sigma import (pfedme_sigma_group_limits,
+from riskcalc.linear.finite_clients.own import own_group_limits
+from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_sigma_group_limits,
                                                          pfedme_sigma_limit)
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
@@ -19,7 +19,7 @@ THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
 @pytest.mark.parametrize("gamma", [0.5, 1.5])
 @pytest.mark.parametrize("clients", [2, 5, 20])
 def test_identity_matches_scalar_subordination(gamma, clients):
-    """Sigma = I through the operator-valued route (one atom) against finite_clients_own's
+    """Sigma = I through the operator-valued route (one atom) against finite_clients.own's
     scalar subordination and Marchenko-Pastur quadrature: an independent solve of the same
     limit."""
     b, v = pfedme_sigma_limit(gamma, 1.0, 0.5, clients, 0.7, Spectrum.identity())
@@ -31,7 +31,7 @@ def test_identity_matches_scalar_subordination(gamma, clients):
 @pytest.mark.parametrize("weights", ["samples", "uniform"])
 def test_heterogeneous_identity_matches_scalar_subordination(weights):
     """A federation of three client groups (gamma, r, sigma differ; one shift t_g per group):
-    Sigma = I against finite_clients_own's heterogeneous scalar route."""
+    Sigma = I against finite_clients.own's heterogeneous scalar route."""
     gam, r, sig, cnt = [2.0, 0.5, 1.5], [1.0, 2.0, 0.5], [0.5, 0.2, 1.0], [2, 1, 2]
     b, v = pfedme_sigma_group_limits(gam, r, sig, cnt, 0.7, weights, Spectrum.identity())
     bo, vo = own_group_limits("pfedme", np.array(gam), np.array(r), np.array(sig),
@@ -101,7 +101,7 @@ def test_simulation(method, tuning, gamma, clients):
     measure) agree within 4 s.e. + 1% (the oracle limit is off by +79% / +78% at gamma = 2,
     M = 5; benchmarks/bench_finite_clients_own.py has the d = 400 / 800 grids)."""
     from montecarlo.compare import compare
-    from montecarlo.instances import Setting
+    from montecarlo.linear.instances import Setting
 
     spec = ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, spectrum=TWO, **tuning)
     c = compare(spec, Setting(d=200, clients=clients, global_model="federated",

@@ -1,9 +1,9 @@
 """MAML-FL at a finite number of clients with a general covariance spectrum
-(riskcalc.linear.finite_clients_maml_sigma) against independent routes: the Marchenko-Pastur
-route of finite_clients_own (Sigma = I), the FedAvg-then-FTFA chains of finite_clients_sigma
+(riskcalc.linear.finite_clients.maml_sigma) against independent routes: the Marchenko-Pastur
+route of finite_clients.own (Sigma = I), the FedAvg-then-FTFA chains of finite_clients.sigma
 (alpha = 0), the oracle limit (M -> infinity) and least squares (M = 1) (simulation:
 tests/test_finite_clients_maml_pfedme.py); and MAML-FL and pFedMe under covariate shift
-(per-client covariances diagonal in one basis) against finite_clients_shift (alpha = 0,
+(per-client covariances diagonal in one basis) against finite_clients.shift (alpha = 0,
 lam -> infinity), the shared-spectrum routes (one type) and the oracle limit (simulation:
 tests/test_finite_clients_shift.py)."""
 
@@ -12,14 +12,14 @@ import pytest
 
 import riskcalc
 from riskcalc import Spectrum
-from riskcalc.linear.finite_clients_maml_sigma import (maml_shift_group_limits,
+from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
-from riskcalc.linear.finite_clients_own import own_group_limits
-from riskcalc.linear.finite_clients_pfedme_sigma import (pfedme_shift_group_limits,
+from riskcalc.linear.finite_clients.own import own_group_limits
+from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
-from riskcalc.linear.finite_clients_shift import shift_group_limits
-from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-from riskcalc.linear.joint_spectrum import joint_spectrum
+from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
 THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
@@ -52,7 +52,7 @@ def test_heterogeneous_identity_matches_marchenko_pastur_route(weights, alpha):
 @pytest.mark.parametrize("weights", ["samples", "uniform"])
 def test_alpha_zero_is_fedavg_then_ftfa(spectrum, weights):
     """alpha = 0: MAML-FL's global objective is FedAvg's and its personalization FTFA's, whose
-    finite-M limit with a spectrum is the resolvent chains of finite_clients_sigma."""
+    finite-M limit with a spectrum is the resolvent chains of finite_clients.sigma."""
     b, v = maml_sigma_group_limits(*HETERO, 0.0, weights, spectrum)
     bf, vf = sigma_group_limits("ftfa", *(np.array(x, float) for x in HETERO), np.zeros(3),
                                 weights, spectrum)
@@ -107,7 +107,7 @@ TYP = np.array([0, 1, 2])
 
 @pytest.mark.parametrize("weights", ["samples", "uniform"])
 def test_shift_alpha_zero_is_fedavg_then_ftfa(weights):
-    """alpha = 0 under covariate shift: the FTFA limit of finite_clients_shift (its own
+    """alpha = 0 under covariate shift: the FTFA limit of finite_clients.shift (its own
     derivation, resolvent chains with diagonal shifts)."""
     b, v = maml_shift_group_limits(GAM, R, SIG, CNT, 0.0, weights, JOINT, TYP)
     bf, vf = shift_group_limits("ftfa", GAM, R, SIG, CNT, np.zeros(3), weights, JOINT, TYP)
@@ -117,7 +117,7 @@ def test_shift_alpha_zero_is_fedavg_then_ftfa(weights):
 
 def test_shift_pfedme_large_lam_is_fedavg():
     """lam -> infinity: pFedMe's Moreau envelope is the loss itself and its ridge step
-    vanishes, i.e. FedAvg (finite_clients_shift), with an error of first order in 1 / lam."""
+    vanishes, i.e. FedAvg (finite_clients.shift), with an error of first order in 1 / lam."""
     ref = np.array(shift_group_limits("fedavg", GAM, R, SIG, CNT, np.zeros(3), "samples", JOINT,
                                       TYP))
     err = [np.max(np.abs(np.array(pfedme_shift_group_limits(

@@ -1,7 +1,7 @@
-"""Covariate shift at finite M (riskcalc.linear.finite_clients_shift, joint_spectrum, the ordered
+"""Covariate shift at finite M (riskcalc.linear.finite_clients.shift, joint_spectrum, the ordered
 expansions of riskcalc.spectrum, montecarlo's per-client covariances and the CLI's clients-file
-"spectrum") against independent routes: the shared-spectrum limits of finite_clients_sigma,
-the Sigma = I closed forms of finite_clients_identity (scaled identities are a reweighting),
+"spectrum") against independent routes: the shared-spectrum limits of finite_clients.sigma,
+the Sigma = I closed forms of finite_clients.identity (scaled identities are a reweighting),
 the oracle limit (M -> infinity), least squares (M = 1), and simulation."""
 
 import json
@@ -11,15 +11,15 @@ import pytest
 
 import riskcalc
 from montecarlo.compare import federated_limit
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
 from riskcalc.cli import main
-from riskcalc.linear.finite_clients_identity import group_limits
-from riskcalc.linear.finite_clients_shift import shift_group_limits
-from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-from riskcalc.linear.joint_spectrum import joint_spectrum
-from riskcalc.linear.resolvent_chain import chain_traces, chain_vectors
+from riskcalc.linear.finite_clients.identity import group_limits
+from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors
 from riskcalc.spectrum import ordered_eigenvalues, ordered_steps
 
 CASES = [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.5)]
@@ -105,7 +105,7 @@ def test_chain_vectors_close_any_middle():
 @pytest.mark.parametrize("method,lam", CASES)
 @pytest.mark.parametrize("weights", ["samples", "uniform"])
 def test_one_type_is_the_shared_spectrum(spec, method, lam, weights):
-    """All Sigma_j equal: finite_clients_sigma (whitened coordinates, scalar subordination)."""
+    """All Sigma_j equal: finite_clients.sigma (whitened coordinates, scalar subordination)."""
     j = joint_spectrum([spec])
     b, v = shift_group_limits(method, GAM, R, SIG, CNT, LAM * lam, weights, j, np.zeros(3, int))
     rb, rv = sigma_group_limits(method, GAM, R, SIG, CNT, LAM * lam, weights, j.marginal(0))
@@ -171,8 +171,8 @@ def test_global_point_hard_cases(gam, specs, d):
     """Near N = d and with type scales 1e6 apart the g_t differ by orders of magnitude (a
     Newton in g stalled here): the root satisfies g_t = tau(Sigma_t Abar^-1) to rounding and
     the identity sum_j om_j g_t(j) = tau(Abar Abar^-1) = 1, and the limits are finite."""
-    from riskcalc.linear.finite_clients_identity import client_weights
-    from riskcalc.linear.finite_clients_shift import global_point
+    from riskcalc.linear.finite_clients.identity import client_weights
+    from riskcalc.linear.finite_clients.shift import global_point
     j = joint_spectrum(specs, d)
     gam, cnt = np.array(gam), np.ones(len(gam))
     g, om, abar, _, _ = global_point(gam, client_weights(gam, cnt, "samples"), cnt, j.types,

@@ -1,7 +1,7 @@
-"""Finite-M limits for a general covariance spectrum (riskcalc.linear.finite_clients_sigma and
-the resolvent-chain engine riskcalc.linear.resolvent_chain) against independent routes: direct
+"""Finite-M limits for a general covariance spectrum (riskcalc.linear.finite_clients.sigma and
+the resolvent-chain engine riskcalc.linear.engine.resolvent_chain) against independent routes: direct
 simulation of the chains, an implicit-differentiation identity, the Sigma = I closed forms of
-finite_clients, the oracle limit of riskcalc.linear.kappa (M -> infinity), local least
+finite_clients, the oracle limit of riskcalc.linear.engine.kappa (M -> infinity), local least
 squares (M = 1), the freeness of Sigma from white Wishart matrices, and the federated pipeline
 of montecarlo."""
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.instances import Setting, client_params, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from riskcalc.linear.finite_clients_identity import group_limits, subordination
-from riskcalc.linear.resolvent_chain import chain_trace
+from montecarlo.linear.instances import Setting, client_params, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from riskcalc.linear.finite_clients.identity import group_limits, subordination
+from riskcalc.linear.engine.resolvent_chain import chain_trace
 from tests.conftest import SPECTRA
 
 TWO = riskcalc.Spectrum.two_point(1.0, 10.0, 0.5)
@@ -134,7 +134,7 @@ def test_identity_spectrum_reproduces_closed_forms(method, lam, gammas, counts, 
     """Sigma = I given as a one-atom spectrum at 2 (Sigma = 2 I) scales the bias by 2 and
     leaves the variance unchanged: against the Marchenko-Pastur closed forms of
     finite_clients (which the general route never calls)."""
-    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    from riskcalc.linear.finite_clients.sigma import sigma_group_limits
     k = len(gammas)
     r, sigma, lam = np.linspace(0.5, 2.0, k), np.linspace(0.2, 1.0, k), np.full(k, lam or 0.0)
     lam2 = 2.0 * lam       # Sigma = 2 I: ridge lam on S = 2 W is ridge lam / 2 on W
@@ -150,7 +150,7 @@ def test_identity_spectrum_reproduces_closed_forms(method, lam, gammas, counts, 
     for method, lam in CASES for gamma in (0.5, 2.0)] + [
     ("powerlaw-cond1e4", "ftfa", None, 2.0), ("powerlaw-cond1e4", "rtfa", 0.5, 0.5)])
 def test_many_clients_recover_oracle(name, method, lam, gamma):
-    """M -> infinity: the oracle general-spectrum limit (riskcalc.linear.kappa, and tau(Y) for
+    """M -> infinity: the oracle general-spectrum limit (riskcalc.linear.engine.kappa, and tau(Y) for
     FedAvg) to 1e-6 at M = 1e8; the finite-M excess is O(1/M)."""
     sp = SPECTRA[name]
     kw = dict(gamma=gamma, r=1.3, sigma=0.7, spectrum=sp, **({"lam": lam} if lam else {}))
@@ -336,8 +336,8 @@ def test_chain_batch_equals_points_alone(name, monkeypatch):
     relative, also given the diagonal roots from diagonal_roots; small memory blocks make the
     batch span several blocks. Both calls converge the same per-point Newton iterations, so
     only summation order may differ (a few ulps)."""
-    from riskcalc.linear import kappa
-    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
+    from riskcalc.linear.engine import kappa
+    from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
     sp = BATCH_SPECTRA[name]
     a, w = sp.atoms, sp.weights
     rng = np.random.default_rng(7)
@@ -368,7 +368,7 @@ def test_group_batch_equals_groups_alone(name, weights):
     """sigma_group_limits for all 9 groups of a heterogeneous federation (gamma on both sides
     of 1, including 1, with r, sigma (one 0), RTFA's lam and counts varying) equals its
     targets=[i] calls one group at a time to 1e-12 relative, for FedAvg, FTFA and RTFA."""
-    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
+    from riskcalc.linear.finite_clients.sigma import sigma_group_limits
     rng = np.random.default_rng(8)
     gam = np.array([0.4, 0.8, 1.0, 1.3, 2.0, 3.0, 5.0, 0.6, 8.0])
     r, sigma = rng.uniform(0.2, 2.0, gam.size), rng.uniform(0.1, 1.0, gam.size)
@@ -386,8 +386,8 @@ def test_group_batch_equals_groups_alone(name, weights):
 def test_batch_bad_input():
     """A bad point fails the whole batch with a message naming it; so do shapes that do not
     broadcast and out-of-range targets."""
-    from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-    from riskcalc.linear.resolvent_chain import chain_traces, diagonal_roots
+    from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+    from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
     a, w, one = TWO.atoms, TWO.weights, np.ones((1, 2))
     with pytest.raises(ValueError, match="projection block .* got gamma = 0.7"):
         chain_traces([2.0, 0.7], a, w, [0.0], one, one)

@@ -1,6 +1,6 @@
 """Finite personalization steps from the finite-M FedAvg model
-(riskcalc.linear.finite_clients_steps) and the general pencil engine behind it
-(riskcalc.linear.resolvent_pencil)."""
+(riskcalc.linear.steps.finite_clients) and the general pencil engine behind it
+(riskcalc.linear.engine.resolvent_pencil)."""
 
 import json
 import subprocess
@@ -11,13 +11,13 @@ import pytest
 
 import riskcalc
 from riskcalc import ClientSpec, Spectrum
-from riskcalc.linear import finite_steps
-from riskcalc.linear.finite_clients_identity import assemble, subordination
-from riskcalc.linear.finite_clients_sigma import sigma_group_limits
-from riskcalc.linear.finite_clients_steps import clients_steps_limit, steps_group_limits
-from riskcalc.linear.mp_quadrature import mp_expect
-from riskcalc.linear.resolvent_chain import chain_traces
-from riskcalc.linear.resolvent_pencil import pencil_traces
+from riskcalc.linear.steps import limits as finite_steps
+from riskcalc.linear.finite_clients.identity import assemble, subordination
+from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_group_limits
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.linear.engine.resolvent_chain import chain_traces
+from riskcalc.linear.engine.resolvent_pencil import pencil_traces
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
 THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
@@ -102,7 +102,7 @@ def test_many_steps_give_finite_clients_limit(spectrum, gamma):
     at 0 included for gamma > 1) converges geometrically at rate max |1 - eta (s + lam)| <= 0.8,
     so 100 steps leave a relative error < 1e-9."""
     lam = 3.0
-    lo, hi = riskcalc.linear.weighted_mp.support_edges(gamma, spectrum)
+    lo, hi = riskcalc.linear.engine.weighted_mp.support_edges(gamma, spectrum)
     lo = lo if gamma < 1 else 0.0
     eta = 2.0 / (lo + hi + 2 * lam)
     assert (hi - lo) / (hi + lo + 2 * lam) <= 0.8
@@ -141,7 +141,7 @@ def test_one_client_is_least_squares_for_every_k(method, lam):
 @pytest.mark.parametrize("gamma", [0.5, 2.0])
 def test_identity_matches_marchenko_pastur_quadrature(method, lam, gamma):
     """Sigma = I: every trace is one Marchenko-Pastur integral of the polynomial filter
-    R_k(s) = q^k + c sum_(m<k) q^m against the subordination of finite_clients_identity
+    R_k(s) = q^k + c sum_(m<k) q^m against the subordination of finite_clients.identity
     (its ``assemble``), by Gauss-Chebyshev quadrature: a route free of pencils."""
     k, eta, m = 6, 0.12, 5
     gam, r, sig, count = (np.array([x]) for x in (gamma, 1.0, 0.5, m))
@@ -234,7 +234,7 @@ def test_simulation_after_federated_model(method, gamma, clients):
     measure; the prediction is the finite-M steps limit, within 4 s.e. + 1% at d = 200 (the
     O(1/d) bias measured in benchmarks/bench_finite_clients_steps.py is < 0.5% there)."""
     from montecarlo.compare import compare
-    from montecarlo.instances import Setting
+    from montecarlo.linear.instances import Setting
 
     spec = ClientSpec(method, gamma=gamma, r=1.0, sigma=0.5, spectrum=TWO,
                       **({"lam": 0.5} if method == "rtfa" else {}))

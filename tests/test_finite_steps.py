@@ -1,4 +1,4 @@
-"""Finite personalization steps (``riskcalc.linear.finite_steps``) against independent routes: exact
+"""Finite personalization steps (``riskcalc.linear.steps.limits``) against independent routes: exact
 Marchenko-Pastur moments (Narayana numbers, rational arithmetic) where the filter is a
 polynomial, mpmath quadrature in s where it is not, the converged limits of Thms 1-2 /
 Cor. 3.1 as k -> infinity, and simulation at finite d."""
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
-from montecarlo.stats import mean_se
-from riskcalc.linear import weighted_mp
-from riskcalc.linear.finite_steps import filter_integrals, steps_limit
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
+from montecarlo.runner.stats import mean_se
+from riskcalc.linear.engine import weighted_mp
+from riskcalc.linear.steps.limits import filter_integrals, steps_limit
 
 
 def mp_moment(j, gamma):

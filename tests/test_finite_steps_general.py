@@ -1,5 +1,5 @@
-"""Finite personalization steps under a general covariance (``riskcalc.linear.weighted_mp`` and the
-general route of ``riskcalc.linear.finite_steps``) against independent routes: the Sigma = I
+"""Finite personalization steps under a general covariance (``riskcalc.linear.engine.weighted_mp`` and the
+general route of ``riskcalc.linear.steps.limits``) against independent routes: the Sigma = I
 midpoint rule, exact moments of the Sigma-weighted spectrum (a rational power series), and
 eigenvalues of large sample covariances. The k -> infinity limits (the implicit forms of
 Sec. 6.3) and the simulation at finite d are tested for every spectrum in
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear import weighted_mp
+from riskcalc.linear.engine import weighted_mp
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_steps import filter_integrals, spectral_filter_integrals, steps_limit
+from riskcalc.linear.steps.limits import filter_integrals, spectral_filter_integrals, steps_limit
 from tests.test_finite_steps import ftfa_exact, mp_moment
 
 TWO_POINT = riskcalc.Spectrum.two_point(1.0, 4.0, 0.5)

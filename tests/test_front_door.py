@@ -128,7 +128,7 @@ def test_outputs_cite_papers_by_authors_and_year():
 def test_montecarlo_compare_is_callable_with_plain_keywords():
     import montecarlo
     from montecarlo.compare import Comparison, compare
-    from montecarlo.instances import Setting
+    from montecarlo.linear.instances import Setting
 
     got = montecarlo.compare("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, d=60, reps=3,
                              seed=7)

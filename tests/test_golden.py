@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from riskcalc import Spectrum
-from riskcalc.linear import kappa, marchenko_pastur, stieltjes
-
+from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "golden" / "limits.json").read_text())
 
 

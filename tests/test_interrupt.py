@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from montecarlo.budget import cores
-from montecarlo.tasks import load_cache, run_tasks
+from montecarlo.runner.budget import cores
+from montecarlo.runner.tasks import load_cache, run_tasks
 from riskcalc.cli import main
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
@@ -137,7 +137,7 @@ def test_killed_worker_leaves_no_resource_tracker_warning():
     workers' backend launches the tracker without those warnings. The leak is staged directly:
     a name registered with the tracker and never unregistered (the tracker still unlinks it)."""
     code = ("from joblib import delayed\n"
-            "from montecarlo.tasks import parallel_results\n"
+            "from montecarlo.runner.tasks import parallel_results\n"
             "from joblib.externals.loky.backend import resource_tracker\n"
             "assert sorted(parallel_results([delayed(abs)(-1), delayed(abs)(-2)], n_jobs=2))"
             " == [1, 2]\n"

@@ -53,3 +53,86 @@ def test_light_commands_do_not_load_simulation_or_scipy(argv):
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
                          cwd=ROOT)
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def module_graph():
+    """Every riskcalc and montecarlo module and the modules of the two packages it imports,
+    lazy imports inside functions included (a circle through a lazy import is still a circle)."""
+    mods = {}
+    for pkg in ("riskcalc", "montecarlo"):
+        for p in (ROOT / pkg).rglob("*.py"):
+            rel = p.relative_to(ROOT).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            mods[".".join(parts)] = p
+
+    def resolve(name):
+        while name not in mods and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name if name in mods else None
+
+    graph = {}
+    for name, path in mods.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            for t in targets:
+                r = resolve(t)
+                # A module reaching its own package's __init__ (riskcalc.linear.engine.kappa
+                # importing riskcalc) is how Python imports any submodule, not a circle.
+                if r is not None and r != name and not name.startswith(r + "."):
+                    edges.add(r)
+        graph[name] = edges
+    return graph
+
+
+def test_no_import_circles():
+    graph = module_graph()
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert circles == []
+
+
+def test_the_linear_engine_imports_no_room():
+    graph = module_graph()
+    engine = [m for m in graph if m.startswith("riskcalc.linear.engine")]
+    assert engine
+    for m in engine:
+        outside = {t for t in graph[m] if t.startswith("riskcalc.linear.")
+                   and not t.startswith("riskcalc.linear.engine")}
+        assert not outside, (m, outside)
+
+
+@pytest.mark.parametrize("folder", ["riskcalc/linear", "montecarlo"])
+def test_rooms_stay_small(folder):
+    for d in [ROOT / folder, *(p for p in (ROOT / folder).rglob("*") if p.is_dir())]:
+        modules = [p for p in d.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= 12, (d, len(modules))

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from montecarlo.logistic import paper000_instance, paper004_instance, quadratic_instance
-from montecarlo.metrics import evaluate
-from montecarlo.objectives import ClientLosses, minimize, objective_value, prox, separable
-from montecarlo.algorithms import Trajectory
+from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
+from montecarlo.experiments.metrics import evaluate
+from montecarlo.experiments.objectives import (ClientLosses, minimize, objective_value, prox,
+                                               separable)
+from montecarlo.experiments.algorithms import Trajectory
 from riskcalc.errors import SolverError
 
 

@@ -6,7 +6,7 @@ import pytest
 from scipy.special import expit
 
 import riskcalc
-from montecarlo.logistic_pipeline import simulate_pipeline
+from montecarlo.logistic.pipeline import simulate_pipeline
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fedprox import solve_fedprox
@@ -167,7 +167,7 @@ GRID = [(2, 1.0, 1.0, [1.0]), (5, 1.0, 1.0, [0.1, 1.0]), (20, 2.0, 0.5, [0.1, 1.
 
 @pytest.mark.parametrize("M,S,r,lams", GRID)
 def test_pipeline_simulation(M, S, r, lams):
-    # Exact minimizers (montecarlo.logistic_pipeline) at d = 200. Measured on the full grid
+    # Exact minimizers (montecarlo.logistic.pipeline) at d = 200. Measured on the full grid
     # (docs page), the finite-d deviation of the risk is at most 6.1% at d = 200 (M = 2, the
     # nearly separable pooled problem; <= 3.3% for M = 5, 20) and 2.6% at d = 400, so
     # 3 s.e. + 10% holds with room; the infinite-M prediction misses by 93% to 1275%.
@@ -207,7 +207,7 @@ def test_fedprox_large_lam_is_the_global_model():
 
 
 def test_fedprox_simulation():
-    # The joint objective's exact minimizer (montecarlo.logistic_pipeline, fedprox=True) at
+    # The joint objective's exact minimizer (montecarlo.logistic.pipeline, fedprox=True) at
     # d = 150. lam = 0.1, where FedProx and RTFA differ most (predicted 5.69 vs 3.98); measured
     # at d = 200 (10 replicates) FedProx was within 7% and moved with RTFA on the same
     # replicates (+6.3% vs +5.7%), so 3 s.e. + 12% holds with room.

@@ -215,7 +215,7 @@ def test_fedavg_centre_scale_against_pooled_mle():
     """alpha w_0 is the population minimizer of the clients' mixture: the pooled logistic MLE
     of N = 60000 samples, each from its own client w_0 + r u_j (u_j uniform and orthogonal to
     w_0, the large-d geometry), lands on it within sampling error (sd ~ 0.01 here)."""
-    from montecarlo.objectives import ClientLosses, minimize
+    from montecarlo.experiments.objectives import ClientLosses, minimize
     signal, r, d, N = 1.0, 1.5, 4, 60000
     alpha = riskcalc.fedavg_centre_scale(signal, r)
     rng = np.random.default_rng(np.random.SeedSequence(141))

@@ -1,4 +1,4 @@
-"""riskcalc.logistic_limit against the exact-Newton simulation (montecarlo.logistic_ridge).
+"""riskcalc.logistic_limit against the exact-Newton simulation (montecarlo.logistic.ridge).
 
 Tolerance: 3 standard errors + 3% of the limit. The 3% is a finite-d allowance measured with
 ``benchmarks/bench_logistic_limits.py --sizes 50,100,200,400 --gammas 1 --signals 1 --rs 1
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.logistic_ridge import QUANTITIES, simulate, simulate_replicate
+from montecarlo.logistic.ridge import QUANTITIES, simulate, simulate_replicate
 
 
 @pytest.mark.parametrize("gamma, signal, r", [(1.0, 1.0, 1.0), (2.0, 0.5, 2.0)])
@@ -35,7 +35,7 @@ def test_replicate_is_a_function_of_seed_and_rep():
 
 def test_replicate_estimator_is_the_penalized_minimizer():
     """The simulated w_hat satisfies the first-order condition of the RTFA objective."""
-    from montecarlo.objectives import ClientLosses, prox
+    from montecarlo.experiments.objectives import ClientLosses, prox
     rng = np.random.default_rng(0)
     X = rng.standard_normal((1, 60, 40))
     y = np.where(rng.random((1, 60)) < 0.5, 1.0, -1.0)
@@ -66,10 +66,10 @@ def test_fedavg_centre_predicted_vs_simulated():
 
 def test_mle_limit_against_simulated_mle():
     """lam = 0 (below the Candes-Sur threshold): the unpenalized MLE by Newton
-    (``montecarlo.objectives.minimize``, l2 = 0) at d = 200, n = 1000, 12 replicates
+    (``montecarlo.experiments.objectives.minimize``, l2 = 0) at d = 200, n = 1000, 12 replicates
     (measured: 1.722 +- 0.078 against the limit 1.770)."""
-    from montecarlo.objectives import ClientLosses, minimize
-    from montecarlo.seeding import replicate_rng
+    from montecarlo.experiments.objectives import ClientLosses, minimize
+    from montecarlo.runner.seeding import replicate_rng
     from riskcalc.logistic.gaussian import sigmoid
     th = riskcalc.logistic_limit(gamma=0.2, signal=0.0, r=0.5, lam=0.0)
     d, n, reps = 200, 1000, 12

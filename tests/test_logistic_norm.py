@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.logistic_pipeline import simulate_pipeline
+from montecarlo.logistic.pipeline import simulate_pipeline
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import centre_geometry, solve_fixed_point
 from riskcalc.logistic.gaussian import NODES, Rule, axis_rule

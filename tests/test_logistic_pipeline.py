@@ -1,6 +1,6 @@
-"""The federated logistic pipeline at finite M (``montecarlo.logistic_pipeline``) against
+"""The federated logistic pipeline at finite M (``montecarlo.logistic.pipeline``) against
 independent routes: KKT residuals written out per client, the one-client ridge simulation
-(``montecarlo.logistic_ridge``, another solver) on the same seed, pooling when every client has
+(``montecarlo.logistic.ridge``, another solver) on the same seed, pooling when every client has
 the same model, Monte Carlo test samples for the exact population metrics, and the
 separability certificate at global_lam = 0."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from montecarlo import logistic_ridge
-from montecarlo.logistic_pipeline import (
-    draw_federation, fedprox_model, global_model, population_metrics, simulate_pipeline,
-    simulate_replicate)
+from montecarlo.logistic import ridge as logistic_ridge
+from montecarlo.logistic.pipeline import (
+                                          draw_federation, fedprox_model, global_model, population_metrics, simulate_pipeline,
+                                          simulate_replicate)
 from riskcalc.errors import SolverError
 
 
@@ -40,7 +40,7 @@ def test_global_model_kkt(weights):
 
 def test_one_client_equals_logistic_ridge():
     """M = 1: local ridge and FedAvg (its ridge is global_lam) are the one-client ridge
-    estimates of montecarlo.logistic_ridge (damped Newton on ClientLosses) at centre 0."""
+    estimates of montecarlo.logistic.ridge (damped Newton on ClientLosses) at centre 0."""
     kw = dict(signal=1.0, d=40, seed=5, rep=2)
     res = simulate_replicate(gammas=[1.5], rs=[1.0], lams=[0.3, 2.0], global_lam=0.7, **kw)
     ref = logistic_ridge.simulate_replicate(gamma=1.5, r=1.0, lams=[0.3, 2.0, 0.7],

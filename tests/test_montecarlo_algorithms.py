@@ -4,9 +4,9 @@ closed forms of eqs. (6)-(14) on small problems."""
 import numpy as np
 import pytest
 
-from montecarlo import algorithms_linear as alg
-from montecarlo.estimators import global_model, personalize, pfedme_joint
-from montecarlo.seeding import replicate_rng
+from montecarlo.linear import algorithms as alg
+from montecarlo.linear.estimators import global_model, personalize, pfedme_joint
+from montecarlo.runner.seeding import replicate_rng
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 
 import riskcalc
 from montecarlo.compare import compare, summarize
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
 from montecarlo.sweep import sweep, write_rows
 
 PARAMS = {"fedavg": dict(r=1.0), "local": dict(rho=1.2), "local_ridge": dict(rho=1.2, lam=0.5),

@@ -1,15 +1,15 @@
-"""The fast measurement (montecarlo.measure) against the literal closed forms, and exact
+"""The fast measurement (montecarlo.linear.measure) against the literal closed forms, and exact
 finite-n facts (paper 003, 003_4b976ddf5225c17e.txt, eqs. 3, 6-14)."""
 
 import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.estimators import (ESTIMATORS, fit, get_estimator, global_model, personalize,
-                                   pfedme_joint)
-from montecarlo.algorithms_linear import fine_tune
-from montecarlo.instances import Setting, sample_instance
-from montecarlo.measure import measure
+from montecarlo.linear.estimators import (ESTIMATORS, fit, get_estimator, global_model, personalize,
+                                          pfedme_joint)
+from montecarlo.linear.algorithms import fine_tune
+from montecarlo.linear.instances import Setting, sample_instance
+from montecarlo.linear.measure import measure
 
 PARAMS = {"fedavg": dict(r=1.0), "local": dict(rho=1.2), "local_ridge": dict(rho=1.2, lam=0.3),
           "ftfa": dict(r=1.0), "rtfa": dict(r=1.0, lam=0.3), "maml_fl": dict(r=1.0, alpha=0.2),

@@ -8,11 +8,11 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import riskcalc
-import montecarlo.measure as mm
+import montecarlo.linear.measure as mm
 from figures.core import Context
 from figures.linear import simulate
 from montecarlo.compare import replicate_task, spec_to_dict
-from montecarlo.instances import Setting
+from montecarlo.linear.instances import Setting
 
 
 def _blas_threads():

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from montecarlo.tasks import CacheWarning, load_cache, run_tasks, task_key
+from montecarlo.runner.tasks import CacheWarning, load_cache, run_tasks, task_key
 from riskcalc.cli import main
 
 
@@ -83,13 +83,13 @@ def test_torn_last_line_does_not_swallow_the_next_record(tmp_path):
 ])
 def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, monkeypatch, argv):
     import figures.core
-    import montecarlo.presets
+    import montecarlo.experiments.presets
     import montecarlo.sweep
 
     def no_work(*args, **kwargs):
         raise AssertionError("work started before the output was checked")
 
-    for module in (montecarlo.sweep, montecarlo.presets, figures.core):
+    for module in (montecarlo.sweep, montecarlo.experiments.presets, figures.core):
         monkeypatch.setattr(module, "run_tasks", no_work)
     (tmp_path / "f").write_text("")
     args = argv.format(missing=tmp_path / "no" / "such", tmp=tmp_path, file=tmp_path / "f")
@@ -99,7 +99,7 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, monkeypatch, 
 
 
 def test_memory_is_estimated_before_allocating():
-    from montecarlo.instances import Setting, check_memory
+    from montecarlo.linear.instances import Setting, check_memory
 
     check_memory(Setting(d=1000), 2.0)                      # a few MB: fine
     # Petabytes: beyond any machine this runs on.
@@ -110,7 +110,7 @@ def test_memory_is_estimated_before_allocating():
 
 
 def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
-    # d = 600 is above montecarlo.measure.SMALL_GRAM, where BLAS would otherwise thread in
+    # d = 600 is above montecarlo.linear.measure.SMALL_GRAM, where BLAS would otherwise thread in
     # this process but not in the workers; one BLAS thread per task makes the bits agree.
     outs = []
     for jobs in ("1", "2"):
@@ -125,7 +125,7 @@ def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
 def test_one_blas_thread_even_when_scipy_loads_after_the_first_task():
     # The thread controller is built once per process; built before scipy.linalg (which brings
     # its own OpenBLAS) was imported, it used to leave scipy's BLAS threaded in this process.
-    code = ("from montecarlo.threads import small_blas\n"
+    code = ("from montecarlo.runner.threads import small_blas\n"
             "with small_blas():\n    pass\n"
             "import scipy.linalg\n"
             "from threadpoolctl import threadpool_info\n"

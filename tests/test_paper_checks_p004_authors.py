@@ -1,11 +1,11 @@
-"""Paper 004's synthetic experiment as the authors ran it (``montecarlo.paper004``): data,
+"""Paper 004's synthetic experiment as the authors ran it (``montecarlo.experiments.paper004``): data,
 gradient, the two server variants and the exact invariant behind the figures' floor."""
 
 import numpy as np
 import pytest
 
-from montecarlo.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_floor,
-                                 authors_run, authors_start, same_training_data, softmax_grad)
+from montecarlo.experiments.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_floor,
+                                             authors_run, authors_start, same_training_data, softmax_grad)
 
 
 @pytest.fixture(scope="module")

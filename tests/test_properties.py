@@ -78,7 +78,7 @@ def test_ftfa_beats_fedavg_iff_noise_is_small(gamma, r, sigma):
 
 def test_isotropic_optimal_risk_is_sigma2_gamma_m():
     # Paper 003, Thm 2: L(lam*) = sigma^2 gamma m(-lam*), through the closed-form m.
-    from riskcalc.linear.marchenko_pastur import mp_stieltjes
+    from riskcalc.linear.engine.marchenko_pastur import mp_stieltjes
     g = np.array([0.3, 0.9, 1.2, 2.0, 7.0])
     for r, sigma in [(1.0, 0.5), (2.0, 1.5), (0.3, 2.0)]:
         lam = riskcalc.optimal_lambda("rtfa", gamma=g, r=r, sigma=sigma)

@@ -1,4 +1,4 @@
-"""Simulation checks of the minimax rates (issue 5, part 4): ``montecarlo.rates`` fitted with
+"""Simulation checks of the minimax rates (issue 5, part 4): ``montecarlo.experiments.rates`` fitted with
 ``riskcalc.minimax.ratecheck``.
 
 Everything is seeded (``replicate_rng`` under ``SEED``), so every number below is deterministic.
@@ -19,7 +19,7 @@ suite runs SEED only).
 import numpy as np
 import pytest
 
-from montecarlo import rates
+from montecarlo.experiments import rates
 from riskcalc.minimax import fedprox_proof_lambda
 from riskcalc.minimax.ratecheck import fit_power_law, rate_check
 

@@ -5,8 +5,7 @@ import pytest
 
 import riskcalc
 from riskcalc import Spectrum
-from riskcalc.linear import kappa, marchenko_pastur, stieltjes
-
+from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 GAMMAS = np.array([0.1, 0.5, 0.9, 0.999, 1.001, 1.1, 1.5, 2.0, 4.0, 10.0, 1000.0])
 LAMS = np.array([0.0, 1e-100, 1e-30, 1e-8, 1e-6, 1e-3, 0.05, 0.5, 1.0, 10.0, 1e3, 1e8, 1e30, 1e100])
 G, L = np.meshgrid(GAMMAS, LAMS)

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from riskcalc import Spectrum
-from riskcalc.linear import kappa, stieltjes
-
+from riskcalc.linear.engine import kappa, stieltjes
 D, REPS = 800, 6
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 
 import riskcalc
-from montecarlo.federation import sample_federation, simulate
+from montecarlo.linear.federation import sample_federation, simulate
 from riskcalc.advise import Federation, advise
 from riskcalc.estimate import estimate
 

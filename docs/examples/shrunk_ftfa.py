@@ -22,7 +22,7 @@ the limits of Cor. 3.1 (FedAvg) and Thm 1 (FTFA, any spectrum: Sec. 6.3).
 import numpy as np
 
 import riskcalc
-from montecarlo.estimators import Estimator, fedavg_weight, register_estimator
+from montecarlo.linear.estimators import Estimator, fedavg_weight, register_estimator
 
 
 def shrink(lam):

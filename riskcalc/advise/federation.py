@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import as_array, nonnegative, positive, positive_int
-from riskcalc.linear.joint_spectrum import joint_spectrum
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.spectrum import Spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
@@ -180,7 +180,7 @@ def shared_spectrum(spectrum, m: int):
 def client_spectra(spectra, d, m: int):
     """(shared Spectrum or None, None, None) when the M SPECs ``spectra`` expand to the same
     ordered eigenvalues, else (None, tuple of the SPECs, d): validated through their joint
-    measure (``riskcalc.linear.joint_spectrum``)."""
+    measure (``riskcalc.linear.engine.joint_spectrum``)."""
     if isinstance(spectra, str) or not all(isinstance(s, str) for s in spectra):
         raise ValueError("spectra must list one SPEC string per client (identity, scaled:C, "
                          "two-point:A,B,W, powerlaw:P[,D], file:PATH)")

@@ -135,7 +135,7 @@ def shared_tuning(method: str, fed, weights, grid):
 def optimal_steps(fed, weights: str, max_steps: int = 100):
     """Per client, the number k in 0..``max_steps`` of full-batch fine-tuning steps from the
     finite-M FedAvg model (FTFA's personalization stopped early) minimizing that client's EXACT
-    finite-M risk (``riskcalc.linear.finite_clients_steps``: paper 003 Sec. 7, Algs. 5-6, from
+    finite-M risk (``riskcalc.linear.steps.finite_clients``: paper 003 Sec. 7, Algs. 5-6, from
     eq. 6's global model over the federation). One step size for the federation, eta = 1 / the
     largest top edge of the clients' limiting spectra of S_j (stable for every client); every
     k <= ``max_steps`` comes from one pencil.
@@ -153,8 +153,8 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     ValueError
         Under covariate shift (``fed.spectra``): ``steps_limit`` takes one shared spectrum.
     """
-    from riskcalc.linear import weighted_mp
-    from riskcalc.linear.finite_clients_steps import steps_group_limits
+    from riskcalc.linear.engine import weighted_mp
+    from riskcalc.linear.steps.finite_clients import steps_group_limits
     from riskcalc.spectrum import Spectrum
 
     if fed.shift:

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         return _run(sys.argv[1:] if argv is None else list(argv))
     except KeyboardInterrupt:
         # Ctrl-C: joblib has already stopped its workers and every finished task is in the
-        # cache (``montecarlo.tasks.run_tasks``); a rerun with the same --cache resumes.
+        # cache (``montecarlo.runner.tasks.run_tasks``); a rerun with the same --cache resumes.
         sys.stderr.write("\nerror: interrupted; finished tasks are kept in the --cache file, "
                          "if one was given\n")
         return 130

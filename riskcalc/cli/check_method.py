@@ -81,10 +81,10 @@ def _model(args):
 
 
 def run(args) -> int:
-    from montecarlo.budget import linear_replicate_seconds
-    from montecarlo.instances import Setting
+    from montecarlo.linear.instances import linear_replicate_seconds
+    from montecarlo.linear.instances import Setting
     from montecarlo.registry_checks import run_checks
-    from montecarlo.seeding import check_seed
+    from montecarlo.runner.seeding import check_seed
     from riskcalc._validate import positive_int
 
     positive_int("--d", args.d, minimum=2)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import riskcalc
 from montecarlo.compare import QUANTITIES, compare
-from montecarlo.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
-from montecarlo.measure import KINDS
+from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
+from montecarlo.linear.measure import KINDS
 from riskcalc.cli import COMMANDS, families, guards
 from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
                                   spec_from_args)

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quick", action="store_true",
                    help="reduced grids and replicates (minutes instead of tens of minutes)")
     p.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
-    from montecarlo.budget import cores
+    from montecarlo.runner.budget import cores
 
     p.add_argument("--jobs", type=int, default=cores(), metavar="N",
                    help="worker processes (default: all cores)")

@@ -55,7 +55,7 @@ def jobs(value, option: str = "--jobs") -> int:
     processes than cores only add memory and start-up time."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{option} must be an integer >= 1, got {value!r}")
-    from montecarlo.budget import cores
+    from montecarlo.runner.budget import cores
 
     n = cores()
     if value > n:
@@ -108,7 +108,7 @@ def add_budget_option(parser) -> None:
 def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
     """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
     ``tasks`` tasks of about ``seconds_each`` seconds each."""
-    from montecarlo.budget import check_tasks, check_time
+    from montecarlo.runner.budget import check_tasks, check_time
 
     minutes = getattr(args, "max_minutes", MAX_MINUTES)
     if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
@@ -132,7 +132,7 @@ def simulation_options(args) -> None:
     """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors:
     the federation's options under ``--global oracle`` (the centre is theta_0 itself), a
     federated global model for a method that has none, ``--df`` without Student-t draws."""
-    from montecarlo.estimators import get_estimator
+    from montecarlo.linear.estimators import get_estimator
 
     if args.global_model != "federated":
         unused(args, ("clients", "clients_file", "weights"),
@@ -148,8 +148,8 @@ def simulation_options(args) -> None:
 def linear_budget(args, setting, gamma, points: int) -> None:
     """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
     ``sweep``)."""
-    from montecarlo.budget import linear_replicate_seconds
-    from montecarlo.estimators import get_estimator
+    from montecarlo.linear.instances import linear_replicate_seconds
+    from montecarlo.linear.estimators import get_estimator
 
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
     budget(args, reps * points,

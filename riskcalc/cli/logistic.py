@@ -6,13 +6,13 @@ sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``, ``||w_0|| = --signal``. Two modes:
 
 * infinitely many clients (no ``--clients``): RTFA toward the oracle centre ``w_0`` or FedAvg's
   infinite-client centre (``--centre``), ``riskcalc.logistic_limit``; simulated by
-  ``montecarlo.logistic_ridge``;
+  ``montecarlo.logistic.ridge``;
 * M clients (``--clients M``, or ``--clients-file`` listing the other clients' gamma and r):
   the global model is FedAvg's logistic fit over all M clients' data with ridge
   ``--global-lam``, and METHOD is ``rtfa`` (fine-tuning toward it), ``fedavg`` (the global model
   itself), ``local_ridge`` (centre 0) or ``pfedme`` (the FedProx / pFedMe joint objective's
   w_j): ``riskcalc.logistic_limit(..., clients=M)`` and
-  ``riskcalc.logistic_clients_limit``; simulated by ``montecarlo.logistic_pipeline``
+  ``riskcalc.logistic_clients_limit``; simulated by ``montecarlo.logistic.pipeline``
   (``compare --global federated``).
 """
 
@@ -194,7 +194,7 @@ def predict(args) -> int:
 def _simulate(args, prob, d, reps):
     """Simulated means and standard errors of the target's quantities: ``{q: (mean, se)}``."""
     if not prob["federated"]:
-        from montecarlo.logistic_ridge import simulate
+        from montecarlo.logistic.ridge import simulate
         import riskcalc
 
         scale = (1.0 if prob["centre"] == "oracle"
@@ -203,7 +203,7 @@ def _simulate(args, prob, d, reps):
                        lams=[prob["lam"]], d=d, reps=reps, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.no_progress, centre_scale=scale)
         return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in QUANTITIES}, sim["n"]
-    from montecarlo.logistic_pipeline import simulate_pipeline
+    from montecarlo.logistic.pipeline import simulate_pipeline
 
     sim = simulate_pipeline(gamma=prob["gammas"], r=prob["rs"], signal=prob["signal"],
                             lams=[] if prob["method"] == "fedavg" else [prob["lam"]],
@@ -221,7 +221,7 @@ def _simulate(args, prob, d, reps):
 def _budget(args, prob, d, reps) -> None:
     """The work estimate (``guards.budget``) before any replicate runs: the target's exact
     Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples."""
-    from montecarlo.budget import logistic_replicate_seconds
+    from montecarlo.runner.budget import logistic_replicate_seconds
 
     seconds = logistic_replicate_seconds(d, prob["gamma"])
     what = f"{reps} replicates of the logistic model at d = {d}"
@@ -236,8 +236,8 @@ def _budget(args, prob, d, reps) -> None:
 def compare(args) -> int:
     """``riskcalc compare METHOD --model logistic``: the limits next to exact-Newton
     simulations at dimension ``--d`` (oracle / infinite-client centre:
-    ``montecarlo.logistic_ridge``; ``--global federated``: ``montecarlo.logistic_pipeline``)."""
-    from montecarlo.stats import t_half_width
+    ``montecarlo.logistic.ridge``; ``--global federated``: ``montecarlo.logistic.pipeline``)."""
+    from montecarlo.runner.stats import t_half_width
     from riskcalc._validate import positive_int
 
     prob = _problem(args, "compare")

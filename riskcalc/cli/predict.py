@@ -11,7 +11,7 @@ import numpy as np
 
 import riskcalc
 from riskcalc.cli import COMMANDS, families, guards
-from riskcalc.linear import finite_clients_steps
+from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum

@@ -1,6 +1,6 @@
 """``riskcalc simulate PRESET``: run a named federated simulation preset and write a CSV.
 
-The presets (``montecarlo.presets``) are the papers' logistic and quadratic experiments: paper
+The presets (``montecarlo.experiments.presets``) are the papers' logistic and quadratic experiments: paper
 000 Fig. 1 (FedAvg / local training / fine-tuning / FedProx against heterogeneity R), paper 004
 Sec. 6.1 (bilevel FedProx on its synthetic data), paper 001 Fig. 2 (APGD1 vs APGD2 rounds).
 """
@@ -13,8 +13,9 @@ import sys
 
 import numpy as np
 
-from montecarlo.budget import preset_replicate_seconds
-from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
+from montecarlo.experiments.cost import preset_replicate_seconds
+from montecarlo.experiments.presets import (COLUMNS, PRESETS, parse_value, resolve, run_preset,
+                                            summarize)
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import check_writable
 
@@ -52,7 +53,7 @@ MAX_VALUE = 1e100
 
 
 def parse_settings(items) -> dict:
-    """``KEY=VALUE`` strings to a dict (values through ``montecarlo.presets.parse_value``);
+    """``KEY=VALUE`` strings to a dict (values through ``montecarlo.experiments.presets.parse_value``);
     every number must be finite and of magnitude at most ``MAX_VALUE``."""
     out = {}
     for item in items:

@@ -7,10 +7,10 @@ gamma_i, to the values computed here.
 
 Three routes compute the same limits (``route=``):
 
-* ``"closed"``: the isotropic closed forms (Sigma = I only), ``riskcalc.linear.marchenko_pastur``;
-* ``"kappa"``: the effective-ridge form for any spectrum, ``riskcalc.linear.kappa``;
+* ``"closed"``: the isotropic closed forms (Sigma = I only), ``riskcalc.linear.engine.marchenko_pastur``;
+* ``"kappa"``: the effective-ridge form for any spectrum, ``riskcalc.linear.engine.kappa``;
 * ``"paper"``: the c0 and Stieltjes-transform forms of Sec. 6.3, corrected,
-  ``riskcalc.linear.stieltjes``.
+  ``riskcalc.linear.engine.stieltjes``.
 
 ``"auto"`` picks ``"closed"`` for Sigma = I with the uniform signal direction, ``"kappa"``
 otherwise. The tests require the routes to agree to 1e-10.
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc import _frames, solvers
-from riskcalc.linear import finite_clients, kappa, marchenko_pastur, stieltjes
+from riskcalc.linear import finite_clients
+from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
 from riskcalc.linear.model import ClientSpec
 
@@ -49,7 +50,7 @@ class LimitResult:
         The limits: floats for scalar parameters, arrays of the broadcast shape otherwise.
     route : str
         How they were computed (``closed``, ``kappa``, ``paper``, ``finite_clients``,
-        ``finite_steps``).
+        ``finite-steps``, ``finite_clients_steps``).
     notes : tuple of str
         When a limit is infinite, when the parameters leave the paper's assumptions, and when
         a parameter has no effect on the limit.
@@ -110,8 +111,8 @@ def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,
     solved over M clients sharing the client's parameters, the client among them, with client
     weights ``weights`` (``"samples"``, the default: p_j = n_j / N; or ``"uniform"``): the
     finite-M limit of ``riskcalc.linear.finite_clients`` (fedavg, ftfa, rtfa with any spectrum,
-    ``finite_clients_sigma``; pfedme and maml_fl with any spectrum, ``finite_clients_pfedme_sigma``,
-    ``finite_clients_maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit
+    ``finite_clients.sigma``; pfedme and maml_fl with any spectrum, ``finite_clients.pfedme_sigma``,
+    ``finite_clients.maml_sigma``; pooled N > d). ``clients=None`` is paper 003's limit
     (M -> infinity). Heterogeneous clients: ``riskcalc.clients_limit``.
 
     Parameters

@@ -13,7 +13,8 @@ of bias/variance), so it gets its own function and result type.
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.finite_clients import (FiniteLogisticResult, LogisticClientsResult,
                                               logistic_clients_limit)
-from riskcalc.logistic.fixed_point import LogisticResult, logistic_lam_path, logistic_limit
+from riskcalc.logistic.fixed_point import LogisticResult, logistic_lam_path
+from riskcalc.logistic.limits import logistic_limit
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.tuning import optimal_lambda_logistic
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.logistic.fixed_point import logistic_limit
+from riskcalc.logistic.limits import logistic_limit
 
 #: Search range of lam (beyond it the risk is flat to the solver's accuracy).
 LAM_RANGE = (1e-3, 1e3)

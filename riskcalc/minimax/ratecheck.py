@@ -78,7 +78,7 @@ def fit_power_law(predictors: Mapping[str, object], errors, level: float = 0.95)
     intervals are ``a_j +- t_{dof, (1+level)/2} * se_j`` (exact under i.i.d. Gaussian
     log-noise, i.e. multiplicative log-normal noise). Grid points that share random numbers
     (common random numbers across a heterogeneity grid, as in
-    ``montecarlo.rates.heterogeneity_grid``) are not independent: their residuals are
+    ``montecarlo.experiments.rates.heterogeneity_grid``) are not independent: their residuals are
     correlated and these intervals come out too narrow; take the interval from the replicates
     instead (as ``paper_checks.p000`` does).
 

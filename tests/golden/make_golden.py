@@ -2,7 +2,7 @@
 
 An implementation independent of ``riskcalc``'s numerics: mpmath at 60 digits, the formulas of
 paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 6.3 and Thm 2 exactly as corrected in
-``riskcalc/linear/stieltjes.py`` (with the lam^2 of eq. 18 and the squares of eqs. 15-16), with no
+``riskcalc/linear/engine/stieltjes.py`` (with the lam^2 of eq. 18 and the squares of eqs. 15-16), with no
 algebraic rearrangement (at 60 digits cancellation is harmless), m solved in the variable m
 itself, and m' = dm/dz by numerical differentiation instead of implicit differentiation.
 

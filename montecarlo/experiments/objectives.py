@@ -1,0 +1,359 @@
+"""Losses, gradients and exact minimizers of the federated objectives of the papers.
+
+Every client holds ``n`` samples (equal sizes, so the papers' weights ``p_i = n_i / N`` are
+``1/m``). Arrays are stacked over clients and may carry leading batch dimensions (a grid of
+problem instances solved together): features ``X`` have shape ``(..., m, n, d)``, labels
+``(..., m, n)``, local models ``(..., m, d)``, a global model ``(..., d)``. All gradients are one
+batched matrix product over every client (and every grid point) at once.
+
+The client objective is ``f_i(w) = L_i(w) + l2/2 ||w||^2`` with ``L_i`` the empirical risk
+(paper 000, eq. 3). The federated objectives built on it:
+
+* ``"local"``: each client minimizes ``f_i`` alone (PureLocalTraining, paper 000 eq. 3);
+* ``"global"``: ``(1/m) sum_i f_i(w)`` (FedAvg's objective, paper 000 eqs. 2 and 8);
+* ``"fedprox"``: ``(1/m) sum_i [f_i(w_i) + lam/2 ||w_g - w_i||^2]`` (paper 000 eq. 20, paper 004
+  eq. 1). Minimizing over ``w_g`` gives ``w_g = mean_i w_i``, so the local part of its minimizer
+  is also the minimizer of the mixing objective of paper 001 eq. 2 and of pFedMe's bilevel
+  objective (Dinh et al. 2020): one exact solver serves all three.
+
+The exact minimizers use damped Newton steps (an independent route from the papers' first-order
+algorithms, which the tests compare against them). FedProx is solved in its bilevel form
+(paper 004 eq. 8): Newton on the Moreau envelope ``F(w_g)``, whose gradient is
+``lam (w_g - prox(w_g))`` (paper 004 Lemma 3) and whose Hessian is ``lam H (H + lam I)^-1`` with
+``H`` the Hessian of ``f_i`` at the prox point, each prox again by Newton.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from riskcalc._validate import as_array, nonnegative
+from riskcalc.errors import SolverError
+
+LOSSES = ("logistic", "squared")
+OBJECTIVES = ("local", "global", "fedprox")
+
+
+class ClientLosses:
+    """The stacked empirical risks ``f_i(w) = L_i(w) + l2/2 ||w||^2`` of ``m`` clients.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., m, n, d)
+        Features; leading dimensions broadcast against those of ``y``.
+    y : array_like, shape (..., m, n)
+        Labels: ``+-1`` for ``loss="logistic"``, real for ``loss="squared"``.
+    loss : {"logistic", "squared"}
+        ``log(1 + exp(-y x'w))`` (paper 000 Sec. 3.2) or ``(x'w - y)^2 / 2`` (the quadratic
+        instances of paper 001 Fig. 2).
+    l2 : float
+        Ridge strength, >= 0. It makes ``f_i`` ``l2``-strongly convex, which the papers assume
+        (paper 000 Assumption A(b), paper 004 Assumption 3) and which the exact minimizers need
+        when the data are separable (e.g. ``n <= d`` logistic data).
+    """
+
+    def __init__(self, X, y, *, loss: str = "logistic", l2: float = 0.0):
+        X = as_array("X", X)
+        y = as_array("y", y)
+        if X.ndim < 3:
+            raise ValueError(f"X must have shape (..., m, n, d), got shape {X.shape}")
+        if y.shape[-2:] != X.shape[-3:-1]:
+            raise ValueError(f"y must have shape (..., m, n) = (..., {X.shape[-3]}, "
+                             f"{X.shape[-2]}), got shape {y.shape}")
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if loss == "logistic" and not np.all(np.abs(y) == 1):
+            raise ValueError("y must be +-1 for the logistic loss")
+        self.X, self.y, self.loss, self.l2 = X, y, loss, float(nonnegative("l2", l2))
+        self.batch_shape = np.broadcast_shapes(X.shape[:-3], y.shape[:-2])
+
+    @property
+    def m(self) -> int:
+        """Number of clients."""
+        return self.X.shape[-3]
+
+    @property
+    def n(self) -> int:
+        """Samples per client."""
+        return self.X.shape[-2]
+
+    @property
+    def d(self) -> int:
+        """Dimension."""
+        return self.X.shape[-1]
+
+    # -- pointwise loss and its derivatives in the margin z = x'w --------------------------------
+    def _phi(self, z, y):
+        return np.logaddexp(0.0, -y * z) if self.loss == "logistic" else 0.5 * (z - y) ** 2
+
+    def _dphi(self, z, y):
+        return -y * expit(-y * z) if self.loss == "logistic" else z - y
+
+    def _d2phi(self, z, y):
+        return expit(z) * expit(-z) if self.loss == "logistic" else np.ones_like(z)
+
+    # -- objective, gradient, Hessian ------------------------------------------------------------
+    def shuffled(self, perm):
+        """Features and labels with each client's samples reordered by ``perm`` (shape (m, n))."""
+        rows = np.arange(self.m)[:, None]
+        return self.X[..., rows, perm, :], self.y[..., rows, perm]
+
+    def value(self, W):
+        """``f_i(w_i)`` for every client: shape ``(..., m)``. ``W`` has shape (..., m, d)."""
+        z = (self.X @ W[..., None])[..., 0]
+        return self._phi(z, self.y).mean(-1) + 0.5 * self.l2 * np.sum(W * W, -1)
+
+    def grad(self, W, X=None, y=None):
+        """``grad f_i(w_i)`` for every client, shape ``(..., m, d)``.
+
+        With ``X, y`` (a mini-batch of every client, shapes (..., m, B, d) and (..., m, B)),
+        the mini-batch gradient ``(1/B) sum_j grad l(w_i, z_ij) + l2 w_i`` instead.
+        """
+        X = self.X if X is None else X
+        y = self.y if y is None else y
+        z = (X @ W[..., None])[..., 0]
+        g = (np.swapaxes(X, -1, -2) @ self._dphi(z, y)[..., None])[..., 0] / X.shape[-2]
+        return g + self.l2 * W
+
+    def hessian(self, W):
+        """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
+        z = (self.X @ W[..., None])[..., 0]
+        # einsum's contraction path is about twice as fast as scaling a transposed copy.
+        return np.einsum("...nd,...n,...ne->...de", self.X, self._d2phi(z, self.y), self.X,
+                         optimize=True) / self.n + self.l2 * np.eye(self.d)
+
+    def smoothness(self):
+        """An upper bound ``L_i`` on the smoothness of ``f_i``, shape ``(..., m)``.
+
+        ``lambda_max(X_i'X_i / n) / 4 + l2`` for the logistic loss (its second derivative is at
+        most 1/4; paper 004 App. C uses the same bound, see ERRATA in
+        ``montecarlo.experiments.algorithms.fedprox.fedprox_bilevel``), ``lambda_max(X_i'X_i/n) + l2``
+        for the squared loss.
+        """
+        gram = np.swapaxes(self.X, -1, -2) @ self.X / self.n
+        top = np.linalg.eigvalsh(gram)[..., -1]
+        scale = 0.25 if self.loss == "logistic" else 1.0
+        return np.broadcast_to(scale * top + self.l2, self.batch_shape + (self.m,))
+
+    def strong_convexity(self):
+        """A lower bound ``mu_i`` on the strong convexity of ``f_i``, shape ``(..., m)``.
+
+        ``l2`` for the logistic loss (its curvature vanishes far from the origin),
+        ``lambda_min(X_i'X_i/n) + l2`` for the squared loss.
+        """
+        if self.loss == "logistic":
+            return np.full(self.batch_shape + (self.m,), self.l2)
+        gram = np.swapaxes(self.X, -1, -2) @ self.X / self.n
+        low = np.maximum(np.linalg.eigvalsh(gram)[..., 0], 0.0)
+        return np.broadcast_to(low + self.l2, self.batch_shape + (self.m,))
+
+
+def objective_value(losses: ClientLosses, objective: str, w_global, W, lam: float = 0.0):
+    """Value of a federated objective at ``(w_global, W)``, shape ``losses.batch_shape``.
+
+    ``"local"``: ``mean_i f_i(w_i)`` (paper 000 eq. 3, summed over clients); ``"global"``:
+    ``mean_i f_i(w_global)`` (eq. 2); ``"fedprox"``: paper 000 eq. 20 with ``p_i = 1/m``.
+    """
+    objective = _check_objective(objective)
+    if objective == "global":
+        return losses.value(_broadcast_global(w_global, losses)).mean(-1)
+    val = losses.value(W).mean(-1)
+    if objective == "fedprox":
+        val = val + 0.5 * lam * np.sum((W - w_global[..., None, :]) ** 2, -1).mean(-1)
+    return val
+
+
+def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
+    """``prox_{f_i/lam}(v_i) = argmin_w f_i(w) + lam/2 ||w - v_i||^2`` for every client.
+
+    Paper 004 eq. 9 / paper 001 eq. 6 (the local proximal oracle). Solved by damped Newton;
+    ``V`` has shape (..., m, d), ``W0`` is a warm start. The gradient tolerance is
+    ``max(tol, 1e-15 lam)``: the gradient carries the term ``lam (w - v)``, whose rounding error
+    grows with ``lam``.
+
+    Returns
+    -------
+    ndarray, shape (..., m, d)
+    """
+    lam = float(as_array("lam", lam, low=0.0, low_open=True))
+    V = np.asarray(V, float)
+    shape = np.broadcast_shapes(losses.batch_shape + (losses.m, losses.d), V.shape)
+    W0 = V if W0 is None else W0
+    return _newton(lambda W: losses.value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
+                   lambda W: losses.grad(W) + lam * (W - V),
+                   lambda W: losses.hessian(W) + lam * np.eye(losses.d),
+                   np.broadcast_to(W0, shape).copy(), max(tol, 1e-15 * lam), "prox")
+
+
+def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: float = 1e-10):
+    """Exact minimizer of a federated objective, to gradient norm ``tol``.
+
+    Parameters
+    ----------
+    losses : ClientLosses
+    objective : {"local", "global", "fedprox"}
+        See the module docstring (paper 000 eqs. 2, 3, 20; paper 004 eq. 1; paper 001 eq. 2).
+    lam : float
+        FedProx coupling, in [0, inf]. ``lam = 0`` returns the local minimizers with their mean
+        as global model (the lam -> 0 limit); ``lam = inf`` returns the global minimizer for
+        every client (the lam -> inf limit, paper 000 Sec. 3.4).
+    tol : float
+        Newton stops when every gradient (sup-norm) is below ``tol`` (``max(tol, 1e-14 lam)``
+        for FedProx, whose envelope gradient ``lam (w_g - prox(w_g))`` has rounding error
+        growing with ``lam``).
+
+    Returns
+    -------
+    w_global : ndarray, shape (..., d)
+    W : ndarray, shape (..., m, d)
+        The personalized models (``w_global`` repeated for ``"global"``).
+
+    Raises
+    ------
+    SolverError
+        When Newton does not converge, typically because ``l2 = 0`` and some client's data
+        are separable (no finite minimizer exists).
+    """
+    objective = _check_objective(objective)
+    lam = float(as_array("lam", lam, low=0.0, allow_inf=True))
+    _require_finite_minimizer(losses, pooled=objective == "global"
+                              or (objective == "fedprox" and lam > 0.0))
+    shape = losses.batch_shape + (losses.m, losses.d)
+    if objective == "global" or (objective == "fedprox" and np.isinf(lam)):
+        w = _newton(lambda w: losses.value(_broadcast_global(w, losses)).mean(-1),
+                    lambda w: losses.grad(_broadcast_global(w, losses)).mean(-2),
+                    lambda w: losses.hessian(_broadcast_global(w, losses)).mean(-3),
+                    np.zeros(losses.batch_shape + (losses.d,)), tol, "global minimizer")
+        return w, np.broadcast_to(w[..., None, :], shape).copy()
+    if objective == "local" or lam == 0.0:
+        W = _newton(losses.value, losses.grad, losses.hessian, np.zeros(shape), tol,
+                    "local minimizer")
+        return W.mean(-2), W
+    return _minimize_fedprox(losses, lam, max(tol, 1e-14 * lam))
+
+
+def _minimize_fedprox(losses, lam, tol):
+    state = {"W": np.zeros(losses.batch_shape + (losses.m, losses.d)), "wg": None}
+
+    def inner(wg):
+        # Newton asks for the value, gradient and Hessian at the same point: one prox serves
+        # all three.
+        if state["wg"] is not None and np.array_equal(wg, state["wg"]):
+            return state["W"]
+        # The outer gradient error is at most the inner one (times lam / (lam + mu) <= 1).
+        state["W"] = prox(losses, np.broadcast_to(wg[..., None, :], state["W"].shape), lam,
+                          state["W"], tol=tol * 1e-2)
+        state["wg"] = np.array(wg)
+        return state["W"]
+
+    def envelope(wg):
+        W = inner(wg)
+        return (losses.value(W) + 0.5 * lam * np.sum((W - wg[..., None, :]) ** 2, -1)).mean(-1)
+
+    def grad(wg):
+        return lam * (wg - inner(wg).mean(-2))
+
+    def hess(wg):
+        H = losses.hessian(inner(wg))
+        eye = np.eye(losses.d)
+        # lam I - lam^2 (H + lam I)^-1 written as lam H (H + lam I)^-1: no cancellation at
+        # large lam, where the envelope Hessian tends to H.
+        return (lam * np.linalg.solve(H + lam * eye, H)).mean(-3)
+
+    wg = _newton(envelope, grad, hess, np.zeros(losses.batch_shape + (losses.d,)), tol,
+                 "FedProx minimizer")
+    return wg, inner(wg)
+
+
+def _newton(fun, grad, hess, x, tol, what, maxiter=100):
+    """Damped Newton, batched over leading dimensions; Armijo backtracking per problem."""
+    f = fun(x)
+    for _ in range(maxiter):
+        g = grad(x)
+        gnorm = np.max(np.abs(g), axis=-1)
+        if np.all(gnorm <= tol):
+            return x
+        try:
+            step = -np.linalg.solve(hess(x), g[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise SolverError(f"{what}: singular Hessian (with l2 = 0 and n < d the objective "
+                              "is not strongly convex; set l2 > 0)") from None
+        slope = np.sum(g * step, -1)
+        t = np.ones(f.shape)
+        for _ in range(40):
+            x_new = x + t[..., None] * step
+            f_new = fun(x_new)
+            # A converged problem keeps its point; the others need sufficient decrease, up to
+            # rounding (near the optimum the predicted decrease is below machine precision).
+            slack = 1e-13 * np.maximum(1.0, np.abs(f))
+            ok = (f_new <= f + 1e-4 * t * slope + slack) | (gnorm <= tol)
+            if np.all(ok):
+                break
+            t = np.where(ok, t, 0.5 * t)
+        x = np.where((gnorm <= tol)[..., None], x, x_new)
+        f = np.where(gnorm <= tol, f, f_new)
+    raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
+                      "iterations (with l2 = 0 separable data have no finite minimizer; "
+                      "set l2 > 0)")
+
+
+def separable(X, y) -> bool:
+    """Whether the logistic empirical risk of ``(X, y)`` has no finite minimizer.
+
+    The risk sum_k log(1 + exp(-y_k x_k'w)) decreases without bound along v exactly when
+    y_k x_k'v >= 0 for every k with at least one strict inequality (the data are separable or
+    quasi-separable; Albert and Anderson, Biometrika 1984). With the rows a_k = y_k x_k scaled
+    to unit length, that is decided by the linear program max sum_k a_k'v subject to
+    a_k'v >= 0 and -1 <= v <= 1: feasible (v = 0) and bounded, its optimum is 0 when a finite
+    minimizer exists and positive otherwise. A certificate, not the symptom of a diverging
+    solver, so the answer does not depend on rounding in Newton's iterates; the optimum is
+    compared with 1e-6 n, far above the solver's tolerance (1e-7 per constraint) and far below
+    the optimum of generic separable data (some unit rows' projections on a vector of the box).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    y : ndarray, shape (n,)
+        Labels +-1.
+    """
+    from scipy.optimize import linprog
+
+    A = np.asarray(y, float)[:, None] * np.asarray(X, float)
+    A = A / np.maximum(np.linalg.norm(A, axis=1, keepdims=True), np.finfo(float).tiny)
+    res = linprog(-A.sum(0), A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=(-1.0, 1.0),
+                  method="highs")
+    if res.status != 0:
+        raise SolverError(f"separability check: the linear program ended with status "
+                          f"{res.status} ({res.message})")
+    return -res.fun > 1e-6 * A.shape[0]
+
+
+def _require_finite_minimizer(losses, pooled: bool):
+    """Raise SolverError when ``l2 = 0`` and some logistic problem has no finite minimizer:
+    a client's own data (``pooled=False``: local training, FedProx at lam = 0) or every
+    client's data together (``pooled=True``: the global objective, and FedProx at lam > 0,
+    whose recession directions must move every w_i with w_g, else the coupling penalty grows
+    quadratically)."""
+    if losses.loss != "logistic" or losses.l2 > 0:
+        return
+    X = np.broadcast_to(losses.X, losses.batch_shape + losses.X.shape[-3:])
+    y = np.broadcast_to(losses.y, losses.batch_shape + losses.y.shape[-2:])
+    for idx in np.ndindex(*losses.batch_shape):
+        groups = ([(X[idx].reshape(-1, losses.d), y[idx].ravel())] if pooled
+                  else zip(X[idx], y[idx]))
+        for Xg, yg in groups:
+            if separable(Xg, yg):
+                what = "the pooled data" if pooled else "a client's data"
+                raise SolverError(f"{what} are separable: with l2 = 0 the logistic objective "
+                                  "has no finite minimizer; set l2 > 0")
+
+
+def _broadcast_global(w, losses):
+    return np.broadcast_to(w[..., None, :], w.shape[:-1] + (losses.m, losses.d))
+
+
+def _check_objective(objective):
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    return objective

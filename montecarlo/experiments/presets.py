@@ -1,0 +1,396 @@
+"""Named simulation presets: the papers' logistic and quadratic experiments, every constant
+overridable.
+
+A preset is an instance builder with default parameters, a grid (over an instance parameter,
+simulated as one batched instance, or over an algorithm hyperparameter, looped), and a set of
+labelled methods (algorithm + hyperparameters). One replicate of a preset is one task of
+``montecarlo.runner.tasks.run_tasks``: it carries everything its random numbers depend on
+(``seed``, ``rep``), so results do not depend on the number of workers, and a cache file makes a
+long run resumable.
+
+Overrides (``riskcalc simulate --set KEY=VALUE``):
+
+* ``R=0:20:21`` (``start:stop:num``, evenly spaced), ``R=0,5,10`` or ``R=3``: any instance
+  parameter or the grid;
+* ``fedavg.rounds=10``: a hyperparameter of one method (by label; labels may hold dots, as in
+  ``fedprox_0.44.lam=0.5``); ``*.rounds=10``: of every method that takes it;
+* ``methods=fedavg,local``: keep some methods;
+* ``exact=true``: also compute each objective's exact minimizer (optimization error, and the
+  statistical error of the minimizer itself); needs strong convexity (``l2 > 0``);
+* ``target=1e4``: also report the rounds needed to get ``target`` times closer to the exact
+  minimizer (paper 001 Fig. 2).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.runner.budget import check_tasks
+from montecarlo.linear.instances import require_memory
+from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
+from montecarlo.experiments.metrics import evaluate, exact_solution, rounds_to_accuracy
+from montecarlo.runner.seeding import check_seed
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.threads import small_blas
+from riskcalc._validate import as_array, positive_int
+from riskcalc.papers import cite
+
+BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
+            "quadratic": quadratic_instance}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named experiment.
+
+    Attributes
+    ----------
+    name, description, source : str
+    builder : str
+        Key of ``BUILDERS`` (the instance constructor).
+    params : dict
+        Instance parameters (the grid parameter included when it is an instance parameter).
+    grid : str
+        Name of the swept parameter.
+    grid_values : list of float
+        Its default values (used when ``grid`` is a method hyperparameter).
+    methods : dict
+        ``label -> (algorithm name, hyperparameters)``.
+    exact : bool
+        Compute exact minimizers by default.
+    target : float or None
+        Default reduction factor for ``rounds_to_target``.
+    summary : str
+        The column ``riskcalc simulate`` prints a table of.
+    """
+
+    name: str
+    description: str
+    source: str
+    builder: str
+    params: dict
+    grid: str
+    methods: dict
+    grid_values: list = field(default_factory=list)
+    exact: bool = False
+    target: float | None = None
+    summary: str = "accuracy"
+
+
+PRESETS = {p.name: p for p in [
+    Preset(
+        "paper000-fig1",
+        "Chen et al. Fig. 1: FedAvg, PureLocalTraining, fine-tuning and FedProx(lam = 0, 0.44, 4)"
+        " on federated logistic regression, R = 0..20",
+        cite("000", "Sec. 3.3 and Appendix D"),
+        "paper000", dict(R=[float(r) for r in range(21)], m=5, n=100, d=100, n_test=5000,
+                         labels="bernoulli", l2=0.0),
+        "R",
+        {"fedavg": ("fedavg", {}), "local": ("local", {}), "finetune": ("finetune", {}),
+         "fedprox_0": ("fedprox", {"lam": 0.0}), "fedprox_0.44": ("fedprox", {"lam": 0.44}),
+         "fedprox_4": ("fedprox", {"lam": 4.0})}),
+    Preset(
+        "paper004-synthetic",
+        "FedProx paper Fig. 1(a)/(d), this toolkit's earlier reconstruction (d = 60, shared "
+        "centre, ridge): GlobalTrain, LocalTrain (gradient descent) and bilevel FedProx (lam = "
+        "0.02, 0.1, 0.5; Cor. 1 steps), R in [0, 3]; the authors' own setup is "
+        "montecarlo.experiments.paper004.AUTHORS_PRESETS ('paper004-authors', '-total', '-epochs')",
+        cite("004", "Sec. 6.1, App. C"),
+        "paper004", dict(R=[0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0], m=10, n=200, d=60,
+                         n_test=5000, labels="argmax", l2=1e-2),
+        "R",
+        {"global": ("fedavg", {"rounds": 300, "local_epochs": 1, "batch_size": None,
+                               "lr": 0.1, "global_lr": 1.0}),
+         "local": ("local", {"epochs": 300, "batch_size": None, "lr": 0.1}),
+         "fedprox_0.02": ("fedprox_bilevel", {"lam": 0.02, "rounds": 30, "inner_steps": 50}),
+         "fedprox_0.1": ("fedprox_bilevel", {"lam": 0.1, "rounds": 30, "inner_steps": 50}),
+         "fedprox_0.5": ("fedprox_bilevel", {"lam": 0.5, "rounds": 30, "inner_steps": 50})},
+        exact=True, summary="local_stat_err"),
+    Preset(
+        "paper001-fig2",
+        "Hanzely et al. Fig. 2: communication rounds of APGD1 and APGD2 to get 1e4 times closer "
+        "to the optimum of the mixing objective, quadratic clients (m = 50, d = 50, L = 1), "
+        "versus lam",
+        cite("001", "Sec. 4.1 and Sec. 5 (Fig. 2)"),
+        "quadratic", dict(m=50, d=50, L=1.0, mu=1e-2, R=1.0, noise=0.1),
+        "lam",
+        {"apgd1": ("apgd1", {"iterations": 2000}), "apgd2": ("apgd2", {"iterations": 2000})},
+        grid_values=[float(v) for v in np.geomspace(1e-2, 1e2, 9)],
+        exact=True, target=1e4, summary="rounds_to_target"),
+]}
+
+
+def parse_value(text: str):
+    """A ``--set`` value: JSON (number, true/false, null, list), ``start:stop:num`` (evenly
+    spaced floats), a comma-separated list of numbers, or else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    if text.count(":") == 2:
+        try:
+            a, b, k = text.split(":")
+            num = int(k)
+            if num < 1:
+                raise ValueError
+            return [float(v) for v in np.linspace(float(a), float(b), num)]
+        except ValueError:
+            raise ValueError(f"a range must read start:stop:num with num >= 1, got {text!r}"
+                             ) from None
+    if "," in text:
+        try:
+            return [float(v) for v in text.split(",")]
+        except ValueError:
+            pass  # a list of names (``methods=a,b``), kept as text
+    return text
+
+
+def resolve(name: str, overrides: dict | None = None) -> dict:
+    """The JSON task template of a preset after applying overrides (validated).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``PRESETS``.
+    overrides : dict, optional
+        ``KEY -> value`` as described in the module docstring.
+
+    Returns
+    -------
+    dict
+        ``{"preset", "builder", "params", "grid", "grid_values", "methods", "exact",
+        "target"}``.
+    """
+    if name not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+    p = PRESETS[name]
+    spec = {"preset": p.name, "builder": p.builder, "params": dict(p.params), "grid": p.grid,
+            "grid_values": list(p.grid_values), "exact": p.exact, "target": p.target,
+            "methods": {k: [a, dict(h)] for k, (a, h) in p.methods.items()}}
+    builder_args = set(inspect.signature(BUILDERS[p.builder]).parameters) - {"seed", "rep"}
+    overrides = dict(overrides or {})
+    keep = overrides.pop("methods", None)
+    for key, value in overrides.items():
+        if key == "exact":
+            spec["exact"] = _boolean(key, value)
+        elif key == "target":
+            spec["target"] = None if value is None else float(as_array(
+                "target (the reduction factor)", value, low=1.0, low_open=True))
+        elif "." in key:
+            _set_hyper(spec, key, value)
+        elif key == spec["grid"] and key not in builder_args:
+            spec["grid_values"] = [float(v) for v in np.atleast_1d(value)]
+        elif key in builder_args:
+            spec["params"][key] = value
+        else:
+            raise ValueError(f"unknown setting {key!r} for preset {name}: instance parameters "
+                             f"are {sorted(builder_args)}; method settings are LABEL.PARAM "
+                             f"with LABEL in {sorted(spec['methods'])} or '*'; also "
+                             "'methods', 'exact', 'target'")
+    if keep is not None:  # after the method settings, so that they may name any label
+        keep = keep.split(",") if isinstance(keep, str) else [str(k) for k in np.atleast_1d(keep)]
+        unknown = [k for k in keep if k not in spec["methods"]]
+        if unknown:
+            raise ValueError(f"methods must be among {sorted(spec['methods'])}, got {unknown}")
+        spec["methods"] = {k: spec["methods"][k] for k in keep}
+    grid = spec["params"].get(spec["grid"], spec["grid_values"])
+    if np.size(grid) == 0:
+        raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")
+    _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
+    BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
+    return spec
+
+
+def _check_memory(builder: str, params: dict, grid: int, exact: bool) -> None:
+    """Refuse, before allocating, an instance that cannot fit in memory: the logistic builders
+    hold m (n + n_test) x d features and, per grid value, labels and models; the exact solvers
+    (``exact``, ``montecarlo.experiments.objectives``) m d x d Hessians per grid value; the quadratic builder
+    three m x d x d arrays (``montecarlo.experiments.problems``). Three float64 copies of each count."""
+    full = {k: v.default for k, v in inspect.signature(BUILDERS[builder]).parameters.items()}
+    full.update(params)
+    m, d = (positive_int(k, full[k]) for k in ("m", "d"))
+    if builder == "quadratic":
+        floats, what = 3 * m * d * d, f"d = {d} (m = {m})"
+    else:
+        n, n_test = positive_int("n", full["n"]), positive_int("n_test", full["n_test"])
+        floats = m * (n + n_test) * d + max(grid, 1) * m * (n + d + (d * d if exact else 0))
+        what = f"d = {d} (m = {m}, n = {n}, n_test = {n_test})"
+    require_memory(8 * 3 * floats, what, "lower d, m or n_test with --set")
+
+
+def _boolean(key, value):
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("1", "true", "yes"):
+        return True
+    if str(value).lower() in ("0", "false", "no"):
+        return False
+    raise ValueError(f"{key} must be true or false, got {value!r}")
+
+
+def _split_key(spec, key):
+    """``LABEL.PARAM`` -> (LABEL, PARAM), matching the longest label, since labels such as
+    ``fedprox_0.5`` hold dots themselves."""
+    for label in sorted(spec["methods"], key=len, reverse=True) + ["*"]:
+        if key.startswith(label + ".") and len(key) > len(label) + 1:
+            return label, key[len(label) + 1:]
+    raise ValueError(f"method label must be one of {sorted(spec['methods'])} or '*', "
+                     f"got {key.rsplit('.', 1)[0]!r} (in {key!r})")
+
+
+def _set_hyper(spec, key, value):
+    label, hp = _split_key(spec, key)
+    labels = list(spec["methods"]) if label == "*" else [label]
+    hit = False
+    for lab in labels:
+        algo, hyper = spec["methods"][lab]
+        accepted = set(inspect.signature(ALGORITHMS[algo]).parameters) - {"data", "seed", "rep"}
+        if hp in accepted:
+            hyper[hp] = value
+            hit = True
+        elif label != "*":
+            raise ValueError(f"{lab}.{hp}: algorithm {algo} takes {sorted(accepted)}")
+    if not hit:
+        raise ValueError(f"no method of this preset takes {hp!r}")
+
+
+def run_rep(task: dict) -> dict:
+    """One replicate of a resolved preset (the ``run_tasks`` worker): builds the instance,
+    runs every method, and returns ``{"rows": [...]}`` (one row per grid point x method x
+    reported checkpoint)."""
+    # Batches of small matrices only (per-client d x d Hessians, m x d gradients).
+    with small_blas():
+        return _run_rep(task)
+
+
+def _run_rep(task):
+    seed, rep = task["seed"], task["rep"]
+    params = dict(task["params"])
+    batched = task["grid"] in params
+    if batched:
+        # A single grid value (``--set R=5``) is a grid of one: the instance keeps its batch axis.
+        params[task["grid"]] = np.atleast_1d(np.asarray(params[task["grid"]], float))
+    inst = BUILDERS[task["builder"]](**params, seed=seed, rep=rep)
+    values = params[task["grid"]] if batched else np.asarray(task["grid_values"], float)
+    rows, cache = [], {}
+    for label, (algo, hyper) in task["methods"].items():
+        fn = ALGORITHMS[algo]
+        extra = {k: v for k, v in (("seed", seed), ("rep", rep))
+                 if k in inspect.signature(fn).parameters}
+        runs = ([(slice(None), dict(hyper))] if batched else
+                [(j, dict(hyper, **{task["grid"]: float(v)})) for j, v in enumerate(values)])
+        for where, hp in runs:
+            traj = fn(inst, **hp, **extra)
+            exact = None
+            if task["exact"]:
+                key = (traj.objective, traj.lam)
+                if key not in cache:
+                    cache[key] = exact_solution(traj, inst)
+                exact = cache[key]
+            picks = (np.arange(len(traj.rounds)) if task["trajectory"]
+                     else np.array([len(traj.rounds) - 1]))
+            met = evaluate(traj, inst, exact=exact, checkpoints=picks)
+            target = (rounds_to_accuracy(traj, exact, task["target"])
+                      if task["target"] and exact is not None else None)
+            exact_met = (evaluate(_as_trajectory(traj, exact), inst, checkpoints=[0])
+                         if exact is not None else None)
+            rows += _rows(task, label, algo, values, where, batched, met, target, exact_met,
+                          picks)
+    return {"rows": rows}
+
+
+def _as_trajectory(traj, exact):
+    return replace(traj, local=exact[1][None], global_model=exact[0][None],
+                   rounds=traj.rounds[:1], grad_evals=traj.grad_evals[:1],
+                   prox_evals=traj.prox_evals[:1])
+
+
+COLUMNS = ("preset", "rep", "grid", "value", "method", "algorithm", "checkpoint", "rounds",
+           "grad_evals", "prox_evals", "accuracy", "aer", "ier_max", "local_stat_err",
+           "local_stat_err_max", "global_stat_err", "local_opt_err", "global_opt_err",
+           "exact_local_stat_err", "exact_global_stat_err", "exact_aer", "rounds_to_target")
+
+
+def _rows(task, label, algo, values, where, batched, met, target, exact_met, checkpoints):
+    rows = []
+    grid_idx = range(len(values)) if batched else [where]
+    ks = range(len(met["rounds"]))
+    for j in grid_idx:
+        sel = (lambda a, k: a[k][j]) if batched else (lambda a, k: a[k])
+        for k in ks:
+            row = {"preset": task["preset"], "rep": task["rep"], "grid": task["grid"],
+                   "value": float(values[j]), "method": label, "algorithm": algo,
+                   "checkpoint": int(checkpoints[k]),
+                   "rounds": int(met["rounds"][k]), "grad_evals": float(met["grad_evals"][k]),
+                   "prox_evals": float(met["prox_evals"][k])}
+            for col, src in (("accuracy", "accuracy_mean"), ("aer", "aer"),
+                             ("ier_max", "ier_max"), ("local_stat_err", "local_stat_err_mean"),
+                             ("local_stat_err_max", "local_stat_err_max"),
+                             ("global_stat_err", "global_stat_err"),
+                             ("local_opt_err", "local_opt_err_mean"),
+                             ("global_opt_err", "global_opt_err")):
+                row[col] = float(sel(met[src], k))
+            nan = float("nan")
+            row["exact_local_stat_err"] = (float(sel(exact_met["local_stat_err_mean"], 0))
+                                           if exact_met else nan)
+            row["exact_global_stat_err"] = (float(sel(exact_met["global_stat_err"], 0))
+                                            if exact_met else nan)
+            row["exact_aer"] = float(sel(exact_met["aer"], 0)) if exact_met else nan
+            row["rounds_to_target"] = (float(target[j] if batched else target)
+                                       if target is not None else nan)
+            rows.append(row)
+    return rows
+
+
+def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed: int = 0,
+               trajectory: bool = False, n_jobs: int = 1, scheduler: str | None = None,
+               cache=None, progress: bool = False) -> list:
+    """Run ``reps`` replicates of a preset and return all rows (see ``COLUMNS``).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``PRESETS``.
+    overrides : dict, optional
+        Settings (module docstring).
+    reps : int
+        Replicates, >= 1 (replicate ``r`` uses ``replicate_rng(seed, r, ...)``).
+    seed : int
+        Non-negative experiment seed.
+    trajectory : bool
+        Report every checkpoint instead of the final one.
+    n_jobs, scheduler, cache, progress
+        Passed to ``montecarlo.runner.tasks.run_tasks``.
+
+    Returns
+    -------
+    list of dict
+        Rows with the keys ``COLUMNS``; NaN where a metric does not apply.
+    """
+    spec = resolve(name, overrides)
+    reps, seed = positive_int("reps", reps), check_seed(seed)
+    check_tasks(reps, f"{reps} replicates", "lower reps")
+    tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
+    results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
+                        progress=progress, desc=name, command="simulate")
+    return [row for res in results for row in res["rows"]]
+
+
+def summarize(rows, column: str = "accuracy") -> dict:
+    """Mean and standard error of ``column`` over replicates, keyed by (method, grid value),
+    at the final checkpoint of each run (rows come in checkpoint order, the last one wins)."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["method"], row["value"]), {})[row["rep"]] = row[column]
+    out = {}
+    for key, by_rep in groups.items():
+        vals = np.array(list(by_rep.values()), float)
+        mean, se = mean_se(vals) if len(vals) > 1 else (vals.mean(), float("nan"))
+        out[key] = (float(mean), float(se))
+    return out

@@ -1,0 +1,317 @@
+"""The target client's bias, variance and risk on a sampled instance, measured two ways.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), eq. (3): L_i = B_i + V_i with
+B_i = ||E[theta_hat_i | X, theta] - theta_i||_Sigma^2 and V_i = tr(Cov(theta_hat_i | X) Sigma).
+
+* ``conditional``: the exact expectation of B_i and V_i given the designs X, over the noise and
+  the uniform directions u_j of every theta_j - theta_0 (E[u u^T] = I/d). Low variance: the
+  default.
+* ``empirical``: ||e_b||_Sigma^2, ||e_v||_Sigma^2 and ||e_b + e_v||_Sigma^2 for the sampled
+  directions and noise, where e_b and e_v are the noise-free and noise parts of the error (every
+  estimator is linear in y); the risk is the exact expected test loss of the fitted model.
+
+Speed (the linear algebra is the whole cost): each client is decomposed once,
+X X^T / n = U diag(mu) U^T (an n x n eigendecomposition), and every estimator acts on its data
+through omega(mu) and f(mu) (``montecarlo.linear.estimators``), so a whole lam grid costs O(n) (oracle)
+or O(n^2) (federated) per value after that decomposition: with W = X^T U diag(n mu)^(-1/2), the
+personalization's residual operator is I - W diag(f) W^T, and the traces below reduce to n x n
+matrices (the Woodbury/push-through form; no d x d inverse per lam). A client with more
+samples than dimensions (n > d) is decomposed through X^T X instead, which has the same positive
+eigenvalues (a d x d problem, not n x n). The federated global model is one d x d system
+accumulated from stacked blocks of U^T X_j by symmetric rank-k updates, never one d x d matrix
+per client. Small decompositions run with one BLAS thread (``decompose``).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg.blas import dsyrk
+
+from montecarlo.linear.estimators import get_estimator
+from montecarlo.linear.instances import Instance
+from montecarlo.runner.threads import small_blas
+
+KINDS = ("conditional", "empirical")
+
+# Rows of U_j^T X_j stacked per GEMM when accumulating the global system: large enough for BLAS
+# efficiency, small enough to keep the stacked block in cache-friendly memory.
+_CHUNK_ROWS = 4096
+
+# Decompositions whose Gram matrix (min(n, d) square) is at most this size, and the whole
+# measurement when d is at most this size, run with a single BLAS thread (montecarlo.runner.threads);
+# larger problems (e.g. one client at d = 1600, benchmarks/bench_linear.py) keep the library's
+# threads.
+SMALL_GRAM = 512
+
+
+def decompose(Xs, s, eager_v: bool = False) -> list:
+    """``Decomposition`` of every design in ``Xs`` (one BLAS thread when they are small, see
+    ``SMALL_GRAM``); ``eager_v`` also forms each V = U^T X in that loop."""
+    small = min(min(X.shape) for X in Xs) <= SMALL_GRAM
+    with small_blas() if small else nullcontext():
+        decs = [Decomposition(X, s) for X in Xs]
+        if eager_v:
+            for dec in decs:
+                dec.V
+    return decs
+
+
+class Decomposition:
+    """X X^T / n = U diag(mu) U^T restricted to mu > 0, for one client (paper 003, Sec. 2).
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+        Design, in the eigenbasis of Sigma.
+    s : ndarray (d,)
+        Eigenvalues of Sigma.
+
+    Attributes
+    ----------
+    mu : ndarray (k,)
+        Positive eigenvalues of X X^T / n (k = rank X).
+    U : ndarray (n, k)
+        Their eigenvectors (for n > d computed from those of X^T X, on first use).
+    V : ndarray (k, d)
+        U^T X.
+    """
+
+    def __init__(self, X: np.ndarray, s: np.ndarray):
+        self.X, self.s = X, s
+        n, d = X.shape
+        self.n = n
+        self._U = self._V = self._R = None
+        if n <= d:
+            # X^T is F-ordered, so dsyrk forms X X^T (upper triangle) without copying X; half
+            # the flops of a general product.
+            ev, U = sla.eigh(dsyrk(1.0, X.T, trans=1), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._U = ev[keep] / n, U[:, keep]
+        else:
+            # More samples than dimensions: X^T X (d x d, again by dsyrk on the F-ordered X^T)
+            # has the same positive eigenvalues n mu; with its eigenvectors R, U = X R
+            # diag(n mu)^(-1/2) and V = U^T X = diag(sqrt(n mu)) R^T, so the n x n problem is
+            # never formed (a d x d eigendecomposition instead of an n x n one).
+            ev, R = sla.eigh(dsyrk(1.0, X.T, trans=0), lower=False, driver="evd",
+                             overwrite_a=True, check_finite=False)
+            keep = ev > ev[-1] * max(n, d) * np.finfo(float).eps
+            self.mu, self._R = ev[keep] / n, R[:, keep]
+            self._V = np.sqrt(ev[keep])[:, None] * self._R.T
+
+    @property
+    def U(self) -> np.ndarray:
+        """Eigenvectors (n, k) of X X^T / n for the eigenvalues mu."""
+        if self._U is None:
+            self._U = (self.X @ self._R) / np.sqrt(self.nmu)
+        return self._U
+
+    @property
+    def V(self) -> np.ndarray:
+        """U^T X (k, d) = diag(sqrt(n mu)) W^T."""
+        if self._V is None:
+            self._V = self.U.T @ self.X
+        return self._V
+
+    @property
+    def nmu(self) -> np.ndarray:
+        return self.n * self.mu
+
+    @property
+    def sigma_diag(self) -> np.ndarray:
+        """diag(W^T Sigma W): the Sigma-mass of each data direction (1 for Sigma = I)."""
+        if np.all(self.s == 1.0):
+            return np.ones_like(self.mu)
+        return (self.V ** 2 @ self.s) / self.nmu
+
+    def proj(self, theta: np.ndarray) -> np.ndarray:
+        """U^T X theta."""
+        return self.U.T @ (self.X @ theta) if self._V is None else self._V @ theta
+
+    def lift(self, z: np.ndarray) -> np.ndarray:
+        """X^T U z."""
+        return self.X.T @ (self.U @ z) if self._V is None else self._V.T @ z
+
+
+def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
+            steps: int | None = None, step_size: float | None = None) -> dict:
+    """Bias, variance and risk of the target client (client 0) for each tuning value.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), eq. (3), for the estimators of eqs. (6)-(14)
+    (see ``montecarlo.linear.estimators``); with ``steps``, the personalization is that many full-batch
+    gradient steps instead (Algs. 5-6 of Sec. 7; the risk after finite personalization of
+    Figs. 5-6).
+
+    Parameters
+    ----------
+    inst : Instance
+        A sampled instance (``montecarlo.linear.instances.sample_instance``).
+    method : str
+        A name of ``ESTIMATORS``.
+    tunings : array_like
+        Values of the method's tuning parameter (lam or alpha; ignored by untuned methods); one
+        decomposition serves them all.
+    kind : {"conditional", "empirical"}
+        See the module docstring.
+    steps : int, optional
+        Number of personalization gradient steps (None: converged, the closed forms).
+    step_size : float, optional
+        Their step size (required with ``steps``).
+
+    Returns
+    -------
+    dict
+        ``bias``, ``variance``, ``risk``: float arrays, one entry per tuning value.
+    """
+    est = get_estimator(method)
+    if kind not in KINDS:
+        raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
+    if steps is not None and (step_size is None or step_size <= 0):
+        raise ValueError("personalization steps need a step size > 0")
+    tunings = np.atleast_1d(np.asarray(tunings, dtype=float))
+    # At d <= SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
+    # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
+    # and loses far more on a busy one (benchmarks/bench_threads.py).
+    with small_blas() if inst.d <= SMALL_GRAM else nullcontext():
+        return _measure(inst, est, tunings, kind, steps, step_size)
+
+
+def _measure(inst, est, tunings, kind, steps, step_size):
+    federated = inst.federated and est.centered
+    decs = decompose(inst.X if federated else inst.X[:1], inst.s, eager_v=federated)
+    target = decs[0]
+    filters = np.array([est.filter(target.mu, t, steps, step_size) for t in tunings])
+    run = _conditional if kind == "conditional" else _empirical
+    if not federated:
+        out = run(inst, est, decs, None, filters, tunings)
+    elif not est.global_tuned:
+        out = run(inst, est, decs, 0.0, filters, tunings)
+    else:
+        parts = [run(inst, est, decs, t, filters[i:i + 1], tunings[i:i + 1])
+                 for i, t in enumerate(tunings)]
+        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    out["risk"] = out.get("risk", out["bias"] + out["variance"])
+    return out
+
+
+# --- conditional (exact given X) ----------------------------------------------------------
+
+def _conditional(inst, est, decs, global_tuning, filters, tunings):
+    t = decs[0]
+    A = t.sigma_diag
+    r, sigma, d = inst.r[0], inst.sigma[0], inst.d
+    own_var = sigma ** 2 * (filters ** 2 @ (A / t.nmu))
+    uniform = np.all(inst.c == inst.c[0])
+    if global_tuning is None and uniform:
+        # Oracle center: error = -(I - W f W^T) r u + noise part; E[u u^T] = I/d and W^T W = I.
+        bias = r ** 2 / d * (inst.s.sum() - (2 * filters - filters ** 2) @ A)
+        return {"bias": bias, "variance": own_var}
+    W = t.V.T / np.sqrt(t.nmu)
+    SW = inst.s[:, None] * W
+    Afull = W.T @ SW
+    if global_tuning is None:
+        # E[u u^T] = diag(c): the signal's share G(s) per eigenspace (riskcalc.Spectrum).
+        return {"bias": r ** 2 * _sandwich(inst.c, inst.s, W, Afull, filters),
+                "variance": own_var}
+    if not uniform:
+        raise ValueError("the federated global model needs the signal direction uniform "
+                         "(spectrum signal weights equal to its weights)")
+    # Federated center c = theta_0 + e0 with e0 = D sum_j a_j X_j^T Omega_j (X_j r_j u_j + xi_j)
+    # and D = G^-1: the target's error is B (e0 - r u_0) + L xi_0 with B = I - W f W^T.
+    omegas = [est.global_weight(dec.mu, global_tuning) for dec in decs]
+    G, Q, P = _accumulate(decs, [
+        [inst.a[j] * om, (inst.r[j] * inst.a[j]) ** 2 * om ** 2 * dec.nmu,
+         (inst.sigma[j] * inst.a[j]) ** 2 * om ** 2]
+        for j, (dec, om) in enumerate(zip(decs, omegas))])
+    D = sla.cho_solve(sla.cho_factor(G, check_finite=False), np.eye(d), check_finite=False)
+    a0, om0 = inst.a[0], omegas[0]
+    DF = (D @ t.V.T) * om0 @ t.V  # D X_0^T Omega_0 X_0
+    Mb = (D @ Q @ D - r ** 2 * a0 * (DF + DF.T)) / d
+    Mb[np.diag_indices(d)] += r ** 2 / d
+    Mv = D @ P @ D
+    DW = D @ W
+    Z1, Z2 = np.diag(SW.T @ DW), W.T @ DW
+    g = sigma ** 2 * a0 * om0 * filters
+    cross = g @ Z1 - np.einsum("lk,kj,lj,jk->l", g, Afull, filters, Z2)
+    return {"bias": _sandwich(Mb, inst.s, W, Afull, filters),
+            "variance": _sandwich(Mv, inst.s, W, Afull, filters) + 2 * cross + own_var}
+
+
+def _sandwich(M, s, W, Afull, f):
+    """tr(Sigma B M B) for B = I - W diag(f) W^T (M symmetric, or a vector: the diagonal of a
+    diagonal M), one value per row of f."""
+    MW = M[:, None] * W if M.ndim == 1 else M @ W
+    diag = M if M.ndim == 1 else np.diag(M)
+    h = np.einsum("j,jk,jk->k", s, W, MW)
+    return s @ diag - 2 * f @ h + np.einsum("lk,km,lm->l", f, Afull * (W.T @ MW), f)
+
+
+def _accumulate(decs, weights):
+    """sum_j V_j^T diag(w_jq) V_j for each weight family q, in stacked blocks of clients."""
+    d = decs[0].X.shape[1]
+    out = [np.zeros((d, d)) for _ in weights[0]]
+    block, wblock, rows = [], [], 0
+
+    def flush():
+        V = None
+        for q, acc in enumerate(out):
+            w = np.concatenate([wb[q] for wb in wblock])
+            if (w >= 0).all():
+                # Every weight family of the estimators is >= 0, so V^T diag(w) V = B^T B with
+                # B = diag(sqrt(w)) V, filled block by block (no stacked copy of V): numpy runs
+                # B.T @ B as a symmetric rank-k update (syrk), half the flops of V^T (w V).
+                B, root = np.empty((rows, d)), np.sqrt(w)[:, None]
+                r0 = 0
+                for Vj in block:
+                    r1 = r0 + Vj.shape[0]
+                    np.multiply(root[r0:r1], Vj, out=B[r0:r1])
+                    r0 = r1
+                acc += B.T @ B
+            else:
+                V = np.vstack(block) if V is None else V
+                acc += V.T @ (w[:, None] * V)
+
+    for dec, w in zip(decs, weights):
+        block.append(dec.V)
+        wblock.append(w)
+        rows += dec.V.shape[0]
+        if rows >= _CHUNK_ROWS:
+            flush()
+            block, wblock, rows = [], [], 0
+    if block:
+        flush()
+    return out
+
+
+# --- empirical (sampled directions and noise) -----------------------------------------------
+
+def _empirical(inst, est, decs, global_tuning, filters, tunings):
+    t = decs[0]
+    theta0 = inst.theta[0]
+    d = inst.d
+    if global_tuning is None:
+        c_b = c_v = np.zeros(d)
+    else:
+        c_b, c_v = _global_fit(inst, est, decs, global_tuning)
+    # theta_hat = c + X^T U diag(f / (n mu)) U^T (y - X c), split into noise-free and noise parts.
+    scale = (filters / t.nmu).T  # (k, L)
+    e_b = (c_b - theta0)[:, None] + t.lift(scale * t.proj(theta0 - c_b)[:, None])
+    e_v = c_v[:, None] + t.lift(scale * (t.U.T @ inst.xi[0] - t.proj(c_v))[:, None])
+    s = inst.s[:, None]
+    return {"bias": (s * e_b ** 2).sum(0), "variance": (s * e_v ** 2).sum(0),
+            "risk": (s * (e_b + e_v) ** 2).sum(0)}
+
+
+def _global_fit(inst, est, decs, tuning):
+    """Noise-free and noise parts of the federated global model (eqs. 6, 12, 14)."""
+    omegas = [est.global_weight(dec.mu, tuning) for dec in decs]
+    (G,) = _accumulate(decs, [[inst.a[j] * om] for j, om in enumerate(omegas)])
+    rhs = np.zeros((inst.d, 2))
+    for j, (dec, om) in enumerate(zip(decs, omegas)):
+        z = np.column_stack([dec.V @ inst.theta[j], dec.U.T @ inst.xi[j]])
+        rhs += dec.V.T @ (inst.a[j] * om[:, None] * z)
+    sol = sla.cho_solve(sla.cho_factor(G, check_finite=False), rhs, check_finite=False)
+    return sol[:, 0], sol[:, 1]

@@ -1,0 +1,340 @@
+"""Simulation of the federated logistic pipeline with a finite number of clients (issue 19).
+
+Model (DESIGN.md, "Contracts added in the third round"): ``w_0`` uniform on the sphere of radius
+``signal``; client ``j = 0..M-1`` has ``w_j = w_0 + r_j u_j`` (``u_j`` uniform unit) and
+``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` with ``P(y = 1 | x) = sigmoid(x.w_j)``.
+Exact minimizers (damped Newton with Armijo backtracking, ``montecarlo.experiments.objectives._newton``, to
+a gradient sup-norm of ``TOL``), for the ``target`` client ``i``:
+
+* ``fedavg``: the global model ``w_g = argmin sum_j c_j sum_{k in block j} l(y_k x_k.w)
+  + (global_lam/2) ||w||^2`` with ``c_j = 1/N`` ("samples") or ``1/(M n_j)`` ("uniform"),
+  the target's block included (paper 000 eqs. 2 and 8, solved exactly instead of by local SGD);
+* ``rtfa``: fine-tuning ``argmin (1/n_i) sum_{block i} l + (lam/2) ||w - w_g||^2`` for every
+  ``lam`` (largest first, warm started), reusing ``w_g``;
+* ``local_ridge``: ``argmin (1/n_i) sum_{block i} l + (lam/2) ||w||^2`` (centre 0);
+* ``fedprox`` (optional): the target's part of the minimizer of the joint objective
+  ``sum_j p_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2`` with
+  ``f_j`` client j's mean log-loss and ``p_j`` the client weights above summed over the block
+  (paper 000 eq. 20 / Alg. 2's fixed point, paper 004 eq. 1), solved as Newton on the Moreau
+  envelope in ``w`` (paper 004 eq. 8, Lemma 3), each proximal point by Newton.
+
+Measured per replicate and estimator: ``risk = ||w_hat - w_i||^2``, ``cosine`` between
+``w_hat`` and ``w_i``, and the exact population test log-loss and misclassification rate. On a
+fresh ``x`` the margins ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)`` with ``kappa = ||w_i||``,
+``a = w_hat.w_i / kappa``, ``rho^2 = ||w_hat||^2 - a^2`` and ``s, g`` independent standard
+normals, so the label integrates out to ``E[2 sigmoid(kappa s) l(a s + rho g)]`` (tensor
+Gauss-Hermite, ``riskcalc.logistic.gaussian.Rule``) and ``E[2 sigmoid(kappa s) Phi(-a s/rho)]``
+(adaptive quadrature, ``riskcalc.logistic.fixed_point.test_error``): no test-sample noise. Also
+recorded: the global model's overlap ``w_g.w_0 / S^2`` and distance ``||w_g - w_0||^2``.
+
+At ``global_lam = 0`` the pooled problem may have no finite minimizer (the pooled data
+separable or quasi-separable): checked by the linear-programming certificate
+``montecarlo.experiments.objectives.separable`` before any Newton step, raising ``SolverError``.
+
+Random streams of ``replicate_rng(seed, rep, stream)``: 0 parameters (``w_0``, then ``u_0``,
+``u_1``, ...), 1 training features (client 0's block, then client 1's, ...), 2 label uniforms
+(same order). Client 0 draws exactly what ``montecarlo.logistic.ridge`` draws for its one
+client, and the first clients of a federation are the same for every M (common random numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from montecarlo.linear.instances import require_memory
+from montecarlo.experiments.objectives import _newton, separable
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
+from riskcalc._validate import as_array, positive_int
+from riskcalc.errors import SolverError
+from riskcalc.logistic.fixed_point import test_error
+from riskcalc.logistic.gaussian import NODES, Rule
+
+QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
+ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "fedprox")
+WEIGHTS = ("samples", "uniform")
+#: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
+TOL = 1e-10
+
+
+class _Weighted:
+    """``sum_k c_k l(y_k x_k.w) + (lam/2) ||w - centre||^2`` and its derivatives."""
+
+    def __init__(self, X, y, c, lam, centre):
+        self.A = y[:, None] * X               # margins y x.w = A w
+        self.c, self.lam, self.centre = c, lam, centre
+
+    def value(self, w):
+        return (self.c @ np.logaddexp(0.0, -(self.A @ w))
+                + 0.5 * self.lam * np.sum((w - self.centre) ** 2))
+
+    def grad(self, w):
+        return -self.A.T @ (self.c * expit(-(self.A @ w))) + self.lam * (w - self.centre)
+
+    def hess(self, w):
+        z = self.A @ w
+        h = self.c * expit(z) * expit(-z)
+        return (self.A.T * h) @ self.A + self.lam * np.eye(self.A.shape[1])
+
+    def solve(self, start, what):
+        return _newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
+
+
+def population_metrics(w_hat, w_i) -> dict:
+    """Risk, cosine, exact test log-loss and test error of ``w_hat`` for client model ``w_i``
+    (module docstring)."""
+    kappa = float(np.linalg.norm(w_i))
+    nw = float(np.linalg.norm(w_hat))
+    a = float(w_hat @ w_i) / kappa
+    rho = float(np.sqrt(max(nw * nw - a * a, 0.0)))
+    rule = Rule(kappa, NODES[-1])
+    dw = w_hat - w_i
+    return {"risk": float(dw @ dw), "cosine": a / nw if nw > 0 else None,
+            "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
+            "test_error": test_error(kappa, a, rho) if rho > 0 else
+            float(rule.expect(a * rule.s < 0))}
+
+
+def client_sizes(gammas, d: int):
+    """``n_j = max(1, round(d / gamma_j))``."""
+    return [max(1, int(round(d / g))) for g in gammas]
+
+
+def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int):
+    """``(w_0, W, X, y)``: the centre, the client models (M, d) and the per-client training
+    blocks (lists), from the random streams of the module docstring."""
+    rng = replicate_rng(seed, rep, 0)
+    w0 = rng.standard_normal(d)
+    w0 *= signal / np.linalg.norm(w0)
+    W = np.empty((len(gammas), d))
+    for j, r in enumerate(rs):
+        u = rng.standard_normal(d)
+        W[j] = w0 + r * u / np.linalg.norm(u)
+    rng_x, rng_y = replicate_rng(seed, rep, 1), replicate_rng(seed, rep, 2)
+    X, y = [], []
+    for j, n in enumerate(client_sizes(gammas, d)):
+        X.append(rng_x.standard_normal((n, d)))
+        y.append(np.where(rng_y.random(n) < expit(X[j] @ W[j]), 1.0, -1.0))
+    return w0, W, X, y
+
+
+def sample_weights(sizes, weights: str):
+    """Per-sample weights ``c_j`` of the global objective (module docstring), one per sample."""
+    sizes = np.asarray(sizes)
+    per = 1.0 / sizes.sum() if weights == "samples" else 1.0 / (len(sizes) * sizes)
+    return np.repeat(np.broadcast_to(per, sizes.shape), sizes)
+
+
+def global_model(X, y, *, global_lam: float, weights: str = "samples"):
+    """FedAvg's exact global model over the blocks ``X[j], y[j]`` (module docstring).
+
+    Raises
+    ------
+    SolverError
+        ``global_lam = 0`` and the pooled data are separable (no finite minimizer), or Newton
+        does not converge.
+    """
+    Xp, yp = np.concatenate(X), np.concatenate(y)
+    if global_lam == 0.0 and separable(Xp, yp):
+        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
+                          "the global logistic model has no finite minimizer (a linear-program "
+                          "certificate, montecarlo.experiments.objectives.separable); use global_lam > 0")
+    c = sample_weights([len(b) for b in y], weights)
+    d = Xp.shape[1]
+    return _Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
+
+
+def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=None):
+    """The joint FedProx/pFedMe minimizer (module docstring): ``(w, [w_j])``.
+
+    Newton on ``F(w) = sum_j p_j env_j(w) + (global_lam/2)||w||^2``, ``env_j`` the Moreau
+    envelope of ``f_j`` with parameter ``1/lam``: gradient ``sum_j p_j lam (w - prox_j(w)) +
+    global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
+    Lemma 3).
+    """
+    sizes = np.array([len(b) for b in y])
+    p = sizes / sizes.sum() if weights == "samples" else np.full(len(sizes), 1.0 / len(sizes))
+    if global_lam == 0.0 and separable(np.concatenate(X), np.concatenate(y)):
+        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
+                          "the FedProx objective has no finite minimizer; use global_lam > 0")
+    d = X[0].shape[1]
+    clients = [_Weighted(Xj, yj, np.full(len(yj), 1.0 / len(yj)), lam, np.zeros(d))
+               for Xj, yj in zip(X, y)]
+    state = {"w": None, "W": [np.zeros(d) for _ in clients]}
+
+    def inner(w):
+        if state["w"] is None or not np.array_equal(w, state["w"]):
+            for j, f in enumerate(clients):
+                f.centre = w
+                state["W"][j] = f.solve(state["W"][j], "FedProx proximal point")
+            state["w"] = np.array(w)
+        return state["W"]
+
+    def value(w):
+        return sum(pj * f.value(wj) for pj, f, wj in zip(p, clients, inner(w))) \
+            + 0.5 * global_lam * w @ w
+
+    def grad(w):
+        return lam * (w - sum(pj * wj for pj, wj in zip(p, inner(w)))) + global_lam * w
+
+    def hess(w):
+        eye = np.eye(d)
+        out = global_lam * eye
+        for pj, f, wj in zip(p, clients, inner(w)):
+            H = f.hess(wj) - lam * eye
+            out = out + pj * lam * np.linalg.solve(H + lam * eye, H)
+        return out
+
+    w = _newton(value, grad, hess, np.zeros(d) if start is None else start,
+                max(TOL, 1e-14 * lam), "FedProx minimizer")
+    return w, inner(w)
+
+
+def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d: int,
+                       seed: int, rep: int, weights: str = "samples", target: int = 0,
+                       fedprox: bool = False) -> dict:
+    """One replicate of the pipeline (module docstring).
+
+    Returns
+    -------
+    dict
+        ``{estimator: {quantity: value or list over lams}}`` for ``fedavg`` (one value),
+        ``rtfa``, ``local_ridge`` (and ``fedprox``) (lists in the order of ``lams``), plus
+        ``"global": {"overlap": w_g.w_0 / S^2, "dist": ||w_g - w_0||^2}``.
+    """
+    w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep)
+    w_i = W[target]
+    wg = global_model(X, y, global_lam=global_lam, weights=weights)
+    out = {"fedavg": population_metrics(wg, w_i),
+           "global": {"overlap": float(wg @ w0) / signal ** 2 if signal > 0 else None,
+                      "dist": float((wg - w0) @ (wg - w0))}}
+    n_i = len(y[target])
+    names = ("rtfa", "local_ridge") + (("fedprox",) if fedprox else ())
+    for name in names:
+        out[name] = {q: [None] * len(lams) for q in QUANTITIES}
+    problems = {"rtfa": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0, wg),
+                "local_ridge": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0,
+                                         np.zeros(d))}
+    starts = {"rtfa": wg, "local_ridge": np.zeros(d), "fedprox": None}
+    for k in np.argsort(-np.asarray(lams)):
+        for name in names:
+            if name == "fedprox":
+                starts[name], Wp = fedprox_model(X, y, lam=lams[k], global_lam=global_lam,
+                                                 weights=weights, start=starts[name])
+                w_hat = Wp[target]
+            else:
+                problems[name].lam = lams[k]
+                w_hat = starts[name] = problems[name].solve(starts[name], name)
+            for q, v in population_metrics(w_hat, w_i).items():
+                out[name][q][k] = v
+    return out
+
+
+def replicate_task(task: dict) -> dict:
+    """One replicate of the pipeline as a ``montecarlo.runner.tasks.run_tasks`` task:
+    ``simulate_replicate(**task)``, ``task`` holding its keyword arguments (``seed`` and ``rep``
+    fix every draw). For callers that run the replicates ``simulate_pipeline`` averages with
+    their own cache and workers (figures)."""
+    return simulate_replicate(**task)
+
+
+def federation(gamma, r, clients=None):
+    """Per-client ``(gammas, rs)`` lists: scalars repeated ``clients`` times, or sequences of
+    one length (``clients``, if given, must equal it)."""
+    g, rr = np.atleast_1d(as_array("gamma", gamma, low=0.0, low_open=True)), \
+        np.atleast_1d(as_array("r", r, low=0.0))
+    if g.ndim > 1 or rr.ndim > 1:
+        raise ValueError("gamma and r must be numbers or 1-d lists (one entry per client)")
+    sizes = {s for s in (g.size, rr.size) if s > 1}
+    if len(sizes) > 1:
+        raise ValueError(f"gamma and r list different numbers of clients: {g.size} and "
+                         f"{rr.size}")
+    m = sizes.pop() if sizes else None
+    if clients is not None:
+        clients = positive_int("clients", clients)
+        if m is not None and m != clients:
+            raise ValueError(f"clients = {clients} but the per-client lists have {m} entries")
+        m = clients
+    m = 1 if m is None else m
+    return [float(v) for v in np.broadcast_to(g, m)], [float(v) for v in np.broadcast_to(rr, m)]
+
+
+def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
+                      weights: str = "samples", target: int = 0, fedprox: bool = False,
+                      seed: int = 0, n_jobs: int = 1, cache=None, progress: bool = False) -> dict:
+    """``reps`` replicates of the federated logistic pipeline at finite M (module docstring).
+
+    Parameters
+    ----------
+    gamma, r : float or sequence of float
+        Per-client ``d / n_j`` (> 0) and ``||w_j - w_0||`` (>= 0): numbers (the same for every
+        client) or lists with one entry per client.
+    signal : float
+        ``S = ||w_0||`` > 0.
+    lams : float or sequence of float
+        Fine-tuning / local ridge (/ FedProx) penalties, each > 0.
+    global_lam : float
+        Ridge of the global model toward 0, >= 0 (0: checked for existence).
+    d : int
+        Dimension, >= 2.
+    reps : int
+        Replicates, >= 2.
+    clients : int, optional
+        M >= 1 (required when ``gamma`` and ``r`` are both numbers and M > 1).
+    weights : {"samples", "uniform"}
+        Client weights of the global objective (default samples, ``c_j = 1/N``).
+    target : int
+        The client whose estimates are measured, ``0 <= target < M``.
+    fedprox : bool
+        Also solve the joint FedProx/pFedMe objective for every lam (M proximal Newton solves
+        per outer step: slow).
+    seed, n_jobs, cache, progress
+        As in ``montecarlo.runner.tasks.run_tasks``; the result does not depend on ``n_jobs``.
+
+    Returns
+    -------
+    dict
+        ``{estimator: {quantity: (mean, se)}}`` (arrays over ``lams`` for rtfa, local_ridge,
+        fedprox), ``"global": {"overlap": (mean, se), "dist": (mean, se)}``, and ``"n"`` (the
+        per-client sizes), ``"reps"``, ``"clients"``.
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or the problem does not fit in memory.
+    SolverError
+        The pooled problem has no finite minimizer (``global_lam = 0``, separable data) or a
+        Newton solve does not converge.
+    """
+    gammas, rs = federation(gamma, r, clients)
+    m = len(gammas)
+    signal = float(as_array("signal", signal, low=0.0, low_open=True))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
+    global_lam = float(as_array("global_lam", global_lam, low=0.0))
+    d = positive_int("d", d, minimum=2)
+    reps = positive_int("reps", reps, minimum=2)
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
+            or not 0 <= target < m:
+        raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
+    sizes = client_sizes(gammas, d)
+    N = sum(sizes)
+    # Pooled features, their margins copy and the weighted copy of the Hessian product, plus a
+    # few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx).
+    require_memory(8.0 * (3 * N * d + (m + 4 if fedprox else 4) * d * d),
+                   "the federated logistic pipeline", "lower --d or the number of clients")
+    tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
+                  seed=int(seed), rep=k, weights=weights, target=int(target),
+                  fedprox=bool(fedprox)) for k in range(reps)]
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
+                        desc="logistic pipeline")
+    out = {"n": sizes, "reps": reps, "clients": m,
+           "global": {k: mean_se([res["global"][k] for res in results])
+                      for k in ("overlap", "dist")}}
+    for name in ("fedavg", "rtfa", "local_ridge") + (("fedprox",) if fedprox else ()):
+        out[name] = {q: mean_se(np.array([res[name][q] for res in results], dtype=float))
+                     for q in QUANTITIES}
+    return out

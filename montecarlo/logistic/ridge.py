@@ -1,0 +1,108 @@
+"""Simulation of ridge-to-the-centre logistic regression (the model of ``riskcalc.logistic``).
+
+Replicate ``rep``: ``w_0`` uniform on the sphere of radius ``signal``, ``w_i = w_0 + r u`` with
+``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, I_d)`` with
+``P(y = 1 | x) = sigmoid(x.w_i)``, and the exact estimate
+``w_hat = argmin (1/n) sum log(1 + exp(-y x.w)) + lam/2 ||w - c||^2`` (centre ``c = w_0``, or
+a multiple of it) by damped Newton
+(``montecarlo.experiments.objectives.prox``), for every ``lam`` of a list, largest first, each solve warm
+started at the previous one. Measured: ``||w_hat - w_i||^2``, the cosine between
+``w_hat - c`` and ``w_i - c``, and the test log-loss and misclassification rate on
+``n_test`` fresh features with the label integrated out exactly (as ``montecarlo.experiments.metrics``).
+
+Random streams of ``replicate_rng(seed, rep, stream)``: 0 parameters, 1 training features,
+2 labels, 3 test features; the same for every ``lam`` (common random numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from montecarlo.experiments.objectives import ClientLosses, prox
+from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
+from riskcalc._validate import as_array, positive_int
+
+QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
+
+
+def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, seed: int,
+                       rep: int, n_test: int = 4000, centre_scale: float = 1.0) -> dict:
+    """One replicate: the measured quantities for every ``lam`` (lists in the order given).
+
+    Parameters
+    ----------
+    gamma, signal, r : float
+        d / n (> 0), ``||w_0||`` (>= 0), ``||w_i - w_0||`` (>= 0).
+    lams : sequence of float
+        Ridge penalties, all > 0 (``lam = 0`` needs the MLE, which may not exist).
+    d : int
+        Dimension.
+    seed, rep : int
+        Experiment seed and replicate index (``montecarlo.runner.seeding``).
+    n_test : int
+        Fresh test features for the test log-loss and error.
+    centre_scale : float
+        The centre is ``centre_scale * w_0`` (1: the oracle centre; FedAvg's global model over
+        infinitely many clients is ``riskcalc.logistic.fedavg_centre_scale`` times ``w_0``).
+    """
+    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
+    signal = float(as_array("signal", signal, low=0.0))
+    r = float(as_array("r", r, low=0.0))
+    lams = as_array("lam", lams, low=0.0, low_open=True).reshape(-1)
+    d = positive_int("d", d, minimum=2)
+    centre_scale = float(as_array("centre_scale", centre_scale))
+    n = max(1, int(round(d / gamma)))
+    rng = replicate_rng(seed, rep, 0)
+    w0 = rng.standard_normal(d)
+    w0 *= signal / np.linalg.norm(w0)
+    u = rng.standard_normal(d)
+    w_i = w0 + r * u / np.linalg.norm(u)
+    X = replicate_rng(seed, rep, 1).standard_normal((1, n, d))
+    y = np.where(replicate_rng(seed, rep, 2).random((1, n)) < expit(X[0] @ w_i), 1.0, -1.0)
+    losses = ClientLosses(X, y, loss="logistic")
+    X_test = replicate_rng(seed, rep, 3).standard_normal((n_test, d))
+    z_star = X_test @ w_i
+    p = expit(z_star)
+    out = {q: [None] * lams.size for q in QUANTITIES}
+    c = centre_scale * w0
+    gap = np.linalg.norm(w_i - c)
+    W = c[None, :]
+    for k in np.argsort(-lams):
+        W = prox(losses, c[None, :], float(lams[k]), W)
+        w = W[0]
+        dw, dc = w - w_i, w - c
+        z = X_test @ w
+        out["risk"][k] = float(dw @ dw)
+        out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
+        out["test_logloss"][k] = float(np.mean(p * np.logaddexp(0, -z)
+                                               + (1 - p) * np.logaddexp(0, z)))
+        out["test_error"][k] = float(np.mean(np.where(z > 0, 1 - p, p)))
+    return out
+
+
+def replicate_task(task: dict) -> dict:
+    """``simulate_replicate(**task)``: one replicate as a ``montecarlo.runner.tasks.run_tasks`` task,
+    the dict of its keyword arguments (its ``seed`` and ``rep`` fix every draw); what
+    ``simulate`` runs, public for callers with their own cache and workers (figures)."""
+    return simulate_replicate(**task)
+
+
+def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
+             progress=False, centre_scale: float = 1.0) -> dict:
+    """``reps`` replicates (``montecarlo.runner.tasks.run_tasks``): mean and standard error per
+    quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``."""
+    reps = positive_int("reps", reps, minimum=2)
+    lams = [float(v) for v in np.atleast_1d(lams)]
+    extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
+    tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
+                  seed=int(seed), rep=k, **extra) for k in range(reps)]
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
+                        desc="logistic ridge")
+    out = {"n": max(1, int(round(d / gamma))), "reps": reps}
+    for q in QUANTITIES:
+        vals = np.array([[np.nan if v is None else v for v in res[q]] for res in results])
+        out[q] = mean_se(vals, axis=0)
+    return out

@@ -1,0 +1,329 @@
+"""Running many independent simulation tasks: in parallel, with progress, resumable.
+
+One interface for every sweep of the toolkit (DESIGN.md, "Simulation"): a task is a
+JSON-serializable dict, ``fn(task)`` returns a JSON-serializable dict, and each task carries
+everything its randomness depends on (its seed and replicate index, see
+``montecarlo.runner.seeding``), so results never depend on the number of workers.
+
+Local runs use joblib (processes); cluster runs use dask.distributed through joblib's ``dask``
+backend, selected by ``scheduler=``. With ``cache=PATH``, every finished task is appended to a
+JSON-lines file as soon as it completes; a rerun with the same file skips the tasks already
+there, so an interrupted sweep resumes without losing finished work. The file's first line
+identifies it (``FORMAT``, the command): any other file (a results CSV, binary data) is refused,
+never appended to. ``parallel_results`` is the worker mechanism alone, Ctrl-C handling
+included, for callers whose units of work are not JSON tasks (``paper_checks.run_claims``).
+
+BLAS threads: every task runs with one BLAS thread (``montecarlo.runner.threads.small_blas``),
+in this process (n_jobs = 1) and in every worker alike. A threaded BLAS splits its sums
+differently with another thread count, so results would otherwise differ in the last bits
+between ``n_jobs = 1`` (all the library's threads) and loky workers (started with
+cpu_count // n_jobs threads): one thread per task makes them byte-identical for any number of
+workers, and parallelism comes from the workers instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import warnings
+from contextlib import contextmanager
+
+from joblib import Parallel, delayed, parallel_config
+from tqdm.auto import tqdm
+
+from montecarlo.runner.budget import cores
+from montecarlo.runner.threads import small_blas
+from riskcalc._validate import positive_int
+
+
+def task_key(task: dict) -> str:
+    """A stable identifier of a task: the SHA-1 of its canonical JSON."""
+    return hashlib.sha1(json.dumps(task, sort_keys=True).encode()).hexdigest()
+
+
+#: Version of the cache format: line 1 is the header ``{"fedrisk_cache": FORMAT, "command":
+#: ...}``, then one record ``{"key", "task", "result"}`` per line. Version 1 had no header;
+#: such a file (its first line a record) is still read and resumed.
+FORMAT = 2
+
+
+class CacheWarning(UserWarning):
+    """A line of a task cache that is not a complete record (its task reruns)."""
+
+
+def load_cache(path, command: str | None = None) -> dict:
+    """Results already stored in a JSON-lines cache, by task key.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is not a fedrisk cache (no header line, e.g. a results CSV), was
+        written by another format version or by another ``command``, or holds binary data
+        (reported with its line number): such a file is never appended to.
+
+    A text line that is not a record ``{"key": str, "result": ...}`` (cut short by an
+    interruption, or valid JSON of another shape) is skipped with a ``CacheWarning`` naming its
+    line number: that task simply reruns.
+    """
+    done = {}
+    if path is None or not os.path.exists(path) or os.path.getsize(path) == 0:
+        return done
+    bad = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ValueError(f"cache {path}: line {number} is binary data, not a fedrisk "
+                                 "cache line; give another file or delete this one") from None
+            except json.JSONDecodeError:
+                rec = None
+            if number == 1:
+                _check_header(path, rec, command)
+                if isinstance(rec, dict) and "fedrisk_cache" in rec:
+                    continue
+            if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
+                done[rec["key"]] = rec["result"]
+            elif raw.strip():
+                bad.append(number)
+    if bad:
+        lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5
+                                                 else "")
+        what = ("are not complete records (torn by an interruption?); their tasks rerun"
+                if len(bad) > 1 else
+                "is not a complete record (torn by an interruption?); its task reruns")
+        warnings.warn(f"cache {path}: line{'s' if len(bad) > 1 else ''} {lines} {what}",
+                      CacheWarning, stacklevel=2)
+    return done
+
+
+def _check_header(path, rec, command) -> None:
+    """Refuse a first line that is neither a fedrisk cache header of this format (and
+    command) nor a record of a version-1 cache."""
+    if isinstance(rec, dict) and "fedrisk_cache" in rec:
+        if rec["fedrisk_cache"] != FORMAT:
+            raise ValueError(f"cache {path}: format version {rec['fedrisk_cache']!r}, this "
+                             f"fedrisk reads version {FORMAT}; give another file")
+        if command is not None and rec.get("command") != command:
+            raise ValueError(f"cache {path} was written by {rec.get('command')!r}, not "
+                             f"{command!r}; give another file")
+        return
+    if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
+        return   # version 1: no header
+    raise ValueError(f"cache {path} is not a fedrisk cache (its first line is not a fedrisk "
+                     "cache header); it is never appended to: give a new file name")
+
+
+def _open_cache(path, command: str):
+    """The cache opened for appending: a new (or empty) file gets the header line; an
+    existing one has its last line terminated first (a line torn by an interruption must not
+    swallow the next record)."""
+    with open(path, "a+b") as fh:
+        if fh.tell() == 0:
+            fh.write((json.dumps({"fedrisk_cache": FORMAT, "command": command}) + "\n")
+                     .encode())
+        else:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+    return open(path, "a")
+
+
+def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
+              progress: bool = True, desc: str = "tasks", command: str | None = None) -> list:
+    """Run ``fn`` on every task and return the results in task order.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (picklable) mapping a task dict to a result dict.
+    tasks : list of dict
+        JSON-serializable task descriptions.
+    cache : path-like, optional
+        JSON-lines file of finished tasks: read first (finished tasks are skipped), appended to
+        as tasks complete.
+    n_jobs : int
+        Number of local worker processes (joblib); 1 runs in this process. Capped at the
+        cores this process may use (more only add memory and start-up time).
+    scheduler : str, optional
+        Address of a dask.distributed scheduler (``tcp://host:port``), or ``"local"`` for an
+        in-process dask cluster; tasks then run on its workers through joblib's dask backend.
+    progress : bool
+        Show a progress bar on stderr.
+    desc : str
+        Label of the progress bar.
+    command : str, optional
+        What writes the cache: its header names it, and a cache whose header names another
+        command is refused. Default: no check, the header names the first word of ``desc``
+        (figures share cache files between figures).
+    """
+    n_jobs = min(positive_int("jobs", n_jobs), cores())
+    tasks = list(tasks)
+    keys = [task_key(t) for t in tasks]
+    done = load_cache(cache, command)
+    todo = [i for i, k in enumerate(keys) if k not in done]
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
+               disable=not progress, leave=False)
+    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
+    try:
+        outputs = parallel_results((delayed(_indexed)(fn, i, tasks[i]) for i in todo),
+                                   n_jobs=n_jobs, scheduler=scheduler)
+        for i, result, caught in outputs:
+            _rewarn(caught)
+            done[keys[i]] = result
+            if sink is not None:
+                sink.write(json.dumps({"key": keys[i], "task": tasks[i], "result": result})
+                           + "\n")
+                sink.flush()
+            bar.update(1)
+    finally:
+        bar.close()
+        if sink is not None:
+            sink.close()
+    return [done[k] for k in keys]
+
+
+def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
+                     ordered: bool = False):
+    """Run joblib ``calls`` (``delayed(f)(...)``) and yield their results, with Ctrl-C left to
+    this process: the one worker mechanism of ``run_tasks`` and ``paper_checks.run_claims``.
+
+    The workers (loky processes, or a dask scheduler's) start with SIGINT ignored
+    (``_LocalBackend``, ``_sigint_blocked``), so a terminal's Ctrl-C, which reaches the whole
+    foreground process group, raises ``KeyboardInterrupt`` here only; joblib then terminates
+    the workers, and the command line turns it into one ``error:`` line and exit code 130
+    (``riskcalc.cli.main``).
+
+    Parameters
+    ----------
+    calls : iterable
+        ``joblib.delayed`` calls.
+    n_jobs : int
+        Local worker processes; 1 runs the calls in this process.
+    scheduler : str, optional
+        As in :func:`run_tasks`.
+    ordered : bool
+        Yield in the order of ``calls`` (else as they finish).
+
+    Yields
+    ------
+    object
+        The result of each call.
+    """
+    with _backend(scheduler, n_jobs) as jobs:
+        runner = Parallel(n_jobs=jobs, return_as="generator" if ordered else
+                          "generator_unordered")
+        # The call starts joblib's workers and returns (the tasks run while iterating).
+        with _sigint_blocked():
+            outputs = runner(calls)
+        yield from outputs
+
+
+
+def _indexed(fn, i, task):
+    # Warnings are recorded and handed to the parent with the result (``_rewarn``): a worker
+    # writing them to the terminal itself would put them ahead of the command's output or
+    # error line.
+    with small_blas(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(task)
+    return i, result, [(w.category, str(w.message)) for w in caught]
+
+
+def _rewarn(caught) -> None:
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
+
+
+def _backend(scheduler, n_jobs):
+    if scheduler is None:
+        return _LocalBackend(n_jobs)
+    return _DaskBackend(scheduler)
+
+
+def _ignore_sigint():
+    """Worker initializer: Ctrl-C belongs to the parent, which stops the workers itself.
+
+    A terminal's Ctrl-C reaches every process of the foreground group; a worker that got it
+    while waiting for a task would print a traceback. The workers are started with SIGINT
+    blocked (``_sigint_blocked``), so none arrives before this ignores it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread and ignored for the duration: processes started
+    meanwhile inherit both (the mask alone did not reach every loky worker: some printed a
+    KeyboardInterrupt traceback while still importing; an ignored SIGINT stays ignored in a
+    new Python process). A Ctrl-C meanwhile stays pending and is delivered when it ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:       # not the main thread: only the mask
+        handler = None
+    try:
+        yield
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+#: loky's resource tracker (a process of its own, writing to this terminal after this process
+#: has exited) warns at shutdown about a semaphore that a worker registered and never
+#: unregistered because Ctrl-C ended it mid-import, then unlinks it anyway: the warning is
+#: bookkeeping a user cannot act on, and it broke the interrupt's one-line contract (seen once
+#: in CI). The tracker's command line takes this interpreter's -W options when it is launched.
+_QUIET_TRACKER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+class _LocalBackend:
+    """Context: joblib's process workers (loky), started with ``_ignore_sigint``, and loky's
+    resource tracker launched without its shutdown warnings (``_QUIET_TRACKER``)."""
+
+    def __init__(self, n_jobs):
+        self._n_jobs = n_jobs
+        self._config = parallel_config(backend="loky", initializer=_ignore_sigint)
+
+    def __enter__(self):
+        if _QUIET_TRACKER not in sys.warnoptions:
+            sys.warnoptions.append(_QUIET_TRACKER)
+        self._config.__enter__()
+        return self._n_jobs
+
+    def __exit__(self, *exc):
+        self._config.__exit__(*exc)
+
+
+class _DaskBackend:
+    """Context: a dask.distributed client whose workers joblib uses for the duration."""
+
+    def __init__(self, address):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ValueError("scheduler needs dask.distributed: pip install 'fedrisk[cluster]'"
+                             ) from None
+        self._cluster = (LocalCluster(n_workers=1, threads_per_worker=1, processes=False)
+                         if address == "local" else None)
+        self._client = Client(self._cluster if self._cluster is not None else address)
+        self._config = parallel_config(backend="dask")
+
+    def __enter__(self):
+        self._config.__enter__()
+        return -1
+
+    def __exit__(self, *exc):
+        self._config.__exit__(*exc)
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()

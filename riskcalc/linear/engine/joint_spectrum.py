@@ -1,0 +1,121 @@
+"""The joint spectral measure of a federation whose clients' covariances commute.
+
+Covariate shift (issue 20, DESIGN.md "third round"): client j has covariance Sigma_j, and all
+the Sigma_j are diagonal in ONE shared basis, Sigma_j = diag(s_j(1), ..., s_j(d)). Every
+limit of ``riskcalc.linear.finite_clients.shift`` depends on the federation only through the
+JOINT empirical measure of the coordinates,
+
+    mu = (1/d) sum_k delta_(s_1(k), ..., s_T(k)),
+
+over the T distinct covariances ("types") of the federation: its atoms are the tuples of
+eigenvalues the types take on one coordinate, and its weights the fraction of coordinates
+with that tuple. Each marginal is that type's spectrum H_t; how the marginals are coupled
+(e.g. ``two-point:1,4,0.5`` against ``two-point:4,1,0.5``: anti-aligned, two joint atoms
+(1, 4) and (4, 1) of weight 1/2; against ``two-point:1,4,0.5`` itself: aligned, (1, 1) and
+(4, 4)) is what the order of a SPEC's expansion fixes (``riskcalc.spectrum.ordered_steps``).
+
+Construction (exact, finitely many atoms): each type is a step function on [0, 1) (coordinate
+k of d at (k - 1/2) / d). The joint measure is the common refinement of the types' steps:
+its atoms are the intervals between consecutive edges of the union of all edges, each of
+weight its length, with the tuple of the types' values there; tuples that repeat are merged.
+The number of atoms is at most the total number of steps (two for a two-point spectrum, one
+for ``identity`` or ``scaled:C``, D for a power law or a file of D eigenvalues), so power law
+against identity is the D-point grid of the power law, and power law against an anti-aligned
+two-point spectrum has at most D + 1 atoms. There is no discretization error: the measure of
+the step functions is exact, and the d coordinates of a simulated federation realize it up to
+the placement of a two-point spectrum's edge W at round(W d) / d, an error O(1/d) in the
+weights (``riskcalc.spectrum.ordered_eigenvalues``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from riskcalc.spectrum import Spectrum, ordered_steps
+
+
+@dataclass(frozen=True)
+class JointSpectrum:
+    """The joint measure of a federation's commuting covariances (module docstring).
+
+    Attributes
+    ----------
+    weights : ndarray (K,)
+        Mass of each joint atom (positive, summing to one).
+    values : ndarray (T, K)
+        The eigenvalue of each type on each joint atom.
+    types : ndarray (M,) of int
+        The type (row of ``values``) of each client.
+    """
+
+    weights: np.ndarray
+    values: np.ndarray
+    types: np.ndarray
+
+    def marginal(self, t: int) -> Spectrum:
+        """Type t's spectrum H_t (uniform signal direction)."""
+        return Spectrum(self.values[t], weights=self.weights)
+
+    @property
+    def shared(self) -> bool:
+        """True when every client has the same covariance (one type)."""
+        return self.values.shape[0] == 1
+
+
+def _key(spec):
+    return spec.strip().lower() if isinstance(spec, str) else np.asarray(spec, float).tobytes()
+
+
+def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
+    """The joint measure of the covariances ``specs`` (one per client) of a federation.
+
+    Parameters
+    ----------
+    specs : sequence of (str or array_like)
+        Each client's SPEC or ordered eigenvalues (``riskcalc.spectrum.ordered_steps``).
+    d : int, optional
+        The dimension (the length of ``powerlaw:P``; explicit lengths must equal it).
+
+    Returns
+    -------
+    JointSpectrum
+
+    Raises
+    ------
+    ValueError
+        For a malformed spectrum, or clients whose spectra list different numbers of
+        eigenvalues (one per coordinate of the shared basis: they must agree).
+    """
+    specs = list(specs)
+    if not specs:
+        raise ValueError("the federation needs at least one client spectrum")
+    keys, steps, types = {}, [], np.empty(len(specs), dtype=int)
+    for j, spec in enumerate(specs):
+        key = _key(spec)
+        if key not in keys:
+            keys[key] = len(steps)
+            steps.append(ordered_steps(spec, d))
+        types[j] = keys[key]
+    explicit = {v.size for spec, (_, v) in zip(_first(specs, keys), steps)
+                if not isinstance(spec, str) or spec.strip().lower().split(":")[0]
+                in ("file", "powerlaw")}
+    if len(explicit) > 1:
+        raise ValueError("the clients' spectra list different numbers of eigenvalues "
+                         f"({', '.join(str(n) for n in sorted(explicit))}): every client's "
+                         "covariance has one eigenvalue per coordinate of the shared basis")
+    edges = np.unique(np.concatenate([e for e, _ in steps]))
+    mid, width = 0.5 * (edges[:-1] + edges[1:]), np.diff(edges)
+    values = np.array([v[np.searchsorted(e, mid, side="right") - 1] for e, v in steps])
+    atoms, inverse = np.unique(values, axis=1, return_inverse=True)
+    weights = np.bincount(inverse.ravel(), weights=width, minlength=atoms.shape[1])
+    return JointSpectrum(weights / weights.sum(), atoms, types)
+
+
+def _first(specs, keys):
+    """The first spec of each type, in type order."""
+    first = {}
+    for spec in specs:
+        first.setdefault(keys[_key(spec)], spec)
+    return [first[t] for t in range(len(first))]

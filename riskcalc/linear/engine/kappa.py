@@ -1,0 +1,135 @@
+"""General covariance, route 1: the effective regularization kappa (DESIGN.md, "Numerics").
+
+For a spectrum H, aspect ratio gamma = d/n and penalty lam >= 0, kappa > 0 solves
+
+    lam = kappa * (1 - gamma * int s / (s + kappa) dH(s))                       (*)
+
+(the self-consistent equation of the deterministic equivalent lam (Sigma_hat + lam)^-1 ~
+kappa (Sigma + kappa)^-1). With q(s) = s / (s + kappa) and df2 = gamma int q^2 dH,
+
+    bias     = ||theta||^2 int s (1 - q)^2 dG / (1 - df2),
+    variance = sigma^2 df2 / (1 - df2),
+
+where 1 - df2 = lam/kappa + gamma int q (1 - q) dH by (*), a sum of positive terms. This is
+the form of the ridge(less) limits of Hastie-Montanari-Rosset-Tibshirani (2019), Thms 3 and 6,
+as used by paper 003 (``003_4b976ddf5225c17e.txt``) Thms 1-4; kappa = 1 / (gamma c0) in the
+ridgeless case (Def. 6.1) and kappa = lam / (1 - gamma + gamma lam m(-lam)) in the ridge case
+(Def. 6.2). ``riskcalc.linear.engine.stieltjes`` computes the same limits from the paper's own forms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.solvers import increasing_root
+from riskcalc.spectrum import Spectrum
+
+#: Upper bound on (parameter points x atoms) held in memory at once.
+_BLOCK = 1 << 21
+
+
+def blocks(n_points: int, n_atoms: int):
+    """Slices of a batch of parameter points small enough to form (points x atoms) arrays."""
+    step = max(1, _BLOCK // max(1, n_atoms))
+    return [slice(i, min(i + step, n_points)) for i in range(0, n_points, step)]
+
+
+def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
+    """The effective regularization kappa(gamma, lam; H) solving (*).
+
+    Paper 003, Sec. 6.3 (through HMRT19); equation (*) of this module.
+
+    Parameters
+    ----------
+    gamma : array_like
+        Aspect ratio d/n > 0.
+    lam : array_like
+        Penalty >= 0, broadcast with ``gamma``.
+    spectrum : Spectrum
+        Eigenvalue distribution H.
+
+    Returns
+    -------
+    ndarray
+        kappa >= 0; kappa = 0 exactly when lam = 0 and gamma <= 1 (least squares).
+
+    Raises
+    ------
+    SolverError
+        If the root cannot be found to tolerance.
+    """
+    gamma, lam = (np.array(a, dtype=float) for a in np.broadcast_arrays(gamma, lam))
+    shape = gamma.shape
+    gamma, lam = gamma.ravel(), lam.ravel()
+    kappa = np.zeros_like(gamma)
+    s, w = spectrum.atoms, spectrum.weights
+    sw = s * w
+    need = np.flatnonzero((lam > 0) | (gamma > 1))
+    for blk in blocks(need.size, s.size):
+        idx = need[blk]
+        g, l = gamma[idx], lam[idx]
+
+        def fun(k, mask, g=g, l=l):
+            inv = 1.0 / (s + k[:, None])
+            gm, lm = g[mask], l[mask]
+            # int 1/(s + kappa) and int q (q = s/(s + kappa)), without forming q.
+            i0, iq = inv @ w, inv @ sw
+            # Near gamma = 1, 1 - gamma int q is computed as (1 - gamma) + gamma kappa int
+            # 1/(s + kappa): 1 - q rounds to 0 for kappa below s eps (kappa ~ sqrt(lam) at
+            # gamma = 1). For large gamma that form cancels two terms of size gamma; the
+            # direct one does not.
+            value = np.where(gm <= 2.0, (1.0 - gm) + gm * k * i0, 1.0 - gm * iq)
+            return value - lm / k, gm * ((inv * inv) @ sw) * k + lm / k
+
+        # (*) is increasing in kappa. At lo it is <= -1 (kappa = lam/2) or, for gamma > 1,
+        # <= (1 - gamma)/(1 + gamma) (gamma s_min/(s_min + kappa) > 1 below (gamma - 1) s_min);
+        # at hi it is >= 1/2, as int s/(s + kappa) <= mean(s)/kappa. Margins survive rounding.
+        lo = np.where(g > 1, np.maximum(0.5 * l, 0.5 * (g - 1.0) * s[0]), 0.5 * l)
+        hi = 2.0 * (l + g * spectrum.mean)
+        kappa[idx] = increasing_root(fun, lo, hi, what="effective ridge kappa")
+    return kappa.reshape(shape)
+
+
+def ridge_factors(gamma, lam, spectrum: Spectrum):
+    """Bias per unit ||theta||^2 and variance per unit sigma^2, via kappa.
+
+    Paper 003, Thms 1-2 and Cor. 3.1 for general Sigma (the limits of Bi and Vi), written in the
+    effective-ridge form of this module's docstring.
+
+    Parameters
+    ----------
+    gamma, lam : array_like
+        Aspect ratio d/n > 0 and penalty >= 0 (broadcast together).
+    spectrum : Spectrum
+        Eigenvalue distribution H and signal distribution G.
+
+    Returns
+    -------
+    bias, variance : ndarray
+        At gamma = 1, lam = 0 the variance is +inf and the bias 0 (its limit from either side).
+    """
+    gamma, lam = (np.array(a, dtype=float) for a in np.broadcast_arrays(gamma, lam))
+    kappa = effective_ridge(gamma, lam, spectrum)
+    shape = gamma.shape
+    gamma, lam, kappa = gamma.ravel(), lam.ravel(), kappa.ravel()
+    bias = np.empty_like(gamma)
+    var = np.empty_like(gamma)
+    s, w, wg = spectrum.atoms, spectrum.weights, spectrum.signal_weights
+    for blk in blocks(gamma.size, s.size):
+        g, l, k = gamma[blk], lam[blk], kappa[blk]
+        pos = k > 0
+        k_safe = np.where(pos, k, 1.0)
+        # q = s/(s + kappa) and p = 1 - q, each computed directly: p = 1 - q would lose
+        # log10(s/kappa) digits as kappa -> 0.
+        inv = np.where(pos[:, None], 1.0 / (s + k_safe[:, None]), 1.0 / s)
+        q = s * inv
+        p = np.where(pos[:, None], k_safe[:, None] * inv, 0.0)
+        df2 = g * ((q * q) @ w)
+        # lam/kappa -> 1 - gamma as lam -> 0 when gamma < 1, by (*).
+        lam_over_kappa = np.where(pos, l / k_safe, 1.0 - g)
+        one_minus = lam_over_kappa + g * ((q * p) @ w)
+        bias_num = (s * p * p) @ wg
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bias[blk] = np.where(one_minus > 0, bias_num / one_minus, 0.0)
+            var[blk] = np.where(one_minus > 0, df2 / one_minus, np.inf)
+    return bias.reshape(shape), var.reshape(shape)

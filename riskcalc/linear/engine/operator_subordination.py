@@ -1,0 +1,157 @@
+"""Operator-valued subordination for a federated global model whose objective filters S_j.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 12 and 14: MAML-FL and pFedMe solve their global
+model from A = sum_j b_j, b_j = p_j phi(S_j) for a filter phi (a cubic polynomial for MAML-FL,
+a Moreau map for pFedMe), with noise sources psi(S_j). Every client shares the covariance
+Sigma; D = alg(Sigma). Derived here (the derivation of ``finite_clients.pfedme_sigma``, where
+it was first written for pFedMe, with the filter left open):
+
+1. The alg(S_j, D) are free with amalgamation over D, so E_D[A^-1] = E_D[(b_g + t_g)^-1] =: G
+   for every group g of identical clients, with shifts t_g in D and
+   sum_g n_g t_g = (M - 1) G^-1 pointwise (``solve_shifts``). A filter supplies, at a shift t,
+   G_g(t) and the atoms x atoms matrix L_g of h -> E_D[K h K], K = (b_g + t)^-1
+   (L_g = -dG_g / dt).
+2. Moving one summand b_m -> b_m + eps X inside its own algebra moves G by
+   G' = -Z^-1 L_(g_m)^-1 e, Z = sum_g n_g L_g^-1 - (M - 1) diag(G^-2), e = E_D[K X K]; then
+   the conditional expectation onto C_i = alg(S_i, D) is
+   E_(C_i)[A^-1 X A^-1] = K (X + t_m') K for the target's own summand (t_m' = -L^-1 (G' + e))
+   and K t_o' K for another client's (t_o' = -L^-1 G').
+3. Signal: with K a = I - K t (a = b_i, B = A - a),
+   E_(C_i)[A^-1 B Phi B A^-1] = K (t Phi t + t_m'[e_b]) K and e_b = E_D[K a Phi a K]
+   = Phi - 2 G t Phi + L[t Phi t] for every client; noise: the source e_v = E_D[K psi K] of
+   each client (the filter's).
+
+So the target's bias and the global model's share of its variance are linear functionals
+Z -> tau(F K Z K) of four middles Z in D (F = R Sigma R, R the target's personalization),
+returned by ``middles``::
+
+    B_i = r_i^2 tau(F K Z_1 K) + tau(F K Z_2 K),
+    V_i = sigma_i^2 (own + cross + p_i^2 gamma_i (tau(F K psi K) + tau(F K Z_3 K)))
+          + tau(F K Z_4 K),
+
+Z_1 = t Phi t + t_m'[e_b], Z_2 = sum over the other clients j of r_j^2 t_o'[e_b,j],
+Z_3 = t_m'[e_v], Z_4 = sum over the others of sigma_j^2 p_j^2 gamma_j t_o'[e_v,j].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+
+_ITER = 100
+
+
+def shared_layout(spectrum, groups: int):
+    """D for ``groups`` groups sharing ``spectrum``: (sv, typ, h, Phi, marginals), group g's
+    covariance eigenvalues sv[typ[g]] on the atoms of masses h, the signal density Phi = dG/dH
+    there and each group's spectrum."""
+    h = spectrum.weights
+    Phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    return (spectrum.atoms[None], np.zeros(groups, dtype=int), h, Phi,
+            [spectrum] * groups)
+
+
+def joint_layout(joint, typ):
+    """D under covariate shift (``joint_spectrum``: the joint atoms of commuting covariances,
+    group g of type typ[g]), a uniform signal direction: as ``shared_layout``."""
+    typ = np.asarray(typ, dtype=int)
+    return (joint.values, typ, joint.weights, np.ones_like(joint.weights),
+            [joint.marginal(t) for t in typ])
+
+
+def solve_shifts(state, count, t0, what: str):
+    """The shifts t_g (groups x atoms) and G of step 1: E_D[(b_g + t_g)^-1] = G for every
+    group and sum_g n_g t_g = (M - 1) / G, as the roots of
+    F_g = sum_g' n_g' t_g' - (M - 1) / G_g(t_g): Newton steps with the exact derivatives
+    dG_g = -L_g dt_g (the groups eliminated through y = sum_g n_g dt_g, an atoms x atoms
+    system), halving a step that leaves t > 0 or does not lower sum F^2.
+
+    Parameters
+    ----------
+    state : callable
+        state(g, t_g) -> (G_g, L_g) for group g at shift t_g (raising SolverError where the
+        filter's fixed point fails).
+    count : ndarray (groups,)
+        Clients per group (M = sum).
+    t0 : ndarray (groups, atoms)
+        Positive starting shifts.
+    what : str
+        Named in the error message.
+
+    Raises
+    ------
+    SolverError
+        If the iteration does not converge.
+    """
+    M = count.sum()
+
+    def residual(t):
+        st = [state(k, t[k]) for k in range(count.size)]
+        Gs = np.array([x[0] for x in st])
+        return count @ t - (M - 1) / Gs, Gs, [x[1] for x in st]
+
+    t = np.array(t0, dtype=float)
+    F, Gs, Ls = residual(t)
+    for _ in range(_ITER):
+        if np.max(np.abs(F * Gs)) <= 1e-13 * M:
+            return t, Gs[0]
+        # dF_g = y - B_g dt_g, B_g = (M - 1) diag(G_g^-2) L_g.
+        Binv = [np.linalg.inv((M - 1) * L / G[:, None] ** 2) for L, G in zip(Ls, Gs)]
+        y = np.linalg.solve(np.eye(t.shape[1]) - sum(n * Bi for n, Bi in zip(count, Binv)),
+                            sum(n * Bi @ f for n, Bi, f in zip(count, Binv, F)))
+        dt = np.array([Bi @ (f + y) for Bi, f in zip(Binv, F)])
+        size = np.sum(F ** 2)
+        for _ in range(60):
+            new = t + dt
+            if np.all(new > 0):
+                try:
+                    nF, nGs, nLs = residual(new)
+                except SolverError:
+                    nF = None
+                if nF is not None and np.sum(nF ** 2) < size:
+                    break
+            dt = dt / 2
+        else:
+            break
+        t, F, Gs, Ls = new, nF, nGs, nLs
+    raise SolverError(f"{what}: the subordination fixed point did not converge")
+
+
+def middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v):
+    """The middles Z_1..Z_4 of the module docstring for a target in each group.
+
+    Parameters
+    ----------
+    G : ndarray (atoms,)
+    Ls : list of ndarray (atoms, atoms)
+        L_g per group.
+    t : ndarray (groups, atoms)
+    count, r, sigma, p, gam : ndarray (groups,)
+    Phi : ndarray (atoms,)
+        The signal density dG/dH.
+    e_v : list of ndarray (atoms,)
+        E_D[K psi K] of one client per group.
+
+    Returns
+    -------
+    ndarray (groups, 4, atoms)
+    """
+    M = float(count.sum())
+    Linv = [np.linalg.inv(L) for L in Ls]
+    Z = sum(n * Li for n, Li in zip(count, Linv)) - (M - 1) * np.diag(1.0 / G ** 2)
+    e_b = [Phi - 2 * G * tk * Phi + L @ (tk * Phi * tk) for L, tk in zip(Ls, t)]
+    # G' per unit source of each group; the other clients' summed pull on G.
+    gp_b = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_b)]
+    gp_v = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_v)]
+    wb = count * r ** 2
+    wv = count * sigma ** 2 * p ** 2 * gam
+    out = np.empty((count.size, 4, G.size))
+    for a in range(count.size):
+        # A moved client of group a: t_self' = -L_a^-1 (G' + e); an unmoved one: -L_a^-1 G'.
+        out[a, 0] = t[a] * Phi * t[a] - Linv[a] @ (gp_b[a] + e_b[a])
+        out[a, 1] = -Linv[a] @ (sum(w * gp for w, gp in zip(wb, gp_b)) - r[a] ** 2 * gp_b[a])
+        out[a, 2] = -Linv[a] @ (gp_v[a] + e_v[a])
+        out[a, 3] = -Linv[a] @ (sum(w * gp for w, gp in zip(wv, gp_v))
+                                - sigma[a] ** 2 * p[a] ** 2 * gam[a] * gp_v[a])
+    return out

@@ -1,0 +1,296 @@
+"""Deterministic equivalents of CHAINS of generalized resolvents of one sample covariance.
+
+For S = Sigma^(1/2) W Sigma^(1/2) (W = Z^T Z / n white Wishart, gamma = d/n) and diagonal
+functions of Sigma's eigenvalue s (elements of D = alg(Sigma)), this module computes the limit of
+
+    tau(Q_1 M_1 Q_2 M_2 ... Q_k M_k),    Q_a = (S / eta_a + Lam_a)^-1,    tau = tr / d,
+
+with eta_a >= 0, Lam_a(s) >= 0 and M_a(s) diagonal. eta_a = lam, Lam_a = 1 gives the ridge
+residual lam (S + lam)^-1; eta_a = 0, Lam_a = 1 its ridgeless limit, the projection P^perp off
+the row space of X (gamma > 1); eta_a = 1 / p, Lam_a = omega s gives (p S + omega Sigma)^-1.
+
+Derivation (the linear-pencil / operator-valued calculus of Dobriban & Sheng 2021, Sec. 3,
+and of Helton, Far & Speicher 2007 for operator-valued Wishart matrices). The chain is the
+(1, k) block of the inverse of the upper block-bidiagonal pencil
+P = E (x) S + Lhat with E = diag(1 / eta_a), Lhat(s) the k x k upper bidiagonal matrix with
+Lam_a(s) on the diagonal and -M_a(s) above it (back substitution gives
+(P^-1)_(1k) = Q_1 M_1 Q_2 ... Q_k). Writing E (x) S = (1/n) sum_r X_r E X_r^T with
+X_r = I_k (x) x_r and x_r = Sigma^(1/2) z_r, the leave-one-out (Sherman-Morrison-Woodbury)
+step with the k x k quadratic forms X_r^T P^-1 X_r / n -> gamma T, T_ab = tau(Sigma P^-1_ab),
+gives the M_k(D)-valued fixed point
+
+    P^-1 ~ Qhat(s) = (C s + Lhat(s))^-1,   C = (diag(eta) + gamma T)^-1,   T = E_H[s Qhat(s)],
+
+(E (I + gamma T E)^-1 = (E^-1 + gamma T)^-1, which stays finite as eta_a -> 0: the ridgeless
+projection needs no tiny lam). Every matrix here is upper triangular, and the (a, b) entry of
+T depends only on T's entries (a', b') with a <= a' <= b' <= b. Hence:
+
+* the diagonal entries solve the scalar equations c_a eta_a + gamma E_H[c_a s / (c_a s +
+  Lam_a(s))] = 1 for c_a = C_aa (increasing in c_a; for Lam_a = 1 this is the effective-ridge
+  equation of ``riskcalc.linear.engine.kappa`` with kappa = 1 / c_a, and for k = 1 the
+  Silverstein-Bai deterministic equivalent of one generalized resolvent);
+* the entries of superdiagonal m are affine in themselves given the lower superdiagonals:
+  T_ab = F_ab + gamma C_aa C_bb E_H[s^2 Qhat_aa Qhat_bb] T_ab, with F_ab the value at T_ab = 0.
+
+The result is E_H[M_k(s) Qhat(s)_(1k)]. The tests compare it with direct simulation of the
+chains at d ~ 1500 and with exact identities (derivatives in a shift, Sigma = I free
+probability).
+
+Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M varying per
+point) are solved together, every step above being elementwise over points and atoms. The
+inverses are back substitutions on the upper triangular k x k matrices, entry by entry
+(superdiagonal by superdiagonal, the order in which T is found): with U = diag(eta) + gamma T
+and M(s) = C s + Lhat(s),
+
+    C_ab = -C_aa sum_(a < c <= b) U_ac C_cb,    Qhat_ab = -Qhat_aa sum_(a < c <= b) M_ac Qhat_cb,
+
+so a batch costs a few numpy passes over (points x atoms) arrays per entry, in blocks of
+bounded memory (``riskcalc.linear.engine.kappa.blocks``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.engine.kappa import blocks
+from riskcalc.solvers import halve_to_bracket, increasing_root
+
+#: Halvings of the diagonal equations' lower bracket before giving up (2^-2000 underflows).
+_HALVINGS = 2000
+
+
+def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
+    """The limit of tau(Q_1 M_1 ... Q_k M_k), Q_a = (S / eta_a + Lam_a)^-1 (module docstring),
+    at one parameter point (``chain_traces`` for a batch).
+
+    Parameters
+    ----------
+    gamma : float
+        d / n of S = Sigma^(1/2) W Sigma^(1/2), > 0.
+    atoms, weights : array_like (n,)
+        Eigenvalues s > 0 of Sigma and their masses (the spectrum H).
+    eta : sequence of float (k,)
+        eta_a >= 0; 0 is the projection limit (needs gamma > 1 and Lam_a > 0).
+    shifts, middles : array_like (k, n)
+        Lam_a(s) >= 0 and M_a(s) at each atom; M_k closes the trace.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or a block has no deterministic equivalent (eta_a = 0 with
+        gamma <= 1: P^perp = 0 there, the caller's case to handle).
+    SolverError
+        If a diagonal equation has no root in its bracket or the fixed point is unstable.
+    """
+    if np.ndim(gamma) or np.ndim(eta) != 1:
+        raise ValueError("chain_trace takes one point: a scalar gamma and eta of shape (k,); "
+                         "chain_traces takes a batch")
+    return float(chain_traces(gamma, atoms, weights, eta, np.atleast_2d(shifts),
+                              np.atleast_2d(middles)))
+
+
+def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
+                 vector: bool = False) -> np.ndarray:
+    """``chain_trace`` over a batch of parameter points, solved together (module docstring,
+    "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
+    ``riskcalc.linear.finite_clients.sigma``, which evaluates its chains here.
+
+    Parameters
+    ----------
+    gamma : float or array_like (points,)
+        d / n per point, > 0.
+    atoms, weights : array_like (n,)
+        Eigenvalues s > 0 of Sigma and their masses (the spectrum H), shared by all points.
+    eta : array_like (k,) or (points, k)
+        eta_a >= 0 per point (0: the projection limit, needs gamma > 1 and Lam_a > 0).
+    shifts, middles : array_like (k, n) or (points, k, n)
+        Lam_a(s) >= 0 and M_a(s) at each atom, per point or shared.
+    roots : array_like (k,) or (points, k), optional
+        The diagonal roots c_a of the blocks (``diagonal_roots``), for a caller whose chains
+        share blocks; solved here otherwise.
+    vector : bool
+        Return ``chain_vectors``' functionals instead of the traces.
+
+    Returns
+    -------
+    ndarray (points,)
+        The traces; a 0-d array if no argument has a points axis.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or some point has a projection block (eta_a = 0) with
+        gamma <= 1 or a non-positive shift.
+    SolverError
+        If a diagonal equation has no root in its bracket or a fixed point is unstable.
+    """
+    s = np.asarray(atoms, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    gamma = np.asarray(gamma, dtype=float)
+    eta = np.asarray(eta, dtype=float)
+    lam = np.asarray(shifts, dtype=float)
+    mid = np.asarray(middles, dtype=float)
+    k, n = (eta.shape[-1] if eta.ndim else 0), s.size
+    if k == 0 or lam.shape[-2:] != (k, n) or mid.shape[-2:] != (k, n):
+        raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
+                         f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
+    c = np.full(k, np.nan) if roots is None else np.asarray(roots, dtype=float)
+    if c.shape[-1:] != (k,):
+        raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
+    try:
+        shape = np.broadcast_shapes(gamma.shape, eta.shape[:-1], lam.shape[:-2],
+                                    mid.shape[:-2], c.shape[:-1])
+    except ValueError:
+        raise ValueError("gamma, eta, shifts, middles and roots must have one number of points; "
+                         f"got shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}, "
+                         f"{c.shape}") from None
+    if len(shape) > 1:
+        raise ValueError(f"the points must lie along one axis; got shape {shape}")
+    size = int(np.prod(shape))
+    # Broadcast views (no copies): a block of points is sliced from them.
+    g = np.broadcast_to(gamma, shape).reshape(size)
+    eta = np.broadcast_to(eta, shape + (k,)).reshape(size, k)
+    lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
+    mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
+    c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
+    out = np.empty((size, n) if vector else size)
+    for blk in blocks(size, n * k):
+        q = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
+                         None if roots is None else c[blk])
+        out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
+    return out.reshape(shape + out.shape[1:])
+
+
+def chain_vectors(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np.ndarray:
+    """The traces of ``chain_traces`` as linear functionals of the closing middle M_k: per
+    point the vector phi with tau(Q_1 M_1 ... Q_k M_k) = phi @ M_k(s) for EVERY M_k, phi =
+    weights * Qhat_(1k) (module docstring: Qhat does not involve M_k), so one solve serves a
+    chain closed by many middles (``riskcalc.linear.finite_clients.shift``). Arguments as for
+    ``chain_traces`` (the last row of ``middles`` is ignored); returns (points, n), or (n,)
+    without a points axis."""
+    return chain_traces(gamma, atoms, weights, eta, shifts, middles, roots, vector=True)
+
+
+def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
+    """The diagonal root c of one block (eta, Lam) per point: c eta + gamma E_H[c s / (c s +
+    Lam(s))] = 1 (module docstring), to share between chains through ``chain_traces(...,
+    roots=)``.
+
+    Parameters
+    ----------
+    gamma, eta : float or array_like (points,)
+        d / n > 0 and eta >= 0 per point.
+    atoms, weights : array_like (n,)
+        The spectrum H.
+    shift : array_like (n,) or (points, n)
+        Lam(s) >= 0 at each atom.
+
+    Returns
+    -------
+    ndarray (points,)
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, or eta = 0 at a point with gamma <= 1 or a non-positive shift.
+    SolverError
+        If a root has no bracket.
+    """
+    s = np.asarray(atoms, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    gamma, eta = np.asarray(gamma, dtype=float), np.asarray(eta, dtype=float)
+    lam = np.asarray(shift, dtype=float)
+    if lam.shape[-1:] != (s.size,):
+        raise ValueError(f"shift must have shape ({s.size},) or (points, {s.size}); got "
+                         f"{lam.shape}")
+    try:
+        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1])
+    except ValueError:
+        raise ValueError("gamma, eta and shift must have one number of points; got shapes "
+                         f"{gamma.shape}, {eta.shape}, {lam.shape}") from None
+    if len(shape) > 1:
+        raise ValueError(f"the points must lie along one axis; got shape {shape}")
+    size = int(np.prod(shape))
+    g = np.broadcast_to(gamma, shape).reshape(size)
+    eta = np.broadcast_to(eta, shape).reshape(size)
+    lam = np.broadcast_to(lam, shape + (s.size,)).reshape(size, s.size)
+    out = np.empty(size)
+    for blk in blocks(size, s.size):
+        out[blk] = _diagonal(g[blk], s, w, eta[blk], lam[blk])
+    return out.reshape(shape)
+
+
+def _chain_block(g, s, w, eta, lam, mid, roots):
+    """Qhat_(1k) (B, n) of a block of points, whose trace against the closing middle is the
+    chain's: g (B,), eta (B, k), lam and mid (B, k, n), roots (B, k) or None."""
+    k = eta.shape[1]
+    c = roots
+    if c is None:
+        c = np.stack([_diagonal(g, s, w, eta[:, a], lam[:, a]) for a in range(k)], axis=1)
+    T = np.zeros((k, k, g.size))
+    C = np.zeros((k, k, g.size))
+    Q = [[None] * k for _ in range(k)]
+    for a in range(k):
+        T[a, a] = (s / (c[:, a, None] * s + lam[:, a])) @ w
+        _entry(a, a, g, s, eta, lam, mid, T, C, Q)
+    for m in range(1, k):
+        pairs = [(a, a + m) for a in range(k - m)]
+        F0, slope = [], []
+        for a, b in pairs:
+            _entry(a, b, g, s, eta, lam, mid, T, C, Q)           # with T_ab = 0
+            F0.append((s * Q[a][b]) @ w)
+            slope.append(g * C[a, a] * C[b, b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
+        slope = np.array(slope)
+        if not np.all(slope < 1):
+            raise SolverError("resolvent chain: the fixed point is unstable (slope "
+                              f"{np.nanmax(slope):g} >= 1)")
+        for (a, b), f0, sl in zip(pairs, F0, slope):
+            T[a, b] = f0 / (1.0 - sl)
+            _entry(a, b, g, s, eta, lam, mid, T, C, Q)
+    return Q[0][k - 1]
+
+
+def _entry(a, b, g, s, eta, lam, mid, T, C, Q):
+    """C_ab and Qhat_ab (per point, and per atom for Qhat) by back substitution from the
+    entries of the lower right sub-block (module docstring, "Batches")."""
+    if a == b:
+        C[a, a] = 1.0 / (eta[:, a] + g * T[a, a])
+        Q[a][a] = 1.0 / (C[a, a][:, None] * s + lam[:, a])
+        return
+    C[a, b] = -C[a, a] * sum(g * T[a, c] * C[c, b] for c in range(a + 1, b + 1))
+    # M_ac = C_ac s + Lhat_ac, Lhat_(a, a+1) = -M_a.
+    acc = (C[a, a + 1][:, None] * s - mid[:, a]) * Q[a + 1][b]
+    for c in range(a + 2, b + 1):
+        acc += C[a, c][:, None] * s * Q[c][b]
+    Q[a][b] = -Q[a][a] * acc
+
+
+def _diagonal(g, s, w, eta, lam):
+    """c solving c eta + gamma E_H[c s / (c s + Lam(s))] = 1 per point (increasing in c);
+    g, eta (B,), lam (B, n)."""
+    bad = (eta == 0) & ((g <= 1) | np.any(lam <= 0, axis=1))
+    if bad.any():
+        raise ValueError("a projection block (eta = 0) needs gamma > 1 and a positive shift; "
+                         f"got gamma = {g[bad][0]:g}")
+
+    def fun(c, mask):
+        e, gm, la = eta[mask], g[mask], lam[mask]
+        cc = c[:, None]
+        den = cc * s + la
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(den > 0, cc * s / den, 1.0)
+            dfrac = np.where(den > 0, cc * s * la / den ** 2, 0.0)
+        return c * e + gm * (frac @ w) - 1.0, c * e + gm * (dfrac @ w)
+
+    # f(1/eta) >= 0; for eta = 0, c s/(c s + Lam) >= 1 - Lam/(c s) makes f >= 0 at hi.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hi = np.where(eta > 0, 1.0 / eta, g * ((lam / s) @ w) / (g - 1.0))
+    all_ = np.ones(g.size, dtype=bool)
+    lo = halve_to_bracket(fun, hi, fun(hi, all_)[0] > 0, halvings=_HALVINGS,
+                          what="resolvent chain: a diagonal equation (Lam = 0 with gamma >= 1?)")
+    return increasing_root(fun, lo, hi, what="resolvent chain diagonal")

@@ -1,0 +1,190 @@
+"""General covariance, route 2: the paper's own implicit forms (paper 003, Sec. 6.3, Defs 6.1-6.2).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) recalls from Hastie-Montanari-Rosset-Tibshirani
+(HMRT19, Thm 3 and Def. 2 / Thm 6) the limits of ridgeless and ridge regression for a general
+spectrum H and signal distribution G. Corrected forms implemented here (see ERRATA):
+
+Ridgeless, gamma > 1 (Def. 6.1): c0 >= 0 solves 1 - 1/gamma = int 1 / (1 + c0 gamma s) dH and
+
+    B = ||theta||^2 (1 + gamma c0 J2 / J1) int s / (1 + c0 gamma s)^2 dG,        (15)
+    V = sigma^2 gamma c0 J2 / J1,                                                (16)
+    J_k = int s^k / (1 + c0 gamma s)^2 dH.
+
+Ridge, lam > 0 (Def. 6.2): m(z) solves m = int 1 / (s [1 - gamma - gamma z m] - z) dH, and
+
+    m_1(z) = int s^2 a / (s a - z)^2 dH  /  (1 - gamma int z s / (s a - z)^2 dH),
+    B = lam^2 ||theta||^2 (1 + gamma m_1(-lam)) int s / [lam + a s]^2 dG,        (17)
+    V = sigma^2 gamma int s^2 (1 - gamma + gamma lam^2 m'(-lam)) / [lam + a s]^2 dH, (18)
+
+with a = 1 - gamma + gamma lam m(-lam) (a = 1 - gamma - gamma z m at z = -lam).
+
+ERRATA (paper 003, Sec. 6.3, as transcribed in ``003_4b976ddf5225c17e.txt``), decided by the
+direct simulation of ``tests/test_theory_vs_simulation.py`` (d = 800, 6 designs):
+
+* eq. (15) prints the three integrands as s^2/(1 + c0 gamma s), s/(1 + c0 gamma s) and
+  s/(1 + c0 gamma s) dG: each denominator must be squared (HMRT19, Thm 3). For H = two-point
+  (1 and 4, mass 1/2 each), gamma = 2: printed bias 2.5 ||theta||^2, corrected 1.0,
+  simulated 1.000 (s.e. 0.0003 at d = 1000).
+* eq. (16) prints V = sigma^2 gamma J2/J1 without the factor c0 and without the squares. Same
+  H and gamma: printed 6.0 sigma^2, corrected 1.25 sigma^2, simulated 1.251 (s.e. 0.001). For
+  Sigma = I the printed form gives sigma^2 gamma instead of Thm 1's sigma^2 / (gamma - 1).
+* eq. (18) prints the factor 1 - gamma + gamma lam m'(-lam); the derivative term carries lam^2
+  (HMRT19, Def. 2). Same H, gamma = 2, lam = 1/2: printed 15.03 sigma^2, corrected 0.6569
+  sigma^2, confirmed by simulation. (At lam = 1 the two coincide, which hides the error in
+  the isotropic example one would try first.)
+
+Numerics: the equation for m is solved in the variable a (a bijection, m = (a - 1 + gamma) /
+(gamma lam)), in which it reads a = 1 - gamma int s a / (s a + lam) dH; m, m' and m_1 are then
+evaluated in forms free of cancellation (derivations in the function docstrings). Written
+directly in m, the forms lose about log10(1/lam) digits as lam -> 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.engine.kappa import blocks
+from riskcalc.solvers import increasing_root
+from riskcalc.spectrum import Spectrum
+
+
+def c0(gamma, spectrum: Spectrum) -> np.ndarray:
+    """The constant c0(gamma, H) of paper 003, Def. 6.1 (gamma > 1).
+
+    Parameters
+    ----------
+    gamma : array_like
+        Aspect ratio d/n > 1.
+    spectrum : Spectrum
+        Eigenvalue distribution H.
+
+    Returns
+    -------
+    ndarray
+        The unique c0 > 0 with 1 - 1/gamma = int 1 / (1 + c0 gamma s) dH(s).
+    """
+    gamma = np.array(gamma, dtype=float)
+    if np.any(gamma <= 1):
+        raise ValueError("c0 is defined for gamma > 1 only (paper 003, Def. 6.1)")
+    shape = gamma.shape
+    gamma = gamma.ravel()
+    s, w = spectrum.atoms, spectrum.weights
+    out = np.empty_like(gamma)
+    for blk in blocks(gamma.size, s.size):
+        g = gamma[blk]
+
+        def fun(c, mask, g=g):
+            v = 1.0 / (1.0 + c[:, None] * g[mask, None] * s)
+            return (1.0 - 1.0 / g[mask]) - v @ w, (v * (1.0 - v)) @ w
+
+        # Jensen's inequality brackets the root: int 1/(1 + c gamma s) lies between
+        # 1/(1 + c gamma mean(s)) and 1/(1 + c gamma s_min).
+        lo = 0.5 / (g * (g - 1.0) * spectrum.mean)
+        hi = 2.0 / (g * (g - 1.0) * s[0])
+        out[blk] = increasing_root(fun, lo, hi, what="c0 (Def. 6.1)")
+    return out.reshape(shape)
+
+
+def stieltjes(gamma, lam, spectrum: Spectrum):
+    """m(-lam), m'(-lam) and m_1(-lam) of paper 003, Def. 6.2, and a = 1 - gamma + gamma lam m.
+
+    Parameters
+    ----------
+    gamma : array_like
+        Aspect ratio d/n > 0.
+    lam : array_like
+        lam > 0, or lam = 0 with gamma < 1 (then a = 1 - gamma and m = int 1/(s a) dH).
+    spectrum : Spectrum
+        Eigenvalue distribution H.
+
+    Returns
+    -------
+    dict of ndarray
+        ``a``, ``m``, ``dm`` (= m'(z) at z = -lam), ``m1``, and the integrals ``i1`` =
+        int s/D^2 dH, ``i2`` = int s^2/D^2 dH with D = s a + lam (reused by the limits).
+
+    Notes
+    -----
+    Differentiating the equation for m in z and setting z = -lam gives
+    m' = int (1 + gamma s m) / D^2 dH / (1 + gamma lam i1). The factor of eq. (18) is then
+    1 - gamma + gamma lam^2 m' = a / (1 + gamma lam i1), because
+    m - lam m' = a i1 / (1 + gamma lam i1) (using m - lam int 1/D^2 = a i1).
+    """
+    gamma, lam = (np.array(v, dtype=float) for v in np.broadcast_arrays(gamma, lam))
+    if np.any((lam == 0) & (gamma >= 1)):
+        raise ValueError("the Stieltjes route needs lam > 0 when gamma >= 1 "
+                         "(use c0 for the ridgeless limit)")
+    shape = gamma.shape
+    gamma, lam = gamma.ravel(), lam.ravel()
+    s, w = spectrum.atoms, spectrum.weights
+    a = 1.0 - gamma
+    ridge = np.flatnonzero(lam > 0)
+    for blk in blocks(ridge.size, s.size):
+        idx = ridge[blk]
+        g, l = gamma[idx], lam[idx]
+
+        def fun(x, mask, g=g, l=l):
+            u = s * x[:, None] / (s * x[:, None] + l[mask, None])
+            return x - 1.0 + g[mask] * (u @ w), x + g[mask] * ((u * (1.0 - u)) @ w)
+
+        # psi(a) = a - 1 + gamma int s a/(s a + lam) is increasing, psi(1) > 0, and
+        # psi(a) <= a (1 + gamma mean(s) / lam) - 1 < 0 at the lower end.
+        lo = 0.5 * l / (l + g * spectrum.mean)
+        a[idx] = increasing_root(fun, lo, np.ones_like(l), what="Stieltjes transform m (Def. 6.2)")
+    out = {k: np.empty_like(gamma) for k in ("m", "dm", "m1", "i1", "i2")}
+    for blk in blocks(gamma.size, s.size):
+        g, l, aa = gamma[blk], lam[blk], a[blk]
+        inv = 1.0 / (s * aa[:, None] + l[:, None])
+        m = inv @ w
+        i1 = (s * inv * inv) @ w
+        i2 = (s * s * inv * inv) @ w
+        denom = 1.0 + g * l * i1
+        out["m"][blk] = m
+        out["i1"][blk], out["i2"][blk] = i1, i2
+        out["dm"][blk] = ((1.0 + g[:, None] * s * m[:, None]) * inv * inv) @ w / denom
+        out["m1"][blk] = aa * i2 / denom
+    out["a"] = a
+    return {k: v.reshape(shape) for k, v in out.items()}
+
+
+def ridge_factors(gamma, lam, spectrum: Spectrum):
+    """Bias per unit ||theta||^2 and variance per unit sigma^2 from the paper's forms.
+
+    Paper 003, eqs. (15)-(16) (lam = 0, gamma > 1, through c0) and (17)-(18) (lam > 0, or
+    gamma < 1, through m and m_1), corrected as in this module's ERRATA.
+
+    Parameters
+    ----------
+    gamma, lam : array_like
+        Aspect ratio d/n > 0 and penalty >= 0 (broadcast together).
+    spectrum : Spectrum
+        H and G.
+
+    Returns
+    -------
+    bias, variance : ndarray
+        At gamma = 1, lam = 0: bias 0 and variance +inf.
+    """
+    gamma, lam = (np.array(v, dtype=float) for v in np.broadcast_arrays(gamma, lam))
+    bias = np.zeros_like(gamma)
+    var = np.full_like(gamma, np.inf)
+    s, wg = spectrum.atoms, spectrum.signal_weights
+    ridgeless = (lam == 0) & (gamma > 1)
+    if ridgeless.any():
+        g = gamma[ridgeless]
+        c = c0(g, spectrum)
+        e2 = (1.0 + c[:, None] * g[:, None] * s) ** -2
+        j1 = (s * e2) @ spectrum.weights
+        j2 = (s * s * e2) @ spectrum.weights
+        ratio = g * c * j2 / j1
+        bias[ridgeless] = (1.0 + ratio) * ((s * e2) @ wg)
+        var[ridgeless] = ratio
+    rest = (lam > 0) | (gamma < 1)
+    if rest.any():
+        g, l = gamma[rest], lam[rest]
+        st = stieltjes(g, l, spectrum)
+        denom = s * st["a"][:, None] + l[:, None]
+        g_int = (s / denom**2) @ wg
+        bias[rest] = l * l * (1.0 + g * st["m1"]) * g_int
+        var[rest] = g * (st["a"] / (1.0 + g * l * st["i1"])) * st["i2"]
+    return bias, var

@@ -1,0 +1,215 @@
+"""Integrals against the Sigma-weighted limiting spectrum of the sample covariance.
+
+For a general covariance with eigenvalue distribution H and d/n -> gamma, spectral functions
+of S = X^T X / n weighted by Sigma converge:
+
+    (1/d) tr[phi(S) Sigma]  ->  int phi dnu,
+    nu(ds) = lim (1/d) sum_j (v_j' Sigma v_j) delta_{s_j}(ds)
+
+(v_j, s_j the eigenvectors and eigenvalues of S). This is what the risk after a finite number of gradient steps
+needs (``riskcalc.linear.steps.limits``); paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 6.3 uses the
+same deterministic equivalent at one point z = -lam only (Def. 6.2).
+
+Route. The deterministic equivalent (S - z)^{-1} ~ (a(z) Sigma - z)^{-1} with a = -z mu(z),
+where mu is the Stieltjes transform of the limiting spectrum of the companion n x n matrix
+X X^T / n, the unique solution with Im mu > 0 (Im z > 0) of Silverstein's equation
+
+    z = -1/mu + gamma int t / (1 + t mu) dH(t)
+
+(Silverstein and Bai 1995; at z = -lam, a is the variable of Def. 6.2), gives
+
+    g(z) = int nu(ds) / (s - z) = -(1/z) int t / (1 + t mu(z)) dH(t).
+
+nu has total mass int t dH, an atom nu({0}) = int t / (1 + t mu(0)) dH at 0 when gamma > 1
+(mu(0) = gamma c0 of Def. 6.1), and a continuous part on [x_lo, x_hi]. For phi analytic
+inside a contour C around the support, int phi dnu = -(1 / 2 pi i) int_C phi g dz; C is an
+ellipse with foci x_lo, x_hi (or around [0, x_hi] with the atom), where the periodic
+trapezoid (midpoint) rule converges geometrically. No density and no edge singularity is
+ever evaluated. The edges come from Silverstein and Choi (1995): outside the support,
+x(mu) = -1/mu + gamma int t / (1 + t mu) dH is increasing in real mu, and the edges are its
+critical points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.spectrum import Spectrum
+from riskcalc.linear.engine.stieltjes import c0
+
+#: Fixed-point iterations of Silverstein's equation before the Newton polish.
+MAX_FIXED_POINT = 20000
+NEWTON_STEPS = 30
+
+
+def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
+    """Lower and upper edges of the non-zero part of the limiting spectrum of S.
+
+    Silverstein and Choi (1995): x(mu) = -1/mu + gamma int t / (1 + t mu) dH has
+    x'(mu) = 0 at the edges. The top edge is the critical point in (-1 / max t, 0); the
+    bottom one lies in (0, inf) when gamma > 1 and in (-inf, -1 / min t) when gamma < 1 (the
+    companion spectrum then has an atom 1 - gamma at 0). Each critical point is the root of a
+    monotone function (in the variable named below), found by bisection-type ``brentq``.
+    For gamma = 1 the bottom edge is 0. For Sigma = I: (1 -/+ sqrt(gamma))^2.
+
+    Parameters
+    ----------
+    gamma : float
+        Aspect ratio d/n > 0.
+    spectrum : Spectrum
+        Eigenvalue distribution H.
+
+    Returns
+    -------
+    x_lo, x_hi : float
+    """
+    t, w = spectrum.atoms, spectrum.weights
+    g = float(gamma)
+
+    def x_of_mu(mu):
+        return -1.0 / mu + g * np.dot(w, t / (1.0 + t * mu))
+
+    # Top: u = -mu in (0, 1/t_max); 1 - gamma int (t u)^2 / (1 - t u)^2 dH falls from 1 to -inf.
+    u = _decreasing_root(lambda u: 1.0 - g * np.dot(w, (t * u / (1.0 - t * u)) ** 2),
+                         0.0, 1.0 / t[-1])
+    x_hi = x_of_mu(-u)
+    if g > 1:
+        # mu in (0, inf) as mu / (1 + mu t_max) =: y in (0, 1/t_max): 1 - gamma int (t mu /
+        # (1 + t mu))^2 dH falls from 1 to 1 - gamma < 0.
+        y = _decreasing_root(
+            lambda y: 1.0 - g * np.dot(w, (t * y / (1.0 - t[-1] * y + t * y)) ** 2),
+            0.0, 1.0 / t[-1])
+        x_lo = x_of_mu(y / (1.0 - t[-1] * y))
+    elif g < 1:
+        # v = -1/mu in (0, t_min): 1 - gamma int t^2 / (t - v)^2 dH falls from 1 - gamma > 0.
+        v = _decreasing_root(lambda v: 1.0 - g * np.dot(w, (t / (t - v)) ** 2), 0.0, t[0])
+        x_lo = x_of_mu(-1.0 / v)
+    else:
+        x_lo = 0.0
+    return max(x_lo, 0.0), x_hi
+
+
+def _decreasing_root(fun, lo, hi):
+    """Root in (lo, hi) of a decreasing function, positive at lo, that tends to -inf (or
+    turns negative) towards hi, to full double precision."""
+    top = 0.5 * (lo + hi)
+    while fun(top) >= 0:
+        nearer = 0.5 * (top + hi)
+        if not lo < nearer < hi or nearer == top:
+            raise SolverError("support edge: no sign change before the singular end")
+        top = nearer
+    from scipy.optimize import brentq  # here, not at import: keeps the CLI's start fast
+
+    return brentq(fun, lo, top, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+
+
+def companion_stieltjes(z, gamma: float, spectrum: Spectrum) -> np.ndarray:
+    """Stieltjes transform mu(z) of the limiting spectrum of X X^T / n, for Im z > 0.
+
+    The unique root in the upper half plane of Silverstein's equation (module docstring):
+    the fixed-point map mu -> -1 / (z - gamma int t / (1 + t mu) dH) maps the upper half
+    plane into itself and converges there; a Newton polish then brings the root to full
+    precision. A point is accepted only with Im mu > 0 and a residual at rounding level.
+
+    Raises
+    ------
+    SolverError
+        If some point does not converge.
+    """
+    z = np.asarray(z, complex)
+    t, w = spectrum.atoms, spectrum.weights
+    mu = -1.0 / z
+    todo = np.ones(z.shape, bool)
+    for _ in range(MAX_FIXED_POINT):
+        zz, mm = z[todo], mu[todo]
+        new = -1.0 / (zz - gamma * ((t / (1.0 + np.multiply.outer(mm, t))) @ w))
+        mu[todo] = new
+        still = np.abs(new - mm) > 1e-7 * np.abs(new)
+        todo[np.flatnonzero(todo)[~still]] = False
+        if not todo.any():
+            break
+    else:
+        raise SolverError(f"Silverstein's equation: the fixed point did not settle in "
+                          f"{MAX_FIXED_POINT} iterations at {int(todo.sum())} points")
+    start = mu.copy()
+    for _ in range(NEWTON_STEPS):
+        q = 1.0 / (1.0 + np.multiply.outer(mu, t))
+        f = z + 1.0 / mu - gamma * ((t * q) @ w)
+        df = -1.0 / mu ** 2 + gamma * ((t * t * q * q) @ w)
+        step = f / df
+        mu = mu - step
+        if np.all(np.abs(step) <= 4 * np.finfo(float).eps * np.abs(mu)):
+            break
+    q = 1.0 / (1.0 + np.multiply.outer(mu, t))
+    resid = np.abs(z + 1.0 / mu - gamma * ((t * q) @ w))
+    scale = np.abs(z) + 1.0 / np.abs(mu) + gamma * (np.abs(t * q) @ w)
+    ok = (mu.imag > 0) & (resid <= 1e-12 * scale) & (np.abs(mu - start) <= 1e-3 * np.abs(start))
+    if not ok.all():
+        raise SolverError(f"Silverstein's equation: Newton did not confirm the root at "
+                          f"{int((~ok).sum())} of {ok.size} points")
+    return mu
+
+
+def atom_at_zero(gamma: float, spectrum: Spectrum) -> float:
+    """nu({0}) = int t / (1 + t mu(0)) dH with mu(0) = gamma c0 (gamma > 1; else 0).
+
+    The Sigma-weighted mass of the null space of S: lim (1/d) tr[P_null Sigma].
+    """
+    if gamma <= 1:
+        return 0.0
+    kappa = gamma * float(c0(gamma, spectrum))
+    t, w = spectrum.atoms, spectrum.weights
+    return float(np.dot(w, t / (1.0 + kappa * t)))
+
+
+def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: float,
+                      rtol: float, atol: float, max_nodes: int) -> list[float]:
+    """int phi dnu over the part of nu inside an ellipse, for each phi of ``phis``.
+
+    The ellipse has foci ``foci`` = (p, q) and reaches ``margin`` beyond them on the real
+    axis; it must enclose the support to be integrated and keep every singularity of phi
+    outside. ``phis`` map complex nodes to values (vectorized). The midpoint rule in the
+    ellipse angle (2 n nodes, n in the upper half plane, the lower half by conjugate
+    symmetry) doubles n until two successive values agree to ``rtol`` (relative) or
+    ``atol``.
+
+    Raises
+    ------
+    SolverError
+        When the rule does not settle with ``max_nodes`` nodes in the upper half plane, or
+        when the integrand on the contour is so much larger than the integral that rounding
+        alone exceeds the tolerance (phi growing fast off the real axis).
+    """
+    p, q = foci
+    h = 0.5 * (q - p)
+    c = 0.5 * (q + p)
+    semi = h + margin
+    rho = (semi + np.sqrt(margin * (2.0 * h + margin))) / h
+    t, w = spectrum.atoms, spectrum.weights
+    prev = None
+    n = 32
+    while n <= max_nodes:
+        e = np.exp(1j * np.pi * (np.arange(n) + 0.5) / n)
+        z = c + 0.5 * h * (rho * e + 1.0 / (rho * e))
+        dz = 0.5j * h * (rho * e - 1.0 / (rho * e))
+        mu = companion_stieltjes(z, gamma, spectrum)
+        weight = -(t / (1.0 + np.multiply.outer(mu, t))) @ w / z * dz
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = [phi(z) * weight for phi in phis]
+        if not all(np.all(np.isfinite(tm)) for tm in terms):
+            raise SolverError("finite-step integral: the integrand overflows on the contour "
+                              "(a divergent step size with many steps)")
+        cur = [-float(np.sum(tm).imag) / n for tm in terms]
+        rounding = [8 * np.finfo(float).eps * float(np.sum(np.abs(tm))) / n for tm in terms]
+        if any(r > rtol * abs(v) + atol for r, v in zip(rounding, cur)):
+            raise SolverError("finite-step integral: the integrand on the contour is too large "
+                              "for the integral (a step size near the stability limit with "
+                              "many steps?)")
+        if prev is not None and all(abs(a - b) <= rtol * abs(a) + atol
+                                    for a, b in zip(cur, prev)):
+            return cur
+        prev = cur
+        n *= 2
+    raise SolverError(f"finite-step integral: the contour rule did not settle with {max_nodes} "
+                      "nodes")

@@ -1,0 +1,345 @@
+"""Exact limits with a FINITE number M of clients in the global model: the public interface.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) takes the global model to be exact (M -> infinity).
+Here the global model is solved over M clients, the target client i being one of them, and
+d, n_j -> infinity with d/n_j -> gamma_j and M FIXED. ``clients_limit`` (a heterogeneous
+federation) and ``spec_clients_limit`` (M identical clients, behind ``riskcalc.limit(...,
+clients=M)``) dispatch to the routes:
+
+* ``finite_clients.identity``: FedAvg, FTFA, RTFA with the FedAvg global model (eq. 6), Sigma = I
+  (free subordination at z = 0, closed forms; its docstring holds the derivation);
+* ``finite_clients.sigma``: the same methods for a covariance spectrum shared by the clients
+  (operator identities and chains of generalized resolvents, ``resolvent_chain``);
+* ``finite_clients.own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
+  Sigma = I;
+* ``finite_clients.shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
+  covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``; MAML-FL and
+  pFedMe under covariate shift: the two modules below, on the joint atoms).
+* ``finite_clients.pfedme_sigma`` and ``finite_clients.maml_sigma``: pFedMe and MAML-FL for a
+  spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
+  ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from riskcalc import _frames, solvers
+
+import numpy as np
+
+from riskcalc._validate import as_array, nonnegative, positive, positive_int
+from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
+from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
+                                                       maml_sigma_group_limits)
+from riskcalc.linear.finite_clients.own import own_group_limits
+from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
+                                                         pfedme_sigma_group_limits)
+from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from riskcalc.linear.methods import get_method
+
+#: Methods with the FedAvg global model: heterogeneous federations (this module).
+HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
+#: Methods whose finite-M limit is implemented; MAML-FL and pFedMe with their own global
+#: objectives in ``finite_clients.own`` (Sigma = I), ``finite_clients.pfedme_sigma`` and
+#: ``finite_clients.maml_sigma`` (a spectrum shared by the clients).
+METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
+#: What the finite-M limits cover, for messages and notes.
+COVERAGE = (f"{', '.join(METHODS)}, with any covariance spectrum shared by the clients or "
+            "one per client (covariate shift, covariances diagonal in one shared basis)")
+#: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
+#: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
+WEIGHTS = ("samples", "uniform")
+
+
+@dataclass(frozen=True)
+class ClientsLimit:
+    """Finite-M limits of every client of a federation (``clients_limit``).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        Per-client parameter lists and the weights.
+    bias, variance, risk : ndarray (M,)
+        Client j's limits as target.
+    mean_bias, mean_variance, mean_risk : float
+        Their population averages (uniform over clients).
+    notes : tuple of str
+        Where the parameters leave the papers' assumptions.
+    diagnostics : dict
+        The scalar solves behind the numbers (``riskcalc.solvers.record``): per quantity
+        solved, the number of solves and roots, the most iterations a root took and the
+        largest residual at the last iterate; empty when no scalar equation was solved
+        (closed forms and quadrature).
+    """
+
+    method: str
+    params: dict
+    bias: np.ndarray
+    variance: np.ndarray
+    risk: np.ndarray
+    mean_bias: float
+    mean_variance: float
+    mean_risk: float
+    notes: tuple = field(default=())
+    diagnostics: dict = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict:
+        """Plain JSON values; infinite limits become None (JSON has no infinity)."""
+        def conv(v):
+            v = np.asarray(v, dtype=float)
+            return np.where(np.isfinite(v), v, None).tolist()
+        return {"method": self.method, "params": self.params, "bias": conv(self.bias),
+                "variance": conv(self.variance), "risk": conv(self.risk),
+                "mean": {"bias": conv(self.mean_bias), "variance": conv(self.mean_variance),
+                         "risk": conv(self.mean_risk)},
+                "notes": list(self.notes)}
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per client (index ``client``, 0..M-1): the method,
+        the client's parameters (gamma, sigma, r and the tuning), the weights, its bias,
+        variance and risk as target. The population means are the columns' means.
+
+        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
+        """
+        pd = _frames.pandas()
+        per_client = {k: np.asarray(v, dtype=float) for k, v in self.params.items()
+                      if k not in ("clients", "weights")}
+        return pd.DataFrame({"method": self.method, **per_client,
+                             "weights": self.params["weights"], "bias": self.bias,
+                             "variance": self.variance, "risk": self.risk}).rename_axis("client")
+
+
+def check_weights(weights) -> str:
+    """``weights`` must name a ``WEIGHTS`` entry."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
+    return weights
+
+
+def client_weight_vector(weights, m: int) -> np.ndarray:
+    """Explicit client weights: M positive finite numbers, returned normalized to sum one."""
+    p = np.ravel(np.asarray(as_array("weights", weights, low=0.0, low_open=True), float))
+    if p.size != m:
+        raise ValueError(f"weights must name one of {', '.join(WEIGHTS)} or give one positive "
+                         f"number per client ({m}); got {p.size}")
+    return p / p.sum()
+
+
+def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
+                  weights="samples", spectrum=None, spectra=None,
+                  d: int | None = None) -> ClientsLimit:
+    """Finite-M limits of every client of a heterogeneous federation.
+
+    The federation has M = len(gamma) clients with aspect ratios gamma_j, noise levels sigma_j
+    and distances r_j = ||theta_j - theta_0||; each client in turn is the target of ``method``
+    with the FedAvg global model solved over all M clients. Derivation: this module's docstring
+    (Sigma = I) and ``finite_clients.sigma`` (a covariance spectrum shared by all clients).
+    MAML-FL and pFedMe use their own global objectives (``finite_clients.own``, Sigma = I;
+    with a spectrum: ``finite_clients.maml_sigma``, ``finite_clients.pfedme_sigma``) with one
+    shared alpha or lam.
+
+    Parameters
+    ----------
+    method : {"fedavg", "ftfa", "rtfa", "maml_fl", "pfedme"}
+    gamma, sigma, r : float or sequence of float
+        Per-client values; sequences must share one length M, scalars are repeated.
+    lam : float or sequence of float, optional
+        The penalty of ``rtfa`` (per client or shared) or ``pfedme`` (shared).
+    alpha : float, optional
+        MAML-FL's step size.
+    weights : {"samples", "uniform"} or sequence of float
+        p_j = n_j / N (the FedAvg objective), 1/M, or M positive numbers (normalized to sum
+        one): the weights of the clients' losses in the global objective (paper 003, eq. 6;
+        every step of the derivation holds for any positive p_j).
+    spectrum : Spectrum, optional
+        The covariance spectrum H and signal distribution G shared by every client (None:
+        Sigma = I).
+    spectra : str, array_like or sequence of them, optional
+        Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
+        shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
+        one entry is shared by all); client j's risk is measured in its own covariance
+        (``finite_clients.shift``; MAML-FL and pFedMe: ``finite_clients.maml_sigma``,
+        ``finite_clients.pfedme_sigma``).
+    d : int, optional
+        The dimension, for ``powerlaw:P`` in ``spectra`` (explicit lengths must equal it).
+
+    Returns
+    -------
+    ClientsLimit
+
+    Raises
+    ------
+    ValueError
+        For inconsistent lengths, out-of-range values, pooled N <= d (sum 1/gamma_j <= 1), or
+        a malformed or inconsistent client spectrum.
+
+    Examples
+    --------
+    >>> res = clients_limit("ftfa", gamma=[2.0, 2.0, 0.5], sigma=0.5, r=1.0)
+    >>> res.risk.shape
+    (3,)
+    """
+    info = get_method(method)
+    joint = None
+    if spectra is not None:
+        if spectrum is not None:
+            raise ValueError("give spectrum (shared by the clients) or spectra (one per "
+                             "client), not both")
+        single = isinstance(spectra, str) or (
+            np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
+        specs = [spectra] if single else list(spectra)
+        m_given = np.size(gamma) if np.ndim(gamma) else len(specs)
+        if len(specs) not in (1, m_given):
+            raise ValueError(f"spectra lists {len(specs)} client spectra for {m_given} clients")
+        joint = joint_spectrum(specs * (m_given if len(specs) == 1 else 1), d)
+        if joint.shared:
+            spectrum, joint = joint.marginal(0), None
+            spectrum = None if spectrum.is_identity else spectrum
+    check_method(info.name)
+    named = isinstance(weights, str)
+    if named:
+        weights = check_weights(weights)
+    given = {"lam": lam, "alpha": alpha}
+    for name, value in given.items():
+        if (value is None) == (info.tuning == name):
+            raise ValueError(f"method {info.name} {'needs' if value is None else 'does not take'}"
+                             f" {name}")
+    raw = {"gamma": gamma, "sigma": sigma, "r": r}
+    if info.tuning:
+        raw[info.tuning] = given[info.tuning]
+    if joint is not None:
+        raw["spectra"] = joint.types
+    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("per-client lists must have one length, got "
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    m = next(iter(lengths.values()), 1)
+    if m == 0:
+        raise ValueError("the federation needs at least one client")
+    vals = {k: np.broadcast_to(np.ravel(v) if np.ndim(v) else v, (m,)).astype(float)
+            for k, v in raw.items()}
+    gam = positive("gamma", vals["gamma"])
+    sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
+    lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
+    p = np.zeros(m) if named else client_weight_vector(weights, m)
+    # Identical clients form one group (a homogeneous federation costs one client's work).
+    types = np.zeros(m) if joint is None else vals.pop("spectra")
+    rows, inverse, count = np.unique(np.column_stack([gam, rr, sig, lam_arr, types, p]), axis=0,
+                                     return_inverse=True, return_counts=True)
+    if info.name not in HETEROGENEOUS and np.unique(rows[:, 3]).size > 1:
+        raise ValueError(f"{info.name}'s global objective has one {info.tuning} for all "
+                         "clients: give a single value")
+    group_weights = weights if named else rows[:, 5]
+    with solvers.record() as diagnostics:
+        if joint is None:
+            bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
+                                spectrum)
+        else:
+            bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
+                                      joint, rows[:, 4].astype(int))
+    inverse = inverse.ravel()
+    bias, var = bias[inverse], var[inverse]
+    risk = bias + var
+    params = {k: v.tolist() for k, v in vals.items()}
+    if joint is not None:
+        params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
+                             for s in specs]
+    params.update(clients=m, weights=weights if named else p.tolist())
+    return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
+                        float(var.mean()), float(risk.mean()),
+                        notes=notes(info.name, gam, lam_arr), diagnostics=diagnostics)
+
+
+def check_method(name: str) -> None:
+    """ValueError unless ``name`` has a finite-M limit (every spectrum and covariate shift
+    are covered for these methods)."""
+    if name not in METHODS:
+        raise ValueError(f"finite-clients limits are implemented for {', '.join(METHODS)}; "
+                         f"got {name}")
+
+
+def _isotropic(spectrum) -> bool:
+    """Sigma = I with a uniform signal direction (the closed forms of this module)."""
+    return spectrum is None or (spectrum.is_identity and spectrum.signal_is_uniform)
+
+
+def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
+    """Bias and variance per group (one shared tuning for MAML-FL and pFedMe) from the route
+    of ``method`` and ``spectrum``. Far out of range the traces overflow; that ends in the
+    explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
+    through is refused as well."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if method not in HETEROGENEOUS and _isotropic(spectrum):
+            bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
+        elif method == "maml_fl":
+            bias, var = maml_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
+                                                weights, spectrum)
+        elif method not in HETEROGENEOUS:
+            check_pooled(np.asarray(gam, float), np.asarray(count, float))
+            bias, var = pfedme_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
+                                                  weights, spectrum)
+        elif _isotropic(spectrum):
+            bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
+        else:
+            bias, var = sigma_group_limits(method, gam, r, sigma, count, tuning, weights,
+                                           spectrum)
+    if np.isnan(bias).any() or np.isnan(var).any():
+        raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
+                          "floating-point range)")
+    return bias, var
+
+
+def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
+    """``_limits`` under covariate shift (``finite_clients.shift``; MAML-FL and pFedMe:
+    ``finite_clients.maml_sigma``, ``finite_clients.pfedme_sigma``)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if method in HETEROGENEOUS:
+            bias, var = shift_group_limits(method, gam, r, sigma, count, tuning, weights,
+                                           joint, typ)
+        else:
+            own = (maml_shift_group_limits if method == "maml_fl"
+                   else pfedme_shift_group_limits)
+            bias, var = own(gam, r, sigma, count, float(tuning[0]), weights, joint, typ)
+    if np.isnan(bias).any() or np.isnan(var).any():
+        raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
+                          "floating-point range)")
+    return bias, var
+
+
+def notes(method: str, gam, lam) -> tuple:
+    """Caveats of a finite-M limit (the interpolation threshold; ``lam`` the tuning, alpha for
+    MAML-FL, whose personalization is the min-norm interpolation whatever alpha)."""
+    penalty = np.zeros_like(np.asarray(lam, float)) if method == "maml_fl" else np.asarray(lam)
+    if method != "fedavg" and np.any((np.asarray(gam) == 1) & (penalty == 0)):
+        return ("gamma = 1 with no ridge penalty: the interpolation threshold, where the "
+                "min-norm variance is infinite",)
+    return ()
+
+
+def spec_clients_limit(spec, clients, weights: str = "samples"):
+    """Bias and variance of ``spec``'s client in a federation of ``clients`` clients that all
+    share its parameters (the target among them); broadcast over array parameters.
+
+    Raises
+    ------
+    ValueError
+        For a method without a finite-M limit, clients not an integer >= 1, or pooled
+        N <= d.
+    """
+    clients = positive_int("clients", clients)
+    weights = check_weights(weights)
+    check_method(spec.method)
+    tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
+    values = (spec.gamma, spec.signal, spec.sigma, tuning)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    args = [np.broadcast_to(v, shape).ravel() for v in values]
+    bias, var = np.empty(args[0].size), np.empty(args[0].size)
+    for k, (gm, rr, sg, tn) in enumerate(zip(*args)):
+        b, v = _limits(spec.method, [gm], [rr], [sg], [clients], [tn], weights, spec.spectrum)
+        bias[k], var[k] = b[0], v[0]
+    return bias.reshape(shape), var.reshape(shape)

@@ -1,0 +1,213 @@
+"""Finite-M limits, Sigma = I: the closed forms behind ``riskcalc.linear.finite_clients``.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``) takes the global model to be exact (M -> infinity).
+Here the global model is the FedAvg minimizer (eq. 6) over M clients, the target client i being
+one of them, and d, n_j -> infinity with d/n_j -> gamma_j and M FIXED. Derivation (Sigma = I,
+Gaussian or any rotation-invariant-in-the-limit design):
+
+1. With S_j = X_j^T X_j / n_j and p_j the client weights (``samples``: p_j = n_j / N, i.e.
+   proportional to 1/gamma_j; ``uniform``: 1/M), the global model is
+   theta_g - theta_0 = A^-1 sum_j p_j (S_j delta_j + X_j^T xi_j / n_j), A = sum_j p_j S_j
+   (pooled N > d, i.e. sum_j 1/gamma_j > 1), delta_j = theta_j - theta_0 = r_j u_j.
+2. Every method personalizes as theta_hat = theta_g + F(S_i)-filtered refit, so its error is
+   e = R (theta_g - theta_i) + L xi_i with R = R(S_i): FedAvg R = I, L = 0; FTFA R = P_i^perp
+   (the projection off the row space of X_i), L = X_i^+; RTFA R = lam (S_i + lam)^-1,
+   L = (S_i + lam)^-1 X_i^T / n_i. Averaging over u_j (E u u^T = I/d) and the noise, with
+   tau = tr/d and f = R^2::
+
+       B_i = r_i^2 [tau(f) - 2 p_i tau(f S_i A^-1)] + sum_j r_j^2 p_j^2 tau(f A^-1 S_j^2 A^-1)
+       V_i = own_i + 2 sigma_i^2 p_i gamma_i tau(h(S_i) A^-1)
+             + sum_j sigma_j^2 p_j^2 gamma_j tau(f A^-1 S_j A^-1),
+
+   own_i = sigma_i^2 gamma_i tau(L L^T) n_i / d is the oracle variance (paper 003, Thms 1-2),
+   h(s) = lam s / (s + lam)^2 (RTFA; 0 for FTFA since P^perp X_i^+ = 0, and for FedAvg).
+3. The S_j are independent and orthogonally invariant, hence asymptotically free. For the free
+   sum A = sum_l b_l (b_l = p_l S_l) subordination at z = 0 gives t_l > 0 with ::
+
+       tau(phi(b_l) A^-1) = tau(phi(b_l) (b_l + t_l)^-1),  g = tau(A^-1) = tau((b_l + t_l)^-1),
+       sum_l t_l = (M - 1) / g.
+
+   Inverting the Marchenko-Pastur Stieltjes transform m_l (m_l(-u) = tau((S_l + u)^-1)
+   solves gamma z m^2 - (1 - gamma - z) m + 1 = 0) in closed form: x_l = p_l g = m_l(-u_l),
+   u_l = t_l / p_l = (1 - (1 - gamma_l) x_l) / (x_l (1 + gamma_l x_l)), and the constraint
+   reduces to ONE increasing scalar equation ::
+
+       sum_l p_l g / (1 + gamma_l p_l g) = 1,
+
+   which is also Silverstein's equation for the weighted sample covariance A (second route;
+   M = 1 gives g = 1/(1 - gamma), equal gamma and p = 1/M gives g = 1/(1 - gamma/M)).
+4. Two-resolvent traces are derivatives: tau(f A^-1 c_j A^-1) = -d/de tau(f (A + e c_j)^-1) and
+   A + e c_j is again a free sum (summand j becomes b_j + e c_j, c_j = S_j or S_j^2).
+   Differentiating step 3 implicitly, with D_l = tau((b_l + t_l)^-2), E_j = tau(c_j
+   (b_j + t_j)^-2) and Q = sum_l 1/D_l - (M - 1)/g^2::
+
+       g' = -E_j / (D_j Q),   t_l' = -g' / D_l (l != j),   t_j' = -(g' + E_j) / D_j,
+
+   so for j != i: tau(f A^-1 c_j A^-1) = E_j tau(f (b_i + t_i)^-2) / (D_i D_j Q), and for j = i:
+   tau(f (c_i + t_i') (b_i + t_i)^-2). (M = 1: Q = 1/D_1, t' = 0, tau(f c A^-2) as it must.)
+5. The remaining one-matrix traces are Marchenko-Pastur integrals: closed forms in
+   m = m(-u), m' = m'(-u) for FedAvg and FTFA (tau(P^perp phi(S)) = (1 - 1/gamma)_+ phi(0)),
+   and Gauss-Chebyshev quadrature of the Marchenko-Pastur law for RTFA
+   (``riskcalc.linear.engine.mp_quadrature``).
+   Q is evaluated as 1/g^2 - sum_l (D_l - g^2)/(D_l g^2) with
+   D_l - g^2 = gamma_l m^3 / ((1 + gamma_l m) sqrt((1 - gamma_l + u_l)^2 + 4 gamma_l u_l)) / p_l^2
+   (from the quadratic), which avoids the cancellation of two O(M) terms.
+
+M -> infinity recovers paper 003's oracle limits; M = 1 with gamma < 1 gives least squares for
+all three methods. The tests check each piece against simulation, exact identities and the
+oracle limit. A general covariance spectrum (and signal distribution) for these three methods
+is ``riskcalc.linear.finite_clients.sigma``; MAML-FL and pFedMe (their own global objectives,
+Sigma = I) are in ``riskcalc.linear.finite_clients.own``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.solvers import increasing_root
+
+
+def check_pooled(gam, count) -> float:
+    """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
+    excess = float(np.sum(count / gam)) - 1.0
+    if not excess > 1e-12:
+        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
+                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
+    return excess
+
+
+def solve_g(gam, p, count) -> float:
+    """g = tau(A^-1), the root of sum_l count_l p_l g / (1 + gamma_l p_l g) = 1 (step 3).
+
+    Raises
+    ------
+    ValueError
+        If sum_l count_l / gamma_l <= 1: the pooled sample size does not exceed d.
+    """
+    excess = check_pooled(gam, count)
+
+    def fun(g, mask):
+        x = p * g[0]
+        q = count * x / (1 + gam * x)
+        return np.array([q.sum() - 1.0]), np.array([(q / (1 + gam * x)).sum()])
+
+    # f(1) <= sum p - 1 = 0; f(g) >= excess - sum count / (gamma^2 p g) (module docstring).
+    hi = max(1.0, float(np.sum(count / (gam ** 2 * p))) / excess)
+    return float(increasing_root(fun, np.array([1.0]), np.array([hi]),
+                                 what="tau(A^-1) of the global model")[0])
+
+
+def client_weights(gam, count, weights):
+    """p_l of one client of each group: n_l / N (``samples``), 1/M (``uniform``), or the
+    given array of per-group weights (normalized by ``clients_limit``: sum count p = 1)."""
+    if not isinstance(weights, str):
+        return np.asarray(weights, dtype=float)
+    if weights == "samples":
+        return (1.0 / gam) / np.sum(count / gam)
+    return np.full(gam.shape, 1.0 / count.sum())
+
+
+def subordination(gam, count, weights):
+    """Steps 3 and 5 per group: the weights p, g = tau(A^-1), x = p g = m(-u), u = t / p and
+    var_r = m'(-u) - m(-u)^2 (m the Marchenko-Pastur Stieltjes transform of ratio gamma)."""
+    p = client_weights(gam, count, weights)
+    g = solve_g(gam, p, count)
+    x = p * g
+    # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
+    u = (np.zeros_like(x) if count.sum() == 1
+         else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
+    root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
+    return p, g, x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
+
+
+def group_limits(method, gam, r, sigma, count, lam, weights):
+    """Bias and variance of a client of each group (groups of ``count`` identical clients).
+
+    Steps 2-5 of the module docstring; gam, r, sigma, count, lam are arrays over groups.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    p, g, x, u, var_r = subordination(gam, count, weights)     # var_r = m' - m^2 (step 5)
+    m1 = x ** 2 + var_r
+    D = m1 / p ** 2
+    E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
+    E2 = (1.0 - 2.0 * u * x + u ** 2 * m1) / p ** 2       # tau(S^2 (pS + t)^-2)
+    if method == "fedavg":
+        # f = 1: the traces are those of step 5 already computed for every group.
+        J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
+        own = np.zeros_like(gam)
+    else:
+        J = _target_traces(gam, lam, p, u)
+        _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
+    return assemble(r, sigma, gam, p, count, g, D, var_r / p ** 2, E2, E1, J, own)
+
+
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own):
+    """Bias and variance of step 2 from the subordination quantities of step 4, per group.
+
+    D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
+    client, phi(S) = S for FedAvg's objective), Ev = tau(psi (b + t)^-2) (its noise source,
+    psi(S) = S for FedAvg), J = the target traces tau(f), tau(f (b+t)^-2), tau(f psi (b+t)^-2),
+    tau(f phi^2 (b+t)^-2), tau(f phi (b+t)^-1), tau(h (b+t)^-1), and own = the oracle variance
+    per unit sigma^2.
+    """
+    J0, J1, Jfv, Jfb, J3, J4 = J
+    Q = 1.0 / g ** 2 - np.sum(count * var_b / (D * g ** 2))
+    if not Q > 0:
+        raise SolverError("finite-clients limit: the subordination derivative is not positive "
+                          f"(Q = {Q:g}); the pooled problem is too close to N = d")
+    wb = r ** 2 * p ** 2 * Eb / D
+    wv = sigma ** 2 * p ** 2 * gam * Ev / D
+    others_b = np.maximum(np.sum(count * wb) - wb, 0.0)
+    others_v = np.maximum(np.sum(count * wv) - wv, 0.0)
+    tpb = Eb * (1.0 / (D * Q) - 1.0) / D
+    tpv = Ev * (1.0 / (D * Q) - 1.0) / D
+    own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
+    scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
+    bias = _nonnegative("bias", own_b + others_b * J1 / (D * Q), scale_b, r ** 2)
+    with np.errstate(invalid="ignore"):
+        own_v = sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
+        scale_v = sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
+                                + p ** 2 * gam * np.abs(Jfv + tpv * J1))
+        var = np.where(sigma == 0, 0.0,
+                       _nonnegative("variance", own_v + others_v * J1 / (D * Q), scale_v,
+                                    sigma ** 2))
+    return bias, var
+
+
+def _nonnegative(name, value, scale, unit):
+    """``value``, a quadratic form (>= 0) computed as a sum of terms of size ``scale`` in units
+    of ``unit`` (r^2 or sigma^2) times O(1) traces, with a negative rounding residue (e.g.
+    -1e-17 r^2 where the global model is the client's own least squares and the bias vanishes)
+    set to 0; a negative value beyond rounding raises."""
+    with np.errstate(invalid="ignore"):
+        wrong = value < -(1e-9 * scale + 1e-12 * unit)
+    if np.any(wrong):
+        raise SolverError(f"finite-clients limit: the {name} came out negative beyond rounding "
+                          f"({np.min(value):g}); the traces lost their precision")
+    return np.maximum(value, 0.0)
+
+
+def _target_traces(gamma, lam, p, u):
+    """tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2), tau(f S (b+t)^-1),
+    tau(h (b+t)^-1) for FTFA or RTFA targets, one column per group (b + t = p (S + u),
+    f = R^2; step 5). lam = 0 is FTFA: f = P^perp, whose traces are (1 - 1/gamma)_+ phi(0)."""
+    perp = np.maximum(1.0 - 1.0 / gamma, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        J = np.array([perp, np.where(perp > 0, perp / (p * u) ** 2, 0.0), 0 * perp, 0 * perp,
+                      0 * perp, 0 * perp])
+    ridge = lam > 0
+    if ridge.any():
+        lr, ur, pr = lam[ridge, None], u[ridge, None], p[ridge]
+        f0, f1, f2, f3, h = mp_expect(gamma[ridge], lambda s: (
+            (lr / (s + lr)) ** 2,
+            (lr / ((s + lr) * (s + ur))) ** 2,
+            s * (lr / ((s + lr) * (s + ur))) ** 2,
+            (s * lr / ((s + lr) * (s + ur))) ** 2,
+            s * (lr / (s + lr)) ** 2 / (s + ur)))
+        J[:, ridge] = [f0, f1 / pr ** 2, f2 / pr ** 2, f3 / pr ** 2, h / pr,
+                       h / (lr[:, 0] * pr)]
+    return J

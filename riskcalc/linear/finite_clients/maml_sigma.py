@@ -1,0 +1,222 @@
+"""Finite-M limit of MAML-FL (its own global objective) for a GENERAL covariance spectrum.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 12-13: the global model minimizes
+sum_j p_j L_j(theta - alpha grad L_j(theta)), a quadratic with Hessian A = sum_j b_j,
+b_j = p_j phi(S_j), phi(s) = s (1 - alpha s)^2, and noise source psi(s) = s (1 - alpha s)^4
+(``finite_clients.own``, which treats Sigma = I); the client then interpolates its own data
+with the least change (eq. 13): R = P_i^perp (gamma_i > 1; local least squares, R = 0, for
+gamma_i <= 1), noise X_i^+ xi_i. M clients share the spectrum H, in groups of identical
+clients. Derived here:
+
+1. The operator-valued subordination of ``operator_subordination`` (one shift t_g in
+   D = alg(Sigma) per group) needs G(t) = E_D[K] and L[h] = E_D[K h K] for
+   K = (t + p phi(S))^-1, the inverse of a cubic in S with a Sigma-dependent shift. K is the
+   (1, 3) block of the inverse of the companion pencil of ``block_pencil``
+   (c_1, c_2, c_3 = p, -2 alpha p, alpha^2 p), whose deterministic equivalent gives G, and
+   L = -dG/dt is its linear response to t.
+2. Noise source: psi = R_m^2 phi with R_m = I - alpha S and phi K = (I - t K) / p, so
+   E_D[K psi K] = (E_D[R_m^2 K] - E_D[K t R_m^2 K]) / p (E_D commutes with transposition);
+   R_m^2 K = sum_j c'_j S^(j-1) K with c' = (1, -2 alpha, alpha^2) is a combination of the
+   rows (P^-1)_(j3) = S^(j-1) K of the companion pencil.
+3. Target terms (F = P^perp Sigma P^perp): tau(F K Z K) = E_H[Z W], W = E_D[K P^perp Sigma
+   P^perp K]; the target's own noise adds the cross term 2 p gamma tau(Sigma P^perp K R_m^2
+   (I - P^perp)) (X_i^T (X_i^+)^T = I - P^perp) and p^2 gamma tau(F K psi K) =
+   p gamma (tau(F K R_m^2) - tau(F K R_m^2 t K)). Every trace is a block of one pencil
+   (``block_pencil.Pencil``: companion blocks, projection rows and couplings)::
+
+       X1 = tau(Sigma R_m^2 K P^perp),  X2 = tau(Sigma P^perp R_m^2 K P^perp),
+       X3 = tau(Sigma P^perp K t R_m^2 K P^perp),
+       V_i = sigma_i^2 (own + 2 p gamma (X1 - X2) + p gamma (X2 - X3) + ...)
+
+   (the dots: ``operator_subordination.middles``).
+
+Checks (tests): Sigma = I gives ``finite_clients.own`` (Marchenko-Pastur quadrature; homogeneous
+and heterogeneous federations, both weightings), M -> infinity the oracle limit (FTFA's, which
+does not depend on alpha), alpha = 0 the FedAvg-then-FTFA limit of ``finite_clients.sigma``,
+M = 1 least squares, and simulation of the federated pipeline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.engine import block_pencil, kappa
+from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
+                                                           solve_shifts)
+
+#: Halvings of a continuation step in alpha before giving up.
+_HALVINGS = 20
+
+
+class _Companion:
+    """The companion block of K = (t + p phi(S))^-1 for one group, its fixed point kept as the
+    next solve's start (the shifts move little between Newton steps)."""
+
+    def __init__(self, gamma, s, h, p, alpha):
+        self.gamma, self.s, self.h = gamma, s, h
+        self.E = np.diag([1.0, 1.0, alpha ** 2 * p])
+        self.L = np.zeros((s.size, 3, 3))
+        self.L[:, 0, 1] = self.L[:, 1, 2] = -1.0
+        self.L[:, 2, 1], self.L[:, 2, 2] = p, -2.0 * alpha * p
+        self.sol = self.last = None
+
+    def at(self, t):
+        """The block's Lhat and fixed point at shift t, followed from the last shift (or from
+        gamma = 0) in small steps (``block_pencil.follow``); the last one as it is when t
+        has not moved (the target's traces reuse the converged shift)."""
+        L = self.L.copy()
+        L[:, 2, 0] = t
+        what = "MAML-FL finite-clients limit (companion pencil)"
+        if self.sol is not None and np.array_equal(L, self.last):
+            return L, self.sol
+        if self.sol is None:
+            sol = block_pencil.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
+        else:
+            L0 = self.last
+            sol = block_pencil.follow(self.s, self.h, lambda th: (
+                self.gamma, self.E, L0 + th * (L - L0), None), self.sol, what)
+        self.sol, self.last = sol, L
+        return L, sol
+
+    def state(self, t):
+        """G = E_D[K] and the matrix of h -> E_D[K h K] (= -dG/dt) at shift t."""
+        _, sol = self.at(t)
+        return sol.Q[:, 0, 2], -block_pencil.local_response(sol, (2, 0), (0, 2))
+
+
+def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectrum):
+    """Bias and variance of a client of each group (``count`` identical clients per group,
+    per-group gamma, r, sigma; one alpha and spectrum) under MAML-FL with its own global model
+    over all the clients (module docstring).
+
+    Raises
+    ------
+    ValueError
+        If alpha < 0 or pooled N <= d.
+    SolverError
+        If a fixed point does not converge.
+    """
+    return _group_limits(gam, r, sigma, count, alpha, weights,
+                         *shared_layout(spectrum, np.size(gam)))
+
+
+def maml_shift_group_limits(gam, r, sigma, count, alpha: float, weights, joint, typ):
+    """``maml_sigma_group_limits`` under covariate shift: client covariances diagonal in one
+    shared basis (``riskcalc.linear.engine.joint_spectrum``; group g of type ``typ[g]``), a uniform
+    signal direction, each target's risk in its own covariance. The module's derivation holds
+    with D the diagonal matrices of the shared basis (the W_j are free with amalgamation over
+    it, ``finite_clients.shift``): every function of Sigma becomes a function on the joint
+    atoms, and client g's pencils use its own eigenvalues there.
+
+    Raises
+    ------
+    ValueError
+        If alpha < 0 or pooled N <= d.
+    SolverError
+        If a fixed point does not converge.
+    """
+    return _group_limits(gam, r, sigma, count, alpha, weights, *joint_layout(joint, typ))
+
+
+def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, marginals):
+    """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
+    atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
+    (for its own least-squares variance)."""
+    if not alpha >= 0:
+        raise ValueError(f"alpha must be >= 0; got {alpha}")
+    gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
+    check_pooled(gam, count)
+    p = client_weights(gam, count, weights)
+    own = np.array([float(kappa.ridge_factors(g, 0.0, m)[1]) for g, m in zip(gam, marginals)])
+    bias, var = np.zeros(gam.size), np.where(sigma == 0, 0.0, sigma ** 2 * own)
+    # gamma <= 1: the client's own least squares, whatever the global model.
+    live = np.flatnonzero(gam > 1)
+    if live.size == 0:
+        return bias, var
+    t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
+    st = [comp[k].state(t[k]) for k in range(gam.size)]
+    cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
+    e_v = []
+    for k in range(gam.size):
+        L, sol = comp[k].at(t[k])
+        pen = block_pencil.Pencil(gam[k], comp[k].s, h)
+        i1, i2 = pen.solved(sol, comp[k].E, L), pen.solved(sol, comp[k].E, L)
+        for j in range(3):
+            pen.couple(i1 + 2, i2 + j, lhat=-t[k] * cm[j])
+        ktrk = pen.solve("MAML-FL noise source").conditional(i1, i2 + 2)
+        e_v.append((sol.conditional(cm, 2) - ktrk) / p[k])
+    Zs = middles(G, [x[1] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
+    for a in live:
+        W, X1, X2, X3 = _target_traces(comp[a], t[a], cm)
+        pa, ga = p[a], gam[a]
+        bias[a] = r[a] ** 2 * h @ (Zs[a, 0] * W) + h @ (Zs[a, 1] * W)
+        var[a] = (np.where(sigma[a] == 0, 0.0, sigma[a] ** 2 * (
+            own[a] + 2 * pa * ga * (X1 - X2) + pa * ga * (X2 - X3)
+            + pa ** 2 * ga * h @ (Zs[a, 2] * W))) + h @ (Zs[a, 3] * W))
+    return bias, var
+
+
+def _shifts(gam, sv, typ, h, p, count, alpha):
+    """The shifts t_g, G and the groups' companion blocks (``operator_subordination``), by
+    continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
+    shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
+    (``finite_clients.shift.global_point``; one covariance: ``finite_clients.sigma``'s
+    K = (p S + omega Sigma)^-1). A step that fails is halved: for large alpha s the filter
+    phi is far from monotone and Newton's iteration needs a start near the root."""
+    _, om, abar, _, _ = global_point(gam, p, count, typ, h, sv)
+    t = abar - om[:, None] * sv[typ]
+    what = "MAML-FL finite-clients limit"
+    a0, step = 0.0, alpha
+    while True:
+        a1 = min(alpha, a0 + step)
+        comp = [_Companion(gam[k], sv[typ[k]], h, p[k], a1) for k in range(gam.size)]
+        try:
+            t1, G = solve_shifts(lambda k, tk: comp[k].state(tk), count, t, what)
+        except SolverError:
+            step /= 2
+            if step <= alpha * 2.0 ** -_HALVINGS:
+                raise
+            continue
+        if a1 >= alpha:
+            return t1, G, comp
+        a0, t, step = a1, t1, 2 * step
+
+
+def _target_traces(comp, t, cm):
+    """W = E_D[K P^perp Sigma P^perp K] per atom and the traces X1, X2, X3 of the module
+    docstring, for a target of ratio gamma > 1 at shift t (Sigma its own covariance)."""
+    L, sol = comp.at(t)
+    s = comp.s
+
+    def pencil():
+        return block_pencil.Pencil(comp.gamma, comp.s, comp.h)
+
+    what = "MAML-FL target traces"
+    pen = pencil()
+    k1, j1, j2, k2 = (pen.solved(sol, comp.E, L), pen.projection(), pen.projection(),
+                      pen.solved(sol, comp.E, L))
+    pen.couple(k1 + 2, j1, lhat=-1.0)
+    pen.couple(j1, j2, lhat=-s)
+    pen.couple(j2, k2, lhat=-1.0)
+    W = pen.solve(what).conditional(k1, k2 + 2)
+    pen = pencil()
+    j0, k1, j2 = pen.projection(), pen.solved(sol, comp.E, L), pen.projection()
+    for j in range(3):
+        pen.couple(j0, k1 + j, lhat=-cm[j])
+    pen.couple(k1 + 2, j2, lhat=-1.0)
+    res = pen.solve(what)
+    rows = np.zeros(pen.size)
+    rows[k1:k1 + 3] = cm
+    X1, X2 = res.trace(rows, j2), res.trace(j0, j2)
+    pen = pencil()
+    j0, k1, k2, j3 = (pen.projection(), pen.solved(sol, comp.E, L),
+                      pen.solved(sol, comp.E, L), pen.projection())
+    pen.couple(j0, k1, lhat=-1.0)
+    for j in range(3):
+        pen.couple(k1 + 2, k2 + j, lhat=-t * cm[j])
+    pen.couple(k2 + 2, j3, lhat=-1.0)
+    X3 = pen.solve(what).trace(j0, j3)
+    return W, X1, X2, X3

@@ -1,0 +1,164 @@
+"""Finite-M limits of MAML-FL and pFedMe with their OWN global objectives (Sigma = I).
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 12-14: the global model minimizes
+sum_j p_j / (2 n_j) ||Omega_j^(1/2) (X_j theta - y_j)||^2 with Omega_j a function of
+X_j X_j^T / n_j: (I - alpha X_j X_j^T / n_j)^2 for MAML-FL (eq. 12) and
+(I + X_j X_j^T / (n_j lam))^-1 for pFedMe (eq. 14, the Moreau envelope). Hence
+A = sum_j p_j phi(S_j) and the noise enters through psi(S_j) = X_j^T Omega_j^2 X_j / n_j, with
+
+    MAML-FL: phi(s) = s (1 - alpha s)^2,   psi(s) = s (1 - alpha s)^4,
+    pFedMe:  phi(s) = lam s / (s + lam),   psi(s) = lam^2 s / (s + lam)^2,
+
+(FedAvg: phi = psi = s). A is again a free sum of functions of the S_j, so every step of
+``riskcalc.linear.finite_clients`` carries over with b_l = p_l phi(S_l), bias source
+phi(S_j)^2, noise source psi(S_j), and the variance cross term h(s) = lam phi(s) / (s + lam)^2
+(pFedMe; 0 for MAML-FL, whose personalization is the min-norm interpolation of eq. 13, R =
+P^perp). Only the subordination solve changes: the Marchenko-Pastur inverse has no closed form
+for these summands. For a federation of M identical clients all t_l equal one t, and
+sum_l t_l = (M - 1) / g with g = tau((b + t)^-1) becomes
+
+    tau(t / (p phi(S) + t)) = 1 - 1/M,
+
+one increasing equation in t. For heterogeneous clients the coupled system of step 3 is solved
+as a scalar equation in g = tau(A^-1) around one vectorized inner solve for the t_l
+(``_subordination``); every trace is a Marchenko-Pastur quadrature (``mp_expect``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients.identity import assemble, check_pooled, client_weights
+from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+from riskcalc.solvers import halve_to_bracket, increasing_root
+
+#: Methods with their own global objective whose finite-M limit is implemented here.
+METHODS = ("maml_fl", "pfedme")
+
+
+def objective(method: str, tuning: float):
+    """(phi, psi, lam) of a method's global objective and personalization penalty (lam = 0:
+    min-norm interpolation); ``fedavg``-objective methods give phi = psi = s."""
+    if method == "maml_fl":
+        return (lambda s: s * (1 - tuning * s) ** 2, lambda s: s * (1 - tuning * s) ** 4, 0.0)
+    if method == "pfedme":
+        if tuning <= 0:
+            raise ValueError("pfedme's federated global model needs lam > 0")
+        return (lambda s: tuning * s / (s + tuning),
+                lambda s: tuning ** 2 * s / (s + tuning) ** 2, tuning)
+    return (lambda s: s, lambda s: s, tuning if method == "rtfa" else 0.0)
+
+
+def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
+    """Bias and variance of a client of each group (``count`` identical clients per group)
+    under ``method`` with its own global objective (module docstring). ``method`` may also be
+    fedavg, ftfa or rtfa (the FedAvg objective), which the tests use to check this route
+    against the closed forms of ``finite_clients``.
+
+    Raises
+    ------
+    ValueError
+        If pooled N <= d (sum_j 1/gamma_j <= 1).
+    SolverError
+        If the subordination equations or the quadrature do not converge.
+    """
+    gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
+    check_pooled(gam, count)
+    phi, psi, lam = objective(method, tuning)
+    p = client_weights(gam, count, weights)
+    g, t = _subordination(gam, p, count, phi)
+    P, T = p[:, None], t[:, None]
+    G, D, Eb, Ev = mp_expect(gam, lambda s: (1.0 / (P * phi(s) + T),
+                                             1.0 / (P * phi(s) + T) ** 2,
+                                             (phi(s) / (P * phi(s) + T)) ** 2,
+                                             psi(s) / (P * phi(s) + T) ** 2))
+    # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
+    var_b = mp_expect(gam, lambda s: ((1.0 / (P * phi(s) + T) - g) ** 2,))[0]
+    perp = np.maximum(1.0 - 1.0 / gam, 0.0)
+    zero = np.zeros_like(gam)
+    if method == "fedavg":
+        J = np.array([np.ones_like(gam), D, Ev, Eb,
+                      mp_expect(gam, lambda s: (phi(s) / (P * phi(s) + T),))[0], zero])
+        own = zero
+    elif lam == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J = np.array([perp, np.where(perp > 0, perp / t ** 2, 0.0), zero, zero, zero, zero])
+        own = isotropic_factors(gam, zero)[1]
+    else:
+        J = mp_expect(gam, lambda s: (
+            (lam / (s + lam)) ** 2,
+            (lam / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
+            (lam / (s + lam)) ** 2 * psi(s) / (P * phi(s) + T) ** 2,
+            (lam * phi(s) / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
+            (lam / (s + lam)) ** 2 * phi(s) / (P * phi(s) + T),
+            lam * phi(s) / (s + lam) ** 2 / (P * phi(s) + T)))
+        own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
+    return assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own)
+
+
+def _subordination(gam, p, count, phi):
+    """g = tau(A^-1) and t_l of step 3 for A = sum_l p_l phi(S_l).
+
+    Given g, each t_l solves G_l(t) = tau((p_l phi(S_l) + t)^-1) = g (G_l decreases); then
+    H(g) = sum_l count_l g t_l(g) = sum_l count_l tau(t_l / (b_l + t_l)) decreases in g, from
+    M (g -> 0) to below M - 1, and the root of H(g) = M - 1 is the constraint
+    sum_l t_l = (M - 1) / g. g H'(g) = sum_l count_l g (t_l - g / D_l) with D_l = -G_l'(t_l).
+    """
+    m_tot = count.sum()
+    mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
+    if m_tot == 1:
+        # A = phi(S_i): t = 0 and g = tau(phi(S_i)^-1).
+        return float(mp_expect(gam, lambda s: (1.0 / phi(s),))[0, 0]), np.zeros(1)
+
+    def inner(g):
+        def fun(t, mask):
+            G, D = mp_expect(gam[mask], lambda s: (
+                1.0 / (p[mask, None] * phi(s) + t[:, None]),
+                1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
+            return 1.0 / G - 1.0 / g, t * D / G ** 2
+
+        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), gives lo where
+        # positive, else halve toward 0 (G_l(0+) = infinity for gamma_l > 1).
+        hi = np.full(gam.shape, 1.0 / g)
+        lo = 1.0 / g - p * mean_phi
+        bad = ~(lo > 0)
+        lo = halve_to_bracket(fun, np.where(bad, hi, lo), bad, halvings=200,
+                              what="finite-clients limit: the subordination equations")
+        return increasing_root(fun, lo, hi, what="subordination t of the global model")
+
+    def outer(gv, mask):
+        g = gv[0]
+        t = inner(g)
+        D = mp_expect(gam, lambda s: (1.0 / (p[:, None] * phi(s) + t[:, None]) ** 2,))[0]
+        return (np.array([m_tot - 1.0 - np.sum(count * g * t)]),
+                np.array([np.sum(count * g * (g / D - t))]))
+
+    # H >= M - g sum_l count_l p_l tau(phi) (Jensen) gives lo; double g for hi.
+    total = float(np.sum(count * p * mean_phi))
+    if not total > 0:
+        raise SolverError("finite-clients limit: the global objective is flat (tau(phi(S)) "
+                          "= 0 in floating point), so its minimizer is not unique; move alpha "
+                          "or lam away from that point")
+    lo = 1.0 / total
+    hi = 2.0 * lo
+    for _ in range(200):
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                above = outer(np.array([hi]), None)[0][0] >= 0
+        except SolverError:
+            # Past the largest g at which every t_l >= 0: a client with gamma_l < 1 and
+            # phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1), where its t_l reaches 0,
+            # and beyond it t_l < 0 puts a pole on S_l's spectrum. The root has every t_l > 0
+            # (the other clients' terms are positive), so step back toward lo.
+            hi = 0.5 * (lo + hi)
+            continue
+        if above:
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        raise SolverError("finite-clients limit: no bracket for tau(A^-1)")
+    g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
+                              what="tau(A^-1) of the global model")[0])
+    return g, inner(g)

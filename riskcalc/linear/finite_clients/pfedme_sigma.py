@@ -1,0 +1,201 @@
+"""Finite-M limit of pFedMe (its own global objective) for a GENERAL covariance spectrum.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), eq. 14: the global model minimizes the Moreau
+envelopes, A = sum_j b_j with b_j = p_j phi(S_j), phi(s) = lam s / (s + lam), noise source
+psi(s) = lam^2 s / (s + lam)^2 (``finite_clients.own``, which treats Sigma = I), and the
+client personalizes with R = lam (S_i + lam)^-1. M clients sharing the spectrum H, in groups
+of identical clients (gamma, r, sigma and the weight p per group). Derived here; written
+below for M identical clients, with one shift t_g per group in general
+(``pfedme_sigma_group_limits``).
+
+1. Operator-valued subordination over D = alg(Sigma) (functions of Sigma's eigenvalue s):
+   the alg(S_j, D) are free with amalgamation over D, so E_D[A^-1] = E_D[(b_l + t)^-1] =: G
+   with t in D and M t = (M - 1) G^-1 pointwise. With c = t + p lam, u = p lam^2 and
+   Lam = lam - u / c (> 0), Woodbury gives K := (b + t)^-1 = [I + (u/c) Q] c^-1,
+   Q = (S + Lam)^-1 a generalized resolvent with a Sigma-dependent shift, whose D-valued
+   equivalent is 1 / (C s + Lam(s)) (C from ``resolvent_chain.diagonal_roots``); so
+   G = 1/c + u Qhat / c^2 and t solves a fixed point over the atoms.
+2. Two-resolvent terms are derivatives of that system when one summand moves inside its own
+   algebra, b_m -> b_m + eps X: with L[h] = E_D[K h K] (an atoms x atoms matrix, from
+   E_D[Q m Q] = (C'[m] s + m) / (C s + Lam)^2, C' by implicit differentiation) and
+   e = E_D[K X K], G' = -(M I - (M - 1) L diag(G^-2))^-1 e, and the conditional expectation onto
+   C_i = alg(S_i, D) is E_(C_i)[A^-1 X A^-1] = K (X + t_m') K for the target's own summand
+   (t_m' = -L^-1 (G' + e)) and K t_o' K for another client's (t_o' = -L^-1 G').
+3. With K a = I - K t (a = b_i) the signal terms collapse: the target's own
+   E_(C_i)[A^-1 B Phi B A^-1] (B = A - a) is K (t Phi t + t_m'[a Phi a]) K, and
+   e = E_D[K a Phi a K] = Phi - 2 G t Phi + L[t Phi t] for every client; the noise
+   K psi K = (K R - K R t K) / p since psi = R phi and phi K = (I - t K) / p. Hence::
+
+       B_i = r^2 [tau(F K (t Phi t + t_m'[e_b]) K) + (M - 1) tau(F K t_o'[e_b] K)],
+       V_i = sigma^2 [own + 2 p gamma tau((R - R^2) Sigma R K)
+                      + p^2 gamma (tau(F K R) - tau(F K R t K)) / p
+                      + p^2 gamma (tau(F K t_m'[e_v] K) + (M - 1) tau(F K t_o'[e_v] K))],
+
+   F = R Sigma R, every trace a chain of resolvents of S_i (``resolvent_chain``) after
+   expanding K = c^-1 + (u/c) Q c^-1.
+
+Checks (tests): Sigma = I gives ``finite_clients.own`` (scalar subordination; homogeneous and
+heterogeneous federations, both weightings), M -> infinity the oracle pFedMe limit, M = 1
+least squares, and simulation of the federated pipeline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.engine import kappa
+from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
+                                                           solve_shifts)
+from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
+
+
+def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
+                       spectrum):
+    """Bias and variance of one of ``clients`` identical pFedMe clients (module docstring)
+    with covariance spectrum ``spectrum`` (uniform signal direction or not: Phi = dG/dH).
+
+    Raises
+    ------
+    ValueError
+        If lam <= 0.
+    SolverError
+        If the subordination fixed point does not converge.
+    """
+    bias, var = pfedme_sigma_group_limits([gamma], [r], [sigma], [clients], lam, "uniform",
+                                          spectrum)
+    return float(bias[0]), float(var[0])
+
+
+def pfedme_sigma_group_limits(gam, r, sigma, count, lam: float, weights: str, spectrum):
+    """Bias and variance of a client of each group (``count`` identical clients per group,
+    per-group gamma, r, sigma, one lam and spectrum) under pFedMe with its own global model
+    over all the clients (module docstring, with one shift t_g per group: E_D[(b_g + t_g)^-1]
+    = G for every g, sum_g n_g t_g = (M - 1) G^-1, and a source e in group g0 moving G by
+    G' = -Z^-1 L_(g0)^-1 e, Z = sum_g n_g L_g^-1 - (M - 1) diag(G^-2)).
+
+    Raises
+    ------
+    ValueError
+        If lam <= 0.
+    SolverError
+        If the subordination fixed point does not converge.
+    """
+    return _group_limits(gam, r, sigma, count, lam, weights,
+                         *shared_layout(spectrum, np.size(gam)))
+
+
+def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, typ):
+    """``pfedme_sigma_group_limits`` under covariate shift: client covariances diagonal in one
+    shared basis (``riskcalc.linear.engine.joint_spectrum``; group g of type ``typ[g]``), a uniform
+    signal direction, each target's risk in its own covariance. The derivation holds with D
+    the diagonal matrices of the shared basis (the W_j are free with amalgamation over it,
+    ``finite_clients.shift``): every function of Sigma becomes a function on the joint atoms,
+    and client g's resolvents use its own eigenvalues there.
+
+    Raises
+    ------
+    ValueError
+        If lam <= 0.
+    SolverError
+        If the subordination fixed point does not converge.
+    """
+    return _group_limits(gam, r, sigma, count, lam, weights, *joint_layout(joint, typ))
+
+
+def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):
+    """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
+    atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
+    (for its own ridge variance)."""
+    if not lam > 0:
+        raise ValueError("pfedme's federated global model needs lam > 0")
+    gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
+    sg = sv[np.asarray(typ, dtype=int)]
+    M = float(count.sum())
+    p = client_weights(gam, count, weights)
+    if M == 1:
+        t = np.zeros((1, h.size))
+    else:
+        # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which
+        # is about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
+        pop = (count * p) @ (lam * sg / (sg + lam))
+        t, _ = solve_shifts(lambda k, tk: _state(tk, gam[k], sg[k], h, p[k], lam)[4:], count,
+                            np.tile((M - 1) / M * pop, (gam.size, 1)),
+                            "pFedMe finite-clients limit")
+    st = [_state(t[k], gam[k], sg[k], h, p[k], lam) for k in range(gam.size)]
+    G = st[0][4]
+    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
+    e_v, tr_of = [], []
+    for k, (c, Lam, C, den, _, Lm) in enumerate(st):
+        tr = _traces(gam[k], sg[k], h, lam, Lam)
+        tr_of.append(tr)
+        v, w, tk = p[k] * lam ** 2 / c, 1.0 / c, t[k]
+        ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
+        ekrtk = (_ed(tr, h, "R", [tk * w * w]) + _ed(tr, h, "RQ", [tk * v, w * w])
+                 + _ed(tr, h, "QR", [w, tk * w * v]) + _ed(tr, h, "QRQ", [w, tk * v, w * v]))
+        e_v.append((ekr - ekrtk) / p[k])
+    Zs = middles(G, [x[5] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
+    bias, var = np.empty(gam.size), np.empty(gam.size)
+    for a, (c, Lam, C, den, _, Lm) in enumerate(st):
+        tr, s = tr_of[a], sg[a]
+        one = np.ones_like(s)
+        v, w, ta, pa, ga = p[a] * lam ** 2 / c, 1.0 / c, t[a], p[a], gam[a]
+
+        def fkzk(Zd, tr=tr, v=v, w=w, s=s):
+            """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
+            return (tr("RR", [s, Zd * w * w]) + tr("RRQ", [s, Zd * w * v, w])
+                    + tr("RRQ", [s, v, w * Zd * w]) + tr("RRQQ", [s, v, w * Zd * v, w]))
+
+        bias[a] = r[a] ** 2 * fkzk(Zs[a, 0]) + fkzk(Zs[a, 1])
+        fkr = tr("RRR", [s, w, one]) + tr("RRQR", [s, v, w, one])
+        fkrtk = (tr("RRR", [s, w, ta * w]) + tr("RRRQ", [s, w, ta * v, w])
+                 + tr("RRQR", [s, v, w, ta * w]) + tr("RRQRQ", [s, v, w, ta * v, w]))
+        rsrk = tr("RR", [s, w]) + tr("RRQ", [s, v, w])
+        rrsrk = tr("RRR", [one, s, w]) + tr("RRRQ", [one, s, v, w])
+        own = float(kappa.ridge_factors(ga, lam, marginals[a])[1])
+        var[a] = (sigma[a] ** 2 * (own + 2 * pa * ga * (rsrk - rrsrk) + pa * ga * (fkr - fkrtk)
+                                   + pa ** 2 * ga * fkzk(Zs[a, 2]))
+                  + fkzk(Zs[a, 3]))
+    return bias, var
+
+
+def _traces(g, s, h, lam, Lam):
+    """tau(Q_1 M_1 ...) for S of ratio g, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1;
+    with ``vector=True`` the functional phi of the closing middle (``chain_vectors``)."""
+    one = np.ones_like(s)
+    spec = {"R": (lam, one), "Q": (1.0, Lam)}
+    # Every chain is built from these two blocks: solve their diagonal roots once.
+    root = {k: float(diagonal_roots(g, s, h, *v)) for k, v in spec.items()}
+
+    def tr(blocks, mids, vector=False):
+        eta = np.array([spec[b][0] for b in blocks])
+        shifts = np.array([spec[b][1] for b in blocks])
+        roots = np.array([root[b] for b in blocks])
+        if vector:
+            return chain_vectors(g, s, h, eta, shifts, np.array(mids), roots)
+        return float(chain_traces(g, s, h, eta, shifts, np.array(mids), roots))
+
+    return tr
+
+
+def _ed(tr, h, blocks, mids):
+    """E_D of a chain (per atom): tau(chain 1_a / h_a) for the atom indicators 1_a, i.e. the
+    closing middle times the chain's linear functional over h."""
+    return tr(blocks, mids, vector=True) * mids[-1] / h
+
+
+def _state(t, g, s, h, p, lam):
+    """c, Lam, C, C s + Lam, G = E_D[K] and the matrix of L[h] = E_D[K h K] at shift t
+    (module docstring, steps 1-2)."""
+    u = p * lam ** 2
+    c = t + p * lam
+    Lam = lam - u / c
+    C = float(diagonal_roots(g, s, h, 1.0, Lam))
+    den = C * s + Lam
+    G = 1.0 / c + u / (c ** 2 * den)
+    # E_D[Q m Q] = Dm @ m: (C'[m] s + m) / den^2 with C' from the diagonal equation.
+    kap = g * C / (1.0 + g * (h @ (s * Lam / den ** 2)))
+    Dm = np.diag(1.0 / den ** 2) + np.outer(s / den ** 2, kap * h * s / den ** 2)
+    v, w = u / c, 1.0 / c
+    Lm = np.diag(1.0 / c ** 2 + 2 * v * w / (c * den)) + (v * w)[:, None] * Dm * (w * v)
+    return c, Lam, C, den, G, Lm

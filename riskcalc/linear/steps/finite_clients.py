@@ -1,0 +1,303 @@
+"""Finite personalization steps from the FINITE-M federated global model.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7, Algs. 5-6 (full batch): the target client i
+starts at the global model theta_g and takes k gradient steps of size eta on its loss (FTFA) or
+on the loss plus lam/2 ||theta - theta_g||^2 (RTFA). ``riskcalc.linear.steps.limits`` has the
+limit when theta_g is the exact centre (M -> infinity); here theta_g is the FedAvg global model
+(eq. 6) over M clients sharing one covariance spectrum, the target among them
+(``riskcalc.linear.finite_clients.sigma``). Derived here.
+
+1. With q(s) = 1 - eta (s + lam) and c = eta lam, the error after k steps is
+   e_k = R_k(S_i) (theta_g - theta_i) + g_k(S_i) X_i^T xi_i / n_i with the POLYNOMIALS
+
+       R_0 = I,  R_(m+1) = q R_m + c,   i.e. R_k = q^k + c sum_(m<k) q^m,
+       g_k = eta sum_(m<k) q^m,   S g_k = I - R_k,
+
+   (R_k -> lam (S + lam)^-1 or P^perp as k -> infinity when 0 < eta (s + lam) < 2 on the
+   spectrum). The risk is that of ``finite_clients.sigma`` with R = R_k: four traces
+   t1 = tau(R Sigma R K Sigma Y K), t2 = tau(R Sigma R K Sigma K), t3 = tau(R Sigma R K),
+   t4 = tau(R Sigma K) - t3 (K = (p_i S_i + omega Sigma)^-1, Y = Sigma Phi) and the oracle
+   variance own = gamma tau(Sigma g_k S g_k), combined by its ``trace_coefficients``.
+2. Each trace is an entry T_ab = tau(Sigma (P^-1)_ab) of an upper triangular linear pencil in
+   S (``riskcalc.linear.engine.resolvent_pencil``, exact in the limit). R_k is the Horner recursion as
+   a path sum: nodes 0..K joined by -q on the superdiagonal and -c from every node to the last
+   one make (P^-1)_(a, K) = R_(K - a) for ALL a at once; the mirror piece (-c from the first
+   node to every node) has (P^-1)_(0, b) = R_b. Gluing [R piece, K, (middle), K, mirror piece]
+   with the middles of t1..t3 (cyclic forms tau(Sigma R K Sigma Y K R), tau(Sigma R K Sigma
+   K R), tau(Sigma R K R), tau(Sigma K R)) gives every k <= K from one pencil each: the
+   entry (K - k, first + k). Likewise g_k with -eta jumps and no pure q^k path, and the middle
+   S (an off-diagonal E entry).
+
+Checks (tests): k = 0 is FedAvg at finite M, k -> infinity the finite-M limits of
+``finite_clients.sigma``, M -> infinity the oracle steps limits of ``steps.limits``, M = 1 with
+gamma < 1 the steps from the client's own least squares (which they keep), Sigma = I against
+Marchenko-Pastur quadrature of the filters, and simulation of the federated pipeline followed by
+k steps (``montecarlo``). Cost: one pencil of 2 K + 4 blocks holds (2 K + 4)^2 x atoms entries
+and takes O(K^3 atoms) operations (two atoms on a busy 2-core machine: K = 50 in 0.2 s,
+K = 200 in 6 s; benchmarks/bench_finite_clients_steps.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array, positive, positive_int
+from riskcalc.linear import finite_clients
+from riskcalc.linear.engine import weighted_mp
+from riskcalc.linear.finite_clients.identity import check_pooled
+from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
+from riskcalc.linear.limits import LimitResult
+from riskcalc.linear.engine.resolvent_pencil import MAX_ENTRIES, pencil_traces
+from riskcalc.spectrum import Spectrum
+
+#: Methods personalizing the FedAvg global model by gradient steps (the local baselines
+#: ignore the global model and keep ``steps.limits``' limit).
+METHODS = ("ftfa", "rtfa")
+ROUTE = "finite_clients_steps"
+
+
+def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=None,
+                        weights: str = "samples", spectrum=None):
+    """Bias and variance of client 0 of a federation after ``steps`` personalization
+    gradient steps from the FedAvg global model over all its clients (module docstring; paper
+    003 Sec. 7, Algs. 5-6, with the global model of eq. 6).
+
+    Parameters
+    ----------
+    method : {"ftfa", "rtfa"}
+    gamma, sigma, r : float or sequence of float
+        Per-client values (client 0 is the target); sequences share one length M.
+    steps : int or array_like of int
+        k >= 0 (every requested k costs one pencil up to the largest).
+    step_size : float
+        eta > 0.
+    lam : float or sequence of float, optional
+        RTFA's penalty (per client or shared; only the target's enters the steps).
+    weights : {"samples", "uniform"}
+    spectrum : Spectrum, optional
+        Shared by every client (None: Sigma = I).
+
+    Returns
+    -------
+    bias, variance : ndarray shaped like ``steps``
+
+    Raises
+    ------
+    ValueError
+        For a method outside ``METHODS``, inconsistent lengths, bad values or pooled N <= d.
+    """
+    if method not in METHODS:
+        raise ValueError(f"finite steps from a finite-M global model are implemented for "
+                         f"{', '.join(METHODS)}; got {method!r}")
+    k = _steps(steps)
+    eta = float(positive("step_size", step_size))
+    raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
+    m = max([np.size(v) for v in raw.values()])
+    vals = {}
+    for name, v in raw.items():
+        arr = np.ravel(np.asarray(v, dtype=float))
+        if arr.size not in (1, m):
+            raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
+                             f"not {m}")
+        vals[name] = np.broadcast_to(arr, (m,)).copy()
+    gam = positive("gamma", vals["gamma"])
+    sig, rr = as_array("sigma", vals["sigma"], low=0.0), as_array("r", vals["r"], low=0.0)
+    lam_arr = as_array("lam", vals["lam"], low=0.0)
+    weights = finite_clients.check_weights(weights)
+    sp = _spectrum(spectrum)
+    bias, var = steps_group_limits(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp,
+                                   int(k.max()), eta, targets=[0])
+    return bias[0, k.astype(int)], var[0, k.astype(int)]
+
+
+def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> LimitResult:
+    """``riskcalc.steps_limit(..., clients=M)``: the limit after ``steps`` gradient steps of
+    ``spec``'s client, one of M identical clients of the FedAvg global model (module
+    docstring); ``spec`` validated by ``steps.limits.spec_steps_limit``, which dispatches
+    here. Parameters broadcast together.
+
+    Raises
+    ------
+    ValueError
+        For bad values or pooled N <= d.
+    """
+    clients = positive_int("clients", clients)
+    weights = finite_clients.check_weights("samples" if weights is None else weights)
+    k = _steps(steps)
+    eta = positive("step_size", step_size)
+    sp = _spectrum(spec.spectrum)
+    g, sig, signal, lam, k, eta = np.broadcast_arrays(spec.gamma, spec.sigma, spec.signal,
+                                                      spec.penalty, k, eta)
+    bias, var = np.empty(g.shape), np.empty(g.shape)
+    # One pencil per distinct (gamma, lam, eta), up to the largest k asked there; r and sigma
+    # scale the traces' coefficients only, but enter trace_coefficients: keep them in the key.
+    key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
+    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    for u, (gm, sg, rr, lm, et) in enumerate(uniq):
+        idx = np.flatnonzero(inv == u)
+        kk = k.ravel()[idx].astype(int)
+        b, v = steps_group_limits(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
+                                  int(kk.max()), float(et))
+        bias.ravel()[idx], var.ravel()[idx] = b[0, kk], v[0, kk]
+    risk = bias + var
+    scalar = bias.ndim == 0
+    out = [float(x) if scalar else x for x in (bias, var, risk)]
+    params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
+              "clients": clients, "weights": weights}
+    return LimitResult(spec.method, params, *out, route=ROUTE,
+                       notes=divergence_notes(g, lam, eta, spec.spectrum))
+
+
+def divergence_notes(gamma, lam, eta, spectrum) -> tuple:
+    """The note of a step size past the stability limit: eta (lam + x_hi) > 2 with x_hi the
+    top of the limiting spectrum of S (Silverstein-Choi edge, ``weighted_mp.support_edges``)."""
+    sp = _spectrum(spectrum)
+    top = np.vectorize(lambda x: weighted_mp.support_edges(float(x), sp)[1])(gamma)
+    q = eta * (lam + top) - 1.0
+    if np.any(q > 1):
+        return (f"step_size * (lam + top of the spectrum of S) = {np.max(q + 1):.4g} > 2: "
+                "gradient descent diverges, and the risk grows without bound in steps, like "
+                f"{np.max(q):.4g}^(2 k) (a k-th power); the value is exact but is not a "
+                "usable model",)
+    return ()
+
+
+def _steps(steps) -> np.ndarray:
+    k = as_array("steps", steps, low=0.0)
+    if np.any(k != np.round(k)):
+        raise ValueError(f"steps must be integers >= 0, got {steps!r}")
+    return k
+
+
+def _spectrum(spectrum):
+    return Spectrum.identity() if spectrum is None else spectrum
+
+
+def steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, max_steps: int,
+                       step_size: float, targets=None):
+    """Bias and variance after k = 0..``max_steps`` personalization steps of a client of each
+    target group, the FedAvg global model solved over every group (module docstring; paper 003
+    Sec. 7 Algs. 5-6 and eq. 6).
+
+    Parameters
+    ----------
+    method : {"ftfa", "rtfa"}
+    gam, r, sigma, count, lam : array_like (groups,)
+        Per group: gamma_j, r_j, sigma_j, the number of identical clients, RTFA's lam.
+    weights : {"samples", "uniform"}
+    spectrum : Spectrum
+        Shared by all clients, theta in a uniform direction or not (G enters through Y).
+    max_steps : int
+        K >= 0; every k <= K is returned.
+    step_size : float
+        eta > 0.
+    targets : array_like of int, optional
+        Target groups (default all).
+
+    Returns
+    -------
+    bias, variance : ndarray (targets, K + 1)
+
+    Raises
+    ------
+    ValueError
+        For pooled N <= d or a pencil beyond memory (``resolvent_pencil.MAX_ENTRIES``).
+    SolverError
+        If a fixed point does not converge.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    check_pooled(gam, count)
+    i = np.arange(gam.size) if targets is None else np.asarray(targets, dtype=int).ravel()
+    fed = federation(gam, count, weights, spectrum)
+    omega, cb1, cb2, cv2 = trace_coefficients(i, gam, r, sigma, count, fed)
+    lam_i = lam[i] if method == "rtfa" else np.zeros(i.size)
+    t1, t2, t3, tk, own = step_traces(gam[i], lam_i, float(step_size), fed["p"][i], omega,
+                                      spectrum, int(max_steps))
+    col = (slice(None), None)
+    bias = cb1[col] * t1 + cb2[col] * t2
+    p, g = fed["p"][i][col], gam[i][col]
+    var = sigma[i][col] ** 2 * (own + 2 * p * g * (tk - t3) + p * g * t3) + cv2[col] * t2
+    return bias, var
+
+
+def step_traces(gamma, lam, eta, p, omega, spectrum, K):
+    """t1, t2, t3, tau(Sigma K R_k) and own_k (module docstring) for k = 0..K, arrays
+    (points, K + 1); per point gamma, lam, p and omega (K = (p S + omega Sigma)^-1)."""
+    s, h = spectrum.atoms, spectrum.weights
+    size = 4 * gamma.size * (2 * K + 4) ** 2 * s.size
+    if size > MAX_ENTRIES:
+        most = int(np.sqrt(MAX_ENTRIES / (4 * gamma.size * s.size)) / 2) - 2
+        raise ValueError(f"steps: {K} steps with {s.size} spectrum atoms need {size:.3g} "
+                         f"entries in memory (limit {MAX_ENTRIES}); at most {most} steps here")
+    phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
+    y = s * s * phi
+    one = np.ones_like(s)
+    ks = np.arange(K + 1)
+    kblock = ("K", p, omega)
+    rk = [("R_last", lam, eta), kblock, kblock, ("R_first", lam, eta)]
+    # The four pencils as one batch of points (the shorter ones padded with free identity
+    # nodes, which change no entry): t1, t2 (and tau(Sigma K R_k)), t3, own.
+    T = _solve(gamma, s, h, [
+        (rk, [one, y, one]), (rk, [one, s, one]),
+        ([("R_last", lam, eta), kblock, ("R_first", lam, eta)], [one, one]),
+        ([("G_last", lam, eta), ("G_first", lam, eta)], ["S"])], K)
+    n = gamma.size
+    t1 = T[:n, K - ks, K + 3 + ks]
+    t2 = T[n:2 * n, K - ks, K + 3 + ks]
+    tk = T[n:2 * n, K + 2, K + 3 + ks]
+    t3 = T[2 * n:3 * n, K - ks, K + 2 + ks]
+    own = gamma[:, None] * T[3 * n:, K - ks, K + 1 + ks]
+    own[:, 0] = 0.0                 # g_0 = 0 (the pencil's diagonal there is the identity)
+    return t1, t2, t3, tk, own
+
+
+def _solve(gamma, s, h, pencils, K):
+    """T of a batch of pencils, each gluing its pieces (module docstring, step 2) with
+    couplings between the last node of one piece and the first of the next: a middle M(s)
+    (array over atoms), or "S"; every pencil at every point of ``gamma``."""
+    n = 2 * K + 4
+    npt = gamma.size
+    E = np.zeros((len(pencils), npt, n, n))
+    L = np.zeros((len(pencils), npt, n, n, s.size))
+    L[..., np.arange(n), np.arange(n), :] = 1.0
+    for e, l, (pieces, couplings) in zip(E, L, pencils):
+        sizes = [1 if kind == "K" else K + 1 for kind, *_ in pieces]
+        off = 0
+        for (kind, *par), size in zip(pieces, sizes):
+            _piece(e, l, off, kind, par, s, K)
+            off += size
+        ends = np.cumsum(sizes)
+        for end, mid in zip(ends[:-1], couplings):
+            if isinstance(mid, str):
+                e[:, end - 1, end] = -1.0
+            else:
+                l[:, end - 1, end] = -mid
+    return pencil_traces(np.tile(gamma, len(pencils)), s, h, E.reshape(-1, n, n),
+                         L.reshape(-1, n, n, s.size))
+
+
+def _piece(E, L, off, kind, par, s, K):
+    """Write one piece's entries into the pencil (P = -N off the diagonal, N the path
+    weight): K-block (p S + omega Sigma); Horner pieces with N = q = (1 - eta lam) - eta S on
+    the superdiagonal and jumps N = c (R pieces) or eta (G pieces) to the last node
+    (``_last``) or from the first (``_first``)."""
+    if kind == "K":
+        p, omega = par
+        E[:, off, off] = p
+        L[:, off, off] = omega[:, None] * s
+        return
+    lam, eta = par
+    nodes = off + np.arange(K + 1)
+    L[:, nodes, nodes] = 1.0
+    jump = (eta * lam if kind.startswith("R") else np.full(lam.shape, eta))[:, None]
+    # Superdiagonal q, except next to the jump end of a G piece (g_k has no pure q^k path).
+    first = 1 if kind == "G_first" else 0
+    last = K - 1 if kind == "G_last" else K
+    sup = off + np.arange(first, last)
+    E[:, sup, sup + 1] = eta
+    L[:, sup, sup + 1] = -(1.0 - eta * lam)[:, None, None]
+    if kind.endswith("last"):
+        L[:, nodes[:-1], off + K] -= jump[..., None]
+    else:
+        L[:, off, nodes[1:]] -= jump[..., None]

@@ -1,0 +1,340 @@
+"""Limits of the risk after a finite number of personalization gradient steps.
+
+Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7, Algs. 5-6: the client starts at the global
+model theta_0 and takes k full-batch gradient steps of size eta on its loss L_i (FTFA) or on
+L_i + lam/2 ||theta - theta_0||^2 (RTFA); Thms 1-2 are the k -> infinity limits. The paper
+gives no finite-k theory; it is derived here.
+
+Every iterate is a spectral filter of the sample covariance S = X^T X / n: with
+q(s) = 1 - eta (s + lam),
+
+    theta_k - theta_i = (I - f(S)) (theta_0 - theta_i) + f(S) S^+ X^T eps / n,
+    f(s) = s / (s + lam) * (1 - q(s)^k),
+
+so, for theta_0 - theta_i of norm r in a uniformly random direction,
+
+    B_k = r^2 (1/d) tr[(1 - f(S))^2 Sigma],    V_k = sigma^2 (1/n) tr[f(S)^2 S^+ Sigma],
+
+and as d/n -> gamma, with nu the Sigma-weighted limiting spectrum of S
+(``riskcalc.linear.engine.weighted_mp``; for Sigma = I the Marchenko-Pastur law F_gamma),
+
+    B_k = r^2 int (1 - f(s))^2 dnu(s),         V_k = sigma^2 gamma int f(s)^2 / s dnu(s),
+
+(an atom at 0 when gamma > 1, where f = 0). k = 0 is FedAvg (B = r^2 int t dH, V = 0);
+k -> infinity with 0 < eta (s + lam) < 2 on the support gives Thms 1-2 (and their general-
+covariance forms, Sec. 6.3). The local baselines (Cor. 3.1) are the same filters started at
+0, with rho in place of r.
+
+Sigma = I: the integral over the continuous part uses s = 1 + gamma - h cos(t),
+h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on
+[0, pi], and the midpoint rule with nodes doubled until two successive values agree to
+``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
+Stieltjes transform of nu around its support (``riskcalc.linear.engine.weighted_mp.contour_integrals``),
+to ``RTOL_GENERAL``. A non-uniform direction of theta (signal_weights different from
+weights) would need two-resolvent equivalents and is not covered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.steps import finite_clients as finite_clients_steps
+
+from riskcalc.linear.engine import weighted_mp
+from riskcalc._validate import as_array, positive, positive_int
+from riskcalc.errors import SolverError
+from riskcalc.linear.limits import LimitResult
+from riskcalc.linear.model import ClientSpec
+
+METHODS = ("ftfa", "rtfa", "local", "local_ridge")
+RTOL = 1e-13
+# Both factors are of order one (the bias factor lies in [0, 1] for a stable step); a bias that
+# has decayed to 1e-30 need not be resolved to 13 digits.
+ATOL = 1e-16
+MAX_NODES = 2 ** 18
+#: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
+#: room for the rounding of the contour sum.
+RTOL_GENERAL = 1e-11
+MAX_CONTOUR_NODES = 2 ** 15
+
+
+def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
+                spectrum=None, clients=None, weights=None) -> LimitResult:
+    """Asymptotic bias, variance and risk after ``steps`` personalization gradient steps.
+
+    Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7 Algs. 5-6 (full batch), with Thms 1-2 /
+    Cor. 3.1 as the limit ``steps -> infinity``; derivation in this module's docstring.
+
+    Parameters
+    ----------
+    method : {"ftfa", "rtfa", "local", "local_ridge"}
+        Fine-tuning from the global model (FTFA, RTFA) or training from 0 (the local
+        baselines).
+    gamma, sigma, r, rho, lam : float or array_like
+        As in ``riskcalc.ClientSpec`` (``r`` for FTFA/RTFA, ``rho`` for the local ones, ``lam``
+        for RTFA and local ridge).
+    steps : int or array_like of int
+        Number of gradient steps k >= 0.
+    step_size : float or array_like
+        eta > 0. The iterates converge when eta (lam + (1 + sqrt(gamma))^2) < 2; beyond, the
+        risk grows with k (a note says so).
+    spectrum : Spectrum, optional
+        Eigenvalue distribution of Sigma (default identity); the direction of theta must be
+        uniform (``signal_weights`` left at their default).
+    clients : int, optional
+        M: start FTFA and RTFA from the FedAvg global model over M clients sharing these
+        parameters (``riskcalc.linear.steps.finite_clients``; route
+        ``"finite_clients_steps"``) instead of the exact centre; the local baselines do not
+        use a global model (a note says so).
+    weights : {"samples", "uniform"}, optional
+        Client weights with ``clients`` (default samples).
+
+    Returns
+    -------
+    LimitResult
+        ``route`` is ``"finite-steps"``; ``params`` include ``steps`` and ``step_size``.
+
+    Raises
+    ------
+    ValueError
+        For a method outside ``METHODS``, non-uniform signal weights, or a bad parameter.
+    SolverError
+        When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
+        thousands), or the general route cannot reach its tolerance (see
+        ``riskcalc.linear.engine.weighted_mp.contour_integrals``).
+
+    Examples
+    --------
+    >>> res = steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=1, step_size=0.2)
+    >>> round(res.bias, 12), round(res.variance, 12)
+    (0.72, 0.02)
+    """
+    return spec_steps_limit(ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                                       spectrum=spectrum), steps, step_size, clients=clients,
+                            weights=weights)
+
+
+def supports(spec: ClientSpec) -> bool:
+    """Whether ``spec_steps_limit`` covers ``spec``: a method of ``METHODS`` with the direction
+    of theta uniform."""
+    sp = spec.spectrum
+    return spec.method in METHODS and (sp is None or sp.signal_is_uniform)
+
+
+def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
+                     weights=None) -> LimitResult:
+    """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
+    validation; the command line and ``montecarlo.compare`` start from a spec).
+
+    Parameters
+    ----------
+    spec : ClientSpec
+        FTFA, RTFA or a local baseline, with theta in a uniform direction.
+    steps : int or array of int
+        Numbers of gradient steps k >= 0 (broadcast with the spec's parameters).
+    step_size : float
+        eta > 0.
+
+    Returns
+    -------
+    LimitResult
+        The limits after k steps (route ``steps.limits``).
+    """
+    if spec.method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
+                         f"got {spec.method!r}")
+    if not supports(spec):
+        raise ValueError("spectrum signal_weights: finite-step limits need theta in a uniform "
+                         "direction (signal_weights equal to the eigenvalue weights)")
+    if clients is not None and spec.method in finite_clients_steps.METHODS:
+        return finite_clients_steps.spec_clients_steps_limit(spec, steps, step_size, clients,
+                                                             weights)
+    if clients is None and weights is not None:
+        raise ValueError("weights apply to a finite number of clients only (give clients=M)")
+    if clients is not None:
+        res = spec_steps_limit(spec, steps, step_size)
+        return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
+                                        "weights": weights or "samples"},
+                           res.bias, res.variance, res.risk, route=res.route,
+                           notes=res.notes + ("the local baselines start from 0, not from the "
+                                              "global model: the number of clients does not "
+                                              "enter",))
+    k = as_array("steps", steps, low=0.0)
+    if np.any(k != np.round(k)):
+        raise ValueError(f"steps must be integers >= 0, got {steps!r}")
+    eta = positive("step_size", step_size)
+    params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
+    g, sig, signal, lam_, k, eta = np.broadcast_arrays(
+        spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
+    sp = spec.spectrum
+    if sp is None or sp.is_identity:
+        b_fac, v_fac = filter_integrals(g, lam_, k, eta)
+        top = (1 + np.sqrt(g)) ** 2
+    else:
+        b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
+        top = np.vectorize(lambda x: weighted_mp.support_edges(x, sp)[1])(g)
+    bias = signal ** 2 * b_fac
+    var = sig ** 2 * v_fac
+    risk = bias + var
+    scalar = bias.ndim == 0
+    out = [float(x) if scalar else x for x in (bias, var, risk)]
+    notes = []
+    if np.any(eta * (lam_ + top) >= 2):
+        notes.append("step_size * (lam + top of the spectrum of S) >= 2 (the top is "
+                     "(1 + sqrt(gamma))^2 for Sigma = I): gradient descent diverges there, and "
+                     "the risk grows without bound in steps")
+    return LimitResult(spec.method, params, *out, route="finite-steps", notes=tuple(notes))
+
+
+def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam=None,
+                  spectrum=None, clients=None, weights=None,
+                  max_steps: int = 200) -> LimitResult:
+    """The number of personalization gradient steps k in 0..``max_steps`` that minimizes the
+    limiting risk, by evaluating the exact curve at every integer k (the risk is not
+    monotone in k: early stopping regularizes; derived here from ``steps_limit``).
+
+    Parameters
+    ----------
+    method, gamma, sigma, step_size, r, rho, lam, spectrum, clients, weights
+        As for ``steps_limit``, scalars (one parameter point).
+    max_steps : int
+        The largest k tried (>= 0).
+
+    Returns
+    -------
+    LimitResult
+        The limit at the best k (``params["steps"]``; the first minimizer on ties); a note
+        when the risk still decreases at ``max_steps``.
+
+    Raises
+    ------
+    ValueError
+        As ``steps_limit``, or for array parameters.
+
+    Examples
+    --------
+    >>> res = optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=0.2, max_steps=50)
+    >>> res.params["steps"] > 0
+    True
+    """
+    max_steps = positive_int("max_steps", max_steps, minimum=0)
+    spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                      spectrum=spectrum)
+    for name, value in {**spec.params(), "step_size": step_size}.items():
+        if name != "spectrum" and np.ndim(value):
+            raise ValueError(f"optimal_steps takes one parameter point; {name} is an array")
+    ks = np.arange(max_steps + 1)
+    curve = spec_steps_limit(spec, ks, step_size, clients=clients, weights=weights)
+    best = int(np.argmin(curve.risk))
+    notes = curve.notes
+    if best == max_steps and max_steps > 0:
+        notes += (f"the risk still decreases at max_steps = {max_steps}: raise max_steps (the "
+                  "converged limit is riskcalc.limit)",)
+    params = {**curve.params, "steps": best, "step_size": float(step_size),
+              "max_steps": max_steps}
+    return LimitResult(spec.method, params, float(curve.bias[best]),
+                       float(curve.variance[best]), float(curve.risk[best]), route=curve.route,
+                       notes=notes)
+
+
+def filter_integrals(gamma, lam, steps, step_size):
+    """Bias per unit r^2 and variance per unit sigma^2 after ``steps`` gradient steps.
+
+    ``int (1 - f)^2 dF_gamma`` and ``gamma int f^2 / s dF_gamma`` for the filter
+    ``f(s) = s / (s + lam) (1 - (1 - step_size (s + lam))^steps)`` and the Marchenko-Pastur
+    law F_gamma (paper 003 Sec. 7; see the module docstring). Arguments broadcast together.
+    """
+    gamma, lam, k, eta = (a[..., None] for a in np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size))))
+    root = np.sqrt(gamma)
+    atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
+    prev = None
+    n = 64
+    while n <= MAX_NODES:
+        # Midpoint rule in t: the integrand is smooth, even and 2 pi-periodic in t, where it
+        # converges geometrically, and no node sits on the edge s = 0 of gamma = 1.
+        u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
+        s = (1.0 - root) ** 2 + 4.0 * root * u                        # = 1 + gamma - h cos t
+        dens = (np.pi / n) * 16.0 * gamma * u * (1.0 - u) / (2.0 * np.pi * gamma * s)
+        f_over_s = _one_minus_power(eta * (s + lam), k) / (s + lam)
+        f = s * f_over_s
+        cur = (atom + np.sum(dens * (1.0 - f) ** 2, -1),
+               gamma[..., 0] * np.sum(dens * f * f_over_s, -1))
+        if prev is not None and all(
+                np.all(np.abs(a - b) <= RTOL * np.abs(a) + ATOL) for a, b in zip(cur, prev)):
+            return cur
+        prev = cur
+        n *= 2
+    raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
+                      f"(steps up to {np.max(k):g})")
+
+
+def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
+    """``filter_integrals`` for a general covariance: ``int (1 - f)^2 dnu`` and
+    ``gamma int f^2 / s dnu`` with nu the Sigma-weighted limiting spectrum of S.
+
+    Paper 003 Sec. 7 (Algs. 5-6) under Assumption A2 (derivation in the module docstring).
+    Contour integrals (``riskcalc.linear.engine.weighted_mp.contour_integrals``) around either the
+    continuous part [x_lo, x_hi] (the atom at 0 added as phi(0) nu({0})) or [0, x_hi] with
+    the atom inside, whichever keeps the contour relatively farther from the singularities:
+    the pole of f at -lam and, for lam = 0, the growth of (1 - eta s)^k off [0, 2/eta].
+    Arguments broadcast together.
+    """
+    gamma, lam, k, eta = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
+    edges, atoms = {}, {}
+    for idx in np.ndindex(gamma.shape):
+        g, l, kk, e = float(gamma[idx]), float(lam[idx]), float(k[idx]), float(eta[idx])
+        if g not in edges:
+            edges[g] = weighted_mp.support_edges(g, spectrum)
+            atoms[g] = weighted_mp.atom_at_zero(g, spectrum)
+        lo, hi = edges[g]
+        # Right of the support |1 - eta (s + lam)| must not outgrow its value at the top edge
+        # by more than about e^2 over 2k powers (inside the stable disk when there is room).
+        room = 0.5 * (2.0 / e - l - hi)
+        cap = room if room > 0 else ((hi + l) * e - 1.0) / max(kk * e, e)
+        # Around the continuous part only: the margin is half the gap to the atom at 0.
+        ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf
+        # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
+        reach = 0.5 * l if l > 0 else (1.0 / (kk * e) if kk > 0 else np.inf)
+        margin_all = min(reach, cap, 0.25 * hi)
+        if ratio_cut >= margin_all / hi:
+            foci, margin, atom = (lo, hi), min(0.5 * lo, cap), atoms[g]
+        else:
+            foci, margin, atom = (0.0, hi), margin_all, 0.0
+
+        def one_minus_power(z, l=l, kk=kk, e=e):
+            return -_expm1(kk * _log1p(-e * (z + l)))
+
+        def phi_bias(z, l=l):
+            return (1.0 - z / (z + l) * one_minus_power(z)) ** 2
+
+        def phi_var(z, l=l):
+            return z * (one_minus_power(z) / (z + l)) ** 2
+
+        b, v = weighted_mp.contour_integrals(
+            (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
+            atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES)
+        bias[idx] = b + atom
+        var[idx] = g * v
+    return bias, var
+
+
+def _log1p(w):
+    """Complex log(1 + w), accurate for small |w| (numpy's complex log1p loses Re)."""
+    x, y = w.real, w.imag
+    return 0.5 * np.log1p(x * (2.0 + x) + y * y) + 1j * np.arctan2(y, 1.0 + x)
+
+
+def _expm1(w):
+    """Complex exp(w) - 1, accurate for small |w|."""
+    x, y = w.real, w.imag
+    return np.expm1(x) * np.cos(y) - 2.0 * np.sin(0.5 * y) ** 2 + 1j * np.exp(x) * np.sin(y)
+
+
+def _one_minus_power(x, k):
+    """``1 - (1 - x)^k`` without cancellation when x is small (x in (0, 1): through log1p)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = -np.expm1(k * np.log1p(-np.minimum(x, 0.5)))
+    return np.where(x < 0.5, small, 1.0 - (1.0 - x) ** k)

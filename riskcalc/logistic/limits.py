@@ -1,0 +1,70 @@
+"""The public entry of the logistic family: ``logistic_limit`` dispatches to the one-point
+fixed point (``fixed_point``), the broadcast grid (``grid``) and the finite-M pipeline
+(``finite_clients``). It sits above the three so that none of them imports another back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.logistic.finite_clients import finite_logistic_limit
+from riskcalc.logistic.fixed_point import logistic_lam_path
+from riskcalc.logistic.grid import grid_limit
+
+
+def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
+                   global_lam=None, weights: str = "samples", method: str = "rtfa"):
+    """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
+
+    The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
+    NeurIPS 2019, and Sur & Candes, PNAS 2019, eq. 5, extended to a non-zero centre).
+    Array arguments broadcast (numpy rules) and the grid is solved together
+    (``riskcalc.logistic.broadcast``); the result's fields are then arrays of the broadcast
+    shape.
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        d / n, > 0.
+    signal : float or array_like
+        ``S = ||w_0||``, the norm of the centre, >= 0 (``0``: plain local ridge).
+    r : float or array_like
+        ``||w_i - w_0||``, >= 0.
+    lam : float or array_like
+        Ridge penalty toward the centre, >= 0 (``0``: the MLE, when it exists).
+    centre : {"oracle", "fedavg"}
+        ``c = w_0`` (default), or FedAvg's logistic global model over infinitely many clients,
+        ``c = alpha w_0`` (``riskcalc.logistic.fedavg``); the derivation holds for any
+        multiple of ``w_0`` with ``c_e``, ``C`` scaled by it.
+    clients, global_lam, weights, method : optional
+        With ``clients = M``: the centre is FedAvg's global model fitted on M identical
+        clients' data (the target's included) with ridge ``global_lam`` and ``weights``, and
+        ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
+        (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken;
+        scalar arguments only: the broadcasting above is of the infinite-client form).
+
+    Returns
+    -------
+    LogisticResult, or FiniteLogisticResult with ``clients``
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or ``lam = 0`` beyond the MLE existence transition.
+    SolverError
+        The fixed point did not converge, or the quadrature check failed.
+    """
+    if clients is not None:
+        if centre != "oracle":
+            raise ValueError("centre is not taken with clients: the centre is the global "
+                             "model of the M clients")
+        return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
+                                     global_lam=global_lam, weights=weights, method=method)
+    if global_lam is not None or method != "rtfa" or weights != "samples":
+        raise ValueError("global_lam, weights and method need clients (the number of clients "
+                         "of the global model)")
+    if lam is None:
+        raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
+    if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
+        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+    return grid_limit(gamma, signal, r, lam, centre)
