@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.steps import finite_clients as finite_clients_steps
-
-from riskcalc.linear.engine import weighted_mp
 from riskcalc._validate import as_array, positive, positive_int
 from riskcalc.errors import SolverError
+from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.steps import finite_clients as finite_clients_steps
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
 RTOL = 1e-13
