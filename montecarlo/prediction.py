@@ -92,11 +92,11 @@ def federated_steps_limit(spec: ClientSpec, setting: Setting, steps: int,
         spec.method, gamma=gam, sigma=sigma, r=r, lam=lam, steps=steps, step_size=step_size,
         weights=setting.weights, spectrum=spec.spectrum)
     bias, var = float(bias), float(var)
-    notes = finite_clients_steps.divergence_notes(spec.gamma, spec.penalty, step_size,
-                                                  spec.spectrum)
+    converges, notes = finite_clients_steps.stability(spec.gamma, spec.penalty, step_size,
+                                                      spec.spectrum)
     return riskcalc.LimitResult(spec.method, {**spec.params(), "steps": steps,
                                               "step_size": step_size,
                                               "clients": setting.clients,
                                               "weights": setting.weights},
                                 bias, var, bias + var, route=finite_clients_steps.ROUTE,
-                                notes=notes)
+                                notes=notes, converges=converges)

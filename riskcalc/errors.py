@@ -7,3 +7,9 @@ class SolverError(RuntimeError):
     Raised instead of returning an unconverged value: the equations of ``riskcalc`` have unique
     roots inside known brackets, so a failure means the inputs are beyond floating point reach.
     """
+
+
+class IntegrandOverflow(SolverError):
+    """A spectral integral whose integrand leaves the floating point range (overflow, or a
+    contour sum dominated by rounding). Past the stability edge of gradient descent this is a
+    diverged value, which callers report as infinite; anywhere else it is a failure."""

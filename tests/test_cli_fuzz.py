@@ -248,7 +248,6 @@ def test_in_range_extremes_print_finite_json(capsys):
 
 
 @pytest.mark.parametrize("command", [
-    "predict ftfa --gamma 2 --r 1 --sigma 0.5 --steps 200 --step-size 5",
     "predict rtfa --model logistic --gamma 2 --signal 1e100 --r 1 --lam 0.5",
 ])
 def test_no_warning_ahead_of_the_error_line(command):
@@ -257,6 +256,16 @@ def test_no_warning_ahead_of_the_error_line(command):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_divergent_steps_print_a_result_without_warnings():
+    # Was an error after numpy's warnings (issues 22, 32): divergence is now a result, with
+    # nothing on stderr (the overflow is the value, not a warning).
+    proc = subprocess.run([sys.executable, "-m", "riskcalc", "predict", "ftfa", "--gamma", "2",
+                           "--r", "1", "--sigma", "0.5", "--steps", "200", "--step-size", "5"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "converges: false" in proc.stdout and "risk      inf" in proc.stdout
 
 
 def _strict(text):

@@ -172,10 +172,11 @@ def _finite_clients_steps(args, spec, fed, weights):
         steps=args.steps, step_size=args.step_size, weights=weights, spectrum=spec.spectrum)
     params = {**spec.params(), "steps": args.steps, "step_size": args.step_size,
               "clients": len(fed["gamma"]), "weights": weights}
+    converges, notes = finite_clients_steps.stability(spec.gamma, spec.penalty, args.step_size,
+                                                      spec.spectrum)
     return riskcalc.LimitResult(spec.method, params, float(bias), float(var), float(bias + var),
-                                route=finite_clients_steps.ROUTE,
-                                notes=finite_clients_steps.divergence_notes(
-                                    spec.gamma, spec.penalty, args.step_size, spec.spectrum))
+                                route=finite_clients_steps.ROUTE, notes=notes,
+                                converges=converges)
 
 
 def run(args) -> int:
@@ -212,6 +213,8 @@ def run(args) -> int:
     print(f"  route: {res.route}")
     for name in ("bias", "variance", "risk"):
         print(f"  {name:<9} {getattr(res, name):.10g}")
+    if res.converges is not None:
+        print(f"  converges: {'true' if np.all(res.converges) else 'false'}")
     if pop is not None:
         print(f"  population average over the {pop.risk.size} clients: bias "
               f"{pop.mean_bias:.10g}, variance {pop.mean_variance:.10g}, risk "

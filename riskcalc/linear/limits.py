@@ -59,6 +59,11 @@ class LimitResult:
         solved, the number of solves and roots, the most iterations a root took and the
         largest residual at the last iterate; empty when no scalar equation was solved
         (closed forms and quadrature).
+    converges : bool, ndarray of bool or None
+        For a limit after finitely many gradient steps: whether the iteration converges
+        (step_size (lam + top of the limiting spectrum of S) < 2); past that edge the risk
+        grows without bound in the steps and is infinite once it leaves the floating point
+        range. None for the limits of minimizers.
     """
 
     method: str
@@ -69,9 +74,11 @@ class LimitResult:
     route: str
     notes: tuple = field(default=())
     diagnostics: dict = field(default_factory=dict, compare=False)
+    converges: object = field(default=None, compare=False)
 
     def as_dict(self) -> dict:
-        """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values.
+        """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values,
+        and ``"diagnostics": {"converges"}`` for a limit after finitely many gradient steps.
 
         An infinite limit (the ridgeless variance at gamma = 1) becomes None (JSON null), which
         the notes explain: JSON has no infinity.
@@ -79,9 +86,12 @@ class LimitResult:
         def conv(v):
             v = np.asarray(v, dtype=float)
             return np.where(np.isfinite(v), v, None).tolist()
-        return {"method": self.method, "params": self.params, "bias": conv(self.bias),
-                "variance": conv(self.variance), "risk": conv(self.risk),
-                "notes": list(self.notes)}
+        out = {"method": self.method, "params": self.params, "bias": conv(self.bias),
+               "variance": conv(self.variance), "risk": conv(self.risk),
+               "notes": list(self.notes)}
+        if self.converges is not None:
+            out["diagnostics"] = {"converges": np.asarray(self.converges).tolist()}
+        return out
 
     def to_frame(self):
         """A pandas DataFrame with one row per parameter point (the broadcast shape, in C

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
+from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.spectrum import Spectrum
 from riskcalc.linear.engine.stieltjes import c0
 
@@ -198,14 +198,14 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
         with np.errstate(over="ignore", invalid="ignore"):
             terms = [phi(z) * weight for phi in phis]
         if not all(np.all(np.isfinite(tm)) for tm in terms):
-            raise SolverError("finite-step integral: the integrand overflows on the contour "
-                              "(a divergent step size with many steps)")
+            raise IntegrandOverflow("finite-step integral: the integrand overflows on the "
+                                    "contour (a divergent step size with many steps)")
         cur = [-float(np.sum(tm).imag) / n for tm in terms]
         rounding = [8 * np.finfo(float).eps * float(np.sum(np.abs(tm))) / n for tm in terms]
         if any(r > rtol * abs(v) + atol for r, v in zip(rounding, cur)):
-            raise SolverError("finite-step integral: the integrand on the contour is too large "
-                              "for the integral (a step size near the stability limit with "
-                              "many steps?)")
+            raise IntegrandOverflow("finite-step integral: the integrand on the contour is too "
+                                    "large for the integral (a step size near the stability limit "
+                                    "with many steps?)")
         if prev is not None and all(abs(a - b) <= rtol * abs(a) + atol
                                     for a, b in zip(cur, prev)):
             return cur

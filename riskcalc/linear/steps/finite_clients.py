@@ -145,22 +145,37 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
-    return LimitResult(spec.method, params, *out, route=ROUTE,
-                       notes=divergence_notes(g, lam, eta, spec.spectrum))
+    converges, notes = stability(g, lam, eta, spec.spectrum)
+    return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
 
 
-def divergence_notes(gamma, lam, eta, spectrum) -> tuple:
-    """The note of a step size past the stability limit: eta (lam + x_hi) > 2 with x_hi the
-    top of the limiting spectrum of S (Silverstein-Choi edge, ``weighted_mp.support_edges``)."""
+def stability(gamma, lam, eta, spectrum):
+    """Whether gradient descent of step ``eta`` on the ridge objective converges, and the note
+    of a step past the edge: eta (lam + x_hi) < 2 with x_hi the top of the limiting spectrum of
+    S (Silverstein-Choi edge, ``weighted_mp.support_edges``; (1 + sqrt(gamma))^2 for Sigma = I).
+
+    Returns
+    -------
+    converges : bool or ndarray of bool
+        Of the broadcast shape of the arguments.
+    notes : tuple of str
+        One note when any point diverges (the same at any number of steps).
+    """
     sp = _spectrum(spectrum)
-    top = np.vectorize(lambda x: weighted_mp.support_edges(float(x), sp)[1])(gamma)
-    q = eta * (lam + top) - 1.0
-    if np.any(q > 1):
-        return (f"step_size * (lam + top of the spectrum of S) = {np.max(q + 1):.4g} > 2: "
-                "gradient descent diverges, and the risk grows without bound in steps, like "
-                f"{np.max(q):.4g}^(2 k) (a k-th power); the value is exact but is not a "
-                "usable model",)
-    return ()
+    gamma = np.asarray(gamma, dtype=float)
+    values, where = np.unique(gamma, return_inverse=True)
+    top = np.array([weighted_mp.support_edges(float(x), sp)[1] for x in values])
+    top = top[where].reshape(gamma.shape)
+    q = np.asarray(eta * (lam + top) - 1.0, dtype=float)
+    converges = q < 1
+    converges = bool(converges) if converges.ndim == 0 else converges
+    if np.any(q >= 1):
+        return converges, (
+            f"step_size * (lam + top of the spectrum of S) = {np.max(q + 1):.4g} >= 2: "
+            "gradient descent diverges, and the risk grows without bound in steps, like "
+            f"{np.max(q):.4g}^(2 k) (a k-th power); values beyond the floating point range "
+            "are infinite (JSON null); no value here is a usable model",)
+    return converges, ()
 
 
 def _steps(steps) -> np.ndarray:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, positive, positive_int
-from riskcalc.errors import SolverError
+from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec
@@ -55,6 +55,11 @@ MAX_NODES = 2 ** 18
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
 MAX_CONTOUR_NODES = 2 ** 15
+#: optimal_steps: the work refused before solving, its per-point estimates and chunk length.
+MAX_SECONDS = 600.0
+SECONDS_PER_POINT = 3e-5
+SECONDS_PER_POINT_GENERAL = 1e-2
+CHUNK = 4096
 
 
 def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
@@ -100,7 +105,9 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
         thousands), or the general route cannot reach its tolerance (see
-        ``riskcalc.linear.engine.weighted_mp.contour_integrals``).
+        ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent step size is not
+        an error: the result has ``converges`` False and the values grow without bound in k,
+        infinite once beyond the floating point range, at any number of steps.
 
     Examples
     --------
@@ -157,7 +164,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                            res.bias, res.variance, res.risk, route=res.route,
                            notes=res.notes + ("the local baselines start from 0, not from the "
                                               "global model: the number of clients does not "
-                                              "enter",))
+                                              "enter",), converges=res.converges)
     k = as_array("steps", steps, low=0.0)
     if np.any(k != np.round(k)):
         raise ValueError(f"steps must be integers >= 0, got {steps!r}")
@@ -168,21 +175,19 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     sp = spec.spectrum
     if sp is None or sp.is_identity:
         b_fac, v_fac = filter_integrals(g, lam_, k, eta)
-        top = (1 + np.sqrt(g)) ** 2
     else:
         b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
-        top = np.vectorize(lambda x: weighted_mp.support_edges(x, sp)[1])(g)
     bias = signal ** 2 * b_fac
     var = sig ** 2 * v_fac
+    with np.errstate(invalid="ignore"):
+        # r = 0 or sigma = 0 past the edge: no error to amplify (0, not 0 * inf).
+        bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
     scalar = bias.ndim == 0
     out = [float(x) if scalar else x for x in (bias, var, risk)]
-    notes = []
-    if np.any(eta * (lam_ + top) >= 2):
-        notes.append("step_size * (lam + top of the spectrum of S) >= 2 (the top is "
-                     "(1 + sqrt(gamma))^2 for Sigma = I): gradient descent diverges there, and "
-                     "the risk grows without bound in steps")
-    return LimitResult(spec.method, params, *out, route="finite-steps", notes=tuple(notes))
+    converges, notes = finite_clients_steps.stability(g, lam_, eta, sp)
+    return LimitResult(spec.method, params, *out, route="finite-steps", notes=notes,
+                       converges=converges)
 
 
 def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam=None,
@@ -208,7 +213,8 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     Raises
     ------
     ValueError
-        As ``steps_limit``, or for array parameters.
+        As ``steps_limit``, for array parameters, or when the curve up to ``max_steps`` is
+        estimated to take longer than ``MAX_SECONDS`` (the message says which max_steps fits).
 
     Examples
     --------
@@ -222,18 +228,46 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     for name, value in {**spec.params(), "step_size": step_size}.items():
         if name != "spectrum" and np.ndim(value):
             raise ValueError(f"optimal_steps takes one parameter point; {name} is an array")
-    ks = np.arange(max_steps + 1)
-    curve = spec_steps_limit(spec, ks, step_size, clients=clients, weights=weights)
-    best = int(np.argmin(curve.risk))
+    _check_work(max_steps + 1, spec.spectrum, clients)
+    # In chunks: the quadrature holds (steps x nodes) arrays. The finite-M pencil solves every
+    # k up to the largest at once, so it takes the whole curve in one chunk.
+    pencil = clients is not None and spec.method in finite_clients_steps.METHODS
+    chunk = max_steps + 1 if pencil else CHUNK
+    risks, curve = [], None
+    for start in range(0, max_steps + 1, chunk):
+        ks = np.arange(start, min(start + chunk, max_steps + 1))
+        part = spec_steps_limit(spec, ks, step_size, clients=clients, weights=weights)
+        risks.append(np.asarray(part.risk))
+        if curve is None or np.min(part.risk) < np.min(curve.risk):
+            curve, offset = part, start
+    risk = np.concatenate(risks)
+    best = int(np.argmin(risk))
     notes = curve.notes
     if best == max_steps and max_steps > 0:
         notes += (f"the risk still decreases at max_steps = {max_steps}: raise max_steps (the "
                   "converged limit is riskcalc.limit)",)
     params = {**curve.params, "steps": best, "step_size": float(step_size),
               "max_steps": max_steps}
-    return LimitResult(spec.method, params, float(curve.bias[best]),
-                       float(curve.variance[best]), float(curve.risk[best]), route=curve.route,
-                       notes=notes)
+    i = best - offset
+    return LimitResult(spec.method, params, float(curve.bias[i]),
+                       float(curve.variance[i]), float(curve.risk[i]), route=curve.route,
+                       notes=notes, converges=bool(np.all(curve.converges)))
+
+
+def _check_work(points: int, spectrum, clients) -> None:
+    """Refuse, before solving, a steps curve estimated to take longer than ``MAX_SECONDS``
+    (measured per point on a quiet 2-core machine: ~3e-5 s for Sigma = I, ~1e-2 s with a
+    spectrum, whose contour is solved point by point; the finite-M pencil grows like k^3 and
+    is refused by its own size limit)."""
+    general = spectrum is not None and not spectrum.is_identity and clients is None
+    if clients is not None and spectrum is not None and not spectrum.is_identity:
+        return
+    per_point = SECONDS_PER_POINT_GENERAL if general else SECONDS_PER_POINT
+    seconds = points * per_point
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"max_steps = {points - 1} would take about {seconds / 60:.3g} min "
+                         f"(estimated); at most {MAX_SECONDS / 60:.3g} min is allowed: give "
+                         f"max_steps <= {int(MAX_SECONDS / per_point) - 1}")
 
 
 def filter_integrals(gamma, lam, steps, step_size):
@@ -255,12 +289,20 @@ def filter_integrals(gamma, lam, steps, step_size):
         u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
         s = (1.0 - root) ** 2 + 4.0 * root * u                        # = 1 + gamma - h cos t
         dens = (np.pi / n) * 16.0 * gamma * u * (1.0 - u) / (2.0 * np.pi * gamma * s)
-        f_over_s = _one_minus_power(eta * (s + lam), k) / (s + lam)
-        f = s * f_over_s
-        cur = (atom + np.sum(dens * (1.0 - f) ** 2, -1),
-               gamma[..., 0] * np.sum(dens * f * f_over_s, -1))
-        if prev is not None and all(
-                np.all(np.abs(a - b) <= RTOL * np.abs(a) + ATOL) for a, b in zip(cur, prev)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            f_over_s = _one_minus_power(eta * (s + lam), k) / (s + lam)
+            f = s * f_over_s
+            cur = (atom + np.sum(dens * (1.0 - f) ** 2, -1),
+                   gamma[..., 0] * np.sum(dens * f * f_over_s, -1))
+        # A divergent step size past ~350 / log|1 - eta (lam + x_hi)| steps: the integrand
+        # overflows, i.e. the value exceeds the floating point range: it is infinite here
+        # (JSON null), the same convention at any number of steps.
+        cur = tuple(np.where(np.isfinite(a), a, np.inf) for a in cur)
+        with np.errstate(invalid="ignore"):
+            settled = prev is not None and all(
+                np.all((a == b) | (np.abs(a - b) <= RTOL * np.abs(a) + ATOL))
+                for a, b in zip(cur, prev))
+        if settled:
             return cur
         prev = cur
         n *= 2
@@ -312,9 +354,16 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         def phi_var(z, l=l):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
-        b, v = weighted_mp.contour_integrals(
-            (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin, rtol=RTOL_GENERAL,
-            atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES)
+        try:
+            b, v = weighted_mp.contour_integrals(
+                (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
+                rtol=RTOL_GENERAL, atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES)
+        except IntegrandOverflow:
+            if e * (l + hi) <= 2.0:
+                raise
+            # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k) and
+            # overflows on the contour: the value is beyond the floating point range.
+            b = v = np.inf
         bias[idx] = b + atom
         var[idx] = g * v
     return bias, var
