@@ -81,6 +81,17 @@ def _polys(delta, T, g, tol):
     return np.where(on, pt, 0.0), np.where(on, pt / safe, g * T)
 
 
+def _gram(blocks, weights):
+    """sum_j B_j diag(w_j) B_j^T as one product of the stacked blocks: with every w >= 0,
+    C C^T for C = [B_j diag(sqrt(w_j))], which numpy runs as a symmetric rank-k update."""
+    w = np.concatenate(weights)
+    B = np.hstack(blocks)
+    if (w >= 0).all():
+        C = B * np.sqrt(w)
+        return C @ C.T
+    return (B * w) @ B.T
+
+
 def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> dict:
     """FedAvg's curves exactly given the designs (expectation over theta_0, u_j and noise).
 
@@ -112,7 +123,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> d
     """
     d, m = s.size, len(basis)
     q = [fedavg_factors(mu, K, eta) for _, mu in basis]
-    D = sum(pj * (R * qj) @ R.T for pj, (R, _), qj in zip(p, basis, q))
+    D = _gram([R for R, _ in basis], [pj * qj for pj, qj in zip(p, q)])
     delta, W = np.linalg.eigh(D)
     tol = np.abs(delta).max() * d * np.finfo(float).eps * 10
     radius = float(np.max(np.abs(1.0 - g * delta[np.abs(delta) > tol])))
@@ -121,10 +132,9 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> d
                          f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); lower "
                          "the step sizes")
     Y = [W.T @ R for R, _ in basis]
-    ZW = sum(pk ** 2 * rk ** 2 / d * (Yk * qk ** 2) @ Yk.T
-             for pk, rk, Yk, qk in zip(p, r, Y, q))
-    NW = sum(pk ** 2 * sk ** 2 / nk * (Yk * (qk ** 2 / mu)) @ Yk.T
-             for pk, sk, nk, Yk, qk, (_, mu) in zip(p, sigma, n, Y, q, basis))
+    ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
+    NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu
+                   for pk, sk, nk, qk, (_, mu) in zip(p, sigma, n, q, basis)])
     iso = bool(np.all(s == s[0]))
     SW = s[0] * np.eye(d) if iso else (W.T * s) @ W
     polys = [_polys(delta, t, g, tol) for t in rounds]

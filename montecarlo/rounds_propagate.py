@@ -173,7 +173,7 @@ class Propagation:
         op = spla.LinearOperator((size, size), matvec=lambda x: apply(x[:, None])[:, 0],
                                  dtype=float)
         try:
-            ev = spla.eigs(op, k=1, which="LM", tol=1e-8, return_eigenvectors=False,
+            ev = spla.eigs(op, k=1, which="LM", tol=1e-6, return_eigenvectors=False,
                            v0=np.ones(size))
         except spla.ArpackNoConvergence:
             return float("nan")

@@ -340,3 +340,44 @@ def test_sampled_draws_average_to_the_conditional_expectation(method, extra):
         diff = b.samples[k] - a.samples[k]
         se = diff.std(0, ddof=1) / np.sqrt(diff.shape[0])
         assert np.all(np.abs(diff.mean(0)) <= 4 * se), k
+
+
+def literal_round_map(X, p, K, eta, g, lam):
+    """Algorithm 1's homogeneous round map on (w, w_1..w_M) from matrix powers."""
+    d, m = X[0].shape[1], len(X)
+    Phi = np.zeros(((m + 1) * d, (m + 1) * d))
+    top_left = (1.0 - g * lam) * np.eye(d)
+    for j, x in enumerate(X):
+        step = np.eye(d) - eta * (x.T @ x / x.shape[0] + lam * np.eye(d))
+        A = np.linalg.matrix_power(step, K)
+        C = sum(np.linalg.matrix_power(step, i) for i in range(K)) * eta * lam
+        rows = slice((j + 1) * d, (j + 2) * d)
+        Phi[rows, rows], Phi[rows, :d] = A, C
+        top_left = top_left + g * lam * p[j] * C
+        Phi[:d, rows] = g * lam * p[j] * A
+    Phi[:d, :d] = top_left
+    return Phi
+
+
+@pytest.mark.parametrize("K,g_lam", [(1, 1.0), (4, 1.6), (2, 2.5)])
+def test_contraction_is_the_spectral_radius_of_the_literal_round_map(K, g_lam, monkeypatch):
+    import montecarlo.rounds_propagate as rp
+    X, s, basis, n = federation((0.5, 1.0, 2.0), 10, Spectrum.two_point(1.0, 3.0, 0.5))
+    p, lam = n / n.sum(), 0.7
+    eta = 1.6 / (top(X) + lam)
+    want = np.abs(np.linalg.eigvals(literal_round_map(X, p, K, eta, g_lam / lam, lam))).max()
+    beta = [np.zeros((mu.size, 1)) for _, mu in basis]
+    prop = Propagation("fedprox", basis, beta, [np.zeros((10, 1))] * 3, s, p, K, eta,
+                       g_lam / lam, lam, False)
+    np.testing.assert_allclose(prop.contraction(), want, rtol=1e-10)
+    monkeypatch.setattr(rp, "DENSE_STATE", 0)        # the ARPACK route
+    np.testing.assert_allclose(prop.contraction(), want, rtol=1e-5)
+    # FedAvg: max |1 - g delta| over the nonzero eigenvalues of D = sum_j p_j Q_j
+    D = sum(pj * (np.eye(10) - np.linalg.matrix_power(np.eye(10) - eta * x.T @ x
+                                                      / x.shape[0], K)) for pj, x in zip(p, X))
+    want = np.abs(1.0 - g_lam * np.linalg.eigvalsh(D)).max()
+    got = fedavg_conditional(basis, n, s, p, np.ones(3), np.ones(3), 1.0, [1], K, eta, g_lam)
+    np.testing.assert_allclose(got["contraction"], want, rtol=1e-10)
+    prop = Propagation("fedavg", basis, beta, [np.zeros((10, 1))] * 3, s, p, K, eta, g_lam,
+                       None, False)
+    np.testing.assert_allclose(prop.contraction(), want, rtol=1e-10)
