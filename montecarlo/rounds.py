@@ -195,17 +195,20 @@ def sample_designs(gamma, s, seed: int, rep: int):
         for j, g in enumerate(gamma)]
 
 
-def sample_draw(X, s, r, sigma, signal, seed: int, rep: int):
-    """theta_j (rows) and noise of replicate ``rep`` (streams of ``sample_federation``:
-    theta_0 from (rep, M, 0), u_j from (rep, j, 1), noise from (rep, j, 2))."""
+def sample_draw(X, s, r, sigma, signal, seed: int, rep: int, k: int = 0):
+    """theta_j (rows) and noise of draw ``k`` of replicate ``rep``. Draw 0 takes the streams
+    of ``sample_federation`` (theta_0 from (rep, M, 0), u_j from (rep, j, 1), noise from
+    (rep, j, 2)); draw k > 0 appends k to each stream."""
     m, d = len(X), s.size
-    t0 = replicate_rng(seed, rep, m, 0).standard_normal(d)
+    extra = (k,) if k else ()
+    t0 = replicate_rng(seed, rep, m, 0, *extra).standard_normal(d)
     t0 *= signal / np.linalg.norm(t0)
     theta, eps = np.empty((m, d)), []
     for j in range(m):
-        u = replicate_rng(seed, rep, j, 1).standard_normal(d)
+        u = replicate_rng(seed, rep, j, 1, *extra).standard_normal(d)
         theta[j] = t0 + r[j] * u / np.linalg.norm(u)
-        eps.append(sigma[j] * replicate_rng(seed, rep, j, 2).standard_normal(X[j].shape[0]))
+        eps.append(sigma[j] * replicate_rng(seed, rep, j, 2, *extra).standard_normal(
+            X[j].shape[0]))
     return theta, eps
 
 
@@ -230,11 +233,16 @@ def source_columns(basis, n, s, r, sigma, signal):
     return beta, targets
 
 
-def draw_columns(basis, X, theta, eps):
-    """(beta, targets) of one sampled draw: a signal column and a noise column."""
-    beta = [np.column_stack([mu * (R.T @ th), R.T @ (x.T @ e) / x.shape[0]])
-            for (R, mu), x, th, e in zip(basis, X, theta, eps)]
-    return beta, [th[:, None] for th in theta]
+def draw_columns(basis, X, draws):
+    """(beta, targets) of sampled draws ``[(theta, eps), ...]``: their signal columns, then
+    their noise columns."""
+    beta, targets = [], []
+    for j, ((R, mu), x) in enumerate(zip(basis, X)):
+        th = np.column_stack([t[j] for t, _ in draws])
+        noise = np.column_stack([e[j] for _, e in draws])
+        beta.append(np.hstack([mu[:, None] * (R.T @ th), R.T @ (x.T @ noise) / x.shape[0]]))
+        targets.append(th)
+    return beta, targets
 
 
 def propagation_flops(d, ks, rounds, method) -> float:
@@ -260,7 +268,6 @@ def rounds_task(task: dict) -> dict:
         kind = "conditional" if method == "fedavg" or propagation_flops(
             s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
             else "empirical"
-    args = (task["local_steps"], task["step_size"], task["global_step"], task["lam"])
     if method == "fedavg" and kind == "conditional":
         out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
                                  task["step_size"], task["global_step"])
@@ -268,10 +275,12 @@ def rounds_task(task: dict) -> dict:
         if kind == "conditional":
             beta, targets = source_columns(basis, n, s, r, sigma, task["signal"])
         else:
-            beta, targets = draw_columns(basis, X, *sample_draw(
-                X, s, r, sigma, task["signal"], task["seed"], task["rep"]))
-        out = curve(Propagation(method, basis, beta, targets, s, p, K, *args[1:],
-                                kind == "conditional"), rounds)
+            beta, targets = draw_columns(basis, X, [sample_draw(
+                X, s, r, sigma, task["signal"], task["seed"], task["rep"], k)
+                for k in range(task["draws"])])
+        out = curve(Propagation(method, basis, beta, targets, s, p, K, task["step_size"],
+                                task["global_step"], task["lam"], kind == "conditional"),
+                    rounds)
     return {**{k: np.asarray(out[k]).tolist() for k in QUANTITIES},
             "contraction": out["contraction"], "measure": kind}
 
@@ -381,7 +390,7 @@ class RoundsSimulation:
 
 def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
                     global_step=None, lam=None, weights="samples", spectrum=None, d, reps,
-                    seed=0, jobs=1, measure="auto", cache=None,
+                    seed=0, jobs=1, measure="auto", draws=1, cache=None,
                     progress=False) -> RoundsSimulation:
     """Every client's simulated risk along FedAvg with local GD or paper 004's Algorithm 1.
 
@@ -420,6 +429,10 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         any d; Algorithm 1 by column propagation, O(d (sum k_j)^2) per round); ``empirical``:
         one sampled theta and noise per design; ``auto``: conditional for FedAvg, and for
         Algorithm 1 when it costs at most ``AUTO_EXACT_FLOPS``.
+    draws : int
+        Sampled (theta, noise) draws per design under ``empirical``, >= 1, propagated
+        together and averaged (draw 0 is ``montecarlo.federation.sample_federation``'s);
+        ignored when the measurement is conditional.
     cache, progress
         Passed to ``montecarlo.tasks.run_tasks``.
 
@@ -446,7 +459,8 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
                            global_step=global_step, lam=lam, weights=weights,
                            spectrum=spectrum, d=d)
     reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
-    base = {**params, "measure": measure, "seed": seed}
+    base = {**params, "measure": measure, "seed": seed,
+            "draws": positive_int("draws", draws)}
     results = run_tasks(rounds_task, [{**base, "rep": rep} for rep in range(reps)],
                         cache=cache, n_jobs=jobs, progress=progress,
                         desc=f"rounds {params['method']}", command="rounds")

@@ -188,7 +188,7 @@ def test_empirical_route_equals_literal_iteration_on_the_same_draw(method):
     rounds = [0, 4, 9]
     Y = [x @ t + e for x, t, e in zip(X, theta, eps)]
     hist = literal(method, X, [y[:, None] for y in Y], p, K, eta, g, lam, 9)
-    beta, targets = draw_columns(basis, X, theta, eps)
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
     got = curve(Propagation(method, basis, beta, targets, s, p, K, eta, g, lam, False), rounds)
     for i, t in enumerate(rounds):
         w, loc = hist[t]
@@ -226,7 +226,7 @@ def test_fedavg_fixed_point_with_one_local_step_is_the_pooled_least_squares():
     # empirical: the fixed point of one draw is estimators.global_model
     X, s, basis, n, theta, eps = draw((0.5, 1.0, 2.0), 24)
     Y = [x @ t + e for x, t, e in zip(X, theta, eps)]
-    beta, targets = draw_columns(basis, X, theta, eps)
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
     w, _ = Propagation("fedavg", basis, beta, targets, s, p, 1, 0.1, 1.0, None,
                        False).fixed_point()
     np.testing.assert_allclose(w.sum(1), global_model(X, Y, p, "fedavg"), rtol=1e-10)
@@ -237,7 +237,7 @@ def test_exact_local_solves_one_round_average_local_least_squares():
     p = n / n.sum()
     avg = sum(pj * np.linalg.lstsq(x, x @ t + e, rcond=None)[0]
               for pj, x, t, e in zip(p, X, theta, eps))
-    beta, targets = draw_columns(basis, X, theta, eps)
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
     got = curve(Propagation("fedavg", basis, beta, targets, s, p, INF, None, 1.0, None, False),
                 [1])
     np.testing.assert_allclose(got["risk"][:, 0], sampled_risk(s, [avg] * 3, theta),
@@ -250,7 +250,7 @@ def test_algorithm1_reaches_the_joint_fedprox_minimizer():
     p = np.full(3, 1 / 3)
     Y = [x @ t + e for x, t, e in zip(X, theta, eps)]
     w0, ws = pfedme_joint(X, Y, p, lam)
-    beta, targets = draw_columns(basis, X, theta, eps)
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
     got = curve(Propagation("fedprox", basis, beta, targets, s, p, 30, 0.9 / (top(X) + lam),
                             1.0 / lam, lam, False), [600, INF])
     np.testing.assert_allclose(got["risk"][:, 1], sampled_risk(s, ws, theta), rtol=1e-10)
@@ -277,7 +277,7 @@ def test_existing_paper_algorithms_trace_the_same_models():
     p, lam, K = np.full(3, 1 / 3), 0.6, 3
     Y = np.array([x @ t + e for x, t, e in zip(X, theta, eps)])
     losses = ClientLosses(np.array(X), Y, loss="squared")
-    beta, targets = draw_columns(basis, X, theta, eps)
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
     eta = 0.9 / (top(X) + lam)
     runs = [("fedavg", ALGORITHMS["fedavg"](losses, rounds=6, local_epochs=K, batch_size=None,
                                             lr=eta, global_lr=0.7), 0.7, None),
@@ -322,6 +322,7 @@ def test_seeds_and_workers():
     (dict(lam=1.0), "lam applies"), (dict(method="fedprox"), "lam"),
     (dict(step_size=5.0, local_steps=2), "does not converge"),
     (dict(measure="exact"), "measure"), (dict(weights=[1.0, -1.0, 1.0]), "weights"),
+    (dict(draws=0), "draws"),
 ])
 def test_bad_input(change, match):
     kw = {"method": "fedavg", **FED, "seed": 0, **change}
@@ -381,3 +382,20 @@ def test_contraction_is_the_spectral_radius_of_the_literal_round_map(K, g_lam, m
     prop = Propagation("fedavg", basis, beta, [np.zeros((10, 1))] * 3, s, p, K, eta, g_lam,
                        None, False)
     np.testing.assert_allclose(prop.contraction(), want, rtol=1e-10)
+
+
+def test_several_draws_average_the_single_draw_measurements():
+    kw = {**FED, "rounds": [0, 3, 10], "lam": 0.5, "measure": "empirical", "reps": 2}
+    many = simulate_rounds("fedprox", **kw, seed=4, draws=3)
+    X, s, basis, n = federation(FED["gamma"], FED["d"], seed=4)
+    p = n / n.sum()
+    r, sigma = np.array(FED["r"]), np.array(FED["sigma"])
+    singles = []
+    for k in range(3):
+        beta, targets = draw_columns(basis, X, [sample_draw(X, s, r, sigma, 1.0, 4, 0, k)])
+        singles.append(curve(Propagation("fedprox", basis, beta, targets, s, p, 4, 0.05, 2.0,
+                                          0.5, False), [0, 3, 10]))
+    for key in KEYS:
+        np.testing.assert_allclose(many.samples[key][0], np.mean([o[key] for o in singles], 0),
+                                   rtol=1e-10, err_msg=key)
+    assert not np.allclose(singles[0]["risk"], singles[1]["risk"])
