@@ -465,7 +465,8 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
                         cache=cache, n_jobs=jobs, progress=progress,
                         desc=f"rounds {params['method']}", command="rounds")
     samples = {k: np.array([res[k] for res in results], float) for k in QUANTITIES}
-    stats = {k: mean_se(v) for k, v in samples.items()}
+    with np.errstate(invalid="ignore", over="ignore"):     # a diverging curve: inf
+        stats = {k: mean_se(v) for k, v in samples.items()}
     kinds = sorted({res["measure"] for res in results})
     return RoundsSimulation({k: v[0] for k, v in stats.items()},
                             {k: v[1] for k, v in stats.items()}, samples,

@@ -399,3 +399,14 @@ def test_several_draws_average_the_single_draw_measurements():
         np.testing.assert_allclose(many.samples[key][0], np.mean([o[key] for o in singles], 0),
                                    rtol=1e-10, err_msg=key)
     assert not np.allclose(singles[0]["risk"], singles[1]["risk"])
+
+
+def test_a_diverging_curve_is_a_result_and_its_fixed_point_an_error():
+    # eta = 0.5 is beyond 2 / (lam + top of the gamma = 2 client's sample spectrum ~ 5.8)
+    kw = {**FED, "rounds": [0, 5, 500], "step_size": 0.5, "lam": 1.0, "local_steps": 2}
+    res = simulate_rounds("fedprox", **kw, seed=1)
+    assert not res.converges.any() and (res.contraction > 1).all()
+    assert np.isinf(res.risk[:, 2]).all() and np.isfinite(res.risk[:, :2]).all()
+    assert (res.risk[:, 1] > res.risk[:, 0]).all()
+    with pytest.raises(ValueError, match="does not converge"):
+        simulate_rounds("fedprox", **{**kw, "rounds": [INF]}, seed=1)
