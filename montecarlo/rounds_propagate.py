@@ -69,6 +69,47 @@ def _range_solve(lhs, rhs):
     return vec[:, keep] @ ((vec[:, keep].T @ rhs) / ev[keep, None])
 
 
+def source_columns(basis, n, s, r, sigma, signal):
+    """(beta, targets) of the scaled source basis (``rounds_propagate`` docstring): columns
+    theta_0 (d), u_1..u_M (d each), then each client's noise (k_j each)."""
+    m, d = len(basis), s.size
+    ks = [mu.size for _, mu in basis]
+    cs, c = (m + 1) * d, (m + 1) * d + sum(ks)
+    beta, targets = [], []
+    for j, (R, mu) in enumerate(basis):
+        b = np.zeros((mu.size, c))
+        b[:, :d] = mu[:, None] * R.T * (signal / np.sqrt(d))
+        b[:, (j + 1) * d:(j + 2) * d] = mu[:, None] * R.T * (r[j] / np.sqrt(d))
+        start = cs + sum(ks[:j])
+        b[:, start:start + mu.size] = np.diag(sigma[j] * np.sqrt(mu / n[j]))
+        t = np.zeros((d, cs))
+        t[:, :d] = np.eye(d) * (signal / np.sqrt(d))
+        t[:, (j + 1) * d:(j + 2) * d] = np.eye(d) * (r[j] / np.sqrt(d))
+        beta.append(b)
+        targets.append(t)
+    return beta, targets
+
+
+def draw_columns(basis, X, draws):
+    """(beta, targets) of sampled draws ``[(theta, eps), ...]``: their signal columns, then
+    their noise columns."""
+    beta, targets = [], []
+    for j, ((R, mu), x) in enumerate(zip(basis, X)):
+        th = np.column_stack([t[j] for t, _ in draws])
+        noise = np.column_stack([e[j] for _, e in draws])
+        beta.append(np.hstack([mu[:, None] * (R.T @ th), R.T @ (x.T @ noise) / x.shape[0]]))
+        targets.append(th)
+    return beta, targets
+
+
+def propagation_flops(d, ks, rounds, method) -> float:
+    """Flops of the exact column propagation (``source_columns``) over ``rounds``."""
+    m, kt = len(ks), float(sum(ks))
+    finite = [t for t in rounds if not np.isinf(t)]
+    per = (6 if method == "fedprox" else 4) * d * kt * ((m + 1) * d + kt)
+    return per * (max(finite, default=0) + 1)
+
+
 class Propagation:
     """Iterate one algorithm's rounds on column blocks and measure each client's models.
 

@@ -10,9 +10,10 @@ from montecarlo.estimators import global_model, pfedme_joint
 from montecarlo.instances import Instance
 from montecarlo.measure import decompose, measure
 from montecarlo.objectives import ClientLosses
-from montecarlo.rounds import (draw_columns, fedavg_conditional, sample_designs, sample_draw,
-                               simulate_rounds, source_columns)
-from montecarlo.rounds_propagate import Propagation, client_basis, curve
+from montecarlo.rounds import sample_designs, sample_draw, simulate_rounds
+from montecarlo.rounds_fedavg import fedavg_conditional
+from montecarlo.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
+                                         source_columns)
 from riskcalc.spectrum import Spectrum
 
 INF = np.inf
