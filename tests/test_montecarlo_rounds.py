@@ -299,8 +299,12 @@ FED = dict(gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3], sign
            rounds=[0, 3, 10, INF], local_steps=4, step_size=0.05, d=30, reps=3)
 
 
-def test_seeds_and_workers():
-    a = simulate_rounds("fedavg", **FED, seed=5)
+def test_seeds_workers_and_cache(tmp_path):
+    a = simulate_rounds("fedavg", **FED, seed=5, cache=tmp_path / "c.jsonl")
+    again = simulate_rounds("fedavg", **FED, seed=5, cache=tmp_path / "c.jsonl")
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1 + FED["reps"]
+    for k in KEYS:
+        np.testing.assert_array_equal(a.samples[k], again.samples[k])
     b = simulate_rounds("fedavg", **FED, seed=5, jobs=2)
     c = simulate_rounds("fedavg", **FED, seed=6)
     for k in KEYS:
