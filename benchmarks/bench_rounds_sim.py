@@ -36,7 +36,7 @@ def one(method, d, rounds, measure, spectrum):
                            spectrum=spectrum)
     with small_blas():
         t = time.process_time()
-        out = rounds_task({**params, "measure": measure, "seed": 0, "rep": 0})
+        out = rounds_task({**params, "measure": measure, "seed": 0, "rep": 0, "draws": 1})
         return time.process_time() - t, out
 
 
