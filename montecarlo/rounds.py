@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from montecarlo.instances import sample_size
+from montecarlo.instances import require_memory, sample_size
 from montecarlo.measure import KINDS, decompose
 from montecarlo.rounds_fedavg import QUANTITIES, fedavg_conditional
 from montecarlo.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
@@ -70,6 +70,12 @@ def sample_draw(X, s, r, sigma, signal, seed: int, rep: int, k: int = 0):
     return theta, eps
 
 
+def sample_sizes(params) -> np.ndarray:
+    """n_j = round(d / gamma_j) of every client (``instances.sample_size``)."""
+    d = len(params["s"])
+    return np.array([sample_size(d, g, f"client {j}") for j, g in enumerate(params["gamma"])])
+
+
 def rounds_task(task: dict) -> dict:
     """One replicate (the unit of work of ``run_tasks``): every client's curves, lists of
     shape (M, len(rounds)), the round map's ``contraction`` and the route used."""
@@ -94,7 +100,7 @@ def rounds_task(task: dict) -> dict:
         else:
             beta, targets = draw_columns(basis, X, [sample_draw(
                 X, s, r, sigma, task["signal"], task["seed"], task["rep"], k)
-                for k in range(task["draws"])])
+                for k in range(task.get("draws", 1))])
         out = curve(Propagation(method, basis, beta, targets, s, p, K, task["step_size"],
                                 task["global_step"], task["lam"], kind == "conditional"),
                     rounds)
@@ -156,7 +162,7 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         raise ValueError("training dynamics need uniform signal directions: a spectrum with "
                          "signal_weights is refused")
     s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
-    n = np.array([sample_size(d, gj, f"client {j}") for j, gj in enumerate(gamma)])
+    n = sample_sizes({"gamma": gamma, "s": s})
     p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
          np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
          client_weight_vector(weights, m))
@@ -276,6 +282,13 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
                            global_step=global_step, lam=lam, weights=weights,
                            spectrum=spectrum, d=d)
     reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
+    if measure == "conditional" and params["method"] == "fedprox":
+        m, d = len(params["gamma"]), len(params["s"])
+        ks = np.minimum(sample_sizes(params), d)
+        cols = (m + 1) * d + ks.sum()
+        require_memory(8.0 * cols * (2 * (m + 1) * d + ks.sum()),
+                       f"measure='conditional' for fedprox at d = {d}",
+                       "use measure='empirical' (with draws) or lower d")
     base = {**params, "measure": measure, "seed": seed,
             "draws": positive_int("draws", draws)}
     results = run_tasks(rounds_task, [{**base, "rep": rep} for rep in range(reps)],

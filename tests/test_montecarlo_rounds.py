@@ -415,3 +415,10 @@ def test_a_diverging_curve_is_a_result_and_its_fixed_point_an_error():
     assert (res.risk[:, 1] > res.risk[:, 0]).all()
     with pytest.raises(ValueError, match="does not converge"):
         simulate_rounds("fedprox", **{**kw, "rounds": [INF]}, seed=1)
+
+
+def test_exact_algorithm1_refuses_a_size_beyond_memory(monkeypatch):
+    import montecarlo.budget
+    monkeypatch.setattr(montecarlo.budget, "physical_memory", lambda: 2.0 ** 16)
+    with pytest.raises(ValueError, match="measure='conditional' for fedprox at d = 30"):
+        simulate_rounds("fedprox", **FED, lam=1.0, measure="conditional")
