@@ -139,7 +139,7 @@ def assert_curves(got, want, rtol=1e-10):
 
 CASES = [  # gamma, spectrum, weights, K, eta factor (of 1 / top), g
     ((0.5, 1.25, 2.0), Spectrum.two_point(1.0, 4.0, 0.5), "uniform", 3, 0.9, 0.8),
-    ((2.0, 3.0, 1.5), None, "samples", 2, 0.5, 1.3),        # pooled N < d
+    ((3.0, 4.0, 2.5), None, "samples", 2, 0.5, 1.3),        # pooled N = 17 < d = 18
     ((0.6, 0.8, 2.0), None, [0.2, 0.5, 0.3], INF, None, 1.0),
 ]
 
@@ -422,3 +422,17 @@ def test_exact_algorithm1_refuses_a_size_beyond_memory(monkeypatch):
     monkeypatch.setattr(montecarlo.budget, "physical_memory", lambda: 2.0 ** 16)
     with pytest.raises(ValueError, match="measure='conditional' for fedprox at d = 30"):
         simulate_rounds("fedprox", **FED, lam=1.0, measure="conditional")
+
+
+def test_pooled_n_below_d_fixed_point_is_the_min_norm_pooled_least_squares():
+    X, s, basis, n, theta, eps = draw((4.0, 5.0, 6.0), 18)
+    assert n.sum() < 18
+    p = n / n.sum()
+    S = sum(pj * x.T @ x / x.shape[0] for pj, x in zip(p, X))
+    b = sum(pj * x.T @ (x @ t + e) / x.shape[0] for pj, x, t, e in zip(p, X, theta, eps))
+    beta, targets = draw_columns(basis, X, [(theta, eps)])
+    prop = Propagation("fedavg", basis, beta, targets, s, p, 1, 0.9 / top(X), 1.0, None, False)
+    w, _ = prop.fixed_point()
+    np.testing.assert_allclose(w.sum(1), np.linalg.pinv(S, rcond=1e-10) @ b, rtol=1e-9)
+    got = curve(prop, [5000, INF])
+    np.testing.assert_allclose(got["risk"][:, 0], got["risk"][:, 1], rtol=1e-8)
