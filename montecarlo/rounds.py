@@ -1,0 +1,304 @@
+"""Simulated risk along federated training: FedAvg with K local GD steps and paper 004's
+Algorithm 1 (bilevel FedProx), every client's risk after each communication round.
+
+The finite-d side of ``riskcalc.rounds_limit`` (DESIGN.md, "Contracts added in the fourth
+round", training dynamics). Model (paper 003, ``003_4b976ddf5225c17e.txt``, Sec. 2): client j
+has n_j = round(d / gamma_j) rows N(0, Sigma), y_j = X_j theta_j + eps_j, theta_j = theta_0 +
+u_j, ||theta_0|| = signal and ||u_j|| = r_j in uniform directions, noise level sigma_j;
+f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w for client j:
+E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
+
+Routes: FedAvg exactly given the designs by a closed form in the eigenbasis of
+D = sum_j p_j Q_j (``montecarlo.rounds_fedavg``, derivation and cost there, O(d^2) per round
+asked); Algorithm 1 (and FedAvg under ``measure="empirical"``) by iterating the round map on
+columns (``montecarlo.rounds_propagate``): exact given the designs at small d (a scaled basis
+of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a 200-round
+curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``): FedAvg exact
+0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from montecarlo.instances import require_memory, sample_size
+from montecarlo.measure import KINDS, decompose
+from montecarlo.rounds_fedavg import QUANTITIES, fedavg_conditional
+from montecarlo.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
+                                         propagation_flops, source_columns)
+from montecarlo.seeding import check_seed, replicate_rng
+from montecarlo.stats import mean_se
+from montecarlo.tasks import run_tasks
+from riskcalc._validate import nonnegative, positive, positive_int
+from riskcalc.linear.finite_clients import client_weight_vector
+from riskcalc.spectrum import Spectrum
+
+METHODS = ("fedavg", "fedprox", "pfedme")
+
+#: measure="auto" runs Algorithm 1 exactly given the designs when the column propagation
+#: costs at most this many flops (``rounds_propagate``), else on one sampled draw.
+AUTO_EXACT_FLOPS = 2e9
+
+
+# --- one replicate --------------------------------------------------------------------------
+
+def sample_designs(gamma, s, seed: int, rep: int):
+    """Client designs X_j (n_j x d, rows N(0, diag(s))) of replicate ``rep``: the streams of
+    ``montecarlo.federation.sample_federation`` (client j's features from
+    ``replicate_rng(seed, rep, j, 0)``), so the same seed gives the same designs there."""
+    return [replicate_rng(seed, rep, j, 0).standard_normal(
+        (sample_size(s.size, g, f"client {j}"), s.size)) * np.sqrt(s)
+        for j, g in enumerate(gamma)]
+
+
+def sample_draw(X, s, r, sigma, signal, seed: int, rep: int, k: int = 0):
+    """theta_j (rows) and noise of draw ``k`` of replicate ``rep``. Draw 0 takes the streams
+    of ``sample_federation`` (theta_0 from (rep, M, 0), u_j from (rep, j, 1), noise from
+    (rep, j, 2)); draw k > 0 appends k to each stream."""
+    m, d = len(X), s.size
+    extra = (k,) if k else ()
+    t0 = replicate_rng(seed, rep, m, 0, *extra).standard_normal(d)
+    t0 *= signal / np.linalg.norm(t0)
+    theta, eps = np.empty((m, d)), []
+    for j in range(m):
+        u = replicate_rng(seed, rep, j, 1, *extra).standard_normal(d)
+        theta[j] = t0 + r[j] * u / np.linalg.norm(u)
+        eps.append(sigma[j] * replicate_rng(seed, rep, j, 2, *extra).standard_normal(
+            X[j].shape[0]))
+    return theta, eps
+
+
+def sample_sizes(params) -> np.ndarray:
+    """n_j = round(d / gamma_j) of every client (``instances.sample_size``)."""
+    d = len(params["s"])
+    return np.array([sample_size(d, g, f"client {j}") for j, g in enumerate(params["gamma"])])
+
+
+def rounds_task(task: dict) -> dict:
+    """One replicate (the unit of work of ``run_tasks``): every client's curves, lists of
+    shape (M, len(rounds)), the round map's ``contraction`` and the route used."""
+    s = np.asarray(task["s"], float)
+    gamma, r, sigma, p, n_rounds = (np.asarray(task[k], float) for k in
+                                    ("gamma", "r", "sigma", "p", "rounds"))
+    rounds, K = list(n_rounds), float(task["local_steps"])
+    X = sample_designs(gamma, s, task["seed"], task["rep"])
+    basis = [client_basis(dec) for dec in decompose(X, s, eager_v=True)]
+    n = np.array([x.shape[0] for x in X])
+    method, kind = task["method"], task["measure"]
+    if kind == "auto":
+        kind = "conditional" if method == "fedavg" or propagation_flops(
+            s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
+            else "empirical"
+    if method == "fedavg" and kind == "conditional":
+        out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
+                                 task["step_size"], task["global_step"])
+    else:
+        if kind == "conditional":
+            beta, targets = source_columns(basis, n, s, r, sigma, task["signal"])
+        else:
+            beta, targets = draw_columns(basis, X, [sample_draw(
+                X, s, r, sigma, task["signal"], task["seed"], task["rep"], k)
+                for k in range(task.get("draws", 1))])
+        out = curve(Propagation(method, basis, beta, targets, s, p, K, task["step_size"],
+                                task["global_step"], task["lam"], kind == "conditional"),
+                    rounds)
+    return {**{k: np.asarray(out[k]).tolist() for k in QUANTITIES},
+            "contraction": out["contraction"], "measure": kind}
+
+
+# --- validation and the replicate layer -----------------------------------------------------
+
+def check_rounds(rounds) -> list:
+    """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, as a list of floats."""
+    seq = list(np.atleast_1d(np.asarray(rounds, dtype=object)).ravel())
+    if not seq:
+        raise ValueError("rounds must list at least one T")
+    for t in seq:
+        if not (isinstance(t, (float, np.floating)) and np.isinf(t) and t > 0):
+            positive_int("rounds", t, minimum=0)
+    return [float(t) for t in seq]
+
+
+def check_local_steps(K) -> float:
+    """An integer K >= 1, or ``numpy.inf`` (exact local solve)."""
+    if isinstance(K, (float, np.floating)) and np.isinf(K) and K > 0:
+        return float("inf")
+    return float(positive_int("local_steps", K))
+
+
+def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+                  global_step=None, lam=None, weights="samples", spectrum=None, d) -> dict:
+    """The checked, JSON-serializable parameters of ``simulate_rounds`` (one task minus its
+    seed and replicate)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    method = "fedprox" if method == "pfedme" else method
+    gamma = np.atleast_1d(positive("gamma", gamma)).ravel()
+    m = gamma.size
+    vals = {}
+    for name, v in (("r", r), ("sigma", sigma)):
+        arr = np.atleast_1d(nonnegative(name, v)).ravel()
+        if arr.size != m:
+            raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
+        vals[name] = arr
+    d = positive_int("d", d)
+    K = check_local_steps(local_steps)
+    eta = None if step_size is None else float(positive("step_size", step_size))
+    if eta is None and not np.isinf(K):
+        raise ValueError("step_size (> 0) is needed with finite local_steps")
+    if method == "fedavg":
+        if lam is not None:
+            raise ValueError("lam applies to fedprox (Algorithm 1) only")
+        lam, default_g = None, 1.0
+    else:
+        lam = float(positive("lam", lam if lam is not None else np.nan))
+        default_g = 1.0 / lam
+    g = default_g if global_step is None else float(positive("global_step", global_step))
+    if isinstance(spectrum, str):
+        spectrum = Spectrum.parse(spectrum, d)
+    if spectrum is not None and not spectrum.signal_is_uniform:
+        raise ValueError("training dynamics need uniform signal directions: a spectrum with "
+                         "signal_weights is refused")
+    s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
+    n = sample_sizes({"gamma": gamma, "s": s})
+    p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
+         np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
+         client_weight_vector(weights, m))
+    return dict(method=method, gamma=gamma.tolist(), r=vals["r"].tolist(),
+                sigma=vals["sigma"].tolist(), signal=float(nonnegative("signal", signal)),
+                rounds=check_rounds(rounds), local_steps=K, step_size=eta, global_step=g,
+                lam=lam, p=p.tolist(), s=s.tolist())
+
+
+@dataclass(frozen=True)
+class RoundsSimulation:
+    """Result of ``simulate_rounds``.
+
+    Attributes
+    ----------
+    mean, se : dict of ndarray (M, len(rounds))
+        Replicate mean and standard error of each of ``QUANTITIES``; also reachable as
+        attributes (``.risk``, ``.risk_se``, ...).
+    samples : dict of ndarray (reps, M, len(rounds))
+        Per-replicate values.
+    contraction : ndarray (reps,)
+        Spectral radius of each replicate's round map (see ``rounds_propagate``).
+    measure : str
+        ``conditional`` (exact given the designs) or ``empirical`` (one draw per design).
+    params : dict
+        The checked parameters (weights p, Sigma eigenvalues s, ...).
+    """
+
+    mean: dict
+    se: dict
+    samples: dict
+    contraction: np.ndarray
+    measure: str
+    params: dict
+
+    def __getattr__(self, name):
+        for table, key in ((self.mean, name), (self.se, name[:-3] if name.endswith("_se")
+                                               else None)):
+            if key in table:
+                return table[key]
+        raise AttributeError(name)
+
+    @property
+    def converges(self) -> np.ndarray:
+        """Whether each replicate's round map contracts (spectral radius < 1)."""
+        return self.contraction < 1.0
+
+
+def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+                    global_step=None, lam=None, weights="samples", spectrum=None, d, reps,
+                    seed=0, jobs=1, measure="auto", draws=1, cache=None,
+                    progress=False) -> RoundsSimulation:
+    """Every client's simulated risk along FedAvg with local GD or paper 004's Algorithm 1.
+
+    The finite-d counterpart of ``riskcalc.rounds_limit`` (same arguments; DESIGN.md, fourth
+    round). Paper 003 (``003_4b976ddf5225c17e.txt``) Sec. 2 model; Algorithm 1 of paper 004
+    (``004_98172ed3646eef14.txt``, eqs. 10-11, App. B.1) with weights p_j.
+
+    Parameters
+    ----------
+    method : {"fedavg", "fedprox", "pfedme"}
+        ``pfedme`` is an alias of ``fedprox`` (Algorithm 1).
+    gamma, r, sigma : sequence of float (M,)
+        d / n_j > 0, ||theta_j - theta_0|| >= 0 and noise levels >= 0, client 0 first.
+    signal : float
+        ||theta_0|| >= 0.
+    rounds : int, inf, or sequence of them
+        Rounds T >= 0 at which to measure (any order); ``numpy.inf`` the fixed point.
+    local_steps : int or inf
+        K >= 1 local gradient steps per round (inf: exact local solve).
+    step_size : float
+        Local step eta > 0 (unused with K = inf).
+    global_step : float, optional
+        g > 0; default 1 (FedAvg), 1/lam (Algorithm 1: plain averaging).
+    lam : float
+        Prox coupling > 0, Algorithm 1 only.
+    weights : "samples" | "uniform" | sequence
+        Client weights p_j of the server updates.
+    spectrum : Spectrum or SPEC str, optional
+        Covariance spectrum shared by the clients (default identity).
+    d, reps, seed : int
+        Dimension, replicates (>= 2), seed (``montecarlo.seeding``).
+    jobs : int
+        Worker processes (results do not depend on it).
+    measure : {"auto", "conditional", "empirical"}
+        ``conditional``: exact expectation over theta and noise given the designs (FedAvg at
+        any d; Algorithm 1 by column propagation, O(d (sum k_j)^2) per round); ``empirical``:
+        one sampled theta and noise per design; ``auto``: conditional for FedAvg, and for
+        Algorithm 1 when it costs at most ``AUTO_EXACT_FLOPS``.
+    draws : int
+        Sampled (theta, noise) draws per design under ``empirical``, >= 1, propagated
+        together and averaged (draw 0 is ``montecarlo.federation.sample_federation``'s);
+        ignored when the measurement is conditional.
+    cache, progress
+        Passed to ``montecarlo.tasks.run_tasks``.
+
+    Returns
+    -------
+    RoundsSimulation
+        Means and standard errors, shape (M, len(rounds)), of ``QUANTITIES``: ``risk`` (FedAvg:
+        the server model after T rounds; Algorithm 1: the client's own model after its T-th
+        local phase), ``bias`` and ``variance`` of that model, ``local_risk`` (the client's
+        own model after the local phase of round T; the zero model at T = 0),
+        ``global_risk`` (the server model), ``distance_to_fixed_point`` (E||model -
+        model_inf||^2 of the model ``risk`` measures; paper 004 Cor. 1's epsilon) and
+        ``global_distance`` (the server model's).
+
+    Raises
+    ------
+    ValueError
+        Bad input, or rounds = inf for a replicate whose iteration does not contract.
+    """
+    if measure not in ("auto",) + KINDS:
+        raise ValueError(f"measure must be one of auto, {', '.join(KINDS)}; got {measure!r}")
+    params = rounds_params(method, gamma=gamma, r=r, sigma=sigma, signal=signal,
+                           rounds=rounds, local_steps=local_steps, step_size=step_size,
+                           global_step=global_step, lam=lam, weights=weights,
+                           spectrum=spectrum, d=d)
+    reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
+    if measure == "conditional" and params["method"] == "fedprox":
+        m, d = len(params["gamma"]), len(params["s"])
+        ks = np.minimum(sample_sizes(params), d)
+        cols = (m + 1) * d + ks.sum()
+        require_memory(8.0 * cols * (2 * (m + 1) * d + ks.sum()),
+                       f"measure='conditional' for fedprox at d = {d}",
+                       "use measure='empirical' (with draws) or lower d")
+    base = {**params, "measure": measure, "seed": seed,
+            "draws": positive_int("draws", draws)}
+    results = run_tasks(rounds_task, [{**base, "rep": rep} for rep in range(reps)],
+                        cache=cache, n_jobs=jobs, progress=progress,
+                        desc=f"rounds {params['method']}", command="rounds")
+    samples = {k: np.array([res[k] for res in results], float) for k in QUANTITIES}
+    with np.errstate(invalid="ignore", over="ignore"):     # a diverging curve: inf
+        stats = {k: mean_se(v) for k, v in samples.items()}
+    kinds = sorted({res["measure"] for res in results})
+    return RoundsSimulation({k: v[0] for k, v in stats.items()},
+                            {k: v[1] for k, v in stats.items()}, samples,
+                            np.array([res["contraction"] for res in results]),
+                            "+".join(kinds), params)

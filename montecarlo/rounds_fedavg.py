@@ -1,0 +1,157 @@
+"""FedAvg with K local gradient steps per round: every client's risk after each round, exactly
+given the designs (the closed form behind ``montecarlo.rounds``; model and risk there).
+
+Derived here. With S_j = X_j^T X_j / n_j, K steps of size
+eta from w give v_j = A_j w + G_j b_j, A_j = I - Q_j, Q_j = 1 - (1 - eta S_j)^K (the projector
+on range S_j for K = inf), G_j S_j = Q_j, b_j = S_j theta_j + X_j^T eps_j / n_j. The server
+update w <- w + g sum_j p_j (v_j - w) is w <- (I - g D) w + g (D theta_0 + z + c) with
+D = sum_j p_j Q_j, z = sum_j p_j Q_j u_j, c = sum_j p_j G_j X_j^T eps_j / n_j, so from w = 0
+
+    w_T = P_T theta_0 + R_T (z + c),  R_T = g sum_{t<T} (I - g D)^t,  P_T = R_T D = I - (I - g D)^T.
+
+In the eigenbasis D = W diag(delta) W^T both are diagonal: p_T(delta) = 1 - (1 - g delta)^T,
+r_T = p_T / delta (g T on the null space of D, which z + c never reach). With E u u^T =
+r^2/d I, E theta_0 theta_0^T = signal^2/d I and independent sources, client j's risk of w_T is
+
+    bias = signal^2/d tr((I-P) Sigma (I-P)) + tr(Sigma R Z R) - 2 p_j r_j^2/d tr(Sigma R Q_j)
+           + r_j^2/d tr Sigma,                                       variance = tr(Sigma R N R),
+
+Z = sum_k p_k^2 r_k^2/d Q_k^2, N = sum_k p_k^2 sigma_k^2/n_k G_k S_k G_k. Every trace
+tr(M1 R M2 R) is f^T (M1_W o M2_W) f with f = r_T(delta) and M_W = W^T M W (o: Hadamard
+product), so after one eigendecomposition of D each T costs O(d^2). Client j's own model after
+round T is v_j - theta_j = A_j (w_{T-1} - theta_j) + G_j X_j^T eps_j / n_j: the same formulas with
+Sigma replaced by A_j Sigma A_j, plus the noise cross term 2 p_j sigma_j^2/n_j tr(Sigma A_j R
+G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed point (T = inf, when
+the spectral radius max |1 - g delta| on the range of D is below 1) has p = 1, r = 1/delta on
+the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
+N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.measure``).
+Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
+W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
+k_j for a scaled identity), and 4 d^2 per round asked per client.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from montecarlo.rounds_propagate import fedavg_factors
+
+QUANTITIES = ("risk", "bias", "variance", "local_risk", "global_risk",
+              "distance_to_fixed_point", "global_distance")
+
+
+def _polys(delta, T, g, tol):
+    """p_T(delta), r_T(delta) (module docstring); T = inf gives the fixed point."""
+    on = np.abs(delta) > tol
+    safe = np.where(on, delta, 1.0)
+    if np.isinf(T):
+        return on.astype(float), np.where(on, 1.0 / safe, 0.0)
+    x = g * delta
+    small = np.abs(x) < 0.5
+    with np.errstate(over="ignore", invalid="ignore"):
+        pt = np.where(small, -np.expm1(T * np.log1p(-np.where(small, x, 0.0))),
+                      1.0 - (1.0 - x) ** T)
+    return np.where(on, pt, 0.0), np.where(on, pt / safe, g * T)
+
+
+def _gram(blocks, weights):
+    """sum_j B_j diag(w_j) B_j^T as one product of the stacked blocks: with every w >= 0,
+    C C^T for C = [B_j diag(sqrt(w_j))], which numpy runs as a symmetric rank-k update."""
+    w = np.concatenate(weights)
+    B = np.hstack(blocks)
+    if (w >= 0).all():
+        C = B * np.sqrt(w)
+        return C @ C.T
+    return (B * w) @ B.T
+
+
+def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> dict:
+    """FedAvg's curves exactly given the designs (expectation over theta_0, u_j and noise).
+
+    Derivation in the module docstring (derived here; paper 003 Sec. 2 model, FedAvg of paper
+    003 Alg. 4 with K full-batch local steps and global step g).
+
+    Parameters
+    ----------
+    basis : list of (R_j, mu_j)
+        S_j = R_j diag(mu_j) R_j^T (``rounds_propagate.client_basis``).
+    n : ndarray (M,)
+        Sample sizes.
+    s : ndarray (d,)
+        Eigenvalues of Sigma (designs in its eigenbasis).
+    p, r, sigma : ndarray (M,)
+        Weights, ||u_j||, noise levels.
+    signal : float
+        ||theta_0||.
+    rounds : sequence
+        Rounds T (ints, any order; inf for the fixed point).
+    K, eta, g : float
+        Local steps (int or inf), local step size, global step.
+
+    Returns
+    -------
+    dict
+        Arrays (M, len(rounds)) as ``rounds_propagate.curve`` (``global_*`` = the server
+        model, which ``risk`` measures), and ``contraction``.
+    """
+    d, m = s.size, len(basis)
+    q = [fedavg_factors(mu, K, eta) for _, mu in basis]
+    D = _gram([R for R, _ in basis], [pj * qj for pj, qj in zip(p, q)])
+    delta, W = np.linalg.eigh(D)
+    tol = np.abs(delta).max() * d * np.finfo(float).eps * 10
+    radius = float(np.max(np.abs(1.0 - g * delta[np.abs(delta) > tol])))
+    if any(np.isinf(t) for t in rounds) and not radius < 1.0:
+        raise ValueError(f"the fedavg iteration does not converge (spectral radius of its "
+                         f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); lower "
+                         "the step sizes")
+    Y = [W.T @ R for R, _ in basis]
+    ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
+    NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu
+                   for pk, sk, nk, qk, (_, mu) in zip(p, sigma, n, q, basis)])
+    iso = bool(np.all(s == s[0]))
+    SW = s[0] * np.eye(d) if iso else (W.T * s) @ W
+    polys = [_polys(delta, t, g, tol) for t in rounds]
+    P = np.array([x[0] for x in polys]).T
+    F = np.array([x[1] for x in polys]).T
+    # The local model of round T starts from w_{T-1} (T = 0: no round yet, the zero model).
+    before = [_polys(delta, t - 1 if t >= 1 else 0, g, tol) for t in rounds]
+    Pb = np.array([x[0] for x in before]).T
+    Fb = np.array([x[1] for x in before]).T
+    p_inf, f_inf = _polys(delta, np.inf, g, tol)
+
+    def quad(H, G):
+        return np.sum(G * (H @ G), axis=0)
+
+    theta0 = signal ** 2 / d * ((1.0 - P) ** 2 * np.diag(SW)[:, None]).sum(0)
+    common_b, common_v = theta0 + quad(SW * ZW, F), quad(SW * NW, F)
+    dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
+            + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
+    out = {k: np.empty((m, len(rounds))) for k in QUANTITIES}
+    zero = np.array([t == 0 for t in rounds])
+    for j, ((R, mu), Yj, qj) in enumerate(zip(basis, Y, q)):
+        u2 = r[j] ** 2 / d
+        sR = s[:, None] * R
+        cross = (Yj * qj * (W.T @ sR)).sum(1) if not iso else s[0] * (Yj ** 2 @ qj)
+        out["bias"][j] = common_b - 2 * p[j] * u2 * (cross @ F) + u2 * s.sum()
+        out["variance"][j] = common_v
+        # Client j's own model: Sigma -> A_j Sigma A_j in the W basis, B = A_j W.
+        if iso:
+            SWj = s[0] * (np.eye(d) - (Yj * (2 * qj - qj ** 2)) @ Yj.T)
+            Gm = s[0] * Yj * (1.0 - qj)
+        else:
+            B = W - (R * qj) @ Yj.T
+            SWj, Gm = (B.T * s) @ B, B.T @ sR
+        cross_l = ((Yj * (qj * (1.0 - qj))) * Gm).sum(1)
+        ncross = ((Gm * (qj ** 2 / mu)) * Yj).sum(1)
+        own_noise = sigma[j] ** 2 / n[j] * (qj ** 2 / mu) @ (s @ R ** 2)
+        lb = (signal ** 2 / d * ((1.0 - Pb) ** 2 * np.diag(SWj)[:, None]).sum(0)
+              + quad(SWj * ZW, Fb) - 2 * p[j] * u2 * (cross_l @ Fb) + u2 * np.trace(SWj))
+        lv = (quad(SWj * NW, Fb) + 2 * p[j] * sigma[j] ** 2 / n[j] * (ncross @ Fb)
+              + own_noise)
+        out["local_risk"][j] = np.where(zero, (signal ** 2 / d + u2) * s.sum(), lb + lv)
+    out["risk"] = out["bias"] + out["variance"]
+    out["global_risk"] = out["risk"].copy()
+    out["distance_to_fixed_point"] = np.broadcast_to(dist, (m, len(rounds))).copy()
+    out["global_distance"] = out["distance_to_fixed_point"].copy()
+    out["contraction"] = radius
+    return out

@@ -1,0 +1,293 @@
+"""The round maps of FedAvg with local GD and of paper 004's Algorithm 1, iterated on columns.
+
+Both algorithms are linear in the data: every model is a linear function of the vectors
+b_j = X_j^T y_j / n_j, and b_j lies in the range of S_j = X_j^T X_j / n_j = R_j diag(mu_j) R_j^T
+(R_j: d x k_j orthonormal, k_j = rank X_j). A full-batch step on f_j (or on h_j = f_j +
+lam/2 ||. - w||^2) is a polynomial in S_j, so K of them act through R_j and k_j numbers:
+
+* FedAvg (K steps of size eta from the server model w, ``local_steps = inf`` the min-norm
+  exact solve): v_j = A_j w + G_j b_j with A_j = I - Q_j, Q_j = R_j diag(q) R_j^T,
+  q = 1 - (1 - eta mu)^K (q = 1 for K = inf) and G_j b_j = R_j diag(q / mu) R_j^T b_j (on the
+  range of S_j the step polynomial eta sum_{i<K} (1 - eta mu)^i is q / mu; b_j has no component
+  off it). Server: w <- w + g sum_j p_j (v_j - w). Fixed point: D w = sum_j p_j G_j b_j with
+  D = sum_j p_j Q_j, the solution in the range of D (the iteration from 0 never leaves it).
+* Algorithm 1 (paper ``004_98172ed3646eef14.txt``, eqs. 10-11 and App. B.1, weights p_j in
+  place of 1/m): K steps of size eta on h_j warm-started from the client's previous model w_j:
+  w_j <- a0 w_j + c0 w + R_j [(a - a0) R_j^T w_j + (c - c0) R_j^T w + (1 - a)/(mu + lam) R_j^T
+  b_j] with a = (1 - eta (mu + lam))^K, a0 = (1 - eta lam)^K, c = (1 - a) lam / (mu + lam),
+  c0 = 1 - a0 (from v <- (I - eta H_j) v + eta (lam w + b_j), H_j = S_j + lam: after K steps
+  v = A v_0 + (I - A) H_j^-1 (lam w + b_j), A = (I - eta H_j)^K; K = inf gives the exact prox
+  of eq. 10). Server: w <- w - g lam sum_j p_j (w - w_j). Every fixed point has
+  w_j = H_j^-1 (b_j + lam w) (I - A invertible when 0 < eta (mu + lam) < 2) and
+  sum_j p_j (w - w_j) = 0: the stationarity conditions of the joint FedProx/pFedMe objective
+  (paper 003 eq. 14), whatever K.
+
+Each application costs O(d k_j c) for c columns. With the columns an orthonormal basis of the
+sources, scaled by their standard deviations (theta_0: signal / sqrt(d) I; u_j: r_j / sqrt(d) I;
+the noise of b_j, covariance sigma_j^2 / n_j S_j: R_j diag(sigma_j sqrt(mu_j / n_j))), the sum
+over columns of squared Sigma-norms of the error is the EXACT expectation given the designs
+(``conditional``): c = (M + 1) d + sum_j k_j columns, O(d (sum_j k_j) c) per round, affordable
+for small d only. With two columns (one sampled theta, one sampled noise: ``empirical``) the
+same code measures one draw, as ``montecarlo.measure`` does (D draws in 2 D columns share
+the passes over R_j: 8 draws cost 1.8 times one at d = 1000).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+#: States of Algorithm 1 at most this size get their round map's spectral radius from a dense
+#: eigenvalue problem; larger ones from ARPACK.
+DENSE_STATE = 1200
+
+
+def client_basis(dec):
+    """(R, mu): S = X^T X / n = R diag(mu) R^T from a ``montecarlo.measure.Decomposition``."""
+    return dec.V.T / np.sqrt(dec.nmu), dec.mu
+
+
+def fedavg_factors(mu, K, eta):
+    """q = 1 - (1 - eta mu)^K (1 for K = inf): the share of each data direction that K local
+    steps from w move to the local least-squares fit."""
+    return np.ones_like(mu) if np.isinf(K) else 1.0 - (1.0 - eta * mu) ** K
+
+
+def prox_factors(mu, K, eta, lam):
+    """(a, a0, c, c0) of Algorithm 1's K warm-started steps (module docstring)."""
+    if np.isinf(K):
+        return np.zeros_like(mu), 0.0, lam / (mu + lam), 1.0
+    a, a0 = (1.0 - eta * (mu + lam)) ** K, (1.0 - eta * lam) ** K
+    return a, a0, (1.0 - a) * lam / (mu + lam), 1.0 - a0
+
+
+def _range_solve(lhs, rhs):
+    """The solution of lhs x = rhs in the range of the symmetric PSD ``lhs`` (pooled N < d
+    leaves a common null space, which the iterations from 0 never enter)."""
+    ev, vec = np.linalg.eigh(lhs)
+    keep = ev > ev[-1] * lhs.shape[0] * np.finfo(float).eps * 10
+    return vec[:, keep] @ ((vec[:, keep].T @ rhs) / ev[keep, None])
+
+
+def source_columns(basis, n, s, r, sigma, signal):
+    """(beta, targets) of the scaled source basis (``rounds_propagate`` docstring): columns
+    theta_0 (d), u_1..u_M (d each), then each client's noise (k_j each)."""
+    m, d = len(basis), s.size
+    ks = [mu.size for _, mu in basis]
+    cs, c = (m + 1) * d, (m + 1) * d + sum(ks)
+    beta, targets = [], []
+    for j, (R, mu) in enumerate(basis):
+        b = np.zeros((mu.size, c))
+        b[:, :d] = mu[:, None] * R.T * (signal / np.sqrt(d))
+        b[:, (j + 1) * d:(j + 2) * d] = mu[:, None] * R.T * (r[j] / np.sqrt(d))
+        start = cs + sum(ks[:j])
+        b[:, start:start + mu.size] = np.diag(sigma[j] * np.sqrt(mu / n[j]))
+        t = np.zeros((d, cs))
+        t[:, :d] = np.eye(d) * (signal / np.sqrt(d))
+        t[:, (j + 1) * d:(j + 2) * d] = np.eye(d) * (r[j] / np.sqrt(d))
+        beta.append(b)
+        targets.append(t)
+    return beta, targets
+
+
+def draw_columns(basis, X, draws):
+    """(beta, targets) of sampled draws ``[(theta, eps), ...]``: their signal columns, then
+    their noise columns."""
+    beta, targets = [], []
+    for j, ((R, mu), x) in enumerate(zip(basis, X)):
+        th = np.column_stack([t[j] for t, _ in draws])
+        noise = np.column_stack([e[j] for _, e in draws])
+        beta.append(np.hstack([mu[:, None] * (R.T @ th), R.T @ (x.T @ noise) / x.shape[0]]))
+        targets.append(th)
+    return beta, targets
+
+
+def propagation_flops(d, ks, rounds, method) -> float:
+    """Flops of the exact column propagation (``source_columns``) over ``rounds``."""
+    m, kt = len(ks), float(sum(ks))
+    finite = [t for t in rounds if not np.isinf(t)]
+    per = (6 if method == "fedprox" else 4) * d * kt * ((m + 1) * d + kt)
+    return per * (max(finite, default=0) + 1)
+
+
+class Propagation:
+    """Iterate one algorithm's rounds on column blocks and measure each client's models.
+
+    Parameters
+    ----------
+    method : {"fedavg", "fedprox"}
+    basis : list of (R_j, mu_j)
+        ``client_basis`` of each client.
+    beta : list of ndarray (k_j, c)
+        R_j^T b_j for each column.
+    targets : list of ndarray (d, c_signal)
+        theta_j for each signal column (the first c_signal columns; the others are noise).
+    s : ndarray (d,)
+        Eigenvalues of Sigma (the designs are in its eigenbasis).
+    p : ndarray (M,)
+        Client weights.
+    K, eta, g, lam : float
+        Local steps (int or inf), local step, global step, prox coupling (fedprox).
+    conditional : bool
+        Columns are a scaled source basis (sum the squares), or D sampled draws: D signal
+        columns then their D noise columns (square each draw's sum, average over draws).
+    """
+
+    def __init__(self, method, basis, beta, targets, s, p, K, eta, g, lam, conditional):
+        self.method, self.basis, self.beta, self.targets = method, basis, beta, targets
+        self.s, self.p, self.K, self.eta, self.g, self.lam = s, p, K, eta, g, lam
+        self.conditional = conditional
+        self.cs = targets[0].shape[1]
+        d, c = s.size, beta[0].shape[1]
+        self.w = np.zeros((d, c))
+        self.local = [np.zeros((d, c)) for _ in basis]
+        if method == "fedavg":
+            self.q = [fedavg_factors(mu, K, eta) for _, mu in basis]
+            self.drift = [R @ (q / mu * b.T).T for (R, mu), q, b in zip(basis, self.q, beta)]
+        else:
+            self.f = [prox_factors(mu, K, eta, lam) for _, mu in basis]
+            self.drift = [R @ ((1.0 - f[0]) / (mu + lam) * b.T).T
+                          for (R, mu), f, b in zip(basis, self.f, beta)]
+
+    # --- the round map -------------------------------------------------------------------
+    def step(self):
+        """One communication round (in place)."""
+        w, g = self.w, self.g
+        if self.method == "fedavg":
+            self.local = [w - R @ (q[:, None] * (R.T @ w)) + e
+                          for (R, _), q, e in zip(self.basis, self.q, self.drift)]
+            self.w = w + g * sum(pj * (v - w) for pj, v in zip(self.p, self.local))
+            return
+        new = []
+        for (R, _), (a, a0, c, c0), wj, e in zip(self.basis, self.f, self.local, self.drift):
+            proj = R.T @ np.hstack([wj, w])
+            k = wj.shape[1]
+            new.append(a0 * wj + c0 * w + e + R @ ((a - a0)[:, None] * proj[:, :k]
+                                                   + (c - c0)[:, None] * proj[:, k:]))
+        self.local = new
+        self.w = (1.0 - g * self.lam) * w + g * self.lam * sum(
+            pj * v for pj, v in zip(self.p, new))
+
+    def fixed_point(self):
+        """(w, [w_j]): FedAvg's fixed point (its local models v_j), or the joint FedProx
+        minimizer (paper 003 eq. 14) for Algorithm 1."""
+        d = self.s.size
+        lhs, rhs = np.zeros((d, d)), 0.0
+        if self.method == "fedavg":
+            for pj, (R, _), q, e in zip(self.p, self.basis, self.q, self.drift):
+                lhs += pj * (R * q) @ R.T
+                rhs = rhs + pj * e
+            w = _range_solve(lhs, rhs)
+            return w, [w - R @ (q[:, None] * (R.T @ w)) + e
+                       for (R, _), q, e in zip(self.basis, self.q, self.drift)]
+        for pj, (R, mu), b in zip(self.p, self.basis, self.beta):
+            lhs += pj * (R * (mu / (mu + self.lam))) @ R.T
+            rhs = rhs + pj * R @ (b / (mu + self.lam)[:, None])
+        w = _range_solve(lhs, rhs)
+        return w, [w + R @ ((b - mu[:, None] * (R.T @ w)) / (mu + self.lam)[:, None])
+                   for (R, mu), b in zip(self.basis, self.beta)]
+
+    def contraction(self) -> float:
+        """Spectral radius of the homogeneous round map (on the range of the data for FedAvg:
+        the eigenvalues of I - g D on the range of D; for Algorithm 1 the non-symmetric map
+        of the state (w, w_1..w_M), dense up to ``DENSE_STATE`` numbers, else ARPACK)."""
+        d = self.s.size
+        if self.method == "fedavg":
+            D = sum(pj * (R * q) @ R.T for pj, (R, _), q in zip(self.p, self.basis, self.q))
+            ev = np.linalg.eigvalsh(D)
+            ev = ev[np.abs(ev) > np.abs(ev).max() * d * np.finfo(float).eps * 10]
+            return float(np.max(np.abs(1.0 - self.g * ev)))
+        m = len(self.basis)
+        size = (m + 1) * d
+        probe = Propagation(self.method, self.basis, [np.zeros((b.shape[0], 0))
+                                                      for b in self.beta],
+                            self.targets, self.s, self.p, self.K, self.eta, self.g, self.lam,
+                            True)
+
+        def apply(x):
+            x = x.reshape(m + 1, d, -1)
+            probe.w, probe.local = x[0], list(x[1:])
+            probe.drift = [0.0] * m
+            probe.step()
+            return np.concatenate([probe.w[None]] + [v[None] for v in probe.local]).reshape(
+                size, -1)
+        if size <= DENSE_STATE:
+            return float(np.max(np.abs(np.linalg.eigvals(apply(np.eye(size))))))
+        op = spla.LinearOperator((size, size), matvec=lambda x: apply(x[:, None])[:, 0],
+                                 dtype=float)
+        try:
+            ev = spla.eigs(op, k=1, which="LM", tol=1e-6, return_eigenvectors=False,
+                           v0=np.ones(size))
+        except spla.ArpackNoConvergence:
+            return float("nan")
+        return float(np.abs(ev).max())
+
+    # --- measurement -----------------------------------------------------------------------
+    def moments(self, E):
+        """(bias, variance, risk) of the error columns E (d, c) in the Sigma norm."""
+        if self.conditional:
+            sq = self.s @ E ** 2
+            b, v = sq[:self.cs].sum(), sq[self.cs:].sum()
+            return b, v, b + v
+        eb, ev = E[:, :self.cs], E[:, self.cs:]
+        return ((self.s @ eb ** 2).mean(), (self.s @ ev ** 2).mean(),
+                (self.s @ (eb + ev) ** 2).mean())
+
+    def distance(self, E) -> float:
+        """||E||^2 (Euclidean): summed over columns, or averaged over the draws."""
+        if self.conditional:
+            return float(np.sum(E ** 2))
+        return float(np.mean(np.sum((E[:, :self.cs] + E[:, self.cs:]) ** 2, axis=0)))
+
+    def error(self, model, j):
+        """model - theta_j, column by column (noise columns target 0)."""
+        E = model.copy()
+        E[:, :self.cs] -= self.targets[j]
+        return E
+
+
+def curve(prop: Propagation, rounds) -> dict:
+    """Each client's measurements after every round in ``rounds`` (ints in any order,
+    ``inf`` for the fixed point), arrays of shape (M, len(rounds)).
+
+    ``risk``/``bias``/``variance``/``distance_to_fixed_point`` are of the server model (FedAvg)
+    or of the client's own model (Algorithm 1); ``local_risk`` of the client's own model after
+    its local phase of round T (the zero model at T = 0); ``global_risk`` and
+    ``global_distance`` of the server model. The fixed point of a round map whose spectral
+    radius is not below 1 is refused (ValueError).
+    """
+    m, nt = len(prop.basis), len(rounds)
+    out = {k: np.full((m, nt), np.nan) for k in (
+        "risk", "bias", "variance", "local_risk", "global_risk", "distance_to_fixed_point",
+        "global_distance")}
+    radius = prop.contraction()
+    fixed = prop.fixed_point()
+    if any(np.isinf(t) for t in rounds) and not radius < 1.0:
+        raise ValueError(f"the {prop.method} iteration does not converge (spectral radius of "
+                         f"its round map {radius:.6g} >= 1): no fixed point (rounds = inf); "
+                         "lower the step sizes")
+
+    def record(cols, w, local):
+        for j in range(m):
+            gb, gv, gr = prop.moments(prop.error(w, j))
+            lb, lv, lr = prop.moments(prop.error(local[j], j))
+            gd = prop.distance(w - fixed[0])
+            own = (gb, gv, gr, gd) if prop.method == "fedavg" else (
+                lb, lv, lr, prop.distance(local[j] - fixed[1][j]))
+            for k, v in zip(("bias", "variance", "risk", "distance_to_fixed_point",
+                             "local_risk", "global_risk", "global_distance"),
+                            own + (lr, gr, gd)):
+                out[k][j, cols] = v
+
+    finite = sorted({int(t) for t in rounds if not np.isinf(t)})
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(max(finite, default=-1) + 1):
+            if t:
+                prop.step()
+            if t in finite:
+                record([i for i, x in enumerate(rounds) if x == t], prop.w, prop.local)
+        inf = [i for i, x in enumerate(rounds) if np.isinf(x)]
+        if inf:
+            record(inf, *fixed)
+    out["contraction"] = radius
+    return out
