@@ -1,4 +1,4 @@
-"""Cost of simulating training curves (``montecarlo.rounds``): one replicate of a 200-round
+"""Cost of simulating training curves (``montecarlo.linear.rounds``): one replicate of a 200-round
 curve (every T = 0..200) for 10 heterogeneous clients with K = 10 local steps.
 
 Federation: gamma_j = linspace(0.5, 2, 10), r_j = linspace(0.2, 2, 10), sigma_j = 0.5,
@@ -9,7 +9,7 @@ Rows: FedAvg exact given the designs (closed form, ``measure="conditional"``) an
 on one sampled draw (``measure="empirical"``), at each --d; then the growth in the number of
 rounds asked (FedAvg, T_max = 50, 100, 200, 400 at the first d), and Algorithm 1 exact given
 the designs at a small d (its cost grows like d (sum_j k_j)^2 per round). Times are process CPU
-seconds with one BLAS thread (as every task of ``montecarlo.tasks`` runs), first call
+seconds with one BLAS thread (as every task of ``montecarlo.runner.tasks`` runs), first call
 included; the theory (``riskcalc.rounds_limit``) is to be compared with them.
 
 With --fixed-points: the T = inf risks of FedAvg (K = 1: the pooled least squares) and of
@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
-from montecarlo.rounds import rounds_params, rounds_task
-from montecarlo.threads import small_blas
+from montecarlo.linear.rounds import rounds_params, rounds_task
+from montecarlo.runner.threads import small_blas
 
 M, K, LAM = 10, 10, 1.0
 
@@ -49,7 +49,7 @@ def one(method, d, rounds, measure, spectrum):
 
 def fixed_points(ds):
     import riskcalc
-    from montecarlo.rounds import simulate_rounds
+    from montecarlo.linear.rounds import simulate_rounds
 
     fed = dict(gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3], signal=1.0,
                rounds=[np.inf], reps=6, seed=3, measure="conditional")
@@ -66,10 +66,10 @@ def fixed_points(ds):
 
 
 def stability():
-    from montecarlo.measure import decompose
-    from montecarlo.rounds import sample_designs
-    from montecarlo.rounds_fedavg import fedavg_conditional
-    from montecarlo.rounds_propagate import Propagation, client_basis
+    from montecarlo.linear.measure import decompose
+    from montecarlo.linear.rounds import sample_designs
+    from montecarlo.linear.rounds_fedavg import fedavg_conditional
+    from montecarlo.linear.rounds_propagate import Propagation, client_basis
 
     d, gamma = 40, np.array([0.25, 0.5, 1.0, 2.0, 4.0])
     s = np.ones(d)

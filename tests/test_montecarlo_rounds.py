@@ -1,19 +1,19 @@
-"""montecarlo.rounds: the simulated curves of FedAvg with local GD and paper 004's Algorithm 1
+"""montecarlo.linear.rounds: the simulated curves of FedAvg with local GD and paper 004's Algorithm 1
 against the literal algorithms iterated step by step, the closed-form estimators and the
 existing paper algorithms."""
 
 import numpy as np
 import pytest
 
-from montecarlo.algorithms import ALGORITHMS
-from montecarlo.estimators import global_model, pfedme_joint
-from montecarlo.instances import Instance
-from montecarlo.measure import decompose, measure
-from montecarlo.objectives import ClientLosses
-from montecarlo.rounds import sample_designs, sample_draw, simulate_rounds
-from montecarlo.rounds_fedavg import fedavg_conditional
-from montecarlo.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
-                                         source_columns)
+from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.linear.estimators import global_model, pfedme_joint
+from montecarlo.linear.instances import Instance
+from montecarlo.linear.measure import decompose, measure
+from montecarlo.experiments.objectives import ClientLosses
+from montecarlo.linear.rounds import sample_designs, sample_draw, simulate_rounds
+from montecarlo.linear.rounds_fedavg import fedavg_conditional
+from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
+                                                source_columns)
 from riskcalc.spectrum import Spectrum
 
 INF = np.inf
@@ -215,7 +215,7 @@ def test_one_local_step_is_pooled_gradient_descent_with_step_g_eta():
 
 
 def test_fedavg_fixed_point_with_one_local_step_is_the_pooled_least_squares():
-    # conditional: the pooled (federated FedAvg) estimator measured by montecarlo.measure
+    # conditional: the pooled (federated FedAvg) estimator measured by montecarlo.linear.measure
     X, s, basis, n = federation((0.5, 1.0, 2.0), 24, Spectrum.two_point(1.0, 2.0, 0.5))
     p, r, sigma = np.array([0.5, 0.3, 0.2]), np.array([0.7, 1.0, 1.3]), np.array([1.0, .4, .8])
     got = fedavg_conditional(basis, n, s, p, r, sigma, 2.0, [INF, 4000], 1, 0.9 / top(X), 1.0)
@@ -272,7 +272,7 @@ def test_algorithm1_reaches_the_joint_fedprox_minimizer():
 
 
 def test_existing_paper_algorithms_trace_the_same_models():
-    # equal n and uniform weights: montecarlo.algorithms' full-batch fedavg and
+    # equal n and uniform weights: montecarlo.experiments.algorithms' full-batch fedavg and
     # fedprox_bilevel (paper 004 Alg. 1) run on the same draw
     X, s, basis, n, theta, eps = draw((1.0, 1.0, 1.0), 14)
     p, lam, K = np.full(3, 1 / 3), 0.6, 3
@@ -367,7 +367,7 @@ def literal_round_map(X, p, K, eta, g, lam):
 
 @pytest.mark.parametrize("K,g_lam", [(1, 1.0), (4, 1.6), (2, 2.5)])
 def test_contraction_is_the_spectral_radius_of_the_literal_round_map(K, g_lam, monkeypatch):
-    import montecarlo.rounds_propagate as rp
+    import montecarlo.linear.rounds_propagate as rp
     X, s, basis, n = federation((0.5, 1.0, 2.0), 10, Spectrum.two_point(1.0, 3.0, 0.5))
     p, lam = n / n.sum(), 0.7
     eta = 1.6 / (top(X) + lam)
@@ -418,8 +418,8 @@ def test_a_diverging_curve_is_a_result_and_its_fixed_point_an_error():
 
 
 def test_exact_algorithm1_refuses_a_size_beyond_memory(monkeypatch):
-    import montecarlo.budget
-    monkeypatch.setattr(montecarlo.budget, "physical_memory", lambda: 2.0 ** 16)
+    import montecarlo.runner.budget
+    monkeypatch.setattr(montecarlo.runner.budget, "physical_memory", lambda: 2.0 ** 16)
     with pytest.raises(ValueError, match="measure='conditional' for fedprox at d = 30"):
         simulate_rounds("fedprox", **FED, lam=1.0, measure="conditional")
 

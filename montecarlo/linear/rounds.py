@@ -9,9 +9,9 @@ f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
 
 Routes: FedAvg exactly given the designs by a closed form in the eigenbasis of
-D = sum_j p_j Q_j (``montecarlo.rounds_fedavg``, derivation and cost there, O(d^2) per round
+D = sum_j p_j Q_j (``montecarlo.linear.rounds_fedavg``, derivation and cost there, O(d^2) per round
 asked); Algorithm 1 (and FedAvg under ``measure="empirical"``) by iterating the round map on
-columns (``montecarlo.rounds_propagate``): exact given the designs at small d (a scaled basis
+columns (``montecarlo.linear.rounds_propagate``): exact given the designs at small d (a scaled basis
 of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a 200-round
 curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``): FedAvg exact
 0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from montecarlo.instances import require_memory, sample_size
-from montecarlo.measure import KINDS, decompose
-from montecarlo.rounds_fedavg import QUANTITIES, fedavg_conditional
-from montecarlo.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
-                                         propagation_flops, source_columns)
-from montecarlo.seeding import check_seed, replicate_rng
-from montecarlo.stats import mean_se
-from montecarlo.tasks import run_tasks
+from montecarlo.linear.instances import require_memory, sample_size
+from montecarlo.linear.measure import KINDS, decompose
+from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
+from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
+                                                propagation_flops, source_columns)
+from montecarlo.runner.seeding import check_seed, replicate_rng
+from montecarlo.runner.stats import mean_se
+from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import nonnegative, positive, positive_int
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
@@ -46,7 +46,7 @@ AUTO_EXACT_FLOPS = 2e9
 
 def sample_designs(gamma, s, seed: int, rep: int):
     """Client designs X_j (n_j x d, rows N(0, diag(s))) of replicate ``rep``: the streams of
-    ``montecarlo.federation.sample_federation`` (client j's features from
+    ``montecarlo.linear.federation.sample_federation`` (client j's features from
     ``replicate_rng(seed, rep, j, 0)``), so the same seed gives the same designs there."""
     return [replicate_rng(seed, rep, j, 0).standard_normal(
         (sample_size(s.size, g, f"client {j}"), s.size)) * np.sqrt(s)
@@ -244,7 +244,7 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
     spectrum : Spectrum or SPEC str, optional
         Covariance spectrum shared by the clients (default identity).
     d, reps, seed : int
-        Dimension, replicates (>= 2), seed (``montecarlo.seeding``).
+        Dimension, replicates (>= 2), seed (``montecarlo.runner.seeding``).
     jobs : int
         Worker processes (results do not depend on it).
     measure : {"auto", "conditional", "empirical"}
@@ -254,10 +254,10 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         Algorithm 1 when it costs at most ``AUTO_EXACT_FLOPS``.
     draws : int
         Sampled (theta, noise) draws per design under ``empirical``, >= 1, propagated
-        together and averaged (draw 0 is ``montecarlo.federation.sample_federation``'s);
+        together and averaged (draw 0 is ``montecarlo.linear.federation.sample_federation``'s);
         ignored when the measurement is conditional.
     cache, progress
-        Passed to ``montecarlo.tasks.run_tasks``.
+        Passed to ``montecarlo.runner.tasks.run_tasks``.
 
     Returns
     -------

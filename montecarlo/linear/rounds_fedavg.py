@@ -1,5 +1,5 @@
 """FedAvg with K local gradient steps per round: every client's risk after each round, exactly
-given the designs (the closed form behind ``montecarlo.rounds``; model and risk there).
+given the designs (the closed form behind ``montecarlo.linear.rounds``; model and risk there).
 
 Derived here. With S_j = X_j^T X_j / n_j, K steps of size
 eta from w give v_j = A_j w + G_j b_j, A_j = I - Q_j, Q_j = 1 - (1 - eta S_j)^K (the projector
@@ -24,7 +24,7 @@ Sigma replaced by A_j Sigma A_j, plus the noise cross term 2 p_j sigma_j^2/n_j t
 G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed point (T = inf, when
 the spectral radius max |1 - g delta| on the range of D is below 1) has p = 1, r = 1/delta on
 the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
-N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.measure``).
+N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
 Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
 W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
 k_j for a scaled identity), and 4 d^2 per round asked per client.
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.rounds_propagate import fedavg_factors
+from montecarlo.linear.rounds_propagate import fedavg_factors
 
 QUANTITIES = ("risk", "bias", "variance", "local_risk", "global_risk",
               "distance_to_fixed_point", "global_distance")

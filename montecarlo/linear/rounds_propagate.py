@@ -28,7 +28,7 @@ the noise of b_j, covariance sigma_j^2 / n_j S_j: R_j diag(sigma_j sqrt(mu_j / n
 over columns of squared Sigma-norms of the error is the EXACT expectation given the designs
 (``conditional``): c = (M + 1) d + sum_j k_j columns, O(d (sum_j k_j) c) per round, affordable
 for small d only. With two columns (one sampled theta, one sampled noise: ``empirical``) the
-same code measures one draw, as ``montecarlo.measure`` does (D draws in 2 D columns share
+same code measures one draw, as ``montecarlo.linear.measure`` does (D draws in 2 D columns share
 the passes over R_j: 8 draws cost 1.8 times one at d = 1000).
 """
 
@@ -37,13 +37,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from riskcalc.errors import SolverError
+
 #: States of Algorithm 1 at most this size get their round map's spectral radius from a dense
 #: eigenvalue problem; larger ones from ARPACK.
 DENSE_STATE = 1200
 
 
 def client_basis(dec):
-    """(R, mu): S = X^T X / n = R diag(mu) R^T from a ``montecarlo.measure.Decomposition``."""
+    """(R, mu): S = X^T X / n = R diag(mu) R^T from a ``montecarlo.linear.measure.Decomposition``."""
     return dec.V.T / np.sqrt(dec.nmu), dec.mu
 
 
@@ -218,8 +220,10 @@ class Propagation:
         try:
             ev = spla.eigs(op, k=1, which="LM", tol=1e-6, return_eigenvectors=False,
                            v0=np.ones(size))
-        except spla.ArpackNoConvergence:
-            return float("nan")
+        except spla.ArpackNoConvergence as exc:
+            raise SolverError("the contraction of the round map (ARPACK, the largest "
+                              "eigenvalue in modulus) did not converge; a state of at most "
+                              f"{DENSE_STATE} numbers takes the dense route") from exc
         return float(np.abs(ev).max())
 
     # --- measurement -----------------------------------------------------------------------
