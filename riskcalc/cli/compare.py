@@ -13,7 +13,7 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.linear.measure import KINDS
-from riskcalc.cli import COMMANDS, families, guards
+from riskcalc.cli import COMMANDS, families, guards, rounds
 from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
                                   spec_from_args)
 
@@ -92,6 +92,7 @@ def add_parser(subparsers) -> None:
     add_model_options(p, sigma_required=False)   # --model logistic has no sigma
     families.add_options(p, "compare")
     add_simulation_options(p, reps=20)
+    rounds.add_options(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -101,6 +102,8 @@ def run(args) -> int:
     family = families.select(args, "compare")
     if family is not None:
         return family.compare(args)
+    if rounds.asked(args):
+        return rounds.compare(args)
     setting = setting_from_args(args)
     spec = spec_from_args(args, d=args.d)
     guards.linear_budget(args, setting, spec.gamma, 1)

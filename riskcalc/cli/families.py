@@ -72,9 +72,11 @@ def select(args, verb: str):
     parser = args._family_parser
     own = {name: set(_module(name).OPTIONS) for name, module in FAMILIES.items() if module}
     if args.model == "linear":
+        # --signal (||theta_0||) is a linear option along the rounds (riskcalc.cli.rounds).
+        shared = {"signal"} if getattr(args, "rounds", None) is not None else set()
         for name, dests in own.items():
             for dest in _options_given(args):
-                if dest in dests:
+                if dest in dests - shared:
                     raise ValueError(f"{flag(parser, dest)} applies to --model {name} only")
         return None
     fam = _module(args.model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc.cli import COMMANDS, families, guards
+from riskcalc.cli import COMMANDS, families, guards, rounds
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
@@ -25,8 +25,10 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
     """
     kind = str if multi else float
     lst = " (comma-separated list)" if multi else ""
-    parser.add_argument("method", metavar="METHOD", choices=list(riskcalc.METHODS),
-                        help="one of " + ", ".join(riskcalc.METHODS))
+    parser.add_argument("method", metavar="METHOD", type=canonical_method,
+                        choices=list(riskcalc.METHODS),
+                        help="one of " + ", ".join(riskcalc.METHODS)
+                             + " (fedprox: an alias of pfedme)")
     parser.add_argument("--gamma", type=kind, required=True, help="d / n_i > 0" + lst)
     parser.add_argument("--sigma", type=kind, required=sigma_required,
                         help="noise level >= 0" + lst)
@@ -39,6 +41,11 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
                         help="identity | two-point:A,B,W | powerlaw:P[,D] | file:PATH "
                              "(default identity); the file holds a 1-d list of eigenvalues "
                              "(.npy or text), a matrix is refused")
+
+
+def canonical_method(name: str) -> str:
+    """METHOD as the registry names it: ``fedprox`` is an alias of ``pfedme`` (DESIGN.md)."""
+    return "pfedme" if name == "fedprox" else name
 
 
 def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
@@ -84,6 +91,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--weights", choices=CLIENT_WEIGHTS,
                    help="client weights with --clients/--clients-file: samples n_j/N "
                         "(default) or uniform 1/M")
+    rounds.add_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -184,6 +192,8 @@ def run(args) -> int:
     family = families.select(args, "predict")
     if family is not None:
         return family.predict(args)
+    if rounds.asked(args):
+        return rounds.predict(args)
     spec = spec_from_args(args)
     pop = None
     if args.clients is not None or args.clients_file is not None:
