@@ -20,13 +20,20 @@ class LogisticResult:
         gamma, signal, r, lam (and centre, centre_scale for the FedAvg centre).
     risk : float
         Limit of ``||w_hat - w_i||^2``.
+    sigma_risk : float
+        Limit of the Sigma-weighted error ``(w_hat - w_i)' Sigma (w_hat - w_i)`` (equal to
+        ``risk`` at ``Sigma = I``; ``riskcalc.logistic.spectral``).
     cosine : float
         Limit of the cosine between ``w_hat - c`` and ``w_i - c`` (NaN when ``r = 0``, noted).
+    cosine_uncentred : float
+        Limit of the cosine between ``w_hat`` and ``w_i`` (the one cosine of the finite-M
+        results; NaN when ``w_hat`` or ``w_i`` is 0).
     test_logloss, test_error : float
         Limits of the expected log-loss and misclassification rate on a fresh sample.
     a, b, q, mu : float
         The fixed point: components of ``w_hat`` along ``w_i / ||w_i||`` and along the centre's
-        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter.
+        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter
+        (with a spectrum: in the whitened coordinates ``Sigma^(1/2) w``).
     notes : tuple of str
         Where the result needs a caveat (an undefined cosine).
     diagnostics : dict
@@ -48,6 +55,20 @@ class LogisticResult:
     mu: float
     notes: tuple = field(default_factory=tuple)
     diagnostics: dict = field(default_factory=dict, compare=False)
+    sigma_risk: float = None
+    cosine_uncentred: float = None
+
+    def __post_init__(self):
+        # Sigma = I (the spectral solver passes both): the two errors coincide, and
+        # w_hat = a e + b f + (rest of norm q) with w_i = ||w_i|| e.
+        if self.sigma_risk is None:
+            object.__setattr__(self, "sigma_risk", self.risk)
+        if self.cosine_uncentred is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                norm = np.sqrt(np.square(self.a) + np.square(self.b) + np.square(self.q))
+                value = np.where(norm > 0, self.a / norm, np.nan)
+            object.__setattr__(self, "cosine_uncentred", value if np.ndim(value) else
+                               float(value))
 
     def to_frame(self):
         """A one-row pandas DataFrame: every parameter, the four limits, the fixed point
@@ -56,7 +77,8 @@ class LogisticResult:
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
         pd = _frames.pandas()
-        keys = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
+        keys = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
+                "test_error", "a", "b", "q", "mu")
         row = {"model": "logistic", "method": "rtfa", **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
@@ -72,7 +94,8 @@ class LogisticResult:
         out = {"model": "logistic", "method": "rtfa",
                "params": {k: plain(v) if isinstance(v, (float, np.ndarray)) else v
                           for k, v in self.params.items()}}
-        for k in ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu"):
+        for k in ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
+                  "test_error", "a", "b", "q", "mu"):
             out[k] = plain(getattr(self, k))
         out["notes"] = list(self.notes)
         return out
