@@ -16,9 +16,8 @@ Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)``
   ``riskcalc.logistic_clients_limit``; simulated by ``montecarlo.logistic_pipeline``
   (``compare --global federated``).
 
-A spectrum is taken by both infinite-client centres and, at finite M, by ``fedavg`` and
-``local_ridge`` (the others refuse it: ``riskcalc.logistic.finite_clients``). Fields (issue
-33): ``cosine`` is ``cos(w_hat - c, w_i - c)`` (infinite clients only, c the deterministic centre),
+A spectrum (one ``Sigma`` for every client) is taken in both modes by every method
+(``riskcalc.logistic.spectral`` and ``riskcalc.logistic.finite_clients``). Fields (issue 33): ``cosine`` is ``cos(w_hat - c, w_i - c)`` (infinite clients only, c the deterministic centre),
 ``cosine_uncentred`` is ``cos(w_hat, w_i)`` (both modes); ``sigma_risk`` (with a spectrum) is
 ``(w_hat - w_i)' Sigma (w_hat - w_i)``; the global model's fields are shown where one is used.
 """
@@ -31,8 +30,6 @@ from riskcalc.spectrum import Spectrum
 VERBS = ("predict", "compare")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
-#: Methods taking --spectrum with M clients (riskcalc.logistic.finite_clients.SPECTRUM_METHODS).
-SPECTRUM_METHODS = ("fedavg", "local_ridge")
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
           "local_ridge": "local ridge logistic regression (centre 0)",
           "pfedme": "FedProx / pFedMe joint objective (the client's w_j)"}
@@ -123,10 +120,6 @@ def _problem(args, verb) -> dict:
     prob = dict(method=args.method, gamma=args.gamma, signal=args.signal, r=args.r,
                 lam=args.lam, centre=args.centre or "oracle", federated=fed,
                 spectrum=_spectrum(args, verb))
-    if fed and prob["spectrum"] is not None and args.method not in SPECTRUM_METHODS:
-        raise ValueError(f"--spectrum with M clients: --model logistic supports "
-                         f"{', '.join(SPECTRUM_METHODS)} (got {args.method}); without M "
-                         "clients rtfa takes any spectrum")
     if not fed:
         return prob
     if args.clients is not None and args.clients_file is not None:

@@ -6,8 +6,9 @@ loss) shares the target's data with it and is the coupled fixed point of
 ``riskcalc.logistic.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
 system with centre 0; the FedProx / pFedMe joint objective (method ``pfedme``, alias ``fedprox``)
 is ``riskcalc.logistic.fedprox``. Their docstrings hold the derivations (derived here, for
-issue 19). With a covariance spectrum (``spectrum=``, ``riskcalc.logistic.spectral``): local
-ridge only, which does not involve the global model; the other methods raise ValueError.
+issue 19). With a covariance spectrum (``spectrum=``, one ``Sigma`` shared by the clients):
+every method, by ``riskcalc.logistic.spectral`` (local ridge), ``pooled_spectral`` (FedAvg),
+``finetune_spectral`` (RTFA) and ``fedprox_spectral`` (pFedMe / FedProx).
 
 Names (issue 33): ``cosine_uncentred`` is ``cos(w_hat, w_i)``, the one cosine defined at finite
 M (``cosine`` of ``logistic_limit`` is centred at the deterministic centre, ``cos(w_hat - c,
@@ -42,9 +43,6 @@ METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
 ALIASES = METHOD_ALIASES
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
 GLOBAL_FIELDS = ("global_overlap", "global_dist")
-#: Methods with a covariance spectrum at finite M (riskcalc.logistic.spectral,
-#: riskcalc.logistic.pooled_spectral).
-SPECTRUM_METHODS = ("fedavg", "local_ridge")
 
 
 @dataclass(frozen=True)
@@ -303,7 +301,7 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
         ``sum_j pi_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2``
         (``pi_j`` the client weights; lam > 0).
     spectrum : Spectrum, optional
-        ``x ~ N(0, Sigma)`` (local_ridge only; ``riskcalc.logistic.spectral``).
+        Every client's ``x ~ N(0, Sigma)`` (module docstring).
 
     Returns
     -------
@@ -393,8 +391,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     target : int, optional
         Compute only this client (arrays of length 1, mean over it).
     spectrum : Spectrum, optional
-        Every client's ``x ~ N(0, Sigma)`` (``riskcalc.logistic.spectral``; local_ridge only,
-        the other methods raise ValueError).
+        Every client's ``x ~ N(0, Sigma)`` (module docstring; ``w_0`` and the ``u_j`` isotropic
+        in the original coordinates).
 
     Returns
     -------
@@ -421,11 +419,6 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         from riskcalc.logistic.spectrum_limit import check_spectrum
 
         spectrum = check_spectrum(spectrum)
-        if method not in SPECTRUM_METHODS:
-            raise ValueError(f"method {method} with a spectrum: not supported at finite M "
-                             f"({', '.join(SPECTRUM_METHODS)} are; riskcalc.logistic_limit "
-                             "without clients takes a spectrum with the oracle and FedAvg's "
-                             "infinite-client centres)")
         return _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                                  spectrum)
     local = method == "local_ridge"
@@ -461,8 +454,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
 
 
 def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
-    """``logistic_clients_limit`` with a spectrum (``SPECTRUM_METHODS``)."""
-    from riskcalc.logistic.pooled_spectral import fedavg_views, whitened
+    """``logistic_clients_limit`` with a spectrum (module docstring)."""
+    from riskcalc.logistic.pooled_spectral import client_views
 
     m = gam.size
     local = method == "local_ridge"
@@ -479,8 +472,13 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
             per_group[c], _, res = _group_limits(fed, None, c, method, lam, spectrum)
             residual = max(residual, res)
     else:
-        views, (overlap, dist, iterations, residual) = fedavg_views(fed, spectrum, global_lam)
-        per_group = {c: ClientLimits(**views[c]) for c in groups}
+        # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
+        # global model is still solved for its fields.
+        mle = method == "rtfa" and lam == 0.0
+        views, (overlap, dist, iterations, residual) = client_views(
+            fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups)
+        per_group = {c: _group_limits(fed, None, c, "local_ridge", 0.0, spectrum)[0] if mle
+                     else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,

@@ -39,6 +39,7 @@ isotropic and the teachers' Gram matrix that of ``pooled`` with ``S, r_j`` times
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -60,7 +61,8 @@ def integrals(spectrum, lam_g, Dbar):
 @dataclass(frozen=True)
 class SpectralPooledState:
     """The global fixed point: per group ``alpha``, ``rho``, ``mu``, ``eps``; ``v``, ``E``,
-    ``F``, the integrals ``J``; solver diagnostics. ``kappa``: per group ``||w_j||_Sigma``."""
+    ``F``, the integrals ``J`` and ``Dbar``; solver diagnostics. ``kappa``: per group
+    ``||w_j||_Sigma``."""
 
     alpha: np.ndarray
     rho: np.ndarray
@@ -71,6 +73,7 @@ class SpectralPooledState:
     F: float
     J: np.ndarray
     kappa: np.ndarray
+    Dbar: float
     iterations: int
     residual: float
 
@@ -94,7 +97,7 @@ def _views(x, fed: Federation, spectrum, lam_g, rules):
                           where=kappa > 0)
     norm2 = J[3, 2] * (E * E * S2 + spread) + F * J[2, 2]
     return dict(alpha=alpha_new, norm2=norm2, v=J[1, 1], mu=mu, eps=eps, E=E, F=F, J=J,
-                kappa=kappa, spread=spread)
+                kappa=kappa, spread=spread, Dbar=float(np.sum(cnt * pi * D)))
 
 
 def residuals(x, fed, spectrum, lam_g, rules):
@@ -175,7 +178,7 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
     w = _views(x_fine, fed, spectrum, lam_g, fine)
     return SpectralPooledState(x_fine[:G].copy(), np.exp(x_fine[G:2 * G]), w["mu"], w["eps"],
                                float(np.exp(x_fine[2 * G])), w["E"], w["F"], w["J"],
-                               w["kappa"], nfev, err)
+                               w["kappa"], w["Dbar"], nfev, err)
 
 
 def global_products(fed: Federation, st: SpectralPooledState):
@@ -188,31 +191,61 @@ def global_products(fed: Federation, st: SpectralPooledState):
     return w_w0, w_wc, norm2
 
 
-def whitened(fed: Federation, spectrum) -> Federation:
-    """The federation in the coordinates ``Sigma^(1/2) w`` as far as separability sees it:
-    ``S`` and the ``r_j`` times ``sqrt(<s>)`` (module docstring)."""
-    root_m1 = float(np.sqrt(spectrum.mean))
-    return Federation(fed.gamma, fed.r * root_m1, fed.count, fed.signal * root_m1, fed.weights)
+@lru_cache(maxsize=16)
+def _cached(gamma, r, count, signal, weights, spectrum, lam_g):
+    """``solve_pooled_spectral``, remembered: the methods of one federation share its global
+    model (a pure function of these arguments; a ``Spectrum`` hashes by identity)."""
+    return solve_pooled_spectral(Federation(np.array(gamma), np.array(r), np.array(count),
+                                            signal, weights), spectrum, lam_g)
 
 
-def fedavg_views(fed: Federation, spectrum, lam_g: float):
-    """The global model as every group's estimate: per group a dict of ``risk``,
-    ``sigma_risk``, ``cosine_uncentred``, ``test_logloss``, ``test_error``, ``a``, ``rho``;
-    and ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``."""
+def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg", lam=None,
+                 groups=None):
+    """Every group's limits (``groups``: the groups wanted, default all) for ``method``:
+    ``"fedavg"`` (the global model itself), ``"rtfa"`` (fine-tuning toward it with penalty
+    ``lam``, ``riskcalc.logistic.finetune_spectral``) or ``"pfedme"`` (the joint objective,
+    ``riskcalc.logistic.fedprox_spectral``; the global fields stay FedAvg's, as without a
+    spectrum). Per group a dict of ``risk``, ``sigma_risk``, ``cosine_uncentred``, ``test_logloss``, ``test_error``, ``a``, ``rho``; and
+    ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``."""
     from riskcalc.logistic.broadcast import test_errors
+    from riskcalc.logistic.fedprox_spectral import solve_fedprox_spectral
+    from riskcalc.logistic.finetune_spectral import Coupling, solve_finetune_spectral
 
-    st = solve_pooled_spectral(fed, spectrum, lam_g)
+    st = _cached(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), fed.signal, fed.weights,
+                 spectrum, lam_g)
     w_w0, w_wc, norm2 = global_products(fed, st)
     K2, S2 = fed.signal ** 2 + fed.r ** 2, fed.signal ** 2
-    rows = []
-    for c in range(fed.gamma.size):
-        a, rho, kappa = float(st.alpha[c]), float(st.rho[c]), float(st.kappa[c])
+    rows, iterations, residual = {}, st.iterations, st.residual
+    if method == "pfedme":
+        start = np.concatenate([st.alpha, np.log(st.rho),
+                                np.log(fed.gamma * spectrum.mean / (lam + 0.2))])
+        px_alpha, px_rho, _, (px_th, px_w), n, res = solve_fedprox_spectral(
+            fed, spectrum, lam, lam_g, start)
+        first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
+                                np.arange(fed.gamma.size))
+        iterations, residual = iterations + n, max(residual, res)
+    for c in range(fed.gamma.size) if groups is None else groups:
+        kappa = float(st.kappa[c])
+        if method == "rtfa":
+            ft = solve_finetune_spectral(Coupling(fed, st, c, spectrum, lam_g), lam)
+            a, rho = ft["a"], ft["rho"]
+            row = {k: ft[k] for k in ("risk", "sigma_risk", "cosine_uncentred")}
+            iterations, residual = iterations + ft["iterations"], max(residual, ft["residual"])
+        else:
+            # The global model itself, or client c's w_j of the joint objective: its view of
+            # block c and the Euclidean products w.w_c and ||w||^2.
+            if method == "fedavg":
+                a, rho, w_th, w_w = float(st.alpha[c]), float(st.rho[c]), w_wc[c], norm2
+            else:
+                j = first[c]
+                a, rho, w_th, w_w = float(px_alpha[j]), float(px_rho[j]), px_th[j], px_w[j]
+            row = dict(risk=float(w_w - 2.0 * w_th + K2[c]),
+                       sigma_risk=float((a - kappa) ** 2 + rho ** 2),
+                       cosine_uncentred=float(w_th / np.sqrt(w_w * K2[c]))
+                       if w_w * K2[c] > 0 else float("nan"))
         rule = Rule.at(kappa, NODES[-1], a, rho)
-        rows.append(dict(risk=float(norm2 - 2.0 * w_wc[c] + K2[c]),
-                         sigma_risk=float((a - kappa) ** 2 + rho ** 2),
-                         cosine_uncentred=float(w_wc[c] / np.sqrt(norm2 * K2[c]))
-                         if norm2 * K2[c] > 0 else float("nan"),
-                         test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
-                         test_error=float(test_errors(kappa, a, rho)[0]), a=a, rho=rho))
+        row.update(test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
+                   test_error=float(test_errors(kappa, a, rho)[0]), a=a, rho=rho)
+        rows[c] = row
     overlap = w_w0 / S2 if S2 > 0 else float("nan")
-    return rows, (float(overlap), float(norm2 - 2.0 * w_w0 + S2), st.iterations, st.residual)
+    return rows, (float(overlap), float(norm2 - 2.0 * w_w0 + S2), iterations, residual)
