@@ -13,9 +13,9 @@ of bias/variance), so it gets its own function and result type.
 """
 
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.finite_clients import (FiniteLogisticResult, LogisticClientsResult,
-                                              logistic_clients_limit)
-from riskcalc.logistic.fixed_point import LogisticResult, logistic_lam_path, logistic_limit
+from riskcalc.logistic.finite_clients import logistic_clients_limit
+from riskcalc.logistic.fixed_point import logistic_lam_path, logistic_limit
+from riskcalc.logistic.result import FiniteLogisticResult, LogisticClientsResult, LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.tuning import optimal_lambda_logistic
 

@@ -33,7 +33,7 @@ Derivation (``finetune``'s steps with ``spectral``'s resolvent step)
    and covariance ``C_gh / d`` with ``zeta_g``, ``C_gh = W_i E[l'_g l'_h]`` (the shared block).
 4. Overlaps, with ``M_gg = E^2 S^2 + sum_j pi_j^2 eps_j^2 r_j^2``, ``M_gi = E S^2 +
    pi_i eps_i r_i^2``, ``M_ii = S^2 + r_i^2`` (``m_g.m_g``, ``m_g.w_i``, ``w_i.w_i`` by their
-   isotropic directions):
+   isotropic directions)::
 
        A_h kappa       = M_gi <b g s^2> + eps_h M_ii <h s^2>,
        w_h' Sigma w_g  = M_gg <b g^2 s^3> + eps_h M_gi <h g s^3> + F <b g^2 s^2> + C_gh <g h s^2>,

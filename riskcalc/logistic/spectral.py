@@ -39,7 +39,7 @@ Write ``psi_k = y_k l'(y_k z_k)`` at the training margin ``z_k = x_k.w_hat`` and
    lemma in ``s`` identifies ``eps``: ``-E[psi s] = E3`` (``gaussian.Rule.moments``) and
    ``E[psi s] = a D - kappa eps``, so ``eps = (E3 + a D) / kappa``.
 4. Overlaps, with ``I_kj = <s^k / (lam + D s)^j>``, ``E[psi^2] = E2 / mu^2`` and
-   ``(1/n) tr(Sigma R Sigma R) = gamma I_22``:
+   ``(1/n) tr(Sigma R Sigma R) = gamma I_22``::
 
        (E2')  a kappa = lam theta S^2 I_11 + eps K^2 I_21,
        (E3')  a^2 + rho^2 = lam^2 theta^2 S^2 I_12 + 2 lam theta eps S^2 I_22
