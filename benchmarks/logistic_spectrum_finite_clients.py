@@ -33,10 +33,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dims", default="100,200,400")
     parser.add_argument("--budget", type=int, default=8000, help="reps = budget / d")
+    parser.add_argument("--case", default="", help="only the cases whose name contains this")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     rows = []
-    for case in CASES:
+    for case in (c for c in CASES if args.case in c["name"]):
         kw = dict(gamma=case["gamma"], r=case["r"], signal=case["signal"],
                   global_lam=case["global_lam"], weights=case["weights"])
         for d in (int(v) for v in args.dims.split(",")):
