@@ -89,8 +89,10 @@ def _check(method, lam, global_lam, weights):
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
     if global_lam is None and method == "local_ridge":
-        # Local ridge has no global model: global_lam is not needed (and not used).
-        return None, float(as_array("lam", lam, low=0.0)) if lam is not None else _no_lam()
+        # Local ridge has no global model: global_lam is not needed (nor used).
+        if lam is None:
+            _no_lam(method)
+        return None, float(as_array("lam", lam, low=0.0))
     if global_lam is None:
         raise ValueError("global_lam (the global model's ridge toward 0, >= 0) is required "
                          "with clients")
@@ -121,7 +123,7 @@ def _federation(gam, rr, signal, weights, global_lam):
     return fed, inverse.ravel()
 
 
-def _no_lam(method="local_ridge"):
+def _no_lam(method):
     raise ValueError(f"method {method} needs lam (its ridge penalty, >= 0)")
 
 
