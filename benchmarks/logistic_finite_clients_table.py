@@ -35,7 +35,7 @@ def rows(M, S, r, d, reps, seed):
               for k, lam in enumerate(LAMS) for m in ("rtfa", "local_ridge")]
     out = []
     for method, lam, th, k in cases:
-        for q in ("risk", "cosine", "test_error"):
+        for q in ("risk", "cosine_uncentred", "test_error"):
             mean, se = (float(np.asarray(v) if k is None else np.asarray(v)[k])
                         for v in sim[method][q])
             pred = float(getattr(th, q))

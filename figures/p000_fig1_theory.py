@@ -36,7 +36,7 @@ def _simulate(ctx, signal, R, d, reps):
     """Mean accuracy, its se and 95% half-width per estimator and R (client 0)."""
     tasks = [dict(gammas=[GAMMA] * M, rs=[float(r)] * M, signal=signal, lams=[LAM],
                   global_lam=GLOBAL_LAM, d=d, seed=ctx.seed, rep=k, weights="samples",
-                  target=0, fedprox=False) for r in R for k in range(reps)]
+                  target=0, pfedme=False) for r in R for k in range(reps)]
     res = ctx.run(replicate_task, tasks, desc=f"S = {signal:g}")
     out = {}
     for key, _ in SERIES:

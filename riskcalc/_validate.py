@@ -6,6 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 
+#: Accepted method names -> the canonical name, in Python and on the command line (DESIGN.md:
+#: ``pfedme`` is the joint objective's canonical name, ``fedprox`` an alias everywhere).
+METHOD_ALIASES = {"fedprox": "pfedme"}
+
+
 def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open=False,
              allow_inf=False) -> np.ndarray:
     """Return ``value`` as a float array after checking it lies in the stated range.

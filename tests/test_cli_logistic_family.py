@@ -158,7 +158,7 @@ def test_compare_federated(capsys):
     assert got["simulated"]["global_overlap"] == float(sim["global"]["overlap"][0])
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=3, global_lam=0.01)
     assert got["predicted"]["risk"] == ref.risk
-    assert set(got["comparison"]) == {"risk", "cosine", "test_logloss", "test_error",
+    assert set(got["comparison"]) == {"risk", "cosine_uncentred", "test_logloss", "test_error",
                                       "global_overlap", "global_dist"}
 
 
@@ -176,4 +176,4 @@ def test_compare_pfedme_is_the_joint_objective(capsys):
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=2, global_lam=0.01,
                                   method="fedprox")
     assert got["method"] == "pfedme" and got["predicted"]["risk"] == ref.risk
-    assert got["simulated"]["risk"] == float(sim["fedprox"]["risk"][0][0])
+    assert got["simulated"]["risk"] == float(sim["pfedme"]["risk"][0][0])

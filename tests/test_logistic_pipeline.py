@@ -45,7 +45,7 @@ def test_one_client_equals_logistic_ridge():
     res = simulate_replicate(gammas=[1.5], rs=[1.0], lams=[0.3, 2.0], global_lam=0.7, **kw)
     ref = logistic_ridge.simulate_replicate(gamma=1.5, r=1.0, lams=[0.3, 2.0, 0.7],
                                             centre_scale=0.0, **kw)
-    for q in ("risk", "cosine"):
+    for q in ("risk", "cosine_uncentred"):
         np.testing.assert_allclose(res["local_ridge"][q], ref[q][:2], rtol=1e-8)
         np.testing.assert_allclose(res["fedavg"][q], ref[q][2], rtol=1e-8)
     # Test metrics: exact population integrals vs ref's 4000 fresh samples.
@@ -108,7 +108,7 @@ def test_population_metrics_match_test_samples():
     err = np.where(z > 0, 1 - p, p)
     for q, v in (("test_logloss", ll), ("test_error", err)):
         assert abs(got[q] - v.mean()) < 5 * v.std() / np.sqrt(v.size)
-    assert got["cosine"] == pytest.approx(w_hat @ w_i / np.linalg.norm(w_hat)
+    assert got["cosine_uncentred"] == pytest.approx(w_hat @ w_i / np.linalg.norm(w_hat)
                                           / np.linalg.norm(w_i), rel=1e-12)
 
 

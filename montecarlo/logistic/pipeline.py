@@ -2,7 +2,8 @@
 
 Model (DESIGN.md, "Contracts added in the third round"): ``w_0`` uniform on the sphere of radius
 ``signal``; client ``j = 0..M-1`` has ``w_j = w_0 + r_j u_j`` (``u_j`` uniform unit) and
-``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` with ``P(y = 1 | x) = sigmoid(x.w_j)``.
+``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma`` diagonal
+with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
 Exact minimizers (damped Newton with Armijo backtracking, ``montecarlo.experiments.objectives._newton``, to
 a gradient sup-norm of ``TOL``), for the ``target`` client ``i``:
 
@@ -12,17 +13,19 @@ a gradient sup-norm of ``TOL``), for the ``target`` client ``i``:
 * ``rtfa``: fine-tuning ``argmin (1/n_i) sum_{block i} l + (lam/2) ||w - w_g||^2`` for every
   ``lam`` (largest first, warm started), reusing ``w_g``;
 * ``local_ridge``: ``argmin (1/n_i) sum_{block i} l + (lam/2) ||w||^2`` (centre 0);
-* ``fedprox`` (optional): the target's part of the minimizer of the joint objective
+* ``pfedme`` (optional; alias ``fedprox``): the target's part of the minimizer of the joint
+  objective
   ``sum_j p_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2`` with
   ``f_j`` client j's mean log-loss and ``p_j`` the client weights above summed over the block
   (paper 000 eq. 20 / Alg. 2's fixed point, paper 004 eq. 1), solved as Newton on the Moreau
   envelope in ``w`` (paper 004 eq. 8, Lemma 3), each proximal point by Newton.
 
-Measured per replicate and estimator: ``risk = ||w_hat - w_i||^2``, ``cosine`` between
-``w_hat`` and ``w_i``, and the exact population test log-loss and misclassification rate. On a
-fresh ``x`` the margins ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)`` with ``kappa = ||w_i||``,
-``a = w_hat.w_i / kappa``, ``rho^2 = ||w_hat||^2 - a^2`` and ``s, g`` independent standard
-normals, so the label integrates out to ``E[2 sigmoid(kappa s) l(a s + rho g)]`` (tensor
+Measured per replicate and estimator: ``risk = ||w_hat - w_i||^2``, ``sigma_risk =
+(w_hat - w_i)' Sigma (w_hat - w_i)``, ``cosine_uncentred`` between ``w_hat`` and ``w_i``, and
+the exact population test log-loss and misclassification rate. On a fresh ``x`` the margins
+``(x.w_i, x.w_hat) = (kappa s, a s + rho g)`` with ``kappa = ||w_i||_Sigma``,
+``a = w_hat' Sigma w_i / kappa``, ``rho^2 = ||w_hat||_Sigma^2 - a^2`` and ``s, g`` independent
+standard normals, so the label integrates out to ``E[2 sigmoid(kappa s) l(a s + rho g)]`` (tensor
 Gauss-Hermite, ``riskcalc.logistic.gaussian.Rule``) and ``E[2 sigmoid(kappa s) Phi(-a s/rho)]``
 (adaptive quadrature, ``riskcalc.logistic.fixed_point.test_error``): no test-sample noise. Also
 recorded: the global model's overlap ``w_g.w_0 / S^2`` and distance ``||w_g - w_0||^2``.
@@ -52,8 +55,8 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 
-QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
-ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "fedprox")
+QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
+ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "pfedme")
 WEIGHTS = ("samples", "uniform")
 #: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
 TOL = 1e-10
@@ -82,16 +85,21 @@ class _Weighted:
         return _newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
 
 
-def population_metrics(w_hat, w_i) -> dict:
+def population_metrics(w_hat, w_i, root_s=None) -> dict:
     """Risk, cosine, exact test log-loss and test error of ``w_hat`` for client model ``w_i``
-    (module docstring)."""
-    kappa = float(np.linalg.norm(w_i))
-    nw = float(np.linalg.norm(w_hat))
-    a = float(w_hat @ w_i) / kappa
+    (module docstring); ``root_s``: the square roots of ``Sigma``'s diagonal (None: I)."""
+    root_s = np.ones(w_i.size) if root_s is None else root_s
+    sw_hat, sw_i = root_s * w_hat, root_s * w_i            # the margins' coordinates
+    kappa = float(np.linalg.norm(sw_i))
+    nw = float(np.linalg.norm(sw_hat))
+    a = float(sw_hat @ sw_i) / kappa
     rho = float(np.sqrt(max(nw * nw - a * a, 0.0)))
     rule = Rule(kappa, NODES[-1])
     dw = w_hat - w_i
-    return {"risk": float(dw @ dw), "cosine": a / nw if nw > 0 else None,
+    norm_hat = float(np.linalg.norm(w_hat))
+    return {"risk": float(dw @ dw), "sigma_risk": float((root_s * dw) @ (root_s * dw)),
+            "cosine_uncentred": float(w_hat @ w_i) / (norm_hat * float(np.linalg.norm(w_i)))
+            if norm_hat > 0 else None,
             "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
             "test_error": test_error(kappa, a, rho) if rho > 0 else
             float(rule.expect(a * rule.s < 0))}
@@ -102,9 +110,10 @@ def client_sizes(gammas, d: int):
     return [max(1, int(round(d / g))) for g in gammas]
 
 
-def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int):
+def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int, root_s=None):
     """``(w_0, W, X, y)``: the centre, the client models (M, d) and the per-client training
-    blocks (lists), from the random streams of the module docstring."""
+    blocks (lists), from the random streams of the module docstring; ``root_s``: the square
+    roots of ``Sigma``'s diagonal (None: the identity)."""
     rng = replicate_rng(seed, rep, 0)
     w0 = rng.standard_normal(d)
     w0 *= signal / np.linalg.norm(w0)
@@ -115,7 +124,7 @@ def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int):
     rng_x, rng_y = replicate_rng(seed, rep, 1), replicate_rng(seed, rep, 2)
     X, y = [], []
     for j, n in enumerate(client_sizes(gammas, d)):
-        X.append(rng_x.standard_normal((n, d)))
+        X.append(rng_x.standard_normal((n, d)) * (1.0 if root_s is None else root_s))
         y.append(np.where(rng_y.random(n) < expit(X[j] @ W[j]), 1.0, -1.0))
     return w0, W, X, y
 
@@ -194,40 +203,43 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
 
 def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d: int,
                        seed: int, rep: int, weights: str = "samples", target: int = 0,
-                       fedprox: bool = False) -> dict:
+                       pfedme: bool = False, eigenvalues=None) -> dict:
     """One replicate of the pipeline (module docstring).
 
     Returns
     -------
     dict
         ``{estimator: {quantity: value or list over lams}}`` for ``fedavg`` (one value),
-        ``rtfa``, ``local_ridge`` (and ``fedprox``) (lists in the order of ``lams``), plus
-        ``"global": {"overlap": w_g.w_0 / S^2, "dist": ||w_g - w_0||^2}``.
+        ``rtfa``, ``local_ridge`` (and ``pfedme``) (lists in the order of ``lams``), plus
+        ``"global": {"overlap": w_g.w_0 / S^2, "dist": ||w_g - w_0||^2}``. ``eigenvalues``:
+        ``Sigma``'s diagonal (None: the identity).
     """
-    w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep)
+    root_s = None if eigenvalues is None else np.sqrt(np.asarray(eigenvalues, float))
+    w0, W, X, y = draw_federation(gammas=gammas, rs=rs, signal=signal, d=d, seed=seed, rep=rep,
+                                  root_s=root_s)
     w_i = W[target]
     wg = global_model(X, y, global_lam=global_lam, weights=weights)
-    out = {"fedavg": population_metrics(wg, w_i),
+    out = {"fedavg": population_metrics(wg, w_i, root_s),
            "global": {"overlap": float(wg @ w0) / signal ** 2 if signal > 0 else None,
                       "dist": float((wg - w0) @ (wg - w0))}}
     n_i = len(y[target])
-    names = ("rtfa", "local_ridge") + (("fedprox",) if fedprox else ())
+    names = ("rtfa", "local_ridge") + (("pfedme",) if pfedme else ())
     for name in names:
         out[name] = {q: [None] * len(lams) for q in QUANTITIES}
     problems = {"rtfa": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0, wg),
                 "local_ridge": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0,
                                          np.zeros(d))}
-    starts = {"rtfa": wg, "local_ridge": np.zeros(d), "fedprox": None}
+    starts = {"rtfa": wg, "local_ridge": np.zeros(d), "pfedme": None}
     for k in np.argsort(-np.asarray(lams)):
         for name in names:
-            if name == "fedprox":
+            if name == "pfedme":
                 starts[name], Wp = fedprox_model(X, y, lam=lams[k], global_lam=global_lam,
                                                  weights=weights, start=starts[name])
                 w_hat = Wp[target]
             else:
                 problems[name].lam = lams[k]
                 w_hat = starts[name] = problems[name].solve(starts[name], name)
-            for q, v in population_metrics(w_hat, w_i).items():
+            for q, v in population_metrics(w_hat, w_i, root_s).items():
                 out[name][q][k] = v
     return out
 
@@ -262,8 +274,9 @@ def federation(gamma, r, clients=None):
 
 
 def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
-                      weights: str = "samples", target: int = 0, fedprox: bool = False,
-                      seed: int = 0, n_jobs: int = 1, cache=None, progress: bool = False) -> dict:
+                      weights: str = "samples", target: int = 0, pfedme: bool = False,
+                      seed: int = 0, n_jobs: int = 1, cache=None, progress: bool = False,
+                      fedprox: bool = False, spectrum=None) -> dict:
     """``reps`` replicates of the federated logistic pipeline at finite M (module docstring).
 
     Parameters
@@ -287,17 +300,19 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         Client weights of the global objective (default samples, ``c_j = 1/N``).
     target : int
         The client whose estimates are measured, ``0 <= target < M``.
-    fedprox : bool
+    pfedme : bool
         Also solve the joint FedProx/pFedMe objective for every lam (M proximal Newton solves
-        per outer step: slow).
+        per outer step: slow); ``fedprox``: an alias (either turns it on).
     seed, n_jobs, cache, progress
         As in ``montecarlo.runner.tasks.run_tasks``; the result does not depend on ``n_jobs``.
+    spectrum : riskcalc.Spectrum, optional
+        Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
 
     Returns
     -------
     dict
         ``{estimator: {quantity: (mean, se)}}`` (arrays over ``lams`` for rtfa, local_ridge,
-        fedprox), ``"global": {"overlap": (mean, se), "dist": (mean, se)}``, and ``"n"`` (the
+        pfedme), ``"global": {"overlap": (mean, se), "dist": (mean, se)}``, and ``"n"`` (the
         per-client sizes), ``"reps"``, ``"clients"``.
 
     Raises
@@ -308,6 +323,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         The pooled problem has no finite minimizer (``global_lam = 0``, separable data) or a
         Newton solve does not converge.
     """
+    pfedme = bool(pfedme or fedprox)
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
     signal = float(as_array("signal", signal, low=0.0, low_open=True))
@@ -322,19 +338,21 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
     sizes = client_sizes(gammas, d)
     N = sum(sizes)
+    extra = {} if spectrum is None or spectrum.is_identity else {
+        "eigenvalues": spectrum.eigenvalues(d).tolist()}
     # Pooled features, their margins copy and the weighted copy of the Hessian product, plus a
     # few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx).
-    require_memory(8.0 * (3 * N * d + (m + 4 if fedprox else 4) * d * d),
+    require_memory(8.0 * (3 * N * d + (m + 4 if pfedme else 4) * d * d),
                    "the federated logistic pipeline", "lower --d or the number of clients")
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
                   seed=int(seed), rep=k, weights=weights, target=int(target),
-                  fedprox=bool(fedprox)) for k in range(reps)]
+                  pfedme=pfedme, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic pipeline")
     out = {"n": sizes, "reps": reps, "clients": m,
            "global": {k: mean_se([res["global"][k] for res in results])
                       for k in ("overlap", "dist")}}
-    for name in ("fedavg", "rtfa", "local_ridge") + (("fedprox",) if fedprox else ()):
+    for name in ("fedavg", "rtfa", "local_ridge") + (("pfedme",) if pfedme else ()):
         out[name] = {q: mean_se(np.array([res[name][q] for res in results], dtype=float))
                      for q in QUANTITIES}
     return out

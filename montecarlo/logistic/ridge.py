@@ -1,14 +1,18 @@
 """Simulation of ridge-to-the-centre logistic regression (the model of ``riskcalc.logistic``).
 
 Replicate ``rep``: ``w_0`` uniform on the sphere of radius ``signal``, ``w_i = w_0 + r u`` with
-``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, I_d)`` with
+``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, Sigma)``
+(``Sigma = I_d``, or diagonal with the d eigenvalues of a ``riskcalc.Spectrum``: ``w_0`` and
+``u`` are isotropic, so the basis is immaterial) with
 ``P(y = 1 | x) = sigmoid(x.w_i)``, and the exact estimate
 ``w_hat = argmin (1/n) sum log(1 + exp(-y x.w)) + lam/2 ||w - c||^2`` (centre ``c = w_0``, or
 a multiple of it) by damped Newton
 (``montecarlo.experiments.objectives.prox``), for every ``lam`` of a list, largest first, each solve warm
-started at the previous one. Measured: ``||w_hat - w_i||^2``, the cosine between
-``w_hat - c`` and ``w_i - c``, and the test log-loss and misclassification rate on
-``n_test`` fresh features with the label integrated out exactly (as ``montecarlo.experiments.metrics``).
+started at the previous one. Measured: ``||w_hat - w_i||^2``,
+``(w_hat - w_i)' Sigma (w_hat - w_i)``, the cosines between ``w_hat - c`` and ``w_i - c``
+(``cosine``) and between ``w_hat`` and ``w_i`` (``cosine_uncentred``), and the test log-loss
+and misclassification rate on ``n_test`` fresh features with the label integrated out exactly
+(as ``montecarlo.experiments.metrics``).
 
 Random streams of ``replicate_rng(seed, rep, stream)``: 0 parameters, 1 training features,
 2 labels, 3 test features; the same for every ``lam`` (common random numbers).
@@ -25,11 +29,12 @@ from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
 
-QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
+QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
 
 
 def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, seed: int,
-                       rep: int, n_test: int = 4000, centre_scale: float = 1.0) -> dict:
+                       rep: int, n_test: int = 4000, centre_scale: float = 1.0,
+                       eigenvalues=None) -> dict:
     """One replicate: the measured quantities for every ``lam`` (lists in the order given).
 
     Parameters
@@ -47,6 +52,8 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     centre_scale : float
         The centre is ``centre_scale * w_0`` (1: the oracle centre; FedAvg's global model over
         infinitely many clients is ``riskcalc.logistic.fedavg_centre_scale`` times ``w_0``).
+    eigenvalues : sequence of d floats, optional
+        The diagonal of ``Sigma`` (None: the identity); ``Spectrum.eigenvalues(d)``.
     """
     gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
     signal = float(as_array("signal", signal, low=0.0))
@@ -55,15 +62,19 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     d = positive_int("d", d, minimum=2)
     centre_scale = float(as_array("centre_scale", centre_scale))
     n = max(1, int(round(d / gamma)))
+    root_s = np.ones(d) if eigenvalues is None else np.sqrt(
+        as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
+    if root_s.size != d:
+        raise ValueError(f"eigenvalues must hold d = {d} values, got {root_s.size}")
     rng = replicate_rng(seed, rep, 0)
     w0 = rng.standard_normal(d)
     w0 *= signal / np.linalg.norm(w0)
     u = rng.standard_normal(d)
     w_i = w0 + r * u / np.linalg.norm(u)
-    X = replicate_rng(seed, rep, 1).standard_normal((1, n, d))
+    X = replicate_rng(seed, rep, 1).standard_normal((1, n, d)) * root_s
     y = np.where(replicate_rng(seed, rep, 2).random((1, n)) < expit(X[0] @ w_i), 1.0, -1.0)
     losses = ClientLosses(X, y, loss="logistic")
-    X_test = replicate_rng(seed, rep, 3).standard_normal((n_test, d))
+    X_test = replicate_rng(seed, rep, 3).standard_normal((n_test, d)) * root_s
     z_star = X_test @ w_i
     p = expit(z_star)
     out = {q: [None] * lams.size for q in QUANTITIES}
@@ -76,7 +87,9 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         dw, dc = w - w_i, w - c
         z = X_test @ w
         out["risk"][k] = float(dw @ dw)
+        out["sigma_risk"][k] = float((root_s * dw) @ (root_s * dw))
         out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
+        out["cosine_uncentred"][k] = float(w @ w_i / (np.linalg.norm(w) * np.linalg.norm(w_i)))
         out["test_logloss"][k] = float(np.mean(p * np.logaddexp(0, -z)
                                                + (1 - p) * np.logaddexp(0, z)))
         out["test_error"][k] = float(np.mean(np.where(z > 0, 1 - p, p)))
@@ -91,18 +104,23 @@ def replicate_task(task: dict) -> dict:
 
 
 def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
-             progress=False, centre_scale: float = 1.0) -> dict:
+             progress=False, centre_scale: float = 1.0, spectrum=None) -> dict:
     """``reps`` replicates (``montecarlo.runner.tasks.run_tasks``): mean and standard error per
-    quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``."""
+    quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``.
+    ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues."""
     reps = positive_int("reps", reps, minimum=2)
     lams = [float(v) for v in np.atleast_1d(lams)]
     extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
+    if spectrum is not None and not spectrum.is_identity:
+        extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
                   seed=int(seed), rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
     out = {"n": max(1, int(round(d / gamma))), "reps": reps}
     for q in QUANTITIES:
-        vals = np.array([[np.nan if v is None else v for v in res[q]] for res in results])
+        # .get: replicates cached before a quantity was measured lack it (NaN, not a KeyError).
+        vals = np.array([[np.nan if v is None else v for v in res.get(q, [None] * len(lams))]
+                         for res in results])
         out[q] = mean_se(vals, axis=0)
     return out

@@ -1,8 +1,9 @@
 """The logistic model family of ``riskcalc predict`` and ``riskcalc compare`` (``--model
 logistic``, see ``riskcalc.cli.families``): personalized logistic regression.
 
-Model (DESIGN.md, second and third rounds): ``x ~ N(0, I_d)``, ``P(y = 1 | x) =
-sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``, ``||w_0|| = --signal``. Two modes:
+Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)`` with
+``--spectrum SPEC``, ``P(y = 1 | x) = sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``,
+``||w_0|| = --signal``. Two modes:
 
 * infinitely many clients (no ``--clients``): RTFA toward the oracle centre ``w_0`` or FedAvg's
   infinite-client centre (``--centre``), ``riskcalc.logistic_limit``; simulated by
@@ -14,23 +15,24 @@ sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``, ``||w_0|| = --signal``. Two modes:
   w_j): ``riskcalc.logistic_limit(..., clients=M)`` and
   ``riskcalc.logistic_clients_limit``; simulated by ``montecarlo.logistic.pipeline``
   (``compare --global federated``).
+
+A spectrum (one ``Sigma`` for every client) is taken in both modes by every method
+(``riskcalc.logistic.spectrum.fixed_point`` and ``riskcalc.logistic.finite_clients``). Fields (issue 33): ``cosine`` is ``cos(w_hat - c, w_i - c)`` (infinite clients only, c the deterministic centre),
+``cosine_uncentred`` is ``cos(w_hat, w_i)`` (both modes); ``sigma_risk`` (with a spectrum) is
+``(w_hat - w_i)' Sigma (w_hat - w_i)``; the global model's fields are shown where one is used.
 """
 
 from __future__ import annotations
 
 from riskcalc.cli import families, guards
+from riskcalc.spectrum import Spectrum
 
 VERBS = ("predict", "compare")
-QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
           "local_ridge": "local ridge logistic regression (centre 0)",
           "pfedme": "FedProx / pFedMe joint objective (the client's w_j)"}
-#: METHOD names of the command -> method names of riskcalc.logistic and the simulation (the
-#: joint objective of pFedMe and FedProx is one, ``fedprox`` in riskcalc.logistic).
-API_METHOD = {"rtfa": "rtfa", "fedavg": "fedavg", "local_ridge": "local_ridge",
-              "pfedme": "fedprox"}
 REFERENCE = "CGMT limit, riskcalc.logistic (after Salehi-Abbasi-Hassibi 2019, Sur-Candes 2019)"
 
 OPTIONS = {
@@ -45,7 +47,7 @@ OPTIONS = {
                                         "--clients): fine-tune toward the oracle centre w_0 "
                                         "(default) or FedAvg's infinite-client global model")),
 }
-_MODEL = {"gamma", "signal", "r", "lam", "json"}
+_MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum"}
 _FEDERATED = {"clients", "clients_file", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
 
@@ -61,7 +63,17 @@ def federated(args, verb) -> bool:
 def accepted(args, verb) -> set:
     """The options that apply (``riskcalc.cli.families``)."""
     out = _MODEL | (_SIMULATION if verb == "compare" else set())
+    if verb == "predict" and str(args.spectrum).strip().lower().startswith("powerlaw:"):
+        out = out | {"d"}                   # the number of eigenvalues of powerlaw:P
     return out | (_FEDERATED if federated(args, verb) else {"centre"})
+
+
+def quantities(prob) -> tuple:
+    """The fields that apply to this problem (module docstring), in print order."""
+    names = ("risk",) + (("sigma_risk",) if prob["spectrum"] is not None else ())
+    names += (() if prob["federated"] else ("cosine",))
+    names += ("cosine_uncentred", "test_logloss", "test_error")
+    return names + (GLOBAL if prob["federated"] and prob["method"] != "local_ridge" else ())
 
 
 def mode_note(args, verb) -> str:
@@ -106,14 +118,15 @@ def _problem(args, verb) -> dict:
         raise ValueError("--lam does not apply to METHOD fedavg (the global model's ridge is "
                          "--global-lam)")
     prob = dict(method=args.method, gamma=args.gamma, signal=args.signal, r=args.r,
-                lam=args.lam, centre=args.centre or "oracle", federated=fed)
+                lam=args.lam, centre=args.centre or "oracle", federated=fed,
+                spectrum=_spectrum(args, verb))
     if not fed:
         return prob
     if args.clients is not None and args.clients_file is not None:
         raise ValueError("give --clients M (identical clients) or --clients-file, not both")
     if args.clients is None and args.clients_file is None:
         raise ValueError("--global federated needs --clients M or --clients-file")
-    if args.global_lam is None:
+    if args.global_lam is None and args.method != "local_ridge":
         raise ValueError("--model logistic with M clients needs --global-lam LG (the global "
                          "model's ridge toward 0, >= 0)")
     prob.update(global_lam=args.global_lam,
@@ -130,6 +143,12 @@ def _problem(args, verb) -> dict:
     return prob
 
 
+def _spectrum(args, verb):
+    """``--spectrum`` as a Spectrum (None for identity); ``powerlaw:P`` sized by ``--d``."""
+    spec = Spectrum.parse(args.spectrum, d=getattr(args, "d", None))
+    return None if spec.is_identity else spec
+
+
 def _limit(prob):
     """``(target, federation)``: the target's limits (a dict of the quantities, the global
     model's, diagnostics) and, for a heterogeneous federation, every client's result."""
@@ -137,10 +156,11 @@ def _limit(prob):
 
     if not prob["federated"]:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
-                                      lam=prob["lam"], centre=prob["centre"])
+                                      lam=prob["lam"], centre=prob["centre"],
+                                      spectrum=prob["spectrum"])
         return res.as_dict(), None
     common = dict(signal=prob["signal"], global_lam=prob["global_lam"],
-                  weights=prob["weights"], method=API_METHOD[prob["method"]],
+                  weights=prob["weights"], method=prob["method"], spectrum=prob["spectrum"],
                   **({} if prob["method"] == "fedavg" else {"lam": prob["lam"]}))
     if len(set(zip(prob["gammas"], prob["rs"]))) == 1:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], r=prob["r"],
@@ -155,18 +175,21 @@ def _limit(prob):
     out["params"] = dict(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                          lam=prob["lam"], clients=prob["clients"],
                          global_lam=prob["global_lam"], weights=prob["weights"])
-    out.update({q: full[q][0] for q in QUANTITIES})
-    out.update({q: full[q] for q in GLOBAL})
+    if prob["spectrum"] is not None:
+        out["params"]["spectrum"] = full["params"]["spectrum"]
+    out.update({q: full[q][0] for q in quantities(prob) if q not in GLOBAL})
+    out.update({q: full[q] for q in GLOBAL if q in full})
     return out, full
 
 
-def _header(out, federated):
+def _header(out, prob):
     print(f"{TITLES[out['method']]} ({out['method']}, --model logistic); {REFERENCE}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items() if v is not None))
-    # The two modes' limits define the cosine differently (riskcalc.logistic.finite_clients,
-    # riskcalc.logistic.fixed_point): say which.
-    print("  risk = ||w_hat - w_i||^2; cosine = "
-          + ("cos(w_hat, w_i)" if federated else "cos(w_hat - c, w_i - c), c the centre"))
+    print("  risk = ||w_hat - w_i||^2"
+          + ("; sigma_risk = (w_hat - w_i)' Sigma (w_hat - w_i)" if prob["spectrum"] is not None
+             else "")
+          + ("" if prob["federated"] else "; cosine = cos(w_hat - c, w_i - c), c the centre")
+          + "; cosine_uncentred = cos(w_hat, w_i)")
 
 
 def predict(args) -> int:
@@ -178,14 +201,14 @@ def predict(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    _header(out, prob["federated"])
-    for name in QUANTITIES + (GLOBAL if prob["federated"] else ()):
+    _header(out, prob)
+    for name in quantities(prob):
         v = out.get(name)
-        print(f"  {name:<14} {'n/a' if v is None else format(v, '.10g')}")
+        print(f"  {name:<16} {'n/a' if v is None else format(v, '.10g')}")
     if fed is not None:
         print(f"  mean over the {prob['clients']} clients: "
-              + ", ".join(f"{q} {fed['mean'][q]:.10g}" for q in QUANTITIES
-                          if fed["mean"][q] is not None))
+              + ", ".join(f"{q} {fed['mean'][q]:.10g}" for q in quantities(prob)
+                          if q in fed["mean"] and fed["mean"][q] is not None))
     for note in out.get("notes", ()):
         print(f"  note: {note}")
     return 0
@@ -193,26 +216,31 @@ def predict(args) -> int:
 
 def _simulate(args, prob, d, reps):
     """Simulated means and standard errors of the target's quantities: ``{q: (mean, se)}``."""
-    if not prob["federated"]:
+    if not prob["federated"] or prob["method"] == "local_ridge":
+        # Local ridge uses the target's data only: the one-client simulation with centre 0 (the
+        # same draws as the pipeline's client 0), which also samples x ~ N(0, Sigma).
         from montecarlo.logistic.ridge import simulate
-        import riskcalc
+        from riskcalc.logistic.spectrum.limits import centre_scale
 
-        scale = (1.0 if prob["centre"] == "oracle"
-                 else riskcalc.fedavg_centre_scale(prob["signal"], prob["r"]))
+        scale = 0.0 if prob["federated"] else centre_scale(
+            prob["signal"], prob["r"], prob["spectrum"] or Spectrum.identity(), prob["centre"])
         sim = simulate(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                        lams=[prob["lam"]], d=d, reps=reps, seed=args.seed, n_jobs=args.jobs,
-                       progress=not args.no_progress, centre_scale=scale)
-        return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in QUANTITIES}, sim["n"]
+                       progress=not args.no_progress, centre_scale=scale,
+                       spectrum=prob["spectrum"])
+        return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in quantities(prob)}, \
+            sim["n"]
     from montecarlo.logistic.pipeline import simulate_pipeline
 
     sim = simulate_pipeline(gamma=prob["gammas"], r=prob["rs"], signal=prob["signal"],
                             lams=[] if prob["method"] == "fedavg" else [prob["lam"]],
                             global_lam=prob["global_lam"], weights=prob["weights"], d=d,
                             reps=reps, seed=args.seed, n_jobs=args.jobs,
-                            progress=not args.no_progress, fedprox=prob["method"] == "pfedme")
-    est = sim[API_METHOD[prob["method"]]]
+                            progress=not args.no_progress, pfedme=prob["method"] == "pfedme",
+                            spectrum=prob["spectrum"])
+    est = sim[prob["method"]]
     pick = (lambda v: float(v)) if prob["method"] == "fedavg" else (lambda v: float(v[0]))
-    out = {q: (pick(est[q][0]), pick(est[q][1])) for q in QUANTITIES}
+    out = {q: (pick(est[q][0]), pick(est[q][1])) for q in quantities(prob) if q not in GLOBAL}
     out.update({"global_overlap": tuple(map(float, sim["global"]["overlap"])),
                 "global_dist": tuple(map(float, sim["global"]["dist"]))})
     return out, sim["n"][0]
@@ -225,7 +253,7 @@ def _budget(args, prob, d, reps) -> None:
 
     seconds = logistic_replicate_seconds(d, prob["gamma"])
     what = f"{reps} replicates of the logistic model at d = {d}"
-    if prob["federated"]:
+    if prob["federated"] and prob["method"] != "local_ridge":
         pooled = 1.0 / sum(1.0 / g for g in prob["gammas"])
         seconds += logistic_replicate_seconds(d, pooled)
         what += f" with {prob['clients']} clients"
@@ -246,7 +274,7 @@ def compare(args) -> int:
     pred, _ = _limit(prob)
     _budget(args, prob, d, reps)
     sim, n = _simulate(args, prob, d, reps)
-    names = QUANTITIES + (GLOBAL if prob["federated"] else ())
+    names = quantities(prob)
     out = {"model": "logistic", "method": prob["method"], "params": pred["params"],
            "predicted": {}, "simulated": {"d": d, "n": n, "reps": reps, "seed": args.seed},
            "comparison": {}, "notes": list(pred.get("notes", ()))}
@@ -261,8 +289,10 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    _header(pred, prob["federated"])
-    where = (f"FedAvg's exact global model over {prob['clients']} clients (global_lam "
+    _header(pred, prob)
+    where = ("centre 0 (local ridge uses the target's data only)"
+             if prob["method"] == "local_ridge" else
+             f"FedAvg's exact global model over {prob['clients']} clients (global_lam "
              f"{prob['global_lam']:g}, {prob['weights']} weights)" if prob["federated"]
              else f"{prob['centre']} centre")
     print(f"  simulation: d = {d} (n = {n}), {reps} replicates, seed {args.seed}, "

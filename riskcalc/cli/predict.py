@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
+from riskcalc._validate import METHOD_ALIASES
 from riskcalc.cli import COMMANDS, families, guards, rounds
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
@@ -25,10 +26,12 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
     """
     kind = str if multi else float
     lst = " (comma-separated list)" if multi else ""
-    parser.add_argument("method", metavar="METHOD", type=canonical_method,
-                        choices=list(riskcalc.METHODS),
-                        help="one of " + ", ".join(riskcalc.METHODS)
-                             + " (fedprox: an alias of pfedme)")
+    # An alias (fedprox) is read as its canonical name (pfedme) before the choices are checked.
+    parser.add_argument("method", metavar="METHOD", choices=list(riskcalc.METHODS),
+                        type=lambda name: METHOD_ALIASES.get(name, name),
+                        help="one of " + ", ".join(riskcalc.METHODS) + " ("
+                             + ", ".join(f"{k}: alias of {v}" for k, v in METHOD_ALIASES.items())
+                             + ")")
     parser.add_argument("--gamma", type=kind, required=True, help="d / n_i > 0" + lst)
     parser.add_argument("--sigma", type=kind, required=sigma_required,
                         help="noise level >= 0" + lst)
@@ -41,11 +44,6 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
                         help="identity | two-point:A,B,W | powerlaw:P[,D] | file:PATH "
                              "(default identity); the file holds a 1-d list of eigenvalues "
                              "(.npy or text), a matrix is refused")
-
-
-def canonical_method(name: str) -> str:
-    """METHOD as the registry names it: ``fedprox`` is an alias of ``pfedme`` (DESIGN.md)."""
-    return "pfedme" if name == "fedprox" else name
 
 
 def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:

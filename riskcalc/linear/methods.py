@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from riskcalc._validate import METHOD_ALIASES
 from riskcalc.papers import cite
 
 
@@ -182,6 +183,6 @@ def get_method(name: str) -> Method:
         Listing the valid names, for any other ``name``.
     """
     try:
-        return METHODS[name]
+        return METHODS[METHOD_ALIASES.get(name, name)]
     except (KeyError, TypeError):
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {name!r}") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import METHOD_ALIASES, as_array
 from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum
 
@@ -70,6 +70,8 @@ class ClientSpec:
     spectrum: Spectrum | None = None
 
     def __post_init__(self):
+        # An alias (fedprox) is the method of its canonical name (pfedme), everywhere.
+        object.__setattr__(self, "method", METHOD_ALIASES.get(self.method, self.method))
         info = get_method(self.method)
         wanted = set(info.parameters)
         for name in _OPTIONAL:

@@ -4,17 +4,19 @@
 ``mle_threshold`` (Candes-Sur existence transition, ``transition``),
 ``optimal_lambda_logistic`` (``tuning``), ``fedavg_centre_scale`` (``fedavg``);
 ``logistic_clients_limit`` and ``logistic_limit(..., clients=M)``: the federated pipeline with
-M clients (``finite_clients``, ``pooled``, ``finetune``). A separate
+M clients (``finite_clients``, ``pooled``, ``finetune``, ``fedprox``); with ``spectrum=``
+(x ~ N(0, Sigma)) both by their spectral counterparts (``spectral``, ``spectrum_limit``,
+``pooled_spectral``, ``finetune_spectral``, ``fedprox_spectral``). A separate
 entry point rather than ``riskcalc.limit(..., model="logistic")``: the logistic model has other
 parameters (``signal``, no ``sigma``) and other outputs (cosine, test log-loss and error instead
 of bias/variance), so it gets its own function and result type.
 """
 
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.finite_clients import (FiniteLogisticResult, LogisticClientsResult,
-                                              logistic_clients_limit)
-from riskcalc.logistic.fixed_point import LogisticResult, logistic_lam_path
+from riskcalc.logistic.finite_clients import logistic_clients_limit
+from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.limits import logistic_limit
+from riskcalc.logistic.result import FiniteLogisticResult, LogisticClientsResult, LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.tuning import optimal_lambda_logistic
 

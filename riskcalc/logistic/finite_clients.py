@@ -4,8 +4,16 @@ FedAvg's logistic global model over M clients (the target's block included) is t
 of ``riskcalc.logistic.pooled``; the target's fine-tuning toward it (RTFA with the logistic
 loss) shares the target's data with it and is the coupled fixed point of
 ``riskcalc.logistic.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
-system with centre 0; the FedProx / pFedMe joint objective is ``riskcalc.logistic.fedprox``.
-Their docstrings hold the derivations (derived here, for issue 19).
+system with centre 0; the FedProx / pFedMe joint objective (method ``pfedme``, alias ``fedprox``)
+is ``riskcalc.logistic.fedprox``. Their docstrings hold the derivations (derived here, for
+issue 19). With a covariance spectrum (``spectrum=``, one ``Sigma`` shared by the clients):
+every method, by ``riskcalc.logistic.spectrum.fixed_point`` (local ridge), ``pooled_spectral`` (FedAvg),
+``finetune_spectral`` (RTFA) and ``fedprox_spectral`` (pFedMe / FedProx).
+
+Names (issue 33): ``cosine_uncentred`` is ``cos(w_hat, w_i)``, the one cosine defined at finite
+M (``cosine`` of ``logistic_limit`` is centred at the deterministic centre, ``cos(w_hat - c,
+w_i - c)``); ``risk`` is ``||w_hat - w_i||^2`` and ``sigma_risk`` the Sigma-weighted error; the
+global model's fields are None for ``local_ridge``, which does not use it.
 
 ``logistic_clients_limit`` takes a heterogeneous federation (per-client gamma_j and r_j, one
 signal S) and returns every client's limits and their mean; ``finite_logistic_limit`` is one
@@ -15,34 +23,38 @@ client of M identical clients, behind ``riskcalc.logistic_limit(..., clients=M)`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from riskcalc import _frames
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
 from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import WEIGHTS, Federation, separability_margin, solve_pooled
+from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 
 #: Estimators of the target client at finite M.
-METHODS = ("rtfa", "fedavg", "local_ridge", "fedprox")
-QUANTITIES = ("risk", "cosine", "test_logloss", "test_error")
+METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
+#: Other accepted names -> the canonical one (DESIGN.md: ``pfedme`` canonical for the joint
+#: objective, ``fedprox`` an alias everywhere).
+ALIASES = METHOD_ALIASES
 
 
 @dataclass(frozen=True)
 class ClientLimits:
     """The four limits of one estimator of one client (module docstring).
 
-    ``risk`` is ``||w_hat - w_i||^2``, ``cosine`` the cosine between ``w_hat`` and ``w_i``,
-    ``test_logloss`` and ``test_error`` on a fresh sample; ``a``, ``rho``: ``w_hat``'s
-    component along ``w_i/||w_i||`` and the norm of the rest."""
+    ``risk`` is ``||w_hat - w_i||^2``, ``sigma_risk`` its Sigma-weighted form,
+    ``cosine_uncentred`` the cosine between ``w_hat`` and ``w_i``, ``test_logloss`` and
+    ``test_error`` on a fresh sample; ``a``, ``rho``: ``w_hat``'s component along
+    ``w_i/||w_i||`` and the norm of the rest (Sigma = I)."""
 
     risk: float
-    cosine: float
+    sigma_risk: float
+    cosine_uncentred: float
     test_logloss: float
     test_error: float
     a: float
@@ -56,121 +68,31 @@ def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
     rule = Rule.at(kappa, NODES[-1], a, rho)
     norm = float(np.hypot(a, rho))
     err = test_error(kappa, a, rho) if rho > 0 else float(rule.expect(a * rule.s < 0))
-    return ClientLimits(risk=float((a - kappa) ** 2 + rho ** 2),
-                        cosine=a / norm if norm > 0 else float("nan"),
+    risk = float((a - kappa) ** 2 + rho ** 2)
+    return ClientLimits(risk=risk, sigma_risk=risk,
+                        cosine_uncentred=a / norm if norm > 0 else float("nan"),
                         test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
                         test_error=err, a=float(a), rho=float(rho))
 
 
-@dataclass(frozen=True)
-class FiniteLogisticResult:
-    """Limits for one client of a logistic federation with M clients (``method``'s estimate).
-
-    Attributes
-    ----------
-    method : str
-    params : dict
-        The client's gamma, signal, r, lam; clients, global_lam, weights.
-    risk, cosine, test_logloss, test_error : float
-        Limits of ``||w_hat - w_i||^2``, the cosine between ``w_hat`` and ``w_i``, and the
-        test log-loss and misclassification rate on a fresh sample.
-    global_overlap, global_dist : float
-        The global model's ``w_g.w_0 / S^2`` (NaN at S = 0) and ``||w_g - w_0||^2``.
-    iterations : int
-        Residual evaluations of the fixed-point solvers.
-    residual : float
-        Largest final residual (sup-norm of the scaled systems).
-    notes : tuple of str
-    """
-
-    method: str
-    params: dict
-    risk: float
-    cosine: float
-    test_logloss: float
-    test_error: float
-    global_overlap: float
-    global_dist: float
-    iterations: int
-    residual: float
-    notes: tuple = field(default_factory=tuple)
-
-    def as_dict(self) -> dict:
-        """JSON-ready dict (NaN becomes None)."""
-        out = {"model": "logistic", "method": self.method, "params": dict(self.params)}
-        for k in QUANTITIES + ("global_overlap", "global_dist", "residual"):
-            v = float(getattr(self, k))
-            out[k] = None if np.isnan(v) else v
-        out["iterations"] = int(self.iterations)
-        out["notes"] = list(self.notes)
-        return out
-
-    def to_frame(self):
-        """A one-row pandas DataFrame: method, parameters, the four limits, diagnostics."""
-        pd = _frames.pandas()
-        return pd.DataFrame([{"method": self.method, **self.params,
-                              **{k: v for k, v in self.as_dict().items()
-                                 if k not in ("model", "method", "params", "notes")}}])
-
-
-@dataclass(frozen=True)
-class LogisticClientsResult:
-    """Every client's limits in a heterogeneous logistic federation (``logistic_clients_limit``).
-
-    Attributes
-    ----------
-    method : str
-    params : dict
-        Per-client gamma and r lists, signal, lam, global_lam, weights, clients.
-    risk, cosine, test_logloss, test_error : ndarray (M,)
-        Client j's limits as the target.
-    mean : dict
-        Their averages over the clients (uniform), one per quantity.
-    global_overlap, global_dist : float
-        As in ``FiniteLogisticResult``.
-    iterations : int
-    residual : float
-    notes : tuple of str
-    """
-
-    method: str
-    params: dict
-    risk: np.ndarray
-    cosine: np.ndarray
-    test_logloss: np.ndarray
-    test_error: np.ndarray
-    mean: dict
-    global_overlap: float
-    global_dist: float
-    iterations: int
-    residual: float
-    notes: tuple = field(default_factory=tuple)
-
-    def as_dict(self) -> dict:
-        """JSON-ready dict (NaN becomes None)."""
-        def conv(v):
-            v = np.asarray(v, dtype=float)
-            return np.where(np.isfinite(v), v, None).tolist()
-        return {"model": "logistic", "method": self.method, "params": self.params,
-                **{q: conv(getattr(self, q)) for q in QUANTITIES},
-                "mean": {q: conv(v) for q, v in self.mean.items()},
-                "global_overlap": conv(self.global_overlap),
-                "global_dist": conv(self.global_dist), "iterations": int(self.iterations),
-                "residual": float(self.residual), "notes": list(self.notes)}
-
-    def to_frame(self):
-        """A pandas DataFrame with one row per client: gamma, r and the four limits."""
-        pd = _frames.pandas()
-        return pd.DataFrame({"client": np.arange(self.risk.size), "gamma": self.params["gamma"],
-                             "r": self.params["r"],
-                             **{q: getattr(self, q) for q in QUANTITIES}})
+def canonical_method(method) -> str:
+    """The canonical name of ``method`` (``ALIASES``), checked against ``METHODS``."""
+    method = ALIASES.get(method, method) if isinstance(method, str) else method
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)} (alias: "
+                         + ", ".join(f"{k} = {v}" for k, v in ALIASES.items())
+                         + f"); got {method!r}")
+    return method
 
 
 def _check(method, lam, global_lam, weights):
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
+    if global_lam is None and method == "local_ridge":
+        # Local ridge has no global model: global_lam is not needed (nor used).
+        if lam is None:
+            _no_lam(method)
+        return None, float(as_array("lam", lam, low=0.0))
     if global_lam is None:
         raise ValueError("global_lam (the global model's ridge toward 0, >= 0) is required "
                          "with clients")
@@ -181,8 +103,8 @@ def _check(method, lam, global_lam, weights):
                              "global_lam)")
         return global_lam, None
     if lam is None:
-        raise ValueError(f"method {method} needs lam (its ridge penalty, >= 0)")
-    if method == "fedprox":
+        _no_lam(method)
+    if method == "pfedme":
         return global_lam, float(as_array("lam", lam, low=0.0, low_open=True))
     return global_lam, float(as_array("lam", lam, low=0.0))
 
@@ -201,6 +123,10 @@ def _federation(gam, rr, signal, weights, global_lam):
     return fed, inverse.ravel()
 
 
+def _no_lam(method):
+    raise ValueError(f"method {method} needs lam (its ridge penalty, >= 0)")
+
+
 @lru_cache(maxsize=16)
 def _pooled(gamma, r, count, signal, weights, global_lam):
     """``solve_pooled``, remembered: the methods and penalties of one federation share their
@@ -209,13 +135,21 @@ def _pooled(gamma, r, count, signal, weights, global_lam):
                                    weights), global_lam)
 
 
-def _group_limits(fed, state, c, method, lam):
+def _group_limits(fed, state, c, method, lam, spectrum=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual)."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
+    if spectrum is not None:            # local ridge (checked by the caller)
+        from riskcalc.logistic.spectrum.limits import spectrum_limit
+
+        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0)
+        return ClientLimits(res.risk, res.sigma_risk, res.cosine_uncentred, res.test_logloss,
+                            res.test_error, res.a, float(np.hypot(res.b, res.q))), 0, \
+            res.diagnostics["residual"]
     if method == "fedavg":
         return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0
     if method == "local_ridge" or lam == 0.0:
-        # lam = 0: fine-tuning is the local MLE whatever the centre.
+        # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
+        # depend on the global model (``state`` None).
         x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
         return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0
     view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
@@ -230,8 +164,9 @@ def _global_summary(fed, state):
     return (state.a / S if S > 0 else float("nan")), float(dist)
 
 
-def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
-                          weights: str = "samples", method: str = "rtfa") -> FiniteLogisticResult:
+def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=None,
+                          weights: str = "samples", method: str = "rtfa",
+                          spectrum=None) -> FiniteLogisticResult:
     """Limits of ``method`` for one client of M identical clients (``logistic_limit``'s
     ``clients=`` form); derivations in ``riskcalc.logistic.pooled`` and ``finetune``.
 
@@ -245,13 +180,16 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
     clients : int
         M >= 1 clients in the global model, the target among them.
     global_lam : float
-        The global model's ridge toward 0, >= 0 (0 only where the pooled minimizer exists).
+        The global model's ridge toward 0, >= 0 (0 only where the pooled minimizer exists);
+        not needed by local_ridge.
     weights : {"samples", "uniform"}
         Per-sample weights ``1/N`` or ``1/(M n_j)`` of the global objective.
-    method : {"rtfa", "fedavg", "local_ridge", "fedprox"}
-        ``fedprox``: client j's ``w_j`` of the joint objective
+    method : {"rtfa", "fedavg", "local_ridge", "pfedme"}
+        ``pfedme`` (alias ``fedprox``): client j's ``w_j`` of the joint objective
         ``sum_j pi_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2``
         (``pi_j`` the client weights; lam > 0).
+    spectrum : Spectrum, optional
+        Every client's ``x ~ N(0, Sigma)`` (module docstring).
 
     Returns
     -------
@@ -272,10 +210,13 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam,
                              "scalars; logistic_clients_limit takes per-client lists)")
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
-                                 target=0)
+                                 target=0, spectrum=spectrum)
     params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=res.params["lam"],
                   clients=clients, global_lam=res.params["global_lam"], weights=weights)
-    return FiniteLogisticResult(method, params, *(float(getattr(res, q)[0]) for q in QUANTITIES),
+    if "spectrum" in res.params:
+        params["spectrum"] = res.params["spectrum"]
+    return FiniteLogisticResult(res.method, params,
+                                *(float(getattr(res, q)[0]) for q in QUANTITIES),
                                 res.global_overlap, res.global_dist, res.iterations,
                                 res.residual, res.notes)
 
@@ -309,9 +250,9 @@ def _client_lists(gamma, r, clients):
     return gam, rr
 
 
-def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
+def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=None,
                            weights: str = "samples", method: str = "rtfa", clients=None,
-                           target=None) -> LogisticClientsResult:
+                           target=None, spectrum=None) -> LogisticClientsResult:
     """Every client's limits in a heterogeneous logistic federation at finite M.
 
     Client j has ``n_j = d / gamma_j`` samples and ``w_j = w_0 + r_j u_j`` (one ``S = ||w_0||``);
@@ -326,17 +267,20 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
     signal : float
         ``S``, >= 0.
     lam : float
-        The penalty of rtfa / local_ridge (>= 0) or fedprox (> 0), shared by the clients.
+        The penalty of rtfa / local_ridge (>= 0) or pfedme (> 0), shared by the clients.
     global_lam : float
-        The global model's ridge toward 0, >= 0.
+        The global model's ridge toward 0, >= 0 (not needed by local_ridge).
     weights : {"samples", "uniform"}
         ``c_j = 1/N`` or ``1/(M n_j)``.
-    method : {"rtfa", "fedavg", "local_ridge", "fedprox"}
-        As in ``finite_logistic_limit``.
+    method : {"rtfa", "fedavg", "local_ridge", "pfedme"}
+        As in ``finite_logistic_limit`` (``fedprox``: an alias of ``pfedme``).
     clients : sequence, optional
         Instead of ``gamma`` and ``r``: per-client mappings ``{"gamma": ., "r": .}`` or pairs.
     target : int, optional
         Compute only this client (arrays of length 1, mean over it).
+    spectrum : Spectrum, optional
+        Every client's ``x ~ N(0, Sigma)`` (module docstring; ``w_0`` and the ``u_j`` isotropic
+        in the original coordinates).
 
     Returns
     -------
@@ -350,6 +294,7 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
     SolverError
         A fixed point did not converge.
     """
+    method = canonical_method(method)
     global_lam, lam = _check(method, lam, global_lam, weights)
     gam, rr = _client_lists(gamma, r, clients)
     signal = float(as_array("signal", signal, low=0.0))
@@ -358,12 +303,20 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
         target = positive_int("target", target, minimum=0)
         if target >= m:
             raise ValueError(f"target must be a client index in [0, {m - 1}], got {target}")
-    fed, inverse = _federation(gam, rr, signal, weights, global_lam)
-    state = _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), signal, weights,
-                    global_lam)
+    if spectrum is not None:
+        from riskcalc.logistic.spectrum.limits import check_spectrum
+
+        spectrum = check_spectrum(spectrum)
+        return _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
+                                 spectrum)
+    local = method == "local_ridge"
+    fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
+    state = None if local else _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count),
+                                       signal, weights, global_lam)
     wanted = np.arange(m) if target is None else np.array([target])
-    per_group, iterations, residual = {}, state.iterations, state.residual
-    if method == "fedprox":
+    per_group = {}
+    iterations, residual = (0, 0.0) if local else (state.iterations, state.residual)
+    if method == "pfedme":
         # One joint fixed point gives every client (riskcalc.logistic.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
         alpha, rho, _, n, res = solve_fedprox(fed, lam, global_lam, start)
@@ -372,12 +325,12 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
         per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
                      for c in np.unique(inverse[wanted])}
         iterations, residual = iterations + n, max(residual, res)
-    for c in np.unique(inverse[wanted]) if method != "fedprox" else ():
+    for c in np.unique(inverse[wanted]) if method != "pfedme" else ():
         per_group[c], n, res = _group_limits(fed, state, c, method, lam)
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
-    overlap, dist = _global_summary(fed, state)
+    overlap, dist = (None, None) if local else _global_summary(fed, state)
     notes = ()
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
                   global_lam=global_lam, weights=weights, clients=m,
@@ -386,3 +339,40 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam,
                                  mean={q: float(np.mean(v)) for q, v in values.items()},
                                  global_overlap=overlap, global_dist=dist,
                                  iterations=int(iterations), residual=float(residual), notes=notes)
+
+
+def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
+    """``logistic_clients_limit`` with a spectrum (module docstring)."""
+    from riskcalc.logistic.spectrum.pooled import client_views
+
+    m = gam.size
+    local = method == "local_ridge"
+    fed, inverse = _federation(gam, rr, signal, weights, None)
+    if not local and global_lam == 0.0:
+        _federation(gam * 1.0, rr * np.sqrt(spectrum.mean), signal * np.sqrt(spectrum.mean),
+                    weights, 0.0)           # separability of the whitened pool: raises
+    wanted = np.arange(m) if target is None else np.array([target])
+    groups = np.unique(inverse[wanted])
+    iterations, residual, overlap, dist = 0, 0.0, None, None
+    if local:
+        per_group = {}
+        for c in groups:
+            per_group[c], _, res = _group_limits(fed, None, c, method, lam, spectrum)
+            residual = max(residual, res)
+    else:
+        # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
+        # global model is still solved for its fields.
+        mle = method == "rtfa" and lam == 0.0
+        views, (overlap, dist, iterations, residual) = client_views(
+            fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups)
+        per_group = {c: _group_limits(fed, None, c, "local_ridge", 0.0, spectrum)[0] if mle
+                     else ClientLimits(**views[c]) for c in groups}
+    rows = [per_group[inverse[j]] for j in wanted]
+    values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
+    params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
+                  global_lam=global_lam, weights=weights, clients=m, targets=wanted.tolist(),
+                  spectrum=spectrum.describe())
+    return LogisticClientsResult(method, params, **values,
+                                 mean={q: float(np.mean(v)) for q, v in values.items()},
+                                 global_overlap=overlap, global_dist=dist,
+                                 iterations=int(iterations), residual=float(residual), notes=())

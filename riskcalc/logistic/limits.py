@@ -13,7 +13,8 @@ from riskcalc.logistic.grid import grid_limit
 
 
 def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
-                   global_lam=None, weights: str = "samples", method: str = "rtfa"):
+                   global_lam=None, weights: str = "samples", method: str = "rtfa",
+                   spectrum=None):
     """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
 
     The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
@@ -42,6 +43,13 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
         (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken;
         scalar arguments only: the broadcasting above is of the infinite-client form).
+    spectrum : Spectrum, optional
+        Features ``x ~ N(0, Sigma)`` with this eigenvalue distribution (None: ``Sigma = I``);
+        ``w_0`` and ``u`` isotropic in the original coordinates. The fixed point of
+        ``riskcalc.logistic.spectrum.fixed_point`` (derived there); ``risk`` stays ``||w_hat - w_i||^2``,
+        ``sigma_risk`` is ``(w_hat - w_i)' Sigma (w_hat - w_i)``, the test error and log-loss
+        are under ``x ~ N(0, Sigma)``. Both centres; with ``clients``, the methods
+        ``riskcalc.logistic_clients_limit`` supports with a spectrum.
 
     Returns
     -------
@@ -59,12 +67,17 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
             raise ValueError("centre is not taken with clients: the centre is the global "
                              "model of the M clients")
         return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
-                                     global_lam=global_lam, weights=weights, method=method)
+                                     global_lam=global_lam, weights=weights, method=method,
+                                     spectrum=spectrum)
     if global_lam is not None or method != "rtfa" or weights != "samples":
         raise ValueError("global_lam, weights and method need clients (the number of clients "
                          "of the global model)")
     if lam is None:
         raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
+    if spectrum is not None:
+        from riskcalc.logistic.spectrum.limits import spectrum_grid
+
+        return spectrum_grid(gamma, signal, r, lam, spectrum, centre)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
     return grid_limit(gamma, signal, r, lam, centre)

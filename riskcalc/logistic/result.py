@@ -1,5 +1,6 @@
-"""The result type of the infinite-client logistic limits (``riskcalc.logistic.fixed_point``,
-whose module docstring defines every field)."""
+"""The result types of the logistic limits: infinitely many clients (``LogisticResult``,
+``riskcalc.logistic.fixed_point``, whose module docstring defines every field) and M clients
+(``FiniteLogisticResult``, ``LogisticClientsResult``, ``riskcalc.logistic.finite_clients``)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,20 @@ class LogisticResult:
         gamma, signal, r, lam (and centre, centre_scale for the FedAvg centre).
     risk : float
         Limit of ``||w_hat - w_i||^2``.
+    sigma_risk : float
+        Limit of the Sigma-weighted error ``(w_hat - w_i)' Sigma (w_hat - w_i)`` (equal to
+        ``risk`` at ``Sigma = I``; ``riskcalc.logistic.spectrum.fixed_point``).
     cosine : float
         Limit of the cosine between ``w_hat - c`` and ``w_i - c`` (NaN when ``r = 0``, noted).
+    cosine_uncentred : float
+        Limit of the cosine between ``w_hat`` and ``w_i`` (the one cosine of the finite-M
+        results; NaN when ``w_hat`` or ``w_i`` is 0).
     test_logloss, test_error : float
         Limits of the expected log-loss and misclassification rate on a fresh sample.
     a, b, q, mu : float
         The fixed point: components of ``w_hat`` along ``w_i / ||w_i||`` and along the centre's
-        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter.
+        part orthogonal to ``w_i``, the isotropic remainder's norm, the proximal parameter
+        (with a spectrum: in the whitened coordinates ``Sigma^(1/2) w``).
     notes : tuple of str
         Where the result needs a caveat (an undefined cosine).
     diagnostics : dict
@@ -48,6 +56,20 @@ class LogisticResult:
     mu: float
     notes: tuple = field(default_factory=tuple)
     diagnostics: dict = field(default_factory=dict, compare=False)
+    sigma_risk: float = None
+    cosine_uncentred: float = None
+
+    def __post_init__(self):
+        # Sigma = I (the spectral solver passes both): the two errors coincide, and
+        # w_hat = a e + b f + (rest of norm q) with w_i = ||w_i|| e.
+        if self.sigma_risk is None:
+            object.__setattr__(self, "sigma_risk", self.risk)
+        if self.cosine_uncentred is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                norm = np.sqrt(np.square(self.a) + np.square(self.b) + np.square(self.q))
+                value = np.where(norm > 0, self.a / norm, np.nan)
+            object.__setattr__(self, "cosine_uncentred", value if np.ndim(value) else
+                               float(value))
 
     def to_frame(self):
         """A one-row pandas DataFrame: every parameter, the four limits, the fixed point
@@ -56,7 +78,8 @@ class LogisticResult:
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
         pd = _frames.pandas()
-        keys = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
+        keys = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
+                "test_error", "a", "b", "q", "mu")
         row = {"model": "logistic", "method": "rtfa", **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
@@ -72,7 +95,126 @@ class LogisticResult:
         out = {"model": "logistic", "method": "rtfa",
                "params": {k: plain(v) if isinstance(v, (float, np.ndarray)) else v
                           for k, v in self.params.items()}}
-        for k in ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu"):
+        for k in ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
+                  "test_error", "a", "b", "q", "mu"):
             out[k] = plain(getattr(self, k))
         out["notes"] = list(self.notes)
         return out
+
+
+#: The limits of one client at finite M, in output order.
+QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
+#: The global model's fields (absent where no global model is used: local ridge).
+GLOBAL_FIELDS = ("global_overlap", "global_dist")
+
+
+@dataclass(frozen=True)
+class FiniteLogisticResult:
+    """Limits for one client of a logistic federation with M clients (``method``'s estimate).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        The client's gamma, signal, r, lam; clients, global_lam, weights.
+    risk, sigma_risk, cosine_uncentred, test_logloss, test_error : float
+        Limits of ``||w_hat - w_i||^2``, ``(w_hat - w_i)' Sigma (w_hat - w_i)``, the cosine
+        between ``w_hat`` and ``w_i``, and the test log-loss and misclassification rate on a
+        fresh sample.
+    global_overlap, global_dist : float or None
+        The global model's ``w_g.w_0 / S^2`` (NaN at S = 0) and ``||w_g - w_0||^2``; None for
+        ``local_ridge`` (no global model).
+    iterations : int
+        Residual evaluations of the fixed-point solvers.
+    residual : float
+        Largest final residual (sup-norm of the scaled systems).
+    notes : tuple of str
+    """
+
+    method: str
+    params: dict
+    risk: float
+    sigma_risk: float
+    cosine_uncentred: float
+    test_logloss: float
+    test_error: float
+    global_overlap: float
+    global_dist: float
+    iterations: int
+    residual: float
+    notes: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (NaN becomes None; the global model's fields only where a global
+        model is used)."""
+        out = {"model": "logistic", "method": self.method, "params": dict(self.params)}
+        for k in QUANTITIES + GLOBAL_FIELDS + ("residual",):
+            if k in GLOBAL_FIELDS and getattr(self, k) is None:
+                continue
+            v = float(getattr(self, k))
+            out[k] = None if np.isnan(v) else v
+        out["iterations"] = int(self.iterations)
+        out["notes"] = list(self.notes)
+        return out
+
+    def to_frame(self):
+        """A one-row pandas DataFrame: method, parameters, the four limits, diagnostics."""
+        pd = _frames.pandas()
+        return pd.DataFrame([{"method": self.method, **self.params,
+                              **{k: v for k, v in self.as_dict().items()
+                                 if k not in ("model", "method", "params", "notes")}}])
+
+
+@dataclass(frozen=True)
+class LogisticClientsResult:
+    """Every client's limits in a heterogeneous logistic federation (``logistic_clients_limit``).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+        Per-client gamma and r lists, signal, lam, global_lam, weights, clients.
+    risk, sigma_risk, cosine_uncentred, test_logloss, test_error : ndarray (M,)
+        Client j's limits as the target.
+    mean : dict
+        Their averages over the clients (uniform), one per quantity.
+    global_overlap, global_dist : float or None
+        As in ``FiniteLogisticResult``.
+    iterations : int
+    residual : float
+    notes : tuple of str
+    """
+
+    method: str
+    params: dict
+    risk: np.ndarray
+    sigma_risk: np.ndarray
+    cosine_uncentred: np.ndarray
+    test_logloss: np.ndarray
+    test_error: np.ndarray
+    mean: dict
+    global_overlap: float
+    global_dist: float
+    iterations: int
+    residual: float
+    notes: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        """JSON-ready dict (NaN becomes None)."""
+        def conv(v):
+            v = np.asarray(v, dtype=float)
+            return np.where(np.isfinite(v), v, None).tolist()
+        return {"model": "logistic", "method": self.method, "params": self.params,
+                **{q: conv(getattr(self, q)) for q in QUANTITIES},
+                "mean": {q: conv(v) for q, v in self.mean.items()},
+                **{k: conv(getattr(self, k)) for k in GLOBAL_FIELDS
+                   if getattr(self, k) is not None},
+                "iterations": int(self.iterations),
+                "residual": float(self.residual), "notes": list(self.notes)}
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per client: gamma, r and the four limits."""
+        pd = _frames.pandas()
+        return pd.DataFrame({"client": np.arange(self.risk.size), "gamma": self.params["gamma"],
+                             "r": self.params["r"],
+                             **{q: getattr(self, q) for q in QUANTITIES}})

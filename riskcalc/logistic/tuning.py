@@ -15,7 +15,7 @@ from riskcalc.logistic.limits import logistic_limit
 LAM_RANGE = (1e-3, 1e3)
 
 
-def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13):
+def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None):
     """``(lam*, risk at lam*)`` minimizing the limit of ``||w_hat - w_i||^2``.
 
     Parameters
@@ -24,6 +24,9 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13):
         As in ``riskcalc.logistic_limit``.
     grid : int
         Log-spaced grid points over ``LAM_RANGE`` that bracket the minimum.
+    spectrum : Spectrum, optional
+        ``x ~ N(0, Sigma)`` (``riskcalc.logistic.spectrum.fixed_point``); the risk minimized stays
+        ``||w_hat - w_i||^2``.
 
     Returns
     -------
@@ -33,12 +36,14 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13):
     from scipy.optimize import minimize_scalar
 
     lams = np.geomspace(*LAM_RANGE, grid)
-    risks = [logistic_limit(gamma=gamma, signal=signal, r=r, lam=v).risk for v in lams]
+    risks = [logistic_limit(gamma=gamma, signal=signal, r=r, lam=v, spectrum=spectrum).risk
+             for v in lams]
     k = int(np.argmin(risks))
     if k in (0, grid - 1):
         return float(lams[k]), float(risks[k])
     res = minimize_scalar(
-        lambda t: logistic_limit(gamma=gamma, signal=signal, r=r, lam=np.exp(t)).risk,
+        lambda t: logistic_limit(gamma=gamma, signal=signal, r=r, lam=np.exp(t),
+                                 spectrum=spectrum).risk,
         bounds=(np.log(lams[k - 1]), np.log(lams[k + 1])), method="bounded",
         options={"xatol": 1e-6})
     return float(np.exp(res.x)), float(res.fun)

@@ -185,6 +185,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     (3,)
     """
     info = get_method(method)
+    method = info.name   # an alias (fedprox) is its canonical method (pfedme)
     joint = None
     if spectra is not None:
         if spectrum is not None:

@@ -1,0 +1,133 @@
+r"""The FedProx / pFedMe joint objective with M logistic clients and a covariance spectrum: the
+exact limit (derived here).
+
+``riskcalc.logistic.fedprox``'s joint problem (its ``K = lam diag(pi) - (lam^2 / (lam +
+global_lam)) pi pi^T``, client weights ``pi_j``) with features ``x ~ N(0, Sigma)``, ``w_0`` and
+the ``u_j`` isotropic in the original coordinates (``riskcalc.logistic.spectrum.fixed_point``).
+
+Derivation (``fedprox``'s stacked leave-one-out with ``spectral``'s resolvent step)
+-----------------------------------------------------------------------------------
+Client j's data enter ``w_j`` only; by Stein's lemma per block (``spectral`` step 3) the
+stacked stationarity reads, for ``W = (w_1..w_M)``,
+
+    sum_l K_jl w_l + pi_j D_j Sigma w_j = pi_j eps_j Sigma theta_j - pi_j Sigma^(1/2) zeta_j,
+
+``theta_j = w_0 + r_j u_j``, ``eps_j = (E3_j + alpha_j D_j) / kappa_j``, the ``zeta_j``
+independent with per-coordinate variance ``gamma_j E_j[psi^2] / d``. In ``Sigma``'s eigenbasis
+(eigenvalue ``s``) the coupling is the M x M matrix ``K + s diag(Lambda)``, ``Lambda_j = pi_j D_j``:
+with ``R(s) = (K + s diag(Lambda))^-1``,
+
+    w_j = sum_l R_jl(Sigma) Sigma pi_l (eps_l theta_l - Sigma^(-1/2) zeta_l),
+    mu_j = (pi_j / n_j) tr(Sigma (H^-1)_jj) -> pi_j gamma_j <s R_jj>,
+
+and, with ``G_lm = S^2 + delta_lm r_l^2`` (``theta_l.theta_m`` by isotropy) and
+``N_l = pi_l^2 gamma_l E2_l / mu_l^2``:
+
+    w_j' Sigma theta_j = sum_l <s^2 R_jl> pi_l eps_l G_lj,
+    w_j' Sigma w_j     = sum_lm <s^3 R_jl R_jm> pi_l eps_l pi_m eps_m G_lm + sum_l <s^2 R_jl^2> N_l,
+
+the Euclidean products with one power of ``s`` less. At ``Sigma = I`` these are ``fedprox``'s
+steps 2-4 (``a = R G``, ``b_jl = R_jl F_l``, ``q^2`` of step 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+
+
+def _expand(fed: Federation):
+    return np.repeat(np.arange(fed.gamma.size), fed.count)
+
+
+def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False):
+    """Per client: ``(alpha, rho^2, mu)`` implied by the per-group ``x = (alpha, log rho,
+    log mu)``; with ``euclid``, also ``(w_j.theta_j, ||w_j||^2)``."""
+    G = fed.gamma.size
+    idx = _expand(fed)
+    alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
+        np.exp(np.clip(x[2 * G:], -60, 30))
+    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c])[0]
+                          for c, rule in enumerate(rules)]).T
+    kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
+    eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)[idx]
+    D, E2, m, r, kap = D[idx], E2[idx], mu[idx], fed.r[idx], kappa[idx]
+    pi, gamma, s, h = fed.pi[idx], fed.gamma[idx], spectrum.atoms, spectrum.weights
+    K = lam * np.diag(pi) - lam * lam / (lam + lam_g) * np.outer(pi, pi)
+    R = np.linalg.inv(K[None] + s[:, None, None] * np.diag(pi * D)[None])   # (atoms, M, M)
+    Gram = fed.signal ** 2 + np.diag(r * r)
+    c = pi * eps
+    N = pi * pi * gamma * E2 / (m * m)
+
+    def products(k):
+        """``(w_j.S^k theta_j, w_j.S^k w_j)`` per client."""
+        Rc = R * c[None, None, :]                                   # R_jl pi_l eps_l
+        w_th = np.einsum("a,a,ajl,lj->j", h, s ** (k + 1), Rc, Gram)
+        w_w = (np.einsum("a,a,ajl,ajm,lm->j", h, s ** (k + 2), Rc, Rc, Gram)
+               + np.einsum("a,a,ajl,l->j", h, s ** (k + 1), R * R, N))
+        return w_th, w_w
+    w_th, w_w = products(1)
+    alpha_new = np.divide(w_th, kap, out=np.zeros_like(w_th), where=kap > 0)
+    mu_new = pi * gamma * np.einsum("a,a,ajj->j", h, s, R)
+    out = (alpha_new, w_w - alpha_new ** 2, mu_new)
+    return out + (products(0),) if euclid else out
+
+
+def residuals(x, fed, spectrum, lam, lam_g, rules):
+    G = fed.gamma.size
+    first = np.searchsorted(_expand(fed), np.arange(G))
+    alpha, rho2, mu = (v[first] for v in views(x, fed, spectrum, lam, lam_g, rules))
+    return np.concatenate([alpha - x[:G], 0.5 * np.log(np.maximum(rho2, 1e-300)) - x[G:2 * G],
+                           np.log(mu) - x[2 * G:]])
+
+
+def _root(x0, fed, spectrum, lam, lam_g, rules):
+    from scipy.optimize import root
+
+    sol = root(residuals, x0, args=(fed, spectrum, lam, lam_g, rules), method="hybr",
+               options={"xtol": 1e-13})
+    if not np.all(np.isfinite(sol.x)):
+        return sol.x, np.inf, sol.nfev
+    return sol.x, float(np.max(np.abs(residuals(sol.x, fed, spectrum, lam, lam_g, rules)))), \
+        sol.nfev
+
+
+def _root_resolved(x0, fed, spectrum, lam, lam_g, nodes):
+    G = fed.gamma.size
+    kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
+
+    def rules_at(x, margin=SCALE_MARGIN):
+        rho = np.exp(np.clip(x[G:2 * G], -60, 30))
+        return [Rule.at(k, nodes, x[c], rho[c], margin) for c, k in enumerate(kappa)]
+    return solve_resolved(lambda x, rules: _root(x, fed, spectrum, lam, lam_g, rules),
+                          rules_at, np.asarray(x0, float))
+
+
+def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, start):
+    """Per client ``(alpha, rho, mu)``, the Euclidean ``(w_j.theta_j, ||w_j||^2)``, and solver
+    diagnostics; ``start``: per-group ``(alpha, log rho, log mu)`` (the global model's view), as
+    ``fedprox.solve_fedprox``.
+
+    Raises
+    ------
+    SolverError
+        No root to ``TOL``, or the quadrature does not settle.
+    """
+    (x, err, nfev), _ = _root_resolved(start, fed, spectrum, lam, lam_g, PATH_NODES)
+    if not err <= TOL:
+        raise SolverError(f"FedProx fixed point with a spectrum: no convergence at "
+                          f"lam = {lam:g} (residual {err:.2e})")
+    for nodes in NODES:
+        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam, lam_g, nodes)
+        nfev += n
+        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+            break
+        x = x_fine
+    else:
+        raise SolverError("FedProx fixed point with a spectrum: quadrature not converged "
+                          f"with the ladder's finest level {NODES[-1]}")
+    alpha, rho2, mu, euclid = views(x_fine, fed, spectrum, lam, lam_g, fine, euclid=True)
+    return alpha, np.sqrt(rho2), mu, euclid, nfev, err

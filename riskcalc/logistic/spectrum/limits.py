@@ -1,0 +1,112 @@
+"""``riskcalc.logistic_limit(..., spectrum=)``: the limits of ``riskcalc.logistic.spectrum.fixed_point`` for
+one parameter point or a broadcast grid, with the checks the model needs (an isotropic signal
+direction; the MLE's existence at ``lam = 0``) and FedAvg's infinite-client centre.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array
+from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
+from riskcalc.logistic.result import LogisticResult
+from riskcalc.logistic.transition import mle_threshold
+
+
+def check_spectrum(spectrum):
+    """``spectrum`` as a ``Spectrum`` with the isotropic signal direction the model assumes.
+
+    Raises
+    ------
+    ValueError
+        Not a ``riskcalc.Spectrum``, or non-uniform ``signal_weights`` (``w_0`` and ``u`` have
+        isotropic directions in this model).
+    """
+    from riskcalc.spectrum import Spectrum
+
+    if not isinstance(spectrum, Spectrum):
+        raise ValueError(f"spectrum must be a riskcalc.Spectrum (e.g. Spectrum.parse("
+                         f"'two-point:1,4,0.5')), got {type(spectrum).__name__}")
+    if not spectrum.signal_is_uniform:
+        raise ValueError("spectrum: the logistic model takes w_0 and u with isotropic "
+                         "directions in the original coordinates; a spectrum with "
+                         "signal_weights (a non-uniform signal direction) is not supported")
+    return spectrum
+
+
+def centre_scale(signal, r, spectrum, centre: str) -> float:
+    """``theta`` of ``c = theta w_0``: 1 for the oracle centre; for FedAvg's infinite-client
+    centre, ``riskcalc.logistic.fedavg``'s equation with the margins' standard deviations
+    ``S sqrt(<s>)`` and ``||w_i|| sqrt(<s>)`` (its Stein step reads
+    ``E[(sigmoid(x.w_j) - sigmoid(alpha x.w_0)) x] = Sigma (w_j E[sigmoid'] - alpha w_0
+    E[sigmoid'])``, and the ``u_j`` average out as at ``Sigma = I``)."""
+    from riskcalc.logistic.fedavg import fedavg_centre_scale
+
+    if centre == "oracle":
+        return 1.0
+    root_m1 = float(np.sqrt(spectrum.mean))
+    return fedavg_centre_scale(signal * root_m1, r * root_m1)
+
+
+def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", theta=None):
+    """``riskcalc.logistic_limit(..., spectrum=)`` for one point: a ``LogisticResult`` with
+    ``sigma_risk`` and ``params["spectrum"]`` (the spectrum's description). ``theta``
+    overrides the centre's scale (0: local ridge)."""
+    scale = centre_scale(signal, r, spectrum, centre) if theta is None else float(theta)
+    p = problem(gamma, signal, r, lam, spectrum, scale)
+    if lam == 0.0 and gamma >= mle_threshold(p.kappa):
+        raise ValueError(
+            f"lam = 0: no finite minimizer (the MLE does not exist): gamma = {gamma:g} >= "
+            f"h = {mle_threshold(p.kappa):.6g}, the Candes-Sur separability threshold at the "
+            f"margin scale ||w_i||_Sigma = {p.kappa:.6g} (separability is invariant under "
+            "x -> Sigma^(-1/2) x). Use lam > 0")
+    x, rule, err = solve(p)
+    o = outputs(x, rule, p)
+    notes = () if o["cosine"] == o["cosine"] else ("w_i = c (r = 0): the cosine is undefined",)
+    params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=float(lam),
+                  spectrum=spectrum.describe())
+    if centre != "oracle" or theta is not None:
+        params.update(centre=centre, centre_scale=scale)
+    return LogisticResult(params, risk=float(o["risk"]), cosine=float(o["cosine"]),
+                          test_logloss=float(o["test_logloss"]),
+                          test_error=float(o["test_error"]), a=o["a"], b=o["b"], q=o["q"],
+                          mu=o["mu"], sigma_risk=float(o["sigma_risk"]),
+                          cosine_uncentred=float(o["cosine_uncentred"]), notes=notes,
+                          diagnostics={"solver": "scipy.optimize.root (hybr)",
+                                       "residual": float(err),
+                                       "quadrature_nodes": int(rule.n)})
+
+
+FIELDS = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error",
+          "a", "b", "q", "mu")
+CENTRES = ("oracle", "fedavg")
+
+
+def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle"):
+    """``logistic_limit(..., spectrum=)``: validated, one point or a broadcast grid (solved
+    point by point; fields of the broadcast shape)."""
+    spectrum = check_spectrum(spectrum)
+    if centre not in CENTRES:
+        raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True),
+              as_array("signal", signal, low=0.0), as_array("r", r, low=0.0),
+              as_array("lam", lam, low=0.0)]
+    if all(v.ndim == 0 for v in arrays):
+        return spectrum_limit(*(float(v) for v in arrays), spectrum, centre)
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
+                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    shape = arrays[0].shape
+    flat = [v.ravel().astype(float) for v in arrays]
+    rows = [spectrum_limit(*point, spectrum, centre) for point in zip(*flat)]
+    params = dict(gamma=arrays[0].astype(float), signal=arrays[1].astype(float),
+                  r=arrays[2].astype(float), lam=arrays[3].astype(float),
+                  spectrum=spectrum.describe())
+    if centre != "oracle":
+        params.update(centre=centre, centre_scale=np.array(
+            [row.params["centre_scale"] for row in rows]).reshape(shape))
+    notes = tuple(sorted({n for row in rows for n in row.notes}))
+    return LogisticResult(params, **{f: np.array([getattr(row, f) for row in rows]).reshape(shape)
+                                     for f in FIELDS}, notes=notes)
