@@ -52,14 +52,40 @@ from riskcalc.linear.mp_quadrature import mp_expect
 
 
 def mp_cauchy(gamma: float, s):
-    """G(s) = E[1 / (s - x)] under MP(gamma) (mean 1) and G'(s), s off the support."""
+    """G(s) = E[1 / (s - x)] under MP(gamma) (mean 1) and G'(s), s off the support.
+
+    G = 2 / (A + root) = (A - root) / (2 gamma s), A = s + gamma - 1, root = sqrt(s - a)
+    sqrt(s - b) (the two agree since A^2 - root^2 = 4 gamma s); the form with the larger
+    denominator is used, which avoids the cancellation of the first near the atom at 0 and of
+    the second far out.
+    """
     a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
     s = np.asarray(s, complex)
     root = np.sqrt(s - a) * np.sqrt(s - b)
-    G = 2.0 / (s + gamma - 1.0 + root)
+    A = s + gamma - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
+        G = np.where(np.abs(A + root) >= np.abs(A - root), 2.0 / (A + root),
+                     (A - root) / (2.0 * gamma * s))
         dG = -G * (1.0 - gamma * G) / root
     return G, dG
+
+
+def _log1p(x):
+    """log(1 + x) to full relative accuracy for complex x (numpy's complex log1p is not:
+    log1p(1e-13) comes out 9.992e-14); Goldberg's trick log(u) x / (u - 1), u = 1 + x."""
+    u = 1.0 + x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # The trick only near 0 (far out the two logs could sit on different branches).
+        return np.where(u == 1.0, x, np.where(np.abs(x) < 0.5, np.log(u) * x / (u - 1.0),
+                                              np.log(u)))
+
+
+def _expm1(x):
+    """exp(x) - 1 to full relative accuracy for complex x (Kahan: (u - 1) x / log u)."""
+    u = np.exp(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u == 1.0, x, np.where(np.abs(x) < 0.5, (u - 1.0) * x / np.log(u),
+                                              u - 1.0))
 
 
 class ClientLaw:
@@ -113,15 +139,22 @@ class ClientLaw:
         c = 1.0 - omega / self.p
         phase = np.exp(2j * np.pi * np.arange(K) / K)
         zeta = np.power(c[..., None], 1.0 / K) * phase
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # zeta_k / c = c^(1/K - 1) phase_k: exact at c = 0 when K = 1.
-            rho = -np.power(c[..., None], 1.0 / K - 1.0) * phase / (self.p * K * self.eta)
-        s = (1.0 - zeta) / self.eta
+        # zeta_k / c = c^(1/K - 1) phase_k: exact at c = 0 when K = 1.
+        rho = -np.power(c[..., None], 1.0 / K - 1.0) * phase / (self.p * K * self.eta)
+        one_minus = 1.0 - zeta
+        # 1 - zeta_0 = -expm1(log1p(-omega/p) / K) without cancellation as omega -> 0 (the
+        # root near the atom of S_j at 0).
+        one_minus[..., 0] = -_expm1(_log1p(-omega / self.p) / K)
+        s = one_minus / self.eta
         return c, zeta, rho, s
 
     def cauchy(self, omega):
-        """E0 = E[1 / (omega - a_j)] and its derivative in omega (complex arrays)."""
-        omega = np.asarray(omega, complex)
+        """E0 = E[1 / (omega - a_j)] and its derivative in omega (complex arrays); NaN or inf
+        at omega = p exactly (K >= 2) and on the spectrum (callers reject those points)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._cauchy(np.asarray(omega, complex))
+
+    def _cauchy(self, omega):
         if np.isinf(self.K):
             m, p = self.mu0, self.p
             return (m / omega + (1 - m) / (omega - p),
@@ -138,7 +171,10 @@ class ClientLaw:
 
     def traces(self, omega, E0):
         """E1, E2, E3 of the module docstring, E2 and E3 up to omega-independent constants."""
-        omega = np.asarray(omega, complex)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._traces(np.asarray(omega, complex), E0)
+
+    def _traces(self, omega, E0):
         p = self.p
         E1 = (omega * E0 - 1.0) / p
         E2 = omega * E1 / p

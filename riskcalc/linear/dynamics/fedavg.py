@@ -145,8 +145,16 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
     rho = contraction(a, b, g)
-    finite = np.isfinite(rounds)
-    t_max = int(rounds[finite].max()) if finite.any() else 0
+    # Rounds beyond which (1 - g x)^T is below 1e-16 on the spectrum (rho < 1) are the fixed
+    # point to rounding; beyond rho^{2T} > OVERFLOW (rho > 1) the values are inf. Neither
+    # needs contour nodes.
+    if rho < 1:
+        settled = np.log(1e-16) / np.log(max(rho, 1e-300))
+    else:
+        settled = np.inf
+    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
+    finite = np.isfinite(rounds) & (rounds <= settled)
+    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E = [law.traces(om, G) for law, om in zip(laws, omega)]
     E1 = np.array([e[0] for e in E])
@@ -178,8 +186,7 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     bias = (signal ** 2 * (mu0 + pure))[None, :] + others_b[None, :] \
         - 2.0 * (p * r ** 2)[:, None] * own.T + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
-    big = finite & (2.0 * np.where(finite, rounds, 0.0) * np.log(max(rho, 1e-300))
-                    > np.log(OVERFLOW))
+    big = np.isfinite(rounds) & (rounds > over)
     bias[:, big], var[:, big] = np.inf, np.where(var[:, big] > 0, np.inf, 0.0)
     dist = np.where(big, np.inf, dist)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
