@@ -76,8 +76,12 @@ def _invert(law, G, lo, hi, gap=False):
     point = width <= 1e-14 * (np.abs(lo) + np.abs(y))
     out[point] = np.exp(lo[point]) if gap else lo[point]
     act = np.flatnonzero(~((f_lo > 0) | (f_hi < 0) | point))
-    w = 0.5 * (lo[act] + hi[act])
     lo, hi, y = lo[act], hi[act], y[act]
+    # Start from the leading behaviour: 1/G_j ~ omega - tau(a_j) far out, omega / mu0_j near
+    # the atom (then Newton needs two or three steps).
+    guess = np.log(np.maximum(law.mu0, 1e-300) * np.abs(y)) if gap else y + law.mean
+    inside = (guess > lo) & (guess < hi)
+    w = np.where(inside, guess, 0.5 * (lo + hi))
     for _ in range(100):
         if not act.size:
             return out
@@ -122,7 +126,15 @@ def _edge(laws, branch, scale):
         ys = scale * np.geomspace(1e-12, 1e4, 49)
     else:  # |y| from far (x far outside) down to 0
         ys = sign * scale * np.geomspace(1e4, 1e-20, 73)
-    x, phi = _branch(laws, ys, branch)
+    # Scan in chunks and stop at the first bad point (points past the edge cost the most).
+    xs, phis = [], []
+    for chunk in np.array_split(ys, 6):
+        xc, pc = _branch(laws, chunk, branch)
+        xs.append(xc), phis.append(pc)
+        if np.any(np.isnan(xc) | ~(pc < 0)):
+            break
+    x, phi = np.concatenate(xs), np.concatenate(phis)
+    ys = ys[:x.size]
     bad = np.isnan(x) | ~(phi < 0)
     if not bad[0]:
         first = int(np.argmax(bad)) if bad.any() else len(ys)
@@ -131,13 +143,13 @@ def _edge(laws, branch, scale):
                           "the scan (inputs beyond floating point range?)")
     if first == len(ys):
         return float(x[-1])  # an atom at the end of the spectrum: x(y) -> its location
-    # Refine the bracket [last good, first bad] by vectorized scans of 16 points (one call
+    # Refine the bracket [last good, first bad] by vectorized scans of 64 points (one call
     # costs about what one point does). x is stationary at a critical-point edge, so y to
     # 1e-9 gives x to rounding; where an omega_j meets the spectrum of a_j instead, the
     # error in x is of the order of the bracket times dx/dy, also below 1e-12.
     y_in, y_out, x_in = ys[first - 1], ys[first], x[first - 1]
     while abs(y_out - y_in) > 1e-10 * abs(y_in):
-        inner = np.linspace(y_in, y_out, 18)[1:-1]
+        inner = np.linspace(y_in, y_out, 66)[1:-1]
         xi, pi = _branch(laws, inner, branch)
         bad = np.isnan(xi) | ~(pi < 0)
         k = int(np.argmax(bad)) if bad.any() else len(inner)
