@@ -8,7 +8,7 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.client_laws import ClientLaw
+from riskcalc.linear.dynamics.client_laws import ClientLaws
 from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
 
@@ -229,7 +229,7 @@ def test_support_edges_against_a_large_draw():
     (edge fluctuations O(d^{-2/3}))."""
     gam, eta, K = np.array([2.0, 3.0, 4.0]), 0.2, 3
     p = (1 / gam) / np.sum(1 / gam)
-    a, b, mu0 = subordination.edges([ClientLaw(gm, pj, eta, K) for gm, pj in zip(gam, p)])
+    a, b, mu0 = subordination.edges(ClientLaws(gam, p, eta, K))
     rng = np.random.default_rng(np.random.SeedSequence(7).spawn(1)[0])
     _, _, Qs = _draw(rng, 600, gam, eta, K)
     ev = np.linalg.eigvalsh(sum(pj * Q for pj, Q in zip(p, Qs)))

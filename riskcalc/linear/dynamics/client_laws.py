@@ -88,65 +88,68 @@ def _expm1(x):
                                               u - 1.0))
 
 
-class ClientLaw:
-    """The law of a_j = p q(S_j), S_j ~ MP(gamma) (module docstring).
+class ClientLaws:
+    """The laws of a_j = p_j q(S_j), S_j ~ MP(gamma_j), of all M clients at once (module
+    docstring); every method takes omega with the clients on its first axis, (M, ...).
 
     Attributes
     ----------
-    gamma, p, eta : float
-    K : float
+    gamma, p : ndarray (M,)
+    eta : float
+    K : int or float
         Number of local steps (an integer, or inf for the exact local solve).
-    mu0 : float
-        The atom of a_j at 0, (1 - 1/gamma)_+.
-    lo, hi : float
-        The range of p q(s) over the continuous MP support [a, b] (lo = hi = p for K = inf).
-    mean, var : float
+    mu0 : ndarray (M,)
+        The atoms of the a_j at 0, (1 - 1/gamma_j)_+.
+    lo, hi : ndarray (M,)
+        The range of p_j q(s) over the continuous MP support [a_j, b_j] (p_j for K = inf).
+    bottom, top : ndarray (M,)
+        The ends of the spectrum of a_j (bottom 0 when it has an atom there).
+    mean, var : ndarray (M,)
         tau(a_j) and its variance (for the starting point of the subordination solve).
     """
 
-    def __init__(self, gamma: float, p: float, eta: float, K: float):
-        self.gamma, self.p, self.eta, self.K = float(gamma), float(p), float(eta), K
-        self.mu0 = max(0.0, 1.0 - 1.0 / self.gamma)
-        a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
+    def __init__(self, gamma, p, eta: float, K):
+        self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), K, self.gamma.size
+        g = self.gamma
+        self.mu0 = np.maximum(0.0, 1.0 - 1.0 / g)
+        a, b = (1.0 - np.sqrt(g)) ** 2, (1.0 + np.sqrt(g)) ** 2
         if np.isinf(K):
-            self.lo = self.hi = self.p
+            self.lo = self.hi = self.p.copy()
             self.mean = self.p * (1.0 - self.mu0)
             self.var = self.p ** 2 * self.mu0 * (1.0 - self.mu0)
-            g = self.gamma
-            self.inv = (1.0 / (1.0 - g) if g < 1 else np.inf if g == 1 else 1.0 / (g * (g - 1.0)))
-            return
-        pts = [a, b] + ([1.0 / eta] if a < 1.0 / eta < b else [])
-        vals = self.p * self.q(np.array(pts))
-        self.lo, self.hi = float(vals.min()), float(vals.max())
-        m1, m2 = mp_expect(np.array([self.gamma]), lambda s: (self.q(s), self.q(s) ** 2))[:, 0]
-        self.mean, self.var = self.p * m1, self.p ** 2 * (m2 - m1 ** 2)
+            with np.errstate(divide="ignore"):
+                self.inv = np.where(g < 1, 1.0 / (1.0 - g),
+                                    np.where(g == 1, np.inf, 1.0 / (g * (g - 1.0))))
+        else:
+            crit = np.clip(1.0 / eta, a, b)     # the fold of q at s = 1/eta, if inside
+            vals = self.p * self.q(np.array([a, b, crit]))
+            self.lo, self.hi = vals.min(axis=0), vals.max(axis=0)
+            m1, m2 = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2))
+            self.mean, self.var = self.p * m1, self.p ** 2 * (m2 - m1 ** 2)
+        self.bottom = np.where(self.mu0 > 0, 0.0, self.lo)
+        self.top = np.maximum(self.hi, 0.0)
 
     def q(self, s):
         """The local filter q(s) = 1 - (1 - eta s)^K (finite K)."""
         return 1.0 - (1.0 - self.eta * s) ** int(self.K)
 
-    @property
-    def bottom(self) -> float:
-        """Lowest point of the spectrum of a_j (0 when it has an atom there)."""
-        return 0.0 if self.mu0 > 0 else self.lo
-
-    @property
-    def top(self) -> float:
-        return max(self.hi, 0.0)
+    def _col(self, x, ndim):
+        return np.reshape(x, (self.M,) + (1,) * (ndim - 1))
 
     def _roots(self, omega):
         K = int(self.K)
-        c = 1.0 - omega / self.p
+        p = self._col(self.p, omega.ndim)
+        c = 1.0 - omega / p
         phase = np.exp(2j * np.pi * np.arange(K) / K)
         zeta = np.power(c[..., None], 1.0 / K) * phase
         # zeta_k / c = c^(1/K - 1) phase_k: exact at c = 0 when K = 1.
-        rho = -np.power(c[..., None], 1.0 / K - 1.0) * phase / (self.p * K * self.eta)
+        rho = -np.power(c[..., None], 1.0 / K - 1.0) * phase / (p[..., None] * K * self.eta)
         one_minus = 1.0 - zeta
         # 1 - zeta_0 = -expm1(log1p(-omega/p) / K) without cancellation as omega -> 0 (the
         # root near the atom of S_j at 0).
-        one_minus[..., 0] = -_expm1(_log1p(-omega / self.p) / K)
-        s = one_minus / self.eta
-        return c, zeta, rho, s
+        one_minus[..., 0] = -_expm1(_log1p(-omega / p) / K)
+        return c, zeta, rho, one_minus / self.eta
 
     def cauchy(self, omega):
         """E0 = E[1 / (omega - a_j)] and its derivative in omega (complex arrays); NaN or inf
@@ -156,18 +159,16 @@ class ClientLaw:
 
     def _cauchy(self, omega):
         if np.isinf(self.K):
-            m, p = self.mu0, self.p
+            m, p = self._col(self.mu0, omega.ndim), self._col(self.p, omega.ndim)
             return (m / omega + (1 - m) / (omega - p),
                     -m / omega ** 2 - (1 - m) / (omega - p) ** 2)
         K = int(self.K)
         c, zeta, rho, s = self._roots(omega)
-        G, dG = mp_cauchy(self.gamma, s)
+        G, dG = mp_cauchy(self._col(self.gamma, s.ndim), s)
         # q''(s_k) = -K (K - 1) eta^2 c / zeta_k^2 (q is linear for K = 1).
         d2q = 0.0 if K == 1 else -K * (K - 1) * self.eta ** 2 * c[..., None] / zeta ** 2
-        drho = -self.p * d2q * rho ** 3
-        E0 = -np.sum(rho * G, axis=-1)
-        dE0 = -np.sum(drho * G - rho ** 2 * dG, axis=-1)
-        return E0, dE0
+        drho = -self._col(self.p, s.ndim) * d2q * rho ** 3
+        return -np.sum(rho * G, axis=-1), -np.sum(drho * G - rho ** 2 * dG, axis=-1)
 
     def traces(self, omega, E0):
         """E1, E2, E3 of the module docstring, E2 and E3 up to omega-independent constants."""
@@ -175,13 +176,12 @@ class ClientLaw:
             return self._traces(np.asarray(omega, complex), E0)
 
     def _traces(self, omega, E0):
-        p = self.p
+        p = self._col(self.p, omega.ndim)
         E1 = (omega * E0 - 1.0) / p
         E2 = omega * E1 / p
         if np.isinf(self.K):
-            return E1, E2, self.inv / (omega - p) if np.isfinite(self.inv) else np.full_like(
-                omega, np.inf)
+            return E1, E2, self._col(self.inv, omega.ndim) / (omega - p)
         c, zeta, rho, s = self._roots(omega)
-        G, _ = mp_cauchy(self.gamma, s)
+        G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
         E3 = -(omega / p) ** 2 * np.sum(rho * G / s, axis=-1)
         return E1, E2, E3

@@ -66,7 +66,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.client_laws import ClientLaw
+from riskcalc.linear.dynamics.client_laws import ClientLaws
 
 #: Rounding amplification allowed on the contour (see the module docstring).
 AMPLIFICATION = 1e4
@@ -77,7 +77,7 @@ OVERFLOW = 1e300
 
 def spectrum_of_rounds(gam, p, eta, K):
     """The client laws, the edges (a, b) of the nonzero spectrum of D and its atom mu0."""
-    laws = [ClientLaw(g, pj, eta, K) for g, pj in zip(gam, p)]
+    laws = ClientLaws(gam, p, eta, K)
     a, b, mu0 = subordination.edges(laws)
     return laws, a, b, mu0
 
@@ -156,10 +156,7 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     finite = np.isfinite(rounds) & (rounds <= settled)
     t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
-    E = [law.traces(om, G) for law, om in zip(laws, omega)]
-    E1 = np.array([e[0] for e in E])
-    E2 = np.array([e[1] for e in E])
-    E3 = np.array([e[2] for e in E])
+    E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
     # F_T at the nodes, one row per T; overflow only where rho^{2T} is beyond OVERFLOW.
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore"):

@@ -41,82 +41,84 @@ NEWTON_ITER = 40
 
 def atom_at_zero(laws) -> float:
     """The mass of D's atom at 0, (1 - sum_j (1 - mu0_j))_+ (nothing is learned there)."""
-    return max(0.0, 1.0 - sum(1.0 - law.mu0 for law in laws))
+    return max(0.0, 1.0 - float(np.sum(1.0 - laws.mu0)))
 
 
-def _invert(law, G, lo, hi, gap=False):
-    """Real omega in [lo, hi] with G_j(omega) = G (G_j decreasing there), vectorized; NaN where
-    the bracket holds no root. Newton's method runs inside the shrinking bracket on
-    1/G_j(omega) - 1/G, increasing and nearly linear (1/G_j(omega) = omega - tau(a_j) +
-    O(1/omega) far out), or, in the gap between an atom at 0 and the rest (``gap``, where
-    G_j changes sign), on log G - log G_j(e^u) in u = log omega (G_j ~ mu0_j / omega near 0;
-    +inf where G_j <= 0)."""
+def _invert(laws, G, lo, hi, gap=False):
+    """Real omega_j in [lo, hi] with G_j(omega_j) = G (G_j decreasing there), all clients at
+    once (arrays (M, n)); NaN where the bracket holds no root. Newton's method runs inside the
+    shrinking bracket on 1/G_j(omega) - 1/G, increasing and nearly linear (1/G_j(omega) =
+    omega - tau(a_j) + O(1/omega) far out), or, in the gap between an atom at 0 and the rest
+    (``gap``, where G_j changes sign), on log G - log G_j(e^u) in u = log omega
+    (G_j ~ mu0_j / omega near 0; +inf where G_j <= 0)."""
     y = np.broadcast_to(1.0 / G, np.shape(lo)).astype(float)
     lo, hi = np.array(lo, float), np.array(hi, float)
     if gap:
         lo, hi = np.log(np.maximum(lo, 1e-300)), np.log(hi)
 
-    def f_df(w, yy):
+    def f_df(w):
         if gap:
-            E0, dE0 = law.cauchy(np.exp(w))
+            E0, dE0 = laws.cauchy(np.exp(w))
             with np.errstate(divide="ignore", invalid="ignore"):
                 pos = E0.real > 0
-                return (np.where(pos, -np.log(np.where(pos, yy * E0.real, 1.0)), np.inf),
+                return (np.where(pos, -np.log(np.where(pos, y * E0.real, 1.0)), np.inf),
                         -dE0.real * np.exp(w) / E0.real)
-        E0, dE0 = law.cauchy(w)
+        E0, dE0 = laws.cauchy(w)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 / E0.real - yy, -dE0.real / E0.real ** 2
+            return 1.0 / E0.real - y, -dE0.real / E0.real ** 2
 
-    # No root where f has one sign on (nearly) the whole bracket: skip those at once.
+    # No root where f has one sign on (nearly) the whole bracket; a bracket of zero width
+    # (a_j a multiple of the identity) is its own root.
     width = hi - lo
-    f_lo, _ = f_df(lo + 1e-14 * width, y)
-    f_hi, _ = f_df(hi - 1e-14 * width, y)
-    out = np.full(lo.shape, np.nan)
-    # A bracket of zero width (a_j a multiple of the identity) is its own root.
+    f_lo, _ = f_df(lo + 1e-14 * width)
+    f_hi, _ = f_df(hi - 1e-14 * width)
     point = width <= 1e-14 * (np.abs(lo) + np.abs(y))
-    out[point] = np.exp(lo[point]) if gap else lo[point]
-    act = np.flatnonzero(~((f_lo > 0) | (f_hi < 0) | point))
-    lo, hi, y = lo[act], hi[act], y[act]
+    none = ((f_lo > 0) | (f_hi < 0)) & ~point
     # Start from the leading behaviour: 1/G_j ~ omega - tau(a_j) far out, omega / mu0_j near
     # the atom (then Newton needs two or three steps).
-    guess = np.log(np.maximum(law.mu0, 1e-300) * np.abs(y)) if gap else y + law.mean
-    inside = (guess > lo) & (guess < hi)
-    w = np.where(inside, guess, 0.5 * (lo + hi))
-    for _ in range(100):
-        if not act.size:
-            return out
-        f, df = f_df(w, y)
+    col = laws.mean[:, None] if not gap else laws.mu0[:, None]
+    guess = np.log(np.maximum(col, 1e-300) * np.abs(y)) if gap else y + col
+    w = np.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
+    active = ~(none | point)
+    for _ in range(40):
+        if not active.any():
+            break
+        f, df = f_df(w)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = w - f / df
-        lo = np.where(f < 0, w, lo)
-        hi = np.where(f > 0, w, hi)
+        lo = np.where(active & (f < 0), w, lo)
+        hi = np.where(active & (f > 0), w, hi)
         new = np.where((newton > lo) & (newton < hi), newton, 0.5 * (lo + hi))
+        new = np.where(active, new, w)
         done = (np.abs(new - w) <= 1e-14 * (np.abs(w) + (1.0 if gap else np.abs(y)))) | (f == 0)
-        out[act[done]] = np.exp(new[done]) if gap else new[done]
-        keep = ~done
-        act, w, lo, hi, y = act[keep], new[keep], lo[keep], hi[keep], y[keep]
-    return out
+        active &= ~done
+        w = new
+    # Entries still active after 40 steps sit at a singular end of their bracket (Newton
+    # degrades to bisection there): the bracket's midpoint if it is below 1e-9, else NaN.
+    tight = np.abs(hi - lo) <= 1e-9 * (np.abs(w) + (1.0 if gap else np.abs(y)))
+    w = np.where(active, 0.5 * (lo + hi), w)
+    w = np.where(point, lo, w)
+    w = np.exp(w) if gap else w
+    return np.where(none | (active & ~tight), np.nan, w)
 
 
 def _branch(laws, y, branch):
     """x(y), dx/dG and validity on one real branch (module docstring) at the values y."""
-    M = len(laws)
-    G = 1.0 / y
-    x = -(M - 1) * y
-    phi = (M - 1) * y ** 2
-    for law in laws:
-        if branch == "up":
-            lo, hi = np.maximum(law.top, law.bottom + y), law.top + y
-        elif branch == "down":
-            lo, hi = law.bottom + y, np.minimum(law.top + y, law.bottom)
-        else:  # the gap (0, lo) between the atom at 0 and the continuous part
-            lo, hi = np.zeros_like(y), np.full_like(y, law.lo)
-        w = _invert(law, G, lo, hi, gap=branch == "gap")
-        _, dE0 = law.cauchy(np.where(np.isnan(w), law.top + 1.0, w))
-        x = x + w
-        with np.errstate(divide="ignore", invalid="ignore"):
-            phi = phi + 1.0 / dE0.real
-    return x, phi
+    M = laws.M
+    y = np.asarray(y, float)
+    yy = np.broadcast_to(y, (M, y.size))
+    if branch == "up":
+        lo, hi = np.maximum(laws.top[:, None], laws.bottom[:, None] + yy), laws.top[:, None] + yy
+    elif branch == "down":
+        lo, hi = laws.bottom[:, None] + yy, np.minimum(laws.top[:, None] + yy,
+                                                       laws.bottom[:, None])
+    else:  # the gap (0, lo) between the atom at 0 and the continuous part
+        lo, hi = np.zeros_like(yy), np.broadcast_to(laws.lo[:, None], yy.shape)
+    w = _invert(laws, 1.0 / yy, lo, hi, gap=branch == "gap")
+    _, dE0 = laws.cauchy(np.where(np.isnan(w), laws.top[:, None] + 1.0, w))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = (M - 1) * y ** 2 + np.sum(1.0 / dE0.real, axis=0)
+    return w.sum(axis=0) - (M - 1) * y, phi
 
 
 def _edge(laws, branch, scale):
@@ -143,13 +145,13 @@ def _edge(laws, branch, scale):
                           "the scan (inputs beyond floating point range?)")
     if first == len(ys):
         return float(x[-1])  # an atom at the end of the spectrum: x(y) -> its location
-    # Refine the bracket [last good, first bad] by vectorized scans of 64 points (one call
+    # Refine the bracket [last good, first bad] by vectorized scans of 32 points (one call
     # costs about what one point does). x is stationary at a critical-point edge, so y to
     # 1e-9 gives x to rounding; where an omega_j meets the spectrum of a_j instead, the
     # error in x is of the order of the bracket times dx/dy, also below 1e-12.
     y_in, y_out, x_in = ys[first - 1], ys[first], x[first - 1]
     while abs(y_out - y_in) > 1e-10 * abs(y_in):
-        inner = np.linspace(y_in, y_out, 66)[1:-1]
+        inner = np.linspace(y_in, y_out, 34)[1:-1]
         xi, pi = _branch(laws, inner, branch)
         bad = np.isnan(xi) | ~(pi < 0)
         k = int(np.argmax(bad)) if bad.any() else len(inner)
@@ -165,9 +167,9 @@ def edges(laws):
 
     M = 1: the range of a_1 itself (omega_1 = z)."""
     mu0 = atom_at_zero(laws)
-    if len(laws) == 1:
-        return laws[0].lo, laws[0].hi, mu0
-    scale = sum(law.top for law in laws)
+    if laws.M == 1:
+        return float(laws.lo[0]), float(laws.hi[0]), mu0
+    scale = float(np.sum(laws.top))
     top = _edge(laws, "up", scale)
     bottom = _edge(laws, "gap" if mu0 > 0 else "down", scale)
     return bottom, top, mu0
@@ -178,7 +180,7 @@ def solve(laws, z, scale, t_path):
 
     Parameters
     ----------
-    laws : list of ClientLaw
+    laws : ClientLaws
     z : callable
         t -> nodes (N,) of the ellipse of parameter t (same angles for every t).
     scale : float
@@ -191,19 +193,17 @@ def solve(laws, z, scale, t_path):
     SolverError
         If Newton's method does not converge at some node or leaves the physical branch.
     """
-    M = len(laws)
+    M = laws.M
     zz = z(t_path[0])
-    mean = sum(law.mean for law in laws)
-    var = sum(law.var for law in laws)
+    mean, var = np.sum(laws.mean), np.sum(laws.var)
     # Unknowns omega_j and F = 1/G_D: F_j(omega_j) = F, sum_j omega_j = z + (M - 1) F, with
     # F_j = 1/G_j = omega - tau(a_j) - var(a_j)/omega + ..., nearly linear: Newton is robust.
     F = zz - mean - var / (zz - mean)
-    omega = np.array([zz - (mean - law.mean) - (var - law.var) / (zz - mean) for law in laws])
+    omega = zz - (mean - laws.mean[:, None]) - (var - laws.var[:, None]) / (zz - mean)
 
     def reciprocal(om):
-        E = [law.cauchy(o) for law, o in zip(laws, om)]
-        G = np.array([e[0] for e in E])
-        return 1.0 / G, -np.array([e[1] for e in E]) / G ** 2
+        G, dG = laws.cauchy(om)
+        return 1.0 / G, -dG / G ** 2
 
     for t in t_path:
         # Euler predictor along the path: d(omega, F)/dz from the linearized equations.
