@@ -14,6 +14,8 @@ from riskcalc._show_versions import show_versions
 from riskcalc._version import __version__
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import ClientsLimit, clients_limit
+from riskcalc.linear.dynamics import (RoundsChoice, RoundsLimit, optimal_rounds, rounds_limit,
+                                      rounds_to_eps)
 from riskcalc.linear.steps.limits import optimal_steps, spec_steps_limit, steps_limit
 from riskcalc.linear.limits import ROUTES, LimitResult, limit, spec_limit
 from riskcalc.linear.methods import (METHODS, Method, get_method, register_method,
@@ -30,6 +32,8 @@ __all__ = [
     "LogisticClientsResult", "LogisticResult", "METHODS", "Method", "ROUTES",
     "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
     "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",
-    "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "optimal_steps", "register_method",
+    "optimal_lambda", "optimal_lambda_logistic", "optimal_limit", "optimal_rounds",
+    "optimal_steps", "register_method", "RoundsChoice", "RoundsLimit", "rounds_limit",
+    "rounds_to_eps",
     "show_versions", "spec_limit", "spec_steps_limit", "steps_limit", "unregister_method",
 ]

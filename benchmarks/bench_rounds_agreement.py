@@ -1,0 +1,101 @@
+"""Predicted vs simulated risk along FedAvg's rounds (issue 29): riskcalc.rounds_limit against
+montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated
+linearly in 1/d, on heterogeneous federations (Sigma = I).
+
+Prints, per federation and round T, the prediction, the simulated means (s.e.) at each d, the
+extrapolation to d = infinity with its standard error, and whether |extrapolated - predicted|
+<= 0.5% + 3 s.e. (the issue's criterion). Cached per (federation, d) under --cache.
+
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_agreement.py [--d 200,400,800]
+[--reps 8] [--jobs 2] [--cache DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+import numpy as np
+
+import riskcalc
+from montecarlo.linear.rounds import simulate_rounds
+
+ROUNDS = [0, 1, 5, 20, 100, 200]
+#: (name, federation) with step sizes as fractions of the stability edge 2 / max_j top_j.
+FEDERATIONS = [
+    ("M=3 K=1 g=1 samples", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3],
+                                 local_steps=1, edge=0.9, global_step=1.0, weights="samples")),
+    ("M=3 K=5 g=0.7 uniform", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5],
+                                   sigma=[0.5, 1.0, 0.3], local_steps=5, edge=0.5,
+                                   global_step=0.7, weights="uniform")),
+    ("M=3 K=50 g=1.3 samples", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5],
+                                    sigma=[0.5, 1.0, 0.3], local_steps=50, edge=0.5,
+                                    global_step=1.3, weights="samples")),
+    ("M=10 K=10 g=1 samples", dict(gamma=list(np.linspace(0.5, 4.0, 10)),
+                                   r=list(np.linspace(0.2, 2.0, 10)), sigma=[0.5] * 10,
+                                   local_steps=10, edge=0.9, global_step=1.0,
+                                   weights="samples")),
+    ("M=5 K=inf g=1 uniform", dict(gamma=[0.3, 0.6, 1.2, 2.0, 5.0], r=[1.0] * 5,
+                                   sigma=[0.5] * 5, local_steps=np.inf, edge=0.5,
+                                   global_step=1.0, weights="uniform")),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", default="200,400,800")
+    ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--cache", type=pathlib.Path)
+    ap.add_argument("--federations", help="comma-separated indices (default all)")
+    args = ap.parse_args()
+    dims = [int(x) for x in args.d.split(",")]
+    chosen = (range(len(FEDERATIONS)) if args.federations is None
+              else [int(i) for i in args.federations.split(",")])
+    worst, count, inside = 0.0, 0, 0
+    for i in chosen:
+        name, fed = FEDERATIONS[i]
+        fed = dict(fed)
+        top = max((1 + np.sqrt(g)) ** 2 for g in fed["gamma"])
+        eta = fed.pop("edge") * 2.0 / top
+        kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS)
+        pred = riskcalc.rounds_limit("fedavg", **kw)
+        sims = []
+        for d in dims:
+            cache = None if args.cache is None else args.cache / f"rounds-{i}-{d}.jsonl"
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+            sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=i,
+                                        jobs=args.jobs, cache=cache))
+        print(f"\n{name}: eta = {eta:.4g} ({fed['local_steps']} local steps), "
+              f"contraction {pred.contraction:.5f}")
+        print(f"  {'client':>6} {'T':>4} {'predicted':>10} "
+              + " ".join(f"{'d=' + str(d):>17}" for d in dims)
+              + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
+        x = 1.0 / np.asarray(dims, float)
+        for j in range(pred.risk.shape[0]):
+            for t, T in enumerate(ROUNDS):
+                if T == 0:
+                    continue
+                y = np.array([s.risk[j, t] for s in sims])
+                se = np.array([s.risk_se[j, t] for s in sims])
+                # Weighted least squares y = a + b / d; a's standard error from the s.e.s.
+                A = np.vstack([np.ones_like(x), x]).T / se[:, None]
+                coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
+                cov = np.linalg.inv(A.T @ A)
+                a, a_se = coef[0], float(np.sqrt(cov[0, 0]))
+                p = pred.risk[j, t]
+                rel = (a - p) / p
+                ok = abs(a - p) <= 0.005 * abs(p) + 3 * a_se
+                worst = max(worst, abs(rel))
+                count += 1
+                inside += ok
+                cells = " ".join(f"{m:>9.5f}({s:.1e})" for m, s in zip(y, se))
+                print(f"  {j:>6} {T:>4} {p:>10.5f} {cells} {a:>10.5f} {a_se:>8.1e} "
+                      f"{100 * rel:>+7.3f}%  {'yes' if ok else 'NO'}")
+    print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
+          f"|relative difference| {100 * worst:.3f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""``rounds_limit``, ``optimal_rounds``, ``rounds_to_eps``: the public face of the dynamics room.
+
+Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
+issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I). Paper 004's
+Algorithm 1 (``fedprox``/``pfedme``), a covariance spectrum, the clients' own models after their
+local steps (``local_risk``), client sampling, minibatch SGD and logistic dynamics are not
+covered yet (each is refused with a message saying so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from riskcalc import solvers
+from riskcalc._validate import as_array, nonnegative, positive
+
+#: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
+AVAILABLE = ("fedavg",)
+NOT_YET = {"pfedme": "paper 004's Algorithm 1 (fedprox/pfedme) along the rounds is not "
+                     "available yet; method 'fedavg' is"}
+ALIASES = {"fedprox": "pfedme"}
+
+
+@dataclass(frozen=True)
+class RoundsLimit:
+    """Limits along the rounds (``rounds_limit``); arrays of shape (M, len(rounds)).
+
+    Attributes
+    ----------
+    method : str
+    params : dict
+    rounds : ndarray (R,)
+        The rounds in the order given (inf for the fixed point).
+    bias, variance, risk : ndarray (M, R)
+        Client j's risk E||w_T - theta_j||^2 of the server model after T rounds and its parts.
+    global_risk : ndarray (M, R)
+        The server model's risk for each client: for FedAvg the same as ``risk``.
+    distance_to_fixed_point : ndarray (R,)
+        The limit of ||w_T - w_inf||^2 (paper 004, Cor. 1's epsilon); w_inf = D^+ c is the
+        fixed point of the round map (it exists even when the iteration diverges).
+    contraction : float
+        max |1 - g x| over the nonzero spectrum of the round map's matrix D: the exact limit of
+        the spectral radius of the (symmetric) round map on its range.
+    converges : bool
+        contraction < 1.
+    diagnostics : dict
+        The spectrum's edges and atom at 0, the contour nodes, and the scalar solves.
+    """
+
+    method: str
+    params: dict
+    rounds: np.ndarray
+    bias: np.ndarray
+    variance: np.ndarray
+    risk: np.ndarray
+    global_risk: np.ndarray
+    distance_to_fixed_point: np.ndarray
+    contraction: float
+    converges: bool
+    diagnostics: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def local_risk(self):
+        """Client j's own model after its K local steps of round T: not computed yet (it needs
+        a two-point function of D, with two functions of D separated by client matrices)."""
+        raise NotImplementedError("local_risk (the clients' models after their local steps) is "
+                                  "not computed yet; risk is the server model's")
+
+
+def _per_client(gamma, r, sigma):
+    raw = {"gamma": gamma, "r": r, "sigma": sigma}
+    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("per-client lists must have one length, got "
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    m = next(iter(lengths.values()), 1)
+    if m == 0:
+        raise ValueError("the federation needs at least one client")
+    vals = {k: np.broadcast_to(np.ravel(np.asarray(v, float)) if np.ndim(v) else
+                               np.asarray(v, float), (m,)).astype(float)
+            for k, v in raw.items()}
+    return (positive("gamma", vals["gamma"]), nonnegative("r", vals["r"]),
+            nonnegative("sigma", vals["sigma"]))
+
+
+def _rounds(rounds):
+    arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True)).ravel()
+    fin = np.isfinite(arr)
+    if arr.size == 0 or np.any(arr[fin] != np.round(arr[fin])):
+        raise ValueError(f"rounds must be integers >= 0 or numpy.inf, got {rounds!r}")
+    return arr
+
+
+def _local_steps(local_steps):
+    K = as_array("local_steps", local_steps, low=1.0, allow_inf=True)
+    if K.ndim or (np.isfinite(K) and K != np.round(K)):
+        raise ValueError(f"local_steps must be one integer >= 1 or numpy.inf, got "
+                         f"{local_steps!r}")
+    return float(K) if np.isinf(K) else int(K)
+
+
+def _weights(weights, gam):
+    from riskcalc.linear.finite_clients import client_weight_vector
+
+    if isinstance(weights, str):
+        if weights == "samples":
+            return (1.0 / gam) / np.sum(1.0 / gam)
+        if weights == "uniform":
+            return np.full(gam.shape, 1.0 / gam.size)
+        raise ValueError(f"weights must be 'samples', 'uniform' or one positive number per "
+                         f"client; got {weights!r}")
+    return client_weight_vector(weights, gam.size)
+
+
+def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+                 global_step=None, lam=None, weights="samples", spectrum=None) -> RoundsLimit:
+    """Exact limits of every client's risk along the rounds of federated training.
+
+    FedAvg with ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
+    round on f_j(w) = ||X_j w - y_j||^2 / (2 n_j), from the server model, which then moves by
+    w <- w + g sum_j p_j (v_j - w); training starts at w = 0. Limit d, n_j -> inf with
+    d / n_j -> gamma_j and M fixed, Sigma = I. Derivation: ``riskcalc.linear.dynamics.fedavg``
+    (derived here; paper 004, ``004_*.txt``, Algorithm 1 is the proximal variant, not yet
+    covered; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is the K = 1, T = inf limit).
+
+    Parameters
+    ----------
+    method : {"fedavg"}
+        ``"fedprox"``/``"pfedme"`` (paper 004, Algorithm 1) are refused for now.
+    gamma, r, sigma : float or sequence of float
+        Per-client d / n_j > 0, ||theta_j - theta_0|| >= 0 and noise level >= 0 (client 0
+        first; scalars are shared).
+    signal : float
+        ||theta_0|| >= 0 (uniform direction).
+    rounds : int, sequence of int, or numpy.inf
+        Numbers of server updates T >= 0 (any order; inf: the fixed point, which must exist:
+        contraction < 1).
+    local_steps : int or numpy.inf
+        K >= 1 (inf: exact local least-squares solve from the server model, min-norm step).
+    step_size : float
+        eta > 0; for K >= 2 local gradient descent must be stable,
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client.
+    global_step : float, optional
+        g > 0 (default 1).
+    lam : None
+        FedAvg has no penalty (for Algorithm 1 later).
+    weights : {"samples", "uniform"} or sequence of float
+        p_j = n_j / N, 1/M, or given positive numbers (normalized).
+    spectrum : None
+        Sigma = I only (a Spectrum that is the identity is accepted).
+
+    Returns
+    -------
+    RoundsLimit
+        Arrays of shape (M, len(rounds)); values beyond 1e300 of a diverging iteration are inf.
+
+    Raises
+    ------
+    ValueError
+        Bad input, a method or spectrum not covered, the fixed point of a diverging iteration,
+        or the round map's spectrum reaching 0 (sum_j min(1, 1/gamma_j) = 1 exactly).
+    SolverError
+        When the subordination solve fails (inputs beyond floating point reach).
+
+    Examples
+    --------
+    >>> res = rounds_limit("fedavg", gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0,
+    ...                    rounds=[0, 10, np.inf], local_steps=5, step_size=0.2)
+    >>> res.risk.shape
+    (2, 3)
+    """
+    name = ALIASES.get(method, method)
+    if name in NOT_YET:
+        raise ValueError(NOT_YET[name])
+    if name not in AVAILABLE:
+        raise ValueError(f"method must be one of {', '.join(AVAILABLE)} for rounds limits "
+                         f"(fedprox/pfedme: not available yet); got {method!r}")
+    if lam is not None:
+        raise ValueError("method fedavg does not take lam")
+    if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
+        raise ValueError("spectrum: rounds limits are available for Sigma = I only (a shared "
+                         "covariance spectrum needs operator-valued subordination: not yet)")
+    gam, rr, sig = _per_client(gamma, r, sigma)
+    s = float(nonnegative("signal", signal))
+    T = _rounds(rounds)
+    K = _local_steps(local_steps)
+    eta = float(positive("step_size", step_size))
+    g = 1.0 if global_step is None else float(positive("global_step", global_step))
+    p = _weights(weights, gam)
+    top = eta * (1.0 + np.sqrt(gam)) ** 2
+    if np.isfinite(K) and K >= 2 and np.any(top > 2.0):
+        raise ValueError("step_size: local gradient descent diverges on a client "
+                         f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
+                         "rounds limits need stable local steps when local_steps >= 2")
+    from riskcalc.linear.dynamics import ROUTES
+
+    with solvers.record() as diagnostics:
+        out = ROUTES[name](gam, rr, sig, p, s, eta, K, g, T)
+    rho = out["contraction"]
+    converges = bool(rho < 1.0)
+    if np.any(np.isinf(T)) and not converges:
+        raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
+                         "global_step * the top of the round map's spectrum >= 2), so it has "
+                         "no limit; lower global_step or step_size")
+    risk = out["bias"] + out["variance"]
+    params = {"gamma": gam.tolist(), "r": rr.tolist(), "sigma": sig.tolist(), "signal": s,
+              "local_steps": K, "step_size": eta, "global_step": g,
+              "weights": weights if isinstance(weights, str) else p.tolist()}
+    diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
+                       contour_nodes=out["nodes"])
+    return RoundsLimit(name, params, T, out["bias"], out["variance"], risk, risk.copy(),
+                       out["distance"], rho, converges, diagnostics)
+
+
+@dataclass(frozen=True)
+class RoundsChoice:
+    """``optimal_rounds`` / ``rounds_to_eps``: the number of rounds T, the gradient
+    evaluations per client T K, the value reached, and the curve it was read from."""
+
+    rounds: int
+    gradient_evaluations: float
+    value: float
+    curve: RoundsLimit
+
+
+def optimal_rounds(method: str, *, objective="target", target=0, max_rounds=200,
+                   **kwargs) -> RoundsChoice:
+    """The risk-minimizing number of rounds T in 0..``max_rounds`` (early stopping).
+
+    Evaluates the exact curve of ``rounds_limit`` at every T (one solve) and takes the argmin
+    of client ``target``'s risk (``objective="target"``), the clients' mean risk (``"mean"``)
+    or the worst client's (``"worst"``). Derived here (``riskcalc.linear.dynamics.fedavg``).
+
+    Parameters
+    ----------
+    method, **kwargs
+        As for ``rounds_limit`` (without ``rounds``).
+    objective : {"target", "mean", "worst"}
+    target : int
+        0-based client index for ``objective="target"``.
+    max_rounds : int
+        >= 0.
+
+    Returns
+    -------
+    RoundsChoice
+    """
+    curve, values = _curve(method, objective, target, max_rounds, kwargs)
+    t = int(np.argmin(values))
+    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
+
+
+def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
+                  **kwargs) -> RoundsChoice:
+    """The fewest rounds T (and gradient evaluations T K per client) reaching accuracy eps.
+
+    ``of="risk"``: |risk_T - risk_inf| <= eps for client ``target`` (the fixed point must
+    exist); ``of="best"``: risk_T <= min over 0..max_rounds + eps; ``of="distance"``: the limit
+    of ||w_T - w_inf||^2 <= eps (paper 004, Cor. 1's epsilon; decreasing in T when the
+    iteration converges). Derived here from ``rounds_limit``'s exact curve.
+
+    Raises
+    ------
+    ValueError
+        For eps <= 0, an unknown ``of``, or when eps is not reached within ``max_rounds``.
+    """
+    eps = float(positive("eps", eps))
+    if of not in ("risk", "best", "distance"):
+        raise ValueError(f"of must be 'risk', 'best' or 'distance'; got {of!r}")
+    curve, values = _curve(method, "target", target, max_rounds, kwargs,
+                           extra_inf=of != "best")
+    if of == "distance":
+        gap = curve.distance_to_fixed_point[:-1]
+    elif of == "risk":
+        gap = np.abs(values[:-1] - values[-1])
+    else:
+        gap = values - values.min()
+    hit = np.flatnonzero(gap <= eps)
+    if not hit.size:
+        raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
+    t = int(hit[0])
+    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
+
+
+def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):
+    if objective not in ("target", "mean", "worst"):
+        raise ValueError(f"objective must be 'target', 'mean' or 'worst'; got {objective!r}")
+    if isinstance(max_rounds, bool) or not float(max_rounds) == int(max_rounds) or max_rounds < 0:
+        raise ValueError(f"max_rounds must be an integer >= 0, got {max_rounds!r}")
+    if "rounds" in kwargs:
+        raise ValueError("rounds is chosen here; give max_rounds")
+    rounds = list(range(int(max_rounds) + 1)) + ([np.inf] if extra_inf else [])
+    curve = rounds_limit(method, rounds=rounds, **kwargs)
+    m = curve.risk.shape[0]
+    if not (isinstance(target, (int, np.integer)) and 0 <= target < m):
+        raise ValueError(f"target must be a client index in 0..{m - 1}, got {target!r}")
+    values = {"target": curve.risk[target], "mean": curve.risk.mean(axis=0),
+              "worst": curve.risk.max(axis=0)}[objective]
+    return curve, values

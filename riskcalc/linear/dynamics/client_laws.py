@@ -1,0 +1,187 @@
+"""One client's filtered sample covariance a_j = p_j q(S_j) in FedAvg's round map (derived here).
+
+K full-batch gradient steps of size eta on f_j(w) = ||X_j w - y_j||^2 / (2 n_j) from w give
+v_j = (I - eta S_j)^K w + q(S_j) S_j^+ b_j with q(s) = 1 - (1 - eta s)^K (K = inf: the exact
+local solve from w, q = 1{s > 0}); S_j = X_j^T X_j / n_j has the Marchenko-Pastur law MP(gamma_j)
+of mean 1 in the limit (Sigma = I). The round map's matrix is D = sum_j a_j (``fedavg``).
+
+What the free-probability solve needs of one client, at a complex point omega off the spectrum
+of a_j, are the expectations under MP(gamma_j) ::
+
+    E0 = E[1 / (omega - p q(s))],   E1 = E[q / (omega - p q)],
+    E2 = E[q^2 / (omega - p q)],    E3 = E[(q^2 / s) / (omega - p q)],
+
+and E0' = dE0/domega. They are exact here, without quadrature, by partial fractions: with
+c = 1 - omega / p, omega - p q(s) = p ((1 - eta s)^K - c) vanishes at the K points
+s_k = (1 - zeta_k) / eta, zeta_k the K-th roots of c, with residues of 1 / (omega - p q)
+rho_k = -1 / (p q'(s_k)) = -zeta_k / (p K eta c), so that ::
+
+    E0 = sum_k rho_k E[1 / (s - s_k)] = -sum_k rho_k G(s_k),
+    G(s) = E[1 / (s - x)] = 2 / (s + gamma - 1 + sqrt(s - a) sqrt(s - b))
+
+(the Marchenko-Pastur Cauchy transform, a, b = (1 -/+ sqrt gamma)^2, product of principal roots:
+the cut is [a, b] and the atom 1 - 1/gamma at 0 when gamma > 1 is the pole of G at 0). With
+ds_k/domega = -rho_k and drho_k/domega = -p q''(s_k) rho_k^3, q''(s_k) = -K (K - 1) eta^2 c /
+zeta_k^2, E0' = -sum_k (rho_k' G(s_k) - rho_k^2 G'(s_k)), G' = -G (1 - gamma G) / sqrt(..).
+The others follow from p q = omega - (omega - p q):
+E1 = (omega E0 - 1) / p and E2 = omega E1 / p - E[q] / p; and q / s is a polynomial, so
+(q / s) / (omega - p q) = sum_k (omega / p) (rho_k / s_k) / (s - s_k) exactly, whence
+E3 = -(omega / p)^2 sum_k rho_k G(s_k) / s_k - E[q / s] / p.
+
+The constants E[q] / p and E[q / s] / p are DROPPED from E2 and E3 (``traces``): the dynamics
+integrate every trace against a function analytic inside the contour (``fedavg``), which
+annihilates constants. K = inf: E0 = mu0 / omega + (1 - mu0) / (omega - p), E1 = E2 =
+(1 - mu0) / (omega - p), E3 = E[1/s; s > 0] / (omega - p), mu0 = (1 - 1/gamma)_+, and
+E[1/s; s > 0] = 1 / (1 - gamma) (gamma < 1), 1 / (gamma (gamma - 1)) (gamma > 1).
+
+Accuracy. When |c| is small the K roots cluster around s = 1/eta and the partial-fraction
+terms, of size |c|^(1/K - 1), cancel down to E0 ~ 1 / (p max(|c|, w)), w p the width of the
+spectrum of a_j: the relative rounding error is about eps w / |c| <= eps (width of the
+spectrum of a_j) / dist(omega, p), i.e. eps times the inverse relative distance to the top of
+the spectrum when that top is near p (many steps, q -> 1). On the contour of ``fedavg``
+Im omega_j >= Im z keeps this below 1e-12; on the real axis (``subordination.edges``) the edge
+points stay at a distance of order the spectrum's width. At c = 0 exactly (omega = p, K >= 2)
+the values are NaN and the callers treat the point as invalid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+
+
+def mp_cauchy(gamma: float, s):
+    """G(s) = E[1 / (s - x)] under MP(gamma) (mean 1) and G'(s), s off the support.
+
+    G = 2 / (A + root) = (A - root) / (2 gamma s), A = s + gamma - 1, root = sqrt(s - a)
+    sqrt(s - b) (the two agree since A^2 - root^2 = 4 gamma s); the form with the larger
+    denominator is used, which avoids the cancellation of the first near the atom at 0 and of
+    the second far out.
+    """
+    a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
+    s = np.asarray(s, complex)
+    root = np.sqrt(s - a) * np.sqrt(s - b)
+    A = s + gamma - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        G = np.where(np.abs(A + root) >= np.abs(A - root), 2.0 / (A + root),
+                     (A - root) / (2.0 * gamma * s))
+        dG = -G * (1.0 - gamma * G) / root
+    return G, dG
+
+
+def _log1p(x):
+    """log(1 + x) to full relative accuracy for complex x (numpy's complex log1p is not:
+    log1p(1e-13) comes out 9.992e-14); Goldberg's trick log(u) x / (u - 1), u = 1 + x."""
+    u = 1.0 + x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # The trick only near 0 (far out the two logs could sit on different branches).
+        return np.where(u == 1.0, x, np.where(np.abs(x) < 0.5, np.log(u) * x / (u - 1.0),
+                                              np.log(u)))
+
+
+def _expm1(x):
+    """exp(x) - 1 to full relative accuracy for complex x (Kahan: (u - 1) x / log u)."""
+    u = np.exp(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u == 1.0, x, np.where(np.abs(x) < 0.5, (u - 1.0) * x / np.log(u),
+                                              u - 1.0))
+
+
+class ClientLaws:
+    """The laws of a_j = p_j q(S_j), S_j ~ MP(gamma_j), of all M clients at once (module
+    docstring); every method takes omega with the clients on its first axis, (M, ...).
+
+    Attributes
+    ----------
+    gamma, p : ndarray (M,)
+    eta : float
+    K : int or float
+        Number of local steps (an integer, or inf for the exact local solve).
+    mu0 : ndarray (M,)
+        The atoms of the a_j at 0, (1 - 1/gamma_j)_+.
+    lo, hi : ndarray (M,)
+        The range of p_j q(s) over the continuous MP support [a_j, b_j] (p_j for K = inf).
+    bottom, top : ndarray (M,)
+        The ends of the spectrum of a_j (bottom 0 when it has an atom there).
+    mean, var : ndarray (M,)
+        tau(a_j) and its variance (for the starting point of the subordination solve).
+    """
+
+    def __init__(self, gamma, p, eta: float, K):
+        self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), K, self.gamma.size
+        g = self.gamma
+        self.mu0 = np.maximum(0.0, 1.0 - 1.0 / g)
+        a, b = (1.0 - np.sqrt(g)) ** 2, (1.0 + np.sqrt(g)) ** 2
+        if np.isinf(K):
+            self.lo = self.hi = self.p.copy()
+            self.mean = self.p * (1.0 - self.mu0)
+            self.var = self.p ** 2 * self.mu0 * (1.0 - self.mu0)
+            with np.errstate(divide="ignore"):
+                self.inv = np.where(g < 1, 1.0 / (1.0 - g),
+                                    np.where(g == 1, np.inf, 1.0 / (g * (g - 1.0))))
+        else:
+            crit = np.clip(1.0 / eta, a, b)     # the fold of q at s = 1/eta, if inside
+            vals = self.p * self.q(np.array([a, b, crit]))
+            self.lo, self.hi = vals.min(axis=0), vals.max(axis=0)
+            m1, m2 = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2))
+            self.mean, self.var = self.p * m1, self.p ** 2 * (m2 - m1 ** 2)
+        self.bottom = np.where(self.mu0 > 0, 0.0, self.lo)
+        self.top = np.maximum(self.hi, 0.0)
+
+    def q(self, s):
+        """The local filter q(s) = 1 - (1 - eta s)^K (finite K)."""
+        return 1.0 - (1.0 - self.eta * s) ** int(self.K)
+
+    def _col(self, x, ndim):
+        return np.reshape(x, (self.M,) + (1,) * (ndim - 1))
+
+    def _roots(self, omega):
+        K = int(self.K)
+        p = self._col(self.p, omega.ndim)
+        c = 1.0 - omega / p
+        phase = np.exp(2j * np.pi * np.arange(K) / K)
+        zeta = np.power(c[..., None], 1.0 / K) * phase
+        # zeta_k / c = c^(1/K - 1) phase_k: exact at c = 0 when K = 1.
+        rho = -np.power(c[..., None], 1.0 / K - 1.0) * phase / (p[..., None] * K * self.eta)
+        one_minus = 1.0 - zeta
+        # 1 - zeta_0 = -expm1(log1p(-omega/p) / K) without cancellation as omega -> 0 (the
+        # root near the atom of S_j at 0).
+        one_minus[..., 0] = -_expm1(_log1p(-omega / p) / K)
+        return c, zeta, rho, one_minus / self.eta
+
+    def cauchy(self, omega):
+        """E0 = E[1 / (omega - a_j)] and its derivative in omega (complex arrays); NaN or inf
+        at omega = p exactly (K >= 2) and on the spectrum (callers reject those points)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._cauchy(np.asarray(omega, complex))
+
+    def _cauchy(self, omega):
+        if np.isinf(self.K):
+            m, p = self._col(self.mu0, omega.ndim), self._col(self.p, omega.ndim)
+            return (m / omega + (1 - m) / (omega - p),
+                    -m / omega ** 2 - (1 - m) / (omega - p) ** 2)
+        K = int(self.K)
+        c, zeta, rho, s = self._roots(omega)
+        G, dG = mp_cauchy(self._col(self.gamma, s.ndim), s)
+        # q''(s_k) = -K (K - 1) eta^2 c / zeta_k^2 (q is linear for K = 1).
+        d2q = 0.0 if K == 1 else -K * (K - 1) * self.eta ** 2 * c[..., None] / zeta ** 2
+        drho = -self._col(self.p, s.ndim) * d2q * rho ** 3
+        return -np.sum(rho * G, axis=-1), -np.sum(drho * G - rho ** 2 * dG, axis=-1)
+
+    def traces(self, omega, E0):
+        """E1, E2, E3 of the module docstring, E2 and E3 up to omega-independent constants."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._traces(np.asarray(omega, complex), E0)
+
+    def _traces(self, omega, E0):
+        p = self._col(self.p, omega.ndim)
+        E1 = (omega * E0 - 1.0) / p
+        E2 = omega * E1 / p
+        if np.isinf(self.K):
+            return E1, E2, self._col(self.inv, omega.ndim) / (omega - p)
+        c, zeta, rho, s = self._roots(omega)
+        G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
+        E3 = -(omega / p) ** 2 * np.sum(rho * G / s, axis=-1)
+        return E1, E2, E3

@@ -1,0 +1,195 @@
+"""FedAvg with K local full-batch gradient steps: exact risk along the rounds (derived here).
+
+Model (Sigma = I): client j has S_j = X_j^T X_j / n_j, d / n_j -> gamma_j, y_j = X_j theta_j +
+eps_j (noise variance sigma_j^2), theta_j = theta_0 + u_j with theta_0 and the u_j independent
+and uniform in direction, ||theta_0|| = signal, ||u_j|| = r_j; weights p_j, global step g, local
+step eta; training starts from w_0 = 0. The algorithm is the one of issue 29 (paper 004,
+``004_*.txt``, studies its proximal variant, Algorithm 1; paper 003, ``003_4b976ddf5225c17e.txt``,
+eq. 6, is its T -> infinity, K = 1 limit).
+
+1. K gradient steps on f_j from w: v_j = A_j w + Q_j S_j^+ b_j, A_j = (I - eta S_j)^K,
+   Q_j = q(S_j) = I - A_j, b_j = X_j^T y_j / n_j = S_j theta_j + X_j^T eps_j / n_j (b_j lies in
+   the range of S_j; K = inf is the exact local solve from w, Q_j the projection on the range).
+   The server update w <- w + g sum_j p_j (v_j - w) is w <- (I - g D) w + g c,
+   D = sum_j p_j Q_j, c = sum_j p_j Q_j (theta_j + S_j^+ X_j^T eps_j / n_j). From w_0 = 0, with
+   R_T(x) = g sum_{t<T} (1 - g x)^t = (1 - (1 - g x)^T) / x (a polynomial) and Q_j theta_0 summing
+   to D theta_0 ::
+
+       w_T = P_T(D) theta_0 + R_T(D) sum_j p_j Q_j u_j + R_T(D) sum_j p_j Q_j S_j^+ X_j^T eps_j / n_j,
+
+   P_T(x) = x R_T(x) = 1 - (1 - g x)^T.
+2. Client i's risk E||w_T - theta_i||^2 (tau = tr / d; the u_j, theta_0, eps independent) ::
+
+       B_i = signal^2 tau((I - g D)^{2T}) + sum_j p_j^2 r_j^2 tau(q_j^2 R_T(D)^2)
+             - 2 p_i r_i^2 tau(q_i R_T(D)) + r_i^2,
+       V_i = sum_j p_j^2 sigma_j^2 gamma_j tau((q^2 / s)(S_j) R_T(D)^2)
+
+   (q_j = q(S_j); the noise covariance sigma_j^2 X_j^T X_j / n_j^2 turns Q S^+ into q^2 / s and a
+   factor d / n_j = gamma_j). Every trace is tau(h(S_j) F(D)), one client function times one
+   function of D.
+3. tau(h(S_j) F(D)) = (1 / 2 pi i) oint F(z) tau(h(S_j) (z - D)^{-1}) dz on a contour around the
+   spectrum of D, and tau(h(S_j) (z - D)^{-1}) -> E_MP[h(s) / (omega_j(z) - p_j q(s))]
+   (``subordination``, ``client_laws``). D has an atom mu0 at 0 (where nothing is learned) when
+   sum_j min(1, 1/gamma_j) < 1; h(0) = 0 for every client function, so the atom adds only
+   signal^2 mu0 F(0) to the first trace, and the contour encloses the rest of the spectrum,
+   [a, b], and not 0. One solve of the subordination equations at the contour nodes serves
+   every T: F_T is evaluated at the nodes for all requested T at once.
+4. T = infinity. On the range of D the round map contracts iff rho = max(|1 - g a|, |1 - g b|)
+   < 1 (D is symmetric, so rho is the exact limit of the round map's spectral radius on its
+   range: ``contraction``); then (1 - g x)^{2T} -> 0 there and R_T -> 1/x: the fixed point
+   w_inf = D^+ c, the client-drift estimator, with tau((I - g D)^{2T}) -> mu0. The paper-004
+   epsilon ||w_T - w_inf||^2 = c^T (I - g D)^{2T} D^{+2} c has the traces of step 2 with
+   F = (1 - g x)^{2T} / x^2 and the first one restricted to the range (no mu0).
+   K = 1: D = eta sum_j p_j S_j and w_T is gradient descent on the pooled objective with step
+   g eta (the fixed point is the min-norm FedAvg minimizer); K = inf, g = 1, T = 1: the average
+   of the clients' (min-norm) least squares.
+
+Contour and accuracy. The contour is the ellipse z = c0 + h cosh(t) cos(theta) +
+i h sinh(t) sin(theta) with foci a, b (c0, h their centre and half distance), and the periodic
+trapezoid rule in theta (N nodes; the lower half by conjugate symmetry). In the Joukowski
+variable F_T(z) is a Laurent polynomial of degree 2T and the Stieltjes-type factor decays, so
+the rule is exact up to aliasing of order e^{-t N} once N > 2T + 1: N = max(2 T_max + 16,
+40 / t) (t <= half the parameter of the ellipse through 0, which keeps the pole of 1/x at 0 out
+of reach for T = infinity). The integrand is as large as |1 - g z|^{2T} on the contour, which
+exceeds rho^{2T} near the ends of [a, b] by a factor about exp(T g h t^2 / rho); t is chosen so
+that this amplification of rounding stays below 1e4, i.e. an absolute accuracy of about 1e-12
+times signal^2 + r^2 + sigma^2 (the measured agreement with independent routes is at 1e-12 and
+better; ``tests/test_rounds_theory.py``). Cost: one subordination solve at N nodes, linear in N,
+so a curve to T costs O(T) complex evaluations for the solve and O(T len(rounds)) for the
+polynomials, against T K d^2 per draw for a simulation.
+Diverging iterations (rho > 1) are evaluated the same way; values beyond 1e300 are inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.client_laws import ClientLaws
+
+#: Rounding amplification allowed on the contour (see the module docstring).
+AMPLIFICATION = 1e4
+MAX_NODES = 1 << 17
+#: Beyond this value of rho^{2T} the risk is reported as inf.
+OVERFLOW = 1e300
+
+
+def spectrum_of_rounds(gam, p, eta, K):
+    """The client laws, the edges (a, b) of the nonzero spectrum of D and its atom mu0."""
+    laws = ClientLaws(gam, p, eta, K)
+    a, b, mu0 = subordination.edges(laws)
+    return laws, a, b, mu0
+
+
+def contraction(a, b, g):
+    """rho = max over the nonzero spectrum of D of |1 - g x|, from its edges."""
+    return max(abs(1.0 - g * a), abs(1.0 - g * b))
+
+
+def _contour(a, b, g, rho, t_max_rounds):
+    """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring)."""
+    c0 = 0.5 * (a + b)
+    h = max(0.5 * (b - a), 1e-3 * b)    # a point spectrum: a small ellipse
+    t_zero = np.arccosh(c0 / h)           # the ellipse through 0
+    t = 0.5 * t_zero
+    if t_max_rounds > 0:
+        theta = np.linspace(0.0, np.pi, 257)
+        ts = t * np.geomspace(1.0, 1e-4, 81)
+        amp = np.hypot(1.0 - g * c0 - g * h * np.cosh(ts)[:, None] * np.cos(theta),
+                       g * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
+        ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
+        t = ts[np.argmax(ok)] if ok.any() else ts[-1]
+    n = int(max(2 * t_max_rounds + 16, np.ceil(40.0 / t)))
+    n += (-n) % 8
+    if n > MAX_NODES:
+        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}); the "
+                          "spectrum of the round map is too close to 0 or rounds too many")
+    return c0, h, t, n
+
+
+def _solve(laws, a, b, g, rho, t_max_rounds):
+    """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes."""
+    c0, h, t, n = _contour(a, b, g, rho, t_max_rounds)
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+
+    def nodes(tt):
+        return c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * np.sin(theta)
+
+    # From an ellipse far out (semi-axes ~ 20 b) inwards, halving the parameter's excess.
+    t_far = max(np.arcsinh(20.0 * b / h), 2.0 * t)
+    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
+    omega, G = subordination.solve(laws, nodes, b, path + [t])
+    z = nodes(t)
+    dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
+    return z, dz * (2.0 / n), omega, G
+
+
+def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
+    """Bias, variance, distance to the fixed point of every client at every T of ``rounds``.
+
+    Parameters
+    ----------
+    gam, r, sigma, p : ndarray (M,)
+    signal, eta, g : float
+    K : int or inf
+    rounds : ndarray of float (integers or inf)
+
+    Returns
+    -------
+    dict with bias, variance (M, len(rounds)), distance (len(rounds),), contraction, edges,
+    atom, nodes.
+    """
+    laws, a, b, mu0 = spectrum_of_rounds(gam, p, eta, K)
+    if not a > 1e-9 * b:
+        raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
+                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+    rho = contraction(a, b, g)
+    # Rounds beyond which (1 - g x)^T is below 1e-16 on the spectrum (rho < 1) are the fixed
+    # point to rounding; beyond rho^{2T} > OVERFLOW (rho > 1) the values are inf. Neither
+    # needs contour nodes.
+    if rho < 1:
+        settled = np.log(1e-16) / np.log(max(rho, 1e-300))
+    else:
+        settled = np.inf
+    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
+    finite = np.isfinite(rounds) & (rounds <= settled)
+    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
+    E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
+    # F_T at the nodes, one row per T; overflow only where rho^{2T} is beyond OVERFLOW.
+    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        power = (1.0 - g * z) ** Tcol
+        A = np.where(finite[:, None], power ** 2, 0.0)
+        R = np.where(finite[:, None], (1.0 - power) / z, 1.0 / z)
+        dist_f = A / z ** 2
+
+        def integral(F, X):
+            return ((F * w) @ X.T).imag
+
+        pure = integral(A, G[None, :])[:, 0]
+        others_b = integral(R ** 2, E2) @ (p ** 2 * r ** 2)
+        own = integral(R, E1)                                         # (nT, M)
+        noise_w = np.where(sigma > 0, p ** 2 * sigma ** 2 * gam, 0.0)
+        E3w = np.where((noise_w > 0)[:, None], E3, 0.0)
+        variance = integral(R ** 2, E3w) @ noise_w if np.all(np.isfinite(E3w)) else None
+        dist = (signal ** 2 * pure + integral(dist_f, E2) @ (p ** 2 * r ** 2))
+        if variance is None:   # K = inf with some gamma_j = 1: the local least squares blow up
+            variance = np.full(len(rounds), np.inf)
+            dist = np.full(len(rounds), np.inf)
+        else:
+            dist = dist + integral(dist_f, E3w) @ noise_w
+    bias = (signal ** 2 * (mu0 + pure))[None, :] + others_b[None, :] \
+        - 2.0 * (p * r ** 2)[:, None] * own.T + (r ** 2)[:, None]
+    var = np.broadcast_to(variance[None, :], bias.shape).copy()
+    big = np.isfinite(rounds) & (rounds > over)
+    bias[:, big], var[:, big] = np.inf, np.where(var[:, big] > 0, np.inf, 0.0)
+    dist = np.where(big, np.inf, dist)
+    scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
+    if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)):
+        raise SolverError("rounds limit: a negative or NaN quadratic form (the contour "
+                          "quadrature lost its precision)")
+    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+            "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
+            "atom": mu0, "nodes": z.size * 2}
