@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int
+from riskcalc._validate import as_array, positive, positive_int, real
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
@@ -51,8 +51,13 @@ class Spectrum:
     signal_is_uniform: bool = field(init=False)
 
     def __post_init__(self):
-        atoms = np.atleast_1d(as_array("spectrum eigenvalue", self.atoms,
-                                       low=EIGENVALUE_RANGE[0], high=EIGENVALUE_RANGE[1])).ravel()
+        atoms = real("spectrum eigenvalues", self.atoms)
+        if atoms.ndim > 1:
+            # A covariance matrix is not its eigenvalues (flattening it read [[1, 2], [2, 5]]
+            # as the eigenvalues 1, 2, 2, 5).
+            raise ValueError(_not_a_list(atoms))
+        atoms = np.atleast_1d(as_array("spectrum eigenvalue", atoms, low=EIGENVALUE_RANGE[0],
+                                       high=EIGENVALUE_RANGE[1]))
         if atoms.size == 0:
             raise ValueError("spectrum needs at least one eigenvalue")
         weights = _distribution("spectrum weights", self.weights, atoms.size)
@@ -112,6 +117,7 @@ class Spectrum:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+        _check_size(path)
         try:
             if path.endswith(".npy"):
                 s = np.load(path, allow_pickle=False)
@@ -201,7 +207,7 @@ class Spectrum:
 def _distribution(name, w, size):
     if w is None:
         return np.full(size, 1.0 / size)
-    w = np.atleast_1d(as_array(name, w, low=0.0)).ravel()
+    w = np.atleast_1d(as_array(name, w, low=0.0, ndim=1))
     if w.size != size:
         raise ValueError(f"{name} has {w.size} entries for {size} eigenvalues")
     total = w.sum()
@@ -325,12 +331,25 @@ def _ordered_array(values, what):
     return positive("spectrum eigenvalue", values)
 
 
+#: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
+#: file that is not a list of eigenvalues, is refused before it is read.
+MAX_FILE_BYTES = 64 * 2 ** 20
+
+
+def _check_size(path):
+    size = os.path.getsize(path)
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"spectrum file {path!r}: {size} bytes, more than the "
+                         f"{MAX_FILE_BYTES // 2 ** 20} MiB of a list of eigenvalues")
+
+
 def _read_ordered(path):
     """The numbers of a ``.npy`` or text file, keeping a text file's rows (a matrix written as
     several rows of several numbers is 2-D)."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ValueError(f"spectrum file {path!r} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+    _check_size(path)
     try:
         if path.endswith(".npy"):
             return np.asarray(np.load(path, allow_pickle=False), dtype=float)

@@ -164,7 +164,8 @@ def predict_options(args) -> None:
     """``predict``: ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
     (expanded to d eigenvalues) only; every other SPEC ignores it."""
     spec = str(getattr(args, "spectrum", "identity")).strip().lower()
-    if getattr(args, "d", None) is not None and getattr(args, "clients_file", None) is None \
+    files = (getattr(args, "clients_file", None), getattr(args, "federation", None))
+    if getattr(args, "d", None) is not None and files == (None, None) \
             and not (spec.startswith("powerlaw:") and "," not in spec):
         raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
                          "number of eigenvalues of the spectra); otherwise nothing uses it")

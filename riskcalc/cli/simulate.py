@@ -16,7 +16,7 @@ import numpy as np
 from montecarlo.budget import preset_replicate_seconds
 from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
 from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import check_writable
+from riskcalc.cli.outputs import atomic, check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -89,7 +89,7 @@ def run(args) -> int:
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)
-    with open(args.out, "w", newline="") as fh:
+    with atomic(args.out, newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
