@@ -126,7 +126,7 @@ class FederationFile:
     def label(self, j: int) -> str:
         """``client J`` or ``client J ('NAME')``, as messages name a client."""
         name = self.clients[j].get("name")
-        return f"client {j}" + ("" if name is None else f" ({name!r})")
+        return f"client {j}" + (f" ({name!r})" if isinstance(name, str) else "")
 
     def error(self, j: int | None, text: str) -> ValueError:
         """A ValueError naming the file and client ``j``."""

@@ -49,6 +49,9 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
         return
     if fed_path is not None and args.clients_file is not None:
         raise ValueError("give --federation or --clients-file, not both")
+    option = "--federation" if fed_path is not None else "--clients-file"
+    if getattr(args, "clients", None) is not None:
+        raise ValueError(f"give --clients M (identical clients) or {option}, not both")
     if fed_path is not None:
         ff = federation_file.read(fed_path, "--federation", versioned=True)
     else:
@@ -60,13 +63,10 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
                                  "the model options)")
             _default_global(args, False)
             return
-    option = "--federation" if fed_path is not None else "--clients-file"
     _default_global(args, True)
     if getattr(args, "global_model", None) == "oracle":
         raise ValueError(f"{option} gives the federation of the global model: it applies "
                          "with --global federated (the default with a federation file)")
-    if getattr(args, "clients", None) is not None:
-        raise ValueError(f"give --clients M (identical clients) or {option}, not both")
     for name in CLIENT_OPTIONS:
         if getattr(args, name, None) is not None:
             raise ValueError(f"--{name} does not apply with {option}: the clients' "
