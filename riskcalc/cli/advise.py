@@ -38,7 +38,8 @@ def add_parser(subparsers) -> None:
                      help='JSON list of ALL clients, each {"gamma": G (or "n": N with --d), '
                           '"r": R, "sigma": S} and optionally "rho" (||theta_j||, for local '
                           'ridge) and "spectrum" (SPEC; different SPECs are covariate shift: '
-                          'covariances diagonal in one shared basis in SPEC order)')
+                          'covariances diagonal in one shared basis in SPEC order), or the '
+                          'federation object of --federation')
     src.add_argument("--federation", metavar="FED.json",
                      help='federation file {"fedrisk_federation": 1, "clients": [...]} listing '
                           "ALL clients (riskcalc estimate --json writes one)")
