@@ -49,7 +49,7 @@ def real(name: str, value, *, ndim: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
                          "holds a boolean")
     try:
-        arr = arr.astype(float)
+        arr = arr.astype(float, copy=False)
     except OverflowError:
         raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
                          f"{_short(value)}") from None

@@ -209,6 +209,11 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         clients or a client with fewer than 3 rows.
     """
     X, y, client = check_data(X, y, client)
+    # What no estimate can come from (the moments would divide by zero).
+    if not np.any(X):
+        raise ValueError("X is 0 in every entry: there is no covariance to estimate")
+    if not np.any(y):
+        raise ValueError("y is 0 in every row: there is neither signal nor noise to estimate")
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
     if ids.size < 2:
         raise ValueError(f"the data hold {ids.size} client: a federation needs at least two")
@@ -253,6 +258,10 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         ls_values, ls_se = _least_squares(X, y, inverse, m)
         full.update(ls_values)
         se.update(ls_se)
+    bad = [k for k in full if not np.all(np.isfinite(full[k]))]
+    if bad:
+        raise ValueError(f"the data do not identify {', '.join(bad)} (non-finite estimates; "
+                         "a feature or the response constant across rows?)")
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route)
 
 

@@ -380,8 +380,9 @@ def _number(probe, j, key, value):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
                              "numbers are JSON numbers, not strings or booleans)")
     low, high = RANGES.get(key, RANGES["r"])
-    if not np.isfinite(float(value)):
-        raise probe.error(j, f"{key} must be a finite number, got {value!r}")
+    if not np.isfinite(_float(value)):
+        raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
+                             f"{_short(value)}")
     if key == "gamma":
         ok = low <= value <= high
     else:
@@ -393,13 +394,26 @@ def _number(probe, j, key, value):
 
 def _integer(probe, j, key, value, minimum):
     if isinstance(value, _NonFinite) or type(value) not in (int, float) or not (
-            np.isfinite(float(value)) and float(value) == int(value)):
-        raise probe.error(j, f"{key} must be an integer, got {value!r}"
+            np.isfinite(_float(value)) and value == int(value)):
+        raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
                              + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
     if not minimum <= value <= MAX_INT:
         raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {MAX_INT}, got "
                              f"{value!r}")
     return int(value)
+
+
+def _float(value) -> float:
+    """``value`` as a float, inf for an integer too large for one."""
+    try:
+        return float(value)
+    except OverflowError:
+        return np.inf
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _spec(probe, j, value, base, seen):

@@ -78,6 +78,8 @@ BAD = [
     (_with(0, n=200), "client 0 ('a'): give exactly one of gamma (d / n) and n"),
     (_with(1, n=None), "client 1 ('b'): give exactly one of gamma (d / n) and n"),
     (_with(1, n=50.5), "client 1 ('b'): n must be an integer, got 50.5"),
+    (_with(0, gamma=10 ** 400), "client 0 ('a'): gamma must be a finite number in [1e-100"),
+    (_with(1, n=10 ** 400), "client 1 ('b'): n must be an integer, got 1000"),
     (_with(1, n=0), "client 1 ('b'): n must be an integer >= 1"),
     (_with(1, lamda=1), "client 1 ('b'): unknown key 'lamda' (client keys"),
     (_with(1, name="a"), "two clients are named 'a'"),
@@ -92,7 +94,7 @@ BAD = [
     (_text(GOOD).replace('"r": 0.5', '"r": NaN'), "client 1 ('b'): r must be a finite number, "
                                                   "got NaN"),
     (_text(GOOD).replace('"r": 0.5', '"r": 1e999'), "client 1 ('b'): r must be a finite "
-                                                    "number, got inf"),
+                                                    "number in [0, 1e+100], got inf"),
     (_text(GOOD).replace('"r": 0.5', '"r": 0.5, "r": 0.7'), "client 1 ('b'): key r given "
                                                             "twice"),
     (_text(GOOD).replace('"d": 100', '"d": 100, "d": 100'), "key d given twice"),
@@ -421,3 +423,30 @@ def test_same_gamma_range_in_option_and_file(tmp_path, capsys):
                            "--clients-file", bare], capsys)
     for err in (err_cli, err_file, err_bare):
         assert "[1e-100, 1e+100]" in err, err
+
+
+def test_estimate_refuses_what_it_cannot_estimate(tmp_path, capsys):
+    """Complex or zero data, a single array and a device are one-line refusals; an estimate
+    clipped at 0 has no standard error ('n/a' and a note, never '+- inf')."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((90, 6))
+    y = X @ np.ones(6) + rng.standard_normal(90)
+    ids = np.repeat([0, 1, 2], 30)
+    cases = {"complex": (dict(X=X + 1j, y=y, client=ids), "X must be an array of real numbers, "
+                                                          "got complex"),
+             "zerox": (dict(X=0 * X, y=y, client=ids), "X is 0 in every entry"),
+             "zeroy": (dict(X=X, y=0 * y, client=ids), "y is 0 in every row")}
+    for name, (arrays, message) in cases.items():
+        np.savez(tmp_path / f"{name}.npz", **arrays)
+        code, _, err = _run(["estimate", "--data", tmp_path / f"{name}.npz"], capsys)
+        assert code == 2 and err.count("\n") == 1 and message in err, err
+    np.save(tmp_path / "x.npy", X)
+    code, _, err = _run(["estimate", "--data", tmp_path / "x.npy"], capsys)
+    assert code == 2 and "a single array (.npy)" in err and "allow_pickle" not in err
+    (tmp_path / "t.npz").write_text("not numpy")
+    code, _, err = _run(["estimate", "--data", tmp_path / "t.npz"], capsys)
+    assert code == 2 and "not a .npz file" in err and "allow_pickle" not in err
+    np.savez(tmp_path / "two.npz", X=X[:60], y=y[:60] + np.r_[np.zeros(30), 3 * np.ones(30)],
+             client=ids[:60])
+    code, out, err = _run(["estimate", "--data", tmp_path / "two.npz"], capsys)
+    assert code == 0 and "inf" not in out and "with 2 clients" in out

@@ -103,7 +103,7 @@ def run(args) -> int:
     check_writable(args.csv, "--csv")
     fed, est, names = read_federation(args)
     methods = None
-    if args.methods:
+    if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     result = adv.advise(fed, methods=methods)
     if args.csv:

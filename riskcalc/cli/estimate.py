@@ -43,10 +43,23 @@ def run(args) -> int:
                         for k, (m, s) in enumerate(zip(sp["moments"], sp["moments_se"])))
     print(f"||theta_0|| = {out['signal']:.4g} +- {_se(out['estimate']['signal_se'])}")
     print(f"covariance spectrum: {moments}; as a spectrum: {sp['spec']}")
+    for k in ("sigma", "r", "rho"):
+        at_zero = [(c["id"], sq[k + "2"], sq[k + "2_se"])
+                   for c, sq in zip(out["clients"], out["estimate"]["squares"])
+                   if c["se"][k] is None]
+        if at_zero:
+            print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in at_zero)} "
+                  f"estimated at 0 (the unbiased estimate of {k}^2 is "
+                  + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in at_zero)
+                  + f"): no standard error for {k} itself there")
+    if len(out["clients"]) == 2:
+        print("note: with 2 clients r_j assumes theta_0 in a direction independent of the "
+              "clients' deviations (from 3 clients on, r_j comes from the pairwise distances "
+              "and needs no assumption on theta_0)")
     print("--json writes these estimates as a federation file (riskcalc advise --federation, "
           "predict/compare --federation --target J)")
     return 0
 
 
 def _se(v) -> str:
-    return f"{'inf':<6}" if v is None else f"{v:<6.2g}"
+    return f"{'n/a':<6}" if v is None else f"{v:<6.2g}"
