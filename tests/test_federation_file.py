@@ -450,3 +450,24 @@ def test_estimate_refuses_what_it_cannot_estimate(tmp_path, capsys):
              client=ids[:60])
     code, out, err = _run(["estimate", "--data", tmp_path / "two.npz"], capsys)
     assert code == 0 and "inf" not in out and "with 2 clients" in out
+
+
+def test_logistic_family_reads_the_same_file(tmp_path, capsys):
+    """--model logistic: gamma (or n with d) and r per client, signal from the file; sigma is
+    ignored with a warning; the answer equals the bare list's with the target first."""
+    path = _write(tmp_path, {**GOOD, "signal": 2.0})
+    base = ["predict", "rtfa", "--model", "logistic", "--lam", "1", "--global-lam", "0.1",
+            "--json"]
+    code, out, err = _run([*base, "--federation", path, "--target", "b"], capsys)
+    assert code == 0, err
+    assert "rho, sigma ignored (not used by the logistic model)" in err
+    others = _write(tmp_path, [{"gamma": 0.5, "r": 1.0}, {"gamma": 1.5, "r": 1.5}], "o.json")
+    code, ref, err = _run([*base, "--gamma", "2", "--r", "0.5", "--signal", "2",
+                           "--clients-file", others], capsys)
+    assert code == 0, err
+    assert json.loads(out)["risk"] == json.loads(ref)["risk"]
+    code, _, err = _run([*base, "--federation", path, "--signal", "2"], capsys)
+    assert code == 2 and "--signal does not apply with --federation" in err
+    shifted = _write(tmp_path, {**_with(0, spectrum="scaled:2"), "signal": 2.0}, "s.json")
+    code, _, err = _run([*base, "--federation", shifted], capsys)
+    assert code == 2 and "client 0 ('a'): spectrum 'scaled:2': the logistic family" in err

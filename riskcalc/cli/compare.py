@@ -76,10 +76,11 @@ def setting_from_args(args, clients=None) -> Setting:
             raise ValueError("give --clients M or --clients-file, not both")
         fed = fedargs.other_clients(args, read_clients_file)
         clients = 1 + len(fed["gamma"])
-        others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
-        spectra = client_spectra(args, fed)
-        if spectra is not None:
-            others["spectra"] = spectra
+        if fed["gamma"]:        # a federation file of one client has no others
+            others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
+            spectra = client_spectra(args, fed)
+            if spectra is not None:
+                others["spectra"] = spectra
     return Setting(d=args.d, clients=100 if clients is None else clients,
                    global_model=args.global_model, weights=args.weights or "samples",
                    eigvecs=args.eigvecs, features=args.features, noise=args.noise,

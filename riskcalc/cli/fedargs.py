@@ -72,7 +72,8 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
             raise ValueError(f"--{name} does not apply with {option}: the clients' "
                              f"parameters come from {ff.path}")
     t = ff.target(0 if args.target is None else args.target)
-    _check_d(args, ff, option)
+    if family == "linear":       # d sizes the linear model's spectra (logistic: n only)
+        _check_d(args, ff, option)
     fill = (lambda v: repr(float(v))) if multi else float
     gammas = ff.gammas()
     default = getattr(args, "spectrum", None) or "identity"
