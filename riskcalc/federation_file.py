@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import MAX_INT, RANGES
+from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
 
@@ -54,8 +55,6 @@ MAX_BYTES = 32 * 2 ** 20
 #: Deepest nesting of the schema: object > clients list > client > se; one more level is
 #: allowed for the ``estimate`` block's lists.
 MAX_DEPTH = 5
-#: Largest d and largest number of eigenvalues a SPEC of a file may expand to.
-MAX_EIGENVALUES = 10 ** 6
 TOP_KEYS = (FORMAT_KEY, "d", "signal", "clients", "estimate", "federation")
 CLIENT_KEYS = ("name", "id", "gamma", "n", "r", "sigma", "rho", "spectrum", "se")
 #: The client keys each model family uses (the others are ignored with a note).
@@ -232,9 +231,9 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
             raise ValueError(f"{where}: expected a JSON list of client objects, got an object")
         return _object(data, path, where)
     if versioned:
+        got = "a bare list (read by --clients-file)" if isinstance(data, list) else _kind(data)
         raise ValueError(f"{where}: expected the federation object {{\"{FORMAT_KEY}\": "
-                         f"{VERSION}, \"clients\": [...]}} listing ALL clients, got "
-                         f"{'a bare list (read by --clients-file)' if isinstance(data, list) else _kind(data)}")
+                         f"{VERSION}, \"clients\": [...]}} listing ALL clients, got {got}")
     if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
         raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
@@ -311,8 +310,8 @@ def _object(data, path, where):
                          f"reads version {VERSION})")
     d = None if "d" not in data else _integer(probe, None, "d", data["d"], 1)
     if d is not None and d > MAX_EIGENVALUES:
-        raise probe.error(None, f"d = {d} is larger than {MAX_EIGENVALUES:g}, the largest "
-                                "dimension a federation file may give")
+        raise probe.error(None, f"d = {d} is larger than {MAX_EIGENVALUES:g}, the most "
+                                "eigenvalues a spectrum may have")
     signal = None if "signal" not in data else _number(probe, None, "signal", data["signal"])
     clients = data.get("clients")
     if not isinstance(clients, list) or not clients:
@@ -419,24 +418,12 @@ def _short(value) -> str:
 def _spec(probe, j, value, base, seen):
     """A SPEC string, its syntax and size checked now (so that its errors name the client);
     ``file:`` made absolute against ``base``."""
-    from riskcalc.spectrum import ordered_steps
-
     if not isinstance(value, str):
         raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
     kind, _, arg = value.strip().partition(":")
     if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
         value = "file:" + os.path.join(base, arg)
-    if kind.lower() == "powerlaw":
-        parts = arg.split(",")
-        size = parts[1] if len(parts) == 2 else None
-        try:
-            too_big = size is not None and float(size) > MAX_EIGENVALUES
-        except ValueError:
-            too_big = False
-        if too_big:
-            raise probe.error(j, f"spectrum {value!r}: more than {MAX_EIGENVALUES:g} "
-                                 "eigenvalues (the limits need far fewer atoms)")
     if value in seen:
         return value
     try:

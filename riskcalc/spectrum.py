@@ -23,6 +23,9 @@ from riskcalc._validate import as_array, positive, positive_int, real
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
 #: returned NaN for eigenvalues 1e300 and 1e-300).
 EIGENVALUE_RANGE = (1e-100, 1e100)
+#: Most eigenvalues a SPEC expands to (``powerlaw:P,D``, a federation's d): 80 MB of floats; far
+#: more atoms than the limits need (powerlaw:1,100000000 took minutes and 9 GB).
+MAX_EIGENVALUES = 10 ** 7
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +94,7 @@ class Spectrum:
     def power_law(cls, p: float, d: int) -> "Spectrum":
         """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1."""
         p = float(as_array("power-law exponent p", p, low=0.0))
-        d = positive_int("power-law size d", d)
+        d = positive_int("power-law size d", d, maximum=MAX_EIGENVALUES)
         s = np.arange(1, d + 1, dtype=float) ** -p
         return cls.from_eigenvalues(s / s.mean())
 

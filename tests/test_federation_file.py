@@ -63,7 +63,7 @@ BAD = [
     ({**GOOD, "clients": []}, '"clients" must be a non-empty list'),
     ({**GOOD, "d": True}, "d must be an integer, got True (a boolean)"),
     ({**GOOD, "d": 100.5}, "d must be an integer, got 100.5"),
-    ({**GOOD, "d": 10 ** 9}, "larger than 1e+06"),
+    ({**GOOD, "d": 10 ** 9}, "larger than 1e+07"),
     ({**GOOD, "signal": "2"}, "signal must be a number, got '2' (a string"),
     ({k: v for k, v in GOOD.items() if k != "d"}, "client 1 ('b'): gives n: the file needs "
                                                    '"d"'),
@@ -86,7 +86,8 @@ BAD = [
     (_with(1, name=7), "client 1: name must be a non-empty string, got 7"),
     (_with(2, spectrum=2), "client 2 ('c'): spectrum must be a SPEC string"),
     (_with(2, spectrum="nosuch"), "client 2 ('c'): spectrum: spectrum 'nosuch' is not one of"),
-    (_with(2, spectrum="powerlaw:1,100000000"), "more than 1e+06 eigenvalues"),
+    (_with(2, spectrum="powerlaw:1,100000000"), "power-law size d must be an integer >= 1 "
+                                                "and <= 10000000"),
     (_with(2, spectrum="file:missing.txt"), "client 2 ('c'): spectrum: spectrum file"),
     (_with(0, se=1), "client 0 ('a'): se must be an object of standard errors"),
     (_with(0, se={"r": "0.1"}), "client 0 ('a'): se.r must be a number, got '0.1'"),
