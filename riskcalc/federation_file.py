@@ -254,17 +254,20 @@ def from_object(data: dict, where: str) -> FederationFile:
 
 def _load(path, where):
     """The parsed JSON of ``path``: bounded in size and depth before parsing."""
-    with open(path, "rb") as fh:
-        if os.path.isfile(path) and os.fstat(fh.fileno()).st_size > MAX_BYTES:
-            raise ValueError(f"{where}: {os.fstat(fh.fileno()).st_size} bytes, larger than a "
-                             f"federation file ({MAX_BYTES // 2 ** 20} MiB, about 200,000 "
-                             "clients)")
-        raw = fh.read(MAX_BYTES + 1)           # a device such as /dev/zero: at most this
+    try:
+        with open(path, "rb") as fh:
+            if os.path.isfile(path) and os.fstat(fh.fileno()).st_size > MAX_BYTES:
+                raise ValueError(f"{where}: {os.fstat(fh.fileno()).st_size} bytes, larger than "
+                                 f"a federation file ({MAX_BYTES // 2 ** 20} MiB, about "
+                                 "200,000 clients)")
+            raw = fh.read(MAX_BYTES + 1)       # a device such as /dev/zero: at most this
+    except OSError as exc:
+        raise ValueError(f"{where}: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:
         raise ValueError(f"{where}: more than {MAX_BYTES // 2 ** 20} MiB, larger than a "
                          "federation file (about 200,000 clients)")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")          # a byte-order mark is not content
     except UnicodeDecodeError as exc:
         raise ValueError(f"{where}: not UTF-8 text (byte {exc.start}: "
                          f"{raw[exc.start:exc.start + 1]!r}); a federation file is JSON "

@@ -131,6 +131,16 @@ def test_file_size_and_devices_are_bounded(tmp_path, capsys):
         assert code == 2 and "larger than a federation file" in err, err
 
 
+def test_byte_order_mark_and_directories(tmp_path, capsys):
+    """A UTF-8 byte-order mark is not content (editors write one); a folder or a missing file
+    is one line naming the option and the path."""
+    path = _write(tmp_path, b"\xef\xbb\xbf" + json.dumps(GOOD).encode())
+    assert riskcalc.Federation.from_file(path).m == 3
+    for bad, message in ((tmp_path, "Is a directory"), (tmp_path / "no.json", "No such file")):
+        code, _, err = _run(["advise", "--federation", bad], capsys)
+        assert code == 2 and err.startswith(f"error: --federation {bad}: {message}"), err
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--gamma", "1"], "--gamma does not apply with --federation"),
     (["--r", "1"], "--r does not apply with --federation"),

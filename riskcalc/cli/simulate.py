@@ -16,7 +16,7 @@ import numpy as np
 from montecarlo.budget import preset_replicate_seconds
 from montecarlo.presets import COLUMNS, PRESETS, parse_value, resolve, run_preset, summarize
 from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import atomic, check_writable
+from riskcalc.cli.outputs import atomic, check_writable, same_file
 
 
 def add_parser(subparsers) -> None:
@@ -80,6 +80,8 @@ def run(args) -> int:
         raise ValueError("--out is required")
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
+    if args.cache is not None and same_file(args.out, args.cache):
+        raise ValueError("--out and --cache must be different files")
     overrides = parse_settings(args.settings)
     spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
