@@ -31,6 +31,18 @@ RANGES = {"gamma": GAMMA_RANGE, "sigma": (0.0, SCALE_MAX), "r": (0.0, SCALE_MAX)
 def real(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     """``value`` as a float array if it is a real number or an array of them (module
     docstring), else ValueError naming ``name``; ``ndim``: the largest rank accepted."""
+    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
+        arr = np.asarray(value, dtype=float)    # the common case, checked in one step
+    else:
+        arr = _strict(name, value)
+    if ndim is not None and arr.ndim > ndim:
+        raise ValueError(f"{name} must be {'a number' if ndim == 0 else 'a 1-d list of numbers'}"
+                         f", got an array of shape {arr.shape}")
+    return arr
+
+
+def _strict(name, value) -> np.ndarray:
+    """``real`` for any input: refuse what is not a real number (module docstring)."""
     what = _not_real(value)
     if what is None:
         try:
@@ -49,14 +61,10 @@ def real(name: str, value, *, ndim: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
                          "holds a boolean")
     try:
-        arr = arr.astype(float, copy=False)
+        return arr.astype(float, copy=False)
     except OverflowError:
         raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
                          f"{_short(value)}") from None
-    if ndim is not None and arr.ndim > ndim:
-        raise ValueError(f"{name} must be {'a number' if ndim == 0 else 'a 1-d list of numbers'}"
-                         f", got an array of shape {arr.shape}")
-    return arr
 
 
 def _not_real(value):

@@ -221,7 +221,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     m = next(iter(lengths.values()), 1)
     if m == 0:
         raise ValueError("the federation needs at least one client")
-    vals = {k: np.broadcast_to(np.ravel(real(k, v)), (m,)) for k, v in raw.items()}
+    vals = {k: np.broadcast_to(np.ravel(real(k, v, ndim=1)), (m,)) for k, v in raw.items()}
     gam = parameter("gamma", vals["gamma"])
     sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
     lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)

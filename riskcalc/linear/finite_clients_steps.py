@@ -94,7 +94,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     m = max([np.size(v) for v in raw.values()])
     vals = {}
     for name, v in raw.items():
-        arr = np.ravel(real(name, v))
+        arr = np.ravel(real(name, v, ndim=1))
         if arr.size not in (1, m):
             raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
                              f"not {m}")
