@@ -292,6 +292,8 @@ def _depth(text: str) -> int:
 
 
 def _kind(value) -> str:
+    if isinstance(value, dict):
+        return "an object"
     return {bool: "a boolean", str: "a string", int: "a number", float: "a number",
             list: "a list", type(None): "null"}.get(type(value), type(value).__name__)
 
@@ -343,7 +345,7 @@ def _keys(probe, j, obj, allowed, what):
                              "value; remove the other)")
     unknown = [k for k in obj if k not in allowed]
     if unknown:
-        raise probe.error(j, f"unknown key {unknown[0]!r} ({what} keys: "
+        raise probe.error(j, f"unknown key {_short(unknown[0])} ({what} keys: "
                              f"{', '.join(allowed)})")
 
 

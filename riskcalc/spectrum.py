@@ -293,7 +293,8 @@ def ordered_steps(spec, d: int | None = None):
                 keep = np.diff(edges) > 0
                 return np.concatenate([[0.0], edges[1:][keep]]), np.array([a, b])[keep]
             if kind == "powerlaw" and len(nums) in (1, 2):
-                size = int(nums[1]) if len(nums) == 2 else d
+                size = (positive_int("power-law size d", nums[1], maximum=MAX_EIGENVALUES)
+                        if len(nums) == 2 else d)
                 if size is None:
                     raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
                                      "eigenvalues; write powerlaw:P,D or give d")

@@ -482,3 +482,27 @@ def test_logistic_family_reads_the_same_file(tmp_path, capsys):
     shifted = _write(tmp_path, {**_with(0, spectrum="scaled:2"), "signal": 2.0}, "s.json")
     code, _, err = _run([*base, "--federation", shifted], capsys)
     assert code == 2 and "client 0 ('a'): spectrum 'scaled:2': the logistic family" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[{"gamma": true, "r": 1, "sigma": 1}]', "client 0: gamma must be a number, got True"),
+    ('[{"gamma": 2, "r": 1, "sigma": false}]', "client 0: sigma must be a number, got False"),
+    ('[{"gamma": "1", "r": 1, "sigma": 1}]', "client 0: gamma must be a number, got '1'"),
+    ('[{"gamma": 2, "r": 1, "r": 2, "sigma": 1}]', "client 0: key r given twice"),
+    ('[{"gamma": 1e101, "r": 1, "sigma": 1}]', "gamma must lie in [1e-100, 1e+100]"),
+    ("[" * 5000 + "]" * 5000, "JSON nested 5000 levels deep"),
+])
+def test_bare_lists_are_read_as_strictly_by_every_verb(text, message, tmp_path, capsys):
+    """The fuzz's silent coercions (a bool or string read as a number, the last of two
+    duplicate keys kept) and its RecursionError, through each verb's --clients-file."""
+    path = _write(tmp_path, text)
+    model = ["--gamma", "1", "--r", "1"]
+    for argv in (["predict", "ftfa", *model, "--sigma", "1", "--clients-file", path],
+                 ["compare", "ftfa", *model, "--sigma", "1", "--d", "20", "--global",
+                  "federated", "--clients-file", path],
+                 ["predict", "rtfa", "--model", "logistic", *model, "--signal", "1", "--lam",
+                  "1", "--global-lam", "1", "--clients-file", path],
+                 ["advise", "--clients-file", path]):
+        code, out, err = _run(argv, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert err.startswith(f"error: --clients-file {path}: ") and message in err, (argv, err)
