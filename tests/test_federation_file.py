@@ -341,6 +341,7 @@ def test_advise_summary_table_beyond_ten_clients(tmp_path, capsys):
     code, out, _ = _run(["advise", "--federation", path, "--methods", "fedavg", "--json"],
                         capsys)
     cands = json.loads(out)["candidates"]
+    assert json.loads(out)["federation"]["names"] == [c["name"] for c in clients]
     import csv
 
     rows = list(csv.DictReader(open(csv_path)))

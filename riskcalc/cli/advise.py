@@ -110,6 +110,8 @@ def run(args) -> int:
         write_csv(result, args.csv, names)
     if args.json:
         out = result.as_dict()
+        if names is not None:
+            out["federation"]["names"] = names
         if est is not None:
             out["estimate"] = est.as_dict()
         print(guards.dumps(out))
