@@ -36,20 +36,6 @@ def dumps(obj) -> str:
     return json.dumps(jsonable(obj), allow_nan=False)
 
 
-def client_objects(path, example: str) -> list:
-    """The non-empty JSON list of client objects of a ``--clients-file`` (every verb's format;
-    each verb checks the keys its model needs); ``example`` shows one object in the error."""
-    with open(path) as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
-        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
-                         f"{example}")
-    return data
-
-
 def jobs(value, option: str = "--jobs") -> int:
     """A validated worker count, capped at ``cores()`` (a note on stderr says so): more
     processes than cores only add memory and start-up time."""
