@@ -330,8 +330,13 @@ def _object(data, path, where):
     base = os.path.dirname(os.path.abspath(path))
     seen = set()
     out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
-    names = [c.get("name") for c in out if "name" in c]
-    dup = next((n for n in names if names.count(n) > 1), None)
+    names, dup = set(), None
+    for c in out:
+        if "name" in c:
+            if c["name"] in names:
+                dup = c["name"]
+                break
+            names.add(c["name"])
     if dup is not None:
         raise probe.error(None, f"two clients are named {dup!r}: names must be unique (a "
                                 "--target names one client)")

@@ -189,7 +189,7 @@ def shared_spectrum(spectrum, m: int):
     items = [None if (s is None or s.is_identity) else s for s in items]
     first = items[0]
     for s in items[1:]:
-        same = (s is None and first is None) or (
+        same = s is first or (
             s is not None and first is not None and s.atoms.shape == first.atoms.shape
             and np.array_equal(s.atoms, first.atoms) and np.array_equal(s.weights, first.weights)
             and np.array_equal(s.signal_weights, first.signal_weights))
@@ -254,8 +254,11 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         # Different SPECs: covariate shift (a client without one has Sigma = I).
         cov = {"spectra": texts, "d": None if d is None else positive_int("d", d)}
     else:
-        cov = {"spectrum": [Spectrum.parse(s, d=None if d is None else int(d))
-                            if isinstance(s, str) else s for s in given]}
+        parsed = {}                          # each distinct SPEC parsed once (M may be 10^5)
+        for s in given:
+            if isinstance(s, str) and s not in parsed:
+                parsed[s] = Spectrum.parse(s, d=None if d is None else int(d))
+        cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
                       rho=None if rho[0] is None else rho, **cov)
