@@ -292,8 +292,8 @@ def test_estimate_json_round_trip(estimated, capsys):
     assert code == 0, err
     assert json.loads(out)["risk"] == pytest.approx(ref.risk[1], rel=1e-12)
     code, out, err = _run(["compare", "rtfa", "--lam", "0.4", "--federation", path,
-                           "--target", "2", "--d", "30", "--reps", "2", "--no-progress",
-                           "--json"], capsys)
+                           "--target", "2", "--reps", "2", "--no-progress", "--json"],
+                          capsys)                         # --d: the file's d
     assert code == 0, err
     got = json.loads(out)
     assert got["predicted"]["risk"] == pytest.approx(ref.risk[2], rel=1e-12)

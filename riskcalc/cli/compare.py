@@ -21,7 +21,8 @@ from riskcalc.cli.predict import (add_model_options, client_spectra, read_client
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
     """Add the options describing the simulated instances and the replicates (``multi``:
     --clients takes a comma-separated list, for ``sweep``)."""
-    p.add_argument("--d", type=int, required=True, help="dimension of the simulated problem")
+    p.add_argument("--d", type=int, help="dimension of the simulated problem (required; "
+                                         "default with --federation: the file's d)")
     p.add_argument("--reps", type=int, default=reps,
                    help=f"number of replicates, >= 2 (default {reps})")
     p.add_argument("--seed", type=int, default=0, help="seed of the experiment (default 0)")
@@ -103,6 +104,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     fedargs.resolve(args, args.model)
+    fedargs.require_d(args)
     family = families.select(args, "compare")
     if family is not None:
         return family.compare(args)

@@ -72,8 +72,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
             raise ValueError(f"--{name} does not apply with {option}: the clients' "
                              f"parameters come from {ff.path}")
     t = ff.target(0 if args.target is None else args.target)
-    if family == "linear":       # d sizes the linear model's spectra (logistic: n only)
-        _check_d(args, ff, option)
+    _check_d(args, ff, option, family)
     fill = (lambda v: repr(float(v))) if multi else float
     gammas = ff.gammas()
     default = getattr(args, "spectrum", None) or "identity"
@@ -104,14 +103,25 @@ def _default_global(args, federated: bool) -> None:
         args.global_model = "federated" if federated else "oracle"
 
 
-def _check_d(args, ff, option) -> None:
+def _check_d(args, ff, option, family) -> None:
+    """The file's d as ``--d``: the default dimension of a simulation (``compare``, ``sweep``:
+    another --d simulates the same gammas at that size) and, for the linear ``predict``, the
+    size of the spectra (another --d is an error there; the logistic ``predict`` has none)."""
     if ff.d is None or not hasattr(args, "d"):
         return
+    simulates = hasattr(args, "reps")
     if args.d is None:
-        if getattr(args, "reps", None) is None:     # predict: d sizes the spectra
+        if simulates or family == "linear":
             args.d = ff.d
-    elif getattr(args, "reps", None) is None and args.d != ff.d:
+    elif not simulates and args.d != ff.d:
         raise ValueError(f"--d {args.d} differs from the d = {ff.d} of {option} {ff.path}")
+
+
+def require_d(args) -> None:
+    """``compare``/``sweep``: --d is required unless a federation file gives d."""
+    if args.d is None:
+        raise ValueError("the following arguments are required: --d (or a federation file "
+                         'with "d")')
 
 
 def _linear(args, ff, gammas, specs, order, t, fill):

@@ -52,6 +52,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     not_an_input(args, ("out", "cache"))
     fedargs.resolve(args, multi=True)
+    fedargs.require_d(args)
     values = {k: _floats(k, getattr(args, k))
               for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
     if values["gamma"] is None:
