@@ -14,6 +14,7 @@ candidate's mean, worst and quantiles of the per-client risks (the per-client ro
 from __future__ import annotations
 
 import csv
+import warnings
 
 import numpy as np
 
@@ -72,27 +73,26 @@ def read_federation(args):
     from riskcalc.advise.federation import from_file_object
     from riskcalc.spectrum import Spectrum
 
+    est = None
     if args.data is not None:
         from riskcalc import estimate
 
         if args.d is not None:
-            raise ValueError("--d applies to --clients-file (the data give d)")
+            raise ValueError("--d applies to --federation and --clients-file (the data give d)")
         est = estimate.estimate_file(args.data)
         if args.spectrum:
             return est.federation(spectrum=Spectrum.parse(args.spectrum, d=est.d)), est, None
         # The estimates' federation file, as --federation reads it: the same federation.
         ff = federation_file.from_object(est.as_dict(), f"--data {args.data}")
-        return from_file_object(ff), est, None
-    if args.federation is not None:
+    elif args.federation is not None:
         ff = federation_file.read(args.federation, "--federation", versioned=True)
     else:
         ff = federation_file.read(args.clients_file, "--clients-file")
-    for note in ff.notes("linear"):
-        import warnings
-
-        warnings.warn(note, stacklevel=2)
+    if est is None:
+        for note in ff.notes("linear"):
+            warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
-    return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), None,
+    return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,
             names if any(n is not None for n in names) else None)
 
 
