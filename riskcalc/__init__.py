@@ -26,9 +26,11 @@ from riskcalc.logistic import (FiniteLogisticResult, LogisticClientsResult, Logi
                                logistic_limit, mle_threshold, optimal_lambda_logistic)
 from riskcalc.spectrum import Spectrum
 from riskcalc.linear.tuning import optimal_lambda, optimal_limit
+# Last: advise builds on the limits above (riskcalc.Federation.from_file reads a federation file).
+from riskcalc.advise.federation import Federation
 
 __all__ = [
-    "ClientSpec", "ClientsLimit", "FiniteLogisticResult", "LimitResult",
+    "ClientSpec", "ClientsLimit", "Federation", "FiniteLogisticResult", "LimitResult",
     "LogisticClientsResult", "LogisticResult", "METHODS", "Method", "ROUTES",
     "SolverError", "Spectrum", "clients_limit", "fedavg_centre_scale", "get_method", "limit",
     "logistic_clients_limit", "logistic_lam_path", "logistic_limit", "mle_threshold",

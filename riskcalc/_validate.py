@@ -1,9 +1,103 @@
 """Argument checks shared by every public function: bad input raises ``ValueError`` naming the
-parameter and its valid range, so that no NaN ever leaves the package silently."""
+parameter and its valid range, so that no NaN ever leaves the package silently.
+
+One strict layer for every number that enters, whatever the door (the command line, the Python
+API, a federation file): a number is a real, finite number of a numeric type. A boolean is not
+a number (``True`` is not read as 1), a string is not a number (``"1"`` is not read as 1),
+complex values are refused (their imaginary part would be dropped), and an array has the rank
+the parameter takes. numpy scalars and arrays of integer or floating type are numbers. The same
+parameter has the same range wherever it enters (``RANGES``).
+"""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+#: Largest integer count accepted (steps, clients, d, ...): 2^53, the last integer a float
+#: holds exactly; beyond it counts overflow numpy's int64 or lose their value in a float.
+MAX_INT = 2 ** 53
+# The limits multiply gamma or 1/gamma by squared norms: within these ranges every product stays
+# below 1e300 (no overflow to inf or inf/inf = NaN), and beyond them no d / n is meaningful.
+GAMMA_RANGE = (1e-100, 1e100)
+#: Largest norm or noise level (r, rho, sigma, signal).
+SCALE_MAX = 1e100
+#: The range of each model parameter, wherever it enters: (low, high).
+RANGES = {"gamma": GAMMA_RANGE, "sigma": (0.0, SCALE_MAX), "r": (0.0, SCALE_MAX),
+          "rho": (0.0, SCALE_MAX), "signal": (0.0, SCALE_MAX)}
+
+
+def real(name: str, value, *, ndim: int | None = None) -> np.ndarray:
+    """``value`` as a float array if it is a real number or an array of them (module
+    docstring), else ValueError naming ``name``; ``ndim``: the largest rank accepted."""
+    if type(value) is float or (type(value) is np.ndarray and value.dtype.kind == "f"):
+        arr = np.asarray(value, dtype=float)    # the common case, checked in one step
+    else:
+        arr = _strict(name, value)
+    if ndim is not None and arr.ndim > ndim:
+        raise ValueError(f"{name} must be {'a number' if ndim == 0 else 'a 1-d list of numbers'}"
+                         f", got an array of shape {arr.shape}")
+    return arr
+
+
+def _strict(name, value) -> np.ndarray:
+    """``real`` for any input: refuse what is not a real number (module docstring)."""
+    what = _not_real(value)
+    if what is None:
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or arr.dtype.kind == "O" and not all(
+                _real_scalar(x) for x in arr.ravel()):
+            what = "not a number (or an array of numbers of one shape)"
+        elif arr.dtype.kind not in "iufO":
+            what = {"b": "a boolean", "c": "complex", "U": "a string", "S": "a string"}.get(
+                arr.dtype.kind, f"of type {arr.dtype}")
+    if what is not None:
+        raise ValueError(f"{name} must be a real number, got {_short(value)}: {what}")
+    if isinstance(value, (list, tuple)) and _has_bool(value):
+        raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
+                         "holds a boolean")
+    try:
+        return arr.astype(float, copy=False)
+    except OverflowError:
+        raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
+                         f"{_short(value)}") from None
+
+
+def _not_real(value):
+    """Why ``value`` (a scalar) is not a real number, or None (also for a non-scalar)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "a boolean is not a number"
+    if isinstance(value, (str, bytes)):
+        return "a string is not a number"
+    if isinstance(value, (complex, np.complexfloating)):
+        return "complex values are refused"
+    if value is None:
+        return "None is not a number"
+    if isinstance(value, (dict, set, frozenset)):
+        return f"a {type(value).__name__} is not a number"
+    return None               # numbers and array-likes: judged on their dtype
+
+
+def _real_scalar(x) -> bool:
+    """Whether the element ``x`` of an object array is a real number."""
+    return (isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))) or (
+        isinstance(x, np.generic) and x.dtype.kind in "iuf")
+
+
+def _has_bool(items) -> bool:
+    for x in items:
+        if isinstance(x, (bool, np.bool_)) or (isinstance(x, (list, tuple)) and _has_bool(x)):
+            return True
+    return False
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: Accepted method names -> the canonical name, in Python and on the command line (DESIGN.md:
@@ -12,7 +106,7 @@ METHOD_ALIASES = {"fedprox": "pfedme"}
 
 
 def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open=False,
-             allow_inf=False) -> np.ndarray:
+             allow_inf=False, ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float array after checking it lies in the stated range.
 
     Parameters
@@ -20,16 +114,16 @@ def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open
     name : str
         Parameter name used in the error message.
     value : array_like
-        Scalar or array of numbers.
+        Scalar or array of real numbers (``real``: booleans, strings and complex values are
+        refused).
     low, high : float, optional
         Bounds of the valid range; ``low_open``/``high_open`` make them strict.
     allow_inf : bool
         Accept ``+inf`` (still subject to ``high``).
+    ndim : int, optional
+        The largest rank accepted (0: a number; 1: a number or a 1-d list).
     """
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    arr = real(name, value, ndim=ndim)
     lo_txt = "" if low is None else (f"{'(' if low_open else '['}{low:g}")
     hi_txt = "" if high is None else (f"{high:g}{')' if high_open else ']'}")
     rng = f"{lo_txt or '(-inf'}, {hi_txt or 'inf)'}"
@@ -63,12 +157,32 @@ def nonnegative(name: str, value) -> np.ndarray:
     return as_array(name, value, low=0.0)
 
 
-def positive_int(name: str, value, *, minimum: int = 1) -> int:
-    """An integer >= ``minimum``."""
+def parameter(name: str, value, *, label: str | None = None, ndim: int | None = None):
+    """A model parameter of ``RANGES`` (gamma, sigma, r, rho, signal) checked against its one
+    range; ``label`` names it in the message (default ``name``)."""
+    low, high = RANGES[name]
+    return as_array(label or name, value, low=low, high=high, ndim=ndim)
+
+
+def positive_int(name: str, value, *, minimum: int = 1, maximum: int = MAX_INT) -> int:
+    """An integer in [``minimum``, ``maximum``] (a bool, a string or a non-integral number is
+    refused; an integral float such as 3.0 is the integer 3)."""
     try:
-        ok = not isinstance(value, bool) and int(value) == value and value >= minimum
+        ok = (_not_real(value) is None and np.ndim(value) == 0 and int(value) == value
+              and minimum <= value <= maximum)
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum} and <= {maximum}, got "
+                         f"{_short(value)}")
     return int(value)
+
+
+def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> np.ndarray:
+    """An integer or array of integers in [``minimum``, ``maximum``], as a float array (counts
+    such as numbers of steps that broadcast with the model's parameters)."""
+    arr = as_array(name, value, low=minimum)
+    if not np.all((arr == np.round(arr)) & (arr <= maximum)):
+        raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
+                         f"{_short(value)}")
+    return arr

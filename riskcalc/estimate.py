@@ -119,30 +119,47 @@ class Estimate:
                           sigma=self.root("sigma")[0], rho=scale * self.root("rho")[0],
                           spectrum=spectrum)
 
+    def spec(self) -> str:
+        """The estimated covariance as a SPEC: ``two-point:A,B,W`` (``spectrum``), or
+        ``scaled:C`` for Sigma = C I with C = m1 when the spread is not resolved."""
+        sp = self.spectrum()
+        if sp is None:
+            return f"scaled:{float(self.values['moments'][0])!r}"
+        return (f"two-point:{float(sp.atoms[0])!r},{float(sp.atoms[-1])!r},"
+                f"{float(sp.weights[0])!r}")
+
     def as_dict(self) -> dict:
+        """The federation file of the estimates (``riskcalc.federation_file``, version 1:
+        ``fedrisk_federation``, ``d``, ``signal`` = ||theta_0||, ``clients`` with ``name``,
+        ``id``, ``n``, ``r``, ``sigma``, ``rho``, ``spectrum`` and their standard errors ``se``,
+        null where infinite), with the estimator's details under ``estimate`` and the same
+        clients as a bare list (the format before version 1) under ``federation``."""
         v, s = self.values, self.se
         sp = self.spectrum()
+        spec = self.spec()
         roots = {k: self.root(k) for k in ("sigma", "r", "rho")}
-        clients = [{"id": int(i), "n": int(n), "gamma": float(self.d / n),
-                    **{k: float(roots[k][0][j]) for k in roots},
-                    **{f"{k}_se": _finite(roots[k][1][j]) for k in roots},
-                    **{f"{k}2": float(v[k + "2"][j]) for k in roots},
-                    **{f"{k}2_se": float(s[k + "2"][j]) for k in roots}}
-                   for j, (i, n) in enumerate(zip(self.ids, self.n))]
         centre, centre_se = self.root("centre_norm")
-        fed = self.federation(sp)
-        spec_text = (None if sp is None else
-                     f"two-point:{sp.atoms[0]!r},{sp.atoms[-1]!r},{sp.weights[0]!r}")
-        return {"d": self.d, "route": self.route, "clients": clients,
-                "centre_norm": float(centre), "centre_norm_se": _finite(centre_se),
-                "spectrum": {"moments": v["moments"].tolist(), "moments_se": s["moments"].tolist(),
-                             "spec": spec_text or f"identity (Sigma = {v['moments'][0]:.6g} I)",
-                             "atoms": None if sp is None else sp.atoms.tolist(),
-                             "weights": None if sp is None else sp.weights.tolist()},
-                "federation": [{"gamma": float(g), "r": float(r), "sigma": float(sg),
-                                "rho": float(rh),
-                                **({} if sp is None else {"spectrum": spec_text})}
-                               for g, r, sg, rh in zip(fed.gamma, fed.r, fed.sigma, fed.rho)]}
+        clients = [{"name": f"client{int(i)}", "id": int(i), "n": int(n),
+                    **{k: float(roots[k][0][j]) for k in ("r", "sigma", "rho")},
+                    "spectrum": spec,
+                    "se": {k: _finite(roots[k][1][j]) for k in ("r", "sigma", "rho")}}
+                   for j, (i, n) in enumerate(zip(self.ids, self.n))]
+        squares = [{"id": int(i), **{f"{k}2": float(v[k + "2"][j]) for k in roots},
+                    **{f"{k}2_se": float(s[k + "2"][j]) for k in roots}}
+                   for j, i in enumerate(self.ids)]
+        return {"fedrisk_federation": 1, "d": int(self.d), "signal": float(centre),
+                "clients": clients,
+                "estimate": {"route": self.route, "signal_se": _finite(centre_se),
+                             "spectrum": {"moments": v["moments"].tolist(),
+                                          "moments_se": s["moments"].tolist(),
+                                          "spec": spec,
+                                          "atoms": None if sp is None else sp.atoms.tolist(),
+                                          "weights": None if sp is None
+                                          else sp.weights.tolist()},
+                             "squares": squares},
+                "federation": [{"gamma": float(self.d / c["n"]),
+                                **{k: c[k] for k in ("r", "sigma", "rho", "spectrum")}}
+                               for c in clients]}
 
 
 def _finite(x):
@@ -192,6 +209,11 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         clients or a client with fewer than 3 rows.
     """
     X, y, client = check_data(X, y, client)
+    # What no estimate can come from (the moments would divide by zero).
+    if not np.any(X):
+        raise ValueError("X is 0 in every entry: there is no covariance to estimate")
+    if not np.any(y):
+        raise ValueError("y is 0 in every row: there is neither signal nor noise to estimate")
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
     if ids.size < 2:
         raise ValueError(f"the data hold {ids.size} client: a federation needs at least two")
@@ -236,6 +258,10 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         ls_values, ls_se = _least_squares(X, y, inverse, m)
         full.update(ls_values)
         se.update(ls_se)
+    bad = [k for k in full if not np.all(np.isfinite(full[k]))]
+    if bad:
+        raise ValueError(f"the data do not identify {', '.join(bad)} (non-finite estimates; "
+                         "a feature or the response constant across rows?)")
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route)
 
 

@@ -36,6 +36,14 @@ def check_data(X, y, client):
         For non-numeric arrays, shapes that do not match, NaN or infinite values, or client ids
         that are not integers.
     """
+    arrays = {"X": X, "y": y, "client": client}
+    for name, arr in arrays.items():
+        kind = np.asarray(arr).dtype.kind if not isinstance(arr, (str, bytes)) else "U"
+        if kind not in "biuf":
+            # Complex data would lose its imaginary part, strings and objects are no numbers.
+            what = {"c": "complex", "U": "strings", "S": "strings", "O": "objects"}.get(
+                kind, f"of type {np.asarray(arr).dtype}")
+            raise ValueError(f"{name} must be an array of real numbers, got {what}")
     try:
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -67,10 +75,22 @@ def load(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ValueError(f"--data {path}: no such file")
+    if not os.path.isfile(path):
+        raise ValueError(f"--data {path}: not a regular file (a .npz or .csv data file)")
     if path.endswith(".csv"):
         return _load_csv(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, EOFError, ValueError) as exc:
+        # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
+        raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client "
+                         f"({type(exc).__name__})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
+                         "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, X=X, "
+                         "y=y, client=client)")
+    try:
+        with data:
             missing = [k for k in ARRAYS if k not in data.files]
             if missing:
                 raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "

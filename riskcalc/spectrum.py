@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int
+from riskcalc._validate import as_array, positive, positive_int, real
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
 #: returned NaN for eigenvalues 1e300 and 1e-300).
 EIGENVALUE_RANGE = (1e-100, 1e100)
+#: Most eigenvalues a SPEC expands to (``powerlaw:P,D``, a federation's d): 80 MB of floats; far
+#: more atoms than the limits need (powerlaw:1,100000000 took minutes and 9 GB).
+MAX_EIGENVALUES = 10 ** 7
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,8 +54,13 @@ class Spectrum:
     signal_is_uniform: bool = field(init=False)
 
     def __post_init__(self):
-        atoms = np.atleast_1d(as_array("spectrum eigenvalue", self.atoms,
-                                       low=EIGENVALUE_RANGE[0], high=EIGENVALUE_RANGE[1])).ravel()
+        atoms = real("spectrum eigenvalues", self.atoms)
+        if atoms.ndim > 1:
+            # A covariance matrix is not its eigenvalues (flattening it read [[1, 2], [2, 5]]
+            # as the eigenvalues 1, 2, 2, 5).
+            raise ValueError(_not_a_list(atoms))
+        atoms = np.atleast_1d(as_array("spectrum eigenvalue", atoms, low=EIGENVALUE_RANGE[0],
+                                       high=EIGENVALUE_RANGE[1]))
         if atoms.size == 0:
             raise ValueError("spectrum needs at least one eigenvalue")
         weights = _distribution("spectrum weights", self.weights, atoms.size)
@@ -86,7 +94,7 @@ class Spectrum:
     def power_law(cls, p: float, d: int) -> "Spectrum":
         """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1."""
         p = float(as_array("power-law exponent p", p, low=0.0))
-        d = positive_int("power-law size d", d)
+        d = positive_int("power-law size d", d, maximum=MAX_EIGENVALUES)
         s = np.arange(1, d + 1, dtype=float) ** -p
         return cls.from_eigenvalues(s / s.mean())
 
@@ -112,6 +120,7 @@ class Spectrum:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+        _check_size(path)
         try:
             if path.endswith(".npy"):
                 s = np.load(path, allow_pickle=False)
@@ -201,7 +210,7 @@ class Spectrum:
 def _distribution(name, w, size):
     if w is None:
         return np.full(size, 1.0 / size)
-    w = np.atleast_1d(as_array(name, w, low=0.0)).ravel()
+    w = np.atleast_1d(as_array(name, w, low=0.0, ndim=1))
     if w.size != size:
         raise ValueError(f"{name} has {w.size} entries for {size} eigenvalues")
     total = w.sum()
@@ -284,7 +293,8 @@ def ordered_steps(spec, d: int | None = None):
                 keep = np.diff(edges) > 0
                 return np.concatenate([[0.0], edges[1:][keep]]), np.array([a, b])[keep]
             if kind == "powerlaw" and len(nums) in (1, 2):
-                size = int(nums[1]) if len(nums) == 2 else d
+                size = (positive_int("power-law size d", nums[1], maximum=MAX_EIGENVALUES)
+                        if len(nums) == 2 else d)
                 if size is None:
                     raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
                                      "eigenvalues; write powerlaw:P,D or give d")
@@ -325,12 +335,25 @@ def _ordered_array(values, what):
     return positive("spectrum eigenvalue", values)
 
 
+#: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
+#: file that is not a list of eigenvalues, is refused before it is read.
+MAX_FILE_BYTES = 64 * 2 ** 20
+
+
+def _check_size(path):
+    size = os.path.getsize(path)
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"spectrum file {path!r}: {size} bytes, more than the "
+                         f"{MAX_FILE_BYTES // 2 ** 20} MiB of a list of eigenvalues")
+
+
 def _read_ordered(path):
     """The numbers of a ``.npy`` or text file, keeping a text file's rows (a matrix written as
     several rows of several numbers is 2-D)."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ValueError(f"spectrum file {path!r} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+    _check_size(path)
     try:
         if path.endswith(".npy"):
             return np.asarray(np.load(path, allow_pickle=False), dtype=float)

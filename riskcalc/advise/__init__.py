@@ -106,7 +106,8 @@ class Advice:
             if "optimal" in means and "samples" in means:
                 s, o = means["samples"], means["optimal"]
                 out.append({"method": method, **{k: _json(v) for k, v in means.items()},
-                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) else 0.0)})
+                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) and s > 0
+                                                      else 0.0)})
         return out
 
     def as_dict(self) -> dict:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive, positive_int
+from riskcalc._validate import as_array, parameter, positive, positive_int
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.spectrum import Spectrum
 
@@ -65,7 +65,7 @@ class Federation:
     d: int | None = None
 
     def __post_init__(self):
-        gamma = np.atleast_1d(positive("gamma", self.gamma)).astype(float).ravel()
+        gamma = np.atleast_1d(parameter("gamma", self.gamma, ndim=1))
         m = gamma.size
         if m < 2:
             raise ValueError(f"a federation needs at least two clients, got {m}: for one "
@@ -75,7 +75,7 @@ class Federation:
             v = getattr(self, name)
             if v is None:
                 continue
-            arr = np.atleast_1d(nonnegative(name, v)).astype(float).ravel()
+            arr = np.atleast_1d(parameter(name, v, ndim=1))
             if arr.size != m:
                 raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
             vals[name] = arr
@@ -99,6 +99,29 @@ class Federation:
                 "pooled N = sum_j n_j must exceed d (sum_j 1/gamma_j > 1), got sum_j 1/gamma_j "
                 f"= {pooled:.6g}: FedAvg, FTFA, RTFA, MAML-FL and pFedMe all need a global "
                 "model fitted on N > d samples (only local ridge does not); add clients or data")
+
+    @classmethod
+    def from_file(cls, path, *, spectrum=None, d=None) -> "Federation":
+        """The federation of a federation file (``riskcalc.federation_file``: the versioned
+        object ``{"fedrisk_federation": 1, "clients": [...]}``, or a bare list of ALL
+        clients).
+
+        Parameters
+        ----------
+        path : str or path-like
+        spectrum : str or Spectrum, optional
+            The covariance of the clients that give no ``spectrum`` (default identity).
+        d : float, optional
+            A bare list's dimension (turns ``n`` into gamma = d / n); the object gives its own.
+
+        Raises
+        ------
+        ValueError
+            One line naming the file, the client and the key.
+        """
+        from riskcalc import federation_file
+
+        return from_file_object(federation_file.read(path), spectrum=spectrum, d=d)
 
     @property
     def m(self) -> int:
@@ -166,7 +189,7 @@ def shared_spectrum(spectrum, m: int):
     items = [None if (s is None or s.is_identity) else s for s in items]
     first = items[0]
     for s in items[1:]:
-        same = (s is None and first is None) or (
+        same = s is first or (
             s is not None and first is not None and s.atoms.shape == first.atoms.shape
             and np.array_equal(s.atoms, first.atoms) and np.array_equal(s.weights, first.weights)
             and np.array_equal(s.signal_weights, first.signal_weights))
@@ -231,8 +254,38 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         # Different SPECs: covariate shift (a client without one has Sigma = I).
         cov = {"spectra": texts, "d": None if d is None else positive_int("d", d)}
     else:
-        cov = {"spectrum": [Spectrum.parse(s, d=None if d is None else int(d))
-                            if isinstance(s, str) else s for s in given]}
+        parsed = {}                          # each distinct SPEC parsed once (M may be 10^5)
+        for s in given:
+            if isinstance(s, str) and s not in parsed:
+                parsed[s] = Spectrum.parse(s, d=None if d is None else int(d))
+        cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
                       rho=None if rho[0] is None else rho, **cov)
+
+
+def from_file_object(ff, spectrum=None, d=None) -> Federation:
+    """A Federation from a checked ``riskcalc.federation_file.FederationFile`` (ALL clients);
+    ``spectrum`` for the clients that give none, ``d`` for a bare list's ``n``. Errors name
+    the file (and the client where there is one)."""
+    if not ff.versioned:
+        try:
+            return from_clients([dict(c) for c in ff.clients], d=d, spectrum=spectrum)
+        except ValueError as exc:
+            raise ValueError(f"{ff.where}: {exc}") from None
+    if d is not None and ff.d is not None and float(d) != ff.d:
+        raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {d:g} another")
+    why = "the linear model needs it"
+    gamma, r, sigma = ff.gammas(), ff.column("r", why), ff.column("sigma", why)
+    clients = [{"gamma": g, "r": rj, "sigma": s} for g, rj, s in zip(gamma, r, sigma)]
+    rho = ff.optional("rho")
+    for j, c in enumerate(ff.clients):
+        if rho is not None:
+            clients[j]["rho"] = rho[j]
+        if "spectrum" in c:
+            clients[j]["spectrum"] = c["spectrum"]
+    size = ff.d if ff.d is not None else d
+    try:
+        return from_clients(clients, d=size, spectrum=spectrum)
+    except ValueError as exc:
+        raise ValueError(f"{ff.where}: {exc}") from None

@@ -1,14 +1,30 @@
 """``riskcalc advise``: the candidate pipelines of a federation, ranked by predicted risk.
 
-The federation comes from ``--clients-file`` (a JSON list of every client: ``gamma`` or ``n``
-with ``--d``, ``r``, ``sigma``, optionally ``rho`` and ``spectrum``; clients with different
-SPECs are covariate shift) or from data (``--data FED.npz|FED.csv``, through
-``riskcalc estimate``). Theory: ``riskcalc.advise``.
+The federation comes from ``--federation`` (the versioned federation file listing ALL clients,
+``riskcalc.federation_file``), ``--clients-file`` (that object, or a bare JSON list of every
+client: ``gamma`` or ``n`` with ``--d``, ``r``, ``sigma``, optionally ``rho`` and
+``spectrum``; clients with different SPECs are covariate shift) or from data (``--data
+FED.npz|FED.csv``, through ``riskcalc estimate``). Theory: ``riskcalc.advise``.
+
+The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
+candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
+``--per-client``, ``--json`` and ``--csv FILE``).
 """
 
 from __future__ import annotations
 
+import csv
+import warnings
+
+import numpy as np
+
 from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli.outputs import atomic, check_writable, not_an_input
+
+#: Largest federation whose per-client risks the text table prints inline.
+PER_CLIENT_MAX = 10
+#: Quantiles of the per-client risks in the summary table.
+QUANTILES = (0.1, 0.5, 0.9)
 
 
 def add_parser(subparsers) -> None:
@@ -23,7 +39,11 @@ def add_parser(subparsers) -> None:
                      help='JSON list of ALL clients, each {"gamma": G (or "n": N with --d), '
                           '"r": R, "sigma": S} and optionally "rho" (||theta_j||, for local '
                           'ridge) and "spectrum" (SPEC; different SPECs are covariate shift: '
-                          'covariances diagonal in one shared basis in SPEC order)')
+                          'covariances diagonal in one shared basis in SPEC order), or the '
+                          'federation object of --federation')
+    src.add_argument("--federation", metavar="FED.json",
+                     help='federation file {"fedrisk_federation": 1, "clients": [...]} listing '
+                          "ALL clients (riskcalc estimate --json writes one)")
     src.add_argument("--data", metavar="FED.npz",
                      help="estimate the federation from data first (see riskcalc estimate)")
     p.add_argument("--spectrum", metavar="SPEC",
@@ -36,43 +56,69 @@ def add_parser(subparsers) -> None:
                    help="comma-separated pipelines to evaluate (default all: "
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--per-client", action="store_true",
+                   help="also print one row per client (its best candidate, and its risk "
+                        "under the recommended one); automatic up to "
+                        f"{PER_CLIENT_MAX} clients")
+    p.add_argument("--csv", metavar="FILE",
+                   help="write one row per candidate and client (rank, method, weights, "
+                        "client, risk, weight p_j, tuning) to FILE")
     p.set_defaults(func=run)
 
 
 def read_federation(args):
-    """The Federation of ``--clients-file`` or ``--data`` (and the estimate, or None)."""
-    from riskcalc import advise as adv
+    """The Federation of ``--federation``, ``--clients-file`` or ``--data``, the estimate (or
+    None) and the clients' names (or None)."""
+    from riskcalc import federation_file
+    from riskcalc.advise.federation import from_file_object
     from riskcalc.spectrum import Spectrum
 
+    est = None
     if args.data is not None:
         from riskcalc import estimate
 
         if args.d is not None:
-            raise ValueError("--d applies to --clients-file (the data give d)")
+            raise ValueError("--d applies to --federation and --clients-file (the data give d)")
         est = estimate.estimate_file(args.data)
-        spectrum = (Spectrum.parse(args.spectrum, d=est.d) if args.spectrum
-                    else est.spectrum())
-        return est.federation(spectrum=spectrum), est
-    path = args.clients_file
-    data = guards.client_objects(path, '{"gamma": G, "r": R, "sigma": S}')
-    return adv.from_clients(data, d=args.d, spectrum=args.spectrum or None), None
+        if args.spectrum:
+            return est.federation(spectrum=Spectrum.parse(args.spectrum, d=est.d)), est, None
+        # The estimates' federation file, as --federation reads it: the same federation.
+        ff = federation_file.from_object(est.as_dict(), f"--data {args.data}")
+    elif args.federation is not None:
+        ff = federation_file.read(args.federation, "--federation", versioned=True)
+    else:
+        ff = federation_file.read(args.clients_file, "--clients-file")
+    if est is None:
+        for note in ff.notes("linear"):
+            warnings.warn(note, stacklevel=2)
+    names = [c.get("name") for c in ff.clients]
+    return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,
+            names if any(n is not None for n in names) else None)
 
 
 def run(args) -> int:
     from riskcalc import advise as adv
 
-    fed, est = read_federation(args)
+    not_an_input(args, ("csv",))
+    check_writable(args.csv, "--csv")
+    fed, est, names = read_federation(args)
     methods = None
-    if args.methods:
+    if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     result = adv.advise(fed, methods=methods)
+    if args.csv:
+        write_csv(result, args.csv, names)
     if args.json:
         out = result.as_dict()
+        if names is not None:
+            out["federation"]["names"] = names
         if est is not None:
             out["estimate"] = est.as_dict()
         print(guards.dumps(out))
         return 0
-    print_table(result)
+    print_table(result, per_client=args.per_client, names=names)
+    if args.csv:
+        print(f"per-client rows of every candidate written to {args.csv}")
     return 0
 
 
@@ -80,41 +126,110 @@ def _fmt(v) -> str:
     return "inf" if v is None or v == float("inf") else f"{v:.4g}"
 
 
-def _tuning(c) -> str:
+def _tuning(c, wide: bool = False) -> str:
     parts = []
     for k, v in c.tuning.items():
-        if isinstance(v, list):
+        if isinstance(v, list) and wide:
+            parts.append(f"{k}: {_summary(v)}")
+        elif isinstance(v, list):
             parts.append(f"{k}=[{', '.join(_fmt(x) for x in v)}]")
         elif v is not None:
             parts.append(f"{k}={_fmt(v)}")
     return " ".join(parts) or "-"
 
 
-def print_table(result) -> None:
-    """The ranked candidates, the recommendation, the weight gains and the skips."""
+def _summary(values) -> str:
+    """A per-client list in one cell: the value when all agree, else median and range."""
+    arr = np.asarray([np.inf if v is None else v for v in values], dtype=float)
+    if np.all(arr == arr[0]):
+        return _fmt(arr[0])
+    return f"median {_fmt(float(np.median(arr)))} in [{_fmt(arr.min())}, {_fmt(arr.max())}]"
+
+
+def _label(j, names) -> str:
+    return str(j) if names is None or names[j] is None else f"{j} ({names[j]})"
+
+
+def print_table(result, per_client: bool = False, names=None) -> None:
+    """The ranked candidates, the recommendation, the weight gains and the skips: every
+    client's risk inline up to ``PER_CLIENT_MAX`` clients, else per candidate the mean, worst
+    and quantiles of the per-client risks (``per_client``: one row per client as well)."""
     fed = result.federation
+    wide = fed.m > PER_CLIENT_MAX
     print(f"federation: {fed.m} clients, {fed.covariance_text()}")
-    head = f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  per-client risks"
-    print(head)
+    if wide:
+        qs = "".join(f"{'q' + format(100 * q, 'g'):>9}" for q in QUANTILES)
+        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
+              "(quantiles of the per-client risk)")
+    else:
+        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  "
+              "per-client risks")
     for k, c in enumerate(result.candidates, 1):
         d = c.as_dict()
-        risks = " ".join(f"{_fmt(x):>7}" for x in d["risks"])
+        if wide:
+            risks = np.where(np.isfinite(c.risks), c.risks, np.inf)
+            cells = "".join(f"{_fmt(float(np.quantile(risks, q))):>9}" for q in QUANTILES)
+        else:
+            cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
         print(f"{k:>4}  {c.method:<12}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
-              f"{_fmt(d['worst_risk']):>9}  {risks}")
-        print(f"{'':>6}tuning: {_tuning(c)}")
+              f"{_fmt(d['worst_risk']):>9}{cells}")
+        print(f"{'':>6}tuning: {_tuning(c, wide)}")
     rec = result.recommended
     how = "no global model" if rec.p is None else f"{rec.weights} weights"
     print(f"recommended for the federation: {rec.method} ({how}) "
           f"(mean risk {_fmt(rec.mean_risk)}, worst client {_fmt(rec.worst_risk)})")
     if rec.p is not None:
-        print("  weights p_j: " + ", ".join(f"{x:.4g}" for x in rec.p))
-    for row in result.per_client():
-        how = ("no global model" if row["weights"] == "none"
-               else f"{row['weights']} weights")
-        print(f"  client {row['client']}: {row['method']} ({how}), risk {_fmt(row['risk'])}")
+        print("  weights p_j: " + (_summary(rec.p) if wide
+                                   else ", ".join(f"{x:.4g}" for x in rec.p)))
+    rows = result.per_client()
+    if wide and not per_client:
+        best = {}
+        for row in rows:
+            key = f"{row['method']} ({row['weights']} weights)" if row["weights"] != "none" \
+                else f"{row['method']} (no global model)"
+            best[key] = best.get(key, 0) + 1
+        print("  best per client: " + ", ".join(f"{v} x {k}" for k, v in
+                                                sorted(best.items(), key=lambda kv: -kv[1]))
+              + " (one row per client: --per-client, --json or --csv FILE)")
+    else:
+        for row in rows:
+            how = ("no global model" if row["weights"] == "none"
+                   else f"{row['weights']} weights")
+            j = row["client"]
+            tail = "" if not wide else f" (recommended: {_fmt(_json_risk(rec.risks[j]))})"
+            print(f"  client {_label(j, names)}: {row['method']} ({how}), risk "
+                  f"{_fmt(row['risk'])}{tail}")
     for g in result.weight_gains():
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
               f"(gain {100 * (g['gain_vs_samples'] or 0):.2f}% over samples)")
     for s in result.skipped:
         print(f"skipped: {s}")
+
+
+def _json_risk(v):
+    return None if not np.isfinite(v) else float(v)
+
+
+#: Columns of ``--csv``.
+CSV_COLUMNS = ("rank", "method", "weights", "client", "name", "risk", "p", "lam", "alpha",
+               "steps", "step_size")
+
+
+def write_csv(result, path, names=None) -> None:
+    """One row per candidate and client (``CSV_COLUMNS``; an infinite risk is empty),
+    written atomically."""
+    m = result.federation.m
+    with atomic(path, newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for k, c in enumerate(result.candidates, 1):
+            for j in range(m):
+                row = {"rank": k, "method": c.method, "weights": c.weights, "client": j,
+                       "name": "" if names is None or names[j] is None else names[j],
+                       "risk": repr(float(c.risks[j])) if np.isfinite(c.risks[j]) else "",
+                       "p": "" if c.p is None else repr(float(c.p[j]))}
+                for key in ("lam", "alpha", "steps", "step_size"):
+                    v = c.tuning.get(key)
+                    row[key] = "" if v is None else repr(v[j] if isinstance(v, list) else v)
+                writer.writerow(row)

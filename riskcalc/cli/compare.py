@@ -13,28 +13,31 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.linear.measure import KINDS
-from riskcalc.cli import COMMANDS, families, guards, rounds
-from riskcalc.cli.predict import (add_model_options, client_spectra, read_clients_file,
-                                  spec_from_args)
+from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
+from riskcalc.cli.predict import add_model_options, client_spectra, spec_from_args
 
 
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
     """Add the options describing the simulated instances and the replicates (``multi``:
     --clients takes a comma-separated list, for ``sweep``)."""
-    p.add_argument("--d", type=int, required=True, help="dimension of the simulated problem")
+    p.add_argument("--d", type=int, help="dimension of the simulated problem (required; "
+                                         "default with --federation: the file's d)")
     p.add_argument("--reps", type=int, default=reps,
                    help=f"number of replicates, >= 2 (default {reps})")
     p.add_argument("--seed", type=int, default=0, help="seed of the experiment (default 0)")
-    p.add_argument("--global", dest="global_model", choices=GLOBAL_MODELS, default="oracle",
+    p.add_argument("--global", dest="global_model", choices=GLOBAL_MODELS,
                    help="global model: the oracle center theta_0 (the limit; default) or the "
-                        "federated solution over --clients clients")
+                        "federated solution over --clients clients (the default with "
+                        "--federation)")
     p.add_argument("--clients", type=str if multi else int,
                    help="clients M of the federated global model (default 100; --global "
                         "federated only)" + (" (comma-separated list)" if multi else ""))
     p.add_argument("--clients-file", metavar="PATH",
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (M = 1 + their '
-                        "number; --global federated only)")
+                        "number; --global federated only; a federation object here means "
+                        "--federation)")
+    fedargs.add_options(p)
     p.add_argument("--weights", choices=WEIGHTS,
                    help="client weights p_j: samples n_j/N (default, as in predict) or "
                         "uniform 1/M (--global federated only)")
@@ -71,12 +74,13 @@ def setting_from_args(args, clients=None) -> Setting:
     if args.clients_file is not None:
         if clients is not None:
             raise ValueError("give --clients M or --clients-file, not both")
-        fed = read_clients_file(args.clients_file)
+        fed = fedargs.other_clients(args, fedargs.read_clients_file)
         clients = 1 + len(fed["gamma"])
-        others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
-        spectra = client_spectra(args, fed)
-        if spectra is not None:
-            others["spectra"] = spectra
+        if fed["gamma"]:        # a federation file of one client has no others
+            others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
+            spectra = client_spectra(args, fed)
+            if spectra is not None:
+                others["spectra"] = spectra
     return Setting(d=args.d, clients=100 if clients is None else clients,
                    global_model=args.global_model, weights=args.weights or "samples",
                    eigvecs=args.eigvecs, features=args.features, noise=args.noise,
@@ -99,6 +103,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    fedargs.resolve(args, args.model)
+    fedargs.require_d(args)
     family = families.select(args, "compare")
     if family is not None:
         return family.compare(args)

@@ -12,7 +12,8 @@ def add_parser(subparsers) -> None:
         description="Moment (Dicker 2014) or local least-squares estimates of every client's "
                     "gamma_j = d/n_j, sigma_j, r_j = ||theta_j - theta_0||, rho_j = ||theta_j|| "
                     "and of the spectral moments of the covariance, with standard errors. The "
-                    "JSON's 'federation' list is a clients file for riskcalc advise.")
+                    "JSON is a federation file (fedrisk_federation 1) for --federation of "
+                    "riskcalc advise, predict, compare and sweep.")
     p.add_argument("--data", required=True, metavar="FED.npz",
                    help="a .npz with arrays X (N x d), y (N,), client (N,) integer ids, or a "
                         "CSV with a header naming a 'client' and a 'y' column (the other "
@@ -32,18 +33,33 @@ def run(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['route']}")
+    print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['estimate']['route']}")
     print(f"{'client':>8}{'n':>8}{'gamma':>9}{'sigma':>18}{'r':>18}{'rho':>18}")
     for c in out["clients"]:
-        cells = "".join(f"{c[k]:>9.4g} +- {_se(c[k + '_se'])}" for k in ("sigma", "r", "rho"))
-        print(f"{c['id']:>8}{c['n']:>8}{c['gamma']:>9.4g}{cells}")
-    sp = out["spectrum"]
+        cells = "".join(f"{c[k]:>9.4g} +- {_se(c['se'][k])}" for k in ("sigma", "r", "rho"))
+        print(f"{c['id']:>8}{c['n']:>8}{out['d'] / c['n']:>9.4g}{cells}")
+    sp = out["estimate"]["spectrum"]
     moments = ", ".join(f"m{k + 1} = {m:.4g} +- {s:.2g}"
                         for k, (m, s) in enumerate(zip(sp["moments"], sp["moments_se"])))
-    print(f"||theta_0|| = {out['centre_norm']:.4g} +- {_se(out['centre_norm_se'])}")
+    print(f"||theta_0|| = {out['signal']:.4g} +- {_se(out['estimate']['signal_se'])}")
     print(f"covariance spectrum: {moments}; as a spectrum: {sp['spec']}")
+    for k in ("sigma", "r", "rho"):
+        at_zero = [(c["id"], sq[k + "2"], sq[k + "2_se"])
+                   for c, sq in zip(out["clients"], out["estimate"]["squares"])
+                   if c["se"][k] is None]
+        if at_zero:
+            print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in at_zero)} "
+                  f"estimated at 0 (the unbiased estimate of {k}^2 is "
+                  + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in at_zero)
+                  + f"): no standard error for {k} itself there")
+    if len(out["clients"]) == 2:
+        print("note: with 2 clients r_j assumes theta_0 in a direction independent of the "
+              "clients' deviations (from 3 clients on, r_j comes from the pairwise distances "
+              "and needs no assumption on theta_0)")
+    print("--json writes these estimates as a federation file (riskcalc advise --federation, "
+          "predict/compare --federation --target J)")
     return 0
 
 
 def _se(v) -> str:
-    return f"{'inf':<6}" if v is None else f"{v:<6.2g}"
+    return f"{'n/a':<6}" if v is None else f"{v:<6.2g}"

@@ -36,20 +36,6 @@ def dumps(obj) -> str:
     return json.dumps(jsonable(obj), allow_nan=False)
 
 
-def client_objects(path, example: str) -> list:
-    """The non-empty JSON list of client objects of a ``--clients-file`` (every verb's format;
-    each verb checks the keys its model needs); ``example`` shows one object in the error."""
-    with open(path) as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--clients-file {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
-        raise ValueError(f"--clients-file {path}: expected a non-empty JSON list of objects "
-                         f"{example}")
-    return data
-
-
 def jobs(value, option: str = "--jobs") -> int:
     """A validated worker count, capped at ``cores()`` (a note on stderr says so): more
     processes than cores only add memory and start-up time."""
@@ -164,7 +150,8 @@ def predict_options(args) -> None:
     """``predict``: ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
     (expanded to d eigenvalues) only; every other SPEC ignores it."""
     spec = str(getattr(args, "spectrum", "identity")).strip().lower()
-    if getattr(args, "d", None) is not None and getattr(args, "clients_file", None) is None \
+    files = (getattr(args, "clients_file", None), getattr(args, "federation", None))
+    if getattr(args, "d", None) is not None and files == (None, None) \
             and not (spec.startswith("powerlaw:") and "," not in spec):
         raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
                          "number of eigenvalues of the spectra); otherwise nothing uses it")

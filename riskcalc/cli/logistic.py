@@ -48,7 +48,7 @@ OPTIONS = {
                                         "(default) or FedAvg's infinite-client global model")),
 }
 _MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum"}
-_FEDERATED = {"clients", "clients_file", "weights", "global_lam"}
+_FEDERATED = {"clients", "clients_file", "federation", "target", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
 
 
@@ -87,7 +87,9 @@ def mode_note(args, verb) -> str:
 def read_clients_file(path) -> dict:
     """The other clients of a ``--clients-file`` (the linear format without sigma): a JSON list
     of objects with exactly the keys gamma and r, as ``{"gamma": [...], "r": [...]}``."""
-    data = guards.client_objects(path, '{"gamma": G, "r": R}')
+    from riskcalc import federation_file
+
+    data = federation_file.read(path, "--clients-file", versioned=False).clients
     for k, c in enumerate(data):
         if set(c) != {"gamma", "r"}:
             raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
@@ -110,7 +112,7 @@ def _problem(args, verb) -> dict:
                          f"{', '.join(TITLES)} with "
                          + ("--global federated --clients M" if verb == "compare"
                             else "--clients M or --clients-file") + f" (got {args.method})")
-    need = ("signal", "r") + (() if args.method == "fedavg" else ("lam",))
+    need = ("gamma", "signal", "r") + (() if args.method == "fedavg" else ("lam",))
     for name in need:
         if getattr(args, name) is None:
             raise ValueError(f"--model logistic needs --{name}")
@@ -132,7 +134,9 @@ def _problem(args, verb) -> dict:
     prob.update(global_lam=args.global_lam,
                 weights=args.weights if families.given(args, "weights") else "samples")
     if args.clients_file is not None:
-        others = read_clients_file(args.clients_file)
+        from riskcalc.cli import fedargs
+
+        others = fedargs.other_clients(args, read_clients_file)
         prob.update(gammas=[args.gamma] + others["gamma"], rs=[args.r] + others["r"])
     else:
         from riskcalc._validate import positive_int

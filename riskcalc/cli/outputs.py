@@ -1,8 +1,11 @@
-"""Output paths checked before any work: a run must not spend minutes and then fail to write."""
+"""Output paths checked before any work: a run must not spend minutes and then fail to write,
+nor write over one of its own input files; outputs are written atomically (``atomic``)."""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from contextlib import contextmanager
 
 
 def check_writable(path, option: str) -> None:
@@ -39,3 +42,56 @@ def same_file(a, b) -> bool:
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.abspath(a) == os.path.abspath(b)
+
+
+@contextmanager
+def atomic_path(path):
+    """A temporary file name next to ``path``, renamed to ``path`` when the block ends without
+    an error (removed otherwise): a reader, or an interrupted run, never sees a half-written
+    ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                               dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        if os.path.exists(path):
+            # Keep the permissions of the file replaced (mkstemp creates it 0600).
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextmanager
+def atomic(path, mode: str = "w", **kwargs):
+    """``open(path, mode)`` through ``atomic_path``."""
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
+        yield fh
+
+
+def not_an_input(args, outputs) -> None:
+    """Raise ValueError when an output option names one of the command's input files (the
+    clients or federation file, a ``file:`` spectrum, the data): no verb writes over what it
+    reads. ``outputs``: the option names of ``args`` holding output paths."""
+    inputs = {}
+    for option in ("federation", "clients_file", "data"):
+        value = getattr(args, option, None)
+        if value:
+            inputs["--" + option.replace("_", "-")] = value
+    spec = str(getattr(args, "spectrum", "") or "")
+    if spec.strip().lower().startswith("file:"):
+        inputs["--spectrum"] = spec.strip()[5:]
+    for out in outputs:
+        path = getattr(args, out, None)
+        if not path:
+            continue
+        for option, source in inputs.items():
+            if same_file(path, source):
+                raise ValueError(f"--{out.replace('_', '-')} {path} is the input file of "
+                                 f"{option}: write the output elsewhere")

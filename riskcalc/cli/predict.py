@@ -11,7 +11,7 @@ import numpy as np
 
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES
-from riskcalc.cli import COMMANDS, families, guards, rounds
+from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
@@ -32,7 +32,8 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
                         help="one of " + ", ".join(riskcalc.METHODS) + " ("
                              + ", ".join(f"{k}: alias of {v}" for k, v in METHOD_ALIASES.items())
                              + ")")
-    parser.add_argument("--gamma", type=kind, required=True, help="d / n_i > 0" + lst)
+    parser.add_argument("--gamma", type=kind, help="d / n_i > 0" + lst + " (required "
+                        "unless --federation gives it)")
     parser.add_argument("--sigma", type=kind, required=sigma_required,
                         help="noise level >= 0" + lst)
     parser.add_argument("--r", type=kind, help="||theta_i - theta_0|| >= 0" + lst)
@@ -56,6 +57,8 @@ def spec_from_args(args, d: int | None = None, **override) -> ClientSpec:
     """A validated ClientSpec from parsed model options (``override`` replaces values)."""
     values = {k: getattr(args, k) for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
     values.update(override)
+    if values["gamma"] is None:
+        raise ValueError("the following arguments are required: --gamma (or --federation)")
     if values["sigma"] is None:
         raise ValueError("the following arguments are required: --sigma")
     return ClientSpec(args.method, spectrum=spectrum_from_args(args, d), **values)
@@ -85,32 +88,14 @@ def add_parser(subparsers) -> None:
                    help="JSON list of the OTHER clients of the federation, each "
                         '{"gamma": G, "r": R, "sigma": S[, "spectrum": SPEC]} (covariances '
                         "diagonal in one shared basis); the target is the client of the "
-                        "model options")
+                        "model options (a federation object here means --federation)")
+    fedargs.add_options(p)
     p.add_argument("--weights", choices=CLIENT_WEIGHTS,
                    help="client weights with --clients/--clients-file: samples n_j/N "
                         "(default) or uniform 1/M")
     rounds.add_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
-
-
-def read_clients_file(path) -> dict:
-    """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
-    (numbers) and optionally spectrum (a SPEC: covariate shift, DESIGN.md), returned as lists
-    ``{"gamma": [...], "r": [...], "sigma": [...], "spectrum": [SPEC or None, ...]}``."""
-    data = guards.client_objects(path, '{"gamma": G, "r": R, "sigma": S}')
-    keys = ("gamma", "r", "sigma")
-    for k, c in enumerate(data):
-        if not set(keys) <= set(c) <= set(keys) | {"spectrum"}:
-            raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
-                             "gamma, r, sigma (and optionally spectrum); got "
-                             f"{', '.join(sorted(c)) or 'none'}")
-        if not isinstance(c.get("spectrum", ""), str):
-            raise ValueError(f"--clients-file {path}: client {k}'s spectrum must be a SPEC "
-                             "string (identity, scaled:C, two-point:A,B,W, powerlaw:P[,D], "
-                             "file:PATH)")
-    return {**{key: [c[key] for c in data] for key in keys},
-            "spectrum": [c.get("spectrum") for c in data]}
 
 
 def client_spectra(args, fed) -> list | None:
@@ -126,7 +111,7 @@ def _federation(args, spec):
     None."""
     if args.clients_file is None:
         return None
-    others = read_clients_file(args.clients_file)
+    others = fedargs.other_clients(args, fedargs.read_clients_file)
     out = {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
            for k in ("gamma", "r", "sigma")}
     spectra = client_spectra(args, others)
@@ -187,6 +172,7 @@ def _finite_clients_steps(args, spec, fed, weights):
 
 def run(args) -> int:
     guards.predict_options(args)
+    fedargs.resolve(args, args.model)
     family = families.select(args, "predict")
     if family is not None:
         return family.predict(args)
@@ -194,7 +180,14 @@ def run(args) -> int:
         return rounds.predict(args)
     spec = spec_from_args(args)
     pop = None
-    if args.clients is not None or args.clients_file is not None:
+    if args._others is not None and spec.info.signal == "rho":
+        # A local baseline has no global model: the target's exact limit, whatever the others.
+        res = riskcalc.spec_limit(spec, route=args.route)
+        res = riskcalc.LimitResult(res.method, res.params, res.bias, res.variance, res.risk,
+                                   route=res.route, notes=res.notes + (
+                                       f"{spec.method} uses no global model: the other clients "
+                                       "of the federation file play no part",))
+    elif args.clients is not None or args.clients_file is not None:
         res, pop = _finite_clients(args, spec)
     elif args.weights is not None:
         raise ValueError("--weights applies with --clients or --clients-file only")

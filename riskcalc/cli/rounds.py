@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc.cli import families, guards
+from riskcalc.cli import families, fedargs, guards
 
 #: Options of the model verbs that have no meaning along the rounds.
 NOT_WITH_ROUNDS = ("rho", "alpha", "steps", "step_size", "route")
@@ -95,20 +95,16 @@ def check(args, verb: str) -> None:
 
 def federation(args) -> dict:
     """Per-client gamma, r, sigma (the target, client 0, first) from the model options and
-    --clients M (identical clients; default 1) or --clients-file (the other clients)."""
-    from riskcalc.cli.predict import read_clients_file
-
+    --clients M (identical clients; default 1), or --federation / --clients-file (read by
+    ``riskcalc.cli.fedargs``, the one reader of federation files)."""
     if args.sigma is None or args.r is None:
-        raise ValueError("--rounds needs --r and --sigma (the target's)")
+        raise ValueError("--rounds needs --r and --sigma (the target's), or --federation")
     target = {"gamma": float(args.gamma), "r": float(args.r), "sigma": float(args.sigma)}
     if args.clients_file is not None:
-        if args.clients is not None:
-            raise ValueError("give --clients M (identical clients) or --clients-file, not both")
-        others = read_clients_file(args.clients_file)
-        if any(s is not None for s in others["spectrum"]):
-            raise ValueError("--clients-file: the rounds limits are for Sigma = I only (no "
-                             "per-client spectrum)")
-        return {k: [target[k]] + list(others[k]) for k in target}
+        others = fedargs.other_clients(args, fedargs.read_clients_file)
+        if any(s is not None for s in others["spectrum"]) or args.spectrum != "identity":
+            raise ValueError("the rounds limits are for Sigma = I only (no client spectrum)")
+        return {k: [target[k]] + [float(v) for v in others[k]] for k in target}
     m = 1 if args.clients is None else int(args.clients)
     if m < 1:
         raise ValueError(f"--clients must be >= 1, got {m}")
@@ -175,7 +171,7 @@ def compare(args) -> int:
     from montecarlo.linear.rounds import simulate_rounds
 
     check(args, "compare")
-    for dest in ("global_model", "measure", "eigvecs", "features", "noise", "df", "scheduler"):
+    for dest in ("measure", "eigvecs", "features", "noise", "df", "scheduler"):
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")

@@ -17,7 +17,7 @@ from montecarlo.experiments.cost import preset_replicate_seconds
 from montecarlo.experiments.presets import (COLUMNS, PRESETS, parse_value, resolve, run_preset,
                                             summarize)
 from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import check_writable
+from riskcalc.cli.outputs import atomic, check_writable, same_file
 
 
 def add_parser(subparsers) -> None:
@@ -81,6 +81,8 @@ def run(args) -> int:
         raise ValueError("--out is required")
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
+    if args.cache is not None and same_file(args.out, args.cache):
+        raise ValueError("--out and --cache must be different files")
     overrides = parse_settings(args.settings)
     spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
@@ -90,7 +92,7 @@ def run(args) -> int:
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)
-    with open(args.out, "w", newline="") as fh:
+    with atomic(args.out, newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)

@@ -15,9 +15,9 @@ import math
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
-from riskcalc.cli.outputs import check_writable, same_file
+from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
 
 
@@ -38,7 +38,7 @@ def add_parser(subparsers) -> None:
         description="Compare predicted and simulated bias, variance and risk at every point of "
                     "the grid spanned by comma-separated --gamma, --r/--rho, --sigma, "
                     "--lam/--alpha values.")
-    add_model_options(p, multi=True)
+    add_model_options(p, multi=True, sigma_required=False)   # or from --federation
     add_simulation_options(p, reps=10, multi=True)
     p.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
     p.add_argument("--format", choices=FORMATS,
@@ -50,8 +50,15 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    not_an_input(args, ("out", "cache"))
+    fedargs.resolve(args, multi=True)
+    fedargs.require_d(args)
     values = {k: _floats(k, getattr(args, k))
               for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
+    if values["gamma"] is None:
+        raise ValueError("the following arguments are required: --gamma (or --federation)")
+    if values["sigma"] is None:
+        raise ValueError("the following arguments are required: --sigma (or --federation)")
     clients = _floats("clients", args.clients) or [None]
     if any(m is not None and not (math.isfinite(m) and m == int(m)) for m in clients):
         raise ValueError(f"--clients must be a comma-separated list of integers, got "
@@ -75,7 +82,9 @@ def run(args) -> int:
                       scheduler=args.scheduler, progress=not args.no_progress,
                       cache=args.cache, **values)
     if args.out:
-        fmt = write_rows(rows, args.out, args.format)
+        fmt = args.format or ("jsonl" if args.out.endswith((".jsonl", ".json")) else "csv")
+        with atomic_path(args.out) as tmp:
+            write_rows(rows, tmp, fmt)
         sys.stderr.write(f"wrote {len(rows)} rows ({fmt}) to {args.out}\n")
     elif args.format == "jsonl":
         for row in rows:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from riskcalc._validate import METHOD_ALIASES, as_array
+# GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
+from riskcalc._validate import GAMMA_RANGE, METHOD_ALIASES, SCALE_MAX, as_array
 from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum
 
@@ -22,10 +23,6 @@ _OPTIONAL = ("r", "rho", "lam", "alpha")
 
 #: Nonzero penalties the limits are computed for (the paper route squares 1/lam).
 LAM_RANGE = (1e-100, 1e100)
-# The limits multiply gamma or 1/gamma by squared norms: within these ranges every product stays
-# below 1e300 (no overflow to inf or inf/inf = NaN), and beyond them no d / n is meaningful.
-GAMMA_RANGE = (1e-100, 1e100)
-SCALE_MAX = 1e100
 
 
 @dataclass(frozen=True)

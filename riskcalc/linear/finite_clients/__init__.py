@@ -28,7 +28,7 @@ from riskcalc import _frames, solvers
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive, positive_int
+from riskcalc._validate import as_array, nonnegative, parameter, positive, positive_int, real
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
@@ -222,10 +222,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     m = next(iter(lengths.values()), 1)
     if m == 0:
         raise ValueError("the federation needs at least one client")
-    vals = {k: np.broadcast_to(np.ravel(v) if np.ndim(v) else v, (m,)).astype(float)
-            for k, v in raw.items()}
-    gam = positive("gamma", vals["gamma"])
-    sig, rr = nonnegative("sigma", vals["sigma"]), nonnegative("r", vals["r"])
+    vals = {k: np.broadcast_to(np.ravel(real(k, v, ndim=1)), (m,)) for k, v in raw.items()}
+    gam = parameter("gamma", vals["gamma"])
+    sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
     lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
     p = np.zeros(m) if named else client_weight_vector(weights, m)
     # Identical clients form one group (a homogeneous federation costs one client's work).

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int
+from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.finite_clients.identity import check_pooled
@@ -95,13 +95,13 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     m = max([np.size(v) for v in raw.values()])
     vals = {}
     for name, v in raw.items():
-        arr = np.ravel(np.asarray(v, dtype=float))
+        arr = np.ravel(real(name, v, ndim=1))
         if arr.size not in (1, m):
             raise ValueError(f"per-client lists must have one length; {name} has {arr.size}, "
                              f"not {m}")
         vals[name] = np.broadcast_to(arr, (m,)).copy()
-    gam = positive("gamma", vals["gamma"])
-    sig, rr = as_array("sigma", vals["sigma"], low=0.0), as_array("r", vals["r"], low=0.0)
+    gam = parameter("gamma", vals["gamma"])
+    sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
     lam_arr = as_array("lam", vals["lam"], low=0.0)
     weights = finite_clients.check_weights(weights)
     sp = _spectrum(spectrum)
@@ -179,9 +179,7 @@ def stability(gamma, lam, eta, spectrum):
 
 
 def _steps(steps) -> np.ndarray:
-    k = as_array("steps", steps, low=0.0)
-    if np.any(k != np.round(k)):
-        raise ValueError(f"steps must be integers >= 0, got {steps!r}")
+    k = integers("steps", steps)
     return k
 
 

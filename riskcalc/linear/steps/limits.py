@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int
+from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
@@ -165,9 +165,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                            notes=res.notes + ("the local baselines start from 0, not from the "
                                               "global model: the number of clients does not "
                                               "enter",), converges=res.converges)
-    k = as_array("steps", steps, low=0.0)
-    if np.any(k != np.round(k)):
-        raise ValueError(f"steps must be integers >= 0, got {steps!r}")
+    k = integers("steps", steps)
     eta = positive("step_size", step_size)
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
     g, sig, signal, lam_, k, eta = np.broadcast_arrays(

@@ -1,0 +1,188 @@
+"""``--federation FILE [--target J]`` and ``--clients-file FILE`` of the model verbs (``predict``,
+``compare``, ``sweep``, both families): one reader (``riskcalc.federation_file``), one meaning.
+
+* ``--federation FILE`` reads the versioned object listing ALL clients; the target is client
+  ``--target J`` (a 0-based index or a name, default 0) and the others are the rest of the
+  federation, in file order. The clients' parameters come from the file, so ``--gamma``,
+  ``--r``, ``--sigma`` and ``--rho`` are refused; ``--spectrum`` is the covariance of the
+  clients that give none (identity by default).
+* ``--clients-file FILE`` holding that object means the same (the object always lists ALL
+  clients); holding a bare list, it keeps its old meaning: the OTHER clients, the target being
+  given by the model options.
+
+``resolve`` turns either into the options the verbs already read (``args.gamma`` ... from the
+target; ``args.clients_file`` set, ``other_clients`` the others), so the two forms share every
+code path after it.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from riskcalc import federation_file
+
+#: The target's parameters an option may not repeat when the file gives them.
+CLIENT_OPTIONS = ("gamma", "r", "sigma", "rho")
+
+
+def add_options(parser) -> None:
+    """Add ``--federation`` and ``--target``."""
+    parser.add_argument("--federation", metavar="FED.json",
+                        help='federation file {"fedrisk_federation": 1, "clients": [...]} '
+                             "listing ALL clients (riskcalc estimate --json writes one); the "
+                             "clients' gamma, r, sigma come from it")
+    parser.add_argument("--target", metavar="J",
+                        help="with --federation: the client whose risk is reported, a 0-based "
+                             "index or a client name (default 0)")
+
+
+def resolve(args, family: str = "linear", multi: bool = False) -> None:
+    """Read ``--federation`` (or an object given to ``--clients-file``) and fill the target's
+    model options from it, in place; the keys the family ignores are named in a warning. A bare
+    list given to ``--clients-file`` is left to the verb (``other_clients``)."""
+    args._others = None
+    fed_path = getattr(args, "federation", None)
+    if fed_path is None and getattr(args, "clients_file", None) is None:
+        if getattr(args, "target", None) is not None:
+            raise ValueError("--target applies with --federation only")
+        _default_global(args, False)
+        return
+    if fed_path is not None and args.clients_file is not None:
+        raise ValueError("give --federation or --clients-file, not both")
+    option = "--federation" if fed_path is not None else "--clients-file"
+    if getattr(args, "clients", None) is not None:
+        raise ValueError(f"give --clients M (identical clients) or {option}, not both")
+    if fed_path is not None:
+        ff = federation_file.read(fed_path, "--federation", versioned=True)
+    else:
+        ff = federation_file.read(args.clients_file, "--clients-file")
+        if not ff.versioned:
+            if getattr(args, "target", None) is not None:
+                raise ValueError("--target applies with --federation (a bare --clients-file "
+                                 "list holds the OTHER clients: the target is the client of "
+                                 "the model options)")
+            _default_global(args, False)
+            return
+    _default_global(args, True)
+    if getattr(args, "global_model", None) == "oracle":
+        raise ValueError(f"{option} gives the federation of the global model: it applies "
+                         "with --global federated (the default with a federation file)")
+    for name in CLIENT_OPTIONS:
+        if getattr(args, name, None) is not None:
+            raise ValueError(f"--{name} does not apply with {option}: the clients' "
+                             f"parameters come from {ff.path}")
+    t = ff.target(0 if args.target is None else args.target)
+    _check_d(args, ff, option, family)
+    fill = (lambda v: repr(float(v))) if multi else float
+    gammas = ff.gammas()
+    default = getattr(args, "spectrum", None) or "identity"
+    specs = ff.spectra(default)
+    order = [t] + [j for j in range(ff.m) if j != t]
+    if family == "logistic":
+        others = _logistic(args, ff, gammas, specs, order)
+    else:
+        others = _linear(args, ff, gammas, specs, order, t, fill)
+    args.gamma = fill(gammas[t])
+    args.spectrum = specs[t]
+    args.clients_file = ff.path
+    args._others = others
+    unused = ()
+    if family == "linear":
+        import riskcalc
+
+        info = riskcalc.get_method(args.method)
+        unused = tuple(k for k in ("r", "rho") if k not in info.parameters)
+    for note in ff.notes(family, unused):
+        # A warning: written after the output, and not at all when the command fails.
+        warnings.warn(note, stacklevel=2)
+
+
+def _default_global(args, federated: bool) -> None:
+    """``--global``'s default: federated with a federation file, else oracle."""
+    if hasattr(args, "global_model") and args.global_model is None:
+        args.global_model = "federated" if federated else "oracle"
+
+
+def _check_d(args, ff, option, family) -> None:
+    """The file's d as ``--d``: the default dimension of a simulation (``compare``, ``sweep``:
+    another --d simulates the same gammas at that size) and, for the linear ``predict``, the
+    size of the spectra (another --d is an error there; the logistic ``predict`` has none)."""
+    if ff.d is None or not hasattr(args, "d"):
+        return
+    simulates = hasattr(args, "reps")
+    if args.d is None:
+        if simulates or family == "linear":
+            args.d = ff.d
+    elif not simulates and args.d != ff.d:
+        raise ValueError(f"--d {args.d} differs from the d = {ff.d} of {option} {ff.path}")
+
+
+def require_d(args) -> None:
+    """``compare``/``sweep``: --d is required unless a federation file gives d."""
+    if args.d is None:
+        raise ValueError("the following arguments are required: --d (or a federation file "
+                         'with "d")')
+
+
+def _linear(args, ff, gammas, specs, order, t, fill):
+    """The target's r (or rho) and sigma into ``args``; the other clients as the lists the
+    linear verbs read (``read_clients_file``'s form)."""
+    import riskcalc
+
+    info = riskcalc.get_method(args.method)
+    why = f"the linear model's {args.method} needs it"
+    sigma = ff.column("sigma", why)
+    args.sigma = fill(sigma[t])
+    if "rho" in info.parameters:
+        args.rho = fill(ff.column("rho", why)[t])
+    if "r" in info.parameters or info.signal == "r":
+        args.r = fill(ff.column("r", why)[t])
+    rest = order[1:]
+    r = ff.column("r", "the other clients' distance to theta_0 enters the global model") \
+        if rest and info.signal == "r" else [0.0] * ff.m
+    shared = all(specs[j] == specs[t] for j in rest)
+    return {"gamma": [gammas[j] for j in rest], "r": [r[j] for j in rest],
+            "sigma": [sigma[j] for j in rest],
+            "spectrum": [None if shared else specs[j] for j in rest]}
+
+
+def _logistic(args, ff, gammas, specs, order):
+    """The logistic family's lists (gamma, r per client, no sigma) and ``--signal``."""
+    for j, spec in enumerate(specs):
+        if spec.strip().lower() != "identity":
+            raise ff.error(j, f"spectrum {spec!r}: the logistic family takes no per-client "
+                              "covariance (x ~ N(0, I_d))")
+    if ff.signal is not None:
+        if getattr(args, "signal", None) is not None:
+            raise ValueError(f"--signal does not apply with {ff.where}: the file gives "
+                             f"signal = {ff.signal:g}")
+        args.signal = ff.signal
+    r = ff.column("r", "the logistic model needs it")
+    args.r = r[order[0]]
+    return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
+
+
+def other_clients(args, read_bare):
+    """The OTHER clients: from the federation object (``resolve``), else ``read_bare(path)``
+    of the bare list of ``--clients-file``."""
+    others = getattr(args, "_others", None)
+    return others if others is not None else read_bare(args.clients_file)
+
+
+def read_clients_file(path) -> dict:
+    """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
+    (numbers) and optionally spectrum (a SPEC: covariate shift, DESIGN.md), returned as lists
+    ``{"gamma": [...], "r": [...], "sigma": [...], "spectrum": [SPEC or None, ...]}``."""
+    data = federation_file.read(path, "--clients-file", versioned=False).clients
+    keys = ("gamma", "r", "sigma")
+    for k, c in enumerate(data):
+        if not set(keys) <= set(c) <= set(keys) | {"spectrum"}:
+            raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
+                             "gamma, r, sigma (and optionally spectrum); got "
+                             f"{', '.join(sorted(c)) or 'none'}")
+        if not isinstance(c.get("spectrum", ""), str):
+            raise ValueError(f"--clients-file {path}: client {k}'s spectrum must be a SPEC "
+                             "string (identity, scaled:C, two-point:A,B,W, powerlaw:P[,D], "
+                             "file:PATH)")
+    return {**{key: [c[key] for c in data] for key in keys},
+            "spectrum": [c.get("spectrum") for c in data]}

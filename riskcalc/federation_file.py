@@ -1,0 +1,457 @@
+"""The one reader of federation files, for every verb and for ``riskcalc.Federation.from_file``.
+
+A federation file (DESIGN.md, "Contracts added in the fourth round") is a JSON object listing
+ALL the clients of a federation::
+
+    {"fedrisk_federation": 1, "d": 200, "signal": 1.5,
+     "clients": [{"name": "a", "gamma": 0.5, "r": 1.0, "sigma": 0.5, "rho": 1.2,
+                  "spectrum": "two-point:1,4,0.5", "se": {"r": 0.05}}, ...]}
+
+* ``fedrisk_federation``: the format version, 1 (another number is an error);
+* ``d`` (optional): the dimension, an integer; it turns a client's ``n`` into gamma = d / n
+  and sizes ``powerlaw:P`` spectra;
+* ``signal`` (optional): ||theta_0|| (the logistic family's ``--signal``);
+* per client: exactly one of ``gamma`` (d / n_j) and ``n`` (an integer, with ``d``); ``r``
+  (||theta_j - theta_0||), ``sigma`` (noise level), ``rho`` (||theta_j||, local baselines),
+  ``spectrum`` (a SPEC; ``file:`` paths relative to the federation file), ``name`` (a
+  string, unique), ``id`` (an integer: the data's client id, written by ``riskcalc
+  estimate``), ``se`` (standard errors of the client's numbers, an object of numbers or null);
+* ``riskcalc estimate --json`` also writes ``estimate`` (its route, moments and squared
+  estimates) and ``federation`` (the same clients as a bare list, the format before version
+  1); readers ignore both.
+
+Each model family takes the keys it uses and ignores the others with a note (the logistic
+family has no sigma); a key outside the schema is an error. A bare JSON list of client objects
+(the format before version 1) is read with the same checks; its meaning stays each verb's own
+(the OTHER clients for predict, compare and sweep, ALL clients for advise).
+
+Strict: numbers are JSON numbers, finite, in the one range of each parameter
+(``riskcalc._validate.RANGES``: the same as on the command line); a string or boolean where a
+number belongs, a duplicate key, an unknown key, nesting deeper than the schema, a file larger
+than ``MAX_BYTES`` (checked before reading, and never read past it: ``/dev/zero`` is refused)
+and bytes that are not UTF-8 are errors, each one line naming the file, the client (index and
+name) and the key. Nothing is coerced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from riskcalc._validate import MAX_INT, RANGES
+from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps
+
+__all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
+
+#: The version of the format this reader reads.
+VERSION = 1
+FORMAT_KEY = "fedrisk_federation"
+#: Largest federation file read (a client takes about 150 bytes: 200,000 clients).
+MAX_BYTES = 32 * 2 ** 20
+#: Deepest nesting of the schema: object > clients list > client > se; one more level is
+#: allowed for the ``estimate`` block's lists.
+MAX_DEPTH = 5
+TOP_KEYS = (FORMAT_KEY, "d", "signal", "clients", "estimate", "federation")
+CLIENT_KEYS = ("name", "id", "gamma", "n", "r", "sigma", "rho", "spectrum", "se")
+#: The client keys each model family uses (the others are ignored with a note).
+FAMILY_KEYS = {"linear": ("gamma", "n", "r", "sigma", "rho", "spectrum"),
+               "logistic": ("gamma", "n", "r", "spectrum")}
+_NUMBERS = ("gamma", "r", "sigma", "rho")
+
+
+class _NonFinite:
+    """What the JSON parser makes of ``NaN``, ``Infinity``, ``-Infinity`` (not JSON numbers):
+    kept as a marker so that the check names the client and the key."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+class _Object(dict):
+    """A JSON object that remembers its duplicate keys (``json``'s default keeps the last)."""
+
+    duplicates = ()
+
+
+def _pairs(pairs):
+    obj = _Object(pairs)
+    if len(obj) != len(pairs):
+        seen, dups = set(), []
+        for k, _ in pairs:
+            if k in seen and k not in dups:
+                dups.append(k)
+            seen.add(k)
+        obj.duplicates = tuple(dups)
+    return obj
+
+
+@dataclass(frozen=True)
+class FederationFile:
+    """A checked federation file.
+
+    Attributes
+    ----------
+    path : str
+    versioned : bool
+        The versioned object (True) or a bare list of clients (False).
+    d : int or None
+    signal : float or None
+    clients : tuple of dict
+        Per client the keys given, numbers as floats (``n``, ``id`` as int), ``spectrum``
+        with ``file:`` paths made absolute (versioned files).
+    where : str
+        How messages name the file (the option and the path).
+    """
+
+    path: str
+    versioned: bool
+    d: int | None
+    signal: float | None
+    clients: tuple
+    where: str
+
+    @property
+    def m(self) -> int:
+        """Number of clients."""
+        return len(self.clients)
+
+    def label(self, j: int) -> str:
+        """``client J`` or ``client J ('NAME')``, as messages name a client."""
+        name = self.clients[j].get("name")
+        return f"client {j}" + (f" ({name!r})" if isinstance(name, str) else "")
+
+    def error(self, j: int | None, text: str) -> ValueError:
+        """A ValueError naming the file and client ``j``."""
+        return ValueError(f"{self.where}: " + ("" if j is None else f"{self.label(j)}: ")
+                          + text)
+
+    def target(self, value) -> int:
+        """The client index of ``--target J``: a 0-based index or a client name."""
+        text = str(value).strip()
+        names = [c.get("name") for c in self.clients]
+        index = int(text) if re.fullmatch(r"[0-9]+", text) and int(text) < self.m else None
+        if text in names:
+            if index is not None and names.index(text) != index:
+                raise ValueError(f"--target {text}: ambiguous in {self.where}, the index of "
+                                 f"{self.label(index)} and the name of "
+                                 f"{self.label(names.index(text))}")
+            return names.index(text)
+        if index is not None:
+            return index
+        known = ", ".join(repr(n) for n in names if n is not None)
+        raise ValueError(f"--target {value!r}: not a client of {self.where} (a 0-based index "
+                         f"below {self.m}" + (f" or a name: {known}" if known else "") + ")")
+
+    def gammas(self) -> list:
+        """Every client's gamma (``n`` turned into d / n with the file's d)."""
+        out = []
+        for j, c in enumerate(self.clients):
+            if "gamma" in c:
+                out.append(c["gamma"])
+            elif self.d is None:
+                raise self.error(j, 'gives n: the file needs "d" to turn it into gamma = d/n')
+            else:
+                g = self.d / c["n"]
+                if not RANGES["gamma"][0] <= g <= RANGES["gamma"][1]:
+                    raise self.error(j, f"gamma = d/n = {g:g} is outside "
+                                        f"[{RANGES['gamma'][0]:g}, {RANGES['gamma'][1]:g}]")
+                out.append(g)
+        return out
+
+    def column(self, key: str, why: str) -> list:
+        """Every client's ``key``; an error naming the first client without it (``why``: who
+        needs it)."""
+        for j, c in enumerate(self.clients):
+            if key not in c:
+                raise self.error(j, f"missing key {key} ({why})")
+        return [c[key] for c in self.clients]
+
+    def optional(self, key: str) -> list | None:
+        """Every client's ``key``, or None when no client gives it; an error when some do."""
+        given = [key in c for c in self.clients]
+        if not any(given):
+            return None
+        if not all(given):
+            raise self.error(given.index(False), f"missing key {key} (given for other "
+                                                 "clients: give it for every client or none)")
+        return [c[key] for c in self.clients]
+
+    def notes(self, family: str, unused=()) -> list:
+        """One sentence naming the keys of the file that ``family`` does not use (``unused``:
+        keys of its schema that this call does not use either), or none."""
+        keys = set(FAMILY_KEYS[family]) - set(unused)
+        ignored = sorted({k for c in self.clients for k in c} - keys - {"name", "id", "se"})
+        if self.signal is not None and family == "linear":
+            ignored.append("signal")
+        if not ignored:
+            return []
+        return [f"{self.where}: {', '.join(ignored)} ignored (not used by the {family} model"
+                + (" or this method" if unused else "") + ")"]
+
+    def spectra(self, default=None) -> list:
+        """Every client's SPEC (``default`` for a client that gives none; None there when
+        ``default`` is None)."""
+        return [c.get("spectrum", default) for c in self.clients]
+
+
+def read(path, option: str | None = None, *, versioned: bool | None = None) -> FederationFile:
+    """Read and check the federation file ``path`` (module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+    option : str, optional
+        The command-line option that named the file, for the messages (``--federation``).
+    versioned : bool, optional
+        True: only the versioned object is accepted; False: only a bare list; None: either.
+
+    Returns
+    -------
+    FederationFile
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the client and the key (module docstring).
+    OSError
+        The file cannot be opened.
+    """
+    path = os.fspath(path)
+    where = f"{option} {path}" if option else str(path)
+    data = _load(path, where)
+    if isinstance(data, dict):
+        if versioned is False:
+            raise ValueError(f"{where}: expected a JSON list of client objects, got an object")
+        return _object(data, path, where)
+    if versioned:
+        got = "a bare list (read by --clients-file)" if isinstance(data, list) else _kind(data)
+        raise ValueError(f"{where}: expected the federation object {{\"{FORMAT_KEY}\": "
+                         f"{VERSION}, \"clients\": [...]}} listing ALL clients, got {got}")
+    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
+        raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
+                         f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
+                         "[...]}")
+    probe, seen = FederationFile(path, False, None, None, tuple(data), where), set()
+    clients = tuple(_client(probe, j, c, None, seen) for j, c in enumerate(data))
+    return FederationFile(path, False, None, None, clients, where)
+
+
+def from_object(data: dict, where: str) -> FederationFile:
+    """Check the federation object ``data`` (already in memory, e.g. ``riskcalc estimate``'s)
+    as ``read`` checks a file's; ``where`` names it in the messages; ``file:`` SPECs are
+    relative to the working directory."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected the federation object, got {_kind(data)}")
+    return _object(data, os.path.join(os.getcwd(), "-"), where)
+
+
+def _load(path, where):
+    """The parsed JSON of ``path``: bounded in size and depth before parsing."""
+    try:
+        with open(path, "rb") as fh:
+            if os.path.isfile(path) and os.fstat(fh.fileno()).st_size > MAX_BYTES:
+                raise ValueError(f"{where}: {os.fstat(fh.fileno()).st_size} bytes, larger than "
+                                 f"a federation file ({MAX_BYTES // 2 ** 20} MiB, about "
+                                 "200,000 clients)")
+            raw = fh.read(MAX_BYTES + 1)       # a device such as /dev/zero: at most this
+    except OSError as exc:
+        raise ValueError(f"{where}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise ValueError(f"{where}: more than {MAX_BYTES // 2 ** 20} MiB, larger than a "
+                         "federation file (about 200,000 clients)")
+    try:
+        text = raw.decode("utf-8-sig")          # a byte-order mark is not content
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 text (byte {exc.start}: "
+                         f"{raw[exc.start:exc.start + 1]!r}); a federation file is JSON "
+                         "text") from None
+    depth = _depth(text)
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: JSON nested {depth} levels deep; a federation file nests "
+                         f"at most {MAX_DEPTH} (object, clients list, client, se)")
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_NonFinite)
+    except ValueError as exc:          # JSONDecodeError, or an integer of > 4300 digits
+        raise ValueError(f"{where}: not valid JSON ({exc})") from None
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of brackets outside strings (without recursion)."""
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
+    step = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
+            - np.isin(codes, (ord("]"), ord("}"))))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _kind(value) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    return {bool: "a boolean", str: "a string", int: "a number", float: "a number",
+            list: "a list", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _object(data, path, where):
+    """The versioned object."""
+    probe = FederationFile(path, True, None, None, (), where)
+    if FORMAT_KEY not in data:
+        raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
+                         f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
+                         f"[...]}}; this object has no \"{FORMAT_KEY}\" key")
+    _keys(probe, None, data, TOP_KEYS, "top-level")
+    version = data[FORMAT_KEY]
+    if type(version) is not int:
+        raise ValueError(f"{where}: \"{FORMAT_KEY}\" must be the integer {VERSION}, got "
+                         f"{version!r} ({_kind(version)})")
+    if version != VERSION:
+        raise ValueError(f"{where}: format version {version} is not supported (this fedrisk "
+                         f"reads version {VERSION})")
+    d = None if "d" not in data else _integer(probe, None, "d", data["d"], 1)
+    if d is not None and d > MAX_EIGENVALUES:
+        raise probe.error(None, f"d = {d} is larger than {MAX_EIGENVALUES:g}, the most "
+                                "eigenvalues a spectrum may have")
+    signal = None if "signal" not in data else _number(probe, None, "signal", data["signal"])
+    clients = data.get("clients")
+    if not isinstance(clients, list) or not clients:
+        raise probe.error(None, "\"clients\" must be a non-empty list of client objects, got "
+                                + ("nothing" if clients is None else _kind(clients)))
+    for k in ("estimate", "federation"):
+        if k in data and not isinstance(data[k], (dict, list)):
+            raise probe.error(None, f"{k} must be an object or a list (written by riskcalc "
+                                    f"estimate), got {_kind(data[k])}")
+    probe = FederationFile(path, True, d, signal, tuple(clients), where)
+    base = os.path.dirname(os.path.abspath(path))
+    seen = set()
+    out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
+    names, dup = set(), None
+    for c in out:
+        if "name" in c:
+            if c["name"] in names:
+                dup = c["name"]
+                break
+            names.add(c["name"])
+    if dup is not None:
+        raise probe.error(None, f"two clients are named {dup!r}: names must be unique (a "
+                                "--target names one client)")
+    return FederationFile(path, True, d, signal, out, where)
+
+
+def _keys(probe, j, obj, allowed, what):
+    dups = getattr(obj, "duplicates", ())
+    if dups:
+        raise probe.error(j, f"key {dups[0]} given twice (JSON keeps only one "
+                             "value; remove the other)")
+    unknown = [k for k in obj if k not in allowed]
+    if unknown:
+        raise probe.error(j, f"unknown key {_short(unknown[0])} ({what} keys: "
+                             f"{', '.join(allowed)})")
+
+
+def _client(probe, j, c, base, seen):
+    """One client object, checked (``base``: the folder ``file:`` SPECs are relative to; None
+    for a bare list, whose SPECs keep their meaning; ``seen``: the SPECs checked already)."""
+    if not isinstance(c, dict):
+        raise probe.error(j, f"must be an object, got {_kind(c)}")
+    _keys(probe, j, c, CLIENT_KEYS, "client")
+    if probe.versioned and ("gamma" in c) == ("n" in c):
+        raise probe.error(j, "give exactly one of gamma (d / n) and n (with the file's d), "
+                             f"got {'both' if 'gamma' in c else 'neither'}")
+    out = {}
+    for key, value in c.items():
+        if key in _NUMBERS:
+            out[key] = _number(probe, j, key, value)
+        elif key == "n":
+            out[key] = _integer(probe, j, key, value, 1)
+        elif key == "id":
+            out[key] = _integer(probe, j, key, value, -MAX_INT)
+        elif key == "name":
+            if not isinstance(value, str) or not value.strip():
+                raise probe.error(j, f"name must be a non-empty string, got {value!r}")
+            out[key] = value
+        elif key == "spectrum":
+            out[key] = _spec(probe, j, value, base, seen)
+        elif key == "se":
+            out[key] = _se(probe, j, value)
+    return out
+
+
+def _number(probe, j, key, value):
+    if isinstance(value, _NonFinite):
+        raise probe.error(j, f"{key} must be a finite number, got {value!r}")
+    if type(value) not in (int, float):
+        raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
+                             "numbers are JSON numbers, not strings or booleans)")
+    low, high = RANGES.get(key, RANGES["r"])
+    if not np.isfinite(_float(value)):
+        raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
+                             f"{_short(value)}")
+    if key == "gamma":
+        ok = low <= value <= high
+    else:
+        ok = 0.0 <= value <= high
+    if not ok:
+        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
+
+
+def _integer(probe, j, key, value, minimum):
+    if isinstance(value, _NonFinite) or type(value) not in (int, float) or not (
+            np.isfinite(_float(value)) and value == int(value)):
+        raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
+                             + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
+    if not minimum <= value <= MAX_INT:
+        raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {MAX_INT}, got "
+                             f"{value!r}")
+    return int(value)
+
+
+def _float(value) -> float:
+    """``value`` as a float, inf for an integer too large for one."""
+    try:
+        return float(value)
+    except OverflowError:
+        return np.inf
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+
+
+def _spec(probe, j, value, base, seen):
+    """A SPEC string, its syntax and size checked now (so that its errors name the client);
+    ``file:`` made absolute against ``base``."""
+    if not isinstance(value, str):
+        raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
+                             f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
+    kind, _, arg = value.strip().partition(":")
+    if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
+        value = "file:" + os.path.join(base, arg)
+    if value in seen:
+        return value
+    try:
+        ordered_steps(value, probe.d)
+    except ValueError as exc:
+        text = str(exc)
+        if probe.d is None and "powerlaw needs the number" in text:
+            return value            # sized later, by the verb's --d
+        raise probe.error(j, f"spectrum: {text}") from None
+    seen.add(value)
+    return value
+
+
+def _se(probe, j, value):
+    if not isinstance(value, dict):
+        raise probe.error(j, f"se must be an object of standard errors, got {_kind(value)}")
+    _keys(probe, j, value, ("gamma", "n", "r", "sigma", "rho"), "se")
+    out = {}
+    for key, v in value.items():
+        out[key] = None if v is None else _number(probe, j, f"se.{key}", v)
+    return out

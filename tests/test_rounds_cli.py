@@ -1,0 +1,100 @@
+"""The command line along the rounds (issue 29, DESIGN.md fourth round): predict and compare
+METHOD --rounds ... --local-steps K --local-step-size ETA --signal S."""
+
+import json
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.cli import main
+
+BASE = ["--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1", "--local-steps", "5",
+        "--local-step-size", "0.1"]
+
+
+def run(capsys, argv):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_predict_rows_per_round_in_the_order_given(capsys):
+    code, out, _ = run(capsys, ["predict", "fedavg", *BASE, "--clients", "3",
+                                "--rounds", "10,0,inf", "--json"])
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["rounds"] for r in rows] == [10, 0, None]
+    ref = riskcalc.rounds_limit("fedavg", gamma=[2.0] * 3, r=1.0, sigma=0.5, signal=1.0,
+                                rounds=[10, 0, np.inf], local_steps=5, step_size=0.1)
+    for t, row in enumerate(rows):
+        assert row["risk"] == pytest.approx(ref.risk[0, t], rel=1e-12)
+        assert row["bias"] + row["variance"] == pytest.approx(row["risk"], rel=1e-12)
+        assert row["diagnostics"] == {"contraction": pytest.approx(ref.contraction),
+                                      "converges": True}
+    assert rows[1]["risk"] == pytest.approx(2.0)      # T = 0: the zero model, signal^2 + r^2
+
+
+def test_federation_file_and_target(capsys, tmp_path):
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 0.3, "sigma": 0.5},
+        {"name": "b", "gamma": 4, "r": 1.5, "sigma": 0.5}]}))
+    code, out, _ = run(capsys, ["predict", "fedavg", "--federation", str(fed), "--target", "b",
+                                "--signal", "1", "--rounds", "5", "--local-steps", "2",
+                                "--local-step-size", "0.1", "--json"])
+    assert code == 0
+    ref = riskcalc.rounds_limit("fedavg", gamma=[0.5, 4.0], r=[0.3, 1.5], sigma=0.5,
+                                signal=1.0, rounds=5, local_steps=2, step_size=0.1)
+    assert json.loads(out)[0]["risk"] == pytest.approx(ref.risk[1, 0], rel=1e-12)
+
+
+def test_compare_agrees_with_simulation(capsys):
+    code, out, _ = run(capsys, ["compare", "fedavg", *BASE, "--clients", "3", "--rounds",
+                                "1,20,inf", "--d", "100", "--reps", "4", "--no-progress",
+                                "--json"])
+    assert code == 0
+    for row in json.loads(out):
+        pred, sim = row["predicted"]["risk"], row["simulated"]
+        # d = 100: finite-d error ~0.1% (benchmarks/bench_rounds_agreement.py); 3% is loose.
+        assert abs(sim["risk"] - pred) <= 5 * sim["risk_se"] + 0.03 * pred
+
+
+def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
+    argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",
+            "--local-steps", "1", "--local-step-size", "0.1", "--global-step", "5"]
+    code, out, _ = run(capsys, [*argv, "--rounds", "1,5000", "--json"])
+    assert code == 0
+    rows = json.loads(out)
+    assert rows[-1]["risk"] is None and rows[-1]["diagnostics"]["converges"] is False
+    code, _, err = run(capsys, [*argv, "--rounds", "inf"])
+    assert code == 2 and err.startswith("error: ") and "diverges" in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--rounds", "1.5"], "--rounds"),
+    (["--rounds", "-1"], "--rounds"),
+    (["--rounds", "3", "--local-steps", "0"], "--local-steps"),
+    (["--rounds", "3", "--local-steps", "2.5"], "--local-steps"),
+    (["--rounds", "3", "--local-step-size", "0"], "step_size"),
+    (["--rounds", "3", "--rho", "1"], "--rho"),
+    (["--rounds", "3", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
+])
+def test_bad_input_is_one_clear_error(capsys, extra, message):
+    argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",
+            "--local-steps", "2", "--local-step-size", "0.1"]
+    # Later options win in argparse: the bad value replaces the good one.
+    code, out, err = run(capsys, [*argv, *extra])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+
+
+def test_missing_pieces_and_other_methods(capsys):
+    code, _, err = run(capsys, ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
+                                "0.5", "--rounds", "3"])
+    assert code == 2 and "--local-steps" in err and "--signal" in err
+    code, _, err = run(capsys, ["predict", "ftfa", *BASE, "--rounds", "3"])
+    assert code == 2 and "fedavg" in err
+    code, _, err = run(capsys, ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
+                                "0.5", "--signal", "1"])
+    assert code == 2 and "--signal" in err
