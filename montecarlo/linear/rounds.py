@@ -239,7 +239,7 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         g > 0; default 1 (FedAvg), 1/lam (Algorithm 1: plain averaging).
     lam : float
         Prox coupling > 0, Algorithm 1 only.
-    weights : "samples" | "uniform" | sequence
+    weights : {"samples", "uniform"} or sequence
         Client weights p_j of the server updates.
     spectrum : Spectrum or SPEC str, optional
         Covariance spectrum shared by the clients (default identity).

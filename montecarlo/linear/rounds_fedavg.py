@@ -22,7 +22,7 @@ product), so after one eigendecomposition of D each T costs O(d^2). Client j's o
 round T is v_j - theta_j = A_j (w_{T-1} - theta_j) + G_j X_j^T eps_j / n_j: the same formulas with
 Sigma replaced by A_j Sigma A_j, plus the noise cross term 2 p_j sigma_j^2/n_j tr(Sigma A_j R
 G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed point (T = inf, when
-the spectral radius max |1 - g delta| on the range of D is below 1) has p = 1, r = 1/delta on
+the spectral radius max abs(1 - g delta) on the range of D is below 1) has p = 1, r = 1/delta on
 the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
 N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
 Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),

@@ -1,5 +1,5 @@
-"""``riskcalc predict|compare fedavg|fedprox ... --rounds T[,T2,...,inf]``: the risk along
-federated training (issue 29; DESIGN.md, "Contracts added in the fourth round").
+"""The risk along federated training on the command line: ``predict`` and ``compare`` with
+``--rounds T[,T2,...,inf]`` (issue 29; DESIGN.md, "Contracts added in the fourth round").
 
 The options of the training dynamics (``add_options``), their parsing, the federation they act
 on (``--clients M`` identical clients or ``--clients-file``, the target first), the predicted
