@@ -57,6 +57,23 @@ import numpy as np
 
 VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not checkable",
             "finding")
+#: One line per verdict: the legend printed under ``riskcalc check`` and in REPORT.md.
+LEGEND = {
+    "holds": "the printed statement agrees with independent evidence, in its stated scope",
+    "loose": "true as printed but weaker than the evidence shows (the sharp form is given)",
+    "erratum-harmless": "the printed form is wrong (typo, constant, proof text), no "
+                        "conclusion of the paper changes (the corrected form is given)",
+    "erratum": "the printed form is wrong and it matters (the corrected form is given)",
+    "fails": "the statement does not hold in its scope, and no correction makes it hold",
+    "not checkable": "no numerical evidence is possible in its scope (the reason is given)",
+    "finding": "a result of this toolkit outside any claim's scope: not a verdict on the "
+               "paper",
+}
+#: What an accusation rests on, in words (``Outcome.transcription``).
+RESTS_ON = {
+    "depends": "the accusation assumes the extracted text is faithful",
+    "independent": "it holds whatever symbols the text extraction lost",
+}
 # The verdicts that carry a corrected (or sharp) form, most serious last.
 CORRECTED = ("loose", "erratum-harmless", "erratum")
 # The verdicts that accuse the paper of an error: they state what they rest on.

@@ -195,8 +195,8 @@ def sec2_summand(cfg, seed):
 
 @claim("000.eq18.general-weights", location="Sec. 3, eq. (18) (dichotomous strategy, AER)",
        kind="inequality",
-       statement="For any weights p, the dichotomous strategy has E[AER] <~ beta(||l||_inf/(mu "
-                 "N/m) ^ R^2) + beta ||l||_inf/mu sum_i p_i^2/n_i.")
+       statement="For any weights p, the dichotomous strategy has E[AER] <~ beta min{||l||_inf/(mu "
+                 "N/m), R^2} + beta ||l||_inf/mu sum_i p_i^2/n_i.")
 def eq18_weights(cfg, seed):
     # Against (18) as printed (second term beta ||l||_inf/mu sum_i p_i^2/n_i): at R large the
     # strategy trains locally, and local training's AER for weights p is of order
@@ -225,7 +225,7 @@ def eq18_weights(cfg, seed):
     prop_ok = all(x["local_proportional"] <= x["printed_proportional"] for x in rows)
     return judge_erratum(grows, prop_ok,
                          "n = (4, b x (m-1)), p uniform, R = 10 (local branch): local-training "
-                         "AER beta ||l||/mu sum p_i/n_i over printed (18) beta(m/N ^ R^2) + "
+                         "AER beta ||l||/mu sum p_i/n_i over printed (18) beta min{m/N, R^2} + "
                          "beta ||l||/mu sum p_i^2/n_i = " + ", ".join(
                              f"{x['ratio']:.3g} (m={x['m']}, b={x['b']:.0f})" for x in rows)
                          + "; with p_i = n_i/N (18) holds: local " + ", ".join(

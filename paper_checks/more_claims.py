@@ -94,7 +94,7 @@ def thm8_rule(cfg, seed):
 @claim("000.eq18-19.proportional-weights", location="Cor. 9, eqs. (18)-(19) and the display "
        "after them", kind="closed-form identity",
        statement="With p_i = n_i/N, the weight terms of (18) and (19) simplify: sum_i p_i^2/n_i "
-                 "= 1/N, so (18) reads mu (beta ||l||_inf m/(mu N) ^ R^2) + "
+                 "= 1/N, so (18) reads mu min{beta ||l||_inf m/(mu N), R^2} + "
                  "beta ||l||_inf/(mu N).")
 def eq18_19(cfg, seed):
     # Exact identity sum_i (n_i/N)^2 / n_i = 1/N on random unbalanced sizes, and riskcalc's

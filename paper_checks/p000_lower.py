@@ -6,7 +6,7 @@ File ``000_7ff2ed2592df3b60.txt`` (002 is the same paper, HTML text), Sec. 3.2 a
 Derivation (here). The minimax risk is at least the Bayes risk under any prior supported in
 the class. The proof of Thm 8 uses two hypercube priors, one per term:
 
-* heterogeneity (the d/n_i ^ R^2 term): w*_i = delta v_i, v_i independent and uniform on
+* heterogeneity (the min{d/n_i, R^2} term): w*_i = delta v_i, v_i independent and uniform on
   {-1, 1}^d, delta = min(R/(2 sqrt d), 1/sqrt(n_i)); then ||w*_i - sum_j p_j w*_j|| <= 2 delta
   sqrt(d) <= R, so the prior lies in P1 and P2. The clients are independent and the centre 0
   is known, so client i's posterior depends on its own n_i samples only, and the Bayes AER
@@ -130,7 +130,7 @@ def _summary(rows, ratio, low, span, what, c):
 @claim("000.thm8.lower-bound", location="Thm 8, eqs. (14)-(15) (proof: App. A)",
        kind="inequality",
        statement="inf over estimators of sup over P1 (resp. P2) of the AER (resp. IER) "
-                 "estimation error is >~ d/(N/m) ^ R^2 + d/N (resp. d/n_i ^ R^2 + d/N), with "
+                 "estimation error is >~ min{d/(N/m), R^2} + d/N (resp. min{d/n_i, R^2} + d/N), with "
                  "balanced n_i and p_i = n_i/N.")
 def thm8_lower(cfg, seed):
     # Balanced n_i and the proof's independent-client prior: AER = IER = the one-client Bayes
@@ -141,13 +141,13 @@ def thm8_lower(cfg, seed):
         cfg, seed, bayes_estimation_risk,
         lambda n, m, R: min(_D / n, R * R) + _D / (n * m))
     return judge(bool(low.min() >= c) and ratio.max() / ratio.min() < 20 and span > 30,
-                 _summary(rows, ratio, low, span, "the rate d/n ^ R^2 + d/N", c),
+                 _summary(rows, ratio, low, span, "the rate min{d/n, R^2} + d/N", c),
                  {"rows": rows, "ratio": ratio, "span": span})
 
 
 @claim("000.cor9.lower-bound", location="Cor. 9, eqs. (16)-(17)", kind="inequality",
-       statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (beta/(N/m) ^ R^2 + beta/N) "
-                 "(resp. mu (beta/n_i ^ R^2 + beta/N)) on some Lemma 7 instance, with beta ~ d.")
+       statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (min{beta/(N/m), R^2} + beta/N) "
+                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with beta ~ d.")
 def cor9_lower(cfg, seed):
     # The excess logistic risk's Bayes rule under the same priors; on these instances (margins
     # |x'w| <= sqrt(d) delta <= 1) mu = mu_0 >= 1/(4 cosh^2(1/2)) and beta = d/4 (Lemma 7).
@@ -157,5 +157,5 @@ def cor9_lower(cfg, seed):
         cfg, seed, bayes_excess_risk,
         lambda n, m, R: mu * (min(beta / n, R * R) + beta / (n * m)))
     return judge(bool(low.min() >= c) and ratio.max() / ratio.min() < 20 and span > 30,
-                 _summary(rows, ratio, low, span, "mu (beta/n ^ R^2 + beta/N)", c),
+                 _summary(rows, ratio, low, span, "mu (min{beta/n, R^2} + beta/N)", c),
                  {"rows": rows, "ratio": ratio, "span": span, "beta": beta, "mu": mu})

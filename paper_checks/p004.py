@@ -82,8 +82,8 @@ def eq50(cfg, seed):
                           "printed": printed._asdict(), "rederived": fixed._asdict()},
                          "E||w_g - w*_g||^2 <= 2 E||w_g - w_GT||^2 + 2 E||w_GT - w*_g||^2; the "
                          "recursion then needs g <= 1/(16 L^2) and gives C1 = 64 rho^2/mu^2, "
-                         "C2 = ((1 + sqrt 3) rho/mu)^2 v 64 kappa^2, C3 = 384 rho^2/mu^2, "
-                         "C4 = (rho (1 + sqrt(4 C2 + 5))/mu)^2 v 390 kappa^2",
+                         "C2 = max{((1 + sqrt 3) rho/mu)^2, 64 kappa^2}, C3 = 384 rho^2/mu^2, "
+                         "C4 = max{(rho (1 + sqrt(4 C2 + 5))/mu)^2, 390 kappa^2}",
         level="erratum-harmless",
         transcription=('independent',
                        "paper 004's text is LaTeX; the coefficients 1, 1 are "
@@ -93,7 +93,7 @@ def eq50(cfg, seed):
 @claim("004.table1.middle-column", location="Table 1, column 1/(m sqrt n) < R <= 1/sqrt n",
        kind="rate up to constants",
        statement="In the middle heterogeneity regime FedProx's local error (and the lower bound) "
-                 "is R^2 ^ 1/(mn) (minimum).")
+                 "is min{R^2, 1/(mn)}.")
 def table1(cfg, seed):
     rows, worst = [], 0.0
     n = 100
@@ -112,10 +112,10 @@ def table1(cfg, seed):
     corrected = [max(1 / n, 1 / (x["m"] * n)) for x in rows]
     corr_ok = all(0.5 <= c / x["lower_bound"] <= 2 for c, x in zip(corrected, rows))
     return judge_erratum(worst > 100, corr_ok, "n=100, R=1/sqrt(n): lower bound min(1/n, R^2) + "
-                         "1/N over the printed R^2 ^ 1/(mn): " + ", ".join(
+                         "1/N over the printed min{R^2, 1/(mn)}: " + ", ".join(
                              f"m={x['m']}: {x['ratio']:.0f}" for x in rows),
                          {"points": rows, "corrected": corrected},
-                         "R^2 v 1/(mn) (maximum): Thm 1 gives C3/N + C4 R^2 there and the lower "
+                         "max{R^2, 1/(mn)}: Thm 1 gives C3/N + C4 R^2 there and the lower "
                          "bound is R^2 + 1/N",
                          transcription=('independent',
                                         "paper 004's text is LaTeX (the cell reads R^2 wedge "

@@ -9,7 +9,7 @@ d = 5, true models at distance R from their centre), at the lambda Thm 1 prescri
 ``montecarlo.rates.fedprox_theorem1_constants``). For every (n, m, R) cell the global error
 E||w~_g - w*_g||^2 (w*_g: the minimizer of the clients' average population loss, by Newton on
 the 2^d feature values) and the local error mean_i E||w~_i - w*_i||^2 are compared with the
-rate d/N + (d/n ^ R^2) of (6)-(7): one constant must bound both everywhere, the homogeneous
+rate d/N + min{d/n, R^2} of (6)-(7): one constant must bound both everywhere, the homogeneous
 cells must scale as 1/N (n and m entering only through N = m n) and the heterogeneous ones as
 1/n (no gain from more clients), while the rate spans two orders of magnitude.
 """
@@ -57,8 +57,8 @@ def _cell(n, m, f, reps, seed, cell):
 
 
 @claim("004.thm1.rates", location="Thm 1, eqs. (6)-(7)", kind="rate up to constants",
-       statement="With Thm 1's lambda, E||w~_g - w*_g||^2 <= C1/N + C2 (1/n ^ R^2) and E||w~_i "
-                 "- w*_i||^2 <= C3/N + C4 (1/n ^ R^2): the error follows 1/N + (1/n ^ R^2) in "
+       statement="With Thm 1's lambda, E||w~_g - w*_g||^2 <= C1/N + C2 min{1/n, R^2} and E||w~_i "
+                 "- w*_i||^2 <= C3/N + C4 min{1/n, R^2}: the error follows 1/N + min{1/n, R^2} in "
                  "n, m and R.")
 def thm1_rates(cfg, seed):
     ns = cfg.pick([100, 800], [100, 400, 1600])
@@ -91,7 +91,7 @@ def thm1_rates(cfg, seed):
     ok = (bounded and span > 30 and hom.max() / hom.min() < 2
           and all(0.5 < g < 2 for g in m_gain.values()))
     return judge(ok, f"Lemma 7 logistic, d = {_D}, exact FedProx at Thm 1's lambda, {reps} reps, "
-                 f"n in {ns}, m in {ms}, R^2 n/d in {{1e-3, 1, 20}}: the rate d/N + (d/n ^ R^2) "
+                 f"n in {ns}, m in {ms}, R^2 n/d in {{1e-3, 1, 20}}: the rate d/N + min{d/n, R^2} "
                  f"spans x{span:.0f}; error / rate: global in [{ratio['global'].min():.2f}, "
                  f"{ratio['global'].max():.2f}], local in [{ratio['local'].min():.2f}, "
                  f"{ratio['local'].max():.2f}] (<= 8 = 2/mu); R ~ 0: local error x N/d in "

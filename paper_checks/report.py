@@ -146,6 +146,18 @@ def read_verdicts(path=REPORT) -> dict:
     return out
 
 
+_TIME = re.compile(r"^### `([^`]+)` - .*?^- Time: ([0-9.]+) s$", re.M | re.S)
+
+
+def read_seconds(path=REPORT) -> dict:
+    """``{claim id: seconds}`` each claim took in the run the report records."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return {}
+    return {m.group(1): float(m.group(2)) for m in _TIME.finditer(text)}
+
+
 def main(argv=None) -> int:
     from paper_checks import run_claims, select
 
