@@ -63,6 +63,32 @@ def _agd_calls(L, mu, grad, x_star, eps, kmax):
     return np.inf, above
 
 
+def summand_lower_calls(m: int, kappa_block: float, eps: float) -> int:
+    """Fewest summand gradients a span-restricted method needs on a separable finite sum.
+
+    Derived here. f(x) = (1/m) sum_j f_j(x_j), x = (x_1, ..., x_m) in m blocks, f_j Nesterov's
+    chain on block j with smoothness L~ and strong convexity m mu (so each f_j / m is
+    L~/m-smooth in its block, f is mu-strongly convex and each summand f_j is L~-smooth): a
+    gradient of summand j at a point of the explored span adds at most one coordinate of block
+    j. After k_j calls on block j the error is >= tail(k_j) (as in ``_agd_calls``), and
+    ||x - x*||^2 <= eps ||x*||^2 needs sum_j tail(k_j) <= eps m tail(0). tail is convex in k
+    (its increments x*_k^2 decrease, asserted), so by Jensen sum_j tail(k_j) >= m tail(k_bar):
+    the calls are at least m k*, k* the (real) solution of tail(k*) = eps tail(0), bounded
+    below by the last integer k with tail(k) > eps tail(0). Block condition number
+    kappa_block = L~/(m mu), so the bound is m sqrt(kappa_block) log 1/eps / 2 ~ sqrt(m L~/mu).
+    """
+    L_t = 1.0
+    mu_block = L_t / kappa_block
+    d = int(12 * np.sqrt(kappa_block) * np.log(1 / eps)) + 50
+    _, x_star = _nesterov(L_t, mu_block, d)
+    inc = x_star ** 2
+    if np.any(np.diff(inc) > 1e-15 * inc[0]):
+        raise RuntimeError("the chain's tail is not convex: the Jensen step does not apply")
+    tail = np.cumsum(inc[::-1])[::-1]
+    k_star = int(np.argmax(tail <= eps * tail[0])) - 1
+    return m * max(k_star, 1)
+
+
 @claim("001.sec32.lower-bounds", location="Sec. 3.2 (local-oracle lower bounds) and Table 2",
        kind="rate up to constants",
        statement="Span-restricted methods need >~ sqrt(L/mu) log 1/eps local gradient calls "

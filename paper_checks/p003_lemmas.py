@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from montecarlo.seeding import replicate_rng
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 
 
 @claim("003.a3.worked-examples", location="Assumption A3 (Sec. 2), the two worked cases",
@@ -56,7 +56,8 @@ def _sample_cov(rng, n, d, reps):
 
 
 @claim("003.lemma62.moment-bound", location="Lemma 6.2 (Sec. 6)", kind="inequality",
-       statement="E|||Sigma_hat_j|||_op^p <= K (e log d)^p n_j (up to constants, for large m).")
+       statement="E|||Sigma_hat_j|||_op^p <= K (e log d)^p n_j (up to constants, for large m).",
+       mutants=('upper',))
 def lemma62(cfg, seed):
     rng = replicate_rng(seed, 0)
     p, rows = 3, []
@@ -64,7 +65,7 @@ def lemma62(cfg, seed):
         n = int(d / gamma)
         S = _sample_cov(rng, n, d, cfg.pick(10, 40))
         mom = float(np.mean(np.linalg.eigvalsh(S)[:, -1] ** p))
-        bound = (np.e * np.log(d)) ** p * n
+        bound = stated((np.e * np.log(d)) ** p * n, "upper")
         mp_edge = (1 + np.sqrt(gamma)) ** (2 * p)          # the moment's limit (MP edge)
         rows.append({"d": d, "n": n, "moment": mom, "bound_K1": bound, "mp_edge_p": mp_edge})
     ok = all(r["moment"] <= r["bound_K1"] for r in rows)

@@ -48,7 +48,8 @@ def cor31_fedavg(cfg, seed):
 
 @claim("003.cor31.local-minnorm", location="Cor. 3.1 (Sec. 3.3), eq. 9", kind="exact limit",
        statement="The zero-collaboration min-norm interpolant has bias -> rho^2 (1 - 1/gamma) and "
-                 "variance -> sigma^2 / (gamma - 1), rho = ||theta_i||.")
+                 "variance -> sigma^2 / (gamma - 1), rho = ||theta_i||.",
+       mutants=('equality',))
 def cor31_local(cfg, seed):
     ok_b, s_b, e_b = _compare_points(cfg, seed, "local", "bias", MINNORM, _bias_minnorm)
     ok_v, s_v, e_v = _compare_points(cfg, seed, "local", "variance", MINNORM, _var_minnorm)
@@ -57,7 +58,8 @@ def cor31_local(cfg, seed):
 
 @claim("003.cor31.local-ridge", location="Cor. 3.1 (Sec. 3.3), eq. 10", kind="exact limit",
        statement="The zero-collaboration ridge estimator has bias -> rho^2 lam^2 m'(-lam) and "
-                 "variance -> sigma^2 gamma (m(-lam) - lam m'(-lam)).")
+                 "variance -> sigma^2 gamma (m(-lam) - lam m'(-lam)).",
+       mutants=('equality',))
 def cor31_local_ridge(cfg, seed):
     ok_b, s_b, e_b = _compare_points(cfg, seed, "local_ridge", "bias", RIDGE, _bias_ridge)
     ok_v, s_v, e_v = _compare_points(cfg, seed, "local_ridge", "variance", RIDGE, _var_ridge)

@@ -13,7 +13,7 @@ import numpy as np
 import riskcalc
 from montecarlo.seeding import replicate_rng
 from montecarlo.stats import mean_se
-from paper_checks.core import claim, judge, judge_erratum
+from paper_checks.core import claim, judge, judge_erratum, stated
 from paper_checks.evidence import Z, agreement, fmt, simulate
 from paper_checks.mp import mp_moment, printed_m
 from paper_checks.p003_common import (MINNORM, RIDGE, SLACK, _bias_minnorm, _bias_ridge,
@@ -24,27 +24,31 @@ from paper_checks.p003_common import (MINNORM, RIDGE, SLACK, _bias_minnorm, _bia
 # --- Theorems 1 and 2, isotropic limits ---------------------------------------------------
 
 @claim("003.thm1.isotropic-bias", location="Thm 1 (Sec. 3.1)", kind="exact limit",
-       statement="For Sigma = I the bias of FTFA (eq. 7) converges to r^2 (1 - 1/gamma).")
+       statement="For Sigma = I the bias of FTFA (eq. 7) converges to r^2 (1 - 1/gamma).",
+       mutants=('equality',))
 def thm1_bias(cfg, seed):
     return judge(*_compare_points(cfg, seed, "ftfa", "bias", MINNORM, _bias_minnorm))
 
 
 @claim("003.thm1.isotropic-variance", location="Thm 1 (Sec. 3.1)", kind="exact limit",
-       statement="For Sigma = I the variance of FTFA converges to sigma^2 / (gamma - 1).")
+       statement="For Sigma = I the variance of FTFA converges to sigma^2 / (gamma - 1).",
+       mutants=('equality',))
 def thm1_variance(cfg, seed):
     return judge(*_compare_points(cfg, seed, "ftfa", "variance", MINNORM, _var_minnorm))
 
 
 @claim("003.thm2.isotropic-bias", location="Thm 2 (Sec. 3.2)", kind="exact limit",
        statement="For Sigma = I the bias of RTFA (eq. 8) converges to r^2 lam^2 m'(-lam), m the "
-                 "Marchenko-Pastur Stieltjes transform.")
+                 "Marchenko-Pastur Stieltjes transform.",
+       mutants=('equality',))
 def thm2_bias(cfg, seed):
     return judge(*_compare_points(cfg, seed, "rtfa", "bias", RIDGE, _bias_ridge))
 
 
 @claim("003.thm2.isotropic-variance", location="Thm 2 (Sec. 3.2)", kind="exact limit",
        statement="For Sigma = I the variance of RTFA converges to sigma^2 gamma (m(-lam) - lam "
-                 "m'(-lam)).")
+                 "m'(-lam)).",
+       mutants=('equality',))
 def thm2_variance(cfg, seed):
     return judge(*_compare_points(cfg, seed, "rtfa", "variance", RIDGE, _var_ridge))
 
@@ -72,11 +76,12 @@ def _empirical_stieltjes(cfg, seed, gamma, lam):
 @claim("003.thm2.mp-closed-form", location="Thm 2 (Sec. 3.2), closed form of m_i(z)",
        kind="closed-form identity",
        statement="When Cov(x) = I, m(z) = (1 - gamma - z - sqrt((1 - gamma - z)^2 - 4 gamma z)) / "
-                 "(2 gamma z): the Stieltjes transform of the Marchenko-Pastur law, at z = -lam.")
+                 "(2 gamma z): the Stieltjes transform of the Marchenko-Pastur law, at z = -lam.",
+       mutants=('equality',))
 def thm2_mp(cfg, seed):
     rows, ok, parts = [], True, []
     for k, (g, lam) in enumerate([(2.0, 0.5), (4.0, 0.1), (0.5, 1.0)]):
-        closed, integral = printed_m(g, -lam), mp_moment(g, lam, 1)
+        closed, integral = stated(printed_m(g, -lam), "equality"), mp_moment(g, lam, 1)
         sims, n = _empirical_stieltjes(cfg, seed + k, g, lam)
         a = agreement(float(closed), sims, slack=SLACK / n)
         rel = float(abs(closed - integral) / integral)
@@ -120,11 +125,12 @@ def thm2_which_measure(cfg, seed):
 # --- optimal lambda ---------------------------------------------------------------------
 
 @claim("003.thm2.lambda-star", location="Thm 2 (Sec. 3.2)", kind="closed-form identity",
-       statement="The risk of RTFA is minimized at lam* = sigma^2 gamma / r^2.")
+       statement="The risk of RTFA is minimized at lam* = sigma^2 gamma / r^2.",
+       mutants=('equality',))
 def thm2_lambda_star(cfg, seed):
     rows, ok, parts = [], True, []
     for g, r, s in [(2.0, 1.0, 0.5), (4.0, 1.5, 1.0), (1.5, 2.0, 0.3)]:
-        closed = s * s * g / r / r
+        closed = stated(s * s * g / r / r, "equality")
         # Independent route: golden-section minimization of the MP-integral risk in log lam.
         # 15 digits and 45 golden steps pin log(lam) to ~1e-9 (the quadrature is the cost).
         with mpm.workdps(15):
@@ -158,13 +164,14 @@ def thm2_lambda_star(cfg, seed):
 
 
 @claim("003.thm2.optimal-risk", location="Thm 2 (Sec. 3.2)", kind="closed-form identity",
-       statement="At lam* = sigma^2 gamma / r^2 the RTFA risk equals sigma^2 gamma m(-lam*).")
+       statement="At lam* = sigma^2 gamma / r^2 the RTFA risk equals sigma^2 gamma m(-lam*).",
+       mutants=('equality',))
 def thm2_optimal_risk(cfg, seed):
     rows, ok, parts = [], True, []
     for g, r, s in [(2.0, 1.0, 0.5), (4.0, 1.5, 1.0), (1.2, 0.7, 0.9), (10.0, 3.0, 0.2)]:
         lam = mpm.mpf(s) ** 2 * g / mpm.mpf(r) ** 2
         lhs = _mp_risk(g, r, s, lam)
-        rhs = mpm.mpf(s) ** 2 * g * mp_moment(g, lam, 1)
+        rhs = stated(mpm.mpf(s) ** 2 * g * mp_moment(g, lam, 1), "equality")
         rel = float(abs(lhs - rhs) / rhs)
         ok &= rel < 1e-20
         rows.append({"gamma": g, "r": r, "sigma": s, "bias_plus_variance": float(lhs),
@@ -180,13 +187,14 @@ def thm2_optimal_risk(cfg, seed):
 @claim("003.thm2.rtfa-beats-ftfa", location="Thm 2 (Sec. 3.2), following paragraph",
        kind="inequality",
        statement="With the optimal lam, RTFA has lower test loss than FTFA; the ridge solution "
-                 "with lam -> 0 converges to the min-norm interpolant (FTFA).")
+                 "with lam -> 0 converges to the min-norm interpolant (FTFA).",
+       mutants=('upper',))
 def thm2_rtfa_beats_ftfa(cfg, seed):
     g = np.linspace(1.05, 20, 60)[:, None]
     snr = np.geomspace(1e-2, 1e2, 41)[None, :]   # r^2 / sigma^2
     opt = riskcalc.optimal_limit("rtfa", gamma=g, sigma=1.0, r=np.sqrt(snr)).risk
     ftfa = riskcalc.limit("ftfa", gamma=g, sigma=1.0, r=np.sqrt(snr)).risk
-    gap = float(np.min((ftfa - opt) / ftfa))
+    gap = float(np.min((stated(ftfa, "upper") - opt) / ftfa))
     # lam -> 0: the MP-integral risk at lam = 1e-12 against Thm 1's closed form.
     small = float(_mp_risk(2.0, 1.0, 0.5, mpm.mpf("1e-12")))
     lim_ok = abs(small - 0.75) < 1e-9
@@ -212,17 +220,19 @@ def _closed_risk(g, r, s, lam):
 
 @claim("003.thm2.lambda-limits", location="Thm 2 and Cor. 3.1 (Sec. 3)", kind="closed-form identity",
        statement="RTFA interpolates between FTFA (lam -> 0: risk r^2 (1 - 1/gamma) + sigma^2/(gamma "
-                 "- 1)) and FedAvg (lam -> infinity: risk r^2).")
+                 "- 1)) and FedAvg (lam -> infinity: risk r^2).",
+       mutants=('equality',))
 def thm2_lambda_limits(cfg, seed):
     rows, ok = [], True
     for g, r, s in [(2.0, 1.0, 0.5), (5.0, 2.0, 1.0)]:
         # The printed closed form of m (and m' by mpmath's differentiation) at 60 digits: the
         # MP quadrature cannot resolve lam = 1e15.
         lo, hi = (float(_closed_risk(g, r, s, mpm.mpf(x))) for x in ("1e-15", "1e15"))
-        ftfa = r * r * (1 - 1 / g) + s * s / (g - 1)
+        ftfa = stated(r * r * (1 - 1 / g) + s * s / (g - 1), "equality")
         rc_lo = riskcalc.limit("rtfa", gamma=g, sigma=s, r=r, lam=1e-100).risk
         rc_hi = riskcalc.limit("rtfa", gamma=g, sigma=s, r=r, lam=1e100).risk
-        ok &= (abs(lo - ftfa) < 1e-10 and abs(hi - r * r) < 1e-10
+        fedavg = stated(r * r, "equality")
+        ok &= (abs(lo - ftfa) < 1e-10 and abs(hi - fedavg) < 1e-10
                and abs(rc_lo - ftfa) < 1e-10 and abs(rc_hi - r * r) < 1e-10)
         rows.append({"gamma": g, "r": r, "sigma": s, "mp_lam_1e-15": lo, "ftfa": ftfa,
                      "mp_lam_1e15": hi, "fedavg": r * r, "riskcalc_lo": rc_lo,
