@@ -126,7 +126,7 @@ def test_cli_table_and_list(cli, capsys):
     assert cli(["check", "--claim", "001.thm43.katyusha-optimality", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "erratum" in out and "corrected:" in out and "1 claims (quick" in out
-    assert "rests on: it holds whatever symbols the text extraction lost" in out
+    assert "rests on: the accusation assumes the extracted text is faithful" in out
 
 
 def test_cli_bad_input(cli, capsys):
