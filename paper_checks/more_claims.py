@@ -173,7 +173,8 @@ def _fedprox_minimizers(cfg, seed):
 
 
 @claim("004.lemma4.local-global-gap", location="Lemma 4 (App. A)", kind="inequality",
-       statement="At the FedProx minimizer, ||w~_g - w~_i|| <= 2 ||grad L_i(w~_g)|| / (mu + lam).")
+       statement="At the FedProx minimizer, ||w~_g - w~_i|| <= 2 ||grad L_i(w~_g)|| / (mu + lam).",
+       mutants=('upper',))
 def lemma4(cfg, seed):
     # Deterministic: exact minimizers (Newton), mu = l2 (a valid strong-convexity constant of
     # the ridge-logistic losses). The sharp constant is 1 (the prox is a contraction around
@@ -186,14 +187,16 @@ def lemma4(cfg, seed):
             lhs = np.linalg.norm(W - wg[..., None, :], axis=-1)
             rhs = np.linalg.norm(grad, axis=-1) / (train.l2 + lam)
             worst = max(worst, float(np.max(lhs / rhs)))
-    return judge(worst <= 2.0, f"paper 004-type ridge-logistic instances (R = 0, 1), lam in "
+    return judge(worst <= stated(2.0, "upper"), "paper 004-type ridge-logistic instances (R = "
+                 "0, 1), lam in "
                  f"{{0.02, 0.5, 10}}: max ||w~_g - w~_i|| / (||grad L_i(w~_g)||/(mu + lam)) = "
                  f"{worst:.4f} (lemma: <= 2; sharp constant 1)", {"max_ratio": worst})
 
 
 @claim("004.lemma1.global-vs-globaltrain", location="Lemma 1, eq. (4)", kind="inequality",
        statement="||w~_g - w~_GT||^2 <= 4 (1 + L/mu) / (mu (mu + lam)) sum_i p_i ||grad "
-                 "L_i(w~_g)||^2.")
+                 "L_i(w~_g)||^2.",
+       mutants=('upper',))
 def lemma1(cfg, seed):
     # Deterministic: exact FedProx and GlobalTrain minimizers, p_i = 1/m, L = max_i L_i (the
     # logistic bound lambda_max(X'X/n)/4 + l2), mu = l2.
@@ -206,7 +209,8 @@ def lemma1(cfg, seed):
             wg, W = minimize(train, "fedprox", lam)
             grad = train.grad(np.broadcast_to(wg[..., None, :], W.shape))
             lhs = np.sum((wg - w_gt) ** 2, -1)
-            rhs = 4 * (1 + L / mu) / (mu * (mu + lam)) * np.mean(np.sum(grad ** 2, -1), -1)
+            rhs = stated(4 * (1 + L / mu) / (mu * (mu + lam))
+                         * np.mean(np.sum(grad ** 2, -1), -1), "upper")
             worst = max(worst, float(np.max(lhs / rhs)))
     return judge(worst <= 1.0, "paper 004-type ridge-logistic instances (R = 0, 1), lam in "
                  f"{{0.02, 0.5, 10}}: max lhs / rhs of eq. (4) = {fmt(worst, 3)} (<= 1)",
@@ -216,7 +220,8 @@ def lemma1(cfg, seed):
 @claim("004.lemma3.envelope-gradient", location="Lemma 3 (Lemarechal & Sagastizabal 1997)",
        kind="closed-form identity",
        statement="F_i(w_g) = min_w L_i(w) + lam/2 ||w - w_g||^2 is differentiable with gradient "
-                 "lam (w_g - w*_i(w_g)), w*_i(w_g) the minimizing w.")
+                 "lam (w_g - w*_i(w_g)), w*_i(w_g) the minimizing w.",
+       mutants=('equality',))
 def lemma3(cfg, seed):
     # A ridge-logistic client of the paper 004-type instance; F_i evaluated through its prox
     # (Newton on L_i(w) + lam/2 ||w - w_g||^2) and differentiated by central differences,
@@ -245,7 +250,7 @@ def lemma3(cfg, seed):
         wg = rng.standard_normal(f.d)
         h = 1e-5
         fd = np.array([(env(wg + h * e) - env(wg - h * e)) / (2 * h) for e in np.eye(f.d)])
-        formula = lam * (wg - prox(wg))
+        formula = stated(lam * (wg - prox(wg)), "equality")
         worst = max(worst, float(np.max(np.abs(fd - formula)) / np.max(np.abs(formula))))
     return judge(worst < 1e-6, "ridge-logistic client (paper 004-type instance), lam in "
                  f"{{0.1, 1, 10}}: max relative difference between central differences of F_i "
@@ -254,7 +259,8 @@ def lemma3(cfg, seed):
 
 @claim("003.lemma61.rademacher-moments", location="Lemma 6.1 (Sec. 6)", kind="inequality",
        statement="(E ||sum_j zeta_j x_j||_2^p)^(1/p) <= sqrt(p - 1) (sum_j ||x_j||_2^2)^(1/2) "
-                 "for Rademacher zeta_j, p >= 2.")
+                 "for Rademacher zeta_j, p >= 2.",
+       mutants=('upper',))
 def lemma61(cfg, seed):
     # Exact expectation: every one of the 2^m sign patterns, m = 10, random x_j in R^5 (some
     # of very unequal norms); p = 2 is an identity (ratio 1).
@@ -267,7 +273,8 @@ def lemma61(cfg, seed):
         norms = np.linalg.norm(signs @ x, axis=1)
         scale = np.sqrt(np.sum(x ** 2))
         for p in (2.0, 3.0, 4.0, 8.0):
-            ratio = float(np.mean(norms ** p) ** (1 / p) / (np.sqrt(p - 1) * scale))
+            ratio = float(np.mean(norms ** p) ** (1 / p)
+                          / stated(np.sqrt(p - 1) * scale, "upper"))
             if p == 2.0:
                 at_two = max(at_two, abs(ratio - 1))
             else:
@@ -279,7 +286,8 @@ def lemma61(cfg, seed):
 
 @claim("003.lemma64.inverse-continuity", location="Lemma 6.4 (Sec. 6)", kind="inequality",
        statement="If lambda_min(U) >= lambda_0 > 0 and |||V - U|||_op -> 0, then |||V^-1 - "
-                 "U^-1|||_op -> 0.")
+                 "U^-1|||_op -> 0.",
+       mutants=('upper',))
 def lemma64(cfg, seed):
     # The deterministic core: |||V^-1 - U^-1||| <= e / (lambda_0 (lambda_0 - e)) for e =
     # |||V - U||| < lambda_0 (V^-1 - U^-1 = V^-1 (U - V) U^-1); random PSD U (d = 30) with
@@ -297,7 +305,7 @@ def lemma64(cfg, seed):
             E *= e / np.linalg.norm(E, 2)
             gap = np.linalg.norm(np.linalg.inv(U + E) - np.linalg.inv(U), 2)
             worst = max(worst, float(gap))
-            ok &= gap <= e / (lam0 * (lam0 - e)) * (1 + 1e-9)
+            ok &= gap <= stated(e / (lam0 * (lam0 - e)), "upper") * (1 + 1e-9)
         rows.append((e, worst))
     ok &= all(b[1] < a[1] for a, b in zip(rows, rows[1:]))
     return judge(bool(ok), f"d={d}, lambda_0={lam0}: max |||V^-1 - U^-1||| at |||V - U||| = "
@@ -308,7 +316,8 @@ def lemma64(cfg, seed):
 
 @claim("004.lemma5.globaltrain-error", location="Lemma 5 (App. A)", kind="inequality",
        statement="E||w~_GT - w*_g|| <= (rho sqrt(sum_i p_i^2/n_i) + L R) / (mu/2) for the "
-                 "GlobalTrain minimizer.")
+                 "GlobalTrain minimizer.",
+       mutants=('upper',))
 def lemma5(cfg, seed):
     # Paper 000 Lemma 7's logistic instances (montecarlo.rates.lemma7_instance), where L, mu,
     # rho are computable (montecarlo.rates.fedprox_theorem1_constants); p_i = 1/m, n_i = n,
@@ -328,7 +337,8 @@ def lemma5(cfg, seed):
         r_het = float(np.max(np.linalg.norm(ws - wg, axis=-1)))
         err = np.linalg.norm(w_gt[:, k] - wg, axis=-1)
         rms = float(np.sqrt(np.mean(err ** 2)))
-        bound = (c["rho"] * np.sqrt(1 / (m * n)) + c["L"] * r_het) / (c["mu"] / 2)
+        bound = stated((c["rho"] * np.sqrt(1 / (m * n)) + c["L"] * r_het) / (c["mu"] / 2),
+                       "upper")
         ok &= rms <= bound
         rows.append({"R": r, "rms": rms, "bound": bound})
     return judge(bool(ok), f"Lemma 7 logistic m={m} d={d} n={n}, exact GlobalTrain minimizers: "
@@ -339,7 +349,8 @@ def lemma5(cfg, seed):
 
 @claim("004.lemma1.eq5-local-inequality", location="Lemma 1, eq. (5)", kind="inequality",
        statement="sum_i p_i/n_i sum_j (mu ||w~_i - w*_i||^2 + <grad l(w*_i, z_ij), w~_i - w*_i>) "
-                 "<= lam/2 R^2 at the FedProx minimizer.")
+                 "<= lam/2 R^2 at the FedProx minimizer.",
+       mutants=('upper',))
 def lemma1_eq5(cfg, seed):
     # Lemma 7 logistic instances with a ridge l2 = 1e-2 in every loss, so that each L_i is
     # mu = l2 strongly convex (Assumption 3); p_i = 1/m; R^2 = max_i ||w*_i - w*_g||^2
@@ -357,7 +368,7 @@ def lemma1_eq5(cfg, seed):
         D = W - ws
         lhs = np.mean(train.l2 * np.sum(D ** 2, -1) + np.sum(train.grad(ws) * D, -1), -1)
         worst = lhs.max(0)
-        ok &= bool(np.all(worst <= lam / 2 * r2))
+        ok &= bool(np.all(worst <= stated(lam / 2 * r2, "upper")))
         rows.append({"lam": lam, "max_lhs": worst, "rhs": lam / 2 * r2})
     return judge(ok, "Lemma 7 logistic m=4 d=5 n=200, l2=1e-2, R = 0 / 0.3 / 1: max lhs vs "
                  "lam R^2/2: " + "; ".join(

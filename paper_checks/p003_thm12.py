@@ -96,7 +96,8 @@ def thm2_mp(cfg, seed):
 @claim("003.thm2.stieltjes-of-sample-covariance", location="Thm 2 (Sec. 3.2), text after the limits",
        kind="closed-form identity",
        statement="'m_i(z) is the Stieltjes transform of the limiting spectral measure nu_i of the "
-                 "covariance matrix Sigma_i.'")
+                 "covariance matrix Sigma_i.'",
+       mutants=('equality',))
 def thm2_which_measure(cfg, seed):
     # Verdict level (paper_checks.core): a wrong description in words; the closed form given
     # in the next sentence (Marchenko-Pastur) is the right transform, and it is what the limits
@@ -105,7 +106,7 @@ def thm2_which_measure(cfg, seed):
     printed = 1.0 / (1.0 + lam)  # Stieltjes transform of nu_i = delta_1 (Sigma_i = I) at -lam
     corrected = float(printed_m(g, -lam))
     sims, n = _empirical_stieltjes(cfg, seed, g, lam)
-    a_c = agreement(corrected, sims, slack=SLACK / n)
+    a_c = agreement(corrected, sims, slack=SLACK / n, role="equality")
     a_p = agreement(printed, sims, slack=SLACK / n)
     summary = (f"g=2 lam=0.5: printed (nu_i = delta_1) {fmt(printed)}, corrected (MP law) "
                f"{fmt(corrected)}, simulated (1/d) tr(Sigma_hat + lam)^-1 {fmt(a_c['mean'])}"

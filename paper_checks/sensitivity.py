@@ -44,7 +44,10 @@ def _verdict(claim, quick: bool, role: str | None) -> tuple[str, int]:
     return verdict, (mutant.hits if mutant else 0)
 
 
-def _claim_records(claim, quick: bool) -> list:
+def _claim_records(claim_id: str, quick: bool) -> list:
+    from paper_checks import CLAIMS
+
+    claim = CLAIMS[claim_id]
     base, _ = _verdict(claim, quick, None)
     if base not in TESTED:
         return []
@@ -64,7 +67,7 @@ def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1) -> list:
     mutated run's verdict (``mutant_verdict``) and the number of times the seam was reached
     (``seam_uses``) for the reader."""
     records = []
-    for recs in parallel_results((delayed(_claim_records)(c, quick) for c in claims),
+    for recs in parallel_results((delayed(_claim_records)(c.id, quick) for c in claims),
                                  n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
         records.extend(recs)
     return records
@@ -80,6 +83,8 @@ def sensitive_claims(records) -> dict:
 
 def main(argv=None) -> int:
     from paper_checks import select
+    # The module's importable copy, not __main__'s: the workers import it by name.
+    from paper_checks.sensitivity import sensitivity
 
     ap = argparse.ArgumentParser(prog="python -m paper_checks.sensitivity",
                                  description=__doc__,
