@@ -32,7 +32,7 @@ from scipy.special import expit, log_expit
 
 from montecarlo.seeding import replicate_rng
 from montecarlo.stats import mean_se
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z
 
 _D = 3
@@ -109,7 +109,8 @@ def _lower_bound(cfg, seed, risk_fn, rate_fn):
         hom = risk_fn(1 / np.sqrt(n * m), n * m, _D, reps, rng)
         best = max(het, hom, key=lambda x: x[0])
         rows.append({"n": n, "m": m, "R": R, "bayes": best[0], "se": best[1],
-                     "het": het[0], "hom": hom[0], "rate": rate_fn(n, m, R)})
+                     "het": het[0], "hom": hom[0],
+                     "rate": stated(rate_fn(n, m, R), "lower")})
     ratio = np.array([r["bayes"] / r["rate"] for r in rows])
     # Monte Carlo: the ratio's lower end minus Z s.e. must stay above the constant.
     low = np.array([(r["bayes"] - Z * r["se"]) / r["rate"] for r in rows])
@@ -131,7 +132,8 @@ def _summary(rows, ratio, low, span, what, c):
        kind="inequality",
        statement="inf over estimators of sup over P1 (resp. P2) of the AER (resp. IER) "
                  "estimation error is >~ min{d/(N/m), R^2} + d/N (resp. min{d/n_i, R^2} + d/N), with "
-                 "balanced n_i and p_i = n_i/N.")
+                 "balanced n_i and p_i = n_i/N.",
+       mutants=('lower',))
 def thm8_lower(cfg, seed):
     # Balanced n_i and the proof's independent-client prior: AER = IER = the one-client Bayes
     # risk, so one computation checks (14) and (15). The rate must be matched from below by a
@@ -147,7 +149,8 @@ def thm8_lower(cfg, seed):
 
 @claim("000.cor9.lower-bound", location="Cor. 9, eqs. (16)-(17)", kind="inequality",
        statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (min{beta/(N/m), R^2} + beta/N) "
-                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with beta ~ d.")
+                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with beta ~ d.",
+       mutants=('lower',))
 def cor9_lower(cfg, seed):
     # The excess logistic risk's Bayes rule under the same priors; on these instances (margins
     # |x'w| <= sqrt(d) delta <= 1) mu = mu_0 >= 1/(4 cosh^2(1/2)) and beta = d/4 (Lemma 7).
