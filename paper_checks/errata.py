@@ -20,7 +20,8 @@ from riskcalc import minimax
 @claim("004.table1.chen-column", location="Table 1, Chen et al. row, column R <= 1/(m sqrt n)",
        kind="rate up to constants",
        statement="Table 1 quotes Chen et al.'s (paper 000) FedProx local error in the "
-                 "homogeneous column as ||l||_inf / sqrt(mn).")
+                 "homogeneous column as ||l||_inf / sqrt(mn).",
+       mutants=('exponent',))
 def table1_chen(cfg, seed):
     # Route 1: paper 000 eq. (29) as encoded (riskcalc.minimax.fedprox_ier_bound) at R = 0;
     # route 2: 004's printed row. Their n-scaling decides (1/n against 1/sqrt n).
@@ -29,6 +30,7 @@ def table1_chen(cfg, seed):
     eq29 = np.array([minimax.fedprox_ier_bound(1, 1, 1, 0, 1, 0.0, k, k * m, m) for k in n])
     printed = np.array([minimax.table1_rates(0.0, k, m, printed=True)["chen"] for k in n])
     corrected = np.array([minimax.table1_rates(0.0, k, m)["chen"] for k in n])
+    corrected = corrected * n ** stated(0.0, "exponent")     # the corrected form's n exponent
     slope = lambda v: float(np.log(v[1] / v[0]) / np.log(n[1] / n[0]))  # noqa: E731
     s29, sp, sc = slope(eq29), slope(printed), slope(corrected)
     return judge_erratum(abs(sp - s29) > 0.4, abs(sc - s29) < 1e-9,
@@ -82,7 +84,8 @@ def appc_global_step(cfg, seed):
 @claim("003.alg8.pfedme-inner", location="Alg. 8 (pFedMe), line 8",
        kind="closed-form identity",
        statement="pFedMe's inner problem is theta_i = argmin_theta { grad F_i(theta) + lam/2 "
-                 "||theta - w_i||^2 }.")
+                 "||theta - w_i||^2 }.",
+       mutants=('equality',))
 def alg8_pfedme(cfg, seed):
     # Scalar quadratic F(theta) = a theta^2 / 2: the printed objective a theta + lam/2 (theta -
     # w)^2 has argmin w - a/lam; the Moreau-envelope step of pFedMe (Dinh et al. 2020, eq. 7),
@@ -96,7 +99,7 @@ def alg8_pfedme(cfg, seed):
     printed = minimize_scalar(lambda t: a * t + lam / 2 * (t - w) ** 2).x
     corrected = minimize_scalar(lambda t: a * t ** 2 / 2 + lam / 2 * (t - w) ** 2).x
     return judge_erratum(abs(printed - (w - a / lam)) < 1e-6 and abs(printed - corrected) > 0.1,
-                         abs(corrected - lam * w / (a + lam)) < 1e-6,
+                         abs(corrected - stated(lam * w / (a + lam), "equality")) < 1e-6,
                          f"F = a t^2/2, a={a:g}, lam={lam:g}, w={w:g}: printed argmin "
                          f"{printed:.6f} (= w - a/lam), corrected {corrected:.6f} "
                          "(= lam w/(a + lam), the prox of F)",
@@ -113,7 +116,8 @@ def alg8_pfedme(cfg, seed):
 @claim("000.alg2.swapped-branches", location="Alg. 2 (FedProx, general version)",
        kind="algorithmic convergence",
        statement="Alg. 2: if i in C_t then w_{t+1}^(i) <- w_t^(i), else w_{t+1}^(i) <- "
-                 "SoftLocalSGD(...).")
+                 "SoftLocalSGD(...).",
+       mutants=('upper',))
 def alg2_branches(cfg, seed):
     # With every client sampled (C_t = [m]) the printed branches train nobody: every model stays
     # at its start. The corrected ones (sampled clients train, as in Alg. 1) are montecarlo's
@@ -127,7 +131,7 @@ def alg2_branches(cfg, seed):
                  lr=0.5, final_epochs=0)
     err = np.sum((tr.local - inst.w_star) ** 2, -1).mean(-1)
     ratio = float(err[-1] / err[0])
-    return judge_erratum(True, ratio < 0.5,
+    return judge_erratum(True, ratio < stated(0.5, "upper"),
                          f"quadratic m=5 d=5, full participation, lam=0.5: printed branches "
                          f"leave every model at its start (error ratio 1 exactly); corrected: "
                          f"mean ||w_i - w*_i||^2 after {len(err) - 1} rounds / start = "
@@ -145,7 +149,8 @@ def alg2_branches(cfg, seed):
 
 @claim("004.thm1.proof-lambda-branch", location="Thm 1 proof (local bound, case 1, before eq. 71)",
        kind="closed-form identity",
-       statement="The proof restates Thm 1's second branch as lam* <= rho^2 / (mu m R^2).")
+       statement="The proof restates Thm 1's second branch as lam* <= rho^2 / (mu m R^2).",
+       mutants=('equality',))
 def thm1_proof_branch(cfg, seed):
     m, n, rho, mu, R = 10, 100, 1.0, 1.0, 1.0
     p, ns = np.full(m, 1 / m), np.full(m, n)
@@ -153,7 +158,8 @@ def thm1_proof_branch(cfg, seed):
     lib, is_lower = minimax.fedprox_lambda(L=1.0, mu=mu, rho=rho, R=R, n=n, m=m)
     printed = rho ** 2 / (mu * m * R ** 2)
     return judge_erratum(abs(printed - eq34) > 0.5 * eq34,
-                         abs(float(lib) - eq34) < 1e-12 and not bool(is_lower),
+                         abs(float(lib) - stated(eq34, "equality")) < 1e-12
+                         and not bool(is_lower),
                          f"m={m} n={n} rho=mu=R=1: printed {printed:g}, eq. (34) {eq34:g}, "
                          f"Thm 1 (riskcalc) {float(lib):g}",
                          {"printed": printed, "eq34": eq34, "theorem": float(lib)},
@@ -216,7 +222,8 @@ def sec2_summand(cfg, seed):
 @claim("000.eq18.general-weights", location="Sec. 3, eq. (18) (dichotomous strategy, AER)",
        kind="inequality",
        statement="For any weights p, the dichotomous strategy has E[AER] <~ beta min{||l||_inf/(mu "
-                 "N/m), R^2} + beta ||l||_inf/mu sum_i p_i^2/n_i.")
+                 "N/m), R^2} + beta ||l||_inf/mu sum_i p_i^2/n_i.",
+       mutants=('upper',))
 def eq18_weights(cfg, seed):
     # Against (18) as printed (second term beta ||l||_inf/mu sum_i p_i^2/n_i): at R large the
     # strategy trains locally, and local training's AER for weights p is of order
@@ -242,7 +249,8 @@ def eq18_weights(cfg, seed):
     r = [x["ratio"] for x in rows[1:]]
     grows = all(x["ratio"] > 0.9 * x["m"] for x in rows[1:]) and r[-1] > r[1] > r[0]
     # p_i = n_i/N: (18) holds, local AER m/N against m/N + 1/N.
-    prop_ok = all(x["local_proportional"] <= x["printed_proportional"] for x in rows)
+    prop_ok = all(x["local_proportional"] <= stated(x["printed_proportional"], "upper")
+                  for x in rows)
     return judge_erratum(grows, prop_ok,
                          "n = (4, b x (m-1)), p uniform, R = 10 (local branch): local-training "
                          "AER beta ||l||/mu sum p_i/n_i over printed (18) beta min{m/N, R^2} + "
