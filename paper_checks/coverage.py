@@ -228,14 +228,16 @@ STATEMENTS = [
 ]
 
 
-def numbered_coverage(claim_ids=None, insensitive=()) -> dict:
+def numbered_coverage(claim_ids=None, insensitive=None) -> dict:
     """Per paper ``{"full", "partial", "none", "not_checkable", "share", "statements"}`` over
     the papers' numbered results (``paper_checks.numbered.RESULTS``: the denominator read from
     the texts). A result counted ``full`` whose claims include one in ``insensitive`` (a claim
-    that accepted a mutant in ``paper_checks.sensitivity``) is counted ``partial``; with
+    that accepted a mutant in ``paper_checks.sensitivity``; by default the measured
+    ``paper_checks.numbered.MUTANT_PASSES``) is counted ``partial``; with
     ``claim_ids``, one whose claims are not all registered counts as ``none``."""
-    from paper_checks.numbered import RESULTS
+    from paper_checks.numbered import MUTANT_PASSES, RESULTS
 
+    insensitive = MUTANT_PASSES if insensitive is None else insensitive
     rows = []
     for paper, label, line, part, status, ids, note in RESULTS:
         bad = sorted(set(ids) & set(insensitive))

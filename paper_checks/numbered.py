@@ -65,6 +65,17 @@ def find_results(paper: str, folder: Path | None = None) -> list[tuple[str, int]
 
 
 _MAIN = "main text"
+
+#: Claims whose mutant ``paper_checks.sensitivity`` (quick) found ACCEPTED: the results they
+#: check cannot count as full (``coverage.numbered_coverage``). Measured with ``python -m
+#: paper_checks.sensitivity``; ``tests/test_paper_checks_sensitivity.py`` re-runs the cheap ones.
+MUTANT_PASSES = frozenset({
+    "003.lemma62.moment-bound",            # the bound sits 1e3-1e4 above the moment
+    "000.thm8.threshold-rule",             # a rule's loss is capped by m on the grid
+    "000.lemma14.inner-loop",              # the bound sits 1e4 above the SGD error
+    "004.lemma1.global-vs-globaltrain",    # eq. (4) sits ~1e6 above (its factor (1 + L/mu)/mu^2)
+    "004.lemma1.eq5-local-inequality",     # eq. (5)'s left side is often negative
+})
 # (paper, label, line, part, status, claim ids, note)
 RESULTS = [
     # --- 003: Cheng, Chadha, Duchi ------------------------------------------------------------
@@ -109,19 +120,19 @@ RESULTS = [
     ("000", "Lemma 13", 2087, "App. A (lower bounds)", "partial", ["000.thm8.lower-bound"],
      "its d/N homogeneous instance is the d/N term of 000.thm8.lower-bound; the lemma's own "
      "constant is not compared"),
-    ("000", "Lemma 14", 3109, "App. B (optimization)", "none", [],
-     "inner-loop SGD bound 8 beta^2 D^2/(mu^2 (k + 1)): checkable by running SoftLocalSGD "
-     "with eta = 1/((mu + lam)(k + 1)) on a strongly convex instance"),
+    ("000", "Lemma 14", 3109, "App. B (optimization)", "partial", ["000.lemma14.inner-loop"],
+     "holds, but 8 beta^2 D^2/(mu^2 (k + 1)) sits 1e4 above SoftLocalSGD's error on the "
+     "instance run: its mutant (bound / 100) passes"),
     ("000", "Lemma 15", 3132, "App. B (optimization)", "none", [],
      "outer-loop convergence of Alg. 2: needs Alg. 2 run with its schedules"),
     ("000", "Proposition 16", 3155, "App. B (optimization)", "none", [],
      "optimization error of AFP (Alg. 2 with its schedules)"),
-    ("000", "Lemma 17", 4460, "App. B (optimization)", "none", [],
-     "F_i (the Moreau envelope) lam-smooth and convex: checkable by sampling pairs of points"),
-    ("000", "Lemma 18", 4468, "App. B (optimization)", "none", [],
-     "a priori gradient norm bound: checkable by sampling"),
-    ("000", "Lemma 19", 4491, "App. B (optimization)", "none", [],
-     "variance of minibatch sampling: an exact identity, checkable by enumeration"),
+    ("000", "Lemma 17", 4460, "App. B (optimization)", "full",
+     ["000.lemma17.envelope-constants"], ""),
+    ("000", "Lemma 18", 4468, "App. B (optimization)", "full", ["000.lemma18.gradient-bound"],
+     ""),
+    ("000", "Lemma 19", 4491, "App. B (optimization)", "full",
+     ["000.lemma19.minibatch-variance"], ""),
     ("000", "Proposition 21", 5593, "App. C (stability)", "none", [],
      "federated stability of approximate minimizers: needs leave-one-out refits"),
     ("000", "Proposition 22", 5685, "App. C (stability)", "none", [],
@@ -132,8 +143,8 @@ RESULTS = [
      "stability of approximate minimizers, part I"),
     ("000", "Lemma 25", 6218, "App. C (stability)", "none", [],
      "stability of approximate minimizers, part II"),
-    ("000", "Lemma 26", 6366, "App. C (stability)", "none", [],
-     "from loss stability to parameter stability"),
+    ("000", "Lemma 26", 6366, "App. C (stability)", "full",
+     ["000.lemma26.loss-to-parameter-stability"], ""),
     ("000", "Lemma 27", 6433, "App. C (stability)", "none", [],
      "local stability implies global stability"),
     ("000", "Lemma 28", 6673, "App. C (stability)", "none", [], "parameter stability"),
@@ -179,12 +190,8 @@ RESULTS = [
      "its FedProx row is Cor. 1 (checked); the other rows restate other papers' complexities"),
     ("004", "Lemma 4", 579, "App. A.2", "full", ["004.lemma4.local-global-gap"], ""),
     ("004", "Lemma 5", 603, "App. A.2", "full", ["004.lemma5.globaltrain-error"], ""),
-    ("004", "Lemma 6", 1125, "App. B.2", "none", [],
-     "inner-loop error contraction (Ji et al. 2022) with explicit constants: checkable by "
-     "running K local steps on quadratics"),
-    ("004", "Lemma 7", 1133, "App. B.2", "none", [],
-     "outer-loop error contraction with explicit constants: checkable by one inexact outer "
-     "step on quadratics"),
+    ("004", "Lemma 6", 1125, "App. B.2", "full", ["004.lemma6.inner-contraction"], ""),
+    ("004", "Lemma 7", 1133, "App. B.2", "full", ["004.lemma7.outer-contraction"], ""),
     ("004", "Table 4", 1496, "App. C.3", "not checkable", [],
      "accuracies on MNIST-type datasets with the authors' client splits, not available "
      "offline"),
