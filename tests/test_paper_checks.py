@@ -245,5 +245,5 @@ def test_text_lines_carry_location_statement_and_legend(cli, capsys):
 def test_full_announces_its_time_estimate(cli, capsys):
     assert cli(["check", "--claim", "000.lemma7.mu0", "--full", "--no-progress"]) == 0
     out, err = capsys.readouterr()
-    assert err.startswith("full run of 1 claims: about ") and "REPORT.md" in err
+    assert err.startswith("full run of 1 claims: about ") and "last full run" in err
     assert "1 claims (full" in out

@@ -3,8 +3,8 @@
 Runs the catalogue of ``paper_checks`` (a consumer layer the theory never imports; it is
 imported here, in the app layer, only when the command runs). The default is the quick
 configuration (well under a minute of checks on one core); ``--full`` runs the larger sizes of
-the committed report, announcing its time estimate (from the per-claim times REPORT.md
-recorded) first.
+the committed report, announcing its time estimate (from the last full run's per-claim
+times, ``paper_checks.report.read_seconds``) first.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def run(args) -> int:
 
 
 def _estimate(claims, jobs: int) -> str:
-    """One line: the full run's expected wall time, from the times REPORT.md recorded."""
+    """One line: the full run's expected wall time, from the last full run's times."""
     from paper_checks.report import read_seconds
 
     recorded = read_seconds()
@@ -78,10 +78,11 @@ def _estimate(claims, jobs: int) -> str:
     typical = sorted(known)[len(known) // 2] if known else 10.0
     total = sum(known) + typical * (len(claims) - len(known))
     wall = total / jobs
-    return (f"full run of {len(claims)} claims: about {wall / 60:.0f} min with --jobs {jobs} "
-            f"(estimated from the last full run's per-claim times in REPORT.md; "
+    when = f"{wall / 60:.0f} min" if wall >= 90 else f"{wall:.0f} s"
+    return (f"full run of {len(claims)} claims: about {when} with --jobs {jobs} on a quiet "
+            f"machine (the last full run's per-claim times, paper_checks.report.read_seconds; "
             f"{len(claims) - len(known)} claims without a recorded time counted at "
-            f"{typical:.0f} s)")
+            f"{typical:.0f} s each)")
 
 
 def _one_line(text: str, width: int = STATEMENT_WIDTH) -> str:
