@@ -226,3 +226,118 @@ def lemma25(cfg, seed):
                          transcription=("depends", "the PDF must show delta(global) = lam/2 "
                                         "eps(global) with no square: the extraction drops "
                                         "superscripts, and with eps^2 the lemma is right"))
+
+
+def _approximate_pair(cfg, seed, lam, eps):
+    """An approximate FedProx minimizer on S and on S' (one sample of client i replaced): the
+    exact solution moved by eps along fixed unit directions (u for the global model, v_j for
+    the local ones; the same for S and S', so the output is a function of the data). Returns
+    the outputs and the tightest constants of (53)-(57) over both datasets."""
+    m, d, n, l2 = 4, 3, 200, 1e-3
+    inst = lemma7_instance(np.array([0.3]), reps=1, m=m, n=n, d=d, l2=l2, seed=seed)
+    c = fedprox_theorem1_constants(inst.w_star[0], d)
+    X, y = inst.train.X[0, 0], inst.train.y[0, 0]
+    rng = replicate_rng(seed, 3)
+    i, j = int(rng.integers(m)), int(rng.integers(n))
+    X2, y2 = X.copy(), y.copy()
+    X2[i, j] = rng.choice([-1.0, 1.0], size=d)
+    y2[i, j] = -y[i, j]
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    V = rng.standard_normal((m, d))
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    out, const = [], {"delta_g": 0.0, "zeta_g": 0.0, "delta_i": 0.0, "zeta_i": 0.0}
+    for Xs, ys in ((X, y), (X2, y2)):
+        f = ClientLosses(Xs, ys, l2=l2)
+        w_opt, _ = minimize(f, "fedprox", lam)
+        w_g = w_opt + eps * u
+
+        def env(wg):
+            P = prox(f, np.broadcast_to(wg, (m, d)), lam)
+            return f.value(P) + lam / 2 * np.sum((P - wg) ** 2, -1), lam * (wg - P), P
+        v_opt = env(w_opt)[0]
+        vals, grads, P = env(w_g)
+        W = P + eps * V
+        const["delta_g"] = max(const["delta_g"], float(vals.mean() - v_opt.mean()))
+        const["zeta_g"] = max(const["zeta_g"], float(np.linalg.norm(grads.mean(0))))
+        const["delta_i"] = max(const["delta_i"], float(
+            (f.value(W) + lam / 2 * np.sum((w_g - W) ** 2, -1) - vals)[i]))
+        const["zeta_i"] = max(const["zeta_i"], float(
+            np.linalg.norm(f.grad(W)[i] + lam * (W[i] - w_g))))
+        out.append((w_g, W[i]))
+    const.update(eps_i=eps, p_i=1 / m, beta=c["L"] + l2, mu=c["mu"], n=n, d=d, l2=l2, i=i)
+    radius = max(np.linalg.norm(a) for pair in out for a in pair)
+    const["loss_sup"] = float(np.logaddexp(0.0, np.sqrt(d) * radius) + l2 * radius ** 2 / 2)
+    return out, const
+
+
+def _error_term(k, lam):
+    """E_{lam,i} of eq. (59)."""
+    mu = k["mu"]
+    return (8 * k["zeta_i"] / (mu + lam) + np.sqrt(8 * k["delta_i"] / (mu + lam))
+            + 8 / mu * (2 * k["zeta_g"] + 4 * k["p_i"] * lam * k["eps_i"]
+                        + np.sqrt(2 * mu * lam * k["delta_g"] / (mu + lam))))
+
+
+@claim("000.lemma24.approximate-stability", location="Lemma 24 (App. C)", kind="inequality",
+       statement="An algorithm satisfying (53)-(57), under (48), has federated stability gamma_i "
+                 "<= 160 beta ||l||_inf/(n_i (mu + lam)) + sqrt(2 beta ||l||_inf) E_{lam,i} + "
+                 "beta E_{lam,i}^2, E_{lam,i} as in (59).",
+       mutants=("upper",))
+def lemma24(cfg, seed):
+    # The approximate FedProx minimizers of _approximate_pair at eps = 1e-3 and 1e-2, their
+    # tightest constants of (53)-(57); gamma_i exact over the 2^(d+1) points z (ridge-logistic
+    # sample loss, as in the ERM); lam within (48).
+    rows, ok = [], True
+    for eps in cfg.pick((1e-2,), (1e-3, 1e-2)):
+        for frac in (0.25, 1.0):
+            k0 = _approximate_pair(cfg, seed, 1.0, eps)[1]
+            lam = frac * k0["mu"] / 16 / k0["p_i"]
+            pair, k = _approximate_pair(cfg, seed, lam, eps)
+            Z = np.array(list(itertools.product([-1.0, 1.0], repeat=k["d"])))
+            (_, a), (_, b) = pair
+
+            def loss(w):
+                z = Z @ w
+                return (np.concatenate([np.logaddexp(0.0, -z), np.logaddexp(0.0, z)])
+                        + k["l2"] / 2 * w @ w)
+            gamma = float(np.max(np.abs(loss(a) - loss(b))))
+            E = _error_term(k, lam)
+            bl = k["beta"] * k["loss_sup"]
+            bound = stated(160 * bl / (k["n"] * (k["mu"] + lam)) + np.sqrt(2 * bl) * E
+                           + k["beta"] * E ** 2, "upper")
+            ok &= bool(k["n"] >= 4 * k["beta"] / k["mu"]) and gamma <= bound
+            rows.append({"eps": eps, "lam": lam, "gamma": gamma, "E": E, "bound": bound,
+                         "ratio": gamma / bound})
+    return judge(ok, "Lemma 7 logistic m=4 d=3 n=200, FedProx's exact solution moved by eps, "
+                 "constants of (53)-(57) measured: " + "; ".join(
+                     f"eps={x['eps']:g} lam={x['lam']:.3g}: gamma_i {x['gamma']:.3g} <= "
+                     f"{x['bound']:.3g} (E = {x['E']:.3g}, ratio {x['ratio']:.2g})"
+                     for x in rows), {"rows": rows})
+
+
+@claim("000.lemma27.global-stability", location="Lemma 27 (App. C)", kind="inequality",
+       statement="An algorithm satisfying (53), (54) and (57) has ||w_g(S') - w_g(S)|| <= (lam + "
+                 "mu)/(lam mu) (2 zeta_g + sqrt(2 lam mu delta_g/(lam + mu)) + 4 p_i lam eps_i + "
+                 "2 p_i lam ||w_i(S') - w_i(S)||).",
+       mutants=("upper",))
+def lemma27(cfg, seed):
+    rows, ok = [], True
+    for eps in (0.0, 1e-3, 1e-2):
+        for lam in (0.05, 0.5):
+            pair, k = _approximate_pair(cfg, seed, lam, eps)
+            (g1, a), (g2, b) = pair
+            mu = k["mu"]
+            lhs = float(np.linalg.norm(g1 - g2))
+            bound = stated((lam + mu) / (lam * mu) * (
+                2 * k["zeta_g"] + np.sqrt(2 * lam * mu * k["delta_g"] / (lam + mu))
+                + 4 * k["p_i"] * lam * eps + 2 * k["p_i"] * lam * np.linalg.norm(a - b)),
+                "upper")
+            ok &= lhs <= bound
+            rows.append({"eps": eps, "lam": lam, "change": lhs, "bound": bound,
+                         "ratio": lhs / bound})
+    return judge(ok, "Lemma 7 logistic m=4 d=3 n=200, FedProx's exact solution moved by eps "
+                 "(0 = exact): ||w_g(S') - w_g(S)|| vs bound: " + "; ".join(
+                     f"eps={x['eps']:g} lam={x['lam']:g}: {x['change']:.3g} <= "
+                     f"{x['bound']:.3g} (ratio {x['ratio']:.2g})" for x in rows),
+                 {"rows": rows})
