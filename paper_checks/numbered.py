@@ -118,9 +118,8 @@ RESULTS = [
      "checked at the exact FedProx minimizer; Alg. 2 run with the schedules (26)-(27) is not"),
     ("000", "Theorem 12", 1867, _MAIN, "partial", ["000.thm12.fedprox-ier"],
      "checked at the exact FedProx minimizer; Alg. 2 run with the schedules (26)-(27) is not"),
-    ("000", "Lemma 13", 2087, "App. A (lower bounds)", "partial", ["000.thm8.lower-bound"],
-     "its d/N homogeneous instance is the d/N term of 000.thm8.lower-bound; the lemma's own "
-     "constant is not compared"),
+    ("000", "Lemma 13", 2087, "App. A (lower bounds)", "full",
+     ["000.lemma13.homogeneous-lower", "000.thm8.lower-bound"], ""),
     ("000", "Lemma 14", 3109, "App. B (optimization)", "partial", ["000.lemma14.inner-loop"],
      "holds, but 8 beta^2 D^2/(mu^2 (k + 1)) sits 1e4 above SoftLocalSGD's error on the "
      "instance run: its mutant (bound / 100) passes"),

@@ -162,3 +162,28 @@ def cor9_lower(cfg, seed):
     return judge(bool(low.min() >= c) and ratio.max() / ratio.min() < 20 and span > 30,
                  _summary(rows, ratio, low, span, "mu (min{beta/n, R^2} + beta/N)", c),
                  {"rows": rows, "ratio": ratio, "span": span, "beta": beta, "mu": mu})
+
+
+@claim("000.lemma13.homogeneous-lower", location="Lemma 13 (App. A)", kind="inequality",
+       statement="With w*_i = w_p for every client, inf over estimators of sup over w_p of "
+                 "E_S||w_hat - w_p||^2 >~ d/N.",
+       mutants=("lower", "exponent"))
+def lemma13(cfg, seed):
+    # The Bayes risk under the hypercube prior w_p = delta v, delta = 1/sqrt(N) (all N samples
+    # share the model; exact posterior, bayes_estimation_risk) lower-bounds the minimax risk;
+    # it must stay above a constant times d/N over N from 50 to 12800, i.e. with the exponent
+    # -1 of N (the seam: a mutant moves it).
+    e = stated(1.0, "exponent")
+    rows = []
+    for k, N in enumerate(cfg.pick([50, 400, 3200], [50, 200, 800, 3200, 12800])):
+        bayes, se = bayes_estimation_risk(1 / np.sqrt(N), N, _D, cfg.pick(400, 2000),
+                                          replicate_rng(seed, k))
+        rate = stated(_D / N ** e, "lower")
+        rows.append({"N": N, "bayes": bayes, "se": se, "ratio": bayes / rate,
+                     "low": (bayes - Z * se) / rate})
+    low = min(r["low"] for r in rows)
+    spread = max(r["ratio"] for r in rows) / min(r["ratio"] for r in rows)
+    return judge(low >= 0.05 and spread < 3, f"hypercube prior, d = {_D}, N = " + ", ".join(
+        f"{r['N']}: Bayes risk N/d {r['ratio']:.3f}" for r in rows)
+        + f": lower end - {Z:g} s.e. >= {low:.3f} (required >= 0.05), flat in N (spread "
+        f"x{spread:.2f} < 3)", {"rows": rows})
