@@ -147,8 +147,9 @@ RESULTS = [
      "federated stability of AFP with unspecified constants, once T >= C1 lam^2 (lam v 1)^2 "
      "m ||p||^2 n_i^2: a rate in n_i needs AFP runs of order n_i^2 rounds on coupled "
      "datasets (not run)"),
-    ("000", "Proposition 23", 5818, "App. C (stability)", "none", [],
-     "lam-dependent AER bound (its rate is the AER part of Thm 11)"),
+    ("000", "Proposition 23", 5818, "App. C (stability)", "partial", ["000.prop23.lambda-aer"],
+     "checked at the exact FedProx minimizer over lam in [1e-2, 10] with C = 1 (AFP's limit); "
+     "AFP itself with (51)'s T and K_T is not run"),
     ("000", "Lemma 24", 6140, "App. C (stability)", "partial",
      ["000.lemma24.approximate-stability"],
      "holds on approximate FedProx minimizers, but (58) sits ~250x above the measured "

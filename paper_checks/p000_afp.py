@@ -140,3 +140,54 @@ def prop16(cfg, seed):
                      f"{x['e_opt'] / bound:.2g})")
     return judge(ok, "AFP (Stage I and II) with Lemmas 14-15's schedules: " + "; ".join(parts),
                  {"rows": rows})
+
+
+def _exact_aer(inst, W):
+    """Exact AER (p_i = 1/m) of the models W on a Lemma 7 instance (montecarlo.metrics)."""
+    from montecarlo.algorithms import Trajectory
+    from montecarlo.metrics import evaluate
+
+    traj = Trajectory("exact", "local", 0.0, W[None], W.mean(-2)[None], np.zeros(1, int),
+                      np.zeros(1), np.zeros(1))
+    return evaluate(traj, inst, checkpoints=[0])["aer"][0]
+
+
+@claim("000.prop23.lambda-aer", location="Proposition 23 (App. C)", kind="inequality",
+       statement="For every lam (with T, K_T large as in (51)), E[AER_p(AFP)] <= C (beta "
+                 "||l||_inf/(mu + lam) sum_i p_i/n_i + lam/2 sum_i p_i ||w_p - w*_i||^2), C an "
+                 "absolute constant.",
+       mutants=("upper",))
+def prop23(cfg, seed):
+    # At the exact FedProx minimizer (AFP's limit as T, K_T grow), on Lemma 7 instances (d =
+    # 4, antipodal models: sum_i p_i ||w_p - w*_i||^2 = R^2), over lam from 1e-2 to 10, n in
+    # {100, 400} and R in {0.05, 0.3}: the AER over the bracket must stay below C = 1 (fixed
+    # beforehand) while the bracket moves over decades. beta = d/4; ||l||_inf on the ball of
+    # radius 1 (which holds every model); mu the population curvature (module docstring of
+    # paper_checks.p000_stability).
+    from montecarlo.logistic import Instance
+    from montecarlo.rates_instances import fedprox_theorem1_constants, lemma7_instance
+
+    m, d, l2 = 4, 4, 1e-3
+    R = np.array([0.05, 0.3])
+    beta, loss_sup = d / 4, float(np.logaddexp(0.0, np.sqrt(d) * 1.0))
+    rows = []
+    for cell, n in enumerate((100, 400)):
+        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
+                               cell=cell)
+        for j, r in enumerate(R):
+            mu = fedprox_theorem1_constants(inst.w_star[j], d)["mu"]
+            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                             inst.w_star[j], inst.test_X, inst.labels)
+            for lam in (1e-2, 1e-1, 1.0, 10.0):
+                aer = float(np.mean(_exact_aer(point, minimize(point.train, "fedprox", lam)[1])))
+                bracket = beta * loss_sup / (mu + lam) / n + lam / 2 * r ** 2
+                rows.append({"n": n, "R": r, "lam": lam, "aer": aer, "bracket": bracket,
+                             "ratio": aer / stated(bracket, "upper")})
+    ratio = np.array([x["ratio"] for x in rows])
+    span = max(x["bracket"] for x in rows) / min(x["bracket"] for x in rows)
+    top = rows[int(ratio.argmax())]
+    return judge(bool(ratio.max() <= 1.0), f"Lemma 7 logistic m={m} d={d}, exact FedProx, lam "
+                 "in [1e-2, 10], n in {100, 400}, R in {0.05, 0.3}: the bracket spans "
+                 f"x{span:.0f}; E[AER] / bracket in [{ratio.min():.2g}, {ratio.max():.2g}] "
+                 f"(<= C = 1; largest at n = {top['n']}, R = {top['R']:g}, lam = "
+                 f"{top['lam']:g})", {"rows": rows})
