@@ -142,14 +142,40 @@ def prop16(cfg, seed):
                  {"rows": rows})
 
 
-def _exact_aer(inst, W):
-    """Exact AER (p_i = 1/m) of the models W on a Lemma 7 instance (montecarlo.metrics)."""
+def _exact_risks(inst, W):
+    """Exact AER (p_i = 1/m) per replicate and the worst client's mean IER of the models W on
+    a Lemma 7 instance (``montecarlo.metrics.evaluate``)."""
     from montecarlo.algorithms import Trajectory
     from montecarlo.metrics import evaluate
 
     traj = Trajectory("exact", "local", 0.0, W[None], W.mean(-2)[None], np.zeros(1, int),
                       np.zeros(1), np.zeros(1))
-    return evaluate(traj, inst, checkpoints=[0])["aer"][0]
+    met = evaluate(traj, inst, checkpoints=[0])
+    return met["aer"][0], float(np.max(np.mean(met["ier"][0], 0)))
+
+
+def _lambda_grid(cfg, seed):
+    """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
+    over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants."""
+    from montecarlo.logistic import Instance
+    from montecarlo.rates_instances import fedprox_theorem1_constants, lemma7_instance
+
+    m, d, l2 = 4, 4, 1e-3
+    R = np.array([0.05, 0.3])
+    rows = []
+    for cell, n in enumerate((100, 400)):
+        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
+                               cell=cell)
+        for j, r in enumerate(R):
+            c = fedprox_theorem1_constants(inst.w_star[j], d)
+            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                             inst.w_star[j], inst.test_X, inst.labels)
+            for lam in (1e-2, 1e-1, 1.0, 10.0):
+                aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])
+                rows.append({"n": n, "R": r, "lam": lam, "aer": float(np.mean(aer)),
+                             "ier": ier, "mu": c["mu"], "sigma2": c["rho"] ** 2})
+    # beta = d/4 (Lemma 7); ||l||_inf on the ball of radius 1, which holds every model
+    return rows, {"m": m, "d": d, "beta": d / 4, "loss_sup": float(np.logaddexp(0.0, np.sqrt(d)))}
 
 
 @claim("000.prop23.lambda-aer", location="Proposition 23 (App. C)", kind="inequality",
@@ -164,25 +190,12 @@ def prop23(cfg, seed):
     # beforehand) while the bracket moves over decades. beta = d/4; ||l||_inf on the ball of
     # radius 1 (which holds every model); mu the population curvature (module docstring of
     # paper_checks.p000_stability).
-    from montecarlo.logistic import Instance
-    from montecarlo.rates_instances import fedprox_theorem1_constants, lemma7_instance
-
-    m, d, l2 = 4, 4, 1e-3
-    R = np.array([0.05, 0.3])
-    beta, loss_sup = d / 4, float(np.logaddexp(0.0, np.sqrt(d) * 1.0))
-    rows = []
-    for cell, n in enumerate((100, 400)):
-        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
-                               cell=cell)
-        for j, r in enumerate(R):
-            mu = fedprox_theorem1_constants(inst.w_star[j], d)["mu"]
-            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
-                             inst.w_star[j], inst.test_X, inst.labels)
-            for lam in (1e-2, 1e-1, 1.0, 10.0):
-                aer = float(np.mean(_exact_aer(point, minimize(point.train, "fedprox", lam)[1])))
-                bracket = beta * loss_sup / (mu + lam) / n + lam / 2 * r ** 2
-                rows.append({"n": n, "R": r, "lam": lam, "aer": aer, "bracket": bracket,
-                             "ratio": aer / stated(bracket, "upper")})
+    rows, k = _lambda_grid(cfg, seed)
+    m, d = k["m"], k["d"]
+    for x in rows:
+        x["bracket"] = (k["beta"] * k["loss_sup"] / (x["mu"] + x["lam"]) / x["n"]
+                        + x["lam"] / 2 * x["R"] ** 2)
+        x["ratio"] = x["aer"] / stated(x["bracket"], "upper")
     ratio = np.array([x["ratio"] for x in rows])
     span = max(x["bracket"] for x in rows) / min(x["bracket"] for x in rows)
     top = rows[int(ratio.argmax())]
@@ -191,3 +204,30 @@ def prop23(cfg, seed):
                  f"x{span:.0f}; E[AER] / bracket in [{ratio.min():.2g}, {ratio.max():.2g}] "
                  f"(<= C = 1; largest at n = {top['n']}, R = {top['R']:g}, lam = "
                  f"{top['lam']:g})", {"rows": rows})
+
+
+@claim("000.prop30.lambda-ier", location="Proposition 30 (App. C), eq. (63)",
+       kind="inequality",
+       statement="For every lam (with T, K_T as in (62)), E[IER_i(AFP)] <= C/(lam n_i) [beta "
+                 "||l||_inf + sigma^2 beta^2 n_i/mu^2 (sum_i p_i/sqrt(n_i))^2 + sigma^2 n_i sum_i "
+                 "p_i^2/n_i] + C lam [(1 + beta^2/mu^2) R^2 + sigma^2/mu^2 sum_i p_i^2/n_i], C an "
+                 "absolute constant.",
+       mutants=("upper",))
+def prop30(cfg, seed):
+    # As 000.prop23.lambda-aer (the exact FedProx minimizer, AFP's limit), the worst client's
+    # mean IER against (63) with C = 1 fixed beforehand; p_i = 1/m, n_i = n, sigma^2 the exact
+    # gradient variance at the truth (max_i tr H_i), R^2 = max_i ||w_p - w*_i||^2.
+    rows, k = _lambda_grid(cfg, seed)
+    m, beta, ls = k["m"], k["beta"], k["loss_sup"]
+    for x in rows:
+        n, lam, s2, mu = x["n"], x["lam"], x["sigma2"], x["mu"]
+        x["bracket"] = (1 / (lam * n) * (beta * ls + s2 * beta ** 2 * n / mu ** 2 / n
+                                         + s2 * n / (m * n))
+                        + lam * ((1 + beta ** 2 / mu ** 2) * x["R"] ** 2 + s2 / mu ** 2 / (m * n)))
+        x["ratio"] = x["ier"] / stated(x["bracket"], "upper")
+    ratio = np.array([x["ratio"] for x in rows])
+    top = rows[int(ratio.argmax())]
+    return judge(bool(ratio.max() <= 1.0), f"Lemma 7 logistic m={m} d={k['d']}, exact FedProx, "
+                 "lam in [1e-2, 10], n in {100, 400}, R in {0.05, 0.3}: worst client's E[IER] / "
+                 f"(63) in [{ratio.min():.2g}, {ratio.max():.2g}] (<= C = 1; largest at n = "
+                 f"{top['n']}, R = {top['R']:g}, lam = {top['lam']:g})", {"rows": rows})
