@@ -143,10 +143,10 @@ RESULTS = [
      "exact minimizers only (Err_i = 0, the approximate-minimizer term untested); the bound "
      "sits 70-90x above the measured stability, so its /100 mutant is rejected only "
      "narrowly"),
-    ("000", "Proposition 22", 5685, "App. C (stability)", "none", [],
-     "federated stability of AFP with unspecified constants, once T >= C1 lam^2 max{lam, 1}^2 "
-     "m ||p||^2 n_i^2: a rate in n_i needs AFP runs of order n_i^2 rounds on coupled "
-     "datasets (not run)"),
+    ("000", "Proposition 22", 5685, "App. C (stability)", "partial",
+     ["000.prop22.afp-stability-rate"],
+     "its rate in n_i checked at AFP's limit (the exact FedProx minimizer); AFP itself needs "
+     "T >= C1 lam^2 max{lam, 1}^2 m ||p||^2 n_i^2 rounds on coupled datasets (not run)"),
     ("000", "Proposition 23", 5818, "App. C (stability)", "partial", ["000.prop23.lambda-aer"],
      "checked at the exact FedProx minimizer over lam in [1e-2, 10] with C = 1 (AFP's limit); "
      "AFP itself with (51)'s T and K_T is not run"),
