@@ -293,9 +293,9 @@ def main(argv=None) -> int:
           "of rates; paper_checks.numbered):")
     for paper, row in cov.items():
         print(f"{paper}: full {row['full']}, partial {row['partial']}, none {row['none']}, not "
-              f"checkable {row['not_checkable']}: {row['share']:.0%}")
+              f"checkable {row['not_checkable']}: {row['share']:.1%}")
     total, share = overall(cov)
-    print(f"all: {total} checkable numbered results, (full + partial/2) / total = {share:.0%}")
+    print(f"all: {total} checkable numbered results, (full + partial/2) / total = {share:.1%}")
     print("none:")
     for paper, row in cov.items():
         for st in row["statements"]:

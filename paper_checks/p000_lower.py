@@ -131,7 +131,8 @@ def _summary(rows, ratio, low, span, what, c):
 @claim("000.thm8.lower-bound", location="Thm 8, eqs. (14)-(15) (proof: App. A)",
        kind="inequality",
        statement="inf over estimators of sup over P1 (resp. P2) of the AER (resp. IER) "
-                 "estimation error is >~ min{d/(N/m), R^2} + d/N (resp. min{d/n_i, R^2} + d/N), with "
+                 "estimation error is >~ min{d/(N/m), R^2} + d/N (resp. min{d/n_i, R^2} + "
+                 "d/N), with "
                  "balanced n_i and p_i = n_i/N.",
        mutants=('lower',))
 def thm8_lower(cfg, seed):
@@ -149,7 +150,8 @@ def thm8_lower(cfg, seed):
 
 @claim("000.cor9.lower-bound", location="Cor. 9, eqs. (16)-(17)", kind="inequality",
        statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (min{beta/(N/m), R^2} + beta/N) "
-                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with beta ~ d.",
+                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with "
+                 "beta ~ d.",
        mutants=('lower',))
 def cor9_lower(cfg, seed):
     # The excess logistic risk's Bayes rule under the same priors; on these instances (margins

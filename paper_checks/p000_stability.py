@@ -55,7 +55,8 @@ def lemma31(cfg, seed):
 
 
 @claim("000.prop29.global-estimation", location="Proposition 29 (App. C.4)", kind="inequality",
-       statement="E_S||w~_global - w_p||^2 <= 48 beta^2 sigma^2/(mu^2 lam^2) (sum_i p_i/sqrt(n_i))^2"
+       statement="E_S||w~_global - w_p||^2 <= 48 beta^2 sigma^2/(mu^2 lam^2) (sum_i "
+                 "p_i/sqrt(n_i))^2"
                  " + 48 beta^2 R^2/mu^2 + 12 (mu + lam)^2 sigma^2/(mu^2 lam^2) sum_i p_i^2/n_i "
                  "for FedProx's global minimizer.",
        mutants=("upper",))

@@ -34,7 +34,10 @@ def _run(H, a, lam, eta, gamma, K, rounds, rng):
     m, d = a.shape
     eye = np.eye(d)
     inv = np.linalg.inv(H + lam * eye)
-    target = lambda wg: np.einsum("ide,ie->id", inv, np.einsum("ide,ie->id", H, a) + lam * wg)  # noqa: E731
+    Ha = np.einsum("ide,ie->id", H, a)
+
+    def target(wg):
+        return np.einsum("ide,ie->id", inv, Ha + lam * wg)
     wg = rng.standard_normal(d)
     W = rng.standard_normal((m, d))
     out = {"wg": [], "W": [], "star": []}

@@ -93,7 +93,8 @@ def thm1_rates(cfg, seed):
     ok = (bounded and span > 30 and hom.max() / hom.min() < 2
           and all(0.5 < g < 2 for g in m_gain.values()))
     return judge(ok, f"Lemma 7 logistic, d = {_D}, exact FedProx at Thm 1's lambda, {reps} reps, "
-                 f"n in {ns}, m in {ms}, R^2 n/d in {{1e-3, 1, 20}}: the rate d/N + min{{d/n, R^2}} "
+                 f"n in {ns}, m in {ms}, R^2 n/d in {{1e-3, 1, 20}}: the rate d/N + "
+                 "min{d/n, R^2} "
                  f"spans x{span:.0f}; error / rate: global in [{ratio['global'].min():.2f}, "
                  f"{ratio['global'].max():.2f}], local in [{ratio['local'].min():.2f}, "
                  f"{ratio['local'].max():.2f}] (<= 8 = 2/mu); R ~ 0: local error x N/d in "

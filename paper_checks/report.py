@@ -141,11 +141,11 @@ def _numbered_section(cov) -> list:
              "texts state), graded `full` (the statement over its range, its mutants "
              "rejected), `partial`, `none` or `not checkable` (with the reason; it leaves the "
              f"denominator). {total} checkable numbered results; (full + partial/2) / total = "
-             f"{share:.0%} overall (`python -m paper_checks.coverage --json`).", "",
+             f"{share:.1%} overall (`python -m paper_checks.coverage --json`).", "",
              "| paper | full | partial | none | not checkable | (full + partial/2) / total |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {p} | {r['full']} | {r['partial']} | {r['none']} | {r['not_checkable']} | "
-              f"{r['share']:.0%} |" for p, r in cov.items()]
+              f"{r['share']:.1%} |" for p, r in cov.items()]
     lines += ["", "| paper | result (line, part) | status | claims / note |", "|---|---|---|---|"]
     for p, r in cov.items():
         for st in r["statements"]:
