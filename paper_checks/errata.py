@@ -265,8 +265,8 @@ def eq18_weights(cfg, seed):
                          "printed right side by a factor growing like m",
                          transcription=("depends", "the PDF must show (18)'s second term as "
                                         "beta ||l||_inf/mu sum_i p_i^2/n_i (p_i squared; the text "
-                                        "reads 'p2 i / ni') and its first as ||l||_inf/(mu N/m) "
-                                        "^ R^2; with sum_i p_i/n_i in the second term (18) "
+                                        "reads 'p2 i / ni') and its first as min{||l||_inf/(mu "
+                                        "N/m), R^2}; with sum_i p_i/n_i in the second term (18) "
                                         "would hold"))
 
 

@@ -247,3 +247,10 @@ def test_full_announces_its_time_estimate(cli, capsys):
     out, err = capsys.readouterr()
     assert err.startswith("full run of 1 claims: about ") and "last full run" in err
     assert "1 claims (full" in out
+
+
+def test_statements_write_min_and_max_as_words():
+    # ASCII '^' and 'v' between terms read as a power and a letter; statements use min{a, b}
+    # and max{a, b} (the summaries are checked on two claims in the text test above).
+    for c in paper_checks.CLAIMS.values():
+        assert " ^ " not in c.statement and " v " not in c.statement, c.id
