@@ -62,3 +62,21 @@ def test_json_contract(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out == [{"id": "003.thm2.lambda-limits", "verdict": "holds",
                     "mutant": "equality x1.5", "sensitive": True}]
+
+
+def test_quick_sensitivity_in_ci():
+    # The sensitivity run of the catalogue's cheaper two thirds (by the times the committed
+    # report recorded; about 7 s at quick sizes): every claim tested rejects all its mutants,
+    # except those recorded in MUTANT_PASSES (not counted full) and errata that declare none.
+    from paper_checks.report import _TIME, REPORT
+
+    times = {m.group(1): float(m.group(2)) for m in _TIME.finditer(REPORT.read_text())}
+    cheap = sorted(times, key=times.get)[: 2 * len(times) // 3]
+    assert len(cheap) >= 60
+    records = sensitivity(paper_checks.select(None, cheap))
+    per = sensitive_claims(records)
+    undeclared = {r["id"] for r in records if r["mutant"] is None}
+    bad = {cid for cid, ok in per.items()
+           if not ok and cid not in MUTANT_PASSES and cid not in undeclared}
+    assert not bad, [r for r in records if r["id"] in bad]
+    assert all(paper_checks.CLAIMS[cid].mutants == () for cid in undeclared)
