@@ -45,10 +45,22 @@ inverses), primes, the extent of radicals and some words. Every ``erratum`` and
 whatever the lost symbols were (it rests on words, on a formula the check re-derives under
 every plausible reading, on a table or on code), ``depends`` when it rests on the extracted
 text, with a sentence naming what the original PDF must show for the erratum to stand.
+
+Sensitivity (mutation) testing
+------------------------------
+Every comparison of a check with what the paper states goes through one seam, ``stated(value,
+role)``: the stated value (a limit, a bound, an exponent) comes back unchanged in an ordinary
+run, and as its mutant when ``paper_checks.sensitivity`` runs the check against a deliberately
+wrong statement. A claim declares the roles it states (``mutants=``): ``equality`` (a limit or
+identity, mutant x1.5), ``upper`` (an upper bound, mutant /100), ``lower`` (a lower bound, mutant
+x100), ``exponent`` (a rate's exponent, mutant +0.5). An erratum passes its CORRECTED form
+through the seam (the printed one is already rejected). A check rejects a mutant when its
+verdict changes; a claim is sensitive when it rejects all of its mutants.
 """
 
 from __future__ import annotations
 
+import contextvars
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -57,6 +69,23 @@ import numpy as np
 
 VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not checkable",
             "finding")
+#: One line per verdict: the legend printed under ``riskcalc check`` and in REPORT.md.
+LEGEND = {
+    "holds": "the printed statement agrees with independent evidence, in its stated scope",
+    "loose": "true as printed but weaker than the evidence shows (the sharp form is given)",
+    "erratum-harmless": "the printed form is wrong (typo, constant, proof text), no "
+                        "conclusion of the paper changes (the corrected form is given)",
+    "erratum": "the printed form is wrong and it matters (the corrected form is given)",
+    "fails": "the statement does not hold in its scope, and no correction makes it hold",
+    "not checkable": "no numerical evidence is possible in its scope (the reason is given)",
+    "finding": "a result of this toolkit outside any claim's scope: not a verdict on the "
+               "paper",
+}
+#: What an accusation rests on, in words (``Outcome.transcription``).
+RESTS_ON = {
+    "depends": "the accusation assumes the extracted text is faithful",
+    "independent": "it holds whatever symbols the text extraction lost",
+}
 # The verdicts that carry a corrected (or sharp) form, most serious last.
 CORRECTED = ("loose", "erratum-harmless", "erratum")
 # The verdicts that accuse the paper of an error: they state what they rest on.
@@ -70,6 +99,55 @@ PAPERS = {
     "004": "004_98172ed3646eef14.txt",
     "001": "001_352374a3e1e3397e.txt",
 }
+
+
+#: The mutant of each role: (name, how the stated value is changed).
+MUTANTS = {
+    "equality": ("x1.5", lambda v: v * 1.5),
+    "upper": ("/100", lambda v: v / 100.0),
+    "lower": ("x100", lambda v: v * 100.0),
+    "exponent": ("+0.5", lambda v: v + 0.5),
+}
+
+
+@dataclass
+class Mutant:
+    """The mutant active during one sensitivity run; ``hits`` counts the seam's uses."""
+
+    role: str
+    hits: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.role} {MUTANTS[self.role][0]}"
+
+
+_ACTIVE = contextvars.ContextVar("paper_checks_mutant", default=None)
+
+
+def stated(value, role: str):
+    """The seam of every check: what the paper states, as the check compares it.
+
+    Parameters
+    ----------
+    value : float or ndarray
+        The stated quantity (a limit, a bound, an exponent: the paper's, or for an erratum the
+        corrected form's).
+    role : {"equality", "upper", "lower", "exponent"}
+        What kind of statement it is.
+
+    Returns
+    -------
+    ``value`` itself, or, while ``paper_checks.sensitivity`` runs a mutant of this role, the
+    mutated value (``MUTANTS``).
+    """
+    if role not in MUTANTS:
+        raise ValueError(f"role must be one of {tuple(MUTANTS)}, got {role!r}")
+    active = _ACTIVE.get()
+    if active is None or active.role != role:
+        return value
+    active.hits += 1
+    return MUTANTS[role][1](value)
 
 
 @dataclass(frozen=True)
@@ -147,6 +225,9 @@ class Claim:
         One of ``KINDS``.
     check : callable
         ``check(cfg: Config, seed: int) -> Outcome``; ``seed`` is ``Claim.seed``.
+    mutants : tuple of str
+        The roles (``MUTANTS``) of what the check passes through ``stated``: the sensitivity
+        run replaces each in turn by its mutant.
     """
 
     id: str
@@ -155,6 +236,7 @@ class Claim:
     statement: str
     kind: str
     check: Callable
+    mutants: tuple = ()
 
     @property
     def paper_id(self) -> str:
@@ -170,16 +252,21 @@ class Claim:
 CLAIMS: dict[str, Claim] = {}
 
 
-def claim(id: str, *, location: str, statement: str, kind: str):
-    """Register the decorated ``check(cfg, seed) -> Outcome`` as claim ``id``."""
+def claim(id: str, *, location: str, statement: str, kind: str, mutants=()):
+    """Register the decorated ``check(cfg, seed) -> Outcome`` as claim ``id``; ``mutants``
+    names the roles its statement passes through ``stated``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    bad = [r for r in mutants if r not in MUTANTS]
+    if bad:
+        raise ValueError(f"mutants must be among {tuple(MUTANTS)}, got {bad}")
     paper = PAPERS[id.split(".", 1)[0]]
 
     def deco(fn):
         if id in CLAIMS:
             raise ValueError(f"duplicate claim id {id!r}")
-        CLAIMS[id] = Claim(id, paper, location, " ".join(statement.split()), kind, fn)
+        CLAIMS[id] = Claim(id, paper, location, " ".join(statement.split()), kind, fn,
+                           tuple(mutants))
         return fn
     return deco
 

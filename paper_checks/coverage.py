@@ -77,8 +77,9 @@ STATEMENTS = [
      ["003.sec63.eq18-variance"], ""),
     ("003", "Lemma 6.1", "moments of Rademacher sums", "full",
      ["003.lemma61.rademacher-moments"], ""),
-    ("003", "Lemma 6.2", "moment bound of weighted sums of client designs", "full",
-     ["003.lemma62.moment-bound"], ""),
+    ("003", "Lemma 6.2", "moment bound of weighted sums of client designs", "partial",
+     ["003.lemma62.moment-bound"], "the bound sits 1e3-1e4 above the moment; its mutant "
+     "(bound / 100) passes"),
     ("003", "Lemma 6.3", "concentration of the pooled sample covariance", "full",
      ["003.lemma63.concentration"], ""),
     ("003", "Lemma 6.4", "continuity of the inverse", "full", ["003.lemma64.inverse-continuity"],
@@ -117,8 +118,10 @@ STATEMENTS = [
      ["000.cor9.lower-bound"], ""),
     ("000", "Sec. 3.3", "the dichotomy: FedAvg attains the rate for R^2 <~ m/N, local training "
      "for R^2 >~ m/N", "full", ["000.thm8.dichotomy-rate"], ""),
-    ("000", "Sec. 3.3", "the dichotomous strategy's threshold R^2 = ||l||_inf/mu m/N", "full",
-     ["000.thm8.threshold-rule"], ""),
+    ("000", "Sec. 3.3", "the dichotomous strategy's threshold R^2 = ||l||_inf/mu m/N",
+     "partial", ["000.thm8.threshold-rule"],
+     "holds up to constants, but a threshold rule's loss is capped by m on the simulated "
+     "grid, so the exponent mutant passes"),
     ("000", "Eq. 18", "the dichotomous strategy's AER for weights p", "full",
      ["000.eq18.general-weights"], ""),
     ("000", "Eq. 19", "the dichotomous strategy's IER for weights p", "partial",
@@ -189,9 +192,9 @@ STATEMENTS = [
      ["004.lemma1.global-vs-globaltrain"], ""),
     ("004", "Lemma 1, eq. 5", "FedProx's local models vs the global one", "full",
      ["004.lemma1.eq5-local-inequality"], ""),
-    ("004", "Thm 1, eq. 6", "global rate C1/N + C2 (1/n ^ R^2)", "full",
+    ("004", "Thm 1, eq. 6", "global rate C1/N + C2 min{1/n, R^2}", "full",
      ["004.thm1.rates", "004.thm1.eq50-split"], ""),
-    ("004", "Thm 1, eq. 7", "local rate C3/N + C4 (1/n ^ R^2)", "full", ["004.thm1.rates"], ""),
+    ("004", "Thm 1, eq. 7", "local rate C3/N + C4 min{1/n, R^2}", "full", ["004.thm1.rates"], ""),
     ("004", "Thm 1", "the adaptive lambda", "full", ["004.thm1.adaptive-lambda"], ""),
     ("004", "Table 1", "rates of Chen et al., of FedProx and the lower bound, per regime",
      "full", ["004.table1.chen-column", "004.table1.middle-column", "004.thm1.rates"], ""),
@@ -223,6 +226,25 @@ STATEMENTS = [
     ("004", "Sec. 6, Figs 1(b), 1(c), 1(e), 1(f), 4", "MNIST logistic and CNN experiments",
      "not checkable", [], "needs MNIST and the authors' splits (not available offline)"),
 ]
+
+
+def numbered_coverage(claim_ids=None, insensitive=None) -> dict:
+    """Per paper ``{"full", "partial", "none", "not_checkable", "share", "statements"}`` over
+    the papers' numbered results (``paper_checks.numbered.RESULTS``: the denominator read from
+    the texts). A result counted ``full`` whose claims include one in ``insensitive`` (a claim
+    that accepted a mutant in ``paper_checks.sensitivity``; by default the measured
+    ``paper_checks.numbered.MUTANT_PASSES``) is counted ``partial``; with
+    ``claim_ids``, one whose claims are not all registered counts as ``none``."""
+    from paper_checks.numbered import MUTANT_PASSES, RESULTS
+
+    insensitive = MUTANT_PASSES if insensitive is None else insensitive
+    rows = []
+    for paper, label, line, part, status, ids, note in RESULTS:
+        bad = sorted(set(ids) & set(insensitive))
+        if status == "full" and bad:
+            status, note = "partial", "a mutant passes: " + ", ".join(bad)
+        rows.append((paper, f"{label} (line {line}, {part})", label, status, ids, note))
+    return coverage(rows, claim_ids=claim_ids)
 
 
 def coverage(statements=STATEMENTS, claim_ids=None) -> dict:
@@ -263,15 +285,26 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print the coverage as JSON")
     args = ap.parse_args(argv)
-    cov = coverage(claim_ids=set(CLAIMS))
+    cov = numbered_coverage(claim_ids=set(CLAIMS))
     if args.json:
         print(json.dumps(cov))
         return 0
+    print("Numbered results of the papers (Theorems, Lemmas, Propositions, Corollaries, tables "
+          "of rates; paper_checks.numbered):")
     for paper, row in cov.items():
         print(f"{paper}: full {row['full']}, partial {row['partial']}, none {row['none']}, not "
-              f"checkable {row['not_checkable']}: {row['share']:.0%}")
+              f"checkable {row['not_checkable']}: {row['share']:.1%}")
     total, share = overall(cov)
-    print(f"all: {total} checkable statements, (full + partial/2) / total = {share:.0%}")
+    print(f"all: {total} checkable numbered results, (full + partial/2) / total = {share:.1%}")
+    print("none:")
+    for paper, row in cov.items():
+        for st in row["statements"]:
+            if st["status"] in ("none", "not checkable"):
+                print(f"  {paper} {st['location']}: {st['status']}: {st['note']}")
+    main_text = coverage(claim_ids=set(CLAIMS))
+    total, share = overall(main_text)
+    print(f"Main-text statements (the finer listing of STATEMENTS): {total} checkable, "
+          f"(full + partial/2) / total = {share:.0%}")
     return 0
 
 

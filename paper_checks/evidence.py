@@ -16,6 +16,7 @@ import riskcalc
 from montecarlo.linear.instances import Setting, sample_instance
 from montecarlo.linear.measure import measure
 from montecarlo.runner.stats import mean_se
+from paper_checks.core import stated
 
 #: Standard errors a simulated mean may be from a correct limit (with 30-60 comparisons in a
 #: catalogue, 4 s.e. keeps the chance of a spurious failure below 0.2%).
@@ -60,15 +61,20 @@ def simulate(method: str, *, gamma, sigma, signal, tunings=(0.0,), spectrum=None
     return res
 
 
-def agreement(predicted, samples, *, slack: float = 0.0, z: float = Z) -> dict:
+def agreement(predicted, samples, *, slack: float = 0.0, z: float = Z,
+              role: str | None = None) -> dict:
     """Does the mean of ``samples`` (replicates on axis 0) agree with ``predicted``?
+
+    With ``role`` (``paper_checks.core.stated``), ``predicted`` is what the paper states and
+    passes through the seam a sensitivity run replaces; without, it is not a statement under
+    test (e.g. the printed form an erratum rejects).
 
     The tolerance is ``z * se + slack * |predicted|``: ``slack`` is the allowance for the
     finite-d bias of the simulated quantity (O(1/n) for the traces of paper 003), stated by
     the caller. ``zscore`` = (mean - predicted) / se says how strongly.
     """
     mean, se = mean_se(samples)
-    pred = np.asarray(predicted, float)
+    pred = np.asarray(predicted if role is None else stated(predicted, role), float)
     tol = z * se + slack * np.abs(pred)
     with np.errstate(divide="ignore", invalid="ignore"):
         zs = np.where(se > 0, (mean - pred) / se, np.where(mean == pred, 0.0, np.inf))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import t as student_t
 
+from paper_checks.core import stated
 from riskcalc import minimax
 from riskcalc.minimax.ratecheck import rate_check
 
@@ -36,7 +37,12 @@ _D = 5
 
 
 def _rate_fit(grid, errors, bound, mask, c, C):
-    """``ratecheck.rate_check`` on the cells ``mask`` (one regime of the bound), as a dict."""
+    """``ratecheck.rate_check`` on the cells ``mask`` (one regime of the bound), as a dict.
+
+    The bound's exponent in the grid's first variable passes through the sensitivity seam
+    (``paper_checks.core.stated``): its mutant multiplies the bound by that variable^0.5."""
+    first = np.asarray(grid[next(iter(grid))], float)
+    bound = bound * first ** stated(0.0, "exponent")
     chk = rate_check({k: v[mask] for k, v in grid.items()}, errors[mask], bound[mask], c, C)
     fit = chk.error_fit
     return {"exponents": fit.exponents, "ci": fit.ci, "bound_exponents": chk.bound_exponents,

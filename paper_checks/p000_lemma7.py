@@ -13,7 +13,7 @@ from scipy.special import expit
 
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import claim, judge, judge_erratum
+from paper_checks.core import claim, judge, judge_erratum, stated
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
 
@@ -25,7 +25,8 @@ def _loss(t):
 
 @claim("000.lemma7.loss-sup", location="Lemma 7", kind="closed-form identity",
        statement="For the logistic instances (|x_j| <= c_X, domain of diameter D containing 0), "
-                 "||l||_inf = c_X D sqrt(d).")
+                 "||l||_inf = c_X D sqrt(d).",
+       mutants=('equality',))
 def lemma7_loss(cfg, seed):
     rows, ok_p, ok_c = [], True, True
     for cx, D, d in [(1.0, 1.0, 1), (0.5, 2.0, 16), (1.0, 0.3, 100)]:
@@ -35,7 +36,7 @@ def lemma7_loss(cfg, seed):
                               options={"xatol": 1e-12})
         # The bounded search never evaluates the endpoints themselves: include them.
         attained = float(max(-res.fun, _loss(-T), _loss(T)))
-        lib = minimax.logistic_constants(cx, D, d)["loss_sup"]
+        lib = stated(minimax.logistic_constants(cx, D, d)["loss_sup"], "equality")   # corrected
         ok_p &= abs(attained - T) > 1e-6 * T
         ok_c &= abs(lib - attained) < 1e-8 * attained
         rows.append({"c_x": cx, "D": D, "d": d, "printed": T, "attained_sup": attained,
@@ -56,13 +57,14 @@ def lemma7_loss(cfg, seed):
 
 @claim("000.lemma7.beta-sigma", location="Lemma 7 and its proof (eq. 13)", kind="inequality",
        statement="The logistic instances are beta-smooth and have gradient variance at the "
-                 "optimum sigma^2 with sigma^2 = beta = c_X^2 d / 4.")
+                 "optimum sigma^2 with sigma^2 = beta = c_X^2 d / 4.",
+       mutants=('upper',))
 def lemma7_beta(cfg, seed):
     cx, d = 1.0, 20
     rng = replicate_rng(seed, 0)
     reps = cfg.pick(20000, 200000)
     x = cx * rng.choice([-1.0, 1.0], size=(reps, d))   # |x_j| <= c_X, attains ||x||^2 = c_X^2 d
-    bound = cx * cx * d / 4
+    bound = stated(cx * cx * d / 4, "upper")
     # Smoothness: the Hessian x x' s(1 - s) has top eigenvalue ||x||^2 s(1-s) <= c_X^2 d / 4,
     # attained at margin 0 (w = 0 is in the domain).
     top = float(np.max(np.sum(x * x, 1) * 0.25))
@@ -77,7 +79,7 @@ def lemma7_beta(cfg, seed):
         rows.append({"w_norm": float(np.linalg.norm(w)), "grad_var": m, "se": se})
     lib = minimax.logistic_constants(cx, 1.0, d)
     ok = (top <= bound * (1 + 1e-12) and all(r["grad_var"] <= bound + Z * r["se"] for r in rows)
-          and lib["beta"] == bound and lib["sigma2"] == bound)
+          and lib["beta"] == cx * cx * d / 4 and lib["sigma2"] == cx * cx * d / 4)
     return judge(ok, f"c_X=1 d=20: bound c_X^2 d/4 = {bound:g}; max Hessian eigenvalue {fmt(top)}; "
                      "E||grad l(w*)||^2 at ||w*|| = " + ", ".join(
                          f"{r['w_norm']:.2f}: {fmt(r['grad_var'])}" for r in rows),
@@ -86,7 +88,8 @@ def lemma7_beta(cfg, seed):
 
 @claim("000.lemma7.mu0", location="Lemma 7, eq. 12", kind="closed-form identity",
        statement="The strong-convexity constant is mu ~ mu_0 = (exp(c_X D sqrt(d)/2) + "
-                 "exp(-c_X D sqrt(d)))^-2, the smallest curvature factor over the domain.")
+                 "exp(-c_X D sqrt(d)))^-2, the smallest curvature factor over the domain.",
+       mutants=('equality',))
 def lemma7_mu0(cfg, seed):
     rows, ok_p, ok_c = [], True, True
     for T in (0.5, 2.0, 6.0):
@@ -95,7 +98,7 @@ def lemma7_mu0(cfg, seed):
                               options={"xatol": 1e-12})
         true_min = float(min(res.fun, expit(T) * expit(-T)))
         printed = float((np.exp(T / 2) + np.exp(-T)) ** -2)
-        lib = minimax.logistic_constants(T, 1.0, 1)["mu0"]
+        lib = stated(minimax.logistic_constants(T, 1.0, 1)["mu0"], "equality")   # corrected
         ok_p &= printed > true_min * (1 + 1e-6)
         ok_c &= abs(lib - true_min) < 1e-9 * true_min
         rows.append({"T": T, "printed": printed, "min_curvature": true_min, "riskcalc": lib})

@@ -6,7 +6,7 @@ File ``000_7ff2ed2592df3b60.txt`` (002 is the same paper, HTML text), Sec. 3.2 a
 Derivation (here). The minimax risk is at least the Bayes risk under any prior supported in
 the class. The proof of Thm 8 uses two hypercube priors, one per term:
 
-* heterogeneity (the d/n_i ^ R^2 term): w*_i = delta v_i, v_i independent and uniform on
+* heterogeneity (the min{d/n_i, R^2} term): w*_i = delta v_i, v_i independent and uniform on
   {-1, 1}^d, delta = min(R/(2 sqrt d), 1/sqrt(n_i)); then ||w*_i - sum_j p_j w*_j|| <= 2 delta
   sqrt(d) <= R, so the prior lies in P1 and P2. The clients are independent and the centre 0
   is known, so client i's posterior depends on its own n_i samples only, and the Bayes AER
@@ -32,7 +32,7 @@ from scipy.special import expit, log_expit
 
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z
 
 _D = 3
@@ -109,7 +109,8 @@ def _lower_bound(cfg, seed, risk_fn, rate_fn):
         hom = risk_fn(1 / np.sqrt(n * m), n * m, _D, reps, rng)
         best = max(het, hom, key=lambda x: x[0])
         rows.append({"n": n, "m": m, "R": R, "bayes": best[0], "se": best[1],
-                     "het": het[0], "hom": hom[0], "rate": rate_fn(n, m, R)})
+                     "het": het[0], "hom": hom[0],
+                     "rate": stated(rate_fn(n, m, R), "lower")})
     ratio = np.array([r["bayes"] / r["rate"] for r in rows])
     # Monte Carlo: the ratio's lower end minus Z s.e. must stay above the constant.
     low = np.array([(r["bayes"] - Z * r["se"]) / r["rate"] for r in rows])
@@ -130,8 +131,10 @@ def _summary(rows, ratio, low, span, what, c):
 @claim("000.thm8.lower-bound", location="Thm 8, eqs. (14)-(15) (proof: App. A)",
        kind="inequality",
        statement="inf over estimators of sup over P1 (resp. P2) of the AER (resp. IER) "
-                 "estimation error is >~ d/(N/m) ^ R^2 + d/N (resp. d/n_i ^ R^2 + d/N), with "
-                 "balanced n_i and p_i = n_i/N.")
+                 "estimation error is >~ min{d/(N/m), R^2} + d/N (resp. min{d/n_i, R^2} + "
+                 "d/N), with "
+                 "balanced n_i and p_i = n_i/N.",
+       mutants=('lower',))
 def thm8_lower(cfg, seed):
     # Balanced n_i and the proof's independent-client prior: AER = IER = the one-client Bayes
     # risk, so one computation checks (14) and (15). The rate must be matched from below by a
@@ -141,13 +144,15 @@ def thm8_lower(cfg, seed):
         cfg, seed, bayes_estimation_risk,
         lambda n, m, R: min(_D / n, R * R) + _D / (n * m))
     return judge(bool(low.min() >= c) and ratio.max() / ratio.min() < 20 and span > 30,
-                 _summary(rows, ratio, low, span, "the rate d/n ^ R^2 + d/N", c),
+                 _summary(rows, ratio, low, span, "the rate min{d/n, R^2} + d/N", c),
                  {"rows": rows, "ratio": ratio, "span": span})
 
 
 @claim("000.cor9.lower-bound", location="Cor. 9, eqs. (16)-(17)", kind="inequality",
-       statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (beta/(N/m) ^ R^2 + beta/N) "
-                 "(resp. mu (beta/n_i ^ R^2 + beta/N)) on some Lemma 7 instance, with beta ~ d.")
+       statement="Any algorithm has E[AER] (resp. E[IER_i]) >~ mu (min{beta/(N/m), R^2} + beta/N) "
+                 "(resp. mu (min{beta/n_i, R^2} + beta/N)) on some Lemma 7 instance, with "
+                 "beta ~ d.",
+       mutants=('lower',))
 def cor9_lower(cfg, seed):
     # The excess logistic risk's Bayes rule under the same priors; on these instances (margins
     # |x'w| <= sqrt(d) delta <= 1) mu = mu_0 >= 1/(4 cosh^2(1/2)) and beta = d/4 (Lemma 7).
@@ -157,5 +162,30 @@ def cor9_lower(cfg, seed):
         cfg, seed, bayes_excess_risk,
         lambda n, m, R: mu * (min(beta / n, R * R) + beta / (n * m)))
     return judge(bool(low.min() >= c) and ratio.max() / ratio.min() < 20 and span > 30,
-                 _summary(rows, ratio, low, span, "mu (beta/n ^ R^2 + beta/N)", c),
+                 _summary(rows, ratio, low, span, "mu (min{beta/n, R^2} + beta/N)", c),
                  {"rows": rows, "ratio": ratio, "span": span, "beta": beta, "mu": mu})
+
+
+@claim("000.lemma13.homogeneous-lower", location="Lemma 13 (App. A)", kind="inequality",
+       statement="With w*_i = w_p for every client, inf over estimators of sup over w_p of "
+                 "E_S||w_hat - w_p||^2 >~ d/N.",
+       mutants=("lower", "exponent"))
+def lemma13(cfg, seed):
+    # The Bayes risk under the hypercube prior w_p = delta v, delta = 1/sqrt(N) (all N samples
+    # share the model; exact posterior, bayes_estimation_risk) lower-bounds the minimax risk;
+    # it must stay above a constant times d/N over N from 50 to 12800, i.e. with the exponent
+    # -1 of N (the seam: a mutant moves it).
+    e = stated(1.0, "exponent")
+    rows = []
+    for k, N in enumerate(cfg.pick([50, 400, 3200], [50, 200, 800, 3200, 12800])):
+        bayes, se = bayes_estimation_risk(1 / np.sqrt(N), N, _D, cfg.pick(400, 2000),
+                                          replicate_rng(seed, k))
+        rate = stated(_D / N ** e, "lower")
+        rows.append({"N": N, "bayes": bayes, "se": se, "ratio": bayes / rate,
+                     "low": (bayes - Z * se) / rate})
+    low = min(r["low"] for r in rows)
+    spread = max(r["ratio"] for r in rows) / min(r["ratio"] for r in rows)
+    return judge(low >= 0.05 and spread < 3, f"hypercube prior, d = {_D}, N = " + ", ".join(
+        f"{r['N']}: Bayes risk N/d {r['ratio']:.3f}" for r in rows)
+        + f": lower end - {Z:g} s.e. >= {low:.3f} (required >= 0.05), flat in N (spread "
+        f"x{spread:.2f} < 3)", {"rows": rows})

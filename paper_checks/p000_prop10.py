@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from montecarlo.runner.seeding import replicate_rng
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z
 
 _X = np.array(list(itertools.product([-1.0, 1.0], repeat=2)))     # the 4 feature values
@@ -71,7 +71,8 @@ def _pop_excess(w, w_star):
 @claim("000.prop10", location="Prop. 10, eqs. (21)-(22) (Sec. 3.4)", kind="inequality",
        statement="An algorithm with federated stability {gamma_i} has E[AER_p] <= E[E_OPT] + 2 "
                  "sum_i p_i E[gamma_i] + lam/2 sum_i p_i ||w_avg - w*_i||^2 and E[IER_i] <= "
-                 "E[E_OPT]/p_i + 2 E[gamma_i] + lam/2 E||w_hat_g - w*_i||^2.")
+                 "E[E_OPT]/p_i + 2 E[gamma_i] + lam/2 E||w_hat_g - w*_i||^2.",
+       mutants=('upper',))
 def prop10(cfg, seed):
     m, n, reps = 4, 30, cfg.pick(20, 100)
     rows, ok = [], True
@@ -104,8 +105,8 @@ def prop10(cfg, seed):
         aer = ier.mean(-1)
         rhs21 = 2 * gamma.mean(-1) + lam / 2 * np.mean(np.sum((w_avg - w_star) ** 2, -1))
         rhs22 = 2 * gamma + lam / 2 * np.sum((wg[:, None] - w_star) ** 2, -1)
-        d21 = rhs21 - aer
-        d22 = rhs22 - ier
+        d21 = stated(rhs21, "upper") - aer
+        d22 = stated(rhs22, "upper") - ier
         se21 = d21.std(ddof=1) / np.sqrt(reps)
         se22 = d22.std(0, ddof=1) / np.sqrt(reps)
         ok &= bool(d21.mean() >= -Z * se21 and np.all(d22.mean(0) >= -Z * se22))

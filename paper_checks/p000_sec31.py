@@ -18,7 +18,8 @@ from riskcalc import minimax
 @claim("000.thm4.local-rate", location="Thm 4", kind="rate up to constants",
        statement="PureLocalTraining (each client's exact ERM) has E_S[IER_i] <~ beta ||l||_inf / "
                  "(mu n_i) for every client, assuming n_i >= 4 beta/mu: with beta ~ d (Lemma 7) "
-                 "the rate d/n_i, exponent -1 in n_i and none in m or R.")
+                 "the rate d/n_i, exponent -1 in n_i and none in m or R.",
+       mutants=('exponent',))
 def thm4(cfg, seed):
     # n_i >= 160 d: the MLE's second-order excess (relative size ~ d/n_i) would otherwise
     # steepen the fitted exponent (tests/test_rates_simulation.py).
@@ -55,7 +56,8 @@ def thm4(cfg, seed):
        statement="FedAvg (the exact minimizer of eq. 8 with p_i = n_i/N) has E_S[AER_p] <~ beta "
                  "||l||_inf/(mu N) + beta R^2 and E_S[IER_i] <~ beta sigma^2/(mu^2 N) + beta^3 "
                  "R^2/mu^2: the rate d/N + R^2, exponent -1 in N (none in m at fixed N) while "
-                 "R^2 <~ d/N, exponent 2 in R once R^2 >> d/N.")
+                 "R^2 <~ d/N, exponent 2 in R once R^2 >> d/N.",
+       mutants=('exponent',))
 def thm6(cfg, seed):
     # R = 0 over an independent (N, m) grid for the N and m exponents (the variance term)...
     hom = rates.homogeneous_grid(cfg.pick([100, 400, 1600], [100, 400, 1600, 6400]),

@@ -14,7 +14,7 @@ from montecarlo.experiments.problems import paper000_instance
 from montecarlo.experiments.metrics import evaluate
 from montecarlo.experiments.objectives import minimize
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z
 from riskcalc import minimax
 
@@ -42,7 +42,8 @@ def _estimation_errors(R, m, n, d, seed, reps, l2):
 @claim("000.thm8.dichotomy-rate", location="Thm 8 (eqs. 14-15) and Sec. 3.3 (eqs. 18-19)",
        kind="rate up to constants",
        statement="The minimax estimation error is min(d/n_i, R^2) + d/N up to constants, and the "
-                 "dichotomous strategy (FedAvg if R^2 <~ m/N, else local training) attains it.")
+                 "dichotomous strategy (FedAvg if R^2 <~ m/N, else local training) attains it.",
+       mutants=('exponent',))
 def thm8(cfg, seed):
     # Logistic instances of Sec. 3.2 (see _estimation_errors). The error of the better of the two exact minimizers, divided by the bound, must stay
     # within a band of constant width (x10) while the bound itself moves by more (x30).
@@ -56,6 +57,7 @@ def thm8(cfg, seed):
         loc, glo = _estimation_errors(R, m, n, d, seed + n, reps, l2=1e-3)
         best = np.minimum(loc.mean(0), glo.mean(0))
         bound = np.array([minimax.lower_bound_ier(d, n, m * n, r) for r in R])
+        bound = bound * float(n) ** stated(0.0, "exponent")     # the rate's exponent in n
         ratios.extend(best / bound)
         rows.append({"n": n, "R": R, "local": loc.mean(0), "global": glo.mean(0), "bound": bound})
     ratios = np.array(ratios)
@@ -89,10 +91,11 @@ def _fig1_accuracy(cfg, seed):
        kind="qualitative experimental claim",
        statement="In the logistic simulation (m=5, n_i=100, d=100, R from 0 to 20), the accuracy of "
                  "FedAvg followed by fine-tuning roughly follows the maximum of the accuracies of "
-                 "FedAvg and PureLocalTraining.")
+                 "FedAvg and PureLocalTraining.",
+       mutants=('equality',))
 def fig1(cfg, seed):
     R, acc, reps = _fig1_accuracy(cfg, seed)
-    best = np.maximum(acc["fedavg"], acc["local"])
+    best = stated(np.maximum(acc["fedavg"], acc["local"]), "equality")
     gap, se = mean_se(acc["finetune"] - best)
     fa_wins_low = acc["fedavg"].mean(0)[0] > acc["local"].mean(0)[0]
     local_wins_high = acc["local"].mean(0)[-1] > acc["fedavg"].mean(0)[-1]

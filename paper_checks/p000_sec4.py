@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from montecarlo.experiments import rates
-from paper_checks.core import claim, judge, judge_erratum
+from paper_checks.core import claim, judge, judge_erratum, stated
 from paper_checks.evidence import fmt
 from paper_checks.p000_common import _D, _cells, _fmt_fit, _ints, _mc_exponents
 from riskcalc import minimax
@@ -81,7 +81,8 @@ def _fedprox_check(cfg, seed, thm):
         fits[name]["r_ratio"] = float(max(
             (t_err[i][mask[i]] / rate[i][mask[i]]).max()
             / (t_err[i][mask[i]] / rate[i][mask[i]]).min() for i in rows))
-    ok = all(x["ci"]["n"][0] <= -1.0 <= x["ci"]["n"][1] for x in fits.values())
+    e_n = stated(-1.0, "exponent")                  # the bound's exponent in n_i
+    ok = all(x["ci"]["n"][0] <= e_n <= x["ci"]["n"][1] for x in fits.values())
     ok &= bool(np.all((ratio >= c) & (ratio <= C)) and np.all((t_ratio >= c) & (t_ratio <= C)))
     by_m = {int(mm): (float(ratio[m == mm].min()), float(ratio[m == mm].max()))
             for mm in np.unique(g["m"])}
@@ -125,7 +126,8 @@ def _fedprox_summary(ev, tight_rate):
        statement="For some lambda, FedProx with p_i = n_i/N (balanced n_i) has E[AER_p] <~ (mu + "
                  "beta ||l||_inf/mu) (min(m/N, R sqrt(m/N)) + 1/N) (eq. 30): O(m/N) when R^2 >~ "
                  "m/N and O(1/N) when R^2 <~ 1/(mN), both minimax optimal, and suboptimal in "
-                 "between.")
+                 "between.",
+       mutants=('exponent',))
 def thm11(cfg, seed):
     ok, ev = _fedprox_check(cfg, seed, 11)
     return judge(ok, _fedprox_summary(ev, "m/N in A: R^2 >= m/N, 1/N in C: R^2 <= 1/(mN)")
@@ -140,7 +142,8 @@ def thm11(cfg, seed):
        kind="rate up to constants",
        statement="For some lambda, FedProx with p_i ~ 1/m and balanced n_i has, for every client, "
                  "E[IER_i] <~ K (min(R/sqrt(n_i), 1/n_i) + sqrt(m)/N): O(1/n_i), optimal, when "
-                 "R^2 >~ m/N; O(R/sqrt(n_i)) for 1/N <~ R^2 <~ m/N; O(sqrt(m)/N) below.")
+                 "R^2 >~ m/N; O(R/sqrt(n_i)) for 1/N <~ R^2 <~ m/N; O(sqrt(m)/N) below.",
+       mutants=('exponent',))
 def thm12(cfg, seed):
     ok, ev = _fedprox_check(cfg, seed, 12)
     return judge(ok, _fedprox_summary(ev, "1/n_i where R^2 >= m/N")
@@ -154,7 +157,8 @@ def thm12(cfg, seed):
 @claim("000.eq30.fedprox-middle-regime", location="Sec. 4, discussion after eq. 30",
        kind="rate up to constants",
        statement="'If 1/(mN) <~ R^2 <~ m/N, then (30) becomes O(m/N), whereas the lower bound "
-                 "reads Omega(R^2 + 1/N).'")
+                 "reads Omega(R^2 + 1/N).'",
+       mutants=('equality',))
 def eq30(cfg, seed):
     # Evaluate eq. (30)'s rate min(m/N, R sqrt(m/N)) + 1/N across the middle regime and
     # compare with the printed O(m/N) and with R sqrt(m/N) + 1/N.
@@ -163,7 +167,7 @@ def eq30(cfg, seed):
     eq30 = np.minimum(m / N, np.sqrt(r2) * np.sqrt(m / N)) + 1 / N
     lib = minimax.fedprox_aer_bound(1.0, 1.0, 1.0, np.sqrt(r2), N, m) / 2.0  # (mu + b l/mu) = 2
     printed_ratio = float(np.max((m / N) / eq30))
-    corrected = np.sqrt(r2) * np.sqrt(m / N) + 1 / N
+    corrected = stated(np.sqrt(r2) * np.sqrt(m / N) + 1 / N, "equality")
     corr_ratio = float(np.max(np.abs(corrected / eq30 - 1)))
     ok_lib = bool(np.allclose(lib, eq30, rtol=1e-12))
     # Verdict level (paper_checks.core): O(m/N) is a valid upper bound on (30) in the middle

@@ -22,7 +22,7 @@ from scipy.optimize import minimize as sp_minimize
 from scipy.special import expit, log_expit
 
 from montecarlo.runner.seeding import replicate_rng
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z
 
 _D = 5
@@ -70,7 +70,8 @@ def _excess(W, w_star, p):
        statement="For any weights p and sizes n_i (n_i >= 4 beta p_i/mu), FedAvg's minimizer "
                  "has E[AER_p] <~ beta ||l||_inf/mu sum_i p_i^2/n_i + beta R^2 (and the IER "
                  "analogue), so p_i = n_i/N, which minimizes sum_i p_i^2/n_i, gives the best "
-                 "bound.")
+                 "bound.",
+       mutants=('exponent',))
 def thm6_weights(cfg, seed):
     n = np.array([40, 80, 200, 400, 1600])
     m, N = len(n), n.sum()
@@ -81,7 +82,7 @@ def thm6_weights(cfg, seed):
     zero = np.zeros((m, _D))
     for k, (name, p) in enumerate(weights.items()):
         aer = _excess(_weighted_fedavg(replicate_rng(seed, k), p, n, zero, reps), zero, p)
-        rate = _D / 2 * np.sum(p * p / n)
+        rate = _D / 2 * np.sum(p * p / n ** stated(1.0, "exponent"))   # the exponent of n_i
         mean, se = aer.mean(), aer.std(ddof=1) / np.sqrt(reps)
         rows[name] = {"aer": mean, "se": se, "rate": rate, "ratio": mean / rate}
         ok &= 0.5 <= mean / rate <= 2.0

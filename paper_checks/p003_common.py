@@ -39,13 +39,14 @@ def _compare_points(cfg, seed, method, quantity, points, predict):
         sim = simulate(method, gamma=p["gamma"], sigma=p["sigma"], signal=p["signal"],
                        tunings=[p.get("tuning", 0.0)], seed=seed + k, **_sizes(cfg))
         pred = float(predict(p))
-        a = agreement(pred, sim[quantity][:, 0], slack=SLACK / sim["n"])
+        a = agreement(pred, sim[quantity][:, 0], slack=SLACK / sim["n"], role="equality")
         ok &= a["ok"]
-        ev.append({**p, **a, "n": sim["n"], "riskcalc": _riskcalc(method, p, quantity)})
+        ev.append({**p, **a, "formula": pred, "n": sim["n"],
+                   "riskcalc": _riskcalc(method, p, quantity)})
         parts.append(f"{_label(p)}: formula {fmt(pred)}, sim {fmt(a['mean'])}"
                      f"±{fmt(a['se'], 2)} (z={a['zscore']:+.1f})")
     # riskcalc must implement the printed formula (a regression there changes this verdict too).
-    ok &= all(abs(e["riskcalc"] - e["predicted"]) <= 1e-9 * max(1.0, abs(e["predicted"]))
+    ok &= all(abs(e["riskcalc"] - e["formula"]) <= 1e-9 * max(1.0, abs(e["formula"]))
               for e in ev)
     return ok, "; ".join(parts), {"points": ev, **_sizes(cfg)}
 

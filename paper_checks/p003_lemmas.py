@@ -16,14 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from montecarlo.runner.seeding import replicate_rng
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 
 
 @claim("003.a3.worked-examples", location="Assumption A3 (Sec. 2), the two worked cases",
        kind="closed-form identity",
        statement="(log d)^(cq) sum_j p_j^(q/2+1) n_j equals (N/m)(log d)^(cq)/m^(q/2) for p_j = "
                  "1/m, and is at most (gamma_max/gamma_min)^(q/2+1) (N/m) (log d)^(cq)/m^(q/2) "
-                 "for p_j = n_j/N.")
+                 "for p_j = n_j/N.",
+       mutants=('equality',))
 def a3_examples(cfg, seed):
     # Random instances: m clients, n_j = d/gamma_j with gamma_j in [gamma_min, gamma_max]
     # (Assumption A1), q in {2.5, 4, 8}; the identity to rounding, the inequality with its
@@ -38,7 +39,7 @@ def a3_examples(cfg, seed):
         for q in (2.5, 4.0, 8.0):
             e = q / 2 + 1
             uni = np.sum((1 / m) ** e * n)
-            worst_id = max(worst_id, abs(uni / (N / m / m ** (q / 2)) - 1))
+            worst_id = max(worst_id, abs(uni / stated(N / m / m ** (q / 2), "equality") - 1))
             prop = np.sum((n / N) ** e * n)
             bound = (g.max() / g.min()) ** e * N / m / m ** (q / 2)
             worst_ratio = max(worst_ratio, prop / bound)
@@ -56,7 +57,8 @@ def _sample_cov(rng, n, d, reps):
 
 
 @claim("003.lemma62.moment-bound", location="Lemma 6.2 (Sec. 6)", kind="inequality",
-       statement="E|||Sigma_hat_j|||_op^p <= K (e log d)^p n_j (up to constants, for large m).")
+       statement="E|||Sigma_hat_j|||_op^p <= K (e log d)^p n_j (up to constants, for large m).",
+       mutants=('upper',))
 def lemma62(cfg, seed):
     rng = replicate_rng(seed, 0)
     p, rows = 3, []
@@ -64,7 +66,7 @@ def lemma62(cfg, seed):
         n = int(d / gamma)
         S = _sample_cov(rng, n, d, cfg.pick(10, 40))
         mom = float(np.mean(np.linalg.eigvalsh(S)[:, -1] ** p))
-        bound = (np.e * np.log(d)) ** p * n
+        bound = stated((np.e * np.log(d)) ** p * n, "upper")
         mp_edge = (1 + np.sqrt(gamma)) ** (2 * p)          # the moment's limit (MP edge)
         rows.append({"d": d, "n": n, "moment": mom, "bound_K1": bound, "mp_edge_p": mp_edge})
     ok = all(r["moment"] <= r["bound_K1"] for r in rows)
@@ -79,7 +81,8 @@ def lemma62(cfg, seed):
 @claim("003.lemma63.concentration", location="Lemma 6.3 (Sec. 6)", kind="inequality",
        statement="P(|||sum_j p_j (Sigma_hat_j^p - mu_j)|||_op > t) <= 2^(q-1) C2/t^q [(log d)^(q/2) "
                  "sum_j p_j^(q/2+1) + (log d)^(pq+q) sum_j p_j^q n_j]: with p_j = 1/m the "
-                 "weighted sum concentrates as m grows.")
+                 "weighted sum concentrates as m grows.",
+       mutants=('exponent',))
 def lemma63(cfg, seed):
     # p = 1 (mu_j = Sigma = I), q = 2, p_j = 1/m, d = 40, n_j = 80: the second moment of the
     # operator norm of the deviation against the bracket (C2 = 1), over m; its decay exponent
@@ -99,7 +102,9 @@ def lemma63(cfg, seed):
         rows.append({"m": m, "moment": mom, "bracket": float(bracket)})
     mm = np.log([r["m"] for r in rows])
     slope = float(np.polyfit(mm, np.log([r["moment"] for r in rows]), 1)[0])
-    ok = all(r["moment"] <= 2 ** (q - 1) * r["bracket"] for r in rows) and -1.2 < slope < -0.8
+    e = stated(-q / 2, "exponent")                 # the bracket's first term: m^(-q/2)
+    ok = (all(r["moment"] <= 2 ** (q - 1) * r["bracket"] for r in rows)
+          and e - 0.2 < slope < e + 0.2)
     return judge(ok, f"Rademacher designs d={d} n_j={n}, p = 1, q = {q}, p_j = 1/m: "
                  "E|||sum p_j (Sigma_hat_j - I)|||^q vs 2^(q-1) x bracket (C2 = 1): " + "; ".join(
                      f"m={r['m']}: {r['moment']:.3g} vs {2 * r['bracket']:.3g}" for r in rows)

@@ -11,7 +11,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import claim, judge
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import Z, fmt, simulate
 from paper_checks.p003_common import SLACK, TWO_POINT
 
@@ -30,7 +30,8 @@ def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=
                   global_model="federated", clients=M, spectrum=spectrum)
         a = simulate(method, tunings=tunings, **kw)
         b = simulate(reference, tunings=[ref_tuning], **kw)
-        mean, se = mean_se(a["risk"] - b["risk"][:, :1])
+        # The theorems' statement: the method's risk equals the reference's (in the limit).
+        mean, se = mean_se(a["risk"] - stated(b["risk"][:, :1], "equality"))
         risk, risk_se = mean_se(a["risk"])
         out[M] = {"diff": mean, "se": se, "risk": risk, "risk_se": risk_se, "n": a["n"],
                   "reference_risk": float(b["risk"].mean())}
@@ -42,7 +43,8 @@ def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=
 
 @claim("003.thm3.maml-equals-ftfa", location="Thm 3 (Sec. 4.1), eqs. 11-13", kind="exact limit",
        statement="The asymptotic bias and variance of MAML-FL (global model of eq. 12, then the "
-                 "min-norm fine-tuning of eq. 13) equal FTFA's, for any step size alpha.")
+                 "min-norm fine-tuning of eq. 13) equal FTFA's, for any step size alpha.",
+       mutants=('equality',))
 def thm3(cfg, seed):
     alphas = [0.05, 0.15]   # below 1 / max eigenvalue of Sigma_hat ((1 + sqrt 2)^2 at gamma 2)
     ok, out, sz = _federated_pair(cfg, seed, "maml_fl", alphas, "ftfa", 0.0)
@@ -56,7 +58,8 @@ def thm3(cfg, seed):
 
 @claim("003.thm4.pfedme-equals-rtfa", location="Thm 4 (Sec. 4.2), eq. 14", kind="exact limit",
        statement="The asymptotic bias and variance of pFedMe's personalized models (joint "
-                 "problem 14) equal RTFA's at the same lam; hence the same lam* and optimal risk.")
+                 "problem 14) equal RTFA's at the same lam; hence the same lam* and optimal risk.",
+       mutants=('equality',))
 def thm4(cfg, seed):
     lams = [0.5, 2.0]
     rows, ok = {}, True
@@ -109,7 +112,8 @@ def _general_covariance(cfg, seed, method, tunings, reference, ref_tuning):
 @claim("003.thm3.general-covariance", location="Thm 3 (Sec. 4.1) under Assumption A2",
        kind="exact limit",
        statement="Thm 3 for a general covariance: MAML-FL's limit is FTFA's, here the implicit "
-                 "form of Sec. 6.3 (eqs. 15-16, corrected) for eigenvalues {1, 4}.")
+                 "form of Sec. 6.3 (eqs. 15-16, corrected) for eigenvalues {1, 4}.",
+       mutants=('equality',))
 def thm3_general(cfg, seed):
     # alpha below 1 / max eigenvalue of Sigma_hat: 4 (1 + sqrt 2)^2 ~ 23 at gamma = 2.
     return _general_covariance(cfg, seed, "maml_fl", [0.01, 0.03], "ftfa", 0.0)
@@ -118,6 +122,7 @@ def thm3_general(cfg, seed):
 @claim("003.thm4.general-covariance", location="Thm 4 (Sec. 4.2) under Assumption A2",
        kind="exact limit",
        statement="Thm 4 for a general covariance: pFedMe's limit is RTFA's, here the implicit "
-                 "form of Sec. 6.3 (eqs. 17-18, corrected) for eigenvalues {1, 4}.")
+                 "form of Sec. 6.3 (eqs. 17-18, corrected) for eigenvalues {1, 4}.",
+       mutants=('equality',))
 def thm4_general(cfg, seed):
     return _general_covariance(cfg, seed, "pfedme", [0.5], "rtfa", 0.5)

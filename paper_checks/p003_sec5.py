@@ -11,7 +11,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import Outcome, claim, judge
+from paper_checks.core import Outcome, claim, judge, stated
 from paper_checks.evidence import Z, fmt, simulate
 from paper_checks.p003_common import _sizes
 
@@ -22,10 +22,12 @@ from paper_checks.p003_common import _sizes
        kind="algorithmic convergence",
        statement="First-order methods on the client's overparameterized least squares, started at "
                  "the global model, converge to the min-norm interpolant closest to it, so FTFA "
-                 "run to convergence is the two-step procedure (6)-(7).")
+                 "run to convergence is the two-step procedure (6)-(7).",
+       mutants=('equality',))
 def sec31_gd(cfg, seed):
     sz = _sizes(cfg)
-    closed = simulate("ftfa", gamma=2.0, sigma=0.5, signal=1.0, seed=seed, **sz)["risk"][:, 0]
+    closed = stated(simulate("ftfa", gamma=2.0, sigma=0.5, signal=1.0, seed=seed,
+                             **sz)["risk"][:, 0], "equality")
     # Step 0.15 < 1/lambda_max(X X^T/n) ~ 1/(1 + sqrt 2)^2: contraction (1 - 0.15 mu_min)^k.
     gaps = []
     steps = (10, 100, 1000)

@@ -46,7 +46,7 @@ def _sec63(cfg, seed, quantity, printed, lam):
     kappa = getattr(riskcalc.limit(method, gamma=2.0, sigma=1.0, r=1.0, spectrum=TWO_POINT,
                                    route="kappa", **({"lam": lam} if lam else {})), quantity)
     slack = SLACK / sim["n"]
-    a_c = agreement(corrected, sim[quantity][:, 0], slack=slack)
+    a_c = agreement(corrected, sim[quantity][:, 0], slack=slack, role="equality")
     a_p = agreement(printed, sim[quantity][:, 0], slack=slack)
     routes_ok = abs(corrected - kappa) <= 1e-9 * abs(kappa)
     summary = (f"H = two-point(1, 4), g=2{f' lam={lam:g}' if lam else ''}: printed {fmt(printed)}, "
@@ -57,7 +57,8 @@ def _sec63(cfg, seed, quantity, printed, lam):
 
 @claim("003.sec63.eq15-bias", location="Sec. 6.3, Def. 6.1, eq. 15", kind="exact limit",
        statement="Ridgeless (FTFA) bias for general Sigma: ||theta||^2 (1 + gamma c0 int s^2/(1 + "
-                 "c0 gamma s) dH / int s/(1 + c0 gamma s) dH) int s/(1 + c0 gamma s) dG.")
+                 "c0 gamma s) dH / int s/(1 + c0 gamma s) dH) int s/(1 + c0 gamma s) dG.",
+       mutants=('equality',))
 def sec63_eq15(cfg, seed):
     a_p, a_c, routes, summ = _sec63(cfg, seed, "bias", _printed_15_16(2.0, TWO_POINT)[0], 0.0)
     return judge_erratum(not a_p["ok"], a_c["ok"] and routes, summ,
@@ -74,7 +75,8 @@ def sec63_eq15(cfg, seed):
 
 @claim("003.sec63.eq16-variance", location="Sec. 6.3, Def. 6.1, eq. 16", kind="exact limit",
        statement="Ridgeless (FTFA) variance for general Sigma: sigma^2 gamma int s^2/(1 + c0 gamma "
-                 "s) dH / int s/(1 + c0 gamma s) dH.")
+                 "s) dH / int s/(1 + c0 gamma s) dH.",
+       mutants=('equality',))
 def sec63_eq16(cfg, seed):
     a_p, a_c, routes, summ = _sec63(cfg, seed, "variance", _printed_15_16(2.0, TWO_POINT)[1], 0.0)
     iso = _printed_15_16(3.0, riskcalc.Spectrum.identity())[1]
@@ -93,7 +95,8 @@ def sec63_eq16(cfg, seed):
 
 @claim("003.sec63.eq17-bias", location="Sec. 6.3, Def. 6.2, eq. 17", kind="exact limit",
        statement="Ridge (RTFA) bias for general Sigma: lam^2 ||theta||^2 (1 + gamma m_1(-lam)) int "
-                 "s/[lam + (1 - gamma + gamma lam m(-lam)) s]^2 dG.")
+                 "s/[lam + (1 - gamma + gamma lam m(-lam)) s]^2 dG.",
+       mutants=('equality',))
 def sec63_eq17(cfg, seed):
     a_p, a_c, routes, summ = _sec63(cfg, seed, "bias", _printed_17_18(2.0, 0.5, TWO_POINT)[0], 0.5)
     return judge(a_p["ok"] and a_c["ok"] and routes, summ, {"printed": a_p, "corrected": a_c})
@@ -101,7 +104,8 @@ def sec63_eq17(cfg, seed):
 
 @claim("003.sec63.eq18-variance", location="Sec. 6.3, Def. 6.2, eq. 18", kind="exact limit",
        statement="Ridge (RTFA) variance for general Sigma: sigma^2 gamma int s^2 (1 - gamma + gamma "
-                 "lam m'(-lam)) / [lam + (1 - gamma + gamma lam m(-lam)) s]^2 dH.")
+                 "lam m'(-lam)) / [lam + (1 - gamma + gamma lam m(-lam)) s]^2 dH.",
+       mutants=('equality',))
 def sec63_eq18(cfg, seed):
     a_p, a_c, routes, summ = _sec63(cfg, seed, "variance", _printed_17_18(2.0, 0.5, TWO_POINT)[1],
                                     0.5)
@@ -121,14 +125,15 @@ def sec63_eq18(cfg, seed):
 @claim("003.proof-thm2.isotropic-variance", location="Sec. 6.5 (proof of Thm 2), variance (iii)",
        kind="exact limit",
        statement="'In the case Sigma_i = I ... V_i(theta^R_i(lam) | X) = sigma^2/n tr((Sigma_hat + "
-                 "lam I)^-2 Sigma_hat^dagger Sigma) -> sigma^2 / (gamma - 1).'")
+                 "lam I)^-2 Sigma_hat^dagger Sigma) -> sigma^2 / (gamma - 1).'",
+       mutants=('equality',))
 def proof_thm2_variance(cfg, seed):
     p = dict(gamma=2.0, sigma=0.5, signal=1.0, tuning=0.5)
     sim = simulate("rtfa", gamma=2.0, sigma=0.5, signal=1.0, tunings=[0.5], seed=seed,
                    **_sizes(cfg))
     printed, corrected = _var_minnorm(p), float(_var_ridge(p))
     a_p = agreement(printed, sim["variance"][:, 0], slack=SLACK / sim["n"])
-    a_c = agreement(corrected, sim["variance"][:, 0], slack=SLACK / sim["n"])
+    a_c = agreement(corrected, sim["variance"][:, 0], slack=SLACK / sim["n"], role="equality")
     # Verdict level (paper_checks.core): proof text only: Thm 2's own statement gives the right
     # limit.
     return judge_erratum(not a_p["ok"], a_c["ok"],
@@ -148,7 +153,8 @@ def proof_thm2_variance(cfg, seed):
 @claim("003.proof-thm2.isotropic-bias", location="Sec. 6.5 (proof of Thm 2), bias step 5",
        kind="exact limit",
        statement="'In the case Sigma_i = I ... B_i(theta^R_i(lam) | X) = ||Pi_i [theta_0 - theta_i]||^2 "
-                 "-> r^2 lam^2 m'(-lam).'")
+                 "-> r^2 lam^2 m'(-lam).'",
+       mutants=('equality',))
 def proof_thm2_bias(cfg, seed):
     p = dict(gamma=2.0, sigma=0.5, signal=1.0, tuning=0.5)
     sz = _sizes(cfg)
@@ -156,7 +162,7 @@ def proof_thm2_bias(cfg, seed):
     ft = simulate("ftfa", gamma=2.0, sigma=0.5, signal=1.0, seed=seed, **sz)  # ||Pi theta||^2
     limit = float(_bias_ridge(p))
     a_proj = agreement(limit, ft["bias"][:, 0], slack=SLACK / ft["n"])
-    a_ridge = agreement(limit, rt["bias"][:, 0], slack=SLACK / rt["n"])
+    a_ridge = agreement(limit, rt["bias"][:, 0], slack=SLACK / rt["n"], role="equality")
     # Verdict level (paper_checks.core): proof text only: the limit r^2 lam^2 m'(-lam) of Thm 2
     # is right.
     return judge_erratum(not a_proj["ok"], a_ridge["ok"],

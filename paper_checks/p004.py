@@ -21,7 +21,7 @@ from montecarlo.experiments.paper004 import authors_data, authors_errors, author
 from montecarlo.experiments.rates import heterogeneity_grid
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
-from paper_checks.core import Outcome, claim, judge, judge_erratum
+from paper_checks.core import Outcome, claim, judge, judge_erratum, stated
 from paper_checks.evidence import Z, fmt
 from riskcalc import minimax
 
@@ -29,7 +29,8 @@ from riskcalc import minimax
 @claim("004.lemma2.bilevel-constants", location="Lemma 2", kind="closed-form identity",
        statement="The Moreau envelope F_i of an L-smooth mu-strongly convex f_i (parameter 1/lam) "
                  "is mu_g = lam mu/(lam + mu) strongly convex and L_g = lam L/(lam + L) smooth; the "
-                 "prox map is L_w = lam/(lam + mu) Lipschitz.")
+                 "prox map is L_w = lam/(lam + mu) Lipschitz.",
+       mutants=('equality',))
 def lemma2(cfg, seed):
     rng = replicate_rng(seed, 0)
     d, mu, L = 12, 0.2, 5.0
@@ -43,7 +44,7 @@ def lemma2(cfg, seed):
         J = lam * (np.eye(d) - P)
         ev = np.linalg.eigvalsh((J + J.T) / 2)
         lip = np.linalg.norm(P, 2)
-        c = minimax.bilevel_constants(L, mu, lam)
+        c = {k: stated(v, "equality") for k, v in minimax.bilevel_constants(L, mu, lam).items()}
         ok &= (abs(ev[0] - c["mu_g"]) < 1e-9 and abs(ev[-1] - c["L_g"]) < 1e-9
                and abs(lip - c["L_w"]) < 1e-9)
         rows.append({"lam": lam, "envelope_min_eig": ev[0], "mu_g": c["mu_g"],
@@ -59,7 +60,8 @@ def lemma2(cfg, seed):
 @claim("004.thm1.eq50-split", location="Thm 1 proof, eq. 50 (constants C1-C4)",
        kind="inequality",
        statement="E||w_g - w*_g||^2 <= E||w_g - w_GT||^2 + E||w_GT - w*_g||^2 (coefficients 1, 1), "
-                 "giving C1 = 32 rho^2/mu^2 and the other constants of Thm 1.")
+                 "giving C1 = 32 rho^2/mu^2 and the other constants of Thm 1.",
+       mutants=('upper',))
 def eq50(cfg, seed):
     rng = replicate_rng(seed, 0)
     a, b = rng.standard_normal((2, 10000, 5))
@@ -68,7 +70,7 @@ def eq50(cfg, seed):
     two_two = 2 * one_one
     frac_bad = float(np.mean(lhs > one_one))
     worst = float(np.max(lhs / one_one))
-    ok_corr = bool(np.all(lhs <= two_two * (1 + 1e-12)))
+    ok_corr = bool(np.all(lhs <= stated(two_two, "upper") * (1 + 1e-12)))
     printed = minimax.fedprox_constants(1.0, 1.0, 1.0)
     fixed = minimax.fedprox_constants(1.0, 1.0, 1.0, rederived=True)
     # Verdict level (paper_checks.core): only Thm 1's constants C1-C4 change (by factors 2), not
@@ -82,8 +84,8 @@ def eq50(cfg, seed):
                           "printed": printed._asdict(), "rederived": fixed._asdict()},
                          "E||w_g - w*_g||^2 <= 2 E||w_g - w_GT||^2 + 2 E||w_GT - w*_g||^2; the "
                          "recursion then needs g <= 1/(16 L^2) and gives C1 = 64 rho^2/mu^2, "
-                         "C2 = ((1 + sqrt 3) rho/mu)^2 v 64 kappa^2, C3 = 384 rho^2/mu^2, "
-                         "C4 = (rho (1 + sqrt(4 C2 + 5))/mu)^2 v 390 kappa^2",
+                         "C2 = max{((1 + sqrt 3) rho/mu)^2, 64 kappa^2}, C3 = 384 rho^2/mu^2, "
+                         "C4 = max{(rho (1 + sqrt(4 C2 + 5))/mu)^2, 390 kappa^2}",
         level="erratum-harmless",
         transcription=('independent',
                        "paper 004's text is LaTeX; the coefficients 1, 1 are "
@@ -93,7 +95,8 @@ def eq50(cfg, seed):
 @claim("004.table1.middle-column", location="Table 1, column 1/(m sqrt n) < R <= 1/sqrt n",
        kind="rate up to constants",
        statement="In the middle heterogeneity regime FedProx's local error (and the lower bound) "
-                 "is R^2 ^ 1/(mn) (minimum).")
+                 "is min{R^2, 1/(mn)}.",
+       mutants=('exponent',))
 def table1(cfg, seed):
     rows, worst = [], 0.0
     n = 100
@@ -109,13 +112,15 @@ def table1(cfg, seed):
                      "thm1_over_C4": thm1, "ratio": lower / printed})
     # An upper rate below a minimax lower rate by a factor growing without bound (~m) is
     # impossible "up to constants"; the corrected max(R^2, 1/(mn)) stays within a factor 2.
-    corrected = [max(1 / n, 1 / (x["m"] * n)) for x in rows]
+    # R^2 = 1/n here; the seam: the exponent of R in the corrected max(R^2, 1/(mn))
+    corrected = [max((1 / np.sqrt(n)) ** (2 * stated(1.0, "exponent")), 1 / (x["m"] * n))
+                 for x in rows]
     corr_ok = all(0.5 <= c / x["lower_bound"] <= 2 for c, x in zip(corrected, rows))
     return judge_erratum(worst > 100, corr_ok, "n=100, R=1/sqrt(n): lower bound min(1/n, R^2) + "
-                         "1/N over the printed R^2 ^ 1/(mn): " + ", ".join(
+                         "1/N over the printed min{R^2, 1/(mn)}: " + ", ".join(
                              f"m={x['m']}: {x['ratio']:.0f}" for x in rows),
                          {"points": rows, "corrected": corrected},
-                         "R^2 v 1/(mn) (maximum): Thm 1 gives C3/N + C4 R^2 there and the lower "
+                         "max{R^2, 1/(mn)}: Thm 1 gives C3/N + C4 R^2 there and the lower "
                          "bound is R^2 + 1/N",
                          transcription=('independent',
                                         "paper 004's text is LaTeX (the cell reads R^2 wedge "
@@ -126,7 +131,8 @@ def table1(cfg, seed):
        kind="algorithmic convergence",
        statement="With gamma = 1/(2 L_g), eta = 1/(L + lam) and K inner steps as in eq. (12), the "
                  "bilevel FedProx algorithm converges linearly with rate 1 - gamma mu_g/2 - "
-                 "(gamma mu_g)^2/2.")
+                 "(gamma mu_g)^2/2.",
+       mutants=('upper',))
 def thm2(cfg, seed):
     inst = quadratic_instance(m=10, d=10, L=1.0, mu=0.1, seed=seed)
     rows, ok = [], True
@@ -140,7 +146,7 @@ def thm2(cfg, seed):
         live = err > 1e-24 * err[0]          # before rounding noise
         worst = float(np.max(err[live][1:] / (err[0] * rate ** t[live][1:])))
         observed = float((err[live][-1] / err[0]) ** (1 / t[live][-1]))
-        ok &= worst <= 1.0
+        ok &= worst <= stated(1.0, "upper")
         rows.append({"lam": lam, "rate": rate, "observed_rate": observed, "max_ratio": worst})
     return judge(ok, "quadratic m=10 d=10 L=1 mu=0.1, ||w_g^t - w_g*||^2 / (r^t ||w_g^0 - w_g*||^2) "
                  "<= 1: " + "; ".join(f"lam={x['lam']:g}: bound rate {x['rate']:.4f}, observed "
@@ -177,7 +183,8 @@ def _authors_stat_runs(cfg):
        kind="qualitative experimental claim",
        statement="FedProx interpolates between GlobalTrain and LocalTrain: at low heterogeneity "
                  "GlobalTrain and large lam have lower statistical error, at high heterogeneity "
-                 "LocalTrain and small lam do; LocalTrain is the least affected by heterogeneity.")
+                 "LocalTrain and small lam do; LocalTrain is the least affected by heterogeneity.",
+       mutants=('upper',))
 def fig1a(cfg, seed):
     # Judged in the paper's scope: its own synthetic experiment as the authors ran it
     # (montecarlo.experiments.paper004.authors_run, the published code "as run"; the seeds are the
@@ -188,8 +195,11 @@ def fig1a(cfg, seed):
     R = np.array([0.1, 1.389, 3.0])
     err, floor, _ = _authors_itr(cfg, _authors_stat_runs(cfg), R)
     small, large = err["lam=0.02"], err["lam=0.5"]
-    low_ok = err["GlobalTrain"][0] < err["LocalTrain"][0] and large[0] < small[0]
-    high_ok = err["LocalTrain"][-1] < err["GlobalTrain"][-1] and small[-1] < large[-1]
+    # The stated orderings, each an upper bound through the seam.
+    low_ok = (err["GlobalTrain"][0] < stated(err["LocalTrain"][0], "upper")
+              and large[0] < stated(small[0], "upper"))
+    high_ok = (err["LocalTrain"][-1] < stated(err["GlobalTrain"][-1], "upper")
+               and small[-1] < stated(large[-1], "upper"))
     spread = {k: float(v.max() / v.min()) for k, v in err.items()}
     ok = low_ok and high_ok and spread["LocalTrain"] == min(spread.values())
     return judge(ok, "authors' setup (m=10, n=199 used, d=10, 2 classes, argmax labels, "
@@ -204,7 +214,8 @@ def fig1a(cfg, seed):
 @claim("004.fig1d.communication-vs-lambda", location="Sec. 6.3, Fig. 1(d)-(f) and Cor. 1 (eq. 13)",
        kind="algorithmic convergence",
        statement="Larger lam (less personalization) needs more communication rounds to converge: "
-                 "rounds ~ kappa_g log(1/eps), kappa_g = kappa (lam + mu)/(lam + L).")
+                 "rounds ~ kappa_g log(1/eps), kappa_g = kappa (lam + mu)/(lam + L).",
+       mutants=('upper',))
 def fig1d(cfg, seed):
     inst = quadratic_instance(m=10, d=10, L=1.0, mu=0.05, seed=seed)
     rows = []
@@ -217,7 +228,7 @@ def fig1d(cfg, seed):
         kg = float(minimax.bilevel_constants(1.0, 0.05, lam)["kappa_g"])
         rows.append({"lam": lam, "rounds": rounds, "kappa_g": kg})
     r = [x["rounds"] for x in rows]
-    ok = r[0] < r[1] < r[2] < np.inf
+    ok = r[0] < stated(r[1], "upper") and r[1] < stated(r[2], "upper") and r[2] < np.inf
     return judge(ok, "quadratic m=10 d=10 L=1 mu=0.05, rounds to reduce the global error 1e8-fold: "
                  + ", ".join(f"lam={x['lam']:g}: {x['rounds']} (kappa_g {x['kappa_g']:.2f})"
                              for x in rows), {"points": rows})
@@ -227,7 +238,8 @@ def fig1d(cfg, seed):
        kind="inequality",
        statement="With Thm 1's lambda (the smallest admissible when R <= 1/sqrt(n), the largest "
                  "when R > 1/sqrt(n)), FedProx's local statistical error E||w~_i - w*_i||^2 is "
-                 "never worse than LocalTrain's and, at R = 0, equals GlobalTrain's.")
+                 "never worse than LocalTrain's and, at R = 0, equals GlobalTrain's.",
+       mutants=('upper',))
 def thm1_adaptive(cfg, seed):
     # Exact minimizers (Newton) on paper 000 Lemma 7's logistic instances, where Thm 1's
     # constants are computable (L = d/4, mu and rho^2 from the exact Fisher information, see
@@ -240,7 +252,9 @@ def thm1_adaptive(cfg, seed):
     for k, n in enumerate(g["n"]):
         vs_local = mean_se(g["fedprox_err"][k] - g["local_err"][k], axis=-1)
         vs_global = mean_se(g["fedprox_err"][k, 0] - g["fedavg_err"][k, 0])
-        never_worse &= bool(np.all(vs_local[0] <= Z * vs_local[1]))
+        # never worse than LocalTrain: LocalTrain's error bounds FedProx's (the seam)
+        gap = g["fedprox_err"][k] - stated(g["local_err"][k], "upper")
+        never_worse &= bool(np.all(mean_se(gap, axis=-1)[0] <= Z * vs_local[1]))
         glob = g["fedavg_err"][k, 0].mean()
         rows.append({"n": n, "lam": g["lam"][k], "fedprox_minus_local": vs_local[0],
                      "se": vs_local[1], "zero_R_fedprox_minus_global": vs_global[0],
@@ -263,7 +277,8 @@ def thm1_adaptive(cfg, seed):
        kind="algorithmic convergence",
        statement="More local updates K per round help FedProx with small lam (more "
                  "personalization) much more than with large lam, which benefits only marginally "
-                 "from extra local computation and needs more communication.")
+                 "from extra local computation and needs more communication.",
+       mutants=('upper',))
 def fig2(cfg, seed):
     # The paper's Fig. 2 experiment as the authors ran it (notebooks/
     # simulation_main_local_epochs.ipynb: R = 1, 10 clients, 20 rounds, local epochs 25..150;
@@ -279,7 +294,8 @@ def fig2(cfg, seed):
             itr[lam, K] = authors_errors(data, out["G"], out["W"])[1]
     gain = {lam: (itr[lam, ks[0]][early - 1] / itr[lam, ks[1]][early - 1],
                   itr[lam, ks[0]][-1] / itr[lam, ks[1]][-1]) for lam in (0.02, 0.5)}
-    ok = gain[0.02][0] > gain[0.5][0] and gain[0.02][1] > gain[0.5][1] and gain[0.5][1] < 1.1
+    ok = (gain[0.5][0] < stated(gain[0.02][0], "upper")
+          and gain[0.5][1] < stated(gain[0.02][1], "upper") and gain[0.5][1] < 1.1)
     return judge(ok, f"authors' setup R=1, m=10, d=10, 2 classes, {rounds} rounds, local "
                  f"updates {ks[0]} vs {ks[1]}: mean ||w_k - W_k^T|| after {early} / {rounds} "
                  "rounds: " + "; ".join(
@@ -332,7 +348,8 @@ def _separable(data, k):
        kind="qualitative experimental claim",
        statement="With many clients and 10% client sampling, as in Fig. 1: smaller lam converges "
                  "faster in the first rounds, and as R grows smaller lam overtakes larger lam "
-                 "in total error.")
+                 "in total error.",
+       mutants=('upper',))
 def fig5(cfg, seed):
     # The authors' run (notebooks/simulation_main_total.ipynb: 1,000 clients, 10% sampled,
     # lam in {0.02, 0.25, 0.5}, 100 rounds x 150 local epochs; quick 100 clients, 20 x 30),
@@ -346,7 +363,7 @@ def fig5(cfg, seed):
                           local_epochs=epochs, sampling_rate=0.1, rng=replicate_rng(seed, 0))
         for r in R:
             itr[lam, r] = authors_errors(authors_data(r, m=m), out["G"], out["W"])[1]
-    faster = itr[0.02, 2.0][early - 1] < itr[0.5, 2.0][early - 1]
+    faster = itr[0.02, 2.0][early - 1] < stated(itr[0.5, 2.0][early - 1], "upper")
     overtakes = itr[0.02, 0.1][-1] > itr[0.5, 0.1][-1] and itr[0.02, 3.0][-1] < itr[0.5, 3.0][-1]
     return judge(faster and overtakes, f"authors' setup m={m}, 10% sampled, {rounds} rounds x "
                  f"{epochs} local steps: mean ||w_k - W_k^T|| after {early} rounds at R=2: "

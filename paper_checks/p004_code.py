@@ -10,7 +10,7 @@ from scipy.special import expit
 
 from montecarlo.experiments.paper004 import (AUTHORS_L, authors_data, authors_errors, authors_run,
                                              authors_start, same_training_data)
-from paper_checks.core import claim, judge_erratum
+from paper_checks.core import claim, judge_erratum, stated
 from paper_checks.evidence import fmt
 
 
@@ -21,7 +21,8 @@ def _last(data, out):
 @claim("004.code.server-step", location="Alg. 1 (server step) vs the published code "
        "(src/simulation/simulation_main.py)", kind="algorithmic convergence",
        statement="The experiments run Alg. 1: the server updates w_g <- w_g - gamma lam "
-                 "mean_i(w_g - w_i).")
+                 "mean_i(w_g - w_i).",
+       mutants=('upper',))
 def server_step(cfg, seed):
     # The code's `if args.method == "FedAvg" or "LocalTrain":` is always true, so its FedProx
     # sets w_g to the mean of the client models. Both variants on the authors' data at R = 0.1
@@ -37,7 +38,7 @@ def server_step(cfg, seed):
         for ds in data:
             rows.append((lam, _last(ds, run)[1], _last(ds, desc)[1]))
     rel = max(abs(a - b) / b for _, a, b in rows)
-    return judge_erratum(exact_mean, rel < 0.05,
+    return judge_erratum(exact_mean, rel < stated(0.05, "upper"),
                          f"authors' data, {rounds} rounds x {epochs} steps, last ITR as run / "
                          "with the server step at R = 0.1, 3: " + "; ".join(
                              f"lam={lam:g}: {fmt(a, 5)} / {fmt(b, 5)}" for lam, a, b in rows)
@@ -180,7 +181,8 @@ def statistical_error(cfg, seed):
 
 @claim("004.sec61.R-scale", location="Sec. 6.1 (w_k ~ N(0, R)) vs generate_data.py",
        kind="closed-form identity",
-       statement="The client models are drawn w_k ~ N(0, R): R is their variance.")
+       statement="The client models are drawn w_k ~ N(0, R): R is their variance.",
+       mutants=('equality',))
 def r_scale(cfg, seed):
     # The code draws np.random.normal(0, R): R is the standard deviation, so the variance on
     # Fig. 1's axis is R^2. Sample variance of the 10 x 2 x 10 entries, pooled over 50
@@ -189,7 +191,7 @@ def r_scale(cfg, seed):
     entries = np.concatenate([authors_data(R, seed=s)["W"].ravel() for s in range(1, 51)])
     var = float(entries.var())
     se = float(np.sqrt(2 / entries.size)) * R ** 2
-    return judge_erratum(abs(var - R) > 4 * se, abs(var - R ** 2) < 4 * se,
+    return judge_erratum(abs(var - R) > 4 * se, abs(var - stated(R ** 2, "equality")) < 4 * se,
                          f"R={R:g}: variance of {entries.size} entries {var:.4g} (s.e. "
                          f"{se:.2g}); R = {R:g}, R^2 = {R ** 2:g}",
                          {"variance": var, "se": se},
@@ -203,7 +205,8 @@ def r_scale(cfg, seed):
 @claim("004.appC.smoothness", location="App. C (L = Lambda_max(X'X)/4, L = 9.13)",
        kind="closed-form identity",
        statement="App. C sets the step sizes from the smoothness L = Lambda_max(X'X)/4 of the "
-                 "clients' logistic losses (L = 9.13 in the code's notebooks).")
+                 "clients' logistic losses (L = 9.13 in the code's notebooks).",
+       mutants=('equality',))
 def appc_smoothness(cfg, seed):
     # For the averaged loss of eq. (2) the bound is Lambda_max(X'X/n)/4; the code computes it
     # (calculate_mu_and_L) for ONE client (index 1) and the notebooks hard-code 9.13; the
@@ -215,7 +218,7 @@ def appc_smoothness(cfg, seed):
     L_avg = np.array([np.linalg.eigvalsh(x.T @ x / n).max() / 4 for x in X])
     printed = float(np.linalg.eigvalsh(X[1].T @ X[1]).max() / 4)
     return judge_erratum(abs(printed - AUTHORS_L) > 10 * AUTHORS_L,
-                         abs(L_avg[1] - AUTHORS_L) < 0.01,
+                         abs(stated(L_avg[1], "equality") - AUTHORS_L) < 0.01,
                          f"authors' data: Lambda_max(X'X)/4 of client 1 = {printed:.5g}; "
                          f"Lambda_max(X'X/n)/4 per client: " + ", ".join(f"{v:.3g}" for v in L_avg)
                          + f" (client 1: {L_avg[1]:.4g} = the notebooks' {AUTHORS_L}; max "

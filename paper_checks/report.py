@@ -8,14 +8,15 @@ if any verdict differs from the one recorded here (``read_verdicts``).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from paper_checks.core import CORRECTED, PAPERS, VERDICTS
-from paper_checks.coverage import P004_FIGURES, coverage, overall
+from paper_checks.core import CORRECTED, LEGEND, PAPERS, RESTS_ON, VERDICTS
+from paper_checks.coverage import P004_FIGURES, coverage, numbered_coverage, overall
 
 REPORT = Path(__file__).with_name("REPORT.md")
 TITLES = {
@@ -31,8 +32,9 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render(results: list, *, mode: str, seconds: float) -> str:
-    """The Markdown report of ``run_claims`` results."""
+def render(results: list, *, mode: str, seconds: float, sensitivity=None) -> str:
+    """The Markdown report of ``run_claims`` results (and of ``paper_checks.sensitivity``
+    records, when given)."""
     counts = Counter(r["verdict"] for r in results)
     lines = [
         "# paper_checks report",
@@ -41,14 +43,7 @@ def render(results: list, *, mode: str, seconds: float) -> str:
         f"Mode: **{mode}**; {len(results)} claims; run time {seconds:.0f} s.",
         "",
         "Verdicts: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS) + ".",
-        "`holds`: the printed claim agrees with independent evidence within the stated "
-        "tolerance, in the scope the paper states it; `loose`: true in that scope but weaker "
-        "than the evidence (the sharp form is given); `erratum-harmless`: the printed form is "
-        "wrong (typo, constant, proof text) but no conclusion changes; `erratum`: the printed "
-        "form is wrong and it matters (the corrected form is given); `fails`: the claim does "
-        "not hold in its scope; `not checkable`: the reason is given; `finding`: a result of "
-        "this toolkit outside any claim's scope, not a verdict on the paper "
-        "(`paper_checks/core.py`).",
+        "; ".join(f"`{k}`: {v}" for k, v in LEGEND.items()) + " (`paper_checks/core.py`).",
         "",
         "## Summary",
         "",
@@ -72,21 +67,25 @@ def render(results: list, *, mode: str, seconds: float) -> str:
         for r in sorted(errata, key=lambda r: CORRECTED.index(r["verdict"]), reverse=True):
             head = f"- **`{r['id']}`** [{r['verdict']}"
             if r.get("transcription") == "depends":
-                head += ", depends on the transcription"
+                head += ", " + RESTS_ON["depends"]
             lines += [f"{head}] ({r['location']}). Printed: {r['statement']}",
                       f"  Corrected: {r['corrected']}",
                       f"  Deciding numbers: {r['evidence']['summary']}"]
             if r.get("transcription"):
-                lines.append(f"  Transcription: {r['transcription']}: "
-                             f"{r['transcription_note']}")
+                lines.append(f"  Rests on: {RESTS_ON[r['transcription']]} "
+                             f"({r['transcription_note']})")
     findings = [r for r in results if r["verdict"] == "finding"]
     if findings:
         lines += ["", "## Findings of the toolkit (not verdicts on the papers)", ""]
         lines += [f"- **`{r['id']}`** ({r['location']}). {r['statement']} Numbers: "
                   f"{r['evidence']['summary']}" for r in findings]
-    cov = coverage(claim_ids={r["id"] for r in results})
+    ids = {r["id"] for r in results}
+    lines += _numbered_section(numbered_coverage(claim_ids=ids))
+    if sensitivity is not None:
+        lines += _sensitivity_section(sensitivity)
+    cov = coverage(claim_ids=ids)
     total, share = overall(cov)
-    lines += ["", "## Coverage of the checkable main-text statements", "",
+    lines += ["", "## Coverage of the checkable main-text statements (finer listing)", "",
               f"{total} distinct checkable statements of the papers' main text (theorems, "
               "corollaries, lemmas with a formula, propositions, numbered equations claimed as "
               "results, synthetic-experiment statements, tables of rates), each covered `full`, "
@@ -126,11 +125,53 @@ def render(results: list, *, mode: str, seconds: float) -> str:
             if r["corrected"]:
                 lines.append(f"- Corrected: {_cell(r['corrected'])}")
             if r.get("transcription"):
-                lines.append(f"- Transcription: {r['transcription']}: "
-                             f"{_cell(r['transcription_note'])}")
+                lines.append(f"- Rests on: {RESTS_ON[r['transcription']]} "
+                             f"({_cell(r['transcription_note'])})")
             lines.append(f"- Time: {r['evidence']['seconds']} s")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _numbered_section(cov) -> list:
+    total, share = overall(cov)
+    lines = ["", "## Coverage of the papers' numbered results", "",
+             f"Every numbered Theorem, Lemma, Proposition and Corollary stated in the four "
+             "texts (main body and appendices) and every table of rates, found by "
+             "`paper_checks.numbered.find_results` (a test keeps the listing equal to what the "
+             "texts state), graded `full` (the statement over its range, its mutants "
+             "rejected), `partial`, `none` or `not checkable` (with the reason; it leaves the "
+             f"denominator). {total} checkable numbered results; (full + partial/2) / total = "
+             f"{share:.1%} overall (`python -m paper_checks.coverage --json`).", "",
+             "| paper | full | partial | none | not checkable | (full + partial/2) / total |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {p} | {r['full']} | {r['partial']} | {r['none']} | {r['not_checkable']} | "
+              f"{r['share']:.1%} |" for p, r in cov.items()]
+    lines += ["", "| paper | result (line, part) | status | claims / note |", "|---|---|---|---|"]
+    for p, r in cov.items():
+        for st in r["statements"]:
+            ids = ", ".join(f"`{i}`" for i in st["claims"])
+            note = "; ".join(x for x in (ids, st["note"]) if x)
+            lines.append(f"| {p} | {_cell(st['location'])} | {st['status']} | {_cell(note)} |")
+    return lines
+
+
+def _sensitivity_section(records) -> list:
+    from paper_checks.sensitivity import sensitive_claims
+
+    per = sensitive_claims(records)
+    accepted = [r for r in records if r["mutant"] and not r["sensitive"]]
+    undeclared = [r["id"] for r in records if r["mutant"] is None]
+    lines = ["", "## Sensitivity of the checks (mutation testing, quick sizes)", "",
+             f"`python -m paper_checks.sensitivity`: each claim that holds (or whose corrected "
+             "form holds) is run against deliberately wrong statements it declares (an "
+             "equality x1.5, an exponent +0.5, an upper bound /100, a lower bound x100) through "
+             f"one seam (`paper_checks.core.stated`). {len(per)} claims tested, "
+             f"{sum(per.values())} rejected all their mutants; {len(undeclared)} errata "
+             "declare none (" + ", ".join(f"`{i}`" for i in undeclared) + ").", ""]
+    lines += ["Mutants ACCEPTED (the check cannot tell the wrong statement from the right one; "
+              "the results they check are not counted full):", ""]
+    lines += [f"- `{r['id']}` ({r['verdict']}): mutant {r['mutant']} accepted" for r in accepted]
+    return lines
 
 
 _ROW = re.compile(r"^\| `([^`]+)` \| \w+ \| [^|]+ \| ([a-z -]+) \|$")
@@ -146,6 +187,27 @@ def read_verdicts(path=REPORT) -> dict:
     return out
 
 
+_TIME = re.compile(r"^### `([^`]+)` - .*?^- Time: ([0-9.]+) s$", re.M | re.S)
+
+
+FULL_SECONDS = Path(__file__).with_name("full_seconds.json")
+
+
+def read_seconds(path=REPORT) -> dict:
+    """``{claim id: seconds}`` each claim took in a FULL run: the report's own times when it
+    records a full run, else those ``full_seconds.json`` kept from the last full run."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        text = ""
+    if "Mode: **full**" in text:
+        return {m.group(1): float(m.group(2)) for m in _TIME.finditer(text)}
+    try:
+        return json.loads(FULL_SECONDS.read_text())["seconds"]
+    except FileNotFoundError:
+        return {}
+
+
 def main(argv=None) -> int:
     from paper_checks import run_claims, select
 
@@ -153,12 +215,26 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (CI)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--out", default=str(REPORT), help=f"output file (default {REPORT})")
+    ap.add_argument("--no-sensitivity", action="store_true",
+                    help="leave out the sensitivity run (quick sizes, about the quick run's time "
+                         "again per mutant)")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     results = run_claims(select(), quick=args.quick, n_jobs=args.jobs)
     seconds = time.perf_counter() - start
+    records = None
+    if not args.no_sensitivity:
+        from paper_checks.sensitivity import sensitivity
+
+        records = sensitivity(select(), quick=True, n_jobs=args.jobs)
     Path(args.out).write_text(render(results, mode="quick" if args.quick else "full",
-                                     seconds=seconds))
+                                     seconds=seconds, sensitivity=records))
+    if not args.quick:
+        FULL_SECONDS.write_text(json.dumps(
+            {"note": "per-claim seconds of the last full run of python -m paper_checks.report "
+                     f"(--jobs {args.jobs}); rewritten by every full run",
+             "seconds": {r["id"]: r["evidence"]["seconds"] for r in results}},
+            indent=0, sort_keys=True))
     counts = Counter(r["verdict"] for r in results)
     print(f"{len(results)} claims in {seconds:.0f} s: {dict(counts)}; wrote {args.out}")
     return 0

@@ -1,0 +1,114 @@
+"""Sensitivity (mutation) testing of the checks: does each check reject a wrong statement?
+
+``python -m paper_checks.sensitivity [--json] [--full] [--claim ID]... [--jobs N]`` runs every
+claim whose verdict is ``holds``, ``loose`` or an erratum once as it is, then once per mutant
+it declares (``Claim.mutants``; ``paper_checks.core.stated`` is the seam the mutant replaces):
+an equality scaled by 1.5, an upper bound divided by 100, a lower bound multiplied by 100, an
+exponent moved by 0.5; an erratum's mutant is applied to its corrected form. A check rejects a
+mutant when its verdict changes and the mutant was actually applied (the seam was reached); a
+claim is sensitive when it rejects all its mutants. A claim that declares no mutant is
+reported with ``"mutant": null`` and is not sensitive: its check cannot show that it would
+fail, and ``paper_checks.coverage`` does not count it as full.
+
+``--json`` prints a list of ``{"id", "verdict", "mutant", "sensitive"}``, one record per
+(claim, mutant), in catalogue order (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from joblib import delayed
+
+from montecarlo.runner.tasks import parallel_results
+from montecarlo.runner.threads import small_blas
+from paper_checks.core import _ACTIVE, CORRECTED, Config, Mutant
+
+#: The verdicts a mutant is run against: a statement the evidence accepts (as printed, or in
+#: its corrected form).
+TESTED = ("holds",) + CORRECTED
+
+
+def _verdict(claim, quick: bool, role: str | None) -> tuple[str, int]:
+    mutant = Mutant(role) if role else None
+    token = _ACTIVE.set(mutant)
+    try:
+        with small_blas():
+            verdict = claim.check(Config(quick), claim.seed).verdict
+    except Exception:  # a check that breaks on a mutant has not accepted it
+        verdict = "fails"
+    finally:
+        _ACTIVE.reset(token)
+    return verdict, (mutant.hits if mutant else 0)
+
+
+def _claim_records(claim_id: str, quick: bool) -> list:
+    from paper_checks import CLAIMS
+
+    claim = CLAIMS[claim_id]
+    base, _ = _verdict(claim, quick, None)
+    if base not in TESTED:
+        return []
+    if not claim.mutants:
+        return [{"id": claim.id, "verdict": base, "mutant": None, "sensitive": False}]
+    out = []
+    for role in claim.mutants:
+        verdict, hits = _verdict(claim, quick, role)
+        out.append({"id": claim.id, "verdict": base, "mutant": Mutant(role).name,
+                    "sensitive": bool(hits > 0 and verdict != base),
+                    "mutant_verdict": verdict, "seam_uses": hits})
+    return out
+
+
+def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1) -> list:
+    """One record per (claim, mutant) of ``claims`` (see the module docstring), with the
+    mutated run's verdict (``mutant_verdict``) and the number of times the seam was reached
+    (``seam_uses``) for the reader."""
+    records = []
+    for recs in parallel_results((delayed(_claim_records)(c.id, quick) for c in claims),
+                                 n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
+        records.extend(recs)
+    return records
+
+
+def sensitive_claims(records) -> dict:
+    """``{claim id: True if it rejected every mutant it declares}``."""
+    out = {}
+    for r in records:
+        out[r["id"]] = out.get(r["id"], True) and r["sensitive"]
+    return out
+
+
+def main(argv=None) -> int:
+    from paper_checks import select
+    # The module's importable copy, not __main__'s: the workers import it by name.
+    from paper_checks.sensitivity import sensitivity
+
+    ap = argparse.ArgumentParser(prog="python -m paper_checks.sensitivity",
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="one JSON record per (claim, mutant)")
+    ap.add_argument("--full", action="store_true", help="the full sizes (default quick)")
+    ap.add_argument("--claim", action="append", metavar="ID", help="only this claim")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    args = ap.parse_args(argv)
+    records = sensitivity(select(None, args.claim), quick=not args.full, n_jobs=args.jobs)
+    if args.json:
+        print(json.dumps([{k: r[k] for k in ("id", "verdict", "mutant", "sensitive")}
+                          for r in records]))
+        return 0
+    for r in records:
+        what = (f"mutant {r['mutant']}: {'rejected' if r['sensitive'] else 'ACCEPTED'} "
+                f"(verdict {r['mutant_verdict']}, seam reached {r['seam_uses']} times)"
+                if r["mutant"] else "no mutant declared")
+        print(f"{r['id']:<45} {r['verdict']:<17} {what}")
+    per = sensitive_claims(records)
+    print(f"{len(per)} claims tested, {sum(per.values())} sensitive (rejected all their "
+          f"mutants), {sum(r['mutant'] is None for r in records)} without a declared mutant")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
