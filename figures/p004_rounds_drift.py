@@ -1,9 +1,9 @@
 """Client drift along FedAvg's rounds: the exact risk after T rounds of K local steps.
 
-FedAvg with K full-batch local gradient steps per round (the local-update scheme whose
-communication/computation trade-off paper 004, ``004_98172ed3646eef14.txt``, Sec. 1 and Cor. 1,
-is about, here without the proximal term) on a heterogeneous linear federation (paper 003's
-model, Sigma = I). With K = 1 the rounds are gradient descent on the pooled objective and reach
+FedAvg with K full-batch local gradient steps per round on a heterogeneous linear federation
+(paper 003's model, Sigma = I); paper 004 (``004_98172ed3646eef14.txt``, Sec. 5 after Thm 2, and
+Cor. 1) studies the same rounds-versus-local-computation trade-off for its proximal Algorithm 1
+(model, Sigma = I). With K = 1 the rounds are gradient descent on the pooled objective and reach
 the pooled least-squares model; with K > 1 each round drifts toward the clients' own solutions,
 so the fixed point is another, data-dependent estimator, reached in fewer rounds. Lines: the
 exact limits along the rounds (``riskcalc.rounds_limit``, derived here); dashed: each K's fixed
@@ -30,7 +30,7 @@ PANELS = {0: "client 0 (γ = 0.5, r = 0.3)", 3: "client 3 (γ = 4, r = 1.5)"}
 
 @register("p004-rounds-drift", paper="004",
           title="client drift: FedAvg's risk along the rounds for K = 1, 5, 50 local steps",
-          source="004_98172ed3646eef14.txt, Sec. 1 and Cor. 1 (rounds vs local computation); "
+          source="004_98172ed3646eef14.txt, Sec. 5 after Thm 2 and Cor. 1 (rounds vs local computation); "
                  "derived here: riskcalc.rounds_limit (riskcalc/linear/dynamics)")
 def make(ctx):
     d, reps = ctx.pick(100, 400), ctx.pick(4, 20)
