@@ -3,7 +3,7 @@
 FedAvg with K full-batch local gradient steps per round on a heterogeneous linear federation
 (paper 003's model, Sigma = I); paper 004 (``004_98172ed3646eef14.txt``, Sec. 5 after Thm 2, and
 Cor. 1) studies the same rounds-versus-local-computation trade-off for its proximal Algorithm 1
-(model, Sigma = I). With K = 1 the rounds are gradient descent on the pooled objective and reach
+on logistic losses. With K = 1 the rounds are gradient descent on the pooled objective and reach
 the pooled least-squares model; with K > 1 each round drifts toward the clients' own solutions,
 so the fixed point is another, data-dependent estimator, reached in fewer rounds. Lines: the
 exact limits along the rounds (``riskcalc.rounds_limit``, derived here); dashed: each K's fixed
