@@ -237,6 +237,19 @@ def test_support_edges_against_a_large_draw():
     res = riskcalc.rounds_limit("fedavg", gamma=gam, r=0.5, sigma=0.5, signal=1.0, rounds=1,
                                 local_steps=K, step_size=eta, global_step=1.5)
     assert res.contraction == pytest.approx(max(abs(1 - 1.5 * a), abs(1 - 1.5 * b)))
+    # Exact local solves, pooled N < d: D = sum p_j P_j has an atom 1/6 at 0 and a gap
+    # below the rest (the edge on the branch omega_j in (0, p_j)).
+    gam = np.array([2.0, 3.0])
+    p = (1 / gam) / np.sum(1 / gam)
+    a, b, mu0 = subordination.edges(ClientLaws(gam, p, eta, np.inf))
+    Ps = []
+    for gm in gam:
+        X = rng.standard_normal((int(round(600 / gm)), 600))
+        Ps.append(X.T @ np.linalg.solve(X @ X.T, X))
+    ev = np.linalg.eigvalsh(p[0] * Ps[0] + p[1] * Ps[1])
+    nonzero = ev[ev > 1e-9]
+    assert mu0 == pytest.approx(1 / 6) and np.mean(ev <= 1e-9) == pytest.approx(1 / 6, abs=2e-3)
+    assert abs(nonzero.min() - a) < 0.05 * a and abs(nonzero.max() - b) < 0.01
 
 
 def test_point_spectrum_and_atom_at_zero():

@@ -80,7 +80,7 @@ def _invert(laws, G, lo, hi, gap=False):
     guess = np.log(np.maximum(col, 1e-300) * np.abs(y)) if gap else y + col
     w = np.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
     active = ~(none | point)
-    for _ in range(40):
+    for _ in range(100):
         if not active.any():
             break
         f, df = f_df(w)
@@ -93,7 +93,7 @@ def _invert(laws, G, lo, hi, gap=False):
         done = (np.abs(new - w) <= 1e-14 * (np.abs(w) + (1.0 if gap else np.abs(y)))) | (f == 0)
         active &= ~done
         w = new
-    # Entries still active after 40 steps sit at a singular end of their bracket (Newton
+    # Entries still active after 100 steps sit at a singular end of their bracket (Newton
     # degrades to bisection there): the bracket's midpoint if it is below 1e-9, else NaN.
     tight = np.abs(hi - lo) <= 1e-9 * (np.abs(w) + (1.0 if gap else np.abs(y)))
     w = np.where(active, 0.5 * (lo + hi), w)
