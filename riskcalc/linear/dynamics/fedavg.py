@@ -58,6 +58,8 @@ better; ``tests/test_rounds_theory.py``). Cost: one subordination solve at N nod
 so a curve to T costs O(T) complex evaluations for the solve and O(T len(rounds)) for the
 polynomials, against T K d^2 per draw for a simulation.
 Diverging iterations (rho > 1) are evaluated the same way; values beyond 1e300 are inf.
+The clients' own models after their local steps need two functions of D separated by client
+matrices: ``local_models`` (two-point functions, a double contour).
 """
 
 from __future__ import annotations
