@@ -2,9 +2,8 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I). Paper 004's
-Algorithm 1 (``fedprox``/``pfedme``), a covariance spectrum, the clients' own models after their
-local steps (``local_risk``), client sampling, minibatch SGD and logistic dynamics are not
-covered yet (each is refused with a message saying so).
+Algorithm 1 (``fedprox``/``pfedme``), a covariance spectrum, client sampling, minibatch SGD
+and logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -35,6 +34,9 @@ class RoundsLimit:
         The rounds in the order given (inf for the fixed point).
     bias, variance, risk : ndarray (M, R)
         Client j's risk E||w_T - theta_j||^2 of the server model after T rounds and its parts.
+    local_risk : ndarray (M, R)
+        Client j's risk of its own model after the K local steps of round T (a property,
+        computed on first access).
     global_risk : ndarray (M, R)
         The server model's risk for each client: for FedAvg the same as ``risk``.
     distance_to_fixed_point : ndarray (R,)
@@ -60,13 +62,18 @@ class RoundsLimit:
     contraction: float
     converges: bool
     diagnostics: dict = field(default_factory=dict, compare=False)
+    _local: object = field(default=None, compare=False, repr=False)
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def local_risk(self):
-        """Client j's own model after its K local steps of round T: not computed yet (it needs
-        a two-point function of D, with two functions of D separated by client matrices)."""
-        raise NotImplementedError("local_risk (the clients' models after their local steps) is "
-                                  "not computed yet; risk is the server model's")
+    def local_risk(self) -> np.ndarray:
+        """(M, R): client j's risk E||v_j - theta_j||^2 of its OWN model after its K local
+        steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
+        T = inf: from the fixed point). Computed on first access (a double contour,
+        ``riskcalc.linear.dynamics.local_models``), then cached."""
+        if "local" not in self._cache:
+            self._cache["local"] = self._local()
+        return self._cache["local"]
 
 
 def _per_client(gamma, r, sigma):
@@ -211,7 +218,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     return RoundsLimit(name, params, T, out["bias"], out["variance"], risk, risk.copy(),
-                       out["distance"], rho, converges, diagnostics)
+                       out["distance"], rho, converges, diagnostics, out["local"])
 
 
 @dataclass(frozen=True)

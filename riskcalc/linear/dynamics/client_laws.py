@@ -106,6 +106,8 @@ class ClientLaws:
         The ends of the spectrum of a_j (bottom 0 when it has an atom there).
     mean, var : ndarray (M,)
         tau(a_j) and its variance (for the starting point of the subordination solve).
+    a2, q2s : ndarray (M,)
+        tau((I - q(S_j))^2) and tau(q^2 / s (S_j)) (the local models' risk).
     """
 
     def __init__(self, gamma, p, eta: float, K):
@@ -121,12 +123,23 @@ class ClientLaws:
             with np.errstate(divide="ignore"):
                 self.inv = np.where(g < 1, 1.0 / (1.0 - g),
                                     np.where(g == 1, np.inf, 1.0 / (g * (g - 1.0))))
+            self.a2, self.q2s = self.mu0.copy(), self.inv
         else:
             crit = np.clip(1.0 / eta, a, b)     # the fold of q at s = 1/eta, if inside
             vals = self.p * self.q(np.array([a, b, crit]))
             self.lo, self.hi = vals.min(axis=0), vals.max(axis=0)
-            m1, m2 = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2))
+            def q_over_s(s):     # the polynomial q(s) / s = eta sum_{k<K} (1 - eta s)^k
+                return eta * sum((1.0 - eta * s) ** k for k in range(int(K)))
+
+            # E[q^n] (n = 1..3) and E[q^n / s] (n = 1..3; q / s is a polynomial, its value
+            # at the atom 0 included): the constants of the recursions of ``families``.
+            mom = mp_expect(g, lambda s: (self.q(s), self.q(s) ** 2, self.q(s) ** 3,
+                                          q_over_s(s), self.q(s) * q_over_s(s),
+                                          self.q(s) ** 2 * q_over_s(s)))
+            m1, m2 = mom[0], mom[1]
+            self.moments_q, self.moments_qs = mom[:3], mom[3:]
             self.mean, self.var = self.p * m1, self.p ** 2 * (m2 - m1 ** 2)
+            self.a2, self.q2s = 1.0 - 2.0 * m1 + m2, mom[4]
         self.bottom = np.where(self.mu0 > 0, 0.0, self.lo)
         self.top = np.maximum(self.hi, 0.0)
 
@@ -185,3 +198,28 @@ class ClientLaws:
         G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
         E3 = -(omega / p) ** 2 * np.sum(rho * G / s, axis=-1)
         return E1, E2, E3
+
+    def families(self, omega, E0):
+        """P_n = E[q^n / (omega - a_j)] (n = 0..4) and S_n = E[(q^n / s) / (omega - a_j)]
+        (n = 1..4; S_0 unused), from q p = omega - (omega - p q): P_n = (omega P_{n-1} -
+        E[q^{n-1}]) / p and S_n = (omega S_{n-1} - E[q^{n-1} / s]) / p, S_1 exact by partial
+        fractions (module docstring). Exact for n <= 3; P_4 and S_4 drop their constants
+        (a dropped constant must not be multiplied by omega again)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            omega = np.asarray(omega, complex)
+            p = self._col(self.p, omega.ndim)
+            if np.isinf(self.K):
+                one = (1.0 - self._col(self.mu0, omega.ndim)) / (omega - p)
+                inv = self._col(self.inv, omega.ndim) / (omega - p)
+                return [E0, one, one, one, one], [None, inv, inv, inv, inv]
+            c, zeta, rho, s = self._roots(omega)
+            G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
+            P, S = [E0], [None, -(omega / p) * np.sum(rho * G / s, axis=-1)]
+            mq = [np.ones(self.M)] + list(self.moments_q)
+            for n in range(1, 5):
+                const = self._col(mq[n - 1], omega.ndim) if n < 4 else 0.0
+                P.append((omega * P[-1] - const) / p)
+            for n in range(2, 5):
+                const = self._col(self.moments_qs[n - 2], omega.ndim) if n < 4 else 0.0
+                S.append((omega * S[-1] - const) / p)
+            return P, S

@@ -58,6 +58,8 @@ better; ``tests/test_rounds_theory.py``). Cost: one subordination solve at N nod
 so a curve to T costs O(T) complex evaluations for the solve and O(T len(rounds)) for the
 polynomials, against T K d^2 per draw for a simulation.
 Diverging iterations (rho > 1) are evaluated the same way; values beyond 1e300 are inf.
+The clients' own models after their local steps need two functions of D separated by client
+matrices: ``local_models`` (two-point functions, a double contour).
 """
 
 from __future__ import annotations
@@ -87,8 +89,9 @@ def contraction(a, b, g):
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
 
 
-def _contour(a, b, g, rho, t_max_rounds):
-    """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring)."""
+def _contour(a, b, g, rho, t_max_rounds, shrink=1.0):
+    """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
+    < 1 gives a second, inner ellipse (the two-point functions of ``local_models``)."""
     c0 = 0.5 * (a + b)
     h = max(0.5 * (b - a), 1e-3 * b)    # a point spectrum: a small ellipse
     t_zero = np.arccosh(c0 / h)           # the ellipse through 0
@@ -100,6 +103,7 @@ def _contour(a, b, g, rho, t_max_rounds):
                        g * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
         ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
         t = ts[np.argmax(ok)] if ok.any() else ts[-1]
+    t = t * shrink
     n = int(max(2 * t_max_rounds + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
@@ -108,9 +112,10 @@ def _contour(a, b, g, rho, t_max_rounds):
     return c0, h, t, n
 
 
-def _solve(laws, a, b, g, rho, t_max_rounds):
-    """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes."""
-    c0, h, t, n = _contour(a, b, g, rho, t_max_rounds)
+def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
+    """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes of
+    the upper half of the contour."""
+    c0, h, t, n = _contour(a, b, g, rho, t_max_rounds, shrink)
     theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
 
     def nodes(tt):
@@ -190,6 +195,22 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)):
         raise SolverError("rounds limit: a negative or NaN quadratic form (the contour "
                           "quadrature lost its precision)")
+    def local():
+        """The clients' own models after the local steps of round T (``local_models``)."""
+        from riskcalc.linear.dynamics.local_models import local_risk
+
+        inner = _solve(laws, a, b, g, rho, t_max, shrink=0.7)
+        if gam.size * z.size * inner[0].size * 2 > 3e7:
+            raise ValueError("local_risk: the double contour needs more than 3e7 node pairs "
+                             "(ask for fewer rounds or clients)")
+        out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
+                         inner, (z, w, omega, G))
+        out[:, np.isfinite(rounds) & (rounds - 1 > over)] = np.inf
+        if np.any(np.isnan(out)) or np.any(out < -1e-9 * scale):
+            raise SolverError("local risk: a negative or NaN quadratic form (the double "
+                              "contour lost its precision)")
+        return np.maximum(out, 0.0)
+
     return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
-            "atom": mu0, "nodes": z.size * 2}
+            "atom": mu0, "nodes": z.size * 2, "local": local}

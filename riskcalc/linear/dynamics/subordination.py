@@ -46,41 +46,53 @@ def atom_at_zero(laws) -> float:
 
 def _invert(laws, G, lo, hi, gap=False):
     """Real omega_j in [lo, hi] with G_j(omega_j) = G (G_j decreasing there), all clients at
-    once (arrays (M, n)); NaN where the bracket holds no root. Newton's method runs inside the
-    shrinking bracket on 1/G_j(omega) - 1/G, increasing and nearly linear (1/G_j(omega) =
-    omega - tau(a_j) + O(1/omega) far out), or, in the gap between an atom at 0 and the rest
-    (``gap``, where G_j changes sign), on log G - log G_j(e^u) in u = log omega
-    (G_j ~ mu0_j / omega near 0; +inf where G_j <= 0)."""
+    once (arrays (M, n)); NaN where the bracket holds no root.
+
+    Newton's method runs inside the shrinking bracket on 1/G_j(omega) - 1/G, increasing and
+    nearly linear far out (1/G_j(omega) = omega - tau(a_j) + O(1/omega)), in the variable
+    w = sqrt(omega - lo0) (lo0 the bracket's first lower end: where G_j may have the
+    square-root singularity of an edge of the spectrum of a_j, w makes it regular), or, in the
+    gap between an atom at 0 and the rest (``gap``, where G_j changes sign), on
+    log G - log G_j(e^w) in w = log omega (G_j ~ mu0_j / omega near 0; +inf where G_j <= 0).
+    """
     y = np.broadcast_to(1.0 / G, np.shape(lo)).astype(float)
     lo, hi = np.array(lo, float), np.array(hi, float)
+    point = hi - lo <= 1e-14 * (np.abs(lo) + np.abs(y))
+    omega_point = lo.copy()
     if gap:
+        guess = np.log(np.maximum(laws.mu0[:, None], 1e-300) * np.abs(y))
         lo, hi = np.log(np.maximum(lo, 1e-300)), np.log(hi)
 
+        def omega_of(w):
+            return np.exp(w), np.exp(w)
+    else:
+        end = lo.copy()
+        guess = np.sqrt(np.maximum(y + laws.mean[:, None] - end, 0.0))
+        lo, hi = np.zeros_like(lo), np.sqrt(hi - end)
+
+        def omega_of(w):
+            return end + w * w, 2.0 * w
+
     def f_df(w):
-        if gap:
-            E0, dE0 = laws.cauchy(np.exp(w))
-            with np.errstate(divide="ignore", invalid="ignore"):
+        om, dom = omega_of(w)
+        E0, dE0 = laws.cauchy(om)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if gap:
                 pos = E0.real > 0
                 return (np.where(pos, -np.log(np.where(pos, y * E0.real, 1.0)), np.inf),
-                        -dE0.real * np.exp(w) / E0.real)
-        E0, dE0 = laws.cauchy(w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 / E0.real - y, -dE0.real / E0.real ** 2
+                        -dE0.real * dom / E0.real)
+            return 1.0 / E0.real - y, -dE0.real / E0.real ** 2 * dom
 
     # No root where f has one sign on (nearly) the whole bracket; a bracket of zero width
     # (a_j a multiple of the identity) is its own root.
     width = hi - lo
     f_lo, _ = f_df(lo + 1e-14 * width)
     f_hi, _ = f_df(hi - 1e-14 * width)
-    point = width <= 1e-14 * (np.abs(lo) + np.abs(y))
     none = ((f_lo > 0) | (f_hi < 0)) & ~point
-    # Start from the leading behaviour: 1/G_j ~ omega - tau(a_j) far out, omega / mu0_j near
-    # the atom (then Newton needs two or three steps).
-    col = laws.mean[:, None] if not gap else laws.mu0[:, None]
-    guess = np.log(np.maximum(col, 1e-300) * np.abs(y)) if gap else y + col
     w = np.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
     active = ~(none | point)
-    for _ in range(40):
+    scale = np.abs(lo) + np.abs(hi) + 1e-300
+    for _ in range(100):
         if not active.any():
             break
         f, df = f_df(w)
@@ -88,18 +100,22 @@ def _invert(laws, G, lo, hi, gap=False):
             newton = w - f / df
         lo = np.where(active & (f < 0), w, lo)
         hi = np.where(active & (f > 0), w, hi)
-        new = np.where((newton > lo) & (newton < hi), newton, 0.5 * (lo + hi))
+        # A Newton step a rounding error outside the bracket means the root sits at its end
+        # (f there was a rounding residue of the wrong sign): clip instead of bisecting.
+        slack = 1e-12 * scale
+        ok = (newton > lo - slack) & (newton < hi + slack)
+        new = np.where(ok, np.clip(newton, lo, hi), 0.5 * (lo + hi))
         new = np.where(active, new, w)
-        done = (np.abs(new - w) <= 1e-14 * (np.abs(w) + (1.0 if gap else np.abs(y)))) | (f == 0)
+        # Converged when the step in omega is at rounding (the variable w may be stretched).
+        om_new, om_old = omega_of(new)[0], omega_of(w)[0]
+        done = (np.abs(om_new - om_old) <= 1e-14 * (np.abs(om_old) + np.abs(y))) | (f == 0)
         active &= ~done
         w = new
-    # Entries still active after 40 steps sit at a singular end of their bracket (Newton
-    # degrades to bisection there): the bracket's midpoint if it is below 1e-9, else NaN.
-    tight = np.abs(hi - lo) <= 1e-9 * (np.abs(w) + (1.0 if gap else np.abs(y)))
+    # Entries still active after 100 steps: the bracket's midpoint if it is below 1e-9.
+    tight = np.abs(hi - lo) <= 1e-9 * scale
     w = np.where(active, 0.5 * (lo + hi), w)
-    w = np.where(point, lo, w)
-    w = np.exp(w) if gap else w
-    return np.where(none | (active & ~tight), np.nan, w)
+    om = np.where(point, omega_point, omega_of(w)[0])
+    return np.where(none | (active & ~tight), np.nan, om)
 
 
 def _branch(laws, y, branch):

@@ -1,0 +1,111 @@
+"""FedAvg: the risk of each client's OWN model after its K local steps of round T (derived here).
+
+In round T client i starts from w_{T-1} (``fedavg``, step 1) and ends at
+v_i = A_i w_{T-1} + Q_i S_i^+ b_i, so v_i - theta_i = A_i (w_{T-1} - theta_i) + Q_i xi_i
+(xi_j = S_j^+ X_j^T eps_j / n_j, A_i = I - Q_i). With R = R_{T-1}(D), h_i = h(S_i) and
+Y_i = A_i^2 = (1 - q_i)^2, the risk (Sigma = I; tau = tr / d) is ::
+
+    signal^2 tau(Y_i (I - g D)^{2(T-1)})
+    + sum_j p_j^2 tau(X_j R Y_i R),     X_j = r_j^2 q_j^2 + sigma_j^2 gamma_j q_j^2 / s,
+    - 2 p_i r_i^2 tau((1 - q_i)^2 q_i R) + r_i^2 tau(Y_i)
+    + 2 p_i sigma_i^2 gamma_i tau((1 - q_i) q_i^2 / s R) + sigma_i^2 gamma_i tau(q_i^2 / s).
+
+The first trace gains signal^2 mu0 from D's atom at 0 (Y_i = 1 there); the one-point traces
+are contour integrals as in ``fedavg``. The two-point traces tau(X_k R Y_i R) are double
+contour integrals of tau(X_k (z1 - D)^{-1} Y_i (z2 - D)^{-1}), computed by subordination over
+upper-triangular 2 x 2 matrices: (z1 - D)^{-1} Y_i (z2 - D)^{-1} is the (1, 2) block of
+(Z - L)^{-1}, Z = diag(z1, z2), L = sum_j [[a_j, delta_ij Y_i], [0, a_j]], a sum of
+M_2(C)-valued free elements. Operator-valued subordination Omega_j(Z) (upper triangular,
+diagonal omega_j(z1), omega_j(z2), corner beta_j) satisfies G_L(Z) = E[(Omega_j - L_j)^{-1}]
+and sum_j Omega_j = Z + (M - 1) G_L(Z)^{-1}. The diagonal is the scalar subordination at z1
+and z2; the corner of (Omega_j - L_j)^{-1} is (omega1 - a_j)^{-1} (delta_ij Y_i - beta_j)
+(omega2 - a_j)^{-1}. With K_j = E[1 / ((omega_j(z1) - a_j)(omega_j(z2) - a_j))] and L_i the
+same with Y_i in the numerator, the corner equations are LINEAR: delta_ij L_i - beta_j K_j =
+gamma12 (the corner of G_L) and sum_j beta_j = -(M - 1) gamma12 / (g1 g2) (the corner of
+G_L^{-1}, g = G_D), whence ::
+
+    gamma12 = (L_i / K_i) / (sum_j 1/K_j - (M - 1) / (g1 g2)),
+    tau(X_k (z1 - D)^{-1} Y_i (z2 - D)^{-1}) = -beta_k E[X_k / ((omega1 - a_k)(omega2 - a_k))]
+                                             + delta_ki E[X_i Y_i / ((omega1 - a_i)(omega2 - a_i))]
+
+(conditional expectation onto client k's algebra). Every E[h / ((w1 - a)(w2 - a))] is the
+divided difference -(E_h(w1) - E_h(w2)) / (w1 - w2) of the one-point functions of
+``client_laws.ClientLaws.families`` (their dropped constants cancel). The two contours are
+nested ellipses (the inner one with parameter 0.7 t), so that w1 != w2 at every pair of nodes.
+Cost: O(M N1 N2) per curve. T = 0 is the zero model (no local phase yet); T = inf is the local
+phase from the fixed point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _dd(f1, f2, w1, w2):
+    """-(f(w1) - f(w2)) / (w1 - w2) over all node pairs: (M, N1) x (M, N2) -> (M, N1, N2)."""
+    return -(f1[:, :, None] - f2[:, None, :]) / (w1[:, :, None] - w2[:, None, :])
+
+
+def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, outer):
+    """Client i's risk of its own model after the local steps of round T, (M, len(rounds)).
+
+    ``outer`` = (z, w, omega, G) on the upper half of the outer contour (``fedavg._solve``),
+    ``inner`` the same on the inner ellipse; ``settled`` the round beyond which the iteration
+    has reached its fixed point to rounding.
+    """
+    z1, w1, om1, G1 = outer
+    z2h, w2h, om2h, G2h = inner
+    # The inner contour in full (conjugate half), with W = dz / (2 pi i) per node.
+    z2 = np.concatenate([z2h, z2h.conj()])
+    W2 = np.concatenate([w2h / 2j, (w2h / 2j).conj()])
+    om2 = np.concatenate([om2h, om2h.conj()], axis=1)
+    G2 = np.concatenate([G2h, G2h.conj()])
+    W1 = w1 / 2j
+    M = laws.M
+    P1, S1 = laws.families(om1, np.broadcast_to(G1, om1.shape))
+    P2, S2 = laws.families(om2, np.broadcast_to(G2, om2.shape))
+    coef_r, coef_s = (p ** 2 * r ** 2)[:, None], (p ** 2 * sigma ** 2 * gam)[:, None]
+
+    def combos(P, S):
+        Ey = P[0] - 2 * P[1] + P[2]                                       # Y = (1 - q)^2
+        Ex = coef_r * P[2] + (coef_s * S[2] if np.any(coef_s) else 0.0)   # X_j
+        Exy = coef_r * (P[2] - 2 * P[3] + P[4]) + (
+            coef_s * (S[2] - 2 * S[3] + S[4]) if np.any(coef_s) else 0.0)
+        return Ey, Ex, Exy
+
+    Ey1, Ex1, Exy1 = combos(P1, S1)
+    Ey2, Ex2, Exy2 = combos(P2, S2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        K = _dd(P1[0], P2[0], om1, om2)
+        L = _dd(Ey1, Ey2, om1, om2)
+        Cx = _dd(Ex1, Ex2, om1, om2) / K
+        Cxy = _dd(Exy1, Exy2, om1, om2)
+        Q = np.sum(1.0 / K, axis=0) - (M - 1) / (G1[:, None] * G2[None, :])
+        # -beta_k = (gamma12 - delta_ki L_i) / K_k.
+        two_point = (L / K) / Q * np.sum(Cx, axis=0) - L * Cx + Cxy      # (M, N1, N2)
+
+        finite = np.isfinite(rounds) & (rounds >= 1) & (rounds - 1 <= settled)
+        Tm1 = np.where(finite, rounds - 1, 0.0)[:, None]
+
+        def r_of(z):
+            power = (1.0 - g * z) ** Tm1
+            return power, np.where(finite[:, None], (1.0 - power) / z, 1.0 / z)
+
+        pw1, R1 = r_of(z1)
+        _, R2 = r_of(z2)
+        A1 = np.where(finite[:, None], pw1 ** 2, 0.0)
+        # sum_{k upper, l all} R(z1k) R(z2l) f_kl W1k W2l, twice its real part, per T and i.
+        left = np.einsum("tk,ikl->til", R1 * W1, two_point)
+        double = 2.0 * np.einsum("til,tl->ti", left, R2 * W2).real
+
+        def one(F, E):                                                   # (nT, M)
+            return ((F * w1) @ E.T).imag
+
+        theta0 = signal ** 2 * (mu0 + one(A1, Ey1))
+        own_u = one(R1, P1[1] - 2 * P1[2] + P1[3])
+        own_e = one(R1, S1[2] - S1[3]) if np.any(coef_s) else 0.0
+    risk = (theta0 + double - 2 * (p * r ** 2) * own_u + r ** 2 * laws.a2
+            + 2 * p * sigma ** 2 * gam * own_e
+            + np.where(sigma > 0, sigma ** 2 * gam * laws.q2s, 0.0))
+    risk = np.where((rounds == 0)[:, None], signal ** 2 + r ** 2, risk)
+    return risk.T
