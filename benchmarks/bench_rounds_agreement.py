@@ -2,9 +2,11 @@
 montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated
 linearly in 1/d, on heterogeneous federations (Sigma = I).
 
-Prints, per federation and round T, the prediction, the simulated means (s.e.) at each d, the
-extrapolation to d = infinity with its standard error, and whether |extrapolated - predicted|
-<= 0.5% + 3 s.e. (the issue's criterion). Cached per (federation, d) under --cache.
+Prints, per federation, client and round T, for the server model's risk (``risk``) and the
+client's own model after its local steps (``local_risk``): the prediction, the simulated means
+(s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
+abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion). Cached per
+(federation, d) under --cache.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_agreement.py [--d 200,400,800]
 [--reps 8] [--jobs 2] [--cache DIR]``.
@@ -69,30 +71,31 @@ def main() -> None:
                                         jobs=args.jobs, cache=cache))
         print(f"\n{name}: eta = {eta:.4g} ({fed['local_steps']} local steps), "
               f"contraction {pred.contraction:.5f}")
-        print(f"  {'client':>6} {'T':>4} {'predicted':>10} "
+        print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
         x = 1.0 / np.asarray(dims, float)
-        for j in range(pred.risk.shape[0]):
-            for t, T in enumerate(ROUNDS):
-                if T == 0:
-                    continue
-                y = np.array([s.risk[j, t] for s in sims])
-                se = np.array([s.risk_se[j, t] for s in sims])
-                # Weighted least squares y = a + b / d; a's standard error from the s.e.s.
-                A = np.vstack([np.ones_like(x), x]).T / se[:, None]
-                coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
-                cov = np.linalg.inv(A.T @ A)
-                a, a_se = coef[0], float(np.sqrt(cov[0, 0]))
-                p = pred.risk[j, t]
-                rel = (a - p) / p
-                ok = abs(a - p) <= 0.005 * abs(p) + 3 * a_se
-                worst = max(worst, abs(rel))
-                count += 1
-                inside += ok
-                cells = " ".join(f"{m:>9.5f}({s:.1e})" for m, s in zip(y, se))
-                print(f"  {j:>6} {T:>4} {p:>10.5f} {cells} {a:>10.5f} {a_se:>8.1e} "
-                      f"{100 * rel:>+7.3f}%  {'yes' if ok else 'NO'}")
+        for q, j, t in ((q, j, t) for q in ("risk", "local_risk")
+                    for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))):
+            T = ROUNDS[t]
+            if T == 0:
+                continue
+            y = np.array([getattr(s, q)[j, t] for s in sims])
+            se = np.array([getattr(s, q + "_se")[j, t] for s in sims])
+            # Weighted least squares y = a + b / d; a's standard error from the s.e.s.
+            A = np.vstack([np.ones_like(x), x]).T / se[:, None]
+            coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
+            cov = np.linalg.inv(A.T @ A)
+            a, a_se = coef[0], float(np.sqrt(cov[0, 0]))
+            p = getattr(pred, q)[j, t]
+            rel = (a - p) / p
+            ok = abs(a - p) <= 0.005 * abs(p) + 3 * a_se
+            worst = max(worst, abs(rel))
+            count += 1
+            inside += ok
+            cells = " ".join(f"{m:>9.5f}({s:.1e})" for m, s in zip(y, se))
+            print(f"  {q:>10} {j:>3} {T:>4} {p:>10.5f} {cells} {a:>10.5f} {a_se:>8.1e} "
+                  f"{100 * rel:>+7.3f}%  {'yes' if ok else 'NO'}")
     print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
           f"|relative difference| {100 * worst:.3f}%")
 

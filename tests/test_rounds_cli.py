@@ -55,9 +55,11 @@ def test_compare_agrees_with_simulation(capsys):
                                 "--json"])
     assert code == 0
     for row in json.loads(out):
-        pred, sim = row["predicted"]["risk"], row["simulated"]
-        # d = 100: finite-d error ~0.1% (benchmarks/bench_rounds_agreement.py); 3% is loose.
-        assert abs(sim["risk"] - pred) <= 5 * sim["risk_se"] + 0.03 * pred
+        sim = row["simulated"]
+        for q in ("risk", "local_risk"):
+            # d = 100: finite-d error ~0.1% (benchmarks/bench_rounds_agreement.py); 3% is loose.
+            pred = row["predicted"][q]
+            assert abs(sim[q] - pred) <= 5 * sim[q + "_se"] + 0.03 * pred, q
 
 
 def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):

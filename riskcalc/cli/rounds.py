@@ -125,10 +125,12 @@ def kwargs(args) -> dict:
 
 def rows(res, target: int = 0) -> list:
     """One JSON row per T (DESIGN.md): the target's bias, variance and risk of the model the
-    method gives it, the server model's risk, and the round map's diagnostics."""
+    method gives it, the server model's risk, the risk of the target's own model after its K
+    local steps of round T (``local_risk``), and the round map's diagnostics."""
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
+    local = res.local_risk
     out = []
     for t, T in enumerate(res.rounds):
         out.append({"method": res.method, "params": res.params,
@@ -136,6 +138,7 @@ def rows(res, target: int = 0) -> list:
                     "bias": num(res.bias[target, t]), "variance": num(res.variance[target, t]),
                     "risk": num(res.risk[target, t]),
                     "global_risk": num(res.global_risk[target, t]),
+                    "local_risk": num(local[target, t]),
                     "distance_to_fixed_point": num(res.distance_to_fixed_point[t]),
                     "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
@@ -156,11 +159,15 @@ def predict(args) -> int:
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
     print(f"  round map: contraction {res.contraction:.6g} "
           f"(converges: {'true' if res.converges else 'false'})")
-    print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13}")
+    print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
+          f"{'local risk':>13}")
+    local = res.local_risk
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
         print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g}")
+              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {local[0, t]:>13.8g}")
+    print("  risk: the server model's after T rounds; local risk: the target's own model after "
+          "its K local steps of round T")
     return 0
 
 
@@ -181,11 +188,11 @@ def compare(args) -> int:
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress)
     out = []
     for row, t in zip(rows(pred), range(len(pred.rounds))):
-        row = {**row, "predicted": {q: row[q] for q in ("bias", "variance", "risk")},
-               "simulated": {**{q: float(getattr(sim, q)[0, t]) for q in
-                                ("bias", "variance", "risk")},
-                             **{q + "_se": float(getattr(sim, q + "_se")[0, t]) for q in
-                                ("bias", "variance", "risk")},
+        quantities = ("bias", "variance", "risk", "local_risk")
+        row = {**row, "predicted": {q: row[q] for q in quantities},
+               "simulated": {**{q: float(getattr(sim, q)[0, t]) for q in quantities},
+                             **{q + "_se": float(getattr(sim, q + "_se")[0, t])
+                                for q in quantities},
                              "reps": args.reps, "d": args.d}}
         out.append(row)
     if args.json:
