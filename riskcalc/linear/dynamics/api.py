@@ -43,7 +43,7 @@ class RoundsLimit:
         The limit of ||w_T - w_inf||^2 (paper 004, Cor. 1's epsilon); w_inf = D^+ c is the
         fixed point of the round map (it exists even when the iteration diverges).
     contraction : float
-        max |1 - g x| over the nonzero spectrum of the round map's matrix D: the exact limit of
+        max abs(1 - g x) over the nonzero spectrum of the round map's matrix D: the exact limit of
         the spectral radius of the (symmetric) round map on its range.
     converges : bool
         contraction < 1.
@@ -263,7 +263,7 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
                   **kwargs) -> RoundsChoice:
     """The fewest rounds T (and gradient evaluations T K per client) reaching accuracy eps.
 
-    ``of="risk"``: |risk_T - risk_inf| <= eps for client ``target`` (the fixed point must
+    ``of="risk"``: abs(risk_T - risk_inf) <= eps for client ``target`` (the fixed point must
     exist); ``of="best"``: risk_T <= min over 0..max_rounds + eps; ``of="distance"``: the limit
     of ||w_T - w_inf||^2 <= eps (paper 004, Cor. 1's epsilon; decreasing in T when the
     iteration converges). Derived here from ``rounds_limit``'s exact curve.

@@ -34,9 +34,9 @@ annihilates constants. K = inf: E0 = mu0 / omega + (1 - mu0) / (omega - p), E1 =
 (1 - mu0) / (omega - p), E3 = E[1/s; s > 0] / (omega - p), mu0 = (1 - 1/gamma)_+, and
 E[1/s; s > 0] = 1 / (1 - gamma) (gamma < 1), 1 / (gamma (gamma - 1)) (gamma > 1).
 
-Accuracy. When |c| is small the K roots cluster around s = 1/eta and the partial-fraction
-terms, of size |c|^(1/K - 1), cancel down to E0 ~ 1 / (p max(|c|, w)), w p the width of the
-spectrum of a_j: the relative rounding error is about eps w / |c| <= eps (width of the
+Accuracy. When abs(c) is small the K roots cluster around s = 1/eta and the partial-fraction
+terms, of size abs(c)^(1/K - 1), cancel down to E0 ~ 1 / (p max(abs(c), w)), w p the width of the
+spectrum of a_j: the relative rounding error is about eps w / abs(c) <= eps (width of the
 spectrum of a_j) / dist(omega, p), i.e. eps times the inverse relative distance to the top of
 the spectrum when that top is near p (many steps, q -> 1). On the contour of ``fedavg``
 Im omega_j >= Im z keeps this below 1e-12; on the real axis (``subordination.edges``) the edge

@@ -34,7 +34,7 @@ eq. 6, is its T -> infinity, K = 1 limit).
    signal^2 mu0 F(0) to the first trace, and the contour encloses the rest of the spectrum,
    [a, b], and not 0. One solve of the subordination equations at the contour nodes serves
    every T: F_T is evaluated at the nodes for all requested T at once.
-4. T = infinity. On the range of D the round map contracts iff rho = max(|1 - g a|, |1 - g b|)
+4. T = infinity. On the range of D the round map contracts iff rho = max(abs(1 - g a), abs(1 - g b))
    < 1 (D is symmetric, so rho is the exact limit of the round map's spectral radius on its
    range: ``contraction``); then (1 - g x)^{2T} -> 0 there and R_T -> 1/x: the fixed point
    w_inf = D^+ c, the client-drift estimator, with tau((I - g D)^{2T}) -> mu0. The paper-004
@@ -50,7 +50,7 @@ trapezoid rule in theta (N nodes; the lower half by conjugate symmetry). In the 
 variable F_T(z) is a Laurent polynomial of degree 2T and the Stieltjes-type factor decays, so
 the rule is exact up to aliasing of order e^{-t N} once N > 2T + 1: N = max(2 T_max + 16,
 40 / t) (t <= half the parameter of the ellipse through 0, which keeps the pole of 1/x at 0 out
-of reach for T = infinity). The integrand is as large as |1 - g z|^{2T} on the contour, which
+of reach for T = infinity). The integrand is as large as abs(1 - g z)^{2T} on the contour, which
 exceeds rho^{2T} near the ends of [a, b] by a factor about exp(T g h t^2 / rho); t is chosen so
 that this amplification of rounding stays below 1e4, i.e. an absolute accuracy of about 1e-12
 times signal^2 + r^2 + sigma^2 (the measured agreement with independent routes is at 1e-12 and
@@ -85,7 +85,7 @@ def spectrum_of_rounds(gam, p, eta, K):
 
 
 def contraction(a, b, g):
-    """rho = max over the nonzero spectrum of D of |1 - g x|, from its edges."""
+    """rho = max over the nonzero spectrum of D of abs(1 - g x), from its edges."""
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
 
 

@@ -5,7 +5,7 @@ and so are the a_j = p_j q(S_j) (``client_laws``). For the free sum D = sum_j a_
 subordination gives analytic omega_j on the upper half plane with ::
 
     G_D(z) = G_j(omega_j(z))  for every j,     sum_j omega_j(z) = z + (M - 1) / G_D(z),
-    E[(z - D)^{-1} | S_j] = (omega_j(z) - a_j)^{-1},
+    E[(z - D)^{-1} given S_j] = (omega_j(z) - a_j)^{-1},
 
 (the second relation is R-transform additivity: omega_j = z - sum_{k != j} R_k(G_D)). Hence
 (1/d) tr h(S_j) (z - D)^{-1} -> E_MP(gamma_j)[h(s) / (omega_j(z) - p_j q(s))], the client
