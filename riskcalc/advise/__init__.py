@@ -35,6 +35,7 @@ from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients_gradient import mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
@@ -201,7 +202,8 @@ def _untuned(method, fed, starts, skipped):
         res = clients_limit(method, weights=name, **fed.limit_kwargs())
         out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
     try:
-        p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m)
+        p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m,
+                                gradient=_gradient(method, fed))
     except SolverError:
         skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
                        "weighting (a client at the interpolation threshold gamma = 1)")
@@ -229,7 +231,7 @@ def _rtfa(fed, starts):
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
     p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
-                            extra_bounds=[(lo, hi)] * fed.m)
+                            extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed))
     lam, risk = tune.rtfa_lams(fed, p)
     out.append(Candidate("rtfa", {"lam": lam.tolist()}, "optimal", p, risk))
     return out
@@ -265,11 +267,30 @@ def _own(method, fed, starts, skipped):
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
-                            extra_bounds=bounds)
+                            extra_bounds=bounds, gradient=_gradient(method, fed))
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
+
+
+def _gradient(method, fed):
+    """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
+    (``riskcalc.linear.finite_clients_gradient``, Sigma = I), or None (finite differences:
+    a covariance spectrum or covariate shift)."""
+    if fed.shift or fed.spectrum is not None:
+        return None
+
+    def gradient(p, extra):
+        tuning = None if method in ("fedavg", "ftfa") else np.exp(extra)
+        if method in ("maml_fl", "pfedme"):
+            tuning = float(tuning[0])
+        mean, grad_p, grad_t = mean_risk_gradient(method, gamma=fed.gamma, sigma=fed.sigma,
+                                                  r=fed.r, weights=p, tuning=tuning)
+        # d / d log(tuning) = tuning d / d tuning.
+        return mean, grad_p, ([] if grad_t is None else np.atleast_1d(grad_t * tuning))
+
+    return gradient
 
 
 def _local_ridge(fed):

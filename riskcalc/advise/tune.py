@@ -136,7 +136,8 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     """Per client, the number k in 0..``max_steps`` of full-batch fine-tuning steps from the
     finite-M FedAvg model (FTFA's personalization stopped early) minimizing that client's EXACT
     finite-M risk (``riskcalc.linear.finite_clients_steps``: paper 003 Sec. 7, Algs. 5-6, from
-    eq. 6's global model over the federation). One step size for the federation, eta = 1 / the
+    eq. 6's global model over the federation; for Sigma = I by quadrature,
+    ``identity_steps_group_limits``). One step size for the federation, eta = 1 / the
     largest top edge of the clients' limiting spectra of S_j (stable for every client); every
     k <= ``max_steps`` comes from one pencil.
 
@@ -154,7 +155,8 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
         Under covariate shift (``fed.spectra``): ``steps_limit`` takes one shared spectrum.
     """
     from riskcalc.linear import weighted_mp
-    from riskcalc.linear.finite_clients_steps import steps_group_limits
+    from riskcalc.linear.finite_clients_steps import (identity_steps_group_limits,
+                                                      steps_group_limits)
     from riskcalc.spectrum import Spectrum
 
     if fed.shift:
@@ -163,8 +165,13 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     spectrum = Spectrum.identity() if fed.spectrum is None else fed.spectrum
     eta = 1.0 / max(weighted_mp.support_edges(float(g), spectrum)[1] for g in fed.gamma)
     m = fed.m
-    bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
-                                   np.zeros(m), weights, spectrum, max_steps, eta)
+    if fed.spectrum is None:
+        # Sigma = I: quadrature of the polynomial filters, linear in the steps.
+        bias, var = identity_steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
+                                                np.zeros(m), weights, max_steps, eta)
+    else:
+        bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
+                                       np.zeros(m), weights, spectrum, max_steps, eta)
     risk = bias + var
     k = np.argmin(risk, axis=1)
     return k, eta, risk[np.arange(m), k], k == max_steps

@@ -8,6 +8,14 @@ MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >=
 (a client with p_j -> 0 leaves the global objective; the bound keeps the limits finite), from
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
+
+Gradients: where the limits have an exact gradient (Sigma = I,
+``riskcalc.linear.finite_clients_gradient``) the optimizer is given it, and each step costs a
+few evaluations of the limits instead of the M + 1 of finite differences. p is parametrized by
+positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz = (grad_p F - (p .
+grad_p F)) / sum z. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic subproblems (cubic
+in the number of variables) cost more than the limits; there the equality constraint is
+dropped (F(z / sum z) does not need it) and L-BFGS-B minimizes over the bounds alone.
 """
 
 from __future__ import annotations
@@ -18,9 +26,11 @@ from riskcalc.errors import SolverError
 
 #: Smallest weight a client may get, relative to 1/M.
 P_MIN = 1e-4
+#: Most variables (weights and tuning) for SLSQP; L-BFGS-B beyond (module docstring).
+SLSQP_MAX = 300
 
 
-def optimize(objective, starts, m: int, extra_bounds=()):
+def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
     """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
 
     Parameters
@@ -34,6 +44,9 @@ def optimize(objective, starts, m: int, extra_bounds=()):
         Number of clients.
     extra_bounds : sequence of (low, high)
         Bounds of the extra (tuning) variables.
+    gradient : callable, optional
+        (p, extra) -> (value, d value / d p (m,), d value / d extra (k,)), the exact gradient
+        (p free, not renormalized); without it the optimizer takes finite differences.
 
     Returns
     -------
@@ -56,12 +69,28 @@ def optimize(objective, starts, m: int, extra_bounds=()):
         v = _safe(objective, z[:m] / z[:m].sum(), z[m:])
         return v if np.isfinite(v) else penalty
 
+    def fun_grad(z):
+        total = z[:m].sum()
+        p = z[:m] / total
+        try:
+            v, gp, gx = gradient(p, z[m:])
+        except (ValueError, SolverError):
+            v = np.inf
+        if not np.isfinite(v):
+            return penalty, np.zeros(z.size)
+        return v, np.concatenate([(gp - p @ gp) / total, np.atleast_1d(gx)])
+
     bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
-    cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
-             "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
     z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
-    res = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
-                   options={"ftol": 1e-10, "maxiter": 100})
+    if gradient is not None and z0.size > SLSQP_MAX:
+        res = minimize(fun_grad, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": 1000})
+    else:
+        cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
+                 "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
+        res = minimize(fun if gradient is None else fun_grad, z0, jac=gradient is not None,
+                       method="SLSQP", bounds=bounds, constraints=cons,
+                       options={"ftol": 1e-10, "maxiter": 100})
     p_new = np.clip(res.x[:m], P_MIN / m, 1.0)
     p_new = p_new / p_new.sum()
     value = _safe(objective, p_new, res.x[m:])
