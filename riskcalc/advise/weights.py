@@ -14,8 +14,10 @@ Gradients: where the limits have an exact gradient (Sigma = I,
 few evaluations of the limits instead of the M + 1 of finite differences. p is parametrized by
 positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz = (grad_p F - (p .
 grad_p F)) / sum z. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic subproblems (cubic
-in the number of variables) cost more than the limits; there the equality constraint is
-dropped (F(z / sum z) does not need it) and L-BFGS-B minimizes over the bounds alone.
+in the number of variables) cost more than the limits; there, and for RTFA's per-client
+penalties (where SLSQP crawls: measured 258 iterations for 100 clients, against 104 for
+L-BFGS-B), the equality constraint is dropped (F(z / sum z) does not need it) and L-BFGS-B
+minimizes over the bounds alone, on M z (weights of order one, like the log penalties).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from riskcalc.errors import SolverError
 P_MIN = 1e-4
 #: Most variables (weights and tuning) for SLSQP; L-BFGS-B beyond (module docstring).
 SLSQP_MAX = 300
+#: Iterations of the optimizer given exact gradients.
+MAXITER = 300
 
 
 def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
@@ -80,22 +84,40 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
             return penalty, np.zeros(z.size)
         return v, np.concatenate([(gp - p @ gp) / total, np.atleast_1d(gx)])
 
-    bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
+    def scaled(fg, y):
+        # y = (M z, extra): weights of order one, like the log tuning (a quasi-Newton model
+        # starts from the identity, so the scales should match).
+        v, dz = fg(np.concatenate([y[:m] / m, y[m:]]))
+        return v, np.concatenate([dz[:m] / m, dz[m:]])
+
     z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
-    if gradient is not None and z0.size > SLSQP_MAX:
-        res = minimize(fun_grad, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": 1000})
-    else:
+    if gradient is None:
+        bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
         cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
                  "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
-        res = minimize(fun if gradient is None else fun_grad, z0, jac=gradient is not None,
-                       method="SLSQP", bounds=bounds, constraints=cons,
+        res = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
                        options={"ftol": 1e-10, "maxiter": 100})
-    p_new = np.clip(res.x[:m], P_MIN / m, 1.0)
+        x = res.x
+    else:
+        if k >= m or z0.size > SLSQP_MAX:
+            y0 = np.concatenate([m * z0[:m], z0[m:]])
+            bounds = [(P_MIN, float(m))] * m + list(extra_bounds)
+            res = minimize(lambda y: scaled(fun_grad, y), y0, jac=True, method="L-BFGS-B",
+                           bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-12,
+                                                   "maxiter": MAXITER})
+            x = np.concatenate([res.x[:m] / m, res.x[m:]])
+        else:
+            bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
+            cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
+                     "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
+            res = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds,
+                           constraints=cons, options={"ftol": 1e-12, "maxiter": MAXITER})
+            x = res.x
+    p_new = np.clip(x[:m], P_MIN / m, 1.0)
     p_new = p_new / p_new.sum()
-    value = _safe(objective, p_new, res.x[m:])
+    value = _safe(objective, p_new, x[m:])
     if value < best_v:
-        best_p, best_x, best_v = p_new, res.x[m:], value
+        best_p, best_x, best_v = p_new, x[m:], value
     return best_p, best_x, best_v
 
 

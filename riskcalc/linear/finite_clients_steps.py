@@ -229,9 +229,9 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     rational function of S_i, R_k(s) = (lam + s q(s)^k) / (s + lam) (q^k for FTFA) against
     the subordination of ``finite_clients_identity`` (the target traces J of its
     ``assemble``: tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2),
-    tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)), and the oracle
-    variance of ``finite_steps.filter_integrals``. Time and memory grow like groups x steps
-    (the pencils' like groups x steps^2), in blocks of bounded memory.
+    tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)) and the oracle
+    variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
+    steps (the pencils' like groups x steps^2), in blocks of bounded memory.
 
     Returns
     -------
@@ -244,8 +244,6 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     SolverError
         If a fixed point or the quadrature does not converge.
     """
-    from riskcalc.linear import finite_steps   # here: finite_steps imports this module
-
     gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
     check_pooled(gam, count)
     lam = lam if method == "rtfa" else np.zeros_like(lam)
@@ -262,15 +260,16 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
         def traces(s, P, U, L, kk):
             qk = (1.0 - eta * (s + L)) ** kk
             R = qk if method == "ftfa" else (L + s * qk) / (s + L)
+            # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
+            # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
             return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
                     (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
-                    R * (1.0 - R) / (P * (s + U)))
+                    R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
 
-        J = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
-        own = finite_steps.filter_integrals(gam[idx], lam[idx], kk[:, 0], eta)[1]
-        own[kk[:, 0] == 0] = 0.0                # g_0 = 0: the global model itself
+        *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
         b, v = assemble(r[idx], sigma[idx], gam[idx], p[idx], count[idx], g, D[idx],
-                        var_b[idx], Eb[idx], Ev[idx], J, own, totals=totals)
+                        var_b[idx], Eb[idx], Ev[idx], np.array(J), gam[idx] * own,
+                        totals=totals)
         bias[blk], var[blk] = b.reshape(-1, ks.size), v.reshape(-1, ks.size)
     return bias, var
 
