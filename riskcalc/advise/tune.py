@@ -15,6 +15,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients_identity import rtfa_risks
 
 #: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the
 #: oracle lam* = sigma^2 gamma / r^2 joined with LAM_SPAN.
@@ -74,6 +75,16 @@ def rtfa_lams(fed, weights):
     def risks(lam):
         return clients_limit("rtfa", lam=lam, weights=weights, **fed.limit_kwargs()).risk
 
+    def grid_risks(lams):
+        # Sigma = I: every grid row in one call (the global model does not involve lam).
+        if fed.shift or fed.spectrum is not None:
+            return np.array([_or_inf(risks, row) for row in lams])
+        p = weights if isinstance(weights, str) else np.asarray(weights) / np.sum(weights)
+        try:
+            return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
+        except SolverError:
+            return np.array([_or_inf(risks, row) for row in lams])
+
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = fed.sigma ** 2 * fed.gamma / fed.r ** 2
     # The oracle lam* (paper 003, Thm 2) centres the grid; r_j = 0 (lam* infinite: FedAvg)
@@ -84,12 +95,12 @@ def rtfa_lams(fed, weights):
     lo = np.log(np.minimum(scale * GRID_SPAN[0], LAM_SPAN[0]))
     hi = np.log(np.maximum(scale * GRID_SPAN[1], LAM_SPAN[1]))
     logs = lo + (hi - lo) * np.linspace(0.0, 1.0, GRID_POINTS)[:, None]
-    values = np.array([_or_inf(risks, np.exp(row)) for row in logs])
+    values = grid_risks(np.exp(logs))
     i = np.argmin(values, axis=0)
     cols = np.arange(fed.m)
     lo = logs[np.maximum(i - 1, 0), cols]
     hi = logs[np.minimum(i + 1, GRID_POINTS - 1), cols]
-    x, best = golden(lambda t: risks(np.exp(t)), lo, hi)
+    x, best = golden(lambda t: grid_risks(np.exp(t)[None])[0], lo, hi)
     lam = np.exp(x)
     # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot
     # reach.

@@ -141,6 +141,36 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
                     *sources(method, gam, lam, p, x, u, var_r))
 
 
+def rtfa_risks(gam, r, sigma, weights, lams):
+    """RTFA's risk of every client (Sigma = I, one client per group) at many penalties at
+    once: ``group_limits("rtfa", ...)`` for each row of ``lams`` (k, M), with the
+    subordination solved once (the FedAvg global model does not involve lam) and one
+    quadrature for all rows. Used to tune each client's lam (``riskcalc.advise.tune``).
+
+    Returns
+    -------
+    ndarray (k, M)
+    """
+    gam, r, sigma = (np.asarray(a, dtype=float) for a in (gam, r, sigma))
+    lams = np.atleast_2d(np.asarray(lams, dtype=float))
+    count = np.ones(gam.size)
+    p, g, x, u, var_r = subordination(gam, count, weights)
+    D, var_b, Eb, Ev = sources("fedavg", gam, lams[0], p, x, u, var_r)[:4]
+    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
+    if not totals[0] > 0:
+        raise SolverError("finite-clients limit: the subordination derivative is not positive "
+                          f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
+    k = lams.shape[0]
+
+    def tile(a):
+        return np.tile(a, k)
+
+    src = sources("rtfa", tile(gam), lams.ravel(), tile(p), tile(x), tile(u), tile(var_r))
+    bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
+                         totals=totals)
+    return (bias + var).reshape(k, gam.size)
+
+
 def sources(method, gam, lam, p, x, u, var_r, own=None):
     """D, var_b, Eb, Ev, J and own of ``assemble`` from the subordination quantities (step 5),
     elementwise over groups; ``own`` (the oracle variance per unit sigma^2) is computed unless
