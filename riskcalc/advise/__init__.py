@@ -33,13 +33,14 @@ import numpy as np
 
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
+from riskcalc.advise.cost import estimate_seconds
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients_gradient import mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
-__all__ = ["Advice", "Candidate", "Federation", "advise", "from_clients"]
+__all__ = ["Advice", "Candidate", "Federation", "advise", "estimate_seconds", "from_clients"]
 
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
@@ -119,7 +120,7 @@ class Advice:
                 "skipped": list(self.skipped)}
 
 
-def advise(federation: Federation, methods=None) -> Advice:
+def advise(federation: Federation, methods=None, progress=None) -> Advice:
     """Every candidate pipeline's predicted risks for ``federation``, ranked.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 6-14 and Thms 1-4 at finite M
@@ -131,6 +132,8 @@ def advise(federation: Federation, methods=None) -> Advice:
     federation : Federation
     methods : sequence of str, optional
         The pipelines to evaluate (default: all of ``PIPELINES``).
+    progress : callable, optional
+        Called with each pipeline's name when it is done (a progress bar's update).
 
     Returns
     -------
@@ -154,14 +157,18 @@ def advise(federation: Federation, methods=None) -> Advice:
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
+    done = progress or (lambda name: None)
     for method in ("fedavg", "ftfa"):
         if method in chosen:
             cands += _untuned(method, fed, starts, skipped)
+            done(method)
     if "rtfa" in chosen:
         cands += _rtfa(fed, starts)
+        done("rtfa")
     for method in ("maml_fl", "pfedme"):
         if method in chosen:
             cands += _own(method, fed, starts, skipped)
+            done(method)
     if "local_ridge" not in chosen:
         pass
     elif fed.rho is None:
@@ -177,6 +184,8 @@ def advise(federation: Federation, methods=None) -> Advice:
             cands.append(_local_ridge(fed))
         except ValueError as exc:
             skipped.append(f"local_ridge: {exc}")
+    if "local_ridge" in chosen:
+        done("local_ridge")
     if "ftfa_steps" not in chosen:
         pass
     elif fed.shift:
@@ -184,6 +193,8 @@ def advise(federation: Federation, methods=None) -> Advice:
                        "shift (riskcalc.steps_limit with clients takes one shared spectrum)")
     else:
         cands += _ftfa_steps(fed, starts, skipped)
+    if "ftfa_steps" in chosen:
+        done("ftfa_steps")
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
                          f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))

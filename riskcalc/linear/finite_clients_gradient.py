@@ -99,8 +99,7 @@ def _adjoint(route, count):
     for k in range(3):
         shifted = np.array(totals, dtype=complex)
         shifted[k] += 1j * H
-        a.append(count @ (route.finish(route.parts(route.v0())[0], tuple(shifted)).imag / H)
-                 / m_tot)
+        a.append(count @ (route.finish(pieces, tuple(shifted)).imag / H) / m_tot)
 
     def psi(v):
         r_c, q_c, b_c, w_c = route.parts(v)
@@ -108,8 +107,9 @@ def _adjoint(route, count):
         return count * (r_c / m_tot - a[0] * q_c + a[1] * b_c + a[2] * w_c).imag / H
 
     names = ["p", "g"] + (["tuning"] if route.tuned else [])
-    partial = {n: psi(route.v0(n)) for n in names}
-    k_part = {n: route.k_terms(route.v0(n)).imag / H for n in names}
+    moved = {n: route.v0(n) for n in names}
+    partial = {n: psi(moved[n]) for n in names}
+    k_part = {n: route.k_terms(moved[n]).imag / H for n in names}
     psi_g = partial["g"].sum() - 2.0 * a[0] / route.g ** 3
     k_g = k_part["g"].sum()
     grads = {}
