@@ -38,6 +38,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients_identity import (assemble, check_pooled, federation_totals,
                                                      moments, solve_g, sources, summands)
 from riskcalc.linear.finite_clients_own import _subordination, objective, own_sources
+from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
 
 #: The complex step.
@@ -89,26 +90,28 @@ def mean_risk_gradient(method: str, *, gamma, sigma, r, weights, tuning=None):
 def _adjoint(route, count):
     """Steps 1-3 of the module docstring for a route."""
     m_tot = count.sum()
-    pieces, qv, wb, wv = route.parts(route.v0())
-    totals = tuple(np.real(federation_totals(count, route.g, qv, wb, wv)))
+    names = ["p", "g"] + (["tuning"] if route.tuned else [])
+    moved = {n: route.v0(n) for n in names}
+    parts = {n: route.parts(moved[n]) for n in names}
+    # The real values are the real parts of any complex step (exact to O(h^2)).
+    pieces, qv, wb, wv = _real(parts["p"])
+    totals = federation_totals(count, route.g, qv, wb, wv)
     if not totals[0] > 0:
         raise SolverError("finite-clients limit: the subordination derivative is not positive "
                           f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
-    mean = float(count @ route.finish(pieces, totals).real / m_tot)
+    mean = float(count @ route.finish(pieces, totals) / m_tot)
     a = []
     for k in range(3):
         shifted = np.array(totals, dtype=complex)
         shifted[k] += 1j * H
         a.append(count @ (route.finish(pieces, tuple(shifted)).imag / H) / m_tot)
 
-    def psi(v):
-        r_c, q_c, b_c, w_c = route.parts(v)
+    def psi(part):
+        r_c, q_c, b_c, w_c = part
         r_c = route.finish(r_c, totals)
         return count * (r_c / m_tot - a[0] * q_c + a[1] * b_c + a[2] * w_c).imag / H
 
-    names = ["p", "g"] + (["tuning"] if route.tuned else [])
-    moved = {n: route.v0(n) for n in names}
-    partial = {n: psi(moved[n]) for n in names}
+    partial = {n: psi(parts[n]) for n in names}
     k_part = {n: route.k_terms(moved[n]).imag / H for n in names}
     psi_g = partial["g"].sum() - 2.0 * a[0] / route.g ** 3
     k_g = k_part["g"].sum()
@@ -124,6 +127,13 @@ def _adjoint(route, count):
     return mean, grads["p"], grads["tuning"]
 
 
+def _real(obj):
+    """The real part of every array in a nest of tuples."""
+    if isinstance(obj, tuple):
+        return tuple(_real(o) for o in obj)
+    return np.real(obj)
+
+
 class _FedAvgObjective:
     """FedAvg, FTFA, RTFA (``finite_clients_identity``): per-group functions of (p_l, lam_l, g)."""
 
@@ -136,6 +146,7 @@ class _FedAvgObjective:
         self.lam = (np.broadcast_to(np.asarray(tuning, float), gam.shape) if self.tuned
                     else np.zeros_like(gam))
         self.g = solve_g(gam, p, count)
+        self.own0 = (isotropic_factors(gam, self.lam)[1] if method == "rtfa" else None)
 
     def v0(self, name=None):
         """The variables (p, g, lam), the one named shifted by i H."""
@@ -148,8 +159,8 @@ class _FedAvgObjective:
         """Per group: the risk's pieces before the sums, q_l, wb_l, wv_l."""
         p, g, lam = v["p"], v["g"], v["tuning"]
         x, u, var_r = moments(self.gam, self.count, p, g)
-        own = None
-        if self.method == "rtfa":
+        own = self.own0
+        if self.method == "rtfa" and np.any(lam.imag):
             # The oracle ridge variance gamma tau(S (S + lam)^-2), complex-safe in lam.
             own = self.gam * mp_expect(self.gam, lambda s, lr: (s / (s + lr) ** 2,),
                                        lam[:, None])[0]
@@ -181,7 +192,8 @@ class _Own(_FedAvgObjective):
         self.tuned, self.tun = True, float(tuning)
         self.g, self.t = _subordination(gam, p, count, objective(method, self.tun)[0])
         self.D = self._G(p, self.tun, self.t.astype(complex), power=2).real
-        self.own0 = own_sources(method, gam, self.tun, p, self.t, self.g)[5]
+        # The oracle variance: least squares (MAML-FL's min-norm interpolation) or ridge.
+        self.own0 = isotropic_factors(gam, np.full(gam.shape, objective(method, self.tun)[2]))[1]
 
     def _G(self, p, tun, t, power=1):
         phi = objective(self.method, tun)[0]
@@ -202,7 +214,7 @@ class _Own(_FedAvgObjective):
     def parts(self, v):
         p, g, tun, t = v["p"], v["g"], v["tuning"], v["t"]
         own = self.own0
-        if self.method == "pfedme":
+        if self.method == "pfedme" and np.imag(tun) != 0:
             own = self.gam * mp_expect(self.gam, lambda s: (s / (s + tun) ** 2,))[0]
         src = own_sources(self.method, self.gam, tun, p, t, g, own=own)
         qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
