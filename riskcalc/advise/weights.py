@@ -17,7 +17,7 @@ grad_p F)) / sum z. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic subpr
 in the number of variables) cost more than the limits; there, and for RTFA's per-client
 penalties (where SLSQP crawls: measured 258 iterations for 100 clients, against 104 for
 L-BFGS-B), the equality constraint is dropped (F(z / sum z) does not need it) and L-BFGS-B
-minimizes over the bounds alone, on M z (weights of order one, like the log penalties).
+minimizes over the bounds alone, on rescaled weights (``optimize``'s comments).
 """
 
 from __future__ import annotations
@@ -84,11 +84,15 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
             return penalty, np.zeros(z.size)
         return v, np.concatenate([(gp - p @ gp) / total, np.atleast_1d(gx)])
 
+    # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so the
+    # curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a scale
+    # p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk (curvature ~
+    # 1), a per-client penalty its own client's (~ 1/M): c = sqrt(M), or M for RTFA.
+    c = float(m) if k >= m else float(np.sqrt(m))
+
     def scaled(fg, y):
-        # y = (M z, extra): weights of order one, like the log tuning (a quasi-Newton model
-        # starts from the identity, so the scales should match).
-        v, dz = fg(np.concatenate([y[:m] / m, y[m:]]))
-        return v, np.concatenate([dz[:m] / m, dz[m:]])
+        v, dz = fg(np.concatenate([y[:m] / c, y[m:]]))
+        return v, np.concatenate([dz[:m] / c, dz[m:]])
 
     z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
     if gradient is None:
@@ -100,12 +104,12 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
         x = res.x
     else:
         if k >= m or z0.size > SLSQP_MAX:
-            y0 = np.concatenate([m * z0[:m], z0[m:]])
-            bounds = [(P_MIN, float(m))] * m + list(extra_bounds)
+            y0 = np.concatenate([c * z0[:m], z0[m:]])
+            bounds = [(c * P_MIN / m, c)] * m + list(extra_bounds)
             res = minimize(lambda y: scaled(fun_grad, y), y0, jac=True, method="L-BFGS-B",
                            bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-12,
                                                    "maxiter": MAXITER})
-            x = np.concatenate([res.x[:m] / m, res.x[m:]])
+            x = np.concatenate([res.x[:m] / c, res.x[m:]])
         else:
             bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
             cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,

@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear import kappa
 from riskcalc.linear.marchenko_pastur import isotropic_factors
 from riskcalc.linear.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root
@@ -160,15 +161,20 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     if not totals[0] > 0:
         raise SolverError("finite-clients limit: the subordination derivative is not positive "
                           f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
-    k = lams.shape[0]
+    out = np.empty(lams.shape)
+    # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
+    for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
+        k = lams[blk].shape[0]
 
-    def tile(a):
-        return np.tile(a, k)
+        def tile(a):
+            return np.tile(a, k)
 
-    src = sources("rtfa", tile(gam), lams.ravel(), tile(p), tile(x), tile(u), tile(var_r))
-    bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
-                         totals=totals)
-    return (bias + var).reshape(k, gam.size)
+        src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
+                      tile(var_r))
+        bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
+                             totals=totals)
+        out[blk] = (bias + var).reshape(k, gam.size)
+    return out
 
 
 def sources(method, gam, lam, p, x, u, var_r, own=None):
