@@ -66,12 +66,12 @@ def federation(name: str) -> list:
     return out
 
 
-def run(tree: str, path: str, methods, timeout: float, budget: bool = True):
+def run(tree: str, path: str, methods, timeout: float, new: bool = True):
     """(cpu seconds, wall seconds, parsed JSON or the refusal's text, or None past
-    ``timeout``) of one advise run from ``tree`` (``budget``: with ``--max-minutes 600``,
-    which today's code does not know)."""
-    cmd = [sys.executable, "-m", "riskcalc", "advise", "--clients-file", path, "--json",
-           "--no-progress"] + (["--max-minutes", "600"] if budget else [])
+    ``timeout``) of one advise run from ``tree`` (``new``: with ``--max-minutes 600
+    --no-progress``, which today's code does not know)."""
+    cmd = [sys.executable, "-m", "riskcalc", "advise", "--clients-file", path, "--json"] + (
+        ["--max-minutes", "600", "--no-progress"] if new else [])
     if methods:
         cmd += ["--methods", methods]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
@@ -146,7 +146,7 @@ def main(argv=None):
                 json.dump(res, fh)
         if args.baseline and name in args.baseline_cases.split(","):
             bcpu, bwall, bres = run(args.baseline, path, methods, args.baseline_timeout,
-                                    budget=False)
+                                    new=False)
             if bcpu is None:
                 line += f" | baseline: did not finish in {args.baseline_timeout:g} s wall"
             else:

@@ -84,39 +84,32 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
             return penalty, np.zeros(z.size)
         return v, np.concatenate([(gp - p @ gp) / total, np.atleast_1d(gx)])
 
-    # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so the
-    # curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a scale
-    # p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk (curvature ~
-    # 1), a per-client penalty its own client's (~ 1/M): c = sqrt(M), or M for RTFA.
-    c = float(m) if k >= m else float(np.sqrt(m))
-
-    def scaled(fg, y):
-        v, dz = fg(np.concatenate([y[:m] / c, y[m:]]))
-        return v, np.concatenate([dz[:m] / c, dz[m:]])
-
     z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
+    cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
+             "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
+    bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
     if gradient is None:
-        bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
-        cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
-                 "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
-        res = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
-                       options={"ftol": 1e-10, "maxiter": 100})
-        x = res.x
+        x = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
+                     options={"ftol": 1e-10, "maxiter": 100}).x
+    elif k < m and z0.size <= SLSQP_MAX:
+        x = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
+                     options={"ftol": 1e-12, "maxiter": MAXITER}).x
     else:
-        if k >= m or z0.size > SLSQP_MAX:
-            y0 = np.concatenate([c * z0[:m], z0[m:]])
-            bounds = [(c * P_MIN / m, c)] * m + list(extra_bounds)
-            res = minimize(lambda y: scaled(fun_grad, y), y0, jac=True, method="L-BFGS-B",
-                           bounds=bounds, options={"ftol": 1e-13, "gtol": 1e-12,
-                                                   "maxiter": MAXITER})
-            x = np.concatenate([res.x[:m] / c, res.x[m:]])
-        else:
-            bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
-            cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
-                     "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
-            res = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds,
-                           constraints=cons, options={"ftol": 1e-12, "maxiter": MAXITER})
-            x = res.x
+        # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
+        # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
+        # scale p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk
+        # (curvature ~ 1), a per-client penalty its own client's (~ 1/M): c = sqrt(M), or M
+        # with per-client penalties (RTFA).
+        c = float(m) if k >= m else float(np.sqrt(m))
+
+        def scaled(y):
+            v, dz = fun_grad(np.concatenate([y[:m] / c, y[m:]]))
+            return v, np.concatenate([dz[:m] / c, dz[m:]])
+
+        y = minimize(scaled, np.concatenate([c * z0[:m], z0[m:]]), jac=True,
+                     method="L-BFGS-B", bounds=[(c * P_MIN / m, c)] * m + list(extra_bounds),
+                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER}).x
+        x = np.concatenate([y[:m] / c, y[m:]])
     p_new = np.clip(x[:m], P_MIN / m, 1.0)
     p_new = p_new / p_new.sum()
     value = _safe(objective, p_new, x[m:])
