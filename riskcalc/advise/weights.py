@@ -98,9 +98,11 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
         # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
         # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
         # scale p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk
-        # (curvature ~ 1), a per-client penalty its own client's (~ 1/M): c = sqrt(M), or M
-        # with per-client penalties (RTFA).
-        c = float(m) if k >= m else float(np.sqrt(m))
+        # (curvature ~ 1): c = sqrt(M). A per-client penalty moves its own client's (~ 1/M),
+        # which suggests c = M, but p_j and lam_j are strongly coupled: c = M^(3/4) measured
+        # best (1000 clients: 127 iterations against 300 for M or sqrt(M), and a lower
+        # mean risk; 100 clients: 154 against 104, the same mean risk to 1e-11).
+        c = float(m) ** 0.75 if k >= m else float(np.sqrt(m))
 
         def scaled(y):
             v, dz = fun_grad(np.concatenate([y[:m] / c, y[m:]]))
