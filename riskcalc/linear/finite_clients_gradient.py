@@ -49,7 +49,8 @@ METHODS = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme")
 
 def mean_risk_gradient(method: str, *, gamma, sigma, r, weights, tuning=None):
     """The mean finite-M risk of a federation (Sigma = I) and its exact gradient in the client
-    weights and the tuning (module docstring).
+    weights and the tuning (paper 003, ``003_4b976ddf5225c17e.txt``, eqs. 6-14 at finite M;
+    the gradient is derived in the module docstring).
 
     Parameters
     ----------

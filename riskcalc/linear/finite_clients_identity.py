@@ -144,9 +144,10 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
 
 def rtfa_risks(gam, r, sigma, weights, lams):
     """RTFA's risk of every client (Sigma = I, one client per group) at many penalties at
-    once: ``group_limits("rtfa", ...)`` for each row of ``lams`` (k, M), with the
-    subordination solved once (the FedAvg global model does not involve lam) and one
-    quadrature for all rows. Used to tune each client's lam (``riskcalc.advise.tune``).
+    once: ``group_limits("rtfa", ...)`` (paper 003, ``003_4b976ddf5225c17e.txt``, eq. 8 and
+    Thm 2 with the finite-M global model of eq. 6; module docstring) for each row of ``lams``
+    (k, M), with the subordination solved once (the FedAvg global model does not involve lam)
+    and one quadrature for all rows. Used to tune each client's lam (``riskcalc.advise.tune``).
 
     Returns
     -------
