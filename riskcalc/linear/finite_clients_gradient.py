@@ -15,7 +15,8 @@ G_l(t_l; v_l) = tau((p_l phi(S_l) + t_l)^-1) = g; g solves one scalar equation
 K(v, g) = sum_l k_l(v_l, g) = 0 (``solve_g``: k_l = n_l p_l g / (1 + gamma_l p_l g) - n_l/M;
 own route: k_l = n_l / M (M - 1) - n_l g t_l). So, with mean = sum_l n_l R_l / M:
 
-1. a_Q, a_B, a_V = dmean/dQ, dmean/dB, dmean/dV at fixed (v, g) (three evaluations);
+1. a_Q, a_B, a_V = dmean/dQ, dmean/dB, dmean/dV at fixed (v, g) (three re-assemblies of
+   the per-group pieces, no quadrature);
 2. psi_l = d/dv_l of n_l (R_l / M - a_Q q_l + a_B wb_l + a_V wv_l) at fixed (g, Q, B, V), and
    psi_g the same summed over l in g, plus a_Q dQ/dg|explicit = -2 a_Q / g^3 (the shifts
    follow: dt_l/dv = (dG_l/dv - [v = g]) / D_l, D_l = -dG_l/dt = tau((b_l + t_l)^-2));
@@ -26,7 +27,9 @@ Every partial derivative of an elementwise function is taken by a complex step,
 f'(x) = Im f(x + i h) / h with h = 1e-30: no difference of two values, so it is exact to
 rounding (Squire and Trapp, SIAM Rev. 40, 1998); the routes' per-group functions are written
 complex-safe for this (``moments``, ``sources``, ``own_sources``). One complex evaluation
-perturbs a variable in every group at once, since group l's functions see only its own v_l.
+perturbs a variable in every group at once, since group l's functions see only its own v_l;
+the real values are the real parts of these evaluations (exact to O(h^2)), so a gradient
+costs one quadrature pass per variable (p, g, the tuning).
 Checks (tests): central differences of ``clients_limit``'s mean risk.
 """
 
