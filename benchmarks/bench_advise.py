@@ -19,6 +19,23 @@ difference of every candidate's risks (matched by method and weights) and of the
 the optimal weights (negative: the new weights are better). A baseline run past
 ``--baseline-timeout`` seconds is stopped and reported as such.
 
+Measured 2026-11-26 on the shared 2-core machine under load (7 sessions; process CPU of the
+whole command, against today's code = commit 39f9df4, A and B in the same run):
+
+==========  =========  ==========================  ==========================================
+case        new CPU    today's CPU                 numbers
+==========  =========  ==========================  ==========================================
+het5        1.4-1.8 s  5.9-8.3 s (4.2-4.5x)        risks equal to 2e-15; optimal means equal
+                                                   or lower (fedavg +5e-15, rounding)
+het100      3.5-5.1 s  185.5 s (52.5x)             risks equal to 4.5e-14; every optimal mean
+                                                   lower (RTFA by 1.3e-7)
+het1000     29.3 s     (hours: not run)
+het10000    142 s      did not finish in 240 s wall
+shift1000   refused    (not run)                   estimate 182 days: finite-difference
+                                                   optimal weights over 1000 clients, and
+                                                   pFedMe / MAML-FL limits of 230 s / 7 s
+==========  =========  ==========================  ==========================================
+
 Today's code has no ``--max-minutes``; the new code runs with ``--max-minutes 600`` and a
 case it refuses (its estimate beyond 10 hours) is reported with the refusal.
 
