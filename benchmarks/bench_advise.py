@@ -19,22 +19,23 @@ difference of every candidate's risks (matched by method and weights) and of the
 the optimal weights (negative: the new weights are better). A baseline run past
 ``--baseline-timeout`` seconds is stopped and reported as such.
 
-Measured 2026-11-26 on the shared 2-core machine under load (7 sessions; process CPU of the
-whole command, against today's code = commit 39f9df4, A and B in the same run):
+Measured 2026-11-26 on the shared 2-core machine (process CPU of the whole command, against
+today's code = commit 39f9df4, A and B in the same run; first figure on a quiet machine, the
+range over two earlier runs under load)::
 
-==========  =========  ==========================  ==========================================
-case        new CPU    today's CPU                 numbers
-==========  =========  ==========================  ==========================================
-het5        1.4-1.8 s  5.9-8.3 s (4.2-4.5x)        risks equal to 2e-15; optimal means equal
-                                                   or lower (fedavg +5e-15, rounding)
-het100      3.5-5.1 s  185.5 s (52.5x)             risks equal to 4.5e-14; every optimal mean
-                                                   lower (RTFA by 1.3e-7)
-het1000     29.3 s     (hours: not run)
-het10000    142 s      did not finish in 240 s wall
-shift1000   refused    (not run)                   estimate 182 days: finite-difference
-                                                   optimal weights over 1000 clients, and
-                                                   pFedMe / MAML-FL limits of 230 s / 7 s
-==========  =========  ==========================  ==========================================
+    case       new CPU            today's CPU                   numbers
+    het5       1.19 s (1.4-1.8)   5.85 s (4.9x; 5.9-8.3 loaded) risks equal to 2e-15; optimal
+                                                                means lower or equal (fedavg
+                                                                +5e-15: rounding)
+    het100     3.65 s (3.5-5.1)   178.6 s (48.9x; 185.5 loaded) risks equal to 4.5e-14; every
+                                                                optimal mean lower (RTFA 1.3e-7)
+    het1000    21.7 s (29.3)      not run (hours)               ftfa_steps now a candidate
+                                                                (today: skipped, pencils too big)
+    het10000   126 s (142)        did not finish in 240 s wall
+    shift1000  refused            not run                       estimate 182 days: finite-
+                                                                difference optimal weights over
+                                                                1000 clients; pFedMe / MAML-FL
+                                                                limits of ~230 s / 7 s each
 
 Today's code has no ``--max-minutes``; the new code runs with ``--max-minutes 600`` and a
 case it refuses (its estimate beyond 10 hours) is reported with the refusal.
