@@ -147,7 +147,8 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     once: ``group_limits("rtfa", ...)`` (paper 003, ``003_4b976ddf5225c17e.txt``, eq. 8 and
     Thm 2 with the finite-M global model of eq. 6; module docstring) for each row of ``lams``
     (k, M), with the subordination solved once (the FedAvg global model does not involve lam)
-    and one quadrature for all rows. Used to tune each client's lam (``riskcalc.advise.tune``).
+    and one quadrature per block of rows (each row refined only as far as it needs). Used to
+    tune each client's lam (``riskcalc.advise.tune``).
 
     Returns
     -------
@@ -157,7 +158,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     lams = np.atleast_2d(np.asarray(lams, dtype=float))
     count = np.ones(gam.size)
     p, g, x, u, var_r = subordination(gam, count, weights)
-    D, var_b, Eb, Ev = sources("fedavg", gam, lams[0], p, x, u, var_r)[:4]
+    D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
     if not totals[0] > 0:
         raise SolverError("finite-clients limit: the subordination derivative is not positive "
