@@ -33,12 +33,14 @@ import numpy as np
 
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
+from riskcalc.advise.cost import estimate_seconds
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
-__all__ = ["Advice", "Candidate", "Federation", "advise", "from_clients"]
+__all__ = ["Advice", "Candidate", "Federation", "advise", "estimate_seconds", "from_clients"]
 
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
@@ -119,7 +121,7 @@ class Advice:
                 "skipped": list(self.skipped)}
 
 
-def advise(federation: Federation, methods=None) -> Advice:
+def advise(federation: Federation, methods=None, progress=None) -> Advice:
     """Every candidate pipeline's predicted risks for ``federation``, ranked.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 6-14 and Thms 1-4 at finite M
@@ -131,6 +133,8 @@ def advise(federation: Federation, methods=None) -> Advice:
     federation : Federation
     methods : sequence of str, optional
         The pipelines to evaluate (default: all of ``PIPELINES``).
+    progress : callable, optional
+        Called with each pipeline's name when it is done (a progress bar's update).
 
     Returns
     -------
@@ -154,14 +158,18 @@ def advise(federation: Federation, methods=None) -> Advice:
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
+    done = progress or (lambda name: None)
     for method in ("fedavg", "ftfa"):
         if method in chosen:
             cands += _untuned(method, fed, starts, skipped)
+            done(method)
     if "rtfa" in chosen:
         cands += _rtfa(fed, starts)
+        done("rtfa")
     for method in ("maml_fl", "pfedme"):
         if method in chosen:
             cands += _own(method, fed, starts, skipped)
+            done(method)
     if "local_ridge" not in chosen:
         pass
     elif fed.rho is None:
@@ -177,6 +185,8 @@ def advise(federation: Federation, methods=None) -> Advice:
             cands.append(_local_ridge(fed))
         except ValueError as exc:
             skipped.append(f"local_ridge: {exc}")
+    if "local_ridge" in chosen:
+        done("local_ridge")
     if "ftfa_steps" not in chosen:
         pass
     elif fed.shift:
@@ -184,6 +194,8 @@ def advise(federation: Federation, methods=None) -> Advice:
                        "shift (riskcalc.steps_limit with clients takes one shared spectrum)")
     else:
         cands += _ftfa_steps(fed, starts, skipped)
+    if "ftfa_steps" in chosen:
+        done("ftfa_steps")
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
                          f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))
@@ -202,7 +214,8 @@ def _untuned(method, fed, starts, skipped):
         res = clients_limit(method, weights=name, **fed.limit_kwargs())
         out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
     try:
-        p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m)
+        p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m,
+                                gradient=_gradient(method, fed))
     except SolverError:
         skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
                        "weighting (a client at the interpolation threshold gamma = 1)")
@@ -230,7 +243,7 @@ def _rtfa(fed, starts):
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
     p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
-                            extra_bounds=[(lo, hi)] * fed.m)
+                            extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed))
     lam, risk = tune.rtfa_lams(fed, p)
     out.append(Candidate("rtfa", {"lam": lam.tolist()}, "optimal", p, risk))
     return out
@@ -266,11 +279,30 @@ def _own(method, fed, starts, skipped):
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
-                            extra_bounds=bounds)
+                            extra_bounds=bounds, gradient=_gradient(method, fed))
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
+
+
+def _gradient(method, fed):
+    """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
+    (``riskcalc.linear.finite_clients.gradient``, Sigma = I), or None (finite differences:
+    a covariance spectrum or covariate shift)."""
+    if fed.shift or fed.spectrum is not None:
+        return None
+
+    def gradient(p, extra):
+        tuning = None if method in ("fedavg", "ftfa") else np.exp(extra)
+        if method in ("maml_fl", "pfedme"):
+            tuning = float(tuning[0])
+        mean, grad_p, grad_t = mean_risk_gradient(method, gamma=fed.gamma, sigma=fed.sigma,
+                                                  r=fed.r, weights=p, tuning=tuning)
+        # d / d log(tuning) = tuning d / d tuning.
+        return mean, grad_p, ([] if grad_t is None else np.atleast_1d(grad_t * tuning))
+
+    return gradient
 
 
 def _local_ridge(fed):

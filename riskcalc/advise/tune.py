@@ -15,6 +15,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients.identity import rtfa_risks
 
 #: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the
 #: oracle lam* = sigma^2 gamma / r^2 joined with LAM_SPAN.
@@ -74,6 +75,16 @@ def rtfa_lams(fed, weights):
     def risks(lam):
         return clients_limit("rtfa", lam=lam, weights=weights, **fed.limit_kwargs()).risk
 
+    def grid_risks(lams):
+        # Sigma = I: every grid row in one call (the global model does not involve lam).
+        if fed.shift or fed.spectrum is not None:
+            return np.array([_or_inf(risks, row) for row in lams])
+        p = weights if isinstance(weights, str) else np.asarray(weights) / np.sum(weights)
+        try:
+            return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
+        except SolverError:
+            return np.array([_or_inf(risks, row) for row in lams])
+
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = fed.sigma ** 2 * fed.gamma / fed.r ** 2
     # The oracle lam* (paper 003, Thm 2) centres the grid; r_j = 0 (lam* infinite: FedAvg)
@@ -84,12 +95,12 @@ def rtfa_lams(fed, weights):
     lo = np.log(np.minimum(scale * GRID_SPAN[0], LAM_SPAN[0]))
     hi = np.log(np.maximum(scale * GRID_SPAN[1], LAM_SPAN[1]))
     logs = lo + (hi - lo) * np.linspace(0.0, 1.0, GRID_POINTS)[:, None]
-    values = np.array([_or_inf(risks, np.exp(row)) for row in logs])
+    values = grid_risks(np.exp(logs))
     i = np.argmin(values, axis=0)
     cols = np.arange(fed.m)
     lo = logs[np.maximum(i - 1, 0), cols]
     hi = logs[np.minimum(i + 1, GRID_POINTS - 1), cols]
-    x, best = golden(lambda t: risks(np.exp(t)), lo, hi)
+    x, best = golden(lambda t: grid_risks(np.exp(t)[None])[0], lo, hi)
     lam = np.exp(x)
     # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot
     # reach.
@@ -136,7 +147,8 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     """Per client, the number k in 0..``max_steps`` of full-batch fine-tuning steps from the
     finite-M FedAvg model (FTFA's personalization stopped early) minimizing that client's EXACT
     finite-M risk (``riskcalc.linear.steps.finite_clients``: paper 003 Sec. 7, Algs. 5-6, from
-    eq. 6's global model over the federation). One step size for the federation, eta = 1 / the
+    eq. 6's global model over the federation; for Sigma = I by quadrature,
+    ``identity_steps_group_limits``). One step size for the federation, eta = 1 / the
     largest top edge of the clients' limiting spectra of S_j (stable for every client); every
     k <= ``max_steps`` comes from one pencil.
 
@@ -154,7 +166,8 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
         Under covariate shift (``fed.spectra``): ``steps_limit`` takes one shared spectrum.
     """
     from riskcalc.linear.engine import weighted_mp
-    from riskcalc.linear.steps.finite_clients import steps_group_limits
+    from riskcalc.linear.steps.finite_clients import (identity_steps_group_limits,
+                                                      steps_group_limits)
     from riskcalc.spectrum import Spectrum
 
     if fed.shift:
@@ -163,8 +176,13 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     spectrum = Spectrum.identity() if fed.spectrum is None else fed.spectrum
     eta = 1.0 / max(weighted_mp.support_edges(float(g), spectrum)[1] for g in fed.gamma)
     m = fed.m
-    bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
-                                   np.zeros(m), weights, spectrum, max_steps, eta)
+    if fed.spectrum is None:
+        # Sigma = I: quadrature of the polynomial filters, linear in the steps.
+        bias, var = identity_steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
+                                                np.zeros(m), weights, max_steps, eta)
+    else:
+        bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
+                                       np.zeros(m), weights, spectrum, max_steps, eta)
     risk = bias + var
     k = np.argmin(risk, axis=1)
     return k, eta, risk[np.arange(m), k], k == max_steps

@@ -8,6 +8,16 @@ MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >=
 (a client with p_j -> 0 leaves the global objective; the bound keeps the limits finite), from
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
+
+Gradients: where the limits have an exact gradient (Sigma = I,
+``riskcalc.linear.finite_clients.gradient``) the optimizer is given it, and each step costs a
+few evaluations of the limits instead of the M + 1 of finite differences. p is parametrized by
+positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz = (grad_p F - (p .
+grad_p F)) / sum z. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic subproblems (cubic
+in the number of variables) cost more than the limits; there, and for RTFA's per-client
+penalties (where SLSQP crawls: measured 258 iterations for 100 clients, against 104 for
+L-BFGS-B), the equality constraint is dropped (F(z / sum z) does not need it) and L-BFGS-B
+minimizes over the bounds alone, on rescaled weights (``optimize``'s comments).
 """
 
 from __future__ import annotations
@@ -18,9 +28,13 @@ from riskcalc.errors import SolverError
 
 #: Smallest weight a client may get, relative to 1/M.
 P_MIN = 1e-4
+#: Most variables (weights and tuning) for SLSQP; L-BFGS-B beyond (module docstring).
+SLSQP_MAX = 300
+#: Iterations of the optimizer given exact gradients.
+MAXITER = 300
 
 
-def optimize(objective, starts, m: int, extra_bounds=()):
+def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
     """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
 
     Parameters
@@ -34,6 +48,9 @@ def optimize(objective, starts, m: int, extra_bounds=()):
         Number of clients.
     extra_bounds : sequence of (low, high)
         Bounds of the extra (tuning) variables.
+    gradient : callable, optional
+        (p, extra) -> (value, d value / d p (m,), d value / d extra (k,)), the exact gradient
+        (p free, not renormalized); without it the optimizer takes finite differences.
 
     Returns
     -------
@@ -56,17 +73,50 @@ def optimize(objective, starts, m: int, extra_bounds=()):
         v = _safe(objective, z[:m] / z[:m].sum(), z[m:])
         return v if np.isfinite(v) else penalty
 
-    bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
+    def fun_grad(z):
+        total = z[:m].sum()
+        p = z[:m] / total
+        try:
+            v, gp, gx = gradient(p, z[m:])
+        except (ValueError, SolverError):
+            v = np.inf
+        if not np.isfinite(v):
+            return penalty, np.zeros(z.size)
+        return v, np.concatenate([(gp - p @ gp) / total, np.atleast_1d(gx)])
+
+    z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
     cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
              "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
-    z0 = np.concatenate([np.clip(best_p, P_MIN / m, 1.0), best_x])
-    res = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
-                   options={"ftol": 1e-10, "maxiter": 100})
-    p_new = np.clip(res.x[:m], P_MIN / m, 1.0)
+    bounds = [(P_MIN / m, 1.0)] * m + list(extra_bounds)
+    if gradient is None:
+        x = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
+                     options={"ftol": 1e-10, "maxiter": 100}).x
+    elif k < m and z0.size <= SLSQP_MAX:
+        x = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
+                     options={"ftol": 1e-12, "maxiter": MAXITER}).x
+    else:
+        # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
+        # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
+        # scale p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk
+        # (curvature ~ 1): c = sqrt(M). A per-client penalty moves its own client's (~ 1/M),
+        # which suggests c = M, but p_j and lam_j are strongly coupled: c = M^(3/4) measured
+        # best (1000 clients: 127 iterations against 300 for M or sqrt(M), and a lower
+        # mean risk; 100 clients: 154 against 104, the same mean risk to 1e-11).
+        c = float(m) ** 0.75 if k >= m else float(np.sqrt(m))
+
+        def scaled(y):
+            v, dz = fun_grad(np.concatenate([y[:m] / c, y[m:]]))
+            return v, np.concatenate([dz[:m] / c, dz[m:]])
+
+        y = minimize(scaled, np.concatenate([c * z0[:m], z0[m:]]), jac=True,
+                     method="L-BFGS-B", bounds=[(c * P_MIN / m, c)] * m + list(extra_bounds),
+                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER}).x
+        x = np.concatenate([y[:m] / c, y[m:]])
+    p_new = np.clip(x[:m], P_MIN / m, 1.0)
     p_new = p_new / p_new.sum()
-    value = _safe(objective, p_new, res.x[m:])
+    value = _safe(objective, p_new, x[m:])
     if value < best_v:
-        best_p, best_x, best_v = p_new, res.x[m:], value
+        best_p, best_x, best_v = p_new, x[m:], value
     return best_p, best_x, best_v
 
 

@@ -63,6 +63,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--csv", metavar="FILE",
                    help="write one row per candidate and client (rank, method, weights, "
                         "client, risk, weight p_j, tuning) to FILE")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
+    guards.add_budget_option(p)
     p.set_defaults(func=run)
 
 
@@ -105,7 +107,7 @@ def run(args) -> int:
     methods = None
     if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    result = adv.advise(fed, methods=methods)
+    result = _solve(args, fed, methods)
     if args.csv:
         write_csv(result, args.csv, names)
     if args.json:
@@ -120,6 +122,30 @@ def run(args) -> int:
     if args.csv:
         print(f"per-client rows of every candidate written to {args.csv}")
     return 0
+
+
+def _solve(args, fed, methods):
+    """``riskcalc.advise.advise`` within ``--max-minutes`` (estimated before it starts:
+    ``riskcalc.advise.cost``), with a progress bar over the pipelines on stderr."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    from riskcalc import advise as adv
+    from riskcalc.advise import cost
+
+    chosen = adv.PIPELINES if methods is None else methods
+    est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES])
+    limit = 60.0 * getattr(args, "max_minutes", guards.MAX_MINUTES)
+    guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
+                  cost.advice(est, limit))
+    bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False,
+               disable=args.no_progress or sum(est.values()) < 5.0)
+    try:
+        return adv.advise(fed, methods=methods,
+                          progress=lambda name: (bar.set_postfix_str(name), bar.update(1)))
+    finally:
+        bar.close()
 
 
 def _fmt(v) -> str:

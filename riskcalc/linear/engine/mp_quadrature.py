@@ -13,7 +13,7 @@ from riskcalc.errors import SolverError
 _QUAD_START, _QUAD_MAX, _QUAD_TOL = 32, 1 << 15, 1e-12
 
 
-def mp_expect(gamma, fun):
+def mp_expect(gamma, fun, *args):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
     For ratio c <= 1 the law mu has s dmu(s) = sqrt((b - s)(s - a)) / (2 pi c) ds on
@@ -25,15 +25,19 @@ def mp_expect(gamma, fun):
     (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S' of ratio 1/gamma (the
     nonzero eigenvalues of X^T X / n are those of X X^T / n), whence
     tau(F) = F(0) + tau'(F(gamma S') - F(0)) / gamma. The nodes double until two rules agree
-    to 1e-12.
+    to 1e-12; with ``args`` (per-row parameters of ``fun``) each row stops as soon as its own
+    rules agree, so a few hard rows (a pole close to the spectrum) do not make every row pay
+    for their nodes.
 
     Parameters
     ----------
     gamma : ndarray (K,)
         Ratios > 0.
     fun : callable
-        s (K, n) -> tuple of (K, n) arrays (several integrands at once), analytic on a
-        neighbourhood of [0, b].
+        fun(s, *args): s (K', n) -> tuple of (K', n) arrays (several integrands at once),
+        analytic on a neighbourhood of [0, b]; K' = K without ``args``.
+    *args : ndarray (K, ...)
+        Per-row parameters of ``fun``, handed to it for the rows still being refined.
 
     Returns
     -------
@@ -49,21 +53,31 @@ def mp_expect(gamma, fun):
     scale = np.maximum(gamma, 1.0)
     center, half = 1.0 + c, 2.0 * np.sqrt(c)
     with np.errstate(divide="ignore", invalid="ignore"):
-        at0 = np.array(fun(np.zeros_like(gamma)))[..., 0]
+        at0 = np.array(fun(np.zeros_like(gamma), *args))[..., 0]
     # tau(F) = C + tau(F - C) for any constant C: a pole of F at 0 (possible only below the
     # spectrum, gamma < 1) takes C = 0 and converges at the rate sqrt(gamma)^n.
     at0 = np.where(np.isfinite(at0), at0, 0.0)
+    out = np.empty_like(at0)
+    todo = np.arange(gamma.shape[0])
     prev, n = None, _QUAD_START
     while n <= _QUAD_MAX:
         k = np.arange(1, n + 1) * (np.pi / (n + 1))
         x, w = np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1))
-        s = center + half * x
-        vals = np.array(fun(scale * s))
+        s = center[todo] + half[todo] * x
+        sub = [a[todo] for a in args]
+        vals = np.array(fun(scale[todo] * s, *sub))
         # G(s) sqrt(1 - x^2) h^2 dx / (2 pi c), with the Chebyshev-U weight in w.
-        integral = ((vals - at0[..., None]) / s) @ w * (half[:, 0] ** 2 / (2 * np.pi * c[:, 0]))
-        vals = at0 + integral / scale[:, 0]
-        if prev is not None and np.all(np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals))):
-            return vals
+        integral = (((vals - at0[:, todo, None]) / s) @ w
+                    * (half[todo, 0] ** 2 / (2 * np.pi * c[todo, 0])))
+        vals = at0[:, todo] + integral / scale[todo, 0]
+        if prev is not None:
+            done = np.all(np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals)), axis=0)
+            if not args and not done.all():
+                done[:] = False
+            out[:, todo[done]] = vals[:, done]
+            todo, vals = todo[~done], vals[:, ~done]
+            if todo.size == 0:
+                return out
         prev, n = vals, 2 * n
     raise SolverError("Marchenko-Pastur quadrature did not converge (a pole too close to the "
                       "spectrum: lam too small?)")

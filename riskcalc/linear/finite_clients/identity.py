@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.engine import kappa
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root
@@ -116,12 +117,18 @@ def subordination(gam, count, weights):
     var_r = m'(-u) - m(-u)^2 (m the Marchenko-Pastur Stieltjes transform of ratio gamma)."""
     p = client_weights(gam, count, weights)
     g = solve_g(gam, p, count)
+    return (p, g, *moments(gam, count, p, g))
+
+
+def moments(gam, count, p, g):
+    """x = p g, u and var_r of ``subordination`` at a given g, elementwise over groups (also
+    for complex p, g: ``finite_clients.gradient`` differentiates them by complex steps)."""
     x = p * g
     # M = 1: sum_l t_l = 0 exactly (A = S_i), which rounding in g would blur into a tiny t.
     u = (np.zeros_like(x) if count.sum() == 1
          else np.maximum((1.0 - (1.0 - gam) * x) / (x * (1.0 + gam * x)), 0.0))
     root = np.sqrt((1.0 - gam + u) ** 2 + 4.0 * gam * u)
-    return p, g, x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
+    return x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
 
 
 def group_limits(method, gam, r, sigma, count, lam, weights):
@@ -131,6 +138,51 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
     """
     gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
     p, g, x, u, var_r = subordination(gam, count, weights)     # var_r = m' - m^2 (step 5)
+    return assemble(r, sigma, gam, p, count, g,
+                    *sources(method, gam, lam, p, x, u, var_r))
+
+
+def rtfa_risks(gam, r, sigma, weights, lams):
+    """RTFA's risk of every client (Sigma = I, one client per group) at many penalties at
+    once: ``group_limits("rtfa", ...)`` (paper 003, ``003_4b976ddf5225c17e.txt``, eq. 8 and
+    Thm 2 with the finite-M global model of eq. 6; module docstring) for each row of ``lams``
+    (k, M), with the subordination solved once (the FedAvg global model does not involve lam)
+    and one quadrature per block of rows (each row refined only as far as it needs). Used to
+    tune each client's lam (``riskcalc.advise.tune``).
+
+    Returns
+    -------
+    ndarray (k, M)
+    """
+    gam, r, sigma = (np.asarray(a, dtype=float) for a in (gam, r, sigma))
+    lams = np.atleast_2d(np.asarray(lams, dtype=float))
+    count = np.ones(gam.size)
+    p, g, x, u, var_r = subordination(gam, count, weights)
+    D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
+    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
+    if not totals[0] > 0:
+        raise SolverError("finite-clients limit: the subordination derivative is not positive "
+                          f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
+    out = np.empty(lams.shape)
+    # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
+    for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
+        k = lams[blk].shape[0]
+
+        def tile(a):
+            return np.tile(a, k)
+
+        src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
+                      tile(var_r))
+        bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
+                             totals=totals)
+        out[blk] = (bias + var).reshape(k, gam.size)
+    return out
+
+
+def sources(method, gam, lam, p, x, u, var_r, own=None):
+    """D, var_b, Eb, Ev, J and own of ``assemble`` from the subordination quantities (step 5),
+    elementwise over groups; ``own`` (the oracle variance per unit sigma^2) is computed unless
+    given."""
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
@@ -138,44 +190,65 @@ def group_limits(method, gam, r, sigma, count, lam, weights):
     if method == "fedavg":
         # f = 1: the traces are those of step 5 already computed for every group.
         J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
-        own = np.zeros_like(gam)
+        own = np.zeros_like(gam) if own is None else own
     else:
         J = _target_traces(gam, lam, p, u)
-        _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
-    return assemble(r, sigma, gam, p, count, g, D, var_r / p ** 2, E2, E1, J, own)
+        if own is None:
+            _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
+    return D, var_r / p ** 2, E2, E1, J, own
 
 
-def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own):
+def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     """Bias and variance of step 2 from the subordination quantities of step 4, per group.
 
     D = tau((b + t)^-2), var_b = D - g^2, Eb = tau(phi^2 (b + t)^-2) (the bias source of a
     client, phi(S) = S for FedAvg's objective), Ev = tau(psi (b + t)^-2) (its noise source,
     psi(S) = S for FedAvg), J = the target traces tau(f), tau(f (b+t)^-2), tau(f psi (b+t)^-2),
     tau(f phi^2 (b+t)^-2), tau(f phi (b+t)^-1), tau(h (b+t)^-1), and own = the oracle variance
-    per unit sigma^2.
+    per unit sigma^2. The federation enters through three sums over the groups,
+    (Q, sum count wb, sum count wv) = ``federation_totals``; given as ``totals``, they are
+    held fixed (``finite_clients.gradient`` differentiates through them separately; the
+    steps of ``finite_clients_steps`` evaluate several filters per group). Complex inputs
+    (complex steps) skip the checks of sign.
     """
-    J0, J1, Jfv, Jfb, J3, J4 = J
-    Q = 1.0 / g ** 2 - np.sum(count * var_b / (D * g ** 2))
-    if not Q > 0:
+    qv, wb, wv = summands(r, sigma, gam, p, g, D, var_b, Eb, Ev)
+    Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
+                       else totals)
+    if not np.iscomplexobj(Q) and not Q > 0:
         raise SolverError("finite-clients limit: the subordination derivative is not positive "
                           f"(Q = {Q:g}); the pooled problem is too close to N = d")
-    wb = r ** 2 * p ** 2 * Eb / D
-    wv = sigma ** 2 * p ** 2 * gam * Ev / D
-    others_b = np.maximum(np.sum(count * wb) - wb, 0.0)
-    others_v = np.maximum(np.sum(count * wv) - wv, 0.0)
+    J0, J1, Jfv, Jfb, J3, J4 = J
+    others_b = np.maximum(sum_b - wb, 0.0)
+    others_v = np.maximum(sum_v - wv, 0.0)
     tpb = Eb * (1.0 / (D * Q) - 1.0) / D
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
-    scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
-    bias = _nonnegative("bias", own_b + others_b * J1 / (D * Q), scale_b, r ** 2)
+    bias = own_b + others_b * J1 / (D * Q)
     with np.errstate(invalid="ignore"):
         own_v = sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
+        var = own_v + others_v * J1 / (D * Q)
+    if np.iscomplexobj(bias) or np.iscomplexobj(var):
+        return bias, np.where(sigma == 0, 0.0, var)
+    scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
+    bias = _nonnegative("bias", bias, scale_b, r ** 2)
+    with np.errstate(invalid="ignore"):
         scale_v = sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
                                 + p ** 2 * gam * np.abs(Jfv + tpv * J1))
         var = np.where(sigma == 0, 0.0,
-                       _nonnegative("variance", own_v + others_v * J1 / (D * Q), scale_v,
-                                    sigma ** 2))
+                       _nonnegative("variance", var, scale_v, sigma ** 2))
     return bias, var
+
+
+def summands(r, sigma, gam, p, g, D, var_b, Eb, Ev):
+    """Per group, its terms of the three sums of ``assemble``: var_b / (D g^2) (of Q), its
+    bias and noise weights wb, wv (elementwise; complex-safe)."""
+    return (var_b / (D * g ** 2), r ** 2 * p ** 2 * Eb / D,
+            sigma ** 2 * p ** 2 * gam * Ev / D)
+
+
+def federation_totals(count, g, qv, wb, wv):
+    """Q = 1/g^2 - sum count qv (module docstring, step 4), sum count wb, sum count wv."""
+    return 1.0 / g ** 2 - np.sum(count * qv), np.sum(count * wb), np.sum(count * wv)
 
 
 def _nonnegative(name, value, scale, unit):
@@ -202,12 +275,12 @@ def _target_traces(gamma, lam, p, u):
     ridge = lam > 0
     if ridge.any():
         lr, ur, pr = lam[ridge, None], u[ridge, None], p[ridge]
-        f0, f1, f2, f3, h = mp_expect(gamma[ridge], lambda s: (
+        f0, f1, f2, f3, h = mp_expect(gamma[ridge], lambda s, lr, ur: (
             (lr / (s + lr)) ** 2,
             (lr / ((s + lr) * (s + ur))) ** 2,
             s * (lr / ((s + lr) * (s + ur))) ** 2,
             (s * lr / ((s + lr) * (s + ur))) ** 2,
-            s * (lr / (s + lr)) ** 2 / (s + ur)))
+            s * (lr / (s + lr)) ** 2 / (s + ur)), lr, ur)
         J[:, ridge] = [f0, f1 / pr ** 2, f2 / pr ** 2, f3 / pr ** 2, h / pr,
                        h / (lr[:, 0] * pr)]
     return J

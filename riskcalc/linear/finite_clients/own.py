@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients.identity import assemble, check_pooled, client_weights
+from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
+                                                     moments, solve_g)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import halve_to_bracket, increasing_root
@@ -44,7 +45,7 @@ def objective(method: str, tuning: float):
     if method == "maml_fl":
         return (lambda s: s * (1 - tuning * s) ** 2, lambda s: s * (1 - tuning * s) ** 4, 0.0)
     if method == "pfedme":
-        if tuning <= 0:
+        if np.real(tuning) <= 0:
             raise ValueError("pfedme's federated global model needs lam > 0")
         return (lambda s: tuning * s / (s + tuning),
                 lambda s: tuning ** 2 * s / (s + tuning) ** 2, tuning)
@@ -66,36 +67,96 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
     """
     gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
     check_pooled(gam, count)
-    phi, psi, lam = objective(method, tuning)
     p = client_weights(gam, count, weights)
-    g, t = _subordination(gam, p, count, phi)
+    g, t = _subordination(gam, p, count, objective(method, tuning)[0])
+    return assemble(r, sigma, gam, p, count, g, *own_sources(method, gam, tuning, p, t, g))
+
+
+def own_sources(method: str, gam, tuning, p, t, g, own=None):
+    """D, var_b, Eb, Ev, J and own of ``assemble`` (``finite_clients.identity``) at the
+    subordination solution (g, t), elementwise over groups (complex-safe in p, t, g and the
+    tuning: ``finite_clients.gradient`` differentiates them by complex steps); ``own`` (the
+    oracle variance per unit sigma^2) is computed unless given."""
+    phi, psi, lam = objective(method, tuning)
     P, T = p[:, None], t[:, None]
-    G, D, Eb, Ev = mp_expect(gam, lambda s: (1.0 / (P * phi(s) + T),
-                                             1.0 / (P * phi(s) + T) ** 2,
-                                             (phi(s) / (P * phi(s) + T)) ** 2,
-                                             psi(s) / (P * phi(s) + T) ** 2))
+    G, D, Eb, Ev = mp_expect(gam, lambda s, P, T: (1.0 / (P * phi(s) + T),
+                                                   1.0 / (P * phi(s) + T) ** 2,
+                                                   (phi(s) / (P * phi(s) + T)) ** 2,
+                                                   psi(s) / (P * phi(s) + T) ** 2), P, T)
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
-    var_b = mp_expect(gam, lambda s: ((1.0 / (P * phi(s) + T) - g) ** 2,))[0]
+    var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T)[0]
     perp = np.maximum(1.0 - 1.0 / gam, 0.0)
     zero = np.zeros_like(gam)
     if method == "fedavg":
         J = np.array([np.ones_like(gam), D, Ev, Eb,
-                      mp_expect(gam, lambda s: (phi(s) / (P * phi(s) + T),))[0], zero])
-        own = zero
+                      mp_expect(gam, lambda s, P, T: (phi(s) / (P * phi(s) + T),), P, T)[0],
+                      zero])
+        own = zero if own is None else own
     elif lam == 0:
         with np.errstate(divide="ignore", invalid="ignore"):
             J = np.array([perp, np.where(perp > 0, perp / t ** 2, 0.0), zero, zero, zero, zero])
-        own = isotropic_factors(gam, zero)[1]
+        own = isotropic_factors(gam, zero)[1] if own is None else own
     else:
-        J = mp_expect(gam, lambda s: (
+        J = mp_expect(gam, lambda s, P, T: (
             (lam / (s + lam)) ** 2,
             (lam / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
             (lam / (s + lam)) ** 2 * psi(s) / (P * phi(s) + T) ** 2,
             (lam * phi(s) / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
             (lam / (s + lam)) ** 2 * phi(s) / (P * phi(s) + T),
-            lam * phi(s) / (s + lam) ** 2 / (P * phi(s) + T)))
-        own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
-    return assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own)
+            lam * phi(s) / (s + lam) ** 2 / (P * phi(s) + T)), P, T)
+        if own is None:
+            own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
+    return D, var_b, Eb, Ev, J, own
+
+
+#: Newton iterations of ``_newton`` before the nested solves take over, and its stopping rule
+#: (the largest relative step; the error after it is of order its square).
+_NEWTON, _STEP_TOL = 40, 1e-13
+
+
+def _newton(gam, p, count, phi, mean_phi):
+    """(g, t) of ``_subordination`` by Newton's method on the system G_l(t_l) = g,
+    sum_l count_l g t_l = M - 1 (the Jacobian is diagonal in t bordered by g: one scalar
+    elimination, dt_l = (r_l - dg) / D_l with r_l = G_l - g), each step halved until t, g
+    stay positive and the relative residual decreases; None if it does not converge.
+    Start: the FedAvg objective's closed forms (``finite_clients.identity.moments``) with
+    phi(S_l) replaced by tau(phi(S_l)) S_l."""
+    m_tot = count.sum()
+    q = p * mean_phi
+    try:
+        g = solve_g(gam, q, count)
+    except (ValueError, SolverError):
+        return None
+    t = q * moments(gam, count, q, g)[1]
+
+    def state(g, t):
+        G, D = mp_expect(gam, lambda s, P, T: (1.0 / (P * phi(s) + T),
+                                               1.0 / (P * phi(s) + T) ** 2),
+                         p[:, None], t[:, None])
+        r, r0 = G - g, (m_tot - 1.0) - np.sum(count * g * t)
+        return r, r0, D, np.sum((r / g) ** 2) + (r0 / m_tot) ** 2
+
+    try:
+        r, r0, D, merit = state(g, t)
+        for _ in range(_NEWTON):
+            dg = (r0 - np.sum(count * g * r / D)) / (np.sum(count * t) - np.sum(count * g / D))
+            dt = (r - dg) / D
+            if max(abs(dg) / g, np.max(np.abs(dt) / t)) <= _STEP_TOL:
+                return g + dg, t + dt
+            for _ in range(30):
+                g1, t1 = g + dg, t + dt
+                if g1 > 0 and np.all(t1 > 0):
+                    new = state(g1, t1)
+                    if new[3] < merit:
+                        break
+                dg, dt = dg / 2, dt / 2
+            else:
+                return None
+            g, t = g1, t1
+            r, r0, D, merit = new
+    except SolverError:
+        return None
+    return None
 
 
 def _subordination(gam, p, count, phi):
@@ -105,12 +166,18 @@ def _subordination(gam, p, count, phi):
     H(g) = sum_l count_l g t_l(g) = sum_l count_l tau(t_l / (b_l + t_l)) decreases in g, from
     M (g -> 0) to below M - 1, and the root of H(g) = M - 1 is the constraint
     sum_l t_l = (M - 1) / g. g H'(g) = sum_l count_l g (t_l - g / D_l) with D_l = -G_l'(t_l).
+    Newton's method on the whole system (``_newton``) finds that root first; where it does not
+    converge, the nested solves below (a bracketed root in g around bracketed roots in t)
+    find it.
     """
     m_tot = count.sum()
     mean_phi = mp_expect(gam, lambda s: (phi(s),))[0]
     if m_tot == 1:
         # A = phi(S_i): t = 0 and g = tau(phi(S_i)^-1).
         return float(mp_expect(gam, lambda s: (1.0 / phi(s),))[0, 0]), np.zeros(1)
+    found = _newton(gam, p, count, phi, mean_phi)
+    if found is not None:
+        return found
 
     def inner(g):
         def fun(t, mask):

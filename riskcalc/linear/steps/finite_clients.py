@@ -43,8 +43,10 @@ import numpy as np
 
 from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
 from riskcalc.linear import finite_clients
-from riskcalc.linear.engine import weighted_mp
-from riskcalc.linear.finite_clients.identity import check_pooled
+from riskcalc.linear.engine import kappa, weighted_mp
+from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
+                                                     sources, subordination, summands)
+from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.engine.resolvent_pencil import MAX_ENTRIES, pencil_traces
@@ -231,6 +233,59 @@ def steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, max
     bias = cb1[col] * t1 + cb2[col] * t2
     p, g = fed["p"][i][col], gam[i][col]
     var = sigma[i][col] ** 2 * (own + 2 * p * g * (tk - t3) + p * g * t3) + cv2[col] * t2
+    return bias, var
+
+
+def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_steps: int,
+                                step_size: float):
+    """``steps_group_limits`` for Sigma = I (every group a target; paper 003,
+    ``003_4b976ddf5225c17e.txt``, Sec. 7, Algs. 5-6, from eq. 6's global model), by quadrature
+    instead of pencils: every trace of the module docstring is then one Marchenko-Pastur integral of a
+    rational function of S_i, R_k(s) = (lam + s q(s)^k) / (s + lam) (q^k for FTFA) against
+    the subordination of ``finite_clients.identity`` (the target traces J of its
+    ``assemble``: tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2),
+    tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)) and the oracle
+    variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
+    steps (the pencils' like groups x steps^2), in blocks of bounded memory.
+
+    Returns
+    -------
+    bias, variance : ndarray (groups, max_steps + 1)
+
+    Raises
+    ------
+    ValueError
+        For pooled N <= d.
+    SolverError
+        If a fixed point or the quadrature does not converge.
+    """
+    gam, r, sigma, count, lam = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count, lam))
+    check_pooled(gam, count)
+    lam = lam if method == "rtfa" else np.zeros_like(lam)
+    p, g, x, u, var_r = subordination(gam, count, weights)
+    D, var_b, Eb, Ev = sources("fedavg", gam, lam, p, x, u, var_r)[:4]
+    totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
+    ks = np.arange(int(max_steps) + 1)
+    eta = float(step_size)
+    bias, var = np.empty((gam.size, ks.size)), np.empty((gam.size, ks.size))
+    for blk in kappa.blocks(gam.size, 8 * ks.size * 512):
+        idx = np.repeat(np.arange(gam.size)[blk], ks.size)
+        kk = np.tile(ks, idx.size // ks.size)[:, None]
+
+        def traces(s, P, U, L, kk):
+            qk = (1.0 - eta * (s + L)) ** kk
+            R = qk if method == "ftfa" else (L + s * qk) / (s + L)
+            # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
+            # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
+            return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
+                    (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
+                    R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
+
+        *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
+        b, v = assemble(r[idx], sigma[idx], gam[idx], p[idx], count[idx], g, D[idx],
+                        var_b[idx], Eb[idx], Ev[idx], np.array(J), gam[idx] * own,
+                        totals=totals)
+        bias[blk], var[blk] = b.reshape(-1, ks.size), v.reshape(-1, ks.size)
     return bias, var
 
 

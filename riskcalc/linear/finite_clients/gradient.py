@@ -1,0 +1,229 @@
+"""Exact gradients of a federation's mean finite-M risk in the client weights and the tuning.
+
+``riskcalc.advise`` minimizes the mean risk (1/M) sum_j R_j over the client weights p and the
+tuning; this module gives that mean and its gradient at the cost of a few evaluations of the
+limits, whatever M (finite differences need M + 1). Derived here, for Sigma = I: the FedAvg
+objective (FedAvg, FTFA, RTFA: ``finite_clients.identity``) and MAML-FL's and pFedMe's own
+objectives (``finite_clients.own``), paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-14.
+
+Structure. In both routes every per-group quantity is a function of the group's own
+variables v_l (its weight p_l, its RTFA penalty lam_l; the shared alpha or lam of MAML-FL and
+pFedMe) and of the scalar g = tau(A^-1), except through three sums over the groups
+(``finite_clients.identity.assemble``): Q = 1/g^2 - sum_l n_l q_l, B = sum_l n_l wb_l,
+V = sum_l n_l wv_l. The own route adds per-group shifts t_l(v_l, g), the roots of
+G_l(t_l; v_l) = tau((p_l phi(S_l) + t_l)^-1) = g; g solves one scalar equation
+K(v, g) = sum_l k_l(v_l, g) = 0 (``solve_g``: k_l = n_l p_l g / (1 + gamma_l p_l g) - n_l/M;
+own route: k_l = n_l / M (M - 1) - n_l g t_l). So, with mean = sum_l n_l R_l / M:
+
+1. a_Q, a_B, a_V = dmean/dQ, dmean/dB, dmean/dV at fixed (v, g) (three re-assemblies of
+   the per-group pieces, no quadrature);
+2. psi_l = d/dv_l of n_l (R_l / M - a_Q q_l + a_B wb_l + a_V wv_l) at fixed (g, Q, B, V), and
+   psi_g the same summed over l in g, plus a_Q dQ/dg|explicit = -2 a_Q / g^3 (the shifts
+   follow: dt_l/dv = (dG_l/dv - [v = g]) / D_l, D_l = -dG_l/dt = tau((b_l + t_l)^-2));
+3. implicit differentiation of K = 0: dg/dv_l = -(dk_l/dv_l) / (dK/dg), and
+   dmean/dv_l = psi_l + psi_g dg/dv_l (a shared tuning: the sums over l).
+
+Every partial derivative of an elementwise function is taken by a complex step,
+f'(x) = Im f(x + i h) / h with h = 1e-30: no difference of two values, so it is exact to
+rounding (Squire and Trapp, SIAM Rev. 40, 1998); the routes' per-group functions are written
+complex-safe for this (``moments``, ``sources``, ``own_sources``). One complex evaluation
+perturbs a variable in every group at once, since group l's functions see only its own v_l;
+the real values are the real parts of these evaluations (exact to O(h^2)), so a gradient
+costs one quadrature pass per variable (p, g, the tuning).
+Checks (tests): central differences of ``clients_limit``'s mean risk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
+                                                     moments, solve_g, sources, summands)
+from riskcalc.linear.finite_clients.own import _subordination, objective, own_sources
+from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+
+#: The complex step.
+H = 1e-30
+#: Methods whose gradient is implemented (Sigma = I).
+METHODS = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme")
+
+
+def mean_risk_gradient(method: str, *, gamma, sigma, r, weights, tuning=None):
+    """The mean finite-M risk of a federation (Sigma = I) and its exact gradient in the client
+    weights and the tuning (paper 003, ``003_4b976ddf5225c17e.txt``, eqs. 6-14 at finite M;
+    the gradient is derived in the module docstring).
+
+    Parameters
+    ----------
+    method : {"fedavg", "ftfa", "rtfa", "maml_fl", "pfedme"}
+    gamma, sigma, r : ndarray (M,)
+    weights : ndarray (M,)
+        Positive client weights summing to one (as ``clients_limit`` normalizes them).
+    tuning : ndarray (M,) or float, optional
+        RTFA's per-client lam (> 0), or the shared alpha of MAML-FL / lam of pFedMe.
+
+    Returns
+    -------
+    mean : float
+        (1/M) sum_j R_j, as ``clients_limit(...).mean_risk`` (to rounding).
+    grad_p : ndarray (M,)
+        d mean / d p_j with p free (the limits' formulas at unnormalized weights).
+    grad_tuning : ndarray (M,) or float or None
+        d mean / d lam_j (RTFA), d mean / d alpha or lam (MAML-FL, pFedMe), None otherwise.
+
+    Raises
+    ------
+    ValueError
+        For a method outside ``METHODS``, or pooled N <= d.
+    SolverError
+        If a fixed point does not converge.
+    """
+    if method not in METHODS:
+        raise ValueError(f"gradients are implemented for {', '.join(METHODS)}; got {method}")
+    gam, sig, rr, p = (np.asarray(a, dtype=float).ravel() for a in (gamma, sigma, r, weights))
+    count = np.ones(gam.size)
+    check_pooled(gam, count)
+    route = (_Own if method in ("maml_fl", "pfedme") else _FedAvgObjective)(
+        method, gam, sig, rr, count, p, tuning)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        return _adjoint(route, count)
+
+
+def _adjoint(route, count):
+    """Steps 1-3 of the module docstring for a route."""
+    m_tot = count.sum()
+    names = ["p", "g"] + (["tuning"] if route.tuned else [])
+    moved = {n: route.v0(n) for n in names}
+    parts = {n: route.parts(moved[n]) for n in names}
+    # The real values are the real parts of any complex step (exact to O(h^2)).
+    pieces, qv, wb, wv = _real(parts["p"])
+    totals = federation_totals(count, route.g, qv, wb, wv)
+    if not totals[0] > 0:
+        raise SolverError("finite-clients limit: the subordination derivative is not positive "
+                          f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
+    mean = float(count @ route.finish(pieces, totals) / m_tot)
+    a = []
+    for k in range(3):
+        shifted = np.array(totals, dtype=complex)
+        shifted[k] += 1j * H
+        a.append(count @ (route.finish(pieces, tuple(shifted)).imag / H) / m_tot)
+
+    def psi(part):
+        r_c, q_c, b_c, w_c = part
+        r_c = route.finish(r_c, totals)
+        return count * (r_c / m_tot - a[0] * q_c + a[1] * b_c + a[2] * w_c).imag / H
+
+    partial = {n: psi(parts[n]) for n in names}
+    k_part = {n: route.k_terms(moved[n]).imag / H for n in names}
+    psi_g = partial["g"].sum() - 2.0 * a[0] / route.g ** 3
+    k_g = k_part["g"].sum()
+    grads = {}
+    for n in ("p", "tuning"):
+        if n not in partial:
+            grads[n] = None
+            continue
+        dg = -k_part[n] / k_g
+        grads[n] = partial[n] + psi_g * dg
+        if route.shared_tuning and n == "tuning":
+            grads[n] = float(np.sum(grads[n]))
+    return mean, grads["p"], grads["tuning"]
+
+
+def _real(obj):
+    """The real part of every array in a nest of tuples."""
+    if isinstance(obj, tuple):
+        return tuple(_real(o) for o in obj)
+    return np.real(obj)
+
+
+class _FedAvgObjective:
+    """FedAvg, FTFA, RTFA (``finite_clients.identity``): per-group functions of (p_l, lam_l, g)."""
+
+    shared_tuning = False
+
+    def __init__(self, method, gam, sigma, r, count, p, tuning):
+        self.method, self.gam, self.sigma, self.r, self.count, self.p = (method, gam, sigma, r,
+                                                                          count, p)
+        self.tuned = method == "rtfa"
+        self.lam = (np.broadcast_to(np.asarray(tuning, float), gam.shape) if self.tuned
+                    else np.zeros_like(gam))
+        self.g = solve_g(gam, p, count)
+        self.own0 = (isotropic_factors(gam, self.lam)[1] if method == "rtfa" else None)
+
+    def v0(self, name=None):
+        """The variables (p, g, lam), the one named shifted by i H."""
+        v = {"p": self.p.astype(complex), "g": complex(self.g), "tuning": self.lam.astype(complex)}
+        if name is not None:
+            v[name] = v[name] + 1j * H
+        return v
+
+    def parts(self, v):
+        """Per group: the risk's pieces before the sums, q_l, wb_l, wv_l."""
+        p, g, lam = v["p"], v["g"], v["tuning"]
+        x, u, var_r = moments(self.gam, self.count, p, g)
+        own = self.own0
+        if self.method == "rtfa" and np.any(lam.imag):
+            # The oracle ridge variance gamma tau(S (S + lam)^-2), complex-safe in lam.
+            own = self.gam * mp_expect(self.gam, lambda s, lr: (s / (s + lr) ** 2,),
+                                       lam[:, None])[0]
+        src = sources(self.method, self.gam, lam, p, x, u, var_r, own=own)
+        qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
+        return (p, g, src), qv, wb, wv
+
+    def finish(self, pieces, totals):
+        p, g, src = pieces
+        bias, var = assemble(self.r, self.sigma, self.gam, p, self.count, g, *src,
+                             totals=totals)
+        return bias + var
+
+    def k_terms(self, v):
+        """Group l's term of K (module docstring)."""
+        p, g = v["p"], v["g"]
+        return self.count * p * g / (1.0 + self.gam * p * g) - self.count / self.count.sum()
+
+
+class _Own(_FedAvgObjective):
+    """MAML-FL and pFedMe (``finite_clients.own``): the shifts t_l(p_l, tuning, g) follow each
+    complex step by implicit differentiation of G_l(t_l) = g."""
+
+    shared_tuning = True
+
+    def __init__(self, method, gam, sigma, r, count, p, tuning):
+        self.method, self.gam, self.sigma, self.r, self.count, self.p = (method, gam, sigma, r,
+                                                                          count, p)
+        self.tuned, self.tun = True, float(tuning)
+        self.g, self.t = _subordination(gam, p, count, objective(method, self.tun)[0])
+        self.D = self._G(p, self.tun, self.t.astype(complex), power=2).real
+        # The oracle variance: least squares (MAML-FL's min-norm interpolation) or ridge.
+        self.own0 = isotropic_factors(gam, np.full(gam.shape, objective(method, self.tun)[2]))[1]
+
+    def _G(self, p, tun, t, power=1):
+        phi = objective(self.method, tun)[0]
+        return mp_expect(self.gam, lambda s, P, T: (1.0 / (P * phi(s) + T) ** power,),
+                         p[:, None], t[:, None])[0]
+
+    def v0(self, name=None):
+        v = {"p": self.p.astype(complex), "g": complex(self.g), "tuning": complex(self.tun)}
+        if name is not None:
+            v[name] = v[name] + 1j * H
+        # t_l follows: dt = (dG/dv - [v = g]) / D.
+        moved = self._G(v["p"], v["tuning"], self.t.astype(complex)).imag / H
+        if name == "g":
+            moved = moved - 1.0
+        v["t"] = self.t + 1j * H * moved / self.D
+        return v
+
+    def parts(self, v):
+        p, g, tun, t = v["p"], v["g"], v["tuning"], v["t"]
+        own = self.own0
+        if self.method == "pfedme" and np.imag(tun) != 0:
+            own = self.gam * mp_expect(self.gam, lambda s: (s / (s + tun) ** 2,))[0]
+        src = own_sources(self.method, self.gam, tun, p, t, g, own=own)
+        qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
+        return (p, g, src), qv, wb, wv
+
+    def k_terms(self, v):
+        m_tot = self.count.sum()
+        return self.count * (m_tot - 1.0) / m_tot - self.count * v["g"] * v["t"]

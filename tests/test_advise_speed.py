@@ -1,0 +1,178 @@
+"""The fast routes of ``riskcalc advise`` (issue 30, item 1) against the routes they replace:
+exact gradients of the mean finite-M risk against central differences, batched and Newton
+solves against the public ``clients_limit`` and the nested scalar solves, quadrature of the
+steps' filters against the pencils, per-row quadrature against the joint rule, the optimal
+weights against the finite-difference optimizer, and the time budget of the command."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.advise import Federation, advise, weights as wopt
+from riskcalc.cli import main
+from riskcalc.linear.finite_clients import own as finite_clients_own
+from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from riskcalc.linear.finite_clients.identity import rtfa_risks
+from riskcalc.linear.finite_clients.own import own_group_limits
+from riskcalc.linear.steps.finite_clients import (identity_steps_group_limits,
+                                                  steps_group_limits)
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+
+GAM = np.array([0.4, 1.7, 3.0, 0.9])
+R = np.array([0.5, 1.2, 0.8, 1.6])
+SIG = np.array([1.0, 0.4, 0.7, 0.2])
+P = np.array([0.35, 0.15, 0.2, 0.3])
+TUNING = {"fedavg": None, "ftfa": None, "rtfa": np.array([0.3, 1.1, 0.05, 2.0]),
+          "maml_fl": 0.08, "pfedme": 0.6}
+
+
+def _mean(method, p, tuning):
+    kw = {} if tuning is None else {("alpha" if method == "maml_fl" else "lam"): tuning}
+    return riskcalc.clients_limit(method, gamma=GAM, sigma=SIG, r=R, weights=p, **kw).mean_risk
+
+
+@pytest.mark.parametrize("method", list(TUNING))
+def test_gradient_matches_central_differences(method):
+    """d mean / d p_j and d mean / d tuning against central differences of clients_limit.
+    Tolerance: the limits are solved to ~1e-12 relative (root finders, quadrature), so a
+    difference quotient with step h = 1e-5 carries ~1e-12 / 1e-5 = 1e-7 of noise plus an
+    O(h^2) = 1e-10 truncation; 1e-6 of the gradient's size bounds both."""
+    tun = TUNING[method]
+    mean, gp, gt = mean_risk_gradient(method, gamma=GAM, sigma=SIG, r=R, weights=P, tuning=tun)
+    assert mean == pytest.approx(_mean(method, P, tun), rel=1e-12)
+    h = 1e-5
+    fd = np.array([(_mean(method, P + h * e, tun) - _mean(method, P - h * e, tun)) / (2 * h)
+                   for e in np.eye(P.size)])
+    # clients_limit normalizes p, so its differences see the gradient projected off p.
+    proj = gp - (gp @ P)
+    np.testing.assert_allclose(proj, fd, atol=1e-6 * np.max(np.abs(fd)))
+    if tun is None:
+        assert gt is None
+        return
+    if np.ndim(tun):
+        fdt = np.array([(_mean(method, P, tun * (1 + h * e)) - _mean(method, P, tun * (1 - h * e)))
+                        / (2 * h * t) for e, t in zip(np.eye(tun.size), tun)])
+    else:
+        fdt = (_mean(method, P, tun * (1 + h)) - _mean(method, P, tun * (1 - h))) / (2 * h * tun)
+    np.testing.assert_allclose(gt, fdt, atol=1e-6 * np.max(np.abs(fdt)))
+
+
+@pytest.mark.parametrize("method,tuning", [("maml_fl", 0.01), ("maml_fl", 0.15),
+                                           ("pfedme", 0.05), ("pfedme", 20.0)])
+@pytest.mark.parametrize("weights", ["samples", "uniform"])
+def test_newton_subordination_equals_nested_solves(method, tuning, weights, monkeypatch):
+    """MAML-FL / pFedMe (Sigma = I): Newton on the whole subordination system gives the
+    limits of the nested bracketed solves it replaced (still the fallback), to 1e-8."""
+    count = np.ones(GAM.size)
+    fast = own_group_limits(method, GAM, R, SIG, count, tuning, weights)
+    calls = []
+
+    def no_newton(*args):
+        calls.append(1)
+        return None
+
+    monkeypatch.setattr(finite_clients_own, "_newton", no_newton)
+    slow = own_group_limits(method, GAM, R, SIG, count, tuning, weights)
+    assert calls
+    np.testing.assert_allclose(fast, slow, rtol=1e-8)
+
+
+@pytest.mark.parametrize("weights", ["samples", P])
+def test_batched_rtfa_risks_equal_clients_limit(weights):
+    """rtfa_risks (one subordination, one quadrature for every penalty row) equals
+    clients_limit row by row, tiny and huge penalties included."""
+    lams = np.array([[1e-9, 0.3, 5.0, 1e6], [2.0, 1e-4, 0.01, 0.7]])
+    got = rtfa_risks(GAM, R, SIG, weights, lams)
+    for row, lam in zip(got, lams):
+        ref = riskcalc.clients_limit("rtfa", gamma=GAM, sigma=SIG, r=R, lam=lam,
+                                     weights=weights).risk
+        np.testing.assert_allclose(row, ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("method,lam", [("ftfa", 0.0), ("rtfa", 0.4)])
+def test_identity_steps_quadrature_equals_pencils(method, lam):
+    """Sigma = I fine-tuning steps k = 0..40 by quadrature of the polynomial filters equal the
+    pencils of steps_group_limits (an independent route), to 1e-8."""
+    count, lams, eta = np.ones(GAM.size), np.full(GAM.size, lam), 0.1
+    b1, v1 = identity_steps_group_limits(method, GAM, R, SIG, count, lams, "samples", 40, eta)
+    b2, v2 = steps_group_limits(method, GAM, R, SIG, count, lams, "samples",
+                                riskcalc.Spectrum.identity(), 40, eta)
+    np.testing.assert_allclose(b1 + v1, b2 + v2, rtol=1e-8)
+    np.testing.assert_allclose(v1, v2, rtol=1e-8, atol=1e-12)
+
+
+def test_per_row_quadrature_equals_joint_rule():
+    """mp_expect with per-row parameters (each row stops at its own convergence) equals the
+    rule refined for all rows together, within the quadrature tolerance 1e-12."""
+    gam = np.array([0.3, 0.99, 1.0 + 1e-3, 4.0])
+    # (lam >= 1e-4: F(0) = 1 / lam enters as a constant subtracted from F, whose rounding,
+    # 1e-16 / lam, must stay below the tolerance.)
+    lam = np.array([1e-4, 1e-3, 0.5, 10.0])[:, None]
+    joint = mp_expect(gam, lambda s: (1.0 / (s + lam), s / (s + lam) ** 2))
+    rows = mp_expect(gam, lambda s, lr: (1.0 / (s + lr), s / (s + lr) ** 2), lam)
+    np.testing.assert_allclose(rows, joint, rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["fedavg", "rtfa", "pfedme"])
+def test_optimal_weights_no_worse_than_finite_differences(method):
+    """The optimizer given exact gradients ends no higher than SLSQP with finite differences
+    (the former optimizer) from the same starts, to rounding (1e-12 relative)."""
+    fed = Federation(gamma=GAM, r=R, sigma=SIG)
+    tun = TUNING[method]
+    k = 0 if tun is None else np.size(tun)
+
+    def value(p, x):
+        return _mean(method, p, None if tun is None else
+                     (np.exp(x) if method == "rtfa" else float(np.exp(x[0]))))
+
+    def gradient(p, x):
+        t = None if tun is None else (np.exp(x) if method == "rtfa" else float(np.exp(x[0])))
+        mean, gp, gt = mean_risk_gradient(method, gamma=GAM, sigma=SIG, r=R, weights=p,
+                                          tuning=t)
+        return mean, gp, [] if gt is None else np.atleast_1d(gt * t)
+
+    x0 = [] if tun is None else np.log(np.atleast_1d(tun))
+    starts = [(np.full(fed.m, 1 / fed.m), x0), (P, x0)]
+    bounds = [(-12.0, 5.0)] * k
+    _, _, old = wopt.optimize(value, starts, fed.m, extra_bounds=bounds)
+    _, _, new = wopt.optimize(value, starts, fed.m, extra_bounds=bounds, gradient=gradient)
+    assert new <= old * (1 + 1e-12)
+
+
+def test_advise_budget_refusal_and_progress(tmp_path, capsys):
+    """--max-minutes: an estimate before solving, refused in one line naming what would fit;
+    within the limit the command runs (the bar goes to stderr, hidden by --no-progress)."""
+    import json
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
+                                for g, r, s in zip(GAM, R, SIG)] * 100))
+    assert main(["advise", "--clients-file", str(path), "--max-minutes", "0.01"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: advise (400 clients): estimated")
+    assert "--methods" in err[0] and "--max-minutes" in err[0]
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
+                                 for g, r, s in zip(GAM, R, SIG)]))
+    assert main(["advise", "--clients-file", str(small), "--methods", "fedavg,rtfa",
+                 "--no-progress", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and json.loads(out.out)["recommended"]["method"] in ("fedavg", "rtfa")
+
+
+def test_advise_equals_clients_limit_at_its_tuning():
+    """Every candidate's risks are clients_limit's at the candidate's own weights and tuning
+    (the batched and gradient routes only choose them)."""
+    fed = Federation(gamma=GAM, r=R, sigma=SIG)
+    adv = advise(fed, methods=["fedavg", "rtfa", "pfedme"])
+    for c in adv.candidates:
+        kw = {k: (np.array(v) if isinstance(v, list) else v) for k, v in c.tuning.items()}
+        if c.method == "rtfa":
+            # lam = 0 is FTFA (kept where interpolating is best).
+            lam = kw.pop("lam")
+            ref = np.where(lam > 0, riskcalc.clients_limit(
+                "rtfa", gamma=GAM, sigma=SIG, r=R, weights=c.p, lam=np.where(lam > 0, lam, 1.0)
+            ).risk, riskcalc.clients_limit("ftfa", gamma=GAM, sigma=SIG, r=R, weights=c.p).risk)
+        else:
+            ref = riskcalc.clients_limit(c.method, gamma=GAM, sigma=SIG, r=R, weights=c.p,
+                                         **kw).risk
+        np.testing.assert_allclose(c.risks, ref, rtol=1e-8)
