@@ -34,7 +34,7 @@ def mp_expect(gamma, fun, *args):
     gamma : ndarray (K,)
         Ratios > 0.
     fun : callable
-        fun(s, *args): s (K', n) -> tuple of (K', n) arrays (several integrands at once),
+        ``fun(s, *args)``: s (K', n) -> tuple of (K', n) arrays (several integrands at once),
         analytic on a neighbourhood of [0, b]; K' = K without ``args``.
     *args : ndarray (K, ...)
         Per-row parameters of ``fun``, handed to it for the rows still being refined.
