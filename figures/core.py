@@ -17,6 +17,8 @@ from __future__ import annotations
 import csv
 import importlib
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -277,7 +279,8 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
 
 def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bool = True,
           cache_dir=None, n_jobs: int = 1, progress: bool = False) -> Built:
-    """Build figure ``fig_id`` into ``out_dir``: PNG, PDF, CSV and caption (TXT).
+    """Build figure ``fig_id`` into ``out_dir``: PNG, PDF, CSV and caption (TXT), written as a
+    set (staged, then renamed together).
 
     Parameters
     ----------
@@ -308,11 +311,20 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
                   progress=progress)
     files = {ext: out / f"{fig_id}.{ext}" for ext in ("png", "pdf", "csv", "txt")}
-    with style.context():
-        result.figure.savefig(files["png"], dpi=150)
-        result.figure.savefig(files["pdf"])
-    plt.close(result.figure)
-    result.table.write(files["csv"])
-    files["txt"].write_text(result.text)
+    staging = Path(tempfile.mkdtemp(prefix=f".{fig_id}.", dir=out))
+    try:
+        staged = {ext: staging / path.name for ext, path in files.items()}
+        with style.context():
+            result.figure.savefig(staged["png"], dpi=150)
+            result.figure.savefig(staged["pdf"])
+        result.table.write(staged["csv"])
+        staged["txt"].write_text(result.text)
+        # The four files appear together, by renames once all are written: an interrupted
+        # build leaves the previous set (or none), never a PNG without its CSV and caption.
+        for ext in ("csv", "txt", "pdf", "png"):
+            os.replace(staged[ext], files[ext])
+    finally:
+        plt.close(result.figure)
+        shutil.rmtree(staging, ignore_errors=True)
     return Built(fig_id, {k: os.fspath(v) for k, v in files.items()},
                  time.perf_counter() - t0, result)
