@@ -51,7 +51,7 @@ def parse_rounds(text: str) -> list:
         if item.lower() == "inf":
             out.append(np.inf)
             continue
-        if not item.isdigit():
+        if not (item.isascii() and item.isdigit()):
             raise ValueError(f"--rounds takes integers >= 0 and inf, comma-separated; got "
                              f"{item!r}")
         out.append(int(item))
@@ -63,7 +63,7 @@ def parse_local_steps(text: str):
     text = str(text).strip()
     if text.lower() == "inf":
         return np.inf
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise ValueError(f"--local-steps must be an integer >= 1 or inf; got {text!r}")
     return int(text)
 
