@@ -10,7 +10,7 @@ from montecarlo.experiments.algorithms import fedprox
 from montecarlo.experiments.problems import paper000_instance, paper004_instance
 from montecarlo.experiments.metrics import evaluate
 from montecarlo.experiments.objectives import ClientLosses, minimize
-from paper_checks.core import claim, judge, judge_erratum, stated
+from paper_checks.core import claim, judge, stated
 from paper_checks.evidence import fmt
 from paper_checks.p000_sec32 import _estimation_errors, _fig1_accuracy
 from riskcalc import minimax

@@ -21,7 +21,6 @@ import numpy as np
 from montecarlo.experiments.objectives import ClientLosses, prox
 from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, stated
-from paper_checks.evidence import Z
 
 
 def _client(rng, n, d, scale, l2):

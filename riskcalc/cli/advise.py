@@ -99,8 +99,6 @@ def read_federation(args):
 
 
 def run(args) -> int:
-    from riskcalc import advise as adv
-
     not_an_input(args, ("csv",))
     check_writable(args.csv, "--csv")
     fed, est, names = read_federation(args)

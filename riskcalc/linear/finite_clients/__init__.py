@@ -28,7 +28,7 @@ from riskcalc import _frames, solvers
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, parameter, positive, positive_int, real
+from riskcalc._validate import as_array, nonnegative, parameter, positive_int, real
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
