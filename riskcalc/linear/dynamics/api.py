@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from riskcalc import solvers
-from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc._validate import METHOD_ALIASES, as_array, nonnegative, positive
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg",)
 NOT_YET = {"pfedme": "paper 004's Algorithm 1 (fedprox/pfedme) along the rounds is not "
                      "available yet; method 'fedavg' is"}
-ALIASES = {"fedprox": "pfedme"}
 
 
 @dataclass(frozen=True)
@@ -109,15 +108,11 @@ def _local_steps(local_steps):
 
 
 def _weights(weights, gam):
-    from riskcalc.linear.finite_clients import client_weight_vector
+    from riskcalc.linear.finite_clients import check_weights, client_weight_vector
+    from riskcalc.linear.finite_clients.identity import client_weights
 
     if isinstance(weights, str):
-        if weights == "samples":
-            return (1.0 / gam) / np.sum(1.0 / gam)
-        if weights == "uniform":
-            return np.full(gam.shape, 1.0 / gam.size)
-        raise ValueError(f"weights must be 'samples', 'uniform' or one positive number per "
-                         f"client; got {weights!r}")
+        return client_weights(gam, np.ones(gam.size), check_weights(weights))
     return client_weight_vector(weights, gam.size)
 
 
@@ -178,7 +173,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     >>> res.risk.shape
     (2, 3)
     """
-    name = ALIASES.get(method, method)
+    name = METHOD_ALIASES.get(method, method)
     if name in NOT_YET:
         raise ValueError(NOT_YET[name])
     if name not in AVAILABLE:
