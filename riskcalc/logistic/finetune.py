@@ -217,6 +217,57 @@ class FinetuneState:
     residual: float
 
 
+def solve_ladder(root, start, lam: float, what: str):
+    """The fine-tuning fixed point at ``lam``, the path both ``solve_finetune`` and the
+    spectral form take: with the coarse rule ``PATH_NODES`` directly from the large-lam start
+    (enough on the issue's grid) or, failing that, by continuation in ``lam`` from
+    ``max(lam, 100)`` by factors of 10; then the quadrature ladder ``NODES3`` (two consecutive
+    rules must agree).
+
+    Parameters
+    ----------
+    root : callable
+        ``root(y0, lam, nodes) -> (y, residual, evaluations, rule)``.
+    start : callable
+        ``start(lam) -> y0``, the large-lam starting point.
+    lam : float
+    what : str
+        The solve named in the errors.
+
+    Returns
+    -------
+    (y, rule, residual, evaluations) at the finest rule reached.
+
+    Raises
+    ------
+    SolverError
+        A step does not reach the residual ``TOL``, or the quadrature does not settle.
+    """
+    y, err, nfev, _ = root(start(lam), lam, PATH_NODES)
+    if not err <= TOL:
+        lams = [max(lam, 100.0)]
+        while lams[-1] > lam * 10.0:
+            lams.append(lams[-1] / 10.0)
+        lams.append(lam)
+        y = start(lams[0])
+        for lam_k in lams:
+            y, err, n, _ = root(y, lam_k, PATH_NODES)
+            nfev += n
+            if not err <= TOL:
+                raise SolverError(f"{what}: no convergence at lam = {lam_k:g} "
+                                  f"(residual {err:.2e})")
+    for nodes in NODES3:
+        y_fine, err, n, fine = root(y, lam, nodes)
+        nfev += n
+        if err <= TOL and np.all(np.abs(y_fine - y) <= QUAD_RTOL * (1.0 + np.abs(y))):
+            break
+        y = y_fine
+    else:
+        raise SolverError(f"{what}: quadrature not converged with the ladder's finest level "
+                          f"{NODES3[-1]}")
+    return y_fine, fine, err, nfev
+
+
 def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
     """The fixed point of steps 1-4 for ``lam > 0``: with a coarse rule, directly from the
     large-lam start or, failing that, by continuation in ``lam`` from ``max(lam, 100)`` by
@@ -227,30 +278,9 @@ def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
     SolverError
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
-    # Coarse rules along the path, as in ``pooled``. Directly from the large-lam start (enough
-    # on the issue's grid), else continuation.
-    y, err, nfev, _ = _root_resolved(_start(view, lam), view, lam, PATH_NODES)
-    if not err <= TOL:
-        lams = [max(lam, 100.0)]
-        while lams[-1] > lam * 10.0:
-            lams.append(lams[-1] / 10.0)
-        lams.append(lam)
-        y = _start(view, lams[0])
-        for lam_k in lams:
-            y, err, n, _ = _root_resolved(y, view, lam_k, PATH_NODES)
-            nfev += n
-            if not err <= TOL:
-                raise SolverError(f"logistic fine-tuning: no convergence at lam = {lam_k:g} "
-                                  f"(residual {err:.2e})")
-    for nodes in NODES3:
-        y_fine, err, n, fine = _root_resolved(y, view, lam, nodes)
-        nfev += n
-        if err <= TOL and np.all(np.abs(y_fine - y) <= QUAD_RTOL * (1.0 + np.abs(y))):
-            break
-        y = y_fine
-    else:
-        raise SolverError("logistic fine-tuning: quadrature not converged with "
-                          f"the ladder's finest level {NODES3[-1]}")
-    m = moments(y_fine, view, lam, fine)
-    return FinetuneState(float(y_fine[0]), float(m["nu_h"]), float(y_fine[3]), float(m["mu_h"]),
+    y, fine, err, nfev = solve_ladder(
+        lambda y0, lam_k, nodes: _root_resolved(y0, view, lam_k, nodes),
+        lambda lam_k: _start(view, lam_k), lam, "logistic fine-tuning")
+    m = moments(y, view, lam, fine)
+    return FinetuneState(float(y[0]), float(m["nu_h"]), float(y[3]), float(m["mu_h"]),
                          float(m["k_hg"]), float(m["D_x"]), nfev, err)

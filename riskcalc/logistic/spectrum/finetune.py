@@ -53,9 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
-from riskcalc.logistic.finetune import (NODES3, PATH_NODES, QUAD_RTOL, TOL, GlobalView, Rule3,
-                                        _start, moments)
+from riskcalc.logistic.finetune import GlobalView, Rule3, _start, moments, solve_ladder
 from riskcalc.logistic.gaussian import SCALE_MARGIN, solve_resolved
 
 
@@ -149,28 +147,9 @@ def solve_finetune_spectral(cp: Coupling, lam: float):
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    y, err, nfev, _ = _root_resolved(_start(cp.view, lam), cp, lam, PATH_NODES)
-    if not err <= TOL:
-        lams = [max(lam, 100.0)]
-        while lams[-1] > lam * 10.0:
-            lams.append(lams[-1] / 10.0)
-        lams.append(lam)
-        y = _start(cp.view, lams[0])
-        for lam_k in lams:
-            y, err, n, _ = _root_resolved(y, cp, lam_k, PATH_NODES)
-            nfev += n
-            if not err <= TOL:
-                raise SolverError(f"logistic fine-tuning with a spectrum: no convergence at "
-                                  f"lam = {lam_k:g} (residual {err:.2e})")
-    for nodes in NODES3:
-        y_fine, err, n, fine = _root_resolved(y, cp, lam, nodes)
-        nfev += n
-        if err <= TOL and np.all(np.abs(y_fine - y) <= QUAD_RTOL * (1.0 + np.abs(y))):
-            break
-        y = y_fine
-    else:
-        raise SolverError("logistic fine-tuning with a spectrum: quadrature not converged "
-                          f"with the ladder's finest level {NODES3[-1]}")
+    y_fine, fine, err, nfev = solve_ladder(
+        lambda y0, lam_k, nodes: _root_resolved(y0, cp, lam_k, nodes),
+        lambda lam_k: _start(cp.view, lam_k), lam, "logistic fine-tuning with a spectrum")
     m, p = _parts(y_fine, cp, lam, fine)
     kappa, A_h, nu_h = cp.view.kappa, float(m["A_h"]), float(m["nu_h"])
     hw, _, hh = p["euclid"]
