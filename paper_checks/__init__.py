@@ -10,7 +10,7 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 * ``p000_*``: Chen, Zheng, Long, Su, *Minimax estimation for personalized FL* (``000_...``; 002
   is the same paper), one module per part (``p000_lemma7``, ``p000_sec31``, ``p000_sec32``,
   ``p000_sec4``);
-* ``p004``, ``p004_code``, ``p004_rates``: *The effect of personalization in FedProx*
+* ``p004``, ``p004_code``, ``p004_rates``, ``p004_rounds``: *The effect of personalization in FedProx*
   (004_98172ed3646eef14.txt): the paper, its authors' code, Thm 1's rates and Cor. 1;
 * ``p001``, ``p001_lower``: Hanzely et al., *Lower bounds and optimal algorithms for
   personalized FL* (``001_...``): the algorithms, and Sec. 3.2's lower bounds with Table 2;
@@ -26,7 +26,7 @@ from paper_checks import (errata, more_claims, p000_afp, p000_appendix,  # noqa:
                           p000_lemma7, p000_lower, p000_prop10, p000_sec4, p000_sec31,
                           p000_sec32, p000_stability, p000_weights, p001, p001_iapgd,
                           p001_lower, p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
-                          p003_thm12, p004, p004_appB, p004_code, p004_rates)
+                          p003_thm12, p004, p004_appB, p004_code, p004_rates, p004_rounds)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome
 from paper_checks.runner import run_claims, select
 

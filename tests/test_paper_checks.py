@@ -137,7 +137,7 @@ def test_cli_bad_input(cli, capsys):
     assert capsys.readouterr().err.startswith("error: unknown claim")
 
 
-# --- Paper 001 Thms 4.2 / 4.4 and paper 004 Thm 1 (adaptive lambda): the cheap checks' verdicts
+# --- Paper 001 Thms 4.2 / 4.4, paper 004 Thm 1 (adaptive lambda), Thm 2 and Cor. 1 (exact limits): verdicts
 # (Fig. 2 / Fig. 3 of paper 004 run in the regression test of the whole catalogue).
 
 @pytest.mark.parametrize("cid, verdict", [
@@ -148,6 +148,8 @@ def test_cli_bad_input(cli, capsys):
     ("001.thm44.communication-optimality", "loose"),
     ("001.thm44.local-optimality", "holds"),
     ("004.thm1.adaptive-lambda", "holds"),
+    ("004.thm2.exact-limit-rate", "holds"),
+    ("004.cor1.rounds-exact-limit", "holds"),
 ])
 def test_hanzely_and_adaptive_lambda_verdicts(cid, verdict):
     (res,) = paper_checks.run_claims(paper_checks.select(None, [cid]))

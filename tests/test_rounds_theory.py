@@ -281,7 +281,7 @@ def test_diverging_iteration_is_a_result_and_its_fixed_point_an_error():
     ({"rounds": -1}, "rounds"), ({"rounds": 1.5}, "rounds"), ({"step_size": 0}, "step_size"),
     ({"step_size": 1.0}, "diverges on a client"), ({"global_step": -1}, "global_step"),
     ({"weights": "equal"}, "weights"), ({"lam": 0.1}, "lam"), ({"gamma": [1, 2, 3]}, "one length"),
-    ({"method": "fedprox"}, "not available yet"), ({"method": "ftfa"}, "method"),
+    ({"method": "fedprox", "lam": None}, "needs lam"), ({"method": "ftfa"}, "method"),
     ({"gamma": [2.0, 2.0]}, "reaches 0")])
 def test_bad_input(bad, match):
     kw = dict(method="fedavg", gamma=[0.5, 2.0], r=[0.3, 0.4], sigma=0.5, signal=1.0,

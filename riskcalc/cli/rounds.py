@@ -70,13 +70,14 @@ def parse_local_steps(text: str):
 
 def check(args, verb: str) -> None:
     """The rounds options given together, and none that has no meaning along the rounds."""
-    missing = [flag for flag, dest in (("--rounds", "rounds"), ("--local-steps", "local_steps"),
-                                       ("--local-step-size", "local_step_size"),
-                                       ("--signal", "signal"))
-               if getattr(args, dest, None) is None]
+    needed = [("--rounds", "rounds"), ("--local-steps", "local_steps"), ("--signal", "signal")]
+    if str(getattr(args, "local_steps", "")).strip().lower() != "inf":
+        needed.insert(2, ("--local-step-size", "local_step_size"))
+    missing = [flag for flag, dest in needed if getattr(args, dest, None) is None]
     if missing:
         raise ValueError(f"{verb} along the rounds needs {', '.join(missing)} (with --rounds, "
-                         "--local-steps, --local-step-size and --signal)")
+                         "--local-steps, --local-step-size unless --local-steps inf, and "
+                         "--signal)")
     if args.method not in METHODS:
         raise ValueError(f"--rounds applies to {' and '.join(METHODS)} (fedprox), not "
                          f"{args.method}")
@@ -159,15 +160,20 @@ def predict(args) -> int:
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
     print(f"  round map: contraction {res.contraction:.6g} "
           f"(converges: {'true' if res.converges else 'false'})")
+    own = res.method == "pfedme"
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
-          f"{'local risk':>13}")
-    local = res.local_risk
+          f"{'server risk' if own else 'local risk':>13}")
+    last = res.global_risk if own else res.local_risk
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
         print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {local[0, t]:>13.8g}")
-    print("  risk: the server model's after T rounds; local risk: the target's own model after "
-          "its K local steps of round T")
+              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {last[0, t]:>13.8g}")
+    if own:
+        print("  risk: the target's own model after its local phase of round T (the prox of "
+              "the server model w_{T-1}); server risk: the server model's after T rounds")
+    else:
+        print("  risk: the server model's after T rounds; local risk: the target's own model "
+              "after its K local steps of round T")
     return 0
 
 

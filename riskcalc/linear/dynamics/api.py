@@ -1,9 +1,10 @@
 """``rounds_limit``, ``optimal_rounds``, ``rounds_to_eps``: the public face of the dynamics room.
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
-issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I). Paper 004's
-Algorithm 1 (``fedprox``/``pfedme``), a covariance spectrum, client sampling, minibatch SGD
-and logistic dynamics are not covered yet (each is refused with a message saying so).
+issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I) and paper 004's
+Algorithm 1 with exact local solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with
+K < inf warm-started local steps, a covariance spectrum, client sampling, minibatch SGD and
+logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from riskcalc import solvers
 from riskcalc._validate import METHOD_ALIASES, as_array, nonnegative, positive
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
-AVAILABLE = ("fedavg",)
-NOT_YET = {"pfedme": "paper 004's Algorithm 1 (fedprox/pfedme) along the rounds is not "
-                     "available yet; method 'fedavg' is"}
+AVAILABLE = ("fedavg", "pfedme")
 
 
 @dataclass(frozen=True)
@@ -32,18 +31,22 @@ class RoundsLimit:
     rounds : ndarray (R,)
         The rounds in the order given (inf for the fixed point).
     bias, variance, risk : ndarray (M, R)
-        Client j's risk E||w_T - theta_j||^2 of the server model after T rounds and its parts.
+        FedAvg: client j's risk E||w_T - theta_j||^2 of the server model after T rounds and
+        its parts; Algorithm 1 (``pfedme``): of client j's own model after its T-th local
+        phase (DESIGN.md, fourth round).
     local_risk : ndarray (M, R)
-        Client j's risk of its own model after the K local steps of round T (a property,
-        computed on first access).
+        Client j's risk of its own model after the local phase of round T (a property,
+        computed on first access; for Algorithm 1 the same as ``risk``).
     global_risk : ndarray (M, R)
         The server model's risk for each client: for FedAvg the same as ``risk``.
     distance_to_fixed_point : ndarray (R,)
-        The limit of ||w_T - w_inf||^2 (paper 004, Cor. 1's epsilon); w_inf = D^+ c is the
-        fixed point of the round map (it exists even when the iteration diverges).
+        The limit of ||w_T - w_inf||^2 of the server model (paper 004, Cor. 1's epsilon);
+        w_inf = D^+ c is the fixed point of the round map (it exists even when the iteration
+        diverges).
     contraction : float
-        max abs(1 - g x) over the nonzero spectrum of the round map's matrix D: the exact limit of
-        the spectral radius of the (symmetric) round map on its range.
+        max abs(1 - g x) over the nonzero spectrum of the round map's matrix D (g: FedAvg's
+        global step; Algorithm 1's gamma lam): the exact limit of the spectral radius of the
+        (symmetric) round map on its range.
     converges : bool
         contraction < 1.
     diagnostics : dict
@@ -71,7 +74,8 @@ class RoundsLimit:
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``), then cached."""
         if "local" not in self._cache:
-            self._cache["local"] = self._local()
+            bias, variance = self._local()
+            self._cache["local"] = bias + variance
         return self._cache["local"]
 
 
@@ -116,21 +120,25 @@ def _weights(weights, gam):
     return client_weight_vector(weights, gam.size)
 
 
-def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
                  global_step=None, lam=None, weights="samples", spectrum=None) -> RoundsLimit:
     """Exact limits of every client's risk along the rounds of federated training.
 
-    FedAvg with ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
+    ``fedavg``: ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
     round on f_j(w) = ||X_j w - y_j||^2 / (2 n_j), from the server model, which then moves by
-    w <- w + g sum_j p_j (v_j - w); training starts at w = 0. Limit d, n_j -> inf with
-    d / n_j -> gamma_j and M fixed, Sigma = I. Derivation: ``riskcalc.linear.dynamics.fedavg``
-    (derived here; paper 004, ``004_*.txt``, Algorithm 1 is the proximal variant, not yet
-    covered; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is the K = 1, T = inf limit).
+    w <- w + g sum_j p_j (v_j - w). ``pfedme`` (alias ``fedprox``): paper 004's Algorithm 1
+    (``004_98172ed3646eef14.txt``, Appendix B.1, eqs. 9-11) with exact local solves
+    (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9) and the server step
+    w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
+    paper's choice for its real data, which makes w the average of the v_j). Training starts at
+    w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I. Derivation:
+    ``riskcalc.linear.dynamics.fedavg`` and ``riskcalc.linear.dynamics.prox_laws`` (derived
+    here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
+    eq. 14 pFedMe's T = inf limit).
 
     Parameters
     ----------
-    method : {"fedavg"}
-        ``"fedprox"``/``"pfedme"`` (paper 004, Algorithm 1) are refused for now.
+    method : {"fedavg", "pfedme", "fedprox"}
     gamma, r, sigma : float or sequence of float
         Per-client d / n_j > 0, ||theta_j - theta_0|| >= 0 and noise level >= 0 (client 0
         first; scalars are shared).
@@ -140,14 +148,15 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Numbers of server updates T >= 0 (any order; inf: the fixed point, which must exist:
         contraction < 1).
     local_steps : int or numpy.inf
-        K >= 1 (inf: exact local least-squares solve from the server model, min-norm step).
-    step_size : float
-        eta > 0; for K >= 2 local gradient descent must be stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client.
+        K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
+        squares, Algorithm 1's prox). Algorithm 1 takes K = inf only for now.
+    step_size : float, optional
+        eta > 0, needed for finite K; for K >= 2 local gradient descent must be stable,
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client. Unused for K = inf.
     global_step : float, optional
-        g > 0 (default 1).
-    lam : None
-        FedAvg has no penalty (for Algorithm 1 later).
+        g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
+    lam : float, optional
+        Algorithm 1's proximal penalty lam > 0 (required for ``pfedme``; FedAvg has none).
     weights : {"samples", "uniform"} or sequence of float
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
     spectrum : None
@@ -162,7 +171,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     ------
     ValueError
         Bad input, a method or spectrum not covered, the fixed point of a diverging iteration,
-        or the round map's spectrum reaching 0 (sum_j min(1, 1/gamma_j) = 1 exactly).
+        or the round map's spectrum reaching 0 (FedAvg: sum_j min(1, 1/gamma_j) = 1 exactly).
     SolverError
         When the subordination solve fails (inputs beyond floating point reach).
 
@@ -174,13 +183,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     (2, 3)
     """
     name = METHOD_ALIASES.get(method, method)
-    if name in NOT_YET:
-        raise ValueError(NOT_YET[name])
     if name not in AVAILABLE:
-        raise ValueError(f"method must be one of {', '.join(AVAILABLE)} for rounds limits "
-                         f"(fedprox/pfedme: not available yet); got {method!r}")
-    if lam is not None:
-        raise ValueError("method fedavg does not take lam")
+        raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
+                         f"limits; got {method!r}")
     if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
         raise ValueError("spectrum: rounds limits are available for Sigma = I only (a shared "
                          "covariance spectrum needs operator-valued subordination: not yet)")
@@ -188,32 +193,59 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(nonnegative("signal", signal))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
-    eta = float(positive("step_size", step_size))
-    g = 1.0 if global_step is None else float(positive("global_step", global_step))
     p = _weights(weights, gam)
-    top = eta * (1.0 + np.sqrt(gam)) ** 2
-    if np.isfinite(K) and K >= 2 and np.any(top > 2.0):
-        raise ValueError("step_size: local gradient descent diverges on a client "
-                         f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
-                         "rounds limits need stable local steps when local_steps >= 2")
+    eta = None if step_size is None else float(positive("step_size", step_size))
+    if name == "pfedme":
+        if lam is None:
+            raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
+        lam = float(positive("lam", lam))
+        if np.isfinite(K):
+            raise ValueError("local_steps: Algorithm 1 along the rounds is available with exact "
+                             "local solves only (local_steps=inf, paper 004 eq. 10); its "
+                             "warm-started K < inf local steps are not covered yet")
+        g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
+    else:
+        if lam is not None:
+            raise ValueError("method fedavg does not take lam")
+        g = 1.0 if global_step is None else float(positive("global_step", global_step))
+        if eta is None and np.isfinite(K):
+            raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
+        if np.isfinite(K) and K >= 2 and np.any(eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+            top = eta * (1.0 + np.sqrt(gam)) ** 2
+            raise ValueError("step_size: local gradient descent diverges on a client "
+                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
+                             "rounds limits need stable local steps when local_steps >= 2")
     from riskcalc.linear.dynamics import ROUTES
 
     with solvers.record() as diagnostics:
-        out = ROUTES[name](gam, rr, sig, p, s, eta, K, g, T)
+        if name == "pfedme":
+            out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+        else:
+            out = ROUTES[name](gam, rr, sig, p, s, eta, K, g, T)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
     if np.any(np.isinf(T)) and not converges:
         raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
-                         "global_step * the top of the round map's spectrum >= 2), so it has "
-                         "no limit; lower global_step or step_size")
-    risk = out["bias"] + out["variance"]
+                         "the global step times the top of the round map's spectrum >= 2), so "
+                         "it has no limit; lower global_step or step_size")
+    server = out["bias"] + out["variance"]
+    if name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
+        bias, variance = out["local"]()
+    else:
+        bias, variance = out["bias"], out["variance"]
+    risk = bias + variance
     params = {"gamma": gam.tolist(), "r": rr.tolist(), "sigma": sig.tolist(), "signal": s,
               "local_steps": K, "step_size": eta, "global_step": g,
               "weights": weights if isinstance(weights, str) else p.tolist()}
+    if name == "pfedme":
+        params["lam"] = lam
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
-    return RoundsLimit(name, params, T, out["bias"], out["variance"], risk, risk.copy(),
-                       out["distance"], rho, converges, diagnostics, out["local"])
+    result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
+                         converges, diagnostics, out["local"])
+    if name == "pfedme":
+        result._cache["local"] = risk
+    return result
 
 
 @dataclass(frozen=True)

@@ -77,13 +77,6 @@ MAX_NODES = 1 << 17
 OVERFLOW = 1e300
 
 
-def spectrum_of_rounds(gam, p, eta, K):
-    """The client laws, the edges (a, b) of the nonzero spectrum of D and its atom mu0."""
-    laws = ClientLaws(gam, p, eta, K)
-    a, b, mu0 = subordination.edges(laws)
-    return laws, a, b, mu0
-
-
 def contraction(a, b, g):
     """rho = max over the nonzero spectrum of D of abs(1 - g x), from its edges."""
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
@@ -143,9 +136,17 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     Returns
     -------
     dict with bias, variance (M, len(rounds)), distance (len(rounds),), contraction, edges,
-    atom, nodes.
+    atom, nodes, and ``local`` (a function computing the clients' own models' risk).
     """
-    laws, a, b, mu0 = spectrum_of_rounds(gam, p, eta, K)
+    return round_map_curves(ClientLaws(gam, p, eta, K), r, sigma, signal, g, rounds)
+
+
+def round_map_curves(laws, r, sigma, signal, g, rounds):
+    """The curves of the round map w <- (I - g D) w + g c, D = sum_j p_j q(S_j), for any client
+    filter q given by ``laws`` (``ClientLaws``: K local gradient steps; ``prox_laws.ProxLaws``:
+    the exact prox of paper 004's Algorithm 1 with K = inf); as ``fedavg_curves``."""
+    gam, p = laws.gamma, laws.p
+    a, b, mu0 = subordination.edges(laws)
     if not a > 1e-9 * b:
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
@@ -195,8 +196,10 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
     if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)):
         raise SolverError("rounds limit: a negative or NaN quadratic form (the contour "
                           "quadrature lost its precision)")
+
     def local():
-        """The clients' own models after the local steps of round T (``local_models``)."""
+        """(bias, variance) of the clients' own models after the local steps of round T
+        (``local_models``), each (M, len(rounds))."""
         from riskcalc.linear.dynamics.local_models import local_risk
 
         inner = _solve(laws, a, b, g, rho, t_max, shrink=0.7)
@@ -205,11 +208,13 @@ def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
                              "(ask for fewer rounds or clients)")
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
                          inner, (z, w, omega, G))
-        out[:, np.isfinite(rounds) & (rounds - 1 > over)] = np.inf
-        if np.any(np.isnan(out)) or np.any(out < -1e-9 * scale):
-            raise SolverError("local risk: a negative or NaN quadratic form (the double "
-                              "contour lost its precision)")
-        return np.maximum(out, 0.0)
+        gone = np.isfinite(rounds) & (rounds - 1 > over)
+        for part in out:
+            part[:, gone] = np.where(part[:, gone] != 0.0, np.inf, 0.0)
+            if np.any(np.isnan(part)) or np.any(part < -1e-9 * scale):
+                raise SolverError("local risk: a negative or NaN quadratic form (the double "
+                                  "contour lost its precision)")
+        return tuple(np.maximum(part, 0.0) for part in out)
 
     return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

@@ -47,7 +47,8 @@ def _dd(f1, f2, w1, w2):
 
 
 def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, outer):
-    """Client i's risk of its own model after the local steps of round T, (M, len(rounds)).
+    """Client i's risk of its own model after the local steps of round T: its bias (the
+    theta terms) and variance (the noise terms), each (M, len(rounds)).
 
     ``outer`` = (z, w, omega, G) on the upper half of the outer contour (``fedavg._solve``),
     ``inner`` the same on the inner ellipse; ``settled`` the round beyond which the iteration
@@ -66,23 +67,23 @@ def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, o
     P2, S2 = laws.families(om2, np.broadcast_to(G2, om2.shape))
     coef_r, coef_s = (p ** 2 * r ** 2)[:, None], (p ** 2 * sigma ** 2 * gam)[:, None]
 
-    def combos(P, S):
-        Ey = P[0] - 2 * P[1] + P[2]                                       # Y = (1 - q)^2
-        Ex = coef_r * P[2] + (coef_s * S[2] if np.any(coef_s) else 0.0)   # X_j
-        Exy = coef_r * (P[2] - 2 * P[3] + P[4]) + (
-            coef_s * (S[2] - 2 * S[3] + S[4]) if np.any(coef_s) else 0.0)
-        return Ey, Ex, Exy
-
-    Ey1, Ex1, Exy1 = combos(P1, S1)
-    Ey2, Ex2, Exy2 = combos(P2, S2)
+    noisy = bool(np.any(coef_s))
+    # X_j and X_j Y_j split into their signal (r) and noise (sigma) parts.
+    parts = [(coef_r * P1[2], coef_r * P2[2], coef_r * (P1[2] - 2 * P1[3] + P1[4]),
+              coef_r * (P2[2] - 2 * P2[3] + P2[4]))]
+    if noisy:
+        parts.append((coef_s * S1[2], coef_s * S2[2], coef_s * (S1[2] - 2 * S1[3] + S1[4]),
+                      coef_s * (S2[2] - 2 * S2[3] + S2[4])))
+    Ey1, Ey2 = P1[0] - 2 * P1[1] + P1[2], P2[0] - 2 * P2[1] + P2[2]      # Y = (1 - q)^2
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         K = _dd(P1[0], P2[0], om1, om2)
         L = _dd(Ey1, Ey2, om1, om2)
-        Cx = _dd(Ex1, Ex2, om1, om2) / K
-        Cxy = _dd(Exy1, Exy2, om1, om2)
         Q = np.sum(1.0 / K, axis=0) - (M - 1) / (G1[:, None] * G2[None, :])
-        # -beta_k = (gamma12 - delta_ki L_i) / K_k.
-        two_point = (L / K) / Q * np.sum(Cx, axis=0) - L * Cx + Cxy      # (M, N1, N2)
+
+        def two_point(Ex1, Ex2, Exy1, Exy2):                            # (M, N1, N2)
+            Cx = _dd(Ex1, Ex2, om1, om2) / K
+            # -beta_k = (gamma12 - delta_ki L_i) / K_k.
+            return (L / K) / Q * np.sum(Cx, axis=0) - L * Cx + _dd(Exy1, Exy2, om1, om2)
 
         finite = np.isfinite(rounds) & (rounds >= 1) & (rounds - 1 <= settled)
         Tm1 = np.where(finite, rounds - 1, 0.0)[:, None]
@@ -94,18 +95,23 @@ def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, o
         pw1, R1 = r_of(z1)
         _, R2 = r_of(z2)
         A1 = np.where(finite[:, None], pw1 ** 2, 0.0)
-        # sum_{k upper, l all} R(z1k) R(z2l) f_kl W1k W2l, twice its real part, per T and i.
-        left = np.einsum("tk,ikl->til", R1 * W1, two_point)
-        double = 2.0 * np.einsum("til,tl->ti", left, R2 * W2).real
+        def double(f):
+            """sum_{k upper, l all} R(z1k) R(z2l) f_kl W1k W2l, twice its real part, (nT, M)."""
+            left = np.einsum("tk,ikl->til", R1 * W1, f)
+            return 2.0 * np.einsum("til,tl->ti", left, R2 * W2).real
 
         def one(F, E):                                                   # (nT, M)
             return ((F * w1) @ E.T).imag
 
         theta0 = signal ** 2 * (mu0 + one(A1, Ey1))
         own_u = one(R1, P1[1] - 2 * P1[2] + P1[3])
-        own_e = one(R1, S1[2] - S1[3]) if np.any(coef_s) else 0.0
-    risk = (theta0 + double - 2 * (p * r ** 2) * own_u + r ** 2 * laws.a2
-            + 2 * p * sigma ** 2 * gam * own_e
-            + np.where(sigma > 0, sigma ** 2 * gam * laws.q2s, 0.0))
-    risk = np.where((rounds == 0)[:, None], signal ** 2 + r ** 2, risk)
-    return risk.T
+        bias = (theta0 + double(two_point(*parts[0])) - 2 * (p * r ** 2) * own_u
+                + r ** 2 * laws.a2)
+        variance = np.zeros_like(bias)
+        if noisy:
+            variance = (double(two_point(*parts[1])) + 2 * p * sigma ** 2 * gam
+                        * one(R1, S1[2] - S1[3]) + np.where(sigma > 0, sigma ** 2 * gam
+                                                           * laws.q2s, 0.0))
+    zero = (rounds == 0)[:, None]
+    bias = np.where(zero, signal ** 2 + r ** 2, bias)
+    return bias.T, np.where(zero, 0.0, variance).T
