@@ -118,3 +118,21 @@ def test_algorithm1_with_exact_prox(capsys):
     assert code == 0 and "server risk" in out and "prox of the server model" in out
     code, _, err = run(capsys, [*argv[:-1], "5", "--local-step-size", "0.2"])
     assert code == 2 and err.count("\n") == 1 and "not covered yet" in err
+
+
+def test_ftfa_after_round_t(capsys):
+    """--steps/--step-size along the rounds: FTFA from the server model of round T
+    (predict only; compare refuses: the simulator does not personalize after round T)."""
+    argv = ["predict", "fedavg", *BASE, "--clients", "3", "--rounds", "0,5,inf", "--steps",
+            "10", "--step-size", "0.2"]
+    code, out, _ = run(capsys, [*argv, "--json"])
+    assert code == 0
+    ref = riskcalc.rounds_limit("fedavg", gamma=[2.0] * 3, r=1.0, sigma=0.5, signal=1.0,
+                                rounds=[0, 5, np.inf], local_steps=5, step_size=0.1)
+    want = ref.personalized_risk(steps=10, step_size=0.2)[0]
+    assert [r["personalized_risk"] for r in json.loads(out)] == pytest.approx(list(want),
+                                                                             rel=1e-12)
+    code, _, err = run(capsys, ["compare", *argv[1:], "--d", "50", "--reps", "2"])
+    assert code == 2 and "predicted only" in err
+    code, _, err = run(capsys, argv[:-2])
+    assert code == 2 and "go together" in err

@@ -16,7 +16,7 @@ import riskcalc
 from riskcalc.cli import families, fedargs, guards
 
 #: Options of the model verbs that have no meaning along the rounds.
-NOT_WITH_ROUNDS = ("rho", "alpha", "steps", "step_size", "route")
+NOT_WITH_ROUNDS = ("rho", "alpha", "route")
 #: Methods with rounds, and what each runs.
 METHODS = {"fedavg": "FedAvg with local gradient descent",
            "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)"}
@@ -90,6 +90,13 @@ def check(args, verb: str) -> None:
                          "spectrum needs operator-valued subordination: not yet)")
     if args.method == "pfedme" and args.lam is None:
         raise ValueError("fedprox along the rounds needs --lam (its proximal penalty)")
+    steps = [families.given(args, d) for d in ("steps", "step_size")]
+    if any(steps) and verb != "predict":
+        raise ValueError("--steps/--step-size (FTFA after round T) are predicted only along "
+                         "the rounds: the simulator does not personalize after round T yet")
+    if any(steps) and not all(steps):
+        raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
+                         "together")
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to fedavg")
 
@@ -124,10 +131,11 @@ def kwargs(args) -> dict:
     return out
 
 
-def rows(res, target: int = 0) -> list:
+def rows(res, target: int = 0, personalized=None) -> list:
     """One JSON row per T (DESIGN.md): the target's bias, variance and risk of the model the
     method gives it, the server model's risk, the risk of the target's own model after its K
-    local steps of round T (``local_risk``), and the round map's diagnostics."""
+    local steps of round T (``local_risk``), the round map's diagnostics, and with
+    ``personalized`` ((M, R) array) the risk after FTFA from the server model of round T."""
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
@@ -144,6 +152,8 @@ def rows(res, target: int = 0) -> list:
                     "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
                                     "converges": bool(res.converges)}})
+        if personalized is not None:
+            out[-1]["personalized_risk"] = num(personalized[target, t])
     return out
 
 
@@ -151,8 +161,11 @@ def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
     res = riskcalc.rounds_limit(args.method, **kwargs(args))
+    pers = None
+    if families.given(args, "steps"):
+        pers = res.personalized_risk(steps=args.steps, step_size=args.step_size)
     if args.json:
-        print(guards.dumps(rows(res)))
+        print(guards.dumps(rows(res, personalized=pers)))
         return 0
     m = res.risk.shape[0]
     print(f"{METHODS[res.method]} ({res.method}) along the rounds; derived here (exact limit, "
@@ -162,12 +175,17 @@ def predict(args) -> int:
           f"(converges: {'true' if res.converges else 'false'})")
     own = res.method == "pfedme"
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
-          f"{'server risk' if own else 'local risk':>13}")
+          f"{'server risk' if own else 'local risk':>13}"
+          + ("" if pers is None else f" {'FTFA risk':>13}"))
     last = res.global_risk if own else res.local_risk
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
         print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {last[0, t]:>13.8g}")
+              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {last[0, t]:>13.8g}"
+              + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
+    if pers is not None:
+        print(f"  FTFA risk: the target's model after {args.steps} gradient steps of size "
+              f"{args.step_size:g} on its own loss from the server model of round T")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")

@@ -78,6 +78,27 @@ class RoundsLimit:
             self._cache["local"] = bias + variance
         return self._cache["local"]
 
+    def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
+        """(M, R): client j's risk after personalizing the server model of round T (T = 0:
+        the zero model; inf: the fixed point) by FTFA, ``steps`` full-batch gradient steps of
+        size ``step_size`` on its own loss, or by RTFA, the ridge ``lam`` toward the server
+        model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
+        ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model).
+
+        Raises
+        ------
+        ValueError
+            Neither or both of FTFA's (steps, step_size) and RTFA's lam, or a bad value.
+        """
+        from riskcalc.linear.dynamics.personalize import filter_terms, personalization_filter
+
+        pi, key = personalization_filter(steps, step_size, lam)
+        key = tuple(sorted(key.items()))
+        if key not in self._cache:
+            bias, variance = self._local(filter_terms(pi))
+            self._cache[key] = bias + variance
+        return self._cache[key]
+
 
 def _per_client(gamma, r, sigma):
     raw = {"gamma": gamma, "r": r, "sigma": sigma}

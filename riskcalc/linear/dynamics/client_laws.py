@@ -144,7 +144,9 @@ class ClientLaws:
         self.top = np.maximum(self.hi, 0.0)
 
     def q(self, s):
-        """The local filter q(s) = 1 - (1 - eta s)^K (finite K)."""
+        """The local filter q(s) = 1 - (1 - eta s)^K (K = inf: 1 for s > 0, 0 at s = 0)."""
+        if np.isinf(self.K):
+            return np.where(s > 0, 1.0, 0.0)
         return 1.0 - (1.0 - self.eta * s) ** int(self.K)
 
     def _col(self, x, ndim):

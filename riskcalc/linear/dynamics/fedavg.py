@@ -197,23 +197,30 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         raise SolverError("rounds limit: a negative or NaN quadratic form (the contour "
                           "quadrature lost its precision)")
 
-    def local():
-        """(bias, variance) of the clients' own models after the local steps of round T
-        (``local_models``), each (M, len(rounds))."""
+    inner_solution = []
+
+    def local(terms=None):
+        """(bias, variance) of the clients' own models, each (M, len(rounds)): after the
+        local steps of round T (``local_models``), or personalized from the server model of
+        round T by ``terms`` (``personalize.filter_terms``)."""
         from riskcalc.linear.dynamics.local_models import local_risk
 
-        inner = _solve(laws, a, b, g, rho, t_max, shrink=0.7)
+        if not inner_solution:
+            inner_solution.append(_solve(laws, a, b, g, rho, t_max, shrink=0.7))
+        inner = inner_solution[0]
         if gam.size * z.size * inner[0].size * 2 > 3e7:
-            raise ValueError("local_risk: the double contour needs more than 3e7 node pairs "
-                             "(ask for fewer rounds or clients)")
+            raise ValueError("the clients' own models: the double contour needs more than 3e7 "
+                             "node pairs (ask for fewer rounds or clients)")
+        shift = 1 if terms is None else 0
+        extra = {} if terms is None else {"terms": terms, "shift": 0}
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
-                         inner, (z, w, omega, G))
-        gone = np.isfinite(rounds) & (rounds - 1 > over)
+                         inner, (z, w, omega, G), **extra)
+        gone = np.isfinite(rounds) & (rounds - shift > over)
         for part in out:
             part[:, gone] = np.where(part[:, gone] != 0.0, np.inf, 0.0)
             if np.any(np.isnan(part)) or np.any(part < -1e-9 * scale):
-                raise SolverError("local risk: a negative or NaN quadratic form (the double "
-                                  "contour lost its precision)")
+                raise SolverError("the clients' own models: a negative or NaN quadratic form "
+                                  "(the double contour lost its precision)")
         return tuple(np.maximum(part, 0.0) for part in out)
 
     return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),

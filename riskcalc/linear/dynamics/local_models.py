@@ -33,7 +33,8 @@ divided difference -(E_h(w1) - E_h(w2)) / (w1 - w2) of the one-point functions o
 ``client_laws.ClientLaws.families`` (their dropped constants cancel). The two contours are
 nested ellipses (the inner one with parameter 0.7 t), so that w1 != w2 at every pair of nodes.
 Cost: O(M N1 N2) per curve. T = 0 is the zero model (no local phase yet); T = inf is the local
-phase from the fixed point.
+phase from the fixed point. The same computation with another client filter pi in place of q in
+Y_i and the server model of round T gives personalization after round T (``personalize``).
 """
 
 from __future__ import annotations
@@ -46,13 +47,29 @@ def _dd(f1, f2, w1, w2):
     return -(f1[:, :, None] - f2[:, None, :]) / (w1[:, :, None] - w2[:, None, :])
 
 
-def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, outer):
-    """Client i's risk of its own model after the local steps of round T: its bias (the
-    theta terms) and variance (the noise terms), each (M, len(rounds)).
+def own_terms(laws, omega, G):
+    """The one-point functions E[h(s) / (omega_j - a_j)] the own models need when the
+    personalization filter is the round filter q itself (the local phase): Y = (1 - q)^2, Yq,
+    cross = (1 - q) q^2 / s, XYr = q^2 (1 - q)^2, XYs = q^2 (1 - q)^2 / s (exact families of
+    ``ClientLaws.families``; XYr and XYs without their constants, which the divided
+    differences cancel), and the constants tau((1 - q)^2), tau(q^2 / s)."""
+    P, S = laws.families(omega, np.broadcast_to(G, omega.shape))
+    return {"Y": P[0] - 2 * P[1] + P[2], "Yq": P[1] - 2 * P[2] + P[3], "cross": S[2] - S[3],
+            "XYr": P[2] - 2 * P[3] + P[4], "XYs": S[2] - 2 * S[3] + S[4],
+            "X": P[2], "Xs": S[2], "P0": P[0], "tY": laws.a2, "tpi2s": laws.q2s}
 
-    ``outer`` = (z, w, omega, G) on the upper half of the outer contour (``fedavg._solve``),
-    ``inner`` the same on the inner ellipse; ``settled`` the round beyond which the iteration
-    has reached its fixed point to rounding.
+
+def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, outer,
+               terms=own_terms, shift=1):
+    """Client i's risk of its own model: bias (the theta terms) and variance (the noise
+    terms), each (M, len(rounds)).
+
+    With the defaults, the model after the local steps of round T (from w_{T-1}: ``shift`` 1;
+    T = 0 is the zero model); ``terms`` and ``shift`` = 0 give the model personalized from w_T
+    by another filter (``personalize``): ``terms(laws, omega, G)`` returns the one-point
+    functions of ``own_terms`` for that filter. ``outer`` = (z, w, omega, G) on the upper half of
+    the outer contour (``fedavg._solve``), ``inner`` the same on the inner ellipse; ``settled``
+    the round beyond which the iteration has reached its fixed point to rounding.
     """
     z1, w1, om1, G1 = outer
     z2h, w2h, om2h, G2h = inner
@@ -63,21 +80,18 @@ def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, o
     G2 = np.concatenate([G2h, G2h.conj()])
     W1 = w1 / 2j
     M = laws.M
-    P1, S1 = laws.families(om1, np.broadcast_to(G1, om1.shape))
-    P2, S2 = laws.families(om2, np.broadcast_to(G2, om2.shape))
+    F1, F2 = terms(laws, om1, G1), terms(laws, om2, G2)
     coef_r, coef_s = (p ** 2 * r ** 2)[:, None], (p ** 2 * sigma ** 2 * gam)[:, None]
 
     noisy = bool(np.any(coef_s))
     # X_j and X_j Y_j split into their signal (r) and noise (sigma) parts.
-    parts = [(coef_r * P1[2], coef_r * P2[2], coef_r * (P1[2] - 2 * P1[3] + P1[4]),
-              coef_r * (P2[2] - 2 * P2[3] + P2[4]))]
+    parts = [(coef_r * F1["X"], coef_r * F2["X"], coef_r * F1["XYr"], coef_r * F2["XYr"])]
     if noisy:
-        parts.append((coef_s * S1[2], coef_s * S2[2], coef_s * (S1[2] - 2 * S1[3] + S1[4]),
-                      coef_s * (S2[2] - 2 * S2[3] + S2[4])))
-    Ey1, Ey2 = P1[0] - 2 * P1[1] + P1[2], P2[0] - 2 * P2[1] + P2[2]      # Y = (1 - q)^2
+        parts.append((coef_s * F1["Xs"], coef_s * F2["Xs"], coef_s * F1["XYs"],
+                      coef_s * F2["XYs"]))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        K = _dd(P1[0], P2[0], om1, om2)
-        L = _dd(Ey1, Ey2, om1, om2)
+        K = _dd(F1["P0"], F2["P0"], om1, om2)
+        L = _dd(F1["Y"], F2["Y"], om1, om2)
         Q = np.sum(1.0 / K, axis=0) - (M - 1) / (G1[:, None] * G2[None, :])
 
         def two_point(Ex1, Ex2, Exy1, Exy2):                            # (M, N1, N2)
@@ -85,16 +99,17 @@ def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, o
             # -beta_k = (gamma12 - delta_ki L_i) / K_k.
             return (L / K) / Q * np.sum(Cx, axis=0) - L * Cx + _dd(Exy1, Exy2, om1, om2)
 
-        finite = np.isfinite(rounds) & (rounds >= 1) & (rounds - 1 <= settled)
-        Tm1 = np.where(finite, rounds - 1, 0.0)[:, None]
+        finite = np.isfinite(rounds) & (rounds >= shift) & (rounds - shift <= settled)
+        Tm = np.where(finite, rounds - shift, 0.0)[:, None]
 
         def r_of(z):
-            power = (1.0 - g * z) ** Tm1
+            power = (1.0 - g * z) ** Tm
             return power, np.where(finite[:, None], (1.0 - power) / z, 1.0 / z)
 
         pw1, R1 = r_of(z1)
         _, R2 = r_of(z2)
         A1 = np.where(finite[:, None], pw1 ** 2, 0.0)
+
         def double(f):
             """sum_{k upper, l all} R(z1k) R(z2l) f_kl W1k W2l, twice its real part, (nT, M)."""
             left = np.einsum("tk,ikl->til", R1 * W1, f)
@@ -103,15 +118,16 @@ def local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled, inner, o
         def one(F, E):                                                   # (nT, M)
             return ((F * w1) @ E.T).imag
 
-        theta0 = signal ** 2 * (mu0 + one(A1, Ey1))
-        own_u = one(R1, P1[1] - 2 * P1[2] + P1[3])
-        bias = (theta0 + double(two_point(*parts[0])) - 2 * (p * r ** 2) * own_u
-                + r ** 2 * laws.a2)
+        # D's atom at 0 is where every S_j vanishes, so Y = 1 there.
+        bias = (signal ** 2 * (mu0 + one(A1, F1["Y"])) + double(two_point(*parts[0]))
+                - 2 * (p * r ** 2) * one(R1, F1["Yq"]) + r ** 2 * F1["tY"])
         variance = np.zeros_like(bias)
         if noisy:
             variance = (double(two_point(*parts[1])) + 2 * p * sigma ** 2 * gam
-                        * one(R1, S1[2] - S1[3]) + np.where(sigma > 0, sigma ** 2 * gam
-                                                           * laws.q2s, 0.0))
-    zero = (rounds == 0)[:, None]
-    bias = np.where(zero, signal ** 2 + r ** 2, bias)
-    return bias.T, np.where(zero, 0.0, variance).T
+                        * one(R1, F1["cross"]) + np.where(sigma > 0, sigma ** 2 * gam
+                                                          * F1["tpi2s"], 0.0))
+    if shift:
+        zero = (rounds == 0)[:, None]
+        bias = np.where(zero, signal ** 2 + r ** 2, bias)
+        variance = np.where(zero, 0.0, variance)
+    return bias.T, variance.T

@@ -1,0 +1,80 @@
+"""Personalization after round T: FTFA (k gradient steps) and RTFA (ridge toward the server
+model) started from the server model w_T of the rounds (derived here).
+
+Client i personalizes the server model w_T with a filter pi (pi(0) = 0) of its own sample
+covariance: v_i = (1 - pi(S_i)) w_T + pi(S_i) S_i^+ b_i, i.e.
+v_i - theta_i = (1 - pi_i) (w_T - theta_i) + pi_i xi_i (xi_i = S_i^+ X_i^T eps_i / n_i).
+
+* FTFA, k full-batch gradient steps of size eta' on f_i from w_T (paper 003,
+  ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5, started from the round-T model):
+  pi(s) = 1 - (1 - eta' s)^k;
+* RTFA, argmin_v f_i(v) + lam'/2 ||v - w_T||^2 (paper 003, Sec. 3.2, from the round-T model):
+  pi(s) = s / (s + lam').
+
+With w_T of ``fedavg`` (step 1), the risk is that of ``local_models`` with the client function
+Y_i = (1 - pi_i)^2, the server model of round T in place of round T - 1, and the one-point
+functions E[h(s) / (omega_j - p_j q(s))] for h = (1 - pi)^2, (1 - pi)^2 q, (1 - pi) pi q / s,
+q^2 (1 - pi)^2 and q^2 (1 - pi)^2 / s (q the round filter) ::
+
+    signal^2 tau(Y_i (I - g D)^{2T}) + sum_j p_j^2 tau(X_j R_T Y_i R_T) - 2 p_i r_i^2 tau(Y_i q_i R_T)
+    + r_i^2 tau(Y_i) + 2 p_i sigma_i^2 gamma_i tau((1 - pi_i) pi_i q_i / s R_T)
+    + sigma_i^2 gamma_i tau(pi_i^2 / s).
+
+Those one-point functions mix two filters, so instead of ``ClientLaws.families``' recursions they
+are computed by Marchenko-Pastur quadrature (``mp_expect``, geometric convergence set by the
+distance from omega_j to the spectrum of a_j, which the contours keep away from it; tolerance
+1e-12); the functions of the round filter alone still come from the exact families. T = 0 is
+personalization from w_0 = 0 (the local baselines); T = infinity from the fixed point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array, positive
+from riskcalc.linear.engine.mp_quadrature import mp_expect
+
+
+def personalization_filter(steps=None, step_size=None, lam=None):
+    """(pi, description) for FTFA (``steps``, ``step_size``) or RTFA (``lam``), validated."""
+    if lam is not None:
+        if steps is not None or step_size is not None:
+            raise ValueError("give steps and step_size (FTFA) or lam (RTFA), not both")
+        lam = float(positive("lam", lam))
+        return (lambda s: s / (s + lam)), {"personalization": "rtfa", "lam": lam}
+    if steps is None or step_size is None:
+        raise ValueError("personalization needs steps and step_size (FTFA: k gradient steps "
+                         "from the server model) or lam (RTFA: ridge toward it)")
+    k = as_array("steps", steps, low=0.0)
+    if k.ndim or k != np.round(k) or k > 1e6:
+        raise ValueError(f"steps must be one integer in 0..1e6, got {steps!r}")
+    eta, k = float(positive("step_size", step_size)), int(k)
+    return ((lambda s: 1.0 - (1.0 - eta * s) ** k),
+            {"personalization": "ftfa", "steps": k, "step_size": eta})
+
+
+def filter_terms(pi):
+    """A ``terms`` function for ``local_models.local_risk``: the one-point functions of
+    ``local_models.own_terms`` for the personalization filter ``pi`` (module docstring)."""
+    def terms(laws, omega, G):
+        P, S = laws.families(omega, np.broadcast_to(G, omega.shape))
+        M, N = omega.shape
+
+        def fun(s, om, p):
+            q = laws.q(s)
+            qs = np.where(s > 0, q / np.where(s > 0, s, 1.0), 0.0)
+            pis = pi(s)
+            Y = (1.0 - pis) ** 2
+            den = om[:, None] - p[:, None] * q
+            return (Y / den, Y * q / den, (1.0 - pis) * pis * qs / den, q * q * Y / den,
+                    q * qs * Y / den)
+
+        vals = mp_expect(np.repeat(laws.gamma, N), fun, omega.ravel(),
+                         np.repeat(laws.p, N)).reshape(5, M, N)
+        const = mp_expect(laws.gamma, lambda s: (
+            (1.0 - pi(s)) ** 2, np.where(s > 0, pi(s) ** 2 / np.where(s > 0, s, 1.0), 0.0)))
+        return {"Y": vals[0], "Yq": vals[1], "cross": vals[2], "XYr": vals[3],
+                "XYs": vals[4], "X": P[2], "Xs": S[2], "P0": P[0], "tY": const[0].real,
+                "tpi2s": const[1].real}
+
+    return terms
