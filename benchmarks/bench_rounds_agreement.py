@@ -1,9 +1,10 @@
-"""Predicted vs simulated risk along FedAvg's rounds (issue 29): riskcalc.rounds_limit against
-montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated
-linearly in 1/d, on heterogeneous federations (Sigma = I).
+"""Predicted vs simulated risk along the rounds (issue 29): riskcalc.rounds_limit against
+montecarlo.linear.rounds.simulate_rounds at several d, extrapolated linearly in 1/d, on
+heterogeneous federations (Sigma = I): FedAvg (exact given the designs) and paper 004's
+Algorithm 1 with exact prox (``pfedme``, K = inf; the simulator's default measurement).
 
-Prints, per federation, client and round T, for the server model's risk (``risk``) and the
-client's own model after its local steps (``local_risk``): the prediction, the simulated means
+Prints, per federation, client and round T, for the server model's risk (``global_risk``) and
+the client's own model after its local phase (``local_risk``): the prediction, the simulated means
 (s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
 abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion). Cached per
 (federation, d) under --cache.
@@ -40,6 +41,13 @@ FEDERATIONS = [
     ("M=5 K=inf g=1 uniform", dict(gamma=[0.3, 0.6, 1.2, 2.0, 5.0], r=[1.0] * 5,
                                    sigma=[0.5] * 5, local_steps=np.inf, edge=0.5,
                                    global_step=1.0, weights="uniform")),
+    ("Alg. 1 M=4 lam=1 g=(lam+L)/(lam L) uniform",
+     dict(method="pfedme", gamma=[0.3, 0.5, 0.7, 0.9], r=[0.5, 1.0, 1.5, 2.0], sigma=[0.5] * 4,
+          local_steps=np.inf, lam=1.0, global_step=(1.0 + 3.7974) / 3.7974, weights="uniform")),
+    ("Alg. 1 M=6 lam=0.3 g=1.5/lam samples",
+     dict(method="pfedme", gamma=[0.5, 1.0, 2.0, 3.0, 0.8, 1.5], r=[0.3, 0.6, 0.9, 1.2, 0.5, 1.0],
+          sigma=[0.3, 0.6, 1.0, 0.5, 0.8, 0.4], local_steps=np.inf, lam=0.3, global_step=5.0,
+          weights="samples")),
 ]
 
 
@@ -58,24 +66,26 @@ def main() -> None:
     for i in chosen:
         name, fed = FEDERATIONS[i]
         fed = dict(fed)
+        method = fed.pop("method", "fedavg")
         top = max((1 + np.sqrt(g)) ** 2 for g in fed["gamma"])
-        eta = fed.pop("edge") * 2.0 / top
+        eta = fed.pop("edge") * 2.0 / top if "edge" in fed else None
         kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS)
-        pred = riskcalc.rounds_limit("fedavg", **kw)
+        pred = riskcalc.rounds_limit(method, **kw)
         sims = []
         for d in dims:
             cache = None if args.cache is None else args.cache / f"rounds-{i}-{d}.jsonl"
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
-            sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=i,
+            sims.append(simulate_rounds(method, **kw, d=d, reps=args.reps, seed=i,
                                         jobs=args.jobs, cache=cache))
-        print(f"\n{name}: eta = {eta:.4g} ({fed['local_steps']} local steps), "
-              f"contraction {pred.contraction:.5f}")
+        print(f"\n{name}: eta = {eta if eta is None else round(eta, 4)} "
+              f"({fed['local_steps']} local steps), contraction {pred.contraction:.5f}, "
+              f"simulated {sims[-1].measure}")
         print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
         x = 1.0 / np.asarray(dims, float)
-        for q, j, t in ((q, j, t) for q in ("risk", "local_risk")
+        for q, j, t in ((q, j, t) for q in ("global_risk", "local_risk")
                     for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))):
             T = ROUNDS[t]
             if T == 0:

@@ -150,6 +150,8 @@ def test_cli_bad_input(cli, capsys):
     ("004.thm1.adaptive-lambda", "holds"),
     ("004.thm2.exact-limit-rate", "holds"),
     ("004.cor1.rounds-exact-limit", "holds"),
+    ("004.thm2.inner-steps-exact", "holds"),
+    ("004.cor1.computation-exact", "holds"),
 ])
 def test_hanzely_and_adaptive_lambda_verdicts(cid, verdict):
     (res,) = paper_checks.run_claims(paper_checks.select(None, [cid]))

@@ -6,13 +6,13 @@
 Algorithm 1 with exact local solves, ``subordination`` the spectrum of the round map.
 """
 
-from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, optimal_rounds,
-                                          rounds_limit, rounds_to_eps)
+from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, algorithm1_contraction,
+                                          optimal_rounds, rounds_limit, rounds_to_eps)
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.prox_laws import algorithm1_curves
 
 #: method -> function computing its curves (``riskcalc.linear.dynamics.api`` refuses others).
 ROUTES = {"fedavg": fedavg_curves, "pfedme": algorithm1_curves}
 
-__all__ = ["ROUTES", "RoundsChoice", "RoundsLimit", "optimal_rounds", "rounds_limit",
-           "rounds_to_eps"]
+__all__ = ["ROUTES", "RoundsChoice", "RoundsLimit", "algorithm1_contraction", "optimal_rounds",
+           "rounds_limit", "rounds_to_eps"]

@@ -1,0 +1,206 @@
+"""The exact linear rate of paper 004's Algorithm 1 with K warm-started local steps (derived here).
+
+Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, on least-squares clients
+f_j(v) = ||X_j v - y_j||^2 / (2 n_j), Sigma = I, weights p_j. With S_j = X_j^T X_j / n_j,
+a_j = a(S_j), a(s) = (1 - eta (s + lam))^K, and c(s) = (1 - a(s)) / (s + lam) (a polynomial),
+one round maps (w, v_1, ..., v_M) to
+
+    v_j' = a_j v_j + lam c_j w + (data),     w' = alpha w + g lam sum_j p_j a_j v_j + (data),
+
+alpha = 1 - g lam + g lam^2 sum_j p_j c_j. When eta <= 1/(L + lam) (Thm 2's condition, L the top
+of every client's spectrum) a >= 0 and c > 0, and the block scaling V_j = phi_j v_j with
+phi_j^2 = g p_j a_j / c_j makes the round map symmetric: the w <- V_j and V_j <- w blocks are
+both B_j = lam sqrt(g p_j a_j c_j). So its spectrum is real and the contraction of Algorithm 1 is
+the largest modulus in it. By the Schur complement on the w block, a real z outside the spectra
+of the a_j is an eigenvalue iff 0 is in the spectrum of
+
+    z - alpha - sum_j B_j^2 / (z - a_j) = z - (1 - g lam) - g lam Dhat_z,
+    Dhat_z = sum_j p_j psi_z(S_j),   psi_z(s) = lam z c(s) / (z - a(s)),
+
+i.e. iff (z - (1 - g lam)) / (g lam) is in the spectrum of the free sum Dhat_z (``subordination``
+with the client law of psi_z, ``PsiLaws``). For z > sup a, psi_z decreases in z, so
+F(z) = (z - (1 - g lam)) / (g lam) - top(Dhat_z) increases from -infinity to +infinity: its root is
+the top of the spectrum (it exceeds sup a: along each eigenvector of one S_j the top root of the
+2 x 2 block does). Below 0, psi_z > 0, so negative eigenvalues exist only when g lam > 1, the
+bottom one the root of (z - (1 - g lam)) / (g lam) = bottom(Dhat_z) in (1 - g lam, 0) (the
+difference increases in z; no root when it is still negative at 0-). The
+contraction is the larger modulus of the two. K = inf gives psi = lam / (s + lam) and the prox
+route's 1 - g lam x at the edges of sum_j p_j S_j (S_j + lam)^-1 (``prox_laws``).
+
+Scope: the pooled samples must span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
+null space is a continuum of fixed points (eigenvalue 1) that this route does not separate.
+The client expectations are exact by partial fractions (``PsiLaws``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.client_laws import mp_cauchy
+
+
+class PsiLaws:
+    """The laws of p_j psi_z(S_j), S_j ~ MP(gamma_j), for real z > sup a or z < 0, with the
+    interface ``subordination.edges`` uses (``client_laws.ClientLaws``): cauchy, lo, hi, bottom,
+    top, mean, var, mu0 (0: an atom of S_j at 0 sits at psi_z(0), inside [bottom, top]).
+
+    E[1 / (omega - p psi_z(s))] is exact by partial fractions in x = 1 - eta (s + lam):
+    1 / (omega - p psi) = (z - x^K) / Q(x), Q(x) = omega (z - x^K) - p lam z eta sum_{k<K} x^k,
+    = 1 / omega + sum_m r_m / (x - x_m) over the K roots x_m of Q (a companion matrix's
+    eigenvalues), r_m = (z - x_m^K) / Q'(x_m), and E[1 / (x - x_m)] = G(s_m) / eta with
+    s_m = (1 - eta lam - x_m) / eta and G the Marchenko-Pastur Cauchy transform (its pole at 0
+    carries the atom); E0' = -E[(z - x^K)^2 / Q^2] the same way with double poles.
+    """
+
+    def __init__(self, gamma, p, lam, eta, K, z):
+        self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
+        self.lam, self.eta, self.K, self.z, self.M = lam, eta, int(K), z, self.gamma.size
+        self.mu0 = np.zeros(self.M)
+        lo, hi, mean, var = [], [], [], []
+        for g in self.gamma:
+            a, b = (1 - np.sqrt(g)) ** 2, (1 + np.sqrt(g)) ** 2
+            grid = np.linspace(a, b, 4001)
+            vals = self.psi(grid)
+            ends = []
+            for sign in (1.0, -1.0):
+                k = int(np.argmin(sign * vals))
+                best = minimize_scalar(lambda s: sign * self.psi(s), method="bounded",
+                                       bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 4000)]),
+                                       options={"xatol": 1e-14})
+                ends.append(sign * min(sign * vals[k], best.fun))
+            # Moments (a starting point for the solves only): Chebyshev-U rule on [a, b] for
+            # the continuous part (mass min(1, 1/gamma)), the atom at 0 apart.
+            u = np.cos(np.pi * np.arange(1, 401) / 401)
+            w = np.sin(np.pi * np.arange(1, 401) / 401) ** 2
+            sk = 0.5 * (a + b) + 0.5 * (b - a) * u
+            dens = w / sk
+            dens /= dens.sum()
+            cont = min(1.0, 1.0 / g)
+            m1, m2 = cont * dens @ self.psi(sk), cont * dens @ self.psi(sk) ** 2
+            if g > 1:
+                at0 = float(self.psi(0.0))
+                ends.append(at0)
+                m1, m2 = m1 + (1 - cont) * at0, m2 + (1 - cont) * at0 ** 2
+            lo.append(min(ends)), hi.append(max(ends)), mean.append(m1), var.append(m2 - m1 ** 2)
+        self.lo, self.hi = self.p * np.array(lo), self.p * np.array(hi)
+        self.bottom, self.top = self.lo, self.hi
+        self.mean, self.var = self.p * np.array(mean), self.p ** 2 * np.array(var)
+
+    def psi(self, s):
+        """psi_z(s) = lam z c(s) / (z - a(s)), c(s) = eta sum_{k<K} (1 - eta (s + lam))^k."""
+        x = 1.0 - self.eta * (np.asarray(s, float) + self.lam)
+        c = self.eta * sum(x ** k for k in range(self.K))
+        return self.lam * self.z * c / (self.z - x ** self.K)
+
+    def _cauchy(self, omega, gam, p):
+        """E0 and E0' at omega (rows,), one client's (gamma, p) per row."""
+        K, z, eta = self.K, self.z, self.eta
+        beta = p * self.lam * z * eta / omega
+        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float).copy()
+        coef[:, 0] -= z
+        if K > 1:   # monic Q / (-omega) = x^K + beta sum_{k<K} x^k - z: its companion matrix
+            comp = np.zeros((omega.size, K, K))
+            comp[:, 1:, :-1] = np.eye(K - 1)
+            comp[:, :, -1] = -coef
+            xm = np.linalg.eigvals(comp).astype(complex)
+        else:
+            xm = -coef.astype(complex)
+        kk = np.arange(K)
+        num = beta[:, None] * np.sum(xm[..., None] ** kk, axis=-1)          # z - x_m^K
+        dq = (-(p * self.lam * z * eta)[:, None]
+              * np.sum(kk[1:] * xm[..., None] ** (kk[1:] - 1), axis=-1)
+              - omega[:, None] * K * xm ** (K - 1))
+        r = num / dq
+        G, dG = mp_cauchy(gam[:, None], (1.0 - eta * self.lam - xm) / eta)
+        E0 = 1.0 / omega + np.sum(r * G, axis=-1) / eta
+        # (z - x^K)^2 / Q^2 = 1/omega^2 + sum_m r_m^2 / (x - x_m)^2 + B_m / (x - x_m),
+        # B_m = 2 r_m / omega + 2 r_m sum_{l != m} r_l / (x_m - x_l).
+        diff = xm[:, :, None] - xm[:, None, :]
+        np.einsum("rii->ri", diff)[...] = np.inf
+        B = 2.0 * r / omega[:, None] + 2.0 * r * np.sum(r[:, None, :] / diff, axis=-1)
+        sq = 1.0 / omega ** 2 + np.sum(-r ** 2 * dG / eta ** 2 + B * G / eta, axis=-1)
+        return E0, -sq
+
+    def cauchy(self, omega):
+        """E[1 / (omega - p_j psi_z(S_j))] and its derivative for real omega (M, n) outside
+        the spectrum of p_j psi_z(S_j)."""
+        omega = np.asarray(omega, float)
+        M, n = omega.shape
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            E0, dE0 = self._cauchy(omega.ravel(), np.repeat(self.gamma, n),
+                                   np.repeat(self.p, n))
+        return E0.real.reshape(M, n), dE0.real.reshape(M, n)
+
+
+def _edge(laws, branch):
+    """The top (``branch="up"``) or bottom (``"down"``) edge of the spectrum of the free sum of
+    the laws' summands: the extremum of x(y) = sum_j omega_j(y) - (M - 1) y over y = 1/G_D on
+    the real branch outside the spectrum (``subordination``'s module docstring: x is monotone
+    from far out until the edge, a critical point or the end of the branch where an omega_j
+    meets its summand's spectrum; beyond it there is no real solution or x turns back). Seven
+    vectorized scans of 48 points in log |y|, each around the previous extremum: the bracket
+    shrinks 24-fold per scan, x is stationary at a critical edge (error of the order of the
+    bracket squared) and the scan straddles the end of the branch otherwise."""
+    if laws.M == 1:
+        return float(laws.hi[0] if branch == "up" else laws.lo[0])
+    sign = 1.0 if branch == "up" else -1.0
+    scale = float(np.sum(np.abs(laws.top)) + np.sum(np.abs(laws.bottom))) + 1e-300
+    lo, hi = np.log(scale) + np.log(1e-14), np.log(scale) + np.log(1e4)
+    best = np.inf
+    for _ in range(7):
+        grid = np.linspace(hi, lo, 48)
+        x, _ = subordination._branch(laws, sign * np.exp(grid), branch)
+        x = np.where(np.isnan(x), np.inf, sign * x)
+        k = int(np.argmin(x))
+        if not np.isfinite(x[k]):
+            raise SolverError("Algorithm 1's rate: no real branch outside the spectrum")
+        best = min(best, float(x[k]))
+        hi, lo = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
+    return sign * best
+
+
+def contraction(gam, p, lam, eta, K, g) -> dict:
+    """The exact limit of the spectral radius of Algorithm 1's round map (module docstring).
+
+    Returns
+    -------
+    dict with ``contraction``, ``top`` and ``bottom`` (the extreme eigenvalues; bottom None when
+    the spectrum has no negative part) and ``local`` (sup a: the local contraction per round).
+    """
+    tops = (1.0 + np.sqrt(gam)) ** 2
+    if np.any(eta * (tops + lam) > 1.0):
+        raise ValueError("step_size: the exact rate of Algorithm 1 with finite local_steps is "
+                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
+                         f"L = max_j (1 + sqrt(gamma_j))^2 = {tops.max():.6g}), where the round "
+                         "map is similar to a symmetric one")
+    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+        raise ValueError("gamma: the exact rate of Algorithm 1 with finite local_steps needs "
+                         "the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
+    sup_a = float(np.max((1.0 - eta * (bottoms + lam)) ** K))
+    gl = g * lam
+
+    def edge(z, which):
+        return _edge(PsiLaws(gam, p, lam, eta, K, z), "up" if which == "top" else "down")
+
+    def f_top(z):
+        return (z - (1.0 - gl)) / gl - edge(z, "top")
+
+    lo = sup_a + 1e-2 * (1.0 - sup_a)
+    while f_top(lo) >= 0.0:
+        lo = sup_a + 0.5 * (lo - sup_a)
+    hi = max(2.0 * lo, 1.0)
+    while f_top(hi) <= 0.0:
+        hi *= 2.0
+    top = brentq(f_top, lo, hi, xtol=1e-12, rtol=1e-11)
+    bottom = None
+    if gl > 1.0:
+        def f_bot(z):
+            return (z - (1.0 - gl)) / gl - edge(z, "bottom")
+        if f_bot(-1e-12 * gl) > 0.0:     # else F_bot < 0 on (1 - g lam, 0): no root there
+            bottom = brentq(f_bot, 1.0 - gl, -1e-12 * gl, xtol=1e-12, rtol=1e-11)
+    rho = max(abs(top), abs(bottom) if bottom is not None else 0.0)
+    return {"contraction": rho, "top": top, "bottom": bottom, "local": sup_a}
