@@ -98,6 +98,22 @@ def axis_key(scale: float, n: int, base: int, gh_max: int = 0):
     return ("gl", int(np.ceil(2.0 * L_NORMAL / h)))
 
 
+def axis_nodes(key) -> int:
+    """Nodes of the axis rule ``axis_key`` names."""
+    return key[1] if key[0] == "gh" else key[1] * PANEL
+
+
+def rule_nodes(kappa: float, n: int, a: float, rho: float, margin: float = SCALE_MARGIN) -> int:
+    """Nodes of ``Rule.at(kappa, n, a, rho, margin)``, without building it."""
+    return (axis_nodes(axis_key(max(kappa, margin * abs(a)), n, NODES[0]))
+            * axis_nodes(axis_key(margin * rho, n, NODES[0])))
+
+
+#: The work model of ``riskcalc.logistic.work`` (measured there): residual evaluations per
+#: root solve, and seconds per node and evaluation of a 2-d rule.
+EVALS_PER_ROOT, SECONDS_PER_NODE = 15, 4e-7
+
+
 def axis_rule(key):
     """Nodes and weights of the rule ``axis_key`` names."""
     return gauss_hermite(key[1]) if key[0] == "gh" else composite_normal(key[1])
@@ -116,6 +132,61 @@ def finer_or_equal(have, need) -> bool:
     if have[0] != need[0]:
         return have[0] == "gl"
     return have[1] >= need[1]
+
+
+class JacobianMemory:
+    """Jacobians of one fixed point carried along a grid of parameter points
+    (``riskcalc.logistic.finite_grid``), one per ladder level.
+
+    ``root`` solves by Broyden's method (the "good" rank-one update) started from the
+    Jacobian the previous point ended with (a finite-difference Jacobian at the first point):
+    near a neighbour's solution a few residual evaluations reach the root, where Powell's
+    hybrid method spends ``n + 1`` on a fresh Jacobian alone. It reports failure (None) rather
+    than wander: the caller then runs its own solver (hybr), whose checks are unchanged.
+    """
+
+    #: Broyden steps per root; a residual growing by more than ``GROWTH`` stops it.
+    MAXITER, GROWTH = 12, 2.0
+
+    def __init__(self):
+        self.jac = {}
+
+    def root(self, fun, x0, level, tol: float):
+        """``(x, sup |fun(x)|, evaluations)`` with the residual at most ``tol`` (iterating on to
+        ``tol / 100`` or a step at rounding level), or None."""
+        x = np.array(x0, float)
+        r, n = fun(x), 1
+        J = self.jac.get(level)
+        if J is None:
+            J, n = np.empty((x.size, x.size)), n + x.size
+            for i in range(x.size):
+                h = 1e-7 * (1.0 + abs(x[i]))
+                e = x.copy()
+                e[i] += h
+                J[:, i] = (fun(e) - r) / h
+        err = float(np.max(np.abs(r)))
+        for _ in range(self.MAXITER):
+            if not np.isfinite(err) or err <= tol * 1e-2:
+                break
+            try:
+                dx = -np.linalg.solve(J, r)
+            except np.linalg.LinAlgError:
+                break
+            x_new = x + dx
+            r_new = fun(x_new)
+            n += 1
+            err_new = float(np.max(np.abs(r_new)))
+            if not err_new <= self.GROWTH * err:
+                break
+            J = J + np.outer(r_new - r - J @ dx, dx) / (dx @ dx)
+            x, r, err = x_new, r_new, err_new
+            if np.all(np.abs(dx) <= 1e-13 * (1.0 + np.abs(x))):
+                break
+        if not err <= tol:
+            self.jac.pop(level, None)
+            return None
+        self.jac[level] = J
+        return x, err, n
 
 
 def solve_resolved(root, rules_at, x0, tries: int = 4):
@@ -188,29 +259,31 @@ def prox_logistic(v, mu, start=None):
     raise SolverError("logistic proximal map: Newton did not converge in 200 steps")
 
 
-def _prox_near(v, mu, start):
+def prox_near(v, mu, start):
     """``prox_logistic`` for a batch, fast when ``start`` is close; returns ``(t, sigmoid(-t))``.
 
     Halley steps (the derivatives of ``f(t) = t - v - mu sigmoid(-t)`` are
     ``f' = 1 + mu h``, ``f'' = -mu (1 - 2p) h`` with ``p = sigmoid(-t)``, ``h = p (1 - p)``) on the
     whole array, no bookkeeping of finished entries, until every residual is below
-    ``4e-14 (1 + max |v| + max mu)`` (the slope is >= 1, so that bounds the error in ``t``);
+    ``4e-14 (1 + |t| + |v|)``, ``prox_logistic``'s test entry by entry (the slope is >= 1, so
+    that bounds the error in ``t``; a bound by the batch's largest ``mu`` instead left errors
+    of 1e-7 at ``mu ~ 1e7``, a global model near separability, and no root to ``TOL``);
     entries still above it after a few steps (a far start) finish with the safeguarded
     ``prox_logistic``. Without ``start``, each point starts from ``_prox_table``. ``v`` has
     shape (P, n, n) and ``mu`` (P, 1, 1).
     """
     t = _prox_table(v, mu[:, 0, 0]) if start is None else start
     mu = np.broadcast_to(mu, v.shape)
-    tol = 4e-14 * (1.0 + np.max(np.abs(v)) + np.max(mu))
+    tol = 4e-14 * (1.0 + np.abs(v))
     for _ in range(6):
         p = sigmoid(-t)
         f = t - v - mu * p
-        if np.max(np.abs(f)) <= tol:
+        if np.all(np.abs(f) <= tol + 4e-14 * np.abs(t)):
             return t, p
         muh = mu * p * (1.0 - p)
         d1 = 1.0 + muh
         t = t - 2.0 * f * d1 / (2.0 * d1 * d1 + f * (1.0 - 2.0 * p) * muh)
-    bad = np.abs(t - v - mu * sigmoid(-t)) > tol
+    bad = np.abs(t - v - mu * sigmoid(-t)) > tol + 4e-14 * np.abs(t)
     t = t.copy()
     t[bad] = prox_logistic(v[bad], mu[bad], np.clip(t[bad], v[bad], v[bad] + mu[bad]))
     return t, sigmoid(-t)
@@ -254,13 +327,11 @@ class Rule:
         return cls(kappa, n, margin * abs(a), margin * rho)
 
     def prox(self, v, mu):
-        """``prox_logistic(v, mu)`` on the grid. Composite rules (many more nodes) start each
-        call from the previous call's points (``_prox_near``: a Halley step or two when the
-        solver moves a little); the Gauss-Hermite path keeps the safeguarded Newton."""
-        if self.is_gauss_hermite:
-            return prox_logistic(v, mu)
+        """``prox_logistic(v, mu)`` on the grid, each call started from the previous call's
+        points (``prox_near``: a Halley step or two when the solver moves a little; the same
+        stopping rule, to rounding level)."""
         start = None if self._t is None or self._t.shape != v.shape else self._t[None]
-        t = _prox_near(v[None], np.full((1, 1, 1), float(mu)), start)[0][0]
+        t = prox_near(v[None], np.full((1, 1, 1), float(mu)), start)[0][0]
         self._t = t
         return t
 
@@ -328,7 +399,7 @@ def batch_moments(kappa, a, rho, mu, n: int, start=None, derivatives: bool = Tru
         sl = slice(lo, lo + step)
         k_, a_, r_, u_ = (np.asarray(v, float)[sl, None, None] for v in (kappa, a, rho, mu))
         w_s = 2.0 * sigmoid(k_[:, :, 0] * x) * w                 # (p, n) over s
-        t, p = _prox_near(a_ * s + r_ * g, u_, None if start is None else start[sl])
+        t, p = prox_near(a_ * s + r_ * g, u_, None if start is None else start[sl])
         t_all[sl] = t
         hk = p * (1.0 - p)                                        # l''(t), then l'' k
         k = 1.0 / (1.0 + u_ * hk)
