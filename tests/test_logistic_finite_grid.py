@@ -9,6 +9,8 @@ therefore within a few ``QUAD_RTOL`` of the finer rule's root even if they settl
 levels: RTOL = 2e-5 on every reported quantity (measured: 1e-12 or less).
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,8 @@ def test_two_dimensional_grid_and_methods_without_a_penalty():
     grid = riskcalc.logistic_limit(**dict(BASE, lam=lam, r=r))
     assert grid.risk.shape == (2, 3) and grid.global_dist.shape == (2, 3)
     close(grid, riskcalc.logistic_limit(**dict(BASE, lam=0.5, r=1.0)), 4)
+    out = json.loads(json.dumps(grid.as_dict()))
+    assert np.shape(out["risk"]) == (2, 3) and out["params"]["clients"] == [[5] * 3] * 2
     fedavg = riskcalc.logistic_limit(**dict(BASE, r=r, method="fedavg"))
     close(fedavg, riskcalc.logistic_limit(**dict(BASE, r=1.5, method="fedavg")), 2)
     local = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=r, lam=0.3, clients=5,

@@ -71,7 +71,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
-                                        prox_near, sigmoid, solve_resolved)
+                                        prox_near, remembered, sigmoid, solve_resolved)
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -130,7 +130,8 @@ class Rule3:
         """``z_h = prox_{mu l}(v)`` on the nodes, each call started from the previous call's
         points (``gaussian.prox_near``: a Halley step or two while the solver moves a little;
         the same stopping rule, to rounding level)."""
-        t, _ = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), self._t)
+        start = self._t if self._t is not None and self._t.size == v.size else None
+        t, _ = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
         self._t = t
         return t[0, :, 0]
 
@@ -139,8 +140,11 @@ class Rule3:
         """The rule for the margins at ``y`` (``moments``): scales ``max |A|``, the largest
         ``g_1`` coefficient and the ``g_2`` coefficient, times ``margin``."""
         c1, c2 = _coefficients(y, view)
-        return cls(view.kappa, n, (margin * max(abs(view.A_g), abs(y[0])),
-                                   margin * max(view.nu_g, abs(c1)), margin * c2))
+        scales = (margin * max(abs(view.A_g), abs(y[0])), margin * max(view.nu_g, abs(c1)),
+                  margin * c2)
+        keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
+                     for sc in (max(view.kappa, scales[0]), scales[1], scales[2]))
+        return remembered((cls, view.kappa, n, keys), lambda: cls(view.kappa, n, scales))
 
     def expect(self, values):
         # Not np.dot: a BLAS call per expectation costs more than it saves here.

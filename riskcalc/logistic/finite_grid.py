@@ -16,6 +16,8 @@ same quadrature ladder (two consecutive rules agree). What changes is where each
   point the same way, so its error is second order in the step). When that root misses
   ``TOL`` the solver takes its own cold path (the continuation of the scalar call): a point that
   converges nowhere raises ``SolverError`` as the scalar call does.
+- **Shared rules.** The quadrature rules of one axis layout are built once for the grid and
+  carry their last proximal points to the next point (``gaussian.shared_rules``).
 - **Shared global models.** Points with one federation and one ``global_lam`` (a grid in lam)
   share one global fixed point, solved once.
 
@@ -30,7 +32,7 @@ import numpy as np
 from dataclasses import replace
 
 from riskcalc._validate import as_array, integers, positive_int
-from riskcalc.logistic.gaussian import JacobianMemory
+from riskcalc.logistic.gaussian import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.pooled import Federation, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
@@ -111,13 +113,14 @@ def _solve_grid(points, weights, method, wanted, max_seconds, solve):
     coords = [np.concatenate([g, r, [s, -1.0 if lam is None else lam,
                                      -1.0 if lg is None else lg]])
               for g, r, s, lam, lg in points]
-    for k, (g, r, s, lam, lg) in enumerate(points):
-        warm = last if k == 0 else predict(prev, last, coords[k - 2] if k >= 2 else None,
-                                           coords[k - 1], coords[k])
-        point = solve(g, r, s, lam, lg, weights, method, wanted, warm=warm, pooled=pooled,
-                      max_seconds=max_seconds, estimate=False)
-        out.append(point)
-        prev, last = last if k else None, point.warm
+    with shared_rules():
+        for k, (g, r, s, lam, lg) in enumerate(points):
+            warm = last if k == 0 else predict(prev, last, coords[k - 2] if k >= 2 else None,
+                                               coords[k - 1], coords[k])
+            point = solve(g, r, s, lam, lg, weights, method, wanted, warm=warm, pooled=pooled,
+                          max_seconds=max_seconds, estimate=False)
+            out.append(point)
+            prev, last = last if k else None, point.warm
     return out
 
 

@@ -31,6 +31,7 @@ No scipy submodule is imported here (fast ``riskcalc`` start-up).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -304,6 +305,53 @@ def _prox_table(v, mu, K: int = 129):
     return table[rows, i] * (1.0 - frac) + table[rows, i + 1] * frac
 
 
+#: ``remembered``'s capacity: rules, and the most nodes of a rule kept.
+REMEMBER, REMEMBER_NODES = 16, 40_000
+#: The store of ``shared_rules`` (None outside: nothing is kept).
+_STORE = [None]
+
+
+@contextmanager
+def shared_rules():
+    """Within this block, ``remembered`` keeps the small rules it builds: the grids
+    (``riskcalc.logistic.finite_grid``, the far points of ``grid``) solve one point after
+    another on rules of the same axes. Outside it every solve builds its own rules, so a call's
+    values do not depend on the calls before it (bit for bit: shared rules carry their last
+    proximal points, the next solve's warm start, which moves the roots by rounding)."""
+    outer, _STORE[0] = _STORE[0], {}
+    try:
+        yield
+    finally:
+        _STORE[0] = outer
+
+
+def remembered(key, build):
+    """The rule ``key`` (its class, ``kappa``, ladder level and axis keys: these fix its nodes)
+    built once within ``shared_rules``: a solve re-builds the rules of its point at every root,
+    and a grid those of its neighbours. Sharing also shares the last proximal points, the next
+    call's warm start. Rules over ``REMEMBER_NODES`` nodes are not kept (memory); the oldest go
+    beyond ``REMEMBER``. Outside ``shared_rules``: ``build()``."""
+    store = _STORE[0]
+    rule = None if store is None else store.get(key)
+    if rule is None:
+        rule = build()
+        if store is None:
+            return rule
+        # A rule of the same class, level and axes at another kappa (a grid's neighbour) has
+        # proximal points on nodes of the same shape: the new rule's first warm start.
+        for other_key, other in reversed(store.items()):
+            if other_key[:1] + other_key[2:] == key[:1] + key[2:] \
+                    and getattr(other, "_t", None) is not None \
+                    and other.weight.shape == rule.weight.shape:
+                rule._t = other._t
+                break
+        if rule.weight.size <= REMEMBER_NODES:
+            if len(store) >= REMEMBER:
+                del store[next(iter(store))]
+            store[key] = rule
+    return rule
+
+
 class Rule:
     """The 2-d tensor rule over ``(s, g)`` with the label weight ``2 sigmoid(kappa s)``, at ladder
     level ``n``, resolving integrands ``F(a s + rho g)`` with ``|a| <= a_scale`` and
@@ -323,8 +371,12 @@ class Rule:
 
     @classmethod
     def at(cls, kappa: float, n: int, a: float, rho: float, margin: float = SCALE_MARGIN):
-        """The rule for a point with ``(a, rho)`` (scales enlarged by ``margin``)."""
-        return cls(kappa, n, margin * abs(a), margin * rho)
+        """The rule for a point with ``(a, rho)`` (scales enlarged by ``margin``); small rules
+        are remembered (``remembered``)."""
+        keys = (axis_key(max(kappa, margin * abs(a)), n, NODES[0]),
+                axis_key(margin * rho, n, NODES[0]))
+        return remembered((cls, kappa, n, keys),
+                          lambda: cls(kappa, n, margin * abs(a), margin * rho))
 
     def prox(self, v, mu):
         """``prox_logistic(v, mu)`` on the grid, each call started from the previous call's

@@ -21,7 +21,7 @@ from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import (CENTRES, LAM_RATIO, QUAD_RTOL, TOL, _limit,
                                            centre_geometry, solve_fixed_point)
-from riskcalc.logistic.gaussian import GH_REACH, Rule
+from riskcalc.logistic.gaussian import GH_REACH, Rule, shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.work import oracle_seconds, refuse
@@ -67,10 +67,11 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     # previous one's solution (``solve_fixed_point``'s start; its continuation when that
     # fails), not from lam = 100.
     x = None
-    for k in (k for k in snake_order(shape) if k in rest):
-        res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]])
-        for f in FIELDS:
-            out[f][k] = getattr(res, f)
+    with shared_rules():
+        for k in (k for k in snake_order(shape) if k in rest):
+            res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]])
+            for f in FIELDS:
+                out[f][k] = getattr(res, f)
     notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
         if np.any(np.isnan(out["cosine"])) else []
     params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),

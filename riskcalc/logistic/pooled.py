@@ -304,7 +304,7 @@ def _check_rest(fed, x, previous, lams, k, lam_g, max_seconds):
         raise ValueError(
             f"global_lam = {lam_g:g}: the logistic global model's norm grows as global_lam "
             f"-> 0 (||w_g|| = {norm:.3g} at global_lam = {lams[k]:g}), and the rest of the "
-            f"path is estimated at at least {rest:.3g} s of quadrature (riskcalc.logistic."
+            f"path is estimated at {rest:.3g} s of quadrature (riskcalc.logistic."
             f"work), over max_seconds = {max_seconds:g}; global_lam >= {lams[k]:g} is within "
             "it, or raise max_seconds")
     return now

@@ -15,8 +15,9 @@ Estimated here, before solving, from what is known before solving (derived here)
   with ``alpha <= 1``), whose margins have coefficients ``c_e = S^2/kappa`` along ``w_i`` and
   ``C = S r / kappa`` across it (``fixed_point.centre_geometry``). The estimate builds the rules'
   axis keys (``gaussian.axis_key``, no nodes) at these scales: a solution that grows beyond
-  them (small penalties) only costs more, so the estimate is a lower bound of the work, up to
-  the evaluation count.
+  them (small penalties) costs more, one that shrinks less. Measured against the estimate
+  (loaded machine): oracle at ``signal = r = 10``, lam 0.1, 10 s estimated, 10-12 s taken;
+  M = 5 RTFA there 5.7 s estimated, 2.9 s taken.
 - **Evaluations.** ``EVALS_PER_ROOT`` residual evaluations per root (measured 9 to 36 for
   hybr with a finite-difference or analytic Jacobian), times the roots of the path: one per
   continuation stage (``lam`` from 100 down by factors of 10; one from a warm start) and the
@@ -121,6 +122,6 @@ def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:
             lo, hi = (mid, hi) if estimate_at(mid) <= limit else (lo, mid)
         advice = (f"signal and r at most {lo:.3g} times their values (||w_i|| below "
                   f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
-    raise ValueError(f"{what}: estimated at least {seconds:.3g} s of quadrature (large norms "
+    raise ValueError(f"{what}: estimated at {seconds:.3g} s of quadrature (large norms "
                      f"need Gauss-Legendre panels; riskcalc.logistic.work), over the limit "
                      f"max_seconds = {limit:g}; {advice}")
