@@ -8,14 +8,37 @@
 Grids (RTFA, global_lam 0.01, samples weights): M = 5 identical clients (gamma 1, S = r = 1) in
 lam (1e-2 .. 10), in r (0.1 .. 2, lam 0.1) and in gamma (0.3 .. 3, lam 0.1); a 4-client
 federation (gamma 0.5, 1, 2, 1; r 0.5, 1, 1.5, 0; S = 1; every client's limits) in lam and in a
-common scale t of the r_j (0.5 .. 1.5); FedProx (pfedme) on the M = 5 lam grid; the oracle
-(infinitely many clients) on 2-d gamma x lam grids. ``--sample`` points of each grid are
+common scale t of the r_j (0.5 .. 1.5), and in lam for client 0 alone; FedProx (pfedme) on
+the M = 5 lam grid; the oracle (infinitely many clients) on 2-d gamma x lam grids and on a
+20-point lam grid at ||w_i|| = 4.2 (composite rules). ``--sample`` points of each grid are
 computed by scalar calls of the ``--baseline`` revision (``git archive`` into a temporary
 folder, run in a subprocess of this run: the code before this change, a fresh interpreter,
 its own remembered global models as a loop of scalar calls would have) and of this tree; the
-table gives the grid's ms a point, the baseline's, their ratio, and the largest relative
-difference of the risk and test error from this tree's scalar calls and from the baseline's.
+table gives the grid's ms a point, the baseline's (wall time, and in brackets the process's
+CPU time, which a loaded machine inflates far less), their CPU ratio, and the largest relative
+difference of the risk and test error from this tree's scalar calls ("d now") and from the
+baseline's ("d base").
 The load average is printed: on the shared machine both timings inflate alike.
+
+Measured (2 cores shared with five other sessions, load average 8.2-8.4 throughout; the
+CPU column is the robust one there, wall time on a quiet machine is close to it):
+
+    first call in a fresh interpreter (import + 3-point M=5 grid): 1.40 s (0.56 s CPU)
+    grid                             pts    grid ms/pt      base ms/pt  ratio    d now   d base
+    M=5 rtfa, lam grid               100   16.5 (  6.5)   134.4 (  51.0)    7.8  4.7e-14  4.8e-14
+    M=5 rtfa, r grid                 100   34.4 ( 13.2)   422.4 ( 167.3)   12.6  1.2e-13  1.2e-13
+    M=5 rtfa, gamma grid             100   31.8 ( 12.7)   357.5 ( 141.7)   11.2  1.5e-13  1.5e-13
+    M=5 pfedme, lam grid             100   31.5 ( 12.6)   101.4 (  40.8)    3.2  2.9e-15  1.4e-14
+    het4 rtfa, lam grid              100   68.5 ( 27.3)   810.7 ( 323.5)   11.9  2.2e-13  2.2e-13
+    het4 rtfa, lam grid, client 0    100   17.5 (  7.0)   375.7 ( 150.2)   21.6  9.4e-14  9.9e-14
+    het4 rtfa, r scale grid          100  112.2 ( 41.2)  1727.4 ( 685.7)   16.6  3.2e-13  3.1e-13
+    oracle gamma x lam 20x20         400    8.2 (  3.3)    49.2 (  19.8)    6.1  6.4e-13  6.5e-13
+    oracle gamma x lam 10x30, S=2    300    8.7 (  3.4)   201.2 (  79.7)   23.5  2.4e-16  6.6e-16
+    oracle lam grid 20, S = r = 3     20   44.3 ( 17.6)   142.0 (  56.6)    3.2  8.4e-16  4.2e-15
+
+(het4 rows without "client 0" give all four clients' limits at every point: four fine-tuning
+fixed points. The baseline's scalar calls of one lam grid share its remembered global model,
+as a loop of scalar calls does.)
 """
 
 import argparse
@@ -45,6 +68,8 @@ def grids(P):
         "M=5 rtfa, gamma grid": ("finite", dict(base, gamma=np.linspace(0.3, 3.0, P))),
         "M=5 pfedme, lam grid": ("finite", dict(base, lam=lam, method="pfedme")),
         "het4 rtfa, lam grid": ("clients", dict(HET, signal=1.0, global_lam=0.01, lam=lam)),
+        "het4 rtfa, lam grid, client 0": ("clients", dict(HET, signal=1.0, global_lam=0.01,
+                                                           lam=lam, target=0)),
         "het4 rtfa, r scale grid": ("clients", dict(
             gamma=HET["gamma"], r=t[:, None] * np.array(HET["r"]), signal=1.0,
             global_lam=0.01, lam=0.1)),
@@ -58,6 +83,10 @@ def oracle_grids():
         "oracle gamma x lam 10x30, S=2": dict(gamma=np.linspace(0.5, 4.0, 10)[:, None],
                                               signal=2.0, r=0.5,
                                               lam=np.geomspace(1e-2, 10, 30)[None, :]),
+        # ||w_i|| = 4.2, beyond the Gauss-Hermite reach: composite rules, one point at a time
+        # along the grid.
+        "oracle lam grid 20, S = r = 3": dict(gamma=1.0, signal=3.0, r=3.0,
+                                              lam=np.geomspace(1e-2, 10, 20)),
     }
 
 
@@ -107,15 +136,15 @@ from bench_logistic_finite_grid import scalar, warm_up
 warm_up()
 out = []
 for kind, kw in json.load(sys.stdin):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     val = scalar(kind, kw)
-    out.append((time.perf_counter() - t, val))
+    out.append((time.perf_counter() - t, time.process_time() - c, val))
 print(json.dumps(out))
 """
 
 
 def baseline_calls(rev, calls):
-    """Scalar calls of revision ``rev`` in a fresh interpreter: ``[(seconds, value)]``."""
+    """Scalar calls of revision ``rev`` in a fresh interpreter: ``[(wall s, CPU s, value)]``."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "riskcalc"],
                                  capture_output=True, check=True).stdout
@@ -129,13 +158,16 @@ def baseline_calls(rev, calls):
         return json.loads(run.stdout)
 
 
-def first_call() -> float:
-    code = ("import time; t = time.perf_counter(); import numpy as np, riskcalc; "
-            "riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=np.array([0.1, 0.2, "
-            "0.4]), clients=5, global_lam=0.01); print(time.perf_counter() - t)")
+def first_call():
+    """Wall and CPU seconds of the import and a 3-point M = 5 grid in a fresh interpreter."""
+    code = ("import time; t, c = time.perf_counter(), time.process_time(); import numpy as np, "
+            "riskcalc; riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=np.array(["
+            "0.1, 0.2, 0.4]), clients=5, global_lam=0.01); print(time.perf_counter() - t, "
+            "time.process_time() - c)")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                env=env, check=True).stdout)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    return float(out[0]), float(out[1])
 
 
 def rel(a, b):
@@ -153,29 +185,34 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     warm_up()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; baseline {args.baseline}")
-    print(f"first call in a fresh interpreter (import + 3-point M=5 grid): {first_call():.2f} s")
-    print(f"{'grid':<30} {'pts':>4} {'grid ms/pt':>10} {'base ms/pt':>10} {'ratio':>6} "
-          f"{'diff vs now':>11} {'diff vs base':>12}")
+    wall, cpu = first_call()
+    print(f"first call in a fresh interpreter (import + 3-point M=5 grid): {wall:.2f} s "
+          f"({cpu:.2f} s CPU)")
+    print("ms a point, wall (CPU of the process); ratio = baseline CPU / grid CPU")
+    print(f"{'grid':<31} {'pts':>4} {'grid ms/pt':>13} {'base ms/pt':>15} {'ratio':>6} "
+          f"{'d now':>8} {'d base':>8}")
     todo = {**grids(args.points), **{n: ("oracle", kw) for n, kw in oracle_grids().items()}}
     for name, (kind, kw) in todo.items():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         if kind == "clients":
             res = riskcalc.logistic_clients_limit(**kw)
         else:
             res = riskcalc.logistic_limit(**kw)
         n = int(np.prod(np.shape(res.mean["risk"] if kind == "clients" else res.risk)))
-        per_grid = (time.perf_counter() - t) / n
+        per_grid, cpu_grid = (time.perf_counter() - t) / n, (time.process_time() - c) / n
         idx = np.linspace(0, n - 1, args.sample).astype(int)
         calls = [entry((kind, kw), int(k)) for k in idx]
         base = baseline_calls(args.baseline, calls)
-        per_base = sum(s for s, _ in base) / len(base)
+        per_base = sum(b[0] for b in base) / len(base)
+        cpu_base = sum(b[1] for b in base) / len(base)
         now = [scalar(*c) for c in calls]
         grid = [(np.reshape(res.risk, (n, -1))[k].tolist(),
                  np.reshape(res.test_error, (n, -1))[k].tolist()) for k in idx]
         d_now = max(rel(g[i], s[i]) for g, s in zip(grid, now) for i in (0, 1))
-        d_base = max(rel(g[i], b[1][i]) for g, b in zip(grid, base) for i in (0, 1))
-        print(f"{name:<30} {n:>4} {1e3 * per_grid:>10.1f} {1e3 * per_base:>10.1f} "
-              f"{per_base / per_grid:>6.1f} {d_now:>11.1e} {d_base:>12.1e}", flush=True)
+        d_base = max(rel(g[i], b[2][i]) for g, b in zip(grid, base) for i in (0, 1))
+        print(f"{name:<31} {n:>4} {1e3 * per_grid:>6.1f} ({1e3 * cpu_grid:>5.1f}) "
+              f"{1e3 * per_base:>7.1f} ({1e3 * cpu_base:>6.1f}) {cpu_base / cpu_grid:>6.1f} "
+              f"{d_now:>8.1e} {d_base:>8.1e}", flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -51,6 +51,9 @@ def test_two_dimensional_grid_and_methods_without_a_penalty():
     close(grid, riskcalc.logistic_limit(**dict(BASE, lam=0.5, r=1.0)), 4)
     out = json.loads(json.dumps(grid.as_dict()))
     assert np.shape(out["risk"]) == (2, 3) and out["params"]["clients"] == [[5] * 3] * 2
+    # The number of clients varies too (no common secant between federations of other sizes).
+    sizes = riskcalc.logistic_limit(**dict(BASE, lam=0.1, clients=[2, 3, 8]))
+    close(sizes, riskcalc.logistic_limit(**dict(BASE, lam=0.1, clients=8)), 2)
     fedavg = riskcalc.logistic_limit(**dict(BASE, r=r, method="fedavg"))
     close(fedavg, riskcalc.logistic_limit(**dict(BASE, r=1.5, method="fedavg")), 2)
     local = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=r, lam=0.3, clients=5,

@@ -296,11 +296,6 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         The penalty of rtfa / local_ridge (>= 0) or pfedme (> 0), shared by the clients.
     global_lam : float or array_like
         The global model's ridge toward 0, >= 0 (not needed by local_ridge).
-
-    Array ``signal``, ``lam``, ``global_lam`` or per-client arrays of rank 2 or more make a
-    grid (numpy broadcasting over the leading axes; Sigma = I), solved with warm starts along
-    it (``riskcalc.logistic.finite_grid.clients_grid``): the per-client fields have shape
-    ``grid + (M,)``, ``mean`` and the global model's fields shape ``grid``.
     weights : {"samples", "uniform"}
         ``c_j = 1/N`` or ``1/(M n_j)``.
     method : {"rtfa", "fedavg", "local_ridge", "pfedme"}
@@ -318,6 +313,10 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     Returns
     -------
     LogisticClientsResult
+        Array ``signal``, ``lam``, ``global_lam`` or per-client arrays of rank 2 or more make
+        a grid (numpy broadcasting over the leading axes; Sigma = I), solved with warm starts
+        along it (``riskcalc.logistic.finite_grid.clients_grid``): the per-client fields have
+        shape ``grid + (M,)``, ``mean`` and the global model's fields shape ``grid``.
 
     Raises
     ------
@@ -364,17 +363,12 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
                                  residual=float(point.residual), notes=())
 
 
-def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, points=1):
-    """``riskcalc.logistic.work.refuse`` for ``points`` solves of this federation (the first
-    cold, the others warm started along a grid)."""
+def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
+    """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
     def at(t):
-        cold = finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
-        warm = finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets,
-                              warm=True)
-        return cold + (points - 1) * warm
+        return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
     refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
-           f"r up to {float(np.max(rr)):g}{f', {points} grid points' if points > 1 else ''})",
-           at)
+           f"r up to {float(np.max(rr)):g})", at)
 
 
 @dataclass(frozen=True)

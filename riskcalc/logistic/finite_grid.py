@@ -27,9 +27,9 @@ roots of one system to residual ``TOL`` on the rule the ladder settles on), not 
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import replace
+
+import numpy as np
 
 from riskcalc._validate import as_array, integers, positive_int
 from riskcalc.logistic.gaussian import JacobianMemory, shared_rules
@@ -46,8 +46,8 @@ def predict(prev, last, p_prev, p_last, p_next):
     """A warm start for the point at ``p_next``: ``last`` (the previous point's ``Point.warm``)
     moved along the secant from ``prev`` when the steps ``p_last - p_prev`` and
     ``p_next - p_last`` are parallel (module docstring); else ``last`` itself."""
-    if prev is None:
-        return last
+    if prev is None or not p_prev.shape == p_last.shape == p_next.shape:
+        return last                 # (a change in the number of clients: no common secant)
     d0, d1 = p_last - p_prev, p_next - p_last
     n0, n1 = np.linalg.norm(d0), np.linalg.norm(d1)
     if not (n0 > 0 and n1 > 0 and d0 @ d1 > PARALLEL * n0 * n1):

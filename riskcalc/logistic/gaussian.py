@@ -306,7 +306,7 @@ def _prox_table(v, mu, K: int = 129):
 
 
 #: ``remembered``'s capacity: rules, and the most nodes of a rule kept.
-REMEMBER, REMEMBER_NODES = 16, 40_000
+REMEMBER, REMEMBER_NODES = 48, 40_000
 #: The store of ``shared_rules`` (None outside: nothing is kept).
 _STORE = [None]
 
@@ -337,14 +337,13 @@ def remembered(key, build):
         rule = build()
         if store is None:
             return rule
-        # A rule of the same class, level and axes at another kappa (a grid's neighbour) has
-        # proximal points on nodes of the same shape: the new rule's first warm start.
-        for other_key, other in reversed(store.items()):
-            if other_key[:1] + other_key[2:] == key[:1] + key[2:] \
-                    and getattr(other, "_t", None) is not None \
-                    and other.weight.shape == rule.weight.shape:
-                rule._t = other._t
-                break
+        # A rule of the same class, level and axes at the nearest other kappa (a grid's
+        # neighbour) has proximal points on nodes of the same shape: the first warm start.
+        near = [(abs(k[1] - key[1]), i) for i, (k, other) in enumerate(store.items())
+                if k[:1] + k[2:] == key[:1] + key[2:] and other._t is not None
+                and other.weight.shape == rule.weight.shape]
+        if near:
+            rule._t = list(store.values())[min(near)[1]]._t
         if rule.weight.size <= REMEMBER_NODES:
             if len(store) >= REMEMBER:
                 del store[next(iter(store))]

@@ -114,7 +114,7 @@ def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:
     cost does not come from the norms (then only ``max_seconds`` is suggested)."""
     if seconds <= limit:
         return
-    advice = f"raise max_seconds (now {limit:g})"
+    advice = f"raise max_seconds (the keyword of the Python call; now {limit:g})"
     if estimate_at is not None and estimate_at(0.0) <= limit:
         lo, hi = 0.0, 1.0
         for _ in range(40):
