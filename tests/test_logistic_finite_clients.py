@@ -273,7 +273,8 @@ def test_finite_form_broadcasts_for_sigma_identity_only():
     assert res.risk.shape == (2,)
     with pytest.raises(ValueError, match="spectrum"):
         riskcalc.logistic_limit(gamma=[1.0, 2.0], signal=1.0, r=1.0, lam=0.1, clients=3,
-                                global_lam=1e-3, spectrum=riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5]))
+                                global_lam=1e-3,
+                                spectrum=riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5]))
 
 
 def test_global_lam_zero_where_the_pooled_minimizer_exists():

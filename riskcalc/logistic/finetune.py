@@ -71,7 +71,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
-                                        prox_near, remembered, sigmoid, solve_resolved)
+                                        prox_near, sigmoid, solve_resolved)
+from riskcalc.logistic.warm import remembered
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -221,7 +222,7 @@ def _root(y0, view, lam, rule, memory=None):
 def _root_resolved(y0, view, lam, nodes, memory=None):
     """``_root`` on a rule resolving the margins' scales at the solution
     (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``; ``memory``: a
-    ``gaussian.JacobianMemory`` carried along a grid."""
+    ``warm.JacobianMemory`` carried along a grid."""
     (y, err, nfev), rules = solve_resolved(
         lambda y, rules: _root(y, view, lam, rules[0], memory),
         lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
@@ -312,7 +313,7 @@ def solve_finetune(view: GlobalView, lam: float, start=None, memory=None) -> Fin
     ``start`` (a neighbouring grid point's ``path_y``) or the large-lam start or, failing
     that, by continuation in ``lam`` from ``max(lam, 100)`` by factors of 10; then the
     quadrature ladder ``NODES3`` (two consecutive rules must agree): ``solve_ladder``.
-    ``memory``: a ``gaussian.JacobianMemory`` of the grid, tried before hybr at ``lam``.
+    ``memory``: a ``warm.JacobianMemory`` of the grid, tried before hybr at ``lam``.
 
     Raises
     ------

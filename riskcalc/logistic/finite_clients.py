@@ -149,7 +149,7 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
 def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
-    fine-tuning and the grid's ``gaussian.JacobianMemory``."""
+    fine-tuning and the grid's ``warm.JacobianMemory``."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
@@ -391,7 +391,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     the body of ``logistic_clients_limit``, and one point of ``riskcalc.logistic.finite_grid``.
 
     ``warm``: a neighbouring point's ``Point.warm`` (or a prediction from two of them), with
-    ``warm["memory"]`` the grid's ``gaussian.JacobianMemory`` per fixed point; each fixed point
+    ``warm["memory"]`` the grid's ``warm.JacobianMemory`` per fixed point; each fixed point
     then first tries a direct root from it and falls back to its own path when that root
     misses ``TOL`` (the checks are the solvers' own either way). ``pooled``: the global model's
     solver ``pooled(fed, global_lam, start)`` (default: ``_pooled``, remembered).

@@ -17,7 +17,7 @@ same quadrature ladder (two consecutive rules agree). What changes is where each
   ``TOL`` the solver takes its own cold path (the continuation of the scalar call): a point that
   converges nowhere raises ``SolverError`` as the scalar call does.
 - **Shared rules.** The quadrature rules of one axis layout are built once for the grid and
-  carry their last proximal points to the next point (``gaussian.shared_rules``).
+  carry their last proximal points to the next point (``warm.shared_rules``).
 - **Shared global models.** Points with one federation and one ``global_lam`` (a grid in lam)
   share one global fixed point, solved once.
 
@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc._validate import as_array, integers, positive_int
-from riskcalc.logistic.gaussian import JacobianMemory, shared_rules
+from riskcalc.logistic.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.pooled import Federation, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
@@ -80,7 +80,7 @@ def _pooled_cache(memory, max_seconds):
 
 
 class _Memories(dict):
-    """One ``gaussian.JacobianMemory`` per fixed point of the grid, made on first use."""
+    """One ``warm.JacobianMemory`` per fixed point of the grid, made on first use."""
 
     def __missing__(self, key):
         self[key] = JacobianMemory()

@@ -191,7 +191,7 @@ def rules_at(fed: Federation, nodes: int):
 
 def _root_resolved(x0, fed, lam_g, nodes, memory=None, maxfev=0):
     """``_root`` on rules resolving the solution's scales (``gaussian.solve_resolved``);
-    ``memory``: a ``gaussian.JacobianMemory`` carried along a grid; ``maxfev``: hybr's limit
+    ``memory``: a ``warm.JacobianMemory`` carried along a grid; ``maxfev``: hybr's limit
     on evaluations (0: its default, 200 per unknown)."""
     out, _ = solve_resolved(lambda x, rules: _root(x, fed, lam_g, rules, memory, maxfev),
                             rules_at(fed, nodes), np.asarray(x0, float))
@@ -219,7 +219,7 @@ def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
     ``start``: the unknowns of ``residuals`` near this point's path root (a neighbouring grid
     point's ``path_x``), tried first in place of the continuation; the continuation runs when
     that root misses ``TOL``. The ladder and its checks are the same either way. ``memory``
-    (with ``start``): a ``gaussian.JacobianMemory`` of the grid, tried before hybr.
+    (with ``start``): a ``warm.JacobianMemory`` of the grid, tried before hybr.
 
     Below ``lam_g = 1e-4`` the path goes on down by factors of 10 (on separable pooled data
     the solution's norm grows without bound as ``lam_g -> 0``, and a jump from 1e-4 finds no
