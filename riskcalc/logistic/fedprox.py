@@ -38,6 +38,8 @@ gives FedAvg's global model (``pooled``); M = 1 gives local ridge with penalty
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -47,6 +49,14 @@ from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ra
 
 def _expand(fed: Federation):
     return np.repeat(np.arange(fed.gamma.size), fed.count)
+
+
+@lru_cache(maxsize=8)
+def _ones_basis(M: int):
+    """An orthonormal basis of R^M whose first vector is ``1/sqrt(M)`` (up to sign; read-only)."""
+    Q = np.linalg.qr(np.column_stack([np.ones(M), np.eye(M)[:, :M - 1]]))[0]
+    Q.flags.writeable = False
+    return Q
 
 
 def coupling_inverse(pi, lam: float, lam_g: float, d):
@@ -60,8 +70,7 @@ def coupling_inverse(pi, lam: float, lam_g: float, d):
     a residual of 1e-16). Here the inverse is taken in an orthonormal basis whose first vector
     is ``1/sqrt(M)``, with the ``lam`` part's first row and column set to their exact 0.
     """
-    M = pi.size
-    Q = np.linalg.qr(np.column_stack([np.ones(M), np.eye(M)[:, :M - 1]]))[0]
+    Q = _ones_basis(pi.size)
     T = Q.T @ (np.diag(pi) - np.outer(pi, pi)) @ Q
     T[0, :] = T[:, 0] = 0.0
     c = lam * lam_g / (lam + lam_g)
