@@ -20,21 +20,21 @@ difference of the risk and test error from this tree's scalar calls ("d now") an
 baseline's ("d base").
 The load average is printed: on the shared machine both timings inflate alike.
 
-Measured (2 cores shared with five other sessions, load average 8.2-8.4 throughout; the
+Measured (2 cores shared with five other sessions, load average 5.3-5.6 throughout; the
 CPU column is the robust one there, wall time on a quiet machine is close to it):
 
-    first call in a fresh interpreter (import + 3-point M=5 grid): 1.40 s (0.56 s CPU)
+    first call in a fresh interpreter (import + 3-point M=5 grid): 1.17 s (0.55 s CPU)
     grid                             pts    grid ms/pt      base ms/pt  ratio    d now   d base
-    M=5 rtfa, lam grid               100   16.5 (  6.5)   134.4 (  51.0)    7.8  4.7e-14  4.8e-14
-    M=5 rtfa, r grid                 100   34.4 ( 13.2)   422.4 ( 167.3)   12.6  1.2e-13  1.2e-13
-    M=5 rtfa, gamma grid             100   31.8 ( 12.7)   357.5 ( 141.7)   11.2  1.5e-13  1.5e-13
-    M=5 pfedme, lam grid             100   31.5 ( 12.6)   101.4 (  40.8)    3.2  2.9e-15  1.4e-14
-    het4 rtfa, lam grid              100   68.5 ( 27.3)   810.7 ( 323.5)   11.9  2.2e-13  2.2e-13
-    het4 rtfa, lam grid, client 0    100   17.5 (  7.0)   375.7 ( 150.2)   21.6  9.4e-14  9.9e-14
-    het4 rtfa, r scale grid          100  112.2 ( 41.2)  1727.4 ( 685.7)   16.6  3.2e-13  3.1e-13
-    oracle gamma x lam 20x20         400    8.2 (  3.3)    49.2 (  19.8)    6.1  6.4e-13  6.5e-13
-    oracle gamma x lam 10x30, S=2    300    8.7 (  3.4)   201.2 (  79.7)   23.5  2.4e-16  6.6e-16
-    oracle lam grid 20, S = r = 3     20   44.3 ( 17.6)   142.0 (  56.6)    3.2  8.4e-16  4.2e-15
+    M=5 rtfa, lam grid               100   14.6 (  7.2)   133.9 (  66.8)    9.2  4.7e-14  4.8e-14
+    M=5 rtfa, r grid                 100   28.2 ( 14.0)   351.2 ( 176.4)   12.6  1.2e-13  1.2e-13
+    M=5 rtfa, gamma grid             100   30.0 ( 14.8)   363.6 ( 179.8)   12.1  1.5e-13  1.5e-13
+    M=5 pfedme, lam grid             100   33.2 ( 16.4)    98.4 (  49.0)    3.0  4.3e-15  7.6e-14
+    het4 rtfa, lam grid              100   63.3 ( 31.5)   633.5 ( 324.0)   10.3  2.2e-13  2.2e-13
+    het4 rtfa, lam grid, client 0    100   15.0 (  7.5)   299.1 ( 148.7)   19.9  9.4e-14  9.9e-14
+    het4 rtfa, r scale grid          100   89.7 ( 44.9)  1516.5 ( 756.8)   16.9  3.2e-13  3.1e-13
+    oracle gamma x lam 20x20         400    7.9 (  3.9)    46.6 (  23.1)    5.9  6.4e-13  6.5e-13
+    oracle gamma x lam 10x30, S=2    300    6.4 (  3.2)   150.5 (  73.9)   23.2  2.4e-16  6.6e-16
+    oracle lam grid 20, S = r = 3     20   47.9 ( 23.9)   112.1 (  56.0)    2.3  8.4e-16  4.2e-15
 
 (het4 rows without "client 0" give all four clients' limits at every point: four fine-tuning
 fixed points. The baseline's scalar calls of one lam grid share its remembered global model,
