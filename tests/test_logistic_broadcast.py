@@ -11,7 +11,7 @@ import pytest
 import riskcalc
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.gaussian import Rule, batch_moments, prox_logistic
-from riskcalc.logistic.gaussian import _prox_near
+from riskcalc.logistic.gaussian import prox_near
 
 FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 
@@ -91,7 +91,7 @@ def test_batch_prox_from_table_and_warm_starts():
     v = np.linspace(-60, 60, 3 * 49).reshape(3, 7, 7)
     mu = np.array([1e-6, 3.0, 1e4])[:, None, None]
     for start in (None, prox_logistic(v, mu) + 0.3):
-        t, p = _prox_near(v, mu, start)
+        t, p = prox_near(v, mu, start)
         np.testing.assert_allclose(t, prox_logistic(v, mu), rtol=0, atol=1e-11 * (1 + 60 + 1e4))
         np.testing.assert_array_equal(p, 1.0 / (1.0 + np.exp(t)))
 

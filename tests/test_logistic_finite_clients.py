@@ -265,10 +265,16 @@ def test_finetune_root_by_another_quadrature():
     assert np.max(np.abs(ft_residuals(y, view, 1.0, rule))) < 1e-7
 
 
-def test_finite_form_takes_scalars():
-    with pytest.raises(ValueError, match="must be a number with clients"):
+def test_finite_form_broadcasts_for_sigma_identity_only():
+    # Array arguments make a grid (tests/test_logistic_finite_grid.py); with a spectrum the
+    # finite-M form takes numbers.
+    res = riskcalc.logistic_limit(gamma=[1.0, 2.0], signal=1.0, r=1.0, lam=0.1, clients=3,
+                                  global_lam=1e-3)
+    assert res.risk.shape == (2,)
+    with pytest.raises(ValueError, match="spectrum"):
         riskcalc.logistic_limit(gamma=[1.0, 2.0], signal=1.0, r=1.0, lam=0.1, clients=3,
-                                global_lam=1e-3)
+                                global_lam=1e-3,
+                                spectrum=riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5]))
 
 
 def test_global_lam_zero_where_the_pooled_minimizer_exists():

@@ -41,10 +41,11 @@ def batch_residuals(x, kappa, gamma, lam, c_e, C, nodes, start=None):
                       np.stack([zero, b / rho, q * q / rho, zero], -1),
                       np.stack([zero, zero, zero, mu], -1)], 1)        # (P, 3, 4)
     dm = dm @ chain
+    w = 1.0 / np.maximum(1.0, lam)         # (E3), (E4) scaled as in fixed_point.residuals
     res = np.stack([mu * (lam + D) / gamma - 1.0 + (x[:, 3] - log_mu),
                     0.5 * np.log(E2 / gamma) - x[:, 2],
-                    lam * (a - c_e) - E3,
-                    b * (lam + D) - lam * C], -1)
+                    w * (lam * (a - c_e) - E3),
+                    w * (b * (lam + D) - lam * C)], -1)
     jac = np.stack([(mu / gamma)[:, None] * dm[:, 0],
                     0.5 * dm[:, 1] / E2[:, None],
                     -dm[:, 2],
@@ -53,6 +54,7 @@ def batch_residuals(x, kappa, gamma, lam, c_e, C, nodes, start=None):
     jac[:, 1, 2] -= 1.0
     jac[:, 2, 0] += lam
     jac[:, 3, 1] += lam + D
+    jac[:, 2:] *= w[:, None, None]
     return res, jac, t
 
 

@@ -38,6 +38,8 @@ gives FedAvg's global model (``pooled``); M = 1 gives local ridge with penalty
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -47,6 +49,33 @@ from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ra
 
 def _expand(fed: Federation):
     return np.repeat(np.arange(fed.gamma.size), fed.count)
+
+
+@lru_cache(maxsize=8)
+def _ones_basis(M: int):
+    """An orthonormal basis of R^M whose first vector is ``1/sqrt(M)`` (up to sign; read-only)."""
+    Q = np.linalg.qr(np.column_stack([np.ones(M), np.eye(M)[:, :M - 1]]))[0]
+    Q.flags.writeable = False
+    return Q
+
+
+def coupling_inverse(pi, lam: float, lam_g: float, d):
+    """``(K + diag(d))^-1`` (module docstring, step 2), ``d`` of shape ``(M,)`` or ``(A, M)``
+    (then one inverse per row).
+
+    With ``sum(pi) = 1``, ``K = lam (diag(pi) - pi pi^T) + c pi pi^T``, ``c = lam lam_g /
+    (lam + lam_g)``: ``lam`` acts only off the direction of the all-ones vector, whose own
+    entries are of order ``c + d``. Formed entry by entry, ``K`` rounds at ``lam eps`` in that
+    direction too, which beyond ``lam ~ 1e8`` moved the answer off FedAvg's (1% at 1e12, with
+    a residual of 1e-16). Here the inverse is taken in an orthonormal basis whose first vector
+    is ``1/sqrt(M)``, with the ``lam`` part's first row and column set to their exact 0.
+    """
+    Q = _ones_basis(pi.size)
+    T = Q.T @ (np.diag(pi) - np.outer(pi, pi)) @ Q
+    T[0, :] = T[:, 0] = 0.0
+    c = lam * lam_g / (lam + lam_g)
+    A = lam * T + c * np.outer(Q.T @ pi, Q.T @ pi) + np.einsum("im,...m,mj->...ij", Q.T, d, Q)
+    return Q @ np.linalg.inv(A) @ Q.T
 
 
 def views(x, fed: Federation, lam: float, lam_g: float, rules):
@@ -60,8 +89,7 @@ def views(x, fed: Federation, lam: float, lam_g: float, rules):
                           for c, rule in enumerate(rules)]).T
     D, E2, E3, al, m = D[idx], E2[idx], E3[idx], alpha[idx], mu[idx]
     pi, gamma, r, kappa, S = fed.pi[idx], fed.gamma[idx], fed.r[idx], fed.kappa[idx], fed.signal
-    K = lam * np.diag(pi) - lam * lam / (lam + lam_g) * np.outer(pi, pi)
-    R = np.linalg.inv(K + np.diag(pi * D))
+    R = coupling_inverse(pi, lam, lam_g, pi * D)
     a = R @ (pi * (_ratio(S, kappa) * E3 + _ratio(S * al, kappa) * D))
     B = R * (pi * (_ratio(r, kappa) * E3 + _ratio(r * al, kappa) * D))[None, :]
     q2 = (R * R) @ (pi * pi * gamma * E2 / (m * m))

@@ -71,7 +71,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
-                                        sigmoid, solve_resolved)
+                                        prox_near, sigmoid, solve_resolved)
+from riskcalc.logistic.warm import remembered
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -112,13 +113,39 @@ class Rule3:
         self.pair = keep[0] * x1.size + keep[1]
         self.s2, self.g12 = np.repeat(xs, x1.size), np.tile(x1, xs.size)
 
+    #: ``prox_g``'s view and values, ``prox_h``'s last points (class defaults: a rule built
+    #: from its arrays alone starts without them).
+    _g_key = _z_g = _t = None
+
+    def prox_g(self, view):
+        """``z_g`` on the nodes: it depends on the global model's view only, so it is solved
+        once per view (a root solve evaluates ``moments`` at one view many times)."""
+        key = (view.A_g, view.nu_g, view.mu_g)
+        if self._g_key != key:
+            self._z_g = prox_logistic(view.A_g * self.s2 + view.nu_g * self.g12,
+                                      view.mu_g)[self.pair]
+            self._g_key = key
+        return self._z_g
+
+    def prox_h(self, v, mu):
+        """``z_h = prox_{mu l}(v)`` on the nodes, each call started from the previous call's
+        points (``gaussian.prox_near``: a Halley step or two while the solver moves a little;
+        the same stopping rule, to rounding level)."""
+        start = self._t if self._t is not None and self._t.size == v.size else None
+        t, _ = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
+        self._t = t
+        return t[0, :, 0]
+
     @classmethod
     def at(cls, view, n: int, y, margin: float = SCALE_MARGIN):
         """The rule for the margins at ``y`` (``moments``): scales ``max |A|``, the largest
         ``g_1`` coefficient and the ``g_2`` coefficient, times ``margin``."""
         c1, c2 = _coefficients(y, view)
-        return cls(view.kappa, n, (margin * max(abs(view.A_g), abs(y[0])),
-                                   margin * max(view.nu_g, abs(c1)), margin * c2))
+        scales = (margin * max(abs(view.A_g), abs(y[0])), margin * max(view.nu_g, abs(c1)),
+                  margin * c2)
+        keys = tuple(axis_key(sc, n, PANEL_BASE, GH_MAX)
+                     for sc in (max(view.kappa, scales[0]), scales[1], scales[2]))
+        return remembered((cls, view.kappa, n, keys), lambda: cls(view.kappa, n, scales))
 
     def expect(self, values):
         # Not np.dot: a BLAS call per expectation costs more than it saves here.
@@ -149,10 +176,10 @@ def moments(y, view: GlobalView, lam: float, rule: Rule3):
     A_h, nu_gh = y[0], y[3]
     mu_h, k_hg, nu_h = np.exp(np.clip(y[[1, 2, 4]], -60.0, 30.0))
     c1, c2 = _coefficients(y, view)
-    z_g = prox_logistic(view.A_g * rule.s2 + view.nu_g * rule.g12, view.mu_g)[rule.pair]
+    z_g = rule.prox_g(view)
     p_g = sigmoid(-z_g)                       # -l'(z_g), label folded
     omega_h = A_h * rule.s + c1 * rule.g1 + c2 * rule.g2
-    z_h = prox_logistic(omega_h + k_hg * p_g, mu_h)
+    z_h = rule.prox_h(omega_h + k_hg * p_g, mu_h)
     p_h = sigmoid(-z_h)
     h_g, h_h = p_g * (1.0 - p_g), p_h * (1.0 - p_h)
     k_g, k_h = 1.0 / (1.0 + view.mu_g * h_g), 1.0 / (1.0 + mu_h * h_h)
@@ -170,13 +197,19 @@ def residuals(y, view: GlobalView, lam: float, rule: Rule3):
     return np.array([
         m["mu_h"] * (lam + m["D_h"]) / view.gamma - 1.0,
         m["k_hg"] * (lam + m["D_x"]) / (lam * view.mu_g) - 1.0,
-        lam * (m["A_h"] - view.A_g) - m["E3"],
+        # Divided by max(1, lam): unscaled, its rounding floor (lam times that of A_h)
+        # exceeds TOL beyond lam ~ 1e5 (the nearly-FedAvg end).
+        (lam * (m["A_h"] - view.A_g) - m["E3"]) / max(1.0, lam),
         (m["nu_gh"] - (rho_h * nu_g2 + m["Q_gh"])) / nu_g2,
         0.5 * np.log((rho_h ** 2 * nu_g2 + 2 * rho_h * m["Q_gh"] + m["Q_h"])) - y[4],
     ])
 
 
-def _root(y0, view, lam, rule):
+def _root(y0, view, lam, rule, memory=None):
+    if memory is not None:
+        out = memory.root(lambda y: residuals(y, view, lam, rule), y0, rule.n, TOL)
+        if out is not None:
+            return out
     from scipy.optimize import root
 
     sol = root(residuals, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
@@ -186,11 +219,12 @@ def _root(y0, view, lam, rule):
     return y, float(np.max(np.abs(residuals(y, view, lam, rule)))), sol.nfev
 
 
-def _root_resolved(y0, view, lam, nodes):
+def _root_resolved(y0, view, lam, nodes, memory=None):
     """``_root`` on a rule resolving the margins' scales at the solution
-    (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``."""
+    (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``; ``memory``: a
+    ``warm.JacobianMemory`` carried along a grid."""
     (y, err, nfev), rules = solve_resolved(
-        lambda y, rules: _root(y, view, lam, rules[0]),
+        lambda y, rules: _root(y, view, lam, rules[0], memory),
         lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
     return y, err, nfev, rules[0]
 
@@ -215,14 +249,16 @@ class FinetuneState:
     D_x: float
     iterations: int
     residual: float
+    #: The root on the path rule (``moments``' unknowns): a neighbouring point's warm start.
+    path_y: np.ndarray = None
 
 
-def solve_ladder(root, start, lam: float, what: str):
+def solve_ladder(root, start, lam: float, what: str, y0=None):
     """The fine-tuning fixed point at ``lam``, the path both ``solve_finetune`` and the
-    spectral form take: with the coarse rule ``PATH_NODES`` directly from the large-lam start
-    (enough on the issue's grid) or, failing that, by continuation in ``lam`` from
-    ``max(lam, 100)`` by factors of 10; then the quadrature ladder ``NODES3`` (two consecutive
-    rules must agree).
+    spectral form take: with the coarse rule ``PATH_NODES`` directly from ``y0`` (a
+    neighbouring grid point's path root) when given, else from the large-lam start (enough on
+    the issue's grid), or, failing that, by continuation in ``lam`` from ``max(lam, 100)`` by
+    factors of 10; then the quadrature ladder ``NODES3`` (two consecutive rules must agree).
 
     Parameters
     ----------
@@ -236,14 +272,17 @@ def solve_ladder(root, start, lam: float, what: str):
 
     Returns
     -------
-    (y, rule, residual, evaluations) at the finest rule reached.
+    (y, rule, residual, evaluations) at the finest rule reached, and the path root.
 
     Raises
     ------
     SolverError
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
-    y, err, nfev, _ = root(start(lam), lam, PATH_NODES)
+    y, err, nfev, _ = root(start(lam) if y0 is None else y0, lam, PATH_NODES)
+    if not err <= TOL and y0 is not None:
+        y, err, n, _ = root(start(lam), lam, PATH_NODES)
+        nfev += n
     if not err <= TOL:
         lams = [max(lam, 100.0)]
         while lams[-1] > lam * 10.0:
@@ -256,6 +295,7 @@ def solve_ladder(root, start, lam: float, what: str):
             if not err <= TOL:
                 raise SolverError(f"{what}: no convergence at lam = {lam_k:g} "
                                   f"(residual {err:.2e})")
+    path_y = y
     for nodes in NODES3:
         y_fine, err, n, fine = root(y, lam, nodes)
         nfev += n
@@ -265,22 +305,25 @@ def solve_ladder(root, start, lam: float, what: str):
     else:
         raise SolverError(f"{what}: quadrature not converged with the ladder's finest level "
                           f"{NODES3[-1]}")
-    return y_fine, fine, err, nfev
+    return y_fine, fine, err, nfev, path_y
 
 
-def solve_finetune(view: GlobalView, lam: float) -> FinetuneState:
-    """The fixed point of steps 1-4 for ``lam > 0``: with a coarse rule, directly from the
-    large-lam start or, failing that, by continuation in ``lam`` from ``max(lam, 100)`` by
-    factors of 10; then the quadrature ladder ``NODES3`` (two consecutive rules must agree).
+def solve_finetune(view: GlobalView, lam: float, start=None, memory=None) -> FinetuneState:
+    """The fixed point of steps 1-4 for ``lam > 0``: with a coarse rule, directly from
+    ``start`` (a neighbouring grid point's ``path_y``) or the large-lam start or, failing
+    that, by continuation in ``lam`` from ``max(lam, 100)`` by factors of 10; then the
+    quadrature ladder ``NODES3`` (two consecutive rules must agree): ``solve_ladder``.
+    ``memory``: a ``warm.JacobianMemory`` of the grid, tried before hybr at ``lam``.
 
     Raises
     ------
     SolverError
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
-    y, fine, err, nfev = solve_ladder(
-        lambda y0, lam_k, nodes: _root_resolved(y0, view, lam_k, nodes),
-        lambda lam_k: _start(view, lam_k), lam, "logistic fine-tuning")
+    y, fine, err, nfev, path_y = solve_ladder(
+        lambda y0, lam_k, nodes: _root_resolved(y0, view, lam_k, nodes,
+                                                memory if lam_k == lam else None),
+        lambda lam_k: _start(view, lam_k), lam, "logistic fine-tuning", start)
     m = moments(y, view, lam, fine)
     return FinetuneState(float(y[0]), float(m["nu_h"]), float(y[3]), float(m["mu_h"]),
-                         float(m["k_hg"]), float(m["D_x"]), nfev, err)
+                         float(m["k_hg"]), float(m["D_x"]), nfev, err, path_y)

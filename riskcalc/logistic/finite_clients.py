@@ -29,12 +29,15 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
+from riskcalc.errors import SolverError
 from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.finite_grid import clients_grid, finite_grid
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import WEIGHTS, Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
+from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
 
 #: Estimators of the target client at finite M.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
@@ -109,6 +112,14 @@ def _check(method, lam, global_lam, weights):
     return global_lam, float(as_array("lam", lam, low=0.0))
 
 
+def _presence(method, lam, global_lam, weights) -> str:
+    """The canonical method, after ``_check``'s verdict on which penalties it takes (the
+    scalar messages; the ranges are checked entry by entry by ``as_array``)."""
+    method = canonical_method(method)
+    _check(method, None if lam is None else 1.0, None if global_lam is None else 1.0, weights)
+    return method
+
+
 def _federation(gam, rr, signal, weights, global_lam):
     rows, inverse, count = np.unique(np.column_stack([gam, rr]), axis=0, return_inverse=True,
                                      return_counts=True)
@@ -128,15 +139,17 @@ def _no_lam(method):
 
 
 @lru_cache(maxsize=16)
-def _pooled(gamma, r, count, signal, weights, global_lam):
+def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
     """``solve_pooled``, remembered: the methods and penalties of one federation share their
     global model (a pure function of these arguments)."""
     return solve_pooled(Federation(np.array(gamma), np.array(r), np.array(count), signal,
-                                   weights), global_lam)
+                                   weights), global_lam, max_seconds=max_seconds)
 
 
-def _group_limits(fed, state, c, method, lam, spectrum=None):
-    """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual)."""
+def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None):
+    """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
+    the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
+    fine-tuning and the grid's ``warm.JacobianMemory``."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
@@ -144,18 +157,18 @@ def _group_limits(fed, state, c, method, lam, spectrum=None):
         res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0)
         return ClientLimits(res.risk, res.sigma_risk, res.cosine_uncentred, res.test_logloss,
                             res.test_error, res.a, float(np.hypot(res.b, res.q))), 0, \
-            res.diagnostics["residual"]
+            res.diagnostics["residual"], None
     if method == "fedavg":
-        return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0
+        return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0, None
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
         x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
-        return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0
+        return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0, None
     view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
                       gamma)
-    ft = solve_finetune(view, lam)
-    return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual
+    ft = solve_finetune(view, lam, start, memory)
+    return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual, ft.path_y
 
 
 def _global_summary(fed, state):
@@ -166,20 +179,20 @@ def _global_summary(fed, state):
 
 def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=None,
                           weights: str = "samples", method: str = "rtfa",
-                          spectrum=None) -> FiniteLogisticResult:
+                          spectrum=None, max_seconds=MAX_SECONDS) -> FiniteLogisticResult:
     """Limits of ``method`` for one client of M identical clients (``logistic_limit``'s
     ``clients=`` form); derivations in ``riskcalc.logistic.pooled`` and ``finetune``.
 
     Parameters
     ----------
-    gamma, signal, r : float
+    gamma, signal, r : float or array_like
         Every client's ``d / n_j`` (> 0), ``||w_0||`` (>= 0) and ``||w_j - w_0||`` (>= 0).
-    lam : float
+    lam : float or array_like
         RTFA's penalty toward the global model or local ridge's toward 0, >= 0 (not taken by
         fedavg).
-    clients : int
+    clients : int or array_like of int
         M >= 1 clients in the global model, the target among them.
-    global_lam : float
+    global_lam : float or array_like
         The global model's ridge toward 0, >= 0 (0 only where the pooled minimizer exists);
         not needed by local_ridge.
     weights : {"samples", "uniform"}
@@ -190,27 +203,38 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
         (``pi_j`` the client weights; lam > 0).
     spectrum : Spectrum, optional
         Every client's ``x ~ N(0, Sigma)`` (module docstring).
+    max_seconds : float or None
+        Limit on the estimated work (``riskcalc.logistic.work``: large norms need
+        Gauss-Legendre panels); beyond it a ValueError says what brings it under. None: no
+        limit.
 
     Returns
     -------
     FiniteLogisticResult
+        With array arguments (numpy broadcasting; Sigma = I) every field is an array of the
+        broadcast shape, solved along the grid with warm starts
+        (``riskcalc.logistic.finite_grid.finite_grid``).
 
     Raises
     ------
     ValueError
-        Out-of-range input, or ``global_lam = 0`` with separable pooled data.
+        Out-of-range input, ``global_lam = 0`` with separable pooled data, or an estimated
+        work beyond ``max_seconds``.
     SolverError
         A fixed point did not converge.
     """
+    if any(np.ndim(v) for v in (gamma, signal, r, lam, clients, global_lam)):
+        if spectrum is not None:
+            raise ValueError("spectrum: the finite-M grids (array arguments) are for Sigma = I;"
+                             " with a spectrum give numbers")
+        return finite_grid(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
+                           global_lam=global_lam, weights=weights,
+                           method=_presence(method, lam, global_lam, weights),
+                           solve=solve_point, max_seconds=max_seconds)
     clients = positive_int("clients", clients)
-    for name, value in (("gamma", gamma), ("signal", signal), ("r", r), ("lam", lam),
-                        ("global_lam", global_lam)):
-        if np.ndim(value) != 0:
-            raise ValueError(f"{name} must be a number with clients (the finite-M form takes "
-                             "scalars; logistic_clients_limit takes per-client lists)")
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
-                                 target=0, spectrum=spectrum)
+                                 target=0, spectrum=spectrum, max_seconds=max_seconds)
     params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=res.params["lam"],
                   clients=clients, global_lam=res.params["global_lam"], weights=weights)
     if "spectrum" in res.params:
@@ -252,7 +276,8 @@ def _client_lists(gamma, r, clients):
 
 def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=None,
                            weights: str = "samples", method: str = "rtfa", clients=None,
-                           target=None, spectrum=None) -> LogisticClientsResult:
+                           target=None, spectrum=None,
+                           max_seconds=MAX_SECONDS) -> LogisticClientsResult:
     """Every client's limits in a heterogeneous logistic federation at finite M.
 
     Client j has ``n_j = d / gamma_j`` samples and ``w_j = w_0 + r_j u_j`` (one ``S = ||w_0||``);
@@ -264,11 +289,12 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     ----------
     gamma, r : float or sequence of float
         Per-client values (sequences of one length M; scalars repeated), or give ``clients``.
-    signal : float
+        Arrays of shape ``(..., M)``: a grid of federations (the last axis the clients).
+    signal : float or array_like
         ``S``, >= 0.
-    lam : float
+    lam : float or array_like
         The penalty of rtfa / local_ridge (>= 0) or pfedme (> 0), shared by the clients.
-    global_lam : float
+    global_lam : float or array_like
         The global model's ridge toward 0, >= 0 (not needed by local_ridge).
     weights : {"samples", "uniform"}
         ``c_j = 1/N`` or ``1/(M n_j)``.
@@ -281,19 +307,34 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     spectrum : Spectrum, optional
         Every client's ``x ~ N(0, Sigma)`` (module docstring; ``w_0`` and the ``u_j`` isotropic
         in the original coordinates).
+    max_seconds : float or None
+        As in ``finite_logistic_limit`` (Sigma = I).
 
     Returns
     -------
     LogisticClientsResult
+        Array ``signal``, ``lam``, ``global_lam`` or per-client arrays of rank 2 or more make
+        a grid (numpy broadcasting over the leading axes; Sigma = I), solved with warm starts
+        along it (``riskcalc.logistic.finite_grid.clients_grid``): the per-client fields have
+        shape ``grid + (M,)``, ``mean`` and the global model's fields shape ``grid``.
 
     Raises
     ------
     ValueError
-        Inconsistent lists, out-of-range values, or ``global_lam = 0`` with separable pooled
-        data.
+        Inconsistent lists, out-of-range values, ``global_lam = 0`` with separable pooled
+        data, or an estimated work beyond ``max_seconds``.
     SolverError
         A fixed point did not converge.
     """
+    if any(np.ndim(v) for v in (signal, lam, global_lam)) or np.ndim(gamma) > 1 \
+            or np.ndim(r) > 1:
+        if spectrum is not None or clients is not None:
+            raise ValueError("spectrum, clients: the finite-M grids (array signal, lam, "
+                             "global_lam, or per-client gamma, r of shape (..., M)) take gamma "
+                             "and r arrays and Sigma = I")
+        return clients_grid(gamma=gamma, r=r, signal=signal, lam=lam, global_lam=global_lam,
+                            weights=weights, method=_presence(method, lam, global_lam, weights),
+                            target=target, solve=solve_point, max_seconds=max_seconds)
     method = canonical_method(method)
     global_lam, lam = _check(method, lam, global_lam, weights)
     gam, rr = _client_lists(gamma, r, clients)
@@ -309,36 +350,97 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         spectrum = check_spectrum(spectrum)
         return _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                                  spectrum)
-    local = method == "local_ridge"
-    fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
-    state = None if local else _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count),
-                                       signal, weights, global_lam)
     wanted = np.arange(m) if target is None else np.array([target])
+    point = solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted,
+                        max_seconds=max_seconds)
+    params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
+                  global_lam=global_lam, weights=weights, clients=m,
+                  targets=wanted.tolist())
+    return LogisticClientsResult(method, params, **point.values,
+                                 mean={q: float(np.mean(v)) for q, v in point.values.items()},
+                                 global_overlap=point.overlap, global_dist=point.dist,
+                                 iterations=int(point.iterations),
+                                 residual=float(point.residual), notes=())
+
+
+def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
+    """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
+    def at(t):
+        return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
+    refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
+           f"r up to {float(np.max(rr)):g})", at)
+
+
+@dataclass(frozen=True)
+class Point:
+    """``solve_point``'s answer: ``values`` (quantity -> array over the wanted clients), the
+    global model's ``overlap`` and ``dist`` (None for local ridge), solver ``iterations`` and
+    ``residual``, and ``warm``: the path roots a neighbouring point's solve starts from."""
+
+    values: dict
+    overlap: float
+    dist: float
+    iterations: int
+    residual: float
+    warm: dict
+
+
+def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=None,
+                pooled=None, max_seconds=None, estimate=True) -> Point:
+    """The limits of the clients ``wanted`` of one federation (checked arguments, Sigma = I):
+    the body of ``logistic_clients_limit``, and one point of ``riskcalc.logistic.finite_grid``.
+
+    ``warm``: a neighbouring point's ``Point.warm`` (or a prediction from two of them), with
+    ``warm["memory"]`` the grid's ``warm.JacobianMemory`` per fixed point; each fixed point
+    then first tries a direct root from it and falls back to its own path when that root
+    misses ``TOL`` (the checks are the solvers' own either way). ``pooled``: the global model's
+    solver ``pooled(fed, global_lam, start)`` (default: ``_pooled``, remembered).
+    ``max_seconds``: the limit of ``riskcalc.logistic.work``, checked before solving (with
+    ``estimate``; a grid checks its whole work instead) and along the global model's path.
+    """
+    warm = warm or {}
+    local = method == "local_ridge"
+    if estimate and max_seconds is not None:
+        check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
+    fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
+    if local:
+        state = None
+    elif pooled is None:
+        state = _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), signal, weights,
+                        global_lam, max_seconds)
+    else:
+        state = pooled(fed, global_lam, warm.get("pooled"))
+    memory = warm.get("memory", {})
     per_group = {}
+    out_warm = {"pooled": None if local else state.path_x, "finetune": {}, "memory": memory}
     iterations, residual = (0, 0.0) if local else (state.iterations, state.residual)
+    groups = np.unique(inverse[wanted])
     if method == "pfedme":
         # One joint fixed point gives every client (riskcalc.logistic.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
-        alpha, rho, _, n, res = solve_fedprox(fed, lam, global_lam, start)
+        near, solved = warm.get("fedprox"), None
+        if near is not None and np.size(near) == start.size:
+            try:
+                solved = solve_fedprox(fed, lam, global_lam, near)
+            except SolverError:
+                pass            # the neighbour's root was too far: the global model's view
+        alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start)
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
-                     for c in np.unique(inverse[wanted])}
+                     for c in groups}
+        out_warm["fedprox"] = np.concatenate([alpha[first], np.log(rho[first]),
+                                              np.log(mu[first])])
         iterations, residual = iterations + n, max(residual, res)
-    for c in np.unique(inverse[wanted]) if method != "pfedme" else ():
-        per_group[c], n, res = _group_limits(fed, state, c, method, lam)
+    for c in groups if method != "pfedme" else ():
+        per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
+            fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
+            memory=memory.get(("finetune", c)))
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
     overlap, dist = (None, None) if local else _global_summary(fed, state)
-    notes = ()
-    params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
-                  global_lam=global_lam, weights=weights, clients=m,
-                  targets=wanted.tolist())
-    return LogisticClientsResult(method, params, **values,
-                                 mean={q: float(np.mean(v)) for q, v in values.items()},
-                                 global_overlap=overlap, global_dist=dist,
-                                 iterations=int(iterations), residual=float(residual), notes=notes)
+    return Point(values, overlap, dist, iterations, residual, out_warm)
 
 
 def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
@@ -357,7 +459,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     if local:
         per_group = {}
         for c in groups:
-            per_group[c], _, res = _group_limits(fed, None, c, method, lam, spectrum)
+            per_group[c], _, res, _ = _group_limits(fed, None, c, method, lam, spectrum)
             residual = max(residual, res)
     else:
         # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the

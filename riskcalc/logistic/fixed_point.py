@@ -115,14 +115,17 @@ def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
     dm = dm @ np.array([[1.0, 0.0, 0.0, 0.0],
                         [0.0, b / rho, q * q / rho, 0.0],
                         [0.0, 0.0, 0.0, mu]])
+    # (E3) and (E4) are divided by max(1, lam): their terms grow like lam, and unscaled
+    # their rounding floor (lam times the rounding of a, b) exceeds TOL beyond lam ~ 1e5.
+    w = 1.0 / max(1.0, lam)
     res = np.array([mu * (lam + D) / gamma - 1.0 + (x[3] - log_mu),
                     0.5 * np.log(E2 / gamma) - x[2],
-                    lam * (a - c_e) - E3,
-                    b * (lam + D) - lam * C])
+                    w * (lam * (a - c_e) - E3),
+                    w * (b * (lam + D) - lam * C)])
     jac = np.array([mu * dm[0] / gamma + [0.0, 0.0, 0.0, mu * (lam + D) / gamma],
                     0.5 * dm[1] / E2 - [0.0, 0.0, 1.0, 0.0],
-                    -dm[2] + [lam, 0.0, 0.0, 0.0],
-                    b * dm[0] + [0.0, lam + D, 0.0, 0.0]])
+                    w * (-dm[2] + [lam, 0.0, 0.0, 0.0]),
+                    w * (b * dm[0] + [0.0, lam + D, 0.0, 0.0])])
     return res, jac
 
 

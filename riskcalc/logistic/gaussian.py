@@ -36,6 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.warm import remembered
 
 #: Nodes per dimension: the fixed point is solved with the first rule and checked with the
 #: next one, moving up the ladder until two consecutive rules agree.
@@ -96,6 +97,22 @@ def axis_key(scale: float, n: int, base: int, gh_max: int = 0):
         return ("gh", m)
     h = min(H_MAX, 2.0 * np.pi / scale) * base / n
     return ("gl", int(np.ceil(2.0 * L_NORMAL / h)))
+
+
+def axis_nodes(key) -> int:
+    """Nodes of the axis rule ``axis_key`` names."""
+    return key[1] if key[0] == "gh" else key[1] * PANEL
+
+
+def rule_nodes(kappa: float, n: int, a: float, rho: float, margin: float = SCALE_MARGIN) -> int:
+    """Nodes of ``Rule.at(kappa, n, a, rho, margin)``, without building it."""
+    return (axis_nodes(axis_key(max(kappa, margin * abs(a)), n, NODES[0]))
+            * axis_nodes(axis_key(margin * rho, n, NODES[0])))
+
+
+#: The work model of ``riskcalc.logistic.work`` (measured there): residual evaluations per
+#: root solve, and seconds per node and evaluation of a 2-d rule.
+EVALS_PER_ROOT, SECONDS_PER_NODE = 15, 4e-7
 
 
 def axis_rule(key):
@@ -188,29 +205,31 @@ def prox_logistic(v, mu, start=None):
     raise SolverError("logistic proximal map: Newton did not converge in 200 steps")
 
 
-def _prox_near(v, mu, start):
+def prox_near(v, mu, start):
     """``prox_logistic`` for a batch, fast when ``start`` is close; returns ``(t, sigmoid(-t))``.
 
     Halley steps (the derivatives of ``f(t) = t - v - mu sigmoid(-t)`` are
     ``f' = 1 + mu h``, ``f'' = -mu (1 - 2p) h`` with ``p = sigmoid(-t)``, ``h = p (1 - p)``) on the
     whole array, no bookkeeping of finished entries, until every residual is below
-    ``4e-14 (1 + max |v| + max mu)`` (the slope is >= 1, so that bounds the error in ``t``);
+    ``4e-14 (1 + |t| + |v|)``, ``prox_logistic``'s test entry by entry (the slope is >= 1, so
+    that bounds the error in ``t``; a bound by the batch's largest ``mu`` instead left errors
+    of 1e-7 at ``mu ~ 1e7``, a global model near separability, and no root to ``TOL``);
     entries still above it after a few steps (a far start) finish with the safeguarded
     ``prox_logistic``. Without ``start``, each point starts from ``_prox_table``. ``v`` has
     shape (P, n, n) and ``mu`` (P, 1, 1).
     """
     t = _prox_table(v, mu[:, 0, 0]) if start is None else start
     mu = np.broadcast_to(mu, v.shape)
-    tol = 4e-14 * (1.0 + np.max(np.abs(v)) + np.max(mu))
+    tol = 4e-14 * (1.0 + np.abs(v))
     for _ in range(6):
         p = sigmoid(-t)
         f = t - v - mu * p
-        if np.max(np.abs(f)) <= tol:
+        if np.all(np.abs(f) <= tol + 4e-14 * np.abs(t)):
             return t, p
         muh = mu * p * (1.0 - p)
         d1 = 1.0 + muh
         t = t - 2.0 * f * d1 / (2.0 * d1 * d1 + f * (1.0 - 2.0 * p) * muh)
-    bad = np.abs(t - v - mu * sigmoid(-t)) > tol
+    bad = np.abs(t - v - mu * sigmoid(-t)) > tol + 4e-14 * np.abs(t)
     t = t.copy()
     t[bad] = prox_logistic(v[bad], mu[bad], np.clip(t[bad], v[bad], v[bad] + mu[bad]))
     return t, sigmoid(-t)
@@ -250,17 +269,19 @@ class Rule:
 
     @classmethod
     def at(cls, kappa: float, n: int, a: float, rho: float, margin: float = SCALE_MARGIN):
-        """The rule for a point with ``(a, rho)`` (scales enlarged by ``margin``)."""
-        return cls(kappa, n, margin * abs(a), margin * rho)
+        """The rule for a point with ``(a, rho)`` (scales enlarged by ``margin``); small rules
+        are remembered (``remembered``)."""
+        keys = (axis_key(max(kappa, margin * abs(a)), n, NODES[0]),
+                axis_key(margin * rho, n, NODES[0]))
+        return remembered((cls, kappa, n, keys),
+                          lambda: cls(kappa, n, margin * abs(a), margin * rho))
 
     def prox(self, v, mu):
-        """``prox_logistic(v, mu)`` on the grid. Composite rules (many more nodes) start each
-        call from the previous call's points (``_prox_near``: a Halley step or two when the
-        solver moves a little); the Gauss-Hermite path keeps the safeguarded Newton."""
-        if self.is_gauss_hermite:
-            return prox_logistic(v, mu)
+        """``prox_logistic(v, mu)`` on the grid, each call started from the previous call's
+        points (``prox_near``: a Halley step or two when the solver moves a little; the same
+        stopping rule, to rounding level)."""
         start = None if self._t is None or self._t.shape != v.shape else self._t[None]
-        t = _prox_near(v[None], np.full((1, 1, 1), float(mu)), start)[0][0]
+        t = prox_near(v[None], np.full((1, 1, 1), float(mu)), start)[0][0]
         self._t = t
         return t
 
@@ -328,7 +349,7 @@ def batch_moments(kappa, a, rho, mu, n: int, start=None, derivatives: bool = Tru
         sl = slice(lo, lo + step)
         k_, a_, r_, u_ = (np.asarray(v, float)[sl, None, None] for v in (kappa, a, rho, mu))
         w_s = 2.0 * sigmoid(k_[:, :, 0] * x) * w                 # (p, n) over s
-        t, p = _prox_near(a_ * s + r_ * g, u_, None if start is None else start[sl])
+        t, p = prox_near(a_ * s + r_ * g, u_, None if start is None else start[sl])
         t_all[sl] = t
         hk = p * (1.0 - p)                                        # l''(t), then l'' k
         k = 1.0 / (1.0 + u_ * hk)

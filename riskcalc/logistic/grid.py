@@ -5,8 +5,11 @@ Points whose every scale is within ``gaussian.GH_REACH`` (``||w_i||``, and at th
 ``|a|`` and ``rho``, each times ``SCALE_MARGIN``, as the one-point solver builds its rules) are
 solved together by ``riskcalc.logistic.broadcast`` on the same Gauss-Hermite rules as
 ``fixed_point._limit``. The others (large signal norms, wide estimates), and any point whose
-ladder does not settle, are solved one at a time by ``fixed_point.logistic_lam_path``, on the
-composite rules that resolve their scales: each entry is then the one-point result, exactly.
+ladder does not settle, are solved one at a time by the one-point solver (``fixed_point._limit``)
+on the composite rules that resolve their scales, along the grid in boustrophedon order
+(``snake_order``), each started from the previous one's solution (a direct root, the
+continuation in lam when that fails): each entry is a root of the one-point system on the rules
+its ladder settles on, as a scalar call's is.
 """
 
 from __future__ import annotations
@@ -16,17 +19,20 @@ import numpy as np
 from riskcalc._validate import as_array
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fixed_point import (CENTRES, LAM_RATIO, QUAD_RTOL, TOL, centre_geometry,
-                                           logistic_lam_path, solve_fixed_point)
+from riskcalc.logistic.fixed_point import (CENTRES, LAM_RATIO, QUAD_RTOL, TOL, _limit,
+                                           centre_geometry, solve_fixed_point)
 from riskcalc.logistic.gaussian import GH_REACH, Rule
+from riskcalc.logistic.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
+from riskcalc.logistic.work import oracle_seconds, refuse
 
 FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 
 
-def grid_limit(gamma, signal, r, lam, centre):
-    """``logistic_limit`` for broadcast arrays (module docstring)."""
+def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
+    """``logistic_limit`` for broadcast arrays (module docstring); ``max_seconds``: the limit
+    of ``riskcalc.logistic.work`` on the points beyond the Gauss-Hermite reach."""
     arrays = [as_array("gamma", gamma, low=0.0, low_open=True), as_array("signal", signal,
               low=0.0), as_array("r", r, low=0.0), as_array("lam", lam, low=0.0)]
     if centre not in CENTRES:
@@ -49,11 +55,24 @@ def grid_limit(gamma, signal, r, lam, centre):
                              f"{mle_threshold(kappa[k]):.6g} at ||w_i|| = {kappa[k]:.6g}")
     out = {f: np.empty(g.size) for f in FIELDS}
     near = np.flatnonzero(kappa <= GH_REACH)
+    far = np.flatnonzero(kappa > GH_REACH)
+    if max_seconds is not None and far.size:
+        def at(t):
+            return sum(oracle_seconds(t * S[k], t * rr[k], lm[k], warm=i > 0)
+                       for i, k in enumerate(far))
+        refuse(at(1.0), max_seconds, f"the logistic grid ({far.size} points beyond the "
+               f"Gauss-Hermite reach, ||w_i|| up to {np.max(kappa):.3g})", at)
     done = _solve_near(near, g, S, rr, lm, kappa, c_e, C, pairs, out)
-    for k in np.setdiff1d(np.arange(g.size), near[done]):
-        res = logistic_lam_path(gamma=g[k], signal=S[k], r=rr[k], lams=[lm[k]], centre=centre)[0]
-        for f in FIELDS:
-            out[f][k] = getattr(res, f)
+    rest = set(np.setdiff1d(np.arange(g.size), near[done]).tolist())
+    # One at a time on composite rules, along the grid (boustrophedon order): each from the
+    # previous one's solution (``solve_fixed_point``'s start; its continuation when that
+    # fails), not from lam = 100.
+    x = None
+    with shared_rules():
+        for k in (k for k in snake_order(shape) if k in rest):
+            res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]])
+            for f in FIELDS:
+                out[f][k] = getattr(res, f)
     notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
         if np.any(np.isnan(out["cosine"])) else []
     params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),
@@ -63,6 +82,22 @@ def grid_limit(gamma, signal, r, lam, centre):
             [pairs[s, t] for s, t in zip(S, rr)]).reshape(shape))
     return LogisticResult(params, **{f: out[f].reshape(shape) for f in FIELDS},
                           notes=tuple(notes))
+
+
+def snake_order(shape) -> np.ndarray:
+    """Flat (C-order) indices of an array of ``shape`` in boustrophedon order: index ``k`` runs
+    backwards when the indices before it sum to an odd number, so consecutive entries are
+    neighbours (one index differs by one)."""
+    shape = tuple(int(n) for n in shape)
+    out = []
+    for counter in np.ndindex(*shape):
+        idx, parity = [], 0
+        for d, n in zip(counter, shape):
+            o = n - 1 - d if parity % 2 else d
+            idx.append(o)
+            parity += o
+        out.append(np.ravel_multi_index(idx, shape) if shape else 0)
+    return np.array(out, dtype=np.intp)
 
 
 def _solve_near(idx, g, S, rr, lm, kappa, c_e, C, pairs, out):

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import as_array
+
 from riskcalc.logistic.finite_clients import finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
+from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, refuse
 
 
 def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
                    global_lam=None, weights: str = "samples", method: str = "rtfa",
-                   spectrum=None):
+                   spectrum=None, max_seconds=MAX_SECONDS):
     """Limits of ridge-to-the-centre logistic regression (RTFA with the logistic loss).
 
     The CGMT fixed point derived in the module docstring (after Salehi, Abbasi & Hassibi,
@@ -41,8 +44,9 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         With ``clients = M``: the centre is FedAvg's global model fitted on M identical
         clients' data (the target's included) with ridge ``global_lam`` and ``weights``, and
         ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
-        (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken;
-        scalar arguments only: the broadcasting above is of the infinite-client form).
+        (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken).
+        Array arguments (``clients`` and ``global_lam`` too) broadcast as above and are solved
+        along the grid with warm starts (``riskcalc.logistic.finite_grid``; Sigma = I).
     spectrum : Spectrum, optional
         Features ``x ~ N(0, Sigma)`` with this eigenvalue distribution (None: ``Sigma = I``);
         ``w_0`` and ``u`` isotropic in the original coordinates. The fixed point of
@@ -51,6 +55,11 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         are under ``x ~ N(0, Sigma)``. Both centres; with ``clients``, the methods
         ``riskcalc.logistic_clients_limit`` supports with a spectrum.
 
+    max_seconds : float or None
+        Limit on the estimated work, checked before solving (``riskcalc.logistic.work``: large
+        signal norms need Gauss-Legendre panels, whose count grows with the norm); beyond it a
+        ValueError says what brings it under. None: no limit. Sigma = I.
+
     Returns
     -------
     LogisticResult, or FiniteLogisticResult with ``clients``
@@ -58,7 +67,8 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
     Raises
     ------
     ValueError
-        A parameter out of range, or ``lam = 0`` beyond the MLE existence transition.
+        A parameter out of range, ``lam = 0`` beyond the MLE existence transition, or an
+        estimated work beyond ``max_seconds``.
     SolverError
         The fixed point did not converge, or the quadrature check failed.
     """
@@ -68,7 +78,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
                              "model of the M clients")
         return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
                                      global_lam=global_lam, weights=weights, method=method,
-                                     spectrum=spectrum)
+                                     spectrum=spectrum, max_seconds=max_seconds)
     if global_lam is not None or method != "rtfa" or weights != "samples":
         raise ValueError("global_lam, weights and method need clients (the number of clients "
                          "of the global model)")
@@ -79,5 +89,11 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
 
         return spectrum_grid(gamma, signal, r, lam, spectrum, centre)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
+        if max_seconds is not None:
+            signal_, r_, lam_ = (float(as_array(n, v, low=0.0)) for n, v in
+                                 (("signal", signal), ("r", r), ("lam", lam)))
+            refuse(oracle_seconds(signal_, r_, lam_), max_seconds,
+                   f"the logistic limit at signal = {signal_:g}, r = {r_:g}",
+                   lambda t: oracle_seconds(t * signal_, t * r_, lam_))
         return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
-    return grid_limit(gamma, signal, r, lam, centre)
+    return grid_limit(gamma, signal, r, lam, centre, max_seconds)

@@ -67,8 +67,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import (NODES, SCALE_MARGIN, Rule, label_rule, sigmoid,
-                                        solve_resolved)
+from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN, SECONDS_PER_NODE,
+                                        Rule, label_rule, rule_nodes, sigmoid, solve_resolved)
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -120,6 +120,9 @@ class PooledState:
     mu: np.ndarray
     iterations: int
     residual: float
+    #: The root on the path rule ``PATH_NODES`` (``residuals``' unknowns): the warm start of
+    #: a neighbouring point's solve (``solve_pooled``'s ``start``).
+    path_x: np.ndarray = None
 
 
 def _ratio(x, kappa):
@@ -153,14 +156,21 @@ def residuals(x, fed: Federation, lam_g: float, rules):
              + b * (total_D - pi * D)) / pi
     res_q = 0.5 * np.log(np.sum(cnt * E2 / fed.gamma)) - np.log(q)
     res_v = v * (lam_g + total_D) - 1.0
-    return np.concatenate([[res_a], res_b, [res_q, res_v]])
+    # (A) and (B) divided by max(1, lam_g): their terms grow like lam_g, and so would their
+    # rounding floor.
+    w = 1.0 / max(1.0, lam_g)
+    return np.concatenate([[w * res_a], w * res_b, [res_q, res_v]])
 
 
-def _root(x0, fed, lam_g, rules):
+def _root(x0, fed, lam_g, rules, memory=None, maxfev=0):
+    if memory is not None:
+        out = memory.root(lambda x: residuals(x, fed, lam_g, rules), x0, rules[0].n, TOL)
+        if out is not None:
+            return out
     from scipy.optimize import root
 
     sol = root(residuals, x0, args=(fed, lam_g, rules), method="hybr",
-               options={"xtol": 1e-13})
+               options={"xtol": 1e-13, "maxfev": maxfev})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf, sol.nfev
@@ -179,10 +189,12 @@ def rules_at(fed: Federation, nodes: int):
     return at
 
 
-def _root_resolved(x0, fed, lam_g, nodes):
-    """``_root`` on rules resolving the solution's scales (``gaussian.solve_resolved``)."""
-    out, _ = solve_resolved(lambda x, rules: _root(x, fed, lam_g, rules), rules_at(fed, nodes),
-                            np.asarray(x0, float))
+def _root_resolved(x0, fed, lam_g, nodes, memory=None, maxfev=0):
+    """``_root`` on rules resolving the solution's scales (``gaussian.solve_resolved``);
+    ``memory``: a ``warm.JacobianMemory`` carried along a grid; ``maxfev``: hybr's limit
+    on evaluations (0: its default, 200 per unknown)."""
+    out, _ = solve_resolved(lambda x, rules: _root(x, fed, lam_g, rules, memory, maxfev),
+                            rules_at(fed, nodes), np.asarray(x0, float))
     return out
 
 
@@ -197,35 +209,61 @@ def _start(fed: Federation, lam_g: float):
     return np.concatenate([[a], b, [np.log(q), np.log(v)]])[: G + 3]
 
 
-def solve_pooled(fed: Federation, lam_g: float) -> PooledState:
+def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
+                 max_seconds: float = None) -> PooledState:
     """The global fixed point for ``lam_g >= 0`` (existence checked by the caller).
 
     Continuation in ``lam_g`` from 100 down by factors of 10 (``lam_g = 0`` from 1e-4), each
     step a Powell hybrid solve with a coarse rule; then the quadrature ladder of
     ``riskcalc.logistic.gaussian`` (two consecutive rules must give the same root).
+    ``start``: the unknowns of ``residuals`` near this point's path root (a neighbouring grid
+    point's ``path_x``), tried first in place of the continuation; the continuation runs when
+    that root misses ``TOL``. The ladder and its checks are the same either way. ``memory``
+    (with ``start``): a ``warm.JacobianMemory`` of the grid, tried before hybr.
+
+    Below ``lam_g = 1e-4`` the path goes on down by factors of 10 (on separable pooled data
+    the solution's norm grows without bound as ``lam_g -> 0``, and a jump from 1e-4 finds no
+    root). ``max_seconds``: after each stage, the rest of the path is estimated at the rules
+    of the current solution (``riskcalc.logistic.work``); beyond the limit a ValueError says
+    which ``global_lam`` the path reached within it.
 
     Raises
     ------
+    ValueError
+        The estimated work exceeds ``max_seconds``.
     SolverError
         A step does not reach the residual ``TOL``, or the quadrature does not settle.
     """
     # The continuation path uses a coarse rule (cheap, and close enough to start the fine
     # solves a few steps from their roots); every rule resolves the solution's scales.
-    lams = [max(lam_g, 100.0)]
-    while lams[-1] > max(lam_g, 1e-4) * 10.0:
-        lams.append(lams[-1] / 10.0)
-    lams.append(max(lam_g, 1e-4))
-    if lam_g == 0.0:
-        lams.append(0.0)
-    x, nfev = _start(fed, lams[0]), 0
-    for lam_k in lams:
-        x, err, n = _root_resolved(x, fed, lam_k, PATH_NODES)
-        nfev += n
-        if not err <= TOL:
-            raise SolverError(f"logistic global model: no convergence at global_lam = {lam_k:g}"
-                              f" (residual {err:.2e})")
+    nfev, err = 0, np.inf
+    if start is not None and np.size(start) == fed.gamma.size + 3:
+        x, err, nfev = _root_resolved(start, fed, lam_g, PATH_NODES, memory)
+    if not err <= TOL:
+        lams = [max(lam_g, 100.0)]
+        while lams[-1] > max(lam_g, 1e-4) * 10.0:
+            lams.append(lams[-1] / 10.0)
+        lams.append(max(lam_g, 1e-4))
+        while 0.0 < lam_g < lams[-1]:
+            lams.append(max(lam_g, lams[-1] / 10.0))
+        if lam_g == 0.0:
+            lams.append(0.0)
+        x, views = _start(fed, lams[0]), None
+        for k, lam_k in enumerate(lams):
+            # Below 1e-4 a stage takes at most 50 evaluations per unknown (measured: 11-60 in
+            # all), not hybr's 200: where no root is found, it fails in seconds, not a minute.
+            x_k, err, n = _root_resolved(x, fed, lam_k, PATH_NODES,
+                                         maxfev=50 * x.size if 0 < lam_k < 1e-4 else 0)
+            nfev += n
+            if not err <= TOL:
+                raise SolverError("logistic global model: no convergence at global_lam = "
+                                  f"{lam_k:g} (residual {err:.2e})")
+            x = x_k
+            if max_seconds is not None:
+                views = _check_rest(fed, x, views, lams, k, lam_g, max_seconds)
+    path_x = x
     for nodes in NODES:
-        x_fine, err, n = _root_resolved(x, fed, lam_g, nodes)
+        x_fine, err, n = _root_resolved(x, fed, lam_g, nodes, memory)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
@@ -237,7 +275,39 @@ def solve_pooled(fed: Federation, lam_g: float) -> PooledState:
     a, b = float(x_fine[0]), x_fine[1:G + 1] * fed.pi
     q, v = float(np.exp(x_fine[G + 1])), float(np.exp(x_fine[G + 2]))
     alpha, rho = block_view(fed, a, b, q)
-    return PooledState(a, b, q, v, alpha, rho, fed.W * v, nfev, err)
+    return PooledState(a, b, q, v, alpha, rho, fed.W * v, nfev, err, path_x)
+
+
+def _check_rest(fed, x, previous, lams, k, lam_g, max_seconds):
+    """The ValueError of ``solve_pooled`` when the rest of the path (stages after ``k`` and
+    the ladder's first level) is estimated beyond ``max_seconds``; else the blocks' views
+    ``(alpha, rho)`` at ``x``, the solution at ``lams[k]``.
+
+    The rules of the stages to come are estimated at the views extrapolated linearly from the
+    last two stages (on separable pooled data the norm grows like ``log(1/global_lam)``, by
+    about the same amount per decade), and never below the current ones."""
+    G = fed.gamma.size
+    alpha, rho = block_view(fed, x[0], x[1:G + 1] * fed.pi, np.exp(np.clip(x[G + 1], -60, 30)))
+    step = (np.zeros(2 * G) if previous is None
+            else np.maximum(np.abs(np.concatenate([alpha, rho])) - previous, 0.0))
+    now = np.abs(np.concatenate([alpha, rho]))
+    remaining = len(lams) - 1 - k
+    nodes = 0
+    for j in range(1, remaining + 2):
+        sc = now + min(j, remaining) * step
+        n = PATH_NODES if j <= remaining else NODES[0]
+        nodes += sum(rule_nodes(kp, n, sc[c], sc[G + c]) for c, kp in enumerate(fed.kappa))
+    rest = EVALS_PER_ROOT * SECONDS_PER_NODE * nodes
+    if rest > max_seconds:
+        norm = float(np.sqrt(x[0] ** 2 + np.sum(fed.count * (x[1:G + 1] * fed.pi) ** 2)
+                             + np.exp(2 * np.clip(x[G + 1], -60, 30))))
+        raise ValueError(
+            f"global_lam = {lam_g:g}: the logistic global model's norm grows as global_lam "
+            f"-> 0 (||w_g|| = {norm:.3g} at global_lam = {lams[k]:g}), and the rest of the "
+            f"path is estimated at {rest:.3g} s of quadrature (riskcalc.logistic."
+            f"work), over max_seconds = {max_seconds:g}; global_lam >= {lams[k]:g} is within "
+            "it, or raise max_seconds (the keyword of the Python call)")
+    return now
 
 
 def separability_margin(fed: Federation) -> float:

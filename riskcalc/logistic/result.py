@@ -11,6 +11,15 @@ import numpy as np
 from riskcalc import _frames
 
 
+def _plain(v):
+    """A number or array as JSON: NaN as None, arrays of a grid as nested lists."""
+    if np.ndim(v):
+        return [_plain(x) for x in np.asarray(v).tolist()]
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return None if v != v else float(v)
+
+
 @dataclass(frozen=True)
 class LogisticResult:
     """Limits for one client of personalized logistic regression (see module docstring).
@@ -87,17 +96,12 @@ class LogisticResult:
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
-        def plain(v):
-            if np.ndim(v):
-                return [plain(x) for x in np.asarray(v).tolist()]
-            return None if v != v else float(v)
-
         out = {"model": "logistic", "method": "rtfa",
-               "params": {k: plain(v) if isinstance(v, (float, np.ndarray)) else v
+               "params": {k: _plain(v) if isinstance(v, (float, np.ndarray)) else v
                           for k, v in self.params.items()}}
         for k in ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
                   "test_error", "a", "b", "q", "mu"):
-            out[k] = plain(getattr(self, k))
+            out[k] = _plain(getattr(self, k))
         out["notes"] = list(self.notes)
         return out
 
@@ -117,11 +121,11 @@ class FiniteLogisticResult:
     method : str
     params : dict
         The client's gamma, signal, r, lam; clients, global_lam, weights.
-    risk, sigma_risk, cosine_uncentred, test_logloss, test_error : float
+    risk, sigma_risk, cosine_uncentred, test_logloss, test_error : float or ndarray
         Limits of ``||w_hat - w_i||^2``, ``(w_hat - w_i)' Sigma (w_hat - w_i)``, the cosine
         between ``w_hat`` and ``w_i``, and the test log-loss and misclassification rate on a
-        fresh sample.
-    global_overlap, global_dist : float or None
+        fresh sample (arrays of the broadcast shape on a grid, as are the global fields).
+    global_overlap, global_dist : float, ndarray or None
         The global model's ``w_g.w_0 / S^2`` (NaN at S = 0) and ``||w_g - w_0||^2``; None for
         ``local_ridge`` (no global model).
     iterations : int
@@ -146,13 +150,14 @@ class FiniteLogisticResult:
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; the global model's fields only where a global
-        model is used)."""
-        out = {"model": "logistic", "method": self.method, "params": dict(self.params)}
+        model is used; arrays of a grid become nested lists)."""
+        out = {"model": "logistic", "method": self.method,
+               "params": {k: _plain(v) if isinstance(v, np.ndarray) else v
+                          for k, v in self.params.items()}}
         for k in QUANTITIES + GLOBAL_FIELDS + ("residual",):
             if k in GLOBAL_FIELDS and getattr(self, k) is None:
                 continue
-            v = float(getattr(self, k))
-            out[k] = None if np.isnan(v) else v
+            out[k] = _plain(getattr(self, k))
         out["iterations"] = int(self.iterations)
         out["notes"] = list(self.notes)
         return out
@@ -204,7 +209,9 @@ class LogisticClientsResult:
         def conv(v):
             v = np.asarray(v, dtype=float)
             return np.where(np.isfinite(v), v, None).tolist()
-        return {"model": "logistic", "method": self.method, "params": self.params,
+        return {"model": "logistic", "method": self.method,
+                "params": {k: _plain(v) if isinstance(v, np.ndarray) else v
+                           for k, v in self.params.items()},
                 **{q: conv(getattr(self, q)) for q in QUANTITIES},
                 "mean": {q: conv(v) for q, v in self.mean.items()},
                 **{k: conv(getattr(self, k)) for k in GLOBAL_FIELDS

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.fedprox import coupling_inverse
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
 
@@ -56,8 +57,7 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
     eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)[idx]
     D, E2, m, r, kap = D[idx], E2[idx], mu[idx], fed.r[idx], kappa[idx]
     pi, gamma, s, h = fed.pi[idx], fed.gamma[idx], spectrum.atoms, spectrum.weights
-    K = lam * np.diag(pi) - lam * lam / (lam + lam_g) * np.outer(pi, pi)
-    R = np.linalg.inv(K[None] + s[:, None, None] * np.diag(pi * D)[None])   # (atoms, M, M)
+    R = coupling_inverse(pi, lam, lam_g, s[:, None] * (pi * D)[None])   # (atoms, M, M)
     Gram = fed.signal ** 2 + np.diag(r * r)
     c = pi * eps
     N = pi * pi * gamma * E2 / (m * m)

@@ -147,7 +147,7 @@ def solve_finetune_spectral(cp: Coupling, lam: float):
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    y_fine, fine, err, nfev = solve_ladder(
+    y_fine, fine, err, nfev, _ = solve_ladder(
         lambda y0, lam_k, nodes: _root_resolved(y0, cp, lam_k, nodes),
         lambda lam_k: _start(cp.view, lam_k), lam, "logistic fine-tuning with a spectrum")
     m, p = _parts(y_fine, cp, lam, fine)

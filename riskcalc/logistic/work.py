@@ -1,0 +1,127 @@
+r"""Work estimates for the logistic fixed points, and the refusal beyond a time limit (issue 33,
+item 5; issue 32's "run for minutes").
+
+The cost of a logistic limit is (quadrature nodes of a residual evaluation) x (evaluations). Up
+to ``gaussian.GH_REACH`` every axis is a Gauss-Hermite rule of a few dozen nodes and a point
+costs milliseconds; beyond it (large signal norms, or a global model whose norm grows as
+``global_lam -> 0`` on separable pooled data) the axes become Gauss-Legendre panels whose count
+grows in proportion to the feature scale, so a 2-d rule grows like ``||w_i||^2`` and the 3-d
+rule of the fine-tuning like ``||w_i||^3``.
+
+Estimated here, before solving, from what is known before solving (derived here):
+
+- **Scales.** The first rule of every solve is built at its start, the large-penalty solution
+  ``w_hat ~ c`` (``fixed_point._start``; the global model's view likewise: ``w_g ~ alpha w_0``
+  with ``alpha <= 1``), whose margins have coefficients ``c_e = S^2/kappa`` along ``w_i`` and
+  ``C = S r / kappa`` across it (``fixed_point.centre_geometry``). The estimate builds the rules'
+  axis keys (``gaussian.axis_key``, no nodes) at these scales: a solution that grows beyond
+  them (small penalties) costs more, one that shrinks less. Measured against the estimate
+  (loaded machine): oracle at ``signal = r = 10``, lam 0.1, 10 s estimated, 10-12 s taken;
+  M = 5 RTFA there 5.7 s estimated, 2.9 s taken.
+- **Evaluations.** ``EVALS_PER_ROOT`` residual evaluations per root (measured 9 to 36 for
+  hybr with a finite-difference or analytic Jacobian), times the roots of the path: one per
+  continuation stage (``lam`` from 100 down by factors of 10; one from a warm start) and the
+  ladder's next level.
+- **Time per node.** ``SECONDS_2D`` and ``SECONDS_3D`` per node and evaluation of the 2-d and
+  (unpruned) 3-d rules, measured on the project's 2-core machine with one thread
+  (``Rule.moments`` with its derivatives: 0.24-0.59 us per node, the global model's residuals
+  0.7-1 us, under a load of 6-8; ``finetune.moments``: 10-24 ns per unpruned node).
+
+``refuse`` raises the ValueError: the estimate, the limit, and what brings it under it (the
+largest common scale of ``signal`` and ``r`` whose estimate fits, found by bisection on the
+estimate, or a larger ``max_seconds``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from riskcalc.logistic.finetune import GH_MAX, NODES3, PANEL_BASE
+from riskcalc.logistic.finetune import PATH_NODES as PATH3
+from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
+                                        SECONDS_PER_NODE as SECONDS_2D, axis_key, axis_nodes,
+                                        rule_nodes)
+from riskcalc.logistic.pooled import PATH_NODES
+
+#: Default limit on the estimated seconds of one call.
+MAX_SECONDS = 60.0
+#: Seconds per node (before pruning) and evaluation of the 3-d rule (``EVALS_PER_ROOT`` and
+#: the 2-d rule's ``SECONDS_2D`` are ``gaussian``'s, which the global model's path uses too).
+SECONDS_3D = 1.0e-8
+
+
+def rule3_nodes(kappa, scales, n) -> int:
+    """Nodes of ``finetune.Rule3`` at ladder level ``n`` before pruning (not built)."""
+    sizes = [axis_nodes(axis_key(SCALE_MARGIN * sc, n, PANEL_BASE, GH_MAX))
+             for sc in (max(kappa, scales[0]), scales[1], scales[2])]
+    return sizes[0] * sizes[1] * sizes[2]
+
+
+def stages(lam: float) -> int:
+    """Continuation stages down to ``lam``: 100, 10, ..., 1e-4, then (``pooled``) on down by
+    factors of 10 to ``lam``, or 0 (the oracle's path; the same count or fewer)."""
+    if lam >= 1.0:
+        return 1
+    below = 1 if lam == 0.0 else max(0, int(math.ceil(math.log10(1e-4 / lam))))
+    return 1 + int(math.ceil(math.log10(100.0 / max(lam, 1e-4)) - 1e-9)) + below
+
+
+def oracle_seconds(signal, r, lam, warm: bool = False) -> float:
+    """Estimated seconds of one oracle-centre limit (``fixed_point``; module docstring)."""
+    kappa = math.hypot(signal, r)
+    if kappa == 0.0:
+        return 0.0
+    c_e, C = signal ** 2 / kappa, signal * r / kappa
+    roots = 1 if warm else stages(lam)
+    nodes = roots * rule_nodes(kappa, NODES[0], c_e, C) + rule_nodes(kappa, NODES[1], c_e, C)
+    return EVALS_PER_ROOT * SECONDS_2D * nodes
+
+
+def finite_seconds(gamma, r, signal, lam, global_lam, method: str, targets,
+                   warm: bool = False) -> float:
+    """Estimated seconds of ``logistic_clients_limit`` for the clients ``targets`` (per-client
+    ``gamma``, ``r``; module docstring): the global model (one 2-d rule per client), then the
+    fine-tuning (3-d rules) or the joint FedProx point (2-d) or local ridge (2-d)."""
+    r = np.unique(np.asarray(r, float))
+    kappa = np.hypot(signal, r)
+    c_e = np.divide(signal ** 2, kappa, out=np.zeros_like(kappa), where=kappa > 0)
+    C = np.divide(signal * r, kappa, out=np.zeros_like(kappa), where=kappa > 0)
+    groups = list(zip(kappa, c_e, C))
+    total = 0.0
+    if method != "local_ridge":
+        roots = 1 if warm else stages(global_lam)
+        nodes = sum(roots * rule_nodes(k, PATH_NODES, a, b) + rule_nodes(k, NODES[0], a, b)
+                    for k, a, b in groups)
+        total += EVALS_PER_ROOT * SECONDS_2D * nodes
+    target_r = np.unique(np.asarray(targets, float))
+    for rt in target_r:
+        k = float(np.hypot(signal, rt))
+        a, b = (signal ** 2 / k, signal * rt / k) if k > 0 else (0.0, 0.0)
+        if method == "rtfa" and lam:
+            nodes = sum(rule3_nodes(k, (a, b, b), n) for n in (PATH3,) + NODES3[:1])
+            total += EVALS_PER_ROOT * SECONDS_3D * nodes
+        elif method in ("local_ridge", "pfedme") or lam == 0.0:
+            total += oracle_seconds(signal, rt, lam if method == "local_ridge" else 1.0, warm)
+    return total
+
+
+def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:
+    """Raise the ValueError of the module docstring when ``seconds > limit``.
+
+    ``estimate_at(t)``: the estimate with ``signal`` and ``r`` scaled by ``t``, or None when the
+    cost does not come from the norms (then only ``max_seconds`` is suggested)."""
+    if seconds <= limit:
+        return
+    advice = f"raise max_seconds (the keyword of the Python call; now {limit:g})"
+    if estimate_at is not None and estimate_at(0.0) <= limit:
+        lo, hi = 0.0, 1.0
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if estimate_at(mid) <= limit else (lo, mid)
+        advice = (f"signal and r at most {lo:.3g} times their values (||w_i|| below "
+                  f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
+    raise ValueError(f"{what}: estimated at {seconds:.3g} s of quadrature (large norms "
+                     f"need Gauss-Legendre panels; riskcalc.logistic.work), over the limit "
+                     f"max_seconds = {limit:g}; {advice}")
