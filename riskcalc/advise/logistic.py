@@ -36,7 +36,7 @@ named in a note; the chosen point always converged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -195,10 +195,15 @@ def advise_logistic(federation: LogisticFederation, methods=None,
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
     cands, skipped = [], []
+    # Equal gammas make the two weightings one: their candidates are the same limits.
+    same = bool(np.all(fed.gamma == fed.gamma[0]))
     for method in PIPELINES:
         if method not in chosen:
             continue
         for name in (("none",) if method == "local_ridge" else WEIGHTS):
+            if same and name == "uniform" and cands and cands[-1].method == method:
+                cands.append(replace(cands[-1], weights="uniform", p=starts["uniform"]))
+                continue
             try:
                 cands.append(_candidate(fed, method, name,
                                         None if name == "none" else starts[name]))

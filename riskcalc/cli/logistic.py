@@ -97,7 +97,9 @@ def sweep(args) -> int:
     """``riskcalc sweep METHOD --model logistic`` (``riskcalc.cli.logistic_sweep``)."""
     from riskcalc.cli.logistic_sweep import run
 
-    return run(args)
+    # This module's pieces are handed over, so that logistic_sweep does not import it back.
+    return run(args, methods=tuple(TITLES) if federated(args, "sweep") else ("rtfa",),
+               spectrum=_spectrum(args, "sweep"), read_bare=read_clients_file)
 
 
 def advise(args) -> int:

@@ -79,13 +79,13 @@ def run(args) -> int:
     from tqdm.auto import tqdm
 
     from riskcalc.advise.logistic import PIPELINES, advise_logistic, estimate_seconds
-    from riskcalc.logistic.finite_clients import canonical_method
+    from riskcalc._validate import METHOD_ALIASES
 
     fed, names = read_federation(args)
     methods = None
     if args.methods is not None:        # '' names no pipeline: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        if not methods or any(canonical_method(m) not in PIPELINES for m in methods):
+        if not methods or any(METHOD_ALIASES.get(m, m) not in PIPELINES for m in methods):
             raise ValueError(f"--methods must list pipelines among {', '.join(PIPELINES)} "
                              f"(fedprox: alias of pfedme) with --model logistic; got "
                              f"{args.methods!r}")

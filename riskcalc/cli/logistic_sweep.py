@@ -13,20 +13,20 @@ from __future__ import annotations
 import math
 
 from riskcalc.cli import guards
-from riskcalc.cli.logistic import TITLES, _spectrum, federated, read_clients_file
 from riskcalc.cli.sweep import _floats, emit
 
 
-def run(args) -> int:
-    from montecarlo.logistic.sweep import grid, replicate_seconds, sweep_logistic
+def run(args, *, methods, spectrum, read_bare) -> int:
+    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
+    the ``--spectrum`` and the reader of a bare ``--clients-file`` list)."""
+    from montecarlo.logistic.sweep import METHODS, grid, replicate_seconds, sweep_logistic
     from riskcalc._validate import positive_int
 
-    fed = federated(args, "sweep")
-    methods = tuple(TITLES) if fed else ("rtfa",)
+    fed = args.global_model == "federated"
     if args.method not in methods:
         raise ValueError(f"sweep --model logistic supports METHOD rtfa only without M clients; "
-                         f"{', '.join(methods if fed else TITLES)} with --global federated "
-                         f"--clients M (got {args.method})")
+                         f"{', '.join(METHODS)} with --global federated --clients M (got "
+                         f"{args.method})")
     values = {k: _floats(k, getattr(args, k)) for k in ("gamma", "r", "lam")}
     given = {**values, "signal": args.signal}
     for name in ("gamma", "r", "signal") + (() if args.method == "fedavg" else ("lam",)):
@@ -45,7 +45,7 @@ def run(args) -> int:
                                  "both")
             from riskcalc.cli import fedargs
 
-            others = fedargs.other_clients(args, read_clients_file)
+            others = fedargs.other_clients(args, read_bare)
         elif args.clients is None:
             raise ValueError("--global federated needs --clients M[,M2,...], --clients-file or "
                              "--federation")
@@ -60,7 +60,7 @@ def run(args) -> int:
                           signal=args.signal, lam=values["lam"], d=d, clients=clients,
                           others=others, global_lam=args.global_lam,
                           weights=args.weights or "samples", centre=args.centre or "oracle",
-                          spectrum=_spectrum(args, "sweep"), reps=reps, seed=args.seed,
+                          spectrum=spectrum, reps=reps, seed=args.seed,
                           n_jobs=args.jobs, scheduler=args.scheduler,
                           progress=not args.no_progress, cache=args.cache)
     return emit(args, rows)
