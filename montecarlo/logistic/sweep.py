@@ -38,7 +38,7 @@ from montecarlo.runner.budget import check_tasks, logistic_replicate_seconds
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
-from riskcalc._validate import METHOD_ALIASES, positive_int
+from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
 
@@ -132,6 +132,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     lams = [] if method == "fedavg" else _list("lam", lam)
     if method != "fedavg" and lams == [None]:
         raise ValueError(f"method {method} needs lam (its ridge penalty)")
+    if lams:        # the simulated minimizers need a penalty (lam = 0: the MLE may not exist)
+        as_array("lam", lams, low=0.0, low_open=True)
     if method == "fedavg" and lam is not None:
         raise ValueError("method fedavg does not take lam (the global model has global_lam)")
     points = grid(gamma, r, clients, others)
