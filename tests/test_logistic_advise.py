@@ -127,3 +127,14 @@ def test_cli_refuses_logistic_options_in_the_linear_advise(fed_file, capsys):
     assert main(["advise", "--model", "logistic", "--data", fed_file, "--global-lam",
                  "0.1"]) == 2
     assert "--data does not apply to --model logistic" in capsys.readouterr().err
+
+
+def test_a_global_model_that_does_not_exist_is_skipped_with_its_reason():
+    # global_lam = 0 with a separable pooled problem (Gordon's margin 0.28 <= 1): FedAvg has no
+    # minimizer; local ridge needs none and stays.
+    fed = LogisticFederation(gamma=[2.0, 2.0], r=[1.0, 1.0], signal=3.0, global_lam=0.0)
+    adv = advise_logistic(fed, methods=["fedavg", "local_ridge"])
+    assert [(c.method, c.weights) for c in adv.candidates] == [("local_ridge", "none")]
+    assert len(adv.skipped) == 2 and all("separable" in s for s in adv.skipped)
+    with pytest.raises(ValueError, match="no candidate could be evaluated"):
+        advise_logistic(fed, methods=["fedavg"])

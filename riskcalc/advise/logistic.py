@@ -177,7 +177,8 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     -------
     Advice
         ``candidates`` (``LogisticCandidate``) sorted by mean risk, then worst risk; the first
-        is recommended; ``skipped`` names a weighting whose global model does not exist.
+        is recommended; ``skipped`` names a candidate that could not be evaluated (a global
+        model that does not exist, or no converged fixed point), with the reason.
 
     Raises
     ------
@@ -207,7 +208,8 @@ def advise_logistic(federation: LogisticFederation, methods=None,
             try:
                 cands.append(_candidate(fed, method, name,
                                         None if name == "none" else starts[name]))
-            except ValueError as exc:       # e.g. global_lam = 0 with separable pooled data
+            except (ValueError, SolverError) as exc:
+                # e.g. global_lam = 0 with separable pooled data, or no converged fixed point
                 skipped.append(f"{method} with {name} weights: {exc}")
         done(method)
     if not cands:
