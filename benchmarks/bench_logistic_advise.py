@@ -11,6 +11,17 @@ and, if not, the paired difference to the simulated best in standard errors.
 
     python benchmarks/bench_logistic_advise.py [--d 200] [--reps 20] [--jobs 2]
         [--cache DIR] [--only NAME,...]
+
+Measured 2026-11-26 (d = 200, 20 replicates, seed 0, shared machine under load; advise CPU):
+
+    federation  advise  recommended (predicted, simulated)   simulated best?  next other method
+    outlier2     9.9 s  rtfa        3.410, 3.466 +- 0.063    yes              local_ridge, 8.8 s.e.
+    het4        24.4 s  pfedme      2.929, 2.951 +- 0.065    yes              rtfa, 2.8 s.e.
+    unrelated3   4.9 s  local_ridge 5.886, 5.922 +- 0.039    yes              pfedme, 9.6 s.e.
+    sizes3       3.8 s  local_ridge 0.999, 0.984 +- 0.012    yes              pfedme, 5.2 s.e.
+
+Every candidate's simulated mean risk (28 of them) within -1.7% to +2.5% of its prediction
+at d = 200 (no extrapolation in 1/d).
 """
 
 from __future__ import annotations
@@ -102,9 +113,11 @@ def main() -> None:
             others = [k for k in sims if sims[k].mean() > sims[pick].mean()
                       and k.split("/")[0] != pick.split("/")[0]]
             runner = min(others, key=lambda k: sims[k].mean()) if others else None
-            gap = "" if runner is None else (
-                f"; next other method {runner}: paired gap "
-                f"{(sims[runner] - sims[pick]).mean() / ((sims[runner] - sims[pick]).std(ddof=1) / np.sqrt(args.reps)):.1f} s.e.")
+            gap = ""
+            if runner is not None:
+                diff = sims[runner] - sims[pick]
+                z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size))
+                gap = f"; next other method {runner}: paired gap {z:.1f} s.e."
             print(f"  recommended {pick} is the simulated best{gap}")
         else:
             diff = sims[pick] - sims[best]
