@@ -115,3 +115,16 @@ def test_cli_sweep_bad_input(argv, message, capsys):
     assert main(argv.split()) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_a_spectrum_reaches_both_sides():
+    spec = riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5])
+    rows = sweep_logistic("rtfa", gamma=1.0, r=1.0, signal=1.5, lam=1.0, d=30, spectrum=spec,
+                          reps=2, progress=False)
+    res = riskcalc.logistic_limit(gamma=1.0, signal=1.5, r=1.0, lam=1.0, spectrum=spec)
+    assert rows[0]["predicted_sigma_risk"] == pytest.approx(res.sigma_risk, rel=1e-12)
+    # The simulation draws x ~ N(0, Sigma): its Sigma-weighted error is not its plain one.
+    from montecarlo.logistic.ridge import simulate
+    sim = simulate(gamma=1.0, signal=1.5, r=1.0, lams=[1.0], d=30, reps=2, spectrum=spec)
+    assert rows[0]["simulated_sigma_risk"] == pytest.approx(sim["sigma_risk"][0][0], rel=1e-12)
+    assert rows[0]["simulated_sigma_risk"] != pytest.approx(rows[0]["simulated_risk"], rel=0.1)
