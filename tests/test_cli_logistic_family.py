@@ -25,7 +25,7 @@ def run(argv, capsys):
 def test_families_registry():
     assert set(families.FAMILIES) == {"linear", "logistic"}
     from riskcalc.cli import logistic
-    assert set(logistic.VERBS) == {"predict", "compare"}
+    assert set(logistic.VERBS) == {"predict", "compare", "sweep", "advise"}
     assert set(logistic.OPTIONS) == {"signal", "global_lam", "centre"}
 
 

@@ -8,7 +8,8 @@ FED.npz|FED.csv``, through ``riskcalc estimate``). Theory: ``riskcalc.advise``.
 
 The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
 candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
-``--per-client``, ``--json`` and ``--csv FILE``).
+``--per-client``, ``--json`` and ``--csv FILE``). ``--model logistic``: the logistic family's
+candidates (``riskcalc.cli.logistic_advise``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from riskcalc.cli import COMMANDS, guards
+from riskcalc.cli import COMMANDS, families, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
 #: Largest federation whose per-client risks the text table prints inline.
@@ -65,6 +66,7 @@ def add_parser(subparsers) -> None:
                         "client, risk, weight p_j, tuning) to FILE")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     guards.add_budget_option(p)
+    families.add_options(p, "advise")
     p.set_defaults(func=run)
 
 
@@ -101,6 +103,9 @@ def read_federation(args):
 def run(args) -> int:
     not_an_input(args, ("csv",))
     check_writable(args.csv, "--csv")
+    family = families.select(args, "advise")
+    if family is not None:
+        return family.advise(args)
     fed, est, names = read_federation(args)
     methods = None
     if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error

@@ -1,5 +1,6 @@
-"""The logistic model family of ``riskcalc predict`` and ``riskcalc compare`` (``--model
-logistic``, see ``riskcalc.cli.families``): personalized logistic regression.
+"""The logistic model family of ``riskcalc predict``, ``compare``, ``sweep`` and ``advise``
+(``--model logistic``, see ``riskcalc.cli.families``): personalized logistic regression.
+``sweep`` and ``advise`` live in ``riskcalc.cli.logistic_sweep`` and ``logistic_advise``.
 
 Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)`` with
 ``--spectrum SPEC``, ``P(y = 1 | x) = sigmoid(x.w_j)``, ``w_j = w_0 + r_j u_j``,
@@ -27,7 +28,7 @@ from __future__ import annotations
 from riskcalc.cli import families, guards
 from riskcalc.spectrum import Spectrum
 
-VERBS = ("predict", "compare")
+VERBS = ("predict", "compare", "sweep", "advise")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
@@ -50,19 +51,25 @@ OPTIONS = {
 _MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum"}
 _FEDERATED = {"clients", "clients_file", "federation", "target", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
+_SWEEP = {"out", "format", "cache", "scheduler"}
 
 
 def federated(args, verb) -> bool:
     """M clients (``--clients``/``--clients-file`` for predict, ``--global federated`` for
     compare) rather than infinitely many."""
-    if verb == "compare":
+    if verb in ("compare", "sweep"):
         return args.global_model == "federated"
     return args.clients is not None or args.clients_file is not None
 
 
 def accepted(args, verb) -> set:
     """The options that apply (``riskcalc.cli.families``)."""
-    out = _MODEL | (_SIMULATION if verb == "compare" else set())
+    if verb == "advise":
+        from riskcalc.cli.logistic_advise import OPTIONS as advise_options
+
+        return advise_options
+    out = _MODEL | (_SIMULATION if verb in ("compare", "sweep") else set()) \
+        | (_SWEEP if verb == "sweep" else set())
     if verb == "predict" and str(args.spectrum).strip().lower().startswith("powerlaw:"):
         out = out | {"d"}                   # the number of eigenvalues of powerlaw:P
     return out | (_FEDERATED if federated(args, verb) else {"centre"})
@@ -77,11 +84,29 @@ def quantities(prob) -> tuple:
 
 
 def mode_note(args, verb) -> str:
-    if verb == "compare":
+    if verb == "advise":
+        return ""
+    if verb in ("compare", "sweep"):
         return (" with --global federated" if federated(args, verb)
                 else " with --global oracle (give --global federated --clients M)")
     return (" with --clients/--clients-file" if federated(args, verb)
             else " without --clients M or --clients-file")
+
+
+def sweep(args) -> int:
+    """``riskcalc sweep METHOD --model logistic`` (``riskcalc.cli.logistic_sweep``)."""
+    from riskcalc.cli.logistic_sweep import run
+
+    # This module's pieces are handed over, so that logistic_sweep does not import it back.
+    return run(args, methods=tuple(TITLES) if federated(args, "sweep") else ("rtfa",),
+               spectrum=_spectrum(args, "sweep"), read_bare=read_clients_file)
+
+
+def advise(args) -> int:
+    """``riskcalc advise --model logistic`` (``riskcalc.cli.logistic_advise``)."""
+    from riskcalc.cli.logistic_advise import run
+
+    return run(args)
 
 
 def read_clients_file(path) -> dict:

@@ -1,5 +1,7 @@
 """``riskcalc sweep METHOD ...``: predicted vs simulated over a parameter grid.
 
+``--model logistic`` sweeps the logistic family instead (``riskcalc.cli.logistic_sweep``).
+
 Comma-separated values of --gamma, --r/--rho, --sigma, --lam/--alpha (and --clients) span the
 grid (outer product); each grid point is compared as by ``riskcalc compare`` (paper 003,
 ``003_4b976ddf5225c17e.txt``, Thms 1-4 vs eq. 3). A progress bar runs on stderr; rows are
@@ -15,7 +17,7 @@ import math
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
-from riskcalc.cli import COMMANDS, fedargs, guards
+from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
 from riskcalc.cli.predict import add_model_options, spectrum_from_args
@@ -39,6 +41,7 @@ def add_parser(subparsers) -> None:
                     "the grid spanned by comma-separated --gamma, --r/--rho, --sigma, "
                     "--lam/--alpha values.")
     add_model_options(p, multi=True, sigma_required=False)   # or from --federation
+    families.add_options(p, "sweep")
     add_simulation_options(p, reps=10, multi=True)
     p.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
     p.add_argument("--format", choices=FORMATS,
@@ -51,8 +54,15 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     not_an_input(args, ("out", "cache"))
-    fedargs.resolve(args, multi=True)
+    fedargs.resolve(args, args.model, multi=True)
     fedargs.require_d(args)
+    check_writable(args.out, "--out")
+    check_writable(args.cache, "--cache")
+    if args.out is not None and args.cache is not None and same_file(args.out, args.cache):
+        raise ValueError("--out and --cache must be different files")
+    family = families.select(args, "sweep")
+    if family is not None:
+        return family.sweep(args)
     values = {k: _floats(k, getattr(args, k))
               for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
     if values["gamma"] is None:
@@ -63,10 +73,6 @@ def run(args) -> int:
     if any(m is not None and not (math.isfinite(m) and m == int(m)) for m in clients):
         raise ValueError(f"--clients must be a comma-separated list of integers, got "
                          f"{args.clients!r}")
-    check_writable(args.out, "--out")
-    check_writable(args.cache, "--cache")
-    if args.out is not None and args.cache is not None and same_file(args.out, args.cache):
-        raise ValueError("--out and --cache must be different files")
     settings = [setting_from_args(args, clients=None if m is None else int(m))
                 for m in clients]
     points = 1
@@ -81,6 +87,11 @@ def run(args) -> int:
                       step_size=args.step_size, route=args.route, n_jobs=args.jobs,
                       scheduler=args.scheduler, progress=not args.no_progress,
                       cache=args.cache, **values)
+    return emit(args, rows)
+
+
+def emit(args, rows) -> int:
+    """Write the rows to --out (atomically) or print them, as CSV or JSON lines."""
     if args.out:
         fmt = args.format or ("jsonl" if args.out.endswith((".jsonl", ".json")) else "csv")
         with atomic_path(args.out) as tmp:

@@ -1,0 +1,277 @@
+"""Predicted vs simulated over a parameter grid for the logistic family
+(``riskcalc sweep METHOD --model logistic``).
+
+The grid is the outer product of the target client's gamma and r, and of the number of clients
+M (or one heterogeneous federation: the target and fixed other clients); the penalties ``lam``
+are measured inside each task, largest first and warm started, as the single-point simulators
+do. One task per (grid point, replicate), run by ``montecarlo.runner.tasks.run_tasks``
+(parallel, progress bar, and with ``cache`` resumable after an interrupt). Replicate ``rep``
+of every grid point draws from the same streams (``montecarlo.runner.seeding``: common random
+numbers), so differences along the grid are not blurred by independent noise.
+
+Two settings, as in ``riskcalc compare --model logistic``:
+
+* infinitely many clients (no ``clients``): RTFA toward the oracle centre ``w_0`` or FedAvg's
+  infinite-client centre, ``riskcalc.logistic_limit`` against ``montecarlo.logistic.ridge``;
+* M clients: FedAvg's exact logistic global model over the M clients (ridge ``global_lam``)
+  and ``method`` ``rtfa``, ``fedavg``, ``local_ridge`` or ``pfedme`` (alias ``fedprox``),
+  ``riskcalc.logistic_limit(..., clients=M)`` (identical clients) or
+  ``riskcalc.logistic_clients_limit(..., target=0)`` (a heterogeneous federation) against
+  ``montecarlo.logistic.pipeline``. Local ridge uses no global model: it is simulated by
+  ``montecarlo.logistic.ridge`` with centre 0, which draws exactly the pipeline's client 0.
+
+The predictions are computed point by point before any simulation runs, so a parameter the
+theory refuses (e.g. ``global_lam = 0`` with separable pooled data) stops the sweep at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import riskcalc
+from montecarlo.compare import none_if_nan, summarize
+from montecarlo.linear.instances import require_memory
+from montecarlo.logistic import pipeline, ridge
+from montecarlo.runner.budget import check_tasks, logistic_replicate_seconds
+from montecarlo.runner.seeding import check_seed
+from montecarlo.runner.tasks import run_tasks
+from montecarlo.sweep import SweepRows
+from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
+from riskcalc.logistic.spectrum.limits import centre_scale
+from riskcalc.spectrum import Spectrum
+
+#: Methods at finite M; without clients RTFA only (``riskcalc.logistic_limit``).
+METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
+GLOBAL = ("global_overlap", "global_dist")
+
+
+def quantities(method: str, federated: bool, spectrum) -> tuple:
+    """The measured fields of a sweep row, in order (as ``riskcalc compare --model
+    logistic``): ``cosine`` (centred at the deterministic centre) only without clients, the
+    global model's fields only where one is used."""
+    names = ("risk",) + (("sigma_risk",) if spectrum is not None else ())
+    names += () if federated else ("cosine",)
+    names += ("cosine_uncentred", "test_logloss", "test_error")
+    return names + (GLOBAL if federated and method != "local_ridge" else ())
+
+
+def _list(name, v):
+    if v is None:
+        return [None]
+    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+    if arr.size == 0:
+        raise ValueError(f"{name} needs at least one value")
+    return [float(x) for x in arr]
+
+
+def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
+                   clients=None, others=None, global_lam=None, weights: str = "samples",
+                   centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0,
+                   n_jobs: int = 1, scheduler: str | None = None, progress: bool = True,
+                   cache=None) -> SweepRows:
+    """Predicted and simulated logistic limits at every point of a grid (module docstring).
+
+    CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
+    Candes 2019; finite M derived in ``riskcalc.logistic.pooled`` and ``finetune``) against
+    exact-Newton simulations (``montecarlo.logistic.ridge``, ``montecarlo.logistic.pipeline``).
+
+    Parameters
+    ----------
+    method : {"rtfa", "fedavg", "local_ridge", "pfedme"}
+        ``fedprox`` is an alias of ``pfedme``; without ``clients`` and ``others``: rtfa only.
+    gamma, r : float or sequence of float
+        The target client's ``d / n`` (> 0) and ``||w_i - w_0||`` (>= 0): grid values.
+    signal : float
+        ``||w_0||`` (> 0 with clients).
+    lam : float or sequence of float
+        Penalties (> 0 in the simulation); not taken by fedavg.
+    d : int
+        Dimension of the simulation, >= 2.
+    clients : int or sequence of int, optional
+        M >= 1 identical clients (the target among them), grid values.
+    others : dict, optional
+        Instead of ``clients``: the OTHER clients, ``{"gamma": [...], "r": [...]}`` (M = 1 +
+        their number).
+    global_lam : float
+        Ridge of the global model toward 0, >= 0 (with clients; not needed by local_ridge).
+    weights : {"samples", "uniform"}
+        Client weights of the global objective.
+    centre : {"oracle", "fedavg"}
+        Without clients: the centre of RTFA.
+    spectrum : Spectrum, optional
+        Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
+    reps, seed, n_jobs, scheduler, progress, cache
+        As in ``montecarlo.sweep.sweep``; ``cache`` makes an interrupted sweep resumable.
+
+    Returns
+    -------
+    SweepRows
+        One dict per grid point and ``lam``: the parameters, ``d``, ``n``, ``reps``, ``seed``
+        and per quantity ``q`` (``quantities``) ``predicted_q``, ``simulated_q``, ``q_se``,
+        ``q_rel_diff``, ``q_inside_ci95``.
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or the work does not fit in memory.
+    SolverError
+        A fixed point did not converge, or a simulated pooled problem has no minimizer.
+    """
+    method = METHOD_ALIASES.get(method, method)
+    federated = clients is not None or others is not None
+    if method not in (METHODS if federated else ("rtfa",)):
+        raise ValueError(f"method must be rtfa without clients, one of {', '.join(METHODS)} "
+                         f"with clients; got {method!r}")
+    if clients is not None and others is not None:
+        raise ValueError("give clients (identical clients) or others (a federation), not both")
+    d = positive_int("d", d, minimum=2)
+    reps = positive_int("reps", reps, minimum=2)
+    seed = check_seed(seed)
+    lams = [] if method == "fedavg" else _list("lam", lam)
+    if method != "fedavg" and lams == [None]:
+        raise ValueError(f"method {method} needs lam (its ridge penalty)")
+    if lams:        # the simulated minimizers need a penalty (lam = 0: the MLE may not exist)
+        as_array("lam", lams, low=0.0, low_open=True)
+    if method == "fedavg" and lam is not None:
+        raise ValueError("method fedavg does not take lam (the global model has global_lam)")
+    points = grid(gamma, r, clients, others)
+    check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
+                "lower reps or the grid")
+    names = quantities(method, federated, spectrum)
+    tasks, preds = [], []
+    for g, rr, m in points:
+        fed = _federation(g, rr, m, others)
+        preds.append(_predicted(method, g, rr, signal, lams, fed, global_lam, weights, centre,
+                                spectrum, names))
+        tasks += [_task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d,
+                        seed, rep, spectrum) for rep in range(reps)]
+    _memory(points, others, d, method)
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
+                        progress=progress, desc=f"sweep {method} (logistic)", command="sweep")
+    label = "identity" if spectrum is None else spectrum.describe()
+    rows = []
+    for i, (g, rr, m) in enumerate(points):
+        res = results[i * reps:(i + 1) * reps]
+        sim = {q: _column(res, method, q, len(lams)) for q in names}
+        summ = {q: summarize(sim[q], preds[i][q]) for q in names}
+        for k in range(max(1, len(lams))):
+            row = {"model": "logistic", "method": method, "gamma": g, "r": rr,
+                   "signal": float(signal)}
+            if method != "fedavg":
+                row["lam"] = lams[k]
+            if federated:
+                row.update(clients=1 + len(others["gamma"]) if others is not None else m,
+                           global_lam=None if method == "local_ridge" else global_lam,
+                           weights=None if method == "local_ridge" else weights)
+            else:
+                row["centre"] = centre
+            row.update(spectrum=label, d=d, n=max(1, int(round(d / g))), reps=reps, seed=seed)
+            for q in names:
+                row[f"predicted_{q}"] = none_if_nan(preds[i][q][k])
+                row[f"simulated_{q}"] = none_if_nan(summ[q]["mean"][k])
+                row[f"{q}_se"] = none_if_nan(summ[q]["se"][k])
+                row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
+                row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
+            rows.append(row)
+    return SweepRows(rows)
+
+
+def grid(gamma, r, clients=None, others=None) -> list:
+    """The grid points ``(gamma, r, M)`` of ``sweep_logistic`` in row order (M None with
+    ``others`` or without clients)."""
+    ms = [None] if clients is None else \
+        [positive_int("clients", m) for m in _list("clients", clients)]
+    return list(itertools.product(_list("gamma", gamma), _list("r", r), ms))
+
+
+def _federation(g, rr, m, others):
+    """Per-client ``(gammas, rs)``, the target first, or None without clients."""
+    if others is not None:
+        return [g] + [float(x) for x in others["gamma"]], [rr] + [float(x) for x in others["r"]]
+    return None if m is None else ([g] * m, [rr] * m)
+
+
+def _predicted(method, g, rr, signal, lams, fed, global_lam, weights, centre, spectrum,
+               names):
+    """``{quantity: array over lams}`` (one entry for fedavg) by direct calls of the public
+    limits, point by point."""
+    out = {q: [] for q in names}
+    for lam in (lams or [None]):
+        if fed is None:
+            res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam, centre=centre,
+                                          spectrum=spectrum).as_dict()
+        elif len(set(zip(*fed))) == 1:
+            res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam,
+                                          clients=len(fed[0]), global_lam=global_lam,
+                                          weights=weights, method=method,
+                                          spectrum=spectrum).as_dict()
+        else:
+            full = riskcalc.logistic_clients_limit(gamma=fed[0], r=fed[1], signal=signal,
+                                                   lam=lam, global_lam=global_lam,
+                                                   weights=weights, method=method, target=0,
+                                                   spectrum=spectrum).as_dict()
+            res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL
+                       else full.get(q)) for q in names}
+        for q in names:
+            out[q].append(np.nan if res.get(q) is None else float(res[q]))
+    return {q: np.array(v) for q, v in out.items()}
+
+
+def _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed, rep,
+          spectrum):
+    """One replicate's task (a JSON dict holding everything its draws depend on)."""
+    eig = {} if spectrum is None else {"eigenvalues": spectrum.eigenvalues(d).tolist()}
+    if fed is None or method == "local_ridge":
+        scale = 0.0 if fed is not None else centre_scale(
+            signal, rr, spectrum or Spectrum.identity(), centre)
+        extra = {} if scale == 1.0 else {"centre_scale": float(scale)}
+        return {"simulator": "ridge", "kwargs": dict(gamma=g, signal=float(signal), r=rr,
+                                                     lams=lams, d=d, seed=seed, rep=rep,
+                                                     **extra, **eig)}
+    return {"simulator": "pipeline",
+            "kwargs": dict(gammas=fed[0], rs=fed[1], signal=float(signal), lams=lams,
+                           global_lam=float(global_lam), d=d, seed=seed, rep=rep,
+                           weights=weights, target=0, pfedme=method == "pfedme", **eig)}
+
+
+def replicate_task(task: dict) -> dict:
+    """Run one task of ``sweep_logistic`` (``montecarlo.runner.tasks.run_tasks``)."""
+    sim = ridge if task["simulator"] == "ridge" else pipeline
+    return sim.simulate_replicate(**task["kwargs"])
+
+
+def _column(results, method, q, n_lams):
+    """Replicates x lams samples of quantity ``q`` (None -> NaN)."""
+    def one(res):
+        if q in GLOBAL:
+            v = res["global"][q.split("_")[1]]
+            return [v] * max(1, n_lams)
+        v = res[method][q] if method in res else res[q]
+        return v if isinstance(v, list) else [v]
+    return np.array([[np.nan if v is None else v for v in one(res)] for res in results],
+                    dtype=float)
+
+
+def _memory(points, others, d, method):
+    """The largest federation's pooled data and Newton matrices must fit (as
+    ``montecarlo.logistic.pipeline.simulate_pipeline`` checks)."""
+    feds = [_federation(g, rr, m, others) or ([g], [rr]) for g, rr, m in points]
+    pooled = max(sum(pipeline.client_sizes(fed[0], d)) for fed in feds)
+    # FedProx keeps one d x d Hessian per client.
+    square = 4 + (max(len(fed[0]) for fed in feds) if method == "pfedme" else 0)
+    require_memory(8.0 * (3 * pooled * d + square * d * d), "the logistic sweep",
+                   "lower --d or the number of clients")
+
+
+def replicate_seconds(method, points, others, d) -> float:
+    """Estimated seconds of one replicate summed over the grid points: the target's Newton
+    fits and, with a global model, the pooled fit (``logistic_replicate_seconds``)."""
+    total = 0.0
+    for g, rr, m in points:
+        total += logistic_replicate_seconds(d, g)
+        fed = _federation(g, rr, m, others)
+        if fed is not None and method != "local_ridge":
+            total += logistic_replicate_seconds(d, 1.0 / sum(1.0 / x for x in fed[0]))
+    return total

@@ -1,0 +1,301 @@
+"""``riskcalc.advise`` for the logistic family: a federation's candidate pipelines ranked by the
+predicted risk of personalized logistic regression.
+
+For a logistic federation (``LogisticFederation``: every client's ``gamma_j = d / n_j`` and
+``r_j = ||w_j - w_0||``, one ``S = ||w_0||``, the ridge ``global_lam`` of FedAvg's global model
+and optionally one covariance spectrum), every candidate is evaluated on the exact finite-M
+limits of ``riskcalc.logistic_clients_limit`` (the CGMT fixed points derived in
+``riskcalc.logistic.pooled``, ``finetune`` and ``fedprox``, after Salehi, Abbasi & Hassibi
+2019 and Sur & Candes 2019; papers 000 and 004 run this model):
+
+* FedAvg: the logistic global model over all M clients (``argmin sum_j c_j sum_{block j}
+  logloss + (global_lam/2) ||w||^2``), with sample weights ``c_j = 1/N`` or uniform
+  ``c_j = 1/(M n_j)``;
+* RTFA: each client's fine-tuning toward that global model with ITS OWN ``lam_j``;
+* FedProx / pFedMe (``pfedme``, alias ``fedprox``): every client's ``w_j`` of the joint
+  objective with one shared ``lam``;
+* local ridge toward 0 with each client's own ``lam_j`` (no global model).
+
+Risk is ``||w_hat - w_j||^2`` (``riskcalc.logistic``'s ``risk``); the predicted test
+misclassification rate of every client is reported beside it. Candidates are ranked by the mean
+risk over the clients (as the linear ``riskcalc.advise``), then by the worst client.
+
+Tuning (derived here; there is no finite-M logistic tuning in ``riskcalc.logistic``, whose
+``optimal_lambda_logistic`` is the infinite-client oracle): a BOUNDED 1-D search in
+``log lam`` over ``riskcalc.logistic.tuning.LAM_RANGE`` = [1e-3, 1e3]. The risk at lam = 0.1,
+1 and 10, extended one decade at a time past the smaller end until a decade point has larger
+neighbours on both sides (or the range ends); then Brent's bounded search
+(``scipy.optimize.minimize_scalar``) between those neighbours, to ``XATOL`` in ``log lam``. A
+minimum at an end of the range is reported at that end, with a note. It finds the global
+minimum when the risk is unimodal in ``log lam`` (else a local one): an assumption, not a
+theorem. The bracket starts in the middle because small penalties are the slow fixed points
+(0.7 s at lam = 1e-3 against 0.02 s at 1e3 for one client's fine-tuning, measured). A
+penalty whose fixed point does not converge counts as an infinite risk in the search and is
+named in a note; the chosen point always converged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from riskcalc._validate import as_array
+from riskcalc.advise import Advice, Candidate, _json
+from riskcalc.errors import SolverError
+from riskcalc.logistic.finite_clients import canonical_method, logistic_clients_limit
+from riskcalc.logistic.tuning import LAM_RANGE
+
+__all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logistic",
+           "estimate_seconds"]
+
+#: Every pipeline of the logistic advice, in the order it evaluates them.
+PIPELINES = ("fedavg", "rtfa", "pfedme", "local_ridge")
+WEIGHTS = ("samples", "uniform")
+#: Tolerance of the bounded search in log(lam) (lam within 5%): the risk is flat to second
+#: order at its minimum.
+XATOL = 0.05
+#: Seconds per fixed-point evaluation, measured (process CPU under load, a federation of four
+#: distinct clients, Sigma = I, gamma 0.5-2, global_lam 0.01; the whole advice took 25 s):
+#: FedAvg's pooled solve, one client's fine-tuning, one client's local ridge, and the joint
+#: FedProx fixed point per distinct client.
+SECONDS = {"fedavg": 0.7, "rtfa": 0.1, "local_ridge": 0.06, "pfedme": 0.13}
+#: Evaluations of one 1-D search: the bracket and about eight bounded steps.
+EVALUATIONS = 12
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticFederation:
+    """M >= 2 logistic clients.
+
+    Parameters
+    ----------
+    gamma, r : sequence of float (M,)
+        ``d / n_j > 0`` and ``||w_j - w_0|| >= 0``.
+    signal : float
+        ``S = ||w_0|| >= 0``.
+    global_lam : float
+        Ridge toward 0 of FedAvg's (and FedProx's) global model, >= 0 (0 only where the pooled
+        minimizer exists: ``riskcalc.logistic.pooled``).
+    spectrum : Spectrum, optional
+        Every client's ``x ~ N(0, Sigma)`` (None: the identity).
+
+    Raises
+    ------
+    ValueError
+        Fewer than two clients, lists of different lengths, or values out of range.
+    """
+
+    gamma: np.ndarray
+    r: np.ndarray
+    signal: float
+    global_lam: float
+    spectrum: object = None
+
+    def __post_init__(self):
+        gamma = np.atleast_1d(as_array("gamma", self.gamma, low=0.0, low_open=True))
+        r = np.atleast_1d(as_array("r", self.r, low=0.0))
+        if gamma.ndim != 1 or r.ndim != 1 or gamma.size != r.size:
+            raise ValueError(f"gamma and r must be lists of one length (one entry per client); "
+                             f"got {gamma.size} and {r.size}")
+        if gamma.size < 2:
+            raise ValueError(f"a federation needs at least two clients, got {gamma.size}: for "
+                             "one client use riskcalc predict --model logistic")
+        object.__setattr__(self, "gamma", gamma)
+        object.__setattr__(self, "r", r)
+        object.__setattr__(self, "signal", float(as_array("signal", self.signal, low=0.0)))
+        object.__setattr__(self, "global_lam",
+                           float(as_array("global_lam", self.global_lam, low=0.0)))
+        if self.spectrum is not None and self.spectrum.is_identity:
+            object.__setattr__(self, "spectrum", None)
+
+    @property
+    def m(self) -> int:
+        """Number of clients."""
+        return int(self.gamma.size)
+
+    def groups(self) -> list:
+        """``(index of the first client, indices)`` of each distinct ``(gamma, r)``: clients
+        with the same parameters have the same limits and the same tuning."""
+        keys = list(zip(self.gamma.tolist(), self.r.tolist()))
+        first = {}
+        for j, key in enumerate(keys):
+            first.setdefault(key, []).append(j)
+        return [(idx[0], np.array(idx)) for idx in first.values()]
+
+    def limit(self, method, weights="samples", lam=None, target=None):
+        """``riskcalc.logistic_clients_limit`` of this federation."""
+        return logistic_clients_limit(gamma=self.gamma, r=self.r, signal=self.signal,
+                                      lam=lam, global_lam=self.global_lam, weights=weights,
+                                      method=method, target=target, spectrum=self.spectrum)
+
+    def describe(self) -> dict:
+        """Plain JSON values."""
+        return {"model": "logistic", "clients": self.m, "gamma": self.gamma.tolist(),
+                "r": self.r.tolist(), "signal": self.signal, "global_lam": self.global_lam,
+                "spectrum": "identity" if self.spectrum is None else self.spectrum.describe()}
+
+    def covariance_text(self) -> str:
+        """One line naming the model and the clients' covariance."""
+        return (f"logistic model, signal {self.signal:g}, global_lam {self.global_lam:g}, "
+                f"spectrum {'identity' if self.spectrum is None else self.spectrum.describe()}")
+
+
+@dataclass(frozen=True)
+class LogisticCandidate(Candidate):
+    """A ``Candidate`` with every client's predicted test misclassification rate."""
+
+    test_errors: np.ndarray = field(default=None)
+
+    @property
+    def mean_test_error(self) -> float:
+        return float(np.mean(self.test_errors))
+
+    def as_dict(self) -> dict:
+        out = super().as_dict()
+        out.update(test_errors=_json(self.test_errors),
+                   mean_test_error=_json(self.mean_test_error))
+        return out
+
+
+def advise_logistic(federation: LogisticFederation, methods=None,
+                    progress=None) -> Advice:
+    """Every logistic candidate's predicted risks and test errors for ``federation``, ranked.
+
+    Module docstring: the limits of ``riskcalc.logistic_clients_limit`` and the bounded 1-D
+    tuning derived here.
+
+    Parameters
+    ----------
+    federation : LogisticFederation
+    methods : sequence of str, optional
+        Among ``PIPELINES`` (``fedprox``: an alias of ``pfedme``); default all.
+    progress : callable, optional
+        Called with each pipeline's name when it is done.
+
+    Returns
+    -------
+    Advice
+        ``candidates`` (``LogisticCandidate``) sorted by mean risk, then worst risk; the first
+        is recommended; ``skipped`` names a candidate that could not be evaluated (a global
+        model that does not exist, or no converged fixed point), with the reason.
+
+    Raises
+    ------
+    ValueError
+        An unknown method, or no candidate could be evaluated.
+    """
+    fed = federation
+    chosen = PIPELINES if methods is None else tuple(
+        dict.fromkeys(canonical_method(m) for m in methods))
+    unknown = sorted(set(chosen) - set(PIPELINES))
+    if unknown or not chosen:
+        raise ValueError(f"methods must be among {', '.join(PIPELINES)} (fedprox: alias of "
+                         f"pfedme); got {', '.join(unknown) or 'none'}")
+    starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
+              "uniform": np.full(fed.m, 1.0 / fed.m)}
+    done = progress or (lambda name: None)
+    cands, skipped = [], []
+    # Equal gammas make the two weightings one: their candidates are the same limits.
+    same = bool(np.all(fed.gamma == fed.gamma[0]))
+    for method in PIPELINES:
+        if method not in chosen:
+            continue
+        for name in (("none",) if method == "local_ridge" else WEIGHTS):
+            if same and name == "uniform" and cands and cands[-1].method == method:
+                cands.append(replace(cands[-1], weights="uniform", p=starts["uniform"]))
+                continue
+            try:
+                cands.append(_candidate(fed, method, name,
+                                        None if name == "none" else starts[name]))
+            except (ValueError, SolverError) as exc:
+                # e.g. global_lam = 0 with separable pooled data, or no converged fixed point
+                skipped.append(f"{method} with {name} weights: {exc}")
+        done(method)
+    if not cands:
+        raise ValueError("no candidate could be evaluated: " + "; ".join(skipped))
+    order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
+                                                      _rank(cands[k].worst_risk), k))
+    return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+
+
+def _candidate(fed, method, weights, p):
+    """One candidate: untuned (fedavg), a shared lam (pfedme) or per-client lam_j."""
+    if method == "fedavg":
+        res = fed.limit("fedavg", weights)
+        return LogisticCandidate("fedavg", {}, weights, p, res.risk, notes=res.notes,
+                                 test_errors=res.test_error)
+    if method == "pfedme":
+        lam, res, notes = search(lambda v: fed.limit("pfedme", weights, v))
+        return LogisticCandidate("pfedme", {"lam": lam}, weights, p, res.risk,
+                                 notes=res.notes + notes, test_errors=res.test_error)
+    lam, risk, err, notes = np.empty(fed.m), np.empty(fed.m), np.empty(fed.m), ()
+    # Local ridge uses no global model: its weights are immaterial.
+    pooled = "samples" if method == "local_ridge" else weights
+    for first, idx in fed.groups():
+        value, res, why = search(lambda v: fed.limit(method, pooled, v, target=int(first)))
+        lam[idx], risk[idx], err[idx] = value, res.risk[0], res.test_error[0]
+        notes += tuple(f"client {first}: {n}" for n in why)
+    limit = "exact (no global model)" if method == "local_ridge" else "finite-M"
+    return LogisticCandidate(method, {"lam": lam.tolist()}, weights, p, risk, limit=limit,
+                             notes=notes, test_errors=err)
+
+
+def search(evaluate):
+    """``(lam, result, notes)`` minimizing the mean risk of ``evaluate(lam)`` (a
+    ``LogisticClientsResult``) by the bounded 1-D search of the module docstring."""
+    from scipy.optimize import minimize_scalar
+
+    failed, seen = [], {}
+
+    def mean(t):
+        if t not in seen:
+            try:
+                res = evaluate(float(np.exp(t)))
+                seen[t] = (float(np.mean(res.risk)), res)
+            except SolverError:
+                failed.append(float(np.exp(t)))
+                seen[t] = (np.inf, None)
+        return seen[t][0]
+
+    lo, hi = np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1])
+    step = np.log(10.0)
+    # Bracket from lam = 0.1, 1, 10 outward, one decade at a time.
+    grid = [-step, 0.0, step]
+    while True:
+        k = int(np.argmin([mean(t) for t in grid]))
+        if k == 0 and grid[0] - step >= lo - 1e-9:
+            grid = [grid[0] - step] + grid
+        elif k == len(grid) - 1 and grid[-1] + step <= hi + 1e-9:
+            grid = grid + [grid[-1] + step]
+        else:
+            break
+    values = [mean(t) for t in grid]
+    if not np.isfinite(values[k]):
+        raise SolverError("no penalty in [1e-3, 1e3] gave a converged fixed point")
+    best, notes = grid[k], ()
+    if k in (0, len(grid) - 1):
+        notes = (f"lam at the end {np.exp(best):g} of the search range [1e-3, 1e3]",)
+    else:
+        out = minimize_scalar(mean, bounds=(grid[k - 1], grid[k + 1]), method="bounded",
+                              options={"xatol": XATOL})
+        if mean(out.x) <= values[k]:
+            best = out.x
+    if failed:
+        notes += ("no converged fixed point at lam = " + ", ".join(f"{v:.3g}" for v in failed)
+                  + " (counted as an infinite risk in the search)",)
+    return float(np.exp(best)), seen[best][1], notes
+
+
+def estimate_seconds(fed: LogisticFederation, methods=PIPELINES) -> float:
+    """Estimated seconds of ``advise_logistic`` (``SECONDS`` x the evaluations; Sigma = I)."""
+    groups = len(fed.groups())
+    per = {"fedavg": SECONDS["fedavg"] * len(WEIGHTS),
+           "rtfa": SECONDS["fedavg"] + SECONDS["rtfa"] * groups * EVALUATIONS * len(WEIGHTS),
+           "pfedme": SECONDS["pfedme"] * groups * EVALUATIONS * len(WEIGHTS),
+           "local_ridge": SECONDS["local_ridge"] * groups * EVALUATIONS}
+    return float(sum(per[canonical_method(m)] for m in methods))
+
+
+def _rank(v):
+    return v if np.isfinite(v) else np.inf

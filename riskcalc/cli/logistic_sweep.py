@@ -1,0 +1,74 @@
+"""``riskcalc sweep METHOD --model logistic``: predicted vs simulated logistic limits over a grid.
+
+Comma-separated ``--gamma``, ``--r``, ``--lam`` and ``--clients`` span the grid (outer
+product); ``--signal`` and ``--global-lam`` are single values. Without ``--global federated``
+the method is RTFA toward the oracle or FedAvg's infinite-client centre (``--centre``); with it
+(and ``--clients M,...``, ``--clients-file`` or ``--federation``) the pipeline at finite M
+(``montecarlo.logistic.sweep``). The rows, ``--out``, ``--format``, ``--cache`` (resume after
+an interrupt), ``--jobs``, ``--scheduler`` and ``--max-minutes`` behave as in the linear sweep.
+"""
+
+from __future__ import annotations
+
+import math
+
+from riskcalc.cli import guards
+from riskcalc.cli.sweep import _floats, emit
+
+
+def run(args, *, methods, spectrum, read_bare) -> int:
+    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
+    the ``--spectrum`` and the reader of a bare ``--clients-file`` list)."""
+    from montecarlo.logistic.sweep import METHODS, grid, replicate_seconds, sweep_logistic
+    from riskcalc._validate import positive_int
+
+    fed = args.global_model == "federated"
+    if args.method not in methods:
+        raise ValueError(f"sweep --model logistic supports METHOD rtfa only without M clients; "
+                         f"{', '.join(METHODS)} with --global federated --clients M (got "
+                         f"{args.method})")
+    values = {k: _floats(k, getattr(args, k)) for k in ("gamma", "r", "lam")}
+    given = {**values, "signal": args.signal}
+    for name in ("gamma", "r", "signal") + (() if args.method == "fedavg" else ("lam",)):
+        if given[name] is None:
+            raise ValueError(f"sweep --model logistic needs --{name}")
+    d = positive_int("--d", args.d, minimum=2)
+    reps = positive_int("--reps", args.reps, minimum=2)
+    clients, others = None, None
+    if fed:
+        if args.global_lam is None and args.method != "local_ridge":
+            raise ValueError("--model logistic with M clients needs --global-lam LG (the global "
+                             "model's ridge toward 0, >= 0)")
+        if args.clients_file is not None:
+            if args.clients is not None:
+                raise ValueError("give --clients M (identical clients) or --clients-file, not "
+                                 "both")
+            from riskcalc.cli import fedargs
+
+            others = fedargs.other_clients(args, read_bare)
+        elif args.clients is None:
+            raise ValueError("--global federated needs --clients M[,M2,...], --clients-file or "
+                             "--federation")
+        else:
+            clients = _integers(args.clients)
+    points = grid(values["gamma"], values["r"], clients, others)
+    seconds = replicate_seconds(args.method, points, others, d)
+    guards.budget(args, reps * len(points), seconds / len(points),
+                  f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
+                  f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""))
+    rows = sweep_logistic(args.method, gamma=values["gamma"], r=values["r"],
+                          signal=args.signal, lam=values["lam"], d=d, clients=clients,
+                          others=others, global_lam=args.global_lam,
+                          weights=args.weights or "samples", centre=args.centre or "oracle",
+                          spectrum=spectrum, reps=reps, seed=args.seed,
+                          n_jobs=args.jobs, scheduler=args.scheduler,
+                          progress=not args.no_progress, cache=args.cache)
+    return emit(args, rows)
+
+
+def _integers(text) -> list:
+    """``--clients`` as a list of integers."""
+    values = _floats("clients", text)
+    if any(not (math.isfinite(v) and v == int(v)) for v in values):
+        raise ValueError(f"--clients must be a comma-separated list of integers, got {text!r}")
+    return [int(v) for v in values]
