@@ -7,8 +7,9 @@ counts of ``montecarlo.experiments.algorithms.apgd1/apgd2`` on the quadratic ins
 stated optimality conditions against the complexity formulas of ``riskcalc.minimax.hanzely``;
 Thm 4.2's rate against exact-prox IAPGD (= APGD1 with Alg. 1's momentum) and its local count
 against the AGD schedule summed term by term; Thm 4.4 against the L-Katyusha derivation
-(sympy). IAPGD's inexact inner loop and AL2SGD+ are not implemented in ``montecarlo``: what
-needs them is stated as not checked.
+(sympy). IAPGD with its inexact inner loops (AGD, Katyusha) runs in
+``paper_checks.p001_iapgd``; AL2SGD+ (Alg. 4 and Prop. E.4 are in the appendix, not in the
+text) is not run: what needs it is stated as not checked.
 """
 
 from __future__ import annotations

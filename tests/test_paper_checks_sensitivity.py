@@ -4,7 +4,6 @@ accepted: which is why they are not counted full)."""
 
 import json
 
-import numpy as np
 import pytest
 
 import paper_checks
@@ -82,24 +81,3 @@ def test_quick_sensitivity_in_ci():
     assert not bad, [r for r in records if r["id"] in bad]
     assert all(paper_checks.CLAIMS[cid].mutants == () for cid in undeclared)
 
-
-def test_binding_mean_estimation_instance_rejects_the_bounds_over_100():
-    # Lemmas 14-15 and Prop. 16 of paper 000 are also run on mean estimation (mu = beta), where
-    # their constants are nearly attained: each rejects its bound / 100, and none of them is
-    # among the claims whose mutant passes.
-    from paper_checks.p000_afp import MeanEstimation
-
-    ids = ["000.lemma14.inner-loop", "000.lemma15.outer-loop", "000.prop16.afp-optimization"]
-    per = sensitive_claims(sensitivity(paper_checks.select(None, ids)))
-    assert per == {cid: True for cid in ids}
-    assert not set(ids) & MUTANT_PASSES
-    # the instance's closed-form prox against a direct minimization (an independent route)
-    from scipy.optimize import minimize as sp_minimize
-
-    rng = np.random.default_rng(5)
-    f = MeanEstimation(rng.uniform(-0.5, 0.5, (3, 4, 2)), beta=1.7)
-    w, lam = np.array([0.3, -0.2]), 0.4
-    for i in range(3):
-        res = sp_minimize(lambda v: f.value(np.broadcast_to(v, (3, 2)))[i]
-                          + lam / 2 * np.sum((v - w) ** 2), np.zeros(2), tol=1e-12)
-        assert np.allclose(res.x, f.prox(w, lam)[i], atol=1e-6)
