@@ -164,9 +164,9 @@ def _solve_fs(A, b, C, mu, lam):
 def _katyusha(A, b, C, mu, lam, ybar, z0, T, rng):
     """Katyusha (Allen-Zhu 2017, Alg. 1, option II) for every (replicate, client) at once on
     h_i(z) = (1/m) sum_j (a_ij'z - b_ij)^2/2 + psi_i(z), psi_i(z) = mu/2 ||z - c_i||^2 + lam/2
-    ||z - ybar||^2 (sigma = mu + lam strongly convex, the proximal term taken exactly), from z0 (reps,
-    n, d), for ceil(T / 2m) epochs of 2m iterations. Returns the last snapshot and the summand
-    gradients used (m per epoch for the snapshot's full gradient, 2 per iteration)."""
+    ||z - ybar||^2 (sigma = mu + lam strongly convex, the proximal term taken exactly), from z0
+    (reps, n, d), for ceil(T / 2m) epochs of 2m iterations. Returns the last snapshot and the
+    summand gradients used (m per epoch for the snapshot's full gradient, 2 per iteration)."""
     reps, n, d = z0.shape
     m = A.shape[1]
     L = float(np.max(np.sum(A * A, -1)))                    # smoothness of the summands

@@ -1,6 +1,7 @@
-"""The algorithms the paper checks run (issue 31): paper 000's binding mean-estimation instance
-and paper 001's Katyusha inner solver, each against an independent route, and the claims built
-on them reject their mutants (``paper_checks.sensitivity``)."""
+"""The algorithms and instances the paper checks run (issue 31): paper 000's binding
+mean-estimation instance (its prox, its stability sup) and paper 001's Katyusha inner solver,
+each against an independent route, and the claims built on them reject their mutants
+(``paper_checks.sensitivity``)."""
 
 import numpy as np
 from scipy.optimize import minimize as sp_minimize
@@ -55,7 +56,22 @@ def test_finite_sum_minimizer_is_stationary():
 
 def test_new_runs_reject_their_mutants():
     ids = ["000.lemma14.inner-loop", "000.lemma15.outer-loop", "000.prop16.afp-optimization",
+           "000.prop21.fedprox-stability", "000.lemma24.approximate-stability",
            "001.thm43.iapgd-katyusha"]
     per = sensitive_claims(sensitivity(paper_checks.select(None, ids)))
     assert per == {cid: True for cid in ids}
     assert not set(ids) & MUTANT_PASSES
+
+
+def test_sup_loss_change_over_the_unit_ball():
+    # the closed form of Def. 5's sup for mean estimation against a dense grid of the disk
+    from paper_checks.p000_mean import BETA, sup_loss_change
+
+    rng = np.random.default_rng(9)
+    rad, ang = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 2 * np.pi, 721))
+    Z = np.stack([rad * np.cos(ang), rad * np.sin(ang)], -1).reshape(-1, 2)
+    for _ in range(5):
+        a, b = rng.uniform(-0.7, 0.7, (2, 2))
+        grid = np.max(np.abs(BETA / 2 * (np.sum((a - Z) ** 2, 1) - np.sum((b - Z) ** 2, 1))))
+        exact = sup_loss_change(a, b)
+        assert grid <= exact * (1 + 1e-12) and grid >= exact * (1 - 1e-4)
