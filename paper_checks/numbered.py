@@ -72,8 +72,7 @@ _MAIN = "main text"
 MUTANT_PASSES = frozenset({
     "003.lemma62.moment-bound",            # the bound sits 1e3-1e4 above the moment
     "000.thm8.threshold-rule",             # a rule's loss is capped by m on the grid
-    "004.lemma1.global-vs-globaltrain",    # eq. (4) sits ~1e6 above (its factor (1 + L/mu)/mu^2)
-    "004.lemma1.eq5-local-inequality",     # eq. (5)'s left side is often negative
+    "004.lemma1.global-vs-globaltrain",    # eq. (4) sits >= 260x above on every instance tried
 })
 # (paper, label, line, part, status, claim ids, note)
 RESULTS = [
@@ -177,8 +176,11 @@ RESULTS = [
       "001.thm44.local-optimality"],
      "checked against the L-Katyusha derivation; AL2SGD+ itself is not run"),
     # --- 004: FedProx fine-grained ------------------------------------------------------------
-    ("004", "Lemma 1", 81, _MAIN, "full",
-     ["004.lemma1.global-vs-globaltrain", "004.lemma1.eq5-local-inequality"], ""),
+    ("004", "Lemma 1", 81, _MAIN, "partial",
+     ["004.lemma1.global-vs-globaltrain", "004.lemma1.eq5-local-inequality"],
+     "eq. (5) is attained to 1/2 on mean estimation (its /100 mutant rejected); eq. (4) holds "
+     "but its bound sits >= 260x above the left side on every instance tried (at most 0.0038 "
+     "on the closest quadratic case found), so its /100 mutant passes"),
     ("004", "Theorem 1", 91, _MAIN, "full",
      ["004.thm1.rates", "004.thm1.adaptive-lambda", "004.thm1.eq50-split"], ""),
     ("004", "Table 1", 105, _MAIN, "full",
