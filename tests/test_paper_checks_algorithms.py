@@ -1,7 +1,7 @@
 """The algorithms and instances the paper checks run (issue 31): paper 000's binding
-mean-estimation instance (its prox, its stability sup) and paper 001's Katyusha inner solver,
-each against an independent route, and the claims built on them reject their mutants
-(``paper_checks.sensitivity``)."""
+mean-estimation instance (its prox, its stability sup), paper 001's Katyusha inner solver and
+Thm 3.1's split chain, each against an independent route, and the claims built on them reject
+their mutants (``paper_checks.sensitivity``)."""
 
 import numpy as np
 from scipy.optimize import minimize as sp_minimize
@@ -58,7 +58,8 @@ def test_new_runs_reject_their_mutants():
     ids = ["000.lemma14.inner-loop", "000.lemma15.outer-loop", "000.prop16.afp-optimization",
            "000.prop21.fedprox-stability", "000.lemma24.approximate-stability",
            "000.prop23.lambda-aer", "000.prop30.lambda-ier",
-           "001.thm43.iapgd-katyusha", "004.lemma1.eq5-local-inequality"]
+           "001.thm43.iapgd-katyusha", "001.thm31.hypothesis",
+           "004.lemma1.eq5-local-inequality"]
     per = sensitive_claims(sensitivity(paper_checks.select(None, ids)))
     assert per == {cid: True for cid in ids}
     assert not set(ids) & MUTANT_PASSES
@@ -76,3 +77,36 @@ def test_sup_loss_change_over_the_unit_ball():
         grid = np.max(np.abs(BETA / 2 * (np.sum((a - Z) ** 2, 1) - np.sum((b - Z) ** 2, 1))))
         exact = sup_loss_change(a, b)
         assert grid <= exact * (1 + 1e-12) and grid >= exact * (1 - 1e-4)
+
+
+def test_split_chain_reach_contains_the_krylov_spaces():
+    # paper 001 Thm 3.1's instance: the coordinate sets a span-restricted algorithm can reach
+    # (breadth-first closure) against the Krylov spaces of Assumption 3.1 built numerically
+    # (gradients A_i x - b_i of every basis vector, repeated to closure, then joined at a
+    # communication): equal, and one coordinate more per communication along the chain
+    from scipy.linalg import orth
+
+    from paper_checks.p001_thm31 import minimizer, reachable, split_chain
+
+    d, C = 14, 6
+    A, b = split_chain(d, 50.0, 1.0)
+    masks = reachable(A, b, C)
+
+    def krylov(i, B):
+        while True:
+            grads = A[i] @ B if B.shape[1] else np.zeros((d, 0))
+            N = orth(np.hstack([B, grads, b[i][:, None]]))
+            if N.shape[1] == B.shape[1]:
+                return N
+            B = N
+    S = [krylov(i, np.zeros((d, 0))) for i in range(2)]
+    for c in range(C + 1):
+        for i in range(2):
+            coord = np.eye(d)[:, masks[c, i]]
+            assert S[i].shape[1] == coord.shape[1]
+            assert np.allclose(coord @ (coord.T @ S[i]), S[i], atol=1e-10)
+        S = [krylov(i, orth(np.hstack(S))) for i in range(2)]
+    assert [int(masks[c].any(0).sum()) for c in range(C + 1)] == list(range(2, C + 3))
+    # x* against problem (2)'s gradient: (A_i x_i - b_i + lam (x_i - xbar)) = 0
+    x = minimizer(A, b, 7.0)
+    assert np.allclose(np.einsum("ide,ie->id", A, x) - b + 7.0 * (x - x.mean(0)), 0, atol=1e-12)
