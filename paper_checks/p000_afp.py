@@ -75,7 +75,8 @@ def soft_local_sgd(grad, n, V, centre, K, lam, mu, r, rng, trace=None):
     """Alg. 2's SoftLocalSGD for every (replicate, client) at once: K steps of batch 1 with
     eta_k = 1/((mu + lam)(k + 1)) (Lemma 14), each followed by the projection on W = the ball of
     radius r. V (reps, m, d) the local models, centre (reps, d) the global model, ``grad`` as
-    ``_logistic_grad``'s; ``trace`` (a list) receives the iterate after every step."""
+    ``_logistic_grad``'s, n the sample count (or one per client); ``trace`` (a list) receives
+    the iterate after every step."""
     reps, m, _ = V.shape
     for k in range(K):
         g = grad(V, rng.integers(0, n, (reps, m))) + lam * (V - centre[:, None])
@@ -86,14 +87,17 @@ def soft_local_sgd(grad, n, V, centre, K, lam, mu, r, rng, trace=None):
     return V
 
 
-def _afp(grad, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, w0=None):
+def _afp(grad, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, w0=None,
+         p=None):
     """Alg. 2's Stage I, ``reps`` independent runs at once: sampled clients run SoftLocalSGD
     for K_t steps satisfying (38), then the server step with eta_t = 2 (mu + lam)/(lam mu (t +
     1)); then Stage II (every client, K_T steps, (38)'s count at t = T unless given, from
     w_T^(i) towards w_T). ``grad`` the per-sample gradient, ``shape`` = (m, n, d), ``w0`` the
-    initial global model (default 0; local models start at 0). Returns the global models (T +
-    1, reps, d), the local rounds used and the Stage II local models (reps, m, d)."""
+    initial global model (default 0; local models start at 0), ``p`` the weights (default
+    1/m); n in ``shape`` may be one sample count per client. Returns the global models (T + 1,
+    reps, d), the local rounds used and the Stage II local models (reps, m, d)."""
     m, n, d = shape
+    p = np.full(m, 1 / m) if p is None else np.asarray(p, float)
     wg = np.zeros((reps, d)) if w0 is None else np.tile(np.asarray(w0, float), (reps, 1))
     W = np.zeros((reps, m, d))
     out, ks = [wg.copy()], []
@@ -111,7 +115,7 @@ def _afp(grad, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, 
         W = np.where(mask[..., None], local, W)
         step = 2 * (mu + lam) / (lam * mu * (t + 1))
         wg = wg - lam * m * step / B_global * np.sum(
-            np.where(mask[..., None], (wg[:, None] - W) / m, 0.0), 1)
+            np.where(mask[..., None], p[:, None] * (wg[:, None] - W), 0.0), 1)
         out.append(wg.copy())
     K_T = rounds(T) if K_T is None else K_T
     return np.array(out), ks, soft_local_sgd(grad, n, W.copy(), wg, K_T, lam, mu, r, rng)
@@ -319,8 +323,10 @@ def prop23(cfg, seed):
 
     afp = afp_risks(cfg, seed)
     for x in afp:
-        x["ratio"] = x["aer"] / stated(BETA * LOSS_SUP / (MU + x["lam"]) / x["n"]
-                                       + x["lam"] / 2 * x["R"] ** 2, "upper")
+        p, w = x["p"], x["w_star"]
+        het = np.sum(p * np.sum((p @ w - w) ** 2, -1))             # sum_i p_i ||w_p - w*_i||^2
+        x["ratio"] = float(p @ x["excess"]) / stated(
+            BETA * LOSS_SUP / (MU + x["lam"]) * np.sum(p / x["n"]) + x["lam"] / 2 * het, "upper")
     a_top = max(afp, key=lambda x: x["ratio"])
     ok = ratio.max() <= 1.0 and a_top["ratio"] <= 1.0
     return judge(bool(ok), f"Lemma 7 logistic m={m} d={d}, exact FedProx, lam "
@@ -329,9 +335,10 @@ def prop23(cfg, seed):
                  f"(<= C = 1; largest at n = {top['n']}, R = {top['R']:g}, lam = "
                  f"{top['lam']:g}); AFP run with (51)'s T and K_T (C1 = C2 = 1; T from "
                  f"{min(x['T'] for x in afp)} to {max(x['T'] for x in afp)}) on mean estimation "
-                 "(m = 4, n in {25, 100}, lam in {0.01, 0.05, 0.2}, R in {0, 0.1, 0.5}): "
-                 f"E[AER] / bracket at most {a_top['ratio']:.2g} (n = {a_top['n']}, lam = "
-                 f"{a_top['lam']:g}, R = {a_top['R']:g})", {"rows": rows, "afp_rows": afp})
+                 "(m = 4, n_i = 25 or 100 or (25, 25, 100, 100) with p_i = 1/m or n_i/N, lam in "
+                 "{0.01, 0.05, 0.2} within (48), R in {0, 0.1, 0.5}): E[AER] / bracket at most "
+                 f"{a_top['ratio']:.2g} (n = {a_top['n'].tolist()}, lam = {a_top['lam']:g}, R = "
+                 f"{a_top['R']:g})", {"rows": rows, "afp_rows": afp})
 
 
 @claim("000.prop30.lambda-ier", location="Proposition 30 (App. C), eqs. (63)-(64)",
@@ -347,26 +354,26 @@ def prop30(cfg, seed):
     # mean IER against (63) with C = 1 fixed beforehand; p_i = 1/m, n_i = n, sigma^2 the exact
     # gradient variance at the truth (max_i tr H_i), R^2 = max_i ||w_p - w*_i||^2. Then AFP
     # itself with (62)'s T and K_T (C1 = C2 = 1) on mean estimation (paper_checks.p000_mean.
-    # afp_risks; sigma^2 = beta^2 s^2, D = 2) against (63) and (64), C = 1.
+    # afp_risks; sigma^2 = beta^2 s^2, D = 2), every client against its own (63) and (64), C =
+    # 1.
     from paper_checks.p000_mean import BETA, LOSS_SUP, MU, afp_risks
 
     rows, k = _lambda_grid(cfg, seed)
     m, beta, ls = k["m"], k["beta"], k["loss_sup"]
-
-    def eq63(n, lam, s2, mu, R, beta, ls):
-        return (1 / (lam * n) * (beta * ls + s2 * beta ** 2 * n / mu ** 2 / n + s2 * n / (m * n))
-                + lam * ((1 + beta ** 2 / mu ** 2) * R ** 2 + s2 / mu ** 2 / (m * n)))
     for x in rows:
-        x["bracket"] = eq63(x["n"], x["lam"], x["sigma2"], x["mu"], x["R"], beta, ls)
+        x["bracket"] = float(_eq63(np.full(m, x["n"]), np.full(m, 1 / m), x["lam"], x["sigma2"],
+                                   x["mu"], x["R"] ** 2, beta, ls)[0])
         x["ratio"] = x["ier"] / stated(x["bracket"], "upper")
     ratio = np.array([x["ratio"] for x in rows])
     top = rows[int(ratio.argmax())]
     afp = afp_risks(cfg, seed)
     for x in afp:
-        x["ratio63"] = x["ier"] / stated(eq63(x["n"], x["lam"], (BETA * x["s"]) ** 2, MU, x["R"],
-                                              BETA, LOSS_SUP), "upper")
-        x["ratio64"] = x["ier"] / stated(BETA * LOSS_SUP / (MU * x["n"]) + x["lam"] * 4.0,
-                                         "upper")
+        n, p, lam, w = x["n"], x["p"], x["lam"], x["w_star"]
+        b63 = _eq63(n, p, lam, (BETA * x["s"]) ** 2, MU, np.max(np.sum((p @ w - w) ** 2, -1)),
+                    BETA, LOSS_SUP)
+        x["ratio63"] = float(np.max(x["excess"] / stated(b63, "upper")))
+        x["ratio64"] = float(np.max(x["excess"] / stated(BETA * LOSS_SUP / (MU * n) + lam * 4.0,
+                                                         "upper")))
     r63, r64 = max(x["ratio63"] for x in afp), max(x["ratio64"] for x in afp)
     ok = ratio.max() <= 1.0 and r63 <= 1.0 and r64 <= 1.0
     return judge(bool(ok), f"Lemma 7 logistic m={m} d={k['d']}, exact FedProx, "
@@ -374,6 +381,15 @@ def prop30(cfg, seed):
                  f"(63) in [{ratio.min():.2g}, {ratio.max():.2g}] (<= C = 1; largest at n = "
                  f"{top['n']}, R = {top['R']:g}, lam = {top['lam']:g}); AFP run with (62)'s T "
                  f"and K_T (C1 = C2 = 1; T from {min(x['T'] for x in afp)} to "
-                 f"{max(x['T'] for x in afp)}) on mean estimation (m = 4, n in {{25, 100}}, lam in "
-                 "{0.01, 0.05, 0.2}, R in {0, 0.1, 0.5}): worst client's E[IER] / (63) at most "
-                 f"{r63:.2g}, / (64) at most {r64:.2g} (C = 1)", {"rows": rows, "afp_rows": afp})
+                 f"{max(x['T'] for x in afp)}) on mean estimation (m = 4, n_i = 25 or 100 or (25, "
+                 "25, 100, 100) with p_i = 1/m or n_i/N, lam in {0.01, 0.05, 0.2} within (48), R "
+                 "in {0, 0.1, 0.5}): largest client E[IER_i] / (63) "
+                 f"{r63:.2g}, / (64) {r64:.2g} (C = 1)", {"rows": rows, "afp_rows": afp})
+
+
+def _eq63(n, p, lam, s2, mu, R2, beta, loss_sup):
+    """The bracket of eq. (63) for every client (C = 1): n, p the sizes and weights (m,), s2 =
+    sigma^2, R2 = R^2."""
+    return (1 / (lam * n) * (beta * loss_sup + s2 * beta ** 2 * n / mu ** 2
+                             * np.sum(p / np.sqrt(n)) ** 2 + s2 * n * np.sum(p ** 2 / n))
+            + lam * ((1 + beta ** 2 / mu ** 2) * R2 + s2 / mu ** 2 * np.sum(p ** 2 / n)))

@@ -162,30 +162,37 @@ def _federation(rng, reps, m, n, R, s):
 
 def afp_risks(cfg, seed, *, m=4):
     """AFP itself (Alg. 2 with Lemmas 14-15's schedules, all clients every round,
-    ``paper_checks.p000_afp._afp``) on mean-estimation federations, one fresh dataset per run:
-    T and K_T the larger of (51)'s and (62)'s with C1 = C2 = 1 (p_i = 1/m, n_i = n). Rows
-    ``{R, s, n, lam, T, K_T, aer, ier}`` with E[AER_p] and the worst client's E[IER_i], exact
-    for the models reached (excess risk beta/2 ||w - w*_i||^2), over (R, s) in {(0.1, 0.4),
-    (0.5, 0.4), (0, 0.9)}, n in {25, 100}, lam in {0.01, 0.05, 0.2} within (48) (lam <= m/16;
-    n = 100 with lam = 0.2 would need T = 400 rounds: left out)."""
+    ``paper_checks.p000_afp._afp``) on mean-estimation federations, one fresh dataset per run,
+    T and K_T the larger of (51)'s and (62)'s with C1 = C2 = 1. Rows ``{R, s, n, p, lam, T,
+    K_T, excess}`` with ``excess`` the mean over runs of each client's excess risk beta/2 ||w -
+    w*_i||^2 (exact for the models reached), over (R, s) in {(0.1, 0.4), (0.5, 0.4), (0,
+    0.9)}: balanced sizes n_i = n in {25, 100}, p_i = 1/m, lam in {0.01, 0.05, 0.2} (n = 100
+    with lam = 0.2 would need T = 400 rounds: left out), and unbalanced sizes n = (25, 25, 100,
+    100) with p_i = 1/m or n_i/N, lam in {0.01, 0.05}; every lam within (48) (p_i lam <=
+    mu/16)."""
     from paper_checks.p000_afp import MeanEstimation, _afp
 
     rng = replicate_rng(seed, 6)
-    reps = cfg.pick(100, 400)
+    reps = cfg.pick(50, 400)
+    cells = [(np.full(m, n), np.full(m, 1 / m), lam)
+             for n, lam in ((25, 0.01), (25, 0.05), (25, 0.2), (100, 0.01), (100, 0.05))]
+    uneven = np.array([25, 25, 100, 100])
+    cells += [(uneven, p, lam) for p in (np.full(m, 1 / m), uneven / uneven.sum())
+              for lam in (0.01, 0.05)]
     rows = []
     for R, s in ((0.1, 0.4), (0.5, 0.4), (0.0, 0.9)):
-        for n, lam in ((25, 0.01), (25, 0.05), (25, 0.2), (100, 0.01), (100, 0.05)):
-            up = lam * max(lam, 1.0)
-            T = int(np.ceil(max(up * max(n, up * n * n),                     # (51)
-                                up * n * max(m, up * n))))                    # (62)
-            K_T = int(np.ceil(max((lam + 1) ** 2 * max(n, lam ** 2 * n * n / m ** 2),
-                                  (lam + 1) ** 2 * n * max(m, lam ** 2 * n / m))))
-            Z, w_star = _federation(rng, reps, m, n, R, s)
+        for n, p, lam in cells:
+            up, mp2, inv = lam * max(lam, 1.0), m * np.sum(p ** 2), 1 / np.sum(p / n)
+            T = int(np.ceil(up * mp2 * max(inv, up * n.max() ** 2,                 # (51)
+                                           np.max(n * np.maximum(1 / p, up * n)))))  # (62)
+            K_T = int(np.ceil((lam + 1) ** 2 * max(inv, lam ** 2 * np.max(p * n) ** 2,
+                                                   np.max(n * np.maximum(1 / p,
+                                                                         lam ** 2 * p ** 2 * n)))))
+            Z, w_star = _federation(rng, reps, m, int(n.max()), R, s)
             gmin = min(4 * BETA ** 2, 2 * lam * LOSS_SUP, 4 * lam ** 2)       # D = 2
             _, _, W = _afp(MeanEstimation(Z, BETA).grad, (m, n, 2), lam, T, reps, rng, 1.0,
-                           BETA, MU, gmin, m, K_T=K_T)
+                           BETA, MU, gmin, m, K_T=K_T, p=p)
             excess = BETA / 2 * np.sum((W - w_star) ** 2, -1)                  # (reps, m)
-            rows.append({"R": R, "s": s, "n": n, "lam": lam, "T": T, "K_T": K_T,
-                         "aer": float(excess.mean()), "ier": float(excess.mean(0).max())})
+            rows.append({"R": R, "s": s, "n": n, "p": p, "lam": lam, "T": T, "K_T": K_T,
+                         "w_star": w_star, "excess": excess.mean(0)})
     return rows
-
