@@ -131,10 +131,8 @@ RESULTS = [
      ["000.lemma19.minibatch-variance"], ""),
     ("000", "Proposition 21", 5593, "App. C (stability)", "full",
      ["000.prop21.fedprox-stability"], ""),
-    ("000", "Proposition 22", 5685, "App. C (stability)", "partial",
-     ["000.prop22.afp-stability-rate"],
-     "its rate in n_i checked at AFP's limit (the exact FedProx minimizer); AFP itself needs "
-     "T >= C1 lam^2 max{lam, 1}^2 m ||p||^2 n_i^2 rounds on coupled datasets (not run)"),
+    ("000", "Proposition 22", 5685, "App. C (stability)", "full",
+     ["000.prop22.afp-stability-rate"], ""),
     ("000", "Proposition 23", 5818, "App. C (stability)", "full", ["000.prop23.lambda-aer"],
      ""),
     ("000", "Lemma 24", 6140, "App. C (stability)", "full",

@@ -2,14 +2,14 @@
 approximate FedProx minimizers (Prop. 21 with its Err_i, Lemma 24 with its E_{lam,i} of eq. 59;
 Lemma 24's claim is here, also run on Lemma 7 instances through ``paper_checks.
 p000_stability``'s approximate pairs), and AFP's risks with the T and K_T of (51) and (62)
-(Props 23 and 30: ``afp_risks``).
+(Props 23 and 30: ``afp_risks``) and AFP's stability (Prop. 22: ``afp_stability``).
 
-File ``000_7ff2ed2592df3b60.txt``, Def. 5, Def. 20, Prop. 21, Lemma 24. Instance
+File ``000_7ff2ed2592df3b60.txt``, Def. 5, Def. 20, Props 21-23 and 30, Lemma 24. Instance
 (``paper_checks.p000_afp.MeanEstimation``): l(w, z) = beta/2 ||w - z||^2 on the sample space Z
 = W = the unit ball of R^2, beta = mu = 1, so ||l||_inf = sup_{w, z in W} l = 2 beta; m = 4
-clients, p_i = 1/m, client i draws z = w*_i + s xi, xi uniform on {+-e_1, +-e_2}, w*_i = R
-(cos 2 pi i/m, sin 2 pi i/m), R + s <= 1. Condition (48): n_i >= 4 beta/mu = 4 and p_i lam <=
-mu/16, i.e. lam <= 1/4.
+clients, p_i = 1/m (unless a row says otherwise), client i draws z = w*_i + s xi, xi uniform
+on {+-e_1, +-e_2}, w*_i = R (cos 2 pi i/m, sin 2 pi i/m), R + s <= 1. Condition (48): n_i >=
+4 beta/mu = 4 and p_i lam <= mu/16, i.e. lam <= 1/4 at p_i = 1/m.
 
 Derived here. FedProx's exact minimizer: F_i(w) = beta lam/(2 (beta + lam)) ||w - zbar_i||^2 +
 const, so w~_g = mean_i zbar_i and w~_i = (beta zbar_i + lam w~_g)/(beta + lam) (in W). The
@@ -195,4 +195,36 @@ def afp_risks(cfg, seed, *, m=4):
             excess = BETA / 2 * np.sum((W - w_star) ** 2, -1)                  # (reps, m)
             rows.append({"R": R, "s": s, "n": n, "p": p, "lam": lam, "T": T, "K_T": K_T,
                          "w_star": w_star, "excess": excess.mean(0)})
+    return rows
+
+
+def afp_stability(cfg, seed, *, m=4, lam=0.01, R=0.5, s=0.4, C2=6400.0):
+    """E_AFP[gamma_0] of AFP itself with (49)'s T and K_T, C1 = 1 and C2 = 6400 (T = lam^2
+    n^2, K_T = C2 lam^2 n^2/m^2, rounded up; the large C2 makes Stage II draw every sample
+    about 0.04 n times, so that the mean over runs settles), on one mean-estimation dataset S
+    per n in {25, 100, 400} (p_i = 1/m) and S' = S with client 0's first sample (set to w*_0 +
+    s e_1) replaced by the point of Z opposite to w*_0. The two runs share every random draw
+    (the same seed); gamma_0 is the sup over Z of the loss change of client 0's output
+    (``sup_loss_change``), averaged over the runs. Rows ``{n, T, K_T, gamma, se}``."""
+    from paper_checks.p000_afp import MeanEstimation, _afp
+
+    reps = cfg.pick(100, 400)
+    gmin = min(4 * BETA ** 2, 2 * lam * LOSS_SUP, 4 * lam ** 2)              # D = 2
+    rows = []
+    for n in (25, 100, 400):
+        up2 = (lam * max(lam, 1.0)) ** 2
+        T, K_T = int(np.ceil(up2 * n * n)), int(np.ceil(C2 * up2 * n * n / m ** 2))
+        Z, w_star = _federation(replicate_rng(seed, 8, n), 1, m, n, R, s)
+        Z = Z[0]
+        Z[0, 0] = w_star[0] + [s, 0.0]             # the same replaced pair at every n
+        Z2 = Z.copy()
+        Z2[0, 0] = -w_star[0] / R
+        out = []
+        for data in (Z, Z2):
+            _, _, W = _afp(MeanEstimation(data, BETA).grad, (m, n, 2), lam, T, reps,
+                           replicate_rng(seed, 9, n), 1.0, BETA, MU, gmin, m, K_T=K_T)
+            out.append(W[:, 0])
+        gamma = np.array([sup_loss_change(a, b) for a, b in zip(*out)])
+        rows.append({"n": n, "T": T, "K_T": K_T, "gamma": float(gamma.mean()),
+                     "se": float(gamma.std() / np.sqrt(reps))})
     return rows

@@ -57,7 +57,7 @@ def test_finite_sum_minimizer_is_stationary():
 def test_new_runs_reject_their_mutants():
     ids = ["000.lemma14.inner-loop", "000.lemma15.outer-loop", "000.prop16.afp-optimization",
            "000.prop21.fedprox-stability", "000.lemma24.approximate-stability",
-           "000.prop23.lambda-aer", "000.prop30.lambda-ier",
+           "000.prop22.afp-stability-rate", "000.prop23.lambda-aer", "000.prop30.lambda-ier",
            "001.thm43.iapgd-katyusha", "001.thm31.hypothesis",
            "004.lemma1.eq5-local-inequality"]
     per = sensitive_claims(sensitivity(paper_checks.select(None, ids)))
