@@ -23,8 +23,9 @@ claims in ``CLAIMS`` (``paper_checks.core``):
 """
 
 from paper_checks import (errata, more_claims, p000_afp, p000_appendix,  # noqa: F401
-                          p000_lemma7, p000_lower, p000_prop10, p000_sec4, p000_sec31,
+                          p000_lemma7, p000_lower, p000_mean, p000_prop10, p000_sec4, p000_sec31,
                           p000_sec32, p000_stability, p000_weights, p001, p001_iapgd,
+                          p001_thm31,
                           p001_lower, p003_lemmas, p003_sec3, p003_sec4, p003_sec5, p003_sec6,
                           p003_thm12, p004, p004_appB, p004_code, p004_rates, p004_rounds)
 from paper_checks.core import CLAIMS, KINDS, PAPERS, VERDICTS, Claim, Config, Outcome

@@ -115,16 +115,22 @@ def _loss_sup(d, pairs):
 
 
 @claim("000.prop21.fedprox-stability", location="Proposition 21 (App. C)", kind="inequality",
-       statement="Under (48) (n_i >= 4 beta/mu, p_i lam <= mu/16), an exact FedProx minimizer "
-                 "has federated stability gamma_i <= 160 beta ||l||_inf/(n_i (mu + lam)) (+ Err_i, "
-                 "zero for exact minimizers).",
+       statement="Under (48) (n_i >= 4 beta/mu, p_i lam <= mu/16), an (eps_g, {eps_i})-minimizer "
+                 "of (20) has federated stability gamma_i <= 160 beta ||l||_inf/(n_i (mu + lam)) "
+                 "+ Err_i, Err_i = 2 sqrt(2 beta ||l||_inf) [4 eps_g ((beta + lam)/(mu + lam) + "
+                 "3 lam/mu) + eps_i (sqrt((beta + lam)/(mu + lam)) + 16 p_i lam/mu)] + 8 beta^2 "
+                 "[16 eps_g^2 (...)^2 + eps_i^2 (...)^2] (zero for exact minimizers).",
        mutants=("upper",))
 def prop21(cfg, seed):
-    # gamma_i: the sup over z of |l(w_i(S), z) - l(w_i(S'), z)| when one sample of client i is
-    # replaced (Def. 5), exact FedProx minimizers (Err_i = 0), the sup exact over the 2^(d+1)
-    # points z; ||l||_inf on the ball holding every model used; n_i >= 4 beta/mu checked. The
-    # bound sits ~70-90x above the measured gamma_i: its /100 mutant is rejected only narrowly
-    # (coverage: partial).
+    # (i) exact FedProx minimizers (Err_i = 0) on Lemma 7 instances: gamma_i the sup over z
+    # when one sample of client i is replaced (Def. 5), exact over the 2^(d+1) points z;
+    # ||l||_inf on the ball holding every model used; n_i >= 4 beta/mu checked: 70-90x below.
+    # (ii) the binding mean-estimation instance (paper_checks.p000_mean): exact minimizers
+    # (~100x below) and (eps_g, eps_i)-minimizers moved against each other on S and S', where
+    # Err_i's eps_i term is nearly attained (its 8 beta^2 reads the same as 8 beta: beta = 1,
+    # and so do its (beta + lam)/(mu + lam) with or without the square root).
+    from paper_checks.p000_mean import approximate_stability
+
     k, pairs = _replaced(cfg, seed)
     d, n, beta, mu = k["d"], k["n"], k["beta"], k["mu"]
     rows, ok = [], n >= 4 * beta / mu
@@ -133,10 +139,21 @@ def prop21(cfg, seed):
         bound = stated(160 * beta * _loss_sup(d, pr) / (n * (mu + lam)), "upper")
         ok &= gamma <= bound
         rows.append({"lam": lam, "gamma": gamma, "bound": bound, "ratio": gamma / bound})
-    return judge(bool(ok), f"Lemma 7 logistic m={k['m']} d={d} n={n} (n >= 4 beta/mu = "
+    mean = approximate_stability(cfg, seed)
+    for x in mean:
+        x["ratio"] = x["gamma"] / stated(x["bound21"], "upper")
+        ok &= bool(x["ratio"] <= 1)
+    by_eps = {e: max(x["ratio"] for x in mean if (x["eps_g"], x["eps"]) == e)
+              for e in ((0.0, 0.0), (0.0, 0.02), (0.0, 0.1), (0.05, 0.0), (0.05, 0.1))}
+    return judge(bool(ok), f"(i) Lemma 7 logistic m={k['m']} d={d} n={n} (n >= 4 beta/mu = "
                  f"{4 * beta / mu:.3g}), exact FedProx, one sample replaced: " + "; ".join(
                      f"lam = {x['lam']:.3g}: gamma_i {x['gamma']:.3g} <= {x['bound']:.3g} "
-                     f"(ratio {x['ratio']:.2g})" for x in rows), {"rows": rows})
+                     f"(ratio {x['ratio']:.2g})" for x in rows)
+                 + "; (ii) mean estimation (beta = mu = 1, m = 4, n in {100, 1e4}, lam in "
+                 "{0.05, 0.25}), (eps_g, eps_i)-minimizers moved apart on S and S': largest "
+                 "gamma_i / bound " + ", ".join(f"{v:.2g} at (eps_g, eps_i) = {e}"
+                                                for e, v in by_eps.items()),
+                 {"rows": rows, "mean_rows": mean})
 
 
 def _gamma(d, pr):
@@ -153,14 +170,22 @@ def _gamma(d, pr):
 
 @claim("000.prop22.afp-stability-rate", location="Proposition 22 (App. C)",
        kind="rate up to constants",
-       statement="With T and K_T large enough (49), AFP has expected federated stability "
-                 "E[gamma_i] <= C beta ||l||_inf/(n_i (mu + lam)), C an absolute constant.",
+       statement="Under (48), with T and K_T large enough (49), AFP has expected federated "
+                 "stability E[gamma_i] <= C beta ||l||_inf/(n_i (mu + lam)), C an absolute "
+                 "constant.",
        mutants=("exponent",))
 def prop22(cfg, seed):
-    # AFP's limit (T, K_T -> infinity: the exact FedProx minimizer, _replaced) at (48)'s lam =
-    # mu m/16, n_i from 100 to 1600. C is not given, so what can fail is the rate: gamma_i n_i
-    # (mu + lam)/(beta ||l||_inf) must be flat in n_i (within x3; its level is the measured C,
-    # reported); the exponent of n_i goes through the seam.
+    # C is not given, so what can fail is the rate in n_i (its exponent goes through the seam):
+    # (i) AFP's limit (T, K_T -> infinity: the exact FedProx minimizer, _replaced) on Lemma 7
+    # instances at (48)'s lam = mu m/16, n_i from 100 to 1600: gamma_i n_i (mu + lam)/(beta
+    # ||l||_inf) flat in n_i (within x3; its level is the measured C); (ii) AFP itself with
+    # (49)'s T and K_T (C1 = 1, C2 = 6400) on mean estimation (paper_checks.p000_mean.
+    # afp_stability, lam = 0.01, coupled runs on S and S'), n_i in {25, 100, 400}: the fitted
+    # exponent of E[gamma_i] in n_i within 0.35 of the stated -1, and the level C reported.
+    # Within (48) (p_i lam <= mu/16) mu + lam moves by at most 1 + m/16: the rate in n_i is
+    # what the proposition states.
+    from paper_checks.p000_mean import BETA, LOSS_SUP, MU, afp_stability
+
     e = stated(1.0, "exponent")
     rows = []
     for n in cfg.pick((100, 400, 1600), (100, 200, 400, 800, 1600)):
@@ -170,12 +195,21 @@ def prop22(cfg, seed):
         gamma = _gamma(k["d"], pr)
         scaled = gamma * n ** e * (k["mu"] + lam) / (k["beta"] * _loss_sup(k["d"], pr))
         rows.append({"n": n, "gamma": gamma, "scaled": scaled})
-    s = np.array([x["scaled"] for x in rows])
-    return judge(bool(s.max() / s.min() < 3), "exact FedProx (AFP's limit), "
-                 "lam = mu m/16, one sample replaced: gamma_i n_i (mu + lam)/(beta ||l||_inf) "
-                 "= " + ", ".join(f"{x['scaled']:.3g} (n = {x['n']})" for x in rows)
-                 + f": flat in n_i (x{s.max() / s.min():.2f}), i.e. C ~ {s.max():.2g}",
-                 {"rows": rows})
+    sc = np.array([x["scaled"] for x in rows])
+    afp = afp_stability(cfg, seed)
+    slope = float(np.polyfit(np.log([x["n"] for x in afp]),
+                             np.log([x["gamma"] for x in afp]), 1)[0])
+    level = max(x["gamma"] * x["n"] * (MU + 0.01) / (BETA * LOSS_SUP) for x in afp)
+    ok = sc.max() / sc.min() < 3 and abs(slope + e) < 0.35
+    return judge(bool(ok), "(i) exact FedProx (AFP's limit), lam = mu m/16, one sample "
+                 "replaced: gamma_i n_i (mu + lam)/(beta ||l||_inf) = " + ", ".join(
+                     f"{x['scaled']:.3g} (n = {x['n']})" for x in rows)
+                 + f": flat in n_i (x{sc.max() / sc.min():.2f}), i.e. C ~ {sc.max():.2g}; (ii) "
+                 "AFP with (49)'s T and K_T (C1 = 1, C2 = 6400), mean estimation, lam = 0.01: "
+                 "E[gamma_i] " + ", ".join(f"{x['gamma']:.3g} ± {x['se']:.1g} (n = {x['n']}, T = "
+                                           f"{x['T']}, K_T = {x['K_T']})" for x in afp)
+                 + f": exponent in n_i {slope:.2f} (-1 stated), C ~ {level:.2g}",
+                 {"rows": rows, "afp_rows": afp, "afp_slope": slope})
 
 
 @claim("000.lemma28.parameter-stability", location="Lemma 28 (App. C)", kind="inequality",
@@ -326,43 +360,6 @@ def _error_term(k, lam):
     return (8 * k["zeta_i"] / (mu + lam) + np.sqrt(8 * k["delta_i"] / (mu + lam))
             + 8 / mu * (2 * k["zeta_g"] + 4 * k["p_i"] * lam * k["eps_i"]
                         + np.sqrt(2 * mu * lam * k["delta_g"] / (mu + lam))))
-
-
-@claim("000.lemma24.approximate-stability", location="Lemma 24 (App. C)", kind="inequality",
-       statement="An algorithm satisfying (53)-(57), under (48), has federated stability gamma_i "
-                 "<= 160 beta ||l||_inf/(n_i (mu + lam)) + sqrt(2 beta ||l||_inf) E_{lam,i} + "
-                 "beta E_{lam,i}^2, E_{lam,i} as in (59).",
-       mutants=("upper",))
-def lemma24(cfg, seed):
-    # The approximate FedProx minimizers of _approximate_pair at eps = 1e-3 and 1e-2, their
-    # tightest constants of (53)-(57); gamma_i exact over the 2^(d+1) points z (ridge-logistic
-    # sample loss, as in the ERM); lam within (48).
-    rows, ok = [], True
-    for eps in cfg.pick((1e-2,), (1e-3, 1e-2)):
-        for frac in (0.25, 1.0):
-            k0 = _approximate_pair(cfg, seed, 1.0, eps)[1]
-            lam = frac * k0["mu"] / 16 / k0["p_i"]
-            pair, k = _approximate_pair(cfg, seed, lam, eps)
-            Z = np.array(list(itertools.product([-1.0, 1.0], repeat=k["d"])))
-            (_, a), (_, b) = pair
-
-            def loss(w):
-                z = Z @ w
-                return (np.concatenate([np.logaddexp(0.0, -z), np.logaddexp(0.0, z)])
-                        + k["l2"] / 2 * w @ w)
-            gamma = float(np.max(np.abs(loss(a) - loss(b))))
-            E = _error_term(k, lam)
-            bl = k["beta"] * k["loss_sup"]
-            bound = stated(160 * bl / (k["n"] * (k["mu"] + lam)) + np.sqrt(2 * bl) * E
-                           + k["beta"] * E ** 2, "upper")
-            ok &= bool(k["n"] >= 4 * k["beta"] / k["mu"]) and gamma <= bound
-            rows.append({"eps": eps, "lam": lam, "gamma": gamma, "E": E, "bound": bound,
-                         "ratio": gamma / bound})
-    return judge(ok, "Lemma 7 logistic m=4 d=3 n=200, FedProx's exact solution moved by eps, "
-                 "constants of (53)-(57) measured: " + "; ".join(
-                     f"eps={x['eps']:g} lam={x['lam']:.3g}: gamma_i {x['gamma']:.3g} <= "
-                     f"{x['bound']:.3g} (E = {x['E']:.3g}, ratio {x['ratio']:.2g})"
-                     for x in rows), {"rows": rows})
 
 
 @claim("000.lemma27.global-stability", location="Lemma 27 (App. C)", kind="inequality",

@@ -1,14 +1,14 @@
 """Paper 001 (Hanzely, Hanzely, Horvath, Richtarik, *Lower bounds and optimal algorithms for
 personalized federated learning*): claims and their checks. File ``001_352374a3e1e3397e.txt``.
 
-Evidence routes: Theorem 3.1's bound against the distances actually reached by algorithms
-(including the one that never moves); the APGD1/APGD2 complexities of Sec. 4.1 against round
-counts of ``montecarlo.experiments.algorithms.apgd1/apgd2`` on the quadratic instances of Fig. 2; the
-stated optimality conditions against the complexity formulas of ``riskcalc.minimax.hanzely``;
-Thm 4.2's rate against exact-prox IAPGD (= APGD1 with Alg. 1's momentum) and its local count
-against the AGD schedule summed term by term; Thm 4.4 against the L-Katyusha derivation
-(sympy). IAPGD's inexact inner loop and AL2SGD+ are not implemented in ``montecarlo``: what
-needs them is stated as not checked.
+Evidence routes (Theorem 3.1 is in ``paper_checks.p001_thm31``): the APGD1/APGD2
+complexities of Sec. 4.1 against round counts of ``montecarlo.experiments.algorithms.apgd1``
+and ``apgd2`` on the quadratic instances of Fig. 2; the stated optimality conditions against
+the complexity formulas of ``riskcalc.minimax.hanzely``; Thm 4.2's rate against exact-prox
+IAPGD (= APGD1 with Alg. 1's momentum) and its local count against the AGD schedule summed term
+by term; Thm 4.4 against the L-Katyusha derivation (sympy). IAPGD with its inexact inner loops
+(AGD, Katyusha) runs in ``paper_checks.p001_iapgd``; AL2SGD+ (Alg. 4 and Prop. E.4 are in the
+appendix, not in the text) is not run: what needs it is stated as not checked.
 """
 
 from __future__ import annotations
@@ -25,40 +25,6 @@ from montecarlo.experiments.rates import aligned_quadratic
 from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, judge_erratum, stated
 from riskcalc import minimax
-
-
-@claim("001.thm31.hypothesis", location="Thm 3.1, eq. 3", kind="inequality",
-       statement="For L >= mu and lam >= mu, every span-restricted algorithm has, on the worst "
-                 "instance, ||x^k - x*||^2 >= 1/4 (1 - 10 max{sqrt(mu/lam), sqrt(mu/(L - mu))})^"
-                 "(C(k)+1) ||x^0 - x*||^2.")
-def thm31(cfg, seed):
-    # L = 2, mu = lam = 1, one round: the printed bound is 20.25 ||x^0 - x*||^2, more than the
-    # starting distance itself, so the algorithm that never moves violates it on EVERY
-    # instance; APGD2 after one round, on several instances, too.
-    bound = float(minimax.thm31_distance_lower_bound(2.0, 1.0, 1.0, 1, strict=False))
-    ratios = []
-    for rep in range(cfg.pick(3, 10)):
-        inst = quadratic_instance(m=10, d=10, L=2.0, mu=1.0, seed=seed, rep=rep)
-        tr = apgd2(inst, lam=1.0, iterations=1)
-        _, W = exact_solution(tr, inst)
-        d = np.sum((tr.local - W) ** 2, axis=(-1, -2))
-        ratios.append(float(d[1] / d[0]))
-    # Harmless: the theorem is used only for its rate, sqrt(min{L, lam}/mu) log 1/eps rounds,
-    # a statement about large condition numbers, where the base 1 - 10 max{...} is in (0, 1)
-    # (lam > 100 mu, L > 101 mu); there the bound is a valid lower bound and the rate stands.
-    q_min = 1 - 10 * max(np.sqrt(1 / 101), np.sqrt(1 / 100))
-    return judge_erratum(bound > 1 and max(ratios) < bound, q_min >= 0,
-                         f"L=2 mu=lam=1, C(k)=1: printed bound {bound:g} x ||x^0 - x*||^2; staying "
-                         f"put gives 1, APGD2 after one round {max(ratios):.3g}",
-                         {"printed_bound": bound, "apgd2_ratios": ratios},
-                         "the base q = 1 - 10 max{...} lies in (0, 1) only if lam > 100 mu and "
-                         "L > 101 mu; the theorem needs that hypothesis (or a constant smaller "
-                         "than 10); the rate sqrt(min{L, lam}/mu) log 1/eps drawn from it "
-                         "concerns that regime and stands", level="erratum-harmless",
-                         transcription=('independent',
-                                        'at the deciding point mu = lam = 1, L = 2 both radicals '
-                                        'equal 1 whatever their extent, and the constant 10 is a '
-                                        'digit, not a superscript'))
 
 
 def _rounds(cfg, seed):

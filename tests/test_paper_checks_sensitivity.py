@@ -80,3 +80,4 @@ def test_quick_sensitivity_in_ci():
            if not ok and cid not in MUTANT_PASSES and cid not in undeclared}
     assert not bad, [r for r in records if r["id"] in bad]
     assert all(paper_checks.CLAIMS[cid].mutants == () for cid in undeclared)
+

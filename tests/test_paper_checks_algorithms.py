@@ -1,0 +1,112 @@
+"""The algorithms and instances the paper checks run (issue 31): paper 000's binding
+mean-estimation instance (its prox, its stability sup), paper 001's Katyusha inner solver and
+Thm 3.1's split chain, each against an independent route, and the claims built on them reject
+their mutants (``paper_checks.sensitivity``)."""
+
+import numpy as np
+from scipy.optimize import minimize as sp_minimize
+
+import paper_checks
+from paper_checks.numbered import MUTANT_PASSES
+from paper_checks.p000_afp import MeanEstimation
+from paper_checks.p001_iapgd import _finite_sum_clients, _katyusha, _objective_fs, _solve_fs
+from paper_checks.sensitivity import sensitive_claims, sensitivity
+
+
+def test_mean_estimation_prox_against_direct_minimization():
+    rng = np.random.default_rng(5)
+    f = MeanEstimation(rng.uniform(-0.5, 0.5, (3, 4, 2)), beta=1.7)
+    w, lam = np.array([0.3, -0.2]), 0.4
+    for i in range(3):
+        res = sp_minimize(lambda v: f.value(np.broadcast_to(v, (3, 2)))[i]
+                          + lam / 2 * np.sum((v - w) ** 2), np.zeros(2), tol=1e-12)
+        assert np.allclose(res.x, f.prox(w, lam)[i], atol=1e-6)
+
+
+def test_katyusha_reaches_the_exact_local_prox():
+    # h_i(z) = f_i(z) + lam/2 ||z - ybar||^2 minimized by Katyusha against its normal
+    # equations (A_i'A_i/m + (mu + lam) I) z = A_i'b_i/m + mu c_i + lam ybar
+    rng = np.random.default_rng(7)
+    n, m, d, mu, lam = 3, 12, 5, 1e-2, 5e-2
+    A, b, C, _ = _finite_sum_clients(rng, n, m, d, mu)
+    ybar = rng.standard_normal((2, d))
+    z, used = _katyusha(A, b, C, mu, lam, ybar, np.zeros((2, n, d)), 60 * 2 * m, rng)
+    for r in range(2):
+        for i in range(n):
+            exact = np.linalg.solve(A[i].T @ A[i] / m + (mu + lam) * np.eye(d),
+                                    A[i].T @ b[i] / m + mu * C[i] + lam * ybar[r])
+            assert np.linalg.norm(z[r, i] - exact) <= 1e-8 * np.linalg.norm(exact)
+    assert used == 60 * 5 * m
+
+
+def test_finite_sum_minimizer_is_stationary():
+    # the nd x nd system against the objective's gradient by central differences
+    rng = np.random.default_rng(8)
+    n, m, d, mu, lam = 3, 7, 4, 1e-2, 0.3
+    A, b, C, _ = _finite_sum_clients(rng, n, m, d, mu)
+    x = _solve_fs(A, b, C, mu, lam)
+    h = 1e-5
+    for i in range(n):
+        for k in range(d):
+            e = np.zeros((n, d))
+            e[i, k] = h
+            g = (_objective_fs(x + e, A, b, C, mu, lam) - _objective_fs(x - e, A, b, C, mu, lam))
+            assert abs(g / (2 * h)) < 1e-8
+
+
+def test_new_runs_reject_their_mutants():
+    ids = ["000.lemma14.inner-loop", "000.lemma15.outer-loop", "000.prop16.afp-optimization",
+           "000.prop21.fedprox-stability", "000.lemma24.approximate-stability",
+           "000.prop22.afp-stability-rate", "000.prop23.lambda-aer", "000.prop30.lambda-ier",
+           "001.thm43.iapgd-katyusha", "001.thm31.hypothesis",
+           "004.lemma1.eq5-local-inequality"]
+    per = sensitive_claims(sensitivity(paper_checks.select(None, ids)))
+    assert per == {cid: True for cid in ids}
+    assert not set(ids) & MUTANT_PASSES
+
+
+def test_sup_loss_change_over_the_unit_ball():
+    # the closed form of Def. 5's sup for mean estimation against a dense grid of the disk
+    from paper_checks.p000_mean import BETA, sup_loss_change
+
+    rng = np.random.default_rng(9)
+    rad, ang = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 2 * np.pi, 721))
+    Z = np.stack([rad * np.cos(ang), rad * np.sin(ang)], -1).reshape(-1, 2)
+    for _ in range(5):
+        a, b = rng.uniform(-0.7, 0.7, (2, 2))
+        grid = np.max(np.abs(BETA / 2 * (np.sum((a - Z) ** 2, 1) - np.sum((b - Z) ** 2, 1))))
+        exact = sup_loss_change(a, b)
+        assert grid <= exact * (1 + 1e-12) and grid >= exact * (1 - 1e-4)
+
+
+def test_split_chain_reach_contains_the_krylov_spaces():
+    # paper 001 Thm 3.1's instance: the coordinate sets a span-restricted algorithm can reach
+    # (breadth-first closure) against the Krylov spaces of Assumption 3.1 built numerically
+    # (gradients A_i x - b_i of every basis vector, repeated to closure, then joined at a
+    # communication): equal, and one coordinate more per communication along the chain
+    from scipy.linalg import orth
+
+    from paper_checks.p001_thm31 import minimizer, reachable, split_chain
+
+    d, C = 14, 6
+    A, b = split_chain(d, 50.0, 1.0)
+    masks = reachable(A, b, C)
+
+    def krylov(i, B):
+        while True:
+            grads = A[i] @ B if B.shape[1] else np.zeros((d, 0))
+            N = orth(np.hstack([B, grads, b[i][:, None]]))
+            if N.shape[1] == B.shape[1]:
+                return N
+            B = N
+    S = [krylov(i, np.zeros((d, 0))) for i in range(2)]
+    for c in range(C + 1):
+        for i in range(2):
+            coord = np.eye(d)[:, masks[c, i]]
+            assert S[i].shape[1] == coord.shape[1]
+            assert np.allclose(coord @ (coord.T @ S[i]), S[i], atol=1e-10)
+        S = [krylov(i, orth(np.hstack(S))) for i in range(2)]
+    assert [int(masks[c].any(0).sum()) for c in range(C + 1)] == list(range(2, C + 3))
+    # x* against problem (2)'s gradient: (A_i x_i - b_i + lam (x_i - xbar)) = 0
+    x = minimizer(A, b, 7.0)
+    assert np.allclose(np.einsum("ide,ie->id", A, x) - b + 7.0 * (x - x.mean(0)), 0, atol=1e-12)
