@@ -47,7 +47,7 @@ OPTIONS = {
                                         "--clients): fine-tune toward the oracle centre w_0 "
                                         "(default) or FedAvg's infinite-client global model")),
 }
-_MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum"}
+_MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum", "max_minutes"}
 _FEDERATED = {"clients", "clients_file", "federation", "target", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
 
