@@ -20,6 +20,11 @@ def check_writable(path, option: str) -> None:
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
     if not os.path.isdir(folder):
         raise ValueError(f"{option} {path}: folder {folder} does not exist")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device, FIFO or socket: an atomic write (temporary file, then rename) would replace
+        # it with a regular file (/dev/null for everyone, when run as root).
+        raise ValueError(f"{option} {path}: not a regular file (a device, pipe or socket); "
+                         "give a file name")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise ValueError(f"{option} {path}: not writable")
 

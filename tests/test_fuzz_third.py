@@ -1,0 +1,230 @@
+"""Issue 32, third hardening pass: a fuzz list of inputs a new user could give, across every verb
+and the Python API of the classes the issue names, each answered in one clear line (CLI: exit
+status 2 and one ``error: ...`` line naming the problem; Python: a ValueError naming it).
+
+Each row says what must be in the message, so a refusal for the wrong reason fails too. The rows
+marked "was:" were mishandled before this pass (the old behaviour is stated); the others
+pin classes that already held. Every case is refused before work starts, in well under a
+second (``test_each_case_is_fast`` measures the slowest).
+"""
+
+import json
+import os
+import shlex
+import time
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc import ClientSpec, Federation, Spectrum
+from riskcalc.cli import main
+from riskcalc.estimate import estimate
+
+P = "predict ftfa --gamma 2 --r 1 --sigma 0.5"
+R = "predict fedavg --gamma 2 --r 1 --sigma 0.5 --signal 1 --local-steps 1 --local-step-size 0.1"
+CLI = [
+    # --max-minutes on predict, check and figures (new): the same validation as the simulations'
+    (f"{P} --max-minutes 0", "--max-minutes must be a finite number > 0"),
+    (f"{P} --max-minutes nan", "--max-minutes must be a finite number > 0"),
+    (f"{P} --max-minutes -1", "--max-minutes must be a finite number > 0"),
+    (f"{P} --max-minutes inf", "--max-minutes must be a finite number > 0"),
+    ("check --max-minutes 0", "--max-minutes must be a finite number > 0"),
+    ("figures p003-region --out {tmp}/f --max-minutes -2", "--max-minutes must be"),
+    # refused before work, naming what fits
+    ("check --full --max-minutes 1", "leave out the slowest"),
+    ("check --max-minutes 0.001", "allow more time with --max-minutes"),
+    ("figures --all --out {tmp}/f --max-minutes 1", "build fewer figures at once"),
+    ("predict pfedme --gamma 2 --r 1 --sigma 0.5 --lam 1 --spectrum two-point:1,3,0.5 "
+     "--clients-file {tmp}/distinct.json --max-minutes 0.01", "give fewer distinct clients"),
+    # bounds: counts are whole numbers (was: --m 0.5 answered for half a client)
+    ("bounds lower_bound_aer --d 10 --N 1000 --m 0.5 --R 1", "--m is a number of clients"),
+    ("bounds lower_bound_ier --d 10 --n_i 2.5 --N 100 --R 1", "--n_i is a client's number"),
+    ("bounds lower_bound_aer --d 10.5 --N 1000 --m 5 --R 1", "--d is a dimension"),
+    ("bounds lower_bound_aer --d 10 --N 999.9 --m 5 --R 1", "--N is a total number of samples"),
+    ("bounds thm31_lower_bound --L 1000 --mu 1 --lam 200 --rounds 1.5", "--rounds is a number"),
+    ("bounds iapgd_agd_complexity --L 10 --mu 1 --lam 2 --n 3.3 --eps 0.01", "--n is a number"),
+    ("bounds fedprox_lambda --L 2 --mu 1 --rho 1 --R 1 --n 10.5 --m 3", "--n is a number"),
+    ("bounds summand_oracle_lower_bound --L_tilde 10 --mu 1 --m 2.2 --eps 0.1", "--m is a"),
+    ("bounds logistic_constants --c_x 1 --D 1 --d 2.5", "--d is a dimension"),
+    ("bounds lower_bound_aer --d 10 --N 1000 --m 5,6, --R 1", "comma-separated numbers"),
+    ("bounds lower_bound_aer --d 10 --N 10 --m 20 --R 1", "m must be <= N"),
+    # was: "1/L_g=np.float64(1.1)"
+    ("bounds outer_rate --L 10 --mu 1 --lam 1 --gamma 1e100", "1/L_g=1.1"),
+    # estimate: what it cannot estimate, with the reason
+    ("estimate --data {tmp}/constX.npz", "X has the same row in every sample"),  # was: numbers
+    ("estimate --data {tmp}/consty.npz", "y is 2 in every row"),                 # was: numbers
+    ("estimate --data {tmp}/boolX.npz", "got booleans"),                # was: read as 0/1
+    ("estimate --data {tmp}/objX.npz", "array X holds Python objects"),  # was: allow_pickle
+    ("estimate --data {tmp}/text.txt", "a data CSV must be named"),  # was: "(ValueError)"
+    ("estimate --data {tmp}/header.csv", "no data rows"),   # was: "1 columns, header names 3"
+    ("estimate --data {tmp}/binary.csv", "not a text CSV"),  # was: a codec error, no file
+    ("estimate --data {tmp}/zeroX.npz", "X is 0 in every entry"),
+    ("estimate --data {tmp}/complexX.npz", "X must be an array of real numbers, got complex"),
+    ("estimate --data {tmp}/X.npy", "a single array (.npy)"),
+    ("estimate --data /dev/zero", "not a regular file"),
+    ("estimate --data {tmp}/one.npz", "a federation needs at least two"),
+    # files: inputs, devices, caches
+    (f"{P} --spectrum file:/dev/zero", "is not a regular file"),  # was: "does not exist"
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 50 --reps 2 --cache /proc/version "
+     "--out {tmp}/o.csv", "cache /proc/version: cannot be appended to"),  # was: [Errno 22]
+    # was: the atomic rename replaced the FIFO (as root, /dev/null itself) by a regular file
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 50 --reps 2 --out {tmp}/fifo",
+     "not a regular file"),
+    ("simulate paper000-fig1 --reps 1 --out {tmp}/fifo", "not a regular file"),
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 50 --reps 2 --clients-file {tmp}/fed.json "
+     "--global federated --out {tmp}/fed.json", "is the input file of --clients-file"),
+    (f"{P} --clients-file /dev/zero", "larger than a federation file"),
+    (f"{P} --clients-file {{tmp}}/deep.json", "nested 100000 levels deep"),
+    (f"{P} --clients-file {{tmp}}/true.json", "a boolean"),
+    (f"{P} --clients-file {{tmp}}/string.json", "a string"),
+    (f"{P} --clients-file {{tmp}}/dup.json", "key gamma given twice"),
+    (f"{P} --clients-file {{tmp}}/huge.json", "gamma must lie in [1e-100, 1e+100]"),
+    # counts and sizes
+    (f"{P} --steps 99999999999999999999 --step-size 0.1", "steps must be integers"),
+    (f"{P} --clients 9007199254740993", "clients must be an integer"),
+    (f"{P} --spectrum powerlaw:1,10000001", "power-law size d must be an integer"),
+    (f"{R} --rounds 2.5", "--rounds takes integers"),
+    (f"{R} --rounds 5 --global-step 0", "global_step must lie in (0, inf)"),
+    ("simulate paper000-fig1 --set m=2.5 --reps 1 --out {tmp}/s.csv", "m must be an integer"),
+    ("simulate paper000-fig1 --set d=true --reps 1 --out {tmp}/s.csv", "d must be an integer"),
+    ("figures p003-region --out {tmp}/f --jobs 0", "--jobs must be an integer >= 1"),
+    ("check --paper 005", "paper must be one of"),
+]
+
+
+def _files(tmp):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 5))
+    y = X @ np.ones(5) + rng.standard_normal(120)
+    c = np.repeat([0, 1, 2], 40)
+    for name, (Xf, yf, cf) in {
+        "constX": (np.ones_like(X), y, c), "consty": (X, np.full_like(y, 2.0), c),
+        "boolX": (X > 0, y, c), "zeroX": (np.zeros_like(X), y, c),
+        "complexX": (X + 1j * X, y, c), "one": (X, y, np.zeros_like(c)),
+    }.items():
+        np.savez(tmp / f"{name}.npz", X=Xf, y=yf, client=cf)
+    np.savez(tmp / "objX.npz", X=np.array([[1, "a"]], dtype=object), y=np.ones(1),
+             client=np.zeros(1))
+    np.save(tmp / "X.npy", X)
+    (tmp / "text.txt").write_text("hello world\n")
+    (tmp / "header.csv").write_text("client,y,a\n")
+    (tmp / "binary.csv").write_bytes(bytes(range(128, 256)) * 8)
+    os.mkfifo(tmp / "fifo")
+    fed = [{"gamma": 2, "r": 1, "sigma": 0.5}] * 3
+    (tmp / "fed.json").write_text(json.dumps(fed))
+    (tmp / "distinct.json").write_text(json.dumps(
+        [{"gamma": 1 + j / 1000, "r": 1, "sigma": 0.5} for j in range(2000)]))
+    (tmp / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp / "true.json").write_text('[{"gamma": true, "r": 1, "sigma": 0.5}]')
+    (tmp / "string.json").write_text('[{"gamma": "1", "r": 1, "sigma": 0.5}]')
+    (tmp / "dup.json").write_text('[{"gamma": 1, "gamma": 2, "r": 1, "sigma": 0.5}]')
+    (tmp / "huge.json").write_text('[{"gamma": 1e101, "r": 1, "sigma": 0.5}]')
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fuzz")
+    _files(tmp)
+    return tmp
+
+
+SECONDS = {}
+
+
+@pytest.mark.parametrize("command, message", CLI)
+def test_cli_refuses_in_one_line(command, message, files, capsys):
+    argv = shlex.split(command.format(tmp=files))
+    start = time.perf_counter()
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    SECONDS[command] = time.perf_counter() - start
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "", (command, out, err)
+    assert len(lines) == 1 and lines[0].startswith("error: "), (command, err)
+    assert message in lines[0], (command, lines[0])
+    assert "Traceback" not in err
+
+
+def test_no_input_was_written(files):
+    # The output named like the input was refused, and the FIFO is still a FIFO.
+    assert json.loads((files / "fed.json").read_text()) == [{"gamma": 2, "r": 1,
+                                                             "sigma": 0.5}] * 3
+    assert not os.path.isfile(files / "fifo") and os.path.exists(files / "fifo")
+
+
+_rng = np.random.default_rng(1)
+_X = _rng.standard_normal((120, 5))
+_y = _X @ np.ones(5) + _rng.standard_normal(120)
+_c = np.repeat([0, 1, 2], 40)
+K = dict(r=1, sigma=0.5)
+API = [
+    (lambda: Spectrum(np.array([[1, 2], [2, 5]])), "a square matrix (a covariance?)"),
+    (lambda: Spectrum([1, True]), "a boolean"),
+    (lambda: Spectrum([1 + 0j, 2]), "complex"),
+    (lambda: Spectrum(["1", "2"]), "a string"),
+    (lambda: Spectrum([1.0, 2.0], [True, False]), "a boolean"),
+    (lambda: Spectrum.parse("powerlaw:1,2.5"), "power-law size d must be an integer"),
+    (lambda: Spectrum.parse("two-point:1,4,0.5,7"), "is not one of"),
+    (lambda: riskcalc.limit("ftfa", gamma=True, **K), "a boolean is not a number"),
+    (lambda: riskcalc.limit("ftfa", gamma="2", **K), "a string is not a number"),
+    (lambda: riskcalc.limit("ftfa", gamma=2 + 0j, **K), "complex values are refused"),
+    (lambda: riskcalc.limit("ftfa", gamma=2, clients=2.5, **K), "clients must be an integer"),
+    (lambda: riskcalc.limit("ftfa", gamma=2, clients=True, **K), "clients must be an integer"),
+    (lambda: riskcalc.limit("ftfa", gamma=2, spectrum="identity", **K),
+     "spectrum must be a riskcalc.Spectrum"),
+    (lambda: riskcalc.steps_limit("ftfa", gamma=2, steps=2.5, step_size=0.1, **K),
+     "steps must be integers"),
+    (lambda: riskcalc.steps_limit("ftfa", gamma=2, steps=True, step_size=0.1, **K),
+     "a boolean is not a number"),
+    (lambda: riskcalc.optimal_steps("ftfa", gamma=2, step_size=0.1, max_steps=10 ** 9, **K),
+     "give max_steps <="),
+    (lambda: riskcalc.clients_limit("fedavg", gamma=[True, 2], r=[1, 1], sigma=[0.5, 0.5]),
+     "a boolean"),
+    (lambda: riskcalc.clients_limit("fedavg", gamma=[[2, 2]], r=[1, 1], sigma=[0.5, 0.5]),
+     "1-d list"),
+    (lambda: riskcalc.clients_limit("fedavg", gamma=[2, 2], r=[1, 1], sigma=[0.5, 0.5],
+                                    weights=[1.5, -0.5]), "weights must lie in"),
+    (lambda: riskcalc.rounds_limit("fedavg", gamma=[2], r=[1], sigma=[0.5], signal=1,
+                                   rounds=2.5, local_steps=1, step_size=0.1),
+     "rounds must be integers"),
+    (lambda: riskcalc.rounds_limit("fedavg", gamma=[2], r=[1], sigma=[0.5], signal=1,
+                                   rounds=True, local_steps=1, step_size=0.1), "a boolean"),
+    (lambda: Federation(gamma=[True, 2], r=[1, 1], sigma=[0.5, 0.5]), "a boolean"),
+    (lambda: Federation(gamma=["2", "2"], r=[1, 1], sigma=[0.5, 0.5]), "a string"),
+    (lambda: ClientSpec("ftfa", gamma=True, r=1, sigma=0.5), "a boolean is not a number"),
+    (lambda: ClientSpec("ftfa", gamma=2, r=1j, sigma=0.5), "complex values are refused"),
+    # was: booleans read as 0/1 measurements and group labels
+    (lambda: estimate(_X > 0, _y, _c), "X must be an array of real numbers, got booleans"),
+    (lambda: estimate(_X, _y, _c > 0), "client must be an array of real numbers, got booleans"),
+    (lambda: estimate(np.tile(_X[:1], (120, 1)), _y, _c), "the same row in every sample"),
+    (lambda: estimate(_X, np.full(120, -1.5), _c), "y is -1.5 in every row"),
+]
+
+
+@pytest.mark.parametrize("call, message", API, ids=[str(k) for k in range(len(API))])
+def test_python_api_refuses_with_a_value_error(call, message, request):
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as info:
+        call()
+    SECONDS[request.node.name] = time.perf_counter() - start
+    assert message in str(info.value)
+
+
+def test_the_list_is_long_enough():
+    assert len(CLI) + len(API) >= 60
+    assert {c.split()[0] for c, _ in CLI} >= {"predict", "check", "figures", "bounds",
+                                              "estimate", "sweep", "simulate"}
+
+
+def test_each_case_is_fast():
+    # Refused before any work: the slowest case (imports of a verb's modules aside, which the
+    # first case of each verb pays) stays well under a second.
+    if len(SECONDS) < len(CLI) + len(API):
+        pytest.skip("needs the whole table run first")
+    slow = {k: v for k, v in SECONDS.items() if v > 1.0}
+    assert len(slow) <= 3, slow        # first imports of check/figures/estimate
+    assert max(SECONDS.values()) < 5.0, max(SECONDS.items(), key=lambda kv: kv[1])
