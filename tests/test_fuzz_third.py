@@ -19,6 +19,7 @@ import pytest
 import riskcalc
 from riskcalc import ClientSpec, Federation, Spectrum
 from riskcalc.cli import main
+from montecarlo.runner.tasks import run_tasks
 from riskcalc.estimate import estimate
 
 P = "predict ftfa --gamma 2 --r 1 --sigma 0.5"
@@ -67,7 +68,9 @@ CLI = [
     # files: inputs, devices, caches
     (f"{P} --spectrum file:/dev/zero", "is not a regular file"),  # was: "does not exist"
     ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 50 --reps 2 --cache /proc/version "
-     "--out {tmp}/o.csv", "cache /proc/version: cannot be appended to"),  # was: [Errno 22]
+     "--out {tmp}/o.csv", "--cache /proc/version: cannot create a file in /proc"),
+    # was: "[Errno 2] No such file or directory: '/proc/.version.1_9ww98n.tmp'", after the work
+    ("advise --clients-file {tmp}/fed.json --csv /proc/version", "cannot create a file in"),
     # was: the atomic rename replaced the FIFO (as root, /dev/null itself) by a regular file
     ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5 --d 50 --reps 2 --out {tmp}/fifo",
      "not a regular file"),
@@ -80,6 +83,9 @@ CLI = [
     (f"{P} --clients-file {{tmp}}/string.json", "a string"),
     (f"{P} --clients-file {{tmp}}/dup.json", "key gamma given twice"),
     (f"{P} --clients-file {{tmp}}/huge.json", "gamma must lie in [1e-100, 1e+100]"),
+    # was: "not valid JSON (Exceeds the limit (4300 digits) ... use sys.set_int_max_str_digits()"
+    (f"{P} --clients-file {{tmp}}/digits.json",
+     "client 0: gamma must be a finite number, got an integer of 5001 digits"),
     # counts and sizes
     (f"{P} --steps 99999999999999999999 --step-size 0.1", "steps must be integers"),
     (f"{P} --clients 9007199254740993", "clients must be an integer"),
@@ -120,12 +126,20 @@ def _files(tmp):
     (tmp / "string.json").write_text('[{"gamma": "1", "r": 1, "sigma": 0.5}]')
     (tmp / "dup.json").write_text('[{"gamma": 1, "gamma": 2, "r": 1, "sigma": 0.5}]')
     (tmp / "huge.json").write_text('[{"gamma": 1e101, "r": 1, "sigma": 0.5}]')
+    (tmp / "digits.json").write_text('[{"gamma": 2' + "0" * 5000 + ', "r": 1, "sigma": 0.5}]')
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fuzz")
     _files(tmp)
+    # The verbs' imports (the claim catalogue, the figure registry, the simulation code) are
+    # paid here, so that the times below measure what a command does before refusing.
+    import figures
+    import montecarlo.compare  # noqa: F401
+    import paper_checks  # noqa: F401
+
+    figures.load_all()
     return tmp
 
 
@@ -202,6 +216,9 @@ API = [
     (lambda: estimate(_X, _y, _c > 0), "client must be an array of real numbers, got booleans"),
     (lambda: estimate(np.tile(_X[:1], (120, 1)), _y, _c), "the same row in every sample"),
     (lambda: estimate(_X, np.full(120, -1.5), _c), "y is -1.5 in every row"),
+    # was: OSError [Errno 22] without the file's name
+    (lambda: run_tasks(dict, [{"x": 1}], cache="/proc/version", progress=False),
+     "cache /proc/version: cannot be appended to"),
 ]
 
 
@@ -214,6 +231,34 @@ def test_python_api_refuses_with_a_value_error(call, message, request):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("spec", ["two-point:1,3,0.5", "powerlaw:1,1000",
+                                  "two-point:1e-50,1e50,0.999"])
+def test_support_edges_down_to_gamma_1e_100(spec):
+    # was: SolverError "support edge: no sign change before the singular end" for gamma below
+    # about 1e-30 (so predict --steps at --gamma 1e-100, a valid input, failed). The edges lie
+    # within [t_min (1 - sqrt g)^2, t_min] and [t_max, t_max (1 + sqrt g)^2].
+    from riskcalc.linear.engine.weighted_mp import support_edges
+
+    sp = Spectrum.parse(spec)
+    a, b = sp.atoms[0], sp.atoms[-1]
+    for g in np.geomspace(1e-100, 1e-20, 17):
+        lo, hi = support_edges(g, sp)
+        assert a * (1 - np.sqrt(g)) ** 2 * (1 - 1e-15) <= lo <= a * (1 + 1e-15), (g, lo)
+        assert b * (1 - 1e-15) <= hi <= b * (1 + np.sqrt(g)) ** 2 * (1 + 1e-15), (g, hi)
+
+
+def test_steps_at_gamma_1e_100_is_population_gradient_descent():
+    # n/d -> infinity: the fine-tuning steps are gradient descent on the population loss from
+    # theta_0 (the prediction risk weighs direction s by s): bias r^2 int s (1 - eta s)^(2k) dH,
+    # for Sigma = I (1 - eta)^(2k) r^2; the variance vanishes.
+    res = riskcalc.steps_limit("ftfa", gamma=1e-100, r=1, sigma=0.5, steps=5, step_size=0.1)
+    assert res.bias == pytest.approx(0.9 ** 10, rel=1e-13) and res.variance < 1e-100
+    sp = Spectrum.parse("two-point:1,3,0.5")
+    res = riskcalc.steps_limit("ftfa", gamma=1e-100, r=1, sigma=0.5, steps=5, step_size=0.1,
+                               spectrum=sp)
+    assert res.bias == pytest.approx(0.5 * 0.9 ** 10 + 0.5 * 3 * 0.7 ** 10, rel=1e-13)
+
+
 def test_the_list_is_long_enough():
     assert len(CLI) + len(API) >= 60
     assert {c.split()[0] for c, _ in CLI} >= {"predict", "check", "figures", "bounds",
@@ -221,10 +266,10 @@ def test_the_list_is_long_enough():
 
 
 def test_each_case_is_fast():
-    # Refused before any work: the slowest case (imports of a verb's modules aside, which the
-    # first case of each verb pays) stays well under a second.
+    # Refused before any work: every case stays well under a second on a quiet machine (the
+    # verbs' imports are paid by the fixture).
     if len(SECONDS) < len(CLI) + len(API):
         pytest.skip("needs the whole table run first")
     slow = {k: v for k, v in SECONDS.items() if v > 1.0}
-    assert len(slow) <= 3, slow        # first imports of check/figures/estimate
-    assert max(SECONDS.values()) < 5.0, max(SECONDS.items(), key=lambda kv: kv[1])
+    assert len(slow) <= 3, slow        # a loaded machine may stall a few
+    assert max(SECONDS.values()) < 3.0, max(SECONDS.items(), key=lambda kv: kv[1])

@@ -27,6 +27,15 @@ def check_writable(path, option: str) -> None:
                          "give a file name")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise ValueError(f"{option} {path}: not writable")
+    try:
+        # The atomic write's temporary file, tried now: access() says yes for root in /proc
+        # or on a read-only mount, and the work would be done before the write failed.
+        fd, probe = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot create a file in {folder} "
+                         f"({exc.strerror or exc})") from None
 
 
 def make_folder(path, option: str) -> None:
