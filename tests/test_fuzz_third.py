@@ -96,6 +96,9 @@ CLI = [
     ("simulate paper000-fig1 --set d=true --reps 1 --out {tmp}/s.csv", "d must be an integer"),
     ("figures p003-region --out {tmp}/f --jobs 0", "--jobs must be an integer >= 1"),
     ("check --paper 005", "paper must be one of"),
+    # was: "error: max() arg is an empty sequence" (and --json printed [])
+    ("check --paper 003 --claim 000.lemma7.mu0", "none of the claims 000.lemma7.mu0 is of paper"),
+    ("check --paper 003 --claim 000.lemma7.mu0 --json", "is of paper 003"),
 ]
 
 

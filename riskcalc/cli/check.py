@@ -57,6 +57,9 @@ def run(args) -> int:
     from paper_checks import select
 
     claims = select(args.paper, args.claim)
+    if not claims:      # --claim ids all of other papers than --paper
+        raise ValueError(f"none of the claims {', '.join(args.claim or [])} is of paper "
+                         f"{args.paper} (a claim id starts with its paper)")
     if args.list:
         for c in claims:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")

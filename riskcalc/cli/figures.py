@@ -64,7 +64,7 @@ def run(args) -> int:
     if not args.out:
         raise ValueError("--out DIR is required to build figures")
     args.jobs = guards.jobs(args.jobs)
-    ids = list(registry) if args.all else args.ids
+    ids = list(registry) if args.all else list(dict.fromkeys(args.ids))   # each built once
     for fig_id in ids:
         figures.get_figure(fig_id)  # fail on a bad id before any work
     seconds = estimate_seconds(ids, args)
