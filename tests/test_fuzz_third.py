@@ -166,6 +166,15 @@ def test_cli_refuses_in_one_line(command, message, files, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("extra", ["", " --clients 3"])
+def test_an_option_no_mode_takes_names_no_mode(extra, capsys):
+    # was: "--sigma does not apply to --model logistic without --clients M or --clients-file",
+    # then, given --clients, "... with --clients/--clients-file"
+    argv = ("predict ftfa --model logistic --gamma 2 --signal 1 --r 1 --sigma 0.5" + extra)
+    assert main(argv.split()) == 2
+    assert capsys.readouterr().err == "error: --sigma does not apply to --model logistic\n"
+
+
 def test_no_input_was_written(files):
     # The output named like the input was refused, and the FIFO is still a FIFO.
     assert json.loads((files / "fed.json").read_text()) == [{"gamma": 2, "r": 1,
