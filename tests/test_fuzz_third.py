@@ -271,6 +271,27 @@ def test_steps_at_gamma_1e_100_is_population_gradient_descent():
     assert res.bias == pytest.approx(0.5 * 0.9 ** 10 + 0.5 * 3 * 0.7 ** 10, rel=1e-13)
 
 
+def test_many_local_steps_are_the_exact_local_solve():
+    # was: local_steps = 10^9 summed 10^9 terms per evaluation and then asked for 8 GB (the
+    # process was killed); predict --local-steps 1000000000 ran until --max-minutes stopped it.
+    # Beyond K* = 53 log 2 / -log max|1 - eta s| (here 309) K steps equal the exact local solve
+    # to rounding: checked by solving K = 400 as such (the K-root route, independent of K = inf).
+    kw = dict(gamma=[0.25, 0.36], r=[1, 0.5], sigma=[0.5, 1], signal=1, rounds=[0, 3, 20],
+              step_size=0.7)
+    exact = riskcalc.rounds_limit("fedavg", local_steps=np.inf, **kw)
+    solved = riskcalc.rounds_limit("fedavg", local_steps=400, **kw)
+    assert np.allclose(solved.risk, exact.risk, rtol=1e-12, atol=0)
+    assert np.allclose(solved.local_risk, exact.local_risk, rtol=1e-12, atol=0)
+    start = time.perf_counter()
+    many = riskcalc.rounds_limit("fedavg", local_steps=10 ** 9, **kw)
+    assert time.perf_counter() - start < 5 and many.params["local_steps"] == 10 ** 9
+    assert np.array_equal(many.risk, exact.risk)
+    # A client with gamma = 1 has spectrum down to 0: no K is the exact solve there.
+    with pytest.raises(ValueError, match="give local_steps <= 10000"):
+        riskcalc.rounds_limit("fedavg", **{**kw, "gamma": [1.0, 0.36], "step_size": 0.4},
+                              local_steps=10 ** 9)
+
+
 def test_the_list_is_long_enough():
     assert len(CLI) + len(API) >= 60
     assert {c.split()[0] for c, _ in CLI} >= {"predict", "check", "figures", "bounds",
