@@ -149,12 +149,21 @@ def test_figures_estimate_counts_a_cached_rebuild_as_a_redraw(tmp_path):
     fig = "p003-thm3-maml"
     args = SimpleNamespace(quick=False, no_cache=False, out=str(tmp_path), seed=0, jobs=1)
     assert figures_cli.estimate_seconds([fig], args) == {fig: record["full"][fig]}
-    (tmp_path / f"{fig}.txt").write_text("...\nParameters: d = 400; seed = 0.\nMode: full.\n")
+    caption = tmp_path / f"{fig}.txt"
+    caption.write_text("...\nParameters: d = 400; seed = 0.\nMode: full.\n")
+    # A caption without its cache (a build with --no-cache) is a full build again.
+    assert figures_cli.estimate_seconds([fig], args) == {fig: record["full"][fig]}
+    (tmp_path / ".cache").mkdir()
+    cache = tmp_path / ".cache" / f"{fig}.jsonl"
+    cache.write_text("{}\n")
+    os.utime(caption, (cache.stat().st_mtime + 1,) * 2)
     assert figures_cli.estimate_seconds([fig], args) == {fig: record["quick"][fig]}
-    # Another seed, or no cache, is a full build again.
+    # Another seed, no cache, or a cache written since the caption is a full build again.
     for change in ({"seed": 1}, {"no_cache": True}):
         other = SimpleNamespace(**{**vars(args), **change})
         assert figures_cli.estimate_seconds([fig], other) == {fig: record["full"][fig]}
+    os.utime(cache, (caption.stat().st_mtime + 1,) * 2)
+    assert figures_cli.estimate_seconds([fig], args) == {fig: record["full"][fig]}
 
 
 def test_figures_refuses_before_work_naming_what_fits(tmp_path, capsys):

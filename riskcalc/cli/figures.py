@@ -7,7 +7,8 @@ so a re-run only redraws.
 
 ``--max-minutes``: the build is estimated before it starts from each figure's recorded build
 time (``figures/seconds.json``, one worker; a figure whose caption in DIR shows it was built in
-the same mode and seed, with the cache on, counts as a redraw at its quick time) and refused
+the same mode and seed from a cache file not written since counts as a redraw at its quick
+time) and refused
 above the limit, naming what fits; a build still going at the limit stops there, keeping the
 figures already built (each a complete set) and the finished simulations in DIR/.cache.
 """
@@ -105,21 +106,29 @@ def estimate_seconds(ids, args) -> dict:
     mode = record["quick" if args.quick else "full"]
     out = {}
     for fig_id in ids:
-        if not args.no_cache and _built_before(Path(args.out) / f"{fig_id}.txt", args):
+        if not args.no_cache and _built_before(fig_id, args):
             out[fig_id] = record["quick"].get(fig_id, max(record["quick"].values()))
         else:
             out[fig_id] = mode.get(fig_id, max(mode.values()))
     return out
 
 
-def _built_before(caption: Path, args) -> bool:
-    """Whether ``caption`` (a figure's ID.txt) records a build in this mode and seed."""
+def _built_before(fig_id: str, args) -> bool:
+    """Whether DIR holds this figure built in this mode and seed from its simulation cache,
+    complete then: its caption (ID.txt, written once every simulation had finished) records
+    the mode and seed, and its cache file was not written after it. A figure whose
+    simulations are cached under a preset's name, or that has none, counts as a full build
+    (the estimate errs on the long side)."""
+    out = Path(args.out)
+    caption = out / f"{fig_id}.txt"
+    cache = out / ".cache" / f"{fig_id}{'-quick' if args.quick else ''}.jsonl"
     try:
         text = caption.read_text()
+        complete = cache.stat().st_mtime <= caption.stat().st_mtime
     except (OSError, UnicodeDecodeError):
         return False
     mode = "Mode: quick" if args.quick else "Mode: full"
-    return mode in text and f"seed = {args.seed}." in text
+    return complete and mode in text and f"seed = {args.seed}." in text
 
 
 def _advice(seconds: dict, args) -> str:
