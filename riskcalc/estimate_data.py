@@ -9,6 +9,7 @@ array (or the file) and what it must be.
 from __future__ import annotations
 
 import os
+import zipfile
 
 import numpy as np
 
@@ -39,7 +40,12 @@ def check_data(X, y, client):
     arrays = {"X": X, "y": y, "client": client}
     for name, arr in arrays.items():
         kind = np.asarray(arr).dtype.kind if not isinstance(arr, (str, bytes)) else "U"
-        if kind not in "biuf":
+        if kind == "b":
+            # A boolean is not a number (riskcalc._validate): True/False read as 1/0 would
+            # silently be taken for measurements.
+            raise ValueError(f"{name} must be an array of real numbers, got booleans (True/"
+                             f"False); if 0/1 values are meant, save {name}.astype(float)")
+        if kind not in "iuf":
             # Complex data would lose its imaginary part, strings and objects are no numbers.
             what = {"c": "complex", "U": "strings", "S": "strings", "O": "objects"}.get(
                 kind, f"of type {np.asarray(arr).dtype}")
@@ -81,10 +87,10 @@ def load(path):
         return _load_csv(path)
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, EOFError, ValueError) as exc:
+    except (OSError, EOFError, ValueError):
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
-        raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client "
-                         f"({type(exc).__name__})") from None
+        raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
+                         "CSV must be named *.csv)") from None
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise ValueError(f"--data {path}: a single array (.npy); the data are a .npz of the "
                          "arrays X (N x d), y (N,), client (N,), e.g. numpy.savez(PATH, X=X, "
@@ -96,22 +102,39 @@ def load(path):
                 raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
                                  f"(N x d), y (N,), client (N,); the file has "
                                  f"{', '.join(data.files) or 'none'})")
-            return data["X"], data["y"], data["client"]
-    except (OSError, EOFError) as exc:
+            return tuple(_array(path, data, k) for k in ARRAYS)
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"--data {path}: not a .npz file ({exc})") from None
 
 
+def _array(path, data, key):
+    """Array ``key`` of the open .npz ``data``, pickled objects refused by name."""
+    try:
+        return data[key]
+    except ValueError:
+        # numpy's message suggests allow_pickle=True: unsafe advice for a file from elsewhere.
+        raise ValueError(f"--data {path}: array {key} holds Python objects (a pickle), which "
+                         "are not loaded (a pickle can run code); save numeric arrays") from None
+
+
 def _load_csv(path):
-    with open(path) as fh:
-        header = [h.strip() for h in fh.readline().strip().split(",")]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = [h.strip() for h in fh.readline().strip().split(",")]
+    except UnicodeDecodeError:
+        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     for col in ("client", "y"):
         if col not in header:
             raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
                              f"{', '.join(header)}")
     try:
-        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     except ValueError as exc:
         raise ValueError(f"--data {path}: not a numeric CSV ({exc})") from None
+    if table.size == 0:
+        raise ValueError(f"--data {path}: no data rows under the header")
     if table.shape[1] != len(header):
         raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -277,9 +278,20 @@ def _load(path, where):
         raise ValueError(f"{where}: JSON nested {depth} levels deep; a federation file nests "
                          f"at most {MAX_DEPTH} (object, clients list, client, se)")
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_NonFinite)
-    except ValueError as exc:          # JSONDecodeError, or an integer of > 4300 digits
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_NonFinite,
+                          parse_int=_json_integer)
+    except ValueError as exc:          # JSONDecodeError
         raise ValueError(f"{where}: not valid JSON ({exc})") from None
+
+
+def _json_integer(text: str):
+    """A JSON integer; one longer than Python converts (4300 digits: its error advises
+    ``sys.set_int_max_str_digits``) is a ``_NonFinite`` marker, so that the check names the
+    client and the key."""
+    digits = len(text.lstrip("-"))
+    if digits > sys.get_int_max_str_digits() > 0:
+        return _NonFinite(f"an integer of {digits} digits")
+    return int(text)
 
 
 def _depth(text: str) -> int:

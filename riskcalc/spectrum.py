@@ -118,8 +118,7 @@ class Spectrum:
         separated by whitespace or commas; a matrix (a 2-d array, or text rows of equal
         length > 1) is refused."""
         path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+        _regular_file(path)
         _check_size(path)
         try:
             if path.endswith(".npy"):
@@ -347,12 +346,20 @@ def _check_size(path):
                          f"{MAX_FILE_BYTES // 2 ** 20} MiB of a list of eigenvalues")
 
 
+def _regular_file(path) -> None:
+    """Raise ValueError unless ``path`` is an existing regular file (saying which it is not)."""
+    if not os.path.exists(path):
+        raise ValueError(f"spectrum file {path!r} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"spectrum file {path!r} is not a regular file (a folder, device or "
+                         "pipe); give a .npy or text file of eigenvalues")
+
+
 def _read_ordered(path):
     """The numbers of a ``.npy`` or text file, keeping a text file's rows (a matrix written as
     several rows of several numbers is 2-D)."""
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"spectrum file {path!r} does not exist or is not a file")
+    _regular_file(path)
     _check_size(path)
     try:
         if path.endswith(".npy"):

@@ -14,7 +14,9 @@ from riskcalc.cli import main
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 
+# What each verb says on Ctrl-C is true of that verb: only sweep and simulate have --cache.
 ERROR = "error: interrupted; finished tasks are kept in the --cache file, if one was given"
+NOTHING_KEPT = "error: interrupted"
 
 
 def _stop_at_three(task):
@@ -33,16 +35,28 @@ def test_interrupted_run_keeps_finished_tasks_and_resumes(tmp_path):
     assert results == [{"y": x} for x in range(6)]
 
 
-def test_main_turns_an_interrupt_into_one_line(monkeypatch, capsys):
-    import riskcalc.cli.predict as predict
+@pytest.mark.parametrize("argv, message", [
+    ("predict ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
+    ("advise --clients-file x.json", NOTHING_KEPT),
+    ("compare ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
+    ("check --paper 003", NOTHING_KEPT),
+    ("sweep ftfa --gamma 1,2 --r 1 --sigma 0.5", ERROR),
+    ("simulate paper000-fig1 --out s.csv", ERROR),
+    ("figures --all --out d", "error: interrupted; figures already built are complete, and "
+     "finished simulations are kept in DIR/.cache (unless --no-cache): a rerun resumes"),
+    # A plugin file named like a verb is not the verb.
+    ("--plugin sweep predict ftfa --gamma 2 --r 1 --sigma 0.5", NOTHING_KEPT),
+])
+def test_main_turns_an_interrupt_into_one_line(monkeypatch, capsys, argv, message):
+    # The Ctrl-C arrives while the verb runs (after parsing and any plugin loaded).
+    import riskcalc.cli as cli
 
-    def interrupted(args):
+    def interrupted(argv):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(predict, "run", interrupted)
-    assert main("predict ftfa --gamma 2 --r 1 --sigma 0.5".split()) == 130
-    err = capsys.readouterr().err
-    assert err.strip() == ERROR
+    monkeypatch.setattr(cli, "_run", interrupted)
+    assert main(argv.split()) == 130
+    assert capsys.readouterr().err.strip() == message
 
 
 def _group(pgid):
@@ -124,7 +138,7 @@ def test_ctrl_c_while_the_paper_checks_start_their_workers():
     time.sleep(0.5)                     # the workers are importing
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert (proc.returncode, err.strip().splitlines()) == (130, [ERROR])
+    assert (proc.returncode, err.strip().splitlines()) == (130, [NOTHING_KEPT])
     deadline = time.monotonic() + 30
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)

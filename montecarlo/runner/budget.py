@@ -3,7 +3,8 @@
 Every simulation of the toolkit is a list of tasks (``montecarlo.runner.tasks.run_tasks``); its cost
 is the number of tasks times the cost of one, divided by the workers. This module estimates
 both from the problem sizes alone, so that a command refuses, before any work, a run that would
-outgrow the machine's memory or take longer than the time it was given:
+outgrow the machine's memory or take longer than the time it was given (the comparison with
+``--max-minutes``, and the stop in flight, are the command line's: ``riskcalc.cli.guards``):
 
 * bookkeeping: every task holds a dict, its key and its result in memory (``TASK_BYTES``);
 * one linear replicate (``montecarlo.compare``): ``REPLICATE_SECONDS`` plus, per simulated
@@ -61,24 +62,6 @@ def check_tasks(count: int, what: str, advice: str) -> None:
         raise ValueError(f"{what} make {count:.3g} tasks, whose bookkeeping alone needs about "
                          f"{need / 2**30:.3g} GiB (half this machine's memory is "
                          f"{physical_memory() / 2**31:.3g} GiB); {advice}")
-
-
-def check_time(tasks: int, seconds_each: float, workers: int, max_seconds: float | None,
-               what: str, advice: str) -> float:
-    """The estimated wall time of ``tasks`` tasks of ``seconds_each`` on ``workers`` workers;
-    ValueError when it exceeds ``max_seconds`` (None: no limit)."""
-    total = tasks * seconds_each / max(workers, 1)
-    if max_seconds is not None and total > max_seconds:
-        raise ValueError(f"{what}: estimated {_duration(total)} of work on {workers} "
-                         f"worker(s), more than the {_duration(max_seconds)} allowed; {advice}")
-    return total
-
-
-def _duration(seconds: float) -> str:
-    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
 
 
 def logistic_replicate_seconds(d: int, gamma: float) -> float:

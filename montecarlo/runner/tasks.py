@@ -121,15 +121,20 @@ def _open_cache(path, command: str):
     """The cache opened for appending: a new (or empty) file gets the header line; an
     existing one has its last line terminated first (a line torn by an interruption must not
     swallow the next record)."""
-    with open(path, "a+b") as fh:
-        if fh.tell() == 0:
-            fh.write((json.dumps({"fedrisk_cache": FORMAT, "command": command}) + "\n")
-                     .encode())
-        else:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) != b"\n":
-                fh.write(b"\n")
-    return open(path, "a")
+    try:
+        with open(path, "a+b") as fh:
+            if fh.tell() == 0:
+                fh.write((json.dumps({"fedrisk_cache": FORMAT, "command": command}) + "\n")
+                         .encode())
+            else:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+        return open(path, "a")
+    except OSError as exc:
+        # /proc/version passes every check before opening and then refuses ([Errno 22]).
+        raise ValueError(f"cache {path}: cannot be appended to ({exc.strerror or exc})") \
+            from None
 
 
 def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
@@ -165,9 +170,11 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
     todo = [i for i, k in enumerate(keys) if k not in done]
+    # The cache is opened before the progress bar is drawn: a file that cannot be appended
+    # to is one error line, with no bar before it.
+    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
-    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
     try:
         outputs = parallel_results((delayed(_indexed)(fn, i, tasks[i]) for i in todo),
                                    n_jobs=n_jobs, scheduler=scheduler)

@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from riskcalc._version import __version__
+from riskcalc.cli import guards
 from riskcalc.errors import SolverError
 
 # Subcommands, in the order ``riskcalc --help`` lists them, with their one-line help. Each lives
@@ -63,19 +64,38 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     return parser
 
 
+#: What a Ctrl-C leaves behind, per verb: joblib has already stopped the workers, and
+#: ``montecarlo.runner.tasks.run_tasks`` has written every finished task to its cache. A verb
+#: not listed keeps nothing.
+INTERRUPTED = {
+    "sweep": "finished tasks are kept in the --cache file, if one was given",
+    "simulate": "finished tasks are kept in the --cache file, if one was given",
+    "figures": "figures already built are complete, and finished simulations are kept in "
+               "DIR/.cache (unless --no-cache): a rerun resumes",
+}
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
+        return _run(argv)
     except KeyboardInterrupt:
-        # Ctrl-C: joblib has already stopped its workers and every finished task is in the
-        # cache (``montecarlo.runner.tasks.run_tasks``); a rerun with the same --cache resumes.
-        sys.stderr.write("\nerror: interrupted; finished tasks are kept in the --cache file, "
-                         "if one was given\n")
+        kept = INTERRUPTED.get(_command(argv))
+        sys.stderr.write("\nerror: interrupted" + (f"; {kept}" if kept else "") + "\n")
         return 130
 
 
+def _command(argv: list):
+    """The verb of ``argv`` (None if none is named): the first word that is a verb and does
+    not follow ``--plugin`` (whose FILE.py could be named like one)."""
+    for before, word in zip([None] + argv, argv):
+        if word in COMMANDS and before != "--plugin":
+            return word
+    return None
+
+
 def _run(argv: list) -> int:
-    from riskcalc.cli import guards, plugins
+    from riskcalc.cli import plugins
 
     try:
         # Before the parser exists: registered methods become METHOD choices.
@@ -92,6 +112,10 @@ def _run(argv: list) -> int:
         sys.stderr.close()
         return 0
     except (ValueError, SolverError, OSError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except guards.OutOfTime as exc:
+        # Stopped in flight at --max-minutes; the verb's message says what it kept.
         sys.stderr.write(f"error: {exc}\n")
         return 2
     except MemoryError as exc:

@@ -41,6 +41,12 @@ def add_parser(subparsers):
 RANGE = (1e-100, 1e100)
 #: Largest grid (outer product of the comma-separated values) one command evaluates.
 MAX_ROWS = 100_000
+#: Parameters that count something, so take whole numbers only (the Python functions accept
+#: real sizes, for rate curves over continuous grids; on the command line 0.5 clients is a
+#: typing error, not a rate question).
+COUNTS = {"d": "a dimension", "N": "a total number of samples", "m": "a number of clients",
+          "n_i": "a client's number of samples", "rounds": "a number of communication rounds",
+          "n": "a number of samples or clients"}
 
 
 def _values(name: str, text: str) -> list[float]:
@@ -50,6 +56,9 @@ def _values(name: str, text: str) -> list[float]:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
     for v in vals:
+        if name in COUNTS and v != round(v):
+            raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
+                             f"{v!r}")
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
             raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
                              f"{RANGE[1]:g}], got {v!r}")

@@ -3,8 +3,12 @@
 Runs the catalogue of ``paper_checks`` (a consumer layer the theory never imports; it is
 imported here, in the app layer, only when the command runs). The default is the quick
 configuration (well under a minute of checks on one core); ``--full`` runs the larger sizes of
-the committed report, announcing its time estimate (from the last full run's per-claim
-times, ``paper_checks.report.read_seconds``) first.
+the committed report, announcing its time estimate first.
+
+``--max-minutes``: the selection's time is estimated before it starts from recorded per-claim
+times (``recorded_seconds``: the last full run's for ``--full``, the committed quick report's
+otherwise) and refused above the limit, naming what fits; a run still going at the limit stops
+there, prints the claims already checked and names those not run.
 """
 
 from __future__ import annotations
@@ -43,46 +47,134 @@ def add_parser(subparsers) -> None:
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
+    guards.add_budget_option(p, stop="prints the claims already checked")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from paper_checks import run_claims, select
-
+    guards.max_seconds(args)            # a bad --max-minutes before the catalogue loads
     args.jobs = guards.jobs(args.jobs)
+    from paper_checks import select
+
     claims = select(args.paper, args.claim)
+    if not claims:      # --claim ids all of other papers than --paper
+        raise ValueError(f"none of the claims {', '.join(args.claim or [])} is of paper "
+                         f"{args.paper} (a claim id starts with its paper)")
     if args.list:
         for c in claims:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")
         return 0
     quick = not args.full
+    seconds, unknown, typical = _estimate(claims, quick)
+    guards.budget(args, len(claims), sum(seconds.values()) / max(len(claims), 1),
+                  f"{len(claims)} {'quick' if quick else 'full'} claim checks",
+                  _advice(seconds, args, quick))
     if not quick:
-        print(_estimate(claims, args.jobs), file=sys.stderr)
+        wall = sum(seconds.values()) / args.jobs
+        print(f"full run of {len(claims)} claims: about {guards.duration(wall)} with --jobs "
+              f"{args.jobs} on a quiet machine (the last full run's per-claim times, "
+              f"paper_checks.report.read_seconds; {unknown} claims without a recorded time "
+              f"counted at {typical:.0f} s each)", file=sys.stderr)
     start = time.perf_counter()
-    results = run_claims(claims, quick=quick, n_jobs=args.jobs,
-                         progress=not args.no_progress)
+    results, stopped = _run_claims(claims, quick, args)
     seconds = time.perf_counter() - start
     if args.json:
         print(guards.dumps(results))
-        return 0
-    print("\n".join(render_text(results, mode="quick" if quick else "full", seconds=seconds)))
+    else:
+        print("\n".join(render_text(results, mode="quick" if quick else "full",
+                                    seconds=seconds)))
+    if stopped is not None:
+        done = {r["id"] for r in results}
+        missing = [c.id for c in claims if c.id not in done]
+        raise guards.OutOfTime(
+            f"{stopped}: {len(results)} of {len(claims)} claims checked (printed above); not "
+            f"run: {_ids(missing)}. Rerun those with --claim, or allow more time with "
+            "--max-minutes")
     return 0
 
 
-def _estimate(claims, jobs: int) -> str:
-    """One line: the full run's expected wall time, from the last full run's times."""
-    from paper_checks.report import read_seconds
+def check_one(claim, quick: bool) -> dict:
+    """One claim through ``paper_checks.run_claims`` (the unit of work of ``_run_claims``)."""
+    from paper_checks import run_claims
 
-    recorded = read_seconds()
+    return run_claims([claim], quick=quick)[0]
+
+
+def _run_claims(claims, quick: bool, args):
+    """The results of ``claims`` in their order, each claim in a worker of ``parallel_results``
+    (a Ctrl-C stops them all), within ``--max-minutes``: (results, None), or at the limit
+    (the results of the claims finished by then, the stop message)."""
+    from joblib import delayed
+    from tqdm.auto import tqdm
+
+    from montecarlo.runner.tasks import parallel_results
+
+    done = {}
+    stopped = None
+    with tqdm(total=len(claims), desc="claims", file=sys.stderr, leave=False,
+              disable=args.no_progress) as bar:
+        try:
+            with guards.time_limit(guards.max_seconds(args)):
+                for res in parallel_results((delayed(check_one)(c, quick) for c in claims),
+                                            n_jobs=args.jobs if len(claims) > 1 else 1):
+                    done[res["id"]] = res
+                    bar.update(1)
+        except guards.OutOfTime as exc:
+            stopped = str(exc)
+    return [done[c.id] for c in claims if c.id in done], stopped
+
+
+def recorded_seconds(quick: bool) -> dict:
+    """``{claim id: seconds}`` recorded for each claim: the last full run's
+    (``paper_checks.report.read_seconds``) for ``quick=False``, else the committed report's
+    own times when it records a quick run."""
+    from paper_checks import report
+
+    if not quick:
+        return report.read_seconds()
+    try:
+        text = report.REPORT.read_text()
+    except FileNotFoundError:
+        return {}
+    if "Mode: **quick**" not in text:
+        return {}
+    return {m.group(1): float(m.group(2)) for m in report._TIME.finditer(text)}
+
+
+def _estimate(claims, quick: bool):
+    """({claim id: estimated seconds}, claims without a recorded time, the time they are
+    counted at: the median of the recorded ones)."""
+    recorded = recorded_seconds(quick)
     known = [recorded[c.id] for c in claims if c.id in recorded]
-    typical = sorted(known)[len(known) // 2] if known else 10.0
-    total = sum(known) + typical * (len(claims) - len(known))
-    wall = total / jobs
-    when = f"{wall / 60:.0f} min" if wall >= 90 else f"{wall:.0f} s"
-    return (f"full run of {len(claims)} claims: about {when} with --jobs {jobs} on a quiet "
-            f"machine (the last full run's per-claim times, paper_checks.report.read_seconds; "
-            f"{len(claims) - len(known)} claims without a recorded time counted at "
-            f"{typical:.0f} s each)")
+    typical = sorted(known)[len(known) // 2] if known else (1.0 if quick else 10.0)
+    return ({c.id: recorded.get(c.id, typical) for c in claims},
+            sum(c.id not in recorded for c in claims), typical)
+
+
+def _advice(seconds: dict, args, quick: bool) -> str:
+    """What would bring the selection under --max-minutes: the slowest claims to leave out
+    (or to run alone), more workers, the quick sizes."""
+    from montecarlo.runner.budget import cores
+
+    limit = guards.max_seconds(args)
+    slow = sorted(seconds, key=seconds.get, reverse=True)
+    kept = sum(seconds.values())
+    cut = []
+    while slow and kept / args.jobs > limit:
+        cut.append(slow.pop(0))
+        kept -= seconds[cut[-1]]
+    parts = [f"leave out the slowest ({_ids(cut)}: select with --paper or --claim)"] \
+        if slow else ["run fewer claims at once (--paper, --claim)"]
+    if args.jobs < cores():
+        parts.append(f"use more workers (--jobs {cores()})")
+    if not quick:
+        parts.append("check the quick sizes (without --full)")
+    return ", ".join(parts)
+
+
+def _ids(ids, shown: int = 6) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown
+                                      else "")
 
 
 def _one_line(text: str, width: int = STATEMENT_WIDTH) -> str:

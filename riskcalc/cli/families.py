@@ -8,6 +8,8 @@ package named in ``FAMILIES`` that provides
 * ``OPTIONS``: its own options, as ``{dest: (flags, kwargs)}`` for ``add_argument``, added to
   every verb the family serves (``VERBS``);
 * ``accepted(args, verb)``: the option dests that apply to this call (mode by mode);
+* ``MODAL`` and ``mode_note(args, verb)``: the dests that apply in some modes only, and the
+  words naming the present mode (added to the refusal of a ``MODAL`` option only);
 * one function per verb (``predict(args)``, ``compare(args)``).
 
 ``select`` checks a call's options against its family, whichever family it is: an option given
@@ -85,6 +87,8 @@ def select(args, verb: str):
     accepted = fam.accepted(args, verb)
     for dest in _options_given(args):
         if dest not in accepted:
+            # The mode only for an option some mode takes (was: --sigma "without --clients",
+            # then refused with --clients too).
             raise ValueError(f"{flag(parser, dest)} does not apply to --model {args.model}"
-                             + fam.mode_note(args, verb))
+                             + (fam.mode_note(args, verb) if dest in fam.MODAL else ""))
     return fam

@@ -4,11 +4,20 @@
 regenerated here and why. ``ID...`` or ``--all`` builds figures into ``--out DIR``; ``--quick``
 shrinks grids and replicates. Simulations are cached in ``DIR/.cache`` by parameters and seed,
 so a re-run only redraws.
+
+``--max-minutes``: the build is estimated before it starts from each figure's recorded build
+time (``figures/seconds.json``, one worker; a figure whose caption in DIR shows it was built in
+the same mode and seed from a cache file not written since counts as a redraw at its quick
+time) and refused
+above the limit, naming what fits; a build still going at the limit stops there, keeping the
+figures already built (each a complete set) and the finished simulations in DIR/.cache.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import make_folder
@@ -34,10 +43,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the simulation cache DIR/.cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    guards.add_budget_option(p, stop="keeps the figures already built and the finished "
+                                     "simulations (DIR/.cache)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    guards.max_seconds(args)            # a bad --max-minutes before any other work
     import figures
 
     registry = figures.load_all()
@@ -53,14 +65,85 @@ def run(args) -> int:
     if not args.out:
         raise ValueError("--out DIR is required to build figures")
     args.jobs = guards.jobs(args.jobs)
-    ids = list(registry) if args.all else args.ids
+    ids = list(registry) if args.all else list(dict.fromkeys(args.ids))   # each built once
     for fig_id in ids:
         figures.get_figure(fig_id)  # fail on a bad id before any work
+    seconds = estimate_seconds(ids, args)
+    guards.budget(args, len(ids), sum(seconds.values()) / len(ids),
+                  f"{len(ids)} figure(s) in {'quick' if args.quick else 'full'} mode",
+                  _advice(seconds, args))
     make_folder(args.out, "--out")
-    for fig_id in ids:
-        built = figures.build(fig_id, args.out, quick=args.quick, seed=args.seed,
-                              cache=not args.no_cache, n_jobs=args.jobs,
-                              progress=not args.no_progress)
-        print(f"{fig_id}: {built.seconds:.1f} s -> {built.files['png']}", flush=True)
+    done = []
+    try:
+        with guards.time_limit(guards.max_seconds(args)):
+            for fig_id in ids:
+                built = figures.build(fig_id, args.out, quick=args.quick, seed=args.seed,
+                                      cache=not args.no_cache, n_jobs=args.jobs,
+                                      progress=not args.no_progress)
+                done.append(fig_id)
+                print(f"{fig_id}: {built.seconds:.1f} s -> {built.files['png']}", flush=True)
+    except guards.OutOfTime as exc:
+        rest = [i for i in ids if i not in done]
+        kept = ("its finished simulations are kept in DIR/.cache, so a rerun resumes"
+                if not args.no_cache else "nothing of it is kept (--no-cache)")
+        raise guards.OutOfTime(
+            f"{exc}: built {len(done)} of {len(ids)} figure(s)"
+            + (f" ({', '.join(done)}, each a complete set)" if done else "")
+            + f"; not built: {', '.join(rest)} ({rest[0]} was being built: {kept}). Allow "
+            "more time with --max-minutes") from None
     sys.stdout.flush()
     return 0
+
+
+def estimate_seconds(ids, args) -> dict:
+    """Estimated seconds of each figure of ``ids`` with one worker (module docstring): its
+    recorded time in this mode, a redraw from the cache at its quick time; a figure without a
+    record at the slowest recorded one. ``guards.budget`` divides the sum by the workers (each
+    figure's simulation tasks run in parallel)."""
+    import figures
+
+    record = json.loads(Path(figures.__file__).with_name("seconds.json").read_text())
+    mode = record["quick" if args.quick else "full"]
+    out = {}
+    for fig_id in ids:
+        if not args.no_cache and _built_before(fig_id, args):
+            out[fig_id] = record["quick"].get(fig_id, max(record["quick"].values()))
+        else:
+            out[fig_id] = mode.get(fig_id, max(mode.values()))
+    return out
+
+
+def _built_before(fig_id: str, args) -> bool:
+    """Whether DIR holds this figure built in this mode and seed from its simulation cache,
+    complete then: its caption (ID.txt, written once every simulation had finished) records
+    the mode and seed, and its cache file was not written after it. A figure whose
+    simulations are cached under a preset's name, or that has none, counts as a full build
+    (the estimate errs on the long side)."""
+    out = Path(args.out)
+    caption = out / f"{fig_id}.txt"
+    cache = out / ".cache" / f"{fig_id}{'-quick' if args.quick else ''}.jsonl"
+    try:
+        text = caption.read_text()
+        complete = cache.stat().st_mtime <= caption.stat().st_mtime
+    except (OSError, UnicodeDecodeError):
+        return False
+    mode = "Mode: quick" if args.quick else "Mode: full"
+    return complete and mode in text and f"seed = {args.seed}." in text
+
+
+def _advice(seconds: dict, args) -> str:
+    """What would bring the build under --max-minutes: the slowest figures to leave out, more
+    workers, the quick mode."""
+    from montecarlo.runner.budget import cores
+
+    limit = guards.max_seconds(args)
+    kept = dict(seconds)
+    while kept and sum(kept.values()) / args.jobs > limit:
+        kept.pop(max(kept, key=kept.get))
+    slow = sorted((i for i in seconds if i not in kept), key=seconds.get, reverse=True)
+    parts = [f"build fewer figures at once (the slowest: {', '.join(slow[:5])})"]
+    if args.jobs < cores():
+        parts.append(f"use more workers (--jobs {cores()})")
+    if not args.quick:
+        parts.append("build them in --quick mode")
+    return ", ".join(parts)

@@ -5,14 +5,20 @@
 * ``jobs``: ``--jobs`` capped at the cores this process may use, with a note on stderr;
 * ``unused``: an option given where it has no effect is an error, not silently ignored;
 * ``no_warnings_first``: numpy's warnings are held back while a command runs, so that none
-  precedes its ``error:`` line; after a successful run they follow the output, one line each.
+  precedes its ``error:`` line; after a successful run they follow the output, one line each;
+* ``--max-minutes``: ``budget``/``check_time`` refuse, before any work, a run estimated to take
+  longer (the estimates: ``montecarlo.runner.budget``, ``riskcalc.advise.cost``, the paper
+  checks' and figures' recorded times); ``time_limit`` stops a run in flight once the time is up
+  (``OutOfTime``), and the verb reports what it kept.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -83,22 +89,51 @@ def no_warnings_first():
 MAX_MINUTES = 10.0
 
 
-def add_budget_option(parser) -> None:
-    """Add ``--max-minutes`` (the time a simulation may take, estimated before it starts)."""
+def add_budget_option(parser, stop: str | None = None) -> None:
+    """Add ``--max-minutes`` (the time a simulation may take, estimated before it starts;
+    ``stop``: what the command keeps when it is also stopped in flight at the limit)."""
     parser.add_argument("--max-minutes", type=float, default=MAX_MINUTES, metavar="M",
-                        help="refuse a simulation estimated to take longer than M minutes of "
+                        help="refuse a run estimated to take longer than M minutes of "
                              f"wall time (default {MAX_MINUTES:g}); the estimate is printed "
-                             "with the refusal")
+                             "with the refusal" + (
+                                 "" if stop is None else
+                                 f"; a run still going at M minutes stops there and {stop}"))
+
+
+def max_seconds(args) -> float:
+    """``--max-minutes`` of ``args`` (default ``MAX_MINUTES``) in seconds, validated."""
+    minutes = getattr(args, "max_minutes", MAX_MINUTES)
+    if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
+        raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}")
+    return 60.0 * minutes
+
+
+def check_time(tasks: int, seconds_each: float, workers: int, max_seconds: float | None,
+               what: str, advice: str) -> float:
+    """The estimated wall time of ``tasks`` tasks of ``seconds_each`` on ``workers`` workers;
+    ValueError when it exceeds ``max_seconds`` (None: no limit), naming ``advice`` (what would
+    bring it under)."""
+    total = tasks * seconds_each / max(workers, 1)
+    if max_seconds is not None and total > max_seconds:
+        raise ValueError(f"{what}: estimated {duration(total)} of work on {workers} "
+                         f"worker(s), more than the {duration(max_seconds)} allowed; {advice}")
+    return total
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that keeps it >= 1 (s, min, h, days), 3 digits."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
     """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
     ``tasks`` tasks of about ``seconds_each`` seconds each."""
-    from montecarlo.runner.budget import check_tasks, check_time
+    from montecarlo.runner.budget import check_tasks
 
-    minutes = getattr(args, "max_minutes", MAX_MINUTES)
-    if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
-        raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}")
+    limit = max_seconds(args)
     if getattr(args, "scheduler", None) is not None:
         if getattr(args, "jobs", None) not in (None, 1):
             raise ValueError("--jobs does not apply with --scheduler (the cluster's workers "
@@ -110,8 +145,44 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
         if hasattr(args, "jobs"):
             args.jobs = workers
     check_tasks(tasks, what, advice)
-    check_time(tasks, seconds_each, workers, 60.0 * minutes, what,
+    check_time(tasks, seconds_each, workers, limit, what,
                advice + ", or allow more time with --max-minutes")
+
+
+#: Longest timer ``time_limit`` sets (a year); beyond it (--max-minutes 1e300, whose seconds
+#: overflow the platform's timer) there is no limit in practice and none is set.
+MAX_TIMER = 365 * 86400.0
+
+
+class OutOfTime(BaseException):
+    """The ``--max-minutes`` limit passed while a command ran (``time_limit``).
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` of the work it stops may
+    take it for a failure of that work (a paper check reported as failing), and joblib stops
+    its workers on it as on a Ctrl-C. Its message says what the command kept.
+    """
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise ``OutOfTime`` in this thread once ``seconds`` of wall time have passed (a SIGALRM
+    timer; no limit outside the main thread or where the platform has no interval timer).
+    The timer is cancelled on leaving, so nothing fires after the block."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not \
+            threading.main_thread() or seconds > MAX_TIMER:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise OutOfTime(f"stopped at the --max-minutes limit ({duration(seconds)})")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def simulation_options(args) -> None:

@@ -48,10 +48,13 @@ OPTIONS = {
                                         "--clients): fine-tune toward the oracle centre w_0 "
                                         "(default) or FedAvg's infinite-client global model")),
 }
-_MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum"}
+_MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum", "max_minutes"}
 _FEDERATED = {"clients", "clients_file", "federation", "target", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}
 _SWEEP = {"out", "format", "cache", "scheduler"}
+#: Options that apply in some mode of some verb only (``mode_note`` names the mode); any
+#: other option refused (--sigma: logistic labels have no noise level) applies in none.
+MODAL = _FEDERATED | _SIMULATION | {"centre"}
 
 
 def federated(args, verb) -> bool:

@@ -20,8 +20,22 @@ def check_writable(path, option: str) -> None:
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
     if not os.path.isdir(folder):
         raise ValueError(f"{option} {path}: folder {folder} does not exist")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device, FIFO or socket: an atomic write (temporary file, then rename) would replace
+        # it with a regular file (/dev/null for everyone, when run as root).
+        raise ValueError(f"{option} {path}: not a regular file (a device, pipe or socket); "
+                         "give a file name")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise ValueError(f"{option} {path}: not writable")
+    try:
+        # The atomic write's temporary file, tried now: access() says yes for root in /proc
+        # or on a read-only mount, and the work would be done before the write failed.
+        fd, probe = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot create a file in {folder} "
+                         f"({exc.strerror or exc})") from None
 
 
 def make_folder(path, option: str) -> None:

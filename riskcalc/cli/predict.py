@@ -95,6 +95,7 @@ def add_parser(subparsers) -> None:
                         "(default) or uniform 1/M")
     rounds.add_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    guards.add_budget_option(p, stop="prints nothing (a limit has no partial answer)")
     p.set_defaults(func=run)
 
 
@@ -131,6 +132,7 @@ def _finite_clients(args, spec):
                                    weights=weights), None
     if args.route not in ("auto", "closed") or np.ndim(spec.gamma) or np.ndim(spec.sigma):
         raise ValueError("--clients-file takes scalar model options and route auto")
+    _finite_clients_budget(args, spec, fed)
     tune = spec.info.tuning
     shared = {} if "spectra" in fed else {"spectrum": spec.spectrum}
     pop = riskcalc.clients_limit(spec.method, weights=weights, **shared, **fed,
@@ -142,6 +144,24 @@ def _finite_clients(args, spec):
                                float(pop.bias[0]), float(pop.variance[0]), float(pop.risk[0]),
                                route="finite_clients", notes=pop.notes)
     return res, pop
+
+
+def _finite_clients_budget(args, spec, fed) -> None:
+    """Refuse, before solving, a federation whose finite-M limit is estimated to take longer
+    than --max-minutes: one evaluation of ``riskcalc.advise.cost.EVAL`` (a + b M seconds per
+    route and method), M counting distinct clients (identical ones are solved once)."""
+    from riskcalc.advise.cost import EVAL
+
+    general = "spectra" in fed or spec.spectrum is not None
+    rows = zip(*(fed[k] for k in ("gamma", "r", "sigma")), fed.get("spectra") or [None] * len(
+        fed["gamma"]))
+    distinct = len(set(rows))
+    a, b = EVAL["general" if general else "identity"][spec.method]
+    guards.check_time(1, a + b * distinct, 1, guards.max_seconds(args),
+                      f"predict {spec.method} over {distinct} distinct clients"
+                      + (" with a covariance spectrum" if general else ""),
+                      "give fewer distinct clients (identical ones cost one), or allow more "
+                      "time with --max-minutes")
 
 
 def _finite_clients_steps(args, spec, fed, weights):
@@ -171,6 +191,19 @@ def _finite_clients_steps(args, spec, fed, weights):
 
 
 def run(args) -> int:
+    """Print the limit; stopped at --max-minutes with nothing printed."""
+    limit = guards.max_seconds(args)
+    try:
+        with guards.time_limit(limit):
+            return _run(args)
+    except guards.OutOfTime as exc:
+        raise guards.OutOfTime(f"{exc} before the answer was ready; nothing was printed. "
+                               "Allow more time with --max-minutes, or ask for less (fewer "
+                               "distinct clients, fewer eigenvalues, fewer steps or rounds)"
+                               ) from None
+
+
+def _run(args) -> int:
     guards.predict_options(args)
     fedargs.resolve(args, args.model)
     family = families.select(args, "predict")

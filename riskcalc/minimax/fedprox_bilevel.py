@@ -68,7 +68,7 @@ def outer_rate(L, mu, lam, gamma):
     g = positive("gamma", gamma)
     if np.any(g * c["L_g"] >= 1):
         raise ValueError(f"gamma must lie in (0, 1/L_g) (Theorem 2 of paper 004), got "
-                         f"gamma={gamma!r}, 1/L_g={1 / np.asarray(c['L_g'])!r}")
+                         f"gamma={gamma!r}, 1/L_g={(1 / np.asarray(c['L_g'])).tolist()!r}")
     x = g * c["mu_g"]
     return scalar_or_array(1 - x / 2 - x ** 2 / 2)
 

@@ -41,6 +41,11 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
+#: Local steps beyond which the K roots of the partial fractions cost too much (K x K
+#: eigenvalue problems at every evaluation); ``api.algorithm1_contraction`` uses the exact prox
+#: there when it agrees to rounding, and refuses otherwise.
+MAX_STEPS = 400
+
 
 class PsiLaws:
     """The laws of p_j psi_z(S_j), S_j ~ MP(gamma_j), for real z > sup a or z < 0, with the

@@ -129,7 +129,7 @@ class ClientLaws:
             vals = self.p * self.q(np.array([a, b, crit]))
             self.lo, self.hi = vals.min(axis=0), vals.max(axis=0)
             def q_over_s(s):     # the polynomial q(s) / s = eta sum_{k<K} (1 - eta s)^k
-                return eta * sum((1.0 - eta * s) ** k for k in range(int(K)))
+                return _q_over_s(s, eta, int(K))
 
             # E[q^n] (n = 1..3) and E[q^n / s] (n = 1..3; q / s is a polynomial, its value
             # at the atom 0 included): the constants of the recursions of ``families``.
@@ -225,3 +225,17 @@ class ClientLaws:
                 const = self._col(self.moments_qs[n - 2], omega.ndim) if n < 4 else 0.0
                 S.append((omega * S[-1] - const) / p)
             return P, S
+
+
+def _q_over_s(s, eta: float, K: int):
+    """eta sum_{k<K} (1 - eta s)^k = (1 - (1 - eta s)^K) / s, summed in closed form (a sum of K
+    terms took minutes at K = 1e9): -expm1(K log1p(-eta s)) / s where 0 < eta s < 1/2 (no
+    cancellation in 1 - (1 - eta s)^K), the quotient as written elsewhere, eta K at s = 0."""
+    s = np.asarray(s, float)
+    x = eta * s
+    small = (x > 0) & (x < 0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near = -np.expm1(K * np.log1p(-np.where(small, x, 0.0))) / s
+        far = (1.0 - (1.0 - x) ** K) / s
+    return np.where(s == 0, eta * K, np.where(small, near, far))
+

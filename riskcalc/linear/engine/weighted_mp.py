@@ -68,7 +68,8 @@ def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
     g = float(gamma)
 
     def x_of_mu(mu):
-        return -1.0 / mu + g * np.dot(w, t / (1.0 + t * mu))
+        with np.errstate(divide="ignore"):      # an edge at its singular end: see below
+            return -1.0 / mu + g * np.dot(w, t / (1.0 + t * mu))
 
     # Top: u = -mu in (0, 1/t_max); 1 - gamma int (t u)^2 / (1 - t u)^2 dH falls from 1 to -inf.
     u = _decreasing_root(lambda u: 1.0 - g * np.dot(w, (t * u / (1.0 - t * u)) ** 2),
@@ -87,17 +88,24 @@ def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
         x_lo = x_of_mu(-1.0 / v)
     else:
         x_lo = 0.0
+    # A critical point within rounding of its singular end (gamma ~ 1e-100: 1 + t mu = 0 in
+    # floating point) leaves x_of_mu infinite; the edge is then the atom itself, to a relative
+    # 2 sqrt(gamma w) (the cluster of the atom t of weight w has half-width 2 t sqrt(gamma w)).
+    x_lo = x_lo if np.isfinite(x_lo) else float(t[0])
+    x_hi = x_hi if np.isfinite(x_hi) else float(t[-1])
     return max(x_lo, 0.0), x_hi
 
 
 def _decreasing_root(fun, lo, hi):
     """Root in (lo, hi) of a decreasing function, positive at lo, that tends to -inf (or
-    turns negative) towards hi, to full double precision."""
+    turns negative) towards hi, to full double precision. A root closer to hi than the
+    spacing of doubles there (gamma = 1e-100: the top edge's critical point lies 1e-50 below
+    1 / t_max) is the last double before hi, where ``fun`` is still >= 0."""
     top = 0.5 * (lo + hi)
     while fun(top) >= 0:
         nearer = 0.5 * (top + hi)
         if not lo < nearer < hi or nearer == top:
-            raise SolverError("support edge: no sign change before the singular end")
+            return top
         top = nearer
     from scipy.optimize import brentq  # here, not at import: keeps the CLI's start fast
 
