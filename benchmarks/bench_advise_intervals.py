@@ -47,7 +47,7 @@ def replicate(fed, d, seed, rep, route, draws, methods, spectrum):
     ids = np.repeat(np.arange(fed.m), [x.shape[0] for x in X])
     est = estimate(np.vstack(X), np.concatenate(y), ids, route=route)
     point = advise(est.federation(spectrum=spectrum), methods=methods)
-    iv = bootstrap(est, point, methods=methods, spectrum=spectrum, draws=draws,
+    iv = bootstrap(est, point, spectrum=spectrum, draws=draws,
                    seed=1000 + rep)
     true_fed = Federation(gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                           rho=np.linalg.norm(theta, axis=1), spectrum=fed.spectrum)

@@ -76,7 +76,7 @@ def _chain(fed, d, seed, rep, methods, draws):
     est = estimate(X, y, ids)
     identity = Spectrum.parse("identity")
     point = advise(est.federation(spectrum=identity), methods=methods)
-    iv = bootstrap(est, point, methods=methods, spectrum=identity, draws=draws, seed=rep)
+    iv = bootstrap(est, point, spectrum=identity, draws=draws, seed=rep)
     truth = advise(Federation(gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                               rho=np.linalg.norm(theta, axis=1)), methods=methods)
     return iv, truth
@@ -173,3 +173,26 @@ def test_cli_bootstrap_outputs(tmp_path, capsys):
     fed_file.write_text(json.dumps([{"gamma": 0.5, "r": 1, "sigma": 1}] * 3))
     assert main(["advise", "--clients-file", str(fed_file), "--bootstrap"]) == 2
     assert "--bootstrap needs --data" in capsys.readouterr().err
+
+
+def test_zero_covariance_gives_the_point_estimate():
+    """With the covariance set to 0 every draw is the point estimate: each interval is the
+    point's risk (advise's own number) and every draw keeps its recommendation, which the
+    bootstrap re-ranks from one advise run per pipeline; max_seconds = 0 stops a run."""
+    from dataclasses import replace
+
+    from riskcalc.advise.uncertainty import BudgetExceeded
+
+    fed = Federation(gamma=[0.5, 0.7, 0.6], r=R[:3], sigma=SIGMA[:3], rho=RHO[:3])
+    X, y, ids, _ = _data(fed, 20, 5, 0)
+    est = replace(estimate(X, y, ids), cov=np.zeros((13, 13)))
+    point = advise(est.federation(), methods=["fedavg", "local_ridge", "ftfa_steps"])
+    iv = bootstrap(est, point, draws=3, seed=2)
+    assert iv.stability == 1.0 and iv.incomplete == 0
+    for c in point.candidates:
+        key = (c.method, c.weights)
+        np.testing.assert_allclose(iv.risks[key], np.column_stack([c.risks, c.risks]),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(iv.mean[key], [c.mean_risk] * 2, rtol=1e-12)
+    with pytest.raises(BudgetExceeded, match="more than 0 s"):
+        bootstrap(est, point, draws=50, seed=2, max_seconds=0.0)

@@ -50,8 +50,9 @@ DRAWS = 200
 LEVEL = 0.9
 
 
-class BudgetExceeded(RuntimeError):
-    """The bootstrap reached its ``max_seconds`` before the last draw."""
+class BudgetExceeded(ValueError):
+    """The bootstrap reached its ``max_seconds`` before the last draw (a ValueError, as the
+    CLI's refusals of runs that would take too long are)."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def draw_estimates(est, draws: int, seed: int):
         yield est.with_values(centre + root @ z)
 
 
-def bootstrap(est, advice, methods=None, spectrum=None, draws: int = DRAWS, seed: int = 0,
+def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
               level: float = LEVEL, max_seconds: float | None = None,
               progress=None) -> Intervals:
     """Intervals on every candidate's predicted risk and the recommendation's stability
@@ -155,9 +156,8 @@ def bootstrap(est, advice, methods=None, spectrum=None, draws: int = DRAWS, seed
     est : riskcalc.estimate.Estimate
         The estimates, with their joint covariance.
     advice : riskcalc.advise.Advice
-        ``advise`` of the point estimate's federation (``est.federation(spectrum)``).
-    methods : sequence of str, optional
-        The pipelines (as given to ``advise``).
+        ``advise`` of the point estimate's federation (``est.federation(spectrum)``); every
+        draw evaluates the pipelines that gave it candidates.
     spectrum : Spectrum, optional
         A covariance spectrum fixed by the user (then the moments play no part).
     draws : int
@@ -182,7 +182,9 @@ def bootstrap(est, advice, methods=None, spectrum=None, draws: int = DRAWS, seed
     seed = int(seed)
     if seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed}")
-    chosen = PIPELINES if methods is None else tuple(methods)
+    # In advise's order of evaluation, which breaks ties in its ranking.
+    present = {c.method for c in advice.candidates}
+    chosen = [m for m in PIPELINES if m in present]
     start = time.process_time()
     samples: dict = {}
     recommended = Counter()

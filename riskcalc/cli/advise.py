@@ -110,8 +110,7 @@ def run(args) -> int:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     start = time.process_time()
     result = _solve(args, fed, methods)
-    intervals = advise_intervals.compute(args, est, result, methods,
-                                         time.process_time() - start)
+    intervals = advise_intervals.compute(args, est, result, time.process_time() - start)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
     if args.json:

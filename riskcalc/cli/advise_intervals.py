@@ -36,7 +36,7 @@ def check(args) -> None:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
 
 
-def compute(args, est, result, methods, seconds: float):
+def compute(args, est, result, seconds: float):
     """The ``Intervals`` of ``--bootstrap`` (None without it), within ``--max-minutes``:
     estimated before it starts (B times ``seconds``, the CPU time of the point estimate's
     advise: each draw is one more such run) and bounded while it runs."""
@@ -57,7 +57,7 @@ def compute(args, est, result, methods, seconds: float):
     bar = tqdm(total=args.bootstrap, desc="bootstrap", file=sys.stderr, leave=False,
                disable=args.no_progress or args.bootstrap * each < 5.0)
     try:
-        return uncertainty.bootstrap(est, result, methods=methods, spectrum=spectrum,
+        return uncertainty.bootstrap(est, result, spectrum=spectrum,
                                      draws=args.bootstrap, seed=args.seed,
                                      max_seconds=60.0 * args.max_minutes,
                                      progress=lambda: bar.update(1))
