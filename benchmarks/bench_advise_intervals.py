@@ -16,6 +16,7 @@ recommendation.
 the estimates over the replicates (ratio sd / mean se, relative s.e. 1 / sqrt(2 (R - 1))).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_advise_intervals.py [--reps 200 --draws 100]
+        [--gamma 0.8 --route moments] [--methods fedavg,ftfa,rtfa,local_ridge]
     OMP_NUM_THREADS=1 python benchmarks/bench_advise_intervals.py --check-se --reps 200
 """
 
@@ -66,14 +67,15 @@ def replicate(fed, d, seed, rep, route, draws, methods, spectrum):
 
 
 def coverage(args):
-    fed = Federation(gamma=[args.gamma] * 4, r=R, sigma=SIGMA, rho=RHO)
+    r = args.r_scale * R
+    fed = Federation(gamma=[args.gamma] * 4, r=r, sigma=SIGMA, rho=np.sqrt(1.0 + r ** 2))
     spectrum = Spectrum.parse("identity")
     hits, per_rep, rec_hits, stab, same = {}, [], [], [], []
     t0 = time.time()
     with small_blas():
         for rep in range(args.reps):
             out, rec_key, s, agree = replicate(fed, args.d, args.seed, rep, args.route,
-                                               args.draws, list(METHODS), spectrum)
+                                               args.draws, args.methods.split(","), spectrum)
             for key, (mean_hit, client_hits) in out.items():
                 hits.setdefault(key, []).append(mean_hit)
             per_rep.append(np.mean(np.concatenate([h for _, h in out.values()])))
@@ -84,7 +86,7 @@ def coverage(args):
                 print(f"  {rep + 1} replicates, {time.time() - t0:.0f} s", flush=True)
     n = args.reps
     print(f"federation: M = 4, gamma = {args.gamma}, d = {args.d}, route {args.route}, "
-          f"Sigma = I (given), r = {R.tolist()}, sigma = {SIGMA.tolist()}, ||theta_0|| = 1; "
+          f"Sigma = I (given), methods {args.methods}, r = {r.tolist()}, sigma = {SIGMA.tolist()}, ||theta_0|| = 1; "
           f"{n} replicates x {args.draws} draws, nominal 0.90")
     print(f"{'candidate':<22}{'mean-risk coverage':>20}{'binomial s.e.':>15}")
     for key, h in sorted(hits.items()):
@@ -134,6 +136,8 @@ def main():
     p.add_argument("--gamma", type=float, default=0.5)
     p.add_argument("--route", default="auto")
     p.add_argument("--seed", type=int, default=30)
+    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--r-scale", type=float, default=1.0, help="r_j times this")
     p.add_argument("--check-se", action="store_true")
     args = p.parse_args()
     (check_se if args.check_se else coverage)(args)

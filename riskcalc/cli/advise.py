@@ -4,7 +4,8 @@ The federation comes from ``--federation`` (the versioned federation file listin
 ``riskcalc.federation_file``), ``--clients-file`` (that object, or a bare JSON list of every
 client: ``gamma`` or ``n`` with ``--d``, ``r``, ``sigma``, optionally ``rho`` and
 ``spectrum``; clients with different SPECs are covariate shift) or from data (``--data
-FED.npz|FED.csv``, through ``riskcalc estimate``). Theory: ``riskcalc.advise``.
+FED.npz|FED.csv``, through ``riskcalc estimate``; ``--bootstrap`` adds intervals and the
+recommendation's stability: ``riskcalc.cli.advise_intervals``). Theory: ``riskcalc.advise``.
 
 The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
 candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
