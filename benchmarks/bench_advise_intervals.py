@@ -86,7 +86,8 @@ def coverage(args):
                 print(f"  {rep + 1} replicates, {time.time() - t0:.0f} s", flush=True)
     n = args.reps
     print(f"federation: M = 4, gamma = {args.gamma}, d = {args.d}, route {args.route}, "
-          f"Sigma = I (given), methods {args.methods}, r = {r.tolist()}, sigma = {SIGMA.tolist()}, ||theta_0|| = 1; "
+          f"Sigma = I (given), methods {args.methods}, r = {r.tolist()}, "
+          f"sigma = {SIGMA.tolist()}, ||theta_0|| = 1; "
           f"{n} replicates x {args.draws} draws, nominal 0.90")
     print(f"{'candidate':<22}{'mean-risk coverage':>20}{'binomial s.e.':>15}")
     for key, h in sorted(hits.items()):
