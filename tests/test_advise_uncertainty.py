@@ -86,7 +86,7 @@ def test_interval_coverage_by_simulation():
     """50 replicates of the chain (data with known parameters -> estimate -> advise -> 30
     bootstrap draws), Sigma = I given: the 90% interval of the mean risk of FTFA stopped
     early (sample weights) and of local ridge each contain the true predicted risk in at
-    least 39 of 50 replicates (a 90% procedure falls below that with probability < 0.3%: 3
+    least 39 of 50 replicates (a 90% procedure falls below that with probability 0.3%, 3
     binomial sds, 0.9 - 3 * 0.042 = 0.77), and the per-client intervals pooled miss at least
     once (not vacuous). benchmarks/bench_advise_intervals.py is the full run (200
     replicates)."""
