@@ -4,7 +4,8 @@ The federation comes from ``--federation`` (the versioned federation file listin
 ``riskcalc.federation_file``), ``--clients-file`` (that object, or a bare JSON list of every
 client: ``gamma`` or ``n`` with ``--d``, ``r``, ``sigma``, optionally ``rho`` and
 ``spectrum``; clients with different SPECs are covariate shift) or from data (``--data
-FED.npz|FED.csv``, through ``riskcalc estimate``). Theory: ``riskcalc.advise``.
+FED.npz|FED.csv``, through ``riskcalc estimate``; ``--bootstrap`` adds intervals and the
+recommendation's stability: ``riskcalc.cli.advise_intervals``). Theory: ``riskcalc.advise``.
 
 The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
 candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
@@ -15,11 +16,12 @@ candidates (``riskcalc.cli.logistic_advise``).
 from __future__ import annotations
 
 import csv
+import time
 import warnings
 
 import numpy as np
 
-from riskcalc.cli import COMMANDS, families, guards
+from riskcalc.cli import COMMANDS, advise_intervals, families, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
 #: Largest federation whose per-client risks the text table prints inline.
@@ -65,6 +67,7 @@ def add_parser(subparsers) -> None:
                    help="write one row per candidate and client (rank, method, weights, "
                         "client, risk, weight p_j, tuning) to FILE")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
+    advise_intervals.add_arguments(p)
     guards.add_budget_option(p)
     families.add_options(p, "advise")
     p.set_defaults(func=run)
@@ -106,22 +109,30 @@ def run(args) -> int:
     family = families.select(args, "advise")
     if family is not None:
         return family.advise(args)
+    advise_intervals.check(args)
     fed, est, names = read_federation(args)
     methods = None
     if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    start = time.process_time()
     result = _solve(args, fed, methods)
+    intervals = advise_intervals.compute(args, est, result, time.process_time() - start)
     if args.csv:
-        write_csv(result, args.csv, names)
+        write_csv(result, args.csv, names, intervals)
     if args.json:
         out = result.as_dict()
         if names is not None:
             out["federation"]["names"] = names
         if est is not None:
             out["estimate"] = est.as_dict()
+        advise_intervals.add_json(out, result, intervals)
         print(guards.dumps(out))
         return 0
     print_table(result, per_client=args.per_client, names=names)
+    advise_intervals.print_intervals(result, intervals,
+                                     args.per_client or fed.m <= PER_CLIENT_MAX)
+    if est is not None and intervals is None:
+        print("error bars from the estimates' standard errors: --bootstrap [B]")
     if args.csv:
         print(f"per-client rows of every candidate written to {args.csv}")
     return 0
@@ -245,12 +256,13 @@ CSV_COLUMNS = ("rank", "method", "weights", "client", "name", "risk", "p", "lam"
                "steps", "step_size")
 
 
-def write_csv(result, path, names=None) -> None:
+def write_csv(result, path, names=None, intervals=None) -> None:
     """One row per candidate and client (``CSV_COLUMNS``; an infinite risk is empty),
-    written atomically."""
+    written atomically; with ``intervals`` (``--bootstrap``) the bounds of the risk too."""
     m = result.federation.m
+    extra = () if intervals is None else advise_intervals.CSV_COLUMNS
     with atomic(path, newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS + extra)
         writer.writeheader()
         for k, c in enumerate(result.candidates, 1):
             for j in range(m):
@@ -261,4 +273,6 @@ def write_csv(result, path, names=None) -> None:
                 for key in ("lam", "alpha", "steps", "step_size"):
                     v = c.tuning.get(key)
                     row[key] = "" if v is None else repr(v[j] if isinstance(v, list) else v)
+                if intervals is not None:
+                    row.update(advise_intervals.csv_cells(intervals, c, j))
                 writer.writerow(row)
