@@ -194,12 +194,20 @@ def contraction(gam, p, lam, eta, K, g) -> dict:
     def f_top(z):
         return (z - (1.0 - gl)) / gl - edge(z, "top")
 
-    lo = sup_a + 1e-2 * (1.0 - sup_a)
-    while f_top(lo) >= 0.0:
+    # F rises from -inf just above sup a to +inf: a bracket by halving toward sup a and
+    # doubling away from it.
+    lo, hi = sup_a + 1e-2 * (1.0 - sup_a), max(2.0 * sup_a, 1.0)
+    for _ in range(60):
+        if f_top(lo) < 0.0:
+            break
         lo = sup_a + 0.5 * (lo - sup_a)
-    hi = max(2.0 * lo, 1.0)
-    while f_top(hi) <= 0.0:
+    for _ in range(60):
+        if f_top(hi) > 0.0:
+            break
         hi *= 2.0
+    if not (f_top(lo) < 0.0 < f_top(hi)):
+        raise SolverError("Algorithm 1's rate: no bracket for the top of the round map's "
+                          "spectrum (inputs beyond floating point reach?)")
     top = brentq(f_top, lo, hi, xtol=1e-12, rtol=1e-11)
     bottom = None
     if gl > 1.0:
