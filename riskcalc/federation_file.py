@@ -184,12 +184,13 @@ class FederationFile:
                                                  "clients: give it for every client or none)")
         return [c[key] for c in self.clients]
 
-    def notes(self, family: str, unused=()) -> list:
+    def notes(self, family: str, unused=(), signal_used=False) -> list:
         """One sentence naming the keys of the file that ``family`` does not use (``unused``:
-        keys of its schema that this call does not use either), or none."""
+        keys of its schema that this call does not use either; ``signal_used``: the linear
+        call uses the top-level signal, as along the rounds), or none."""
         keys = set(FAMILY_KEYS[family]) - set(unused)
         ignored = sorted({k for c in self.clients for k in c} - keys - {"name", "id", "se"})
-        if self.signal is not None and family == "linear":
+        if self.signal is not None and family == "linear" and not signal_used:
             ignored.append("signal")
         if not ignored:
             return []

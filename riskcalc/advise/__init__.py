@@ -34,6 +34,7 @@ import numpy as np
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
+from riskcalc._validate import nonnegative
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
@@ -121,7 +122,8 @@ class Advice:
                 "skipped": list(self.skipped)}
 
 
-def advise(federation: Federation, methods=None, progress=None) -> Advice:
+def advise(federation: Federation, methods=None, progress=None, rounds=None,
+           signal=None) -> Advice:
     """Every candidate pipeline's predicted risks for ``federation``, ranked.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), eqs. 6-14 and Thms 1-4 at finite M
@@ -135,6 +137,11 @@ def advise(federation: Federation, methods=None, progress=None) -> Advice:
         The pipelines to evaluate (default: all of ``PIPELINES``).
     progress : callable, optional
         Called with each pipeline's name when it is done (a progress bar's update).
+    rounds : int, optional
+        Also rank FedAvg stopped early: the rounds T <= ``rounds`` and local steps K minimizing
+        the mean risk (``riskcalc.advise.rounds``; Sigma = I). Needs ``signal``.
+    signal : float, optional
+        ||theta_0|| (training starts at 0), for ``rounds``.
 
     Returns
     -------
@@ -196,6 +203,17 @@ def advise(federation: Federation, methods=None, progress=None) -> Advice:
         cands += _ftfa_steps(fed, starts, skipped)
     if "ftfa_steps" in chosen:
         done("ftfa_steps")
+    if rounds is not None:
+        from riskcalc.advise.rounds import rounds_candidates
+
+        if signal is None:
+            raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
+                             "needs signal = ||theta_0||")
+        if isinstance(rounds, bool) or not float(rounds) == int(rounds) or rounds < 1:
+            raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+        cands += rounds_candidates(fed, float(nonnegative("signal", signal)), int(rounds),
+                                   Candidate, skipped)
+        done("rounds")
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "
                          f"chosen ({', '.join(chosen)}): " + "; ".join(skipped))

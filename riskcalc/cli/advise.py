@@ -58,6 +58,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--methods", metavar="LIST",
                    help="comma-separated pipelines to evaluate (default all: "
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
+    p.add_argument("--rounds", type=int, metavar="T",
+                   help="also rank FedAvg stopped early: the rounds <= T and local steps K "
+                        "minimizing the mean risk (Sigma = I; needs ||theta_0||: --signal, "
+                        "else the federation file's or the estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
                    help="also print one row per client (its best candidate, and its risk "
@@ -88,7 +92,8 @@ def read_federation(args):
             raise ValueError("--d applies to --federation and --clients-file (the data give d)")
         est = estimate.estimate_file(args.data)
         if args.spectrum:
-            return est.federation(spectrum=Spectrum.parse(args.spectrum, d=est.d)), est, None
+            return (est.federation(spectrum=Spectrum.parse(args.spectrum, d=est.d)), est, None,
+                    est.as_dict()["signal"])
         # The estimates' federation file, as --federation reads it: the same federation.
         ff = federation_file.from_object(est.as_dict(), f"--data {args.data}")
     elif args.federation is not None:
@@ -96,11 +101,11 @@ def read_federation(args):
     else:
         ff = federation_file.read(args.clients_file, "--clients-file")
     if est is None:
-        for note in ff.notes("linear"):
+        for note in ff.notes("linear", signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
     return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,
-            names if any(n is not None for n in names) else None)
+            names if any(n is not None for n in names) else None, ff.signal)
 
 
 def run(args) -> int:
@@ -110,12 +115,14 @@ def run(args) -> int:
     if family is not None:
         return family.advise(args)
     advise_intervals.check(args)
-    fed, est, names = read_federation(args)
+    fed, est, names, signal = read_federation(args)
+    if args.rounds is not None and families.given(args, "signal"):
+        signal = args.signal
     methods = None
     if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     start = time.process_time()
-    result = _solve(args, fed, methods)
+    result = _solve(args, fed, methods, (args.rounds, signal))
     intervals = advise_intervals.compute(args, est, result, time.process_time() - start)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
@@ -138,7 +145,7 @@ def run(args) -> int:
     return 0
 
 
-def _solve(args, fed, methods):
+def _solve(args, fed, methods, rounds=(None, None)):
     """``riskcalc.advise.advise`` within ``--max-minutes`` (estimated before it starts:
     ``riskcalc.advise.cost``), with a progress bar over the pipelines on stderr."""
     import sys
@@ -156,7 +163,7 @@ def _solve(args, fed, methods):
     bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False,
                disable=args.no_progress or sum(est.values()) < 5.0)
     try:
-        return adv.advise(fed, methods=methods,
+        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
                           progress=lambda name: (bar.set_postfix_str(name), bar.update(1)))
     finally:
         bar.close()

@@ -1,0 +1,68 @@
+"""Rounds and local steps as tuning (issue 30, item 5): FedAvg stopped early.
+
+What people run is FedAvg stopped after T communication rounds of K local gradient steps
+(``riskcalc.rounds_limit``, derived in ``riskcalc.linear.dynamics.fedavg``; paper 004,
+``004_98172ed3646eef14.txt``, Sec. 5 and Cor. 1 discuss the rounds-versus-local-computation
+trade-off). Early stopping in T is an implicit regularizer and K > 1 moves the fixed point
+(client drift), so the best (T, K) can beat FedAvg's minimizer. For each weighting (samples,
+uniform) and each K of ``LOCAL_STEPS`` the exact curve over T = 0..max_rounds is computed once,
+and the (T, K) minimizing the mean risk is the candidate; training starts at w = 0, so the risk
+depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(gamma_j))^2
+(every client's local gradient descent stable), global step 1. Sigma = I only (the rounds limits
+have no covariance spectrum yet).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: The numbers of local steps tried (inf: the exact local solve).
+LOCAL_STEPS = (1, 2, 5, 10, 20, 50, np.inf)
+#: eta as a share of the stability edge 2 / max_j (1 + sqrt(gamma_j))^2.
+EDGE_SHARE = 0.9
+
+
+def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -> list:
+    """The early-stopped FedAvg candidates (module docstring), one per weighting, named
+    ``fedavg_rounds`` with tuning {rounds, local_steps (None: the exact local solve),
+    step_size, global_step}.
+
+    Parameters
+    ----------
+    fed : Federation
+    signal : float
+        ||theta_0|| >= 0.
+    max_rounds : int
+        The largest T considered, >= 1.
+    candidate : callable
+        The ``Candidate`` constructor of ``riskcalc.advise``.
+    skipped : list
+        Receives a sentence when the candidates do not apply (a covariance spectrum).
+    """
+    from riskcalc.linear.dynamics import rounds_limit
+
+    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
+        skipped.append("fedavg along the rounds: Sigma = I only (the rounds limits have no "
+                       "covariance spectrum yet)")
+        return []
+    eta = EDGE_SHARE * 2.0 / float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2))
+    out = []
+    for weights in ("samples", "uniform"):
+        best = None
+        for K in LOCAL_STEPS:
+            curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                 signal=signal, rounds=range(max_rounds + 1), local_steps=K,
+                                 step_size=eta, weights=weights)
+            mean = curve.risk.mean(axis=0)
+            T = int(np.argmin(mean))
+            if best is None or mean[T] < best[0]:
+                best = (mean[T], K, T, curve.risk[:, T].copy())
+        _, K, T, risks = best
+        p = ((1.0 / fed.gamma) / np.sum(1.0 / fed.gamma) if weights == "samples"
+             else np.full(fed.m, 1.0 / fed.m))
+        tuning = {"rounds": T, "local_steps": None if np.isinf(K) else int(K),
+                  "step_size": eta, "global_step": 1.0}
+        notes = ("local_steps None: the exact local solve",) if np.isinf(K) else ()
+        out.append(candidate("fedavg_rounds", tuning, weights, p, risks, limit="rounds",
+                             notes=notes))
+    return out

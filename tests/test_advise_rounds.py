@@ -1,0 +1,64 @@
+"""advise with rounds (issue 30, item 5): FedAvg stopped early, its rounds T and local steps K
+chosen on the exact curves of ``riskcalc.rounds_limit``."""
+
+import json
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.advise import Federation, advise
+from riskcalc.cli import main
+
+FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
+
+
+def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
+    """With K = 1 and T -> inf the rounds reach FedAvg's minimizer, so the best (T, K) within
+    400 rounds is at most the minimizer's mean risk plus the distance left at T = 400; the
+    candidate's risks are those of its curve at its (T, K)."""
+    adv = advise(Federation(**FED), methods=["fedavg"], rounds=400, signal=1.0)
+    for weights in ("samples", "uniform"):
+        early = next(c for c in adv.candidates
+                     if c.method == "fedavg_rounds" and c.weights == weights)
+        plain = next(c for c in adv.candidates if c.method == "fedavg" and c.weights == weights)
+        tail = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=[400, np.inf],
+                                     local_steps=1, step_size=early.tuning["step_size"],
+                                     weights=weights).risk.mean(axis=0)
+        assert early.mean_risk <= plain.mean_risk + abs(tail[0] - tail[1]) + 1e-12
+        K = early.tuning["local_steps"] or np.inf
+        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(401),
+                                      local_steps=K, step_size=early.tuning["step_size"],
+                                      weights=weights)
+        T = early.tuning["rounds"]
+        np.testing.assert_allclose(early.risks, curve.risk[:, T], rtol=1e-12)
+        assert early.mean_risk == pytest.approx(curve.risk.mean(axis=0).min(), rel=1e-12)
+
+
+def test_rounds_need_the_signal_and_sigma_identity():
+    with pytest.raises(ValueError, match="signal"):
+        advise(Federation(**FED), methods=["fedavg"], rounds=50)
+    with pytest.raises(ValueError, match="rounds"):
+        advise(Federation(**FED), methods=["fedavg"], rounds=0, signal=1.0)
+    adv = advise(Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5")),
+                 methods=["fedavg"], rounds=50, signal=1.0)
+    assert any("rounds" in s for s in adv.skipped)
+    assert all(c.method != "fedavg_rounds" for c in adv.candidates)
+
+
+def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    clients = [{"gamma": g, "r": r, "sigma": s} for g, r, s in zip(*FED.values())]
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
+    assert main(["advise", "--federation", str(path), "--methods", "fedavg", "--rounds", "60",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    early = [c for c in out["candidates"] if c["method"] == "fedavg_rounds"]
+    assert len(early) == 2 and all(c["limit"] == "rounds" for c in early)
+    ref = advise(Federation(**FED), methods=["fedavg"], rounds=60, signal=1.0)
+    want = {c.weights: c.mean_risk for c in ref.candidates if c.method == "fedavg_rounds"}
+    assert {c["weights"]["name"]: c["mean_risk"] for c in early} == pytest.approx(want)
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    assert main(["advise", "--federation", str(path), "--methods", "fedavg",
+                 "--rounds", "60"]) == 2
+    assert "signal" in capsys.readouterr().err
