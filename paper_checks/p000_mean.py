@@ -19,8 +19,8 @@ with one sample of client i replaced by the point of Z opposite to w*_i): the ou
 function of the dataset, and its constants are exact: h_i = L_i + lam/2 ||. - w_g||^2 is a
 quadratic of curvature beta + lam around Prox_i(w_g), so zeta_i = (beta + lam) eps_i, delta_i =
 (beta + lam)/2 eps_i^2, zeta_g = delta_g = 0. Stability (Def. 5, the sup over Z): l(a, z) -
-l(b, z) = beta <a - b, (a + b)/2 - z>, whose sup over ||z|| <= 1 is beta (||a - b|| + |<a - b,
-(a + b)/2>|). With the models near the boundary of W this is about 4 beta eps_i, and Prop. 21's
+l(b, z) = beta <a - b, (a + b)/2 - z>, whose sup over ||z|| <= 1 is beta (||a - b|| + abs(<a - b,
+(a + b)/2>)). With the models near the boundary of W this is about 4 beta eps_i, and Prop. 21's
 Err_i about 4 beta eps_i (1 + 16 p_i lam/mu): the bound is nearly attained. Risks: the excess
 risk of w for client i is E_z l(w, z) - E_z l(w*_i, z) = beta/2 ||w - w*_i||^2 (w*_i = E z),
 exact for the models AFP reaches; sigma^2 = E||grad l(w*_i, z)||^2 = beta^2 s^2.
@@ -47,7 +47,7 @@ def _fedprox_exact(Z, lam):
 
 
 def sup_loss_change(a, b):
-    """sup over the unit ball of |l(a, z) - l(b, z)| (module docstring)."""
+    """sup over the unit ball of abs(l(a, z) - l(b, z)) (module docstring)."""
     v = a - b
     return BETA * (float(np.linalg.norm(v)) + abs(float(v @ (a + b))) / 2)
 
