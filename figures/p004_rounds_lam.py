@@ -34,7 +34,7 @@ PANELS = {"risk": "client 0's own model (γ = 0.3, r = 0.5)",
           source="004_98172ed3646eef14.txt, Sec. 6.3, Fig. 1 bottom row, Cor. 1 eq. (13); "
                  "derived here: riskcalc.rounds_limit (riskcalc/linear/dynamics/prox_laws)")
 def make(ctx):
-    d, reps = ctx.pick(100, 400), ctx.pick(4, 20)
+    d, reps = ctx.pick(60, 400), ctx.pick(3, 20)
     t_sim = ctx.pick([1, 5, 20], [1, 2, 5, 10, 20, 40, 60])
     fed = dict(gamma=GAMMA, r=R_J, sigma=SIGMA_J, signal=SIGNAL, local_steps=np.inf,
                weights="uniform")

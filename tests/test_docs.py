@@ -21,8 +21,11 @@ def test_docs_build_without_warnings(tmp_path):
     # The gallery executes only its theory-only example here (seconds, not minutes); the other
     # examples render their code, and a full build executes them all.
     env["FEDRISK_GALLERY"] = "p003_region"
-    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
-                          "html", "-d", str(tmp_path / "doctrees"), "docs", str(out)],
+    # -j auto: every extension declares itself parallel-safe (a 2-core build takes 33 s
+    # instead of 49 s).
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-j",
+                          "auto", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs",
+                          str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-4000:]
     pages = {p.name for p in out.glob("*.html")} - {"genindex.html", "search.html",
