@@ -6,8 +6,9 @@
 Algorithm 1 with exact local solves, ``subordination`` the spectrum of the round map.
 """
 
-from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, algorithm1_contraction,
-                                          optimal_rounds, rounds_limit, rounds_to_eps)
+from riskcalc.linear.dynamics.algorithm1_rate import algorithm1_contraction
+from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, optimal_rounds,
+                                          rounds_limit, rounds_to_eps)
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.prox_laws import algorithm1_curves
 

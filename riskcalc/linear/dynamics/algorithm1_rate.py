@@ -35,14 +35,15 @@ The client expectations are exact by partial fractions (``PsiLaws``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 
+from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.api import _local_steps, _per_client, _weights, rounds_limit
 from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
 #: Local steps beyond which the K roots of the partial fractions cost too much (K x K
-#: eigenvalue problems at every evaluation); ``api.algorithm1_contraction`` uses the exact prox
+#: eigenvalue problems at every evaluation); ``algorithm1_contraction`` uses the exact prox
 #: there when it agrees to rounding, and refuses otherwise.
 MAX_STEPS = 400
 
@@ -61,6 +62,8 @@ class PsiLaws:
     """
 
     def __init__(self, gamma, p, lam, eta, K, z):
+        from scipy.optimize import minimize_scalar   # light commands do not load scipy
+
         self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
         self.lam, self.eta, self.K, self.z, self.M = lam, eta, int(K), z, self.gamma.size
         self.mu0 = np.zeros(self.M)
@@ -175,6 +178,8 @@ def contraction(gam, p, lam, eta, K, g) -> dict:
     dict with ``contraction``, ``top`` and ``bottom`` (the extreme eigenvalues; bottom None when
     the spectrum has no negative part) and ``local`` (sup a: the local contraction per round).
     """
+    from scipy.optimize import brentq
+
     tops = (1.0 + np.sqrt(gam)) ** 2
     if np.any(eta * (tops + lam) > 1.0):
         raise ValueError("step_size: the exact rate of Algorithm 1 with finite local_steps is "
@@ -217,3 +222,60 @@ def contraction(gam, p, lam, eta, K, g) -> dict:
             bottom = brentq(f_bot, 1.0 - gl, -1e-12 * gl, xtol=1e-12, rtol=1e-11)
     rho = max(abs(top), abs(bottom) if bottom is not None else 0.0)
     return {"contraction": rho, "top": top, "bottom": bottom, "local": sup_a}
+
+
+def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=None,
+                           weights="samples") -> dict:
+    """The exact limit of the contraction (spectral radius) of paper 004's Algorithm 1 with K
+    warm-started local steps: ||w_T - w_inf||^2 decays like contraction^(2T).
+
+    Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1 and eqs. 10-12, on least-squares
+    clients, Sigma = I, limit d / n_j -> gamma_j, M fixed. Derived here
+    (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
+    condition, the round map is similar to a symmetric one, and its extreme eigenvalues are
+    roots of a free-probability edge equation). The curves along the rounds for finite K are not
+    covered yet (``rounds_limit`` refuses them).
+
+    Parameters
+    ----------
+    gamma : float or sequence of float
+        Per-client d / n_j > 0, with sum_j min(1, 1/gamma_j) >= 1.
+    lam : float
+        The proximal penalty > 0.
+    local_steps : int or numpy.inf
+        K >= 1 (inf: the exact prox, eq. 10).
+    step_size : float
+        eta with 0 < eta <= 1 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (unused for K = inf).
+    global_step : float, optional
+        The paper's gamma > 0 (default 1 / lam).
+    weights : {"samples", "uniform"} or sequence of float
+
+    Returns
+    -------
+    dict
+        ``contraction``, ``top`` and ``bottom`` (the extreme eigenvalues of the round map;
+        ``bottom`` None when none is negative) and ``local`` (sup of a(s) = (1 - eta (s +
+        lam))^K: the local phase's own contraction).
+    """
+    gam, _, _ = _per_client(gamma, 0.0, 0.0)
+    lam = float(positive("lam", lam))
+    K = _local_steps(local_steps)
+    g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
+    p = _weights(weights, gam)
+    if np.isinf(K):
+        res = rounds_limit("pfedme", gamma=gam, r=0.0, sigma=0.0, signal=0.0, rounds=[0],
+                           local_steps=np.inf, lam=lam, global_step=g, weights=p)
+        a, b = res.diagnostics["edges"]
+        bottom = 1.0 - g * lam * b
+        return {"contraction": res.contraction, "top": 1.0 - g * lam * a,
+                "bottom": bottom if bottom < 0 else None, "local": 0.0}
+    eta = float(positive("step_size", step_size))
+    if K > MAX_STEPS:
+        # (1 - eta (s + lam))^K below 2^-53 on every spectrum: the exact prox to rounding.
+        bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
+        if np.all(K * np.log(np.abs(1.0 - eta * (bottoms + lam))) <= -53 * np.log(2.0)):
+            return algorithm1_contraction(gamma=gam, lam=lam, local_steps=np.inf,
+                                          step_size=eta, global_step=g, weights=p)
+        raise ValueError(f"local_steps = {K}: more than {MAX_STEPS} local steps that still "
+                         "differ from the exact prox; give fewer, or numpy.inf")
+    return contraction(gam, p, lam, eta, K, g)
