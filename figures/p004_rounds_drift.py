@@ -28,6 +28,31 @@ T_THEORY = np.arange(0, 201)
 PANELS = {0: "client 0 (γ = 0.5, r = 0.3)", 3: "client 3 (γ = 4, r = 1.5)"}
 
 
+def add_curve(table, panel, label, t_theory, theory, t_sim, mean, se, reps):
+    """The rows of one curve along the rounds: the exact limit at ``t_theory`` followed by its
+    fixed point (``theory``'s last entry, a reference line) and the simulated means with 95%
+    Student-t intervals at ``t_sim``."""
+    table.add(panel, label, "theory", "rounds", t_theory, "risk", theory[:-1])
+    table.add(panel, label, "reference", "rounds", np.nan, "risk", theory[-1])
+    half = t_half_width(se, reps)
+    table.add(panel, label, "simulation", "rounds", t_sim, "risk", mean, se=se,
+              lo=mean - half, hi=mean + half, reps=reps)
+
+
+def draw(table, ylabel):
+    """Two panels of risk against rounds (symmetric log axis), labelled, with the legend."""
+    colors = style.Colors(table.series())
+    fig, axes = style.figure(2)
+    for ax, panel in zip(axes[0], table.panels()):
+        style.draw_panel(ax, table, panel, colors)
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("communication rounds T")
+    axes[0, 0].set_ylabel(ylabel)
+    style.label_panels(axes, table.panels())
+    style.legend(fig, table, colors, ncol=3)
+    return fig
+
+
 @register("p004-rounds-drift", paper="004",
           title="client drift: FedAvg's risk along the rounds for K = 1, 5, 50 local steps",
           source="004_98172ed3646eef14.txt, Sec. 5 after Thm 2 and Cor. 1 (rounds vs local computation); "
@@ -45,21 +70,9 @@ def make(ctx):
                               seed=ctx.seed, jobs=ctx.n_jobs, cache=ctx.cache(),
                               progress=ctx.progress, **fed)
         for j, panel in PANELS.items():
-            table.add(panel, label, "theory", "rounds", T_THEORY, "risk", curve.risk[j, :-1])
-            table.add(panel, label, "reference", "rounds", np.nan, "risk", curve.risk[j, -1])
-            half = t_half_width(sim.risk_se[j], reps)
-            table.add(panel, label, "simulation", "rounds", t_sim, "risk", sim.risk[j],
-                      se=sim.risk_se[j], lo=sim.risk[j] - half, hi=sim.risk[j] + half,
-                      reps=reps)
-    colors = style.Colors(table.series())
-    fig, axes = style.figure(2)
-    for ax, panel in zip(axes[0], table.panels()):
-        style.draw_panel(ax, table, panel, colors)
-        ax.set_xscale("symlog", linthresh=1)
-        ax.set_xlabel("communication rounds T")
-    axes[0, 0].set_ylabel("risk of the server model")
-    style.label_panels(axes, table.panels())
-    style.legend(fig, table, colors, ncol=3)
+            add_curve(table, panel, label, T_THEORY, curve.risk[j], t_sim, sim.risk[j],
+                      sim.risk_se[j], reps)
+    fig = draw(table, "risk of the server model")
     return Output(fig, table, Caption(
         "Client drift: FedAvg's risk after T rounds of K local gradient steps",
         "Lines: the exact limit (d, n_j -> infinity with d/n_j = γ_j, four clients) of the "

@@ -13,10 +13,9 @@ top of the clients' limiting sample spectra). Lines: the exact limits along the 
 import numpy as np
 
 import riskcalc
-from figures import style
 from figures.core import Caption, Output, Table, register
+from figures.p004_rounds_drift import add_curve, draw
 from montecarlo.linear.rounds import simulate_rounds
-from montecarlo.runner.stats import t_half_width
 
 GAMMA = [0.3, 0.5, 0.7, 0.9]
 R_J = [0.5, 1.0, 1.5, 2.0]
@@ -48,22 +47,9 @@ def make(ctx):
                               d=d, reps=reps, seed=ctx.seed, jobs=ctx.n_jobs,
                               cache=ctx.cache(), progress=ctx.progress, **fed)
         for field, panel in PANELS.items():
-            theory, mean = getattr(curve, field)[0], getattr(sim, field)[0]
-            se = getattr(sim, field + "_se")[0]
-            table.add(panel, label, "theory", "rounds", T_THEORY, "risk", theory[:-1])
-            table.add(panel, label, "reference", "rounds", np.nan, "risk", theory[-1])
-            half = t_half_width(se, reps)
-            table.add(panel, label, "simulation", "rounds", t_sim, "risk", mean, se=se,
-                      lo=mean - half, hi=mean + half, reps=reps)
-    colors = style.Colors(table.series())
-    fig, axes = style.figure(2)
-    for ax, panel in zip(axes[0], table.panels()):
-        style.draw_panel(ax, table, panel, colors)
-        ax.set_xscale("symlog", linthresh=1)
-        ax.set_xlabel("communication rounds T")
-    axes[0, 0].set_ylabel("client 0's risk")
-    style.label_panels(axes, table.panels())
-    style.legend(fig, table, colors, ncol=3)
+            add_curve(table, panel, label, T_THEORY, getattr(curve, field)[0], t_sim,
+                      getattr(sim, field)[0], getattr(sim, field + "_se")[0], reps)
+    fig = draw(table, "client 0's risk")
     return Output(fig, table, Caption(
         "Paper 004's Algorithm 1 along the rounds, exactly: more rounds as λ grows",
         "Lines: the exact limit (d, n_j -> infinity with d/n_j = γ_j, four clients, uniform "
