@@ -143,33 +143,6 @@ class PsiLaws:
         return E0.real.reshape(M, n), dE0.real.reshape(M, n)
 
 
-def _edge(laws, branch):
-    """The top (``branch="up"``) or bottom (``"down"``) edge of the spectrum of the free sum of
-    the laws' summands: the extremum of x(y) = sum_j omega_j(y) - (M - 1) y over y = 1/G_D on
-    the real branch outside the spectrum (``subordination``'s module docstring: x is monotone
-    from far out until the edge, a critical point or the end of the branch where an omega_j
-    meets its summand's spectrum; beyond it there is no real solution or x turns back). Seven
-    vectorized scans of 48 points in log |y|, each around the previous extremum: the bracket
-    shrinks 24-fold per scan, x is stationary at a critical edge (error of the order of the
-    bracket squared) and the scan straddles the end of the branch otherwise."""
-    if laws.M == 1:
-        return float(laws.hi[0] if branch == "up" else laws.lo[0])
-    sign = 1.0 if branch == "up" else -1.0
-    scale = float(np.sum(np.abs(laws.top)) + np.sum(np.abs(laws.bottom))) + 1e-300
-    lo, hi = np.log(scale) + np.log(1e-14), np.log(scale) + np.log(1e4)
-    best = np.inf
-    for _ in range(7):
-        grid = np.linspace(hi, lo, 48)
-        x, _ = subordination._branch(laws, sign * np.exp(grid), branch)
-        x = np.where(np.isnan(x), np.inf, sign * x)
-        k = int(np.argmin(x))
-        if not np.isfinite(x[k]):
-            raise SolverError("Algorithm 1's rate: no real branch outside the spectrum")
-        best = min(best, float(x[k]))
-        hi, lo = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
-    return sign * best
-
-
 def contraction(gam, p, lam, eta, K, g) -> dict:
     """The exact limit of the spectral radius of Algorithm 1's round map (module docstring).
 
@@ -194,7 +167,8 @@ def contraction(gam, p, lam, eta, K, g) -> dict:
     gl = g * lam
 
     def edge(z, which):
-        return _edge(PsiLaws(gam, p, lam, eta, K, z), "up" if which == "top" else "down")
+        return subordination.edge(PsiLaws(gam, p, lam, eta, K, z),
+                                  "up" if which == "top" else "down")
 
     def f_top(z):
         return (z - (1.0 - gl)) / gl - edge(z, "top")

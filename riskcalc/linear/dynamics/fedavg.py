@@ -203,7 +203,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         """(bias, variance) of the clients' own models, each (M, len(rounds)): after the
         local steps of round T (``local_models``), or personalized from the server model of
         round T by ``terms`` (``personalize.filter_terms``)."""
-        from riskcalc.linear.dynamics.local_models import local_risk
+        from riskcalc.linear.dynamics.local_models import local_risk, own_terms
 
         if not inner_solution:
             inner_solution.append(_solve(laws, a, b, g, rho, t_max, shrink=0.7))
@@ -212,9 +212,8 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
             raise ValueError("the clients' own models: the double contour needs more than 3e7 "
                              "node pairs (ask for fewer rounds or clients)")
         shift = 1 if terms is None else 0
-        extra = {} if terms is None else {"terms": terms, "shift": 0}
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
-                         inner, (z, w, omega, G), **extra)
+                         inner, (z, w, omega, G), terms=terms or own_terms, shift=shift)
         gone = np.isfinite(rounds) & (rounds - shift > over)
         for part in out:
             part[:, gone] = np.where(part[:, gone] != 0.0, np.inf, 0.0)

@@ -178,17 +178,19 @@ def _edge(laws, branch, scale):
     return float(x_in)
 
 
-def edges(laws):
-    """(a, b, mu0): the edges of the nonzero part of the spectrum of D and its atom at 0.
-
-    M = 1: the range of a_1 itself (omega_1 = z)."""
-    mu0 = atom_at_zero(laws)
+def edge(laws, branch: str) -> float:
+    """One edge of the spectrum of D: its top (``branch="up"``) or the bottom of its nonzero
+    part (``"down"``, or ``"gap"`` when D has an atom at 0). M = 1: the range of a_1 itself
+    (omega_1 = z)."""
     if laws.M == 1:
-        return float(laws.lo[0]), float(laws.hi[0]), mu0
-    scale = float(np.sum(laws.top))
-    top = _edge(laws, "up", scale)
-    bottom = _edge(laws, "gap" if mu0 > 0 else "down", scale)
-    return bottom, top, mu0
+        return float(laws.hi[0] if branch == "up" else laws.lo[0])
+    return _edge(laws, branch, float(np.sum(laws.top)))
+
+
+def edges(laws):
+    """(a, b, mu0): the edges of the nonzero part of the spectrum of D and its atom at 0."""
+    mu0 = atom_at_zero(laws)
+    return edge(laws, "gap" if mu0 > 0 else "down"), edge(laws, "up"), mu0
 
 
 def solve(laws, z, scale, t_path):
