@@ -83,16 +83,16 @@ def test_identities_on_every_draw(measure):
                           personalize=same + [{"steps": 3, "step_size": 0.25}])
     alg = simulate_rounds("fedprox", **common, local_steps=INF, step_size=None, lam=0.7,
                           global_step=1.2, personalize=same + [{"lam": 0.7}])
+    def samples(sim, kw):
+        return sim.personalized[tuple(sorted(personalization_keys([kw])[0].items()))]["samples"]
+
     for sim in (fed, alg):
         for kw in same:
-            np.testing.assert_allclose(sim.personalized[tuple(sorted(
-                personalization_keys([kw])[0].items()))]["samples"],
-                sim.samples["global_risk"], rtol=1e-10)
-    np.testing.assert_allclose(fed.personalized[(("personalization", "ftfa"), ("step_size", 0.25),
-                                                 ("steps", 3))]["samples"][..., :-1],
+            np.testing.assert_allclose(samples(sim, kw), sim.samples["global_risk"], rtol=1e-10)
+    np.testing.assert_allclose(samples(fed, {"steps": 3, "step_size": 0.25})[..., :-1],
                                fed.samples["local_risk"][..., 1:], rtol=1e-10)
-    np.testing.assert_allclose(alg.personalized[(("lam", 0.7), ("personalization", "rtfa"))]
-                               ["samples"][..., :-1], alg.samples["risk"][..., 1:], rtol=1e-10)
+    np.testing.assert_allclose(samples(alg, {"lam": 0.7})[..., :-1], alg.samples["risk"][..., 1:],
+                               rtol=1e-10)
 
 
 @pytest.mark.parametrize("method,kw", [

@@ -25,6 +25,9 @@ G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed poi
 the spectral radius max abs(1 - g delta) on the range of D is below 1) has p = 1, r = 1/delta on
 the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
 N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
+Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
+W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
+k_j for a scaled identity), and 4 d^2 per round asked per client.
 
 Personalization after round T (FTFA: k steps of size e on f_j from w_T, pi(mu) = 1 - (1 - e
 mu)^k; RTFA: the ridge lam toward w_T, pi(mu) = mu / (mu + lam)) gives v_j = (I - Pi_j) w_T +
@@ -32,10 +35,8 @@ Pi_j S_j^+ b_j with Pi_j = pi(S_j): the own-model formulas with A_j = I - Pi_j, 
 polynomials of T (not T - 1), the u_j cross term tr(A_j Sigma A_j R_T Q_j) (Q_j A_j has the filter
 q (1 - pi)) and the noise terms with G^pi_j S_j G_j = pi q / mu, (G^pi_j)^2 S_j = pi^2 / mu on
 the range of S_j. The local model of round T + 1 is the case pi = q (T = 0 personalizes the zero
-model: P = R = 0).
-Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
-W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
-k_j for a scaled identity), and 4 d^2 per round asked per client.
+model: P = R = 0). Each personalization costs what the own model does (A_j W and
+W^T A_j Sigma A_j W per client, 4 d^2 per round asked).
 """
 
 from __future__ import annotations
@@ -139,6 +140,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     common_b, common_v = theta0 + quad(SW * ZW, F), quad(SW * NW, F)
     dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
             + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
+
     def own(j, pi, Pc, Fc):
         """Client j's risk of (I - Pi_j) w + Pi_j S_j^+ b_j (Pi_j = pi(S_j)) from the server
         model with round polynomials (Pc, Fc): Sigma -> A_j Sigma A_j, A_j = I - Pi_j, in the W
