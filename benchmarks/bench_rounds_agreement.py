@@ -3,8 +3,11 @@ montecarlo.linear.rounds.simulate_rounds at several d, extrapolated linearly in 
 heterogeneous federations (Sigma = I): FedAvg (exact given the designs) and paper 004's
 Algorithm 1 with exact prox (``pfedme``, K = inf; the simulator's default measurement).
 
-Prints, per federation, client and round T, for the server model's risk (``global_risk``) and
-the client's own model after its local phase (``local_risk``): the prediction, the simulated means
+Prints, per federation, client and round T, for the server model's risk (``global_risk``), the
+client's own model after its local phase (``local_risk``) and FTFA after round T (``ftfa``:
+``FTFA_STEPS`` gradient steps of size half the stability edge on the client's own loss from the
+server model w_T, ``RoundsLimit.personalized_risk`` against ``simulate_rounds(personalize=)``
+on the same replicates): the prediction, the simulated means
 (s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
 abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion). Cached per
 (federation, d) under --cache.
@@ -24,6 +27,8 @@ import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 
 ROUNDS = [0, 1, 5, 20, 100, 200]
+#: FTFA after round T: this many steps of size 0.5 * 2 / max_j top_j.
+FTFA_STEPS = 5
 #: (name, federation) with step sizes as fractions of the stability edge 2 / max_j top_j.
 FEDERATIONS = [
     ("M=3 K=1 g=1 samples", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3],
@@ -70,14 +75,17 @@ def main() -> None:
         top = max((1 + np.sqrt(g)) ** 2 for g in fed["gamma"])
         eta = fed.pop("edge") * 2.0 / top if "edge" in fed else None
         kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS)
+        ftfa = {"steps": FTFA_STEPS, "step_size": 1.0 / top}
         pred = riskcalc.rounds_limit(method, **kw)
+        predicted = {"global_risk": pred.global_risk, "local_risk": pred.local_risk,
+                     "ftfa": pred.personalized_risk(**ftfa)}
         sims = []
         for d in dims:
             cache = None if args.cache is None else args.cache / f"rounds-{i}-{d}.jsonl"
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
             sims.append(simulate_rounds(method, **kw, d=d, reps=args.reps, seed=i,
-                                        jobs=args.jobs, cache=cache))
+                                        jobs=args.jobs, cache=cache, personalize=[ftfa]))
         print(f"\n{name}: eta = {eta if eta is None else round(eta, 4)} "
               f"({fed['local_steps']} local steps), contraction {pred.contraction:.5f}, "
               f"simulated {sims[-1].measure}")
@@ -85,19 +93,21 @@ def main() -> None:
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
         x = 1.0 / np.asarray(dims, float)
-        for q, j, t in ((q, j, t) for q in ("global_risk", "local_risk")
+        for q, j, t in ((q, j, t) for q in ("global_risk", "local_risk", "ftfa")
                     for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))):
             T = ROUNDS[t]
             if T == 0:
                 continue
-            y = np.array([getattr(s, q)[j, t] for s in sims])
-            se = np.array([getattr(s, q + "_se")[j, t] for s in sims])
+            y = np.array([(s.personalized_risk(**ftfa) if q == "ftfa" else getattr(s, q))[j, t]
+                          for s in sims])
+            se = np.array([(s.personalized_risk_se(**ftfa) if q == "ftfa"
+                            else getattr(s, q + "_se"))[j, t] for s in sims])
             # Weighted least squares y = a + b / d; a's standard error from the s.e.s.
             A = np.vstack([np.ones_like(x), x]).T / se[:, None]
             coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
             cov = np.linalg.inv(A.T @ A)
             a, a_se = coef[0], float(np.sqrt(cov[0, 0]))
-            p = getattr(pred, q)[j, t]
+            p = predicted[q][j, t]
             rel = (a - p) / p
             ok = abs(a - p) <= 0.005 * abs(p) + 3 * a_se
             worst = max(worst, abs(rel))

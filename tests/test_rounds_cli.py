@@ -121,8 +121,8 @@ def test_algorithm1_with_exact_prox(capsys):
 
 
 def test_ftfa_after_round_t(capsys):
-    """--steps/--step-size along the rounds: FTFA from the server model of round T
-    (predict only; compare refuses: the simulator does not personalize after round T)."""
+    """--steps/--step-size along the rounds: FTFA from the server model of round T (compare:
+    tests/test_montecarlo_rounds_personalize.py)."""
     argv = ["predict", "fedavg", *BASE, "--clients", "3", "--rounds", "0,5,inf", "--steps",
             "10", "--step-size", "0.2"]
     code, out, _ = run(capsys, [*argv, "--json"])
@@ -132,7 +132,5 @@ def test_ftfa_after_round_t(capsys):
     want = ref.personalized_risk(steps=10, step_size=0.2)[0]
     assert [r["personalized_risk"] for r in json.loads(out)] == pytest.approx(list(want),
                                                                              rel=1e-12)
-    code, _, err = run(capsys, ["compare", *argv[1:], "--d", "50", "--reps", "2"])
-    assert code == 2 and "predicted only" in err
     code, _, err = run(capsys, argv[:-2])
     assert code == 2 and "go together" in err

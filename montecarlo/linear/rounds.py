@@ -19,7 +19,7 @@ curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from montecarlo.linear.instances import require_memory, sample_size
 from montecarlo.linear.measure import KINDS, decompose
 from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
 from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
+                                                personalization_filters, personalization_keys,
                                                 propagation_flops, source_columns)
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -78,7 +79,8 @@ def sample_sizes(params) -> np.ndarray:
 
 def rounds_task(task: dict) -> dict:
     """One replicate (the unit of work of ``run_tasks``): every client's curves, lists of
-    shape (M, len(rounds)), the round map's ``contraction`` and the route used."""
+    shape (M, len(rounds)), ``personalized`` (one such list per entry of the task's
+    ``personalize``), the round map's ``contraction`` and the route used."""
     s = np.asarray(task["s"], float)
     gamma, r, sigma, p, n_rounds = (np.asarray(task[k], float) for k in
                                     ("gamma", "r", "sigma", "p", "rounds"))
@@ -87,13 +89,14 @@ def rounds_task(task: dict) -> dict:
     basis = [client_basis(dec) for dec in decompose(X, s, eager_v=True)]
     n = np.array([x.shape[0] for x in X])
     method, kind = task["method"], task["measure"]
+    filters = personalization_filters(task.get("personalize", []))
     if kind == "auto":
         kind = "conditional" if method == "fedavg" or propagation_flops(
             s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
             else "empirical"
     if method == "fedavg" and kind == "conditional":
         out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
-                                 task["step_size"], task["global_step"])
+                                 task["step_size"], task["global_step"], filters)
     else:
         if kind == "conditional":
             beta, targets = source_columns(basis, n, s, r, sigma, task["signal"])
@@ -103,8 +106,9 @@ def rounds_task(task: dict) -> dict:
                 for k in range(task.get("draws", 1))])
         out = curve(Propagation(method, basis, beta, targets, s, p, K, task["step_size"],
                                 task["global_step"], task["lam"], kind == "conditional"),
-                    rounds)
+                    rounds, filters)
     return {**{k: np.asarray(out[k]).tolist() for k in QUANTITIES},
+            "personalized": np.asarray(out["personalized"]).tolist(),
             "contraction": out["contraction"], "measure": kind}
 
 
@@ -189,6 +193,10 @@ class RoundsSimulation:
         ``conditional`` (exact given the designs) or ``empirical`` (one draw per design).
     params : dict
         The checked parameters (weights p, Sigma eigenvalues s, ...).
+    personalized : dict
+        Per personalization asked (key: the sorted items of its
+        ``personalization_filter`` description), ``{"mean", "se", "samples"}`` of client j's
+        risk after it from the server model of round T; read with ``personalized_risk``.
     """
 
     mean: dict
@@ -197,6 +205,7 @@ class RoundsSimulation:
     contraction: np.ndarray
     measure: str
     params: dict
+    personalized: dict = field(default_factory=dict)
 
     def __getattr__(self, name):
         for table, key in ((self.mean, name), (self.se, name[:-3] if name.endswith("_se")
@@ -204,6 +213,24 @@ class RoundsSimulation:
             if key in table:
                 return table[key]
         raise AttributeError(name)
+
+    def _personalized(self, kw, part):
+        key = tuple(sorted(personalization_keys([kw])[0].items()))
+        if key not in self.personalized:
+            raise ValueError(f"personalization {dict(key)} was not simulated; pass it in "
+                             "simulate_rounds(personalize=[...])")
+        return self.personalized[key][part]
+
+    def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
+        """(M, len(rounds)): replicate mean of client j's risk after personalizing the server
+        model of round T by FTFA (``steps``, ``step_size``) or RTFA (``lam``), the simulated
+        counterpart of ``riskcalc`` ``RoundsLimit.personalized_risk`` (same arguments; it
+        must have been asked in ``simulate_rounds(personalize=...)``)."""
+        return self._personalized(dict(steps=steps, step_size=step_size, lam=lam), "mean")
+
+    def personalized_risk_se(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
+        """(M, len(rounds)): the standard error of ``personalized_risk``."""
+        return self._personalized(dict(steps=steps, step_size=step_size, lam=lam), "se")
 
     @property
     def converges(self) -> np.ndarray:
@@ -213,7 +240,7 @@ class RoundsSimulation:
 
 def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
                     global_step=None, lam=None, weights="samples", spectrum=None, d, reps,
-                    seed=0, jobs=1, measure="auto", draws=1, cache=None,
+                    seed=0, jobs=1, measure="auto", draws=1, personalize=(), cache=None,
                     progress=False) -> RoundsSimulation:
     """Every client's simulated risk along FedAvg with local GD or paper 004's Algorithm 1.
 
@@ -256,6 +283,13 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         Sampled (theta, noise) draws per design under ``empirical``, >= 1, propagated
         together and averaged (draw 0 is ``montecarlo.linear.federation.sample_federation``'s);
         ignored when the measurement is conditional.
+    personalize : sequence of dict
+        Personalizations after round T measured on the same replicates, each the keyword
+        arguments of ``RoundsLimit.personalized_risk``: ``{"steps": k, "step_size": e}`` (FTFA,
+        k full-batch gradient steps on f_j from the server model w_T; paper 003 Sec. 7 Alg. 5)
+        or ``{"lam": lam}`` (RTFA, argmin f_j(v) + lam/2 ||v - w_T||^2; Sec. 3.2). Both are
+        filters of client j's spectrum already decomposed for the rounds (no new d x d
+        solve); read them with ``RoundsSimulation.personalized_risk``.
     cache, progress
         Passed to ``montecarlo.runner.tasks.run_tasks``.
 
@@ -289,8 +323,11 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         require_memory(8.0 * cols * (2 * (m + 1) * d + ks.sum()),
                        f"measure='conditional' for fedprox at d = {d}",
                        "use measure='empirical' (with draws) or lower d")
+    keys = personalization_keys(personalize)
     base = {**params, "measure": measure, "seed": seed,
             "draws": positive_int("draws", draws)}
+    if keys:        # absent otherwise: the cached tasks of earlier runs stay valid
+        base["personalize"] = keys
     results = run_tasks(rounds_task, [{**base, "rep": rep} for rep in range(reps)],
                         cache=cache, n_jobs=jobs, progress=progress,
                         desc=f"rounds {params['method']}", command="rounds")
@@ -298,7 +335,13 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
     with np.errstate(invalid="ignore", over="ignore"):     # a diverging curve: inf
         stats = {k: mean_se(v) for k, v in samples.items()}
     kinds = sorted({res["measure"] for res in results})
+    pers = {}
+    for i, key in enumerate(keys):
+        vals = np.array([res["personalized"][i] for res in results], float)
+        with np.errstate(invalid="ignore", over="ignore"):
+            mean, se = mean_se(vals)
+        pers[tuple(sorted(key.items()))] = {"mean": mean, "se": se, "samples": vals}
     return RoundsSimulation({k: v[0] for k, v in stats.items()},
                             {k: v[1] for k, v in stats.items()}, samples,
                             np.array([res["contraction"] for res in results]),
-                            "+".join(kinds), params)
+                            "+".join(kinds), params, pers)

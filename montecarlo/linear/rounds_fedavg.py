@@ -28,6 +28,15 @@ N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo
 Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
 W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
 k_j for a scaled identity), and 4 d^2 per round asked per client.
+
+Personalization after round T (FTFA: k steps of size e on f_j from w_T, pi(mu) = 1 - (1 - e
+mu)^k; RTFA: the ridge lam toward w_T, pi(mu) = mu / (mu + lam)) gives v_j = (I - Pi_j) w_T +
+Pi_j S_j^+ b_j with Pi_j = pi(S_j): the own-model formulas with A_j = I - Pi_j, the round
+polynomials of T (not T - 1), the u_j cross term tr(A_j Sigma A_j R_T Q_j) (Q_j A_j has the filter
+q (1 - pi)) and the noise terms with G^pi_j S_j G_j = pi q / mu, (G^pi_j)^2 S_j = pi^2 / mu on
+the range of S_j. The local model of round T + 1 is the case pi = q (T = 0 personalizes the zero
+model: P = R = 0). Each personalization costs what the own model does (A_j W and
+W^T A_j Sigma A_j W per client, 4 d^2 per round asked).
 """
 
 from __future__ import annotations
@@ -65,7 +74,8 @@ def _gram(blocks, weights):
     return (B * w) @ B.T
 
 
-def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> dict:
+def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
+                       filters=()) -> dict:
     """FedAvg's curves exactly given the designs (expectation over theta_0, u_j and noise).
 
     Derivation in the module docstring (derived here; paper 003 Sec. 2 model, FedAvg of paper
@@ -87,12 +97,16 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> d
         Rounds T (ints, any order; inf for the fixed point).
     K, eta, g : float
         Local steps (int or inf), local step size, global step.
+    filters : sequence of callable
+        Personalization filters pi (``rounds_propagate.personalization_filters``): client j's
+        model (I - pi(S_j)) w_T + pi(S_j) S_j^+ b_j from the server model of round T.
 
     Returns
     -------
     dict
         Arrays (M, len(rounds)) as ``rounds_propagate.curve`` (``global_*`` = the server
-        model, which ``risk`` measures), and ``contraction``.
+        model, which ``risk`` measures), ``personalized`` (len(filters), M, len(rounds)) and
+        ``contraction``.
     """
     d, m = s.size, len(basis)
     q = [fedavg_factors(mu, K, eta) for _, mu in basis]
@@ -126,6 +140,26 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> d
     common_b, common_v = theta0 + quad(SW * ZW, F), quad(SW * NW, F)
     dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
             + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
+
+    def own(j, pi, Pc, Fc):
+        """Client j's risk of (I - Pi_j) w + Pi_j S_j^+ b_j (Pi_j = pi(S_j)) from the server
+        model with round polynomials (Pc, Fc): Sigma -> A_j Sigma A_j, A_j = I - Pi_j, in the W
+        basis (B = A_j W; module docstring)."""
+        (R, mu), Yj, qj, u2 = basis[j], Y[j], q[j], r[j] ** 2 / d
+        if iso:
+            SWj = s[0] * (np.eye(d) - (Yj * (2 * pi - pi ** 2)) @ Yj.T)
+            Gm = s[0] * Yj * (1.0 - pi)
+        else:
+            B = W - (R * pi) @ Yj.T
+            SWj, Gm = (B.T * s) @ B, B.T @ (s[:, None] * R)
+        cross = ((Yj * (qj * (1.0 - pi))) * Gm).sum(1)
+        ncross = ((Gm * (pi * qj / mu)) * Yj).sum(1)
+        own_noise = sigma[j] ** 2 / n[j] * (pi ** 2 / mu) @ (s @ R ** 2)
+        bias = (signal ** 2 / d * ((1.0 - Pc) ** 2 * np.diag(SWj)[:, None]).sum(0)
+                + quad(SWj * ZW, Fc) - 2 * p[j] * u2 * (cross @ Fc) + u2 * np.trace(SWj))
+        return bias + quad(SWj * NW, Fc) + 2 * p[j] * sigma[j] ** 2 / n[j] * (ncross @ Fc) \
+            + own_noise
+
     out = {k: np.empty((m, len(rounds))) for k in QUANTITIES}
     zero = np.array([t == 0 for t in rounds])
     for j, ((R, mu), Yj, qj) in enumerate(zip(basis, Y, q)):
@@ -134,21 +168,12 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g) -> d
         cross = (Yj * qj * (W.T @ sR)).sum(1) if not iso else s[0] * (Yj ** 2 @ qj)
         out["bias"][j] = common_b - 2 * p[j] * u2 * (cross @ F) + u2 * s.sum()
         out["variance"][j] = common_v
-        # Client j's own model: Sigma -> A_j Sigma A_j in the W basis, B = A_j W.
-        if iso:
-            SWj = s[0] * (np.eye(d) - (Yj * (2 * qj - qj ** 2)) @ Yj.T)
-            Gm = s[0] * Yj * (1.0 - qj)
-        else:
-            B = W - (R * qj) @ Yj.T
-            SWj, Gm = (B.T * s) @ B, B.T @ sR
-        cross_l = ((Yj * (qj * (1.0 - qj))) * Gm).sum(1)
-        ncross = ((Gm * (qj ** 2 / mu)) * Yj).sum(1)
-        own_noise = sigma[j] ** 2 / n[j] * (qj ** 2 / mu) @ (s @ R ** 2)
-        lb = (signal ** 2 / d * ((1.0 - Pb) ** 2 * np.diag(SWj)[:, None]).sum(0)
-              + quad(SWj * ZW, Fb) - 2 * p[j] * u2 * (cross_l @ Fb) + u2 * np.trace(SWj))
-        lv = (quad(SWj * NW, Fb) + 2 * p[j] * sigma[j] ** 2 / n[j] * (ncross @ Fb)
-              + own_noise)
-        out["local_risk"][j] = np.where(zero, (signal ** 2 / d + u2) * s.sum(), lb + lv)
+        # Client j's own model of round T: its K steps (filter q_j) from w_{T-1}.
+        out["local_risk"][j] = np.where(zero, (signal ** 2 / d + u2) * s.sum(),
+                                        own(j, qj, Pb, Fb))
+    # Personalization after round T: the filter pi(S_j) from w_T itself.
+    out["personalized"] = np.array([[own(j, pi(mu), P, F) for j, (_, mu) in enumerate(basis)]
+                                    for pi in filters]).reshape(len(filters), m, len(rounds))
     out["risk"] = out["bias"] + out["variance"]
     out["global_risk"] = out["risk"].copy()
     out["distance_to_fixed_point"] = np.broadcast_to(dist, (m, len(rounds))).copy()

@@ -37,7 +37,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from montecarlo.linear.estimators import spectral_filter
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.personalize import personalization_filter
 
 #: States of Algorithm 1 at most this size get their round map's spectral radius from a dense
 #: eigenvalue problem; larger ones from ARPACK.
@@ -53,6 +55,34 @@ def fedavg_factors(mu, K, eta):
     """q = 1 - (1 - eta mu)^K (1 for K = inf): the share of each data direction that K local
     steps from w move to the local least-squares fit."""
     return np.ones_like(mu) if np.isinf(K) else 1.0 - (1.0 - eta * mu) ** K
+
+
+def personalization_keys(personalize) -> list:
+    """The checked personalizations after round T: a list of dicts as
+    ``riskcalc.linear.dynamics.personalize.personalization_filter`` returns them
+    (``{"personalization": "ftfa", "steps", "step_size"}`` or ``{"personalization": "rtfa",
+    "lam"}``), from a sequence of keyword dicts of ``RoundsLimit.personalized_risk``."""
+    if isinstance(personalize, dict):
+        personalize = [personalize]
+    keys = []
+    for kw in personalize:
+        kw = dict(kw)
+        unknown = sorted(set(kw) - {"steps", "step_size", "lam"})
+        if unknown:
+            raise ValueError(f"personalize entries take steps and step_size (FTFA) or lam "
+                             f"(RTFA); got {', '.join(unknown)}")
+        keys.append(personalization_filter(**kw)[1])
+    return keys
+
+
+def personalization_filters(keys) -> list:
+    """The filters pi(mu) of ``personalization_keys``' entries (``estimators.spectral_filter``):
+    FTFA 1 - (1 - e mu)^k, RTFA mu / (mu + lam)."""
+    def make(key):
+        if key["personalization"] == "rtfa":
+            return lambda mu: spectral_filter(mu, key["lam"])
+        return lambda mu: spectral_filter(mu, 0.0, key["steps"], key["step_size"])
+    return [make(key) for key in keys]
 
 
 def prox_factors(mu, K, eta, lam):
@@ -250,9 +280,14 @@ class Propagation:
         return E
 
 
-def curve(prop: Propagation, rounds) -> dict:
+def curve(prop: Propagation, rounds, filters=()) -> dict:
     """Each client's measurements after every round in ``rounds`` (ints in any order,
     ``inf`` for the fixed point), arrays of shape (M, len(rounds)).
+
+    ``personalized`` (len(filters), M, len(rounds)): client j's risk of (I - Pi_j) w_T +
+    Pi_j S_j^+ b_j, Pi_j = R_j diag(pi(mu_j)) R_j^T, for each filter pi of ``filters``
+    (``personalization_filters``) from the server model w_T of round T (the fixed point for
+    inf): FTFA / RTFA from the same columns, O(d k_j c) per client and filter.
 
     ``risk``/``bias``/``variance``/``distance_to_fixed_point`` are of the server model (FedAvg)
     or of the client's own model (Algorithm 1); ``local_risk`` of the client's own model after
@@ -264,6 +299,10 @@ def curve(prop: Propagation, rounds) -> dict:
     out = {k: np.full((m, nt), np.nan) for k in (
         "risk", "bias", "variance", "local_risk", "global_risk", "distance_to_fixed_point",
         "global_distance")}
+    out["personalized"] = np.full((len(filters), m, nt), np.nan)
+    # pi(mu_j) and pi(mu_j) / mu_j R_j^T b_j: the filters act on the fixed beta columns once.
+    pis = [[(pi(mu), R @ ((pi(mu) / mu)[:, None] * b))
+            for (R, mu), b in zip(prop.basis, prop.beta)] for pi in filters]
     radius = prop.contraction()
     fixed = prop.fixed_point()
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
@@ -282,6 +321,11 @@ def curve(prop: Propagation, rounds) -> dict:
                              "local_risk", "global_risk", "global_distance"),
                             own + (lr, gr, gd)):
                 out[k][j, cols] = v
+            R = prop.basis[j][0]
+            for i, per in enumerate(pis):
+                pi, fit = per[j]
+                v = w - R @ (pi[:, None] * (R.T @ w)) + fit
+                out["personalized"][i, j, cols] = prop.moments(prop.error(v, j))[2]
 
     finite = sorted({int(t) for t in rounds if not np.isinf(t)})
     with np.errstate(over="ignore", invalid="ignore"):

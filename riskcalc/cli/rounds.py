@@ -91,9 +91,6 @@ def check(args, verb: str) -> None:
     if args.method == "pfedme" and args.lam is None:
         raise ValueError("fedprox along the rounds needs --lam (its proximal penalty)")
     steps = [families.given(args, d) for d in ("steps", "step_size")]
-    if any(steps) and verb != "predict":
-        raise ValueError("--steps/--step-size (FTFA after round T) are predicted only along "
-                         "the rounds: the simulator does not personalize after round T yet")
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
                          "together")
@@ -196,9 +193,10 @@ def predict(args) -> int:
 
 
 def compare(args) -> int:
-    """``riskcalc compare METHOD --rounds ... --d D --reps R``: the predicted curve next to the
-    simulated one (``montecarlo.linear.rounds.simulate_rounds``, the same algorithm, weights
-    and federation at dimension d)."""
+    """``riskcalc compare METHOD --rounds ... --d D --reps R [--steps k --step-size e]``: the
+    predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
+    the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
+    from the server model of round T, predicted and simulated on the same replicates."""
     from montecarlo.linear.rounds import simulate_rounds
 
     check(args, "compare")
@@ -207,16 +205,26 @@ def compare(args) -> int:
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
     kw = kwargs(args)
+    ftfa = ({"steps": args.steps, "step_size": args.step_size}
+            if families.given(args, "steps") else None)
     pred = riskcalc.rounds_limit(args.method, **kw)
+    pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(args.method, **kw, d=args.d, reps=args.reps, seed=args.seed,
-                          jobs=guards.jobs(args.jobs), progress=not args.no_progress)
+                          jobs=guards.jobs(args.jobs), progress=not args.no_progress,
+                          personalize=[] if ftfa is None else [ftfa])
+    sim_pers = None if ftfa is None else (sim.personalized_risk(**ftfa),
+                                           sim.personalized_risk_se(**ftfa))
     out = []
-    for row, t in zip(rows(pred), range(len(pred.rounds))):
-        quantities = ("bias", "variance", "risk", "local_risk")
+    quantities = ("bias", "variance", "risk", "local_risk") + (
+        () if ftfa is None else ("personalized_risk",))
+    for row, t in zip(rows(pred, personalized=pers), range(len(pred.rounds))):
+        simulated = {q: getattr(sim, q)[0, t] for q in quantities[:4]}
+        simulated.update({q + "_se": getattr(sim, q + "_se")[0, t] for q in quantities[:4]})
+        if ftfa is not None:
+            simulated.update(personalized_risk=sim_pers[0][0, t],
+                             personalized_risk_se=sim_pers[1][0, t])
         row = {**row, "predicted": {q: row[q] for q in quantities},
-               "simulated": {**{q: float(getattr(sim, q)[0, t]) for q in quantities},
-                             **{q + "_se": float(getattr(sim, q + "_se")[0, t])
-                                for q in quantities},
+               "simulated": {**{k: float(v) for k, v in simulated.items()},
                              "reps": args.reps, "d": args.d}}
         out.append(row)
     if args.json:
@@ -225,11 +233,20 @@ def compare(args) -> int:
     print(f"{METHODS[pred.method]} ({pred.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in pred.params.items()))
-    print(f"  {'rounds':>7} {'predicted':>12} {'simulated':>12} {'std.err':>10} {'rel.diff':>9}")
+    shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
+    if ftfa is not None:
+        print(f"  {'':>7} {'risk':<45} FTFA: {args.steps} steps of {args.step_size:g} from "
+              "the server model of round T")
+    print(f"  {'rounds':>7}" + f" {'predicted':>12} {'simulated':>12} {'std.err':>10} "
+          f"{'rel.diff':>9}" * len(shown))
     for row in out:
-        p, s = row["predicted"]["risk"], row["simulated"]["risk"]
-        rel = "n/a" if p in (None, 0) or not np.isfinite(s) else f"{100 * (s - p) / p:+.3f}%"
         label = "inf" if row["rounds"] is None else str(row["rounds"])
-        print(f"  {label:>7} {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-              f"{row['simulated']['risk_se']:>10.3g} {rel:>9}")
+        cells = []
+        for q in shown:
+            p, s = row["predicted"][q], row["simulated"][q]
+            rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
+                   else f"{100 * (s - p) / p:+.3f}%")
+            cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
+                         f"{row['simulated'][q + '_se']:>10.3g} {rel:>9}")
+        print(f"  {label:>7}" + "".join(cells))
     return 0
