@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive, positive_int, real
+from riskcalc._validate import as_array, file_size, positive, positive_int, real
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
@@ -340,10 +340,8 @@ MAX_FILE_BYTES = 64 * 2 ** 20
 
 
 def _check_size(path):
-    size = os.path.getsize(path)
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"spectrum file {path!r}: {size} bytes, more than the "
-                         f"{MAX_FILE_BYTES // 2 ** 20} MiB of a list of eigenvalues")
+    file_size(path, MAX_FILE_BYTES, f"spectrum file {path!r}",
+              "a list of eigenvalues (8 million as .npy)")
 
 
 def _regular_file(path) -> None:
