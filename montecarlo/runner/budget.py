@@ -33,6 +33,10 @@ TASK_BYTES = 4096
 REPLICATE_SECONDS = 5e-3
 CLIENT_SECONDS = 3e-3
 FLOP_SECONDS = 2e-9
+#: The logistic replicates' terms in d (test draws) and in n d^2 + d^3 (Newton steps):
+#: ``logistic_replicate_seconds``.
+LOGISTIC_D_SECONDS = 1e-4
+LOGISTIC_FLOP_SECONDS = 2.5e-10
 #: Seconds per replicate at the presets' defaults (measured: 10, 39 and 92 s on a loaded
 #: 2-core machine).
 PRESET_SECONDS = {"paper000-fig1": 10.0, "paper004-synthetic": 40.0, "paper001-fig2": 92.0}
@@ -65,9 +69,40 @@ def check_tasks(count: int, what: str, advice: str) -> None:
 
 
 def logistic_replicate_seconds(d: int, gamma: float) -> float:
-    """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` (exact Newton
-    solves: a few tens of d x d systems built from n x d data): ``REPLICATE_SECONDS`` plus
-    ``1e-7 (n d^2 + d^3)``. Measured: d = 50, 200, 400 at gamma = 2: 0.06, 1.8 (first call),
-    2.7 s; estimated 0.02, 1.2, 9.6 s."""
+    """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` at n = d / gamma
+    (exact Newton fits, each step an n x d Hessian product and a d x d solve, plus the test
+    draws): ``REPLICATE_SECONDS + LOGISTIC_D_SECONDS d + LOGISTIC_FLOP_SECONDS (n d^2 + d^3)``;
+    also one fit's share of ``logistic_pipeline_seconds``.
+
+    Fitted to measurements (``benchmarks/bench_logistic_budget.py``; one BLAS thread, as
+    ``run_tasks`` runs a task; process CPU time, median of 3 after a warm-up, on the shared
+    2-core machine of this project at load 1.5-3): one ridge replicate (S = r = 1, lam = 1)
+    at d = 50, 100, 200, 400, 800 x gamma = 0.25, 1, 4 and d = 1600, gamma = 1, from 5.7 ms
+    (d = 50) through 0.083 s (d = 400, gamma = 0.25) to 0.93 s (d = 1600); and the pipeline
+    (``logistic_pipeline_seconds``) at d = 100, 400 x gamma = 1, 4 x M = 2, 5, 20 and d = 800,
+    gamma = 1, M = 5, with and without FedProx (0.41 s at d = 400, gamma = 1, M = 20; 5.0 s
+    for FedProx at d = 800, M = 5). The estimates are 1.06-3.3x the measured CPU time at every
+    point with d >= 200 (1.06-19x at d <= 100, where they are milliseconds: the constant
+    terms); the previous model (1e-7 (n d^2 + d^3)) was 200-1100x long there."""
     n = max(1.0, d / float(as_array("gamma", gamma, low=0.0, low_open=True)))
-    return REPLICATE_SECONDS + 1e-7 * (n * d * d + float(d) ** 3)
+    return REPLICATE_SECONDS + LOGISTIC_D_SECONDS * d + LOGISTIC_FLOP_SECONDS * (
+        n * d * d + float(d) ** 3)
+
+
+#: Outer Newton steps of the joint FedProx solve counted as a proximal fit of every client
+#: each (``logistic_pipeline_seconds``; fitted with the measurements of
+#: ``logistic_replicate_seconds``).
+FEDPROX_STEPS = 4
+
+
+def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = False) -> float:
+    """Estimated seconds of one replicate of ``montecarlo.logistic.pipeline`` (``gammas``: the
+    M clients' d / n_j, ``gamma`` the target's): the target's fits, the pooled global fit over
+    N = d sum_j 1 / gamma_j samples and, with ``fedprox``, ``FEDPROX_STEPS`` proximal fits of
+    every client."""
+    gammas = [float(g) for g in gammas]
+    pooled = 1.0 / sum(1.0 / g for g in gammas)
+    seconds = logistic_replicate_seconds(d, gamma) + logistic_replicate_seconds(d, pooled)
+    if fedprox:
+        seconds += FEDPROX_STEPS * sum(logistic_replicate_seconds(d, g) for g in gammas)
+    return seconds
