@@ -170,3 +170,24 @@ def test_logistic_time_model_scales():
     prox = budget.logistic_pipeline_seconds(400, 2.0, gammas, fedprox=True)
     assert prox == pytest.approx(fed + budget.FEDPROX_STEPS * 5 * f(400, 2.0))
     assert 8 * fed < 60.0
+
+
+@pytest.mark.parametrize("m", [2, 3, 4, 6])
+def test_least_squares_coefficients_equal_the_linear_maps_images(m):
+    """``estimate_lsq.coefficients`` (closed form) against its definition: the image of each
+    unit perturbation of theta_hat_k . theta_hat_l under the estimates (``distances``), one
+    pair at a time (what the route computed before, in O(m^4) time)."""
+    from riskcalc.estimate_lsq import coefficients
+
+    def estimates(P):
+        sq = np.diag(P).copy()
+        r2, centre2 = distances(sq, P)
+        return np.concatenate([np.zeros(m), sq, r2, [centre2]])
+
+    want = np.empty((3 * m + 1, m, m))
+    for k in range(m):
+        for l in range(k, m):
+            E = np.zeros((m, m))
+            E[k, l] = E[l, k] = 1.0
+            want[:, k, l] = want[:, l, k] = estimates(E) / (2.0 if k != l else 1.0)
+    np.testing.assert_allclose(coefficients(m), want, rtol=0, atol=1e-15)
