@@ -83,7 +83,10 @@ def logistic_replicate_seconds(d: int, gamma: float) -> float:
     gamma = 1, M = 5, with and without FedProx (0.41 s at d = 400, gamma = 1, M = 20; 5.0 s
     for FedProx at d = 800, M = 5). The estimates are 1.06-3.3x the measured CPU time at every
     point with d >= 200 (1.06-19x at d <= 100, where they are milliseconds: the constant
-    terms); the previous model (1e-7 (n d^2 + d^3)) was 200-1100x long there."""
+    terms); the previous model (1e-7 (n d^2 + d^3)) was 200-1100x long there. Re-measured
+    with this model at load average 8.9 (six sessions on two cores, CPU time inflated ~1.5x
+    by the sharing): 0.70-0.93x at d = 200-400 (oracle), 0.9-2.9x elsewhere with d >= 200;
+    wall time there was 2-4x the CPU time, which no estimate from the sizes can know."""
     n = max(1.0, d / float(as_array("gamma", gamma, low=0.0, low_open=True)))
     return REPLICATE_SECONDS + LOGISTIC_D_SECONDS * d + LOGISTIC_FLOP_SECONDS * (
         n * d * d + float(d) ** 3)
