@@ -364,6 +364,10 @@ def _point(xty, yy, n, gram):
             "moments": np.array([m1, m2, m3]), "spread": m2 - m1 ** 2}
 
 
-def estimate_file(path) -> Estimate:
-    """``estimate`` of the data in ``path`` (``load``)."""
-    return estimate(*load(path))
+def estimate_file(path, route: str = "auto") -> Estimate:
+    """``estimate`` of the data in ``path`` (``load``); every error names the file."""
+    data = load(path)
+    try:
+        return estimate(*data, route=route)
+    except ValueError as exc:            # load's messages name the file; these name it too
+        raise ValueError(f"--data {path}: {exc}") from None

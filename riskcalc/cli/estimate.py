@@ -28,11 +28,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from riskcalc import estimate as est_mod
 
-    data = est_mod.load(args.data)
-    try:
-        est = est_mod.estimate(*data, route=args.route)
-    except ValueError as exc:            # load's messages name the file; these name it too
-        raise ValueError(f"--data {args.data}: {exc}") from None
+    est = est_mod.estimate_file(args.data, route=args.route)
     out = est.as_dict()
     if args.json:
         print(guards.dumps(out))
