@@ -178,17 +178,27 @@ def load(path):
 
 
 def _check_npz(path) -> None:
-    """``check_memory`` on the shape of X read from its member header (nothing else is read;
-    a file that is not a .npz with an X array is left to ``np.load``'s checks)."""
+    """``check_memory`` on the shapes of X, y and client read from their member headers
+    (nothing else is read): N the most rows any of them claims, d the size of X's row (a 1-d
+    X: 1). A file that is not a .npz of these arrays is left to ``np.load``'s checks."""
+    shapes = {}
     try:
-        with zipfile.ZipFile(path) as zf, zf.open("X.npy") as fh:
-            version = np.lib.format.read_magic(fh)
-            shape = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
-                     else np.lib.format.read_array_header_2_0(fh))[0]
+        with zipfile.ZipFile(path) as zf:
+            for key in ARRAYS:
+                if f"{key}.npy" in zf.namelist():
+                    with zf.open(f"{key}.npy") as fh:
+                        version = np.lib.format.read_magic(fh)
+                        shapes[key] = (np.lib.format.read_array_header_1_0(fh)
+                                       if version == (1, 0)
+                                       else np.lib.format.read_array_header_2_0(fh))[0]
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError):
         return
-    if len(shape) == 2:
-        check_memory(f"--data {path}: ", shape[0], shape[1], "X holds")
+    rows = [int(np.prod(sh[:1])) for k, sh in shapes.items() if k == "X"]
+    rows += [int(np.prod(sh)) for k, sh in shapes.items() if k != "X"]
+    if rows:
+        X = shapes.get("X", (0, 1))
+        check_memory(f"--data {path}: ", max(rows), int(np.prod(X[1:])) if len(X) > 1 else 1,
+                     "X holds" if max(rows) == rows[0] and "X" in shapes else "the arrays hold")
 
 
 def _array(path, data, key):

@@ -56,6 +56,19 @@ def test_huge_npz_refused_from_its_header(tmp_path, capsys):
         assert part in err, err
 
 
+def test_huge_response_array_refused_from_its_header(tmp_path):
+    """Any of the three arrays may be the large one: y claiming 1e11 entries next to a 3 x 3 X
+    is refused before reading, too."""
+    path = tmp_path / "bigy.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        for key, shape in (("X", (3, 3)), ("y", (10 ** 11,)), ("client", (3,))):
+            with zf.open(f"{key}.npy", "w") as fh:
+                np.lib.format.write_array_header_1_0(
+                    fh, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    with pytest.raises(ValueError, match="the arrays hold N = 1e.11 rows"):
+        estimate_data.load(path)
+
+
 def test_limit_applies_to_real_files(tmp_path, capsys):
     """Under a 1 MB limit a 2 MB .npz and a CSV that may hold as much are refused before
     reading (the CSV's advice: .npz, whose size is exact); without it the .npz is estimated."""
