@@ -15,7 +15,7 @@ from riskcalc import estimate_data
 from riskcalc.cli import main
 from riskcalc.estimate import estimate
 from riskcalc.estimate_pairs import distances, geometry
-from riskcalc.spectrum import MAX_FILE_BYTES, Spectrum
+from riskcalc.spectrum import MAX_FILE_BYTES, MAX_TEXT_BYTES, Spectrum
 
 
 def _run(argv, capsys):
@@ -88,10 +88,17 @@ def test_limit_applies_to_real_files(tmp_path, capsys):
 
 
 def test_spectrum_file_uses_the_shared_size_check(tmp_path):
+    """64 MiB as .npy; 8 MiB as text, whose parse holds Python strings (8 MiB of "1 1 ..."
+    peaked at 293 MiB)."""
     path = tmp_path / "sp.npy"
     with open(path, "wb") as fh:
         fh.truncate(MAX_FILE_BYTES + 1)                       # sparse: nothing written
     with pytest.raises(ValueError, match="larger than a list of eigenvalues"):
+        Spectrum.from_file(path)
+    path = tmp_path / "sp.txt"
+    with open(path, "wb") as fh:
+        fh.truncate(MAX_TEXT_BYTES + 1)
+    with pytest.raises(ValueError, match="larger than a text list of eigenvalues.*npy"):
         Spectrum.from_file(path)
 
 
