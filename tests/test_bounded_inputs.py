@@ -190,6 +190,11 @@ def test_logistic_time_model_scales():
     prox = budget.logistic_pipeline_seconds(400, 2.0, gammas, fedprox=True)
     assert prox == pytest.approx(fed + budget.FEDPROX_STEPS * 5 * f(400, 2.0))
     assert 8 * fed < 60.0
+    # Every penalty of a sweep's lam list is a fit (measured ten lams: 3.6-5.8x one lam).
+    assert f(400, 1.0, lams=10) > 9 * f(400, 1.0, lams=1) - 9 * budget.LOGISTIC_D_SECONDS * 400
+    ones = [1.0] * 5
+    assert (budget.logistic_pipeline_seconds(400, 1.0, ones, lams=10)
+            >= 3.6 * budget.logistic_pipeline_seconds(400, 1.0, ones))   # measured ratio 3.6
 
 
 @pytest.mark.parametrize("m", [2, 3, 4, 6])

@@ -266,15 +266,16 @@ def _memory(points, others, d, method):
                    "lower --d or the number of clients")
 
 
-def replicate_seconds(method, points, others, d) -> float:
-    """Estimated seconds of one replicate summed over the grid points: the target's Newton
-    fits and, with a global model, the pooled fit and FedProx's proximal fits
-    (``logistic_pipeline_seconds``)."""
+def replicate_seconds(method, points, others, d, lams: int = 1) -> float:
+    """Estimated seconds of one replicate summed over the grid points, with ``lams``
+    penalties per replicate: the target's Newton fits and, with a global model, the pooled fit
+    and FedProx's proximal fits (``logistic_pipeline_seconds``)."""
     total = 0.0
     for g, rr, m in points:
         fed = _federation(g, rr, m, others)
         if fed is not None and method != "local_ridge":
-            total += logistic_pipeline_seconds(d, g, fed[0], fedprox=method == "pfedme")
+            total += logistic_pipeline_seconds(d, g, fed[0], fedprox=method == "pfedme",
+                                               lams=lams)
         else:
-            total += logistic_replicate_seconds(d, g)
+            total += logistic_replicate_seconds(d, g, lams=lams)
     return total

@@ -68,11 +68,14 @@ def check_tasks(count: int, what: str, advice: str) -> None:
                          f"{physical_memory() / 2**31:.3g} GiB); {advice}")
 
 
-def logistic_replicate_seconds(d: int, gamma: float) -> float:
+def logistic_replicate_seconds(d: int, gamma: float, lams: int = 1) -> float:
     """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` at n = d / gamma
-    (exact Newton fits, each step an n x d Hessian product and a d x d solve, plus the test
-    draws): ``REPLICATE_SECONDS + LOGISTIC_D_SECONDS d + LOGISTIC_FLOP_SECONDS (n d^2 + d^3)``;
-    also one fit's share of ``logistic_pipeline_seconds``.
+    with ``lams`` penalties (exact Newton fits, each step an n x d Hessian product and a d x d
+    solve, plus the test draws): ``lams (REPLICATE_SECONDS + LOGISTIC_FLOP_SECONDS (n d^2 +
+    d^3)) + LOGISTIC_D_SECONDS d``; also the fits' share of ``logistic_pipeline_seconds``.
+    Every penalty is counted as a full fit, though each starts from the previous one's
+    minimizer (measured, d = 200 and 400, gamma = 1, ten lams in [0.01, 10]: 4.2x and 5.8x
+    the time of one; estimated 1.3x and 1.4x that).
 
     Fitted to measurements (``benchmarks/bench_logistic_budget.py``; one BLAS thread, as
     ``run_tasks`` runs a task; process CPU time, median of 3 after a warm-up, on the shared
@@ -88,8 +91,8 @@ def logistic_replicate_seconds(d: int, gamma: float) -> float:
     by the sharing): 0.70-0.93x at d = 200-400 (oracle), 0.9-2.9x elsewhere with d >= 200;
     wall time there was 2-4x the CPU time, which no estimate from the sizes can know."""
     n = max(1.0, d / float(as_array("gamma", gamma, low=0.0, low_open=True)))
-    return REPLICATE_SECONDS + LOGISTIC_D_SECONDS * d + LOGISTIC_FLOP_SECONDS * (
-        n * d * d + float(d) ** 3)
+    return lams * (REPLICATE_SECONDS + LOGISTIC_FLOP_SECONDS * (n * d * d + float(d) ** 3)) \
+        + LOGISTIC_D_SECONDS * d
 
 
 #: Outer Newton steps of the joint FedProx solve counted as a proximal fit of every client
@@ -98,14 +101,20 @@ def logistic_replicate_seconds(d: int, gamma: float) -> float:
 FEDPROX_STEPS = 4
 
 
-def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = False) -> float:
+def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = False,
+                              lams: int = 1) -> float:
     """Estimated seconds of one replicate of ``montecarlo.logistic.pipeline`` (``gammas``: the
-    M clients' d / n_j, ``gamma`` the target's): the target's fits, the pooled global fit over
-    N = d sum_j 1 / gamma_j samples and, with ``fedprox``, ``FEDPROX_STEPS`` proximal fits of
-    every client."""
+    M clients' d / n_j, ``gamma`` the target's) with ``lams`` penalties: the pooled global fit
+    over N = d sum_j 1 / gamma_j samples, the target's fits (one for the first penalty, two,
+    fine-tuning and local ridge, for every further one) and, with ``fedprox``,
+    ``FEDPROX_STEPS`` proximal fits of every client per penalty. Measured with ten lams (five
+    for FedProx), d = 200 and 400, M = 5, gamma = 1: 3.6x the time of one lam (FedProx 3.5x,
+    3.8x); estimated 1.9x and 1.7x that (FedProx 2.5x, 1.7x)."""
     gammas = [float(g) for g in gammas]
     pooled = 1.0 / sum(1.0 / g for g in gammas)
-    seconds = logistic_replicate_seconds(d, gamma) + logistic_replicate_seconds(d, pooled)
+    seconds = (logistic_replicate_seconds(d, gamma, lams=2 * lams - 1)
+               + logistic_replicate_seconds(d, pooled))
     if fedprox:
-        seconds += FEDPROX_STEPS * sum(logistic_replicate_seconds(d, g) for g in gammas)
+        seconds += FEDPROX_STEPS * sum(logistic_replicate_seconds(d, g, lams=lams)
+                                       for g in gammas)
     return seconds
