@@ -7,11 +7,15 @@ a number (``True`` is not read as 1), a string is not a number (``"1"`` is not r
 complex values are refused (their imaginary part would be dropped), and an array has the rank
 the parameter takes. numpy scalars and arrays of integer or floating type are numbers. The same
 parameter has the same range wherever it enters (``RANGES``).
+
+Files are bounded the same way wherever they enter (a federation file, a spectrum file, a data
+file): ``file_size`` refuses one larger than its kind can be before a byte of it is read.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -186,3 +190,19 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
         raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
                          f"{_short(value)}")
     return arr
+
+
+def file_size(path, limit: int, where: str, what: str) -> int:
+    """The size in bytes of the file ``path`` (0 for a device or pipe, which has none: its
+    reader caps what it reads), or ValueError, before any of it is read, when it is larger than
+    ``limit``: ``"{where}: N bytes, larger than {what} (L MiB)"``; ``what`` names the kind of
+    file and what its limit holds (``"a federation file (about 200,000 clients)"``)."""
+    try:
+        size = os.stat(path).st_size if os.path.isfile(path) else 0
+    except OSError as exc:
+        raise ValueError(f"{where}: {exc.strerror or exc}") from None
+    if size > limit:
+        kind, _, holds = what.partition(" (")
+        raise ValueError(f"{where}: {size} bytes, larger than {kind} ({limit / 2 ** 20:g} MiB"
+                         + (f", {holds}" if holds else ")"))
+    return size

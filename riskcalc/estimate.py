@@ -35,11 +35,12 @@ Standard errors, from a joint covariance of all the estimates (``Estimate.cov``,
 ``riskcalc.advise.uncertainty``): for the moments and the moments route a grouped jackknife,
 the rows of every client dealt in turn to ``GROUPS`` groups (deterministic given the data),
 each estimate recomputed without one group; for the least-squares route the exact
-Gaussian-noise covariance given the designs (``_least_squares``; a jackknife that deletes rows
+Gaussian-noise covariance given the designs (``riskcalc.estimate_lsq``; a jackknife that deletes rows
 there overstates it by about n_j / (n_j - d), since each row carries leverage d / n_j). Both
 condition on the clients' parameters theta_j; r_j and ||theta_0|| are the model's parameters,
 and their estimates from pair distances also carry the random directions u_j (their cross
-products are O(1 / sqrt(d)), the order of the noise): ``_geometry`` adds that covariance.
+products are O(1 / sqrt(d)), the order of the noise): ``riskcalc.estimate_pairs.geometry``
+adds that covariance.
 rho_j = ||theta_j|| is the realized norm (what local ridge's risk depends on): no such term.
 Measured (d = 100, n_j = 2d, 200 replicates, rms error over the mean reported se): without
 that term r_j^2's ratio was up to 1.3, and the least-squares plug-in (now debiased) made
@@ -50,7 +51,10 @@ Measured coverage of the 95% intervals over 40 replicates (tests): 0.95 (least s
 30, n_j = 2d) and 0.92 (moments, d = 40, n_j = d). Sigma = c I is reported as the identity
 with r_j, rho_j scaled by sqrt(c) (the same risks).
 
-Reading and checking the data (``load``, ``check_data``): ``riskcalc.estimate_data``.
+Reading and checking the data (``load``, ``check_data``) and the memory bound checked before
+the work (``check_memory``): ``riskcalc.estimate_data``; r_j and ||theta_0|| from pair
+products and the directions' covariance (``distances``, ``geometry``):
+``riskcalc.estimate_pairs``; the least-squares route: ``riskcalc.estimate_lsq``.
 """
 
 from __future__ import annotations
@@ -59,7 +63,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from riskcalc.estimate_data import ARRAYS, check_data, load
+from riskcalc.estimate_data import ARRAYS, GROUPS, check_data, check_memory, load
+from riskcalc.estimate_lsq import least_squares
+from riskcalc.estimate_pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
 
 __all__ = ["ARRAYS", "FLAT", "GROUPS", "LS_RATIO", "ROUTES", "Estimate", "distances", "estimate",
@@ -67,8 +73,6 @@ __all__ = ["ARRAYS", "FLAT", "GROUPS", "LS_RATIO", "ROUTES", "Estimate", "distan
 
 #: The estimates with a joint covariance (``Estimate.cov``), in its order.
 FLAT = ("sigma2", "r2", "rho2", "centre_norm2", "moments")
-#: Number of jackknife groups (fewer when a client has fewer rows).
-GROUPS = 20
 #: Every client with n_j >= LS_RATIO d: the least-squares route (module docstring).
 LS_RATIO = 1.5
 ROUTES = ("auto", "moments", "least-squares")
@@ -255,6 +259,9 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         raise ValueError(f"client {ids[np.argmin(n)]} has {n.min()} rows; each client needs "
                          "at least 3")
     m, d = ids.size, X.shape[1]
+    # Before the work, its memory (the least-squares route's wherever it may be taken).
+    check_memory("", X.shape[0], d, "the data hold", m,
+                 least_squares=route != "moments" and n.min() > d + 2)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.
     rank = np.empty(len(y), dtype=int)
@@ -291,7 +298,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     spread = np.array([jk["spread"] for jk in jack])
     se = {"spread": np.sqrt((groups - 1) / groups * np.sum((spread - spread.mean()) ** 2))}
     if route == "least-squares":
-        ls_values, ls_cov = _least_squares(X, y, inverse, m)
+        ls_values, ls_cov = least_squares(X, y, inverse, m)
         full.update(ls_values)
         # Exact given the designs; uncorrelated with the moments, functions of the designs
         # only, since the least-squares estimates are unbiased given the designs.
@@ -308,7 +315,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         sp = gauss_two_atoms(*full["moments"])
         kappa = float(np.sum(sp.weights * sp.atoms ** 4) / full["moments"][1] ** 2)
     geo_idx = np.r_[m:2 * m, 3 * m]                            # r2 and centre_norm2
-    cov[np.ix_(geo_idx, geo_idx)] += _geometry(full, d, kappa)
+    cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov)
 
@@ -320,68 +327,6 @@ def _full_rank(X, inverse, m):
         if rank < X.shape[1]:
             return j, rank
     return None
-
-
-def _least_squares(X, y, inverse, m):
-    """sigma2, rho2, r2, centre_norm2 by local least squares (module docstring) and their
-    joint covariance (in ``FLAT`` order), exact for Gaussian noise given the designs (derived
-    here): every
-    estimate is sum_(k,l) A_kl theta_hat_k . theta_hat_l - sum_k c_k s_k (s_k = sigma_k^2
-    tr(G_k^-1), G_k = X_k^T X_k) with theta_hat_k = theta_k + e_k, e_k ~ N(0, sigma_k^2
-    G_k^-1) independent of each other and of sigma_hat_k^2 ~ sigma_k^2 chi^2_(n_k - d) /
-    (n_k - d), so its variance is 4 sum_k sigma_k^2 v_k^T G_k^-1 v_k (v_k = sum_l A_kl
-    theta_l) + 2 sum_k A_kk^2 sigma_k^4 tr(G_k^-2) + 4 sum_(k<l) A_kl^2 sigma_k^2 sigma_l^2
-    tr(G_k^-1 G_l^-1) + 2 sum_k c_k^2 tr(G_k^-1)^2 sigma_k^4 / (n_k - d), with the estimates
-    plugged in (the first term less its plug-in bias); the covariance of two estimates is the
-    same sum with each square a product of the two estimates' coefficients."""
-    d = X.shape[1]
-    theta, ginv = np.empty((m, d)), np.empty((m, d, d))
-    sigma2, nres = np.empty(m), np.empty(m)
-    for j in range(m):
-        rows = inverse == j
-        Xj, yj = X[rows], y[rows]
-        ginv[j] = np.linalg.inv(Xj.T @ Xj)
-        theta[j] = ginv[j] @ (Xj.T @ yj)
-        nres[j] = rows.sum() - d
-        resid = yj - Xj @ theta[j]
-        sigma2[j] = resid @ resid / nres[j]
-    trace = np.trace(ginv, axis1=1, axis2=2)
-    tr2 = np.einsum("kab,lba->kl", ginv, ginv)           # tr(G_k^-1 G_l^-1)
-    gram = theta @ theta.T
-
-    def estimates(P, shift):
-        sq = np.diag(P) - shift
-        r2, centre2 = distances(sq, P)
-        return np.concatenate([shift / trace, sq, r2, [centre2]])
-
-    shift = sigma2 * trace
-    values = estimates(gram, shift)
-    # The estimates are linear in (P, s): their coefficients A and c (per output).
-    A = np.empty((values.size, m, m))
-    for k in range(m):
-        for l in range(k, m):
-            E = np.zeros((m, m))
-            E[k, l] = E[l, k] = 1.0
-            coef = estimates(E, np.zeros(m)) - estimates(np.zeros((m, m)), np.zeros(m))
-            A[:, k, l] = A[:, l, k] = coef / (2.0 if k != l else 1.0)
-    c = np.stack([estimates(np.zeros((m, m)), np.eye(m)[k]) for k in range(m)], axis=1)
-    v = np.einsum("okl,ld->okd", A, theta)
-    lin = 4 * np.einsum("k,okd,kde,pke->op", sigma2, v, ginv, v)
-    quad = (2 * np.einsum("okk,pkk,k,k->op", A, A, sigma2 ** 2, np.diag(tr2))
-            + 2 * np.einsum("okl,pkl,k,l,kl->op", A, A, sigma2, sigma2,
-                            tr2 * (1 - np.eye(m))))
-    noise = 2 * np.einsum("ok,pk,k,k->op", c, c, trace ** 2 * sigma2 ** 2, 1.0 / nres)
-    # The plug-in lin overstates its value at theta by 2 quad (E[theta_hat theta_hat^T] =
-    # theta theta^T + sigma^2 G^-1): lin - 2 quad is unbiased, then made positive semidefinite
-    # (lin is); measured, the plain plug-in overstated se(rho_j^2) by up to 1.3 at d = 100.
-    w, u = np.linalg.eigh(lin - 2 * quad)
-    cov = (u * np.maximum(w, 0.0)) @ u.T + quad + noise
-    names = ("sigma2", "rho2", "r2")
-    out = {k: values[i * m:(i + 1) * m] for i, k in enumerate(names)}
-    out["centre_norm2"] = values[-1]
-    # From the order (sigma2, rho2, r2, centre) above to FLAT's (sigma2, r2, rho2, centre).
-    order = np.r_[0:m, 2 * m:3 * m, m:2 * m, 3 * m]
-    return out, cov[np.ix_(order, order)]
 
 
 def _flat(values) -> np.ndarray:
@@ -396,65 +341,6 @@ def _unflat(vec, m: int) -> dict:
     out["centre_norm2"] = vec[3 * m]
     out["moments"] = vec[3 * m + 1:]
     return out
-
-
-def _geometry(values, d: int, kappa: float) -> np.ndarray:
-    """Covariance of the error of r2 (M,) and centre_norm2 that comes from the clients'
-    random directions (module docstring, "Standard errors"; derived here).
-
-    With theta_j = theta_0 + r_j u_j and the metric A (the identity for least squares,
-    Sigma^2 / m2 for the moments), sq_j = ||theta_j||_A^2 = c^2 + r_j^2 (1 + e_j) +
-    2 r_j a_j and theta_j . theta_k = c^2 + r_j a_j + r_k a_k + r_j r_k b_jk, with e_j =
-    u_j^T A u_j - 1, a_j = theta_0^T A u_j, b_jk = u_j^T A u_k: mean 0, uncorrelated, of
-    variances 2 (kappa - 1) / (d + 2), c^2 kappa / d and kappa / d for uniform u_j
-    (kappa = tr(A^2) / d, m4 / m2^2 of the two-atom spectrum, 1 for least squares). The
-    estimates are linear in (sq, cross) (``distances``), so each source's column is the image
-    of its unit perturbation; the plug-in r_j, c are the estimates clipped at 0."""
-    r = np.sqrt(np.maximum(values["r2"], 0.0))
-    c = np.sqrt(max(float(values["centre_norm2"]), 0.0))
-    m = r.size
-    base = np.concatenate(distances(np.zeros(m), np.zeros((m, m))), axis=None)
-    cols = []
-    for j in range(m):
-        sq, cross = np.zeros(m), np.zeros((m, m))
-        sq[j] = r[j] ** 2 * np.sqrt(2 * max(kappa - 1.0, 0.0) / (d + 2))
-        cols.append((sq, cross))
-        sq, cross = np.zeros(m), np.zeros((m, m))
-        sd = c * np.sqrt(kappa / d)
-        sq[j] = 2 * r[j] * sd
-        cross[j, :] += r[j] * sd
-        cross[:, j] += r[j] * sd
-        cross[j, j] = 0.0
-        cols.append((sq, cross))
-        for k in range(j + 1, m):
-            cross = np.zeros((m, m))
-            cross[j, k] = cross[k, j] = r[j] * r[k] * np.sqrt(kappa / d)
-            cols.append((np.zeros(m), cross))
-    J = np.array([np.concatenate(distances(sq, cross), axis=None) - base
-                  for sq, cross in cols]).T
-    return J @ J.T
-
-
-def distances(sq, cross):
-    """r_j^2 and ||theta_0||^2 from unbiased estimates ``sq`` of ||theta_j||^2 and ``cross``
-    (off the diagonal) of theta_j . theta_k (in one metric).
-
-    M >= 3: the pair distances D_jk = sq_j + sq_k - 2 cross_jk estimate ||theta_j -
-    theta_k||^2 = r_j^2 + r_k^2 + O(1/sqrt(d)) (independent uniform directions), solved by
-    least squares over the pairs: R = sum_j r_j^2 = sum_(j<k) D_jk / (M - 1) and r_j^2 =
-    (sum_(k != j) D_jk - R) / (M - 2); free of theta_0 (the estimate is shift invariant).
-    M = 2: r_j^2 = sq_j - cross_12 (theta_j . theta_k = ||theta_0||^2 + O(1/sqrt(d)) needs
-    theta_0 in a direction independent of the u_j). ||theta_0||^2: the mean cross product.
-    """
-    m = len(sq)
-    off = cross.sum() - np.trace(cross)
-    centre2 = off / (m * (m - 1))
-    if m == 2:
-        return sq - cross[0, 1], centre2
-    D = sq[:, None] + sq[None, :] - 2 * cross
-    np.fill_diagonal(D, 0.0)
-    total = D.sum() / 2 / (m - 1)
-    return (D.sum(axis=1) - total) / (m - 2), centre2
 
 
 def _point(xty, yy, n, gram):
@@ -478,6 +364,10 @@ def _point(xty, yy, n, gram):
             "moments": np.array([m1, m2, m3]), "spread": m2 - m1 ** 2}
 
 
-def estimate_file(path) -> Estimate:
-    """``estimate`` of the data in ``path`` (``load``)."""
-    return estimate(*load(path))
+def estimate_file(path, route: str = "auto") -> Estimate:
+    """``estimate`` of the data in ``path`` (``load``); every error names the file."""
+    data = load(path)
+    try:
+        return estimate(*data, route=route)
+    except ValueError as exc:            # load's messages name the file; these name it too
+        raise ValueError(f"--data {path}: {exc}") from None

@@ -30,20 +30,21 @@ Strict: numbers are JSON numbers, finite, in the one range of each parameter
 number belongs, a duplicate key, an unknown key, nesting deeper than the schema, a file larger
 than ``MAX_BYTES`` (checked before reading, and never read past it: ``/dev/zero`` is refused)
 and bytes that are not UTF-8 are errors, each one line naming the file, the client (index and
-name) and the key. Nothing is coerced.
+name) and the key. Nothing is coerced. The JSON layer under these checks (size, bytes, depth,
+duplicate keys, non-finite numbers): ``riskcalc.json_strict``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from riskcalc._validate import MAX_INT, RANGES
+from riskcalc.json_strict import NonFinite, load
+from riskcalc.json_strict import kind as _kind
 from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
@@ -62,35 +63,6 @@ CLIENT_KEYS = ("name", "id", "gamma", "n", "r", "sigma", "rho", "spectrum", "se"
 FAMILY_KEYS = {"linear": ("gamma", "n", "r", "sigma", "rho", "spectrum"),
                "logistic": ("gamma", "n", "r", "spectrum")}
 _NUMBERS = ("gamma", "r", "sigma", "rho")
-
-
-class _NonFinite:
-    """What the JSON parser makes of ``NaN``, ``Infinity``, ``-Infinity`` (not JSON numbers):
-    kept as a marker so that the check names the client and the key."""
-
-    def __init__(self, text):
-        self.text = text
-
-    def __repr__(self):
-        return self.text
-
-
-class _Object(dict):
-    """A JSON object that remembers its duplicate keys (``json``'s default keeps the last)."""
-
-    duplicates = ()
-
-
-def _pairs(pairs):
-    obj = _Object(pairs)
-    if len(obj) != len(pairs):
-        seen, dups = set(), []
-        for k, _ in pairs:
-            if k in seen and k not in dups:
-                dups.append(k)
-            seen.add(k)
-        obj.duplicates = tuple(dups)
-    return obj
 
 
 @dataclass(frozen=True)
@@ -227,7 +199,9 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     """
     path = os.fspath(path)
     where = f"{option} {path}" if option else str(path)
-    data = _load(path, where)
+    data = load(path, where, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH,
+                what="a federation file (about 200,000 clients)",
+                nesting="object, clients list, client, se")
     if isinstance(data, dict):
         if versioned is False:
             raise ValueError(f"{where}: expected a JSON list of client objects, got an object")
@@ -252,63 +226,6 @@ def from_object(data: dict, where: str) -> FederationFile:
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected the federation object, got {_kind(data)}")
     return _object(data, os.path.join(os.getcwd(), "-"), where)
-
-
-def _load(path, where):
-    """The parsed JSON of ``path``: bounded in size and depth before parsing."""
-    try:
-        with open(path, "rb") as fh:
-            if os.path.isfile(path) and os.fstat(fh.fileno()).st_size > MAX_BYTES:
-                raise ValueError(f"{where}: {os.fstat(fh.fileno()).st_size} bytes, larger than "
-                                 f"a federation file ({MAX_BYTES // 2 ** 20} MiB, about "
-                                 "200,000 clients)")
-            raw = fh.read(MAX_BYTES + 1)       # a device such as /dev/zero: at most this
-    except OSError as exc:
-        raise ValueError(f"{where}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise ValueError(f"{where}: more than {MAX_BYTES // 2 ** 20} MiB, larger than a "
-                         "federation file (about 200,000 clients)")
-    try:
-        text = raw.decode("utf-8-sig")          # a byte-order mark is not content
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{where}: not UTF-8 text (byte {exc.start}: "
-                         f"{raw[exc.start:exc.start + 1]!r}); a federation file is JSON "
-                         "text") from None
-    depth = _depth(text)
-    if depth > MAX_DEPTH:
-        raise ValueError(f"{where}: JSON nested {depth} levels deep; a federation file nests "
-                         f"at most {MAX_DEPTH} (object, clients list, client, se)")
-    try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_NonFinite,
-                          parse_int=_json_integer)
-    except ValueError as exc:          # JSONDecodeError
-        raise ValueError(f"{where}: not valid JSON ({exc})") from None
-
-
-def _json_integer(text: str):
-    """A JSON integer; one longer than Python converts (4300 digits: its error advises
-    ``sys.set_int_max_str_digits``) is a ``_NonFinite`` marker, so that the check names the
-    client and the key."""
-    digits = len(text.lstrip("-"))
-    if digits > sys.get_int_max_str_digits() > 0:
-        return _NonFinite(f"an integer of {digits} digits")
-    return int(text)
-
-
-def _depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings (without recursion)."""
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
-    codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
-    step = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
-            - np.isin(codes, (ord("]"), ord("}"))))
-    return int(np.cumsum(step).max(initial=0))
-
-
-def _kind(value) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    return {bool: "a boolean", str: "a string", int: "a number", float: "a number",
-            list: "a list", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _object(data, path, where):
@@ -396,7 +313,7 @@ def _client(probe, j, c, base, seen):
 
 
 def _number(probe, j, key, value):
-    if isinstance(value, _NonFinite):
+    if isinstance(value, NonFinite):
         raise probe.error(j, f"{key} must be a finite number, got {value!r}")
     if type(value) not in (int, float):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
@@ -415,7 +332,7 @@ def _number(probe, j, key, value):
 
 
 def _integer(probe, j, key, value, minimum):
-    if isinstance(value, _NonFinite) or type(value) not in (int, float) or not (
+    if isinstance(value, NonFinite) or type(value) not in (int, float) or not (
             np.isfinite(_float(value)) and value == int(value)):
         raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
                              + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))

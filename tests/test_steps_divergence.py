@@ -78,3 +78,68 @@ def test_work_is_bounded_before_solving():
     with pytest.raises(ValueError, match="max_steps"):
         riskcalc.optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=0.5, step_size=0.1,
                                max_steps=100000, spectrum=TWO_POINT)
+
+
+def _mp_filter_mpmath(gamma, k, eta):
+    """Bias and variance factors of ``filter_integrals`` (lam = 0) by mpmath quadrature of the
+    Marchenko-Pastur density, split geometrically toward the top edge where a divergent
+    integrand |1 - eta s|^(2k) concentrates (an independent route: real-line quadrature in s,
+    30 digits, not the midpoint rule in t)."""
+    import mpmath as mp
+
+    with mp.workdps(30):
+        g = mp.mpf(gamma)
+        a, b = (1 - mp.sqrt(g)) ** 2, (1 + mp.sqrt(g)) ** 2
+        eta = mp.mpf(eta)
+
+        def dens(s):
+            return mp.sqrt((b - s) * (s - a)) / (2 * mp.pi * g * s)
+
+        def f(s):
+            return 1 - (1 - eta * s) ** k
+
+        width = abs(1 - eta * b) / (k * eta)
+        pts = [a] + [b - width * 2 ** j for j in range(40, -1, -1) if b - width * 2 ** j > a]
+        bias = mp.quad(lambda s: (1 - f(s)) ** 2 * dens(s), pts + [b]) + max(0, 1 - 1 / g)
+        var = g * mp.quad(lambda s: f(s) ** 2 / s * dens(s), pts + [b])
+        return float(bias), float(var)
+
+
+@pytest.mark.parametrize("k, eta", [(5000, 0.35), (20000, 0.345)])
+def test_many_divergent_steps_are_a_finite_result(k, eta):
+    """eta (1 + sqrt 2)^2 = 2.04 and 2.011 at k = 5000 and 20000: values near 1e163 and 1e179,
+    finite, were refused as "quadrature did not settle" (the nodes carry the ~3 k eps rounding
+    of a k-th power, above RTOL). Now they agree with an mpmath quadrature to 16 k eps (the
+    rule settles to 8 k eps, the nodes' rounding adds 3 k eps), with converges False."""
+    from riskcalc.linear.steps.limits import filter_integrals
+
+    want = _mp_filter_mpmath(2.0, k, eta)
+    got = filter_integrals(2.0, 0.0, k, eta)
+    for g, w in zip(got, want):
+        assert abs(float(g) - w) <= 16 * k * np.finfo(float).eps * w
+    res = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=k, step_size=eta)
+    assert res.converges is False and np.isfinite(res.risk)
+    assert res.risk == pytest.approx(want[0] + want[1], rel=16 * k * np.finfo(float).eps)
+
+
+@pytest.mark.parametrize("k, eta", [(500, 0.175), (5000, 0.172), (20000, 0.1717)])
+def test_many_divergent_steps_general_route_scaling_identity(k, eta):
+    """Sigma = 2 I takes the contour route; S = 2 S_1 gives exactly B = 2 B_1(lam / 2, 2 eta),
+    V = V_1(lam / 2, 2 eta) in Marchenko-Pastur's factors. Past the edge (2 eta x_hi = 2.04,
+    2.005, 2.0015) the contour settles to the rounding floor of the k-th power, ~3 k eps times
+    the ~50 sqrt(k) ratio of the nodes to the integral (weighted_mp.contour_integrals):
+    at most ~1e-7 at k = 20000 (measured 3e-8); 1e-6 is asserted. These were "the contour
+    rule did not settle" (k = 2000-5000) or reported infinite though finite (k = 20000)."""
+    from riskcalc.linear.steps.limits import filter_integrals, spectral_filter_integrals
+
+    b, v = spectral_filter_integrals(2.0, 0.0, k, eta, riskcalc.Spectrum([2.0]))
+    b1, v1 = filter_integrals(2.0, 0.0, k, 2 * eta)
+    assert np.isfinite(b) and b == pytest.approx(2 * b1, rel=1e-6)
+    assert v == pytest.approx(v1, rel=1e-6)
+
+
+def test_cli_many_divergent_steps_near_the_edge(capsys):
+    assert main(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1", "--steps",
+                 "5000", "--step-size", "0.35", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["diagnostics"] == {"converges": False} and out["risk"] > 1e160

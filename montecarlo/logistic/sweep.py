@@ -34,7 +34,8 @@ import riskcalc
 from montecarlo.compare import none_if_nan, summarize
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline, ridge
-from montecarlo.runner.budget import check_tasks, logistic_replicate_seconds
+from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
+                                      logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
@@ -265,13 +266,16 @@ def _memory(points, others, d, method):
                    "lower --d or the number of clients")
 
 
-def replicate_seconds(method, points, others, d) -> float:
-    """Estimated seconds of one replicate summed over the grid points: the target's Newton
-    fits and, with a global model, the pooled fit (``logistic_replicate_seconds``)."""
+def replicate_seconds(method, points, others, d, lams: int = 1) -> float:
+    """Estimated seconds of one replicate summed over the grid points, with ``lams``
+    penalties per replicate: the target's Newton fits and, with a global model, the pooled fit
+    and FedProx's proximal fits (``logistic_pipeline_seconds``)."""
     total = 0.0
     for g, rr, m in points:
-        total += logistic_replicate_seconds(d, g)
         fed = _federation(g, rr, m, others)
         if fed is not None and method != "local_ridge":
-            total += logistic_replicate_seconds(d, 1.0 / sum(1.0 / x for x in fed[0]))
+            total += logistic_pipeline_seconds(d, g, fed[0], fedprox=method == "pfedme",
+                                               lams=lams)
+        else:
+            total += logistic_replicate_seconds(d, g, lams=lams)
     return total

@@ -33,6 +33,10 @@ TASK_BYTES = 4096
 REPLICATE_SECONDS = 5e-3
 CLIENT_SECONDS = 3e-3
 FLOP_SECONDS = 2e-9
+#: The logistic replicates' terms in d (test draws) and in n d^2 + d^3 (Newton steps):
+#: ``logistic_replicate_seconds``.
+LOGISTIC_D_SECONDS = 1e-4
+LOGISTIC_FLOP_SECONDS = 2.5e-10
 #: Seconds per replicate at the presets' defaults (measured: 10, 39 and 92 s on a loaded
 #: 2-core machine).
 PRESET_SECONDS = {"paper000-fig1": 10.0, "paper004-synthetic": 40.0, "paper001-fig2": 92.0}
@@ -64,10 +68,53 @@ def check_tasks(count: int, what: str, advice: str) -> None:
                          f"{physical_memory() / 2**31:.3g} GiB); {advice}")
 
 
-def logistic_replicate_seconds(d: int, gamma: float) -> float:
-    """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` (exact Newton
-    solves: a few tens of d x d systems built from n x d data): ``REPLICATE_SECONDS`` plus
-    ``1e-7 (n d^2 + d^3)``. Measured: d = 50, 200, 400 at gamma = 2: 0.06, 1.8 (first call),
-    2.7 s; estimated 0.02, 1.2, 9.6 s."""
+def logistic_replicate_seconds(d: int, gamma: float, lams: int = 1) -> float:
+    """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` at n = d / gamma
+    with ``lams`` penalties (exact Newton fits, each step an n x d Hessian product and a d x d
+    solve, plus the test draws): ``lams (REPLICATE_SECONDS + LOGISTIC_FLOP_SECONDS (n d^2 +
+    d^3)) + LOGISTIC_D_SECONDS d``; also the fits' share of ``logistic_pipeline_seconds``.
+    Every penalty is counted as a full fit, though each starts from the previous one's
+    minimizer (measured, d = 200 and 400, gamma = 1, ten lams in [0.01, 10]: 4.2x and 5.8x
+    the time of one; estimated 1.3x and 1.4x that).
+
+    Fitted to measurements (``benchmarks/bench_logistic_budget.py``; one BLAS thread, as
+    ``run_tasks`` runs a task; process CPU time, median of 3 after a warm-up, on the shared
+    2-core machine of this project at load 1.5-3): one ridge replicate (S = r = 1, lam = 1)
+    at d = 50, 100, 200, 400, 800 x gamma = 0.25, 1, 4 and d = 1600, gamma = 1, from 5.7 ms
+    (d = 50) through 0.083 s (d = 400, gamma = 0.25) to 0.93 s (d = 1600); and the pipeline
+    (``logistic_pipeline_seconds``) at d = 100, 400 x gamma = 1, 4 x M = 2, 5, 20 and d = 800,
+    gamma = 1, M = 5, with and without FedProx (0.41 s at d = 400, gamma = 1, M = 20; 5.0 s
+    for FedProx at d = 800, M = 5). The estimates are 1.06-3.3x the measured CPU time at every
+    point with d >= 200 (1.06-19x at d <= 100, where they are milliseconds: the constant
+    terms); the previous model (1e-7 (n d^2 + d^3)) was 200-1100x long there. Re-measured
+    with this model at load average 8.9 (six sessions on two cores, CPU time inflated ~1.5x
+    by the sharing): 0.70-0.93x at d = 200-400 (oracle), 0.9-2.9x elsewhere with d >= 200;
+    wall time there was 2-4x the CPU time, which no estimate from the sizes can know."""
     n = max(1.0, d / float(as_array("gamma", gamma, low=0.0, low_open=True)))
-    return REPLICATE_SECONDS + 1e-7 * (n * d * d + float(d) ** 3)
+    return lams * (REPLICATE_SECONDS + LOGISTIC_FLOP_SECONDS * (n * d * d + float(d) ** 3)) \
+        + LOGISTIC_D_SECONDS * d
+
+
+#: Outer Newton steps of the joint FedProx solve counted as a proximal fit of every client
+#: each (``logistic_pipeline_seconds``; fitted with the measurements of
+#: ``logistic_replicate_seconds``).
+FEDPROX_STEPS = 4
+
+
+def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = False,
+                              lams: int = 1) -> float:
+    """Estimated seconds of one replicate of ``montecarlo.logistic.pipeline`` (``gammas``: the
+    M clients' d / n_j, ``gamma`` the target's) with ``lams`` penalties: the pooled global fit
+    over N = d sum_j 1 / gamma_j samples, the target's fits (one for the first penalty, two,
+    fine-tuning and local ridge, for every further one) and, with ``fedprox``,
+    ``FEDPROX_STEPS`` proximal fits of every client per penalty. Measured with ten lams (five
+    for FedProx), d = 200 and 400, M = 5, gamma = 1: 3.6x the time of one lam (FedProx 3.5x,
+    3.8x); estimated 1.9x and 1.7x that (FedProx 2.5x, 1.7x)."""
+    gammas = [float(g) for g in gammas]
+    pooled = 1.0 / sum(1.0 / g for g in gammas)
+    seconds = (logistic_replicate_seconds(d, gamma, lams=2 * lams - 1)
+               + logistic_replicate_seconds(d, pooled))
+    if fedprox:
+        seconds += FEDPROX_STEPS * sum(logistic_replicate_seconds(d, g, lams=lams)
+                                       for g in gammas)
+    return seconds

@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from riskcalc import estimate as est_mod
 
-    est = est_mod.estimate(*est_mod.load(args.data), route=args.route)
+    est = est_mod.estimate_file(args.data, route=args.route)
     out = est.as_dict()
     if args.json:
         print(guards.dumps(out))

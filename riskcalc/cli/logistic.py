@@ -280,14 +280,15 @@ def _simulate(args, prob, d, reps):
 
 def _budget(args, prob, d, reps) -> None:
     """The work estimate (``guards.budget``) before any replicate runs: the target's exact
-    Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples."""
-    from montecarlo.runner.budget import logistic_replicate_seconds
+    Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples (and
+    FedProx's proximal fits of every client: ``logistic_pipeline_seconds``)."""
+    from montecarlo.runner.budget import logistic_pipeline_seconds, logistic_replicate_seconds
 
     seconds = logistic_replicate_seconds(d, prob["gamma"])
     what = f"{reps} replicates of the logistic model at d = {d}"
     if prob["federated"] and prob["method"] != "local_ridge":
-        pooled = 1.0 / sum(1.0 / g for g in prob["gammas"])
-        seconds += logistic_replicate_seconds(d, pooled)
+        seconds = logistic_pipeline_seconds(d, prob["gamma"], prob["gammas"],
+                                            fedprox=prob["method"] == "pfedme")
         what += f" with {prob['clients']} clients"
     guards.budget(args, reps, seconds, what,
                   "lower --reps or --d" + (" or the clients" if prob["federated"] else ""))

@@ -52,7 +52,8 @@ def run(args, *, methods, spectrum, read_bare) -> int:
         else:
             clients = _integers(args.clients)
     points = grid(values["gamma"], values["r"], clients, others)
-    seconds = replicate_seconds(args.method, points, others, d)
+    lams = 1 if args.method == "fedavg" or values["lam"] is None else len(values["lam"])
+    seconds = replicate_seconds(args.method, points, others, d, lams=lams)
     guards.budget(args, reps * len(points), seconds / len(points),
                   f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
                   f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""))

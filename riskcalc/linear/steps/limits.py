@@ -30,7 +30,9 @@ h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi 
 [0, pi], and the midpoint rule with nodes doubled until two successive values agree to
 ``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
 Stieltjes transform of nu around its support (``riskcalc.linear.engine.weighted_mp.contour_integrals``),
-to ``RTOL_GENERAL``. A non-uniform direction of theta (signal_weights different from
+to ``RTOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
+rounding of the k-th power instead (8 k eps on the first route; the contour's floor on the
+second), so that a divergent step gives its finite value at any k until it overflows. A non-uniform direction of theta (signal_weights different from
 weights) would need two-resolvent equivalents and is not covered.
 """
 
@@ -279,6 +281,13 @@ def filter_integrals(gamma, lam, steps, step_size):
         *(np.asarray(x, float) for x in (gamma, lam, steps, step_size))))
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
+    # Past the stability edge the nodes themselves carry the rounding of a k-th power:
+    # 1 - eta (s + lam) is rounded to ~3 eps relative where it exceeds 1 in magnitude (eta (s +
+    # lam) in (2, 4]; 2 eps beyond), and its k-th power to ~3 k eps, which dominates every
+    # (positive) term of both sums. Two successive rules then agree to 8 k eps at best, not
+    # RTOL (measured: k = 5000, eta (x_hi + lam) = 2.04 settles to 1e-12 from 1024 nodes on).
+    top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
+    rtol = np.where(top > 2.0, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
     prev = None
     n = 64
     while n <= MAX_NODES:
@@ -298,7 +307,7 @@ def filter_integrals(gamma, lam, steps, step_size):
         cur = tuple(np.where(np.isfinite(a), a, np.inf) for a in cur)
         with np.errstate(invalid="ignore"):
             settled = prev is not None and all(
-                np.all((a == b) | (np.abs(a - b) <= RTOL * np.abs(a) + ATOL))
+                np.all((a == b) | (np.abs(a - b) <= rtol * np.abs(a) + ATOL))
                 for a, b in zip(cur, prev))
         if settled:
             return cur
@@ -353,9 +362,12 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
         try:
+            # Past the stability edge the values are resolved to the rounding of the k-th
+            # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
             b, v = weighted_mp.contour_integrals(
                 (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
-                rtol=RTOL_GENERAL, atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES)
+                rtol=RTOL_GENERAL, atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES,
+                power=kk if e * (l + hi) > 2.0 else 0.0)
         except IntegrandOverflow:
             if e * (l + hi) <= 2.0:
                 raise

@@ -1,0 +1,224 @@
+"""One federation's finite-M logistic limits (``riskcalc.logistic.finite_clients``, whose
+docstring names the fixed points and their modules): ``solve_point`` solves the global model
+(remembered per federation), then each wanted client's estimator, with or without a
+neighbouring point's warm start; ``_spectral_clients`` does the same with a covariance
+spectrum; ``client_limits`` turns an estimate's geometry (a, rho) into the reported limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.logistic.fedprox import solve_fedprox
+from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
+from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
+from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
+from riskcalc.logistic.work import finite_seconds, refuse
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    """The four limits of one estimator of one client (module docstring).
+
+    ``risk`` is ``||w_hat - w_i||^2``, ``sigma_risk`` its Sigma-weighted form,
+    ``cosine_uncentred`` the cosine between ``w_hat`` and ``w_i``, ``test_logloss`` and
+    ``test_error`` on a fresh sample; ``a``, ``rho``: ``w_hat``'s component along
+    ``w_i/||w_i||`` and the norm of the rest (Sigma = I)."""
+
+    risk: float
+    sigma_risk: float
+    cosine_uncentred: float
+    test_logloss: float
+    test_error: float
+    a: float
+    rho: float
+
+
+def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
+    """Risk, cosine, test log-loss and error of an estimate with ``(w_hat.e, ||rest||) =
+    (a, rho)`` for client ``w_i = kappa e`` (fresh-sample margins ``(kappa s, a s + rho g)``,
+    as in ``riskcalc.logistic.fixed_point``)."""
+    rule = Rule.at(kappa, NODES[-1], a, rho)
+    norm = float(np.hypot(a, rho))
+    err = test_error(kappa, a, rho) if rho > 0 else float(rule.expect(a * rule.s < 0))
+    risk = float((a - kappa) ** 2 + rho ** 2)
+    return ClientLimits(risk=risk, sigma_risk=risk,
+                        cosine_uncentred=a / norm if norm > 0 else float("nan"),
+                        test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
+                        test_error=err, a=float(a), rho=float(rho))
+
+
+def _federation(gam, rr, signal, weights, global_lam):
+    rows, inverse, count = np.unique(np.column_stack([gam, rr]), axis=0, return_inverse=True,
+                                     return_counts=True)
+    fed = Federation(rows[:, 0].copy(), rows[:, 1].copy(), count, signal, weights)
+    if global_lam == 0.0:
+        margin = separability_margin(fed)
+        if not margin > 1.0:
+            raise ValueError(
+                "global_lam = 0: the pooled logistic problem has no finite minimizer: the "
+                "clients' pooled data are separable with probability -> 1 (Gordon's margin "
+                f"{margin:.6g} <= 1, riskcalc.logistic.pooled); use global_lam > 0")
+    return fed, inverse.ravel()
+
+
+@lru_cache(maxsize=16)
+def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
+    """``solve_pooled``, remembered: the methods and penalties of one federation share their
+    global model (a pure function of these arguments)."""
+    return solve_pooled(Federation(np.array(gamma), np.array(r), np.array(count), signal,
+                                   weights), global_lam, max_seconds=max_seconds)
+
+
+def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None):
+    """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
+    the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
+    fine-tuning and the grid's ``warm.JacobianMemory``."""
+    gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
+    if spectrum is not None:            # local ridge (checked by the caller)
+        from riskcalc.logistic.spectrum.limits import spectrum_limit
+
+        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0)
+        return ClientLimits(res.risk, res.sigma_risk, res.cosine_uncentred, res.test_logloss,
+                            res.test_error, res.a, float(np.hypot(res.b, res.q))), 0, \
+            res.diagnostics["residual"], None
+    if method == "fedavg":
+        return client_limits(kappa, state.alpha[c], state.rho[c]), 0, 0.0, None
+    if method == "local_ridge" or lam == 0.0:
+        # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
+        # depend on the global model (``state`` None).
+        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
+        return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0, None
+    view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
+                      gamma)
+    ft = solve_finetune(view, lam, start, memory)
+    return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual, ft.path_y
+
+
+def _global_summary(fed, state):
+    S = fed.signal
+    dist = (state.a - S) ** 2 + np.sum(fed.count * state.b ** 2) + state.q ** 2
+    return (state.a / S if S > 0 else float("nan")), float(dist)
+
+
+def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
+    """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
+    def at(t):
+        return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
+    refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
+           f"r up to {float(np.max(rr)):g})", at)
+
+
+@dataclass(frozen=True)
+class Point:
+    """``solve_point``'s answer: ``values`` (quantity -> array over the wanted clients), the
+    global model's ``overlap`` and ``dist`` (None for local ridge), solver ``iterations`` and
+    ``residual``, and ``warm``: the path roots a neighbouring point's solve starts from."""
+
+    values: dict
+    overlap: float
+    dist: float
+    iterations: int
+    residual: float
+    warm: dict
+
+
+def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=None,
+                pooled=None, max_seconds=None, estimate=True) -> Point:
+    """The limits of the clients ``wanted`` of one federation (checked arguments, Sigma = I):
+    the body of ``logistic_clients_limit``, and one point of ``riskcalc.logistic.finite_grid``.
+
+    ``warm``: a neighbouring point's ``Point.warm`` (or a prediction from two of them), with
+    ``warm["memory"]`` the grid's ``warm.JacobianMemory`` per fixed point; each fixed point
+    then first tries a direct root from it and falls back to its own path when that root
+    misses ``TOL`` (the checks are the solvers' own either way). ``pooled``: the global model's
+    solver ``pooled(fed, global_lam, start)`` (default: ``_pooled``, remembered).
+    ``max_seconds``: the limit of ``riskcalc.logistic.work``, checked before solving (with
+    ``estimate``; a grid checks its whole work instead) and along the global model's path.
+    """
+    warm = warm or {}
+    local = method == "local_ridge"
+    if estimate and max_seconds is not None:
+        check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
+    fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
+    if local:
+        state = None
+    elif pooled is None:
+        state = _pooled(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), signal, weights,
+                        global_lam, max_seconds)
+    else:
+        state = pooled(fed, global_lam, warm.get("pooled"))
+    memory = warm.get("memory", {})
+    per_group = {}
+    out_warm = {"pooled": None if local else state.path_x, "finetune": {}, "memory": memory}
+    iterations, residual = (0, 0.0) if local else (state.iterations, state.residual)
+    groups = np.unique(inverse[wanted])
+    if method == "pfedme":
+        # One joint fixed point gives every client (riskcalc.logistic.fedprox).
+        start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
+        near, solved = warm.get("fedprox"), None
+        if near is not None and np.size(near) == start.size:
+            try:
+                solved = solve_fedprox(fed, lam, global_lam, near)
+            except SolverError:
+                pass            # the neighbour's root was too far: the global model's view
+        alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start)
+        first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
+                                np.arange(fed.gamma.size))
+        per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
+                     for c in groups}
+        out_warm["fedprox"] = np.concatenate([alpha[first], np.log(rho[first]),
+                                              np.log(mu[first])])
+        iterations, residual = iterations + n, max(residual, res)
+    for c in groups if method != "pfedme" else ():
+        per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
+            fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
+            memory=memory.get(("finetune", c)))
+        iterations, residual = iterations + n, max(residual, res)
+    rows = [per_group[inverse[j]] for j in wanted]
+    values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
+    overlap, dist = (None, None) if local else _global_summary(fed, state)
+    return Point(values, overlap, dist, iterations, residual, out_warm)
+
+
+def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
+    """``logistic_clients_limit`` with a spectrum (module docstring)."""
+    from riskcalc.logistic.spectrum.pooled import client_views
+
+    m = gam.size
+    local = method == "local_ridge"
+    fed, inverse = _federation(gam, rr, signal, weights, None)
+    if not local and global_lam == 0.0:
+        _federation(gam * 1.0, rr * np.sqrt(spectrum.mean), signal * np.sqrt(spectrum.mean),
+                    weights, 0.0)           # separability of the whitened pool: raises
+    wanted = np.arange(m) if target is None else np.array([target])
+    groups = np.unique(inverse[wanted])
+    iterations, residual, overlap, dist = 0, 0.0, None, None
+    if local:
+        per_group = {}
+        for c in groups:
+            per_group[c], _, res, _ = _group_limits(fed, None, c, method, lam, spectrum)
+            residual = max(residual, res)
+    else:
+        # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
+        # global model is still solved for its fields.
+        mle = method == "rtfa" and lam == 0.0
+        views, (overlap, dist, iterations, residual) = client_views(
+            fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups)
+        per_group = {c: _group_limits(fed, None, c, "local_ridge", 0.0, spectrum)[0] if mle
+                     else ClientLimits(**views[c]) for c in groups}
+    rows = [per_group[inverse[j]] for j in wanted]
+    values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
+    params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
+                  global_lam=global_lam, weights=weights, clients=m, targets=wanted.tolist(),
+                  spectrum=spectrum.describe())
+    return LogisticClientsResult(method, params, **values,
+                                 mean={q: float(np.mean(v)) for q, v in values.items()},
+                                 global_overlap=overlap, global_dist=dist,
+                                 iterations=int(iterations), residual=float(residual), notes=())
