@@ -1,9 +1,10 @@
 """``rounds_limit``, ``optimal_rounds``, ``rounds_to_eps``: the public face of the dynamics room.
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
-issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I) and paper 004's
-Algorithm 1 with exact local solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with
-K < inf warm-started local steps, a covariance spectrum, client sampling, minibatch SGD and
+issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
+covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1 with exact local
+solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with K < inf warm-started local
+steps, a covariance spectrum beyond FedAvg with K = 1, client sampling, minibatch SGD and
 logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
@@ -203,8 +204,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Algorithm 1's proximal penalty lam > 0 (required for ``pfedme``; FedAvg has none).
     weights : {"samples", "uniform"} or sequence of float
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
-    spectrum : None
-        Sigma = I only (a Spectrum that is the identity is accepted).
+    spectrum : riskcalc.Spectrum, optional
+        Covariance spectrum H shared by the clients, uniform signal directions; the risk is
+        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with
+        ``local_steps=1`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``;
+        ``local_risk`` and ``personalized_risk`` are refused).
 
     Returns
     -------
@@ -230,13 +234,18 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
-    if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
-        raise ValueError("spectrum: rounds limits are available for Sigma = I only (a shared "
-                         "covariance spectrum needs operator-valued subordination: not yet)")
+    shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
+    if shared and not spectrum.signal_is_uniform:
+        raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
+                         "with signal_weights is not covered)")
     gam, rr, sig = _per_client(gamma, r, sigma)
     s = float(nonnegative("signal", signal))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
+    if shared and (name != "fedavg" or K != 1):
+        raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
+                         "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
+                         "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
     eta = None if step_size is None else float(positive("step_size", step_size))
     if name == "pfedme":
@@ -265,6 +274,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     with solvers.record() as diagnostics:
         if name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+        elif shared:
+            from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
+
+            out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]
