@@ -145,13 +145,15 @@ def test_edges_and_deterministic_equivalent():
         assert abs(np.mean(ev < 1e-8 * ev[-1]) - mu0) < 2.0 / d
 
 
-def test_against_the_simulated_algorithm_at_two_d():
+@pytest.mark.parametrize("gam", [[0.5, 2.0, 4.0], [3.0, 4.0, 6.0]])
+def test_against_the_simulated_algorithm_at_two_d(gam):
     """The literal FedAvg iteration (``montecarlo.linear.rounds``, exact given the designs),
-    heterogeneous clients, a two-point spectrum, pooled N < d, given weights: within 4 s.e.
-    plus the finite-d gap 1 / d at each d, and within 4 s.e. after extrapolation in 1 / d."""
+    heterogeneous clients, a two-point spectrum, pooled N > d and N < d, given weights: within
+    4 s.e. plus the finite-d gap 1 / d at each d (the risk and the unweighted distance to the
+    fixed point), and within 4 s.e. after extrapolation in 1 / d."""
     from montecarlo.linear.rounds import simulate_rounds
 
-    gam, T, eta = np.array([0.5, 2.0, 4.0]), [0, 1, 3, 10, 40], 0.15
+    T, eta = [0, 1, 3, 10, 40, np.inf], 0.15
     kw = dict(gamma=gam, r=R, sigma=SIG, signal=1.3, rounds=T, local_steps=1, step_size=eta,
               weights=list(P), spectrum=riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5]))
     theory = riskcalc.rounds_limit("fedavg", **kw)
@@ -159,6 +161,8 @@ def test_against_the_simulated_algorithm_at_two_d():
     for d, sim in sims.items():
         gap = np.abs(sim.risk - theory.risk)
         assert np.all(gap <= 4 * sim.risk_se + 1.0 / d), (d, gap, sim.risk_se)
+        gap = np.abs(sim.global_distance[0] - theory.distance_to_fixed_point)
+        assert np.all(gap <= 4 * sim.global_distance_se[0] + 1.0 / d), (d, gap)
     extrap = 2 * sims[200].risk - sims[100].risk
     se = np.hypot(2 * sims[200].risk_se, sims[100].risk_se)
     assert np.all(np.abs(extrap - theory.risk) <= 4 * se + 1e-12)

@@ -297,6 +297,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
               "weights": weights if isinstance(weights, str) else p.tolist()}
     if name == "pfedme":
         params["lam"] = lam
+    if shared:
+        params["spectrum"] = {"atoms": spectrum.atoms.tolist(),
+                              "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,

@@ -42,11 +42,13 @@ round). S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio gamma_j, A
        tau(S_j^2 Q)        = gamma_j delta e_j E_H[s] + e_j^2 E_H[s^2 Qb],
        tau(S_j Q1 Sigma Q2) = e_j1 e_j2 delta12,
        tau(S_j^2 Q1 Sigma Q2) = e_j1 e_j2 (b_j e3 + gamma_j delta12 (E_H[s] - c_j1 E_H[s^2 Qb1]
-                                 - c_j2 E_H[s^2 Qb2] + c_j1 c_j2 e3)),   b_j = 1 + (kappa - kappa_j) delta12.
+                                - c_j2 E_H[s^2 Qb2] + c_j1 c_j2 e3)),
 
-   (tau(S_j Q1 Sigma Q2) comes out the same by a direct leave-one-row-out computation: a
-   check of the conditional step.) For Sigma = I all of this is the scalar subordination of
-   ``fedavg`` with K = 1.
+   b_j = 1 + (kappa - kappa_j) delta12; since gamma_j c_j1 c_j2 = kappa_j the kappa_j e3 terms
+   cancel and b_j e3 + gamma_j delta12 c_j1 c_j2 e3 = e3 / (1 - kappa e2), the form summed
+   over the clients in ``fedavg_sigma_curves``. (tau(S_j Q1 Sigma Q2) comes out the same by a
+   direct leave-one-row-out computation: a check of the conditional step.) For Sigma = I all
+   of this is the scalar subordination of ``fedavg`` with K = 1.
 3. Traces of functions of D are contour integrals on the ellipse of ``fedavg`` around D's
    nonzero spectrum [a, b] (tau(h (z - D)^-1) = -tau(h Q(z / eta)) / eta), the two-point ones
    double integrals over the same nodes (the integrand has no singularity at z1 = z2). Every
@@ -121,6 +123,10 @@ def _extremum(zfun, xs, sign):
     return sign * min(res.fun, zs[k])
 
 
+#: A scan of (0, 1) dense at both ends (an edge's critical point can sit near either).
+_both_ends = 1.0 / (1.0 + np.exp(-np.linspace(-23.0, 23.0, 461)))
+
+
 def edges(atoms, weights, gam, p):
     """(a, b, mu0): the edges of the nonzero spectrum of A = sum_j p_j S_j and its atom at 0
     (module docstring, step 4)."""
@@ -141,23 +147,25 @@ def edges(atoms, weights, gam, p):
     xs = smax + smax * np.geomspace(1e8, 1e-8, 321)
     b = _extremum(lambda x: z_of(x, *top_t), xs, +1)
     if abs(inv - 1.0) < 1e-12:
-        return 0.0, b, mu0
+        return 0.0, float(b), mu0
     # x_* (or x* when inv > 1): E_H[s / (s - x)] = inv on the branch left of min s.
     smin = s.min()
     if inv > 1:
-        xend = brentq(lambda x: mH(x) - inv, -0.0, smin * (1 - 1e-16), xtol=1e-300,
-                      rtol=1e-15)
-        xs = xend * np.geomspace(1e-10, 1.0, 321)[:-1]
+        hi = smin * 0.5
+        while mH(hi) < inv:        # the pole of E_H[s / (s - x)] at min s bounds the walk
+            hi = smin - (smin - hi) * 0.5
+        xend = brentq(lambda x: mH(x) - inv, 0.0, hi, xtol=1e-300, rtol=1e-15)
+        xs = xend * _both_ends
         low_t = (-np.inf, 0.0)
     else:
         lo = -smax
         while mH(lo) > inv:
             lo *= 2
         xend = brentq(lambda x: mH(x) - inv, lo, 0.0, xtol=1e-300, rtol=1e-15)
-        xs = xend * (1.0 - np.geomspace(1e-10, 1.0, 321))[:-1]
+        xs = xend * _both_ends[::-1]
         low_t = (0.0, pg.min())
     a = _extremum(lambda x: z_of(x, *low_t), xs, -1)
-    return a, b, mu0
+    return float(a), float(b), mu0
 
 
 # --- the scalar solve on the contour (module docstring, steps 2-3) ----------------------------
