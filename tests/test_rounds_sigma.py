@@ -190,3 +190,26 @@ def test_refused_beyond_the_server_model():
     with pytest.raises(ValueError, match="local_steps=1 only"):
         riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
                               local_steps=np.inf, lam=1.0, spectrum=SPEC)
+
+
+def test_command_line_predict_with_a_spectrum(capsys):
+    """``predict fedavg --rounds ... --local-steps 1 --spectrum SPEC --json``: rows of
+    ``rounds_limit`` with the spectrum, the own models null (not covered); K = 5 one error."""
+    import json
+
+    from riskcalc.cli import main
+
+    argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
+            "3", "--signal", "1", "--rounds", "0,5,inf", "--local-step-size", "0.1",
+            "--spectrum", "two-point:0.5,3,0.3"]
+    assert main([*argv, "--local-steps", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ref = riskcalc.rounds_limit("fedavg", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
+                                rounds=[0, 5, np.inf], local_steps=1, step_size=0.1,
+                                spectrum=SPEC)
+    assert [r["risk"] for r in rows] == pytest.approx(ref.risk[0], rel=1e-12)
+    assert all(r["local_risk"] is None for r in rows)
+    assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}
+    assert main([*argv, "--local-steps", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "local_steps=1 only" in err
