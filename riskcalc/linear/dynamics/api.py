@@ -176,7 +176,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9) and the server step
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
-    w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I. Derivation:
+    w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
+    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``). Derivation:
     ``riskcalc.linear.dynamics.fedavg`` and ``riskcalc.linear.dynamics.prox_laws`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
     eq. 14 pFedMe's T = inf limit).
