@@ -265,7 +265,7 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}): the round map's spectrum comes too close to 0 "
                          "(pooled N near d) or the rounds are too many")
-    c, m = laws.solve(nodes, path + [t], b / eta)
+    _, m = laws.solve(nodes, path + [t], b / eta)
     z = eta * nodes(t)
     w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
     Es = laws.mean
