@@ -14,6 +14,7 @@ import numpy as np
 
 import riskcalc
 from riskcalc.cli import families, fedargs, guards
+from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
 NOT_WITH_ROUNDS = ("rho", "alpha", "route")
@@ -85,9 +86,6 @@ def check(args, verb: str) -> None:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds")
-    if getattr(args, "spectrum", "identity") != "identity":
-        raise ValueError("--spectrum: the rounds limits are for Sigma = I only (a shared "
-                         "spectrum needs operator-valued subordination: not yet)")
     if args.method == "pfedme" and args.lam is None:
         raise ValueError("fedprox along the rounds needs --lam (its proximal penalty)")
     steps = [families.given(args, d) for d in ("steps", "step_size")]
@@ -107,8 +105,9 @@ def federation(args) -> dict:
     target = {"gamma": float(args.gamma), "r": float(args.r), "sigma": float(args.sigma)}
     if args.clients_file is not None:
         others = fedargs.other_clients(args, fedargs.read_clients_file)
-        if any(s is not None for s in others["spectrum"]) or args.spectrum != "identity":
-            raise ValueError("the rounds limits are for Sigma = I only (no client spectrum)")
+        if any(s is not None for s in others["spectrum"]):
+            raise ValueError("the rounds limits take one shared --spectrum (per-client spectra, "
+                             "covariate shift: not covered)")
         return {k: [target[k]] + [float(v) for v in others[k]] for k in target}
     m = 1 if args.clients is None else int(args.clients)
     if m < 1:
@@ -125,7 +124,19 @@ def kwargs(args) -> dict:
                weights=args.weights or "samples")
     if args.method == "pfedme":
         out["lam"] = args.lam
+    spec = Spectrum.parse(getattr(args, "spectrum", None) or "identity",
+                          d=getattr(args, "d", None))
+    if not spec.is_identity:     # rounds_limit refuses the cases it does not cover
+        out["spectrum"] = spec
     return out
+
+
+def own_models(res):
+    """``res.local_risk``, or None where it is not covered (a covariance spectrum)."""
+    try:
+        return res.local_risk
+    except ValueError:
+        return None
 
 
 def rows(res, target: int = 0, personalized=None) -> list:
@@ -136,7 +147,7 @@ def rows(res, target: int = 0, personalized=None) -> list:
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
-    local = res.local_risk
+    local = own_models(res)
     out = []
     for t, T in enumerate(res.rounds):
         out.append({"method": res.method, "params": res.params,
@@ -144,7 +155,7 @@ def rows(res, target: int = 0, personalized=None) -> list:
                     "bias": num(res.bias[target, t]), "variance": num(res.variance[target, t]),
                     "risk": num(res.risk[target, t]),
                     "global_risk": num(res.global_risk[target, t]),
-                    "local_risk": num(local[target, t]),
+                    "local_risk": None if local is None else num(local[target, t]),
                     "distance_to_fixed_point": num(res.distance_to_fixed_point[t]),
                     "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
@@ -166,7 +177,8 @@ def predict(args) -> int:
         return 0
     m = res.risk.shape[0]
     print(f"{METHODS[res.method]} ({res.method}) along the rounds; derived here (exact limit, "
-          f"M = {m} client{'s' if m > 1 else ''}, Sigma = I)")
+          f"M = {m} client{'s' if m > 1 else ''}, "
+          f"{'Sigma with a spectrum' if 'spectrum' in res.params else 'Sigma = I'})")
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
     print(f"  round map: contraction {res.contraction:.6g} "
           f"(converges: {'true' if res.converges else 'false'})")
@@ -174,7 +186,9 @@ def predict(args) -> int:
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
           f"{'server risk' if own else 'local risk':>13}"
           + ("" if pers is None else f" {'FTFA risk':>13}"))
-    last = res.global_risk if own else res.local_risk
+    last = res.global_risk if own else own_models(res)
+    if last is None:
+        last = np.full(res.risk.shape, np.nan)
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
         print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
@@ -188,7 +202,9 @@ def predict(args) -> int:
               "the server model w_{T-1}); server risk: the server model's after T rounds")
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
-              "after its K local steps of round T")
+              "after its K local steps of round T"
+              + (" (not covered with a covariance spectrum: nan)"
+                 if np.all(np.isnan(last)) else ""))
     return 0
 
 

@@ -3,7 +3,9 @@
 ``rounds_limit`` dispatches on the method through ``ROUTES`` (method -> curve function):
 ``fedavg`` holds the derivation of the round map's curves for any client filter,
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
-Algorithm 1 with exact local solves, ``subordination`` the spectrum of the round map.
+Algorithm 1 with exact local solves, ``subordination`` the spectrum of the round map;
+``fedavg_sigma`` FedAvg with one local step under a shared covariance spectrum (called
+by ``rounds_limit`` when a spectrum is given).
 """
 
 from riskcalc.linear.dynamics.algorithm1_rate import algorithm1_contraction

@@ -1,9 +1,10 @@
 """``rounds_limit``, ``optimal_rounds``, ``rounds_to_eps``: the public face of the dynamics room.
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
-issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I) and paper 004's
-Algorithm 1 with exact local solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with
-K < inf warm-started local steps, a covariance spectrum, client sampling, minibatch SGD and
+issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
+covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1 with exact local
+solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with K < inf warm-started local
+steps, a covariance spectrum beyond FedAvg with K = 1, client sampling, minibatch SGD and
 logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
@@ -175,7 +176,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9) and the server step
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
-    w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I. Derivation:
+    w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
+    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``). Derivation:
     ``riskcalc.linear.dynamics.fedavg`` and ``riskcalc.linear.dynamics.prox_laws`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
     eq. 14 pFedMe's T = inf limit).
@@ -203,8 +205,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Algorithm 1's proximal penalty lam > 0 (required for ``pfedme``; FedAvg has none).
     weights : {"samples", "uniform"} or sequence of float
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
-    spectrum : None
-        Sigma = I only (a Spectrum that is the identity is accepted).
+    spectrum : riskcalc.Spectrum, optional
+        Covariance spectrum H shared by the clients, uniform signal directions; the risk is
+        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with
+        ``local_steps=1`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``;
+        ``local_risk`` and ``personalized_risk`` are refused).
 
     Returns
     -------
@@ -230,13 +235,18 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
-    if spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform):
-        raise ValueError("spectrum: rounds limits are available for Sigma = I only (a shared "
-                         "covariance spectrum needs operator-valued subordination: not yet)")
+    shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
+    if shared and not spectrum.signal_is_uniform:
+        raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
+                         "with signal_weights is not covered)")
     gam, rr, sig = _per_client(gamma, r, sigma)
     s = float(nonnegative("signal", signal))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
+    if shared and (name != "fedavg" or K != 1):
+        raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
+                         "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
+                         "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
     eta = None if step_size is None else float(positive("step_size", step_size))
     if name == "pfedme":
@@ -265,6 +275,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     with solvers.record() as diagnostics:
         if name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+        elif shared:
+            from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
+
+            out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]
@@ -284,6 +298,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
               "weights": weights if isinstance(weights, str) else p.tolist()}
     if name == "pfedme":
         params["lam"] = lam
+    if shared:
+        params["spectrum"] = {"atoms": spectrum.atoms.tolist(),
+                              "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,

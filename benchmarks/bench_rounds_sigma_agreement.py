@@ -1,0 +1,118 @@
+"""Predicted vs simulated risk along FedAvg's rounds with a shared covariance spectrum (issue 29
+item 5; ``riskcalc.linear.dynamics.fedavg_sigma``, K = 1): riskcalc.rounds_limit against
+montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated by
+weighted least squares in 1/d, on heterogeneous federations with two-point spectra (pooled
+N > d and N < d, uniform and sample weights, global steps below and above 1, step sizes as
+fractions of the stability edge 2 / (g top) of the limiting round map).
+
+Prints, per federation, client and round T, the predicted server-model risk, the simulated
+means (s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
+abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion); then the same for the
+distance to the fixed point ||w_T - w_inf||^2.
+
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_sigma_agreement.py [--d 200,400,800]
+[--reps 16] [--jobs 2] [--cache DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+import numpy as np
+
+import riskcalc
+from montecarlo.linear.rounds import simulate_rounds
+from riskcalc.linear.dynamics.fedavg_sigma import edges
+from riskcalc.linear.finite_clients import client_weight_vector
+from riskcalc.linear.finite_clients.identity import client_weights
+
+ROUNDS = [0, 1, 5, 20, 100, 200, np.inf]
+#: (name, federation, spectrum (atoms, weights)); edge: eta = edge * 2 / (g top of A).
+FEDERATIONS = [
+    ("M=3 g=1 samples, H={0.5,3}", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5],
+                                         sigma=[0.5, 1.0, 0.3], edge=0.9, global_step=1.0,
+                                         weights="samples"), ([0.5, 3.0], [0.5, 0.5])),
+    ("M=5 g=0.7 uniform, H={1,4}", dict(gamma=[0.3, 0.6, 1.2, 2.0, 5.0], r=[1.0] * 5,
+                                        sigma=[0.5] * 5, edge=0.5, global_step=0.7,
+                                        weights="uniform"), ([1.0, 4.0], [0.7, 0.3])),
+    ("M=10 g=1.3 samples, H={0.25,2}", dict(gamma=list(np.linspace(0.5, 4.0, 10)),
+                                            r=list(np.linspace(0.2, 2.0, 10)), sigma=[0.5] * 10,
+                                            edge=0.8, global_step=1.3, weights="samples"),
+     ([0.25, 2.0], [0.5, 0.5])),
+    ("M=4 N<d g=1 uniform, H={0.5,3}", dict(gamma=[3.0, 4.0, 6.0, 8.0], r=[0.3, 0.6, 0.9, 1.2],
+                                            sigma=[0.3, 0.6, 1.0, 0.5], edge=0.9,
+                                            global_step=1.0, weights="uniform"),
+     ([0.5, 3.0], [0.3, 0.7])),
+]
+
+
+def _extrapolate(dims, y, se):
+    """Weighted least squares y = a + b / d; (a, its standard error)."""
+    x = 1.0 / np.asarray(dims, float)
+    A = np.vstack([np.ones_like(x), x]).T / se[:, None]
+    coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
+    return coef[0], float(np.sqrt(np.linalg.inv(A.T @ A)[0, 0]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", default="200,400,800")
+    ap.add_argument("--reps", type=int, default=16)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--cache", type=pathlib.Path)
+    args = ap.parse_args()
+    dims = [int(x) for x in args.d.split(",")]
+    worst, count, inside = 0.0, 0, 0
+    for i, (name, fed, (atoms, wts)) in enumerate(FEDERATIONS):
+        fed = dict(fed)
+        spec = riskcalc.Spectrum(atoms, weights=wts)
+        gam = np.asarray(fed["gamma"])
+        w = fed["weights"]
+        p = (client_weights(gam, np.ones(gam.size), w) if isinstance(w, str)
+             else client_weight_vector(w, gam.size))
+        top = edges(spec.atoms, spec.weights, gam, p)[1]
+        eta = fed.pop("edge") * 2.0 / (fed["global_step"] * top)
+        kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS, local_steps=1, spectrum=spec)
+        pred = riskcalc.rounds_limit("fedavg", **kw)
+        sims = []
+        for d in dims:
+            cache = None if args.cache is None else args.cache / f"rounds-sigma-{i}-{d}.jsonl"
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+            sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=100 + i,
+                                        jobs=args.jobs, cache=cache))
+        print(f"\n{name}: eta = {eta:.4f}, contraction {pred.contraction:.5f}")
+        print(f"  {'quantity':>9} {'j':>3} {'T':>4} {'predicted':>10} "
+              + " ".join(f"{'d=' + str(d):>17}" for d in dims)
+              + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
+        rows = [("risk", j, t) for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))]
+        rows += [("distance", 0, t) for t in range(len(ROUNDS) - 1)]
+        for q, j, t in rows:
+            T = ROUNDS[t]
+            if T == 0:
+                continue
+            if q == "risk":
+                p_val = pred.risk[j, t]
+                y = np.array([s.risk[j, t] for s in sims])
+                se = np.array([s.risk_se[j, t] for s in sims])
+            else:
+                p_val = pred.distance_to_fixed_point[t]
+                y = np.array([s.global_distance[0, t] for s in sims])
+                se = np.array([s.global_distance_se[0, t] for s in sims])
+            a, a_se = _extrapolate(dims, y, se)
+            rel = (a - p_val) / p_val
+            ok = abs(a - p_val) <= 0.005 * abs(p_val) + 3 * a_se
+            worst = max(worst, abs(rel))
+            count += 1
+            inside += ok
+            cells = " ".join(f"{m:>9.5f}({s:.1e})" for m, s in zip(y, se))
+            label = "inf" if np.isinf(T) else str(int(T))
+            print(f"  {q:>9} {j:>3} {label:>4} {p_val:>10.5f} {cells} {a:>10.5f} {a_se:>8.1e} "
+                  f"{100 * rel:>+7.3f}%  {'yes' if ok else 'NO'}")
+    print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
+          f"|relative difference| {100 * worst:.3f}%")
+
+
+if __name__ == "__main__":
+    main()
