@@ -106,9 +106,12 @@ def _invert(laws, G, lo, hi, gap=False):
         ok = (newton > lo - slack) & (newton < hi + slack)
         new = np.where(ok, np.clip(newton, lo, hi), 0.5 * (lo + hi))
         new = np.where(active, new, w)
-        # Converged when the step in omega is at rounding (the variable w may be stretched).
+        # Converged when a Newton step in omega is at rounding (the variable w may be
+        # stretched). Never after a bisection: in the gap's w = log omega a bisection from
+        # omega ~ 1e-300 moves omega by far less than 1e-14 y and would stop at a point that is
+        # no root (an edge 3% low was reported that way).
         om_new, om_old = omega_of(new)[0], omega_of(w)[0]
-        done = (np.abs(om_new - om_old) <= 1e-14 * (np.abs(om_old) + np.abs(y))) | (f == 0)
+        done = (ok & (np.abs(om_new - om_old) <= 1e-14 * (np.abs(om_old) + np.abs(y)))) | (f == 0)
         active &= ~done
         w = new
     # Entries still active after 100 steps: the bracket's midpoint if it is below 1e-9.

@@ -1,0 +1,36 @@
+"""The support edges of FedAvg's round map D (``subordination.edges``) against two independent
+routes: the density of the complex subordination solve near the edge, and the explicit
+real-axis parametrization of the spectrum route (``fedavg_sigma.edges``) at Sigma = I (K = 1).
+The case gamma = (3, 4), p = (0.2, 0.8) has an atom at 0 and a gap branch on which a bisection
+from omega ~ 1e-300 used to stop at a point that was no root (lower edge 3.4% low)."""
+
+import numpy as np
+import pytest
+
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.client_laws import ClientLaws
+from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
+
+CASES = [((3.0, 4.0), (0.2, 0.8)), ((2.0, 5.0, 3.0), (0.5, 0.3, 0.2)), ((1.5, 8.0), (0.9, 0.1))]
+
+
+@pytest.mark.parametrize("gam,p", CASES)
+def test_edges_agree_with_the_explicit_parametrization(gam, p):
+    gam, p = np.array(gam), np.array(p)
+    a, b, mu0 = subordination.edges(ClientLaws(gam, p, 1.0, 1))
+    a2, b2, mu02 = sigma_edges([1.0], [1.0], gam, p)
+    np.testing.assert_allclose([a, b, mu0], [a2, b2, mu02], rtol=1e-9)
+
+
+def test_lower_edge_is_where_the_density_starts():
+    laws = ClientLaws(np.array([3.0, 4.0]), np.array([0.2, 0.8]), 1.0, 1)
+    a, _, mu0 = subordination.edges(laws)
+    eps = 1e-9
+    xs = a * np.array([0.99, 0.999, 1.001, 1.01])
+    _, G = subordination.solve(laws, lambda t: xs + 1j * t, 8.0, np.geomspace(3.0, eps, 500))
+    density = -G.imag / np.pi
+    # Outside the support only the Lorentzian tail of the atom at 0 remains: mu0 eps / (pi x^2).
+    tail = mu0 * eps / (np.pi * xs ** 2)
+    assert np.all(density[:2] < 10 * tail[:2])
+    # Inside, a square-root edge: density ~ c sqrt(x - a) with c of order 1 / a here.
+    assert np.all(density[2:] > 1e-3)
