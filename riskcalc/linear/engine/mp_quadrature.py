@@ -13,7 +13,7 @@ from riskcalc.errors import SolverError
 _QUAD_START, _QUAD_MAX, _QUAD_TOL = 32, 1 << 15, 1e-12
 
 
-def mp_expect(gamma, fun, *args):
+def mp_expect(gamma, fun, *args, strict: bool = True):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
     For ratio c <= 1 the law mu has s dmu(s) = sqrt((b - s)(s - a)) / (2 pi c) ds on
@@ -38,6 +38,9 @@ def mp_expect(gamma, fun, *args):
         analytic on a neighbourhood of [0, b]; K' = K without ``args``.
     *args : ndarray (K, ...)
         Per-row parameters of ``fun``, handed to it for the rows still being refined.
+    strict : bool
+        False: the rows that have not converged with ``_QUAD_MAX`` nodes are NaN instead of
+        an error (a batch over many rows, each of which stands alone).
 
     Returns
     -------
@@ -46,7 +49,7 @@ def mp_expect(gamma, fun, *args):
     Raises
     ------
     SolverError
-        If the quadrature has not converged with ``_QUAD_MAX`` nodes.
+        If the quadrature has not converged with ``_QUAD_MAX`` nodes (``strict``).
     """
     gamma = np.asarray(gamma, dtype=float)[:, None]
     c = np.minimum(gamma, 1.0 / gamma)
@@ -79,5 +82,8 @@ def mp_expect(gamma, fun, *args):
             if todo.size == 0:
                 return out
         prev, n = vals, 2 * n
+    if not strict:
+        out[:, todo] = np.nan
+        return out
     raise SolverError("Marchenko-Pastur quadrature did not converge (a pole too close to the "
                       "spectrum: lam too small?)")

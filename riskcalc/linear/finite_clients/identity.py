@@ -148,7 +148,9 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     Thm 2 with the finite-M global model of eq. 6; module docstring) for each row of ``lams``
     (k, M), with the subordination solved once (the FedAvg global model does not involve lam)
     and one quadrature per block of rows (each row refined only as far as it needs). Used to
-    tune each client's lam (``riskcalc.advise.tune``).
+    tune each client's lam (``riskcalc.advise.tune``). Each entry stands alone: one whose
+    quadrature does not converge (a penalty far below a spectrum edge near 0: gamma_j within
+    1e-4 of 1 at lam_j ~ 1e-7) is infinite, the others are unaffected.
 
     Returns
     -------
@@ -172,17 +174,18 @@ def rtfa_risks(gam, r, sigma, weights, lams):
             return np.tile(a, k)
 
         src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
-                      tile(var_r))
+                      tile(var_r), strict=False)
         bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
                              totals=totals)
         out[blk] = (bias + var).reshape(k, gam.size)
-    return out
+    return np.where(np.isnan(out), np.inf, out)
 
 
-def sources(method, gam, lam, p, x, u, var_r, own=None):
+def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
     """D, var_b, Eb, Ev, J and own of ``assemble`` from the subordination quantities (step 5),
     elementwise over groups; ``own`` (the oracle variance per unit sigma^2) is computed unless
-    given."""
+    given. ``strict`` False: a group whose quadrature does not converge gets NaN traces
+    (``mp_expect``) instead of an error."""
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
@@ -192,7 +195,7 @@ def sources(method, gam, lam, p, x, u, var_r, own=None):
         J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
         own = np.zeros_like(gam) if own is None else own
     else:
-        J = _target_traces(gam, lam, p, u)
+        J = _target_traces(gam, lam, p, u, strict)
         if own is None:
             _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
     return D, var_r / p ** 2, E2, E1, J, own
@@ -224,18 +227,22 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
     bias = own_b + others_b * J1 / (D * Q)
+    # A noiseless client (sigma_j = 0) has no noise of its own (its factor may be infinite,
+    # e.g. own least squares at gamma_j = 1) but still the other clients' noise, carried by
+    # the global model.
     with np.errstate(invalid="ignore"):
-        own_v = sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
-        var = own_v + others_v * J1 / (D * Q)
+        own_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * J4
+                                                        + p ** 2 * gam * (Jfv + tpv * J1)))
+    others = others_v * J1 / (D * Q)
+    var = own_v + others
     if np.iscomplexobj(bias) or np.iscomplexobj(var):
-        return bias, np.where(sigma == 0, 0.0, var)
+        return bias, var
     scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
     bias = _nonnegative("bias", bias, scale_b, r ** 2)
     with np.errstate(invalid="ignore"):
-        scale_v = sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
-                                + p ** 2 * gam * np.abs(Jfv + tpv * J1))
-        var = np.where(sigma == 0, 0.0,
-                       _nonnegative("variance", var, scale_v, sigma ** 2))
+        scale_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
+                                                          + p ** 2 * gam * np.abs(Jfv + tpv * J1)))
+    var = _nonnegative("variance", var, scale_v + np.abs(others), sigma ** 2 + others_v)
     return bias, var
 
 
@@ -264,7 +271,7 @@ def _nonnegative(name, value, scale, unit):
     return np.maximum(value, 0.0)
 
 
-def _target_traces(gamma, lam, p, u):
+def _target_traces(gamma, lam, p, u, strict=True):
     """tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2), tau(f S (b+t)^-1),
     tau(h (b+t)^-1) for FTFA or RTFA targets, one column per group (b + t = p (S + u),
     f = R^2; step 5). lam = 0 is FTFA: f = P^perp, whose traces are (1 - 1/gamma)_+ phi(0)."""
@@ -280,7 +287,7 @@ def _target_traces(gamma, lam, p, u):
             (lr / ((s + lr) * (s + ur))) ** 2,
             s * (lr / ((s + lr) * (s + ur))) ** 2,
             (s * lr / ((s + lr) * (s + ur))) ** 2,
-            s * (lr / (s + lr)) ** 2 / (s + ur)), lr, ur)
+            s * (lr / (s + lr)) ** 2 / (s + ur)), lr, ur, strict=strict)
         J[:, ridge] = [f0, f1 / pr ** 2, f2 / pr ** 2, f3 / pr ** 2, h / pr,
                        h / (lr[:, 0] * pr)]
     return J
