@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
-                                                     moments, solve_g, sources, summands)
+from riskcalc.linear.finite_clients.identity import (_continuous, assemble, check_pooled,
+                                                     federation_totals, moments, solve_g,
+                                                     sources, summands)
 from riskcalc.linear.finite_clients.own import _subordination, objective, own_sources
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
@@ -151,9 +152,6 @@ class _FedAvgObjective:
                     else np.zeros_like(gam))
         self.g = solve_g(gam, p, count)
         self.own0 = (isotropic_factors(gam, self.lam)[1] if method == "rtfa" else None)
-        self.jet = None
-        if self.tuned and np.all(self.lam > 0):
-            self.jet = _RtfaJet(gam, self.lam, p, moments(gam, count, p, self.g)[1])
 
     def v0(self, name=None):
         """The variables (p, g, lam), the one named shifted by i H."""
@@ -166,16 +164,12 @@ class _FedAvgObjective:
         """Per group: the risk's pieces before the sums, q_l, wb_l, wv_l."""
         p, g, lam = v["p"], v["g"], v["tuning"]
         x, u, var_r = moments(self.gam, self.count, p, g)
-        if self.jet is not None:
-            src = sources("fedavg", self.gam, lam, p, x, u, var_r)[:4] + self.jet(lam, p, u,
-                                                                                   self.own0)
-            qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
-            return (p, g, src), qv, wb, wv
         own = self.own0
         if self.method == "rtfa" and np.any(lam.imag):
-            # The oracle ridge variance gamma tau(S (S + lam)^-2), complex-safe in lam.
-            own = self.gam * mp_expect(self.gam, lambda s, lr: (s / (s + lr) ** 2,),
-                                       lam[:, None])[0]
+            # The oracle ridge variance gamma tau(S (S + lam)^-2) = gamma (m - lam m')(-lam),
+            # complex-safe in lam (the atom at 0 of gamma > 1 gives S (S + lam)^-2 = 0).
+            m1, m2 = _continuous(self.gam, lam)
+            own = self.gam * (m1 - lam * m2)
         src = sources(self.method, self.gam, lam, p, x, u, var_r, own=own)
         qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
         return (p, g, src), qv, wb, wv
@@ -190,39 +184,6 @@ class _FedAvgObjective:
         """Group l's term of K (module docstring)."""
         p, g = v["p"], v["g"]
         return self.count * p * g / (1.0 + self.gam * p * g) - self.count / self.count.sum()
-
-
-class _RtfaJet:
-    """RTFA's target traces (``finite_clients.identity._target_traces``) and oracle variance
-    near (lam_0, u_0), to first order: a complex step moves lam or u by i H times a real
-    derivative, and f(x + i H x') = f(x) + i H x' f'(x) + O(H^2), so the traces at the
-    moved point are f(x_0) + (x - x_0) f'(x_0) to rounding. One real quadrature of the
-    integrands and their lam- and u-derivatives (module docstring's a = lam / ((s + lam)
-    (s + u)): da/du = -a / (s + u), da/dlam = s / ((s + lam)^2 (s + u))) replaces a complex
-    quadrature per step."""
-
-    def __init__(self, gam, lam, p, u):
-        self.lam, self.u, self.gam = lam, u, gam
-
-        def integrands(s, lr, ur):
-            a, e = lr / ((s + lr) * (s + ur)), lr / (s + lr)
-            a_u, a_l = -a / (s + ur), s / ((s + lr) ** 2 * (s + ur))
-            h = s * e ** 2 / (s + ur)
-            e_l = s / (s + lr) ** 2
-            return (e ** 2, a ** 2, s * a ** 2, (s * a) ** 2, h,          # the traces
-                    2 * a * a_u, 2 * s * a * a_u, 2 * s * s * a * a_u, -h / (s + ur),  # d/du
-                    2 * e * e_l, 2 * a * a_l, 2 * s * a * a_l, 2 * s * s * a * a_l,
-                    2 * s * e * e_l / (s + ur),                          # d/dlam
-                    -2.0 * s / (s + lr) ** 3)            # d/dlam of the oracle s / (s+lam)^2
-        q = mp_expect(gam, integrands, lam[:, None], u[:, None])
-        self.f, self.f_u, self.f_l, self.own_l = q[:5], q[5:9], q[9:14], gam * q[14]
-
-    def __call__(self, lam, p, u, own0):
-        du, dl = u - self.u, lam - self.lam
-        f0, f1, f2, f3, h = (self.f[k] + dl * self.f_l[k] + (du * self.f_u[k - 1] if k else 0)
-                             for k in range(5))
-        J = np.array([f0, f1 / p ** 2, f2 / p ** 2, f3 / p ** 2, h / p, h / (lam * p)])
-        return (J, own0 + dl * self.own_l)
 
 
 class _Own(_FedAvgObjective):
