@@ -62,28 +62,43 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     at0 = np.where(np.isfinite(at0), at0, 0.0)
     out = np.empty_like(at0)
     todo = np.arange(gamma.shape[0])
+    rows = slice(None)              # every row, until some converge (no copies meanwhile)
     prev, n = None, _QUAD_START
     while n <= _QUAD_MAX:
-        k = np.arange(1, n + 1) * (np.pi / (n + 1))
-        x, w = np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1))
-        s = center[todo] + half[todo] * x
-        sub = [a[todo] for a in args]
-        vals = np.array(fun(scale[todo] * s, *sub))
+        x, w = _nodes(n)
+        s = center[rows] + half[rows] * x
+        sub = args if isinstance(rows, slice) else [a[rows] for a in args]
+        vals = np.array(fun(scale[rows] * s, *sub))
         # G(s) sqrt(1 - x^2) h^2 dx / (2 pi c), with the Chebyshev-U weight in w.
-        integral = (((vals - at0[:, todo, None]) / s) @ w
-                    * (half[todo, 0] ** 2 / (2 * np.pi * c[todo, 0])))
-        vals = at0[:, todo] + integral / scale[todo, 0]
+        integral = (((vals - at0[:, rows, None]) / s) @ w
+                    * (half[rows, 0] ** 2 / (2 * np.pi * c[rows, 0])))
+        vals = at0[:, rows] + integral / scale[rows, 0]
         if prev is not None:
             done = np.all(np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals)), axis=0)
-            if not args and not done.all():
-                done[:] = False
-            out[:, todo[done]] = vals[:, done]
-            todo, vals = todo[~done], vals[:, ~done]
-            if todo.size == 0:
+            if done.all():
+                out[:, todo] = vals
                 return out
+            if not args:
+                done[:] = False
+            if done.any():
+                out[:, todo[done]] = vals[:, done]
+                todo, vals = todo[~done], vals[:, ~done]
+                rows = todo
         prev, n = vals, 2 * n
     if not strict:
         out[:, todo] = np.nan
         return out
     raise SolverError("Marchenko-Pastur quadrature did not converge (a pole too close to the "
                       "spectrum: lam too small?)")
+
+
+_NODES = {}
+
+
+def _nodes(n: int):
+    """The n Chebyshev-U nodes cos(k pi / (n + 1)) and weights, computed once per n (the
+    finite-M limits call ``mp_expect`` thousands of times on a few rows each)."""
+    if n not in _NODES:
+        k = np.arange(1, n + 1) * (np.pi / (n + 1))
+        _NODES[n] = (np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1)))
+    return _NODES[n]

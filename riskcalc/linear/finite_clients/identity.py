@@ -81,6 +81,10 @@ def check_pooled(gam, count) -> float:
     return excess
 
 
+#: Newton steps of ``solve_g`` before its bracketed fallback.
+_NEWTON_G = 60
+
+
 def solve_g(gam, p, count) -> float:
     """g = tau(A^-1), the root of sum_l count_l p_l g / (1 + gamma_l p_l g) = 1 (step 3).
 
@@ -90,6 +94,19 @@ def solve_g(gam, p, count) -> float:
         If sum_l count_l / gamma_l <= 1: the pooled sample size does not exceed d.
     """
     excess = check_pooled(gam, count)
+    # Newton from g = 1, where f <= sum count p - 1 = 0: f is increasing and concave, so the
+    # iterates rise monotonically to the root (each tangent meets 0 before f does); the
+    # bracketed solver below is the fallback (a root far out, pooled N barely above d).
+    g = 1.0
+    for _ in range(_NEWTON_G):
+        x = p * g
+        q = count * x / (1.0 + gam * x)
+        step = (float(q.sum()) - 1.0) / float((q / (g * (1.0 + gam * x))).sum())
+        g -= step
+        if not g > 0:
+            break
+        if abs(step) <= 4e-16 * g:
+            return g
 
     def fun(g, mask):
         x = p * g[0]
