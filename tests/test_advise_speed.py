@@ -241,3 +241,24 @@ def test_advise_risks_equal_the_general_spectrum_route():
         b, v = sigma_group_limits(c.method, gam, r, sig, np.ones(12), 2 * lam, c.p,
                                   riskcalc.Spectrum([2.0]))
         np.testing.assert_allclose(c.risks, b / 2 + v, rtol=1e-9)
+
+
+@pytest.mark.parametrize("gam,p", [
+    ([0.4, 1.7, 3.0, 0.9], [0.35, 0.15, 0.2, 0.3]),
+    ([2.0, 2.0, 50.0], [0.2, 0.5, 0.3]),                      # pooled N/d - 1 = 0.02
+    ([1.0 / (1 + 1e-7), 1e3], [0.999, 0.001]),                 # pooled barely above d
+    ([1e-3] * 3 + [40.0], [0.1, 0.1, 0.1, 0.7])])
+def test_solve_g_equals_a_50_digit_root(gam, p):
+    """g = tau(A^-1) (``identity.solve_g``: Newton from g = 1, the bracketed solver as
+    fallback) against mpmath's root of sum_l p_l g / (1 + gamma_l p_l g) = 1 in 50 digits;
+    the equation's condition number g f'(g) / f ~ 1 / excess bounds the error: 1e-13."""
+    import mpmath as mp
+
+    from riskcalc.linear.finite_clients.identity import solve_g
+
+    mp.mp.dps = 50
+    gam, p = np.array(gam), np.array(p)
+    got = solve_g(gam, p, np.ones(gam.size))
+    root = mp.findroot(lambda g: mp.fsum(mp.mpf(q) * g / (1 + mp.mpf(c) * mp.mpf(q) * g)
+                                         for c, q in zip(gam, p)) - 1, mp.mpf(got))
+    assert abs(got - float(root)) <= 1e-13 * float(root)

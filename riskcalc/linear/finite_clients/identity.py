@@ -101,7 +101,10 @@ def solve_g(gam, p, count) -> float:
     for _ in range(_NEWTON_G):
         x = p * g
         q = count * x / (1.0 + gam * x)
-        step = (float(q.sum()) - 1.0) / float((q / (g * (1.0 + gam * x))).sum())
+        slope = float((q / (g * (1.0 + gam * x))).sum())
+        if not 0 < slope < np.inf:
+            break                   # (a flat or overflowing equation: the fallback decides)
+        step = (float(q.sum()) - 1.0) / slope
         g -= step
         if not g > 0:
             break
