@@ -40,6 +40,25 @@ range over two earlier runs under load)::
 Today's code has no ``--max-minutes``; the new code runs with ``--max-minutes 600`` and a
 case it refuses (its estimate beyond 10 hours) is reported with the refusal.
 
+Fourth round (RTFA's target traces in closed form, per-entry RTFA penalty grids, Newton for
+g), against commit 6e6b3ce, A and B alternating in one run of this script on the shared
+machine under heavy load (load average 5-11: every figure is inflated, the ratios less so)::
+
+    case       new CPU    6e6b3ce CPU             numbers
+    het5       1.48 s     1.59 s (1.1x)           risks equal to 2.7e-15; optimal means equal
+    het100     3.21 s     4.86 s (1.5x)           risks equal to 1.5e-14; RTFA optimal mean
+                                                  +1.3e-13 (rounding), the others equal
+    het1000    19.0 s     31.6 s (1.7x)           risks equal to 1.9e-13; RTFA optimal mean
+                                                  +4.2e-13 (rounding), the others equal
+    het10000   8.15 s     164 s (20x; a separate  risks equal to 2.0e-13; RTFA optimal mean
+                          run: 109 s user + 55 s  +2.5e-13 (rounding); same recommendation
+                          system, 463 s wall; in
+                          this run past 900 s wall)
+
+het5's remaining CPU is mostly imports: ``import riskcalc.cli.advise, riskcalc.advise,
+scipy.optimize`` alone took 0.75-0.9 s of CPU in the same conditions (scipy.optimize about
+0.3-0.4 s of it), the advice itself 0.59-0.69 s (6e6b3ce: 0.91-0.95 s in-process).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
 """

@@ -176,3 +176,89 @@ def test_advise_equals_clients_limit_at_its_tuning():
             ref = riskcalc.clients_limit(c.method, gamma=GAM, sigma=SIG, r=R, weights=c.p,
                                          **kw).risk
         np.testing.assert_allclose(c.risks, ref, rtol=1e-8)
+
+
+def _mp_tau(gamma, fun):
+    """tau(fun(S)) under the Marchenko-Pastur law of ratio gamma by mpmath quadrature of its
+    density sqrt((b - s)(s - a)) / (2 pi gamma s) on [a, b], plus the atom (1 - 1/gamma)_+
+    at 0: an independent route, in 25 digits."""
+    import mpmath as mp
+
+    g = mp.mpf(gamma)
+    a, b = (1 - mp.sqrt(g)) ** 2, (1 + mp.sqrt(g)) ** 2
+
+    def integrand(t):
+        s = (a + b) / 2 + (b - a) / 2 * mp.cos(t)
+        return fun(s) * (b - a) ** 2 / 4 * mp.sin(t) ** 2 / (2 * mp.pi * g * s)
+
+    return mp.quad(integrand, [0, mp.pi]) + (max(1 - 1 / g, 0) * fun(mp.mpf(0)) if g > 1 else 0)
+
+
+@pytest.mark.parametrize("gamma,lam,u,p", [
+    (0.3, 0.05, 1.2, 0.4), (0.3, 5.0, 0.2, 0.1), (2.5, 0.01, 0.7, 0.3), (2.5, 40.0, 0.5, 0.6),
+    (1.02, 1e-3, 0.8, 0.5), (0.9, 2.0, 1e-3, 0.05), (15.0, 0.02, 3.0, 0.2), (4.0, 1e-6, 0.5, 0.3)])
+def test_rtfa_closed_traces_equal_mpmath(gamma, lam, u, p):
+    """The closed forms of RTFA's six target traces (``identity._ridge_traces``: partial
+    fractions of Marchenko-Pastur Stieltjes transforms, the atom of gamma > 1 apart) against
+    25-digit quadrature of the density, including points ``_target_traces`` leaves to its
+    Chebyshev quadrature (poles close together relative to the lower edge). Tolerance: the
+    Stieltjes forms are accurate to a few ulps and the divided differences lose at most a
+    factor (edge + max(lam, u)) / |u - lam| each (<= 2 where the closed forms are used; <= 50
+    at the last two points): 1e-13."""
+    import mpmath as mp
+
+    from riskcalc.linear.finite_clients.identity import _ridge_traces
+
+    mp.mp.dps = 25
+    L, U, P = mp.mpf(lam), mp.mpf(u), mp.mpf(p)
+    funs = [lambda s: (L / (s + L)) ** 2, lambda s: (L / ((s + L) * (s + U))) ** 2 / P ** 2,
+            lambda s: s * (L / ((s + L) * (s + U))) ** 2 / P ** 2,
+            lambda s: (s * L / ((s + L) * (s + U))) ** 2 / P ** 2,
+            lambda s: s * (L / (s + L)) ** 2 / (s + U) / P]
+    ref = np.array([float(_mp_tau(gamma, f)) for f in funs])
+    ref = np.append(ref, ref[4] / lam)
+    got = _ridge_traces(np.array([gamma]), np.array([lam]), np.array([p]), np.array([u]))[:, 0]
+    np.testing.assert_allclose(got, ref, rtol=1e-13)
+
+
+def test_advise_risks_equal_the_general_spectrum_route():
+    """A pinned heterogeneous federation (12 clients, seeded as benchmarks/bench_advise.py's):
+    every FedAvg / FTFA / RTFA candidate's risks, at the weights and penalties advise returns,
+    equal the general-spectrum route (``finite_clients.sigma``, a numerical subordination that
+    shares none of the Sigma = I closed forms or the batched quadrature) at Sigma = 2 I, where
+    the bias doubles and the variance is unchanged at twice the penalty."""
+    from riskcalc.linear.finite_clients.sigma import sigma_group_limits
+
+    rng = np.random.default_rng(np.random.SeedSequence([30, 12, 0]))
+    gam = np.exp(rng.uniform(np.log(0.3), np.log(4.0), 12))
+    r, sig = rng.uniform(0.2, 2.0, 12), rng.uniform(0.1, 1.5, 12)
+    adv = advise(Federation(gamma=gam, r=r, sigma=sig), methods=["fedavg", "ftfa", "rtfa"])
+    assert len(adv.candidates) == 9
+    for c in adv.candidates:
+        lam = np.array(c.tuning.get("lam", np.zeros(12)))
+        if c.method == "rtfa":
+            assert np.all(lam > 0)            # tuned penalties of a noisy federation
+        b, v = sigma_group_limits(c.method, gam, r, sig, np.ones(12), 2 * lam, c.p,
+                                  riskcalc.Spectrum([2.0]))
+        np.testing.assert_allclose(c.risks, b / 2 + v, rtol=1e-9)
+
+
+@pytest.mark.parametrize("gam,p", [
+    ([0.4, 1.7, 3.0, 0.9], [0.35, 0.15, 0.2, 0.3]),
+    ([2.0, 2.0, 50.0], [0.2, 0.5, 0.3]),                      # pooled N/d - 1 = 0.02
+    ([1.0 / (1 + 1e-7), 1e3], [0.999, 0.001]),                 # pooled barely above d
+    ([1e-3] * 3 + [40.0], [0.1, 0.1, 0.1, 0.7])])
+def test_solve_g_equals_a_50_digit_root(gam, p):
+    """g = tau(A^-1) (``identity.solve_g``: Newton from g = 1, the bracketed solver as
+    fallback) against mpmath's root of sum_l p_l g / (1 + gamma_l p_l g) = 1 in 50 digits;
+    the equation's condition number g f'(g) / f ~ 1 / excess bounds the error: 1e-13."""
+    import mpmath as mp
+
+    from riskcalc.linear.finite_clients.identity import solve_g
+
+    mp.mp.dps = 50
+    gam, p = np.array(gam), np.array(p)
+    got = solve_g(gam, p, np.ones(gam.size))
+    root = mp.findroot(lambda g: mp.fsum(mp.mpf(q) * g / (1 + mp.mpf(c) * mp.mpf(q) * g)
+                                         for c, q in zip(gam, p)) - 1, mp.mpf(got))
+    assert abs(got - float(root)) <= 1e-13 * float(root)

@@ -27,13 +27,12 @@ is optimistic at finite M. Every limit is called with the federation's covarianc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
+from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import nonnegative
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
@@ -41,85 +40,12 @@ from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
-__all__ = ["Advice", "Candidate", "Federation", "advise", "estimate_seconds", "from_clients"]
+__all__ = ["Advice", "Candidate", "Federation", "TIE_RTOL", "advise", "estimate_seconds",
+           "from_clients", "pipelines"]
 
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
 PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One pipeline: method, tuning, client weights and every client's predicted risk."""
-
-    method: str
-    tuning: dict
-    weights: str
-    p: np.ndarray | None
-    risks: np.ndarray
-    limit: str = "finite-M"
-    notes: tuple = field(default=())
-
-    @property
-    def mean_risk(self) -> float:
-        return float(np.mean(self.risks))
-
-    @property
-    def worst_risk(self) -> float:
-        return float(np.max(self.risks))
-
-    def as_dict(self) -> dict:
-        """Plain JSON values; an infinite risk (the interpolation threshold) becomes None."""
-        return {"method": self.method, "tuning": self.tuning,
-                "weights": {"name": self.weights,
-                            "p": None if self.p is None else np.asarray(self.p).tolist()},
-                "risks": _json(self.risks), "mean_risk": _json(self.mean_risk),
-                "worst_risk": _json(self.worst_risk), "limit": self.limit,
-                "notes": list(self.notes)}
-
-
-@dataclass(frozen=True)
-class Advice:
-    """The result of ``advise``: ranked candidates, the recommendation for the federation and
-    per client, and what the optimal weights gain."""
-
-    federation: Federation
-    candidates: tuple
-    skipped: tuple
-
-    @property
-    def recommended(self) -> Candidate:
-        """The candidate with the smallest mean risk."""
-        return self.candidates[0]
-
-    def per_client(self) -> list:
-        """Per client: the candidate (index into ``candidates``) with its smallest risk."""
-        table = np.array([c.risks for c in self.candidates])
-        best = np.argmin(table, axis=0)
-        return [{"client": j, "candidate": int(k), "method": self.candidates[k].method,
-                 "weights": self.candidates[k].weights, "risk": _json(table[k, j])}
-                for j, k in enumerate(best)]
-
-    def weight_gains(self) -> list:
-        """Per method with optimal weights: the mean risk under each weighting and the
-        relative gain of the optimal weights over the sample weights."""
-        out = []
-        for method in dict.fromkeys(c.method for c in self.candidates):
-            means = {c.weights: c.mean_risk for c in self.candidates if c.method == method}
-            if "optimal" in means and "samples" in means:
-                s, o = means["samples"], means["optimal"]
-                out.append({"method": method, **{k: _json(v) for k, v in means.items()},
-                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) and s > 0
-                                                      else 0.0)})
-        return out
-
-    def as_dict(self) -> dict:
-        rec = self.recommended.as_dict()
-        rec["per_client"] = self.per_client()
-        return {"federation": self.federation.describe(),
-                "candidates": [c.as_dict() for c in self.candidates],
-                "recommended": rec, "weight_gains": self.weight_gains(),
-                "skipped": list(self.skipped)}
 
 
 def advise(federation: Federation, methods=None, progress=None, rounds=None,
@@ -157,11 +83,7 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     True
     """
     fed = federation
-    chosen = PIPELINES if methods is None else tuple(methods)
-    unknown = sorted(set(chosen) - set(PIPELINES))
-    if unknown or not chosen:
-        raise ValueError(f"methods must be among {', '.join(PIPELINES)}; got "
-                         f"{', '.join(unknown) or 'none'}")
+    chosen = pipelines(methods)
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
@@ -171,7 +93,7 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
             cands += _untuned(method, fed, starts, skipped)
             done(method)
     if "rtfa" in chosen:
-        cands += _rtfa(fed, starts)
+        cands += _rtfa(fed, starts, skipped)
         done("rtfa")
     for method in ("maml_fl", "pfedme"):
         if method in chosen:
@@ -222,6 +144,31 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
 
 
+def pipelines(methods=None) -> tuple:
+    """The pipelines ``methods`` names: None for all of ``PIPELINES``, else a sequence of
+    names or one comma-separated string (``--methods``). Each name once, none empty.
+
+    Raises
+    ------
+    ValueError
+        One line, for no name, an empty entry, an unknown name or a name given twice.
+    """
+    if methods is None:
+        return PIPELINES
+    names = methods.split(",") if isinstance(methods, str) else list(methods)
+    names = [n.strip() if isinstance(n, str) else n for n in names]
+    among = f"methods must be among {', '.join(PIPELINES)}, each named once"
+    if not names or not all(names):
+        raise ValueError(f"{among}; got an empty name in {methods!r}")
+    unknown = [n for n in names if n not in PIPELINES]
+    if unknown:
+        raise ValueError(f"{among}; got {', '.join(map(repr, unknown))}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{among}; got {', '.join(twice)} more than once")
+    return tuple(names)
+
+
 def _untuned(method, fed, starts, skipped):
     """FedAvg or FTFA with the three weightings."""
     def mean(p, extra):
@@ -243,7 +190,7 @@ def _untuned(method, fed, starts, skipped):
     return out
 
 
-def _rtfa(fed, starts):
+def _rtfa(fed, starts, skipped):
     """RTFA with each client's lam_j tuned on its finite-M curve, for the three weightings."""
     out, tuned = [], {}
     for name in ("samples", "uniform"):
@@ -260,8 +207,12 @@ def _rtfa(fed, starts):
         # lam = 0 (interpolation best) starts from a small penalty instead.
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
-    p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
-                            extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed))
+    try:
+        p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
+                                extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed))
+    except SolverError as exc:
+        skipped.append(f"rtfa with optimal weights: {exc}")
+        return out
     lam, risk = tune.rtfa_lams(fed, p)
     out.append(Candidate("rtfa", {"lam": lam.tolist()}, "optimal", p, risk))
     return out
@@ -276,8 +227,12 @@ def _own(method, fed, starts, skipped):
         top = float(np.max(fed.top_eigenvalues() * (1 + np.sqrt(fed.gamma)) ** 2))
         grid = np.logspace(-3, np.log10(2.0), 9) / top
     else:
-        with np.errstate(divide="ignore"):
-            scale = np.median(np.clip(fed.sigma ** 2 * fed.gamma / fed.r ** 2, 1e-6, 1e6))
+        # The oracle lam* = sigma^2 gamma / r^2 (paper 003, Thm 2); a client with
+        # r_j = sigma_j = 0 (0/0: its risk does not depend on lam) counts as 1, as in
+        # ``tune.rtfa_lams``.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            oracle = fed.sigma ** 2 * fed.gamma / fed.r ** 2
+        scale = np.median(np.clip(np.where(np.isnan(oracle), 1.0, oracle), 1e-6, 1e6))
         grid = scale * np.logspace(-3, 3, 9)
     out = []
     for wname in ("samples", "uniform"):
@@ -355,10 +310,3 @@ def _ftfa_steps(fed, starts, skipped):
 
 def _rank(v):
     return v if np.isfinite(v) else np.inf
-
-
-def _json(v):
-    """A float or list with infinities as None (standard JSON)."""
-    arr = np.asarray(v, dtype=float)
-    out = np.where(np.isfinite(arr), arr, None)
-    return out.tolist()

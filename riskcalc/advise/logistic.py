@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.advise import Advice, Candidate, _json
+from riskcalc.advise.result import Advice, Candidate, _json
 from riskcalc.errors import SolverError
 from riskcalc.logistic.finite_clients import canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE

@@ -168,13 +168,16 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
     from riskcalc.linear.engine import weighted_mp
     from riskcalc.linear.steps.finite_clients import (identity_steps_group_limits,
                                                       steps_group_limits)
-    from riskcalc.spectrum import Spectrum
 
     if fed.shift:
         raise ValueError("fine-tuning steps have no finite-M limit under covariate shift "
                          "(per-client spectra)")
-    spectrum = Spectrum.identity() if fed.spectrum is None else fed.spectrum
-    eta = 1.0 / max(weighted_mp.support_edges(float(g), spectrum)[1] for g in fed.gamma)
+    if fed.spectrum is None:
+        # Sigma = I: the Marchenko-Pastur top edge (1 + sqrt(gamma))^2, for gamma > 1 too.
+        eta = 1.0 / float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2))
+    else:
+        eta = 1.0 / max(weighted_mp.support_edges(float(g), fed.spectrum)[1]
+                        for g in np.unique(fed.gamma))
     m = fed.m
     if fed.spectrum is None:
         # Sigma = I: quadrature of the polynomial filters, linear in the steps.
@@ -182,7 +185,7 @@ def optimal_steps(fed, weights: str, max_steps: int = 100):
                                                 np.zeros(m), weights, max_steps, eta)
     else:
         bias, var = steps_group_limits("ftfa", fed.gamma, fed.r, fed.sigma, np.ones(m),
-                                       np.zeros(m), weights, spectrum, max_steps, eta)
+                                       np.zeros(m), weights, fed.spectrum, max_steps, eta)
     risk = bias + var
     k = np.argmin(risk, axis=1)
     return k, eta, risk[np.arange(m), k], k == max_steps

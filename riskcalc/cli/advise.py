@@ -26,6 +26,8 @@ from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
 #: Largest federation whose per-client risks the text table prints inline.
 PER_CLIENT_MAX = 10
+#: Candidates tied with the recommended one that the text names.
+TIES_SHOWN = 6
 #: Quantiles of the per-client risks in the summary table.
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -115,12 +117,13 @@ def run(args) -> int:
     if family is not None:
         return family.advise(args)
     advise_intervals.check(args)
+    from riskcalc.advise import pipelines
+
+    # '' names no pipeline, as ',,,' does: an error, as is a name given twice.
+    methods = None if args.methods is None else list(pipelines(args.methods))
     fed, est, names, signal = read_federation(args)
     if args.rounds is not None and families.given(args, "signal"):
         signal = args.signal
-    methods = None
-    if args.methods is not None:        # '' names no pipeline, as ',,,' does: an error
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     start = time.process_time()
     result = _solve(args, fed, methods, (args.rounds, signal))
     intervals = advise_intervals.compute(args, est, result, time.process_time() - start)
@@ -150,8 +153,6 @@ def _solve(args, fed, methods, rounds=(None, None)):
     ``riskcalc.advise.cost``), with a progress bar over the pipelines on stderr."""
     import sys
 
-    from tqdm.auto import tqdm
-
     from riskcalc import advise as adv
     from riskcalc.advise import cost
 
@@ -160,8 +161,12 @@ def _solve(args, fed, methods, rounds=(None, None)):
     limit = 60.0 * getattr(args, "max_minutes", guards.MAX_MINUTES)
     guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
                   cost.advice(est, limit))
-    bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False,
-               disable=args.no_progress or sum(est.values()) < 5.0)
+    if args.no_progress or sum(est.values()) < 5.0:
+        # No bar: tqdm is not even imported (a tenth of the whole run at 5 clients).
+        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1])
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False)
     try:
         return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
                           progress=lambda name: (bar.set_postfix_str(name), bar.update(1)))
@@ -225,6 +230,14 @@ def print_table(result, per_client: bool = False, names=None) -> None:
     how = "no global model" if rec.p is None else f"{rec.weights} weights"
     print(f"recommended for the federation: {rec.method} ({how}) "
           f"(mean risk {_fmt(rec.mean_risk)}, worst client {_fmt(rec.worst_risk)})")
+    ties = result.ties()
+    if ties:
+        from riskcalc.advise import TIE_RTOL
+
+        shown = [f"{result.candidates[k].method} ({result.candidates[k].weights})"
+                 for k in ties[:TIES_SHOWN]]
+        more = f" and {len(ties) - TIES_SHOWN} more" if len(ties) > TIES_SHOWN else ""
+        print(f"  tied (mean risk equal within {TIE_RTOL:g} relative): {', '.join(shown)}{more}")
     if rec.p is not None:
         print("  weights p_j: " + (_summary(rec.p) if wide
                                    else ", ".join(f"{x:.4g}" for x in rec.p)))
@@ -244,8 +257,9 @@ def print_table(result, per_client: bool = False, names=None) -> None:
                    else f"{row['weights']} weights")
             j = row["client"]
             tail = "" if not wide else f" (recommended: {_fmt(_json_risk(rec.risks[j]))})"
+            tied = f", tied with {row['tied']} other(s)" if row["tied"] else ""
             print(f"  client {_label(j, names)}: {row['method']} ({how}), risk "
-                  f"{_fmt(row['risk'])}{tail}")
+                  f"{_fmt(row['risk'])}{tail}{tied}")
     for g in result.weight_gains():
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "

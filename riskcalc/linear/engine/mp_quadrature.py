@@ -13,7 +13,7 @@ from riskcalc.errors import SolverError
 _QUAD_START, _QUAD_MAX, _QUAD_TOL = 32, 1 << 15, 1e-12
 
 
-def mp_expect(gamma, fun, *args):
+def mp_expect(gamma, fun, *args, strict: bool = True):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
     For ratio c <= 1 the law mu has s dmu(s) = sqrt((b - s)(s - a)) / (2 pi c) ds on
@@ -38,6 +38,9 @@ def mp_expect(gamma, fun, *args):
         analytic on a neighbourhood of [0, b]; K' = K without ``args``.
     *args : ndarray (K, ...)
         Per-row parameters of ``fun``, handed to it for the rows still being refined.
+    strict : bool
+        False: the rows that have not converged with ``_QUAD_MAX`` nodes are NaN instead of
+        an error (a batch over many rows, each of which stands alone).
 
     Returns
     -------
@@ -46,7 +49,7 @@ def mp_expect(gamma, fun, *args):
     Raises
     ------
     SolverError
-        If the quadrature has not converged with ``_QUAD_MAX`` nodes.
+        If the quadrature has not converged with ``_QUAD_MAX`` nodes (``strict``).
     """
     gamma = np.asarray(gamma, dtype=float)[:, None]
     c = np.minimum(gamma, 1.0 / gamma)
@@ -59,25 +62,43 @@ def mp_expect(gamma, fun, *args):
     at0 = np.where(np.isfinite(at0), at0, 0.0)
     out = np.empty_like(at0)
     todo = np.arange(gamma.shape[0])
+    rows = slice(None)              # every row, until some converge (no copies meanwhile)
     prev, n = None, _QUAD_START
     while n <= _QUAD_MAX:
-        k = np.arange(1, n + 1) * (np.pi / (n + 1))
-        x, w = np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1))
-        s = center[todo] + half[todo] * x
-        sub = [a[todo] for a in args]
-        vals = np.array(fun(scale[todo] * s, *sub))
+        x, w = _nodes(n)
+        s = center[rows] + half[rows] * x
+        sub = args if isinstance(rows, slice) else [a[rows] for a in args]
+        vals = np.array(fun(scale[rows] * s, *sub))
         # G(s) sqrt(1 - x^2) h^2 dx / (2 pi c), with the Chebyshev-U weight in w.
-        integral = (((vals - at0[:, todo, None]) / s) @ w
-                    * (half[todo, 0] ** 2 / (2 * np.pi * c[todo, 0])))
-        vals = at0[:, todo] + integral / scale[todo, 0]
+        integral = (((vals - at0[:, rows, None]) / s) @ w
+                    * (half[rows, 0] ** 2 / (2 * np.pi * c[rows, 0])))
+        vals = at0[:, rows] + integral / scale[rows, 0]
         if prev is not None:
             done = np.all(np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals)), axis=0)
-            if not args and not done.all():
-                done[:] = False
-            out[:, todo[done]] = vals[:, done]
-            todo, vals = todo[~done], vals[:, ~done]
-            if todo.size == 0:
+            if done.all():
+                out[:, todo] = vals
                 return out
+            if not args:
+                done[:] = False
+            if done.any():
+                out[:, todo[done]] = vals[:, done]
+                todo, vals = todo[~done], vals[:, ~done]
+                rows = todo
         prev, n = vals, 2 * n
+    if not strict:
+        out[:, todo] = np.nan
+        return out
     raise SolverError("Marchenko-Pastur quadrature did not converge (a pole too close to the "
                       "spectrum: lam too small?)")
+
+
+_NODES = {}
+
+
+def _nodes(n: int):
+    """The n Chebyshev-U nodes cos(k pi / (n + 1)) and weights, computed once per n (the
+    finite-M limits call ``mp_expect`` thousands of times on a few rows each)."""
+    if n not in _NODES:
+        k = np.arange(1, n + 1) * (np.pi / (n + 1))
+        _NODES[n] = (np.cos(k), np.sin(k) ** 2 * (np.pi / (n + 1)))
+    return _NODES[n]

@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
-                                                     moments, solve_g, sources, summands)
+from riskcalc.linear.finite_clients.identity import (_continuous, assemble, check_pooled,
+                                                     federation_totals, moments, solve_g,
+                                                     sources, summands)
 from riskcalc.linear.finite_clients.own import _subordination, objective, own_sources
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
@@ -165,9 +166,10 @@ class _FedAvgObjective:
         x, u, var_r = moments(self.gam, self.count, p, g)
         own = self.own0
         if self.method == "rtfa" and np.any(lam.imag):
-            # The oracle ridge variance gamma tau(S (S + lam)^-2), complex-safe in lam.
-            own = self.gam * mp_expect(self.gam, lambda s, lr: (s / (s + lr) ** 2,),
-                                       lam[:, None])[0]
+            # The oracle ridge variance gamma tau(S (S + lam)^-2) = gamma (m - lam m')(-lam),
+            # complex-safe in lam (the atom at 0 of gamma > 1 gives S (S + lam)^-2 = 0).
+            m1, m2 = _continuous(self.gam, lam)
+            own = self.gam * (m1 - lam * m2)
         src = sources(self.method, self.gam, lam, p, x, u, var_r, own=own)
         qv, wb, wv = summands(self.r, self.sigma, self.gam, p, g, *src[:4])
         return (p, g, src), qv, wb, wv

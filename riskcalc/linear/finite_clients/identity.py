@@ -81,6 +81,10 @@ def check_pooled(gam, count) -> float:
     return excess
 
 
+#: Newton steps of ``solve_g`` before its bracketed fallback.
+_NEWTON_G = 60
+
+
 def solve_g(gam, p, count) -> float:
     """g = tau(A^-1), the root of sum_l count_l p_l g / (1 + gamma_l p_l g) = 1 (step 3).
 
@@ -90,6 +94,22 @@ def solve_g(gam, p, count) -> float:
         If sum_l count_l / gamma_l <= 1: the pooled sample size does not exceed d.
     """
     excess = check_pooled(gam, count)
+    # Newton from g = 1, where f <= sum count p - 1 = 0: f is increasing and concave, so the
+    # iterates rise monotonically to the root (each tangent meets 0 before f does); the
+    # bracketed solver below is the fallback (a root far out, pooled N barely above d).
+    g = 1.0
+    for _ in range(_NEWTON_G):
+        x = p * g
+        q = count * x / (1.0 + gam * x)
+        slope = float((q / (g * (1.0 + gam * x))).sum())
+        if not 0 < slope < np.inf:
+            break                   # (a flat or overflowing equation: the fallback decides)
+        step = (float(q.sum()) - 1.0) / slope
+        g -= step
+        if not g > 0:
+            break
+        if abs(step) <= 4e-16 * g:
+            return g
 
     def fun(g, mask):
         x = p * g[0]
@@ -148,7 +168,9 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     Thm 2 with the finite-M global model of eq. 6; module docstring) for each row of ``lams``
     (k, M), with the subordination solved once (the FedAvg global model does not involve lam)
     and one quadrature per block of rows (each row refined only as far as it needs). Used to
-    tune each client's lam (``riskcalc.advise.tune``).
+    tune each client's lam (``riskcalc.advise.tune``). Each entry stands alone: one whose
+    quadrature does not converge (a penalty far below a spectrum edge near 0: gamma_j within
+    1e-4 of 1 at lam_j ~ 1e-7) is infinite, the others are unaffected.
 
     Returns
     -------
@@ -172,17 +194,18 @@ def rtfa_risks(gam, r, sigma, weights, lams):
             return np.tile(a, k)
 
         src = sources("rtfa", tile(gam), lams[blk].ravel(), tile(p), tile(x), tile(u),
-                      tile(var_r))
+                      tile(var_r), strict=False)
         bias, var = assemble(tile(r), tile(sigma), tile(gam), tile(p), tile(count), g, *src,
                              totals=totals)
         out[blk] = (bias + var).reshape(k, gam.size)
-    return out
+    return np.where(np.isnan(out), np.inf, out)
 
 
-def sources(method, gam, lam, p, x, u, var_r, own=None):
+def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
     """D, var_b, Eb, Ev, J and own of ``assemble`` from the subordination quantities (step 5),
     elementwise over groups; ``own`` (the oracle variance per unit sigma^2) is computed unless
-    given."""
+    given. ``strict`` False: a group whose quadrature does not converge gets NaN traces
+    (``mp_expect``) instead of an error."""
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
     E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
@@ -192,7 +215,7 @@ def sources(method, gam, lam, p, x, u, var_r, own=None):
         J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
         own = np.zeros_like(gam) if own is None else own
     else:
-        J = _target_traces(gam, lam, p, u)
+        J = _target_traces(gam, lam, p, u, strict)
         if own is None:
             _, own = isotropic_factors(gam, lam if method == "rtfa" else np.zeros_like(gam))
     return D, var_r / p ** 2, E2, E1, J, own
@@ -224,18 +247,22 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
     bias = own_b + others_b * J1 / (D * Q)
+    # A noiseless client (sigma_j = 0) has no noise of its own (its factor may be infinite,
+    # e.g. own least squares at gamma_j = 1) but still the other clients' noise, carried by
+    # the global model.
     with np.errstate(invalid="ignore"):
-        own_v = sigma ** 2 * (own + 2.0 * p * gam * J4 + p ** 2 * gam * (Jfv + tpv * J1))
-        var = own_v + others_v * J1 / (D * Q)
+        own_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * J4
+                                                        + p ** 2 * gam * (Jfv + tpv * J1)))
+    others = others_v * J1 / (D * Q)
+    var = own_v + others
     if np.iscomplexobj(bias) or np.iscomplexobj(var):
-        return bias, np.where(sigma == 0, 0.0, var)
+        return bias, var
     scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
     bias = _nonnegative("bias", bias, scale_b, r ** 2)
     with np.errstate(invalid="ignore"):
-        scale_v = sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
-                                + p ** 2 * gam * np.abs(Jfv + tpv * J1))
-        var = np.where(sigma == 0, 0.0,
-                       _nonnegative("variance", var, scale_v, sigma ** 2))
+        scale_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
+                                                          + p ** 2 * gam * np.abs(Jfv + tpv * J1)))
+    var = _nonnegative("variance", var, scale_v + np.abs(others), sigma ** 2 + others_v)
     return bias, var
 
 
@@ -264,7 +291,7 @@ def _nonnegative(name, value, scale, unit):
     return np.maximum(value, 0.0)
 
 
-def _target_traces(gamma, lam, p, u):
+def _target_traces(gamma, lam, p, u, strict=True):
     """tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2), tau(f S (b+t)^-1),
     tau(h (b+t)^-1) for FTFA or RTFA targets, one column per group (b + t = p (S + u),
     f = R^2; step 5). lam = 0 is FTFA: f = P^perp, whose traces are (1 - 1/gamma)_+ phi(0)."""
@@ -272,7 +299,15 @@ def _target_traces(gamma, lam, p, u):
     with np.errstate(divide="ignore", invalid="ignore"):
         J = np.array([perp, np.where(perp > 0, perp / (p * u) ** 2, 0.0), 0 * perp, 0 * perp,
                       0 * perp, 0 * perp])
-    ridge = lam > 0
+    ridge = np.real(lam) > 0
+    # Closed forms where the poles -lam and -u are apart (``_ridge_traces``); quadrature near
+    # lam = u, where the partial fractions would cancel.
+    edge = (1.0 - np.sqrt(gamma)) ** 2
+    closed = ridge & (np.abs(u - lam) >= _APART * (edge + np.maximum(np.abs(u), np.abs(lam))))
+    if closed.any():
+        J = J.astype(np.result_type(J, lam, u, p))
+        J[:, closed] = _ridge_traces(gamma[closed], lam[closed], p[closed], u[closed])
+    ridge = ridge & ~closed
     if ridge.any():
         lr, ur, pr = lam[ridge, None], u[ridge, None], p[ridge]
         f0, f1, f2, f3, h = mp_expect(gamma[ridge], lambda s, lr, ur: (
@@ -280,7 +315,67 @@ def _target_traces(gamma, lam, p, u):
             (lr / ((s + lr) * (s + ur))) ** 2,
             s * (lr / ((s + lr) * (s + ur))) ** 2,
             (s * lr / ((s + lr) * (s + ur))) ** 2,
-            s * (lr / (s + lr)) ** 2 / (s + ur)), lr, ur)
+            s * (lr / (s + lr)) ** 2 / (s + ur)), lr, ur, strict=strict)
         J[:, ridge] = [f0, f1 / pr ** 2, f2 / pr ** 2, f3 / pr ** 2, h / pr,
                        h / (lr[:, 0] * pr)]
     return J
+
+
+#: ``_ridge_traces`` is used where |u - lam| >= _APART (e + max(u, lam)), e = (1 - sqrt(gamma))^2
+#: the lower edge of the continuous spectrum: its partial fractions divide differences of
+#: Stieltjes transforms by u - lam, each losing a factor ~ (e + max(u, lam)) / |u - lam| <= 2.
+_APART = 0.5
+
+
+def _ridge_traces(gamma, lam, p, u):
+    """The six RTFA traces of ``_target_traces`` in closed form (derived here; complex-safe in
+    lam, p, u for ``finite_clients.gradient``'s complex steps). The law of S is
+    (1 - 1/gamma)_+ delta_0 plus a continuous part nu; the atom contributes
+    (1 - 1/gamma)_+ F(0) to tau(F) (F(0) = 1, 1/u^2, 0, 0, 0 for the five integrands below).
+    With A_k = nu((s + lam)^-k), B_k = nu((s + u)^-k) (k = 1, 2: ``_continuous``),
+    delta = u - lam and C = nu((s + lam)^-1 (s + u)^-1) = (A_1 - B_1) / delta, the partial
+    fractions of 1/(s + lam) - 1/(s + u) = delta / ((s + lam)(s + u)) and
+    s / ((s + lam)(s + u)) = (u / (s + u) - lam / (s + lam)) / delta give ::
+
+        nu(f) = lam^2 A_2,
+        nu(f (b+t)^-2) p^2 = lam^2 (A_2 + B_2 - 2 C) / delta^2,
+        nu(f S (b+t)^-2) p^2 = lam^2 ((lam + u) C - lam A_2 - u B_2) / delta^2,
+        nu(f S^2 (b+t)^-2) p^2 = lam^2 (lam^2 A_2 + u^2 B_2 - 2 lam u C) / delta^2,
+        nu(f S (b+t)^-1) p = lam^2 (C - lam (A_2 - C) / delta),
+
+    and the last trace is the fifth over lam p (f = lam^2 (S + lam)^-2, b + t = p (S + u)).
+    The atom is kept apart because its terms cancel exactly in these sums (e.g. (lam + u) /
+    (lam u) - 1/lam - 1/u = 0) and would otherwise swamp nu's."""
+    a1, a2 = _continuous(gamma, lam)
+    b1, b2 = _continuous(gamma, u)
+    atom = np.maximum(1.0 - 1.0 / gamma, 0.0)
+    delta = u - lam
+    c = (a1 - b1) / delta
+    l2, d2 = lam ** 2, delta ** 2
+    h = l2 * (c - lam * (a2 - c) / delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at0 = np.where(atom > 0, atom / u ** 2, 0.0)        # u = 0 only at M = 1, gamma < 1
+    return np.array([atom + l2 * a2, (at0 + l2 * (a2 + b2 - 2.0 * c) / d2) / p ** 2,
+                     l2 * ((lam + u) * c - lam * a2 - u * b2) / d2 / p ** 2,
+                     l2 * (l2 * a2 + u ** 2 * b2 - 2.0 * lam * u * c) / d2 / p ** 2,
+                     h / p, h / (lam * p)])
+
+
+def _continuous(gamma, x):
+    """nu((s + x)^-1) and nu((s + x)^-2) for the continuous part nu of the Marchenko-Pastur
+    law of ratio gamma, x > 0, without cancellation and complex-safe (the branch is chosen on
+    the real part). gamma <= 1: nu is the law, with m(-x) = 2 / (D + b) or (D - b) / (2 gamma
+    x) (b = 1 - gamma + x, D = sqrt(b^2 + 4 gamma x); ``engine.marchenko_pastur``) and
+    m'(-x) = m (1 + gamma m) / D. gamma > 1: nu is 1/gamma times the law of gamma S' with S'
+    of ratio 1/gamma (``mp_quadrature``), so nu((s + x)^-k) = gamma^(-1-k) m'_(1/gamma)'s
+    k-th transform at x / gamma."""
+    gamma = np.asarray(gamma, dtype=float)
+    big = gamma > 1
+    c = np.where(big, 1.0 / gamma, gamma)
+    y = np.where(big, x / gamma, x)
+    b = 1.0 - c + y
+    disc = np.sqrt(b * b + 4.0 * c * y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.where(np.real(b) >= 0, 2.0 / (disc + b), (disc - b) / (2.0 * c * y))
+    dm = m * (1.0 + c * m) / disc
+    return np.where(big, m / gamma ** 2, m), np.where(big, dm / gamma ** 3, dm)

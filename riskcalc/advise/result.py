@@ -1,0 +1,118 @@
+"""The result of ``riskcalc.advise``: candidate pipelines with their per-client risks, and the
+ranked advice (the recommendation, ties, per-client bests, the optimal weights' gains)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Mean risks within this relative distance of the recommended one are reported as ties (the
+#: limits are solved to ~1e-12 relative; RTFA at lam -> 0 equals FTFA, every pipeline with a
+#: global model has risk 0 when r_j = sigma_j = 0 for every client).
+TIE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pipeline: method, tuning, client weights and every client's predicted risk."""
+
+    method: str
+    tuning: dict
+    weights: str
+    p: np.ndarray | None
+    risks: np.ndarray
+    limit: str = "finite-M"
+    notes: tuple = field(default=())
+
+    @property
+    def mean_risk(self) -> float:
+        return float(np.mean(self.risks))
+
+    @property
+    def worst_risk(self) -> float:
+        return float(np.max(self.risks))
+
+    def as_dict(self) -> dict:
+        """Plain JSON values; an infinite risk (the interpolation threshold) becomes None."""
+        return {"method": self.method, "tuning": self.tuning,
+                "weights": {"name": self.weights,
+                            "p": None if self.p is None else np.asarray(self.p).tolist()},
+                "risks": _json(self.risks), "mean_risk": _json(self.mean_risk),
+                "worst_risk": _json(self.worst_risk), "limit": self.limit,
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The result of ``advise``: ranked candidates, the recommendation for the federation and
+    per client, and what the optimal weights gain."""
+
+    federation: object            # Federation, or the logistic family's LogisticFederation
+    candidates: tuple
+    skipped: tuple
+
+    @property
+    def recommended(self) -> Candidate:
+        """The candidate with the smallest mean risk."""
+        return self.candidates[0]
+
+    def ties(self) -> list:
+        """Indices (into ``candidates``) of the candidates other than the recommended one whose
+        mean risk equals the recommended one's within ``TIE_RTOL`` relative (plus
+        ``TIE_RTOL`` x 1e-3 of the federation's scale mean r_j^2 + sigma_j^2, for risks 0)."""
+        means = np.array([c.mean_risk for c in self.candidates])
+        return [int(k) for k in np.flatnonzero(_tied(means, means[0], self._unit()))[1:]]
+
+    def _unit(self) -> float:
+        fed = self.federation
+        unit = float(np.mean(fed.r ** 2 + getattr(fed, "sigma", 0.0) ** 2))
+        return unit if unit > 0 else 1.0
+
+    def per_client(self) -> list:
+        """Per client: the candidate (index into ``candidates``) with its smallest risk, and
+        how many other candidates tie with it there (``ties``' tolerance)."""
+        table = np.array([c.risks for c in self.candidates])
+        best = np.argmin(table, axis=0)
+        unit = self._unit()
+        return [{"client": j, "candidate": int(k), "method": self.candidates[k].method,
+                 "weights": self.candidates[k].weights, "risk": _json(table[k, j]),
+                 "tied": int(np.sum(_tied(table[:, j], table[k, j], unit))) - 1}
+                for j, k in enumerate(best)]
+
+    def weight_gains(self) -> list:
+        """Per method with optimal weights: the mean risk under each weighting and the
+        relative gain of the optimal weights over the sample weights."""
+        out = []
+        for method in dict.fromkeys(c.method for c in self.candidates):
+            means = {c.weights: c.mean_risk for c in self.candidates if c.method == method}
+            if "optimal" in means and "samples" in means:
+                s, o = means["samples"], means["optimal"]
+                out.append({"method": method, **{k: _json(v) for k, v in means.items()},
+                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) and s > 0
+                                                      else 0.0)})
+        return out
+
+    def as_dict(self) -> dict:
+        rec = self.recommended.as_dict()
+        rec["per_client"] = self.per_client()
+        rec["tied_with"] = [{"rank": k + 1, "method": self.candidates[k].method,
+                             "weights": self.candidates[k].weights} for k in self.ties()]
+        return {"federation": self.federation.describe(),
+                "candidates": [c.as_dict() for c in self.candidates],
+                "recommended": rec, "weight_gains": self.weight_gains(),
+                "skipped": list(self.skipped)}
+
+
+def _tied(values, best, unit):
+    """Whether each value equals ``best`` within ``TIE_RTOL`` (``Advice.ties``)."""
+    with np.errstate(invalid="ignore"):
+        return (values == best) | (np.abs(values - best)
+                                   <= TIE_RTOL * (np.abs(best) + 1e-3 * unit))
+
+
+def _json(v):
+    """A float or list with infinities as None (standard JSON)."""
+    arr = np.asarray(v, dtype=float)
+    out = np.where(np.isfinite(arr), arr, None)
+    return out.tolist()
