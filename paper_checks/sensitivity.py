@@ -44,11 +44,12 @@ def _verdict(claim, quick: bool, role: str | None) -> tuple[str, int]:
     return verdict, (mutant.hits if mutant else 0)
 
 
-def _claim_records(claim_id: str, quick: bool) -> list:
+def _claim_records(claim_id: str, quick: bool, base: str | None = None) -> list:
     from paper_checks import CLAIMS
 
     claim = CLAIMS[claim_id]
-    base, _ = _verdict(claim, quick, None)
+    if base is None:
+        base, _ = _verdict(claim, quick, None)
     if base not in TESTED:
         return []
     if not claim.mutants:
@@ -62,12 +63,18 @@ def _claim_records(claim_id: str, quick: bool) -> list:
     return out
 
 
-def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1) -> list:
+def sensitivity(claims, *, quick: bool = True, n_jobs: int = 1, verdicts=None) -> list:
     """One record per (claim, mutant) of ``claims`` (see the module docstring), with the
     mutated run's verdict (``mutant_verdict``) and the number of times the seam was reached
-    (``seam_uses``) for the reader."""
+    (``seam_uses``) for the reader.
+
+    ``verdicts``, optional: ``{claim id: verdict}`` of an unmutated run at the same sizes
+    (``paper_checks.run_claims``, which runs the same check on the same seed); a claim found
+    there is not run once more as it is. Claims missing from it are run unmutated here."""
+    verdicts = verdicts or {}
     records = []
-    for recs in parallel_results((delayed(_claim_records)(c.id, quick) for c in claims),
+    for recs in parallel_results((delayed(_claim_records)(c.id, quick, verdicts.get(c.id))
+                                  for c in claims),
                                  n_jobs=n_jobs if len(claims) > 1 else 1, ordered=True):
         records.extend(recs)
     return records

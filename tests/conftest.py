@@ -24,3 +24,39 @@ SPECTRA = {
 @pytest.fixture(params=list(SPECTRA), ids=list(SPECTRA))
 def spectrum(request):
     return SPECTRA[request.param]
+
+
+@pytest.fixture(scope="session")
+def quick_catalogue():
+    """Every claim of ``paper_checks`` at quick sizes, run once for the session on 2 worker
+    processes: ``{claim id: result}`` in catalogue order. The regression test compares all the
+    verdicts with REPORT.md, and the tests of single verdicts read theirs here instead of
+    running their claim again (a claim's seed depends on its id only, and its BLAS on one
+    thread: the result is the same in a worker as in this process)."""
+    import paper_checks
+
+    results = paper_checks.run_claims(paper_checks.select(), quick=True, n_jobs=2)
+    return {r["id"]: r for r in results}
+
+
+@pytest.fixture(scope="session")
+def quick_sensitivity(quick_catalogue):
+    """``records(ids)``: the records of ``paper_checks.sensitivity.sensitivity`` for the claims
+    ``ids`` at quick sizes, in the order of ``ids``. Each claim's mutants run once for the
+    session (2 worker processes), and its unmutated verdict is the one of ``quick_catalogue``
+    (the same check on the same seed) rather than a second run of it."""
+    import paper_checks
+    from paper_checks.sensitivity import sensitivity
+
+    done = {}
+
+    def records(ids):
+        todo = [cid for cid in dict.fromkeys(ids) if cid not in done]
+        if todo:
+            found = sensitivity(paper_checks.select(None, todo), n_jobs=2,
+                                verdicts={cid: quick_catalogue[cid]["verdict"] for cid in todo})
+            for cid in todo:
+                done[cid] = [r for r in found if r["id"] == cid]
+        return [r for cid in dict.fromkeys(ids) for r in done[cid]]
+
+    return records

@@ -31,8 +31,8 @@ CHEAP = ["003.thm2.mp-closed-form", "003.thm2.lambda-limits", "003.thm2.rtfa-bea
          "003.lemma62.moment-bound", "000.lemma7.proof-monotonicity"]
 
 
-def test_quick_sensitivity_of_cheap_claims():
-    records = sensitivity(paper_checks.select(None, CHEAP))
+def test_quick_sensitivity_of_cheap_claims(quick_sensitivity):
+    records = quick_sensitivity(CHEAP)
     per = sensitive_claims(records)
     assert set(per) == set(CHEAP)
     for cid in CHEAP[:7]:
@@ -57,6 +57,17 @@ def test_every_holds_claim_declares_a_mutant():
     assert [cid for cid in holds if not paper_checks.CLAIMS[cid].mutants] == []
 
 
+def test_known_verdicts_replace_only_the_unmutated_run():
+    # verdicts= stands in for the unmutated run: the records are those of the full route when
+    # it is the true verdict, and a verdict that is not tested (here a false one) is taken
+    # as given, so no mutant runs.
+    claims = paper_checks.select(None, ["003.thm2.lambda-limits"])
+    full = sensitivity(claims)
+    assert full[0]["verdict"] == "holds" and full[0]["sensitive"]
+    assert sensitivity(claims, verdicts={"003.thm2.lambda-limits": "holds"}) == full
+    assert sensitivity(claims, verdicts={"003.thm2.lambda-limits": "fails"}) == []
+
+
 def test_json_contract(capsys):
     assert main(["--json", "--claim", "003.thm2.lambda-limits"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -64,16 +75,17 @@ def test_json_contract(capsys):
                     "mutant": "equality x1.5", "sensitive": True}]
 
 
-def test_quick_sensitivity_in_ci():
+def test_quick_sensitivity_in_ci(quick_sensitivity):
     # The sensitivity run of the catalogue's cheaper two thirds (by the times the committed
-    # report recorded; about 7 s at quick sizes): every claim tested rejects all its mutants,
-    # except those recorded in MUTANT_PASSES (not counted full) and errata that declare none.
+    # report recorded; the mutants only, as the unmutated verdicts are the session's quick
+    # run of the catalogue): every claim tested rejects all its mutants, except those recorded
+    # in MUTANT_PASSES (not counted full) and errata that declare none.
     from paper_checks.report import _TIME, REPORT
 
     times = {m.group(1): float(m.group(2)) for m in _TIME.finditer(REPORT.read_text())}
     cheap = sorted(times, key=times.get)[: 2 * len(times) // 3]
     assert len(cheap) >= 60
-    records = sensitivity(paper_checks.select(None, cheap))
+    records = quick_sensitivity(cheap)
     per = sensitive_claims(records)
     undeclared = {r["id"] for r in records if r["mutant"] is None}
     bad = {cid for cid, ok in per.items()

@@ -6,6 +6,8 @@ exact conditional bias and variance given X of eq. (3), averaged over the unifor
 of the signal, for X = Z Sigma^(1/2) with Gaussian Z and Sigma = diag(eigenvalues of H).
 """
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -14,8 +16,13 @@ from riskcalc.linear.engine import kappa, stieltjes
 D, REPS = 800, 6
 
 
+@functools.cache
 def simulate(spectrum, gamma, lam, seed=0):
-    """Mean and standard error of (bias / ||theta||^2, variance / sigma^2) over REPS designs."""
+    """Mean and standard error of (bias / ||theta||^2, variance / sigma^2) over REPS designs.
+
+    Cached (a Spectrum hashes by identity): the errata tests below read the same simulations
+    as two cases of ``test_limits_match_simulation`` (the same spectrum object, gamma, lam and
+    seed), and the tests only read the arrays."""
     rng = np.random.default_rng(seed)
     s = spectrum.eigenvalues(D)
     n = int(round(D / gamma))
