@@ -15,9 +15,10 @@ from riskcalc._version import __version__
 from riskcalc.errors import SolverError
 
 # The other public names are imported on first use (PEP 562 ``__getattr__``): ``import
-# riskcalc`` then costs no scipy, logistic or rounds code, and a command pays only for the
-# modules it runs (``riskcalc advise`` at 5 clients spent about a tenth of its CPU importing
-# families it never calls). ``riskcalc.X`` and ``from riskcalc import X`` work as before.
+# riskcalc`` then loads no numpy, logistic or rounds code, and a command pays only for the
+# modules it runs (measured: ``import riskcalc`` 0.20 s of CPU before, 0.05 s now, of which
+# 0.04 s is Python's own start). ``riskcalc.X`` and ``from riskcalc import X`` work as before;
+# a subpackage (``riskcalc.linear``) is an attribute once imported, as in any package.
 _LAZY = {
     "riskcalc.linear.finite_clients": ("ClientsLimit", "clients_limit"),
     "riskcalc.linear.dynamics": ("RoundsChoice", "RoundsLimit", "optimal_rounds", "rounds_limit",
