@@ -112,13 +112,41 @@ def test_cli_outputs(fed_file, tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     ([], "needs --global-lam"),
     (["--global-lam", "0.1", "--signal", "2"], "--signal does not apply"),
-    (["--global-lam", "0.1", "--methods", "ftfa"], "--methods must list"),
+    (["--global-lam", "0.1", "--methods", "ftfa"], "methods must be among"),
     (["--global-lam", "0.1", "--max-minutes", "0.001"], "--max-minutes"),
 ])
 def test_cli_refusals(fed_file, extra, message, capsys):
     assert main(["advise", "--model", "logistic", "--federation", fed_file] + extra) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0], err
+
+
+@pytest.mark.parametrize("text, match", [
+    ("", "an empty name"), ("fedavg,,rtfa", "an empty name"), (" , ", "an empty name"),
+    ("fedavg,fedavg", "fedavg more than once"), ("rtfa, pfedme ,rtfa", "rtfa more than once"),
+    ("pfedme,fedprox", "pfedme more than once"), ("ftfa", "'ftfa'")])
+def test_methods_lists_refused_as_in_the_linear_advise(fed_file, capsys, text, match):
+    """--methods under --model logistic: an empty, unknown or repeated pipeline (also under
+    its alias) is one error line and exit 2, as in the linear advise, and advise_logistic
+    refuses the same list (before anything is solved)."""
+    assert main(["advise", "--model", "logistic", "--federation", fed_file, "--global-lam",
+                 "0.1", "--methods", text]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: methods must be among fedavg, rtfa, pfedme, local_ridge "
+                          "(fedprox: alias of pfedme), each named once") and match in err
+    assert err.count("\n") == 1
+    fed = LogisticFederation(gamma=[0.5, 1.0], r=[0.5, 1.0], signal=1.5, global_lam=0.1)
+    with pytest.raises(ValueError, match=match):
+        advise_logistic(fed, methods=text.split(","))
+
+
+def test_methods_alias_names_its_pipeline():
+    from riskcalc.advise import pipelines
+    from riskcalc.advise.logistic import PIPELINES
+    from riskcalc.logistic.finite_clients import ALIASES
+
+    assert pipelines(" fedprox,rtfa", PIPELINES, ALIASES) == ("pfedme", "rtfa")
+    assert pipelines(None, PIPELINES, ALIASES) == PIPELINES
 
 
 def test_cli_refuses_logistic_options_in_the_linear_advise(fed_file, capsys):

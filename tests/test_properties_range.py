@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import riskcalc
+import riskcalc.linear.finite_clients
 from riskcalc import Spectrum
 from riskcalc.errors import SolverError
 

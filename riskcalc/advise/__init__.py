@@ -144,28 +144,35 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
 
 
-def pipelines(methods=None) -> tuple:
-    """The pipelines ``methods`` names: None for all of ``PIPELINES``, else a sequence of
-    names or one comma-separated string (``--methods``). Each name once, none empty.
+def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
+    """The pipelines ``methods`` names: None for all of ``among`` (default ``PIPELINES``),
+    else a sequence of names or one comma-separated string (``--methods``). Each pipeline
+    once, none empty; a name of ``aliases`` stands for its pipeline (the logistic family's
+    ``fedprox`` for ``pfedme``: ``riskcalc.advise.logistic``).
 
     Raises
     ------
     ValueError
-        One line, for no name, an empty entry, an unknown name or a name given twice.
+        One line, for no name, an empty entry, an unknown name or a pipeline given twice
+        (also under two of its names).
     """
+    among = tuple(among)
     if methods is None:
-        return PIPELINES
+        return among
+    aliases = aliases or {}
     names = methods.split(",") if isinstance(methods, str) else list(methods)
     names = [n.strip() if isinstance(n, str) else n for n in names]
-    among = f"methods must be among {', '.join(PIPELINES)}, each named once"
+    also = "".join(f" ({k}: alias of {v})" for k, v in aliases.items())
+    msg = f"methods must be among {', '.join(among)}{also}, each named once"
     if not names or not all(names):
-        raise ValueError(f"{among}; got an empty name in {methods!r}")
-    unknown = [n for n in names if n not in PIPELINES]
+        raise ValueError(f"{msg}; got an empty name in {methods!r}")
+    unknown = [n for n in names if aliases.get(n, n) not in among]
     if unknown:
-        raise ValueError(f"{among}; got {', '.join(map(repr, unknown))}")
+        raise ValueError(f"{msg}; got {', '.join(map(repr, unknown))}")
+    names = [aliases.get(n, n) for n in names]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"{among}; got {', '.join(twice)} more than once")
+        raise ValueError(f"{msg}; got {', '.join(twice)} more than once")
     return tuple(names)
 
 

@@ -41,9 +41,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc._validate import as_array
+from riskcalc.advise import pipelines
 from riskcalc.advise.result import Advice, Candidate, _json
 from riskcalc.errors import SolverError
-from riskcalc.logistic.finite_clients import canonical_method, logistic_clients_limit
+from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE
 
 __all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logistic",
@@ -183,15 +184,11 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     Raises
     ------
     ValueError
-        An unknown method, or no candidate could be evaluated.
+        An unknown, empty or repeated method (``riskcalc.advise.pipelines``; ``fedprox``
+        and ``pfedme`` name one pipeline), or no candidate could be evaluated.
     """
     fed = federation
-    chosen = PIPELINES if methods is None else tuple(
-        dict.fromkeys(canonical_method(m) for m in methods))
-    unknown = sorted(set(chosen) - set(PIPELINES))
-    if unknown or not chosen:
-        raise ValueError(f"methods must be among {', '.join(PIPELINES)} (fedprox: alias of "
-                         f"pfedme); got {', '.join(unknown) or 'none'}")
+    chosen = pipelines(methods, PIPELINES, ALIASES)
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)

@@ -99,7 +99,7 @@ def _run(argv: list) -> int:
 
     try:
         # Before the parser exists: registered methods become METHOD choices.
-        argv = plugins.load(argv)
+        argv = plugins.load(argv, _command(argv))
     except ValueError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

@@ -47,6 +47,8 @@ def jobs(value, option: str = "--jobs") -> int:
     processes than cores only add memory and start-up time."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{option} must be an integer >= 1, got {value!r}")
+    if value == 1:
+        return 1   # never capped: the theory verbs (advise) do not import montecarlo for it
     from montecarlo.runner.budget import cores
 
     n = cores()
@@ -131,8 +133,6 @@ def duration(seconds: float) -> str:
 def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
     """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
     ``tasks`` tasks of about ``seconds_each`` seconds each."""
-    from montecarlo.runner.budget import check_tasks
-
     limit = max_seconds(args)
     if getattr(args, "scheduler", None) is not None:
         if getattr(args, "jobs", None) not in (None, 1):
@@ -144,7 +144,10 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
         workers = jobs(1 if given is None else given)
         if hasattr(args, "jobs"):
             args.jobs = workers
-    check_tasks(tasks, what, advice)
+    if tasks > 1:   # one task's bookkeeping (4 KiB) never fills half the memory
+        from montecarlo.runner.budget import check_tasks
+
+        check_tasks(tasks, what, advice)
     check_time(tasks, seconds_each, workers, limit, what,
                advice + ", or allow more time with --max-minutes")
 

@@ -78,17 +78,14 @@ def run(args) -> int:
     """Read, estimate the work (``--max-minutes``), advise, print."""
     from tqdm.auto import tqdm
 
+    from riskcalc.advise import pipelines
     from riskcalc.advise.logistic import PIPELINES, advise_logistic, estimate_seconds
-    from riskcalc._validate import METHOD_ALIASES
+    from riskcalc.logistic.finite_clients import ALIASES
 
     fed, names = read_federation(args)
-    methods = None
-    if args.methods is not None:        # '' names no pipeline: an error
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        if not methods or any(METHOD_ALIASES.get(m, m) not in PIPELINES for m in methods):
-            raise ValueError(f"--methods must list pipelines among {', '.join(PIPELINES)} "
-                             f"(fedprox: alias of pfedme) with --model logistic; got "
-                             f"{args.methods!r}")
+    # Refused as the linear advise refuses them: no name, an empty, unknown or repeated one.
+    methods = None if args.methods is None else list(pipelines(args.methods, PIPELINES,
+                                                               ALIASES))
     seconds = estimate_seconds(fed, methods or PIPELINES)
     guards.budget(args, 1, seconds, f"advise --model logistic ({fed.m} clients)",
                   "choose fewer --methods")

@@ -2,7 +2,7 @@
 
 The command loads every ``fedrisk.methods`` entry point and every ``--plugin`` file
 (``riskcalc.plugins``) before it builds its parser, so the new names are valid METHOD choices
-of predict, compare and sweep.
+of predict, compare and sweep (a verb of ``NO_REGISTRY`` loads them only with a ``--plugin``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,16 @@ def split_plugins(argv: list) -> tuple[list, list]:
     return files, rest
 
 
-def load(argv: list) -> list:
-    """Load the entry points and the ``--plugin`` files of ``argv``; the remaining arguments."""
+#: Verbs that take no METHOD of the registry (advise ranks its own fixed pipelines): without a
+#: ``--plugin`` file they do not look for entry points (importlib.metadata and a scan of the
+#: installed packages, ~20 ms of ``riskcalc advise``'s start).
+NO_REGISTRY = frozenset({"advise"})
+
+
+def load(argv: list, verb: str | None = None) -> list:
+    """Load the entry points and the ``--plugin`` files of ``argv``; the remaining arguments.
+    For a ``verb`` of ``NO_REGISTRY`` given no ``--plugin`` file, nothing is loaded."""
     files, rest = split_plugins(argv)
-    plugins.load(files)
+    if files or verb not in NO_REGISTRY:
+        plugins.load(files)
     return rest
