@@ -189,7 +189,7 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
     contour (a divergent step size), whose rounding is ~3 ``power`` eps relative at every node
     (the factor to ~3 eps, raised to that power), and whose nodes are much larger than the
     integral (measured ~50 sqrt(power) times). The rule then settles to that rounding floor,
-    (8 + 3 power) eps sum |terms| / n, when it exceeds ``rtol`` (measured: 2e-9 relative at
+    (8 + 3 power) eps sum abs(terms) / n, when it exceeds ``rtol`` (measured: 2e-9 relative at
     power 5000, 1e-8 at 20000), and refuses a floor beyond ``MAX_POWER_ROUNDING`` of the value.
 
     Raises
