@@ -59,7 +59,10 @@ def _merge(log: dict, what: str, entry: dict) -> None:
     old["residual"] = max(old["residual"], entry["residual"])
 
 
-def _note(what: str, points: int, iterations: int, residual: float) -> None:
+def note(what: str, points: int, iterations: int, residual: float) -> None:
+    """Add one solve's diagnostics to the ``record()`` block in force (a no-op outside one):
+    for solvers other than ``increasing_root`` (e.g. a Newton iteration with its own fallback),
+    so that results report every solve the same way."""
     log = _RECORD.get()
     if log is not None:
         _merge(log, what, {"solves": 1, "points": int(points), "iterations": int(iterations),
@@ -106,7 +109,7 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
     residual = np.zeros(lo.shape)
     for iteration in range(MAXITER):
         if not active.any():
-            _note(what, lo.size, iteration, residual.max(initial=0.0))
+            note(what, lo.size, iteration, residual.max(initial=0.0))
             return np.exp(t)
         idx = np.flatnonzero(active)
         ta = t[idx]

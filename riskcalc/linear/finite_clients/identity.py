@@ -68,7 +68,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
-from riskcalc.solvers import increasing_root
+from riskcalc.solvers import increasing_root, note
 
 
 def check_pooled(gam, count) -> float:
@@ -83,6 +83,8 @@ def check_pooled(gam, count) -> float:
 
 #: Newton steps of ``solve_g`` before its bracketed fallback.
 _NEWTON_G = 60
+#: The name ``solve_g``'s solves carry in the results' diagnostics (``solvers.record``).
+WHAT_G = "tau(A^-1) of the global model"
 
 
 def solve_g(gam, p, count) -> float:
@@ -98,17 +100,19 @@ def solve_g(gam, p, count) -> float:
     # iterates rise monotonically to the root (each tangent meets 0 before f does); the
     # bracketed solver below is the fallback (a root far out, pooled N barely above d).
     g = 1.0
-    for _ in range(_NEWTON_G):
+    for iteration in range(1, _NEWTON_G + 1):
         x = p * g
         q = count * x / (1.0 + gam * x)
         slope = float((q / (g * (1.0 + gam * x))).sum())
         if not 0 < slope < np.inf:
             break                   # (a flat or overflowing equation: the fallback decides)
-        step = (float(q.sum()) - 1.0) / slope
+        residual = float(q.sum()) - 1.0
+        step = residual / slope
         g -= step
         if not g > 0:
             break
         if abs(step) <= 4e-16 * g:
+            note(WHAT_G, 1, iteration, abs(residual))
             return g
 
     def fun(g, mask):
@@ -118,8 +122,7 @@ def solve_g(gam, p, count) -> float:
 
     # f(1) <= sum p - 1 = 0; f(g) >= excess - sum count / (gamma^2 p g) (module docstring).
     hi = max(1.0, float(np.sum(count / (gam ** 2 * p))) / excess)
-    return float(increasing_root(fun, np.array([1.0]), np.array([hi]),
-                                 what="tau(A^-1) of the global model")[0])
+    return float(increasing_root(fun, np.array([1.0]), np.array([hi]), what=WHAT_G)[0])
 
 
 def client_weights(gam, count, weights):
