@@ -2,6 +2,30 @@
 
 Used by the finite-clients limits (``riskcalc.linear.finite_clients``) for the traces of
 rational functions of one client's sample covariance that have no short closed form.
+
+Derived here. For ratio c <= 1 the law mu has s dmu(s) = sqrt((b - s)(s - a)) / (2 pi c) ds on
+[a, b] = [(1 - sqrt c)^2, (1 + sqrt c)^2]; with s = 1 + c + 2 sqrt(c) x, x in [-1, 1],
+ds sqrt((b - s)(s - a)) / (2 pi c) = (2 / pi) sqrt(1 - x^2) dx (times s: Chebyshev-U weight).
+
+* s route: tau(F) = C + (2 / pi) int (F(s) - C) / s sqrt(1 - x^2) dx for any constant C.
+  C = F(0) removes the pole at s = 0, so the convergence is geometric at a rate set by the
+  poles of F only. It cancels catastrophically where |F(0)| dwarfs F on the spectrum (a pole
+  of F just left of 0: each node keeps only ~ eps |F(0)|, and the terms are ~ |F(0)| / (1 - c)).
+* sqrt route (c < 1), no subtraction: with s = t^2, t = 1 + sqrt(c) x in [sqrt a, sqrt b],
+  (b - s)(s - a) = (sqrt b - t)(t - sqrt a)(sqrt b + t)(t + sqrt a) and
+  (sqrt b - t)(t - sqrt a) = c (1 - x^2), so
+  dmu = sqrt(1 - x^2) sqrt((2 + sqrt(c)(1 + x))(2 - sqrt(c)(1 - x))) / (pi t) dx.
+  Its singularities (t = 0, the branch point t = -sqrt a, the poles +-i sqrt(u) of F(t^2) for a
+  pole of F at -u) lie ~ sqrt(a + u) from the interval instead of ~ a + u: geometric again,
+  at a rate ~ (a + u)^(1/4) per node, where the s route's is ~ (a + u)^(1/2) (c = 0.999,
+  u = 1e-7 or 1e-10, a = 2.5e-7: 2048 nodes; the s route does not converge with 32768). It
+  is slower than the s route where F has no pole near 0 and a is small, hence the s route
+  first.
+
+For gamma > 1 the law is (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S'
+of ratio 1/gamma (the nonzero eigenvalues of X^T X / n are those of X X^T / n), so
+tau(F) = (1 - 1/gamma) F(0) + tau'(F(gamma S')) / gamma: the atom exact, the continuous part by
+either route (not polluted by the atom's F(0)).
 """
 
 from __future__ import annotations
@@ -11,23 +35,25 @@ import numpy as np
 from riskcalc.errors import SolverError
 
 _QUAD_START, _QUAD_MAX, _QUAD_TOL = 32, 1 << 15, 1e-12
+#: Rounding of a sum of terms of total size M is taken as _ROUND M (a few units of eps per
+#: node value, the Gauss-Chebyshev weights being positive and summing to pi / 2).
+_ROUND = 2 * np.finfo(float).eps
 
 
 def mp_expect(gamma, fun, *args, strict: bool = True):
     """tau(fun(S)) for S with the Marchenko-Pastur law of ratio gamma (mean 1), vectorized.
 
-    For ratio c <= 1 the law mu has s dmu(s) = sqrt((b - s)(s - a)) / (2 pi c) ds on
-    [a, b] = [(1 - sqrt c)^2, (1 + sqrt c)^2], so with G(s) = (F(s) - F(0)) / s,
-    tau(F) = F(0) + int G(s) sqrt((b - s)(s - a)) ds / (2 pi c): Gauss-Chebyshev quadrature of
-    the second kind with the same nodes for every c (the 1/s of the density is gone, so the
-    convergence is geometric at a rate set by the poles of F only; F(0) may be replaced by any
-    constant, and is by 0 where F has a pole at 0). For gamma > 1 the law is
-    (1 - 1/gamma) delta_0 plus 1/gamma times the law of gamma S' with S' of ratio 1/gamma (the
-    nonzero eigenvalues of X^T X / n are those of X X^T / n), whence
-    tau(F) = F(0) + tau'(F(gamma S') - F(0)) / gamma. The nodes double until two rules agree
-    to 1e-12; with ``args`` (per-row parameters of ``fun``) each row stops as soon as its own
-    rules agree, so a few hard rows (a pole close to the spectrum) do not make every row pay
-    for their nodes.
+    Gauss-Chebyshev quadrature (module docstring): the s route with C = F(0) (0 where F(0) is
+    not finite, also in the atom: the 0 / 0 of ``fun``'s removable singularities), or the sqrt
+    route for the rows (gamma != 1) whose first rule shows terms too large for double
+    precision, or that fail on the s route. The nodes double until two rules agree to
+    1e-12 (1 + |value|); with ``args`` (per-row parameters of ``fun``) each row stops as soon as
+    its own rules agree, so a few hard rows (a pole close to the spectrum) do not make every
+    row pay for their nodes. Agreement cannot see rounding (two rules cancel alike), so a
+    converged row is accepted only if its rounding, _ROUND times the size of its terms
+    |atom| + (|C| + int |F - C| dmu / s) / max(gamma, 1), is within the same tolerance;
+    otherwise the cancellation is unresolvable in double precision and the row fails like
+    a row that does not converge.
 
     Parameters
     ----------
@@ -39,8 +65,9 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     *args : ndarray (K, ...)
         Per-row parameters of ``fun``, handed to it for the rows still being refined.
     strict : bool
-        False: the rows that have not converged with ``_QUAD_MAX`` nodes are NaN instead of
-        an error (a batch over many rows, each of which stands alone).
+        False: the rows that have not converged with ``_QUAD_MAX`` nodes, or whose
+        cancellation is unresolvable, are NaN instead of an error (a batch over many rows,
+        each of which stands alone).
 
     Returns
     -------
@@ -49,47 +76,111 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     Raises
     ------
     SolverError
-        If the quadrature has not converged with ``_QUAD_MAX`` nodes (``strict``).
+        If the quadrature has not converged with ``_QUAD_MAX`` nodes, or its terms cancel
+        beyond double precision (``strict``).
     """
     gamma = np.asarray(gamma, dtype=float)[:, None]
     c = np.minimum(gamma, 1.0 / gamma)
-    scale = np.maximum(gamma, 1.0)
-    center, half = 1.0 + c, 2.0 * np.sqrt(c)
+    rc = np.sqrt(c)
     with np.errstate(divide="ignore", invalid="ignore"):
         at0 = np.array(fun(np.zeros_like(gamma), *args))[..., 0]
-    # tau(F) = C + tau(F - C) for any constant C: a pole of F at 0 (possible only below the
-    # spectrum, gamma < 1) takes C = 0 and converges at the rate sqrt(gamma)^n.
     at0 = np.where(np.isfinite(at0), at0, 0.0)
+    law = (rc, np.maximum(gamma, 1.0), at0, np.maximum(1.0 - 1.0 / gamma[:, 0], 0.0) * at0)
     out = np.empty_like(at0)
-    todo = np.arange(gamma.shape[0])
-    rows = slice(None)              # every row, until some converge (no copies meanwhile)
-    prev, n = None, _QUAD_START
+    every = np.arange(gamma.shape[0])
+    failed, sqroot = _refine(law, fun, args, every, None, out)
+    if not failed.size:
+        return out
+    # The sqrt route (no subtraction) for the rows the first pass could not resolve.
+    retry = failed[(c[failed, 0] < 1) & ~sqroot[failed]]
+    if retry.size:
+        sqroot[retry] = True
+        again = _refine(law, fun, args, retry if args else every, sqroot, out)[0]
+        failed = np.union1d(np.setdiff1d(failed, retry), again)
+    if failed.size and strict:
+        raise SolverError("Marchenko-Pastur quadrature did not converge to 1e-12 (1 + |value|) "
+                          f"with {_QUAD_MAX} nodes, or its terms cancel beyond double precision "
+                          "(a pole of the integrand too close to the spectrum or to 0: lam or "
+                          "u too small?)")
+    out[:, failed] = np.nan
+    return out
+
+
+def _refine(law, fun, args, todo, sqroot, out):
+    """``mp_expect``'s doubling rules for the rows ``todo`` (all of them without ``args``),
+    each on the s route or, where ``sqroot``, the sqrt route (None: the sqrt route where the
+    first rule's terms cancel beyond double precision, gamma != 1). Writes the accepted rows
+    into ``out``; returns the rows that did not converge or lost to rounding, and ``sqroot``."""
+    if not todo.size:
+        return todo, np.zeros(0, bool)
+    if todo.size == law[0].shape[0]:
+        (rc, scale, at0, atom), sub0 = law, args
+    else:
+        rc, scale, at0, atom = law[0][todo], law[1][todo], law[2][:, todo], law[3][:, todo]
+        sub0 = [a[todo] for a in args]
+    center, half = 1.0 + rc * rc, 2.0 * rc
+    norm = 2.0 / np.pi             # h^2 / (2 pi c) with h = 2 sqrt(c)
+    on = None if sqroot is None else sqroot[todo]
+    some = on is not None and on.any()
+    left = np.arange(todo.size)    # positions in todo still being refined
+    rows = slice(None)             # every row, until some converge (no copies meanwhile)
+    prev, n, failed, size0 = None, _QUAD_START, [], None
     while n <= _QUAD_MAX:
         x, w = _nodes(n)
         s = center[rows] + half[rows] * x
-        sub = args if isinstance(rows, slice) else [a[rows] for a in args]
-        vals = np.array(fun(scale[rows] * s, *sub))
-        # G(s) sqrt(1 - x^2) h^2 dx / (2 pi c), with the Chebyshev-U weight in w.
-        integral = (((vals - at0[:, rows, None]) / s) @ w
-                    * (half[rows, 0] ** 2 / (2 * np.pi * c[rows, 0])))
-        vals = at0[:, rows] + integral / scale[rows, 0]
+        # G = (F - C) / d: Chebyshev-U weight in w, the rest of dmu / dx in norm / d.
+        d, C = s, at0[:, rows]
+        sq = np.flatnonzero(on[rows]) if some else ()
+        if len(sq):
+            r = rc[rows][sq]
+            t = 1.0 + r * x
+            d, C = s.copy(), C.copy()
+            s[sq], C[:, sq] = t * t, 0.0
+            d[sq] = t * (np.pi * norm) / np.sqrt((2 + r * (1 + x)) * (2 - r * (1 - x)))
+        sub = sub0 if isinstance(rows, slice) else [a[rows] for a in sub0]
+        G = (np.array(fun(scale[rows] * s, *sub)) - C[..., None]) / d
+        vals = atom[:, rows] + (C + (G @ w) * norm) / scale[rows, 0]
+        tol = _QUAD_TOL * (1 + np.abs(vals))
+        if size0 is None:
+            size0 = _ROUND * _size(G, w, C, atom, scale, norm)
+        if on is None:
+            on = np.any(size0 > tol / 16, axis=0) & (rc[:, 0] < 1)
+            sqroot = np.zeros(law[0].shape[0], bool)
+            sqroot[todo] = on
+            some = on.any()
+            if some:
+                size0 = None
+                continue            # the first rule again, on the sqrt route for those rows
         if prev is not None:
-            done = np.all(np.abs(vals - prev) <= _QUAD_TOL * (1 + np.abs(vals)), axis=0)
-            if done.all():
-                out[:, todo] = vals
-                return out
-            if not args:
+            done = np.all(np.abs(vals - prev) <= tol, axis=0)
+            if not args and not done.all():
                 done[:] = False
+            if done.all() and isinstance(rows, slice) and not np.any(64 * size0 > tol):
+                out[:, todo] = vals     # every row at once, none near losing to rounding
+                return todo[:0], sqroot
             if done.any():
-                out[:, todo[done]] = vals[:, done]
-                todo, vals = todo[~done], vals[:, ~done]
-                rows = todo
+                here = left[done]
+                # The size of the terms from the first rule; exactly where it may matter.
+                lost = np.any(64 * size0[:, here] > tol[:, done], axis=0)
+                if lost.any():
+                    ex = np.flatnonzero(done)[lost]
+                    lost[lost] = np.any(_ROUND * _size(G[:, ex], w, C[:, ex], atom[:, left[ex]],
+                                                       scale[left[ex]], norm) > tol[:, ex],
+                                        axis=0)
+                out[:, todo[here]] = vals[:, done]
+                failed.append(todo[here[lost]])
+                if done.all():
+                    return np.concatenate(failed), sqroot
+                left, vals = left[~done], vals[:, ~done]
+                rows = left
         prev, n = vals, 2 * n
-    if not strict:
-        out[:, todo] = np.nan
-        return out
-    raise SolverError("Marchenko-Pastur quadrature did not converge (a pole too close to the "
-                      "spectrum: lam too small?)")
+    return np.concatenate(failed + [todo[left]]), sqroot
+
+
+def _size(G, w, C, atom, scale, norm):
+    """The size of the terms of ``mp_expect``'s sum, |atom| + (|C| + norm sum w |G|) / scale
+    (its rounding is taken as _ROUND times it)."""
+    return np.abs(atom) + (np.abs(C) + (np.abs(G) @ w) * norm) / scale[:, 0]
 
 
 _NODES = {}
