@@ -2,9 +2,10 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I) and paper 004's
-Algorithm 1 with exact local solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with
-K < inf warm-started local steps, a covariance spectrum, client sampling, minibatch SGD and
-logistic dynamics are not covered yet (each is refused with a message saying so).
+Algorithm 1 (``pfedme``/``fedprox``): exact local solves (K = inf, eq. 10), and K < inf
+warm-started local steps for the server model (``algorithm1_curves``; the clients' own models
+there, a covariance spectrum, client sampling, minibatch SGD and logistic dynamics are not
+covered yet: each is refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ class RoundsLimit:
     method: str
     params: dict
     rounds: np.ndarray
-    bias: np.ndarray
-    variance: np.ndarray
-    risk: np.ndarray
+    _bias: np.ndarray
+    _variance: np.ndarray
+    _risk: np.ndarray
     global_risk: np.ndarray
     distance_to_fixed_point: np.ndarray
     contraction: float
@@ -67,6 +68,30 @@ class RoundsLimit:
     _local: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
+    def _own(self, name):
+        value = getattr(self, "_" + name, None)
+        if value is None:
+            raise NotImplementedError(
+                f"{name}: the client's own model along the rounds of Algorithm 1 with finite "
+                "local_steps is not covered yet; global_risk (the server model's risk for each "
+                "client) and distance_to_fixed_point are")
+        return value
+
+    @property
+    def bias(self) -> np.ndarray:
+        """(M, R): the bias part of ``risk``."""
+        return self._own("bias")
+
+    @property
+    def variance(self) -> np.ndarray:
+        """(M, R): the variance part of ``risk``."""
+        return self._own("variance")
+
+    @property
+    def risk(self) -> np.ndarray:
+        """(M, R): the risk of the model ``method`` reports (class docstring)."""
+        return self._own("risk")
+
     @property
     def local_risk(self) -> np.ndarray:
         """(M, R): client j's risk E||v_j - theta_j||^2 of its OWN model after its K local
@@ -74,6 +99,8 @@ class RoundsLimit:
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``), then cached."""
         if "local" not in self._cache:
+            if self._local is None:
+                return self._own("local_risk")
             bias, variance = self._local()
             self._cache["local"] = bias + variance
         return self._cache["local"]
@@ -92,6 +119,9 @@ class RoundsLimit:
         """
         from riskcalc.linear.dynamics.personalize import filter_terms, personalization_filter
 
+        if self._local is None:
+            raise NotImplementedError("personalized_risk: personalization after round T of "
+                                      "Algorithm 1 with finite local_steps is not covered yet")
         pi, key = personalization_filter(steps, step_size, lam)
         key = tuple(sorted(key.items()))
         if key not in self._cache:
@@ -172,11 +202,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     round on f_j(w) = ||X_j w - y_j||^2 / (2 n_j), from the server model, which then moves by
     w <- w + g sum_j p_j (v_j - w). ``pfedme`` (alias ``fedprox``): paper 004's Algorithm 1
     (``004_98172ed3646eef14.txt``, Appendix B.1, eqs. 9-11) with exact local solves
-    (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9) and the server step
+    (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9; finite K: K gradient steps
+    of size eta on h_j = f_j + lam/2 ||. - w||^2 warm-started at the client's previous model,
+    eq. 11) and the server step
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I. Derivation:
-    ``riskcalc.linear.dynamics.fedavg`` and ``riskcalc.linear.dynamics.prox_laws`` (derived
+    ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
+    ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
     eq. 14 pFedMe's T = inf limit).
 
@@ -193,10 +226,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         contraction < 1).
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
-        squares, Algorithm 1's prox). Algorithm 1 takes K = inf only for now.
+        squares, Algorithm 1's prox). Algorithm 1 with finite K: the server model's curves
+        (``global_risk``, ``distance_to_fixed_point``); its ``risk``, ``bias``, ``variance``,
+        ``local_risk`` (the clients' own models) raise NotImplementedError.
     step_size : float, optional
         eta > 0, needed for finite K; for K >= 2 local gradient descent must be stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client. Unused for K = inf.
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (FedAvg); Algorithm 1 with finite K
+        needs eta <= 1 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's
+        condition: there the round map's spectrum is real). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -243,11 +280,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         if lam is None:
             raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
         lam = float(positive("lam", lam))
-        if np.isfinite(K):
-            raise ValueError("local_steps: Algorithm 1 along the rounds is available with exact "
-                             "local solves only (local_steps=inf, paper 004 eq. 10); its "
-                             "warm-started K < inf local steps are not covered yet (their exact "
-                             "rate is: riskcalc.linear.dynamics.algorithm1_contraction)")
+        if np.isfinite(K) and eta is None:
+            raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
+                             "> 0 (its local gradient step eta)")
         g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
     else:
         if lam is not None:
@@ -263,7 +298,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics import ROUTES
 
     with solvers.record() as diagnostics:
-        if name == "pfedme":
+        if name == "pfedme" and np.isfinite(K):
+            from riskcalc.linear.dynamics.algorithm1_curves import curves
+            out = curves(gam, rr, sig, p, s, lam, eta, K, g, T)
+        elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
@@ -274,11 +312,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
-    if name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
+    if name == "pfedme" and "local" not in out:   # own models not covered (finite K)
+        bias = variance = risk = None
+    elif name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
         bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
-    risk = bias + variance
+    risk = None if bias is None else bias + variance
     params = {"gamma": gam.tolist(), "r": rr.tolist(), "sigma": sig.tolist(), "signal": s,
               "local_steps": K, "step_size": eta, "global_step": g,
               "weights": weights if isinstance(weights, str) else p.tolist()}
@@ -287,8 +327,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
-                         converges, diagnostics, out["local"])
-    if name == "pfedme":
+                         converges, diagnostics, out.get("local"))
+    if name == "pfedme" and risk is not None:
         result._cache["local"] = risk
     return result
 
