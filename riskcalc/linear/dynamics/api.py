@@ -299,8 +299,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
     with solvers.record() as diagnostics:
         if name == "pfedme" and np.isfinite(K):
-            from riskcalc.linear.dynamics.algorithm1_curves import curves
-            out = curves(gam, rr, sig, p, s, lam, eta, K, g, T)
+            out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         else:
