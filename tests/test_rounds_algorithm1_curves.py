@@ -82,9 +82,9 @@ def test_many_local_steps_are_the_exact_prox():
     p = (1 / GAM) / np.sum(1 / GAM)
     assert few.contraction == pytest.approx(
         contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)
-    with pytest.raises(NotImplementedError, match="global_risk"):
+    with pytest.raises(ValueError, match="global_risk"):
         few.risk
-    with pytest.raises(NotImplementedError, match="not covered yet"):
+    with pytest.raises(ValueError, match="not covered yet"):
         few.local_risk
 
 

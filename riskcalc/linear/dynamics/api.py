@@ -71,7 +71,7 @@ class RoundsLimit:
     def _own(self, name):
         value = getattr(self, "_" + name, None)
         if value is None:
-            raise NotImplementedError(
+            raise ValueError(
                 f"{name}: the client's own model along the rounds of Algorithm 1 with finite "
                 "local_steps is not covered yet; global_risk (the server model's risk for each "
                 "client) and distance_to_fixed_point are")
@@ -120,7 +120,7 @@ class RoundsLimit:
         from riskcalc.linear.dynamics.personalize import filter_terms, personalization_filter
 
         if self._local is None:
-            raise NotImplementedError("personalized_risk: personalization after round T of "
+            raise ValueError("personalized_risk: personalization after round T of "
                                       "Algorithm 1 with finite local_steps is not covered yet")
         pi, key = personalization_filter(steps, step_size, lam)
         key = tuple(sorted(key.items()))
@@ -228,7 +228,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
         squares, Algorithm 1's prox). Algorithm 1 with finite K: the server model's curves
         (``global_risk``, ``distance_to_fixed_point``); its ``risk``, ``bias``, ``variance``,
-        ``local_risk`` (the clients' own models) raise NotImplementedError.
+        ``local_risk`` (the clients' own models) raise ValueError (not covered yet).
     step_size : float, optional
         eta > 0, needed for finite K; for K >= 2 local gradient descent must be stable,
         eta (1 + sqrt(gamma_j))^2 <= 2 for every client (FedAvg); Algorithm 1 with finite K
