@@ -1,6 +1,6 @@
 """riskcalc.rounds_limit("pfedme", local_steps=K finite): paper 004's Algorithm 1 with K
 warm-started local steps (``riskcalc.linear.dynamics.algorithm1_curves``), the server model's
-curve, against independent routes: one client's 2 x 2 recursion integrated by scipy quad, the
+and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion integrated by scipy quad, the
 exact-prox curves as K grows, the fixed point (which does not depend on K), the first round's
 free moments, and the literal algorithm at finite d."""
 
@@ -27,9 +27,10 @@ def _mp(f, gam):
     return val + (max(0.0, 1 - 1 / gam) * f(0.0) if gam > 1 else 0.0)
 
 
-def _one_client_response(s, T, lam, eta, K, g):
-    """w_T along one eigenvector of S (eigenvalue s) with b = 1 there: the literal 2 x 2
-    recursion (v <- a v + c (lam w + 1), w <- (1 - g lam) w + g lam v), or its fixed point."""
+def _one_client_response(s, T, lam, eta, K, g, own=False):
+    """w_T (or v_T with ``own``) along one eigenvector of S (eigenvalue s) with b = 1 there: the
+    literal 2 x 2 recursion (v <- a v + c (lam w + 1), w <- (1 - g lam) w + g lam v), or its
+    fixed point."""
     a = (1 - eta * (s + lam)) ** K
     c = (1 - a) / (s + lam)
     if np.isinf(T):   # v = a v + c (lam w + 1), w = v
@@ -38,7 +39,7 @@ def _one_client_response(s, T, lam, eta, K, g):
     for _ in range(int(T)):
         v = a * v + c * (lam * w + 1.0)
         w = (1 - g * lam) * w + g * lam * v
-    return w
+    return v if own else w
 
 
 @pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5)])
@@ -53,13 +54,14 @@ def test_one_client_is_the_two_by_two_recursion(gam, K, g):
                                 rounds=rounds, local_steps=K, step_size=eta, lam=lam,
                                 global_step=g)
     for t, T in enumerate(rounds):
-        def w(s, T=T):
-            return _one_client_response(s, T, lam, eta, K, g)
-        risk = (_mp(lambda s: (s * w(s) - 1) ** 2, gam) * (sgn ** 2 + r ** 2)
-                + sig ** 2 * gam * _mp(lambda s: s * w(s) ** 2, gam))
-        dist = _mp(lambda s: (w(s) - w(s, np.inf)) ** 2 * (s * s * (sgn ** 2 + r ** 2)
-                                                           + sig ** 2 * gam * s), gam)
-        assert res.global_risk[0, t] == pytest.approx(risk, rel=1e-9)
+        for own, got in ((False, res.global_risk), (True, res.risk)):
+            def w(s, T=T, own=own):
+                return _one_client_response(s, T, lam, eta, K, g, own)
+            risk = (_mp(lambda s: (s * w(s) - 1) ** 2, gam) * (sgn ** 2 + r ** 2)
+                    + sig ** 2 * gam * _mp(lambda s: s * w(s) ** 2, gam))
+            assert got[0, t] == pytest.approx(risk, rel=1e-9)
+        dist = _mp(lambda s: (w(s, own=False) - w(s, np.inf)) ** 2
+                   * (s * s * (sgn ** 2 + r ** 2) + sig ** 2 * gam * s), gam)
         assert res.distance_to_fixed_point[t] == pytest.approx(dist, rel=1e-8, abs=1e-12)
 
 
@@ -73,19 +75,22 @@ def test_many_local_steps_are_the_exact_prox():
     eta = 0.5 / (L + 0.7)
     many = riskcalc.rounds_limit("pfedme", local_steps=400, step_size=eta, **kw)
     np.testing.assert_allclose(many.global_risk, ref.global_risk, rtol=1e-8)
+    np.testing.assert_allclose(many.risk, ref.risk, rtol=1e-8)
     assert many.contraction == pytest.approx(ref.contraction, rel=1e-8)
     few = riskcalc.rounds_limit("pfedme", local_steps=3, step_size=eta, **kw)
     np.testing.assert_allclose(few.global_risk[:, -1], ref.global_risk[:, -1], rtol=1e-8)
+    # The clients' own models at T = inf: the finite-M pFedMe limit (its own subordination).
+    want = riskcalc.clients_limit("pfedme", gamma=GAM, r=R, sigma=SIG, lam=0.7,
+                                  weights="samples")
+    np.testing.assert_allclose(few.risk[:, -1], want.risk, rtol=1e-8)
+    np.testing.assert_allclose(few.bias[:, -1], want.bias, rtol=1e-8)
     assert few.distance_to_fixed_point[-1] == 0.0
     assert np.all(np.abs(few.global_risk[:, 1:4] / ref.global_risk[:, 1:4] - 1) > 1e-2)
+    assert np.all(np.abs(few.risk[:, 1:4] / ref.risk[:, 1:4] - 1) > 1e-2)
     # The rate by quadrature against the exact partial fractions of algorithm1_rate.
     p = (1 / GAM) / np.sum(1 / GAM)
     assert few.contraction == pytest.approx(
         contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)
-    with pytest.raises(ValueError, match="global_risk"):
-        few.risk
-    with pytest.raises(ValueError, match="not covered yet"):
-        few.local_risk
 
 
 def test_first_rounds_are_free_moments():
@@ -108,6 +113,9 @@ def test_first_rounds_are_free_moments():
                                 local_steps=K, step_size=eta, lam=lam, global_step=g,
                                 weights=p)
     np.testing.assert_allclose(res.global_risk[:, 0], bias + var, rtol=1e-10)
+    # The client's own model v_i = c_i b_i: one client's moments.
+    own = (sgn ** 2 + R ** 2) * (1 - 2 * m1 + m2) + SIG ** 2 * GAM * m2s
+    np.testing.assert_allclose(res.risk[:, 0], own, rtol=1e-10)
 
 
 def test_against_the_literal_algorithm_at_finite_d():
@@ -120,7 +128,8 @@ def test_against_the_literal_algorithm_at_finite_d():
     gaps = {}
     for d in (60, 240):
         sim = simulate_rounds("fedprox", d=d, reps=3, seed=7, measure="conditional", **kw)
-        gaps[d] = np.max(np.abs(sim.global_risk / lim.global_risk - 1))
+        gaps[d] = max(np.max(np.abs(sim.global_risk / lim.global_risk - 1)),
+                      np.max(np.abs(sim.risk / lim.risk - 1)))
     assert gaps[240] < 0.01 and gaps[240] < gaps[60]
 
 

@@ -139,19 +139,17 @@ def rows(res, target: int = 0, personalized=None) -> list:
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
-    own = own_models(res)
-    nan = np.full(res.global_risk.shape, np.nan)
-    bias, variance, risk, local = (nan,) * 4 if own is None else own
+    local = res.local_risk
     out = []
     for t, T in enumerate(res.rounds):
         out.append({"method": res.method, "params": res.params,
                     "rounds": None if np.isinf(T) else int(T),
-                    "bias": num(bias[target, t]), "variance": num(variance[target, t]),
-                    "risk": num(risk[target, t]),
+                    "bias": num(res.bias[target, t]), "variance": num(res.variance[target, t]),
+                    "risk": num(res.risk[target, t]),
                     "global_risk": num(res.global_risk[target, t]),
                     "local_risk": num(local[target, t]),
                     "distance_to_fixed_point": num(res.distance_to_fixed_point[t]),
-                    "clients_risk": [num(v) for v in risk[:, t]],
+                    "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
                                     "converges": bool(res.converges)}})
         if personalized is not None:
@@ -159,43 +157,10 @@ def rows(res, target: int = 0, personalized=None) -> list:
     return out
 
 
-def own_models(res):
-    """(bias, variance, risk, local_risk) of the clients' own models, or None where they are not
-    covered (Algorithm 1 with finite local steps: the server model's curve only)."""
-    if res.method == "pfedme" and np.isfinite(res.params["local_steps"]):
-        return None
-    return res.bias, res.variance, res.risk, res.local_risk
-
-
-def server_only(res) -> int:
-    """The table of Algorithm 1 with finite local steps: the server model's risk."""
-    m = res.global_risk.shape[0]
-    print(f"{METHODS[res.method]} ({res.method}) along the rounds, K = "
-          f"{res.params['local_steps']} warm-started local steps; derived here (exact limit, "
-          f"M = {m} client{'s' if m > 1 else ''}, Sigma = I)")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
-    print(f"  round map: contraction {res.contraction:.6g} "
-          f"(converges: {'true' if res.converges else 'false'})")
-    print(f"  {'rounds':>7} {'server risk':>13} {'mean':>13} {'distance':>13}")
-    for t, T in enumerate(res.rounds):
-        label = "inf" if np.isinf(T) else str(int(T))
-        print(f"  {label:>7} {res.global_risk[0, t]:>13.8g} {res.global_risk[:, t].mean():>13.8g}"
-              f" {res.distance_to_fixed_point[t]:>13.8g}")
-    print("  server risk: the target's risk of the server model after T rounds (mean: over the "
-          "clients); distance: ||w_T - w_inf||^2. The clients' own models with finite local "
-          "steps are not covered yet")
-    return 0
-
-
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
     res = riskcalc.rounds_limit(args.method, **kwargs(args))
-    if own_models(res) is None and families.given(args, "steps"):
-        raise ValueError("--steps: personalization after round T of Algorithm 1 with finite "
-                         "--local-steps is not covered yet")
-    if own_models(res) is None and not args.json:
-        return server_only(res)
     pers = None
     if families.given(args, "steps"):
         pers = res.personalized_risk(steps=args.steps, step_size=args.step_size)

@@ -309,6 +309,43 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     if np.any(np.isnan(bias)) or np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale):
         raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form (the double "
                           "contour lost its precision)")
+
+    def local():
+        """(bias, variance), each (M, len(rounds)), of every client's own model v_i after the
+        local steps of round T (module docstring, step 6)."""
+        c = laws.c[:, None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
+            rho2 = 1.0 / (z2[None, :, None] - laws.a[:, None, :])
+            cr1, cr2 = c * rho1, c * rho2
+            xb = (x2 - beta[:, :, None]) * i2                    # (X_i - beta_i) / A_i2
+            yg = (x1 - gam_[:, :, None]) * i1                    # (Y_i - gamma_i) / A_i1
+            Li = two(cr1 * i1, cr2 * i2)                         # E_i[J / (A1 A2)]
+            delta = (C - G13[None]) / Kk
+            theta = (two(rho1, rho2) + (two(cr1, rho2 * xb) + two(cr1 * yg, rho2)) / g
+                     + (two(cr1 * yg, cr2 * xb) - delta * Li) / g ** 2)
+            G12d = (Li / Kk) / Q                                  # corner of the 2 x 2 problem
+            parts = []
+            for F, H, coef in ((s ** 2, Hr, r ** 2), (s, Hs, sigma ** 2 * gam)):
+                Fc = F[:, None, :]
+                Ex = H / Kk                                       # E_k[X_k / (A1 A2)] / K_k
+                f = (two(cr1, cr2 * Fc) + two(cr1, cr2 * d2 * Fc * i2)
+                     + two(cr1 * d1 * Fc * i1, cr2) + two(cr1 * d1 * i1, cr2 * d2 * Fc * i2)
+                     - Li * Ex)
+                parts.append(f * coef[:, None, None]
+                             + G12d * np.einsum("mkl,m->kl", Ex, coef)[None])
+            one = laws.expect(cr1 * s[:, None, :] * (1.0 + d1 * i1))     # (M, N1)
+            own_cross = ((P1 * w1) @ one.T).imag                          # (nT, M)
+            lb = (signal ** 2 * double(pw1, pw2, theta) + double(P1, P2, parts[0])
+                  - 2.0 * r ** 2 * own_cross + r ** 2).T
+            lv = double(P1, P2, parts[1]).T
+        lb[:, zero], lv[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
+        lb[:, big], lv[:, big] = np.inf, np.inf
+        if np.any(np.isnan(lb)) or np.any(lb < -1e-9 * scale) or np.any(lv < -1e-9 * scale):
+            raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form in the "
+                              "clients' own models (the double contour lost its precision)")
+        return np.maximum(lb, 0.0), np.maximum(lv, 0.0)
+
     return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
             "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),
-            "atom": 0.0, "nodes": z1.size * 2 + z2.size}
+            "atom": 0.0, "nodes": z1.size * 2 + z2.size, "local": local}

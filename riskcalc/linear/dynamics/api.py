@@ -2,10 +2,10 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I) and paper 004's
-Algorithm 1 (``pfedme``/``fedprox``): exact local solves (K = inf, eq. 10), and K < inf
-warm-started local steps for the server model (``algorithm1_curves``; the clients' own models
-there, a covariance spectrum, client sampling, minibatch SGD and logistic dynamics are not
-covered yet: each is refused with a message saying so).
+Algorithm 1 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or
+K < inf warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum, client
+sampling, minibatch SGD and logistic dynamics are not covered yet (each is refused with a
+message saying so).
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ class RoundsLimit:
     method: str
     params: dict
     rounds: np.ndarray
-    _bias: np.ndarray
-    _variance: np.ndarray
-    _risk: np.ndarray
+    bias: np.ndarray
+    variance: np.ndarray
+    risk: np.ndarray
     global_risk: np.ndarray
     distance_to_fixed_point: np.ndarray
     contraction: float
@@ -68,30 +68,6 @@ class RoundsLimit:
     _local: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def _own(self, name):
-        value = getattr(self, "_" + name, None)
-        if value is None:
-            raise ValueError(
-                f"{name}: the client's own model along the rounds of Algorithm 1 with finite "
-                "local_steps is not covered yet; global_risk (the server model's risk for each "
-                "client) and distance_to_fixed_point are")
-        return value
-
-    @property
-    def bias(self) -> np.ndarray:
-        """(M, R): the bias part of ``risk``."""
-        return self._own("bias")
-
-    @property
-    def variance(self) -> np.ndarray:
-        """(M, R): the variance part of ``risk``."""
-        return self._own("variance")
-
-    @property
-    def risk(self) -> np.ndarray:
-        """(M, R): the risk of the model ``method`` reports (class docstring)."""
-        return self._own("risk")
-
     @property
     def local_risk(self) -> np.ndarray:
         """(M, R): client j's risk E||v_j - theta_j||^2 of its OWN model after its K local
@@ -99,8 +75,6 @@ class RoundsLimit:
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``), then cached."""
         if "local" not in self._cache:
-            if self._local is None:
-                return self._own("local_risk")
             bias, variance = self._local()
             self._cache["local"] = bias + variance
         return self._cache["local"]
@@ -119,9 +93,6 @@ class RoundsLimit:
         """
         from riskcalc.linear.dynamics.personalize import filter_terms, personalization_filter
 
-        if self._local is None:
-            raise ValueError("personalized_risk: personalization after round T of "
-                                      "Algorithm 1 with finite local_steps is not covered yet")
         pi, key = personalization_filter(steps, step_size, lam)
         key = tuple(sorted(key.items()))
         if key not in self._cache:
@@ -226,14 +197,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         contraction < 1).
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
-        squares, Algorithm 1's prox). Algorithm 1 with finite K: the server model's curves
-        (``global_risk``, ``distance_to_fixed_point``); its ``risk``, ``bias``, ``variance``,
-        ``local_risk`` (the clients' own models) raise ValueError (not covered yet).
+        squares, Algorithm 1's prox).
     step_size : float, optional
-        eta > 0, needed for finite K; for K >= 2 local gradient descent must be stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (FedAvg); Algorithm 1 with finite K
-        needs eta <= 1 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's
-        condition: there the round map's spectrum is real). Unused for K = inf.
+        eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client; Algorithm 1: eta <= 1 / (L + lam),
+        L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's condition, under which the round
+        map's spectrum is real). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -311,13 +280,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
-    if name == "pfedme" and "local" not in out:   # own models not covered (finite K)
-        bias = variance = risk = None
-    elif name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
+    if name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
         bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
-    risk = None if bias is None else bias + variance
+    risk = bias + variance
     params = {"gamma": gam.tolist(), "r": rr.tolist(), "sigma": sig.tolist(), "signal": s,
               "local_steps": K, "step_size": eta, "global_step": g,
               "weights": weights if isinstance(weights, str) else p.tolist()}
@@ -326,8 +293,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
-                         converges, diagnostics, out.get("local"))
-    if name == "pfedme" and risk is not None:
+                         converges, diagnostics, out["local"])
+    if name == "pfedme":
         result._cache["local"] = risk
     return result
 
