@@ -1,5 +1,5 @@
-"""Paper 004's Algorithm 1 with K warm-started local steps: the server model's exact risk along
-the rounds (derived here).
+"""Paper 004's Algorithm 1 with K warm-started local steps: the exact risk of the server model
+and of the clients' own models along the rounds (derived here).
 
 Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, least-squares clients
 f_j(v) = ||X_j v - y_j||^2 / (2 n_j), Sigma = I, weights p_j, global step g (the paper's gamma),
@@ -55,7 +55,20 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    C_k = beta_k gamma_k K_k - beta_k E[Y_k / (A1 A2)] - gamma_k E[X_k / (A1 A2)] + E[X_k Y_k / (A1 A2)],
    equal to G13 for every k, and sum_k delta_k = (M - 1) (G^{-1})_13 = (M - 1) (G12 G23 - G13)
    / (G1 G2), whence G13 = (sum_k C_k / K_k - (M - 1) G12 G23 / (G1 G2)) / Q.
-5. Client expectations E over MP(gamma_j), one-point and two-point, by the Gauss-Chebyshev rule
+5. The clients' own models. v_i of round T is [..]_i of the same resolvent:
+   V_i = rho_i (x_i + lam c_i W), rho_i = (z - a_i)^{-1}, so (lam g Gc = R = (zeta - Dhat)^{-1})
+   the theta_0 part is -rho_i (1 + c_i R N / g) theta_0 and the data part
+   rho_i c_i (f_i + R sum_k d_k f_k). Client i's risk E||e_i - u_i||^2 then needs, besides
+   one-client two-point integrals, tau(h_i R2 N2), tau(N1 R1 h_i) and tau(N1 R1 J R2 N2)
+   (J = c_i^2 rho_i(z1) rho_i(z2)): the conditional expectations onto client i's algebra of
+   the (1, 2), (2, 3) and (1, 3) blocks of step 4's linearization, (X_i - beta_i) / A_i2,
+   (Y_i - gamma_i) / A_i1 and ((beta_i - X_i)(gamma_i - Y_i) - delta_i) / (A_i1 A_i2) with
+   delta_i = (C_i - G13) / K_i; and sum_k tau(R1 J R2 X_k), X_k = d_k(z1) d_k(z2) F_k
+   (F_k = r_k^2 S_k^2 + sigma_k^2 gamma_k S_k), by ``local_models``' 2 x 2 corner equations with
+   J in client i's corner: E_i[X_i J / (A1 A2)] + sum_k (G12' - delta_ki L_i) E_k[X_k / (A1 A2)]
+   / K_k, L_i = E_i[J / (A1 A2)], G12' = (L_i / K_i) / Q. The cross term with u_i is
+   r_i^2 oint P_T E_i[rho_i c_i s (1 + d_i / A_i)].
+6. Client expectations E over MP(gamma_j), one-point and two-point, by the Gauss-Chebyshev rule
    of ``mp_quadrature`` written as a discrete measure (nodes and weights, the atom at 0 a node):
    the two-point ones are then matrix products over the nodes, O(M N1 N2 Q). The rule's Q
    doubles until the subordination equations hold to 1e-11 with a rule of twice as many nodes.
@@ -139,10 +152,13 @@ class QuadPsiLaws(PsiLaws):
 
     def cauchy(self, omega):
         omega = np.asarray(omega, float)
+        if not hasattr(self, "_rules"):    # the two rules' nodes and values of p psi_z, once
+            self._rules = []
+            for n in (EDGE_RULE, 2 * EDGE_RULE):
+                s, w = mp_rule(self.gamma, n)
+                self._rules.append((self.p[:, None] * self.psi(s), w))
         out = []
-        for n in (EDGE_RULE, 2 * EDGE_RULE):
-            s, w = mp_rule(self.gamma, n)
-            d = self.p[:, None] * self.psi(s)
+        for d, w in self._rules:
             with np.errstate(divide="ignore", invalid="ignore"):
                 inv = 1.0 / (omega[..., None] - d[:, None, :])
             out.append((np.einsum("mnq,mq->mn", inv, w), -np.einsum("mnq,mq->mn", inv ** 2, w)))
@@ -310,9 +326,12 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
         raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form (the double "
                           "contour lost its precision)")
 
-    def local():
+    def local(terms=None):
         """(bias, variance), each (M, len(rounds)), of every client's own model v_i after the
-        local steps of round T (module docstring, step 6)."""
+        local steps of round T (module docstring, step 5)."""
+        if terms is not None:
+            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
+                             "with finite local_steps is not covered yet")
         c = laws.c[:, None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
