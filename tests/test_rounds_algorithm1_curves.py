@@ -42,7 +42,7 @@ def _one_client_response(s, T, lam, eta, K, g, own=False):
     return v if own else w
 
 
-@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5)])
+@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5), (0.4, 1, 0.9)])
 def test_one_client_is_the_two_by_two_recursion(gam, K, g):
     """M = 1: along each eigenvector of S the state (w, v) follows a 2 x 2 recursion; the risk
     is E_s[(s w_T(s) - 1)^2] (signal^2 + r^2) + sigma^2 gamma E_s[s w_T(s)^2] and the distance
