@@ -40,9 +40,10 @@ def add_curve(table, panel, label, t_theory, theory, t_sim, mean, se, reps):
 
 
 def draw(table, ylabel):
-    """Two panels of risk against rounds (symmetric log axis), labelled, with the legend."""
+    """One panel per table panel of risk against rounds (symmetric log axis), labelled, with
+    the legend."""
     colors = style.Colors(table.series())
-    fig, axes = style.figure(2)
+    fig, axes = style.figure(len(table.panels()))
     for ax, panel in zip(axes[0], table.panels()):
         style.draw_panel(ax, table, panel, colors)
         ax.set_xscale("symlog", linthresh=1)

@@ -106,7 +106,8 @@ def test_contraction_and_divergence():
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"lam": None}, "needs lam"), ({"lam": 0.0}, "lam"), ({"local_steps": 5}, "not covered yet"),
+    ({"lam": None}, "needs lam"), ({"lam": 0.0}, "lam"),
+    ({"local_steps": 5}, r"step_size <= 1 / \(L \+ lam\)"),
     ({"global_step": 0.0}, "global_step"), ({"method": "maml_fl"}, "method")])
 def test_bad_input(bad, match):
     kw = dict(method="pfedme", gamma=[0.5, 2.0], r=[0.3, 0.4], sigma=0.5, signal=1.0,

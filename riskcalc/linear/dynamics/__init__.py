@@ -3,11 +3,13 @@
 ``rounds_limit`` dispatches on the method through ``ROUTES`` (method -> curve function):
 ``fedavg`` holds the derivation of the round map's curves for any client filter,
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
-Algorithm 1 with exact local solves, ``subordination`` the spectrum of the round map;
-``fedavg_sigma`` FedAvg with one local step under a shared covariance spectrum (called
-by ``rounds_limit`` when a spectrum is given).
+Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started local steps
+(``pfedme_steps``), ``subordination`` the spectrum of the round map; ``fedavg_sigma`` FedAvg
+with one local step under a shared covariance spectrum (called by ``rounds_limit`` when a
+spectrum is given).
 """
 
+from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves
 from riskcalc.linear.dynamics.algorithm1_rate import algorithm1_contraction
 from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, optimal_rounds,
                                           rounds_limit, rounds_to_eps)
@@ -15,7 +17,8 @@ from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.prox_laws import algorithm1_curves
 
 #: method -> function computing its curves (``riskcalc.linear.dynamics.api`` refuses others).
-ROUTES = {"fedavg": fedavg_curves, "pfedme": algorithm1_curves}
+ROUTES = {"fedavg": fedavg_curves, "pfedme": algorithm1_curves,
+          "pfedme_steps": algorithm1_step_curves}
 
 __all__ = ["ROUTES", "RoundsChoice", "RoundsLimit", "algorithm1_contraction", "optimal_rounds",
            "rounds_limit", "rounds_to_eps"]

@@ -143,8 +143,9 @@ class PsiLaws:
         return E0.real.reshape(M, n), dE0.real.reshape(M, n)
 
 
-def contraction(gam, p, lam, eta, K, g) -> dict:
-    """The exact limit of the spectral radius of Algorithm 1's round map (module docstring).
+def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
+    """The exact limit of the spectral radius of Algorithm 1's round map (module docstring);
+    ``laws`` (a ``PsiLaws`` or a subclass with another ``cauchy``) the client laws.
 
     Returns
     -------
@@ -167,7 +168,7 @@ def contraction(gam, p, lam, eta, K, g) -> dict:
     gl = g * lam
 
     def edge(z, which):
-        return subordination.edge(PsiLaws(gam, p, lam, eta, K, z),
+        return subordination.edge(laws(gam, p, lam, eta, K, z),
                                   "up" if which == "top" else "down")
 
     def f_top(z):

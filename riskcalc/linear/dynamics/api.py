@@ -2,10 +2,11 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1 with exact local
-solves (``pfedme``/``fedprox``, K = inf, eq. 10). Algorithm 1 with K < inf warm-started local
-steps, a covariance spectrum beyond FedAvg with K = 1, client sampling, minibatch SGD and
-logistic dynamics are not covered yet (each is refused with a message saying so).
+covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1
+(``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
+warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum beyond FedAvg
+with K = 1, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
+refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -173,12 +174,15 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     round on f_j(w) = ||X_j w - y_j||^2 / (2 n_j), from the server model, which then moves by
     w <- w + g sum_j p_j (v_j - w). ``pfedme`` (alias ``fedprox``): paper 004's Algorithm 1
     (``004_98172ed3646eef14.txt``, Appendix B.1, eqs. 9-11) with exact local solves
-    (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9) and the server step
+    (K = inf: each client returns v_j = prox_{f_j / lam}(w), eq. 9; finite K: K gradient steps
+    of size eta on h_j = f_j + lam/2 ||. - w||^2 warm-started at the client's previous model,
+    eq. 11) and the server step
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
-    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``). Derivation:
-    ``riskcalc.linear.dynamics.fedavg`` and ``riskcalc.linear.dynamics.prox_laws`` (derived
+    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``).
+    Derivation: ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
+    ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
     eq. 14 pFedMe's T = inf limit).
 
@@ -195,10 +199,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         contraction < 1).
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
-        squares, Algorithm 1's prox). Algorithm 1 takes K = inf only for now.
+        squares, Algorithm 1's prox).
     step_size : float, optional
-        eta > 0, needed for finite K; for K >= 2 local gradient descent must be stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client. Unused for K = inf.
+        eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client; Algorithm 1: eta <= 1 / (L + lam),
+        L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's condition, under which the round
+        map's spectrum is real). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -253,11 +259,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         if lam is None:
             raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
         lam = float(positive("lam", lam))
-        if np.isfinite(K):
-            raise ValueError("local_steps: Algorithm 1 along the rounds is available with exact "
-                             "local solves only (local_steps=inf, paper 004 eq. 10); its "
-                             "warm-started K < inf local steps are not covered yet (their exact "
-                             "rate is: riskcalc.linear.dynamics.algorithm1_contraction)")
+        if np.isfinite(K) and eta is None:
+            raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
+                             "> 0 (its local gradient step eta)")
         g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
     else:
         if lam is not None:
@@ -273,7 +277,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics import ROUTES
 
     with solvers.record() as diagnostics:
-        if name == "pfedme":
+        if name == "pfedme" and np.isfinite(K):
+            out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
+        elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared:
             from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves

@@ -196,7 +196,7 @@ def edges(laws):
     return edge(laws, "gap" if mu0 > 0 else "down"), edge(laws, "up"), mu0
 
 
-def solve(laws, z, scale, t_path):
+def solve(laws, z, scale, t_path, check_branch=True):
     """omega (M, N) and G (N) at the contour nodes z(t_path[-1]) by continuation.
 
     Parameters
@@ -208,6 +208,9 @@ def solve(laws, z, scale, t_path):
         The size of the spectrum (for tolerances).
     t_path : sequence of float
         Decreasing ellipse parameters; the first far enough for the moment expansion.
+    check_branch : bool
+        Check Im omega_j >= Im z (a property of self-adjoint client laws; complex laws, as in
+        ``algorithm1_curves``, check Im G < 0 only).
 
     Raises
     ------
@@ -252,7 +255,7 @@ def solve(laws, z, scale, t_path):
                               "steps)")
     G = 1.0 / F
     imz = zz.imag
-    if np.any(G.imag * np.sign(imz) > 1e-12 * np.abs(G)) or np.any(
+    if np.any(G.imag * np.sign(imz) > 1e-12 * np.abs(G)) or check_branch and np.any(
             (omega.imag - imz) * np.sign(imz) < -1e-9 * scale):
         raise SolverError("round map spectrum: the subordination solve left the physical "
                           "branch (Im omega_j < Im z)")

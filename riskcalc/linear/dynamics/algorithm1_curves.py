@@ -1,0 +1,392 @@
+"""Paper 004's Algorithm 1 with K warm-started local steps: the exact risk of the server model
+and of the clients' own models along the rounds (derived here).
+
+Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, least-squares clients
+f_j(v) = ||X_j v - y_j||^2 / (2 n_j), Sigma = I, weights p_j, global step g (the paper's gamma),
+every model starting at 0. K gradient steps of size eta on h_j(v; w) = f_j(v) + lam/2 ||v - w||^2
+warm-started at the client's previous model give v_j' = a_j v_j + c_j (lam w + b_j), a = a(S_j),
+a(s) = (1 - eta (s + lam))^K, c(s) = (1 - a(s)) / (s + lam), b_j = X_j^T y_j / n_j; the server
+moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
+
+1. The state X = (w, v_1, ..., v_M) follows X_T = Phi X_{T-1} + beta (``algorithm1_rate``: Phi's
+   w row is (alpha, g lam p_j a_j), its v_j row (lam c_j, a_j)), so from X_0 = 0
+   w_T = [P_T(Phi) beta]_w with P_T(z) = (z^T - 1) / (z - 1). Errors against theta_0 instead:
+   theta_0 (x) 1 is the fixed point of the noiseless round map with u_j = 0, so with
+   f_j = S_j u_j + X_j^T eps_j / n_j the error e_T = w_T - theta_0 is
+   [Phi^T X_0]_w + [P_T(Phi) beta_f]_w, X_0 = -theta_0 in EVERY block.
+2. Resolvent of Phi by the Schur complement on the w block: for a state (x_w, x_j),
+   W = Gc(z) (x_w + g lam sum_j p_j a_j (z - a_j)^{-1} x_j), with
+   Gc(z) = (z - (1 - g lam) - g lam Dhat_z)^{-1} = (zeta - Dhat_z)^{-1} / (g lam),
+   zeta = (z - 1 + g lam) / (g lam), Dhat_z = sum_j d_j(z), d_j(z) = p_j psi_z(S_j),
+   psi_z(s) = lam z c(s) / (z - a(s)). Hence (m_j = a_j / (z - a_j))
+
+       [(z - Phi)^{-1} X_0]_w = -Gc(z) N(z) theta_0,   N(z) = 1 + g lam sum_j p_j m_j(z),
+       [(z - Phi)^{-1} beta_f]_w = g Gc(z) sum_j p_j psi_z(S_j) f_j,
+
+   and e_T = (1 / 2 pi i) oint (z^T [..X_0..] + P_T(z) [..beta_f..]) dz around the spectrum of
+   Phi. For eta <= 1 / (L + lam) (paper 004 Thm 2's condition) Phi is similar to a symmetric
+   matrix (``algorithm1_rate``), so its spectrum is real, inside [min(bottom, 0), top] (the
+   edges of ``algorithm1_rate.contraction``); Gc(z) is a compressed resolvent of that symmetric
+   matrix, analytic off the interval with Im tau(Gc) < 0 above it. T = inf: z^T -> 0 and
+   P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled samples span).
+3. Client i's risk E||w_T - theta_i||^2 = E||e_T - u_i||^2 (tau = tr / d) ::
+
+       signal^2 oint oint z1^T z2^T tau(N1 Gc1 Gc2 N2)
+       + g^2 oint oint P_T(z1) P_T(z2) sum_k tau(Gc1 Gc2 h_k),
+         h_k = d_k(z1) d_k(z2) (r_k^2 S_k^2 + sigma_k^2 gamma_k S_k),
+       - 2 g r_i^2 oint P_T(z) tau(Gc d_i(z) S_i) + r_i^2
+
+   (the noise X^T eps / n has covariance sigma^2 S / n: tau and a factor d / n = gamma).
+4. One-point traces: the scalar subordination of the free sum Dhat_z at zeta(z) (``subordination``
+   with a client law that depends on the node z: ``NodeLaws``), tau(h(S_j) (zeta - Dhat)^{-1}) =
+   E[h / (omega_j - d_j)]. Two-point traces by operator-valued subordination over upper-
+   triangular matrices (as ``local_models``) with DIFFERENT laws on the diagonal:
+   tau(Gc1 Gc2 h_k) is the corner of the 2 x 2 problem Z = [[zeta1, -1], [0, zeta2]],
+   L_j = diag(d_j(z1), d_j(z2)): with K_j = E[1 / (A_j1 A_j2)], A_jn = omega_j(z_n) - d_j(z_n),
+   the corner equations give (g lam)^2 tau(Gc1 Gc2 h_k) = E[h_k / (A_k1 A_k2)] / (K_k Q),
+   Q = sum_j 1 / K_j - (M - 1) / (G1 G2). tau(N1 Gc1 Gc2 N2) = tau(Gc2 N2 N1 Gc1) pairs two
+   different clients' matrices m_l(z2) m_j(z1): the (1, 3) block of the 3 x 3 upper-triangular
+   linearization Z = [[zeta2, -1, 0], [0, 1, -1], [0, 0, zeta1]], L_k = [[d_k(z2), X_k, 0],
+   [0, 0, Y_k], [0, 0, d_k(z1)]], X_k = g lam p_k m_k(z2), Y_k = g lam p_k m_k(z1). Its diagonal
+   is (G2, 1, G1) (Omega_k's: omega_k(z2), 1, omega_k(z1)); the superdiagonals are 2 x 2
+   problems: G12 = G2 + sum_k E[X_k / A_k2], beta_k = (E[X_k / A_k2] - G12) / G2, and the same
+   for G23, gamma_k with Y and node 1; the (1, 3) equations are linear:
+   E_k[(Omega_k - L_k)^{-1}]_13 = C_k - delta_k K_k with
+   C_k = beta_k gamma_k K_k - beta_k E[Y_k / (A1 A2)] - gamma_k E[X_k / (A1 A2)] + E[X_k Y_k / (A1 A2)],
+   equal to G13 for every k, and sum_k delta_k = (M - 1) (G^{-1})_13 = (M - 1) (G12 G23 - G13)
+   / (G1 G2), whence G13 = (sum_k C_k / K_k - (M - 1) G12 G23 / (G1 G2)) / Q.
+5. The clients' own models. v_i of round T is [..]_i of the same resolvent:
+   V_i = rho_i (x_i + lam c_i W), rho_i = (z - a_i)^{-1}, so (lam g Gc = R = (zeta - Dhat)^{-1})
+   the theta_0 part is -rho_i (1 + c_i R N / g) theta_0 and the data part
+   rho_i c_i (f_i + R sum_k d_k f_k). Client i's risk E||e_i - u_i||^2 then needs, besides
+   one-client two-point integrals, tau(h_i R2 N2), tau(N1 R1 h_i) and tau(N1 R1 J R2 N2)
+   (J = c_i^2 rho_i(z1) rho_i(z2)): the conditional expectations onto client i's algebra of
+   the (1, 2), (2, 3) and (1, 3) blocks of step 4's linearization, (X_i - beta_i) / A_i2,
+   (Y_i - gamma_i) / A_i1 and ((beta_i - X_i)(gamma_i - Y_i) - delta_i) / (A_i1 A_i2) with
+   delta_i = (C_i - G13) / K_i; and sum_k tau(R1 J R2 X_k), X_k = d_k(z1) d_k(z2) F_k
+   (F_k = r_k^2 S_k^2 + sigma_k^2 gamma_k S_k), by ``local_models``' 2 x 2 corner equations with
+   J in client i's corner: E_i[X_i J / (A1 A2)] + sum_k (G12' - delta_ki L_i) E_k[X_k / (A1 A2)]
+   / K_k, L_i = E_i[J / (A1 A2)], G12' = (L_i / K_i) / Q. The cross term with u_i is
+   r_i^2 oint P_T E_i[rho_i c_i s (1 + d_i / A_i)].
+6. Client expectations E over MP(gamma_j), one-point and two-point, by the Gauss-Chebyshev rule
+   of ``mp_quadrature`` written as a discrete measure (nodes and weights, the atom at 0 a node):
+   the two-point ones are then matrix products over the nodes, O(M N1 N2 Q). The rule's Q
+   doubles until the subordination equations hold to 1e-11 with a rule of twice as many nodes.
+   Contours: ellipses around [min(bottom, 0), top] with 0.7 times the parameter inside
+   (``fedavg._contour`` in the variable 1 - z, which keeps z = 1 outside and bounds the
+   amplification of rounding by z^T).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate
+from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour
+
+#: Quadrature nodes per client: first rule, and the most tried before giving up.
+Q_START, Q_MAX = 64, 2048
+#: Residual of the subordination equations under the doubled rule that accepts a rule.
+RULE_TOL = 1e-11
+#: Quadrature nodes of the real-axis client laws (the round map's spectral edges).
+EDGE_RULE = 256
+#: Most local steps for which a failed quadrature edge scan is redone by partial fractions.
+EXACT_EDGE_STEPS = 20
+
+
+def mp_rule(gamma, n):
+    """Nodes s (M, n + 1) and weights (M, n + 1) of a discrete measure integrating F analytic
+    near the Marchenko-Pastur support like ``mp_quadrature.mp_expect``'s Gauss-Chebyshev rule
+    of n nodes: tau(F) = F(0) + sum_q w_q (F(x_q) - F(0)) / x_q ..., the atom at 0 the first
+    node (its weight 1 - sum of the others)."""
+    gamma = np.asarray(gamma, float)[:, None]
+    c = np.minimum(gamma, 1.0 / gamma)
+    scale = np.maximum(gamma, 1.0)
+    k = np.arange(1, n + 1) * (np.pi / (n + 1))
+    s = (1.0 + c) + 2.0 * np.sqrt(c) * np.cos(k)
+    w = np.sin(k) ** 2 * (np.pi / (n + 1)) * 4.0 * c / (2 * np.pi * c) / s / scale
+    nodes = np.hstack([np.zeros_like(gamma), scale * s])
+    return nodes, np.hstack([1.0 - w.sum(axis=1, keepdims=True), w])
+
+
+class NodeLaws:
+    """The laws of d_j(z) = p_j psi_z(S_j) at a vector of nodes z (set ``z`` before each
+    ``cauchy``): the interface ``subordination.solve`` uses (M, mean, var, cauchy)."""
+
+    def __init__(self, gamma, p, lam, eta, K, n):
+        self.M, self.p, self.lam = len(gamma), np.asarray(p, float), lam
+        self.s, self.w = mp_rule(gamma, n)
+        self.a = (1.0 - eta * (self.s + lam)) ** K
+        self.c = (1.0 - self.a) / (self.s + lam)
+        far = self.p[:, None] * lam * self.c         # d_j at z = infinity
+        self.mean = np.sum(self.w * far, axis=1)
+        # (K = 1: c = eta, a constant law, whose variance must not round below 0)
+        self.var = np.maximum(np.sum(self.w * far ** 2, axis=1) - self.mean ** 2, 0.0)
+        self.z = None
+
+    def d(self, z):
+        """d_j(z; s) at the nodes z (N,): (M, N, Q)."""
+        z = np.asarray(z)[None, :, None]
+        return self.p[:, None, None] * self.lam * z * self.c[:, None, :] / (
+            z - self.a[:, None, :])
+
+    def m(self, z):
+        """m_j(z; s) = a / (z - a): (M, N, Q)."""
+        z = np.asarray(z)[None, :, None]
+        return self.a[:, None, :] / (z - self.a[:, None, :])
+
+    def expect(self, f):
+        """E_j[f] over the last axis (M, ..., Q) -> (M, ...)."""
+        return np.einsum("m...q,mq->m...", f, self.w)
+
+    def cauchy(self, omega):
+        inv = 1.0 / (omega[..., None] - self.d(self.z))
+        return self.expect(inv), -self.expect(inv ** 2)
+
+
+class QuadPsiLaws(PsiLaws):
+    """``algorithm1_rate.PsiLaws`` (real z) with E[1 / (omega - p psi_z)] by the rule of
+    ``mp_rule`` (``EDGE_RULE`` nodes, checked against twice as many; where they differ by more
+    than 1e-10 relative, 8 times as many; NaN where those still differ)."""
+
+    def cauchy(self, omega):
+        omega = np.asarray(omega, float)
+        if not hasattr(self, "_rules"):    # the rules' nodes and values of p psi_z, once
+            self._rules = {}
+        E0, dE0 = np.full(omega.shape, np.nan), np.full(omega.shape, np.nan)
+        bad = np.ones(omega.shape, bool)
+        for n in (EDGE_RULE, 8 * EDGE_RULE):   # the finer rule only where the coarser fails
+            rows, cols = np.nonzero(bad)
+            out = []
+            for m in (n, 2 * n):
+                if m not in self._rules:
+                    s, w = mp_rule(self.gamma, m)
+                    self._rules[m] = (self.p[:, None] * self.psi(s), w)
+                d, w = self._rules[m]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    inv = 1.0 / (omega[rows, cols][:, None] - d[rows])
+                out.append((np.sum(inv * w[rows], axis=1), -np.sum(inv ** 2 * w[rows], axis=1)))
+            (e1, d1), (e2, d2) = out
+            with np.errstate(invalid="ignore"):
+                ok = (np.abs(e1 - e2) <= 1e-10 * np.abs(e2)) & (np.abs(d1 - d2)
+                                                                <= 1e-8 * np.abs(d2))
+            E0[rows[ok], cols[ok]], dE0[rows[ok], cols[ok]] = e2[ok], d2[ok]
+            bad[rows[ok], cols[ok]] = False
+            if not bad.any():
+                return E0, dE0
+        # NaN where the rules still disagree (omega at a spike of the law):
+        # ``subordination.edge`` takes such a point as past the edge, so an edge found is, if
+        # anything, outside the true one (the exact partial fractions cost K x K eigenvalue
+        # problems per point, minutes for K in the hundreds).
+        return E0, dE0
+
+
+def _ellipse(c0, h, t, n):
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    return theta, lambda tt: c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * \
+        np.sin(theta)
+
+
+def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
+    """Nodes z, weights w (oint f dz / 2 pi i = sum Im(f w)), omega, G (the Cauchy transform of
+    Dhat_z at zeta(z)) on the upper half of the contour, and the accepted ``NodeLaws``."""
+    # fedavg._contour in x = 1 - z (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0).
+    c0x, h, t, n = _contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink)
+    c0 = 1.0 - c0x
+    theta, nodes = _ellipse(c0, h, t, n)
+    gl = g * lam
+    t_far = max(np.arcsinh(20.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
+    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
+    path.append(t)
+    q = Q_START
+    while q <= Q_MAX:
+        laws = NodeLaws(gam, p, lam, eta, K, q)
+
+        def zeta(tt, laws=laws):
+            laws.z = nodes(tt)
+            return (laws.z - 1.0 + gl) / gl
+        omega, G = _subordinate(laws, zeta, path)
+        check = NodeLaws(gam, p, lam, eta, K, 2 * q)
+        check.z = laws.z
+        E0, _ = check.cauchy(omega)
+        if np.max(np.abs(E0 - G) / np.abs(G)) <= RULE_TOL:
+            z = laws.z
+            dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
+            return z, dz * (2.0 / n), omega, G, laws
+        q *= 2
+    raise SolverError("Algorithm 1's curves: the Marchenko-Pastur rule did not reach 1e-11 "
+                      f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
+
+
+def _subordinate(laws, zeta, path):
+    """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
+    Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
+    compressed resolvent of a symmetric matrix) is required here."""
+    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+    try:
+        return subordination.solve(laws, zeta, scale, path, check_branch=False)
+    except SolverError as exc:
+        raise SolverError(f"Algorithm 1's curves: {exc}") from exc
+
+
+def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
+    """Bias and variance of every client's risk of the server model, and the distance to the
+    fixed point, at every T of ``rounds`` (module docstring).
+
+    Returns
+    -------
+    dict with bias, variance (M, len(rounds)), distance (len(rounds),), contraction, edges,
+    atom (0), nodes.
+    """
+    try:
+        sp = rate(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
+    except SolverError:
+        # The rule's edge scan can fail where the law of psi_z is a near point mass with a
+        # spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top edge, and the
+        # rate probes z -> 0-): the exact partial fractions there, affordable for few steps.
+        if K > EXACT_EDGE_STEPS:
+            raise
+        sp = rate(gam, p, lam, eta, K, g)
+    top, bottom = sp["top"], sp["bottom"]
+    lo = min(0.0, bottom if bottom is not None else 0.0)
+    rho = sp["contraction"]
+    # The contour's foci a little outside the spectrum (its edges by quadrature, above).
+    margin = 0.02 * (1.0 - top)
+    top_c, lo_c = top + margin, lo - margin
+    M, gl = gam.size, g * lam
+    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
+    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
+    finite = np.isfinite(rounds) & (rounds <= settled)
+    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    z1, w1, om1, G1, law1 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 1.0)
+    z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 0.7)
+    z2 = np.concatenate([z2h, z2h.conj()])
+    W2 = np.concatenate([w2h / 2j, (w2h / 2j).conj()])
+    om2 = np.concatenate([om2h, om2h.conj()], axis=1)
+    G2 = np.concatenate([G2h, G2h.conj()])
+    W1 = w1 / 2j
+    # One common rule for both contours (the finer of the two accepted ones).
+    laws = law1 if law1.s.shape[1] >= law2.s.shape[1] else law2
+    s, wq = laws.s, laws.w
+
+    def node_parts(z, om):
+        d = laws.d(z)
+        inv = 1.0 / (om[..., None] - d)
+        mm = gl * p[:, None, None] * laws.m(z)
+        return d, inv, mm
+
+    d1, i1, x1 = node_parts(z1, om1)
+    d2, i2, x2 = node_parts(z2, om2)
+
+    def two(f1, f2):
+        """E_k[f1 f2] for node-1 factors (M, N1, Q) and node-2 factors (M, N2, Q)."""
+        return np.matmul(f1 * wq[:, None, :], np.swapaxes(f2, 1, 2))
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        Kk = two(i1, i2)
+        Q = np.sum(1.0 / Kk, axis=0) - (M - 1) / (G1[:, None] * G2[None, :])
+        # Data: E[h_k / (A1 A2)] split into the r (s^2) and sigma (s) parts.
+        Hr = two(d1 * i1 * s[:, None, :], d2 * i2 * s[:, None, :])
+        Hs = two(d1 * i1 * np.sqrt(s)[:, None, :], d2 * i2 * np.sqrt(s)[:, None, :])
+        Kq = Kk * Q
+        data_r = np.einsum("mkl,m->mkl", Hr / Kq, r ** 2)
+        data_s = np.einsum("mkl,m->mkl", Hs / Kq, sigma ** 2 * gam)
+        # theta_0: the 3 x 3 linearization (node 2 first on the diagonal).
+        Xt = laws.expect(x2 * i2)                                      # (M, N2)
+        Yt = laws.expect(x1 * i1)                                      # (M, N1)
+        G12 = G2 + Xt.sum(axis=0)
+        G23 = G1 + Yt.sum(axis=0)
+        beta = (Xt - G12) / G2                                         # (M, N2)
+        gam_ = (Yt - G23[None, :]) / G1                                # (M, N1)
+        EX = two(i1, x2 * i2)
+        EY = two(x1 * i1, i2)
+        EXY = two(x1 * i1, x2 * i2)
+        C = (gam_[:, :, None] * beta[:, None, :] * Kk - beta[:, None, :] * EY
+             - gam_[:, :, None] * EX + EXY)
+        gg = G1[:, None] * G2[None, :]
+        G13 = (np.sum(C / Kk, axis=0) - (M - 1) * G23[:, None] * G12[None, :] / gg) / Q
+        # One-point: (g lam) tau(Gc d_i S_i) = E_i[d_i s / A_i].
+        own = laws.expect(d1 * i1 * s[:, None, :])                     # (M, N1)
+
+        fin = finite
+        Tm = np.where(fin, rounds, 0.0)[:, None]
+
+        def weights_of(z):
+            power = z[None, :] ** Tm
+            poly = np.where(fin[:, None], (power - 1.0) / (z - 1.0), 1.0 / (1.0 - z))
+            return np.where(fin[:, None], power, 0.0), poly
+
+        pw1, P1 = weights_of(z1)
+        pw2, P2 = weights_of(z2)
+        dist1 = np.where(fin[:, None], pw1 / (1.0 - z1), 0.0)
+        dist2 = np.where(fin[:, None], pw2 / (1.0 - z2), 0.0)
+
+        def double(F1, F2, f):
+            """2 Re sum_{k upper, l all} F1_k F2_l f_kl W1_k W2_l -> (nT,) or (nT, M)."""
+            left = np.einsum("tk,...kl->t...l", F1 * W1, f)
+            return 2.0 * np.einsum("t...l,tl->t...", left, F2 * W2).real
+
+        theta_part = signal ** 2 * double(pw1, pw2, G13) / gl ** 2
+        var_fun = np.sum(data_s, axis=0)
+        bias_data = double(P1, P2, np.sum(data_r, axis=0)) / lam ** 2
+        variance = double(P1, P2, var_fun) / lam ** 2
+        cross = ((P1 * w1) @ own.T).imag / lam                          # (nT, M)
+        distance = (signal ** 2 * double(pw1, pw2, G13) / gl ** 2
+                    + double(dist1, dist2, np.sum(data_r + data_s, axis=0)) / lam ** 2)
+    bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
+        + (r ** 2)[:, None]
+    var = np.broadcast_to(variance[None, :], bias.shape).copy()
+    zero = rounds == 0
+    bias[:, zero], var[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
+    big = np.isfinite(rounds) & (rounds > over)
+    bias[:, big], var[:, big] = np.inf, np.inf
+    distance = np.where(big, np.inf, distance)
+    scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
+    if np.any(np.isnan(bias)) or np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale):
+        raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form (the double "
+                          "contour lost its precision)")
+
+    def local(terms=None):
+        """(bias, variance), each (M, len(rounds)), of every client's own model v_i after the
+        local steps of round T (module docstring, step 5)."""
+        if terms is not None:
+            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
+                             "with finite local_steps is not covered yet")
+        c = laws.c[:, None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
+            rho2 = 1.0 / (z2[None, :, None] - laws.a[:, None, :])
+            cr1, cr2 = c * rho1, c * rho2
+            xb = (x2 - beta[:, :, None]) * i2                    # (X_i - beta_i) / A_i2
+            yg = (x1 - gam_[:, :, None]) * i1                    # (Y_i - gamma_i) / A_i1
+            Li = two(cr1 * i1, cr2 * i2)                         # E_i[J / (A1 A2)]
+            delta = (C - G13[None]) / Kk
+            theta = (two(rho1, rho2) + (two(cr1, rho2 * xb) + two(cr1 * yg, rho2)) / g
+                     + (two(cr1 * yg, cr2 * xb) - delta * Li) / g ** 2)
+            G12d = (Li / Kk) / Q                                  # corner of the 2 x 2 problem
+            parts = []
+            for F, H, coef in ((s ** 2, Hr, r ** 2), (s, Hs, sigma ** 2 * gam)):
+                Fc = F[:, None, :]
+                Ex = H / Kk                                       # E_k[X_k / (A1 A2)] / K_k
+                f = (two(cr1, cr2 * Fc) + two(cr1, cr2 * d2 * Fc * i2)
+                     + two(cr1 * d1 * Fc * i1, cr2) + two(cr1 * d1 * i1, cr2 * d2 * Fc * i2)
+                     - Li * Ex)
+                parts.append(f * coef[:, None, None]
+                             + G12d * np.einsum("mkl,m->kl", Ex, coef)[None])
+            one = laws.expect(cr1 * s[:, None, :] * (1.0 + d1 * i1))     # (M, N1)
+            own_cross = ((P1 * w1) @ one.T).imag                          # (nT, M)
+            lb = (signal ** 2 * double(pw1, pw2, theta) + double(P1, P2, parts[0])
+                  - 2.0 * r ** 2 * own_cross + r ** 2).T
+            lv = double(P1, P2, parts[1]).T
+        lb[:, zero], lv[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
+        lb[:, big], lv[:, big] = np.inf, np.inf
+        if np.any(np.isnan(lb)) or np.any(lb < -1e-9 * scale) or np.any(lv < -1e-9 * scale):
+            raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form in the "
+                              "clients' own models (the double contour lost its precision)")
+        return np.maximum(lb, 0.0), np.maximum(lv, 0.0)
+
+    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+            "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),
+            "atom": 0.0, "nodes": z1.size * 2 + z2.size, "local": local}
