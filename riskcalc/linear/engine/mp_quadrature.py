@@ -9,8 +9,9 @@ ds sqrt((b - s)(s - a)) / (2 pi c) = (2 / pi) sqrt(1 - x^2) dx (times s: Chebysh
 
 * s route: tau(F) = C + (2 / pi) int (F(s) - C) / s sqrt(1 - x^2) dx for any constant C.
   C = F(0) removes the pole at s = 0, so the convergence is geometric at a rate set by the
-  poles of F only. It cancels catastrophically where |F(0)| dwarfs F on the spectrum (a pole
-  of F just left of 0: each node keeps only ~ eps |F(0)|, and the terms are ~ |F(0)| / (1 - c)).
+  poles of F only. It cancels catastrophically where abs(F(0)) dwarfs F on the spectrum (a pole
+  of F just left of 0: each node keeps only ~ eps abs(F(0)), and the terms are
+  ~ abs(F(0)) / (1 - c)).
 * sqrt route (c < 1), no subtraction: with s = t^2, t = 1 + sqrt(c) x in [sqrt a, sqrt b],
   (b - s)(s - a) = (sqrt b - t)(t - sqrt a)(sqrt b + t)(t + sqrt a) and
   (sqrt b - t)(t - sqrt a) = c (1 - x^2), so
@@ -47,11 +48,11 @@ def mp_expect(gamma, fun, *args, strict: bool = True):
     not finite, also in the atom: the 0 / 0 of ``fun``'s removable singularities), or the sqrt
     route for the rows (gamma != 1) whose first rule shows terms too large for double
     precision, or that fail on the s route. The nodes double until two rules agree to
-    1e-12 (1 + |value|); with ``args`` (per-row parameters of ``fun``) each row stops as soon as
+    1e-12 (1 + abs(value)); with ``args`` (per-row parameters of ``fun``) each row stops as soon as
     its own rules agree, so a few hard rows (a pole close to the spectrum) do not make every
     row pay for their nodes. Agreement cannot see rounding (two rules cancel alike), so a
     converged row is accepted only if its rounding, _ROUND times the size of its terms
-    |atom| + (|C| + int |F - C| dmu / s) / max(gamma, 1), is within the same tolerance;
+    abs(atom) + (abs(C) + int abs(F - C) dmu / s) / max(gamma, 1), is within the same tolerance;
     otherwise the cancellation is unresolvable in double precision and the row fails like
     a row that does not converge.
 
@@ -178,8 +179,8 @@ def _refine(law, fun, args, todo, sqroot, out):
 
 
 def _size(G, w, C, atom, scale, norm):
-    """The size of the terms of ``mp_expect``'s sum, |atom| + (|C| + norm sum w |G|) / scale
-    (its rounding is taken as _ROUND times it)."""
+    """The size of the terms of ``mp_expect``'s sum,
+    abs(atom) + (abs(C) + norm sum w abs(G)) / scale (its rounding is taken as _ROUND times it)."""
     return np.abs(atom) + (np.abs(C) + (np.abs(G) @ w) * norm) / scale[:, 0]
 
 
