@@ -161,6 +161,25 @@ def nonnegative(name: str, value) -> np.ndarray:
     return as_array(name, value, low=0.0)
 
 
+def client_count(raw: dict) -> int:
+    """The number of clients M of per-client parameters ``raw`` (name -> scalar or list): the
+    common length of the lists (scalars are shared; 1 when every entry is a scalar).
+
+    Raises
+    ------
+    ValueError
+        Lists of different lengths, or an empty federation.
+    """
+    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("per-client lists must have one length, got "
+                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    m = next(iter(lengths.values()), 1)
+    if m == 0:
+        raise ValueError("the federation needs at least one client")
+    return m
+
+
 def parameter(name: str, value, *, label: str | None = None, ndim: int | None = None):
     """A model parameter of ``RANGES`` (gamma, sigma, r, rho, signal) checked against its one
     range; ``label`` names it in the message (default ``name``)."""

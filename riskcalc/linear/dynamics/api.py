@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from riskcalc import solvers
-from riskcalc._validate import METHOD_ALIASES, as_array, nonnegative, positive
+from riskcalc._validate import METHOD_ALIASES, as_array, client_count, nonnegative, positive
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -104,13 +104,7 @@ class RoundsLimit:
 
 def _per_client(gamma, r, sigma):
     raw = {"gamma": gamma, "r": r, "sigma": sigma}
-    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
-    if len(set(lengths.values())) > 1:
-        raise ValueError("per-client lists must have one length, got "
-                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
-    m = next(iter(lengths.values()), 1)
-    if m == 0:
-        raise ValueError("the federation needs at least one client")
+    m = client_count(raw)
     vals = {k: np.broadcast_to(np.ravel(np.asarray(v, float)) if np.ndim(v) else
                                np.asarray(v, float), (m,)).astype(float)
             for k, v in raw.items()}

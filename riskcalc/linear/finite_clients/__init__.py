@@ -28,7 +28,8 @@ from riskcalc import _frames, solvers
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, parameter, positive_int, real
+from riskcalc._validate import (as_array, client_count, nonnegative, parameter, positive_int,
+                                real)
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
@@ -215,13 +216,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         raw[info.tuning] = given[info.tuning]
     if joint is not None:
         raw["spectra"] = joint.types
-    lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
-    if len(set(lengths.values())) > 1:
-        raise ValueError("per-client lists must have one length, got "
-                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
-    m = next(iter(lengths.values()), 1)
-    if m == 0:
-        raise ValueError("the federation needs at least one client")
+    m = client_count(raw)
     vals = {k: np.broadcast_to(np.ravel(real(k, v, ndim=1)), (m,)) for k, v in raw.items()}
     gam = parameter("gamma", vals["gamma"])
     sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
+from riskcalc._validate import METHOD_ALIASES, as_array, client_count, positive_int
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
                                                     check_work, client_limits, solve_point)
 from riskcalc.logistic.finite_grid import clients_grid, finite_grid
@@ -179,13 +179,7 @@ def _client_lists(gamma, r, clients):
         gamma, r = [p[0] for p in pairs], [p[1] for p in pairs]
     if gamma is None or r is None:
         raise ValueError("per-client gamma and r are required")
-    lengths = {k: np.size(v) for k, v in (("gamma", gamma), ("r", r)) if np.ndim(v) > 0}
-    if len(set(lengths.values())) > 1:
-        raise ValueError("per-client lists must have one length, got "
-                         + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
-    m = next(iter(lengths.values()), 1)
-    if m == 0:
-        raise ValueError("the federation needs at least one client")
+    m = client_count({"gamma": gamma, "r": r})
     gam = as_array("gamma", np.broadcast_to(np.ravel(gamma), (m,)), low=0.0, low_open=True)
     rr = as_array("r", np.broadcast_to(np.ravel(r), (m,)), low=0.0)
     return gam, rr
