@@ -216,15 +216,25 @@ class ClientLaws:
                 return [E0, one, one, one, one], [None, inv, inv, inv, inv]
             c, zeta, rho, s = self._roots(omega)
             G, _ = mp_cauchy(self._col(self.gamma, s.ndim), s)
-            P, S = [E0], [None, -(omega / p) * np.sum(rho * G / s, axis=-1)]
-            mq = [np.ones(self.M)] + list(self.moments_q)
-            for n in range(1, 5):
-                const = self._col(mq[n - 1], omega.ndim) if n < 4 else 0.0
-                P.append((omega * P[-1] - const) / p)
-            for n in range(2, 5):
-                const = self._col(self.moments_qs[n - 2], omega.ndim) if n < 4 else 0.0
-                S.append((omega * S[-1] - const) / p)
-            return P, S
+            return raise_powers(self, omega, E0, -(omega / p) * np.sum(rho * G / s, axis=-1))
+
+
+def raise_powers(laws, omega, E0, S1):
+    """``families``' P_n (n = 0..4) and S_n (n = 1..4) from P_0 = E0 and S_1 by the recurrence
+    P_n = (omega P_{n-1} - E[q^{n-1}]) / p, S_n = (omega S_{n-1} - E[q^{n-1} / s]) / p, for any
+    client filter q whose law provides ``p``, ``M``, ``moments_q``, ``moments_qs`` and ``_col``
+    (``ClientLaws``, ``prox_laws.ProxLaws``). P_4 and S_4 drop their constants (a dropped
+    constant must not be multiplied by omega again)."""
+    p = laws._col(laws.p, omega.ndim)
+    P, S = [E0], [None, S1]
+    mq = [np.ones(laws.M)] + list(laws.moments_q)
+    for n in range(1, 5):
+        const = laws._col(mq[n - 1], omega.ndim) if n < 4 else 0.0
+        P.append((omega * P[-1] - const) / p)
+    for n in range(2, 5):
+        const = laws._col(laws.moments_qs[n - 2], omega.ndim) if n < 4 else 0.0
+        S.append((omega * S[-1] - const) / p)
+    return P, S
 
 
 def _q_over_s(s, eta: float, K: int):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.client_laws import mp_cauchy
+from riskcalc.linear.dynamics.client_laws import mp_cauchy, raise_powers
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 
@@ -98,16 +98,8 @@ class ProxLaws:
         P_4 and S_4 without their constants."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             omega = np.asarray(omega, complex)
-            p, den, G, _ = self._star(omega)
-            P, S = [E0], [None, -G / den]
-            mq = [np.ones(self.M)] + list(self.moments_q)
-            for n in range(1, 5):
-                const = self._col(mq[n - 1], omega.ndim) if n < 4 else 0.0
-                P.append((omega * P[-1] - const) / p)
-            for n in range(2, 5):
-                const = self._col(self.moments_qs[n - 2], omega.ndim) if n < 4 else 0.0
-                S.append((omega * S[-1] - const) / p)
-            return P, S
+            _, den, G, _ = self._star(omega)
+            return raise_powers(self, omega, E0, -G / den)
 
 
 def algorithm1_curves(gam, r, sigma, p, signal, lam, global_step, rounds):
