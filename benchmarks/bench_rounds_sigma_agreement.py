@@ -23,6 +23,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
+from bench_rounds_agreement import judge_row   # a sibling script: benchmarks/ is on sys.path
 from riskcalc.linear.dynamics.fedavg_sigma import edges
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.linear.finite_clients.identity import client_weights
@@ -45,14 +46,6 @@ FEDERATIONS = [
                                             global_step=1.0, weights="uniform"),
      ([0.5, 3.0], [0.3, 0.7])),
 ]
-
-
-def _extrapolate(dims, y, se):
-    """Weighted least squares y = a + b / d; (a, its standard error)."""
-    x = 1.0 / np.asarray(dims, float)
-    A = np.vstack([np.ones_like(x), x]).T / se[:, None]
-    coef, *_ = np.linalg.lstsq(A, y / se, rcond=None)
-    return coef[0], float(np.sqrt(np.linalg.inv(A.T @ A)[0, 0]))
 
 
 def main() -> None:
@@ -83,7 +76,7 @@ def main() -> None:
             sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=100 + i,
                                         jobs=args.jobs, cache=cache))
         print(f"\n{name}: eta = {eta:.4f}, contraction {pred.contraction:.5f}")
-        print(f"  {'quantity':>9} {'j':>3} {'T':>4} {'predicted':>10} "
+        print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
         rows = [("risk", j, t) for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))]
@@ -100,16 +93,10 @@ def main() -> None:
                 p_val = pred.distance_to_fixed_point[t]
                 y = np.array([s.global_distance[0, t] for s in sims])
                 se = np.array([s.global_distance_se[0, t] for s in sims])
-            a, a_se = _extrapolate(dims, y, se)
-            rel = (a - p_val) / p_val
-            ok = abs(a - p_val) <= 0.005 * abs(p_val) + 3 * a_se
+            rel, ok = judge_row(q, j, T, p_val, dims, y, se)
             worst = max(worst, abs(rel))
             count += 1
             inside += ok
-            cells = " ".join(f"{m:>9.5f}({s:.1e})" for m, s in zip(y, se))
-            label = "inf" if np.isinf(T) else str(int(T))
-            print(f"  {q:>9} {j:>3} {label:>4} {p_val:>10.5f} {cells} {a:>10.5f} {a_se:>8.1e} "
-                  f"{100 * rel:>+7.3f}%  {'yes' if ok else 'NO'}")
     print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
           f"|relative difference| {100 * worst:.3f}%")
 
