@@ -1,4 +1,4 @@
-"""Paper 003, Assumption A3's worked examples and the proof lemmas of Sec. 6 (Lemmas 6.2, 6.3)
+"""Paper 003, Assumption A3's worked examples and the proof lemmas of Sec. 6 (Lemmas 6.1-6.4)
 with a formula: exact identities and Monte Carlo of the stated moments and tails.
 
 File ``003_4b976ddf5225c17e.txt``, Sec. 2 (Assumption A3) and Sec. 6.
@@ -17,6 +17,7 @@ import numpy as np
 
 from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, stated
+from paper_checks.evidence import fmt
 
 
 @claim("003.a3.worked-examples", location="Assumption A3 (Sec. 2), the two worked cases",
@@ -110,3 +111,60 @@ def lemma63(cfg, seed):
                      f"m={r['m']}: {r['moment']:.3g} vs {2 * r['bracket']:.3g}" for r in rows)
                  + f"; decay exponent in m {slope:.2f} (bracket: -1 = -q/2); by Markov the tail "
                    "bound follows", {"rows": rows, "slope": slope})
+
+
+@claim("003.lemma61.rademacher-moments", location="Lemma 6.1 (Sec. 6)", kind="inequality",
+       statement="(E ||sum_j zeta_j x_j||_2^p)^(1/p) <= sqrt(p - 1) (sum_j ||x_j||_2^2)^(1/2) "
+                 "for Rademacher zeta_j, p >= 2.",
+       mutants=('upper',))
+def lemma61(cfg, seed):
+    # Exact expectation: every one of the 2^m sign patterns, m = 10, random x_j in R^5 (some
+    # of very unequal norms); p = 2 is an identity (ratio 1).
+    rng = np.random.default_rng(seed)
+    m = 10
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * m)).reshape(m, -1).T     # (2^m, m)
+    worst, at_two = 0.0, 0.0
+    for _ in range(cfg.pick(5, 20)):
+        x = rng.standard_normal((m, 5)) * rng.exponential(1.0, (m, 1))
+        norms = np.linalg.norm(signs @ x, axis=1)
+        scale = np.sqrt(np.sum(x ** 2))
+        for p in (2.0, 3.0, 4.0, 8.0):
+            ratio = float(np.mean(norms ** p) ** (1 / p)
+                          / stated(np.sqrt(p - 1) * scale, "upper"))
+            if p == 2.0:
+                at_two = max(at_two, abs(ratio - 1))
+            else:
+                worst = max(worst, ratio)
+    return judge(worst <= 1 and at_two < 1e-12, "exact over all 2^10 sign patterns, random "
+                 f"x_j in R^5: max lhs / rhs over p in {{3, 4, 8}} = {worst:.4f} (<= 1); p = 2 "
+                 f"is an equality (to {at_two:.1g})", {"max_ratio": worst})
+
+
+@claim("003.lemma64.inverse-continuity", location="Lemma 6.4 (Sec. 6)", kind="inequality",
+       statement="If lambda_min(U) >= lambda_0 > 0 and |||V - U|||_op -> 0, then |||V^-1 - "
+                 "U^-1|||_op -> 0.",
+       mutants=('upper',))
+def lemma64(cfg, seed):
+    # The deterministic core: |||V^-1 - U^-1||| <= e / (lambda_0 (lambda_0 - e)) for e =
+    # |||V - U||| < lambda_0 (V^-1 - U^-1 = V^-1 (U - V) U^-1); random PSD U (d = 30) with
+    # lambda_min = lambda_0 and symmetric perturbations of size e -> 0.
+    rng = np.random.default_rng(seed)
+    d, lam0 = 30, 0.5
+    rows, ok = [], True
+    for e in (1e-1, 1e-2, 1e-3, 1e-4):
+        worst = 0.0
+        for _ in range(cfg.pick(5, 20)):
+            Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+            U = Q @ np.diag(np.r_[lam0, rng.uniform(lam0, 5.0, d - 1)]) @ Q.T
+            E = rng.standard_normal((d, d))
+            E = (E + E.T) / 2
+            E *= e / np.linalg.norm(E, 2)
+            gap = np.linalg.norm(np.linalg.inv(U + E) - np.linalg.inv(U), 2)
+            worst = max(worst, float(gap))
+            ok &= gap <= stated(e / (lam0 * (lam0 - e)), "upper") * (1 + 1e-9)
+        rows.append((e, worst))
+    ok &= all(b[1] < a[1] for a, b in zip(rows, rows[1:]))
+    return judge(bool(ok), f"d={d}, lambda_0={lam0}: max |||V^-1 - U^-1||| at |||V - U||| = "
+                 + ", ".join(f"{e:g}: {fmt(w, 3)}" for e, w in rows)
+                 + " (within e / (lambda_0 (lambda_0 - e)), decreasing to 0)",
+                 {"rows": rows})
