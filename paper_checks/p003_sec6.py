@@ -11,12 +11,13 @@ import riskcalc
 from paper_checks.core import claim, judge, judge_erratum
 from paper_checks.evidence import agreement, fmt, simulate
 from paper_checks.p003_common import SLACK, TWO_POINT, _bias_ridge, _sizes, _var_minnorm, _var_ridge
+from riskcalc.linear.engine import stieltjes
 
 
 def _printed_15_16(gamma, spectrum):
     """Eqs. (15)-(16) as transcribed: unsquared denominators, no c0 in (16)."""
     s, w = spectrum.atoms, spectrum.weights
-    c = riskcalc.linear.engine.stieltjes.c0(gamma, spectrum)
+    c = stieltjes.c0(gamma, spectrum)
     e = 1 + c * gamma * s
     ratio = ((s * s / e) @ w) / ((s / e) @ w)
     return float((1 + gamma * c * ratio) * ((s / e) @ w)), float(gamma * ratio)
@@ -25,7 +26,7 @@ def _printed_15_16(gamma, spectrum):
 def _printed_17_18(gamma, lam, spectrum):
     """Eqs. (17)-(18) as transcribed (m, m', m_1 of Def. 6.2 from riskcalc's solver)."""
     s, w = spectrum.atoms, spectrum.weights
-    st = riskcalc.linear.engine.stieltjes.stieltjes(gamma, lam, spectrum)
+    st = stieltjes.stieltjes(gamma, lam, spectrum)
     den = lam + st["a"] * s
     bias = lam ** 2 * (1 + gamma * st["m1"]) * ((s / den ** 2) @ w)
     var = gamma * ((s * s * (1 - gamma + gamma * lam * st["dm"]) / den ** 2) @ w)
