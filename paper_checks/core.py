@@ -36,6 +36,9 @@ problem class), and separates what is wrong from what is only loose:
     not a verdict on the paper: a result of this toolkit outside the scope of any claim (e.g.
     in the paper's linear model where the claim is about real data), recorded with its numbers
     under an id ``PAPER.finding.SLUG``.
+``check error``
+    not a verdict on the paper: the check itself raised (a fault of this toolkit); the
+    exception is the summary, and ``riskcalc check`` exits with status 1.
 
 What an erratum rests on
 ------------------------
@@ -68,7 +71,7 @@ from typing import Callable
 import numpy as np
 
 VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not checkable",
-            "finding")
+            "finding", "check error")
 #: One line per verdict: the legend printed under ``riskcalc check`` and in REPORT.md.
 LEGEND = {
     "holds": "the printed statement agrees with independent evidence, in its stated scope",
@@ -80,6 +83,8 @@ LEGEND = {
     "not checkable": "no numerical evidence is possible in its scope (the reason is given)",
     "finding": "a result of this toolkit outside any claim's scope: not a verdict on the "
                "paper",
+    "check error": "the check itself raised: a fault of this toolkit, not a verdict on the "
+                   "paper (the exception is given)",
 }
 #: What an accusation rests on, in words (``Outcome.transcription``).
 RESTS_ON = {

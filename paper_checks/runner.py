@@ -48,8 +48,9 @@ def _run_one(claim, quick: bool) -> dict:
         verdict, summary, evidence, corrected = (out.verdict, out.summary, out.evidence,
                                                  out.corrected)
         transcription = out.transcription or (None, None)
-    except Exception as exc:  # a broken route is a failed check, reported, never hidden
-        verdict, summary, corrected = "fails", f"check raised {type(exc).__name__}: {exc}", None
+    except Exception as exc:  # a broken route is reported, never hidden, and never the paper's
+        verdict, corrected = "check error", None
+        summary = f"check raised {type(exc).__name__}: {exc}"
         evidence = {"error": f"{type(exc).__name__}: {exc}"}
         transcription = (None, None)
     seconds = time.perf_counter() - start

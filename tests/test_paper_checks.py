@@ -244,7 +244,7 @@ def test_text_lines_carry_location_statement_and_legend(cli, capsys):
     assert not any(" ^ " in ln or " v " in ln for ln in lines)     # min/max in words
     legend = lines[lines.index("Verdicts:") + 1:]
     assert [ln.split()[0] for ln in legend] == ["holds", "loose", "erratum-harmless",
-                                                "erratum", "fails", "not", "finding"]
+                                                "erratum", "fails", "not", "finding", "check"]
 
 
 def test_full_announces_its_time_estimate(cli, capsys):
@@ -259,3 +259,20 @@ def test_statements_write_min_and_max_as_words():
     # and max{a, b} (the summaries are checked on two claims in the text test above).
     for c in paper_checks.CLAIMS.values():
         assert " ^ " not in c.statement and " v " not in c.statement, c.id
+
+
+def test_a_check_that_raises_is_a_check_error_not_a_verdict_on_the_paper(cli, capsys,
+                                                                        monkeypatch):
+    import dataclasses
+
+    def broken(cfg, seed):
+        raise AttributeError("a route of this toolkit is broken")
+
+    cid = "000.lemma7.mu0"
+    monkeypatch.setitem(paper_checks.CLAIMS, cid,
+                        dataclasses.replace(paper_checks.CLAIMS[cid], check=broken))
+    assert cli(["check", "--claim", cid, "--json", "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    (row,) = json.loads(out)
+    assert row["verdict"] == "check error" and "AttributeError" in row["evidence"]["summary"]
+    assert err.strip().endswith(f"not of the papers): {cid}") and err.startswith("error: 1 ")

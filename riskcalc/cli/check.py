@@ -90,6 +90,11 @@ def run(args) -> int:
             f"{stopped}: {len(results)} of {len(claims)} claims checked (printed above); not "
             f"run: {_ids(missing)}. Rerun those with --claim, or allow more time with "
             "--max-minutes")
+    broken = [r["id"] for r in results if r["verdict"] == "check error"]
+    if broken:
+        print(f"error: {len(broken)} checks raised (a fault of fedrisk, not of the papers): "
+              f"{_ids(broken)}", file=sys.stderr)
+        return 1
     return 0
 
 
