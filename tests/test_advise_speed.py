@@ -262,3 +262,36 @@ def test_solve_g_equals_a_50_digit_root(gam, p):
     root = mp.findroot(lambda g: mp.fsum(mp.mpf(q) * g / (1 + mp.mpf(c) * mp.mpf(q) * g)
                                          for c, q in zip(gam, p)) - 1, mp.mpf(got))
     assert abs(got - float(root)) <= 1e-13 * float(root)
+
+
+def test_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
+    """--max-minutes also holds when the estimate is wrong: the run stops at the limit with
+    one line naming the pipelines that finished (a stand-in advice that never ends after two
+    pipelines and an estimate of 0.01 s per pipeline, so the test does not depend on the
+    machine's speed)."""
+    import json
+    import time
+
+    import riskcalc.advise as adv
+
+    def endless(fed, methods=None, rounds=None, signal=None, progress=None):
+        progress("fedavg")
+        progress("ftfa")
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(adv, "advise", endless)
+    monkeypatch.setattr(adv.cost, "estimate_seconds", lambda fed, methods: {m: 0.01
+                                                                           for m in methods})
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
+                                for g, r, s in zip(GAM, R, SIG)]))
+    start = time.monotonic()
+    assert main(["advise", "--clients-file", str(path), "--max-minutes", "0.005",
+                 "--no-progress"]) == 2
+    assert time.monotonic() - start < 5.0
+    out = capsys.readouterr()
+    err = out.err.strip().splitlines()
+    assert out.out == "" and len(err) == 1
+    assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
+    assert "--methods fedavg,ftfa finished in time" in err[0]

@@ -149,8 +149,10 @@ def run(args) -> int:
 
 
 def _solve(args, fed, methods, rounds=(None, None)):
-    """``riskcalc.advise.advise`` within ``--max-minutes`` (estimated before it starts:
-    ``riskcalc.advise.cost``), with a progress bar over the pipelines on stderr."""
+    """``riskcalc.advise.advise`` within ``--max-minutes``: estimated before it starts
+    (``riskcalc.advise.cost``; refused with what would fit) and stopped in flight at the limit
+    (``guards.time_limit``; the message names the pipelines that finished), with a progress bar
+    over the pipelines on stderr."""
     import sys
 
     from riskcalc import advise as adv
@@ -158,20 +160,38 @@ def _solve(args, fed, methods, rounds=(None, None)):
 
     chosen = adv.PIPELINES if methods is None else methods
     est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES])
-    limit = 60.0 * getattr(args, "max_minutes", guards.MAX_MINUTES)
+    limit = guards.max_seconds(args)
     guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
                   cost.advice(est, limit))
-    if args.no_progress or sum(est.values()) < 5.0:
-        # No bar: tqdm is not even imported (a tenth of the whole run at 5 clients).
-        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1])
-    from tqdm.auto import tqdm
+    finished = []
+    bar = None
+    if not args.no_progress and sum(est.values()) >= 5.0:
+        # Below 5 s no bar: tqdm is not even imported (a tenth of the whole run at 5 clients).
+        from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False)
+        bar = tqdm(total=len(chosen) + (rounds[0] is not None), desc="advise",
+                   file=sys.stderr, leave=False)
+
+    def progress(name):
+        finished.append(name)
+        if bar is not None:
+            bar.set_postfix_str(name)
+            bar.update(1)
+
     try:
-        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
-                          progress=lambda name: (bar.set_postfix_str(name), bar.update(1)))
+        with guards.time_limit(limit):
+            return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
+                              progress=progress)
+    except guards.OutOfTime as exc:
+        kept = [m for m in finished if m in chosen]
+        hint = (f"--methods {','.join(kept)} finished in time" if kept else
+                "no pipeline finished")
+        raise guards.OutOfTime(f"{exc} (estimated {guards.duration(sum(est.values()))}); "
+                               f"nothing was printed; {hint}. Allow more time with "
+                               "--max-minutes, or ask for fewer pipelines or clients") from None
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def _fmt(v) -> str:
