@@ -35,15 +35,38 @@ def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
         assert early.mean_risk == pytest.approx(curve.risk.mean(axis=0).min(), rel=1e-12)
 
 
-def test_rounds_need_the_signal_and_sigma_identity():
+def test_rounds_need_the_signal_and_one_shared_covariance():
     with pytest.raises(ValueError, match="signal"):
         advise(Federation(**FED), methods=["fedavg"], rounds=50)
     with pytest.raises(ValueError, match="rounds"):
         advise(Federation(**FED), methods=["fedavg"], rounds=0, signal=1.0)
-    adv = advise(Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5")),
-                 methods=["fedavg"], rounds=50, signal=1.0)
-    assert any("rounds" in s for s in adv.skipped)
+    shift = Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100)
+    adv = advise(shift, methods=["fedavg"], rounds=50, signal=1.0)
+    assert any("rounds" in s and "covariate shift" in s for s in adv.skipped)
     assert all(c.method != "fedavg_rounds" for c in adv.candidates)
+
+
+def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():
+    """A shared covariance spectrum: K = 1 (the rounds limits' scope there); the rounds' fixed
+    point is FedAvg's minimizer (a different derivation: ``clients_limit``, to 1e-9), and as
+    for Sigma = I the best T within 300 rounds is at most that minimizer's mean risk plus the
+    distance left at T = 300 on the curve; the risks are the curve's at T."""
+    spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
+    adv = advise(Federation(**FED, spectrum=spec), methods=["fedavg"], rounds=300, signal=1.0)
+    for weights in ("samples", "uniform"):
+        early = next(c for c in adv.candidates
+                     if c.method == "fedavg_rounds" and c.weights == weights)
+        plain = next(c for c in adv.candidates if c.method == "fedavg" and c.weights == weights)
+        assert early.tuning["local_steps"] == 1 and any("K = 1" in n for n in early.notes)
+        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=list(range(301)) + [
+            np.inf], local_steps=1, step_size=early.tuning["step_size"], weights=weights,
+            spectrum=spec)
+        mean = curve.risk.mean(axis=0)
+        assert mean[-1] == pytest.approx(plain.mean_risk, rel=1e-9)
+        assert early.mean_risk <= plain.mean_risk + abs(mean[300] - mean[-1]) + 1e-12
+        T = early.tuning["rounds"]
+        np.testing.assert_allclose(early.risks, curve.risk[:, T], rtol=1e-12)
+        assert early.mean_risk == pytest.approx(mean[:301].min(), rel=1e-12)
 
 
 def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):

@@ -65,7 +65,8 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         Called with each pipeline's name when it is done (a progress bar's update).
     rounds : int, optional
         Also rank FedAvg stopped early: the rounds T <= ``rounds`` and local steps K minimizing
-        the mean risk (``riskcalc.advise.rounds``; Sigma = I). Needs ``signal``.
+        the mean risk (``riskcalc.advise.rounds``; K = 1 with a covariance spectrum, none
+        under covariate shift). Needs ``signal``.
     signal : float, optional
         ||theta_0|| (training starts at 0), for ``rounds``.
 

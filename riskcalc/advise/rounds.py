@@ -8,8 +8,11 @@ trade-off). Early stopping in T is an implicit regularizer and K > 1 moves the f
 uniform) and each K of ``LOCAL_STEPS`` the exact curve over T = 0..max_rounds is computed once,
 and the (T, K) minimizing the mean risk is the candidate; training starts at w = 0, so the risk
 depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(gamma_j))^2
-(every client's local gradient descent stable), global step 1. Sigma = I only (the rounds limits
-have no covariance spectrum yet).
+(every client's local gradient descent stable), global step 1. With a shared covariance
+spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.fedavg_sigma``): the
+candidate is then T rounds of one local step, eta = 0.9 * 2 / max_j (the top edge of client j's
+limiting sample spectrum, ``weighted_mp.support_edges``). Under covariate shift there is no
+rounds limit, and the candidate is skipped.
 """
 
 from __future__ import annotations
@@ -37,22 +40,33 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     candidate : callable
         The ``Candidate`` constructor of ``riskcalc.advise``.
     skipped : list
-        Receives a sentence when the candidates do not apply (a covariance spectrum).
+        Receives a sentence when the candidates do not apply (covariate shift).
     """
     from riskcalc.linear.dynamics import rounds_limit
 
-    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
-        skipped.append("fedavg along the rounds: Sigma = I only (the rounds limits have no "
-                       "covariance spectrum yet)")
+    if fed.shift:
+        skipped.append("fedavg along the rounds: no rounds limit under covariate shift (the "
+                       "rounds limits take one covariance shared by the clients)")
         return []
-    eta = EDGE_SHARE * 2.0 / float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2))
+    spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
+                else None)
+    if spectrum is None:
+        top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()
+    else:
+        from riskcalc.linear.engine import weighted_mp
+
+        top = max(weighted_mp.support_edges(float(g), spectrum)[1] for g in np.unique(fed.gamma))
+        steps = (1,)
+        extra = ("one local step per round: with a covariance spectrum the rounds limits have "
+                 "K = 1 only",)
+    eta = EDGE_SHARE * 2.0 / top
     out = []
     for weights in ("samples", "uniform"):
         best = None
-        for K in LOCAL_STEPS:
+        for K in steps:
             curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                                  signal=signal, rounds=range(max_rounds + 1), local_steps=K,
-                                 step_size=eta, weights=weights)
+                                 step_size=eta, weights=weights, spectrum=spectrum)
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))
             if best is None or mean[T] < best[0]:
@@ -62,7 +76,7 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
              else np.full(fed.m, 1.0 / fed.m))
         tuning = {"rounds": T, "local_steps": None if np.isinf(K) else int(K),
                   "step_size": eta, "global_step": 1.0}
-        notes = ("local_steps None: the exact local solve",) if np.isinf(K) else ()
+        notes = (("local_steps None: the exact local solve",) if np.isinf(K) else ()) + extra
         out.append(candidate("fedavg_rounds", tuning, weights, p, risks, limit="rounds",
                              notes=notes))
     return out

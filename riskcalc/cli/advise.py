@@ -62,7 +62,8 @@ def add_parser(subparsers) -> None:
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
     p.add_argument("--rounds", type=int, metavar="T",
                    help="also rank FedAvg stopped early: the rounds <= T and local steps K "
-                        "minimizing the mean risk (Sigma = I; needs ||theta_0||: --signal, "
+                        "minimizing the mean risk (a covariance spectrum: K = 1; not under "
+                        "covariate shift; needs ||theta_0||: --signal, "
                         "else the federation file's or the estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
@@ -231,10 +232,10 @@ def print_table(result, per_client: bool = False, names=None) -> None:
     print(f"federation: {fed.m} clients, {fed.covariance_text()}")
     if wide:
         qs = "".join(f"{'q' + format(100 * q, 'g'):>9}" for q in QUANTILES)
-        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
               "(quantiles of the per-client risk)")
     else:
-        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  "
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}  "
               "per-client risks")
     for k, c in enumerate(result.candidates, 1):
         d = c.as_dict()
@@ -243,7 +244,7 @@ def print_table(result, per_client: bool = False, names=None) -> None:
             cells = "".join(f"{_fmt(float(np.quantile(risks, q))):>9}" for q in QUANTILES)
         else:
             cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
-        print(f"{k:>4}  {c.method:<12}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
+        print(f"{k:>4}  {c.method:<14}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
               f"{_fmt(d['worst_risk']):>9}{cells}")
         print(f"{'':>6}tuning: {_tuning(c, wide)}")
     rec = result.recommended
