@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.advise import Federation, advise
+from riskcalc.advise import Candidate, Federation, advise
+from riskcalc.advise.rounds import pfedme_rounds_candidates
 from riskcalc.cli import main
 
 FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
@@ -85,3 +86,33 @@ def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):
     assert main(["advise", "--federation", str(path), "--methods", "fedavg",
                  "--rounds", "60"]) == 2
     assert "signal" in capsys.readouterr().err
+
+
+def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
+    """pFedMe stopped early (paper 004's Algorithm 1, exact prox) at each pFedMe candidate's
+    lam and weights: its rounds' fixed point is pFedMe's minimizer (``clients_limit``, a
+    different derivation, to 1e-9), so the best T within 150 rounds is at most the pFedMe
+    candidate's mean risk plus the distance left at T = 150; the risks are the curve's at T.
+    Under a spectrum it is skipped with its reason."""
+    fed = Federation(**FED)
+    adv = advise(fed, methods=["pfedme"], rounds=150, signal=1.0)
+    plain = {c.weights: c for c in adv.candidates if c.method == "pfedme"}
+    early = {c.weights: c for c in adv.candidates if c.method == "pfedme_rounds"}
+    assert set(early) == set(plain) == {"samples", "uniform", "optimal"}
+    for name, c in early.items():
+        lam = plain[name].tuning["lam"]
+        assert c.tuning["lam"] == lam and c.tuning["global_step"] == 1.0 / lam
+        np.testing.assert_array_equal(c.p, plain[name].p)
+        curve = riskcalc.rounds_limit("pfedme", **FED, signal=1.0,
+                                      rounds=list(range(151)) + [np.inf], local_steps=np.inf,
+                                      lam=lam, weights=c.p if name == "optimal" else name)
+        mean = curve.risk.mean(axis=0)
+        np.testing.assert_allclose(curve.risk[:, -1], plain[name].risks, rtol=1e-9)
+        assert c.mean_risk <= plain[name].mean_risk + abs(mean[150] - mean[-1]) + 1e-12
+        np.testing.assert_allclose(c.risks, curve.risk[:, c.tuning["rounds"]], rtol=1e-12)
+        assert c.mean_risk == pytest.approx(mean[:151].min(), rel=1e-12)
+    skipped = []
+    spec = Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5"))
+    assert pfedme_rounds_candidates(spec, 1.0, 20, Candidate, skipped,
+                                    [plain["samples"]]) == []
+    assert len(skipped) == 1 and skipped[0].startswith("pfedme along the rounds")

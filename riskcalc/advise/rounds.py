@@ -80,3 +80,36 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
         out.append(candidate("fedavg_rounds", tuning, weights, p, risks, limit="rounds",
                              notes=notes))
     return out
+
+
+def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped,
+                             tuned) -> list:
+    """pFedMe stopped early: paper 004's Algorithm 1 with exact prox (K = inf local solves,
+    eq. 9; server step 1 / lam, eq. 10) for T = 0..``max_rounds`` rounds, each client's risk
+    that of its own (personalized) model, at the lam and weights of each pFedMe candidate
+    (``tuned``: the pFedMe ``Candidate``s; T = inf is their finite-M limit), T minimizing the
+    mean risk. Named ``pfedme_rounds``, tuning {rounds, local_steps None, lam, global_step}.
+    Sigma = I only (the Algorithm 1 limits have no covariance spectrum).
+    """
+    from riskcalc.linear.dynamics import rounds_limit
+
+    if not tuned:
+        return []
+    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
+        skipped.append("pfedme along the rounds: Sigma = I only (paper 004's Algorithm 1 "
+                       "limits have no covariance spectrum)")
+        return []
+    out = []
+    for c in tuned:
+        lam = float(c.tuning["lam"])
+        curve = rounds_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, signal=signal,
+                             rounds=range(max_rounds + 1), local_steps=np.inf, lam=lam,
+                             weights=c.p if c.weights == "optimal" else c.weights)
+        mean = curve.risk.mean(axis=0)
+        T = int(np.argmin(mean))
+        out.append(candidate("pfedme_rounds", {"rounds": T, "local_steps": None, "lam": lam,
+                                               "global_step": 1.0 / lam},
+                             c.weights, c.p, curve.risk[:, T].copy(), limit="rounds",
+                             notes=("Algorithm 1 of paper 004 with exact prox (local_steps "
+                                    "None), at the lam tuned for pFedMe's minimizer",)))
+    return out
