@@ -281,8 +281,8 @@ def test_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
             time.sleep(0.01)
 
     monkeypatch.setattr(adv, "advise", endless)
-    monkeypatch.setattr(adv.cost, "estimate_seconds", lambda fed, methods: {m: 0.01
-                                                                           for m in methods})
+    monkeypatch.setattr(adv.cost, "estimate_seconds",
+                        lambda fed, methods, rounds=None: {m: 0.01 for m in methods})
     path = tmp_path / "fed.json"
     path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
                                 for g, r, s in zip(GAM, R, SIG)]))
@@ -295,3 +295,17 @@ def test_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
     assert out.out == "" and len(err) == 1
     assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
     assert "--methods fedavg,ftfa finished in time" in err[0]
+
+
+def test_advise_budget_counts_the_rounds(tmp_path, capsys):
+    """--rounds is estimated too (FedAvg's curves grow like M^2): a federation whose pipelines
+    fit but whose rounds do not is refused, naming the run without --rounds."""
+    import json
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
+                                for g, r, s in zip(GAM, R, SIG)] * 50))
+    assert main(["advise", "--clients-file", str(path), "--methods", "fedavg", "--rounds", "50",
+                 "--signal", "1", "--max-minutes", "0.1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--rounds ~" in err[0]
+    assert "--methods fedavg without --rounds would take" in err[0]

@@ -160,7 +160,7 @@ def _solve(args, fed, methods, rounds=(None, None)):
     from riskcalc.advise import cost
 
     chosen = adv.PIPELINES if methods is None else methods
-    est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES])
+    est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES], rounds[0])
     limit = guards.max_seconds(args)
     guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
                   cost.advice(est, limit))
