@@ -309,3 +309,28 @@ def test_advise_budget_counts_the_rounds(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--rounds ~" in err[0]
     assert "--methods fedavg without --rounds would take" in err[0]
+
+
+def test_logistic_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
+    """--model logistic honours --max-minutes in flight as the linear advise does."""
+    import json
+    import time
+
+    import riskcalc.advise.logistic as logistic
+
+    def endless(fed, methods=None, progress=None):
+        progress("fedavg")
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(logistic, "advise_logistic", endless)
+    monkeypatch.setattr(logistic, "estimate_seconds", lambda fed, methods: 0.01)
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.5,
+                                "clients": [{"gamma": 0.5, "r": 0.5}, {"gamma": 2.0, "r": 1.0}]}))
+    code = main(["advise", "--model", "logistic", "--federation", str(path), "--global-lam",
+                 "0.05", "--max-minutes", "0.005", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
+    assert "--methods fedavg finished in time" in err[0]

@@ -75,7 +75,8 @@ def add_parser(subparsers) -> None:
                         "client, risk, weight p_j, tuning) to FILE")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     advise_intervals.add_arguments(p)
-    guards.add_budget_option(p)
+    guards.add_budget_option(p, stop="names the pipelines that finished (nothing else is "
+                                     "printed)")
     families.add_options(p, "advise")
     p.set_defaults(func=run)
 
