@@ -20,6 +20,10 @@ measured time), times ``SAFETY``:
   power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s, pFedMe ~230 s: quadratic in
   M). Measured / estimated: 0.35-0.8.
+* ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; K = 1 with a
+  spectrum) per weighting, and pFedMe's exact-prox curves per pFedMe candidate
+  (``ROUNDS_FEDAVG``, ``ROUNDS_FEDAVG_SPECTRUM``, ``ROUNDS_PFEDME``). Measured / estimated:
+  0.45-0.8.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ STEPS_GENERAL = 0.05
 #: 1000; nearly independent of T); pFedMe's exact-prox curve, T (a + b M) seconds (0.12 s at
 #: 5 clients and T = 100, 0.33 s at T = 400; 0.67 s and 2.0 s at 100 clients), per weighting.
 ROUNDS_FEDAVG = (0.4, 0.08, 3e-4)
+#: With a covariance spectrum, K = 1 only (0.29 s per weighting at 10 clients, 0.34 s at 30).
+ROUNDS_FEDAVG_SPECTRUM = (0.25, 3e-3, 3e-6)
 ROUNDS_PFEDME = (8e-4, 5e-5)
 
 
@@ -92,7 +98,7 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             out[method] = evals * (a + b * m + c * m * m)
         out[method] *= SAFETY
     if rounds is not None and not fed.shift:
-        a, b, c = ROUNDS_FEDAVG
+        a, b, c = ROUNDS_FEDAVG if fed.spectrum is None else ROUNDS_FEDAVG_SPECTRUM
         seconds = 2 * (a + b * m + c * m * m)
         if "pfedme" in methods and fed.spectrum is None:
             seconds += 3 * (rounds + 1) * (ROUNDS_PFEDME[0] + ROUNDS_PFEDME[1] * m)
