@@ -76,8 +76,9 @@ het5 stays above 1 s: process start + numpy + riskcalc 0.26 s, scipy.optimize 0.
 path only the optimal weights' SLSQP / L-BFGS-B need scipy; the package's import pulls in
 scipy.linalg, whose array-API shim imports numpy.f2py and numpy.testing), the advice ~0.5 s
 (~1900 Marchenko-Pastur quadratures of ~0.1 ms each, mostly Python overhead at 5 rows, plus
-the limits' own bookkeeping). Measured in-process, best of 5: ``import riskcalc.cli.advise,
-riskcalc.advise`` 0.26 s; with scipy.optimize 0.65 s.
+the limits' own bookkeeping). Whole-process CPU, medians of 5 (``farm-bench``): ``python -c
+pass`` 0.11 s, ``import numpy`` 0.18 s, ``import riskcalc.cli.advise, riskcalc.advise`` 0.26 s,
+with scipy.linalg 0.44 s, with scipy.optimize 0.65 s.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
