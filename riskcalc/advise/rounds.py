@@ -1,4 +1,4 @@
-"""Rounds and local steps as tuning (issue 30, item 5): FedAvg stopped early.
+"""Rounds and local steps as tuning (issue 30, item 5): FedAvg and pFedMe stopped early.
 
 What people run is FedAvg stopped after T communication rounds of K local gradient steps
 (``riskcalc.rounds_limit``, derived in ``riskcalc.linear.dynamics.fedavg``; paper 004,
@@ -11,8 +11,15 @@ depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(g
 (every client's local gradient descent stable), global step 1. With a shared covariance
 spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.fedavg_sigma``): the
 candidate is then T rounds of one local step, eta = 0.9 * 2 / max_j (the top edge of client j's
-limiting sample spectrum, ``weighted_mp.support_edges``). Under covariate shift there is no
-rounds limit, and the candidate is skipped.
+limiting sample spectrum, ``weighted_mp.support_edges``; A = sum_j p_j S_j has its top edge
+below the clients' largest, so one step is stable). Under covariate shift there is no rounds
+limit, and the candidate is skipped.
+
+pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
+(``riskcalc.linear.dynamics.prox_laws``; Sigma = I), T = 0..max_rounds at each pFedMe
+candidate's lam and weights, each client's risk that of its personalized model; its T = inf
+limit is the pFedMe candidate itself (paper 003 eq. 14 at finite M), so only T is searched here
+(a joint (T, lam) search would cost a curve per lam).
 """
 
 from __future__ import annotations
