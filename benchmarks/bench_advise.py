@@ -59,6 +59,27 @@ het5's remaining CPU is mostly imports: ``import riskcalc.cli.advise, riskcalc.a
 scipy.optimize`` alone took 0.75-0.9 s of CPU in the same conditions (scipy.optimize about
 0.3-0.4 s of it), the advice itself 0.59-0.69 s (6e6b3ce: 0.91-0.95 s in-process).
 
+Fifth round (the cost model refitted, ``--max-minutes`` stopping in flight, rounds
+candidates; no change to any number), against the round's starting commit ba80b5b, A and B in
+one run of this script (load average 10-12 on the 2 cores: CPU inflated ~1.2x)::
+
+    case       new CPU    ba80b5b CPU   estimate   numbers
+    het5       1.35 s     1.41 s        1.05 s     bit-identical (every risk, weight, tuning)
+    het100     2.95 s     3.03 s        3.58 s     bit-identical
+    het1000    19.6 s     22.2 s        23.4 s     bit-identical
+    het10000   9.09 s     8.30 s        10.3 s     bit-identical
+    shift1000  refused    refused                  estimate 4.16e3 days (FD optimal weights
+                                                   over 1000 clients; pFedMe ~230 s and
+                                                   MAML-FL ~7 s per evaluation)
+
+het5 stays above 1 s: process start + numpy + riskcalc 0.26 s, scipy.optimize 0.39 s (on this
+path only the optimal weights' SLSQP / L-BFGS-B need scipy; the package's import pulls in
+scipy.linalg, whose array-API shim imports numpy.f2py and numpy.testing), the advice ~0.5 s
+(~1900 Marchenko-Pastur quadratures of ~0.1 ms each, mostly Python overhead at 5 rows, plus
+the limits' own bookkeeping). Whole-process CPU, medians of 5 (``farm-bench``): ``python -c
+pass`` 0.11 s, ``import numpy`` 0.18 s, ``import riskcalc.cli.advise, riskcalc.advise`` 0.26 s,
+with scipy.linalg 0.44 s, with scipy.optimize 0.65 s.
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
 """
@@ -130,6 +151,19 @@ def run(tree: str, path: str, methods, timeout: float, new: bool = True):
     return cpu, wall, json.loads(proc.stdout)
 
 
+def estimate(path: str, methods) -> float:
+    """The CPU seconds ``riskcalc.advise.cost`` estimates for the case (what ``--max-minutes``
+    is checked against), to set beside the measured time."""
+    sys.path.insert(0, ROOT)
+    from riskcalc.advise import PIPELINES, cost
+    from riskcalc.advise.federation import from_clients
+
+    with open(path) as fh:
+        fed = from_clients(json.load(fh))
+    return sum(cost.estimate_seconds(fed, methods.split(",") if methods else PIPELINES)
+               .values())
+
+
 def compare(new: dict, old: dict) -> dict:
     """Largest relative difference of the candidates' risks and the optimal weights' gain."""
     def key(c):
@@ -174,7 +208,8 @@ def main(argv=None):
         methods = CASES[name][2]
         cpu, wall, res = run(ROOT, path, methods, args.timeout)
         line = (f"{name:<10} new: cpu {'>' + str(args.timeout) if cpu is None else f'{cpu:8.2f}'}"
-                f" s, wall {wall:8.2f} s (goal < {GOALS[name]:g} s cpu)")
+                f" s, wall {wall:8.2f} s (goal < {GOALS[name]:g} s cpu; estimated "
+                f"{estimate(path, methods):.3g} s)")
         if isinstance(res, str):
             line += f" REFUSED: {res}"
             res = None

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.advise import Federation, advise
+from riskcalc.advise import Candidate, Federation, advise
+from riskcalc.advise.rounds import pfedme_rounds_candidates
 from riskcalc.cli import main
 
 FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
@@ -35,15 +36,38 @@ def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
         assert early.mean_risk == pytest.approx(curve.risk.mean(axis=0).min(), rel=1e-12)
 
 
-def test_rounds_need_the_signal_and_sigma_identity():
+def test_rounds_need_the_signal_and_one_shared_covariance():
     with pytest.raises(ValueError, match="signal"):
         advise(Federation(**FED), methods=["fedavg"], rounds=50)
     with pytest.raises(ValueError, match="rounds"):
         advise(Federation(**FED), methods=["fedavg"], rounds=0, signal=1.0)
-    adv = advise(Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5")),
-                 methods=["fedavg"], rounds=50, signal=1.0)
-    assert any("rounds" in s for s in adv.skipped)
+    shift = Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100)
+    adv = advise(shift, methods=["fedavg"], rounds=50, signal=1.0)
+    assert any("rounds" in s and "covariate shift" in s for s in adv.skipped)
     assert all(c.method != "fedavg_rounds" for c in adv.candidates)
+
+
+def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():
+    """A shared covariance spectrum: K = 1 (the rounds limits' scope there); the rounds' fixed
+    point is FedAvg's minimizer (a different derivation: ``clients_limit``, to 1e-9), and as
+    for Sigma = I the best T within 300 rounds is at most that minimizer's mean risk plus the
+    distance left at T = 300 on the curve; the risks are the curve's at T."""
+    spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
+    adv = advise(Federation(**FED, spectrum=spec), methods=["fedavg"], rounds=300, signal=1.0)
+    for weights in ("samples", "uniform"):
+        early = next(c for c in adv.candidates
+                     if c.method == "fedavg_rounds" and c.weights == weights)
+        plain = next(c for c in adv.candidates if c.method == "fedavg" and c.weights == weights)
+        assert early.tuning["local_steps"] == 1 and any("K = 1" in n for n in early.notes)
+        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=list(range(301)) + [
+            np.inf], local_steps=1, step_size=early.tuning["step_size"], weights=weights,
+            spectrum=spec)
+        mean = curve.risk.mean(axis=0)
+        assert mean[-1] == pytest.approx(plain.mean_risk, rel=1e-9)
+        assert early.mean_risk <= plain.mean_risk + abs(mean[300] - mean[-1]) + 1e-12
+        T = early.tuning["rounds"]
+        np.testing.assert_allclose(early.risks, curve.risk[:, T], rtol=1e-12)
+        assert early.mean_risk == pytest.approx(mean[:301].min(), rel=1e-12)
 
 
 def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):
@@ -62,3 +86,33 @@ def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):
     assert main(["advise", "--federation", str(path), "--methods", "fedavg",
                  "--rounds", "60"]) == 2
     assert "signal" in capsys.readouterr().err
+
+
+def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
+    """pFedMe stopped early (paper 004's Algorithm 1, exact prox) at each pFedMe candidate's
+    lam and weights: its rounds' fixed point is pFedMe's minimizer (``clients_limit``, a
+    different derivation, to 1e-9), so the best T within 150 rounds is at most the pFedMe
+    candidate's mean risk plus the distance left at T = 150; the risks are the curve's at T.
+    Under a spectrum it is skipped with its reason."""
+    fed = Federation(**FED)
+    adv = advise(fed, methods=["pfedme"], rounds=150, signal=1.0)
+    plain = {c.weights: c for c in adv.candidates if c.method == "pfedme"}
+    early = {c.weights: c for c in adv.candidates if c.method == "pfedme_rounds"}
+    assert set(early) == set(plain) == {"samples", "uniform", "optimal"}
+    for name, c in early.items():
+        lam = plain[name].tuning["lam"]
+        assert c.tuning["lam"] == lam and c.tuning["global_step"] == 1.0 / lam
+        np.testing.assert_array_equal(c.p, plain[name].p)
+        curve = riskcalc.rounds_limit("pfedme", **FED, signal=1.0,
+                                      rounds=list(range(151)) + [np.inf], local_steps=np.inf,
+                                      lam=lam, weights=c.p if name == "optimal" else name)
+        mean = curve.risk.mean(axis=0)
+        np.testing.assert_allclose(curve.risk[:, -1], plain[name].risks, rtol=1e-9)
+        assert c.mean_risk <= plain[name].mean_risk + abs(mean[150] - mean[-1]) + 1e-12
+        np.testing.assert_allclose(c.risks, curve.risk[:, c.tuning["rounds"]], rtol=1e-12)
+        assert c.mean_risk == pytest.approx(mean[:151].min(), rel=1e-12)
+    skipped = []
+    spec = Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5"))
+    assert pfedme_rounds_candidates(spec, 1.0, 20, Candidate, skipped,
+                                    [plain["samples"]]) == []
+    assert len(skipped) == 1 and skipped[0].startswith("pfedme along the rounds")

@@ -64,8 +64,11 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     progress : callable, optional
         Called with each pipeline's name when it is done (a progress bar's update).
     rounds : int, optional
-        Also rank FedAvg stopped early: the rounds T <= ``rounds`` and local steps K minimizing
-        the mean risk (``riskcalc.advise.rounds``; Sigma = I). Needs ``signal``.
+        Also rank FedAvg stopped early (and pFedMe, when it is among ``methods``: Algorithm 1
+        with exact prox at each pFedMe candidate's lam, Sigma = I): the rounds T <=
+        ``rounds`` and local steps K minimizing the mean risk (``riskcalc.advise.rounds``;
+        FedAvg: K = 1 with a covariance spectrum, none under covariate shift). Needs
+        ``signal``.
     signal : float, optional
         ||theta_0|| (training starts at 0), for ``rounds``.
 
@@ -126,15 +129,17 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     if "ftfa_steps" in chosen:
         done("ftfa_steps")
     if rounds is not None:
-        from riskcalc.advise.rounds import rounds_candidates
+        from riskcalc.advise.rounds import pfedme_rounds_candidates, rounds_candidates
 
         if signal is None:
             raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
                              "needs signal = ||theta_0||")
         if isinstance(rounds, bool) or not float(rounds) == int(rounds) or rounds < 1:
             raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
-        cands += rounds_candidates(fed, float(nonnegative("signal", signal)), int(rounds),
-                                   Candidate, skipped)
+        signal = float(nonnegative("signal", signal))
+        cands += rounds_candidates(fed, signal, int(rounds), Candidate, skipped)
+        cands += pfedme_rounds_candidates(fed, signal, int(rounds), Candidate, skipped,
+                                          [c for c in cands if c.method == "pfedme"])
         done("rounds")
     if not cands:
         raise ValueError("no candidate with a finite-M (or exact) limit among the methods "

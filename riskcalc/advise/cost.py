@@ -1,94 +1,131 @@
 """What ``riskcalc.advise`` will cost, estimated before it starts (``--max-minutes``).
 
-Per pipeline: the number of evaluations of its finite-M limits (``clients_limit``) the tuning
-and the optimal weights take, times the seconds of one evaluation, a + b M per route (M the
-number of clients). The counts follow the searches of ``tune`` and ``weights``: the RTFA
-penalty grid (81 points, batched for Sigma = I) and golden-section search (about 45 points)
-for three weightings; about 25 evaluations of the shared alpha / lam per weighting; the
-optimal weights with exact gradients (Sigma = I: about ``OPT_GRADIENTS`` gradients, each a few
-evaluations) or with finite differences (a covariance spectrum or covariate shift: about
-``OPT_ITERATIONS`` iterations of M + 2 evaluations, M + 1 more for RTFA's penalties).
-The seconds per evaluation were measured on a loaded 2-core machine (one BLAS thread) for
-5, 100 and 1000 clients, rounded up; under covariate shift MAML-FL and pFedMe were measured
-at 1000 clients of three types (7 s and about 230 s per evaluation). RTFA with Sigma = I was
-re-measured once its target traces had closed forms (10,000 clients: one evaluation 0.013 s,
-one gradient 0.03 s, 278 gradients for 12 clients and 133 for 1000). The estimate aims at the
-right order of magnitude, erring on the long side.
+Per pipeline, CPU seconds fitted to measurements (one BLAS thread, the shared 2-core machine
+under moderate load, 2026-11-26; ``benchmarks/bench_advise.py`` prints the estimate beside the
+measured time), times ``SAFETY``:
+
+* Sigma = I (exact gradients of the mean risk, ``weights``): the whole pipeline as a + b M,
+  fitted to the pinned federations of ``benchmarks/bench_advise.py`` (5, 100, 1000, 10,000
+  clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at most
+  ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the long
+  side is the small federations, where a + b M is mostly a).
+* A covariance spectrum or covariate shift (finite-difference optimal weights): the number
+  of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
+  a + b M + c M^2 per route and method. Evaluations: the tuning's (RTFA's penalty grid of
+  81 points and ~46 golden-section points, one evaluation per point under these routes, for
+  three weightings; ~26 per weighting for MAML-FL's alpha and pFedMe's lam; 3 for FedAvg and
+  FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables): SLSQP's
+  iterations grew about like M (15 at 10 clients, 31 at 30), RTFA's (its M penalties too)
+  like 5 M. Seconds per evaluation from 10 and 30 clients (two-point spectrum; a 50-atom
+  power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
+  three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s, pFedMe ~230 s: quadratic in
+  M). Measured / estimated: 0.35-0.8.
+* ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; K = 1 with a
+  spectrum) per weighting, and pFedMe's exact-prox curves per pFedMe candidate
+  (``ROUNDS_FEDAVG``, ``ROUNDS_FEDAVG_SPECTRUM``, ``ROUNDS_PFEDME``). Measured / estimated:
+  0.45-0.8.
 """
 
 from __future__ import annotations
 
-#: Seconds of one evaluation: (a, b) for a + b M, per route and method.
+from riskcalc.advise.weights import SLSQP_MAX
+
+#: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
+SAFETY = 1.5
+#: Sigma = I: seconds of the whole pipeline, (a, b) for a + b M.
+IDENTITY = {"fedavg": (0.02, 1.1e-4), "ftfa": (0.02, 1.1e-4), "rtfa": (0.2, 4.4e-4),
+            "maml_fl": (0.15, 2.8e-3), "pfedme": (0.2, 1e-2), "ftfa_steps": (0.02, 1.5e-3),
+            "local_ridge": (3e-3, 1e-6)}
+#: Sigma = I: seconds per client of SLSQP's dense subproblems (M + tuning <= SLSQP_MAX).
+SLSQP_PER_CLIENT = 7e-4
+#: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
-    "identity": {"fedavg": (1e-3, 3e-6), "ftfa": (1e-3, 3e-6), "rtfa": (2e-3, 3e-6),
-                 "maml_fl": (5e-3, 3e-5), "pfedme": (5e-3, 4e-5)},
-    "general": {"fedavg": (5e-3, 2e-4), "ftfa": (5e-3, 1e-4), "rtfa": (5e-3, 1e-4),
-                "maml_fl": (0.05, 1e-2), "pfedme": (0.05, 0.25)},
+    "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
+                 "rtfa": (2.7e-3, 1e-4, 0.0), "maml_fl": (3e-3, 7e-3, 0.0),
+                 "pfedme": (0.08, 0.0, 2.3e-4)},
+    "shift": {"fedavg": (1.5e-3, 1.5e-4, 0.0), "ftfa": (8e-3, 5e-5, 0.0),
+              "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (0.0, 7.2e-3, 0.0),
+              "pfedme": (0.06, 0.0, 2.3e-4)},
 }
-#: Seconds of one exact gradient (Sigma = I), a + b M.
-GRADIENT = {"fedavg": (2e-3, 5e-6), "ftfa": (2e-3, 5e-6), "rtfa": (5e-3, 1e-5),
-            "maml_fl": (1e-2, 2e-4), "pfedme": (1e-2, 4e-4)}
-OPT_GRADIENTS = {"fedavg": 80, "ftfa": 80, "rtfa": 300, "maml_fl": 60, "pfedme": 80}
-OPT_ITERATIONS = 60
-#: Fine-tuning steps: seconds per client and weighting (Sigma = I: quadrature; a spectrum:
-#: pencils of 100 steps per atom).
-STEPS = {"identity": 2e-3, "general": 0.05}
+#: Evaluations of the tuning searches (three weightings: two searched, one optimized).
+TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 52, "pfedme": 52}
+#: Fine-tuning steps with a spectrum: seconds per client, atom and weighting (pencils).
+STEPS_GENERAL = 0.05
 
 
-def estimate_seconds(fed, methods) -> dict:
-    """Estimated CPU seconds of each pipeline of ``riskcalc.advise.advise(fed, methods)``
-    (module docstring).
+#: ``--rounds``: FedAvg's curves for every K of ``rounds.LOCAL_STEPS``, per weighting, (a, b, c)
+#: for a + b M + c M^2 seconds (measured: 0.78 s at 5 clients, 11 s at 100, past 300 s at
+#: 1000; nearly independent of T); pFedMe's exact-prox curve, T (a + b M) seconds (0.12 s at
+#: 5 clients and T = 100, 0.33 s at T = 400; 0.67 s and 2.0 s at 100 clients), per weighting.
+ROUNDS_FEDAVG = (0.4, 0.08, 3e-4)
+#: With a covariance spectrum, K = 1 only (0.29 s per weighting at 10 clients, 0.34 s at 30).
+ROUNDS_FEDAVG_SPECTRUM = (0.25, 3e-3, 3e-6)
+ROUNDS_PFEDME = (8e-4, 5e-5)
+
+
+def iterations(method: str, m: int) -> int:
+    """Iterations of the finite-difference optimal weights (module docstring)."""
+    return 20 + 5 * m if method == "rtfa" else 5 + m
+
+
+def estimate_seconds(fed, methods, rounds=None) -> dict:
+    """Estimated CPU seconds of each pipeline of ``riskcalc.advise.advise(fed, methods,
+    rounds=rounds)`` (module docstring).
 
     Returns
     -------
     dict
-        pipeline -> seconds.
+        pipeline -> seconds, and "rounds" -> the seconds of the candidates along the rounds
+        (``rounds`` given).
     """
     m = fed.m
-    route = "general" if (fed.shift or fed.spectrum is not None) else "identity"
-    atoms = 1 if fed.spectrum is None else fed.spectrum.atoms.size
-
-    def ev(method):
-        a, b = EVAL[route][method]
-        return a + b * m
-
-    def opt(method, extra):
-        if route == "identity":
-            a, b = GRADIENT[method]
-            return OPT_GRADIENTS[method] * (a + b * m)
-        return OPT_ITERATIONS * (m + 1 + extra) * ev(method)
-
+    route = "shift" if fed.shift else ("spectrum" if fed.spectrum is not None else "identity")
     out = {}
     for method in methods:
-        if method in ("fedavg", "ftfa"):
-            out[method] = 3 * ev(method) + opt(method, 0)
-        elif method == "rtfa":
-            out[method] = 3 * (81 + 46) * ev("rtfa") + opt("rtfa", m)
-        elif method in ("maml_fl", "pfedme"):
-            out[method] = 52 * ev(method) + opt(method, 1)
-        elif method == "ftfa_steps":
-            out[method] = 0.0 if fed.shift else 2 * STEPS[route] * m * atoms
+        if method == "ftfa_steps" and route != "identity":
+            # No finite-M steps limit under shift (skipped); pencils for a spectrum.
+            out[method] = (0.0 if route == "shift" else
+                           2 * STEPS_GENERAL * m * fed.spectrum.atoms.size)
+        elif route == "identity" or method == "local_ridge":
+            a, b = IDENTITY[method]
+            extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
+            slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
+            out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
         else:
-            out[method] = 1e-3 * m
+            a, b, c = EVAL[route][method]
+            extra = {"rtfa": m, "maml_fl": 1, "pfedme": 1}.get(method, 0)
+            evals = TUNING_EVALS[method] + iterations(method, m) * (m + 1 + extra)
+            out[method] = evals * (a + b * m + c * m * m)
+        out[method] *= SAFETY
+    if rounds is not None and not fed.shift:
+        a, b, c = ROUNDS_FEDAVG if fed.spectrum is None else ROUNDS_FEDAVG_SPECTRUM
+        seconds = 2 * (a + b * m + c * m * m)
+        if "pfedme" in methods and fed.spectrum is None:
+            seconds += 3 * (rounds + 1) * (ROUNDS_PFEDME[0] + ROUNDS_PFEDME[1] * m)
+        out["rounds"] = SAFETY * seconds
     return out
 
 
 def advice(estimates: dict, limit: float) -> str:
     """What brings the estimate under ``limit`` seconds: the pipelines to keep (leaving out
-    the slowest first), or fewer clients."""
-    kept = dict(estimates)
+    the slowest first), or fewer clients. A pipeline estimated at 0 s (skipped: fine-tuning
+    steps under covariate shift) is not suggested."""
+    kept = {k: v for k, v in estimates.items() if v > 0}
     while kept and sum(kept.values()) > limit:
         kept.pop(max(kept, key=kept.get))
-    slow = ", ".join(f"{k} ~{_duration(v)}" for k, v in sorted(
-        estimates.items(), key=lambda kv: -kv[1]) if k not in kept)
+    slow = ", ".join(f"{'--' * (k == 'rounds')}{k} ~{_duration(v)}" for k, v in sorted(
+        estimates.items(), key=lambda kv: -kv[1]) if k not in kept and v > 0)
+    rounds = "rounds" in estimates and "rounds" not in kept
+    kept.pop("rounds", None)
     if kept:
-        return (f"the slowest pipelines are {slow}: --methods {','.join(kept)} would take "
-                f"about {_duration(sum(kept.values()))}")
+        return (f"the slowest pipelines are {slow}: --methods {','.join(kept)}"
+                f"{' without --rounds' if rounds else ''} would take about "
+                f"{_duration(sum(kept.values()))}")
     return f"every pipeline alone exceeds it ({slow}): use fewer clients"
 
 
 def _duration(seconds: float) -> str:
-    for unit, size in (("h", 3600.0), ("min", 60.0)):
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
         if seconds >= size:
             return f"{seconds / size:.3g} {unit}"
     return f"{seconds:.3g} s"

@@ -1,4 +1,4 @@
-"""Rounds and local steps as tuning (issue 30, item 5): FedAvg stopped early.
+"""Rounds and local steps as tuning (issue 30, item 5): FedAvg and pFedMe stopped early.
 
 What people run is FedAvg stopped after T communication rounds of K local gradient steps
 (``riskcalc.rounds_limit``, derived in ``riskcalc.linear.dynamics.fedavg``; paper 004,
@@ -8,8 +8,18 @@ trade-off). Early stopping in T is an implicit regularizer and K > 1 moves the f
 uniform) and each K of ``LOCAL_STEPS`` the exact curve over T = 0..max_rounds is computed once,
 and the (T, K) minimizing the mean risk is the candidate; training starts at w = 0, so the risk
 depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(gamma_j))^2
-(every client's local gradient descent stable), global step 1. Sigma = I only (the rounds limits
-have no covariance spectrum yet).
+(every client's local gradient descent stable), global step 1. With a shared covariance
+spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.fedavg_sigma``): the
+candidate is then T rounds of one local step, eta = 0.9 * 2 / max_j (the top edge of client j's
+limiting sample spectrum, ``weighted_mp.support_edges``; A = sum_j p_j S_j has its top edge
+below the clients' largest, so one step is stable). Under covariate shift there is no rounds
+limit, and the candidate is skipped.
+
+pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
+(``riskcalc.linear.dynamics.prox_laws``; Sigma = I), T = 0..max_rounds at each pFedMe
+candidate's lam and weights, each client's risk that of its personalized model; its T = inf
+limit is the pFedMe candidate itself (paper 003 eq. 14 at finite M), so only T is searched here
+(a joint (T, lam) search would cost a curve per lam).
 """
 
 from __future__ import annotations
@@ -37,22 +47,33 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     candidate : callable
         The ``Candidate`` constructor of ``riskcalc.advise``.
     skipped : list
-        Receives a sentence when the candidates do not apply (a covariance spectrum).
+        Receives a sentence when the candidates do not apply (covariate shift).
     """
     from riskcalc.linear.dynamics import rounds_limit
 
-    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
-        skipped.append("fedavg along the rounds: Sigma = I only (the rounds limits have no "
-                       "covariance spectrum yet)")
+    if fed.shift:
+        skipped.append("fedavg along the rounds: no rounds limit under covariate shift (the "
+                       "rounds limits take one covariance shared by the clients)")
         return []
-    eta = EDGE_SHARE * 2.0 / float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2))
+    spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
+                else None)
+    if spectrum is None:
+        top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()
+    else:
+        from riskcalc.linear.engine import weighted_mp
+
+        top = max(weighted_mp.support_edges(float(g), spectrum)[1] for g in np.unique(fed.gamma))
+        steps = (1,)
+        extra = ("one local step per round: with a covariance spectrum the rounds limits have "
+                 "K = 1 only",)
+    eta = EDGE_SHARE * 2.0 / top
     out = []
     for weights in ("samples", "uniform"):
         best = None
-        for K in LOCAL_STEPS:
+        for K in steps:
             curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                                  signal=signal, rounds=range(max_rounds + 1), local_steps=K,
-                                 step_size=eta, weights=weights)
+                                 step_size=eta, weights=weights, spectrum=spectrum)
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))
             if best is None or mean[T] < best[0]:
@@ -62,7 +83,40 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
              else np.full(fed.m, 1.0 / fed.m))
         tuning = {"rounds": T, "local_steps": None if np.isinf(K) else int(K),
                   "step_size": eta, "global_step": 1.0}
-        notes = ("local_steps None: the exact local solve",) if np.isinf(K) else ()
+        notes = (("local_steps None: the exact local solve",) if np.isinf(K) else ()) + extra
         out.append(candidate("fedavg_rounds", tuning, weights, p, risks, limit="rounds",
                              notes=notes))
+    return out
+
+
+def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped,
+                             tuned) -> list:
+    """pFedMe stopped early: paper 004's Algorithm 1 with exact prox (K = inf local solves,
+    eq. 9; server step 1 / lam, eq. 10) for T = 0..``max_rounds`` rounds, each client's risk
+    that of its own (personalized) model, at the lam and weights of each pFedMe candidate
+    (``tuned``: the pFedMe ``Candidate``s; T = inf is their finite-M limit), T minimizing the
+    mean risk. Named ``pfedme_rounds``, tuning {rounds, local_steps None, lam, global_step}.
+    Sigma = I only (the Algorithm 1 limits have no covariance spectrum).
+    """
+    from riskcalc.linear.dynamics import rounds_limit
+
+    if not tuned:
+        return []
+    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
+        skipped.append("pfedme along the rounds: Sigma = I only (paper 004's Algorithm 1 "
+                       "limits have no covariance spectrum)")
+        return []
+    out = []
+    for c in tuned:
+        lam = float(c.tuning["lam"])
+        curve = rounds_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, signal=signal,
+                             rounds=range(max_rounds + 1), local_steps=np.inf, lam=lam,
+                             weights=c.p if c.weights == "optimal" else c.weights)
+        mean = curve.risk.mean(axis=0)
+        T = int(np.argmin(mean))
+        out.append(candidate("pfedme_rounds", {"rounds": T, "local_steps": None, "lam": lam,
+                                               "global_step": 1.0 / lam},
+                             c.weights, c.p, curve.risk[:, T].copy(), limit="rounds",
+                             notes=("Algorithm 1 of paper 004 with exact prox (local_steps "
+                                    "None), at the lam tuned for pFedMe's minimizer",)))
     return out

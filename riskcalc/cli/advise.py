@@ -62,7 +62,8 @@ def add_parser(subparsers) -> None:
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
     p.add_argument("--rounds", type=int, metavar="T",
                    help="also rank FedAvg stopped early: the rounds <= T and local steps K "
-                        "minimizing the mean risk (Sigma = I; needs ||theta_0||: --signal, "
+                        "minimizing the mean risk (a covariance spectrum: K = 1; not under "
+                        "covariate shift; needs ||theta_0||: --signal, "
                         "else the federation file's or the estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
@@ -74,7 +75,8 @@ def add_parser(subparsers) -> None:
                         "client, risk, weight p_j, tuning) to FILE")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     advise_intervals.add_arguments(p)
-    guards.add_budget_option(p)
+    guards.add_budget_option(p, stop="names the pipelines that finished (nothing else is "
+                                     "printed)")
     families.add_options(p, "advise")
     p.set_defaults(func=run)
 
@@ -149,29 +151,49 @@ def run(args) -> int:
 
 
 def _solve(args, fed, methods, rounds=(None, None)):
-    """``riskcalc.advise.advise`` within ``--max-minutes`` (estimated before it starts:
-    ``riskcalc.advise.cost``), with a progress bar over the pipelines on stderr."""
+    """``riskcalc.advise.advise`` within ``--max-minutes``: estimated before it starts
+    (``riskcalc.advise.cost``; refused with what would fit) and stopped in flight at the limit
+    (``guards.time_limit``; the message names the pipelines that finished), with a progress bar
+    over the pipelines on stderr."""
     import sys
 
     from riskcalc import advise as adv
     from riskcalc.advise import cost
 
     chosen = adv.PIPELINES if methods is None else methods
-    est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES])
-    limit = 60.0 * getattr(args, "max_minutes", guards.MAX_MINUTES)
+    est = cost.estimate_seconds(fed, [m for m in chosen if m in adv.PIPELINES], rounds[0])
+    limit = guards.max_seconds(args)
     guards.budget(args, 1, sum(est.values()), f"advise ({fed.m} clients)",
                   cost.advice(est, limit))
-    if args.no_progress or sum(est.values()) < 5.0:
-        # No bar: tqdm is not even imported (a tenth of the whole run at 5 clients).
-        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1])
-    from tqdm.auto import tqdm
+    finished = []
+    bar = None
+    if not args.no_progress and sum(est.values()) >= 5.0:
+        # Below 5 s no bar: tqdm is not even imported (a tenth of the whole run at 5 clients).
+        from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False)
+        bar = tqdm(total=len(chosen) + (rounds[0] is not None), desc="advise",
+                   file=sys.stderr, leave=False)
+
+    def progress(name):
+        finished.append(name)
+        if bar is not None:
+            bar.set_postfix_str(name)
+            bar.update(1)
+
     try:
-        return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
-                          progress=lambda name: (bar.set_postfix_str(name), bar.update(1)))
+        with guards.time_limit(limit):
+            return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
+                              progress=progress)
+    except guards.OutOfTime as exc:
+        kept = [m for m in finished if m in chosen]
+        hint = (f"--methods {','.join(kept)} finished in time" if kept else
+                "no pipeline finished")
+        raise guards.OutOfTime(f"{exc} (estimated {guards.duration(sum(est.values()))}); "
+                               f"nothing was printed; {hint}. Allow more time with "
+                               "--max-minutes, or ask for fewer pipelines or clients") from None
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def _fmt(v) -> str:
@@ -211,10 +233,10 @@ def print_table(result, per_client: bool = False, names=None) -> None:
     print(f"federation: {fed.m} clients, {fed.covariance_text()}")
     if wide:
         qs = "".join(f"{'q' + format(100 * q, 'g'):>9}" for q in QUANTILES)
-        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
               "(quantiles of the per-client risk)")
     else:
-        print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  "
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}  "
               "per-client risks")
     for k, c in enumerate(result.candidates, 1):
         d = c.as_dict()
@@ -223,7 +245,7 @@ def print_table(result, per_client: bool = False, names=None) -> None:
             cells = "".join(f"{_fmt(float(np.quantile(risks, q))):>9}" for q in QUANTILES)
         else:
             cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
-        print(f"{k:>4}  {c.method:<12}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
+        print(f"{k:>4}  {c.method:<14}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
               f"{_fmt(d['worst_risk']):>9}{cells}")
         print(f"{'':>6}tuning: {_tuning(c, wide)}")
     rec = result.recommended

@@ -92,10 +92,17 @@ def run(args) -> int:
     chosen = PIPELINES if methods is None else methods
     bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False,
                disable=args.no_progress or seconds < 5.0)
+    finished = []
     try:
-        result = advise_logistic(fed, methods,
-                                 progress=lambda name: (bar.set_postfix_str(name),
-                                                        bar.update(1)))
+        with guards.time_limit(guards.max_seconds(args)):
+            result = advise_logistic(fed, methods, progress=lambda name: (
+                finished.append(name), bar.set_postfix_str(name), bar.update(1)))
+    except guards.OutOfTime as exc:
+        # As the linear advise: stopped in flight, naming what finished.
+        hint = (f"--methods {','.join(finished)} finished in time" if finished else
+                "no pipeline finished")
+        raise guards.OutOfTime(f"{exc}; nothing was printed; {hint}. Allow more time with "
+                               "--max-minutes, or choose fewer --methods") from None
     finally:
         bar.close()
     if args.csv:
