@@ -3,7 +3,7 @@ montecarlo.linear.rounds.simulate_rounds at several d, extrapolated linearly in 
 heterogeneous federations (Sigma = I): FedAvg and paper 004's Algorithm 1 with exact prox
 (``pfedme``, K = inf), both exact given the designs (theta and noise integrated out by the
 closed form of ``montecarlo.linear.rounds_fedavg``), and Algorithm 1 with K = 5 warm-started
-local steps (``DRAWS`` sampled theta and noise draws per design: its exact-given-design column
+local steps (``--draws`` sampled theta and noise draws per design: its exact-given-design column
 propagation costs O(d^3) per round). Algorithm 1's federations run on their own d-grid
 (``--alg1-d``, default 100 to 800), and the script ends with their d-dependence: the largest
 abs(relative gap) at each d and the fitted 1/d coefficient b (gap ~ b / d).
@@ -18,7 +18,8 @@ abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion). Cached p
 (federation, d) under --cache.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_agreement.py [--d 200,400,800]
-[--alg1-d 100,200,400,800] [--reps 8] [--jobs 2] [--cache DIR] [--federations 5,6,7]``.
+[--alg1-d 100,200,400,800] [--reps 8] [--draws 64] [--jobs 2] [--cache DIR]
+[--federations 5,6,7]``.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ FEDERATIONS = [
           local_steps=5, lam=1.0, global_step=1.3, prox_edge=0.9, weights="uniform",
           measure="empirical", rounds=[0, 1, 5, 20])),
 ]
-#: Sampled (theta, noise) draws per design where the measurement is not exact given the designs.
-DRAWS = 16
+#: Sampled (theta, noise) draws per design where the measurement is not exact given the designs
+#: (default of --draws).
+DRAWS = 64
 
 
 def extrapolate(dims, y, se):
@@ -98,6 +100,8 @@ def main() -> None:
     ap.add_argument("--cache", type=pathlib.Path)
     ap.add_argument("--alg1-d", default="100,200,400,800",
                     help="the d-grid of Algorithm 1's federations")
+    ap.add_argument("--draws", type=int, default=DRAWS,
+                    help="sampled draws per design of the rows not exact given the designs")
     ap.add_argument("--federations", help="comma-separated indices (default all)")
     args = ap.parse_args()
     dims_fedavg = [int(x) for x in args.d.split(",")]
@@ -134,11 +138,12 @@ def main() -> None:
             sims.append(simulate_rounds(method, **kw, d=d, reps=args.reps, seed=i,
                                         jobs=args.jobs, cache=cache,
                                         personalize=[ftfa] if with_ftfa else [],
-                                        measure=measure, draws=DRAWS))
+                                        measure=measure, draws=args.draws))
         print(f"\n{name}: eta = {eta if eta is None else round(eta, 4)} "
               f"({fed['local_steps']} local steps), contraction {pred.contraction:.5f}, "
               f"simulated {sims[-1].measure}"
-              + (f" ({DRAWS} draws per design)" if sims[-1].measure == "empirical" else ""))
+              + (f" ({args.draws} draws per design)" if sims[-1].measure == "empirical"
+                 else ""))
         print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
