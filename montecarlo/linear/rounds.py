@@ -9,13 +9,13 @@ f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
 
 Routes: FedAvg, and Algorithm 1 with exact prox (K = inf, the same map with another local
-filter), exactly given the designs by a closed form in the eigenbasis of
-D = sum_j p_j Q_j (``montecarlo.linear.rounds_fedavg``, derivation and cost there, O(d^2) per round
-asked); Algorithm 1 with finite K (and FedAvg under ``measure="empirical"``) by iterating the
-round map on columns (``montecarlo.linear.rounds_propagate``): exact given the designs at small d (a scaled basis
-of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a 200-round
-curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``): FedAvg exact
-0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
+filter), exactly given the designs by a closed form in the eigenbasis of D = sum_j p_j Q_j
+(``montecarlo.linear.rounds_fedavg``, derivation and cost there, O(d^2) per round asked);
+Algorithm 1 with finite K (and FedAvg under ``measure="empirical"``) by iterating the round map
+on columns (``montecarlo.linear.rounds_propagate``): exact given the designs at small d (a scaled
+basis of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a
+200-round curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``):
+FedAvg exact 0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ Sigma replaced by A_j Sigma A_j, plus the noise cross term 2 p_j sigma_j^2/n_j t
 G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed point (T = inf, when
 the spectral radius max abs(1 - g delta) on the range of D is below 1) has p = 1, r = 1/delta on
 the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
-N_W)_aa.
+N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
 
 Paper 004's Algorithm 1 with exact prox (K = inf, eq. 10) is this map with the local filter
 q(mu) = mu / (mu + lam) and global step g lam: prox_{f_j / lam}(w) = (S_j + lam)^-1 (b_j + lam w)
@@ -33,7 +33,8 @@ S_j (the identity on its null space, where b_j has no component), and the server
 w <- w - g lam sum_j p_j (w - v_j) is FedAvg's with g lam. Its own models are the local models
 above (the prox of w_{T-1}); their distance to the fixed point, v_j - v_j,inf = A_j (w_{T-1} -
 w_inf), is signal^2/d sum (p - p_inf)^2 (A_j^2)_W,aa + f^T ((A_j^2)_W o (Z_W + N_W)) f with
-f = r_{T-1} - r_inf. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
+f = r_{T-1} - r_inf.
+
 Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
 W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
 k_j for a scaled identity), and 4 d^2 per round asked per client.
