@@ -30,9 +30,10 @@ METHODS = {"fedavg": "FedAvg with local gradient descent",
 def add_options(parser) -> None:
     """Add --rounds, --local-steps, --local-step-size and --global-step."""
     parser.add_argument("--rounds", metavar="T[,T2,...,inf]",
-                        help="the risk after these numbers of communication rounds (fedavg; "
-                             "inf: the fixed point) instead of at convergence; needs "
-                             "--local-steps, --local-step-size and --signal")
+                        help="the risk after these numbers of communication rounds (fedavg, "
+                             "fedprox; rtfa: FedAvg's rounds, then RTFA with --lam from the "
+                             "server model of round T; inf: the fixed point) instead of at "
+                             "convergence; needs --local-steps, --local-step-size and --signal")
     parser.add_argument("--local-steps", metavar="K",
                         help="local full-batch gradient steps per round, an integer >= 1 or "
                              "inf (an exact local solve)")
