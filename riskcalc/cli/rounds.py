@@ -148,8 +148,8 @@ def describe(pers) -> str:
     """The personalization after round T in words (text output)."""
     if "lam" in pers:
         return f"RTFA: the ridge lam = {pers['lam']:g} toward the server model of round T"
-    return (f"FTFA: {pers['steps']} gradient steps of size {pers['step_size']:g} on its own "
-            "loss from the server model of round T")
+    return (f"FTFA: {pers['steps']} steps of {pers['step_size']:g} from the server model of "
+            "round T (full-batch gradient steps on its own loss)")
 
 
 def kwargs(args) -> dict:
