@@ -1,7 +1,12 @@
 """Predicted vs simulated risk along the rounds (issue 29): riskcalc.rounds_limit against
 montecarlo.linear.rounds.simulate_rounds at several d, extrapolated linearly in 1/d, on
-heterogeneous federations (Sigma = I): FedAvg (exact given the designs) and paper 004's
-Algorithm 1 with exact prox (``pfedme``, K = inf; the simulator's default measurement).
+heterogeneous federations (Sigma = I): FedAvg and paper 004's Algorithm 1 with exact prox
+(``pfedme``, K = inf), both exact given the designs (theta and noise integrated out by the
+closed form of ``montecarlo.linear.rounds_fedavg``), and Algorithm 1 with K = 5 warm-started
+local steps (``--draws`` sampled theta and noise draws per design: its exact-given-design column
+propagation costs O(d^3) per round). Algorithm 1's federations run on their own d-grid
+(``--alg1-d``, default 100 to 800), and the script ends with their d-dependence: the largest
+abs(relative gap) at each d and the fitted 1/d coefficient b (gap ~ b / d).
 
 Prints, per federation, client and round T, for the server model's risk (``global_risk``), the
 client's own model after its local phase (``local_risk``) and FTFA after round T (``ftfa``:
@@ -13,7 +18,8 @@ abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion). Cached p
 (federation, d) under --cache.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_agreement.py [--d 200,400,800]
-[--reps 8] [--jobs 2] [--cache DIR]``.
+[--alg1-d 100,200,400,800] [--reps 8] [--draws 64] [--jobs 2] [--cache DIR]
+[--federations 5,6,7]``.
 """
 
 from __future__ import annotations
@@ -48,12 +54,20 @@ FEDERATIONS = [
                                    global_step=1.0, weights="uniform")),
     ("Alg. 1 M=4 lam=1 g=(lam+L)/(lam L) uniform",
      dict(method="pfedme", gamma=[0.3, 0.5, 0.7, 0.9], r=[0.5, 1.0, 1.5, 2.0], sigma=[0.5] * 4,
-          local_steps=np.inf, lam=1.0, global_step=(1.0 + 3.7974) / 3.7974, weights="uniform")),
+          local_steps=np.inf, lam=1.0, global_step=(1.0 + 3.7974) / 3.7974, weights="uniform",
+          measure="conditional")),
     ("Alg. 1 M=6 lam=0.3 g=1.5/lam samples",
      dict(method="pfedme", gamma=[0.5, 1.0, 2.0, 3.0, 0.8, 1.5], r=[0.3, 0.6, 0.9, 1.2, 0.5, 1.0],
           sigma=[0.3, 0.6, 1.0, 0.5, 0.8, 0.4], local_steps=np.inf, lam=0.3, global_step=5.0,
-          weights="samples")),
+          weights="samples", measure="conditional")),
+    ("Alg. 1 M=3 K=5 lam=1 g=1.3/lam eta=0.9/(L+lam) uniform",
+     dict(method="pfedme", gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3],
+          local_steps=5, lam=1.0, global_step=1.3, prox_edge=0.9, weights="uniform",
+          measure="empirical", rounds=[0, 1, 5, 20])),
 ]
+#: Sampled (theta, noise) draws per design where the measurement is not exact given the designs
+#: (default of --draws).
+DRAWS = 64
 
 
 def extrapolate(dims, y, se):
@@ -84,9 +98,16 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--cache", type=pathlib.Path)
+    ap.add_argument("--alg1-d", default="100,200,400,800",
+                    help="the d-grid of Algorithm 1's federations")
+    ap.add_argument("--draws", type=int, default=DRAWS,
+                    help="sampled draws per design of the rows not exact given the designs")
     ap.add_argument("--federations", help="comma-separated indices (default all)")
     args = ap.parse_args()
-    dims = [int(x) for x in args.d.split(",")]
+    dims_fedavg = [int(x) for x in args.d.split(",")]
+    dims_alg1 = [int(x) for x in args.alg1_d.split(",")]
+    by_d = {}       # Algorithm 1: d -> largest abs(relative gap); and the fitted 1/d slopes
+    slopes = []
     chosen = (range(len(FEDERATIONS)) if args.federations is None
               else [int(i) for i in args.federations.split(",")])
     worst, count, inside = 0.0, 0, 0
@@ -94,40 +115,61 @@ def main() -> None:
         name, fed = FEDERATIONS[i]
         fed = dict(fed)
         method = fed.pop("method", "fedavg")
+        dims = dims_alg1 if method == "pfedme" else dims_fedavg
+        measure = fed.pop("measure", "auto")
+        rounds = fed.pop("rounds", ROUNDS)
         top = max((1 + np.sqrt(g)) ** 2 for g in fed["gamma"])
         eta = fed.pop("edge") * 2.0 / top if "edge" in fed else None
-        kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS)
+        if "prox_edge" in fed:      # Algorithm 1: eta <= 1 / (L + lam) (paper 004 Thm 2)
+            eta = fed.pop("prox_edge") / (top + fed["lam"])
+        kw = dict(fed, signal=1.0, step_size=eta, rounds=rounds)
+        # FTFA after round T: not covered for Algorithm 1 with finite K (riskcalc refuses it).
+        with_ftfa = method == "fedavg" or np.isinf(fed["local_steps"])
         ftfa = {"steps": FTFA_STEPS, "step_size": 1.0 / top}
         pred = riskcalc.rounds_limit(method, **kw)
-        predicted = {"global_risk": pred.global_risk, "local_risk": pred.local_risk,
-                     "ftfa": pred.personalized_risk(**ftfa)}
+        predicted = {"global_risk": pred.global_risk, "local_risk": pred.local_risk}
+        if with_ftfa:
+            predicted["ftfa"] = pred.personalized_risk(**ftfa)
         sims = []
         for d in dims:
             cache = None if args.cache is None else args.cache / f"rounds-{i}-{d}.jsonl"
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
             sims.append(simulate_rounds(method, **kw, d=d, reps=args.reps, seed=i,
-                                        jobs=args.jobs, cache=cache, personalize=[ftfa]))
+                                        jobs=args.jobs, cache=cache,
+                                        personalize=[ftfa] if with_ftfa else [],
+                                        measure=measure, draws=args.draws))
         print(f"\n{name}: eta = {eta if eta is None else round(eta, 4)} "
               f"({fed['local_steps']} local steps), contraction {pred.contraction:.5f}, "
-              f"simulated {sims[-1].measure}")
+              f"simulated {sims[-1].measure}"
+              + (f" ({args.draws} draws per design)" if sims[-1].measure == "empirical"
+                 else ""))
         print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
-        for q, j, t in ((q, j, t) for q in ("global_risk", "local_risk", "ftfa")
-                    for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))):
-            if ROUNDS[t] == 0:
+        for q, j, t in ((q, j, t) for q in predicted
+                    for j in range(pred.risk.shape[0]) for t in range(len(rounds))):
+            if rounds[t] == 0:
                 continue
             y = np.array([(s.personalized_risk(**ftfa) if q == "ftfa" else getattr(s, q))[j, t]
                           for s in sims])
             se = np.array([(s.personalized_risk_se(**ftfa) if q == "ftfa"
                             else getattr(s, q + "_se"))[j, t] for s in sims])
-            rel, ok = judge_row(q, j, ROUNDS[t], predicted[q][j, t], dims, y, se)
+            rel, ok = judge_row(q, j, rounds[t], predicted[q][j, t], dims, y, se)
             worst = max(worst, abs(rel))
             count += 1
             inside += ok
+            if method == "pfedme":
+                gaps = (y - predicted[q][j, t]) / predicted[q][j, t]
+                for d, gap in zip(dims, gaps):
+                    by_d[d] = max(by_d.get(d, 0.0), abs(gap))
+                slopes.append(np.polyfit(1.0 / np.asarray(dims, float), gaps, 1)[0])
     print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
           f"|relative difference| {100 * worst:.3f}%")
+    if by_d:
+        print("Algorithm 1, d-dependence: largest |simulated - predicted| / predicted at each d: "
+              + ", ".join(f"d = {d}: {100 * v:.3f}%" for d, v in sorted(by_d.items()))
+              + f"; fitted gap ~ b / d with b in [{min(slopes):.3g}, {max(slopes):.3g}]")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ MODULES = (
     "p003_finite_steps", "p003_finite_clients", "p000_fig1", "p004_fig1a", "p004_fig1d",
     "p004_fig2", "p004_fig3", "p004_fig5", "p001_fig2", "p000_logistic_theory",
     "p000_fig1_theory", "p004_rounds_drift", "p004_rounds_lam", "p004_fig2_theory",
+    "p004_fig3_theory",
 )
 
 FIGURES: dict[str, "FigureSpec"] = {}

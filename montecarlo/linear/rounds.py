@@ -8,13 +8,14 @@ u_j, ||theta_0|| = signal and ||u_j|| = r_j in uniform directions, noise level s
 f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w for client j:
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
 
-Routes: FedAvg exactly given the designs by a closed form in the eigenbasis of
-D = sum_j p_j Q_j (``montecarlo.linear.rounds_fedavg``, derivation and cost there, O(d^2) per round
-asked); Algorithm 1 (and FedAvg under ``measure="empirical"``) by iterating the round map on
-columns (``montecarlo.linear.rounds_propagate``): exact given the designs at small d (a scaled basis
-of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a 200-round
-curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``): FedAvg exact
-0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
+Routes: FedAvg, and Algorithm 1 with exact prox (K = inf, the same map with another local
+filter), exactly given the designs by a closed form in the eigenbasis of D = sum_j p_j Q_j
+(``montecarlo.linear.rounds_fedavg``, derivation and cost there, O(d^2) per round asked);
+Algorithm 1 with finite K (and FedAvg under ``measure="empirical"``) by iterating the round map
+on columns (``montecarlo.linear.rounds_propagate``): exact given the designs at small d (a scaled
+basis of the sources as columns), sampled draws otherwise. Measured per-replicate cost of a
+200-round curve, 10 clients, K = 10, one BLAS thread (``benchmarks/bench_rounds_sim.py``):
+FedAvg exact 0.35 s at d = 400, 3.4 s at d = 1000; Algorithm 1 one draw 0.7 s and 7.9 s.
 """
 
 from __future__ import annotations
@@ -90,13 +91,15 @@ def rounds_task(task: dict) -> dict:
     n = np.array([x.shape[0] for x in X])
     method, kind = task["method"], task["measure"]
     filters = personalization_filters(task.get("personalize", []))
+    closed = method == "fedavg" or np.isinf(K)    # a closed form given the designs
     if kind == "auto":
-        kind = "conditional" if method == "fedavg" or propagation_flops(
+        kind = "conditional" if closed or propagation_flops(
             s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
             else "empirical"
-    if method == "fedavg" and kind == "conditional":
+    if closed and kind == "conditional":
         out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
-                                 task["step_size"], task["global_step"], filters)
+                                 task["step_size"], task["global_step"], filters,
+                                 lam=None if method == "fedavg" else task["lam"])
     else:
         if kind == "conditional":
             beta, targets = source_columns(basis, n, s, r, sigma, task["signal"])
@@ -275,10 +278,11 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
     jobs : int
         Worker processes (results do not depend on it).
     measure : {"auto", "conditional", "empirical"}
-        ``conditional``: exact expectation over theta and noise given the designs (FedAvg at
-        any d; Algorithm 1 by column propagation, O(d (sum k_j)^2) per round); ``empirical``:
-        one sampled theta and noise per design; ``auto``: conditional for FedAvg, and for
-        Algorithm 1 when it costs at most ``AUTO_EXACT_FLOPS``.
+        ``conditional``: exact expectation over theta and noise given the designs (FedAvg and
+        Algorithm 1 with K = inf at any d, a closed form; Algorithm 1 with finite K by column
+        propagation, O(d (sum k_j)^2) per round); ``empirical``: sampled theta and noise per
+        design; ``auto``: conditional for FedAvg and K = inf, and for Algorithm 1 with finite
+        K when it costs at most ``AUTO_EXACT_FLOPS``.
     draws : int
         Sampled (theta, noise) draws per design under ``empirical``, >= 1, propagated
         together and averaged (draw 0 is ``montecarlo.linear.federation.sample_federation``'s);
@@ -316,7 +320,8 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
                            global_step=global_step, lam=lam, weights=weights,
                            spectrum=spectrum, d=d)
     reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
-    if measure == "conditional" and params["method"] == "fedprox":
+    if measure == "conditional" and params["method"] == "fedprox" \
+            and not np.isinf(params["local_steps"]):
         m, d = len(params["gamma"]), len(params["s"])
         ks = np.minimum(sample_sizes(params), d)
         cols = (m + 1) * d + ks.sum()

@@ -25,6 +25,16 @@ G_j S_j G_j) and the constant sigma_j^2/n_j tr(Sigma G_j S_j G_j). The fixed poi
 the spectral radius max abs(1 - g delta) on the range of D is below 1) has p = 1, r = 1/delta on
 the range; E||w_T - w_inf||^2 = signal^2/d sum (p_T - p_inf)^2 + sum (r_T - r_inf)^2 (Z_W +
 N_W)_aa. All S_j, Q_j act through each client's eigendecomposition (``montecarlo.linear.measure``).
+
+Paper 004's Algorithm 1 with exact prox (K = inf, eq. 10) is this map with the local filter
+q(mu) = mu / (mu + lam) and global step g lam: prox_{f_j / lam}(w) = (S_j + lam)^-1 (b_j + lam w)
+= (I - Q_j) w + G_j b_j with Q_j = S_j (S_j + lam)^-1 and G_j = (S_j + lam)^-1 on the range of
+S_j (the identity on its null space, where b_j has no component), and the server step
+w <- w - g lam sum_j p_j (w - v_j) is FedAvg's with g lam. Its own models are the local models
+above (the prox of w_{T-1}); their distance to the fixed point, v_j - v_j,inf = A_j (w_{T-1} -
+w_inf), is signal^2/d sum (p - p_inf)^2 (A_j^2)_W,aa + f^T ((A_j^2)_W o (Z_W + N_W)) f with
+f = r_{T-1} - r_inf.
+
 Cost per replicate: the M decompositions, D (2 d^2 sum_j k_j), its eigendecomposition (~9 d^3),
 W^T R_j and A_j W for every client (4 d^2 k_j), W^T A_j Sigma A_j W (2 d^3 per client; 2 d^2
 k_j for a scaled identity), and 4 d^2 per round asked per client.
@@ -75,7 +85,7 @@ def _gram(blocks, weights):
 
 
 def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
-                       filters=()) -> dict:
+                       filters=(), lam=None) -> dict:
     """FedAvg's curves exactly given the designs (expectation over theta_0, u_j and noise).
 
     Derivation in the module docstring (derived here; paper 003 Sec. 2 model, FedAvg of paper
@@ -100,22 +110,30 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     filters : sequence of callable
         Personalization filters pi (``rounds_propagate.personalization_filters``): client j's
         model (I - pi(S_j)) w_T + pi(S_j) S_j^+ b_j from the server model of round T.
+    lam : float, optional
+        Paper 004's Algorithm 1 with exact prox (eq. 10) and prox coupling lam > 0 instead of
+        FedAvg: the filter mu / (mu + lam), the server step ``g`` lam (``g`` is the paper's
+        gamma; ``K`` and ``eta`` unused), and ``risk``, ``bias``, ``variance``,
+        ``distance_to_fixed_point`` of each client's own model (module docstring).
 
     Returns
     -------
     dict
         Arrays (M, len(rounds)) as ``rounds_propagate.curve`` (``global_*`` = the server
-        model, which ``risk`` measures), ``personalized`` (len(filters), M, len(rounds)) and
-        ``contraction``.
+        model, which ``risk`` measures for FedAvg), ``personalized`` (len(filters), M,
+        len(rounds)) and ``contraction``.
     """
     d, m = s.size, len(basis)
-    q = [fedavg_factors(mu, K, eta) for _, mu in basis]
+    if lam is None:
+        q = [fedavg_factors(mu, K, eta) for _, mu in basis]
+    else:
+        q, g = [mu / (mu + lam) for _, mu in basis], g * lam
     D = _gram([R for R, _ in basis], [pj * qj for pj, qj in zip(p, q)])
     delta, W = np.linalg.eigh(D)
     tol = np.abs(delta).max() * d * np.finfo(float).eps * 10
     radius = float(np.max(np.abs(1.0 - g * delta[np.abs(delta) > tol])))
     if any(np.isinf(t) for t in rounds) and not radius < 1.0:
-        raise ValueError(f"the fedavg iteration does not converge (spectral radius of its "
+        raise ValueError(f"the iteration does not converge (spectral radius of its "
                          f"round map {radius:.6g} >= 1): no fixed point (rounds = inf); lower "
                          "the step sizes")
     Y = [W.T @ R for R, _ in basis]
@@ -141,10 +159,10 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
             + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
 
-    def own(j, pi, Pc, Fc):
+    def own(j, pi, Pc, Fc, parts=False):
         """Client j's risk of (I - Pi_j) w + Pi_j S_j^+ b_j (Pi_j = pi(S_j)) from the server
         model with round polynomials (Pc, Fc): Sigma -> A_j Sigma A_j, A_j = I - Pi_j, in the W
-        basis (B = A_j W; module docstring)."""
+        basis (B = A_j W; module docstring); (bias, variance) with ``parts``."""
         (R, mu), Yj, qj, u2 = basis[j], Y[j], q[j], r[j] ** 2 / d
         if iso:
             SWj = s[0] * (np.eye(d) - (Yj * (2 * pi - pi ** 2)) @ Yj.T)
@@ -157,10 +175,32 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         own_noise = sigma[j] ** 2 / n[j] * (pi ** 2 / mu) @ (s @ R ** 2)
         bias = (signal ** 2 / d * ((1.0 - Pc) ** 2 * np.diag(SWj)[:, None]).sum(0)
                 + quad(SWj * ZW, Fc) - 2 * p[j] * u2 * (cross @ Fc) + u2 * np.trace(SWj))
-        return bias + quad(SWj * NW, Fc) + 2 * p[j] * sigma[j] ** 2 / n[j] * (ncross @ Fc) \
+        variance = quad(SWj * NW, Fc) + 2 * p[j] * sigma[j] ** 2 / n[j] * (ncross @ Fc) \
             + own_noise
+        return (bias, variance) if parts else bias + variance
 
-    out = {k: np.empty((m, len(rounds))) for k in QUANTITIES}
+    def own_distance(j):
+        """E||v_j,T - v_j,inf||^2 of client j's own model (module docstring); at T = 0 (the
+        zero model) E||v_j,inf||^2 = E||A_j w_inf||^2 + 2 E<A_j w_inf, G_j b_j> + E||G_j b_j||^2,
+        whose cross terms pair w_inf's theta_0, u_j and noise-of-client-j parts with G_j b_j:
+        traces of diagonal matrices times functions of S_j in the W basis."""
+        (_, mu), Yj, qj = basis[j], Y[j], q[j]
+        Y2 = Yj ** 2
+        A2 = np.eye(d) - (Yj * (2 * qj - qj ** 2)) @ Yj.T
+        out = (signal ** 2 / d * ((Pb - p_inf[:, None]) ** 2 * np.diag(A2)[:, None]).sum(0)
+               + quad(A2 * (ZW + NW), Fb - f_inf[:, None]))
+        if zero.any():
+            u2, n2 = r[j] ** 2 / d, sigma[j] ** 2 / n[j]
+            a_w = signal ** 2 / d * (p_inf ** 2 @ np.diag(A2)) + quad(A2 * (ZW + NW), f_inf)
+            cross = (signal ** 2 / d * (p_inf @ (Y2 @ (qj * (1 - qj))))
+                     + p[j] * u2 * (f_inf @ (Y2 @ (qj ** 2 * (1 - qj))))
+                     + p[j] * n2 * (f_inf @ (Y2 @ (qj ** 2 * (1 - qj) / mu))))
+            gb = (signal ** 2 / d + u2) * np.sum(qj ** 2) + n2 * np.sum(qj ** 2 / mu)
+            out = np.where(zero, a_w + 2 * cross + gb, out)
+        return out
+
+    out = {k: np.empty((m, len(rounds))) for k in QUANTITIES + (
+        () if lam is None else ("own_bias", "own_variance", "own_distance"))}
     zero = np.array([t == 0 for t in rounds])
     for j, ((R, mu), Yj, qj) in enumerate(zip(basis, Y, q)):
         u2 = r[j] ** 2 / d
@@ -169,14 +209,26 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         out["bias"][j] = common_b - 2 * p[j] * u2 * (cross @ F) + u2 * s.sum()
         out["variance"][j] = common_v
         # Client j's own model of round T: its K steps (filter q_j) from w_{T-1}.
-        out["local_risk"][j] = np.where(zero, (signal ** 2 / d + u2) * s.sum(),
-                                        own(j, qj, Pb, Fb))
+        zero_model = (signal ** 2 / d + u2) * s.sum()
+        if lam is None:
+            out["local_risk"][j] = np.where(zero, zero_model, own(j, qj, Pb, Fb))
+        else:       # Algorithm 1: risk, bias, variance, distance of the own model
+            b_own, v_own = own(j, qj, Pb, Fb, parts=True)
+            out["own_bias"][j] = np.where(zero, zero_model, b_own)
+            out["own_variance"][j] = np.where(zero, 0.0, v_own)
+            out["local_risk"][j] = out["own_bias"][j] + out["own_variance"][j]
+            out["own_distance"][j] = own_distance(j)
     # Personalization after round T: the filter pi(S_j) from w_T itself.
     out["personalized"] = np.array([[own(j, pi(mu), P, F) for j, (_, mu) in enumerate(basis)]
                                     for pi in filters]).reshape(len(filters), m, len(rounds))
-    out["risk"] = out["bias"] + out["variance"]
-    out["global_risk"] = out["risk"].copy()
-    out["distance_to_fixed_point"] = np.broadcast_to(dist, (m, len(rounds))).copy()
-    out["global_distance"] = out["distance_to_fixed_point"].copy()
+    out["global_risk"] = out["bias"] + out["variance"]
+    out["global_distance"] = np.broadcast_to(dist, (m, len(rounds))).copy()
+    if lam is None:
+        out["risk"] = out["global_risk"].copy()
+        out["distance_to_fixed_point"] = out["global_distance"].copy()
+    else:
+        out["bias"], out["variance"] = out.pop("own_bias"), out.pop("own_variance")
+        out["risk"] = out["local_risk"].copy()
+        out["distance_to_fixed_point"] = out.pop("own_distance")
     out["contraction"] = radius
     return out

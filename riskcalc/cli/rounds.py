@@ -5,7 +5,10 @@ The options of the training dynamics (``add_options``), their parsing, the feder
 on (``--clients M`` identical clients or ``--clients-file``, the target first), the predicted
 curve (``riskcalc.rounds_limit``) and the simulated one (``montecarlo.linear.rounds``). A
 row per T: the target's (client 0's) bias, variance and risk of the server model, the server
-model's risk and the diagnostics of the round map (contraction, converges).
+model's risk and the diagnostics of the round map (contraction, converges). Personalization
+after round T: ``fedavg|fedprox --steps k --step-size e`` (FTFA from the server model of round
+T) and ``rtfa --lam L`` (FedAvg's rounds, then RTFA, the ridge L toward the server model of round
+T: ``RoundsLimit.personalized_risk(lam=L)``; ``--lam`` as for ``predict rtfa`` at convergence).
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from riskcalc.spectrum import Spectrum
 NOT_WITH_ROUNDS = ("rho", "alpha", "route")
 #: Methods with rounds, and what each runs.
 METHODS = {"fedavg": "FedAvg with local gradient descent",
-           "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)"}
+           "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)",
+           "rtfa": "FedAvg with local gradient descent, then RTFA from the server model"}
 
 
 def add_options(parser) -> None:
     """Add --rounds, --local-steps, --local-step-size and --global-step."""
     parser.add_argument("--rounds", metavar="T[,T2,...,inf]",
-                        help="the risk after these numbers of communication rounds (fedavg; "
-                             "inf: the fixed point) instead of at convergence; needs "
-                             "--local-steps, --local-step-size and --signal")
+                        help="the risk after these numbers of communication rounds (fedavg, "
+                             "fedprox; rtfa: FedAvg's rounds, then RTFA with --lam from the "
+                             "server model of round T; inf: the fixed point) instead of at "
+                             "convergence; needs --local-steps, --local-step-size and --signal")
     parser.add_argument("--local-steps", metavar="K",
                         help="local full-batch gradient steps per round, an integer >= 1 or "
                              "inf (an exact local solve)")
@@ -80,8 +85,8 @@ def check(args, verb: str) -> None:
                          "--local-steps, --local-step-size unless --local-steps inf, and "
                          "--signal)")
     if args.method not in METHODS:
-        raise ValueError(f"--rounds applies to {' and '.join(METHODS)} (fedprox), not "
-                         f"{args.method}")
+        raise ValueError("--rounds applies to fedavg, pfedme (fedprox) and rtfa (FedAvg's "
+                         f"rounds, then RTFA with --lam), not {args.method}")
     for dest in NOT_WITH_ROUNDS:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
@@ -93,7 +98,16 @@ def check(args, verb: str) -> None:
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
                          "together")
     if args.method == "fedavg" and args.lam is not None:
-        raise ValueError("--lam does not apply to fedavg")
+        raise ValueError("--lam does not apply to fedavg (RTFA from the server model of round "
+                         "T: predict rtfa --lam L --rounds ...)")
+    if args.method == "rtfa":
+        if args.lam is None:
+            raise ValueError("rtfa along the rounds needs --lam (RTFA's ridge toward the server "
+                             "model of round T)")
+        if any(steps):
+            raise ValueError("--steps/--step-size (FTFA) do not apply to rtfa: one "
+                             "personalization after round T (fedavg --steps k --step-size e "
+                             "for FTFA)")
 
 
 def federation(args) -> dict:
@@ -113,6 +127,29 @@ def federation(args) -> dict:
     if m < 1:
         raise ValueError(f"--clients must be >= 1, got {m}")
     return {k: [v] * m for k, v in target.items()}
+
+
+def rounds_method(args) -> str:
+    """The method run along the rounds: FedAvg for rtfa (personalized after round T)."""
+    return "fedavg" if args.method == "rtfa" else args.method
+
+
+def personalization(args):
+    """The keyword arguments of ``RoundsLimit.personalized_risk`` asked on the command line
+    (RTFA: rtfa's --lam; FTFA: --steps, --step-size), or None."""
+    if args.method == "rtfa":
+        return {"lam": args.lam}
+    if families.given(args, "steps"):
+        return {"steps": args.steps, "step_size": args.step_size}
+    return None
+
+
+def describe(pers) -> str:
+    """The personalization after round T in words (text output)."""
+    if "lam" in pers:
+        return f"RTFA: the ridge lam = {pers['lam']:g} toward the server model of round T"
+    return (f"FTFA: {pers['steps']} steps of {pers['step_size']:g} from the server model of "
+            "round T (full-batch gradient steps on its own loss)")
 
 
 def kwargs(args) -> dict:
@@ -139,11 +176,12 @@ def own_models(res):
         return None
 
 
-def rows(res, target: int = 0, personalized=None) -> list:
+def rows(res, target: int = 0, personalized=None, pers=None) -> list:
     """One JSON row per T (DESIGN.md): the target's bias, variance and risk of the model the
     method gives it, the server model's risk, the risk of the target's own model after its K
     local steps of round T (``local_risk``), the round map's diagnostics, and with
-    ``personalized`` ((M, R) array) the risk after FTFA from the server model of round T."""
+    ``personalized`` ((M, R) array) the risk after the personalization ``pers`` (FTFA or RTFA
+    keyword arguments, ``personalization``) from the server model of round T."""
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
@@ -162,21 +200,23 @@ def rows(res, target: int = 0, personalized=None) -> list:
                                     "converges": bool(res.converges)}})
         if personalized is not None:
             out[-1]["personalized_risk"] = num(personalized[target, t])
+            out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",
+                                          **pers}
     return out
 
 
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
-    res = riskcalc.rounds_limit(args.method, **kwargs(args))
-    pers = None
-    if families.given(args, "steps"):
-        pers = res.personalized_risk(steps=args.steps, step_size=args.step_size)
+    res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args))
+    asked_pers = personalization(args)
+    pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
+    name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
     if args.json:
-        print(guards.dumps(rows(res, personalized=pers)))
+        print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
         return 0
     m = res.risk.shape[0]
-    print(f"{METHODS[res.method]} ({res.method}) along the rounds; derived here (exact limit, "
+    print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
           f"M = {m} client{'s' if m > 1 else ''}, "
           f"{'Sigma with a spectrum' if 'spectrum' in res.params else 'Sigma = I'})")
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
@@ -185,7 +225,7 @@ def predict(args) -> int:
     own = res.method == "pfedme"
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
           f"{'server risk' if own else 'local risk':>13}"
-          + ("" if pers is None else f" {'FTFA risk':>13}"))
+          + ("" if pers is None else f" {name:>13}"))
     last = res.global_risk if own else own_models(res)
     if last is None:
         last = np.full(res.risk.shape, np.nan)
@@ -195,8 +235,7 @@ def predict(args) -> int:
               f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {last[0, t]:>13.8g}"
               + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
     if pers is not None:
-        print(f"  FTFA risk: the target's model after {args.steps} gradient steps of size "
-              f"{args.step_size:g} on its own loss from the server model of round T")
+        print(f"  {name}: the target's model after {describe(asked_pers)}")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")
@@ -212,7 +251,8 @@ def compare(args) -> int:
     """``riskcalc compare METHOD --rounds ... --d D --reps R [--steps k --step-size e]``: the
     predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
-    from the server model of round T, predicted and simulated on the same replicates."""
+    (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
+    same replicates."""
     from montecarlo.linear.rounds import simulate_rounds
 
     check(args, "compare")
@@ -221,11 +261,10 @@ def compare(args) -> int:
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
     kw = kwargs(args)
-    ftfa = ({"steps": args.steps, "step_size": args.step_size}
-            if families.given(args, "steps") else None)
-    pred = riskcalc.rounds_limit(args.method, **kw)
+    ftfa = personalization(args)        # FTFA or RTFA after round T
+    pred = riskcalc.rounds_limit(rounds_method(args), **kw)
     pers = None if ftfa is None else pred.personalized_risk(**ftfa)
-    sim = simulate_rounds(args.method, **kw, d=args.d, reps=args.reps, seed=args.seed,
+    sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,
                           personalize=[] if ftfa is None else [ftfa])
     sim_pers = None if ftfa is None else (sim.personalized_risk(**ftfa),
@@ -233,7 +272,7 @@ def compare(args) -> int:
     out = []
     quantities = ("bias", "variance", "risk", "local_risk") + (
         () if ftfa is None else ("personalized_risk",))
-    for row, t in zip(rows(pred, personalized=pers), range(len(pred.rounds))):
+    for row, t in zip(rows(pred, personalized=pers, pers=ftfa), range(len(pred.rounds))):
         simulated = {q: getattr(sim, q)[0, t] for q in quantities[:4]}
         simulated.update({q + "_se": getattr(sim, q + "_se")[0, t] for q in quantities[:4]})
         if ftfa is not None:
@@ -246,13 +285,12 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    print(f"{METHODS[pred.method]} ({pred.method}) along the rounds: predicted (exact limit) vs "
+    print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in pred.params.items()))
     shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
     if ftfa is not None:
-        print(f"  {'':>7} {'risk':<45} FTFA: {args.steps} steps of {args.step_size:g} from "
-              "the server model of round T")
+        print(f"  {'':>7} {'risk':<45} {describe(ftfa)}")
     print(f"  {'rounds':>7}" + f" {'predicted':>12} {'simulated':>12} {'std.err':>10} "
           f"{'rel.diff':>9}" * len(shown))
     for row in out:
