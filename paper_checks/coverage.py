@@ -351,7 +351,11 @@ P004_FIGURES = [
      "then behaves as lam = 0.02 (ITR 6.90 at R = 0.1 vs GlobalTrain 5.22; 11.76 at R = 3 vs "
      "LocalTrain 11.54). 004.fig3.adaptive-lambda is not checkable.",
      "Thm 1's lam needs mu and rho at the clients' local minimizers, which do not exist (each "
-     "client's classes are separable; the pooled problem does have a minimizer)."),
+     "client's classes are separable; the pooled problem does have a minimizer). On the "
+     "linear model (p004-fig3-theory: exact limits after T rounds and at T = inf, through "
+     "simulations) the risk-optimal lam is gamma sigma^2 / r^2 = sigma^2 / (n R^2) (the "
+     "Gaussian hierarchical posterior), the edge lam <= rho^2 / (n mu R^2) of Thm 1's range "
+     "with mu = 1, rho = sigma."),
     ("p004-fig5 (Fig. 5)",
      "1,000 clients, 10% sampled, R = 2: smaller lam lowers the error faster in the first "
      "rounds and, scored at other R (same data), smaller lam overtakes larger lam as R grows "
