@@ -78,6 +78,11 @@ API = [
     # a spectrum of the wrong kind (was: AttributeError "'str' object has no attribute ...")
     (_rl(spectrum=np.ones(3)), "spectrum must be a riskcalc.Spectrum or a SPEC string"),
     (_rl(spectrum="powerlaw:1"), "powerlaw needs the number of eigenvalues"),
+    # the federation reader and the spectrum (was: TypeError "expected str, bytes or
+    # os.PathLike object"; 2e7 eigenvalues sorted for more than a minute)
+    (lambda: riskcalc.Federation.from_file(123), "path must be a file path"),
+    (lambda: riskcalc.Federation.from_file(None), "path must be a file path"),
+    (lambda: riskcalc.Spectrum(np.ones(2 * 10 ** 7)), "more than 1e+07"),
 ]
 
 
@@ -86,6 +91,14 @@ def test_python_api_refuses_with_a_value_error(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert message in str(info.value)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_a_global_step_beyond_floats_is_a_solver_error():
+    # was: OverflowError "cannot convert float infinity to integer" (a traceback on the CLI)
+    with pytest.raises(riskcalc.SolverError, match="lower global_step or step_size"):
+        riskcalc.rounds_limit("pfedme", **{**B, "gamma": 0.5, "local_steps": 5,
+                                           "step_size": 0.05}, lam=1.0, global_step=1e100)
 
 
 def test_a_spec_string_is_the_spectrum_it_names():
@@ -152,6 +165,23 @@ def test_cli_refuses_in_one_line(extra, message, capsys):
     lines = err.strip().splitlines()
     assert code == 2 and out == "", (extra, out, err)
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
+
+
+@pytest.mark.parametrize("rounds, message", [
+    ("-1", "--rounds must be an integer >= 1 and <= 3000"),
+    ("3001", "--rounds must be an integer >= 1 and <= 3000"),
+    ("5", "its risk needs ||theta_0||: give --signal"),
+])
+def test_advise_rounds_refused_before_the_work(rounds, message, tmp_path, capsys):
+    # was: refused only after every other pipeline had been evaluated (more than a minute
+    # for the 4 clients of an estimate), or, for 10^20, an error from deep in the curves
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 0.5, "sigma": 0.5}, {"gamma": 2.0, "r": 1.0, "sigma": 0.3}]}))
+    assert main(["advise", "--federation", str(path), "--rounds", rounds, "--no-progress",
+                 "--methods", "pfedme"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and len(err.splitlines()) == 1
 
 
 def test_compare_along_the_rounds_is_budgeted(capsys):

@@ -11,11 +11,13 @@ refused with a message saying so).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from riskcalc import solvers
+from riskcalc.errors import SolverError
 from riskcalc._validate import (MAX_INT, METHOD_ALIASES, as_array, parameter, per_client,
                                 positive, positive_int)
 
@@ -176,6 +178,17 @@ def _effective_steps(K, eta: float, gam):
                      f"{MAX_LOCAL_STEPS}, or numpy.inf for the exact local solve")
 
 
+@contextmanager
+def _beyond_floats():
+    """An OverflowError of the curves' arithmetic (Algorithm 1 at global_step 1e100: a contour
+    of infinitely many nodes) as the SolverError that names what to lower, not a traceback."""
+    try:
+        yield
+    except OverflowError as exc:
+        raise SolverError(f"rounds limit: {exc} (the round map's spectrum is beyond floating "
+                          "point reach; lower global_step or step_size)") from None
+
+
 def _weights(weights, gam):
     from riskcalc.linear.finite_clients import check_weights, client_weight_vector
     from riskcalc.linear.finite_clients.identity import client_weights
@@ -308,7 +321,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                              "rounds limits need stable local steps when local_steps >= 2")
     from riskcalc.linear.dynamics import ROUTES
 
-    with solvers.record() as diagnostics:
+    with solvers.record() as diagnostics, _beyond_floats():
         if name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme":
