@@ -26,6 +26,14 @@ def _opt(**over):
     return lambda: riskcalc.optimal_rounds("fedavg", **{**kw, **over})
 
 
+def _sim(**over):
+    from montecarlo.linear.rounds import simulate_rounds
+
+    kw = dict(gamma=[2.0], r=[1.0], sigma=[0.5], signal=1.0, rounds=[1], local_steps=1,
+              step_size=0.1, d=20, reps=2)
+    return simulate_rounds("fedavg", **{**kw, **over})
+
+
 API = [
     # types coerced silently (was: "2" read as 2, True as 1, [[1.0]] flattened, complex a
     # TypeError, a dict a TypeError)
@@ -83,6 +91,18 @@ API = [
     (lambda: riskcalc.Federation.from_file(123), "path must be a file path"),
     (lambda: riskcalc.Federation.from_file(None), "path must be a file path"),
     (lambda: riskcalc.Spectrum(np.ones(2 * 10 ** 7)), "more than 1e+07"),
+    # explicit client weights as a matrix (was: flattened), a personalization's lam as an
+    # array (was: TypeError)
+    (lambda: riskcalc.clients_limit("ftfa", gamma=[0.5, 2], r=1, sigma=0.5, weights=[[1, 2]]),
+     "weights must be a 1-d list of numbers"),
+    (lambda: riskcalc.rounds_limit("fedavg", **B).personalized_risk(lam=[[1.0]]),
+     "lam must be a number"),
+    # the simulation takes what the limit takes (was: gamma [[2.0]] flattened, signal 1e300
+    # an OverflowError, step_size [[0.1]] a TypeError, d = 10^6 a 3.6 TiB MemoryError)
+    (lambda: _sim(gamma=[[2.0]]), "gamma must be a 1-d list of numbers"),
+    (lambda: _sim(signal=1e300), "signal must lie in [0, 1e+100]"),
+    (lambda: _sim(step_size=[[0.1]]), "step_size must be a number"),
+    (lambda: _sim(d=10 ** 6), "d = 1000000 with 1 client(s) (their designs) needs about"),
 ]
 
 
@@ -99,6 +119,15 @@ def test_a_global_step_beyond_floats_is_a_solver_error():
     with pytest.raises(riskcalc.SolverError, match="lower global_step or step_size"):
         riskcalc.rounds_limit("pfedme", **{**B, "gamma": 0.5, "local_steps": 5,
                                            "step_size": 0.05}, lam=1.0, global_step=1e100)
+
+
+def test_weights_near_the_float_limit_are_the_same_weights():
+    # was: SolverError "tau(A^-1) of the global model: no convergence" (their sum overflowed
+    # to inf, every p_j to 0)
+    kw = dict(gamma=[0.5, 2.0], r=1.0, sigma=0.5)
+    big = riskcalc.clients_limit("ftfa", **kw, weights=[1e308, 1e308])
+    one = riskcalc.clients_limit("ftfa", **kw, weights=[1.0, 1.0])
+    assert np.array_equal(big.risk, one.risk)
 
 
 def test_a_spec_string_is_the_spectrum_it_names():
@@ -184,14 +213,23 @@ def test_advise_rounds_refused_before_the_work(rounds, message, tmp_path, capsys
     assert err.startswith("error: ") and message in err and len(err.splitlines()) == 1
 
 
-def test_compare_along_the_rounds_is_budgeted(capsys):
+@pytest.mark.parametrize("command, message", [
     # was: --max-minutes ignored (ran 60 s and more at d = 2000); 100000 replicates ran ~20 min
-    argv = ("compare fedavg --gamma 2 --r 1 --sigma 0.5 --signal 1 --local-steps 1 "
-            "--local-step-size 0.1 --rounds 1,5 --d 2000 --reps 20 --max-minutes 0.05").split()
+    ("fedavg --gamma 2 --local-step-size 0.1 --rounds 1,5 --d 2000 --reps 20 --max-minutes 0.05",
+     "compare fedavg along the rounds: 20 replicate(s) at d = 2000"),
+    ("fedavg --gamma 2 --local-step-size 0.1 --rounds 1,5 --d 50 --reps 100000",
+     "compare fedavg along the rounds: 100000 replicate(s) at d = 50"),
+    # was: Algorithm 1 iterated 10^7 rounds per replicate (minutes) unestimated
+    ("fedprox --gamma 0.5 --lam 1 --local-step-size 0.1 --rounds 10000000 --d 50 --reps 2",
+     "compare pfedme along the rounds: 2 replicate(s) at d = 50"),
+])
+def test_compare_along_the_rounds_is_budgeted(command, message, capsys):
+    argv = ("compare " + command + " --r 1 --sigma 0.5 --signal 1 --local-steps 1").split()
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: compare fedavg along the rounds: 20 replicate(s) at d = 2000")
-    assert "lower --reps, --d or --clients" in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: " + message), err
+    assert "lower --reps, --d, --clients or the largest --rounds" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.fixture

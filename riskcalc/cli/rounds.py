@@ -229,9 +229,11 @@ def compare(args) -> int:
                              "--rounds (Gaussian features and noise, the federated model)")
     kw = kwargs(args)
     guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
-                  replicate_seconds(args.method, max(args.d, 1), len(kw["gamma"])),
+                  replicate_seconds(args.method, max(args.d, 1), len(kw["gamma"]),
+                                    max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),
                   f"compare {args.method} along the rounds: {args.reps} replicate(s) at d = "
-                  f"{args.d} with {len(kw['gamma'])} client(s)", "lower --reps, --d or --clients")
+                  f"{args.d} with {len(kw['gamma'])} client(s)",
+                  "lower --reps, --d, --clients or the largest --rounds")
     ftfa = ({"steps": args.steps, "step_size": args.step_size}
             if families.given(args, "steps") else None)
     pred = riskcalc.rounds_limit(args.method, **kw)
