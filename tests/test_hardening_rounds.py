@@ -83,6 +83,8 @@ API = [
     # digit, 1e-16 "the round map's spectrum reaches 0 ... move gamma off the threshold")
     (_rl(step_size=1e-15), "step_size must be >= 1e-12"),
     (_rl(step_size=1e-300, local_steps=5), "step_size must be >= 1e-12"),
+    # (was: 1e150 "Marchenko-Pastur quadrature did not converge ... lam or u too small?")
+    (_rl(step_size=1e150), "step_size must lie in (0, 1e+100]"),
     # a spectrum of the wrong kind (was: AttributeError "'str' object has no attribute ...")
     (_rl(spectrum=np.ones(3)), "spectrum must be a riskcalc.Spectrum or a SPEC string"),
     (_rl(spectrum="powerlaw:1"), "powerlaw needs the number of eigenvalues"),

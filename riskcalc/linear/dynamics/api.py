@@ -18,8 +18,8 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import (MAX_INT, METHOD_ALIASES, as_array, parameter, per_client,
-                                positive, positive_int)
+from riskcalc._validate import (MAX_INT, METHOD_ALIASES, SCALE_MAX, as_array, parameter,
+                                per_client, positive, positive_int)
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -293,7 +293,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
                          "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
-    eta = None if step_size is None else float(positive("step_size", step_size, ndim=0))
+    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
+    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
+    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
+                                                        low_open=True, high=SCALE_MAX, ndim=0))
     if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
         raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
                          f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
