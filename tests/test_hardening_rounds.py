@@ -265,3 +265,12 @@ def test_federation_signal_is_not_given_twice(federation, capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err == (f"error: --signal does not apply with --federation "
                                        f"{federation}: the file gives signal = 0.8\n")
+
+
+def test_the_logistic_refusal_names_a_nonzero_factor():
+    # was: "signal and r at most 0 times their values" (a bisection on [0, 1] cannot print
+    # the ~1e-99 that brings signal = 1e101 within the time limit)
+    with pytest.raises(ValueError, match="at most") as info:
+        riskcalc.logistic_limit(gamma=2.0, signal=1e101, r=1.0, lam=1.0)
+    factor = float(str(info.value).split("at most ")[1].split(" times")[0])
+    assert 0 < factor < 1e-95
