@@ -259,6 +259,19 @@ def test_federation_signal_is_used_along_the_rounds(federation, capsys):
     assert rows[0]["params"]["signal"] == 0.8
 
 
+def test_a_federation_too_large_for_the_rounds_is_refused_up_front(tmp_path, capsys):
+    # was: 10,000 clients ran past 60 s (200,000 too), as --clients 10000 did
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": [
+        {"gamma": 0.5 + j / 1000, "r": 0.5, "sigma": 0.5} for j in range(1001)]}))
+    argv = (f"predict fedavg --federation {path} --rounds 1 --local-steps 1 "
+            "--local-step-size 0.1").split()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (f"error: {path}: 1001 clients; at most 1000 along the "
+                                       "rounds (each client is solved, none grouped: minutes "
+                                       "beyond)\n")
+
+
 def test_federation_signal_is_not_given_twice(federation, capsys):
     argv = (f"predict fedavg --federation {federation} --rounds 1 --local-steps 1 "
             "--local-step-size 0.1 --signal 2").split()

@@ -19,8 +19,9 @@ from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
 NOT_WITH_ROUNDS = ("rho", "alpha", "route")
-#: Most identical clients of --clients M along the rounds: the rounds limits solve every client
-#: (none grouped), 5 s at M = 1000 and a failed solve after 40 s at 10^4 (measured, FedAvg).
+#: Most clients along the rounds (--clients M, --federation, --clients-file): the rounds limits
+#: solve every client (none grouped), 5 s at M = 1000 and a failed solve after 40 s at 10^4
+#: (measured, FedAvg).
 MAX_CLIENTS = 1000
 #: Methods with rounds, and what each runs.
 METHODS = {"fedavg": "FedAvg with local gradient descent",
@@ -113,6 +114,10 @@ def federation(args) -> dict:
         if any(s is not None for s in others["spectrum"]):
             raise ValueError("the rounds limits take one shared --spectrum (per-client spectra, "
                              "covariate shift: not covered)")
+        if 1 + len(others["gamma"]) > MAX_CLIENTS:
+            raise ValueError(f"{args.clients_file}: {1 + len(others['gamma'])} clients; at most "
+                             f"{MAX_CLIENTS} along the rounds (each client is solved, none "
+                             "grouped: minutes beyond)")
         return {k: [target[k]] + [float(v) for v in others[k]] for k in target}
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
                                                      maximum=MAX_INT)
