@@ -151,14 +151,14 @@ def _show(arr, bad):
     return f"{float(arr.ravel()[first])!r} (entry {first} of {arr.size})"
 
 
-def positive(name: str, value) -> np.ndarray:
-    """``value`` > 0, finite."""
-    return as_array(name, value, low=0.0, low_open=True)
+def positive(name: str, value, *, ndim: int | None = None) -> np.ndarray:
+    """``value`` > 0, finite (``ndim``: the largest rank accepted, as for ``as_array``)."""
+    return as_array(name, value, low=0.0, low_open=True, ndim=ndim)
 
 
-def nonnegative(name: str, value) -> np.ndarray:
-    """``value`` >= 0, finite."""
-    return as_array(name, value, low=0.0)
+def nonnegative(name: str, value, *, ndim: int | None = None) -> np.ndarray:
+    """``value`` >= 0, finite (``ndim``: the largest rank accepted, as for ``as_array``)."""
+    return as_array(name, value, low=0.0, ndim=ndim)
 
 
 def client_count(raw: dict) -> int:
@@ -178,6 +178,15 @@ def client_count(raw: dict) -> int:
     if m == 0:
         raise ValueError("the federation needs at least one client")
     return m
+
+
+def per_client(raw: dict) -> dict:
+    """Per-client parameters ``raw`` (name -> a number or a 1-d list of numbers, ``real``:
+    a boolean, string, complex value or matrix is refused naming the key) as float arrays of
+    one length M (``client_count``; scalars are shared by the M clients)."""
+    arrays = {k: real(k, v, ndim=1) for k, v in raw.items()}
+    m = client_count(arrays)
+    return {k: np.broadcast_to(np.ravel(v), (m,)).astype(float) for k, v in arrays.items()}
 
 
 def parameter(name: str, value, *, label: str | None = None, ndim: int | None = None):

@@ -197,7 +197,11 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     OSError
         The file cannot be opened.
     """
-    path = os.fspath(path)
+    try:
+        path = os.fsdecode(path)
+    except TypeError:
+        raise ValueError(f"{option or 'path'} must be a file path (a str or os.PathLike), got "
+                         f"{type(path).__name__}") from None
     where = f"{option} {path}" if option else str(path)
     data = load(path, where, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH,
                 what="a federation file (about 200,000 clients)",

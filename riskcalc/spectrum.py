@@ -59,6 +59,10 @@ class Spectrum:
             # A covariance matrix is not its eigenvalues (flattening it read [[1, 2], [2, 5]]
             # as the eigenvalues 1, 2, 2, 5).
             raise ValueError(_not_a_list(atoms))
+        if atoms.size > MAX_EIGENVALUES:     # before the sort that merges ties (minutes)
+            raise ValueError(f"spectrum eigenvalues: {atoms.size} given, more than "
+                             f"{MAX_EIGENVALUES:g}, the most a spectrum may have; give their "
+                             "histogram (atoms and weights) instead")
         atoms = np.atleast_1d(as_array("spectrum eigenvalue", atoms, low=EIGENVALUE_RANGE[0],
                                        high=EIGENVALUE_RANGE[1]))
         if atoms.size == 0:

@@ -323,7 +323,7 @@ def test_seeds_workers_and_cache(tmp_path):
     (dict(rounds=[3, -1]), "rounds"), (dict(rounds=1.5), "rounds"),
     (dict(step_size=0.0), "step_size"), (dict(step_size=-1.0), "step_size"),
     (dict(global_step=0.0), "global_step"), (dict(reps=1), "reps"),
-    (dict(r=[1.0, 2.0]), "r lists"), (dict(method="scaffold"), "method"),
+    (dict(r=[1.0, 2.0]), "per-client lists must have one length"), (dict(method="scaffold"), "method"),
     (dict(lam=1.0), "lam applies"), (dict(method="fedprox"), "lam"),
     (dict(step_size=5.0, local_steps=2), "does not converge"),
     (dict(measure="exact"), "measure"), (dict(weights=[1.0, -1.0, 1.0]), "weights"),

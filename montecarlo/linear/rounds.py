@@ -33,7 +33,7 @@ from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import nonnegative, positive, positive_int
+from riskcalc._validate import parameter, per_client, positive, positive_int
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
@@ -42,6 +42,26 @@ METHODS = ("fedavg", "fedprox", "pfedme")
 #: measure="auto" runs Algorithm 1 exactly given the designs when the column propagation
 #: costs at most this many flops (``rounds_propagate``), else on one sampled draw.
 AUTO_EXACT_FLOPS = 2e9
+
+
+#: Measured seconds per replicate of a 200-round curve, 10 clients at d = 1000 (module
+#: docstring), and the bookkeeping of one replicate task (85 replicates/s at d = 50).
+REPLICATE_SECONDS = {"fedavg": 3.4, "fedprox": 7.9}
+TASK_SECONDS = 0.012
+#: Algorithm 1 iterates every round up to the largest T asked: measured 55 us per round at
+#: d = 50 with one client (its column propagation, O(M d^2) per round).
+ROUND_SECONDS = 5.5e-5
+
+
+def replicate_seconds(method: str, d: int, clients: int, top_round: float = 200) -> float:
+    """Estimated seconds of one replicate of ``simulate_rounds`` (for ``--max-minutes``):
+    the measured costs of the module docstring scaled as d^3 (the decompositions) and, beyond
+    10 clients, as the number of clients; for Algorithm 1 also ``ROUND_SECONDS`` per round up
+    to ``top_round`` (FedAvg's closed form does not iterate); plus the task's bookkeeping."""
+    fedavg = method == "fedavg"
+    base = REPLICATE_SECONDS["fedavg" if fedavg else "fedprox"]
+    rounds = 0.0 if fedavg else ROUND_SECONDS * top_round * (d / 50.0) ** 2 * (clients + 1) / 2
+    return base * (d / 1000.0) ** 3 * max(clients, 10) / 10.0 + rounds + TASK_SECONDS
 
 
 # --- one replicate --------------------------------------------------------------------------
@@ -142,17 +162,15 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     method = "fedprox" if method == "pfedme" else method
-    gamma = np.atleast_1d(positive("gamma", gamma)).ravel()
+    # The limit's checks (riskcalc._validate): real numbers, 1-d lists of one length, and the
+    # one range of each parameter, so that a simulation runs exactly what rounds_limit takes.
+    vals = {k: parameter(k, v) for k, v in per_client({"gamma": gamma, "r": r,
+                                                       "sigma": sigma}).items()}
+    gamma = vals["gamma"]
     m = gamma.size
-    vals = {}
-    for name, v in (("r", r), ("sigma", sigma)):
-        arr = np.atleast_1d(nonnegative(name, v)).ravel()
-        if arr.size != m:
-            raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
-        vals[name] = arr
     d = positive_int("d", d)
     K = check_local_steps(local_steps)
-    eta = None if step_size is None else float(positive("step_size", step_size))
+    eta = None if step_size is None else float(positive("step_size", step_size, ndim=0))
     if eta is None and not np.isinf(K):
         raise ValueError("step_size (> 0) is needed with finite local_steps")
     if method == "fedavg":
@@ -160,9 +178,10 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
             raise ValueError("lam applies to fedprox (Algorithm 1) only")
         lam, default_g = None, 1.0
     else:
-        lam = float(positive("lam", lam if lam is not None else np.nan))
+        lam = float(positive("lam", lam if lam is not None else np.nan, ndim=0))
         default_g = 1.0 / lam
-    g = default_g if global_step is None else float(positive("global_step", global_step))
+    g = default_g if global_step is None else float(positive("global_step", global_step,
+                                                             ndim=0))
     if isinstance(spectrum, str):
         spectrum = Spectrum.parse(spectrum, d)
     if spectrum is not None and not spectrum.signal_is_uniform:
@@ -170,11 +189,14 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
                          "signal_weights is refused")
     s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
     n = sample_sizes({"gamma": gamma, "s": s})
+    # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
+    require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
+                   "lower d")
     p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
          np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
          client_weight_vector(weights, m))
     return dict(method=method, gamma=gamma.tolist(), r=vals["r"].tolist(),
-                sigma=vals["sigma"].tolist(), signal=float(nonnegative("signal", signal)),
+                sigma=vals["sigma"].tolist(), signal=float(parameter("signal", signal, ndim=0)),
                 rounds=check_rounds(rounds), local_steps=K, step_size=eta, global_step=g,
                 lam=lam, p=p.tolist(), s=s.tolist())
 

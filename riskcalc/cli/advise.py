@@ -21,11 +21,15 @@ import warnings
 
 import numpy as np
 
+from riskcalc._validate import positive_int
 from riskcalc.cli import COMMANDS, advise_intervals, families, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
 #: Largest federation whose per-client risks the text table prints inline.
 PER_CLIENT_MAX = 10
+#: Largest --rounds: every round up to T is evaluated, for each K (3000 rounds are about the
+#: most ``riskcalc.rounds_limit`` evaluates in one curve, its ``MAX_ROUND_CELLS``).
+MAX_ROUNDS = 3000
 #: Candidates tied with the recommended one that the text names.
 TIES_SHOWN = 6
 #: Quantiles of the per-client risks in the summary table.
@@ -123,9 +127,14 @@ def run(args) -> int:
 
     # '' names no pipeline, as ',,,' does: an error, as is a name given twice.
     methods = None if args.methods is None else list(pipelines(args.methods))
+    if args.rounds is not None:     # checked before the work, not after every other pipeline
+        positive_int("--rounds", args.rounds, maximum=MAX_ROUNDS)
     fed, est, names, signal = read_federation(args)
     if args.rounds is not None and families.given(args, "signal"):
         signal = args.signal
+    if args.rounds is not None and signal is None:
+        raise ValueError("--rounds: FedAvg along the rounds starts at w = 0, so its risk needs "
+                         "||theta_0||: give --signal (the federation file gives no signal)")
     start = time.process_time()
     result = _solve(args, fed, methods, (args.rounds, signal))
     intervals = advise_intervals.compute(args, est, result, time.process_time() - start)

@@ -87,12 +87,19 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     args.clients_file = ff.path
     args._others = others
     unused = ()
+    # Along the rounds the linear model uses ||theta_0|| (--signal): the file's, when it gives it.
+    signal_used = family == "linear" and getattr(args, "rounds", None) is not None
+    if signal_used and ff.signal is not None:
+        if getattr(args, "signal", None) is not None:
+            raise ValueError(f"--signal does not apply with {ff.where}: the file gives "
+                             f"signal = {ff.signal:g}")
+        args.signal = ff.signal
     if family == "linear":
         import riskcalc
 
         info = riskcalc.get_method(args.method)
         unused = tuple(k for k in ("r", "rho") if k not in info.parameters)
-    for note in ff.notes(family, unused):
+    for note in ff.notes(family, unused, signal_used=signal_used):
         # A warning: written after the output, and not at all when the command fails.
         warnings.warn(note, stacklevel=2)
 

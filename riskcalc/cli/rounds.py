@@ -16,11 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
+from riskcalc._validate import MAX_INT, positive_int
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
 NOT_WITH_ROUNDS = ("rho", "alpha", "route")
+#: Most clients along the rounds (--clients M, --federation, --clients-file): the rounds limits
+#: solve every client (none grouped), 5 s at M = 1000 and a failed solve after 40 s at 10^4
+#: (measured, FedAvg).
+MAX_CLIENTS = 1000
 #: Methods with rounds, and what each runs.
 METHODS = {"fedavg": "FedAvg with local gradient descent",
            "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)",
@@ -57,9 +62,9 @@ def parse_rounds(text: str) -> list:
         if item.lower() == "inf":
             out.append(np.inf)
             continue
-        if not (item.isascii() and item.isdigit()):
-            raise ValueError(f"--rounds takes integers >= 0 and inf, comma-separated; got "
-                             f"{item!r}")
+        if not (item.isascii() and item.isdigit()) or int(item) > MAX_INT:
+            raise ValueError(f"--rounds takes integers in 0..{MAX_INT} (2^53) and inf, "
+                             f"comma-separated; got {item[:40]!r}")
         out.append(int(item))
     return out
 
@@ -69,8 +74,9 @@ def parse_local_steps(text: str):
     text = str(text).strip()
     if text.lower() == "inf":
         return np.inf
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ValueError(f"--local-steps must be an integer >= 1 or inf; got {text!r}")
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_INT:
+        raise ValueError(f"--local-steps must be an integer in 1..{MAX_INT} (2^53) or inf; "
+                         f"got {text[:40]!r}")
     return int(text)
 
 
@@ -122,10 +128,16 @@ def federation(args) -> dict:
         if any(s is not None for s in others["spectrum"]):
             raise ValueError("the rounds limits take one shared --spectrum (per-client spectra, "
                              "covariate shift: not covered)")
+        if 1 + len(others["gamma"]) > MAX_CLIENTS:
+            raise ValueError(f"{args.clients_file}: {1 + len(others['gamma'])} clients; at most "
+                             f"{MAX_CLIENTS} along the rounds (each client is solved, none "
+                             "grouped: minutes beyond)")
         return {k: [target[k]] + [float(v) for v in others[k]] for k in target}
-    m = 1 if args.clients is None else int(args.clients)
-    if m < 1:
-        raise ValueError(f"--clients must be >= 1, got {m}")
+    m = 1 if args.clients is None else positive_int("--clients", args.clients,
+                                                     maximum=MAX_INT)
+    if m > MAX_CLIENTS:
+        raise ValueError(f"--clients {m}: at most {MAX_CLIENTS} identical clients along the "
+                         "rounds (each client is solved, none grouped: minutes beyond)")
     return {k: [v] * m for k, v in target.items()}
 
 
@@ -253,7 +265,7 @@ def compare(args) -> int:
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
     (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
     same replicates."""
-    from montecarlo.linear.rounds import simulate_rounds
+    from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
 
     check(args, "compare")
     for dest in ("measure", "eigvecs", "features", "noise", "df", "scheduler"):
@@ -261,6 +273,12 @@ def compare(args) -> int:
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
     kw = kwargs(args)
+    guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
+                  replicate_seconds(rounds_method(args), max(args.d, 1), len(kw["gamma"]),
+                                    max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),
+                  f"compare {args.method} along the rounds: {args.reps} replicate(s) at d = "
+                  f"{args.d} with {len(kw['gamma'])} client(s)",
+                  "lower --reps, --d, --clients or the largest --rounds")
     ftfa = personalization(args)        # FTFA or RTFA after round T
     pred = riskcalc.rounds_limit(rounds_method(args), **kw)
     pers = None if ftfa is None else pred.personalized_risk(**ftfa)

@@ -116,11 +116,13 @@ def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:
         return
     advice = f"raise max_seconds (the keyword of the Python call; now {limit:g})"
     if estimate_at is not None and estimate_at(0.0) <= limit:
-        lo, hi = 0.0, 1.0
-        for _ in range(40):
+        # Bisection on log10 of the factor: for signal = 1e101 it is ~1e-101, which a
+        # bisection on [0, 1] printed as "at most 0 times".
+        lo, hi = -300.0, 0.0
+        for _ in range(60):
             mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if estimate_at(mid) <= limit else (lo, mid)
-        advice = (f"signal and r at most {lo:.3g} times their values (||w_i|| below "
+            lo, hi = (mid, hi) if estimate_at(10.0 ** mid) <= limit else (lo, mid)
+        advice = (f"signal and r at most {10.0 ** lo:.3g} times their values (||w_i|| below "
                   f"{GH_REACH:g} keeps every rule Gauss-Hermite: milliseconds), or " + advice)
     raise ValueError(f"{what}: estimated at {seconds:.3g} s of quadrature (large norms "
                      f"need Gauss-Legendre panels; riskcalc.logistic.work), over the limit "

@@ -11,12 +11,15 @@ refused with a message saying so).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from riskcalc import solvers
-from riskcalc._validate import METHOD_ALIASES, as_array, client_count, nonnegative, positive
+from riskcalc.errors import SolverError
+from riskcalc._validate import (MAX_INT, METHOD_ALIASES, SCALE_MAX, as_array, parameter,
+                                per_client, positive, positive_int)
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -103,29 +106,53 @@ class RoundsLimit:
 
 
 def _per_client(gamma, r, sigma):
-    raw = {"gamma": gamma, "r": r, "sigma": sigma}
-    m = client_count(raw)
-    vals = {k: np.broadcast_to(np.ravel(np.asarray(v, float)) if np.ndim(v) else
-                               np.asarray(v, float), (m,)).astype(float)
-            for k, v in raw.items()}
-    return (positive("gamma", vals["gamma"]), nonnegative("r", vals["r"]),
-            nonnegative("sigma", vals["sigma"]))
+    vals = per_client({"gamma": gamma, "r": r, "sigma": sigma})
+    return tuple(parameter(k, vals[k]) for k in ("gamma", "r", "sigma"))
+
+
+#: Most cells (rounds asked) x (contour nodes) of one curve: each T is a row over the contour,
+#: whose nodes grow as 2 max(T) + 16 (``fedavg._contour``, at most ``MAX_NODES``). Measured
+#: (FedAvg, M = 1, a loaded 2-core machine): 4000 rounds up to T = 4000, 8.6e6 cells, 18 s;
+#: 10^6 rounds asked for 32 GiB. Checked before any solve, on max(T) (the contour may stop
+#: short of it when the iteration settles sooner).
+MAX_ROUND_CELLS = 1e7
+
+
+def _check_work(count: int, top: float, name: str = "rounds",
+                advice: str = "ask for fewer rounds, e.g. every 10th T of the range") -> None:
+    """ValueError naming ``name`` when ``count`` rounds up to T = ``top`` exceed
+    ``MAX_ROUND_CELLS``."""
+    from riskcalc.linear.dynamics.fedavg import MAX_NODES
+
+    cells = count * (min(top, MAX_NODES // 2) + 8)
+    if cells > MAX_ROUND_CELLS:
+        raise ValueError(f"{name}: {count} rounds up to T = {top:.0f} cost {cells:.3g} contour "
+                         f"evaluations (more than {MAX_ROUND_CELLS:.0g}: minutes and gigabytes); "
+                         f"{advice}")
 
 
 def _rounds(rounds):
-    arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True)).ravel()
+    arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True, ndim=1)).ravel()
     fin = np.isfinite(arr)
-    if arr.size == 0 or np.any(arr[fin] != np.round(arr[fin])):
-        raise ValueError(f"rounds must be integers >= 0 or numpy.inf, got {rounds!r}")
+    if arr.size == 0 or np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
+        raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
+                         f"{rounds!r}"[:200])
+    _check_work(arr.size, arr[fin].max(initial=0.0))
     return arr
 
 
 def _local_steps(local_steps):
     K = as_array("local_steps", local_steps, low=1.0, allow_inf=True)
-    if K.ndim or (np.isfinite(K) and K != np.round(K)):
-        raise ValueError(f"local_steps must be one integer >= 1 or numpy.inf, got "
-                         f"{local_steps!r}")
+    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT)):
+        raise ValueError(f"local_steps must be one integer in 1..{MAX_INT} (2^53) or numpy.inf, "
+                         f"got {local_steps!r}")
     return float(K) if np.isinf(K) else int(K)
+
+
+#: Smallest local step size with finite local_steps: below it 1 - (1 - step_size s)^K loses
+#: its digits to rounding (measured, FedAvg M = 1, T = 1: exact to 1e-16 down to 1e-14, wrong
+#: in the 5th digit at 1e-15, and below that a refusal blaming gamma).
+MIN_STEP_SIZE = 1e-12
 
 
 #: Most local steps solved as such: the exact route sums over the K roots of the local filter
@@ -149,6 +176,17 @@ def _effective_steps(K, eta: float, gam):
                      "spectrum near 0, where (1 - step_size s)^K stays near 1) cost minutes "
                      "per curve here; give local_steps <= "
                      f"{MAX_LOCAL_STEPS}, or numpy.inf for the exact local solve")
+
+
+@contextmanager
+def _beyond_floats():
+    """An OverflowError of the curves' arithmetic (Algorithm 1 at global_step 1e100: a contour
+    of infinitely many nodes) as the SolverError that names what to lower, not a traceback."""
+    try:
+        yield
+    except OverflowError as exc:
+        raise SolverError(f"rounds limit: {exc} (the round map's spectrum is beyond floating "
+                          "point reach; lower global_step or step_size)") from None
 
 
 def _weights(weights, gam):
@@ -235,12 +273,19 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
+    if isinstance(spectrum, str):
+        from riskcalc.spectrum import Spectrum
+
+        spectrum = Spectrum.parse(spectrum)
+    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
+        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
+                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
     shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
     if shared and not spectrum.signal_is_uniform:
         raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
                          "with signal_weights is not covered)")
     gam, rr, sig = _per_client(gamma, r, sigma)
-    s = float(nonnegative("signal", signal))
+    s = float(parameter("signal", signal, ndim=0))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
     if shared and (name != "fedavg" or K != 1):
@@ -248,19 +293,28 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
                          "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
-    eta = None if step_size is None else float(positive("step_size", step_size))
+    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
+    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
+    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
+                                                        low_open=True, high=SCALE_MAX, ndim=0))
+    if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
+        raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
+                         f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
+                         "to rounding (the curve would be silently wrong)")
     if name == "pfedme":
         if lam is None:
             raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
-        lam = float(positive("lam", lam))
+        lam = float(positive("lam", lam, ndim=0))
         if np.isfinite(K) and eta is None:
             raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
                              "> 0 (its local gradient step eta)")
-        g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
+        g = 1.0 / lam if global_step is None else float(positive("global_step", global_step,
+                                                                 ndim=0))
     else:
         if lam is not None:
             raise ValueError("method fedavg does not take lam")
-        g = 1.0 if global_step is None else float(positive("global_step", global_step))
+        g = 1.0 if global_step is None else float(positive("global_step", global_step,
+                                                           ndim=0))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
         if np.isfinite(K) and K >= 2 and np.any(eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
@@ -270,7 +324,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                              "rounds limits need stable local steps when local_steps >= 2")
     from riskcalc.linear.dynamics import ROUTES
 
-    with solvers.record() as diagnostics:
+    with solvers.record() as diagnostics, _beyond_floats():
         if name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme":
@@ -362,7 +416,7 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
     ValueError
         For eps <= 0, an unknown ``of``, or when eps is not reached within ``max_rounds``.
     """
-    eps = float(positive("eps", eps))
+    eps = float(positive("eps", eps, ndim=0))
     if of not in ("risk", "best", "distance"):
         raise ValueError(f"of must be 'risk', 'best' or 'distance'; got {of!r}")
     curve, values = _curve(method, "target", target, max_rounds, kwargs,
@@ -383,14 +437,16 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
 def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):
     if objective not in ("target", "mean", "worst"):
         raise ValueError(f"objective must be 'target', 'mean' or 'worst'; got {objective!r}")
-    if isinstance(max_rounds, bool) or not float(max_rounds) == int(max_rounds) or max_rounds < 0:
-        raise ValueError(f"max_rounds must be an integer >= 0, got {max_rounds!r}")
+    max_rounds = positive_int("max_rounds", max_rounds, minimum=0)
     if "rounds" in kwargs:
         raise ValueError("rounds is chosen here; give max_rounds")
-    rounds = list(range(int(max_rounds) + 1)) + ([np.inf] if extra_inf else [])
+    target = positive_int("target", target, minimum=0)
+    _check_work(max_rounds + 1 + extra_inf, max_rounds, f"max_rounds = {max_rounds}",
+                "give max_rounds <= 3000")      # before the list is built
+    rounds = list(range(max_rounds + 1)) + ([np.inf] if extra_inf else [])
     curve = rounds_limit(method, rounds=rounds, **kwargs)
     m = curve.risk.shape[0]
-    if not (isinstance(target, (int, np.integer)) and 0 <= target < m):
+    if target >= m:
         raise ValueError(f"target must be a client index in 0..{m - 1}, got {target!r}")
     values = {"target": curve.risk[target], "mean": curve.risk.mean(axis=0),
               "worst": curve.risk.max(axis=0)}[objective]

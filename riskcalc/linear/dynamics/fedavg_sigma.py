@@ -318,7 +318,9 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
                 + one(F, -(e * delta) / eta) @ (wv * eta ** 2))
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    bias[:, big], var[:, big] = np.inf, np.where(var[:, big] > 0, np.inf, 0.0)
+    # Overflowed rounds: the variance is inf with any noise (its computed value there is
+    # the overflow's NaN or 0, not a sign of it), else 0.
+    bias[:, big], var[:, big] = np.inf, np.inf if np.any(wv > 0) else 0.0
     dist = np.where(big, np.inf, dist)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
     if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)) \

@@ -40,7 +40,7 @@ def personalization_filter(steps=None, step_size=None, lam=None):
     if lam is not None:
         if steps is not None or step_size is not None:
             raise ValueError("give steps and step_size (FTFA) or lam (RTFA), not both")
-        lam = float(positive("lam", lam))
+        lam = float(positive("lam", lam, ndim=0))
         return (lambda s: s / (s + lam)), {"personalization": "rtfa", "lam": lam}
     if steps is None or step_size is None:
         raise ValueError("personalization needs steps and step_size (FTFA: k gradient steps "
@@ -48,7 +48,7 @@ def personalization_filter(steps=None, step_size=None, lam=None):
     k = as_array("steps", steps, low=0.0)
     if k.ndim or k != np.round(k) or k > 1e6:
         raise ValueError(f"steps must be one integer in 0..1e6, got {steps!r}")
-    eta, k = float(positive("step_size", step_size)), int(k)
+    eta, k = float(positive("step_size", step_size, ndim=0)), int(k)
     return ((lambda s: 1.0 - (1.0 - eta * s) ** k),
             {"personalization": "ftfa", "steps": k, "step_size": eta})
 

@@ -124,10 +124,11 @@ def check_weights(weights) -> str:
 
 def client_weight_vector(weights, m: int) -> np.ndarray:
     """Explicit client weights: M positive finite numbers, returned normalized to sum one."""
-    p = np.ravel(np.asarray(as_array("weights", weights, low=0.0, low_open=True), float))
+    p = np.ravel(as_array("weights", weights, low=0.0, low_open=True, ndim=1))
     if p.size != m:
         raise ValueError(f"weights must name one of {', '.join(WEIGHTS)} or give one positive "
                          f"number per client ({m}); got {p.size}")
+    p = p / p.max()          # first: a sum of weights near 1e308 would overflow to inf
     return p / p.sum()
 
 
