@@ -82,9 +82,12 @@ def contraction(a, b, g):
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
 
 
-def _contour(a, b, g, rho, t_max_rounds, shrink=1.0):
+def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
-    < 1 gives a second, inner ellipse (the two-point functions of ``local_models``)."""
+    < 1 gives a second, inner ellipse (the two-point functions of ``local_models``);
+    ``degree`` times T_max is the integrands' polynomial degree in z (2 here: squares of
+    degree-T polynomials; 1 for the double contours of ``algorithm1_curves``, one power of
+    degree T per variable): N = max(degree T_max + 16, 40 / t)."""
     c0 = 0.5 * (a + b)
     h = max(0.5 * (b - a), 1e-3 * b)    # a point spectrum: a small ellipse
     t_zero = np.arccosh(c0 / h)           # the ellipse through 0
@@ -97,7 +100,7 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0):
         ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
         t = ts[np.argmax(ok)] if ok.any() else ts[-1]
     t = t * shrink
-    n = int(max(2 * t_max_rounds + 16, np.ceil(40.0 / t)))
+    n = int(max(degree * t_max_rounds + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
         raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}); the "
