@@ -90,8 +90,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_rate import (PsiLaws, contraction as rate,
-                                                      fast_contraction, mp_rule)
+from riskcalc.linear.dynamics.algorithm1_fold import mp_rule
+from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
@@ -308,11 +308,9 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
         G23 = G1 + Yt.sum(axis=0)
         beta = (Xt - G12) / G2                                         # (M, N2)
         gam_ = (Yt - G23[None, :]) / G1                                # (M, N1)
-        EX = two(i1, x2 * i2)
-        EY = two(x1 * i1, i2)
-        EXY = two(x1 * i1, x2 * i2)
-        C = (gam_[:, :, None] * beta[:, None, :] * Kk - beta[:, None, :] * EY
-             - gam_[:, :, None] * EX + EXY)
+        xb = (x2 - beta[:, :, None]) * i2                        # (X_k - beta_k) / A_k2
+        yg = (x1 - gam_[:, :, None]) * i1                        # (Y_k - gamma_k) / A_k1
+        C = two(yg, xb)     # beta gamma K - beta E[Y/(A1 A2)] - gamma E[X/(A1 A2)] + E[XY/..]
         gg = G1[:, None] * G2[None, :]
         G13 = (np.sum(C / Kk, axis=0) - (M - 1) * G23[:, None] * G12[None, :] / gg) / Q
         # One-point: (g lam) tau(Gc d_i S_i) = E_i[d_i s / A_i].
@@ -367,23 +365,21 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
             rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
             rho2 = 1.0 / (z2[None, :, None] - laws.a[:, None, :])
             cr1, cr2 = c * rho1, c * rho2
-            xb = (x2 - beta[:, :, None]) * i2                    # (X_i - beta_i) / A_i2
-            yg = (x1 - gam_[:, :, None]) * i1                    # (Y_i - gamma_i) / A_i1
             Li = two(cr1 * i1, cr2 * i2)                         # E_i[J / (A1 A2)]
             delta = (C - G13[None]) / Kk
-            theta = (two(rho1, rho2) + (two(cr1, rho2 * xb) + two(cr1 * yg, rho2)) / g
+            # E[rho1 rho2] + (E[cr1 rho2 xb] + E[cr1 yg rho2]) / g + E[cr1 yg cr2 xb] / g^2
+            theta = (two(rho1 + cr1 * yg / g, rho2) + two(cr1, rho2 * xb) / g
                      + (two(cr1 * yg, cr2 * xb) - delta * Li) / g ** 2)
             G12d = (Li / Kk) / Q                                  # corner of the 2 x 2 problem
+            # E[J X_i / (A1 A2)]'s four terms E[cr1 cr2 F (1 + d1/A1)(1 + d2/A2)] in one.
+            u1, u2 = cr1 * (1.0 + d1 * i1), cr2 * (1.0 + d2 * i2)
             parts = []
             for F, H, coef in ((s ** 2, Hr, r ** 2), (s, Hs, sigma ** 2 * gam)):
-                Fc = F[:, None, :]
                 Ex = H / Kk                                       # E_k[X_k / (A1 A2)] / K_k
-                f = (two(cr1, cr2 * Fc) + two(cr1, cr2 * d2 * Fc * i2)
-                     + two(cr1 * d1 * Fc * i1, cr2) + two(cr1 * d1 * i1, cr2 * d2 * Fc * i2)
-                     - Li * Ex)
+                f = two(u1, u2 * F[:, None, :]) - Li * Ex
                 parts.append(f * coef[:, None, None]
                              + G12d * np.einsum("mkl,m->kl", Ex, coef)[None])
-            one = laws.expect(cr1 * s[:, None, :] * (1.0 + d1 * i1))     # (M, N1)
+            one = laws.expect(u1 * s[:, None, :])                         # (M, N1)
             own_cross = ((P1 * w1) @ one.T).imag                          # (nT, M)
             lb = (signal ** 2 * double(pw1, pw2, theta) + double(P1, P2, parts[0])
                   - 2.0 * r ** 2 * own_cross + r ** 2).T
