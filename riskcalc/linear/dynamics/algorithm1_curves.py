@@ -201,8 +201,8 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
     c0 = 1.0 - c0x
     theta, nodes = _ellipse(c0, h, t, n)
     gl = g * lam
-    t_far = max(np.arcsinh(20.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
-    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
+    t_far = max(np.arcsinh(8.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
+    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.25 * t]
     path.append(t)
     q = Q_START
     while q <= Q_MAX:
