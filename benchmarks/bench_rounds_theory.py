@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[1]))
+ROOT = __import__('pathlib').Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 SETUP = ("import numpy as np, riskcalc; gam = np.linspace(0.4, 3.0, 10); "
          "kw = dict(gamma=gam, r=np.linspace(0.1, 0.6, 10), sigma=np.linspace(0.3, 1.0, 10), "
@@ -35,7 +36,7 @@ def fresh(stmt):
     code = (f"import time; t0 = time.process_time(); {SETUP}; t1 = time.process_time(); "
             f"{stmt}; print(time.process_time() - t1, t1 - t0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+                         check=True, cwd=ROOT).stdout.split()    # this tree's riskcalc
     return float(out[0]), float(out[1])
 
 
