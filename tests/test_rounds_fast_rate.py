@@ -1,8 +1,9 @@
-"""The fast route of Algorithm 1's curves (issue 29, "Speed"): the extreme eigenvalues of the
-round map by the fold of the real subordination branch (``algorithm1_rate.fast_contraction``)
-against the edge equation of the old route solved with the exact partial fractions
-(``PsiLaws``, no quadrature), and the double contours with T_max + 16 nodes against
-FedAvg's 2 T_max + 16."""
+"""The fast routes of the rounds limits (issue 29, "Speed"): the extreme eigenvalues of
+Algorithm 1's round map by the fold of the real subordination branch
+(``algorithm1_rate.fast_contraction``) against the edge equation of the old route solved with
+the exact partial fractions (``PsiLaws``, no quadrature); FedAvg's (and the exact prox's) edges
+by the same fold (``fedavg.edges``) against the scans of ``subordination.edges``; and the double
+contours with T_max + 16 nodes against FedAvg's 2 T_max + 16."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ import riskcalc
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1_curves import QuadPsiLaws
 from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, fast_contraction
+from riskcalc.linear.dynamics.client_laws import ClientLaws
+from riskcalc.linear.dynamics.fedavg import edges
+from riskcalc.linear.dynamics.prox_laws import ProxLaws
 
 # (gamma, weights, lam, K, g, eta as a fraction of 1 / (L + lam)): three clients with atoms
 # at 0 (gamma > 1); a negative bottom (g lam > 1) at Thm 2's largest step; pooled samples
@@ -74,3 +78,16 @@ def test_half_the_contour_nodes_change_nothing(monkeypatch):
     for name in ("global_risk", "risk", "distance_to_fixed_point"):
         np.testing.assert_allclose(getattr(few, name), getattr(many, name), rtol=1e-11,
                                    atol=1e-13)
+
+
+@pytest.mark.parametrize("laws", [
+    ClientLaws(np.linspace(0.4, 3.0, 10), np.full(10, 0.1), 0.1, 10),
+    ClientLaws(np.array([0.5, 2.0, 1.5]), np.array([0.3, 0.3, 0.4]), 0.2, 1),
+    ClientLaws(np.array([2.0, 3.0, 1.2]), np.array([0.3, 0.3, 0.4]), 0.1, 50),
+    ClientLaws(np.array([3.0, 4.0]), np.array([0.2, 0.8]), 1.0, 1),     # atom: the gap branch
+    ClientLaws(np.array([0.3, 0.8]), np.array([0.5, 0.5]), 0.3, np.inf),  # point masses
+    ProxLaws(np.array([0.3, 0.5, 0.7, 0.9]), np.full(4, 0.25), 0.1)], ids=range(6))
+def test_fedavg_edges_by_the_fold_are_the_scans(laws):
+    """The round map's edges by the fold (where it applies; the scans where it does not) equal
+    ``subordination.edges``' scan-and-refine to 1e-12."""
+    np.testing.assert_allclose(edges(laws), subordination.edges(laws), rtol=1e-12, atol=0)

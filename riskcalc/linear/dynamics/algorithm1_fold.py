@@ -22,7 +22,9 @@ M + 1 scalar unknowns and a few dozen points replace the old route's root findin
 full edge scan of the free sum at every step. The client laws are the discrete ``mp_rule``
 measures, doubled until both edges agree to ``algorithm1_rate.FOLD_TOL``;
 ``algorithm1_rate.contraction`` (the old route) stays as the fallback and as the independent
-check in the tests. M = 1 has no fold (the edge is that of one law): the old route.
+check in the tests. M = 1 has no fold (the edge is that of one law): the old route. With laws
+that do not depend on z and g lam = 1 (zeta(z) = z, b_j = 0, dz/dF = C) the same fold is an edge
+of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the exact prox's).
 """
 
 from __future__ import annotations
@@ -72,13 +74,27 @@ class RuleLaws:
         w2 = w1 / (omega[:, None] - d)
         return w1.sum(axis=1), -w2.sum(axis=1), (w2 * dd).sum(axis=1)
 
+    def moments(self, z):
+        """Mean and variance of every d_j at z (the far start of ``fold``)."""
+        d, _ = self.at(z)
+        mean = np.sum(self.w * d, axis=1)
+        return mean, np.sum(self.w * d * d, axis=1) - mean ** 2
+
+    def outside(self, omega, z, sign):
+        """Whether every omega_j lies beyond (``sign``) every node of its law, and, at the top,
+        z above every a(s) (where psi_z is finite and decreasing in z)."""
+        d, _ = self.at(z)
+        ext = np.where(self.node, sign * d, -np.inf).max(axis=1)
+        ok = np.all(sign * omega > ext)
+        return ok and (sign < 0 or z > np.where(self.node, self.a, -np.inf).max())
+
 
 def _branch_point(law, gl, sign, F, omega, z):
     """The real solution (omega, z) of 1 / G_j(omega_j; z) = F, sum_j omega_j - (M - 1) F =
     zeta(z) by Newton's method from (omega, z); with C = sum_j 1 / e_j - (M - 1) and
     D = 1 / (g lam) + sum_j b_j / e_j (e_j, b_j the derivatives of 1 / G_j in omega_j and z),
     dz/dF = C / D. None if Newton fails or the point is off the physical branch (omega_j
-    beyond every node, on the side ``sign``, G_j of that sign, e_j > 0)."""
+    beyond its law, ``law.outside``, G_j of the sign ``sign``, e_j > 0)."""
     M = law.M
     polish = False
     for _ in range(40):
@@ -102,12 +118,7 @@ def _branch_point(law, gl, sign, F, omega, z):
     with np.errstate(all="ignore"):
         G, G1, Gz = law.terms(omega, z)
         e, b = -G1 / G ** 2, -Gz / G ** 2
-        d, _ = law.at(z)
-    ext = np.where(law.node, sign * d, -np.inf).max(axis=1)
-    off = sign * omega <= ext
-    if sign > 0:   # above every a(s), where psi_z is finite and decreasing in z
-        off |= z <= np.where(law.node, law.a, -np.inf).max()
-    if np.any(off) or np.any(~(e > 0)) or np.any(~(sign * G > 0)):
+    if not law.outside(omega, z, sign) or np.any(~(e > 0)) or np.any(~(sign * G > 0)):
         return None
     return {"F": F, "omega": omega, "z": z, "C": float(np.sum(1.0 / e) - (M - 1)),
             "D": float(1.0 / gl + np.sum(b / e)), "e": e, "b": b}
@@ -117,13 +128,11 @@ def fold(law, gl, sign, z_stop=None):
     """The top (``sign`` = 1) or bottom (-1) eigenvalue of Algorithm 1's round map for the
     client laws ``law`` (``RuleLaws``): the fold of the real branch of the subordination
     equations (module docstring); None when the bottom branch passes ``z_stop``
-    before it folds."""
-    M = law.M
+    before it folds. With laws that do not depend on z and g lam = 1, zeta(z) = z and the fold
+    is an edge of the free sum of the laws itself (``fedavg``'s round map)."""
     z = max(2.0, 1.0 + 19.0 * gl) if sign > 0 else 1.0 - 21.0 * gl    # zeta(z) = +-20
     zeta = (z - 1.0 + gl) / gl
-    d, _ = law.at(z)
-    mean = np.sum(law.w * d, axis=1)
-    var = np.sum(law.w * d * d, axis=1) - mean ** 2
+    mean, var = law.moments(z)
     F = zeta - mean.sum() - var.sum() / (zeta - mean.sum())
     omega = zeta - (mean.sum() - mean) - (var.sum() - var) / (zeta - mean.sum())
     good = _branch_point(law, gl, sign, F, omega, z)
