@@ -91,3 +91,12 @@ def test_fedavg_edges_by_the_fold_are_the_scans(laws):
     """The round map's edges by the fold (where it applies; the scans where it does not) equal
     ``subordination.edges``' scan-and-refine to 1e-12."""
     np.testing.assert_allclose(edges(laws), subordination.edges(laws), rtol=1e-12, atol=0)
+
+
+def test_exact_local_solves_need_no_step_size():
+    """FedAvg with local_steps = inf ignores the step size, so it may be left out (it raised a
+    TypeError in the client laws)."""
+    kw = dict(gamma=[0.3, 0.8], r=[0.3, 0.6], sigma=[0.4, 0.6], signal=1.0,
+              local_steps=np.inf, rounds=[0, 1, 3, np.inf])
+    np.testing.assert_array_equal(riskcalc.rounds_limit("fedavg", **kw).local_risk,
+                                  riskcalc.rounds_limit("fedavg", step_size=0.3, **kw).local_risk)
