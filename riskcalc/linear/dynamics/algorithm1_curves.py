@@ -113,7 +113,7 @@ class NodeLaws:
         self.s, self.w = mp_rule(gamma, n)
         self.a = (1.0 - eta * (self.s + lam)) ** K
         self.c = (1.0 - self.a) / (self.s + lam)
-        far = self.p[:, None] * lam * self.c         # d_j at z = infinity
+        self.far = far = self.p[:, None] * lam * self.c         # d_j at z = infinity
         self.mean = np.sum(self.w * far, axis=1)
         # (K = 1: c = eta, a constant law, whose variance must not round below 0)
         self.var = np.maximum(np.sum(self.w * far ** 2, axis=1) - self.mean ** 2, 0.0)
@@ -132,8 +132,7 @@ class NodeLaws:
     def d(self, z):
         """d_j(z; s) at the nodes z (N,): (M, N, Q)."""
         z = np.asarray(z)[None, :, None]
-        return self.p[:, None, None] * self.lam * z * self.c[:, None, :] / (
-            z - self.a[:, None, :])
+        return self.far[:, None, :] * (z / (z - self.a[:, None, :]))
 
     def m(self, z):
         """m_j(z; s) = a / (z - a): (M, N, Q)."""
@@ -142,12 +141,17 @@ class NodeLaws:
 
     def expect(self, f):
         """E_j[f] over the last axis (M, ..., Q) -> (M, ...)."""
+        if f.ndim == 3:     # a matrix-vector product per client (BLAS, no temporary)
+            return np.matmul(f, self.w[:, :, None].astype(f.dtype))[..., 0]
         w = self.w.reshape(self.w.shape[:1] + (1,) * (f.ndim - 2) + self.w.shape[1:])
         return np.sum(f * w, axis=-1)
 
     def cauchy(self, omega):
-        inv = 1.0 / (omega[..., None] - self._dz)
-        return self.expect(inv), -self.expect(inv * inv)
+        inv = omega[..., None] - self._dz
+        np.reciprocal(inv, out=inv)
+        E0 = self.expect(inv)
+        np.multiply(inv, inv, out=inv)
+        return E0, -self.expect(inv)
 
 
 class QuadPsiLaws(PsiLaws):
