@@ -343,7 +343,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
         bias_data = double(P1, P2, np.sum(data_r, axis=0)) / lam ** 2
         variance = double(P1, P2, var_fun) / lam ** 2
         cross = ((P1 * w1) @ own.T).imag / lam                          # (nT, M)
-        distance = (signal ** 2 * double(pw1, pw2, G13) / gl ** 2
+        distance = (theta_part
                     + double(dist1, dist2, np.sum(data_r + data_s, axis=0)) / lam ** 2)
     bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
         + (r ** 2)[:, None]

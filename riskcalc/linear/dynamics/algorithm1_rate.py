@@ -246,8 +246,8 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     clients, Sigma = I, limit d / n_j -> gamma_j, M fixed. Derived here
     (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
     condition, the round map is similar to a symmetric one, and its extreme eigenvalues are
-    roots of a free-probability edge equation). The curves along the rounds for finite K are not
-    covered yet (``rounds_limit`` refuses them).
+    roots of a free-probability edge equation, found as folds: ``algorithm1_fold``). The curves
+    along the rounds: ``rounds_limit("pfedme", local_steps=K)``.
 
     Parameters
     ----------
