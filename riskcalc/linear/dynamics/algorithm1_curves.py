@@ -74,7 +74,14 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    doubles until the subordination equations hold to 1e-11 with a rule of twice as many nodes.
    Contours: ellipses around [min(bottom, 0), top] with 0.7 times the parameter inside
    (``fedavg._contour`` in the variable 1 - z, which keeps z = 1 outside and bounds the
-   amplification of rounding by z^T).
+   amplification of rounding by z^T), with N = max(T_max + 16, 40 / t) nodes each, half of
+   FedAvg's 2 T_max + 16: in each variable the integrand is z^T or P_T(z) (degree <= T_max)
+   times a function analytic outside the spectrum and O(1 / z) at infinity, times dz. In the
+   Joukowski variable u of the ellipse (|u| = e^t on the contour, the spectrum at |u| = 1) its
+   part growing at infinity is a polynomial of degree <= T_max in u, which the N-point
+   trapezoid rule integrates exactly once N > T_max + 1; the rest is analytic for |u| > 1 and
+   aliases at order e^{-N t} <= e^{-40} (T = inf: 1 / (1 - z) is analytic out to the ellipse
+   through z = 1, twice the parameter). The tests compare with 2 T_max + 16 nodes.
 """
 
 from __future__ import annotations
@@ -83,7 +90,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate
+from riskcalc.linear.dynamics.algorithm1_fold import mp_rule
+from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
@@ -96,21 +104,6 @@ EDGE_RULE = 256
 EXACT_EDGE_STEPS = 20
 
 
-def mp_rule(gamma, n):
-    """Nodes s (M, n + 1) and weights (M, n + 1) of a discrete measure integrating F analytic
-    near the Marchenko-Pastur support like ``mp_quadrature.mp_expect``'s Gauss-Chebyshev rule
-    of n nodes: tau(F) = F(0) + sum_q w_q (F(x_q) - F(0)) / x_q ..., the atom at 0 the first
-    node (its weight 1 - sum of the others)."""
-    gamma = np.asarray(gamma, float)[:, None]
-    c = np.minimum(gamma, 1.0 / gamma)
-    scale = np.maximum(gamma, 1.0)
-    k = np.arange(1, n + 1) * (np.pi / (n + 1))
-    s = (1.0 + c) + 2.0 * np.sqrt(c) * np.cos(k)
-    w = np.sin(k) ** 2 * (np.pi / (n + 1)) * 4.0 * c / (2 * np.pi * c) / s / scale
-    nodes = np.hstack([np.zeros_like(gamma), scale * s])
-    return nodes, np.hstack([1.0 - w.sum(axis=1, keepdims=True), w])
-
-
 class NodeLaws:
     """The laws of d_j(z) = p_j psi_z(S_j) at a vector of nodes z (set ``z`` before each
     ``cauchy``): the interface ``subordination.solve`` uses (M, mean, var, cauchy)."""
@@ -120,17 +113,26 @@ class NodeLaws:
         self.s, self.w = mp_rule(gamma, n)
         self.a = (1.0 - eta * (self.s + lam)) ** K
         self.c = (1.0 - self.a) / (self.s + lam)
-        far = self.p[:, None] * lam * self.c         # d_j at z = infinity
+        self.far = far = self.p[:, None] * lam * self.c         # d_j at z = infinity
         self.mean = np.sum(self.w * far, axis=1)
         # (K = 1: c = eta, a constant law, whose variance must not round below 0)
         self.var = np.maximum(np.sum(self.w * far ** 2, axis=1) - self.mean ** 2, 0.0)
-        self.z = None
+        self._z = self._dz = None
+
+    @property
+    def z(self):
+        return self._z
+
+    @z.setter
+    def z(self, z):
+        """The nodes of the next ``cauchy`` calls (d_j there computed once: Newton's method
+        calls ``cauchy`` several times at the same nodes)."""
+        self._z, self._dz = z, None if z is None else self.d(z)
 
     def d(self, z):
         """d_j(z; s) at the nodes z (N,): (M, N, Q)."""
         z = np.asarray(z)[None, :, None]
-        return self.p[:, None, None] * self.lam * z * self.c[:, None, :] / (
-            z - self.a[:, None, :])
+        return self.far[:, None, :] * (z / (z - self.a[:, None, :]))
 
     def m(self, z):
         """m_j(z; s) = a / (z - a): (M, N, Q)."""
@@ -139,11 +141,17 @@ class NodeLaws:
 
     def expect(self, f):
         """E_j[f] over the last axis (M, ..., Q) -> (M, ...)."""
-        return np.einsum("m...q,mq->m...", f, self.w)
+        if f.ndim == 3:     # a matrix-vector product per client (BLAS, no temporary)
+            return np.matmul(f, self.w[:, :, None].astype(f.dtype))[..., 0]
+        w = self.w.reshape(self.w.shape[:1] + (1,) * (f.ndim - 2) + self.w.shape[1:])
+        return np.sum(f * w, axis=-1)
 
     def cauchy(self, omega):
-        inv = 1.0 / (omega[..., None] - self.d(self.z))
-        return self.expect(inv), -self.expect(inv ** 2)
+        inv = omega[..., None] - self._dz
+        np.reciprocal(inv, out=inv)
+        E0 = self.expect(inv)
+        np.multiply(inv, inv, out=inv)
+        return E0, -self.expect(inv)
 
 
 class QuadPsiLaws(PsiLaws):
@@ -193,12 +201,12 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
     """Nodes z, weights w (oint f dz / 2 pi i = sum Im(f w)), omega, G (the Cauchy transform of
     Dhat_z at zeta(z)) on the upper half of the contour, and the accepted ``NodeLaws``."""
     # fedavg._contour in x = 1 - z (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0).
-    c0x, h, t, n = _contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink)
+    c0x, h, t, n = _contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
     c0 = 1.0 - c0x
     theta, nodes = _ellipse(c0, h, t, n)
     gl = g * lam
-    t_far = max(np.arcsinh(20.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
-    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
+    t_far = max(np.arcsinh(8.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
+    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.25 * t]
     path.append(t)
     q = Q_START
     while q <= Q_MAX:
@@ -241,14 +249,18 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     atom (0), nodes.
     """
     try:
-        sp = rate(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
+        sp = fast_contraction(gam, p, lam, eta, K, g)
     except SolverError:
-        # The rule's edge scan can fail where the law of psi_z is a near point mass with a
-        # spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top edge, and the
-        # rate probes z -> 0-): the exact partial fractions there, affordable for few steps.
-        if K > EXACT_EDGE_STEPS:
-            raise
-        sp = rate(gam, p, lam, eta, K, g)
+        # The fold's Newton steps or its rule can fail where the law of psi_z is a near point
+        # mass with a spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top
+        # edge); the edge scans of ``algorithm1_rate.contraction`` then, by quadrature, or by
+        # the exact partial fractions, affordable for few steps.
+        try:
+            sp = rate(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
+        except SolverError:
+            if K > EXACT_EDGE_STEPS:
+                raise
+            sp = rate(gam, p, lam, eta, K, g)
     top, bottom = sp["top"], sp["bottom"]
     lo = min(0.0, bottom if bottom is not None else 0.0)
     rho = sp["contraction"]
@@ -300,11 +312,9 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
         G23 = G1 + Yt.sum(axis=0)
         beta = (Xt - G12) / G2                                         # (M, N2)
         gam_ = (Yt - G23[None, :]) / G1                                # (M, N1)
-        EX = two(i1, x2 * i2)
-        EY = two(x1 * i1, i2)
-        EXY = two(x1 * i1, x2 * i2)
-        C = (gam_[:, :, None] * beta[:, None, :] * Kk - beta[:, None, :] * EY
-             - gam_[:, :, None] * EX + EXY)
+        xb = (x2 - beta[:, :, None]) * i2                        # (X_k - beta_k) / A_k2
+        yg = (x1 - gam_[:, :, None]) * i1                        # (Y_k - gamma_k) / A_k1
+        C = two(yg, xb)     # beta gamma K - beta E[Y/(A1 A2)] - gamma E[X/(A1 A2)] + E[XY/..]
         gg = G1[:, None] * G2[None, :]
         G13 = (np.sum(C / Kk, axis=0) - (M - 1) * G23[:, None] * G12[None, :] / gg) / Q
         # One-point: (g lam) tau(Gc d_i S_i) = E_i[d_i s / A_i].
@@ -325,15 +335,15 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
 
         def double(F1, F2, f):
             """2 Re sum_{k upper, l all} F1_k F2_l f_kl W1_k W2_l -> (nT,) or (nT, M)."""
-            left = np.einsum("tk,...kl->t...l", F1 * W1, f)
-            return 2.0 * np.einsum("t...l,tl->t...", left, F2 * W2).real
+            left = np.matmul(F1 * W1, f)                 # (nT, N2) or (M, nT, N2): BLAS
+            return 2.0 * np.sum(left * (F2 * W2), axis=-1).real.T
 
         theta_part = signal ** 2 * double(pw1, pw2, G13) / gl ** 2
         var_fun = np.sum(data_s, axis=0)
         bias_data = double(P1, P2, np.sum(data_r, axis=0)) / lam ** 2
         variance = double(P1, P2, var_fun) / lam ** 2
         cross = ((P1 * w1) @ own.T).imag / lam                          # (nT, M)
-        distance = (signal ** 2 * double(pw1, pw2, G13) / gl ** 2
+        distance = (theta_part
                     + double(dist1, dist2, np.sum(data_r + data_s, axis=0)) / lam ** 2)
     bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
         + (r ** 2)[:, None]
@@ -359,23 +369,21 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
             rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])
             rho2 = 1.0 / (z2[None, :, None] - laws.a[:, None, :])
             cr1, cr2 = c * rho1, c * rho2
-            xb = (x2 - beta[:, :, None]) * i2                    # (X_i - beta_i) / A_i2
-            yg = (x1 - gam_[:, :, None]) * i1                    # (Y_i - gamma_i) / A_i1
             Li = two(cr1 * i1, cr2 * i2)                         # E_i[J / (A1 A2)]
             delta = (C - G13[None]) / Kk
-            theta = (two(rho1, rho2) + (two(cr1, rho2 * xb) + two(cr1 * yg, rho2)) / g
+            # E[rho1 rho2] + (E[cr1 rho2 xb] + E[cr1 yg rho2]) / g + E[cr1 yg cr2 xb] / g^2
+            theta = (two(rho1 + cr1 * yg / g, rho2) + two(cr1, rho2 * xb) / g
                      + (two(cr1 * yg, cr2 * xb) - delta * Li) / g ** 2)
             G12d = (Li / Kk) / Q                                  # corner of the 2 x 2 problem
+            # E[J X_i / (A1 A2)]'s four terms E[cr1 cr2 F (1 + d1/A1)(1 + d2/A2)] in one.
+            u1, u2 = cr1 * (1.0 + d1 * i1), cr2 * (1.0 + d2 * i2)
             parts = []
             for F, H, coef in ((s ** 2, Hr, r ** 2), (s, Hs, sigma ** 2 * gam)):
-                Fc = F[:, None, :]
                 Ex = H / Kk                                       # E_k[X_k / (A1 A2)] / K_k
-                f = (two(cr1, cr2 * Fc) + two(cr1, cr2 * d2 * Fc * i2)
-                     + two(cr1 * d1 * Fc * i1, cr2) + two(cr1 * d1 * i1, cr2 * d2 * Fc * i2)
-                     - Li * Ex)
+                f = two(u1, u2 * F[:, None, :]) - Li * Ex
                 parts.append(f * coef[:, None, None]
                              + G12d * np.einsum("mkl,m->kl", Ex, coef)[None])
-            one = laws.expect(cr1 * s[:, None, :] * (1.0 + d1 * i1))     # (M, N1)
+            one = laws.expect(u1 * s[:, None, :])                         # (M, N1)
             own_cross = ((P1 * w1) @ one.T).imag                          # (nT, M)
             lb = (signal ** 2 * double(pw1, pw2, theta) + double(P1, P2, parts[0])
                   - 2.0 * r ** 2 * own_cross + r ** 2).T

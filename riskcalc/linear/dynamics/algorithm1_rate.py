@@ -27,6 +27,9 @@ difference increases in z; no root when it is still negative at 0-). The
 contraction is the larger modulus of the two. K = inf gives psi = lam / (s + lam) and the prox
 route's 1 - g lam x at the edges of sum_j p_j S_j (S_j + lam)^-1 (``prox_laws``).
 
+Fast route (``fast_contraction``): the edges as folds of the real branch of the subordination
+equations (``algorithm1_fold``), with this route as its fallback and its check in the tests.
+
 Scope: the pooled samples must span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
 null space is a continuum of fixed points (eigenvalue 1) that this route does not separate.
 The client expectations are exact by partial fractions (``PsiLaws``).
@@ -39,6 +42,7 @@ import numpy as np
 from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, fold
 from riskcalc.linear.dynamics.api import _local_steps, _per_client, _weights, rounds_limit
 from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
@@ -46,6 +50,12 @@ from riskcalc.linear.dynamics.client_laws import mp_cauchy
 #: eigenvalue problems at every evaluation); ``algorithm1_contraction`` uses the exact prox
 #: there when it agrees to rounding, and refuses otherwise.
 MAX_STEPS = 400
+#: Nodes of the Marchenko-Pastur rule of ``fast_contraction`` (``algorithm1_fold``): the first
+#: rule, the most tried.
+FOLD_RULE, FOLD_RULE_MAX = 128, 16384
+#: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, |z|)):
+#: the rule's error falls geometrically in its nodes, so the finer rule's is far below it.
+FOLD_TOL = 1e-12
 
 
 class PsiLaws:
@@ -143,6 +153,44 @@ class PsiLaws:
         return E0.real.reshape(M, n), dE0.real.reshape(M, n)
 
 
+def _local_rate(gam, lam, eta, K):
+    """sup a(s) over the clients' spectra (the local phase's contraction), after a ValueError
+    where the rate is not derived (Thm 2's step size; pooled samples that do not span)."""
+    tops = (1.0 + np.sqrt(gam)) ** 2
+    if np.any(eta * (tops + lam) > 1.0):
+        raise ValueError("step_size: the exact rate of Algorithm 1 with finite local_steps is "
+                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
+                         f"L = max_j (1 + sqrt(gamma_j))^2 = {tops.max():.6g}), where the round "
+                         "map is similar to a symmetric one")
+    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+        raise ValueError("gamma: the exact rate of Algorithm 1 with finite local_steps needs "
+                         "the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
+    return float(np.max((1.0 - eta * (bottoms + lam)) ** K))
+
+
+def fast_contraction(gam, p, lam, eta, K, g) -> dict:
+    """``contraction`` by the folds of ``algorithm1_fold.fold`` (derived there), the rule of
+    ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``."""
+    sup_a = _local_rate(gam, lam, eta, K)
+    if gam.size == 1:    # the edge of Dhat_z is that of one client's law: no fold
+        return contraction(gam, p, lam, eta, K, g)
+    gl = g * lam
+    last, n = None, FOLD_RULE
+    while n <= FOLD_RULE_MAX:
+        law = RuleLaws(gam, p, lam, eta, K, n)
+        top = fold(law, gl, 1.0)
+        bottom = fold(law, gl, -1.0, z_stop=-1e-12 * gl) if gl > 1.0 else None
+        if last is not None and abs(top - last[0]) <= FOLD_TOL * max(1.0, abs(top)) and (
+                (bottom is None) == (last[1] is None)) and (
+                bottom is None or abs(bottom - last[1]) <= FOLD_TOL * max(1.0, abs(bottom))):
+            rho = max(abs(top), abs(bottom) if bottom is not None else 0.0)
+            return {"contraction": rho, "top": top, "bottom": bottom, "local": sup_a}
+        last, n = (top, bottom), 2 * n
+    raise SolverError("Algorithm 1's rate: the fold's edges did not settle to "
+                      f"{FOLD_TOL:g} with {FOLD_RULE_MAX} rule nodes")
+
+
 def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     """The exact limit of the spectral radius of Algorithm 1's round map (module docstring);
     ``laws`` (a ``PsiLaws`` or a subclass with another ``cauchy``) the client laws.
@@ -154,17 +202,7 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     """
     from scipy.optimize import brentq
 
-    tops = (1.0 + np.sqrt(gam)) ** 2
-    if np.any(eta * (tops + lam) > 1.0):
-        raise ValueError("step_size: the exact rate of Algorithm 1 with finite local_steps is "
-                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
-                         f"L = max_j (1 + sqrt(gamma_j))^2 = {tops.max():.6g}), where the round "
-                         "map is similar to a symmetric one")
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
-        raise ValueError("gamma: the exact rate of Algorithm 1 with finite local_steps needs "
-                         "the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
-    bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
-    sup_a = float(np.max((1.0 - eta * (bottoms + lam)) ** K))
+    sup_a = _local_rate(gam, lam, eta, K)
     gl = g * lam
 
     def edge(z, which):
@@ -208,8 +246,8 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     clients, Sigma = I, limit d / n_j -> gamma_j, M fixed. Derived here
     (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
     condition, the round map is similar to a symmetric one, and its extreme eigenvalues are
-    roots of a free-probability edge equation). The curves along the rounds for finite K are not
-    covered yet (``rounds_limit`` refuses them).
+    roots of a free-probability edge equation, found as folds: ``algorithm1_fold``). The curves
+    along the rounds: ``rounds_limit("pfedme", local_steps=K)``.
 
     Parameters
     ----------
@@ -253,4 +291,7 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
                                           step_size=eta, global_step=g, weights=p)
         raise ValueError(f"local_steps = {K}: more than {MAX_STEPS} local steps that still "
                          "differ from the exact prox; give fewer, or numpy.inf")
-    return contraction(gam, p, lam, eta, K, g)
+    try:
+        return fast_contraction(gam, p, lam, eta, K, g)
+    except SolverError:
+        return contraction(gam, p, lam, eta, K, g)

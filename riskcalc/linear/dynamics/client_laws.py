@@ -112,7 +112,8 @@ class ClientLaws:
 
     def __init__(self, gamma, p, eta: float, K):
         self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
-        self.eta, self.K, self.M = float(eta), K, self.gamma.size
+        # (eta unused, and may be None, for K = inf: the exact local solve)
+        self.eta, self.K, self.M = None if eta is None else float(eta), K, self.gamma.size
         g = self.gamma
         self.mu0 = np.maximum(0.0, 1.0 - 1.0 / g)
         a, b = (1.0 - np.sqrt(g)) ** 2, (1.0 + np.sqrt(g)) ** 2

@@ -68,6 +68,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1_fold import fold
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 
 #: Rounding amplification allowed on the contour (see the module docstring).
@@ -82,9 +83,12 @@ def contraction(a, b, g):
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
 
 
-def _contour(a, b, g, rho, t_max_rounds, shrink=1.0):
+def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
-    < 1 gives a second, inner ellipse (the two-point functions of ``local_models``)."""
+    < 1 gives a second, inner ellipse (the two-point functions of ``local_models``);
+    ``degree`` times T_max is the integrands' polynomial degree in z (2 here: squares of
+    degree-T polynomials; 1 for the double contours of ``algorithm1_curves``, one power of
+    degree T per variable): N = max(degree T_max + 16, 40 / t)."""
     c0 = 0.5 * (a + b)
     h = max(0.5 * (b - a), 1e-3 * b)    # a point spectrum: a small ellipse
     t_zero = np.arccosh(c0 / h)           # the ellipse through 0
@@ -97,12 +101,48 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0):
         ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
         t = ts[np.argmax(ok)] if ok.any() else ts[-1]
     t = t * shrink
-    n = int(max(2 * t_max_rounds + 16, np.ceil(40.0 / t)))
+    n = int(max(degree * t_max_rounds + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
         raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}); the "
                           "spectrum of the round map is too close to 0 or rounds too many")
     return c0, h, t, n
+
+
+class _FixedLaws:
+    """Client laws that do not depend on z (``ClientLaws``, ``prox_laws.ProxLaws``) in the
+    interface of ``algorithm1_fold.fold``: with g lam = 1 there, z is the spectral variable of
+    D itself and the fold is an edge of D."""
+
+    def __init__(self, laws):
+        self.laws, self.M = laws, laws.M
+
+    def moments(self, z):
+        return self.laws.mean, self.laws.var
+
+    def terms(self, omega, z):
+        E0, dE0 = self.laws.cauchy(omega)
+        return E0.real, dE0.real, np.zeros(self.M)
+
+    def outside(self, omega, z, sign):
+        return bool(np.all(sign * (omega - (self.laws.top if sign > 0 else self.laws.bottom))
+                           > 0))
+
+
+def edges(laws):
+    """``subordination.edges`` (a, b, mu0), the edges by the folds of ``algorithm1_fold`` (a
+    few dozen Newton solves of M + 1 unknowns instead of scans) where they apply: M >= 2 and
+    no atom of D at 0 (whose lower edge is on the gap branch); the scans otherwise, or where
+    a fold is not found (an edge where an omega_j meets its law's spectrum, as for point
+    masses)."""
+    mu0 = subordination.atom_at_zero(laws)
+    if laws.M >= 2 and mu0 == 0.0 and np.any(laws.top > laws.bottom):
+        try:
+            fixed = _FixedLaws(laws)
+            return fold(fixed, 1.0, -1.0), fold(fixed, 1.0, 1.0), mu0
+        except SolverError:
+            pass
+    return subordination.edges(laws)
 
 
 def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
@@ -146,7 +186,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     filter q given by ``laws`` (``ClientLaws``: K local gradient steps; ``prox_laws.ProxLaws``:
     the exact prox of paper 004's Algorithm 1 with K = inf); as ``fedavg_curves``."""
     gam, p = laws.gamma, laws.p
-    a, b, mu0 = subordination.edges(laws)
+    a, b, mu0 = edges(laws)
     if not a > 1e-9 * b:
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
