@@ -243,10 +243,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(nonnegative("signal", signal))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
-    if shared and (name != "fedavg" or K != 1):
+    if shared and (name != "fedavg" or np.isinf(K)):
         raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
-                         "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
-                         "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
+                         "fedavg with finite local_steps only (local_steps=inf and Algorithm 1 "
+                         "with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
     eta = None if step_size is None else float(positive("step_size", step_size))
     if name == "pfedme":
@@ -263,7 +263,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         g = 1.0 if global_step is None else float(positive("global_step", global_step))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if np.isfinite(K) and K >= 2 and np.any(eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+        if not shared and np.isfinite(K) and K >= 2 and np.any(
+                eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
             top = eta * (1.0 + np.sqrt(gam)) ** 2
             raise ValueError("step_size: local gradient descent diverges on a client "
                              f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
@@ -275,10 +276,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
-        elif shared:
+        elif shared and K == 1:
             from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
 
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
+        elif shared:
+            from riskcalc.linear.dynamics.fedavg_sigma_k import fedavg_sigma_k_curves
+
+            out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]
