@@ -2,10 +2,11 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1
+covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2) and paper 004's
+Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
-warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum beyond FedAvg
-with K = 1, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
+warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum with Algorithm
+1 or K = inf, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
 refused with a message saying so).
 """
 
@@ -174,7 +175,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
-    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``).
+    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``
+    and ``riskcalc.linear.dynamics.fedavg_sigma_k``).
     Derivation: ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
     ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
@@ -196,7 +198,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         squares, Algorithm 1's prox).
     step_size : float, optional
         eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client; Algorithm 1: eta <= 1 / (L + lam),
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum: eta times the top
+        of each client's sample spectrum); Algorithm 1: eta <= 1 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's condition, under which the round
         map's spectrum is real). Unused for K = inf.
     global_step : float, optional
@@ -207,9 +210,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
     spectrum : riskcalc.Spectrum, optional
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
-        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with
-        ``local_steps=1`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``;
-        ``local_risk`` and ``personalized_risk`` are refused).
+        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
+        ``local_steps`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``,
+        K = 1; ``riskcalc.linear.dynamics.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
+        local steps stable under the spectrum; ``local_risk`` and ``personalized_risk`` are
+        refused).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""The round map of FedAvg with K local steps under a shared spectrum: one linear pencil (derived here).
+"""FedAvg's round map with K local steps under a shared spectrum: a linear pencil (derived here).
 
 Model as ``fedavg_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
 gamma_j, Sigma with spectrum H, B = alg(Sigma)), now with K local gradient steps:
@@ -58,6 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
 
 _NEWTON_ITER = 40
 _TOL = 1e-12
@@ -91,6 +92,7 @@ class SigmaPencil:
 
     # --- one point -----------------------------------------------------------------------
     def chat(self, tau):
+        """Chat_j[r_j, c_j] = -eta (I - gamma_j eta tau_j)^-1, (N, M, K, K) (docstring, step 2)."""
         X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
         return -self.eta * np.linalg.inv(X)
 
@@ -109,6 +111,7 @@ class SigmaPencil:
         return G[:, :, rows[:, :, None, None], cols[None, None, :, :]]
 
     def residual(self, z, tau):
+        """tau - E_H[s Ghat(s)[c_j, r_j]] at the nodes z, with Chat and Ghat."""
         C = self.chat(tau)
         G = self.ghat(z, C)
         own = np.stack([G[:, :, self.cols[j][:, None], self.rows[j][None, :]]
@@ -218,8 +221,6 @@ class SigmaPencil:
 
 def stable_top(atoms, weights, gam):
     """The top of each client's sample spectrum under H (``fedavg_sigma.edges`` with M = 1)."""
-    from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
-
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
                      for g in gam])
 
