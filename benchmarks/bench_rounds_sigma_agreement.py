@@ -54,7 +54,7 @@ FEDERATIONS = [
                                             sigma=[0.5, 0.8, 0.3], edge=0.8, global_step=1.0,
                                             weights="samples", local_steps=5),
      ([0.5, 3.0], [0.5, 0.5])),
-    ("M=3 K=5 N<d g=1.3 uniform, H={1,4}", dict(gamma=[2.0, 4.0, 8.0], r=[0.5, 1.0, 0.5],
+    ("M=3 K=5 N<d g=1.3 uniform, H={1,4}", dict(gamma=[3.0, 5.0, 8.0], r=[0.5, 1.0, 0.5],
                                                 sigma=[0.3, 0.6, 1.0], edge=0.5,
                                                 global_step=1.3, weights="uniform",
                                                 local_steps=5), ([1.0, 4.0], [0.7, 0.3])),
