@@ -41,6 +41,8 @@ from riskcalc.linear.dynamics.sigma_pencil import SigmaPencil, edges, stable_top
 
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
+#: Most bytes of one array of the pencil's inverse at every node and atom.
+MAX_BYTES = 4e8
 
 
 def local_stability(spectrum, gam, eta):
@@ -84,6 +86,10 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
+    if n * pen.s.size * pen.n ** 2 * 16.0 > MAX_BYTES:
+        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
+                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
+                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
     theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
 
     def nodes(tt):
