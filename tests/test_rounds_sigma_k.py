@@ -89,6 +89,26 @@ def test_against_the_simulated_algorithm_at_two_d():
     assert np.all(np.abs(extrap - theory.risk) <= 4 * se + 1e-12)
 
 
+def test_a_folding_filter_against_simulation():
+    """One client with eta top(S) = 1.7 > 1, K = 2: q(s) = 1 - (1 - eta s)^2 folds at
+    eta s = 1 inside the spectrum, where D's density is singular (Newton's method fails next to
+    it and those points count as inside the spectrum: the top edge comes out 1.003 for 1). The
+    curve against the literal algorithm at d = 200, 400 (4 s.e. plus 1 / d, and after
+    extrapolation in 1 / d)."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    kw = dict(gamma=2.0, r=1.0, sigma=0.5, signal=1.0, local_steps=2, step_size=0.1,
+              rounds=[0, 1, 3, 10], spectrum=riskcalc.Spectrum([1.0, 4.0]))
+    theory = riskcalc.rounds_limit("fedavg", **kw)
+    assert theory.diagnostics["edges"][1] == pytest.approx(1.0, abs=5e-3)
+    sims = {d: simulate_rounds("fedavg", d=d, reps=40, seed=1, **kw) for d in (200, 400)}
+    for d, sim in sims.items():
+        assert np.all(np.abs(sim.risk - theory.risk) <= 4 * sim.risk_se + 1.0 / d)
+    extrap = 2 * sims[400].risk - sims[200].risk
+    se = np.hypot(2 * sims[400].risk_se, sims[200].risk_se)
+    assert np.all(np.abs(extrap - theory.risk) <= 4 * se + 1e-12)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(local_steps=np.inf), "finite local_steps"),
     (dict(local_steps=2, step_size=0.5), "diverges on a client under the spectrum"),

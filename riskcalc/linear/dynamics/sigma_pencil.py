@@ -129,11 +129,14 @@ class SigmaPencil:
         size = M * K * K
         return np.eye(size) - J.reshape(N, size, size)
 
-    def solve(self, nodes, path, check=True, tau0=None):
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
         """(tau, Chat, Ghat) at nodes(path[-1]), followed from nodes(path[0]); ``check``: that
         Im tau(Sigma (z - D)^-1) has the sign of -Im z (off for nodes within rounding of the
-        real axis, ``edges``); ``tau0``: the solution at nodes(path[0]) if known."""
+        real axis, ``edges``); ``tau0``: the solution at nodes(path[0]) if known;
+        ``tolerant``: nodes where Newton's method does not converge are left behind (their
+        values are not solutions) and flagged in a fourth output instead of an error."""
         z = nodes(path[0])
+        failed = np.zeros(z.size, bool)
         tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
@@ -153,9 +156,12 @@ class SigmaPencil:
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 # Per node: the nodes already at rounding are left alone.
-                act = np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
-                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))
+                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
+                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
                 if not act.any():
+                    break
+                if tolerant and it == _NEWTON_ITER - 1:
+                    failed |= act
                     break
                 if it % 3 == 2:            # chord steps between Jacobian updates
                     inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
@@ -169,7 +175,7 @@ class SigmaPencil:
         if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
             raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
                               "left the physical branch")
-        return tau, C, G
+        return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points ----------------------------------------------------------------------
     def two_point(self, one1, one2, couplings):
@@ -233,17 +239,22 @@ def edges(pencil, top):
     qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
     upper = float(np.sum(p * qmax)) * 1.01
     mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
+
     def inside(x):
         # Im tau(Sigma (z - D)^-1) at y = 1e-12 and 1e-15 times the top: proportional to y off
         # the spectrum (and at the atom at 0), the density inside it.
+        # Newton's method fails only next to a singularity of the density (where a client's
+        # filter folds, e.g. q = 1 at eta s = 1): such points count as inside.
         x = np.asarray(x, float)
         ys = upper * np.geomspace(4.0, 1e-12, 26)
-        tau, _, G = pencil.solve(lambda y: x + 1j * y, list(ys), check=False)
+        tau, _, G, bad = pencil.solve(lambda y: x + 1j * y, list(ys), check=False,
+                                      tolerant=True)
         far = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
         ys = upper * np.geomspace(1e-12, 1e-15, 4)
-        _, _, G = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau)
+        _, _, G, bad2 = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau,
+                                     tolerant=True)
         near = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
-        return (near > 0.5 * far) & (near > 0)
+        return bad | bad2 | ((near > 0.5 * far) & (near > 0))
 
     xs = np.unique(np.concatenate([upper * np.linspace(0.0, 1.0, 65)[1:],
                                    upper * np.geomspace(1e-4, 1e-2, 9)]))
