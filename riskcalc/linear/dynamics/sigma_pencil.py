@@ -240,15 +240,19 @@ def edges(pencil, top):
     upper = float(np.sum(p * qmax)) * 1.01
     mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
 
-    def inside(x):
+    def inside(x, start=None):
         # Im tau(Sigma (z - D)^-1) at y = 1e-12 and 1e-15 times the top: proportional to y off
         # the spectrum (and at the atom at 0), the density inside it.
         # Newton's method fails only next to a singularity of the density (where a client's
         # filter folds, e.g. q = 1 at eta s = 1): such points count as inside.
+        # ``start`` = (y1, tau at x + i y1): the path begins there (from 4 times the top
+        # otherwise), about three stages per decade of y as from the top.
         x = np.asarray(x, float)
-        ys = upper * np.geomspace(4.0, 1e-12, 26)
+        y1, tau0 = (4.0 * upper, None) if start is None else start
+        ys = np.geomspace(y1, 1e-12 * upper, 1 + int(np.ceil(np.log(y1 / (1e-12 * upper))
+                                                             / np.log(3.0))))
         tau, _, G, bad = pencil.solve(lambda y: x + 1j * y, list(ys), check=False,
-                                      tolerant=True)
+                                      tolerant=True, tau0=tau0)
         far = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
         ys = upper * np.geomspace(1e-12, 1e-15, 4)
         _, _, G, bad2 = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau,
@@ -274,7 +278,16 @@ def edges(pencil, top):
         if bot[1] - bot[0] <= 1e-11 * bot[1] and top_[1] - top_[0] <= 1e-11 * top_[1]:
             break
         pb, pt = np.linspace(*bot, 12)[1:-1], np.linspace(*top_, 12)[1:-1]
-        ins = inside(np.concatenate([pb, pt]))
+        # The two brackets' midpoints followed down to 30 times the wider bracket, whence
+        # their solutions start the bracket's points (within 1/60 of y of them).
+        y1 = min(4.0 * upper, max(30.0 * max(bot[1] - bot[0], top_[1] - top_[0]),
+                                  1e-12 * upper))
+        mids = np.array([0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])])
+        ys = np.geomspace(4.0 * upper, y1, 1 + int(np.ceil(np.log(4.0 * upper / y1)
+                                                            / np.log(3.0))))
+        tau_m, _, _, _ = pencil.solve(lambda y: mids + 1j * y, list(ys), check=False,
+                                      tolerant=True)
+        ins = inside(np.concatenate([pb, pt]), (y1, np.repeat(tau_m, 10, axis=0)))
         kb, kt = np.flatnonzero(ins[:10]), np.flatnonzero(ins[10:])
         if kb.size:
             bot = [pb[kb[0] - 1] if kb[0] > 0 else bot[0], pb[kb[0]]]
