@@ -1,9 +1,11 @@
 """Predicted vs simulated risk along FedAvg's rounds with a shared covariance spectrum (issue 29
-item 5; ``riskcalc.linear.dynamics.fedavg_sigma``, K = 1): riskcalc.rounds_limit against
+item 5; ``riskcalc.linear.dynamics.fedavg_sigma``, K = 1, and ``fedavg_sigma_k``, K = 5 local
+steps): riskcalc.rounds_limit against
 montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated by
 weighted least squares in 1/d, on heterogeneous federations with two-point spectra (pooled
 N > d and N < d, uniform and sample weights, global steps below and above 1, step sizes as
-fractions of the stability edge 2 / (g top) of the limiting round map).
+fractions of the stability edge 2 / (g top) of the limiting round map for K = 1, of the clients'
+local gradient descent 2 / max_j top(S_j) for K = 5).
 
 Prints, per federation, client and round T, the predicted server-model risk, the simulated
 means (s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
@@ -11,13 +13,14 @@ abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion); then the
 distance to the fixed point ||w_T - w_inf||^2.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_sigma_agreement.py [--d 200,400,800]
-[--reps 16] [--jobs 2] [--cache DIR]``.
+[--reps 16] [--jobs 2] [--cache DIR] [--select 4,5]`` (``--select``: federations by index).
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import time
 
 import numpy as np
 
@@ -25,11 +28,13 @@ import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 from bench_rounds_agreement import judge_row   # a sibling script: benchmarks/ is on sys.path
 from riskcalc.linear.dynamics.fedavg_sigma import edges
+from riskcalc.linear.dynamics.fedavg_sigma_k import local_stability
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.linear.finite_clients.identity import client_weights
 
 ROUNDS = [0, 1, 5, 20, 100, 200, np.inf]
-#: (name, federation, spectrum (atoms, weights)); edge: eta = edge * 2 / (g top of A).
+#: (name, federation, spectrum (atoms, weights)); edge: eta = edge * 2 / (g top of A) for K = 1,
+#: edge * 2 / max_j top(S_j) for K >= 2 (``local_steps``, default 1).
 FEDERATIONS = [
     ("M=3 g=1 samples, H={0.5,3}", dict(gamma=[0.5, 1.5, 3.0], r=[0.5, 1.0, 1.5],
                                          sigma=[0.5, 1.0, 0.3], edge=0.9, global_step=1.0,
@@ -45,6 +50,14 @@ FEDERATIONS = [
                                             sigma=[0.3, 0.6, 1.0, 0.5], edge=0.9,
                                             global_step=1.0, weights="uniform"),
      ([0.5, 3.0], [0.3, 0.7])),
+    ("M=3 K=5 g=1 samples, H={0.5,3}", dict(gamma=[0.5, 2.0, 4.0], r=[0.3, 0.6, 0.9],
+                                            sigma=[0.5, 0.8, 0.3], edge=0.8, global_step=1.0,
+                                            weights="samples", local_steps=5),
+     ([0.5, 3.0], [0.5, 0.5])),
+    ("M=3 K=5 N<d g=1.3 uniform, H={1,4}", dict(gamma=[3.0, 5.0, 8.0], r=[0.5, 1.0, 0.5],
+                                                sigma=[0.3, 0.6, 1.0], edge=0.5,
+                                                global_step=1.3, weights="uniform",
+                                                local_steps=5), ([1.0, 4.0], [0.7, 0.3])),
 ]
 
 
@@ -54,20 +67,31 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--cache", type=pathlib.Path)
+    ap.add_argument("--select", default=None)
     args = ap.parse_args()
+    chosen = (range(len(FEDERATIONS)) if args.select is None
+              else [int(x) for x in args.select.split(",")])
     dims = [int(x) for x in args.d.split(",")]
     worst, count, inside = 0.0, 0, 0
     for i, (name, fed, (atoms, wts)) in enumerate(FEDERATIONS):
+        if i not in chosen:
+            continue
         fed = dict(fed)
+        K = fed.pop("local_steps", 1)
         spec = riskcalc.Spectrum(atoms, weights=wts)
         gam = np.asarray(fed["gamma"])
         w = fed["weights"]
         p = (client_weights(gam, np.ones(gam.size), w) if isinstance(w, str)
              else client_weight_vector(w, gam.size))
-        top = edges(spec.atoms, spec.weights, gam, p)[1]
-        eta = fed.pop("edge") * 2.0 / (fed["global_step"] * top)
-        kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS, local_steps=1, spectrum=spec)
+        if K == 1:
+            top = edges(spec.atoms, spec.weights, gam, p)[1]
+            eta = fed.pop("edge") * 2.0 / (fed["global_step"] * top)
+        else:
+            eta = fed.pop("edge") * 2.0 / local_stability(spec, gam, 1.0)
+        kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS, local_steps=K, spectrum=spec)
+        clock = time.process_time()
         pred = riskcalc.rounds_limit("fedavg", **kw)
+        clock = time.process_time() - clock
         sims = []
         for d in dims:
             cache = None if args.cache is None else args.cache / f"rounds-sigma-{i}-{d}.jsonl"
@@ -75,7 +99,8 @@ def main() -> None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
             sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=100 + i,
                                         jobs=args.jobs, cache=cache))
-        print(f"\n{name}: eta = {eta:.4f}, contraction {pred.contraction:.5f}")
+        print(f"\n{name}: eta = {eta:.4f}, contraction {pred.contraction:.5f}, prediction "
+              f"{clock:.1f} s CPU")
         print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")

@@ -80,7 +80,7 @@ def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
     (["--rounds", "3", "--local-steps", "2.5"], "--local-steps"),
     (["--rounds", "3", "--local-step-size", "0"], "step_size"),
     (["--rounds", "3", "--rho", "1"], "--rho"),
-    (["--rounds", "3", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
+    (["--rounds", "3", "--local-steps", "inf", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
 ])
 def test_bad_input_is_one_clear_error(capsys, extra, message):
     argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",

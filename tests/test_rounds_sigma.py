@@ -169,8 +169,7 @@ def test_against_the_simulated_algorithm_at_two_d(gam):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(local_steps=2, step_size=0.1), "local_steps=1 only"),
-    (dict(local_steps=np.inf), "local_steps=1 only"),
+    (dict(local_steps=np.inf), "finite local_steps only"),
     (dict(local_steps=1, step_size=0.1,
           spectrum=riskcalc.Spectrum([1.0, 2.0], signal_weights=[0.9, 0.1])), "uniform signal"),
 ])
@@ -187,14 +186,15 @@ def test_refused_beyond_the_server_model():
         res.local_risk
     with pytest.raises(ValueError, match="own models"):
         res.personalized_risk(steps=2, step_size=0.1)
-    with pytest.raises(ValueError, match="local_steps=1 only"):
+    with pytest.raises(ValueError, match="finite local_steps only"):
         riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
                               local_steps=np.inf, lam=1.0, spectrum=SPEC)
 
 
 def test_command_line_predict_with_a_spectrum(capsys):
     """``predict fedavg --rounds ... --local-steps 1 --spectrum SPEC --json``: rows of
-    ``rounds_limit`` with the spectrum, the own models null (not covered); K = 5 one error."""
+    ``rounds_limit`` with the spectrum, the own models null (not covered); K = inf one
+    error (K >= 2: ``test_rounds_sigma_k``)."""
     import json
 
     from riskcalc.cli import main
@@ -210,6 +210,6 @@ def test_command_line_predict_with_a_spectrum(capsys):
     assert [r["risk"] for r in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert all(r["local_risk"] is None for r in rows)
     assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}
-    assert main([*argv, "--local-steps", "5"]) == 2
+    assert main([*argv, "--local-steps", "inf"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "local_steps=1 only" in err
+    assert err.startswith("error: ") and "finite local_steps only" in err

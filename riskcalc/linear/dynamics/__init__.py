@@ -5,8 +5,8 @@
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
 Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started local steps
 (``pfedme_steps``), ``subordination`` the spectrum of the round map; ``fedavg_sigma`` FedAvg
-with one local step under a shared covariance spectrum (called by ``rounds_limit`` when a
-spectrum is given).
+with one local step under a shared covariance spectrum, ``fedavg_sigma_k`` with K >= 2 (the
+linear pencil of ``sigma_pencil``; both called by ``rounds_limit`` when a spectrum is given).
 """
 
 from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves

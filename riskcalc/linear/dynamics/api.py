@@ -2,10 +2,11 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum for K = 1: ``fedavg_sigma``) and paper 004's Algorithm 1
+covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2) and paper 004's
+Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
-warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum beyond FedAvg
-with K = 1, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
+warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum with Algorithm
+1 or K = inf, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
 refused with a message saying so).
 """
 
@@ -212,7 +213,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
-    ``local_steps=1``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``).
+    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``
+    and ``riskcalc.linear.dynamics.fedavg_sigma_k``).
     Derivation: ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
     ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
@@ -234,7 +236,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         squares, Algorithm 1's prox).
     step_size : float, optional
         eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client; Algorithm 1: eta <= 1 / (L + lam),
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum: eta times the top
+        of each client's sample spectrum); Algorithm 1: eta <= 1 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's condition, under which the round
         map's spectrum is real). Unused for K = inf.
     global_step : float, optional
@@ -245,9 +248,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
     spectrum : riskcalc.Spectrum, optional
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
-        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with
-        ``local_steps=1`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``;
-        ``local_risk`` and ``personalized_risk`` are refused).
+        E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
+        ``local_steps`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``,
+        K = 1; ``riskcalc.linear.dynamics.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
+        local steps stable under the spectrum; ``local_risk`` and ``personalized_risk`` are
+        refused).
 
     Returns
     -------
@@ -288,10 +293,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(parameter("signal", signal, ndim=0))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
-    if shared and (name != "fedavg" or K != 1):
+    if shared and (name != "fedavg" or np.isinf(K)):
         raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
-                         "fedavg with local_steps=1 only (fedavg with local_steps > 1 and "
-                         "Algorithm 1 with a spectrum: not yet; Sigma = I covers both)")
+                         "fedavg with finite local_steps only (local_steps=inf and Algorithm 1 "
+                         "with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
     # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
@@ -317,7 +322,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                                            ndim=0))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if np.isfinite(K) and K >= 2 and np.any(eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+        if not shared and np.isfinite(K) and K >= 2 and np.any(
+                eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
             top = eta * (1.0 + np.sqrt(gam)) ** 2
             raise ValueError("step_size: local gradient descent diverges on a client "
                              f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
@@ -329,10 +335,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
-        elif shared:
+        elif shared and K == 1:
             from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
 
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
+        elif shared:
+            from riskcalc.linear.dynamics.fedavg_sigma_k import fedavg_sigma_k_curves
+
+            out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]

@@ -68,9 +68,10 @@ round). S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio gamma_j, A
    sum_j 1 / gamma_j otherwise (A has the atom 1 - sum_j 1 / gamma_j at 0; 0 < t < min p_j
    gamma_j). Sigma = I, M = 1: (1 +/- sqrt(gamma))^2.
 
-Not covered (refused by ``rounds_limit``): K >= 2 local steps (the client's filter q(S_j) is a
-polynomial whose B-valued R-transform is no longer Sigma times a scalar: the pencil route of
-``riskcalc.linear.engine.block_pencil``), and the clients' own models after their local step.
+K >= 2 local steps: the client's filter q(S_j) is a polynomial whose B-valued R-transform is no
+longer Sigma times a scalar (``fedavg_sigma_k``: a linear pencil with K x K row forms per
+client, ``sigma_pencil``). Not covered (refused by ``rounds_limit``): the clients' own models
+after their local step.
 """
 
 from __future__ import annotations

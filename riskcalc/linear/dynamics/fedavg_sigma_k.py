@@ -1,0 +1,165 @@
+"""FedAvg with K >= 1 local steps under a shared covariance spectrum: the curves (derived here).
+
+Model and risk as ``fedavg_sigma`` (rows N(0, Sigma), Sigma with spectrum H, risk
+E[(w - theta_i)^T Sigma (w - theta_i)]), with K local gradient steps of size eta per round
+(``fedavg``, step 1): q(x) = 1 - (1 - eta x)^K, D = sum_j p_j q(S_j), R_T(x) = (1 - (1 - g
+x)^T) / x, and (q / s)(x) = eta sum_(k<K) (1 - eta x)^k. From w_0 = 0 ::
+
+    w_T - theta_i = -(I - g D)^T theta_0 + R_T(D) sum_j p_j q(S_j) u_j - u_i
+                    + R_T(D) sum_j p_j (q / s)(S_j) X_j^T eps_j / n_j,
+    B_i = signal^2 tau(Sigma (I - g D)^(2T)) + sum_j p_j^2 r_j^2 tau(Sigma R q(S_j)^2 R)
+          - 2 p_i r_i^2 tau(Sigma R q(S_i)) + r_i^2 tau(Sigma),
+    V_i = sum_j p_j^2 sigma_j^2 gamma_j tau(Sigma R (q^2 / s)(S_j) R),     R = R_T(D),
+
+and the distance ||w_T - w_inf||^2 (unweighted) has the same forms with Sigma -> I and
+R -> (1 - g D)^T D^+ (the signal part on the range of D). Every trace is a contour integral
+(``fedavg``, steps 3-4, the same ellipse around D's nonzero spectrum [a, b], nodes and rule as
+``fedavg_sigma``) of the one-point functions tau(Sigma (z - D)^-1), tau((z - D)^-1) and
+tau(Sigma q(S_i) (z - D)^-1) = E_H[s (Ghat_00 - Ghat_(i,K),0)], or a double integral of the
+two-point functions tau(Sigma G2 h G1) and tau(G2 h G1) with h = sum_j c_j q(S_j)^2 or
+sum_j c_j (q^2 / s)(S_j) (one linear solve per pair of nodes serves both weights), all from
+the linear pencil of ``sigma_pencil`` (derivation there). The atom of D at 0 and the null
+space enter as in ``fedavg_sigma`` (step 3).
+
+Checks (``tests/test_rounds_sigma_k.py``): Sigma = I against the scalar route of ``fedavg``
+(K >= 2), K = 1 against ``fedavg_sigma``, the fixed point with K = 1 against the finite-M
+FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.rounds``) at
+several d.
+
+Not covered: the clients' own models after their local steps (refused), and large M K^2 (the
+pencil's fixed point has M K^2 unknowns at every node and the two-point solve as many per
+pair of nodes; refused beyond ``sigma_pencil.MAX_UNKNOWNS``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
+from riskcalc.linear.dynamics.sigma_pencil import SigmaPencil, edges, stable_top
+
+#: Most node pairs of the double contour.
+MAX_PAIRS = 2e5
+#: Most bytes of one array of the pencil's inverse at every node and atom.
+MAX_BYTES = 4e8
+
+
+def local_stability(spectrum, gam, eta):
+    """The largest eta (top of client j's sample spectrum) over the clients: local gradient
+    descent is stable when it is at most 2."""
+    return float(eta * stable_top(spectrum.atoms, spectrum.weights, gam).max())
+
+
+def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum):
+    """Bias, variance and distance to the fixed point of every client at every T of
+    ``rounds`` for FedAvg with K local steps of size ``eta`` under ``spectrum`` (module
+    docstring); the dict of ``fedavg.round_map_curves`` (``local`` refuses).
+
+    Parameters
+    ----------
+    gam, r, sigma, p : ndarray (M,)
+    signal, eta, g : float
+    K : int
+        Local steps >= 1.
+    rounds : ndarray of float (integers or inf)
+    spectrum : riskcalc.Spectrum
+        H, uniform signal directions.
+    """
+    pen = SigmaPencil(spectrum.atoms, spectrum.weights, gam, p, eta, K)
+    top = stable_top(spectrum.atoms, spectrum.weights, gam)
+    if K >= 2 and np.any(eta * top > 2.0):
+        raise ValueError("step_size: local gradient descent diverges on a client under the "
+                         f"spectrum (step_size times the top of its sample spectrum = "
+                         f"{eta * top.max():.4g} > 2)")
+    a, b, mu0 = edges(pen, top)
+    if not a > 1e-9 * b:
+        raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
+                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+    rho = contraction(a, b, g)
+    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
+    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
+    finite = np.isfinite(rounds) & (rounds <= settled)
+    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    c0, hh, t, n = _contour(a, b, g, rho, t_max)
+    if (n // 2) * n > MAX_PAIRS:
+        raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
+                         f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
+                         "comes too close to 0 (pooled N near d) or the rounds are too many")
+    if n * pen.s.size * pen.n ** 2 * 16.0 > MAX_BYTES:
+        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
+                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
+                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+
+    def nodes(tt):
+        return c0 + hh * np.cosh(tt) * np.cos(theta) + 1j * hh * np.sinh(tt) * np.sin(theta)
+
+    # Each node is followed down from far above it (an ellipse shrinking from far out would
+    # sweep its left end across the atom of D at 0, where the continuation can change branch).
+    z = nodes(t)
+    ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
+    _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
+    w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    s, h = pen.s, pen.h
+    Es = float(h @ s)
+    last = pen.rows[:, -1]
+    g_sig = G[:, :, 0, 0] @ (h * s)                                      # tau(Sigma G)
+    g_one = G[:, :, 0, 0] @ h                                            # tau(G)
+    own = (G[:, :, 0, 0][:, :, None] - G[:, :, last, 0]).transpose(0, 2, 1) @ (h * s)  # (N, M)
+    # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
+    v = np.zeros((pen.M, pen.n))
+    v[:, 0], v[np.arange(pen.M), last] = 1.0, -1.0
+    wn = np.zeros((pen.M, pen.n))
+    wn[:, 0] = eta
+    for j in range(pen.M):
+        wn[j, pen.rows[j, :-1]] = eta
+    wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
+    couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
+    Cf, Gf = np.concatenate([C, C.conj()]), np.concatenate([G, G.conj()])
+    zf = np.concatenate([z, z.conj()])
+    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
+    H = pen.two_point((C, G), (Cf, Gf), couplings)        # (f, weight, n/2, n)
+    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        def filters(x):
+            power = (1.0 - g * x) ** Tcol
+            return (np.where(finite[:, None], power ** 2, 0.0),
+                    np.where(finite[:, None], (1.0 - power) / x, 1.0 / x),
+                    np.where(finite[:, None], power / x, 0.0))
+
+        A1, R1, P1 = filters(z)
+        _, R2, P2 = filters(zf)
+
+        def one(F, X):       # (1 / 2 pi i) oint F X dz over the full contour
+            return ((F * w) @ X.T).imag
+
+        def double(F1, F2, f):
+            left = (F1 * (w / 2j)) @ f
+            return 2.0 * np.sum(left * (F2 * Wf), axis=1).real
+
+        signal_term = Es + one(A1 - 1.0, g_sig[None, :])[:, 0]
+        bias = (signal ** 2 * signal_term + double(R1, R2, H[0, 0]))[None, :] \
+            - 2.0 * (p * r ** 2)[:, None] * one(R1, own.T).T + (r ** 2 * Es)[:, None]
+        variance = double(R1, R2, H[1, 0]) if len(couplings) > 1 else np.zeros(len(rounds))
+        dist = signal ** 2 * one(A1, g_one[None, :])[:, 0] + double(P1, P2, H[0, 1])
+        if len(couplings) > 1:
+            dist = dist + double(P1, P2, H[1, 1])
+    var = np.broadcast_to(variance[None, :], bias.shape).copy()
+    big = np.isfinite(rounds) & (rounds > over)
+    bias[:, big], var[:, big] = np.inf, np.where(var[:, big] > 0, np.inf, 0.0)
+    dist = np.where(big, np.inf, dist)
+    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
+    if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)) \
+            or np.any(np.isnan(var)):
+        raise SolverError("rounds limit with a spectrum: a negative or NaN quadratic form (the "
+                          "contour quadrature lost its precision)")
+
+    def local(terms=None):
+        raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
+                         "along the rounds are available for Sigma = I only (not yet with a "
+                         "covariance spectrum)")
+
+    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+            "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
+            "atom": mu0, "nodes": n, "local": local}

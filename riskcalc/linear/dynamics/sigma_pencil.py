@@ -1,0 +1,301 @@
+"""FedAvg's round map with K local steps under a shared spectrum: a linear pencil (derived here).
+
+Model as ``fedavg_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
+gamma_j, Sigma with spectrum H, B = alg(Sigma)), now with K local gradient steps:
+A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step 1).
+
+1. Linearization. The resolvent (z - D)^-1 is the block (0, 0) of the inverse of the pencil L
+   with n = 1 + M K blocks (block 0, and a chain (j, 1..K) per client)::
+
+       row 0:      (z - sum_j p_j) x_0 + sum_j p_j x_(j,K)   = y_0,
+       row (j,k):  A_j x_(j,k-1) - x_(j,k)                    = y_(j,k)   (x_(j,0) := x_0),
+
+   since y = e_0 gives x_(j,k) = A_j^k x_0 and (z - sum_j p_j + sum_j p_j A_j^K) x_0 = y_0.
+   Hence G = L^-1 has G_(j,k),0 = A_j^k (z - D)^-1: the clients' filters applied to the
+   resolvent are blocks of G. L = L0(z) + sum_j E_j (x) S_j with L0 scalar and E_j = -eta on
+   the entries (r_j, c_j), r_j = ((j,1), .., (j,K)), c_j = (0, (j,1), .., (j,K-1)): restricted
+   there E_j = -eta I_K.
+2. Deterministic equivalent (``riskcalc.linear.engine.block_pencil``, one sample covariance;
+   here M of them, which enter through their own rows). Each row x of client j enters L
+   through the rank-K update (1/n_j) (I (x) x) E_j (I (x) x)^T; Woodbury and x^T L^-1_(ab) x /
+   n_j -> gamma_j tau(Sigma G_ab) give, with tau_j = T[c_j, r_j] (K x K, T_ab = tau(Sigma
+   G_ab)) ::
+
+       E_B[G] = Ghat(s) = (L0 + s sum_j Chat_j)^-1,   Chat_j[r_j, c_j] = -eta (I - gamma_j eta
+       tau_j)^-1,   tau_j = E_H[s Ghat(s)[c_j, r_j]],
+
+   a fixed point in M K^2 unknowns at each z (for K = 1 one scalar per client, the c_j of
+   ``fedavg_sigma``). Newton's method: dChat_k = -gamma_k Chat_k dtau_k Chat_k, so
+   dtau_j = sum_k gamma_k E_H[s^2 (Ghat[c_j, r_k] Chat_k) dtau_k (Chat_k Ghat[c_k, r_j])]
+   (``_jacobian``). The solve follows the nodes of a contour from far out (where tau = E_H[s
+   Ghat] with gamma = 0 is close) inwards, as ``fedavg_sigma``; the physical branch is the one
+   continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
+3. Two-point functions. tau(Sigma G2_00 h(S_j) G1_00) (G_i at z_i) for client functions
+   h = (I - A_j^K)(I - A_j^K) and (I - A_j^K) eta sum_(k<K) A_j^k (= q^2 and q^2 / s) is the
+   block (0, 0) of G2^T F G1 = [[L(z2)^T, -F], [0, L(z1)]]^-1 (upper right), F = w v^T with
+   v = e_0 - e_(j,K), w = v or eta (e_0 + sum_(k<K) e_(j,k)) (the transposed pencil puts the
+   filter on the right: (G2^T)_0,(j,k) = G2_00 A_j^k). The same Woodbury step on this block
+   upper triangular pencil (row forms [[T2^T, T12], [0, T1]]) gives its upper right block ::
+
+       Ghat12(s) = Ghat2(s)^T (F + s sum_k gamma_k Chat2_k^T Y_k Chat1_k) Ghat1(s),
+       Y_j = T12[r_j, r_j] = E_H[s Ghat12(s)[r_j, r_j]]
+
+   a LINEAR system for the Y_j at each pair of nodes (``two_point``), and the traces
+   tau(Sigma ...) = E_H[s Ghat12(s)_00], tau(...) = E_H[Ghat12(s)_00].
+4. Edges. The nonzero spectrum of D lies in (0, sum_j p_j max q] (q >= 0 on each client's
+   spectrum when its local steps are stable). A point x lies in the continuous spectrum when
+   Im tau(Sigma (x + i y - D)^-1), followed from y large down to y = 1e-12 and 1e-15 times
+   that bound, does not shrink with y (off the spectrum, and at the atom at 0, it is
+   proportional to y); the outermost such points of a grid are refined by bisection
+   (``edges``; measured against the closed forms of ``fedavg_sigma`` and ``subordination``:
+   1e-11 relative). The atom of D at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ (the null space
+   of D is the intersection of those of the S_j).
+For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (measured: 1e-14).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
+
+_NEWTON_ITER = 40
+_TOL = 1e-12
+#: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
+#: the two-point solve per pair of nodes as much).
+MAX_UNKNOWNS = 200
+
+
+class SigmaPencil:
+    """The pencil of the module docstring for clients (gamma_j, p_j), step eta, K steps."""
+
+    def __init__(self, atoms, weights, gam, p, eta: float, K: int):
+        self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
+        self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), int(K), self.gam.size
+        M, K = self.M, self.K
+        if M * K * K > MAX_UNKNOWNS:
+            raise ValueError(f"spectrum with local_steps = {K}: the exact route solves "
+                             f"M K^2 = {M * K * K} unknowns per contour node (at most "
+                             f"{MAX_UNKNOWNS} here: its cost grows like (M K^2)^3)")
+        self.n = 1 + M * K
+        self.rows = 1 + np.arange(M * K).reshape(M, K)                      # r_j
+        self.cols = np.concatenate([np.zeros((M, 1), int), self.rows[:, :-1]], axis=1)  # c_j
+        L0 = np.zeros((self.n, self.n))
+        L0[0, 0] = -self.p.sum()
+        L0[0, self.rows[:, -1]] = self.p
+        for j in range(M):
+            L0[self.rows[j], self.rows[j]] = -1.0
+            L0[self.rows[j], self.cols[j]] += 1.0
+        self.L0 = L0
+
+    # --- one point -----------------------------------------------------------------------
+    def chat(self, tau):
+        """Chat_j[r_j, c_j] = -eta (I - gamma_j eta tau_j)^-1, (N, M, K, K) (docstring, step 2)."""
+        X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
+        return -self.eta * np.linalg.inv(X)
+
+    def ghat(self, z, C):
+        """Ghat(s) (N, atoms, n, n) at nodes z (N,) given Chat (N, M, K, K)."""
+        N = z.size
+        E = np.zeros((N, self.n, self.n), complex)
+        for j in range(self.M):
+            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        L = self.L0 + self.s[None, :, None, None] * E[:, None]
+        L[:, :, 0, 0] += z[:, None]
+        return np.linalg.inv(L)
+
+    def blocks(self, G, rows, cols):
+        """G[rows_k, cols_j] for every pair: (N, atoms, M_rows, K, M_cols, K)."""
+        return G[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+
+    def residual(self, z, tau):
+        """tau - E_H[s Ghat(s)[c_j, r_j]] at the nodes z, with Chat and Ghat."""
+        C = self.chat(tau)
+        G = self.ghat(z, C)
+        own = np.stack([G[:, :, self.cols[j][:, None], self.rows[j][None, :]]
+                        for j in range(self.M)], axis=2)
+        return tau - np.einsum("a,naMkl->nMkl", self.h * self.s, own), C, G
+
+    def _jacobian(self, C, G):
+        """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau)."""
+        N, M, K = G.shape[0], self.M, self.K
+        Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, j, ., k, .] = G[c_j, r_k]
+        P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
+        Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
+        w = self.h * self.s ** 2
+        J = np.einsum("a,najxkc,nakdjb,k->njxbkcd", w, P, Q, self.gam, optimize=True)
+        size = M * K * K
+        return np.eye(size) - J.reshape(N, size, size)
+
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """(tau, Chat, Ghat) at nodes(path[-1]), followed from nodes(path[0]); ``check``: that
+        Im tau(Sigma (z - D)^-1) has the sign of -Im z (off for nodes within rounding of the
+        real axis, ``edges``); ``tau0``: the solution at nodes(path[0]) if known;
+        ``tolerant``: nodes where Newton's method does not converge are left behind (their
+        values are not solutions) and flagged in a fourth output instead of an error."""
+        z = nodes(path[0])
+        failed = np.zeros(z.size, bool)
+        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
+        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
+            res, _, _ = self.residual(z, tau)
+            tau = tau - res
+        size = self.M * self.K ** 2
+        for t in path:
+            zn = nodes(t)
+            res, C, G = self.residual(z, tau)
+            inv = np.linalg.inv(self._jacobian(C, G))
+            # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat e0 e0^T Ghat.
+            dG = -G[:, :, :, :1] @ G[:, :, :1, :]
+            d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
+                              for j in range(self.M)], axis=2)
+            dres = -np.einsum("a,naMkl->nMkl", self.h * self.s, d_own)
+            step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
+            tau, z = tau + step.reshape(tau.shape), zn
+            for it in range(_NEWTON_ITER):
+                res, C, G = self.residual(z, tau)
+                # Per node: the nodes already at rounding are left alone.
+                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
+                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
+                if not act.any():
+                    break
+                if tolerant and it == _NEWTON_ITER - 1:
+                    failed |= act
+                    break
+                if it % 3 == 2:            # chord steps between Jacobian updates
+                    inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
+                step = inv[act] @ res[act].reshape(-1, size, 1)
+                tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
+            else:
+                raise SolverError("rounds limit with a spectrum and local steps: Newton's "
+                                  f"method on the pencil did not converge (t = {t:.3g})")
+        res, C, G = self.residual(z, tau)
+        g00 = np.einsum("a,na->n", self.h * self.s, G[:, :, 0, 0])
+        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
+            raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
+                              "left the physical branch")
+        return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+    # --- two points ----------------------------------------------------------------------
+    def two_point(self, one1, one2, couplings):
+        """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_00] at every pair (u of one1, v of one2)
+        for each coupling F = sum_i c_i w_i v_i^T (``couplings``: list of (c, W, V), W, V of
+        shape (m, n)) and lam in (s, 1): shape (len(couplings), 2, N1, N2)."""
+        C1, G1 = one1
+        C2, G2 = one2
+        N1, N2 = G1.shape[0], G2.shape[0]
+        M, K = self.M, self.K
+        size = M * K * K
+        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
+        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
+        q1 = np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, 0])     # Chat_k G[c_k, 0]
+        q2 = np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, 0])
+        w2 = self.h * self.s ** 2
+        lam = np.stack([self.h * self.s, self.h])
+        out = np.zeros((len(couplings), 2, N1, N2), complex)
+        # Left and right factors of the right-hand sides: (w^T Ghat2)[., r_j], (v^T Ghat1).
+        facs = []
+        for c, W, V in couplings:
+            left = np.einsum("mi,naij->namj", W, G2)     # (N2, a, m, n)
+            right = np.einsum("mi,naij->namj", V, G1)    # (N1, a, m, n)
+            facs.append((np.asarray(c, float), left, right))
+        chunk = max(1, int(4e6 / size ** 2))
+        U_all = np.repeat(np.arange(N1), N2)
+        V_all = np.tile(np.arange(N2), N1)
+        for start in range(0, N1 * N2, chunk):
+            U, V = U_all[start:start + chunk], V_all[start:start + chunk]
+            J = np.einsum("a,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[V], Q1[U], self.gam,
+                          optimize=True)
+            lhs = np.eye(size) - J.reshape(len(U), size, size)
+            rhs, base = [], []
+            for c, left, right in facs:
+                lr = left[V][:, :, :, self.rows]      # (P, a, m, M, K)
+                rr = right[U][:, :, :, self.rows]
+                rhs.append(np.einsum("a,m,pamjx,pamjy->pjxy", self.h * self.s, c, lr, rr)
+                           .reshape(len(U), size))
+                base.append(np.einsum("m,pam,pam->pa", c, left[V][:, :, :, 0],
+                                      right[U][:, :, :, 0]))
+            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1))      # (P, size, f)
+            Y = Y.reshape(len(U), M, K, K, len(facs))
+            corr = np.einsum("k,pakc,pkcdf,pakd->paf", self.gam, q2[V], Y, q1[U])
+            for f in range(len(facs)):
+                val = base[f] + self.s * corr[:, :, f]
+                out[f, :, U, V] = (val @ lam.T)
+        return out
+
+
+def stable_top(atoms, weights, gam):
+    """The top of each client's sample spectrum under H (``fedavg_sigma.edges`` with M = 1)."""
+    return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
+                     for g in gam])
+
+
+def edges(pencil, top):
+    """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
+    step 4); ``top`` the clients' sample spectrum tops."""
+    gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
+    grid = np.linspace(0.0, top.max(), 2001)[None, :]
+    qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
+    upper = float(np.sum(p * qmax)) * 1.01
+    mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
+
+    def inside(x, start=None):
+        # Im tau(Sigma (z - D)^-1) at y = 1e-12 and 1e-15 times the top: proportional to y off
+        # the spectrum (and at the atom at 0), the density inside it.
+        # Newton's method fails only next to a singularity of the density (where a client's
+        # filter folds, e.g. q = 1 at eta s = 1): such points count as inside.
+        # ``start`` = (y1, tau at x + i y1): the path begins there (from 4 times the top
+        # otherwise), about three stages per decade of y as from the top.
+        x = np.asarray(x, float)
+        y1, tau0 = (4.0 * upper, None) if start is None else start
+        ys = np.geomspace(y1, 1e-12 * upper, 1 + int(np.ceil(np.log(y1 / (1e-12 * upper))
+                                                             / np.log(3.0))))
+        tau, _, G, bad = pencil.solve(lambda y: x + 1j * y, list(ys), check=False,
+                                      tolerant=True, tau0=tau0)
+        far = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
+        ys = upper * np.geomspace(1e-12, 1e-15, 4)
+        _, _, G, bad2 = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau,
+                                     tolerant=True)
+        near = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
+        return bad | bad2 | ((near > 0.5 * far) & (near > 0))
+
+    xs = np.unique(np.concatenate([upper * np.linspace(0.0, 1.0, 65)[1:],
+                                   upper * np.geomspace(1e-4, 1e-2, 9)]))
+    ins = inside(xs)
+    if not ins.any():
+        raise SolverError("rounds limit with a spectrum and local steps: the spectrum of the "
+                          "round map was not found on the scan")
+    lo_i, hi_i = np.flatnonzero(ins)[[0, -1]]
+    if lo_i == 0:
+        raise ValueError("the round map's spectrum comes within 1e-4 of its top to 0 (pooled N "
+                         "near d: sum_j min(1, 1/gamma_j) near 1); move gamma off the threshold")
+    # Brackets (outside, inside) of the bottom and (inside, outside) of the top edge, refined
+    # together: 10 points in each per solve.
+    bot = [xs[lo_i - 1] if lo_i > 0 else 0.0, xs[lo_i]]
+    top_ = [xs[hi_i], xs[hi_i + 1] if hi_i + 1 < xs.size else upper]
+    for _ in range(16):
+        if bot[1] - bot[0] <= 1e-11 * bot[1] and top_[1] - top_[0] <= 1e-11 * top_[1]:
+            break
+        pb, pt = np.linspace(*bot, 12)[1:-1], np.linspace(*top_, 12)[1:-1]
+        # The two brackets' midpoints followed down to 30 times the wider bracket, whence
+        # their solutions start the bracket's points (within 1/60 of y of them).
+        y1 = min(4.0 * upper, max(30.0 * max(bot[1] - bot[0], top_[1] - top_[0]),
+                                  1e-12 * upper))
+        mids = np.array([0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])])
+        ys = np.geomspace(4.0 * upper, y1, 1 + int(np.ceil(np.log(4.0 * upper / y1)
+                                                            / np.log(3.0))))
+        tau_m, _, _, _ = pencil.solve(lambda y: mids + 1j * y, list(ys), check=False,
+                                      tolerant=True)
+        ins = inside(np.concatenate([pb, pt]), (y1, np.repeat(tau_m, 10, axis=0)))
+        kb, kt = np.flatnonzero(ins[:10]), np.flatnonzero(ins[10:])
+        if kb.size:
+            bot = [pb[kb[0] - 1] if kb[0] > 0 else bot[0], pb[kb[0]]]
+        else:
+            bot = [pb[-1], bot[1]]
+        if kt.size:
+            top_ = [pt[kt[-1]], pt[kt[-1] + 1] if kt[-1] < 9 else top_[1]]
+        else:
+            top_ = [top_[0], pt[0]]
+    a, b = 0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])
+    return a, b, mu0
