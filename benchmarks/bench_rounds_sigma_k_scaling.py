@@ -1,5 +1,5 @@
 """FedAvg with K = 5 local steps under a two-point spectrum: the simulated risk's gap to the
-exact limit (``riskcalc.linear.dynamics.fedavg_sigma_k``) at d = 100, 200, 400, 800 (issue 29
+exact limit (``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``) at d = 100, 200, 400, 800 (issue 29
 item 5): does it shrink like 1 / d, and does the extrapolation in 1 / d agree?
 
 Three heterogeneous clients (gamma = 0.5, 2, 4, so n_j = d / gamma_j is an integer at every d),
@@ -20,7 +20,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics.fedavg_sigma_k import local_stability
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import local_stability
 
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5])
 GAMMA = [0.5, 2.0, 4.0]

@@ -9,7 +9,7 @@ import pytest
 
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.client_laws import ClientLaws
-from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
 
 CASES = [((3.0, 4.0), (0.2, 0.8)), ((2.0, 5.0, 3.0), (0.5, 0.3, 0.2)), ((1.5, 8.0), (0.9, 0.1))]
 

@@ -9,7 +9,7 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
-from riskcalc.linear.dynamics.fedavg_sigma import _Laws, edges, fedavg_sigma_curves
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import _Laws, edges, fedavg_sigma_curves
 from riskcalc.linear.engine.kappa import effective_ridge
 
 GAM = np.array([0.5, 2.0, 1.5])

@@ -9,8 +9,8 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
-from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
-from riskcalc.linear.dynamics.fedavg_sigma_k import fedavg_sigma_k_curves, local_stability
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import fedavg_sigma_curves
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves, local_stability
 
 GAM = np.array([0.5, 2.0, 4.0])
 R = np.array([0.3, 0.8, 0.5])

@@ -9,7 +9,7 @@ uniform) and each K of ``LOCAL_STEPS`` the exact curve over T = 0..max_rounds is
 and the (T, K) minimizing the mean risk is the candidate; training starts at w = 0, so the risk
 depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(gamma_j))^2
 (every client's local gradient descent stable), global step 1. With a shared covariance
-spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.fedavg_sigma``): the
+spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.sigma.fedavg_sigma``): the
 candidate is then T rounds of one local step, eta = 0.9 * 2 / max_j (the top edge of client j's
 limiting sample spectrum, ``weighted_mp.support_edges``; A = sum_j p_j S_j has its top edge
 below the clients' largest, so one step is stable). Under covariate shift there is no rounds

@@ -4,17 +4,18 @@
 ``fedavg`` holds the derivation of the round map's curves for any client filter,
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
 Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started local steps
-(``pfedme_steps``), ``subordination`` the spectrum of the round map; ``fedavg_sigma`` FedAvg
-with one local step under a shared covariance spectrum, ``fedavg_sigma_k`` with K >= 2 (the
-linear pencil of ``sigma_pencil``; both called by ``rounds_limit`` when a spectrum is given).
+(``pfedme_steps``), ``subordination`` the spectrum of the round map, ``tuning`` the rounds
+read from a curve; the room ``sigma``: FedAvg under a shared covariance spectrum
+(``fedavg_sigma`` one local step, ``fedavg_sigma_k`` K >= 2 through ``sigma_pencil``; both
+called by ``rounds_limit`` when a spectrum is given).
 """
 
 from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves
 from riskcalc.linear.dynamics.algorithm1_rate import algorithm1_contraction
-from riskcalc.linear.dynamics.api import (RoundsChoice, RoundsLimit, optimal_rounds,
-                                          rounds_limit, rounds_to_eps)
+from riskcalc.linear.dynamics.api import RoundsLimit, rounds_limit
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.prox_laws import algorithm1_curves
+from riskcalc.linear.dynamics.tuning import RoundsChoice, optimal_rounds, rounds_to_eps
 
 #: method -> function computing its curves (``riskcalc.linear.dynamics.api`` refuses others).
 ROUTES = {"fedavg": fedavg_curves, "pfedme": algorithm1_curves,

@@ -1,4 +1,5 @@
-"""``rounds_limit``, ``optimal_rounds``, ``rounds_to_eps``: the public face of the dynamics room.
+"""``rounds_limit``: the public face of the dynamics room (its tuning, ``optimal_rounds`` and
+``rounds_to_eps``, in ``riskcalc.linear.dynamics.tuning``).
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
@@ -20,7 +21,7 @@ import numpy as np
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import (MAX_INT, METHOD_ALIASES, SCALE_MAX, as_array, parameter,
-                                per_client, positive, positive_int)
+                                per_client, positive)
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -213,8 +214,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
-    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.fedavg_sigma``
-    and ``riskcalc.linear.dynamics.fedavg_sigma_k``).
+    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.sigma.fedavg_sigma``
+    and ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``).
     Derivation: ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
     ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
@@ -249,8 +250,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectrum : riskcalc.Spectrum, optional
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
         E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
-        ``local_steps`` and the server model only (``riskcalc.linear.dynamics.fedavg_sigma``,
-        K = 1; ``riskcalc.linear.dynamics.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
+        ``local_steps`` and the server model only (``riskcalc.linear.dynamics.sigma.fedavg_sigma``,
+        K = 1; ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
         local steps stable under the spectrum; ``local_risk`` and ``personalized_risk`` are
         refused).
 
@@ -336,11 +337,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared and K == 1:
-            from riskcalc.linear.dynamics.fedavg_sigma import fedavg_sigma_curves
+            from riskcalc.linear.dynamics.sigma.fedavg_sigma import fedavg_sigma_curves
 
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
         elif shared:
-            from riskcalc.linear.dynamics.fedavg_sigma_k import fedavg_sigma_k_curves
+            from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
 
             out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
         else:
@@ -372,92 +373,3 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name == "pfedme":
         result._cache["local"] = risk
     return result
-
-
-@dataclass(frozen=True)
-class RoundsChoice:
-    """``optimal_rounds`` / ``rounds_to_eps``: the number of rounds T, the gradient
-    evaluations per client T K, the value reached, and the curve it was read from."""
-
-    rounds: int
-    gradient_evaluations: float
-    value: float
-    curve: RoundsLimit
-
-
-def optimal_rounds(method: str, *, objective="target", target=0, max_rounds=200,
-                   **kwargs) -> RoundsChoice:
-    """The risk-minimizing number of rounds T in 0..``max_rounds`` (early stopping).
-
-    Evaluates the exact curve of ``rounds_limit`` at every T (one solve) and takes the argmin
-    of client ``target``'s risk (``objective="target"``), the clients' mean risk (``"mean"``)
-    or the worst client's (``"worst"``). Derived here (``riskcalc.linear.dynamics.fedavg``).
-
-    Parameters
-    ----------
-    method, **kwargs
-        As for ``rounds_limit`` (without ``rounds``).
-    objective : {"target", "mean", "worst"}
-    target : int
-        0-based client index for ``objective="target"``.
-    max_rounds : int
-        >= 0.
-
-    Returns
-    -------
-    RoundsChoice
-    """
-    curve, values = _curve(method, objective, target, max_rounds, kwargs)
-    t = int(np.argmin(values))
-    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
-
-
-def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
-                  **kwargs) -> RoundsChoice:
-    """The fewest rounds T (and gradient evaluations T K per client) reaching accuracy eps.
-
-    ``of="risk"``: abs(risk_T - risk_inf) <= eps for client ``target`` (the fixed point must
-    exist); ``of="best"``: risk_T <= min over 0..max_rounds + eps; ``of="distance"``: the limit
-    of ||w_T - w_inf||^2 <= eps (paper 004, Cor. 1's epsilon; decreasing in T when the
-    iteration converges). Derived here from ``rounds_limit``'s exact curve.
-
-    Raises
-    ------
-    ValueError
-        For eps <= 0, an unknown ``of``, or when eps is not reached within ``max_rounds``.
-    """
-    eps = float(positive("eps", eps, ndim=0))
-    if of not in ("risk", "best", "distance"):
-        raise ValueError(f"of must be 'risk', 'best' or 'distance'; got {of!r}")
-    curve, values = _curve(method, "target", target, max_rounds, kwargs,
-                           extra_inf=of != "best")
-    if of == "distance":
-        gap = curve.distance_to_fixed_point[:-1]
-    elif of == "risk":
-        gap = np.abs(values[:-1] - values[-1])
-    else:
-        gap = values - values.min()
-    hit = np.flatnonzero(gap <= eps)
-    if not hit.size:
-        raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
-    t = int(hit[0])
-    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
-
-
-def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):
-    if objective not in ("target", "mean", "worst"):
-        raise ValueError(f"objective must be 'target', 'mean' or 'worst'; got {objective!r}")
-    max_rounds = positive_int("max_rounds", max_rounds, minimum=0)
-    if "rounds" in kwargs:
-        raise ValueError("rounds is chosen here; give max_rounds")
-    target = positive_int("target", target, minimum=0)
-    _check_work(max_rounds + 1 + extra_inf, max_rounds, f"max_rounds = {max_rounds}",
-                "give max_rounds <= 3000")      # before the list is built
-    rounds = list(range(max_rounds + 1)) + ([np.inf] if extra_inf else [])
-    curve = rounds_limit(method, rounds=rounds, **kwargs)
-    m = curve.risk.shape[0]
-    if target >= m:
-        raise ValueError(f"target must be a client index in 0..{m - 1}, got {target!r}")
-    values = {"target": curve.risk[target], "mean": curve.risk.mean(axis=0),
-              "worst": curve.risk.max(axis=0)}[objective]
-    return curve, values

@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
 
 _NEWTON_ITER = 40
 _TOL = 1e-12

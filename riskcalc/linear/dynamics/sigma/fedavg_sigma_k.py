@@ -37,7 +37,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
-from riskcalc.linear.dynamics.sigma_pencil import SigmaPencil, edges, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
 
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5

@@ -1,0 +1,4 @@
+"""FedAvg along the communication rounds under a covariance spectrum shared by the clients
+(derived here): ``fedavg_sigma`` for one local step per round (one scalar subordination
+function per contour node), ``sigma_pencil`` and ``fedavg_sigma_k`` for K >= 2 local steps (a
+linear pencil of 1 + M K blocks). Entry point: ``riskcalc.rounds_limit(..., spectrum=...)``."""

@@ -1,0 +1,102 @@
+"""``optimal_rounds`` and ``rounds_to_eps``: the number of rounds read from one exact curve of
+``rounds_limit`` (issue 29, item 4: early stopping and the rounds-to-accuracy trade-off;
+paper 004, Cor. 1's epsilon).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from riskcalc._validate import positive, positive_int
+from riskcalc.linear.dynamics.api import RoundsLimit, _check_work, rounds_limit
+
+
+@dataclass(frozen=True)
+class RoundsChoice:
+    """``optimal_rounds`` / ``rounds_to_eps``: the number of rounds T, the gradient
+    evaluations per client T K, the value reached, and the curve it was read from."""
+
+    rounds: int
+    gradient_evaluations: float
+    value: float
+    curve: RoundsLimit
+
+
+def optimal_rounds(method: str, *, objective="target", target=0, max_rounds=200,
+                   **kwargs) -> RoundsChoice:
+    """The risk-minimizing number of rounds T in 0..``max_rounds`` (early stopping).
+
+    Evaluates the exact curve of ``rounds_limit`` at every T (one solve) and takes the argmin
+    of client ``target``'s risk (``objective="target"``), the clients' mean risk (``"mean"``)
+    or the worst client's (``"worst"``). Derived here (``riskcalc.linear.dynamics.fedavg``).
+
+    Parameters
+    ----------
+    method, **kwargs
+        As for ``rounds_limit`` (without ``rounds``).
+    objective : {"target", "mean", "worst"}
+    target : int
+        0-based client index for ``objective="target"``.
+    max_rounds : int
+        >= 0.
+
+    Returns
+    -------
+    RoundsChoice
+    """
+    curve, values = _curve(method, objective, target, max_rounds, kwargs)
+    t = int(np.argmin(values))
+    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
+
+
+def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
+                  **kwargs) -> RoundsChoice:
+    """The fewest rounds T (and gradient evaluations T K per client) reaching accuracy eps.
+
+    ``of="risk"``: abs(risk_T - risk_inf) <= eps for client ``target`` (the fixed point must
+    exist); ``of="best"``: risk_T <= min over 0..max_rounds + eps; ``of="distance"``: the limit
+    of ||w_T - w_inf||^2 <= eps (paper 004, Cor. 1's epsilon; decreasing in T when the
+    iteration converges). Derived here from ``rounds_limit``'s exact curve.
+
+    Raises
+    ------
+    ValueError
+        For eps <= 0, an unknown ``of``, or when eps is not reached within ``max_rounds``.
+    """
+    eps = float(positive("eps", eps, ndim=0))
+    if of not in ("risk", "best", "distance"):
+        raise ValueError(f"of must be 'risk', 'best' or 'distance'; got {of!r}")
+    curve, values = _curve(method, "target", target, max_rounds, kwargs,
+                           extra_inf=of != "best")
+    if of == "distance":
+        gap = curve.distance_to_fixed_point[:-1]
+    elif of == "risk":
+        gap = np.abs(values[:-1] - values[-1])
+    else:
+        gap = values - values.min()
+    hit = np.flatnonzero(gap <= eps)
+    if not hit.size:
+        raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
+    t = int(hit[0])
+    return RoundsChoice(t, t * curve.params["local_steps"], float(values[t]), curve)
+
+
+def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):
+    if objective not in ("target", "mean", "worst"):
+        raise ValueError(f"objective must be 'target', 'mean' or 'worst'; got {objective!r}")
+    max_rounds = positive_int("max_rounds", max_rounds, minimum=0)
+    if "rounds" in kwargs:
+        raise ValueError("rounds is chosen here; give max_rounds")
+    target = positive_int("target", target, minimum=0)
+    _check_work(max_rounds + 1 + extra_inf, max_rounds, f"max_rounds = {max_rounds}",
+                "give max_rounds <= 3000")      # before the list is built
+    rounds = list(range(max_rounds + 1)) + ([np.inf] if extra_inf else [])
+    curve = rounds_limit(method, rounds=rounds, **kwargs)
+    m = curve.risk.shape[0]
+    if target >= m:
+        raise ValueError(f"target must be a client index in 0..{m - 1}, got {target!r}")
+    values = {"target": curve.risk[target], "mean": curve.risk.mean(axis=0),
+              "worst": curve.risk.max(axis=0)}[objective]
+    return curve, values
