@@ -188,7 +188,7 @@ def test_refused_beyond_the_server_model():
         res.personalized_risk(steps=2, step_size=0.1)
     with pytest.raises(ValueError, match="finite local_steps only"):
         riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
-                              local_steps=np.inf, lam=1.0, spectrum=SPEC)
+                              local_steps=3, step_size=0.05, lam=1.0, spectrum=SPEC)
 
 
 def test_command_line_predict_with_a_spectrum(capsys):

@@ -294,10 +294,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(parameter("signal", signal, ndim=0))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
-    if shared and (name != "fedavg" or np.isinf(K)):
+    if shared and (name == "fedavg") == np.isinf(K):
         raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
-                         "fedavg with finite local_steps only (local_steps=inf and Algorithm 1 "
-                         "with a spectrum: not yet; Sigma = I covers both)")
+                         "fedavg with finite local_steps only and for pfedme (Algorithm 1) "
+                         "with local_steps=inf only (FedAvg's exact local solves and Algorithm "
+                         "1's local steps with a spectrum: not yet; Sigma = I covers both)")
     p = _weights(weights, gam)
     # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
@@ -334,6 +335,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     with solvers.record() as diagnostics, _beyond_floats():
         if name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
+        elif name == "pfedme" and shared:
+            from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
+
+            out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared and K == 1:
@@ -353,7 +358,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
-    if name == "pfedme":   # .risk: the client's own model (DESIGN.md, fourth round)
+    if name == "pfedme" and not shared:  # .risk: the client's own model (DESIGN.md, round 4)
         bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
@@ -368,8 +373,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                               "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
+    if name == "pfedme":  # the model ``risk`` measures (own models: Sigma = I only)
+        diagnostics["risk_model"] = "server" if shared else "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"])
-    if name == "pfedme":
+    if name == "pfedme" and not shared:
         result._cache["local"] = risk
     return result

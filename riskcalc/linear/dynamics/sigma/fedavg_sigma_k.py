@@ -18,7 +18,9 @@ R -> (1 - g D)^T D^+ (the signal part on the range of D). Every trace is a conto
 tau(Sigma q(S_i) (z - D)^-1) = E_H[s (Ghat_00 - Ghat_(i,K),0)], or a double integral of the
 two-point functions tau(Sigma G2 h G1) and tau(G2 h G1) with h = sum_j c_j q(S_j)^2 or
 sum_j c_j (q^2 / s)(S_j) (one linear solve per pair of nodes serves both weights), all from
-the linear pencil of ``sigma_pencil`` (derivation there). The atom of D at 0 and the null
+the linear pencil of ``sigma_pencil`` (derivation there). ``pencil_curves`` takes the pencil
+and the blocks that read q(S_j) and (q / s)(S_j) off it, so any filter with such a pencil
+reuses it (``prox_sigma``: Algorithm 1 with exact prox). The atom of D at 0 and the null
 space enter as in ``fedavg_sigma`` (step 3).
 
 Checks (``tests/test_rounds_sigma_k.py``): Sigma = I against the scalar route of ``fedavg``
@@ -72,7 +74,38 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
         raise ValueError("step_size: local gradient descent diverges on a client under the "
                          f"spectrum (step_size times the top of its sample spectrum = "
                          f"{eta * top.max():.4g} > 2)")
-    a, b, mu0 = edges(pen, top)
+    # Block coefficients (sigma_pencil, step 3): q(S_j) G_00 = sum_b v_j[b] G_(b, 0) with
+    # v_j = e_0 - e_(j,K); (q / s)(S_j) = eta sum_(k<K) A_j^k from wn_j on the transposed side.
+    last = pen.rows[:, -1]
+    v = np.zeros((pen.M, pen.n))
+    v[:, 0], v[np.arange(pen.M), last] = 1.0, -1.0
+    wn = np.zeros((pen.M, pen.n))
+    wn[:, 0] = eta
+    for j in range(pen.M):
+        wn[j, pen.rows[j, :-1]] = eta
+    return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn)
+
+
+def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn):
+    """The curves of the module docstring from a pencil ``pen`` (``SigmaPencil`` or one with
+    the same interface) whose block (0, 0) of the inverse is (z - D)^-1, D = sum_j p_j q(S_j),
+    and the round map w <- (I - g D) w + g sum_j p_j (q / s)(S_j) b_j.
+
+    Parameters
+    ----------
+    pen : SigmaPencil
+    spectrum_edges : tuple
+        (a, b, mu0) of ``sigma_pencil.edges``.
+    g : float
+        The global step of the round map.
+    gam, r, sigma, p : ndarray (M,)
+    signal : float
+    rounds : ndarray of float
+    v, wn : ndarray (M, n)
+        Block coefficients: q(S_j) G_00 = sum_b v_j[b] G_(b, 0), and (G^T)_(0, b) summed
+        with wn_j gives G_00 (q / s)(S_j) (``sigma_pencil``, step 3).
+    """
+    a, b, mu0 = spectrum_edges
     if not a > 1e-9 * b:
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
@@ -103,17 +136,10 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
     s, h = pen.s, pen.h
     Es = float(h @ s)
-    last = pen.rows[:, -1]
     g_sig = G[:, :, 0, 0] @ (h * s)                                      # tau(Sigma G)
     g_one = G[:, :, 0, 0] @ h                                            # tau(G)
-    own = (G[:, :, 0, 0][:, :, None] - G[:, :, last, 0]).transpose(0, 2, 1) @ (h * s)  # (N, M)
+    own = np.einsum("a,nab,mb->nm", h * s, G[:, :, :, 0], v)   # tau(Sigma q(S_m) G), (N, M)
     # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
-    v = np.zeros((pen.M, pen.n))
-    v[:, 0], v[np.arange(pen.M), last] = 1.0, -1.0
-    wn = np.zeros((pen.M, pen.n))
-    wn[:, 0] = eta
-    for j in range(pen.M):
-        wn[j, pen.rows[j, :-1]] = eta
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
     Cf, Gf = np.concatenate([C, C.conj()]), np.concatenate([G, G.conj()])

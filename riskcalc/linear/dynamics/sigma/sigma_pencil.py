@@ -231,12 +231,14 @@ def stable_top(atoms, weights, gam):
                      for g in gam])
 
 
-def edges(pencil, top):
+def edges(pencil, top, qmax=None):
     """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
-    step 4); ``top`` the clients' sample spectrum tops."""
+    step 4); ``top`` the clients' sample spectrum tops; ``qmax`` (M,) the largest value of each
+    client's filter on its spectrum (default: FedAvg's 1 - (1 - eta s)^K)."""
     gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
-    grid = np.linspace(0.0, top.max(), 2001)[None, :]
-    qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
+    if qmax is None:
+        grid = np.linspace(0.0, top.max(), 2001)[None, :]
+        qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
     upper = float(np.sum(p * qmax)) * 1.01
     mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
 
