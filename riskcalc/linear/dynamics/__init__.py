@@ -5,9 +5,10 @@
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
 Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started local steps
 (``pfedme_steps``), ``subordination`` the spectrum of the round map, ``tuning`` the rounds
-read from a curve; the room ``sigma``: FedAvg under a shared covariance spectrum
-(``fedavg_sigma`` one local step, ``fedavg_sigma_k`` K >= 2 through ``sigma_pencil``; both
-called by ``rounds_limit`` when a spectrum is given).
+read from a curve; the room ``sigma``: the rounds under a shared covariance spectrum
+(FedAvg: ``fedavg_sigma`` one local step, ``fedavg_sigma_k`` K >= 2 through ``sigma_pencil``;
+Algorithm 1 with exact prox, server model: ``prox_sigma``; called by ``rounds_limit`` when a
+spectrum is given).
 """
 
 from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves
