@@ -120,9 +120,12 @@ class ClientLosses:
     def hessian(self, W):
         """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
         z = (self.X @ W[..., None])[..., 0]
-        # einsum's contraction path is about twice as fast as scaling a transposed copy.
-        return np.einsum("...nd,...n,...ne->...de", self.X, self._d2phi(z, self.y), self.X,
-                         optimize=True) / self.n + self.l2 * np.eye(self.d)
+        # X' diag(c) X as a scaled transposed copy times X: one batched matrix product. Measured
+        # (OMP_NUM_THREADS=1) 1.5-3x faster than einsum's contraction path when X and the
+        # curvatures share their batch, 12x when X is broadcast against them (X (10, 200, 60),
+        # labels (2, 10, 200): einsum copies X for every batch entry).
+        c = self._d2phi(z, self.y) / self.n
+        return (np.swapaxes(self.X, -1, -2) * c[..., None, :]) @ self.X + self.l2 * np.eye(self.d)
 
     def normal_equations(self):
         """For the squared loss: ``s, Q, b`` with ``X_i'X_i/n = Q_i diag(s_i) Q_i'`` and
