@@ -20,7 +20,8 @@ The exact minimizers use damped Newton steps (an independent route from the pape
 algorithms, which the tests compare against them). FedProx is solved in its bilevel form
 (paper 004 eq. 8): Newton on the Moreau envelope ``F(w_g)``, whose gradient is
 ``lam (w_g - prox(w_g))`` (paper 004 Lemma 3) and whose Hessian is ``lam H (H + lam I)^-1`` with
-``H`` the Hessian of ``f_i`` at the prox point, each prox again by Newton.
+``H`` the Hessian of ``f_i`` at the prox point, each prox again by Newton (for the squared
+loss, one linear solve: :func:`prox`).
 """
 
 from __future__ import annotations
