@@ -10,7 +10,7 @@ from montecarlo.experiments.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg,
                                                pfedme)
 from montecarlo.experiments.problems import paper000_instance, quadratic_instance
 from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
-from montecarlo.experiments.objectives import minimize
+from montecarlo.experiments.objectives import ClientLosses, _newton, minimize, prox
 from montecarlo.experiments.presets import run_preset, summarize
 
 # Stated convergence tolerance (sup-norm distance of every local model to the exact minimizer).
@@ -200,6 +200,31 @@ def test_apgd_round_counts_paper001_fig2():
     assert 0.4 < slope < 0.75                                          # ~ sqrt(lam)
     assert a1[1] < a2[1] and a1[3] > a2[3]                             # APGD1 wins iff lam < L
     assert 0.6 < a1[2] / a2[2] < 1.6                                   # crossing near lam = L
+
+
+def test_squared_prox_closed_form_against_newton():
+    # The squared loss's prox is a linear solve in the eigenbasis of X'X/n; checked against its
+    # optimality condition grad f_i(w) + lam (w - v) = 0 evaluated from the raw data, and
+    # against damped Newton (the route of every other loss). n < d makes X'X/n singular (l2
+    # carries the strong convexity); X has a batch axis, V another one broadcast against it.
+    rng = np.random.default_rng(5)
+    losses = ClientLosses(rng.standard_normal((2, 1, 3, 4, 6)), rng.standard_normal((3, 4)),
+                          loss="squared", l2=1e-3)
+    big = float(losses.smoothness().max())
+    for lam in (1e-3, 1.0, 1e3):
+        V = rng.standard_normal((2, 5, 3, 6))
+        W = prox(losses, V, lam)
+        assert W.shape == (2, 5, 3, 6)
+        grad = lambda U: losses.grad(U) + lam * (U - V)
+        # A backward-stable 6 x 6 solve leaves a residual of a few eps * ||A|| * ||w||.
+        scale = (big + lam) * (1.0 + np.max(np.abs(W))) + lam * np.max(np.abs(V))
+        assert np.max(np.abs(grad(W))) < 1e-13 * scale
+        newton = _newton(lambda U: losses.value(U) + 0.5 * lam * np.sum((U - V) ** 2, -1),
+                         grad, lambda U: losses.hessian(U) + lam * np.eye(6),
+                         np.array(V), 1e-13 * scale, "prox")
+        # (lam + l2)-strong convexity: |w - w'| <= |grad(w) - grad(w')| / (lam + l2).
+        bound = 2e-13 * scale * np.sqrt(6) / (lam + losses.l2)
+        assert np.max(np.linalg.norm(W - newton, axis=-1)) < bound
 
 
 def test_paper000_fig1_qualitative():

@@ -34,6 +34,8 @@ def test_docs_build_without_warnings(tmp_path):
     assert (out / "api" / "generated" / "riskcalc.limit.html").is_file()
     tutorial = (out / "extending.html").read_text()
     assert "shrunk_ftfa" in tutorial and "check_method" in tutorial
+    # The tutorial script's output (tests/test_extension.py runs it only without sphinx).
+    assert "lam* = 0.500000" in tutorial
     report = (out / "paper_checks_report.html").read_text()
     assert "003.thm1.isotropic-bias" in report
     # The gallery: an example per registered figure, the executed one with its image, and

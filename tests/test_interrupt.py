@@ -1,6 +1,7 @@
 """Ctrl-C: one line on stderr, exit 130, finished tasks kept in the cache, no worker left."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,13 +104,22 @@ def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
     # Issue 22: one SIGINT did not stop compare, and --jobs 100000 left ~310 workers behind.
     cmd = [sys.executable, "-c", "import sys; from riskcalc.cli import main; sys.exit(main())",
            *command.format(tmp=tmp_path).split()]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(4)                       # imports done, workers started, tasks running
-    assert proc.poll() is None, proc.communicate()
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE, stderr=fh,
+                                text=True)
+    # Imports done, workers started, tasks running: the progress bar has counted a finished
+    # task (instead of a fixed 4 s wait, too long on a quiet machine, maybe short on a busy one).
+    deadline = time.monotonic() + 120
+    while not re.search(r"\|\s*[1-9]\d*/\d+ \[", log.read_text()) \
+            and time.monotonic() < deadline:
+        assert proc.poll() is None, (proc.communicate(), log.read_text())
+        time.sleep(0.05)
+    assert proc.poll() is None, (proc.communicate(), log.read_text())
     os.killpg(proc.pid, signal.SIGINT)
     start = time.monotonic()
-    _, err = proc.communicate(timeout=60)
+    proc.communicate(timeout=60)
+    err = log.read_text()
     assert time.monotonic() - start < 20
     assert proc.returncode == 130, err
     assert "Traceback" not in err

@@ -1,4 +1,4 @@
-"""The extension tutorial (docs/extending.rst), end to end; run by tests/test_extension.py."""
+"""The extension tutorial (docs/extending.rst), end to end; run by the docs build."""
 
 import pathlib
 import sys

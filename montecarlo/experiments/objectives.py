@@ -20,7 +20,8 @@ The exact minimizers use damped Newton steps (an independent route from the pape
 algorithms, which the tests compare against them). FedProx is solved in its bilevel form
 (paper 004 eq. 8): Newton on the Moreau envelope ``F(w_g)``, whose gradient is
 ``lam (w_g - prox(w_g))`` (paper 004 Lemma 3) and whose Hessian is ``lam H (H + lam I)^-1`` with
-``H`` the Hessian of ``f_i`` at the prox point, each prox again by Newton.
+``H`` the Hessian of ``f_i`` at the prox point, each prox again by Newton (for the squared
+loss, one linear solve: :func:`prox`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ClientLosses:
             raise ValueError("y must be +-1 for the logistic loss")
         self.X, self.y, self.loss, self.l2 = X, y, loss, float(nonnegative("l2", l2))
         self.batch_shape = np.broadcast_shapes(X.shape[:-3], y.shape[:-2])
+        self._normal = None
 
     @property
     def m(self) -> int:
@@ -119,9 +121,30 @@ class ClientLosses:
     def hessian(self, W):
         """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
         z = (self.X @ W[..., None])[..., 0]
-        # einsum's contraction path is about twice as fast as scaling a transposed copy.
-        return np.einsum("...nd,...n,...ne->...de", self.X, self._d2phi(z, self.y), self.X,
-                         optimize=True) / self.n + self.l2 * np.eye(self.d)
+        # X' diag(c) X as a scaled transposed copy times X: one batched matrix product. Measured
+        # (OMP_NUM_THREADS=1) 1.5-3x faster than einsum's contraction path when X and the
+        # curvatures share their batch, 12x when X is broadcast against them (X (10, 200, 60),
+        # labels (2, 10, 200): einsum copies X for every batch entry).
+        c = self._d2phi(z, self.y) / self.n
+        return (np.swapaxes(self.X, -1, -2) * c[..., None, :]) @ self.X + self.l2 * np.eye(self.d)
+
+    def normal_equations(self):
+        """For the squared loss: ``s, Q, b`` with ``X_i'X_i/n = Q_i diag(s_i) Q_i'`` and
+        ``b_i = X_i'y_i/n`` (shapes (..., m, d), (..., m, d, d), (..., m, d)).
+
+        ``f_i(w) = w'(X_i'X_i/n)w/2 - b_i'w + l2/2 ||w||^2 + const``, so every stationarity
+        condition of a ridge-type subproblem is a linear system in that basis. Computed once per
+        instance (the data do not change).
+        """
+        if self.loss != "squared":
+            raise ValueError("normal_equations needs loss='squared'")
+        if self._normal is None:
+            Xt = np.swapaxes(self.X, -1, -2)
+            s, Q = np.linalg.eigh(Xt @ self.X / self.n)
+            # X_i'X_i is positive semidefinite: a negative eigenvalue is rounding.
+            b = (Xt @ self.y[..., None])[..., 0] / self.n
+            self._normal = (np.maximum(s, 0.0), Q, b)
+        return self._normal
 
     def smoothness(self):
         """An upper bound ``L_i`` on the smoothness of ``f_i``, shape ``(..., m)``.
@@ -167,8 +190,12 @@ def objective_value(losses: ClientLosses, objective: str, w_global, W, lam: floa
 def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     """``prox_{f_i/lam}(v_i) = argmin_w f_i(w) + lam/2 ||w - v_i||^2`` for every client.
 
-    Paper 004 eq. 9 / paper 001 eq. 6 (the local proximal oracle). Solved by damped Newton;
-    ``V`` has shape (..., m, d), ``W0`` is a warm start. The gradient tolerance is
+    Paper 004 eq. 9 / paper 001 eq. 6 (the local proximal oracle). ``V`` has shape (..., m, d).
+    For the squared loss the prox is the solution of the linear system
+    ``(X_i'X_i/n + (l2 + lam) I) w = X_i'y_i/n + lam v_i`` (its stationarity condition), solved
+    in the eigenbasis of ``X_i'X_i/n`` computed once per instance
+    (:meth:`ClientLosses.normal_equations`): exact up to rounding, ``W0`` and ``tol`` unused.
+    Otherwise damped Newton from the warm start ``W0``, to gradient tolerance
     ``max(tol, 1e-15 lam)``: the gradient carries the term ``lam (w - v)``, whose rounding error
     grows with ``lam``.
 
@@ -178,6 +205,10 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     """
     lam = float(as_array("lam", lam, low=0.0, low_open=True))
     V = np.asarray(V, float)
+    if losses.loss == "squared":
+        s, Q, b = losses.normal_equations()
+        rhs = (np.swapaxes(Q, -1, -2) @ (b + lam * V)[..., None])[..., 0]
+        return (Q @ (rhs / (s + losses.l2 + lam))[..., None])[..., 0]
     shape = np.broadcast_shapes(losses.batch_shape + (losses.m, losses.d), V.shape)
     W0 = V if W0 is None else W0
     return _newton(lambda W: losses.value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
