@@ -217,6 +217,14 @@ def test_marks_the_reader_is_told_about(built):
         assert n >= 17, (series, n)
 
 
+def theory_at(rows, point):
+    """The theory line of ``point``'s series and panel (a figure CSV), interpolated at its x."""
+    line = [t for t in rows if t["kind"] == "theory" and t["series"] == point["series"]
+            and t["panel"] == point["panel"]]
+    return np.interp(float(point["x"]), [float(t["x"]) for t in line],
+                     [float(t["y"]) for t in line])
+
+
 def test_p000_fig1_theory_lines_through_simulations(built):
     """p000-fig1-theory: in both panels (Appendix D's ||w_*|| = 10, and 1.5) every simulated
     accuracy agrees with its finite-M line (4 SE plus 0.03 for d = 40 in quick mode)."""
@@ -226,10 +234,7 @@ def test_p000_fig1_theory_lines_through_simulations(built):
     assert len(panels) == 2 and theory_panels == set(panels)
     checked = 0
     for r in (r for r in rows if r["kind"] == "simulation"):
-        line = [t for t in rows if t["kind"] == "theory" and t["series"] == r["series"]
-                and t["panel"] == r["panel"]]
-        pred = np.interp(float(r["x"]), [float(t["x"]) for t in line],
-                         [float(t["y"]) for t in line])
+        pred = theory_at(rows, r)
         assert abs(float(r["y"]) - pred) <= 4 * float(r["y_se"]) + 0.03, (r, pred)
         checked += 1
     assert checked == 18
@@ -242,10 +247,7 @@ def test_p004_fig3_theory_lines_through_simulations(built):
     rows = read_csv(built / "p004-fig3-theory.csv")
     checked = 0
     for r in (r for r in rows if r["kind"] == "simulation"):
-        line = [t for t in rows if t["kind"] == "theory" and t["series"] == r["series"]
-                and t["panel"] == r["panel"]]
-        pred = np.interp(float(r["x"]), [float(t["x"]) for t in line],
-                         [float(t["y"]) for t in line])
+        pred = theory_at(rows, r)
         assert abs(float(r["y"]) - pred) <= 4 * float(r["y_se"]) + 0.04 * pred, (r, pred)
         checked += 1
     assert checked == 66
