@@ -47,6 +47,16 @@ EVAL = {
               "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (0.0, 7.2e-3, 0.0),
               "pfedme": (0.06, 0.0, 2.3e-4)},
 }
+#: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
+#: method at fixed tuning), (a, b) for a + b M, M distinct clients; "general": a spectrum or
+#: covariate shift (measured: pFedMe over 2000 distinct clients under a two-point spectrum
+#: 84 s, estimated 8.3 min).
+PREDICT_EVAL = {
+    "identity": {"fedavg": (1e-3, 3e-6), "ftfa": (1e-3, 3e-6), "rtfa": (2e-3, 3e-6),
+                 "maml_fl": (5e-3, 3e-5), "pfedme": (5e-3, 4e-5)},
+    "general": {"fedavg": (5e-3, 2e-4), "ftfa": (5e-3, 1e-4), "rtfa": (5e-3, 1e-4),
+                "maml_fl": (0.05, 1e-2), "pfedme": (0.05, 0.25)},
+}
 #: Evaluations of the tuning searches (three weightings: two searched, one optimized).
 TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 52, "pfedme": 52}
 #: Fine-tuning steps with a spectrum: seconds per client, atom and weighting (pencils).

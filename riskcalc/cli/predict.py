@@ -148,15 +148,15 @@ def _finite_clients(args, spec):
 
 def _finite_clients_budget(args, spec, fed) -> None:
     """Refuse, before solving, a federation whose finite-M limit is estimated to take longer
-    than --max-minutes: one evaluation of ``riskcalc.advise.cost.EVAL`` (a + b M seconds per
-    route and method), M counting distinct clients (identical ones are solved once)."""
-    from riskcalc.advise.cost import EVAL
+    than --max-minutes: one evaluation of ``riskcalc.advise.cost.PREDICT_EVAL`` (a + b M seconds
+    per route and method), M counting distinct clients (identical ones are solved once)."""
+    from riskcalc.advise.cost import PREDICT_EVAL
 
     general = "spectra" in fed or spec.spectrum is not None
     rows = zip(*(fed[k] for k in ("gamma", "r", "sigma")), fed.get("spectra") or [None] * len(
         fed["gamma"]))
     distinct = len(set(rows))
-    a, b = EVAL["general" if general else "identity"][spec.method]
+    a, b = PREDICT_EVAL["general" if general else "identity"][spec.method]
     guards.check_time(1, a + b * distinct, 1, guards.max_seconds(args),
                       f"predict {spec.method} over {distinct} distinct clients"
                       + (" with a covariance spectrum" if general else ""),
