@@ -53,7 +53,7 @@ MAX_STEPS = 400
 #: Nodes of the Marchenko-Pastur rule of ``fast_contraction`` (``algorithm1_fold``): the first
 #: rule, the most tried.
 FOLD_RULE, FOLD_RULE_MAX = 128, 16384
-#: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, |z|)):
+#: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, abs(z))):
 #: the rule's error falls geometrically in its nodes, so the finer rule's is far below it.
 FOLD_TOL = 1e-12
 

@@ -50,6 +50,7 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
    (``edges``; measured against the closed forms of ``fedavg_sigma`` and ``subordination``:
    1e-11 relative). The atom of D at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ (the null space
    of D is the intersection of those of the S_j).
+
 For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (measured: 1e-14).
 """
 
