@@ -178,10 +178,14 @@ class SigmaPencil:
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points ----------------------------------------------------------------------
-    def two_point(self, one1, one2, couplings):
-        """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_00] at every pair (u of one1, v of one2)
+    def two_point(self, one1, one2, couplings, block=(0, 0)):
+        """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_ab] at every pair (u of one1, v of one2)
         for each coupling F = sum_i c_i w_i v_i^T (``couplings``: list of (c, W, V), W, V of
-        shape (m, n)) and lam in (s, 1): shape (len(couplings), 2, N1, N2)."""
+        shape (m, n), or (c, W, V, (a, b)) with its own block) and lam in (s, 1): shape
+        (len(couplings), 2, N1, N2). ``block`` = (a, b) (default (0, 0)): the Woodbury step of
+        the module docstring (step 3) gives every block of Ghat12 from the same Y_j, with
+        G[c_k, 0] -> G2[c_k, a], G1[c_k, b]; one linear solve per pair serves all couplings."""
+        blocks = [tuple(f[3]) if len(f) > 3 else tuple(block) for f in couplings]
         C1, G1 = one1
         C2, G2 = one2
         N1, N2 = G1.shape[0], G2.shape[0]
@@ -189,14 +193,18 @@ class SigmaPencil:
         size = M * K * K
         Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
         Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
-        q1 = np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, 0])     # Chat_k G[c_k, 0]
-        q2 = np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, 0])
+        # Chat_k G[c_k, b] at z1 and Chat_k G[c_k, a] at z2, for each block index used.
+        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b])
+              for b in {bl[1] for bl in blocks}}
+        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
+              for a in {bl[0] for bl in blocks}}
         w2 = self.h * self.s ** 2
         lam = np.stack([self.h * self.s, self.h])
         out = np.zeros((len(couplings), 2, N1, N2), complex)
         # Left and right factors of the right-hand sides: (w^T Ghat2)[., r_j], (v^T Ghat1).
         facs = []
-        for c, W, V in couplings:
+        for f in couplings:
+            c, W, V = f[:3]
             left = np.einsum("mi,naij->namj", W, G2)     # (N2, a, m, n)
             right = np.einsum("mi,naij->namj", V, G1)    # (N1, a, m, n)
             facs.append((np.asarray(c, float), left, right))
@@ -209,18 +217,19 @@ class SigmaPencil:
                           optimize=True)
             lhs = np.eye(size) - J.reshape(len(U), size, size)
             rhs, base = [], []
-            for c, left, right in facs:
+            for (c, left, right), (ia, ib) in zip(facs, blocks):
                 lr = left[V][:, :, :, self.rows]      # (P, a, m, M, K)
                 rr = right[U][:, :, :, self.rows]
                 rhs.append(np.einsum("a,m,pamjx,pamjy->pjxy", self.h * self.s, c, lr, rr)
                            .reshape(len(U), size))
-                base.append(np.einsum("m,pam,pam->pa", c, left[V][:, :, :, 0],
-                                      right[U][:, :, :, 0]))
+                base.append(np.einsum("m,pam,pam->pa", c, left[V][:, :, :, ia],
+                                      right[U][:, :, :, ib]))
             Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1))      # (P, size, f)
             Y = Y.reshape(len(U), M, K, K, len(facs))
-            corr = np.einsum("k,pakc,pkcdf,pakd->paf", self.gam, q2[V], Y, q1[U])
-            for f in range(len(facs)):
-                val = base[f] + self.s * corr[:, :, f]
+            for f, (ia, ib) in enumerate(blocks):
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][V], Y[..., f],
+                                 q1[ib][U])
+                val = base[f] + self.s * corr
                 out[f, :, U, V] = (val @ lam.T)
         return out
 
