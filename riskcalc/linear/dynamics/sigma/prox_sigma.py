@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_BYTES, pencil_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
 
 
@@ -125,6 +125,12 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
     M, n, s, h = pen.M, pen.n, pen.s, pen.h
     Es = float(h @ s)
     z, one, double, g = c["z"], c["one_q"], c["double_q"], c["g"]
+    # The 2 M couplings over all clients' noise and drift hold factors of M x M per node and atom.
+    need = 2 * M * 3 * z.size * s.size * M * M * 16.0
+    if need > MAX_BYTES:
+        raise ValueError(f"spectrum: the clients' own models with M = {M} clients, {s.size} "
+                         f"atoms and {z.size} contour nodes need about {need / 1e9:.2g} GB here "
+                         f"(more than {MAX_BYTES / 1e9:.1g}); give fewer clients, atoms or rounds")
     # The node at infinity: G_ii -> -(S_i + lam)^-1, G_00, G_i0 -> 0 (error O(1 / z)).
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Ci, Gi = pen.solve(lambda t: big, [0.0])

@@ -203,27 +203,31 @@ class SigmaPencil:
         out = np.zeros((len(couplings), 2, N1, N2), complex)
         # Left and right factors of the right-hand sides: (w^T Ghat2)[., r_j], (v^T Ghat1).
         facs = []
-        for f in couplings:
+        hs = self.h * self.s
+        for f, (ia, ib) in zip(couplings, blocks):
             c, W, V = f[:3]
+            c = np.asarray(c, float)
             left = np.einsum("mi,naij->namj", W, G2)     # (N2, a, m, n)
             right = np.einsum("mi,naij->namj", V, G1)    # (N1, a, m, n)
-            facs.append((np.asarray(c, float), left, right))
-        chunk = max(1, int(4e6 / size ** 2))
-        U_all = np.repeat(np.arange(N1), N2)
-        V_all = np.tile(np.arange(N2), N1)
-        for start in range(0, N1 * N2, chunk):
-            U, V = U_all[start:start + chunk], V_all[start:start + chunk]
+            # The weights go on the left factor; the rows r_j and blocks a, b taken once.
+            facs.append((np.einsum("a,m,vamjx->vamjx", hs, c, left[:, :, :, self.rows]),
+                         right[:, :, :, self.rows], c[None, None, :] * left[:, :, :, ia],
+                         right[:, :, :, ib]))
+        # Chunks of whole rows u (all v each): the right-hand sides are then matrix products;
+        # at most ~4e6 entries in the Jacobians and in the right-hand sides of one chunk.
+        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        for u0 in range(0, N1, rows_u):
+            u1 = min(N1, u0 + rows_u)
+            U = np.repeat(np.arange(u0, u1), N2)
+            V = np.tile(np.arange(N2), u1 - u0)
             J = np.einsum("a,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[V], Q1[U], self.gam,
                           optimize=True)
             lhs = np.eye(size) - J.reshape(len(U), size, size)
             rhs, base = [], []
-            for (c, left, right), (ia, ib) in zip(facs, blocks):
-                lr = left[V][:, :, :, self.rows]      # (P, a, m, M, K)
-                rr = right[U][:, :, :, self.rows]
-                rhs.append(np.einsum("a,m,pamjx,pamjy->pjxy", self.h * self.s, c, lr, rr)
+            for lr, rr, lb, rb in facs:
+                rhs.append(np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
                            .reshape(len(U), size))
-                base.append(np.einsum("m,pam,pam->pa", c, left[V][:, :, :, ia],
-                                      right[U][:, :, :, ib]))
+                base.append(np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1))
             Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1))      # (P, size, f)
             Y = Y.reshape(len(U), M, K, K, len(facs))
             for f, (ia, ib) in enumerate(blocks):
