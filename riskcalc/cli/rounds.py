@@ -234,9 +234,7 @@ def predict(args) -> int:
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
     print(f"  round map: contraction {res.contraction:.6g} "
           f"(converges: {'true' if res.converges else 'false'})")
-    # pfedme's ``risk`` is its own models' (Sigma = I) or, under a spectrum, the server's
-    server_only = res.diagnostics.get("risk_model") == "server"
-    own = res.method == "pfedme" and not server_only
+    own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
           f"{'server risk' if own else 'local risk':>13}"
           + ("" if pers is None else f" {name:>13}"))
@@ -253,9 +251,6 @@ def predict(args) -> int:
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")
-    elif server_only:
-        print("  risk: the server model's after T rounds (the clients' own models are not "
-              "covered with a covariance spectrum)")
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
@@ -293,16 +288,11 @@ def compare(args) -> int:
     sim_pers = None if ftfa is None else (sim.personalized_risk(**ftfa),
                                            sim.personalized_risk_se(**ftfa))
     out = []
-    # Under a spectrum pfedme's predicted risk is the server model's (its own models are not
-    # covered): it is compared with the simulated server model's, and nothing else is.
-    server_only = pred.diagnostics.get("risk_model") == "server"
-    base = ("risk",) if server_only else ("bias", "variance", "risk", "local_risk")
-    source = {"risk": "global_risk"} if server_only else {}
+    base = ("bias", "variance", "risk", "local_risk")
     quantities = base + (() if ftfa is None else ("personalized_risk",))
     for row, t in zip(rows(pred, personalized=pers, pers=ftfa), range(len(pred.rounds))):
-        simulated = {q: getattr(sim, source.get(q, q))[0, t] for q in base}
-        simulated.update({q + "_se": getattr(sim, source.get(q, q) + "_se")[0, t]
-                          for q in base})
+        simulated = {q: getattr(sim, q)[0, t] for q in base}
+        simulated.update({q + "_se": getattr(sim, q + "_se")[0, t] for q in base})
         if ftfa is not None:
             simulated.update(personalized_risk=sim_pers[0][0, t],
                              personalized_risk_se=sim_pers[1][0, t])

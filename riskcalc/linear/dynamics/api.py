@@ -6,9 +6,10 @@ issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; 
 covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2) and paper 004's
 Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
-warm-started local steps (eq. 11, ``algorithm1_curves``). A covariance spectrum with Algorithm
-1 or K = inf, client sampling, minibatch SGD and logistic dynamics are not covered yet (each is
-refused with a message saying so).
+warm-started local steps (eq. 11, ``algorithm1_curves``); with a shared spectrum and exact
+local solves ``prox_sigma`` (server and own models). A covariance spectrum with Algorithm 1's
+finite K or FedAvg's K = inf, client sampling, minibatch SGD and logistic dynamics are not
+covered yet (each is refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -253,7 +254,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``local_steps`` and the server model only (``riskcalc.linear.dynamics.sigma.fedavg_sigma``,
         K = 1; ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
         local steps stable under the spectrum; ``local_risk`` and ``personalized_risk`` are
-        refused).
+        refused); ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the
+        server model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
+        ``personalized_risk`` is refused).
 
     Returns
     -------
@@ -358,7 +361,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "the global step times the top of the round map's spectrum >= 2), so "
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
-    if name == "pfedme" and not shared:  # .risk: the client's own model (DESIGN.md, round 4)
+    if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
         bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
@@ -373,10 +376,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                               "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
-    if name == "pfedme":  # the model ``risk`` measures (own models: Sigma = I only)
-        diagnostics["risk_model"] = "server" if shared else "own"
+    if name == "pfedme":  # the model ``risk`` measures
+        diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"])
-    if name == "pfedme" and not shared:
+    if name == "pfedme":
         result._cache["local"] = risk
     return result

@@ -28,7 +28,8 @@ Checks (``tests/test_rounds_sigma_k.py``): Sigma = I against the scalar route of
 FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.rounds``) at
 several d.
 
-Not covered: the clients' own models after their local steps (refused), and large M K^2 (the
+Not covered: the clients' own models after their local steps (refused; ``prox_sigma`` reads
+Algorithm 1's off the same pencil through ``own_models``), and large M K^2 (the
 pencil's fixed point has M K^2 unknowns at every node and the two-point solve as many per
 pair of nodes; refused beyond ``sigma_pencil.MAX_UNKNOWNS``).
 """
@@ -86,7 +87,7 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn)
 
 
-def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn):
+def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
     """The curves of the module docstring from a pencil ``pen`` (``SigmaPencil`` or one with
     the same interface) whose block (0, 0) of the inverse is (z - D)^-1, D = sum_j p_j q(S_j),
     and the round map w <- (I - g D) w + g sum_j p_j (q / s)(S_j) b_j.
@@ -104,6 +105,12 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     v, wn : ndarray (M, n)
         Block coefficients: q(S_j) G_00 = sum_b v_j[b] G_(b, 0), and (G^T)_(0, b) summed
         with wn_j gives G_00 (q / s)(S_j) (``sigma_pencil``, step 3).
+    own_models : callable, optional
+        The clients' own models: ``own_models(contour)`` returns their (bias, variance), each (M,
+        len(rounds)), from ``contour``, a dict of the solved nodes (upper half ``one``, full
+        ``full``: (Chat, Ghat)), their values z, the weights w (upper half) and Wf (full), the
+        quadratures ``one`` and ``double``, ``finite`` and g; the result's ``local`` refuses
+        without it.
     """
     a, b, mu0 = spectrum_edges
     if not a > 1e-9 * b:
@@ -182,9 +189,18 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                           "contour quadrature lost its precision)")
 
     def local(terms=None):
-        raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
-                         "along the rounds are available for Sigma = I only (not yet with a "
-                         "covariance spectrum)")
+        if own_models is None or terms is not None:
+            raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
+                             "along the rounds are available for Sigma = I only (with a "
+                             "covariance spectrum: pfedme's own models only)")
+        ob, ov = own_models({"one": (C, G), "full": (Cf, Gf), "z": z, "w": w, "Wf": Wf,
+                      "one_q": one, "double_q": double, "finite": finite, "g": g, "b": b})
+        ob[:, big], ov[:, big] = np.inf, np.where(ov[:, big] > 0, np.inf, 0.0)
+        if np.any(ob < -1e-9 * scale) or np.any(ov < -1e-9 * scale) or np.any(np.isnan(ob)) \
+                or np.any(np.isnan(ov)):
+            raise SolverError("rounds limit with a spectrum: a negative or NaN quadratic form "
+                              "of the own models (the contour quadrature lost its precision)")
+        return np.maximum(ob, 0.0), np.maximum(ov, 0.0)
 
     return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),

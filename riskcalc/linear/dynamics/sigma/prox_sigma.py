@@ -1,5 +1,5 @@
-"""Paper 004's Algorithm 1 with exact local solves under a shared covariance spectrum: the server
-model's curves (derived here).
+"""Paper 004's Algorithm 1 with exact local solves under a shared covariance spectrum: the curves
+of the server model and of the clients' own models (derived here).
 
 Model as ``fedavg_sigma_k`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
 gamma_j, Sigma with spectrum H). Paper 004 (``004_98172ed3646eef14.txt``), eqs. 9-10, with the
@@ -29,17 +29,46 @@ global step g lam (as ``prox_laws`` for Sigma = I): D = sum_j p_j q(S_j).
    at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ as for FedAvg (null space of D = the intersection
    of those of the S_j).
 
-Checks (``tests/test_rounds_sigma_prox.py``): Sigma = I against the scalar route of
-``prox_laws`` and the literal iteration (``montecarlo.linear.rounds``) under a two-point spectrum
-at several d. Not covered: the clients' own models v_j (paper 004's personalized models) under a
-spectrum (refused).
+4. Own models. Client i's model after the local phase of round T >= 1 is
+   v_i = B_i (lam w_(T-1) + b_i), B_i = (S_i + lam)^-1, b_i = S_i theta_i + n_i
+   (n_i = X_i^T eps_i / n_i, covariance sigma_i^2 gamma_i S_i / d), so with A_i = lam B_i ::
+
+       v_i - theta_i = A_i (w_(T-1) - theta_i) + B_i n_i,
+       w_(T-1) - theta_i = P theta_0 - theta_0 + R c - u_i,  c = sum_j p_j (q_j u_j + B_j n_j),
+
+   P = (I - g lam D)^(T-1), R = R_(T-1)(D) (``fedavg_sigma_k``; theta_j = theta_0 + u_j). The
+   blocks of G (step 1, solved with y = e_j) are G_0j = lam p_j G_00 B_j, G_i0 = B_i G_00 and
+   G_ij = B_i G_0j - delta_ij B_i; hence B_i G_00 B_j = (G_ij + delta_ij B_i) / (lam p_j) and
+   B_i G_00 q_j = G_i0 - (G_ij + delta_ij B_i) / p_j. R and P - 1 are polynomials (R = 1 / z
+   at T = inf, P - 1 = -1), so a constant matrix integrates to 0 against them on the contour
+   around D's nonzero spectrum (which c and (P - 1) theta_0 live on), and ::
+
+       v_i - theta_i = oint R Y(lam (p_j e_0 - e_j)) u_j + oint R Y(e_j) n_j
+                       + oint (P - 1) Y(-lam e_0) theta_0 + Y_inf(lam e_i) (theta_0 + u_i)
+                       - Y_inf(e_i) n_i,
+
+   sums over j, with Y(a) = sum_b a_b G_ib(z) (row i of G) and Y_inf(a) the same at z = inf,
+   where G_ii = -B_i and the other blocks vanish (A_i = -lam G_ii(inf), B_i = -G_ii(inf)).
+   For the noise, Y(e_j) S_j = Y(lam (p_j e_0 - e_j)) - delta_ij I and -Y_inf(e_i) S_i = I +
+   Y_inf(lam e_i). Every term of E[(v_i - theta_i)^T Sigma (v_i - theta_i)] is therefore
+   tau(Sigma Y(a) Y'(a')^T) at two nodes, the block (i, i) of G2 F G1^T with F = a' a^T: the
+   two-point function of ``sigma_pencil`` (step 3) applied to the transposed pencil (L0^T;
+   E_j is symmetric, so its solution is Ghat^T) with ``block`` = (i, i), and the node at
+   infinity taken at z = 1e13 (1 + b) (relative error 1e-13); the identity terms add
+   sigma_i^2 gamma_i tau(Sigma Y(e_i)) from the one-point G_ii. T = 0 is the zero model.
+
+Checks (``tests/test_rounds_sigma_prox.py``): Sigma = I against the scalar routes of
+``prox_laws`` (server) and ``local_models`` (own models), the own models at T = inf against
+``clients_limit("pfedme")`` under the spectrum (pFedMe's minimizer), and the literal iteration
+(``montecarlo.linear.rounds``) under a two-point spectrum at several d. Not covered:
+personalization from the round-T server model under a spectrum (refused).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_BYTES, pencil_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
 
 
@@ -66,7 +95,8 @@ def prox_sigma_curves(gam, r, sigma, p, signal, lam, g, rounds, spectrum):
     """Bias, variance and distance to the fixed point of the server model of paper 004's
     Algorithm 1 with exact prox (``004_98172ed3646eef14.txt``, eqs. 9-10) for every client at
     every T of ``rounds`` under ``spectrum`` (module docstring); the dict of
-    ``fedavg.round_map_curves`` (``local`` refuses).
+    ``fedavg.round_map_curves`` (``local()``: the clients' own models, step 4; with a
+    personalization filter it refuses).
 
     Parameters
     ----------
@@ -85,4 +115,67 @@ def prox_sigma_curves(gam, r, sigma, p, signal, lam, g, rounds, spectrum):
     wn = np.zeros((M, pen.n))
     wn[np.arange(M), pen.rows[:, 0]] = 1.0
     return pencil_curves(pen, edges(pen, top, qmax=top / (top + lam)), g * lam, gam, r, sigma,
-                         p, signal, rounds, v, wn)
+                         p, signal, rounds, v, wn, own_models=lambda c: _own_models(
+                             pen, c, lam, gam, r, sigma, p, signal, rounds))
+
+
+def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
+    """(bias, variance) of every client's own model v_i after the local phase of round T
+    (module docstring, step 4) from the contour ``c`` of ``pencil_curves``."""
+    M, n, s, h = pen.M, pen.n, pen.s, pen.h
+    Es = float(h @ s)
+    z, one, double, g = c["z"], c["one_q"], c["double_q"], c["g"]
+    # The 2 M couplings over all clients' noise and drift hold factors of M x M per node and atom.
+    need = 2 * M * 3 * z.size * s.size * M * M * 16.0
+    if need > MAX_BYTES:
+        raise ValueError(f"spectrum: the clients' own models with M = {M} clients, {s.size} "
+                         f"atoms and {z.size} contour nodes need about {need / 1e9:.2g} GB here "
+                         f"(more than {MAX_BYTES / 1e9:.1g}); give fewer clients, atoms or rounds")
+    # The node at infinity: G_ii -> -(S_i + lam)^-1, G_00, G_i0 -> 0 (error O(1 / z)).
+    big = np.array([1e13 * (1.0 + c["b"])], complex)
+    _, Ci, Gi = pen.solve(lambda t: big, [0.0])
+    C1, G1 = (np.concatenate([x, y]) for x, y in zip(c["one"], (Ci, Gi)))
+    C2, G2 = (np.concatenate([x, y]) for x, y in zip(c["full"], (Ci, Gi)))
+    G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)       # the transposed pencil
+    N1 = z.size
+    R = len(rounds)
+    Tm1 = np.where(c["finite"], np.maximum(rounds - 1.0, 0.0), 0.0)[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        def filters(x):
+            power = (1.0 - g * x) ** Tm1
+            return (np.where(c["finite"][:, None], (1.0 - power) / x, 1.0 / x),
+                    np.where(c["finite"][:, None], power - 1.0, -1.0))
+        R1, P1 = filters(z)
+        R2, P2 = filters(np.concatenate([z, z.conj()]))
+    e = np.eye(n)
+    au = lam * (p[:, None] * e[0][None, :] - e[1:])          # u_j's row combination
+    couplings = []
+    for i in range(M):
+        ei, sg, bl = e[1 + i], sigma[i] ** 2 * gam[i], (1 + i, 1 + i)
+        couplings += [
+            (r ** 2, au, au, bl), (sigma ** 2 * gam, au, e[1:], bl),                # (R, R)
+            ([signal ** 2], -lam * e[:1], -lam * e[:1], bl),                        # (Pm, Pm)
+            ([2 * r[i] ** 2], lam * ei[None, :], au[i][None, :], bl),               # (R, inf)
+            ([sg, sg], np.stack([lam * ei, -ei]), np.stack([ei, au[i]]), bl),
+            ([2 * signal ** 2], lam * ei[None, :], -lam * e[:1], bl),               # (Pm, inf)
+            ([signal ** 2 + r[i] ** 2], lam * ei[None, :], lam * ei[None, :], bl),  # (inf, inf)
+            ([sg], lam * ei[None, :], -ei[None, :], bl),
+        ]
+    # One linear solve per pair of nodes for every client's blocks (i, i).
+    Hall = pen.two_point((C1, G1t), (C2, G2t), couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
+    bias = np.empty((M, R))
+    var = np.empty((M, R))
+    for i in range(M):
+        H, sg = Hall[i], sigma[i] ** 2 * gam[i]
+        gii = np.einsum("a,na->n", h * s, G1[:, :, 1 + i, 1 + i])     # tau(Sigma G_ii)
+        with np.errstate(over="ignore", invalid="ignore"):
+            bias[i] = double(R1, R2, H[0, :N1, :-1]) + double(P1, P2, H[2, :N1, :-1]) \
+                + one(R1, H[3, :N1, -1][None, :])[:, 0] \
+                + one(P1, H[5, :N1, -1][None, :])[:, 0] + H[6, -1, -1].real
+            var[i] = double(R1, R2, H[1, :N1, :-1]) + one(R1, H[4, :N1, -1][None, :])[:, 0] \
+                + H[7, -1, -1].real + sg * (one(R1, gii[None, :N1])[:, 0] - gii[-1].real)
+    T0 = rounds == 0
+    bias[:, T0] = ((signal ** 2 + r ** 2) * Es)[:, None]
+    var[:, T0] = 0.0
+    return bias, var
+

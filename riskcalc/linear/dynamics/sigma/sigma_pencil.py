@@ -179,10 +179,14 @@ class SigmaPencil:
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points ----------------------------------------------------------------------
-    def two_point(self, one1, one2, couplings):
-        """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_00] at every pair (u of one1, v of one2)
+    def two_point(self, one1, one2, couplings, block=(0, 0)):
+        """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_ab] at every pair (u of one1, v of one2)
         for each coupling F = sum_i c_i w_i v_i^T (``couplings``: list of (c, W, V), W, V of
-        shape (m, n)) and lam in (s, 1): shape (len(couplings), 2, N1, N2)."""
+        shape (m, n), or (c, W, V, (a, b)) with its own block) and lam in (s, 1): shape
+        (len(couplings), 2, N1, N2). ``block`` = (a, b) (default (0, 0)): the Woodbury step of
+        the module docstring (step 3) gives every block of Ghat12 from the same Y_j, with
+        G[c_k, 0] -> G2[c_k, a], G1[c_k, b]; one linear solve per pair serves all couplings."""
+        blocks = [tuple(f[3]) if len(f) > 3 else tuple(block) for f in couplings]
         C1, G1 = one1
         C2, G2 = one2
         N1, N2 = G1.shape[0], G2.shape[0]
@@ -190,38 +194,47 @@ class SigmaPencil:
         size = M * K * K
         Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
         Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
-        q1 = np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, 0])     # Chat_k G[c_k, 0]
-        q2 = np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, 0])
+        # Chat_k G[c_k, b] at z1 and Chat_k G[c_k, a] at z2, for each block index used.
+        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b])
+              for b in {bl[1] for bl in blocks}}
+        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
+              for a in {bl[0] for bl in blocks}}
         w2 = self.h * self.s ** 2
         lam = np.stack([self.h * self.s, self.h])
         out = np.zeros((len(couplings), 2, N1, N2), complex)
         # Left and right factors of the right-hand sides: (w^T Ghat2)[., r_j], (v^T Ghat1).
         facs = []
-        for c, W, V in couplings:
+        hs = self.h * self.s
+        for f, (ia, ib) in zip(couplings, blocks):
+            c, W, V = f[:3]
+            c = np.asarray(c, float)
             left = np.einsum("mi,naij->namj", W, G2)     # (N2, a, m, n)
             right = np.einsum("mi,naij->namj", V, G1)    # (N1, a, m, n)
-            facs.append((np.asarray(c, float), left, right))
-        chunk = max(1, int(4e6 / size ** 2))
-        U_all = np.repeat(np.arange(N1), N2)
-        V_all = np.tile(np.arange(N2), N1)
-        for start in range(0, N1 * N2, chunk):
-            U, V = U_all[start:start + chunk], V_all[start:start + chunk]
+            # The weights go on the left factor; the rows r_j and blocks a, b taken once.
+            facs.append((np.einsum("a,m,vamjx->vamjx", hs, c, left[:, :, :, self.rows]),
+                         right[:, :, :, self.rows], c[None, None, :] * left[:, :, :, ia],
+                         right[:, :, :, ib]))
+        # Chunks of whole rows u (all v each): the right-hand sides are then matrix products;
+        # at most ~4e6 entries in the Jacobians and in the right-hand sides of one chunk.
+        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        for u0 in range(0, N1, rows_u):
+            u1 = min(N1, u0 + rows_u)
+            U = np.repeat(np.arange(u0, u1), N2)
+            V = np.tile(np.arange(N2), u1 - u0)
             J = np.einsum("a,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[V], Q1[U], self.gam,
                           optimize=True)
             lhs = np.eye(size) - J.reshape(len(U), size, size)
             rhs, base = [], []
-            for c, left, right in facs:
-                lr = left[V][:, :, :, self.rows]      # (P, a, m, M, K)
-                rr = right[U][:, :, :, self.rows]
-                rhs.append(np.einsum("a,m,pamjx,pamjy->pjxy", self.h * self.s, c, lr, rr)
+            for lr, rr, lb, rb in facs:
+                rhs.append(np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
                            .reshape(len(U), size))
-                base.append(np.einsum("m,pam,pam->pa", c, left[V][:, :, :, 0],
-                                      right[U][:, :, :, 0]))
+                base.append(np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1))
             Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1))      # (P, size, f)
             Y = Y.reshape(len(U), M, K, K, len(facs))
-            corr = np.einsum("k,pakc,pkcdf,pakd->paf", self.gam, q2[V], Y, q1[U])
-            for f in range(len(facs)):
-                val = base[f] + self.s * corr[:, :, f]
+            for f, (ia, ib) in enumerate(blocks):
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][V], Y[..., f],
+                                 q1[ib][U])
+                val = base[f] + self.s * corr
                 out[f, :, U, V] = (val @ lam.T)
         return out
 
