@@ -92,8 +92,7 @@ def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
     """pFedMe stopped early (paper 004's Algorithm 1, exact prox) at each pFedMe candidate's
     lam and weights: its rounds' fixed point is pFedMe's minimizer (``clients_limit``, a
     different derivation, to 1e-9), so the best T within 150 rounds is at most the pFedMe
-    candidate's mean risk plus the distance left at T = 150; the risks are the curve's at T.
-    Under a spectrum it is skipped with its reason."""
+    candidate's mean risk plus the distance left at T = 150; the risks are the curve's at T."""
     fed = Federation(**FED)
     adv = advise(fed, methods=["pfedme"], rounds=150, signal=1.0)
     plain = {c.weights: c for c in adv.candidates if c.method == "pfedme"}
@@ -111,8 +110,26 @@ def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
         assert c.mean_risk <= plain[name].mean_risk + abs(mean[150] - mean[-1]) + 1e-12
         np.testing.assert_allclose(c.risks, curve.risk[:, c.tuning["rounds"]], rtol=1e-12)
         assert c.mean_risk == pytest.approx(mean[:151].min(), rel=1e-12)
+
+
+def test_pfedme_rounds_under_a_spectrum_reach_the_pfedme_minimizer():
+    """A shared two-point spectrum: the rounds' fixed point (``prox_sigma``, the own models) is
+    the pFedMe candidate's risks (``clients_limit("pfedme", spectrum=...)``, a different
+    derivation; measured 1e-14) to 1e-9, and the best T within 30 rounds is no worse than the
+    candidate plus the distance left at T = 30. Covariate shift: skipped with its reason."""
+    spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
+    fed = Federation(**FED, spectrum=spec)
+    plain = [c for c in advise(fed, methods=["pfedme"]).candidates
+             if c.weights == "samples"][0]
     skipped = []
-    spec = Federation(**FED, spectrum=riskcalc.Spectrum.parse("two-point:0.5,2,0.5"))
-    assert pfedme_rounds_candidates(spec, 1.0, 20, Candidate, skipped,
-                                    [plain["samples"]]) == []
-    assert len(skipped) == 1 and skipped[0].startswith("pfedme along the rounds")
+    (early,) = pfedme_rounds_candidates(fed, 1.0, 30, Candidate, skipped, [plain])
+    assert skipped == []
+    curve = riskcalc.rounds_limit("pfedme", **FED, signal=1.0, rounds=[30, np.inf],
+                                  local_steps=np.inf, lam=plain.tuning["lam"],
+                                  weights="samples", spectrum=spec)
+    np.testing.assert_allclose(curve.risk[:, -1], plain.risks, rtol=1e-9)
+    mean = curve.risk.mean(axis=0)
+    assert early.mean_risk <= plain.mean_risk + abs(mean[0] - mean[1]) + 1e-12
+    shift = Federation(**FED, spectra=["two-point:0.5,2,0.5", "two-point:1,3,0.5"] * 2)
+    assert pfedme_rounds_candidates(shift, 1.0, 20, Candidate, skipped, [plain]) == []
+    assert len(skipped) == 1 and "covariate shift" in skipped[0]

@@ -16,7 +16,7 @@ below the clients' largest, so one step is stable). Under covariate shift there 
 limit, and the candidate is skipped.
 
 pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
-(``riskcalc.linear.dynamics.prox_laws``; Sigma = I), T = 0..max_rounds at each pFedMe
+(``riskcalc.linear.dynamics.prox_laws``; a shared spectrum: ``sigma.prox_sigma``), T = 0..max_rounds at each pFedMe
 candidate's lam and weights, each client's risk that of its personalized model; its T = inf
 limit is the pFedMe candidate itself (paper 003 eq. 14 at finite M), so only T is searched here
 (a joint (T, lam) search would cost a curve per lam).
@@ -96,22 +96,30 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
     that of its own (personalized) model, at the lam and weights of each pFedMe candidate
     (``tuned``: the pFedMe ``Candidate``s; T = inf is their finite-M limit), T minimizing the
     mean risk. Named ``pfedme_rounds``, tuning {rounds, local_steps None, lam, global_step}.
-    Sigma = I only (the Algorithm 1 limits have no covariance spectrum).
+    Any shared spectrum (``riskcalc.linear.dynamics.sigma.prox_sigma``); skipped under
+    covariate shift, and where the spectrum route's size limits refuse the federation.
     """
     from riskcalc.linear.dynamics import rounds_limit
 
     if not tuned:
         return []
-    if fed.shift or (fed.spectrum is not None and not fed.spectrum.is_identity):
-        skipped.append("pfedme along the rounds: Sigma = I only (paper 004's Algorithm 1 "
-                       "limits have no covariance spectrum)")
+    if fed.shift:
+        skipped.append("pfedme along the rounds: no rounds limit under covariate shift (the "
+                       "rounds limits take one covariance shared by the clients)")
         return []
+    spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
+                else None)
     out = []
     for c in tuned:
         lam = float(c.tuning["lam"])
-        curve = rounds_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma, signal=signal,
-                             rounds=range(max_rounds + 1), local_steps=np.inf, lam=lam,
-                             weights=c.p if c.weights == "optimal" else c.weights)
+        try:
+            curve = rounds_limit("pfedme", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                 signal=signal, rounds=range(max_rounds + 1),
+                                 local_steps=np.inf, lam=lam, spectrum=spectrum,
+                                 weights=c.p if c.weights == "optimal" else c.weights)
+        except ValueError as exc:   # the spectrum route's size limits: said, not hidden
+            skipped.append(f"pfedme along the rounds ({c.weights} weights): {exc}")
+            continue
         mean = curve.risk.mean(axis=0)
         T = int(np.argmin(mean))
         out.append(candidate("pfedme_rounds", {"rounds": T, "local_steps": None, "lam": lam,

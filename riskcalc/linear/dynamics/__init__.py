@@ -7,8 +7,8 @@ Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started lo
 (``pfedme_steps``), ``subordination`` the spectrum of the round map, ``tuning`` the rounds
 read from a curve; the room ``sigma``: the rounds under a shared covariance spectrum
 (FedAvg: ``fedavg_sigma`` one local step, ``fedavg_sigma_k`` K >= 2 through ``sigma_pencil``;
-Algorithm 1 with exact prox, server model: ``prox_sigma``; called by ``rounds_limit`` when a
-spectrum is given).
+Algorithm 1 with exact prox, the clients' own models and the server's: ``prox_sigma``; called
+by ``rounds_limit`` when a spectrum is given).
 """
 
 from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves
