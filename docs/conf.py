@@ -84,12 +84,15 @@ def numpydoc_template_once():
     from numpydoc import docscrape, docscrape_sphinx
 
     original, templates = docscrape_sphinx.get_doc_object, {}
+    if getattr(numpydoc.numpydoc, "get_doc_object", None) is not original:
+        return      # another numpydoc layout: keep its own (slower) path
 
     def get_doc_object(obj, what=None, doc=None, config=None, builder=None):
         config = {} if config is None else config
-        if id(builder) not in templates:
+        if templates.get(id(builder)) is None:
+            # A numpydoc that does not leave its template in config keeps its own path.
             out = original(obj, what, doc, config=config, builder=builder)
-            templates[id(builder)] = config["template"]
+            templates[id(builder)] = config.get("template")
             return out
         config["template"] = templates[id(builder)]
         return docscrape.get_doc_object(obj, what, doc, config=config,
