@@ -104,8 +104,10 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     n = int(max(degree * t_max_rounds + 16, np.ceil(40.0 / t)))
     n += (-n) % 8
     if n > MAX_NODES:
-        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}); the "
-                          "spectrum of the round map is too close to 0 or rounds too many")
+        raise SolverError(f"round map contour: {n} nodes needed (more than {MAX_NODES}): the "
+                          "spectrum of the round map is too close to 0, the rounds too many, or "
+                          "the global step so large that (1 - g z)^T swamps the curve; ask "
+                          "fewer rounds or lower global_step")
     return c0, h, t, n
 
 
