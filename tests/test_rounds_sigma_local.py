@@ -45,25 +45,42 @@ def test_against_the_simulated_algorithm_at_two_d(K):
     theory = riskcalc.rounds_limit("fedavg", **kw)
     own = theory.local_risk
     assert np.all(np.abs(own[:, 1:] - theory.risk[:, 1:]) > 1e-3)   # not the server model's
-    for d in (100, 200):
-        sim = simulate_rounds("fedavg", d=d, reps=30, seed=5, **kw)
+    sims = {d: simulate_rounds("fedavg", d=d, reps=30, seed=5, **kw) for d in (100, 200)}
+    for d, sim in sims.items():
         gap = np.abs(sim.local_risk - own)
         assert np.all(gap <= 4 * sim.local_risk_se + 1.0 / d), (d, gap, sim.local_risk_se)
+    extrap = 2 * sims[200].local_risk - sims[100].local_risk
+    se = np.hypot(2 * sims[200].local_risk_se, sims[100].local_risk_se)
+    assert np.all(np.abs(extrap - own) <= 4 * se + 1e-12)
+
+
+def test_extended_pencil_has_the_same_fixed_point():
+    """The extension (one deterministic block per client) leaves the deterministic
+    equivalent's fixed point unchanged (``fedavg_own``, step 2): Newton's method on the
+    extended pencil itself against the original's solution (measured: 3e-14)."""
+    from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
+
+    pen = SigmaPencil(SPEC.atoms, SPEC.weights, np.array([0.5, 2.0, 4.0]), np.array([.2, .5, .3]),
+                      0.08, 3)
+    z = np.array([0.3 + 0.05j, 1.0 + 0.2j, 0.05 + 0.01j])
+    path = list(np.geomspace(40.0, 1e-3, 30)) + [0.0]
+    tau, _, G = pen.solve(lambda y: z + 1j * y, path)
+    tau_ext, C, G_ext = OwnPencil(pen).solve(lambda y: z + 1j * y, path)
+    np.testing.assert_allclose(tau_ext, tau, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(G_ext[:, :, 0, 0], G[:, :, 0, 0], rtol=0, atol=1e-12)
 
 
 def test_size_refusal_and_command_line(capsys, monkeypatch):
     """Beyond the own models' array budget ``local_risk`` raises a ValueError naming what to
     lower, and ``predict`` still prints the server curve with the own models' column nan and
-    the reason; within it the column is ``local_risk``."""
+    the reason (within it the rows carry ``local_risk``: ``test_rounds_sigma_k``)."""
     from riskcalc.cli import main
     from riskcalc.linear.dynamics.sigma import fedavg_own
 
     argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
             "2", "--signal", "1", "--rounds", "0,2", "--local-step-size", "0.1",
             "--local-steps", "1", "--spectrum", "two-point:0.5,3,0.3"]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert "nan" not in out and "refused" not in out
     monkeypatch.setattr(fedavg_own, "MAX_BYTES", 1.0)
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 2], local_steps=1, step_size=0.1, spectrum=SPEC)

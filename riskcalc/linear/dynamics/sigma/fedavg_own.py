@@ -46,8 +46,9 @@ inf: the local phase from the fixed point) are those of ``local_models`` (Sigma 
    b), and the identity terms sigma_i^2 gamma_i tau(Sigma Y(wn_i)) from the one-point G.
 
 Checks (``tests/test_rounds_sigma_local.py``): Sigma = I against the scalar route of
-``local_models`` (pooled N > d and N < d, K = 1 and K >= 2), and the literal iteration
-(``montecarlo.linear.rounds``) under a two-point spectrum at two d.
+``local_models`` (pooled N > d and N < d, K = 1 and K >= 2), the extended pencil's own fixed
+point against the original's (step 2), and the literal iteration (``montecarlo.linear.rounds``)
+under a two-point spectrum at two d.
 """
 
 from __future__ import annotations
