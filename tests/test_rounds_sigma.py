@@ -179,12 +179,13 @@ def test_refused(kwargs, match):
         riskcalc.rounds_limit("fedavg", **{**args, **kwargs})
 
 
-def test_refused_beyond_the_server_model():
+def test_refused_beyond_the_own_models():
+    """The own models are covered (``test_rounds_sigma_local``); personalization from the
+    server model is refused."""
     res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 5],
                                 local_steps=1, step_size=0.1, spectrum=SPEC)
-    with pytest.raises(ValueError, match="own models"):
-        res.local_risk
-    with pytest.raises(ValueError, match="own models"):
+    assert np.all(np.isfinite(res.local_risk))
+    with pytest.raises(ValueError, match="personalized_risk"):
         res.personalized_risk(steps=2, step_size=0.1)
     with pytest.raises(ValueError, match="finite local_steps only"):
         riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
@@ -193,7 +194,7 @@ def test_refused_beyond_the_server_model():
 
 def test_command_line_predict_with_a_spectrum(capsys):
     """``predict fedavg --rounds ... --local-steps 1 --spectrum SPEC --json``: rows of
-    ``rounds_limit`` with the spectrum, the own models null (not covered); K = inf one
+    ``rounds_limit`` with the spectrum, the own models its ``local_risk``; K = inf one
     error (K >= 2: ``test_rounds_sigma_k``)."""
     import json
 
@@ -208,7 +209,7 @@ def test_command_line_predict_with_a_spectrum(capsys):
                                 rounds=[0, 5, np.inf], local_steps=1, step_size=0.1,
                                 spectrum=SPEC)
     assert [r["risk"] for r in rows] == pytest.approx(ref.risk[0], rel=1e-12)
-    assert all(r["local_risk"] is None for r in rows)
+    assert [r["local_risk"] for r in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}
     assert main([*argv, "--local-steps", "inf"]) == 2
     err = capsys.readouterr().err

@@ -181,7 +181,8 @@ def kwargs(args) -> dict:
 
 
 def own_models(res):
-    """``res.local_risk``, or None where it is not covered (a covariance spectrum)."""
+    """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
+    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg_own``)."""
     try:
         return res.local_risk
     except ValueError:
@@ -254,7 +255,7 @@ def predict(args) -> int:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + (" (not covered with a covariance spectrum: nan)"
+              + (" (refused here, beyond the size limits of the route with a spectrum: nan)"
                  if np.all(np.isnan(last)) else ""))
     return 0
 

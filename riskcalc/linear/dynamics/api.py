@@ -3,7 +3,8 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2) and paper 004's
+covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2, the own
+models ``fedavg_own``) and paper 004's
 Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
 warm-started local steps (eq. 11, ``algorithm1_curves``); with a shared spectrum and exact
@@ -80,7 +81,8 @@ class RoundsLimit:
         """(M, R): client j's risk E||v_j - theta_j||^2 of its OWN model after its K local
         steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
         T = inf: from the fixed point). Computed on first access (a double contour,
-        ``riskcalc.linear.dynamics.local_models``), then cached."""
+        ``riskcalc.linear.dynamics.local_models``; with a spectrum
+        ``riskcalc.linear.dynamics.sigma.fedavg_own``), then cached."""
         if "local" not in self._cache:
             bias, variance = self._local()
             self._cache["local"] = bias + variance
@@ -200,6 +202,17 @@ def _effective_steps(K, eta: float, gam):
                      f"{MAX_LOCAL_STEPS}, or numpy.inf for the exact local solve")
 
 
+def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
+    """FedAvg's K = 1 own models under a spectrum: ``fedavg_sigma_k``'s (the pencil with one
+    local step, ``riskcalc.linear.dynamics.sigma.fedavg_own``), solved on first use."""
+    def local(terms=None):
+        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+
+        return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
+                                     spectrum)["local"](terms)
+    return local
+
+
 @contextmanager
 def _beyond_floats():
     """An OverflowError of the curves' arithmetic (Algorithm 1 at global_step 1e100: a contour
@@ -270,11 +283,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectrum : riskcalc.Spectrum, optional
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
         E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
-        ``local_steps`` and the server model only (``riskcalc.linear.dynamics.sigma.fedavg_sigma``,
-        K = 1; ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
-        local steps stable under the spectrum; ``local_risk`` and ``personalized_risk`` are
-        refused); ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the
-        server model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
+        ``local_steps`` (``riskcalc.linear.dynamics.sigma.fedavg_sigma``, K = 1;
+        ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
+        local steps stable under the spectrum; ``local_risk``, the own models:
+        ``riskcalc.linear.dynamics.sigma.fedavg_own``; ``personalized_risk`` is refused);
+        ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the server
+        model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
         ``personalized_risk`` is refused).
 
     Returns
@@ -367,6 +381,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.fedavg_sigma import fedavg_sigma_curves
 
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
+            # The own models read rows of sigma_pencil's inverse (K = 1 is its smallest case).
+            out["local"] = _pencil_local(gam, rr, sig, p, s, eta, g, T, spectrum)
         elif shared:
             from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
 

@@ -70,8 +70,8 @@ round). S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio gamma_j, A
 
 K >= 2 local steps: the client's filter q(S_j) is a polynomial whose B-valued R-transform is no
 longer Sigma times a scalar (``fedavg_sigma_k``: a linear pencil with K x K row forms per
-client, ``sigma_pencil``). Not covered (refused by ``rounds_limit``): the clients' own models
-after their local step.
+client, ``sigma_pencil``). The clients' own models after their local step: ``rounds_limit``
+takes them from the pencil with K = 1 (``fedavg_own``); this module's ``local`` refuses.
 """
 
 from __future__ import annotations

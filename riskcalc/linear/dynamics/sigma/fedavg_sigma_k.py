@@ -28,8 +28,8 @@ Checks (``tests/test_rounds_sigma_k.py``): Sigma = I against the scalar route of
 FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.rounds``) at
 several d.
 
-Not covered: the clients' own models after their local steps (refused; ``prox_sigma`` reads
-Algorithm 1's off the same pencil through ``own_models``), and large M K^2 (the
+The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
+with the same fixed point). Not covered: large M K^2 (the
 pencil's fixed point has M K^2 unknowns at every node and the two-point solve as many per
 pair of nodes; refused beyond ``sigma_pencil.MAX_UNKNOWNS``).
 """
@@ -40,6 +40,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
+from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
 
 #: Most node pairs of the double contour.
@@ -84,7 +85,9 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     wn[:, 0] = eta
     for j in range(pen.M):
         wn[j, pen.rows[j, :-1]] = eta
-    return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn)
+    return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
+                         own_models=lambda c: own_models(pen, c, gam, r, sigma, p, signal,
+                                                         rounds))
 
 
 def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
@@ -190,9 +193,10 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
 
     def local(terms=None):
         if own_models is None or terms is not None:
-            raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
-                             "along the rounds are available for Sigma = I only (with a "
-                             "covariance spectrum: pfedme's own models only)")
+            raise ValueError("spectrum: personalization from the round-T server model "
+                             "(personalized_risk) along the rounds is available for Sigma = I "
+                             "only (with a covariance spectrum: the clients' own models, "
+                             "local_risk, only)")
         ob, ov = own_models({"one": (C, G), "full": (Cf, Gf), "z": z, "w": w, "Wf": Wf,
                       "one_q": one, "double_q": double, "finite": finite, "g": g, "b": b})
         ob[:, big], ov[:, big] = np.inf, np.where(ov[:, big] > 0, np.inf, 0.0)
