@@ -100,33 +100,18 @@ class RoundsLimit:
         ValueError
             Neither or both of FTFA's (steps, step_size) and RTFA's lam, or a bad value.
         """
-        from riskcalc.linear.dynamics.personalize import filter_terms, personalization_filter
+        from riskcalc.linear.dynamics.personalize import (filter_terms, ftfa_overflow,
+                                                          personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
         if key["personalization"] == "ftfa" and "spectrum" not in self.params:
-            _ftfa_overflow(np.asarray(self.params["gamma"], float), key["steps"],
+            ftfa_overflow(np.asarray(self.params["gamma"], float), key["steps"],
                            key["step_size"])
         key = tuple(sorted(key.items()))
         if key not in self._cache:
             bias, variance = self._local(filter_terms(pi))
             self._cache[key] = bias + variance
         return self._cache[key]
-
-
-def _ftfa_overflow(gam, k: int, eta: float) -> None:
-    """ValueError when FTFA's k steps of size eta from the server model grow a client's error
-    beyond floating point: the factor (1 - eta s)^(2k) at the top s = (1 + sqrt gamma_j)^2 of
-    its sample spectrum (Sigma = I) above 1e250. A divergent but representable FTFA is computed
-    (its risk is large, not an error)."""
-    top = (1.0 + np.sqrt(gam)) ** 2
-    with np.errstate(divide="ignore"):
-        digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
-    worst = int(np.argmax(digits))
-    if digits[worst] > 250:
-        raise ValueError(f"step_size: FTFA's {k} steps diverge on client {worst} (step_size "
-                         f"times the top of its sample spectrum = {eta * top[worst]:.4g} > 2) "
-                         f"and its risk overflows (about 1e{digits[worst]:.0f}); lower "
-                         "step_size below 2 / top or the steps")
 
 
 def _per_client(gamma, r, sigma):

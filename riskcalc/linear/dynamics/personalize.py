@@ -53,6 +53,22 @@ def personalization_filter(steps=None, step_size=None, lam=None):
             {"personalization": "ftfa", "steps": k, "step_size": eta})
 
 
+def ftfa_overflow(gam, k: int, eta: float) -> None:
+    """ValueError when FTFA's k steps of size eta from the server model grow a client's error
+    beyond floating point: the factor (1 - eta s)^(2k) at the top s = (1 + sqrt gamma_j)^2 of
+    its sample spectrum (Sigma = I) above 1e250. A divergent but representable FTFA is computed
+    (its risk is large, not an error)."""
+    top = (1.0 + np.sqrt(gam)) ** 2
+    with np.errstate(divide="ignore"):
+        digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
+    worst = int(np.argmax(digits))
+    if digits[worst] > 250:
+        raise ValueError(f"step_size: FTFA's {k} steps diverge on client {worst} (step_size "
+                         f"times the top of its sample spectrum = {eta * top[worst]:.4g} > 2) "
+                         f"and its risk overflows (about 1e{digits[worst]:.0f}); lower "
+                         "step_size below 2 / top or the steps")
+
+
 def filter_terms(pi):
     """A ``terms`` function for ``local_models.local_risk``: the one-point functions of
     ``local_models.own_terms`` for the personalization filter ``pi`` (module docstring)."""

@@ -3,4 +3,6 @@ one local step per round (``fedavg_sigma``: one scalar subordination function pe
 or K >= 2 (``fedavg_sigma_k`` through the linear pencil of ``sigma_pencil``, 1 + M K blocks),
 and paper 004's Algorithm 1 with exact prox (``prox_sigma``: the same pencil with one block per
 client; the server model and the clients' own models, read off the transposed pencil's
-two-point blocks (i, i)). Entry point: ``riskcalc.rounds_limit(..., spectrum=...)``."""
+two-point blocks (i, i)); FedAvg's own models after the K local steps of round T
+(``fedavg_own``: the pencil extended by one deterministic row per client). Entry point:
+``riskcalc.rounds_limit(..., spectrum=...)``."""
