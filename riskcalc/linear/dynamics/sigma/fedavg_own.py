@@ -55,10 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
-
-#: Most bytes of the own models' arrays (as ``fedavg_sigma_k.MAX_BYTES``).
-MAX_BYTES = 4e8
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil
 
 
 class OwnPencil(SigmaPencil):
@@ -93,7 +90,7 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     ``fedavg_sigma_k.pencil_curves`` for FedAvg's pencil ``pen``."""
     M, K, s, h, eta = pen.M, pen.K, pen.s, pen.h, pen.eta
     Es = float(h @ s)
-    z, one, double, g = c["z"], c["one_q"], c["double_q"], c["g"]
+    z = c["z"]
     ext, extt = OwnPencil(pen), OwnPencil(pen, transposed=True)
     # The 2 M couplings over all clients' drift and noise hold factors of M x M K per node and
     # atom; the extended inverse one of n x n.
@@ -114,14 +111,6 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)         # the transposed pencil
     C1t, C2t = C1.swapaxes(-1, -2), C2.swapaxes(-1, -2)
     N1, n = z.size, ext.n
-    Tm1 = np.where(c["finite"], np.maximum(rounds - 1.0, 0.0), 0.0)[:, None]
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        def filters(x):
-            power = (1.0 - g * x) ** Tm1
-            return (np.where(c["finite"][:, None], (1.0 - power) / x, 1.0 / x),
-                    np.where(c["finite"][:, None], power - 1.0, -1.0))
-        R1, P1 = filters(z)
-        R2, P2 = filters(zf)
     e = np.eye(n)
     au = p[:, None] * e[0][None, :] - e[ext.zero]               # u_j's row combination
     wn = np.zeros((M, n))
@@ -141,18 +130,36 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
             ([sg], ei[None, :], -wn[i][None, :], bl),
         ]
     Hall = extt.two_point((C1t, G1t), (C2t, G2t), couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
-    R = len(rounds)
-    bias, var = np.empty((M, R)), np.empty((M, R))
+    # tau(Sigma Y(wn_i)) at every node of the upper half and at infinity.
+    traces = np.stack([np.einsum("a,nab,b->n", h * s, G1[:, :, ext.last[i], :], wn[i])
+                       for i in range(M)])
+    return assemble(Hall, traces, c, gam, r, sigma, signal, Es, rounds)
+
+
+def assemble(Hall, traces, c, gam, r, sigma, signal, Es, rounds):
+    """(bias, variance), each (M, len(rounds)), of the own models from the two-point blocks
+    ``Hall`` (M, 8, N1 + 1, .) of each client's eight couplings (FedAvg here, Algorithm 1 in
+    ``prox_sigma``: the same terms, module docstring) and ``traces`` (M, N1 + 1): tau(Sigma Y)
+    of each client's noise row at the upper nodes and at infinity. T = 0: the zero model."""
+    one, double, g, z = c["one_q"], c["double_q"], c["g"], c["z"]
+    N1, M = z.size, len(gam)
+    Tm1 = np.where(c["finite"], np.maximum(rounds - 1.0, 0.0), 0.0)[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        def filters(x):     # R_{T-1}(x), P_{T-1}(x) - 1 (T = inf: 1 / x, -1)
+            power = (1.0 - g * x) ** Tm1
+            return (np.where(c["finite"][:, None], (1.0 - power) / x, 1.0 / x),
+                    np.where(c["finite"][:, None], power - 1.0, -1.0))
+        R1, P1 = filters(z)
+        R2, P2 = filters(np.concatenate([z, z.conj()]))
+    bias, var = np.empty((M, len(rounds))), np.empty((M, len(rounds)))
     for i in range(M):
-        H, sg = Hall[i], sigma[i] ** 2 * gam[i]
-        # tau(Sigma Y(wn_i)) at every node of the upper half and at infinity.
-        yw = np.einsum("a,nab,b->n", h * s, G1[:, :, ext.last[i], :], wn[i])
+        H, sg, y = Hall[i], sigma[i] ** 2 * gam[i], traces[i]
         with np.errstate(over="ignore", invalid="ignore"):
             bias[i] = double(R1, R2, H[0, :N1, :-1]) + double(P1, P2, H[2, :N1, :-1]) \
                 + one(R1, H[3, :N1, -1][None, :])[:, 0] \
                 + one(P1, H[5, :N1, -1][None, :])[:, 0] + H[6, -1, -1].real
             var[i] = double(R1, R2, H[1, :N1, :-1]) + one(R1, H[4, :N1, -1][None, :])[:, 0] \
-                + H[7, -1, -1].real + sg * (one(R1, yw[None, :N1])[:, 0] - yw[-1].real)
+                + H[7, -1, -1].real + sg * (one(R1, y[None, :N1])[:, 0] - y[-1].real)
     T0 = rounds == 0
     bias[:, T0] = ((signal ** 2 + r ** 2) * Es)[:, None]
     var[:, T0] = 0.0

@@ -41,12 +41,11 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
+                                                         stable_top)
 
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
-#: Most bytes of one array of the pencil's inverse at every node and atom.
-MAX_BYTES = 4e8
 
 
 def local_stability(spectrum, gam, eta):

@@ -68,8 +68,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_BYTES, pencil_curves
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
+from riskcalc.linear.dynamics.sigma.fedavg_own import assemble
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
+                                                         stable_top)
 
 
 class ProxPencil(SigmaPencil):
@@ -124,7 +126,7 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
     (module docstring, step 4) from the contour ``c`` of ``pencil_curves``."""
     M, n, s, h = pen.M, pen.n, pen.s, pen.h
     Es = float(h @ s)
-    z, one, double, g = c["z"], c["one_q"], c["double_q"], c["g"]
+    z = c["z"]
     # The 2 M couplings over all clients' noise and drift hold factors of M x M per node and atom.
     need = 2 * M * 3 * z.size * s.size * M * M * 16.0
     if need > MAX_BYTES:
@@ -138,15 +140,6 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
     C2, G2 = (np.concatenate([x, y]) for x, y in zip(c["full"], (Ci, Gi)))
     G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)       # the transposed pencil
     N1 = z.size
-    R = len(rounds)
-    Tm1 = np.where(c["finite"], np.maximum(rounds - 1.0, 0.0), 0.0)[:, None]
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        def filters(x):
-            power = (1.0 - g * x) ** Tm1
-            return (np.where(c["finite"][:, None], (1.0 - power) / x, 1.0 / x),
-                    np.where(c["finite"][:, None], power - 1.0, -1.0))
-        R1, P1 = filters(z)
-        R2, P2 = filters(np.concatenate([z, z.conj()]))
     e = np.eye(n)
     au = lam * (p[:, None] * e[0][None, :] - e[1:])          # u_j's row combination
     couplings = []
@@ -163,19 +156,7 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
         ]
     # One linear solve per pair of nodes for every client's blocks (i, i).
     Hall = pen.two_point((C1, G1t), (C2, G2t), couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
-    bias = np.empty((M, R))
-    var = np.empty((M, R))
-    for i in range(M):
-        H, sg = Hall[i], sigma[i] ** 2 * gam[i]
-        gii = np.einsum("a,na->n", h * s, G1[:, :, 1 + i, 1 + i])     # tau(Sigma G_ii)
-        with np.errstate(over="ignore", invalid="ignore"):
-            bias[i] = double(R1, R2, H[0, :N1, :-1]) + double(P1, P2, H[2, :N1, :-1]) \
-                + one(R1, H[3, :N1, -1][None, :])[:, 0] \
-                + one(P1, H[5, :N1, -1][None, :])[:, 0] + H[6, -1, -1].real
-            var[i] = double(R1, R2, H[1, :N1, :-1]) + one(R1, H[4, :N1, -1][None, :])[:, 0] \
-                + H[7, -1, -1].real + sg * (one(R1, gii[None, :N1])[:, 0] - gii[-1].real)
-    T0 = rounds == 0
-    bias[:, T0] = ((signal ** 2 + r ** 2) * Es)[:, None]
-    var[:, T0] = 0.0
-    return bias, var
+    traces = np.stack([np.einsum("a,na->n", h * s, G1[:, :, 1 + i, 1 + i])  # tau(Sigma G_ii)
+                       for i in range(M)])
+    return assemble(Hall, traces, c, gam, r, sigma, signal, Es, rounds)
 
