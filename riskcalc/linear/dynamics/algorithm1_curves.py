@@ -92,7 +92,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1_fold import mp_rule
 from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
-from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour
+from riskcalc.linear.dynamics.fedavg import _contour, round_horizon
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
 Q_START, Q_MAX = 64, 2048
@@ -268,10 +268,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     margin = 0.02 * (1.0 - top)
     top_c, lo_c = top + margin, lo - margin
     M, gl = gam.size, g * lam
-    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
-    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
-    finite = np.isfinite(rounds) & (rounds <= settled)
-    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    settled, over, finite, t_max = round_horizon(rho, rounds)
     z1, w1, om1, G1, law1 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 1.0)
     z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 0.7)
     z2 = np.concatenate([z2h, z2h.conj()])

@@ -83,6 +83,18 @@ def contraction(a, b, g):
     return max(abs(1.0 - g * a), abs(1.0 - g * b))
 
 
+def round_horizon(rho: float, rounds):
+    """(settled, over, finite, t_max): the rounds beyond which (1 - g x)^T is below 1e-16 on
+    the spectrum (contraction rho < 1: the fixed point to rounding), those beyond which
+    rho^(2T) > OVERFLOW (rho > 1: the values are inf), which of ``rounds`` the contour must
+    resolve, and the largest of them (neither settled nor overflowed rounds need contour
+    nodes)."""
+    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
+    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
+    finite = np.isfinite(rounds) & (rounds <= settled)
+    return settled, over, finite, (int(min(rounds[finite].max(), over)) if finite.any() else 0)
+
+
 def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
     < 1 gives a second, inner ellipse (the two-point functions of ``local_models``);
@@ -193,16 +205,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
     rho = contraction(a, b, g)
-    # Rounds beyond which (1 - g x)^T is below 1e-16 on the spectrum (rho < 1) are the fixed
-    # point to rounding; beyond rho^{2T} > OVERFLOW (rho > 1) the values are inf. Neither
-    # needs contour nodes.
-    if rho < 1:
-        settled = np.log(1e-16) / np.log(max(rho, 1e-300))
-    else:
-        settled = np.inf
-    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
-    finite = np.isfinite(rounds) & (rounds <= settled)
-    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    settled, over, finite, t_max = round_horizon(rho, rounds)
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
     # F_T at the nodes, one row per T; overflow only where rho^{2T} is beyond OVERFLOW.

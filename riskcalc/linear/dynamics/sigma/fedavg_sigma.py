@@ -80,7 +80,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
+from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-9
@@ -249,10 +249,7 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
     rho = contraction(a, b, g)
-    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
-    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
-    finite = np.isfinite(rounds) & (rounds <= settled)
-    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    settled, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)
     theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
 

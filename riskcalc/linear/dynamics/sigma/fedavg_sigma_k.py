@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import OVERFLOW, _contour, contraction
+from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
                                                          stable_top)
@@ -119,10 +119,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
     rho = contraction(a, b, g)
-    settled = np.log(1e-16) / np.log(max(rho, 1e-300)) if rho < 1 else np.inf
-    over = np.log(OVERFLOW) / (2 * np.log(rho)) if rho > 1 else np.inf
-    finite = np.isfinite(rounds) & (rounds <= settled)
-    t_max = int(min(rounds[finite].max(), over)) if finite.any() else 0
+    settled, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)
     if (n // 2) * n > MAX_PAIRS:
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
