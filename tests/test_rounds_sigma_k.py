@@ -139,3 +139,17 @@ def test_own_models_and_command_line(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["risk"] for r in rows] == pytest.approx(res.risk[0], rel=1e-12)
     assert [r["local_risk"] for r in rows] == pytest.approx(res.local_risk[0], rel=1e-12)
+
+
+def test_overflowed_rounds_carry_the_noise():
+    """A diverging round map (global step 40, contraction ~20): at the overflowed rounds the
+    variance is inf when the clients are noisy (it was 0: the computed value there is the
+    overflow's NaN, read as 'no noise') and 0 when they are not; the own models likewise."""
+    spec = riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5])
+    kw = dict(gamma=[0.5, 2.0], r=0.5, signal=1.0, rounds=[1, 3000], local_steps=2,
+              step_size=0.05, global_step=40.0, spectrum=spec)
+    noisy = riskcalc.rounds_limit("fedavg", sigma=1.0, **kw)
+    assert not noisy.converges and np.all(np.isfinite(noisy.variance[:, 0]))
+    assert np.all(noisy.variance[:, 1] == np.inf) and np.all(noisy.local_risk[:, 1] == np.inf)
+    quiet = riskcalc.rounds_limit("fedavg", sigma=0.0, **kw)
+    assert np.all(quiet.variance == 0.0) and np.all(quiet.bias[:, 1] == np.inf)

@@ -92,7 +92,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1_fold import mp_rule
 from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
-from riskcalc.linear.dynamics.fedavg import _contour, round_horizon
+from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
 Q_START, Q_MAX = 64, 2048
@@ -348,12 +348,10 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     zero = rounds == 0
     bias[:, zero], var[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
     big = np.isfinite(rounds) & (rounds > over)
-    bias[:, big], var[:, big] = np.inf, np.inf
+    noisy = np.any((p > 0) & (sigma > 0))
     distance = np.where(big, np.inf, distance)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
-    if np.any(np.isnan(bias)) or np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale):
-        raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form (the double "
-                          "contour lost its precision)")
+    bias, var = settle(bias, var, big, noisy, scale, "Algorithm 1's curves")
 
     def local(terms=None):
         """(bias, variance), each (M, len(rounds)), of every client's own model v_i after the
@@ -386,12 +384,9 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
                   - 2.0 * r ** 2 * own_cross + r ** 2).T
             lv = double(P1, P2, parts[1]).T
         lb[:, zero], lv[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
-        lb[:, big], lv[:, big] = np.inf, np.inf
-        if np.any(np.isnan(lb)) or np.any(lb < -1e-9 * scale) or np.any(lv < -1e-9 * scale):
-            raise SolverError("Algorithm 1's curves: a negative or NaN quadratic form in the "
-                              "clients' own models (the double contour lost its precision)")
-        return np.maximum(lb, 0.0), np.maximum(lv, 0.0)
+        return settle(lb, lv, big, noisy | (sigma > 0), scale,
+                      "Algorithm 1's curves, the clients' own models")
 
-    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+    return {"bias": bias, "variance": var,
             "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),
             "atom": 0.0, "nodes": z1.size * 2 + z2.size, "local": local}

@@ -95,6 +95,20 @@ def round_horizon(rho: float, rounds):
     return settled, over, finite, (int(min(rounds[finite].max(), over)) if finite.any() else 0)
 
 
+def settle(bias, var, big, noisy, scale: float, what: str):
+    """The curves' (bias, variance) at the overflowed rounds ``big`` and their check, in one
+    place for every route: bias inf there, variance inf where the model carries noise
+    (``noisy``: a bool, or one per client), else 0 (the computed values there are the
+    overflow's NaN or 0, not a sign of it); a NaN or a form below -1e-9 ``scale`` elsewhere
+    raises SolverError naming ``what``. Returns the pair clipped at 0."""
+    bias[:, big] = np.inf
+    var[:, big] = np.where(np.reshape(noisy, (-1, 1)), np.inf, 0.0)
+    if any(np.any(np.isnan(x)) or np.any(x < -1e-9 * scale) for x in (bias, var)):
+        raise SolverError(f"{what}: a negative or NaN quadratic form (the contour quadrature "
+                          "lost its precision)")
+    return np.maximum(bias, 0.0), np.maximum(var, 0.0)
+
+
 def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
     < 1 gives a second, inner ellipse (the two-point functions of ``local_models``);
@@ -235,14 +249,10 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         - 2.0 * (p * r ** 2)[:, None] * own.T + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    # Overflowed rounds: the variance is inf with any noise (its computed value there is
-    # the overflow's NaN or 0, not a sign of it), else 0.
-    bias[:, big], var[:, big] = np.inf, np.inf if np.any(noise_w > 0) else 0.0
+    noisy = np.any(noise_w > 0)
     dist = np.where(big, np.inf, dist)
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
-    if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)):
-        raise SolverError("rounds limit: a negative or NaN quadratic form (the contour "
-                          "quadrature lost its precision)")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit")
 
     inner_solution = []
 
@@ -262,13 +272,8 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
         out = local_risk(laws, r, sigma, gam, p, signal, g, mu0, rounds, settled,
                          inner, (z, w, omega, G), terms=terms or own_terms, shift=shift)
         gone = np.isfinite(rounds) & (rounds - shift > over)
-        for part in out:
-            part[:, gone] = np.where(part[:, gone] != 0.0, np.inf, 0.0)
-            if np.any(np.isnan(part)) or np.any(part < -1e-9 * scale):
-                raise SolverError("the clients' own models: a negative or NaN quadratic form "
-                                  "(the double contour lost its precision)")
-        return tuple(np.maximum(part, 0.0) for part in out)
+        return settle(*out, gone, noisy | (sigma > 0), scale, "the clients' own models")
 
-    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+    return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
             "atom": mu0, "nodes": z.size * 2, "local": local}

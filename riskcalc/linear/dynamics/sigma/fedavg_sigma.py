@@ -80,7 +80,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
+from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-9
@@ -316,21 +316,15 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
                 + one(F, -(e * delta) / eta) @ (wv * eta ** 2))
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    # Overflowed rounds: the variance is inf with any noise (its computed value there is
-    # the overflow's NaN or 0, not a sign of it), else 0.
-    bias[:, big], var[:, big] = np.inf, np.inf if np.any(wv > 0) else 0.0
     dist = np.where(big, np.inf, dist)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)) \
-            or np.any(np.isnan(var)):
-        raise SolverError("rounds limit with a spectrum: a negative or NaN quadratic form (the "
-                          "contour quadrature lost its precision)")
+    bias, var = settle(bias, var, big, np.any(wv > 0), scale, "rounds limit with a spectrum")
 
     def local(terms=None):
         raise ValueError("spectrum: the clients' own models (local_risk, personalized_risk) "
                          "along the rounds are available for Sigma = I only (not yet with a "
                          "covariance spectrum)")
 
-    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+    return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
             "atom": mu0, "nodes": n, "local": local}

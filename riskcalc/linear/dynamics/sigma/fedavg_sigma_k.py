@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
+from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
                                                          stable_top)
@@ -179,13 +178,10 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
             dist = dist + double(P1, P2, H[1, 1])
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
-    bias[:, big], var[:, big] = np.inf, np.where(var[:, big] > 0, np.inf, 0.0)
+    noisy = np.any((p > 0) & (sigma > 0))
     dist = np.where(big, np.inf, dist)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    if np.any(bias < -1e-9 * scale) or np.any(var < -1e-9 * scale) or np.any(np.isnan(bias)) \
-            or np.any(np.isnan(var)):
-        raise SolverError("rounds limit with a spectrum: a negative or NaN quadratic form (the "
-                          "contour quadrature lost its precision)")
+    bias, var = settle(bias, var, big, noisy, scale, "rounds limit with a spectrum")
 
     def local(terms=None):
         if own_models is None or terms is not None:
@@ -195,13 +191,9 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                              "local_risk, only)")
         ob, ov = own_models({"one": (C, G), "full": (Cf, Gf), "z": z, "w": w, "Wf": Wf,
                       "one_q": one, "double_q": double, "finite": finite, "g": g, "b": b})
-        ob[:, big], ov[:, big] = np.inf, np.where(ov[:, big] > 0, np.inf, 0.0)
-        if np.any(ob < -1e-9 * scale) or np.any(ov < -1e-9 * scale) or np.any(np.isnan(ob)) \
-                or np.any(np.isnan(ov)):
-            raise SolverError("rounds limit with a spectrum: a negative or NaN quadratic form "
-                              "of the own models (the contour quadrature lost its precision)")
-        return np.maximum(ob, 0.0), np.maximum(ov, 0.0)
+        return settle(ob, ov, big, noisy | (sigma > 0), scale,
+                      "rounds limit with a spectrum, the clients' own models")
 
-    return {"bias": np.maximum(bias, 0.0), "variance": np.maximum(var, 0.0),
+    return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
             "atom": mu0, "nodes": n, "local": local}
