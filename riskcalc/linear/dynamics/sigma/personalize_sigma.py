@@ -95,12 +95,6 @@ class PersonalPencil(SigmaPencil):
         M, Kb, nb = base.M, base.rows.shape[1], base.n
         kn = k if kind == "ftfa" else 1
         self.K = Kb + kn
-        if M * self.K ** 2 > MAX_UNKNOWNS:
-            raise ValueError(f"spectrum: personalization with {kn} new blocks per client on a "
-                             f"pencil with {Kb} (M = {M} clients) solves M (K + k)^2 = "
-                             f"{M * self.K ** 2} unknowns per contour node (at most "
-                             f"{MAX_UNKNOWNS} here: the cost grows like its cube); give fewer "
-                             "steps (or clients, local steps)")
         self.n = nb + M * (kn + 1)
         self.root = nb + (kn + 1) * np.arange(M)                      # (i, 0')
         self.last = self.root + kn                                     # f_i
@@ -218,6 +212,13 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     g : float
         The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
     """
+    size = gam.size * ((local_steps if method == "fedavg" else 1)
+                       + (k if kind == "ftfa" else 1)) ** 2
+    if size > MAX_UNKNOWNS:
+        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
+                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
+                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
+                         "its cube); give fewer personalization steps, clients or local steps")
     atoms, weights = spectrum.atoms, spectrum.weights
     top = stable_top(atoms, weights, gam)
     if method == "fedavg":
