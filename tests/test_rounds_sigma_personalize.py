@@ -54,14 +54,20 @@ def test_the_local_phase_is_a_personalization_of_the_previous_round():
     np.testing.assert_allclose(pers[:, [0, 2, 4]], alg.risk[:, [1, 3, 4]], rtol=1e-10)
 
 
-def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits():
+@pytest.fixture(scope="module")
+def fedavg_k1():
+    """FedAvg with one local step under SPEC, from zero and at the fixed point."""
+    return riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0,
+                                 rounds=[0, INF], local_steps=1, step_size=0.15, spectrum=SPEC)
+
+
+def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits(fedavg_k1):
     """T = 0: FTFA and RTFA from w_0 = 0 are the local baselines under the spectrum
     (``steps_limit("local")``, ``limit("local_ridge")``, rho^2 = signal^2 + r_i^2); FedAvg
     K = 1, T = inf: the server model is the FedAvg minimizer, so RTFA from it is
     ``clients_limit("rtfa", spectrum=...)`` (heterogeneous clients) and FTFA
     ``steps_limit("ftfa", clients=M, spectrum=...)`` (identical clients). Measured: 8e-15."""
-    res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0,
-                                rounds=[0, INF], local_steps=1, step_size=0.15, spectrum=SPEC)
+    res = fedavg_k1
     ftfa, rtfa = res.personalized_risk(steps=2, step_size=0.1), res.personalized_risk(lam=0.4)
     for i in range(2):
         rho = np.hypot(1.0, R[i])
@@ -83,13 +89,13 @@ def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits():
 
 def test_against_the_simulated_algorithm_at_two_d():
     """The literal FedAvg with K = 2 local steps (``montecarlo.linear.rounds``, exact given the
-    designs), two heterogeneous clients, a two-point spectrum, then FTFA (3 steps) and RTFA
+    designs), two heterogeneous clients, a two-point spectrum, then FTFA (2 steps) and RTFA
     from the server model of round T: within 4 s.e. plus the finite-d gap 1 / d at d = 100 and
     200, 40 designs each (measured: the largest gap 0.37 of that allowance, 3.2e-3 at d = 200
     against s.e. 9e-4), and the personalization changes the risk (by more than 5e-3)."""
     from montecarlo.linear.rounds import simulate_rounds
 
-    ftfa, rtfa = dict(steps=3, step_size=0.1), dict(lam=0.5)
+    ftfa, rtfa = dict(steps=2, step_size=0.12), dict(lam=0.5)
     kw = dict(gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 1, 4, INF], local_steps=2,
               step_size=0.15, spectrum=SPEC)
     pred = riskcalc.rounds_limit("fedavg", **kw)
@@ -102,7 +108,7 @@ def test_against_the_simulated_algorithm_at_two_d():
             assert np.all(gap <= 4 * sim.personalized_risk_se(**pk) + 1.0 / d), (d, pk, gap)
 
 
-def test_refusals_and_command_line(capsys):
+def test_refusals_and_command_line(capsys, tmp_path, fedavg_k1):
     """FTFA whose filter overflows at the top of a client's sample spectrum under H is refused
     (``personalize.ftfa_overflow``) before any solve; so is a pencil beyond ``MAX_UNKNOWNS``;
     ``predict rtfa --rounds ... --spectrum`` prints the personalized column (the same numbers
@@ -115,12 +121,14 @@ def test_refusals_and_command_line(capsys):
         res.personalized_risk(steps=200, step_size=3.0)
     with pytest.raises(ValueError, match="M \\(K \\+ k\\)\\^2 = 288 unknowns"):
         res.personalized_risk(steps=11, step_size=0.05)
-    argv = ["predict", "rtfa", "--lam", "0.4", "--gamma", "0.5", "--r", "0.4", "--sigma", "0.5",
-            "--clients", "2", "--rounds", "0,inf", "--local-steps", "1", "--local-step-size",
-            "0.15", "--signal", "1", "--spectrum", "two-point:1,2.5,0.5", "--json"]
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"name": "a", "gamma": GAM[0], "r": R[0], "sigma": SIG[0]},
+        {"name": "b", "gamma": GAM[1], "r": R[1], "sigma": SIG[1]}]}))
+    argv = ["predict", "rtfa", "--lam", "0.4", "--federation", str(fed), "--target", "b",
+            "--rounds", "0,inf", "--local-steps", "1", "--local-step-size", "0.15", "--signal",
+            "1", "--spectrum", "two-point:1,2.5,0.5", "--json"]
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
-    want = riskcalc.rounds_limit("fedavg", gamma=[0.5] * 2, r=0.4, sigma=0.5, signal=1.0,
-                                 rounds=[0, INF], local_steps=1, step_size=0.15,
-                                 spectrum=SPEC).personalized_risk(lam=0.4)[0]
+    want = fedavg_k1.personalized_risk(lam=0.4)[1]
     assert [row["personalized_risk"] for row in rows] == pytest.approx(want, rel=1e-12)

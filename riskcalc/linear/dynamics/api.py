@@ -138,7 +138,8 @@ class RoundsLimit:
                 self.rounds, spectrum, local_steps=par["local_steps"],
                 step_size=par["step_size"], lam=par.get("lam"), g=par["global_step"],
                 kind=kw["personalization"], k=kw.get("steps"), eta2=kw.get("step_size"),
-                lam2=kw.get("lam"))
+                lam2=kw.get("lam"), spectrum_edges=(*self.diagnostics["edges"],
+                                                    self.diagnostics["atom_at_zero"]))
 
 
 def _per_client(gamma, r, sigma):

@@ -194,7 +194,8 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
 
 
 def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, local_steps=None,
-                       step_size=None, lam=None, g, kind, k=None, eta2=None, lam2=None):
+                       step_size=None, lam=None, g, kind, k=None, eta2=None, lam2=None,
+                       spectrum_edges=None):
     """(bias, variance), each (M, len(rounds)), of every client's model after personalizing
     the server model of round T (T = 0: w_0 = 0; inf: the fixed point) under ``spectrum``
     (module docstring): ``kind`` "ftfa" (``k`` steps of size ``eta2``, paper 003,
@@ -211,6 +212,11 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     spectrum : riskcalc.Spectrum
     g : float
         The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
+    kind, k, eta2, lam2
+        The personalization: "ftfa" with k steps of size eta2, or "rtfa" with lam2.
+    spectrum_edges : tuple, optional
+        (a, b, mu0) of D if known (``RoundsLimit.diagnostics``' edges and atom at zero: the
+        curve's solve found them); else ``sigma_pencil.edges`` scans for them.
     """
     size = gam.size * ((local_steps if method == "fedavg" else 1)
                        + (k if kind == "ftfa" else 1)) ** 2
@@ -220,7 +226,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
                          f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
                          "its cube); give fewer personalization steps, clients or local steps")
     atoms, weights = spectrum.atoms, spectrum.weights
-    top = stable_top(atoms, weights, gam)
+    top = stable_top(atoms, weights, gam) if spectrum_edges is None else None
     if method == "fedavg":
         eta, K = step_size, local_steps
         pen = SigmaPencil(atoms, weights, gam, p, eta, K)
@@ -236,7 +242,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         wn = np.zeros((pen.M, own.n))
         for j in range(pen.M):
             wn[j, own.rows[j]] = eta
-        args = (pen, edges(pen, top), g)
+        args = (pen, spectrum_edges or edges(pen, top), g)
         layout, e = own, -eta
     else:
         pen = ProxPencil(atoms, weights, gam, p, lam)
@@ -247,7 +253,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         eye = np.eye(pen.n)
         au = p[:, None] * eye[0][None, :] - eye[1:]
         wn = eye[1:] / lam
-        args = (pen, edges(pen, top, qmax=top / (top + lam)), g * lam)
+        args = (pen, spectrum_edges or edges(pen, top, qmax=top / (top + lam)), g * lam)
         layout, e = pen, -1.0
     out = pencil_curves(*args, gam, r, sigma, p, signal, rounds, v, wnb, own_models=lambda c:
                         _personal_models(pen, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r,
