@@ -30,12 +30,14 @@ def test_identity_spectrum_is_the_scalar_route(method, gam, kw, pers):
     including 0 and inf; pooled N > d and N < d (D's atom at 0). Measured: 1.5e-14."""
     gam, r, sig, p = np.array(gam), np.array([0.3, 0.8]), np.array([0.4, 0.6]), np.array([.3, .7])
     rounds = np.array([0, 1, 4, 12, INF])
-    ref = riskcalc.rounds_limit(method, gamma=gam, r=r, sigma=sig, signal=1.3, rounds=rounds,
-                                weights=p, global_step=1.2, **kw).personalized_risk(**pers)
+    scalar = riskcalc.rounds_limit(method, gamma=gam, r=r, sigma=sig, signal=1.3,
+                                   rounds=rounds, weights=p, global_step=1.2, **kw)
+    ref = scalar.personalized_risk(**pers)
+    edges = (*scalar.diagnostics["edges"], scalar.diagnostics["atom_at_zero"])
     k = dict(kind="rtfa", lam2=pers["lam"]) if "lam" in pers else dict(
         kind="ftfa", k=pers["steps"], eta2=pers["step_size"])
     bias, var = personalized_sigma(method, gam, r, sig, p, 1.3, rounds, riskcalc.Spectrum([1.0]),
-                                   g=1.2, **kw, **k)
+                                   g=1.2, spectrum_edges=edges, **kw, **k)
     np.testing.assert_allclose(bias + var, ref, rtol=0, atol=1e-10)
 
 
@@ -66,7 +68,8 @@ def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits(fedavg_k1):
     (``steps_limit("local")``, ``limit("local_ridge")``, rho^2 = signal^2 + r_i^2); FedAvg
     K = 1, T = inf: the server model is the FedAvg minimizer, so RTFA from it is
     ``clients_limit("rtfa", spectrum=...)`` (heterogeneous clients) and FTFA
-    ``steps_limit("ftfa", clients=M, spectrum=...)`` (identical clients). Measured: 8e-15."""
+    ``steps_limit("ftfa", clients=M, spectrum=...)`` (identical clients); FTFA with 0 steps is
+    the server model (``risk``, the scalar route of ``fedavg_sigma``). Measured: 8e-15, 4e-14."""
     res = fedavg_k1
     ftfa, rtfa = res.personalized_risk(steps=2, step_size=0.1), res.personalized_risk(lam=0.4)
     for i in range(2):
@@ -77,6 +80,9 @@ def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits(fedavg_k1):
                                spectrum=SPEC)
         assert ftfa[i, 0] == pytest.approx(steps.risk, rel=1e-10)
         assert rtfa[i, 0] == pytest.approx(ridge.risk, rel=1e-10)
+    # No steps: the server model itself (the chain is its root row alone).
+    np.testing.assert_allclose(res.personalized_risk(steps=0, step_size=0.1), res.risk,
+                               rtol=1e-10)
     ref = riskcalc.clients_limit("rtfa", gamma=GAM, r=R, sigma=SIG, lam=0.4, spectrum=SPEC)
     np.testing.assert_allclose(rtfa[:, 1], ref.risk, rtol=1e-10)
     same = riskcalc.rounds_limit("fedavg", gamma=[0.8] * 2, r=0.7, sigma=0.5, signal=1.0,

@@ -78,10 +78,11 @@ from scipy.optimize import brentq
 from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, edges, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil
 
 #: Most unknowns M (K_b + k_b)^2 of the extended pencil (the Jacobian and the two-point solve
-#: per pair of nodes cost their cube; measured in the module's tests).
+#: per pair of nodes cost their cube; measured, process CPU on a loaded 2-core machine, T up to
+#: 30: 18 unknowns 1.1 s, 108 7.1 s, 200 41 s).
 MAX_UNKNOWNS = 200
 
 
@@ -151,6 +152,13 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
     ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
     extt = PersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
     z = c["z"]
+    # As fedavg_own: the couplings over all clients hold factors of M x M K per node and atom.
+    need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * z.size * s.size * 16.0
+    if need > MAX_BYTES:
+        raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
+                         f"client, {s.size} atoms and {z.size} contour nodes needs about "
+                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
+                         "fewer clients, steps, atoms or rounds")
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
     _, Ci, Gi = base.solve(lambda t: big, [0.0])
@@ -195,7 +203,7 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
 
 def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, local_steps=None,
                        step_size=None, lam=None, g, kind, k=None, eta2=None, lam2=None,
-                       spectrum_edges=None):
+                       spectrum_edges):
     """(bias, variance), each (M, len(rounds)), of every client's model after personalizing
     the server model of round T (T = 0: w_0 = 0; inf: the fixed point) under ``spectrum``
     (module docstring): ``kind`` "ftfa" (``k`` steps of size ``eta2``, paper 003,
@@ -214,9 +222,9 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
     kind, k, eta2, lam2
         The personalization: "ftfa" with k steps of size eta2, or "rtfa" with lam2.
-    spectrum_edges : tuple, optional
-        (a, b, mu0) of D if known (``RoundsLimit.diagnostics``' edges and atom at zero: the
-        curve's solve found them); else ``sigma_pencil.edges`` scans for them.
+    spectrum_edges : tuple
+        (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
+        found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
     size = gam.size * ((local_steps if method == "fedavg" else 1)
                        + (k if kind == "ftfa" else 1)) ** 2
@@ -226,7 +234,6 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
                          f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
                          "its cube); give fewer personalization steps, clients or local steps")
     atoms, weights = spectrum.atoms, spectrum.weights
-    top = stable_top(atoms, weights, gam) if spectrum_edges is None else None
     if method == "fedavg":
         eta, K = step_size, local_steps
         pen = SigmaPencil(atoms, weights, gam, p, eta, K)
@@ -242,7 +249,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         wn = np.zeros((pen.M, own.n))
         for j in range(pen.M):
             wn[j, own.rows[j]] = eta
-        args = (pen, spectrum_edges or edges(pen, top), g)
+        args = (pen, spectrum_edges, g)
         layout, e = own, -eta
     else:
         pen = ProxPencil(atoms, weights, gam, p, lam)
@@ -253,7 +260,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         eye = np.eye(pen.n)
         au = p[:, None] * eye[0][None, :] - eye[1:]
         wn = eye[1:] / lam
-        args = (pen, spectrum_edges or edges(pen, top, qmax=top / (top + lam)), g * lam)
+        args = (pen, spectrum_edges, g * lam)
         layout, e = pen, -1.0
     out = pencil_curves(*args, gam, r, sigma, p, signal, rounds, v, wnb, own_models=lambda c:
                         _personal_models(pen, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r,
