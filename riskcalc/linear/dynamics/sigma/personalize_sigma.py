@@ -65,9 +65,10 @@ computed; overflowed rounds are settled by ``fedavg.settle`` (through ``pencil_c
 
 Checks (``tests/test_rounds_sigma_personalize.py``): Sigma = I against ``personalize``'s
 scalar route; FTFA with (k, eta') = (K, eta) from w_T against ``fedavg_own``'s own model of
-round T + 1; T = 0 against ``steps_limit("local")``/``limit("local_ridge")`` under the
-spectrum; T = inf RTFA (FedAvg K = 1) against ``clients_limit("rtfa")``; the literal algorithm
-simulated at two d.
+round T + 1, RTFA with lam' = lam against ``prox_sigma``'s; FTFA with k = 0 against the server
+model; T = 0 against ``steps_limit("local")``/``limit("local_ridge")`` under the spectrum;
+FedAvg K = 1 at T = inf against ``clients_limit("rtfa")`` and ``steps_limit("ftfa",
+clients=M)``; the literal algorithm simulated at two d.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
                          "fewer clients, steps, atoms or rounds")
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
-    _, Ci, Gi = base.solve(lambda t: big, [0.0])
+    _, _, Gi = base.solve(lambda t: big, [0.0])
     Gb = np.concatenate([c["one"][1], Gi])
     # Warm start: the base blocks from the contour's solution, tau_new, tau_cross = 0.
     Kb = base.rows.shape[1]
