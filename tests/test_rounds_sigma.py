@@ -180,13 +180,12 @@ def test_refused(kwargs, match):
 
 
 def test_refused_beyond_the_own_models():
-    """The own models are covered (``test_rounds_sigma_local``); personalization from the
-    server model is refused."""
+    """The own models are covered (``test_rounds_sigma_local``), and personalization from the
+    server model (``test_rounds_sigma_personalize``); Algorithm 1's finite local steps are
+    refused."""
     res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 5],
                                 local_steps=1, step_size=0.1, spectrum=SPEC)
     assert np.all(np.isfinite(res.local_risk))
-    with pytest.raises(ValueError, match="personalized_risk"):
-        res.personalized_risk(steps=2, step_size=0.1)
     with pytest.raises(ValueError, match="finite local_steps only"):
         riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
                               local_steps=3, step_size=0.05, lam=1.0, spectrum=SPEC)

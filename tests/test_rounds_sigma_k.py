@@ -122,7 +122,8 @@ def test_refused(kwargs, match):
 
 def test_own_models_and_command_line(capsys):
     """``predict fedavg --local-steps 2 --spectrum``: rows of ``rounds_limit``, the clients'
-    own models its ``local_risk`` (``test_rounds_sigma_local``); personalization refused."""
+    own models its ``local_risk`` (``test_rounds_sigma_local``; personalization:
+    ``test_rounds_sigma_personalize``)."""
     import json
 
     from riskcalc.cli import main
@@ -130,8 +131,6 @@ def test_own_models_and_command_line(capsys):
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 5, np.inf], local_steps=2, step_size=0.05,
                                 spectrum=riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7]))
-    with pytest.raises(ValueError, match="personalized_risk"):
-        res.personalized_risk(lam=1.0)
     argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
             "2", "--signal", "1", "--rounds", "0,5,inf", "--local-step-size", "0.05",
             "--local-steps", "2", "--spectrum", "two-point:0.5,3,0.3", "--json"]

@@ -93,7 +93,9 @@ class RoundsLimit:
         the zero model; inf: the fixed point) by FTFA, ``steps`` full-batch gradient steps of
         size ``step_size`` on its own loss, or by RTFA, the ridge ``lam`` toward the server
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
-        ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model).
+        ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
+        with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
+        extended pencil, about 2-4 times the cost of ``local_risk``).
 
         Raises
         ------
@@ -104,14 +106,40 @@ class RoundsLimit:
                                                           personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
-        if key["personalization"] == "ftfa" and "spectrum" not in self.params:
-            ftfa_overflow(np.asarray(self.params["gamma"], float), key["steps"],
-                           key["step_size"])
-        key = tuple(sorted(key.items()))
-        if key not in self._cache:
-            bias, variance = self._local(filter_terms(pi))
-            self._cache[key] = bias + variance
-        return self._cache[key]
+        spec = self.params.get("spectrum")
+        if key["personalization"] == "ftfa":
+            gam, top = np.asarray(self.params["gamma"], float), None
+            if spec is not None:    # the top of each client's sample spectrum under H
+                from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+                top = stable_top(spec["atoms"], spec["weights"], gam)
+            ftfa_overflow(gam, key["steps"], key["step_size"], top=top)
+        name = tuple(sorted(key.items()))
+        if name not in self._cache:
+            if spec is None:
+                bias, variance = self._local(filter_terms(pi))
+            else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
+                bias, variance = self._personalized_sigma(key)
+            self._cache[name] = bias + variance
+        return self._cache[name]
+
+    def _personalized_sigma(self, kw):
+        """(bias, variance) of ``personalized_risk`` under the shared spectrum of ``params``
+        (``kw``: ``personalization_filter``'s description)."""
+        from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
+        from riskcalc.spectrum import Spectrum
+
+        par = self.params
+        gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
+        spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
+        with _beyond_floats():
+            return personalized_sigma(
+                self.method, gam, rr, sig, _weights(par["weights"], gam), par["signal"],
+                self.rounds, spectrum, local_steps=par["local_steps"],
+                step_size=par["step_size"], lam=par.get("lam"), g=par["global_step"],
+                kind=kw["personalization"], k=kw.get("steps"), eta2=kw.get("step_size"),
+                lam2=kw.get("lam"), spectrum_edges=(*self.diagnostics["edges"],
+                                                    self.diagnostics["atom_at_zero"]))
 
 
 def _per_client(gamma, r, sigma):
@@ -271,10 +299,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``local_steps`` (``riskcalc.linear.dynamics.sigma.fedavg_sigma``, K = 1;
         ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
         local steps stable under the spectrum; ``local_risk``, the own models:
-        ``riskcalc.linear.dynamics.sigma.fedavg_own``; ``personalized_risk`` is refused);
+        ``riskcalc.linear.dynamics.sigma.fedavg_own``; ``personalized_risk``:
+        ``riskcalc.linear.dynamics.sigma.personalize_sigma``);
         ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the server
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
-        ``personalized_risk`` is refused).
+        ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``).
 
     Returns
     -------

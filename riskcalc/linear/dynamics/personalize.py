@@ -53,12 +53,12 @@ def personalization_filter(steps=None, step_size=None, lam=None):
             {"personalization": "ftfa", "steps": k, "step_size": eta})
 
 
-def ftfa_overflow(gam, k: int, eta: float) -> None:
+def ftfa_overflow(gam, k: int, eta: float, top=None) -> None:
     """ValueError when FTFA's k steps of size eta from the server model grow a client's error
-    beyond floating point: the factor (1 - eta s)^(2k) at the top s = (1 + sqrt gamma_j)^2 of
-    its sample spectrum (Sigma = I) above 1e250. A divergent but representable FTFA is computed
-    (its risk is large, not an error)."""
-    top = (1.0 + np.sqrt(gam)) ** 2
+    beyond floating point: the factor (1 - eta s)^(2k) at the top s of its sample spectrum
+    (``top``, per client; default (1 + sqrt gamma_j)^2, Sigma = I) above 1e250. A divergent but
+    representable FTFA is computed (its risk is large, not an error)."""
+    top = (1.0 + np.sqrt(gam)) ** 2 if top is None else np.asarray(top, float)
     with np.errstate(divide="ignore"):
         digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
     worst = int(np.argmax(digits))

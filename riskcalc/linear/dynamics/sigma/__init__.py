@@ -4,5 +4,7 @@ or K >= 2 (``fedavg_sigma_k`` through the linear pencil of ``sigma_pencil``, 1 +
 and paper 004's Algorithm 1 with exact prox (``prox_sigma``: the same pencil with one block per
 client; the server model and the clients' own models, read off the transposed pencil's
 two-point blocks (i, i)); FedAvg's own models after the K local steps of round T
-(``fedavg_own``: the pencil extended by one deterministic row per client). Entry point:
+(``fedavg_own``: the pencil extended by one deterministic row per client); personalization
+(FTFA, RTFA) from the round-T server model of either (``personalize_sigma``: one more chain
+per client, downstream of the round map). Entry point:
 ``riskcalc.rounds_limit(..., spectrum=...)``."""

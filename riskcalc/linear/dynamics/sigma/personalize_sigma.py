@@ -1,0 +1,269 @@
+"""Personalization after round T under a shared covariance spectrum: FTFA (k gradient steps of
+size eta') and RTFA (the ridge lam' toward the server model) started from the round-T server
+model w_T, for FedAvg (K >= 1 local steps) and paper 004's Algorithm 1 with exact prox (derived
+here).
+
+Model and notation as ``fedavg_own`` and ``prox_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2),
+b_j = S_j theta_j + n_j, n_j of covariance sigma_j^2 gamma_j S_j / d, theta_j = theta_0 + u_j,
+D = sum_j p_j q_j, round map w <- (I - g D) w + g c, c = sum_j p_j (q_j u_j + (q / s)_j n_j);
+Algorithm 1: q = S / (S + lam), (q / s) = (S + lam)^-1, global step g lam). Client i
+personalizes w_T with a filter of its own S_i (``personalize``, Sigma = I):
+
+* FTFA (paper 003, ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5, from w_T): v_i = F_i w_T +
+  (pi / s)_i b_i with F_i = (I - eta' S_i)^k and (pi / s)_i = eta' sum_(m<k) (I - eta' S_i)^m;
+* RTFA (paper 003, Sec. 3.2, from w_T): v_i = (S_i + lam')^-1 (b_i + lam' w_T), F_i =
+  lam' (S_i + lam')^-1, (pi / s)_i = (S_i + lam')^-1.
+
+In both, (pi / s)_i S_i = I - F_i, so v_i - theta_i = F_i (w_T - theta_i) + (pi / s)_i n_i with
+w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T(D).
+
+1. Pencil. The base pencil's inverse (``fedavg_own`` step 2 for FedAvg, rows 0 and (j, 0..K);
+   ``prox_sigma`` step 1 for Algorithm 1, rows 0 and j) has G_00 = Gz = (z - D)^-1 and, with
+   au_j and wn_j the row combinations of those modules (FedAvg: au_j = p_j e_0 - e_(j,0),
+   wn_j = eta sum_(m=1..K) e_(j,m); Algorithm 1: au_j = p_j e_0 - e_j, wn_j = e_j / lam),
+   sum_b au_j[b] G_0b = p_j Gz q_j and sum_b wn_j[b] G_0b = p_j Gz (q / s)_j. Per client i one
+   new chain, downstream of block 0 (nothing feeds back into it) ::
+
+       FTFA:  x_0 - x_(i,0') = y_(i,0'),   (I - eta' S_i) x_(i,m-1)' - x_(i,m)' = y_(i,m)'
+              (m = 1..k),
+       RTFA:  x_0 - x_(i,0') = y_(i,0'),   lam' x_(i,0') - (S_i + lam') x_(i,1') = y_(i,1'),
+
+   so the last block f_i = (i,k') (FTFA) or (i,1') (RTFA) has G_(f_i),0 = F_i Gz, G_(f_i),b =
+   F_i G_0b on the base blocks, G_(f_i),(i,0') = -F_i and, with wn'_i = eta' sum_(m=1..k)
+   e_(i,m)' (FTFA) or e_(i,1') (RTFA), sum_b wn'_i[b] G_(f_i),b = -(pi / s)_i. With Y(a) =
+   sum_b a_b G_(f_i),b and Y_inf its value at z = inf (Gz = 0) ::
+
+       v_i - theta_i = oint R Y(au_j) u_j + oint R Y(wn_j) n_j + oint (P - 1) Y(-e_0) theta_0
+                       + Y_inf(e_(i,0')) (theta_0 + u_i) - Y_inf(wn'_i) n_i,
+
+   (sums over j; R and P - 1 are polynomials, R = 1 / z at T = inf, so constants integrate to
+   0 on the contour) and Y(wn_j) S_j = Y(au_j), -Y_inf(wn'_i) S_i = I + Y_inf(e_(i,0')). This
+   is ``fedavg_own`` step 3 with (e_(i,0), row (i,K), own noise wn_i) -> (e_(i,0'), row f_i,
+   wn'_i) and T - 1 -> T: its second moments are the same eight couplings of
+   ``fedavg_own.assemble`` (blocks (f_i, f_i) of ``sigma_pencil.two_point`` on the transposed
+   pencil), with the identity terms sigma_i^2 gamma_i (oint R tau(Sigma Y(wn_i)) -
+   tau(Sigma Y_inf(wn'_i))); ``assemble`` is called with rounds + 1 (its T - 1 is T here, and
+   T = 0 is personalization from w_0 = 0, not the zero model).
+2. Deterministic equivalent. Client i's S_i now enters its base rows r_i and the new rows
+   r'_i: E_i restricted to (r_i + r'_i, c_i + c'_i) is diag(e I, e' I) (e = -eta or -1 for
+   the base, e' = -eta' (FTFA, c'_i = (i,0'..(k-1)')) or -1 (RTFA, c'_i = r'_i)), and the
+   Woodbury step of ``sigma_pencil`` (step 2) gives Chat_i = E_i (I + gamma_i tau_i E_i)^-1
+   (for E_i = -eta I the form there; dChat = -gamma Chat dtau Chat still holds, so Newton's
+   method is ``SigmaPencil.solve``'s). The new chain is downstream, so G[base, new] = 0 and
+   tau_i = [[tau_base, 0], [tau_cross, tau_new]] is block lower triangular: Chat's base block
+   and hence the base fixed point are unchanged (no new solve there); tau_new depends on the
+   chain alone and not on z (FTFA: -tau(Sigma (I - eta' S_i)^m), strictly triangular, so
+   Newton's method from 0 ends in k steps; RTFA: tau_new = (1 - x) / gamma_i with x = 1 +
+   gamma_i E_H[s x / (lam' x + s)], the Marchenko-Pastur equation at -lam', solved once by
+   bracketing); tau_cross is then linear. Newton's method starts from the contour's base
+   solution, tau_new and tau_cross = 0. Cost: M (K_b + k_b)^2 unknowns per node (K_b = K or
+   1 base rows, k_b = k or 1 new rows) and as many per pair of nodes in the two-point solve.
+
+Overflow: FTFA's filter (1 - eta' s)^k beyond 1e250 at the top of a client's sample spectrum
+under H is refused (``personalize.ftfa_overflow``); a divergent but representable FTFA is
+computed; overflowed rounds are settled by ``fedavg.settle`` (through ``pencil_curves``).
+
+Checks (``tests/test_rounds_sigma_personalize.py``): Sigma = I against ``personalize``'s
+scalar route; FTFA with (k, eta') = (K, eta) from w_T against ``fedavg_own``'s own model of
+round T + 1, RTFA with lam' = lam against ``prox_sigma``'s; FTFA with k = 0 against the server
+model; T = 0 against ``steps_limit("local")``/``limit("local_ridge")`` under the spectrum;
+FedAvg K = 1 at T = inf against ``clients_limit("rtfa")`` and ``steps_limit("ftfa",
+clients=M)``; the literal algorithm simulated at two d.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+
+from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil, assemble
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil
+
+#: Most unknowns M (K_b + k_b)^2 of the extended pencil (the Jacobian and the two-point solve
+#: per pair of nodes cost their cube; measured, process CPU on a loaded 2-core machine, T up to
+#: 30: 18 unknowns 1.1 s, 108 7.1 s, 200 41 s).
+MAX_UNKNOWNS = 200
+
+
+class PersonalPencil(SigmaPencil):
+    """The base pencil ``base`` with one personalization chain per client (module docstring,
+    step 1): ``kind`` "ftfa" (``k`` steps of size ``eta2``) or "rtfa" (``lam2``); ``e`` the base
+    blocks' coefficient (-eta or -1); ``transposed``: its transpose."""
+
+    def __init__(self, base, e, kind, k=None, eta2=None, lam2=None, transposed=False):
+        self.s, self.h, self.gam, self.p, self.M = base.s, base.h, base.gam, base.p, base.M
+        M, Kb, nb = base.M, base.rows.shape[1], base.n
+        kn = k if kind == "ftfa" else 1
+        self.K = Kb + kn
+        self.n = nb + M * (kn + 1)
+        self.root = nb + (kn + 1) * np.arange(M)                      # (i, 0')
+        self.last = self.root + kn                                     # f_i
+        new_rows = self.root[:, None] + 1 + np.arange(kn)[None, :]
+        new_cols = new_rows - 1 if kind == "ftfa" else new_rows
+        L0 = np.zeros((self.n, self.n))
+        L0[:nb, :nb] = base.L0
+        L0[self.root, 0] = 1.0
+        L0[self.root, self.root] = -1.0
+        if kind == "ftfa":
+            for i in range(M):
+                L0[new_rows[i], new_rows[i]] = -1.0
+                L0[new_rows[i], new_cols[i]] += 1.0
+            e2 = -eta2
+        else:
+            L0[new_rows[:, 0], self.root] = lam2
+            L0[new_rows[:, 0], new_rows[:, 0]] = -lam2
+            e2 = -1.0
+        self.e = np.concatenate([np.full(Kb, e), np.full(kn, e2)])
+        self.noise = np.zeros((M, self.n))                             # wn'_i
+        for i in range(M):
+            self.noise[i, new_rows[i]] = eta2 if kind == "ftfa" else 1.0
+        rows = np.concatenate([base.rows, new_rows], axis=1)
+        cols = np.concatenate([base.cols, new_cols], axis=1)
+        self.rows, self.cols, self.L0 = (cols, rows, L0.T) if transposed else (rows, cols, L0)
+
+    def chat(self, tau):
+        """Chat_j = E_j (I + gamma_j tau_j E_j)^-1, E_j = diag(e) (module docstring, step 2)."""
+        X = np.eye(self.K) + self.gam[:, None, None] * tau * self.e
+        return np.linalg.solve(X.swapaxes(-1, -2), np.broadcast_to(
+            np.diag(self.e), X.shape).swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def _rtfa_tau(atoms, weights, gam, lam2):
+    """tau_new of RTFA (module docstring, step 2) per client: x = 1 + gamma E_H[s x / (lam' x +
+    s)] (increasing and concave in x, so one root above 1), tau = (1 - x) / gamma."""
+    s, h = np.asarray(atoms, float), np.asarray(weights, float)
+    out = []
+    for g in gam:
+        def f(x):
+            return 1.0 + g * float(h @ (s * x / (lam2 * x + s))) - x
+        x = brentq(f, 1.0, 2.0 + g * float(h @ s) / lam2, xtol=1e-15, rtol=1e-15)
+        out.append((1.0 - x) / g)
+    return np.array(out)
+
+
+def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, sigma, p, signal,
+                     rounds):
+    """(bias, variance) of every client's personalized model (module docstring) from the
+    contour ``c`` of ``pencil_curves`` solved on the pencil ``base``, extended from
+    ``layout`` (``base`` itself or its ``OwnPencil``) with base coefficient ``e``."""
+    M, s, h = base.M, base.s, base.h
+    Es = float(h @ s)
+    ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
+    extt = PersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
+    z = c["z"]
+    # As fedavg_own: the couplings over all clients hold factors of M x M K per node and atom.
+    need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * z.size * s.size * 16.0
+    if need > MAX_BYTES:
+        raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
+                         f"client, {s.size} atoms and {z.size} contour nodes needs about "
+                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
+                         "fewer clients, steps, atoms or rounds")
+    big = np.array([1e13 * (1.0 + c["b"])], complex)
+    z1 = np.concatenate([z, big])
+    _, _, Gi = base.solve(lambda t: big, [0.0])
+    Gb = np.concatenate([c["one"][1], Gi])
+    # Warm start: the base blocks from the contour's solution, tau_new, tau_cross = 0.
+    Kb = base.rows.shape[1]
+    tau0 = np.zeros((z1.size, M, ext.K, ext.K), complex)
+    for j in range(M):
+        tau0[:, j, :Kb, :Kb] = np.einsum("a,naxy->nxy", h * s,
+                                         Gb[:, :, base.cols[j][:, None], base.rows[j][None, :]])
+    if kind == "rtfa":
+        tau0[:, :, Kb, Kb] = _rtfa_tau(s, h, gam, lam2)[None, :]
+    _, C1, G1 = ext.solve(lambda t: z1, [0.0], check=False, tau0=tau0)
+    N1 = z.size
+    C2 = np.concatenate([C1[:N1], C1[:N1].conj(), C1[N1:]])
+    G2 = np.concatenate([G1[:N1], G1[:N1].conj(), G1[N1:]])
+    e_ = np.eye(ext.n)
+    au = np.pad(au, ((0, 0), (0, ext.n - au.shape[1])))
+    wn = np.pad(wn, ((0, 0), (0, ext.n - wn.shape[1])))
+    couplings = []
+    for i in range(M):
+        ei, sg, bl, wi = e_[ext.root[i]], sigma[i] ** 2 * gam[i], (ext.last[i],) * 2, ext.noise[i]
+        couplings += [
+            (r ** 2, au, au, bl), (sigma ** 2 * gam, au, wn, bl),                   # (R, R)
+            ([signal ** 2], -e_[:1], -e_[:1], bl),                                  # (Pm, Pm)
+            ([2 * r[i] ** 2], ei[None, :], au[i][None, :], bl),                     # (R, inf)
+            ([sg, sg], np.stack([ei, -wi]), np.stack([wn[i], au[i]]), bl),
+            ([2 * signal ** 2], ei[None, :], -e_[:1], bl),                          # (Pm, inf)
+            ([signal ** 2 + r[i] ** 2], ei[None, :], ei[None, :], bl),              # (inf, inf)
+            ([sg], ei[None, :], -wi[None, :], bl),
+        ]
+    Hall = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
+                          (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
+                          couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
+    # tau(Sigma Y(wn_i)) at the upper nodes (the rounds' noise), tau(Sigma Y_inf(wn'_i)) at inf.
+    traces = np.stack([np.concatenate([
+        np.einsum("a,nab,b->n", h * s, G1[:N1, :, ext.last[i], :], wn[i]),
+        np.einsum("a,nab,b->n", h * s, G1[N1:, :, ext.last[i], :], ext.noise[i])])
+        for i in range(M)])
+    return assemble(Hall, traces, c, gam, r, sigma, signal, Es, rounds + 1.0)
+
+
+def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, local_steps=None,
+                       step_size=None, lam=None, g, kind, k=None, eta2=None, lam2=None,
+                       spectrum_edges):
+    """(bias, variance), each (M, len(rounds)), of every client's model after personalizing
+    the server model of round T (T = 0: w_0 = 0; inf: the fixed point) under ``spectrum``
+    (module docstring): ``kind`` "ftfa" (``k`` steps of size ``eta2``, paper 003,
+    ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5) or "rtfa" (ridge ``lam2``, Sec. 3.2).
+
+    Parameters
+    ----------
+    method : {"fedavg", "pfedme"}
+        FedAvg with ``local_steps`` K of size ``step_size`` (``fedavg_sigma_k``) or Algorithm 1
+        with exact prox ``lam`` (``prox_sigma``, paper 004 eqs. 9-10).
+    gam, r, sigma, p : ndarray (M,)
+    signal : float
+    rounds : ndarray of float (integers or inf)
+    spectrum : riskcalc.Spectrum
+    g : float
+        The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
+    kind, k, eta2, lam2
+        The personalization: "ftfa" with k steps of size eta2, or "rtfa" with lam2.
+    spectrum_edges : tuple
+        (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
+        found them (``RoundsLimit.diagnostics``' edges and atom at zero).
+    """
+    size = gam.size * ((local_steps if method == "fedavg" else 1)
+                       + (k if kind == "ftfa" else 1)) ** 2
+    if size > MAX_UNKNOWNS:
+        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
+                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
+                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
+                         "its cube); give fewer personalization steps, clients or local steps")
+    atoms, weights = spectrum.atoms, spectrum.weights
+    if method == "fedavg":
+        eta, K = step_size, local_steps
+        pen = SigmaPencil(atoms, weights, gam, p, eta, K)
+        last = pen.rows[:, -1]
+        v = np.zeros((pen.M, pen.n))            # as fedavg_sigma_k_curves (sigma_pencil step 3)
+        v[:, 0], v[np.arange(pen.M), last] = 1.0, -1.0
+        wnb = np.zeros((pen.M, pen.n))
+        wnb[:, 0] = eta
+        for j in range(pen.M):
+            wnb[j, pen.rows[j, :-1]] = eta
+        own = OwnPencil(pen)
+        au = p[:, None] * np.eye(own.n)[0][None, :] - np.eye(own.n)[own.zero]
+        wn = np.zeros((pen.M, own.n))
+        for j in range(pen.M):
+            wn[j, own.rows[j]] = eta
+        args = (pen, spectrum_edges, g)
+        layout, e = own, -eta
+    else:
+        pen = ProxPencil(atoms, weights, gam, p, lam)
+        v = np.zeros((pen.M, pen.n))            # as prox_sigma_curves
+        v[:, 0], v[np.arange(pen.M), pen.rows[:, 0]] = 1.0, -lam
+        wnb = np.zeros((pen.M, pen.n))
+        wnb[np.arange(pen.M), pen.rows[:, 0]] = 1.0
+        eye = np.eye(pen.n)
+        au = p[:, None] * eye[0][None, :] - eye[1:]
+        wn = eye[1:] / lam
+        args = (pen, spectrum_edges, g * lam)
+        layout, e = pen, -1.0
+    out = pencil_curves(*args, gam, r, sigma, p, signal, rounds, v, wnb, own_models=lambda c:
+                        _personal_models(pen, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r,
+                                         sigma, p, signal, rounds))
+    return out["local"]()
