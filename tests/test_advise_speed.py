@@ -337,10 +337,10 @@ def test_logistic_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypa
 
 
 def test_simplex_newton_reaches_the_kkt_point_of_a_quadratic():
-    """``simplex_newton.minimize`` on F = sum_i a_i (y_i - c_i)^2 / 2 over the simplex (with
-    p_j >= 0.01) times a box, against the closed form (the KKT conditions): p_j = clip(c_j - mu / a_j, 0.01, 1)
-    with mu solving sum p_j = 1 (bisection here), x = clip(c_x, box). The centres put two
-    weights and one tuning variable on their bounds, so the working set is exercised."""
+    """``simplex_newton.minimize`` on F = sum_i a_i (y_i - c_i)^2 / 2 over the simplex (with p_j >=
+    0.01) times a box, against the closed form (the KKT conditions): p_j = clip(c_j - mu / a_j,
+    0.01, 1) with mu solving sum p_j = 1 (bisection here), x = clip(c_x, box). The centres put
+    two weights and one tuning variable on their bounds, so the working set is exercised."""
     from riskcalc.advise import simplex_newton
 
     a = np.array([1.0, 3.0, 0.5, 2.0, 1.5, 4.0, 2.0])

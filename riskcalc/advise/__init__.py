@@ -67,8 +67,9 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         Also rank FedAvg stopped early (and pFedMe, when it is among ``methods``: Algorithm 1
         with exact prox at each pFedMe candidate's lam, Sigma = I): the rounds T <=
         ``rounds`` and local steps K minimizing the mean risk (``riskcalc.advise.rounds``;
-        FedAvg: K = 1 with a covariance spectrum, none under covariate shift). Needs
-        ``signal``.
+        FedAvg with a covariance spectrum: K = 1 and the K >= 2 whose exact curve fits
+        ``rounds.SIGMA_K_ALLOWANCE``; none under covariate shift). Needs ``signal``; both
+        are checked before any pipeline runs.
     signal : float, optional
         ||theta_0|| (training starts at 0), for ``rounds``.
 

@@ -22,7 +22,8 @@ measured time), times ``SAFETY``:
   M). Measured / estimated: 0.35-0.8.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
-  ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe candidate
+  ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
+  candidate
   (``ROUNDS_FEDAVG``, ``ROUNDS_FEDAVG_SPECTRUM``, ``ROUNDS_PFEDME``). Measured / estimated:
   0.45-0.8.
 """

@@ -72,9 +72,9 @@ def spectrum_local_steps(m: int, max_rounds: int):
     if not left:
         return tuple(tried), None
     return tuple(tried), (f"local steps K in {{{', '.join(map(str, tried))}}} under the "
-                          f"covariance spectrum; left out: {'; '.join(left)}; riskcalc.rounds_limit "
-                          "(riskcalc predict fedavg --rounds T --local-steps K --spectrum SPEC) "
-                          "evaluates one")
+                          f"covariance spectrum; left out: {'; '.join(left)}; "
+                          "riskcalc.rounds_limit (riskcalc predict fedavg --rounds T "
+                          "--local-steps K --spectrum SPEC) evaluates one")
 
 
 def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -> list:

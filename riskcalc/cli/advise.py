@@ -66,9 +66,10 @@ def add_parser(subparsers) -> None:
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
     p.add_argument("--rounds", type=int, metavar="T",
                    help="also rank FedAvg stopped early: the rounds <= T and local steps K "
-                        "minimizing the mean risk (a covariance spectrum: K = 1; not under "
-                        "covariate shift; needs ||theta_0||: --signal, "
-                        "else the federation file's or the estimate's signal)")
+                        "minimizing the mean risk (a covariance spectrum: K = 1 and the K >= 2 "
+                        "whose exact curve is estimated within 5 s; not under covariate shift; "
+                        "needs ||theta_0||: --signal, else the federation file's or the "
+                        "estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
                    help="also print one row per client (its best candidate, and its risk "
