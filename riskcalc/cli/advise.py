@@ -190,7 +190,7 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
             bar.set_postfix_str(name)
             bar.update(1)
 
-    draws = []      # the bootstrap's draws done, once the advice has finished
+    draws = None    # the bootstrap's draws done, once the advice has finished
     wall, cpu = time.monotonic(), time.process_time()
     try:
         with guards.time_limit(limit):
@@ -199,13 +199,13 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
             if bar is not None:
                 bar.close()
                 bar = None
+            draws = []
             intervals = advise_intervals.compute(
                 args, estimate, result, time.process_time() - cpu,
                 limit - (time.monotonic() - wall), lambda: draws.append(1))
             return result, intervals
     except guards.OutOfTime as exc:
-        if args.bootstrap is not None and len(finished) == len(chosen) + (
-                rounds[0] is not None):
+        if draws is not None and args.bootstrap is not None:
             raise guards.OutOfTime(
                 f"{exc}: the advice finished, the bootstrap did {len(draws)} of "
                 f"{args.bootstrap} draws; nothing was printed. Allow more time with "
