@@ -80,6 +80,28 @@ the limits' own bookkeeping). Whole-process CPU, medians of 5 (``farm-bench``): 
 pass`` 0.11 s, ``import numpy`` 0.18 s, ``import riskcalc.cli.advise, riskcalc.advise`` 0.26 s,
 with scipy.linalg 0.44 s, with scipy.optimize 0.65 s.
 
+Sixth round (the optimal weights without scipy.optimize up to ``weights.NEWTON_MAX`` = 32
+variables: ``riskcalc.advise.simplex_newton``), against main at 6075d52, A and B in one run
+of this script (load average 5-8 on the 2 cores)::
+
+    case       new CPU    6075d52 CPU   numbers
+    het5       0.82 s     1.10 s        every non-optimal candidate bit-identical; the five
+                                        optimal means lower by 5e-15 to 8e-14 relative
+                                        (their weights moved by <= 7e-7, per-client risks by
+                                        <= 3.6e-7 relative: SLSQP's stopping tolerance)
+    het100     2.71 s     2.72 s        bit-identical (more than 32 variables: scipy as before)
+    het1000    16.4 s     17.6 s        bit-identical
+    het10000   8.13 s     7.47 s        bit-identical
+    shift1000  refused    refused       estimate 4.16e3 days, as before
+
+Whole-process CPU of het5 (``python -m riskcalc advise --clients-file het5.json --json``),
+medians of 7 runs alternating with main's: 0.94 s against 1.32 s (ratio 0.70; load average
+5-6), and 0.84 s against 1.30 s in an earlier run (load average 4). What is left: process
+start, numpy and riskcalc's modules ~0.27 s; the advice ~0.55 s, of which the shared-tuning
+searches of MAML-FL and pFedMe (grid then golden section, ~29 limits per weighting) and the
+optimal weights' ~17 exact gradients per pipeline are most (``riskcalc.linear`` code:
+Marchenko-Pastur quadratures and pFedMe's subordination Newton).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
 """

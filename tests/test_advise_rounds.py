@@ -48,7 +48,7 @@ def test_rounds_need_the_signal_and_one_shared_covariance():
 
 
 def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():
-    """A shared covariance spectrum: K = 1 (the rounds limits' scope there); the rounds' fixed
+    """A shared covariance spectrum, 300 rounds: K = 1 (K >= 2 too costly there); the rounds' fixed
     point is FedAvg's minimizer (a different derivation: ``clients_limit``, to 1e-9), and as
     for Sigma = I the best T within 300 rounds is at most that minimizer's mean risk plus the
     distance left at T = 300 on the curve; the risks are the curve's at T."""
@@ -58,7 +58,10 @@ def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():
         early = next(c for c in adv.candidates
                      if c.method == "fedavg_rounds" and c.weights == weights)
         plain = next(c for c in adv.candidates if c.method == "fedavg" and c.weights == weights)
-        assert early.tuning["local_steps"] == 1 and any("K = 1" in n for n in early.notes)
+        # K = 2 over 300 rounds is estimated past rounds.SIGMA_K_ALLOWANCE: K = 1 alone.
+        assert early.tuning["local_steps"] == 1
+        assert any("K in {1} under the covariance spectrum; left out: K = 2" in n
+                   for n in early.notes)
         curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=list(range(301)) + [
             np.inf], local_steps=1, step_size=early.tuning["step_size"], weights=weights,
             spectrum=spec)
@@ -133,3 +136,48 @@ def test_pfedme_rounds_under_a_spectrum_reach_the_pfedme_minimizer():
     shift = Federation(**FED, spectra=["two-point:0.5,2,0.5", "two-point:1,3,0.5"] * 2)
     assert pfedme_rounds_candidates(shift, 1.0, 20, Candidate, skipped, [plain]) == []
     assert len(skipped) == 1 and "covariate shift" in skipped[0]
+
+
+def test_advise_checks_rounds_before_the_pipelines():
+    """advise(rounds=...) refuses a bad rounds or signal before any pipeline runs (no
+    progress reported), not after them."""
+    from riskcalc.advise import Federation, advise
+
+    fed = Federation(gamma=[0.5, 1.5, 2.0], r=[0.5, 1.0, 1.0], sigma=[1.0, 0.5, 0.5])
+    for kw, match in ((dict(rounds=-1, signal=1.0), "rounds must be an integer >= 1"),
+                      (dict(rounds=2.5, signal=1.0), "rounds must be an integer >= 1"),
+                      (dict(rounds=True, signal=1.0), "rounds must be an integer >= 1"),
+                      (dict(rounds=float("nan"), signal=1.0), "rounds must be an integer"),
+                      (dict(rounds=3), "needs signal"),
+                      (dict(rounds=3, signal=-1.0), "signal must lie in")):
+        done = []
+        with pytest.raises(ValueError, match=match):
+            advise(fed, progress=done.append, **kw)
+        assert done == []
+
+
+def test_rounds_under_a_spectrum_tune_the_local_steps_that_fit():
+    """A shared spectrum and few clients and rounds: K = 2 (``fedavg_sigma_k``, exact) is
+    tried beside K = 1, the candidate is the best (T, K) of the two curves computed here
+    directly, the K left out are named with their estimates, and the cost estimate counts the
+    K = 2 curves."""
+    from riskcalc.advise import cost
+    from riskcalc.advise.rounds import sigma_k_seconds
+
+    spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
+    fed = Federation(gamma=[0.5, 1.5], r=[0.3, 1.0], sigma=[1.0, 0.5], spectrum=spec)
+    adv = advise(fed, methods=["fedavg"], rounds=20, signal=1.0)
+    weights = "uniform"
+    early = next(c for c in adv.candidates
+                 if c.method == "fedavg_rounds" and c.weights == weights)
+    eta = early.tuning["step_size"]
+    best = min((riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.5], r=[0.3, 1.0],
+                                      sigma=[1.0, 0.5], signal=1.0, rounds=range(21),
+                                      local_steps=K, step_size=eta, weights=weights,
+                                      spectrum=spec).risk.mean(axis=0).min(), K)
+               for K in (1, 2))
+    assert early.mean_risk == pytest.approx(best[0], rel=1e-12)
+    assert early.tuning["local_steps"] == best[1]
+    assert any("K in {1, 2}" in n and "K = 5 (estimated" in n for n in early.notes)
+    with_k2 = cost.estimate_seconds(fed, ["fedavg"], 20)["rounds"]
+    assert with_k2 >= cost.SAFETY * 2 * sigma_k_seconds(2, 2, 20)

@@ -197,3 +197,41 @@ def test_zero_covariance_gives_the_point_estimate():
         np.testing.assert_allclose(iv.mean[key], [c.mean_risk] * 2, rtol=1e-12)
     with pytest.raises(BudgetExceeded, match="more than 0 s"):
         bootstrap(est, point, draws=50, seed=2, max_seconds=0.0)
+
+
+def test_bootstrap_stops_in_flight_within_max_minutes(tmp_path, capsys, monkeypatch):
+    """--bootstrap runs inside --max-minutes (issue 30): one limit for the advice and the
+    draws, and a bootstrap that outlives it is stopped in flight with one line saying that the
+    advice finished and how many draws were done (a stand-in bootstrap that never ends after
+    two draws, so the test does not depend on the machine's speed); a bootstrap whose
+    estimate does not fit in the time the advice left is refused before it starts."""
+    import time
+
+    import riskcalc.advise.uncertainty as unc
+
+    def endless(est, result, spectrum=None, draws=200, seed=0, max_seconds=None,
+                progress=None):
+        progress()
+        progress()
+        while True:
+            time.sleep(0.01)
+
+    fed = Federation(gamma=[0.5, 0.5, 0.6], r=R[:3], sigma=SIGMA[:3], rho=RHO[:3])
+    X, y, ids, _ = _data(fed, 30, 4, 0)
+    npz = tmp_path / "fed.npz"
+    np.savez(npz, X=X, y=y, client=ids)
+    base = ["advise", "--data", str(npz), "--spectrum", "identity", "--methods",
+            "local_ridge", "--no-progress"]
+    # 10^5 draws of the advice's CPU time (>= 1 ms each) do not fit in 0.3 s.
+    assert main(base + ["--bootstrap", "100000", "--max-minutes", "0.005"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the bootstrap (100000 advise runs, after the advice)" in err[0]
+    monkeypatch.setattr(unc, "bootstrap", endless)
+    start = time.monotonic()
+    assert main(base + ["--bootstrap", "5", "--max-minutes", "0.005"]) == 2
+    assert time.monotonic() - start < 5.0
+    out = capsys.readouterr()
+    err = out.err.strip().splitlines()
+    assert out.out == "" and len(err) == 1, err
+    assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
+    assert "the advice finished, the bootstrap did 2 of 5 draws" in err[0]

@@ -33,7 +33,7 @@ from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
-from riskcalc._validate import nonnegative
+from riskcalc._validate import nonnegative, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
@@ -67,8 +67,9 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         Also rank FedAvg stopped early (and pFedMe, when it is among ``methods``: Algorithm 1
         with exact prox at each pFedMe candidate's lam, Sigma = I): the rounds T <=
         ``rounds`` and local steps K minimizing the mean risk (``riskcalc.advise.rounds``;
-        FedAvg: K = 1 with a covariance spectrum, none under covariate shift). Needs
-        ``signal``.
+        FedAvg with a covariance spectrum: K = 1 and the K >= 2 whose exact curve fits
+        ``rounds.SIGMA_K_ALLOWANCE``; none under covariate shift). Needs ``signal``; both
+        are checked before any pipeline runs.
     signal : float, optional
         ||theta_0|| (training starts at 0), for ``rounds``.
 
@@ -87,6 +88,12 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     """
     fed = federation
     chosen = pipelines(methods)
+    if rounds is not None:      # checked before the work, not after every other pipeline
+        rounds = positive_int("rounds", rounds)
+        if signal is None:
+            raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
+                             "needs signal = ||theta_0||")
+        signal = float(nonnegative("signal", signal))
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
@@ -131,14 +138,8 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     if rounds is not None:
         from riskcalc.advise.rounds import pfedme_rounds_candidates, rounds_candidates
 
-        if signal is None:
-            raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
-                             "needs signal = ||theta_0||")
-        if isinstance(rounds, bool) or not float(rounds) == int(rounds) or rounds < 1:
-            raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
-        signal = float(nonnegative("signal", signal))
-        cands += rounds_candidates(fed, signal, int(rounds), Candidate, skipped)
-        cands += pfedme_rounds_candidates(fed, signal, int(rounds), Candidate, skipped,
+        cands += rounds_candidates(fed, signal, rounds, Candidate, skipped)
+        cands += pfedme_rounds_candidates(fed, signal, rounds, Candidate, skipped,
                                           [c for c in cands if c.method == "pfedme"])
         done("rounds")
     if not cands:

@@ -20,14 +20,17 @@ measured time), times ``SAFETY``:
   power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s, pFedMe ~230 s: quadratic in
   M). Measured / estimated: 0.35-0.8.
-* ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; K = 1 with a
-  spectrum) per weighting, and pFedMe's exact-prox curves per pFedMe candidate
+* ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
+  K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
+  ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
+  candidate
   (``ROUNDS_FEDAVG``, ``ROUNDS_FEDAVG_SPECTRUM``, ``ROUNDS_PFEDME``). Measured / estimated:
   0.45-0.8.
 """
 
 from __future__ import annotations
 
+from riskcalc.advise.rounds import sigma_k_seconds, spectrum_local_steps
 from riskcalc.advise.weights import SLSQP_MAX
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
@@ -114,6 +117,9 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
     if rounds is not None and not fed.shift:
         a, b, c = ROUNDS_FEDAVG if fed.spectrum is None else ROUNDS_FEDAVG_SPECTRUM
         seconds = 2 * (a + b * m + c * m * m)
+        if fed.spectrum is not None:
+            seconds += 2 * sum(sigma_k_seconds(m, K, rounds)
+                               for K in spectrum_local_steps(m, rounds)[0] if K > 1)
         if "pfedme" in methods and fed.spectrum is None:
             seconds += 3 * (rounds + 1) * (ROUNDS_PFEDME[0] + ROUNDS_PFEDME[1] * m)
         elif "pfedme" in methods:

@@ -9,11 +9,13 @@ uniform) and each K of ``LOCAL_STEPS`` the exact curve over T = 0..max_rounds is
 and the (T, K) minimizing the mean risk is the candidate; training starts at w = 0, so the risk
 depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(gamma_j))^2
 (every client's local gradient descent stable), global step 1. With a shared covariance
-spectrum the rounds limits have K = 1 only (``riskcalc.linear.dynamics.sigma.fedavg_sigma``): the
-candidate is then T rounds of one local step, eta = 0.9 * 2 / max_j (the top edge of client j's
-limiting sample spectrum, ``weighted_mp.support_edges``; A = sum_j p_j S_j has its top edge
-below the clients' largest, so one step is stable). Under covariate shift there is no rounds
-limit, and the candidate is skipped.
+spectrum, eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum,
+``weighted_mp.support_edges``: every client's local steps stable); K = 1
+(``riskcalc.linear.dynamics.sigma.fedavg_sigma``, cheap) and the K >= 2 of ``LOCAL_STEPS``
+whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``: M K^2 unknowns per
+contour node, at most 200) is estimated within ``SIGMA_K_ALLOWANCE`` seconds by
+``sigma_k_seconds``; the candidate's notes name the K left out and why. Under covariate shift
+there is no rounds limit, and the candidate is skipped.
 
 pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
 (``riskcalc.linear.dynamics.prox_laws``; a shared spectrum: ``sigma.prox_sigma``), T = 0..max_rounds at each pFedMe
@@ -30,6 +32,49 @@ import numpy as np
 LOCAL_STEPS = (1, 2, 5, 10, 20, 50, np.inf)
 #: eta as a share of the stability edge 2 / max_j (1 + sqrt(gamma_j))^2.
 EDGE_SHARE = 0.9
+#: Under a spectrum, seconds of one FedAvg curve with K >= 2 local steps over T rounds,
+#: a + b (M K^2)^1.5 + c T M K^2 (measured, one thread, loaded 2-core machine, M clients
+#: distinct, per weighting: K = 2, T = 50: 1.3 s at M = 2, 2.2-2.6 s at M = 5 (T = 10-50; 6.6 s
+#: at T = 200), 5.3 s at M = 10, 22 s at M = 20; M = 5, T = 50: K = 3 4.2 s, K = 4 9.7 s, K = 5
+#: 23 s, K = 6 48 s; the fit is 1.1-1.7x the measurements).
+SIGMA_K_COST = (0.9, 0.025, 1.5e-3)
+#: Most estimated seconds of one such curve for its K to be tried by ``advise``.
+SIGMA_K_ALLOWANCE = 5.0
+
+
+def sigma_k_seconds(m: int, K: int, max_rounds: int) -> float:
+    """Estimated CPU seconds of one FedAvg curve with K >= 2 local steps under a spectrum
+    (``SIGMA_K_COST``)."""
+    a, b, c = SIGMA_K_COST
+    size = m * K * K
+    return a + b * size ** 1.5 + c * max_rounds * size
+
+
+def spectrum_local_steps(m: int, max_rounds: int):
+    """The K of ``LOCAL_STEPS`` tried under a spectrum (1, and each K >= 2 whose curve fits
+    ``SIGMA_K_ALLOWANCE``), and a sentence naming the others (None when none is left out)."""
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
+
+    tried, left = [1], []
+    for K in LOCAL_STEPS:
+        if K == 1:
+            continue
+        if np.isinf(K) or m * K * K > MAX_UNKNOWNS:
+            left.append(f"K = {'inf' if np.isinf(K) else int(K)} (no exact route: "
+                        f"{'the local solve' if np.isinf(K) else f'M K^2 > {MAX_UNKNOWNS}'})")
+            continue
+        seconds = sigma_k_seconds(m, int(K), max_rounds)
+        if seconds <= SIGMA_K_ALLOWANCE:
+            tried.append(int(K))
+        else:
+            left.append(f"K = {int(K)} (estimated {seconds:.3g} s per curve, more than the "
+                        f"{SIGMA_K_ALLOWANCE:g} s allowed)")
+    if not left:
+        return tuple(tried), None
+    return tuple(tried), (f"local steps K in {{{', '.join(map(str, tried))}}} under the "
+                          f"covariance spectrum; left out: {'; '.join(left)}; "
+                          "riskcalc.rounds_limit (riskcalc predict fedavg --rounds T "
+                          "--local-steps K --spectrum SPEC) evaluates one")
 
 
 def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -> list:
@@ -63,9 +108,8 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
         from riskcalc.linear.engine import weighted_mp
 
         top = max(weighted_mp.support_edges(float(g), spectrum)[1] for g in np.unique(fed.gamma))
-        steps = (1,)
-        extra = ("one local step per round: with a covariance spectrum the rounds limits have "
-                 "K = 1 only",)
+        steps, note = spectrum_local_steps(fed.m, max_rounds)
+        extra = () if note is None else (note,)
     eta = EDGE_SHARE * 2.0 / top
     out = []
     for weights in ("samples", "uniform"):

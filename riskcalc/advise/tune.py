@@ -120,9 +120,14 @@ def shared_tuning(method: str, fed, weights, grid):
     result : ClientsLimit
     """
     name = "alpha" if method == "maml_fl" else "lam"
+    # The search ends on a point it has evaluated: kept, not solved again.
+    seen = {}
 
     def result(v):
-        return clients_limit(method, weights=weights, **fed.limit_kwargs(), **{name: float(v)})
+        v = float(v)
+        if v not in seen:
+            seen[v] = clients_limit(method, weights=weights, **fed.limit_kwargs(), **{name: v})
+        return seen[v]
 
     def mean(t):
         out = np.empty(np.size(t))

@@ -66,9 +66,10 @@ def add_parser(subparsers) -> None:
                         "fedavg,ftfa,rtfa,maml_fl,pfedme,local_ridge,ftfa_steps)")
     p.add_argument("--rounds", type=int, metavar="T",
                    help="also rank FedAvg stopped early: the rounds <= T and local steps K "
-                        "minimizing the mean risk (a covariance spectrum: K = 1; not under "
-                        "covariate shift; needs ||theta_0||: --signal, "
-                        "else the federation file's or the estimate's signal)")
+                        "minimizing the mean risk (a covariance spectrum: K = 1 and the K >= 2 "
+                        "whose exact curve is estimated within 5 s; not under covariate shift; "
+                        "needs ||theta_0||: --signal, else the federation file's or the "
+                        "estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
                    help="also print one row per client (its best candidate, and its risk "
@@ -135,9 +136,7 @@ def run(args) -> int:
     if args.rounds is not None and signal is None:
         raise ValueError("--rounds: FedAvg along the rounds starts at w = 0, so its risk needs "
                          "||theta_0||: give --signal (the federation file gives no signal)")
-    start = time.process_time()
-    result = _solve(args, fed, methods, (args.rounds, signal))
-    intervals = advise_intervals.compute(args, est, result, time.process_time() - start)
+    result, intervals = _solve(args, fed, methods, (args.rounds, signal), est)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
     if args.json:
@@ -159,11 +158,13 @@ def run(args) -> int:
     return 0
 
 
-def _solve(args, fed, methods, rounds=(None, None)):
-    """``riskcalc.advise.advise`` within ``--max-minutes``: estimated before it starts
-    (``riskcalc.advise.cost``; refused with what would fit) and stopped in flight at the limit
-    (``guards.time_limit``; the message names the pipelines that finished), with a progress bar
-    over the pipelines on stderr."""
+def _solve(args, fed, methods, rounds=(None, None), estimate=None):
+    """``riskcalc.advise.advise`` and ``--bootstrap``'s intervals (None without it) within one
+    ``--max-minutes``: each estimated before it starts (``riskcalc.advise.cost``, then B times
+    the advice's CPU time for the bootstrap, against the time left; refused with what would
+    fit) and both stopped in flight at the limit (``guards.time_limit``; the message names the
+    pipelines that finished and the bootstrap draws done), with a progress bar over the
+    pipelines on stderr."""
     import sys
 
     from riskcalc import advise as adv
@@ -189,11 +190,26 @@ def _solve(args, fed, methods, rounds=(None, None)):
             bar.set_postfix_str(name)
             bar.update(1)
 
+    draws = None    # the bootstrap's draws done, once the advice has finished
+    wall, cpu = time.monotonic(), time.process_time()
     try:
         with guards.time_limit(limit):
-            return adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
-                              progress=progress)
+            result = adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
+                                progress=progress)
+            if bar is not None:
+                bar.close()
+                bar = None
+            draws = []
+            intervals = advise_intervals.compute(
+                args, estimate, result, time.process_time() - cpu,
+                limit - (time.monotonic() - wall), lambda: draws.append(1))
+            return result, intervals
     except guards.OutOfTime as exc:
+        if draws is not None and args.bootstrap is not None:
+            raise guards.OutOfTime(
+                f"{exc}: the advice finished, the bootstrap did {len(draws)} of "
+                f"{args.bootstrap} draws; nothing was printed. Allow more time with "
+                "--max-minutes, or ask for fewer draws (--bootstrap B) or pipelines") from None
         kept = [m for m in finished if m in chosen]
         hint = (f"--methods {','.join(kept)} finished in time" if kept else
                 "no pipeline finished")

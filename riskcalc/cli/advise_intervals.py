@@ -36,10 +36,12 @@ def check(args) -> None:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
 
 
-def compute(args, est, result, seconds: float):
-    """The ``Intervals`` of ``--bootstrap`` (None without it), within ``--max-minutes``:
-    estimated before it starts (B times ``seconds``, the CPU time of the point estimate's
-    advise: each draw is one more such run) and bounded while it runs."""
+def compute(args, est, result, seconds: float, left: float, done=None):
+    """The ``Intervals`` of ``--bootstrap`` (None without it), within the ``left`` seconds of
+    ``--max-minutes`` that the advice left: estimated before it starts (B times ``seconds``,
+    the CPU time of the point estimate's advise: each draw is one more such run) and bounded
+    while it runs (the caller's ``guards.time_limit`` stops it in flight; ``done`` is called
+    after each draw)."""
     if args.bootstrap is None:
         return None
     import sys
@@ -51,18 +53,25 @@ def compute(args, est, result, seconds: float):
     from riskcalc.spectrum import Spectrum
 
     each = max(seconds, 1e-3)
-    guards.budget(args, args.bootstrap, each, f"the bootstrap ({args.bootstrap} advise runs)",
-                  "use fewer draws (--bootstrap B) or fewer pipelines (--methods)")
+    guards.check_time(args.bootstrap, each, 1, left,
+                      f"the bootstrap ({args.bootstrap} advise runs, after the advice)",
+                      "use fewer draws (--bootstrap B) or fewer pipelines (--methods), or "
+                      "allow more time with --max-minutes")
     spectrum = Spectrum.parse(args.spectrum, d=est.d) if args.spectrum else None
     bar = tqdm(total=args.bootstrap, desc="bootstrap", file=sys.stderr, leave=False,
                disable=args.no_progress or args.bootstrap * each < 5.0)
     try:
         return uncertainty.bootstrap(est, result, spectrum=spectrum,
                                      draws=args.bootstrap, seed=args.seed,
-                                     max_seconds=60.0 * args.max_minutes,
-                                     progress=lambda: bar.update(1))
+                                     max_seconds=left, progress=lambda: _step(bar, done))
     finally:
         bar.close()
+
+
+def _step(bar, done) -> None:
+    bar.update(1)
+    if done is not None:
+        done()
 
 
 def add_json(out: dict, result, intervals) -> None:
