@@ -344,7 +344,7 @@ def _ridge_traces(gamma, lam, p, u):
         nu(f (b+t)^-2) p^2 = lam^2 (A_2 + B_2 - 2 C) / delta^2,
         nu(f S (b+t)^-2) p^2 = lam^2 ((lam + u) C - lam A_2 - u B_2) / delta^2,
         nu(f S^2 (b+t)^-2) p^2 = lam^2 (lam^2 A_2 + u^2 B_2 - 2 lam u C) / delta^2,
-        nu(f S (b+t)^-1) p = lam^2 (C - lam (A_2 - C) / delta),
+        nu(f S (b+t)^-1) p = lam^2 (u C - lam A_2) / delta,
 
     and the last trace is the fifth over lam p (f = lam^2 (S + lam)^-2, b + t = p (S + u)).
     The atom is kept apart because its terms cancel exactly in these sums (e.g. (lam + u) /
@@ -355,7 +355,7 @@ def _ridge_traces(gamma, lam, p, u):
     delta = u - lam
     c = (a1 - b1) / delta
     l2, d2 = lam ** 2, delta ** 2
-    h = l2 * (c - lam * (a2 - c) / delta)
+    h = l2 * (u * c - lam * a2) / delta
     with np.errstate(divide="ignore", invalid="ignore"):
         at0 = np.where(atom > 0, atom / u ** 2, 0.0)        # u = 0 only at M = 1, gamma < 1
     return np.array([atom + l2 * a2, (at0 + l2 * (a2 + b2 - 2.0 * c) / d2) / p ** 2,
