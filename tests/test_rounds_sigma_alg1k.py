@@ -46,7 +46,7 @@ def test_edges_against_the_fold_with_a_narrow_negative_band():
     1 - g lam (found in the Weyl window of ``_window``, not on a scan of the whole axis),
     Sigma = I against the folds of ``algorithm1_rate.fast_contraction`` (measured 4e-14)."""
     from riskcalc.linear.dynamics.algorithm1_rate import fast_contraction
-    from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import spectrum_edges
+    from riskcalc.linear.dynamics.sigma.algorithm1_pencil import spectrum_edges
 
     gam, p, lam, K = GAM[:2], np.array([0.6, 0.4]), 0.8, 3
     eta = 0.9 / ((1 + np.sqrt(2.0)) ** 2 + lam)

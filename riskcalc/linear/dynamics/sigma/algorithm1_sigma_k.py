@@ -14,10 +14,11 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    Phi with the source of f_j = S_j u_j + n_j, from -theta_0 in every block:
    e_T = Phi^T e_0 + P_T(Phi) beta_f, P_T(z) = (z^T - 1) / (z - 1), and with (1 / 2 pi i) oint
    around the whole spectrum of Phi, e_T = oint z^T (z - Phi)^-1 e_0 + oint P_T (z - Phi)^-1
-   beta_f (T = inf: z^T -> 0, P_T -> 1 / (1 - z), z = 1 outside the contour).
+   beta_f. T = inf (spectrum inside the unit disc): e_inf = (1 - Phi)^-1 beta_f, the
+   resolvent at the single real point z = 1 outside the spectrum.
 2. Linearization. (z - Phi)^-1 is the state part of the inverse of the pencil L with
    n = 1 + M (K + 2) blocks: 0 (the server), and per client a state s_j, a copy c_j and a chain
-   (j, 1..K) (``Alg1Pencil``) ::
+   (j, 1..K) (``algorithm1_pencil.Alg1Pencil``) ::
 
        row 0:     (z - 1 + g lam) x_0 - g lam sum_j p_j x_(j,K)            = y_0,
        row s_j:   z x_(s_j) - x_(j,K)                                       = y_(s_j),
@@ -37,7 +38,8 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    (step 2 there: the same Woodbury step per client row) holds with this L0: Ghat(s) = (L0 +
    s sum_j Chat_j)^-1, Chat_j = -eta (I - gamma_j eta tau_j)^-1, tau_j = E_H[s Ghat[c_j, r_j]],
    M K^2 unknowns per node. z sits on the blocks 0 and s_j, so dL/dz = sum over them of
-   e_b e_b^T (``Alg1Pencil.solve``'s predictor; the fixed point does not depend on it).
+   e_b e_b^T (``algorithm1_pencil.Alg1Pencil.solve``'s predictor; the fixed point does not
+   depend on it).
 3. The copy block keeps z out of the chain's first column, so G L = I on the columns c_j,
    (j,1)..(j,K-1) gives, for m not in client j's chain, G_(m,(j,k)) S_j = ((1 - eta lam)
    G_(m,(j,k)) - G_(m,(j,k-1))) / eta, and summed ::
@@ -57,9 +59,11 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    function of ``sigma_pencil`` (step 3) on the transposed pencil (rows and columns of E_j
    swapped, L0^T, Chat_j transposed), as ``prox_sigma`` and ``fedavg_own`` use it; one linear
    solve per pair of nodes serves the server's and every own model's couplings, the
-   Sigma-weighted risk and the unweighted distance ||w_T - w_inf||^2 (weights z^T / (1 - z):
-   P_T - 1 / (1 - z) = -z^T / (1 - z)). No constant term survives: z^T and P_T are
-   polynomials (1 / (1 - z) analytic inside), so the contour encloses all of Phi's spectrum.
+   Sigma-weighted risk and the unweighted distance ||w_T - w_inf||^2. The node z = 1 joins
+   both node sets: T = inf is the pair (1, 1) (weights: the point mass at 1), and w_T - w_inf
+   = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j pairs contour and
+   point (``quad``). No constant term survives: z^T and P_T are polynomials, so the contour
+   only has to enclose Phi's spectrum (z = 1 may lie inside: no pole is integrated).
 4. Spectrum and contour. For eta (top_j + lam) <= 1 (top_j: the top of client j's sample
    spectrum under H; paper 004 Thm 2's condition) a_j = B_j^K >= 0, c_j > 0, and the scaling
    of ``algorithm1_rate`` (v_j -> (g p_j a_j / c_j)^(1/2) v_j, functions of S_j) makes Phi
@@ -67,10 +71,20 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    (sum_j min(1, 1 / gamma_j) >= 1), the clients' eigenvalues with no server part in [0, sup
    a], and G_00 is a compressed resolvent of a symmetric matrix (Im tau(Sigma G_00) < 0 above
    the axis). Its edges (the top, and the bottom when negative) come from the density scan of
-   ``sigma_pencil.edges`` in the shifted variable x = z - z_lo; the contraction is max(top,
-   -bottom). The contour is ``algorithm1_curves``' ellipse (``fedavg._contour`` in 1 - z, with
-   z = 1 outside) around [min(0, bottom), top] widened by 0.02 (1 - top), T_max + 16 nodes at
-   least (degree T in each variable), each node followed down from far above it.
+   ``sigma_pencil.edges`` (Im tau(Sigma G_00(x + i y)) proportional to y or not) on windows
+   from Weyl's bounds (``algorithm1_pencil._window``): by the Schur complement of
+   ``algorithm1_rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
+   Dhat_z = sum_j p_j psi_z(S_j), psi_z(s) = lam z c(s) / (z - a(s)), whose spectrum lies
+   between sum_j p_j min psi_z and sum_j p_j max psi_z over [0, top_j]; psi_z decreases in z
+   for z > sup a and for z < 0, so the top lies between the roots of zeta = either bound above
+   sup a, and the negative band (g lam > 1 only) between those below 0, a band that can be
+   far narrower than the axis (width 0.03 at g lam = 5, measured) and is scanned on its own
+   window. The top window is scanned in the reflected variable x = z_b - z (edges refines the
+   scan's first point inside, and the spectrum continues below the window). The contraction
+   is max(top, -bottom). The contour: the ellipse with foci min(0, bottom) and top, its
+   parameter t <= 1 and below the one where |z|^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
+   rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in
+   each variable), each node followed down from far above it.
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
@@ -82,182 +96,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (_NEWTON_ITER, _TOL, MAX_BYTES,
-                                                         MAX_UNKNOWNS, SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves: about a minute of one core.
 MAX_WORK = 2e11
-
-
-class Alg1Pencil(SigmaPencil):
-    """The pencil of the module docstring (step 2) for clients (gamma_j, p_j), penalty lam,
-    local step eta, K steps and global step g; z = ``shift`` + ``sign`` Re x + i Im x for the
-    variable x of the solves (``sign`` = -1: the real axis reflected, so that the scans of
-    ``sigma_pencil.edges`` meet the top edge first); ``transposed``: its transpose for
-    ``two_point`` (pass Chat and Ghat transposed)."""
-
-    def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
-                 transposed=False):
-        self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
-        self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
-        self.eta, self.K, self.M = float(eta), int(K), self.gam.size
-        self.shift, self.sign = float(shift), float(sign)
-        M, K = self.M, self.K
-        if M * K * K > MAX_UNKNOWNS:
-            raise ValueError(f"spectrum with local_steps = {K} and {M} clients: Algorithm 1's "
-                             f"exact route solves M K^2 = {M * K * K} unknowns per contour node "
-                             f"(at most {MAX_UNKNOWNS} here: its cost grows like (M K^2)^3); "
-                             "give fewer local_steps or clients")
-        self.n = 1 + M * (K + 2)
-        self.state = 1 + (K + 2) * np.arange(M)
-        self.copy = self.state + 1
-        self.chain = self.state[:, None] + 2 + np.arange(K)[None, :]            # r_j
-        prev = np.concatenate([self.copy[:, None], self.chain[:, :-1]], axis=1)  # c_j
-        self.zblocks = np.concatenate([[0], self.state])
-        L0 = np.zeros((self.n, self.n))
-        L0[0, 0] = g * lam - 1.0
-        L0[0, self.chain[:, -1]] = -g * lam * self.p
-        L0[self.state, self.chain[:, -1]] = -1.0
-        L0[self.copy, self.state] = 1.0
-        L0[self.copy, self.copy] = -1.0
-        for j in range(M):
-            L0[self.chain[j], prev[j]] = 1.0 - eta * lam
-            L0[self.chain[j], 0] = eta * lam
-            L0[self.chain[j], self.chain[j]] = -1.0
-        self.rows, self.cols, self.L0 = ((prev, self.chain, L0.T) if transposed
-                                         else (self.chain, prev, L0))
-
-    def ghat(self, z, C):
-        """Ghat(s) (N, atoms, n, n) at the nodes x = z (N,): the z of x on the blocks 0, s_j."""
-        E = np.zeros((z.size, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
-        L = self.L0 + self.s[None, :, None, None] * E[:, None]
-        zz = self.shift + self.sign * z.real + 1j * z.imag
-        L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
-        return np.linalg.inv(L)
-
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve`` (same arguments and outputs) with the Euler predictor of this
-        pencil: dGhat/dz = -Ghat Z Ghat, Z the identity on the blocks 0 and s_j (there Z =
-        e_0 e_0^T); its continuation and Newton steps otherwise unchanged."""
-        z = nodes(path[0])
-        failed = np.zeros(z.size, bool)
-        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
-        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
-            res, _, _ = self.residual(z, tau)
-            tau = tau - res
-        size, zb = self.M * self.K ** 2, self.zblocks
-        hs = self.h * self.s
-        for t in path:
-            zn = nodes(t)
-            res, C, G = self.residual(z, tau)
-            inv = np.linalg.inv(self._jacobian(C, G))
-            dG = -G[:, :, :, zb] @ G[:, :, zb, :]
-            d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
-                              for j in range(self.M)], axis=2)
-            dres = -np.einsum("a,naMkl->nMkl", hs, d_own)
-            step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
-            tau, z = tau + step.reshape(tau.shape), zn
-            for it in range(_NEWTON_ITER):
-                res, C, G = self.residual(z, tau)
-                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
-                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
-                if not act.any():
-                    break
-                if tolerant and it == _NEWTON_ITER - 1:
-                    failed |= act
-                    break
-                if it % 3 == 2:            # chord steps between Jacobian updates
-                    inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
-                step = inv[act] @ res[act].reshape(-1, size, 1)
-                tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
-            else:
-                raise SolverError("Algorithm 1 with local steps and a spectrum: Newton's "
-                                  f"method on the pencil did not converge (t = {t:.3g})")
-        res, C, G = self.residual(z, tau)
-        g00 = np.einsum("a,na->n", hs, G[:, :, 0, 0])
-        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError("Algorithm 1 with local steps and a spectrum: the pencil solve "
-                              "left the physical branch")
-        return (tau, C, G, failed) if tolerant else (tau, C, G)
-
-
-def _window(gam, p, lam, eta, K, g, top_j, negative):
-    """[z_a, z_b] holding the top eigenvalue of the round map (``negative`` False: z > sup a) or
-    its negative band (True: z < 0), from Weyl's bounds on Dhat_z = sum_j p_j psi_z(S_j)
-    (module docstring, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j max
-    psi_z over s in [0, top_j], and zeta minus either bound increases in z on both sides
-    (psi_z decreases in z there); None when the negative band is empty."""
-    from scipy.optimize import brentq
-
-    s = np.linspace(0.0, 1.0, 2001)[None, :] * top_j[:, None]
-    a = (1.0 - eta * (s + lam)) ** K
-    lc = lam * (1.0 - a) / (s + lam)
-    gl = g * lam
-
-    def f(z, which):
-        psi = lc * z / (z - a)
-        return (z - 1.0 + gl) / gl - p @ (psi.max(axis=1) if which else psi.min(axis=1))
-
-    if negative:
-        lo, hi = 1.0 - gl, -1e-12 * gl
-        if f(hi, 0) <= 0.0:    # zeta below every psi_z up to 0: no negative eigenvalue
-            return None
-    else:
-        lo, hi = a.max() + 1e-12, max(2.0, 2.0 * gl)
-    ends = [lo if f(lo, k) >= 0.0 else (hi if f(hi, k) <= 0.0 else
-                                        brentq(f, lo, hi, args=(k,), xtol=1e-14))
-            for k in (0, 1)]
-    pad = 0.05 * (ends[1] - ends[0]) + 1e-6 * max(1.0, gl)
-    return ends[0] - pad, ends[1] + pad
-
-
-def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
-    """(top, bottom) of the round map's spectrum seen by the server block (module docstring,
-    step 4), bottom None when it has no negative part, after the checks of its scope: the
-    density scans of ``sigma_pencil.edges`` on the windows of ``_window``."""
-    top_j = stable_top(spectrum.atoms, spectrum.weights, gam)
-    if np.any(eta * (top_j + lam) > 1.0):
-        raise ValueError("step_size: Algorithm 1 with finite local_steps under a spectrum is "
-                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
-                         f"L = the top of the clients' sample spectra = {top_j.max():.6g}), "
-                         "where the round map is similar to a symmetric one")
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
-        raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
-                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
-    out = []
-    for negative in (False, True):
-        win = _window(gam, p, lam, eta, K, g, top_j, negative) if (
-            not negative or g * lam > 1.0) else None
-        if win is None:
-            out.append(None)
-            continue
-        # sigma_pencil.edges scans (0, 1.01 sum_j p_j qmax_j] and refines its lowest and highest
-        # points inside, refusing when the lowest scanned point is inside: here x = z - z_a
-        # (negative band) or z_b - z (the top, the spectrum below z_a cut off), z_a, z_b a
-        # hundredth of the window beyond its ends.
-        width = 1.02 * (win[1] - win[0])
-        shift = win[0] - 0.01 * width if negative else win[1] + 0.01 * width
-        pen = Alg1Pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
-                         shift=shift, sign=1.0 if negative else -1.0)
-        try:
-            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
-        except SolverError:
-            if not negative:
-                raise
-            out.append(None)         # the Weyl window held no negative eigenvalue
-            continue
-        out.append(shift + pen.sign * a)
-    top, bottom = out
-    if not top < 1.0 - 1e-9:
-        raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
-                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
-    return top, (bottom if bottom is not None and bottom < 0.0 else None)
 
 
 def _contour_nodes(lo, hi, rho, t_max):
