@@ -41,19 +41,24 @@ def test_identity_spectrum_is_the_scalar_route(gam, lam, K, gl):
     assert new["contraction"] == pytest.approx(old["contraction"], abs=1e-9)
 
 
-def test_edges_against_the_fold_with_a_narrow_negative_band():
+@pytest.mark.parametrize("gam, lam, gl", [(GAM[:2], 0.8, 5.0), (np.array([0.1, 0.25]), 0.1, 1.0)])
+def test_edges_against_the_rate_route(gam, lam, gl):
     """g lam = 5: the negative part of the spectrum is a band of width about 0.03 near
-    1 - g lam (found in the Weyl window of ``_window``, not on a scan of the whole axis),
-    Sigma = I against the folds of ``algorithm1_rate.fast_contraction`` (measured 4e-14)."""
-    from riskcalc.linear.dynamics.algorithm1_rate import fast_contraction
+    1 - g lam (found in the Weyl window of ``_window``, not on a scan of the whole axis);
+    gamma_j < 1 and lam below the spectra's bottoms: the top eigenvalue below a(0). Sigma = I
+    against ``algorithm1_rate.contraction`` (brentq on its edge equation; measured 4e-14 and
+    8e-13)."""
+    from riskcalc.linear.dynamics.algorithm1_rate import contraction
     from riskcalc.linear.dynamics.sigma.algorithm1_pencil import spectrum_edges
 
-    gam, p, lam, K = GAM[:2], np.array([0.6, 0.4]), 0.8, 3
-    eta = 0.9 / ((1 + np.sqrt(2.0)) ** 2 + lam)
-    top, bottom = spectrum_edges(gam, p, lam, eta, K, 5.0 / lam, riskcalc.Spectrum([1.0]))
-    ref = fast_contraction(gam, p, lam, eta, K, 5.0 / lam)
+    p, K = np.array([0.6, 0.4]), 2
+    eta = 0.9 / ((1 + np.sqrt(gam.max())) ** 2 + lam)
+    top, bottom = spectrum_edges(gam, p, lam, eta, K, gl / lam, riskcalc.Spectrum([1.0]))
+    ref = contraction(gam, p, lam, eta, K, gl / lam)
     assert top == pytest.approx(ref["top"], abs=1e-9)
-    assert bottom == pytest.approx(ref["bottom"], abs=1e-9)
+    assert (bottom is None) == (ref["bottom"] is None)
+    if bottom is not None:
+        assert bottom == pytest.approx(ref["bottom"], abs=1e-9)
 
 
 def test_many_local_steps_approach_the_exact_prox():

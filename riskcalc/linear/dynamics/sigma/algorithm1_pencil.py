@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (_NEWTON_ITER, _TOL, MAX_UNKNOWNS,
-                                                         SigmaPencil, edges, stable_top)
+                                                         SigmaPencil, edges)
 
 
 class Alg1Pencil(SigmaPencil):
@@ -108,15 +109,17 @@ class Alg1Pencil(SigmaPencil):
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
 
-def _window(gam, p, lam, eta, K, g, top_j, negative):
+def _window(gam, p, lam, eta, K, g, ends, negative):
     """[z_a, z_b] holding the top eigenvalue of the round map (``negative`` False: z > sup a) or
     its negative band (True: z < 0), from Weyl's bounds on Dhat_z = sum_j p_j psi_z(S_j)
-    (module docstring, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j max
-    psi_z over s in [0, top_j], and zeta minus either bound increases in z on both sides
-    (psi_z decreases in z there); None when the negative band is empty."""
+    (``algorithm1_sigma_k``, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j
+    max psi_z over s in ``ends[j]`` (client j's sample spectrum, from 0 when gamma_j >= 1: the
+    top eigenvalue can lie below a(0), sup a being a at that bottom), and zeta minus either
+    bound increases in z on both sides (psi_z decreases in z there); None when the negative
+    band is empty."""
     from scipy.optimize import brentq
 
-    s = np.linspace(0.0, 1.0, 2001)[None, :] * top_j[:, None]
+    s = ends[:, :1] + np.linspace(0.0, 1.0, 2001)[None, :] * (ends[:, 1:] - ends[:, :1])
     a = (1.0 - eta * (s + lam)) ** K
     lc = lam * (1.0 - a) / (s + lam)
     gl = g * lam
@@ -142,7 +145,11 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
     """(top, bottom) of the round map's spectrum seen by the server block (module docstring,
     step 4), bottom None when it has no negative part, after the checks of its scope: the
     density scans of ``sigma_pencil.edges`` on the windows of ``_window``."""
-    top_j = stable_top(spectrum.atoms, spectrum.weights, gam)
+    # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
+    ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
+                                 np.array([1.0]))[:2] for gj in gam])
+    ends[gam >= 1.0, 0] = 0.0
+    top_j = ends[:, 1]
     if np.any(eta * (top_j + lam) > 1.0):
         raise ValueError("step_size: Algorithm 1 with finite local_steps under a spectrum is "
                          "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
@@ -153,7 +160,7 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
     out = []
     for negative in (False, True):
-        win = _window(gam, p, lam, eta, K, g, top_j, negative) if (
+        win = _window(gam, p, lam, eta, K, g, ends, negative) if (
             not negative or g * lam > 1.0) else None
         if win is None:
             out.append(None)

@@ -75,7 +75,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    from Weyl's bounds (``algorithm1_pencil._window``): by the Schur complement of
    ``algorithm1_rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
    Dhat_z = sum_j p_j psi_z(S_j), psi_z(s) = lam z c(s) / (z - a(s)), whose spectrum lies
-   between sum_j p_j min psi_z and sum_j p_j max psi_z over [0, top_j]; psi_z decreases in z
+   between sum_j p_j min psi_z and sum_j p_j max psi_z over the S_j's spectra; psi_z decreases in z
    for z > sup a and for z < 0, so the top lies between the roots of zeta = either bound above
    sup a, and the negative band (g lam > 1 only) between those below 0, a band that can be
    far narrower than the axis (width 0.03 at g lam = 5, measured) and is scanned on its own
