@@ -101,8 +101,9 @@ from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectru
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES
 
-#: Most (node pairs) x (M K^2)^3 of the two-point solves: about a minute of one core.
-MAX_WORK = 2e11
+#: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
+#: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
+MAX_WORK = 1e11
 
 
 def _contour_nodes(lo, hi, rho, t_max):
