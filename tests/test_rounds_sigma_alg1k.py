@@ -19,7 +19,7 @@ R = np.array([0.3, 0.8, 0.5])
 SIG = np.array([0.4, 0.6, 1.0])
 P = np.array([0.2, 0.5, 0.3])
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
-ROUNDS = np.array([0, 1, 2, 7, 40, np.inf])
+ROUNDS = np.array([0, 1, 2, 7, 40, 20000, np.inf])     # 20000: settled to the fixed point
 
 
 @pytest.mark.parametrize("gam, lam, K, gl", [(GAM, 0.7, 2, 0.84),

@@ -154,7 +154,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     top, bottom = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
     rho = max(top, -bottom if bottom is not None else 0.0)
     lo = min(0.0, bottom if bottom is not None else 0.0)
-    settled, over, finite, t_max = round_horizon(rho, rounds)
+    _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
@@ -203,7 +203,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     fin = finite.astype(float)[:, None]
-    inf = np.isinf(rounds).astype(float)
+    inf = (~finite).astype(float)       # T = inf, and T settled to the fixed point
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def weights(x):     # z^T and P_T(z) on the contour (T = inf, settled: 0)
             power = np.where(finite[:, None], x ** Tcol, 0.0)
