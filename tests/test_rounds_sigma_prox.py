@@ -99,7 +99,8 @@ def test_own_models_and_refusals():
     """Under a spectrum ``risk``, ``bias``, ``variance`` are the clients' own models' (as for
     Sigma = I; ``global_risk`` the server model's, a different quantity here) and
     ``local_risk`` is ``risk`` (``personalized_risk``: ``test_rounds_sigma_personalize``);
-    finite local_steps with a spectrum are refused for Algorithm 1."""
+    finite local_steps with a spectrum are refused for Algorithm 1 beyond paper 004 Thm 2's
+    step size."""
     kw = dict(gamma=[0.5, 0.5], r=0.3, sigma=0.5, signal=1.0, rounds=[0, 5, np.inf], lam=0.8,
               spectrum=SPEC)
     res = riskcalc.rounds_limit("fedprox", local_steps=np.inf, **kw)
@@ -107,8 +108,8 @@ def test_own_models_and_refusals():
     np.testing.assert_array_equal(res.local_risk, res.risk)
     np.testing.assert_allclose(res.risk, res.bias + res.variance, rtol=1e-15)
     assert np.all(np.abs(res.risk[:, 1:] - res.global_risk[:, 1:]) > 1e-3)
-    with pytest.raises(ValueError, match="local_steps=inf"):
-        riskcalc.rounds_limit("pfedme", local_steps=3, step_size=0.05, **kw)
+    with pytest.raises(ValueError, match="step_size"):
+        riskcalc.rounds_limit("pfedme", local_steps=3, step_size=0.5, **kw)
 
 
 def test_compare_pits_the_own_models_risk_against_the_simulated_own_models(capsys):

@@ -8,9 +8,9 @@ models ``fedavg_own``) and paper 004's
 Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
 warm-started local steps (eq. 11, ``algorithm1_curves``); with a shared spectrum and exact
-local solves ``prox_sigma`` (server and own models). A covariance spectrum with Algorithm 1's
-finite K or FedAvg's K = inf, client sampling, minibatch SGD and logistic dynamics are not
-covered yet (each is refused with a message saying so).
+local solves ``prox_sigma`` (server and own models), with K < inf local steps
+``algorithm1_sigma_k``. A covariance spectrum with FedAvg's K = inf, client sampling, minibatch
+SGD and logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
 from __future__ import annotations
@@ -118,6 +118,10 @@ class RoundsLimit:
         if name not in self._cache:
             if spec is None:
                 bias, variance = self._local(filter_terms(pi))
+            elif self.method == "pfedme" and np.isfinite(self.params["local_steps"]):
+                raise ValueError("personalized_risk: Algorithm 1 with finite local_steps under "
+                                 "a covariance spectrum is not covered (local_steps=inf, or "
+                                 "Sigma = I, are)")
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
                 bias, variance = self._personalized_sigma(key)
             self._cache[name] = bias + variance
@@ -303,7 +307,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``riskcalc.linear.dynamics.sigma.personalize_sigma``);
         ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the server
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
-        ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``).
+        ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``); with
+        finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1_sigma_k``,
+        M K^2 <= 200, step_size at most 1 / (top + lam) with top the largest top of the
+        clients' sample spectra; ``personalized_risk`` is refused).
 
     Returns
     -------
@@ -344,11 +351,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(parameter("signal", signal, ndim=0))
     T = _rounds(rounds)
     K = _local_steps(local_steps)
-    if shared and (name == "fedavg") == np.isinf(K):
+    if shared and name == "fedavg" and np.isinf(K):
         raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
-                         "fedavg with finite local_steps only and for pfedme (Algorithm 1) "
-                         "with local_steps=inf only (FedAvg's exact local solves and Algorithm "
-                         "1's local steps with a spectrum: not yet; Sigma = I covers both)")
+                         "fedavg with finite local_steps only (FedAvg's exact local solves "
+                         "with a spectrum: not yet; Sigma = I covers them)")
     p = _weights(weights, gam)
     # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
@@ -383,7 +389,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics import ROUTES
 
     with solvers.record() as diagnostics, _beyond_floats():
-        if name == "pfedme" and np.isfinite(K):
+        if name == "pfedme" and np.isfinite(K) and shared:
+            from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import (
+                algorithm1_sigma_k_curves)
+
+            out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
+        elif name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves

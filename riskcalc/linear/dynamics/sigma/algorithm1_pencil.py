@@ -1,0 +1,188 @@
+"""The pencil of paper 004's Algorithm 1 with K warm-started local steps under a shared
+covariance spectrum, and the edges of its round map's spectrum (derivation:
+``algorithm1_sigma_k``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
+equivalent and two-point function on a pencil with a state, a copy and a chain of K blocks per
+client, z on the server and state blocks), ``spectrum_edges`` (``sigma_pencil.edges``' density
+scans on the windows of Weyl's bounds, ``_window``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (_NEWTON_ITER, _TOL, MAX_UNKNOWNS,
+                                                         SigmaPencil, edges)
+
+
+class Alg1Pencil(SigmaPencil):
+    """The pencil of the module docstring (step 2) for clients (gamma_j, p_j), penalty lam,
+    local step eta, K steps and global step g; z = ``shift`` + ``sign`` Re x + i Im x for the
+    variable x of the solves (``sign`` = -1: the real axis reflected, so that the scans of
+    ``sigma_pencil.edges`` meet the top edge first); ``transposed``: its transpose for
+    ``two_point`` (pass Chat and Ghat transposed)."""
+
+    def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
+                 transposed=False):
+        self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
+        self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), int(K), self.gam.size
+        self.shift, self.sign = float(shift), float(sign)
+        M, K = self.M, self.K
+        if M * K * K > MAX_UNKNOWNS:
+            raise ValueError(f"spectrum with local_steps = {K} and {M} clients: Algorithm 1's "
+                             f"exact route solves M K^2 = {M * K * K} unknowns per contour node "
+                             f"(at most {MAX_UNKNOWNS} here: its cost grows like (M K^2)^3); "
+                             "give fewer local_steps or clients")
+        self.n = 1 + M * (K + 2)
+        self.state = 1 + (K + 2) * np.arange(M)
+        self.copy = self.state + 1
+        self.chain = self.state[:, None] + 2 + np.arange(K)[None, :]            # r_j
+        prev = np.concatenate([self.copy[:, None], self.chain[:, :-1]], axis=1)  # c_j
+        self.zblocks = np.concatenate([[0], self.state])
+        L0 = np.zeros((self.n, self.n))
+        L0[0, 0] = g * lam - 1.0
+        L0[0, self.chain[:, -1]] = -g * lam * self.p
+        L0[self.state, self.chain[:, -1]] = -1.0
+        L0[self.copy, self.state] = 1.0
+        L0[self.copy, self.copy] = -1.0
+        for j in range(M):
+            L0[self.chain[j], prev[j]] = 1.0 - eta * lam
+            L0[self.chain[j], 0] = eta * lam
+            L0[self.chain[j], self.chain[j]] = -1.0
+        self.rows, self.cols, self.L0 = ((prev, self.chain, L0.T) if transposed
+                                         else (self.chain, prev, L0))
+
+    def ghat(self, z, C):
+        """Ghat(s) (N, atoms, n, n) at the nodes x = z (N,): the z of x on the blocks 0, s_j."""
+        E = np.zeros((z.size, self.n, self.n), complex)
+        for j in range(self.M):
+            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        L = self.L0 + self.s[None, :, None, None] * E[:, None]
+        zz = self.shift + self.sign * z.real + 1j * z.imag
+        L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
+        return np.linalg.inv(L)
+
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``SigmaPencil.solve`` (same arguments and outputs) with the Euler predictor of this
+        pencil: dGhat/dz = -Ghat Z Ghat, Z the identity on the blocks 0 and s_j (there Z =
+        e_0 e_0^T); its continuation and Newton steps otherwise unchanged."""
+        z = nodes(path[0])
+        failed = np.zeros(z.size, bool)
+        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
+        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
+            res, _, _ = self.residual(z, tau)
+            tau = tau - res
+        size, zb = self.M * self.K ** 2, self.zblocks
+        hs = self.h * self.s
+        for t in path:
+            zn = nodes(t)
+            res, C, G = self.residual(z, tau)
+            inv = np.linalg.inv(self._jacobian(C, G))
+            dG = -G[:, :, :, zb] @ G[:, :, zb, :]
+            d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
+                              for j in range(self.M)], axis=2)
+            dres = -np.einsum("a,naMkl->nMkl", hs, d_own)
+            step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
+            tau, z = tau + step.reshape(tau.shape), zn
+            for it in range(_NEWTON_ITER):
+                res, C, G = self.residual(z, tau)
+                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
+                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
+                if not act.any():
+                    break
+                if tolerant and it == _NEWTON_ITER - 1:
+                    failed |= act
+                    break
+                if it % 3 == 2:            # chord steps between Jacobian updates
+                    inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
+                step = inv[act] @ res[act].reshape(-1, size, 1)
+                tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
+            else:
+                raise SolverError("Algorithm 1 with local steps and a spectrum: Newton's "
+                                  f"method on the pencil did not converge (t = {t:.3g})")
+        res, C, G = self.residual(z, tau)
+        g00 = np.einsum("a,na->n", hs, G[:, :, 0, 0])
+        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
+            raise SolverError("Algorithm 1 with local steps and a spectrum: the pencil solve "
+                              "left the physical branch")
+        return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+
+def _window(gam, p, lam, eta, K, g, ends, negative):
+    """[z_a, z_b] holding the top eigenvalue of the round map (``negative`` False: z > sup a) or
+    its negative band (True: z < 0), from Weyl's bounds on Dhat_z = sum_j p_j psi_z(S_j)
+    (``algorithm1_sigma_k``, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j
+    max psi_z over s in ``ends[j]`` (client j's sample spectrum, from 0 when gamma_j >= 1: the
+    top eigenvalue can lie below a(0), sup a being a at that bottom), and zeta minus either
+    bound increases in z on both sides (psi_z decreases in z there); None when the negative
+    band is empty."""
+    from scipy.optimize import brentq
+
+    s = ends[:, :1] + np.linspace(0.0, 1.0, 2001)[None, :] * (ends[:, 1:] - ends[:, :1])
+    a = (1.0 - eta * (s + lam)) ** K
+    lc = lam * (1.0 - a) / (s + lam)
+    gl = g * lam
+
+    def f(z, which):
+        psi = lc * z / (z - a)
+        return (z - 1.0 + gl) / gl - p @ (psi.max(axis=1) if which else psi.min(axis=1))
+
+    if negative:
+        lo, hi = 1.0 - gl, -1e-12 * gl
+        if f(hi, 0) <= 0.0:    # zeta below every psi_z up to 0: no negative eigenvalue
+            return None
+    else:
+        lo, hi = a.max() + 1e-12, max(2.0, 2.0 * gl)
+    ends = [lo if f(lo, k) >= 0.0 else (hi if f(hi, k) <= 0.0 else
+                                        brentq(f, lo, hi, args=(k,), xtol=1e-14))
+            for k in (0, 1)]
+    pad = 0.05 * (ends[1] - ends[0]) + 1e-6 * max(1.0, gl)
+    return ends[0] - pad, ends[1] + pad
+
+
+def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
+    """(top, bottom) of the round map's spectrum seen by the server block (module docstring,
+    step 4), bottom None when it has no negative part, after the checks of its scope: the
+    density scans of ``sigma_pencil.edges`` on the windows of ``_window``."""
+    # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
+    ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
+                                 np.array([1.0]))[:2] for gj in gam])
+    ends[gam >= 1.0, 0] = 0.0
+    top_j = ends[:, 1]
+    if np.any(eta * (top_j + lam) > 1.0):
+        raise ValueError("step_size: Algorithm 1 with finite local_steps under a spectrum is "
+                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
+                         f"L = the top of the clients' sample spectra = {top_j.max():.6g}), "
+                         "where the round map is similar to a symmetric one")
+    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+        raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
+                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    out = []
+    for negative in (False, True):
+        win = _window(gam, p, lam, eta, K, g, ends, negative) if (
+            not negative or g * lam > 1.0) else None
+        if win is None:
+            out.append(None)
+            continue
+        # sigma_pencil.edges scans (0, 1.01 sum_j p_j qmax_j] and refines its lowest and highest
+        # points inside, refusing when the lowest scanned point is inside: here x = z - z_a
+        # (negative band) or z_b - z (the top, the spectrum below z_a cut off), z_a, z_b a
+        # hundredth of the window beyond its ends.
+        width = 1.02 * (win[1] - win[0])
+        shift = win[0] - 0.01 * width if negative else win[1] + 0.01 * width
+        pen = Alg1Pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
+                         shift=shift, sign=1.0 if negative else -1.0)
+        try:
+            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
+        except SolverError:
+            if not negative:
+                raise
+            out.append(None)         # the Weyl window held no negative eigenvalue
+            continue
+        out.append(shift + pen.sign * a)
+    top, bottom = out
+    if not top < 1.0 - 1e-9:
+        raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
+                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+    return top, (bottom if bottom is not None and bottom < 0.0 else None)

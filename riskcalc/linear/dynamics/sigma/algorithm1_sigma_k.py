@@ -1,0 +1,257 @@
+"""Paper 004's Algorithm 1 with K warm-started local steps under a shared covariance spectrum:
+the curves of the server model and of the clients' own models (derived here).
+
+Model as ``fedavg_sigma_k`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
+gamma_j, Sigma with spectrum H, theta_j = theta_0 + u_j uniform in direction, b_j = S_j theta_j
++ n_j, n_j = X_j^T eps_j / n_j of covariance sigma_j^2 gamma_j S_j / d). Paper 004
+(``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, as ``algorithm1_curves`` (Sigma = I):
+K gradient steps of size eta on h_j(v; w) = f_j(v) + lam/2 ||v - w||^2 from the client's
+previous model, v <- B_j v + eta (lam w + b_j), B_j = (1 - eta lam) I - eta S_j, then the
+server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
+
+1. Errors. theta_0 in every block is the fixed point of the round map when u_j = 0 and
+   eps = 0, so the error X_T - theta_0 of the state X = (w, v_1, .., v_M) follows the round map
+   Phi with the source of f_j = S_j u_j + n_j, from -theta_0 in every block:
+   e_T = Phi^T e_0 + P_T(Phi) beta_f, P_T(z) = (z^T - 1) / (z - 1), and with (1 / 2 pi i) oint
+   around the whole spectrum of Phi, e_T = oint z^T (z - Phi)^-1 e_0 + oint P_T (z - Phi)^-1
+   beta_f. T = inf (spectrum inside the unit disc): e_inf = (1 - Phi)^-1 beta_f, the
+   resolvent at the single real point z = 1 outside the spectrum.
+2. Linearization. (z - Phi)^-1 is the state part of the inverse of the pencil L with
+   n = 1 + M (K + 2) blocks: 0 (the server), and per client a state s_j, a copy c_j and a chain
+   (j, 1..K) (``algorithm1_pencil.Alg1Pencil``) ::
+
+       row 0:     (z - 1 + g lam) x_0 - g lam sum_j p_j x_(j,K)            = y_0,
+       row s_j:   z x_(s_j) - x_(j,K)                                       = y_(s_j),
+       row c_j:   x_(s_j) - x_(c_j)                                         = y_(c_j),
+       row (j,k): B_j x_(j,k-1) + eta lam x_0 - x_(j,k)                     = y_(j,k),
+
+   (j, 0) := c_j: with y on the state rows only, x_(j,K) = v_j' of the state x, and the rows 0
+   and s_j read (z - Phi) x = y. The source beta_f is y_(j,k) = -eta f_j (k = 1..K): the chain
+   then adds c(S_j) f_j, c = eta sum_(k<K) B^k. So with Y(a) = sum_b a_b G_(m,b) (row m of
+   G = L^-1; m = 0 the server, m = s_i client i's own model) ::
+
+       e_T[m] = oint z^T Y(c_th) theta_0 + sum_j oint P_T Y(cf_j) f_j,
+       c_th = -(e_0 + sum_j e_(s_j)),   cf_j = -eta sum_(k=1..K) e_(j,k).
+
+   L = L0(z) + sum_j E_j (x) S_j, E_j = -eta on (r_j, c_j), r_j = ((j,1)..(j,K)), c_j =
+   (c_j, (j,1)..(j,K-1)): ``sigma_pencil``'s random structure, so its deterministic equivalent
+   (step 2 there: the same Woodbury step per client row) holds with this L0: Ghat(s) = (L0 +
+   s sum_j Chat_j)^-1, Chat_j = -eta (I - gamma_j eta tau_j)^-1, tau_j = E_H[s Ghat[c_j, r_j]],
+   M K^2 unknowns per node. z sits on the blocks 0 and s_j, so dL/dz = sum over them of
+   e_b e_b^T (``algorithm1_pencil.Alg1Pencil.solve``'s predictor; the fixed point does not
+   depend on it).
+3. The copy block keeps z out of the chain's first column, so G L = I on the columns c_j,
+   (j,1)..(j,K-1) gives, for m not in client j's chain, G_(m,(j,k)) S_j = ((1 - eta lam)
+   G_(m,(j,k)) - G_(m,(j,k-1))) / eta, and summed ::
+
+       Y(cf_j) S_j = Y(au_j),   au_j = e_(c_j) + eta lam sum_(k=1..K-1) e_(j,k)
+                                       - (1 - eta lam) e_(j,K).
+
+   Hence (tau = tr / d) the risk E[(e_T[m] - u_i)^T Sigma (e_T[m] - u_i)] of model m for
+   client i ::
+
+       B = signal^2 oint oint z1^T z2^T tau(Sigma Y1(c_th) Y2(c_th)^T)
+           + sum_j r_j^2 oint oint P1 P2 tau(Sigma Y1(au_j) Y2(au_j)^T)
+           - 2 r_i^2 oint P tau(Sigma Y(au_i)) + r_i^2 tau(Sigma),
+       V = sum_j sigma_j^2 gamma_j oint oint P1 P2 tau(Sigma Y1(au_j) Y2(cf_j)^T),
+
+   (Y_n at z_n). Y1(a) Y2(a')^T is the block (m, m) of G(z1) a a'^T G(z2)^T: the two-point
+   function of ``sigma_pencil`` (step 3) on the transposed pencil (rows and columns of E_j
+   swapped, L0^T, Chat_j transposed), as ``prox_sigma`` and ``fedavg_own`` use it; one linear
+   solve per pair of nodes serves the server's and every own model's couplings, the
+   Sigma-weighted risk and the unweighted distance ||w_T - w_inf||^2. The node z = 1 joins
+   both node sets: T = inf is the pair (1, 1) (weights: the point mass at 1), and w_T - w_inf
+   = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j pairs contour and
+   point (``quad``). No constant term survives: z^T and P_T are polynomials, so the contour
+   only has to enclose Phi's spectrum (z = 1 may lie inside: no pole is integrated).
+4. Spectrum and contour. For eta (top_j + lam) <= 1 (top_j: the top of client j's sample
+   spectrum under H; paper 004 Thm 2's condition) a_j = B_j^K >= 0, c_j > 0, and the scaling
+   of ``algorithm1_rate`` (v_j -> (g p_j a_j / c_j)^(1/2) v_j, functions of S_j) makes Phi
+   symmetric: its spectrum is real, in [min(0, 1 - g lam), 1) when the pooled samples span
+   (sum_j min(1, 1 / gamma_j) >= 1), the clients' eigenvalues with no server part in [0, sup
+   a], and G_00 is a compressed resolvent of a symmetric matrix (Im tau(Sigma G_00) < 0 above
+   the axis). Its edges (the top, and the bottom when negative) come from the density scan of
+   ``sigma_pencil.edges`` (Im tau(Sigma G_00(x + i y)) proportional to y or not) on windows
+   from Weyl's bounds (``algorithm1_pencil._window``): by the Schur complement of
+   ``algorithm1_rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
+   Dhat_z = sum_j p_j psi_z(S_j), psi_z(s) = lam z c(s) / (z - a(s)), whose spectrum lies
+   between sum_j p_j min psi_z and sum_j p_j max psi_z over the S_j's spectra; psi_z decreases in z
+   for z > sup a and for z < 0, so the top lies between the roots of zeta = either bound above
+   sup a, and the negative band (g lam > 1 only) between those below 0, a band that can be
+   far narrower than the axis (width 0.03 at g lam = 5, measured) and is scanned on its own
+   window. The top window is scanned in the reflected variable x = z_b - z (edges refines the
+   scan's first point inside, and the spectrum continues below the window). The contraction
+   is max(top, -bottom). The contour: the ellipse with foci min(0, bottom) and top, its
+   parameter t <= 1 and below the one where |z|^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
+   rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in
+   each variable), each node followed down from far above it.
+
+Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
+local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
+and the literal iteration (``montecarlo.linear.rounds``) at two d. Not covered: M K^2 beyond
+``sigma_pencil.MAX_UNKNOWNS``, personalization from the round-T server model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
+from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES
+
+#: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
+#: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
+MAX_WORK = 1e11
+
+
+def _contour_nodes(lo, hi, rho, t_max):
+    """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
+    f) and the node count n of the ellipse with foci lo, hi (module docstring, step 4): the
+    parameter t at most 1, and below the one where |z|^(2 t_max) exceeds ``AMPLIFICATION``
+    times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
+    c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
+    theta = np.linspace(0.0, np.pi, 257)
+    ts = np.geomspace(1.0, 1e-4, 81)
+    amp = np.abs(c0 + h * np.cosh(ts)[:, None] * np.cos(theta)
+                 + 1j * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
+    ok = 2 * t_max * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
+    t = ts[np.argmax(ok)] if ok.any() else ts[-1]
+    n = int(max(t_max + 16, np.ceil(40.0 / t)))
+    n += (-n) % 8
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    z = c0 + h * np.cosh(t) * np.cos(theta) + 1j * h * np.sinh(t) * np.sin(theta)
+    w = (-h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    return z, w, n
+
+
+def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
+    """Bias, variance and distance to the fixed point of the server model, and (``local()``)
+    bias and variance of every client's own model, of paper 004's Algorithm 1 with K local
+    steps (``004_98172ed3646eef14.txt``, eqs. 10-11) at every T of ``rounds`` under
+    ``spectrum`` (module docstring); the dict of ``algorithm1_curves.curves``.
+
+    Parameters
+    ----------
+    gam, r, sigma, p : ndarray (M,)
+    signal, lam, eta, g : float
+        ||theta_0||, the prox penalty, the local step and the paper's global step gamma.
+    K : int
+        Local steps >= 1, M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
+    rounds : ndarray of float (integers or inf)
+    spectrum : riskcalc.Spectrum
+        H, uniform signal directions.
+
+    Raises
+    ------
+    ValueError
+        Outside the scope (step_size, gamma) or the size limits (local_steps, clients, rounds).
+    """
+    M = gam.size
+    atoms, hw = spectrum.atoms, spectrum.weights
+    pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
+    top, bottom = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
+    rho = max(top, -bottom if bottom is not None else 0.0)
+    lo = min(0.0, bottom if bottom is not None else 0.0)
+    _, over, finite, t_max = round_horizon(rho, rounds)
+    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    pairs, size = (n // 2 + 1) * (n + 1), M * K * K
+    if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
+        raise ValueError(f"spectrum: Algorithm 1's curves with {M} clients, local_steps = {K} "
+                         f"and rounds up to {t_max} need {pairs:.3g} contour node pairs, each a "
+                         f"linear solve of M K^2 = {size} unknowns (at most {MAX_PAIRS:.0g} "
+                         f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
+                         "local_steps or clients")
+    if n * atoms.size * pen.n ** 2 * 16.0 * 4 > MAX_BYTES:
+        raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and a pencil of "
+                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
+                         "spectrum with fewer atoms (or fewer local_steps, clients or rounds)")
+    # The contour's nodes, then z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each
+    # followed down from far above it.
+    zz = np.concatenate([z, [1.0]])
+    far = 4.0 * max(1.0, -lo)
+    _, C, G = pen.solve(lambda y: zz + 1j * y,
+                        list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0])
+    s, h = pen.s, pen.h
+    Es = float(h @ s)
+    e = np.eye(pen.n)
+    c_th = -(e[0] + e[pen.state].sum(axis=0))
+    cf, au = np.zeros((M, pen.n)), np.zeros((M, pen.n))
+    for j in range(M):
+        cf[j, pen.chain[j]] = -eta
+        au[j, pen.copy[j]] = 1.0
+        au[j, pen.chain[j, :-1]] = eta * lam
+        au[j, pen.chain[j, -1]] = -(1.0 - eta * lam)
+    models = np.concatenate([[0], pen.state])          # the server, then the own models
+    couplings = []
+    for m in models:
+        couplings += [(r ** 2, au, au, (m, m)), (sigma ** 2 * gam, au, cf, (m, m)),
+                      ([signal ** 2], c_th[None, :], c_th[None, :], (m, m))]
+    pent = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g, transposed=True)
+    N = z.size
+    full = np.r_[0:N, 0:N, N]                # full contour (upper, then conjugates), z = 1
+    conj = np.r_[np.zeros(N), np.ones(N), 0].astype(bool)
+    Cf, Gf = C[full], G[full]
+    Cf[conj], Gf[conj] = Cf[conj].conj(), Gf[conj].conj()
+    H = pent.two_point((C.swapaxes(-1, -2), G.swapaxes(-1, -2)),
+                       (Cf.swapaxes(-1, -2), Gf.swapaxes(-1, -2)), couplings)
+    H = H.reshape(M + 1, 3, 2, N + 1, 2 * N + 1)
+    # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
+    cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
+    zf = np.concatenate([z, z.conj()])
+    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
+    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    fin = finite.astype(float)[:, None]
+    inf = (~finite).astype(float)       # T = inf, and T settled to the fixed point
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        def weights(x):     # z^T and P_T(z) on the contour (T = inf, settled: 0)
+            power = np.where(finite[:, None], x ** Tcol, 0.0)
+            return power, np.where(finite[:, None], (power - 1.0) / (x - 1.0), 0.0)
+
+        pw1, P1 = weights(z)
+        pw2, P2 = weights(zf)
+
+        def quad(F1, c1, F2, c2, f):
+            """(oint F1 Y1 dz1 + c1 Y(1)) against (oint F2 Y2 dz2 + c2 Y(1)) for every T: the
+            double contour, the two mixed single contours, and the point (1, 1)."""
+            two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
+            mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
+            mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
+            return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
+
+        bias, var = np.empty((M + 1, M, len(rounds))), np.empty((M + 1, M, len(rounds)))
+        for k in range(M + 1):       # model k for every client i (own models: i = k - 1)
+            Hu, Hn, Ht = H[k, :, 0]
+            one = ((P1 * w) @ cross[k, :, :N].T).imag + inf[:, None] * cross[k, :, N].real
+            bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
+                - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
+            var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
+        # w_T - w_inf = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j.
+        Hu, Hn, Ht = H[0, :, 1]
+        dc = -fin[:, 0]
+        dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
+    own_b = np.stack([bias[1 + i, i] for i in range(M)])
+    own_v = np.stack([var[1 + i, i] for i in range(M)])
+    zero = rounds == 0
+    for b_, v_ in ((bias[0], var[0]), (own_b, own_v)):
+        b_[:, zero], v_[:, zero] = ((signal ** 2 + r ** 2) * Es)[:, None], 0.0
+    big = np.isfinite(rounds) & (rounds > over)
+    noisy = np.any((p > 0) & (sigma > 0))
+    dist = np.where(big, np.inf, dist)
+    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
+    sb, sv = settle(bias[0], var[0], big, noisy, scale,
+                    "Algorithm 1's curves with a spectrum")
+    ob, ov = settle(own_b, own_v, big, noisy | (sigma > 0), scale,
+                    "Algorithm 1's curves with a spectrum, the clients' own models")
+
+    def local(terms=None):
+        """(bias, variance), each (M, len(rounds)), of every client's own model after the
+        local steps of round T (module docstring, step 3)."""
+        if terms is not None:
+            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
+                             "with finite local_steps is not covered yet")
+        return ob, ov
+
+    return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
+            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local}
