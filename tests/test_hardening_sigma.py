@@ -257,3 +257,25 @@ def test_extreme_steps_and_penalties_under_a_spectrum_say_which_parameter():
                                                        r"spectrum's mean eigenvalue 2"):
             riskcalc.rounds_limit("pfedme", **kw, local_steps=np.inf, lam=lam,
                                   spectrum="two-point:1,3,0.5")
+
+
+def test_rounds_to_eps_means_staying_within_eps_and_no_nan_evaluations():
+    """Under a two-point spectrum FedAvg's risk dips from 2.5 to 0.277 (T = 17) and rises back
+    to its fixed point 0.3133: ``rounds_to_eps(eps=1e-3)`` answered T = 8, where the curve only
+    crosses 0.3133 on its way down; now the first T from which every round to max_rounds is
+    within eps (96 here, read off the curve). ``optimal_rounds`` with exact local solves at
+    T = 0 gave gradient_evaluations NaN (0 x inf), and a target beyond the clients was refused
+    only after the curve was solved."""
+    kw = dict(**FED, local_steps=1, step_size=0.2, spectrum="two-point:1,3,0.5")
+    hit = riskcalc.rounds_to_eps("fedavg", eps=1e-3, max_rounds=150, **kw)
+    gap = np.abs(hit.curve.risk[0, :-1] - hit.curve.risk[0, -1])
+    assert gap[8] <= 1e-3 and hit.rounds == np.flatnonzero(gap > 1e-3).max() + 1 == 96
+    assert hit.gradient_evaluations == 96
+    kw = dict(**FED, local_steps=np.inf, lam=1.0)
+    assert riskcalc.optimal_rounds("pfedme", max_rounds=0, **kw).gradient_evaluations == 0.0
+    assert riskcalc.optimal_rounds("pfedme", max_rounds=3, **kw).gradient_evaluations in (
+        0.0, np.inf)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"target must be a client index in 0..1, got 5"):
+        riskcalc.optimal_rounds("pfedme", max_rounds=20, target=5, **kw)
+    assert time.perf_counter() - t0 < 0.5

@@ -210,8 +210,9 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
     local step, ``riskcalc.linear.dynamics.sigma.fedavg_own``), solved on first use."""
     def local(terms=None):
         from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+        from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
-        _pencil_work(spectrum, 1 + gam.size, rounds)
+        pencil_work(spectrum, 1 + gam.size, rounds)
 
         return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
                                      spectrum)["local"](terms)
@@ -229,24 +230,6 @@ def _beyond_floats():
                           "point reach; lower global_step or step_size)") from None
 
 
-@contextmanager
-def _spectrum_cause(gam, spectrum):
-    """A refusal of the spectrum routes that blames pooled N near d (the round map's spectrum
-    near 0) where sum_j 1/gamma_j (pooled N / d) is 1e-3 or more off 1: the cause is then the
-    covariance spectrum's range (measured: atoms (0.01, 1), gamma (0.5, 2), K = 3), said so."""
-    try:
-        yield
-    except ValueError as exc:
-        inv = float(np.sum(1.0 / gam))
-        lo, hi = (1.0, 1.0) if spectrum is None else spectrum.atoms[[0, -1]]
-        if hi < 10.0 * lo or "pooled N" not in str(exc) or abs(inv - 1.0) < 1e-3:
-            raise
-        raise ValueError(f"{exc}; here sum_j 1/gamma_j = N / d = {inv:.4g}, off that threshold: "
-                         f"the covariance spectrum's eigenvalues ({lo:.3g}..{hi:.3g}, ratio "
-                         f"{hi / lo:.2g}) bring the round map's spectrum near 0; give a spectrum "
-                         "of a narrower range") from None
-
-
 def _weights(weights, gam):
     from riskcalc.linear.finite_clients import check_weights, client_weight_vector
     from riskcalc.linear.finite_clients.identity import client_weights
@@ -262,118 +245,6 @@ def _weights(weights, gam):
 #: and 7% at 1e8 (refused by other edge solves at 1e7, 3e7); FedAvg's edge solve fails from
 #: G = 1e12 ("inputs beyond floating point range?") and answers at 1e10.
 GAMMA_MAX = {"fedavg": 1e10, "pfedme": 1e5}
-
-
-#: The pencil routes (FedAvg K >= 2, Algorithm 1 with exact prox, under a spectrum) look for the
-#: round map's spectrum from this share of its upper bound up (``sigma_pencil.edges``'s scan).
-PENCIL_REACH = 1e-4
-
-
-def _pencil_reach(spectrum, gam, p, qmax, bound):
-    """ValueError when the round map's spectrum under ``spectrum`` reaches below what the
-    pencil routes' edge scan sees (``PENCIL_REACH`` of sum_j p_j ``qmax``_j): that band would be
-    left out of the contour, silently (measured: FedAvg K = 3, eta 0.1, gamma (0.5, 2), atoms
-    (1e-4, 1): contraction 0.913 and fixed-point risk 0.079 where d = 400 gives 0.99999 and 0.197).
-    ``bound(a)`` is an upper bound on the bottom of D's nonzero spectrum from that of A =
-    sum_j p_j S_j (q(s) <= K eta s for stable local steps, s / (s + lam) <= s / lam); A's
-    edges by ``fedavg_sigma.edges`` (explicit, any range). Returns A's bottom edge."""
-    from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges
-
-    try:
-        a = edges(spectrum.atoms, spectrum.weights, gam, p)[0]
-    except SolverError:        # the route itself says why
-        return None
-    floor = PENCIL_REACH * 1.01 * float(np.sum(p * qmax))
-    if a > 0 and bound(a) < floor:
-        lo, hi = spectrum.atoms[[0, -1]]
-        raise ValueError(f"spectrum: the round map's spectrum reaches down to at most "
-                         f"{bound(a) / floor * PENCIL_REACH:.2g} of its top (the covariance "
-                         f"spectrum's eigenvalues span {lo:.3g}..{hi:.3g}, ratio {hi / lo:.2g}), "
-                         f"below the {PENCIL_REACH:g} this route resolves (its contour would "
-                         "leave that part out); give a spectrum of a narrower range")
-    return a
-
-
-def _stable_top(spectrum, gam):
-    """Each client's sample spectrum top under ``spectrum`` (one edge solve per distinct
-    gamma_j: M = 100 identical clients took 30 s as one per client)."""
-    from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
-
-    values, where = np.unique(gam, return_inverse=True)
-    return stable_top(spectrum.atoms, spectrum.weights, values)[where]
-
-
-#: Most seconds the pencil routes under a spectrum may be estimated to take (``_pencil_work``).
-MAX_PENCIL_SECONDS = 120.0
-
-
-def _pencil_work(spectrum, blocks: int, rounds) -> None:
-    """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``:
-    atoms x contour nodes x (3e-5 n^2 + 3e-6 n^3) s for a pencil of n blocks (fitted to process
-    CPU times, OMP 1: Algorithm 1 with M = 2, 5, 10, 30 and 2..200 atoms, FedAvg K = 2, 4;
-    1000 atoms took 41 s and 10^5 ran past minutes unrefused), with 2 max(T) + 16 nodes, the
-    fewest ``fedavg._contour`` takes (more near contraction 1): a lower bound."""
-    top = rounds[np.isfinite(rounds)].max(initial=0.0)
-    nodes = 2.0 * min(top, 1e6) + 16.0
-    seconds = spectrum.atoms.size * nodes * (3e-5 * blocks ** 2 + 3e-6 * blocks ** 3)
-    if seconds > MAX_PENCIL_SECONDS:
-        raise ValueError(f"spectrum: {spectrum.atoms.size} atoms x at least {nodes:.0f} contour "
-                         f"nodes x a pencil of {blocks} blocks would take {seconds / 60:.2g} min "
-                         f"or more (estimated; at most {MAX_PENCIL_SECONDS / 60:g} min here); "
-                         "give fewer atoms (a histogram of the eigenvalues), clients or rounds")
-
-
-def _pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
-    """(a, bound) for ``_found_reach`` after ``_pencil_reach``'s check before the pencil
-    routes: FedAvg's K local steps of size eta (q(s) <= K eta s), Algorithm 1's exact prox
-    (``lam``: q(s) = s / (s + lam) <= s / lam); (None, None) where the route refuses at once
-    (its size limit M K^2, unstable local steps). Refuses the work ``_pencil_work`` bounds."""
-    from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
-
-    if lam is not None:
-        _pencil_work(spectrum, 1 + gam.size, rounds)
-        top = _stable_top(spectrum, gam)
-        qmax, bound = top / (top + lam), (lambda a: a / lam)
-    else:
-        if gam.size * K * K > MAX_UNKNOWNS:
-            return None, None
-        _pencil_work(spectrum, 1 + gam.size * K, rounds)
-        top = _stable_top(spectrum, gam)
-        if np.any(eta * top > 2.0):
-            return None, None
-        grid = np.linspace(0.0, 1.0, 2001)[None, :] * top[:, None]   # sigma_pencil.edges's
-        qmax, bound = np.max(1.0 - (1.0 - eta * grid) ** K, axis=1), (lambda a: K * eta * a)
-    return _pencil_reach(spectrum, gam, p, qmax, bound), bound
-
-
-#: lam over the spectrum's mean eigenvalue that Algorithm 1's pencil route resolves (measured,
-#: gamma (0.5, 2), atoms (1, 3) and (100, 300): 1e-2..1e3 agree with ``clients_limit`` at T =
-#: inf to 1e-12; 1e-3 and below "not found on the scan", 1e4 and above Newton's method fails).
-PROX_LAM_SCALE = (1e-2, 1e3)
-
-
-def _prox_scale(exc, lam, spectrum):
-    """Re-raise a SolverError of Algorithm 1's pencil route, naming lam when lam is outside
-    ``PROX_LAM_SCALE`` times the spectrum's mean eigenvalue (the solver's message alone named
-    neither)."""
-    ratio = lam / spectrum.mean
-    if PROX_LAM_SCALE[0] <= ratio <= PROX_LAM_SCALE[1]:
-        raise exc
-    raise SolverError(f"{exc}: lam = {lam:g} is {ratio:.2g} times the spectrum's mean "
-                      f"eigenvalue {spectrum.mean:.3g}, where this route resolves "
-                      f"{PROX_LAM_SCALE[0]:g}..{PROX_LAM_SCALE[1]:g} times it (measured); give "
-                      "lam in that range") from None
-
-
-def _found_reach(out, a, bound):
-    """SolverError when the pencil's edge scan found the bottom of D's nonzero spectrum above
-    ``bound(a)`` (A's bottom edge ``a``, ``_pencil_reach``): a band of D was missed."""
-    found = out["edges"][0]
-    if a is not None and a > 0 and found > bound(a) * (1.0 + 1e-6):
-        raise SolverError(f"rounds limit with a spectrum: the edge scan found the round map's "
-                          f"spectrum from {found:.4g} up, but it must reach {bound(a):.4g} or "
-                          "lower (a band near 0 was missed: the covariance spectrum's range is "
-                          "beyond this route)")
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
@@ -538,19 +409,22 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                              "rounds limits need stable local steps when local_steps >= 2")
     from riskcalc.linear.dynamics import ROUTES
 
-    with solvers.record() as diagnostics, _beyond_floats(), _spectrum_cause(
+    from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
+                                                       spectrum_cause)
+
+    with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
             gam, spectrum if shared else None):
         if name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 
-            reach = _pencil_guard(spectrum, gam, p, T, lam=lam)
+            reach = pencil_guard(spectrum, gam, p, T, lam=lam)
             try:
                 out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
             except SolverError as exc:
-                _prox_scale(exc, lam, spectrum)
-            _found_reach(out, *reach)
+                prox_scale(exc, lam, spectrum)
+            found_reach(out, *reach)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared and K == 1:
@@ -562,9 +436,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif shared:
             from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
 
-            reach = _pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
+            reach = pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
             out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
-            _found_reach(out, *reach)
+            found_reach(out, *reach)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]
