@@ -279,3 +279,15 @@ def test_rounds_to_eps_means_staying_within_eps_and_no_nan_evaluations():
     with pytest.raises(ValueError, match=r"target must be a client index in 0..1, got 5"):
         riskcalc.optimal_rounds("pfedme", max_rounds=20, target=5, **kw)
     assert time.perf_counter() - t0 < 0.5
+
+
+def test_ftfa_growth_between_1e250_and_1e300_after_round_one_is_inf_not_a_minute_of_failure():
+    """gamma (0.5, 4), 500 steps of 1.0 from the rounds' server model: client 0's growth is
+    about 1e281, where the quadratures fail ("Marchenko-Pastur quadrature did not converge"
+    after 20-24 s, measured at T = 0 and 1 with the limit at 1e300); inf at once, as client
+    1's (1e903)."""
+    res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 4.0], r=0.5, sigma=0.5, signal=1.0,
+                                rounds=[0, 1, 3], local_steps=1, step_size=0.1)
+    t0 = time.perf_counter()
+    assert np.all(res.personalized_risk(steps=500, step_size=1.0) == np.inf)
+    assert time.perf_counter() - t0 < 1.0

@@ -262,7 +262,7 @@ def predict(args) -> int:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
         if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
             print("  FTFA diverges (converges: false): step_size (1 + sqrt(gamma))^2 >= 2, the "
-                  "risk grows with --steps; inf where its growth passes 1e300 (JSON null)")
+                  "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")

@@ -97,7 +97,7 @@ class RoundsLimit:
 
         FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
         ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
-        whose growth (1 - step_size s)^(2 steps) passes 1e300
+        whose growth (1 - step_size s)^(2 steps) passes 1e250
         (``riskcalc.linear.dynamics.personalize.ftfa_stability`` says which clients converge).
 
         Raises

@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, positive
-from riskcalc.linear.dynamics.fedavg import OVERFLOW
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 
@@ -55,18 +54,20 @@ def personalization_filter(steps=None, step_size=None, lam=None):
 
 
 #: FTFA's growth factor (1 - eta s)^(2k) at the top of a client's sample spectrum beyond which
-#: its risk is reported as inf: the rounds' ``fedavg.OVERFLOW`` (measured, gamma 4, step 0.5:
-#: the quadratures of ``filter_terms`` agree with ``steps_limit("local")`` at T = 0 to 1e-14 up
-#: to a factor 1e305; at 1e316 they fail, squaring it).
-FTFA_GROWTH_DIGITS = np.log10(OVERFLOW)
+#: its risk is reported as inf (log10). Measured: up to 1e250 the quadratures of
+#: ``filter_terms`` compute; beyond, it depends on gamma (gamma 4, step 0.5: equal to
+#: ``steps_limit("local")`` at T = 0 to 1e-14 even at 1e305; gamma 0.5, step 1, 500 steps:
+#: 1e281 fails at T = 0 and 1, "Marchenko-Pastur quadrature did not converge" after 20-24 s),
+#: so values between about 1e250 and the floating point range are reported as inf too.
+FTFA_GROWTH_DIGITS = 250
 
 
 def ftfa_stability(gam, k: int, eta: float):
     """(converges, overflows): per client, whether FTFA's k gradient steps of size eta from the
     server model converge (eta times the top (1 + sqrt gamma_j)^2 of its sample spectrum, Sigma
     = I, below 2: the convention of ``riskcalc.steps_limit``, at any k), and whether their
-    growth (1 - eta s)^(2k) at that top exceeds ``fedavg.OVERFLOW`` (the client's risk is then
-    reported as inf, JSON null, as the rounds' values beyond it)."""
+    growth (1 - eta s)^(2k) at that top exceeds 1e``FTFA_GROWTH_DIGITS`` (the client's risk is
+    then reported as inf, JSON null)."""
     top = (1.0 + np.sqrt(np.asarray(gam, float))) ** 2
     with np.errstate(divide="ignore"):
         digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
