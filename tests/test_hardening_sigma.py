@@ -291,3 +291,21 @@ def test_ftfa_growth_between_1e250_and_1e300_after_round_one_is_inf_not_a_minute
     t0 = time.perf_counter()
     assert np.all(res.personalized_risk(steps=500, step_size=1.0) == np.inf)
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_narrow_band_missed_by_the_pencil_scan_raises():
+    """One client with gamma = 1e-4 (10^4 d samples) under atoms (1, 3), FedAvg K = 2: the
+    round map's two narrow bands near q(1) and q(3); the scan found only the upper one and
+    answered a risk 0.6266 at T = 5, where the gamma -> 0 closed form (S = Sigma, no noise)
+    1.25 (0.5 (1 - q(1))^10 + 1.5 (1 - q(3))^10) = 0.0775 and gamma = 1e-3 gives 0.0779. The
+    bottom it found (0.504) is above the bound K eta a_A = 0.197 (sigma/guards.py): raises."""
+    with pytest.raises(riskcalc.SolverError, match=r"found the round map's spectrum from "
+                                                   r"0.504\d up, but it must reach 0.197"):
+        riskcalc.rounds_limit("fedavg", gamma=[1e-4], r=0.5, sigma=0.5, signal=1.0,
+                              rounds=[0, 5], local_steps=2, step_size=0.1,
+                              spectrum="two-point:1,3,0.5")
+    res = riskcalc.rounds_limit("fedavg", gamma=[1e-3], r=0.5, sigma=0.5, signal=1.0,
+                                rounds=[5], local_steps=2, step_size=0.1,
+                                spectrum="two-point:1,3,0.5")
+    closed = 1.25 * (0.5 * 0.81 ** 10 + 1.5 * 0.49 ** 10)
+    assert res.risk[0, 0] == pytest.approx(closed, rel=0.01)   # O(gamma) apart

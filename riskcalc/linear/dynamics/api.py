@@ -422,7 +422,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             reach = pencil_guard(spectrum, gam, p, T, lam=lam)
             try:
                 out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
-            except SolverError as exc:
+            except (SolverError, ValueError) as exc:
                 prox_scale(exc, lam, spectrum)
             found_reach(out, *reach)
         elif name == "pfedme":

@@ -132,13 +132,13 @@ PROX_LAM_SCALE = (1e-2, 1e3)
 
 
 def prox_scale(exc, lam, spectrum):
-    """Re-raise a SolverError of Algorithm 1's pencil route, naming lam when lam is outside
-    ``PROX_LAM_SCALE`` times the spectrum's mean eigenvalue (the solver's message alone named
-    neither)."""
+    """Re-raise a refusal of Algorithm 1's pencil route (a SolverError, or its ValueError that
+    blames pooled N near d), naming lam when lam is outside ``PROX_LAM_SCALE`` times the
+    spectrum's mean eigenvalue (the solver's message alone named neither)."""
     ratio = lam / spectrum.mean
     if PROX_LAM_SCALE[0] <= ratio <= PROX_LAM_SCALE[1]:
         raise exc
-    raise SolverError(f"{exc}: lam = {lam:g} is {ratio:.2g} times the spectrum's mean "
+    raise type(exc)(f"{exc}: lam = {lam:g} is {ratio:.2g} times the spectrum's mean "
                       f"eigenvalue {spectrum.mean:.3g}, where this route resolves "
                       f"{PROX_LAM_SCALE[0]:g}..{PROX_LAM_SCALE[1]:g} times it (measured); give "
                       "lam in that range") from None
@@ -151,5 +151,6 @@ def found_reach(out, a, bound):
     if a is not None and a > 0 and found > bound(a) * (1.0 + 1e-6):
         raise SolverError(f"rounds limit with a spectrum: the edge scan found the round map's "
                           f"spectrum from {found:.4g} up, but it must reach {bound(a):.4g} or "
-                          "lower (a band near 0 was missed: the covariance spectrum's range is "
-                          "beyond this route)")
+                          "lower (the scan missed a band: a covariance spectrum of a wide range "
+                          "or the narrow bands of a client with gamma_j near 0 are beyond this "
+                          "route)")
