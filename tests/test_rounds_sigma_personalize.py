@@ -116,7 +116,7 @@ def test_against_the_simulated_algorithm_at_two_d():
 
 def test_refusals_and_command_line(capsys, tmp_path, fedavg_k1):
     """FTFA whose filter overflows at the top of a client's sample spectrum under H is refused
-    (``personalize.ftfa_overflow``) before any solve; so is a pencil beyond ``MAX_UNKNOWNS``;
+    (``RoundsLimit.personalized_risk``) before any solve; so is a pencil beyond ``MAX_UNKNOWNS``;
     ``predict rtfa --rounds ... --spectrum`` prints the personalized column (the same numbers
     as the Python route)."""
     from riskcalc.cli import main

@@ -33,7 +33,7 @@ from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
-from riskcalc._validate import nonnegative, positive_int
+from riskcalc._validate import parameter, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
@@ -88,12 +88,8 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     """
     fed = federation
     chosen = pipelines(methods)
-    if rounds is not None:      # checked before the work, not after every other pipeline
-        rounds = positive_int("rounds", rounds)
-        if signal is None:
-            raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
-                             "needs signal = ||theta_0||")
-        signal = float(nonnegative("signal", signal))
+    if rounds is not None:      # before any pipeline runs (they take seconds to minutes)
+        rounds, signal = _rounds_args(rounds, signal)
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
@@ -148,6 +144,20 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+
+
+def _rounds_args(rounds, signal):
+    """``advise``'s rounds (an integer >= 1) and signal (needed with them), validated."""
+    from riskcalc.linear.dynamics.api import _check_work
+
+    rounds = positive_int("rounds", rounds, minimum=1)
+    if signal is None:
+        raise ValueError("rounds: FedAvg along the rounds starts at w = 0, so its risk "
+                         "needs signal = ||theta_0||")
+    signal = float(parameter("signal", signal, ndim=0))    # rounds_limit's range
+    # Each candidate's curve solves T = 0..rounds at once (``riskcalc.optimal_rounds``'s bound).
+    _check_work(rounds + 1, rounds, f"rounds = {rounds}", "give rounds <= 3000")
+    return rounds, signal
 
 
 def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:

@@ -115,13 +115,20 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     for weights in ("samples", "uniform"):
         best = None
         for K in steps:
-            curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
-                                 signal=signal, rounds=range(max_rounds + 1), local_steps=K,
-                                 step_size=eta, weights=weights, spectrum=spectrum)
+            try:
+                curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
+                                     signal=signal, rounds=range(max_rounds + 1),
+                                     local_steps=K, step_size=eta, weights=weights,
+                                     spectrum=spectrum)
+            except ValueError as exc:   # the routes' limits: said, not the whole advice lost
+                skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}")
+                continue
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))
             if best is None or mean[T] < best[0]:
                 best = (mean[T], K, T, curve.risk[:, T].copy())
+        if best is None:
+            continue
         _, K, T, risks = best
         p = ((1.0 / fed.gamma) / np.sum(1.0 / fed.gamma) if weights == "samples"
              else np.full(fed.m, 1.0 / fed.m))

@@ -215,7 +215,23 @@ def rows(res, target: int = 0, personalized=None, pers=None) -> list:
             out[-1]["personalized_risk"] = num(personalized[target, t])
             out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",
                                           **pers}
+            if "lam" not in pers:   # FTFA's divergence is a result (steps_limit's convention)
+                out[-1]["personalization"]["converges"] = ftfa_converges(res, pers, target)
     return out
+
+
+def ftfa_converges(res, pers, target: int = 0) -> bool:
+    """Whether FTFA's steps ``pers`` from the server model converge for client ``target``
+    (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
+    from riskcalc.linear.dynamics.personalize import ftfa_stability
+
+    spec, top = res.params.get("spectrum"), None
+    if spec is not None:    # the top of each client's sample spectrum under H
+        from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+        top = stable_top(spec["atoms"], spec["weights"], res.params["gamma"])
+    return bool(ftfa_stability(res.params["gamma"], int(pers["steps"]),
+                               float(pers["step_size"]), top=top)[0][target])
 
 
 def predict(args) -> int:
@@ -249,6 +265,9 @@ def predict(args) -> int:
               + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
+        if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
+            print("  FTFA diverges (converges: false): step_size (1 + sqrt(gamma))^2 >= 2, the "
+                  "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")

@@ -97,34 +97,58 @@ class RoundsLimit:
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``).
 
+        FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
+        ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
+        whose growth (1 - step_size s)^(2 steps) passes 1e250
+        (``riskcalc.linear.dynamics.personalize.ftfa_stability`` says which clients converge).
+
         Raises
         ------
         ValueError
             Neither or both of FTFA's (steps, step_size) and RTFA's lam, or a bad value.
         """
-        from riskcalc.linear.dynamics.personalize import (filter_terms, ftfa_overflow,
-                                                          personalization_filter)
+        from riskcalc.linear.dynamics.personalize import (filter_terms, ftfa_stability,
+                                                          overflowed, personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
         spec = self.params.get("spectrum")
+        over = np.zeros(self.risk.shape[0], bool)
         if key["personalization"] == "ftfa":
             gam, top = np.asarray(self.params["gamma"], float), None
             if spec is not None:    # the top of each client's sample spectrum under H
                 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
                 top = stable_top(spec["atoms"], spec["weights"], gam)
-            ftfa_overflow(gam, key["steps"], key["step_size"], top=top)
+            over = ftfa_stability(gam, key["steps"], key["step_size"], top=top)[1]
+            if spec is not None and over.any():
+                worst = int(np.argmax(np.where(over, top, -np.inf)))   # the largest growth
+                raise ValueError(f"step_size: FTFA's {key['steps']} steps diverge on client "
+                                 f"{worst} (step_size times the top of its sample spectrum = "
+                                 f"{key['step_size'] * top[worst]:.4g} > 2) and its risk "
+                                 "overflows; lower step_size below 2 / top or the steps")
+            if over.any() and not over.all():
+                # Each client's terms read pi on its own spectrum only (Gauss-Chebyshev nodes
+                # inside it): capped at the others' largest top, the filter is unchanged for
+                # them and finite for the clients set to inf below.
+                cap = float(np.max((1.0 + np.sqrt(gam[~over])) ** 2))
+                pi = (lambda f: lambda s: f(np.minimum(s, cap)))(pi)
         name = tuple(sorted(key.items()))
         if name not in self._cache:
-            if spec is None:
+            if over.all():
+                risk = np.zeros(self.risk.shape)
+            elif spec is None:
                 bias, variance = self._local(filter_terms(pi))
+                risk = bias + variance
             elif self.method == "pfedme" and np.isfinite(self.params["local_steps"]):
                 raise ValueError("personalized_risk: Algorithm 1 with finite local_steps under "
                                  "a covariance spectrum is not covered (local_steps=inf, or "
                                  "Sigma = I, are)")
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
                 bias, variance = self._personalized_sigma(key)
-            self._cache[name] = bias + variance
+                risk = bias + variance
+            p = self.params
+            self._cache[name] = overflowed(risk, over, self.rounds, p["signal"], p["r"],
+                                           p["sigma"])
         return self._cache[name]
 
     def _personalized_sigma(self, kw):
@@ -224,6 +248,9 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
     local step, ``riskcalc.linear.dynamics.sigma.fedavg_own``), solved on first use."""
     def local(terms=None):
         from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+        from riskcalc.linear.dynamics.sigma.guards import pencil_work
+
+        pencil_work(spectrum, 1 + gam.size, rounds)
 
         return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
                                      spectrum)["local"](terms)
@@ -248,6 +275,14 @@ def _weights(weights, gam):
     if isinstance(weights, str):
         return client_weights(gam, np.ones(gam.size), check_weights(weights))
     return client_weight_vector(weights, gam.size)
+
+
+#: Largest gamma_j of a federation (M >= 2) along the rounds, by method. Measured with gamma =
+#: (0.5, G): Algorithm 1's own models at T = inf against ``clients_limit("pfedme")`` (the same
+#: fixed point by another route) agree to 1e-8 at G = 1e5, are 8e-7 off at 3e5, 1.2e-5 at 1e6
+#: and 7% at 1e8 (refused by other edge solves at 1e7, 3e7); FedAvg's edge solve fails from
+#: G = 1e12 ("inputs beyond floating point range?") and answers at 1e10.
+GAMMA_MAX = {"fedavg": 1e10, "pfedme": 1e5}
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
@@ -321,7 +356,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     ------
     ValueError
         Bad input, a method or spectrum not covered, the fixed point of a diverging iteration,
-        or the round map's spectrum reaching 0 (FedAvg: sum_j min(1, 1/gamma_j) = 1 exactly).
+        or the round map's spectrum reaching 0 (pooled N = d: sum_j 1/gamma_j = 1).
     SolverError
         When the subordination solve fails (inputs beyond floating point reach).
 
@@ -343,6 +378,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
         raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
                          f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
+    if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
+        # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
+        from riskcalc.spectrum import Spectrum
+
+        keep = spectrum.weights > 0
+        spectrum = Spectrum(spectrum.atoms[keep], spectrum.weights[keep])
     shared = spectrum is not None and not (spectrum.is_identity and spectrum.signal_is_uniform)
     if shared and not spectrum.signal_is_uniform:
         raise ValueError("spectrum: rounds limits need uniform signal directions (a spectrum "
@@ -356,10 +397,31 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "fedavg with finite local_steps only (FedAvg's exact local solves "
                          "with a spectrum: not yet; Sigma = I covers them)")
     p = _weights(weights, gam)
+    inv = float(np.sum(1.0 / gam))
+    if abs(inv - 1.0) <= 1e-9:
+        # Every route refuses it (the bottom edge ~ (inv - 1)^2 / 16 of the top, far below
+        # their 1e-9); at 1 + 1e-100 (gamma = [1, 1e100]) their edge solves failed first, with
+        # "inputs beyond floating point range?".
+        dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
+        raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
+                         f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
+    if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
+        raise ValueError(f"gamma: {gam.max():g} (client {int(np.argmax(gam))}, about d / "
+                         f"{gam.max():.2g} samples) is beyond {GAMMA_MAX[name]:g}, the largest "
+                         f"d / n_j the {name} rounds limits resolve in a federation (beyond it "
+                         "their edge and contour solves lose the client's thin spectrum); such "
+                         "a client holds almost no data: leave it out")
     # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
     eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
                                                         low_open=True, high=SCALE_MAX, ndim=0))
+    if shared and eta is not None and K >= 2 and eta * spectrum.atoms.max() < MIN_STEP_SIZE:
+        # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
+        # refused as "pooled N near d").
+        raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
+                         f"{eta * spectrum.atoms.max():.3g}, below {MIN_STEP_SIZE:g}: the local "
+                         "filter 1 - (1 - step_size s)^K is lost to rounding; raise step_size "
+                         "(or rescale the covariance)")
     if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
         raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
                          f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
@@ -388,18 +450,31 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                              "rounds limits need stable local steps when local_steps >= 2")
     from riskcalc.linear.dynamics import ROUTES
 
-    with solvers.record() as diagnostics, _beyond_floats():
+    from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
+                                                       spectrum_cause)
+
+    with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
+            gam, spectrum if shared else None):
         if name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import (
                 algorithm1_sigma_k_curves)
 
+            # The edge scans share sigma_pencil's reach near 0: the exact-prox check refuses
+            # spectra whose small band they would miss (atoms (1e-4, 1): contraction 0.95
+            # reported where directions of Sigma-eigenvalue 1e-4 barely move).
+            pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 
-            out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
+            reach = pencil_guard(spectrum, gam, p, T, lam=lam)
+            try:
+                out = prox_sigma_curves(gam, rr, sig, p, s, lam, g, T, spectrum)
+            except (SolverError, ValueError) as exc:
+                prox_scale(exc, lam, spectrum)
+            found_reach(out, *reach)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared and K == 1:
@@ -411,11 +486,20 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif shared:
             from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
 
+            reach = pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
             out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
+            found_reach(out, *reach)
         else:
             out = ROUTES[name](gam, rr, sig, p, s, eta, _effective_steps(K, eta, gam), g, T)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
+    if np.any(np.isinf(T)) and not converges and g * out["edges"][1] < 2.0:
+        # rho = 1 - g a rounded to 1 (global_step 1e-300 was said to diverge "the global step
+        # times the top ... >= 2", which it is not).
+        raise ValueError(f"rounds=inf: the contraction 1 - g a rounds to 1 (global step g = "
+                         f"{g:.3g} times the bottom a = {out['edges'][0]:.3g} of the round map's "
+                         "spectrum is below double precision), so the fixed point is not "
+                         "reached in any number of rounds; raise global_step or step_size")
     if np.any(np.isinf(T)) and not converges:
         raise ValueError(f"rounds=inf: the iteration diverges (contraction {rho:.6g} >= 1: "
                          "the global step times the top of the round map's spectrum >= 2), so "

@@ -217,7 +217,7 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     a, b, mu0 = edges(laws)
     if not a > 1e-9 * b:
         raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
-                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+                         "sum_j 1/gamma_j = 1); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)

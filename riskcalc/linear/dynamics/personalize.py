@@ -53,20 +53,41 @@ def personalization_filter(steps=None, step_size=None, lam=None):
             {"personalization": "ftfa", "steps": k, "step_size": eta})
 
 
-def ftfa_overflow(gam, k: int, eta: float, top=None) -> None:
-    """ValueError when FTFA's k steps of size eta from the server model grow a client's error
-    beyond floating point: the factor (1 - eta s)^(2k) at the top s of its sample spectrum
-    (``top``, per client; default (1 + sqrt gamma_j)^2, Sigma = I) above 1e250. A divergent but
-    representable FTFA is computed (its risk is large, not an error)."""
-    top = (1.0 + np.sqrt(gam)) ** 2 if top is None else np.asarray(top, float)
+#: FTFA's growth factor (1 - eta s)^(2k) at the top of a client's sample spectrum beyond which
+#: its risk is reported as inf (log10). Measured: up to 1e250 the quadratures of
+#: ``filter_terms`` compute; beyond, it depends on gamma (gamma 4, step 0.5: equal to
+#: ``steps_limit("local")`` at T = 0 to 1e-14 even at 1e305; gamma 0.5, step 1, 500 steps:
+#: 1e281 fails at T = 0 and 1, "Marchenko-Pastur quadrature did not converge" after 20-24 s),
+#: so values between about 1e250 and the floating point range are reported as inf too.
+FTFA_GROWTH_DIGITS = 250
+
+
+def ftfa_stability(gam, k: int, eta: float, top=None):
+    """(converges, overflows): per client, whether FTFA's k gradient steps of size eta from the
+    server model converge (eta times the top of its sample spectrum below 2: the convention of
+    ``riskcalc.steps_limit``, at any k), and whether their growth (1 - eta s)^(2k) at that top
+    exceeds 1e``FTFA_GROWTH_DIGITS`` (the client's risk is then reported as inf, JSON null).
+    ``top``: per client (under a covariance spectrum); default (1 + sqrt gamma_j)^2 (Sigma =
+    I)."""
+    top = (1.0 + np.sqrt(np.asarray(gam, float))) ** 2 if top is None else np.asarray(top, float)
     with np.errstate(divide="ignore"):
         digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
-    worst = int(np.argmax(digits))
-    if digits[worst] > 250:
-        raise ValueError(f"step_size: FTFA's {k} steps diverge on client {worst} (step_size "
-                         f"times the top of its sample spectrum = {eta * top[worst]:.4g} > 2) "
-                         f"and its risk overflows (about 1e{digits[worst]:.0f}); lower "
-                         "step_size below 2 / top or the steps")
+    return eta * top < 2.0, digits > FTFA_GROWTH_DIGITS
+
+
+def overflowed(risk, over, rounds, signal, r, sigma):
+    """``risk`` (M, R) with the rows of the clients ``over`` (FTFA's growth beyond floating
+    point, ``ftfa_stability``) set to inf, or to 0 where the personalized model has no error
+    to amplify: v_i - theta_i = (1 - pi) (w_T - theta_i) + pi xi_i (module docstring) is 0
+    when signal, every r_j and every sigma_j are 0, and at T = 0 (w_0 = 0) when signal, r_i
+    and sigma_i are."""
+    out = np.array(risk, float)
+    r, sigma = np.asarray(r, float), np.asarray(sigma, float)
+    none = signal == 0 and not np.any(r) and not np.any(sigma)
+    zero_start = (signal == 0) & (r == 0) & (sigma == 0)
+    for i in np.flatnonzero(over):
+        out[i] = np.where(none | ((np.asarray(rounds) == 0) & zero_start[i]), 0.0, np.inf)
+    return out
 
 
 def filter_terms(pi):

@@ -246,8 +246,9 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
     a, b, mu0 = edges(spectrum.atoms, spectrum.weights, gam, p)
     a, b = eta * a, eta * b
     if not a > 1e-9 * b:
-        raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
-                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+        raise ValueError("the round map's spectrum reaches 0 (its bottom edge below 1e-9 of its "
+                         "top: pooled N near d, sum_j 1/gamma_j = 1, or a covariance spectrum "
+                         "of a wide range); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)

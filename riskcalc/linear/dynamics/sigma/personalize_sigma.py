@@ -60,7 +60,7 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
    1 base rows, k_b = k or 1 new rows) and as many per pair of nodes in the two-point solve.
 
 Overflow: FTFA's filter (1 - eta' s)^k beyond 1e250 at the top of a client's sample spectrum
-under H is refused (``personalize.ftfa_overflow``); a divergent but representable FTFA is
+under H is refused (``RoundsLimit.personalized_risk``); a divergent but representable FTFA is
 computed; overflowed rounds are settled by ``fedavg.settle`` (through ``pencil_curves``).
 
 Checks (``tests/test_rounds_sigma_personalize.py``): Sigma = I against ``personalize``'s

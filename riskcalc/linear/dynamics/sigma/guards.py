@@ -1,0 +1,156 @@
+"""Checks before and after the pencil routes under a covariance spectrum (``fedavg_sigma_k``:
+FedAvg with K >= 2 local steps; ``prox_sigma``: Algorithm 1 with exact prox) and the refusals
+of the spectrum routes said in terms of the user's inputs (issue 32, fifth hardening pass).
+
+Derived here: the bottom a_D of the round map D = sum_j p_j q(S_j)'s nonzero spectrum is at most
+K eta a_A (FedAvg: q(s) = 1 - (1 - eta s)^K <= K eta s by Bernoulli's inequality for eta s <= 2,
+the stable local steps) or a_A / lam (Algorithm 1: q(s) = s / (s + lam) <= s / lam), with a_A the
+bottom of A = sum_j p_j S_j's nonzero spectrum (``fedavg_sigma.edges``, explicit in any range):
+q(S_j) <= c S_j in the Loewner order puts the sorted eigenvalues of D below those of c A, and D
+and A share their null space (the atom at 0). ``sigma_pencil.edges`` scans only from
+``PENCIL_REACH`` of its upper bound up, so a round map reaching lower would lose a band of its
+spectrum from the contour: refused before solving when the bound is below the scan, and after
+the scan when it found D's bottom above the bound.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+
+
+@contextmanager
+def spectrum_cause(gam, spectrum):
+    """A refusal of the spectrum routes that blames pooled N near d (the round map's spectrum
+    near 0) where sum_j 1/gamma_j (pooled N / d) is 1e-3 or more off 1: the cause is then the
+    covariance spectrum's range (measured: atoms (0.01, 1), gamma (0.5, 2), K = 3), said so."""
+    try:
+        yield
+    except ValueError as exc:
+        inv = float(np.sum(1.0 / gam))
+        lo, hi = (1.0, 1.0) if spectrum is None else spectrum.atoms[[0, -1]]
+        if hi < 10.0 * lo or "pooled N" not in str(exc) or abs(inv - 1.0) < 1e-3:
+            raise
+        raise ValueError(f"{exc}; here sum_j 1/gamma_j = N / d = {inv:.4g}, off that threshold: "
+                         f"the covariance spectrum's eigenvalues ({lo:.3g}..{hi:.3g}, ratio "
+                         f"{hi / lo:.2g}) bring the round map's spectrum near 0; give a spectrum "
+                         "of a narrower range") from None
+
+
+#: The pencil routes (FedAvg K >= 2, Algorithm 1 with exact prox, under a spectrum) look for the
+#: round map's spectrum from this share of its upper bound up (``sigma_pencil.edges``'s scan).
+PENCIL_REACH = 1e-4
+
+
+def _pencil_reach(spectrum, gam, p, qmax, bound):
+    """ValueError when the round map's spectrum under ``spectrum`` reaches below what the
+    pencil routes' edge scan sees (``PENCIL_REACH`` of sum_j p_j ``qmax``_j): that band would be
+    left out of the contour, silently (measured: FedAvg K = 3, eta 0.1, gamma (0.5, 2), atoms
+    (1e-4, 1): contraction 0.913 and fixed-point risk 0.079 where d = 400 gives 0.99999 and 0.197).
+    ``bound(a)`` is an upper bound on the bottom of D's nonzero spectrum from that of A =
+    sum_j p_j S_j (q(s) <= K eta s for stable local steps, s / (s + lam) <= s / lam); A's
+    edges by ``fedavg_sigma.edges`` (explicit, any range). Returns A's bottom edge."""
+    from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges
+
+    try:
+        a = edges(spectrum.atoms, spectrum.weights, gam, p)[0]
+    except SolverError:        # the route itself says why
+        return None
+    floor = PENCIL_REACH * 1.01 * float(np.sum(p * qmax))
+    if a > 0 and bound(a) < floor:
+        lo, hi = spectrum.atoms[[0, -1]]
+        raise ValueError(f"spectrum: the round map's spectrum reaches down to at most "
+                         f"{bound(a) / floor * PENCIL_REACH:.2g} of its top (the covariance "
+                         f"spectrum's eigenvalues span {lo:.3g}..{hi:.3g}, ratio {hi / lo:.2g}), "
+                         f"below the {PENCIL_REACH:g} this route resolves (its contour would "
+                         "leave that part out); give a spectrum of a narrower range")
+    return a
+
+
+def _stable_top(spectrum, gam):
+    """Each client's sample spectrum top under ``spectrum`` (one edge solve per distinct
+    gamma_j: M = 100 identical clients took 30 s as one per client)."""
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+    values, where = np.unique(gam, return_inverse=True)
+    return stable_top(spectrum.atoms, spectrum.weights, values)[where]
+
+
+#: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``).
+MAX_PENCIL_SECONDS = 120.0
+
+
+def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0) -> None:
+    """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``:
+    atoms x contour nodes x (3e-5 n^2 + 3e-6 n^3 + 3e-8 u^3) s for a pencil of n blocks whose
+    fixed point has u unknowns per node (M K^2 for FedAvg's K local steps: Newton's dense
+    Jacobian), fitted to process CPU times, OMP 1: Algorithm 1 with M = 2, 5, 10, 30 and 2..200
+    atoms, FedAvg K = 2, 4 (1000 atoms took 41 s; 10^5 ran past minutes unrefused), with
+    2 max(T) + 16 nodes, the fewest ``fedavg._contour`` takes (more near contraction 1): a lower
+    bound, which leaves runs of minutes unrefused (FedAvg M = 3, K = 8: past 45 s)."""
+    top = rounds[np.isfinite(rounds)].max(initial=0.0)
+    nodes = 2.0 * min(top, 1e6) + 16.0
+    seconds = spectrum.atoms.size * nodes * (3e-5 * blocks ** 2 + 3e-6 * blocks ** 3
+                                             + 3e-8 * float(unknowns) ** 3)
+    if seconds > MAX_PENCIL_SECONDS:
+        raise ValueError(f"spectrum: {spectrum.atoms.size} atoms x at least {nodes:.0f} contour "
+                         f"nodes x a pencil of {blocks} blocks would take {seconds / 60:.2g} min "
+                         f"or more (estimated; at most {MAX_PENCIL_SECONDS / 60:g} min here); "
+                         "give fewer atoms (a histogram of the eigenvalues), clients or rounds")
+
+
+def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
+    """(a, bound) for ``found_reach`` after ``_pencil_reach``'s check before the pencil
+    routes: FedAvg's K local steps of size eta (q(s) <= K eta s), Algorithm 1's exact prox
+    (``lam``: q(s) = s / (s + lam) <= s / lam); (None, None) where the route refuses at once
+    (its size limit M K^2, unstable local steps). Refuses the work ``pencil_work`` bounds."""
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
+
+    if lam is not None:
+        pencil_work(spectrum, 1 + gam.size, rounds)
+        top = _stable_top(spectrum, gam)
+        qmax, bound = top / (top + lam), (lambda a: a / lam)
+    else:
+        if gam.size * K * K > MAX_UNKNOWNS:
+            return None, None
+        pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K)
+        top = _stable_top(spectrum, gam)
+        if np.any(eta * top > 2.0):
+            return None, None
+        grid = np.linspace(0.0, 1.0, 2001)[None, :] * top[:, None]   # sigma_pencil.edges's
+        qmax, bound = np.max(1.0 - (1.0 - eta * grid) ** K, axis=1), (lambda a: K * eta * a)
+    return _pencil_reach(spectrum, gam, p, qmax, bound), bound
+
+
+#: lam over the spectrum's mean eigenvalue that Algorithm 1's pencil route resolves (measured,
+#: gamma (0.5, 2), atoms (1, 3) and (100, 300): 1e-2..1e3 agree with ``clients_limit`` at T =
+#: inf to 1e-12; 1e-3 and below "not found on the scan", 1e4 and above Newton's method fails).
+PROX_LAM_SCALE = (1e-2, 1e3)
+
+
+def prox_scale(exc, lam, spectrum):
+    """Re-raise a refusal of Algorithm 1's pencil route (a SolverError, or its ValueError that
+    blames pooled N near d), naming lam when lam is outside ``PROX_LAM_SCALE`` times the
+    spectrum's mean eigenvalue (the solver's message alone named neither)."""
+    ratio = lam / spectrum.mean
+    if PROX_LAM_SCALE[0] <= ratio <= PROX_LAM_SCALE[1]:
+        raise exc
+    raise type(exc)(f"{exc}: lam = {lam:g} is {ratio:.2g} times the spectrum's mean "
+                      f"eigenvalue {spectrum.mean:.3g}, where this route resolves "
+                      f"{PROX_LAM_SCALE[0]:g}..{PROX_LAM_SCALE[1]:g} times it (measured); give "
+                      "lam in that range") from None
+
+
+def found_reach(out, a, bound):
+    """SolverError when the pencil's edge scan found the bottom of D's nonzero spectrum above
+    ``bound(a)`` (A's bottom edge ``a``, ``_pencil_reach``): a band of D was missed."""
+    found = out["edges"][0]
+    if a is not None and a > 0 and found > bound(a) * (1.0 + 1e-6):
+        raise SolverError(f"rounds limit with a spectrum: the edge scan found the round map's "
+                          f"spectrum from {found:.4g} up, but it must reach {bound(a):.4g} or "
+                          "lower (the scan missed a band: a covariance spectrum of a wide range "
+                          "or the narrow bands of a client with gamma_j near 0 are beyond this "
+                          "route)")
