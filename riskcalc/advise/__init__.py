@@ -148,7 +148,7 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
 
 def _rounds_args(rounds, signal):
     """``advise``'s rounds (an integer >= 1) and signal (needed with them), validated."""
-    from riskcalc.linear.dynamics.api import _check_work
+    from riskcalc.linear.dynamics.inputs import check_work
 
     rounds = positive_int("rounds", rounds, minimum=1)
     if signal is None:
@@ -156,7 +156,7 @@ def _rounds_args(rounds, signal):
                          "needs signal = ||theta_0||")
     signal = float(parameter("signal", signal, ndim=0))    # rounds_limit's range
     # Each candidate's curve solves T = 0..rounds at once (``riskcalc.optimal_rounds``'s bound).
-    _check_work(rounds + 1, rounds, f"rounds = {rounds}", "give rounds <= 3000")
+    check_work(rounds + 1, rounds, f"rounds = {rounds}", "give rounds <= 3000")
     return rounds, signal
 
 

@@ -43,7 +43,8 @@ from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, fold
-from riskcalc.linear.dynamics.api import _local_steps, _per_client, _weights, rounds_limit
+from riskcalc.linear.dynamics.api import rounds_limit
+from riskcalc.linear.dynamics.inputs import client_arrays, local_steps_count, weight_vector
 from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
 #: Local steps beyond which the K roots of the partial fractions cost too much (K x K
@@ -270,11 +271,11 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
         ``bottom`` None when none is negative) and ``local`` (sup of a(s) = (1 - eta (s +
         lam))^K: the local phase's own contraction).
     """
-    gam, _, _ = _per_client(gamma, 0.0, 0.0)
+    gam, _, _ = client_arrays(gamma, 0.0, 0.0)
     lam = float(positive("lam", lam))
-    K = _local_steps(local_steps)
+    K = local_steps_count(local_steps)
     g = 1.0 / lam if global_step is None else float(positive("global_step", global_step))
-    p = _weights(weights, gam)
+    p = weight_vector(weights, gam)
     if np.isinf(K):
         res = rounds_limit("pfedme", gamma=gam, r=0.0, sigma=0.0, signal=0.0, rounds=[0],
                            local_steps=np.inf, lam=lam, global_step=g, weights=p)

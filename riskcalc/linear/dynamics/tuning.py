@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import positive, positive_int
-from riskcalc.linear.dynamics.api import RoundsLimit, _check_work, _per_client, rounds_limit
+from riskcalc.linear.dynamics.api import RoundsLimit, rounds_limit
+from riskcalc.linear.dynamics.inputs import check_work, client_arrays
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,10 @@ def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):
         raise ValueError("rounds is chosen here; give max_rounds")
     target = positive_int("target", target, minimum=0)
     if all(k in kwargs for k in ("gamma", "r", "sigma")):     # before the curve is solved
-        m = _per_client(kwargs["gamma"], kwargs["r"], kwargs["sigma"])[0].size
+        m = client_arrays(kwargs["gamma"], kwargs["r"], kwargs["sigma"])[0].size
         if target >= m:
             raise ValueError(f"target must be a client index in 0..{m - 1}, got {target!r}")
-    _check_work(max_rounds + 1 + extra_inf, max_rounds, f"max_rounds = {max_rounds}",
+    check_work(max_rounds + 1 + extra_inf, max_rounds, f"max_rounds = {max_rounds}",
                 "give max_rounds <= 3000")      # before the list is built
     rounds = list(range(max_rounds + 1)) + ([np.inf] if extra_inf else [])
     curve = rounds_limit(method, rounds=rounds, **kwargs)

@@ -1,0 +1,104 @@
+"""Checked inputs of the rounds limits (``riskcalc.linear.dynamics.api.rounds_limit`` and its
+tuning): per-client arrays, the rounds and local steps asked, the client weights, and the work
+and range limits that bound every curve before it is solved (issues 29 and 32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import MAX_INT, as_array, parameter, per_client
+
+
+def client_arrays(gamma, r, sigma):
+    """(gamma, r, sigma) as float arrays over the clients, each checked in its range."""
+    vals = per_client({"gamma": gamma, "r": r, "sigma": sigma})
+    return tuple(parameter(k, vals[k]) for k in ("gamma", "r", "sigma"))
+
+
+#: Most cells (rounds asked) x (contour nodes) of one curve: each T is a row over the contour,
+#: whose nodes grow as 2 max(T) + 16 (``fedavg._contour``, at most ``MAX_NODES``). Measured
+#: (FedAvg, M = 1, a loaded 2-core machine): 4000 rounds up to T = 4000, 8.6e6 cells, 18 s;
+#: 10^6 rounds asked for 32 GiB. Checked before any solve, on max(T) (the contour may stop
+#: short of it when the iteration settles sooner).
+MAX_ROUND_CELLS = 1e7
+
+
+def check_work(count: int, top: float, name: str = "rounds",
+                advice: str = "ask for fewer rounds, e.g. every 10th T of the range") -> None:
+    """ValueError naming ``name`` when ``count`` rounds up to T = ``top`` exceed
+    ``MAX_ROUND_CELLS``."""
+    from riskcalc.linear.dynamics.fedavg import MAX_NODES
+
+    cells = count * (min(top, MAX_NODES // 2) + 8)
+    if cells > MAX_ROUND_CELLS:
+        raise ValueError(f"{name}: {count} rounds up to T = {top:.0f} cost {cells:.3g} contour "
+                         f"evaluations (more than {MAX_ROUND_CELLS:.0g}: minutes and gigabytes); "
+                         f"{advice}")
+
+
+def rounds_array(rounds):
+    """The rounds T asked (integers 0..2^53 or inf), as a float array, within ``check_work``."""
+    arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True, ndim=1)).ravel()
+    fin = np.isfinite(arr)
+    if arr.size == 0 or np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
+        raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
+                         f"{rounds!r}"[:200])
+    check_work(arr.size, arr[fin].max(initial=0.0))
+    return arr
+
+
+def local_steps_count(local_steps):
+    """K: one integer in 1..2^53, or inf (the exact local solve)."""
+    K = as_array("local_steps", local_steps, low=1.0, allow_inf=True)
+    if K.ndim or (np.isfinite(K) and (K != np.round(K) or K > MAX_INT)):
+        raise ValueError(f"local_steps must be one integer in 1..{MAX_INT} (2^53) or numpy.inf, "
+                         f"got {local_steps!r}")
+    return float(K) if np.isinf(K) else int(K)
+
+
+#: Smallest local step size with finite local_steps: below it 1 - (1 - step_size s)^K loses
+#: its digits to rounding (measured, FedAvg M = 1, T = 1: exact to 1e-16 down to 1e-14, wrong
+#: in the 5th digit at 1e-15, and below that a refusal blaming gamma).
+MIN_STEP_SIZE = 1e-12
+
+
+#: Most local steps solved as such: the exact route sums over the K roots of the local filter
+#: at every contour node (measured, M = 2 clients, 3 rounds: 7 s at K = 1000, 30 s at 10^4,
+#: more than 2 minutes and 1 GB at 10^5; K = 10^9 asked for 8 GB for the roots alone).
+MAX_LOCAL_STEPS = 10_000
+
+
+def effective_steps(K, eta: float, gam):
+    """K, or inf when K local steps are the exact local solve to rounding: q(s) = 1 - (1 - eta
+    s)^K is 1 within 2^-53 on every client's continuous spectrum [(1 - sqrt g)^2, (1 + sqrt
+    g)^2] (and 0 at its atom at 0 for any K). ValueError beyond ``MAX_LOCAL_STEPS`` otherwise."""
+    if np.isinf(K) or K <= MAX_LOCAL_STEPS:
+        return K
+    lo, hi = (1.0 - np.sqrt(gam)) ** 2, (1.0 + np.sqrt(gam)) ** 2
+    worst = np.maximum(np.abs(1.0 - eta * lo), np.abs(1.0 - eta * hi))
+    if np.all(worst < 1.0) and np.all(K * np.log(worst) <= -53 * np.log(2.0)):
+        return np.inf
+    raise ValueError(f"local_steps = {K}: more than {MAX_LOCAL_STEPS} local steps that still "
+                     "differ from the exact local solve (a client with gamma_j near 1 has "
+                     "spectrum near 0, where (1 - step_size s)^K stays near 1) cost minutes "
+                     "per curve here; give local_steps <= "
+                     f"{MAX_LOCAL_STEPS}, or numpy.inf for the exact local solve")
+
+
+def weight_vector(weights, gam):
+    """The clients' weights p_j (summing to 1) from "samples", "uniform" or a vector."""
+    from riskcalc.linear.finite_clients import check_weights, client_weight_vector
+    from riskcalc.linear.finite_clients.identity import client_weights
+
+    if isinstance(weights, str):
+        return client_weights(gam, np.ones(gam.size), check_weights(weights))
+    return client_weight_vector(weights, gam.size)
+
+
+#: Largest gamma_j of a federation (M >= 2) along the rounds, by method. Measured with gamma =
+#: (0.5, G): Algorithm 1's own models at T = inf against ``clients_limit("pfedme")`` (the same
+#: fixed point by another route) agree to 1e-8 at G = 1e5, are 8e-7 off at 3e5, 1.2e-5 at 1e6
+#: and 7% at 1e8 (refused by other edge solves at 1e7, 3e7); FedAvg's edge solve fails from
+#: G = 1e12 ("inputs beyond floating point range?") and answers at 1e10.
+GAMMA_MAX = {"fedavg": 1e10, "pfedme": 1e5}
