@@ -28,7 +28,8 @@ from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 #: Largest federation whose per-client risks the text table prints inline.
 PER_CLIENT_MAX = 10
 #: Largest --rounds: every round up to T is evaluated, for each K (3000 rounds are about the
-#: most ``riskcalc.rounds_limit`` evaluates in one curve, ``riskcalc.linear.dynamics.inputs.MAX_ROUND_CELLS``).
+#: most ``riskcalc.rounds_limit`` evaluates in one curve,
+#: ``riskcalc.linear.dynamics.inputs.MAX_ROUND_CELLS``).
 MAX_ROUNDS = 3000
 #: Candidates tied with the recommended one that the text names.
 TIES_SHOWN = 6
