@@ -64,6 +64,43 @@ FEDERATIONS = [
      dict(method="pfedme", gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3],
           local_steps=5, lam=1.0, global_step=1.3, prox_edge=0.9, weights="uniform",
           measure="empirical", rounds=[0, 1, 5, 20])),
+    # grid29: the corners of issue 29's Done-when not measured above (FedAvg: M = 20 with K = 50,
+    # global steps 1.6 with sample weights and 0.4 with uniform ones, pooled N < d with a slow
+    # contraction, step sizes at 0.9 of the edge, gamma_j = 1 and gamma_j on both sides of 1;
+    # Algorithm 1 with K = 1, 10, 50 warm-started steps at lam = 0.1, 0.5, 1, 5 and g lam from
+    # 0.5 to 1.6 over rounds up to 200, at the largest step the route takes, eta = 0.9 / (L + lam)).
+    ("grid29 M=20 K=50 g=1 samples", dict(gamma=list(np.linspace(0.3, 5.0, 20)),
+                                          r=list(np.linspace(0.1, 2.0, 20)),
+                                          sigma=[0.3, 0.6, 1.0, 0.5] * 5, local_steps=50,
+                                          edge=0.9, global_step=1.0, weights="samples")),
+    ("grid29 M=6 K=10 g=1.6 samples", dict(gamma=[0.2, 0.9, 1.1, 2.0, 4.0, 8.0],
+                                           r=[0.3, 1.0, 0.5, 1.5, 0.8, 2.0],
+                                           sigma=[0.2, 0.5, 1.0, 0.7, 0.4, 0.9], local_steps=10,
+                                           edge=0.9, global_step=1.6, weights="samples")),
+    ("grid29 M=8 K=20 g=0.4 uniform", dict(gamma=[0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 3.0, 6.0],
+                                           r=[1.0, 0.2, 0.6, 1.4, 0.4, 1.8, 0.8, 1.2],
+                                           sigma=[0.5, 0.3, 0.8, 0.6, 1.0, 0.4, 0.7, 0.2],
+                                           local_steps=20, edge=0.9, global_step=0.4,
+                                           weights="uniform")),
+    ("grid29 M=4 K=2 N<d g=1.2 samples", dict(gamma=[3.0, 5.0, 8.0, 12.0], r=[0.5, 1.0, 0.3, 0.8],
+                                              sigma=[0.3, 0.6, 1.0, 0.5], local_steps=2,
+                                              edge=0.9, global_step=1.2, weights="samples")),
+    ("grid29 Alg. 1 M=5 K=1 lam=0.1 g=15 samples",
+     dict(method="pfedme", gamma=[0.3, 0.7, 1.5, 2.5, 0.5], r=[0.5, 1.0, 0.3, 1.5, 0.8],
+          sigma=[0.5, 0.3, 1.0, 0.6, 0.4], local_steps=1, lam=0.1, global_step=15.0,
+          prox_edge=0.9, weights="samples", measure="empirical")),
+    ("grid29 Alg. 1 M=4 K=10 lam=5 g=0.1 uniform",
+     dict(method="pfedme", gamma=[0.5, 2.0, 0.8, 4.0], r=[0.3, 0.6, 1.2, 0.9],
+          sigma=[0.4, 0.8, 0.5, 1.0], local_steps=10, lam=5.0, global_step=0.1, prox_edge=0.9,
+          weights="uniform", measure="empirical")),
+    ("grid29 Alg. 1 M=3 K=50 lam=1 g=1.6 samples",
+     dict(method="pfedme", gamma=[0.4, 1.2, 3.0], r=[1.0, 0.5, 1.5], sigma=[0.3, 0.8, 0.5],
+          local_steps=50, lam=1.0, global_step=1.6, prox_edge=0.9, weights="samples",
+          measure="empirical")),
+    ("grid29 Alg. 1 M=10 K=10 lam=0.5 g=1/lam uniform",
+     dict(method="pfedme", gamma=list(np.linspace(0.4, 3.0, 10)),
+          r=list(np.linspace(0.2, 1.5, 10)), sigma=[0.5] * 10, local_steps=10, lam=0.5,
+          global_step=2.0, prox_edge=0.9, weights="uniform", measure="empirical")),
 ]
 #: Sampled (theta, noise) draws per design where the measurement is not exact given the designs
 #: (default of --draws).
