@@ -82,6 +82,11 @@ FEDERATIONS = [
      dict(method="pfedme", gamma=[0.5, 1.5, 6.0], r=[0.3, 1.2, 0.6], sigma=[0.8, 0.4, 0.6],
           lam=3.0, global_step=0.2, weights="uniform", local_steps=np.inf),
      ([0.5, 3.0], [0.3, 0.7])),
+    ("grid29 M=20 K=2 g=1 samples, H={0.5,3}", dict(gamma=list(np.linspace(0.5, 3.0, 20)),
+                                                     r=list(np.linspace(0.1, 1.5, 20)),
+                                                     sigma=[0.3, 0.6, 1.0, 0.5] * 5, edge=0.9,
+                                                     global_step=1.0, weights="samples",
+                                                     local_steps=2), ([0.5, 3.0], [0.5, 0.5])),
 ]
 
 
