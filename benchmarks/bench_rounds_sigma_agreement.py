@@ -10,7 +10,8 @@ local gradient descent 2 / max_j top(S_j) for K = 5).
 Prints, per federation, client and round T, the predicted server-model risk, the simulated
 means (s.e.) at each d, the extrapolation to d = infinity with its standard error, and whether
 abs(extrapolated - predicted) <= 0.5% + 3 s.e. (the issue's criterion); then the same for the
-distance to the fixed point ||w_T - w_inf||^2.
+distance to the fixed point ||w_T - w_inf||^2 (grid29 entries: also the clients' own models,
+and Algorithm 1 with exact prox, ``method="pfedme"``).
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_sigma_agreement.py [--d 200,400,800]
 [--reps 16] [--jobs 2] [--cache DIR] [--select 4,5]`` (``--select``: federations by index).
@@ -58,6 +59,34 @@ FEDERATIONS = [
                                                 sigma=[0.3, 0.6, 1.0], edge=0.5,
                                                 global_step=1.3, weights="uniform",
                                                 local_steps=5), ([1.0, 4.0], [0.7, 0.3])),
+    # grid29: corners of issue 29's Done-when not measured above, with the clients' own models
+    # (``own``: local_risk) besides the server's: FedAvg K = 2 (g = 0.6) and K = 8 (M K^2 = 192,
+    # the route's largest at M = 3; g = 1.2) at 0.9 of the local edge, and Algorithm 1 with exact
+    # prox (``method``; global_risk and the own models' risk) at M = 10 (g lam = 1.4, samples)
+    # and M = 3 (lam = 3, g lam = 0.6, uniform, a client with gamma = 6).
+    ("grid29 M=3 K=2 g=0.6 samples, H={0.5,3}", dict(gamma=[0.5, 2.0, 4.0], r=[0.3, 0.6, 0.9],
+                                                      sigma=[0.5, 0.8, 0.3], edge=0.9,
+                                                      global_step=0.6, weights="samples",
+                                                      local_steps=2, own=True),
+     ([0.5, 3.0], [0.3, 0.7])),
+    ("grid29 M=3 K=8 g=1.2 uniform, H={1,4}", dict(gamma=[0.7, 1.5, 3.0], r=[0.5, 1.0, 0.5],
+                                                    sigma=[0.3, 0.6, 1.0], edge=0.9,
+                                                    global_step=1.2, weights="uniform",
+                                                    local_steps=8, own=True),
+     ([1.0, 4.0], [0.7, 0.3])),
+    ("grid29 Alg. 1 M=10 lam=0.5 g=2.8 samples, H={0.25,2}",
+     dict(method="pfedme", gamma=list(np.linspace(0.5, 4.0, 10)),
+          r=list(np.linspace(0.2, 2.0, 10)), sigma=[0.5] * 10, lam=0.5, global_step=2.8,
+          weights="samples", local_steps=np.inf), ([0.25, 2.0], [0.5, 0.5])),
+    ("grid29 Alg. 1 M=3 lam=3 g=0.2 uniform, H={0.5,3}",
+     dict(method="pfedme", gamma=[0.5, 1.5, 6.0], r=[0.3, 1.2, 0.6], sigma=[0.8, 0.4, 0.6],
+          lam=3.0, global_step=0.2, weights="uniform", local_steps=np.inf),
+     ([0.5, 3.0], [0.3, 0.7])),
+    ("grid29 M=20 K=2 g=1 samples, H={0.5,3}", dict(gamma=list(np.linspace(0.5, 3.0, 20)),
+                                                     r=list(np.linspace(0.1, 1.5, 20)),
+                                                     sigma=[0.3, 0.6, 1.0, 0.5] * 5, edge=0.9,
+                                                     global_step=1.0, weights="samples",
+                                                     local_steps=2), ([0.5, 3.0], [0.5, 0.5])),
 ]
 
 
@@ -78,42 +107,51 @@ def main() -> None:
             continue
         fed = dict(fed)
         K = fed.pop("local_steps", 1)
+        method = fed.pop("method", "fedavg")
+        own = fed.pop("own", False)
         spec = riskcalc.Spectrum(atoms, weights=wts)
         gam = np.asarray(fed["gamma"])
         w = fed["weights"]
         p = (client_weights(gam, np.ones(gam.size), w) if isinstance(w, str)
              else client_weight_vector(w, gam.size))
-        if K == 1:
+        if method == "pfedme":      # exact prox: no local step size
+            eta = None
+        elif K == 1:
             top = edges(spec.atoms, spec.weights, gam, p)[1]
             eta = fed.pop("edge") * 2.0 / (fed["global_step"] * top)
         else:
             eta = fed.pop("edge") * 2.0 / local_stability(spec, gam, 1.0)
         kw = dict(fed, signal=1.0, step_size=eta, rounds=ROUNDS, local_steps=K, spectrum=spec)
         clock = time.process_time()
-        pred = riskcalc.rounds_limit("fedavg", **kw)
+        pred = riskcalc.rounds_limit(method, **kw)
         clock = time.process_time() - clock
         sims = []
         for d in dims:
             cache = None if args.cache is None else args.cache / f"rounds-sigma-{i}-{d}.jsonl"
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
-            sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=100 + i,
+            sims.append(simulate_rounds(method, **kw, d=d, reps=args.reps, seed=100 + i,
                                         jobs=args.jobs, cache=cache))
-        print(f"\n{name}: eta = {eta:.4f}, contraction {pred.contraction:.5f}, prediction "
-              f"{clock:.1f} s CPU")
+        print(f"\n{name}: eta = {'prox' if eta is None else round(eta, 4)}, contraction "
+              f"{pred.contraction:.5f}, prediction {clock:.1f} s CPU")
         print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
               + " ".join(f"{'d=' + str(d):>17}" for d in dims)
               + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
-        rows = [("risk", j, t) for j in range(pred.risk.shape[0]) for t in range(len(ROUNDS))]
+        # FedAvg: risk is the server model's; Algorithm 1: the own models' (global_risk the
+        # server's); ``own``: FedAvg's own models after their local steps (local_risk) too.
+        quantities = (["global_risk", "risk"] if method == "pfedme"
+                      else ["risk", "local_risk"] if own else ["risk"])
+        rows = [(q, j, t) for q in quantities for j in range(pred.risk.shape[0])
+                for t in range(len(ROUNDS))]
         rows += [("distance", 0, t) for t in range(len(ROUNDS) - 1)]
         for q, j, t in rows:
             T = ROUNDS[t]
             if T == 0:
                 continue
-            if q == "risk":
-                p_val = pred.risk[j, t]
-                y = np.array([s.risk[j, t] for s in sims])
-                se = np.array([s.risk_se[j, t] for s in sims])
+            if q != "distance":
+                p_val = getattr(pred, q)[j, t]
+                y = np.array([getattr(s, q)[j, t] for s in sims])
+                se = np.array([getattr(s, q + "_se")[j, t] for s in sims])
             else:
                 p_val = pred.distance_to_fixed_point[t]
                 y = np.array([s.global_distance[0, t] for s in sims])
