@@ -29,9 +29,11 @@ FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.
 several d.
 
 The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
-with the same fixed point). Not covered: large M K^2 (the
-pencil's fixed point has M K^2 unknowns at every node and the two-point solve as many per
-pair of nodes; refused beyond ``sigma_pencil.MAX_UNKNOWNS``).
+with the same fixed point; dense, so for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS`` only). The
+pencil is solved densely (``sigma_pencil``) for M K^2 <= DENSE_UNKNOWNS and through its chain
+structure beyond (``sigma_chain``: O(M K^3) per operator product, GMRES), refused when the
+estimated time of the two-point systems (~ M K^3 per GMRES product, (T_max + 8)^2 x 2 node
+pairs) exceeds MAX_SECONDS, with the local_steps, rounds or clients that would fit.
 """
 
 from __future__ import annotations
@@ -40,11 +42,43 @@ import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, chain_seconds
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
+                                                         edges, stable_top)
 
+#: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
+#: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
+#: the chain at 192 (50 s against 82 s for a whole curve) and 300).
+DENSE_UNKNOWNS = 100
+#: Most estimated seconds (``sigma_chain.chain_seconds``) of the chain route.
+MAX_SECONDS = 600.0
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
+
+
+def _affordable(M, K, atoms, nodes):
+    """Refuse (ValueError) when the chain route's estimated time exceeds MAX_SECONDS."""
+    sec = chain_seconds(M, K, atoms, nodes)
+    if sec > MAX_SECONDS:
+        fits = []          # each change alone that brings the estimate under the limit
+        k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes) <= MAX_SECONDS),
+                default=None)
+        if k is not None:
+            fits.append(f"local_steps <= {k}")
+        n = max((n for n in range(16, nodes, 2) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
+                default=None)
+        if n is not None:
+            fits.append(f"rounds up to about {max(0, (n - 16) // 2)}")
+        m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
+                default=None)
+        if m is not None:
+            fits.append(f"clients <= {m}")
+        raise ValueError(
+            f"spectrum with local_steps = {K}, {M} clients and {nodes} contour nodes (rounds up "
+            f"to {(nodes - 16) // 2} or more): the exact route's two-point systems would take "
+            f"about {sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
+            f"nodes^2, nodes >= 2 rounds + 16); give " + (", or ".join(fits) if fits else
+                                                          "fewer local_steps and rounds"))
 
 
 def local_stability(spectrum, gam, eta):
@@ -53,7 +87,7 @@ def local_stability(spectrum, gam, eta):
     return float(eta * stable_top(spectrum.atoms, spectrum.weights, gam).max())
 
 
-def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum):
+def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum, route="auto"):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` for FedAvg with K local steps of size ``eta`` under ``spectrum`` (module
     docstring); the dict of ``fedavg.round_map_curves`` (``local`` refuses).
@@ -68,7 +102,12 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     spectrum : riskcalc.Spectrum
         H, uniform signal directions.
     """
-    pen = SigmaPencil(spectrum.atoms, spectrum.weights, gam, p, eta, K)
+    dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
+    if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
+        _affordable(len(gam), K, spectrum.atoms.size,
+                    2 * int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))) + 16)
+    pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
+                                                  eta, K)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
@@ -83,9 +122,14 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     wn[:, 0] = eta
     for j in range(pen.M):
         wn[j, pen.rows[j, :-1]] = eta
+    def own(c):
+        if pen.M * K * K > MAX_UNKNOWNS:
+            raise ValueError(f"spectrum: the clients' own models (local_risk) with local_steps = "
+                             f"{K} and {pen.M} clients: the extended pencil is solved densely, "
+                             f"for clients local_steps^2 <= {MAX_UNKNOWNS} only")
+        return own_models(pen, c, gam, r, sigma, p, signal, rounds)
     return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
-                         own_models=lambda c: own_models(pen, c, gam, r, sigma, p, signal,
-                                                         rounds))
+                         own_models=own)
 
 
 def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
@@ -124,10 +168,12 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
-    if n * pen.s.size * pen.n ** 2 * 16.0 > MAX_BYTES:
+    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
         raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+    if isinstance(pen, ChainPencil):
+        _affordable(pen.M, pen.K, pen.s.size, n)
     theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
 
     def nodes(tt):
@@ -141,16 +187,19 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
     s, h = pen.s, pen.h
     Es = float(h @ s)
-    g_sig = G[:, :, 0, 0] @ (h * s)                                      # tau(Sigma G)
-    g_one = G[:, :, 0, 0] @ h                                            # tau(G)
-    own = np.einsum("a,nab,mb->nm", h * s, G[:, :, :, 0], v)   # tau(Sigma q(S_m) G), (N, M)
+    col = pen.column0(G)                                                 # Ghat[:, 0]
+    g_sig = col[:, :, 0] @ (h * s)                                       # tau(Sigma G)
+    g_one = col[:, :, 0] @ h                                             # tau(G)
+    own = np.einsum("a,nab,mb->nm", h * s, col, v)             # tau(Sigma q(S_m) G), (N, M)
     # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
-    Cf, Gf = np.concatenate([C, C.conj()]), np.concatenate([G, G.conj()])
+    Cf, Gf = pen.conj_join((C, G))
     zf = np.concatenate([z, z.conj()])
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    H = pen.two_point((C, G), (Cf, Gf), couplings)        # (f, weight, n/2, n)
+    # (f, weight, n/2, n); the chain solves half the pairs (its ``two_point``, symmetric).
+    H = pen.two_point((C, G), (Cf, Gf), couplings,
+                      **({"symmetric": True} if isinstance(pen, ChainPencil) else {}))
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):
