@@ -16,9 +16,11 @@ T_max = 200, i.e. N = 2 T_max + 16 = 416 contour nodes and N / 2 x N = 86528 nod
 dense pencil (``sigma_pencil``, (M K^2)^3 per node and pair) and the chain route
 (``sigma_chain``, O(M K^3) per operator product, GMRES). Measured on a sample (8 nodes
 followed down 24 stages; 8 x 16 pairs, both couplings) and extrapolated linearly in the nodes
-and pairs (the work is per node and per pair; the chain route solves only the N / 2 (N / 2 + 1)
-pairs its symmetry leaves, ``sigma_chain.ChainPencil.two_point``); routes whose sample would
-exceed the budget are skipped and say so.
+and pairs (the work is per node and per pair; the chain route solves the fixed point at the N
+nodes and at the N2 = T_max + 16 = 216 nodes of its double contour, and only the N2 / 2 (N2 / 2
++ 1) pairs its symmetry leaves there, ``fedavg_sigma_k.pencil_curves``,
+``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
+skipped and say so.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ def _sample_cost(route, M, K, budget=120.0):
 def cost() -> None:
     nodes = 2 * 200 + 16
     pairs = nodes // 2 * nodes
-    print(f"T_max = 200: {nodes} nodes, {pairs} pairs (chain: {nodes // 2 * (nodes // 2 + 1)} "
-          "solved); seconds (process CPU, OMP_NUM_THREADS=1)")
+    print(f"T_max = 200: {nodes} nodes, {pairs} pairs (chain: {nodes} + 216 nodes, 11772 "
+          "pairs solved); seconds (process CPU, OMP_NUM_THREADS=1)")
     print(f"{'M':>3} {'K':>3} {'M K^2':>6} {'route':>6} {'s/node':>9} {'s/pair':>9} "
           f"{'est. total':>11}")
     for M in (3, 10):
@@ -84,8 +86,9 @@ def cost() -> None:
                 if got is None:
                     print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6}  (sample beyond budget)")
                     continue
-                solved = pairs if route == "dense" else nodes // 2 * (nodes // 2 + 1)
-                tot = got[0] * nodes + got[1] * solved
+                n2 = 200 + 16
+                tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
+                       got[0] * (nodes + n2) + got[1] * (n2 // 2) * (n2 // 2 + 1))
                 print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
                       f"{tot:11.3g}", flush=True)
 

@@ -57,7 +57,8 @@ MAX_PAIRS = 2e5
 
 
 def _affordable(M, K, atoms, nodes):
-    """Refuse (ValueError) when the chain route's estimated time exceeds MAX_SECONDS."""
+    """Refuse (ValueError) when the chain route's estimated time with ``nodes`` double-contour
+    nodes (at least T_max + 16) exceeds MAX_SECONDS."""
     sec = chain_seconds(M, K, atoms, nodes)
     if sec > MAX_SECONDS:
         fits = []          # each change alone that brings the estimate under the limit
@@ -68,17 +69,17 @@ def _affordable(M, K, atoms, nodes):
         n = max((n for n in range(16, nodes, 2) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
                 default=None)
         if n is not None:
-            fits.append(f"rounds up to about {max(0, (n - 16) // 2)}")
+            fits.append(f"rounds up to about {max(0, n - 16)}")
         m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
                 default=None)
         if m is not None:
             fits.append(f"clients <= {m}")
         raise ValueError(
-            f"spectrum with local_steps = {K}, {M} clients and {nodes} contour nodes (rounds up "
-            f"to {(nodes - 16) // 2} or more): the exact route's two-point systems would take "
-            f"about {sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
-            f"nodes^2, nodes >= 2 rounds + 16); give " + (", or ".join(fits) if fits else
-                                                          "fewer local_steps and rounds"))
+            f"spectrum with local_steps = {K}, {M} clients and {nodes} double-contour nodes "
+            f"(rounds up to {nodes - 16} or more): the exact route's two-point systems would "
+            f"take about {sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients "
+            f"local_steps^3 nodes^2, nodes >= rounds + 16); give " + (
+                ", or ".join(fits) if fits else "fewer local_steps and rounds"))
 
 
 def local_stability(spectrum, gam, eta):
@@ -105,7 +106,7 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
     if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
         _affordable(len(gam), K, spectrum.atoms.size,
-                    2 * int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))) + 16)
+                    int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))) + 16)
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
@@ -172,19 +173,27 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
-    if isinstance(pen, ChainPencil):
-        _affordable(pen.M, pen.K, pen.s.size, n)
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    chain = isinstance(pen, ChainPencil)
+    # The chain's double integrals on their own ellipse nodes: each variable carries one
+    # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
+    # ``algorithm1_curves``; the same ellipse, about half the nodes for long horizons).
+    n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
+    if chain:
+        _affordable(pen.M, pen.K, pen.s.size, n2)
 
-    def nodes(tt):
-        return c0 + hh * np.cosh(tt) * np.cos(theta) + 1j * hh * np.sinh(tt) * np.sin(theta)
+    def solved(m):
+        """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
+        theta = np.pi * (np.arange(m // 2) + 0.5) / (m // 2)
+        z = c0 + hh * np.cosh(t) * np.cos(theta) + 1j * hh * np.sinh(t) * np.sin(theta)
+        # Each node is followed down from far above it (an ellipse shrinking from far out
+        # would sweep its left end across the atom of D at 0, where the continuation can
+        # change branch).
+        ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
+        _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
+        w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / m)
+        return z, C, G, w
 
-    # Each node is followed down from far above it (an ellipse shrinking from far out would
-    # sweep its left end across the atom of D at 0, where the continuation can change branch).
-    z = nodes(t)
-    ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
-    _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
-    w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    z, C, G, w = solved(n)
     s, h = pen.s, pen.h
     Es = float(h @ s)
     col = pen.column0(G)                                                 # Ghat[:, 0]
@@ -195,11 +204,15 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
     Cf, Gf = pen.conj_join((C, G))
-    zf = np.concatenate([z, z.conj()])
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    # (f, weight, n/2, n); the chain solves half the pairs (its ``two_point``, symmetric).
-    H = pen.two_point((C, G), (Cf, Gf), couplings,
-                      **({"symmetric": True} if isinstance(pen, ChainPencil) else {}))
+    if n2 == n:
+        z2, w2, Wf2, one2, full2 = z, w, Wf, (C, G), (Cf, Gf)
+    else:
+        z2, C2, G2, w2 = solved(n2)
+        one2, full2 = (C2, G2), pen.conj_join((C2, G2))
+        Wf2 = np.concatenate([w2 / 2j, (w2 / 2j).conj()])
+    # (f, weight, n2/2, n2); the chain solves half the pairs (its ``two_point``, symmetric).
+    H = pen.two_point(one2, full2, couplings, **({"symmetric": True} if chain else {}))
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):
@@ -208,23 +221,27 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                     np.where(finite[:, None], (1.0 - power) / x, 1.0 / x),
                     np.where(finite[:, None], power / x, 0.0))
 
-        A1, R1, P1 = filters(z)
-        _, R2, P2 = filters(zf)
+        A1, R1, _ = filters(z)
+        _, R1d, P1d = filters(z2)
+        _, R2d, P2d = filters(np.concatenate([z2, z2.conj()]))
 
         def one(F, X):       # (1 / 2 pi i) oint F X dz over the full contour
             return ((F * w) @ X.T).imag
 
-        def double(F1, F2, f):
+        def double(F1, F2, f, w=w, Wf=Wf):
             left = (F1 * (w / 2j)) @ f
             return 2.0 * np.sum(left * (F2 * Wf), axis=1).real
 
+        def double2(F1, F2, f):      # on the double contour's nodes
+            return double(F1, F2, f, w2, Wf2)
+
         signal_term = Es + one(A1 - 1.0, g_sig[None, :])[:, 0]
-        bias = (signal ** 2 * signal_term + double(R1, R2, H[0, 0]))[None, :] \
+        bias = (signal ** 2 * signal_term + double2(R1d, R2d, H[0, 0]))[None, :] \
             - 2.0 * (p * r ** 2)[:, None] * one(R1, own.T).T + (r ** 2 * Es)[:, None]
-        variance = double(R1, R2, H[1, 0]) if len(couplings) > 1 else np.zeros(len(rounds))
-        dist = signal ** 2 * one(A1, g_one[None, :])[:, 0] + double(P1, P2, H[0, 1])
+        variance = double2(R1d, R2d, H[1, 0]) if len(couplings) > 1 else np.zeros(len(rounds))
+        dist = signal ** 2 * one(A1, g_one[None, :])[:, 0] + double2(P1d, P2d, H[0, 1])
         if len(couplings) > 1:
-            dist = dist + double(P1, P2, H[1, 1])
+            dist = dist + double2(P1d, P2d, H[1, 1])
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
     noisy = np.any((p > 0) & (sigma > 0))

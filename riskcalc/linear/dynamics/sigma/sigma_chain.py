@@ -64,13 +64,15 @@ _CHUNK_BYTES = 1.5e8
 
 
 def chain_seconds(M, K, atoms, nodes):
-    """Estimated process seconds of the chain route's two-point systems (the dominant cost) with
-    ``nodes`` contour nodes: about nodes^2 / 4 pairs (``two_point`` with ``symmetric``), each
-    5e-4 + (atoms / 2) (4.4e-6 M K^2 + 3.8e-7 M K^3) s per pair of both couplings (fitted
-    within 40% to the all-pairs costs of ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``,
-    M = 3, 10, K = 5..50, two atoms)."""
+    """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
+    one-point contour has about twice as many): nodes / 2 (nodes / 2 + 1) pairs (``two_point``
+    with ``symmetric``) at 5e-4 + (atoms / 2) (4.4e-6 M K^2 + 3.8e-7 M K^3) s each (both
+    couplings), and 3 nodes fixed points at 0.03 + 8e-6 (atoms / 2) M K^3 s each (fitted
+    within 40% to ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3, 10, K = 5..50,
+    two atoms)."""
     per_pair = 5e-4 + 0.5 * atoms * (4.4e-6 * M * K ** 2 + 3.8e-7 * M * K ** 3)
-    return per_pair * (nodes // 2) * (nodes // 2 + 1)
+    per_node = 0.03 + 8e-6 * 0.5 * atoms * M * K ** 3
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + 3 * nodes * per_node
 
 
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
@@ -203,10 +205,18 @@ class ChainPencil(SigmaPencil):
         L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
         shape = rhs.shape
 
-        def apply(x, idx):
-            return self._apply([f[idx] for f in L], [f[idx] for f in R],
-                               x.reshape((-1,) + shape[1:])).reshape(x.shape)
-        return gmres(apply, rhs.reshape(shape[0], -1), tol=_NEWTON_GMRES)[0].reshape(shape)
+        out = np.empty_like(rhs)
+        # Chunks of nodes: the Krylov bases hold _KRYLOV + 1 vectors of M K^2 per node.
+        chunk = max(1, int(_CHUNK_BYTES / (16.0 * rhs[0].size * (_KRYLOV + 4))))
+        for c0 in range(0, shape[0], chunk):
+            sl = slice(c0, c0 + chunk)
+
+            def apply(x, idx):
+                return self._apply([f[sl][idx] for f in L], [f[sl][idx] for f in R],
+                                   x.reshape((-1,) + shape[1:])).reshape(x.shape)
+            out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
+                            tol=_NEWTON_GMRES)[0].reshape(rhs[sl].shape)
+        return out
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
         """``SigmaPencil.solve`` with Newton-Krylov steps (module docstring, step 2); the third
@@ -278,14 +288,14 @@ class ChainPencil(SigmaPencil):
         R1 = (G1["B"], G1["b"], G1["d"])
         out = np.zeros((nf, 2, N1, N2), complex)
         per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 4)
-        rows_u = max(1, int(_CHUNK_BYTES / per_pair) // N2)
-        for u0 in range(0, N1, rows_u):
-            u1 = min(N1, u0 + rows_u)
-            U = np.repeat(np.arange(u0, u1), N2)
-            Vv = np.tile(np.arange(N2), u1 - u0)
-            if symmetric:
-                keep = (Vv % N1) >= U
-                U, Vv = U[keep], Vv[keep]
+        U_all = np.repeat(np.arange(N1), N2)
+        V_all = np.tile(np.arange(N2), N1)
+        if symmetric:
+            keep = (V_all % N1) >= U_all
+            U_all, V_all = U_all[keep], V_all[keep]
+        chunk = max(1, int(_CHUNK_BYTES / per_pair))
+        for c0 in range(0, U_all.size, chunk):
+            U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
             P = U.size
             Lp = [f[Vv] for f in L2]
             Rp = [f[U] for f in R1]
@@ -304,8 +314,7 @@ class ChainPencil(SigmaPencil):
             q2 = L2[2][Vv] / G2["sigma"][Vv][..., None, None]      # -q_k at z2, (P, a, M, K)
             q1 = R1[1][U] / G1["sigma"][U][..., None, None]
             for f, (_, _, lb, rb) in enumerate(facs):
-                base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(
-                    u1 - u0, N2, atoms)[U - u0, Vv]
+                base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
                 corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, q2, Y[:, f], q1)
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
         if symmetric:
