@@ -56,30 +56,32 @@ MAX_SECONDS = 600.0
 MAX_PAIRS = 2e5
 
 
-def _affordable(M, K, atoms, nodes):
+def _affordable(M, K, atoms, nodes, t_max):
     """Refuse (ValueError) when the chain route's estimated time with ``nodes`` double-contour
-    nodes (at least T_max + 16) exceeds MAX_SECONDS."""
+    nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) exceeds
+    MAX_SECONDS, naming each change that alone would fit."""
     sec = chain_seconds(M, K, atoms, nodes)
-    if sec > MAX_SECONDS:
-        fits = []          # each change alone that brings the estimate under the limit
-        k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes) <= MAX_SECONDS),
-                default=None)
-        if k is not None:
-            fits.append(f"local_steps <= {k}")
-        n = max((n for n in range(16, nodes, 2) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
+    if sec <= MAX_SECONDS:
+        return
+    fits = []
+    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes) <= MAX_SECONDS),
+            default=None)
+    if k is not None:
+        fits.append(f"local_steps <= {k}")
+    if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
+        n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
                 default=None)
         if n is not None:
             fits.append(f"rounds up to about {max(0, n - 16)}")
-        m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
-                default=None)
-        if m is not None:
-            fits.append(f"clients <= {m}")
-        raise ValueError(
-            f"spectrum with local_steps = {K}, {M} clients and {nodes} double-contour nodes "
-            f"(rounds up to {nodes - 16} or more): the exact route's two-point systems would "
-            f"take about {sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients "
-            f"local_steps^3 nodes^2, nodes >= rounds + 16); give " + (
-                ", or ".join(fits) if fits else "fewer local_steps and rounds"))
+    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
+            default=None)
+    if m is not None:
+        fits.append(f"clients <= {m}")
+    raise ValueError(
+        f"spectrum with local_steps = {K}, {M} clients and rounds up to {t_max}: the exact "
+        f"route ({nodes} double-contour nodes) would take about {sec:.3g} s here (more than "
+        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 nodes^2, nodes >= rounds + 16); "
+        "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
 
 
 def local_stability(spectrum, gam, eta):
@@ -105,8 +107,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     """
     dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
     if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
-        _affordable(len(gam), K, spectrum.atoms.size,
-                    int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))) + 16)
+        t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+        _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max)
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
@@ -179,7 +181,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     # ``algorithm1_curves``; the same ellipse, about half the nodes for long horizons).
     n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
     if chain:
-        _affordable(pen.M, pen.K, pen.s.size, n2)
+        _affordable(pen.M, pen.K, pen.s.size, n2, t_max)
 
     def solved(m):
         """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
