@@ -31,9 +31,12 @@ several d.
 The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
 with the same fixed point; dense, so for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS`` only). The
 pencil is solved densely (``sigma_pencil``) for M K^2 <= DENSE_UNKNOWNS and through its chain
-structure beyond (``sigma_chain``: O(M K^3) per operator product, GMRES), refused when the
-estimated time of the two-point systems (~ M K^3 per GMRES product, (T_max + 8)^2 x 2 node
-pairs) exceeds MAX_SECONDS, with the local_steps, rounds or clients that would fit.
+structure beyond (``sigma_chain``: O(M K^3) per operator product, GMRES), whose double
+integrals use their own nodes on the same ellipse: each variable carries one polynomial of
+degree <= T_max (R_T or P_T), so ``fedavg._contour`` with degree 1 (T_max + 16 nodes rather
+than 2 T_max + 16, as ``algorithm1_curves``), and half the pairs by symmetry. Refused when its
+estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
+rounds or clients that would fit.
 """
 
 from __future__ import annotations
