@@ -165,7 +165,8 @@ class ChainPencil(SigmaPencil):
         D = np.concatenate([np.zeros(Bi.shape[:-2] + (1, K)), Bi[..., :-1, :]], axis=-2)
         Cb = np.broadcast_to(C[:, None], D.shape)
         return {"Binv": Bi, "u": u, "w": w, "sigma": sig, "alpha": alpha,
-                "A": D @ Cb, "a": alpha / sig[..., None, None], "e": np.einsum("nmlk,naml->namk", C, w),
+                "A": D @ Cb, "a": alpha / sig[..., None, None],
+                "e": np.einsum("nmlk,naml->namk", C, w),
                 "B": Cb @ D, "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None]}
 
