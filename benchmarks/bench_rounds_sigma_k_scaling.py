@@ -10,6 +10,17 @@ per client and round (constant for a 1 / d effect), and the extrapolation from c
 pairs of d in standard errors.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_sigma_k_scaling.py`` (about 2 minutes).
+
+``--cost``: the exact routes' cost against K (K = 5, 10, 20, 50; M = 3, 10; two-point spectrum;
+T_max = 200, i.e. N = 2 T_max + 16 = 416 contour nodes and N / 2 x N = 86528 node pairs): the
+dense pencil (``sigma_pencil``, (M K^2)^3 per node and pair) and the chain route
+(``sigma_chain``, O(M K^3) per operator product, GMRES). Measured on a sample (8 nodes
+followed down 24 stages; 8 x 16 pairs, both couplings) and extrapolated linearly in the nodes
+and pairs (the work is per node and per pair; the chain route solves the fixed point at the N
+nodes and at the N2 = T_max + 16 = 216 nodes of its double contour, and only the N2 / 2 (N2 / 2
++ 1) pairs its symmetry leaves there, ``fedavg_sigma_k.pencil_curves``,
+``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
+skipped and say so.
 """
 
 from __future__ import annotations
@@ -25,6 +36,61 @@ from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import local_stability
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5])
 GAMMA = [0.5, 2.0, 4.0]
 DIMS = [(100, 200), (200, 100), (400, 50), (800, 25)]
+
+
+def _sample_cost(route, M, K, budget=120.0):
+    """(seconds per node of the fixed point, seconds per pair of the two-point system) of a
+    route, from a sample; None when the sample's estimated cost exceeds ``budget`` seconds."""
+    from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
+
+    size = M * K * K
+    if route == "dense" and (8 * 24 * 4 + 256) * (size ** 3 / 3 + 2 * size ** 2 * K) / 2e9 > budget:
+        return None
+    gam = np.array([0.5, 2.0, 4.0, 1.5, 3.0, 0.8, 2.5, 6.0, 1.2, 5.0][:M])
+    p = np.ones(M) / M
+    eta = 0.8 * 2.0 / local_stability(SPEC, gam, 1.0)
+    cls = SigmaPencil if route == "dense" else ChainPencil
+    if route == "dense":   # the dense route's guard stands in the way of the measurement only
+        import riskcalc.linear.dynamics.sigma.sigma_pencil as sp
+        sp.MAX_UNKNOWNS = max(sp.MAX_UNKNOWNS, size)
+    pen = cls(SPEC.atoms, SPEC.weights, gam, p, eta, K)
+    theta = np.pi * (np.arange(8) + 0.5) / 8
+    z = 0.6 + 0.55 * np.cos(theta) + 0.05j * np.sin(theta)      # a thin ellipse over [0.05, 1.15]
+    ys = list(4.0 * 1.2 * np.geomspace(1.0, 1e-3 * 0.05 / 1.2, 24)) + [0.0]
+    clock = time.process_time()
+    _, C, G = pen.solve(lambda y: z + 1j * y, ys)
+    per_node = (time.process_time() - clock) / z.size
+    v = np.zeros((M, pen.n))
+    v[:, 0], v[np.arange(M), pen.rows[:, -1]] = 1.0, -1.0
+    wn = np.zeros((M, pen.n))
+    wn[:, 0] = eta
+    for j in range(M):
+        wn[j, pen.rows[j, :-1]] = eta
+    clock = time.process_time()
+    pen.two_point((C, G), pen.conj_join((C, G)), [(p ** 2, v, v), (p ** 2, wn, v)])
+    return per_node, (time.process_time() - clock) / (8 * 16)
+
+
+def cost() -> None:
+    nodes = 2 * 200 + 16
+    pairs = nodes // 2 * nodes
+    print(f"T_max = 200: {nodes} nodes, {pairs} pairs (chain: {nodes} + 216 nodes, 11772 "
+          "pairs solved); seconds (process CPU, OMP_NUM_THREADS=1)")
+    print(f"{'M':>3} {'K':>3} {'M K^2':>6} {'route':>6} {'s/node':>9} {'s/pair':>9} "
+          f"{'est. total':>11}")
+    for M in (3, 10):
+        for K in (5, 10, 20, 50):
+            for route in ("dense", "chain"):
+                got = _sample_cost(route, M, K)
+                if got is None:
+                    print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6}  (sample beyond budget)")
+                    continue
+                n2 = 200 + 16
+                tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
+                       got[0] * (nodes + n2) + got[1] * (n2 // 2) * (n2 // 2 + 1))
+                print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
+                      f"{tot:11.3g}", flush=True)
 
 
 def main() -> None:
@@ -56,4 +122,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    cost() if "--cost" in sys.argv else main()

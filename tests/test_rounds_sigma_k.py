@@ -112,7 +112,8 @@ def test_a_folding_filter_against_simulation():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(local_steps=np.inf), "finite local_steps"),
     (dict(local_steps=2, step_size=0.5), "diverges on a client under the spectrum"),
-    (dict(local_steps=9, step_size=0.01), "M K\\^2"),
+    (dict(local_steps=50, step_size=0.01, rounds=[0, 200]),
+     "route .* would take .* give local_steps <= .*, or rounds up to about"),
 ])
 def test_refused(kwargs, match):
     args = dict(gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 5], spectrum=SPEC)

@@ -248,7 +248,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
         E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
         ``local_steps`` (``riskcalc.linear.dynamics.sigma.fedavg_sigma``, K = 1;
-        ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, for M K^2 <= 200 and
+        ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, within its time estimate and
         local steps stable under the spectrum; ``local_risk``, the own models:
         ``riskcalc.linear.dynamics.sigma.fedavg_own``; ``personalized_risk``:
         ``riskcalc.linear.dynamics.sigma.personalize_sigma``);

@@ -1,6 +1,7 @@
 """The rounds under a covariance spectrum shared by the clients (derived here): FedAvg with
 one local step per round (``fedavg_sigma``: one scalar subordination function per contour node)
-or K >= 2 (``fedavg_sigma_k`` through the linear pencil of ``sigma_pencil``, 1 + M K blocks),
+or K >= 2 (``fedavg_sigma_k`` through the linear pencil of ``sigma_pencil``, 1 + M K blocks,
+solved densely or, for M K^2 > 100, through its chain structure, ``sigma_chain``),
 and paper 004's Algorithm 1 with exact prox (``prox_sigma``: the same pencil with one block per
 client; the server model and the clients' own models, read off the transposed pencil's
 two-point blocks (i, i)); FedAvg's own models after the K local steps of round T

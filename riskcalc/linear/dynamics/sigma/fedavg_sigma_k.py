@@ -29,9 +29,14 @@ FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.
 several d.
 
 The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
-with the same fixed point). Not covered: large M K^2 (the
-pencil's fixed point has M K^2 unknowns at every node and the two-point solve as many per
-pair of nodes; refused beyond ``sigma_pencil.MAX_UNKNOWNS``).
+with the same fixed point; dense, so for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS`` only). The
+pencil is solved densely (``sigma_pencil``) for M K^2 <= DENSE_UNKNOWNS and through its chain
+structure beyond (``sigma_chain``: O(M K^3) per operator product, GMRES), whose double
+integrals use their own nodes on the same ellipse: each variable carries one polynomial of
+degree <= T_max (R_T or P_T), so ``fedavg._contour`` with degree 1 (T_max + 16 nodes rather
+than 2 T_max + 16, as ``algorithm1_curves``), and half the pairs by symmetry. Refused when its
+estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
+rounds or clients that would fit.
 """
 
 from __future__ import annotations
@@ -40,11 +45,46 @@ import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, chain_seconds
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
+                                                         edges, stable_top)
 
+#: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
+#: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
+#: the chain at 192 (50 s against 82 s for a whole curve) and 300).
+DENSE_UNKNOWNS = 100
+#: Most estimated seconds (``sigma_chain.chain_seconds``) of the chain route.
+MAX_SECONDS = 600.0
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
+
+
+def _affordable(M, K, atoms, nodes, t_max):
+    """Refuse (ValueError) when the chain route's estimated time with ``nodes`` double-contour
+    nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) exceeds
+    MAX_SECONDS, naming each change that alone would fit."""
+    sec = chain_seconds(M, K, atoms, nodes)
+    if sec <= MAX_SECONDS:
+        return
+    fits = []
+    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes) <= MAX_SECONDS),
+            default=None)
+    if k is not None:
+        fits.append(f"local_steps <= {k}")
+    if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
+        n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
+                default=None)
+        if n is not None:
+            fits.append(f"rounds up to about {max(0, n - 16)}")
+    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
+            default=None)
+    if m is not None:
+        fits.append(f"clients <= {m}")
+    raise ValueError(
+        f"spectrum with local_steps = {K}, {M} clients and rounds up to {t_max}: the exact "
+        f"route ({nodes} double-contour nodes) would take about {sec:.3g} s here (more than "
+        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 nodes^2, nodes >= rounds + 16); "
+        "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
 
 
 def local_stability(spectrum, gam, eta):
@@ -53,7 +93,7 @@ def local_stability(spectrum, gam, eta):
     return float(eta * stable_top(spectrum.atoms, spectrum.weights, gam).max())
 
 
-def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum):
+def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum, route="auto"):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` for FedAvg with K local steps of size ``eta`` under ``spectrum`` (module
     docstring); the dict of ``fedavg.round_map_curves`` (``local`` refuses).
@@ -68,7 +108,12 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     spectrum : riskcalc.Spectrum
         H, uniform signal directions.
     """
-    pen = SigmaPencil(spectrum.atoms, spectrum.weights, gam, p, eta, K)
+    dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
+    if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
+        t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+        _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max)
+    pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
+                                                  eta, K)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
@@ -83,9 +128,14 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum)
     wn[:, 0] = eta
     for j in range(pen.M):
         wn[j, pen.rows[j, :-1]] = eta
+    def own(c):
+        if pen.M * K * K > MAX_UNKNOWNS:
+            raise ValueError(f"spectrum: the clients' own models (local_risk) with local_steps = "
+                             f"{K} and {pen.M} clients: the extended pencil is solved densely, "
+                             f"for clients local_steps^2 <= {MAX_UNKNOWNS} only")
+        return own_models(pen, c, gam, r, sigma, p, signal, rounds)
     return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
-                         own_models=lambda c: own_models(pen, c, gam, r, sigma, p, signal,
-                                                         rounds))
+                         own_models=own)
 
 
 def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
@@ -124,33 +174,50 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
-    if n * pen.s.size * pen.n ** 2 * 16.0 > MAX_BYTES:
+    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
         raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    chain = isinstance(pen, ChainPencil)
+    # The chain's double integrals on their own ellipse nodes: each variable carries one
+    # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
+    # ``algorithm1_curves``; the same ellipse, about half the nodes for long horizons).
+    n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
+    if chain:
+        _affordable(pen.M, pen.K, pen.s.size, n2, t_max)
 
-    def nodes(tt):
-        return c0 + hh * np.cosh(tt) * np.cos(theta) + 1j * hh * np.sinh(tt) * np.sin(theta)
+    def solved(m):
+        """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
+        theta = np.pi * (np.arange(m // 2) + 0.5) / (m // 2)
+        z = c0 + hh * np.cosh(t) * np.cos(theta) + 1j * hh * np.sinh(t) * np.sin(theta)
+        # Each node is followed down from far above it (an ellipse shrinking from far out
+        # would sweep its left end across the atom of D at 0, where the continuation can
+        # change branch).
+        ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
+        _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
+        w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / m)
+        return z, C, G, w
 
-    # Each node is followed down from far above it (an ellipse shrinking from far out would
-    # sweep its left end across the atom of D at 0, where the continuation can change branch).
-    z = nodes(t)
-    ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
-    _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
-    w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    z, C, G, w = solved(n)
     s, h = pen.s, pen.h
     Es = float(h @ s)
-    g_sig = G[:, :, 0, 0] @ (h * s)                                      # tau(Sigma G)
-    g_one = G[:, :, 0, 0] @ h                                            # tau(G)
-    own = np.einsum("a,nab,mb->nm", h * s, G[:, :, :, 0], v)   # tau(Sigma q(S_m) G), (N, M)
+    col = pen.column0(G)                                                 # Ghat[:, 0]
+    g_sig = col[:, :, 0] @ (h * s)                                       # tau(Sigma G)
+    g_one = col[:, :, 0] @ h                                             # tau(G)
+    own = np.einsum("a,nab,mb->nm", h * s, col, v)             # tau(Sigma q(S_m) G), (N, M)
     # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
-    Cf, Gf = np.concatenate([C, C.conj()]), np.concatenate([G, G.conj()])
-    zf = np.concatenate([z, z.conj()])
+    Cf, Gf = pen.conj_join((C, G))
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    H = pen.two_point((C, G), (Cf, Gf), couplings)        # (f, weight, n/2, n)
+    if n2 == n:
+        z2, w2, Wf2, one2, full2 = z, w, Wf, (C, G), (Cf, Gf)
+    else:
+        z2, C2, G2, w2 = solved(n2)
+        one2, full2 = (C2, G2), pen.conj_join((C2, G2))
+        Wf2 = np.concatenate([w2 / 2j, (w2 / 2j).conj()])
+    # (f, weight, n2/2, n2); the chain solves half the pairs (its ``two_point``, symmetric).
+    H = pen.two_point(one2, full2, couplings, **({"symmetric": True} if chain else {}))
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):
@@ -159,23 +226,27 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                     np.where(finite[:, None], (1.0 - power) / x, 1.0 / x),
                     np.where(finite[:, None], power / x, 0.0))
 
-        A1, R1, P1 = filters(z)
-        _, R2, P2 = filters(zf)
+        A1, R1, _ = filters(z)
+        _, R1d, P1d = filters(z2)
+        _, R2d, P2d = filters(np.concatenate([z2, z2.conj()]))
 
         def one(F, X):       # (1 / 2 pi i) oint F X dz over the full contour
             return ((F * w) @ X.T).imag
 
-        def double(F1, F2, f):
+        def double(F1, F2, f, w=w, Wf=Wf):
             left = (F1 * (w / 2j)) @ f
             return 2.0 * np.sum(left * (F2 * Wf), axis=1).real
 
+        def double2(F1, F2, f):      # on the double contour's nodes
+            return double(F1, F2, f, w2, Wf2)
+
         signal_term = Es + one(A1 - 1.0, g_sig[None, :])[:, 0]
-        bias = (signal ** 2 * signal_term + double(R1, R2, H[0, 0]))[None, :] \
+        bias = (signal ** 2 * signal_term + double2(R1d, R2d, H[0, 0]))[None, :] \
             - 2.0 * (p * r ** 2)[:, None] * one(R1, own.T).T + (r ** 2 * Es)[:, None]
-        variance = double(R1, R2, H[1, 0]) if len(couplings) > 1 else np.zeros(len(rounds))
-        dist = signal ** 2 * one(A1, g_one[None, :])[:, 0] + double(P1, P2, H[0, 1])
+        variance = double2(R1d, R2d, H[1, 0]) if len(couplings) > 1 else np.zeros(len(rounds))
+        dist = signal ** 2 * one(A1, g_one[None, :])[:, 0] + double2(P1d, P2d, H[0, 1])
         if len(couplings) > 1:
-            dist = dist + double(P1, P2, H[1, 1])
+            dist = dist + double2(P1d, P2d, H[1, 1])
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     big = np.isfinite(rounds) & (rounds > over)
     noisy = np.any((p > 0) & (sigma > 0))

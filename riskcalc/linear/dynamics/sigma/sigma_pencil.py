@@ -110,6 +110,19 @@ class SigmaPencil:
         L[:, :, 0, 0] += z[:, None]
         return np.linalg.inv(L)
 
+    def node_bytes(self):
+        """Bytes of Ghat per node (all atoms)."""
+        return self.s.size * self.n ** 2 * 16.0
+
+    def column0(self, G):
+        """Ghat[:, 0] (N, atoms, n) from ``ghat``'s output (``sigma_chain`` holds it as factors)."""
+        return G[..., :, 0]
+
+    def conj_join(self, one):
+        """(Chat, Ghat) at the nodes and at their conjugates, stacked."""
+        C, G = one
+        return np.concatenate([C, C.conj()]), np.concatenate([G, G.conj()])
+
     def blocks(self, G, rows, cols):
         """G[rows_k, cols_j] for every pair: (N, atoms, M_rows, K, M_cols, K)."""
         return G[:, :, rows[:, :, None, None], cols[None, None, :, :]]
@@ -272,11 +285,11 @@ def edges(pencil, top, qmax=None):
                                                              / np.log(3.0))))
         tau, _, G, bad = pencil.solve(lambda y: x + 1j * y, list(ys), check=False,
                                       tolerant=True, tau0=tau0)
-        far = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
+        far = -np.einsum("a,na->n", pencil.h * pencil.s, pencil.column0(G)[:, :, 0]).imag
         ys = upper * np.geomspace(1e-12, 1e-15, 4)
         _, _, G, bad2 = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau,
                                      tolerant=True)
-        near = -np.einsum("a,na->n", pencil.h * pencil.s, G[:, :, 0, 0]).imag
+        near = -np.einsum("a,na->n", pencil.h * pencil.s, pencil.column0(G)[:, :, 0]).imag
         return bad | bad2 | ((near > 0.5 * far) & (near > 0))
 
     xs = np.unique(np.concatenate([upper * np.linspace(0.0, 1.0, 65)[1:],

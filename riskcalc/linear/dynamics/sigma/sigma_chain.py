@@ -1,0 +1,330 @@
+"""FedAvg's pencil with K local steps under a spectrum, solved through its chain structure
+(derived here).
+
+Pencil, fixed point and two-point system are those of ``sigma_pencil`` (derivation there):
+Ghat(s) = (L0 + z e_0 e_0^T + s sum_j Chat_j)^-1 with Chat_j on (r_j, c_j), r_j = ((j,1)..(j,K)),
+c_j = (0, (j,1)..(j,K-1)). The dense route costs (M K)^3 per atom and node for Ghat and
+(M K^2)^3 for the Newton and two-point systems; here every operation costs O(M K^3).
+
+1. Schur complement on block 0. With x_j = x[r_j] (K entries per client), Z the K x K down
+   shift ((Z x)_k = x_(k-1), (Z x)_0 = 0) and e_0, e_K the first and last unit vectors, x[c_j] =
+   e_0 x_0 + Z x_j, so the rows r_j read (I + s Chat_j)(e_0 x_0 + Z x_j) - x_j = y_j, i.e.
+   B_j x_j + b_j x_0 = y_j with B_j = (I + s Chat_j) Z - I, b_j = (I + s Chat_j) e_0, and row 0
+   reads (z - sum_j p_j) x_0 + sum_j p_j e_K^T x_j = y_0. Eliminating x_j = B_j^-1 (y_j - b_j
+   x_0): with u_j = B_j^-1 b_j, w_j^T = p_j e_K^T B_j^-1, sigma = z - sum_j p_j (1 + e_K^T u_j)
+   (a scalar per atom and node) ::
+
+       Ghat_00 = 1 / sigma,  Ghat_0j = -w_j^T / sigma,  Ghat_j0 = -u_j / sigma,
+       Ghat_jk = delta_jk B_j^-1 + u_j w_k^T / sigma,
+
+   block diagonal plus rank one across clients. The blocks the fixed point reads are then
+   Ghat[c_j, r_k] = e_0 Ghat_0k + Z Ghat_jk = delta_jk D_j + alpha_j w_k^T / sigma with D_j =
+   Z B_j^-1, alpha_j = Z u_j - e_0, and Ghat[c_j, 0] = -alpha_j / sigma.
+2. The Newton operator. ``sigma_pencil``'s Jacobian, dtau_j = sum_k gamma_k E_H[s^2
+   (Ghat[c_j, r_k] Chat_k) dtau_k (Chat_k Ghat[c_k, r_j])], becomes with the blocks of step 1 ::
+
+       (J X)_j = E_H[s^2 (gamma_j (A_j X_j B_j + A_j X_j b'_j d_j^T + a_j e_j^T X_j B_j)
+                 + a_j d_j^T c)],   c = sum_k gamma_k e_k^T X_k b'_k,
+
+   with A_j = D_j Chat_j, a_j = alpha_j / sigma, e_j = Chat_j^T w_j on the left and B_j =
+   Chat_j D_j, b'_j = Chat_j alpha_j, d_j = w_j / sigma on the right: per client two K x K
+   products per atom, and the cross-client coupling is the scalar c per atom. Newton's steps
+   solve (I - J) dtau = -res by GMRES with this exact product (batched over nodes); the path
+   (nodes followed down from far above them, Euler predictor dres_j/dz = E_H[s alpha_j w_j^T /
+   sigma^2]) is ``sigma_pencil``'s.
+3. Two-point functions. ``sigma_pencil``'s linear system for Y_j = E_H[s Ghat12[r_j, r_j]]
+   has the operator sum_k gamma_k E_H[s^2 Q2_kj^T Y_k Q1_kj], Q_kj = Chat_k Ghat[c_k, r_j] =
+   delta_kj B_k + b'_k d_j^T (step 2's right factors), i.e. the form of step 2 with the left
+   factors (B^T, d, b') at z2 and the right ones (B, b', d) at z1; its right-hand side and
+   output read the rows W^T Ghat[:, r_j] = -W_0 w_j^T / sigma + W_j^T B_j^-1 + (sum_k W_k^T
+   u_k) w_j^T / sigma, the column Ghat[:, 0] and q_k = Chat_k Ghat[c_k, 0] = -b'_k / sigma.
+   Solved by GMRES for every pair of nodes, batched over pairs (in chunks by memory). With
+   z2 running over the nodes and their conjugates, the values are symmetric: tau(Sigma G2 h
+   G1) with h a function of S_j is its own transpose, so H(z1, z2) = H(z2, z1), and H(conj z1,
+   conj z2) = conj H(z1, z2); ``symmetric`` solves the pairs (u, v), (u, conj v) with v >= u
+   only (half).
+
+GMRES stops at a residual 1e-13 relative to the right-hand side (restarted, with classical
+Gram-Schmidt twice); a two-point system that does not get within 1e-10 raises SolverError
+(Newton's steps may be inexact: its residual test decides). Checks
+(``tests/test_rounds_sigma_kbig.py``): against the dense ``SigmaPencil`` (3.1e-12 at the
+nodes, 1.3e-14 for whole curves), Sigma = I with one client against quadrature of the
+Marchenko-Pastur law at K = 20 and 50 (1.5e-14), and the literal iteration at K = 12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, SigmaPencil
+
+_GMRES_TOL = 1e-13
+#: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
+_NEWTON_GMRES = 1e-8
+_KRYLOV = 40
+_RESTARTS = 12
+#: Bytes of the pair factors and Krylov bases held at once by ``two_point``.
+_CHUNK_BYTES = 1.5e8
+
+
+def chain_seconds(M, K, atoms, nodes):
+    """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
+    one-point contour has about twice as many): nodes / 2 (nodes / 2 + 1) pairs (``two_point``
+    with ``symmetric``) at 5e-4 + (atoms / 2) (4.4e-6 M K^2 + 3.8e-7 M K^3) s each (both
+    couplings), and 3 nodes fixed points at 0.03 + 8e-6 (atoms / 2) M K^3 s each (fitted
+    within 40% to ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3, 10, K = 5..50,
+    two atoms)."""
+    per_pair = 5e-4 + 0.5 * atoms * (4.4e-6 * M * K ** 2 + 3.8e-7 * M * K ** 3)
+    per_node = 0.03 + 8e-6 * 0.5 * atoms * M * K ** 3
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + 3 * nodes * per_node
+
+
+def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
+    """(x, ok): x with ||apply(x, idx) - b|| <= tol ||b|| (where ok; 1e3 tol allowed) for a
+    batch b (P, n); ``apply(X, idx)`` the operator of the systems ``idx`` on the rows of X.
+    Restarted GMRES(m), Givens rotations."""
+    P, n = b.shape
+    m = min(m, n)
+    x = np.zeros_like(b)
+    bn = np.linalg.norm(b, axis=1)
+    act = np.flatnonzero(bn > 0)
+    for _ in range(_RESTARTS):
+        r = b[act] - apply(x[act], act)
+        beta = np.linalg.norm(r, axis=1)
+        keep = beta > tol * bn[act]
+        act, r, beta = act[keep], r[keep], beta[keep]
+        if act.size == 0:
+            return x, np.ones(P, bool)
+        p = act.size
+        V = np.zeros((p, m + 1, n), complex)
+        H = np.zeros((p, m + 1, m), complex)
+        cs, sn = np.zeros((p, m), complex), np.zeros((p, m), complex)
+        g = np.zeros((p, m + 1), complex)
+        g[:, 0] = beta
+        V[:, 0] = r / beta[:, None]
+        k = 0
+        for k in range(m):
+            w = apply(V[:, k], act)
+            for _ in range(2):           # classical Gram-Schmidt, twice (orthogonal to rounding)
+                h = np.einsum("pin,pn->pi", V[:, :k + 1], w.conj()).conj()
+                w = w - np.einsum("pin,pi->pn", V[:, :k + 1], h)
+                H[:, :k + 1, k] += h
+            hn = np.linalg.norm(w, axis=1)
+            H[:, k + 1, k] = hn
+            V[:, k + 1] = w / np.where(hn > 0, hn, 1.0)[:, None]
+            for i in range(k):           # the earlier rotations on the new column
+                t = cs[:, i] * H[:, i, k] + sn[:, i] * H[:, i + 1, k]
+                H[:, i + 1, k] = -sn[:, i].conj() * H[:, i, k] + cs[:, i].conj() * H[:, i + 1, k]
+                H[:, i, k] = t
+            den = np.hypot(np.abs(H[:, k, k]), np.abs(H[:, k + 1, k]))
+            den = np.where(den > 0, den, 1.0)
+            cs[:, k] = H[:, k, k].conj() / den
+            sn[:, k] = H[:, k + 1, k].conj() / den
+            H[:, k, k] = cs[:, k] * H[:, k, k] + sn[:, k] * H[:, k + 1, k]
+            H[:, k + 1, k] = 0.0
+            g[:, k + 1] = -sn[:, k].conj() * g[:, k]
+            g[:, k] = cs[:, k] * g[:, k]
+            if np.all(np.abs(g[:, k + 1]) <= 0.1 * tol * bn[act]) or np.all(hn == 0):
+                break
+        k += 1
+        y = np.linalg.solve(np.triu(H[:, :k, :k]) + np.eye(k) * (np.abs(H[:, :k, :k].diagonal(
+            axis1=1, axis2=2)) == 0)[:, None, :], g[:, :k, None])[..., 0]
+        x[act] += np.einsum("pkn,pk->pn", V[:, :k], y)
+
+    ok = np.ones(P, bool)
+    ok[act] = np.linalg.norm(b[act] - apply(x[act], act), axis=1) <= 1e3 * tol * bn[act]
+    return x, ok
+
+
+class ChainPencil(SigmaPencil):
+    """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
+    module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
+
+    def __init__(self, atoms, weights, gam, p, eta: float, K: int):
+        self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
+        self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), int(K), self.gam.size
+        self.n = 1 + self.M * self.K
+        self.rows = 1 + np.arange(self.M * self.K).reshape(self.M, self.K)
+        self.cols = np.concatenate([np.zeros((self.M, 1), int), self.rows[:, :-1]], axis=1)
+
+    def ghat(self, z, C):
+        """The factors of Ghat(s) at nodes z (N,) (module docstring, step 1): a dict of Binv
+        (N, atoms, M, K, K), u, w, alpha (N, atoms, M, K), sigma (N, atoms) and the operator
+        factors of step 2."""
+        K = self.K
+        X = np.eye(K) + self.s[None, :, None, None, None] * C[:, None]
+        B = -np.broadcast_to(np.eye(K), X.shape).astype(complex)
+        B[..., :-1] += X[..., 1:]                                  # (I + s Chat) Z - I
+        Bi = np.linalg.inv(B)
+        u = np.einsum("namkl,naml->namk", Bi, X[..., 0])
+        w = self.p[:, None] * Bi[..., -1, :]
+        sig = z[:, None] - self.p.sum() - np.einsum("m,nam->na", self.p, u[..., -1])
+        alpha = np.concatenate([-np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
+        D = np.concatenate([np.zeros(Bi.shape[:-2] + (1, K)), Bi[..., :-1, :]], axis=-2)
+        Cb = np.broadcast_to(C[:, None], D.shape)
+        return {"Binv": Bi, "u": u, "w": w, "sigma": sig, "alpha": alpha,
+                "A": D @ Cb, "a": alpha / sig[..., None, None],
+                "e": np.einsum("nmlk,naml->namk", C, w),
+                "B": Cb @ D, "b": np.einsum("nmkl,naml->namk", C, alpha),
+                "d": w / sig[..., None, None]}
+
+    def node_bytes(self):
+        """Bytes of the factors held per node (Binv, A, B: three K x K per client and atom)."""
+        return self.s.size * 3 * self.M * self.K ** 2 * 16.0
+
+    def column0(self, G):
+        """Ghat[:, 0] (N, atoms, n)."""
+        s = G["sigma"][..., None]
+        return np.concatenate([1.0 / s, -G["u"].reshape(s.shape[:2] + (-1,)) / s], axis=-1)
+
+    def conj_join(self, one):
+        C, G = one
+        return np.concatenate([C, C.conj()]), {k: np.concatenate([v, v.conj()])
+                                               for k, v in G.items()}
+
+    def residual(self, z, tau):
+        C = self.chat(tau)
+        G = self.ghat(z, C)
+        own = G["Binv"] * 0.0
+        own[..., 1:, :] = G["Binv"][..., :-1, :]
+        own = own + G["alpha"][..., :, None] * G["d"][..., None, :]
+        return tau - np.einsum("a,namkl->nmkl", self.h * self.s, own), C, G
+
+    def _apply(self, L, R, X):
+        """X - J X (module docstring, step 2) for left factors L = (A, a, e) and right ones
+        R = (B, b, d), each (P, atoms, M, ...), X (P, M, K, K)."""
+        A, a, e = L
+        B, b, d = R
+        AX = A @ X[:, None]
+        inner = AX @ B + (AX @ b[..., None]) * d[..., None, :] \
+            + a[..., :, None] * ((e[..., None, :] @ X[:, None]) @ B)
+        c = np.einsum("pamk,pmkl,paml,m->pa", e, X, b, self.gam)
+        out = self.gam[:, None, None] * inner + a[..., :, None] * d[..., None, :] * c[..., None,
+                                                                                       None, None]
+        return X - np.einsum("a,pamkl->pmkl", self.h * self.s ** 2, out)
+
+    def _newton(self, G, rhs):
+        """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
+        gets there (an inexact Newton step elsewhere: the residual test decides)."""
+        L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
+        shape = rhs.shape
+
+        out = np.empty_like(rhs)
+        # Chunks of nodes: the Krylov bases hold _KRYLOV + 1 vectors of M K^2 per node.
+        chunk = max(1, int(_CHUNK_BYTES / (16.0 * rhs[0].size * (_KRYLOV + 4))))
+        for c0 in range(0, shape[0], chunk):
+            sl = slice(c0, c0 + chunk)
+
+            def apply(x, idx):
+                return self._apply([f[sl][idx] for f in L], [f[sl][idx] for f in R],
+                                   x.reshape((-1,) + shape[1:])).reshape(x.shape)
+            out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
+                            tol=_NEWTON_GMRES)[0].reshape(rhs[sl].shape)
+        return out
+
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``SigmaPencil.solve`` with Newton-Krylov steps (module docstring, step 2); the third
+        output is the dict of factors of ``ghat``."""
+        z = nodes(path[0])
+        failed = np.zeros(z.size, bool)
+        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
+        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
+            res, _, _ = self.residual(z, tau)
+            tau = tau - res
+        hs = self.h * self.s
+        for t in path:
+            zn = nodes(t)
+            _, _, G = self.residual(z, tau)
+            dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
+                ..., None, None])
+            tau, z = tau + self._newton(G, -dres * (zn - z)[:, None, None, None]), zn
+            for it in range(_NEWTON_ITER):
+                res, C, G = self.residual(z, tau)
+                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
+                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
+                if not act.any():
+                    break
+                if tolerant and it == _NEWTON_ITER - 1:
+                    failed |= act
+                    break
+                Ga = {k: v[act] for k, v in G.items()}
+                tau[act] = tau[act] - self._newton(Ga, res[act])
+            else:
+                raise SolverError("rounds limit with a spectrum and local steps: Newton's "
+                                  f"method on the chain pencil did not converge (t = {t:.3g})")
+        res, C, G = self.residual(z, tau)
+        g00 = np.einsum("a,na->n", hs, 1.0 / G["sigma"])
+        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
+            raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
+                              "left the physical branch")
+        return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+    def _rows(self, G, W):
+        """(W^T Ghat[:, r_j], W^T Ghat[:, 0]) for rows W (m, n): (N, atoms, m, M, K), (N,
+        atoms, m) (module docstring, step 3)."""
+        Wj = W[:, self.rows]                                       # (m, M, K)
+        Wu = np.einsum("mjk,najk->nam", Wj, G["u"])
+        s = G["sigma"][..., None]
+        rows = np.einsum("mjk,najkl->namjl", Wj, G["Binv"]) + ((Wu - W[:, 0]) / s)[
+            ..., None, None] * G["w"][:, :, None]
+        return rows, (W[:, 0] - Wu) / s
+
+    def two_point(self, one1, one2, couplings, block=(0, 0), symmetric=False):
+        """``SigmaPencil.two_point`` for block (0, 0) (module docstring, step 3): shape
+        (len(couplings), 2, N1, N2). ``symmetric``: ``one2`` is ``conj_join(one1)`` and every
+        coupling gives a trace symmetric in (z1, z2) (tau(Sigma G2 h G1) with h a function of
+        S_j: transpose it), so with H(conj z1, conj z2) = conj H(z1, z2) only the pairs (u, v)
+        and (u, conj v) with v >= u are solved (half of them)."""
+        if any(tuple(f[3]) != (0, 0) for f in couplings if len(f) > 3) or tuple(block) != (0, 0):
+            raise ValueError("the chain pencil reads block (0, 0) of the two-point functions only")
+        (_, G1), (_, G2) = one1, one2
+        N1, N2 = G1["sigma"].shape[0], G2["sigma"].shape[0]
+        M, K, nf = self.M, self.K, len(couplings)
+        hs, atoms = self.h * self.s, self.s.size
+        lam = np.stack([hs, self.h])
+        facs = []
+        for c, W, V in (f[:3] for f in couplings):
+            c = np.asarray(c, float)
+            lr, l0 = self._rows(G2, np.asarray(W, float))
+            rr, r0 = self._rows(G1, np.asarray(V, float))
+            facs.append((np.einsum("a,m,vamjx->vamjx", hs, c, lr), rr, c * l0, r0))
+        L2 = (G2["B"].swapaxes(-1, -2), G2["d"], G2["b"])
+        R1 = (G1["B"], G1["b"], G1["d"])
+        out = np.zeros((nf, 2, N1, N2), complex)
+        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 4)
+        U_all = np.repeat(np.arange(N1), N2)
+        V_all = np.tile(np.arange(N2), N1)
+        if symmetric:
+            keep = (V_all % N1) >= U_all
+            U_all, V_all = U_all[keep], V_all[keep]
+        chunk = max(1, int(_CHUNK_BYTES / per_pair))
+        for c0 in range(0, U_all.size, chunk):
+            U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
+            P = U.size
+            Lp = [f[Vv] for f in L2]
+            Rp = [f[U] for f in R1]
+            rhs = np.stack([np.einsum("pamjx,pamjy->pjxy", lr[Vv], rr[U], optimize=True)
+                            for lr, rr, _, _ in facs], axis=1)
+
+            def apply(x, idx):
+                sys_ = idx // nf                 # the pair of each system
+                return self._apply([a[sys_] for a in Lp], [a[sys_] for a in Rp],
+                                   x.reshape(-1, M, K, K)).reshape(x.shape)
+            Y, ok = gmres(apply, rhs.reshape(P * nf, -1))
+            if not ok.all():
+                raise SolverError("rounds limit with a spectrum and local steps: GMRES on the "
+                                  "chain pencil's two-point system did not converge")
+            Y = Y.reshape(P, nf, M, K, K)
+            q2 = L2[2][Vv] / G2["sigma"][Vv][..., None, None]      # -q_k at z2, (P, a, M, K)
+            q1 = R1[1][U] / G1["sigma"][U][..., None, None]
+            for f, (_, _, lb, rb) in enumerate(facs):
+                base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
+                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, q2, Y[:, f], q1)
+                out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
+        if symmetric:
+            iu, iv = np.tril_indices(N1, -1)
+            out[..., iu, iv] = out[..., iv, iu]
+            out[..., iu, N1 + iv] = out[..., iv, N1 + iu].conj()
+        return out
