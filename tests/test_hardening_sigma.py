@@ -135,13 +135,14 @@ def test_an_atom_of_weight_zero_is_no_eigenvalue(atoms, c):
 
 
 def test_too_many_unknowns_are_refused_before_any_solve():
-    """M = 100 identical clients, K = 2 under a spectrum (M K^2 = 400 > 200): refused at once,
-    before the checks that solve each client's spectrum edges (41 s in this pass's first
-    version of them; they now also solve once per distinct gamma_j)."""
+    """M = 100 identical clients, K = 50 under a spectrum, T up to 200 (the chain route's
+    estimate: about 1.3e5 s): refused at once, before the checks that solve each client's
+    spectrum edges (41 s in this pass's first version of them; they now also solve once per
+    distinct gamma_j)."""
     t0 = time.perf_counter()
-    with pytest.raises(ValueError, match="M K\\^2 = 400 unknowns"):
+    with pytest.raises(ValueError, match="would take about"):
         riskcalc.rounds_limit("fedavg", gamma=[2.0] * 100, r=0.5, sigma=0.5, signal=1.0,
-                              rounds=[0, 5], local_steps=2, step_size=0.1,
+                              rounds=[0, 200], local_steps=50, step_size=0.01,
                               spectrum="two-point:1,3,0.5")
     assert time.perf_counter() - t0 < 2.0
 
@@ -312,3 +313,13 @@ def test_a_narrow_band_missed_by_the_pencil_scan_raises():
                                 spectrum="two-point:1,3,0.5")
     closed = 1.25 * (0.5 * 0.81 ** 10 + 1.5 * 0.49 ** 10)
     assert res.risk[0, 0] == pytest.approx(closed, rel=0.01)   # O(gamma) apart
+
+
+def test_the_chain_route_shares_the_reach_check():
+    """FedAvg with M K^2 above the dense pencil's size runs the chain route
+    (``sigma_chain``), whose edges are the same scan: the spectrum whose small band that scan
+    would miss is refused there too (the check was skipped beyond M K^2 = 200)."""
+    with pytest.raises(ValueError, match="narrower range"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0, 3.0], r=0.5, sigma=0.5, signal=1.0,
+                              rounds=[0, 5], local_steps=12, step_size=0.05,
+                              spectrum=Spectrum([1e-4, 1.0], [0.5, 0.5]))

@@ -106,17 +106,19 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
     """(a, bound) for ``found_reach`` after ``_pencil_reach``'s check before the pencil
     routes: FedAvg's K local steps of size eta (q(s) <= K eta s), Algorithm 1's exact prox
     (``lam``: q(s) = s / (s + lam) <= s / lam); (None, None) where the route refuses at once
-    (its size limit M K^2, unstable local steps). Refuses the work ``pencil_work`` bounds."""
-    from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
-
+    (unstable local steps). Refuses the work ``pencil_work`` bounds."""
     if lam is not None:
         pencil_work(spectrum, 1 + gam.size, rounds)
         top = _stable_top(spectrum, gam)
         qmax, bound = top / (top + lam), (lambda a: a / lam)
     else:
-        if gam.size * K * K > MAX_UNKNOWNS:
-            return None, None
-        pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K)
+        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import DENSE_UNKNOWNS
+
+        # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
+        # own (``sigma_chain.chain_seconds``) but shares the edge scan, so the reach check
+        # below holds for both.
+        if gam.size * K * K <= DENSE_UNKNOWNS:
+            pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K)
         top = _stable_top(spectrum, gam)
         if np.any(eta * top > 2.0):
             return None, None
