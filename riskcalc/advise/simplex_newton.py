@@ -25,7 +25,7 @@ trust region and a tighter stop:
   measured on 25 random federations, without it RTFA's result was 0.6% above SLSQP's in one,
   with it at most 5.4e-5 above (below);
 * the line search: backtracking on the sufficient decrease F(y + a d) <= F(y) - 1e-4 a (-g.d);
-* the stop: the model's predicted decrease -g.d below ``DEC_TOL`` |F| with no variable to
+* the stop: the model's predicted decrease -g.d below ``DEC_TOL`` abs(F) with no variable to
   release (a KKT point to rounding), or a step whose predicted decrease F no longer resolves.
 
 The weights stay feasible (sum p = 1 up to rounding, every bound held) throughout, as in
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Stop when the model's predicted decrease is below this share of |F| (rounding of F).
+#: Stop when the model's predicted decrease is below this share of abs(F) (rounding of F).
 DEC_TOL = 1e-15
 #: Sufficient-decrease constant of the line search.
 ARMIJO = 1e-4

@@ -82,7 +82,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    window. The top window is scanned in the reflected variable x = z_b - z (edges refines the
    scan's first point inside, and the spectrum continues below the window). The contraction
    is max(top, -bottom). The contour: the ellipse with foci min(0, bottom) and top, its
-   parameter t <= 1 and below the one where |z|^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
+   parameter t <= 1 and below the one where abs(z)^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
    rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in
    each variable), each node followed down from far above it.
 
@@ -109,7 +109,7 @@ MAX_WORK = 1e11
 def _contour_nodes(lo, hi, rho, t_max):
     """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
     f) and the node count n of the ellipse with foci lo, hi (module docstring, step 4): the
-    parameter t at most 1, and below the one where |z|^(2 t_max) exceeds ``AMPLIFICATION``
+    parameter t at most 1, and below the one where abs(z)^(2 t_max) exceeds ``AMPLIFICATION``
     times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
     c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
     theta = np.linspace(0.0, np.pi, 257)
