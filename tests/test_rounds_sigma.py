@@ -181,14 +181,14 @@ def test_refused(kwargs, match):
 
 def test_refused_beyond_the_own_models():
     """The own models are covered (``test_rounds_sigma_local``), and personalization from the
-    server model (``test_rounds_sigma_personalize``); Algorithm 1's finite local steps are
-    refused."""
+    server model (``test_rounds_sigma_personalize``), and Algorithm 1's finite local steps
+    (``test_rounds_sigma_alg1k``); FedAvg's exact local solves (K = inf) are refused."""
     res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 5],
                                 local_steps=1, step_size=0.1, spectrum=SPEC)
     assert np.all(np.isfinite(res.local_risk))
     with pytest.raises(ValueError, match="finite local_steps only"):
-        riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
-                              local_steps=3, step_size=0.05, lam=1.0, spectrum=SPEC)
+        riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
+                              local_steps=np.inf, spectrum=SPEC)
 
 
 def test_command_line_predict_with_a_spectrum(capsys):
