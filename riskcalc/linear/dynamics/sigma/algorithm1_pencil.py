@@ -11,8 +11,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (_NEWTON_ITER, _TOL, MAX_UNKNOWNS,
-                                                         SigmaPencil, edges)
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, edges
 
 
 class Alg1Pencil(SigmaPencil):
@@ -21,6 +20,8 @@ class Alg1Pencil(SigmaPencil):
     variable x of the solves (``sign`` = -1: the real axis reflected, so that the scans of
     ``sigma_pencil.edges`` meet the top edge first); ``transposed``: its transpose for
     ``two_point`` (pass Chat and Ghat transposed)."""
+
+    what = "Algorithm 1 with local steps and a spectrum"
 
     def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
                  transposed=False):
@@ -39,6 +40,7 @@ class Alg1Pencil(SigmaPencil):
         self.copy = self.state + 1
         self.chain = self.state[:, None] + 2 + np.arange(K)[None, :]            # r_j
         prev = np.concatenate([self.copy[:, None], self.chain[:, :-1]], axis=1)  # c_j
+        # z on the server and state blocks: ``SigmaPencil.solve``'s predictor reads them.
         self.zblocks = np.concatenate([[0], self.state])
         L0 = np.zeros((self.n, self.n))
         L0[0, 0] = g * lam - 1.0
@@ -62,51 +64,6 @@ class Alg1Pencil(SigmaPencil):
         zz = self.shift + self.sign * z.real + 1j * z.imag
         L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
         return np.linalg.inv(L)
-
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve`` (same arguments and outputs) with the Euler predictor of this
-        pencil: dGhat/dz = -Ghat Z Ghat, Z the identity on the blocks 0 and s_j (there Z =
-        e_0 e_0^T); its continuation and Newton steps otherwise unchanged."""
-        z = nodes(path[0])
-        failed = np.zeros(z.size, bool)
-        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
-        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
-            res, _, _ = self.residual(z, tau)
-            tau = tau - res
-        size, zb = self.M * self.K ** 2, self.zblocks
-        hs = self.h * self.s
-        for t in path:
-            zn = nodes(t)
-            res, C, G = self.residual(z, tau)
-            inv = np.linalg.inv(self._jacobian(C, G))
-            dG = -G[:, :, :, zb] @ G[:, :, zb, :]
-            d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
-                              for j in range(self.M)], axis=2)
-            dres = -np.einsum("a,naMkl->nMkl", hs, d_own)
-            step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
-            tau, z = tau + step.reshape(tau.shape), zn
-            for it in range(_NEWTON_ITER):
-                res, C, G = self.residual(z, tau)
-                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
-                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
-                if not act.any():
-                    break
-                if tolerant and it == _NEWTON_ITER - 1:
-                    failed |= act
-                    break
-                if it % 3 == 2:            # chord steps between Jacobian updates
-                    inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
-                step = inv[act] @ res[act].reshape(-1, size, 1)
-                tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
-            else:
-                raise SolverError("Algorithm 1 with local steps and a spectrum: Newton's "
-                                  f"method on the pencil did not converge (t = {t:.3g})")
-        res, C, G = self.residual(z, tau)
-        g00 = np.einsum("a,na->n", hs, G[:, :, 0, 0])
-        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError("Algorithm 1 with local steps and a spectrum: the pencil solve "
-                              "left the physical branch")
-        return (tau, C, G, failed) if tolerant else (tau, C, G)
 
 
 def _window(gam, p, lam, eta, K, g, ends, negative):

@@ -74,6 +74,12 @@ MAX_BYTES = 4e8
 class SigmaPencil:
     """The pencil of the module docstring for clients (gamma_j, p_j), step eta, K steps."""
 
+    #: The blocks that carry z (the Euler predictor's dGhat/dz = -Ghat Z Ghat, Z the identity
+    #: there); subclasses with z on more blocks (``algorithm1_pencil``) set their own.
+    zblocks = np.array([0])
+    #: What the solver's errors name.
+    what = "rounds limit with a spectrum and local steps"
+
     def __init__(self, atoms, weights, gam, p, eta: float, K: int):
         self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
         self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
@@ -158,13 +164,13 @@ class SigmaPencil:
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
-        size = self.M * self.K ** 2
+        size, zb = self.M * self.K ** 2, self.zblocks
         for t in path:
             zn = nodes(t)
             res, C, G = self.residual(z, tau)
             inv = np.linalg.inv(self._jacobian(C, G))
-            # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat e0 e0^T Ghat.
-            dG = -G[:, :, :, :1] @ G[:, :, :1, :]
+            # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat Z Ghat.
+            dG = -G[:, :, :, zb] @ G[:, :, zb, :]
             d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
                               for j in range(self.M)], axis=2)
             dres = -np.einsum("a,naMkl->nMkl", self.h * self.s, d_own)
@@ -185,13 +191,12 @@ class SigmaPencil:
                 step = inv[act] @ res[act].reshape(-1, size, 1)
                 tau[act] = tau[act] - step.reshape(-1, self.M, self.K, self.K)
             else:
-                raise SolverError("rounds limit with a spectrum and local steps: Newton's "
-                                  f"method on the pencil did not converge (t = {t:.3g})")
+                raise SolverError(f"{self.what}: Newton's method on the pencil did not "
+                                  f"converge (t = {t:.3g})")
         res, C, G = self.residual(z, tau)
         g00 = np.einsum("a,na->n", self.h * self.s, G[:, :, 0, 0])
         if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
-                              "left the physical branch")
+            raise SolverError(f"{self.what}: the pencil solve left the physical branch")
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points ----------------------------------------------------------------------
