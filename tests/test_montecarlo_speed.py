@@ -5,7 +5,7 @@ figures sharing one task between points that sample the same instances."""
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 import riskcalc
 import montecarlo.linear.measure as mm
@@ -43,6 +43,12 @@ def test_accumulate_equals_general_products():
 
 
 def test_small_decompositions_use_one_blas_thread(monkeypatch):
+    # The suite runs BLAS on one thread (conftest.py); two here, so that the limit is seen.
+    with threadpool_limits(limits=2, user_api="blas"):
+        _small_decompositions_use_one_blas_thread(monkeypatch)
+
+
+def _small_decompositions_use_one_blas_thread(monkeypatch):
     before = _blas_threads()
     seen = []
     real = mm.Decomposition

@@ -1,10 +1,12 @@
 """Outputs checked before any work; a task cache that survives torn and foreign lines."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 from montecarlo.runner.tasks import CacheWarning, load_cache, run_tasks, task_key
 from riskcalc.cli import main
@@ -111,13 +113,16 @@ def test_memory_is_estimated_before_allocating():
 
 def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
     # d = 600 is above montecarlo.linear.measure.SMALL_GRAM, where BLAS would otherwise thread in
-    # this process but not in the workers; one BLAS thread per task makes the bits agree.
+    # this process but not in the workers; one BLAS thread per task makes the bits agree. Two
+    # threads in this process, as a user has them (the suite runs on one: conftest.py).
     outs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"j{jobs}.csv"
-        assert main(["sweep", "rtfa", "--gamma", "0.8,2", "--r", "1", "--sigma", "0.5",
-                     "--lam", "0.1,1", "--d", "600", "--reps", "2", "--global", "federated",
-                     "--clients", "3", "--jobs", jobs, "--no-progress", "--out", str(out)]) == 0
+        with threadpool_limits(limits=2, user_api="blas"):
+            code = main(["sweep", "rtfa", "--gamma", "0.8,2", "--r", "1", "--sigma", "0.5",
+                         "--lam", "0.1,1", "--d", "600", "--reps", "2", "--global", "federated",
+                         "--clients", "3", "--jobs", jobs, "--no-progress", "--out", str(out)])
+        assert code == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
 
@@ -132,6 +137,9 @@ def test_one_blas_thread_even_when_scipy_loads_after_the_first_task():
             "with small_blas():\n"
             "    print(sorted({i['num_threads'] for i in threadpool_info()"
             " if i['user_api'] == 'blas'}))\n")
+    # Two threads by default in the child, or the suite's one-thread setting (conftest.py)
+    # would make the test pass whatever small_blas does.
+    env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, env=env)
     assert out.stdout.strip() == "[1]"
