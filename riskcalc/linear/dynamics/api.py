@@ -239,8 +239,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         of each client's sample spectrum); Algorithm 1: eta < 2 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2, and above 1 / (L + lam) (paper 004 Thm 2's condition)
         an even K or global_step <= 1 / lam, where the round map's spectrum stays real
-        (``riskcalc.linear.dynamics.algorithm1_rate``); with a spectrum eta <= 1 / (top + lam).
-        Unused for K = inf.
+        (``riskcalc.linear.dynamics.algorithm1_rate``; with a spectrum L is the top of the
+        clients' sample spectra). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -259,8 +259,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
         ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``); with
         finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1_sigma_k``,
-        M K^2 <= 200, step_size at most 1 / (top + lam) with top the largest top of the
-        clients' sample spectra; ``personalized_risk`` is refused).
+        M K^2 <= 200, step_size as above with L the largest top of the clients' sample
+        spectra; ``personalized_risk`` is refused).
 
     Returns
     -------
