@@ -185,6 +185,24 @@ def test_contraction_bound_when_the_bottom_may_dominate():
     assert 0.7 < np.abs(ev).max() <= 0.8 + 1e-9 and ev.real.max() < 0.75
 
 
+def test_cli_says_when_the_contraction_is_a_bound(capsys):
+    """The CLI's text and JSON carry the bound flag (and only where it applies)."""
+    import json
+
+    from riskcalc.cli import main
+
+    argv = ["predict", "fedprox", "--gamma", "0.1", "--clients", "3", "--r", "0.5", "--sigma",
+            "0.5", "--signal", "1", "--lam", "0.5", "--rounds", "1,inf", "--local-steps", "1"]
+    assert main([*argv, "--local-step-size", "0.8"]) == 0
+    assert "an upper bound" in capsys.readouterr().out
+    assert main([*argv, "--local-step-size", "0.8", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert all(r["diagnostics"]["contraction_is_bound"] for r in rows)
+    assert main([*argv, "--local-step-size", "0.3", "--json"]) == 0     # below 1 / (L + lam)
+    assert all("contraction_is_bound" not in r["diagnostics"]
+               for r in json.loads(capsys.readouterr().out))
+
+
 @pytest.mark.parametrize("gam, K, gl, shrinks", [(GAM, 3, 1.0, True), (GAM, 2, 2.0, True),
                                                  (WELL, 1, 1.0, False)])
 def test_simulation_at_two_d(gam, K, gl, shrinks):
