@@ -102,6 +102,20 @@ FEDERATIONS = [
      dict(method="pfedme", gamma=list(np.linspace(0.4, 3.0, 10)),
           r=list(np.linspace(0.2, 1.5, 10)), sigma=[0.5] * 10, local_steps=10, lam=0.5,
           global_step=2.0, prox_edge=0.9, weights="uniform", measure="empirical")),
+    # Algorithm 1 above Thm 2's step: eta (L + lam) = 1.5 and 1.8 (0.75 and 0.9 of the local
+    # steps' edge 2 / (L + lam)), odd K with g lam <= 1 (a(s) < 0 on the spectrum's top).
+    ("large-eta Alg. 1 M=5 K=10 lam=0.5 g=1/lam eta=1.8/(L+lam) uniform",
+     dict(method="pfedme", gamma=[0.4, 0.8, 1.5, 2.5, 0.6], r=[0.3, 0.6, 1.2, 0.9, 0.5],
+          sigma=[0.4, 0.8, 0.5, 1.0, 0.3], local_steps=10, lam=0.5, global_step=2.0,
+          prox_edge=1.8, weights="uniform", measure="empirical")),
+    ("large-eta Alg. 1 M=3 K=1 lam=1 g=0.7/lam eta=1.8/(L+lam) samples",
+     dict(method="pfedme", gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3],
+          local_steps=1, lam=1.0, global_step=0.7, prox_edge=1.8, weights="samples",
+          measure="empirical")),
+    ("large-eta Alg. 1 M=4 K=5 lam=0.1 g=1/lam eta=1.5/(L+lam) samples",
+     dict(method="pfedme", gamma=[0.3, 0.7, 1.5, 3.0], r=[1.0, 0.5, 1.5, 0.8],
+          sigma=[0.3, 0.8, 0.5, 0.6], local_steps=5, lam=0.1, global_step=10.0, prox_edge=1.5,
+          weights="samples", measure="empirical")),
 ]
 #: Sampled (theta, noise) draws per design where the measurement is not exact given the designs
 #: (default of --draws).
@@ -162,7 +176,7 @@ def main() -> None:
         rounds = fed.pop("rounds", ROUNDS)
         top = max((1 + np.sqrt(g)) ** 2 for g in fed["gamma"])
         eta = fed.pop("edge") * 2.0 / top if "edge" in fed else None
-        if "prox_edge" in fed:      # Algorithm 1: eta <= 1 / (L + lam) (paper 004 Thm 2)
+        if "prox_edge" in fed:      # Algorithm 1: eta (L + lam) < 2 (1: paper 004 Thm 2)
             eta = fed.pop("prox_edge") / (top + fed["lam"])
         kw = dict(fed, signal=1.0, step_size=eta, rounds=rounds)
         # FTFA after round T: not covered for Algorithm 1 with finite K (riskcalc refuses it).

@@ -105,7 +105,8 @@ def test_missing_pieces_and_other_methods(capsys):
 def test_algorithm1_with_exact_prox(capsys):
     """fedprox (paper 004's Algorithm 1) with --local-steps inf needs no local step size; its
     rows are those of rounds_limit("pfedme"), with K < inf too (warm-started local steps);
-    a local step size beyond 1 / (L + lam) is refused with one line."""
+    a local step size at or beyond the local steps' edge 2 / (L + lam) is refused with one
+    line."""
     argv = ["predict", "fedprox", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--signal",
             "1", "--clients", "3", "--lam", "0.7", "--rounds", "0,5,inf", "--local-steps", "inf"]
     code, out, _ = run(capsys, [*argv, "--json"])
@@ -123,8 +124,8 @@ def test_algorithm1_with_exact_prox(capsys):
     rows = json.loads(out)
     assert code == 0 and [r["risk"] for r in rows] == pytest.approx(list(ref.risk[0]), rel=1e-12)
     assert [r["global_risk"] for r in rows] == pytest.approx(list(ref.global_risk[0]), rel=1e-12)
-    code, _, err = run(capsys, [*argv[:-1], "5", "--local-step-size", "0.4"])
-    assert code == 2 and err.count("\n") == 1 and "step_size <= 1 / (L + lam)" in err
+    code, _, err = run(capsys, [*argv[:-1], "5", "--local-step-size", "0.6"])
+    assert code == 2 and err.count("\n") == 1 and "step_size < 2 / (L + lam)" in err
 
 
 def test_ftfa_after_round_t(capsys):

@@ -53,7 +53,8 @@ def test_edges_against_the_rate_route(gam, lam, gl):
 
     p, K = np.array([0.6, 0.4]), 2
     eta = 0.9 / ((1 + np.sqrt(gam.max())) ** 2 + lam)
-    top, bottom = spectrum_edges(gam, p, lam, eta, K, gl / lam, riskcalc.Spectrum([1.0]))
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, gl / lam, riskcalc.Spectrum([1.0]))
+    assert low == 0.0
     ref = contraction(gam, p, lam, eta, K, gl / lam)
     assert top == pytest.approx(ref["top"], abs=1e-9)
     assert (bottom is None) == (ref["bottom"] is None)
@@ -130,9 +131,12 @@ def test_refusals_and_divergence():
     overflows and refuses rounds=inf."""
     L = stable_top(SPEC.atoms, SPEC.weights, GAM[:2]).max()
     kw = dict(gamma=GAM[:2], r=0.3, sigma=0.5, signal=1.0, lam=0.8, spectrum=SPEC)
-    with pytest.raises(ValueError, match="step_size"):
-        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=2, step_size=1.1 / (L + 0.8),
+    with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
+        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=2, step_size=2.0 / (L + 0.8),
                               **kw)
+    with pytest.raises(ValueError, match="complex eigenvalues"):
+        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=1, step_size=1.1 / (L + 0.8),
+                              global_step=2.0 / 0.8, **kw)
     with pytest.raises(ValueError, match="local_steps"):
         riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=11, step_size=0.5 / (L + 0.8),
                               **kw)

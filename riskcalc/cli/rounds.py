@@ -211,6 +211,8 @@ def rows(res, target: int = 0, personalized=None, pers=None) -> list:
                     "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
                                     "converges": bool(res.converges)}})
+        if res.diagnostics.get("contraction_is_bound"):   # Algorithm 1, odd K, large eta
+            out[-1]["diagnostics"]["contraction_is_bound"] = True
         if personalized is not None:
             out[-1]["personalized_risk"] = num(personalized[target, t])
             out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",
@@ -249,7 +251,9 @@ def predict(args) -> int:
           f"M = {m} client{'s' if m > 1 else ''}, "
           f"{'Sigma with a spectrum' if 'spectrum' in res.params else 'Sigma = I'})")
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
-    print(f"  round map: contraction {res.contraction:.6g} "
+    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
+             if res.diagnostics.get("contraction_is_bound") else "")
+    print(f"  round map: contraction {res.contraction:.6g}{bound} "
           f"(converges: {'true' if res.converges else 'false'})")
     own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "

@@ -24,11 +24,17 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
        [(z - Phi)^{-1} beta_f]_w = g Gc(z) sum_j p_j psi_z(S_j) f_j,
 
    and e_T = (1 / 2 pi i) oint (z^T [..X_0..] + P_T(z) [..beta_f..]) dz around the spectrum of
-   Phi. For eta <= 1 / (L + lam) (paper 004 Thm 2's condition) Phi is similar to a symmetric
-   matrix (``algorithm1_rate``), so its spectrum is real, inside [min(bottom, 0), top] (the
-   edges of ``algorithm1_rate.contraction``); Gc(z) is a compressed resolvent of that symmetric
-   matrix, analytic off the interval with Im tau(Gc) < 0 above it. T = inf: z^T -> 0 and
-   P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled samples span).
+   Phi. For eta <= 1 / (L + lam) (paper 004 Thm 2's condition), and for larger eta < 2 /
+   (L + lam) with an even K, Phi is similar to a symmetric matrix (``algorithm1_rate``), so its
+   spectrum is real, inside [min(bottom, 0), top] (the edges of ``algorithm1_rate.contraction``);
+   Gc(z) is a compressed resolvent of that symmetric matrix, analytic off the interval with
+   Im tau(Gc) < 0 above it. With an odd K, eta > 1 / (L + lam) (a(s) < 0 somewhere) and
+   g lam <= 1, Phi has the characteristic polynomial of the symmetric E + B B^T of
+   ``algorithm1_rate``'s docstring, its spectrum inside [min(0, inf a), top] (``lower``), and
+   Gc(z) = (1 + B^T (z - E - B B^T)^(-1) B) / z: analytic off that interval, but with negative
+   residues at negative eigenvalues, so the branch check is Im tau(z Gc) < 0 instead. T = inf:
+   z^T -> 0 and P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled
+   samples span).
 3. Client i's risk E||w_T - theta_i||^2 = E||e_T - u_i||^2 (tau = tr / d) ::
 
        signal^2 oint oint z1^T z2^T tau(N1 Gc1 Gc2 N2)
@@ -215,7 +221,7 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
         def zeta(tt, laws=laws):
             laws.z = nodes(tt)
             return (laws.z - 1.0 + gl) / gl
-        omega, G = _subordinate(laws, zeta, path)
+        omega, G = _subordinate(laws, zeta, path, gl)
         check = NodeLaws(gam, p, lam, eta, K, 2 * q)
         check.z = laws.z
         E0, _ = check.cauchy(omega)
@@ -228,13 +234,15 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
                       f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
 
 
-def _subordinate(laws, zeta, path):
+def _subordinate(laws, zeta, path, gl):
     """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
     Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
-    compressed resolvent of a symmetric matrix) is required here."""
+    compressed resolvent of a symmetric matrix) is required here, or, where a(s) < 0
+    somewhere (module docstring, step 2), Im(z G) < 0 above the real axis."""
     scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+    weight = (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None
     try:
-        return subordination.solve(laws, zeta, scale, path, check_branch=False)
+        return subordination.solve(laws, zeta, scale, path, check_branch=False, weight=weight)
     except SolverError as exc:
         raise SolverError(f"Algorithm 1's curves: {exc}") from exc
 
@@ -261,9 +269,9 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
             if K > EXACT_EDGE_STEPS:
                 raise
             sp = rate(gam, p, lam, eta, K, g)
-    top, bottom = sp["top"], sp["bottom"]
-    lo = min(0.0, bottom if bottom is not None else 0.0)
-    rho = sp["contraction"]
+    # [lo, top] holds the spectrum; rho is exact, or where a(s) < 0 its bound max(top, -lo)
+    # (``algorithm1_rate``): safe for the horizon and the contour, which need an upper bound.
+    top, lo, rho = sp["top"], sp["lower"], sp["contraction"]
     # The contour's foci a little outside the spectrum (its edges by quadrature, above).
     margin = 0.02 * (1.0 - top)
     top_c, lo_c = top + margin, lo - margin
@@ -389,4 +397,5 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),
+            "contraction_is_bound": not sp["exact"],
             "atom": 0.0, "nodes": z1.size * 2 + z2.size, "local": local}

@@ -33,6 +33,27 @@ equations (``algorithm1_fold``), with this route as its fallback and its check i
 Scope: the pooled samples must span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
 null space is a continuum of fixed points (eigenvalue 1) that this route does not separate.
 The client expectations are exact by partial fractions (``PsiLaws``).
+
+Larger local steps, 1 / (L + lam) < eta < 2 / (L + lam) (the local steps' stability edge): x =
+1 - eta (s + lam) lies in (-1, 1), so c(s) = eta (1 - x^K) / (1 - x) > 0 still, but a(s) = x^K
+is negative where x < 0 when K is odd. Even K: a >= 0 and the scaling above still symmetrizes.
+Odd K with g lam <= 1: with E = diag(0, a_1, ..., a_M) and B = [sqrt(1 - g lam) I;
+sqrt(g lam p_j lam) c_j^(1/2)] (real), the Schur complement on the w block gives
+
+    det(z - Phi) = det(z - a) det(z - (1 - g lam) - g lam Dhat_z)
+                 = z^d det(z - a) det(1 - B^T (z - E)^(-1) B) = det(z - E - B B^T),
+
+(Dhat_z = z sum_j p_j lam c_j (z - a_j)^(-1)), the characteristic polynomial of the symmetric
+matrix E + B B^T: Phi's spectrum is real, and, B B^T being positive semidefinite, it lies in
+[min(0, inf a), top]. Above max(0, sup a), z is an eigenvalue iff top(B^T (z - E)^(-1) B) = 1,
+a decreasing operator in z, and F(z) = z (1 - top(B^T (z - E)^(-1) B)) / (g lam) changes sign
+once: the top is found as before (its bracket above max(0, sup a); the w block's 0 when no
+root, possible only when every a(s) <= 0 and g lam = 1). The bottom lies in the bulk of E
+(no edge equation of a free sum there), so it is not computed: the contraction reported is
+max(top, -inf a), exact when top >= -inf a (``exact``), else an upper bound. Odd K with
+g lam > 1 is refused: there E + B B^T has an imaginary block and complex eigenvalues appear
+(measured at d = 150, M = 3, K = 1, eta = 0.9 of the edge, g lam = 2: 20 eigenvalues with
+imaginary parts up to 0.21).
 """
 
 from __future__ import annotations
@@ -154,27 +175,53 @@ class PsiLaws:
         return E0.real.reshape(M, n), dE0.real.reshape(M, n)
 
 
-def _local_rate(gam, lam, eta, K):
-    """sup a(s) over the clients' spectra (the local phase's contraction), after a ValueError
-    where the rate is not derived (Thm 2's step size; pooled samples that do not span)."""
+def _local_rate(gam, lam, eta, K, g):
+    """(sup a, sup abs(a), inf a) over the clients' spectra (abs(a) the local phase's
+    contraction), after a ValueError where the rate is not derived: local steps at or past
+    their stability edge eta (L + lam) = 2, a negative a(s) (odd K, eta > 1 / (L + lam)) with
+    g lam > 1, where the round map's spectrum leaves the real axis (module docstring), and
+    pooled samples that do not span."""
     tops = (1.0 + np.sqrt(gam)) ** 2
-    if np.any(eta * (tops + lam) > 1.0):
-        raise ValueError("step_size: the exact rate of Algorithm 1 with finite local_steps is "
-                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
-                         f"L = max_j (1 + sqrt(gamma_j))^2 = {tops.max():.6g}), where the round "
-                         "map is similar to a symmetric one")
+    L = tops.max()
+    if eta * (L + lam) >= 2.0:
+        raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
+                         f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = max_j (1 + "
+                         f"sqrt(gamma_j))^2 = {L:.6g}); give step_size < 2 / (L + lam)")
+    if K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
+        raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
+                         f"lam) = {1.0 / (L + lam):.6g} (L = max_j (1 + sqrt(gamma_j))^2) and "
+                         f"global_step * lam = {g * lam:.6g} > 1, Algorithm 1's round map has "
+                         "complex eigenvalues, which the exact rate and curves do not cover; "
+                         "give global_step <= 1 / lam, an even local_steps, or a smaller "
+                         "step_size")
     if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: the exact rate of Algorithm 1 with finite local_steps needs "
                          "the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    # x = 1 - eta (s + lam) is linear in s, so x^K's extremes over each client's support
+    # (from 0 when gamma_j > 1: the atom) sit at its ends, or at x = 0 for even K (a >= 0).
     bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
-    return float(np.max((1.0 - eta * (bottoms + lam)) ** K))
+    ends = (1.0 - eta * (np.concatenate([bottoms, tops]) + lam)) ** K
+    return float(ends.max()), float(np.abs(ends).max()), float(min(ends.min(), 0.0))
+
+
+def _negative_band(out, low):
+    """``out`` (top, bottom, contraction) completed where a(s) < 0 somewhere (odd K, eta > 1 /
+    (L + lam), g lam <= 1; ``low`` = inf a < 0): the spectrum lies in [low, top] (module
+    docstring), its bottom not computed, so the contraction max(top, -low) is exact only
+    when top >= -low, else an upper bound (``exact`` False)."""
+    out["lower"] = min(low, out["bottom"] if out["bottom"] is not None else 0.0)
+    out["exact"] = bool(low == 0.0 or out["top"] >= -low)
+    out["contraction"] = max(out["contraction"], -out["lower"])
+    return out
 
 
 def fast_contraction(gam, p, lam, eta, K, g) -> dict:
     """``contraction`` by the folds of ``algorithm1_fold.fold`` (derived there), the rule of
     ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``."""
-    sup_a = _local_rate(gam, lam, eta, K)
-    if gam.size == 1:    # the edge of Dhat_z is that of one client's law: no fold
+    sup_a, local, low = _local_rate(gam, lam, eta, K, g)
+    if gam.size == 1 or sup_a <= 0.0:
+        # One client: the edge of Dhat_z is that of its law, no fold; every a(s) <= 0: the
+        # top may be the w block's 0 (g lam = 1), which only the bracketing route sees.
         return contraction(gam, p, lam, eta, K, g)
     gl = g * lam
     last, n = None, FOLD_RULE
@@ -186,7 +233,8 @@ def fast_contraction(gam, p, lam, eta, K, g) -> dict:
                 (bottom is None) == (last[1] is None)) and (
                 bottom is None or abs(bottom - last[1]) <= FOLD_TOL * max(1.0, abs(bottom))):
             rho = max(abs(top), abs(bottom) if bottom is not None else 0.0)
-            return {"contraction": rho, "top": top, "bottom": bottom, "local": sup_a}
+            return _negative_band({"contraction": rho, "top": top, "bottom": bottom,
+                                   "local": local}, low)
         last, n = (top, bottom), 2 * n
     raise SolverError("Algorithm 1's rate: the fold's edges did not settle to "
                       f"{FOLD_TOL:g} with {FOLD_RULE_MAX} rule nodes")
@@ -203,7 +251,8 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     """
     from scipy.optimize import brentq
 
-    sup_a = _local_rate(gam, lam, eta, K)
+    sup_a, local, low = _local_rate(gam, lam, eta, K, g)
+    base = max(sup_a, 0.0)    # F has the sign of 1 - top(K(z)) only for z > 0 (docstring)
     gl = g * lam
 
     def edge(z, which):
@@ -215,19 +264,24 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
 
     # F rises from -inf just above sup a to +inf: a bracket by halving toward sup a and
     # doubling away from it.
-    lo, hi = sup_a + 1e-2 * (1.0 - sup_a), max(2.0 * sup_a, 1.0)
+    lo, hi = base + 1e-2 * (1.0 - base), max(2.0 * base, 1.0)
     for _ in range(60):
         if f_top(lo) < 0.0:
             break
-        lo = sup_a + 0.5 * (lo - sup_a)
+        lo = base + 0.5 * (lo - base)
     for _ in range(60):
         if f_top(hi) > 0.0:
             break
         hi *= 2.0
-    if not (f_top(lo) < 0.0 < f_top(hi)):
+    if sup_a <= 0.0 and abs(gl - 1.0) <= 1e-12 and f_top(lo) >= 0.0 and f_top(hi) > 0.0:
+        # Every a(s) <= 0 and no eigenvalue above 0: the top is the w block's 0 eigenvalue
+        # (with g lam = 1 the server model is not part of the state).
+        top = 0.0
+    elif not (f_top(lo) < 0.0 < f_top(hi)):
         raise SolverError("Algorithm 1's rate: no bracket for the top of the round map's "
                           "spectrum (inputs beyond floating point reach?)")
-    top = brentq(f_top, lo, hi, xtol=1e-12, rtol=1e-11)
+    else:
+        top = brentq(f_top, lo, hi, xtol=1e-12, rtol=1e-11)
     bottom = None
     if gl > 1.0:
         def f_bot(z):
@@ -235,7 +289,8 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
         if f_bot(-1e-12 * gl) > 0.0:     # else F_bot < 0 on (1 - g lam, 0): no root there
             bottom = brentq(f_bot, 1.0 - gl, -1e-12 * gl, xtol=1e-12, rtol=1e-11)
     rho = max(abs(top), abs(bottom) if bottom is not None else 0.0)
-    return {"contraction": rho, "top": top, "bottom": bottom, "local": sup_a}
+    return _negative_band({"contraction": rho, "top": top, "bottom": bottom, "local": local},
+                          low)
 
 
 def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=None,
@@ -246,7 +301,8 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1 and eqs. 10-12, on least-squares
     clients, Sigma = I, limit d / n_j -> gamma_j, M fixed. Derived here
     (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
-    condition, the round map is similar to a symmetric one, and its extreme eigenvalues are
+    condition, and beyond it for even K or global_step <= 1 / lam, the round map's spectrum
+    is real, and its extreme eigenvalues are
     roots of a free-probability edge equation, found as folds: ``algorithm1_fold``). The curves
     along the rounds: ``rounds_limit("pfedme", local_steps=K)``.
 
@@ -259,7 +315,9 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact prox, eq. 10).
     step_size : float
-        eta with 0 < eta <= 1 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (unused for K = inf).
+        eta with 0 < eta < 2 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (unused for K = inf);
+        above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K only with
+        global_step <= 1 / lam (module docstring).
     global_step : float, optional
         The paper's gamma > 0 (default 1 / lam).
     weights : {"samples", "uniform"} or sequence of float
@@ -268,8 +326,10 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     -------
     dict
         ``contraction``, ``top`` and ``bottom`` (the extreme eigenvalues of the round map;
-        ``bottom`` None when none is negative) and ``local`` (sup of a(s) = (1 - eta (s +
-        lam))^K: the local phase's own contraction).
+        ``bottom`` None when none is negative or, odd K above 1 / (L + lam), not computed),
+        ``lower`` (a lower bound of the spectrum: ``bottom``, or min(0, inf a)), ``exact``
+        (False when ``contraction`` = max(top, -lower) is only an upper bound) and ``local``
+        (sup of abs(a(s)), a(s) = (1 - eta (s + lam))^K: the local phase's own contraction).
     """
     gam, _, _ = client_arrays(gamma, 0.0, 0.0)
     lam = float(positive("lam", lam))
@@ -282,12 +342,13 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
         a, b = res.diagnostics["edges"]
         bottom = 1.0 - g * lam * b
         return {"contraction": res.contraction, "top": 1.0 - g * lam * a,
-                "bottom": bottom if bottom < 0 else None, "local": 0.0}
+                "bottom": bottom if bottom < 0 else None, "lower": min(bottom, 0.0),
+                "exact": True, "local": 0.0}
     eta = float(positive("step_size", step_size))
     if K > MAX_STEPS:
         # (1 - eta (s + lam))^K below 2^-53 on every spectrum: the exact prox to rounding.
-        bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
-        if np.all(K * np.log(np.abs(1.0 - eta * (bottoms + lam))) <= -53 * np.log(2.0)):
+        _, local, _ = _local_rate(gam, lam, eta, K, g)
+        if local <= 2.0 ** -53:
             return algorithm1_contraction(gamma=gam, lam=lam, local_steps=np.inf,
                                           step_size=eta, global_step=g, weights=p)
         raise ValueError(f"local_steps = {K}: more than {MAX_STEPS} local steps that still "

@@ -57,7 +57,8 @@ class RoundsLimit:
     contraction : float
         max abs(1 - g x) over the nonzero spectrum of the round map's matrix D (g: FedAvg's
         global step; Algorithm 1's gamma lam): the exact limit of the spectral radius of the
-        (symmetric) round map on its range.
+        (symmetric) round map on its range; Algorithm 1 with an odd K above 1 / (L + lam):
+        an upper bound where ``diagnostics["contraction_is_bound"]`` is True.
     converges : bool
         contraction < 1.
     diagnostics : dict
@@ -235,9 +236,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     step_size : float, optional
         eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
         eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum: eta times the top
-        of each client's sample spectrum); Algorithm 1: eta <= 1 / (L + lam),
-        L = max_j (1 + sqrt(gamma_j))^2 (paper 004 Thm 2's condition, under which the round
-        map's spectrum is real). Unused for K = inf.
+        of each client's sample spectrum); Algorithm 1: eta < 2 / (L + lam),
+        L = max_j (1 + sqrt(gamma_j))^2, and above 1 / (L + lam) (paper 004 Thm 2's condition)
+        an even K or global_step <= 1 / lam, where the round map's spectrum stays real
+        (``riskcalc.linear.dynamics.algorithm1_rate``; with a spectrum L is the top of the
+        clients' sample spectra). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -256,8 +259,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
         ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``); with
         finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1_sigma_k``,
-        M K^2 <= 200, step_size at most 1 / (top + lam) with top the largest top of the
-        clients' sample spectra; ``personalized_risk`` is refused).
+        M K^2 <= 200, step_size as above with L the largest top of the clients' sample
+        spectra; ``personalized_risk`` is refused).
 
     Returns
     -------
@@ -432,6 +435,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                               "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
+    if out.get("contraction_is_bound"):     # Algorithm 1, odd K above 1 / (L + lam)
+        diagnostics["contraction_is_bound"] = True
     if name == "pfedme":  # the model ``risk`` measures
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,

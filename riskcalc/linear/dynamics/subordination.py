@@ -196,7 +196,7 @@ def edges(laws):
     return edge(laws, "gap" if mu0 > 0 else "down"), edge(laws, "up"), mu0
 
 
-def solve(laws, z, scale, t_path, check_branch=True):
+def solve(laws, z, scale, t_path, check_branch=True, weight=None):
     """omega (M, N) and G (N) at the contour nodes z(t_path[-1]) by continuation.
 
     Parameters
@@ -211,6 +211,9 @@ def solve(laws, z, scale, t_path, check_branch=True):
     check_branch : bool
         Check Im omega_j >= Im z (a property of self-adjoint client laws; complex laws, as in
         ``algorithm1_curves``, check Im G < 0 only).
+    weight : callable, optional
+        nodes -> factor f with Im(f G) of the sign opposite to Im z required instead of Im G's
+        (``algorithm1_curves`` where a(s) < 0: z G, module docstring there).
 
     Raises
     ------
@@ -255,7 +258,8 @@ def solve(laws, z, scale, t_path, check_branch=True):
                               "steps)")
     G = 1.0 / F
     imz = zz.imag
-    if np.any(G.imag * np.sign(imz) > 1e-12 * np.abs(G)) or check_branch and np.any(
+    fG = G if weight is None else weight(zz) * G
+    if np.any(fG.imag * np.sign(imz) > 1e-12 * np.abs(fG)) or check_branch and np.any(
             (omega.imag - imz) * np.sign(imz) < -1e-9 * scale):
         raise SolverError("round map spectrum: the subordination solve left the physical "
                           "branch (Im omega_j < Im z)")

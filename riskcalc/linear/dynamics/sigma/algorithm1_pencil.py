@@ -90,7 +90,10 @@ def _window(gam, p, lam, eta, K, g, ends, negative):
         if f(hi, 0) <= 0.0:    # zeta below every psi_z up to 0: no negative eigenvalue
             return None
     else:
-        lo, hi = a.max() + 1e-12, max(2.0, 2.0 * gl)
+        # Where a < 0 somewhere (odd K above 1 / (L + lam), g lam <= 1) psi_z need not
+        # decrease, but f / z does for z > 0 (``algorithm1_rate``: lam c / (z - a) decreases
+        # and (1 - (1 - g lam) / z) / (g lam) increases), so f changes sign once above 0 too.
+        lo, hi = max(a.max(), 0.0) + 1e-12, max(2.0, 2.0 * gl)
     ends = [lo if f(lo, k) >= 0.0 else (hi if f(hi, k) <= 0.0 else
                                         brentq(f, lo, hi, args=(k,), xtol=1e-14))
             for k in (0, 1)]
@@ -99,19 +102,29 @@ def _window(gam, p, lam, eta, K, g, ends, negative):
 
 
 def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
-    """(top, bottom) of the round map's spectrum seen by the server block (module docstring,
-    step 4), bottom None when it has no negative part, after the checks of its scope: the
+    """(top, bottom, low) of the round map's spectrum seen by the server block (module
+    docstring, step 4), bottom None when it has no negative part or, where a(s) < 0 somewhere
+    (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
+    bound of the spectrum, ``algorithm1_rate``), else 0; after the checks of its scope: the
     density scans of ``sigma_pencil.edges`` on the windows of ``_window``."""
     # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
     ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                  np.array([1.0]))[:2] for gj in gam])
     ends[gam >= 1.0, 0] = 0.0
     top_j = ends[:, 1]
-    if np.any(eta * (top_j + lam) > 1.0):
-        raise ValueError("step_size: Algorithm 1 with finite local_steps under a spectrum is "
-                         "derived for step_size <= 1 / (L + lam) (paper 004 Thm 2's condition; "
-                         f"L = the top of the clients' sample spectra = {top_j.max():.6g}), "
-                         "where the round map is similar to a symmetric one")
+    L = top_j.max()
+    if eta * (L + lam) >= 2.0:
+        raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
+                         f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = the top of "
+                         f"the clients' sample spectra = {L:.6g}); give step_size < 2 / (L + "
+                         "lam)")
+    if K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
+        raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
+                         f"lam) = {1.0 / (L + lam):.6g} (L = the top of the clients' sample "
+                         f"spectra) and global_step * lam = {g * lam:.6g} > 1, Algorithm 1's "
+                         "round map has complex eigenvalues, which the exact curves do not "
+                         "cover; give global_step <= 1 / lam, an even local_steps, or a "
+                         "smaller step_size")
     if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
@@ -142,4 +155,6 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
     if not top < 1.0 - 1e-9:
         raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
-    return top, (bottom if bottom is not None and bottom < 0.0 else None)
+    # x^K over each client's support is extreme at its ends (x = 1 - eta (s + lam) linear).
+    low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
+    return top, (bottom if bottom is not None and bottom < 0.0 else None), low

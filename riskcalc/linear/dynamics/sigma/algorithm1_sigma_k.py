@@ -85,6 +85,17 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    parameter t <= 1 and below the one where abs(z)^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
    rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in
    each variable), each node followed down from far above it.
+   Larger local steps, 1 / (top + lam) < eta < 2 / (top + lam) (top the largest top_j), as in
+   ``algorithm1_rate``'s docstring: even K keeps a_j >= 0 and the scaling; odd K with g lam <= 1
+   makes a_j negative on the top of the spectra, but det(z - Phi) = det(z - E - B B^T) (E =
+   diag(0, a_j), B stacking sqrt(1 - g lam) I and (g lam^2 p_j c_j)^(1/2), functions of the
+   S_j, real), so the spectrum is real and inside [low, top], low = min(0, inf a); the top
+   window above max(0, sup a) holds (f / z = (1 - (1 - g lam) / z) / (g lam) - sum_j p_j
+   lam c / (z - a) bounds increase in z there); the bottom is not computed: the contour's left
+   focus is low and the contraction max(top, -low), a bound when top < -low
+   (``contraction_is_bound``). G_00 = (1 + B^T (z - E - B B^T)^-1 B) / z then has negative
+   residues at negative eigenvalues, so the branch check is Im tau(Sigma z G_00) < 0 above the
+   axis. Odd K with g lam > 1 is refused (complex eigenvalues, ``algorithm1_rate``).
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
@@ -96,6 +107,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
@@ -151,9 +163,10 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
-    top, bottom = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
-    rho = max(top, -bottom if bottom is not None else 0.0)
-    lo = min(0.0, bottom if bottom is not None else 0.0)
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
+    # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
+    lo = min(0.0, low, bottom if bottom is not None else 0.0)
+    rho = max(top, -lo)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
@@ -171,8 +184,16 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     # followed down from far above it.
     zz = np.concatenate([z, [1.0]])
     far = 4.0 * max(1.0, -lo)
-    _, C, G = pen.solve(lambda y: zz + 1j * y,
-                        list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0])
+    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
+    if low < 0.0:
+        # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
+        # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
+        _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)
+        zg = zz * np.einsum("a,na->n", pen.h * pen.s, G[:, :, 0, 0])
+        if np.any(zg.imag * np.sign(zz.imag) > 1e-10 * np.abs(zg)):
+            raise SolverError(f"{pen.what}: the pencil solve left the physical branch")
+    else:
+        _, C, G = pen.solve(lambda y: zz + 1j * y, path)
     s, h = pen.s, pen.h
     Es = float(h @ s)
     e = np.eye(pen.n)
@@ -254,4 +275,5 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
         return ob, ov
 
     return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
-            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local}
+            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
+            "contraction_is_bound": bool(low < 0.0 and top < -low)}
