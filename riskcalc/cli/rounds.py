@@ -300,8 +300,9 @@ def compare(args) -> int:
                   f"{args.d} with {len(kw['gamma'])} client(s)",
                   "lower --reps, --d, --clients or the largest --rounds")
     ftfa = personalization(args)        # FTFA or RTFA after round T
-    pred = riskcalc.rounds_limit(rounds_method(args), **kw)
-    pers = None if ftfa is None else pred.personalized_risk(**ftfa)
+    with guards.working(f"riskcalc compare {args.method}: the prediction"):
+        pred = riskcalc.rounds_limit(rounds_method(args), **kw)
+        pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,
                           personalize=[] if ftfa is None else [ftfa])
