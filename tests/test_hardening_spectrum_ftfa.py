@@ -67,3 +67,20 @@ def test_cli_prints_null_and_converges_false(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert code == 0 and [r["personalized_risk"] for r in rows] == [None, None]
     assert all(r["personalization"]["converges"] is False and r["risk"] > 0 for r in rows)
+
+
+def test_a_personalization_beyond_its_time_is_refused_naming_the_steps(res, monkeypatch):
+    """FTFA's 9 steps after FedAvg's 5 rounds with gamma (1, 1.5) (192 contour nodes) ran past
+    60 s (measured: 4 steps 25-80 s, 9 steps about 3 min); the two-point solve is now estimated
+    first (``personal_seconds``) and refused beyond ``MAX_SECONDS``, naming the steps that fit.
+    Staged on the cheap federation above with the limit lowered to what 2 steps cost."""
+    import riskcalc.linear.dynamics.sigma.personalize_sigma as ps
+
+    cap = ps.MAX_SECONDS     # the real limit: 9 steps there refused, 4 computed
+    assert ps.personal_seconds(2, 10, 2, 192) > cap > ps.personal_seconds(2, 5, 2, 192)
+    nodes = 16       # 2 T_max + 16 nodes at T_max = 2 with 17 solved: the estimate's input
+    limit = ps.personal_seconds(2, 1 + 2, 2, nodes + 1)
+    monkeypatch.setattr(ps, "MAX_SECONDS", limit)
+    with pytest.raises(ValueError, match=r"would take about .* s here \(estimated; at most "
+                                         r".*\); give steps <= 2, or fewer rounds"):
+        res.personalized_risk(steps=6, step_size=0.05)

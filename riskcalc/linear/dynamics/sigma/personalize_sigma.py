@@ -92,6 +92,20 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil, 
 MAX_UNKNOWNS = 200
 
 
+#: Most seconds the personalization's two-point solve may be estimated to take.
+MAX_SECONDS = 120.0
+
+
+def personal_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
+    """Estimated seconds of ``_personal_models``: (nodes + 1)(2 nodes + 1) pairs of the
+    two-point solve at 1e-5 M K^2 (1 + atoms / 15) s each (K: blocks per client). Fitted to
+    process CPU (OMP 1) per pair, M = 2-4, K = 2-10, 2-60 atoms: within 0.6-1.5 times the
+    measured cost from K^2 M = 36 up (2.4e-3 s at M = 2, K = 10; 7.8e-4 at K = 5 with 20
+    atoms), an overestimate below (up to 5 times at K = 2, where the whole solve takes
+    seconds); FedAvg K = 1 after 5 rounds with gamma (1, 1.5) has 193 nodes (74,000 pairs)."""
+    return (nodes + 1.0) * (2.0 * nodes + 1.0) * 1e-5 * M * K ** 2 * (1.0 + atoms / 15.0)
+
+
 class PersonalPencil(SigmaPencil):
     """The base pencil ``base`` with one personalization chain per client (module docstring,
     step 1): ``kind`` "ftfa" (``k`` steps of size ``eta2``) or "rtfa" (``lam2``); ``e`` the base
@@ -168,6 +182,16 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
                          f"client, {s.size} atoms and {z.size} contour nodes needs about "
                          f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
                          "fewer clients, steps, atoms or rounds")
+    seconds = personal_seconds(M, ext.K, s.size, z.size)
+    if seconds > MAX_SECONDS:
+        fits = [kk for kk in range(k or 1) if kind == "ftfa"
+                and personal_seconds(M, ext.K - k + kk, s.size, z.size) <= MAX_SECONDS]
+        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
+                         f"clients, {ext.K} blocks per client, {s.size} atoms and {z.size} "
+                         f"contour nodes would take about {seconds:.3g} s here (estimated; at "
+                         f"most {MAX_SECONDS:g} s); give "
+                         + (f"steps <= {fits[-1]}, or " if fits else "")
+                         + "fewer rounds, clients or atoms")
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
     _, _, Gi = base.solve(lambda t: big, [0.0])
