@@ -266,7 +266,9 @@ def predict(args) -> int:
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
         if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
-            print("  FTFA diverges (converges: false): step_size (1 + sqrt(gamma))^2 >= 2, the "
+            top = ("the top of its sample spectrum" if "spectrum" in res.params
+                   else "(1 + sqrt(gamma))^2")
+            print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
                   "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
