@@ -140,7 +140,7 @@ def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open
         bad |= arr >= high if high_open else arr > high
     if bad.any():
         raise ValueError(f"{name} must lie in {rng}, got {_show(arr, bad)}")
-    return arr
+    return arr + 0.0        # -0.0 (a valid 0) is 0.0: "sigma = -0.0" was printed back
 
 
 def _show(arr, bad):

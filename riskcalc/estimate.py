@@ -59,6 +59,7 @@ products and the directions' covariance (``distances``, ``geometry``):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -366,6 +367,9 @@ def _point(xty, yy, n, gram):
 
 def estimate_file(path, route: str = "auto") -> Estimate:
     """``estimate`` of the data in ``path`` (``load``); every error names the file."""
+    if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
+        raise ValueError(f"path must be a file path (a str or os.PathLike), got "
+                         f"{type(path).__name__}")
     data = load(path)
     try:
         return estimate(*data, route=route)

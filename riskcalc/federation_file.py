@@ -202,6 +202,8 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
     except TypeError:
         raise ValueError(f"{option or 'path'} must be a file path (a str or os.PathLike), got "
                          f"{type(path).__name__}") from None
+    if not path.strip():    # was ": No such file or directory", naming nothing
+        raise ValueError(f"{option or 'path'} needs a file name, got an empty one")
     where = f"{option} {path}" if option else str(path)
     data = load(path, where, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH,
                 what="a federation file (about 200,000 clients)",

@@ -99,6 +99,16 @@ class Spectrum:
         """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1."""
         p = float(as_array("power-law exponent p", p, low=0.0))
         d = positive_int("power-law size d", d, maximum=MAX_EIGENVALUES)
+        # In logarithms: j^-p underflows to 0 for a large p (p = 1e300 said "spectrum
+        # eigenvalue must lie in [1e-100, 1e+100], got 0.0", naming no p).
+        logs = -p * np.log(np.arange(1, d + 1, dtype=float))
+        logs -= np.logaddexp.reduce(logs) - np.log(d)                 # mean 1
+        span = (logs[-1] - logs[0]) / np.log(10.0)
+        if logs[-1] < np.log(EIGENVALUE_RANGE[0]):
+            raise ValueError(f"power-law exponent p = {p:g} with d = {d}: the eigenvalues "
+                             f"span 10^{-span:.3g}, beyond the eigenvalue range "
+                             f"[{EIGENVALUE_RANGE[0]:g}, {EIGENVALUE_RANGE[1]:g}]; lower p "
+                             f"below about {p * (100.0 + logs[0] / np.log(10.0)) / -span:.3g}")
         s = np.arange(1, d + 1, dtype=float) ** -p
         return cls.from_eigenvalues(s / s.mean())
 
@@ -138,7 +148,8 @@ class Spectrum:
                 table = len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1
                 s = np.array(rows if table else [x for r in rows for x in r], dtype=float)
         except (ValueError, OSError, EOFError) as exc:
-            raise ValueError(f"spectrum file {path!r} is not a list of numbers: {exc}") from None
+            raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
+                             f"{_unreadable(exc)}") from None
         try:
             return cls.from_eigenvalues(s)
         except ValueError as exc:
@@ -194,7 +205,7 @@ class Spectrum:
         Exact when every weight is a multiple of 1/d, as for ``from_eigenvalues`` with d equal
         to the number of eigenvalues given.
         """
-        d = positive_int("d", d)
+        d = positive_int("d", d, maximum=MAX_EIGENVALUES)   # 10^12 asked for 7 TiB
         cdf = np.cumsum(self.weights)
         idx = np.searchsorted(cdf, (np.arange(d) + 0.5) / d, side="right")
         return self.atoms[np.minimum(idx, self.atoms.size - 1)][::-1].copy()
@@ -218,7 +229,7 @@ def _distribution(name, w, size):
         raise ValueError(f"{name} has {w.size} entries for {size} eigenvalues")
     total = w.sum()
     if abs(total - 1.0) > 1e-9:
-        raise ValueError(f"{name} must sum to 1, got {total!r}")
+        raise ValueError(f"{name} must sum to 1, got {total:.10g}")
     return w / total
 
 
@@ -380,5 +391,17 @@ def _read_ordered(path):
         if len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1:
             return np.array(rows, dtype=float)
         return np.array([x for r in rows for x in r], dtype=float)
-    except (ValueError, OSError) as exc:
-        raise ValueError(f"spectrum file {path!r} is not a list of numbers: {exc}") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
+                         f"{_unreadable(exc)}") from None
+
+
+def _unreadable(exc) -> str:
+    """Why a spectrum file could not be read, for its user: numpy's "allow_pickle=False" would
+    advise loading a pickle (which can run code), and a codec error names no file kind."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start}: binary data?); give a .npy or text file"
+    if "allow_pickle" in str(exc) or "pickle" in str(exc):
+        return ("it holds Python objects or is no .npy file (a pickle is never loaded: it "
+                "can run code); save a numeric array with numpy.save")
+    return str(exc)

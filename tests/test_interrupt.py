@@ -65,6 +65,21 @@ def _group(pgid):
     return out.stdout.split()
 
 
+def _wait_until(proc, ready, what, timeout=300.0):
+    """Poll until ``ready()`` while ``proc`` runs, then check once more that it still runs: the
+    signal that follows then reaches a running command. A command that exits first, or is not
+    ready within ``timeout`` s, fails here with its output instead of being signalled at the
+    wrong moment (a busy machine only makes the wait longer, never the verdict different)."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, (f"exited before {what}", proc.communicate())
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"not {what} within {timeout:g} s: {proc.communicate()}")
+        time.sleep(0.05)
+    assert proc.poll() is None, (f"exited right after {what}", proc.communicate())
+
+
 def test_ctrl_c_on_a_parallel_sweep(tmp_path):
     # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and
     # its joblib workers. Sent once the first task is in the cache, so the sweep is running.
@@ -75,12 +90,10 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
            "--out", str(tmp_path / "s.csv")]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    # Line 1 is the cache's header; a second line is a finished task.
-    while not (cache.exists() and cache.read_bytes().count(b"\n") >= 2) \
-            and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    # Line 1 is the cache's header; a second line is a finished task. Fewer than all 8000 may
+    # be there: the sweep runs when the signal is sent (it is checked after the cache is read).
+    _wait_until(proc, lambda: cache.exists() and 2 <= cache.read_bytes().count(b"\n") < 8001,
+                "a task finished")
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
@@ -110,12 +123,8 @@ def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
                                 text=True)
     # Imports done, workers started, tasks running: the progress bar has counted a finished
     # task (instead of a fixed 4 s wait, too long on a quiet machine, maybe short on a busy one).
-    deadline = time.monotonic() + 120
-    while not re.search(r"\|\s*[1-9]\d*/\d+ \[", log.read_text()) \
-            and time.monotonic() < deadline:
-        assert proc.poll() is None, (proc.communicate(), log.read_text())
-        time.sleep(0.05)
-    assert proc.poll() is None, (proc.communicate(), log.read_text())
+    _wait_until(proc, lambda: re.search(r"\|\s*[1-9]\d*/\d+ \[", log.read_text()),
+                "a task finished")
     os.killpg(proc.pid, signal.SIGINT)
     start = time.monotonic()
     proc.communicate(timeout=60)
@@ -138,13 +147,11 @@ def test_ctrl_c_while_the_paper_checks_start_their_workers():
            "check", "--quick", "--jobs", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
     # -ww: the full command lines, which name the workers (ps cuts them to COLUMNS otherwise).
     ps = ["ps", "-ww", "-o", "args=", "-g", str(proc.pid)]
-    while time.monotonic() < deadline and "LokyProcess" not in subprocess.run(
-            ps, capture_output=True, text=True).stdout:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.02)
+    _wait_until(proc, lambda: "LokyProcess" in subprocess.run(ps, capture_output=True,
+                                                               text=True).stdout,
+                "the workers started")
     time.sleep(0.5)                     # the workers are importing
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)

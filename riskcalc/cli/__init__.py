@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from riskcalc._version import __version__
@@ -33,8 +34,21 @@ COMMANDS = {
 }
 
 
+#: A negative number or comma-separated list of numbers (``-1e-3``, ``-.5``, ``-inf``, ``-1,2``).
+_NEGATIVE = re.compile(r"^-(?:\d|\.\d|inf|nan)[\w.,+-]*$", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention."""
+    """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention, and
+    whose option values may be any negative number: argparse reads only ``-1`` and ``-.5`` as
+    numbers, so ``--gamma -1e-3``, ``--r -inf`` or ``--gamma -1,2`` said "expected one
+    argument" instead of the value's range (no option of this command starts with a digit, a
+    dot, inf or nan)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE
+
 
     def error(self, message):
         sys.stderr.write(f"error: {message}\n")

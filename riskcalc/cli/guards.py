@@ -9,7 +9,8 @@
 * ``--max-minutes``: ``budget``/``check_time`` refuse, before any work, a run estimated to take
   longer (the estimates: ``montecarlo.runner.budget``, ``riskcalc.advise.cost``, the paper
   checks' and figures' recorded times); ``time_limit`` stops a run in flight once the time is up
-  (``OutOfTime``), and the verb reports what it kept.
+  (``OutOfTime``), and the verb reports what it kept;
+* ``working``: progress on stderr while a theory computation runs longer than a few seconds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import signal
 import sys
 import threading
+import time
 import warnings
 from contextlib import contextmanager
 
@@ -150,6 +152,51 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
         check_tasks(tasks, what, advice)
     check_time(tasks, seconds_each, workers, limit, what,
                advice + ", or allow more time with --max-minutes")
+
+
+#: Seconds before the first progress line of ``working`` and between lines: on a terminal a
+#: live line (erased when the answer comes), in a log or pipe one line now and then.
+PROGRESS_TTY = (2.0, 1.0)
+PROGRESS_LOG = (10.0, 60.0)
+
+
+@contextmanager
+def working(what: str):
+    """Progress on stderr while a theory computation runs (the limits under a spectrum may
+    take tens of seconds: 1000 atoms, M = 10-30 clients, 13-50 s with nothing shown): after
+    ``PROGRESS_TTY[0]`` s a terminal shows "``what``: computing, N s so far" updated every
+    second and erased on leaving; a log gets one such line at ``PROGRESS_LOG[0]`` s and then
+    one a minute. A call that ends sooner shows nothing."""
+    stream = sys.stderr
+    try:
+        tty = bool(stream.isatty())
+    except (AttributeError, ValueError):
+        tty = False
+    first, every = PROGRESS_TTY if tty else PROGRESS_LOG
+    stop, start, width = threading.Event(), time.monotonic(), [0]
+
+    def beat():
+        wait = first
+        while not stop.wait(wait):
+            text = (f"{what}: computing, {duration(round(time.monotonic() - start))} so far "
+                    "(Ctrl-C stops it)")
+            try:
+                stream.write(f"\r{text}" if tty else f"progress: {text}\n")
+                stream.flush()
+            except (ValueError, OSError):       # the stream was closed: nothing to show
+                return
+            width[0], wait = len(text), every
+
+    thread = threading.Thread(target=beat, name="riskcalc-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        if tty and width[0]:
+            stream.write("\r" + " " * width[0] + "\r")
+            stream.flush()
 
 
 #: Longest timer ``time_limit`` sets (a year); beyond it (--max-minutes 1e300, whose seconds

@@ -144,6 +144,10 @@ def _problem(args, verb) -> dict:
     for name in need:
         if getattr(args, name) is None:
             raise ValueError(f"--model logistic needs --{name}")
+    from riskcalc._validate import parameter
+
+    for name in ("gamma", "signal", "r"):     # the linear family's ranges (issue 32: one range)
+        parameter(name, getattr(args, name))
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to METHOD fedavg (the global model's ridge is "
                          "--global-lam)")

@@ -43,6 +43,10 @@ def make_folder(path, option: str) -> None:
     ``option``."""
     if not str(path).strip():
         raise ValueError(f"{option} needs a folder name, got an empty one")
+    if os.path.exists(path) and not os.path.isdir(path):
+        # makedirs said only "File exists" (--out /dev/null, --out an input file).
+        raise ValueError(f"{option} {path}: exists and is not a folder (a file or a device); "
+                         "give a folder name")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:

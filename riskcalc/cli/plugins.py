@@ -7,6 +7,8 @@ of predict, compare and sweep (a verb of ``NO_REGISTRY`` loads them only with a 
 
 from __future__ import annotations
 
+import os
+
 from riskcalc import plugins
 
 OPTION = "--plugin"
@@ -39,6 +41,13 @@ def load(argv: list, verb: str | None = None) -> list:
     """Load the entry points and the ``--plugin`` files of ``argv``; the remaining arguments.
     For a ``verb`` of ``NO_REGISTRY`` given no ``--plugin`` file, nothing is loaded."""
     files, rest = split_plugins(argv)
+    for name in files:
+        # riskcalc.plugins says "no such file" for any path that is not a file: /dev/zero
+        # and a folder exist.
+        if os.path.exists(name) and not os.path.isfile(name):
+            kind = "a folder" if os.path.isdir(name) else "a device, pipe or socket"
+            raise ValueError(f"{OPTION} {name}: {kind}, not a Python file (.py) that "
+                             "registers methods")
     if files or verb not in NO_REGISTRY:
         plugins.load(files)
     return rest

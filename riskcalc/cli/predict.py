@@ -194,7 +194,7 @@ def run(args) -> int:
     """Print the limit; stopped at --max-minutes with nothing printed."""
     limit = guards.max_seconds(args)
     try:
-        with guards.time_limit(limit):
+        with guards.time_limit(limit), guards.working(f"riskcalc predict {args.method}"):
             return _run(args)
     except guards.OutOfTime as exc:
         raise guards.OutOfTime(f"{exc} before the answer was ready; nothing was printed. "

@@ -270,7 +270,9 @@ def predict(args) -> int:
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
         if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
-            print("  FTFA diverges (converges: false): step_size (1 + sqrt(gamma))^2 >= 2, the "
+            top = ("the top of its sample spectrum" if "spectrum" in res.params
+                   else "(1 + sqrt(gamma))^2")
+            print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
                   "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
@@ -304,8 +306,9 @@ def compare(args) -> int:
                   f"{args.d} with {len(kw['gamma'])} client(s)",
                   "lower --reps, --d, --clients or the largest --rounds")
     ftfa = personalization(args)        # FTFA or RTFA after round T
-    pred = riskcalc.rounds_limit(rounds_method(args), **kw)
-    pers = None if ftfa is None else pred.personalized_risk(**ftfa)
+    with guards.working(f"riskcalc compare {args.method}: the prediction"):
+        pred = riskcalc.rounds_limit(rounds_method(args), **kw)
+        pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,
                           personalize=[] if ftfa is None else [ftfa])

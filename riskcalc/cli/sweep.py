@@ -17,6 +17,7 @@ import math
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
+from riskcalc._validate import parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
@@ -69,6 +70,11 @@ def run(args) -> int:
         raise ValueError("the following arguments are required: --gamma (or --federation)")
     if values["sigma"] is None:
         raise ValueError("the following arguments are required: --sigma (or --federation)")
+    for name in ("gamma", "sigma", "r", "rho"):
+        # The one range of each parameter (riskcalc._validate.RANGES), before the budget:
+        # --gamma 1e-300,2 was "estimated 7.41e+290 days of work".
+        if values[name] is not None:
+            parameter(name, values[name], ndim=1)
     clients = _floats("clients", args.clients) or [None]
     if any(m is not None and not (math.isfinite(m) and m == int(m)) for m in clients):
         raise ValueError(f"--clients must be a comma-separated list of integers, got "

@@ -59,9 +59,12 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
    solution, tau_new and tau_cross = 0. Cost: M (K_b + k_b)^2 unknowns per node (K_b = K or
    1 base rows, k_b = k or 1 new rows) and as many per pair of nodes in the two-point solve.
 
-Overflow: FTFA's filter (1 - eta' s)^k beyond 1e250 at the top of a client's sample spectrum
-under H is refused (``RoundsLimit.personalized_risk``); a divergent but representable FTFA is
-computed; overflowed rounds are settled by ``fedavg.settle`` (through ``pencil_curves``).
+Overflow: a client whose FTFA growth (1 - eta' s)^(2k) at the top of its sample spectrum under
+H passes 1e250 (``personalize.ftfa_stability``) gets eta' = 1 / top in its chain (finite;
+the chains are downstream of block 0 and of each other, so the other clients' values are
+unchanged) and ``RoundsLimit.personalized_risk`` reports its risk as inf, as with Sigma = I; a
+divergent but representable FTFA is computed; overflowed rounds are settled by
+``fedavg.settle`` (through ``pencil_curves``).
 
 Checks (``tests/test_rounds_sigma_personalize.py``): Sigma = I against ``personalize``'s
 scalar route; FTFA with (k, eta') = (K, eta) from w_T against ``fedavg_own``'s own model of
@@ -76,15 +79,31 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil, stable_top
 
 #: Most unknowns M (K_b + k_b)^2 of the extended pencil (the Jacobian and the two-point solve
 #: per pair of nodes cost their cube; measured, process CPU on a loaded 2-core machine, T up to
 #: 30: 18 unknowns 1.1 s, 108 7.1 s, 200 41 s).
 MAX_UNKNOWNS = 200
+
+
+#: Most seconds the personalization's two-point solve may be estimated to take.
+MAX_SECONDS = 120.0
+
+
+def personal_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
+    """Estimated seconds of ``_personal_models``: (nodes + 1)(2 nodes + 1) pairs of the
+    two-point solve at 1e-5 M K^2 (1 + atoms / 15) s each (K: blocks per client). Fitted to
+    process CPU (OMP 1) per pair, M = 2-4, K = 2-10, 2-60 atoms: within 0.6-1.5 times the
+    measured cost from K^2 M = 36 up (2.4e-3 s at M = 2, K = 10; 7.8e-4 at K = 5 with 20
+    atoms), an overestimate below (up to 5 times at K = 2, where the whole solve takes
+    seconds); FedAvg K = 1 after 5 rounds with gamma (1, 1.5) has 193 nodes (74,000 pairs)."""
+    return (nodes + 1.0) * (2.0 * nodes + 1.0) * 1e-5 * M * K ** 2 * (1.0 + atoms / 15.0)
 
 
 class PersonalPencil(SigmaPencil):
@@ -115,19 +134,21 @@ class PersonalPencil(SigmaPencil):
             L0[new_rows[:, 0], self.root] = lam2
             L0[new_rows[:, 0], new_rows[:, 0]] = -lam2
             e2 = -1.0
-        self.e = np.concatenate([np.full(Kb, e), np.full(kn, e2)])
+        # Per client (M, K): FTFA's eta' may differ between clients (0 for one it overflows).
+        e2 = np.broadcast_to(e2, (M,))
+        self.e = np.concatenate([np.full((M, Kb), e), np.repeat(e2[:, None], kn, 1)], axis=1)
         self.noise = np.zeros((M, self.n))                             # wn'_i
         for i in range(M):
-            self.noise[i, new_rows[i]] = eta2 if kind == "ftfa" else 1.0
+            self.noise[i, new_rows[i]] = -e2[i] if kind == "ftfa" else 1.0
         rows = np.concatenate([base.rows, new_rows], axis=1)
         cols = np.concatenate([base.cols, new_cols], axis=1)
         self.rows, self.cols, self.L0 = (cols, rows, L0.T) if transposed else (rows, cols, L0)
 
     def chat(self, tau):
         """Chat_j = E_j (I + gamma_j tau_j E_j)^-1, E_j = diag(e) (module docstring, step 2)."""
-        X = np.eye(self.K) + self.gam[:, None, None] * tau * self.e
+        X = np.eye(self.K) + self.gam[:, None, None] * tau * self.e[:, None, :]
         return np.linalg.solve(X.swapaxes(-1, -2), np.broadcast_to(
-            np.diag(self.e), X.shape).swapaxes(-1, -2)).swapaxes(-1, -2)
+            self.e[:, :, None] * np.eye(self.K), X.shape).swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
 def _rtfa_tau(atoms, weights, gam, lam2):
@@ -144,10 +165,11 @@ def _rtfa_tau(atoms, weights, gam, lam2):
 
 
 def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, sigma, p, signal,
-                     rounds):
+                     rounds, diverging=None):
     """(bias, variance) of every client's personalized model (module docstring) from the
     contour ``c`` of ``pencil_curves`` solved on the pencil ``base``, extended from
-    ``layout`` (``base`` itself or its ``OwnPencil``) with base coefficient ``e``."""
+    ``layout`` (``base`` itself or its ``OwnPencil``) with base coefficient ``e``;
+    ``diverging``: which clients' FTFA diverges (for the message when the solve fails)."""
     M, s, h = base.M, base.s, base.h
     Es = float(h @ s)
     ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
@@ -160,6 +182,16 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
                          f"client, {s.size} atoms and {z.size} contour nodes needs about "
                          f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
                          "fewer clients, steps, atoms or rounds")
+    seconds = personal_seconds(M, ext.K, s.size, z.size)
+    if seconds > MAX_SECONDS:
+        fits = [kk for kk in range(k or 1) if kind == "ftfa"
+                and personal_seconds(M, ext.K - k + kk, s.size, z.size) <= MAX_SECONDS]
+        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
+                         f"clients, {ext.K} blocks per client, {s.size} atoms and {z.size} "
+                         f"contour nodes would take about {seconds:.3g} s here (estimated; at "
+                         f"most {MAX_SECONDS:g} s); give "
+                         + (f"steps <= {fits[-1]}, or " if fits else "")
+                         + "fewer rounds, clients or atoms")
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
     _, _, Gi = base.solve(lambda t: big, [0.0])
@@ -172,7 +204,17 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
                                          Gb[:, :, base.cols[j][:, None], base.rows[j][None, :]])
     if kind == "rtfa":
         tau0[:, :, Kb, Kb] = _rtfa_tau(s, h, gam, lam2)[None, :]
-    _, C1, G1 = ext.solve(lambda t: z1, [0.0], check=False, tau0=tau0)
+    try:
+        _, C1, G1 = ext.solve(lambda t: z1, [0.0], check=False, tau0=tau0)
+    except (SolverError, np.linalg.LinAlgError):
+        if diverging is None:
+            raise
+        # A divergent FTFA's chain grows like (eta' s)^k: past a point its Newton residual
+        # cannot reach the tolerance (measured: k = 4, eta' top = 170 solves, 1700 does not).
+        raise ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the "
+                         "growing risk is beyond this route's reach under a covariance "
+                         "spectrum; lower step_size below 2 / top (converges), or the steps"
+                         ) from None
     N1 = z.size
     C2 = np.concatenate([C1[:N1], C1[:N1].conj(), C1[N1:]])
     G2 = np.concatenate([G1[:N1], G1[:N1].conj(), G1[N1:]])
@@ -235,6 +277,16 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
                          f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
                          "its cube); give fewer personalization steps, clients or local steps")
     atoms, weights = spectrum.atoms, spectrum.weights
+    if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
+        top = stable_top(atoms, weights, gam)
+        conv, over = ftfa_stability(gam, k, eta2, top=top)
+        bad = np.flatnonzero(~conv & ~over)
+        diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
+                     + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
+                                 f"{eta2 * top[i]:.4g} >= 2)" for i in bad))
+        eta2 = np.where(over, 1.0 / top, eta2)
+    else:
+        diverging = None
     if method == "fedavg":
         eta, K = step_size, local_steps
         pen = SigmaPencil(atoms, weights, gam, p, eta, K)
@@ -265,5 +317,5 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         layout, e = pen, -1.0
     out = pencil_curves(*args, gam, r, sigma, p, signal, rounds, v, wnb, own_models=lambda c:
                         _personal_models(pen, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r,
-                                         sigma, p, signal, rounds))
+                                         sigma, p, signal, rounds, diverging))
     return out["local"]()
