@@ -60,6 +60,12 @@ def test_main_turns_an_interrupt_into_one_line(monkeypatch, capsys, argv, messag
     assert capsys.readouterr().err.strip() == message
 
 
+def _sigint_default():
+    # A suite started in the background (``pytest &``, nohup) ignores SIGINT, and a child
+    # inheriting that would finish its work as if no Ctrl-C came: give it the terminal's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _group(pgid):
     out = subprocess.run(["ps", "-o", "pid=", "-g", str(pgid)], capture_output=True, text=True)
     return out.stdout.split()
@@ -88,7 +94,8 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
            "sweep", "ftfa", "--gamma", "1.5,2,3,4", "--r", "1", "--sigma", "0.5",
            "--d", "300", "--reps", "2000", "--jobs", "2", "--cache", str(cache),
            "--out", str(tmp_path / "s.csv")]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, start_new_session=True,
+                            preexec_fn=_sigint_default, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     # Line 1 is the cache's header; a second line is a finished task. Fewer than all 8000 may
     # be there: the sweep runs when the signal is sent (it is checked after the cache is read).
@@ -119,7 +126,8 @@ def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
            *command.format(tmp=tmp_path).split()]
     log = tmp_path / "stderr.txt"
     with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE, stderr=fh,
+        proc = subprocess.Popen(cmd, start_new_session=True,
+                                preexec_fn=_sigint_default, stdout=subprocess.PIPE, stderr=fh,
                                 text=True)
     # Imports done, workers started, tasks running: the progress bar has counted a finished
     # task (instead of a fixed 4 s wait, too long on a quiet machine, maybe short on a busy one).
@@ -145,7 +153,8 @@ def test_ctrl_c_while_the_paper_checks_start_their_workers():
     # second after the first worker process appears).
     cmd = [sys.executable, "-c", "import sys; from riskcalc.cli import main; sys.exit(main())",
            "check", "--quick", "--jobs", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, start_new_session=True,
+                            preexec_fn=_sigint_default, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     # -ww: the full command lines, which name the workers (ps cuts them to COLUMNS otherwise).
     ps = ["ps", "-ww", "-o", "args=", "-g", str(proc.pid)]
