@@ -224,3 +224,8 @@ def test_range_corners_give_finite_limits(method, gamma, scale):
     for spectrum in (None, Spectrum([1.0, 4.0])):
         res = riskcalc.limit(method, gamma=gamma, spectrum=spectrum, **kwargs)
         assert all(np.isfinite(v) and v >= 0 for v in (res.bias, res.variance, res.risk))
+
+
+def test_arrays_that_do_not_broadcast_name_their_parameters():
+    with pytest.raises(ValueError, match=r"gamma \(3,\), r/rho \(2,\) do not broadcast"):
+        riskcalc.limit("rtfa", gamma=[1, 2, 3], r=[1, 2], sigma=0.5, lam=0.5)

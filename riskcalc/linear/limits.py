@@ -212,8 +212,14 @@ def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
     route = _resolve_route(spec, route)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else None
-    shape = np.broadcast_shapes(*(np.shape(v) for v in (
-        spec.gamma, spec.sigma, spec.signal, spec.penalty, tuning)))
+    values = {"gamma": spec.gamma, "sigma": spec.sigma, "r/rho": spec.signal,
+              "lam": spec.penalty, spec.info.tuning or "tuning": tuning}
+    try:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in values.items() if np.ndim(v))
+        raise ValueError(f"parameter arrays of shapes {shapes} do not broadcast together "
+                         "(give arrays of one length, or scalars)") from None
     gamma = np.broadcast_to(spec.gamma, shape)
     lam = np.broadcast_to(spec.penalty, shape)
     signal2 = np.broadcast_to(spec.signal, shape) ** 2
