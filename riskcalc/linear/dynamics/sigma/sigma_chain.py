@@ -44,6 +44,17 @@ c_j = (0, (j,1)..(j,K-1)). The dense route costs (M K)^3 per atom and node for G
    conj z2) = conj H(z1, z2); ``symmetric`` solves the pairs (u, v), (u, conj v) with v >= u
    only (half).
 
+4. Contour nodes along the arc (``solve_arc``). Every eighth node of the ellipse's upper half
+   is followed down from far above it (``sigma_pencil``'s path, 25 stages); each other node
+   starts from its neighbour's solution (one Euler predictor step along the chord, then
+   Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
+   neighbouring nodes are within about pi t / 20 of their distance to the spectrum apart
+   (``fedavg._contour`` takes N >= 40 / t nodes), so Newton's method starts close to the same
+   branch; the branch check of ``solve`` still applies to every node. Measured (M = 3, K = 20,
+   rounds up to 50): the whole curves within 7e-14 (3.6e-13 relative) of the path from above at
+   every node, the
+   node solves about 8 times cheaper.
+
 GMRES stops at a residual 1e-13 relative to the right-hand side (restarted, with classical
 Gram-Schmidt twice); a two-point system that does not get within 1e-10 raises SolverError
 (Newton's steps may be inexact: its residual test decides). Checks
@@ -62,10 +73,14 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, Sigm
 _GMRES_TOL = 1e-13
 #: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
 _NEWTON_GMRES = 1e-8
+#: GMRES's tolerance for the Euler predictor (a starting point for Newton's steps).
+_PREDICTOR_GMRES = 1e-3
 _KRYLOV = 40
 _RESTARTS = 12
 #: Bytes of the pair factors and Krylov bases held at once by ``two_point``.
 _CHUNK_BYTES = 1.5e8
+#: ``solve_arc``: one node in this many followed down from far above, the others along the arc.
+_ARC_EVERY = 8
 
 
 def chain_seconds(M, K, atoms, nodes):
@@ -106,9 +121,10 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         k = 0
         for k in range(m):
             w = apply(V[:, k], act)
+            Vk = V[:, :k + 1]
             for _ in range(2):           # classical Gram-Schmidt, twice (orthogonal to rounding)
-                h = np.einsum("pin,pn->pi", V[:, :k + 1], w.conj()).conj()
-                w = w - np.einsum("pin,pi->pn", V[:, :k + 1], h)
+                h = (Vk @ w.conj()[:, :, None])[..., 0].conj()  # batched BLAS, not einsum
+                w = w - (h[:, None, :] @ Vk)[:, 0]
                 H[:, :k + 1, k] += h
             hn = np.linalg.norm(w, axis=1)
             H[:, k + 1, k] = hn
@@ -198,14 +214,14 @@ class ChainPencil(SigmaPencil):
         A, a, e = L
         B, b, d = R
         AX = A @ X[:, None]
-        inner = AX @ B + (AX @ b[..., None]) * d[..., None, :] \
-            + a[..., :, None] * ((e[..., None, :] @ X[:, None]) @ B)
-        c = np.einsum("pamk,pmkl,paml,m->pa", e, X, b, self.gam)
+        eX = e[..., None, :] @ X[:, None]                              # (P, atoms, M, 1, K)
+        inner = AX @ B + (AX @ b[..., None]) * d[..., None, :] + a[..., :, None] * (eX @ B)
+        c = (eX @ b[..., None])[..., 0, 0] @ self.gam
         out = self.gam[:, None, None] * inner + a[..., :, None] * d[..., None, :] * c[..., None,
                                                                                        None, None]
         return X - np.einsum("a,pamkl->pmkl", self.h * self.s ** 2, out)
 
-    def _newton(self, G, rhs):
+    def _newton(self, G, rhs, tol=_NEWTON_GMRES):
         """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
         gets there (an inexact Newton step elsewhere: the residual test decides)."""
         L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
@@ -221,7 +237,7 @@ class ChainPencil(SigmaPencil):
                 return self._apply([f[sl][idx] for f in L], [f[sl][idx] for f in R],
                                    x.reshape((-1,) + shape[1:])).reshape(x.shape)
             out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
-                            tol=_NEWTON_GMRES)[0].reshape(rhs[sl].shape)
+                            tol=tol)[0].reshape(rhs[sl].shape)
         return out
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
@@ -239,7 +255,8 @@ class ChainPencil(SigmaPencil):
             _, _, G = self.residual(z, tau)
             dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
                 ..., None, None])
-            tau, z = tau + self._newton(G, -dres * (zn - z)[:, None, None, None]), zn
+            tau, z = tau + self._newton(G, -dres * (zn - z)[:, None, None, None],
+                                        _PREDICTOR_GMRES), zn
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
@@ -260,6 +277,25 @@ class ChainPencil(SigmaPencil):
             raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
                               "left the physical branch")
         return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+    def solve_arc(self, z, ys, every=_ARC_EVERY):
+        """(tau, Chat, Ghat) at the nodes z (N,) of an arc in the upper half plane, ordered
+        along it: every ``every``-th node followed down from z + i ys[0] through ys (as
+        ``solve``), the others continued from their neighbour on the arc (module docstring,
+        step 4)."""
+        N = z.size
+        idx = np.arange(0, N, every)
+        tau = np.empty((N, self.M, self.K, self.K), complex)
+        tau[idx] = self.solve(lambda y: z[idx] + 1j * y, list(ys))[0]
+        for o in range(1, every):
+            nxt = idx + o
+            nxt = nxt[nxt < N]
+            if nxt.size == 0:
+                break
+            z0, z1 = z[nxt - 1], z[nxt]
+            tau[nxt] = self.solve(lambda t: z0 + t * (z1 - z0), [0.0, 1.0],
+                                  tau0=tau[nxt - 1])[0]
+        return self.solve(lambda t: z, [0.0], tau0=tau)
 
     def _rows(self, G, W):
         """(W^T Ghat[:, r_j], W^T Ghat[:, 0]) for rows W (m, n): (N, atoms, m, M, K), (N,
