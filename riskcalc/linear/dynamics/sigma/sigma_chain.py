@@ -48,12 +48,11 @@ c_j = (0, (j,1)..(j,K-1)). The dense route costs (M K)^3 per atom and node for G
    is followed down from far above it (``sigma_pencil``'s path, 25 stages); each other node
    starts from its neighbour's solution (one Euler predictor step along the chord, then
    Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
-   neighbouring nodes are within about pi t / 20 of their distance to the spectrum apart
-   (``fedavg._contour`` takes N >= 40 / t nodes), so Newton's method starts close to the same
-   branch; the branch check of ``solve`` still applies to every node. Measured (M = 3, K = 20,
+   neighbouring nodes are apart by at most about pi / 20 of their distance to the spectrum
+   (0.45 of it at the ellipse's ends; ``fedavg._contour`` takes N >= 40 / t nodes, t the
+   ellipse's parameter), so Newton's method starts close to the same branch; the branch check of ``solve`` still applies to every node. Measured (M = 3, K = 20,
    rounds up to 50): the whole curves within 7e-14 (3.6e-13 relative) of the path from above at
-   every node, the
-   node solves about 8 times cheaper.
+   every node, the node solves about 8 times cheaper.
 
 GMRES stops at a residual 1e-13 relative to the right-hand side (restarted, with classical
 Gram-Schmidt twice); a two-point system that does not get within 1e-10 raises SolverError
@@ -85,14 +84,16 @@ _ARC_EVERY = 8
 
 def chain_seconds(M, K, atoms, nodes):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
-    one-point contour has about twice as many): nodes / 2 (nodes / 2 + 1) pairs (``two_point``
-    with ``symmetric``) at 5e-4 + (atoms / 2) (4.4e-6 M K^2 + 3.8e-7 M K^3) s each (both
-    couplings), and 3 nodes fixed points at 0.03 + 8e-6 (atoms / 2) M K^3 s each (fitted
-    within 40% to ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3, 10, K = 5..50,
-    two atoms)."""
-    per_pair = 5e-4 + 0.5 * atoms * (4.4e-6 * M * K ** 2 + 3.8e-7 * M * K ** 3)
-    per_node = 0.03 + 8e-6 * 0.5 * atoms * M * K ** 3
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + 3 * nodes * per_node
+    one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
+    ``symmetric``) at 3.3e-3 + (atoms / 2) (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (both
+    couplings), and the fixed points at the upper halves of both contours (``solve_arc``) and
+    the edges (``sigma_pencil.edges``, about 700 of them) at 4.2e-3 + (atoms / 2) (6.8e-6 M
+    K^2 + 8.8e-7 M K^3) s each (fitted within 11% to ``benchmarks/bench_rounds_sigma_k_scaling.py
+    --cost``, M = 3 with K = 10, 20, 50 and M = 10 with K = 10, 20, two atoms)."""
+    half = 0.5 * atoms
+    per_pair = 3.3e-3 + half * (3.8e-6 * M * K ** 2 + 1.9e-7 * M * K ** 3)
+    per_node = 4.2e-3 + half * (6.8e-6 * M * K ** 2 + 8.8e-7 * M * K ** 3)
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 692)
 
 
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
@@ -156,6 +157,11 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
 class ChainPencil(SigmaPencil):
     """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
     module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
+
+    #: ``sigma_pencil.edges``: 2 points per bracket (each refinement about 3 times cheaper per
+    #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
+    #: against 21.2 s, edges within 1.1e-13).
+    bisect = 2
 
     def __init__(self, atoms, weights, gam, p, eta: float, K: int):
         self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
