@@ -18,7 +18,7 @@ dense pencil (``sigma_pencil``, (M K^2)^3 per node and pair) and the chain route
 followed down 24 stages; chain: 64 nodes along an arc, ``solve_arc``; 8 x 16 pairs, both
 couplings) and extrapolated linearly in the nodes and pairs (the work is per node and per pair;
 the chain route solves the fixed point at the upper halves of the N nodes and of the N2 =
-T_max + 16 = 216 nodes of its double contour, plus about 700 solves of the edges, and only the
+T_max + 16 = 216 nodes of its double contour, plus about 550 solves of the edges, and only the
 N2 / 2 (N2 / 2 + 1) pairs its symmetry leaves, ``fedavg_sigma_k.pencil_curves``,
 ``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
 skipped and say so. Measured (this session, loaded 2-core machine): chain s/node 0.0088,
@@ -98,10 +98,10 @@ def cost() -> None:
                     print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6}  (sample beyond budget)")
                     continue
                 n2 = 200 + 16
-                # The chain: the upper halves of both contours and about 700 solves of
+                # The chain: the upper halves of both contours and about 550 solves of
                 # the edges (``sigma_chain.chain_seconds``), half the pairs.
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
-                       got[0] * (nodes // 2 + n2 // 2 + 700)
+                       got[0] * (nodes // 2 + n2 // 2 + 550)
                        + got[1] * (n2 // 2) * (n2 // 2 + 1))
                 print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
                       f"{tot:11.3g}", flush=True)

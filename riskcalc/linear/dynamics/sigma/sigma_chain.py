@@ -50,9 +50,10 @@ c_j = (0, (j,1)..(j,K-1)). The dense route costs (M K)^3 per atom and node for G
    Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
    neighbouring nodes are apart by at most about pi / 20 of their distance to the spectrum
    (0.45 of it at the ellipse's ends; ``fedavg._contour`` takes N >= 40 / t nodes, t the
-   ellipse's parameter), so Newton's method starts close to the same branch; the branch check of ``solve`` still applies to every node. Measured (M = 3, K = 20,
-   rounds up to 50): the whole curves within 7e-14 (3.6e-13 relative) of the path from above at
-   every node, the node solves about 8 times cheaper.
+   ellipse's parameter), so Newton's method starts close to the same branch; the branch check
+   of ``solve`` still applies to every node. Measured (M = 3, K = 20, rounds up to 50): the
+   whole curves within 7e-14 (3.6e-13 relative) of the path from above at every node, the node
+   solves about 8 times cheaper.
 
 GMRES stops at a residual 1e-13 relative to the right-hand side (restarted, with classical
 Gram-Schmidt twice); a two-point system that does not get within 1e-10 raises SolverError
@@ -87,13 +88,16 @@ def chain_seconds(M, K, atoms, nodes):
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
     ``symmetric``) at 3.3e-3 + (atoms / 2) (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (both
     couplings), and the fixed points at the upper halves of both contours (``solve_arc``) and
-    the edges (``sigma_pencil.edges``, about 700 of them) at 4.2e-3 + (atoms / 2) (6.8e-6 M
-    K^2 + 8.8e-7 M K^3) s each (fitted within 11% to ``benchmarks/bench_rounds_sigma_k_scaling.py
-    --cost``, M = 3 with K = 10, 20, 50 and M = 10 with K = 10, 20, two atoms)."""
+    the edges (``sigma_pencil.edges``, as much as about 550 of them) at 4.2e-3 + (atoms / 2)
+    (6.8e-6 M K^2 + 8.8e-7 M K^3) s each (fitted within 11% to
+    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3 with K = 10, 20, 50 and M =
+    10 with K = 10, 20, two atoms; the edges measured at M = 3: K = 20 21.2 s, 684 node
+    solves, K = 50 175.5 s, 428). Measured end to end: M = 3, K = 20, rounds up to 200: 187 s
+    (estimate 175 s)."""
     half = 0.5 * atoms
     per_pair = 3.3e-3 + half * (3.8e-6 * M * K ** 2 + 1.9e-7 * M * K ** 3)
     per_node = 4.2e-3 + half * (6.8e-6 * M * K ** 2 + 8.8e-7 * M * K ** 3)
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 692)
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
 
 
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):

@@ -51,8 +51,9 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
    refined by bisection with ``bisect`` points per bracket (``edges``; measured against the
    closed forms of ``fedavg_sigma`` and ``subordination``: 1e-11 relative; 5e-10 and, with 2
    points, 3.5e-9 at the top edge of a FedAvg K = 7, eta at 0.95 of the stability edge, whose
-   density vanishes faster there than the test at y = 1e-12 resolves). The atom of D at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ (the null space
-   of D is the intersection of those of the S_j).
+   density vanishes faster there than the test at y = 1e-12 resolves). The atom of D at 0 is
+   (1 - sum_j min(1, 1 / gamma_j))_+ (the null space of D is the intersection of those of the
+   S_j).
 
 For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (measured: 1e-14).
 """
