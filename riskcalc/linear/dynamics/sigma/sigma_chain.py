@@ -86,15 +86,16 @@ _ARC_EVERY = 8
 def chain_seconds(M, K, atoms, nodes):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
-    ``symmetric``) at 3.3e-3 + (atoms / 2) (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (both
-    couplings), and the fixed points at the upper halves of both contours (``solve_arc``) and
-    the edges (``sigma_pencil.edges``, as much as about 550 of them) at 4.2e-3 + (atoms / 2)
-    (6.8e-6 M K^2 + 8.8e-7 M K^3) s each (fitted within 11% to
+    ``symmetric``) at 3.3e-3 + a (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (a = atoms / 2, at
+    least 1; both couplings), and the fixed points at the upper halves of both contours
+    (``solve_arc``) and the edges (``sigma_pencil.edges``, as much as about 550 of them) at
+    4.2e-3 + a (6.8e-6 M K^2 + 8.8e-7 M K^3) s each (fitted within 11% to
     ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3 with K = 10, 20, 50 and M =
     10 with K = 10, 20, two atoms; the edges measured at M = 3: K = 20 21.2 s, 684 node
-    solves, K = 50 175.5 s, 428). Measured end to end: M = 3, K = 20, rounds up to 200: 187 s
-    (estimate 175 s)."""
-    half = 0.5 * atoms
+    solves, K = 50 175.5 s, 428). One atom costs as two (GMRES's Gram-Schmidt does not shrink
+    with the atoms). Measured end to end: M = 3, K = 20, rounds up to 200, two atoms: 187 s
+    (estimate 175 s); M = 3, K = 50, rounds up to 20, one atom: 249 s (estimate 265 s)."""
+    half = 0.5 * max(atoms, 2)
     per_pair = 3.3e-3 + half * (3.8e-6 * M * K ** 2 + 1.9e-7 * M * K ** 3)
     per_node = 4.2e-3 + half * (6.8e-6 * M * K ** 2 + 8.8e-7 * M * K ** 3)
     return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
