@@ -14,13 +14,16 @@ Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_sigma_k_scaling.py`` (ab
 ``--cost``: the exact routes' cost against K (K = 5, 10, 20, 50; M = 3, 10; two-point spectrum;
 T_max = 200, i.e. N = 2 T_max + 16 = 416 contour nodes and N / 2 x N = 86528 node pairs): the
 dense pencil (``sigma_pencil``, (M K^2)^3 per node and pair) and the chain route
-(``sigma_chain``, O(M K^3) per operator product, GMRES). Measured on a sample (8 nodes
-followed down 24 stages; 8 x 16 pairs, both couplings) and extrapolated linearly in the nodes
-and pairs (the work is per node and per pair; the chain route solves the fixed point at the N
-nodes and at the N2 = T_max + 16 = 216 nodes of its double contour, and only the N2 / 2 (N2 / 2
-+ 1) pairs its symmetry leaves there, ``fedavg_sigma_k.pencil_curves``,
+(``sigma_chain``, O(M K^3) per operator product, GMRES). Measured on a sample (dense: 8 nodes
+followed down 24 stages; chain: 64 nodes along an arc, ``solve_arc``; 8 x 16 pairs, both
+couplings) and extrapolated linearly in the nodes and pairs (the work is per node and per pair;
+the chain route solves the fixed point at the upper halves of the N nodes and of the N2 =
+T_max + 16 = 216 nodes of its double contour, plus about 550 solves of the edges, and only the
+N2 / 2 (N2 / 2 + 1) pairs its symmetry leaves, ``fedavg_sigma_k.pencil_curves``,
 ``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
-skipped and say so.
+skipped and say so. Measured (this session, loaded 2-core machine): chain s/node 0.0088,
+0.031, 0.41 and s/pair 0.0047, 0.0136, 0.105 at M = 3, K = 10, 20, 50; M = 10: 0.0215,
+0.098 and 0.0097, 0.030 at K = 10, 20.
 """
 
 from __future__ import annotations
@@ -55,11 +58,19 @@ def _sample_cost(route, M, K, budget=120.0):
         import riskcalc.linear.dynamics.sigma.sigma_pencil as sp
         sp.MAX_UNKNOWNS = max(sp.MAX_UNKNOWNS, size)
     pen = cls(SPEC.atoms, SPEC.weights, gam, p, eta, K)
-    theta = np.pi * (np.arange(8) + 0.5) / 8
-    z = 0.6 + 0.55 * np.cos(theta) + 0.05j * np.sin(theta)      # a thin ellipse over [0.05, 1.15]
+    # A thin ellipse over [0.05, 1.15]: 8 nodes followed down 24 stages (dense), or 64 nodes
+    # of its upper half along the arc (chain, ``solve_arc``, as ``fedavg_sigma_k``; a node in
+    # 8 followed down), 8 of which give the pairs.
+    m = 8 if route == "dense" else 64
+    theta = np.pi * (np.arange(m) + 0.5) / m
+    z = 0.6 + 0.55 * np.cos(theta) + 0.05j * np.sin(theta)
     ys = list(4.0 * 1.2 * np.geomspace(1.0, 1e-3 * 0.05 / 1.2, 24)) + [0.0]
     clock = time.process_time()
-    _, C, G = pen.solve(lambda y: z + 1j * y, ys)
+    if route == "dense":
+        _, C, G = pen.solve(lambda y: z + 1j * y, ys)
+    else:
+        _, C, G = pen.solve_arc(z, ys)
+        C, G = C[::8], {k: v[::8] for k, v in G.items()}
     per_node = (time.process_time() - clock) / z.size
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, -1]] = 1.0, -1.0
@@ -87,8 +98,11 @@ def cost() -> None:
                     print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6}  (sample beyond budget)")
                     continue
                 n2 = 200 + 16
+                # The chain: the upper halves of both contours and about 550 solves of
+                # the edges (``sigma_chain.chain_seconds``), half the pairs.
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
-                       got[0] * (nodes + n2) + got[1] * (n2 // 2) * (n2 // 2 + 1))
+                       got[0] * (nodes // 2 + n2 // 2 + 550)
+                       + got[1] * (n2 // 2) * (n2 // 2 + 1))
                 print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
                       f"{tot:11.3g}", flush=True)
 

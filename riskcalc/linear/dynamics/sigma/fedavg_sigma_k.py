@@ -193,8 +193,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         # Each node is followed down from far above it (an ellipse shrinking from far out
         # would sweep its left end across the atom of D at 0, where the continuation can
         # change branch).
-        ys = 4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)
-        _, C, G = pen.solve(lambda y: z + 1j * y, list(ys) + [0.0])
+        ys = list(4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)) + [0.0]
+        _, C, G = pen.solve_arc(z, ys) if chain else pen.solve(lambda y: z + 1j * y, ys)
         w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / m)
         return z, C, G, w
 

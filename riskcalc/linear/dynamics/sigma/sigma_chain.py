@@ -44,6 +44,17 @@ c_j = (0, (j,1)..(j,K-1)). The dense route costs (M K)^3 per atom and node for G
    conj z2) = conj H(z1, z2); ``symmetric`` solves the pairs (u, v), (u, conj v) with v >= u
    only (half).
 
+4. Contour nodes along the arc (``solve_arc``). Every eighth node of the ellipse's upper half
+   is followed down from far above it (``sigma_pencil``'s path, 25 stages); each other node
+   starts from its neighbour's solution (one Euler predictor step along the chord, then
+   Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
+   neighbouring nodes are apart by at most about pi / 20 of their distance to the spectrum
+   (0.45 of it at the ellipse's ends; ``fedavg._contour`` takes N >= 40 / t nodes, t the
+   ellipse's parameter), so Newton's method starts close to the same branch; the branch check
+   of ``solve`` still applies to every node. Measured (M = 3, K = 20, rounds up to 50): the
+   whole curves within 7e-14 (3.6e-13 relative) of the path from above at every node, the node
+   solves about 8 times cheaper.
+
 GMRES stops at a residual 1e-13 relative to the right-hand side (restarted, with classical
 Gram-Schmidt twice); a two-point system that does not get within 1e-10 raises SolverError
 (Newton's steps may be inexact: its residual test decides). Checks
@@ -62,22 +73,32 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, Sigm
 _GMRES_TOL = 1e-13
 #: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
 _NEWTON_GMRES = 1e-8
+#: GMRES's tolerance for the Euler predictor (a starting point for Newton's steps).
+_PREDICTOR_GMRES = 1e-3
 _KRYLOV = 40
 _RESTARTS = 12
 #: Bytes of the pair factors and Krylov bases held at once by ``two_point``.
 _CHUNK_BYTES = 1.5e8
+#: ``solve_arc``: one node in this many followed down from far above, the others along the arc.
+_ARC_EVERY = 8
 
 
 def chain_seconds(M, K, atoms, nodes):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
-    one-point contour has about twice as many): nodes / 2 (nodes / 2 + 1) pairs (``two_point``
-    with ``symmetric``) at 5e-4 + (atoms / 2) (4.4e-6 M K^2 + 3.8e-7 M K^3) s each (both
-    couplings), and 3 nodes fixed points at 0.03 + 8e-6 (atoms / 2) M K^3 s each (fitted
-    within 40% to ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3, 10, K = 5..50,
-    two atoms)."""
-    per_pair = 5e-4 + 0.5 * atoms * (4.4e-6 * M * K ** 2 + 3.8e-7 * M * K ** 3)
-    per_node = 0.03 + 8e-6 * 0.5 * atoms * M * K ** 3
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + 3 * nodes * per_node
+    one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
+    ``symmetric``) at 3.3e-3 + a (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (a = atoms / 2, at
+    least 1; both couplings), and the fixed points at the upper halves of both contours
+    (``solve_arc``) and the edges (``sigma_pencil.edges``, as much as about 550 of them) at
+    4.2e-3 + a (6.8e-6 M K^2 + 8.8e-7 M K^3) s each (fitted within 11% to
+    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3 with K = 10, 20, 50 and M =
+    10 with K = 10, 20, two atoms; the edges measured at M = 3: K = 20 21.2 s, 684 node
+    solves, K = 50 175.5 s, 428). One atom costs as two (GMRES's Gram-Schmidt does not shrink
+    with the atoms). Measured end to end: M = 3, K = 20, rounds up to 200, two atoms: 187 s
+    (estimate 175 s); M = 3, K = 50, rounds up to 20, one atom: 249 s (estimate 265 s)."""
+    half = 0.5 * max(atoms, 2)
+    per_pair = 3.3e-3 + half * (3.8e-6 * M * K ** 2 + 1.9e-7 * M * K ** 3)
+    per_node = 4.2e-3 + half * (6.8e-6 * M * K ** 2 + 8.8e-7 * M * K ** 3)
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
 
 
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
@@ -106,9 +127,10 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         k = 0
         for k in range(m):
             w = apply(V[:, k], act)
+            Vk = V[:, :k + 1]
             for _ in range(2):           # classical Gram-Schmidt, twice (orthogonal to rounding)
-                h = np.einsum("pin,pn->pi", V[:, :k + 1], w.conj()).conj()
-                w = w - np.einsum("pin,pi->pn", V[:, :k + 1], h)
+                h = (Vk @ w.conj()[:, :, None])[..., 0].conj()  # batched BLAS, not einsum
+                w = w - (h[:, None, :] @ Vk)[:, 0]
                 H[:, :k + 1, k] += h
             hn = np.linalg.norm(w, axis=1)
             H[:, k + 1, k] = hn
@@ -140,6 +162,11 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
 class ChainPencil(SigmaPencil):
     """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
     module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
+
+    #: ``sigma_pencil.edges``: 2 points per bracket (each refinement about 3 times cheaper per
+    #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
+    #: against 21.2 s, edges within 1.1e-13).
+    bisect = 2
 
     def __init__(self, atoms, weights, gam, p, eta: float, K: int):
         self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
@@ -198,14 +225,14 @@ class ChainPencil(SigmaPencil):
         A, a, e = L
         B, b, d = R
         AX = A @ X[:, None]
-        inner = AX @ B + (AX @ b[..., None]) * d[..., None, :] \
-            + a[..., :, None] * ((e[..., None, :] @ X[:, None]) @ B)
-        c = np.einsum("pamk,pmkl,paml,m->pa", e, X, b, self.gam)
+        eX = e[..., None, :] @ X[:, None]                              # (P, atoms, M, 1, K)
+        inner = AX @ B + (AX @ b[..., None]) * d[..., None, :] + a[..., :, None] * (eX @ B)
+        c = (eX @ b[..., None])[..., 0, 0] @ self.gam
         out = self.gam[:, None, None] * inner + a[..., :, None] * d[..., None, :] * c[..., None,
                                                                                        None, None]
         return X - np.einsum("a,pamkl->pmkl", self.h * self.s ** 2, out)
 
-    def _newton(self, G, rhs):
+    def _newton(self, G, rhs, tol=_NEWTON_GMRES):
         """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
         gets there (an inexact Newton step elsewhere: the residual test decides)."""
         L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
@@ -221,7 +248,7 @@ class ChainPencil(SigmaPencil):
                 return self._apply([f[sl][idx] for f in L], [f[sl][idx] for f in R],
                                    x.reshape((-1,) + shape[1:])).reshape(x.shape)
             out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
-                            tol=_NEWTON_GMRES)[0].reshape(rhs[sl].shape)
+                            tol=tol)[0].reshape(rhs[sl].shape)
         return out
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
@@ -239,7 +266,8 @@ class ChainPencil(SigmaPencil):
             _, _, G = self.residual(z, tau)
             dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
                 ..., None, None])
-            tau, z = tau + self._newton(G, -dres * (zn - z)[:, None, None, None]), zn
+            tau, z = tau + self._newton(G, -dres * (zn - z)[:, None, None, None],
+                                        _PREDICTOR_GMRES), zn
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
@@ -260,6 +288,25 @@ class ChainPencil(SigmaPencil):
             raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
                               "left the physical branch")
         return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+    def solve_arc(self, z, ys, every=_ARC_EVERY):
+        """(tau, Chat, Ghat) at the nodes z (N,) of an arc in the upper half plane, ordered
+        along it: every ``every``-th node followed down from z + i ys[0] through ys (as
+        ``solve``), the others continued from their neighbour on the arc (module docstring,
+        step 4)."""
+        N = z.size
+        idx = np.arange(0, N, every)
+        tau = np.empty((N, self.M, self.K, self.K), complex)
+        tau[idx] = self.solve(lambda y: z[idx] + 1j * y, list(ys))[0]
+        for o in range(1, every):
+            nxt = idx + o
+            nxt = nxt[nxt < N]
+            if nxt.size == 0:
+                break
+            z0, z1 = z[nxt - 1], z[nxt]
+            tau[nxt] = self.solve(lambda t: z0 + t * (z1 - z0), [0.0, 1.0],
+                                  tau0=tau[nxt - 1])[0]
+        return self.solve(lambda t: z, [0.0], tau0=tau)
 
     def _rows(self, G, W):
         """(W^T Ghat[:, r_j], W^T Ghat[:, 0]) for rows W (m, n): (N, atoms, m, M, K), (N,
