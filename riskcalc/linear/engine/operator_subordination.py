@@ -128,13 +128,13 @@ def middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v):
     Parameters
     ----------
     G : ndarray (atoms,)
-    Ls : list of ndarray (atoms, atoms)
+    Ls : array_like (groups, atoms, atoms)
         L_g per group.
     t : ndarray (groups, atoms)
     count, r, sigma, p, gam : ndarray (groups,)
     Phi : ndarray (atoms,)
         The signal density dG/dH.
-    e_v : list of ndarray (atoms,)
+    e_v : array_like (groups, atoms)
         E_D[K psi K] of one client per group.
 
     Returns
