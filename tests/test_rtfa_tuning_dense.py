@@ -55,14 +55,22 @@ def test_tuned_penalties_beat_a_dense_grid(gamma, r, sigma, weights):
 
 
 def test_a_failing_client_is_confined_to_itself():
-    """``_entrywise``: a row that raises is solved client by client."""
+    """``_entrywise``: a row that raises is split until the failing clients are alone; the
+    others get their own risks, in about 2 log2(M) solves per failing client."""
+    calls = []
+
     def rows_risks(rows):
-        if np.any(rows[:, 1] < 1e-3):
-            raise SolverError("client 1 fails below 1e-3")
+        calls.append(1)
+        if np.any(rows[:, [3, 40]] < 1e-3):
+            raise SolverError("clients 3 and 40 fail below 1e-3")
         return (np.log(rows) - 1.0) ** 2
 
-    out = tune._entrywise(rows_risks, np.array([2.0, 1e-4, 5.0]), np.ones(3))
-    assert out[1] == np.inf
-    np.testing.assert_allclose(out[[0, 2]], (np.log([2.0, 5.0]) - 1.0) ** 2, rtol=1e-15)
-    with pytest.raises(SolverError):
-        rows_risks(np.array([[2.0, 1e-4, 5.0]]))
+    row = np.exp(np.linspace(-2.0, 3.0, 64))
+    row[[3, 40]] = 1e-4
+    out = tune._entrywise(rows_risks, row, np.ones(64))
+    good = np.setdiff1d(np.arange(64), [3, 40])
+    assert np.all(np.isinf(out[[3, 40]]))
+    np.testing.assert_allclose(out[good], (np.log(row[good]) - 1.0) ** 2, rtol=1e-15)
+    assert len(calls) <= 2 + 2 * 2 * 6
+    # Where the fallback penalties fail too, every client is infinite (as a failed row was).
+    assert np.all(np.isinf(tune._entrywise(rows_risks, row, np.full(64, 1e-4))))
