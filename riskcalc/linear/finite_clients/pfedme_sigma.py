@@ -47,7 +47,7 @@ from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
-from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
+from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
