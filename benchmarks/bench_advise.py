@@ -116,6 +116,11 @@ run of this script (load average 4-8)::
     shift10    67.9 s     80.5 s        (not a pinned case: the same law, 10 clients) risks
                                         equal to 4.4e-15; optimal means equal or lower
                                         (pFedMe -3.6e-12, MAML-FL -1.9e-11); same advice
+    shift30    374 s      608 s         (the same law, 30 clients; two processes side by
+                                        side, ``/usr/bin/time``) risks equal to 1.4e-13;
+                                        optimal means: MAML-FL -1.4e-12, pFedMe +5.7e-13
+                                        (finite-difference SLSQP's rounding), the others
+                                        equal; same advice (RTFA, optimal weights)
 
 Under shift the finite-difference optimal weights are most of the time (at 10 clients 83% of
 a profile: M + 1 evaluations per gradient, RTFA 2M + 1); one pFedMe evaluation at 1000
