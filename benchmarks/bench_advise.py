@@ -102,6 +102,31 @@ searches of MAML-FL and pFedMe (grid then golden section, ~29 limits per weighti
 optimal weights' ~17 exact gradients per pipeline are most (``riskcalc.linear`` code:
 Marchenko-Pastur quadratures and pFedMe's subordination Newton).
 
+Seventh round (pFedMe's client groups batched per covariance type, RTFA's penalty search
+fixed: ``benchmarks/bench_advise_limits.py`` times one limit), against 5c8e073, A and B in one
+run of this script (load average 4-8)::
+
+    case       new CPU    5c8e073 CPU   numbers
+    het5       0.99 s     1.12 s        bit-identical (every risk, optimal mean)
+    het100     3.54 s     3.82 s        bit-identical
+    het1000    19.0 s     19.2 s        bit-identical
+    het10000   9.68 s     9.50 s        bit-identical
+    shift1000  refused    refused       estimate 148 days (was 4.16e3): FD optimal weights
+                                        over 1000 clients; MAML-FL ~5 s per evaluation
+    shift10    67.9 s     80.5 s        (not a pinned case: the same law, 10 clients) risks
+                                        equal to 4.4e-15; optimal means equal or lower
+                                        (pFedMe -3.6e-12, MAML-FL -1.9e-11); same advice
+    shift30    374 s      608 s         (the same law, 30 clients; two processes side by
+                                        side, ``/usr/bin/time``) risks equal to 1.4e-13;
+                                        optimal means: MAML-FL -1.4e-12, pFedMe +5.7e-13
+                                        (finite-difference SLSQP's rounding), the others
+                                        equal; same advice (RTFA, optimal weights)
+
+Under shift the finite-difference optimal weights are most of the time (at 10 clients 83% of
+a profile: M + 1 evaluations per gradient, RTFA 2M + 1); one pFedMe evaluation at 1000
+distinct clients fell from 13 s to 0.08 s, MAML-FL's (~5 s, one block-pencil continuation
+per client group) is the slowest left.
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
 """

@@ -16,6 +16,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.identity import rtfa_risks
+from riskcalc.linear.model import LAM_RANGE
 
 #: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the
 #: oracle lam* = sigma^2 gamma / r^2 joined with LAM_SPAN.
@@ -30,12 +31,31 @@ SCALE_RANGE = (1e-10, 1e6)
 _INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
 
 
-def _or_inf(fun, x):
-    """fun(x), or infinite risks where the limit cannot be computed (SolverError)."""
-    try:
-        return fun(x)
-    except SolverError:
-        return np.full(np.shape(x), np.inf)
+def _entrywise(rows_risks, row, safe):
+    """RTFA's risks at the penalties ``row`` (one per client), a SolverError confined to the
+    clients it comes from: client j's risk depends on its own lam_j only (the FedAvg global
+    model does not involve lam), so a row that fails is split in halves, each solved with the
+    other clients at the penalties ``safe``, down to the failing clients (infinite): about
+    2 log2(M) solves per failing client instead of M. All infinite if ``safe`` fails too."""
+    out = np.full(row.size, np.inf)
+
+    def solve(idx):
+        trial = safe.copy()
+        trial[idx] = row[idx]
+        try:
+            out[idx] = rows_risks(trial[None])[0, idx]
+            return True
+        except SolverError:
+            if idx.size > 1:
+                solve(idx[:idx.size // 2])
+                solve(idx[idx.size // 2:])
+            return False
+
+    everyone = np.arange(row.size)
+    if not solve(everyone[:0]) and row.size:
+        return out
+    solve(everyone)
+    return out
 
 
 def golden(fun, lo, hi, xtol: float = XTOL):
@@ -75,15 +95,18 @@ def rtfa_lams(fed, weights):
     def risks(lam):
         return clients_limit("rtfa", lam=lam, weights=weights, **fed.limit_kwargs()).risk
 
-    def grid_risks(lams):
+    def rows_risks(lams):
         # Sigma = I: every grid row in one call (the global model does not involve lam).
         if fed.shift or fed.spectrum is not None:
-            return np.array([_or_inf(risks, row) for row in lams])
+            return np.array([risks(row) for row in lams])
         p = weights if isinstance(weights, str) else np.asarray(weights) / np.sum(weights)
+        return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
+
+    def grid_risks(lams):
         try:
-            return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
+            return rows_risks(lams)
         except SolverError:
-            return np.array([_or_inf(risks, row) for row in lams])
+            return np.array([_entrywise(rows_risks, row, scale) for row in lams])
 
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = fed.sigma ** 2 * fed.gamma / fed.r ** 2
@@ -99,7 +122,11 @@ def rtfa_lams(fed, weights):
     i = np.argmin(values, axis=0)
     cols = np.arange(fed.m)
     lo = logs[np.maximum(i - 1, 0), cols]
-    hi = logs[np.minimum(i + 1, GRID_POINTS - 1), cols]
+    # A minimum at the grid's top is approached as lam -> infinity (RTFA tends to FedAvg):
+    # the search goes on to the top of LAM_RANGE (it ended up to 7e-8 above the infimum at the
+    # grid's top, lam = 1e8, in a dense-grid check of 270 random federations).
+    hi = np.where(i == GRID_POINTS - 1, np.log(LAM_RANGE[1]),
+                  logs[np.minimum(i + 1, GRID_POINTS - 1), cols])
     x, best = golden(lambda t: grid_risks(np.exp(t)[None])[0], lo, hi)
     lam = np.exp(x)
     # lam = 0 (interpolation: RTFA at lam = 0 is FTFA) is the one value the log grid cannot

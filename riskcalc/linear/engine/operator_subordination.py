@@ -56,11 +56,12 @@ def joint_layout(joint, typ):
     """D under covariate shift (``joint_spectrum``: the joint atoms of commuting covariances,
     group g of type typ[g]), a uniform signal direction: as ``shared_layout``."""
     typ = np.asarray(typ, dtype=int)
+    margins = {t: joint.marginal(t) for t in np.unique(typ)}    # one Spectrum per type
     return (joint.values, typ, joint.weights, np.ones_like(joint.weights),
-            [joint.marginal(t) for t in typ])
+            [margins[t] for t in typ])
 
 
-def solve_shifts(state, count, t0, what: str):
+def solve_shifts(states, count, t0, what: str):
     """The shifts t_g (groups x atoms) and G of step 1: E_D[(b_g + t_g)^-1] = G for every
     group and sum_g n_g t_g = (M - 1) / G, as the roots of
     F_g = sum_g' n_g' t_g' - (M - 1) / G_g(t_g): Newton steps with the exact derivatives
@@ -69,9 +70,10 @@ def solve_shifts(state, count, t0, what: str):
 
     Parameters
     ----------
-    state : callable
-        state(g, t_g) -> (G_g, L_g) for group g at shift t_g (raising SolverError where the
-        filter's fixed point fails).
+    states : callable
+        states(t) -> (G_g, L_g) of every group at its shift t_g, arrays (groups, atoms) and
+        (groups, atoms, atoms) (raising SolverError where the filter's fixed point fails;
+        a caller batches its groups' fixed points in one call).
     count : ndarray (groups,)
         Clients per group (M = sum).
     t0 : ndarray (groups, atoms)
@@ -87,20 +89,22 @@ def solve_shifts(state, count, t0, what: str):
     M = count.sum()
 
     def residual(t):
-        st = [state(k, t[k]) for k in range(count.size)]
-        Gs = np.array([x[0] for x in st])
-        return count @ t - (M - 1) / Gs, Gs, [x[1] for x in st]
+        Gs, Ls = states(t)
+        return count @ t - (M - 1) / Gs, Gs, Ls
 
     t = np.array(t0, dtype=float)
     F, Gs, Ls = residual(t)
+    eye = np.eye(t.shape[1])
     for _ in range(_ITER):
         if np.max(np.abs(F * Gs)) <= 1e-13 * M:
             return t, Gs[0]
         # dF_g = y - B_g dt_g, B_g = (M - 1) diag(G_g^-2) L_g.
-        Binv = [np.linalg.inv((M - 1) * L / G[:, None] ** 2) for L, G in zip(Ls, Gs)]
-        y = np.linalg.solve(np.eye(t.shape[1]) - sum(n * Bi for n, Bi in zip(count, Binv)),
-                            sum(n * Bi @ f for n, Bi, f in zip(count, Binv, F)))
-        dt = np.array([Bi @ (f + y) for Bi, f in zip(Binv, F)])
+        Binv = Ls / Gs[:, :, None] ** 2
+        Binv *= M - 1
+        Binv = np.linalg.inv(Binv)
+        y = np.linalg.solve(eye - np.einsum("g,gij->ij", count, Binv),
+                            np.einsum("g,gij,gj->i", count, Binv, F))
+        dt = np.einsum("gij,gj->gi", Binv, F + y)
         size = np.sum(F ** 2)
         for _ in range(60):
             new = t + dt
@@ -124,13 +128,13 @@ def middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v):
     Parameters
     ----------
     G : ndarray (atoms,)
-    Ls : list of ndarray (atoms, atoms)
+    Ls : array_like (groups, atoms, atoms)
         L_g per group.
     t : ndarray (groups, atoms)
     count, r, sigma, p, gam : ndarray (groups,)
     Phi : ndarray (atoms,)
         The signal density dG/dH.
-    e_v : list of ndarray (atoms,)
+    e_v : array_like (groups, atoms)
         E_D[K psi K] of one client per group.
 
     Returns
@@ -138,20 +142,19 @@ def middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v):
     ndarray (groups, 4, atoms)
     """
     M = float(count.sum())
-    Linv = [np.linalg.inv(L) for L in Ls]
-    Z = sum(n * Li for n, Li in zip(count, Linv)) - (M - 1) * np.diag(1.0 / G ** 2)
-    e_b = [Phi - 2 * G * tk * Phi + L @ (tk * Phi * tk) for L, tk in zip(Ls, t)]
-    # G' per unit source of each group; the other clients' summed pull on G.
-    gp_b = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_b)]
-    gp_v = [-np.linalg.solve(Z, Li @ e) for Li, e in zip(Linv, e_v)]
+    Linv = np.linalg.inv(np.asarray(Ls, dtype=float))
+    e_v = np.asarray(e_v, dtype=float)
+    Z = np.einsum("g,gij->ij", count, Linv) - (M - 1) * np.diag(1.0 / G ** 2)
+    e_b = Phi - 2 * G * t * Phi + np.einsum("gij,gj->gi", Ls, t * Phi * t)
+    # G' per unit source of each group (one solve, a column per group); the other clients'
+    # summed pull on G.
+    gp_b = -np.linalg.solve(Z, np.einsum("gij,gj->ig", Linv, e_b)).T
+    gp_v = -np.linalg.solve(Z, np.einsum("gij,gj->ig", Linv, e_v)).T
     wb = count * r ** 2
     wv = count * sigma ** 2 * p ** 2 * gam
-    out = np.empty((count.size, 4, G.size))
-    for a in range(count.size):
-        # A moved client of group a: t_self' = -L_a^-1 (G' + e); an unmoved one: -L_a^-1 G'.
-        out[a, 0] = t[a] * Phi * t[a] - Linv[a] @ (gp_b[a] + e_b[a])
-        out[a, 1] = -Linv[a] @ (sum(w * gp for w, gp in zip(wb, gp_b)) - r[a] ** 2 * gp_b[a])
-        out[a, 2] = -Linv[a] @ (gp_v[a] + e_v[a])
-        out[a, 3] = -Linv[a] @ (sum(w * gp for w, gp in zip(wv, gp_v))
-                                - sigma[a] ** 2 * p[a] ** 2 * gam[a] * gp_v[a])
+    # A moved client of group a: t_self' = -L_a^-1 (G' + e); an unmoved one: -L_a^-1 G'.
+    mids = np.stack([gp_b + e_b, wb @ gp_b - (r ** 2)[:, None] * gp_b, gp_v + e_v,
+                     wv @ gp_v - (sigma ** 2 * p ** 2 * gam)[:, None] * gp_v], axis=1)
+    out = -np.einsum("gij,gkj->gki", Linv, mids)
+    out[:, 0] += t * Phi * t
     return out

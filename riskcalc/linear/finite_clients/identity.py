@@ -260,8 +260,12 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     var = own_v + others
     if np.iscomplexobj(bias) or np.iscomplexobj(var):
         return bias, var
-    scale_b = r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
-    bias = _nonnegative("bias", bias, scale_b, r ** 2)
+    # As for the variance below, the other clients' share counts in the scale and the unit:
+    # a client with r_j = 0 still carries their bias, whose rounding residue is not its own.
+    others_bias = others_b * J1 / (D * Q)
+    scale_b = (r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
+               + np.abs(others_bias))
+    bias = _nonnegative("bias", bias, scale_b, r ** 2 + others_b)
     with np.errstate(invalid="ignore"):
         scale_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
                                                           + p ** 2 * gam * np.abs(Jfv + tpv * J1)))

@@ -174,7 +174,8 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
         a1 = min(alpha, a0 + step)
         comp = [_Companion(gam[k], sv[typ[k]], h, p[k], a1) for k in range(gam.size)]
         try:
-            t1, G = solve_shifts(lambda k, tk: comp[k].state(tk), count, t, what)
+            t1, G = solve_shifts(lambda tt: _stacked([c.state(tk) for c, tk in zip(comp, tt)]),
+                                 count, t, what)
         except SolverError:
             step /= 2
             if step <= alpha * 2.0 ** -_HALVINGS:
@@ -183,6 +184,12 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
         if a1 >= alpha:
             return t1, G, comp
         a0, t, step = a1, t1, 2 * step
+
+
+
+def _stacked(states):
+    """Per-group (G_g, L_g) pairs as the arrays ``solve_shifts`` takes."""
+    return np.array([x[0] for x in states]), np.array([x[1] for x in states])
 
 
 def _target_traces(comp, t, cm):

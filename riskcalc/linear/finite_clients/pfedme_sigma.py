@@ -47,7 +47,7 @@ from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
-from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
+from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
@@ -106,74 +106,83 @@ def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, 
 def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):
     """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
     atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
-    (for its own ridge variance)."""
+    (for its own ridge variance). The groups of one covariance type share their atoms, so
+    their scalar roots and chains are solved as one batch (``resolvent_chain``'s points)."""
     if not lam > 0:
         raise ValueError("pfedme's federated global model needs lam > 0")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
-    sg = sv[np.asarray(typ, dtype=int)]
+    typ = np.asarray(typ, dtype=int)
+    sg = sv[typ]
     M = float(count.sum())
     p = client_weights(gam, count, weights)
+    kinds = [np.flatnonzero(typ == k) for k in np.unique(typ)]
+
+    def states(t):
+        st = _states(t, gam, sv, typ, kinds, h, p, lam)
+        return st[4], st[5]
+
     if M == 1:
         t = np.zeros((1, h.size))
     else:
         # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which
         # is about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
         pop = (count * p) @ (lam * sg / (sg + lam))
-        t, _ = solve_shifts(lambda k, tk: _state(tk, gam[k], sg[k], h, p[k], lam)[4:], count,
-                            np.tile((M - 1) / M * pop, (gam.size, 1)),
+        t, _ = solve_shifts(states, count, np.tile((M - 1) / M * pop, (gam.size, 1)),
                             "pFedMe finite-clients limit")
-    st = [_state(t[k], gam[k], sg[k], h, p[k], lam) for k in range(gam.size)]
-    G = st[0][4]
+    c, Lam, C, _, Gs, Ls = _states(t, gam, sv, typ, kinds, h, p, lam)
+    # K = c^-1 + v Q w per group (module docstring, step 1).
+    v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
+    trs = [_traces(gam[sel], sv[typ[sel[0]]], h, lam, Lam[sel], C[sel]) for sel in kinds]
     # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
-    e_v, tr_of = [], []
-    for k, (c, Lam, C, den, _, Lm) in enumerate(st):
-        tr = _traces(gam[k], sg[k], h, lam, Lam)
-        tr_of.append(tr)
-        v, w, tk = p[k] * lam ** 2 / c, 1.0 / c, t[k]
-        ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
-        ekrtk = (_ed(tr, h, "R", [tk * w * w]) + _ed(tr, h, "RQ", [tk * v, w * w])
-                 + _ed(tr, h, "QR", [w, tk * w * v]) + _ed(tr, h, "QRQ", [w, tk * v, w * v]))
-        e_v.append((ekr - ekrtk) / p[k])
-    Zs = middles(G, [x[5] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
+    e_v = np.empty_like(t)
+    for sel, tr in zip(kinds, trs):
+        vk, wk, tk = v[sel], w[sel], t[sel]
+        ekr = _ed(tr, h, "R", [wk]) + _ed(tr, h, "QR", [wk, vk])
+        ekrtk = (_ed(tr, h, "R", [tk * wk * wk]) + _ed(tr, h, "RQ", [tk * vk, wk * wk])
+                 + _ed(tr, h, "QR", [wk, tk * wk * vk])
+                 + _ed(tr, h, "QRQ", [wk, tk * vk, wk * vk]))
+        e_v[sel] = (ekr - ekrtk) / p[sel, None]
+    Zs = middles(Gs[0], Ls, t, count, r, sigma, p, gam, Phi, e_v)
     bias, var = np.empty(gam.size), np.empty(gam.size)
-    for a, (c, Lam, C, den, _, Lm) in enumerate(st):
-        tr, s = tr_of[a], sg[a]
+    for sel, tr in zip(kinds, trs):
+        s = sv[typ[sel[0]]]
         one = np.ones_like(s)
-        v, w, ta, pa, ga = p[a] * lam ** 2 / c, 1.0 / c, t[a], p[a], gam[a]
+        vk, wk, tk, pk, gk = v[sel], w[sel], t[sel], p[sel], gam[sel]
 
-        def fkzk(Zd, tr=tr, v=v, w=w, s=s):
+        def fkzk(Zd, tr=tr, v=vk, w=wk, s=s):
             """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
             return (tr("RR", [s, Zd * w * w]) + tr("RRQ", [s, Zd * w * v, w])
                     + tr("RRQ", [s, v, w * Zd * w]) + tr("RRQQ", [s, v, w * Zd * v, w]))
 
-        bias[a] = r[a] ** 2 * fkzk(Zs[a, 0]) + fkzk(Zs[a, 1])
-        fkr = tr("RRR", [s, w, one]) + tr("RRQR", [s, v, w, one])
-        fkrtk = (tr("RRR", [s, w, ta * w]) + tr("RRRQ", [s, w, ta * v, w])
-                 + tr("RRQR", [s, v, w, ta * w]) + tr("RRQRQ", [s, v, w, ta * v, w]))
-        rsrk = tr("RR", [s, w]) + tr("RRQ", [s, v, w])
-        rrsrk = tr("RRR", [one, s, w]) + tr("RRRQ", [one, s, v, w])
-        own = float(kappa.ridge_factors(ga, lam, marginals[a])[1])
-        var[a] = (sigma[a] ** 2 * (own + 2 * pa * ga * (rsrk - rrsrk) + pa * ga * (fkr - fkrtk)
-                                   + pa ** 2 * ga * fkzk(Zs[a, 2]))
-                  + fkzk(Zs[a, 3]))
+        bias[sel] = r[sel] ** 2 * fkzk(Zs[sel, 0]) + fkzk(Zs[sel, 1])
+        fkr = tr("RRR", [s, wk, one]) + tr("RRQR", [s, vk, wk, one])
+        fkrtk = (tr("RRR", [s, wk, tk * wk]) + tr("RRRQ", [s, wk, tk * vk, wk])
+                 + tr("RRQR", [s, vk, wk, tk * wk]) + tr("RRQRQ", [s, vk, wk, tk * vk, wk]))
+        rsrk = tr("RR", [s, wk]) + tr("RRQ", [s, vk, wk])
+        rrsrk = tr("RRR", [one, s, wk]) + tr("RRRQ", [one, s, vk, wk])
+        own = kappa.ridge_factors(gk, lam, marginals[sel[0]])[1]
+        var[sel] = (sigma[sel] ** 2 * (own + 2 * pk * gk * (rsrk - rrsrk)
+                                       + pk * gk * (fkr - fkrtk) + pk ** 2 * gk * fkzk(Zs[sel, 2]))
+                    + fkzk(Zs[sel, 3]))
     return bias, var
 
 
-def _traces(g, s, h, lam, Lam):
-    """tau(Q_1 M_1 ...) for S of ratio g, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1;
-    with ``vector=True`` the functional phi of the closing middle (``chain_vectors``)."""
-    one = np.ones_like(s)
-    spec = {"R": (lam, one), "Q": (1.0, Lam)}
-    # Every chain is built from these two blocks: solve their diagonal roots once.
-    root = {k: float(diagonal_roots(g, s, h, *v)) for k, v in spec.items()}
+def _traces(g, s, h, lam, Lam, C):
+    """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) on the
+    atoms s, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1 (Lam per group, diagonal root
+    C); with ``vector=True`` the functional phi of the closing middle (``chain_vectors``).
+    Middles broadcast to (groups, atoms)."""
+    B, n = g.size, s.size
+    spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
+    # Every chain is built from these two blocks: their diagonal roots once.
+    root = {"R": diagonal_roots(g, s, h, lam, np.ones(n)), "Q": C}
 
     def tr(blocks, mids, vector=False):
         eta = np.array([spec[b][0] for b in blocks])
-        shifts = np.array([spec[b][1] for b in blocks])
-        roots = np.array([root[b] for b in blocks])
-        if vector:
-            return chain_vectors(g, s, h, eta, shifts, np.array(mids), roots)
-        return float(chain_traces(g, s, h, eta, shifts, np.array(mids), roots))
+        shifts = np.stack([spec[b][1] for b in blocks], axis=1)
+        roots = np.stack([root[b] for b in blocks], axis=1)
+        mids = np.stack([np.broadcast_to(m, (B, n)) for m in mids], axis=1)
+        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector)
 
     return tr
 
@@ -184,18 +193,27 @@ def _ed(tr, h, blocks, mids):
     return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
-def _state(t, g, s, h, p, lam):
-    """c, Lam, C, C s + Lam, G = E_D[K] and the matrix of L[h] = E_D[K h K] at shift t
-    (module docstring, steps 1-2)."""
+def _states(t, gam, sv, typ, kinds, h, p, lam):
+    """c, Lam, C, C s + Lam, G = E_D[K] and the matrix of L[h] = E_D[K h K] of every group at
+    its shift t (rows; module docstring, steps 1-2), the diagonal roots C solved per covariance
+    type (``kinds``: the groups sharing atoms)."""
     u = p * lam ** 2
-    c = t + p * lam
-    Lam = lam - u / c
-    C = float(diagonal_roots(g, s, h, 1.0, Lam))
-    den = C * s + Lam
-    G = 1.0 / c + u / (c ** 2 * den)
+    c = t + (p * lam)[:, None]
+    Lam = lam - u[:, None] / c
+    C = np.empty(gam.size)
+    for sel in kinds:
+        C[sel] = diagonal_roots(gam[sel], sv[typ[sel[0]]], h, 1.0, Lam[sel])
+    s = sv[typ]
+    den = C[:, None] * s + Lam
+    G = 1.0 / c + u[:, None] / (c ** 2 * den)
     # E_D[Q m Q] = Dm @ m: (C'[m] s + m) / den^2 with C' from the diagonal equation.
-    kap = g * C / (1.0 + g * (h @ (s * Lam / den ** 2)))
-    Dm = np.diag(1.0 / den ** 2) + np.outer(s / den ** 2, kap * h * s / den ** 2)
-    v, w = u / c, 1.0 / c
-    Lm = np.diag(1.0 / c ** 2 + 2 * v * w / (c * den)) + (v * w)[:, None] * Dm * (w * v)
+    kap = gam * C / (1.0 + gam * ((s * Lam / den ** 2) @ h))
+    diag = np.arange(h.size)
+    # In place: (groups, atoms, atoms) arrays are the memory of many-atom spectra.
+    Lm = (s / den ** 2)[:, :, None] * (kap[:, None] * h * s / den ** 2)[:, None, :]
+    Lm[:, diag, diag] += 1.0 / den ** 2                        # Dm
+    v, w = u[:, None] / c, 1.0 / c
+    Lm *= (v * w)[:, :, None]
+    Lm *= (w * v)[:, None, :]
+    Lm[:, diag, diag] += 1.0 / c ** 2 + 2 * v * w / (c * den)
     return c, Lam, C, den, G, Lm
