@@ -229,3 +229,10 @@ def test_range_corners_give_finite_limits(method, gamma, scale):
 def test_arrays_that_do_not_broadcast_name_their_parameters():
     with pytest.raises(ValueError, match=r"gamma \(3,\), r/rho \(2,\) do not broadcast"):
         riskcalc.limit("rtfa", gamma=[1, 2, 3], r=[1, 2], sigma=0.5, lam=0.5)
+
+
+@pytest.mark.parametrize("method, lam", [("rtfa", 1e300), ("pfedme", 1e-101)])
+def test_clients_limit_takes_the_one_range_of_lam(method, lam):
+    # Beyond LAM_RANGE the finite-M routes failed with a SolverError ("NaN in the traces").
+    with pytest.raises(ValueError, match=r"lam must be 0 or lie in \[1e-100, 1e\+100\]"):
+        riskcalc.clients_limit(method, gamma=[1, 2], r=[1, 1], sigma=[0.5, 0.5], lam=lam)

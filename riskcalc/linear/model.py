@@ -25,6 +25,16 @@ _OPTIONAL = ("r", "rho", "lam", "alpha")
 LAM_RANGE = (1e-100, 1e100)
 
 
+def check_lam(lam) -> None:
+    """Raise a ValueError unless every ``lam`` is 0 or in ``LAM_RANGE`` (the one range of a
+    ridge penalty, for one client as for a federation)."""
+    lam = np.asarray(lam)
+    if np.any((lam != 0) & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
+        raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
+                         "beyond, the limits equal those at lam = 0 (or the method fedavg "
+                         "for lam -> infinity) to 100 digits, and their forms overflow")
+
+
 @dataclass(frozen=True)
 class ClientSpec:
     """One client's problem and the method it runs; validated on construction.
@@ -84,11 +94,8 @@ class ClientSpec:
             high = None if name in ("lam", "alpha") else SCALE_MAX
             object.__setattr__(self, name, as_array(name, getattr(self, name), low=0.0,
                                                     high=high))
-        if self.lam is not None and np.any((self.lam != 0) & ((self.lam < LAM_RANGE[0])
-                                                             | (self.lam > LAM_RANGE[1]))):
-            raise ValueError(f"lam must be 0 or lie in [{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: "
-                             "beyond, the limits equal those at lam = 0 (or the method fedavg "
-                             "for lam -> infinity) to 100 digits, and their forms overflow")
+        if self.lam is not None:
+            check_lam(self.lam)
         if self.spectrum is not None and not isinstance(self.spectrum, Spectrum):
             raise ValueError(f"spectrum must be a riskcalc.Spectrum or None, "
                              f"got {type(self.spectrum).__name__}")

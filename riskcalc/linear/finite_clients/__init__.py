@@ -41,6 +41,7 @@ from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limi
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.methods import get_method
+from riskcalc.linear.model import check_lam
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
@@ -222,6 +223,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     gam = parameter("gamma", vals["gamma"])
     sig, rr = parameter("sigma", vals["sigma"]), parameter("r", vals["r"])
     lam_arr = nonnegative(info.tuning, vals[info.tuning]) if info.tuning else np.zeros(m)
+    if info.tuning == "lam":
+        check_lam(lam_arr)
     p = np.zeros(m) if named else client_weight_vector(weights, m)
     # Identical clients form one group (a homogeneous federation costs one client's work).
     types = np.zeros(m) if joint is None else vals.pop("spectra")
