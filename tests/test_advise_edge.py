@@ -111,3 +111,11 @@ def test_methods_lists_refused(tmp_path, capsys, text, match):
 def test_methods_lists_accepted():
     assert pipelines(None) == pipelines(",".join(pipelines(None)))
     assert pipelines(" rtfa , fedavg") == ("rtfa", "fedavg") == pipelines(["rtfa", "fedavg"])
+
+
+def test_a_spec_string_is_one_shared_spectrum():
+    # 'identity' was read as a list of 8 per-client spectra ("spectrum lists 8 clients").
+    kw = dict(gamma=[1, 2], r=[1, 1], sigma=[0.5, 0.5])
+    assert riskcalc.Federation(**kw, spectrum="identity").spectrum is None
+    fed = riskcalc.Federation(**kw, spectrum="two-point:1,3,0.5")
+    assert fed.spectrum.describe() == riskcalc.Spectrum.two_point(1, 3, 0.5).describe()

@@ -35,7 +35,7 @@ class Federation:
         d / n_j > 0, ||theta_j - theta_0|| >= 0, noise level >= 0.
     rho : sequence of float (M,), optional
         ||theta_j|| >= 0, needed for local ridge only.
-    spectrum : Spectrum or sequence of Spectrum, optional
+    spectrum : Spectrum, SPEC str or sequence of Spectrum, optional
         The covariance spectrum shared by the clients (None: Sigma = I); a sequence of
         per-client spectra must all be the same spectrum (per-client covariances go in
         ``spectra``).
@@ -178,8 +178,11 @@ class Federation:
 
 
 def shared_spectrum(spectrum, m: int):
-    """One spectrum for all clients (None for Sigma = I) from a Spectrum, None, or M spectra
-    (ValueError when these differ: per-client covariances are ``spectra``)."""
+    """One spectrum for all clients (None for Sigma = I) from a Spectrum, a SPEC string, None, or
+    M spectra (ValueError when these differ: per-client covariances are ``spectra``)."""
+    if isinstance(spectrum, str):
+        # A SPEC string is one spectrum (as a list it was read as one client per character).
+        spectrum = Spectrum.parse(spectrum)
     if spectrum is None or isinstance(spectrum, Spectrum):
         items = [spectrum]
     else:
