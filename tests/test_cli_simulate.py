@@ -81,6 +81,10 @@ def test_labels_with_dots_take_settings():
     (["paper000-fig1", "--set", "nokey"], "KEY=VALUE"),
     (["paper000-fig1", "--set", "R=-1"], "R"),
     (["paper000-fig1", "--set", "methods=sgd"], "methods"),
+    # A count beyond the grid's cap or not an integer (it said "num >= 1"), a stop at inf.
+    (["paper000-fig1", "--set", "R=0:20:1e9"], "num an integer in [1, 1000]"),
+    (["paper000-fig1", "--set", "R=0:20:5000"], "num an integer in [1, 1000]"),
+    (["paper000-fig1", "--set", "R=0:inf:3"], "finite start and stop"),
     (["nosuch"], "preset"),
     (["paper000-fig1", "--reps", "0"], "reps"),
     (["paper000-fig1", "--seed", "-2"], "seed"),

@@ -126,6 +126,10 @@ PRESETS = {p.name: p for p in [
 ]}
 
 
+#: Points of a ``--set`` range: a grid of a simulation preset, each point a run of replicates.
+MAX_RANGE_POINTS = 1000
+
+
 def parse_value(text: str):
     """A ``--set`` value: JSON (number, true/false, null, list), ``start:stop:num`` (evenly
     spaced floats), a comma-separated list of numbers, or else the text itself."""
@@ -136,12 +140,13 @@ def parse_value(text: str):
     if text.count(":") == 2:
         try:
             a, b, k = text.split(":")
-            num = int(k)
-            if num < 1:
+            num, a, b = int(k), float(a), float(b)
+            if not (1 <= num <= MAX_RANGE_POINTS and np.isfinite(a) and np.isfinite(b)):
                 raise ValueError
-            return [float(v) for v in np.linspace(float(a), float(b), num)]
+            return [float(v) for v in np.linspace(a, b, num)]
         except ValueError:
-            raise ValueError(f"a range must read start:stop:num with num >= 1, got {text!r}"
+            raise ValueError(f"a range must read start:stop:num with finite start and stop and "
+                             f"num an integer in [1, {MAX_RANGE_POINTS}], got {text!r}"
                              ) from None
     if "," in text:
         try:
