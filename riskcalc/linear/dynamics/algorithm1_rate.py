@@ -65,7 +65,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, fold
 from riskcalc.linear.dynamics.api import rounds_limit
-from riskcalc.linear.dynamics.inputs import client_arrays, local_steps_count, weight_vector
+from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
+                                             weight_vector)
 from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
 #: Local steps beyond which the K roots of the partial fractions cost too much (K x K
@@ -182,21 +183,7 @@ def _local_rate(gam, lam, eta, K, g):
     g lam > 1, where the round map's spectrum leaves the real axis (module docstring), and
     pooled samples that do not span."""
     tops = (1.0 + np.sqrt(gam)) ** 2
-    L = tops.max()
-    if eta * (L + lam) >= 2.0:
-        raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
-                         f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = max_j (1 + "
-                         f"sqrt(gamma_j))^2 = {L:.6g}); give step_size < 2 / (L + lam)")
-    if K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
-        raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
-                         f"lam) = {1.0 / (L + lam):.6g} (L = max_j (1 + sqrt(gamma_j))^2) and "
-                         f"global_step * lam = {g * lam:.6g} > 1, Algorithm 1's round map has "
-                         "complex eigenvalues, which the exact rate and curves do not cover; "
-                         "give global_step <= 1 / lam, an even local_steps, or a smaller "
-                         "step_size")
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
-        raise ValueError("gamma: the exact rate of Algorithm 1 with finite local_steps needs "
-                         "the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    check_step_scope(gam, tops.max(), lam, eta, K, g, "max_j (1 + sqrt(gamma_j))^2")
     # x = 1 - eta (s + lam) is linear in s, so x^K's extremes over each client's support
     # (from 0 when gamma_j > 1: the atom) sit at its ends, or at x = 0 for even K (a >= 0).
     bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)

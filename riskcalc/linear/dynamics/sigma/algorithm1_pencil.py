@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, edges
 
@@ -113,21 +114,7 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
     ends[gam >= 1.0, 0] = 0.0
     top_j = ends[:, 1]
     L = top_j.max()
-    if eta * (L + lam) >= 2.0:
-        raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
-                         f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = the top of "
-                         f"the clients' sample spectra = {L:.6g}); give step_size < 2 / (L + "
-                         "lam)")
-    if K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
-        raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
-                         f"lam) = {1.0 / (L + lam):.6g} (L = the top of the clients' sample "
-                         f"spectra) and global_step * lam = {g * lam:.6g} > 1, Algorithm 1's "
-                         "round map has complex eigenvalues, which the exact curves do not "
-                         "cover; give global_step <= 1 / lam, an even local_steps, or a "
-                         "smaller step_size")
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
-        raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
-                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+    check_step_scope(gam, L, lam, eta, K, g, "the top of the clients' sample spectra")
     out = []
     for negative in (False, True):
         win = _window(gam, p, lam, eta, K, g, ends, negative) if (
