@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, parameter
+from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -88,9 +89,10 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle"):
     spectrum = check_spectrum(spectrum)
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
-    arrays = [as_array("gamma", gamma, low=0.0, low_open=True),
-              as_array("signal", signal, low=0.0), as_array("r", r, low=0.0),
-              as_array("lam", lam, low=0.0)]
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
+              parameter("r", r), as_array("lam", lam, low=0.0)]
+    check_gamma(arrays[0])
+    check_lam(arrays[3], SPECTRUM_LAM_MAX)      # measured: ``riskcalc.logistic.ranges``
     if all(v.ndim == 0 for v in arrays):
         return spectrum_limit(*(float(v) for v in arrays), spectrum, centre)
     try:
