@@ -116,6 +116,11 @@ def test_spectrum_path_refused(change, name):
         riskcalc.logistic_limit(**{**BASE, **change}, spectrum=_two_point())
 
 
+def test_spectrum_solution_outside_the_window_refused():
+    with pytest.raises(ValueError, match="out of the solver's reach"):
+        riskcalc.logistic_limit(gamma=1e9, signal=2.0, r=0.5, lam=1e-6, spectrum=_two_point())
+
+
 @pytest.mark.parametrize("kw, name", [
     (dict(gamma=1e-100), "gamma"), (dict(gamma=1e100), "gamma"), (dict(lam=1e50), "lam"),
     (dict(lam=1e50, method="local_ridge"), "lam"), (dict(signal=1e300), "signal"),

@@ -11,7 +11,8 @@ known limits):
   r = 0.5, lam = 0.3: gamma = 1e13 returned mu = 2.1e13 for gamma / lam = 3.3e13, gamma = 1e14
   the same mu = 2.8e13; gamma = 1e-27 returned mu = 4.6e-28 for 2.2e-27; gamma = 1e-26 to 1e12
   agree with mu ~ gamma / (lam + D). gamma = 1e-100 asked for a 223 TiB rule, 1e-30 for
-  40 GiB, gamma = 1e100 failed in the proximal map's Newton iteration.
+  40 GiB, gamma = 1e100 failed in the proximal map's Newton iteration. The spectrum path
+  clips ``log rho`` and ``log mu`` the same way: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15.
 - **GAMMA_RANGE.** Since mu ~ gamma / (lam + D) with D <= 1/4, gamma >= 1e-16 and lam <=
   ``LAM_MAX`` keep mu >= 1e-24, a factor 100 inside the window; gamma <= 1e10 keeps it inside
   for lam >= 1e-3 (smaller lam with large gamma: ``check_window`` refuses the solution). The
@@ -59,8 +60,8 @@ def check_lam(lam, lam_max: float = LAM_MAX) -> None:
     """ValueError when some ``lam`` exceeds ``lam_max`` (None: no lam)."""
     if lam is not None and np.any(np.asarray(lam, float) > lam_max):
         raise ValueError(f"lam must lie in [0, {lam_max:g}] for the logistic limit, got "
-                         f"{float(np.max(lam)):g}: beyond it w_hat - c = O(1/lam) is lost to "
-                         "rounding (the limit lam -> inf is w_hat = c)")
+                         f"{float(np.max(lam)):g}: the range its solver is measured to hold "
+                         "(riskcalc.logistic.ranges); as lam -> inf, w_hat -> the centre")
 
 
 def check_global_lam(global_lam, method: str):
@@ -72,14 +73,15 @@ def check_global_lam(global_lam, method: str):
 
 
 def check_window(q, mu, gamma, lam) -> None:
-    """ValueError when a solution's ``q`` or ``mu`` (arrays or numbers) lies within a factor e
+    """ValueError when a solution's ``q`` (the spectrum path: ``rho``) or ``mu`` (arrays or
+    numbers) lies within a factor e
     of the edges of ``LOG_WINDOW``, where the residuals clip them and the root is not the
     fixed point (gamma / lam too large or too small together)."""
     lo, hi = LOG_WINDOW[0] + 1.0, LOG_WINDOW[1] - 1.0
     logs = np.log(np.maximum(np.concatenate([np.ravel(q), np.ravel(mu)]), 1e-300))
     if np.any((logs < lo) | (logs > hi)):
         raise ValueError(f"gamma and lam out of the solver's reach together: mu ~ gamma / (lam "
-                         f"+ D) and q must lie in [e^{lo:g}, e^{hi:g}] (gamma = "
+                         f"+ D) and the margin scale must lie in [e^{lo:g}, e^{hi:g}] (gamma = "
                          f"{_span(gamma)}, lam = {_span(lam)}); see riskcalc.logistic.ranges")
 
 
