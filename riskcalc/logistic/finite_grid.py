@@ -31,10 +31,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from riskcalc._validate import as_array, integers, positive_int
+from riskcalc._validate import as_array, integers, parameter, positive_int
 from riskcalc.logistic.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.pooled import Federation, solve_pooled
+from riskcalc.logistic.ranges import check_gamma, check_global_lam, check_lam
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
 
@@ -136,6 +137,13 @@ def _broadcast(named):
     return out
 
 
+def _check_lam(lam, method) -> None:
+    """lam within ``ranges.LAM_MAX`` where it is measured to break (RTFA's fine-tuning and
+    local ridge; the joint FedProx / pFedMe point holds at lam = 1e50)."""
+    if method in ("rtfa", "local_ridge"):
+        check_lam(lam)
+
+
 def _optional(name, value, low_open=False):
     """A penalty array, or None where the method takes none (``_check`` decides which)."""
     return None if value is None else as_array(name, value, low=0.0, low_open=low_open)
@@ -171,11 +179,11 @@ def finite_grid(*, gamma, signal, r, lam, clients, global_lam, weights, method, 
     SolverError
         A point's fixed point did not converge (as the scalar call).
     """
-    named = [("gamma", as_array("gamma", gamma, low=0.0, low_open=True)),
-             ("signal", as_array("signal", signal, low=0.0)), ("r", as_array("r", r, low=0.0)),
-             ("clients", integers("clients", clients, minimum=1)),
+    named = [("gamma", check_gamma(gamma)), ("signal", parameter("signal", signal)),
+             ("r", parameter("r", r)), ("clients", integers("clients", clients, minimum=1)),
              ("lam", _optional("lam", lam, low_open=method == "pfedme")),
-             ("global_lam", _optional("global_lam", global_lam))]
+             ("global_lam", check_global_lam(global_lam, method))]
+    _check_lam(lam, method)
     named = [(n, v) for n, v in named if v is not None]
     arrays = dict(zip((n for n, _ in named), _broadcast(named)))
     shape = arrays["gamma"].shape
@@ -225,17 +233,18 @@ def clients_grid(*, gamma, r, signal, lam, global_lam, weights, method, target, 
     SolverError
         A point's fixed point did not converge.
     """
-    gam = as_array("gamma", gamma, low=0.0, low_open=True)
-    rr = as_array("r", r, low=0.0)
+    gam = check_gamma(gamma)
+    rr = parameter("r", r)
     gam, rr = (v.reshape(1) if v.ndim == 0 else v for v in (gam, rr))
     per_client = _broadcast([("gamma", gam), ("r", rr)])
     m = per_client[0].shape[-1]
     if m == 0:
         raise ValueError("the federation needs at least one client")
     named = [("gamma (leading axes)", per_client[0][..., 0]),
-             ("signal", as_array("signal", signal, low=0.0)),
+             ("signal", parameter("signal", signal)),
              ("lam", _optional("lam", lam, low_open=method == "pfedme")),
-             ("global_lam", _optional("global_lam", global_lam))]
+             ("global_lam", check_global_lam(global_lam, method))]
+    _check_lam(lam, method)
     named = [(n, v) for n, v in named if v is not None]
     grid = _broadcast(named)
     shape = grid[0].shape

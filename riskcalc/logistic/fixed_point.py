@@ -77,11 +77,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, parameter
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.ranges import LOG_WINDOW, check_gamma, check_lam, check_window
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 
@@ -107,7 +108,7 @@ def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
     """Scaled residuals of (E1)-(E4) at ``x = (a, b, log q, log mu)`` (module docstring) and
     their Jacobian in ``x``."""
     # The solver may probe far outside the physical range: keep q and mu finite there.
-    log_q, log_mu = np.clip(x[2], -60.0, 30.0), np.clip(x[3], -60.0, 30.0)
+    log_q, log_mu = np.clip(x[2], *LOG_WINDOW), np.clip(x[3], *LOG_WINDOW)
     a, b, q, mu = x[0], x[1], np.exp(log_q), np.exp(log_mu)
     rho = np.hypot(b, q)
     (D, E2, E3), dm = rule.moments(a, rho, mu)
@@ -238,9 +239,11 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list
     list of LogisticResult
     """
     gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
+    signal = float(parameter("signal", signal))
+    r = float(parameter("r", r))
     lams = as_array("lam", lams, low=0.0).reshape(-1)
+    check_gamma(gamma)
+    check_lam(lams)
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
@@ -266,6 +269,7 @@ def _limit(gamma, signal, r, lam, start, centre, scale):
                           f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}, "
                           f"signal = {signal:g}, r = {r:g}, lam = {lam:g})")
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
+    check_window(q, mu, gamma, lam)
     rho = float(np.hypot(b, q))
     notes = []
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, parameter
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import (CENTRES, LAM_RATIO, QUAD_RTOL, TOL, _limit,
                                            centre_geometry, solve_fixed_point)
 from riskcalc.logistic.gaussian import GH_REACH, Rule
+from riskcalc.logistic.ranges import check_gamma, check_lam, check_window
 from riskcalc.logistic.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -33,8 +34,10 @@ FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     """``logistic_limit`` for broadcast arrays (module docstring); ``max_seconds``: the limit
     of ``riskcalc.logistic.work`` on the points beyond the Gauss-Hermite reach."""
-    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), as_array("signal", signal,
-              low=0.0), as_array("r", r, low=0.0), as_array("lam", lam, low=0.0)]
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
+              parameter("r", r), as_array("lam", lam, low=0.0)]
+    check_gamma(arrays[0])
+    check_lam(arrays[3])
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     try:
@@ -73,6 +76,7 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
             res, x = _limit(g[k], S[k], rr[k], lm[k], x, centre, pairs[S[k], rr[k]])
             for f in FIELDS:
                 out[f][k] = getattr(res, f)
+    check_window(out["q"], out["mu"], g, lm)
     notes = ["w_i = c (r = 0) at some grid points: the cosine is undefined there (NaN)"] \
         if np.any(np.isnan(out["cosine"])) else []
     params = dict(gamma=g.reshape(shape), signal=S.reshape(shape), r=rr.reshape(shape),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, parameter
 
 from riskcalc.logistic.finite_clients import finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
@@ -90,8 +90,8 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         return spectrum_grid(gamma, signal, r, lam, spectrum, centre)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         if max_seconds is not None:
-            signal_, r_, lam_ = (float(as_array(n, v, low=0.0)) for n, v in
-                                 (("signal", signal), ("r", r), ("lam", lam)))
+            signal_, r_ = float(parameter("signal", signal)), float(parameter("r", r))
+            lam_ = float(as_array("lam", lam, low=0.0))
             refuse(oracle_seconds(signal_, r_, lam_), max_seconds,
                    f"the logistic limit at signal = {signal_:g}, r = {r_:g}",
                    lambda t: oracle_seconds(t * signal_, t * r_, lam_))

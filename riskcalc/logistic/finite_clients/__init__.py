@@ -30,11 +30,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from riskcalc._validate import METHOD_ALIASES, as_array, client_count, positive_int
+from riskcalc._validate import (METHOD_ALIASES, as_array, client_count, parameter,
+                                positive_int)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
                                                     check_work, client_limits, solve_point)
 from riskcalc.logistic.finite_grid import clients_grid, finite_grid
 from riskcalc.logistic.pooled import WEIGHTS
+from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
+                                      check_lam)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS
 
@@ -65,11 +68,12 @@ def _check(method, lam, global_lam, weights):
         # Local ridge has no global model: global_lam is not needed (nor used).
         if lam is None:
             _no_lam(method)
+        check_lam(lam)          # measured: ``ranges``
         return None, float(as_array("lam", lam, low=0.0))
     if global_lam is None:
         raise ValueError("global_lam (the global model's ridge toward 0, >= 0) is required "
                          "with clients")
-    global_lam = float(as_array("global_lam", global_lam, low=0.0))
+    global_lam = float(check_global_lam(global_lam, method))   # measured: ``ranges``
     if method == "fedavg":
         if lam is not None:
             raise ValueError("method fedavg does not take lam (the global model has "
@@ -79,6 +83,7 @@ def _check(method, lam, global_lam, weights):
         _no_lam(method)
     if method == "pfedme":
         return global_lam, float(as_array("lam", lam, low=0.0, low_open=True))
+    check_lam(lam)              # RTFA's fine-tuning (``ranges``)
     return global_lam, float(as_array("lam", lam, low=0.0))
 
 
@@ -180,8 +185,8 @@ def _client_lists(gamma, r, clients):
     if gamma is None or r is None:
         raise ValueError("per-client gamma and r are required")
     m = client_count({"gamma": gamma, "r": r})
-    gam = as_array("gamma", np.broadcast_to(np.ravel(gamma), (m,)), low=0.0, low_open=True)
-    rr = as_array("r", np.broadcast_to(np.ravel(r), (m,)), low=0.0)
+    gam = check_gamma(np.broadcast_to(np.ravel(gamma), (m,)))
+    rr = parameter("r", np.broadcast_to(np.ravel(r), (m,)))
     return gam, rr
 
 
@@ -249,7 +254,7 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     method = canonical_method(method)
     global_lam, lam = _check(method, lam, global_lam, weights)
     gam, rr = _client_lists(gamma, r, clients)
-    signal = float(as_array("signal", signal, low=0.0))
+    signal = float(parameter("signal", signal))
     m = gam.size
     if target is not None:
         target = positive_int("target", target, minimum=0)
@@ -259,6 +264,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         from riskcalc.logistic.spectrum.limits import check_spectrum
 
         spectrum = check_spectrum(spectrum)
+        if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
+            check_lam(lam, SPECTRUM_LAM_MAX)
         return _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                                  spectrum)
     wanted = np.arange(m) if target is None else np.array([target])

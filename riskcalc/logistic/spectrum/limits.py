@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, parameter
+from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
@@ -61,6 +62,9 @@ def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", thet
             f"margin scale ||w_i||_Sigma = {p.kappa:.6g} (separability is invariant under "
             "x -> Sigma^(-1/2) x). Use lam > 0")
     x, rule, err = solve(p)
+    # The residuals clip log rho and log mu to the window: a root beyond it is not a root of
+    # the system (measured: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15 > e^30).
+    check_window(np.exp(x[1]), np.exp(x[2]), gamma, lam)
     o = outputs(x, rule, p)
     notes = () if o["cosine"] == o["cosine"] else ("w_i = c (r = 0): the cosine is undefined",)
     params = dict(gamma=float(gamma), signal=float(signal), r=float(r), lam=float(lam),
@@ -88,9 +92,10 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle"):
     spectrum = check_spectrum(spectrum)
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
-    arrays = [as_array("gamma", gamma, low=0.0, low_open=True),
-              as_array("signal", signal, low=0.0), as_array("r", r, low=0.0),
-              as_array("lam", lam, low=0.0)]
+    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
+              parameter("r", r), as_array("lam", lam, low=0.0)]
+    check_gamma(arrays[0])
+    check_lam(arrays[3], SPECTRUM_LAM_MAX)      # measured: ``riskcalc.logistic.ranges``
     if all(v.ndim == 0 for v in arrays):
         return spectrum_limit(*(float(v) for v in arrays), spectrum, centre)
     try:

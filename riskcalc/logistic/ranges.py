@@ -1,0 +1,90 @@
+"""The ranges of gamma, lam and global_lam that the logistic fixed points are measured to solve
+(issue 32), and their checks: beyond them an input is refused up front (ValueError naming the
+parameter and the range) rather than answered by a solver that fails or, worse, returns a
+wrong number. ``signal`` and ``r`` take the package's shared range (``riskcalc._validate``).
+
+Measurements (one thread; ``tests/test_hardening_logistic.py`` checks the edges against the
+known limits):
+
+- **Clip window.** The residuals keep ``log mu`` and ``log q`` in ``LOG_WINDOW``
+  (``fixed_point.residuals``); a fixed point outside it is silently wrong. At signal = 2,
+  r = 0.5, lam = 0.3: gamma = 1e13 returned mu = 2.1e13 for gamma / lam = 3.3e13, gamma = 1e14
+  the same mu = 2.8e13; gamma = 1e-27 returned mu = 4.6e-28 for 2.2e-27; gamma = 1e-26 to 1e12
+  agree with mu ~ gamma / (lam + D). gamma = 1e-100 asked for a 223 TiB rule, 1e-30 for
+  40 GiB, gamma = 1e100 failed in the proximal map's Newton iteration. The spectrum path
+  clips ``log rho`` and ``log mu`` the same way: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15.
+- **GAMMA_RANGE.** Since mu ~ gamma / (lam + D) with D <= 1/4, gamma >= 1e-16 and lam <=
+  ``LAM_MAX`` keep mu >= 1e-24, a factor 100 inside the window; gamma <= 1e10 keeps it inside
+  for lam >= 1e-3 (smaller lam with large gamma: ``check_window`` refuses the solution). The
+  same range measured on the spectrum path (two-point 0.5, 2, 0.5) and the finite-M path
+  (M = 5, global_lam = 1): finite answers settling to the gamma -> 0 and gamma -> inf limits.
+- **LAM_MAX.** ``w_hat - c`` is O(1/lam) and is formed as a difference of O(1) numbers, so the
+  cosine loses precision like 1e-17 lam: deviations from its extrapolation in 1/lam 7e-11,
+  9e-10, 9e-9, 9e-8, 3e-7 at lam = 1e6, 1e7, ..., 1e10 (0.2006 for 0.1851 at lam = 1e14,
+  no convergence at 1e40); 1e8 keeps it below the ladder's 1e-7 (``fixed_point.QUAD_RTOL``).
+  With M clients RTFA's fine-tuning is measured to 1e8 (within 1e-8 of FedAvg's risk, its
+  lam -> inf limit) and fails at 1e50; local ridge fails at 1e50 too.
+- **SPECTRUM_LAM_MAX.** The spectrum path's cosine deviates from its extrapolation by 5e-8,
+  1e-8, 4e-6, 1e-4, 1e-2 at lam = 1e4, 3e4, 1e5, 1e6, 1e7, and divides by zero at 3e7.
+  With M = 5 clients and that spectrum, local ridge (the same one-point solver) reaches
+  risk 4.24985 at lam = 1e4 (its limit S^2 + r^2 = 4.25) and fails at 1e6; RTFA's
+  fine-tuning is within 1e-8 of FedAvg's risk at lam = 1e8.
+- **GLOBAL_LAM_MAX.** The global model (M = 5, gamma = 1, signal = 2, r = 0.5) converges up
+  to global_lam = 1e20 (FedAvg's risk -> S^2 + r^2) and fails at 1e30; RTFA's fine-tuning
+  toward the near-zero centre converges up to 1e3 at three points (gamma, signal, r) = (1, 2,
+  0.5), (0.5, 1, 1), (2, 3, 0.2) and fails at 2e3 and 5e3 at the second (no convergence at
+  lam = 10), at 1e4, 1e5, 1e7, 1e8 at the first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import as_array
+
+GAMMA_RANGE, LAM_MAX, SPECTRUM_LAM_MAX = (1e-16, 1e10), 1e8, 1e4
+#: Largest global_lam: RTFA's fine-tuning toward the global model, and the global model itself
+#: (FedAvg, FedProx / pFedMe).
+GLOBAL_LAM_MAX = {"rtfa": 1e3, "global": 1e20}
+#: ``fixed_point.residuals`` clips ``log q`` and ``log mu`` to this window; ``check_window``
+#: refuses a solution within 1 of its edges.
+LOG_WINDOW = (-60.0, 30.0)
+
+
+def check_gamma(gamma, name: str = "gamma") -> np.ndarray:
+    """``gamma`` (a number or array) in ``GAMMA_RANGE``, else ValueError."""
+    return as_array(name, gamma, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1])
+
+
+def check_lam(lam, lam_max: float = LAM_MAX) -> None:
+    """ValueError when some ``lam`` exceeds ``lam_max`` (None: no lam)."""
+    if lam is not None and np.any(np.asarray(lam, float) > lam_max):
+        raise ValueError(f"lam must lie in [0, {lam_max:g}] for the logistic limit, got "
+                         f"{float(np.max(lam)):g}: the range its solver is measured to hold "
+                         "(riskcalc.logistic.ranges); as lam -> inf, w_hat -> the centre")
+
+
+def check_global_lam(global_lam, method: str):
+    """``global_lam`` (None, a number or array) within ``GLOBAL_LAM_MAX`` for ``method``."""
+    if global_lam is None:
+        return None
+    high = GLOBAL_LAM_MAX["rtfa" if method == "rtfa" else "global"]
+    return as_array("global_lam", global_lam, low=0.0, high=high)
+
+
+def check_window(q, mu, gamma, lam) -> None:
+    """ValueError when a solution's ``q`` (the spectrum path: ``rho``) or ``mu`` (arrays or
+    numbers) lies within a factor e
+    of the edges of ``LOG_WINDOW``, where the residuals clip them and the root is not the
+    fixed point (gamma / lam too large or too small together)."""
+    lo, hi = LOG_WINDOW[0] + 1.0, LOG_WINDOW[1] - 1.0
+    logs = np.log(np.maximum(np.concatenate([np.ravel(q), np.ravel(mu)]), 1e-300))
+    if np.any((logs < lo) | (logs > hi)):
+        raise ValueError(f"gamma and lam out of the solver's reach together: mu ~ gamma / (lam "
+                         f"+ D) and the margin scale must lie in [e^{lo:g}, e^{hi:g}] (gamma = "
+                         f"{_span(gamma)}, lam = {_span(lam)}); see riskcalc.logistic.ranges")
+
+
+def _span(v) -> str:
+    v = np.asarray(v, float)
+    return f"{float(v):g}" if v.ndim == 0 else f"{v.min():g} to {v.max():g}"
