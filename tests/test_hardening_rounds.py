@@ -282,9 +282,10 @@ def test_federation_signal_is_not_given_twice(federation, capsys):
 
 def test_the_logistic_refusal_names_a_nonzero_factor():
     # was: "signal and r at most 0 times their values" (a bisection on [0, 1] cannot print
-    # the ~1e-99 that brings signal = 1e101 within the time limit)
+    # the ~1e-98 that brings signal = 1e100 within the time limit). 1e100 is the top of the
+    # shared range of signal (beyond it, refused as out of range: tests/test_hardening_logistic)
     with pytest.raises(ValueError, match="at most") as info:
-        riskcalc.logistic_limit(gamma=2.0, signal=1e101, r=1.0, lam=1.0)
+        riskcalc.logistic_limit(gamma=2.0, signal=1e100, r=1.0, lam=1.0)
     factor = float(str(info.value).split("at most ")[1].split(" times")[0])
     assert 0 < factor < 1e-95
 
