@@ -238,11 +238,10 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list
     -------
     list of LogisticResult
     """
-    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
+    gamma = float(check_gamma(gamma))
     signal = float(parameter("signal", signal))
     r = float(parameter("r", r))
     lams = as_array("lam", lams, low=0.0).reshape(-1)
-    check_gamma(gamma)
     check_lam(lams)
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")

@@ -34,9 +34,8 @@ FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     """``logistic_limit`` for broadcast arrays (module docstring); ``max_seconds``: the limit
     of ``riskcalc.logistic.work`` on the points beyond the Gauss-Hermite reach."""
-    arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
-              parameter("r", r), as_array("lam", lam, low=0.0)]
-    check_gamma(arrays[0])
+    arrays = [check_gamma(gamma), parameter("signal", signal), parameter("r", r),
+              as_array("lam", lam, low=0.0)]
     check_lam(arrays[3])
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")

@@ -74,9 +74,8 @@ def check_global_lam(global_lam, method: str):
 
 def check_window(q, mu, gamma, lam) -> None:
     """ValueError when a solution's ``q`` (the spectrum path: ``rho``) or ``mu`` (arrays or
-    numbers) lies within a factor e
-    of the edges of ``LOG_WINDOW``, where the residuals clip them and the root is not the
-    fixed point (gamma / lam too large or too small together)."""
+    numbers) lies within a factor e of the edges of ``LOG_WINDOW``, where the residuals clip
+    them and the root is not the fixed point (gamma / lam too large or too small together)."""
     lo, hi = LOG_WINDOW[0] + 1.0, LOG_WINDOW[1] - 1.0
     logs = np.log(np.maximum(np.concatenate([np.ravel(q), np.ravel(mu)]), 1e-300))
     if np.any((logs < lo) | (logs > hi)):

@@ -134,7 +134,8 @@ class PersonalPencil(SigmaPencil):
             L0[new_rows[:, 0], self.root] = lam2
             L0[new_rows[:, 0], new_rows[:, 0]] = -lam2
             e2 = -1.0
-        # Per client (M, K): FTFA's eta' may differ between clients (0 for one it overflows).
+        # Per client (M, K): FTFA's eta' may differ between clients (1 / top for one it overflows:
+        # ``personalized_sigma``).
         e2 = np.broadcast_to(e2, (M,))
         self.e = np.concatenate([np.full((M, Kb), e), np.repeat(e2[:, None], kn, 1)], axis=1)
         self.noise = np.zeros((M, self.n))                             # wn'_i
