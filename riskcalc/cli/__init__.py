@@ -49,7 +49,6 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE
 
-
     def error(self, message):
         sys.stderr.write(f"error: {message}\n")
         raise SystemExit(2)
