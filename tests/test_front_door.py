@@ -159,7 +159,7 @@ def test_readme_is_short_with_the_front_door_sections():
     # .ci/run executes the second line of the Quick start block: the whole test suite.
     block = re.search(r"```[a-z]*\n(.*?)```", section("Quick start"), re.S).group(1)
     lines = [ln for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 2 and lines[1].endswith("python -m pytest -q"), lines
+    assert len(lines) == 2 and lines[1].endswith("python -m pytest -q -n 2"), lines
     # Every paper by authors and title; every CLI verb in the table.
     for p in PAPERS.values():
         assert p.title in " ".join(README.split()), p.id
