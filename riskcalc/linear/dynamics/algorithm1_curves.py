@@ -361,12 +361,20 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     scale = signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam) + 1e-300
     bias, var = settle(bias, var, big, noisy, scale, "Algorithm 1's curves")
 
+    ctx = dict(laws=laws, two=two, double=double, gam=gam, r=r, sigma=sigma, lam=lam, gl=gl,
+               signal=signal, rounds=rounds, i1=i1, i2=i2, d1=d1, d2=d2, yg=yg, xb=xb, Kk=Kk,
+               Q=Q, Hr=Hr, Hs=Hs, P1=P1, P2=P2, w1=w1, pw1=pw1, pw2=pw2)
+
     def local(terms=None):
         """(bias, variance), each (M, len(rounds)), of every client's own model v_i after the
-        local steps of round T (module docstring, step 5)."""
-        if terms is not None:
-            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
-                             "with finite local_steps is not covered yet")
+        local steps of round T (module docstring, step 5), or with ``terms``
+        (``personalize.filter_terms``) of the model personalized from the server model."""
+        if terms is not None:   # personalization from the server model (``personalize``)
+            from riskcalc.linear.dynamics.personalize import algorithm1_personalized
+
+            lb, lv = algorithm1_personalized(terms.pi, {**ctx, "delta": (C - G13[None]) / Kk})
+            return settle(lb, lv, big, noisy | (sigma > 0), scale,
+                          "Algorithm 1's curves, personalized from the server model")
         c = laws.c[:, None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             rho1 = 1.0 / (z1[None, :, None] - laws.a[:, None, :])

@@ -25,6 +25,22 @@ are computed by Marchenko-Pastur quadrature (``mp_expect``, geometric convergenc
 distance from omega_j to the spectrum of a_j, which the contours keep away from it; tolerance
 1e-12); the functions of the round filter alone still come from the exact families. T = 0 is
 personalization from w_0 = 0 (the local baselines); T = infinity from the fixed point.
+
+With w_T of Algorithm 1 with K warm-started local steps (``algorithm1_curves``: e_T = w_T -
+theta_0 = oint z^T (-Gc N theta_0) + g oint P_T Gc sum_k d_k f_k, f_k = S_k u_k + n_k, Gc = R /
+(g lam)), the same decomposition with Y_i = (1 - pi_i)^2 gives ::
+
+    signal^2 oint oint z1^T z2^T tau(N1 R1 Y_i R2 N2) / (g lam)^2
+    + oint oint P_T(z1) P_T(z2) sum_k tau(R1 Y_i R2 X_k) / lam^2,   X_k = d_k(z1) d_k(z2) F_k,
+    - 2 r_i^2 oint P_T E_i[Y_i d_i s / A_i] / lam + r_i^2 tau(Y_i)
+    + 2 sigma_i^2 gamma_i oint P_T E_i[(1 - pi_i) pi_i d_i / A_i] / lam + sigma_i^2 gamma_i tau(pi_i^2 / s)
+
+(the noise cross term: E[(d_i n_i)(S_i^+ n_i)^T] = sigma_i^2 gamma_i d_i S_i S_i^+ / d, and
+pi_i S_i S_i^+ = pi_i). The first two are ``algorithm1_curves``' step 5 with J = Y_i, a function
+of client i's matrix alone: E_i[Y (beta - X)(gamma - Y') / (A1 A2)] - delta_i E_i[Y / (A1 A2)]
+and the 2 x 2 corner equations with Y_i in client i's corner; the one-point traces are on that
+module's rule, tau(Y_i) and tau(pi_i^2 / s) by Marchenko-Pastur quadrature
+(``algorithm1_personalized``).
 """
 
 from __future__ import annotations
@@ -114,4 +130,47 @@ def filter_terms(pi):
                 "XYs": vals[4], "X": P[2], "Xs": S[2], "P0": P[0], "tY": const[0].real,
                 "tpi2s": const[1].real}
 
+    terms.pi = pi       # Algorithm 1's finite-K curves read the filter on their own rule
     return terms
+
+
+def algorithm1_personalized(pi, c):
+    """(bias, variance), each (M, len(rounds)), of every client's model personalized by the
+    filter ``pi`` from the server model of Algorithm 1 with K warm-started local steps at each
+    round (module docstring; paper 004, ``004_98172ed3646eef14.txt``, eqs. 10-11, then paper
+    003's FTFA / RTFA). ``c``: the pieces of ``algorithm1_curves.curves`` on its two contours
+    (laws, node factors, the 3 x 3 linearization's blocks, weights and the ``two`` / ``double``
+    sums), so that pi enters only through client i's own factors."""
+    laws, two, double = c["laws"], c["two"], c["double"]
+    gam, r, sigma, lam, gl = c["gam"], c["r"], c["sigma"], c["lam"], c["gl"]
+    i1, i2, d1, d2 = c["i1"], c["i2"], c["d1"], c["d2"]
+    s = laws.s
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pis = pi(s)
+        keep = (1.0 - pis)[:, None, :]
+        Li = two(keep * i1, keep * i2)                               # E_i[Y / (A1 A2)]
+        theta = two(keep * c["yg"], keep * c["xb"]) - c["delta"] * Li
+        G12d = (Li / c["Kk"]) / c["Q"]
+        parts = []
+        for F, H, coef in ((s ** 2, c["Hr"], r ** 2), (s, c["Hs"], sigma ** 2 * gam)):
+            Ex = H / c["Kk"]
+            f = two(keep * d1 * i1, keep * d2 * i2 * F[:, None, :]) - Li * Ex
+            parts.append(f * coef[:, None, None]
+                         + G12d * np.einsum("mkl,m->kl", Ex, coef)[None])
+        one_r = laws.expect(keep ** 2 * d1 * i1 * s[:, None, :])
+        one_s = laws.expect(keep * pis[:, None, :] * d1 * i1)
+        P1w = c["P1"] * c["w1"]
+        const = mp_expect(gam, lambda x: (
+            (1.0 - pi(x)) ** 2, np.where(x > 0, pi(x) ** 2 / np.where(x > 0, x, 1.0), 0.0)))
+        tY, tpi2s = const[0].real, const[1].real
+        P1, P2 = c["P1"], c["P2"]
+        bias = (c["signal"] ** 2 * double(c["pw1"], c["pw2"], theta) / gl ** 2
+                + double(P1, P2, parts[0]) / lam ** 2
+                - 2.0 * r ** 2 * (P1w @ one_r.T).imag / lam + r ** 2 * tY).T
+        var = (double(P1, P2, parts[1]) / lam ** 2
+               + 2.0 * sigma ** 2 * gam * (P1w @ one_s.T).imag / lam
+               + sigma ** 2 * gam * tpi2s).T
+    zero = c["rounds"] == 0
+    bias[:, zero] = ((c["signal"] ** 2 + r ** 2) * tY)[:, None]
+    var[:, zero] = (sigma ** 2 * gam * tpi2s)[:, None]
+    return bias, var
