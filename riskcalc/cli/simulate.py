@@ -60,6 +60,8 @@ def parse_settings(items) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        if key.strip() in out:      # --set adds up, but one key twice kept the last silently
+            raise ValueError(f"--set {key.strip()} given twice; give each key once")
         out[key.strip()] = parse_value(value.strip())
         for v in np.atleast_1d(np.asarray(out[key.strip()], dtype=object)).ravel():
             if isinstance(v, (int, float)) and not isinstance(v, bool) \
