@@ -70,6 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
                                         prox_near, sigmoid, solve_resolved)
 from riskcalc.logistic.warm import remembered
@@ -305,6 +306,7 @@ def solve_ladder(root, start, lam: float, what: str, y0=None):
     else:
         raise SolverError(f"{what}: quadrature not converged with the ladder's finest level "
                           f"{NODES3[-1]}")
+    check_solution_logs(y_fine[[1, 2, 4]], what, lam=lam)
     return y_fine, fine, err, nfev, path_y
 
 

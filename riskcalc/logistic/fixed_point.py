@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter
+from riskcalc._validate import as_array, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
@@ -208,8 +208,13 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     while lams[-1] > max(lam, 1e-4) * LAM_RATIO:
         lams.append(lams[-1] / LAM_RATIO)
     lams.append(max(lam, 1e-4))
-    if lam == 0.0:
-        lams.append(0.0)
+    # Below 1e-4 on by factors of LAM_RATIO to lam (pooled's path; ``work.stages`` counts
+    # them): the solution's norm keeps growing on separable data, and one jump from 1e-4
+    # failed at gamma = 2, signal = r = 1, lam = 3e-6 (the ladder did not settle), solved so.
+    while 0.0 < lam < lams[-1] / LAM_RATIO:
+        lams.append(lams[-1] / LAM_RATIO)
+    if lam < lams[-1]:
+        lams.append(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
     for lam_k in lams:
         x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
@@ -217,10 +222,23 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
             raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
                               f"residual {err:.2e})")
+        if lam_k > lam and x[3] > LOG_WINDOW[1] - 1.0:
+            # mu grows as lam falls: out of the window on the way down means out of it at
+            # lam (``ranges.check_window``), said now instead of after the remaining stages
+            # (lam = 1e-16 at gamma = 2: refused after 72 s).
+            raise ValueError(f"lam = {lam:g} is out of the solver's reach at gamma = "
+                             f"{gamma:g} (signal = {signal:g}, r = {r:g}): mu ~ gamma / (lam + "
+                             f"D) grows as lam falls and leaves [e^{LOG_WINDOW[0] + 1:g}, "
+                             f"e^{LOG_WINDOW[1] - 1:g}] already at lam = {lam_k:g}; give lam "
+                             f">= {lam_k * LAM_RATIO:g} (riskcalc.logistic.ranges)")
     return x, rule, (kappa, c_e, C)
 
 
 CENTRES = ("oracle", "fedavg")
+
+
+#: Most penalties of one ``logistic_lam_path``.
+MAX_PATH = 10000
 
 
 def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
@@ -241,8 +259,12 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list
     gamma = float(check_gamma(gamma))
     signal = float(parameter("signal", signal))
     r = float(parameter("r", r))
-    lams = as_array("lam", lams, low=0.0).reshape(-1)
+    lams = as_array("lam", real("lams", lams, ndim=1), low=0.0).reshape(-1)
     check_lam(lams)
+    if lams.size > MAX_PATH:
+        # was: 10^6 penalties solved one after the other for many minutes, no estimate
+        raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "
+                         "a fixed-point solve, milliseconds to seconds)")
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)

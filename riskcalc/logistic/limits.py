@@ -87,7 +87,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
     if spectrum is not None:
         from riskcalc.logistic.spectrum.limits import spectrum_grid
 
-        return spectrum_grid(gamma, signal, r, lam, spectrum, centre)
+        return spectrum_grid(gamma, signal, r, lam, spectrum, centre, max_seconds)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         if max_seconds is not None:
             signal_, r_ = float(parameter("signal", signal)), float(parameter("r", r))
