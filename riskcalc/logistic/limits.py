@@ -95,5 +95,6 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
             refuse(oracle_seconds(signal_, r_, lam_), max_seconds,
                    f"the logistic limit at signal = {signal_:g}, r = {r_:g}",
                    lambda t: oracle_seconds(t * signal_, t * r_, lam_))
-        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre,
+                                 max_seconds=max_seconds)[0]
     return grid_limit(gamma, signal, r, lam, centre, max_seconds)
