@@ -228,7 +228,9 @@ def _array(path, data, key):
 
 def _load_csv(path):
     try:
-        with open(path, encoding="utf-8") as fh:
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
+        # (was: "needs a 'client' column; got \ufeffclient, y, ...").
+        with open(path, encoding="utf-8-sig") as fh:
             header = [h.strip() for h in fh.readline().strip().split(",")]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
@@ -236,6 +238,9 @@ def _load_csv(path):
         if col not in header:
             raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
                              f"{', '.join(header)}")
+        if header.count(col) > 1:
+            raise ValueError(f"--data {path}: the CSV header names '{col}' {header.count(col)}"
+                             " times; which column is meant is ambiguous")
     # A row of len(header) numbers takes at least 2 len(header) bytes.
     check_memory(f"--data {path}: ", max(1, os.path.getsize(path) // (2 * len(header))),
                  len(header) - 2, "the file may hold up to")

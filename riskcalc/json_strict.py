@@ -13,6 +13,7 @@ with ``where``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -60,12 +61,16 @@ def load(path, where: str, *, max_bytes: int, max_depth: int, what: str, nesting
     file_size(path, max_bytes, where, what)
     kind_of, _, holds = what.partition(" (")
     try:
-        with open(path, "rb") as fh:
+        with _open(path) as fh:
             raw = fh.read(max_bytes + 1)       # a device such as /dev/zero: at most this
     except OSError as exc:
         raise ValueError(f"{where}: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise ValueError(f"{where}: more than {max_bytes // 2 ** 20} MiB, larger than {what}")
+    if not raw.strip():
+        # A named pipe nobody writes to reads as empty (``_open``), like an empty file.
+        raise ValueError(f"{where}: empty" + ("" if os.path.isfile(path) else
+                                             " (a pipe or device with nothing to read)"))
     try:
         text = raw.decode("utf-8-sig")          # a byte-order mark is not content
     except UnicodeDecodeError as exc:
@@ -81,6 +86,20 @@ def load(path, where: str, *, max_bytes: int, max_depth: int, what: str, nesting
                           parse_int=_json_integer)
     except ValueError as exc:          # JSONDecodeError
         raise ValueError(f"{where}: not valid JSON ({exc})") from None
+
+
+def _open(path):
+    """``open(path, "rb")`` that does not wait for a writer: a named pipe (FIFO) nobody writes
+    to blocked ``open`` forever (``--clients-file FIFO`` hung); opened without blocking, then
+    read blocking, it reads as empty, while a pipe with a writer reads as before."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _json_integer(text: str):

@@ -140,7 +140,7 @@ class Spectrum:
                 if not isinstance(s, np.ndarray):
                     raise ValueError("not a single array")
             else:
-                with open(path, encoding="utf-8") as fh:
+                with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
                     rows = [line.replace(",", " ").split() for line in fh]
                 rows = [r for r in rows if r]
                 # Rows of equal length > 1 form a table (a matrix), refused below; other

@@ -52,7 +52,7 @@ def test_sweep_jsonl_stdout(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --lam 1 --d 3 --reps 2 --gamma 10", "too small"),
+    ("compare rtfa --gamma 10 --r 1 --sigma 0.5 --lam 1 --d 3 --reps 2", "too small"),
     ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --lam 1 --d 40 --reps 1", "reps"),
     ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --d 40", "needs lam"),
     ("compare maml_fl --gamma 2 --r 1 --sigma 0.5 --d 40", "needs alpha"),

@@ -72,14 +72,14 @@ BAD = [
     f"{C} --d 100 --noise cauchy",
     f"{C} --d 100 --df 3",
     f"{C} --d 100 --eigvecs skew",
-    f"{C} --d 1 --gamma 4",
+    C.replace("--gamma 2", "--gamma 4") + " --d 1",
     f"{C} --d 100 --steps 3",
     f"{C} --d 100 --jobs 0",
     # sweep
     f"{S}",
-    f"{S} --d 40 --lam 0.1,x",
-    f"{S} --d 40 --lam 0.1,,1",
-    f"{S} --d 40 --gamma 2,-1",
+    S.replace("0.1,1", "0.1,x") + " --d 40",
+    S.replace("0.1,1", "0.1,,1") + " --d 40",
+    S.replace("--gamma 2", "--gamma 2,-1") + " --d 40",
     f"{S} --d 40 --clients 2,3.5 --global federated",
     f"{S} --d 40 --format xml",
     f"{S} --d 40 --out /no/such/dir/x.csv",
@@ -147,7 +147,7 @@ BAD += [f"{C} --d 100 --reps 1000000000", f"{C} --d 100 --reps 100000",
         f"{C} --d 100 --max-minutes nan", f"{C} --d 100 --max-minutes -1",
         f"{C} --d 100 --max-minutes inf", f"{C} --d 100 --jobs -3"]
 # Options that do not apply to the chosen mode; empty output names.
-BAD += [f"{S} --d 40 --gamma 0", f"{S} --d 40 --clients inf --global federated",
+BAD += [S.replace("--gamma 2", "--gamma 0") + " --d 40", f"{S} --d 40 --clients inf --global federated",
         f"{S} --d 40 --clients nan --global federated"]
 LC = "compare rtfa --model logistic --gamma 2 --signal 1 --r 1 --lam 0.5"
 BAD += [f"{LC} --d 50 --reps 1000000000", f"{LC} --d 100000 --reps 2",

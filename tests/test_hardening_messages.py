@@ -25,7 +25,8 @@ CLI = [
     ("bounds lower_bound_aer --m 2 --d 10 --N 100 --R -1e3", "R must lie in [0, inf)"),
     # sweep's lists had the range (0, inf): "estimated 7.41e+290 days of work"
     (SWEEP + " --gamma 1e-300,2", "gamma must lie in [1e-100, 1e+100], got 1e-300"),
-    (SWEEP + " --gamma 1,2 --sigma 1e300", "sigma must lie in [0, 1e+100], got 1e+300"),
+    (SWEEP.replace("--sigma 0.5", "--sigma 1e300") + " --gamma 1,2",
+     "sigma must lie in [0, 1e+100], got 1e+300"),
     # the logistic family: an OverflowError traceback, "no convergence ... residual inf"
     (LOGISTIC + " --signal 1e300 --gamma 1 --r 1", "signal must lie in [0, 1e+100]"),
     (LOGISTIC + " --signal 1 --gamma 1 --r 1e300", "r must lie in [0, 1e+100], got 1e+300"),

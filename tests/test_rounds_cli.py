@@ -83,9 +83,11 @@ def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
     (["--rounds", "3", "--local-steps", "inf", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
 ])
 def test_bad_input_is_one_clear_error(capsys, extra, message):
-    argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",
-            "--local-steps", "2", "--local-step-size", "0.1"]
-    # Later options win in argparse: the bad value replaces the good one.
+    good = ["--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1", "--local-steps", "2",
+            "--local-step-size", "0.1"]
+    # The bad value replaces the good one (an option given twice is itself an error).
+    argv = ["predict", "fedavg"] + [x for k in range(0, len(good), 2) if good[k] not in extra
+                                    for x in good[k:k + 2]]
     code, out, err = run(capsys, [*argv, *extra])
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err

@@ -201,6 +201,8 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
     if keep is not None:  # after the method settings, so that they may name any label
         keep = keep.split(",") if isinstance(keep, str) else [str(k) for k in np.atleast_1d(keep)]
         unknown = [k for k in keep if k not in spec["methods"]]
+        if not keep:    # was: methods=[] ran and wrote a table without a method
+            raise ValueError(f"methods must name at least one of {sorted(spec['methods'])}")
         if unknown:
             raise ValueError(f"methods must be among {sorted(spec['methods'])}, got {unknown}")
         spec["methods"] = {k: spec["methods"][k] for k in keep}

@@ -9,7 +9,17 @@ import numpy as np
 def mean_se(x, axis: int = 0):
     """Mean and standard error of the mean along ``axis`` (replicates)."""
     x = np.asarray(x, dtype=float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean, se = x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+    if np.all(np.isfinite(se)) or not np.all(np.isfinite(x)):
+        return mean, se
+    # Finite replicates whose squared deviations overflow (risks near 1e200 at r = sigma =
+    # 1e100 printed "std.err inf"): the same statistics of x scaled by its largest magnitude.
+    scale = np.max(np.abs(x), axis=axis, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    y = x / scale
+    scale = np.squeeze(scale, axis)
+    return y.mean(axis) * scale, y.std(axis, ddof=1) / np.sqrt(x.shape[axis]) * scale
 
 
 def t_half_width(se, reps: int, level: float = 0.95):

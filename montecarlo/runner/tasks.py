@@ -322,7 +322,13 @@ class _DaskBackend:
                              ) from None
         self._cluster = (LocalCluster(n_workers=1, threads_per_worker=1, processes=False)
                          if address == "local" else None)
-        self._client = Client(self._cluster if self._cluster is not None else address)
+        try:
+            self._client = Client(self._cluster if self._cluster is not None else address)
+        except (ValueError, OSError) as exc:
+            # dask's own text ("missing port number in address 'x'", a timeout) named no
+            # option: the address is the user's --scheduler / scheduler=.
+            raise ValueError(f"scheduler {address!r}: {exc} (give tcp://host:port of a "
+                             "running dask scheduler, or 'local')") from None
         self._config = parallel_config(backend="dask")
 
     def __enter__(self):

@@ -38,16 +38,62 @@ COMMANDS = {
 _NEGATIVE = re.compile(r"^-(?:\d|\.\d|inf|nan)[\w.,+-]*$", re.IGNORECASE)
 
 
+#: Where ``_Once`` notes, during one parse, which option set each destination (removed after).
+_GIVEN = "_riskcalc_given"
+
+
+class _Once:
+    """An option that may be given once (mixed into argparse's store actions): argparse keeps
+    the last of ``--gamma 2 --gamma 3`` silently, so a command edited by appending an option
+    answered for a value the user may not have meant. A flag repeated (``--json --json``)
+    says the same thing twice and stays accepted; two flags that set one destination
+    differently are refused like two values."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, {})
+        value = self.const if self.nargs == 0 else values
+        if self.dest in given:
+            before, old = given[self.dest]
+            if not (self.nargs == 0 and old == value and before == option_string):
+                said = (f" ({before} {_shown(old)}, then {option_string} {_shown(value)})"
+                        if self.nargs != 0 else f" ({before}, then {option_string})")
+                raise argparse.ArgumentError(
+                    self, f"given twice{said}: give it once (the command would otherwise "
+                          "keep only the last)")
+        given[self.dest] = (option_string, value)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _shown(value) -> str:
+    """A value as parsed (``2.0`` for ``2``), for the message of ``_Once``; long ones cut."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_ONCE = {name: type(f"_Once{cls.__name__}", (_Once, cls), {}) for name, cls in (
+    ("store", argparse._StoreAction), ("store_const", argparse._StoreConstAction),
+    ("store_true", argparse._StoreTrueAction), ("store_false", argparse._StoreFalseAction))}
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention, and
-    whose option values may be any negative number: argparse reads only ``-1`` and ``-.5`` as
-    numbers, so ``--gamma -1e-3``, ``--r -inf`` or ``--gamma -1,2`` said "expected one
-    argument" instead of the value's range (no option of this command starts with a digit, a
-    dot, inf or nan)."""
+    """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention,
+    whose options may be given once each (``_Once``; ``--plugin``, ``--set`` and ``--claim``
+    add up, as their help says), and whose option values may be any negative number:
+    argparse reads only ``-1`` and ``-.5`` as numbers, so ``--gamma -1e-3``, ``--r -inf`` or
+    ``--gamma -1,2`` said "expected one argument" instead of the value's range (no option of
+    this command starts with a digit, a dot, inf or nan)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE
+        for name, cls in _ONCE.items():
+            self.register("action", name, cls)
+        self.register("action", None, _ONCE["store"])
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        namespace.__dict__.pop(_GIVEN, None)
+        return namespace, extras
 
     def error(self, message):
         sys.stderr.write(f"error: {message}\n")

@@ -255,16 +255,23 @@ def simulation_options(args) -> None:
 def linear_budget(args, setting, gamma, points: int) -> None:
     """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
     ``sweep``)."""
+    import numpy as np
+
     from montecarlo.linear.instances import linear_replicate_seconds
     from montecarlo.linear.estimators import get_estimator
 
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    # A small gamma is many samples (n = d / gamma): at --gamma 1e-100 the refusal named only
+    # --reps, --d and --clients for its 3.7e+90 days.
+    n = setting.d / float(np.min(gamma))
+    samples = (f" (n = d / gamma = {n:.3g} samples for gamma = {float(np.min(gamma)):g})"
+               if n > 1e4 else "")
     budget(args, reps * points,
            linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
            f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
            + (f" with {setting.clients} clients" if setting.global_model == "federated"
-              else ""),
-           "lower --reps, --d or --clients")
+              else "") + samples,
+           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""))
 
 
 def predict_options(args) -> None:

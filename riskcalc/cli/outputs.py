@@ -15,6 +15,7 @@ def check_writable(path, option: str) -> None:
         return
     if not str(path).strip():
         raise ValueError(f"{option} needs a file name, got an empty one")
+    path = _through_links(path, option)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
@@ -36,6 +37,22 @@ def check_writable(path, option: str) -> None:
     except OSError as exc:
         raise ValueError(f"{option} {path}: cannot create a file in {folder} "
                          f"({exc.strerror or exc})") from None
+
+
+def _through_links(path, option: str) -> str:
+    """The file a symbolic link ``path`` leads to (``path`` itself when it is no link), or
+    ValueError naming ``option`` for a loop of links: an output is written where the link
+    points, as a shell's ``> path`` does; the atomic rename onto the link itself replaced the
+    link by a regular file and left its target unwritten."""
+    if not os.path.islink(path):
+        return path
+    try:
+        return os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        return os.path.realpath(path)   # a dangling link: its target is created
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: {exc.strerror or exc} (a loop of symbolic "
+                         "links?)") from None
 
 
 def make_folder(path, option: str) -> None:
@@ -66,7 +83,8 @@ def same_file(a, b) -> bool:
 def atomic_path(path):
     """A temporary file name next to ``path``, renamed to ``path`` when the block ends without
     an error (removed otherwise): a reader, or an interrupted run, never sees a half-written
-    ``path``."""
+    ``path``; a symbolic link is written through (``_through_links``)."""
+    path = _through_links(path, "output")
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
                                dir=folder)

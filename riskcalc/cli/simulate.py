@@ -31,7 +31,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                    help="override a setting: an instance parameter (R=0:20:21, R=0,5,10, "
                         "m=10, l2=0.01), a method hyperparameter (fedavg.rounds=10, "
-                        "*.batch_size=null), methods=a,b, exact=true, target=1e4; repeatable")
+                        "*.batch_size=null), methods=a,b, exact=true, target=1e4; repeatable, in "
+                        "layers: a later KEY overrides an earlier one, as fedavg.rounds=10 "
+                        "after *.rounds=3 does")
     p.add_argument("--reps", type=int, default=1, help="replicates (default 1)")
     p.add_argument("--seed", type=int, default=0, help="experiment seed >= 0 (default 0)")
     p.add_argument("--out", metavar="CSV", help="output CSV file (required unless --list)")

@@ -43,6 +43,7 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
 
@@ -152,5 +153,8 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
     else:
         raise SolverError("FedProx fixed point: quadrature not converged with "
                           f"the ladder's finest level {NODES[-1]}")
+    G = fed.gamma.size
+    check_solution_logs(x_fine[G:3 * G], "the FedProx / pFedMe fixed point",
+                        gamma=fed.gamma, lam=lam, global_lam=lam_g)
     alpha, rho2, mu = views(x_fine, fed, lam, lam_g, fine)
     return alpha, np.sqrt(rho2), mu, nfev, err

@@ -70,6 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
                                         prox_near, sigmoid, solve_resolved)
 from riskcalc.logistic.warm import remembered
@@ -288,13 +289,21 @@ def solve_ladder(root, start, lam: float, what: str, y0=None):
         while lams[-1] > lam * 10.0:
             lams.append(lams[-1] / 10.0)
         lams.append(lam)
-        y = start(lams[0])
-        for lam_k in lams:
-            y, err, n, _ = root(y, lam_k, PATH_NODES)
+        y, done = start(lams[0]), None
+        todo = lams[::-1]
+        while todo:
+            lam_k = todo.pop()
+            y_k, err, n, _ = root(y, lam_k, PATH_NODES)
             nfev += n
-            if not err <= TOL:
+            if err <= TOL:
+                y, done = y_k, lam_k
+                continue
+            if done is None or done / lam_k < 1.01:
                 raise SolverError(f"{what}: no convergence at lam = {lam_k:g} "
                                   f"(residual {err:.2e})")
+            # A step of 10 too long (toward a near-zero centre, global_lam = 1e3: no
+            # convergence at lam = 10 from 100): halve it in log lam, then go on.
+            todo += [lam_k, float(np.sqrt(done * lam_k))]
     path_y = y
     for nodes in NODES3:
         y_fine, err, n, fine = root(y, lam, nodes)
@@ -305,6 +314,7 @@ def solve_ladder(root, start, lam: float, what: str, y0=None):
     else:
         raise SolverError(f"{what}: quadrature not converged with the ladder's finest level "
                           f"{NODES3[-1]}")
+    check_solution_logs(y_fine[[1, 2, 4]], what, lam=lam)
     return y_fine, fine, err, nfev, path_y
 
 

@@ -75,9 +75,11 @@ and on a fresh sample ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)``: the test lo
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from riskcalc._validate import as_array, parameter
+from riskcalc._validate import as_array, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
@@ -170,7 +172,8 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
 
 
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
-                      nodes: int = NODES[0], start=None, scale: float = 1.0):
+                      nodes: int = NODES[0], start=None, scale: float = 1.0,
+                      max_seconds: float | None = None):
     """The fixed point ``(a, b, q, mu)`` of (E1)-(E4) for one parameter point.
 
     Direct from the first-order start when ``lam >= 1``, else (or when that fails)
@@ -178,7 +181,9 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     step a Powell hybrid solve (scipy ``hybr``) in ``(a, b, log q, log mu)`` on a rule
     resolving the solution's scales (``gaussian.solve_resolved``); ``lam = 0`` is
     reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
-    point, tried first. ``scale``: the centre is ``scale w_0``. Module docstring for the
+    point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
+    ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
+    one, would take the continuation beyond it (None: no limit). Module docstring for the
     equations.
 
     Raises
@@ -208,22 +213,57 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     while lams[-1] > max(lam, 1e-4) * LAM_RATIO:
         lams.append(lams[-1] / LAM_RATIO)
     lams.append(max(lam, 1e-4))
-    if lam == 0.0:
-        lams.append(0.0)
+    # Below 1e-4 on by factors of LAM_RATIO to lam (pooled's path; ``work.stages`` counts
+    # them): the solution's norm keeps growing on separable data, and one jump from 1e-4
+    # failed at gamma = 2, signal = r = 1, lam = 3e-6 (the ladder did not settle), solved so.
+    while 0.0 < lam < lams[-1] / LAM_RATIO:
+        lams.append(lams[-1] / LAM_RATIO)
+    if lam < lams[-1]:
+        lams.append(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
-    for lam_k in lams:
+    clock = time.perf_counter()
+    for i, lam_k in enumerate(lams):
+        begun = time.perf_counter()
         x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
+        now = time.perf_counter()
+        if max_seconds is not None and lam_k < 1e-4 and \
+                now - clock + (len(lams) - i - 1) * (now - begun) > max_seconds:
+            # Each stage costs at least the last (||w_hat|| grows as lam falls on separable
+            # data): lam = 5e-324 asked for 320 stages, refused after the first instead of
+            # running for minutes.
+            h = mle_threshold(kappa)
+            why = (f"gamma = {gamma:g} >= h = {h:.3g}: on separable data ||w_hat|| grows as "
+                   "lam -> 0" if gamma >= h else f"gamma = {gamma:g} < h = {h:.3g}")
+            raise ValueError(
+                f"lam = {lam:g}: the continuation in lam reached {lam_k:g} in "
+                f"{now - clock:.3g} s, and the {len(lams) - i - 1} stages left would take "
+                f"it beyond max_seconds = {max_seconds:g} ({why}); give lam >= {lam_k:g}, "
+                "or raise max_seconds (the keyword of the Python call)")
         if not err <= TOL:
             raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
                               f"residual {err:.2e})")
+        if lam_k > lam and x[3] > LOG_WINDOW[1] - 1.0:
+            # mu grows as lam falls: out of the window on the way down means out of it at
+            # lam (``ranges.check_window``), said now instead of after the remaining stages
+            # (lam = 1e-16 at gamma = 2: refused after 72 s).
+            raise ValueError(f"lam = {lam:g} is out of the solver's reach at gamma = "
+                             f"{gamma:g} (signal = {signal:g}, r = {r:g}): mu ~ gamma / (lam + "
+                             f"D) grows as lam falls and leaves [e^{LOG_WINDOW[0] + 1:g}, "
+                             f"e^{LOG_WINDOW[1] - 1:g}] already at lam = {lam_k:g}; give lam "
+                             f">= {lam_k * LAM_RATIO:g} (riskcalc.logistic.ranges)")
     return x, rule, (kappa, c_e, C)
 
 
 CENTRES = ("oracle", "fedavg")
 
 
-def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list:
+#: Most penalties of one ``logistic_lam_path``.
+MAX_PATH = 10000
+
+
+def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
+                      max_seconds: float | None = 60.0) -> list:
     """``logistic_limit`` for several ``lams`` at once (same order), each solve warm-started at
     the previous (larger) lam: several times faster than separate calls along a path.
 
@@ -232,7 +272,10 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list
     gamma, signal, r, centre
         As in ``logistic_limit``.
     lams : sequence of float
-        Penalties, each >= 0.
+        Penalties, each >= 0 (at most ``MAX_PATH``).
+    max_seconds : float or None
+        Refuse a continuation below ``lam = 1e-4`` that would take longer than this
+        (``solve_fixed_point``); None: no limit.
 
     Returns
     -------
@@ -241,20 +284,25 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle") -> list
     gamma = float(check_gamma(gamma))
     signal = float(parameter("signal", signal))
     r = float(parameter("r", r))
-    lams = as_array("lam", lams, low=0.0).reshape(-1)
+    lams = as_array("lam", real("lams", lams, ndim=1), low=0.0).reshape(-1)
     check_lam(lams)
+    if lams.size > MAX_PATH:
+        # was: 10^6 penalties solved one after the other for many minutes, no estimate
+        raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "
+                         "a fixed-point solve, milliseconds to seconds)")
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
     out, x = [None] * lams.size, None
     for k in np.argsort(-lams, kind="stable"):
-        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale)
+        out[k], x = _limit(gamma, signal, r, float(lams[k]), x, centre, scale, max_seconds)
     return out
 
 
-def _limit(gamma, signal, r, lam, start, centre, scale):
+def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
-                                                 start=start, scale=scale)
+                                                 start=start, scale=scale,
+                                                 max_seconds=max_seconds)
     start = x
     # Accuracy check: the next finer rule must give the same fixed point; if it does not
     # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.

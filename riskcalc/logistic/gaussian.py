@@ -123,8 +123,19 @@ def axis_rule(key):
 def label_rule(kappa: float):
     """Nodes and weights for 1-d expectations ``E[2 sigmoid(kappa Z) f(Z)]`` with ``f`` smooth on
     the scale of the label weight: the 200-point Gauss-Hermite rule up to ``GH_REACH``, else
-    panels of width ``pi / kappa`` (module docstring: error ~1e-15)."""
+    panels of width ``pi / kappa`` (module docstring: error ~1e-15). Their number grows like
+    ``kappa``: beyond ``LABEL_KAPPA_MAX`` (about 9.2e6 nodes, 73 MB) ValueError, which was numpy's
+    "Maximum allowed size exceeded" or an OverflowError at ``kappa`` = 1e100 or 1e300."""
+    if not kappa <= LABEL_KAPPA_MAX:
+        raise ValueError(f"signal strength ||w_i|| = {kappa:g} (sqrt(signal^2 + r^2)) must lie "
+                         f"in [0, {LABEL_KAPPA_MAX:g}] for the logistic label expectations: their "
+                         f"rule needs about 3 kappa panels (at {LABEL_KAPPA_MAX:g}: "
+                         f"{axis_nodes(axis_key(LABEL_KAPPA_MAX, 200, 100)):.3g} nodes)")
     return axis_rule(axis_key(kappa, 200, 100))
+
+
+#: Largest ``kappa`` of ``label_rule``.
+LABEL_KAPPA_MAX = 1e5
 
 
 def finer_or_equal(have, need) -> bool:

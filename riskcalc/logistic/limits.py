@@ -87,7 +87,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
     if spectrum is not None:
         from riskcalc.logistic.spectrum.limits import spectrum_grid
 
-        return spectrum_grid(gamma, signal, r, lam, spectrum, centre)
+        return spectrum_grid(gamma, signal, r, lam, spectrum, centre, max_seconds)
     if all(np.ndim(v) == 0 for v in (gamma, signal, r, lam)):
         if max_seconds is not None:
             signal_, r_ = float(parameter("signal", signal)), float(parameter("r", r))
@@ -95,5 +95,6 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
             refuse(oracle_seconds(signal_, r_, lam_), max_seconds,
                    f"the logistic limit at signal = {signal_:g}, r = {r_:g}",
                    lambda t: oracle_seconds(t * signal_, t * r_, lam_))
-        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre)[0]
+        return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre,
+                                 max_seconds=max_seconds)[0]
     return grid_limit(gamma, signal, r, lam, centre, max_seconds)

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN, SECONDS_PER_NODE,
                                         Rule, label_rule, rule_nodes, sigmoid, solve_resolved)
 
@@ -272,6 +273,8 @@ def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
         raise SolverError("logistic global model: quadrature not converged with "
                           f"the ladder's finest level {NODES[-1]}")
     G = fed.gamma.size
+    check_solution_logs(x_fine[G + 1:G + 3], "the logistic global model", gamma=fed.gamma,
+                        global_lam=lam_g)
     a, b = float(x_fine[0]), x_fine[1:G + 1] * fed.pi
     q, v = float(np.exp(x_fine[G + 1])), float(np.exp(x_fine[G + 2]))
     alpha, rho = block_view(fed, a, b, q)

@@ -84,6 +84,21 @@ def check_window(q, mu, gamma, lam) -> None:
                          f"{_span(gamma)}, lam = {_span(lam)}); see riskcalc.logistic.ranges")
 
 
+def check_solution_logs(logs, what: str, **params) -> None:
+    """``check_window`` for the many-client solvers (the global model of ``pooled``, the joint
+    FedProx point of ``fedprox``, RTFA's fine-tuning of ``finetune``): ``logs``, the logarithms
+    that their residuals clip to ``LOG_WINDOW``, must lie within it by a factor e, else the root
+    is not the fixed point; ValueError naming ``what`` and ``params`` (the inputs that set the
+    scales: gamma, lam, global_lam)."""
+    lo, hi = LOG_WINDOW[0] + 1.0, LOG_WINDOW[1] - 1.0
+    logs = np.ravel(np.asarray(logs, float))
+    if np.any((logs < lo) | (logs > hi)) or not np.all(np.isfinite(logs)):
+        given = ", ".join(f"{k} = {_span(v)}" for k, v in params.items() if v is not None)
+        raise ValueError(f"{what}: out of the solver's reach ({given}): its scales (mu ~ gamma "
+                         f"/ (lam + D)) must lie in [e^{lo:g}, e^{hi:g}], where its residuals "
+                         "are exact; see riskcalc.logistic.ranges")
+
+
 def _span(v) -> str:
     v = np.asarray(v, float)
     return f"{float(v):g}" if v.ndim == 0 else f"{v.min():g} to {v.max():g}"

@@ -64,7 +64,9 @@ def stages(lam: float) -> int:
     factors of 10 to ``lam``, or 0 (the oracle's path; the same count or fewer)."""
     if lam >= 1.0:
         return 1
-    below = 1 if lam == 0.0 else max(0, int(math.ceil(math.log10(1e-4 / lam))))
+    # -4 - log10(lam), not log10(1e-4 / lam): the quotient overflows at subnormal lam (5e-324
+    # raised OverflowError, a traceback on the command line).
+    below = 1 if lam == 0.0 else max(0, int(math.ceil(-4.0 - math.log10(lam))))
     return 1 + int(math.ceil(math.log10(100.0 / max(lam, 1e-4)) - 1e-9)) + below
 
 

@@ -12,6 +12,7 @@ from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, c
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
+from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, refuse
 
 
 def check_spectrum(spectrum):
@@ -86,9 +87,32 @@ FIELDS = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "t
 CENTRES = ("oracle", "fedavg")
 
 
-def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle"):
+def check_work(arrays, spectrum, max_seconds: float) -> None:
+    """Refuse (``work.refuse``) a spectrum whose scale makes the quadrature too long: the
+    margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` for the isotropic directions
+    of this model, so the rules are those of ``Sigma = I`` at norms scaled by ``sqrt(<s>)``
+    (``work.oracle_seconds`` at those norms: 5.0 s estimated, 2.1-2.8 s taken for
+    two-point:1,100 and two-point:0.01,100 at signal = r = 1). Was: two-point:1e-10,1e10
+    asked numpy for 95.5 TiB, two-point:1e-100,1e100 "Maximum allowed size exceeded"."""
+    root, points = float(np.sqrt(spectrum.mean)), np.broadcast(*arrays).size
+    # The largest norms and the smallest penalty of a grid: an upper bound on each point.
+    s_max, r_max = float(np.max(arrays[1])), float(np.max(arrays[2]))
+    lam_min = float(np.min(arrays[3]))
+
+    def seconds(t):
+        return points * oracle_seconds(t * root * s_max, t * root * r_max, lam_min)
+
+    refuse(seconds(1.0), max_seconds,
+           f"the logistic limit under this spectrum (mean eigenvalue {spectrum.mean:.3g}: the "
+           f"margins' scale is {root:.3g} ||w_i||, ||w_i|| up to "
+           f"{float(np.hypot(s_max, r_max)):.3g})", seconds)
+
+
+def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
+                  max_seconds: float | None = MAX_SECONDS):
     """``logistic_limit(..., spectrum=)``: validated, one point or a broadcast grid (solved
-    point by point; fields of the broadcast shape)."""
+    point by point; fields of the broadcast shape), refused beyond ``max_seconds`` of
+    estimated work (``check_work``)."""
     spectrum = check_spectrum(spectrum)
     if centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
@@ -96,6 +120,8 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle"):
               parameter("r", r), as_array("lam", lam, low=0.0)]
     check_gamma(arrays[0])
     check_lam(arrays[3], SPECTRUM_LAM_MAX)      # measured: ``riskcalc.logistic.ranges``
+    if max_seconds is not None:
+        check_work(arrays, spectrum, max_seconds)
     if all(v.ndim == 0 for v in arrays):
         return spectrum_limit(*(float(v) for v in arrays), spectrum, centre)
     try:
