@@ -14,10 +14,13 @@ measured time), times ``SAFETY``:
   a + b M + c M^2 per route and method. Evaluations: the tuning's (RTFA's penalty grid of
   81 points and ~46 golden-section points, one evaluation per point under these routes, for
   three weightings; ~26 per weighting for MAML-FL's alpha and pFedMe's lam; 3 for FedAvg and
-  FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables): SLSQP's
-  iterations grew about like M (15 at 10 clients, 31 at 30), RTFA's (its M penalties too)
-  like 5 M. Seconds per evaluation from 10 and 30 clients (two-point spectrum; a 50-atom
-  power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
+  FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables; RTFA's M
+  penalties count once: client j's risk depends on its own lam_j only, so one evaluation
+  moves them all, ``weights._separable_jacobian``): SLSQP's iterations grew about like M
+  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 5 M (measured at 10
+  clients under shift: 1970 evaluations with one per penalty, 1145 with one for all, the
+  same iterations). Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
+  50-atom power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s). pFedMe (its client groups
   batched per covariance type): 0.06 s at 1000 clients under shift, 0.03 s with a two-point
   spectrum, 0.46 s with a 50-atom power law (the fit; 200 atoms: 10 s, the atoms x atoms
@@ -114,7 +117,7 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
         else:
             a, b, c = EVAL[route][method]
-            extra = {"rtfa": m, "maml_fl": 1, "pfedme": 1}.get(method, 0)
+            extra = {"maml_fl": 1, "pfedme": 1, "rtfa": 1}.get(method, 0)
             evals = TUNING_EVALS[method] + iterations(method, m) * (m + 1 + extra)
             out[method] = evals * (a + b * m + c * m * m)
         out[method] *= SAFETY
