@@ -2,7 +2,7 @@
 ``riskcalc.linear.engine.resolvent_chain`` (each point with its own eigenvalues on shared
 atom masses) against the shared-atoms route point by point (the unbatched route), and
 ``clients_limit(..., spectra=)`` against a copy of the old code's numbers (5fcbd35, one batch
-per type)."""
+per type; MAML-FL's own variances one group at a time)."""
 
 import numpy as np
 import pytest
@@ -66,9 +66,17 @@ OLD = {
 }
 
 
+OLD["maml_fl"] = ([0.0, 1.460333832291979, 1.2906402350551107, 3.8492675472023965],
+                  [1.2149999999999999, 0.36062291277534425, 0.5367084217702333,
+                   0.9478927625108501])
+
+
 @pytest.mark.parametrize("method", sorted(OLD))
 def test_shift_limits_equal_the_old_code(method):
-    tuning = {"lam": [0.05, 0.7, 2.0, 1e-3]} if method == "rtfa" else {}
+    """FedAvg, FTFA, RTFA (chains of every type in one batch) and MAML-FL (its own
+    least-squares variances in one batch per type) against the old code's numbers."""
+    tuning = ({"lam": [0.05, 0.7, 2.0, 1e-3]} if method == "rtfa" else
+              {"alpha": 0.05} if method == "maml_fl" else {})
     res = clients_limit(method, **tuning, **KW)
     bias, var = OLD[method]
     # The batch changes only the order of roundings (bit-identical here when measured).

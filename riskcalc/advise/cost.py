@@ -24,7 +24,9 @@ measured time), times ``SAFETY``:
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s). pFedMe (its client groups
   batched per covariance type): 0.06 s at 1000 clients under shift, 0.03 s with a two-point
   spectrum, 0.46 s with a 50-atom power law (the fit; 200 atoms: 10 s, the atoms x atoms
-  algebra per group). Measured / estimated: 0.35-0.8.
+  algebra per group). Measured / estimated: 0.35-0.8; at 10 clients under shift, after the
+  shift route's batching (2026-11-27, load ~9): FedAvg 0.86, FTFA 0.66, RTFA 0.58, pFedMe
+  0.45, MAML-FL 0.46, the whole command 0.52.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe

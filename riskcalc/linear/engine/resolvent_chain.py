@@ -36,11 +36,12 @@ The result is E_H[M_k(s) Qhat(s)_(1k)]. The tests compare it with direct simulat
 chains at d ~ 1500 and with exact identities (derivatives in a shift, Sigma = I free
 probability).
 
-Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M varying per
-point) are solved together, every step above being elementwise over points and atoms. The
-inverses are back substitutions on the upper triangular k x k matrices, entry by entry
-(superdiagonal by superdiagonal, the order in which T is found): with U = diag(eta) + gamma T
-and M(s) = C s + Lhat(s),
+Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M and the
+atoms' eigenvalues s varying per point, the masses shared: the clients of several covariance
+types on the joint atoms of covariate shift) are solved together, every step above being
+elementwise over points and atoms. The inverses are back substitutions on the upper
+triangular k x k matrices, entry by entry (superdiagonal by superdiagonal, the order in which
+T is found): with U = diag(eta) + gamma T and M(s) = C s + Lhat(s),
 
     C_ab = -C_aa sum_(a < c <= b) U_ac C_cb,    Qhat_ab = -Qhat_aa sum_(a < c <= b) M_ac Qhat_cb,
 

@@ -88,13 +88,17 @@ def _memo(key, compute):
     gamma, lam and marginal spectrum only, not on the weights: the optimal weights' finite
     differences (M + 1 evaluations per gradient, ``riskcalc.advise.weights``) change the
     weights alone, and would solve them again each time. The same numbers either way."""
-    if key in _MEMO:
-        _MEMO.move_to_end(key)
-        return _MEMO[key]
+    value = _MEMO.get(key)
+    if value is not None:
+        _MEMO[key] = _MEMO.pop(key, value)          # most recently used (safe if gone)
+        return value
     value = compute()
     _MEMO[key] = value
     while len(_MEMO) > _MEMO_SIZE:
-        _MEMO.popitem(last=False)
+        try:
+            _MEMO.popitem(last=False)
+        except KeyError:                            # emptied meanwhile by another thread
+            break
     return value
 
 
