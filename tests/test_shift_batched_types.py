@@ -70,13 +70,25 @@ OLD["maml_fl"] = ([0.0, 1.460333832291979, 1.2906402350551107, 3.849267547202396
                   [1.2149999999999999, 0.36062291277534425, 0.5367084217702333,
                    0.9478927625108501])
 
+OLD["pfedme"] = ([0.13011529542255126, 1.570618128540785, 1.1435128673902932, 3.745611196269225],
+                 [0.5798929251016516, 0.3518402572453404, 0.5312254817417356,
+                  0.8682498317142514])
+TUNING = {"rtfa": {"lam": [0.05, 0.7, 2.0, 1e-3]}, "maml_fl": {"alpha": 0.05},
+          "pfedme": {"lam": 0.8}}
+
 
 @pytest.mark.parametrize("method", sorted(OLD))
 def test_shift_limits_equal_the_old_code(method):
-    """FedAvg, FTFA, RTFA (chains of every type in one batch) and MAML-FL (its own
-    least-squares variances in one batch per type) against the old code's numbers."""
-    tuning = ({"lam": [0.05, 0.7, 2.0, 1e-3]} if method == "rtfa" else
-              {"alpha": 0.05} if method == "maml_fl" else {})
+    """FedAvg, FTFA, RTFA (chains of every type in one batch), MAML-FL (its own
+    least-squares variances in one batch per type) and pFedMe (every group in one batch)
+    against the old code's numbers, each twice (the second from the memo)."""
+    from riskcalc.linear.finite_clients import shift
+
+    shift._MEMO.clear()
+    first = clients_limit(method, **TUNING.get(method, {}), **KW)
+    np.testing.assert_array_equal(clients_limit(method, **TUNING.get(method, {}), **KW).risk,
+                                  first.risk)
+    tuning = TUNING.get(method, {})
     res = clients_limit(method, **tuning, **KW)
     bias, var = OLD[method]
     # The batch changes only the order of roundings (bit-identical here when measured).

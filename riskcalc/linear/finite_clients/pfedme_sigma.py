@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.shift import own_variance
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
@@ -155,7 +155,7 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     own = np.empty(gam.size)
     for k in np.unique(typ):          # the own ridge variance in the type's marginal spectrum
         sel = np.flatnonzero(typ == k)
-        own[sel] = kappa.ridge_factors(gam[sel], lam, marginals[sel[0]])[1]
+        own[sel] = own_variance(gam[sel], lam, marginals[sel[0]])
     var = (sigma ** 2 * (own + 2 * p * gam * (rsrk - rrsrk) + p * gam * (fkr - fkrtk)
                          + p ** 2 * gam * fkzk(Zs[:, 2])) + fkzk(Zs[:, 3]))
     return bias, var

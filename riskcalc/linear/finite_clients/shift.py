@@ -102,6 +102,18 @@ def _memo(key, compute):
     return value
 
 
+def own_variance(gamma, lam, spectrum) -> np.ndarray:
+    """The oracle ridge (lam > 0) or least-squares (lam = 0) variance per unit sigma^2 of
+    clients of ratios ``gamma`` in ``spectrum`` (``riskcalc.linear.engine.kappa.ridge_factors``,
+    paper 003 Thms 1-2), remembered (``_memo``): a target's own term in every finite-M route,
+    which the optimal weights' finite differences would solve again at each step."""
+    gamma = np.asarray(gamma, dtype=float)
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), gamma.shape)
+    key = ("own", spectrum.atoms.tobytes(), spectrum.weights.tobytes(), gamma.tobytes(),
+           lam.tobytes())
+    return _memo(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
+
+
 def global_point(gam, p, count, typ, w, sv):
     """g_t = tau(Sigma_t Abar^-1) (module docstring) and the per-group om, Abar on the joint
     atoms, Tbar and rho per type. Newton in log g on log g_t - log tau(Sigma_t Abar^-1) (the
@@ -218,11 +230,8 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     if method != "fedavg":
         for t in np.unique(typ[tgt]):
             sel = typ[tgt] == t
-            g_t = gam[tgt[sel]]
-            l_t = lam[tgt[sel]] if method == "rtfa" else 0 * lam[tgt[sel]]
-            own[sel] = _memo(
-                ("own", sv[t].tobytes(), w.tobytes(), g_t.tobytes(), l_t.tobytes()),
-                lambda: kappa.ridge_factors(g_t, l_t, joint.marginal(t))[1])
+            own[sel] = own_variance(gam[tgt[sel]], lam[tgt[sel]] if method == "rtfa"
+                                    else 0 * lam[tgt[sel]], joint.marginal(t))
     bias, var = np.empty(tgt.size), np.empty(tgt.size)
     # Targets in type order (R's roots are solved per type), the chains and the T x T
     # algebra in one batch (many small calls are slow: Python and LAPACK overhead).
