@@ -163,9 +163,9 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
 
 def _traces(g, s, h, lam, Lam, C):
     """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) with
-    eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1 (Lam per group, diagonal root
-    C); with ``vector=True`` the functional phi of the closing middle (``chain_vectors``).
-    Middles broadcast to (groups, atoms)."""
+    eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1,
+    "Q" = (S + Lam)^-1 (Lam per group, diagonal root C); with ``vector=True`` the functional
+    phi of the closing middle (``chain_vectors``). Middles broadcast to (groups, atoms)."""
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
