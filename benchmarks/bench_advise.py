@@ -269,6 +269,10 @@ def main(argv=None):
     ap.add_argument("--baseline-timeout", type=float, default=900.0)
     ap.add_argument("--baseline-cases", default=",".join(CASES),
                     help="the cases also run from --baseline")
+    ap.add_argument("--baseline-max-minutes", action="store_true",
+                    help="the baseline knows --max-minutes and --no-progress (5fcbd35 does): "
+                         "give them to it too (else it refuses what its default budget "
+                         "exceeds, e.g. shift30)")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--out", metavar="DIR", help="keep the clients files and JSON outputs here")
     args = ap.parse_args(argv)
@@ -291,7 +295,7 @@ def main(argv=None):
                 json.dump(res, fh)
         if args.baseline and name in args.baseline_cases.split(","):
             bcpu, bwall, bres = run(args.baseline, path, methods, args.baseline_timeout,
-                                    new=False)
+                                    new=args.baseline_max_minutes)
             if bcpu is None:
                 line += f" | baseline: did not finish in {args.baseline_timeout:g} s wall"
             else:
