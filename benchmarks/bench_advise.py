@@ -134,8 +134,13 @@ remembered, pFedMe's groups in one batch), against 5fcbd35, A and B in one run o
 
     case       new CPU    5fcbd35 CPU   numbers
     shift10    27.8 s     57.9 s        risks equal to 1.2e-16; optimal means equal, RTFA's
-               (estimated 53.9 s)       -2.7e-13 (lower); same advice
-    shift30    SHIFT30
+               (estimated 53.9 s)       -2.7e-13 (lower); same advice (measured at 3942260,
+                                        before pFedMe's own variance was remembered)
+    shift1000  refused    refused       estimate 135 days (was 148): MAML-FL's 126 of them
+
+shift30: ``--baseline`` without ``--baseline-max-minutes`` lets 5fcbd35 refuse it by its
+default budget (0.3 s); with it, A and B did not finish within this round (load 12-13).
+Per pipeline at 30 clients, new code only: FedAvg 4.6 s, FTFA 5.1 s, pFedMe 14.9 s.
 
 Per pipeline at 10 clients (``advise(fed, [method])``, process CPU, load ~9; new / 5fcbd35):
 FedAvg 0.65 / 0.82 s, FTFA 1.42 / 2.77, RTFA 10.0 / 28.6 (1145 / 1970 evaluations in the
@@ -145,7 +150,8 @@ unchanged. shift1000 is still refused: every pipeline's optimal weights take M +
 evaluations per finite-difference gradient.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
-[--baseline DIR] [--baseline-cases het5,het100] [--baseline-timeout 900] [--out DIR]``.
+[--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
+[--out DIR]``.
 """
 
 import argparse
