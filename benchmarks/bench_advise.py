@@ -138,9 +138,12 @@ remembered, pFedMe's groups in one batch), against 5fcbd35, A and B in one run o
                                         before pFedMe's own variance was remembered)
     shift1000  refused    refused       estimate 135 days (was 148): MAML-FL's 126 of them
 
-shift30: ``--baseline`` without ``--baseline-max-minutes`` lets 5fcbd35 refuse it by its
-default budget (0.3 s); with it, A and B did not finish within this round (load 12-13).
-Per pipeline at 30 clients, new code only: FedAvg 4.6 s, FTFA 5.1 s, pFedMe 14.9 s.
+shift30 (``--baseline`` without ``--baseline-max-minutes`` lets 5fcbd35 refuse it by its
+default budget in 0.3 s), run as the two commands side by side (``--max-minutes 600``,
+``/usr/bin/time``, load 11-13; new at bc1d3ac): 291 s against 420 s of CPU (1.44x); every
+candidate's risks bit-identical, optimal means equal but RTFA's, -3.2e-11 (lower); same
+advice (RTFA, optimal weights). Per pipeline at 30 clients, new code only: FedAvg 4.6 s,
+FTFA 5.1 s, pFedMe 14.9 s; MAML-FL is most of the rest (estimated 380 of 534 s).
 
 Per pipeline at 10 clients (``advise(fed, [method])``, process CPU, load ~9; new / 5fcbd35):
 FedAvg 0.65 / 0.82 s, FTFA 1.42 / 2.77, RTFA 10.0 / 28.6 (1145 / 1970 evaluations in the
