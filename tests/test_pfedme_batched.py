@@ -1,6 +1,7 @@
 """pFedMe's finite-M limit with a spectrum or under covariate shift, its client groups solved
 as batches (riskcalc.linear.finite_clients.pfedme_sigma: one batch of scalar roots and chains
-per covariance type; operator_subordination's Newton and middles over stacked groups).
+for every group, each with its own eigenvalues on the joint atoms; operator_subordination's
+Newton and middles over stacked groups).
 
 Independent checks of the batched path: many distinct clients with Sigma = I against
 finite_clients.own's scalar subordination (a different solve of the same limit), and under
@@ -71,13 +72,12 @@ def _one_by_one(gam, r, sigma, count, lam, weights, joint, typ):
     (scalar points, each on its own type's atoms)."""
     sv, typ, h, Phi, marginals = joint_layout(joint, typ)
     p = client_weights(gam, count, weights)
-    kinds = [np.flatnonzero(typ == k) for k in np.unique(typ)]
     M = count.sum()
     pop = (count * p) @ (lam * sv[typ] / (sv[typ] + lam))
     t, _ = pfedme_sigma.solve_shifts(
-        lambda tt: pfedme_sigma._states(tt, gam, sv, typ, kinds, h, p, lam)[4:], count,
+        lambda tt: pfedme_sigma._states(tt, gam, sv[typ], h, p, lam)[4:], count,
         np.tile((M - 1) / M * pop, (gam.size, 1)), "reference")
-    c, Lam, _, _, Gs, Ls = pfedme_sigma._states(t, gam, sv, typ, kinds, h, p, lam)
+    c, Lam, _, _, Gs, Ls = pfedme_sigma._states(t, gam, sv[typ], h, p, lam)
     trs, e_v = [], []
     for k in range(gam.size):
         s, one = sv[typ[k]], np.ones(h.size)

@@ -222,6 +222,9 @@ def _rtfa(fed, starts, skipped):
         out.append(Candidate("rtfa", {"lam": lam.tolist()}, name, starts[name], risk))
     lo, hi = np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1])
 
+    def risks(p, loglam):
+        return clients_limit("rtfa", lam=np.exp(loglam), weights=p, **fed.limit_kwargs()).risk
+
     def mean(p, loglam):
         return clients_limit("rtfa", lam=np.exp(loglam), weights=p,
                              **fed.limit_kwargs()).mean_risk
@@ -231,8 +234,11 @@ def _rtfa(fed, starts, skipped):
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
     try:
+        # Client j's risk depends on its own lam_j only (the FedAvg global model does not
+        # involve lam): finite differences in the penalties take one evaluation.
         p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
-                                extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed))
+                                extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed),
+                                separable=risks)
     except SolverError as exc:
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out

@@ -14,14 +14,22 @@ measured time), times ``SAFETY``:
   a + b M + c M^2 per route and method. Evaluations: the tuning's (RTFA's penalty grid of
   81 points and ~46 golden-section points, one evaluation per point under these routes, for
   three weightings; ~26 per weighting for MAML-FL's alpha and pFedMe's lam; 3 for FedAvg and
-  FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables): SLSQP's
-  iterations grew about like M (15 at 10 clients, 31 at 30), RTFA's (its M penalties too)
-  like 5 M. Seconds per evaluation from 10 and 30 clients (two-point spectrum; a 50-atom
-  power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
+  FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables; RTFA's M
+  penalties count once: client j's risk depends on its own lam_j only, so one evaluation
+  moves them all, ``weights._separable_jacobian``): SLSQP's iterations grew about like M
+  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 5 M (measured at 10
+  clients under shift: 1970 evaluations with one per penalty, 1145 with one for all, the
+  same iterations). Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
+  50-atom power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s). pFedMe (its client groups
   batched per covariance type): 0.06 s at 1000 clients under shift, 0.03 s with a two-point
   spectrum, 0.46 s with a 50-atom power law (the fit; 200 atoms: 10 s, the atoms x atoms
-  algebra per group). Measured / estimated: 0.35-0.8.
+  algebra per group). Measured / estimated: 0.35-0.8. After the shift route's batching
+  (2026-11-27, load 9-12) the shift fits were refitted: FedAvg (2.5e-3, 1e-4) (one
+  evaluation at 1000 clients 0.04-0.08 s; the pipeline 0.65 s at 10 clients, 4.6 s at 30),
+  pFedMe b = 5e-5 (its groups in one batch: 0.03-0.06 s at 1000; it was the spectrum's
+  fit). Measured / estimated under shift, 10 clients: FedAvg 0.74, FTFA 0.66, RTFA 0.58,
+  pFedMe 0.55, MAML-FL 0.46; 30 clients: FedAvg 0.51, FTFA 0.33, pFedMe 0.39.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
@@ -48,9 +56,9 @@ EVAL = {
     "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
                  "rtfa": (2.7e-3, 1e-4, 0.0), "maml_fl": (3e-3, 7e-3, 0.0),
                  "pfedme": (0.02, 4.5e-4, 0.0)},
-    "shift": {"fedavg": (1.5e-3, 1.5e-4, 0.0), "ftfa": (8e-3, 5e-5, 0.0),
+    "shift": {"fedavg": (2.5e-3, 1e-4, 0.0), "ftfa": (8e-3, 5e-5, 0.0),
               "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (0.0, 7.2e-3, 0.0),
-              "pfedme": (0.02, 4.5e-4, 0.0)},
+              "pfedme": (0.02, 5e-5, 0.0)},
 }
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
 #: method at fixed tuning), (a, b) for a + b M, M distinct clients; "general": a spectrum or
@@ -114,7 +122,7 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
         else:
             a, b, c = EVAL[route][method]
-            extra = {"rtfa": m, "maml_fl": 1, "pfedme": 1}.get(method, 0)
+            extra = {"maml_fl": 1, "pfedme": 1, "rtfa": 1}.get(method, 0)
             evals = TUNING_EVALS[method] + iterations(method, m) * (m + 1 + extra)
             out[method] = evals * (a + b * m + c * m * m)
         out[method] *= SAFETY

@@ -39,9 +39,11 @@ SLSQP_MAX = 300
 NEWTON_MAX = 32
 #: Iterations of the optimizer given exact gradients.
 MAXITER = 300
+#: SLSQP's finite-difference step (scipy's default ``eps``, sqrt of the double epsilon).
+_EPS = float(np.sqrt(np.finfo(float).eps))
 
 
-def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
+def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separable=None):
     """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
 
     Parameters
@@ -58,6 +60,11 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
     gradient : callable, optional
         (p, extra) -> (value, d value / d p (m,), d value / d extra (k,)), the exact gradient
         (p free, not renormalized); without it the optimizer takes finite differences.
+    separable : callable, optional
+        Without ``gradient``: (p, extra) -> the M per-client values whose mean is
+        ``objective`` (bit for bit), value j depending on extra_j alone among the extra
+        variables (k = m: RTFA's per-client penalties). Then the finite differences in
+        ``extra`` take one evaluation instead of k (``_separable_jacobian``).
 
     Returns
     -------
@@ -99,7 +106,11 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
 
     cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
              "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
-    if gradient is None:
+    if gradient is None and separable is not None and k == m:
+        fun, jac = _separable_jacobian(separable, m, bounds, penalty)
+        x = minimize(fun, z0, jac=jac, method="SLSQP", bounds=bounds, constraints=cons,
+                     options={"ftol": 1e-10, "maxiter": 100}).x
+    elif gradient is None:
         x = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
                      options={"ftol": 1e-10, "maxiter": 100}).x
     elif k < m and z0.size <= SLSQP_MAX:
@@ -124,6 +135,73 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None):
                      options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER}).x
         x = np.concatenate([y[:m] / c, y[m:]])
     return _better(objective, x, m, best_p, best_x, best_v)
+
+
+def _separable_jacobian(separable, m, bounds, penalty):
+    """SLSQP's objective and its forward-difference gradient for a ``separable`` objective
+    (``optimize``), with one evaluation for all the extra variables.
+
+    The weights' part is scipy's own (``approx_derivative``, 2-point, absolute step
+    ``_EPS`` adjusted to the bounds: what SLSQP does without a gradient), so it is the same
+    numbers. The extra part moves every extra_j by its own step in ONE evaluation: value j
+    depends on extra_j alone, so (v_j(x + h) - v_j(x)) / (M h_j) is the forward difference
+    of the mean in extra_j (equal to the one-at-a-time difference but for the rounding of
+    the mean's sum, which the one-at-a-time difference carries: ~ M eps max abs v / h
+    absolute, here avoided). M + 1 evaluations per gradient instead of M + k. Where the
+    moved evaluation fails or is not finite, the one-at-a-time differences instead."""
+    from scipy.optimize._numdiff import approx_derivative
+
+    lower, upper = np.array(bounds, dtype=float).T
+    last = {}
+
+    def values(z):
+        key = z.tobytes()
+        if key not in last:
+            last.clear()
+            try:
+                v = np.asarray(separable(z[:m] / z[:m].sum(), z[m:]), dtype=float)
+            except (ValueError, SolverError):
+                v = np.full(m, np.inf)
+            last[key] = v
+        return last[key]
+
+    def fun(z):
+        v = float(values(z).mean())
+        return v if np.isfinite(v) else penalty
+
+    def jac(z):
+        z = np.asarray(z, dtype=float)
+        f0, v0 = fun(z), values(z).copy()
+        grad = np.empty(z.size)
+        grad[:m] = approx_derivative(lambda zp: fun(np.concatenate([zp, z[m:]])), z[:m],
+                                     f0=f0, method="2-point", abs_step=_EPS,
+                                     bounds=(lower[:m], upper[:m]))
+        # The steps SLSQP would take in extra (bounds as in approx_derivative).
+        x0 = z[m:]
+        h = _EPS * np.ones_like(x0)
+        h = np.where((x0 + h) - x0 == 0,
+                     _EPS * np.where(x0 >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x0)), h)
+        h = _adjust_to_bounds(x0, h, lower[m:], upper[m:])
+        moved = x0 + h
+        dx = moved - x0
+        v1 = values(np.concatenate([z[:m], moved]))
+        if np.all(np.isfinite(v0)) and np.all(np.isfinite(v1)):
+            grad[m:] = (v1 - v0) / m / dx
+        else:
+            grad[m:] = approx_derivative(lambda zx: fun(np.concatenate([z[:m], zx])), x0,
+                                         f0=f0, method="2-point", abs_step=_EPS,
+                                         bounds=(lower[m:], upper[m:]))
+        return grad
+
+    return fun, jac
+
+
+def _adjust_to_bounds(x0, h, lb, ub):
+    """scipy's one-sided adjustment of forward steps to the bounds
+    (``scipy.optimize._numdiff._adjust_scheme_to_bounds``, one step)."""
+    from scipy.optimize._numdiff import _adjust_scheme_to_bounds
+
+    return _adjust_scheme_to_bounds(x0, h, 1, "1-sided", lb, ub)[0]
 
 
 def _better(objective, x, m, best_p, best_x, best_v):

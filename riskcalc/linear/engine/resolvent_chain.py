@@ -36,11 +36,12 @@ The result is E_H[M_k(s) Qhat(s)_(1k)]. The tests compare it with direct simulat
 chains at d ~ 1500 and with exact identities (derivatives in a shift, Sigma = I free
 probability).
 
-Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M varying per
-point) are solved together, every step above being elementwise over points and atoms. The
-inverses are back substitutions on the upper triangular k x k matrices, entry by entry
-(superdiagonal by superdiagonal, the order in which T is found): with U = diag(eta) + gamma T
-and M(s) = C s + Lhat(s),
+Batches (``chain_traces``): the parameter points of a batch (gamma, eta, Lam, M and the
+atoms' eigenvalues s varying per point, the masses shared: the clients of several covariance
+types on the joint atoms of covariate shift) are solved together, every step above being
+elementwise over points and atoms. The inverses are back substitutions on the upper
+triangular k x k matrices, entry by entry (superdiagonal by superdiagonal, the order in which
+T is found): with U = diag(eta) + gamma T and M(s) = C s + Lhat(s),
 
     C_ab = -C_aa sum_(a < c <= b) U_ac C_cb,    Qhat_ab = -Qhat_aa sum_(a < c <= b) M_ac Qhat_cb,
 
@@ -104,8 +105,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     ----------
     gamma : float or array_like (points,)
         d / n per point, > 0.
-    atoms, weights : array_like (n,)
-        Eigenvalues s > 0 of Sigma and their masses (the spectrum H), shared by all points.
+    atoms : array_like (n,) or (points, n)
+        Eigenvalues s > 0 of Sigma at the n atoms, shared by all points or per point (the
+        covariances of several clients on the joint atoms of covariate shift).
+    weights : array_like (n,)
+        The masses of the atoms (the spectrum H), shared by all points.
     eta : array_like (k,) or (points, k)
         eta_a >= 0 per point (0: the projection limit, needs gamma > 1 and Lam_a > 0).
     shifts, middles : array_like (k, n) or (points, k, n)
@@ -135,7 +139,10 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     eta = np.asarray(eta, dtype=float)
     lam = np.asarray(shifts, dtype=float)
     mid = np.asarray(middles, dtype=float)
-    k, n = (eta.shape[-1] if eta.ndim else 0), s.size
+    k, n = (eta.shape[-1] if eta.ndim else 0), w.size
+    if s.shape[-1:] != (n,) or s.ndim > 2:
+        raise ValueError(f"atoms must have shape ({n},) or (points, {n}) for {n} weights; got "
+                         f"{s.shape}")
     if k == 0 or lam.shape[-2:] != (k, n) or mid.shape[-2:] != (k, n):
         raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
                          f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
@@ -144,7 +151,7 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
     try:
         shape = np.broadcast_shapes(gamma.shape, eta.shape[:-1], lam.shape[:-2],
-                                    mid.shape[:-2], c.shape[:-1])
+                                    mid.shape[:-2], c.shape[:-1], s.shape[:-1])
     except ValueError:
         raise ValueError("gamma, eta, shifts, middles and roots must have one number of points; "
                          f"got shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}, "
@@ -158,9 +165,12 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
     mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
     c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
+    per_point = s.ndim == 2
+    if per_point:
+        s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
     out = np.empty((size, n) if vector else size)
     for blk in blocks(size, n * k):
-        q = _chain_block(g[blk], s, w, eta[blk], lam[blk], mid[blk],
+        q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
                          None if roots is None else c[blk])
         out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
     return out.reshape(shape + out.shape[1:])
@@ -185,8 +195,10 @@ def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
     ----------
     gamma, eta : float or array_like (points,)
         d / n > 0 and eta >= 0 per point.
-    atoms, weights : array_like (n,)
-        The spectrum H.
+    atoms : array_like (n,) or (points, n)
+        Eigenvalues of Sigma at the atoms, shared by all points or per point.
+    weights : array_like (n,)
+        The masses of the atoms (the spectrum H).
     shift : array_like (n,) or (points, n)
         Lam(s) >= 0 at each atom.
 
@@ -205,11 +217,12 @@ def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
     w = np.asarray(weights, dtype=float)
     gamma, eta = np.asarray(gamma, dtype=float), np.asarray(eta, dtype=float)
     lam = np.asarray(shift, dtype=float)
-    if lam.shape[-1:] != (s.size,):
-        raise ValueError(f"shift must have shape ({s.size},) or (points, {s.size}); got "
-                         f"{lam.shape}")
+    n = w.size
+    if lam.shape[-1:] != (n,) or s.shape[-1:] != (n,) or s.ndim > 2:
+        raise ValueError(f"shift and atoms must have shape ({n},) or (points, {n}); got "
+                         f"{lam.shape} and {s.shape}")
     try:
-        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1])
+        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1], s.shape[:-1])
     except ValueError:
         raise ValueError("gamma, eta and shift must have one number of points; got shapes "
                          f"{gamma.shape}, {eta.shape}, {lam.shape}") from None
@@ -218,10 +231,13 @@ def diagonal_roots(gamma, atoms, weights, eta, shift) -> np.ndarray:
     size = int(np.prod(shape))
     g = np.broadcast_to(gamma, shape).reshape(size)
     eta = np.broadcast_to(eta, shape).reshape(size)
-    lam = np.broadcast_to(lam, shape + (s.size,)).reshape(size, s.size)
+    lam = np.broadcast_to(lam, shape + (n,)).reshape(size, n)
+    per_point = s.ndim == 2
+    if per_point:
+        s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
     out = np.empty(size)
-    for blk in blocks(size, s.size):
-        out[blk] = _diagonal(g[blk], s, w, eta[blk], lam[blk])
+    for blk in blocks(size, n):
+        out[blk] = _diagonal(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk])
     return out.reshape(shape)
 
 
@@ -272,7 +288,7 @@ def _entry(a, b, g, s, eta, lam, mid, T, C, Q):
 
 def _diagonal(g, s, w, eta, lam):
     """c solving c eta + gamma E_H[c s / (c s + Lam(s))] = 1 per point (increasing in c);
-    g, eta (B,), lam (B, n)."""
+    g, eta (B,), lam (B, n), s (n,) or (B, n)."""
     bad = (eta == 0) & ((g <= 1) | np.any(lam <= 0, axis=1))
     if bad.any():
         raise ValueError("a projection block (eta = 0) needs gamma > 1 and a positive shift; "
@@ -280,11 +296,12 @@ def _diagonal(g, s, w, eta, lam):
 
     def fun(c, mask):
         e, gm, la = eta[mask], g[mask], lam[mask]
+        sm = s[mask] if s.ndim == 2 else s
         cc = c[:, None]
-        den = cc * s + la
+        den = cc * sm + la
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(den > 0, cc * s / den, 1.0)
-            dfrac = np.where(den > 0, cc * s * la / den ** 2, 0.0)
+            frac = np.where(den > 0, cc * sm / den, 1.0)
+            dfrac = np.where(den > 0, cc * sm * la / den ** 2, 0.0)
         return c * e + gm * (frac @ w) - 1.0, c * e + gm * (dfrac @ w)
 
     # f(1/eta) >= 0; for eta = 0, c s/(c s + Lam) >= 1 - Lam/(c s) makes f >= 0 at hi.

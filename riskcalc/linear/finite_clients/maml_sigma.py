@@ -41,9 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine import block_pencil, kappa
+from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.finite_clients.shift import global_point, own_variance
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 
@@ -130,7 +130,11 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     check_pooled(gam, count)
     p = client_weights(gam, count, weights)
-    own = np.array([float(kappa.ridge_factors(g, 0.0, m)[1]) for g, m in zip(gam, marginals)])
+    # The own least-squares variance per group, in one batch per covariance type.
+    own = np.empty(gam.size)
+    for k in np.unique(typ):
+        sel = np.flatnonzero(typ == k)
+        own[sel] = own_variance(gam[sel], 0.0, marginals[sel[0]])
     bias, var = np.zeros(gam.size), np.where(sigma == 0, 0.0, sigma ** 2 * own)
     # gamma <= 1: the client's own least squares, whatever the global model.
     live = np.flatnonzero(gam > 1)

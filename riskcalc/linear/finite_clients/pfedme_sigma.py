@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.shift import own_variance
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
@@ -106,8 +106,9 @@ def pfedme_shift_group_limits(gam, r, sigma, count, lam: float, weights, joint, 
 def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals):
     """The limits per group: group g's client covariance has eigenvalues sv[typ[g]] on the
     atoms of D (masses h), Phi the signal density there, ``marginals`` each group's spectrum
-    (for its own ridge variance). The groups of one covariance type share their atoms, so
-    their scalar roots and chains are solved as one batch (``resolvent_chain``'s points)."""
+    (for its own ridge variance). Every group's scalar roots and chains are solved as one
+    batch (``resolvent_chain``'s points, each with its own eigenvalues sv[typ] on the shared
+    atoms); only the own ridge variance is solved per covariance type."""
     if not lam > 0:
         raise ValueError("pfedme's federated global model needs lam > 0")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
@@ -115,10 +116,9 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     sg = sv[typ]
     M = float(count.sum())
     p = client_weights(gam, count, weights)
-    kinds = [np.flatnonzero(typ == k) for k in np.unique(typ)]
 
     def states(t):
-        st = _states(t, gam, sv, typ, kinds, h, p, lam)
+        st = _states(t, gam, sg, h, p, lam)
         return st[4], st[5]
 
     if M == 1:
@@ -129,50 +129,44 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
         pop = (count * p) @ (lam * sg / (sg + lam))
         t, _ = solve_shifts(states, count, np.tile((M - 1) / M * pop, (gam.size, 1)),
                             "pFedMe finite-clients limit")
-    c, Lam, C, _, Gs, Ls = _states(t, gam, sv, typ, kinds, h, p, lam)
+    c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
-    trs = [_traces(gam[sel], sv[typ[sel[0]]], h, lam, Lam[sel], C[sel]) for sel in kinds]
+    tr = _traces(gam, sg, h, lam, Lam, C)
     # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
-    e_v = np.empty_like(t)
-    for sel, tr in zip(kinds, trs):
-        vk, wk, tk = v[sel], w[sel], t[sel]
-        ekr = _ed(tr, h, "R", [wk]) + _ed(tr, h, "QR", [wk, vk])
-        ekrtk = (_ed(tr, h, "R", [tk * wk * wk]) + _ed(tr, h, "RQ", [tk * vk, wk * wk])
-                 + _ed(tr, h, "QR", [wk, tk * wk * vk])
-                 + _ed(tr, h, "QRQ", [wk, tk * vk, wk * vk]))
-        e_v[sel] = (ekr - ekrtk) / p[sel, None]
+    ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
+    ekrtk = (_ed(tr, h, "R", [t * w * w]) + _ed(tr, h, "RQ", [t * v, w * w])
+             + _ed(tr, h, "QR", [w, t * w * v]) + _ed(tr, h, "QRQ", [w, t * v, w * v]))
+    e_v = (ekr - ekrtk) / p[:, None]
     Zs = middles(Gs[0], Ls, t, count, r, sigma, p, gam, Phi, e_v)
-    bias, var = np.empty(gam.size), np.empty(gam.size)
-    for sel, tr in zip(kinds, trs):
-        s = sv[typ[sel[0]]]
-        one = np.ones_like(s)
-        vk, wk, tk, pk, gk = v[sel], w[sel], t[sel], p[sel], gam[sel]
+    one = np.ones_like(sg)
 
-        def fkzk(Zd, tr=tr, v=vk, w=wk, s=s):
-            """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
-            return (tr("RR", [s, Zd * w * w]) + tr("RRQ", [s, Zd * w * v, w])
-                    + tr("RRQ", [s, v, w * Zd * w]) + tr("RRQQ", [s, v, w * Zd * v, w]))
+    def fkzk(Zd):
+        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
+        return (tr("RR", [sg, Zd * w * w]) + tr("RRQ", [sg, Zd * w * v, w])
+                + tr("RRQ", [sg, v, w * Zd * w]) + tr("RRQQ", [sg, v, w * Zd * v, w]))
 
-        bias[sel] = r[sel] ** 2 * fkzk(Zs[sel, 0]) + fkzk(Zs[sel, 1])
-        fkr = tr("RRR", [s, wk, one]) + tr("RRQR", [s, vk, wk, one])
-        fkrtk = (tr("RRR", [s, wk, tk * wk]) + tr("RRRQ", [s, wk, tk * vk, wk])
-                 + tr("RRQR", [s, vk, wk, tk * wk]) + tr("RRQRQ", [s, vk, wk, tk * vk, wk]))
-        rsrk = tr("RR", [s, wk]) + tr("RRQ", [s, vk, wk])
-        rrsrk = tr("RRR", [one, s, wk]) + tr("RRRQ", [one, s, vk, wk])
-        own = kappa.ridge_factors(gk, lam, marginals[sel[0]])[1]
-        var[sel] = (sigma[sel] ** 2 * (own + 2 * pk * gk * (rsrk - rrsrk)
-                                       + pk * gk * (fkr - fkrtk) + pk ** 2 * gk * fkzk(Zs[sel, 2]))
-                    + fkzk(Zs[sel, 3]))
+    bias = r ** 2 * fkzk(Zs[:, 0]) + fkzk(Zs[:, 1])
+    fkr = tr("RRR", [sg, w, one]) + tr("RRQR", [sg, v, w, one])
+    fkrtk = (tr("RRR", [sg, w, t * w]) + tr("RRRQ", [sg, w, t * v, w])
+             + tr("RRQR", [sg, v, w, t * w]) + tr("RRQRQ", [sg, v, w, t * v, w]))
+    rsrk = tr("RR", [sg, w]) + tr("RRQ", [sg, v, w])
+    rrsrk = tr("RRR", [one, sg, w]) + tr("RRRQ", [one, sg, v, w])
+    own = np.empty(gam.size)
+    for k in np.unique(typ):          # the own ridge variance in the type's marginal spectrum
+        sel = np.flatnonzero(typ == k)
+        own[sel] = own_variance(gam[sel], lam, marginals[sel[0]])
+    var = (sigma ** 2 * (own + 2 * p * gam * (rsrk - rrsrk) + p * gam * (fkr - fkrtk)
+                         + p ** 2 * gam * fkzk(Zs[:, 2])) + fkzk(Zs[:, 3]))
     return bias, var
 
 
 def _traces(g, s, h, lam, Lam, C):
-    """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) on the
-    atoms s, blocks "R" = lam (S + lam)^-1, "Q" = (S + Lam)^-1 (Lam per group, diagonal root
-    C); with ``vector=True`` the functional phi of the closing middle (``chain_vectors``).
-    Middles broadcast to (groups, atoms)."""
-    B, n = g.size, s.size
+    """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) with
+    eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1,
+    "Q" = (S + Lam)^-1 (Lam per group, diagonal root C); with ``vector=True`` the functional
+    phi of the closing middle (``chain_vectors``). Middles broadcast to (groups, atoms)."""
+    B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
     root = {"R": diagonal_roots(g, s, h, lam, np.ones(n)), "Q": C}
@@ -193,17 +187,14 @@ def _ed(tr, h, blocks, mids):
     return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
-def _states(t, gam, sv, typ, kinds, h, p, lam):
+def _states(t, gam, s, h, p, lam):
     """c, Lam, C, C s + Lam, G = E_D[K] and the matrix of L[h] = E_D[K h K] of every group at
-    its shift t (rows; module docstring, steps 1-2), the diagonal roots C solved per covariance
-    type (``kinds``: the groups sharing atoms)."""
+    its shift t (rows; module docstring, steps 1-2), s (groups, atoms) each group's
+    eigenvalues; the diagonal roots C in one batch (per-point atoms of ``resolvent_chain``)."""
     u = p * lam ** 2
     c = t + (p * lam)[:, None]
     Lam = lam - u[:, None] / c
-    C = np.empty(gam.size)
-    for sel in kinds:
-        C[sel] = diagonal_roots(gam[sel], sv[typ[sel[0]]], h, 1.0, Lam[sel])
-    s = sv[typ]
+    C = diagonal_roots(gam, s, h, 1.0, Lam)
     den = C[:, None] * s + Lam
     G = 1.0 / c + u[:, None] / (c ** 2 * den)
     # E_D[Q m Q] = Dm @ m: (C'[m] s + m) / den^2 with C' from the diagonal equation.

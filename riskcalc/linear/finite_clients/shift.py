@@ -66,6 +66,8 @@ free-convolution problems over M distinct spectra).
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -75,6 +77,41 @@ from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, 
 
 #: Newton iterations of the global fixed point before giving up.
 _NEWTON = 100
+#: Entries kept by ``_memo`` (per type: the own variances and R's roots of a few tunings).
+_MEMO_SIZE = 64
+_MEMO = OrderedDict()
+
+
+def _memo(key, compute):
+    """compute() remembered under ``key`` (bytes of every input; least recently used out
+    first). The targets' own least-squares / ridge variances and R's roots depend on a target's
+    gamma, lam and marginal spectrum only, not on the weights: the optimal weights' finite
+    differences (M + 1 evaluations per gradient, ``riskcalc.advise.weights``) change the
+    weights alone, and would solve them again each time. The same numbers either way."""
+    value = _MEMO.get(key)
+    if value is not None:
+        _MEMO[key] = _MEMO.pop(key, value)          # most recently used (safe if gone)
+        return value
+    value = compute()
+    _MEMO[key] = value
+    while len(_MEMO) > _MEMO_SIZE:
+        try:
+            _MEMO.popitem(last=False)
+        except KeyError:                            # emptied meanwhile by another thread
+            break
+    return value
+
+
+def own_variance(gamma, lam, spectrum) -> np.ndarray:
+    """The oracle ridge (lam > 0) or least-squares (lam = 0) variance per unit sigma^2 of
+    clients of ratios ``gamma`` in ``spectrum`` (``riskcalc.linear.engine.kappa.ridge_factors``,
+    paper 003 Thms 1-2), remembered (``_memo``): a target's own term in every finite-M route,
+    which the optimal weights' finite differences would solve again at each step."""
+    gamma = np.asarray(gamma, dtype=float)
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), gamma.shape)
+    key = ("own", spectrum.atoms.tobytes(), spectrum.weights.tobytes(), gamma.tobytes(),
+           lam.tobytes())
+    return _memo(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
 
 
 def global_point(gam, p, count, typ, w, sv):
@@ -193,11 +230,11 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     if method != "fedavg":
         for t in np.unique(typ[tgt]):
             sel = typ[tgt] == t
-            own[sel] = kappa.ridge_factors(gam[tgt[sel]], lam[tgt[sel]] if method == "rtfa"
-                                           else 0 * lam[tgt[sel]], joint.marginal(t))[1]
+            own[sel] = own_variance(gam[tgt[sel]], lam[tgt[sel]] if method == "rtfa"
+                                    else 0 * lam[tgt[sel]], joint.marginal(t))
     bias, var = np.empty(tgt.size), np.empty(tgt.size)
-    # Targets in type order: a block's chains run per type (their atoms s_i differ), its
-    # T x T algebra in one batch (many small LAPACK calls are slow on a loaded machine).
+    # Targets in type order (R's roots are solved per type), the chains and the T x T
+    # algebra in one batch (many small calls are slow: Python and LAPACK overhead).
     order = np.argsort(typ[tgt], kind="stable")
     for blk in kappa.blocks(order.size, gam.size + T * T + T * w.size):
         k = order[blk]
@@ -205,7 +242,7 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
         own_type = np.arange(T) == typ[i, None]             # (targets, T)
         wb = wt_tot - om[i, None] * own_type                # Omega's coefficients per type
         rho_b = rho_tot - rho_l[i, None] * own_type
-        ch = _block_chains(method, gam[i], lam[i], p[i], wb, typ[i], w, sv, g, abar)
+        ch = _target_chains(method, gam[i], lam[i], p[i], wb, typ[i], w, sv, g, abar)
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]
         zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
@@ -234,31 +271,23 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     return bias, var
 
 
-def _block_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
-    """``_target_chains`` for targets of several types (``types`` per target), assembled."""
-    out = {}
-    for t in np.unique(types):
-        sel = np.flatnonzero(types == t)
-        part = _target_chains(method, gamma[sel], lam[sel], p[sel], wb[sel], t, w, sv, g, abar)
-        for key, val in part.items():
-            out.setdefault(key, np.empty((types.size,) + val.shape[1:]))[sel] = val
-    return out
-
-
-def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
-    """The target chains of the module docstring for targets of type tt (arrays over targets):
-    T_uv = tau(Sigma_u K Sigma_v K), Z2_ut = tau(Sigma_u K Sigma_t^2 K), Y_u = tau(Sigma_u K
-    Omega^2 K), SOK_u = tau(Sigma_u Omega K), and with F = R Sigma_i R: fS_u = tau(F K Sigma_u
-    K), fS2_t = tau(F K Sigma_t^2 K), fO2 = tau(F K Omega^2 K), t3 = tau(F K), t4 =
-    tau(R Sigma_i (I - R) K); K = (p S_i + Omega)^-1, Omega = sum_v wb_v Sigma_v.
+def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
+    """The target chains of the module docstring for targets of types ``types`` (arrays over
+    targets): T_uv = tau(Sigma_u K Sigma_v K), Z2_ut = tau(Sigma_u K Sigma_t^2 K), Y_u =
+    tau(Sigma_u K Omega^2 K), SOK_u = tau(Sigma_u Omega K), and with F = R Sigma_i R: fS_u =
+    tau(F K Sigma_u K), fS2_t = tau(F K Sigma_t^2 K), fO2 = tau(F K Omega^2 K), t3 = tau(F K),
+    t4 = tau(R Sigma_i (I - R) K); K = (p S_i + Omega)^-1, Omega = sum_v wb_v Sigma_v.
 
     Two blocks of K (k = 2 of ``resolvent_chain``: Qhat_11 = Qhat_22 = q = 1 / (c s + Omega),
     T_12 = <s q^2 M_1> / (1 - gamma c^2 <s^2 q^2>), <.> = E over the joint atoms) give the
     bilinear form tau(K M_1 K M_2) = <M_1 M_2 q^2> + beta <s q^2 M_1> <s q^2 M_2>, beta =
     gamma c^2 / (1 - gamma c^2 <s^2 q^2>). The F-chains are linear in their closing middle:
-    tau(F K M K) = tau(K R Sigma_i R K M) is one ``chain_vectors`` functional for every M."""
+    tau(F K M K) = tau(K R Sigma_i R K M) is one ``chain_vectors`` functional for every M.
+    Every type in one batch (each target's own eigenvalues s = sv[type] on the joint atoms:
+    per-point atoms of ``resolvent_chain``), but R's roots, which are solved per type on the
+    type's merged atoms."""
     B, T = gamma.size, sv.shape[0]
-    s = sv[tt]
+    s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
     c = diagonal_roots(gamma, s, w, 1.0 / p, omega)
@@ -277,8 +306,9 @@ def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
            # tau(Sigma_u Omega K) = tau(Sigma_u Omega Abar^-1), since E_D[K] = Abar^-1.
            "SOK": (omega / abar) @ (sv * w).T}
     if method == "fedavg":
-        out["fS"], out["fS2"] = out["T"][:, tt], out["Z2"][:, tt]
-        out["fO2"], out["t3"], out["t4"] = out["Y"][:, tt], np.full(B, g[tt]), np.zeros(B)
+        rows = np.arange(B)
+        out["fS"], out["fS2"] = out["T"][rows, :, types], out["Z2"][rows, types]
+        out["fO2"], out["t3"], out["t4"] = out["Y"][rows, types], g[types], np.zeros(B)
         return out
     out["fS"], out["fS2"] = np.zeros((B, T)), np.zeros((B, T))
     out["fO2"], out["t3"], out["t4"] = np.zeros(B), np.zeros(B), np.zeros(B)
@@ -290,21 +320,27 @@ def _target_chains(method, gamma, lam, p, wb, tt, w, sv, g, abar):
     eta_r = np.zeros(n) if method == "ftfa" else lam[live]
     # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
     # merged atoms (2 for a two-point target, however many joint atoms the others add).
-    ms, inv = np.unique(s, return_inverse=True)
+    root_r = np.empty(n)
+    for t in np.unique(types[live]):
+        sel = types[live] == t
+        ms, inv = np.unique(sv[t], return_inverse=True)
+        g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
+        root_r[sel] = _memo(
+            ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
+            lambda: diagonal_roots(g_t, ms, w_t, e_t, np.ones((g_t.size, ms.size))))
+    sl = s[live]
     blocks = {"K": (1.0 / p[live], omega[live], c[live]),
-              "R": (eta_r, np.ones((n, s.size)),
-                    diagonal_roots(gamma[live], ms, np.bincount(inv.ravel(), w), eta_r,
-                                   np.ones((n, ms.size))))}
+              "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
 
     def run(parts, vector):
         eta, shift, root = (np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts)))
-        mids = np.stack([np.broadcast_to(m, (n, s.size)) for _, m in parts], axis=1)
+        mids = np.stack([np.broadcast_to(m, (n, s.shape[1])) for _, m in parts], axis=1)
         fun = chain_vectors if vector else chain_traces
-        return fun(gamma[live], s, w, eta, shift, mids, root)
+        return fun(gamma[live], sl, w, eta, shift, mids, root)
 
-    phi = run([("K", one), ("R", s), ("R", one), ("K", one)], True)
+    phi = run([("K", one[live]), ("R", sl), ("R", one[live]), ("K", one[live])], True)
     out["fS"][live], out["fS2"][live] = phi @ sv.T, phi @ (sv ** 2).T
     out["fO2"][live] = (phi * omega[live] ** 2).sum(1)
-    out["t3"][live] = run([("K", one), ("R", s), ("R", one)], False)
-    out["t4"][live] = run([("K", one), ("R", s)], False) - out["t3"][live]
+    out["t3"][live] = run([("K", one[live]), ("R", sl), ("R", one[live])], False)
+    out["t4"][live] = run([("K", one[live]), ("R", sl)], False) - out["t3"][live]
     return out
