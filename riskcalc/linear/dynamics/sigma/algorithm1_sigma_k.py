@@ -111,7 +111,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
 #: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
@@ -161,6 +161,10 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
         Outside the scope (step_size, gamma) or the size limits (local_steps, clients, rounds).
     """
     M = gam.size
+    if M * K * K > MAX_UNKNOWNS:        # beyond the dense pencil: its client structure
+        from riskcalc.linear.dynamics.sigma.algorithm1_chain import algorithm1_chain_curves
+        return algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                       spectrum)
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
     top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
