@@ -331,46 +331,55 @@ def _contour_nodes(lo, hi, rho, t_max):
     return z, w, n
 
 
-def alg1_chain_seconds(M, K, atoms, nodes):
+def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     """Estimated process seconds of this route with ``nodes`` contour nodes: (nodes / 2 + 1)
-    (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings) and the node solves
-    (arc, z = 1 and the edge scans) (fitted to measured process CPU, see the constants)."""
+    (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
+    solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
+    band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
+    1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
+    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``)."""
     half = 0.5 * max(atoms, 2)
-    per_pair = _PAIR[0] + half * (_PAIR[1] * M * K ** 2 + _PAIR[2] * M * K ** 3)
-    per_node = _NODE[0] + half * (_NODE[1] * M * K ** 2 + _NODE[2] * M * K ** 3)
-    return per_pair * (nodes // 2 + 1) * (nodes // 2 + 2) + per_node * (nodes // 2 + _EDGE_NODES)
+
+    def term(c):
+        return c[0] + half * (c[1] * M * K ** 2 + c[2] * M * K ** 3)
+    pairs = (nodes // 2 + 1) * (nodes // 2 + 2)
+    return MARGIN * (pairs * term(_PAIR) + (nodes // 2 + 1) * term(_NODE) + scans * term(_SCAN))
 
 
-#: Fitted constants of ``alg1_chain_seconds`` (placeholders: FedAvg's chain, x 3 couplings).
-_PAIR = (1e-2, 1.2e-5, 6e-7)
-_NODE = (4.2e-3, 6.8e-6, 8.8e-7)
-_EDGE_NODES = 1100
+#: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
+_PAIR = (1.35e-3, 9.4e-6, 4.1e-7)
+_NODE = (2e-3, 2.8e-5, 0.0)
+_SCAN = (3.4, 1.92e-2, 0.0)
+#: The estimate's margin over the fit (the measured CPU varies with the machine's load).
+MARGIN = 1.25
 
 
-def _affordable(M, K, atoms, n, t_max):
-    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit."""
-    sec = alg1_chain_seconds(M, K, atoms, n)
+def _affordable(M, K, atoms, n, t_max, scans, least=False):
+    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
+    (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
+    def fit(m, k, nodes):
+        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= MAX_SECONDS
+
+    sec = alg1_chain_seconds(M, K, atoms, n, scans)
     if sec <= MAX_SECONDS:
         return
     fits = []
-    k = max((k for k in range(1, K) if alg1_chain_seconds(M, k, atoms, n) <= MAX_SECONDS),
-            default=None)
+    k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
     if k is not None:
         fits.append(f"local_steps <= {k}")
-    if n <= t_max + 24:
-        m = max((m for m in range(16, n) if alg1_chain_seconds(M, K, atoms, m) <= MAX_SECONDS),
-                default=None)
+    if n <= t_max + 24 and not least:
+        m = max((m for m in range(16, n) if fit(M, K, m)), default=None)
         if m is not None:
             fits.append(f"rounds up to about {max(0, m - 16)}")
-    c = max((c for c in range(1, M) if alg1_chain_seconds(c, K, atoms, n) <= MAX_SECONDS),
-            default=None)
+    c = max((c for c in range(1, M) if fit(c, K, n)), default=None)
     if c is not None:
         fits.append(f"clients <= {c}")
     raise ValueError(
         f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
-        f"the chain route ({n} contour nodes) would take about {sec:.3g} s here (more than "
-        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 nodes^2, nodes >= rounds + 16); "
-        "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
+        f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
+        f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
+        "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
+                                                   "fewer local_steps and rounds"))
 
 
 def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
@@ -386,13 +395,15 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
     # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
-    _affordable(M, K, atoms.size, 40, 0)
+    scans = 2 if g * lam > 1.0 else 1
+    _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
+                scans, least=True)
     top, bottom, low = _edges(gam, p, lam, eta, K, g, spectrum)
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
-    _affordable(M, K, atoms.size, n, t_max)
+    _affordable(M, K, atoms.size, n, t_max, scans)
     pen = Alg1Chain(atoms, hw, gam, p, lam, eta, K, g, zcheck=low < 0.0)
     if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and "

@@ -99,8 +99,9 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
-and the literal iteration (``montecarlo.linear.rounds``) at two d. Not covered: M K^2 beyond
-``sigma_pencil.MAX_UNKNOWNS``, personalization from the round-T server model.
+and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
+``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``. Not covered: personalization from the
+round-T server model.
 """
 
 from __future__ import annotations
