@@ -6,7 +6,6 @@ subordination of ``algorithm1_curves``, the pFedMe joint minimizer of ``clients_
 T = inf, and the literal algorithm simulated at two d with the 1 / d extrapolation."""
 
 import numpy as np
-import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.algorithm1_curves import curves

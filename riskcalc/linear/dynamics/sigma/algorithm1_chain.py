@@ -394,8 +394,8 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     """
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
+    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``_edges``)
     # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
-    scans = 2 if g * lam > 1.0 else 1
     _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
                 scans, least=True)
     top, bottom, low = _edges(gam, p, lam, eta, K, g, spectrum)
