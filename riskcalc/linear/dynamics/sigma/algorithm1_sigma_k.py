@@ -99,8 +99,9 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
-and the literal iteration (``montecarlo.linear.rounds``) at two d. Not covered: M K^2 beyond
-``sigma_pencil.MAX_UNKNOWNS``, personalization from the round-T server model.
+and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
+``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``. Not covered: personalization from the
+round-T server model.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
 #: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
@@ -161,6 +162,10 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
         Outside the scope (step_size, gamma) or the size limits (local_steps, clients, rounds).
     """
     M = gam.size
+    if M * K * K > MAX_UNKNOWNS:        # beyond the dense pencil: its client structure
+        from riskcalc.linear.dynamics.sigma.algorithm1_chain import algorithm1_chain_curves
+        return algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                       spectrum)
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
     top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum)

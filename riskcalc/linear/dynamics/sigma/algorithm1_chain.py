@@ -1,0 +1,498 @@
+"""Paper 004's Algorithm 1 with K local steps under a shared spectrum, solved through its
+pencil's client structure (derived here): ``algorithm1_sigma_k``'s curves beyond the dense
+route's M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
+
+Pencil, fixed point and two-point function are ``algorithm1_sigma_k``'s (steps 2-3 there); the
+dense route inverts n = 1 + M (K + 2) blocks per atom and node and solves M K^2 unknowns with a
+dense Jacobian. Here every operation costs O(M K^3), as ``sigma_chain`` (FedAvg), whose Newton
+operator, GMRES and arc continuation are reused. What differs from FedAvg's chain:
+
+1. Schur complement on block 0. Client j owns K + 2 blocks (local order: state s_j, copy c_j,
+   chain (j,1..K)), and Ghat(s) = [[a, r^T], [c, D]]^-1 with a = z - 1 + g lam, D = diag(D_j)
+   (D_j: the rows s_j, c_j and the chain with s Chat_j on (chain, (c_j, (j,1..K-1))) and z at
+   s_j), c_j = eta lam on the chain rows, r_j = -g lam p_j at (j,K). With u_j = D_j^-1 c_j,
+   wr_j = r_j^T D_j^-1 and sigma = a - sum_j wr_j c_j: Ghat_00 = 1 / sigma, Ghat_0j = -wr_j /
+   sigma, Ghat_j0 = -u_j / sigma, Ghat_jk = delta_jk D_j^-1 + u_j wr_k^T / sigma (inverting
+   D_j costs (K + 2)^3). Then Ghat[cols_j, rows_k] = delta_jk D~_j + alpha_j w_k^T / sigma
+   (D~_j = D_j^-1[cols, rows], alpha_j = u_j[cols], w_j = wr_j[rows]): ``sigma_chain``'s form
+   (its step 2), so Newton's operator is its ``_apply`` with the same factors.
+2. z sits on block 0 and on every s_k, so the Euler predictor reads dGhat/dz = -Ghat[:, 0]
+   Ghat[0, :] - sum_k Ghat[:, s_k] Ghat[s_k, :], on (cols_j, rows_j) ::
+
+       D~[c,s] (D^-1[s,r] + beta_j w_j^T / sigma) + alpha_j (wr_j[s] D^-1[s,r]
+       + (1 + sum_k wr_k[s] beta_k) w_j^T / sigma) / sigma,   beta_k = u_k[s_k]
+
+   (client j's D^-1 and wr; the minus sign taken into dres).
+3. Two-point function (``algorithm1_sigma_k``, step 3: the transposed pencil), read for the
+   original pencil: Ghat12 = Ghat2 (F + s sum_k gamma_k Chat2_k Y_k Chat1_k^T) Ghat1^T,
+   Y_j = E_H[s Ghat12[cols_j, cols_j]]. Its operator is ``sigma_chain``'s with the left factors
+   (A, a, e) = (D~ Chat, alpha / sigma, Chat^T w) at z2 and the right ones (A^T, e, a) at z1.
+   F = sum_i c_i w_i v_i^T: the vectors au_j, cf_j live on client j's blocks only, so Ghat x_i
+   = (y0_i, delta_ij D_j^-1 x_i - u_j y0_i), y0_i = -wr_i x_i / sigma: the right-hand side and
+   the blocks (m, m) (m = 0 and every s_l) cost O(M K^2) per pair and atom; c_th (on 0 and
+   every s_j) is one dense vector. The rows Ghat[m, rows_k] Chat_k are -e_k / sigma (m = 0)
+   and delta_lk f_l + beta_l e_k / sigma (m = s_l, f_l = Chat_l^T D_l^-1[s, rows]). The
+   noise coupling (au_j, cf_j) enters the double integrals with the same weight in z1 and z2,
+   so it is replaced by its symmetric part (au cf^T + cf au^T) / 2: every coupling is then
+   symmetric in (z1, z2) and, with H(conj z1, conj z2) = conj H(z1, z2), half the pairs are
+   solved (``sigma_chain.two_point``'s scheme, with z = 1 joined to the upper nodes).
+4. Nodes: ``algorithm1_sigma_k``'s contour (copied, ``_contour_nodes``; importing it would
+   close an import circle, since that module dispatches here), its upper half solved along
+   the arc (``solve_arc``), z = 1 followed down from far above. Edges: ``algorithm1_pencil
+   .spectrum_edges``'s windows and scans with this pencil (``_edges``).
+
+Cost: ``alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
+(``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply, Sigma = I against
+``algorithm1_curves``, T = inf against ``clients_limit("pfedme")``, the literal algorithm at two d.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
+from riskcalc.linear.dynamics.inputs import check_step_scope
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _window
+from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, gmres
+from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES, edges
+
+#: Most estimated process seconds of this route (``alg1_chain_seconds``), as FedAvg's chain.
+MAX_SECONDS = 600.0
+_CHUNK_BYTES = 1.5e8
+
+
+class Alg1Chain(ChainPencil):
+    """``algorithm1_pencil.Alg1Pencil``'s pencil held as the factors of the module docstring
+    (step 1); z = ``shift`` + ``sign`` Re x + i Im x for the solves' variable x; ``zcheck``:
+    the branch check on Im tau(Sigma z G_00) (``algorithm1_sigma_k``, step 4) for
+    ``solve``'s ``check``."""
+
+    what = "Algorithm 1 with local steps and a spectrum (chain route)"
+
+    def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
+                 zcheck=False):
+        self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
+        self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
+        self.eta, self.K, self.M = float(eta), int(K), self.gam.size
+        self.shift, self.sign, self.zcheck = float(shift), float(sign), zcheck
+        K, M, nb = self.K, self.M, self.K + 2
+        self.n, self.nb = 1 + M * nb, nb
+        self.lr, self.lc = np.arange(2, K + 2), np.arange(1, K + 1)   # local rows, cols
+        D0 = np.zeros((nb, nb))
+        D0[0, K + 1] = -1.0
+        D0[1, 0], D0[1, 1] = 1.0, -1.0
+        D0[self.lr, self.lc] = 1.0 - eta * lam
+        D0[self.lr, self.lr] = -1.0
+        self.D0, self.a0 = D0, g * lam - 1.0
+        self.col = np.zeros(nb)
+        self.col[self.lr] = eta * lam
+        self.rowp = -g * lam * self.p                                # r_j at local K + 1
+
+    def ghat(self, x, C):
+        """The factors of Ghat(s) at the nodes x (N,) (module docstring, step 1) and those of
+        ``sigma_chain``'s Newton operator (A, a, e; B, b, d)."""
+        K, lr, lc = self.K, self.lr, self.lc
+        z = self.shift + self.sign * x.real + 1j * x.imag
+        D = np.broadcast_to(self.D0, (x.size, self.s.size, self.M) + self.D0.shape).astype(
+            complex)
+        D[..., lr[:, None], lc[None, :]] += self.s[None, :, None, None, None] * C[:, None]
+        D[..., 0, 0] += z[:, None, None]
+        Di = np.linalg.inv(D)
+        u = Di @ self.col
+        wr = self.rowp[:, None] * Di[..., K + 1, :]
+        sig = z[:, None] + self.a0 - np.einsum("namb,b->na", wr, self.col)
+        Dm = Di[..., lc[:, None], lr[None, :]]
+        alpha, w = u[..., lc], wr[..., lr]
+        Cb = np.broadcast_to(C[:, None], Dm.shape)
+        return {"Di": Di, "u": u, "wr": wr, "sigma": sig, "alpha": alpha, "w": w, "Dm": Dm,
+                "A": Dm @ Cb, "a": alpha / sig[..., None, None],
+                "e": np.einsum("nmlk,naml->namk", C, w),
+                "B": Cb @ Dm, "b": np.einsum("nmkl,naml->namk", C, alpha),
+                "d": w / sig[..., None, None],
+                "f": np.einsum("nmlk,naml->namk", C, Di[..., 0, lr])}
+
+    def node_bytes(self):
+        return self.s.size * self.M * (self.nb ** 2 + 4 * self.K ** 2) * 16.0
+
+    def column0(self, G):
+        """Ghat[:, 0] (N, atoms, n) in ``Alg1Pencil``'s block order."""
+        s = G["sigma"][..., None]
+        return np.concatenate([1.0 / s, -G["u"].reshape(s.shape[:2] + (-1,)) / s], axis=-1)
+
+    def residual(self, z, tau):
+        C = self.chat(tau)
+        G = self.ghat(z, C)
+        own = G["Dm"] + G["alpha"][..., :, None] * G["d"][..., None, :]
+        return tau - np.einsum("a,namkl->nmkl", self.h * self.s, own), C, G
+
+    def _dres(self, G):
+        """dres/dz at the nodes of G (module docstring, step 2)."""
+        Di, lr, lc = G["Di"], self.lr, self.lc
+        sig = G["sigma"][..., None, None]                                # (N, a, 1, 1)
+        beta, wrs = G["u"][..., 0], G["wr"][..., 0]                      # (N, a, M)
+        tot = 1.0 + np.einsum("nam,nam->na", wrs, beta)[..., None, None]
+        dsr = Di[..., 0, lr]                                             # D^-1[s, rows]
+        row = dsr + beta[..., None] * G["w"] / sig
+        left = Di[..., lc, 0][..., :, None] * row[..., None, :]
+        row = (wrs[..., None] * dsr + tot * G["w"] / sig) / sig
+        right = G["alpha"][..., :, None] * row[..., None, :]
+        return np.einsum("a,namkl->nmkl", self.h * self.s, left + right)
+
+    # Copied from ``sigma_chain.ChainPencil.solve`` (its predictor reads z on block 0 only;
+    # here z sits on every state block too: ``_dres``); the branch check per ``zcheck``.
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        z = nodes(path[0])
+        failed = np.zeros(z.size, bool)
+        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
+        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
+            res, _, _ = self.residual(z, tau)
+            tau = tau - res
+        for t in path:
+            zn = nodes(t)
+            _, _, G = self.residual(z, tau)
+            tau, z = tau + self._newton(G, -self._dres(G) * (zn - z)[:, None, None, None],
+                                        1e-3), zn
+            for it in range(_NEWTON_ITER):
+                res, C, G = self.residual(z, tau)
+                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
+                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
+                if not act.any():
+                    break
+                if tolerant and it == _NEWTON_ITER - 1:
+                    failed |= act
+                    break
+                Ga = {k: v[act] for k, v in G.items()}
+                tau[act] = tau[act] - self._newton(Ga, res[act])
+            else:
+                raise SolverError(f"{self.what}: Newton's method did not converge (t = {t:.3g})")
+        res, C, G = self.residual(z, tau)
+        g00 = np.einsum("a,na->n", self.h * self.s, 1.0 / G["sigma"])
+        zz = self.shift + self.sign * z.real + 1j * z.imag
+        if self.zcheck:
+            g00 = zz * g00
+        if check and np.any(g00.imag * np.sign(zz.imag) > 1e-10 * np.abs(g00)):
+            raise SolverError(f"{self.what}: the pencil solve left the physical branch")
+        return (tau, C, G, failed) if tolerant else (tau, C, G)
+
+    # --- two points (module docstring, step 3) ---------------------------------------------
+    def _vectors(self, G, X, full):
+        """Ghat x at the nodes of G: ``full`` False: X (M, nb), x_i on client i's blocks (local
+        order), returns (P = (D_i^-1 x_i)[cols] (N, a, M, K), S = (D_i^-1 x_i)[s_i] (N, a, M),
+        y0 (N, a, M)), Ghat x_i = (y0_i, delta_ij D_i^-1 x_i - u_j y0_i); True: X (n,), returns
+        (Ghat x [cols_j] (N, a, M, K), Ghat x [s_j] (N, a, M), Ghat x [0] (N, a))."""
+        Di, sig = G["Di"], G["sigma"]
+        if full:
+            xl = X[1:].reshape(self.M, self.nb)
+            y0 = (X[0] - np.einsum("namk,mk->na", G["wr"], xl)) / sig
+            Dx = np.einsum("namkl,ml->namk", Di, xl) - G["u"] * y0[..., None, None]
+            return Dx[..., self.lc], Dx[..., 0], y0
+        Dx = np.einsum("namkl,ml->namk", Di, X)
+        y0 = -np.einsum("namk,mk->nam", G["wr"], X) / sig[..., None]
+        return Dx[..., self.lc], Dx[..., 0], y0
+
+    @staticmethod
+    def _terms(c, full, v2, v1, a2, a1, b2, b1, hs):
+        """Right-hand side E_H[s Ghat2 F Ghat1^T [cols_j, cols_j]] (P, M, K, K) and the blocks
+        (Ghat2 F Ghat1^T)_(m, m) (P, a, M + 1) of one term F = sum_i c_i w_i v_i^T (module
+        docstring, step 3); v = ``_vectors``' output at the pairs, a = alpha, b = u[s]."""
+        (P2, S2, y2), (P1, S1, y1) = v2, v1
+        if full:
+            rhs = c[0] * np.einsum("a,pamk,paml->pmkl", hs, P2, P1)
+            return rhs, c[0] * np.concatenate([(y2 * y1)[..., None], S2 * S1], axis=-1)
+        cyy = np.einsum("m,pam,pam->pa", c, y2, y1)
+        cy1, cy2 = c * y1, c * y2
+        # (delta_ij P2_i - a2_j y2_i)(delta_ij P1_i - a1_j y1_i)^T summed over i.
+        rhs = (np.einsum("a,pamk,paml->pmkl", hs, P2, c[:, None] * P1)
+               - np.einsum("a,pamk,paml->pmkl", hs, P2, cy1[..., None] * a1)
+               - np.einsum("a,pamk,paml->pmkl", hs, cy2[..., None] * a2, P1)
+               + np.einsum("a,pamk,paml,pa->pmkl", hs, a2, a1, cyy))
+        own = c * (S2 * S1 - S2 * b1 * y1 - b2 * y2 * S1) + b2 * b1 * cyy[..., None]
+        return rhs, np.concatenate([cyy[..., None], own], axis=-1)
+
+    def two_point(self, one, couplings, chunk_bytes=_CHUNK_BYTES):
+        """H[f, lam, m][u, v] = E_H[lam(s) Ghat12(s)_(m, m)] for the nodes u of ``one`` (N,)
+        and v of them and their conjugates (2 N), lam in (s, 1), m = 0 and every s_l (M + 1):
+        shape (len(couplings), 2, M + 1, N, 2 N). ``couplings``: each a list of terms (c, W,
+        V, full) (``_vectors``) whose sum F is symmetric (module docstring, step 3), so only
+        the pairs (u, v) and (u, conj v) with v >= u are solved."""
+        _, G = one
+        N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
+        hs, gm = self.h * self.s, self.gam
+        lam = np.stack([hs, self.h])
+        Gc = {k: np.concatenate([v, v.conj()]) for k, v in G.items()}
+        vecs = [[(np.asarray(c, float), full, self._vectors(Gc, W, full),
+                  self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
+        b1, b2 = G["u"][..., 0], Gc["u"][..., 0]
+        U_all = np.repeat(np.arange(N), 2 * N)
+        V_all = np.tile(np.arange(2 * N), N)
+        keep = (V_all % N) >= U_all
+        U_all, V_all = U_all[keep], V_all[keep]
+        out = np.zeros((nf, 2, M + 1, N, 2 * N), complex)
+        per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46)
+        chunk = max(1, int(chunk_bytes / per_pair))
+        for c0 in range(0, U_all.size, chunk):
+            U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
+            P = U.size
+            Lp = [Gc["A"][Vv], Gc["a"][Vv], Gc["e"][Vv]]
+            Rp = [G["A"][U].swapaxes(-1, -2), G["e"][U], G["a"][U]]
+            a1, a2 = G["alpha"][U], Gc["alpha"][Vv]
+            rhs, base = [], []
+            for cp in vecs:
+                r, bs = 0.0, 0.0
+                for c, full, v2, v1 in cp:
+                    rt, bt = self._terms(c, full, [x[Vv] for x in v2], [x[U] for x in v1],
+                                         a2, a1, b2[Vv], b1[U], hs)
+                    r, bs = r + rt, bs + bt
+                rhs.append(r)
+                base.append(bs)
+            Y, ok = gmres(lambda x, idx: self._apply(
+                [f[idx // nf] for f in Lp], [f[idx // nf] for f in Rp],
+                x.reshape(-1, M, K, K)).reshape(x.shape),
+                np.stack(rhs, axis=1).reshape(P * nf, -1))
+            if not ok.all():
+                raise SolverError(f"{self.what}: GMRES on the two-point system did not "
+                                  "converge")
+            Y = Y.reshape(P, nf, M, K, K)
+            # The rows Ghat[m, rows_k] Chat_k: -e_k / sigma (m = 0), delta_lk f_l + beta_l e_k /
+            # sigma (m = s_l), beta_l = u_l[s_l].
+            e1 = G["e"][U] / G["sigma"][U][..., None, None]
+            e2 = Gc["e"][Vv] / Gc["sigma"][Vv][..., None, None]
+            f1, f2 = G["f"][U], Gc["f"][Vv]
+            bb1, bb2 = b1[U], b2[Vv]
+            for f in range(nf):
+                Yf = Y[:, f]
+                ee = np.einsum("pamk,pmkl,paml->pam", e2, Yf, e1)
+                ff = np.einsum("pamk,pmkl,paml->pam", f2, Yf, f1)
+                fe = np.einsum("pamk,pmkl,paml->pam", f2, Yf, e1)
+                ef = np.einsum("pamk,pmkl,paml->pam", e2, Yf, f1)
+                see = ee @ gm
+                corr = np.concatenate([see[..., None], gm * (ff + bb1 * fe + bb2 * ef)
+                                       + bb2 * bb1 * see[..., None]], axis=-1)
+                val = base[f] + self.s[None, :, None] * corr               # (P, a, M + 1)
+                out[f, :, :, U, Vv] = np.einsum("la,pam->plm", lam, val)
+        iu, iv = np.tril_indices(N, -1)
+        out[..., iu, iv] = out[..., iv, iu]
+        out[..., iu, N + iv] = out[..., iv, N + iu].conj()
+        return out
+
+
+def _edges(gam, p, lam, eta, K, g, spectrum):
+    """``algorithm1_pencil.spectrum_edges`` with the chain pencil (copied: the same Weyl
+    windows ``_window`` and density scans ``sigma_pencil.edges``; only the pencil differs)."""
+    ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
+                                 np.array([1.0]))[:2] for gj in gam])
+    ends[gam >= 1.0, 0] = 0.0
+    top_j = ends[:, 1]
+    check_step_scope(gam, top_j.max(), lam, eta, K, g, "the top of the clients' sample spectra")
+    out = []
+    for negative in (False, True):
+        win = _window(gam, p, lam, eta, K, g, ends, negative) if (
+            not negative or g * lam > 1.0) else None
+        if win is None:
+            out.append(None)
+            continue
+        width = 1.02 * (win[1] - win[0])
+        shift = win[0] - 0.01 * width if negative else win[1] + 0.01 * width
+        pen = Alg1Chain(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
+                        shift=shift, sign=1.0 if negative else -1.0)
+        try:
+            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
+        except SolverError:
+            if not negative:
+                raise
+            out.append(None)
+            continue
+        out.append(shift + pen.sign * a)
+    top, bottom = out
+    if not top < 1.0 - 1e-9:
+        raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
+                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+    low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
+    return top, (bottom if bottom is not None and bottom < 0.0 else None), low
+
+
+def _contour_nodes(lo, hi, rho, t_max):
+    """``algorithm1_sigma_k._contour_nodes``, copied (module docstring, step 4): upper-half
+    nodes z, weights w and the node count n of the ellipse with foci lo, hi."""
+    c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
+    theta = np.linspace(0.0, np.pi, 257)
+    ts = np.geomspace(1.0, 1e-4, 81)
+    amp = np.abs(c0 + h * np.cosh(ts)[:, None] * np.cos(theta)
+                 + 1j * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
+    ok = 2 * t_max * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
+    t = ts[np.argmax(ok)] if ok.any() else ts[-1]
+    n = int(max(t_max + 16, np.ceil(40.0 / t)))
+    n += (-n) % 8
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    z = c0 + h * np.cosh(t) * np.cos(theta) + 1j * h * np.sinh(t) * np.sin(theta)
+    w = (-h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    return z, w, n
+
+
+def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
+    """Estimated process seconds of this route with ``nodes`` contour nodes: (nodes / 2 + 1)
+    (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
+    solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
+    band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
+    1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
+    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``)."""
+    half = 0.5 * max(atoms, 2)
+
+    def term(c):
+        return c[0] + half * (c[1] * M * K ** 2 + c[2] * M * K ** 3)
+    pairs = (nodes // 2 + 1) * (nodes // 2 + 2)
+    return MARGIN * (pairs * term(_PAIR) + (nodes // 2 + 1) * term(_NODE) + scans * term(_SCAN))
+
+
+#: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
+_PAIR = (1.35e-3, 9.4e-6, 4.1e-7)
+_NODE = (2e-3, 2.8e-5, 0.0)
+_SCAN = (3.4, 1.92e-2, 0.0)
+#: The estimate's margin over the fit (the measured CPU varies with the machine's load).
+MARGIN = 1.25
+
+
+def _affordable(M, K, atoms, n, t_max, scans, least=False):
+    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
+    (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
+    def fit(m, k, nodes):
+        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= MAX_SECONDS
+
+    sec = alg1_chain_seconds(M, K, atoms, n, scans)
+    if sec <= MAX_SECONDS:
+        return
+    fits = []
+    k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
+    if k is not None:
+        fits.append(f"local_steps <= {k}")
+    if n <= t_max + 24 and not least:
+        m = max((m for m in range(16, n) if fit(M, K, m)), default=None)
+        if m is not None:
+            fits.append(f"rounds up to about {max(0, m - 16)}")
+    c = max((c for c in range(1, M) if fit(c, K, n)), default=None)
+    if c is not None:
+        fits.append(f"clients <= {c}")
+    raise ValueError(
+        f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
+        f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
+        f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
+        "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
+                                                   "fewer local_steps and rounds"))
+
+
+def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
+    """``algorithm1_sigma_k.algorithm1_sigma_k_curves`` (paper 004,
+    ``004_98172ed3646eef14.txt``, eqs. 10-11, K local steps under ``spectrum``) through the
+    chain pencil (module docstring); the same arguments and dict.
+
+    Raises
+    ------
+    ValueError
+        Outside the scope (step_size, gamma) or beyond MAX_SECONDS of estimated time.
+    """
+    M = gam.size
+    atoms, hw = spectrum.atoms, spectrum.weights
+    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``_edges``)
+    # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
+    _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
+                scans, least=True)
+    top, bottom, low = _edges(gam, p, lam, eta, K, g, spectrum)
+    lo = min(0.0, low, bottom if bottom is not None else 0.0)
+    rho = max(top, -lo)
+    _, over, finite, t_max = round_horizon(rho, rounds)
+    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    _affordable(M, K, atoms.size, n, t_max, scans)
+    pen = Alg1Chain(atoms, hw, gam, p, lam, eta, K, g, zcheck=low < 0.0)
+    if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
+        raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and "
+                         f"{M} clients of {K} local steps need more than "
+                         f"{MAX_BYTES / 1e9:.1g} GB here; give fewer atoms, local_steps, "
+                         "clients or rounds")
+    far = 4.0 * max(1.0, -lo)
+    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
+    tau_a, _, _ = pen.solve_arc(z, path)
+    tau_1, _, _ = pen.solve(lambda y: np.array([1.0 + 1j * y]), path)
+    zz = np.concatenate([z, [1.0]])
+    _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
+    s, h = pen.s, pen.h
+    Es = float(h @ s)
+    nb = pen.nb
+    # Local vectors (module docstring, step 3; ``algorithm1_sigma_k``, step 3).
+    cf, au = np.zeros((M, nb)), np.zeros((M, nb))
+    cf[:, pen.lr] = -eta
+    au[:, 1] = 1.0
+    au[:, pen.lr[:-1]] = eta * lam
+    au[:, pen.lr[-1]] = -(1.0 - eta * lam)
+    c_th = np.zeros(pen.n)
+    c_th[0] = -1.0
+    c_th[1 + nb * np.arange(M)] = -1.0
+    noise = 0.5 * sigma ** 2 * gam
+    couplings = [[(r ** 2, au, au, False)],
+                 [(noise, au, cf, False), (noise, cf, au, False)],
+                 [([signal ** 2], c_th, c_th, True)]]
+    N = z.size
+    H = pen.two_point((C, G), couplings)              # (3, 2, M + 1, N + 1, 2 N + 2)
+    full = np.r_[0:N, N + 1:2 * N + 1, N]             # upper, conjugates, z = 1
+    H = H[..., full].transpose(2, 0, 1, 3, 4)          # (M + 1, 3, 2, N + 1, 2 N + 1)
+    # tau(Sigma Y(au_i)) of each model at every node: (Ghat au_i)_m = y0_i (m = 0), delta_il
+    # S_i - u_l[s_l] y0_i (m = s_l).
+    _, S, y0 = pen._vectors(G, au, False)
+    cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
+                            np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
+                            - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
+    zf = np.concatenate([z, z.conj()])
+    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
+    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    fin = finite.astype(float)[:, None]
+    inf = (~finite).astype(float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        def weights(x):
+            power = np.where(finite[:, None], x ** Tcol, 0.0)
+            return power, np.where(finite[:, None], (power - 1.0) / (x - 1.0), 0.0)
+
+        pw1, P1 = weights(z)
+        pw2, P2 = weights(zf)
+
+        def quad(F1, c1, F2, c2, f):
+            """``algorithm1_sigma_k_curves``' quadrature (copied)."""
+            two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
+            mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
+            mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
+            return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
+
+        bias, var = np.empty((M + 1, M, len(rounds))), np.empty((M + 1, M, len(rounds)))
+        for k in range(M + 1):
+            Hu, Hn, Ht = H[k, :, 0]
+            one = ((P1 * w) @ cross[k, :, :N].T).imag + inf[:, None] * cross[k, :, N].real
+            bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
+                - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
+            var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
+        Hu, Hn, Ht = H[0, :, 1]
+        dc = -fin[:, 0]
+        dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
+    own_b = np.stack([bias[1 + i, i] for i in range(M)])
+    own_v = np.stack([var[1 + i, i] for i in range(M)])
+    zero = rounds == 0
+    for b_, v_ in ((bias[0], var[0]), (own_b, own_v)):
+        b_[:, zero], v_[:, zero] = ((signal ** 2 + r ** 2) * Es)[:, None], 0.0
+    big = np.isfinite(rounds) & (rounds > over)
+    noisy = np.any((p > 0) & (sigma > 0))
+    dist = np.where(big, np.inf, dist)
+    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
+    sb, sv = settle(bias[0], var[0], big, noisy, scale,
+                    "Algorithm 1's curves with a spectrum")
+    ob, ov = settle(own_b, own_v, big, noisy | (sigma > 0), scale,
+                    "Algorithm 1's curves with a spectrum, the clients' own models")
+
+    def local(terms=None):
+        """(bias, variance), each (M, len(rounds)), of every client's own model."""
+        if terms is not None:
+            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
+                             "with finite local_steps is not covered yet")
+        return ob, ov
+
+    return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
+            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
+            "contraction_is_bound": bool(low < 0.0 and top < -low)}
