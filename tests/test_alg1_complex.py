@@ -80,8 +80,8 @@ def test_polynomial_in_the_global_step_extrapolates(K, T):
     Fitted by Lagrange interpolation at 2 max(T) + 1 Chebyshev nodes of g lam in [0.1, 1] (the
     real spectrum of ``algorithm1_rate``), extrapolated to g lam = 2 (the circles of
     ``algorithm1_fold``): agreement to the fit's amplification (sum abs(Lagrange weights),
-    4e4 at T = 3) times the routes' 1e-11, plus 1e-10 (measured K = 1: 8.6e-14, 1.7e-13 and
-    3.3e-12 at T = 1, 2, 3)."""
+    4e4 at T = 3) times the routes' 1e-11, plus 1e-10 (measured K = 1: 2.2e-12, 4.7e-12 and
+    1.1e-11 at T = 1, 2, 3)."""
     deg = 2 * max(T)
     nodes = 0.55 + 0.45 * np.cos(np.pi * (np.arange(deg + 1) + 0.5) / (deg + 1))
     Y = np.array([_risks(x, K, T) for x in nodes])

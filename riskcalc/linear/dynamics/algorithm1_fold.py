@@ -239,9 +239,9 @@ Q_START, Q_MAX = 64, 4096
 #: The circles' radii: at most AMPLIFICATION^(1 / (2 T_max)) times the bound R of the
 #: spectral radius (the double integrals amplify rounding by at most AMPLIFICATION); their
 #: nodes make the aliasing error exp(-ALIAS) (step 2).
-AMPLIFICATION, ALIAS = 1e4, 30.0
-#: Most nodes on a circle (memory: the two-point arrays are M x N/2 x N complex).
-MAX_CIRCLE_NODES = 4096
+AMPLIFICATION, ALIAS = 1e6, 25.0
+#: Most cells M x N/2 x N of the two-point arrays (each complex: 100 MB at the limit).
+MAX_CIRCLE_CELLS = 6e6
 #: Residual of the subordination equations under the doubled rule that accepts a rule.
 RULE_TOL = 1e-11
 
@@ -280,9 +280,14 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     sup_a, inf_a = local_extremes(gam, lam, eta, K)
     gl = g * lam
 
-    def f(z, which):
+    def f(z, which, sign=False):
+        """F at z; with ``sign``, only its sign where Weyl's bounds on the edges of the free
+        sum (sum_j of the laws' ends) already give it (no subordination solve)."""
         law = laws_cls(gam, p, lam, eta, K, z)
-        return (z - 1.0 + gl) / gl - subordination.edge(law, "up" if which else "down")
+        left = (z - 1.0 + gl) / gl
+        if sign and (left > np.sum(law.hi) if which else left < np.sum(law.lo)):
+            return 1.0 if which else -1.0
+        return left - subordination.edge(law, "up" if which else "down")
 
     # Top: F > 0 for large z; scan down toward max(0, sup a) for the first sign change.
     base = max(sup_a, 0.0)
@@ -296,7 +301,7 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     top = None
     prev = hi
     for z in grid[1:]:
-        if f(z, True) < 0.0:
+        if f(z, True, sign=True) < 0.0:
             top = _root(lambda x: f(x, True), z, prev)
             break
         prev = z
@@ -309,7 +314,7 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     if lo < inf_a:
         prev = lo
         for z in inf_a - (inf_a - lo) * np.geomspace(1.0, 1e-6, SCAN)[1:]:
-            if f(z, False) > 0.0:
+            if f(z, False, sign=True) > 0.0:
                 bottom = _root(lambda x: f(x, False), prev, z)
                 break
             prev = z
@@ -328,15 +333,15 @@ def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
     gl = g * lam
     R = max(R, 1e-3)
     r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
-    out = []
-    for frac in (1.0, 0.7):
-        r = R * (r_out / R) ** frac
-        n = int(t_max + 16 + np.ceil(ALIAS / np.log(r / R)))
-        n += (-n) % 8
-        if n > MAX_CIRCLE_NODES:
-            raise SolverError(f"Algorithm 1's curves: {n} nodes on the circle around the "
-                              f"non-real spectrum needed (more than {MAX_CIRCLE_NODES}): its "
-                              f"bound {R:.6g} is too close to 1 for the rounds asked")
+    out, radii = [], [R * (r_out / R) ** frac for frac in (1.0, 0.7)]
+    sizes = [int(t_max + 16 + np.ceil(ALIAS / np.log(r / R))) for r in radii]
+    sizes = [n + (-n) % 8 for n in sizes]
+    if gam.size * sizes[0] / 2 * sizes[1] > MAX_CIRCLE_CELLS:
+        raise SolverError(f"Algorithm 1's curves: {sizes} nodes on the circles around the "
+                          f"non-real spectrum for {gam.size} clients (more than "
+                          f"{MAX_CIRCLE_CELLS:.0g} cells of two-point arrays): ask fewer "
+                          "rounds (the nodes grow like 5.5 T_max)")
+    for r, n in zip(radii, sizes):
         theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
         unit = np.exp(1j * theta)
         far = 8.0 * max(1.0, R)
