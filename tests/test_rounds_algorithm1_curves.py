@@ -138,8 +138,6 @@ def test_bad_input():
     kw = dict(gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[3], local_steps=5, lam=0.7)
     with pytest.raises(ValueError, match="step_size"):
         riskcalc.rounds_limit("pfedme", **kw)
-    with pytest.raises(ValueError, match="complex eigenvalues"):    # odd K, g lam > 1
-        riskcalc.rounds_limit("pfedme", step_size=1.05 / (L + 0.7), global_step=2.0, **kw)
     with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
         riskcalc.rounds_limit("pfedme", step_size=2.0 / (L + 0.7), **kw)
     with pytest.raises(ValueError, match="span"):

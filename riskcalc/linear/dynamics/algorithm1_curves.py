@@ -32,7 +32,8 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    g lam <= 1, Phi has the characteristic polynomial of the symmetric E + B B^T of
    ``algorithm1_rate``'s docstring, its spectrum inside [min(0, inf a), top] (``lower``), and
    Gc(z) = (1 + B^T (z - E - B B^T)^(-1) B) / z: analytic off that interval, but with negative
-   residues at negative eigenvalues, so the branch check is Im tau(z Gc) < 0 instead. T = inf:
+   residues at negative eigenvalues, so the branch check is Im tau(z Gc) < 0 instead (with
+   g lam > 1 too the spectrum leaves the axis: circles, ``algorithm1_fold``). T = inf:
    z^T -> 0 and P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled
    samples span).
 3. Client i's risk E||w_T - theta_i||^2 = E||e_T - u_i||^2 (tau = tr / d) ::
@@ -96,7 +97,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import mp_rule
+from riskcalc.linear.dynamics.algorithm1_fold import merge, mp_rule, solve_circles
 from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
@@ -247,9 +248,10 @@ def _subordinate(laws, zeta, path, gl):
         raise SolverError(f"Algorithm 1's curves: {exc}") from exc
 
 
-def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
+def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     """Bias and variance of every client's risk of the server model, and the distance to the
-    fixed point, at every T of ``rounds`` (module docstring).
+    fixed point, at every T of ``rounds`` (module docstring); ``known`` the round map's
+    spectral data when already computed (``algorithm1_rate.fast_contraction``'s dict).
 
     Returns
     -------
@@ -257,7 +259,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     atom (0), nodes.
     """
     try:
-        sp = fast_contraction(gam, p, lam, eta, K, g)
+        sp = known if known is not None else fast_contraction(gam, p, lam, eta, K, g)
     except SolverError:
         # The fold's Newton steps or its rule can fail where the law of psi_z is a near point
         # mass with a spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top
@@ -277,8 +279,21 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds):
     top_c, lo_c = top + margin, lo - margin
     M, gl = gam.size, g * lam
     settled, over, finite, t_max = round_horizon(rho, rounds)
-    z1, w1, om1, G1, law1 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 1.0)
-    z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max, 0.7)
+    if "disk" in sp and not finite.all():
+        # The fixed point does not depend on g: T = inf and the settled rounds from g = 1 / lam
+        # (a real spectrum), the others on the circles (``algorithm1_fold``, non-real part).
+        fixed = curves(gam, r, sigma, p, signal, lam, eta, K, 1.0 / lam, np.array([np.inf]))
+        part = curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds[finite],
+                      known=sp) if finite.any() else None
+        return merge(part, fixed, finite, sp)
+    if "disk" in sp:     # a non-real spectrum: circles around its bound (algorithm1_fold)
+        (z1, w1, om1, G1, law1), (z2h, w2h, om2h, G2h, law2) = solve_circles(
+            NodeLaws, gam, p, lam, eta, K, g, rho, t_max)
+    else:
+        z1, w1, om1, G1, law1 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max,
+                                               1.0)
+        z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho,
+                                                   t_max, 0.7)
     z2 = np.concatenate([z2h, z2h.conj()])
     W2 = np.concatenate([w2h / 2j, (w2h / 2j).conj()])
     om2 = np.concatenate([om2h, om2h.conj()], axis=1)

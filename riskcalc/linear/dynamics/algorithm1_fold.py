@@ -25,6 +25,62 @@ measures, doubled until both edges agree to ``algorithm1_rate.FOLD_TOL``;
 check in the tests. M = 1 has no fold (the edge is that of one law): the old route. With laws
 that do not depend on z and g lam = 1 (zeta(z) = z, b_j = 0, dz/dF = C) the same fold is an edge
 of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the exact prox's).
+
+Non-real spectrum (``complex_contraction``, ``solve_circles``, ``merge``): odd K, eta > 1 /
+(L + lam) and g lam > 1 (derived here).
+
+Setting and notation of ``algorithm1_rate`` and ``algorithm1_curves`` (Sigma = I): a(s) = (1 -
+eta (s + lam))^K is negative on part of the spectrum, A = -inf a > 0, and with g lam > 1 the
+round map Phi is not similar to a symmetric matrix (the 2 x 2 block of one client along one
+eigenvector of S already has complex eigenvalues). What stays true:
+
+1. Where the non-real spectrum lies. For z not real, z - a_j is invertible and z is an
+   eigenvalue iff the Schur complement z - (1 - g lam) - g lam Dhat_z is singular,
+   Dhat_z = z sum_j p_j lam c_j (z - a_j)^(-1). With a unit null vector u and
+   q(z) = <u, sum_j p_j lam c_j (z - a_j)^(-1) u> = int dm(x) / (z - x) (m a positive measure
+   on the values x of a, mixing the clients' spectral measures of u with the weights
+   p_j lam c(s) > 0): (z - 1 + g lam) / (g lam z) = q(z). Imaginary parts:
+   int dm / abs(z - x)^2 = (g lam - 1) / (g lam abs(z)^2); real parts, minus Re z times that:
+   int x dm / abs(z - x)^2 = -1 / (g lam). So the mean of x under dm / abs(z - x)^2, which is
+   at least inf a = -A, equals -abs(z)^2 / (g lam - 1):
+
+       abs(z)^2 <= (g lam - 1) A      for every non-real eigenvalue z.
+
+   In the limit d -> infinity the same holds on the spectrum of the limiting operator
+   (approximate null vectors of the Schur complement or of its adjoint, which is the Schur
+   complement at conj(z)). Real eigenvalues lie in [min(bottom, inf a), top]: above
+   max(0, sup a) and below min(0, inf a) every a_j - z is definite, so there z is an eigenvalue
+   iff (z - 1 + g lam) / (g lam) is in the spectrum of the SYMMETRIC Dhat_z (positive there), as
+   in ``algorithm1_rate``: the top is the largest root of (z - 1 + g lam) / (g lam) =
+   top(Dhat_z) (positive for large z), the bottom, if any, the smallest root of
+   (z - 1 + g lam) / (g lam) = bottom(Dhat_z) below inf a (negative for z -> -infinity;
+   Dhat_z need not be monotone in z here, so both are found by a scan from infinity, then
+   bisection). The spectral radius is at most R = max(top, -lower, sqrt((g lam - 1) A)),
+   lower = min(bottom, inf a); it equals max(top, -bottom) when that is the larger (``exact``),
+   else R is an upper bound.
+2. The curves. Every quantity of ``algorithm1_curves`` is (1 / 2 pi i) oint of z^T (or P_T(z))
+   times a compressed resolvent of Phi, on any contour in the resolvent set of the limiting
+   operator that encloses its spectrum; its deterministic equivalent (the subordination
+   solution continued from infinity, where it is the moment expansion) is analytic there. The
+   circle abs(z) = r > R encloses the spectrum by step 1, and on it abs(z)^T amplifies
+   rounding by at most (r / rho)^T (rho the true spectral radius), the double integrals by
+   its square: r = R AMPLIFICATION^(1 / (2 T_max)). The trapezoid rule with N nodes on the
+   circle integrates z^T f(z) (f analytic for abs(z) > R, O(1 / z)) with the error of the
+   aliased Laurent coefficient, O((R / r)^N) relative: N = T_max + 16 + ALIAS / log(r / R).
+   The two contours of the double integrals are the circles of radii r and R (r / R)^0.7;
+   the subordination solve is continued along circles from 8 max(1, R) down to them. (The
+   ellipses of ``algorithm1_curves`` hug the real spectrum; a circle is the widest contour
+   with the same largest abs(z), so it is the one that can enclose the disk of step 1.) The
+   Hermitian branch checks of ``subordination`` do not apply (Gc is not the compressed
+   resolvent of a symmetric matrix: no sign of Im G); the branch is the continuation from
+   infinity, checked in the tests by two independent routes a contour cannot fake (the
+   polynomial in g extrapolated from g lam <= 1, and the literal algorithm at two d).
+3. T = inf. The fixed point solves v_j = (lam w + b_j) / (S_j + lam), w = sum_j p_j v_j
+   whatever K, eta and g (1 - a_j is invertible): the pFedMe joint objective's minimizer. It,
+   and the rounds past which the iteration has settled to 1e-16 (``fedavg.round_horizon`` with
+   the bound R), are computed at g = 1 / lam, where the spectrum is real (``merge``); the
+   circles then need no z = 1 outside them. When R >= 1 is only a bound, T = inf is refused:
+   whether the iteration converges is then not known.
 """
 
 from __future__ import annotations
@@ -32,6 +88,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics import subordination
 
 
 def mp_rule(gamma, n):
@@ -173,3 +230,179 @@ def fold(law, gl, sign, z_stop=None):
             bad = new
     raise SolverError("Algorithm 1's rate: the fold of the subordination branch was not found "
                       "(Newton's method fails along the branch)")
+
+
+#: Grid points of the scans from infinity for the real edges (step 1).
+SCAN = 16
+#: Rule nodes per client: first, and most tried (``algorithm1_curves``'s Q_START, Q_MAX).
+Q_START, Q_MAX = 64, 4096
+#: The circles' radii: at most AMPLIFICATION^(1 / (2 T_max)) times the bound R of the
+#: spectral radius (the double integrals amplify rounding by at most AMPLIFICATION); their
+#: nodes make the aliasing error exp(-ALIAS) (step 2).
+AMPLIFICATION, ALIAS = 1e6, 25.0
+#: Most cells M x N/2 x N of the two-point arrays (each complex: 100 MB at the limit).
+MAX_CIRCLE_CELLS = 6e6
+#: Residual of the subordination equations under the doubled rule that accepts a rule.
+RULE_TOL = 1e-11
+
+
+def local_extremes(gam, lam, eta, K):
+    """(sup a, inf a) over the clients' spectra (the atom at 0 included when gamma_j > 1)."""
+    tops = (1.0 + np.sqrt(gam)) ** 2
+    bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
+    ends = (1.0 - eta * (np.concatenate([bottoms, tops]) + lam)) ** K
+    return float(ends.max()), float(ends.min())
+
+
+def in_scope(gam, lam, eta, K, g) -> bool:
+    """True where the round map has a non-real spectrum (odd K, inf a < 0, g lam > 1)."""
+    if np.isinf(K) or K % 2 == 0 or g * lam <= 1.0:
+        return False
+    return local_extremes(gam, lam, eta, K)[1] < 0.0
+
+
+def _root(f, lo, hi):
+    from scipy.optimize import brentq
+    return brentq(f, lo, hi, xtol=1e-13, rtol=1e-12)
+
+
+def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
+    """The real edges and the spectral-radius bound of step 1 (module docstring); ``laws_cls``
+    the real-z client laws of psi_z (``algorithm1_rate.PsiLaws``), the inputs checked by
+    ``inputs.check_step_scope`` (``algorithm1_rate``).
+
+    Returns
+    -------
+    dict with ``contraction`` (R), ``top``, ``bottom`` (None when no real eigenvalue lies below
+    inf a), ``lower`` (min(bottom, inf a)), ``disk`` (sqrt((g lam - 1) A)), ``exact`` (R is the
+    spectral radius itself) and ``local`` (sup abs(a)).
+    """
+    sup_a, inf_a = local_extremes(gam, lam, eta, K)
+    gl = g * lam
+
+    def f(z, which, sign=False):
+        """F at z; with ``sign``, only its sign where Weyl's bounds on the edges of the free
+        sum (sum_j of the laws' ends) already give it (no subordination solve)."""
+        law = laws_cls(gam, p, lam, eta, K, z)
+        left = (z - 1.0 + gl) / gl
+        if sign and (left > np.sum(law.hi) if which else left < np.sum(law.lo)):
+            return 1.0 if which else -1.0
+        return left - subordination.edge(law, "up" if which else "down")
+
+    # Top: F > 0 for large z; scan down toward max(0, sup a) for the first sign change.
+    base = max(sup_a, 0.0)
+    hi = max(2.0 * base, 1.0)
+    while f(hi, True) <= 0.0:
+        hi *= 2.0
+        if hi > 1e8:
+            raise SolverError("Algorithm 1's rate: no upper bracket for the top of the round "
+                              "map's spectrum")
+    grid = base + (hi - base) * np.geomspace(1.0, 1e-6, SCAN)
+    top = None
+    prev = hi
+    for z in grid[1:]:
+        if f(z, True, sign=True) < 0.0:
+            top = _root(lambda x: f(x, True), z, prev)
+            break
+        prev = z
+    if top is None:
+        raise SolverError("Algorithm 1's rate: the top of the round map's spectrum was not "
+                          "bracketed above sup a")
+    # Bottom: F < 0 as z -> -inf (and at 1 - g lam); scan up toward inf a.
+    bottom = None
+    lo = min(1.0 - gl, inf_a)
+    if lo < inf_a:
+        prev = lo
+        for z in inf_a - (inf_a - lo) * np.geomspace(1.0, 1e-6, SCAN)[1:]:
+            if f(z, False, sign=True) > 0.0:
+                bottom = _root(lambda x: f(x, False), prev, z)
+                break
+            prev = z
+    lower = min(bottom if bottom is not None else 0.0, inf_a)
+    disk = float(np.sqrt((gl - 1.0) * -inf_a))
+    rho = max(top, -lower, disk)
+    real = max(top, -bottom if bottom is not None else 0.0)
+    return {"contraction": rho, "top": top, "bottom": bottom, "lower": lower, "disk": disk,
+            "exact": bool(real >= rho), "local": max(abs(sup_a), abs(inf_a))}
+
+
+def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
+    """The two contours of step 2 (finite rounds only): for each, nodes z (upper half), weights
+    w (oint f dz / 2 pi i = sum Im(f w)), omega, G, and the accepted rule's laws
+    (``algorithm1_curves.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
+    gl = g * lam
+    R = max(R, 1e-3)
+    r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
+    out, radii = [], [R * (r_out / R) ** frac for frac in (1.0, 0.7)]
+    sizes = [int(t_max + 16 + np.ceil(ALIAS / np.log(r / R))) for r in radii]
+    sizes = [n + (-n) % 8 for n in sizes]
+    if gam.size * sizes[0] / 2 * sizes[1] > MAX_CIRCLE_CELLS:
+        raise SolverError(f"Algorithm 1's curves: {sizes} nodes on the circles around the "
+                          f"non-real spectrum for {gam.size} clients (more than "
+                          f"{MAX_CIRCLE_CELLS:.0g} cells of two-point arrays): ask fewer "
+                          "rounds (the nodes grow like 5.5 T_max)")
+    for r, n in zip(radii, sizes):
+        theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+        unit = np.exp(1j * theta)
+        far = 8.0 * max(1.0, R)
+        path = [r + (far - r) * 0.5 ** k for k in range(60) if (far - r) * 0.5 ** k > 0.05 * r]
+        path.append(r)
+        q = Q_START
+        while True:
+            laws = make_laws(gam, p, lam, eta, K, q)
+
+            def zeta(rad, laws=laws):
+                laws.z = rad * unit
+                return (laws.z - 1.0 + gl) / gl
+            scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+            try:
+                # No sign of Im G to check off a symmetric spectrum (module docstring, step 2):
+                # the weight 0 turns subordination's Hermitian check off.
+                omega, G = subordination.solve(laws, zeta, scale, path, check_branch=False,
+                                               weight=np.zeros_like)
+            except SolverError as exc:
+                raise SolverError(f"Algorithm 1's curves: {exc}") from exc
+            check = make_laws(gam, p, lam, eta, K, 2 * q)
+            check.z = laws.z
+            E0, _ = check.cauchy(omega)
+            if np.max(np.abs(E0 - G) / np.abs(G)) <= RULE_TOL:
+                break
+            q *= 2
+            if q > Q_MAX:
+                raise SolverError("Algorithm 1's curves: the Marchenko-Pastur rule did not "
+                                  f"reach {RULE_TOL:g} with {Q_MAX} nodes")
+        z = laws.z
+        out.append((z, 2j * z / n, omega, G, laws))
+    return out
+
+
+def merge(part, fixed, finite, sp):
+    """Step 3: the curves at the finite rounds ``finite`` (``part``, or None) and the fixed
+    point (``fixed``, one column) in one result of ``algorithm1_curves.curves``, with the
+    spectral data ``sp`` of the complex case."""
+    if sp["contraction"] >= 1.0 and not sp["exact"]:
+        raise SolverError("Algorithm 1's curves: rounds=inf with a round map whose spectral "
+                          f"radius is only bounded (by {sp['contraction']:.6g} >= 1, "
+                          "algorithm1_fold step 1): convergence is not known; ask finite rounds")
+    nT = finite.size
+
+    def join(a, b):
+        out = np.empty(b.shape[:-1] + (nT,))
+        if a is not None:
+            out[..., finite] = a
+        out[..., ~finite] = b[..., :1]
+        return out
+    get = (lambda key: part[key]) if part is not None else (lambda key: None)
+    res = {"bias": join(get("bias"), fixed["bias"]),
+           "variance": join(get("variance"), fixed["variance"]),
+           "distance": join(get("distance"), np.zeros(1)),
+           "contraction": sp["contraction"], "edges": (sp["lower"], sp["top"]),
+           "contraction_is_bound": not sp["exact"], "atom": 0.0,
+           "nodes": (part["nodes"] if part is not None else 0) + fixed["nodes"]}
+
+    def local(terms=None):
+        own = fixed["local"](terms)
+        mine = part["local"](terms) if part is not None else (None, None)
+        return join(mine[0], own[0]), join(mine[1], own[1])
+    res["local"] = local
+    return res

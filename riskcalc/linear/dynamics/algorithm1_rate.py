@@ -51,9 +51,9 @@ once: the top is found as before (its bracket above max(0, sup a); the w block's
 root, possible only when every a(s) <= 0 and g lam = 1). The bottom lies in the bulk of E
 (no edge equation of a free sum there), so it is not computed: the contraction reported is
 max(top, -inf a), exact when top >= -inf a (``exact``), else an upper bound. Odd K with
-g lam > 1 is refused: there E + B B^T has an imaginary block and complex eigenvalues appear
-(measured at d = 150, M = 3, K = 1, eta = 0.9 of the edge, g lam = 2: 20 eigenvalues with
-imaginary parts up to 0.21).
+g lam > 1: B has an imaginary block and complex eigenvalues appear (measured at d = 150, M = 3,
+K = 1, eta = 0.9 of the edge, g lam = 2: 20 eigenvalues with imaginary parts up to 0.21); their
+bound and the real edges there: ``algorithm1_fold``'s non-real part.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ import numpy as np
 from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, fold
+from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, complex_contraction, fold, in_scope
 from riskcalc.linear.dynamics.api import rounds_limit
 from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
                                              weight_vector)
@@ -202,9 +202,20 @@ def _negative_band(out, low):
     return out
 
 
+def _complex(gam, p, lam, eta, K, g, laws):
+    """``algorithm1_fold.complex_contraction`` after the checks of ``check_step_scope``
+    (odd K with g lam > 1 allowed: Sigma = I)."""
+    check_step_scope(gam, ((1.0 + np.sqrt(gam)) ** 2).max(), lam, eta, K, g,
+                     "max_j (1 + sqrt(gamma_j))^2", complex_ok=True)
+    return complex_contraction(gam, p, lam, eta, K, g, laws)
+
+
 def fast_contraction(gam, p, lam, eta, K, g) -> dict:
     """``contraction`` by the folds of ``algorithm1_fold.fold`` (derived there), the rule of
-    ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``."""
+    ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``; where
+    the spectrum is not real, ``algorithm1_fold.complex_contraction``."""
+    if in_scope(gam, lam, eta, K, g):
+        return _complex(gam, p, lam, eta, K, g, PsiLaws)
     sup_a, local, low = _local_rate(gam, lam, eta, K, g)
     if gam.size == 1 or sup_a <= 0.0:
         # One client: the edge of Dhat_z is that of its law, no fold; every a(s) <= 0: the
@@ -238,6 +249,8 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     """
     from scipy.optimize import brentq
 
+    if in_scope(gam, lam, eta, K, g):
+        return _complex(gam, p, lam, eta, K, g, laws)
     sup_a, local, low = _local_rate(gam, lam, eta, K, g)
     base = max(sup_a, 0.0)    # F has the sign of 1 - top(K(z)) only for z > 0 (docstring)
     gl = g * lam
@@ -290,7 +303,9 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
     condition, and beyond it for even K or global_step <= 1 / lam, the round map's spectrum
     is real, and its extreme eigenvalues are
-    roots of a free-probability edge equation, found as folds: ``algorithm1_fold``). The curves
+    roots of a free-probability edge equation, found as folds: ``algorithm1_fold``; odd K with
+    global_step > 1 / lam: the real edges and a disk holding the non-real spectrum,
+    ``algorithm1_fold``'s non-real part). The curves
     along the rounds: ``rounds_limit("pfedme", local_steps=K)``.
 
     Parameters
@@ -303,8 +318,8 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
         K >= 1 (inf: the exact prox, eq. 10).
     step_size : float
         eta with 0 < eta < 2 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (unused for K = inf);
-        above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K only with
-        global_step <= 1 / lam (module docstring).
+        above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and global_step
+        > 1 / lam the spectrum is not real (``algorithm1_fold``'s non-real part).
     global_step : float, optional
         The paper's gamma > 0 (default 1 / lam).
     weights : {"samples", "uniform"} or sequence of float
@@ -315,7 +330,9 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
         ``contraction``, ``top`` and ``bottom`` (the extreme eigenvalues of the round map;
         ``bottom`` None when none is negative or, odd K above 1 / (L + lam), not computed),
         ``lower`` (a lower bound of the spectrum: ``bottom``, or min(0, inf a)), ``exact``
-        (False when ``contraction`` = max(top, -lower) is only an upper bound) and ``local``
+        (False when ``contraction`` = max(top, -lower) is only an upper bound; with a non-real
+        spectrum also ``disk``, the radius holding it, and contraction = max(top, -lower,
+        disk)) and ``local``
         (sup of abs(a(s)), a(s) = (1 - eta (s + lam))^K: the local phase's own contraction).
     """
     gam, _, _ = client_arrays(gamma, 0.0, 0.0)
