@@ -86,3 +86,25 @@ def test_against_the_simulated_algorithm_at_two_d():
         extrap = 2 * sims[200].personalized_risk(**q) - sims[100].personalized_risk(**q)
         se = np.hypot(2 * sims[200].personalized_risk_se(**q), sims[100].personalized_risk_se(**q))
         assert np.all(np.abs(extrap - want) <= 4 * se + 1e-12), q
+
+
+def test_complex_spectrum_region_extrapolates_as_a_polynomial_in_the_global_step():
+    """K = 1, eta at 0.9 of the edge, g lam = 2 (the round map's spectrum off the real axis:
+    ``algorithm1_fold``'s circles): at fixed T the personalized risk is a polynomial of degree
+    2 T in g, fitted at Chebyshev nodes of g lam in [0.1, 1] (real spectrum) and extrapolated,
+    to the fit's amplification (1e3) times 1e-11 (measured 3.4e-12)."""
+    fed = dict(CASES[0][0], lam=0.8)
+    eta, T = 0.9 * 2 / (L2 + 0.8), [1, 2]
+
+    def pers(gl):
+        return riskcalc.rounds_limit("pfedme", local_steps=1, step_size=eta, rounds=T,
+                                     **{**fed, "global_step": gl / 0.8}).personalized_risk(lam=0.7)
+
+    nodes = 0.55 + 0.45 * np.cos(np.pi * (np.arange(5) + 0.5) / 5)
+    lag = np.array([np.prod([(2.0 - nodes[m]) / (nodes[k] - nodes[m])
+                             for m in range(5) if m != k]) for k in range(5)])
+    amp = np.abs(lag).sum()
+    assert amp < 2e3
+    got = pers(2.0)
+    fit = np.tensordot(lag, np.array([pers(x) for x in nodes]), axes=1)
+    assert np.all(np.abs(fit - got) <= (1e-11 * amp + 1e-10) * got)
