@@ -83,15 +83,36 @@ def _sample_cost(route, M, K, budget=120.0):
     return per_node, (time.process_time() - clock) / (8 * 16)
 
 
-def cost() -> None:
+def _chain_sample_elsewhere(tree, M, K):
+    """``_sample_cost("chain", M, K)`` run by the package in ``tree`` (another checkout), in a
+    child process: (s/node, s/pair)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, %r); sys.path.insert(0, %r); "
+            "import bench_rounds_sigma_k_scaling as b; print(*b._sample_cost('chain', %d, %d))"
+            % (os.path.dirname(os.path.abspath(__file__)), tree, M, K))
+    env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
+def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> None:
+    """The table of the module docstring; ``against``: a checkout of the old code, whose chain
+    samples run in the same call (ratios old / new)."""
+    from riskcalc.linear.dynamics.sigma.sigma_chain import chain_seconds
+
     nodes = 2 * 200 + 16
     pairs = nodes // 2 * nodes
     print(f"T_max = 200: {nodes} nodes, {pairs} pairs (chain: {nodes} + 216 nodes, 11772 "
           "pairs solved); seconds (process CPU, OMP_NUM_THREADS=1)")
     print(f"{'M':>3} {'K':>3} {'M K^2':>6} {'route':>6} {'s/node':>9} {'s/pair':>9} "
-          f"{'est. total':>11}")
-    for M in (3, 10):
-        for K in (5, 10, 20, 50):
+          f"{'est. total':>11} {'chain_seconds':>13}" + ("  old s/node  s/pair  ratios"
+                                                          if against else ""))
+    for M, Ks in grid:
+        for K in Ks:
             for route in ("dense", "chain"):
                 got = _sample_cost(route, M, K)
                 if got is None:
@@ -103,8 +124,15 @@ def cost() -> None:
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
                        got[0] * (nodes // 2 + n2 // 2 + 550)
                        + got[1] * (n2 // 2) * (n2 // 2 + 1))
-                print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
-                      f"{tot:11.3g}", flush=True)
+                line = (f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
+                        f"{tot:11.3g}")
+                if route == "chain":
+                    line += f" {chain_seconds(M, K, 2, n2):13.3g}"
+                    if against:
+                        old = _chain_sample_elsewhere(against, M, K)
+                        line += (f"  {old[0]:9.3g} {old[1]:9.3g}  {old[0] / got[0]:.2f} "
+                                 f"{old[1] / got[1]:.2f}")
+                print(line, flush=True)
 
 
 def main() -> None:
@@ -138,4 +166,8 @@ def main() -> None:
 if __name__ == "__main__":
     import sys
 
-    cost() if "--cost" in sys.argv else main()
+    if "--cost" in sys.argv:
+        old = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
+        cost(old)
+    else:
+        main()
