@@ -94,18 +94,19 @@ _RESIDUAL = 1e-10
 def chain_seconds(M, K, atoms, nodes):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
-    ``symmetric``) at 3.3e-3 + a (3.8e-6 M K^2 + 1.9e-7 M K^3) s each (a = atoms / 2, at
-    least 1; both couplings), and the fixed points at the upper halves of both contours
+    ``symmetric``) at 1.71 (5.9e-4 + 2.0e-6 a M K^2) s each (a = atoms / 2, at least 1; both
+    couplings; in the eigenbasis of ``chain_basis`` the pairs' K^3 part, the change of basis,
+    is below the fit's resolution), and the fixed points at the upper halves of both contours
     (``solve_arc``) and the edges (``sigma_pencil.edges``, as much as about 550 of them) at
-    4.2e-3 + a (6.8e-6 M K^2 + 8.8e-7 M K^3) s each (fitted within 11% to
-    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, M = 3 with K = 10, 20, 50 and M =
-    10 with K = 10, 20, two atoms; the edges measured at M = 3: K = 20 21.2 s, 684 node
-    solves, K = 50 175.5 s, 428). One atom costs as two (GMRES's Gram-Schmidt does not shrink
-    with the atoms). Measured end to end: M = 3, K = 20, rounds up to 200, two atoms: 187 s
-    (estimate 175 s); M = 3, K = 50, rounds up to 20, one atom: 249 s (estimate 265 s)."""
+    1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)) s each: fitted to
+    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost`` (process CPU, OMP 1, a loaded
+    machine), M = 3 with K = 5, 10, 20, 50 and M = 10 with K = 5, 10, 20, 50, two atoms, and
+    raised by the largest ratio measured / fitted (1.71, 1.18: not optimistic on any sample).
+    One atom costs as two (GMRES's Gram-Schmidt does not shrink with the atoms). End to end
+    against the estimate: ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
     half = 0.5 * max(atoms, 2)
-    per_pair = 3.3e-3 + half * (3.8e-6 * M * K ** 2 + 1.9e-7 * M * K ** 3)
-    per_node = 4.2e-3 + half * (6.8e-6 * M * K ** 2 + 8.8e-7 * M * K ** 3)
+    per_pair = 1.71 * (5.9e-4 + half * 2.0e-6 * M * K ** 2)
+    per_node = 1.18 * (6.3e-3 + half * (1.9e-5 * M * K ** 2 + 1.46e-7 * M * K ** 3))
     return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
 
 
@@ -128,8 +129,8 @@ class ChainPencil(SigmaPencil):
 
     def ghat(self, z, C):
         """The factors of Ghat(s) at nodes z (N,) (module docstring, step 1): a dict of Binv
-        (N, atoms, M, K, K), u, w, alpha (N, atoms, M, K), sigma (N, atoms) and the operator
-        factors of step 2."""
+        (N, atoms, M, K, K), u, w, alpha (N, atoms, M, K), sigma (N, atoms) and the vectors of
+        the operator of step 2 (its matrices: ``right_factor``, and ``chain_basis``)."""
         K = self.K
         X = np.eye(K) + self.s[None, :, None, None, None] * C[:, None]
         B = -np.broadcast_to(np.eye(K), X.shape).astype(complex)
@@ -139,17 +140,22 @@ class ChainPencil(SigmaPencil):
         w = self.p[:, None] * Bi[..., -1, :]
         sig = z[:, None] - self.p.sum() - np.einsum("m,nam->na", self.p, u[..., -1])
         alpha = np.concatenate([-np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
-        D = np.concatenate([np.zeros(Bi.shape[:-2] + (1, K)), Bi[..., :-1, :]], axis=-2)
-        Cb = np.broadcast_to(C[:, None], D.shape)
         return {"Binv": Bi, "u": u, "w": w, "sigma": sig, "alpha": alpha,
-                "A": D @ Cb, "a": alpha / sig[..., None, None],
+                "a": alpha / sig[..., None, None],
                 "e": np.einsum("nmlk,naml->namk", C, w),
-                "B": Cb @ D, "b": np.einsum("nmkl,naml->namk", C, alpha),
+                "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None]}
 
+    def right_factor(self, C, G):
+        """B_j = Chat_j D_j, D_j = Z B_j^-1 (module docstring, step 2): (N, atoms, M, K, K)."""
+        Bi = G["Binv"]
+        D = np.concatenate([np.zeros(Bi.shape[:-2] + (1, self.K)), Bi[..., :-1, :]], axis=-2)
+        return C[:, None] @ D
+
     def node_bytes(self):
-        """Bytes of the factors held per node (Binv, A, B: three K x K per client and atom)."""
-        return self.s.size * 3 * self.M * self.K ** 2 * 16.0
+        """Bytes of the factors held per node: Binv and, while ``two_point`` runs, B (two K x K
+        per client and atom; Ghat's A and B were held at every node before: three)."""
+        return self.s.size * 2 * self.M * self.K ** 2 * 16.0
 
     def column0(self, G):
         """Ghat[:, 0] (N, atoms, n)."""
@@ -303,8 +309,8 @@ class ChainPencil(SigmaPencil):
             lr = np.einsum("a,m,vamjx->vamjx", hs, c, lr)
             facs.append((lr, rr, np.einsum("vjxy,vamjy->vamjx", SvT, lr),
                          np.einsum("ujxy,uamjy->uamjx", SuT, rr), c * l0, r0))
-        L2 = (G2["B"].swapaxes(-1, -2), G2["d"], G2["b"])
-        R1 = (G1["B"], G1["b"], G1["d"])
+        L2 = (self.right_factor(C2, G2).swapaxes(-1, -2), G2["d"], G2["b"])
+        R1 = (self.right_factor(C1, G1), G1["b"], G1["d"])
         out = np.zeros((nf, 2, N1, N2), complex)
         per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8)
         U_all = np.repeat(np.arange(N1), N2)
