@@ -21,9 +21,16 @@ the chain route solves the fixed point at the upper halves of the N nodes and of
 T_max + 16 = 216 nodes of its double contour, plus about 550 solves of the edges, and only the
 N2 / 2 (N2 / 2 + 1) pairs its symmetry leaves, ``fedavg_sigma_k.pencil_curves``,
 ``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
-skipped and say so. Measured (this session, loaded 2-core machine): chain s/node 0.0088,
-0.031, 0.41 and s/pair 0.0047, 0.0136, 0.105 at M = 3, K = 10, 20, 50; M = 10: 0.0215,
-0.098 and 0.0097, 0.030 at K = 10, 20.
+skipped and say so. ``--against DIR``: the chain's samples also by the package in DIR (a
+checkout of older code, e.g. ``git archive``), in a child process, with the ratios old / new.
+Measured (loaded 2-core machine, eigenbasis solves of ``chain_basis`` against the previous
+release): chain s/node 0.0070, 0.0144, 0.0342, 0.239 and s/pair 0.00058, 0.00186, 0.00417,
+0.021 at M = 3, K = 5, 10, 20, 50 (ratios old / new: per node 0.77, 0.84, 1.19, 1.82; per
+pair 2.15, 3.51, 5.50, 4.64); M = 10, K = 5, 10, 20, 50: s/node 0.012, 0.0265, 0.0841,
+0.608, s/pair 0.00131, 0.00444, 0.00748, 0.0376 (K = 5: old / new 0.78 and 3.34).
+
+``--end-to-end``: ``rounds_limit`` on a few federations, process CPU against the estimates that
+guard the routes (``sigma_chain.chain_seconds``, ``guards.dense_k_seconds``).
 """
 
 from __future__ import annotations
@@ -83,15 +90,36 @@ def _sample_cost(route, M, K, budget=120.0):
     return per_node, (time.process_time() - clock) / (8 * 16)
 
 
-def cost() -> None:
+def _chain_sample_elsewhere(tree, M, K):
+    """``_sample_cost("chain", M, K)`` run by the package in ``tree`` (another checkout), in a
+    child process: (s/node, s/pair)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, %r); sys.path.insert(0, %r); "
+            "import bench_rounds_sigma_k_scaling as b; print(*b._sample_cost('chain', %d, %d))"
+            % (os.path.dirname(os.path.abspath(__file__)), tree, M, K))
+    env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
+def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> None:
+    """The table of the module docstring; ``against``: a checkout of the old code, whose chain
+    samples run in the same call (ratios old / new)."""
+    from riskcalc.linear.dynamics.sigma.sigma_chain import chain_seconds
+
     nodes = 2 * 200 + 16
     pairs = nodes // 2 * nodes
     print(f"T_max = 200: {nodes} nodes, {pairs} pairs (chain: {nodes} + 216 nodes, 11772 "
           "pairs solved); seconds (process CPU, OMP_NUM_THREADS=1)")
     print(f"{'M':>3} {'K':>3} {'M K^2':>6} {'route':>6} {'s/node':>9} {'s/pair':>9} "
-          f"{'est. total':>11}")
-    for M in (3, 10):
-        for K in (5, 10, 20, 50):
+          f"{'est. total':>11} {'chain_seconds':>13}" + ("  old s/node  s/pair  ratios"
+                                                          if against else ""))
+    for M, Ks in grid:
+        for K in Ks:
             for route in ("dense", "chain"):
                 got = _sample_cost(route, M, K)
                 if got is None:
@@ -103,8 +131,53 @@ def cost() -> None:
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
                        got[0] * (nodes // 2 + n2 // 2 + 550)
                        + got[1] * (n2 // 2) * (n2 // 2 + 1))
-                print(f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
-                      f"{tot:11.3g}", flush=True)
+                line = (f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
+                        f"{tot:11.3g}")
+                if route == "chain":
+                    line += f" {chain_seconds(M, K, 2, n2):13.3g}"
+                    if against:
+                        old = _chain_sample_elsewhere(against, M, K)
+                        line += (f"  {old[0]:9.3g} {old[1]:9.3g}  {old[0] / got[0]:.2f} "
+                                 f"{old[1] / got[1]:.2f}")
+                print(line, flush=True)
+
+
+def end_to_end(cases=((3, 20, 2, 50), (3, 12, 2, 100), (4, 8, 3, 60), (10, 10, 2, 40),
+                       (3, 50, 2, 20), (10, 3, 3, 50), (4, 5, 2, 100), (20, 2, 2, 100))) -> None:
+    """``rounds_limit`` (FedAvg, rounds 0, 1, 5, T) end to end, process CPU, against the
+    estimate that guards it: ``sigma_chain.chain_seconds`` (M K^2 > ``DENSE_UNKNOWNS``, with
+    the double contour's node count of the run) or ``guards.dense_k_seconds`` (2 T + 16
+    nodes); cases (M, K, atoms, T), atoms spread over [0.5, 3]."""
+    import riskcalc.linear.dynamics.sigma.fedavg_sigma_k as fk
+    from riskcalc.linear.dynamics.sigma.guards import dense_k_seconds
+
+    seen = []
+    chain_seconds = fk.chain_seconds
+
+    def record(*args):
+        seen.append(args)
+        return chain_seconds(*args)
+    fk.chain_seconds = record
+    print(f"{'M':>3} {'K':>3} {'atoms':>5} {'T':>4} {'route':>6} {'nodes':>6} {'CPU s':>8} "
+          f"{'estimate':>9}")
+    for M, K, atoms, T in cases:
+        spec = riskcalc.Spectrum(np.linspace(0.5, 3.0, atoms), weights=np.ones(atoms) / atoms)
+        gam = np.resize([0.5, 2.0, 4.0, 1.5, 3.0, 0.8, 2.5, 6.0, 1.2, 5.0], M)
+        eta = 0.8 * 2.0 / local_stability(spec, gam, 1.0)
+        seen.clear()
+        clock = time.process_time()
+        riskcalc.rounds_limit("fedavg", gamma=gam, r=np.linspace(0.3, 0.9, M),
+                              sigma=np.linspace(0.4, 1.0, M), signal=1.2, rounds=[0, 1, 5, T],
+                              local_steps=K, step_size=eta, spectrum=spec, weights="uniform")
+        cpu = time.process_time() - clock
+        if seen:
+            route, nodes, est = "chain", seen[-1][3], chain_seconds(*seen[-1])
+        else:
+            route, nodes = "dense", 2 * T + 16
+            est = dense_k_seconds(M, K, atoms, nodes)
+        print(f"{M:>3} {K:>3} {atoms:>5} {T:>4} {route:>6} {nodes:>6} {cpu:8.1f} {est:9.1f}",
+              flush=True)
+    fk.chain_seconds = chain_seconds
 
 
 def main() -> None:
@@ -138,4 +211,10 @@ def main() -> None:
 if __name__ == "__main__":
     import sys
 
-    cost() if "--cost" in sys.argv else main()
+    if "--cost" in sys.argv:
+        old = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
+        cost(old)
+    elif "--end-to-end" in sys.argv:
+        end_to_end()
+    else:
+        main()

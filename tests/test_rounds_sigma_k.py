@@ -112,7 +112,7 @@ def test_a_folding_filter_against_simulation():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(local_steps=np.inf), "finite local_steps"),
     (dict(local_steps=2, step_size=0.5), "diverges on a client under the spectrum"),
-    (dict(local_steps=50, step_size=0.01, rounds=[0, 200]),
+    (dict(local_steps=50, step_size=0.01, rounds=[0, 400]),
      "route .* would take .* give local_steps <= .*, or rounds up to about"),
 ])
 def test_refused(kwargs, match):

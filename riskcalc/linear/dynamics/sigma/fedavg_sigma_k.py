@@ -31,10 +31,11 @@ several d.
 The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
 with the same fixed point; dense, so for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS`` only). The
 pencil is solved densely (``sigma_pencil``) for M K^2 <= DENSE_UNKNOWNS and through its chain
-structure beyond (``sigma_chain``: O(M K^3) per operator product, GMRES), whose double
-integrals use their own nodes on the same ellipse: each variable carries one polynomial of
-degree <= T_max (R_T or P_T), so ``fedavg._contour`` with degree 1 (T_max + 16 nodes rather
-than 2 T_max + 16, as ``algorithm1_curves``), and half the pairs by symmetry. Refused when its
+structure beyond (``sigma_chain``: GMRES in the eigenbasis of the local steps,
+``chain_basis``), whose double integrals use their own nodes on the same ellipse: each
+variable carries one polynomial of degree <= T_max (R_T or P_T), so ``fedavg._contour`` with
+degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1_curves``), and half the
+pairs by symmetry. Refused when its
 estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
 rounds or clients that would fit.
 """
@@ -83,7 +84,8 @@ def _affordable(M, K, atoms, nodes, t_max):
     raise ValueError(
         f"spectrum with local_steps = {K}, {M} clients and rounds up to {t_max}: the exact "
         f"route ({nodes} double-contour nodes) would take about {sec:.3g} s here (more than "
-        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 nodes^2, nodes >= rounds + 16); "
+        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^2 nodes^2 + clients "
+        "local_steps^3 nodes, nodes >= rounds + 16); "
         "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
 
 

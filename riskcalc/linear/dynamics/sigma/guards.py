@@ -83,18 +83,42 @@ def _stable_top(spectrum, gam):
 MAX_PENCIL_SECONDS = 120.0
 
 
-def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0) -> None:
-    """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``:
-    atoms x contour nodes x (3e-5 n^2 + 3e-6 n^3 + 3e-8 u^3) s for a pencil of n blocks whose
-    fixed point has u unknowns per node (M K^2 for FedAvg's K local steps: Newton's dense
-    Jacobian), fitted to process CPU times, OMP 1: Algorithm 1 with M = 2, 5, 10, 30 and 2..200
-    atoms, FedAvg K = 2, 4 (1000 atoms took 41 s; 10^5 ran past minutes unrefused), with
-    2 max(T) + 16 nodes, the fewest ``fedavg._contour`` takes (more near contraction 1): a lower
-    bound, which leaves runs of minutes unrefused (FedAvg M = 3, K = 8: past 45 s)."""
+def dense_k_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
+    """Estimated process seconds of FedAvg's dense pencil with K local steps
+    (``sigma_pencil``, n = 1 + M K blocks, u = M K^2 unknowns) on an N-node contour: the upper
+    half's nodes and about 400 solves of the edges (10 points per bracket) at 4e-3 + a (7.2e-6
+    n^2 + 5.3e-8 n^3) + 3.4e-8 u^3 s each (a path of 25 stages), and N / 2 x N pairs at 1e-5 +
+    7.6e-8 a n^2 + 2.1e-10 u^3 s each; each part fitted to samples (M, K, atoms) = (3, 2, 2) ..
+    (20, 2, 5), (10, 2, 50) (``benchmarks/bench_rounds_sigma_k_scaling.py --cost``, process CPU,
+    OMP 1, a loaded machine) and raised by the largest ratio measured / fitted (1.19 and 2.6:
+    not optimistic on any sample)."""
+    n, u = 1.0 + M * K, float(M * K * K)
+    per_node = 1.19 * (3.9e-3 + atoms * (7.2e-6 * n ** 2 + 5.3e-8 * n ** 3) + 3.4e-8 * u ** 3)
+    per_pair = 2.6 * (1.0e-5 + 7.6e-8 * atoms * n ** 2 + 2.1e-10 * u ** 3)
+    return per_node * (nodes // 2 + 400) + per_pair * (nodes // 2) * nodes
+
+
+def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int = 0) -> None:
+    """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``,
+    with 2 max(T) + 16 contour nodes, the fewest ``fedavg._contour`` takes (more near
+    contraction 1). FedAvg's K local steps (``unknowns`` = M K^2 > 0, ``clients`` = M):
+    ``dense_k_seconds``, which counts the edges and the node pairs (the earlier estimate,
+    atoms x nodes x (3e-5 n^2 + 3e-6 n^3 + 3e-8 u^3), counted neither: measured M = 4, K = 5,
+    rounds up to 100: 26 s against 31 s, but rounds up to 200 beyond it). Otherwise (Algorithm
+    1's exact prox, a pencil of n blocks): atoms x nodes x (3e-5 n^2 + 3e-6 n^3) s, fitted to
+    process CPU times, OMP 1, M = 2, 5, 10, 30 and 2..200 atoms (1000 atoms took 41 s; 10^5 ran
+    past minutes unrefused)."""
     top = rounds[np.isfinite(rounds)].max(initial=0.0)
     nodes = 2.0 * min(top, 1e6) + 16.0
-    seconds = spectrum.atoms.size * nodes * (3e-5 * blocks ** 2 + 3e-6 * blocks ** 3
-                                             + 3e-8 * float(unknowns) ** 3)
+    if unknowns > 0:
+        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
+
+        # The route never solves more than MAX_PAIRS pairs (refused beyond; overflowing rounds
+        # cap the horizon): its node count stays below sqrt(2 MAX_PAIRS).
+        seconds = dense_k_seconds(clients, (blocks - 1) // clients, spectrum.atoms.size,
+                                  int(min(nodes, np.sqrt(2.0 * MAX_PAIRS))))
+    else:
+        seconds = spectrum.atoms.size * nodes * (3e-5 * blocks ** 2 + 3e-6 * blocks ** 3)
     if seconds > MAX_PENCIL_SECONDS:
         raise ValueError(f"spectrum: {spectrum.atoms.size} atoms x at least {nodes:.0f} contour "
                          f"nodes x a pencil of {blocks} blocks would take {seconds / 60:.2g} min "
@@ -118,7 +142,7 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         # own (``sigma_chain.chain_seconds``) but shares the edge scan, so the reach check
         # below holds for both.
         if gam.size * K * K <= DENSE_UNKNOWNS:
-            pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K)
+            pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K, gam.size)
         top = _stable_top(spectrum, gam)
         if np.any(eta * top > 2.0):
             return None, None
