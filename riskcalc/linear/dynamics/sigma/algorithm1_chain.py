@@ -55,7 +55,8 @@ from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
 from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _window
 from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, gmres
+from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
+from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES, edges
 
 #: Most estimated process seconds of this route (``alg1_chain_seconds``), as FedAvg's chain.
@@ -139,6 +140,26 @@ class Alg1Chain(ChainPencil):
         row = (wrs[..., None] * dsr + tot * G["w"] / sig) / sig
         right = G["alpha"][..., :, None] * row[..., None, :]
         return np.einsum("a,namkl->nmkl", self.h * self.s, left + right)
+
+    # ``sigma_chain``'s Newton steps before its eigenbasis (``chain_basis`` diagonalizes
+    # FedAvg's chain blocks, not these K + 2 blocks): GMRES on I - J in the original unknowns.
+    def _newton(self, G, rhs, tol=_NEWTON_GMRES):
+        """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
+        gets there (an inexact Newton step elsewhere: the residual test decides)."""
+        L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
+        shape = rhs.shape
+        out = np.empty_like(rhs)
+        # Chunks of nodes: the Krylov bases hold _KRYLOV + 1 vectors of M K^2 per node.
+        chunk = max(1, int(_CHUNK_BYTES / (16.0 * rhs[0].size * (_KRYLOV + 4))))
+        for c0 in range(0, shape[0], chunk):
+            sl = slice(c0, c0 + chunk)
+
+            def apply(x, idx):
+                return self._apply([f[sl][idx] for f in L], [f[sl][idx] for f in R],
+                                   x.reshape((-1,) + shape[1:])).reshape(x.shape)
+            out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
+                            tol=tol)[0].reshape(rhs[sl].shape)
+        return out
 
     # Copied from ``sigma_chain.ChainPencil.solve`` (its predictor reads z on block 0 only;
     # here z sits on every state block too: ``_dres``); the branch check per ``zcheck``.
