@@ -78,30 +78,25 @@ def quick_sensitivity(quick_catalogue):
     return records
 
 
-# The suite runs on two workers (README: pytest-xdist, ``--dist loadgroup``); a worker takes one
-# group of tests at a time, a group being one file except that the files reading the session's
-# paper-checks catalogue form one group (else each worker would run the catalogue). Groups start
-# longest first, so that no long file is the tail of a run (xdist's own order is by number of
-# tests); the order of tests inside a file is unchanged.
-_SHARED_GROUPS = {name: "paper-checks-catalogue" for name in (
-    "test_paper_checks.py", "test_paper_checks_algorithms.py",
-    "test_paper_checks_regression.py", "test_paper_checks_sensitivity.py")}
-_LONGEST_FIRST = (  # measured with --durations=0, two workers
-    "paper-checks-catalogue", "test_figures.py", "test_rounds_sigma_alg1k.py",
+# The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one
+# file at a time, the longest first, so that no long file is the tail of a run (xdist's own
+# order is by number of tests). The four files that read the session's paper-checks catalogue
+# follow the figures, one after the other: the worker that ran the catalogue (about 40 s) is
+# the first free one when the next reader comes up, so it usually runs them all; a second
+# worker that gets one runs the catalogue again (slower, never wrong). xdist's ``loadgroup``,
+# which would pin them together, ignored its groups under pytest 9.2.
+CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
+                     "test_paper_checks_regression.py", "test_paper_checks_sensitivity.py")
+LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (  # measured, --durations=0
+    "test_docs.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_alg1chain.py",
     "test_rounds_sigma_kbig.py", "test_rounds_sigma_k.py", "test_rounds_sigma_local.py",
-    "test_rounds_algorithm1_curves.py", "test_docs.py", "test_rounds_sigma.py",
-    "test_properties_range.py", "test_rates_simulation.py")
+    "test_rounds_algorithm1_curves.py", "test_rounds_sigma.py", "test_properties_range.py",
+    "test_rates_simulation.py")
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    def group(item):
-        return _SHARED_GROUPS.get(item.path.name, item.path.name)
-
     def rank(item):
-        name = group(item)
-        return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
     items.sort(key=rank)
