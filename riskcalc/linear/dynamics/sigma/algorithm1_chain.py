@@ -36,10 +36,9 @@ operator, GMRES and arc continuation are reused. What differs from FedAvg's chai
    so it is replaced by its symmetric part (au cf^T + cf au^T) / 2: every coupling is then
    symmetric in (z1, z2) and, with H(conj z1, conj z2) = conj H(z1, z2), half the pairs are
    solved (``sigma_chain.two_point``'s scheme, with z = 1 joined to the upper nodes).
-4. Nodes: ``algorithm1_sigma_k``'s contour (copied, ``_contour_nodes``; importing it would
-   close an import circle, since that module dispatches here), its upper half solved along
-   the arc (``solve_arc``), z = 1 followed down from far above. Edges: ``algorithm1_pencil
-   .spectrum_edges``'s windows and scans with this pencil (``_edges``).
+4. Nodes: the dense route's contour (``algorithm1_pencil._contour_nodes``), its upper half
+   solved along the arc (``solve_arc``), z = 1 followed down from far above. Edges:
+   ``algorithm1_pencil.spectrum_edges``'s windows and scans with this pencil.
 
 Cost: ``alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
 (``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply, Sigma = I against
@@ -51,13 +50,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
-from riskcalc.linear.dynamics.inputs import check_step_scope
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _window
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _contour_nodes, spectrum_edges
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
-from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES, edges
+from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES
 
 #: Most estimated process seconds of this route (``alg1_chain_seconds``), as FedAvg's chain.
 MAX_SECONDS = 600.0
@@ -299,59 +296,6 @@ class Alg1Chain(ChainPencil):
         return out
 
 
-def _edges(gam, p, lam, eta, K, g, spectrum):
-    """``algorithm1_pencil.spectrum_edges`` with the chain pencil (copied: the same Weyl
-    windows ``_window`` and density scans ``sigma_pencil.edges``; only the pencil differs)."""
-    ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
-                                 np.array([1.0]))[:2] for gj in gam])
-    ends[gam >= 1.0, 0] = 0.0
-    top_j = ends[:, 1]
-    check_step_scope(gam, top_j.max(), lam, eta, K, g, "the top of the clients' sample spectra")
-    out = []
-    for negative in (False, True):
-        win = _window(gam, p, lam, eta, K, g, ends, negative) if (
-            not negative or g * lam > 1.0) else None
-        if win is None:
-            out.append(None)
-            continue
-        width = 1.02 * (win[1] - win[0])
-        shift = win[0] - 0.01 * width if negative else win[1] + 0.01 * width
-        pen = Alg1Chain(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
-                        shift=shift, sign=1.0 if negative else -1.0)
-        try:
-            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
-        except SolverError:
-            if not negative:
-                raise
-            out.append(None)
-            continue
-        out.append(shift + pen.sign * a)
-    top, bottom = out
-    if not top < 1.0 - 1e-9:
-        raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
-                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
-    low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
-    return top, (bottom if bottom is not None and bottom < 0.0 else None), low
-
-
-def _contour_nodes(lo, hi, rho, t_max):
-    """``algorithm1_sigma_k._contour_nodes``, copied (module docstring, step 4): upper-half
-    nodes z, weights w and the node count n of the ellipse with foci lo, hi."""
-    c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
-    theta = np.linspace(0.0, np.pi, 257)
-    ts = np.geomspace(1.0, 1e-4, 81)
-    amp = np.abs(c0 + h * np.cosh(ts)[:, None] * np.cos(theta)
-                 + 1j * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
-    ok = 2 * t_max * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
-    t = ts[np.argmax(ok)] if ok.any() else ts[-1]
-    n = int(max(t_max + 16, np.ceil(40.0 / t)))
-    n += (-n) % 8
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
-    z = c0 + h * np.cosh(t) * np.cos(theta) + 1j * h * np.sinh(t) * np.sin(theta)
-    w = (-h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)) * (2.0 / n)
-    return z, w, n
-
-
 def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     """Estimated process seconds of this route with ``nodes`` contour nodes: (nodes / 2 + 1)
     (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
@@ -415,11 +359,11 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     """
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
-    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``_edges``)
+    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
     # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
     _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
                 scans, least=True)
-    top, bottom, low = _edges(gam, p, lam, eta, K, g, spectrum)
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Chain)
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
     _, over, finite, t_max = round_horizon(rho, rounds)

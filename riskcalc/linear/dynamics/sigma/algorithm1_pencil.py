@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg import AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, edges
@@ -102,12 +103,13 @@ def _window(gam, p, lam, eta, K, g, ends, negative):
     return ends[0] - pad, ends[1] + pad
 
 
-def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
+def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     """(top, bottom, low) of the round map's spectrum seen by the server block (module
     docstring, step 4), bottom None when it has no negative part or, where a(s) < 0 somewhere
     (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
     bound of the spectrum, ``algorithm1_rate``), else 0; after the checks of its scope: the
-    density scans of ``sigma_pencil.edges`` on the windows of ``_window``."""
+    density scans of ``sigma_pencil.edges`` on the windows of ``_window``, with ``pencil``'s
+    solves (this dense pencil, or ``algorithm1_chain.Alg1Chain``)."""
     # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
     ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                  np.array([1.0]))[:2] for gj in gam])
@@ -128,8 +130,8 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
         # hundredth of the window beyond its ends.
         width = 1.02 * (win[1] - win[0])
         shift = win[0] - 0.01 * width if negative else win[1] + 0.01 * width
-        pen = Alg1Pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
-                         shift=shift, sign=1.0 if negative else -1.0)
+        pen = pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
+                     shift=shift, sign=1.0 if negative else -1.0)
         try:
             a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
         except SolverError:
@@ -145,3 +147,23 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum):
     # x^K over each client's support is extreme at its ends (x = 1 - eta (s + lam) linear).
     low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
     return top, (bottom if bottom is not None and bottom < 0.0 else None), low
+
+
+def _contour_nodes(lo, hi, rho, t_max):
+    """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
+    f) and the node count n of the ellipse with foci lo, hi (``algorithm1_sigma_k``'s docstring, step 4): the
+    parameter t at most 1, and below the one where abs(z)^(2 t_max) exceeds ``AMPLIFICATION``
+    times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
+    c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
+    theta = np.linspace(0.0, np.pi, 257)
+    ts = np.geomspace(1.0, 1e-4, 81)
+    amp = np.abs(c0 + h * np.cosh(ts)[:, None] * np.cos(theta)
+                 + 1j * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
+    ok = 2 * t_max * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
+    t = ts[np.argmax(ok)] if ok.any() else ts[-1]
+    n = int(max(t_max + 16, np.ceil(40.0 / t)))
+    n += (-n) % 8
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    z = c0 + h * np.cosh(t) * np.cos(theta) + 1j * h * np.sinh(t) * np.sin(theta)
+    w = (-h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    return z, w, n

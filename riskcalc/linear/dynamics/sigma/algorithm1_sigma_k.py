@@ -109,34 +109,15 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import AMPLIFICATION, round_horizon, settle
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil, spectrum_edges
+from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import (Alg1Pencil, _contour_nodes,
+                                                              spectrum_edges)
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
 #: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
 MAX_WORK = 1e11
-
-
-def _contour_nodes(lo, hi, rho, t_max):
-    """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
-    f) and the node count n of the ellipse with foci lo, hi (module docstring, step 4): the
-    parameter t at most 1, and below the one where abs(z)^(2 t_max) exceeds ``AMPLIFICATION``
-    times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
-    c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
-    theta = np.linspace(0.0, np.pi, 257)
-    ts = np.geomspace(1.0, 1e-4, 81)
-    amp = np.abs(c0 + h * np.cosh(ts)[:, None] * np.cos(theta)
-                 + 1j * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
-    ok = 2 * t_max * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
-    t = ts[np.argmax(ok)] if ok.any() else ts[-1]
-    n = int(max(t_max + 16, np.ceil(40.0 / t)))
-    n += (-n) % 8
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
-    z = c0 + h * np.cosh(t) * np.cos(theta) + 1j * h * np.sinh(t) * np.sin(theta)
-    w = (-h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)) * (2.0 / n)
-    return z, w, n
 
 
 def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
