@@ -23,6 +23,7 @@ import numpy as np
 
 import riskcalc
 import riskcalc.linear.dynamics.sigma.algorithm1_chain as chain
+import riskcalc.linear.dynamics.sigma.algorithm1_sigma_k as curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
@@ -51,13 +52,14 @@ def run(M, K, T, gl=1.0):
             parts[key] = parts.get(key, 0.0) + _cpu() - t
             return out
         setattr(owner, name, g)
-    timed(chain, "_edges", "edges")
+    timed(curves, "spectrum_edges", "edges")
     timed(chain.Alg1Chain, "two_point", "pairs")
     timed(chain.Alg1Chain, "solve_arc", "arc")
     chain.MAX_SECONDS = np.inf
     rounds = np.array(sorted({0, 1, 3, 10, T}) + [np.inf], float)
     t0 = _cpu()
-    out = chain.algorithm1_chain_curves(gam, r, sg, p, 1.2, lam, eta, K, gl / lam, rounds, SPEC)
+    out = curves.algorithm1_sigma_k_curves(gam, r, sg, p, 1.2, lam, eta, K, gl / lam, rounds, SPEC,
+                                          route="chain")
     total = _cpu() - t0
     n = out["nodes"]
     est = chain.alg1_chain_seconds(M, K, SPEC.atoms.size, n, 2 if gl > 1 else 1)

@@ -50,8 +50,6 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _contour_nodes, spectrum_edges
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES
@@ -347,27 +345,20 @@ def _affordable(M, K, atoms, n, t_max, scans, least=False):
                                                    "fewer local_steps and rounds"))
 
 
-def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
-    """``algorithm1_sigma_k.algorithm1_sigma_k_curves`` (paper 004,
-    ``004_98172ed3646eef14.txt``, eqs. 10-11, K local steps under ``spectrum``) through the
-    chain pencil (module docstring); the same arguments and dict.
+def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
+                scans):
+    """``algorithm1_sigma_k._dense_parts`` through the chain pencil (module docstring): the
+    two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) and the single-contour terms (M + 1, M,
+    N + 1) at the upper nodes z (N,) and z = 1 (paper 004, ``004_98172ed3646eef14.txt``, eqs.
+    10-11, K local steps under ``spectrum``).
 
     Raises
     ------
     ValueError
-        Outside the scope (step_size, gamma) or beyond MAX_SECONDS of estimated time.
+        Beyond MAX_SECONDS of estimated time or MAX_BYTES of memory.
     """
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
-    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
-    # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
-    _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
-                scans, least=True)
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Chain)
-    lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    rho = max(top, -lo)
-    _, over, finite, t_max = round_horizon(rho, rounds)
-    z, w, n = _contour_nodes(lo, top, rho, t_max)
     _affordable(M, K, atoms.size, n, t_max, scans)
     pen = Alg1Chain(atoms, hw, gam, p, lam, eta, K, g, zcheck=low < 0.0)
     if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
@@ -382,7 +373,6 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     zz = np.concatenate([z, [1.0]])
     _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
     s, h = pen.s, pen.h
-    Es = float(h @ s)
     nb = pen.nb
     # Local vectors (module docstring, step 3; ``algorithm1_sigma_k``, step 3).
     cf, au = np.zeros((M, nb)), np.zeros((M, nb))
@@ -407,57 +397,4 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
                             np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
-    zf = np.concatenate([z, z.conj()])
-    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    Tcol = np.where(finite, rounds, 0.0)[:, None]
-    fin = finite.astype(float)[:, None]
-    inf = (~finite).astype(float)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        def weights(x):
-            power = np.where(finite[:, None], x ** Tcol, 0.0)
-            return power, np.where(finite[:, None], (power - 1.0) / (x - 1.0), 0.0)
-
-        pw1, P1 = weights(z)
-        pw2, P2 = weights(zf)
-
-        def quad(F1, c1, F2, c2, f):
-            """``algorithm1_sigma_k_curves``' quadrature (copied)."""
-            two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
-            mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
-            mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
-            return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
-
-        bias, var = np.empty((M + 1, M, len(rounds))), np.empty((M + 1, M, len(rounds)))
-        for k in range(M + 1):
-            Hu, Hn, Ht = H[k, :, 0]
-            one = ((P1 * w) @ cross[k, :, :N].T).imag + inf[:, None] * cross[k, :, N].real
-            bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
-                - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
-            var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
-        Hu, Hn, Ht = H[0, :, 1]
-        dc = -fin[:, 0]
-        dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
-    own_b = np.stack([bias[1 + i, i] for i in range(M)])
-    own_v = np.stack([var[1 + i, i] for i in range(M)])
-    zero = rounds == 0
-    for b_, v_ in ((bias[0], var[0]), (own_b, own_v)):
-        b_[:, zero], v_[:, zero] = ((signal ** 2 + r ** 2) * Es)[:, None], 0.0
-    big = np.isfinite(rounds) & (rounds > over)
-    noisy = np.any((p > 0) & (sigma > 0))
-    dist = np.where(big, np.inf, dist)
-    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * Es + 1e-300
-    sb, sv = settle(bias[0], var[0], big, noisy, scale,
-                    "Algorithm 1's curves with a spectrum")
-    ob, ov = settle(own_b, own_v, big, noisy | (sigma > 0), scale,
-                    "Algorithm 1's curves with a spectrum, the clients' own models")
-
-    def local(terms=None):
-        """(bias, variance), each (M, len(rounds)), of every client's own model."""
-        if terms is not None:
-            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
-                             "with finite local_steps is not covered yet")
-        return ob, ov
-
-    return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
-            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
-            "contraction_is_bound": bool(low < 0.0 and top < -low)}
+    return H, cross

@@ -100,8 +100,8 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
 and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
-``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``. Not covered: personalization from the
-round-T server model.
+``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``'s pencil (``route``), the same curves.
+Not covered: personalization from the round-T server model.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain, _affordable, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import (Alg1Pencil, _contour_nodes,
                                                               spectrum_edges)
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
@@ -120,7 +121,8 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 MAX_WORK = 1e11
 
 
-def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum):
+def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum,
+                              route="auto"):
     """Bias, variance and distance to the fixed point of the server model, and (``local()``)
     bias and variance of every client's own model, of paper 004's Algorithm 1 with K local
     steps (``004_98172ed3646eef14.txt``, eqs. 10-11) at every T of ``rounds`` under
@@ -132,29 +134,55 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     signal, lam, eta, g : float
         ||theta_0||, the prox penalty, the local step and the paper's global step gamma.
     K : int
-        Local steps >= 1, M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
+        Local steps >= 1.
     rounds : ndarray of float (integers or inf)
     spectrum : riskcalc.Spectrum
         H, uniform signal directions.
+    route : {"auto", "dense", "chain"}
+        The pencil's solves: dense (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) or through its
+        client structure (``algorithm1_chain``); "auto" takes the dense one where it applies.
+        The same curves either way (the route changes the cost, not the numbers).
 
     Raises
     ------
     ValueError
         Outside the scope (step_size, gamma) or the size limits (local_steps, clients, rounds).
     """
+    if route not in ("auto", "dense", "chain"):
+        raise ValueError(f"route must be 'auto', 'dense' or 'chain', got {route!r}")
     M = gam.size
-    if M * K * K > MAX_UNKNOWNS:        # beyond the dense pencil: its client structure
-        from riskcalc.linear.dynamics.sigma.algorithm1_chain import algorithm1_chain_curves
-        return algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
-                                       spectrum)
+    chain = route == "chain" or (route == "auto" and M * K * K > MAX_UNKNOWNS)
     atoms, hw = spectrum.atoms, spectrum.weights
-    pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
+    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
+    if chain:
+        # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
+        _affordable(M, K, atoms.size, 40,
+                    int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))), scans, least=True)
+    else:
+        Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum,
+                                      pencil=Alg1Chain if chain else Alg1Pencil)
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
+    H, cross = (chain_parts if chain else _dense_parts)(
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max, scans)
+    return _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal,
+                     float(hw @ atoms), {"contraction": rho, "edges": (lo, top), "atom": 0.0,
+                                         "nodes": n,
+                                         "contraction_is_bound": bool(low < 0.0 and top < -low)})
+
+
+def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
+                 scans):
+    """The two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) of the three couplings for the
+    server and every own model, and the single-contour terms tau(Sigma Y(au_i)) (M + 1, M, N + 1)
+    at the upper nodes z (N,) and z = 1, through the dense pencil (module docstring, step 3)."""
+    M = gam.size
+    atoms, hw = spectrum.atoms, spectrum.weights
+    pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
         raise ValueError(f"spectrum: Algorithm 1's curves with {M} clients, local_steps = {K} "
@@ -181,7 +209,6 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     else:
         _, C, G = pen.solve(lambda y: zz + 1j * y, path)
     s, h = pen.s, pen.h
-    Es = float(h @ s)
     e = np.eye(pen.n)
     c_th = -(e[0] + e[pen.state].sum(axis=0))
     cf, au = np.zeros((M, pen.n)), np.zeros((M, pen.n))
@@ -206,6 +233,15 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     H = H.reshape(M + 1, 3, 2, N + 1, 2 * N + 1)
     # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
     cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
+    return H, cross
+
+
+def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
+    """The curves' dict from the two-point functions and single-contour terms of either route
+    (``_dense_parts``, ``algorithm1_chain.chain_parts``) on the contour z (N,) with weights w:
+    the quadrature of the module docstring (step 3) for every T, the settled tails and the
+    fields of ``extra``."""
+    M, N = gam.size, z.size
     zf = np.concatenate([z, z.conj()])
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
     Tcol = np.where(finite, rounds, 0.0)[:, None]
@@ -260,6 +296,5 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                              "with finite local_steps is not covered yet")
         return ob, ov
 
-    return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
-            "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
-            "contraction_is_bound": bool(low < 0.0 and top < -low)}
+    return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0), "local": local,
+            **extra}
