@@ -106,6 +106,8 @@ Not covered: personalization from the round-T server model.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -160,19 +162,62 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                     int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))), scans, least=True)
     else:
         Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum,
-                                      pencil=Alg1Chain if chain else Alg1Pencil)
+    c = contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Chain if chain else Alg1Pencil)
+    z, w, n, lo, low, top = (c[k] for k in ("z", "w", "n", "lo", "low", "top"))
+    H, cross = (chain_parts if chain else _dense_parts)(
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, c["t_max"], scans)
+    return _assemble(H, cross, z, w, rounds, c["finite"], c["over"], gam, r, sigma, p, signal,
+                     float(hw @ atoms), {"contraction": c["rho"], "edges": (lo, top),
+                                         "atom": 0.0, "nodes": n,
+                                         "contraction_is_bound": bool(low < 0.0 and top < -low)})
+
+
+def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
+    """The edges of the round map's spectrum (``algorithm1_pencil.spectrum_edges`` with the
+    pencil class ``pencil``), its contour (module docstring, step 4) and the rounds' horizon
+    (``fedavg.round_horizon``): a dict of z, w, n (the upper nodes, weights, node count), lo,
+    top, low, rho (the contraction or its bound), over, finite, t_max."""
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil)
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
     _, over, finite, t_max = round_horizon(rho, rounds)
     z, w, n = _contour_nodes(lo, top, rho, t_max)
-    H, cross = (chain_parts if chain else _dense_parts)(
-        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max, scans)
-    return _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal,
-                     float(hw @ atoms), {"contraction": rho, "edges": (lo, top), "atom": 0.0,
-                                         "nodes": n,
-                                         "contraction_is_bound": bool(low < 0.0 and top < -low)})
+    return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": rho,
+            "over": over, "finite": finite, "t_max": t_max}
+
+
+def dense_solve(pen, z, lo, low):
+    """(Chat, Ghat) of the dense pencil ``pen`` at the upper nodes z and at z = 1 (the fixed
+    point: G(1) = (1 - Phi)^-1 there), each followed down from far above it, with the branch
+    check of the module docstring (step 4)."""
+    zz = np.concatenate([z, [1.0]])
+    far = 4.0 * max(1.0, -lo)
+    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
+    if low < 0.0:
+        # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
+        # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
+        _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)
+        zg = zz * np.einsum("a,na->n", pen.h * pen.s, G[:, :, 0, 0])
+        if np.any(zg.imag * np.sign(zz.imag) > 1e-10 * np.abs(zg)):
+            raise SolverError(f"{pen.what}: the pencil solve left the physical branch")
+        return C, G
+    _, C, G = pen.solve(lambda y: zz + 1j * y, path)
+    return C, G
+
+
+def dense_vectors(pen, eta, lam):
+    """The row combinations c_th (n,), cf_j and au_j (M, n) of the module docstring (steps 2-3)
+    on the blocks of the dense pencil ``pen``."""
+    e = np.eye(pen.n)
+    c_th = -(e[0] + e[pen.state].sum(axis=0))
+    cf, au = np.zeros((pen.M, pen.n)), np.zeros((pen.M, pen.n))
+    for j in range(pen.M):
+        cf[j, pen.chain[j]] = -eta
+        au[j, pen.copy[j]] = 1.0
+        au[j, pen.chain[j, :-1]] = eta * lam
+        au[j, pen.chain[j, -1]] = -(1.0 - eta * lam)
+    return c_th, cf, au
 
 
 def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
@@ -194,29 +239,9 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low,
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local_steps, clients or rounds)")
-    # The contour's nodes, then z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each
-    # followed down from far above it.
-    zz = np.concatenate([z, [1.0]])
-    far = 4.0 * max(1.0, -lo)
-    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
-    if low < 0.0:
-        # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
-        # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
-        _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)
-        zg = zz * np.einsum("a,na->n", pen.h * pen.s, G[:, :, 0, 0])
-        if np.any(zg.imag * np.sign(zz.imag) > 1e-10 * np.abs(zg)):
-            raise SolverError(f"{pen.what}: the pencil solve left the physical branch")
-    else:
-        _, C, G = pen.solve(lambda y: zz + 1j * y, path)
+    C, G = dense_solve(pen, z, lo, low)
     s, h = pen.s, pen.h
-    e = np.eye(pen.n)
-    c_th = -(e[0] + e[pen.state].sum(axis=0))
-    cf, au = np.zeros((M, pen.n)), np.zeros((M, pen.n))
-    for j in range(M):
-        cf[j, pen.chain[j]] = -eta
-        au[j, pen.copy[j]] = 1.0
-        au[j, pen.chain[j, :-1]] = eta * lam
-        au[j, pen.chain[j, -1]] = -(1.0 - eta * lam)
+    c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models
     couplings = []
     for m in models:
@@ -236,43 +261,58 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low,
     return H, cross
 
 
-def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
-    """The curves' dict from the two-point functions and single-contour terms of either route
-    (``_dense_parts``, ``algorithm1_chain.chain_parts``) on the contour z (N,) with weights w:
-    the quadrature of the module docstring (step 3) for every T, the settled tails and the
-    fields of ``extra``."""
-    M, N = gam.size, z.size
+def quadrature(z, w, rounds, finite):
+    """The contour quadrature of the module docstring (step 3) on the upper nodes z (N,) with
+    weights w, for every T of ``rounds`` (``finite``: T finite and not settled): a namespace of
+    pw1, P1 (z^T and P_T(z) at z; T = inf and settled: 0), pw2, P2 (at z and its conjugates),
+    inf and fin (T = inf or settled, and its complement, as floats), ``double(F1, c1, F2, c2,
+    f)`` = (oint F1 Y1 dz1 + c1 Y(1)) against (oint F2 Y2 dz2 + c2 Y(1)) from f (N + 1, 2 N + 1)
+    on (upper nodes and 1) x (upper nodes, conjugates and 1), and ``single(F, c, f)`` = oint F
+    f dz + c f(1) from f (N + 1, ...) on the upper nodes and 1 (f(conj z) = conj f(z))."""
+    N = z.size
     zf = np.concatenate([z, z.conj()])
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
     Tcol = np.where(finite, rounds, 0.0)[:, None]
-    fin = finite.astype(float)[:, None]
-    inf = (~finite).astype(float)       # T = inf, and T settled to the fixed point
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        def weights(x):     # z^T and P_T(z) on the contour (T = inf, settled: 0)
+        def weights(x):
             power = np.where(finite[:, None], x ** Tcol, 0.0)
             return power, np.where(finite[:, None], (power - 1.0) / (x - 1.0), 0.0)
 
         pw1, P1 = weights(z)
         pw2, P2 = weights(zf)
 
-        def quad(F1, c1, F2, c2, f):
-            """(oint F1 Y1 dz1 + c1 Y(1)) against (oint F2 Y2 dz2 + c2 Y(1)) for every T: the
-            double contour, the two mixed single contours, and the point (1, 1)."""
-            two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
-            mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
-            mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
-            return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
+    def double(F1, c1, F2, c2, f):
+        two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
+        mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
+        mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
+        return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
 
+    def single(F, c, f):
+        return ((F * w) @ f[:N]).imag + np.multiply.outer(c, f[N].real)
+
+    return SimpleNamespace(pw1=pw1, P1=P1, pw2=pw2, P2=P2, fin=finite.astype(float),
+                           inf=(~finite).astype(float), double=double, single=single)
+
+
+def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
+    """The curves' dict from the two-point functions and single-contour terms of either route
+    (``_dense_parts``, ``algorithm1_chain.chain_parts``) on the contour z (N,) with weights w:
+    the quadrature of the module docstring (step 3) for every T, the settled tails and the
+    fields of ``extra``."""
+    M = gam.size
+    q = quadrature(z, w, rounds, finite)
+    pw1, P1, pw2, P2, inf, quad = q.pw1, q.P1, q.pw2, q.P2, q.inf, q.double
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         bias, var = np.empty((M + 1, M, len(rounds))), np.empty((M + 1, M, len(rounds)))
         for k in range(M + 1):       # model k for every client i (own models: i = k - 1)
             Hu, Hn, Ht = H[k, :, 0]
-            one = ((P1 * w) @ cross[k, :, :N].T).imag + inf[:, None] * cross[k, :, N].real
+            one = q.single(P1, inf, cross[k].T)
             bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
                 - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
             var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
         # w_T - w_inf = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j.
         Hu, Hn, Ht = H[0, :, 1]
-        dc = -fin[:, 0]
+        dc = -q.fin
         dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
     own_b = np.stack([bias[1 + i, i] for i in range(M)])
     own_v = np.stack([var[1 + i, i] for i in range(M)])
