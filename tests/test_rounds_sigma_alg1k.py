@@ -149,6 +149,7 @@ def test_refusals_and_divergence():
     with pytest.raises(ValueError, match="diverges"):
         riskcalc.rounds_limit("pfedme", rounds=[np.inf], local_steps=1,
                               step_size=0.9 / (L + 0.8), global_step=5.0 / 0.8, **kw)
-    with pytest.raises(ValueError, match="not covered"):
+    # Personalization after the rounds: the dense pencil's reach, M (K + k)^2 <= 200.
+    with pytest.raises(ValueError, match=r"M \(K \+ k\)\^2 = 242 unknowns"):
         riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=1, step_size=0.5 / (L + 0.8),
-                              **kw).personalized_risk(lam=1.0)
+                              **kw).personalized_risk(steps=10, step_size=0.1)

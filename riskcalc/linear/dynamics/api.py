@@ -77,6 +77,7 @@ class RoundsLimit:
     converges: bool
     diagnostics: dict = field(default_factory=dict, compare=False)
     _local: object = field(default=None, compare=False, repr=False)
+    _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -136,10 +137,6 @@ class RoundsLimit:
             elif spec is None:
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
-            elif self.method == "pfedme" and np.isfinite(self.params["local_steps"]):
-                raise ValueError("personalized_risk: Algorithm 1 with finite local_steps under "
-                                 "a covariance spectrum is not covered (local_steps=inf, or "
-                                 "Sigma = I, are)")
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
                 bias, variance = self._personalized_sigma(key)
                 risk = bias + variance
@@ -157,6 +154,10 @@ class RoundsLimit:
         par = self.params
         gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
         spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
+        if self._personal is not None:      # the curves' own route (Algorithm 1, finite K)
+            with _beyond_floats():
+                return self._personal(kind=kw["personalization"], k=kw.get("steps"),
+                                      eta2=kw.get("step_size"), lam2=kw.get("lam"))
         with _beyond_floats():
             return personalized_sigma(
                 self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
@@ -434,7 +435,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name == "pfedme":  # the model ``risk`` measures
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
-                         converges, diagnostics, out["local"])
+                         converges, diagnostics, out["local"], out.get("personalize"))
     if name == "pfedme":
         result._cache["local"] = risk
     return result

@@ -349,7 +349,7 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, 
                 scans):
     """``algorithm1_sigma_k._dense_parts`` through the chain pencil (module docstring): the
     two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) and the single-contour terms (M + 1, M,
-    N + 1) at the upper nodes z (N,) and z = 1 (paper 004, ``004_98172ed3646eef14.txt``, eqs.
+    N + 1) at the upper nodes z (N,) and z = 1, and None (no dense solution; paper 004, ``004_98172ed3646eef14.txt``, eqs.
     10-11, K local steps under ``spectrum``).
 
     Raises
@@ -397,4 +397,4 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, 
     cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
                             np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
-    return H, cross
+    return H, cross, None

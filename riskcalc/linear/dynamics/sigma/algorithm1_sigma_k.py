@@ -101,18 +101,20 @@ Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_cu
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
 and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
 ``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``'s pencil (``route``), the same curves.
-Not covered: personalization from the round-T server model.
+Personalization from the round-T server model: ``algorithm1.personalize`` (the curves'
+``personalize``, reusing their contour and solve); the contour machinery: ``algorithm1.contour``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import settle
+from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
+                                                               dense_vectors, quadrature)
+from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
 from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain, _affordable, chain_parts
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import (Alg1Pencil, _contour_nodes,
-                                                              spectrum_edges)
+from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 
@@ -160,26 +162,28 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                     int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))), scans, least=True)
     else:
         Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum,
-                                      pencil=Alg1Chain if chain else Alg1Pencil)
-    # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
-    lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    rho = max(top, -lo)
-    _, over, finite, t_max = round_horizon(rho, rounds)
-    z, w, n = _contour_nodes(lo, top, rho, t_max)
-    H, cross = (chain_parts if chain else _dense_parts)(
-        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max, scans)
-    return _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal,
-                     float(hw @ atoms), {"contraction": rho, "edges": (lo, top), "atom": 0.0,
-                                         "nodes": n,
+    c = contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Chain if chain else Alg1Pencil)
+    z, w, n, lo, low, top = (c[k] for k in ("z", "w", "n", "lo", "low", "top"))
+    H, cross, solved = (chain_parts if chain else _dense_parts)(
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, c["t_max"], scans)
+
+    def personalize(**kind):
+        """(bias, variance) after personalizing the round-T server model
+        (``algorithm1.personalize``; the dense route's contour and solve reused)."""
+        return algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                             spectrum, solved=solved and (c, *solved), **kind)
+    return _assemble(H, cross, z, w, rounds, c["finite"], c["over"], gam, r, sigma, p, signal,
+                     float(hw @ atoms), {"contraction": c["rho"], "edges": (lo, top),
+                                         "atom": 0.0, "nodes": n, "personalize": personalize,
                                          "contraction_is_bound": bool(low < 0.0 and top < -low)})
 
 
 def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
                  scans):
     """The two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) of the three couplings for the
-    server and every own model, and the single-contour terms tau(Sigma Y(au_i)) (M + 1, M, N + 1)
-    at the upper nodes z (N,) and z = 1, through the dense pencil (module docstring, step 3)."""
+    server and every own model, the single-contour terms tau(Sigma Y(au_i)) (M + 1, M, N + 1)
+    at the upper nodes z (N,) and z = 1, through the dense pencil (module docstring, step 3),
+    and its solution (Chat, Ghat) there."""
     M = gam.size
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)
@@ -194,29 +198,9 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low,
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local_steps, clients or rounds)")
-    # The contour's nodes, then z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each
-    # followed down from far above it.
-    zz = np.concatenate([z, [1.0]])
-    far = 4.0 * max(1.0, -lo)
-    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
-    if low < 0.0:
-        # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
-        # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
-        _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)
-        zg = zz * np.einsum("a,na->n", pen.h * pen.s, G[:, :, 0, 0])
-        if np.any(zg.imag * np.sign(zz.imag) > 1e-10 * np.abs(zg)):
-            raise SolverError(f"{pen.what}: the pencil solve left the physical branch")
-    else:
-        _, C, G = pen.solve(lambda y: zz + 1j * y, path)
+    C, G = dense_solve(pen, z, lo, low)
     s, h = pen.s, pen.h
-    e = np.eye(pen.n)
-    c_th = -(e[0] + e[pen.state].sum(axis=0))
-    cf, au = np.zeros((M, pen.n)), np.zeros((M, pen.n))
-    for j in range(M):
-        cf[j, pen.chain[j]] = -eta
-        au[j, pen.copy[j]] = 1.0
-        au[j, pen.chain[j, :-1]] = eta * lam
-        au[j, pen.chain[j, -1]] = -(1.0 - eta * lam)
+    c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models
     couplings = []
     for m in models:
@@ -233,7 +217,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low,
     H = H.reshape(M + 1, 3, 2, N + 1, 2 * N + 1)
     # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
     cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
-    return H, cross
+    return H, cross, (C, G)
 
 
 def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
@@ -241,38 +225,20 @@ def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es
     (``_dense_parts``, ``algorithm1_chain.chain_parts``) on the contour z (N,) with weights w:
     the quadrature of the module docstring (step 3) for every T, the settled tails and the
     fields of ``extra``."""
-    M, N = gam.size, z.size
-    zf = np.concatenate([z, z.conj()])
-    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    Tcol = np.where(finite, rounds, 0.0)[:, None]
-    fin = finite.astype(float)[:, None]
-    inf = (~finite).astype(float)       # T = inf, and T settled to the fixed point
+    M = gam.size
+    q = quadrature(z, w, rounds, finite)
+    pw1, P1, pw2, P2, inf, quad = q.pw1, q.P1, q.pw2, q.P2, q.inf, q.double
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        def weights(x):     # z^T and P_T(z) on the contour (T = inf, settled: 0)
-            power = np.where(finite[:, None], x ** Tcol, 0.0)
-            return power, np.where(finite[:, None], (power - 1.0) / (x - 1.0), 0.0)
-
-        pw1, P1 = weights(z)
-        pw2, P2 = weights(zf)
-
-        def quad(F1, c1, F2, c2, f):
-            """(oint F1 Y1 dz1 + c1 Y(1)) against (oint F2 Y2 dz2 + c2 Y(1)) for every T: the
-            double contour, the two mixed single contours, and the point (1, 1)."""
-            two = 2.0 * np.sum(((F1 * (w / 2j)) @ f[:N, :-1]) * (F2 * Wf), axis=1).real
-            mix1 = ((F1 * w) @ f[:N, -1]).imag * c2
-            mix2 = ((F2 * Wf) @ f[-1, :-1]).real * c1
-            return two + mix1 + mix2 + c1 * c2 * f[-1, -1].real
-
         bias, var = np.empty((M + 1, M, len(rounds))), np.empty((M + 1, M, len(rounds)))
         for k in range(M + 1):       # model k for every client i (own models: i = k - 1)
             Hu, Hn, Ht = H[k, :, 0]
-            one = ((P1 * w) @ cross[k, :, :N].T).imag + inf[:, None] * cross[k, :, N].real
+            one = q.single(P1, inf, cross[k].T)
             bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
                 - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
             var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
         # w_T - w_inf = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j.
         Hu, Hn, Ht = H[0, :, 1]
-        dc = -fin[:, 0]
+        dc = -q.fin
         dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
     own_b = np.stack([bias[1 + i, i] for i in range(M)])
     own_v = np.stack([var[1 + i, i] for i in range(M)])
@@ -292,8 +258,8 @@ def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es
         """(bias, variance), each (M, len(rounds)), of every client's own model after the
         local steps of round T (module docstring, step 3)."""
         if terms is not None:
-            raise ValueError("personalized_risk: personalization after round T of Algorithm 1 "
-                             "with finite local_steps is not covered yet")
+            raise ValueError("personalized_risk: under a spectrum, personalization after "
+                             "Algorithm 1's rounds is the curves' 'personalize'")
         return ob, ov
 
     return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0), "local": local,

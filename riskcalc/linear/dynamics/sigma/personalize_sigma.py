@@ -117,6 +117,7 @@ class PersonalPencil(SigmaPencil):
         kn = k if kind == "ftfa" else 1
         self.K = Kb + kn
         self.n = nb + M * (kn + 1)
+        self.zblocks = base.zblocks
         self.root = nb + (kn + 1) * np.arange(M)                      # (i, 0')
         self.last = self.root + kn                                     # f_i
         new_rows = self.root[:, None] + 1 + np.arange(kn)[None, :]
@@ -152,6 +153,53 @@ class PersonalPencil(SigmaPencil):
             self.e[:, :, None] * np.eye(self.K), X.shape).swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
+def personal_guard(ext, k, kind, nodes):
+    """ValueError when the extended pencil ``ext`` (``PersonalPencil``) at ``nodes`` contour
+    nodes needs more than MAX_BYTES or is estimated beyond MAX_SECONDS (``personal_seconds``),
+    naming what would fit."""
+    M, atoms = ext.M, ext.s.size
+    # As fedavg_own: the couplings over all clients hold factors of M x M K per node and atom.
+    need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * nodes * atoms * 16.0
+    if need > MAX_BYTES:
+        raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
+                         f"client, {atoms} atoms and {nodes} contour nodes needs about "
+                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
+                         "fewer clients, steps, atoms or rounds")
+    seconds = personal_seconds(M, ext.K, atoms, nodes)
+    if seconds > MAX_SECONDS:
+        fits = [kk for kk in range(k or 1) if kind == "ftfa"
+                and personal_seconds(M, ext.K - k + kk, atoms, nodes) <= MAX_SECONDS]
+        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
+                         f"clients, {ext.K} blocks per client, {atoms} atoms and {nodes} "
+                         f"contour nodes would take about {seconds:.3g} s here (estimated; at "
+                         f"most {MAX_SECONDS:g} s); give "
+                         + (f"steps <= {fits[-1]}, or " if fits else "")
+                         + "fewer rounds, clients or atoms")
+
+
+def ftfa_chain_steps(spectrum, gam, k, eta2):
+    """FTFA's step per client in its chain (``eta2``, or 1 / top for a client whose growth
+    overflows: module docstring, "Overflow") and the description of the clients whose steps
+    diverge (None if none), for the error when the solve fails."""
+    top = stable_top(spectrum.atoms, spectrum.weights, gam)
+    conv, over = ftfa_stability(gam, k, eta2, top=top)
+    bad = np.flatnonzero(~conv & ~over)
+    diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
+                 + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
+                             f"{eta2 * top[i]:.4g} >= 2)" for i in bad))
+    return np.where(over, 1.0 / top, eta2), diverging
+
+
+def personal_unknowns(M, Kb, kind, k):
+    """ValueError when the extended pencil's M (K_b + k_b)^2 unknowns exceed MAX_UNKNOWNS."""
+    size = M * (Kb + (k if kind == "ftfa" else 1)) ** 2
+    if size > MAX_UNKNOWNS:
+        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
+                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
+                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
+                         "its cube); give fewer personalization steps, clients or local steps")
+
+
 def _rtfa_tau(atoms, weights, gam, lam2):
     """tau_new of RTFA (module docstring, step 2) per client: x = 1 + gamma E_H[s x / (lam' x +
     s)] (increasing and concave in x, so one root above 1), tau = (1 - x) / gamma."""
@@ -176,23 +224,7 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
     ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
     extt = PersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
     z = c["z"]
-    # As fedavg_own: the couplings over all clients hold factors of M x M K per node and atom.
-    need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * z.size * s.size * 16.0
-    if need > MAX_BYTES:
-        raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
-                         f"client, {s.size} atoms and {z.size} contour nodes needs about "
-                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
-                         "fewer clients, steps, atoms or rounds")
-    seconds = personal_seconds(M, ext.K, s.size, z.size)
-    if seconds > MAX_SECONDS:
-        fits = [kk for kk in range(k or 1) if kind == "ftfa"
-                and personal_seconds(M, ext.K - k + kk, s.size, z.size) <= MAX_SECONDS]
-        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
-                         f"clients, {ext.K} blocks per client, {s.size} atoms and {z.size} "
-                         f"contour nodes would take about {seconds:.3g} s here (estimated; at "
-                         f"most {MAX_SECONDS:g} s); give "
-                         + (f"steps <= {fits[-1]}, or " if fits else "")
-                         + "fewer rounds, clients or atoms")
+    personal_guard(ext, k, kind, z.size)
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
     _, _, Gi = base.solve(lambda t: big, [0.0])
@@ -270,24 +302,11 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
         found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
-    size = gam.size * ((local_steps if method == "fedavg" else 1)
-                       + (k if kind == "ftfa" else 1)) ** 2
-    if size > MAX_UNKNOWNS:
-        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
-                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
-                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
-                         "its cube); give fewer personalization steps, clients or local steps")
+    personal_unknowns(gam.size, local_steps if method == "fedavg" else 1, kind, k)
     atoms, weights = spectrum.atoms, spectrum.weights
+    diverging = None
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
-        top = stable_top(atoms, weights, gam)
-        conv, over = ftfa_stability(gam, k, eta2, top=top)
-        bad = np.flatnonzero(~conv & ~over)
-        diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
-                     + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
-                                 f"{eta2 * top[i]:.4g} >= 2)" for i in bad))
-        eta2 = np.where(over, 1.0 / top, eta2)
-    else:
-        diverging = None
+        eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
     if method == "fedavg":
         eta, K = step_size, local_steps
         pen = SigmaPencil(atoms, weights, gam, p, eta, K)

@@ -119,7 +119,7 @@ class SigmaPencil:
         for j in range(self.M):
             E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
         L = self.L0 + self.s[None, :, None, None] * E[:, None]
-        L[:, :, 0, 0] += z[:, None]
+        L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
         return np.linalg.inv(L)
 
     def node_bytes(self):
