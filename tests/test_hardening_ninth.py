@@ -63,3 +63,35 @@ def test_a_clients_file_on_stdin_is_read_once():
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["risk"] == pytest.approx(0.25, rel=1e-12)
+
+
+def _write(tmp_path, name, obj):
+    path = tmp_path / name
+    path.write_text(json.dumps(obj) if not isinstance(obj, str) else obj)
+    return str(path)
+
+
+TWO = [{"gamma": 0.5, "r": 1, "sigma": 0.5}, {"gamma": 1.5, "r": 0.5, "sigma": 0.5}]
+
+
+# was: ``advise --d 1e300`` (a float option) was accepted, and any --d was silently ignored when
+# every client gives gamma.
+@pytest.mark.parametrize("extra, expect", [
+    ("--d 1e300", "--d must be an integer >= 1"),
+    ("--d 2.5", "--d must be an integer >= 1"),
+    ("--d 50", "--d 50: nothing in --clients-file"),
+    ("--model logistic --signal 1 --global-lam 1 --d 50", "--d 50: nothing in --clients-file"),
+])
+def test_advise_d_is_a_whole_number_that_something_uses(extra, expect, tmp_path, capsys):
+    path = _write(tmp_path, "two.json", TWO)
+    line = _one_error_line(["advise", "--clients-file", path, *shlex.split(extra)], capsys)
+    assert line.startswith("error: " + expect), line
+
+
+def test_advise_d_still_turns_n_into_gamma(tmp_path, capsys):
+    path = _write(tmp_path, "n.json", [{"n": 100, "r": 1, "sigma": 0.5},
+                                       {"n": 50, "r": 0.5, "sigma": 0.5}])
+    code, out, err = _run(["advise", "--clients-file", path, "--d", "50", "--json",
+                           "--methods", "fedavg"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["federation"]["gamma"] == [0.5, 1.0]

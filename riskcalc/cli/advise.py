@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from riskcalc._validate import positive_int
+from riskcalc._validate import MAX_INT, positive_int
 from riskcalc.cli import COMMANDS, advise_intervals, families, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
@@ -113,9 +113,28 @@ def read_federation(args):
     if est is None:
         for note in ff.notes("linear", signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
+    check_d(args, ff, sized=True)
     names = [c.get("name") for c in ff.clients]
     return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,
             names if any(n is not None for n in names) else None, ff.signal)
+
+
+def check_d(args, ff, sized: bool) -> None:
+    """``--d``: a whole number (it was a float: 1e300 was taken) that something uses, a client's
+    ``n`` or (``sized``, the linear family) a ``powerlaw:`` or ``file:`` SPEC, whose number of
+    eigenvalues it gives or checks; otherwise it was accepted and silently ignored."""
+    if args.d is None:
+        return
+    args.d = positive_int("--d", args.d, maximum=MAX_INT)
+    if ff.d is not None:       # checked against the file's own d
+        return
+    specs = [args.spectrum or ""] + [str(c.get("spectrum", "")) for c in ff.clients]
+    if any("n" in c for c in ff.clients) or (sized and any(
+            s.strip().lower().startswith(("powerlaw:", "file:")) for s in specs)):
+        return
+    raise ValueError(f"--d {args.d}: nothing in {ff.where} uses it (it turns a client's n into "
+                     "gamma = d / n" + (" and sizes powerlaw:P spectra" if sized else "")
+                     + "; every client gives gamma)")
 
 
 def run(args) -> int:
