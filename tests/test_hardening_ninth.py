@@ -95,3 +95,17 @@ def test_advise_d_still_turns_n_into_gamma(tmp_path, capsys):
                            "--methods", "fedavg"], capsys)
     assert code == 0, err
     assert json.loads(out)["federation"]["gamma"] == [0.5, 1.0]
+
+
+# was: predict answered lam = 0 below the separability threshold, compare and sweep started the
+# simulation (a progress bar) and then stopped with "lam must lie in (0, inf)", naming no option.
+@pytest.mark.parametrize("verb, lam", [("compare", "0"), ("sweep", "1,0")])
+def test_logistic_lam_zero_is_refused_before_the_simulation(verb, lam, capsys):
+    argv = shlex.split(f"{verb} rtfa --model logistic --gamma 0.1 --r 1 --signal 1 --lam {lam} "
+                       "--d 30 --reps 3")
+    line = _one_error_line(argv, capsys)
+    assert line.startswith(f"error: --lam 0: {verb} --model logistic simulates lam > 0 only"), line
+    assert "predict gives the lam = 0 limit" in line
+    code, out, _ = _run(shlex.split("predict rtfa --model logistic --gamma 0.1 --r 1 --signal 1 "
+                                    "--lam 0 --json"), capsys)
+    assert code == 0 and json.loads(out)["risk"] > 0

@@ -310,6 +310,10 @@ def compare(args) -> int:
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
     pred, _ = _limit(prob)
+    if prob["method"] != "fedavg":
+        from riskcalc.cli.logistic_sweep import simulated_lams
+
+        simulated_lams([prob["lam"]], "compare")
     _budget(args, prob, d, reps)
     sim, n = _simulate(args, prob, d, reps)
     names = quantities(prob)
