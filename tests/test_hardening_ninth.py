@@ -109,3 +109,32 @@ def test_logistic_lam_zero_is_refused_before_the_simulation(verb, lam, capsys):
     code, out, _ = _run(shlex.split("predict rtfa --model logistic --gamma 0.1 --r 1 --signal 1 "
                                     "--lam 0 --json"), capsys)
     assert code == 0 and json.loads(out)["risk"] > 0
+
+
+class _Bar:
+    def __init__(self):
+        self.shown = []
+
+    def set_postfix_str(self, text):
+        self.shown.append(text)
+
+
+# was: the bar moved once per pipeline, so MAML-FL and pFedMe at 5000 clients showed nothing for
+# about 4 minutes; now the running pipeline, its time so far and its estimate are redrawn.
+def test_advise_progress_names_the_running_pipeline_between_updates(monkeypatch):
+    import time
+
+    from riskcalc.cli.advise import _Ticker
+
+    monkeypatch.setattr(_Ticker, "PERIOD", 0.01)
+    bar = _Bar()
+    ticker = _Ticker(bar, ["fedavg", "maml_fl"], {"fedavg": 0.5, "maml_fl": 90.0})
+    with ticker:
+        ticker.done("fedavg")
+        time.sleep(0.2)         # no update from the pipeline: the ticker redraws alone
+        assert ticker.thread.is_alive()
+    assert not ticker.thread.is_alive()
+    running = [t for t in bar.shown if t.startswith("maml_fl running")]
+    assert len(running) >= 3 and running[-1].endswith("(CPU estimated 1.5 min)"), bar.shown
+    ticker.done("maml_fl")
+    assert bar.shown[-1] == ""
