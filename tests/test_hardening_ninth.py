@@ -138,3 +138,63 @@ def test_advise_progress_names_the_running_pipeline_between_updates(monkeypatch)
     assert len(running) >= 3 and running[-1].endswith("(CPU estimated 1.5 min)"), bar.shown
     ticker.done("maml_fl")
     assert bar.shown[-1] == ""
+
+
+# was: a file that starts like a zip archive but is not one gave a zipfile.BadZipFile traceback.
+def test_estimate_refuses_a_broken_npz(tmp_path, capsys):
+    path = tmp_path / "fake.npz"
+    path.write_bytes(b"PK\x03\x04garbage")
+    line = _one_error_line(["estimate", "--data", str(path)], capsys)
+    assert line.startswith(f"error: --data {path}: not a .npz file of arrays X, y, client")
+
+
+HEADER = "client,y,x0,x1\n"
+ROWS = "".join(f"{j % 3},{j * 0.1},{j},{j * j % 7}\n" for j in range(9))
+
+
+# was: numpy's "at row 3, column 2" (data rows counted from 0, columns from 1) and "changed from
+# 4 to 3 at row 4" (counted from 1); a ';'-separated file "needs a 'client' column"; a file
+# without features "X must be a non-empty 2-D array (N x d), got shape (3, 0)".
+@pytest.mark.parametrize("text, expect", [
+    (HEADER + "".join(f"{j % 3},{'abc' if j == 3 else j},{j},1\n" for j in range(9)),
+     "not a numeric CSV (line 5, column 2 ('y'): 'abc' is not a number)"),
+    (HEADER + ROWS + "1,2,3\n", "not a numeric CSV (line 11 has 3 fields, the header 4)"),
+    (HEADER.replace(",", ";") + ROWS.replace(",", ";"), "columns must be separated by commas "
+                                                        "(this file seems to use ';')"),
+    ("client,y\n0,1\n1,2\n2,3\n", "the CSV has no feature column (only client and y)"),
+])
+def test_estimate_csv_errors_name_the_line_as_an_editor_counts(text, expect, tmp_path, capsys):
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    line = _one_error_line(["estimate", "--data", str(path)], capsys)
+    assert expect in line, line
+
+
+# was: "error: method rtfa needs lam" (the API's parameter name, no option).
+@pytest.mark.parametrize("verb", ["predict", "sweep"])
+def test_a_missing_method_parameter_is_named_as_its_option(verb, capsys):
+    line = _one_error_line(shlex.split(f"{verb} local_ridge --gamma 0.5 --sigma 0.5 --d 10"
+                                       if verb == "sweep" else
+                                       "predict local_ridge --gamma 0.5 --sigma 0.5"), capsys)
+    assert line == "error: local_ridge needs --rho, --lam (it takes --rho, --lam)"
+
+
+# was: '"clients" must be a non-empty list of client objects, got a list' (it was one).
+def test_an_empty_clients_list_is_called_empty(tmp_path, capsys):
+    path = _write(tmp_path, "fed.json", {"fedrisk_federation": 1, "clients": []})
+    line = _one_error_line(["predict", "ftfa", "--federation", path], capsys)
+    assert line.endswith('"clients" must be a non-empty list of client objects, got an empty '
+                         "list")
+
+
+# was: rounds=[] "rounds must be integers in 0..2^53 or numpy.inf, got []"; weights=None
+# "weights must be a real number, got None".
+@pytest.mark.parametrize("extra, expect", [
+    ({"rounds": []}, "rounds must list at least one number of rounds T"),
+    ({"rounds": [1], "weights": None}, "weights must be 'samples', 'uniform' or one positive "
+                                       "number per client (1), got None"),
+])
+def test_rounds_limit_names_an_empty_rounds_list_and_missing_weights(extra, expect):
+    with pytest.raises(ValueError, match=expect.replace("(", r"\(").replace(")", r"\)")):
+        riskcalc.rounds_limit("fedavg", gamma=0.5, r=1.0, sigma=0.5, signal=1.0, local_steps=2,
+                              step_size=0.2, **extra)
