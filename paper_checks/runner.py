@@ -6,6 +6,7 @@ other claims run, in which order, or on the number of worker processes.
 
 from __future__ import annotations
 
+import difflib
 import sys
 import time
 
@@ -29,8 +30,13 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     if claim_ids:
         unknown = [i for i in claim_ids if i not in CLAIMS]
         if unknown:
-            raise ValueError(f"unknown claim id(s): {', '.join(unknown)} (see riskcalc check "
-                             "--list)")
+            # Quoted: an empty or blank id ('--claim ""') was printed as nothing at all.
+            text = str(unknown[0]).strip()
+            near = ([i for i in CLAIMS if text and i.startswith(text)][:3]
+                    or difflib.get_close_matches(text, list(CLAIMS), n=1))
+            hint = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
+            raise ValueError(f"unknown claim id(s): {', '.join(map(repr, unknown))} ({hint}see "
+                             "riskcalc check --list)")
         keep = {c.id for c in chosen}
         chosen = [CLAIMS[i] for i in dict.fromkeys(claim_ids) if i in keep]
     return chosen

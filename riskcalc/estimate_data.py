@@ -172,7 +172,8 @@ def load(path):
     _check_npz(path)
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile):
+        # BadZipFile: a file that starts like a zip archive but is not one (was a traceback).
         # ValueError: a text or pickle file (numpy's advice to allow pickles is unsafe).
         raise ValueError(f"--data {path}: not a .npz file of arrays X, y, client (a data "
                          "CSV must be named *.csv)") from None
@@ -234,6 +235,10 @@ def _load_csv(path):
             header = [h.strip() for h in fh.readline().strip().split(",")]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+    if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
+        sep = "';'" if ";" in header[0] else "tabs"
+        raise ValueError(f"--data {path}: the CSV header is one column {header[0][:60]!r}: "
+                         f"columns must be separated by commas (this file seems to use {sep})")
     for col in ("client", "y"):
         if col not in header:
             raise ValueError(f"--data {path}: the CSV header needs a '{col}' column; got "
@@ -250,11 +255,37 @@ def _load_csv(path):
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     except ValueError as exc:
         # numpy's advice to pass ``usecols`` is for its Python callers, not for this file.
-        why = re.sub(r";? ?use `usecols`.*$", "", str(exc).strip()).rstrip(". ")
+        why = _bad_line(path, header) or re.sub(r";? ?use `usecols`.*$", "",
+                                                str(exc).strip()).rstrip(". ")
         raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
     if table.size == 0:
         raise ValueError(f"--data {path}: no data rows under the header")
     if table.shape[1] != len(header):
         raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
+    if not feats:   # was "X must be a non-empty 2-D array (N x d), got shape (3, 0)"
+        raise ValueError(f"--data {path}: the CSV has no feature column (only client and y); "
+                         "every column other than client and y is a feature of X")
     return table[:, feats], table[:, header.index("y")], table[:, header.index("client")]
+
+
+def _bad_line(path, header):
+    """Where a CSV stops being numeric, as a text editor counts (the header is line 1), or
+    None: numpy's own message counts data rows from 0 in one case and from 1 in another."""
+    with open(path, encoding="utf-8-sig") as fh:
+        next(fh, None)
+        for line_no, line in enumerate(fh, 2):
+            text = line.split("#", 1)[0].strip()     # loadtxt's comments and blank lines
+            if not text:
+                continue
+            cells = text.split(",")
+            if len(cells) != len(header):
+                return (f"line {line_no} has {len(cells)} fields, the header "
+                        f"{len(header)}")
+            for k, cell in enumerate(cells):
+                try:
+                    float(cell)
+                except ValueError:
+                    return (f"line {line_no}, column {k + 1} ({header[k]!r}): "
+                            f"{cell.strip()[:40]!r} is not a number")
+    return None

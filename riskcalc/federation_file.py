@@ -257,7 +257,8 @@ def _object(data, path, where):
     clients = data.get("clients")
     if not isinstance(clients, list) or not clients:
         raise probe.error(None, "\"clients\" must be a non-empty list of client objects, got "
-                                + ("nothing" if clients is None else _kind(clients)))
+                                + ("nothing" if clients is None else
+                                   "an empty list" if clients == [] else _kind(clients)))
     for k in ("estimate", "federation"):
         if k in data and not isinstance(data[k], (dict, list)):
             raise probe.error(None, f"{k} must be an object or a list (written by riskcalc "

@@ -54,8 +54,8 @@ def test_sweep_jsonl_stdout(capsys):
 @pytest.mark.parametrize("argv, message", [
     ("compare rtfa --gamma 10 --r 1 --sigma 0.5 --lam 1 --d 3 --reps 2", "too small"),
     ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --lam 1 --d 40 --reps 1", "reps"),
-    ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --d 40", "needs lam"),
-    ("compare maml_fl --gamma 2 --r 1 --sigma 0.5 --d 40", "needs alpha"),
+    ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --d 40", "needs --lam"),
+    ("compare maml_fl --gamma 2 --r 1 --sigma 0.5 --d 40", "needs --alpha"),
     ("sweep rtfa --gamma 2,x --r 1 --sigma 0.5 --lam 1 --d 40", "comma-separated"),
     ("compare rtfa --gamma 2 --r 1 --sigma 0.5 --lam 1 --d 40 --global federated --clients 1",
      "clients"),

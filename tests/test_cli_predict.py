@@ -78,7 +78,7 @@ def test_finite_steps(capsys):
      "--steps"),
     (["predict", "maml_fl", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--alpha", "0.1",
       "--steps", "3", "--step-size", "0.1"], "method"),
-    (["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "needs lam"),
+    (["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"], "needs --lam"),
     (["predict", "rtfa", "--gamma", "-2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "gamma"),
     (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1"], "lam"),
     (["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--spectrum", "bad"],

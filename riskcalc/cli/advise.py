@@ -16,12 +16,13 @@ candidates (``riskcalc.cli.logistic_advise``).
 from __future__ import annotations
 
 import csv
+import threading
 import time
 import warnings
 
 import numpy as np
 
-from riskcalc._validate import positive_int
+from riskcalc._validate import MAX_INT, positive_int
 from riskcalc.cli import COMMANDS, advise_intervals, families, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input
 
@@ -113,9 +114,28 @@ def read_federation(args):
     if est is None:
         for note in ff.notes("linear", signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
+    check_d(args, ff, sized=True)
     names = [c.get("name") for c in ff.clients]
     return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,
             names if any(n is not None for n in names) else None, ff.signal)
+
+
+def check_d(args, ff, sized: bool) -> None:
+    """``--d``: a whole number (it was a float: 1e300 was taken) that something uses, a client's
+    ``n`` or (``sized``, the linear family) a ``powerlaw:`` or ``file:`` SPEC, whose number of
+    eigenvalues it gives or checks; otherwise it was accepted and silently ignored."""
+    if args.d is None:
+        return
+    args.d = positive_int("--d", args.d, maximum=MAX_INT)
+    if ff.d is not None:       # checked against the file's own d
+        return
+    specs = [args.spectrum or ""] + [str(c.get("spectrum", "")) for c in ff.clients]
+    if any("n" in c for c in ff.clients) or (sized and any(
+            s.strip().lower().startswith(("powerlaw:", "file:")) for s in specs)):
+        return
+    raise ValueError(f"--d {args.d}: nothing in {ff.where} uses it (it turns a client's n into "
+                     "gamma = d / n" + (" and sizes powerlaw:P spectra" if sized else "")
+                     + "; every client gives gamma)")
 
 
 def run(args) -> int:
@@ -185,18 +205,22 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
         bar = tqdm(total=len(chosen) + (rounds[0] is not None), desc="advise",
                    file=sys.stderr, leave=False)
 
+    order = [m for m in adv.PIPELINES if m in chosen] + ["rounds"] * (rounds[0] is not None)
+    ticker = _Ticker(bar, order, est)
+
     def progress(name):
         finished.append(name)
         if bar is not None:
-            bar.set_postfix_str(name)
+            ticker.done(name)
             bar.update(1)
 
     draws = None    # the bootstrap's draws done, once the advice has finished
     wall, cpu = time.monotonic(), time.process_time()
     try:
         with guards.time_limit(limit):
-            result = adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
-                                progress=progress)
+            with ticker:
+                result = adv.advise(fed, methods=methods, rounds=rounds[0], signal=rounds[1],
+                                    progress=progress)
             if bar is not None:
                 bar.close()
                 bar = None
@@ -220,6 +244,56 @@ def _solve(args, fed, methods, rounds=(None, None), estimate=None):
     finally:
         if bar is not None:
             bar.close()
+
+
+class _Ticker:
+    """The progress bar's line redrawn every ``PERIOD`` seconds with the pipeline running, its
+    time so far and its estimate (a daemon thread): a pipeline can take minutes (MAML-FL and
+    pFedMe at 5000 clients: about 4 min) between two updates of the bar, which looked hung."""
+
+    PERIOD = 1.0
+
+    def __init__(self, bar, order, est):
+        self.bar, self.order, self.est = bar, list(order), est
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+        self.stop = threading.Event()
+        self.thread = None
+
+    def done(self, name):
+        with self.lock:
+            if name in self.order:
+                self.order.remove(name)
+            self.start = time.monotonic()
+        self.tick()
+
+    def tick(self):
+        with self.lock:
+            if not self.order:
+                self.bar.set_postfix_str("")
+                return
+            name, spent = self.order[0], time.monotonic() - self.start
+        guess = self.est.get(name)
+        clock = f"{spent:.0f} s" if spent < 60 else guards.duration(spent)
+        self.bar.set_postfix_str(f"{name} running {clock}" + (
+            "" if guess is None else f" (CPU estimated {guards.duration(guess)})"))
+
+    def _loop(self):
+        while not self.stop.wait(self.PERIOD):
+            self.tick()
+
+    def __enter__(self):
+        if self.bar is not None:
+            self.tick()
+            self.thread = threading.Thread(target=self._loop, name="advise-ticker",
+                                           daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
 
 
 def _fmt(v) -> str:

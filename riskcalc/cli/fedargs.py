@@ -40,7 +40,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     """Read ``--federation`` (or an object given to ``--clients-file``) and fill the target's
     model options from it, in place; the keys the family ignores are named in a warning. A bare
     list given to ``--clients-file`` is left to the verb (``other_clients``)."""
-    args._others = None
+    args._others = args._bare = None
     fed_path = getattr(args, "federation", None)
     if fed_path is None and getattr(args, "clients_file", None) is None:
         if getattr(args, "target", None) is not None:
@@ -61,6 +61,8 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
                 raise ValueError("--target applies with --federation (a bare --clients-file "
                                  "list holds the OTHER clients: the target is the client of "
                                  "the model options)")
+            # Kept for other_clients: a pipe (/dev/stdin) can be read once only.
+            args._bare = ff
             _default_global(args, False)
             return
     _default_global(args, True)
@@ -170,17 +172,31 @@ def _logistic(args, ff, gammas, specs, order):
 
 
 def other_clients(args, read_bare):
-    """The OTHER clients: from the federation object (``resolve``), else ``read_bare(path)``
-    of the bare list of ``--clients-file``."""
+    """The OTHER clients: from the federation object (``resolve``), else ``read_bare`` of the
+    bare list of ``--clients-file`` (the list ``resolve`` read, else the path)."""
     others = getattr(args, "_others", None)
-    return others if others is not None else read_bare(args.clients_file)
+    if others is not None:
+        return others
+    bare = getattr(args, "_bare", None)
+    return read_bare(args.clients_file if bare is None else bare)
+
+
+def bare_list(source):
+    """``(path, clients)`` of a bare ``--clients-file`` list: ``source`` is its path or the
+    ``FederationFile`` ``resolve`` already read (a pipe such as /dev/stdin reads once)."""
+    from riskcalc.federation_file import FederationFile
+
+    ff = source if isinstance(source, FederationFile) else \
+        federation_file.read(source, "--clients-file", versioned=False)
+    return ff.path, ff.clients
 
 
 def read_clients_file(path) -> dict:
-    """The clients of a ``--clients-file``: a JSON list of objects with keys gamma, r, sigma
-    (numbers) and optionally spectrum (a SPEC: covariate shift, DESIGN.md), returned as lists
+    """The clients of a ``--clients-file`` (its path, or the list ``resolve`` read): a JSON
+    list of objects with keys gamma, r, sigma (numbers) and optionally spectrum (a SPEC:
+    covariate shift, DESIGN.md), returned as lists
     ``{"gamma": [...], "r": [...], "sigma": [...], "spectrum": [SPEC or None, ...]}``."""
-    data = federation_file.read(path, "--clients-file", versioned=False).clients
+    path, data = bare_list(path)
     keys = ("gamma", "r", "sigma")
     for k, c in enumerate(data):
         if not set(keys) <= set(c) <= set(keys) | {"spectrum"}:

@@ -113,11 +113,12 @@ def advise(args) -> int:
 
 
 def read_clients_file(path) -> dict:
-    """The other clients of a ``--clients-file`` (the linear format without sigma): a JSON list
-    of objects with exactly the keys gamma and r, as ``{"gamma": [...], "r": [...]}``."""
-    from riskcalc import federation_file
+    """The other clients of a ``--clients-file`` (its path, or the list ``fedargs.resolve``
+    read; the linear format without sigma): a JSON list of objects with exactly the keys gamma
+    and r, as ``{"gamma": [...], "r": [...]}``."""
+    from riskcalc.cli.fedargs import bare_list
 
-    data = federation_file.read(path, "--clients-file", versioned=False).clients
+    path, data = bare_list(path)
     for k, c in enumerate(data):
         if set(c) != {"gamma", "r"}:
             raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
@@ -309,6 +310,10 @@ def compare(args) -> int:
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
     pred, _ = _limit(prob)
+    if prob["method"] != "fedavg":
+        from riskcalc.cli.logistic_sweep import simulated_lams
+
+        simulated_lams([prob["lam"]], "compare")
     _budget(args, prob, d, reps)
     sim, n = _simulate(args, prob, d, reps)
     names = quantities(prob)

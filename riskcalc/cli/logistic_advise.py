@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from riskcalc.cli import guards
-from riskcalc.cli.advise import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
+from riskcalc.cli.advise import PER_CLIENT_MAX, QUANTILES, _fmt, check_d, print_table
 from riskcalc.cli.outputs import atomic
 
 #: The advise options that apply under ``--model logistic`` (``riskcalc.cli.families``).
@@ -39,6 +39,7 @@ def read_federation(args):
         ff = federation_file.read(args.federation, "--federation", versioned=True)
     else:
         ff = federation_file.read(args.clients_file, "--clients-file")
+    check_d(args, ff, sized=False)
     if args.d is not None and ff.d is not None and float(args.d) != ff.d:
         raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {args.d:g} another")
     d = ff.d if ff.d is not None else args.d

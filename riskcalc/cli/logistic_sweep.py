@@ -34,6 +34,8 @@ def run(args, *, methods, spectrum, read_bare) -> int:
             raise ValueError(f"sweep --model logistic needs --{name}")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
+    if args.method != "fedavg":
+        simulated_lams(values["lam"], "sweep")
     clients, others = None, None
     if fed:
         if args.global_lam is None and args.method != "local_ridge":
@@ -65,6 +67,18 @@ def run(args, *, methods, spectrum, read_bare) -> int:
                           n_jobs=args.jobs, scheduler=args.scheduler,
                           progress=not args.no_progress, cache=args.cache)
     return emit(args, rows)
+
+
+def simulated_lams(lams, verb: str) -> None:
+    """Refuse ``--lam 0`` before a simulation: predict answers lam = 0 below the separability
+    threshold (the MLE exists as d -> inf), but the simulation's exact Newton fit at finite d
+    needs lam > 0 (the data of one replicate may be separable: the MLE then does not exist).
+    It used to start, then stop with "lam must lie in (0, inf)" naming no option."""
+    if lams is not None and any(v == 0 for v in lams):
+        raise ValueError(f"--lam 0: {verb} --model logistic simulates lam > 0 only (at finite d "
+                         "the data may be separable and the unpenalized MLE then does not "
+                         "exist); predict gives the lam = 0 limit, or simulate a small lam > 0 "
+                         "such as 1e-4")
 
 
 def _integers(text) -> list:

@@ -53,6 +53,16 @@ def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
     return None if spec.is_identity else spec
 
 
+def require_parameters(method: str, values: dict) -> None:
+    """The method's parameters given (``values``: option name -> value or None), else one
+    error naming the options (ClientSpec's own "method rtfa needs lam" names none)."""
+    info = riskcalc.get_method(METHOD_ALIASES.get(method, method))
+    missing = [f"--{name}" for name in info.parameters if values.get(name) is None]
+    if missing:
+        raise ValueError(f"{method} needs {', '.join(missing)} (it takes "
+                         f"{', '.join('--' + name for name in info.parameters)})")
+
+
 def spec_from_args(args, d: int | None = None, **override) -> ClientSpec:
     """A validated ClientSpec from parsed model options (``override`` replaces values)."""
     values = {k: getattr(args, k) for k in ("gamma", "sigma", "r", "rho", "lam", "alpha")}
@@ -61,6 +71,7 @@ def spec_from_args(args, d: int | None = None, **override) -> ClientSpec:
         raise ValueError("the following arguments are required: --gamma (or --federation)")
     if values["sigma"] is None:
         raise ValueError("the following arguments are required: --sigma")
+    require_parameters(args.method, values)
     return ClientSpec(args.method, spectrum=spectrum_from_args(args, d), **values)
 
 

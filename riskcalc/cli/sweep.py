@@ -21,7 +21,7 @@ from riskcalc._validate import parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
-from riskcalc.cli.predict import add_model_options, spectrum_from_args
+from riskcalc.cli.predict import add_model_options, require_parameters, spectrum_from_args
 
 
 def _floats(name: str, text):
@@ -70,6 +70,7 @@ def run(args) -> int:
         raise ValueError("the following arguments are required: --gamma (or --federation)")
     if values["sigma"] is None:
         raise ValueError("the following arguments are required: --sigma (or --federation)")
+    require_parameters(args.method, values)
     for name in ("gamma", "sigma", "r", "rho"):
         # The one range of each parameter (riskcalc._validate.RANGES), before the budget:
         # --gamma 1e-300,2 was "estimated 7.41e+290 days of work".

@@ -40,8 +40,11 @@ def check_work(count: int, top: float, name: str = "rounds",
 def rounds_array(rounds):
     """The rounds T asked (integers 0..2^53 or inf), as a float array, within ``check_work``."""
     arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True, ndim=1)).ravel()
+    if arr.size == 0:       # was "must be integers ..., got []"
+        raise ValueError("rounds must list at least one number of rounds T (integers in "
+                         f"0..{MAX_INT} (2^53) or numpy.inf), got an empty list")
     fin = np.isfinite(arr)
-    if arr.size == 0 or np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
+    if np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
         raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
                          f"{rounds!r}"[:200])
     check_work(arr.size, arr[fin].max(initial=0.0))
@@ -93,6 +96,9 @@ def weight_vector(weights, gam):
 
     if isinstance(weights, str):
         return client_weights(gam, np.ones(gam.size), check_weights(weights))
+    if weights is None:     # was "weights must be a real number, got None"
+        raise ValueError("weights must be 'samples', 'uniform' or one positive number per "
+                         f"client ({gam.size}), got None")
     return client_weight_vector(weights, gam.size)
 
 
