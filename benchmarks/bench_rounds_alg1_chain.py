@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 import riskcalc
+import riskcalc.linear.dynamics.sigma.algorithm1.cost as cost
 import riskcalc.linear.dynamics.sigma.algorithm1_chain as chain
 import riskcalc.linear.dynamics.sigma.algorithm1_sigma_k as curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
@@ -55,14 +56,14 @@ def run(M, K, T, gl=1.0):
     timed(curves, "spectrum_edges", "edges")
     timed(chain.Alg1Chain, "two_point", "pairs")
     timed(chain.Alg1Chain, "solve_arc", "arc")
-    chain.MAX_SECONDS = np.inf
+    cost.MAX_SECONDS = np.inf
     rounds = np.array(sorted({0, 1, 3, 10, T}) + [np.inf], float)
     t0 = _cpu()
     out = curves.algorithm1_sigma_k_curves(gam, r, sg, p, 1.2, lam, eta, K, gl / lam, rounds, SPEC,
                                           route="chain")
     total = _cpu() - t0
     n = out["nodes"]
-    est = chain.alg1_chain_seconds(M, K, SPEC.atoms.size, n, 2 if gl > 1 else 1)
+    est = cost.alg1_chain_seconds(M, K, SPEC.atoms.size, n, 2 if gl > 1 else 1)
     print(f"M={M} K={K} T={T} g_lam={gl} nodes={n} measured={total:.1f} s estimate={est:.1f} s "
           f"(edges {parts['edges']:.1f}, arc {parts['arc']:.1f}, pairs {parts['pairs']:.1f})",
           flush=True)

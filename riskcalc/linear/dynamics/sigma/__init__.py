@@ -7,7 +7,8 @@ client; the server model and the clients' own models, read off the transposed pe
 two-point blocks (i, i)); FedAvg's own models after the K local steps of round T
 (``fedavg_own``: the pencil extended by one deterministic row per client); personalization
 (FTFA, RTFA) from the round-T server model of either (``personalize_sigma``: one more chain
-per client, downstream of the round map); Algorithm 1 with K warm-started local steps
+per client, downstream of the round map); FedAvg's own models beyond the dense extended
+pencil in ``fedavg/own_chain``; Algorithm 1 with K warm-started local steps
 (``algorithm1_sigma_k``, dense or through ``algorithm1_chain``; its contour machinery and the
 personalization after its rounds in ``algorithm1/``). Entry point:
 ``riskcalc.rounds_limit(..., spectrum=...)``."""

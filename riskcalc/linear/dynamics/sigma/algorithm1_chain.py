@@ -40,7 +40,7 @@ operator, GMRES and arc continuation are reused. What differs from FedAvg's chai
    solved along the arc (``solve_arc``), z = 1 followed down from far above. Edges:
    ``algorithm1_pencil.spectrum_edges``'s windows and scans with this pencil.
 
-Cost: ``alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
+Cost: ``algorithm1.cost.alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
 (``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply, Sigma = I against
 ``algorithm1_curves``, T = inf against ``clients_limit("pfedme")``, the literal algorithm at two d.
 """
@@ -50,12 +50,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES
 
-#: Most estimated process seconds of this route (``alg1_chain_seconds``), as FedAvg's chain.
-MAX_SECONDS = 600.0
 _CHUNK_BYTES = 1.5e8
 
 
@@ -85,19 +84,24 @@ class Alg1Chain(ChainPencil):
         self.col = np.zeros(nb)
         self.col[self.lr] = eta * lam
         self.rowp = -g * lam * self.p                                # r_j at local K + 1
+        # The local block block 0's row reads (x_(j,K)), the one each client's model is read
+        # at (the state s_j), and whether z sits on the latter: ``fedavg.own_chain``'s
+        # pencil differs in these only.
+        self.last, self.own, self.zlocal = K + 1, 0, True
 
     def ghat(self, x, C):
         """The factors of Ghat(s) at the nodes x (N,) (module docstring, step 1) and those of
         ``sigma_chain``'s Newton operator (A, a, e; B, b, d)."""
-        K, lr, lc = self.K, self.lr, self.lc
+        lr, lc = self.lr, self.lc
         z = self.shift + self.sign * x.real + 1j * x.imag
         D = np.broadcast_to(self.D0, (x.size, self.s.size, self.M) + self.D0.shape).astype(
             complex)
         D[..., lr[:, None], lc[None, :]] += self.s[None, :, None, None, None] * C[:, None]
-        D[..., 0, 0] += z[:, None, None]
+        if self.zlocal:
+            D[..., self.own, self.own] += z[:, None, None]
         Di = np.linalg.inv(D)
         u = Di @ self.col
-        wr = self.rowp[:, None] * Di[..., K + 1, :]
+        wr = self.rowp[:, None] * Di[..., self.last, :]
         sig = z[:, None] + self.a0 - np.einsum("namb,b->na", wr, self.col)
         Dm = Di[..., lc[:, None], lr[None, :]]
         alpha, w = u[..., lc], wr[..., lr]
@@ -107,7 +111,7 @@ class Alg1Chain(ChainPencil):
                 "e": np.einsum("nmlk,naml->namk", C, w),
                 "B": Cb @ Dm, "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None],
-                "f": np.einsum("nmlk,naml->namk", C, Di[..., 0, lr])}
+                "f": np.einsum("nmlk,naml->namk", C, Di[..., self.own, lr])}
 
     def node_bytes(self):
         return self.s.size * self.M * (self.nb ** 2 + 4 * self.K ** 2) * 16.0
@@ -195,18 +199,21 @@ class Alg1Chain(ChainPencil):
     # --- two points (module docstring, step 3) ---------------------------------------------
     def _vectors(self, G, X, full):
         """Ghat x at the nodes of G: ``full`` False: X (M, nb), x_i on client i's blocks (local
-        order), returns (P = (D_i^-1 x_i)[cols] (N, a, M, K), S = (D_i^-1 x_i)[s_i] (N, a, M),
-        y0 (N, a, M)), Ghat x_i = (y0_i, delta_ij D_i^-1 x_i - u_j y0_i); True: X (n,), returns
-        (Ghat x [cols_j] (N, a, M, K), Ghat x [s_j] (N, a, M), Ghat x [0] (N, a))."""
+        order), or a pair (X, x0) with x0 (M,) on block 0 too, returns (P = (D_i^-1 x_i)[cols]
+        (N, a, M, K), S = (D_i^-1 x_i)[s_i] (N, a, M), y0 (N, a, M)), Ghat x_i = (y0_i,
+        delta_ij D_i^-1 x_i - u_j y0_i), y0_i = (x0_i - wr_i x_i) / sigma; True: X (n,),
+        returns (Ghat x [cols_j] (N, a, M, K), Ghat x [s_j] (N, a, M), Ghat x [0] (N, a)).
+        s_j: the local block ``own``."""
         Di, sig = G["Di"], G["sigma"]
         if full:
             xl = X[1:].reshape(self.M, self.nb)
             y0 = (X[0] - np.einsum("namk,mk->na", G["wr"], xl)) / sig
             Dx = np.einsum("namkl,ml->namk", Di, xl) - G["u"] * y0[..., None, None]
-            return Dx[..., self.lc], Dx[..., 0], y0
+            return Dx[..., self.lc], Dx[..., self.own], y0
+        X, x0 = X if isinstance(X, tuple) else (X, 0.0)
         Dx = np.einsum("namkl,ml->namk", Di, X)
-        y0 = -np.einsum("namk,mk->nam", G["wr"], X) / sig[..., None]
-        return Dx[..., self.lc], Dx[..., 0], y0
+        y0 = (x0 - np.einsum("namk,mk->nam", G["wr"], X)) / sig[..., None]
+        return Dx[..., self.lc], Dx[..., self.own], y0
 
     @staticmethod
     def _terms(c, full, v2, v1, a2, a1, b2, b1, hs):
@@ -227,12 +234,14 @@ class Alg1Chain(ChainPencil):
         own = c * (S2 * S1 - S2 * b1 * y1 - b2 * y2 * S1) + b2 * b1 * cyy[..., None]
         return rhs, np.concatenate([cyy[..., None], own], axis=-1)
 
-    def two_point(self, one, couplings, chunk_bytes=_CHUNK_BYTES):
+    def two_point(self, one, couplings, chunk_bytes=_CHUNK_BYTES, columns=None):
         """H[f, lam, m][u, v] = E_H[lam(s) Ghat12(s)_(m, m)] for the nodes u of ``one`` (N,)
         and v of them and their conjugates (2 N), lam in (s, 1), m = 0 and every s_l (M + 1):
         shape (len(couplings), 2, M + 1, N, 2 N). ``couplings``: each a list of terms (c, W,
-        V, full) (``_vectors``) whose sum F is symmetric (module docstring, step 3), so only
-        the pairs (u, v) and (u, conj v) with v >= u are solved."""
+        V, full) (``_vectors``; W at v, V at u) whose sum F is symmetric (module docstring,
+        step 3), so only the pairs (u, v) and (u, conj v) with v >= u are solved; with
+        ``columns`` (indices among the 2 N), only the pairs (u, v), v in ``columns``, every u
+        (F need not be symmetric; the other entries are 0)."""
         _, G = one
         N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
         hs, gm = self.h * self.s, self.gam
@@ -240,11 +249,15 @@ class Alg1Chain(ChainPencil):
         Gc = {k: np.concatenate([v, v.conj()]) for k, v in G.items()}
         vecs = [[(np.asarray(c, float), full, self._vectors(Gc, W, full),
                   self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
-        b1, b2 = G["u"][..., 0], Gc["u"][..., 0]
-        U_all = np.repeat(np.arange(N), 2 * N)
-        V_all = np.tile(np.arange(2 * N), N)
-        keep = (V_all % N) >= U_all
-        U_all, V_all = U_all[keep], V_all[keep]
+        b1, b2 = G["u"][..., self.own], Gc["u"][..., self.own]
+        if columns is None:
+            U_all = np.repeat(np.arange(N), 2 * N)
+            V_all = np.tile(np.arange(2 * N), N)
+            keep = (V_all % N) >= U_all
+            U_all, V_all = U_all[keep], V_all[keep]
+        else:
+            U_all = np.repeat(np.arange(N), len(columns))
+            V_all = np.tile(np.asarray(columns), N)
         out = np.zeros((nf, 2, M + 1, N, 2 * N), complex)
         per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46)
         chunk = max(1, int(chunk_bytes / per_pair))
@@ -288,61 +301,11 @@ class Alg1Chain(ChainPencil):
                                        + bb2 * bb1 * see[..., None]], axis=-1)
                 val = base[f] + self.s[None, :, None] * corr               # (P, a, M + 1)
                 out[f, :, :, U, Vv] = np.einsum("la,pam->plm", lam, val)
-        iu, iv = np.tril_indices(N, -1)
-        out[..., iu, iv] = out[..., iv, iu]
-        out[..., iu, N + iv] = out[..., iv, N + iu].conj()
+        if columns is None:
+            iu, iv = np.tril_indices(N, -1)
+            out[..., iu, iv] = out[..., iv, iu]
+            out[..., iu, N + iv] = out[..., iv, N + iu].conj()
         return out
-
-
-def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
-    """Estimated process seconds of this route with ``nodes`` contour nodes: (nodes / 2 + 1)
-    (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
-    solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
-    band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
-    1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
-    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``)."""
-    half = 0.5 * max(atoms, 2)
-
-    def term(c):
-        return c[0] + half * (c[1] * M * K ** 2 + c[2] * M * K ** 3)
-    pairs = (nodes // 2 + 1) * (nodes // 2 + 2)
-    return MARGIN * (pairs * term(_PAIR) + (nodes // 2 + 1) * term(_NODE) + scans * term(_SCAN))
-
-
-#: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
-_PAIR = (1.35e-3, 9.4e-6, 4.1e-7)
-_NODE = (2e-3, 2.8e-5, 0.0)
-_SCAN = (3.4, 1.92e-2, 0.0)
-#: The estimate's margin over the fit (the measured CPU varies with the machine's load).
-MARGIN = 1.25
-
-
-def _affordable(M, K, atoms, n, t_max, scans, least=False):
-    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
-    (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
-    def fit(m, k, nodes):
-        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= MAX_SECONDS
-
-    sec = alg1_chain_seconds(M, K, atoms, n, scans)
-    if sec <= MAX_SECONDS:
-        return
-    fits = []
-    k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
-    if k is not None:
-        fits.append(f"local_steps <= {k}")
-    if n <= t_max + 24 and not least:
-        m = max((m for m in range(16, n) if fit(M, K, m)), default=None)
-        if m is not None:
-            fits.append(f"rounds up to about {max(0, m - 16)}")
-    c = max((c for c in range(1, M) if fit(c, K, n)), default=None)
-    if c is not None:
-        fits.append(f"clients <= {c}")
-    raise ValueError(
-        f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
-        f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
-        f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
-        "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
-                                                   "fewer local_steps and rounds"))
 
 
 def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,

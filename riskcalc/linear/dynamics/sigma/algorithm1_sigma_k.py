@@ -113,7 +113,8 @@ from riskcalc.linear.dynamics.fedavg import settle
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
-from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain, _affordable, chain_parts
+from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
+from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS

@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, chain_seconds
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
@@ -131,10 +132,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     for j in range(pen.M):
         wn[j, pen.rows[j, :-1]] = eta
     def own(c):
-        if pen.M * K * K > MAX_UNKNOWNS:
-            raise ValueError(f"spectrum: the clients' own models (local_risk) with local_steps = "
-                             f"{K} and {pen.M} clients: the extended pencil is solved densely, "
-                             f"for clients local_steps^2 <= {MAX_UNKNOWNS} only")
+        if pen.M * K * K > MAX_UNKNOWNS:         # beyond the dense extended pencil
+            return own_models_chain(pen, c, gam, r, sigma, p, signal, rounds)
         return own_models(pen, c, gam, r, sigma, p, signal, rounds)
     return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
                          own_models=own)
@@ -263,7 +262,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                              "only (with a covariance spectrum: the clients' own models, "
                              "local_risk, only)")
         ob, ov = own_models({"one": (C, G), "full": (Cf, Gf), "z": z, "w": w, "Wf": Wf,
-                      "one_q": one, "double_q": double, "finite": finite, "g": g, "b": b})
+                             "one_q": one, "double_q": double, "finite": finite, "g": g,
+                             "b": b, "z2": z2, "w2": w2, "Wf2": Wf2, "one2": one2})
         return settle(ob, ov, big, noisy | (sigma > 0), scale,
                       "rounds limit with a spectrum, the clients' own models")
 

@@ -1,0 +1,59 @@
+"""The cost estimate of the chain route of paper 004's Algorithm 1 under a shared spectrum
+(``sigma.algorithm1_chain``), its refusal beyond ``MAX_SECONDS`` naming what would fit, and
+the same estimate for FedAvg's own models on that route's pencil (``sigma.fedavg.own_chain``)."""
+
+from __future__ import annotations
+
+#: Most estimated process seconds of the route (``alg1_chain_seconds``), as FedAvg's chain.
+MAX_SECONDS = 600.0
+
+
+def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
+    """Estimated process seconds of this route with ``nodes`` contour nodes: (nodes / 2 + 1)
+    (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
+    solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
+    band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
+    1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
+    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``)."""
+    half = 0.5 * max(atoms, 2)
+
+    def term(c):
+        return c[0] + half * (c[1] * M * K ** 2 + c[2] * M * K ** 3)
+    pairs = (nodes // 2 + 1) * (nodes // 2 + 2)
+    return MARGIN * (pairs * term(_PAIR) + (nodes // 2 + 1) * term(_NODE) + scans * term(_SCAN))
+
+
+#: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
+_PAIR = (1.35e-3, 9.4e-6, 4.1e-7)
+_NODE = (2e-3, 2.8e-5, 0.0)
+_SCAN = (3.4, 1.92e-2, 0.0)
+#: The estimate's margin over the fit (the measured CPU varies with the machine's load).
+MARGIN = 1.25
+
+
+def _affordable(M, K, atoms, n, t_max, scans, least=False):
+    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
+    (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
+    def fit(m, k, nodes):
+        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= MAX_SECONDS
+
+    sec = alg1_chain_seconds(M, K, atoms, n, scans)
+    if sec <= MAX_SECONDS:
+        return
+    fits = []
+    k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
+    if k is not None:
+        fits.append(f"local_steps <= {k}")
+    if n <= t_max + 24 and not least:
+        m = max((m for m in range(16, n) if fit(M, K, m)), default=None)
+        if m is not None:
+            fits.append(f"rounds up to about {max(0, m - 16)}")
+    c = max((c for c in range(1, M) if fit(c, K, n)), default=None)
+    if c is not None:
+        fits.append(f"clients <= {c}")
+    raise ValueError(
+        f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
+        f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
+        f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
+        "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
+                                                   "fewer local_steps and rounds"))
