@@ -51,6 +51,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1 import circles
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _contour_nodes, spectrum_edges
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
@@ -363,13 +364,17 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
     # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
     _affordable(M, K, atoms.size, 40, int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))),
                 scans, least=True)
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Chain)
+    # Odd K, eta (L + lam) > 1, g lam > 1: complex eigenvalues, circles (sigma.algorithm1).
+    plan = circles.plan(gam, p, lam, eta, K, g, spectrum, rounds, Alg1Chain)
+    top, bottom, low = (spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Chain)
+                        if plan is None else plan["edges"])
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    rho = max(top, -lo)
+    rho = max(top, -lo) if plan is None else plan["contraction"]
     _, over, finite, t_max = round_horizon(rho, rounds)
-    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    z, w, n = _contour_nodes(lo, top, rho, t_max) if plan is None else plan["nodes"](t_max)
     _affordable(M, K, atoms.size, n, t_max, scans)
-    pen = Alg1Chain(atoms, hw, gam, p, lam, eta, K, g, zcheck=low < 0.0)
+    pen = (Alg1Chain if plan is None else plan["pencil"])(atoms, hw, gam, p, lam, eta, K, g,
+                                                          zcheck=low < 0.0)
     if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and "
                          f"{M} clients of {K} local steps need more than "
@@ -460,4 +465,5 @@ def algorithm1_chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, sp
 
     return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
             "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
-            "contraction_is_bound": bool(low < 0.0 and top < -low)}
+            "contraction_is_bound": (bool(low < 0.0 and top < -low) if plan is None
+                                     else not plan["exact"])}

@@ -95,7 +95,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    focus is low and the contraction max(top, -low), a bound when top < -low
    (``contraction_is_bound``). G_00 = (1 + B^T (z - E - B B^T)^-1 B) / z then has negative
    residues at negative eigenvalues, so the branch check is Im tau(Sigma z G_00) < 0 above the
-   axis. Odd K with g lam > 1 is refused (complex eigenvalues, ``algorithm1_rate``).
+   axis. Odd K with g lam > 1: complex eigenvalues, circles (``sigma.algorithm1.circles``).
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
@@ -110,6 +110,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
+from riskcalc.linear.dynamics.sigma.algorithm1 import circles
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import (Alg1Pencil, _contour_nodes,
                                                               spectrum_edges)
 from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
@@ -149,12 +150,17 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                                        spectrum)
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum)
+    # Odd K, eta (L + lam) > 1, g lam > 1: complex eigenvalues, circles (sigma.algorithm1).
+    plan = circles.plan(gam, p, lam, eta, K, g, spectrum, rounds, Alg1Pencil)
+    top, bottom, low = (spectrum_edges(gam, p, lam, eta, K, g, spectrum) if plan is None
+                        else plan["edges"])
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    rho = max(top, -lo)
+    rho = max(top, -lo) if plan is None else plan["contraction"]
     _, over, finite, t_max = round_horizon(rho, rounds)
-    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    z, w, n = _contour_nodes(lo, top, rho, t_max) if plan is None else plan["nodes"](t_max)
+    if plan is not None:
+        pen = plan["pencil"](atoms, hw, gam, p, lam, eta, K, g)
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
         raise ValueError(f"spectrum: Algorithm 1's curves with {M} clients, local_steps = {K} "
@@ -171,7 +177,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     zz = np.concatenate([z, [1.0]])
     far = 4.0 * max(1.0, -lo)
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
-    if low < 0.0:
+    if low < 0.0 and plan is None:
         # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
         # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
         _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)
@@ -262,4 +268,5 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
 
     return {"bias": sb, "variance": sv, "distance": np.maximum(dist, 0.0),
             "contraction": rho, "edges": (lo, top), "atom": 0.0, "nodes": n, "local": local,
-            "contraction_is_bound": bool(low < 0.0 and top < -low)}
+            "contraction_is_bound": (bool(low < 0.0 and top < -low) if plan is None
+                                     else not plan["exact"])}
