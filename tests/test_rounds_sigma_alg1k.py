@@ -134,9 +134,6 @@ def test_refusals_and_divergence():
     with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
         riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=2, step_size=2.0 / (L + 0.8),
                               **kw)
-    with pytest.raises(ValueError, match="complex eigenvalues; .* Sigma = I only"):
-        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=1, step_size=1.1 / (L + 0.8),
-                              global_step=2.0 / 0.8, **kw)
     # Beyond M K^2 = 200 the chain route (``algorithm1_chain``) takes over; it refuses what
     # its cost estimate puts beyond 10 minutes, naming local_steps.
     with pytest.raises(ValueError, match="local_steps"):

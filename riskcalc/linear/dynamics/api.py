@@ -232,10 +232,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
         eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum: eta times the top
         of each client's sample spectrum); Algorithm 1: eta < 2 / (L + lam),
-        L = max_j (1 + sqrt(gamma_j))^2, and above 1 / (L + lam) (paper 004 Thm 2's condition)
-        an even K or global_step <= 1 / lam, where the round map's spectrum stays real
-        (``riskcalc.linear.dynamics.algorithm1_rate``; with a spectrum L is the top of the
-        clients' sample spectra). Unused for K = inf.
+        L = max_j (1 + sqrt(gamma_j))^2 (with a spectrum the top of the clients' sample
+        spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
+        global_step > 1 / lam the round map has complex eigenvalues, inside a disk
+        (``riskcalc.linear.dynamics.algorithm1_fold``; with a spectrum
+        ``riskcalc.linear.dynamics.sigma.algorithm1.circles``). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional

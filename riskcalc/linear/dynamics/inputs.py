@@ -114,22 +114,22 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
     """Raise a ValueError outside the scope of Algorithm 1's exact rate and curves with finite
     local steps (paper 004 Alg. 1; ``algorithm1_rate``'s module docstring): local steps at or
     past their stability edge eta (L + lam) = 2; odd K with eta (L + lam) > 1 and g lam > 1
-    (complex eigenvalues) unless ``complex_ok`` (Sigma = I: ``algorithm1_fold``'s non-real
-    part); pooled samples that do not span. ``L`` is the top of the clients' sample
-    spectra, ``top`` how it is computed (for the message); ``sigma.algorithm1_pencil`` shares
-    this check with its own L (and refuses the complex case)."""
+    (complex eigenvalues) unless ``complex_ok``; pooled samples that do not span. ``L`` is the
+    top of the clients' sample spectra, ``top`` how it is computed (for the message);
+    ``sigma.algorithm1_pencil`` shares this check with its own L. The complex case reaches
+    neither real-spectrum route through ``rounds_limit`` (``algorithm1_fold`` for Sigma = I,
+    ``sigma.algorithm1.circles`` under a spectrum, which pass ``complex_ok``): the check keeps
+    their real edge scans from being used there."""
     if eta * (L + lam) >= 2.0:
         raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
                          f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = {top} = "
                          f"{L:.6g}); give step_size < 2 / (L + lam)")
     if not complex_ok and K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
-        raise ValueError("step_size: with a covariance spectrum, an odd number of local steps, "
-                         f"step_size > 1 / (L + lam) = {1.0 / (L + lam):.6g} (L = {top}) and "
-                         f"global_step * lam = {g * lam:.6g} > 1, Algorithm 1's round map has "
-                         "complex eigenvalues; the exact curves there are derived for Sigma = I "
-                         "only (algorithm1_fold: a circle contour around a bound of the "
-                         "non-real spectrum), not for the spectrum routes' pencils; give "
-                         "global_step <= 1 / lam, an even local_steps, or a smaller step_size")
+        raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
+                         f"lam) = {1.0 / (L + lam):.6g} (L = {top}) and global_step * lam = "
+                         f"{g * lam:.6g} > 1, Algorithm 1's round map has complex eigenvalues, "
+                         "outside this real-spectrum route (algorithm1_fold, or "
+                         "sigma.algorithm1.circles under a spectrum, computes them)")
     if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")

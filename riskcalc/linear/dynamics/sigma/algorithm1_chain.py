@@ -308,9 +308,9 @@ class Alg1Chain(ChainPencil):
         return out
 
 
-def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
-                scans):
-    """``algorithm1_sigma_k._dense_parts`` through the chain pencil (module docstring): the
+def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
+    """``algorithm1_sigma_k._dense_parts`` through the chain pencil (module docstring) on the
+    contour ``c`` (``algorithm1.contour.contour``): the
     two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) and the single-contour terms (M + 1, M,
     N + 1) at the upper nodes z (N,) and z = 1, and None (no dense solution; paper 004, ``004_98172ed3646eef14.txt``, eqs.
     10-11, K local steps under ``spectrum``).
@@ -320,10 +320,10 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, 
     ValueError
         Beyond MAX_SECONDS of estimated time or MAX_BYTES of memory.
     """
-    M = gam.size
+    M, z, lo, n = gam.size, c["z"], c["lo"], c["n"]
     atoms, hw = spectrum.atoms, spectrum.weights
-    _affordable(M, K, atoms.size, n, t_max, scans)
-    pen = Alg1Chain(atoms, hw, gam, p, lam, eta, K, g, zcheck=low < 0.0)
+    _affordable(M, K, atoms.size, n, c["t_max"], scans)
+    pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
     if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and "
                          f"{M} clients of {K} local steps need more than "

@@ -95,7 +95,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    focus is low and the contraction max(top, -low), a bound when top < -low
    (``contraction_is_bound``). G_00 = (1 + B^T (z - E - B B^T)^-1 B) / z then has negative
    residues at negative eigenvalues, so the branch check is Im tau(Sigma z G_00) < 0 above the
-   axis. Odd K with g lam > 1 is refused (complex eigenvalues, ``algorithm1_rate``).
+   axis. Odd K with g lam > 1: complex eigenvalues, circles (``sigma.algorithm1.circles``).
 
 Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
@@ -164,30 +164,29 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     else:
         Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
     c = contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Chain if chain else Alg1Pencil)
-    z, w, n, lo, low, top = (c[k] for k in ("z", "w", "n", "lo", "low", "top"))
     H, cross, solved = (chain_parts if chain else _dense_parts)(
-        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, c["t_max"], scans)
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans)
 
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model
         (``algorithm1.personalize``; the dense route's contour and solve reused)."""
         return algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
                                              spectrum, solved=solved and (c, *solved), **kind)
-    return _assemble(H, cross, z, w, rounds, c["finite"], c["over"], gam, r, sigma, p, signal,
-                     float(hw @ atoms), {"contraction": c["rho"], "edges": (lo, top),
-                                         "atom": 0.0, "nodes": n, "personalize": personalize,
-                                         "contraction_is_bound": bool(low < 0.0 and top < -low)})
+    return _assemble(H, cross, c["z"], c["w"], rounds, c["finite"], c["over"], gam, r, sigma, p,
+                     signal, float(hw @ atoms), {
+                         "contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0,
+                         "nodes": c["n"], "personalize": personalize,
+                         "contraction_is_bound": c["bound"]})
 
 
-def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low, n, t_max,
-                 scans):
+def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     """The two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) of the three couplings for the
     server and every own model, the single-contour terms tau(Sigma Y(au_i)) (M + 1, M, N + 1)
     at the upper nodes z (N,) and z = 1, through the dense pencil (module docstring, step 3),
     and its solution (Chat, Ghat) there."""
-    M = gam.size
+    M, z, n, t_max = gam.size, c["z"], c["n"], c["t_max"]
     atoms, hw = spectrum.atoms, spectrum.weights
-    pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)
+    pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g)
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
         raise ValueError(f"spectrum: Algorithm 1's curves with {M} clients, local_steps = {K} "
@@ -199,7 +198,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, z, lo, low,
         raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and a pencil of "
                          f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
                          "spectrum with fewer atoms (or fewer local_steps, clients or rounds)")
-    C, G = dense_solve(pen, z, lo, low)
+    C, G = dense_solve(pen, c)
     s, h = pen.s, pen.h
     c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models

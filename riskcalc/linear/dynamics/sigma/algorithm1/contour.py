@@ -13,33 +13,41 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon
+from riskcalc.linear.dynamics.sigma.algorithm1 import circles
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _contour_nodes, spectrum_edges
 
 
 def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
     """The edges of the round map's spectrum (``algorithm1_pencil.spectrum_edges`` with the
-    pencil class ``pencil``), its contour (``algorithm1_sigma_k``, step 4) and the rounds' horizon
+    pencil class ``pencil``; where it leaves the real axis, ``circles.plan``), its contour
+    (``algorithm1_sigma_k``, step 4, or ``circles``' circle) and the rounds' horizon
     (``fedavg.round_horizon``): a dict of z, w, n (the upper nodes, weights, node count), lo,
-    top, low, rho (the contraction or its bound), over, finite, t_max."""
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil)
+    top, low, rho (the contraction or its bound), over, finite, t_max, ``pencil`` (the class to
+    solve with: ``pencil``, or ``circles``' unchecked one on a circle), ``circle`` and ``bound``
+    (the contraction is only a bound)."""
+    plan = circles.plan(gam, p, lam, eta, K, g, spectrum, rounds, pencil)
+    top, bottom, low = (spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil)
+                        if plan is None else plan["edges"])
     # low < 0: a(s) < 0 somewhere, the bottom not computed; rho the bound max(top, -low).
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    rho = max(top, -lo)
+    rho = max(top, -lo) if plan is None else plan["contraction"]
     _, over, finite, t_max = round_horizon(rho, rounds)
-    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    z, w, n = _contour_nodes(lo, top, rho, t_max) if plan is None else plan["nodes"](t_max)
     return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": rho,
-            "over": over, "finite": finite, "t_max": t_max}
+            "over": over, "finite": finite, "t_max": t_max,
+            "pencil": pencil if plan is None else plan["pencil"], "circle": plan is not None,
+            "bound": bool(low < 0.0 and top < -low) if plan is None else not plan["exact"]}
 
 
-
-def dense_solve(pen, z, lo, low):
-    """(Chat, Ghat) of the dense pencil ``pen`` at the upper nodes z and at z = 1 (the fixed
-    point: G(1) = (1 - Phi)^-1 there), each followed down from far above it, with the branch
-    check of ``algorithm1_sigma_k`` (step 4)."""
+def dense_solve(pen, c):
+    """(Chat, Ghat) of the dense pencil ``pen`` at the upper nodes of the contour ``c`` and at
+    z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each followed down from far above it,
+    with the branch check of ``algorithm1_sigma_k`` (step 4; none on ``circles``' circle)."""
+    z, lo, low = c["z"], c["lo"], c["low"]
     zz = np.concatenate([z, [1.0]])
     far = 4.0 * max(1.0, -lo)
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
-    if low < 0.0:
+    if low < 0.0 and not c["circle"]:
         # G_00 has negative residues at negative eigenvalues there, z G_00 none (step 4):
         # the branch check on Im tau(Sigma z G_00) instead of SigmaPencil's on G_00.
         _, C, G = pen.solve(lambda y: zz + 1j * y, path, check=False)

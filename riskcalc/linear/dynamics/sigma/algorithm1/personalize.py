@@ -99,13 +99,13 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     diverging = None
     if kind == "ftfa":
         eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
-    pen = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)
     c = solved[0] if solved else contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Pencil)
+    pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g)
     z, w, N = c["z"], c["w"], c["z"].size
     ext = PersonalPencil(pen, -eta, kind, k, eta2, lam2)
     extt = PersonalPencil(pen, -eta, kind, k, eta2, lam2, transposed=True)
     personal_guard(ext, k, kind, N + 2)
-    C, G = solved[1:] if solved else dense_solve(pen, z, c["lo"], c["low"])
+    C, G = solved[1:] if solved else dense_solve(pen, c)
     far = np.array([_FAR * (1.0 + max(1.0, -c["lo"]))], complex)
     _, _, Gi = pen.solve(lambda t: far, [0.0])
     Gb = np.concatenate([G, Gi])
