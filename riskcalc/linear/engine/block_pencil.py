@@ -359,6 +359,14 @@ def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
     return res[0] if one else res
 
 
+def projection_trace(gamma, atoms, weights):
+    """T of a projection row's block (``Pencil.projection``): E_H[s / (c s + 1)] with c the
+    diagonal root at eta = 0 (one pencil or a batch)."""
+    s = np.asarray(atoms, dtype=float)
+    c = diagonal_roots(gamma, s, weights, 0.0, np.ones_like(s))
+    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ np.asarray(weights, dtype=float)
+
+
 class Pencil:
     """A block pencil assembled from solved diagonal blocks and couplings (module docstring):
     ``block`` adds a diagonal block with its solution, ``couple`` an entry, ``solve`` the
@@ -393,10 +401,11 @@ class Pencil:
         self._blocks.append(tuple(np.asarray(x, dtype=float) for x in (E, L, delta, T)))
         return start
 
-    def projection(self) -> int:
-        """A projection row (P^perp off the row space of X, gamma > 1)."""
-        c = diagonal_roots(self.gamma, self.s, self.h, 0.0, np.ones_like(self.s))
-        T = (self.s / (np.asarray(c)[..., None] * self.s + 1.0)) @ self.h
+    def projection(self, T=None) -> int:
+        """A projection row (P^perp off the row space of X, gamma > 1); ``T`` its solved
+        value (``projection_trace``) when the caller has it."""
+        if T is None:
+            T = projection_trace(self.gamma, self.s, self.h)
         return self.block([[1.0]], np.ones((self.h.size, 1, 1)), [0.0],
                           np.asarray(T)[..., None, None])
 

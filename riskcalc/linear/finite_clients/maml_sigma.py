@@ -43,7 +43,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.shift import global_point, own_variance
+from riskcalc.linear.finite_clients.shift import global_point, own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 
@@ -245,15 +245,19 @@ def _target_traces(comp, live, L, sol, t, cm):
         return block_pencil.Pencil(comp.gamma[live], s, comp.h)
 
     what = "MAML-FL target traces"
+    # The projection rows' block depends on gamma and the target's spectrum only.
+    g = comp.gamma[live]
+    tp = remember(("projection", g.tobytes(), s.tobytes(), comp.h.tobytes()),
+               lambda: block_pencil.projection_trace(g, s, comp.h))
     pen = pencil()
-    k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(), pen.projection(),
+    k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(tp), pen.projection(tp),
                       pen.solved(sol, E, L))
     pen.couple(k1 + 2, j1, lhat=-1.0)
     pen.couple(j1, j2, lhat=-s)
     pen.couple(j2, k2, lhat=-1.0)
     W = pen.solve(what).conditional(k1, k2 + 2)
     pen = pencil()
-    j0, k1, j2 = pen.projection(), pen.solved(sol, E, L), pen.projection()
+    j0, k1, j2 = pen.projection(tp), pen.solved(sol, E, L), pen.projection(tp)
     for j in range(3):
         pen.couple(j0, k1 + j, lhat=-cm[j])
     pen.couple(k1 + 2, j2, lhat=-1.0)
@@ -262,8 +266,8 @@ def _target_traces(comp, live, L, sol, t, cm):
     rows[k1:k1 + 3] = cm
     X1, X2 = res.trace(rows, j2), res.trace(j0, j2)
     pen = pencil()
-    j0, k1, k2, j3 = (pen.projection(), pen.solved(sol, E, L), pen.solved(sol, E, L),
-                      pen.projection())
+    j0, k1, k2, j3 = (pen.projection(tp), pen.solved(sol, E, L), pen.solved(sol, E, L),
+                      pen.projection(tp))
     pen.couple(j0, k1, lhat=-1.0)
     for j in range(3):
         pen.couple(k1 + 2, k2 + j, lhat=-t * cm[j])

@@ -77,12 +77,12 @@ from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, 
 
 #: Newton iterations of the global fixed point before giving up.
 _NEWTON = 100
-#: Entries kept by ``_memo`` (per type: the own variances and R's roots of a few tunings).
+#: Entries kept by ``remember`` (per type: the own variances and R's roots of a few tunings).
 _MEMO_SIZE = 64
 _MEMO = OrderedDict()
 
 
-def _memo(key, compute):
+def remember(key, compute):
     """compute() remembered under ``key`` (bytes of every input; least recently used out
     first). The targets' own least-squares / ridge variances and R's roots depend on a target's
     gamma, lam and marginal spectrum only, not on the weights: the optimal weights' finite
@@ -105,13 +105,13 @@ def _memo(key, compute):
 def own_variance(gamma, lam, spectrum) -> np.ndarray:
     """The oracle ridge (lam > 0) or least-squares (lam = 0) variance per unit sigma^2 of
     clients of ratios ``gamma`` in ``spectrum`` (``riskcalc.linear.engine.kappa.ridge_factors``,
-    paper 003 Thms 1-2), remembered (``_memo``): a target's own term in every finite-M route,
+    paper 003 Thms 1-2), remembered (``remember``): a target's own term in every finite-M route,
     which the optimal weights' finite differences would solve again at each step."""
     gamma = np.asarray(gamma, dtype=float)
     lam = np.broadcast_to(np.asarray(lam, dtype=float), gamma.shape)
     key = ("own", spectrum.atoms.tobytes(), spectrum.weights.tobytes(), gamma.tobytes(),
            lam.tobytes())
-    return _memo(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
+    return remember(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
 
 
 def global_point(gam, p, count, typ, w, sv):
@@ -325,7 +325,7 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
         sel = types[live] == t
         ms, inv = np.unique(sv[t], return_inverse=True)
         g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
-        root_r[sel] = _memo(
+        root_r[sel] = remember(
             ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
             lambda: diagonal_roots(g_t, ms, w_t, e_t, np.ones((g_t.size, ms.size))))
     sl = s[live]
