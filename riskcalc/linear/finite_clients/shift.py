@@ -93,13 +93,28 @@ def remember(key, compute):
         _MEMO[key] = _MEMO.pop(key, value)          # most recently used (safe if gone)
         return value
     value = compute()
+    _store(key, value)
+    return value
+
+
+def _store(key, value):
+    """``_MEMO[key] = value``, the least recently used entries out beyond ``_MEMO_SIZE``."""
     _MEMO[key] = value
     while len(_MEMO) > _MEMO_SIZE:
         try:
             _MEMO.popitem(last=False)
         except KeyError:                            # emptied meanwhile by another thread
             break
-    return value
+
+
+def warm_roots(key, gamma, atoms, weights, eta, shift):
+    """``resolvent_chain.diagonal_roots`` started from the roots last solved under ``key``
+    (the inputs that do not move between the optimal weights' evaluations: the weights and
+    the penalties do), remembered for the next call: the same roots in a few Newton steps."""
+    key = ("roots",) + key
+    roots = diagonal_roots(gamma, atoms, weights, eta, shift, guess=_MEMO.get(key))
+    _store(key, roots)
+    return roots
 
 
 def own_variance(gamma, lam, spectrum) -> np.ndarray:
@@ -290,7 +305,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    c = diagonal_roots(gamma, s, w, 1.0 / p, omega)
+    c = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w, 1.0 / p,
+                   omega)
     q2 = 1.0 / (c[:, None] * s + omega) ** 2
     slope = gamma * c ** 2 * ((s * s * q2) @ w)
     if not np.all(slope < 1):
@@ -327,7 +343,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
         g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
         root_r[sel] = remember(
             ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
-            lambda: diagonal_roots(g_t, ms, w_t, e_t, np.ones((g_t.size, ms.size))))
+            lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
+                               w_t, e_t, np.ones((g_t.size, ms.size))))
     sl = s[live]
     blocks = {"K": (1.0 / p[live], omega[live], c[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
