@@ -139,3 +139,24 @@ def test_diagonal_roots_from_a_guess():
     for bad in (cold * 1e6, np.full(B, np.nan), -cold):
         np.testing.assert_allclose(diagonal_roots(g, s, H2, 1.0 / p, lam, guess=bad), cold,
                                    rtol=5e-12)
+
+
+def test_joint_measure_remembered_but_not_for_files(tmp_path):
+    """The joint measure is remembered by its distinct spectra (the same arrays again, read
+    only) but a file's is read again: a file changed between calls gives the new measure."""
+    specs = ["two-point:1,4,0.5", "scaled:2", "two-point:1,4,0.5"]
+    a, again = joint_spectrum(specs, 100), joint_spectrum(specs, 100)
+    b = joint_spectrum(specs[1:], 100)                      # other types: another measure
+    np.testing.assert_array_equal(a.types, [0, 1, 0])
+    np.testing.assert_array_equal(b.types, [0, 1])
+    assert again.values is a.values
+    np.testing.assert_array_equal(a.values, b.values[::-1])
+    with pytest.raises(ValueError):
+        a.weights[0] = 1.0
+    path = tmp_path / "eig.txt"
+    path.write_text("1\n2\n3\n4\n")
+    first = joint_spectrum([f"file:{path}", "scaled:1"])
+    path.write_text("1\n1\n3\n3\n")
+    second = joint_spectrum([f"file:{path}", "scaled:1"])
+    np.testing.assert_array_equal(np.unique(first.values[0]), [1, 2, 3, 4])
+    np.testing.assert_array_equal(np.unique(second.values[0]), [1, 3])
