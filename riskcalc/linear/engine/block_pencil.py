@@ -37,6 +37,13 @@ can land on an unphysical root. Linear
 responses (``local_response``) to a change of Lhat, e.g. a derivative in the shift t, solve
 (I - J) dT = E_H[-s Qhat dLhat Qhat] with the same matrix.
 
+Batches. Every function takes a batch of pencils of one block shape (a leading axis B on
+gamma, the atoms' eigenvalues, E, Lhat, delta, T0; the masses shared): one Newton iteration
+over the batch, each pencil stopped at its own tolerance and following its own path with
+its own steps, so its numbers are those of solving it alone (to rounding), for the cost of
+one solve of small arrays: MAML-FL's groups (``finite_clients.maml_sigma``) were one Python
+loop of such solves each.
+
 The tests compare it with ``resolvent_chain`` and ``resolvent_pencil`` on triangular pencils,
 with the scalar (Sigma = I) Marchenko-Pastur quadrature of a cubic filter, and with direct
 simulation of E_D[(t + c_1 S + c_2 S^2 + c_3 S^3)^-1] and its derivatives.
