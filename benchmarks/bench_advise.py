@@ -152,6 +152,29 @@ block-pencil continuation per client group). het5 is on another route (Sigma = I
 unchanged. shift1000 is still refused: every pipeline's optimal weights take M + 1 or M + 2
 evaluations per finite-difference gradient.
 
+Ninth round (covariate shift: MAML-FL's companion blocks of every client group in one batched
+Newton iteration, ``riskcalc.linear.engine.block_pencil``, each solve started from the last
+solution for the same clients; diagonal roots by Newton's iteration from the last ones; the
+joint measure remembered; the finite-difference SLSQP's ftol 1e-10 -> 1e-12), against
+11126fb, process CPU of the whole command (load average 13-20 on the 2 cores: every figure
+inflated)::
+
+    case       new CPU    11126fb CPU   numbers
+    het5       0.942 s    0.954 s       (medians of 5, A/B alternating; ratio 0.99) the
+                                        Sigma = I route is unchanged
+    shift10    12.9 s     28.0 s        (medians of 2, alternating; ratio 0.46) risks within
+                                        1.5e-13; optimal means lower (FedAvg -9.8e-12, FTFA
+                                        -7.6e-12, pFedMe -5.6e-12, MAML-FL -3.5e-12) but
+                                        RTFA's, +5.4e-14; same advice
+    shift30    44.4 s     SHIFT30_OLD   SHIFT30_CMP
+
+One evaluation of the limits at nearby weights (what the finite differences make), 100 / 1000
+clients under shift: FedAvg 0.002 / 0.032 s, FTFA 0.004 / 0.03-0.075, RTFA 0.004 / 0.034,
+pFedMe 0.011 / 0.027, MAML-FL 0.043 / 0.26 (it was ~5-7 s at 1000). shift1000 is still
+refused: every pipeline's optimal weights take M + 1 evaluations per finite-difference
+gradient and ~M iterations, ~1e6 evaluations per pipeline (estimate 13.8 days, was 135; at
+the evaluation costs above ~6 days).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.

@@ -17,9 +17,10 @@ measured time), times ``SAFETY``:
   FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables; RTFA's M
   penalties count once: client j's risk depends on its own lam_j only, so one evaluation
   moves them all, ``weights._separable_jacobian``): SLSQP's iterations grew about like M
-  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 5 M (measured at 10
+  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 7 M (measured at 10
   clients under shift: 1970 evaluations with one per penalty, 1145 with one for all, the
-  same iterations). Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
+  same iterations; 229 at 30 clients, once allowed more than 100), at most
+  ``weights.FD_MAXITER``. Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
   50-atom power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s). pFedMe (its client groups
   batched per covariance type): 0.06 s at 1000 clients under shift, 0.03 s with a two-point
@@ -46,7 +47,7 @@ measured time), times ``SAFETY``:
 from __future__ import annotations
 
 from riskcalc.advise.rounds import sigma_k_seconds, spectrum_local_steps
-from riskcalc.advise.weights import SLSQP_MAX
+from riskcalc.advise.weights import FD_MAXITER, SLSQP_MAX
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
 SAFETY = 1.5
@@ -98,8 +99,9 @@ ROUNDS_PFEDME_SPECTRUM = (0.5, 0.1, 4e-3, 2.5e-3)
 
 
 def iterations(method: str, m: int) -> int:
-    """Iterations of the finite-difference optimal weights (module docstring)."""
-    return 20 + 5 * m if method == "rtfa" else 5 + m
+    """Iterations of the finite-difference optimal weights (module docstring), at most
+    ``weights.FD_MAXITER``."""
+    return min(FD_MAXITER, 20 + 7 * m if method == "rtfa" else 5 + m)
 
 
 def estimate_seconds(fed, methods, rounds=None) -> dict:
