@@ -152,7 +152,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     if live.size == 0:
         return bias, var
     t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
-    Gs, Ls = comp.state(t)
+    _, Ls = comp.state(t)
     cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
     L, sol = comp.at(t)
     pen = block_pencil.Pencil(gam, comp.s, h)
