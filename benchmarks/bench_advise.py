@@ -152,6 +152,43 @@ block-pencil continuation per client group). het5 is on another route (Sigma = I
 unchanged. shift1000 is still refused: every pipeline's optimal weights take M + 1 or M + 2
 evaluations per finite-difference gradient.
 
+Ninth round (covariate shift: MAML-FL's companion blocks of every client group in one batched
+Newton iteration, ``riskcalc.linear.engine.block_pencil``, each solve started from the last
+solution for the same clients; diagonal roots by Newton's iteration from the last ones; the
+joint measure remembered; the finite-difference SLSQP with ftol 1e-12 and up to 300
+iterations, was 1e-10 and 100), against 11126fb, process CPU of the whole command (load
+average 7-20 on the 2 cores: every figure inflated)::
+
+    case       new CPU    11126fb CPU   numbers
+    het5       0.942 s    0.954 s       (medians of 5, A/B alternating, ratio 0.99; measured
+                                        before the last commit, which the Sigma = I route
+                                        does not use) bit-identical
+    shift10    15.2 s     29.7 s        (medians of 2, A/B alternating, ratio 0.52;
+                                        estimated 33.6 s) risks within 1.5e-13; optimal
+                                        means lower (FedAvg -9.8e-12, FTFA -7.6e-12, pFedMe
+                                        -5.6e-12, MAML-FL -3.5e-12) but RTFA's, +5.4e-14;
+                                        same advice
+    shift30    70.3 s     278 s         (one run each, one after the other, ``/usr/bin/time``:
+                                        11126fb at load 13-20, new at 7-13; estimated 207 s)
+                                        risks within 1.5e-13; optimal means lower: RTFA
+                                        -6.8e-9 (229 iterations; 100 stopped it 1.4e-10
+                                        above 11126fb's), FedAvg -3.2e-11, pFedMe -3.0e-11,
+                                        FTFA -1.2e-11, MAML-FL -2.5e-12; same advice (RTFA,
+                                        optimal weights)
+    shift60    209 s      not run       (load 3-8; estimated 725 s) 176 s user + 33 s system:
+                                        the system time is glibc giving the batched arrays'
+                                        memory back and taking it again (MAML-FL at 30
+                                        clients: 4.6 s system, 0.04 s with
+                                        MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at
+                                        1 GiB)
+
+One evaluation of the limits at nearby weights (what the finite differences make), 100 / 1000
+clients under shift (load ~15): FedAvg 0.002 / 0.032 s, FTFA 0.004 / 0.03-0.075, RTFA 0.004 /
+0.034, pFedMe 0.011 / 0.027, MAML-FL 0.043 / 0.26 (it was ~5-7 s at 1000; 0.006 / 0.014 /
+0.087 s at 10 / 30 / 300). shift1000 is still refused: every pipeline's optimal weights take
+M + 1 evaluations per finite-difference gradient for up to 300 iterations (estimate 2.9 days,
+was 135 with the iteration cap left out of the model; MAML-FL 1.4 of them).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.
@@ -179,6 +216,7 @@ CASES = {
     # Not pinned (no goal): the shift law at sizes both codes finish.
     "shift10": (10, SHIFT_TYPES, None),
     "shift30": (30, SHIFT_TYPES, None),
+    "shift60": (60, SHIFT_TYPES, None),
 }
 GOALS = {"het5": 1.0, "het100": 5.0, "het1000": 30.0, "het10000": 60.0, "shift1000": 30.0}
 PINNED = ("het5", "het100", "het1000", "het10000", "shift1000")

@@ -98,7 +98,7 @@ def test_shift_limits_equal_the_old_code(method):
 
 def test_memo_gives_the_same_numbers_and_stays_bounded(monkeypatch):
     """The own variances and R's roots are remembered across calls that change the weights
-    only (``shift._memo``): the same numbers as solved afresh, and the memo stays bounded."""
+    only (``shift.remember``): the same numbers as solved afresh, and the memo stays bounded."""
     from riskcalc.linear.finite_clients import shift
 
     tuning = {"lam": [0.05, 0.7, 2.0, 1e-3]}

@@ -17,9 +17,10 @@ measured time), times ``SAFETY``:
   FTFA), then the optimal weights, ``iterations`` x (M + 1 + the tuning variables; RTFA's M
   penalties count once: client j's risk depends on its own lam_j only, so one evaluation
   moves them all, ``weights._separable_jacobian``): SLSQP's iterations grew about like M
-  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 5 M (measured at 10
+  (15 at 10 clients, 31 at 30), RTFA's (its M penalties too) like 7 M (measured at 10
   clients under shift: 1970 evaluations with one per penalty, 1145 with one for all, the
-  same iterations). Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
+  same iterations; 229 at 30 clients, once allowed more than 100), at most
+  ``weights.FD_MAXITER``. Seconds per evaluation from 10 and 30 clients (two-point spectrum; a
   50-atom power law costs the same to 1.5x) and, under shift, one evaluation at 1000 clients of
   three types (FedAvg 0.11 s, FTFA/RTFA 0.055 s, MAML-FL 7.2 s). pFedMe (its client groups
   batched per covariance type): 0.06 s at 1000 clients under shift, 0.03 s with a two-point
@@ -29,7 +30,12 @@ measured time), times ``SAFETY``:
   evaluation at 1000 clients 0.04-0.08 s; the pipeline 0.65 s at 10 clients, 4.6 s at 30),
   pFedMe b = 5e-5 (its groups in one batch: 0.03-0.06 s at 1000; it was the spectrum's
   fit). Measured / estimated under shift, 10 clients: FedAvg 0.74, FTFA 0.66, RTFA 0.58,
-  pFedMe 0.55, MAML-FL 0.46; 30 clients: FedAvg 0.51, FTFA 0.33, pFedMe 0.39.
+  pFedMe 0.55, MAML-FL 0.46; 30 clients: FedAvg 0.51, FTFA 0.33, pFedMe 0.39. MAML-FL's
+  companion blocks in one batch, each evaluation started from the last one's solution
+  (2026-11-27, load ~5): one evaluation at nearby weights 0.006 / 0.014 / 0.040 / 0.087 /
+  0.26 s at 10 / 30 / 100 / 300 / 1000 clients under shift (a first one, from alpha = 0,
+  0.016-0.49 s), the same with one two-point spectrum (0.005 / 0.035 / 0.26 s at 10 / 100 /
+  1000; it was 0.024 / 0.43 s at 10 / 100): refitted as (5e-3, 2.6e-4) for both.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
@@ -41,7 +47,7 @@ measured time), times ``SAFETY``:
 from __future__ import annotations
 
 from riskcalc.advise.rounds import sigma_k_seconds, spectrum_local_steps
-from riskcalc.advise.weights import SLSQP_MAX
+from riskcalc.advise.weights import FD_MAXITER, SLSQP_MAX
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
 SAFETY = 1.5
@@ -54,10 +60,10 @@ SLSQP_PER_CLIENT = 7e-4
 #: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
     "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
-                 "rtfa": (2.7e-3, 1e-4, 0.0), "maml_fl": (3e-3, 7e-3, 0.0),
+                 "rtfa": (2.7e-3, 1e-4, 0.0), "maml_fl": (5e-3, 2.6e-4, 0.0),
                  "pfedme": (0.02, 4.5e-4, 0.0)},
     "shift": {"fedavg": (2.5e-3, 1e-4, 0.0), "ftfa": (8e-3, 5e-5, 0.0),
-              "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (0.0, 7.2e-3, 0.0),
+              "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (5e-3, 2.6e-4, 0.0),
               "pfedme": (0.02, 5e-5, 0.0)},
 }
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
@@ -93,8 +99,9 @@ ROUNDS_PFEDME_SPECTRUM = (0.5, 0.1, 4e-3, 2.5e-3)
 
 
 def iterations(method: str, m: int) -> int:
-    """Iterations of the finite-difference optimal weights (module docstring)."""
-    return 20 + 5 * m if method == "rtfa" else 5 + m
+    """Iterations of the finite-difference optimal weights (module docstring), at most
+    ``weights.FD_MAXITER``."""
+    return min(FD_MAXITER, 20 + 7 * m if method == "rtfa" else 5 + m)
 
 
 def estimate_seconds(fed, methods, rounds=None) -> dict:

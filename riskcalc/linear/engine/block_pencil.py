@@ -37,6 +37,13 @@ can land on an unphysical root. Linear
 responses (``local_response``) to a change of Lhat, e.g. a derivative in the shift t, solve
 (I - J) dT = E_H[-s Qhat dLhat Qhat] with the same matrix.
 
+Batches. Every function takes a batch of pencils of one block shape (a leading axis B on
+gamma, the atoms' eigenvalues, E, Lhat, delta, T0; the masses shared): one Newton iteration
+over the batch, each pencil stopped at its own tolerance and following its own path with
+its own steps, so its numbers are those of solving it alone (to rounding), for the cost of
+one solve of small arrays: MAML-FL's groups (``finite_clients.maml_sigma``) were one Python
+loop of such solves each.
+
 The tests compare it with ``resolvent_chain`` and ``resolvent_pencil`` on triangular pencils,
 with the scalar (Sigma = I) Marchenko-Pastur quadrature of a cubic filter, and with direct
 simulation of E_D[(t + c_1 S + c_2 S^2 + c_3 S^3)^-1] and its derivatives.
@@ -65,7 +72,8 @@ _STEP_MOVE = 0.25
 @dataclass(frozen=True)
 class PencilSolution:
     """T (k, k), Qhat (atoms, k, k) and C (k, k) of the fixed point, and I - J for linear
-    responses (``local_response``)."""
+    responses (``local_response``); a batch of B pencils has a leading axis B on every array
+    (gamma (B,), atoms (B, n))."""
 
     gamma: float
     atoms: np.ndarray
@@ -75,15 +83,31 @@ class PencilSolution:
     C: np.ndarray
     lhs: np.ndarray
 
-    def trace(self, rows, cols) -> float:
+    def trace(self, rows, cols):
         """lim tau(Sigma sum_(a,b) u_a v_b P^-1_ab) for row and column weight vectors (or
-        indices)."""
-        return float(_vec(rows, self.T.shape[0]) @ self.T @ _vec(cols, self.T.shape[0]))
+        indices); one per pencil of a batch."""
+        k = self.T.shape[-1]
+        out = np.einsum("a,...ab,b->...", _vec(rows, k), self.T, _vec(cols, k))
+        return float(out) if out.ndim == 0 else out
 
     def conditional(self, rows, cols) -> np.ndarray:
         """E_D of sum_(a,b) u_a v_b P^-1_ab per atom (the same weights as ``trace``)."""
-        k = self.T.shape[0]
-        return np.einsum("a,nab,b->n", _vec(rows, k), self.Q, _vec(cols, k))
+        k = self.T.shape[-1]
+        return np.einsum("a,...nab,b->...n", _vec(rows, k), self.Q, _vec(cols, k))
+
+    def take(self, idx) -> "PencilSolution":
+        """The pencils ``idx`` of a batch."""
+        return PencilSolution(self.gamma[idx], self.atoms[idx], self.weights, self.T[idx],
+                              self.Q[idx], self.C[idx], self.lhs[idx])
+
+    def put(self, idx, other: "PencilSolution") -> "PencilSolution":
+        """A copy of this batch with the pencils ``idx`` replaced by ``other``'s."""
+        parts = [x.copy() for x in (self.gamma, self.atoms, self.T, self.Q, self.C, self.lhs)]
+        for x, y in zip(parts, (other.gamma, other.atoms, other.T, other.Q, other.C,
+                                other.lhs)):
+            x[idx] = y
+        g, s, T, Q, C, lhs = parts
+        return PencilSolution(g, s, self.weights, T, Q, C, lhs)
 
 
 def _vec(x, k):
@@ -95,39 +119,121 @@ def _vec(x, k):
     return np.asarray(x, dtype=float)
 
 
+def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
+    """The arguments of one pencil or of a batch with a leading axis B on every array
+    (``batch``: B, or None to find out from the shapes: a batch when gamma is 1-d, atoms
+    2-d, E 3-d or Lhat 4-d), broadcast to the batch, and whether it was one."""
+    gamma, s = np.asarray(gamma, dtype=float), np.asarray(atoms, dtype=float)
+    E, L = np.asarray(E, dtype=float), np.asarray(L, dtype=float)
+    if batch is None:
+        sizes = [x.shape[0] for x, nd in ((gamma, 1), (s, 2), (E, 3), (L, 4)) if x.ndim == nd]
+        batch = max(sizes) if sizes else None
+    one = batch is None
+    B, k, n = 1 if one else batch, E.shape[-1], s.shape[-1]
+    delta = np.ones(k) if delta is None else np.asarray(delta, dtype=float)
+    out = [np.broadcast_to(gamma, (B,)), np.broadcast_to(s, (B, n)),
+           np.broadcast_to(E, (B, k, k)), np.broadcast_to(L, (B, n, k, k)),
+           np.broadcast_to(delta, (B, k))]
+    out.append(None if T is None else np.array(np.broadcast_to(T, (B, k, k)), dtype=float))
+    return out, one
+
+
+def _apply(fun, stack):
+    """``fun`` (np.linalg.inv or a solve) over a stack of matrices; where one is singular,
+    NaN for it alone (the batch's others are not held back)."""
+    try:
+        return fun(stack)
+    except np.linalg.LinAlgError:
+        out = []
+        for k in range(stack[0].shape[0] if isinstance(stack, tuple) else stack.shape[0]):
+            try:
+                out.append(fun(tuple(x[k:k + 1] for x in stack) if isinstance(stack, tuple)
+                               else stack[k:k + 1])[0])
+            except np.linalg.LinAlgError:
+                shape = (stack[1] if isinstance(stack, tuple) else stack).shape[1:]
+                out.append(np.full(shape, np.nan))
+        return np.array(out)
+
+
+def _inv(M):
+    return _apply(np.linalg.inv, M)
+
+
+def _lsolve(A, b):
+    return _apply(lambda ab: np.linalg.solve(ab[0], ab[1]), (A, b))
+
+
 def _state(gamma, s, h, E, L, delta, T):
-    """C, Qhat and the residual E_H[s Qhat] - T at T."""
-    C = E @ np.linalg.inv(np.diag(delta) + gamma * T @ E)
-    Q = np.linalg.inv(C[None] * s[:, None, None] + L)
-    return C, Q, np.einsum("n,nab->ab", h * s, Q) - T
+    """C, Qhat and the residual E_H[s Qhat] - T at T (a batch: leading axis B)."""
+    k = E.shape[-1]
+    C = E @ _inv(np.eye(k) * delta[:, None, :] + gamma[:, None, None] * T @ E)
+    Q = _inv(C[:, None] * s[:, :, None, None] + L)
+    return C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
 
 
 def _jacobian(gamma, s, h, C, Q):
-    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec)."""
-    k = C.shape[0]
-    QC, CQ = Q @ C, C @ Q
-    J = gamma * np.einsum("n,nac,ndb->abcd", h * s * s, QC, CQ).reshape(k * k, k * k)
-    return np.eye(k * k) - J
+    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec; a batch)."""
+    B, k = C.shape[0], C.shape[-1]
+    QC, CQ = Q @ C[:, None], C[:, None] @ Q
+    J = np.einsum("zn,znac,zndb->zabcd", gamma[:, None] * h * s * s, QC, CQ)
+    return np.eye(k * k) - J.reshape(B, k * k, k * k)
 
 
-def solve(gamma: float, atoms, weights, E, L, delta=None, T0=None,
+def _newton(gamma, s, h, E, L, delta, T, iterations):
+    """Newton's iteration on a batch from T (module docstring): (T, Q, C, lhs, converged),
+    each pencil stopped when its own residual is below ``_TOL`` (its numbers are those of
+    solving it alone) or when it fails (non-finite, singular)."""
+    B, n, k = s.shape[0], s.shape[1], E.shape[-1]
+    out_Q, out_C = np.full((B, n, k, k), np.nan), np.full((B, k, k), np.nan)
+    out_lhs, ok = np.full((B, k * k, k * k), np.nan), np.zeros(B, dtype=bool)
+    T = np.array(T, dtype=float)
+    live = np.arange(B)
+    with np.errstate(all="ignore"):
+        for _ in range(iterations):
+            if live.size == 0:
+                break
+            g, sl, El, Ll, dl = gamma[live], s[live], E[live], L[live], delta[live]
+            C, Q, res = _state(g, sl, h, El, Ll, dl, T[live])
+            lhs = _jacobian(g, sl, h, C, Q)
+            finite = np.all(np.isfinite(res), axis=(1, 2)) & np.all(np.isfinite(lhs),
+                                                                    axis=(1, 2))
+            conv = finite & (np.max(np.abs(res), axis=(1, 2))
+                             <= _TOL * (1.0 + np.max(np.abs(T[live]), axis=(1, 2))))
+            done = live[conv]
+            out_Q[done], out_C[done], out_lhs[done], ok[done] = Q[conv], C[conv], lhs[conv], True
+            go = finite & ~conv
+            live = live[go]
+            T[live] += _lsolve(lhs[go], res[go].reshape(-1, k * k, 1))[..., 0].reshape(-1, k, k)
+    return T, out_Q, out_C, out_lhs, ok
+
+
+def _start(s, h, E, L):
+    """The gamma = 0 solution E_H[s (E s + Lhat)^-1] (a batch), Newton's default start."""
+    with np.errstate(all="ignore"):
+        return np.einsum("zn,znab->zab", h * s, _inv(E[:, None] * s[:, :, None, None] + L))
+
+
+def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
           what: str = "linear pencil", iterations: int = _ITER) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
-    from ``T0``.
+    from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
+    weights; every pencil iterated as if alone).
 
     Parameters
     ----------
-    gamma : float
+    gamma : float or array_like (B,)
         d / n > 0.
-    atoms, weights : array_like (n,)
-        The spectrum H of Sigma.
-    E : array_like (k, k)
+    atoms : array_like (n,) or (B, n)
+        The eigenvalues of Sigma at the atoms of H.
+    weights : array_like (n,)
+        The masses of the atoms (the spectrum H).
+    E : array_like (k, k) or (B, k, k)
         Scalar coefficients of S (Etilde on projection rows).
-    L : array_like (n, k, k)
+    L : array_like (n, k, k) or (B, n, k, k)
         Lhat(s) at each atom.
-    delta : array_like (k,), optional
+    delta : array_like (k,) or (B, k), optional
         1 on ordinary rows, 0 on projection rows (default: all 1).
-    T0 : array_like (k, k), optional
+    T0 : array_like (k, k) or (B, k, k), optional
         Starting value (default: the gamma = 0 solution E_H[s (E s + Lhat)^-1]).
     what : str
         Named in the error message.
@@ -137,40 +243,29 @@ def solve(gamma: float, atoms, weights, E, L, delta=None, T0=None,
     Raises
     ------
     SolverError
-        If Newton's iteration does not reach the residual ``_TOL`` (a singular pencil, or a
-        start too far from a root; a root reached from a distant start need not be the
-        physical one: ``follow``).
+        If Newton's iteration does not reach the residual ``_TOL`` for every pencil (a
+        singular pencil, or a start too far from a root; a root reached from a distant start
+        need not be the physical one: ``follow``).
     """
-    s, h = np.asarray(atoms, dtype=float), np.asarray(weights, dtype=float)
-    E, L = np.asarray(E, dtype=float), np.asarray(L, dtype=float)
-    k = E.shape[0]
-    delta = np.ones(k) if delta is None else np.asarray(delta, dtype=float)
-    with np.errstate(all="ignore"):
-        try:
-            T = (np.einsum("n,nab->ab", h * s, np.linalg.inv(E[None] * s[:, None, None] + L))
-                 if T0 is None else np.array(T0, dtype=float))
-        except np.linalg.LinAlgError:
-            T = np.full((k, k), np.nan)
-        for _ in range(iterations):
-            try:
-                C, Q, res = _state(gamma, s, h, E, L, delta, T)
-                lhs = _jacobian(gamma, s, h, C, Q)
-            except np.linalg.LinAlgError:
-                break
-            if not np.all(np.isfinite(res)):
-                break
-            if np.max(np.abs(res)) <= _TOL * (1.0 + np.max(np.abs(T))):
-                return PencilSolution(gamma, s, h, T, Q, C, lhs)
-            try:
-                T = T + np.linalg.solve(lhs, res.ravel()).reshape(k, k)
-            except np.linalg.LinAlgError:
-                break
-    raise SolverError(f"{what}: the deterministic-equivalent fixed point did not converge "
-                      f"(gamma = {gamma:g}, {k} x {k} pencil)")
+    h = np.asarray(weights, dtype=float)
+    (g, s, E, L, delta, T), one = _batched(gamma, atoms, E, L, delta, T0)
+    T, Q, C, lhs, ok = _newton(g, s, h, E, L, delta, _start(s, h, E, L) if T is None else T,
+                               iterations)
+    if not ok.all():
+        raise SolverError(f"{what}: the deterministic-equivalent fixed point did not converge "
+                          f"(gamma = {g[~ok][0]:g}, {E.shape[-1]} x {E.shape[-1]} pencil)")
+    sol = PencilSolution(g, s, h, T, Q, C, lhs)
+    return _single(sol) if one else sol
+
+
+def _single(sol):
+    """A batch of one as one pencil's solution."""
+    return PencilSolution(float(sol.gamma[0]), sol.atoms[0], sol.weights, sol.T[0], sol.Q[0],
+                          sol.C[0], sol.lhs[0])
 
 
 def follow(atoms, weights, path, start: PencilSolution | None = None,
-           what: str = "linear pencil") -> PencilSolution:
+           what: str = "linear pencil", batch: int | None = None) -> PencilSolution:
     """The fixed point along a path of pencils theta -> (gamma, E, Lhat, delta), theta from 0
     to 1, from its solution ``start`` at theta = 0 (None: solved there by ``solve``, exact
     when the path starts at gamma = 0). Each step is Newton's iteration from the previous
@@ -180,45 +275,68 @@ def follow(atoms, weights, path, start: PencilSolution | None = None,
     a negative E_D[K] past gamma = 1); small steps stay on the branch that continues the
     start.
 
+    With ``batch`` = B, B paths at once: ``path`` takes theta (B,) and returns the batch's
+    arguments (``solve``), and each path keeps its own theta and step (its numbers are those
+    of following it alone).
+
     Raises
     ------
     SolverError
         If a step still fails after ``_HALVINGS`` halvings.
     """
-    sol = start
-    if sol is None:
-        gamma, E, L, delta = path(0.0)
-        sol = solve(gamma, atoms, weights, E, L, delta, what=what)
-    theta, step = 0.0, 1.0
-    while theta < 1.0:
-        t1 = min(1.0, theta + step)
-        gamma, E, L, delta = path(t1)
-        try:
-            new = solve(gamma, atoms, weights, E, L, delta, sol.T, what, _STEP_ITER)
-            ok = np.max(np.abs(new.T - sol.T)) <= _STEP_MOVE * (1.0 + np.max(np.abs(sol.T)))
-        except SolverError:
-            ok = False
-        if not ok:
-            step /= 2
-            if step < 2.0 ** -_HALVINGS:
-                raise SolverError(f"{what}: the fixed point could not be followed along its "
-                                  f"path (stuck at {theta:.6g} of it)")
-            continue
-        theta, sol, step = t1, new, 2 * step
-    return sol
+    h = np.asarray(weights, dtype=float)
+    B = 1 if batch is None else batch
+
+    def at(theta):
+        g, E, L, delta = path(float(theta[0]) if batch is None else theta)
+        return _batched(g, atoms, E, L, delta, batch=B)[0][:5]
+
+    if start is None:
+        g, s, E, L, delta = at(np.zeros(B))
+        sol = solve(g, s, h, E, L, delta, what=what)
+    else:
+        sol = start if batch is not None else PencilSolution(
+            *(np.asarray(x)[None] for x in (start.gamma, start.atoms)), h,
+            *(x[None] for x in (start.T, start.Q, start.C, start.lhs)))
+    theta, step = np.zeros(B), np.ones(B)
+    T, Q, C, lhs = (x.copy() for x in (sol.T, sol.Q, sol.C, sol.lhs))
+    g, s = (np.array(x, dtype=float) for x in (sol.gamma, sol.atoms))
+    while np.any(theta < 1.0):
+        live = np.flatnonzero(theta < 1.0)
+        t1 = np.minimum(1.0, theta + step)
+        gg, ss, E, L, delta = (x[live] for x in at(np.where(theta < 1.0, t1, 1.0)))
+        nT, nQ, nC, nlhs, conv = _newton(gg, ss, h, E, L, delta, T[live], _STEP_ITER)
+        with np.errstate(invalid="ignore"):
+            good = conv & (np.max(np.abs(nT - T[live]), axis=(1, 2))
+                           <= _STEP_MOVE * (1.0 + np.max(np.abs(T[live]), axis=(1, 2))))
+        acc, rej = live[good], live[~good]
+        theta[acc], step[acc] = t1[acc], 2 * step[acc]
+        T[acc], Q[acc], C[acc], lhs[acc] = nT[good], nQ[good], nC[good], nlhs[good]
+        g[acc], s[acc] = gg[good], ss[good]
+        step[rej] /= 2
+        if np.any(step[rej] < 2.0 ** -_HALVINGS):
+            stuck = rej[step[rej] < 2.0 ** -_HALVINGS][0]
+            raise SolverError(f"{what}: the fixed point could not be followed along its "
+                              f"path (stuck at {theta[stuck]:.6g} of it)")
+    sol = PencilSolution(g, s, h, T, Q, C, lhs)
+    return _single(sol) if batch is None else sol
 
 
-def continuation(gamma: float, atoms, weights, E, L, delta=None,
+def continuation(gamma, atoms, weights, E, L, delta=None,
                  what: str = "linear pencil") -> PencilSolution:
     """``follow`` along gamma' from 0 (S = Sigma, exact) to ``gamma``: the branch of the fixed
-    point that continues the deterministic pencil."""
-    return follow(atoms, weights, lambda th: (th * gamma, E, L, delta), what=what)
+    point that continues the deterministic pencil (one pencil or a batch, as ``solve``)."""
+    (g, s, E, L, delta, _), one = _batched(gamma, atoms, E, L, delta)
+    if one:
+        return follow(atoms, weights, lambda th: (th * g[0], E[0], L[0], delta[0]), what=what)
+    return follow(s, weights, lambda th: (th * g, E, L, delta), what=what, batch=g.size)
 
 
 def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
     """The matrix of derivatives dQhat_(out)(s_b) / dLhat_(entry)(s_a) (b, a over the atoms):
     the linear response of one entry of E_D[P^-1] to one entry of Lhat moved at one atom
-    (module docstring; e.g. L[h] = E_D[K h K] = -dG / dt).
+    (module docstring; e.g. L[h] = E_D[K h K] = -dG / dt); for a batch, one matrix per
+    pencil.
 
     Parameters
     ----------
@@ -228,40 +346,60 @@ def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
 
     Returns
     -------
-    ndarray (atoms, atoms)
+    ndarray (atoms, atoms) or (B, atoms, atoms)
     """
     (i, j), (o1, o2) = entry, out
-    s, h, Q, C = sol.atoms, sol.weights, sol.Q, sol.C
-    k = C.shape[0]
+    one = np.ndim(sol.gamma) == 0
+    g, s, Q, C, lhs = (np.asarray(x)[None] if one else x
+                       for x in (sol.gamma, sol.atoms, sol.Q, sol.C, sol.lhs))
+    h = sol.weights
+    B, n, k = Q.shape[0], Q.shape[1], C.shape[-1]
     # The direct term -Qhat dLhat Qhat, at the moved atom only; its pull on T through J.
-    direct = -Q[:, o1, i] * Q[:, j, o2]
-    rhs = -(h * s)[:, None, None] * Q[:, :, i, None] * Q[:, None, j, :]
-    dT = np.linalg.solve(sol.lhs, rhs.reshape(-1, k * k).T).T.reshape(-1, k, k)
-    through = np.einsum("bc,acd,bd->ba", (Q @ C)[:, o1, :], dT, (C @ Q)[:, :, o2])
-    return sol.gamma * s[:, None] * through + np.diag(direct)
+    direct = -Q[:, :, o1, i] * Q[:, :, j, o2]
+    rhs = -(h * s)[:, :, None, None] * Q[:, :, :, i, None] * Q[:, :, None, j, :]
+    dT = np.linalg.solve(lhs, rhs.reshape(B, n, k * k).transpose(0, 2, 1))
+    dT = dT.transpose(0, 2, 1).reshape(B, n, k, k)
+    through = np.einsum("zbc,zacd,zbd->zba", (Q @ C[:, None])[:, :, o1, :], dT,
+                        (C[:, None] @ Q)[:, :, :, o2])
+    res = g[:, None, None] * s[:, :, None] * through
+    res[:, np.arange(n), np.arange(n)] += direct
+    return res[0] if one else res
+
+
+def projection_trace(gamma, atoms, weights):
+    """T of a projection row's block (``Pencil.projection``): E_H[s / (c s + 1)] with c the
+    diagonal root at eta = 0 (one pencil or a batch)."""
+    s = np.asarray(atoms, dtype=float)
+    c = diagonal_roots(gamma, s, weights, 0.0, np.ones_like(s))
+    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ np.asarray(weights, dtype=float)
 
 
 class Pencil:
     """A block pencil assembled from solved diagonal blocks and couplings (module docstring):
     ``block`` adds a diagonal block with its solution, ``couple`` an entry, ``solve`` the
-    whole from the block-diagonal start.
+    whole from the block-diagonal start. A batch of pencils of one block structure: gamma
+    (B,) and/or atoms (B, n), and the blocks' and couplings' arrays with a leading axis B
+    (or shared).
 
     Parameters
     ----------
-    gamma : float
-    atoms, weights : array_like (n,)
+    gamma : float or array_like (B,)
+    atoms : array_like (n,) or (B, n)
+    weights : array_like (n,)
     """
 
     def __init__(self, gamma, atoms, weights):
-        self.gamma = float(gamma)
+        self.gamma = np.asarray(gamma, dtype=float)
         self.s = np.asarray(atoms, dtype=float)
         self.h = np.asarray(weights, dtype=float)
+        sizes = [x.shape[0] for x, nd in ((self.gamma, 1), (self.s, 2)) if x.ndim == nd]
+        self._batch = max(sizes) if sizes else None
         self._blocks = []
         self._couplings = []
 
     @property
     def size(self) -> int:
-        return sum(b[0].shape[0] for b in self._blocks)
+        return sum(np.shape(b[0])[-1] for b in self._blocks)
 
     def block(self, E, L, delta, T) -> int:
         """Append a diagonal block (E, Lhat per atom, delta, its solved T); returns its first
@@ -270,31 +408,36 @@ class Pencil:
         self._blocks.append(tuple(np.asarray(x, dtype=float) for x in (E, L, delta, T)))
         return start
 
-    def projection(self) -> int:
-        """A projection row (P^perp off the row space of X, gamma > 1)."""
-        c = float(diagonal_roots(self.gamma, self.s, self.h, 0.0, np.ones_like(self.s)))
-        T = self.h @ (self.s / (c * self.s + 1.0))
-        return self.block([[1.0]], np.ones((self.s.size, 1, 1)), [0.0], [[T]])
+    def projection(self, T=None) -> int:
+        """A projection row (P^perp off the row space of X, gamma > 1); ``T`` its solved
+        value (``projection_trace``) when the caller has it."""
+        if T is None:
+            T = projection_trace(self.gamma, self.s, self.h)
+        return self.block([[1.0]], np.ones((self.h.size, 1, 1)), [0.0],
+                          np.asarray(T)[..., None, None])
 
     def solved(self, sol: PencilSolution, E, L, delta=None) -> int:
         """Append a block whose fixed point is ``sol``."""
-        k = np.shape(E)[0]
+        k = np.shape(E)[-1]
         return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
 
     def couple(self, row: int, col: int, lhat) -> None:
         """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
         would go in E, which no caller needs)."""
-        self._couplings.append((row, col, np.broadcast_to(lhat, self.s.shape)))
+        self._couplings.append((row, col, np.asarray(lhat, dtype=float)))
 
     def solve(self, what: str = "linear pencil") -> PencilSolution:
-        k = self.size
-        E, delta, T0 = np.zeros((k, k)), np.ones(k), np.zeros((k, k))
-        L = np.zeros((self.s.size, k, k))
+        k, n = self.size, self.h.size
+        B = 1 if self._batch is None else self._batch
+        E, delta, T0 = np.zeros((B, k, k)), np.ones((B, k)), np.zeros((B, k, k))
+        L = np.zeros((B, n, k, k))
         at = 0
         for Eb, Lb, db, Tb in self._blocks:
-            sl = slice(at, at + Eb.shape[0])
-            E[sl, sl], L[:, sl, sl], delta[sl], T0[sl, sl] = Eb, Lb, db, Tb
-            at += Eb.shape[0]
+            sl = slice(at, at + Eb.shape[-1])
+            E[:, sl, sl], L[:, :, sl, sl], delta[:, sl], T0[:, sl, sl] = Eb, Lb, db, Tb
+            at += Eb.shape[-1]
         for row, col, lhat in self._couplings:
-            L[:, row, col] += lhat
-        return solve(self.gamma, self.s, self.h, E, L, delta, T0, what)
+            L[:, :, row, col] += np.broadcast_to(lhat, (B, n)) if lhat.ndim else lhat
+        sol = solve(self.gamma if self._batch else self.gamma[None],
+                    self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what)
+        return sol if self._batch else _single(sol)

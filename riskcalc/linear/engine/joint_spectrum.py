@@ -91,14 +91,33 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     specs = list(specs)
     if not specs:
         raise ValueError("the federation needs at least one client spectrum")
-    keys, steps, types = {}, [], np.empty(len(specs), dtype=int)
+    keys, types = {}, np.empty(len(specs), dtype=int)
     for j, spec in enumerate(specs):
-        key = _key(spec)
-        if key not in keys:
-            keys[key] = len(steps)
-            steps.append(ordered_steps(spec, d))
-        types[j] = keys[key]
-    explicit = {v.size for spec, (_, v) in zip(_first(specs, keys), steps)
+        types[j] = keys.setdefault(_key(spec), len(keys))
+    # The measure depends on the distinct spectra only: remembered (every evaluation of the
+    # finite-M limits builds it again; the optimal weights make hundreds), but for files,
+    # which may change between calls.
+    memo = (tuple(keys), d)
+    if any(isinstance(k, str) and k.startswith("file:") for k in keys):
+        weights, atoms = _measure(_first(specs, keys), d)
+        return JointSpectrum(weights, atoms, types)
+    if memo not in _MEASURES:
+        if len(_MEASURES) >= _MEASURES_SIZE:
+            _MEASURES.clear()
+        _MEASURES[memo] = _measure(_first(specs, keys), d)
+    weights, atoms = _MEASURES[memo]
+    return JointSpectrum(weights, atoms, types)
+
+
+#: Joint measures remembered by ``joint_spectrum`` (the distinct spectra and d -> measure).
+_MEASURES = {}
+_MEASURES_SIZE = 32
+
+
+def _measure(distinct, d):
+    """(weights, values) of the joint measure of the ``distinct`` spectra, in type order."""
+    steps = [ordered_steps(spec, d) for spec in distinct]
+    explicit = {v.size for spec, (_, v) in zip(distinct, steps)
                 if not isinstance(spec, str) or spec.strip().lower().split(":")[0]
                 in ("file", "powerlaw")}
     if len(explicit) > 1:
@@ -110,7 +129,9 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     values = np.array([v[np.searchsorted(e, mid, side="right") - 1] for e, v in steps])
     atoms, inverse = np.unique(values, axis=1, return_inverse=True)
     weights = np.bincount(inverse.ravel(), weights=width, minlength=atoms.shape[1])
-    return JointSpectrum(weights / weights.sum(), atoms, types)
+    weights, atoms = weights / weights.sum(), atoms
+    weights.flags.writeable = atoms.flags.writeable = False   # shared between calls
+    return weights, atoms
 
 
 def _first(specs, keys):

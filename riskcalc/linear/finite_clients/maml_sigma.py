@@ -43,48 +43,59 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.shift import global_point, own_variance
+from riskcalc.linear.finite_clients.shift import global_point, own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 
 #: Halvings of a continuation step in alpha before giving up.
 _HALVINGS = 20
+#: The last solution of ``_shifts`` (one entry: its clients' key -> shifts, blocks).
+_LAST = {}
 
 
-class _Companion:
-    """The companion block of K = (t + p phi(S))^-1 for one group, its fixed point kept as the
-    next solve's start (the shifts move little between Newton steps)."""
+class _Companions:
+    """The companion blocks of K_g = (t_g + p_g phi(S_g))^-1 of every group as one batch
+    (``block_pencil``: each group's fixed point iterated as if alone), the fixed points kept
+    as the next solve's start (the shifts move little between Newton steps)."""
 
     def __init__(self, gamma, s, h, p, alpha):
+        B, n = s.shape
         self.gamma, self.s, self.h = gamma, s, h
-        self.E = np.diag([1.0, 1.0, alpha ** 2 * p])
-        self.L = np.zeros((s.size, 3, 3))
-        self.L[:, 0, 1] = self.L[:, 1, 2] = -1.0
-        self.L[:, 2, 1], self.L[:, 2, 2] = p, -2.0 * alpha * p
+        self.E = np.zeros((B, 3, 3))
+        self.E[:, 0, 0] = self.E[:, 1, 1] = 1.0
+        self.E[:, 2, 2] = alpha ** 2 * p
+        self.L = np.zeros((B, n, 3, 3))
+        self.L[:, :, 0, 1] = self.L[:, :, 1, 2] = -1.0
+        self.L[:, :, 2, 1], self.L[:, :, 2, 2] = p[:, None], -2.0 * alpha * p[:, None]
         self.sol = self.last = None
 
     def at(self, t):
-        """The block's Lhat and fixed point at shift t, followed from the last shift (or from
-        gamma = 0) in small steps (``block_pencil.follow``); the last one as it is when t
-        has not moved (the target's traces reuse the converged shift)."""
+        """The blocks' Lhat and fixed points at shifts t (groups x atoms), each group followed
+        from its last shift (or from gamma = 0) in small steps (``block_pencil.follow``); a
+        group whose t has not moved keeps its fixed point (the target's traces reuse the
+        converged shifts)."""
         L = self.L.copy()
-        L[:, 2, 0] = t
+        L[:, :, 2, 0] = t
         what = "MAML-FL finite-clients limit (companion pencil)"
-        if self.sol is not None and np.array_equal(L, self.last):
-            return L, self.sol
         if self.sol is None:
             sol = block_pencil.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
         else:
-            L0 = self.last
-            sol = block_pencil.follow(self.s, self.h, lambda th: (
-                self.gamma, self.E, L0 + th * (L - L0), None), self.sol, what)
+            moved = np.flatnonzero(np.any(L != self.last, axis=(1, 2, 3)))
+            if moved.size == 0:
+                return L, self.sol
+            L0, L1, E = self.last[moved], L[moved], self.E[moved]
+            sol = self.sol.put(moved, block_pencil.follow(
+                self.s[moved], self.h, lambda th: (self.gamma[moved], E,
+                                                   L0 + th[:, None, None, None] * (L1 - L0),
+                                                   None),
+                self.sol.take(moved), what, batch=moved.size))
         self.sol, self.last = sol, L
         return L, sol
 
     def state(self, t):
-        """G = E_D[K] and the matrix of h -> E_D[K h K] (= -dG/dt) at shift t."""
+        """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t."""
         _, sol = self.at(t)
-        return sol.Q[:, 0, 2], -block_pencil.local_response(sol, (2, 0), (0, 2))
+        return sol.Q[:, :, 0, 2], -block_pencil.local_response(sol, (2, 0), (0, 2))
 
 
 def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectrum):
@@ -141,25 +152,22 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     if live.size == 0:
         return bias, var
     t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
-    st = [comp[k].state(t[k]) for k in range(gam.size)]
+    _, Ls = comp.state(t)
     cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
-    e_v = []
-    for k in range(gam.size):
-        L, sol = comp[k].at(t[k])
-        pen = block_pencil.Pencil(gam[k], comp[k].s, h)
-        i1, i2 = pen.solved(sol, comp[k].E, L), pen.solved(sol, comp[k].E, L)
-        for j in range(3):
-            pen.couple(i1 + 2, i2 + j, lhat=-t[k] * cm[j])
-        ktrk = pen.solve("MAML-FL noise source").conditional(i1, i2 + 2)
-        e_v.append((sol.conditional(cm, 2) - ktrk) / p[k])
-    Zs = middles(G, [x[1] for x in st], t, count, r, sigma, p, gam, Phi, e_v)
-    for a in live:
-        W, X1, X2, X3 = _target_traces(comp[a], t[a], cm)
-        pa, ga = p[a], gam[a]
-        bias[a] = r[a] ** 2 * h @ (Zs[a, 0] * W) + h @ (Zs[a, 1] * W)
-        var[a] = (np.where(sigma[a] == 0, 0.0, sigma[a] ** 2 * (
-            own[a] + 2 * pa * ga * (X1 - X2) + pa * ga * (X2 - X3)
-            + pa ** 2 * ga * h @ (Zs[a, 2] * W))) + h @ (Zs[a, 3] * W))
+    L, sol = comp.at(t)
+    pen = block_pencil.Pencil(gam, comp.s, h)
+    i1, i2 = pen.solved(sol, comp.E, L), pen.solved(sol, comp.E, L)
+    for j in range(3):
+        pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
+    ktrk = pen.solve("MAML-FL noise source").conditional(i1, i2 + 2)
+    e_v = (sol.conditional(cm, 2) - ktrk) / p[:, None]
+    Zs = middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v)[live]
+    W, X1, X2, X3 = _target_traces(comp, live, L, sol, t, cm)
+    pa, ga, sa = p[live], gam[live], sigma[live]
+    bias[live] = r[live] ** 2 * ((Zs[:, 0] * W) @ h) + (Zs[:, 1] * W) @ h
+    var[live] = (np.where(sa == 0, 0.0, sa ** 2 * (
+        own[live] + 2 * pa * ga * (X1 - X2) + pa * ga * (X2 - X3)
+        + pa ** 2 * ga * ((Zs[:, 2] * W) @ h))) + (Zs[:, 3] * W) @ h)
     return bias, var
 
 
@@ -169,52 +177,87 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
     (``finite_clients.shift.global_point``; one covariance: ``finite_clients.sigma``'s
     K = (p S + omega Sigma)^-1). A step that fails is halved: for large alpha s the filter
-    phi is far from monotone and Newton's iteration needs a start near the root."""
+    phi is far from monotone and Newton's iteration needs a start near the root.
+
+    Or, first, from the last solution for the same clients (``_warm``): the optimal weights
+    and the tuning's searches call the limit at nearby weights and alpha many times."""
+    key = (gam.tobytes(), sv[typ].tobytes(), h.tobytes(), count.tobytes())
+    warm = _warm(key, gam, sv[typ], h, p, count, alpha)
+    if warm is not None:
+        return warm
     _, om, abar, _, _ = global_point(gam, p, count, typ, h, sv)
     t = abar - om[:, None] * sv[typ]
     what = "MAML-FL finite-clients limit"
     a0, step = 0.0, alpha
     while True:
         a1 = min(alpha, a0 + step)
-        comp = [_Companion(gam[k], sv[typ[k]], h, p[k], a1) for k in range(gam.size)]
+        comp = _Companions(gam, sv[typ], h, p, a1)
         try:
-            t1, G = solve_shifts(lambda tt: _stacked([c.state(tk) for c, tk in zip(comp, tt)]),
-                                 count, t, what)
+            t1, G = solve_shifts(comp.state, count, t, what)
         except SolverError:
             step /= 2
             if step <= alpha * 2.0 ** -_HALVINGS:
                 raise
             continue
         if a1 >= alpha:
+            _LAST.clear()
+            _LAST[key] = (t1, comp)
             return t1, G, comp
         a0, t, step = a1, t1, 2 * step
 
 
+def _warm(key, gam, s, h, p, count, alpha):
+    """The shifts, G and companion blocks from the last solution for the same clients (other
+    weights p' and alpha'), or None where that fails (then ``_shifts`` continues from
+    alpha = 0). Each group's block is followed at the old shift t' from its old pencil to
+    the new one along the straight path in (E, Lhat): every pencil on it is the inverse of
+    t' + a convex combination of two nonnegative filters p' phi' and p phi, so the branch
+    is the one continuation from gamma = 0 finds; then Newton's iteration of
+    ``solve_shifts`` from t'. The shifts are the same root (to the solvers' tolerances)."""
+    last = _LAST.get(key)
+    if last is None:
+        return None
+    t0, old = last
+    comp = _Companions(gam, s, h, p, alpha)
+    L1 = comp.L.copy()
+    L1[:, :, 2, 0] = t0
+    E0, L0, E1 = old.E, old.last, comp.E
+    try:
+        comp.sol = block_pencil.follow(s, h, lambda th: (
+            gam, E0 + th[:, None, None] * (E1 - E0), L0 + th[:, None, None, None] * (L1 - L0),
+            None), old.sol, "MAML-FL finite-clients limit (companion pencil)", batch=gam.size)
+        comp.last = L1
+        t1, G = solve_shifts(comp.state, count, t0, "MAML-FL finite-clients limit")
+    except SolverError:
+        return None
+    _LAST[key] = (t1, comp)
+    return t1, G, comp
 
-def _stacked(states):
-    """Per-group (G_g, L_g) pairs as the arrays ``solve_shifts`` takes."""
-    return np.array([x[0] for x in states]), np.array([x[1] for x in states])
 
-
-def _target_traces(comp, t, cm):
+def _target_traces(comp, live, L, sol, t, cm):
     """W = E_D[K P^perp Sigma P^perp K] per atom and the traces X1, X2, X3 of the module
-    docstring, for a target of ratio gamma > 1 at shift t (Sigma its own covariance)."""
-    L, sol = comp.at(t)
-    s = comp.s
+    docstring for a target in each of the groups ``live`` (ratio gamma > 1; arrays over
+    them) at shifts t (Sigma the target's own covariance), from the batch's companion blocks
+    ``comp`` with Lhat ``L`` and fixed points ``sol`` there."""
+    L, sol, E, s, t = L[live], sol.take(live), comp.E[live], comp.s[live], t[live]
 
     def pencil():
-        return block_pencil.Pencil(comp.gamma, comp.s, comp.h)
+        return block_pencil.Pencil(comp.gamma[live], s, comp.h)
 
     what = "MAML-FL target traces"
+    # The projection rows' block depends on gamma and the target's spectrum only.
+    g = comp.gamma[live]
+    tp = remember(("projection", g.tobytes(), s.tobytes(), comp.h.tobytes()),
+               lambda: block_pencil.projection_trace(g, s, comp.h))
     pen = pencil()
-    k1, j1, j2, k2 = (pen.solved(sol, comp.E, L), pen.projection(), pen.projection(),
-                      pen.solved(sol, comp.E, L))
+    k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(tp), pen.projection(tp),
+                      pen.solved(sol, E, L))
     pen.couple(k1 + 2, j1, lhat=-1.0)
     pen.couple(j1, j2, lhat=-s)
     pen.couple(j2, k2, lhat=-1.0)
     W = pen.solve(what).conditional(k1, k2 + 2)
     pen = pencil()
-    j0, k1, j2 = pen.projection(), pen.solved(sol, comp.E, L), pen.projection()
+    j0, k1, j2 = pen.projection(tp), pen.solved(sol, E, L), pen.projection(tp)
     for j in range(3):
         pen.couple(j0, k1 + j, lhat=-cm[j])
     pen.couple(k1 + 2, j2, lhat=-1.0)
@@ -223,8 +266,8 @@ def _target_traces(comp, t, cm):
     rows[k1:k1 + 3] = cm
     X1, X2 = res.trace(rows, j2), res.trace(j0, j2)
     pen = pencil()
-    j0, k1, k2, j3 = (pen.projection(), pen.solved(sol, comp.E, L),
-                      pen.solved(sol, comp.E, L), pen.projection())
+    j0, k1, k2, j3 = (pen.projection(tp), pen.solved(sol, E, L), pen.solved(sol, E, L),
+                      pen.projection(tp))
     pen.couple(j0, k1, lhat=-1.0)
     for j in range(3):
         pen.couple(k1 + 2, k2 + j, lhat=-t * cm[j])

@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.finite_clients.identity import client_weights
-from riskcalc.linear.finite_clients.shift import own_variance
+from riskcalc.linear.finite_clients.shift import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
@@ -169,7 +169,10 @@ def _traces(g, s, h, lam, Lam, C):
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
-    root = {"R": diagonal_roots(g, s, h, lam, np.ones(n)), "Q": C}
+    # R's depend on lam and the groups, not on the weights: remembered (``shift.remember``).
+    key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
+    root = {"R": remember(("pFedMe R",) + key + (np.asarray(lam, dtype=float).tobytes(),),
+                          lambda: diagonal_roots(g, s, h, lam, np.ones(n))), "Q": C}
 
     def tr(blocks, mids, vector=False):
         eta = np.array([spec[b][0] for b in blocks])
@@ -194,7 +197,9 @@ def _states(t, gam, s, h, p, lam):
     u = p * lam ** 2
     c = t + (p * lam)[:, None]
     Lam = lam - u[:, None] / c
-    C = diagonal_roots(gam, s, h, 1.0, Lam)
+    # From the last roots for these groups (the shifts move little between calls).
+    C = warm_roots(("pFedMe C", np.asarray(gam, dtype=float).tobytes(), s.tobytes(),
+                    h.tobytes()), gam, s, h, 1.0, Lam)
     den = C[:, None] * s + Lam
     G = 1.0 / c + u[:, None] / (c ** 2 * den)
     # E_D[Q m Q] = Dm @ m: (C'[m] s + m) / den^2 with C' from the diagonal equation.

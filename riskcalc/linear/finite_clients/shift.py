@@ -77,12 +77,12 @@ from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, 
 
 #: Newton iterations of the global fixed point before giving up.
 _NEWTON = 100
-#: Entries kept by ``_memo`` (per type: the own variances and R's roots of a few tunings).
+#: Entries kept by ``remember`` (per type: the own variances and R's roots of a few tunings).
 _MEMO_SIZE = 64
 _MEMO = OrderedDict()
 
 
-def _memo(key, compute):
+def remember(key, compute):
     """compute() remembered under ``key`` (bytes of every input; least recently used out
     first). The targets' own least-squares / ridge variances and R's roots depend on a target's
     gamma, lam and marginal spectrum only, not on the weights: the optimal weights' finite
@@ -93,25 +93,40 @@ def _memo(key, compute):
         _MEMO[key] = _MEMO.pop(key, value)          # most recently used (safe if gone)
         return value
     value = compute()
+    _store(key, value)
+    return value
+
+
+def _store(key, value):
+    """``_MEMO[key] = value``, the least recently used entries out beyond ``_MEMO_SIZE``."""
     _MEMO[key] = value
     while len(_MEMO) > _MEMO_SIZE:
         try:
             _MEMO.popitem(last=False)
         except KeyError:                            # emptied meanwhile by another thread
             break
-    return value
+
+
+def warm_roots(key, gamma, atoms, weights, eta, shift):
+    """``resolvent_chain.diagonal_roots`` started from the roots last solved under ``key``
+    (the inputs that do not move between the optimal weights' evaluations: the weights and
+    the penalties do), remembered for the next call: the same roots in a few Newton steps."""
+    key = ("roots",) + key
+    roots = diagonal_roots(gamma, atoms, weights, eta, shift, guess=_MEMO.get(key))
+    _store(key, roots)
+    return roots
 
 
 def own_variance(gamma, lam, spectrum) -> np.ndarray:
     """The oracle ridge (lam > 0) or least-squares (lam = 0) variance per unit sigma^2 of
     clients of ratios ``gamma`` in ``spectrum`` (``riskcalc.linear.engine.kappa.ridge_factors``,
-    paper 003 Thms 1-2), remembered (``_memo``): a target's own term in every finite-M route,
+    paper 003 Thms 1-2), remembered (``remember``): a target's own term in every finite-M route,
     which the optimal weights' finite differences would solve again at each step."""
     gamma = np.asarray(gamma, dtype=float)
     lam = np.broadcast_to(np.asarray(lam, dtype=float), gamma.shape)
     key = ("own", spectrum.atoms.tobytes(), spectrum.weights.tobytes(), gamma.tobytes(),
            lam.tobytes())
-    return _memo(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
+    return remember(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
 
 
 def global_point(gam, p, count, typ, w, sv):
@@ -290,7 +305,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    c = diagonal_roots(gamma, s, w, 1.0 / p, omega)
+    c = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w, 1.0 / p,
+                   omega)
     q2 = 1.0 / (c[:, None] * s + omega) ** 2
     slope = gamma * c ** 2 * ((s * s * q2) @ w)
     if not np.all(slope < 1):
@@ -325,9 +341,10 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
         sel = types[live] == t
         ms, inv = np.unique(sv[t], return_inverse=True)
         g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
-        root_r[sel] = _memo(
+        root_r[sel] = remember(
             ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
-            lambda: diagonal_roots(g_t, ms, w_t, e_t, np.ones((g_t.size, ms.size))))
+            lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
+                               w_t, e_t, np.ones((g_t.size, ms.size))))
     sl = s[live]
     blocks = {"K": (1.0 / p[live], omega[live], c[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
