@@ -35,7 +35,8 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    residues at negative eigenvalues, so the branch check is Im tau(z Gc) < 0 instead (with
    g lam > 1 too the spectrum leaves the axis: circles, ``algorithm1_fold``). T = inf:
    z^T -> 0 and P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled
-   samples span).
+   samples span; circles of radius above 1 enclose it, and ``_pole`` adds the residues of the
+   distance's z^T / (1 - z) there).
 3. Client i's risk E||w_T - theta_i||^2 = E||e_T - u_i||^2 (tau = tr / d) ::
 
        signal^2 oint oint z1^T z2^T tau(N1 Gc1 Gc2 N2)
@@ -97,7 +98,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import merge, mp_rule, solve_circles
+from riskcalc.linear.dynamics.algorithm1_fold import merge, mp_rule, solve_circles, solve_point
 from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
@@ -235,6 +236,42 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
                       f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
 
 
+def _pole(laws, g, lam, gam, r, sigma, two, node_parts, one, other):
+    """The distance's correction where a circle encloses z = 1 (``algorithm1_fold``'s circles,
+    radius above 1): w_T - w_inf integrates z^T / (1 - z) against the data F(z1, z2) of step 3
+    around the spectrum only, and each circle around z = 1 too adds the residue -F(1, .) there:
+    the correction (C1 + e1 d1)(C2 + e2 d2) F - C1 C2 F, d_n evaluating at z_n = 1, e_n whether
+    circle n encloses it, C_n the circle's integral with its weight z^T / (1 - z). Returns
+    (nT,): to be divided by lam^2 as the double integral."""
+    (z1, om1, G1, W1, f1), (z2, om2, G2, W2, f2) = one, other
+    M = gam.size
+    e1, e2 = np.max(np.abs(z1)) > 1.0, np.max(np.abs(z2)) > 1.0
+    if not (e1 or e2):
+        return 0.0
+    om0, G0 = solve_point(laws, g, lam, 1.0, 8.0)
+    zero = np.array([1.0 + 0j])
+
+    def data(za, oa, Ga, zb, ob, Gb):        # sum_m (data_r + data_s) of step 3 at (za, zb)
+        da, ia, _ = node_parts(za, oa)
+        db, ib, _ = node_parts(zb, ob)
+        Kk = two(ia, ib)
+        Kq = Kk * (np.sum(1.0 / Kk, axis=0) - (M - 1) / (Ga[:, None] * Gb[None, :]))
+        s = laws.s
+        Hr = two(da * ia * s[:, None, :], db * ib * s[:, None, :])
+        Hs = two(da * ia * np.sqrt(s)[:, None, :], db * ib * np.sqrt(s)[:, None, :])
+        return np.einsum("mkl,m->kl", Hr / Kq, r ** 2) + np.einsum("mkl,m->kl", Hs / Kq,
+                                                                   sigma ** 2 * gam)
+    out = 0.0
+    if e1:      # d1 C2: F(1, z2) against circle 2 (its nodes and conjugates)
+        out = out + ((f2 * W2) @ data(zero, om0, G0, z2, om2, G2)[0]).real
+    if e2:      # C1 d2: circle 1's upper nodes, 2 Re
+        out = out + 2.0 * ((f1 * W1) @ data(z1, om1, G1, zero, om0, G0)[:, 0]).real
+    if e1 and e2:
+        finite = np.any(f1 != 0.0, axis=1)
+        out = out + np.where(finite, data(zero, om0, G0, zero, om0, G0)[0, 0].real, 0.0)
+    return out
+
+
 def _subordinate(laws, zeta, path, gl):
     """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
     Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
@@ -365,6 +402,9 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         cross = ((P1 * w1) @ own.T).imag / lam                          # (nT, M)
         distance = (theta_part
                     + double(dist1, dist2, np.sum(data_r + data_s, axis=0)) / lam ** 2)
+        if "disk" in sp and sp["contraction"] < 1.0:
+            distance = distance + _pole(laws, g, lam, gam, r, sigma, two, node_parts, (
+                z1, om1, G1, W1, dist1), (z2, om2, G2, W2, dist2)) / lam ** 2
     bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
         + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()

@@ -376,6 +376,24 @@ def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
     return out
 
 
+def solve_point(laws, g, lam, z0, far):
+    """(omega, G) of ``laws`` (``algorithm1_curves.NodeLaws``, its rule kept) at the real point
+    z0 outside the round map's spectrum, followed down from z0 + i ``far`` (the distance's pole
+    correction of ``algorithm1_curves``, step 3; no Hermitian check off a symmetric spectrum)."""
+    gl = g * lam
+
+    def zeta(t):
+        laws.z = np.array([z0 + 1j * t])
+        return (laws.z - 1.0 + gl) / gl
+    path = [far * 0.5 ** k for k in range(60) if far * 0.5 ** k > 1e-3] + [0.0]
+    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+    try:
+        return subordination.solve(laws, zeta, scale, path, check_branch=False,
+                                   weight=np.zeros_like)
+    except SolverError as exc:
+        raise SolverError(f"Algorithm 1's curves, the distance at z = {z0:g}: {exc}") from exc
+
+
 def merge(part, fixed, finite, sp):
     """Step 3: the curves at the finite rounds ``finite`` (``part``, or None) and the fixed
     point (``fixed``, one column) in one result of ``algorithm1_curves.curves``, with the
