@@ -20,14 +20,17 @@ GAM, R, SIG = np.array([0.5, 2.0]), np.array([0.4, 0.8]), np.array([0.5, 1.0])
 
 @pytest.mark.parametrize("K, edge, gl, pers", [(3, 0.5, 1.0, dict(steps=3, step_size=0.1)),
                                                (1, 1.8, 1.0, dict(lam=0.7)),
-                                               (2, 0.5, 1.5, dict(lam=0.3))])
+                                               (2, 0.5, 1.5, dict(lam=0.3)),
+                                               (1, 1.8, 2.0, dict(steps=2, step_size=0.1))])
 def test_identity_spectrum_is_the_scalar_route(K, edge, gl, pers):
     """Sigma = I through the extended pencil (the spectrum passed as one atom, which
     ``rounds_limit`` would short-circuit) against ``personalize.algorithm1_personalized``, every
     T including 0 and inf: eta = edge / (L + lam) (1.8: odd K = 1 beyond Thm 2's bound, a(s) <
     0 on the top of the spectra, the branch check on z G_00), global step g lam = 1 and 1.5 (the
-    negative band). Both routes stop at 1e-12 residuals and share no solver: 1e-10 holds with
-    room. Measured: 1.7e-13, 3.3e-14, 1.1e-13."""
+    negative band), and odd K with both (g lam = 2: the spectrum off the real axis, circles:
+    ``sigma.algorithm1.circles`` against ``algorithm1_fold``). Both routes stop at 1e-12
+    residuals and share no solver: 1e-10 holds with room. Measured: 1.7e-13, 3.3e-14, 1.1e-13,
+    4.3e-12."""
     gam, r, sig, p, lam = np.array([0.5, 4.0]), np.array([0.3, 0.8]), np.array([0.4, 1.0]), \
         np.array([0.4, 0.6]), 0.8
     eta = edge / ((1 + np.sqrt(gam.max())) ** 2 + lam)
