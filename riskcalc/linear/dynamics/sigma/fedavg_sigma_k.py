@@ -136,7 +136,7 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
                              f"{K} and {pen.M} clients: the extended pencil is solved densely, "
                              f"for clients local_steps^2 <= {MAX_UNKNOWNS} only")
         return own_models(pen, c, gam, r, sigma, p, signal, rounds)
-    return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
+    return pencil_curves(pen, edges(pen, top, fold=True), g, gam, r, sigma, p, signal, rounds, v, wn,
                          own_models=own)
 
 

@@ -227,12 +227,16 @@ class ChainPencil(SigmaPencil):
         hs = self.h * self.s
         for t in path:
             zn = nodes(t)
-            _, C, G = self.residual(z, tau)
-            fac = self._factors(C, G)
-            dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
-                ..., None, None])
-            tau, z = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
-                                        _PREDICTOR_GMRES), zn
+            # The path's first stage (the start itself) has no step: no predictor (it would
+            # add exactly 0, after an eigendecomposition per node and client).
+            if np.any(zn != z):
+                _, C, G = self.residual(z, tau)
+                fac = self._factors(C, G)
+                dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
+                    ..., None, None])
+                tau = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
+                                         _PREDICTOR_GMRES)
+            z = zn
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
@@ -284,6 +288,41 @@ class ChainPencil(SigmaPencil):
             ..., None, None] * G["w"][:, :, None]
         return rows, (W[:, 0] - Wu) / s
 
+    def _check_in_x(self, idx, Y, facs, L2, R1, G1, G2, Sv, Su, U, Vv, sysp, lam, out):
+        """``two_point``'s systems ``idx`` (of the chunk's pairs U, Vv, systems sysp) whose
+        residual bound missed: X = S_v^T W S_u checked in the original system, and solved
+        again there by GMRES where its residual misses _RESIDUAL (their outputs rewritten)."""
+        M, K, nf = self.M, self.K, len(facs)
+        X = Sv[Vv][sysp][idx].swapaxes(-1, -2) @ Y[idx] @ Su[U][sysp][idx]
+        X = X.reshape(idx.size, -1)
+        pu, fu = U[sysp[idx]], idx % nf
+        pv = Vv[sysp[idx]]
+        rhs_x = np.stack([np.einsum("amjx,amjy->jxy", facs[f][0][v], facs[f][1][u],
+                                    optimize=True) for u, v, f in zip(pu, pv, fu)])
+        rhs_x = rhs_x.reshape(idx.size, -1)
+        Lp, Rp = [f[pv] for f in L2], [f[pu] for f in R1]
+
+        def apply_x(x, i):
+            return self._apply([a[i] for a in Lp], [a[i] for a in Rp],
+                               x.reshape(-1, M, K, K)).reshape(x.shape)
+        every = np.arange(idx.size)
+        bn = np.linalg.norm(rhs_x, axis=1)
+        bad = np.flatnonzero(np.linalg.norm(rhs_x - apply_x(X, every), axis=1) > _RESIDUAL * bn)
+        if bad.size == 0:
+            return
+        X[bad], ok = gmres(lambda x, i: apply_x(x, bad[i]), rhs_x[bad])
+        if not ok.all():
+            raise SolverError("rounds limit with a spectrum and local steps: GMRES on "
+                              "the chain pencil's two-point system did not converge")
+        X = X.reshape(-1, M, K, K)
+        q2 = L2[2] / G2["sigma"][..., None, None]              # -q_k at z2, (N2, a, M, K)
+        q1 = R1[1] / G1["sigma"][..., None, None]
+        for b in bad:
+            u, v, f = pu[b], pv[b], fu[b]
+            base = np.einsum("am,am->a", facs[f][4][v], facs[f][5][u])
+            corr = np.einsum("m,amk,mkl,aml->a", self.gam, q2[v], X[b], q1[u])
+            out[f, :, u, v] = (base + self.s * corr) @ lam.T
+
     def two_point(self, one1, one2, couplings, block=(0, 0), symmetric=False):
         """``SigmaPencil.two_point`` for block (0, 0) (module docstring, step 3): shape
         (len(couplings), 2, N1, N2). ``symmetric``: ``one2`` is ``conj_join(one1)`` and every
@@ -311,6 +350,12 @@ class ChainPencil(SigmaPencil):
                          np.einsum("ujxy,uamjy->uamjx", SuT, rr), c * l0, r0))
         L2 = (self.right_factor(C2, G2).swapaxes(-1, -2), G2["d"], G2["b"])
         R1 = (self.right_factor(C1, G1), G1["b"], G1["d"])
+        # The outputs q2^T X q1 = (S_v q2)^T W (S_u q1), q = -Chat G[c, 0] = b' / sigma; the
+        # largest and smallest singular values of S per node and client (the residual bound).
+        Sq2 = np.einsum("nmkl,naml->namk", Sv, G2["b"] / G2["sigma"][..., None, None])
+        Sq1 = np.einsum("nmkl,naml->namk", Su, G1["b"] / G1["sigma"][..., None, None])
+        sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
+        sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
         per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8)
         U_all = np.repeat(np.arange(N1), N2)
@@ -333,32 +378,26 @@ class ChainPencil(SigmaPencil):
                 return apply_xi(self.gam, Fi, x)
             xi, _ = gmres(apply, flat(*compress(F, rhs / F["Dg"])))
             Y = (rhs - lift(self.gam, F, *unflat(F, xi))) / F["Dg"]
-            # X = S_v^T W S_u and its residual in the original system (``chain_basis``, step
-            # 4); systems that miss _RESIDUAL are solved again in X (the product of step 3).
-            X = (Sv[Vv][sysp].swapaxes(-1, -2) @ Y @ Su[U][sysp]).reshape(P * nf, -1)
-            rhs_x = np.stack([np.einsum("pamjx,pamjy->pjxy", lr[Vv], rr[U], optimize=True)
-                              for lr, rr, _, _, _, _ in facs], axis=1).reshape(P * nf, -1)
-            Lp, Rp = [f[Vv][sysp] for f in L2], [f[U][sysp] for f in R1]
-
-            def apply_x(x, idx):
-                return self._apply([a[idx] for a in Lp], [a[idx] for a in Rp],
-                                   x.reshape(-1, M, K, K)).reshape(x.shape)
-            every = np.arange(P * nf)
-            bn = np.linalg.norm(rhs_x, axis=1)
-            bad = np.linalg.norm(rhs_x - apply_x(X, every), axis=1) > _RESIDUAL * bn
-            if bad.any():
-                idx = np.flatnonzero(bad)
-                X[idx], ok = gmres(lambda x, i: apply_x(x, idx[i]), rhs_x[idx])
-                if not ok.all():
-                    raise SolverError("rounds limit with a spectrum and local steps: GMRES on "
-                                      "the chain pencil's two-point system did not converge")
-            X = X.reshape(P, nf, M, K, K)
-            q2 = L2[2][Vv] / G2["sigma"][Vv][..., None, None]      # -q_k at z2, (P, a, M, K)
-            q1 = R1[1][U] / G1["sigma"][U][..., None, None]
+            # The residual of X = S_v^T W S_u in the original system (``chain_basis``, step
+            # 4) is S_v^T R_W S_u, R_W W's residual (computed, with its rounding): bounded by
+            # the singular values of S, so systems whose bound is below _RESIDUAL need no
+            # product in X; the others are checked there, and those that miss _RESIDUAL are
+            # solved again in X (the product of step 3).
+            Rw = rhs - F["Dg"] * Y - lift(self.gam, F, *compress(F, Y))
+            num = np.sqrt(np.sum((sv_v[Vv][sysp] * sv_u[U][sysp]) ** 2
+                                 * np.sum(np.abs(Rw) ** 2, axis=(-1, -2)), axis=1))
+            den = np.sqrt(np.sum((sn_v[Vv][sysp] * sn_u[U][sysp]) ** 2
+                                 * np.sum(np.abs(rhs) ** 2, axis=(-1, -2)), axis=1))
+            Y = Y.reshape(P, nf, M, K, K)
             for f, (_, _, _, _, lb, rb) in enumerate(facs):
                 base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
-                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, q2, X[:, f], q1)
+                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, Sq2[Vv], Y[:, f], Sq1[U])
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
+            unsure = np.flatnonzero(~(num <= _RESIDUAL * den))
+            if unsure.size == 0:
+                continue
+            self._check_in_x(unsure, Y.reshape(P * nf, M, K, K), facs, L2, R1, G1, G2, Sv, Su,
+                             U, Vv, sysp, lam, out)
         if symmetric:
             iu, iv = np.tril_indices(N1, -1)
             out[..., iu, iv] = out[..., iv, iu]
