@@ -60,9 +60,12 @@ unknowns).
 
 GMRES (``chain_basis.gmres``) stops at a residual 1e-13 relative to the right-hand side
 (restarted, with classical Gram-Schmidt twice). A two-point solution from the eigenbasis is
-checked in the original system (step 3's product): one that misses 1e-10 is solved again there
+checked in the original system: by the bound of ``chain_basis`` (step 4) from its residual in
+the eigenbasis, else by step 3's product in X; one that misses 1e-10 is solved again there
 by GMRES, and one that still misses raises SolverError (Newton's steps may be inexact: its
-residual test decides). Checks
+residual test decides). The outputs q2^T X q1 are read as (S_v q2)^T W (S_u q1), without X.
+Measured (M = 10, K = 50, 72 pairs, process CPU on a loaded machine): 0.0439 s per pair
+before (the check in X for every system), 0.0367 s with the bound. Checks
 (``tests/test_rounds_sigma_kbig.py``): against the dense ``SigmaPencil`` (3.1e-12 at the
 nodes, 1.3e-14 for whole curves), Sigma = I with one client against quadrature of the
 Marchenko-Pastur law at K = 20 and 50 (1.5e-14), and the literal iteration at K = 12.
