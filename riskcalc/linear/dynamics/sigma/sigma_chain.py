@@ -94,23 +94,38 @@ _ARC_EVERY = 8
 _RESIDUAL = 1e-10
 
 
-def chain_seconds(M, K, atoms, nodes):
+def chain_seconds(M, K, atoms, nodes, edges=None):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
-    ``symmetric``) at 1.71 (5.9e-4 + 2.0e-6 a M K^2) s each (a = atoms / 2, at least 1; both
-    couplings; in the eigenbasis of ``chain_basis`` the pairs' K^3 part, the change of basis,
-    is below the fit's resolution), and the fixed points at the upper halves of both contours
-    (``solve_arc``) and the edges (``sigma_pencil.edges``, as much as about 550 of them) at
-    1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)) s each: fitted to
-    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost`` (process CPU, OMP 1, a loaded
-    machine), M = 3 with K = 5, 10, 20, 50 and M = 10 with K = 5, 10, 20, 50, two atoms, and
-    raised by the largest ratio measured / fitted (1.71, 1.18: not optimistic on any sample).
-    One atom costs as two (GMRES's Gram-Schmidt does not shrink with the atoms). End to end
-    against the estimate: ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
+    ``symmetric``) at 1.27 (1.98e-3 + a (4.92e-7 M K^2 + 9.2e-9 M K^3)) s each (a = atoms / 2,
+    at least 1; both couplings), and the fixed points at the upper halves of both contours
+    (``solve_arc``) and the edges (``sigma_pencil.edges``: ``edges`` of them, default
+    EDGE_SOLVES) at 1.05
+    (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s each: fitted to process CPU (OMP 1, a
+    loaded 2-core machine) of samples at (M, K) = (3, 20), (10, 20), (3, 50), (10, 50),
+    (20, 30), (20, 50), two atoms (32 nodes along an arc, a node in 8 followed down; 8 x 9
+    pairs of 8 nodes and their conjugates, both couplings), and raised by the largest ratio
+    measured / fitted (1.27, 1.05: not optimistic on any sample; the fit before this one,
+    1.71 (5.9e-4 + 2e-6 a M K^2) and 1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)), was 2-4
+    times above these samples at M K^2 >= 4000). One atom costs as two (GMRES's Gram-Schmidt
+    does not shrink with the atoms). End to end against the estimate:
+    ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
     half = 0.5 * max(atoms, 2)
-    per_pair = 1.71 * (5.9e-4 + half * 2.0e-6 * M * K ** 2)
-    per_node = 1.18 * (6.3e-3 + half * (1.9e-5 * M * K ** 2 + 1.46e-7 * M * K ** 3))
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
+    per_pair = 1.27 * (1.98e-3 + half * (4.92e-7 * M * K ** 2 + 9.2e-9 * M * K ** 3))
+    per_node = 1.05 * (1.22e-2 + half * (9.44e-6 * M * K ** 2 + 1.65e-7 * M * K ** 3))
+    edges = EDGE_SOLVES if edges is None else edges
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + edges)
+
+
+#: ``chain_seconds``: the edges' cost in node solves of ``solve_arc`` when both are confirmed
+#: as folds (``sigma_pencil``, step 5): the density scan (measured M = 10, K = 30: about 200
+#: of them, 24 grid points; it grows with the points classified, up to 64 when the spectrum
+#: is a narrow band in the middle of the scan) and the folds with their confirmation
+#: (measured M = 10, K = 50: 15-24 s, about 35-55).
+EDGE_SOLVES = 350
+#: The cost of bisecting an edge that is not confirmed (the count before the folds: about
+#: 550 for both), added by ``fedavg_sigma_k`` before it bisects (refused if then too long).
+BISECT_SOLVES = 300
 
 
 class ChainPencil(SigmaPencil):
