@@ -95,6 +95,16 @@ def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES):
         "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
 
 
+def _memory(pen, n):
+    """Refuse (ValueError) a contour of ``n`` nodes whose factors would exceed MAX_BYTES
+    (measured: M = 20, K = 50, two atoms, rounds up to 70 were refused here after 215 s of
+    edges; the chain route now checks the fewest nodes, 2 T_max + 16, before them)."""
+    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
+        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
+                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
+                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+
+
 def local_stability(spectrum, gam, eta):
     """The largest eta (top of client j's sample spectrum) over the clients: local gradient
     descent is stable when it is at most 2."""
@@ -122,6 +132,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
         _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max)
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
+    if not dense:       # ``pencil_curves``' memory check with the fewest nodes, before the edges
+        _memory(pen, 2 * t_max + 16)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
@@ -188,10 +200,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
-    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
-        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
-                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
-                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+    _memory(pen, n)
     chain = isinstance(pen, ChainPencil)
     # The chain's double integrals on their own ellipse nodes: each variable carries one
     # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
