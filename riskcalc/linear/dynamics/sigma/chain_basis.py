@@ -32,10 +32,15 @@ j (K x K and K-vectors); each product costs O(M K^3) per atom.
    of 2 atoms M K unknowns (against M K^2), whose GMRES iterations are those of the system in W
    with the diagonal as preconditioner (the same Krylov spaces), at a Gram-Schmidt cost
    K / (2 atoms) times smaller.
-4. Honesty. GMRES runs on xi; the solution is mapped back (X = S_v^T W S_u) and its residual
-   in the original system checked (one product in X): systems that miss 1e-10 (an
-   ill-conditioned basis, Dg near 0) are solved again by GMRES in X, so the basis's
-   conditioning cannot pass an inaccurate solution.
+4. Honesty. GMRES runs on xi; W = (C~ - lift(xi)) / Dg and its residual R_W = C~ - Dg o W -
+   lift(compress(W)) in the W system are computed (O(M K^2) per atom, with the rounding of
+   W). The residual of X = S_v^T W S_u in the original system is S_v^T R_W S_u and its
+   right-hand side S_v^T C~ S_u, so per client ||R_X|| <= smax(S_v) smax(S_u) ||R_W|| and
+   ||C|| >= smin(S_v) smin(S_u) ||C~|| (Frobenius norms, singular values of S per node and
+   client): where this bound on ||R_X|| / ||C|| is below 1e-10 no product in X is needed;
+   the other systems are mapped back, their residual in X computed (one O(M K^3) product) and
+   those that miss 1e-10 (an ill-conditioned basis, Dg near 0) solved again by GMRES in X, so
+   the basis's conditioning cannot pass an inaccurate solution.
 5. Newton's systems (``sigma_chain``, step 2) at one node have the left factors (A, a, e) =
    (D_j Chat_j, alpha_j / sigma, Chat_j^T w_j) with D_j = Z B_j^-1 = Z P Delta S, and the right
    ones (B_j, b'_j, d_j) of step 1. With V = Chat^-1 E P, V^-1 A V = S Chat Z P Delta = -Lam
@@ -148,15 +153,17 @@ def side_factors(G, C, s, left):
 def pair_factors(gam, w2, Lv, Ru):
     """The factors of steps 2 and 3 for pairs (left ones Lv = (Dv, alpha~, eps) at v, right
     ones Ru = (Du, beta, delta~) at u, each (P, atoms, M, K)) in matrix layouts per client:
-    a dict of arrays (P, M, K, atoms) or (P, M, atoms, K) and Dg = 1 - Omega (P, M, K, K)."""
+    a dict of arrays (P, M, K, atoms) or (P, M, atoms, K), Dg = 1 - Omega (P, M, K, K) and
+    iDg = 1 / Dg."""
     Dv, al, ep = Lv
     Du, be, de = Ru
     gw = w2[None, :, None, None] * gam[None, None, :, None]          # (1, atoms, M, 1)
     col, row = (lambda a: np.ascontiguousarray(np.moveaxis(a, 1, -1)),
                 lambda a: np.ascontiguousarray(np.moveaxis(a, 1, -2)))
+    Dg = 1.0 - np.einsum("pamk,paml->pmkl", gw * Dv, Du)
     return {"be": col(be), "ep": row(ep), "gDv": col(gw * Dv), "al": col(al), "de": row(de),
-            "gDu": row(gw * Du), "wde": row(w2[None, :, None, None] * de),
-            "Dg": 1.0 - np.einsum("pamk,paml->pmkl", gw * Dv, Du)}
+            "gDu": row(gw * Du), "wde": row(w2[None, :, None, None] * de), "Dg": Dg,
+            "iDg": 1.0 / Dg}
 
 
 def compress(F, W):
@@ -186,6 +193,7 @@ def unflat(F, v):
 
 
 def apply_xi(gam, F, v):
-    """The reduced operator of step 3 on flat xi: xi + compress(lift(xi) / Dg)."""
+    """The reduced operator of step 3 on flat xi: xi + compress(lift(xi) / Dg) (times 1 / Dg,
+    computed once: a complex division costs about four multiplications here)."""
     x, y = unflat(F, v)
-    return v + flat(*compress(F, lift(gam, F, x, y) / F["Dg"]))
+    return v + flat(*compress(F, lift(gam, F, x, y) * F["iDg"]))

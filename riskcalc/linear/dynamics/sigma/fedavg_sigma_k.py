@@ -37,7 +37,8 @@ variable carries one polynomial of degree <= T_max (R_T or P_T), so ``fedavg._co
 degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1_curves``), and half the
 pairs by symmetry. Refused when its
 estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
-rounds or clients that would fit.
+rounds or clients that would fit: before the edges (counting them as confirmed folds,
+``sigma_pencil``, step 5) and again before bisecting an edge that is not confirmed.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ import numpy as np
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
-from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil, chain_seconds
+from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
+                                                        ChainPencil, chain_seconds)
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
                                                          edges, stable_top)
 
@@ -61,24 +63,28 @@ MAX_SECONDS = 600.0
 MAX_PAIRS = 2e5
 
 
-def _affordable(M, K, atoms, nodes, t_max):
+def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES):
     """Refuse (ValueError) when the chain route's estimated time with ``nodes`` double-contour
-    nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) exceeds
-    MAX_SECONDS, naming each change that alone would fit."""
-    sec = chain_seconds(M, K, atoms, nodes)
+    nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) and
+    ``edges`` node solves of the edges exceeds MAX_SECONDS, naming each change that alone
+    would fit."""
+    sec = chain_seconds(M, K, atoms, nodes, edges)
     if sec <= MAX_SECONDS:
         return
     fits = []
-    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes) <= MAX_SECONDS),
+    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes, edges)
+              <= MAX_SECONDS),
             default=None)
     if k is not None:
         fits.append(f"local_steps <= {k}")
     if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
-        n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n) <= MAX_SECONDS),
+        n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n, edges)
+                 <= MAX_SECONDS),
                 default=None)
         if n is not None:
             fits.append(f"rounds up to about {max(0, n - 16)}")
-    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes) <= MAX_SECONDS),
+    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes, edges)
+              <= MAX_SECONDS),
             default=None)
     if m is not None:
         fits.append(f"clients <= {m}")
@@ -88,6 +94,16 @@ def _affordable(M, K, atoms, nodes, t_max):
         f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^2 nodes^2 + clients "
         "local_steps^3 nodes, nodes >= rounds + 16); "
         "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
+
+
+def _memory(pen, n):
+    """Refuse (ValueError) a contour of ``n`` nodes whose factors would exceed MAX_BYTES
+    (measured: M = 20, K = 50, two atoms, rounds up to 70 were refused here after 215 s of
+    edges; the chain route now checks the fewest nodes, 2 T_max + 16, before them)."""
+    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
+        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
+                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
+                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
 
 
 def local_stability(spectrum, gam, eta):
@@ -117,6 +133,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
         _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max)
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
+    if not dense:       # ``pencil_curves``' memory check with the fewest nodes, before the edges
+        _memory(pen, 2 * t_max + 16)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
@@ -135,8 +153,14 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
         if pen.M * K * K > MAX_UNKNOWNS:         # beyond the dense extended pencil
             return own_models_chain(pen, c, gam, r, sigma, p, signal, rounds)
         return own_models(pen, c, gam, r, sigma, p, signal, rounds)
-    return pencil_curves(pen, edges(pen, top), g, gam, r, sigma, p, signal, rounds, v, wn,
-                         own_models=own)
+    # The edges as folds of the real branch, confirmed by the density test (``sigma_pencil``,
+    # step 5; measured M = 10, K = 50: about 5 times cheaper than the bisection).
+    # An edge that is not confirmed is bisected: the chain route's estimate counts that
+    # first (refused if it then exceeds MAX_SECONDS).
+    fallback = None if dense else (lambda n: _affordable(
+        pen.M, K, spectrum.atoms.size, t_max + 16, t_max, EDGE_SOLVES + n * BISECT_SOLVES))
+    return pencil_curves(pen, edges(pen, top, fold=True, fallback=fallback), g, gam, r, sigma,
+                         p, signal, rounds, v, wn, own_models=own)
 
 
 def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
@@ -175,10 +199,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
-    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
-        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
-                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
-                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+    _memory(pen, n)
     chain = isinstance(pen, ChainPencil)
     # The chain's double integrals on their own ellipse nodes: each variable carries one
     # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as

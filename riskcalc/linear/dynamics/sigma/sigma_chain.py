@@ -60,9 +60,12 @@ unknowns).
 
 GMRES (``chain_basis.gmres``) stops at a residual 1e-13 relative to the right-hand side
 (restarted, with classical Gram-Schmidt twice). A two-point solution from the eigenbasis is
-checked in the original system (step 3's product): one that misses 1e-10 is solved again there
+checked in the original system: by the bound of ``chain_basis`` (step 4) from its residual in
+the eigenbasis, else by step 3's product in X; one that misses 1e-10 is solved again there
 by GMRES, and one that still misses raises SolverError (Newton's steps may be inexact: its
-residual test decides). Checks
+residual test decides). The outputs q2^T X q1 are read as (S_v q2)^T W (S_u q1), without X.
+Measured (M = 10, K = 50, 72 pairs, process CPU on a loaded machine): 0.0439 s per pair
+before (the check in X for every system), 0.0367 s with the bound. Checks
 (``tests/test_rounds_sigma_kbig.py``): against the dense ``SigmaPencil`` (3.1e-12 at the
 nodes, 1.3e-14 for whole curves), Sigma = I with one client against quadrature of the
 Marchenko-Pastur law at K = 20 and 50 (1.5e-14), and the literal iteration at K = 12.
@@ -91,23 +94,38 @@ _ARC_EVERY = 8
 _RESIDUAL = 1e-10
 
 
-def chain_seconds(M, K, atoms, nodes):
+def chain_seconds(M, K, atoms, nodes, edges=None):
     """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
-    ``symmetric``) at 1.71 (5.9e-4 + 2.0e-6 a M K^2) s each (a = atoms / 2, at least 1; both
-    couplings; in the eigenbasis of ``chain_basis`` the pairs' K^3 part, the change of basis,
-    is below the fit's resolution), and the fixed points at the upper halves of both contours
-    (``solve_arc``) and the edges (``sigma_pencil.edges``, as much as about 550 of them) at
-    1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)) s each: fitted to
-    ``benchmarks/bench_rounds_sigma_k_scaling.py --cost`` (process CPU, OMP 1, a loaded
-    machine), M = 3 with K = 5, 10, 20, 50 and M = 10 with K = 5, 10, 20, 50, two atoms, and
-    raised by the largest ratio measured / fitted (1.71, 1.18: not optimistic on any sample).
-    One atom costs as two (GMRES's Gram-Schmidt does not shrink with the atoms). End to end
-    against the estimate: ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
+    ``symmetric``) at 1.27 (1.98e-3 + a (4.92e-7 M K^2 + 9.2e-9 M K^3)) s each (a = atoms / 2,
+    at least 1; both couplings), and the fixed points at the upper halves of both contours
+    (``solve_arc``) and the edges (``sigma_pencil.edges``: ``edges`` of them, default
+    EDGE_SOLVES) at 1.05
+    (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s each: fitted to process CPU (OMP 1, a
+    loaded 2-core machine) of samples at (M, K) = (3, 20), (10, 20), (3, 50), (10, 50),
+    (20, 30), (20, 50), two atoms (32 nodes along an arc, a node in 8 followed down; 8 x 9
+    pairs of 8 nodes and their conjugates, both couplings), and raised by the largest ratio
+    measured / fitted (1.27, 1.05: not optimistic on any sample; the fit before this one,
+    1.71 (5.9e-4 + 2e-6 a M K^2) and 1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)), was 2-4
+    times above these samples at M K^2 >= 4000). One atom costs as two (GMRES's Gram-Schmidt
+    does not shrink with the atoms). End to end against the estimate:
+    ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
     half = 0.5 * max(atoms, 2)
-    per_pair = 1.71 * (5.9e-4 + half * 2.0e-6 * M * K ** 2)
-    per_node = 1.18 * (6.3e-3 + half * (1.9e-5 * M * K ** 2 + 1.46e-7 * M * K ** 3))
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + 542)
+    per_pair = 1.27 * (1.98e-3 + half * (4.92e-7 * M * K ** 2 + 9.2e-9 * M * K ** 3))
+    per_node = 1.05 * (1.22e-2 + half * (9.44e-6 * M * K ** 2 + 1.65e-7 * M * K ** 3))
+    edges = EDGE_SOLVES if edges is None else edges
+    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + edges)
+
+
+#: ``chain_seconds``: the edges' cost in node solves of ``solve_arc`` when both are confirmed
+#: as folds (``sigma_pencil``, step 5): the density scan (measured M = 10, K = 30: about 200
+#: of them, 24 grid points; it grows with the points classified, up to 64 when the spectrum
+#: is a narrow band in the middle of the scan) and the folds with their confirmation
+#: (measured M = 10, K = 50: 15-24 s, about 35-55).
+EDGE_SOLVES = 350
+#: The cost of bisecting an edge that is not confirmed (the count before the folds: about
+#: 550 for both), added by ``fedavg_sigma_k`` before it bisects (refused if then too long).
+BISECT_SOLVES = 300
 
 
 class ChainPencil(SigmaPencil):
@@ -227,12 +245,16 @@ class ChainPencil(SigmaPencil):
         hs = self.h * self.s
         for t in path:
             zn = nodes(t)
-            _, C, G = self.residual(z, tau)
-            fac = self._factors(C, G)
-            dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
-                ..., None, None])
-            tau, z = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
-                                        _PREDICTOR_GMRES), zn
+            # The path's first stage (the start itself) has no step: no predictor (it would
+            # add exactly 0, after an eigendecomposition per node and client).
+            if np.any(zn != z):
+                _, C, G = self.residual(z, tau)
+                fac = self._factors(C, G)
+                dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
+                    ..., None, None])
+                tau = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
+                                         _PREDICTOR_GMRES)
+            z = zn
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
@@ -284,6 +306,41 @@ class ChainPencil(SigmaPencil):
             ..., None, None] * G["w"][:, :, None]
         return rows, (W[:, 0] - Wu) / s
 
+    def _check_in_x(self, idx, Y, facs, L2, R1, G1, G2, Sv, Su, U, Vv, sysp, lam, out):
+        """``two_point``'s systems ``idx`` (of the chunk's pairs U, Vv, systems sysp) whose
+        residual bound missed: X = S_v^T W S_u checked in the original system, and solved
+        again there by GMRES where its residual misses _RESIDUAL (their outputs rewritten)."""
+        M, K, nf = self.M, self.K, len(facs)
+        X = Sv[Vv][sysp][idx].swapaxes(-1, -2) @ Y[idx] @ Su[U][sysp][idx]
+        X = X.reshape(idx.size, -1)
+        pu, fu = U[sysp[idx]], idx % nf
+        pv = Vv[sysp[idx]]
+        rhs_x = np.stack([np.einsum("amjx,amjy->jxy", facs[f][0][v], facs[f][1][u],
+                                    optimize=True) for u, v, f in zip(pu, pv, fu)])
+        rhs_x = rhs_x.reshape(idx.size, -1)
+        Lp, Rp = [f[pv] for f in L2], [f[pu] for f in R1]
+
+        def apply_x(x, i):
+            return self._apply([a[i] for a in Lp], [a[i] for a in Rp],
+                               x.reshape(-1, M, K, K)).reshape(x.shape)
+        every = np.arange(idx.size)
+        bn = np.linalg.norm(rhs_x, axis=1)
+        bad = np.flatnonzero(np.linalg.norm(rhs_x - apply_x(X, every), axis=1) > _RESIDUAL * bn)
+        if bad.size == 0:
+            return
+        X[bad], ok = gmres(lambda x, i: apply_x(x, bad[i]), rhs_x[bad])
+        if not ok.all():
+            raise SolverError("rounds limit with a spectrum and local steps: GMRES on "
+                              "the chain pencil's two-point system did not converge")
+        X = X.reshape(-1, M, K, K)
+        q2 = L2[2] / G2["sigma"][..., None, None]              # -q_k at z2, (N2, a, M, K)
+        q1 = R1[1] / G1["sigma"][..., None, None]
+        for b in bad:
+            u, v, f = pu[b], pv[b], fu[b]
+            base = np.einsum("am,am->a", facs[f][4][v], facs[f][5][u])
+            corr = np.einsum("m,amk,mkl,aml->a", self.gam, q2[v], X[b], q1[u])
+            out[f, :, u, v] = (base + self.s * corr) @ lam.T
+
     def two_point(self, one1, one2, couplings, block=(0, 0), symmetric=False):
         """``SigmaPencil.two_point`` for block (0, 0) (module docstring, step 3): shape
         (len(couplings), 2, N1, N2). ``symmetric``: ``one2`` is ``conj_join(one1)`` and every
@@ -311,6 +368,12 @@ class ChainPencil(SigmaPencil):
                          np.einsum("ujxy,uamjy->uamjx", SuT, rr), c * l0, r0))
         L2 = (self.right_factor(C2, G2).swapaxes(-1, -2), G2["d"], G2["b"])
         R1 = (self.right_factor(C1, G1), G1["b"], G1["d"])
+        # The outputs q2^T X q1 = (S_v q2)^T W (S_u q1), q = -Chat G[c, 0] = b' / sigma; the
+        # largest and smallest singular values of S per node and client (the residual bound).
+        Sq2 = np.einsum("nmkl,naml->namk", Sv, G2["b"] / G2["sigma"][..., None, None])
+        Sq1 = np.einsum("nmkl,naml->namk", Su, G1["b"] / G1["sigma"][..., None, None])
+        sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
+        sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
         per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8)
         U_all = np.repeat(np.arange(N1), N2)
@@ -333,32 +396,26 @@ class ChainPencil(SigmaPencil):
                 return apply_xi(self.gam, Fi, x)
             xi, _ = gmres(apply, flat(*compress(F, rhs / F["Dg"])))
             Y = (rhs - lift(self.gam, F, *unflat(F, xi))) / F["Dg"]
-            # X = S_v^T W S_u and its residual in the original system (``chain_basis``, step
-            # 4); systems that miss _RESIDUAL are solved again in X (the product of step 3).
-            X = (Sv[Vv][sysp].swapaxes(-1, -2) @ Y @ Su[U][sysp]).reshape(P * nf, -1)
-            rhs_x = np.stack([np.einsum("pamjx,pamjy->pjxy", lr[Vv], rr[U], optimize=True)
-                              for lr, rr, _, _, _, _ in facs], axis=1).reshape(P * nf, -1)
-            Lp, Rp = [f[Vv][sysp] for f in L2], [f[U][sysp] for f in R1]
-
-            def apply_x(x, idx):
-                return self._apply([a[idx] for a in Lp], [a[idx] for a in Rp],
-                                   x.reshape(-1, M, K, K)).reshape(x.shape)
-            every = np.arange(P * nf)
-            bn = np.linalg.norm(rhs_x, axis=1)
-            bad = np.linalg.norm(rhs_x - apply_x(X, every), axis=1) > _RESIDUAL * bn
-            if bad.any():
-                idx = np.flatnonzero(bad)
-                X[idx], ok = gmres(lambda x, i: apply_x(x, idx[i]), rhs_x[idx])
-                if not ok.all():
-                    raise SolverError("rounds limit with a spectrum and local steps: GMRES on "
-                                      "the chain pencil's two-point system did not converge")
-            X = X.reshape(P, nf, M, K, K)
-            q2 = L2[2][Vv] / G2["sigma"][Vv][..., None, None]      # -q_k at z2, (P, a, M, K)
-            q1 = R1[1][U] / G1["sigma"][U][..., None, None]
+            # The residual of X = S_v^T W S_u in the original system (``chain_basis``, step
+            # 4) is S_v^T R_W S_u, R_W W's residual (computed, with its rounding): bounded by
+            # the singular values of S, so systems whose bound is below _RESIDUAL need no
+            # product in X; the others are checked there, and those that miss _RESIDUAL are
+            # solved again in X (the product of step 3).
+            Rw = rhs - F["Dg"] * Y - lift(self.gam, F, *compress(F, Y))
+            num = np.sqrt(np.sum((sv_v[Vv][sysp] * sv_u[U][sysp]) ** 2
+                                 * np.sum(np.abs(Rw) ** 2, axis=(-1, -2)), axis=1))
+            den = np.sqrt(np.sum((sn_v[Vv][sysp] * sn_u[U][sysp]) ** 2
+                                 * np.sum(np.abs(rhs) ** 2, axis=(-1, -2)), axis=1))
+            Y = Y.reshape(P, nf, M, K, K)
             for f, (_, _, _, _, lb, rb) in enumerate(facs):
                 base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
-                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, q2, X[:, f], q1)
+                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, Sq2[Vv], Y[:, f], Sq1[U])
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
+            unsure = np.flatnonzero(~(num <= _RESIDUAL * den))
+            if unsure.size == 0:
+                continue
+            self._check_in_x(unsure, Y.reshape(P * nf, M, K, K), facs, L2, R1, G1, G2, Sv, Su,
+                             U, Vv, sysp, lam, out)
         if symmetric:
             iu, iv = np.tril_indices(N1, -1)
             out[..., iu, iv] = out[..., iv, iu]
