@@ -200,6 +200,31 @@ def personal_unknowns(M, Kb, kind, k):
                          "its cube); give fewer personalization steps, clients or local steps")
 
 
+def solve_extended(base, ext, Gb, nodes, kind, k, lam2, diverging):
+    """(Chat, Ghat) of the extended pencil ``ext`` at ``nodes``, from the base pencil's
+    solution ``Gb`` there (module docstring, step 2: its base blocks, tau_new, tau_cross = 0);
+    ``diverging``: the clients whose FTFA diverges (for the message when the solve fails)."""
+    M, s, h, Kb = base.M, base.s, base.h, base.rows.shape[1]
+    tau0 = np.zeros((nodes.size, M, ext.K, ext.K), complex)
+    for j in range(M):
+        tau0[:, j, :Kb, :Kb] = np.einsum("a,naxy->nxy", h * s,
+                                         Gb[:, :, base.cols[j][:, None], base.rows[j][None, :]])
+    if kind == "rtfa":
+        tau0[:, :, Kb, Kb] = _rtfa_tau(s, h, base.gam, lam2)[None, :]
+    try:
+        _, C1, G1 = ext.solve(lambda t: nodes, [0.0], check=False, tau0=tau0)
+    except (SolverError, np.linalg.LinAlgError):
+        if diverging is None:
+            raise
+        # A divergent FTFA's chain grows like (eta' s)^k: past a point its Newton residual
+        # cannot reach the tolerance (measured: k = 4, eta' top = 170 solves, 1700 does not).
+        raise ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the "
+                         "growing risk is beyond this route's reach under a covariance "
+                         "spectrum; lower step_size below 2 / top (converges), or the steps"
+                         ) from None
+    return C1, G1
+
+
 def _rtfa_tau(atoms, weights, gam, lam2):
     """tau_new of RTFA (module docstring, step 2) per client: x = 1 + gamma E_H[s x / (lam' x +
     s)] (increasing and concave in x, so one root above 1), tau = (1 - x) / gamma."""
@@ -229,25 +254,7 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
     z1 = np.concatenate([z, big])
     _, _, Gi = base.solve(lambda t: big, [0.0])
     Gb = np.concatenate([c["one"][1], Gi])
-    # Warm start: the base blocks from the contour's solution, tau_new, tau_cross = 0.
-    Kb = base.rows.shape[1]
-    tau0 = np.zeros((z1.size, M, ext.K, ext.K), complex)
-    for j in range(M):
-        tau0[:, j, :Kb, :Kb] = np.einsum("a,naxy->nxy", h * s,
-                                         Gb[:, :, base.cols[j][:, None], base.rows[j][None, :]])
-    if kind == "rtfa":
-        tau0[:, :, Kb, Kb] = _rtfa_tau(s, h, gam, lam2)[None, :]
-    try:
-        _, C1, G1 = ext.solve(lambda t: z1, [0.0], check=False, tau0=tau0)
-    except (SolverError, np.linalg.LinAlgError):
-        if diverging is None:
-            raise
-        # A divergent FTFA's chain grows like (eta' s)^k: past a point its Newton residual
-        # cannot reach the tolerance (measured: k = 4, eta' top = 170 solves, 1700 does not).
-        raise ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the "
-                         "growing risk is beyond this route's reach under a covariance "
-                         "spectrum; lower step_size below 2 / top (converges), or the steps"
-                         ) from None
+    C1, G1 = solve_extended(base, ext, Gb, z1, kind, k, lam2, diverging)
     N1 = z.size
     C2 = np.concatenate([C1[:N1], C1[:N1].conj(), C1[N1:]])
     G2 = np.concatenate([G1[:N1], G1[:N1].conj(), G1[N1:]])

@@ -51,14 +51,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import settle
 from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
-from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, _rtfa_tau,
+from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil,
                                                               ftfa_chain_steps, personal_guard,
-                                                              personal_unknowns)
+                                                              personal_unknowns, solve_extended)
 
 #: Where Y_inf is read (``personalize_sigma``'s node at infinity, on the scale of the edges).
 _FAR = 1e13
@@ -110,23 +109,8 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     _, _, Gi = pen.solve(lambda t: far, [0.0])
     Gb = np.concatenate([G, Gi])
     nodes = np.concatenate([z, [1.0], far])
-    # Warm start: the base blocks from the base's solution, tau_new (RTFA), tau_cross = 0.
+    C1, G1 = solve_extended(pen, ext, Gb, nodes, kind, k, lam2, diverging)
     s, h = pen.s, pen.h
-    tau0 = np.zeros((nodes.size, M, ext.K, ext.K), complex)
-    for j in range(M):
-        tau0[:, j, :K, :K] = np.einsum("a,naxy->nxy", h * s,
-                                       Gb[:, :, pen.cols[j][:, None], pen.rows[j][None, :]])
-    if kind == "rtfa":
-        tau0[:, :, K, K] = _rtfa_tau(s, h, gam, lam2)[None, :]
-    try:
-        _, C1, G1 = ext.solve(lambda t: nodes, [0.0], check=False, tau0=tau0)
-    except (SolverError, np.linalg.LinAlgError):
-        if diverging is None:
-            raise
-        raise ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the "
-                         "growing risk is beyond this route's reach under a covariance "
-                         "spectrum; lower step_size below 2 / top (converges), or the steps"
-                         ) from None
     # The second node set: the upper nodes, their conjugates, z = 1 and infinity.
     two = np.r_[0:N, 0:N, N, N + 1]
     conj = np.r_[np.zeros(N), np.ones(N), 0, 0].astype(bool)
