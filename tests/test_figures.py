@@ -207,7 +207,8 @@ def test_rerun_uses_cache(built, tmp_path, monkeypatch):
         raise AssertionError("a cached task was simulated again")
 
     monkeypatch.setattr(figures.linear, "replicate_task", no_simulation)
-    figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1, cache_dir=built / ".cache")
+    figures.build("p003-thm1-ftfa", tmp_path, quick=True, n_jobs=1, cache_dir=built / ".cache",
+                  formats=("png",))
     assert cache.read_text() == entries
     assert (tmp_path / "p003-thm1-ftfa.csv").read_text() \
         == (built / "p003-thm1-ftfa.csv").read_text()
