@@ -3,7 +3,7 @@
 A figure is a module of this package that decorates one function with ``@register(ID, ...)``;
 the function takes a ``Context`` and returns an ``Output`` (a matplotlib figure, the ``Table``
 it was drawn from, and a ``Caption``). ``build`` writes ``ID.png``, ``ID.pdf``, ``ID.csv`` and
-``ID.txt`` (the caption) into the output directory.
+``ID.txt`` (the caption) into the output directory (``formats``: the PNG or the PDF alone).
 
 Every plotted number comes from the table (figures draw with ``figures.style.draw_panel``,
 which reads the table), so the CSV is exactly the data behind the picture. Simulations run
@@ -46,6 +46,8 @@ COLUMNS = ("panel", "series", "kind", "x_name", "x", "y_name", "y", "y_se", "y_l
 # simulated mean along a path with a shaded 95% band, a horizontal reference line, or a
 # distinguished point of the theory (a star: e.g. the minimum at the optimal lam*).
 KINDS = ("theory", "simulation", "path", "reference", "optimum")
+#: The images ``build`` can write (both by default).
+IMAGE_FORMATS = ("png", "pdf")
 
 
 @dataclass(frozen=True)
@@ -278,8 +280,20 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     return result
 
 
+def image_formats(formats) -> tuple:
+    """``formats`` (a sequence of ``IMAGE_FORMATS``, or a comma-separated string) checked, in
+    the order of ``IMAGE_FORMATS``; a ValueError naming ``formats`` otherwise."""
+    asked = [f.strip() for f in formats.split(",")] if isinstance(formats, str) else formats
+    if not isinstance(asked, (list, tuple)) or not asked \
+            or not all(isinstance(f, str) and f in IMAGE_FORMATS for f in asked):
+        raise ValueError(f"formats: one or more of {', '.join(IMAGE_FORMATS)}, comma-separated; "
+                         f"got {formats!r}")
+    return tuple(f for f in IMAGE_FORMATS if f in asked)
+
+
 def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bool = True,
-          cache_dir=None, n_jobs: int = 1, progress: bool = False) -> Built:
+          cache_dir=None, n_jobs: int = 1, progress: bool = False,
+          formats=IMAGE_FORMATS) -> Built:
     """Build figure ``fig_id`` into ``out_dir``: PNG, PDF, CSV and caption (TXT), written as a
     set (staged, then renamed together).
 
@@ -297,11 +311,15 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
         Cache simulation tasks (in ``cache_dir``, default ``out_dir/.cache``).
     n_jobs, progress
         Passed to ``run_tasks``.
+    formats : sequence of {"png", "pdf"}
+        The images to write, at least one (default both; the CSV and the caption always). The
+        PDF embeds its fonts (type 42) and costs about 0.5 s a figure, more than the PNG.
     """
     from matplotlib import pyplot as plt
 
     from figures import style
 
+    formats = image_formats(formats)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
@@ -311,19 +329,22 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
                   progress=progress)
-    files = {ext: out / f"{fig_id}.{ext}" for ext in ("png", "pdf", "csv", "txt")}
+    files = {ext: out / f"{fig_id}.{ext}" for ext in (*formats, "csv", "txt")}
     staging = Path(tempfile.mkdtemp(prefix=f".{fig_id}.", dir=out))
     try:
         staged = {ext: staging / path.name for ext, path in files.items()}
         with style.context():
-            result.figure.savefig(staged["png"], dpi=150)
-            result.figure.savefig(staged["pdf"])
+            if "png" in staged:
+                result.figure.savefig(staged["png"], dpi=150)
+            if "pdf" in staged:
+                result.figure.savefig(staged["pdf"])
         result.table.write(staged["csv"])
         staged["txt"].write_text(result.text)
         # The four files appear together, by renames once all are written: an interrupted
         # build leaves the previous set (or none), never a PNG without its CSV and caption.
         for ext in ("csv", "txt", "pdf", "png"):
-            os.replace(staged[ext], files[ext])
+            if ext in staged:
+                os.replace(staged[ext], files[ext])
     finally:
         plt.close(result.figure)
         shutil.rmtree(staging, ignore_errors=True)

@@ -43,16 +43,41 @@ def spectrum(request):
 
 
 @pytest.fixture(scope="session")
-def quick_catalogue():
+def quick_catalogue(tmp_path_factory):
     """Every claim of ``paper_checks`` at quick sizes, run once for the session on 2 worker
     processes: ``{claim id: result}`` in catalogue order. The regression test compares all the
     verdicts with REPORT.md, and the tests of single verdicts read theirs here instead of
     running their claim again (a claim's seed depends on its id only, and its BLAS on one
-    thread: the result is the same in a worker as in this process)."""
+    thread: the result is the same in a worker as in this process).
+
+    Under pytest-xdist the first worker to need it runs it and leaves it in the run's shared
+    temporary folder; another worker that needs it waits for that file (a lock) instead of
+    running the catalogue again (its 2 processes keep both cores busy meanwhile). Measured:
+    the second run cost 50 s when the figures' worker, free first, took the second reader."""
     import paper_checks
 
-    results = paper_checks.run_claims(paper_checks.select(), quick=True, n_jobs=2)
-    return {r["id"]: r for r in results}
+    def run():
+        results = paper_checks.run_claims(paper_checks.select(), quick=True, n_jobs=2)
+        return {r["id"]: r for r in results}
+
+    try:
+        import fcntl
+    except ImportError:         # no POSIX locks: each worker runs its own
+        fcntl = None
+    if fcntl is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+        return run()
+    import pickle
+
+    shared = tmp_path_factory.getbasetemp().parent / "quick_catalogue.pickle"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shared.exists():
+            return pickle.loads(shared.read_bytes())
+        found = run()
+        staged = shared.with_suffix(".part")
+        staged.write_bytes(pickle.dumps(found))
+        os.replace(staged, shared)
+        return found
 
 
 @pytest.fixture(scope="session")
@@ -82,9 +107,10 @@ def quick_sensitivity(quick_catalogue):
 # file at a time, the longest first, so that no long file is the tail of a run (xdist's own
 # order is by number of tests). The four files that read the session's paper-checks catalogue
 # follow the figures, one after the other: the worker that ran the catalogue (about 40 s) is
-# the first free one when the next reader comes up, so it usually runs them all; a second
-# worker that gets one runs the catalogue again (slower, never wrong). xdist's ``loadgroup``,
-# which would pin them together, ignored its groups under pytest 9.2.
+# usually the first free one when the next reader comes up, so it runs them all; a second
+# worker that gets one waits for the first's catalogue (``quick_catalogue``: a file) rather
+# than running it again. xdist's ``loadgroup``, which would pin them together, ignored its
+# groups under pytest 9.2.
 CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
                      "test_paper_checks_regression.py", "test_paper_checks_sensitivity.py")
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (  # measured, --durations=0

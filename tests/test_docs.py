@@ -21,10 +21,12 @@ def test_docs_build_without_warnings(tmp_path):
     # The gallery executes only its theory-only example here (seconds, not minutes); the other
     # examples render their code, and a full build executes them all.
     env["FEDRISK_GALLERY"] = "p003_region"
-    # -j auto: every extension declares itself parallel-safe (a 2-core build takes 33 s
-    # instead of 49 s).
+    # One process (-j 1), as README's ``sphinx-build -W -b html docs OUT``: the suite keeps
+    # both cores busy with its two workers, where a parallel build (alone on 2 cores: 33 s
+    # instead of 49 s) only adds the work of splitting and merging (measured side by side on
+    # a loaded 2-core machine: 50.8 s of CPU with -j 1, 56.4 s with -j auto).
     run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-j",
-                          "auto", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs",
+                          "1", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs",
                           str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-4000:]

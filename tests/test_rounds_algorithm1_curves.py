@@ -121,17 +121,18 @@ def test_first_rounds_are_free_moments():
 def test_against_the_literal_algorithm_at_finite_d():
     """The exact conditional risk of the literal Algorithm 1 with K warm-started steps (column
     propagation of ``montecarlo.linear.rounds``, 3 designs) approaches the limit as d grows
-    (measured: largest gap 1.6% at d = 60, 0.13% at d = 240, 0.40% at d = 400 with standard
-    errors up to 0.36% there: the between-design spread; d = 400 costs ~5 s)."""
+    (measured: largest gap 2.4% at d = 60, 0.24% at d = 240 with standard errors up to 0.49%
+    there: the between-design spread; 0.40% at d = 400, s.e. 0.36%, for 2.1 times the cost of
+    d = 240, 2.4 s): a limit off by more than 1.3% fails at d = 240 (by 1.4% at d = 400)."""
     kw = dict(gamma=GAM, r=R, sigma=SIG, signal=1.3, rounds=[1, 3, 10, np.inf],
               local_steps=5, step_size=0.9 / (L + 0.7), lam=0.7, global_step=1.2)
     lim = riskcalc.rounds_limit("pfedme", **kw)
     gaps = {}
-    for d in (60, 400):
+    for d in (60, 240):
         sim = simulate_rounds("fedprox", d=d, reps=3, seed=7, measure="conditional", **kw)
         gaps[d] = max(np.max(np.abs(sim.global_risk / lim.global_risk - 1)),
                       np.max(np.abs(sim.risk / lim.risk - 1)))
-    assert gaps[400] < 0.01 and gaps[400] < gaps[60]
+    assert gaps[240] < 0.01 and gaps[240] < gaps[60]
 
 
 def test_bad_input():

@@ -179,19 +179,26 @@ def test_refused(kwargs, match):
         riskcalc.rounds_limit("fedavg", **{**args, **kwargs})
 
 
-def test_refused_beyond_the_own_models():
+@pytest.fixture(scope="module")
+def three_clients():
+    """FedAvg with one local step, three identical clients under SPEC, T = 0, 5, inf (what
+    ``predict ... --clients 3`` below computes)."""
+    return riskcalc.rounds_limit("fedavg", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
+                                 rounds=[0, 5, np.inf], local_steps=1, step_size=0.1,
+                                 spectrum=SPEC)
+
+
+def test_refused_beyond_the_own_models(three_clients):
     """The own models are covered (``test_rounds_sigma_local``), and personalization from the
     server model (``test_rounds_sigma_personalize``), and Algorithm 1's finite local steps
     (``test_rounds_sigma_alg1k``); FedAvg's exact local solves (K = inf) are refused."""
-    res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0, 5],
-                                local_steps=1, step_size=0.1, spectrum=SPEC)
-    assert np.all(np.isfinite(res.local_risk))
+    assert np.all(np.isfinite(three_clients.local_risk))
     with pytest.raises(ValueError, match="finite local_steps only"):
         riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
                               local_steps=np.inf, spectrum=SPEC)
 
 
-def test_command_line_predict_with_a_spectrum(capsys):
+def test_command_line_predict_with_a_spectrum(capsys, three_clients):
     """``predict fedavg --rounds ... --local-steps 1 --spectrum SPEC --json``: rows of
     ``rounds_limit`` with the spectrum, the own models its ``local_risk``; K = inf one
     error (K >= 2: ``test_rounds_sigma_k``)."""
@@ -204,9 +211,7 @@ def test_command_line_predict_with_a_spectrum(capsys):
             "--spectrum", "two-point:0.5,3,0.3"]
     assert main([*argv, "--local-steps", "1", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    ref = riskcalc.rounds_limit("fedavg", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
-                                rounds=[0, 5, np.inf], local_steps=1, step_size=0.1,
-                                spectrum=SPEC)
+    ref = three_clients
     assert [r["risk"] for r in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert [r["local_risk"] for r in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}

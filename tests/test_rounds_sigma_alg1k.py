@@ -83,26 +83,36 @@ def test_many_local_steps_approach_the_exact_prox():
     assert diffs[1] < 0.2 * diffs[0]
 
 
-def test_fixed_point_is_the_pfedme_minimizer():
-    """T = inf through ``rounds_limit``: whatever K, the fixed point is the exact prox's, the
-    pFedMe joint minimizer: the own models against ``clients_limit("pfedme")`` under the
-    spectrum (its own resolvent chain) and the server model against ``prox_sigma``
-    (measured: 1e-14)."""
+@pytest.fixture(scope="module")
+def pfedme_k3():
+    """(keyword arguments, ``rounds_limit``) of Algorithm 1 with K = 3 local steps, three
+    heterogeneous clients, SPEC, sample weights, eta at 0.9 of Thm 2's bound, T = 0 .. inf:
+    one solve (its edge scans are most of its cost) for the fixed point and the simulation."""
     L = stable_top(SPEC.atoms, SPEC.weights, GAM).max()
+    kw = dict(gamma=GAM, r=R, sigma=SIG, signal=1.2, rounds=[0, 1, 3, 10, np.inf],
+              local_steps=3, step_size=0.9 / (L + 0.8), lam=0.8, global_step=1.5,
+              spectrum=SPEC)
+    return kw, riskcalc.rounds_limit("pfedme", **kw)
+
+
+def test_fixed_point_is_the_pfedme_minimizer(pfedme_k3):
+    """T = inf through ``rounds_limit``: whatever K (3 here; 9 on the chain route in
+    ``test_rounds_sigma_alg1chain``), the fixed point is the exact prox's, the pFedMe joint
+    minimizer: the own models against ``clients_limit("pfedme")`` under the spectrum (its own
+    resolvent chain) and the server model against ``prox_sigma`` (measured: 1e-14)."""
+    _, res = pfedme_k3
     kw = dict(gamma=GAM, r=R, sigma=SIG, lam=0.8, spectrum=SPEC)
-    res = riskcalc.rounds_limit("pfedme", signal=1.2, rounds=[np.inf], local_steps=2,
-                                step_size=0.9 / (L + 0.8), global_step=1.5, **kw)
     ref = riskcalc.clients_limit("pfedme", **kw)
-    np.testing.assert_allclose(res.bias[:, 0], ref.bias, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(res.variance[:, 0], ref.variance, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.bias[:, -1], ref.bias, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.variance[:, -1], ref.variance, rtol=0, atol=1e-9)
     # Sample weights: p_j proportional to n_j = d / gamma_j.
     prox = prox_sigma_curves(GAM, R, SIG, 1 / GAM / np.sum(1 / GAM), 1.2, 0.8, 1.5,
                              np.array([np.inf]), SPEC)
-    np.testing.assert_allclose(res.global_risk[:, 0], (prox["bias"] + prox["variance"])[:, 0],
+    np.testing.assert_allclose(res.global_risk[:, -1], (prox["bias"] + prox["variance"])[:, 0],
                                rtol=0, atol=1e-9)
 
 
-def test_against_the_simulated_algorithm_at_two_d():
+def test_against_the_simulated_algorithm_at_two_d(pfedme_k3):
     """The literal Algorithm 1 with K = 3 local steps (``montecarlo.linear.rounds``, exact
     given the designs), three heterogeneous clients, a two-point spectrum, sample weights, eta
     at 0.9 of Thm 2's bound: the own models' and the server model's risk and the distance to
@@ -110,11 +120,7 @@ def test_against_the_simulated_algorithm_at_two_d():
     risk within 0.8% at d = 100 (20 designs), 0.16% at d = 200 (10 designs))."""
     from montecarlo.linear.rounds import simulate_rounds
 
-    L = stable_top(SPEC.atoms, SPEC.weights, GAM).max()
-    kw = dict(gamma=GAM, r=R, sigma=SIG, signal=1.2, rounds=[0, 1, 3, 10, np.inf],
-              local_steps=3, step_size=0.9 / (L + 0.8), lam=0.8, global_step=1.5,
-              spectrum=SPEC)
-    theory = riskcalc.rounds_limit("pfedme", **kw)
+    kw, theory = pfedme_k3
     assert theory.converges and theory.diagnostics["risk_model"] == "own"
     for d, reps in ((100, 8), (200, 3)):
         sim = simulate_rounds("pfedme", d=d, reps=reps, seed=5, measure="conditional", **kw)
@@ -146,7 +152,7 @@ def test_refusals_and_divergence():
     with pytest.raises(ValueError, match="diverges"):
         riskcalc.rounds_limit("pfedme", rounds=[np.inf], local_steps=1,
                               step_size=0.9 / (L + 0.8), global_step=5.0 / 0.8, **kw)
-    # Personalization after the rounds: the dense pencil's reach, M (K + k)^2 <= 200.
+    # Personalization after the rounds: the dense pencil's reach, M (K + k)^2 <= 200, checked
+    # before any solve (on the diverging result: no solve at all).
     with pytest.raises(ValueError, match=r"M \(K \+ k\)\^2 = 242 unknowns"):
-        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=1, step_size=0.5 / (L + 0.8),
-                              **kw).personalized_risk(steps=10, step_size=0.1)
+        res.personalized_risk(steps=10, step_size=0.1)
