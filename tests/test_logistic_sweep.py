@@ -105,7 +105,7 @@ def test_cli_sweep_refusals(extra, message, capsys):
      "federated --clients 2", "needs --global-lam"),
     ("sweep rtfa --model logistic --gamma 1 --r 1 --lam 1 --d 20", "needs --signal"),
     ("sweep rtfa --model logistic --gamma 1 --r 1 --signal 1 --lam 0,1 --d 20",
-     "lam must lie in (0, inf)"),
+     "simulates lam > 0 only"),
     ("sweep rtfa --model logistic --gamma 1 --r 1 --signal 1 --lam 1 --d 20 --global "
      "federated --clients 2.5 --global-lam 0.1", "list of integers"),
     ("sweep ftfa --gamma 1 --r 1 --sigma 1 --d 20 --global-lam 0.1",

@@ -128,3 +128,20 @@ def test_fixed_point_is_the_pfedme_minimizer():
     ref = riskcalc.clients_limit("pfedme", **kw)
     np.testing.assert_allclose(res.bias[:, 0], ref.bias, rtol=0, atol=1e-9)
     np.testing.assert_allclose(res.variance[:, 0], ref.variance, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("K, gl", [(1, 2.0), (3, 1.5)])
+def test_one_client(K, gl):
+    """M = 1, one atom: the Weyl bracket of the top is tight (its certified lower end is the
+    top itself), so the density scan starts below it. Risk and distance to the fixed point
+    against the Sigma = I circles (``algorithm1_curves``, with its pole correction at z = 1).
+    Measured: risk 1.5e-12, distance 1.6e-12 (K = 1) and 1.3e-9 (K = 3)."""
+    gam, r, sig, lam = np.array([0.6]), np.array([0.7]), np.array([0.5]), 0.8
+    eta = 1.8 / ((1 + np.sqrt(0.6)) ** 2 + lam)
+    rounds = np.array([0, 1, 2, 5, 30])
+    a = curves(gam, r, sig, np.array([1.0]), 1.2, lam, eta, K, gl / lam, rounds)
+    b = algorithm1_sigma_k_curves(gam, r, sig, np.array([1.0]), 1.2, lam, eta, K, gl / lam,
+                                  rounds, riskcalc.Spectrum([1.0]))
+    np.testing.assert_allclose(b["bias"], a["bias"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(b["distance"], a["distance"], rtol=0, atol=1e-8)
+    assert b["contraction"] == pytest.approx(a["contraction"], abs=1e-9)

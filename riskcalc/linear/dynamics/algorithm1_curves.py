@@ -116,9 +116,12 @@ class NodeLaws:
     """The laws of d_j(z) = p_j psi_z(S_j) at a vector of nodes z (set ``z`` before each
     ``cauchy``): the interface ``subordination.solve`` uses (M, mean, var, cauchy)."""
 
-    def __init__(self, gamma, p, lam, eta, K, n):
+    def __init__(self, gamma, p, lam, eta, K, n, residue=True):
         self.M, self.p, self.lam = len(gamma), np.asarray(p, float), lam
         self.s, self.w = mp_rule(gamma, n)
+        if not residue:     # gamma < 1: the atom's weight is a rounding residue, not a node
+            small = np.asarray(gamma, float) < 1.0
+            self.s[small, 0], self.w[small, 0] = self.s[small, 1], 0.0
         self.a = (1.0 - eta * (self.s + lam)) ** K
         self.c = (1.0 - self.a) / (self.s + lam)
         self.far = far = self.p[:, None] * lam * self.c         # d_j at z = infinity
@@ -236,13 +239,15 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
                       f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
 
 
-def _pole(laws, g, lam, gam, r, sigma, two, node_parts, one, other):
+def _pole(laws, g, lam, r, sigma, gam, one, other):
     """The distance's correction where a circle encloses z = 1 (``algorithm1_fold``'s circles,
     radius above 1): w_T - w_inf integrates z^T / (1 - z) against the data F(z1, z2) of step 3
     around the spectrum only, and each circle around z = 1 too adds the residue -F(1, .) there:
     the correction (C1 + e1 d1)(C2 + e2 d2) F - C1 C2 F, d_n evaluating at z_n = 1, e_n whether
-    circle n encloses it, C_n the circle's integral with its weight z^T / (1 - z). Returns
-    (nT,): to be divided by lam^2 as the double integral."""
+    circle n encloses it, C_n the circle's integral with its weight z^T / (1 - z). ``laws``:
+    the curves' rule without the rounding residue of the atom at 0 (gamma < 1), where d_j =
+    p_j at z = 1 and one client's omega is 1 too. Returns (nT,): to be divided by lam^2 as
+    the double integral."""
     (z1, om1, G1, W1, f1), (z2, om2, G2, W2, f2) = one, other
     M = gam.size
     e1, e2 = np.max(np.abs(z1)) > 1.0, np.max(np.abs(z2)) > 1.0
@@ -251,9 +256,12 @@ def _pole(laws, g, lam, gam, r, sigma, two, node_parts, one, other):
     om0, G0 = solve_point(laws, g, lam, 1.0, 8.0)
     zero = np.array([1.0 + 0j])
 
+    def two(f1, f2):
+        return np.matmul(f1 * laws.w[:, None, :], np.swapaxes(f2, 1, 2))
+
     def data(za, oa, Ga, zb, ob, Gb):        # sum_m (data_r + data_s) of step 3 at (za, zb)
-        da, ia, _ = node_parts(za, oa)
-        db, ib, _ = node_parts(zb, ob)
+        da, db = laws.d(za), laws.d(zb)
+        ia, ib = 1.0 / (oa[..., None] - da), 1.0 / (ob[..., None] - db)
         Kk = two(ia, ib)
         Kq = Kk * (np.sum(1.0 / Kk, axis=0) - (M - 1) / (Ga[:, None] * Gb[None, :]))
         s = laws.s
@@ -403,8 +411,10 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         distance = (theta_part
                     + double(dist1, dist2, np.sum(data_r + data_s, axis=0)) / lam ** 2)
         if "disk" in sp and sp["contraction"] < 1.0:
-            distance = distance + _pole(laws, g, lam, gam, r, sigma, two, node_parts, (
-                z1, om1, G1, W1, dist1), (z2, om2, G2, W2, dist2)) / lam ** 2
+            distance = distance + _pole(NodeLaws(gam, p, lam, eta, K, laws.s.shape[1] - 1,
+                                                 residue=False), g, lam, r, sigma, gam,
+                                        (z1, om1, G1, W1, dist1),
+                                        (z2, om2, G2, W2, dist2)) / lam ** 2
     bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
         + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()

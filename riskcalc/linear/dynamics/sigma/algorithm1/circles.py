@@ -283,7 +283,10 @@ def complex_edges(gam, p, lam, eta, K, g, spectrum, ends, pencil):
     if win_t is not None and win_t[1] <= cut:
         top = win_t[1]
     elif win_t is not None:
-        lo, hi = max(win_t[0], cut), win_t[1]
+        # Below the window's lower end by a margin: with one client the certified end is the
+        # top itself (the hull bounds are tight), and the scan needs a point inside.
+        lo = max(win_t[0] - 0.02 * (win_t[1] - win_t[0]) - 1e-9 * max(1.0, win_t[1]), cut)
+        hi = win_t[1]
         found = _scan(cls, args, lo, hi, top_j, True)
         if found is None and win_t[0] >= cut:
             raise SolverError("Algorithm 1's curves: the density scan missed the top of the "
