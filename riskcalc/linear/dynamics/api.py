@@ -99,7 +99,8 @@ class RoundsLimit:
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
-        extended pencil, about 2-4 times the cost of ``local_risk``).
+        extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
+        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``).
 
         FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
         ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
@@ -151,13 +152,13 @@ class RoundsLimit:
         from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
         from riskcalc.spectrum import Spectrum
 
-        par = self.params
-        gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
-        spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
         if self._personal is not None:      # the curves' own route (Algorithm 1, finite K)
             with _beyond_floats():
                 return self._personal(kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
+        par = self.params
+        gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
+        spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
         with _beyond_floats():
             return personalized_sigma(
                 self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
