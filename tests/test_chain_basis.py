@@ -60,7 +60,7 @@ def test_residual_bound_spares_the_product_in_x(monkeypatch):
     O(M K^3) check in X, and the values equal those of the check forced for every system
     (``_RESIDUAL`` = 0 sends each to GMRES in X). Measured: 1.7e-15 relative."""
     chain, (_, C, G) = _solved()
-    M, eta = chain.M, chain.eta
+    M = chain.M
     v = np.zeros((M, chain.n))
     v[:, 0], v[np.arange(M), chain.rows[:, -1]] = 1.0, -1.0
     cp = [(np.array([0.1, 0.3]), v, v)]

@@ -12,7 +12,6 @@ import shlex
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import riskcalc

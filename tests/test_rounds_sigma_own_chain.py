@@ -5,7 +5,6 @@ taken beyond M K^2 = 200) against independent routes: the dense extended pencil 
 scalar subordination of ``local_models``, and the literal algorithm simulated at two d."""
 
 import numpy as np
-import pytest
 
 import riskcalc
 import riskcalc.linear.dynamics.sigma.fedavg_sigma_k as fk

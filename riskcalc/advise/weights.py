@@ -115,8 +115,8 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
              "jac": lambda z: np.concatenate([np.ones(m), np.zeros(k)])}]
     if gradient is None and separable is not None and k == m:
-        fun, jac = _separable_jacobian(separable, m, bounds, penalty)
-        x = minimize(fun, z0, jac=jac, method="SLSQP", bounds=bounds, constraints=cons,
+        sep_fun, jac = _separable_jacobian(separable, m, bounds, penalty)
+        x = minimize(sep_fun, z0, jac=jac, method="SLSQP", bounds=bounds, constraints=cons,
                      options={"ftol": FD_FTOL, "maxiter": FD_MAXITER}).x
     elif gradient is None:
         x = minimize(fun, z0, method="SLSQP", bounds=bounds, constraints=cons,
