@@ -239,6 +239,17 @@ def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
                       f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
 
 
+def _pair_terms(two, s, d1, i1, G1, d2, i2, G2):
+    """K_k = E_k[1 / (A_k1 A_k2)], Q and the data E_k[h_k / (A_k1 A_k2)] split into its r (s^2)
+    and sigma (s) parts Hr, Hs (module docstring, step 4) at every pair of nodes, from the
+    node factors d, inv = 1 / (omega - d) and G of both sides; ``two`` the rule's E_k[f1 f2]."""
+    Kk = two(i1, i2)
+    Q = np.sum(1.0 / Kk, axis=0) - (Kk.shape[0] - 1) / (G1[:, None] * G2[None, :])
+    Hr = two(d1 * i1 * s[:, None, :], d2 * i2 * s[:, None, :])
+    Hs = two(d1 * i1 * np.sqrt(s)[:, None, :], d2 * i2 * np.sqrt(s)[:, None, :])
+    return Kk, Q, Hr, Hs
+
+
 def _pole(laws, g, lam, r, sigma, gam, one, other):
     """The distance's correction where a circle encloses z = 1 (``algorithm1_fold``'s circles,
     radius above 1): w_T - w_inf integrates z^T / (1 - z) against the data F(z1, z2) of step 3
@@ -249,7 +260,6 @@ def _pole(laws, g, lam, r, sigma, gam, one, other):
     p_j at z = 1 and one client's omega is 1 too. Returns (nT,): to be divided by lam^2 as
     the double integral."""
     (z1, om1, G1, W1, f1), (z2, om2, G2, W2, f2) = one, other
-    M = gam.size
     e1, e2 = np.max(np.abs(z1)) > 1.0, np.max(np.abs(z2)) > 1.0
     if not (e1 or e2):
         return 0.0
@@ -262,11 +272,8 @@ def _pole(laws, g, lam, r, sigma, gam, one, other):
     def data(za, oa, Ga, zb, ob, Gb):        # sum_m (data_r + data_s) of step 3 at (za, zb)
         da, db = laws.d(za), laws.d(zb)
         ia, ib = 1.0 / (oa[..., None] - da), 1.0 / (ob[..., None] - db)
-        Kk = two(ia, ib)
-        Kq = Kk * (np.sum(1.0 / Kk, axis=0) - (M - 1) / (Ga[:, None] * Gb[None, :]))
-        s = laws.s
-        Hr = two(da * ia * s[:, None, :], db * ib * s[:, None, :])
-        Hs = two(da * ia * np.sqrt(s)[:, None, :], db * ib * np.sqrt(s)[:, None, :])
+        Kk, Q, Hr, Hs = _pair_terms(two, laws.s, da, ia, Ga, db, ib, Gb)
+        Kq = Kk * Q
         return np.einsum("mkl,m->kl", Hr / Kq, r ** 2) + np.einsum("mkl,m->kl", Hs / Kq,
                                                                    sigma ** 2 * gam)
     out = 0.0
@@ -362,11 +369,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         return np.matmul(f1 * wq[:, None, :], np.swapaxes(f2, 1, 2))
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        Kk = two(i1, i2)
-        Q = np.sum(1.0 / Kk, axis=0) - (M - 1) / (G1[:, None] * G2[None, :])
-        # Data: E[h_k / (A1 A2)] split into the r (s^2) and sigma (s) parts.
-        Hr = two(d1 * i1 * s[:, None, :], d2 * i2 * s[:, None, :])
-        Hs = two(d1 * i1 * np.sqrt(s)[:, None, :], d2 * i2 * np.sqrt(s)[:, None, :])
+        Kk, Q, Hr, Hs = _pair_terms(two, s, d1, i1, G1, d2, i2, G2)
         Kq = Kk * Q
         data_r = np.einsum("mkl,m->mkl", Hr / Kq, r ** 2)
         data_s = np.einsum("mkl,m->mkl", Hs / Kq, sigma ** 2 * gam)

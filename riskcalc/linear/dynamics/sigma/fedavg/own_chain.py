@@ -28,9 +28,9 @@ n = 1 + M (K + 1) blocks per atom and node and solves M K^2 unknowns densely per
    ``columns``). The quadrature is ``fedavg_own.assemble`` on the chain's double-contour nodes
    (each variable carries R_(T-1) or P_(T-1) - 1, degree T - 1: ``fedavg_sigma_k``'s n2).
 
-Cost: ``algorithm1.cost.alg1_chain_seconds`` without node solves and edge scans (the pair
-solves dominate; the same Newton operator and K + 1 instead of K + 2 local blocks), refused
-beyond ``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
+Cost: ``algorithm1.cost.alg1_chain_seconds`` without edge scans (the pair solves dominate; the
+same Newton operator and K + 1 instead of K + 2 local blocks; its node term, for node solves
+this route does not make, is kept as a margin), refused beyond ``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
 (``fedavg_own``) where both apply, Sigma = I against ``local_models``' scalar route, and the
 literal iteration at two d.
 """
