@@ -1,5 +1,5 @@
 """Paper 004's Algorithm 1 with K local steps under a two-point spectrum through the chain route
-(``riskcalc.linear.dynamics.sigma.algorithm1_chain``): process CPU of the whole curves (server
+(``riskcalc.linear.dynamics.sigma.algorithm1.chain``): process CPU of the whole curves (server
 and own models, rounds 0, 1, 3, 10, T, inf) and of their parts (the edges' density scans, the
 node solves along the arc, the pair solves of the two-point function) against the estimate
 ``alg1_chain_seconds`` that refuses beyond 600 s.
@@ -23,8 +23,8 @@ import numpy as np
 
 import riskcalc
 import riskcalc.linear.dynamics.sigma.algorithm1.cost as cost
-import riskcalc.linear.dynamics.sigma.algorithm1_chain as chain
-import riskcalc.linear.dynamics.sigma.algorithm1_sigma_k as curves
+import riskcalc.linear.dynamics.sigma.algorithm1.chain as chain
+import riskcalc.linear.dynamics.sigma.algorithm1.curves as curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])

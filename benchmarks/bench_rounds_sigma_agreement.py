@@ -1,5 +1,5 @@
 """Predicted vs simulated risk along FedAvg's rounds with a shared covariance spectrum (issue 29
-item 5; ``riskcalc.linear.dynamics.sigma.fedavg_sigma``, K = 1, and ``fedavg_sigma_k``, K = 5 local
+item 5; ``riskcalc.linear.dynamics.sigma.fedavg.one_step``, K = 1, and ``sigma.fedavg.curves``, K = 5 local
 steps): riskcalc.rounds_limit against
 montecarlo.linear.rounds.simulate_rounds (exact given the designs) at several d, extrapolated by
 weighted least squares in 1/d, on heterogeneous federations with two-point spectra (pooled
@@ -28,8 +28,8 @@ import numpy as np
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 from bench_rounds_agreement import judge_row   # a sibling script: benchmarks/ is on sys.path
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import local_stability
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges
+from riskcalc.linear.dynamics.sigma.fedavg.curves import local_stability
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.linear.finite_clients.identity import client_weights
 

@@ -1,5 +1,5 @@
 """FedAvg with K = 5 local steps under a two-point spectrum: the simulated risk's gap to the
-exact limit (``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``) at d = 100, 200, 400, 800 (issue 29
+exact limit (``riskcalc.linear.dynamics.sigma.fedavg.curves``) at d = 100, 200, 400, 800 (issue 29
 item 5): does it shrink like 1 / d, and does the extrapolation in 1 / d agree?
 
 Three heterogeneous clients (gamma = 0.5, 2, 4, so n_j = d / gamma_j is an integer at every d),
@@ -19,7 +19,7 @@ followed down 24 stages; chain: 64 nodes along an arc, ``solve_arc``; 8 x 16 pai
 couplings) and extrapolated linearly in the nodes and pairs (the work is per node and per pair;
 the chain route solves the fixed point at the upper halves of the N nodes and of the N2 =
 T_max + 16 = 216 nodes of its double contour, plus about 550 solves of the edges, and only the
-N2 / 2 (N2 / 2 + 1) pairs its symmetry leaves, ``fedavg_sigma_k.pencil_curves``,
+N2 / 2 (N2 / 2 + 1) pairs its symmetry leaves, ``sigma.fedavg.curves.pencil_curves``,
 ``sigma_chain.ChainPencil.two_point``); routes whose sample would exceed the budget are
 skipped and say so. ``--against DIR``: the chain's samples also by the package in DIR (a
 checkout of older code, e.g. ``git archive``), in a child process, with the ratios old / new.
@@ -41,7 +41,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import local_stability
+from riskcalc.linear.dynamics.sigma.fedavg.curves import local_stability
 
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5])
 GAMMA = [0.5, 2.0, 4.0]
@@ -66,7 +66,7 @@ def _sample_cost(route, M, K, budget=120.0):
         sp.MAX_UNKNOWNS = max(sp.MAX_UNKNOWNS, size)
     pen = cls(SPEC.atoms, SPEC.weights, gam, p, eta, K)
     # A thin ellipse over [0.05, 1.15]: 8 nodes followed down 24 stages (dense), or 64 nodes
-    # of its upper half along the arc (chain, ``solve_arc``, as ``fedavg_sigma_k``; a node in
+    # of its upper half along the arc (chain, ``solve_arc``, as ``sigma.fedavg.curves``; a node in
     # 8 followed down), 8 of which give the pairs.
     m = 8 if route == "dense" else 64
     theta = np.pi * (np.arange(m) + 0.5) / m
@@ -148,7 +148,7 @@ def end_to_end(cases=((3, 20, 2, 50), (3, 12, 2, 100), (4, 8, 3, 60), (10, 10, 2
     estimate that guards it: ``sigma_chain.chain_seconds`` (M K^2 > ``DENSE_UNKNOWNS``, with
     the double contour's node count of the run) or ``guards.dense_k_seconds`` (2 T + 16
     nodes); cases (M, K, atoms, T), atoms spread over [0.5, 3]."""
-    import riskcalc.linear.dynamics.sigma.fedavg_sigma_k as fk
+    import riskcalc.linear.dynamics.sigma.fedavg.curves as fk
     from riskcalc.linear.dynamics.sigma.guards import dense_k_seconds
 
     seen = []

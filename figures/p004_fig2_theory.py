@@ -8,7 +8,7 @@ global step gamma = (lam + L) / (lam L), local step eta = 1 / (L + lam); here 0.
 least-squares clients
 with d / n_j = gamma_j < 1 (L the top of the clients' limiting sample spectra). Lines: the exact
 limits along the rounds (``riskcalc.rounds_limit("pfedme", local_steps=K)``, derived here,
-``riskcalc/linear/dynamics/algorithm1_curves``); dashed: the fixed point (the same for every K:
+``riskcalc/linear/dynamics/algorithm1/curves``); dashed: the fixed point (the same for every K:
 the FedProx / pFedMe joint minimizer); markers: simulated federations
 (``montecarlo.linear.rounds``, the literal algorithm).
 """
@@ -37,7 +37,7 @@ ETA_FACTOR = 0.95
           title="Algorithm 1 along the rounds for K = 1, 5, 20 local steps at small, medium "
                 "and large lam (paper 004 Fig. 2 on the linear model)",
           source="004_98172ed3646eef14.txt, Sec. 6.3, Fig. 2, App. C.1, Cor. 1; derived here: "
-                 "riskcalc.rounds_limit (riskcalc/linear/dynamics/algorithm1_curves)")
+                 "riskcalc.rounds_limit (riskcalc/linear/dynamics/algorithm1/curves)")
 def make(ctx):
     d, reps = ctx.pick(60, 200), ctx.pick(3, 10)
     t_sim = ctx.pick([1, 5, 20], [1, 2, 5, 10, 20, 50, 100])

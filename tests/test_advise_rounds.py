@@ -157,7 +157,7 @@ def test_advise_checks_rounds_before_the_pipelines():
 
 
 def test_rounds_under_a_spectrum_tune_the_local_steps_that_fit():
-    """A shared spectrum and few clients and rounds: K = 2 (``fedavg_sigma_k``, exact) is
+    """A shared spectrum and few clients and rounds: K = 2 (``sigma.fedavg.curves``, exact) is
     tried beside K = 1, the candidate is the best (T, K) of the two curves computed here
     directly, the K left out are named with their estimates, and the cost estimate counts the
     K = 2 curves."""

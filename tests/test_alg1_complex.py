@@ -1,5 +1,5 @@
 """Paper 004's Algorithm 1 where its round map has complex eigenvalues (odd K, eta above
-1 / (L + lam), g lam > 1; ``riskcalc.linear.dynamics.algorithm1_fold``'s non-real part) against
+1 / (L + lam), g lam > 1; ``riskcalc.linear.dynamics.algorithm1.fold``'s non-real part) against
 independent routes: the literal round map's eigenvalues at finite d (the disk bound holds at
 every d), the polynomial in g that the risk at fixed T is (fitted where g lam <= 1, the
 real-spectrum derivation), the finite-M pFedMe joint objective (T large), and the literal
@@ -78,8 +78,8 @@ def _risks(gl, K, rounds):
 def test_polynomial_in_the_global_step_extrapolates(K, T):
     """At fixed T every model is a polynomial of degree <= T in g, the risks of degree <= 2 T.
     Fitted by Lagrange interpolation at 2 max(T) + 1 Chebyshev nodes of g lam in [0.1, 1] (the
-    real spectrum of ``algorithm1_rate``), extrapolated to g lam = 2 (the circles of
-    ``algorithm1_fold``): agreement to the fit's amplification (sum abs(Lagrange weights),
+    real spectrum of ``algorithm1.rate``), extrapolated to g lam = 2 (the circles of
+    ``algorithm1.fold``): agreement to the fit's amplification (sum abs(Lagrange weights),
     4e4 at T = 3) times the routes' 1e-11, plus 1e-10 (measured K = 1: 2.2e-12, 4.7e-12 and
     1.1e-11 at T = 1, 2, 3)."""
     deg = 2 * max(T)
@@ -122,13 +122,13 @@ def test_refusals():
 def test_distance_to_the_fixed_point_on_circles_around_one():
     """K = 1, eta at 0.9 of the edge, g lam = 2 (circles of radius above 1 for the first rounds:
     R 1e6^(1 / 2 T_max) with R = 0.98): the distance E||w_T - w_inf||^2 integrates z^T / (1 - z),
-    whose pole at z = 1 the circles enclose (``algorithm1_curves._pole`` adds its residues),
-    against the one-atom pencil (``sigma.algorithm1_sigma_k``: matrix-valued deterministic
+    whose pole at z = 1 the circles enclose (``algorithm1.curves._pole`` adds its residues),
+    against the one-atom pencil (``sigma.algorithm1.curves``: matrix-valued deterministic
     equivalent, z = 1 a node of its own), T = 0 (E||w_inf||^2), 1, 2, 5, 20. Both solve to
     1e-12 residuals: 1e-9 holds with room. Measured: 3.1e-13 (before the correction the circle
     route was off by 0.68 at T = 0 and 0.36 at T = 20)."""
-    from riskcalc.linear.dynamics.algorithm1_curves import curves
-    from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+    from riskcalc.linear.dynamics.algorithm1.curves import curves
+    from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 
     gam, r, sig = np.array([0.5, 2.0, 1.5]), np.array([0.3, 0.8, 0.5]), np.array([0.4, 0.6, 1.0])
     p, lam = np.array([0.2, 0.5, 0.3]), 0.8

@@ -1,6 +1,6 @@
 """Paper 004's Algorithm 1 with K warm-started local steps of size eta above Thm 2's
 1 / (L + lam), up to 0.9 of the local steps' stability edge 2 / (L + lam)
-(``riskcalc.linear.dynamics.algorithm1_rate``, module docstring: the round map's spectrum stays
+(``riskcalc.linear.dynamics.algorithm1.rate``, module docstring: the round map's spectrum stays
 real for even K, or odd K with g lam <= 1), against independent routes: one client's literal
 2 x 2 recursion integrated by scipy quad, the extrapolation of the polynomial in eta that the
 risk at fixed T is (fitted where the old derivation holds), the finite-M pFedMe joint
@@ -14,7 +14,7 @@ from scipy.integrate import quad
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 from riskcalc.linear.dynamics import algorithm1_contraction
-from riskcalc.linear.dynamics.algorithm1_rate import contraction, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.rate import contraction, fast_contraction
 
 GAM = np.array([0.5, 2.0, 1.5])
 R = np.array([0.3, 0.6, 1.0])

@@ -1,7 +1,7 @@
 """Paper 004's Algorithm 1 with K warm-started local steps above Thm 2's 1 / (top + lam) under a
-shared covariance spectrum (``riskcalc.linear.dynamics.sigma.algorithm1_sigma_k`` with the
-scope of ``algorithm1_rate``'s docstring: even K, or odd K with g lam <= 1), against the
-scalar subordination of ``algorithm1_curves`` at Sigma = I (a different linearization) and
+shared covariance spectrum (``riskcalc.linear.dynamics.sigma.algorithm1.curves`` with the
+scope of ``algorithm1.rate``'s docstring: even K, or odd K with g lam <= 1), against the
+scalar subordination of ``algorithm1.curves`` at Sigma = I (a different linearization) and
 the literal algorithm under a two-point spectrum at two d."""
 
 import numpy as np
@@ -9,8 +9,8 @@ import pytest
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics.algorithm1_curves import curves
-from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.algorithm1.curves import curves
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 R = np.array([0.3, 0.8, 0.5])
@@ -24,7 +24,7 @@ SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
                                               (np.array([0.1, 0.2, 0.3]), 0.5, 1, 1.0)])
 def test_identity_spectrum_is_the_scalar_route(gam, lam, K, gl):
     """eta = 0.9 of the edge 2 / (L + lam), odd K (a(s) < 0 on the top of the spectra): the
-    pencil through Sigma = I against ``algorithm1_curves`` (server and own models, the
+    pencil through Sigma = I against ``algorithm1.curves`` (server and own models, the
     distance, the edges, the contraction and its bound flag; the second federation's top
     0.74 is below -inf a = 0.8). Measured: 1.5e-13 and 3e-15."""
     g, eta = gl / lam, 1.8 / ((1 + np.sqrt(gam.max())) ** 2 + lam)

@@ -90,7 +90,7 @@ def test_against_the_simulated_algorithm_at_two_d():
 
 def test_complex_spectrum_region_extrapolates_as_a_polynomial_in_the_global_step():
     """K = 1, eta at 0.9 of the edge, g lam = 2 (the round map's spectrum off the real axis:
-    ``algorithm1_fold``'s circles): at fixed T the personalized risk is a polynomial of degree
+    ``algorithm1.fold``'s circles): at fixed T the personalized risk is a polynomial of degree
     2 T in g, fitted at Chebyshev nodes of g lam in [0.1, 1] (real spectrum) and extrapolated,
     to the fit's amplification (1e3) times 1e-11 (measured 3.4e-12)."""
     fed = dict(CASES[0][0], lam=0.8)

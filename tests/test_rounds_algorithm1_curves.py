@@ -1,5 +1,5 @@
 """riskcalc.rounds_limit("pfedme", local_steps=K finite): paper 004's Algorithm 1 with K
-warm-started local steps (``riskcalc.linear.dynamics.algorithm1_curves``), the server model's
+warm-started local steps (``riskcalc.linear.dynamics.algorithm1.curves``), the server model's
 and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion integrated by scipy quad, the
 exact-prox curves as K grows, the fixed point (which does not depend on K), the first round's
 free moments, and the literal algorithm at finite d."""
@@ -10,7 +10,7 @@ from scipy.integrate import quad
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics.algorithm1_rate import contraction
+from riskcalc.linear.dynamics.algorithm1.rate import contraction
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 GAM = np.array([0.5, 2.0, 1.5])
@@ -87,7 +87,7 @@ def test_many_local_steps_are_the_exact_prox():
     assert few.distance_to_fixed_point[-1] == 0.0
     assert np.all(np.abs(few.global_risk[:, 1:4] / ref.global_risk[:, 1:4] - 1) > 1e-2)
     assert np.all(np.abs(few.risk[:, 1:4] / ref.risk[:, 1:4] - 1) > 1e-2)
-    # The rate by quadrature against the exact partial fractions of algorithm1_rate.
+    # The rate by quadrature against the exact partial fractions of algorithm1.rate.
     p = (1 / GAM) / np.sum(1 / GAM)
     assert few.contraction == pytest.approx(
         contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)

@@ -1,6 +1,6 @@
 """The support edges of FedAvg's round map D (``subordination.edges``) against two independent
 routes: the density of the complex subordination solve near the edge, and the explicit
-real-axis parametrization of the spectrum route (``fedavg_sigma.edges``) at Sigma = I (K = 1).
+real-axis parametrization of the spectrum route (``sigma.fedavg.one_step.edges``) at Sigma = I (K = 1).
 The case gamma = (3, 4), p = (0.2, 0.8) has an atom at 0 and a gap branch on which a bisection
 from omega ~ 1e-300 used to stop at a point that was no root (lower edge 3.4% low)."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.client_laws import ClientLaws
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 CASES = [((3.0, 4.0), (0.2, 0.8)), ((2.0, 5.0, 3.0), (0.5, 0.3, 0.2)), ((1.5, 8.0), (0.9, 0.1))]
 

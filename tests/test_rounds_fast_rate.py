@@ -1,6 +1,6 @@
 """The fast routes of the rounds limits (issue 29, "Speed"): the extreme eigenvalues of
 Algorithm 1's round map by the fold of the real subordination branch
-(``algorithm1_rate.fast_contraction``) against the edge equation of the old route solved with
+(``algorithm1.rate.fast_contraction``) against the edge equation of the old route solved with
 the exact partial fractions (``PsiLaws``, no quadrature); FedAvg's (and the exact prox's) edges
 by the same fold (``fedavg.edges``) against the scans of ``subordination.edges``; and the double
 contours with T_max + 16 nodes against FedAvg's 2 T_max + 16."""
@@ -10,8 +10,8 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_curves import QuadPsiLaws
-from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.curves import QuadPsiLaws
+from riskcalc.linear.dynamics.algorithm1.rate import PsiLaws, fast_contraction
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 from riskcalc.linear.dynamics.fedavg import edges
 from riskcalc.linear.dynamics.prox_laws import ProxLaws
@@ -66,10 +66,10 @@ def test_fold_brackets_the_root_of_the_old_edge_equation(gam, w, lam, K, g, frac
 def test_half_the_contour_nodes_change_nothing(monkeypatch):
     """The double contours' T_max + 16 nodes against 2 T_max + 16 (the integrand per variable
     is a polynomial of degree <= T_max times a function decaying at infinity: module docstring
-    of ``algorithm1_curves``): server and clients' models, and the distance, to 1e-11."""
+    of ``algorithm1.curves``): server and clients' models, and the distance, to 1e-11."""
     import importlib
 
-    curves = importlib.import_module("riskcalc.linear.dynamics.algorithm1_curves")
+    curves = importlib.import_module("riskcalc.linear.dynamics.algorithm1.curves")
     gam = np.array([0.5, 2.0, 1.5])
     kw = dict(gamma=gam, r=[0.3, 0.6, 1.0], sigma=[0.4, 0.6, 1.0], signal=1.3, lam=0.7,
               local_steps=5, step_size=0.9 / ((1 + np.sqrt(2.0)) ** 2 + 0.7), global_step=1.2,

@@ -1,4 +1,4 @@
-"""riskcalc.rounds_limit("fedavg", local_steps=1, spectrum=...) (``fedavg_sigma``) against
+"""riskcalc.rounds_limit("fedavg", local_steps=1, spectrum=...) (``sigma.fedavg.one_step``) against
 independent routes: the Sigma = I scalar subordination of ``fedavg``, Sigma = c I by rescaling,
 the finite-M FedAvg minimizer of ``clients_limit`` (T = inf), one client's gradient descent from
 0 of ``steps_limit("local")``, exact Wishart moments at T = 1, the ridgeless kappa for the null
@@ -9,7 +9,7 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import _Laws, edges, fedavg_sigma_curves
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import _Laws, edges, fedavg_sigma_curves
 from riskcalc.linear.engine.kappa import effective_ridge
 
 GAM = np.array([0.5, 2.0, 1.5])

@@ -2,17 +2,17 @@
 eigenvalues (odd K, eta above 1 / (L + lam), g lam > 1; ``riskcalc.linear.dynamics.sigma.
 algorithm1.circles``) against independent routes: the polynomial in g that the risk at fixed T
 is (fitted where g lam <= 1, the real-spectrum pencil routes), the Sigma = I circles of
-``algorithm1_fold`` (a spectrum with one atom), the literal round map's eigenvalues at finite d
+``algorithm1.fold`` (a spectrum with one atom), the literal round map's eigenvalues at finite d
 (the disk bound at every d), and the pFedMe joint objective at T = inf."""
 
 import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear.dynamics.algorithm1_curves import curves
+from riskcalc.linear.dynamics.algorithm1.curves import curves
 from riskcalc.linear.dynamics.sigma.algorithm1.circles import plan
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
-from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 GAM = np.array([0.5, 2.0, 1.5])
@@ -30,10 +30,10 @@ def _eta(gam, spec, frac=1.8):
 
 def test_one_atom_is_the_sigma_identity_circles():
     """Sigma = I as a one-atom spectrum through the pencil on its circle, against
-    ``algorithm1_fold``'s circles with the scalar subordination (K = 3, g lam = 1.5): server
+    ``algorithm1.fold``'s circles with the scalar subordination (K = 3, g lam = 1.5): server
     bias and variance, the own models, the top and the contraction (measured: 3.7e-12 curves,
     1e-12 top). The distance to the fixed point is left out: the Sigma = I circles put
-    z = 1 inside when their radius passes 1 (algorithm1_curves' 1 / (1 - z))."""
+    z = 1 inside when their radius passes 1 (algorithm1.curves' 1 / (1 - z))."""
     rounds = np.array([0, 1, 3, 10])
     eta = 1.8 / ((1 + np.sqrt(GAM.max())) ** 2 + LAM)
     new = algorithm1_sigma_k_curves(GAM, R, SIG, P, 1.2, LAM, eta, 3, 1.5 / LAM, rounds,
@@ -134,7 +134,7 @@ def test_fixed_point_is_the_pfedme_minimizer():
 def test_one_client(K, gl):
     """M = 1, one atom: the Weyl bracket of the top is tight (its certified lower end is the
     top itself), so the density scan starts below it. Risk and distance to the fixed point
-    against the Sigma = I circles (``algorithm1_curves``, with its pole correction at z = 1).
+    against the Sigma = I circles (``algorithm1.curves``, with its pole correction at z = 1).
     Measured: risk 1.5e-12, distance 1.6e-12 (K = 1) and 1.3e-9 (K = 3)."""
     gam, r, sig, lam = np.array([0.6]), np.array([0.7]), np.array([0.5]), 0.8
     eta = 1.8 / ((1 + np.sqrt(0.6)) ** 2 + lam)

@@ -2,7 +2,7 @@
 warm-started local steps under a shared covariance spectrum
 (``riskcalc.linear.dynamics.sigma.algorithm1.personalize``: Algorithm 1's pencil extended by one
 chain per client) against independent routes: the Sigma = I scalar route of ``personalize``
-(``algorithm1_curves``' subordination), the local baselines from zero and the pFedMe joint
+(``algorithm1.curves``' subordination), the local baselines from zero and the pFedMe joint
 minimizer's own models at the fixed point (other modules entirely), the server model itself
 (no step), and the literal algorithm simulated at two d."""
 
@@ -28,7 +28,7 @@ def test_identity_spectrum_is_the_scalar_route(K, edge, gl, pers):
     T including 0 and inf: eta = edge / (L + lam) (1.8: odd K = 1 beyond Thm 2's bound, a(s) <
     0 on the top of the spectra, the branch check on z G_00), global step g lam = 1 and 1.5 (the
     negative band), and odd K with both (g lam = 2: the spectrum off the real axis, circles:
-    ``sigma.algorithm1.circles`` against ``algorithm1_fold``). Both routes stop at 1e-12
+    ``sigma.algorithm1.circles`` against ``algorithm1.fold``). Both routes stop at 1e-12
     residuals and share no solver: 1e-10 holds with room. Measured: 1.7e-13, 3.3e-14, 1.1e-13,
     4.3e-12."""
     gam, r, sig, p, lam = np.array([0.5, 4.0]), np.array([0.3, 0.8]), np.array([0.4, 1.0]), \

@@ -1,7 +1,7 @@
 """Algorithm 1 with K local steps under a spectrum: the whole curves through the chain pencil
-(``algorithm1_chain``) against the dense pencil (``algorithm1_pencil.Alg1Pencil``) where both
+(``sigma.algorithm1.chain``) against the dense pencil (``sigma.algorithm1.pencil.Alg1Pencil``) where both
 apply. The routes share the edges' scans, the contour and the quadrature
-(``algorithm1_sigma_k._assemble``) but solve the fixed point and the two-point functions
+(``sigma.algorithm1.curves._assemble``) but solve the fixed point and the two-point functions
 independently: dense inverses and dense Jacobians against Schur complements on the server
 block with GMRES (``tests/test_rounds_sigma_alg1chain.py`` compares them node by node)."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 GAM = np.array([0.5, 2.0, 4.0])

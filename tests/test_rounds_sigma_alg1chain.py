@@ -1,17 +1,17 @@
 """The chain route of paper 004's Algorithm 1 with K local steps under a spectrum
-(``riskcalc.linear.dynamics.sigma.algorithm1_chain``, taken above M K^2 = 200) against
-independent routes: the dense pencil (``algorithm1_pencil.Alg1Pencil``: dense inverse, dense
+(``riskcalc.linear.dynamics.sigma.algorithm1.chain``, taken above M K^2 = 200) against
+independent routes: the dense pencil (``sigma.algorithm1.pencil.Alg1Pencil``: dense inverse, dense
 Newton Jacobian, dense two-point solve on the transposed pencil) at the same nodes, the Sigma = I
-subordination of ``algorithm1_curves``, the pFedMe joint minimizer of ``clients_limit`` at
+subordination of ``algorithm1.curves``, the pFedMe joint minimizer of ``clients_limit`` at
 T = inf, and the literal algorithm simulated at two d with the 1 / d extrapolation."""
 
 import numpy as np
 
 import riskcalc
-from riskcalc.linear.dynamics.algorithm1_curves import curves
-from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
-from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.algorithm1.curves import curves
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 GAM = np.array([0.5, 2.0, 4.0])
@@ -76,7 +76,7 @@ def test_chain_equals_the_dense_pencil_at_nodes():
 
 def test_identity_spectrum_is_the_scalar_route():
     """Sigma = I beyond the dense limit (M = 3, K = 9: M K^2 = 243) against the scalar
-    subordination of ``algorithm1_curves``: server bias, variance, distance to the fixed
+    subordination of ``algorithm1.curves``: server bias, variance, distance to the fixed
     point, the own models, the edges. Measured: 1.7e-13 (server), 2.4e-13 (own), 2.1e-13
     (edges)."""
     lam, K, g = 0.7, 9, 1.0 / 0.7

@@ -1,7 +1,7 @@
 """riskcalc.rounds_limit("pfedme", local_steps=K finite, spectrum=...): paper 004's Algorithm 1 with
-K warm-started local steps under a shared covariance spectrum (``algorithm1_sigma_k``: a pencil
+K warm-started local steps under a shared covariance spectrum (``sigma.algorithm1.curves``: a pencil
 with a state, a copy and a chain of K blocks per client) against independent routes: the
-Sigma = I subordination of ``algorithm1_curves`` (server and own models), the exact prox of
+Sigma = I subordination of ``algorithm1.curves`` (server and own models), the exact prox of
 ``prox_sigma`` as the local steps' filter a = (1 - eta (s + lam))^K goes to 0, the pFedMe
 joint minimizer of ``clients_limit`` at T = inf, and the literal algorithm simulated at two d."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear.dynamics.algorithm1_curves import curves
-from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.algorithm1.curves import curves
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
@@ -25,7 +25,7 @@ ROUNDS = np.array([0, 1, 2, 7, 40, 20000, np.inf])     # 20000: settled to the f
 @pytest.mark.parametrize("gam, lam, K, gl", [(GAM, 0.7, 2, 0.84),
                                               (np.array([1.2, 2.0, 2.5]), 0.5, 3, 1.6)])
 def test_identity_spectrum_is_the_scalar_route(gam, lam, K, gl):
-    """Sigma = I through the pencil against the scalar subordination of ``algorithm1_curves``
+    """Sigma = I through the pencil against the scalar subordination of ``algorithm1.curves``
     (pooled N > d with g lam < 1; every client N_j < d with g lam = 1.6, a negative part of the
     spectrum): server bias, variance, distance to the fixed point, the own models, the edges.
     Measured: 7e-13 (curves), 2e-13 (edges)."""
@@ -46,10 +46,10 @@ def test_edges_against_the_rate_route(gam, lam, gl):
     """g lam = 5: the negative part of the spectrum is a band of width about 0.03 near
     1 - g lam (found in the Weyl window of ``_window``, not on a scan of the whole axis);
     gamma_j < 1 and lam below the spectra's bottoms: the top eigenvalue below a(0). Sigma = I
-    against ``algorithm1_rate.contraction`` (brentq on its edge equation; measured 4e-14 and
+    against ``algorithm1.rate.contraction`` (brentq on its edge equation; measured 4e-14 and
     8e-13)."""
-    from riskcalc.linear.dynamics.algorithm1_rate import contraction
-    from riskcalc.linear.dynamics.sigma.algorithm1_pencil import spectrum_edges
+    from riskcalc.linear.dynamics.algorithm1.rate import contraction
+    from riskcalc.linear.dynamics.sigma.algorithm1.pencil import spectrum_edges
 
     p, K = np.array([0.6, 0.4]), 2
     eta = 0.9 / ((1 + np.sqrt(gam.max())) ** 2 + lam)
@@ -140,7 +140,7 @@ def test_refusals_and_divergence():
     with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
         riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=2, step_size=2.0 / (L + 0.8),
                               **kw)
-    # Beyond M K^2 = 200 the chain route (``algorithm1_chain``) takes over; it refuses what
+    # Beyond M K^2 = 200 the chain route (``sigma.algorithm1.chain``) takes over; it refuses what
     # its cost estimate puts beyond 10 minutes, naming local_steps.
     with pytest.raises(ValueError, match="local_steps"):
         riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=200, step_size=0.5 / (L + 0.8),

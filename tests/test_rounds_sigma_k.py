@@ -1,16 +1,16 @@
-"""riskcalc.rounds_limit("fedavg", local_steps=K, spectrum=...) for K >= 2 (``fedavg_sigma_k``,
+"""riskcalc.rounds_limit("fedavg", local_steps=K, spectrum=...) for K >= 2 (``sigma.fedavg.curves``,
 the linear pencil of ``sigma_pencil``) against independent routes: the Sigma = I scalar
-subordination of ``fedavg`` (K >= 2), Sigma = c I by rescaling, ``fedavg_sigma`` (K = 1, the
+subordination of ``fedavg`` (K >= 2), Sigma = c I by rescaling, ``sigma.fedavg.one_step`` (K = 1, the
 scalar c(z) solve), the finite-M FedAvg minimizer of ``clients_limit`` (K = 1, T = inf), the
-edges of ``fedavg_sigma`` and the literal algorithm simulated at two d."""
+edges of ``sigma.fedavg.one_step`` and the literal algorithm simulated at two d."""
 
 import numpy as np
 import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import fedavg_sigma_curves
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves, local_stability
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
+from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves, local_stability
 
 GAM = np.array([0.5, 2.0, 4.0])
 R = np.array([0.3, 0.8, 0.5])
@@ -38,7 +38,7 @@ def test_identity_spectrum_is_the_scalar_route(gam, K):
 
 
 def test_one_local_step_is_the_scalar_c_route():
-    """K = 1 through the pencil (one row form per client) against ``fedavg_sigma`` (one scalar
+    """K = 1 through the pencil (one row form per client) against ``sigma.fedavg.one_step`` (one scalar
     c(z) per node), a two-point spectrum, three heterogeneous clients (measured: 3e-15); its
     fixed point against the finite-M FedAvg limit with the spectrum (``clients_limit``)."""
     new = fedavg_sigma_k_curves(GAM, R, SIG, P, 1.3, 0.1, 1, 1.2, ROUNDS, SPEC)

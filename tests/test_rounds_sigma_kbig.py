@@ -9,7 +9,7 @@ import pytest
 from scipy.integrate import quad
 
 import riskcalc
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
@@ -21,7 +21,7 @@ def _path(z, top):
 
 
 def _couplings(pen, p, r, sigma, gam):
-    """FedAvg's couplings (``fedavg_sigma_k``): q(S_j)^2 and (q^2 / s)(S_j) weighted."""
+    """FedAvg's couplings (``sigma.fedavg.curves``): q(S_j)^2 and (q^2 / s)(S_j) weighted."""
     M, eta = pen.M, pen.eta
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, -1]] = 1.0, -1.0
@@ -121,7 +121,7 @@ def test_chain_route_against_the_simulated_algorithm():
     largest gap 0.065 and 0.040 of that allowance, 0.11% and 0.027% of the risk (K = 12 and 20
     replicates: 0.05 of it, at 16 s instead of 9 s)."""
     from montecarlo.linear.rounds import simulate_rounds
-    from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import DENSE_UNKNOWNS, local_stability
+    from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS, local_stability
 
     assert 3 * 7 ** 2 > DENSE_UNKNOWNS
     spec = riskcalc.Spectrum([0.5, 2.0], weights=[0.5, 0.5])

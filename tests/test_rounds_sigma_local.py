@@ -1,5 +1,5 @@
 """FedAvg's clients' own models after their K local steps of round T under a shared covariance
-spectrum (``riskcalc.linear.dynamics.sigma.fedavg_own``: rows of an extended pencil) against
+spectrum (``riskcalc.linear.dynamics.sigma.fedavg.own``: rows of an extended pencil) against
 independent routes: the Sigma = I scalar subordination of ``local_models`` (pooled N > d and
 N < d, K = 1 and K >= 2) and the literal algorithm simulated at two d."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 
 R = np.array([0.3, 0.8])
 SIG = np.array([0.4, 0.6])
@@ -56,9 +56,9 @@ def test_against_the_simulated_algorithm_at_two_d(K):
 
 def test_extended_pencil_has_the_same_fixed_point():
     """The extension (one deterministic block per client) leaves the deterministic
-    equivalent's fixed point unchanged (``fedavg_own``, step 2): Newton's method on the
+    equivalent's fixed point unchanged (``sigma.fedavg.own``, step 2): Newton's method on the
     extended pencil itself against the original's solution (measured: 3e-14)."""
-    from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil
+    from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil
     from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
     pen = SigmaPencil(SPEC.atoms, SPEC.weights, np.array([0.5, 2.0, 4.0]), np.array([.2, .5, .3]),
@@ -76,7 +76,7 @@ def test_size_refusal_and_command_line(capsys, monkeypatch):
     lower, and ``predict`` still prints the server curve with the own models' column nan and
     the reason (within it the rows carry ``local_risk``: ``test_rounds_sigma_k``)."""
     from riskcalc.cli import main
-    from riskcalc.linear.dynamics.sigma import fedavg_own
+    from riskcalc.linear.dynamics.sigma.fedavg import own as fedavg_own
 
     argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
             "2", "--signal", "1", "--rounds", "0,2", "--local-step-size", "0.1",

@@ -1,13 +1,13 @@
 """FedAvg's clients' own models after their K local steps of round T under a shared covariance
 spectrum through the chain structure (``riskcalc.linear.dynamics.sigma.fedavg.own_chain``,
 taken beyond M K^2 = 200) against independent routes: the dense extended pencil of
-``fedavg_own`` (dense inverses and dense two-point solves) where both apply, the Sigma = I
+``sigma.fedavg.own`` (dense inverses and dense two-point solves) where both apply, the Sigma = I
 scalar subordination of ``local_models``, and the literal algorithm simulated at two d."""
 
 import numpy as np
 
 import riskcalc
-import riskcalc.linear.dynamics.sigma.fedavg_sigma_k as fk
+import riskcalc.linear.dynamics.sigma.fedavg.curves as fk
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 
 R = np.array([0.3, 0.8])

@@ -2,7 +2,7 @@
 (``riskcalc.linear.dynamics.sigma.personalize_sigma``: FTFA and RTFA from the round-T server
 model through an extended pencil) against independent routes: the Sigma = I scalar route of
 ``personalize`` (quadrature of the scalar subordination), the clients' own models of
-``fedavg_own``/``prox_sigma`` (another pencil: the local phase of round T + 1 is a
+``sigma.fedavg.own``/``prox_sigma`` (another pencil: the local phase of round T + 1 is a
 personalization of w_T), the local baselines from zero and the finite-M RTFA and FTFA limits
 under the spectrum (other modules entirely), and the literal algorithm simulated at two d."""
 
@@ -42,7 +42,7 @@ def test_identity_spectrum_is_the_scalar_route(method, gam, kw, pers):
 
 
 def test_the_local_phase_is_a_personalization_of_the_previous_round():
-    """FedAvg's own model of round T + 1 (``fedavg_own``'s pencil) is FTFA with (k, eta') =
+    """FedAvg's own model of round T + 1 (``sigma.fedavg.own``'s pencil) is FTFA with (k, eta') =
     (K, eta) from w_T; Algorithm 1's (``prox_sigma``'s) is RTFA with lam' = lam. Measured:
     2e-15."""
     rounds = [0, 1, 4, 5, INF]
@@ -69,7 +69,7 @@ def test_from_zero_and_from_the_fixed_point_are_the_finite_m_limits(fedavg_k1):
     K = 1, T = inf: the server model is the FedAvg minimizer, so RTFA from it is
     ``clients_limit("rtfa", spectrum=...)`` (heterogeneous clients) and FTFA
     ``steps_limit("ftfa", clients=M, spectrum=...)`` (identical clients); FTFA with 0 steps is
-    the server model (``risk``, the scalar route of ``fedavg_sigma``). Measured: 8e-15, 4e-14."""
+    the server model (``risk``, the scalar route of ``sigma.fedavg.one_step``). Measured: 8e-15, 4e-14."""
     res = fedavg_k1
     ftfa, rtfa = res.personalized_risk(steps=2, step_size=0.1), res.personalized_risk(lam=0.4)
     for i in range(2):

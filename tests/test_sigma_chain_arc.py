@@ -10,7 +10,7 @@ import riskcalc
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import fedavg
 from riskcalc.linear.dynamics.client_laws import ClientLaws
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import local_stability
+from riskcalc.linear.dynamics.sigma.fedavg.curves import local_stability
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _scan, edges, stable_top
 

@@ -11,8 +11,8 @@ depends on ||theta_0|| (``signal``). Step size eta = 0.9 * 2 / max_j (1 + sqrt(g
 (every client's local gradient descent stable), global step 1. With a shared covariance
 spectrum, eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum,
 ``weighted_mp.support_edges``: every client's local steps stable); K = 1
-(``riskcalc.linear.dynamics.sigma.fedavg_sigma``, cheap) and the K >= 2 of ``LOCAL_STEPS``
-whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``: M K^2 unknowns per
+(``riskcalc.linear.dynamics.sigma.fedavg.one_step``, cheap) and the K >= 2 of ``LOCAL_STEPS``
+whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg.curves``: M K^2 unknowns per
 contour node, at most 200) is estimated within ``SIGMA_K_ALLOWANCE`` seconds by
 ``sigma_k_seconds``; the candidate's notes name the K left out and why. Under covariate shift
 there is no rounds limit, and the candidate is skipped.

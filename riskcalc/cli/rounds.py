@@ -182,7 +182,7 @@ def kwargs(args) -> dict:
 
 def own_models(res):
     """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
-    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg_own``)."""
+    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg.own``)."""
     try:
         return res.local_risk
     except ValueError:

@@ -3,16 +3,14 @@
 ``rounds_limit`` dispatches on the method through ``ROUTES`` (method -> curve function):
 ``fedavg`` holds the derivation of the round map's curves for any client filter,
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
-Algorithm 1 with exact local solves, ``algorithm1_curves`` its K warm-started local steps
-(``pfedme_steps``), ``subordination`` the spectrum of the round map, ``tuning`` the rounds
-read from a curve; the room ``sigma``: the rounds under a shared covariance spectrum
-(FedAvg: ``fedavg_sigma`` one local step, ``fedavg_sigma_k`` K >= 2 through ``sigma_pencil``;
-Algorithm 1 with exact prox, the clients' own models and the server's: ``prox_sigma``; called
-by ``rounds_limit`` when a spectrum is given).
+Algorithm 1 with exact local solves, the room ``algorithm1`` its K warm-started local steps
+(``pfedme_steps``, Sigma = I), ``subordination`` the spectrum of the round map, ``tuning`` the
+rounds read from a curve; the room ``sigma``: the rounds under a shared covariance spectrum
+(called by ``rounds_limit`` when a spectrum is given).
 """
 
-from riskcalc.linear.dynamics.algorithm1_curves import curves as algorithm1_step_curves
-from riskcalc.linear.dynamics.algorithm1_rate import algorithm1_contraction
+from riskcalc.linear.dynamics.algorithm1.curves import curves as algorithm1_step_curves
+from riskcalc.linear.dynamics.algorithm1.rate import algorithm1_contraction
 from riskcalc.linear.dynamics.api import RoundsLimit, rounds_limit
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.prox_laws import algorithm1_curves

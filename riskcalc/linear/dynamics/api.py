@@ -3,13 +3,13 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum: ``fedavg_sigma`` for K = 1, ``fedavg_sigma_k`` for K >= 2, the own
-models ``fedavg_own``) and paper 004's
+covariance spectrum: ``sigma.fedavg.one_step`` for K = 1, ``sigma.fedavg.curves`` for K >= 2, the own
+models ``sigma.fedavg.own``) and paper 004's
 Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
-warm-started local steps (eq. 11, ``algorithm1_curves``); with a shared spectrum and exact
+warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
-``algorithm1_sigma_k``. A covariance spectrum with FedAvg's K = inf, client sampling, minibatch
+``sigma.algorithm1.curves``. A covariance spectrum with FedAvg's K = inf, client sampling, minibatch
 SGD and logistic dynamics are not covered yet (each is refused with a message saying so).
 """
 
@@ -86,7 +86,7 @@ class RoundsLimit:
         steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
-        ``riskcalc.linear.dynamics.sigma.fedavg_own``), then cached."""
+        ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
         if "local" not in self._cache:
             bias, variance = self._local()
             self._cache["local"] = bias + variance
@@ -170,10 +170,10 @@ class RoundsLimit:
 
 
 def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
-    """FedAvg's K = 1 own models under a spectrum: ``fedavg_sigma_k``'s (the pencil with one
-    local step, ``riskcalc.linear.dynamics.sigma.fedavg_own``), solved on first use."""
+    """FedAvg's K = 1 own models under a spectrum: ``sigma.fedavg.curves``'s (the pencil with one
+    local step, ``riskcalc.linear.dynamics.sigma.fedavg.own``), solved on first use."""
     def local(terms=None):
-        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+        from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
         from riskcalc.linear.dynamics.sigma.guards import pencil_work
 
         pencil_work(spectrum, 1 + gam.size, rounds)
@@ -208,10 +208,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     w <- w - g lam sum_j p_j (w - v_j) (eq. 10, g = the paper's gamma; default 1 / lam, the
     paper's choice for its real data, which makes w the average of the v_j). Training starts at
     w = 0. Limit d, n_j -> inf with d / n_j -> gamma_j and M fixed, Sigma = I (``fedavg`` with
-    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.sigma.fedavg_sigma``
-    and ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``).
+    finite ``local_steps``: any shared spectrum, ``riskcalc.linear.dynamics.sigma.fedavg.one_step``
+    and ``riskcalc.linear.dynamics.sigma.fedavg.curves``).
     Derivation: ``riskcalc.linear.dynamics.fedavg``, ``riskcalc.linear.dynamics.prox_laws`` and
-    ``riskcalc.linear.dynamics.algorithm1_curves`` (derived
+    ``riskcalc.linear.dynamics.algorithm1.curves`` (derived
     here; paper 003, ``003_4b976ddf5225c17e.txt``, eq. 6 is FedAvg's K = 1, T = inf limit and
     eq. 14 pFedMe's T = inf limit).
 
@@ -236,7 +236,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         L = max_j (1 + sqrt(gamma_j))^2 (with a spectrum the top of the clients' sample
         spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
         global_step > 1 / lam the round map has complex eigenvalues, inside a disk
-        (``riskcalc.linear.dynamics.algorithm1_fold``; with a spectrum
+        (``riskcalc.linear.dynamics.algorithm1.fold``; with a spectrum
         ``riskcalc.linear.dynamics.sigma.algorithm1.circles``). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
@@ -247,15 +247,15 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectrum : riskcalc.Spectrum, optional
         Covariance spectrum H shared by the clients, uniform signal directions; the risk is
         E[(w - theta_j)^T Sigma (w - theta_j)]. Other than the identity: ``fedavg`` with finite
-        ``local_steps`` (``riskcalc.linear.dynamics.sigma.fedavg_sigma``, K = 1;
-        ``riskcalc.linear.dynamics.sigma.fedavg_sigma_k``, K >= 2, within its time estimate and
+        ``local_steps`` (``riskcalc.linear.dynamics.sigma.fedavg.one_step``, K = 1;
+        ``riskcalc.linear.dynamics.sigma.fedavg.curves``, K >= 2, within its time estimate and
         local steps stable under the spectrum; ``local_risk``, the own models:
-        ``riskcalc.linear.dynamics.sigma.fedavg_own``; ``personalized_risk``:
+        ``riskcalc.linear.dynamics.sigma.fedavg.own``; ``personalized_risk``:
         ``riskcalc.linear.dynamics.sigma.personalize_sigma``);
         ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the server
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
         ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``); with
-        finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1_sigma_k``,
+        finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1.curves``,
         M K^2 <= 200, step_size as above with L the largest top of the clients' sample
         spectra; ``personalized_risk`` is refused).
 
@@ -368,7 +368,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
             gam, spectrum if shared else None):
         if name == "pfedme" and np.isfinite(K) and shared:
-            from riskcalc.linear.dynamics.sigma.algorithm1_sigma_k import (
+            from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
 
             # The edge scans share sigma_pencil's reach near 0: the exact-prox check refuses
@@ -390,13 +390,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif shared and K == 1:
-            from riskcalc.linear.dynamics.sigma.fedavg_sigma import fedavg_sigma_curves
+            from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
 
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
             # The own models read rows of sigma_pencil's inverse (K = 1 is its smallest case).
             out["local"] = _pencil_local(gam, rr, sig, p, s, eta, g, T, spectrum)
         elif shared:
-            from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import fedavg_sigma_k_curves
+            from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 
             reach = pencil_guard(spectrum, gam, p, T, eta=eta, K=K)
             out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)

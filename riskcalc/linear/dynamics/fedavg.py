@@ -68,7 +68,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import fold
+from riskcalc.linear.dynamics.algorithm1.fold import fold
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 
 #: Rounding amplification allowed on the contour (see the module docstring).
@@ -113,7 +113,7 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     """Ellipse parameters (c0, h, t) and the number of nodes N (module docstring); ``shrink``
     < 1 gives a second, inner ellipse (the two-point functions of ``local_models``);
     ``degree`` times T_max is the integrands' polynomial degree in z (2 here: squares of
-    degree-T polynomials; 1 for the double contours of ``algorithm1_curves``, one power of
+    degree-T polynomials; 1 for the double contours of ``algorithm1.curves``, one power of
     degree T per variable): N = max(degree T_max + 16, 40 / t)."""
     c0 = 0.5 * (a + b)
     h = max(0.5 * (b - a), 1e-3 * b)    # a point spectrum: a small ellipse
@@ -139,7 +139,7 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
 
 class _FixedLaws:
     """Client laws that do not depend on z (``ClientLaws``, ``prox_laws.ProxLaws``) in the
-    interface of ``algorithm1_fold.fold``: with g lam = 1 there, z is the spectral variable of
+    interface of ``algorithm1.fold.fold``: with g lam = 1 there, z is the spectral variable of
     D itself and the fold is an edge of D."""
 
     def __init__(self, laws):
@@ -158,7 +158,7 @@ class _FixedLaws:
 
 
 def edges(laws):
-    """``subordination.edges`` (a, b, mu0), the edges by the folds of ``algorithm1_fold`` (a
+    """``subordination.edges`` (a, b, mu0), the edges by the folds of ``algorithm1.fold`` (a
     few dozen Newton solves of M + 1 unknowns instead of scans) where they apply: M >= 2 and
     no atom of D at 0 (whose lower edge is on the gap branch); the scans otherwise, or where
     a fold is not found (an edge where an omega_j meets its law's spectrum, as for point

@@ -112,12 +112,12 @@ GAMMA_MAX = {"fedavg": 1e10, "pfedme": 1e5}
 
 def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False) -> None:
     """Raise a ValueError outside the scope of Algorithm 1's exact rate and curves with finite
-    local steps (paper 004 Alg. 1; ``algorithm1_rate``'s module docstring): local steps at or
+    local steps (paper 004 Alg. 1; ``algorithm1.rate``'s module docstring): local steps at or
     past their stability edge eta (L + lam) = 2; odd K with eta (L + lam) > 1 and g lam > 1
     (complex eigenvalues) unless ``complex_ok``; pooled samples that do not span. ``L`` is the
     top of the clients' sample spectra, ``top`` how it is computed (for the message);
-    ``sigma.algorithm1_pencil`` shares this check with its own L. The complex case reaches
-    neither real-spectrum route through ``rounds_limit`` (``algorithm1_fold`` for Sigma = I,
+    ``sigma.algorithm1.pencil`` shares this check with its own L. The complex case reaches
+    neither real-spectrum route through ``rounds_limit`` (``algorithm1.fold`` for Sigma = I,
     ``sigma.algorithm1.circles`` under a spectrum, which pass ``complex_ok``): the check keeps
     their real edge scans from being used there."""
     if eta * (L + lam) >= 2.0:
@@ -128,7 +128,7 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
         raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
                          f"lam) = {1.0 / (L + lam):.6g} (L = {top}) and global_step * lam = "
                          f"{g * lam:.6g} > 1, Algorithm 1's round map has complex eigenvalues, "
-                         "outside this real-spectrum route (algorithm1_fold, or "
+                         "outside this real-spectrum route (algorithm1.fold, or "
                          "sigma.algorithm1.circles under a spectrum, computes them)")
     if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "

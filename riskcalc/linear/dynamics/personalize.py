@@ -26,7 +26,7 @@ distance from omega_j to the spectrum of a_j, which the contours keep away from 
 1e-12); the functions of the round filter alone still come from the exact families. T = 0 is
 personalization from w_0 = 0 (the local baselines); T = infinity from the fixed point.
 
-With w_T of Algorithm 1 with K warm-started local steps (``algorithm1_curves``: e_T = w_T -
+With w_T of Algorithm 1 with K warm-started local steps (``algorithm1.curves``: e_T = w_T -
 theta_0 = oint z^T (-Gc N theta_0) + g oint P_T Gc sum_k d_k f_k, f_k = S_k u_k + n_k, Gc = R /
 (g lam)), the same decomposition with Y_i = (1 - pi_i)^2 gives ::
 
@@ -36,7 +36,7 @@ theta_0 = oint z^T (-Gc N theta_0) + g oint P_T Gc sum_k d_k f_k, f_k = S_k u_k 
     + 2 sigma_i^2 gamma_i oint P_T E_i[(1 - pi_i) pi_i d_i / A_i] / lam + sigma_i^2 gamma_i tau(pi_i^2 / s)
 
 (the noise cross term: E[(d_i n_i)(S_i^+ n_i)^T] = sigma_i^2 gamma_i d_i S_i S_i^+ / d, and
-pi_i S_i S_i^+ = pi_i). The first two are ``algorithm1_curves``' step 5 with J = Y_i, a function
+pi_i S_i S_i^+ = pi_i). The first two are ``algorithm1.curves``' step 5 with J = Y_i, a function
 of client i's matrix alone: E_i[Y (beta - X)(gamma - Y') / (A1 A2)] - delta_i E_i[Y / (A1 A2)]
 and the 2 x 2 corner equations with Y_i in client i's corner; the one-point traces are on that
 module's rule, tau(Y_i) and tau(pi_i^2 / s) by Marchenko-Pastur quadrature
@@ -138,7 +138,7 @@ def algorithm1_personalized(pi, c):
     """(bias, variance), each (M, len(rounds)), of every client's model personalized by the
     filter ``pi`` from the server model of Algorithm 1 with K warm-started local steps at each
     round (module docstring; paper 004, ``004_98172ed3646eef14.txt``, eqs. 10-11, then paper
-    003's FTFA / RTFA). ``c``: the pieces of ``algorithm1_curves.curves`` on its two contours
+    003's FTFA / RTFA). ``c``: the pieces of ``algorithm1.curves.curves`` on its two contours
     (laws, node factors, the 3 x 3 linearization's blocks, weights and the ``two`` / ``double``
     sums), so that pi enters only through client i's own factors."""
     laws, two, double = c["laws"], c["two"], c["double"]

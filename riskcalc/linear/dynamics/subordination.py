@@ -210,10 +210,10 @@ def solve(laws, z, scale, t_path, check_branch=True, weight=None):
         Decreasing ellipse parameters; the first far enough for the moment expansion.
     check_branch : bool
         Check Im omega_j >= Im z (a property of self-adjoint client laws; complex laws, as in
-        ``algorithm1_curves``, check Im G < 0 only).
+        ``algorithm1.curves``, check Im G < 0 only).
     weight : callable, optional
         nodes -> factor f with Im(f G) of the sign opposite to Im z required instead of Im G's
-        (``algorithm1_curves`` where a(s) < 0: z G, module docstring there).
+        (``algorithm1.curves`` where a(s) < 0: z G, module docstring there).
 
     Raises
     ------

@@ -1,11 +1,11 @@
-"""Checks before and after the pencil routes under a covariance spectrum (``fedavg_sigma_k``:
+"""Checks before and after the pencil routes under a covariance spectrum (``sigma.fedavg.curves``:
 FedAvg with K >= 2 local steps; ``prox_sigma``: Algorithm 1 with exact prox) and the refusals
 of the spectrum routes said in terms of the user's inputs (issue 32, fifth hardening pass).
 
 Derived here: the bottom a_D of the round map D = sum_j p_j q(S_j)'s nonzero spectrum is at most
 K eta a_A (FedAvg: q(s) = 1 - (1 - eta s)^K <= K eta s by Bernoulli's inequality for eta s <= 2,
 the stable local steps) or a_A / lam (Algorithm 1: q(s) = s / (s + lam) <= s / lam), with a_A the
-bottom of A = sum_j p_j S_j's nonzero spectrum (``fedavg_sigma.edges``, explicit in any range):
+bottom of A = sum_j p_j S_j's nonzero spectrum (``sigma.fedavg.one_step.edges``, explicit in any range):
 q(S_j) <= c S_j in the Loewner order puts the sorted eigenvalues of D below those of c A, and D
 and A share their null space (the atom at 0). ``sigma_pencil.edges`` scans only from
 ``PENCIL_REACH`` of its upper bound up, so a round map reaching lower would lose a band of its
@@ -52,8 +52,8 @@ def _pencil_reach(spectrum, gam, p, qmax, bound):
     (1e-4, 1): contraction 0.913 and fixed-point risk 0.079 where d = 400 gives 0.99999 and 0.197).
     ``bound(a)`` is an upper bound on the bottom of D's nonzero spectrum from that of A =
     sum_j p_j S_j (q(s) <= K eta s for stable local steps, s / (s + lam) <= s / lam); A's
-    edges by ``fedavg_sigma.edges`` (explicit, any range). Returns A's bottom edge."""
-    from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges
+    edges by ``sigma.fedavg.one_step.edges`` (explicit, any range). Returns A's bottom edge."""
+    from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges
 
     try:
         a = edges(spectrum.atoms, spectrum.weights, gam, p)[0]
@@ -111,7 +111,7 @@ def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int =
     top = rounds[np.isfinite(rounds)].max(initial=0.0)
     nodes = 2.0 * min(top, 1e6) + 16.0
     if unknowns > 0:
-        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
+        from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 
         # The route never solves more than MAX_PAIRS pairs (refused beyond; overflowing rounds
         # cap the horizon): its node count stays below sqrt(2 MAX_PAIRS).
@@ -136,7 +136,7 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         top = _stable_top(spectrum, gam)
         qmax, bound = top / (top + lam), (lambda a: a / lam)
     else:
-        from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import DENSE_UNKNOWNS
+        from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS
 
         # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
         # own (``sigma_chain.chain_seconds``) but shares the edge scan, so the reach check

@@ -3,7 +3,7 @@ size eta') and RTFA (the ridge lam' toward the server model) started from the ro
 model w_T, for FedAvg (K >= 1 local steps) and paper 004's Algorithm 1 with exact prox (derived
 here).
 
-Model and notation as ``fedavg_own`` and ``prox_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2),
+Model and notation as ``sigma.fedavg.own`` and ``prox_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2),
 b_j = S_j theta_j + n_j, n_j of covariance sigma_j^2 gamma_j S_j / d, theta_j = theta_0 + u_j,
 D = sum_j p_j q_j, round map w <- (I - g D) w + g c, c = sum_j p_j (q_j u_j + (q / s)_j n_j);
 Algorithm 1: q = S / (S + lam), (q / s) = (S + lam)^-1, global step g lam). Client i
@@ -17,7 +17,7 @@ personalizes w_T with a filter of its own S_i (``personalize``, Sigma = I):
 In both, (pi / s)_i S_i = I - F_i, so v_i - theta_i = F_i (w_T - theta_i) + (pi / s)_i n_i with
 w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T(D).
 
-1. Pencil. The base pencil's inverse (``fedavg_own`` step 2 for FedAvg, rows 0 and (j, 0..K);
+1. Pencil. The base pencil's inverse (``sigma.fedavg.own`` step 2 for FedAvg, rows 0 and (j, 0..K);
    ``prox_sigma`` step 1 for Algorithm 1, rows 0 and j) has G_00 = Gz = (z - D)^-1 and, with
    au_j and wn_j the row combinations of those modules (FedAvg: au_j = p_j e_0 - e_(j,0),
    wn_j = eta sum_(m=1..K) e_(j,m); Algorithm 1: au_j = p_j e_0 - e_j, wn_j = e_j / lam),
@@ -38,9 +38,9 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
 
    (sums over j; R and P - 1 are polynomials, R = 1 / z at T = inf, so constants integrate to
    0 on the contour) and Y(wn_j) S_j = Y(au_j), -Y_inf(wn'_i) S_i = I + Y_inf(e_(i,0')). This
-   is ``fedavg_own`` step 3 with (e_(i,0), row (i,K), own noise wn_i) -> (e_(i,0'), row f_i,
+   is ``sigma.fedavg.own`` step 3 with (e_(i,0), row (i,K), own noise wn_i) -> (e_(i,0'), row f_i,
    wn'_i) and T - 1 -> T: its second moments are the same eight couplings of
-   ``fedavg_own.assemble`` (blocks (f_i, f_i) of ``sigma_pencil.two_point`` on the transposed
+   ``sigma.fedavg.own.assemble`` (blocks (f_i, f_i) of ``sigma_pencil.two_point`` on the transposed
    pencil), with the identity terms sigma_i^2 gamma_i (oint R tau(Sigma Y(wn_i)) -
    tau(Sigma Y_inf(wn'_i))); ``assemble`` is called with rounds + 1 (its T - 1 is T here, and
    T = 0 is personalization from w_0 = 0, not the zero model).
@@ -67,7 +67,7 @@ divergent but representable FTFA is computed; overflowed rounds are settled by
 ``fedavg.settle`` (through ``pencil_curves``).
 
 Checks (``tests/test_rounds_sigma_personalize.py``): Sigma = I against ``personalize``'s
-scalar route; FTFA with (k, eta') = (K, eta) from w_T against ``fedavg_own``'s own model of
+scalar route; FTFA with (k, eta') = (K, eta) from w_T against ``sigma.fedavg.own``'s own model of
 round T + 1, RTFA with lam' = lam against ``prox_sigma``'s; FTFA with k = 0 against the server
 model; T = 0 against ``steps_limit("local")``/``limit("local_ridge")`` under the spectrum;
 FedAvg K = 1 at T = inf against ``clients_limit("rtfa")`` and ``steps_limit("ftfa",
@@ -81,8 +81,8 @@ from scipy.optimize import brentq
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.personalize import ftfa_stability
-from riskcalc.linear.dynamics.sigma.fedavg_own import OwnPencil, assemble
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
+from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil, stable_top
 
@@ -158,7 +158,7 @@ def personal_guard(ext, k, kind, nodes):
     nodes needs more than MAX_BYTES or is estimated beyond MAX_SECONDS (``personal_seconds``),
     naming what would fit."""
     M, atoms = ext.M, ext.s.size
-    # As fedavg_own: the couplings over all clients hold factors of M x M K per node and atom.
+    # As sigma.fedavg.own: the couplings over all clients hold factors of M x M K per node and atom.
     need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * nodes * atoms * 16.0
     if need > MAX_BYTES:
         raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
@@ -295,7 +295,7 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     Parameters
     ----------
     method : {"fedavg", "pfedme"}
-        FedAvg with ``local_steps`` K of size ``step_size`` (``fedavg_sigma_k``) or Algorithm 1
+        FedAvg with ``local_steps`` K of size ``step_size`` (``sigma.fedavg.curves``) or Algorithm 1
         with exact prox ``lam`` (``prox_sigma``, paper 004 eqs. 9-10).
     gam, r, sigma, p : ndarray (M,)
     signal : float

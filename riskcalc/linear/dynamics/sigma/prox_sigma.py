@@ -1,11 +1,11 @@
 """Paper 004's Algorithm 1 with exact local solves under a shared covariance spectrum: the curves
 of the server model and of the clients' own models (derived here).
 
-Model as ``fedavg_sigma_k`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
+Model as ``sigma.fedavg.curves`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
 gamma_j, Sigma with spectrum H). Paper 004 (``004_98172ed3646eef14.txt``), eqs. 9-10, with the
 exact prox v_j = (S_j + lam)^-1 (b_j + lam w) and the server step w <- w - g lam sum_j p_j
 (w - v_j): since w - v_j = (S_j + lam)^-1 (S_j w - b_j), this is FedAvg's round map
-(``fedavg_sigma_k``) with the filter q(s) = s / (s + lam), (q / s)(s) = 1 / (s + lam) and the
+(``sigma.fedavg.curves``) with the filter q(s) = s / (s + lam), (q / s)(s) = 1 / (s + lam) and the
 global step g lam (as ``prox_laws`` for Sigma = I): D = sum_j p_j q(S_j).
 
 1. Linearization. Since 1 - q(s) = lam / (s + lam), z - D = z - sum_j p_j + lam sum_j p_j
@@ -20,7 +20,7 @@ global step g lam (as ``prox_laws`` for Sigma = I): D = sum_j p_j q(S_j).
    (r_j = c_j = (j)) and coefficient -1 in place of -eta. Its deterministic equivalent is that
    of ``sigma_pencil`` (step 2) with K = 1, eta = 1: one scalar tau_j = tau(Sigma G_jj) per
    client and contour node, Chat_j = -1 / (1 - gamma_j tau_j).
-2. Curves. As ``fedavg_sigma_k`` with g -> g lam and the block coefficients
+2. Curves. As ``sigma.fedavg.curves`` with g -> g lam and the block coefficients
    q(S_j) G_00 = G_00 - lam G_j0 (v_j = e_0 - lam e_j) and, on the transposed side,
    G_00 (q / s)(S_j) = (G^T)_0j (wn_j = e_j); the two-point functions of ``sigma_pencil``
    (step 3) then give tau(Sigma R q(S_j)^2 R) and tau(Sigma R (q^2 / s)(S_j) R).
@@ -36,7 +36,7 @@ global step g lam (as ``prox_laws`` for Sigma = I): D = sum_j p_j q(S_j).
        v_i - theta_i = A_i (w_(T-1) - theta_i) + B_i n_i,
        w_(T-1) - theta_i = P theta_0 - theta_0 + R c - u_i,  c = sum_j p_j (q_j u_j + B_j n_j),
 
-   P = (I - g lam D)^(T-1), R = R_(T-1)(D) (``fedavg_sigma_k``; theta_j = theta_0 + u_j). The
+   P = (I - g lam D)^(T-1), R = R_(T-1)(D) (``sigma.fedavg.curves``; theta_j = theta_0 + u_j). The
    blocks of G (step 1, solved with y = e_j) are G_0j = lam p_j G_00 B_j, G_i0 = B_i G_00 and
    G_ij = B_i G_0j - delta_ij B_i; hence B_i G_00 B_j = (G_ij + delta_ij B_i) / (lam p_j) and
    B_i G_00 q_j = G_i0 - (G_ij + delta_ij B_i) / p_j. R and P - 1 are polynomials (R = 1 / z
@@ -68,8 +68,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.fedavg_own import assemble
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
                                                          stable_top)
 

@@ -124,7 +124,7 @@ def chain_seconds(M, K, atoms, nodes, edges=None):
 #: (measured M = 10, K = 50: 15-24 s, about 35-55).
 EDGE_SOLVES = 350
 #: The cost of bisecting an edge that is not confirmed (the count before the folds: about
-#: 550 for both), added by ``fedavg_sigma_k`` before it bisects (refused if then too long).
+#: 550 for both), added by ``sigma.fedavg.curves`` before it bisects (refused if then too long).
 BISECT_SOLVES = 300
 
 

@@ -1,6 +1,6 @@
 """FedAvg's round map with K local steps under a shared spectrum: a linear pencil (derived here).
 
-Model as ``fedavg_sigma`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
+Model as ``sigma.fedavg.one_step`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
 gamma_j, Sigma with spectrum H, B = alg(Sigma)), now with K local gradient steps:
 A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step 1).
 
@@ -25,10 +25,10 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
        tau_j)^-1,   tau_j = E_H[s Ghat(s)[c_j, r_j]],
 
    a fixed point in M K^2 unknowns at each z (for K = 1 one scalar per client, the c_j of
-   ``fedavg_sigma``). Newton's method: dChat_k = -gamma_k Chat_k dtau_k Chat_k, so
+   ``sigma.fedavg.one_step``). Newton's method: dChat_k = -gamma_k Chat_k dtau_k Chat_k, so
    dtau_j = sum_k gamma_k E_H[s^2 (Ghat[c_j, r_k] Chat_k) dtau_k (Chat_k Ghat[c_k, r_j])]
    (``_jacobian``). The solve follows the nodes of a contour from far out (where tau = E_H[s
-   Ghat] with gamma = 0 is close) inwards, as ``fedavg_sigma``; the physical branch is the one
+   Ghat] with gamma = 0 is close) inwards, as ``sigma.fedavg.one_step``; the physical branch is the one
    continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
 3. Two-point functions. tau(Sigma G2_00 h(S_j) G1_00) (G_i at z_i) for client functions
    h = (I - A_j^K)(I - A_j^K) and (I - A_j^K) eta sum_(k<K) A_j^k (= q^2 and q^2 / s) is the
@@ -49,7 +49,7 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
    proportional to y); the outermost such points of a grid (classified from both ends
    inwards until the first inside point from each: the points between are not needed) are
    refined by bisection with ``bisect`` points per bracket (``edges``; measured against the
-   closed forms of ``fedavg_sigma`` and ``subordination``: 1e-11 relative; 5e-10 and, with 2
+   closed forms of ``sigma.fedavg.one_step`` and ``subordination``: 1e-11 relative; 5e-10 and, with 2
    points, 3.5e-9 at the top edge of a FedAvg K = 7, eta at 0.95 of the stability edge, whose
    density vanishes faster there than the test at y = 1e-12 resolves). The atom of D at 0 is
    (1 - sum_j min(1, 1 / gamma_j))_+ (the null space of D is the intersection of those of the
@@ -84,7 +84,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 _NEWTON_ITER = 40
 _TOL = 1e-12
@@ -104,7 +104,7 @@ class SigmaPencil:
     """The pencil of the module docstring for clients (gamma_j, p_j), step eta, K steps."""
 
     #: The blocks that carry z (the Euler predictor's dGhat/dz = -Ghat Z Ghat, Z the identity
-    #: there); subclasses with z on more blocks (``algorithm1_pencil``) set their own.
+    #: there); subclasses with z on more blocks (``sigma.algorithm1.pencil``) set their own.
     zblocks = np.array([0])
     #: What the solver's errors name.
     what = "rounds limit with a spectrum and local steps"
@@ -292,7 +292,7 @@ class SigmaPencil:
 
 
 def stable_top(atoms, weights, gam):
-    """The top of each client's sample spectrum under H (``fedavg_sigma.edges`` with M = 1)."""
+    """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with M = 1)."""
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
                      for g in gam])
 

@@ -3,12 +3,12 @@ round map has non-real eigenvalues (odd K, eta (L + lam) > 1, g lam > 1; derived
 disk that holds them, the real edges, and the circles the curves are integrated on.
 
 Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11; model and notation of
-``sigma.algorithm1_sigma_k`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), H the spectrum of Sigma) and of
-``algorithm1_fold`` (Sigma = I): a(s) = (1 - eta (s + lam))^K, c(s) = (1 - a(s)) / (s + lam),
+``sigma.algorithm1.curves`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), H the spectrum of Sigma) and of
+``algorithm1.fold`` (Sigma = I): a(s) = (1 - eta (s + lam))^K, c(s) = (1 - a(s)) / (s + lam),
 Dhat_z = z sum_j p_j lam c(S_j) (z - a(S_j))^(-1), zeta(z) = (z - 1 + g lam) / (g lam); L the
-top of the clients' limiting sample spectra under H (``client_ends``, ``fedavg_sigma.edges``).
+top of the clients' limiting sample spectra under H (``client_ends``, ``sigma.fedavg.one_step.edges``).
 
-1. The disk. ``algorithm1_fold``'s step 1 uses only that a_j = a(S_j) and c_j = c(S_j) are
+1. The disk. ``algorithm1.fold``'s step 1 uses only that a_j = a(S_j) and c_j = c(S_j) are
    functions of a symmetric S_j with c > 0 (x = 1 - eta (s + lam) lies in (-1, 1) for s in
    [0, L] when eta (L + lam) < 2, so c = eta (1 - x^K) / (1 - x) > 0) and a >= inf a on the
    spectra; Sigma never enters. So the same holds here, at every finite d: at a non-real
@@ -25,7 +25,7 @@ top of the clients' limiting sample spectra under H (``client_ends``, ``fedavg_s
    limiting spectrum off the real axis lies in the disk too, and the Schur complement's
    inverse is bounded outside a slightly larger one. The disk's radius is the Sigma = I one
    with L the spectrum's top: the covariance moves L, not the bound's form.
-2. The real edges. Real eigenvalues lie in [min(bottom, inf a), top] (``algorithm1_fold``,
+2. The real edges. Real eigenvalues lie in [min(bottom, inf a), top] (``algorithm1.fold``,
    step 1): top the largest real z > max(0, sup a) with zeta(z) = top(Dhat_z), bottom the
    smallest z < inf a with zeta(z) = bottom(Dhat_z) (Dhat_z symmetric and positive there).
    Neither edge equation is monotone, so each is first bracketed by Weyl bounds over each
@@ -50,9 +50,9 @@ top of the clients' limiting sample spectra under H (``client_ends``, ``fedavg_s
    bound), exact (``exact``) when a real edge found beyond CUT^2 disk is the largest. The
    bottom is not scanned when the top found dominates its bracket's lower end (lower is then
    that end, a bound).
-   Measured against ``algorithm1_fold`` (Sigma = I, the spectrum [1]): top 9e-13 (K = 1,
+   Measured against ``algorithm1.fold`` (Sigma = I, the spectrum [1]): top 9e-13 (K = 1,
    g lam = 2), 1e-12 (K = 3, g lam = 1.5), bottom 5e-14 (K = 1, g lam = 3, past -1).
-3. The curves: ``sigma.algorithm1_sigma_k``'s integrals (the pencil, its deterministic
+3. The curves: ``sigma.algorithm1.curves``'s integrals (the pencil, its deterministic
    equivalent and two-point function, steps 1-3 there) on the circle abs(z) = r around the
    disk of radius R instead of its ellipse. Every finite-T integrand is z^T or P_T(z) (a
    polynomial) times a function analytic outside the spectrum, so any contour around it
@@ -60,14 +60,14 @@ top of the clients' limiting sample spectra under H (``client_ends``, ``fedavg_s
    (1 - Phi)^(-1), reached from 1 + i far), which lies outside the disk when R < 1. Rounding
    is amplified by at most (r / max(1, rho))^(2 T_max) (rho the true spectral radius, the
    risk of order max(1, rho)^(2T)): r = max(1, R) min(AMPLIFICATION^(1 / (2 T_max)), 2)
-   (``algorithm1_fold``'s constants), and the trapezoid rule's aliasing is (R / r)^N:
+   (``algorithm1.fold``'s constants), and the trapezoid rule's aliasing is (R / r)^N:
    N = T_max + 16 + ALIAS / log(r / R) nodes (``circle``). The pencil solves continue the
    deterministic equivalent from infinity (every node followed down from z + i far: the path
    stays outside the circle); no Hermitian branch check applies (G_00 is not the compressed
    resolvent of a symmetric matrix), ``circle_pencil``. Checked in
    ``tests/test_rounds_sigma_alg1_complex.py`` by routes a contour cannot fake: the risk at
    fixed T is a polynomial of degree 2T in g, fitted where g lam <= 1 (the real-spectrum
-   routes) and extrapolated; Sigma = I (one atom) against ``algorithm1_fold``'s circles; the
+   routes) and extrapolated; Sigma = I (one atom) against ``algorithm1.fold``'s circles; the
    literal round map's eigenvalues at finite d; T = inf against ``clients_limit("pfedme")``
    (and, measured outside the suite, the chain route against the dense one: 9e-12). rounds=inf
    with R >= 1 only a bound is refused (convergence unknown). Where R > 1 is only a bound,
@@ -79,9 +79,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.algorithm1_fold import ALIAS, AMPLIFICATION
+from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import edges
 
 #: Points of each client's sample-spectrum hull on which the Weyl bounds take min and max.
@@ -92,7 +92,7 @@ CUT = 1.01
 
 def client_ends(gam, spectrum):
     """[bottom, top] of each client's limiting sample spectrum under H (from 0 when
-    gamma_j >= 1: the atom), as ``algorithm1_pencil.spectrum_edges`` reads them."""
+    gamma_j >= 1: the atom), as ``sigma.algorithm1.pencil.spectrum_edges`` reads them."""
     ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                  np.array([1.0]))[:2] for gj in gam])
     ends[gam >= 1.0, 0] = 0.0

@@ -1,5 +1,5 @@
 """The contour machinery of paper 004's Algorithm 1 with K local steps under a shared covariance
-spectrum (derivation: ``sigma.algorithm1_sigma_k``, steps 2-4), shared by its curves and by the
+spectrum (derivation: ``sigma.algorithm1.curves``, steps 2-4), shared by its curves and by the
 personalization from the round-T server model (``personalize``): the edges and the contour
 (``contour``), the dense pencil's solve at the contour's nodes and z = 1 (``dense_solve``), the row
 combinations of the sources (``dense_vectors``) and the quadrature over the rounds
@@ -14,13 +14,13 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon
 from riskcalc.linear.dynamics.sigma.algorithm1 import circles
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import _contour_nodes, spectrum_edges
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
 
 
 def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
-    """The edges of the round map's spectrum (``algorithm1_pencil.spectrum_edges`` with the
+    """The edges of the round map's spectrum (``sigma.algorithm1.pencil.spectrum_edges`` with the
     pencil class ``pencil``; where it leaves the real axis, ``circles.plan``), its contour
-    (``algorithm1_sigma_k``, step 4, or ``circles``' circle) and the rounds' horizon
+    (``sigma.algorithm1.curves``, step 4, or ``circles``' circle) and the rounds' horizon
     (``fedavg.round_horizon``): a dict of z, w, n (the upper nodes, weights, node count), lo,
     top, low, rho (the contraction or its bound), over, finite, t_max, ``pencil`` (the class to
     solve with: ``pencil``, or ``circles``' unchecked one on a circle), ``circle`` and ``bound``
@@ -42,7 +42,7 @@ def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
 def dense_solve(pen, c):
     """(Chat, Ghat) of the dense pencil ``pen`` at the upper nodes of the contour ``c`` and at
     z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each followed down from far above it,
-    with the branch check of ``algorithm1_sigma_k`` (step 4; none on ``circles``' circle)."""
+    with the branch check of ``sigma.algorithm1.curves`` (step 4; none on ``circles``' circle)."""
     z, lo, low = c["z"], c["lo"], c["low"]
     zz = np.concatenate([z, [1.0]])
     far = 4.0 * max(1.0, -lo)
@@ -61,7 +61,7 @@ def dense_solve(pen, c):
 
 
 def dense_vectors(pen, eta, lam):
-    """The row combinations c_th (n,), cf_j and au_j (M, n) of ``algorithm1_sigma_k`` (steps 2-3)
+    """The row combinations c_th (n,), cf_j and au_j (M, n) of ``sigma.algorithm1.curves`` (steps 2-3)
     on the blocks of the dense pencil ``pen``."""
     e = np.eye(pen.n)
     c_th = -(e[0] + e[pen.state].sum(axis=0))
@@ -76,7 +76,7 @@ def dense_vectors(pen, eta, lam):
 
 
 def quadrature(z, w, rounds, finite):
-    """The contour quadrature of ``algorithm1_sigma_k`` (step 3) on the upper nodes z (N,) with
+    """The contour quadrature of ``sigma.algorithm1.curves`` (step 3) on the upper nodes z (N,) with
     weights w, for every T of ``rounds`` (``finite``: T finite and not settled): a namespace of
     pw1, P1 (z^T and P_T(z) at z; T = inf and settled: 0), pw2, P2 (at z and its conjugates),
     inf and fin (T = inf or settled, and its complement, as floats), ``double(F1, c1, F2, c2,

@@ -1,5 +1,5 @@
 """The cost estimate of the chain route of paper 004's Algorithm 1 under a shared spectrum
-(``sigma.algorithm1_chain``), its refusal beyond ``MAX_SECONDS`` naming what would fit, and
+(``sigma.algorithm1.chain``), its refusal beyond ``MAX_SECONDS`` naming what would fit, and
 the same estimate for FedAvg's own models on that route's pencil (``sigma.fedavg.own_chain``)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Personalization (FTFA, RTFA) from the round-T server model of paper 004's Algorithm 1 with K
 warm-started local steps under a shared covariance spectrum (derived here).
 
-Model and notation as ``sigma.algorithm1_sigma_k`` (its pencil ``Alg1Pencil``, the errors of the
+Model and notation as ``sigma.algorithm1.curves`` (its pencil ``Alg1Pencil``, the errors of the
 state, e_T[m] = oint z^T Y_m(c_th) theta_0 + sum_j oint P_T Y_m(cf_j) f_j with f_j = S_j u_j +
 n_j, Y_m(a) = sum_b a_b G_(m,b), and Y_m(cf_j) S_j = Y_m(au_j)). Client i personalizes the
 server model w_T with a filter of its own S_i (``sigma.personalize_sigma``, paper 003,
@@ -20,7 +20,7 @@ the ridge lam')): v_i = F_i w_T + (pi / s)_i b_i, (pi / s)_i S_i = I - F_i, so
                        + Y_inf(e_(i,0')) u_i - Y_inf(wn'_i) n_i.
 
    The columns c_j, (j,1..K-1) of the pencil have no entry in the new rows, so G L = I there
-   still gives Y(cf_j) S_j = Y(au_j) on the row f_i (``algorithm1_sigma_k``, step 3).
+   still gives Y(cf_j) S_j = Y(au_j) on the row f_i (``sigma.algorithm1.curves``, step 3).
 2. Risk (tau = tr / d; theta_0, u_j, n_j independent; E n_j n_j^T = sigma_j^2 gamma_j S_j / d;
    -Y_inf(wn'_i) S_i = I + Y_inf(e_(i,0')) turns S_i between two constants into traces) ::
 
@@ -33,7 +33,7 @@ the ridge lam')): v_i = F_i w_T + (pi / s)_i b_i, (pi / s)_i S_i = I - F_i, so
            - sigma_i^2 gamma_i (tau(Sigma Y_inf(e_(i,0')) Y_inf(wn'_i)^T)
                                 + tau(Sigma Y_inf(wn'_i))).
 
-   T = inf: z^T -> 0 and P_T -> the point z = 1 (``algorithm1_sigma_k``, step 3). The
+   T = inf: z^T -> 0 and P_T -> the point z = 1 (``sigma.algorithm1.curves``, step 3). The
    two-point functions are blocks (f_i, f_i) of ``sigma_pencil``'s on the transposed extended
    pencil, at the base's contour nodes and z = 1, plus the node z = 1e13 for Y_inf (as
    ``personalize_sigma``); the extended pencil's fixed point starts from the base's solution
@@ -41,7 +41,7 @@ the ridge lam')): v_i = F_i w_T + (pi / s)_i b_i, (pi / s)_i S_i = I - F_i, so
    z for FTFA, RTFA's from the Marchenko-Pastur equation at -lam').
 
 Scope: the dense pencil (M (K + k)^2 <= ``personalize_sigma.MAX_UNKNOWNS``, k = 1 for RTFA) and
-the region of ``algorithm1_sigma_k``; FTFA's overflow as ``personalize_sigma``. Checks
+the region of ``sigma.algorithm1.curves``; FTFA's overflow as ``personalize_sigma``. Checks
 (``tests/test_rounds_sigma_alg1_personalize.py``): Sigma = I against ``personalize``'s scalar
 route (``algorithm1_personalized``), k = 0 against the server model, T = 0 against
 ``steps_limit("local")``, the exact-prox limit at T = inf, and the literal algorithm simulated.
@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import settle
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil,

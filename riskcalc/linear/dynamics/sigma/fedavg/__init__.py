@@ -1,2 +1,4 @@
-"""FedAvg with K local steps under a shared covariance spectrum: the pieces beyond
-``sigma.fedavg_sigma_k`` (the clients' own models through the chain structure, ``own_chain``)."""
+"""FedAvg with K local steps under a shared covariance spectrum (derived here): K = 1 by one scalar
+subordination function per contour node (``one_step``), K >= 2 through the linear pencil
+(``curves``), the clients' own models after the K local steps of round T (``own``, the dense
+extended pencil; ``own_chain``, its chain structure)."""

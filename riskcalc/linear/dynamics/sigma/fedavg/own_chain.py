@@ -1,37 +1,37 @@
 """FedAvg with K local steps under a shared covariance spectrum: the clients' own models after
 the local steps of round T through the extended pencil's client structure (derived here), for
-M K^2 beyond the dense route of ``sigma.fedavg_own``.
+M K^2 beyond the dense route of ``sigma.fedavg.own``.
 
-``fedavg_own`` (steps 1-4) extends FedAvg's pencil by one deterministic block per client, row
+``sigma.fedavg.own`` (steps 1-4) extends FedAvg's pencil by one deterministic block per client, row
 (j, 0): x_0 - x_(j,0) = y_(j,0), the chain (j,1..K) started at x_(j,0); its inverse has the
 base's fixed point tau_j and Chat_j (no new solve), and the own model of client i is read on
 the blocks ((i,K), (i,K)) of the two-point functions of eight couplings. The dense route inverts
 n = 1 + M (K + 1) blocks per atom and node and solves M K^2 unknowns densely per pair. Here:
 
-1. The extended pencil has ``algorithm1_chain``'s form: block 0, then per client K + 1 local
+1. The extended pencil has ``sigma.algorithm1.chain``'s form: block 0, then per client K + 1 local
    blocks ((j,0), (j,1..K)) coupled to block 0 only through the column x_0 of row (j,0) (c_j =
    e_(j,0)) and the row 0 entries p_j at (j,K) (r_j), z on block 0 only (a = z - sum_j p_j),
    D_j: -1 at ((j,0), (j,0)) and the chain (1 on (k, k-1), -1 on (k, k), s Chat_j on (rows
-   (j,1..K), cols (j,0..K-1))). ``OwnChain`` is ``algorithm1_chain.Alg1Chain`` with these
+   (j,1..K), cols (j,0..K-1))). ``OwnChain`` is ``sigma.algorithm1.chain.Alg1Chain`` with these
    blocks, the row of block 0 at local K and the model read at local K (its Schur complement,
    Newton operator and two-point solves unchanged).
 2. Couplings as local vectors: au_j = p_j e_0 - e_(j,0) is -e_(j,0) with p_j on block 0 (the
    pair (X, x0) of ``Alg1Chain._vectors``), wn_j = eta on (j,1..K), e_(j,0), and -e_0 a full
    vector. The double-contour couplings (r^2 au au, the noise au wn symmetrized as in
-   ``algorithm1_chain`` step 3, signal^2 e_0 e_0) are summed over the clients and read on every
+   ``sigma.algorithm1.chain`` step 3, signal^2 e_0 e_0) are summed over the clients and read on every
    block ((i,K), (i,K)) at once. The couplings with one side at infinity (z = 1e13 (1 + b)) are
    client i's own (e_(i,0), wn_i against au_i, -e_0, e_(i,0), wn_i), but at infinity the row
    (i,K) of Ghat touches client i's blocks only (Ghat_(i,K),(j,.) = u_i wr_j^T / sigma for j !=
    i, sigma ~ z) and so does its Newton operator (the cross-client scalar carries 1 / sigma): the
    sum over i of client i's coupling read on block ((i,K), (i,K)) is client i's term up to
    O(1 / z) = 1e-13. Those are solved at the pairs (u, infinity) only (``two_point``'s
-   ``columns``). The quadrature is ``fedavg_own.assemble`` on the chain's double-contour nodes
-   (each variable carries R_(T-1) or P_(T-1) - 1, degree T - 1: ``fedavg_sigma_k``'s n2).
+   ``columns``). The quadrature is ``sigma.fedavg.own.assemble`` on the chain's double-contour nodes
+   (each variable carries R_(T-1) or P_(T-1) - 1, degree T - 1: ``sigma.fedavg.curves``'s n2).
 
 Cost: ``algorithm1.cost.alg1_chain_seconds`` without edge scans (the pair solves dominate; the
 same Newton operator and K + 1 instead of K + 2 local blocks; its node term, for node solves
 this route does not make, is kept as a margin), refused beyond ``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
-(``fedavg_own``) where both apply, Sigma = I against ``local_models``' scalar route, and the
+(``sigma.fedavg.own``) where both apply, Sigma = I against ``local_models``' scalar route, and the
 literal iteration at two d.
 """
 
@@ -40,15 +40,15 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import alg1_chain_seconds
-from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain
-from riskcalc.linear.dynamics.sigma.fedavg_own import assemble
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
+from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 
 #: Most estimated process seconds of the own models' pair solves (as the chain's curves).
 MAX_SECONDS = 600.0
 
 
 class OwnChain(Alg1Chain):
-    """The extended pencil of ``fedavg_own`` (step 2 there) held as the factors of
+    """The extended pencil of ``sigma.fedavg.own`` (step 2 there) held as the factors of
     ``Alg1Chain`` (module docstring, step 1), from FedAvg's chain pencil ``base``."""
 
     what = "FedAvg's own models with local steps and a spectrum (chain route)"
@@ -73,9 +73,9 @@ class OwnChain(Alg1Chain):
 
 def own_models_chain(pen, c, gam, r, sigma, p, signal, rounds):
     """(bias, variance), each (M, len(rounds)), of every client's own model after the local
-    phase of round T (``fedavg_own``'s module docstring, steps 1-4; paper 003,
+    phase of round T (``sigma.fedavg.own``'s module docstring, steps 1-4; paper 003,
     ``003_4b976ddf5225c17e.txt``, FedAvg's local steps) through the chain structure (module
-    docstring), from the contour ``c`` of ``fedavg_sigma_k.pencil_curves`` for FedAvg's chain
+    docstring), from the contour ``c`` of ``sigma.fedavg.curves.pencil_curves`` for FedAvg's chain
     pencil ``pen``.
 
     Raises

@@ -1,6 +1,6 @@
 """FedAvg with K >= 1 local steps under a shared covariance spectrum: the curves (derived here).
 
-Model and risk as ``fedavg_sigma`` (rows N(0, Sigma), Sigma with spectrum H, risk
+Model and risk as ``sigma.fedavg.one_step`` (rows N(0, Sigma), Sigma with spectrum H, risk
 E[(w - theta_i)^T Sigma (w - theta_i)]), with K local gradient steps of size eta per round
 (``fedavg``, step 1): q(x) = 1 - (1 - eta x)^K, D = sum_j p_j q(S_j), R_T(x) = (1 - (1 - g
 x)^T) / x, and (q / s)(x) = eta sum_(k<K) (1 - eta x)^k. From w_0 = 0 ::
@@ -14,27 +14,27 @@ x)^T) / x, and (q / s)(x) = eta sum_(k<K) (1 - eta x)^k. From w_0 = 0 ::
 and the distance ||w_T - w_inf||^2 (unweighted) has the same forms with Sigma -> I and
 R -> (1 - g D)^T D^+ (the signal part on the range of D). Every trace is a contour integral
 (``fedavg``, steps 3-4, the same ellipse around D's nonzero spectrum [a, b], nodes and rule as
-``fedavg_sigma``) of the one-point functions tau(Sigma (z - D)^-1), tau((z - D)^-1) and
+``sigma.fedavg.one_step``) of the one-point functions tau(Sigma (z - D)^-1), tau((z - D)^-1) and
 tau(Sigma q(S_i) (z - D)^-1) = E_H[s (Ghat_00 - Ghat_(i,K),0)], or a double integral of the
 two-point functions tau(Sigma G2 h G1) and tau(G2 h G1) with h = sum_j c_j q(S_j)^2 or
 sum_j c_j (q^2 / s)(S_j) (one linear solve per pair of nodes serves both weights), all from
 the linear pencil of ``sigma_pencil`` (derivation there). ``pencil_curves`` takes the pencil
 and the blocks that read q(S_j) and (q / s)(S_j) off it, so any filter with such a pencil
 reuses it (``prox_sigma``: Algorithm 1 with exact prox). The atom of D at 0 and the null
-space enter as in ``fedavg_sigma`` (step 3).
+space enter as in ``sigma.fedavg.one_step`` (step 3).
 
 Checks (``tests/test_rounds_sigma_k.py``): Sigma = I against the scalar route of ``fedavg``
-(K >= 2), K = 1 against ``fedavg_sigma``, the fixed point with K = 1 against the finite-M
+(K >= 2), K = 1 against ``sigma.fedavg.one_step``, the fixed point with K = 1 against the finite-M
 FedAvg limit under the spectrum, and the literal iteration (``montecarlo.linear.rounds``) at
 several d.
 
-The clients' own models after their local steps: ``fedavg_own`` (rows of an extended pencil
+The clients' own models after their local steps: ``sigma.fedavg.own`` (rows of an extended pencil
 with the same fixed point; dense, so for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS`` only). The
 pencil is solved densely (``sigma_pencil``) for M K^2 <= DENSE_UNKNOWNS and through its chain
 structure beyond (``sigma_chain``: GMRES in the eigenbasis of the local steps,
 ``chain_basis``), whose double integrals use their own nodes on the same ellipse: each
 variable carries one polynomial of degree <= T_max (R_T or P_T), so ``fedavg._contour`` with
-degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1_curves``), and half the
+degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1.curves``), and half the
 pairs by symmetry. Refused when its
 estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
 rounds or clients that would fit: before the edges (counting them as confirmed folds,
@@ -47,7 +47,7 @@ import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
-from riskcalc.linear.dynamics.sigma.fedavg_own import own_models
+from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
                                                         ChainPencil, chain_seconds)
 from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
@@ -203,7 +203,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     chain = isinstance(pen, ChainPencil)
     # The chain's double integrals on their own ellipse nodes: each variable carries one
     # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
-    # ``algorithm1_curves``; the same ellipse, about half the nodes for long horizons).
+    # ``algorithm1.curves``; the same ellipse, about half the nodes for long horizons).
     n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
     if chain:
         _affordable(pen.M, pen.K, pen.s.size, n2, t_max)

@@ -1,8 +1,8 @@
 """Paper 004's Algorithm 1 with K local steps under a shared spectrum, solved through its
-pencil's client structure (derived here): ``algorithm1_sigma_k``'s curves beyond the dense
+pencil's client structure (derived here): ``sigma.algorithm1.curves``'s curves beyond the dense
 route's M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
 
-Pencil, fixed point and two-point function are ``algorithm1_sigma_k``'s (steps 2-3 there); the
+Pencil, fixed point and two-point function are ``sigma.algorithm1.curves``'s (steps 2-3 there); the
 dense route inverts n = 1 + M (K + 2) blocks per atom and node and solves M K^2 unknowns with a
 dense Jacobian. Here every operation costs O(M K^3), as ``sigma_chain`` (FedAvg), whose Newton
 operator, GMRES and arc continuation are reused. What differs from FedAvg's chain:
@@ -23,7 +23,7 @@ operator, GMRES and arc continuation are reused. What differs from FedAvg's chai
        + (1 + sum_k wr_k[s] beta_k) w_j^T / sigma) / sigma,   beta_k = u_k[s_k]
 
    (client j's D^-1 and wr; the minus sign taken into dres).
-3. Two-point function (``algorithm1_sigma_k``, step 3: the transposed pencil), read for the
+3. Two-point function (``sigma.algorithm1.curves``, step 3: the transposed pencil), read for the
    original pencil: Ghat12 = Ghat2 (F + s sum_k gamma_k Chat2_k Y_k Chat1_k^T) Ghat1^T,
    Y_j = E_H[s Ghat12[cols_j, cols_j]]. Its operator is ``sigma_chain``'s with the left factors
    (A, a, e) = (D~ Chat, alpha / sigma, Chat^T w) at z2 and the right ones (A^T, e, a) at z1.
@@ -36,13 +36,13 @@ operator, GMRES and arc continuation are reused. What differs from FedAvg's chai
    so it is replaced by its symmetric part (au cf^T + cf au^T) / 2: every coupling is then
    symmetric in (z1, z2) and, with H(conj z1, conj z2) = conj H(z1, z2), half the pairs are
    solved (``sigma_chain.two_point``'s scheme, with z = 1 joined to the upper nodes).
-4. Nodes: the dense route's contour (``algorithm1_pencil._contour_nodes``), its upper half
+4. Nodes: the dense route's contour (``sigma.algorithm1.pencil._contour_nodes``), its upper half
    solved along the arc (``solve_arc``), z = 1 followed down from far above. Edges:
-   ``algorithm1_pencil.spectrum_edges``'s windows and scans with this pencil.
+   ``sigma.algorithm1.pencil.spectrum_edges``'s windows and scans with this pencil.
 
 Cost: ``algorithm1.cost.alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
 (``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply, Sigma = I against
-``algorithm1_curves``, T = inf against ``clients_limit("pfedme")``, the literal algorithm at two d.
+``algorithm1.curves``, T = inf against ``clients_limit("pfedme")``, the literal algorithm at two d.
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ _CHUNK_BYTES = 1.5e8
 
 
 class Alg1Chain(ChainPencil):
-    """``algorithm1_pencil.Alg1Pencil``'s pencil held as the factors of the module docstring
+    """``sigma.algorithm1.pencil.Alg1Pencil``'s pencil held as the factors of the module docstring
     (step 1); z = ``shift`` + ``sign`` Re x + i Im x for the solves' variable x; ``zcheck``:
-    the branch check on Im tau(Sigma z G_00) (``algorithm1_sigma_k``, step 4) for
+    the branch check on Im tau(Sigma z G_00) (``sigma.algorithm1.curves``, step 4) for
     ``solve``'s ``check``."""
 
     what = "Algorithm 1 with local steps and a spectrum (chain route)"
@@ -309,7 +309,7 @@ class Alg1Chain(ChainPencil):
 
 
 def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
-    """``algorithm1_sigma_k._dense_parts`` through the chain pencil (module docstring) on the
+    """``sigma.algorithm1.curves._dense_parts`` through the chain pencil (module docstring) on the
     contour ``c`` (``algorithm1.contour.contour``): the
     two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) and the single-contour terms (M + 1, M,
     N + 1) at the upper nodes z (N,) and z = 1, and None (no dense solution; paper 004, ``004_98172ed3646eef14.txt``, eqs.
@@ -337,7 +337,7 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
     s, h = pen.s, pen.h
     nb = pen.nb
-    # Local vectors (module docstring, step 3; ``algorithm1_sigma_k``, step 3).
+    # Local vectors (module docstring, step 3; ``sigma.algorithm1.curves``, step 3).
     cf, au = np.zeros((M, nb)), np.zeros((M, nb))
     cf[:, pen.lr] = -eta
     au[:, 1] = 1.0

@@ -1,10 +1,10 @@
 """Paper 004's Algorithm 1 with K warm-started local steps under a shared covariance spectrum:
 the curves of the server model and of the clients' own models (derived here).
 
-Model as ``fedavg_sigma_k`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
+Model as ``sigma.fedavg.curves`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio
 gamma_j, Sigma with spectrum H, theta_j = theta_0 + u_j uniform in direction, b_j = S_j theta_j
 + n_j, n_j = X_j^T eps_j / n_j of covariance sigma_j^2 gamma_j S_j / d). Paper 004
-(``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, as ``algorithm1_curves`` (Sigma = I):
+(``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11, as ``algorithm1.curves`` (Sigma = I):
 K gradient steps of size eta on h_j(v; w) = f_j(v) + lam/2 ||v - w||^2 from the client's
 previous model, v <- B_j v + eta (lam w + b_j), B_j = (1 - eta lam) I - eta S_j, then the
 server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
@@ -18,7 +18,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    resolvent at the single real point z = 1 outside the spectrum.
 2. Linearization. (z - Phi)^-1 is the state part of the inverse of the pencil L with
    n = 1 + M (K + 2) blocks: 0 (the server), and per client a state s_j, a copy c_j and a chain
-   (j, 1..K) (``algorithm1_pencil.Alg1Pencil``) ::
+   (j, 1..K) (``sigma.algorithm1.pencil.Alg1Pencil``) ::
 
        row 0:     (z - 1 + g lam) x_0 - g lam sum_j p_j x_(j,K)            = y_0,
        row s_j:   z x_(s_j) - x_(j,K)                                       = y_(s_j),
@@ -38,7 +38,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    (step 2 there: the same Woodbury step per client row) holds with this L0: Ghat(s) = (L0 +
    s sum_j Chat_j)^-1, Chat_j = -eta (I - gamma_j eta tau_j)^-1, tau_j = E_H[s Ghat[c_j, r_j]],
    M K^2 unknowns per node. z sits on the blocks 0 and s_j, so dL/dz = sum over them of
-   e_b e_b^T (``algorithm1_pencil.Alg1Pencil.solve``'s predictor; the fixed point does not
+   e_b e_b^T (``sigma.algorithm1.pencil.Alg1Pencil.solve``'s predictor; the fixed point does not
    depend on it).
 3. The copy block keeps z out of the chain's first column, so G L = I on the columns c_j,
    (j,1)..(j,K-1) gives, for m not in client j's chain, G_(m,(j,k)) S_j = ((1 - eta lam)
@@ -57,7 +57,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
 
    (Y_n at z_n). Y1(a) Y2(a')^T is the block (m, m) of G(z1) a a'^T G(z2)^T: the two-point
    function of ``sigma_pencil`` (step 3) on the transposed pencil (rows and columns of E_j
-   swapped, L0^T, Chat_j transposed), as ``prox_sigma`` and ``fedavg_own`` use it; one linear
+   swapped, L0^T, Chat_j transposed), as ``prox_sigma`` and ``sigma.fedavg.own`` use it; one linear
    solve per pair of nodes serves the server's and every own model's couplings, the
    Sigma-weighted risk and the unweighted distance ||w_T - w_inf||^2. The node z = 1 joins
    both node sets: T = inf is the pair (1, 1) (weights: the point mass at 1), and w_T - w_inf
@@ -66,14 +66,14 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    only has to enclose Phi's spectrum (z = 1 may lie inside: no pole is integrated).
 4. Spectrum and contour. For eta (top_j + lam) <= 1 (top_j: the top of client j's sample
    spectrum under H; paper 004 Thm 2's condition) a_j = B_j^K >= 0, c_j > 0, and the scaling
-   of ``algorithm1_rate`` (v_j -> (g p_j a_j / c_j)^(1/2) v_j, functions of S_j) makes Phi
+   of ``algorithm1.rate`` (v_j -> (g p_j a_j / c_j)^(1/2) v_j, functions of S_j) makes Phi
    symmetric: its spectrum is real, in [min(0, 1 - g lam), 1) when the pooled samples span
    (sum_j min(1, 1 / gamma_j) >= 1), the clients' eigenvalues with no server part in [0, sup
    a], and G_00 is a compressed resolvent of a symmetric matrix (Im tau(Sigma G_00) < 0 above
    the axis). Its edges (the top, and the bottom when negative) come from the density scan of
    ``sigma_pencil.edges`` (Im tau(Sigma G_00(x + i y)) proportional to y or not) on windows
-   from Weyl's bounds (``algorithm1_pencil._window``): by the Schur complement of
-   ``algorithm1_rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
+   from Weyl's bounds (``sigma.algorithm1.pencil._window``): by the Schur complement of
+   ``algorithm1.rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
    Dhat_z = sum_j p_j psi_z(S_j), psi_z(s) = lam z c(s) / (z - a(s)), whose spectrum lies
    between sum_j p_j min psi_z and sum_j p_j max psi_z over the S_j's spectra; psi_z decreases in z
    for z > sup a and for z < 0, so the top lies between the roots of zeta = either bound above
@@ -86,7 +86,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in
    each variable), each node followed down from far above it.
    Larger local steps, 1 / (top + lam) < eta < 2 / (top + lam) (top the largest top_j), as in
-   ``algorithm1_rate``'s docstring: even K keeps a_j >= 0 and the scaling; odd K with g lam <= 1
+   ``algorithm1.rate``'s docstring: even K keeps a_j >= 0 and the scaling; odd K with g lam <= 1
    makes a_j negative on the top of the spectra, but det(z - Phi) = det(z - E - B B^T) (E =
    diag(0, a_j), B stacking sqrt(1 - g lam) I and (g lam^2 p_j c_j)^(1/2), functions of the
    S_j, real), so the spectrum is real and inside [low, top], low = min(0, inf a); the top
@@ -97,10 +97,10 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    residues at negative eigenvalues, so the branch check is Im tau(Sigma z G_00) < 0 above the
    axis. Odd K with g lam > 1: complex eigenvalues, circles (``sigma.algorithm1.circles``).
 
-Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1_curves``, many
+Checks (``tests/test_rounds_sigma_alg1k.py``): Sigma = I against ``algorithm1.curves``, many
 local steps against ``prox_sigma`` (exact prox), T = inf against ``clients_limit("pfedme")``,
 and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
-``sigma_pencil.MAX_UNKNOWNS``: ``algorithm1_chain``'s pencil (``route``), the same curves.
+``sigma_pencil.MAX_UNKNOWNS``: ``sigma.algorithm1.chain``'s pencil (``route``), the same curves.
 Personalization from the round-T server model: ``algorithm1.personalize`` (the curves'
 ``personalize``, reusing their contour and solve); the contour machinery: ``algorithm1.contour``.
 """
@@ -114,9 +114,9 @@ from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_so
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
-from riskcalc.linear.dynamics.sigma.algorithm1_chain import Alg1Chain, chain_parts
-from riskcalc.linear.dynamics.sigma.algorithm1_pencil import Alg1Pencil
-from riskcalc.linear.dynamics.sigma.fedavg_sigma_k import MAX_PAIRS
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
@@ -129,7 +129,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     """Bias, variance and distance to the fixed point of the server model, and (``local()``)
     bias and variance of every client's own model, of paper 004's Algorithm 1 with K local
     steps (``004_98172ed3646eef14.txt``, eqs. 10-11) at every T of ``rounds`` under
-    ``spectrum`` (module docstring); the dict of ``algorithm1_curves.curves``.
+    ``spectrum`` (module docstring); the dict of ``algorithm1.curves.curves``.
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
         H, uniform signal directions.
     route : {"auto", "dense", "chain"}
         The pencil's solves: dense (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) or through its
-        client structure (``algorithm1_chain``); "auto" takes the dense one where it applies.
+        client structure (``sigma.algorithm1.chain``); "auto" takes the dense one where it applies.
         The same curves either way (the route changes the cost, not the numbers).
 
     Raises
@@ -222,7 +222,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
 
 def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
     """The curves' dict from the two-point functions and single-contour terms of either route
-    (``_dense_parts``, ``algorithm1_chain.chain_parts``) on the contour z (N,) with weights w:
+    (``_dense_parts``, ``sigma.algorithm1.chain.chain_parts``) on the contour z (N,) with weights w:
     the quadrature of the module docstring (step 3) for every T, the settled tails and the
     fields of ``extra``."""
     M = gam.size

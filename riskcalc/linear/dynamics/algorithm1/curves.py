@@ -8,7 +8,7 @@ warm-started at the client's previous model give v_j' = a_j v_j + c_j (lam w + b
 a(s) = (1 - eta (s + lam))^K, c(s) = (1 - a(s)) / (s + lam), b_j = X_j^T y_j / n_j; the server
 moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
 
-1. The state X = (w, v_1, ..., v_M) follows X_T = Phi X_{T-1} + beta (``algorithm1_rate``: Phi's
+1. The state X = (w, v_1, ..., v_M) follows X_T = Phi X_{T-1} + beta (``algorithm1.rate``: Phi's
    w row is (alpha, g lam p_j a_j), its v_j row (lam c_j, a_j)), so from X_0 = 0
    w_T = [P_T(Phi) beta]_w with P_T(z) = (z^T - 1) / (z - 1). Errors against theta_0 instead:
    theta_0 (x) 1 is the fixed point of the noiseless round map with u_j = 0, so with
@@ -25,15 +25,15 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
 
    and e_T = (1 / 2 pi i) oint (z^T [..X_0..] + P_T(z) [..beta_f..]) dz around the spectrum of
    Phi. For eta <= 1 / (L + lam) (paper 004 Thm 2's condition), and for larger eta < 2 /
-   (L + lam) with an even K, Phi is similar to a symmetric matrix (``algorithm1_rate``), so its
-   spectrum is real, inside [min(bottom, 0), top] (the edges of ``algorithm1_rate.contraction``);
+   (L + lam) with an even K, Phi is similar to a symmetric matrix (``algorithm1.rate``), so its
+   spectrum is real, inside [min(bottom, 0), top] (the edges of ``algorithm1.rate.contraction``);
    Gc(z) is a compressed resolvent of that symmetric matrix, analytic off the interval with
    Im tau(Gc) < 0 above it. With an odd K, eta > 1 / (L + lam) (a(s) < 0 somewhere) and
    g lam <= 1, Phi has the characteristic polynomial of the symmetric E + B B^T of
-   ``algorithm1_rate``'s docstring, its spectrum inside [min(0, inf a), top] (``lower``), and
+   ``algorithm1.rate``'s docstring, its spectrum inside [min(0, inf a), top] (``lower``), and
    Gc(z) = (1 + B^T (z - E - B B^T)^(-1) B) / z: analytic off that interval, but with negative
    residues at negative eigenvalues, so the branch check is Im tau(z Gc) < 0 instead (with
-   g lam > 1 too the spectrum leaves the axis: circles, ``algorithm1_fold``). T = inf:
+   g lam > 1 too the spectrum leaves the axis: circles, ``algorithm1.fold``). T = inf:
    z^T -> 0 and P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled
    samples span; circles of radius above 1 enclose it, and ``_pole`` adds the residues of the
    distance's z^T / (1 - z) there).
@@ -85,9 +85,9 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    amplification of rounding by z^T), with N = max(T_max + 16, 40 / t) nodes each, half of
    FedAvg's 2 T_max + 16: in each variable the integrand is z^T or P_T(z) (degree <= T_max)
    times a function analytic outside the spectrum and O(1 / z) at infinity, times dz. In the
-   Joukowski variable u of the ellipse (|u| = e^t on the contour, the spectrum at |u| = 1) its
+   Joukowski variable u of the ellipse (abs(u) = e^t on the contour, the spectrum at abs(u) = 1) its
    part growing at infinity is a polynomial of degree <= T_max in u, which the N-point
-   trapezoid rule integrates exactly once N > T_max + 1; the rest is analytic for |u| > 1 and
+   trapezoid rule integrates exactly once N > T_max + 1; the rest is analytic for abs(u) > 1 and
    aliases at order e^{-N t} <= e^{-40} (T = inf: 1 / (1 - z) is analytic out to the ellipse
    through z = 1, twice the parameter). The tests compare with 2 T_max + 16 nodes.
 """
@@ -98,8 +98,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import merge, mp_rule, solve_circles, solve_point
-from riskcalc.linear.dynamics.algorithm1_rate import PsiLaws, contraction as rate, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.fold import merge, mp_rule, solve_circles, solve_point
+from riskcalc.linear.dynamics.algorithm1.rate import PsiLaws, contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
@@ -166,7 +166,7 @@ class NodeLaws:
 
 
 class QuadPsiLaws(PsiLaws):
-    """``algorithm1_rate.PsiLaws`` (real z) with E[1 / (omega - p psi_z)] by the rule of
+    """``algorithm1.rate.PsiLaws`` (real z) with E[1 / (omega - p psi_z)] by the rule of
     ``mp_rule`` (``EDGE_RULE`` nodes, checked against twice as many; where they differ by more
     than 1e-10 relative, 8 times as many; NaN where those still differ)."""
 
@@ -251,7 +251,7 @@ def _pair_terms(two, s, d1, i1, G1, d2, i2, G2):
 
 
 def _pole(laws, g, lam, r, sigma, gam, one, other):
-    """The distance's correction where a circle encloses z = 1 (``algorithm1_fold``'s circles,
+    """The distance's correction where a circle encloses z = 1 (``algorithm1.fold``'s circles,
     radius above 1): w_T - w_inf integrates z^T / (1 - z) against the data F(z1, z2) of step 3
     around the spectrum only, and each circle around z = 1 too adds the residue -F(1, .) there:
     the correction (C1 + e1 d1)(C2 + e2 d2) F - C1 C2 F, d_n evaluating at z_n = 1, e_n whether
@@ -303,7 +303,7 @@ def _subordinate(laws, zeta, path, gl):
 def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     """Bias and variance of every client's risk of the server model, and the distance to the
     fixed point, at every T of ``rounds`` (module docstring); ``known`` the round map's
-    spectral data when already computed (``algorithm1_rate.fast_contraction``'s dict).
+    spectral data when already computed (``algorithm1.rate.fast_contraction``'s dict).
 
     Returns
     -------
@@ -315,7 +315,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     except SolverError:
         # The fold's Newton steps or its rule can fail where the law of psi_z is a near point
         # mass with a spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top
-        # edge); the edge scans of ``algorithm1_rate.contraction`` then, by quadrature, or by
+        # edge); the edge scans of ``algorithm1.rate.contraction`` then, by quadrature, or by
         # the exact partial fractions, affordable for few steps.
         try:
             sp = rate(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
@@ -324,7 +324,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
                 raise
             sp = rate(gam, p, lam, eta, K, g)
     # [lo, top] holds the spectrum; rho is exact, or where a(s) < 0 its bound max(top, -lo)
-    # (``algorithm1_rate``): safe for the horizon and the contour, which need an upper bound.
+    # (``algorithm1.rate``): safe for the horizon and the contour, which need an upper bound.
     top, lo, rho = sp["top"], sp["lower"], sp["contraction"]
     # The contour's foci a little outside the spectrum (its edges by quadrature, above).
     margin = 0.02 * (1.0 - top)
@@ -333,12 +333,12 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     settled, over, finite, t_max = round_horizon(rho, rounds)
     if "disk" in sp and not finite.all():
         # The fixed point does not depend on g: T = inf and the settled rounds from g = 1 / lam
-        # (a real spectrum), the others on the circles (``algorithm1_fold``, non-real part).
+        # (a real spectrum), the others on the circles (``algorithm1.fold``, non-real part).
         fixed = curves(gam, r, sigma, p, signal, lam, eta, K, 1.0 / lam, np.array([np.inf]))
         part = curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds[finite],
                       known=sp) if finite.any() else None
         return merge(part, fixed, finite, sp)
-    if "disk" in sp:     # a non-real spectrum: circles around its bound (algorithm1_fold)
+    if "disk" in sp:     # a non-real spectrum: circles around its bound (algorithm1.fold)
         (z1, w1, om1, G1, law1), (z2h, w2h, om2h, G2h, law2) = solve_circles(
             NodeLaws, gam, p, lam, eta, K, g, rho, t_max)
     else:

@@ -1,8 +1,8 @@
 """The extreme eigenvalues of paper 004's Algorithm 1 round map as folds of the real branch of
-the subordination equations (derived here): the fast route of ``algorithm1_rate``.
+the subordination equations (derived here): the fast route of ``algorithm1.rate``.
 
 Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11; notation of
-``algorithm1_rate`` (psi_z, Dhat_z, zeta(z) = (z - 1 + g lam) / (g lam)). Write F = 1 / G for
+``algorithm1.rate`` (psi_z, Dhat_z, zeta(z) = (z - 1 + g lam) / (g lam)). Write F = 1 / G for
 the Cauchy transform G of Dhat_z at zeta(z). Outside the spectrum on the real axis the
 subordination equations 1 / G_j(omega_j; z) = F (G_j the Cauchy transform of p_j psi_z(S_j)) and
 sum_j omega_j - (M - 1) F = zeta(z) have a real solution branch that starts at z = +infinity (F
@@ -20,8 +20,8 @@ beyond Dhat_z's spectrum, which lies in [0, z / (z - sup a)] since lam c(s) <= 1
 (Illinois), with steps halved where Newton fails (then regrown); z(F) is accurate to (F - F*)^2.
 M + 1 scalar unknowns and a few dozen points replace the old route's root finding in z with a
 full edge scan of the free sum at every step. The client laws are the discrete ``mp_rule``
-measures, doubled until both edges agree to ``algorithm1_rate.FOLD_TOL``;
-``algorithm1_rate.contraction`` (the old route) stays as the fallback and as the independent
+measures, doubled until both edges agree to ``algorithm1.rate.FOLD_TOL``;
+``algorithm1.rate.contraction`` (the old route) stays as the fallback and as the independent
 check in the tests. M = 1 has no fold (the edge is that of one law): the old route. With laws
 that do not depend on z and g lam = 1 (zeta(z) = z, b_j = 0, dz/dF = C) the same fold is an edge
 of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the exact prox's).
@@ -29,7 +29,7 @@ of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the 
 Non-real spectrum (``complex_contraction``, ``solve_circles``, ``merge``): odd K, eta > 1 /
 (L + lam) and g lam > 1 (derived here).
 
-Setting and notation of ``algorithm1_rate`` and ``algorithm1_curves`` (Sigma = I): a(s) = (1 -
+Setting and notation of ``algorithm1.rate`` and ``algorithm1.curves`` (Sigma = I): a(s) = (1 -
 eta (s + lam))^K is negative on part of the spectrum, A = -inf a > 0, and with g lam > 1 the
 round map Phi is not similar to a symmetric matrix (the 2 x 2 block of one client along one
 eigenvector of S already has complex eigenvalues). What stays true:
@@ -51,14 +51,14 @@ eigenvector of S already has complex eigenvalues). What stays true:
    complement at conj(z)). Real eigenvalues lie in [min(bottom, inf a), top]: above
    max(0, sup a) and below min(0, inf a) every a_j - z is definite, so there z is an eigenvalue
    iff (z - 1 + g lam) / (g lam) is in the spectrum of the SYMMETRIC Dhat_z (positive there), as
-   in ``algorithm1_rate``: the top is the largest root of (z - 1 + g lam) / (g lam) =
+   in ``algorithm1.rate``: the top is the largest root of (z - 1 + g lam) / (g lam) =
    top(Dhat_z) (positive for large z), the bottom, if any, the smallest root of
    (z - 1 + g lam) / (g lam) = bottom(Dhat_z) below inf a (negative for z -> -infinity;
    Dhat_z need not be monotone in z here, so both are found by a scan from infinity, then
    bisection). The spectral radius is at most R = max(top, -lower, sqrt((g lam - 1) A)),
    lower = min(bottom, inf a); it equals max(top, -bottom) when that is the larger (``exact``),
    else R is an upper bound.
-2. The curves. Every quantity of ``algorithm1_curves`` is (1 / 2 pi i) oint of z^T (or P_T(z))
+2. The curves. Every quantity of ``algorithm1.curves`` is (1 / 2 pi i) oint of z^T (or P_T(z))
    times a compressed resolvent of Phi, on any contour in the resolvent set of the limiting
    operator that encloses its spectrum; its deterministic equivalent (the subordination
    solution continued from infinity, where it is the moment expansion) is analytic there. The
@@ -69,7 +69,7 @@ eigenvector of S already has complex eigenvalues). What stays true:
    aliased Laurent coefficient, O((R / r)^N) relative: N = T_max + 16 + ALIAS / log(r / R).
    The two contours of the double integrals are the circles of radii r and R (r / R)^0.7;
    the subordination solve is continued along circles from 8 max(1, R) down to them. (The
-   ellipses of ``algorithm1_curves`` hug the real spectrum; a circle is the widest contour
+   ellipses of ``algorithm1.curves`` hug the real spectrum; a circle is the widest contour
    with the same largest abs(z), so it is the one that can enclose the disk of step 1.) The
    Hermitian branch checks of ``subordination`` do not apply (Gc is not the compressed
    resolvent of a symmetric matrix: no sign of Im G); the branch is the continuation from
@@ -234,7 +234,7 @@ def fold(law, gl, sign, z_stop=None):
 
 #: Grid points of the scans from infinity for the real edges (step 1).
 SCAN = 16
-#: Rule nodes per client: first, and most tried (``algorithm1_curves``'s Q_START, Q_MAX).
+#: Rule nodes per client: first, and most tried (``algorithm1.curves``'s Q_START, Q_MAX).
 Q_START, Q_MAX = 64, 4096
 #: The circles' radii: at most AMPLIFICATION^(1 / (2 T_max)) times the bound R of the
 #: spectral radius (the double integrals amplify rounding by at most AMPLIFICATION); their
@@ -268,8 +268,8 @@ def _root(f, lo, hi):
 
 def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     """The real edges and the spectral-radius bound of step 1 (module docstring); ``laws_cls``
-    the real-z client laws of psi_z (``algorithm1_rate.PsiLaws``), the inputs checked by
-    ``inputs.check_step_scope`` (``algorithm1_rate``).
+    the real-z client laws of psi_z (``algorithm1.rate.PsiLaws``), the inputs checked by
+    ``inputs.check_step_scope`` (``algorithm1.rate``).
 
     Returns
     -------
@@ -329,7 +329,7 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
 def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
     """The two contours of step 2 (finite rounds only): for each, nodes z (upper half), weights
     w (oint f dz / 2 pi i = sum Im(f w)), omega, G, and the accepted rule's laws
-    (``algorithm1_curves.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
+    (``algorithm1.curves.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
     gl = g * lam
     R = max(R, 1e-3)
     r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
@@ -377,9 +377,9 @@ def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
 
 
 def solve_point(laws, g, lam, z0, far):
-    """(omega, G) of ``laws`` (``algorithm1_curves.NodeLaws``, its rule kept) at the real point
+    """(omega, G) of ``laws`` (``algorithm1.curves.NodeLaws``, its rule kept) at the real point
     z0 outside the round map's spectrum, followed down from z0 + i ``far`` (the distance's pole
-    correction of ``algorithm1_curves``, step 3; no Hermitian check off a symmetric spectrum)."""
+    correction of ``algorithm1.curves``, step 3; no Hermitian check off a symmetric spectrum)."""
     gl = g * lam
 
     def zeta(t):
@@ -396,12 +396,12 @@ def solve_point(laws, g, lam, z0, far):
 
 def merge(part, fixed, finite, sp):
     """Step 3: the curves at the finite rounds ``finite`` (``part``, or None) and the fixed
-    point (``fixed``, one column) in one result of ``algorithm1_curves.curves``, with the
+    point (``fixed``, one column) in one result of ``algorithm1.curves.curves``, with the
     spectral data ``sp`` of the complex case."""
     if sp["contraction"] >= 1.0 and not sp["exact"]:
         raise SolverError("Algorithm 1's curves: rounds=inf with a round map whose spectral "
                           f"radius is only bounded (by {sp['contraction']:.6g} >= 1, "
-                          "algorithm1_fold step 1): convergence is not known; ask finite rounds")
+                          "algorithm1.fold step 1): convergence is not known; ask finite rounds")
     nT = finite.size
 
     def join(a, b):

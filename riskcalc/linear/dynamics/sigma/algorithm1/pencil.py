@@ -1,6 +1,6 @@
 """The pencil of paper 004's Algorithm 1 with K warm-started local steps under a shared
 covariance spectrum, and the edges of its round map's spectrum (derivation:
-``algorithm1_sigma_k``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
+``sigma.algorithm1.curves``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
 equivalent and two-point function on a pencil with a state, a copy and a chain of K blocks per
 client, z on the server and state blocks), ``spectrum_edges`` (``sigma_pencil.edges``' density
 scans on the windows of Weyl's bounds, ``_window``)."""
@@ -12,7 +12,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
-from riskcalc.linear.dynamics.sigma.fedavg_sigma import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, edges
 
 
@@ -71,7 +71,7 @@ class Alg1Pencil(SigmaPencil):
 def _window(gam, p, lam, eta, K, g, ends, negative):
     """[z_a, z_b] holding the top eigenvalue of the round map (``negative`` False: z > sup a) or
     its negative band (True: z < 0), from Weyl's bounds on Dhat_z = sum_j p_j psi_z(S_j)
-    (``algorithm1_sigma_k``, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j
+    (``sigma.algorithm1.curves``, step 4): zeta(z) lies between sum_j p_j min psi_z and sum_j p_j
     max psi_z over s in ``ends[j]`` (client j's sample spectrum, from 0 when gamma_j >= 1: the
     top eigenvalue can lie below a(0), sup a being a at that bottom), and zeta minus either
     bound increases in z on both sides (psi_z decreases in z there); None when the negative
@@ -93,7 +93,7 @@ def _window(gam, p, lam, eta, K, g, ends, negative):
             return None
     else:
         # Where a < 0 somewhere (odd K above 1 / (L + lam), g lam <= 1) psi_z need not
-        # decrease, but f / z does for z > 0 (``algorithm1_rate``: lam c / (z - a) decreases
+        # decrease, but f / z does for z > 0 (``algorithm1.rate``: lam c / (z - a) decreases
         # and (1 - (1 - g lam) / z) / (g lam) increases), so f changes sign once above 0 too.
         lo, hi = max(a.max(), 0.0) + 1e-12, max(2.0, 2.0 * gl)
     ends = [lo if f(lo, k) >= 0.0 else (hi if f(hi, k) <= 0.0 else
@@ -107,9 +107,9 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     """(top, bottom, low) of the round map's spectrum seen by the server block (module
     docstring, step 4), bottom None when it has no negative part or, where a(s) < 0 somewhere
     (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
-    bound of the spectrum, ``algorithm1_rate``), else 0; after the checks of its scope: the
+    bound of the spectrum, ``algorithm1.rate``), else 0; after the checks of its scope: the
     density scans of ``sigma_pencil.edges`` on the windows of ``_window``, with ``pencil``'s
-    solves (this dense pencil, or ``algorithm1_chain.Alg1Chain``)."""
+    solves (this dense pencil, or ``sigma.algorithm1.chain.Alg1Chain``)."""
     # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
     ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                  np.array([1.0]))[:2] for gj in gam])
@@ -151,7 +151,7 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
 
 def _contour_nodes(lo, hi, rho, t_max):
     """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
-    f) and the node count n of the ellipse with foci lo, hi (``algorithm1_sigma_k``'s docstring, step 4): the
+    f) and the node count n of the ellipse with foci lo, hi (``sigma.algorithm1.curves``'s docstring, step 4): the
     parameter t at most 1, and below the one where abs(z)^(2 t_max) exceeds ``AMPLIFICATION``
     times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
     c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))

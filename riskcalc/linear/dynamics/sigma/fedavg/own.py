@@ -1,7 +1,7 @@
 """FedAvg with K >= 1 local steps under a shared covariance spectrum: the clients' own models
 after their local steps of round T (derived here).
 
-Model and notation as ``fedavg_sigma_k`` and ``sigma_pencil`` (A_j = I - eta S_j, q_j =
+Model and notation as ``sigma.fedavg.curves`` and ``sigma_pencil`` (A_j = I - eta S_j, q_j =
 I - A_j^K, (q / s)_j = eta sum_(k<K) A_j^k, D = sum_j p_j q_j, Gz = (z - D)^-1,
 theta_j = theta_0 + u_j, b_j = S_j theta_j + n_j, n_j = X_j^T eps_j / n_j of covariance
 sigma_j^2 gamma_j S_j / d). The definition and the conventions (T = 0: the zero model; T =
@@ -13,7 +13,7 @@ inf: the local phase from the fixed point) are those of ``local_models`` (Sigma 
        v_i - theta_i = A_i^K (w_(T-1) - theta_i) + (q / s)_i n_i,
        w_(T-1) - theta_i = -P theta_0 + R c - u_i,   c = sum_j p_j (q_j u_j + (q / s)_j n_j),
 
-   P = (I - g D)^(T-1), R = R_(T-1)(D) (``fedavg_sigma_k``).
+   P = (I - g D)^(T-1), R = R_(T-1)(D) (``sigma.fedavg.curves``).
 2. Extended pencil. The rows of ``sigma_pencil``'s inverse give A_i^k Gz A_j^l for l < K only,
    and q_j needs l = K. One more deterministic block per client, row (j, 0): x_0 - x_(j,0) =
    y_(j,0), with the chain now started at x_(j,0) (row (j,1): A_j x_(j,0) - x_(j,1)), gives
@@ -87,7 +87,7 @@ class OwnPencil(SigmaPencil):
 def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     """(bias, variance), each (M, len(rounds)), of every client's own model after the local
     phase of round T (module docstring) from the contour ``c`` of
-    ``fedavg_sigma_k.pencil_curves`` for FedAvg's pencil ``pen``."""
+    ``sigma.fedavg.curves.pencil_curves`` for FedAvg's pencil ``pen``."""
     M, K, s, h, eta = pen.M, pen.K, pen.s, pen.h, pen.eta
     Es = float(h @ s)
     z = c["z"]

@@ -28,7 +28,7 @@ contraction is the larger modulus of the two. K = inf gives psi = lam / (s + lam
 route's 1 - g lam x at the edges of sum_j p_j S_j (S_j + lam)^-1 (``prox_laws``).
 
 Fast route (``fast_contraction``): the edges as folds of the real branch of the subordination
-equations (``algorithm1_fold``), with this route as its fallback and its check in the tests.
+equations (``algorithm1.fold``), with this route as its fallback and its check in the tests.
 
 Scope: the pooled samples must span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
 null space is a continuum of fixed points (eigenvalue 1) that this route does not separate.
@@ -53,7 +53,7 @@ root, possible only when every a(s) <= 0 and g lam = 1). The bottom lies in the 
 max(top, -inf a), exact when top >= -inf a (``exact``), else an upper bound. Odd K with
 g lam > 1: B has an imaginary block and complex eigenvalues appear (measured at d = 150, M = 3,
 K = 1, eta = 0.9 of the edge, g lam = 2: 20 eigenvalues with imaginary parts up to 0.21); their
-bound and the real edges there: ``algorithm1_fold``'s non-real part.
+bound and the real edges there: ``algorithm1.fold``'s non-real part.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ import numpy as np
 from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1_fold import RuleLaws, complex_contraction, fold, in_scope
+from riskcalc.linear.dynamics.algorithm1.fold import RuleLaws, complex_contraction, fold, in_scope
 from riskcalc.linear.dynamics.api import rounds_limit
 from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
                                              weight_vector)
@@ -73,7 +73,7 @@ from riskcalc.linear.dynamics.client_laws import mp_cauchy
 #: eigenvalue problems at every evaluation); ``algorithm1_contraction`` uses the exact prox
 #: there when it agrees to rounding, and refuses otherwise.
 MAX_STEPS = 400
-#: Nodes of the Marchenko-Pastur rule of ``fast_contraction`` (``algorithm1_fold``): the first
+#: Nodes of the Marchenko-Pastur rule of ``fast_contraction`` (``algorithm1.fold``): the first
 #: rule, the most tried.
 FOLD_RULE, FOLD_RULE_MAX = 128, 16384
 #: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, abs(z))):
@@ -203,7 +203,7 @@ def _negative_band(out, low):
 
 
 def _complex(gam, p, lam, eta, K, g, laws):
-    """``algorithm1_fold.complex_contraction`` after the checks of ``check_step_scope``
+    """``algorithm1.fold.complex_contraction`` after the checks of ``check_step_scope``
     (odd K with g lam > 1 allowed: Sigma = I)."""
     check_step_scope(gam, ((1.0 + np.sqrt(gam)) ** 2).max(), lam, eta, K, g,
                      "max_j (1 + sqrt(gamma_j))^2", complex_ok=True)
@@ -211,9 +211,9 @@ def _complex(gam, p, lam, eta, K, g, laws):
 
 
 def fast_contraction(gam, p, lam, eta, K, g) -> dict:
-    """``contraction`` by the folds of ``algorithm1_fold.fold`` (derived there), the rule of
+    """``contraction`` by the folds of ``algorithm1.fold.fold`` (derived there), the rule of
     ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``; where
-    the spectrum is not real, ``algorithm1_fold.complex_contraction``."""
+    the spectrum is not real, ``algorithm1.fold.complex_contraction``."""
     if in_scope(gam, lam, eta, K, g):
         return _complex(gam, p, lam, eta, K, g, PsiLaws)
     sup_a, local, low = _local_rate(gam, lam, eta, K, g)
@@ -300,12 +300,12 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
 
     Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1 and eqs. 10-12, on least-squares
     clients, Sigma = I, limit d / n_j -> gamma_j, M fixed. Derived here
-    (``riskcalc.linear.dynamics.algorithm1_rate``: for step_size <= 1 / (L + lam), Thm 2's
+    (``riskcalc.linear.dynamics.algorithm1.rate``: for step_size <= 1 / (L + lam), Thm 2's
     condition, and beyond it for even K or global_step <= 1 / lam, the round map's spectrum
     is real, and its extreme eigenvalues are
-    roots of a free-probability edge equation, found as folds: ``algorithm1_fold``; odd K with
+    roots of a free-probability edge equation, found as folds: ``algorithm1.fold``; odd K with
     global_step > 1 / lam: the real edges and a disk holding the non-real spectrum,
-    ``algorithm1_fold``'s non-real part). The curves
+    ``algorithm1.fold``'s non-real part). The curves
     along the rounds: ``rounds_limit("pfedme", local_steps=K)``.
 
     Parameters
@@ -319,7 +319,7 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     step_size : float
         eta with 0 < eta < 2 / (L + lam), L = max_j (1 + sqrt(gamma_j))^2 (unused for K = inf);
         above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and global_step
-        > 1 / lam the spectrum is not real (``algorithm1_fold``'s non-real part).
+        > 1 / lam the spectrum is not real (``algorithm1.fold``'s non-real part).
     global_step : float, optional
         The paper's gamma > 0 (default 1 / lam).
     weights : {"samples", "uniform"} or sequence of float

@@ -69,9 +69,9 @@ round). S_j = Sigma^(1/2) W_j Sigma^(1/2), W_j white Wishart of ratio gamma_j, A
    gamma_j). Sigma = I, M = 1: (1 +/- sqrt(gamma))^2.
 
 K >= 2 local steps: the client's filter q(S_j) is a polynomial whose B-valued R-transform is no
-longer Sigma times a scalar (``fedavg_sigma_k``: a linear pencil with K x K row forms per
+longer Sigma times a scalar (``sigma.fedavg.curves``: a linear pencil with K x K row forms per
 client, ``sigma_pencil``). The clients' own models after their local step: ``rounds_limit``
-takes them from the pencil with K = 1 (``fedavg_own``); this module's ``local`` refuses.
+takes them from the pencil with K = 1 (``sigma.fedavg.own``); this module's ``local`` refuses.
 """
 
 from __future__ import annotations
