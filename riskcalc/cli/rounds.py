@@ -239,7 +239,8 @@ def ftfa_converges(res, pers, target: int = 0) -> bool:
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
-    res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args))
+    res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
+                                max_seconds=guards.max_seconds(args))
     asked_pers = personalization(args)
     pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
     name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
@@ -307,7 +308,8 @@ def compare(args) -> int:
                   "lower --reps, --d, --clients or the largest --rounds")
     ftfa = personalization(args)        # FTFA or RTFA after round T
     with guards.working(f"riskcalc compare {args.method}: the prediction"):
-        pred = riskcalc.rounds_limit(rounds_method(args), **kw)
+        pred = riskcalc.rounds_limit(rounds_method(args), **kw,
+                                     max_seconds=guards.max_seconds(args))
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,

@@ -23,6 +23,7 @@ import numpy as np
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, positive
+from riskcalc.linear.dynamics.sigma.budget import time_budget
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
                                              weight_vector)
@@ -79,6 +80,7 @@ class RoundsLimit:
     _local: object = field(default=None, compare=False, repr=False)
     _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    _budget: object = field(default=None, compare=False, repr=False)
 
     @property
     def local_risk(self) -> np.ndarray:
@@ -88,7 +90,8 @@ class RoundsLimit:
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
         ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
         if "local" not in self._cache:
-            bias, variance = self._local()
+            with time_budget(self._budget):
+                bias, variance = self._local()
             self._cache["local"] = bias + variance
         return self._cache["local"]
 
@@ -139,7 +142,8 @@ class RoundsLimit:
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
-                bias, variance = self._personalized_sigma(key)
+                with time_budget(self._budget):
+                    bias, variance = self._personalized_sigma(key)
                 risk = bias + variance
             p = self.params
             self._cache[name] = overflowed(risk, over, self.rounds, p["signal"], p["r"],
@@ -195,7 +199,8 @@ def _beyond_floats():
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
-                 global_step=None, lam=None, weights="samples", spectrum=None) -> RoundsLimit:
+                 global_step=None, lam=None, weights="samples", spectrum=None,
+                 max_seconds=None) -> RoundsLimit:
     """Exact limits of every client's risk along the rounds of federated training.
 
     ``fedavg``: ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
@@ -258,6 +263,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1.curves``,
         M K^2 <= 200, step_size as above with L the largest top of the clients' sample
         spectra; ``personalized_risk`` is refused).
+    max_seconds : float, optional
+        The most seconds of estimated work the routes under a spectrum may take, for the curves
+        and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
+        it solves and refused beyond, naming what would fit); default: each route's own limit
+        (600 s for the chain routes, 120 s for the dense pencil and the personalization;
+        ``riskcalc.linear.dynamics.sigma.budget``). Sigma = I routes are not limited by it.
 
     Returns
     -------
@@ -365,8 +376,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause)
 
+    budget = None if max_seconds is None else float(positive("max_seconds", max_seconds,
+                                                              ndim=0))
     with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
-            gam, spectrum if shared else None):
+            gam, spectrum if shared else None), time_budget(budget):
         if name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
@@ -418,7 +431,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
     if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
-        bias, variance = out["local"]()
+        with time_budget(budget):
+            bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
     risk = bias + variance
@@ -437,7 +451,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name == "pfedme":  # the model ``risk`` measures
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
-                         converges, diagnostics, out["local"], out.get("personalize"))
+                         converges, diagnostics, out["local"], out.get("personalize"),
+                         _budget=budget)
     if name == "pfedme":
         result._cache["local"] = risk
     return result

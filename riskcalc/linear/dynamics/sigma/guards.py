@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 
 
 @contextmanager
@@ -79,7 +80,8 @@ def _stable_top(spectrum, gam):
     return stable_top(spectrum.atoms, spectrum.weights, values)[where]
 
 
-#: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``).
+#: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``) by
+#: default (``budget``: rounds_limit's max_seconds).
 MAX_PENCIL_SECONDS = 120.0
 
 
@@ -119,11 +121,12 @@ def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int =
                                   int(min(nodes, np.sqrt(2.0 * MAX_PAIRS))))
     else:
         seconds = spectrum.atoms.size * nodes * (3e-5 * blocks ** 2 + 3e-6 * blocks ** 3)
-    if seconds > MAX_PENCIL_SECONDS:
+    limit = allowed(MAX_PENCIL_SECONDS)
+    if seconds > limit:
         raise ValueError(f"spectrum: {spectrum.atoms.size} atoms x at least {nodes:.0f} contour "
                          f"nodes x a pencil of {blocks} blocks would take {seconds / 60:.2g} min "
-                         f"or more (estimated; at most {MAX_PENCIL_SECONDS / 60:g} min here); "
-                         "give fewer atoms (a histogram of the eigenvalues), clients or rounds")
+                         f"or more (estimated; at most {limit / 60:.3g} min here); give fewer "
+                         f"atoms (a histogram of the eigenvalues), clients or rounds, {MORE_TIME}")
 
 
 def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):

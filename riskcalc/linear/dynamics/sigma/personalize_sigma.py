@@ -81,6 +81,7 @@ from scipy.optimize import brentq
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.personalize import ftfa_stability
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
@@ -92,7 +93,8 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil, 
 MAX_UNKNOWNS = 200
 
 
-#: Most seconds the personalization's two-point solve may be estimated to take.
+#: Most seconds the personalization's two-point solve may be estimated to take by default
+#: (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 120.0
 
 
@@ -165,16 +167,16 @@ def personal_guard(ext, k, kind, nodes):
                          f"client, {atoms} atoms and {nodes} contour nodes needs about "
                          f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
                          "fewer clients, steps, atoms or rounds")
-    seconds = personal_seconds(M, ext.K, atoms, nodes)
-    if seconds > MAX_SECONDS:
+    seconds, limit = personal_seconds(M, ext.K, atoms, nodes), allowed(MAX_SECONDS)
+    if seconds > limit:
         fits = [kk for kk in range(k or 1) if kind == "ftfa"
-                and personal_seconds(M, ext.K - k + kk, atoms, nodes) <= MAX_SECONDS]
+                and personal_seconds(M, ext.K - k + kk, atoms, nodes) <= limit]
         raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
                          f"clients, {ext.K} blocks per client, {atoms} atoms and {nodes} "
                          f"contour nodes would take about {seconds:.3g} s here (estimated; at "
-                         f"most {MAX_SECONDS:g} s); give "
+                         f"most {limit:g} s); give "
                          + (f"steps <= {fits[-1]}, or " if fits else "")
-                         + "fewer rounds, clients or atoms")
+                         + f"fewer rounds, clients or atoms, {MORE_TIME}")
 
 
 def ftfa_chain_steps(spectrum, gam, k, eta2):

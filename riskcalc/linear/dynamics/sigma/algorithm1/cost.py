@@ -4,7 +4,10 @@ the same estimate for FedAvg's own models on that route's pencil (``sigma.fedavg
 
 from __future__ import annotations
 
-#: Most estimated process seconds of the route (``alg1_chain_seconds``), as FedAvg's chain.
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+
+#: Most estimated process seconds of the route (``alg1_chain_seconds``), as FedAvg's chain, by
+#: default (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 600.0
 
 
@@ -34,11 +37,13 @@ MARGIN = 1.25
 def _affordable(M, K, atoms, n, t_max, scans, least=False):
     """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
     (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
+    limit = allowed(MAX_SECONDS)
+
     def fit(m, k, nodes):
-        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= MAX_SECONDS
+        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= limit
 
     sec = alg1_chain_seconds(M, K, atoms, n, scans)
-    if sec <= MAX_SECONDS:
+    if sec <= limit:
         return
     fits = []
     k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
@@ -54,6 +59,7 @@ def _affordable(M, K, atoms, n, t_max, scans, least=False):
     raise ValueError(
         f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
         f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
-        f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients local_steps^3 "
+        f"{sec:.3g} s here (more than {limit:.0f} s; cost ~ clients local_steps^3 "
         "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
-                                                   "fewer local_steps and rounds"))
+                                                   "fewer local_steps and rounds")
+        + f", {MORE_TIME}")

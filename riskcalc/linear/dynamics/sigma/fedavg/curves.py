@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
@@ -57,7 +58,8 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS
 #: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
 #: the chain at 192 (50 s against 82 s for a whole curve) and 300).
 DENSE_UNKNOWNS = 100
-#: Most estimated seconds (``sigma_chain.chain_seconds``) of the chain route.
+#: Most estimated seconds (``sigma_chain.chain_seconds``) of the chain route by default
+#: (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 600.0
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
@@ -68,32 +70,32 @@ def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES):
     nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) and
     ``edges`` node solves of the edges exceeds MAX_SECONDS, naming each change that alone
     would fit."""
+    limit = allowed(MAX_SECONDS)
     sec = chain_seconds(M, K, atoms, nodes, edges)
-    if sec <= MAX_SECONDS:
+    if sec <= limit:
         return
     fits = []
-    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes, edges)
-              <= MAX_SECONDS),
+    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes, edges) <= limit),
             default=None)
     if k is not None:
         fits.append(f"local_steps <= {k}")
     if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
         n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n, edges)
-                 <= MAX_SECONDS),
+                 <= limit),
                 default=None)
         if n is not None:
             fits.append(f"rounds up to about {max(0, n - 16)}")
-    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes, edges)
-              <= MAX_SECONDS),
+    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes, edges) <= limit),
             default=None)
     if m is not None:
         fits.append(f"clients <= {m}")
     raise ValueError(
         f"spectrum with local_steps = {K}, {M} clients and rounds up to {t_max}: the exact "
         f"route ({nodes} double-contour nodes) would take about {sec:.3g} s here (more than "
-        f"{MAX_SECONDS:.0f} s; cost ~ clients local_steps^2 nodes^2 + clients "
+        f"{limit:.0f} s; cost ~ clients local_steps^2 nodes^2 + clients "
         "local_steps^3 nodes, nodes >= rounds + 16); "
-        "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds"))
+        "give " + (", or ".join(fits) if fits else "fewer local_steps and rounds")
+        + f", {MORE_TIME}")
 
 
 def _memory(pen, n):

@@ -40,10 +40,12 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import alg1_chain_seconds
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 
-#: Most estimated process seconds of the own models' pair solves (as the chain's curves).
+#: Most estimated process seconds of the own models' pair solves (as the chain's curves), by
+#: default (``budget``).
 MAX_SECONDS = 600.0
 
 
@@ -87,11 +89,13 @@ def own_models_chain(pen, c, gam, r, sigma, p, signal, rounds):
     z = c["z2"]
     N = z.size
     sec = alg1_chain_seconds(M, K, pen.s.size, 2 * N + 2, scans=0)
-    if sec > MAX_SECONDS:
+    limit = allowed(MAX_SECONDS)
+    if sec > limit:
         raise ValueError(f"spectrum: the clients' own models (local_risk) with local_steps = "
                          f"{K}, {M} clients and {2 * N} contour nodes would take about "
-                         f"{sec:.3g} s here (more than {MAX_SECONDS:.0f} s; cost ~ clients "
-                         "local_steps^3 nodes^2); give fewer local_steps, clients or rounds")
+                         f"{sec:.3g} s here (more than {limit:.0f} s; cost ~ clients "
+                         "local_steps^3 nodes^2); give fewer local_steps, clients or rounds, "
+                         f"{MORE_TIME}")
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Cb, _ = pen.solve(lambda t: big, [0.0])
     own = OwnChain(pen)
