@@ -5,7 +5,9 @@ route's M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
 Pencil, fixed point and two-point function are ``sigma.algorithm1.curves``'s (steps 2-3 there); the
 dense route inverts n = 1 + M (K + 2) blocks per atom and node and solves M K^2 unknowns with a
 dense Jacobian. Here every operation costs O(M K^3), as ``sigma_chain`` (FedAvg), whose Newton
-operator, GMRES and arc continuation are reused. What differs from FedAvg's chain:
+operator, GMRES and arc continuation are reused, and the Newton and two-point systems are solved
+in the eigenbasis of the local steps (``basis``: O(M K^3) per node or pair to change basis,
+O(M K^2) per GMRES product). What differs from FedAvg's chain:
 
 1. Schur complement on block 0. Client j owns K + 2 blocks (local order: state s_j, copy c_j,
    chain (j,1..K)), and Ghat(s) = [[a, r^T], [c, D]]^-1 with a = z - 1 + g lam, D = diag(D_j)
@@ -35,7 +37,9 @@ operator, GMRES and arc continuation are reused. What differs from FedAvg's chai
    noise coupling (au_j, cf_j) enters the double integrals with the same weight in z1 and z2,
    so it is replaced by its symmetric part (au cf^T + cf au^T) / 2: every coupling is then
    symmetric in (z1, z2) and, with H(conj z1, conj z2) = conj H(z1, z2), half the pairs are
-   solved (``sigma_chain.two_point``'s scheme, with z = 1 joined to the upper nodes).
+   solved (``sigma_chain.two_point``'s scheme, with z = 1 joined to the upper nodes). The
+   systems are solved in ``basis`` (GMRES on 2 atoms M K unknowns); those whose residual bound
+   misses 1e-10 there are solved again here by GMRES with the product in X.
 4. Nodes: the dense route's contour (``sigma.algorithm1.pencil._contour_nodes``), its upper half
    solved along the arc (``solve_arc``), z = 1 followed down from far above. Edges:
    ``sigma.algorithm1.pencil.spectrum_edges``'s windows and scans with this pencil.
@@ -50,9 +54,10 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
-from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, ChainPencil, gmres
+from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES
 
 _CHUNK_BYTES = 1.5e8
@@ -106,15 +111,18 @@ class Alg1Chain(ChainPencil):
         Dm = Di[..., lc[:, None], lr[None, :]]
         alpha, w = u[..., lc], wr[..., lr]
         Cb = np.broadcast_to(C[:, None], Dm.shape)
-        return {"Di": Di, "u": u, "wr": wr, "sigma": sig, "alpha": alpha, "w": w, "Dm": Dm,
+        return {"z": z, "C": C, "Di": Di, "u": u, "wr": wr, "sigma": sig, "alpha": alpha, "w": w, "Dm": Dm,
                 "A": Dm @ Cb, "a": alpha / sig[..., None, None],
                 "e": np.einsum("nmlk,naml->namk", C, w),
-                "B": Cb @ Dm, "b": np.einsum("nmkl,naml->namk", C, alpha),
+                "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None],
                 "f": np.einsum("nmlk,naml->namk", C, Di[..., self.own, lr])}
 
     def node_bytes(self):
-        return self.s.size * self.M * (self.nb ** 2 + 4 * self.K ** 2) * 16.0
+        """Bytes held per node: ``ghat``'s Di, Dm and A per atom and client, Chat, and the
+        eigenbasis of ``two_point`` (P and P^-1 at the node and its conjugate, counted 1.5
+        times for the pairs' conjugate half)."""
+        return (self.s.size * (self.nb ** 2 + 2 * self.K ** 2) + 4 * self.K ** 2) * self.M * 16.0
 
     def column0(self, G):
         """Ghat[:, 0] (N, atoms, n) in ``Alg1Pencil``'s block order."""
@@ -140,12 +148,23 @@ class Alg1Chain(ChainPencil):
         right = G["alpha"][..., :, None] * row[..., None, :]
         return np.einsum("a,namkl->nmkl", self.h * self.s, left + right)
 
-    # ``sigma_chain``'s Newton steps before its eigenbasis (``chain_basis`` diagonalizes
-    # FedAvg's chain blocks, not these K + 2 blocks): GMRES on I - J in the original unknowns.
     def _newton(self, G, rhs, tol=_NEWTON_GMRES):
         """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
-        gets there (an inexact Newton step elsewhere: the residual test decides)."""
-        L, R = (G["A"], G["a"], G["e"]), (G["B"], G["b"], G["d"])
+        gets there (an inexact Newton step elsewhere: the residual test decides): in the
+        eigenbasis of the local steps (``basis``, step 4), the nodes where that fails by GMRES
+        in the original unknowns (``_newton_x``)."""
+        out, ok = basis.newton(self, G, rhs, tol)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            out[bad] = self._newton_x({k: v[bad] for k, v in G.items()}, rhs[bad], tol)
+        return out
+
+    def _newton_x(self, G, rhs, tol):
+        """``_newton`` by GMRES on I - J in the original unknowns."""
+        # B = Chat D~ (``sigma_chain``'s right factor), formed here only: the eigenbasis
+        # (``basis``) does not need it, and the nodes' factors are what fills the memory.
+        B = G["C"][:, None] @ G["Dm"]
+        L, R = (G["A"], G["a"], G["e"]), (B, G["b"], G["d"])
         shape = rhs.shape
         out = np.empty_like(rhs)
         # Chunks of nodes: the Krylov bases hold _KRYLOV + 1 vectors of M K^2 per node.
@@ -242,7 +261,7 @@ class Alg1Chain(ChainPencil):
         step 3), so only the pairs (u, v) and (u, conj v) with v >= u are solved; with
         ``columns`` (indices among the 2 N), only the pairs (u, v), v in ``columns``, every u
         (F need not be symmetric; the other entries are 0)."""
-        _, G = one
+        C, G = one
         N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
         hs, gm = self.h * self.s, self.gam
         lam = np.stack([hs, self.h])
@@ -250,6 +269,9 @@ class Alg1Chain(ChainPencil):
         vecs = [[(np.asarray(c, float), full, self._vectors(Gc, W, full),
                   self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
         b1, b2 = G["u"][..., self.own], Gc["u"][..., self.own]
+        # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T.
+        fac = basis.node_factors(self, G, C)
+        facc = basis.conj_join(fac)
         if columns is None:
             U_all = np.repeat(np.arange(N), 2 * N)
             V_all = np.tile(np.arange(2 * N), N)
@@ -276,13 +298,18 @@ class Alg1Chain(ChainPencil):
                     r, bs = r + rt, bs + bt
                 rhs.append(r)
                 base.append(bs)
-            Y, ok = gmres(lambda x, idx: self._apply(
-                [f[idx // nf] for f in Lp], [f[idx // nf] for f in Rp],
-                x.reshape(-1, M, K, K)).reshape(x.shape),
-                np.stack(rhs, axis=1).reshape(P * nf, -1))
-            if not ok.all():
-                raise SolverError(f"{self.what}: GMRES on the two-point system did not "
-                                  "converge")
+            rhs = np.stack(rhs, axis=1).reshape(P * nf, M, K, K)
+            Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
+                                          basis.take(facc, Vv), basis.take(fac, U), rhs, nf,
+                                          _RESIDUAL)
+            if unsure.size:     # solved again in X (``basis``, step 3)
+                Yx, ok = gmres(lambda x, idx: self._apply(
+                    [f[unsure[idx] // nf] for f in Lp], [f[unsure[idx] // nf] for f in Rp],
+                    x.reshape(-1, M, K, K)).reshape(x.shape), rhs[unsure].reshape(unsure.size, -1))
+                Y[unsure] = Yx.reshape(-1, M, K, K)
+                if not ok.all():
+                    raise SolverError(f"{self.what}: GMRES on the two-point system did not "
+                                      "converge")
             Y = Y.reshape(P, nf, M, K, K)
             # The rows Ghat[m, rows_k] Chat_k: -e_k / sigma (m = 0), delta_lk f_l + beta_l e_k /
             # sigma (m = s_l), beta_l = u_l[s_l].

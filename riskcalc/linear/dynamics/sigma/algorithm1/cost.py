@@ -17,7 +17,13 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
     band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
     1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
-    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``)."""
+    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``), relative least squares with
+    nonnegative constants, on (M, K, T) = (3, 10, 20), (3, 20, 50), (10, 10, 50), (5, 30, 20),
+    (10, 15, 30), (3, 50, 5), (20, 10, 20), (3, 10, 200), (10, 20, 60) with g lam = 1 and
+    (3, 10, 20) with g lam = 1.2 (two scans), after the eigenbasis of the local steps
+    (``basis``) made the pairs 8-12 times cheaper (the fit before it: per pair 1.35e-3 +
+    9.4e-6 M K^2 + 4.1e-7 M K^3, per scan 3.4 + 1.92e-2 M K^2). Measured / fitted: pairs
+    0.75-1.45, nodes 0.76-1.78 (the larger ratios on the smallest cases), scans 0.86-1.12."""
     half = 0.5 * max(atoms, 2)
 
     def term(c):
@@ -27,11 +33,12 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
 
 
 #: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
-_PAIR = (1.35e-3, 9.4e-6, 4.1e-7)
-_NODE = (2e-3, 2.8e-5, 0.0)
-_SCAN = (3.4, 1.92e-2, 0.0)
-#: The estimate's margin over the fit (the measured CPU varies with the machine's load).
-MARGIN = 1.25
+_PAIR = (4.1e-4, 1.14e-6, 0.0)
+_NODE = (2.3e-3, 1.9e-5, 2.5e-8)
+_SCAN = (4.5, 9.1e-3, 2.4e-5)
+#: The estimate's margin over the fit: the largest measured / fitted ratio of the pairs (the
+#: measured CPU varies with the machine's load).
+MARGIN = 1.5
 
 
 def _affordable(M, K, atoms, n, t_max, scans, least=False):
