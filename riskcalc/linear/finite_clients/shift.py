@@ -227,7 +227,7 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
 
 
 def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, g, wt_tot,
-             rho_tot, pairs=None):
+             rho_tot, pairs=None, memo=None):
     """``shift_group_limits`` from the global point, each input a free variable (the
     exact gradients of ``finite_clients.shift_gradient``): the targets' own weights
     ``p_self`` (groups,), the other clients' ``p_oth`` (groups,), RTFA's ``lam`` (groups,),
@@ -252,6 +252,9 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         step): the (targets x groups) sum replaced by its linearization at the real point,
         so that only the imaginary parts of the results are meaningful (exact derivatives, the
         columns' part left to the caller), at O(M) cost instead of O(M^2).
+    memo : dict, optional
+        The targets' roots and chains at the real parts of the inputs, kept for the next
+        call at the same real parts (the complex steps of one gradient).
 
     Returns
     -------
@@ -306,7 +309,8 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         own_type = np.arange(T) == typ[i, None]             # (targets, T)
         wb = wt_tot - om_self[i, None] * own_type           # Omega's coefficients per type
         rho_b = rho_tot - rho_self[i, None] * own_type
-        ch = _target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar)
+        ch = _target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar,
+                            None if memo is None else memo.setdefault(blk.start, {}))
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]
         zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
@@ -359,7 +363,7 @@ def _pair_partials(partials, k, others, u, x, cols, typ, T):
     partials["columns"] += [u @ (others * d) for d in d_cols]
 
 
-def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
+def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     """The target chains of the module docstring for targets of types ``types`` (arrays over
     targets): T_uv = tau(Sigma_u K Sigma_v K), Z2_ut = tau(Sigma_u K Sigma_t^2 K), Y_u =
     tau(Sigma_u K Omega^2 K), SOK_u = tau(Sigma_u Omega K), and with F = R Sigma_i R: fS_u =
@@ -388,9 +392,11 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    c = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w,
-                   1.0 / np.real(p), np.real(omega))
-    c_real = c
+    memo = {} if memo is None else memo                       # ``evaluate``'s
+    if "c" not in memo:
+        memo["c"] = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w,
+                               1.0 / np.real(p), np.real(omega))
+    c = c_real = memo["c"]
     if np.iscomplexobj(p) or np.iscomplexobj(omega):
         c = c + 1j * _root_tangent(gamma, s, w, 1.0 / p, omega, c)
     q2 = 1.0 / (c[:, None] * s + omega) ** 2
@@ -443,9 +449,10 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
         return fun(gamma[live], sl, w, eta, shift, mids, root)
 
     K1, R1, Rs = ("K", one[live]), ("R", one[live]), ("R", sl)
-    phi = run([K1, Rs, R1, K1], True)
-    t3 = run([K1, Rs, R1], False)
-    t_rs = run([K1, Rs], False)
+    if "chains" not in memo:
+        memo["chains"] = (run([K1, Rs, R1, K1], True), run([K1, Rs, R1], False),
+                          run([K1, Rs], False))
+    phi, t3, t_rs = memo["chains"]
     # The tangents (docstring; the imaginary parts are the step's size times them).
     dphi, dt3, dt_rs = 0.0, 0.0, 0.0
     if np.iscomplexobj(pl) or np.iscomplexobj(om_l):

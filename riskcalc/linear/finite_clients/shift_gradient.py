@@ -1,11 +1,13 @@
 """Exact gradients of a federation's mean finite-M risk in the client weights, under covariate
 shift (FedAvg, FTFA, RTFA with the FedAvg global model: ``finite_clients.shift``).
 
-``riskcalc.advise`` minimizes the mean risk (1/M) sum_i R_i over the client weights p; with
-finite differences each gradient costs M + 1 evaluations of the limits. This module gives the
-gradient at the cost of 3 T + 3 evaluations (T the number of distinct covariances), whatever
-M. Derived here, paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 with the covariate-shift
-limits of ``finite_clients.shift`` (whose notation this follows).
+``riskcalc.advise`` minimizes the mean risk (1/M) sum_i R_i over the client weights p (and
+RTFA's penalties lam_i); with finite differences each gradient costs M + 1 evaluations of the
+limits, each O(M^2) (a (targets x clients) sum). This module gives the gradient at the cost of
+one O(M^2) pass and 3 T + 2 (RTFA: 3 T + 3) passes of O(M) (T the number of distinct
+covariances): measured at 1000 clients of three types, 3.5-5.3 evaluations' time. Derived
+here, paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 with the covariate-shift limits of
+``finite_clients.shift`` (whose notation this follows).
 
 Structure. ``shift.evaluate`` computes every client's risk from the global point (g_t,
 wt_t = sum_l om_l, rho_t = sum_l gamma_l om_l^2 per type t; om_l = p_l / (1 + gamma_l p_l
@@ -15,10 +17,16 @@ variance terms) and as another client's (p_oth_j: om_j, rho_j and the coefficien
 (targets x clients) sums). At fixed globals, target i's own terms depend on p_self_i alone
 and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 
+0. the (targets x clients) sum, target t's sum_j term_tj with term_tj a closed form in the
+   column's (alpha_j, beta_j, delta_j) and the target's (a, b, c, e)_(t, t(j))
+   (``shift.evaluate``), is linearized once at the real point: its partials in every target's
+   4 T numbers and the u-weighted sums over the targets of its partials in every column's 3
+   (``shift._pair_partials``, u_t = 1/M). The complex steps below then cost O(M): the sum's
+   imaginary part is the partials times the imaginary parts of its arguments;
 1. d_self_i = dmean/dp_self_i: one complex step moving every p_self at once (target i's
    risk sees only its own);
-2. d_oth_j = dmean/dp_oth_j: one complex step moving every p_oth, the sums over the targets
-   taken per column (``evaluate(columns=)``);
+2. d_oth_j = dmean/dp_oth_j: one complex step moving every p_oth (column j's arguments
+   move with p_oth_j alone), contracted with the columns' partials;
 3. a_g, a_wt, a_rho = dmean/d(g_t, wt_t, rho_t) at fixed p: one complex step each (3 T);
 4. the globals follow p: wt_t and rho_t explicitly (dom_l/dp_l = (om_l / p_l)^2,
    dom_l/dg = -gamma_l om_l^2), and g through its fixed point E(g, p) = g - phi(wt(p, g)) = 0,
@@ -28,7 +36,11 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
    u) gamma_l^2 om_l^3,
 
        dmean/dp_j = d_self_j + d_oth_j
-                    + (om_j / p_j)^2 [a_wt + 2 gamma_j om_j a_rho - Tbar lambda]_(t(j)).
+                    + (om_j / p_j)^2 [a_wt + 2 gamma_j om_j a_rho - Tbar lambda]_(t(j));
+
+5. RTFA: dmean/dlam_i, one complex step moving every lam (target i's risk depends on its own
+   lam_i alone: the global model has none), through R = (S_i / lam_i + 1)^-1 in its chains
+   and its own ridge variance (``shift._target_chains``).
 
 Every complex step, f'(x) = Im f(x + i h) / h with h = 1e-30 (Squire and Trapp, SIAM Rev. 40,
 1998), is exact to rounding: ``shift.evaluate`` is arithmetic but for the targets' diagonal
@@ -53,12 +65,6 @@ H = 1e-30
 METHODS = ("fedavg", "ftfa", "rtfa")
 
 
-def evaluations(types: int) -> int:
-    """Evaluations of the limits per gradient for ``types`` distinct covariances (one real,
-    two per-client complex steps, 3 T global ones): the cost model of ``riskcalc.advise``."""
-    return 3 * types + 3
-
-
 def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, d=None,
                              tuning=None):
     """The mean finite-M risk of a federation under covariate shift and its exact gradient in
@@ -76,7 +82,7 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
     d : int, optional
         The dimension, for ``powerlaw:P`` in ``spectra``.
     tuning : ndarray (M,) or float, optional
-        RTFA's per-client lam (>= 0; fixed: the gradient is in the weights only).
+        RTFA's per-client lam (> 0).
 
     Returns
     -------
@@ -84,6 +90,8 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
         (1/M) sum_j R_j, as ``clients_limit(...).mean_risk`` (to rounding).
     grad_p : ndarray (M,)
         d mean / d p_j with p free (the limits' formulas at unnormalized weights).
+    grad_tuning : ndarray (M,) or None
+        d mean / d lam_j (RTFA), None otherwise.
 
     Raises
     ------
@@ -112,8 +120,9 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
         wt = np.bincount(typ, count * om, minlength=T)
         base = {"p_self": p, "p_oth": p, "g": g, "wt_tot": wt, "rho_tot": rho}
         u = count / count.sum()
+        memo = {}
         bias, var, parts = evaluate(method, gam, rr, sig, count, lam, joint, typ, tgt,
-                                    pairs=u, **base)
+                                    pairs=u, memo=memo, **base)
         mean = float(u @ (bias + var))
         w_cols = parts["columns"]
 
@@ -122,7 +131,7 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
             args = dict(base, lam=lam)
             args[name] = args[name] + 1j * H * direction
             b, v, cols = evaluate(method, gam, rr, sig, count, joint=joint, typ=typ, tgt=tgt,
-                                  pairs=parts, **args)
+                                  pairs=parts, memo=memo, **args)
             return (b + v).imag / H, np.array(cols).imag / H
 
         def moved(name, direction):
