@@ -101,6 +101,22 @@ def test_scaled_identity_is_the_identity_gradient(method):
                                    atol=1e-13 * np.abs(shift[2]).max())
 
 
+def test_blocks_of_targets(monkeypatch):
+    # One target per block (``kappa.blocks``, as for many thousands of clients): the
+    # partials of the (targets x groups) sum are gathered block by block.
+    from riskcalc.linear.engine import kappa
+
+    gam, r, sigma, p, lam = _clients(4)
+    spectra = [SHIFT_TYPES[j % 3] for j in range(M)]
+    whole = shift_mean_risk_gradient("rtfa", gamma=gam, sigma=sigma, r=r, weights=p,
+                                     spectra=spectra, tuning=lam)
+    monkeypatch.setattr(kappa, "_BLOCK", 1)
+    split = shift_mean_risk_gradient("rtfa", gamma=gam, sigma=sigma, r=r, weights=p,
+                                     spectra=spectra, tuning=lam)
+    for a, b in zip(whole, split):
+        np.testing.assert_allclose(b, a, rtol=1e-13, atol=0)
+
+
 def test_errors():
     gam, r, sigma, p, _ = _clients(3)
     with pytest.raises(ValueError, match="pfedme"):

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients.identity import check_pooled
 from riskcalc.linear.finite_clients.shift import evaluate, global_point
@@ -98,7 +99,7 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
     ValueError
         For a method outside ``METHODS``, RTFA without ``tuning``, or pooled N <= d.
     SolverError
-        If a fixed point does not converge or is unstable.
+        If a fixed point does not converge or is unstable, or the result is not finite.
     """
     if method not in METHODS:
         raise ValueError(f"gradients under covariate shift are implemented for "
@@ -151,4 +152,8 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
         if method == "rtfa":
             # Target i's risk depends on its own lam_i alone (the global model has no lam).
             grad_lam = u * step("lam", 1.0)[0]
+    if not (np.isfinite(mean) and np.all(np.isfinite(grad))
+            and (grad_lam is None or np.all(np.isfinite(grad_lam)))):
+        raise SolverError("covariate shift: the mean risk or its gradient is not finite (inputs "
+                          "beyond floating-point range)")
     return mean, grad, grad_lam
