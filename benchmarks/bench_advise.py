@@ -217,6 +217,8 @@ CASES = {
     "shift10": (10, SHIFT_TYPES, None),
     "shift30": (30, SHIFT_TYPES, None),
     "shift60": (60, SHIFT_TYPES, None),
+    # shift1000's clients, the pipelines with exact gradients under shift only.
+    "shift1000fr": (1000, SHIFT_TYPES, "fedavg,ftfa,rtfa"),
 }
 GOALS = {"het5": 1.0, "het100": 5.0, "het1000": 30.0, "het10000": 60.0, "shift1000": 30.0}
 PINNED = ("het5", "het100", "het1000", "het10000", "shift1000")

@@ -17,18 +17,18 @@ variance terms) and as another client's (p_oth_j: om_j, rho_j and the coefficien
 (targets x clients) sums). At fixed globals, target i's own terms depend on p_self_i alone
 and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 
-0. the (targets x clients) sum, target t's sum_j term_tj with term_tj a closed form in the
+1. the (targets x clients) sum, target t's sum_j term_tj with term_tj a closed form in the
    column's (alpha_j, beta_j, delta_j) and the target's (a, b, c, e)_(t, t(j))
    (``shift.evaluate``), is linearized once at the real point: its partials in every target's
    4 T numbers and the u-weighted sums over the targets of its partials in every column's 3
    (``shift._pair_partials``, u_t = 1/M). The complex steps below then cost O(M): the sum's
    imaginary part is the partials times the imaginary parts of its arguments;
-1. d_self_i = dmean/dp_self_i: one complex step moving every p_self at once (target i's
+2. d_self_i = dmean/dp_self_i: one complex step moving every p_self at once (target i's
    risk sees only its own);
-2. d_oth_j = dmean/dp_oth_j: one complex step moving every p_oth (column j's arguments
+3. d_oth_j = dmean/dp_oth_j: one complex step moving every p_oth (column j's arguments
    move with p_oth_j alone), contracted with the columns' partials;
-3. a_g, a_wt, a_rho = dmean/d(g_t, wt_t, rho_t) at fixed p: one complex step each (3 T);
-4. the globals follow p: wt_t and rho_t explicitly (dom_l/dp_l = (om_l / p_l)^2,
+4. a_g, a_wt, a_rho = dmean/d(g_t, wt_t, rho_t) at fixed p: one complex step each (3 T);
+5. the globals follow p: wt_t and rho_t explicitly (dom_l/dp_l = (om_l / p_l)^2,
    dom_l/dg = -gamma_l om_l^2), and g through its fixed point E(g, p) = g - phi(wt(p, g)) = 0,
    phi_t = tau(Sigma_t Abar^-1), Abar = sum_u wt_u Sigma_u: dE/dg = I - Tbar diag(rho)
    (``shift.global_point``'s Newton matrix), dE_t/dp_j = Tbar_(t, t(j)) (om_j / p_j)^2. With
@@ -38,7 +38,7 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
        dmean/dp_j = d_self_j + d_oth_j
                     + (om_j / p_j)^2 [a_wt + 2 gamma_j om_j a_rho - Tbar lambda]_(t(j));
 
-5. RTFA: dmean/dlam_i, one complex step moving every lam (target i's risk depends on its own
+6. RTFA: dmean/dlam_i, one complex step moving every lam (target i's risk depends on its own
    lam_i alone: the global model has none), through R = (S_i / lam_i + 1)^-1 in its chains
    and its own ridge variance (``shift._target_chains``).
 
@@ -48,7 +48,8 @@ roots and resolvent chains, which follow the step by their tangents (``shift._ta
 one Newton step of the root's equation in complex arithmetic; the chains' derivatives as
 longer chains). p is free here (the limits' formulas at unnormalized weights), as in
 ``finite_clients.gradient`` (Sigma = I), whose route this mirrors.
-Checks (tests): central differences of ``clients_limit``'s mean risk under shift.
+Checks (tests): fourth-order central differences of the limits at free weights and in the
+penalties; Sigma_j = c I for every client against ``finite_clients.gradient`` (closed forms).
 """
 
 from __future__ import annotations
