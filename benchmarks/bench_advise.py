@@ -210,7 +210,8 @@ script (AMD EPYC, 2 cores shared, load average 4-10: every figure inflated)::
 
 Whole-process CPU (user + system of the finished child), the two commands alternating A B A
 B, medians and the ratio taken pair by pair (load ~10): shift10 13.45 s against 14.49 s over 3
-pairs, ratio 0.92 (0.72-1.08); shift30 SHIFT30_FARM.
+pairs, ratio 0.92 (0.72-1.08); shift30 41.7 s against 55.1 s over 2 pairs, ratio 0.76
+(0.73-0.78; 4.9 s of system time in each: glibc's memory trimming, see the ninth round).
 Per pipeline at 1000 clients in one process (load 3-4): FedAvg 16.5 s, FTFA 21.1 s, RTFA 55.9
 s (its penalty searches, 381 evaluations, ~19 s of it); the optimal weights took 108 / 107 /
 169 gradient calls of 0.15 / 0.19 / 0.22 s, where one evaluation of the limits takes 0.032-0.034
