@@ -189,6 +189,37 @@ clients under shift (load ~15): FedAvg 0.002 / 0.032 s, FTFA 0.004 / 0.03-0.075,
 M + 1 evaluations per finite-difference gradient for up to 300 iterations (estimate 2.9 days,
 was 135 with the iteration cap left out of the model; MAML-FL 1.4 of them).
 
+Tenth round, 2026-11-27 (covariate shift: exact gradients of the mean risk in the weights, and
+in RTFA's penalties, for FedAvg, FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``;
+MAML-FL and pFedMe still take finite differences), against f330a46, A and B in one run of this
+script (AMD EPYC, 2 cores shared, load average 4-10: every figure inflated)::
+
+    case         new CPU    f330a46 CPU   numbers
+    shift10      13.0 s     13.0 s        every risk at fixed weights bit-identical; optimal
+                 (estimated               means lower: FedAvg -2.0e-14, FTFA -5.5e-14, RTFA
+                 22.4 s)                  -9.7e-14 relative (MAML-FL, pFedMe: the same route,
+                                          equal); same advice (RTFA, optimal weights)
+    shift30      39.6 s     64.1 s        (ratio 1.6x) risks at fixed weights within 3.7e-14
+                 (estimated               (RTFA with sample weights: the warm-started roots'
+                 77.4 s)                  last bits); optimal means lower: FedAvg -4.0e-14,
+                                          FTFA -8.7e-14, RTFA -1.2e-14; same advice
+    shift1000    refused    refused       estimate 1.75 days (was 2.9): MAML-FL 1.38 days and
+                                          pFedMe 8.8 h of it (finite differences)
+    shift1000fr  104 s      not run       FedAvg, FTFA, RTFA only (estimated 220 s; f330a46's
+                                          estimate 27.5 h: FedAvg 12.8, FTFA 7.3, RTFA 7.4)
+
+Whole-process CPU (user + system of the finished child), the two commands alternating A B A
+B, medians and the ratio taken pair by pair (load ~10): shift10 13.45 s against 14.49 s over 3
+pairs, ratio 0.92 (0.72-1.08); shift30 41.7 s against 55.1 s over 2 pairs, ratio 0.76
+(0.73-0.78; 4.9 s of system time in each: glibc's memory trimming, see the ninth round).
+Per pipeline at 1000 clients in one process (load 3-4): FedAvg 16.5 s, FTFA 21.1 s, RTFA 55.9
+s (its penalty searches, 381 evaluations, ~19 s of it); the optimal weights took 108 / 107 /
+169 gradient calls of 0.15 / 0.19 / 0.22 s, where one evaluation of the limits takes 0.032-0.034
+s and a finite-difference gradient M + 1 = 1001 of them (~33 s). At 10 clients the two routes
+cost the same (one O(M^2) pass and 3 T + 2 or 3 O(M) passes against M + 1 = 11 evaluations),
+hence shift10 unchanged; from 30 clients on the exact route wins, and the rest of shift30's
+time is MAML-FL's and pFedMe's finite differences and RTFA's penalty searches.
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.
@@ -217,6 +248,8 @@ CASES = {
     "shift10": (10, SHIFT_TYPES, None),
     "shift30": (30, SHIFT_TYPES, None),
     "shift60": (60, SHIFT_TYPES, None),
+    # shift1000's clients, the pipelines with exact gradients under shift only.
+    "shift1000fr": (1000, SHIFT_TYPES, "fedavg,ftfa,rtfa"),
 }
 GOALS = {"het5": 1.0, "het100": 5.0, "het1000": 30.0, "het10000": 60.0, "shift1000": 30.0}
 PINNED = ("het5", "het100", "het1000", "het10000", "shift1000")

@@ -9,7 +9,8 @@ measured time), times ``SAFETY``:
   clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at most
   ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the long
   side is the small federations, where a + b M is mostly a).
-* A covariance spectrum or covariate shift (finite-difference optimal weights): the number
+* A covariance spectrum, and MAML-FL and pFedMe under covariate shift (finite-difference
+  optimal weights; FedAvg, FTFA and RTFA under shift until 2026-11-27): the number
   of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
   a + b M + c M^2 per route and method. Evaluations: the tuning's (RTFA's penalty grid of
   81 points and ~46 golden-section points, one evaluation per point under these routes, for
@@ -36,6 +37,17 @@ measured time), times ``SAFETY``:
   0.26 s at 10 / 30 / 100 / 300 / 1000 clients under shift (a first one, from alpha = 0,
   0.016-0.49 s), the same with one two-point spectrum (0.005 / 0.035 / 0.26 s at 10 / 100 /
   1000; it was 0.024 / 0.43 s at 10 / 100): refitted as (5e-3, 2.6e-4) for both.
+* Covariate shift, FedAvg, FTFA and RTFA (exact gradients of the mean risk in the weights and
+  RTFA's penalties, ``riskcalc.linear.finite_clients.shift_gradient``, 2026-11-27): the tuning's
+  evaluations as above, then the optimal weights' gradient calls (``SHIFT_GRADIENT_CALLS``:
+  a + b M, at most a cap) times the seconds of one gradient
+  (``SHIFT_GRADIENT``, a + b M + c M^2: one O(M^2) pass and 3 T + 2 or 3 of O(M), T = 3
+  types). Measured (one thread, load 3-4): gradient calls FedAvg 20 / 45 / 140 / 108, FTFA
+  29 / 48 / 96 / 107, RTFA 113 / 210 / 209 / 169 at 10 / 30 / 100 / 1000 clients (SLSQP or
+  ``simplex_newton`` up to 300 variables, L-BFGS-B beyond and for RTFA); seconds per gradient
+  FedAvg 0.005 / 0.009 / 0.15, FTFA 0.023 / 0.025 / 0.19, RTFA 0.029 / 0.033 / 0.22 at 10 /
+  100 / 1000 clients. Whole pipelines at 1000 clients: FedAvg 16.5 s, FTFA 21.1 s, RTFA
+  55.9 s (its penalty searches ~19 s of it); estimated 47 / 58 / 115 s.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
@@ -66,6 +78,12 @@ EVAL = {
               "rtfa": (9e-3, 5e-5, 0.0), "maml_fl": (5e-3, 2.6e-4, 0.0),
               "pfedme": (0.02, 5e-5, 0.0)},
 }
+#: Covariate shift, exact gradients (module docstring): seconds of one gradient, (a, b, c)
+#: for a + b M + c M^2, and the optimizer's gradient calls, (a, b, cap) for min(cap, a + b M).
+SHIFT_GRADIENT = {"fedavg": (5e-3, 3e-5, 1.2e-7), "ftfa": (0.022, 3e-5, 1.4e-7),
+                  "rtfa": (0.028, 3e-5, 1.6e-7)}
+SHIFT_GRADIENT_CALLS = {"fedavg": (15, 1.3, 200), "ftfa": (15, 1.3, 200),
+                        "rtfa": (110, 3.0, 250)}
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
 #: method at fixed tuning), (a, b) for a + b M, M distinct clients; "general": a spectrum or
 #: covariate shift. Measured (process CPU, one BLAS thread): MAML-FL under a two-point spectrum
@@ -127,6 +145,13 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
             slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
             out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
+        elif route == "shift" and method in SHIFT_GRADIENT:
+            a, b, c = EVAL[route][method]
+            seconds = TUNING_EVALS[method] * (a + b * m + c * m * m)
+            a, b, cap = SHIFT_GRADIENT_CALLS[method]
+            calls = min(cap, a + b * m)
+            a, b, c = SHIFT_GRADIENT[method]
+            out[method] = seconds + calls * (a + b * m + c * m * m)
         else:
             a, b, c = EVAL[route][method]
             extra = {"maml_fl": 1, "pfedme": 1, "rtfa": 1}.get(method, 0)

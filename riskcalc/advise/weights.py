@@ -10,10 +10,11 @@ the best of the starting points given (the sample and uniform weights with their
 parameters). The result is the best point found, so it is never worse than a start.
 
 Gradients: where the limits have an exact gradient (Sigma = I,
-``riskcalc.linear.finite_clients.gradient``) the optimizer is given it, and each step costs a
-few evaluations of the limits instead of the M + 1 of finite differences. p is parametrized by
-positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz = (grad_p F - (p .
-grad_p F)) / sum z. Up to ``NEWTON_MAX`` variables the optimizer is
+``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
+``riskcalc.linear.finite_clients.shift_gradient``) the optimizer is given it, and each step
+costs a few evaluations of the limits instead of the M + 1 of finite differences. p is
+parametrized by positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz =
+(grad_p F - (p . grad_p F)) / sum z. Up to ``NEWTON_MAX`` variables the optimizer is
 ``riskcalc.advise.simplex_newton`` (SLSQP's method written for these constraints, so that a
 small federation's advice does not import scipy.optimize: 0.35-0.45 s of a 5-client command's
 ~1.3 s of CPU); beyond, scipy's SLSQP. Beyond ``SLSQP_MAX`` variables SLSQP's dense quadratic

@@ -220,9 +220,55 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     w, sv = joint.weights, joint.values
     T = sv.shape[0]
     p = client_weights(gam, count, weights)
-    g, om, abar, tbar, rho_tot = global_point(gam, p, count, typ, w, sv)
-    rho_l = gam * om ** 2
+    g, om, _, _, rho_tot = global_point(gam, p, count, typ, w, sv)
     wt_tot = np.bincount(typ, count * om, minlength=T)
+    return evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p, p, g, wt_tot,
+                    rho_tot)[:2]
+
+
+def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, g, wt_tot,
+             rho_tot, pairs=None, memo=None):
+    """``shift_group_limits`` from the global point, each input a free variable (the
+    exact gradients of ``finite_clients.shift_gradient``): the targets' own weights
+    ``p_self`` (groups,), the other clients' ``p_oth`` (groups,), RTFA's ``lam`` (groups,),
+    and per type g_t, the sums ``wt_tot`` = sum_l count_l om_l and ``rho_tot`` = sum_l count_l
+    gamma_l om_l^2 (T,), om_l = p_l / (1 + gamma_l p_l g_(t(l))). At the global point with
+    p_self = p_oth = p these are ``shift_group_limits``' numbers. Complex-safe: every step but
+    the diagonal roots and the resolvent chains is arithmetic, and those follow a complex step
+    by their tangents (``_target_chains``).
+
+    Target t's risk is its own terms plus sum_j others_tj term_tj over the other groups j,
+    term_tj = alpha_j c_tu + (beta_j - alpha_j delta_j e_tu) a_tu / (1 + delta_j b_tu), u the
+    type of j: per group alpha_j = r_j^2 om_j^2, beta_j = r_j^2 kap_j + sigma_j^2 p_j gamma_j
+    vco_j, delta_j = gamma_j om_j^2 ("columns"), per target and type (a, b, c, e) = (F1, at1,
+    f2a2, at2) (the code's names). This (targets x groups) sum is the O(M^2) part.
+
+    Parameters
+    ----------
+    pairs : None, ndarray (len(tgt),) or dict
+        None: the limits. Weights u of the targets (real inputs): the limits and the partial
+        derivatives of sum_t u_t (target t's other-client terms) (``_pair_partials``): per
+        target and type in (a, b, c, e), per group in the columns. Those partials (a complex
+        step): the (targets x groups) sum replaced by its linearization at the real point,
+        so that only the imaginary parts of the results are meaningful (exact derivatives, the
+        columns' part left to the caller), at O(M) cost instead of O(M^2).
+    memo : dict, optional
+        The targets' roots and chains at the real parts of the inputs, kept for the next
+        call at the same real parts (the complex steps of one gradient).
+
+    Returns
+    -------
+    bias, variance : ndarray (len(tgt),)
+    extra : None, the partials (dict), or the columns (alpha, beta, delta) per group
+    """
+    w, sv = joint.weights, joint.values
+    T = sv.shape[0]
+    groups = np.arange(gam.size)
+    om = p_oth / (1.0 + gam * p_oth * g[typ])
+    om_self = p_self / (1.0 + gam * p_self * g[typ])
+    abar = wt_tot @ sv
+    tbar = (sv / abar ** 2 * w) @ sv.T
+    rho_l, rho_self = gam * om ** 2, gam * om_self ** 2
     # Other clients, first level (module docstring): T'_j and tau(Sigma_j K_j a^2 K_j), from
     # E_D[K_j Z K_j] with rho minus client j.
     z2bar = (sv / abar ** 2 * w) @ (sv ** 2).T                 # tau(Sigma_u Sigma_t^2 Abar^-2)
@@ -236,7 +282,7 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     t1j, tk3 = _others(F1[typ], np.diag(A1)[typ], f2a2[typ], np.diag(A2)[typ], rho_l)
     zj = sv[typ] @ w - 2 * om * ((sv ** 2 / abar) @ w)[typ] + om ** 2 * tk3
     den_j = 1.0 - rho_l * t1j
-    if not np.all(den_j > 0):
+    if not np.all(den_j.real > 0):
         raise SolverError("covariate shift: a client's subordination derivative is not "
                           "positive; the pooled problem is too close to N = d")
     kap = rho_l * zj / den_j                                   # bias coefficient of K_j Sigma_j K_j
@@ -245,9 +291,15 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     if method != "fedavg":
         for t in np.unique(typ[tgt]):
             sel = typ[tgt] == t
-            own[sel] = own_variance(gam[tgt[sel]], lam[tgt[sel]] if method == "rtfa"
-                                    else 0 * lam[tgt[sel]], joint.marginal(t))
-    bias, var = np.empty(tgt.size), np.empty(tgt.size)
+            own[sel] = own_variance(gam[tgt[sel]], np.real(lam[tgt[sel]]) if method == "rtfa"
+                                    else 0 * np.real(lam[tgt[sel]]), joint.marginal(t))
+    out = np.result_type(p_self, p_oth, g, wt_tot, rho_tot, lam)
+    bias, var = np.empty(tgt.size, out), np.empty(tgt.size, out)
+    linear = isinstance(pairs, dict)
+    cols = (r ** 2 * om ** 2, r ** 2 * kap + sigma ** 2 * p_oth * gam * vco, rho_l)
+    partials = None
+    if pairs is not None and not linear:
+        partials = {"targets": np.zeros((4, tgt.size, T)), "columns": np.zeros((3, gam.size))}
     # Targets in type order (R's roots are solved per type), the chains and the T x T
     # algebra in one batch (many small calls are slow: Python and LAPACK overhead).
     order = np.argsort(typ[tgt], kind="stable")
@@ -255,9 +307,10 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
         k = order[blk]
         i = tgt[k]
         own_type = np.arange(T) == typ[i, None]             # (targets, T)
-        wb = wt_tot - om[i, None] * own_type                # Omega's coefficients per type
-        rho_b = rho_tot - rho_l[i, None] * own_type
-        ch = _target_chains(method, gam[i], lam[i], p[i], wb, typ[i], w, sv, g, abar)
+        wb = wt_tot - om_self[i, None] * own_type           # Omega's coefficients per type
+        rho_b = rho_tot - rho_self[i, None] * own_type
+        ch = _target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar,
+                            None if memo is None else memo.setdefault(blk.start, {}))
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]
         zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
@@ -273,20 +326,44 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
         at1, at2 = np.diagonal(A1, axis1=1, axis2=2), np.diagonal(A2, axis1=1, axis2=2)
         b_own = ch["fO2"] + np.einsum("bu,bu->b", rho_b * fS, yb)
         v_own = ch["t3"] - np.einsum("bv,bv->b", wb, fS) + np.einsum("bu,bu->b", rho_b * fS, ya)
-        # Other clients j (columns), second level: rho_b minus client j.
-        psi1, psi2 = _others(F1[:, typ], at1[:, typ], f2a2[:, typ], at2[:, typ], rho_l)
-        others = count - (groups == i[:, None])
-        per_b = r ** 2 * (om ** 2 * psi2 + kap * psi1)
-        per_v = sigma ** 2 * p * gam * vco * psi1
-        bias[k] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
+        own_k = own[k] if ch["own"] is None else own[k] + 1j * ch["own"]
         with np.errstate(invalid="ignore"):
             own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
-                own[k] + 2 * p[i] * gam[i] * ch["t4"] + p[i] * gam[i] * v_own))
+                own_k + 2 * p_self[i] * gam[i] * ch["t4"] + p_self[i] * gam[i] * v_own))
+        others = count - (groups == i[:, None])
+        if linear:
+            x = np.stack([F1, at1, f2a2, at2])
+            bias[k] = r[i] ** 2 * b_own + np.einsum("qbu,qbu->b", pairs["targets"][:, k], x)
+            var[k] = own_v
+            continue
+        # Other clients j (columns), second level: rho_b minus client j.
+        psi1, psi2 = _others(F1[:, typ], at1[:, typ], f2a2[:, typ], at2[:, typ], rho_l)
+        per_b = r ** 2 * (om ** 2 * psi2 + kap * psi1)
+        per_v = sigma ** 2 * p_oth * gam * vco * psi1
+        bias[k] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
         var[k] = own_v + np.einsum("tj,tj->t", others, per_v)
-    return bias, var
+        if partials is not None:
+            _pair_partials(partials, k, others, pairs[k], (F1, at1, f2a2, at2), cols, typ, T)
+    return bias, var, (cols if linear else partials)
 
 
-def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
+def _pair_partials(partials, k, others, u, x, cols, typ, T):
+    """The partial derivatives of target t's sum_j others_tj term_tj (``evaluate``'s
+    docstring) in its (a, b, c, e) (rows k), and of sum_t u_t (that sum) in the columns
+    (alpha, beta, delta), added."""
+    a, b, c, e = (v[:, typ] for v in x)
+    alpha, beta, delta = cols
+    den = 1.0 + delta * b
+    q = a / den
+    m = beta - alpha * delta * e
+    onehot = typ[:, None] == np.arange(T)
+    d_x = (m / den, -m * q * delta / den, np.broadcast_to(alpha, a.shape), -alpha * delta * q)
+    partials["targets"][:, k] = [(others * d) @ onehot for d in d_x]
+    d_cols = (c - delta * e * q, q, -alpha * e * q - m * q * b / den)
+    partials["columns"] += [u @ (others * d) for d in d_cols]
+
+
+def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     """The target chains of the module docstring for targets of types ``types`` (arrays over
     targets): T_uv = tau(Sigma_u K Sigma_v K), Z2_ut = tau(Sigma_u K Sigma_t^2 K), Y_u =
     tau(Sigma_u K Omega^2 K), SOK_u = tau(Sigma_u Omega K), and with F = R Sigma_i R: fS_u =
@@ -300,18 +377,33 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
     tau(F K M K) = tau(K R Sigma_i R K M) is one ``chain_vectors`` functional for every M.
     Every type in one batch (each target's own eigenvalues s = sv[type] on the joint atoms:
     per-point atoms of ``resolvent_chain``), but R's roots, which are solved per type on the
-    type's merged atoms."""
+    type's merged atoms.
+
+    Complex p and wb (a complex step, ``evaluate``): the root c and the chains are solved at
+    the real parts and follow by their tangents, c by one Newton step of its equation in
+    complex arithmetic (``_root_tangent``), a chain through dK = -e K + K D K (K's
+    derivative: K S K = (K - K Omega K) / p), e = dp / p, D = e Omega - dOmega, so that
+    d tau(... K ...) is -e times it plus the chain with K D K in K's place: chains with one
+    more block and diagonal middles, as exact as the chains themselves. Complex lam (RTFA):
+    R = (S / lam + 1)^-1 follows by dR = e (R - R R), e = dlam / lam ((S / lam) R = I - R),
+    and "own" is the imaginary part of the target's own ridge variance (``evaluate``) by the
+    same chains (docstring of the code below)."""
     B, T = gamma.size, sv.shape[0]
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    c = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w, 1.0 / p,
-                   omega)
+    memo = {} if memo is None else memo                       # ``evaluate``'s
+    if "c" not in memo:
+        memo["c"] = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w,
+                               1.0 / np.real(p), np.real(omega))
+    c = c_real = memo["c"]
+    if np.iscomplexobj(p) or np.iscomplexobj(omega):
+        c = c + 1j * _root_tangent(gamma, s, w, 1.0 / p, omega, c)
     q2 = 1.0 / (c[:, None] * s + omega) ** 2
     slope = gamma * c ** 2 * ((s * s * q2) @ w)
-    if not np.all(slope < 1):
+    if not np.all(slope.real < 1):
         raise SolverError("covariate shift: a target's two-resolvent fixed point is unstable "
-                          f"(slope {np.max(slope):g} >= 1)")
+                          f"(slope {np.max(slope.real):g} >= 1)")
     beta = (gamma * c ** 2 / (1.0 - slope))[:, None]
     a, u = w * q2, w * s * q2                                  # (B, K)
     us, us2 = u @ sv.T, u @ (sv ** 2).T                        # <s q^2 Sigma_u>, <.. Sigma_t^2>
@@ -320,7 +412,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
            "Z2": asv @ (sv ** 2).T + beta[..., None] * us[:, :, None] * us2[:, None, :],
            "Y": (a * omega ** 2) @ sv.T + beta * us * ((u * omega ** 2).sum(1))[:, None],
            # tau(Sigma_u Omega K) = tau(Sigma_u Omega Abar^-1), since E_D[K] = Abar^-1.
-           "SOK": (omega / abar) @ (sv * w).T}
+           "SOK": (omega / abar) @ (sv * w).T,
+           "own": None}                                         # RTFA: own's tangent
     if method == "fedavg":
         rows = np.arange(B)
         out["fS"], out["fS2"] = out["T"][rows, :, types], out["Z2"][rows, types]
@@ -333,7 +426,7 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
     if live.size == 0:
         return out
     n = live.size
-    eta_r = np.zeros(n) if method == "ftfa" else lam[live]
+    eta_r = np.zeros(n) if method == "ftfa" else np.real(lam[live])
     # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
     # merged atoms (2 for a two-point target, however many joint atoms the others add).
     root_r = np.empty(n)
@@ -345,8 +438,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
             ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
             lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
                                w_t, e_t, np.ones((g_t.size, ms.size))))
-    sl = s[live]
-    blocks = {"K": (1.0 / p[live], omega[live], c[live]),
+    sl, pl, om_l = s[live], p[live], omega[live]
+    blocks = {"K": (1.0 / np.real(pl), np.real(om_l), c_real[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
 
     def run(parts, vector):
@@ -355,9 +448,49 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar):
         fun = chain_vectors if vector else chain_traces
         return fun(gamma[live], sl, w, eta, shift, mids, root)
 
-    phi = run([("K", one[live]), ("R", sl), ("R", one[live]), ("K", one[live])], True)
+    K1, R1, Rs = ("K", one[live]), ("R", one[live]), ("R", sl)
+    if "chains" not in memo:
+        memo["chains"] = (run([K1, Rs, R1, K1], True), run([K1, Rs, R1], False),
+                          run([K1, Rs], False))
+    phi, t3, t_rs = memo["chains"]
+    # The tangents (docstring; the imaginary parts are the step's size times them).
+    dphi, dt3, dt_rs = 0.0, 0.0, 0.0
+    if np.iscomplexobj(pl) or np.iscomplexobj(om_l):
+        e = np.imag(pl) / np.real(pl)
+        KD = ("K", e[:, None] * np.real(om_l) - np.imag(om_l))
+        dphi = (-2 * e[:, None] * phi + run([KD, K1, Rs, R1, K1], True)
+                + run([K1, Rs, R1, KD, K1], True))
+        dt3 = -e * t3 + run([KD, K1, Rs, R1], False)
+        dt_rs = -e * t_rs + run([KD, K1, Rs], False)
+    if method == "rtfa" and np.iscomplexobj(lam):
+        # dQ_R = e (Q_R - Q_R Q_R), e = dlam / lam: each R once doubled (docstring).
+        e = np.imag(lam[live]) / eta_r
+        dphi = dphi + e[:, None] * (2 * phi - run([K1, R1, Rs, R1, K1], True)
+                                    - run([K1, Rs, R1, R1, K1], True))
+        dt3 = dt3 + e * (2 * t3 - run([K1, R1, Rs, R1], False) - run([K1, Rs, R1, R1], False))
+        dt_rs = dt_rs + e * (t_rs - run([K1, R1, Rs], False))
+        # The own ridge variance gamma tau(Sigma S (S + lam)^-2) = (gamma / lam) (tau(Q_R
+        # Sigma) - tau(Q_R^2 Sigma)): its lam-derivative -2 gamma tau(Sigma S (S + lam)^-3) =
+        # -2 gamma / lam^2 (tau(Q_R^2 Sigma) - tau(Q_R^3 Sigma)).
+        out["own"] = np.zeros(B)
+        out["own"][live] = -2 * gamma[live] * e / eta_r * (
+            run([R1, Rs], False) - run([R1, R1, Rs], False))
+    if np.iscomplexobj(pl) or np.iscomplexobj(om_l) or out["own"] is not None:
+        phi, t3, t_rs = phi + 1j * dphi, t3 + 1j * dt3, t_rs + 1j * dt_rs
+    for name in ("fS", "fS2", "fO2", "t3", "t4"):
+        out[name] = out[name].astype(phi.dtype)
     out["fS"][live], out["fS2"][live] = phi @ sv.T, phi @ (sv ** 2).T
-    out["fO2"][live] = (phi * omega[live] ** 2).sum(1)
-    out["t3"][live] = run([("K", one[live]), ("R", sl), ("R", one[live])], False)
-    out["t4"][live] = run([("K", one[live]), ("R", sl)], False) - out["t3"][live]
+    out["fO2"][live] = (phi * om_l ** 2).sum(1)
+    out["t3"][live] = t3
+    out["t4"][live] = t_rs - t3
     return out
+
+
+def _root_tangent(gamma, s, w, eta, omega, c):
+    """The imaginary part of the diagonal root c of eta c + gamma <c s / (c s + Omega)> = 1
+    (``resolvent_chain.diagonal_roots``) at complex eta, Omega, c the real parts' root: one
+    Newton step, -Im f(c) / f'(c) (f real at the real parts, so exact to O(step^2))."""
+    f = c * eta + gamma * ((c[:, None] * s / (c[:, None] * s + omega)) @ w)
+    slope = np.real(eta) + gamma * ((s * np.real(omega) / (c[:, None] * s
+                                                          + np.real(omega)) ** 2) @ w)
+    return -np.imag(f) / slope
