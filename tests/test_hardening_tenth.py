@@ -224,6 +224,12 @@ def test_predict_names_its_options(extra, message, capsys):
     assert line.startswith(message), line
 
 
+def test_compare_along_the_rounds_names_reps(capsys):
+    line = _one_error_line("compare fedavg --gamma 0.5 --r 1 --sigma 0.5 --signal 1 --rounds 5 "
+                           "--local-steps 1 --local-step-size 0.1 --d 20 --reps 1".split(), capsys)
+    assert line.startswith("error: --reps must be an integer >= 2"), line
+
+
 # was: an extra array in the data file (w=..., weights the user meant to be used) was ignored.
 def test_estimate_refuses_unknown_arrays(tmp_path, capsys):
     rng = np.random.default_rng(0)
