@@ -3,7 +3,8 @@
 A figure is a module of this package that decorates one function with ``@register(ID, ...)``;
 the function takes a ``Context`` and returns an ``Output`` (a matplotlib figure, the ``Table``
 it was drawn from, and a ``Caption``). ``build`` writes ``ID.png``, ``ID.pdf``, ``ID.csv`` and
-``ID.txt`` (the caption) into the output directory (``formats``: the PNG or the PDF alone).
+``ID.txt`` (the caption) into the output directory (``formats``: the PNG or the PDF alone; an
+earlier build's other image is removed unless its CSV and caption were the same).
 
 Every plotted number comes from the table (figures draw with ``figures.style.draw_panel``,
 which reads the table), so the CSV is exactly the data behind the picture. Simulations run
@@ -295,7 +296,9 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
           cache_dir=None, n_jobs: int = 1, progress: bool = False,
           formats=IMAGE_FORMATS) -> Built:
     """Build figure ``fig_id`` into ``out_dir``: PNG, PDF, CSV and caption (TXT), written as a
-    set (staged, then renamed together).
+    set (staged, then renamed together). An image of a format not asked for, left by an earlier
+    build, stays only if that build wrote the same CSV and caption (``_stale_images``): the
+    folder never holds a picture of other data than the CSV beside it.
 
     Parameters
     ----------
@@ -340,8 +343,13 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
                 result.figure.savefig(staged["pdf"])
         result.table.write(staged["csv"])
         staged["txt"].write_text(result.text)
-        # The four files appear together, by renames once all are written: an interrupted
-        # build leaves the previous set (or none), never a PNG without its CSV and caption.
+        stale = _stale_images(files, staged, formats)
+        # The stale images leave first (moved into the staging folder, removed with it), then
+        # the four files appear together, by renames once all are written: an interrupted build
+        # leaves the previous set (or part of it, each file consistent with the others) or
+        # none, never a PNG without its CSV and caption nor an image of other data.
+        for path in stale:
+            os.replace(path, staging / f"stale.{path.name}")
         for ext in ("csv", "txt", "pdf", "png"):
             if ext in staged:
                 os.replace(staged[ext], files[ext])
@@ -350,3 +358,16 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
         shutil.rmtree(staging, ignore_errors=True)
     return Built(fig_id, {k: os.fspath(v) for k, v in files.items()},
                  time.perf_counter() - t0, result)
+
+
+def _stale_images(files, staged, formats) -> list:
+    """The images in the output folder of a format not asked for that no longer show the set's
+    data: kept when the previous build wrote the same CSV and caption byte for byte (a
+    ``--formats pdf`` after a ``--formats png`` build keeps the PNG), else removed (a full
+    build's PDF was left beside a new ``--formats png`` set drawn from other data)."""
+    others = [files["csv"].with_suffix(f".{ext}") for ext in IMAGE_FORMATS
+              if ext not in formats]
+    others = [path for path in others if path.is_file()]
+    same = all(files[ext].is_file() and files[ext].read_bytes() == staged[ext].read_bytes()
+               for ext in ("csv", "txt"))
+    return [] if same else others

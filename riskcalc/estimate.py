@@ -275,7 +275,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     np.add.at(xty, cell, X * y[:, None])
     xty = xty.reshape(m, groups, d)
     yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
-    gram = np.stack([X[rank == g].T @ X[rank == g] for g in range(groups)])   # (G, d, d)
+    traces = _gram_traces(X, rank, groups)
     if route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     if route == "auto":
@@ -290,9 +290,9 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
             raise ValueError(f"the least-squares route needs every client's design of rank d "
                              f"= {d}; client {ids[bad[0]]} has rank {bad[1]} (a feature "
                              "constant within that client?); use route moments")
-    full = _point(xty.sum(1), yy.sum(1), size.sum(1), gram.sum(0))
+    full = _point(xty.sum(1), yy.sum(1), size.sum(1), traces(None), d)
     jack = [_point(xty.sum(1) - xty[:, g], yy.sum(1) - yy[:, g], size.sum(1) - size[:, g],
-                   gram.sum(0) - gram[g]) for g in range(groups)]
+                   traces(g), d) for g in range(groups)]
     dev = np.array([_flat(jk) for jk in jack])
     dev -= dev.mean(axis=0)
     cov = (groups - 1) / groups * dev.T @ dev                  # joint jackknife covariance
@@ -344,13 +344,36 @@ def _unflat(vec, m: int) -> dict:
     return out
 
 
-def _point(xty, yy, n, gram):
+def _gram_traces(X, rank, groups):
+    """``traces(g)``: tr S^k, k = 1, 2, 3, of S = X^T X / N over the rows outside group g
+    (None: all rows), N those rows' number. From the d x d Gram matrices of the groups, or,
+    with fewer rows than d, from the rows' N x N Gram X X^T (tr (X^T X)^k = tr (X X^T)^k):
+    d = 2000 with 30 rows took 22 s in d^3 products and 0.35 GB of d x d Grams."""
+    if X.shape[0] >= X.shape[1]:
+        gram = np.stack([X[rank == g].T @ X[rank == g] for g in range(groups)])  # (G, d, d)
+        total = gram.sum(0)
+
+        def matrix(g):
+            return total if g is None else total - gram[g]
+    else:
+        rows = X @ X.T
+
+        def matrix(g):
+            return rows if g is None else rows[np.ix_(rank != g, rank != g)]
+
+    def traces(g):
+        G = matrix(g)
+        N = X.shape[0] if g is None else int(np.sum(rank != g))
+        S = G / N
+        return np.trace(S), np.sum(S * S), np.sum(S * (S @ S))
+    return traces
+
+
+def _point(xty, yy, n, traces, d):
     """The estimates of the module docstring from per-client sums X_j^T y_j, ||y_j||^2, n_j
-    and the pooled Gram matrix X^T X."""
-    N, d = n.sum(), gram.shape[0]
-    S = gram / N
-    t1, t2 = np.trace(S), np.sum(S * S)
-    t3 = np.sum(S * (S @ S))
+    and ``traces`` = tr S^k, k = 1, 2, 3, of the pooled S = X^T X / N in dimension d."""
+    N = n.sum()
+    t1, t2, t3 = traces
     c = d / N
     m1 = t1 / d
     m2 = N ** 2 / ((N - 1) * (N + 2)) * (t2 - t1 ** 2 / N) / d

@@ -188,6 +188,11 @@ def load(path):
                 raise ValueError(f"--data {path}: missing array(s) {', '.join(missing)} (need X "
                                  f"(N x d), y (N,), client (N,); the file has "
                                  f"{', '.join(data.files) or 'none'})")
+            extra = [k for k in data.files if k not in ARRAYS]
+            if extra:           # was ignored silently (weights saved as w=... were not used)
+                raise ValueError(f"--data {path}: unknown array(s) {', '.join(extra)}: the "
+                                 "data are X (N x d), y (N,) and client (N,) only; save the "
+                                 "others elsewhere")
             return tuple(_array(path, data, k) for k in ARRAYS)
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"--data {path}: not a .npz file ({exc})") from None

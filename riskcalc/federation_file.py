@@ -45,7 +45,7 @@ import numpy as np
 from riskcalc._validate import MAX_INT, RANGES
 from riskcalc.json_strict import NonFinite, load
 from riskcalc.json_strict import kind as _kind
-from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps
+from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps, step_count
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
 
@@ -220,7 +220,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
         raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
                          "[...]}")
-    probe, seen = FederationFile(path, False, None, None, tuple(data), where), set()
+    probe, seen = FederationFile(path, False, None, None, tuple(data), where), {}
     clients = tuple(_client(probe, j, c, None, seen) for j, c in enumerate(data))
     return FederationFile(path, False, None, None, clients, where)
 
@@ -265,7 +265,7 @@ def _object(data, path, where):
                                     f"estimate), got {_kind(data[k])}")
     probe = FederationFile(path, True, d, signal, tuple(clients), where)
     base = os.path.dirname(os.path.abspath(path))
-    seen = set()
+    seen = {}
     out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
     names, dup = set(), None
     for c in out:
@@ -293,7 +293,8 @@ def _keys(probe, j, obj, allowed, what):
 
 def _client(probe, j, c, base, seen):
     """One client object, checked (``base``: the folder ``file:`` SPECs are relative to; None
-    for a bare list, whose SPECs keep their meaning; ``seen``: the SPECs checked already)."""
+    for a bare list, whose SPECs keep their meaning; ``seen``: the SPECs checked already,
+    ``_spec``'s)."""
     if not isinstance(c, dict):
         raise probe.error(j, f"must be an object, got {_kind(c)}")
     _keys(probe, j, c, CLIENT_KEYS, "client")
@@ -373,14 +374,22 @@ def _spec(probe, j, value, base, seen):
         value = "file:" + os.path.join(base, arg)
     if value in seen:
         return value
+    # seen: SPEC -> its number of steps, and None -> the most of them. The distinct spectra
+    # times the most steps bound the joint measure's size (``joint_spectrum.check_size``)
+    # before each is expanded: 100 distinct powerlaw:P,10000000 took 5 s each to check here.
+    from riskcalc.linear.engine.joint_spectrum import check_size
+
+    types = len(seen) - (None in seen) + 1
     try:
-        ordered_steps(value, probe.d)
+        check_size(types, max(seen.get(None, 1), step_count(value, probe.d) or 1))
+        _, values = ordered_steps(value, probe.d)
+        check_size(types, max(seen.get(None, 1), values.size))
     except ValueError as exc:
         text = str(exc)
         if probe.d is None and "powerlaw needs the number" in text:
             return value            # sized later, by the verb's --d
         raise probe.error(j, f"spectrum: {text}") from None
-    seen.add(value)
+    seen[value], seen[None] = values.size, max(seen.get(None, 1), values.size)
     return value
 
 

@@ -153,7 +153,11 @@ def parse_value(text: str):
             return [float(v) for v in text.split(",")]
         except ValueError:
             pass  # a list of names (``methods=a,b``), kept as text
-    return text
+    try:
+        value = float(text)     # nan, inf: a number, refused as not finite where it is checked
+    except ValueError:
+        return text
+    return value if not np.isfinite(value) else text
 
 
 def resolve(name: str, overrides: dict | None = None) -> dict:

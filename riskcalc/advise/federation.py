@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter, positive, positive_int
+from riskcalc._validate import parameter, positive, positive_int
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.spectrum import Spectrum
 
@@ -111,8 +111,9 @@ class Federation:
         path : str or path-like
         spectrum : str or Spectrum, optional
             The covariance of the clients that give no ``spectrum`` (default identity).
-        d : float, optional
-            A bare list's dimension (turns ``n`` into gamma = d / n); the object gives its own.
+        d : int, optional
+            A bare list's dimension (turns ``n`` into gamma = d / n), an integer >= 1 as the
+            file's own ``d`` and ``advise --d``; the object gives its own.
 
         Raises
         ------
@@ -230,7 +231,9 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         raise ValueError('the federation must be a list of client objects {"gamma": G, "r": R, '
                          '"sigma": S}')
     if d is not None:
-        d = float(as_array("d", d, low=0.0, low_open=True))
+        # A dimension: an integer, as a file's "d" and advise --d (d=True was read as 1 and a
+        # float such as 5.5 taken).
+        d = positive_int("d", d)
     gam = []
     for k, c in enumerate(clients):
         extra = sorted(set(c) - set(CLIENT_KEYS))
@@ -255,12 +258,12 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
     if (not any(isinstance(s, Spectrum) for s in given)
             and len({s.strip().lower() for s in texts}) > 1):
         # Different SPECs: covariate shift (a client without one has Sigma = I).
-        cov = {"spectra": texts, "d": None if d is None else positive_int("d", d)}
+        cov = {"spectra": texts, "d": d}
     else:
         parsed = {}                          # each distinct SPEC parsed once (M may be 10^5)
         for s in given:
             if isinstance(s, str) and s not in parsed:
-                parsed[s] = Spectrum.parse(s, d=None if d is None else int(d))
+                parsed[s] = Spectrum.parse(s, d=d)
         cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
@@ -271,13 +274,18 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
     """A Federation from a checked ``riskcalc.federation_file.FederationFile`` (ALL clients);
     ``spectrum`` for the clients that give none, ``d`` for a bare list's ``n``. Errors name
     the file (and the client where there is one)."""
+    if d is not None:
+        try:
+            d = positive_int("d", d)        # d=True was compared with the file's d as 1
+        except ValueError as exc:
+            raise ValueError(f"{ff.where}: {exc}") from None
     if not ff.versioned:
         try:
             return from_clients([dict(c) for c in ff.clients], d=d, spectrum=spectrum)
         except ValueError as exc:
             raise ValueError(f"{ff.where}: {exc}") from None
-    if d is not None and ff.d is not None and float(d) != ff.d:
-        raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {d:g} another")
+    if d is not None and ff.d is not None and d != ff.d:
+        raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {d} another")
     why = "the linear model needs it"
     gamma, r, sigma = ff.gammas(), ff.column("r", why), ff.column("sigma", why)
     clients = [{"gamma": g, "r": rj, "sigma": s} for g, rj, s in zip(gamma, r, sigma)]

@@ -127,10 +127,15 @@ def _check_d(args, ff, option, family) -> None:
 
 
 def require_d(args) -> None:
-    """``compare``/``sweep``: --d is required unless a federation file gives d."""
+    """``compare``/``sweep``: --d is required unless a federation file gives d, and is >= 2
+    in every family (as ``check`` and the logistic simulations: the linear ``compare --d 1``
+    simulated a 1-dimensional problem where the others refuse it)."""
+    from riskcalc._validate import positive_int
+
     if args.d is None:
         raise ValueError("the following arguments are required: --d (or a federation file "
                          'with "d")')
+    positive_int("--d", args.d, minimum=2)
 
 
 def _linear(args, ff, gammas, specs, order, t, fill):

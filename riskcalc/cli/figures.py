@@ -3,7 +3,9 @@
 ``--list`` prints every figure id with its source, then the papers' figures that cannot be
 regenerated here and why. ``ID...`` or ``--all`` builds figures into ``--out DIR``; ``--quick``
 shrinks grids and replicates; ``--formats png`` (or ``pdf``) writes that image alone with the CSV
-and the caption (the PDF, fonts embedded, costs about 0.5 s a figure). Simulations are cached in
+and the caption (the PDF, fonts embedded, costs about 0.5 s a figure); an earlier build's other
+image is removed with the new set unless that build wrote the same CSV and caption (so no
+picture of other data stays beside the CSV). Simulations are cached in
 ``DIR/.cache`` by parameters and seed, so a re-run only redraws.
 
 ``--max-minutes``: the build is estimated before it starts from each figure's recorded build
@@ -46,7 +48,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--formats", default="png,pdf", metavar="LIST",
                    help="images to write, png and/or pdf, comma-separated (default png,pdf; "
-                        "the CSV and the caption always)")
+                        "the CSV and the caption always; an earlier build's other image "
+                        "is removed unless its data and caption were the same)")
     guards.add_budget_option(p, stop="keeps the figures already built and the finished "
                                      "simulations (DIR/.cache)")
     p.set_defaults(func=run)

@@ -275,8 +275,16 @@ def linear_budget(args, setting, gamma, points: int) -> None:
 
 
 def predict_options(args) -> None:
-    """``predict``: ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
+    """``predict``: --clients and --step-size named as options; ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
     (expanded to d eigenvalues) only; every other SPEC ignores it."""
+    from riskcalc._validate import positive, positive_int
+
+    # The options' own names in their messages (was "clients must be ...", "step_size must
+    # lie in (0, inf)": the Python names of the values).
+    if getattr(args, "clients", None) is not None:
+        positive_int("--clients", args.clients)
+    if getattr(args, "step_size", None) is not None:
+        positive("--step-size", args.step_size, ndim=0)
     spec = str(getattr(args, "spectrum", "identity")).strip().lower()
     files = (getattr(args, "clients_file", None), getattr(args, "federation", None))
     if getattr(args, "d", None) is not None and files == (None, None) \

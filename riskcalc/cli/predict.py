@@ -168,6 +168,13 @@ def _finite_clients_budget(args, spec, fed) -> None:
         fed["gamma"]))
     distinct = len(set(rows))
     a, b = PREDICT_EVAL["general" if general else "identity"][spec.method]
+    if "spectra" in fed:            # covariate shift: the distinct spectra's cube counts
+        from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+        from riskcalc.linear.finite_clients.shift import check_work
+
+        joint = joint_spectrum(fed["spectra"], fed.get("d"))
+        if not joint.shared:
+            a += check_work(spec.method, distinct, *joint.values.shape)
     guards.check_time(1, a + b * distinct, 1, guards.max_seconds(args),
                       f"predict {spec.method} over {distinct} distinct clients"
                       + (" with a covariance spectrum" if general else ""),

@@ -99,6 +99,9 @@ def check(args, verb: str) -> None:
                              "--rounds")
     if args.method == "pfedme" and args.lam is None:
         raise ValueError("fedprox along the rounds needs --lam (its proximal penalty)")
+    # Named as the option (was "reps must be ...", the Python name).
+    if verb == "compare":
+        positive_int("--reps", args.reps, minimum=2)
     steps = [families.given(args, d) for d in ("steps", "step_size")]
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "

@@ -26,7 +26,7 @@ from riskcalc import _frames, solvers
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import ClientSpec, as_spec
 
 ROUTES = ("auto", "closed", "kappa", "paper")
 
@@ -200,6 +200,7 @@ def spec_limit(spec: ClientSpec, route: str = "auto", clients=None,
     LimitResult
         With the solver diagnostics of the computation.
     """
+    spec = as_spec(spec, "spec_limit")
     with solvers.record() as diagnostics:
         res = _spec_limit(spec, route, clients, weights)
     return replace(res, diagnostics=diagnostics)

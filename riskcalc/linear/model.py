@@ -96,6 +96,10 @@ class ClientSpec:
                                                     high=high))
         if self.lam is not None:
             check_lam(self.lam)
+        for name in ("gamma", "sigma", *wanted):
+            if getattr(self, name).size == 0:       # was an empty result, no error
+                raise ValueError(f"{name} must be a number or a non-empty array of numbers, "
+                                 "got an empty array")
         if self.spectrum is not None and not isinstance(self.spectrum, Spectrum):
             raise ValueError(f"spectrum must be a riskcalc.Spectrum or None, "
                              f"got {type(self.spectrum).__name__}")
@@ -132,3 +136,14 @@ class ClientSpec:
             else:
                 out[f.name] = v.tolist()
         return out
+
+
+def as_spec(spec, where: str) -> ClientSpec:
+    """``spec`` if it is a ``ClientSpec``, else ValueError saying how to make one (``where``:
+    the function that takes it; a method name or None gave an AttributeError traceback)."""
+    if not isinstance(spec, ClientSpec):
+        raise ValueError(f"{where}: spec must be a riskcalc.ClientSpec (e.g. ClientSpec('rtfa', "
+                         f"gamma=0.5, sigma=1, r=1, lam=0.5)), got {type(spec).__name__} "
+                         f"{spec!r:.40}; riskcalc.limit / steps_limit take the method name and "
+                         "parameters directly")
+    return spec

@@ -285,6 +285,8 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
     signal = float(parameter("signal", signal))
     r = float(parameter("r", r))
     lams = as_array("lam", real("lams", lams, ndim=1), low=0.0).reshape(-1)
+    if lams.size == 0:          # was an empty list returned
+        raise ValueError("lams must list at least one penalty lam >= 0, got an empty list")
     check_lam(lams)
     if lams.size > MAX_PATH:
         # was: 10^6 penalties solved one after the other for many minutes, no estimate

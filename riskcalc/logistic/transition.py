@@ -36,7 +36,8 @@ def mle_threshold(kappa) -> float:
     Parameters
     ----------
     kappa : float
-        Signal strength ``||w_i||`` (the standard deviation of the true margin), >= 0.
+        Signal strength ``||w_i||`` (the standard deviation of the true margin), >= 0: one
+        number (an array is refused naming ``kappa``; ``numpy.vectorize`` maps it).
 
     Returns
     -------
@@ -46,7 +47,7 @@ def mle_threshold(kappa) -> float:
     """
     from scipy.optimize import minimize_scalar
 
-    kappa = float(as_array("kappa", kappa, low=0.0))
+    kappa = float(as_array("kappa", kappa, low=0.0, ndim=0))
     v, w = label_rule(kappa)
     weight = 2.0 * sigmoid(kappa * v) * w
 

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import positive_int
 from riskcalc.logistic.limits import logistic_limit
 
 #: Search range of lam (beyond it the risk is flat to the solver's accuracy).
 LAM_RANGE = (1e-3, 1e3)
+#: Most grid points: one solve each (about 0.01 s with Sigma = I, more under a spectrum), and
+#: the bounded search refines between grid points, so a finer grid only finds a minimum that
+#: lies between two grid points and above both of its neighbours' risks.
+MAX_GRID = 1000
 
 
 def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None):
@@ -23,7 +28,8 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None):
     gamma, signal, r : float
         As in ``riskcalc.logistic_limit``.
     grid : int
-        Log-spaced grid points over ``LAM_RANGE`` that bracket the minimum.
+        Log-spaced grid points over ``LAM_RANGE`` that bracket the minimum, in [3,
+        ``MAX_GRID``] (three: the two ends and one interior point).
     spectrum : Spectrum, optional
         ``x ~ N(0, Sigma)`` (``riskcalc.logistic.spectrum.fixed_point``); the risk minimized stays
         ``||w_hat - w_i||^2``.
@@ -35,6 +41,9 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None):
     """
     from scipy.optimize import minimize_scalar
 
+    # A bool or a float was taken (True: one grid point, the risk at lam = 1e-3 returned as the
+    # optimum); 2.5 was a TypeError and 0 "argmin of an empty sequence".
+    grid = positive_int("grid", grid, minimum=3, maximum=MAX_GRID)
     lams = np.geomspace(*LAM_RANGE, grid)
     risks = [logistic_limit(gamma=gamma, signal=signal, r=r, lam=v, spectrum=spectrum).risk
              for v in lams]

@@ -35,7 +35,7 @@ from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.own import own_group_limits
-from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
@@ -194,6 +194,11 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         if spectrum is not None:
             raise ValueError("give spectrum (shared by the clients) or spectra (one per "
                              "client), not both")
+        if not isinstance(spectra, (str, list, tuple, np.ndarray)) or (
+                not isinstance(spectra, str) and len(spectra) == 0):
+            # was a TypeError (3), KeyError ({}) or IndexError ([]).
+            raise ValueError("spectra must be a SPEC, one SPEC (or eigenvalue list) per "
+                             f"client, or one eigenvalue list shared, got {spectra!r:.40}")
         single = isinstance(spectra, str) or (
             np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
         specs = [spectra] if single else list(spectra)
@@ -239,6 +244,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
             bias, var = _limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
                                 spectrum)
         else:
+            check_work(info.name, rows.shape[0], *joint.values.shape)
             bias, var = _shift_limits(info.name, *rows.T[:3], count, rows[:, 3], group_weights,
                                       joint, rows[:, 4].astype(int))
     inverse = inverse.ravel()

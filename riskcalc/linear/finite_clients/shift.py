@@ -107,6 +107,39 @@ def _store(key, value):
             break
 
 
+#: The work of one solve under covariate shift (FedAvg, FTFA, RTFA and pFedMe; MAML-FL's own
+#: objective is cheaper): each of the G groups' targets solves T x T systems with 3 T + 2
+#: right-hand sides and forms (T x K) (K x T) products, about G T^2 (7 T + 2 K) flops over T
+#: distinct spectra and K joint atoms. Fitted on federations of G = T distinct two-point
+#: spectra (K = T + 1), one BLAS thread: FTFA 1.1 s at T = 200 and 3.7 s at 300 (5e-11 s a
+#: flop; 1e-10 kept for a loaded machine), 1000 past 300 s; pFedMe's arrays hold about
+#: 25 G T K bytes (0.69 GB at T = 300).
+SECONDS_PER_FLOP = 1e-10
+#: The most work ``check_work`` lets through (seconds, bytes).
+MAX_SECONDS, MAX_BYTES = 600.0, 2 ** 30
+
+
+def check_work(method: str, groups: int, types: int, atoms: int) -> float:
+    """The estimated seconds of one solve (``SECONDS_PER_FLOP``), or ValueError, before any
+    work, when it or its memory exceeds ``MAX_SECONDS`` / ``MAX_BYTES``, saying what fits."""
+    if method == "maml_fl":
+        return 0.0
+    seconds = SECONDS_PER_FLOP * groups * types ** 2 * (7.0 * types + 2.0 * atoms)
+    nbytes = 25.0 * groups * types * atoms if method == "pfedme" else 0.0
+    if seconds <= MAX_SECONDS and nbytes <= MAX_BYTES:
+        return seconds
+    # Distinct clients, spectra and atoms grow together: the time as the 4th power, the
+    # memory as the 3rd.
+    scale = min((MAX_SECONDS / seconds) ** 0.25, (MAX_BYTES / max(nbytes, 1.0)) ** (1 / 3))
+    raise ValueError(
+        f"covariate shift: {groups} distinct clients over {types} distinct spectra ({atoms} "
+        f"joint atoms) would take about {seconds:.3g} s"
+        + (f" and {nbytes / 2 ** 30:.3g} GiB" if nbytes > MAX_BYTES else "")
+        + f" (the most solved is {MAX_SECONDS:g} s, {MAX_BYTES / 2 ** 30:g} GiB); what fits: "
+        f"about {max(1, int(types * scale))} distinct spectra at most (clients with the same "
+        "spectrum and parameters are solved once)")
+
+
 def warm_roots(key, gamma, atoms, weights, eta, shift):
     """``resolvent_chain.diagonal_roots`` started from the roots last solved under ``key``
     (the inputs that do not move between the optimal weights' evaluations: the weights and

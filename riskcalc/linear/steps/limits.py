@@ -44,7 +44,7 @@ from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import ClientSpec, as_spec
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
@@ -148,6 +148,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     LimitResult
         The limits after k steps (route ``steps.limits``).
     """
+    spec = as_spec(spec, "spec_steps_limit")
     if spec.method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} for finite steps, "
                          f"got {spec.method!r}")

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from riskcalc._validate import (METHOD_ALIASES, as_array, client_count, parameter,
+from riskcalc._validate import (METHOD_ALIASES, as_array, parameter, per_client,
                                 positive_int)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
                                                     check_work, client_limits, solve_point)
@@ -184,10 +184,10 @@ def _client_lists(gamma, r, clients):
         gamma, r = [p[0] for p in pairs], [p[1] for p in pairs]
     if gamma is None or r is None:
         raise ValueError("per-client gamma and r are required")
-    m = client_count({"gamma": gamma, "r": r})
-    gam = check_gamma(np.broadcast_to(np.ravel(gamma), (m,)))
-    rr = parameter("r", np.broadcast_to(np.ravel(r), (m,)))
-    return gam, rr
+    # per_client: the strict layer on each list before it is made float (a boolean inside a
+    # list, gamma=[0.3, True], was computed as 1).
+    lists = per_client({"gamma": gamma, "r": r})
+    return check_gamma(lists["gamma"]), parameter("r", lists["r"])
 
 
 def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=None,
