@@ -235,9 +235,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
         squares, Algorithm 1's prox).
     step_size : float, optional
-        eta > 0, needed for finite K; FedAvg with K >= 2: local gradient descent stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum: eta times the top
-        of each client's sample spectrum); Algorithm 1: eta < 2 / (L + lam),
+        eta > 0, needed for finite K; FedAvg with an even K: local gradient descent stable,
+        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2: eta
+        times the top of each client's sample spectrum); with an odd K (Sigma = I) a
+        divergent local step is a result (``converges`` False); Algorithm 1: eta < 2 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2 (with a spectrum the top of the clients' sample
         spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
         global_step > 1 / lam the round map has complex eigenvalues, inside a disk
@@ -365,12 +366,20 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                                            ndim=0))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if not shared and np.isfinite(K) and K >= 2 and np.any(
+        if not shared and np.isfinite(K) and K % 2 == 0 and np.any(
                 eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+            # Odd K keeps the filter q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta
+            # s)^(K - 1) >= 0), so the round map D stays positive semidefinite and the curves
+            # are exact however large q grows: a divergent local step is then a result (as for
+            # K = 1). Even K makes q negative where eta s > 2: D indefinite, its spectrum on
+            # both sides of 0, which the edges and contours here do not cover.
             top = eta * (1.0 + np.sqrt(gam)) ** 2
             raise ValueError("step_size: local gradient descent diverges on a client "
-                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2); the "
-                             "rounds limits need stable local steps when local_steps >= 2")
+                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2) and "
+                             f"local_steps = {K} is even: the local filter 1 - (1 - step_size "
+                             "s)^K is then negative on part of the spectrum (the round map "
+                             "indefinite), not covered; give a stable step_size or an odd "
+                             "local_steps (a divergent local step is then a result)")
     from riskcalc.linear.dynamics import ROUTES
 
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
