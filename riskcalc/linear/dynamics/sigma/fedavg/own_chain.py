@@ -30,7 +30,9 @@ n = 1 + M (K + 1) blocks per atom and node and solves M K^2 unknowns densely per
 
 Cost: ``algorithm1.cost.alg1_chain_seconds`` without edge scans (the pair solves dominate; the
 same Newton operator and K + 1 instead of K + 2 local blocks; its node term, for node solves
-this route does not make, is kept as a margin), refused beyond ``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
+this route does not make, is kept as a margin; measured 0.6-0.8 of it with the eigenbasis of
+``sigma.algorithm1.basis``, which ``Alg1Chain.two_point`` uses here too), refused beyond
+``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
 (``sigma.fedavg.own``) where both apply, Sigma = I against ``local_models``' scalar route, and the
 literal iteration at two d.
 """
