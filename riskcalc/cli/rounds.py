@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import MAX_INT, positive_int
+from riskcalc._validate import MAX_INT, positive, positive_int
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.spectrum import Spectrum
 
@@ -99,9 +99,12 @@ def check(args, verb: str) -> None:
                              "--rounds")
     if args.method == "pfedme" and args.lam is None:
         raise ValueError("fedprox along the rounds needs --lam (its proximal penalty)")
-    # Named as the option (was "reps must be ...", the Python name).
+    # Named as the options (was "reps must be ...", "global_step must ...": the Python names).
     if verb == "compare":
         positive_int("--reps", args.reps, minimum=2)
+    for flag, dest in (("--global-step", "global_step"), ("--local-step-size", "local_step_size")):
+        if getattr(args, dest, None) is not None:
+            positive(flag, getattr(args, dest), ndim=0)
     steps = [families.given(args, d) for d in ("steps", "step_size")]
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
