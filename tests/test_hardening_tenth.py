@@ -262,3 +262,11 @@ def test_simulate_set_nan_is_a_number_refused_as_not_finite(tmp_path, capsys):
                             "--set", "R=nan"], capsys)
     assert "--set R: every number must be finite" in line, line
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_logistic_limit_names_an_unknown_method():
+    """Without clients an unknown method was refused for wanting clients (harden10's leftover):
+    now the method's own check, as with clients."""
+    for bad in ("nosuch", None):
+        with pytest.raises(ValueError, match="method must be one of"):
+            riskcalc.logistic_limit(method=bad, gamma=0.5, signal=1.0, r=1.0, lam=1.0)

@@ -9,7 +9,7 @@ import numpy as np
 
 from riskcalc._validate import as_array, parameter
 
-from riskcalc.logistic.finite_clients import finite_logistic_limit
+from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
 from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, refuse
@@ -79,7 +79,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
                                      global_lam=global_lam, weights=weights, method=method,
                                      spectrum=spectrum, max_seconds=max_seconds)
-    if global_lam is not None or method != "rtfa" or weights != "samples":
+    if global_lam is not None or canonical_method(method) != "rtfa" or weights != "samples":
         raise ValueError("global_lam, weights and method need clients (the number of clients "
                          "of the global model)")
     if lam is None:
