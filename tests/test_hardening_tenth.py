@@ -270,3 +270,9 @@ def test_logistic_limit_names_an_unknown_method():
     for bad in ("nosuch", None):
         with pytest.raises(ValueError, match="method must be one of"):
             riskcalc.logistic_limit(method=bad, gamma=0.5, signal=1.0, r=1.0, lam=1.0)
+
+
+def test_simulate_list_refuses_what_it_would_ignore(capsys):
+    """``simulate --list --out x.csv`` listed the presets and ignored --out (harden10)."""
+    assert main(["simulate", "--list", "--out", "x.csv"]) == 2
+    assert "--out does not apply" in capsys.readouterr().err
