@@ -27,11 +27,11 @@ def _keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=512 << 20):
     command-line subprocesses, the docs build, joblib's workers); ``mallopt`` this one (with
     the variables' values where they were set before). No effect where the C library is not
     glibc (musl's mallopt is a stub, macOS has none)."""
-    mmap_threshold = int(os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(mmap_threshold)))
-    trim_threshold = int(os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(trim_threshold)))
     try:
+        mmap_threshold = int(os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(mmap_threshold)))
+        trim_threshold = int(os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(trim_threshold)))
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    except (ValueError, OSError, AttributeError):     # a setting glibc ignores too; no glibc
         return
     mallopt(-3, mmap_threshold)     # M_MMAP_THRESHOLD
     mallopt(-1, trim_threshold)     # M_TRIM_THRESHOLD
