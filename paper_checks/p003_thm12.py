@@ -134,12 +134,21 @@ def thm2_lambda_star(cfg, seed):
         closed = stated(s * s * g / r / r, "equality")
         # Independent route: golden-section minimization of the MP-integral risk in log lam.
         # 15 digits and 45 golden steps pin log(lam) to ~1e-9 (the quadrature is the cost).
+        # A step's inner point often recurs bit for bit as the next step's other one (a third
+        # of the points): each distinct point is integrated once.
+        risk = {}
+
+        def at(x):
+            if x not in risk:
+                risk[x] = _mp_risk(g, r, s, mpm.exp(x))
+            return risk[x]
+
         with mpm.workdps(15):
             lo, hi = mpm.log(closed / 50), mpm.log(closed * 50)
             phi = (mpm.sqrt(5) - 1) / 2
             for _ in range(45):
                 a, b = hi - phi * (hi - lo), lo + phi * (hi - lo)
-                if _mp_risk(g, r, s, mpm.exp(a)) < _mp_risk(g, r, s, mpm.exp(b)):
+                if at(a) < at(b):
                     hi = b
                 else:
                     lo = a

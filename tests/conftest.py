@@ -8,10 +8,39 @@ the BLAS libraries loaded later (scipy's own, the subprocesses of the CLI tests)
 ones a plugin may have loaded before this file.
 """
 
+import ctypes
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=512 << 20):
+    """glibc's malloc keeps freed memory for the next arrays instead of handing it back.
+
+    By default it maps large arrays afresh (above 128 KB, a threshold that rises only as such
+    arrays are freed) and hands the free top of the heap back at every free beyond a trim
+    threshold that follows it: a loop building the same arrays again pays a page fault per
+    4 KB each time (kernel time). Measured, tests/test_advise_uncertainty.py alone: 12.4 s
+    user + 8.2 s kernel against 11.0 + 0.1 with these settings; one process over 615 tests
+    (test_advise* to test_cli_fuzz) peaked at 386 MB resident. Arrays up to
+    ``mmap_threshold`` (glibc's most) come from the heap and up to ``trim_threshold`` of free
+    heap is kept. The
+    environment variables reach the processes started later (the pytest-xdist workers, the
+    command-line subprocesses, the docs build, joblib's workers); ``mallopt`` this one (with
+    the variables' values where they were set before). No effect where the C library is not
+    glibc (musl's mallopt is a stub, macOS has none)."""
+    try:
+        mmap_threshold = int(os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(mmap_threshold)))
+        trim_threshold = int(os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(trim_threshold)))
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ValueError, OSError, AttributeError):     # a setting glibc ignores too; no glibc
+        return
+    mallopt(-3, mmap_threshold)     # M_MMAP_THRESHOLD
+    mallopt(-1, trim_threshold)     # M_TRIM_THRESHOLD
+
+
+_keep_freed_memory()
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -103,21 +132,86 @@ def quick_sensitivity(quick_catalogue):
     return records
 
 
+@pytest.fixture(scope="module")
+def shared_sigma_edges():
+    """The support edges of A = sum_j p_j S_j under a spectrum (``sigma.fedavg.one_step.edges``,
+    a pure function of its arrays: a scan of about 800 secular solves, 0.05-0.15 s) solved
+    once per distinct input in the test module that asks for it: ``rounds_limit`` and the
+    routes under test call it again with the same spectrum and gamma_j at every solve (the
+    top of each client's spectrum, the pencil's and the circles' windows): 86 of 94 calls
+    repeated in test_rounds_sigma_alg1_complex. Measured, process CPU of a file alone without
+    and with it: alg1_complex 21.5 -> 16.0 s, sigma_personalize 19.8 -> 15.8, advise_rounds
+    14.7 -> 11.4, alg1_personalize 15.9 -> 13.1; about 22 s over the ten files that use it
+    (those where it saved more than 0.5 s). The cached value is the one the function returned
+    (a tuple of floats), so every number is the same; a failing solve is not cached. Only for
+    modules that check values: a test that bounds the time of a refusal or counts the solves
+    (test_hardening_sigma) must see every solve."""
+    import importlib
+
+    def edges(atoms, weights, gam, p):
+        key = tuple((a.dtype.str, a.shape, a.tobytes())
+                    for a in map(np.asarray, (atoms, weights, gam, p)))
+        if key not in memo:
+            memo[key] = solve(atoms, weights, gam, p)
+        return memo[key]
+
+    # The places the routes call it from. Only a name bound to that very function is
+    # replaced: after the code moves, the tests run as they are (slower, the same numbers).
+    sites = [("riskcalc.linear.dynamics.sigma.fedavg.one_step", "edges"),
+             ("riskcalc.linear.dynamics.sigma.sigma_pencil", "sigma_edges"),
+             ("riskcalc.linear.dynamics.sigma.algorithm1.pencil", "sigma_edges"),
+             ("riskcalc.linear.dynamics.sigma.algorithm1.circles", "sigma_edges")]
+    memo, patch, solve = {}, pytest.MonkeyPatch(), object()
+    for path, name in sites:
+        try:
+            module = importlib.import_module(path)
+        except ImportError:
+            continue
+        if path.endswith(".one_step"):
+            solve = getattr(module, name, solve)
+        if getattr(module, name, None) is solve:
+            patch.setattr(module, name, edges)
+    yield
+    patch.undo()
+
+
 # The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one
 # file at a time, the longest first, so that no long file is the tail of a run (xdist's own
-# order is by number of tests). The four files that read the session's paper-checks catalogue
-# follow the figures, one after the other: the worker that ran the catalogue (about 40 s) is
-# usually the first free one when the next reader comes up, so it runs them all; a second
-# worker that gets one waits for the first's catalogue (``quick_catalogue``: a file) rather
-# than running it again. xdist's ``loadgroup``, which would pin them together, ignored its
-# groups under pytest 9.2.
+# order is by number of tests; the files not listed here run last, in collection order: each
+# took under about 4 s alone). The run's wall time is the busier worker's, so the longest
+# first and the shortest last (a greedy balance: the last files to start are short, and
+# whichever worker is free takes them). The four files that read the session's paper-checks
+# catalogue follow the figures, one after the other: the worker that ran the catalogue
+# (about 40 s) is usually the first free one when the next reader comes up, so it runs them
+# all; a second worker that gets one waits for the first's catalogue (``quick_catalogue``: a
+# file) rather than running it again. xdist's ``loadgroup``, which would pin them together,
+# ignored its groups under pytest 9.2.
 CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
                      "test_paper_checks_regression.py", "test_paper_checks_sensitivity.py")
-LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (  # measured, --durations=0
-    "test_docs.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_alg1chain.py",
-    "test_rounds_sigma_kbig.py", "test_rounds_sigma_k.py", "test_rounds_sigma_local.py",
-    "test_rounds_algorithm1_curves.py", "test_rounds_sigma.py", "test_properties_range.py",
-    "test_rates_simulation.py")
+# Measured one file at a time (process seconds, or --durations=0 under load scaled by the
+# files timed both ways); about 10 s and more first, then 4-10 s.
+LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
+    "test_docs.py", "test_rounds_sigma_alg1chain.py", "test_rounds_sigma_alg1k.py",
+    "test_interrupt.py", "test_rounds_sigma_k.py", "test_advise_rounds.py",
+    "test_rounds_sigma_alg1_personalize.py", "test_rounds_sigma_personalize.py",
+    "test_rounds_sigma_alg1_complex.py", "test_advise.py", "test_advise_speed.py",
+    "test_alg1_large_step.py", "test_rounds_sigma_local.py",
+    "test_rounds_sigma_alg1_routes.py", "test_finite_clients_sigma.py", "test_alg1_complex.py",
+    "test_advise_shift.py", "test_rounds_sigma_own_chain.py", "test_advise_uncertainty.py",
+    "test_cli_fuzz.py", "test_hardening_sigma.py", "test_rounds_sigma_kbig.py",
+    "test_rounds_sigma_prox.py", "test_rounds_algorithm1_curves.py",
+    "test_rates_simulation.py", "test_rounds_alg1_personalize.py", "test_rounds_sigma.py",
+    "test_rounds_algorithm1.py", "test_alg1_large_step_sigma.py", "test_rounds_fast_rate.py",
+    "test_logistic_advise.py", "test_montecarlo_rounds_alg1_closed.py", "test_api.py",
+    "test_montecarlo_rounds_personalize.py", "test_advise_separable_fd.py",
+    "test_algorithms.py", "test_montecarlo_rounds.py", "test_rounds_cli.py",
+    "test_hardening_rounds.py", "test_properties_range.py", "test_fuzz_fourth.py",
+    "test_extension.py", "test_sigma_chain_arc.py", "test_logistic_pipeline.py",
+    "test_rounds_personalize.py", "test_hardening_spectrum_ftfa.py",
+    "test_logistic_limits_simulation.py", "test_montecarlo_compare.py",
+    "test_figures_atomic.py", "test_finite_clients_steps.py", "test_finite_clients_shift.py",
+    "test_logistic_finite_clients.py", "test_logistic_spectrum.py", "test_layers.py",
+    "test_rounds_edges.py", "test_rounds_cli_rtfa.py", "test_theory_vs_simulation.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -14,6 +14,9 @@ import pytest
 import riskcalc
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
 
+# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
+pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
+
 INF = np.inf
 SPEC = riskcalc.Spectrum([1.0, 2.5], weights=[0.5, 0.5])
 GAM, R, SIG = [0.5, 2.0], [0.4, 0.8], [0.5, 1.0]
