@@ -1,6 +1,7 @@
-"""The time budget of the rounds routes under a spectrum (``riskcalc.linear.dynamics.sigma.budget``):
-``rounds_limit(..., max_seconds=S)`` sets one limit for every route's estimate, for the curves
-and for the result's lazily computed personalization; the command line passes --max-minutes.
+"""The time budget of the rounds routes under a spectrum
+(``riskcalc.linear.dynamics.sigma.budget``): ``rounds_limit(..., max_seconds=S)`` sets one
+limit for every route's estimate, for the curves and for the result's lazily computed
+personalization; the command line passes --max-minutes.
 
 The estimates themselves are replaced here by constants (monkeypatch) so that the checks are
 about which limit is applied, not about the machine's speed: a default-limited route refuses an

@@ -3,8 +3,8 @@
 
 Contract: ``../shared/DESIGN.md``, "Contracts added in the fourth round" (training dynamics);
 issue 29. FedAvg with K local full-batch gradient steps (``fedavg``, Sigma = I; with a shared
-covariance spectrum: ``sigma.fedavg.one_step`` for K = 1, ``sigma.fedavg.curves`` for K >= 2, the own
-models ``sigma.fedavg.own``) and paper 004's
+covariance spectrum: ``sigma.fedavg.one_step`` for K = 1, ``sigma.fedavg.curves`` for K >= 2,
+the own models ``sigma.fedavg.own``) and paper 004's
 Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact

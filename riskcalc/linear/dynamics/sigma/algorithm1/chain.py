@@ -44,9 +44,10 @@ O(M K^2) per GMRES product). What differs from FedAvg's chain:
    solved along the arc (``solve_arc``), z = 1 followed down from far above. Edges:
    ``sigma.algorithm1.pencil.spectrum_edges``'s windows and scans with this pencil.
 
-Cost: ``algorithm1.cost.alg1_chain_seconds`` (fitted to measured process CPU, one BLAS thread). Checks
-(``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply, Sigma = I against
-``algorithm1.curves``, T = inf against ``clients_limit("pfedme")``, the literal algorithm at two d.
+Cost: ``algorithm1.cost.alg1_chain_seconds`` (fitted to measured process CPU, one BLAS
+thread). Checks (``tests/test_rounds_sigma_alg1chain.py``): the dense pencil where both apply,
+Sigma = I against ``algorithm1.curves``, T = inf against ``clients_limit("pfedme")``, the
+literal algorithm at two d.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ class Alg1Chain(ChainPencil):
         self.last, self.own, self.zlocal = K + 1, 0, True
 
     def ghat(self, x, C):
-        """The factors of Ghat(s) at the nodes x (N,) (module docstring, step 1) and those of
-        ``sigma_chain``'s Newton operator (A, a, e; B, b, d)."""
+        """The factors of Ghat(s) at the nodes x (N,) (module docstring, step 1), the nodes' z
+        and Chat (for ``basis``), and those of ``sigma_chain``'s Newton operator (A, a, e; b,
+        d: its B only where ``_newton_x`` needs it)."""
         lr, lc = self.lr, self.lc
         z = self.shift + self.sign * x.real + 1j * x.imag
         D = np.broadcast_to(self.D0, (x.size, self.s.size, self.M) + self.D0.shape).astype(
@@ -111,8 +113,8 @@ class Alg1Chain(ChainPencil):
         Dm = Di[..., lc[:, None], lr[None, :]]
         alpha, w = u[..., lc], wr[..., lr]
         Cb = np.broadcast_to(C[:, None], Dm.shape)
-        return {"z": z, "C": C, "Di": Di, "u": u, "wr": wr, "sigma": sig, "alpha": alpha, "w": w, "Dm": Dm,
-                "A": Dm @ Cb, "a": alpha / sig[..., None, None],
+        return {"z": z, "C": C, "Di": Di, "u": u, "wr": wr, "sigma": sig, "alpha": alpha,
+                "w": w, "Dm": Dm, "A": Dm @ Cb, "a": alpha / sig[..., None, None],
                 "e": np.einsum("nmlk,naml->namk", C, w),
                 "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None],
@@ -337,9 +339,9 @@ class Alg1Chain(ChainPencil):
 
 def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     """``sigma.algorithm1.curves._dense_parts`` through the chain pencil (module docstring) on the
-    contour ``c`` (``algorithm1.contour.contour``): the
-    two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) and the single-contour terms (M + 1, M,
-    N + 1) at the upper nodes z (N,) and z = 1, and None (no dense solution; paper 004, ``004_98172ed3646eef14.txt``, eqs.
+    contour ``c`` (``algorithm1.contour.contour``): the two-point functions H (M + 1, 3, 2,
+    N + 1, 2 N + 1) and the single-contour terms (M + 1, M, N + 1) at the upper nodes z (N,)
+    and z = 1, and None (no dense solution; paper 004, ``004_98172ed3646eef14.txt``, eqs.
     10-11, K local steps under ``spectrum``).
 
     Raises

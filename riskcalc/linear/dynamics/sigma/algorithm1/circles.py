@@ -6,7 +6,8 @@ Paper 004 (``004_98172ed3646eef14.txt``), Appendix B.1, eqs. 10-11; model and no
 ``sigma.algorithm1.curves`` (S_j = Sigma^(1/2) W_j Sigma^(1/2), H the spectrum of Sigma) and of
 ``algorithm1.fold`` (Sigma = I): a(s) = (1 - eta (s + lam))^K, c(s) = (1 - a(s)) / (s + lam),
 Dhat_z = z sum_j p_j lam c(S_j) (z - a(S_j))^(-1), zeta(z) = (z - 1 + g lam) / (g lam); L the
-top of the clients' limiting sample spectra under H (``client_ends``, ``sigma.fedavg.one_step.edges``).
+top of the clients' limiting sample spectra under H (``client_ends``,
+``sigma.fedavg.one_step.edges``).
 
 1. The disk. ``algorithm1.fold``'s step 1 uses only that a_j = a(S_j) and c_j = c(S_j) are
    functions of a symmetric S_j with c > 0 (x = 1 - eta (s + lam) lies in (-1, 1) for s in

@@ -61,8 +61,8 @@ def dense_solve(pen, c):
 
 
 def dense_vectors(pen, eta, lam):
-    """The row combinations c_th (n,), cf_j and au_j (M, n) of ``sigma.algorithm1.curves`` (steps 2-3)
-    on the blocks of the dense pencil ``pen``."""
+    """The row combinations c_th (n,), cf_j and au_j (M, n) of ``sigma.algorithm1.curves``
+    (steps 2-3) on the blocks of the dense pencil ``pen``."""
     e = np.eye(pen.n)
     c_th = -(e[0] + e[pen.state].sum(axis=0))
     cf, au = np.zeros((pen.M, pen.n)), np.zeros((pen.M, pen.n))

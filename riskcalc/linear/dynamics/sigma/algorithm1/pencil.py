@@ -151,9 +151,10 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
 
 def _contour_nodes(lo, hi, rho, t_max):
     """Upper-half nodes z, weights w ((1 / 2 pi i) oint f dz = sum Im(f w) for real-symmetric
-    f) and the node count n of the ellipse with foci lo, hi (``sigma.algorithm1.curves``'s docstring, step 4): the
-    parameter t at most 1, and below the one where abs(z)^(2 t_max) exceeds ``AMPLIFICATION``
-    times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n = max(t_max + 16, 40 / t)."""
+    f) and the node count n of the ellipse with foci lo, hi (``sigma.algorithm1.curves``'s
+    docstring, step 4): the parameter t at most 1, and below the one where abs(z)^(2 t_max)
+    exceeds ``AMPLIFICATION`` times max(rho, 1)^(2 t_max) (``fedavg._contour``'s rule); n =
+    max(t_max + 16, 40 / t)."""
     c0, h = 0.5 * (lo + hi), max(0.5 * (hi - lo), 1e-3 * max(abs(lo), abs(hi)))
     theta = np.linspace(0.0, np.pi, 257)
     ts = np.geomspace(1.0, 1e-4, 81)
