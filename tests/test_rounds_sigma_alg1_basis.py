@@ -110,3 +110,15 @@ def test_newton_steps_in_the_basis_equal_those_in_x(eigen, monkeypatch):
     tau_x, _ = _solved()
     tau, _ = eigen
     np.testing.assert_allclose(tau, tau_x, rtol=0, atol=1e-10 * (1.0 + np.abs(tau_x).max()))
+
+
+def test_a_singular_basis_falls_back_to_x(eigen, monkeypatch):
+    """A singular Chat or P (``numpy.linalg.LinAlgError`` from the basis) sends the batch's
+    Newton steps and two-point systems to the original unknowns: the same values."""
+    def singular(*a, **k):
+        raise np.linalg.LinAlgError("Singular matrix")
+    monkeypatch.setattr(basis, "eigenbasis", singular)
+    tau_x, H_x = _solved()
+    tau, H = eigen
+    np.testing.assert_allclose(tau, tau_x, rtol=0, atol=1e-10 * (1.0 + np.abs(tau_x).max()))
+    np.testing.assert_allclose(H, H_x, rtol=0, atol=1e-10 * np.abs(H_x).max())

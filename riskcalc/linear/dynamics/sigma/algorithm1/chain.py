@@ -155,7 +155,10 @@ class Alg1Chain(ChainPencil):
         gets there (an inexact Newton step elsewhere: the residual test decides): in the
         eigenbasis of the local steps (``basis``, step 4), the nodes where that fails by GMRES
         in the original unknowns (``_newton_x``)."""
-        out, ok = basis.newton(self, G, rhs, tol)
+        try:
+            out, ok = basis.newton(self, G, rhs, tol)
+        except np.linalg.LinAlgError:       # a singular Chat or P in the batch
+            out, ok = np.empty_like(rhs), np.zeros(rhs.shape[0], bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
             out[bad] = self._newton_x({k: v[bad] for k, v in G.items()}, rhs[bad], tol)
@@ -272,8 +275,11 @@ class Alg1Chain(ChainPencil):
                   self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
         b1, b2 = G["u"][..., self.own], Gc["u"][..., self.own]
         # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T.
-        fac = basis.node_factors(self, G, C)
-        facc = basis.conj_join(fac)
+        try:
+            fac = basis.node_factors(self, G, C)
+            facc = basis.conj_join(fac)
+        except np.linalg.LinAlgError:       # a singular P: every system in X
+            fac = None
         if columns is None:
             U_all = np.repeat(np.arange(N), 2 * N)
             V_all = np.tile(np.arange(2 * N), N)
@@ -301,9 +307,12 @@ class Alg1Chain(ChainPencil):
                 rhs.append(r)
                 base.append(bs)
             rhs = np.stack(rhs, axis=1).reshape(P * nf, M, K, K)
-            Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
-                                          basis.take(facc, Vv), basis.take(fac, U), rhs, nf,
-                                          _RESIDUAL)
+            if fac is None:
+                Y, unsure = np.zeros_like(rhs), np.arange(P * nf)
+            else:
+                Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
+                                              basis.take(facc, Vv), basis.take(fac, U), rhs,
+                                              nf, _RESIDUAL)
             if unsure.size:     # solved again in X (``basis``, step 3)
                 Yx, ok = gmres(lambda x, idx: self._apply(
                     [f[unsure[idx] // nf] for f in Lp], [f[unsure[idx] // nf] for f in Rp],
