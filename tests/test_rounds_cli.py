@@ -78,7 +78,7 @@ def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
     (["--rounds", "-1"], "--rounds"),
     (["--rounds", "3", "--local-steps", "0"], "--local-steps"),
     (["--rounds", "3", "--local-steps", "2.5"], "--local-steps"),
-    (["--rounds", "3", "--local-step-size", "0"], "step_size"),
+    (["--rounds", "3", "--local-step-size", "0"], "--local-step-size"),
     (["--rounds", "3", "--rho", "1"], "--rho"),
     (["--rounds", "3", "--local-steps", "inf", "--spectrum", "two-point:1,4,0.5"], "Sigma = I"),
 ])
