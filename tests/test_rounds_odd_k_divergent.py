@@ -45,6 +45,14 @@ def test_two_clients_against_the_simulated_algorithm():
     assert np.all(gap <= 4 * sim.risk_se + 10.0 / 200 * theory.risk), (gap, sim.risk_se)
 
 
+def test_too_many_divergent_steps_say_why():
+    """K = 15 at this step: the filter reaches 4e9 and the round map's spectrum spans more than
+    the edge solves resolve; refused with that reason (it was refused as pooled N = d)."""
+    with pytest.raises(ValueError, match="reaches 4.24e\\+09 with local_steps = 15"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.8], r=0.3, sigma=0.5, signal=1.0,
+                              rounds=[1], local_steps=15, step_size=ETA)
+
+
 def test_even_k_is_refused_with_the_reason():
     with pytest.raises(ValueError, match="local_steps = 4 is even.*odd local_steps"):
         riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.8], r=0.3, sigma=0.5, signal=1.0,

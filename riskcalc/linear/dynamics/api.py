@@ -198,6 +198,23 @@ def _beyond_floats():
                           "point reach; lower global_step or step_size)") from None
 
 
+def _divergent_range(exc, name, gam, eta, K):
+    """Re-raise ``exc`` of FedAvg's Sigma = I route saying why when its local steps diverge
+    (odd K): the filter 1 - (1 - eta s)^K then grows like (eta s - 1)^K, and the round map's
+    spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
+    eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
+    more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
+    top = eta * (1.0 + np.sqrt(gam)) ** 2
+    if name != "fedavg" or eta is None or not np.isfinite(K) or not np.any(top > 2.0):
+        raise exc
+    qmax = float(np.max(1.0 - (1.0 - top) ** K))
+    raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
+                     f"{top.max():.4g} > 2), so the local filter 1 - (1 - step_size s)^K "
+                     f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
+                     "spans more than its edge and contour solves resolve; give fewer "
+                     "local_steps or a smaller step_size") from None
+
+
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
                  global_step=None, lam=None, weights="samples", spectrum=None,
                  max_seconds=None) -> RoundsLimit:
@@ -424,7 +441,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = fedavg_sigma_k_curves(gam, rr, sig, p, s, eta, K, g, T, spectrum)
             found_reach(out, *reach)
         else:
-            out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
+            try:
+                out = ROUTES[name](gam, rr, sig, p, s, eta, effective_steps(K, eta, gam), g, T)
+            except (ValueError, SolverError) as exc:
+                _divergent_range(exc, name, gam, eta, K)
     rho = out["contraction"]
     converges = bool(rho < 1.0)
     if np.any(np.isinf(T)) and not converges and g * out["edges"][1] < 2.0:
