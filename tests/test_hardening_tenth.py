@@ -13,23 +13,7 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
-
-
-def _run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(argv, capsys):
-    code, out, err = _run(argv, capsys)
-    lines = err.strip().splitlines()
-    assert code == 2 and out == "", (argv, out, err)
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
+from tests.test_hardening_ninth import _one_error_line
 
 
 def _write(tmp_path, name, obj):
