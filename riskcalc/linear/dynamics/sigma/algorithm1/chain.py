@@ -122,8 +122,7 @@ class Alg1Chain(ChainPencil):
 
     def node_bytes(self):
         """Bytes held per node: ``ghat``'s Di, Dm and A per atom and client, Chat, and the
-        eigenbasis of ``two_point`` (P and P^-1 at the node and its conjugate, counted 1.5
-        times for the pairs' conjugate half)."""
+        eigenbasis of ``two_point`` (P and P^-1 at the node and at its conjugate)."""
         return (self.s.size * (self.nb ** 2 + 2 * self.K ** 2) + 4 * self.K ** 2) * self.M * 16.0
 
     def column0(self, G):
@@ -274,10 +273,10 @@ class Alg1Chain(ChainPencil):
         vecs = [[(np.asarray(c, float), full, self._vectors(Gc, W, full),
                   self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
         b1, b2 = G["u"][..., self.own], Gc["u"][..., self.own]
-        # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T.
+        # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T; at the
+        # nodes and their conjugates, stacked as Gc (u < N reads the nodes themselves).
         try:
-            fac = basis.node_factors(self, G, C)
-            facc = basis.conj_join(fac)
+            fac = basis.conj_join(basis.node_factors(self, G, C))
         except np.linalg.LinAlgError:       # a singular P: every system in X
             fac = None
         if columns is None:
@@ -311,7 +310,7 @@ class Alg1Chain(ChainPencil):
                 Y, unsure = np.zeros_like(rhs), np.arange(P * nf)
             else:
                 Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
-                                              basis.take(facc, Vv), basis.take(fac, U), rhs,
+                                              basis.take(fac, Vv), basis.take(fac, U), rhs,
                                               nf, _RESIDUAL)
             if unsure.size:     # solved again in X (``basis``, step 3)
                 Yx, ok = gmres(lambda x, idx: self._apply(
