@@ -10,8 +10,8 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1.curves import QuadPsiLaws
-from riskcalc.linear.dynamics.algorithm1.rate import PsiLaws, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, QuadPsiLaws
+from riskcalc.linear.dynamics.algorithm1.rate import fast_contraction
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 from riskcalc.linear.dynamics.fedavg import edges
 from riskcalc.linear.dynamics.prox_laws import ProxLaws

@@ -98,108 +98,17 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1.fold import merge, mp_rule, solve_circles, solve_point
-from riskcalc.linear.dynamics.algorithm1.rate import PsiLaws, contraction as rate, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_circles, solve_point
+from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws, QuadPsiLaws
+from riskcalc.linear.dynamics.algorithm1.rate import contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
 Q_START, Q_MAX = 64, 2048
 #: Residual of the subordination equations under the doubled rule that accepts a rule.
 RULE_TOL = 1e-11
-#: Quadrature nodes of the real-axis client laws (the round map's spectral edges).
-EDGE_RULE = 256
 #: Most local steps for which a failed quadrature edge scan is redone by partial fractions.
 EXACT_EDGE_STEPS = 20
-
-
-class NodeLaws:
-    """The laws of d_j(z) = p_j psi_z(S_j) at a vector of nodes z (set ``z`` before each
-    ``cauchy``): the interface ``subordination.solve`` uses (M, mean, var, cauchy)."""
-
-    def __init__(self, gamma, p, lam, eta, K, n, residue=True):
-        self.M, self.p, self.lam = len(gamma), np.asarray(p, float), lam
-        self.s, self.w = mp_rule(gamma, n)
-        if not residue:     # gamma < 1: the atom's weight is a rounding residue, not a node
-            small = np.asarray(gamma, float) < 1.0
-            self.s[small, 0], self.w[small, 0] = self.s[small, 1], 0.0
-        self.a = (1.0 - eta * (self.s + lam)) ** K
-        self.c = (1.0 - self.a) / (self.s + lam)
-        self.far = far = self.p[:, None] * lam * self.c         # d_j at z = infinity
-        self.mean = np.sum(self.w * far, axis=1)
-        # (K = 1: c = eta, a constant law, whose variance must not round below 0)
-        self.var = np.maximum(np.sum(self.w * far ** 2, axis=1) - self.mean ** 2, 0.0)
-        self._z = self._dz = None
-
-    @property
-    def z(self):
-        return self._z
-
-    @z.setter
-    def z(self, z):
-        """The nodes of the next ``cauchy`` calls (d_j there computed once: Newton's method
-        calls ``cauchy`` several times at the same nodes)."""
-        self._z, self._dz = z, None if z is None else self.d(z)
-
-    def d(self, z):
-        """d_j(z; s) at the nodes z (N,): (M, N, Q)."""
-        z = np.asarray(z)[None, :, None]
-        return self.far[:, None, :] * (z / (z - self.a[:, None, :]))
-
-    def m(self, z):
-        """m_j(z; s) = a / (z - a): (M, N, Q)."""
-        z = np.asarray(z)[None, :, None]
-        return self.a[:, None, :] / (z - self.a[:, None, :])
-
-    def expect(self, f):
-        """E_j[f] over the last axis (M, ..., Q) -> (M, ...)."""
-        if f.ndim == 3:     # a matrix-vector product per client (BLAS, no temporary)
-            return np.matmul(f, self.w[:, :, None].astype(f.dtype))[..., 0]
-        w = self.w.reshape(self.w.shape[:1] + (1,) * (f.ndim - 2) + self.w.shape[1:])
-        return np.sum(f * w, axis=-1)
-
-    def cauchy(self, omega):
-        inv = omega[..., None] - self._dz
-        np.reciprocal(inv, out=inv)
-        E0 = self.expect(inv)
-        np.multiply(inv, inv, out=inv)
-        return E0, -self.expect(inv)
-
-
-class QuadPsiLaws(PsiLaws):
-    """``algorithm1.rate.PsiLaws`` (real z) with E[1 / (omega - p psi_z)] by the rule of
-    ``mp_rule`` (``EDGE_RULE`` nodes, checked against twice as many; where they differ by more
-    than 1e-10 relative, 8 times as many; NaN where those still differ)."""
-
-    def cauchy(self, omega):
-        omega = np.asarray(omega, float)
-        if not hasattr(self, "_rules"):    # the rules' nodes and values of p psi_z, once
-            self._rules = {}
-        E0, dE0 = np.full(omega.shape, np.nan), np.full(omega.shape, np.nan)
-        bad = np.ones(omega.shape, bool)
-        for n in (EDGE_RULE, 8 * EDGE_RULE):   # the finer rule only where the coarser fails
-            rows, cols = np.nonzero(bad)
-            out = []
-            for m in (n, 2 * n):
-                if m not in self._rules:
-                    s, w = mp_rule(self.gamma, m)
-                    self._rules[m] = (self.p[:, None] * self.psi(s), w)
-                d, w = self._rules[m]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    inv = 1.0 / (omega[rows, cols][:, None] - d[rows])
-                out.append((np.sum(inv * w[rows], axis=1), -np.sum(inv ** 2 * w[rows], axis=1)))
-            (e1, d1), (e2, d2) = out
-            with np.errstate(invalid="ignore"):
-                ok = (np.abs(e1 - e2) <= 1e-10 * np.abs(e2)) & (np.abs(d1 - d2)
-                                                                <= 1e-8 * np.abs(d2))
-            E0[rows[ok], cols[ok]], dE0[rows[ok], cols[ok]] = e2[ok], d2[ok]
-            bad[rows[ok], cols[ok]] = False
-            if not bad.any():
-                return E0, dE0
-        # NaN where the rules still disagree (omega at a spike of the law):
-        # ``subordination.edge`` takes such a point as past the edge, so an edge found is, if
-        # anything, outside the true one (the exact partial fractions cost K x K eigenvalue
-        # problems per point, minutes for K in the hundreds).
-        return E0, dE0
 
 
 def _ellipse(c0, h, t, n):

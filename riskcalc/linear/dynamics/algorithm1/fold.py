@@ -19,7 +19,7 @@ beyond Dhat_z's spectrum, which lies in [0, z / (z - sup a)] since lam c(s) <= 1
 (omega, z) (an arrow system, O(M)) from the branch's tangent, and finds F* by regula falsi on C
 (Illinois), with steps halved where Newton fails (then regrown); z(F) is accurate to (F - F*)^2.
 M + 1 scalar unknowns and a few dozen points replace the old route's root finding in z with a
-full edge scan of the free sum at every step. The client laws are the discrete ``mp_rule``
+full edge scan of the free sum at every step. The client laws are the discrete ``laws.mp_rule``
 measures, doubled until both edges agree to ``algorithm1.rate.FOLD_TOL``;
 ``algorithm1.rate.contraction`` (the old route) stays as the fallback and as the independent
 check in the tests. M = 1 has no fold (the edge is that of one law): the old route. With laws
@@ -89,61 +89,6 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-
-
-def mp_rule(gamma, n):
-    """Nodes s (M, n + 1) and weights (M, n + 1) of a discrete measure integrating F analytic
-    near the Marchenko-Pastur support like ``mp_quadrature.mp_expect``'s Gauss-Chebyshev rule
-    of n nodes: tau(F) = F(0) + sum_q w_q (F(x_q) - F(0)) / x_q ..., the atom at 0 the first
-    node (its weight 1 - sum of the others)."""
-    gamma = np.asarray(gamma, float)[:, None]
-    c = np.minimum(gamma, 1.0 / gamma)
-    scale = np.maximum(gamma, 1.0)
-    k = np.arange(1, n + 1) * (np.pi / (n + 1))
-    s = (1.0 + c) + 2.0 * np.sqrt(c) * np.cos(k)
-    w = np.sin(k) ** 2 * (np.pi / (n + 1)) * 4.0 * c / (2 * np.pi * c) / s / scale
-    nodes = np.hstack([np.zeros_like(gamma), scale * s])
-    return nodes, np.hstack([1.0 - w.sum(axis=1, keepdims=True), w])
-
-
-
-class RuleLaws:
-    """The laws of d_j = p_j psi_z(S_j) at a real z by the rule of ``mp_rule`` (n nodes), with
-    the first derivatives in omega and z that ``fold`` needs."""
-
-    def __init__(self, gamma, p, lam, eta, K, n):
-        s, self.w = mp_rule(gamma, n)
-        self.M = self.w.shape[0]
-        self.a = (1.0 - eta * (s + lam)) ** K
-        self.pc = np.asarray(p, float)[:, None] * lam * (1.0 - self.a) / (s + lam)
-        # The atom's weight 1 - sum(w) is a rounding residue when gamma < 1: not a node.
-        self.node = self.w > 1e-12
-
-    def at(self, z):
-        """d = p lam z c / (z - a) at the nodes and its derivative in z."""
-        den = z - self.a
-        return self.pc * z / den, -self.pc * self.a / den ** 2
-
-    def terms(self, omega, z):
-        """G_j(omega_j), dG_j/domega and dG_j/dz (M,), G_j = E[1 / (omega_j - d_j)]."""
-        d, dd = self.at(z)
-        w1 = self.w / (omega[:, None] - d)
-        w2 = w1 / (omega[:, None] - d)
-        return w1.sum(axis=1), -w2.sum(axis=1), (w2 * dd).sum(axis=1)
-
-    def moments(self, z):
-        """Mean and variance of every d_j at z (the far start of ``fold``)."""
-        d, _ = self.at(z)
-        mean = np.sum(self.w * d, axis=1)
-        return mean, np.sum(self.w * d * d, axis=1) - mean ** 2
-
-    def outside(self, omega, z, sign):
-        """Whether every omega_j lies beyond (``sign``) every node of its law, and, at the top,
-        z above every a(s) (where psi_z is finite and decreasing in z)."""
-        d, _ = self.at(z)
-        ext = np.where(self.node, sign * d, -np.inf).max(axis=1)
-        ok = np.all(sign * omega > ext)
-        return ok and (sign < 0 or z > np.where(self.node, self.a, -np.inf).max())
 
 
 def _branch_point(law, gl, sign, F, omega, z):
@@ -268,7 +213,7 @@ def _root(f, lo, hi):
 
 def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     """The real edges and the spectral-radius bound of step 1 (module docstring); ``laws_cls``
-    the real-z client laws of psi_z (``algorithm1.rate.PsiLaws``), the inputs checked by
+    the real-z client laws of psi_z (``algorithm1.laws.PsiLaws``), the inputs checked by
     ``inputs.check_step_scope`` (``algorithm1.rate``).
 
     Returns
@@ -329,7 +274,7 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
 def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
     """The two contours of step 2 (finite rounds only): for each, nodes z (upper half), weights
     w (oint f dz / 2 pi i = sum Im(f w)), omega, G, and the accepted rule's laws
-    (``algorithm1.curves.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
+    (``algorithm1.laws.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
     gl = g * lam
     R = max(R, 1e-3)
     r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
@@ -377,7 +322,7 @@ def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
 
 
 def solve_point(laws, g, lam, z0, far):
-    """(omega, G) of ``laws`` (``algorithm1.curves.NodeLaws``, its rule kept) at the real point
+    """(omega, G) of ``laws`` (``algorithm1.laws.NodeLaws``, its rule kept) at the real point
     z0 outside the round map's spectrum, followed down from z0 + i ``far`` (the distance's pole
     correction of ``algorithm1.curves``, step 3; no Hermitian check off a symmetric spectrum)."""
     gl = g * lam

@@ -63,11 +63,11 @@ import numpy as np
 from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1.fold import RuleLaws, complex_contraction, fold, in_scope
+from riskcalc.linear.dynamics.algorithm1.fold import complex_contraction, fold, in_scope
+from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, RuleLaws
 from riskcalc.linear.dynamics.api import rounds_limit
 from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
                                              weight_vector)
-from riskcalc.linear.dynamics.client_laws import mp_cauchy
 
 #: Local steps beyond which the K roots of the partial fractions cost too much (K x K
 #: eigenvalue problems at every evaluation); ``algorithm1_contraction`` uses the exact prox
@@ -79,101 +79,6 @@ FOLD_RULE, FOLD_RULE_MAX = 128, 16384
 #: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, abs(z))):
 #: the rule's error falls geometrically in its nodes, so the finer rule's is far below it.
 FOLD_TOL = 1e-12
-
-
-class PsiLaws:
-    """The laws of p_j psi_z(S_j), S_j ~ MP(gamma_j), for real z > sup a or z < 0, with the
-    interface ``subordination.edges`` uses (``client_laws.ClientLaws``): cauchy, lo, hi, bottom,
-    top, mean, var, mu0 (0: an atom of S_j at 0 sits at psi_z(0), inside [bottom, top]).
-
-    E[1 / (omega - p psi_z(s))] is exact by partial fractions in x = 1 - eta (s + lam):
-    1 / (omega - p psi) = (z - x^K) / Q(x), Q(x) = omega (z - x^K) - p lam z eta sum_{k<K} x^k,
-    = 1 / omega + sum_m r_m / (x - x_m) over the K roots x_m of Q (a companion matrix's
-    eigenvalues), r_m = (z - x_m^K) / Q'(x_m), and E[1 / (x - x_m)] = G(s_m) / eta with
-    s_m = (1 - eta lam - x_m) / eta and G the Marchenko-Pastur Cauchy transform (its pole at 0
-    carries the atom); E0' = -E[(z - x^K)^2 / Q^2] the same way with double poles.
-    """
-
-    def __init__(self, gamma, p, lam, eta, K, z):
-        from scipy.optimize import minimize_scalar   # light commands do not load scipy
-
-        self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
-        self.lam, self.eta, self.K, self.z, self.M = lam, eta, int(K), z, self.gamma.size
-        self.mu0 = np.zeros(self.M)
-        lo, hi, mean, var = [], [], [], []
-        for g in self.gamma:
-            a, b = (1 - np.sqrt(g)) ** 2, (1 + np.sqrt(g)) ** 2
-            grid = np.linspace(a, b, 4001)
-            vals = self.psi(grid)
-            ends = []
-            for sign in (1.0, -1.0):
-                k = int(np.argmin(sign * vals))
-                best = minimize_scalar(lambda s: sign * self.psi(s), method="bounded",
-                                       bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 4000)]),
-                                       options={"xatol": 1e-14})
-                ends.append(sign * min(sign * vals[k], best.fun))
-            # Moments (a starting point for the solves only): Chebyshev-U rule on [a, b] for
-            # the continuous part (mass min(1, 1/gamma)), the atom at 0 apart.
-            u = np.cos(np.pi * np.arange(1, 401) / 401)
-            w = np.sin(np.pi * np.arange(1, 401) / 401) ** 2
-            sk = 0.5 * (a + b) + 0.5 * (b - a) * u
-            dens = w / sk
-            dens /= dens.sum()
-            cont = min(1.0, 1.0 / g)
-            m1, m2 = cont * dens @ self.psi(sk), cont * dens @ self.psi(sk) ** 2
-            if g > 1:
-                at0 = float(self.psi(0.0))
-                ends.append(at0)
-                m1, m2 = m1 + (1 - cont) * at0, m2 + (1 - cont) * at0 ** 2
-            lo.append(min(ends)), hi.append(max(ends)), mean.append(m1), var.append(m2 - m1 ** 2)
-        self.lo, self.hi = self.p * np.array(lo), self.p * np.array(hi)
-        self.bottom, self.top = self.lo, self.hi
-        self.mean, self.var = self.p * np.array(mean), self.p ** 2 * np.array(var)
-
-    def psi(self, s):
-        """psi_z(s) = lam z c(s) / (z - a(s)), c(s) = eta sum_{k<K} (1 - eta (s + lam))^k."""
-        x = 1.0 - self.eta * (np.asarray(s, float) + self.lam)
-        c = self.eta * sum(x ** k for k in range(self.K))
-        return self.lam * self.z * c / (self.z - x ** self.K)
-
-    def _cauchy(self, omega, gam, p):
-        """E0 and E0' at omega (rows,), one client's (gamma, p) per row."""
-        K, z, eta = self.K, self.z, self.eta
-        beta = p * self.lam * z * eta / omega
-        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float).copy()
-        coef[:, 0] -= z
-        if K > 1:   # monic Q / (-omega) = x^K + beta sum_{k<K} x^k - z: its companion matrix
-            comp = np.zeros((omega.size, K, K))
-            comp[:, 1:, :-1] = np.eye(K - 1)
-            comp[:, :, -1] = -coef
-            xm = np.linalg.eigvals(comp).astype(complex)
-        else:
-            xm = -coef.astype(complex)
-        kk = np.arange(K)
-        num = beta[:, None] * np.sum(xm[..., None] ** kk, axis=-1)          # z - x_m^K
-        dq = (-(p * self.lam * z * eta)[:, None]
-              * np.sum(kk[1:] * xm[..., None] ** (kk[1:] - 1), axis=-1)
-              - omega[:, None] * K * xm ** (K - 1))
-        r = num / dq
-        G, dG = mp_cauchy(gam[:, None], (1.0 - eta * self.lam - xm) / eta)
-        E0 = 1.0 / omega + np.sum(r * G, axis=-1) / eta
-        # (z - x^K)^2 / Q^2 = 1/omega^2 + sum_m r_m^2 / (x - x_m)^2 + B_m / (x - x_m),
-        # B_m = 2 r_m / omega + 2 r_m sum_{l != m} r_l / (x_m - x_l).
-        diff = xm[:, :, None] - xm[:, None, :]
-        np.einsum("rii->ri", diff)[...] = np.inf
-        B = 2.0 * r / omega[:, None] + 2.0 * r * np.sum(r[:, None, :] / diff, axis=-1)
-        sq = 1.0 / omega ** 2 + np.sum(-r ** 2 * dG / eta ** 2 + B * G / eta, axis=-1)
-        return E0, -sq
-
-    def cauchy(self, omega):
-        """E[1 / (omega - p_j psi_z(S_j))] and its derivative for real omega (M, n) outside
-        the spectrum of p_j psi_z(S_j)."""
-        omega = np.asarray(omega, float)
-        M, n = omega.shape
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            E0, dE0 = self._cauchy(omega.ravel(), np.repeat(self.gamma, n),
-                                   np.repeat(self.p, n))
-        return E0.real.reshape(M, n), dE0.real.reshape(M, n)
 
 
 def _local_rate(gam, lam, eta, K, g):
