@@ -14,7 +14,7 @@ from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
 from montecarlo.linear.measure import KINDS
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
-from riskcalc.cli.predict import add_model_options, client_spectra, spec_from_args
+from riskcalc.cli.predict import add_model_options, spec_from_args
 
 
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
@@ -78,7 +78,7 @@ def setting_from_args(args, clients=None) -> Setting:
         clients = 1 + len(fed["gamma"])
         if fed["gamma"]:        # a federation file of one client has no others
             others = {"gammas": fed["gamma"], "rs": fed["r"], "sigmas": fed["sigma"]}
-            spectra = client_spectra(args, fed)
+            spectra = fedargs.client_spectra(args, fed)
             if spectra is not None:
                 others["spectra"] = spectra
     return Setting(d=args.d, clients=100 if clients is None else clients,

@@ -176,6 +176,14 @@ def _logistic(args, ff, gammas, specs, order):
     return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
 
 
+def client_spectra(args, fed) -> list | None:
+    """Covariate shift: every client's SPEC (the target's --spectrum first; a client without
+    one has the target's), or None when no client of ``fed`` gives a spectrum."""
+    if all(s is None for s in fed["spectrum"]):
+        return None
+    return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]
+
+
 def other_clients(args, read_bare):
     """The OTHER clients: from the federation object (``resolve``), else ``read_bare`` of the
     bare list of ``--clients-file`` (the list ``resolve`` read, else the path)."""

@@ -110,14 +110,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def client_spectra(args, fed) -> list | None:
-    """Covariate shift: every client's SPEC (the target's --spectrum first; a client without
-    one has the target's), or None when no client of ``fed`` gives a spectrum."""
-    if all(s is None for s in fed["spectrum"]):
-        return None
-    return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]
-
-
 def _federation(args, spec):
     """(per-client gamma, r, sigma lists with the target first) for --clients-file, else
     None."""
@@ -126,7 +118,7 @@ def _federation(args, spec):
     others = fedargs.other_clients(args, fedargs.read_clients_file)
     out = {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
            for k in ("gamma", "r", "sigma")}
-    spectra = client_spectra(args, others)
+    spectra = fedargs.client_spectra(args, others)
     return out if spectra is None else {**out, "spectra": spectra, "d": args.d}
 
 

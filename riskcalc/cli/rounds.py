@@ -131,14 +131,18 @@ def federation(args) -> dict:
     target = {"gamma": float(args.gamma), "r": float(args.r), "sigma": float(args.sigma)}
     if args.clients_file is not None:
         others = fedargs.other_clients(args, fedargs.read_clients_file)
-        if any(s is not None for s in others["spectrum"]):
-            raise ValueError("the rounds limits take one shared --spectrum (per-client spectra, "
-                             "covariate shift: not covered)")
         if 1 + len(others["gamma"]) > MAX_CLIENTS:
             raise ValueError(f"{args.clients_file}: {1 + len(others['gamma'])} clients; at most "
                              f"{MAX_CLIENTS} along the rounds (each client is solved, none "
                              "grouped: minutes beyond)")
-        return {k: [target[k]] + [float(v) for v in others[k]] for k in target}
+        fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
+        spectra = fedargs.client_spectra(args, others)
+        if spectra is not None:
+            if args.method != "fedavg" or parse_local_steps(args.local_steps) != 1:
+                raise ValueError("per-client spectra (covariate shift) along the rounds: "
+                                 "fedavg with --local-steps 1 only")
+            fed["spectra"] = spectra
+        return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
                                                      maximum=MAX_INT)
     if m > MAX_CLIENTS:
@@ -181,9 +185,16 @@ def kwargs(args) -> dict:
         out["lam"] = args.lam
     spec = Spectrum.parse(getattr(args, "spectrum", None) or "identity",
                           d=getattr(args, "d", None))
-    if not spec.is_identity:     # rounds_limit refuses the cases it does not cover
-        out["spectrum"] = spec
+    if not spec.is_identity and "spectra" not in fed:   # rounds_limit refuses what it does
+        out["spectrum"] = spec                              # not cover
     return out
+
+
+def sigma_words(params) -> str:
+    """The covariance of a rounds result in words (text output)."""
+    if "spectra" in params:
+        return "covariate shift: a covariance per client"
+    return "Sigma with a spectrum" if "spectrum" in params else "Sigma = I"
 
 
 def own_models(res):
@@ -256,7 +267,7 @@ def predict(args) -> int:
     m = res.risk.shape[0]
     print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
           f"M = {m} client{'s' if m > 1 else ''}, "
-          f"{'Sigma with a spectrum' if 'spectrum' in res.params else 'Sigma = I'})")
+          f"{sigma_words(res.params)})")
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
     bound = (" (an upper bound: the bottom of the spectrum is not computed)"
              if res.diagnostics.get("contraction_is_bound") else "")
@@ -287,7 +298,8 @@ def predict(args) -> int:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + (" (refused here, beyond the size limits of the route with a spectrum: nan)"
+              + ((" (not covered under covariate shift: nan)" if "spectra" in res.params else
+                  " (refused here, beyond the size limits of the route with a spectrum: nan)")
                  if np.all(np.isnan(last)) else ""))
     return 0
 
@@ -306,6 +318,9 @@ def compare(args) -> int:
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
     kw = kwargs(args)
+    if "spectra" in kw:
+        raise ValueError("compare along the rounds simulates one shared covariance; per-client "
+                         "spectra (covariate shift): riskcalc predict computes the limit")
     guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
                   replicate_seconds(rounds_method(args), max(args.d, 1), len(kw["gamma"]),
                                     max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),

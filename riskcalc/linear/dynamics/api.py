@@ -119,6 +119,9 @@ class RoundsLimit:
                                                           overflowed, personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
+        if "spectra" in self.params:
+            raise ValueError("covariate shift: the personalizations (FTFA, RTFA) after round T "
+                             "are not covered (the server model's curves are)")
         spec = self.params.get("spectrum")
         over = np.zeros(self.risk.shape[0], bool)
         if key["personalization"] == "ftfa":
@@ -216,7 +219,7 @@ def _divergent_range(exc, name, gam, eta, K):
 
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
-                 global_step=None, lam=None, weights="samples", spectrum=None,
+                 global_step=None, lam=None, weights="samples", spectrum=None, spectra=None,
                  max_seconds=None) -> RoundsLimit:
     """Exact limits of every client's risk along the rounds of federated training.
 
@@ -281,6 +284,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         finite ``local_steps`` (``riskcalc.linear.dynamics.sigma.algorithm1.curves``,
         M K^2 <= 200, step_size as above with L the largest top of the clients' sample
         spectra; ``personalized_risk`` is refused).
+    spectra : str, array_like or sequence of them, optional
+        Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
+        shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
+        ``fedavg`` with ``local_steps=1`` and pooled N > d
+        (``riskcalc.linear.dynamics.shift.one_step``); equal spectra are ``spectrum``.
     max_seconds : float, optional
         The most seconds of estimated work the routes under a spectrum may take, for the curves
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
@@ -312,6 +320,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
+    joint = None
+    if spectra is not None:
+        from riskcalc.linear.dynamics.shift.one_step import shift_inputs
+
+        spectrum, joint, specs = shift_inputs(name, spectra, spectrum, gamma, local_steps)
     if isinstance(spectrum, str):
         from riskcalc.spectrum import Spectrum
 
@@ -428,6 +441,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             found_reach(out, *reach)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
+        elif joint is not None:
+            from riskcalc.linear.dynamics.shift.one_step import shift_curves
+
+            out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
         elif shared and K == 1:
             from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
 
@@ -470,6 +487,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
               "weights": weights if isinstance(weights, str) else p.tolist()}
     if name == "pfedme":
         params["lam"] = lam
+    if joint is not None:
+        params["spectra"] = specs
     if shared:
         params["spectrum"] = {"atoms": spectrum.atoms.tolist(),
                               "weights": spectrum.weights.tolist()}

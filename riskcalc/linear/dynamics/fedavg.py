@@ -173,22 +173,40 @@ def edges(laws):
     return subordination.edges(laws)
 
 
-def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
-    """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes of
-    the upper half of the contour."""
+def ellipse(a, b, g, rho, t_max_rounds, shrink=1.0):
+    """The contour of ``_contour`` as the solves follow it: (nodes, path, w, n) with
+    nodes(tt) the upper half's n / 2 nodes on the ellipse of parameter tt, ``path`` the
+    parameters from an ellipse far out (semi-axes ~ 20 b) inwards, halving the excess, ending
+    at the contour's, and ``w`` the quadrature weights at its nodes (I(f) = sum Im(f w))."""
     c0, h, t, n = _contour(a, b, g, rho, t_max_rounds, shrink)
     theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
 
     def nodes(tt):
         return c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * np.sin(theta)
 
-    # From an ellipse far out (semi-axes ~ 20 b) inwards, halving the parameter's excess.
     t_far = max(np.arcsinh(20.0 * b / h), 2.0 * t)
     path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
-    omega, G = subordination.solve(laws, nodes, b, path + [t])
-    z = nodes(t)
     dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
-    return z, dz * (2.0 / n), omega, G
+    return nodes, path + [t], dz * (2.0 / n), n
+
+
+def round_filters(z, g, rounds, finite):
+    """(A, R) at the nodes z, one row per T of ``rounds``: A = (1 - g z)^(2T) and R = R_T(z) =
+    (1 - (1 - g z)^T) / z where ``finite``, else 0 and 1 / z (the fixed point: T = inf, or
+    rounds settled to rounding); overflow only where rho^(2T) is beyond OVERFLOW."""
+    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        power = (1.0 - g * z) ** Tcol
+        return (np.where(finite[:, None], power ** 2, 0.0),
+                np.where(finite[:, None], (1.0 - power) / z, 1.0 / z))
+
+
+def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
+    """Nodes z, quadrature weights w (I(f) = sum Im(f w)), G_D and omega at the nodes of
+    the upper half of the contour."""
+    nodes, path, w, _ = ellipse(a, b, g, rho, t_max_rounds, shrink)
+    omega, G = subordination.solve(laws, nodes, b, path)
+    return nodes(path[-1]), w, omega, G
 
 
 def fedavg_curves(gam, r, sigma, p, signal, eta, K, g, rounds):
@@ -222,12 +240,8 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     settled, over, finite, t_max = round_horizon(rho, rounds)
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
-    # F_T at the nodes, one row per T; overflow only where rho^{2T} is beyond OVERFLOW.
-    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    A, R = round_filters(z, g, rounds, finite)
     with np.errstate(over="ignore", invalid="ignore"):
-        power = (1.0 - g * z) ** Tcol
-        A = np.where(finite[:, None], power ** 2, 0.0)
-        R = np.where(finite[:, None], (1.0 - power) / z, 1.0 / z)
         dist_f = A / z ** 2
 
         def integral(F, X):

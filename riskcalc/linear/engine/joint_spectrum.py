@@ -109,6 +109,34 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     return JointSpectrum(weights, atoms, types)
 
 
+
+def spectra_joint(spectra, spectrum, gamma, d=None):
+    """(spectrum, joint, specs) of a call's ``spectra`` (covariate shift: a SPEC, or one SPEC
+    or eigenvalue list per client, or one eigenvalue list shared) beside its ``spectrum`` and
+    ``gamma`` (a scalar or one per client): the joint measure of the clients' covariances, or,
+    when they are all equal, the shared spectrum (None for the identity) and no joint measure;
+    ``specs`` the list of the spectra given. ValueError for both given, an empty or malformed
+    ``spectra`` or one whose length is neither 1 nor the clients'."""
+    if spectrum is not None:
+        raise ValueError("give spectrum (shared by the clients) or spectra (one per "
+                         "client), not both")
+    if not isinstance(spectra, (str, list, tuple, np.ndarray)) or (
+            not isinstance(spectra, str) and len(spectra) == 0):
+        # was a TypeError (3), KeyError ({}) or IndexError ([]).
+        raise ValueError("spectra must be a SPEC, one SPEC (or eigenvalue list) per "
+                         f"client, or one eigenvalue list shared, got {spectra!r:.40}")
+    single = isinstance(spectra, str) or (
+        np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
+    specs = [spectra] if single else list(spectra)
+    m_given = np.size(gamma) if np.ndim(gamma) else len(specs)
+    if len(specs) not in (1, m_given):
+        raise ValueError(f"spectra lists {len(specs)} client spectra for {m_given} clients")
+    joint = joint_spectrum(specs * (m_given if len(specs) == 1 else 1), d)
+    if not joint.shared:
+        return None, joint, specs
+    shared = joint.marginal(0)
+    return (None if shared.is_identity else shared), None, specs
+
 #: Joint measures remembered by ``joint_spectrum`` (the distinct spectra and d -> measure).
 _MEASURES = {}
 _MEASURES_SIZE = 32

@@ -39,7 +39,7 @@ from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
-from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from riskcalc.linear.engine.joint_spectrum import spectra_joint
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
 
@@ -191,24 +191,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     method = info.name   # an alias (fedprox) is its canonical method (pfedme)
     joint = None
     if spectra is not None:
-        if spectrum is not None:
-            raise ValueError("give spectrum (shared by the clients) or spectra (one per "
-                             "client), not both")
-        if not isinstance(spectra, (str, list, tuple, np.ndarray)) or (
-                not isinstance(spectra, str) and len(spectra) == 0):
-            # was a TypeError (3), KeyError ({}) or IndexError ([]).
-            raise ValueError("spectra must be a SPEC, one SPEC (or eigenvalue list) per "
-                             f"client, or one eigenvalue list shared, got {spectra!r:.40}")
-        single = isinstance(spectra, str) or (
-            np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
-        specs = [spectra] if single else list(spectra)
-        m_given = np.size(gamma) if np.ndim(gamma) else len(specs)
-        if len(specs) not in (1, m_given):
-            raise ValueError(f"spectra lists {len(specs)} client spectra for {m_given} clients")
-        joint = joint_spectrum(specs * (m_given if len(specs) == 1 else 1), d)
-        if joint.shared:
-            spectrum, joint = joint.marginal(0), None
-            spectrum = None if spectrum.is_identity else spectrum
+        spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     check_method(info.name)
     named = isinstance(weights, str)
     if named:

@@ -80,7 +80,8 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
+                                              round_horizon, settle)
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-9
@@ -251,22 +252,17 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
                          "of a wide range); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
-    c0, hh, t, n = _contour(a, b, g, rho, t_max)
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    on_ellipse, path, w, n = ellipse(a, b, g, rho, t_max)
 
     def nodes(tt):      # in A's variable z / eta
-        return (c0 + hh * np.cosh(tt) * np.cos(theta) + 1j * hh * np.sinh(tt)
-                * np.sin(theta)) / eta
+        return on_ellipse(tt) / eta
 
-    t_far = max(np.arcsinh(20.0 * b / hh), 2.0 * t)
-    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.05 * t]
     if (n // 2) * n > MAX_PAIRS:
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}): the round map's spectrum comes too close to 0 "
                          "(pooled N near d) or the rounds are too many")
-    _, m = laws.solve(nodes, path + [t], b / eta)
-    z = eta * nodes(t)
-    w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    _, m = laws.solve(nodes, path, b / eta)
+    z = on_ellipse(path[-1])
     Es = laws.mean
     delta, e, m0, m2 = m["delta"], m["e"], m["m0"], m["m2"]
     # The full contour (the lower half by conjugation) for the second variable.
@@ -275,15 +271,9 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
     ef = np.concatenate([e, e.conj()], axis=1)
     m2f = np.concatenate([m2, m2.conj()])
     s, h = laws.s, laws.h
-    Tcol = np.where(finite, rounds, 0.0)[:, None]
+    A1, R1 = round_filters(z, g, rounds, finite)
+    _, R2 = round_filters(zf, g, rounds, finite)
     with np.errstate(over="ignore", invalid="ignore"):
-        def filters(x):
-            power = (1.0 - g * x) ** Tcol
-            return (np.where(finite[:, None], power ** 2, 0.0),
-                    np.where(finite[:, None], (1.0 - power) / x, 1.0 / x))
-
-        A1, R1 = filters(z)
-        _, R2 = filters(zf)
 
         def one(F, X):       # (1 / 2 pi i) oint F X dz over the full contour, (nT, ...)
             return ((F * w) @ X.T).imag
