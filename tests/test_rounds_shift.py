@@ -168,3 +168,24 @@ def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     assert main([*argv[:2], "--federation", path, *argv[2:], *ARGS]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and match in err and "\n" not in err
+
+
+def test_time_budget_refuses_with_what_would_fit():
+    """The estimate (``shift_seconds``) against rounds_limit's max_seconds, before solving."""
+    with pytest.raises(ValueError, match="would take about .* allow more time"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
+                              rounds=[100], local_steps=1, step_size=0.1,
+                              spectra=["identity", "two-point:1,2,0.5"], max_seconds=1e-3)
+
+
+def test_chunks_of_the_upper_nodes_sum_to_the_whole(monkeypatch):
+    """The double integrals summed one node row at a time equal the one-chunk sums."""
+    from riskcalc.linear.dynamics.shift import one_step
+
+    joint = joint_spectrum(MIXED)
+    rounds = np.array([2.0, 15.0, np.inf])
+    whole = shift_curves(GAM, R, SIG, P, 1.5, 0.15, 1.2, rounds, joint)
+    monkeypatch.setattr(one_step, "CHUNK_BYTES", 1.0)
+    rows = shift_curves(GAM, R, SIG, P, 1.5, 0.15, 1.2, rounds, joint)
+    for key in ("bias", "variance"):
+        np.testing.assert_allclose(rows[key], whole[key], rtol=1e-12)

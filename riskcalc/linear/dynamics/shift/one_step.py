@@ -70,6 +70,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
                                               round_horizon, settle)
 
@@ -77,8 +78,21 @@ _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-10
 #: Relative width of the bracket that ends the edges' bisection.
 _EDGE_TOL = 1e-13
-#: Most node pairs x clients x types^3 of the double contour (about a minute of process CPU).
-MAX_WORK = 3e9
+#: Most estimated process seconds of the double contour by default (``shift_seconds``;
+#: ``rounds_limit``'s max_seconds sets another).
+MAX_SECONDS = 600.0
+#: Most bytes of the pair arrays held at once (the upper nodes are taken in chunks).
+CHUNK_BYTES = 6.4e7
+
+
+def shift_seconds(M, ntype, n):
+    """Estimated process seconds of the two-point sums on a contour of n nodes, M clients of
+    ntype distinct covariances: 1.2e-7 (n / 2) n M ntype^2 (the batched types x types solves
+    run at their overheads up to ntype ~ 20), fitted to process CPU (OMP 1, a loaded 2-core
+    machine) of (M, types, T) = (10, 5, 200): 2.1 s, (10, 10, 100): 2.0 s, (20, 10, 50): 1.3 s,
+    (20, 20, 200): 43 s (the estimate 1.2-1.9 times these; peak memory 110-140 MB)."""
+    return 1.2e-7 * (n // 2) * n * M * ntype ** 2
+
 
 
 class ShiftLaws:
@@ -279,10 +293,12 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     settled, over, finite, t_max = round_horizon(rho, rounds)
     on_ellipse, path, w, n = ellipse(a, b, g, rho, t_max)
     M, ntype = gam.size, laws.T
-    if (n // 2) * n * M * ntype ** 3 > MAX_WORK:
+    sec, limit = shift_seconds(M, ntype, n), allowed(MAX_SECONDS)
+    if sec > limit:
         raise ValueError(f"covariate shift along the rounds: {n // 2 * n} node pairs for {M} "
-                         f"clients of {ntype} covariances exceed {MAX_WORK:.0g} units of work; "
-                         "ask fewer rounds, clients or distinct covariances")
+                         f"clients of {ntype} distinct covariances would take about {sec:.3g} s "
+                         f"here (more than {limit:.3g} s); ask fewer rounds, clients or "
+                         f"distinct covariances, {MORE_TIME}")
 
     def nodes(tt):      # in A's variable z / eta
         return on_ellipse(tt) / eta
@@ -307,13 +323,20 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
         def one(F, X):       # (1 / 2 pi i) oint F X dz over the full contour, (nT, ...)
             return ((F * w) @ X.T).imag
 
-        def double(f):
-            left = (R1 * (w / 2j)) @ f
-            return 2.0 * np.sum(left * (R2 * Wf), axis=1).real
-
-        P, N = _pairs(laws, gz, zA, gf, zf, tau_i)
-        du = {ti: double(np.tensordot(wu, P[:, k], 1)) for k, ti in enumerate(tau_i)}
-        dv = {ti: double(np.tensordot(wv, N[:, k], 1)) for k, ti in enumerate(tau_i)}
+        # The double integrals are linear in the upper nodes' rows: summed chunk by chunk.
+        du, dv = ({ti: 0.0 for ti in tau_i} for _ in range(2))
+        right = R2 * Wf
+        per_row = 16.0 * n * (v.shape[1] + 8 * ntype ** 2 + 2 * M * len(tau_i))
+        step = max(1, int(CHUNK_BYTES // per_row))
+        for lo in range(0, n // 2, step):
+            rows = slice(lo, lo + step)
+            P, N = _pairs(laws, gz[:, rows], zA[rows], gf, zf, tau_i)
+            left = R1[:, rows] * (w[rows] / 2j)
+            for k, ti in enumerate(tau_i):
+                du[ti] = du[ti] + 2.0 * np.sum((left @ np.tensordot(wu, P[:, k], 1)) * right,
+                                               axis=1).real
+                dv[ti] = dv[ti] + 2.0 * np.sum((left @ np.tensordot(wv, N[:, k], 1)) * right,
+                                               axis=1).real
         Es = laws.mean[types]
         signal_term = Es[:, None] + one(A1 - 1.0, -gz / eta).T[types]
         bias = (signal ** 2 * signal_term + np.array([du[ti] for ti in types])
