@@ -189,3 +189,22 @@ def test_chunks_of_the_upper_nodes_sum_to_the_whole(monkeypatch):
     rows = shift_curves(GAM, R, SIG, P, 1.5, 0.15, 1.2, rounds, joint)
     for key in ("bias", "variance"):
         np.testing.assert_allclose(rows[key], whole[key], rtol=1e-12)
+
+
+def test_a_band_outside_the_contour_is_detected(monkeypatch):
+    """Two bands (two-point 0.05 / 20, small gamma): the edges found enclose both (the
+    contour's mass is 1); a bottom edge moved into the gap leaves half the spectrum outside,
+    which the mass check reports instead of returning curves."""
+    from riskcalc.errors import SolverError
+    from riskcalc.linear.dynamics.shift import one_step
+
+    gam = np.array([0.1, 0.2, 0.15])
+    p = (1 / gam) / np.sum(1 / gam)
+    joint = joint_spectrum(["two-point:0.05,20,0.5", "two-point:0.05,20,0.5", "scaled:0.06"])
+    args = (gam, np.full(3, 0.5), np.full(3, 0.5), p, 1.0, 0.05, 1.0, np.array([1.0, 10.0]))
+    a, b = one_step.ShiftLaws(joint, gam, p).edges()
+    assert a < 0.06 and b > 15.0          # measured at d = 2000: 0.0372 and 19.35
+    shift_curves(*args, joint)
+    monkeypatch.setattr(one_step.ShiftLaws, "edges", lambda self: (1.0, b))
+    with pytest.raises(SolverError, match="encloses 0.5"):
+        shift_curves(*args, joint)
