@@ -208,3 +208,16 @@ def test_a_band_outside_the_contour_is_detected(monkeypatch):
     monkeypatch.setattr(one_step.ShiftLaws, "edges", lambda self: (1.0, b))
     with pytest.raises(SolverError, match="encloses 0.5"):
         shift_curves(*args, joint)
+
+
+def test_a_power_laws_outlying_eigenvalues_stay_inside_the_contour():
+    """A power law against flat spectra: its few largest eigenvalues make a narrow band far
+    above the bulk, which a walk in growing steps steps over (the real branch is stable in
+    the gap too); the per-atom sign test stops it there. T = inf equals the finite-M limit."""
+    specs = ["identity", "two-point:1,2,0.5", "powerlaw:1.0,200"]
+    gam = [0.5, 1.2, 0.8]
+    res = riskcalc.rounds_limit("fedavg", gamma=gam, r=0.5, sigma=0.5, signal=1.0,
+                                rounds=[3, np.inf], local_steps=1, step_size=0.04,
+                                spectra=specs)
+    ref = riskcalc.clients_limit("fedavg", gamma=gam, sigma=0.5, r=0.5, spectra=specs)
+    np.testing.assert_allclose(res.risk[:, 1], ref.risk, rtol=1e-10)

@@ -54,12 +54,18 @@ E[.] the integral over mu.
    ``sigma.fedavg.one_step``, step 3. The solve follows g from a far ellipse inwards (Euler
    predictor, Newton); the physical branch has Im g_t > 0 above the real axis.
 5. Edges of A's spectrum (pooled N > d: no atom at 0, sum_j 1 / gamma_j > 1). On the real axis
-   outside the spectrum the solution g is real and the spectral radius of Tbar diag(rho) is
-   below 1 (``finite_clients.shift``'s stability); at an edge it reaches 1 (a fold of the real
-   branch). The top edge: the real branch followed down from x = 2 sum_j p_j max v_t(j) (1 +
-   sqrt(gamma_j))^2 (above the spectrum), the bottom one up from x = -x_top, each by doubling
-   steps then bisection between the last point where Newton converges with radius < 1 and
-   the first where it does not, to 1e-13 relative.
+   outside the spectrum the solution g is real, every entry of Qb has the side's sign (Qb > 0
+   below the spectrum, < 0 above it: E_D[(A - x)^-1]) and the spectral radius of Tbar
+   diag(rho) is below 1 (``finite_clients.shift``'s stability); at an edge the radius reaches
+   1 (a fold of the real branch). In a gap between bands the branch is real and stable too,
+   but the entries of the coordinates carried by the band beyond have the other sign: the
+   test that stops a walk stepping over a narrow band (a power law's few largest
+   eigenvalues far above the bulk: measured, powerlaw:1,200 against flat spectra, a top edge
+   of 4.84 instead of 12.73 with the sign of g alone). The top edge: the real branch followed
+   down from x = 2 sum_j p_j max v_t(j) (1 + sqrt(gamma_j))^2 (above the spectrum), the bottom
+   one up from x = -x_top, each by growing steps then bisection between the last point that
+   passes and the first that does not, to 1e-13 relative. After the contour solve, its mass
+   (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1: a band left outside raises.
 
 T = inf: the pooled weighted least squares, ``clients_limit("fedavg", spectra=...)`` (the tests
 compare). Not covered: pooled N <= d (refused), K >= 2 local steps, the own models.
@@ -85,13 +91,15 @@ MAX_SECONDS = 600.0
 CHUNK_BYTES = 6.4e7
 
 
-def shift_seconds(M, ntype, n):
+def shift_seconds(M, ntype, atoms, n):
     """Estimated process seconds of the two-point sums on a contour of n nodes, M clients of
-    ntype distinct covariances: 1.2e-7 (n / 2) n M ntype^2 (the batched types x types solves
-    run at their overheads up to ntype ~ 20), fitted to process CPU (OMP 1, a loaded 2-core
-    machine) of (M, types, T) = (10, 5, 200): 2.1 s, (10, 10, 100): 2.0 s, (20, 10, 50): 1.3 s,
-    (20, 20, 200): 43 s (the estimate 1.2-1.9 times these; peak memory 110-140 MB)."""
-    return 1.2e-7 * (n // 2) * n * M * ntype ** 2
+    ntype distinct covariances on a joint measure of ``atoms`` atoms: (n / 2) n ntype^2 (1.2e-7
+    M + 1.5e-8 atoms) (the batched types x types solves, which run at their overheads up to
+    ntype ~ 20, and the moments over the atoms), fitted to process CPU (OMP 1, a loaded 2-core
+    machine) of (M, types, atoms, T) = (10, 5, 2, 200): 2.1 s, (10, 10, 2, 100): 2.0 s, (20,
+    10, 2, 50): 1.3 s, (20, 20, 2, 200): 42 s, (3, 3, 1000, 50; 584 nodes): 20 s (the estimate
+    1.2-2.2 times these; peak memory 110-140 MB)."""
+    return (n // 2) * n * ntype ** 2 * (1.2e-7 * M + 1.5e-8 * atoms)
 
 
 
@@ -165,11 +173,15 @@ class ShiftLaws:
 
     def inside(self, g, x, sign):
         """Newton from g at the real x: (g, True) on the stable real branch of the side
-        ``sign`` (+1: left of the spectrum, g > 0; -1: right of it, g < 0), (g, False) when
-        Newton fails, g has the other sign (a step past the whole spectrum) or the radius of
+        ``sign`` (+1: left of the spectrum, Qb > 0; -1: right of it, Qb < 0), (g, False) when
+        Newton fails, an entry of Qb has the other sign (a step past a band) or the radius of
         Tbar diag(rho) reaches 1 (module docstring, step 5)."""
         g1 = self.newton(g, np.array([x]))
-        if g1 is None or not np.all(sign * g1 > 0):
+        # Outside the spectrum on one side every diagonal entry of E_D[(A - x)^-1] has that
+        # side's sign; in a gap some flip (the coordinates carried by a band on the other
+        # side: a walk stepping over a narrow band, e.g. a power law's few largest
+        # eigenvalues, lands in such a gap, where the branch is real and stable too).
+        if g1 is None or not np.all(sign * self.qbar(g1, np.array([x])) > 0):
             return g, False
         TD = self.residual(g1, np.array([x]))[3][0]
         return g1, bool(np.max(np.abs(np.linalg.eigvals(TD))) < 1.0)
@@ -212,8 +224,13 @@ def _pairs(laws, g1, z1, g2, z2, tau_i):
     v, h, types = laws.v, laws.h, laws.types
     Qb1, Qb2 = laws.qbar(g1, z1), laws.qbar(g2, z2)                     # (N1, K), (N2, K)
     om1, om2 = laws.om(g1), laws.om(g2)                                  # (M, N1), (M, N2)
-    QQ = Qb1[:, None, :] * Qb2[None, :, :] * h                           # (N1, N2, K)
-    T = np.einsum("abk,uk,wk->abuw", QQ, v, v)
+    QQ = (Qb1[:, None, :] * Qb2[None, :, :] * h).reshape(-1, v.shape[1])  # (N1 N2, K)
+    nt, shape = laws.T, (Qb1.shape[0], Qb2.shape[0])
+    # E[v_u v_w Q1 Q2] and E[v_s^2 v_u Q1 Q2] as matrix products over the joint atoms.
+    T = (QQ @ (v[:, None, :] * v[None, :, :]).reshape(nt * nt, -1).T).reshape(
+        shape + (nt, nt))
+    T3 = (QQ @ (v[:, None, :] ** 2 * v[None, :, :]).reshape(nt * nt, -1).T).reshape(
+        shape + (nt, nt))
     gam, p = laws.gam, laws.p
     rho = np.einsum("mu,ma,mb->abu", laws.onehot * gam[:, None], om1, om2)
     eye = np.eye(laws.T)
@@ -231,15 +248,14 @@ def _pairs(laws, g1, z1, g2, z2, tau_i):
         y = np.linalg.solve(eye - Tj * rj[..., None, :], Tj[..., :, tau_i])   # (.., T, I)
         Y = eye[:, tau_i] + rj[..., :, None] * y                            # coefficients
         vs = v[s]
-        Ts = np.einsum("abk,uk->abu", QQ * vs, v)                           # E[v_s v_u Q1 Q2]
-        Tss = np.einsum("abk,uk->abu", QQ * vs ** 2, v)                     # E[v_s^2 v_u ..]
+        Ts, Tss = T[..., s, :], T3[..., s, :]             # E[v_s v_u Q1 Q2], E[v_s^2 v_u ..]
         EY_s = np.einsum("abu,abui->abi", Ts, Y)
         EY_ss = np.einsum("abu,abui->abi", Tss, Y)
         cj = (r / den)[..., None] * EY_s                                    # c_j(Y)
         e1, e2 = om1[j] / p[j], om2[j] / p[j]
         a1 = om1[j][:, None] * vs * Qb1                                     # alpha_j1 (N1, K)
         a2 = om2[j][:, None] * vs * Qb2
-        tail = np.einsum("ak,bk->ab", (1.0 - a1) * (vs * h), 1.0 - a2)
+        tail = ((1.0 - a1) * (vs * h)) @ (1.0 - a2).T
         P[j] = np.moveaxis(e1[:, None, None] * e2[None, :, None] * EY_ss
                            + cj * tail[..., None] / p[j] ** 2, -1, 0)
         mid = Es2Q2[None, :, s] - om1[j][:, None] * Ts[..., s]
@@ -293,7 +309,7 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     settled, over, finite, t_max = round_horizon(rho, rounds)
     on_ellipse, path, w, n = ellipse(a, b, g, rho, t_max)
     M, ntype = gam.size, laws.T
-    sec, limit = shift_seconds(M, ntype, n), allowed(MAX_SECONDS)
+    sec, limit = shift_seconds(M, ntype, laws.h.size, n), allowed(MAX_SECONDS)
     if sec > limit:
         raise ValueError(f"covariate shift along the rounds: {n // 2 * n} node pairs for {M} "
                          f"clients of {ntype} distinct covariances would take about {sec:.3g} s "
