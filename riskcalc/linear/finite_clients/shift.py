@@ -396,7 +396,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     complex arithmetic (``_root_tangent``), a chain through dK = -e K + K D K (K's
     derivative: K S K = (K - K Omega K) / p), e = dp / p, D = e Omega - dOmega, so that
     d tau(... K ...) is -e times it plus the chain with K D K in K's place: chains with one
-    more block and diagonal middles, as exact as the chains themselves. Complex lam (RTFA):
+    more block and diagonal middles, as exact as the chains themselves (linear in D: each a
+    combination of the T chains with D = Sigma_v, kept for every step at the same real point). Complex lam (RTFA):
     R = (S / lam + 1)^-1 follows by dR = e (R - R R), e = dlam / lam ((S / lam) R = I - R),
     and "own" is the imaginary part of the target's own ridge variance (``evaluate``) by the
     same chains (docstring of the code below)."""
@@ -469,11 +470,21 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     dphi, dt3, dt_rs = 0.0, 0.0, 0.0
     if np.iscomplexobj(pl) or np.iscomplexobj(om_l):
         e = np.imag(pl) / np.real(pl)
-        KD = ("K", e[:, None] * np.real(om_l) - np.imag(om_l))
-        dphi = (-2 * e[:, None] * phi + run([KD, K1, Rs, R1, K1], True)
-                + run([K1, Rs, R1, KD, K1], True))
-        dt3 = -e * t3 + run([KD, K1, Rs, R1], False)
-        dt_rs = -e * t_rs + run([KD, K1, Rs], False)
+        # K D K's middle e Omega - dOmega = sum_v m_v Sigma_v (Omega = wb @ sv): the chains
+        # are linear in it, so each tangent combines T chains with middles Sigma_v, solved
+        # once per real point (``memo``: every complex step of a gradient reuses them).
+        m = e[:, None] * np.real(wb[live]) - np.imag(wb[live])
+        if "basis" not in memo:
+            memo["basis"] = []
+            for v in range(T):
+                KD = ("K", sv[v])
+                memo["basis"].append((run([KD, K1, Rs, R1, K1], True)
+                                      + run([K1, Rs, R1, KD, K1], True),
+                                      run([KD, K1, Rs, R1], False), run([KD, K1, Rs], False)))
+        basis = memo["basis"]
+        dphi = -2 * e[:, None] * phi + sum(m[:, v, None] * basis[v][0] for v in range(T))
+        dt3 = -e * t3 + sum(m[:, v] * basis[v][1] for v in range(T))
+        dt_rs = -e * t_rs + sum(m[:, v] * basis[v][2] for v in range(T))
     if method == "rtfa" and np.iscomplexobj(lam):
         # dQ_R = e (Q_R - Q_R Q_R), e = dlam / lam: each R once doubled (docstring).
         e = np.imag(lam[live]) / eta_r
