@@ -1,6 +1,6 @@
-"""The (targets x clients) sums of the covariate-shift limits in O(M) (``finite_clients.shift``).
+"""The (targets x clients) sums of the covariate-shift limits (``finite_clients.shift``) in O(M).
 
-In ``shift.evaluate`` target t's bias and variance carry, over every other client j (type u),
+In ``shift.evaluate`` target t's bias and variance carry, over every other client j (type u)::
 
     term_tj = alpha_j c_tu + (beta_j - alpha_j delta_j e_tu) a_tu / (1 + delta_j b_tu),
 
@@ -10,15 +10,16 @@ traces (a, b, c, e) (``shift.evaluate``'s F1, at1, f2a2, at2); summed with multi
 others_tj = count_j - [j is target t's own client]. Summed literally over M targets and M
 clients this is O(M^2) (at 1000 distinct clients more than half of ``advise``'s time under
 shift). Derived here: every such sum, and every partial derivative the exact gradients take
-of it (``shift_gradient``), is a Cauchy sum
+of it (``shift_gradient``), is a Cauchy sum ::
 
     C(y) = sum_a w_a / (1 + x_a y)^k,   k = 1 or 2,
 
 over one index (the clients of a type, rates x_a = delta_a, at the targets' points y = b_tu;
-or the targets, rates b_tu, at the clients' points delta_j), and with z = max abs(x_a y) < 1
+or the targets, rates b_tu, at the clients' points delta_j), and with z = max abs(x_a y) < 1 ::
 
     C(y) = sum_(n < N) binom(n + k - 1, n) (-y)^n mu_n + R_N,   mu_n = sum_a w_a x_a^n,
-    abs(R_N) <= sum_a abs(w_a) * z^N (N + 1 - N z) / (1 - z)^2   (k = 2; k = 1: z^N / (1 - z)),
+    abs(R_N) <= z^N (N + 1 - N z) / (1 - z)^2 sum_a abs(w_a)   (k = 2),
+    abs(R_N) <= z^N / (1 - z) sum_a abs(w_a)   (k = 1),
 
 N chosen so that the bound is below 2^-56 sum_a abs(w_a), under the rounding of the literal sum
 (which carries ~ M 2^-53 sum_a abs(w_a)). Moments of N powers, then N powers at every point:
