@@ -283,8 +283,8 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         so that only the imaginary parts of the results are meaningful (exact derivatives, the
         columns' part left to the caller), at O(M) cost instead of O(M^2).
     memo : dict, optional
-        The targets' roots and chains at the real parts of the inputs, kept for the next
-        call at the same real parts (the complex steps of one gradient).
+        The targets' roots, chains and own variances at the real parts of the inputs, kept
+        for the next call at the same real parts (the complex steps of one gradient).
 
     Returns
     -------
@@ -316,12 +316,16 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
                           "positive; the pooled problem is too close to N = d")
     kap = rho_l * zj / den_j                                   # bias coefficient of K_j Sigma_j K_j
     vco = om - rho_l * (g[typ] - om * t1j) / den_j             # E[G p_j S_j G] coefficient
-    own = np.zeros(tgt.size)
-    if method != "fedavg":
-        for t in np.unique(typ[tgt]):
+    # The targets' own variances at the real parts (kept in ``memo`` for the steps).
+    own = None if memo is None else memo.get("own")
+    if own is None:
+        own = np.zeros(tgt.size)
+        for t in np.unique(typ[tgt]) if method != "fedavg" else ():
             sel = typ[tgt] == t
             own[sel] = own_variance(gam[tgt[sel]], np.real(lam[tgt[sel]]) if method == "rtfa"
                                     else 0 * np.real(lam[tgt[sel]]), joint.marginal(t))
+        if memo is not None:
+            memo["own"] = own
     out = np.result_type(p_self, p_oth, g, wt_tot, rho_tot, lam)
     bias, var = np.empty(tgt.size, out), np.empty(tgt.size, out)
     linear = isinstance(pairs, dict)
