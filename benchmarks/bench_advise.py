@@ -220,6 +220,37 @@ cost the same (one O(M^2) pass and 3 T + 2 or 3 O(M) passes against M + 1 = 11 e
 hence shift10 unchanged; from 30 clients on the exact route wins, and the rest of shift30's
 time is MAML-FL's and pFedMe's finite differences and RTFA's penalty searches.
 
+Eleventh round, 2026-11-27 (covariate shift: the (targets x clients) sums of FedAvg, FTFA
+and RTFA in O(M), ``riskcalc.linear.finite_clients.shift_pairs``; K's tangent chains once per
+gradient), against d212693, A and B in one run of this script (load average 9-14 on the 2
+cores: every figure inflated)::
+
+    case         new CPU    d212693 CPU   numbers
+    shift1000fr  32.5 s     92.2 s        (ratio 2.8x; estimated 86.7 s) risks at fixed
+                                          weights within 8.6e-14; optimal means: FedAvg
+                                          equal, RTFA +8.8e-14, FTFA +3.5e-13 relative
+                                          (L-BFGS-B's ending point, ftol 1e-13); same advice
+    shift30      36.3 s     45.0 s        (ratio 1.2x) risks within 3.2e-14; optimal means
+                                          equal but RTFA's, +3.5e-15; same advice
+    shift10      12.7 s     11.0 s        (ratio 0.9x: MAML-FL and pFedMe, unchanged, are
+                                          most of it) risks within 2.4e-16; optimal means
+                                          within 2e-16; same advice
+
+Whole-process figures of shift1000fr (user + system of the finished child), the two commands
+alternating A B A B, medians over 2 pairs, ratio pair by pair (load 8-12; new at the commit
+after this text's first version, the targets' own variances kept for the steps): 28.9 s
+against 89.5 s of CPU, ratio 0.323 (0.317-0.328); user 27.5 s against 65.1 s, system 1.4 s
+against 24.4 s (glibc giving back and taking again the (targets x clients) arrays); peak
+memory 93 MiB against 226 MiB.
+
+In one process (load ~10), new / d212693: one gradient at 1000 clients FedAvg 0.045 / 0.160 s,
+FTFA 0.056 / 0.201 s, RTFA 0.073 / 0.288 s; one evaluation of the limits 0.007 / 0.038,
+0.009 / 0.042, 0.015 / 0.047 s; per pipeline at 1000 clients FedAvg 6.1 s, FTFA 7.7 s, RTFA
+21-26 s (its ~174 gradients ~17 s, its penalty searches, 381 evaluations, ~8 s); at 100
+clients 1.7 / 1.8, 2.4 / 2.7, 11.1 / 11.8 s; at 10 clients 0.15 / 0.12, 0.61 / 0.67, 6.0 /
+6.5 s. shift1000 is still refused (MAML-FL's and pFedMe's optimal weights take finite
+differences: M + 2 evaluations a gradient).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.

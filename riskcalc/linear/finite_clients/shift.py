@@ -49,7 +49,8 @@ first a = A - p_j S_j, b = p_j S_j, C = alg(D, all W_l but W_j) (one client: T'_
 K_j Sigma_j K_j) and tau(Sigma_j K_j a^2 K_j) are deterministic, from E_D[K_j Z K_j] with the
 rule above at C = D, K_j -> Abar^-1 and rho minus client j), then E_(W_i)[K_j Z K_j] =
 K (Z + c'''(Z)) K with rho''' = rho_b minus client j: a rank-one change of diag(rho_b), done by
-Sherman-Morrison, so the sums over the clients are (targets x groups) arrays of closed forms.
+Sherman-Morrison, so the sums over the clients are (targets x groups) sums of closed forms
+(``finite_clients.shift_pairs`` sums them in O(M)).
 
 Checks (tests): one type reproduces ``finite_clients.sigma``; Sigma_j = c_j I equals the
 Sigma = I closed forms with weights p_j c_j / sum p c, noise sigma_j / sqrt(c_j), RTFA penalty
@@ -73,6 +74,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights, solve_g
+from riskcalc.linear.finite_clients.shift_pairs import partials as pair_partials
+from riskcalc.linear.finite_clients.shift_pairs import remove_one, terms as pair_terms
 from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors, diagonal_roots
 
 #: Newton iterations of the global fixed point before giving up.
@@ -206,13 +209,6 @@ def global_point(gam, p, count, typ, w, sv):
     return g, om, abar, tbar, rho
 
 
-def _others(F1, at1, f2a2, at2, delta):
-    """psi(Sigma_t) and psi(Sigma_t^2) of the module docstring after removing one client of
-    rho-weight delta (Sherman-Morrison); arguments broadcast (per target x group)."""
-    den = 1.0 + delta * at1
-    return F1 / den, f2a2 - delta * at2 * F1 / den
-
-
 def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, targets=None):
     """Bias and variance of a client of each group under ``method`` (fedavg, ftfa, rtfa) with
     the FedAvg global model, client covariances diagonal in one shared basis (module docstring;
@@ -274,20 +270,21 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     term_tj = alpha_j c_tu + (beta_j - alpha_j delta_j e_tu) a_tu / (1 + delta_j b_tu), u the
     type of j: per group alpha_j = r_j^2 om_j^2, beta_j = r_j^2 kap_j + sigma_j^2 p_j gamma_j
     vco_j, delta_j = gamma_j om_j^2 ("columns"), per target and type (a, b, c, e) = (F1, at1,
-    f2a2, at2) (the code's names). This (targets x groups) sum is the O(M^2) part.
+    f2a2, at2) (the code's names). This (targets x groups) sum is summed in O(M)
+    (``shift_pairs``: truncated series, exact to rounding).
 
     Parameters
     ----------
     pairs : None, ndarray (len(tgt),) or dict
         None: the limits. Weights u of the targets (real inputs): the limits and the partial
-        derivatives of sum_t u_t (target t's other-client terms) (``_pair_partials``): per
-        target and type in (a, b, c, e), per group in the columns. Those partials (a complex
+        derivatives of sum_t u_t (target t's other-client terms) (``shift_pairs.partials``):
+        per target and type in (a, b, c, e), per group in the columns. Those partials (a complex
         step): the (targets x groups) sum replaced by its linearization at the real point,
         so that only the imaginary parts of the results are meaningful (exact derivatives, the
         columns' part left to the caller), at O(M) cost instead of O(M^2).
     memo : dict, optional
-        The targets' roots and chains at the real parts of the inputs, kept for the next
-        call at the same real parts (the complex steps of one gradient).
+        The targets' roots, chains and own variances at the real parts of the inputs, kept
+        for the next call at the same real parts (the complex steps of one gradient).
 
     Returns
     -------
@@ -296,7 +293,6 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     """
     w, sv = joint.weights, joint.values
     T = sv.shape[0]
-    groups = np.arange(gam.size)
     om = p_oth / (1.0 + gam * p_oth * g[typ])
     om_self = p_self / (1.0 + gam * p_self * g[typ])
     abar = wt_tot @ sv
@@ -312,7 +308,7 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     P = tbar * rho_tot
     F1 = np.diag(tbar) + np.einsum("tu,ut->t", P, A1)
     f2a2 = np.diag(z2bar) + np.einsum("tu,ut->t", P, A2)
-    t1j, tk3 = _others(F1[typ], np.diag(A1)[typ], f2a2[typ], np.diag(A2)[typ], rho_l)
+    t1j, tk3 = remove_one(F1[typ], np.diag(A1)[typ], f2a2[typ], np.diag(A2)[typ], rho_l)
     zj = sv[typ] @ w - 2 * om * ((sv ** 2 / abar) @ w)[typ] + om ** 2 * tk3
     den_j = 1.0 - rho_l * t1j
     if not np.all(den_j.real > 0):
@@ -320,16 +316,21 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
                           "positive; the pooled problem is too close to N = d")
     kap = rho_l * zj / den_j                                   # bias coefficient of K_j Sigma_j K_j
     vco = om - rho_l * (g[typ] - om * t1j) / den_j             # E[G p_j S_j G] coefficient
-    own = np.zeros(tgt.size)
-    if method != "fedavg":
-        for t in np.unique(typ[tgt]):
+    # The targets' own variances at the real parts (kept in ``memo`` for the steps).
+    own = None if memo is None else memo.get("own")
+    if own is None:
+        own = np.zeros(tgt.size)
+        for t in np.unique(typ[tgt]) if method != "fedavg" else ():
             sel = typ[tgt] == t
             own[sel] = own_variance(gam[tgt[sel]], np.real(lam[tgt[sel]]) if method == "rtfa"
                                     else 0 * np.real(lam[tgt[sel]]), joint.marginal(t))
+        if memo is not None:
+            memo["own"] = own
     out = np.result_type(p_self, p_oth, g, wt_tot, rho_tot, lam)
     bias, var = np.empty(tgt.size, out), np.empty(tgt.size, out)
     linear = isinstance(pairs, dict)
-    cols = (r ** 2 * om ** 2, r ** 2 * kap + sigma ** 2 * p_oth * gam * vco, rho_l)
+    beta_b, beta_v = r ** 2 * kap, sigma ** 2 * p_oth * gam * vco
+    cols = (r ** 2 * om ** 2, beta_b + beta_v, rho_l)
     partials = None
     if pairs is not None and not linear:
         partials = {"targets": np.zeros((4, tgt.size, T)), "columns": np.zeros((3, gam.size))}
@@ -363,37 +364,19 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         with np.errstate(invalid="ignore"):
             own_v = np.where(sigma[i] == 0, 0.0, sigma[i] ** 2 * (
                 own_k + 2 * p_self[i] * gam[i] * ch["t4"] + p_self[i] * gam[i] * v_own))
-        others = count - (groups == i[:, None])
         if linear:
             x = np.stack([F1, at1, f2a2, at2])
             bias[k] = r[i] ** 2 * b_own + np.einsum("qbu,qbu->b", pairs["targets"][:, k], x)
             var[k] = own_v
             continue
-        # Other clients j (columns), second level: rho_b minus client j.
-        psi1, psi2 = _others(F1[:, typ], at1[:, typ], f2a2[:, typ], at2[:, typ], rho_l)
-        per_b = r ** 2 * (om ** 2 * psi2 + kap * psi1)
-        per_v = sigma ** 2 * p_oth * gam * vco * psi1
-        bias[k] = r[i] ** 2 * b_own + np.einsum("tj,tj->t", others, per_b)
-        var[k] = own_v + np.einsum("tj,tj->t", others, per_v)
+        # Other clients j (columns), second level: rho_b minus client j (``shift_pairs``).
+        x = (F1, at1, f2a2, at2)
+        s_b, s_v = pair_terms(count, x, (cols[0], beta_b, beta_v, rho_l), typ, i)
+        bias[k] = r[i] ** 2 * b_own + s_b
+        var[k] = own_v + s_v
         if partials is not None:
-            _pair_partials(partials, k, others, pairs[k], (F1, at1, f2a2, at2), cols, typ, T)
+            pair_partials(partials, k, pairs[k], x, cols, count, typ, i)
     return bias, var, (cols if linear else partials)
-
-
-def _pair_partials(partials, k, others, u, x, cols, typ, T):
-    """The partial derivatives of target t's sum_j others_tj term_tj (``evaluate``'s
-    docstring) in its (a, b, c, e) (rows k), and of sum_t u_t (that sum) in the columns
-    (alpha, beta, delta), added."""
-    a, b, c, e = (v[:, typ] for v in x)
-    alpha, beta, delta = cols
-    den = 1.0 + delta * b
-    q = a / den
-    m = beta - alpha * delta * e
-    onehot = typ[:, None] == np.arange(T)
-    d_x = (m / den, -m * q * delta / den, np.broadcast_to(alpha, a.shape), -alpha * delta * q)
-    partials["targets"][:, k] = [(others * d) @ onehot for d in d_x]
-    d_cols = (c - delta * e * q, q, -alpha * e * q - m * q * b / den)
-    partials["columns"] += [u @ (others * d) for d in d_cols]
 
 
 def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
@@ -417,7 +400,8 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     complex arithmetic (``_root_tangent``), a chain through dK = -e K + K D K (K's
     derivative: K S K = (K - K Omega K) / p), e = dp / p, D = e Omega - dOmega, so that
     d tau(... K ...) is -e times it plus the chain with K D K in K's place: chains with one
-    more block and diagonal middles, as exact as the chains themselves. Complex lam (RTFA):
+    more block and diagonal middles, as exact as the chains themselves (linear in D: each a
+    combination of the T chains with D = Sigma_v, kept for every step at the same real point). Complex lam (RTFA):
     R = (S / lam + 1)^-1 follows by dR = e (R - R R), e = dlam / lam ((S / lam) R = I - R),
     and "own" is the imaginary part of the target's own ridge variance (``evaluate``) by the
     same chains (docstring of the code below)."""
@@ -490,11 +474,21 @@ def _target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     dphi, dt3, dt_rs = 0.0, 0.0, 0.0
     if np.iscomplexobj(pl) or np.iscomplexobj(om_l):
         e = np.imag(pl) / np.real(pl)
-        KD = ("K", e[:, None] * np.real(om_l) - np.imag(om_l))
-        dphi = (-2 * e[:, None] * phi + run([KD, K1, Rs, R1, K1], True)
-                + run([K1, Rs, R1, KD, K1], True))
-        dt3 = -e * t3 + run([KD, K1, Rs, R1], False)
-        dt_rs = -e * t_rs + run([KD, K1, Rs], False)
+        # K D K's middle e Omega - dOmega = sum_v m_v Sigma_v (Omega = wb @ sv): the chains
+        # are linear in it, so each tangent combines T chains with middles Sigma_v, solved
+        # once per real point (``memo``: every complex step of a gradient reuses them).
+        m = e[:, None] * np.real(wb[live]) - np.imag(wb[live])
+        if "basis" not in memo:
+            memo["basis"] = []
+            for v in range(T):
+                KD = ("K", sv[v])
+                memo["basis"].append((run([KD, K1, Rs, R1, K1], True)
+                                      + run([K1, Rs, R1, KD, K1], True),
+                                      run([KD, K1, Rs, R1], False), run([KD, K1, Rs], False)))
+        basis = memo["basis"]
+        dphi = -2 * e[:, None] * phi + sum(m[:, v, None] * basis[v][0] for v in range(T))
+        dt3 = -e * t3 + sum(m[:, v] * basis[v][1] for v in range(T))
+        dt_rs = -e * t_rs + sum(m[:, v] * basis[v][2] for v in range(T))
     if method == "rtfa" and np.iscomplexobj(lam):
         # dQ_R = e (Q_R - Q_R Q_R), e = dlam / lam: each R once doubled (docstring).
         e = np.imag(lam[live]) / eta_r
