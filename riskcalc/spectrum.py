@@ -430,11 +430,11 @@ def _bad_line(rows) -> str | None:
     first bad field only, as the file may be any text (given /etc/passwd, the message must not
     print its lines)."""
     for number, fields in enumerate(rows, 1):
-        for field in fields:
+        for text in fields:
             try:
-                decimal(field)
+                decimal(text)
             except ValueError:
-                shown = field if len(field) <= 8 else field[:6] + "..."
+                shown = text if len(text) <= 8 else text[:6] + "..."
                 return (f"line {number}: expected numbers separated by spaces or commas, got "
                         f"{shown!r}")
     return None
