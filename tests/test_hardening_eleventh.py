@@ -110,11 +110,13 @@ def test_logistic_max_seconds_is_a_positive_number(call, max_seconds):
         call(max_seconds)
 
 
-# was: TypeError "only 0-dimensional arrays can be converted to Python scalars".
+# was: TypeError "only 0-dimensional arrays can be converted to Python scalars" (two of them).
 @pytest.mark.parametrize("call, name", [
     (lambda: riskcalc.logistic_lam_path(gamma=[0.5, 1.0], signal=1.0, r=1.0, lams=[1.0]),
      "gamma"),
     (lambda: riskcalc.fedavg_centre_scale([1.0, 2.0], 1.0), "signal"),
+    # was: "The truth value of an array with more than one element is ambiguous".
+    (lambda: riskcalc.optimal_lambda_logistic(gamma=[0.5, 1.0], signal=1.0, r=1.0), "gamma"),
 ])
 def test_one_point_functions_refuse_arrays_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name} must be a number, got an array of shape"):
