@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 
 import numpy as np
 
@@ -71,6 +72,22 @@ def _strict(name, value) -> np.ndarray:
                          f"{_short(value)}") from None
 
 
+#: A number as text: ASCII decimal or scientific notation, or inf / infinity / nan (refused as
+#: not finite where the parameter is checked).
+_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                      r"|inf|infinity|nan)", re.IGNORECASE)
+
+
+def decimal(text: str) -> float:
+    """The number ``text`` writes in decimal or scientific notation (surrounding spaces
+    allowed), else ValueError. Python's ``float`` also reads "1_0" as 10 and other scripts'
+    digits ("\u0661" as 1): a typing error would become another number silently."""
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text.strip()):
+        raise ValueError(f"expected a number in decimal notation (such as 0.5 or 1e-3), got "
+                         f"{_short(text)}")
+    return float(text)
+
+
 def _not_real(value):
     """Why ``value`` (a scalar) is not a real number, or None (also for a non-scalar)."""
     if isinstance(value, (bool, np.bool_)):
@@ -83,6 +100,8 @@ def _not_real(value):
         return "None is not a number"
     if isinstance(value, (dict, set, frozenset)):
         return f"a {type(value).__name__} is not a number"
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):   # asarray drops it
+        return "a masked array: its masked entries would be read as numbers"
     return None               # numbers and array-likes: judged on their dtype
 
 
@@ -101,6 +120,8 @@ def _has_bool(items) -> bool:
 
 def _short(value) -> str:
     text = repr(value)
+    if "\n" in text:                 # one line: an array's repr spans several
+        text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -206,8 +227,27 @@ def positive_int(name: str, value, *, minimum: int = 1, maximum: int = MAX_INT) 
         ok = False
     if not ok:
         raise ValueError(f"{name} must be an integer >= {minimum} and <= {maximum}, got "
-                         f"{_short(value)}")
+                         f"{_count(value)}")
     return int(value)
+
+
+def _count(value) -> str:
+    """``value`` as a count was typed: a whole float (a count parsed from text, "0" or "1e15")
+    without its ".0", so that the message shows 0, not 0.0."""
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and value == int(value) \
+            and abs(value) < 1e16:
+        return str(int(value))
+    return _short(value)
+
+
+def seed_integer(name: str, value) -> int:
+    """An integer >= 0 of any size (what ``numpy.random.SeedSequence`` takes as entropy); a
+    float, even 3.0, is refused, and the refusal shows the value as given (-1, not -1.0)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    why = _not_real(value)
+    raise ValueError(f"{name} must be an integer >= 0, got {_short(value)}"
+                     + (f": {why}" if why else ""))
 
 
 def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> np.ndarray:

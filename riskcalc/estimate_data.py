@@ -25,6 +25,8 @@ import zipfile
 
 import numpy as np
 
+from riskcalc._validate import decimal
+
 #: The arrays of a ``.npz`` data file.
 ARRAYS = ("X", "y", "client")
 #: Number of jackknife groups of ``riskcalc.estimate`` (fewer when a client has fewer rows).
@@ -289,7 +291,7 @@ def _bad_line(path, header):
                         f"{len(header)}")
             for k, cell in enumerate(cells):
                 try:
-                    float(cell)
+                    decimal(cell)       # as numpy reads it: float() took "1_0" as 10
                 except ValueError:
                     return (f"line {line_no}, column {k + 1} ({header[k]!r}): "
                             f"{cell.strip()[:40]!r} is not a number")

@@ -13,11 +13,12 @@ weights of G equal those of H in the limit, which is the default here.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, file_size, positive, positive_int, real
+from riskcalc._validate import as_array, decimal, file_size, positive_int, real
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
@@ -134,25 +135,7 @@ class Spectrum:
         if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
             raise ValueError(f"path must be a file path (a str or os.PathLike), got "
                              f"{type(path).__name__}")
-        path = os.fsdecode(path)
-        _regular_file(path)
-        _check_size(path)
-        try:
-            if path.endswith(".npy"):
-                s = np.load(path, allow_pickle=False)
-                if not isinstance(s, np.ndarray):
-                    raise ValueError("not a single array")
-            else:
-                with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
-                    rows = [line.replace(",", " ").split() for line in fh]
-                rows = [r for r in rows if r]
-                # Rows of equal length > 1 form a table (a matrix), refused below; other
-                # layouts are a list of numbers.
-                table = len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1
-                s = np.array(rows if table else [x for r in rows for x in r], dtype=float)
-        except (ValueError, OSError, EOFError) as exc:
-            raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
-                             f"{_unreadable(exc)}") from None
+        s = _read_ordered(os.fsdecode(path))
         try:
             return cls.from_eigenvalues(s)
         except ValueError as exc:
@@ -248,7 +231,7 @@ def _not_a_list(s) -> str:
 
 def _numbers(text, arg):
     try:
-        return [float(x) for x in arg.split(",")] if arg else []
+        return [decimal(x) for x in arg.split(",")] if arg else []
     except ValueError:
         raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
                          "numbers") from None
@@ -302,9 +285,9 @@ def ordered_steps(spec, d: int | None = None):
         else:
             nums = _numbers(spec, arg)
             if kind == "scaled" and len(nums) == 1:
-                return np.array([0.0, 1.0]), positive("scaled:C factor C", np.array(nums))
+                return np.array([0.0, 1.0]), _in_range("scaled:C factor C", np.array(nums))
             if kind == "two-point" and len(nums) == 3:
-                a, b = positive("two-point eigenvalue", np.array(nums[:2]))
+                a, b = _in_range("two-point eigenvalue", np.array(nums[:2]))
                 w = float(as_array("two-point weight w", nums[2], low=0.0, high=1.0))
                 edges = np.array([0.0, w, 1.0])
                 keep = np.diff(edges) > 0
@@ -314,7 +297,8 @@ def ordered_steps(spec, d: int | None = None):
                         if len(nums) == 2 else d)
                 if size is None:
                     raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
-                                     "eigenvalues; write powerlaw:P,D or give d")
+                                     "eigenvalues; write powerlaw:P,D or give d (--d on the "
+                                     "command line)")
                 values = Spectrum.power_law(nums[0], size).atoms[::-1]  # j^-P: decreasing in j
                 if values.size != size:                   # merged ties (P = 0)
                     values = np.full(size, values[0])
@@ -371,7 +355,13 @@ def _ordered_array(values, what):
     values = values.ravel()
     if values.size == 0:
         raise ValueError(f"{what} has no eigenvalues")
-    return positive("spectrum eigenvalue", values)
+    return _in_range("spectrum eigenvalue", values)
+
+
+def _in_range(name, values):
+    """Eigenvalues in ``EIGENVALUE_RANGE``, the range ``Spectrum`` takes: an ordered expansion
+    is checked when its SPEC is read, not first where a solver builds a Spectrum of it."""
+    return as_array(name, values, low=EIGENVALUE_RANGE[0], high=EIGENVALUE_RANGE[1])
 
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
@@ -402,23 +392,56 @@ def _regular_file(path) -> None:
 
 
 def _read_ordered(path):
-    """The numbers of a ``.npy`` or text file, keeping a text file's rows (a matrix written as
-    several rows of several numbers is 2-D)."""
+    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas),
+    keeping a text file's rows: rows of equal length > 1 form a table (a matrix, 2-D), other
+    layouts are a list of numbers."""
     path = os.fspath(path)
     _regular_file(path)
     _check_size(path)
     try:
         if path.endswith(".npy"):
-            return np.asarray(np.load(path, allow_pickle=False), dtype=float)
-        with open(path) as fh:
-            rows = [line.replace(",", " ").split() for line in fh]
-        rows = [r for r in rows if r]
-        if len(rows) > 1 and len({len(r) for r in rows}) == 1 and len(rows[0]) > 1:
-            return np.array(rows, dtype=float)
-        return np.array([x for r in rows for x in r], dtype=float)
+            s = np.load(path, allow_pickle=False)
+            if not isinstance(s, np.ndarray):
+                raise ValueError("not a single array")
+            return s        # its callers refuse complex or boolean values (a cast would not)
+        with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
+            content = fh.read()
+        rows = [line.replace(",", " ").split() for line in content.split("\n")]
+        # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
+        # a character outside plain decimal notation sends the fields to the strict check.
+        if _UNUSUAL.search(content) and _bad_line(rows):
+            raise ValueError(_bad_line(rows))
+        try:
+            filled = [r for r in rows if r]
+            if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
+                return np.array(filled, dtype=float)
+            return np.array([x for r in filled for x in r], dtype=float)
+        except ValueError:
+            raise ValueError(_bad_line(rows) or "expected numbers separated by spaces or "
+                             "commas") from None
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
                          f"{_unreadable(exc)}") from None
+
+
+def _bad_line(rows) -> str | None:
+    """Which line of a spectrum text file (split into fields) is not numbers in decimal
+    notation (``riskcalc._validate.decimal``), or None: its number and a short prefix of its
+    first bad field only, as the file may be any text (given /etc/passwd, the message must not
+    print its lines)."""
+    for number, fields in enumerate(rows, 1):
+        for text in fields:
+            try:
+                decimal(text)
+            except ValueError:
+                shown = text if len(text) <= 8 else text[:6] + "..."
+                return (f"line {number}: expected numbers separated by spaces or commas, got "
+                        f"{shown!r}")
+    return None
+
+
+#: A character of a spectrum text file outside decimal notation, whitespace and commas.
+_UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
 
 
 def _unreadable(exc) -> str:

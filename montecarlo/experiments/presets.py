@@ -38,7 +38,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, decimal, positive_int
 from riskcalc.papers import cite
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
@@ -140,7 +140,7 @@ def parse_value(text: str):
     if text.count(":") == 2:
         try:
             a, b, k = text.split(":")
-            num, a, b = int(k), float(a), float(b)
+            num, a, b = int(k), decimal(a), decimal(b)
             if not (1 <= num <= MAX_RANGE_POINTS and np.isfinite(a) and np.isfinite(b)):
                 raise ValueError
             return [float(v) for v in np.linspace(a, b, num)]
@@ -150,11 +150,11 @@ def parse_value(text: str):
                              ) from None
     if "," in text:
         try:
-            return [float(v) for v in text.split(",")]
+            return [decimal(v) for v in text.split(",")]
         except ValueError:
             pass  # a list of names (``methods=a,b``), kept as text
     try:
-        value = float(text)     # nan, inf: a number, refused as not finite where it is checked
+        value = decimal(text)   # nan, inf: a number, refused as not finite where it is checked
     except ValueError:
         return text
     return value if not np.isfinite(value) else text
@@ -194,7 +194,10 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         elif "." in key:
             _set_hyper(spec, key, value)
         elif key == spec["grid"] and key not in builder_args:
-            spec["grid_values"] = [float(v) for v in np.atleast_1d(value)]
+            # A grid of the methods' penalty (paper001-fig2's lam), checked here as the
+            # algorithms do (lam > 0): lam=0 was refused in a worker, after the progress bar.
+            spec["grid_values"] = [float(v) for v in np.atleast_1d(
+                as_array(key, value, low=0.0, low_open=True))]
         elif key in builder_args:
             spec["params"][key] = value
         else:

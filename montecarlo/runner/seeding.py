@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import seed_integer
 
 
 def check_seed(seed) -> int:
     """A seed must be a non-negative integer (what ``SeedSequence`` accepts as entropy)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        as_array("seed", seed, low=0.0)  # a clear message for floats / negatives
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return seed_integer("seed", seed)
 
 
 def replicate_seed(seed: int, rep: int, *stream: int) -> np.random.SeedSequence:

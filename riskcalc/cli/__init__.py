@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 
+from riskcalc._validate import decimal
 from riskcalc._version import __version__
 from riskcalc.cli import guards
 from riskcalc.errors import SolverError
@@ -89,6 +90,8 @@ class _Parser(argparse.ArgumentParser):
         for name, cls in _ONCE.items():
             self.register("action", name, cls)
         self.register("action", None, _ONCE["store"])
+        # type=float reads decimal notation only: float() took "1_0" as 10 (_validate.decimal).
+        self.register("type", float, decimal)
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)

@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from riskcalc._validate import decimal
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
@@ -51,17 +52,18 @@ COUNTS = {"d": "a dimension", "N": "a total number of samples", "m": "a number o
 
 def _values(name: str, text: str) -> list[float]:
     try:
-        vals = [float(part) for part in text.split(",")]
+        vals = [decimal(part) for part in text.split(",")]
     except ValueError:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
     for v in vals:
-        if name in COUNTS and v != round(v):
-            raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
-                             f"{v!r}")
+        # The range first: it refuses nan and inf, which round() cannot take.
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
             raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
                              f"{RANGE[1]:g}], got {v!r}")
+        if name in COUNTS and v != round(v):
+            raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
+                             f"{v!r}")
     return vals
 
 

@@ -17,7 +17,7 @@ import math
 import sys
 
 from montecarlo.sweep import FORMATS, sweep, write_rows
-from riskcalc._validate import parameter
+from riskcalc._validate import decimal, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
@@ -29,7 +29,7 @@ def _floats(name: str, text):
     if text is None:
         return None
     try:
-        return [float(x) for x in str(text).split(",")]
+        return [decimal(x) for x in str(text).split(",")]
     except ValueError:
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
                          ) from None

@@ -38,8 +38,8 @@ def fedavg_centre_scale(signal, r) -> float:
     """
     from scipy.optimize import brentq
 
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    r = float(as_array("r", r, low=0.0, ndim=0))
     if signal == 0.0 or r == 0.0:
         return 1.0
     z, w = label_rule(float(np.hypot(signal, r)))

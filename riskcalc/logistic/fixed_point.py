@@ -87,6 +87,7 @@ from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_r
 from riskcalc.logistic.ranges import LOG_WINDOW, check_gamma, check_lam, check_window
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
+from riskcalc.logistic.work import check_max_seconds
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
 TOL = 1e-11
@@ -281,9 +282,11 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
     -------
     list of LogisticResult
     """
-    gamma = float(check_gamma(gamma))
-    signal = float(parameter("signal", signal))
-    r = float(parameter("r", r))
+    # One point: an array was a TypeError from float().
+    gamma = float(check_gamma(real("gamma", gamma, ndim=0)))
+    signal = float(parameter("signal", signal, ndim=0))
+    r = float(parameter("r", r, ndim=0))
+    max_seconds = check_max_seconds(max_seconds)
     lams = as_array("lam", real("lams", lams, ndim=1), low=0.0).reshape(-1)
     if lams.size == 0:          # was an empty list returned
         raise ValueError("lams must list at least one penalty lam >= 0, got an empty list")

@@ -12,7 +12,7 @@ from riskcalc._validate import as_array, parameter
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
-from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, refuse
+from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds, oracle_seconds, refuse
 
 
 def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
@@ -72,6 +72,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
     SolverError
         The fixed point did not converge, or the quadrature check failed.
     """
+    max_seconds = check_max_seconds(max_seconds)
     if clients is not None:
         if centre != "oracle":
             raise ValueError("centre is not taken with clients: the centre is the global "

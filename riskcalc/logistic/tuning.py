@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import positive_int
+from riskcalc._validate import positive_int, real
 from riskcalc.logistic.limits import logistic_limit
 
 #: Search range of lam (beyond it the risk is flat to the solver's accuracy).
@@ -44,6 +44,9 @@ def optimal_lambda_logistic(*, gamma, signal, r, grid: int = 13, spectrum=None):
     # A bool or a float was taken (True: one grid point, the risk at lam = 1e-3 returned as the
     # optimum); 2.5 was a TypeError and 0 "argmin of an empty sequence".
     grid = positive_int("grid", grid, minimum=3, maximum=MAX_GRID)
+    for name, value in (("gamma", gamma), ("signal", signal), ("r", r)):
+        # One point: an array was "The truth value of an array ... is ambiguous".
+        real(name, value, ndim=0)
     lams = np.geomspace(*LAM_RANGE, grid)
     risks = [logistic_limit(gamma=gamma, signal=signal, r=r, lam=v, spectrum=spectrum).risk
              for v in lams]

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from riskcalc._validate import as_array
 from riskcalc.logistic.finetune import GH_MAX, NODES3, PANEL_BASE
 from riskcalc.logistic.finetune import PATH_NODES as PATH3
 from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
@@ -107,6 +108,16 @@ def finite_seconds(gamma, r, signal, lam, global_lam, method: str, targets,
         elif method in ("local_ridge", "pfedme") or lam == 0.0:
             total += oracle_seconds(signal, rt, lam if method == "local_ridge" else 1.0, warm)
     return total
+
+
+def check_max_seconds(max_seconds):
+    """``max_seconds`` of the public logistic functions: None (no limit) or a number > 0
+    (inf allowed). Was unchecked: 0, -1 or NaN gave "estimated 0.06 s ... over the limit
+    max_seconds = -1" (or nan), True a limit of one second, and a path at 0 computed."""
+    if max_seconds is None:
+        return None
+    return float(as_array("max_seconds", max_seconds, low=0.0, low_open=True, allow_inf=True,
+                          ndim=0))
 
 
 def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:

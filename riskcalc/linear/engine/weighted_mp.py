@@ -43,6 +43,11 @@ MAX_FIXED_POINT = 20000
 NEWTON_STEPS = 30
 #: Largest relative rounding floor ``contour_integrals`` accepts for a divergent power.
 MAX_POWER_ROUNDING = 1e-6
+#: Largest nodes x distinct eigenvalues ``contour_integrals`` solves at once: each array of the
+#: fixed point holds that many complex values (256 MiB; the solver holds ~3, and a point costs
+#: ~0.2 us per value: a few seconds). A powerlaw of 10^6 eigenvalues with a divergent step size
+#: doubled its nodes past 4 GB and 10 minutes.
+MAX_ENTRIES = 2 ** 24
 
 
 def support_edges(gamma: float, spectrum: Spectrum) -> tuple[float, float]:
@@ -173,6 +178,17 @@ def atom_at_zero(gamma: float, spectrum: Spectrum) -> float:
     return float(np.dot(w, t / (1.0 + kappa * t)))
 
 
+def _too_many_values(nodes: int, atoms: int, power: float) -> str:
+    """The refusal of ``contour_integrals`` beyond ``MAX_ENTRIES``, with what would fit."""
+    most = MAX_ENTRIES // nodes
+    return (f"finite-step integral: the spectrum's {atoms} distinct eigenvalues at {nodes} "
+            f"contour nodes are {nodes * atoms:.3g} values, more than the {MAX_ENTRIES} held "
+            f"at once; give a spectrum of at most {most} distinct eigenvalues (powerlaw:P,D "
+            "with a smaller D approximates the same law)"
+            + (" or a step size below the stability limit (a divergent one needs many nodes)"
+               if power > 0 else ""))
+
+
 def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: float,
                       rtol: float, atol: float, max_nodes: int,
                       power: float = 0.0) -> list[float]:
@@ -208,6 +224,8 @@ def contour_integrals(phis, gamma: float, spectrum: Spectrum, *, foci, margin: f
     prev = None
     n = 32
     while n <= max_nodes:
+        if n * t.size > MAX_ENTRIES:
+            raise ValueError(_too_many_values(n, t.size, power))
         e = np.exp(1j * np.pi * (np.arange(n) + 0.5) / n)
         z = c + 0.5 * h * (rho * e + 1.0 / (rho * e))
         dz = 0.5j * h * (rho * e - 1.0 / (rho * e))

@@ -39,7 +39,7 @@ from riskcalc.logistic.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
                                       check_lam)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
-from riskcalc.logistic.work import MAX_SECONDS
+from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds
 
 __all__ = ["ALIASES", "METHODS", "ClientLimits", "Point", "canonical_method", "check_work",
            "client_limits", "finite_logistic_limit", "logistic_clients_limit", "solve_point"]
@@ -242,6 +242,7 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     SolverError
         A fixed point did not converge.
     """
+    max_seconds = check_max_seconds(max_seconds)
     if any(np.ndim(v) for v in (signal, lam, global_lam)) or np.ndim(gamma) > 1 \
             or np.ndim(r) > 1:
         if spectrum is not None or clients is not None:
