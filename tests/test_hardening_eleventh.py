@@ -177,3 +177,24 @@ def test_estimate_names_the_csv_line_of_a_number_in_other_notation(tmp_path, cap
     path.write_text("client,y,a\n0,1.5,2\n1,1_0,3\n2,1,1\n")
     line = _one_error_line(["estimate", "--data", str(path)], capsys)
     assert line.endswith("not a numeric CSV (line 3, column 2 ('y'): '1_0' is not a number)")
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(d=0.5), "d must be an integer"),
+    (dict(d=True), "d must be an integer"),
+    (dict(spectrum="powerlaw:1"), "powerlaw needs the number of eigenvalues"),
+    (dict(spectrum=3), "spectrum must be a riskcalc.Spectrum or a SPEC"),
+])
+def test_clients_limit_checks_d_and_a_spec_string(kw, match):
+    """d was ignored unchecked without spectra; a SPEC string as spectrum was an
+    AttributeError (harden11's leftovers in finite_clients)."""
+    with pytest.raises(ValueError, match=match):
+        riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], sigma=0.5, r=0.5, **kw)
+
+
+def test_clients_limit_takes_a_spec_string_as_the_spectrum():
+    given = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], sigma=0.5, r=0.5,
+                                   spectrum="two-point:1,2,0.5")
+    parsed = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], sigma=0.5, r=0.5,
+                                    spectrum=riskcalc.Spectrum([1.0, 2.0], [0.5, 0.5]))
+    assert np.array_equal(given.risk, parsed.risk)

@@ -159,9 +159,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         p_j = n_j / N (the FedAvg objective), 1/M, or M positive numbers (normalized to sum
         one): the weights of the clients' losses in the global objective (paper 003, eq. 6;
         every step of the derivation holds for any positive p_j).
-    spectrum : Spectrum, optional
-        The covariance spectrum H and signal distribution G shared by every client (None:
-        Sigma = I).
+    spectrum : Spectrum or str, optional
+        The covariance spectrum H and signal distribution G shared by every client, or its
+        SPEC (None: Sigma = I).
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as a SPEC or its ordered eigenvalues (``riskcalc.spectrum.ordered_steps``;
@@ -169,7 +169,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
         (``finite_clients.shift``; MAML-FL and pFedMe: ``finite_clients.maml_sigma``,
         ``finite_clients.pfedme_sigma``).
     d : int, optional
-        The dimension, for ``powerlaw:P`` in ``spectra`` (explicit lengths must equal it).
+        The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` or ``spectrum`` (explicit
+        lengths must equal it).
 
     Returns
     -------
@@ -189,6 +190,15 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     """
     info = get_method(method)
     method = info.name   # an alias (fedprox) is its canonical method (pfedme)
+    if d is not None:       # was ignored unchecked without spectra (0.5, True, 1e20 taken)
+        d = positive_int("d", d)
+    if isinstance(spectrum, str):   # was an AttributeError deep inside
+        from riskcalc.spectrum import Spectrum
+
+        spectrum = Spectrum.parse(spectrum, d=d)
+    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
+        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
+                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
     joint = None
     if spectra is not None:
         spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
