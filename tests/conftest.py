@@ -134,51 +134,28 @@ def quick_sensitivity(quick_catalogue):
 
 @pytest.fixture(scope="module")
 def shared_sigma_edges():
-    """The support edges of A = sum_j p_j S_j under a spectrum (``sigma.fedavg.one_step.edges``,
-    a pure function of its arrays: a scan of about 800 secular solves, 0.05-0.15 s) solved
-    once per distinct input in the test module that asks for it: ``rounds_limit`` and the
-    routes under test call it again with the same spectrum and gamma_j at every solve (the
-    top of each client's spectrum, the pencil's and the circles' windows): 86 of 94 calls
-    repeated in test_rounds_sigma_alg1_complex. Measured, process CPU of a file alone without
-    and with it: alg1_complex 21.5 -> 16.0 s, sigma_personalize 19.8 -> 15.8, advise_rounds
-    14.7 -> 11.4, alg1_personalize 15.9 -> 13.1; about 22 s over the ten files that use it
-    (those where it saved more than 0.5 s). The cached value is the one the function returned
-    (a tuple of floats), so every number is the same; a failing solve is not cached. Only for
-    modules that check values: a test that bounds the time of a refusal or counts the solves
-    (test_hardening_sigma) must see every solve."""
-    import importlib
+    """Nothing: the edge scans under a spectrum are now kept by the library
+    (``sigma.fedavg.one_step.edges``, a memo over its last distinct inputs, for the whole run
+    of a worker rather than one test file). Kept only for the test file that still names it
+    (test_advise_rounds.py)."""
 
-    def edges(atoms, weights, gam, p):
-        key = tuple((a.dtype.str, a.shape, a.tobytes())
-                    for a in map(np.asarray, (atoms, weights, gam, p)))
-        if key not in memo:
-            memo[key] = solve(atoms, weights, gam, p)
-        return memo[key]
 
-    # The places the routes call it from. Only a name bound to that very function is
-    # replaced: after the code moves, the tests run as they are (slower, the same numbers).
-    sites = [("riskcalc.linear.dynamics.sigma.fedavg.one_step", "edges"),
-             ("riskcalc.linear.dynamics.sigma.sigma_pencil", "sigma_edges"),
-             ("riskcalc.linear.dynamics.sigma.algorithm1.pencil", "sigma_edges"),
-             ("riskcalc.linear.dynamics.sigma.algorithm1.circles", "sigma_edges")]
-    memo, patch, solve = {}, pytest.MonkeyPatch(), object()
-    for path, name in sites:
-        try:
-            module = importlib.import_module(path)
-        except ImportError:
-            continue
-        if path.endswith(".one_step"):
-            solve = getattr(module, name, solve)
-        if getattr(module, name, None) is solve:
-            patch.setattr(module, name, edges)
+@pytest.fixture
+def fresh_sigma_edges():
+    """Every edge scan solved anew in the test that asks for it (``one_step.edges`` forgets what
+    it kept): for the tests that bound the time of a refusal, which an earlier test's kept
+    scans would make look fast when it solves them."""
+    from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges
+
+    edges.cache_clear()
     yield
-    patch.undo()
+    edges.cache_clear()
 
 
 # The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one
 # file at a time, the longest first, so that no long file is the tail of a run (xdist's own
 # order is by number of tests; the files not listed here run last, in collection order: each
-# took under about 4 s alone). The run's wall time is the busier worker's, so the longest
+# took under about 1 s). The run's wall time is the busier worker's, so the longest
 # first and the shortest last (a greedy balance: the last files to start are short, and
 # whichever worker is free takes them). The four files that read the session's paper-checks
 # catalogue follow the figures, one after the other: the worker that ran the catalogue
@@ -188,30 +165,39 @@ def shared_sigma_edges():
 # ignored its groups under pytest 9.2.
 CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
                      "test_paper_checks_regression.py", "test_paper_checks_sensitivity.py")
-# Measured one file at a time (process seconds, or --durations=0 under load scaled by the
-# files timed both ways); about 10 s and more first, then 4-10 s.
+# Measured (process CPU seconds, OMP_NUM_THREADS=1: a file alone less its ~2 s of start-up, or
+# a group of files in one process with --durations=0 scaled to the group's CPU): the docs after
+# the catalogue's readers, then every file of about 1 s and more, longest first. A new file of
+# more than a few seconds belongs in this list (else it runs among the last).
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
-    "test_docs.py", "test_rounds_sigma_alg1chain.py", "test_rounds_sigma_alg1k.py",
-    "test_interrupt.py", "test_rounds_sigma_k.py", "test_advise_rounds.py",
-    "test_rounds_sigma_alg1_personalize.py", "test_rounds_sigma_personalize.py",
-    "test_rounds_sigma_alg1_complex.py", "test_advise.py", "test_advise_speed.py",
-    "test_alg1_large_step.py", "test_rounds_sigma_local.py",
-    "test_rounds_sigma_alg1_routes.py", "test_finite_clients_sigma.py", "test_alg1_complex.py",
-    "test_advise_shift.py", "test_rounds_sigma_own_chain.py", "test_advise_uncertainty.py",
-    "test_cli_fuzz.py", "test_hardening_sigma.py", "test_rounds_sigma_kbig.py",
-    "test_rounds_sigma_prox.py", "test_rounds_algorithm1_curves.py",
-    "test_rates_simulation.py", "test_rounds_alg1_personalize.py", "test_rounds_sigma.py",
-    "test_rounds_algorithm1.py", "test_alg1_large_step_sigma.py", "test_rounds_fast_rate.py",
-    "test_logistic_advise.py", "test_montecarlo_rounds_alg1_closed.py", "test_api.py",
-    "test_montecarlo_rounds_personalize.py", "test_advise_separable_fd.py",
-    "test_algorithms.py", "test_montecarlo_rounds.py", "test_rounds_cli.py",
-    "test_hardening_rounds.py", "test_properties_range.py", "test_fuzz_fourth.py",
-    "test_extension.py", "test_sigma_chain_arc.py", "test_logistic_pipeline.py",
-    "test_rounds_personalize.py", "test_hardening_spectrum_ftfa.py",
-    "test_logistic_limits_simulation.py", "test_montecarlo_compare.py",
-    "test_figures_atomic.py", "test_finite_clients_steps.py", "test_finite_clients_shift.py",
-    "test_logistic_finite_clients.py", "test_logistic_spectrum.py", "test_layers.py",
-    "test_rounds_edges.py", "test_rounds_cli_rtfa.py", "test_theory_vs_simulation.py")
+    "test_docs.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_alg1chain.py",
+    "test_rounds_sigma_personalize.py", "test_rounds_sigma_alg1_routes.py",
+    "test_rounds_sigma_alg1_complex.py", "test_alg1_large_step.py", "test_rounds_sigma_k.py",
+    "test_finite_clients_sigma.py", "test_advise_shift_gradient.py", "test_logistic_advise.py",
+    "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
+    "test_advise_uncertainty.py", "test_cli_fuzz.py", "test_rounds_sigma_kbig.py",
+    "test_rounds_algorithm1_curves.py", "test_advise_rounds.py",
+    "test_rounds_sigma_own_chain.py", "test_rounds_alg1_personalize.py",
+    "test_alg1_complex.py", "test_rates_simulation.py", "test_hardening_sigma.py",
+    "test_rounds_sigma_prox.py", "test_extension.py", "test_sigma_chain_arc.py",
+    "test_logistic_pipeline.py", "test_alg1_large_step_sigma.py", "test_properties_range.py",
+    "test_rounds_sigma.py", "test_advise_shift.py", "test_advise.py", "test_advise_speed.py",
+    "test_outputs_and_cache.py", "test_rounds_budget.py", "test_montecarlo_algorithms.py",
+    "test_rounds_fast_rate.py", "test_figures_atomic.py", "test_logistic_limits_simulation.py",
+    "test_advise_separable_fd.py", "test_logistic_finite_clients.py",
+    "test_theory_vs_simulation.py", "test_fuzz_fourth.py", "test_montecarlo_rounds.py",
+    "test_properties.py", "test_logistic_spectrum.py", "test_layers.py",
+    "test_montecarlo_compare.py", "test_finite_clients_steps.py", "test_rounds_theory.py",
+    "test_logistic_limits.py", "test_finite_clients_shift.py",
+    "test_mp_quadrature_cancellation.py", "test_api.py", "test_steps_divergence.py",
+    "test_finite_steps_general.py", "test_logistic_norm.py", "test_finite_steps.py",
+    "test_montecarlo_rounds_personalize.py", "test_logistic_finite_grid.py",
+    "test_cli_simulate.py", "test_rounds_algorithm1.py", "test_max_minutes.py",
+    "test_montecarlo_rounds_alg1_closed.py", "test_algorithms.py", "test_rounds_cli.py",
+    "test_finite_clients.py", "test_hardening_spectrum_ftfa.py", "test_logistic_sweep.py",
+    "test_sympy_identities.py", "test_rounds_personalize.py", "test_cli_logistic_family.py",
+    "test_federation_file.py", "test_estimate.py", "test_rounds_odd_k_divergent.py",
+    "test_front_door.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,18 +8,10 @@ import json
 import pytest
 
 import riskcalc
-from riskcalc.cli import families, main
+from riskcalc.cli import families
+from tests.helpers import run_cli
 
 BASE = ["--model", "logistic", "--gamma", "1", "--signal", "2", "--r", "0.5"]
-
-
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:          # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_families_registry():
@@ -31,8 +23,8 @@ def test_families_registry():
 
 @pytest.mark.parametrize("centre", ["oracle", "fedavg"])
 def test_predict_centre(centre, capsys):
-    code, out, _ = run(["predict", "rtfa", *BASE, "--lam", "0.3", "--centre", centre, "--json"],
-                       capsys)
+    code, out, _ = run_cli(["predict", "rtfa", *BASE, "--lam", "0.3", "--centre", centre,
+                            "--json"], capsys)
     assert code == 0
     got = json.loads(out)
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=0.3, centre=centre)
@@ -41,8 +33,8 @@ def test_predict_centre(centre, capsys):
 
 
 def test_compare_fedavg_centre_simulates_that_centre(capsys):
-    code, out, _ = run(["compare", "rtfa", *BASE, "--lam", "0.3", "--centre", "fedavg", "--d",
-                        "30", "--reps", "2", "--no-progress", "--json"], capsys)
+    code, out, _ = run_cli(["compare", "rtfa", *BASE, "--lam", "0.3", "--centre", "fedavg", "--d",
+                            "30", "--reps", "2", "--no-progress", "--json"], capsys)
     assert code == 0
     got = json.loads(out)
     from montecarlo.logistic.ridge import simulate
@@ -93,7 +85,7 @@ def _file(tmp_path, data):
       "10", "--global-lam", "1"], "--global-lam applies to --model logistic only"),
 ])
 def test_options_that_do_not_apply(argv, message, capsys):
-    code, out, err = run(argv, capsys)
+    code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
 
@@ -107,8 +99,8 @@ def test_options_that_do_not_apply(argv, message, capsys):
     ([{"gamma": 1, "r": True}], "r must be a number"),
 ])
 def test_clients_file_errors(tmp_path, data, message, capsys):
-    code, _, err = run(["predict", "rtfa", *BASE, "--lam", "1", "--global-lam", "1",
-                        "--clients-file", _file(tmp_path, data)], capsys)
+    code, _, err = run_cli(["predict", "rtfa", *BASE, "--lam", "1", "--global-lam", "1",
+                            "--clients-file", _file(tmp_path, data)], capsys)
     assert code == 2 and err.count("\n") == 1 and message in err, err
 
 
@@ -116,17 +108,17 @@ FED = ["--clients", "3", "--global-lam", "0.01"]
 
 
 def test_predict_clients_json(capsys):
-    code, out, _ = run(["predict", "rtfa", *BASE, "--lam", "1", *FED, "--json"], capsys)
+    code, out, _ = run_cli(["predict", "rtfa", *BASE, "--lam", "1", *FED, "--json"], capsys)
     assert code == 0
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, lam=1, clients=3, global_lam=0.01)
     assert json.loads(out) == json.loads(json.dumps(ref.as_dict()))
-    code, out, _ = run(["predict", "rtfa", *BASE, "--lam", "1", *FED], capsys)
+    code, out, _ = run_cli(["predict", "rtfa", *BASE, "--lam", "1", *FED], capsys)
     assert code == 0 and "global_overlap" in out and "clients = 3" in out
 
 
 def test_predict_fedavg_uniform_weights(capsys):
-    code, out, _ = run(["predict", "fedavg", *BASE, *FED, "--weights", "uniform", "--json"],
-                       capsys)
+    code, out, _ = run_cli(["predict", "fedavg", *BASE, *FED, "--weights", "uniform", "--json"],
+                           capsys)
     got = json.loads(out)
     ref = riskcalc.logistic_limit(gamma=1, signal=2, r=0.5, clients=3, global_lam=0.01,
                                   weights="uniform", method="fedavg")
@@ -135,8 +127,8 @@ def test_predict_fedavg_uniform_weights(capsys):
 
 def test_predict_clients_file(tmp_path, capsys):
     path = _file(tmp_path, [{"gamma": 2.0, "r": 1.0}])
-    code, out, _ = run(["predict", "local_ridge", *BASE, "--lam", "1", "--global-lam", "0.01",
-                        "--clients-file", path, "--json"], capsys)
+    code, out, _ = run_cli(["predict", "local_ridge", *BASE, "--lam", "1", "--global-lam", "0.01",
+                            "--clients-file", path, "--json"], capsys)
     assert code == 0
     got = json.loads(out)
     pop = riskcalc.logistic_clients_limit(gamma=[1.0, 2.0], r=[0.5, 1.0], signal=2, lam=1,
@@ -146,9 +138,9 @@ def test_predict_clients_file(tmp_path, capsys):
 
 
 def test_compare_federated(capsys):
-    code, out, _ = run(["compare", "rtfa", *BASE, "--lam", "1", "--global", "federated", *FED,
-                        "--d", "30", "--reps", "2", "--seed", "4", "--no-progress", "--json"],
-                       capsys)
+    code, out, _ = run_cli(["compare", "rtfa", *BASE, "--lam", "1", "--global", "federated", *FED,
+                            "--d", "30", "--reps", "2", "--seed", "4", "--no-progress", "--json"],
+                           capsys)
     assert code == 0
     got = json.loads(out)
     from montecarlo.logistic.pipeline import simulate_pipeline
@@ -165,9 +157,9 @@ def test_compare_federated(capsys):
 def test_compare_pfedme_is_the_joint_objective(capsys):
     """METHOD pfedme: the FedProx / pFedMe joint objective (riskcalc's method "fedprox"),
     simulated by the exact joint minimizer."""
-    code, out, _ = run(["compare", "pfedme", *BASE, "--lam", "1", "--global", "federated",
-                        "--clients", "2", "--global-lam", "0.01", "--d", "20", "--reps", "2",
-                        "--no-progress", "--json"], capsys)
+    code, out, _ = run_cli(["compare", "pfedme", *BASE, "--lam", "1", "--global", "federated",
+                            "--clients", "2", "--global-lam", "0.01", "--d", "20", "--reps", "2",
+                            "--no-progress", "--json"], capsys)
     assert code == 0
     got = json.loads(out)
     from montecarlo.logistic.pipeline import simulate_pipeline

@@ -8,17 +8,12 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
-
-
-def run(argv, capsys):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.helpers import run_cli
 
 
 def test_json_contract(capsys):
-    code, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                        "--spectrum", "two-point:1,4,0.5", "--json"], capsys)
+    code, out, _ = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--spectrum", "two-point:1,4,0.5", "--json"], capsys)
     assert code == 0
     obj = json.loads(out)
     assert set(obj) >= {"method", "params", "bias", "variance", "risk"}
@@ -29,8 +24,8 @@ def test_json_contract(capsys):
 
 
 def test_table(capsys):
-    code, out, _ = run(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                        "--lam", "0.5"], capsys)
+    code, out, _ = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--lam", "0.5"], capsys)
     assert code == 0
     assert "risk" in out and "0.6403882032" in out
 
@@ -38,16 +33,16 @@ def test_table(capsys):
 def test_routes_agree_from_the_command_line(capsys):
     risks = []
     for route in ("kappa", "paper"):
-        _, out, _ = run(["predict", "rtfa", "--gamma", "3", "--r", "1", "--sigma", "1",
-                         "--lam", "0.2", "--spectrum", "powerlaw:1,500", "--route", route,
-                         "--json"], capsys)
+        _, out, _ = run_cli(["predict", "rtfa", "--gamma", "3", "--r", "1", "--sigma", "1",
+                             "--lam", "0.2", "--spectrum", "powerlaw:1,500", "--route", route,
+                             "--json"], capsys)
         risks.append(json.loads(out)["risk"])
     assert risks[0] == pytest.approx(risks[1], rel=1e-10)
 
 
 def test_infinite_variance_is_null_with_a_note(capsys):
-    _, out, _ = run(["predict", "local", "--gamma", "1", "--rho", "1", "--sigma", "1", "--json"],
-                    capsys)
+    _, out, _ = run_cli(["predict", "local", "--gamma", "1", "--rho", "1", "--sigma", "1",
+                         "--json"], capsys)
     obj = json.loads(out)
     assert obj["variance"] is None and obj["notes"]
 
@@ -55,17 +50,17 @@ def test_infinite_variance_is_null_with_a_note(capsys):
 def test_finite_steps(capsys):
     # One step of size 0.2 at gamma = 2: bias 1 - 2 eta + 3 eta^2 = 0.72 and variance
     # sigma^2 gamma eta^2 = 0.02 (Marchenko-Pastur moments 1 and 1 + gamma).
-    _, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                     "--steps", "1", "--step-size", "0.2", "--json"], capsys)
+    _, out, _ = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                         "--steps", "1", "--step-size", "0.2", "--json"], capsys)
     obj = json.loads(out)
     assert obj["bias"] == pytest.approx(0.72, rel=1e-12)
     assert obj["variance"] == pytest.approx(0.02, rel=1e-12)
     assert obj["params"]["steps"] == 1
     # Eigenvalues {1, 4}: bias int t dH - 2 eta int t^2 dH + eta^2 (int t^3 dH + gamma
     # int t dH int t^2 dH) = 2.5 - 0.4 * 8.5 + 0.04 * 75 = 2.1; variance gamma eta^2 int t^2 dH.
-    _, out, _ = run(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                     "--steps", "1", "--step-size", "0.2", "--spectrum", "two-point:1,4,0.5",
-                     "--json"], capsys)
+    _, out, _ = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                         "--steps", "1", "--step-size", "0.2", "--spectrum", "two-point:1,4,0.5",
+                         "--json"], capsys)
     obj = json.loads(out)
     assert obj["bias"] == pytest.approx(2.1, rel=1e-10)
     assert obj["variance"] == pytest.approx(0.25 * 2 * 0.04 * 8.5, rel=1e-10)

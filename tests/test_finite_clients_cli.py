@@ -8,20 +8,11 @@ import json
 import pytest
 
 import riskcalc
-from riskcalc.cli import main
+from tests.helpers import run_cli
 
 FED = [{"gamma": 1.0, "r": 2.0, "sigma": 0.3}, {"gamma": 4.0, "r": 0.5, "sigma": 1.0},
        {"gamma": 0.8, "r": 1.5, "sigma": 0.2}]
 MODEL = ["--gamma", "2", "--r", "1", "--sigma", "0.5"]
-
-
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -34,7 +25,7 @@ def fed_file(tmp_path):
 @pytest.mark.parametrize("weights", [None, "uniform"])
 def test_predict_clients_json(weights, capsys):
     extra = [] if weights is None else ["--weights", weights]
-    code, out, _ = run(["predict", "ftfa", *MODEL, "--clients", "5", "--json", *extra], capsys)
+    code, out, _ = run_cli(["predict", "ftfa", *MODEL, "--clients", "5", "--json", *extra], capsys)
     assert code == 0
     obj = json.loads(out)
     ref = riskcalc.limit("ftfa", gamma=2, r=1, sigma=0.5, clients=5, weights=weights)
@@ -44,8 +35,8 @@ def test_predict_clients_json(weights, capsys):
 
 
 def test_predict_clients_file(fed_file, capsys):
-    code, out, _ = run(["predict", "rtfa", *MODEL, "--lam", "0.5", "--clients-file", fed_file,
-                        "--weights", "uniform", "--json"], capsys)
+    code, out, _ = run_cli(["predict", "rtfa", *MODEL, "--lam", "0.5", "--clients-file", fed_file,
+                            "--weights", "uniform", "--json"], capsys)
     assert code == 0
     obj = json.loads(out)
     ref = riskcalc.clients_limit("rtfa", gamma=[2.0] + [c["gamma"] for c in FED],
@@ -54,8 +45,8 @@ def test_predict_clients_file(fed_file, capsys):
                                  weights="uniform")
     assert obj["risk"] == pytest.approx(ref.risk[0], rel=1e-15)
     assert obj["federation"]["mean"]["risk"] == pytest.approx(ref.mean_risk, rel=1e-15)
-    code, out, _ = run(["predict", "rtfa", *MODEL, "--lam", "0.5", "--clients-file", fed_file],
-                       capsys)
+    code, out, _ = run_cli(["predict", "rtfa", *MODEL, "--lam", "0.5", "--clients-file",
+                            fed_file], capsys)
     assert code == 0 and "population average over the 4 clients" in out
 
 
@@ -65,39 +56,40 @@ def test_clients_file_takes_the_spectrum(tmp_path, capsys):
     path = tmp_path / "same.json"
     path.write_text(json.dumps([{"gamma": 2.0, "r": 1.0, "sigma": 0.5}] * 3))
     spec = ["--spectrum", "two-point:1,10,0.5", "--json"]
-    _, from_file, _ = run(["predict", "ftfa", *MODEL, "--clients-file", str(path), *spec], capsys)
-    _, identical, _ = run(["predict", "ftfa", *MODEL, "--clients", "4", *spec], capsys)
-    _, isotropic, _ = run(["predict", "ftfa", *MODEL, "--clients", "4", "--json"], capsys)
+    _, from_file, _ = run_cli(["predict", "ftfa", *MODEL, "--clients-file", str(path), *spec],
+                              capsys)
+    _, identical, _ = run_cli(["predict", "ftfa", *MODEL, "--clients", "4", *spec], capsys)
+    _, isotropic, _ = run_cli(["predict", "ftfa", *MODEL, "--clients", "4", "--json"], capsys)
     risk = json.loads(from_file)["risk"]
     assert risk == pytest.approx(json.loads(identical)["risk"], rel=1e-12)
     assert abs(risk / json.loads(isotropic)["risk"] - 1) > 0.1
 
 
 def test_compare_federated_predicts_finite_m(fed_file, capsys):
-    code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "60", "--reps", "2",
-                        "--global", "federated", "--clients", "5", "--json"], capsys)
+    code, out, _ = run_cli(["compare", "ftfa", *MODEL, "--d", "60", "--reps", "2",
+                            "--global", "federated", "--clients", "5", "--json"], capsys)
     assert code == 0
     obj = json.loads(out)
     ref = riskcalc.limit("ftfa", gamma=2, r=1, sigma=0.5, clients=5, weights="uniform")
     assert obj["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-15)
-    code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "60", "--reps", "2",
-                        "--global", "federated", "--clients-file", fed_file, "--json"], capsys)
+    code, out, _ = run_cli(["compare", "ftfa", *MODEL, "--d", "60", "--reps", "2",
+                            "--global", "federated", "--clients-file", fed_file, "--json"], capsys)
     obj = json.loads(out)
     assert obj["params"]["clients"] == 4
-    code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
-                        "2", "--global", "federated", "--clients", "30", "--json"], capsys)
+    code, out, _ = run_cli(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
+                            "2", "--global", "federated", "--clients", "30", "--json"], capsys)
     ref = riskcalc.limit("maml_fl", gamma=2, r=1, sigma=0.5, alpha=0.1, clients=30)
     assert json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-15)
-    code, out, _ = run(["compare", "ftfa", *MODEL, "--d", "40", "--reps", "2", "--global",
-                        "federated", "--clients", "30", "--spectrum", "two-point:1,10,0.5",
-                        "--json"], capsys)
+    code, out, _ = run_cli(["compare", "ftfa", *MODEL, "--d", "40", "--reps", "2", "--global",
+                            "federated", "--clients", "30", "--spectrum", "two-point:1,10,0.5",
+                            "--json"], capsys)
     ref = riskcalc.limit("ftfa", gamma=2, r=1, sigma=0.5, clients=30, weights="uniform",
                          spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
     assert code == 0 and json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk,
                                                                                 rel=1e-15)
-    code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
-                        "2", "--global", "federated", "--clients", "30", "--spectrum",
-                        "two-point:1,10,0.5", "--json"], capsys)
+    code, out, _ = run_cli(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
+                            "2", "--global", "federated", "--clients", "30", "--spectrum",
+                            "two-point:1,10,0.5", "--json"], capsys)
     ref = riskcalc.limit("maml_fl", gamma=2, r=1, sigma=0.5, alpha=0.1, clients=30,
                          spectrum=riskcalc.Spectrum.two_point(1.0, 10.0, 0.5))
     assert code == 0 and json.loads(out)["predicted"]["risk"] == pytest.approx(ref.risk,
@@ -109,9 +101,9 @@ def test_compare_covariate_shift_maml(tmp_path, capsys):
     with the clients' spectra (the agreement: tests/test_finite_clients_shift.py)."""
     path = tmp_path / "clients.json"
     path.write_text(json.dumps([{"gamma": 2, "r": 1, "sigma": 0.5, "spectrum": "scaled:2"}] * 3))
-    code, out, _ = run(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
-                        "2", "--global", "federated", "--clients-file", str(path), "--json"],
-                       capsys)
+    code, out, _ = run_cli(["compare", "maml_fl", *MODEL, "--alpha", "0.1", "--d", "40", "--reps",
+                            "2", "--global", "federated", "--clients-file", str(path), "--json"],
+                           capsys)
     res = json.loads(out)
     ref = riskcalc.clients_limit("maml_fl", gamma=[2.0] * 4, r=1.0, sigma=0.5, alpha=0.1,
                                  weights=res["setting"]["weights"],
@@ -120,8 +112,8 @@ def test_compare_covariate_shift_maml(tmp_path, capsys):
 
 
 def test_sweep_clients_list(capsys):
-    code, out, _ = run(["sweep", "ftfa", *MODEL, "--d", "60", "--reps", "2", "--global",
-                        "federated", "--clients", "5,20", "--no-progress"], capsys)
+    code, out, _ = run_cli(["sweep", "ftfa", *MODEL, "--d", "60", "--reps", "2", "--global",
+                            "federated", "--clients", "5,20", "--no-progress"], capsys)
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [int(r["clients"]) for r in rows] == [5, 20]
@@ -161,7 +153,7 @@ def _bad_files(tmp_path):
 ])
 def test_bad_input_exits_2_with_one_line(argv, message, tmp_path, capsys):
     t = _bad_files(tmp_path)
-    code, out, err = run(argv.format(m=" ".join(MODEL), t=t).split(), capsys)
+    code, out, err = run_cli(argv.format(m=" ".join(MODEL), t=t).split(), capsys)
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1, err
     assert message in err

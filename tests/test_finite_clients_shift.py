@@ -14,13 +14,13 @@ from montecarlo.compare import federated_limit
 from montecarlo.linear.instances import Setting, sample_instance
 from montecarlo.linear.measure import measure
 from montecarlo.runner.stats import mean_se
-from riskcalc.cli import main
 from riskcalc.linear.finite_clients.identity import group_limits
 from riskcalc.linear.finite_clients.shift import shift_group_limits
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors
 from riskcalc.spectrum import ordered_eigenvalues, ordered_steps
+from tests.helpers import run_cli
 
 CASES = [("fedavg", 0.0), ("ftfa", 0.0), ("rtfa", 0.5)]
 GAM = np.array([2.0, 0.5, 1.5])
@@ -241,15 +241,6 @@ def test_simulation(case):
 
 # --- CLI ----------------------------------------------------------------------------------------
 
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 MODEL = ["ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--spectrum", "two-point:1,4,0.5"]
 
 
@@ -260,7 +251,7 @@ def test_cli_clients_file_spectrum(tmp_path, capsys):
            {"gamma": 3.0, "r": 1.0, "sigma": 0.5}]
     path = tmp_path / "fed.json"
     path.write_text(json.dumps(fed))
-    code, out, _ = run(["predict", *MODEL, "--clients-file", str(path), "--json"], capsys)
+    code, out, _ = run_cli(["predict", *MODEL, "--clients-file", str(path), "--json"], capsys)
     assert code == 0
     ref = riskcalc.clients_limit("ftfa", gamma=[2.0, 1.5, 3.0], r=1.0, sigma=0.5, spectra=[
         "two-point:1,4,0.5", "two-point:4,1,0.5", "two-point:1,4,0.5"])
@@ -280,7 +271,7 @@ def test_cli_bad_client_spectrum(tmp_path, capsys, entry, match):
              for k, v in entry.items()}
     path = tmp_path / "fed.json"
     path.write_text(json.dumps([{"gamma": 1.5, "r": 1.0, "sigma": 0.5, **entry}]))
-    code, out, err = run(["predict", *MODEL, "--d", "5", "--clients-file", str(path)], capsys)
+    code, out, err = run_cli(["predict", *MODEL, "--d", "5", "--clients-file", str(path)], capsys)
     assert code == 2 and out == ""
     assert err.startswith("error: ") and match in err and err.count("\n") == 1
 
@@ -291,8 +282,8 @@ def test_cli_compare_federated_shift(tmp_path, capsys):
     path = tmp_path / "fed.json"
     path.write_text(json.dumps([{"gamma": 1.5, "r": 1.0, "sigma": 0.5,
                                  "spectrum": "two-point:4,1,0.5"}] * 3))
-    code, out, _ = run(["compare", *MODEL, "--clients-file", str(path), "--global", "federated",
-                        "--d", "120", "--reps", "2", "--json", "--no-progress"], capsys)
+    code, out, _ = run_cli(["compare", *MODEL, "--clients-file", str(path), "--global", "federated",
+                            "--d", "120", "--reps", "2", "--json", "--no-progress"], capsys)
     assert code == 0
     res = json.loads(out)
     assert res["setting"]["spectra"] == ["two-point:1,4,0.5"] + ["two-point:4,1,0.5"] * 3
@@ -311,11 +302,11 @@ def test_steps_under_shift_have_no_silent_prediction(tmp_path, capsys):
     path.write_text(json.dumps([{"gamma": 1.5, "r": 1.0, "sigma": 0.5,
                                  "spectrum": "two-point:4,1,0.5"}]))
     steps = ["--steps", "5", "--step-size", "0.1"]
-    code, out, err = run(["predict", *MODEL, "--clients-file", str(path), *steps], capsys)
+    code, out, err = run_cli(["predict", *MODEL, "--clients-file", str(path), *steps], capsys)
     assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1
     assert "covariate shift" in err
-    code, out, _ = run(["compare", *MODEL, "--clients-file", str(path), "--global", "federated",
-                        *steps, "--d", "40", "--reps", "2", "--json", "--no-progress"], capsys)
+    code, out, _ = run_cli(["compare", *MODEL, "--clients-file", str(path), "--global", "federated",
+                            *steps, "--d", "40", "--reps", "2", "--json", "--no-progress"], capsys)
     assert code == 0
     res = json.loads(out)
     oracle = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=5, step_size=0.1,

@@ -149,6 +149,8 @@ def files(tmp_path_factory):
 
 
 SECONDS = {}
+# The refusals are timed: every edge scan under a spectrum is solved anew (conftest).
+pytestmark = pytest.mark.usefixtures("fresh_sigma_edges")
 
 
 @pytest.mark.parametrize("command, message", CLI)

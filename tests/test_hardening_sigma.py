@@ -16,6 +16,8 @@ from riskcalc import Spectrum
 from riskcalc.cli import main
 
 FED = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0)
+# Tests here bound the time of refusals: every edge scan is solved anew (conftest).
+pytestmark = pytest.mark.usefixtures("fresh_sigma_edges")
 
 
 def _round_map_bottom(atoms, gam, K, eta, d=200, seed=0):

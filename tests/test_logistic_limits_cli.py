@@ -7,19 +7,14 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
+from tests.helpers import run_cli
 
 BASE = ["rtfa", "--model", "logistic", "--gamma", "1", "--signal", "1", "--r", "1",
         "--lam", "0.5"]
 
 
-def run(argv, capsys):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_predict_json_contract(capsys):
-    code, out, _ = run(["predict", *BASE, "--json"], capsys)
+    code, out, _ = run_cli(["predict", *BASE, "--json"], capsys)
     assert code == 0
     got = json.loads(out)
     ref = riskcalc.logistic_limit(gamma=1, signal=1, r=1, lam=0.5)
@@ -29,20 +24,20 @@ def test_predict_json_contract(capsys):
 
 
 def test_predict_table(capsys):
-    code, out, _ = run(["predict", *BASE], capsys)
+    code, out, _ = run_cli(["predict", *BASE], capsys)
     assert code == 0 and "risk" in out and "test_error" in out
 
 
 def test_linear_stays_default(capsys):
-    code, out, _ = run(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                        "--lam", "0.5", "--json"], capsys)
+    code, out, _ = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--lam", "0.5", "--json"], capsys)
     assert code == 0 and json.loads(out)["risk"] == riskcalc.limit(
         "rtfa", gamma=2, r=1, sigma=0.5, lam=0.5).risk
 
 
 def test_compare_json(capsys):
-    code, out, _ = run(["compare", *BASE, "--d", "40", "--reps", "3", "--seed", "2", "--json"],
-                       capsys)
+    code, out, _ = run_cli(["compare", *BASE, "--d", "40", "--reps", "3", "--seed", "2", "--json"],
+                           capsys)
     assert code == 0
     got = json.loads(out)
     assert got["simulated"]["d"] == 40 and got["simulated"]["n"] == 40
@@ -52,7 +47,7 @@ def test_compare_json(capsys):
 
 
 def test_compare_table(capsys):
-    code, out, _ = run(["compare", *BASE, "--d", "30", "--reps", "2"], capsys)
+    code, out, _ = run_cli(["compare", *BASE, "--d", "30", "--reps", "2"], capsys)
     assert code == 0 and "in 95% CI" in out and "test_logloss" in out
 
 
@@ -106,17 +101,17 @@ def test_bad_input_exit_2_one_line(command, flag, value, message, capsys):
 
 
 def test_other_method_rejected(capsys):
-    code, _, err = run(["predict", "ftfa", "--model", "logistic", "--gamma", "1", "--signal",
-                        "1", "--r", "1", "--lam", "1"], capsys)
+    code, _, err = run_cli(["predict", "ftfa", "--model", "logistic", "--gamma", "1", "--signal",
+                            "1", "--r", "1", "--lam", "1"], capsys)
     assert code == 2 and "rtfa only" in err
 
 
 def test_signal_with_linear_rejected(capsys):
-    code, _, err = run(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
-                        "--lam", "0.5", "--signal", "1"], capsys)
+    code, _, err = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--lam", "0.5", "--signal", "1"], capsys)
     assert code == 2 and "--model logistic only" in err
 
 
 def test_linear_still_needs_sigma(capsys):
-    code, _, err = run(["predict", "rtfa", "--gamma", "2", "--r", "1", "--lam", "0.5"], capsys)
+    code, _, err = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--lam", "0.5"], capsys)
     assert code == 2 and "--sigma" in err

@@ -7,21 +7,15 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.cli import main
+from tests.helpers import run_cli
 
 BASE = ["--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1", "--local-steps", "5",
         "--local-step-size", "0.1"]
 
 
-def run(capsys, argv):
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_predict_rows_per_round_in_the_order_given(capsys):
-    code, out, _ = run(capsys, ["predict", "fedavg", *BASE, "--clients", "3",
-                                "--rounds", "10,0,inf", "--json"])
+    code, out, _ = run_cli(["predict", "fedavg", *BASE, "--clients", "3",
+                            "--rounds", "10,0,inf", "--json"], capsys)
     assert code == 0
     rows = json.loads(out)
     assert [r["rounds"] for r in rows] == [10, 0, None]
@@ -40,9 +34,9 @@ def test_federation_file_and_target(capsys, tmp_path):
     fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
         {"name": "a", "gamma": 0.5, "r": 0.3, "sigma": 0.5},
         {"name": "b", "gamma": 4, "r": 1.5, "sigma": 0.5}]}))
-    code, out, _ = run(capsys, ["predict", "fedavg", "--federation", str(fed), "--target", "b",
-                                "--signal", "1", "--rounds", "5", "--local-steps", "2",
-                                "--local-step-size", "0.1", "--json"])
+    code, out, _ = run_cli(["predict", "fedavg", "--federation", str(fed), "--target", "b",
+                            "--signal", "1", "--rounds", "5", "--local-steps", "2",
+                            "--local-step-size", "0.1", "--json"], capsys)
     assert code == 0
     ref = riskcalc.rounds_limit("fedavg", gamma=[0.5, 4.0], r=[0.3, 1.5], sigma=0.5,
                                 signal=1.0, rounds=5, local_steps=2, step_size=0.1)
@@ -50,9 +44,9 @@ def test_federation_file_and_target(capsys, tmp_path):
 
 
 def test_compare_agrees_with_simulation(capsys):
-    code, out, _ = run(capsys, ["compare", "fedavg", *BASE, "--clients", "3", "--rounds",
-                                "1,20,inf", "--d", "100", "--reps", "4", "--no-progress",
-                                "--json"])
+    code, out, _ = run_cli(["compare", "fedavg", *BASE, "--clients", "3", "--rounds",
+                            "1,20,inf", "--d", "100", "--reps", "4", "--no-progress",
+                            "--json"], capsys)
     assert code == 0
     for row in json.loads(out):
         sim = row["simulated"]
@@ -65,11 +59,11 @@ def test_compare_agrees_with_simulation(capsys):
 def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
     argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",
             "--local-steps", "1", "--local-step-size", "0.1", "--global-step", "5"]
-    code, out, _ = run(capsys, [*argv, "--rounds", "1,5000", "--json"])
+    code, out, _ = run_cli([*argv, "--rounds", "1,5000", "--json"], capsys)
     assert code == 0
     rows = json.loads(out)
     assert rows[-1]["risk"] is None and rows[-1]["diagnostics"]["converges"] is False
-    code, _, err = run(capsys, [*argv, "--rounds", "inf"])
+    code, _, err = run_cli([*argv, "--rounds", "inf"], capsys)
     assert code == 2 and err.startswith("error: ") and "diverges" in err
 
 
@@ -88,19 +82,19 @@ def test_bad_input_is_one_clear_error(capsys, extra, message):
     # The bad value replaces the good one (an option given twice is itself an error).
     argv = ["predict", "fedavg"] + [x for k in range(0, len(good), 2) if good[k] not in extra
                                     for x in good[k:k + 2]]
-    code, out, err = run(capsys, [*argv, *extra])
+    code, out, err = run_cli([*argv, *extra], capsys)
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err
 
 
 def test_missing_pieces_and_other_methods(capsys):
-    code, _, err = run(capsys, ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
-                                "0.5", "--rounds", "3"])
+    code, _, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
+                            "0.5", "--rounds", "3"], capsys)
     assert code == 2 and "--local-steps" in err and "--signal" in err
-    code, _, err = run(capsys, ["predict", "ftfa", *BASE, "--rounds", "3"])
+    code, _, err = run_cli(["predict", "ftfa", *BASE, "--rounds", "3"], capsys)
     assert code == 2 and "fedavg" in err
-    code, _, err = run(capsys, ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
-                                "0.5", "--signal", "1"])
+    code, _, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma",
+                            "0.5", "--signal", "1"], capsys)
     assert code == 2 and "--signal" in err
 
 
@@ -111,22 +105,22 @@ def test_algorithm1_with_exact_prox(capsys):
     line."""
     argv = ["predict", "fedprox", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--signal",
             "1", "--clients", "3", "--lam", "0.7", "--rounds", "0,5,inf", "--local-steps", "inf"]
-    code, out, _ = run(capsys, [*argv, "--json"])
+    code, out, _ = run_cli([*argv, "--json"], capsys)
     assert code == 0
     ref = riskcalc.rounds_limit("fedprox", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 5, np.inf], local_steps=np.inf, lam=0.7)
     rows = json.loads(out)
     assert [r["risk"] for r in rows] == pytest.approx(list(ref.risk[0]), rel=1e-12)
     assert [r["global_risk"] for r in rows] == pytest.approx(list(ref.global_risk[0]), rel=1e-12)
-    code, out, _ = run(capsys, argv)
+    code, out, _ = run_cli(argv, capsys)
     assert code == 0 and "server risk" in out and "prox of the server model" in out
-    code, out, _ = run(capsys, [*argv[:-1], "5", "--local-step-size", "0.2", "--json"])
+    code, out, _ = run_cli([*argv[:-1], "5", "--local-step-size", "0.2", "--json"], capsys)
     ref = riskcalc.rounds_limit("fedprox", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 5, np.inf], local_steps=5, step_size=0.2, lam=0.7)
     rows = json.loads(out)
     assert code == 0 and [r["risk"] for r in rows] == pytest.approx(list(ref.risk[0]), rel=1e-12)
     assert [r["global_risk"] for r in rows] == pytest.approx(list(ref.global_risk[0]), rel=1e-12)
-    code, _, err = run(capsys, [*argv[:-1], "5", "--local-step-size", "0.6"])
+    code, _, err = run_cli([*argv[:-1], "5", "--local-step-size", "0.6"], capsys)
     assert code == 2 and err.count("\n") == 1 and "step_size < 2 / (L + lam)" in err
 
 
@@ -135,12 +129,12 @@ def test_ftfa_after_round_t(capsys):
     tests/test_montecarlo_rounds_personalize.py)."""
     argv = ["predict", "fedavg", *BASE, "--clients", "3", "--rounds", "0,5,inf", "--steps",
             "10", "--step-size", "0.2"]
-    code, out, _ = run(capsys, [*argv, "--json"])
+    code, out, _ = run_cli([*argv, "--json"], capsys)
     assert code == 0
     ref = riskcalc.rounds_limit("fedavg", gamma=[2.0] * 3, r=1.0, sigma=0.5, signal=1.0,
                                 rounds=[0, 5, np.inf], local_steps=5, step_size=0.1)
     want = ref.personalized_risk(steps=10, step_size=0.2)[0]
     assert [r["personalized_risk"] for r in json.loads(out)] == pytest.approx(list(want),
                                                                              rel=1e-12)
-    code, _, err = run(capsys, argv[:-2])
+    code, _, err = run_cli(argv[:-2], capsys)
     assert code == 2 and "go together" in err

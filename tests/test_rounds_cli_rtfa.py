@@ -9,24 +9,18 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.cli import main
+from tests.helpers import run_cli
 
 FED = ["--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--signal", "1", "--clients", "3",
        "--local-steps", "1", "--local-step-size", "0.3"]
-
-
-def run(capsys, argv):
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_predict_rtfa_after_round_t(capsys):
     """T = 0: RTFA from the zero model is the local ridge (``limit("local_ridge")``, rho^2 =
     signal^2 + r^2); T = inf with K = 1: from the pooled least-squares model, the finite-M RTFA
     limit (``clients_limit("rtfa")``); between, the Python API's value."""
-    code, out, _ = run(capsys, ["predict", "rtfa", *FED, "--rounds", "0,7,inf", "--lam", "0.4",
-                                "--json"])
+    code, out, _ = run_cli(["predict", "rtfa", *FED, "--rounds", "0,7,inf", "--lam", "0.4",
+                            "--json"], capsys)
     assert code == 0
     rows = json.loads(out)
     got = [r["personalized_risk"] for r in rows]
@@ -40,7 +34,7 @@ def test_predict_rtfa_after_round_t(capsys):
     ref = riskcalc.rounds_limit("fedavg", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[7], local_steps=1, step_size=0.3)
     assert got[1] == pytest.approx(ref.personalized_risk(lam=0.4)[0, 0], rel=1e-12)
-    code, out, _ = run(capsys, ["predict", "rtfa", *FED, "--rounds", "0,7", "--lam", "0.4"])
+    code, out, _ = run_cli(["predict", "rtfa", *FED, "--rounds", "0,7", "--lam", "0.4"], capsys)
     assert code == 0 and "RTFA risk" in out and "ridge lam = 0.4" in out
 
 
@@ -51,7 +45,7 @@ def test_predict_rtfa_after_round_t(capsys):
     ("rtfa", ["--lam", "0"], "lam must lie in (0, inf)"),
 ])
 def test_bad_rtfa_input_is_one_line(capsys, method, extra, message):
-    code, _, err = run(capsys, ["predict", method, *FED, "--rounds", "3", *extra])
+    code, _, err = run_cli(["predict", method, *FED, "--rounds", "3", *extra], capsys)
     assert code == 2 and err.count("\n") == 1 and message in err
 
 
@@ -59,8 +53,8 @@ def test_compare_rtfa_simulates_the_same_personalization(capsys):
     """compare rtfa: the simulated RTFA after round T (``simulate_rounds(personalize=[{"lam":
     L}])``, exact given the designs) next to the prediction; at d = 120 within 4 s.e. + 3%
     (the O(1/d) gap of RTFA after the rounds: 0.2-0.3% at d = 100 measured)."""
-    code, out, _ = run(capsys, ["compare", "rtfa", *FED, "--rounds", "0,5,inf", "--lam", "0.4",
-                                "--d", "120", "--reps", "3", "--no-progress", "--json"])
+    code, out, _ = run_cli(["compare", "rtfa", *FED, "--rounds", "0,5,inf", "--lam", "0.4",
+                            "--d", "120", "--reps", "3", "--no-progress", "--json"], capsys)
     assert code == 0
     for row in json.loads(out):
         pred, sim = row["predicted"], row["simulated"]

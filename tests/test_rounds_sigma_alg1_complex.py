@@ -15,8 +15,6 @@ from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 GAM = np.array([0.5, 2.0, 1.5])
 R = np.array([0.3, 0.6, 1.0])

@@ -13,8 +13,6 @@ import riskcalc
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 INF = np.inf
 SPEC = riskcalc.Spectrum([1.0, 2.5], weights=[0.5, 0.5])

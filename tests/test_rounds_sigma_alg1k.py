@@ -14,8 +14,6 @@ from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_
 from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 GAM = np.array([0.5, 2.0, 4.0])
 R = np.array([0.3, 0.8, 0.5])

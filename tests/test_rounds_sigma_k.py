@@ -12,8 +12,6 @@ from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
 from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves, local_stability
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 GAM = np.array([0.5, 2.0, 4.0])
 R = np.array([0.3, 0.8, 0.5])

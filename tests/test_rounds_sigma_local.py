@@ -10,8 +10,6 @@ import riskcalc
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 R = np.array([0.3, 0.8])
 SIG = np.array([0.4, 0.6])

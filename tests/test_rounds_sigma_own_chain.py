@@ -5,14 +5,11 @@ taken beyond M K^2 = 200) against independent routes: the dense extended pencil 
 scalar subordination of ``local_models``, and the literal algorithm simulated at two d."""
 
 import numpy as np
-import pytest
 
 import riskcalc
 import riskcalc.linear.dynamics.sigma.fedavg.curves as fk
 from riskcalc.linear.dynamics.fedavg import fedavg_curves
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 R = np.array([0.3, 0.8])
 SIG = np.array([0.4, 0.6])

@@ -14,8 +14,6 @@ import pytest
 import riskcalc
 from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 INF = np.inf
 SPEC = riskcalc.Spectrum([1.0, 2.5], weights=[0.5, 0.5])

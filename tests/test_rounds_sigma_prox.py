@@ -13,8 +13,6 @@ import riskcalc
 from riskcalc.linear.dynamics import ROUTES
 from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
 
 GAM = np.array([0.5, 2.0, 4.0])
 R = np.array([0.3, 0.8, 0.5])

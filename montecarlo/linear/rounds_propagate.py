@@ -30,6 +30,17 @@ over columns of squared Sigma-norms of the error is the EXACT expectation given 
 for small d only. With two columns (one sampled theta, one sampled noise: ``empirical``) the
 same code measures one draw, as ``montecarlo.linear.measure`` does (D draws in 2 D columns share
 the passes over R_j: 8 draws cost 1.8 times one at d = 1000).
+
+Algorithm 1's contraction (derived here). The homogeneous map of the state (w, w_1..w_M) has the
+blocks Phi_00 = (1 - g lam) I + g lam sum_j p_j C_j, Phi_0j = g lam p_j T_j, Phi_j0 = C_j,
+Phi_jj = T_j, with T_j = a0 I + R_j diag(a - a0) R_j^T and C_j = c0 I + R_j diag(c - c0) R_j^T
+symmetric and commuting. When every ratio a / c and (if k_j < d) a0 / c0 is positive, i.e.
+0 < a < 1 and 0 < a0 < 1, the block scaling D = diag(I, S_1, ..., S_M) with S_j^2 =
+g lam p_j T_j C_j^-1 makes D Phi D^-1 symmetric: its off-diagonal blocks are both
+E_j = sqrt(g lam p_j) (sqrt(a0 c0) I + R_j diag(sqrt(a c) - sqrt(a0 c0)) R_j^T), the diagonal
+ones unchanged. Its eigenvalues (real) are Phi's, from a symmetric eigenvalue problem (several
+times cheaper than the general one). Otherwise (a step with eta (mu + lam) > 1 and odd K, or
+beyond 2: the complex region) the general one.
 """
 
 from __future__ import annotations
@@ -244,6 +255,9 @@ class Propagation:
             return np.concatenate([probe.w[None]] + [v[None] for v in probe.local]).reshape(
                 size, -1)
         if size <= DENSE_STATE:
+            sym = self._symmetric_map()
+            if sym is not None:
+                return float(np.max(np.abs(np.linalg.eigvalsh(sym))))
             return float(np.max(np.abs(np.linalg.eigvals(apply(np.eye(size))))))
         op = spla.LinearOperator((size, size), matvec=lambda x: apply(x[:, None])[:, 0],
                                  dtype=float)
@@ -255,6 +269,24 @@ class Propagation:
                               "eigenvalue in modulus) did not converge; a state of at most "
                               f"{DENSE_STATE} numbers takes the dense route") from exc
         return float(np.abs(ev).max())
+
+    def _symmetric_map(self):
+        """Algorithm 1's homogeneous round map in the symmetric form similar to it (module
+        docstring), or None where a ratio a / c or a0 / c0 is not positive."""
+        d, gl = self.s.size, self.g * self.lam
+        out = np.zeros(((len(self.basis) + 1) * d,) * 2)
+        out[:d, :d] = (1.0 - gl) * np.eye(d)
+        for j, ((R, mu), (a, a0, c, c0), pj) in enumerate(zip(self.basis, self.f, self.p), 1):
+            if not (gl * pj > 0 and np.all((a > 0) & (a < 1))
+                    and (mu.size == d or 0 < a0 < 1)):
+                return None
+            rows = slice(j * d, (j + 1) * d)
+            e0 = np.sqrt(a0 * c0) if mu.size < d else 0.0
+            out[rows, rows] = a0 * np.eye(d) + (R * (a - a0)) @ R.T
+            out[rows, :d] = np.sqrt(gl * pj) * (e0 * np.eye(d) + (R * (np.sqrt(a * c) - e0)) @ R.T)
+            out[:d, rows] = out[rows, :d]
+            out[:d, :d] += gl * pj * (c0 * np.eye(d) + (R * (c - c0)) @ R.T)
+        return out
 
     # --- measurement -----------------------------------------------------------------------
     def moments(self, E):
