@@ -132,14 +132,6 @@ def quick_sensitivity(quick_catalogue):
     return records
 
 
-@pytest.fixture(scope="module")
-def shared_sigma_edges():
-    """Nothing: the edge scans under a spectrum are now kept by the library
-    (``sigma.fedavg.one_step.edges``, a memo over its last distinct inputs, for the whole run
-    of a worker rather than one test file). Kept only for the test file that still names it
-    (test_advise_rounds.py)."""
-
-
 @pytest.fixture
 def fresh_sigma_edges():
     """Every edge scan solved anew in the test that asks for it (``one_step.edges`` forgets what
@@ -179,7 +171,8 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_rounds_algorithm1_curves.py", "test_advise_rounds.py",
     "test_rounds_sigma_own_chain.py", "test_rounds_alg1_personalize.py",
     "test_alg1_complex.py", "test_rates_simulation.py", "test_hardening_sigma.py",
-    "test_rounds_sigma_prox.py", "test_extension.py", "test_sigma_chain_arc.py",
+    "test_rounds_sigma_prox.py", "test_rounds_shift.py", "test_hardening_eleventh.py",
+    "test_extension.py", "test_sigma_chain_arc.py",
     "test_logistic_pipeline.py", "test_alg1_large_step_sigma.py", "test_properties_range.py",
     "test_rounds_sigma.py", "test_advise_shift.py", "test_advise.py", "test_advise_speed.py",
     "test_outputs_and_cache.py", "test_rounds_budget.py", "test_montecarlo_algorithms.py",

@@ -11,9 +11,6 @@ from riskcalc.advise import Candidate, Federation, advise
 from riskcalc.advise.rounds import pfedme_rounds_candidates
 from riskcalc.cli import main
 
-# Edge scans with the same inputs recur at every solve (conftest.shared_sigma_edges).
-pytestmark = pytest.mark.usefixtures("shared_sigma_edges")
-
 FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
 
 
