@@ -88,26 +88,33 @@ def test_command_line_passes_max_memory(monkeypatch, capsys):
         assert err.startswith("error: --max-memory") and err.count("\n") == 1
 
 
-def test_estimates_are_monotone_and_grow_as_counted():
-    """Every route's estimate grows with clients, local steps, atoms and nodes; the counts'
+def test_counts_are_monotone_and_grow_as_counted():
+    """What every route holds grows with clients, local steps, atoms and nodes, and its
     largest terms give the growth: FedAvg's chain (coupling rows, M^2 K) about 4 times at
     twice M for many clients, Algorithm 1's chain (factors ~ 3 atoms M K^2 per node) about 4
-    times at twice K for many steps, both about linear in the nodes beyond the chunk."""
-    routes = {"fedavg_chain": lambda m, k, a, x: memory.estimate("fedavg_chain", m, k, a,
-                                                                   2 * x - 16, x),
-              "alg1_chain": lambda m, k, a, x: memory.estimate("alg1_chain", m, k, a, x),
-              "own_chain": lambda m, k, a, x: memory.estimate("own_chain", m, k, a, 2 * x, x),
-              "dense": lambda m, k, a, x: memory.estimate("dense", m * k * k, 1 + m * k, a, x)}
-    for est in routes.values():
-        base = est(5, 10, 2, 100)
+    times at twice K for many steps, both linear in the nodes. The chunk of pair systems (the
+    pairs the code plans per 150 MB, with room for the fallback in X) stays below 0.4 GB
+    (it is not monotone: fewer pairs fit per chunk as K grows)."""
+    counts = {"fedavg_chain": lambda m, k, a, x: memory.fedavg_chain_count(m, k, a, 2 * x - 16,
+                                                                           x),
+              "alg1_chain": lambda m, k, a, x: memory.alg1_chain_count(m, k, a, x),
+              "own_chain": lambda m, k, a, x: memory.own_chain_count(m, k, a, 2 * x, x),
+              "dense": lambda m, k, a, x: memory.dense_count(m * k * k, 1 + m * k, a, x)}
+    for name, count in counts.items():
+        held = count(5, 10, 2, 100)[0]
         for bigger in ((6, 10, 2, 100), (5, 11, 2, 100), (5, 10, 3, 100), (5, 10, 2, 120)):
-            assert est(*bigger) > base
-    held = {k: memory.fedavg_chain_count(k, 10, 2, 400, 216)[0] for k in (200, 400)}
+            assert count(*bigger)[0] > held
+        for sizes in ((3, 2, 1, 40), (20, 50, 2, 216), (20, 1, 4, 400), (3, 50, 2, 1000)):
+            if name != "dense" or sizes[0] * sizes[1] ** 2 <= 200:     # its range
+                assert 0 < count(*sizes)[1] < 4e8
+    held = {m: memory.fedavg_chain_count(m, 10, 2, 400, 216)[0] for m in (200, 400)}
     assert 3.6 < held[400] / held[200] < 4.0
     held = {k: memory.alg1_chain_count(3, k, 2, 216, outputs=False)[0] for k in (200, 400)}
     assert 3.6 < held[400] / held[200] < 4.1
     held = {x: memory.alg1_chain_count(10, 20, 2, x, outputs=False)[0] for x in (200, 400)}
     assert 1.9 < held[400] / held[200] < 2.01
+    assert memory.estimate("alg1_chain", 10, 20, 2, 200) == memory.MARGIN * sum(
+        memory.alg1_chain_count(10, 20, 2, 200))
 
 
 def test_conjugate_nodes_read_as_conjugates_equal_their_own_factors():

@@ -10,16 +10,20 @@ sooner. A context variable rather than an argument threaded through every route:
 three to five calls below ``rounds_limit``, in code that does not otherwise know of a budget.
 
 Memory. The chain routes and the dense pencils estimate the PEAK memory their solve adds to the
-process (``memory``: the nodes' factors, the two-point chunks, the outputs; fitted to measured
-peak resident memory) and refuse an estimate beyond ``MAX_GIGABYTES`` (4 GB by default), or
-beyond ``rounds_limit(..., max_gigabytes=G)`` (the command line's ``--max-memory``), set the same
-way (``memory_budget``). Why 4 GB: a default should run every federation of the audit grid
-(M = 3-20 clients, K = 1-50 local steps, T up to 200 rounds, two-point spectra; the largest
-measured estimate there is in ``memory``'s docstring) while refusing, before minutes of work,
-what would crowd a laptop of 8-16 GB or fail on a small cloud machine; a policy of the estimate,
-so it holds on any machine (the resident memory of the interpreter and the imports, about 85
-MB, is not counted). Before this budget a fixed 0.4 GB check counted one array of the nodes'
-factors and refused the grid's corners while letting others take 1.1 GB.
+process (``memory``: the nodes' factors, the two-point chunks, the outputs; counted, and checked
+against measured peak resident memory) and refuse an estimate beyond ``MAX_GIGABYTES`` (4 GB by
+default), or beyond ``rounds_limit(..., max_gigabytes=G)`` (the command line's
+``--max-memory``), set the same way (``memory_budget``); the refusal names the estimate, the
+limit and each change that alone would fit. Why 4 GB: a default should let every federation of
+the audit grid run (M = 3-20 clients, K = 1-50 local steps, T up to 200 rounds, two-point
+spectra: the largest estimate there is FedAvg's M = 20, K = 50, T = 200, 3.5 GB; Algorithm 1's
+1.4 GB) and refuse, before minutes of work, what would crowd a laptop of 8-16 GB shared with
+other programs or fail on a small cloud machine. A policy of the estimate, the same on every
+machine (the interpreter and the imports, about 85 MB, are not counted). Before it a fixed
+0.4 GB check counted one array of the nodes' factors: it refused the grid's corners (FedAvg
+M = 10, K = 50, T = 200, which measured 0.39 GB) while letting FedAvg M = 20, K = 20, T = 200
+take 1.1 GB. The routes not yet counted this way (Algorithm 1 with exact prox, ``prox_sigma``;
+personalization, ``personalize_sigma``) keep their fixed check of one array, ``ARRAY_BYTES``.
 """
 
 from __future__ import annotations

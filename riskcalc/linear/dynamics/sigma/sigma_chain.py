@@ -386,7 +386,10 @@ class ChainPencil(SigmaPencil):
         sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
         sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
-        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8)
+        # Per pair: the rows and the systems in X (the fallback's Krylov basis), and the Krylov
+        # basis of the reduced system (2 atoms M K unknowns: larger than M K^2 when K < 2 atoms).
+        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8) \
+            + 16.0 * nf * (_KRYLOV + 1) * 2 * atoms * M * K
         U_all = np.repeat(np.arange(N1), N2)
         V_all = np.tile(np.arange(N2), N1)
         if symmetric:

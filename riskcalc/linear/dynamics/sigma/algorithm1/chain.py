@@ -291,7 +291,9 @@ class Alg1Chain(ChainPencil):
         # Each pair's column of the output (``columns``: its place among them).
         W_all = V_all if columns is None else np.tile(np.arange(len(columns)), N)
         out = np.zeros((nf, 2, M + 1, N, 2 * N if columns is None else len(columns)), complex)
-        per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46)
+        # Per pair as ``sigma_chain.two_point``'s (the reduced system's Krylov basis counted).
+        per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46) \
+            + 16.0 * nf * (_KRYLOV + 1) * 2 * self.s.size * M * K
         chunk = max(1, int(chunk_bytes / per_pair))
         for c0 in range(0, U_all.size, chunk):
             U, Vv, Wc = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk], W_all[c0:c0 + chunk]
@@ -317,10 +319,12 @@ class Alg1Chain(ChainPencil):
                                               basis.take(fac, Vv, N), basis.take(fac, U), rhs,
                                               nf, _RESIDUAL)
             if unsure.size:     # solved again in X (``basis``, step 3)
-                Lp = [at_v(G["A"]), at_v(G["a"]), at_v(G["e"])]
-                Rp = [G["A"][U].swapaxes(-1, -2), G["e"][U], G["a"][U]]
+                # The factors in X at these systems' pairs only.
+                up = unsure // nf
+                Lp = [basis.conj_at(G[k], Vv[up], N) for k in ("A", "a", "e")]
+                Rp = [G["A"][U[up]].swapaxes(-1, -2), G["e"][U[up]], G["a"][U[up]]]
                 Yx, ok = gmres(lambda x, idx: self._apply(
-                    [f[unsure[idx] // nf] for f in Lp], [f[unsure[idx] // nf] for f in Rp],
+                    [f[idx] for f in Lp], [f[idx] for f in Rp],
                     x.reshape(-1, M, K, K)).reshape(x.shape), rhs[unsure].reshape(unsure.size, -1))
                 Y[unsure] = Yx.reshape(-1, M, K, K)
                 if not ok.all():

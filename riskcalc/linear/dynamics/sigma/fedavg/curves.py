@@ -199,7 +199,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     own_models : callable, optional
         The clients' own models: ``own_models(contour)`` returns their (bias, variance), each (M,
         len(rounds)), from ``contour``, a dict of the solved nodes (upper half ``one``, full
-        ``full``: (Chat, Ghat)), their values z, the weights w (upper half) and Wf (full), the
+        ``full``: (Chat, Ghat); ``full`` None on the chain pencil), their values z, the weights w (upper half) and Wf (full), the
         quadratures ``one`` and ``double``, ``finite`` and g; the result's ``local`` refuses
         without it.
     """
@@ -299,8 +299,10 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                              "(personalized_risk) along the rounds is available for Sigma = I "
                              "only (with a covariance spectrum: the clients' own models, "
                              "local_risk, only)")
-        ob, ov = own_models({"one": (C, G), "full": pen.conj_join((C, G)), "z": z, "w": w,
-                             "Wf": Wf,
+        # The conjugates joined for the dense pencils' own models only (``prox_sigma``; the
+        # chain's read the double contour's nodes, ``one2``; ``sigma.fedavg.own`` Chat only).
+        ob, ov = own_models({"one": (C, G), "full": None if chain else pen.conj_join((C, G)),
+                             "z": z, "w": w, "Wf": Wf,
                              "one_q": one, "double_q": double, "finite": finite, "g": g,
                              "b": b, "z2": z2, "w2": w2, "Wf2": Wf2, "one2": one2})
         return settle(ob, ov, big, noisy | (sigma > 0), scale,

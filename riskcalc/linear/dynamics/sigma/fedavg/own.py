@@ -105,7 +105,7 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     _, Ci, _ = pen.solve(lambda t: big, [0.0])
     zf = np.concatenate([z, z.conj()])
     C1 = np.concatenate([c["one"][0], Ci])
-    C2 = np.concatenate([c["full"][0], Ci])
+    C2 = np.concatenate([c["one"][0], c["one"][0].conj(), Ci])     # upper, conjugates, inf
     z1, z2 = np.concatenate([z, big]), np.concatenate([zf, big])
     G1, G2 = ext.ghat(z1, C1), ext.ghat(z2, C2)
     G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)         # the transposed pencil
