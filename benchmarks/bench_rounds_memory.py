@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import riskcalc
-from riskcalc.linear.dynamics.fedavg import _contour
+from riskcalc.linear.dynamics.fedavg import _contour, round_horizon
 from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import alg1_chain_seconds
 from riskcalc.linear.dynamics.sigma.sigma_chain import chain_seconds
@@ -61,7 +61,9 @@ def run(method, M, K, T, own=False):
     est = res.diagnostics.get("memory_estimate", np.nan)
     if method == "fedavg":
         lo, hi = res.diagnostics["edges"]
-        n2 = int(_contour(lo, hi, 1.0, res.contraction, T, degree=1)[3])
+        # The rounds the contour resolves (beyond the fixed point to rounding: none).
+        t_max = round_horizon(res.contraction, np.array(kw["rounds"], float))[3]
+        n2 = int(_contour(lo, hi, 1.0, res.contraction, t_max, degree=1)[3])
         seconds = chain_seconds(M, K, a, n2)
         if own:
             est = max(est, memory.estimate("own_chain", M, K, a, n, n2))

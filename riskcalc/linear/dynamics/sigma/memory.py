@@ -36,7 +36,9 @@ reductions of this count in place), nodes (one-point + double contour), measured
                   M = 10, K = 10, T = 100 (216 + 120)        136 MB / 265 MB    0.51
                   M = 20, K = 10, T = 100 (216 + 120)        218 MB / 341 MB    0.64
                   M = 20, K = 20, T = 100 (216 + 120)        404 MB / 520 MB    0.78
+                  M = 20, K = 20, T = 200 (416 + 216)        708 MB / 783 MB    0.90
                   M = 10, K = 50, T = 200 (80 + 80)          387 MB / 591 MB    0.65
+                  M = 20, K = 30, T = 200 (80 + 80)          393 MB / 559 MB    0.70
     Algorithm 1   M = 10, K = 10, T = 50 (72)                121 MB / 236 MB    0.51
                   M = 20, K = 10, T = 50 (72)                133 MB / 250 MB    0.53
                   M = 20, K = 30, T = 50 (72)                349 MB / 330 MB    1.06
@@ -49,15 +51,15 @@ reductions of this count in place), nodes (one-point + double contour), measured
                   Algorithm 1 M = 8, K = 5, T = 100 (120)    472 MB / 421 MB    1.12
 
 (the own models and Algorithm 1 at K = 30 measured with the X fallback's factors formed for a
-whole chunk; since, at its systems' pairs only). FedAvg M = 10, K = 50, T = 200: the round map
-contracts so fast that T = 200 is the fixed point to rounding (``fedavg.round_horizon``), so
-its contour resolves T <= 10 (80 nodes, set by the spectrum's gap). Before the reductions,
-FedAvg M = 20, K = 20, T = 200 held 1.09 GB at its peak (conjugate-joined copies of the
-one-point nodes, the coupling rows in X and in the basis at every node); Algorithm 1 M = 10,
-K = 20, T = 100 0.31 GB (the whole dict of Ghat's factors joined with its conjugates).
-``MARGIN`` = 1.2: above the largest measured / counted ratio, 1.12; the small federations'
-ratios are low because the chunk's room for the X fallback is rarely used, the large ones'
-(held-dominated) 0.65-1.06.
+whole chunk; since, at its systems' pairs only). FedAvg M = 10, K = 50 and M = 20, K = 30,
+T = 200: the round map contracts so fast that T = 200 is the fixed point to rounding
+(``fedavg.round_horizon``), so the contour resolves T <= 10 (80 nodes, set by the spectrum's
+gap). Before the reductions, FedAvg M = 20, K = 20, T = 200 peaked at 1.09 GB of resident
+memory (conjugate-joined copies of the one-point nodes, the coupling rows in X and in the
+basis at every node), 0.79 GB after them; Algorithm 1 M = 10, K = 20, T = 100 at 0.31 GB (the
+whole dict of Ghat's factors joined with its conjugates). ``MARGIN`` = 1.2: above the largest
+measured / counted ratio, 1.12; the small federations' ratios are low because the chunk's
+room for the X fallback is rarely used, the large ones' (held-dominated) 0.65-1.06.
 """
 
 from __future__ import annotations
