@@ -63,7 +63,8 @@ class RoundsLimit:
     converges : bool
         contraction < 1.
     diagnostics : dict
-        The spectrum's edges and atom at 0, the contour nodes, and the scalar solves.
+        The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and under a
+        spectrum with local steps ``memory_estimate``: the estimated peak memory in bytes.
     """
 
     method: str
