@@ -63,8 +63,9 @@ class RoundsLimit:
     converges : bool
         contraction < 1.
     diagnostics : dict
-        The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and under a
-        spectrum with local steps ``memory_estimate``: the estimated peak memory in bytes.
+        The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and
+        ``memory_estimate`` (bytes: the estimated peak memory) where the route estimates it
+        (under a spectrum: FedAvg with K >= 2, Algorithm 1).
     """
 
     method: str
