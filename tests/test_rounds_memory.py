@@ -113,7 +113,7 @@ def test_counts_are_monotone_and_grow_as_counted():
     assert 3.6 < held[400] / held[200] < 4.1
     held = {x: memory.alg1_chain_count(10, 20, 2, x, outputs=False)[0] for x in (200, 400)}
     assert 1.9 < held[400] / held[200] < 2.01
-    assert memory.estimate("alg1_chain", 10, 20, 2, 200) == memory.MARGIN * sum(
+    assert memory.estimate("alg1_chain", 10, 20, 2, 200) == memory.MARGINS["alg1_chain"] * sum(
         memory.alg1_chain_count(10, 20, 2, 200))
 
 

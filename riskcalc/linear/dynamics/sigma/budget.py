@@ -17,7 +17,7 @@ default), or beyond ``rounds_limit(..., max_gigabytes=G)`` (the command line's
 limit and each change that alone would fit. Why 4 GB: a default should let every federation of
 the audit grid run (M = 3-20 clients, K = 1-50 local steps, T up to 200 rounds, two-point
 spectra: the largest estimate there is FedAvg's M = 20, K = 50, T = 200, 3.5 GB; Algorithm 1's
-1.4 GB) and refuse, before minutes of work, what would crowd a laptop of 8-16 GB shared with
+1.7 GB) and refuse, before minutes of work, what would crowd a laptop of 8-16 GB shared with
 other programs or fail on a small cloud machine. A policy of the estimate, the same on every
 machine (the interpreter and the imports, about 85 MB, are not counted). Before it a fixed
 0.4 GB check counted one array of the nodes' factors: it refused the grid's corners (FedAvg
