@@ -73,19 +73,21 @@ def test_extended_pencil_has_the_same_fixed_point():
 
 
 def test_size_refusal_and_command_line(capsys, monkeypatch):
-    """Beyond the own models' array budget ``local_risk`` raises a ValueError naming what to
+    """Beyond the memory budget (``budget``) ``local_risk`` raises a ValueError naming what to
     lower, and ``predict`` still prints the server curve with the own models' column nan and
     the reason (within it the rows carry ``local_risk``: ``test_rounds_sigma_k``)."""
     from riskcalc.cli import main
-    from riskcalc.linear.dynamics.sigma.fedavg import own as fedavg_own
+    from riskcalc.linear.dynamics.sigma import memory
 
     argv = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
             "2", "--signal", "1", "--rounds", "0,2", "--local-step-size", "0.1",
             "--local-steps", "1", "--spectrum", "two-point:0.5,3,0.3"]
-    monkeypatch.setattr(fedavg_own, "MAX_BYTES", 1.0)
+    # The own models' dense pencil (1 + M (K + 1) = 5 blocks) estimated at 5 GB.
+    monkeypatch.setattr(memory, "estimate",
+                        lambda route, size, blocks, *a: 5e9 if blocks == 5 else 1e6)
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 2], local_steps=1, step_size=0.1, spectrum=SPEC)
-    with pytest.raises(ValueError, match="own models.*fewer clients"):
+    with pytest.raises(ValueError, match="own models.*allow more memory"):
         res.local_risk
     assert main(argv) == 0
     out = capsys.readouterr().out

@@ -33,7 +33,7 @@ METHODS = {"fedavg": "FedAvg with local gradient descent",
 
 
 def add_options(parser) -> None:
-    """Add --rounds, --local-steps, --local-step-size and --global-step."""
+    """Add --rounds, --local-steps, --local-step-size, --global-step and --max-memory."""
     parser.add_argument("--rounds", metavar="T[,T2,...,inf]",
                         help="the risk after these numbers of communication rounds (fedavg, "
                              "fedprox; rtfa: FedAvg's rounds, then RTFA with --lam from the "
@@ -46,12 +46,17 @@ def add_options(parser) -> None:
                         help="step size of the local steps, > 0")
     parser.add_argument("--global-step", type=float, metavar="G",
                         help="server step g > 0: w <- w + g sum_j p_j (v_j - w) (default 1)")
+    parser.add_argument("--max-memory", type=float, metavar="GB",
+                        help="with --rounds and a --spectrum: refuse a solve whose estimated "
+                             "peak memory exceeds GB gigabytes (default 4; the estimate is "
+                             "printed with the refusal)")
 
 
 def asked(args) -> bool:
     """Whether this call asks for the rounds (any of the rounds options given)."""
     return any(getattr(args, k, None) is not None
-               for k in ("rounds", "local_steps", "local_step_size", "global_step"))
+               for k in ("rounds", "local_steps", "local_step_size", "global_step",
+                         "max_memory"))
 
 
 def parse_rounds(text: str) -> list:
@@ -102,7 +107,8 @@ def check(args, verb: str) -> None:
     # Named as the options (was "reps must be ...", "global_step must ...": the Python names).
     if verb == "compare":
         positive_int("--reps", args.reps, minimum=2)
-    for flag, dest in (("--global-step", "global_step"), ("--local-step-size", "local_step_size")):
+    for flag, dest in (("--global-step", "global_step"), ("--local-step-size", "local_step_size"),
+                       ("--max-memory", "max_memory")):
         if getattr(args, dest, None) is not None:
             positive(flag, getattr(args, dest), ndim=0)
     steps = [families.given(args, d) for d in ("steps", "step_size")]
@@ -257,7 +263,8 @@ def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
     res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
-                                max_seconds=guards.max_seconds(args))
+                                max_seconds=guards.max_seconds(args),
+                                max_gigabytes=args.max_memory)
     asked_pers = personalization(args)
     pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
     name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
@@ -330,7 +337,8 @@ def compare(args) -> int:
     ftfa = personalization(args)        # FTFA or RTFA after round T
     with guards.working(f"riskcalc compare {args.method}: the prediction"):
         pred = riskcalc.rounds_limit(rounds_method(args), **kw,
-                                     max_seconds=guards.max_seconds(args))
+                                     max_seconds=guards.max_seconds(args),
+                                     max_gigabytes=args.max_memory)
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,

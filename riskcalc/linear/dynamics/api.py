@@ -23,7 +23,7 @@ import numpy as np
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, positive
-from riskcalc.linear.dynamics.sigma.budget import time_budget
+from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
                                              weight_vector)
@@ -63,7 +63,9 @@ class RoundsLimit:
     converges : bool
         contraction < 1.
     diagnostics : dict
-        The spectrum's edges and atom at 0, the contour nodes, and the scalar solves.
+        The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and
+        ``memory_estimate`` (bytes: the estimated peak memory) where the route estimates it
+        (under a spectrum: FedAvg with K >= 2, Algorithm 1).
     """
 
     method: str
@@ -80,7 +82,7 @@ class RoundsLimit:
     _local: object = field(default=None, compare=False, repr=False)
     _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
-    _budget: object = field(default=None, compare=False, repr=False)
+    _budget: tuple = field(default=(None, None), compare=False, repr=False)
 
     @property
     def local_risk(self) -> np.ndarray:
@@ -90,7 +92,7 @@ class RoundsLimit:
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
         ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
         if "local" not in self._cache:
-            with time_budget(self._budget):
+            with budgets(*self._budget):
                 bias, variance = self._local()
             self._cache["local"] = bias + variance
         return self._cache["local"]
@@ -145,7 +147,7 @@ class RoundsLimit:
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
-                with time_budget(self._budget):
+                with budgets(*self._budget):
                     bias, variance = self._personalized_sigma(key)
                 risk = bias + variance
             p = self.params
@@ -220,7 +222,7 @@ def _divergent_range(exc, name, gam, eta, K):
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
                  global_step=None, lam=None, weights="samples", spectrum=None, spectra=None,
-                 max_seconds=None) -> RoundsLimit:
+                 max_seconds=None, max_gigabytes=None) -> RoundsLimit:
     """Exact limits of every client's risk along the rounds of federated training.
 
     ``fedavg``: ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
@@ -295,6 +297,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         it solves and refused beyond, naming what would fit); default: each route's own limit
         (600 s for the chain routes, 120 s for the dense pencil and the personalization;
         ``riskcalc.linear.dynamics.sigma.budget``). Sigma = I routes are not limited by it.
+    max_gigabytes : float, optional
+        The most estimated peak memory (GB) the same routes may add to the process, likewise
+        (default 4; the estimates, fitted to measured peaks, in
+        ``riskcalc.linear.dynamics.sigma.memory``).
 
     Returns
     -------
@@ -415,10 +421,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause)
 
-    budget = None if max_seconds is None else float(positive("max_seconds", max_seconds,
-                                                              ndim=0))
+    budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
+                                                               ndim=0)), gigabytes(max_gigabytes))
     with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
-            gam, spectrum if shared else None), time_budget(budget):
+            gam, spectrum if shared else None), budgets(*budget):
         if name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
@@ -477,7 +483,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                          "it has no limit; lower global_step or step_size")
     server = out["bias"] + out["variance"]
     if name == "pfedme":  # .risk: the client's own model (DESIGN.md, round 4)
-        with time_budget(budget):
+        with budgets(*budget):
             bias, variance = out["local"]()
     else:
         bias, variance = out["bias"], out["variance"]
@@ -494,6 +500,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                               "weights": spectrum.weights.tolist()}
     diagnostics.update(edges=out["edges"], atom_at_zero=out["atom"],
                        contour_nodes=out["nodes"])
+    if out.get("memory") is not None:       # the route's estimated peak (bytes; ``budget``)
+        diagnostics["memory_estimate"] = float(out["memory"])
     if out.get("contraction_is_bound"):     # Algorithm 1, odd K above 1 / (L + lam)
         diagnostics["contraction_is_bound"] = True
     if name == "pfedme":  # the model ``risk`` measures

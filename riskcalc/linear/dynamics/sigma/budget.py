@@ -1,6 +1,6 @@
-"""The time budget of the rounds routes under a covariance spectrum.
+"""The time and memory budgets of the rounds routes under a covariance spectrum.
 
-Every route estimates its work before it solves (``sigma_chain.chain_seconds``,
+Time. Every route estimates its work before it solves (``sigma_chain.chain_seconds``,
 ``algorithm1.cost``, ``guards.dense_k_seconds``, ``personalize_sigma.personal_seconds``) and
 refuses an estimate beyond its default limit. ``rounds_limit(..., max_seconds=S)`` (the command
 line's ``--max-minutes``) sets one limit S for all of them, through ``time_budget`` around the
@@ -8,6 +8,22 @@ solve and around the result's lazily computed own models and personalizations: a
 the largest federations run (measured costs in the routes' docstrings), a smaller one refuses
 sooner. A context variable rather than an argument threaded through every route: the guards sit
 three to five calls below ``rounds_limit``, in code that does not otherwise know of a budget.
+
+Memory. The chain routes and the dense pencils estimate the PEAK memory their solve adds to the
+process (``memory``: the nodes' factors, the two-point chunks, the outputs; counted, and checked
+against measured peak resident memory) and refuse an estimate beyond ``MAX_GIGABYTES`` (4 GB by
+default), or beyond ``rounds_limit(..., max_gigabytes=G)`` (the command line's
+``--max-memory``), set the same way (``memory_budget``); the refusal names the estimate, the
+limit and each change that alone would fit. Why 4 GB: a default should let every federation of
+the audit grid run (M = 3-20 clients, K = 1-50 local steps, T up to 200 rounds, two-point
+spectra: the largest estimate there is FedAvg's M = 20, K = 50, T = 200, 3.5 GB; Algorithm 1's
+1.7 GB) and refuse, before minutes of work, what would crowd a laptop of 8-16 GB shared with
+other programs or fail on a small cloud machine. A policy of the estimate, the same on every
+machine (the interpreter and the imports, about 85 MB, are not counted). Before it a fixed
+0.4 GB check counted one array of the nodes' factors: it refused the grid's corners (FedAvg
+M = 10, K = 50, T = 200, which measured 0.39 GB) while letting FedAvg M = 20, K = 20, T = 200
+take 1.1 GB. The routes not yet counted this way (Algorithm 1 with exact prox, ``prox_sigma``;
+personalization, ``personalize_sigma``) keep their fixed check of one array, ``ARRAY_BYTES``.
 """
 
 from __future__ import annotations
@@ -15,10 +31,21 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+import numpy as np
+
 _BUDGET: ContextVar = ContextVar("fedrisk_rounds_budget", default=None)
+_MEMORY: ContextVar = ContextVar("fedrisk_rounds_memory", default=None)
 
 #: What a refusal by time adds to the changes that would fit.
 MORE_TIME = "or allow more time (rounds_limit's max_seconds; the command line's --max-minutes)"
+#: What a refusal by memory adds to the changes that would fit.
+MORE_MEMORY = ("or allow more memory (rounds_limit's max_gigabytes; the command line's "
+               "--max-memory)")
+#: The default limit of a route's estimated peak memory, in GB (module docstring).
+MAX_GIGABYTES = 4.0
+#: Most bytes of one array of the routes not yet fitted to measured peaks (Algorithm 1 with
+#: exact prox, ``prox_sigma``; personalization, ``personalize_sigma``): their own fixed check.
+ARRAY_BYTES = 4e8
 
 
 @contextmanager
@@ -32,8 +59,70 @@ def time_budget(seconds):
         _BUDGET.reset(token)
 
 
+@contextmanager
+def memory_budget(gigabytes):
+    """Within the block, every memory guard of the spectrum routes allows ``gigabytes`` of
+    estimated peak memory (None: ``MAX_GIGABYTES``)."""
+    token = _MEMORY.set(gigabytes)
+    try:
+        yield
+    finally:
+        _MEMORY.reset(token)
+
+
+@contextmanager
+def budgets(seconds=None, gigabytes=None):
+    """``time_budget`` and ``memory_budget`` together."""
+    with time_budget(seconds), memory_budget(gigabytes):
+        yield
+
+
 def allowed(default: float) -> float:
     """The seconds a route may be estimated to take: the budget of ``time_budget`` if one is
     set, else the route's ``default``."""
     given = _BUDGET.get()
     return default if given is None else given
+
+
+def allowed_bytes() -> float:
+    """The bytes of estimated peak memory a route may take: ``memory_budget``'s if set, else
+    ``MAX_GIGABYTES``."""
+    given = _MEMORY.get()
+    return 1e9 * (MAX_GIGABYTES if given is None else given)
+
+
+def check_memory(estimate, sizes, what, nodes_follow_rounds=True):
+    """ValueError when ``estimate(M, K, nodes)`` (bytes) exceeds ``allowed_bytes``, at
+    ``sizes`` = (M, K, nodes), naming the estimate, the limit and each change that alone would
+    fit (fewer local_steps, rounds or clients; rounds only where the contour's nodes follow
+    them: ``nodes`` - 16); ``what`` describes the solve. Returns the estimate."""
+    M, K, nodes = sizes
+    limit, need = allowed_bytes(), estimate(M, K, nodes)
+    if need <= limit:
+        return need
+    fits = []
+    k = max((k for k in range(1, K) if estimate(M, k, nodes) <= limit), default=None)
+    if k is not None:
+        fits.append(f"local_steps <= {k}")
+    if nodes_follow_rounds:
+        n = max((n for n in range(17, nodes) if estimate(M, K, n) <= limit), default=None)
+        if n is not None:
+            fits.append(f"rounds up to about {n - 16}")
+    m = max((m for m in range(1, M) if estimate(m, K, nodes) <= limit), default=None)
+    if m is not None:
+        fits.append(f"clients <= {m}")
+    raise ValueError(f"spectrum: {what} would hold about {need / 1e9:.3g} GB at its peak "
+                     f"(estimated; more than the {limit / 1e9:.3g} GB allowed); give "
+                     + (", or ".join(fits) if fits else "fewer local_steps, clients or rounds")
+                     + f", {MORE_MEMORY}")
+
+
+def gigabytes(value) -> float | None:
+    """``max_gigabytes`` validated: None, or a finite number > 0 (ValueError naming it)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not (np.isfinite(value) and value > 0):
+        raise ValueError(f"max_gigabytes must be a finite number > 0 (or None: "
+                         f"{MAX_GIGABYTES:g} GB), got {value!r}")
+    return float(value)

@@ -85,7 +85,8 @@ from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil, stable_top
+from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
 #: Most unknowns M (K_b + k_b)^2 of the extended pencil (the Jacobian and the two-point solve
 #: per pair of nodes cost their cube; measured, process CPU on a loaded 2-core machine, T up to

@@ -70,7 +70,8 @@ import numpy as np
 
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, SigmaPencil, edges,
+from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (SigmaPencil, edges,
                                                          stable_top)
 
 

@@ -306,19 +306,30 @@ class ChainPencil(SigmaPencil):
             ..., None, None] * G["w"][:, :, None]
         return rows, (W[:, 0] - Wu) / s
 
-    def _check_in_x(self, idx, Y, facs, L2, R1, G1, G2, Sv, Su, U, Vv, sysp, lam, out):
+    def _check_in_x(self, idx, Y, facs, one1, one2, Sv, Su, U, Vv, sysp, lam, out):
         """``two_point``'s systems ``idx`` (of the chunk's pairs U, Vv, systems sysp) whose
         residual bound missed: X = S_v^T W S_u checked in the original system, and solved
-        again there by GMRES where its residual misses _RESIDUAL (their outputs rewritten)."""
+        again there by GMRES where its residual misses _RESIDUAL (their outputs rewritten).
+        The rows and the right factors in X are formed here, at these systems' nodes only
+        (held at every node they were most of ``two_point``'s memory at many clients)."""
         M, K, nf = self.M, self.K, len(facs)
         X = Sv[Vv][sysp][idx].swapaxes(-1, -2) @ Y[idx] @ Su[U][sysp][idx]
         X = X.reshape(idx.size, -1)
         pu, fu = U[sysp[idx]], idx % nf
         pv = Vv[sysp[idx]]
-        rhs_x = np.stack([np.einsum("amjx,amjy->jxy", facs[f][0][v], facs[f][1][u],
-                                    optimize=True) for u, v, f in zip(pu, pv, fu)])
+        (C1, G1), (C2, G2) = one1, one2
+        G1, G2 = ({k: v[p] for k, v in G.items()} for G, p in ((G1, pu), (G2, pv)))
+        hs = self.h * self.s
+        rhs_x = np.empty((idx.size, M, K, K), complex)
+        for f, (c, W, V) in enumerate(fc[:3] for fc in facs):
+            sel = np.flatnonzero(fu == f)
+            if sel.size:
+                lr = self._rows({k: v[sel] for k, v in G2.items()}, W)[0]
+                rr = self._rows({k: v[sel] for k, v in G1.items()}, V)[0]
+                rhs_x[sel] = np.einsum("a,m,pamjx,pamjy->pjxy", hs, c, lr, rr, optimize=True)
         rhs_x = rhs_x.reshape(idx.size, -1)
-        Lp, Rp = [f[pv] for f in L2], [f[pu] for f in R1]
+        Lp = (self.right_factor(C2[pv], G2).swapaxes(-1, -2), G2["d"], G2["b"])
+        Rp = (self.right_factor(C1[pu], G1), G1["b"], G1["d"])
 
         def apply_x(x, i):
             return self._apply([a[i] for a in Lp], [a[i] for a in Rp],
@@ -333,12 +344,12 @@ class ChainPencil(SigmaPencil):
             raise SolverError("rounds limit with a spectrum and local steps: GMRES on "
                               "the chain pencil's two-point system did not converge")
         X = X.reshape(-1, M, K, K)
-        q2 = L2[2] / G2["sigma"][..., None, None]              # -q_k at z2, (N2, a, M, K)
-        q1 = R1[1] / G1["sigma"][..., None, None]
+        q2 = Lp[2] / G2["sigma"][..., None, None]              # -q_k at z2, (idx, a, M, K)
+        q1 = Rp[1] / G1["sigma"][..., None, None]
         for b in bad:
             u, v, f = pu[b], pv[b], fu[b]
-            base = np.einsum("am,am->a", facs[f][4][v], facs[f][5][u])
-            corr = np.einsum("m,amk,mkl,aml->a", self.gam, q2[v], X[b], q1[u])
+            base = np.einsum("am,am->a", facs[f][5][v], facs[f][6][u])
+            corr = np.einsum("m,amk,mkl,aml->a", self.gam, q2[b], X[b], q1[b])
             out[f, :, u, v] = (base + self.s * corr) @ lam.T
 
     def two_point(self, one1, one2, couplings, block=(0, 0), symmetric=False):
@@ -360,14 +371,14 @@ class ChainPencil(SigmaPencil):
         Du, beu, deu, SuT, Su = side_factors(G1, C1, self.s, left=False)
         facs = []
         for c, W, V in (f[:3] for f in couplings):
-            c = np.asarray(c, float)
-            lr, l0 = self._rows(G2, np.asarray(W, float))
-            rr, r0 = self._rows(G1, np.asarray(V, float))
-            lr = np.einsum("a,m,vamjx->vamjx", hs, c, lr)
-            facs.append((lr, rr, np.einsum("vjxy,vamjy->vamjx", SvT, lr),
+            c, W, V = (np.asarray(x, float) for x in (c, W, V))
+            lr, l0 = self._rows(G2, W)
+            rr, r0 = self._rows(G1, V)
+            # The rows in the eigenbasis only (``_check_in_x`` forms them in X where needed).
+            facs.append((c, W, V, np.einsum("vjxy,vamjy->vamjx", SvT,
+                                            np.einsum("a,m,vamjx->vamjx", hs, c, lr)),
                          np.einsum("ujxy,uamjy->uamjx", SuT, rr), c * l0, r0))
-        L2 = (self.right_factor(C2, G2).swapaxes(-1, -2), G2["d"], G2["b"])
-        R1 = (self.right_factor(C1, G1), G1["b"], G1["d"])
+            del lr, rr
         # The outputs q2^T X q1 = (S_v q2)^T W (S_u q1), q = -Chat G[c, 0] = b' / sigma; the
         # largest and smallest singular values of S per node and client (the residual bound).
         Sq2 = np.einsum("nmkl,naml->namk", Sv, G2["b"] / G2["sigma"][..., None, None])
@@ -375,7 +386,10 @@ class ChainPencil(SigmaPencil):
         sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
         sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
-        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8)
+        # Per pair: the rows and the systems in X (the fallback's Krylov basis), and the Krylov
+        # basis of the reduced system (2 atoms M K unknowns: larger than M K^2 when K < 2 atoms).
+        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8) \
+            + 16.0 * nf * (_KRYLOV + 1) * 2 * atoms * M * K
         U_all = np.repeat(np.arange(N1), N2)
         V_all = np.tile(np.arange(N2), N1)
         if symmetric:
@@ -386,7 +400,7 @@ class ChainPencil(SigmaPencil):
             U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
             P = U.size
             rhs = np.stack([np.einsum("pamjx,pamjy->pjxy", lt[Vv], rt[U], optimize=True)
-                            for _, _, lt, rt, _, _ in facs], axis=1).reshape(P * nf, M, K, K)
+                            for _, _, _, lt, rt, _, _ in facs], axis=1).reshape(P * nf, M, K, K)
             sysp = np.repeat(np.arange(P), nf)          # the pair of each system
             F = pair_factors(self.gam, w2, [a[Vv][sysp] for a in (Dv, alv, epv)],
                              [a[U][sysp] for a in (Du, beu, deu)])
@@ -407,14 +421,14 @@ class ChainPencil(SigmaPencil):
             den = np.sqrt(np.sum((sn_v[Vv][sysp] * sn_u[U][sysp]) ** 2
                                  * np.sum(np.abs(rhs) ** 2, axis=(-1, -2)), axis=1))
             Y = Y.reshape(P, nf, M, K, K)
-            for f, (_, _, _, _, lb, rb) in enumerate(facs):
+            for f, (_, _, _, _, _, lb, rb) in enumerate(facs):
                 base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
                 corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, Sq2[Vv], Y[:, f], Sq1[U])
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
             unsure = np.flatnonzero(~(num <= _RESIDUAL * den))
             if unsure.size == 0:
                 continue
-            self._check_in_x(unsure, Y.reshape(P * nf, M, K, K), facs, L2, R1, G1, G2, Sv, Su,
+            self._check_in_x(unsure, Y.reshape(P * nf, M, K, K), facs, one1, one2, Sv, Su,
                              U, Vv, sysp, lam, out)
         if symmetric:
             iu, iv = np.tril_indices(N1, -1)

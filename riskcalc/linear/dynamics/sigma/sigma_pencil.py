@@ -95,9 +95,6 @@ _CONFIRM = np.array([1.0, 5.0, 25.0])
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
 MAX_UNKNOWNS = 200
-#: Most bytes of one array of the pencil's inverse (or of the own models' factors) at every
-#: node and atom.
-MAX_BYTES = 4e8
 
 
 class SigmaPencil:

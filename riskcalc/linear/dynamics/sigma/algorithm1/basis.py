@@ -99,15 +99,6 @@ def newton(pen, G, rhs, tol):
     return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))
 
 
-def conj_join(fac):
-    """``node_factors`` at the nodes and at their conjugates, stacked (the pencil is real)."""
-    out = {}
-    for k, v in fac.items():
-        out[k] = (tuple(np.concatenate([x, x.conj()]) for x in v) if isinstance(v, tuple)
-                  else np.concatenate([v, v.conj()]))
-    return out
-
-
 def solve_pairs(gam, w2, fv, fu, rhs, nf, residual):
     """(X, unsure): the two-point systems of ``nf`` couplings per pair, right-hand sides ``rhs``
     (P nf, M, K, K) in X, solved in the eigenbasis (module docstring, steps 2-3) with ``fv``
@@ -132,7 +123,19 @@ def solve_pairs(gam, w2, fv, fu, rhs, nf, residual):
     return Pv @ W @ Pu.swapaxes(-1, -2), unsure
 
 
-def take(fac, idx):
-    """``node_factors``' entries at the nodes ``idx``."""
-    return {k: (tuple(x[idx] for x in v) if isinstance(v, tuple) else v[idx])
+def conj_at(x, idx, N):
+    """x (nodes first) at ``idx`` among the N nodes and their conjugates: idx >= N reads the
+    conjugate of node idx - N's (the pencils are real, so every factor at a conjugate node is
+    the conjugate; nothing is held twice)."""
+    out = x[idx % N]
+    low = idx >= N
+    out[low] = out[low].conj()
+    return out
+
+
+def take(fac, idx, N=None):
+    """``node_factors``' entries at the nodes ``idx`` (with ``N``: ``conj_at``)."""
+    def at(x):
+        return x[idx] if N is None else conj_at(x, idx, N)
+    return {k: (tuple(at(x) for x in v) if isinstance(v, tuple) else at(v))
             for k, v in fac.items()}

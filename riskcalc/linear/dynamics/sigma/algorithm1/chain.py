@@ -56,10 +56,10 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
-from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
+from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
-from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, MAX_BYTES
+from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL
 
 _CHUNK_BYTES = 1.5e8
 
@@ -264,19 +264,20 @@ class Alg1Chain(ChainPencil):
         V, full) (``_vectors``; W at v, V at u) whose sum F is symmetric (module docstring,
         step 3), so only the pairs (u, v) and (u, conj v) with v >= u are solved; with
         ``columns`` (indices among the 2 N), only the pairs (u, v), v in ``columns``, every u
-        (F need not be symmetric; the other entries are 0)."""
+        (F need not be symmetric), shape (len(couplings), 2, M + 1, N, len(columns))."""
         C, G = one
         N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
         hs, gm = self.h * self.s, self.gam
         lam = np.stack([hs, self.h])
-        Gc = {k: np.concatenate([v, v.conj()]) for k, v in G.items()}
-        vecs = [[(np.asarray(c, float), full, self._vectors(Gc, W, full),
+        # The pencil is real: at a conjugate node v >= N every factor is the conjugate of node
+        # v - N's (``basis.conj_at``, read per chunk; W and V are real, so ``_vectors`` too):
+        # nothing is held twice (the factors at the nodes are most of the route's memory).
+        vecs = [[(np.asarray(c, float), full, self._vectors(G, W, full),
                   self._vectors(G, V, full)) for c, W, V, full in cp] for cp in couplings]
-        b1, b2 = G["u"][..., self.own], Gc["u"][..., self.own]
-        # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T; at the
-        # nodes and their conjugates, stacked as Gc (u < N reads the nodes themselves).
+        b1 = G["u"][..., self.own]
+        # The eigenbasis of the local steps (``basis``): GMRES on W, X = P_v W P_u^T.
         try:
-            fac = basis.conj_join(basis.node_factors(self, G, C))
+            fac = basis.node_factors(self, G, C)
         except np.linalg.LinAlgError:       # a singular P: every system in X
             fac = None
         if columns is None:
@@ -287,21 +288,26 @@ class Alg1Chain(ChainPencil):
         else:
             U_all = np.repeat(np.arange(N), len(columns))
             V_all = np.tile(np.asarray(columns), N)
-        out = np.zeros((nf, 2, M + 1, N, 2 * N), complex)
-        per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46)
+        # Each pair's column of the output (``columns``: its place among them).
+        W_all = V_all if columns is None else np.tile(np.arange(len(columns)), N)
+        out = np.zeros((nf, 2, M + 1, N, 2 * N if columns is None else len(columns)), complex)
+        # Per pair as ``sigma_chain.two_point``'s (the reduced system's Krylov basis counted).
+        per_pair = 16.0 * M * K * K * (self.s.size * 8 + nf * 46) \
+            + 16.0 * nf * (_KRYLOV + 1) * 2 * self.s.size * M * K
         chunk = max(1, int(chunk_bytes / per_pair))
         for c0 in range(0, U_all.size, chunk):
-            U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
+            U, Vv, Wc = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk], W_all[c0:c0 + chunk]
             P = U.size
-            Lp = [Gc["A"][Vv], Gc["a"][Vv], Gc["e"][Vv]]
-            Rp = [G["A"][U].swapaxes(-1, -2), G["e"][U], G["a"][U]]
-            a1, a2 = G["alpha"][U], Gc["alpha"][Vv]
+
+            def at_v(x):
+                return basis.conj_at(x, Vv, N)
+            a1, a2 = G["alpha"][U], at_v(G["alpha"])
             rhs, base = [], []
             for cp in vecs:
                 r, bs = 0.0, 0.0
                 for c, full, v2, v1 in cp:
-                    rt, bt = self._terms(c, full, [x[Vv] for x in v2], [x[U] for x in v1],
-                                         a2, a1, b2[Vv], b1[U], hs)
+                    rt, bt = self._terms(c, full, [at_v(x) for x in v2], [x[U] for x in v1],
+                                         a2, a1, at_v(b1), b1[U], hs)
                     r, bs = r + rt, bs + bt
                 rhs.append(r)
                 base.append(bs)
@@ -310,11 +316,15 @@ class Alg1Chain(ChainPencil):
                 Y, unsure = np.zeros_like(rhs), np.arange(P * nf)
             else:
                 Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
-                                              basis.take(fac, Vv), basis.take(fac, U), rhs,
+                                              basis.take(fac, Vv, N), basis.take(fac, U), rhs,
                                               nf, _RESIDUAL)
             if unsure.size:     # solved again in X (``basis``, step 3)
+                # The factors in X at these systems' pairs only.
+                up = unsure // nf
+                Lp = [basis.conj_at(G[k], Vv[up], N) for k in ("A", "a", "e")]
+                Rp = [G["A"][U[up]].swapaxes(-1, -2), G["e"][U[up]], G["a"][U[up]]]
                 Yx, ok = gmres(lambda x, idx: self._apply(
-                    [f[unsure[idx] // nf] for f in Lp], [f[unsure[idx] // nf] for f in Rp],
+                    [f[idx] for f in Lp], [f[idx] for f in Rp],
                     x.reshape(-1, M, K, K)).reshape(x.shape), rhs[unsure].reshape(unsure.size, -1))
                 Y[unsure] = Yx.reshape(-1, M, K, K)
                 if not ok.all():
@@ -324,9 +334,9 @@ class Alg1Chain(ChainPencil):
             # The rows Ghat[m, rows_k] Chat_k: -e_k / sigma (m = 0), delta_lk f_l + beta_l e_k /
             # sigma (m = s_l), beta_l = u_l[s_l].
             e1 = G["e"][U] / G["sigma"][U][..., None, None]
-            e2 = Gc["e"][Vv] / Gc["sigma"][Vv][..., None, None]
-            f1, f2 = G["f"][U], Gc["f"][Vv]
-            bb1, bb2 = b1[U], b2[Vv]
+            e2 = at_v(G["e"]) / at_v(G["sigma"])[..., None, None]
+            f1, f2 = G["f"][U], at_v(G["f"])
+            bb1, bb2 = b1[U], at_v(b1)
             for f in range(nf):
                 Yf = Y[:, f]
                 ee = np.einsum("pamk,pmkl,paml->pam", e2, Yf, e1)
@@ -337,7 +347,7 @@ class Alg1Chain(ChainPencil):
                 corr = np.concatenate([see[..., None], gm * (ff + bb1 * fe + bb2 * ef)
                                        + bb2 * bb1 * see[..., None]], axis=-1)
                 val = base[f] + self.s[None, :, None] * corr               # (P, a, M + 1)
-                out[f, :, :, U, Vv] = np.einsum("la,pam->plm", lam, val)
+                out[f, :, :, U, Wc] = np.einsum("la,pam->plm", lam, val)
         if columns is None:
             iu, iv = np.tril_indices(N, -1)
             out[..., iu, iv] = out[..., iv, iu]
@@ -355,17 +365,13 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     Raises
     ------
     ValueError
-        Beyond MAX_SECONDS of estimated time or MAX_BYTES of memory.
+        Beyond MAX_SECONDS of estimated time or the memory budget (``budget``).
     """
     M, z, lo, n = gam.size, c["z"], c["lo"], c["n"]
     atoms, hw = spectrum.atoms, spectrum.weights
     _affordable(M, K, atoms.size, n, c["t_max"], scans)
     pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
-    if 2 * (n // 2 + 1) * pen.node_bytes() > MAX_BYTES:
-        raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and "
-                         f"{M} clients of {K} local steps need more than "
-                         f"{MAX_BYTES / 1e9:.1g} GB here; give fewer atoms, local_steps, "
-                         "clients or rounds")
+    c["memory"] = memory_check(M, K, atoms.size, n, n <= c["t_max"] + 24)
     far = 4.0 * max(1.0, -lo)
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
     tau_a, _, _ = pen.solve_arc(z, path)
@@ -389,8 +395,13 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                  [([signal ** 2], c_th, c_th, True)]]
     N = z.size
     H = pen.two_point((C, G), couplings)              # (3, 2, M + 1, N + 1, 2 N + 2)
-    full = np.r_[0:N, N + 1:2 * N + 1, N]             # upper, conjugates, z = 1
-    H = H[..., full].transpose(2, 0, 1, 3, 4)          # (M + 1, 3, 2, N + 1, 2 N + 1)
+    # Columns reordered in place (upper, conjugates, z = 1; the conjugate of z = 1 dropped),
+    # one slice at a time: a reindexed copy of H (M N^2 entries) doubled the peak memory.
+    for H_ in H.reshape((-1,) + H.shape[-2:]):
+        one = H_[:, N].copy()
+        H_[:, N:2 * N] = H_[:, N + 1:2 * N + 1].copy()
+        H_[:, 2 * N] = one
+    H = H[..., :2 * N + 1].transpose(2, 0, 1, 3, 4)   # (M + 1, 3, 2, N + 1, 2 N + 1)
     # tau(Sigma Y(au_i)) of each model at every node: (Ghat au_i)_m = y0_i (m = 0), delta_il
     # S_i - u_l[s_l] y0_i (m = s_l).
     _, S, y0 = pen._vectors(G, au, False)

@@ -1,9 +1,11 @@
-"""The cost estimate of the chain route of paper 004's Algorithm 1 under a shared spectrum
-(``sigma.algorithm1.chain``), its refusal beyond ``MAX_SECONDS`` naming what would fit, and
+"""The cost estimates (time and memory) of the chain route of paper 004's Algorithm 1 under a
+shared spectrum (``sigma.algorithm1.chain``), the refusals beyond ``MAX_SECONDS`` and the memory
+budget (``memory_check``) naming what would fit, and
 the same estimate for FedAvg's own models on that route's pencil (``sigma.fedavg.own_chain``)."""
 
 from __future__ import annotations
 
+from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 
 #: Most estimated process seconds of the route (``alg1_chain_seconds``), as FedAvg's chain, by
@@ -70,3 +72,13 @@ def _affordable(M, K, atoms, n, t_max, scans, least=False):
         "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
                                                    "fewer local_steps and rounds")
         + f", {MORE_TIME}")
+
+
+def memory_check(M, K, atoms, n, follow=True):
+    """ValueError (``budget.check_memory``) when the route's estimated peak memory with n
+    contour nodes (``memory.alg1_chain_count``) exceeds the memory budget; ``follow``: the
+    nodes follow the rounds (n = T_max + 16), so fewer rounds would fit. Returns the
+    estimate."""
+    return budget.check_memory(lambda m, k, x: memory.estimate("alg1_chain", m, k, atoms, x),
+                               (M, K, n), f"Algorithm 1's chain route with {M} clients, "
+                               f"local_steps = {K}, {atoms} atoms and {n} contour nodes", follow)

@@ -113,11 +113,12 @@ from riskcalc.linear.dynamics.fedavg import settle
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_personalized_sigma
-from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable
+from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, MAX_UNKNOWNS
+from riskcalc.linear.dynamics.sigma import budget, memory
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
 #: Most (node pairs) x (M K^2)^3 of the two-point solves (measured, one BLAS thread, loaded
 #: 2-core machine: M = 10, K = 4, T up to 200 is 9.7e10 of it and 99 s of CPU in all).
@@ -158,9 +159,11 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     atoms, hw = spectrum.atoms, spectrum.weights
     scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
     if chain:
-        # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``).
-        _affordable(M, K, atoms.size, 40,
-                    int(np.max(np.where(np.isfinite(rounds), rounds, 0.0))), scans, least=True)
+        # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``;
+        # for the memory T_max + 16 too).
+        t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+        _affordable(M, K, atoms.size, 40, t_max, scans, least=True)
+        memory_check(M, K, atoms.size, max(40, t_max + 16))
     else:
         Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g)          # the size check first
     c = contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Chain if chain else Alg1Pencil)
@@ -176,7 +179,7 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                      signal, float(hw @ atoms), {
                          "contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0,
                          "nodes": c["n"], "personalize": personalize,
-                         "contraction_is_bound": c["bound"]})
+                         "contraction_is_bound": c["bound"], "memory": c.get("memory")})
 
 
 def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
@@ -194,10 +197,10 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                          f"linear solve of M K^2 = {size} unknowns (at most {MAX_PAIRS:.0g} "
                          f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
                          "local_steps or clients")
-    if n * atoms.size * pen.n ** 2 * 16.0 * 4 > MAX_BYTES:
-        raise ValueError(f"spectrum: {atoms.size} atoms with {n} contour nodes and a pencil of "
-                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
-                         "spectrum with fewer atoms (or fewer local_steps, clients or rounds)")
+    c["memory"] = budget.check_memory(
+        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), atoms.size, x),
+        (M, K, n), f"Algorithm 1's dense pencil of {pen.n} blocks with {atoms.size} atoms and "
+        f"{n} contour nodes", n <= t_max + 24)
     C, G = dense_solve(pen, c)
     s, h = pen.s, pen.h
     c_th, cf, au = dense_vectors(pen, eta, lam)

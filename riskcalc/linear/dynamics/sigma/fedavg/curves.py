@@ -46,13 +46,14 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
 from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
                                                         ChainPencil, chain_seconds)
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_BYTES, MAX_UNKNOWNS, SigmaPencil,
-                                                         edges, stable_top)
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_UNKNOWNS, SigmaPencil, edges,
+                                                         stable_top)
 
 #: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
 #: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
@@ -98,14 +99,26 @@ def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES):
         + f", {MORE_TIME}")
 
 
-def _memory(pen, n):
-    """Refuse (ValueError) a contour of ``n`` nodes whose factors would exceed MAX_BYTES
+def _memory(pen, n, n2=None, nf=2):
+    """Refuse (ValueError, ``budget.check_memory``) a contour of ``n`` nodes (the chain's
+    double contour: ``n2``; before the edges the fewest, 2 T_max + 16 and T_max + 16) whose
+    estimated peak memory (``memory``: fitted to measured peaks) exceeds the memory budget
     (measured: M = 20, K = 50, two atoms, rounds up to 70 were refused here after 215 s of
-    edges; the chain route now checks the fewest nodes, 2 T_max + 16, before them)."""
-    if 1.5 * n * pen.node_bytes() > MAX_BYTES:
-        raise ValueError(f"spectrum: {pen.s.size} atoms with {n} contour nodes and a pencil of "
-                         f"{pen.n} blocks need more than {MAX_BYTES / 1e9:.1g} GB here; give a "
-                         "spectrum with fewer atoms (or fewer local steps, clients or rounds)")
+    edges before this check came first)."""
+    a = pen.s.size
+    if isinstance(pen, ChainPencil):
+        def need(m, k, x):          # x: the double contour's nodes (the one-point's 2 x - 16)
+            return memory.estimate("fedavg_chain", m, k, a, n if x == n2 else 2 * x - 16, x,
+                                   nf)
+        what = (f"FedAvg's chain route with {pen.M} clients, local_steps = {pen.K}, {a} atoms "
+                f"and {n} + {n2} contour nodes")
+        return budget.check_memory(need, (pen.M, pen.K, n2), what)
+    blocks = pen.n - pen.M * pen.K          # the pencil's blocks besides the clients' K each
+
+    def need(m, k, x):
+        return memory.estimate("dense", m * k * k, blocks + m * k, a, x)
+    what = f"the dense pencil of {pen.n} blocks with {a} atoms and {n} contour nodes"
+    return budget.check_memory(need, (pen.M, pen.K, n), what, nodes_follow_rounds=False)
 
 
 def local_stability(spectrum, gam, eta):
@@ -136,7 +149,7 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
     if not dense:       # ``pencil_curves``' memory check with the fewest nodes, before the edges
-        _memory(pen, 2 * t_max + 16)
+        _memory(pen, 2 * t_max + 16, t_max + 16)
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
@@ -186,7 +199,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     own_models : callable, optional
         The clients' own models: ``own_models(contour)`` returns their (bias, variance), each (M,
         len(rounds)), from ``contour``, a dict of the solved nodes (upper half ``one``, full
-        ``full``: (Chat, Ghat)), their values z, the weights w (upper half) and Wf (full), the
+        ``full``: (Chat, Ghat); ``full`` None on the chain pencil), their values z, the weights w (upper half) and Wf (full), the
         quadratures ``one`` and ``double``, ``finite`` and g; the result's ``local`` refuses
         without it.
     """
@@ -201,12 +214,13 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
                          f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
                          "comes too close to 0 (pooled N near d) or the rounds are too many")
-    _memory(pen, n)
     chain = isinstance(pen, ChainPencil)
     # The chain's double integrals on their own ellipse nodes: each variable carries one
     # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
     # ``algorithm1.curves``; the same ellipse, about half the nodes for long horizons).
     n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
+    wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
+    need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if chain:
         _affordable(pen.M, pen.K, pen.s.size, n2, t_max)
 
@@ -230,18 +244,19 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     g_one = col[:, :, 0] @ h                                             # tau(G)
     own = np.einsum("a,nab,mb->nm", h * s, col, v)             # tau(Sigma q(S_m) G), (N, M)
     # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
-    wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
-    Cf, Gf = pen.conj_join((C, G))
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
     if n2 == n:
-        z2, w2, Wf2, one2, full2 = z, w, Wf, (C, G), (Cf, Gf)
+        z2, w2, Wf2, one2 = z, w, Wf, (C, G)
     else:
         z2, C2, G2, w2 = solved(n2)
-        one2, full2 = (C2, G2), pen.conj_join((C2, G2))
+        one2 = (C2, G2)
         Wf2 = np.concatenate([w2 / 2j, (w2 / 2j).conj()])
     # (f, weight, n2/2, n2); the chain solves half the pairs (its ``two_point``, symmetric).
-    H = pen.two_point(one2, full2, couplings, **({"symmetric": True} if chain else {}))
+    # The nodes joined with their conjugates here only (freed after it: the own models join
+    # theirs when asked; ``budget``, memory).
+    H = pen.two_point(one2, pen.conj_join(one2), couplings,
+                      **({"symmetric": True} if chain else {}))
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):
@@ -284,7 +299,10 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
                              "(personalized_risk) along the rounds is available for Sigma = I "
                              "only (with a covariance spectrum: the clients' own models, "
                              "local_risk, only)")
-        ob, ov = own_models({"one": (C, G), "full": (Cf, Gf), "z": z, "w": w, "Wf": Wf,
+        # The conjugates joined for the dense pencils' own models only (``prox_sigma``; the
+        # chain's read the double contour's nodes, ``one2``; ``sigma.fedavg.own`` Chat only).
+        ob, ov = own_models({"one": (C, G), "full": None if chain else pen.conj_join((C, G)),
+                             "z": z, "w": w, "Wf": Wf,
                              "one_q": one, "double_q": double, "finite": finite, "g": g,
                              "b": b, "z2": z2, "w2": w2, "Wf2": Wf2, "one2": one2})
         return settle(ob, ov, big, noisy | (sigma > 0), scale,
@@ -292,4 +310,4 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
-            "atom": mu0, "nodes": n, "local": local}
+            "atom": mu0, "nodes": n, "local": local, "memory": need}

@@ -55,7 +55,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_BYTES, SigmaPencil
+from riskcalc.linear.dynamics.sigma import budget, memory
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
 
 class OwnPencil(SigmaPencil):
@@ -92,20 +93,19 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     Es = float(h @ s)
     z = c["z"]
     ext, extt = OwnPencil(pen), OwnPencil(pen, transposed=True)
-    # The 2 M couplings over all clients' drift and noise hold factors of M x M K per node and
-    # atom; the extended inverse one of n x n.
-    need = (2 * M * 3 * M * M * K + 2 * ext.n ** 2) * 2 * z.size * s.size * 16.0
-    if need > MAX_BYTES:
-        raise ValueError(f"spectrum: the clients' own models with M = {M} clients, K = {K} "
-                         f"local steps, {s.size} atoms and {z.size} contour nodes need about "
-                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
-                         "fewer clients, local steps, atoms or rounds")
+    # The extended pencil's inverse and the pair solves of its 8 M couplings: a dense pencil
+    # (``memory``) of 1 + M (K + 1) blocks on the 2 N nodes.
+    budget.check_memory(lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 1),
+                                                        s.size, x),
+                        (M, K, 2 * z.size), f"the clients' own models (dense route) with "
+                        f"{s.size} atoms and {2 * z.size} contour nodes",
+                        nodes_follow_rounds=False)
     # The node at infinity: Gz -> 0 (error O(1 / z)).
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Ci, _ = pen.solve(lambda t: big, [0.0])
     zf = np.concatenate([z, z.conj()])
     C1 = np.concatenate([c["one"][0], Ci])
-    C2 = np.concatenate([c["full"][0], Ci])
+    C2 = np.concatenate([c["one"][0], c["one"][0].conj(), Ci])     # upper, conjugates, inf
     z1, z2 = np.concatenate([z, big]), np.concatenate([zf, big])
     G1, G2 = ext.ghat(z1, C1), ext.ghat(z2, C2)
     G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)         # the transposed pencil

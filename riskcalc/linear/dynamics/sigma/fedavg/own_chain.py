@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import alg1_chain_seconds
+from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
@@ -98,6 +99,11 @@ def own_models_chain(pen, c, gam, r, sigma, p, signal, rounds):
                          f"{sec:.3g} s here (more than {limit:.0f} s; cost ~ clients "
                          "local_steps^3 nodes^2); give fewer local_steps, clients or rounds, "
                          f"{MORE_TIME}")
+    n1, a = c["z"].size * 2, pen.s.size
+    budget.check_memory(lambda m, k, x: memory.estimate("own_chain", m, k, a, n1, x),
+                        (M, K, 2 * N), f"the clients' own models (local_risk) on the chain "
+                        f"route with {a} atoms and {2 * N} contour nodes",
+                        nodes_follow_rounds=False)
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Cb, _ = pen.solve(lambda t: big, [0.0])
     own = OwnChain(pen)
@@ -123,7 +129,7 @@ def own_models_chain(pen, c, gam, r, sigma, p, signal, rounds):
         [(noise, E0, WN, False), (noise, (-WN, 0.0), AU, False)],
         [(2 * signal ** 2 * ones, E0, (np.zeros((M, nb)), -ones), False)],
         [(signal ** 2 + r ** 2, E0, E0, False)],
-        [(noise, E0, (-WN, 0.0), False)]], columns=[N])[:, 0, 1:, :, N]     # (5, M, N + 1)
+        [(noise, E0, (-WN, 0.0), False)]], columns=[N])[:, 0, 1:, :, 0]     # (5, M, N + 1)
     Hall = np.zeros((M, 8, N + 1, 2 * N + 1), complex)
     Hall[:, :3, :N, :2 * N] = Hd.transpose(1, 0, 2, 3)
     Hall[:, 3:6, :, -1] = Hs[:3].transpose(1, 0, 2)

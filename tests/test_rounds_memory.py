@@ -1,0 +1,147 @@
+"""The memory budget of the rounds routes under a spectrum
+(``riskcalc.linear.dynamics.sigma.budget``, estimates in ``sigma.memory``):
+``rounds_limit(..., max_gigabytes=G)`` and ``predict --max-memory GB`` set one limit for every
+route's estimated peak memory (default ``budget.MAX_GIGABYTES``), for the curves and for the
+lazily computed own models; refusals name the estimate, the limit and what would fit.
+
+As in ``tests/test_rounds_budget.py`` the estimates are replaced by constants where the check is
+about which limit applies (not about the machine). The estimates' own form is checked against
+the counts derived in ``sigma.memory`` (monotone, the growth in M and K of their largest
+terms), and the memory-saving reads of ``Alg1Chain.two_point`` (each conjugate node's factors
+read as the conjugate of its node's, nothing held twice) against the factors formed at the
+conjugate nodes themselves."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.linear.dynamics.sigma import budget, memory
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
+from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+CASE = dict(gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0, rounds=[0, 3], local_steps=2,
+            step_size=0.1, spectrum="two-point:0.5,2,0.5")
+ARGV = ["predict", "fedavg", "--gamma", "0.5", "--r", "0.3", "--sigma", "0.5", "--clients",
+        "2", "--signal", "1", "--rounds", "0,3", "--local-step-size", "0.1", "--local-steps",
+        "2", "--spectrum", "two-point:0.5,2,0.5"]
+
+
+def test_memory_budget_follows_the_innermost_block():
+    assert budget.allowed_bytes() == 1e9 * budget.MAX_GIGABYTES
+    with budget.budgets(None, 0.5):
+        assert budget.allowed_bytes() == 5e8
+        with budget.memory_budget(None):
+            assert budget.allowed_bytes() == 1e9 * budget.MAX_GIGABYTES
+        assert budget.allowed_bytes() == 5e8
+    assert budget.allowed_bytes() == 1e9 * budget.MAX_GIGABYTES
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, True, "4"])
+def test_bad_max_gigabytes(bad):
+    with pytest.raises(ValueError, match="max_gigabytes must be a finite number > 0"):
+        riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=bad)
+
+
+def test_refusal_names_estimate_limit_and_what_fits():
+    """A synthetic estimate 1e5 M K^2 nodes (bytes): each change that alone fits is named."""
+    def need(m, k, x):
+        return 1e5 * m * k * k * x
+    with budget.memory_budget(1.0):
+        assert budget.check_memory(need, (2, 5, 20), "x") == need(2, 5, 20)
+        with pytest.raises(ValueError) as exc:
+            budget.check_memory(need, (4, 10, 40), "the test route")
+        with pytest.raises(ValueError) as gap:          # nodes set by the spectrum's gap
+            budget.check_memory(need, (4, 10, 40), "the test route", nodes_follow_rounds=False)
+    msg = str(exc.value)
+    assert "the test route would hold about 1.6 GB" in msg and "1 GB allowed" in msg
+    # 1.6e7 k^2 <= 1e9: k <= 7; 4e7 x <= 1e9: x <= 25 nodes, rounds 9; 4e8 m <= 1e9: m <= 2.
+    assert "local_steps <= 7, or rounds up to about 9, or clients <= 2" in msg
+    assert "max_gigabytes" in msg and "--max-memory" in msg
+    assert "rounds up to" not in str(gap.value) and "clients <= 2" in str(gap.value)
+
+
+def test_the_lazy_own_models_keep_the_budget(monkeypatch):
+    """The own models' estimate (their dense pencil has 1 + M (K + 1) = 7 blocks) set to 5 GB:
+    ``local_risk``, computed when first read, is refused under the default 4 GB and computed
+    under the 6 GB the curves were given (the curves themselves: the command line's test)."""
+    monkeypatch.setattr(memory, "estimate",
+                        lambda route, size, blocks, *a: 5e9 if blocks == 7 else 1e6)
+    small = riskcalc.rounds_limit("fedavg", **CASE)
+    with pytest.raises(ValueError, match="own models.*5 GB.*4 GB allowed.*max_gigabytes"):
+        small.local_risk
+    large = riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=6)
+    assert np.all(np.isfinite(large.local_risk))
+
+
+def test_command_line_passes_max_memory(monkeypatch, capsys):
+    from riskcalc.cli import main
+
+    monkeypatch.setattr(memory, "estimate", lambda *a: 5e9)
+    assert main(ARGV) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: spectrum:") and err.count("\n") == 1 and "--max-memory" in err
+    assert main(ARGV + ["--max-memory", "6"]) == 0
+    capsys.readouterr()
+    for bad in ("0", "-2", "inf", "nan"):
+        assert main(ARGV + ["--max-memory", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --max-memory") and err.count("\n") == 1
+
+
+def test_counts_are_monotone_and_grow_as_counted():
+    """What every route holds grows with clients, local steps, atoms and nodes, and its
+    largest terms give the growth: FedAvg's chain (coupling rows, M^2 K) about 4 times at
+    twice M for many clients, Algorithm 1's chain (factors ~ 3 atoms M K^2 per node) about 4
+    times at twice K for many steps, both linear in the nodes. The chunk of pair systems (the
+    pairs the code plans per 150 MB, with room for the fallback in X) stays below 0.4 GB
+    (it is not monotone: fewer pairs fit per chunk as K grows)."""
+    counts = {"fedavg_chain": lambda m, k, a, x: memory.fedavg_chain_count(m, k, a, 2 * x - 16,
+                                                                           x),
+              "alg1_chain": lambda m, k, a, x: memory.alg1_chain_count(m, k, a, x),
+              "own_chain": lambda m, k, a, x: memory.own_chain_count(m, k, a, 2 * x, x),
+              "dense": lambda m, k, a, x: memory.dense_count(m * k * k, 1 + m * k, a, x)}
+    for name, count in counts.items():
+        held = count(5, 10, 2, 100)[0]
+        for bigger in ((6, 10, 2, 100), (5, 11, 2, 100), (5, 10, 3, 100), (5, 10, 2, 120)):
+            assert count(*bigger)[0] > held
+        for sizes in ((3, 2, 1, 40), (20, 50, 2, 216), (20, 1, 4, 400), (3, 50, 2, 1000)):
+            if name != "dense" or sizes[0] * sizes[1] ** 2 <= 200:     # its range
+                assert 0 < count(*sizes)[1] < 4e8
+    held = {m: memory.fedavg_chain_count(m, 10, 2, 400, 216)[0] for m in (200, 400)}
+    assert 3.6 < held[400] / held[200] < 4.0
+    held = {k: memory.alg1_chain_count(3, k, 2, 216, outputs=False)[0] for k in (200, 400)}
+    assert 3.6 < held[400] / held[200] < 4.1
+    held = {x: memory.alg1_chain_count(10, 20, 2, x, outputs=False)[0] for x in (200, 400)}
+    assert 1.9 < held[400] / held[200] < 2.01
+    assert memory.estimate("alg1_chain", 10, 20, 2, 200) == memory.MARGINS["alg1_chain"] * sum(
+        memory.alg1_chain_count(10, 20, 2, 200))
+
+
+def test_conjugate_nodes_read_as_conjugates_equal_their_own_factors():
+    """``Alg1Chain.two_point`` reads a conjugate node's factors as the conjugates of its node's
+    (the pencil is real). Against the same pairs with the conjugate nodes given as nodes of
+    their own (their Ghat factors and eigenbasis formed there: ``ghat`` at conj z with conj
+    Chat, the fixed point's conjugate): the three couplings of ``chain_parts`` at 3 nodes
+    (M = 3, K = 4, two atoms). Both are one solve of the same well-conditioned systems (GMRES
+    to 1e-13); measured 4e-15 relative."""
+    gam, p = np.array([0.5, 2.0, 4.0]), np.array([0.2, 0.5, 0.3])
+    spec = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
+    eta = 0.9 / (stable_top(spec.atoms, spec.weights, gam).max() + 0.8)
+    pen = Alg1Chain(spec.atoms, spec.weights, gam, p, 0.8, eta, 4, 1.25)
+    z = np.array([1.3 + 0.4j, 0.6 + 0.3j, -0.4 + 0.2j])
+    _, C, G = pen.solve(lambda y: z + 1j * y, list(4.0 * np.geomspace(1.0, 0.05, 16)) + [0.0])
+    M, nb, N = 3, pen.nb, z.size
+    cf, au = np.zeros((M, nb)), np.zeros((M, nb))
+    cf[:, pen.lr] = -0.1
+    au[:, 1], au[:, pen.lr[:-1]], au[:, pen.lr[-1]] = 1.0, 0.08, -0.9
+    c_th = np.zeros(pen.n)
+    c_th[0], c_th[1 + nb * np.arange(M)] = -1.0, -1.0
+    couplings = [[(np.array([0.1, 0.6, 0.3]), au, au, False)],
+                 [(np.array([0.2, 0.4, 0.5]), au, cf, False),
+                  (np.array([0.2, 0.4, 0.5]), cf, au, False)],
+                 [([1.0], c_th, c_th, True)]]
+    lazy = pen.two_point((C, G), couplings)                    # (3, 2, M + 1, N, 2 N)
+    C2 = np.concatenate([C, C.conj()])
+    own = pen.two_point((C2, pen.ghat(np.concatenate([z, z.conj()]), C2)), couplings,
+                        columns=list(range(2 * N)))[..., :N, :]
+    assert np.max(np.abs(lazy - own)) <= 1e-12 * np.max(np.abs(own))
