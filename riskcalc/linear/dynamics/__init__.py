@@ -5,8 +5,9 @@
 ``client_laws`` FedAvg's filter (K local gradient steps), ``prox_laws`` paper 004's
 Algorithm 1 with exact local solves, the room ``algorithm1`` its K warm-started local steps
 (``pfedme_steps``, Sigma = I), ``subordination`` the spectrum of the round map, ``tuning`` the
-rounds read from a curve; the room ``sigma``: the rounds under a shared covariance spectrum
-(called by ``rounds_limit`` when a spectrum is given).
+rounds read from a curve, ``result`` the ``RoundsLimit`` it returns; the room ``sigma``: the
+rounds under a shared covariance spectrum (called by ``rounds_limit`` when a spectrum is given);
+the room ``shift``: under covariate shift (``spectra``).
 """
 
 from riskcalc.linear.dynamics.algorithm1.curves import curves as algorithm1_step_curves

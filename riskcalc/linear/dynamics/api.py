@@ -9,14 +9,13 @@ Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
-``sigma.algorithm1.curves``. A covariance spectrum with FedAvg's K = inf, client sampling, minibatch
-SGD and logistic dynamics are not covered yet (each is refused with a message saying so).
+``sigma.algorithm1.curves``; under covariate shift FedAvg with K = 1 (``shift.one_step``). A
+covariance spectrum with FedAvg's K = inf, covariate shift beyond that, client sampling,
+minibatch SGD and logistic dynamics are not covered yet (each is refused with a message saying
+so). The result: ``result.RoundsLimit``.
 """
 
 from __future__ import annotations
-
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,155 +26,10 @@ from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
                                              weight_vector)
+from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
-
-
-@dataclass(frozen=True)
-class RoundsLimit:
-    """Limits along the rounds (``rounds_limit``); arrays of shape (M, len(rounds)).
-
-    Attributes
-    ----------
-    method : str
-    params : dict
-    rounds : ndarray (R,)
-        The rounds in the order given (inf for the fixed point).
-    bias, variance, risk : ndarray (M, R)
-        FedAvg: client j's risk E||w_T - theta_j||^2 of the server model after T rounds and
-        its parts; Algorithm 1 (``pfedme``): of client j's own model after its T-th local
-        phase (DESIGN.md, fourth round).
-    local_risk : ndarray (M, R)
-        Client j's risk of its own model after the local phase of round T (a property,
-        computed on first access; for Algorithm 1 the same as ``risk``).
-    global_risk : ndarray (M, R)
-        The server model's risk for each client: for FedAvg the same as ``risk``.
-    distance_to_fixed_point : ndarray (R,)
-        The limit of ||w_T - w_inf||^2 of the server model (paper 004, Cor. 1's epsilon);
-        w_inf = D^+ c is the fixed point of the round map (it exists even when the iteration
-        diverges).
-    contraction : float
-        max abs(1 - g x) over the nonzero spectrum of the round map's matrix D (g: FedAvg's
-        global step; Algorithm 1's gamma lam): the exact limit of the spectral radius of the
-        (symmetric) round map on its range; Algorithm 1 with an odd K above 1 / (L + lam):
-        an upper bound where ``diagnostics["contraction_is_bound"]`` is True.
-    converges : bool
-        contraction < 1.
-    diagnostics : dict
-        The spectrum's edges and atom at 0, the contour nodes, the scalar solves, and
-        ``memory_estimate`` (bytes: the estimated peak memory) where the route estimates it
-        (under a spectrum: FedAvg with K >= 2, Algorithm 1).
-    """
-
-    method: str
-    params: dict
-    rounds: np.ndarray
-    bias: np.ndarray
-    variance: np.ndarray
-    risk: np.ndarray
-    global_risk: np.ndarray
-    distance_to_fixed_point: np.ndarray
-    contraction: float
-    converges: bool
-    diagnostics: dict = field(default_factory=dict, compare=False)
-    _local: object = field(default=None, compare=False, repr=False)
-    _personal: object = field(default=None, compare=False, repr=False)
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
-    _budget: tuple = field(default=(None, None), compare=False, repr=False)
-
-    @property
-    def local_risk(self) -> np.ndarray:
-        """(M, R): client j's risk E||v_j - theta_j||^2 of its OWN model after its K local
-        steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
-        T = inf: from the fixed point). Computed on first access (a double contour,
-        ``riskcalc.linear.dynamics.local_models``; with a spectrum
-        ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
-        if "local" not in self._cache:
-            with budgets(*self._budget):
-                bias, variance = self._local()
-            self._cache["local"] = bias + variance
-        return self._cache["local"]
-
-    def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
-        """(M, R): client j's risk after personalizing the server model of round T (T = 0:
-        the zero model; inf: the fixed point) by FTFA, ``steps`` full-batch gradient steps of
-        size ``step_size`` on its own loss, or by RTFA, the ridge ``lam`` toward the server
-        model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
-        ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
-        with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
-        extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
-        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``).
-
-        FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
-        ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
-        whose growth (1 - step_size s)^(2 steps) passes 1e250
-        (``riskcalc.linear.dynamics.personalize.ftfa_stability`` says which clients converge).
-
-        Raises
-        ------
-        ValueError
-            Neither or both of FTFA's (steps, step_size) and RTFA's lam, or a bad value.
-        """
-        from riskcalc.linear.dynamics.personalize import (filter_terms, ftfa_stability,
-                                                          overflowed, personalization_filter)
-
-        pi, key = personalization_filter(steps, step_size, lam)
-        if "spectra" in self.params:
-            raise ValueError("covariate shift: the personalizations (FTFA, RTFA) after round T "
-                             "are not covered (the server model's curves are)")
-        spec = self.params.get("spectrum")
-        over = np.zeros(self.risk.shape[0], bool)
-        if key["personalization"] == "ftfa":
-            gam, top = np.asarray(self.params["gamma"], float), None
-            if spec is not None:    # the top of each client's sample spectrum under H
-                from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
-
-                top = stable_top(spec["atoms"], spec["weights"], gam)
-            over = ftfa_stability(gam, key["steps"], key["step_size"], top=top)[1]
-            if spec is None and over.any() and not over.all():
-                # Each client's terms read pi on its own spectrum only (Gauss-Chebyshev nodes
-                # inside it): capped at the others' largest top, the filter is unchanged for
-                # them and finite for the clients set to inf below.
-                cap = float(np.max((1.0 + np.sqrt(gam[~over])) ** 2))
-                pi = (lambda f: lambda s: f(np.minimum(s, cap)))(pi)
-        name = tuple(sorted(key.items()))
-        if name not in self._cache:
-            if over.all():
-                risk = np.zeros(self.risk.shape)
-            elif spec is None:
-                bias, variance = self._local(filter_terms(pi))
-                risk = bias + variance
-            else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
-                with budgets(*self._budget):
-                    bias, variance = self._personalized_sigma(key)
-                risk = bias + variance
-            p = self.params
-            self._cache[name] = overflowed(risk, over, self.rounds, p["signal"], p["r"],
-                                           p["sigma"])
-        return self._cache[name]
-
-    def _personalized_sigma(self, kw):
-        """(bias, variance) of ``personalized_risk`` under the shared spectrum of ``params``
-        (``kw``: ``personalization_filter``'s description)."""
-        from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
-        from riskcalc.spectrum import Spectrum
-
-        if self._personal is not None:      # the curves' own route (Algorithm 1, finite K)
-            with _beyond_floats():
-                return self._personal(kind=kw["personalization"], k=kw.get("steps"),
-                                      eta2=kw.get("step_size"), lam2=kw.get("lam"))
-        par = self.params
-        gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
-        spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
-        with _beyond_floats():
-            return personalized_sigma(
-                self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
-                self.rounds, spectrum, local_steps=par["local_steps"],
-                step_size=par["step_size"], lam=par.get("lam"), g=par["global_step"],
-                kind=kw["personalization"], k=kw.get("steps"), eta2=kw.get("step_size"),
-                lam2=kw.get("lam"), spectrum_edges=(*self.diagnostics["edges"],
-                                                    self.diagnostics["atom_at_zero"]))
 
 
 def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
@@ -190,17 +44,6 @@ def _pencil_local(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         return fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds,
                                      spectrum)["local"](terms)
     return local
-
-
-@contextmanager
-def _beyond_floats():
-    """An OverflowError of the curves' arithmetic (Algorithm 1 at global_step 1e100: a contour
-    of infinitely many nodes) as the SolverError that names what to lower, not a traceback."""
-    try:
-        yield
-    except OverflowError as exc:
-        raise SolverError(f"rounds limit: {exc} (the round map's spectrum is beyond floating "
-                          "point reach; lower global_step or step_size)") from None
 
 
 def _divergent_range(exc, name, gam, eta, K):
@@ -423,7 +266,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
     budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
                                                                ndim=0)), gigabytes(max_gigabytes))
-    with solvers.record() as diagnostics, _beyond_floats(), spectrum_cause(
+    with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, spectrum if shared else None), budgets(*budget):
         if name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
