@@ -147,7 +147,7 @@ def federation(args) -> dict:
             if args.method != "fedavg" or parse_local_steps(args.local_steps) != 1:
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
                                  "fedavg with --local-steps 1 only")
-            fed["spectra"] = spectra
+            fed.update(spectra=spectra, d=getattr(args, "d", None))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
                                                      maximum=MAX_INT)

@@ -65,7 +65,7 @@ def _divergent_range(exc, name, gam, eta, K):
 
 def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
                  global_step=None, lam=None, weights="samples", spectrum=None, spectra=None,
-                 max_seconds=None, max_gigabytes=None) -> RoundsLimit:
+                 max_seconds=None, max_gigabytes=None, d=None) -> RoundsLimit:
     """Exact limits of every client's risk along the rounds of federated training.
 
     ``fedavg``: ``local_steps`` = K full-batch gradient steps of size ``step_size`` = eta per
@@ -134,6 +134,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
         ``fedavg`` with ``local_steps=1`` and pooled N > d
         (``riskcalc.linear.dynamics.shift.one_step``); equal spectra are ``spectrum``.
+    d : int, optional
+        The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional
         The most seconds of estimated work the routes under a spectrum may take, for the curves
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
@@ -170,10 +172,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
+    if d is not None and spectra is None:
+        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) only")
     if spectra is not None:
         from riskcalc.linear.dynamics.shift.one_step import shift_inputs
 
-        spectrum, joint, specs = shift_inputs(name, spectra, spectrum, gamma, local_steps)
+        spectrum, joint, specs = shift_inputs(name, spectra, spectrum, gamma, local_steps, d)
     if isinstance(spectrum, str):
         from riskcalc.spectrum import Spectrum
 

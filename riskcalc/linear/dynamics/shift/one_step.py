@@ -263,13 +263,13 @@ def _pairs(laws, g1, z1, g2, z2, tau_i):
     return P, N
 
 
-def shift_inputs(method, spectra, spectrum, gamma, local_steps):
+def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
     joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what
     this module does not cover: another method or local_steps, clients counted differently."""
     from riskcalc.linear.engine.joint_spectrum import spectra_joint
 
-    spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma)
+    spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     specs = [x if isinstance(x, str) else np.asarray(x, float).tolist() for x in specs]
     if joint is None:
         return spectrum, None, specs
