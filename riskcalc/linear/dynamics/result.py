@@ -25,7 +25,6 @@ def beyond_floats():
                           "point reach; lower global_step or step_size)") from None
 
 
-
 @dataclass(frozen=True)
 class RoundsLimit:
     """Limits along the rounds (``rounds_limit``); arrays of shape (M, len(rounds)).
