@@ -198,3 +198,21 @@ def test_clients_limit_takes_a_spec_string_as_the_spectrum():
     parsed = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], sigma=0.5, r=0.5,
                                     spectrum=riskcalc.Spectrum([1.0, 2.0], [0.5, 0.5]))
     assert np.array_equal(given.risk, parsed.risk)
+
+
+def test_a_weight_lost_to_rounding_is_refused():
+    """Weights (1e-16, 1) with gamma (0.5, 1.5) gave a risk of 0.90 where the limit as the
+    weight falls is about 1.05 (silently wrong); 1e-300 an OverflowError traceback."""
+    for w in (1e-16, 1e-300):
+        with pytest.raises(ValueError, match="client 0's weight is .* below 1e-09"):
+            riskcalc.clients_limit("fedavg", sigma=0.5, r=0.5, gamma=[0.5, 1.5], weights=[w, 1])
+    near = riskcalc.clients_limit("fedavg", sigma=0.5, r=0.5, gamma=[0.5, 1.5],
+                                  weights=[1e-8, 1]).risk
+    far = riskcalc.clients_limit("fedavg", sigma=0.5, r=0.5, gamma=[0.5, 1.5],
+                                 weights=[1e-6, 1]).risk
+    np.testing.assert_allclose(near, far, rtol=1e-4)
+
+
+def test_pooled_sum_printed_as_it_is():
+    with pytest.raises(ValueError, match="1/gamma_j = 2e-100"):
+        riskcalc.clients_limit("fedavg", sigma=0.5, r=0.5, gamma=[1e100, 1e100])

@@ -73,11 +73,12 @@ from riskcalc.solvers import increasing_root, note
 
 def check_pooled(gam, count) -> float:
     """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
-    excess = float(np.sum(count / gam)) - 1.0
+    total = float(np.sum(count / gam))
+    excess = total - 1.0
     if not excess > 1e-12:
         raise ValueError("the federated global model needs N = sum n_j >= d, and its "
                          "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
-                         f"1/gamma_j = {excess + 1:.6g} (add clients or lower gamma)")
+                         f"1/gamma_j = {total:.6g} (add clients or lower gamma)")
     return excess
 
 
