@@ -9,17 +9,10 @@ original unknowns. The whole curves through this basis are checked against the d
 import numpy as np
 import pytest
 
-import riskcalc
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
-from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
-
-GAM = np.array([0.5, 2.0, 4.0])
-R = np.array([0.3, 0.8, 0.5])
-SIG = np.array([0.4, 0.6, 1.0])
-P = np.array([0.2, 0.5, 0.3])
-SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
-L = stable_top(SPEC.atoms, SPEC.weights, GAM).max()
+# The federation of the routes' test, whose curves this file's solves feed.
+from tests.test_rounds_sigma_alg1_routes import GAM, L, P, R, SIG, SPEC
 
 
 def test_one_basis_diagonalizes_every_atom():
