@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import positive_int
+from riskcalc._validate import positive_int, seed_integer
 from riskcalc.errors import SolverError
 
 __all__ = ["DRAWS", "LEVEL", "Intervals", "bootstrap", "draw_estimates"]
@@ -179,9 +179,7 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
 
     if not (isinstance(level, float) and 0.0 < level < 1.0):
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed}")
+    seed = seed_integer("seed", seed)
     # In advise's order of evaluation, which breaks ties in its ranking.
     present = {c.method for c in advice.candidates}
     chosen = [m for m in PIPELINES if m in present]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import seed_integer
 from riskcalc.advise.uncertainty import DRAWS, LEVEL
 
 
@@ -32,8 +33,7 @@ def check(args) -> None:
     if not 1 <= args.bootstrap <= 100_000:
         raise ValueError(f"--bootstrap must be a number of draws in 1..100000, got "
                          f"{args.bootstrap}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    seed_integer("--seed", args.seed)
 
 
 def compute(args, est, result, seconds: float, left: float, done=None):

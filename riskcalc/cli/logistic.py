@@ -186,18 +186,30 @@ def _spectrum(args, verb):
     return None if spec.is_identity else spec
 
 
-def _limit(prob):
+def _max_seconds(args) -> float:
+    """``--max-minutes`` in seconds when given, else the logistic solvers' own limit
+    (``riskcalc.logistic.work.MAX_SECONDS``): their estimates count quadrature alone, and the
+    command line's 10 minutes would let a spectrum such as two-point:1e-4,1e4 run for minutes
+    where it is refused with its estimate."""
+    from riskcalc.logistic.work import MAX_SECONDS
+
+    return guards.max_seconds(args) if families.given(args, "max_minutes") else MAX_SECONDS
+
+
+def _limit(prob, max_seconds):
     """``(target, federation)``: the target's limits (a dict of the quantities, the global
-    model's, diagnostics) and, for a heterogeneous federation, every client's result."""
+    model's, diagnostics) and, for a heterogeneous federation, every client's result; the
+    solvers' work estimates are held to ``max_seconds`` (``--max-minutes``)."""
     import riskcalc
 
     if not prob["federated"]:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                                       lam=prob["lam"], centre=prob["centre"],
-                                      spectrum=prob["spectrum"])
+                                      spectrum=prob["spectrum"], max_seconds=max_seconds)
         return res.as_dict(), None
     common = dict(signal=prob["signal"], global_lam=prob["global_lam"],
                   weights=prob["weights"], method=prob["method"], spectrum=prob["spectrum"],
+                  max_seconds=max_seconds,
                   **({} if prob["method"] == "fedavg" else {"lam": prob["lam"]}))
     if len(set(zip(prob["gammas"], prob["rs"]))) == 1:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], r=prob["r"],
@@ -232,7 +244,7 @@ def _header(out, prob):
 def predict(args) -> int:
     """``riskcalc predict METHOD --model logistic``: the limits of the target client."""
     prob = _problem(args, "predict")
-    out, fed = _limit(prob)
+    out, fed = _limit(prob, _max_seconds(args))
     if fed is not None:
         out["federation"] = fed
     if args.json:
@@ -309,7 +321,7 @@ def compare(args) -> int:
     prob = _problem(args, "compare")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
-    pred, _ = _limit(prob)
+    pred, _ = _limit(prob, _max_seconds(args))
     if prob["method"] != "fedavg":
         from riskcalc.cli.logistic_sweep import simulated_lams
 

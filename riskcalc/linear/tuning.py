@@ -103,7 +103,8 @@ def _closed(gamma, sigma, signal):
         # (sigma / signal)^2 gamma: the squares alone overflow above 1e154.
         lam = np.where(sigma == 0, 0.0, (sigma / signal) ** 2 * gamma)
     finite = (sigma > 0) & np.isfinite(lam)
-    if np.any(finite & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1]))):
+    overflow = (sigma > 0) & (signal > 0) & ~np.isfinite(lam)
+    if np.any(overflow | (finite & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1])))):
         raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) falls outside "
                          f"[{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: the signal-to-noise ratio "
                          "is beyond floating-point range")

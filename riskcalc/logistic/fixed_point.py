@@ -239,7 +239,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 f"lam = {lam:g}: the continuation in lam reached {lam_k:g} in "
                 f"{now - clock:.3g} s, and the {len(lams) - i - 1} stages left would take "
                 f"it beyond max_seconds = {max_seconds:g} ({why}); give lam >= {lam_k:g}, "
-                "or raise max_seconds (the keyword of the Python call)")
+                "or raise max_seconds (in Python; --max-minutes on the command line)")
         if not err <= TOL:
             raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "

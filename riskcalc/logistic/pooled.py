@@ -309,7 +309,7 @@ def _check_rest(fed, x, previous, lams, k, lam_g, max_seconds):
             f"-> 0 (||w_g|| = {norm:.3g} at global_lam = {lams[k]:g}), and the rest of the "
             f"path is estimated at {rest:.3g} s of quadrature (riskcalc.logistic."
             f"work), over max_seconds = {max_seconds:g}; global_lam >= {lams[k]:g} is within "
-            "it, or raise max_seconds (the keyword of the Python call)")
+            "it, or raise max_seconds (in Python; --max-minutes on the command line)")
     return now
 
 

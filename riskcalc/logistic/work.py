@@ -127,8 +127,10 @@ def refuse(seconds: float, limit: float, what: str, estimate_at) -> None:
     cost does not come from the norms (then only ``max_seconds`` is suggested)."""
     if seconds <= limit:
         return
-    advice = f"raise max_seconds (the keyword of the Python call; now {limit:g})"
-    if estimate_at is not None and estimate_at(0.0) <= limit:
+    advice = f"raise max_seconds (in Python, now {limit:g}; --max-minutes on the command line)"
+    # The bisection's floor 1e-300 must itself fit: at lam -> 0 a fixed cost remains, and
+    # "at most 1e-300 times their values" was advised with max_seconds = 0.6.
+    if estimate_at is not None and estimate_at(1e-300) <= limit:
         # Bisection on log10 of the factor: for signal = 1e101 it is ~1e-101, which a
         # bisection on [0, 1] printed as "at most 0 times".
         lo, hi = -300.0, 0.0

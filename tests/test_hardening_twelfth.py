@@ -1,0 +1,65 @@
+"""Issue 32, twelfth hardening pass: the eleventh pass's leftovers. Each test pins a case that
+was mishandled before (the old behaviour in its comment); bad input is one line ``error: ...``
+with exit status 2 on the command line and a ValueError naming the parameter in Python.
+"""
+
+import json
+
+import pytest
+
+import riskcalc
+from tests.test_hardening_ninth import _one_error_line
+
+
+# was: inf, the answer documented for a signal norm of 0 only: (sigma / r)^2 overflowed.
+def test_optimal_lambda_overflow_is_refused_not_infinite():
+    with pytest.raises(ValueError, match="beyond floating-point range"):
+        riskcalc.optimal_lambda("rtfa", gamma=2.0, r=1e-200, sigma=1e100)
+    assert riskcalc.optimal_lambda("rtfa", gamma=2.0, r=0.0, sigma=1.0) == float("inf")
+    assert riskcalc.optimal_lambda("rtfa", gamma=2.0, r=2.0, sigma=1.0) == pytest.approx(0.5)
+
+
+# was: "... or raise max_seconds (the keyword of the Python call)" on the command line, whose
+# --max-minutes predict did not pass to the logistic solvers (they kept their 60 s); and
+# "signal and r at most 1e-300 times their values" where no scaling fits (lam -> 0 has a
+# cost of its own).
+def test_logistic_refusal_names_max_minutes_and_no_impossible_scaling(capsys):
+    line = _one_error_line(["predict", "rtfa", "--model", "logistic", "--gamma", "2",
+                            "--signal", "1", "--r", "1", "--lam", "1e-300",
+                            "--max-minutes", "0.01"], capsys)
+    assert "--max-minutes on the command line" in line and "max_seconds = 0.6" in line, line
+    assert "1e-300 times" not in line, line
+    # A scaling that does fit is still advised.
+    line = _one_error_line(["predict", "rtfa", "--model", "logistic", "--gamma", "2",
+                            "--signal", "100", "--r", "100", "--lam", "1",
+                            "--max-minutes", "0.01"], capsys)
+    assert "signal and r at most 0.0" in line and "--max-minutes" in line, line
+
+
+# was: "spectrum 'powerlaw:1': powerlaw needs the number of eigenvalues ... (--d on the
+# command line)": neither the file nor its option named.
+@pytest.mark.parametrize("versioned", [False, True])
+def test_a_client_spectrum_without_d_names_the_file(tmp_path, capsys, versioned):
+    client = {"gamma": 1.5, "r": 1, "sigma": 1, "spectrum": "powerlaw:1"}
+    path = tmp_path / "fed.json"
+    if versioned:
+        path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+            {"gamma": 2, "r": 1, "sigma": 1}, client]}))
+        argv = ["predict", "fedavg", "--federation", str(path)]
+    else:
+        path.write_text(json.dumps([client]))
+        argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "1",
+                "--clients-file", str(path)]
+    line = _one_error_line(argv, capsys)
+    option = "--federation" if versioned else "--clients-file"
+    assert line.startswith(f"error: {option} {path}: spectrum 'powerlaw:1'"), line
+
+
+# was: int(seed): True ran as seed 1 and 1.5 as 1 (the bootstrap's own check, a copy of the
+# command line's, coerced where check_seed refuses).
+@pytest.mark.parametrize("seed", [True, 1.5, -1, "3"])
+def test_bootstrap_seed_is_strict(seed):
+    from riskcalc.advise.uncertainty import bootstrap
+
+    with pytest.raises(ValueError, match="^seed must be an integer >= 0"):
+        bootstrap(None, None, seed=seed)
