@@ -63,3 +63,16 @@ def test_bootstrap_seed_is_strict(seed):
 
     with pytest.raises(ValueError, match="^seed must be an integer >= 0"):
         bootstrap(None, None, seed=seed)
+
+
+# was: "could not convert string to float: 'identity'" (a list whose first entry is a number
+# was read as ONE eigenvalue list shared by the clients).
+def test_spectra_with_a_boolean_entry_name_the_boolean():
+    with pytest.raises(ValueError, match="a boolean is not a number"):
+        riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], r=[1, 1], sigma=[1, 1],
+                               spectra=[True, "identity"])
+    shared = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], r=[1, 1], sigma=[1, 1],
+                                    spectra=[1.0, 4.0])
+    per_client = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], r=[1, 1], sigma=[1, 1],
+                                        spectra=[[1.0, 4.0], [1.0, 4.0]])
+    assert shared.risk == pytest.approx(per_client.risk, rel=1e-12)

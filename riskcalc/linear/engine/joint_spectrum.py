@@ -125,8 +125,10 @@ def spectra_joint(spectra, spectrum, gamma, d=None):
         # was a TypeError (3), KeyError ({}) or IndexError ([]).
         raise ValueError("spectra must be a SPEC, one SPEC (or eigenvalue list) per "
                          f"client, or one eigenvalue list shared, got {spectra!r:.40}")
-    single = isinstance(spectra, str) or (
-        np.ndim(spectra[0]) == 0 and not isinstance(spectra[0], str))
+    # One shared eigenvalue list only when every entry is a number: [True, 'identity', ...]
+    # was read as one list and refused as "could not convert string to float: 'identity'".
+    single = isinstance(spectra, str) or all(
+        np.ndim(s) == 0 and not isinstance(s, str) for s in spectra)
     specs = [spectra] if single else list(spectra)
     m_given = np.size(gamma) if np.ndim(gamma) else len(specs)
     if len(specs) not in (1, m_given):
