@@ -324,10 +324,7 @@ def compare(args) -> int:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
-    kw = kwargs(args)
-    if "spectra" in kw:
-        raise ValueError("compare along the rounds simulates one shared covariance; per-client "
-                         "spectra (covariate shift): riskcalc predict computes the limit")
+    kw = kwargs(args)     # under covariate shift with d = --d (the clients' spectra at d)
     guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
                   replicate_seconds(rounds_method(args), max(args.d, 1), len(kw["gamma"]),
                                     max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),
@@ -340,7 +337,8 @@ def compare(args) -> int:
                                      max_seconds=guards.max_seconds(args),
                                      max_gigabytes=args.max_memory)
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
-    sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
+    sim = simulate_rounds(rounds_method(args), **{**kw, "d": args.d}, reps=args.reps,
+                          seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,
                           personalize=[] if ftfa is None else [ftfa])
     sim_pers = None if ftfa is None else (sim.personalized_risk(**ftfa),
