@@ -7,6 +7,8 @@ has n_j = round(d / gamma_j) rows N(0, Sigma), y_j = X_j theta_j + eps_j, theta_
 u_j, ||theta_0|| = signal and ||u_j|| = r_j in uniform directions, noise level sigma_j;
 f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w for client j:
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
+Covariate shift (``spectra``, FedAvg only): client j's rows N(0, Sigma_j), the Sigma_j diagonal
+in one shared basis, its risks in Sigma_j (``montecarlo.linear.rounds_shift``).
 
 Routes: FedAvg, and Algorithm 1 with exact prox (K = inf, the same map with another local
 filter), exactly given the designs by a closed form in the eigenbasis of D = sum_j p_j Q_j

@@ -316,7 +316,9 @@ def compare(args) -> int:
     predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
     (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
-    same replicates."""
+    same replicates. Per-client spectra (covariate shift; fedavg with --local-steps 1, the
+    limit's one case): both at d = --d, the simulated clients' covariances in the shared basis
+    (``montecarlo.linear.rounds_shift``)."""
     from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
 
     check(args, "compare")
