@@ -158,8 +158,8 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, match", [
     (["predict", "fedavg", "--local-steps", "2"], "fedavg with --local-steps 1 only"),
-    (["compare", "fedavg", "--local-steps", "1", "--d", "50", "--reps", "2"],
-     "riskcalc predict computes"),
+    (["compare", "fedavg", "--local-steps", "2", "--d", "50", "--reps", "2"],
+     "fedavg with --local-steps 1 only"),
     (["predict", "fedavg", "--local-steps", "1", "--steps", "2", "--step-size", "0.1"],
      "personalizations"),
 ])

@@ -7,6 +7,8 @@ has n_j = round(d / gamma_j) rows N(0, Sigma), y_j = X_j theta_j + eps_j, theta_
 u_j, ||theta_0|| = signal and ||u_j|| = r_j in uniform directions, noise level sigma_j;
 f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w for client j:
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
+Covariate shift (``spectra``, FedAvg only): client j's rows N(0, Sigma_j), the Sigma_j diagonal
+in one shared basis, its risks in Sigma_j (``montecarlo.linear.rounds_shift``).
 
 Routes: FedAvg, and Algorithm 1 with exact prox (K = inf, the same map with another local
 filter), exactly given the designs by a closed form in the eigenbasis of D = sum_j p_j Q_j
@@ -30,6 +32,7 @@ from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
 from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
                                                 personalization_filters, personalization_keys,
                                                 propagation_flops, source_columns)
+from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
@@ -67,11 +70,13 @@ def replicate_seconds(method: str, d: int, clients: int, top_round: float = 200)
 # --- one replicate --------------------------------------------------------------------------
 
 def sample_designs(gamma, s, seed: int, rep: int):
-    """Client designs X_j (n_j x d, rows N(0, diag(s))) of replicate ``rep``: the streams of
+    """Client designs X_j (n_j x d, rows N(0, diag(s)), or N(0, diag(s[j])) for s of shape
+    (M, d): covariate shift) of replicate ``rep``: the streams of
     ``montecarlo.linear.federation.sample_federation`` (client j's features from
     ``replicate_rng(seed, rep, j, 0)``), so the same seed gives the same designs there."""
+    d = s.shape[-1]
     return [replicate_rng(seed, rep, j, 0).standard_normal(
-        (sample_size(s.size, g, f"client {j}"), s.size)) * np.sqrt(s)
+        (sample_size(d, g, f"client {j}"), d)) * np.sqrt(s[j] if s.ndim > 1 else s)
         for j, g in enumerate(gamma)]
 
 
@@ -79,7 +84,7 @@ def sample_draw(X, s, r, sigma, signal, seed: int, rep: int, k: int = 0):
     """theta_j (rows) and noise of draw ``k`` of replicate ``rep``. Draw 0 takes the streams
     of ``sample_federation`` (theta_0 from (rep, M, 0), u_j from (rep, j, 1), noise from
     (rep, j, 2)); draw k > 0 appends k to each stream."""
-    m, d = len(X), s.size
+    m, d = len(X), s.shape[-1]
     extra = (k,) if k else ()
     t0 = replicate_rng(seed, rep, m, 0, *extra).standard_normal(d)
     t0 *= signal / np.linalg.norm(t0)
@@ -94,7 +99,7 @@ def sample_draw(X, s, r, sigma, signal, seed: int, rep: int, k: int = 0):
 
 def sample_sizes(params) -> np.ndarray:
     """n_j = round(d / gamma_j) of every client (``instances.sample_size``)."""
-    d = len(params["s"])
+    d = np.shape(params["s"])[-1]
     return np.array([sample_size(d, g, f"client {j}") for j, g in enumerate(params["gamma"])])
 
 
@@ -107,7 +112,8 @@ def rounds_task(task: dict) -> dict:
                                     ("gamma", "r", "sigma", "p", "rounds"))
     rounds, K = list(n_rounds), float(task["local_steps"])
     X = sample_designs(gamma, s, task["seed"], task["rep"])
-    basis = [client_basis(dec) for dec in decompose(X, s, eager_v=True)]
+    basis = [client_basis(dec) for x, sj in zip(X, np.broadcast_to(s, (len(X), s.shape[-1])))
+             for dec in decompose([x], sj, eager_v=True)]
     n = np.array([x.shape[0] for x in X])
     method, kind = task["method"], task["measure"]
     filters = personalization_filters(task.get("personalize", []))
@@ -156,7 +162,8 @@ def check_local_steps(K) -> float:
 
 
 def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
-                  global_step=None, lam=None, weights="samples", spectrum=None, d) -> dict:
+                  global_step=None, lam=None, weights="samples", spectrum=None, spectra=None,
+                  d) -> dict:
     """The checked, JSON-serializable parameters of ``simulate_rounds`` (one task minus its
     seed and replicate)."""
     if method not in METHODS:
@@ -188,6 +195,8 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         raise ValueError("training dynamics need uniform signal directions: a spectrum with "
                          "signal_weights is refused")
     s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
+    if spectra is not None:     # covariate shift: (M, d), client j's covariance in row j
+        s = shift_eigenvalues(method, spectra, spectrum, gamma, d)
     n = sample_sizes({"gamma": gamma, "s": s})
     # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
     require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
@@ -264,7 +273,8 @@ class RoundsSimulation:
 
 
 def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
-                    global_step=None, lam=None, weights="samples", spectrum=None, d, reps,
+                    global_step=None, lam=None, weights="samples", spectrum=None,
+                    spectra=None, d, reps,
                     seed=0, jobs=1, measure="auto", draws=1, personalize=(), cache=None,
                     progress=False) -> RoundsSimulation:
     """Every client's simulated risk along FedAvg with local GD or paper 004's Algorithm 1.
@@ -295,6 +305,10 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         Client weights p_j of the server updates.
     spectrum : Spectrum or SPEC str, optional
         Covariance spectrum shared by the clients (default identity).
+    spectra : SPEC str, or sequence of SPEC str or eigenvalue lists, optional
+        Covariate shift (instead of ``spectrum``; FedAvg, any K, measured conditionally):
+        client j's covariance in the shared basis, its risks measured in it, as
+        ``riskcalc.rounds_limit`` takes them (``montecarlo.linear.rounds_shift``).
     d, reps, seed : int
         Dimension, replicates (>= 2), seed (``montecarlo.runner.seeding``).
     jobs : int
@@ -340,7 +354,10 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
     params = rounds_params(method, gamma=gamma, r=r, sigma=sigma, signal=signal,
                            rounds=rounds, local_steps=local_steps, step_size=step_size,
                            global_step=global_step, lam=lam, weights=weights,
-                           spectrum=spectrum, d=d)
+                           spectrum=spectrum, spectra=spectra, d=d)
+    if spectra is not None and measure == "empirical":
+        raise ValueError("measure='empirical' is not simulated under spectra (covariate "
+                         "shift); the conditional measure is exact given the designs")
     reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
     if measure == "conditional" and params["method"] == "fedprox" \
             and not np.isinf(params["local_steps"]):

@@ -97,8 +97,11 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         S_j = R_j diag(mu_j) R_j^T (``rounds_propagate.client_basis``).
     n : ndarray (M,)
         Sample sizes.
-    s : ndarray (d,)
-        Eigenvalues of Sigma (designs in its eigenbasis).
+    s : ndarray (d,) or (M, d)
+        Eigenvalues of Sigma (designs in its eigenbasis); (M, d) under covariate shift: row j
+        the eigenvalues of client j's Sigma_j in the shared basis, in which client j's risks
+        are measured (the designs carry the Sigma_j: every formula above keeps its form, with
+        Sigma -> Sigma_j in client j's risks; ``montecarlo.linear.rounds_shift``).
     p, r, sigma : ndarray (M,)
         Weights, ||u_j||, noise levels.
     signal : float
@@ -123,7 +126,8 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         model, which ``risk`` measures for FedAvg), ``personalized`` (len(filters), M,
         len(rounds)) and ``contraction``.
     """
-    d, m = s.size, len(basis)
+    d, m = np.shape(s)[-1], len(basis)
+    metric = np.broadcast_to(s, (m, d))         # client j's risks in diag(metric[j])
     if lam is None:
         q = [fedavg_factors(mu, K, eta) for _, mu in basis]
     else:
@@ -140,8 +144,6 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     ZW = _gram(Y, [pk ** 2 * rk ** 2 / d * qk ** 2 for pk, rk, qk in zip(p, r, q)])
     NW = _gram(Y, [pk ** 2 * sk ** 2 / nk * qk ** 2 / mu
                    for pk, sk, nk, qk, (_, mu) in zip(p, sigma, n, q, basis)])
-    iso = bool(np.all(s == s[0]))
-    SW = s[0] * np.eye(d) if iso else (W.T * s) @ W
     polys = [_polys(delta, t, g, tol) for t in rounds]
     P = np.array([x[0] for x in polys]).T
     F = np.array([x[1] for x in polys]).T
@@ -154,8 +156,19 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     def quad(H, G):
         return np.sum(G * (H @ G), axis=0)
 
-    theta0 = signal ** 2 / d * ((1.0 - P) ** 2 * np.diag(SW)[:, None]).sum(0)
-    common_b, common_v = theta0 + quad(SW * ZW, F), quad(SW * NW, F)
+    memo = {}
+
+    def server(s):
+        """(iso, the bias terms shared by the clients, variance) of the server model in the
+        metric diag(s), once per distinct covariance (SW = W^T diag(s) W)."""
+        key = s.tobytes()
+        if key not in memo:
+            iso = bool(np.all(s == s[0]))
+            SW = s[0] * np.eye(d) if iso else (W.T * s) @ W
+            theta0 = signal ** 2 / d * ((1.0 - P) ** 2 * np.diag(SW)[:, None]).sum(0)
+            memo[key] = iso, theta0 + quad(SW * ZW, F), quad(SW * NW, F)
+        return memo[key]
+
     dist = (signal ** 2 / d * ((P - p_inf[:, None]) ** 2).sum(0)
             + ((F - f_inf[:, None]) ** 2 * np.diag(ZW + NW)[:, None]).sum(0))
 
@@ -163,8 +176,8 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         """Client j's risk of (I - Pi_j) w + Pi_j S_j^+ b_j (Pi_j = pi(S_j)) from the server
         model with round polynomials (Pc, Fc): Sigma -> A_j Sigma A_j, A_j = I - Pi_j, in the W
         basis (B = A_j W; module docstring); (bias, variance) with ``parts``."""
-        (R, mu), Yj, qj, u2 = basis[j], Y[j], q[j], r[j] ** 2 / d
-        if iso:
+        (R, mu), Yj, qj, u2, s = basis[j], Y[j], q[j], r[j] ** 2 / d, metric[j]
+        if server(s)[0]:
             SWj = s[0] * (np.eye(d) - (Yj * (2 * pi - pi ** 2)) @ Yj.T)
             Gm = s[0] * Yj * (1.0 - pi)
         else:
@@ -203,7 +216,8 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
         () if lam is None else ("own_bias", "own_variance", "own_distance"))}
     zero = np.array([t == 0 for t in rounds])
     for j, ((R, mu), Yj, qj) in enumerate(zip(basis, Y, q)):
-        u2 = r[j] ** 2 / d
+        u2, s = r[j] ** 2 / d, metric[j]
+        iso, common_b, common_v = server(s)
         sR = s[:, None] * R
         cross = (Yj * qj * (W.T @ sR)).sum(1) if not iso else s[0] * (Yj ** 2 @ qj)
         out["bias"][j] = common_b - 2 * p[j] * u2 * (cross @ F) + u2 * s.sum()

@@ -316,7 +316,9 @@ def compare(args) -> int:
     predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
     (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
-    same replicates."""
+    same replicates. Per-client spectra (covariate shift; fedavg with --local-steps 1, the
+    limit's one case): both at d = --d, the simulated clients' covariances in the shared basis
+    (``montecarlo.linear.rounds_shift``)."""
     from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
 
     check(args, "compare")
@@ -324,10 +326,7 @@ def compare(args) -> int:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
-    kw = kwargs(args)
-    if "spectra" in kw:
-        raise ValueError("compare along the rounds simulates one shared covariance; per-client "
-                         "spectra (covariate shift): riskcalc predict computes the limit")
+    kw = kwargs(args)     # under covariate shift with d = --d (the clients' spectra at d)
     guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
                   replicate_seconds(rounds_method(args), max(args.d, 1), len(kw["gamma"]),
                                     max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),
@@ -340,7 +339,8 @@ def compare(args) -> int:
                                      max_seconds=guards.max_seconds(args),
                                      max_gigabytes=args.max_memory)
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
-    sim = simulate_rounds(rounds_method(args), **kw, d=args.d, reps=args.reps, seed=args.seed,
+    sim = simulate_rounds(rounds_method(args), **{**kw, "d": args.d}, reps=args.reps,
+                          seed=args.seed,
                           jobs=guards.jobs(args.jobs), progress=not args.no_progress,
                           personalize=[] if ftfa is None else [ftfa])
     sim_pers = None if ftfa is None else (sim.personalized_risk(**ftfa),
