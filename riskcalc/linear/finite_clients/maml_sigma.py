@@ -43,7 +43,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.shift import global_point, own_variance, remember
+from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 

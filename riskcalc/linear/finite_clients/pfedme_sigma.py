@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.finite_clients.identity import client_weights
-from riskcalc.linear.finite_clients.shift import own_variance, remember, warm_roots
+from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
@@ -169,7 +169,8 @@ def _traces(g, s, h, lam, Lam, C):
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
-    # R's depend on lam and the groups, not on the weights: remembered (``shift.remember``).
+    # R's depend on lam and the groups, not on the weights: remembered
+    # (``shift_chains.remember``).
     key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
     root = {"R": remember(("pFedMe R",) + key + (np.asarray(lam, dtype=float).tobytes(),),
                           lambda: diagonal_roots(g, s, h, lam, np.ones(n))), "Q": C}
