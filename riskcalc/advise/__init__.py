@@ -37,6 +37,7 @@ from riskcalc._validate import parameter, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from riskcalc.linear.finite_clients.pfedme_shift_gradient import pfedme_shift_mean_risk_gradient
 from riskcalc.linear.finite_clients.shift_gradient import shift_mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
@@ -47,9 +48,9 @@ __all__ = ["Advice", "Candidate", "Federation", "TIE_RTOL", "advise", "estimate_
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
 PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
-#: Pipelines whose optimal weights under covariate shift have exact gradients (the others:
-#: finite differences).
-SHIFT_GRADIENT = ("fedavg", "ftfa", "rtfa")
+#: Pipelines whose optimal weights under covariate shift have exact gradients in the weights
+#: (the others: finite differences).
+SHIFT_GRADIENT = ("fedavg", "ftfa", "rtfa", "pfedme")
 
 
 def advise(federation: Federation, methods=None, progress=None, rounds=None,
@@ -295,8 +296,18 @@ def _own(method, fed, starts, skipped):
 def _gradient(method, fed):
     """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
     (``riskcalc.linear.finite_clients.gradient``, Sigma = I; under covariate shift FedAvg,
-    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``), or None (finite differences:
-    a covariance spectrum, and the other pipelines under covariate shift)."""
+    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``, pFedMe
+    ``finite_clients.pfedme_shift_gradient``), or None (finite differences: a covariance
+    spectrum, and MAML-FL under covariate shift)."""
+    if fed.shift and method in SHIFT_GRADIENT and method == "pfedme":
+        def pfedme_gradient(p, extra):
+            lam = float(np.exp(extra[0]))
+            mean, grad_p, grad_lam = pfedme_shift_mean_risk_gradient(
+                weights=p, tuning=lam, **fed.limit_kwargs())
+            # d / d log(lam) = lam d / d lam.
+            return mean, grad_p, [grad_lam * lam]
+
+        return pfedme_gradient
     if fed.shift and method in SHIFT_GRADIENT:
         def shift_gradient(p, extra):
             lam = np.exp(extra) if method == "rtfa" else None
