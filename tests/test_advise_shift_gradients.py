@@ -1,12 +1,15 @@
-"""pFedMe's exact gradient of the mean finite-M risk in the client weights under covariate
-shift (``riskcalc.linear.finite_clients.pfedme_shift_gradient``), the complex steps through
-``resolvent_chain`` it rests on, and ``advise``'s optimal pFedMe weights with it.
+"""pFedMe's and MAML-FL's exact gradients of the mean finite-M risk in the client weights
+under covariate shift (``riskcalc.linear.finite_clients.subordination_gradient``), the
+complex steps through
+``resolvent_chain`` and ``block_pencil`` they rest on, and ``advise``'s optimal weights with
+them.
 
-Checks: against fourth-order central differences of ``pfedme_shift_group_limits`` at free
-weights (two and four joint atoms) and in lam; against the Sigma = I closed-form gradients of
-``finite_clients.gradient`` (another route) when every client has Sigma = c I; the chains'
-complex steps against central differences; ``advise`` with the exact gradient against its
-finite-difference route on the shift10 federation of ``benchmarks/bench_advise.py``.
+Checks: against fourth-order central differences of ``pfedme_shift_group_limits`` and
+``maml_shift_group_limits`` at free weights (two and four joint atoms) and in lam / alpha;
+against the Sigma = I closed-form gradients of ``finite_clients.gradient`` (another route)
+when every client has Sigma = c I; the chains' complex steps against central differences;
+``advise`` with the exact gradients against its finite-difference route on the shift10
+federation of ``benchmarks/bench_advise.py``.
 """
 
 import os
@@ -22,8 +25,10 @@ from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from riskcalc.linear.finite_clients.maml_sigma import maml_shift_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import pfedme_shift_group_limits
-from riskcalc.linear.finite_clients.pfedme_shift_gradient import pfedme_shift_mean_risk_gradient
+from riskcalc.linear.finite_clients.subordination_gradient import (
+    maml_shift_mean_risk_gradient, pfedme_shift_mean_risk_gradient)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
 from bench_advise import SHIFT_TYPES, federation  # noqa: E402
@@ -50,45 +55,57 @@ def _central(f, x, h):
     return np.array([coef @ [f(x + k * h * e) for k in (-2, -1, 1, 2)] for e in np.eye(x.size)])
 
 
-@pytest.mark.parametrize("types, m, lam", [(SHIFT_TYPES, 5, 0.7), (MIXED, 6, 0.2)])
-def test_pfedme_gradient_matches_central_differences(types, m, lam):
+LIMITS = {"pfedme": (pfedme_shift_mean_risk_gradient, pfedme_shift_group_limits, "lam"),
+          "maml_fl": (maml_shift_mean_risk_gradient, maml_shift_group_limits, "alpha")}
+
+
+@pytest.mark.parametrize("method, types, m, tuning", [
+    ("pfedme", SHIFT_TYPES, 5, 0.7), ("pfedme", MIXED, 6, 0.2),
+    ("maml_fl", SHIFT_TYPES, 5, 0.05), ("maml_fl", MIXED, 7, 0.15)])
+def test_gradient_matches_central_differences(method, types, m, tuning):
+    gradient, limits, name = LIMITS[method]
     gam, r, sigma, p = _clients(m, m)
+    gam[0] = 0.5                        # MAML-FL: a client with its own least squares
     spectra = [types[j % 3] for j in range(m)]
     joint = joint_spectrum(spectra)
-    mean, grad, grad_lam = pfedme_shift_mean_risk_gradient(gamma=gam, sigma=sigma, r=r,
-                                                           weights=p, spectra=spectra,
-                                                           tuning=lam)
+    mean, grad, grad_t = gradient(gamma=gam, sigma=sigma, r=r, weights=p, spectra=spectra,
+                                  tuning=tuning)
 
-    def free(q, lam=lam):
+    def free(q, x=tuning):
         # The limits' formulas at free (unnormalized) weights, every client its own group.
-        bias, var = pfedme_shift_group_limits(gam, r, sigma, np.ones(m), lam, q, joint,
-                                              joint.types)
+        bias, var = limits(gam, r, sigma, np.ones(m), x, q, joint, joint.types)
         return np.mean(bias + var)
 
-    assert mean == pytest.approx(clients_limit("pfedme", gamma=gam, sigma=sigma, r=r,
-                                               weights=p, spectra=spectra, lam=lam).mean_risk,
+    assert mean == pytest.approx(clients_limit(method, gamma=gam, sigma=sigma, r=r, weights=p,
+                                               spectra=spectra, **{name: tuning}).mean_risk,
                                  rel=1e-12)
     fd = _central(free, p, 1e-3)
     assert np.max(np.abs(grad - fd)) <= RTOL * np.max(np.abs(fd))
-    fd = _central(lambda x: free(p, x[0]), np.array([lam]), 1e-3)[0]
-    assert grad_lam == pytest.approx(fd, rel=RTOL)
+    fd = _central(lambda x: free(p, x[0]), np.array([tuning]), 1e-4)[0]
+    assert grad_t == pytest.approx(fd, rel=RTOL)
 
 
-def test_pfedme_scaled_identity_is_the_identity_gradient():
-    # Sigma_j = c I: A = sum_j p_j phi(c W_j) with phi's lam is c times the Sigma = I filter
-    # at lam / c, so the risks are c times the Sigma = I ones at lam / c with noise
-    # sigma / sqrt(c): the p-gradient c times the closed forms' (``finite_clients.gradient``).
-    gam, r, sigma, p = _clients(2, 4)
-    c, lam = 2.0, 0.6
-    shift = pfedme_shift_mean_risk_gradient(gamma=gam, sigma=sigma, r=r, weights=p,
-                                            spectra=f"scaled:{c:g}", tuning=lam)
-    ident = mean_risk_gradient("pfedme", gamma=gam, sigma=sigma / np.sqrt(c), r=r, weights=p,
-                               tuning=lam / c)
+# Sigma_j = c I: MAML-FL's phi(c W) = c W (1 - alpha c W)^2 is c times the Sigma = I filter at
+# alpha c, pFedMe's Moreau filter at lam is c times the Sigma = I one at lam / c; so the risks
+# are c times the Sigma = I ones at that tuning with noise sigma / sqrt(c): the p-gradient c
+# times the closed forms' (``finite_clients.gradient``), the tuning's c^2 (alpha) or 1 (lam)
+# times. (method, tuning, its Sigma = I value, the tuning gradient's factor) at c = 2.
+SCALED = [("maml_fl", 0.04, 0.08, 4.0), ("pfedme", 0.6, 0.3, 1.0)]
+
+
+@pytest.mark.parametrize("method, tuning, identity, factor", SCALED)
+def test_scaled_identity_is_the_identity_gradient(method, tuning, identity, factor):
+    gam, r, sigma, p = _clients(5, 4)
+    c = 2.0
+    shift = LIMITS[method][0](gamma=gam, sigma=sigma, r=r, weights=p, spectra=f"scaled:{c:g}",
+                              tuning=tuning)
+    ident = mean_risk_gradient(method, gamma=gam, sigma=sigma / np.sqrt(c), r=r, weights=p,
+                               tuning=identity)
     assert shift[0] == pytest.approx(c * ident[0], rel=1e-10)
     np.testing.assert_allclose(shift[1], c * ident[1], rtol=0,
-                               atol=1e-9 * np.abs(shift[1]).max())
-    # d/dlam of c R_I(lam / c) = R_I'(lam / c).
-    assert shift[2] == pytest.approx(float(ident[2]), rel=1e-6)
+                               atol=1e-8 * np.abs(shift[1]).max())
+    # pFedMe's lam-gradient by central differences (``LOG_STEP``): 1e-6.
+    assert shift[2] == pytest.approx(factor * float(ident[2]), rel=1e-6)
 
 
 def test_chains_follow_a_complex_step():
@@ -123,19 +140,24 @@ def test_pfedme_gradient_errors():
     with pytest.raises(ValueError, match="lam > 0"):
         pfedme_shift_mean_risk_gradient(gamma=gam, sigma=sigma, r=r, weights=p,
                                         spectra="scaled:2", tuning=0.0)
+    with pytest.raises(ValueError, match="alpha >= 0"):
+        maml_shift_mean_risk_gradient(gamma=gam, sigma=sigma, r=r, weights=p,
+                                      spectra="scaled:2", tuning=-0.1)
 
 
-def test_advice_pfedme_exact_against_finite_differences(monkeypatch):
+@pytest.mark.parametrize("method", ["pfedme", "maml_fl"])
+def test_advice_exact_against_finite_differences(method, monkeypatch):
     # shift10 of benchmarks/bench_advise.py: the same candidates, the optimal weights' mean
     # risk equal to 1e-6 (and not above: both optimizers stop at the same minimum).
     fed = from_clients(federation("shift10"))
     out = {}
     for exact in (False, True):
-        monkeypatch.setattr(advise_mod, "SHIFT_GRADIENT", ("pfedme",) if exact else ())
-        out[exact] = {c.weights: c for c in advise(fed, ["pfedme"]).candidates}
+        monkeypatch.setattr(advise_mod, "SHIFT_GRADIENT", (method,) if exact else ())
+        out[exact] = {c.weights: c for c in advise(fed, [method]).candidates}
     assert out[True].keys() == out[False].keys() == {"samples", "uniform", "optimal"}
     for name in ("samples", "uniform"):
-        np.testing.assert_array_equal(out[True][name].risks, out[False][name].risks)
+        # MAML-FL's solves start from the last solution (``maml_sigma._warm``): last bits.
+        np.testing.assert_allclose(out[True][name].risks, out[False][name].risks, rtol=1e-12)
     new, old = out[True]["optimal"].mean_risk, out[False]["optimal"].mean_risk
     assert new == pytest.approx(old, rel=1e-6)
     assert new <= old * (1 + 1e-12)

@@ -131,7 +131,7 @@ def group_pieces(t, gam, sg, h, p, lam, roots=None):
     of ``_states``), the noise source e_v = E_D[K psi K], the functional fkzk(Z) = tau(F K Z
     K) (F = R Sigma R, Z diagonal (groups, atoms)), and the variance's cross and noise terms
     tau((R - R^2) Sigma R K) and tau(F K R) - tau(F K R t K). ``roots``: ``_states``' (complex
-    t or p, a complex step of ``pfedme_shift_gradient``: complex results)."""
+    t or p, a complex step of ``subordination_gradient``: complex results)."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
@@ -220,7 +220,7 @@ def _states(t, gam, s, h, p, lam, roots=None):
     its shift t (rows; module docstring, steps 1-2), s (groups, atoms) each group's
     eigenvalues; the diagonal roots C in one batch (per-point atoms of ``resolvent_chain``),
     or ``roots`` (those at the real parts). Complex t or p (a complex step,
-    ``pfedme_shift_gradient``): C by ``resolvent_chain.root_step``, the rest arithmetic."""
+    ``subordination_gradient``): C by ``resolvent_chain.root_step``, the rest arithmetic."""
     u = p * lam ** 2
     c = t + (p * lam)[:, None]
     Lam = lam - u[:, None] / c
