@@ -409,6 +409,8 @@ def main(argv=None):
                                     new=args.baseline_max_minutes)
             if bcpu is None:
                 line += f" | baseline: did not finish in {args.baseline_timeout:g} s wall"
+            elif isinstance(bres, str):
+                line += f" | baseline: cpu {bcpu:8.2f} s, REFUSED: {bres}"
             else:
                 line += f" | baseline: cpu {bcpu:8.2f} s, wall {bwall:8.2f} s"
                 if cpu is not None:
