@@ -268,10 +268,11 @@ main at b57244d, A and B in one run of this script (2 cores shared, load average
     shift1000    97.6 s     refused       (estimated 260 s; b57244d's estimate 1.75 days)
                                           every pipeline; goal 30 s not reached
 
-Per pipeline at 1000 clients in one process (load ~2-4): FedAvg, FTFA and RTFA together
-~26 s (shift1000fr), pFedMe 16.0 s (83 gradient calls of 0.135 s; one evaluation 0.02 s,
-a finite-difference gradient 1002 of them), MAML-FL 63.7 s (67 gradient calls of ~0.7 s,
-about 47 s, and its alpha searches, ~52 evaluations of ~0.3 s). MAML-FL's gradient is one
+Per pipeline at 1000 clients (``advise(fed, [method])`` one after the other in one process,
+load 2-3): FedAvg 4.4 s, FTFA 5.0 s, RTFA 16.3 s, pFedMe 13.4 s (83 gradient calls of
+~0.135 s; one evaluation 0.02 s, a finite-difference gradient 1002 of them), MAML-FL 63.1 s
+(67 gradient calls of ~0.7 s, about 47 s, and its alpha searches, ~52 evaluations of ~0.3
+s), local ridge 0.01 s. MAML-FL's gradient is one
 evaluation (~0.4 s: most of it the Newton iterations of the three coupled 5-8 block target
 pencils per client group, ``maml_sigma._target_traces``) and four complex steps (~0.07 s
 each: the companion blocks by complex Newton, the coupled pencils by one Newton step with
