@@ -251,6 +251,35 @@ clients 1.7 / 1.8, 2.4 / 2.7, 11.1 / 11.8 s; at 10 clients 0.15 / 0.12, 0.61 / 0
 6.5 s. shift1000 is still refused (MAML-FL's and pFedMe's optimal weights take finite
 differences: M + 2 evaluations a gradient).
 
+Twelfth round, 2026-11-27 (covariate shift: exact gradients of the mean risk for pFedMe, in
+the weights (its lam by central differences), and MAML-FL, in the weights and alpha,
+``riskcalc.linear.finite_clients.subordination_gradient``: frozen adjoints of the
+subordination fixed point and complex steps through ``resolvent_chain`` and
+``block_pencil``; ``simplex_newton`` releases a bound variable before stopping), against
+main at b57244d, A and B in one run of this script (2 cores shared, load average 0.7-2.4)::
+
+    case         new CPU    b57244d CPU   numbers
+    het5         0.76 s     0.72 s        bit-identical (every risk, optimal mean)
+    shift30      16.1 s     36.6 s        (ratio 2.3x) every risk at fixed weights
+                                          bit-identical; optimal means equal but pFedMe's
+                                          -7.1e-13 and MAML-FL's -6.2e-13 relative (lower);
+                                          same advice
+    shift1000fr  26.2 s     25.4 s        bit-identical (FedAvg, FTFA, RTFA: unchanged)
+    shift1000    97.6 s     refused       (estimated 260 s; b57244d's estimate 1.75 days)
+                                          every pipeline; goal 30 s not reached
+
+Per pipeline at 1000 clients (``advise(fed, [method])`` one after the other in one process,
+load 2-3): FedAvg 4.4 s, FTFA 5.0 s, RTFA 16.3 s, pFedMe 13.4 s (83 gradient calls of
+~0.135 s; one evaluation 0.02 s, a finite-difference gradient 1002 of them), MAML-FL 63.1 s
+(67 gradient calls of ~0.7 s, about 47 s, and its alpha searches, ~52 evaluations of ~0.3
+s), local ridge 0.01 s. MAML-FL's gradient is one
+evaluation (~0.4 s: most of it the Newton iterations of the three coupled 5-8 block target
+pencils per client group, ``maml_sigma._target_traces``) and four complex steps (~0.07 s
+each: the companion blocks by complex Newton, the coupled pencils by one Newton step with
+the real Jacobian). At 10 / 30 / 100 clients (one process): pFedMe 1.65 / 3.6 / 6.5 s
+(finite differences 2.8 / 9.7 s / not run), MAML-FL 1.2 / 3.3 / 13.2 s (1.8 / 19.1 s / not
+run).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.
@@ -409,6 +438,8 @@ def main(argv=None):
                                     new=args.baseline_max_minutes)
             if bcpu is None:
                 line += f" | baseline: did not finish in {args.baseline_timeout:g} s wall"
+            elif isinstance(bres, str):
+                line += f" | baseline: cpu {bcpu:8.2f} s, REFUSED: {bres}"
             else:
                 line += f" | baseline: cpu {bcpu:8.2f} s, wall {bwall:8.2f} s"
                 if cpu is not None:

@@ -82,9 +82,9 @@ def test_shift_limits_equal_the_old_code(method):
     """FedAvg, FTFA, RTFA (chains of every type in one batch), MAML-FL (its own
     least-squares variances in one batch per type) and pFedMe (every group in one batch)
     against the old code's numbers, each twice (the second from the memo)."""
-    from riskcalc.linear.finite_clients import shift
+    from riskcalc.linear.finite_clients import shift_chains
 
-    shift._MEMO.clear()
+    shift_chains._MEMO.clear()
     first = clients_limit(method, **TUNING.get(method, {}), **KW)
     np.testing.assert_array_equal(clients_limit(method, **TUNING.get(method, {}), **KW).risk,
                                   first.risk)
@@ -98,21 +98,22 @@ def test_shift_limits_equal_the_old_code(method):
 
 def test_memo_gives_the_same_numbers_and_stays_bounded(monkeypatch):
     """The own variances and R's roots are remembered across calls that change the weights
-    only (``shift.remember``): the same numbers as solved afresh, and the memo stays bounded."""
-    from riskcalc.linear.finite_clients import shift
+    only (``shift_chains.remember``): the same numbers as solved afresh, and the memo stays
+    bounded."""
+    from riskcalc.linear.finite_clients import shift_chains
 
     tuning = {"lam": [0.05, 0.7, 2.0, 1e-3]}
-    shift._MEMO.clear()
+    shift_chains._MEMO.clear()
     fresh = clients_limit("rtfa", **tuning, **KW)
-    assert len(shift._MEMO) > 0
+    assert len(shift_chains._MEMO) > 0
     moved = dict(KW, weights=[0.1, 0.4, 0.3, 0.2])
     again = clients_limit("rtfa", **tuning, **moved)        # R's roots and own from the memo
-    shift._MEMO.clear()
+    shift_chains._MEMO.clear()
     solved = clients_limit("rtfa", **tuning, **moved)
     np.testing.assert_array_equal(again.risk, solved.risk)
     # The weights matter (the memo did not return the first call's risks).
     assert np.max(np.abs(again.risk - fresh.risk)) > 1e-3
-    monkeypatch.setattr(shift, "_MEMO_SIZE", 3)
+    monkeypatch.setattr(shift_chains, "_MEMO_SIZE", 3)
     for k in range(3):
         clients_limit("rtfa", lam=0.1 + k, **KW)
-    assert len(shift._MEMO) == 3
+    assert len(shift_chains._MEMO) == 3

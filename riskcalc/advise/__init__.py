@@ -37,6 +37,8 @@ from riskcalc._validate import parameter, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from riskcalc.linear.finite_clients.subordination_gradient import (
+    maml_shift_mean_risk_gradient, pfedme_shift_mean_risk_gradient)
 from riskcalc.linear.finite_clients.shift_gradient import shift_mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
@@ -47,9 +49,12 @@ __all__ = ["Advice", "Candidate", "Federation", "TIE_RTOL", "advise", "estimate_
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
 PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
-#: Pipelines whose optimal weights under covariate shift have exact gradients (the others:
-#: finite differences).
-SHIFT_GRADIENT = ("fedavg", "ftfa", "rtfa")
+#: Pipelines whose optimal weights under covariate shift have exact gradients in the weights
+#: (the others: finite differences).
+SHIFT_GRADIENT = ("fedavg", "ftfa", "rtfa", "pfedme", "maml_fl")
+#: Their gradients with a shared tuning (MAML-FL's alpha, pFedMe's lam) under shift.
+SHARED_SHIFT_GRADIENT = {"pfedme": pfedme_shift_mean_risk_gradient,
+                         "maml_fl": maml_shift_mean_risk_gradient}
 
 
 def advise(federation: Federation, methods=None, progress=None, rounds=None,
@@ -295,8 +300,18 @@ def _own(method, fed, starts, skipped):
 def _gradient(method, fed):
     """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
     (``riskcalc.linear.finite_clients.gradient``, Sigma = I; under covariate shift FedAvg,
-    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``), or None (finite differences:
-    a covariance spectrum, and the other pipelines under covariate shift)."""
+    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``, pFedMe and MAML-FL
+    ``finite_clients.subordination_gradient``), or None (finite
+    differences: a covariance spectrum)."""
+    if fed.shift and method in SHIFT_GRADIENT and method in SHARED_SHIFT_GRADIENT:
+        def shared_gradient(p, extra):
+            value = float(np.exp(extra[0]))
+            mean, grad_p, grad_t = SHARED_SHIFT_GRADIENT[method](weights=p, tuning=value,
+                                                                 **fed.limit_kwargs())
+            # d / d log(tuning) = tuning d / d tuning.
+            return mean, grad_p, [grad_t * value]
+
+        return shared_gradient
     if fed.shift and method in SHIFT_GRADIENT:
         def shift_gradient(p, extra):
             lam = np.exp(extra) if method == "rtfa" else None

@@ -9,8 +9,8 @@ measured time), times ``SAFETY``:
   clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at most
   ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the long
   side is the small federations, where a + b M is mostly a).
-* A covariance spectrum, and MAML-FL and pFedMe under covariate shift (finite-difference
-  optimal weights; FedAvg, FTFA and RTFA under shift until 2026-11-27): the number
+* A covariance spectrum (finite-difference optimal weights; under covariate shift until
+  2026-11-27): the number
   of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
   a + b M + c M^2 per route and method. Evaluations: the tuning's (RTFA's penalty grid of
   81 points and ~46 golden-section points, one evaluation per point under these routes, for
@@ -54,7 +54,13 @@ measured time), times ``SAFETY``:
   0.018 / 0.026 / 0.060 / 0.187, RTFA 0.026 / 0.030 / 0.038 / 0.101 / 0.239, and of one
   evaluation FedAvg 0.0013 / 0.0018 / 0.0026 / 0.0073 / 0.022, FTFA 0.0027 / 0.0029 / 0.0051
   / 0.0096 / 0.026, RTFA 0.0048 / 0.0095 / 0.010 / 0.027 / 0.042 at 10 / 100 / 300 / 1000 /
-  3000 clients.
+  3000 clients. pFedMe likewise (exact in the weights, central differences in lam,
+  ``finite_clients.subordination_gradient``, 2026-11-27, one thread, load ~4): seconds per
+  gradient 0.041 / 0.049 / 0.064 / 0.135 at 10 / 100 / 300 / 1000 clients, gradient calls
+  21 / 54 / 81 / 83 at 10 / 30 / 100 / 1000; the pipeline 1.65 / 3.6 / 6.5 / 16.0 s.
+  MAML-FL likewise (exact in the weights and alpha, the same module): seconds per gradient
+  0.017 / 0.095 / 0.675 at 10 / 100 / 1000 clients, gradient calls 26 / 109 at 10 / 100; the
+  pipeline 1.2 / 13.2 s at 10 / 100.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
@@ -88,9 +94,11 @@ EVAL = {
 #: Covariate shift, exact gradients (module docstring): seconds of one gradient, (a, b, c)
 #: for a + b M + c M^2, and the optimizer's gradient calls, (a, b, cap) for min(cap, a + b M).
 SHIFT_GRADIENT = {"fedavg": (5e-3, 4e-5, 0.0), "ftfa": (0.016, 5.5e-5, 0.0),
-                  "rtfa": (0.025, 7.5e-5, 0.0)}
+                  "rtfa": (0.025, 7.5e-5, 0.0), "pfedme": (0.04, 1e-4, 0.0),
+                  "maml_fl": (0.015, 6.6e-4, 0.0)}
 SHIFT_GRADIENT_CALLS = {"fedavg": (15, 1.3, 200), "ftfa": (15, 1.3, 200),
-                        "rtfa": (110, 3.0, 250)}
+                        "rtfa": (110, 3.0, 250), "pfedme": (20, 1.0, 120),
+                        "maml_fl": (20, 1.0, 120)}
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
 #: method at fixed tuning), (a, b) for a + b M, M distinct clients; "general": a spectrum or
 #: covariate shift. Measured (process CPU, one BLAS thread): MAML-FL under a two-point spectrum

@@ -26,7 +26,10 @@ trust region and a tighter stop:
   with it at most 5.4e-5 above (below);
 * the line search: backtracking on the sufficient decrease F(y + a d) <= F(y) - 1e-4 a (-g.d);
 * the stop: the model's predicted decrease -g.d below ``DEC_TOL`` abs(F) with no variable to
-  release (a KKT point to rounding), or a step whose predicted decrease F no longer resolves.
+  release (a KKT point to rounding), or a step whose predicted decrease F no longer resolves
+  with no variable to release (one with a multiplier of the wrong sign is released first:
+  MAML-FL's alpha stayed at its bound under covariate shift, 30 clients, 9.2e-6 above
+  SLSQP's mean, when the weights' steps stopped resolving first).
 
 The weights stay feasible (sum p = 1 up to rounding, every bound held) throughout, as in
 SLSQP: the result is a point of the same feasible set. A local method: the minimum it reaches
@@ -134,6 +137,12 @@ def minimize(fun_grad, y0, m: int, lower, upper, maxiter: int = 300):
         elif not moved or f - f_new < 0.25 * pred:
             radius = max(0.25 * min(radius, a * reach), RADIUS_MIN)
         if not moved:
+            if np.max(wrong, initial=-np.inf) > 0:
+                # The free variables' decrease is below rounding, but a bound's multiplier
+                # says F decreases by leaving it (e.g. MAML-FL's alpha at its bound while the
+                # weights moved): release it, as at a converged step.
+                work[int(np.argmax(wrong))] = 0
+                continue
             if fresh:
                 break
             # A stale model (BFGS across a region of other curvature): refit it here once.

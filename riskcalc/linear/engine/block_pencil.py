@@ -44,6 +44,11 @@ its own steps, so its numbers are those of solving it alone (to rounding), for t
 one solve of small arrays: MAML-FL's groups (``finite_clients.maml_sigma``) were one Python
 loop of such solves each.
 
+Complex E, Lhat or couplings (the complex steps of exact gradients,
+``finite_clients.subordination_gradient``): the same iteration in complex numbers, from the
+real parts' fixed point; the imaginary part must converge too (relative to itself), so at
+least one Newton step is taken and it is the fixed point's exact tangent.
+
 The tests compare it with ``resolvent_chain`` and ``resolvent_pencil`` on triangular pencils,
 with the scalar (Sigma = I) Marchenko-Pastur quadrature of a cubic filter, and with direct
 simulation of E_D[(t + c_1 S + c_2 S^2 + c_3 S^3)^-1] and its derivatives.
@@ -56,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine.resolvent_chain import diagonal_roots
+from riskcalc.linear.engine.resolvent_chain import _real_or_complex, diagonal_roots
 
 _ITER = 60
 #: Relative residual max abs(T - E_H[s Qhat]) / (1 + max abs T) at which Newton's iteration
@@ -116,7 +121,7 @@ def _vec(x, k):
         out = np.zeros(k)
         out[int(x)] = 1.0
         return out
-    return np.asarray(x, dtype=float)
+    return _real_or_complex(x)
 
 
 def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
@@ -124,7 +129,7 @@ def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
     (``batch``: B, or None to find out from the shapes: a batch when gamma is 1-d, atoms
     2-d, E 3-d or Lhat 4-d), broadcast to the batch, and whether it was one."""
     gamma, s = np.asarray(gamma, dtype=float), np.asarray(atoms, dtype=float)
-    E, L = np.asarray(E, dtype=float), np.asarray(L, dtype=float)
+    E, L = _real_or_complex(E), _real_or_complex(L)
     if batch is None:
         sizes = [x.shape[0] for x, nd in ((gamma, 1), (s, 2), (E, 3), (L, 4)) if x.ndim == nd]
         batch = max(sizes) if sizes else None
@@ -134,7 +139,8 @@ def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
     out = [np.broadcast_to(gamma, (B,)), np.broadcast_to(s, (B, n)),
            np.broadcast_to(E, (B, k, k)), np.broadcast_to(L, (B, n, k, k)),
            np.broadcast_to(delta, (B, k))]
-    out.append(None if T is None else np.array(np.broadcast_to(T, (B, k, k)), dtype=float))
+    out.append(None if T is None else np.array(np.broadcast_to(T, (B, k, k)),
+                                               dtype=np.result_type(T, E, L, float)))
     return out, one
 
 
@@ -184,9 +190,10 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
     each pencil stopped when its own residual is below ``_TOL`` (its numbers are those of
     solving it alone) or when it fails (non-finite, singular)."""
     B, n, k = s.shape[0], s.shape[1], E.shape[-1]
-    out_Q, out_C = np.full((B, n, k, k), np.nan), np.full((B, k, k), np.nan)
-    out_lhs, ok = np.full((B, k * k, k * k), np.nan), np.zeros(B, dtype=bool)
-    T = np.array(T, dtype=float)
+    dtype = np.result_type(T, E, L, float)
+    out_Q, out_C = np.full((B, n, k, k), np.nan, dtype), np.full((B, k, k), np.nan, dtype)
+    out_lhs, ok = np.full((B, k * k, k * k), np.nan, dtype), np.zeros(B, dtype=bool)
+    T = np.array(T, dtype=dtype)
     live = np.arange(B)
     with np.errstate(all="ignore"):
         for _ in range(iterations):
@@ -197,8 +204,13 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
             lhs = _jacobian(g, sl, h, C, Q)
             finite = np.all(np.isfinite(res), axis=(1, 2)) & np.all(np.isfinite(lhs),
                                                                     axis=(1, 2))
-            conv = finite & (np.max(np.abs(res), axis=(1, 2))
-                             <= _TOL * (1.0 + np.max(np.abs(T[live]), axis=(1, 2))))
+            conv = finite & (np.max(np.abs(res.real), axis=(1, 2))
+                             <= _TOL * (1.0 + np.max(np.abs(T[live].real), axis=(1, 2))))
+            if dtype.kind == "c":
+                # A complex step from the real root: its imaginary part (the tangent, ~ the
+                # step) converged too, relative to itself (at least one Newton step).
+                conv &= (np.max(np.abs(res.imag), axis=(1, 2))
+                         <= _TOL * np.max(np.abs(T[live].imag), axis=(1, 2)))
             done = live[conv]
             out_Q[done], out_C[done], out_lhs[done], ok[done] = Q[conv], C[conv], lhs[conv], True
             go = finite & ~conv
@@ -214,7 +226,8 @@ def _start(s, h, E, L):
 
 
 def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
-          what: str = "linear pencil", iterations: int = _ITER) -> PencilSolution:
+          what: str = "linear pencil", iterations: int = _ITER,
+          real: PencilSolution | None = None) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
     from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
     weights; every pencil iterated as if alone).
@@ -239,6 +252,11 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         Named in the error message.
     iterations : int
         Most Newton steps.
+    real : PencilSolution, optional
+        The solution of the same pencils at the real parts of complex E, Lhat (a complex
+        step): one Newton step from it with its real Jacobian, whose imaginary part is the
+        exact tangent (to O(step^2)), instead of the iteration; the result's ``lhs`` is NaN
+        (its linear responses would need the complex Jacobian: solve without ``real``).
 
     Raises
     ------
@@ -249,6 +267,19 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
     """
     h = np.asarray(weights, dtype=float)
     (g, s, E, L, delta, T), one = _batched(gamma, atoms, E, L, delta, T0)
+    if real is not None:
+        k = E.shape[-1]
+        T = real.T + 0j
+        with np.errstate(all="ignore"):
+            res = _state(g, s, h, E, L, delta, T)[2].reshape(-1, k * k)
+            # The real and imaginary parts as two right-hand sides of the real matrix.
+            d = _lsolve(real.lhs, np.stack([res.real, res.imag], axis=-1))
+            T = T + (d[..., 0] + 1j * d[..., 1]).reshape(-1, k, k)
+            C, Q, _ = _state(g, s, h, E, L, delta, T)
+        if not np.all(np.isfinite(T)):
+            raise SolverError(f"{what}: a complex step of the fixed point is not finite")
+        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan))
+        return _single(sol) if one else sol
     T, Q, C, lhs, ok = _newton(g, s, h, E, L, delta, _start(s, h, E, L) if T is None else T,
                                iterations)
     if not ok.all():
@@ -405,7 +436,7 @@ class Pencil:
         """Append a diagonal block (E, Lhat per atom, delta, its solved T); returns its first
         index."""
         start = self.size
-        self._blocks.append(tuple(np.asarray(x, dtype=float) for x in (E, L, delta, T)))
+        self._blocks.append(tuple(_real_or_complex(x) for x in (E, L, delta, T)))
         return start
 
     def projection(self, T=None) -> int:
@@ -424,13 +455,17 @@ class Pencil:
     def couple(self, row: int, col: int, lhat) -> None:
         """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
         would go in E, which no caller needs)."""
-        self._couplings.append((row, col, np.asarray(lhat, dtype=float)))
+        self._couplings.append((row, col, _real_or_complex(lhat)))
 
-    def solve(self, what: str = "linear pencil") -> PencilSolution:
+    def solve(self, what: str = "linear pencil", real=None) -> PencilSolution:
+        """The assembled pencil's fixed point (``solve``; ``real``: a complex step from the
+        real parts' solution)."""
         k, n = self.size, self.h.size
         B = 1 if self._batch is None else self._batch
-        E, delta, T0 = np.zeros((B, k, k)), np.ones((B, k)), np.zeros((B, k, k))
-        L = np.zeros((B, n, k, k))
+        dtype = np.result_type(float, *(x for b in self._blocks for x in b),
+                               *(c[2] for c in self._couplings))
+        E, delta, T0 = np.zeros((B, k, k), dtype), np.ones((B, k)), np.zeros((B, k, k), dtype)
+        L = np.zeros((B, n, k, k), dtype)
         at = 0
         for Eb, Lb, db, Tb in self._blocks:
             sl = slice(at, at + Eb.shape[-1])
@@ -439,5 +474,6 @@ class Pencil:
         for row, col, lhat in self._couplings:
             L[:, :, row, col] += np.broadcast_to(lhat, (B, n)) if lhat.ndim else lhat
         sol = solve(self.gamma if self._batch else self.gamma[None],
-                    self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what)
+                    self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what,
+                    real=real)
         return sol if self._batch else _single(sol)

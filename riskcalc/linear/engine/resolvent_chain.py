@@ -122,6 +122,9 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     vector : bool
         Return ``chain_vectors``' functionals instead of the traces.
 
+    Complex eta, shifts, middles or roots (the complex steps of exact gradients): the same
+    arithmetic in complex numbers, with the roots given (``root_step``), complex results.
+
     Returns
     -------
     ndarray (points,)
@@ -138,9 +141,7 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     s = np.asarray(atoms, dtype=float)
     w = np.asarray(weights, dtype=float)
     gamma = np.asarray(gamma, dtype=float)
-    eta = np.asarray(eta, dtype=float)
-    lam = np.asarray(shifts, dtype=float)
-    mid = np.asarray(middles, dtype=float)
+    eta, lam, mid = (_real_or_complex(x) for x in (eta, shifts, middles))
     k, n = (eta.shape[-1] if eta.ndim else 0), w.size
     if s.shape[-1:] != (n,) or s.ndim > 2:
         raise ValueError(f"atoms must have shape ({n},) or (points, {n}) for {n} weights; got "
@@ -148,7 +149,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     if k == 0 or lam.shape[-2:] != (k, n) or mid.shape[-2:] != (k, n):
         raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
                          f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
-    c = np.full(k, np.nan) if roots is None else np.asarray(roots, dtype=float)
+    c = np.full(k, np.nan) if roots is None else _real_or_complex(roots)
+    dtype = np.result_type(eta, lam, mid, c)
+    if roots is None and dtype.kind == "c":
+        raise ValueError("complex eta, shifts or middles need the roots (``diagonal_roots`` at "
+                         "the real parts, then ``root_step``)")
     if c.shape[-1:] != (k,):
         raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
     try:
@@ -170,7 +175,7 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     per_point = s.ndim == 2
     if per_point:
         s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
-    out = np.empty((size, n) if vector else size)
+    out = np.empty((size, n) if vector else size, dtype)
     for blk in blocks(size, n * k):
         q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
                          None if roots is None else c[blk])
@@ -251,6 +256,28 @@ def diagonal_roots(gamma, atoms, weights, eta, shift, guess=None) -> np.ndarray:
     return out.reshape(shape)
 
 
+def root_step(gamma, atoms, weights, eta, shift, roots) -> np.ndarray:
+    """The diagonal roots at complex eta and shift (a complex step) from ``roots``, those of
+    the real parts (``diagonal_roots``): one Newton step of c eta + gamma E_H[c s / (c s +
+    Lam(s))] = 1 in complex arithmetic, c - f(c) / f'(c) with f' at the real parts. f is real
+    at the real parts, where ``roots`` solve it, so the imaginary part is the exact tangent
+    (to O(step^2)) and the real part the real root. Arguments broadcast as for
+    ``diagonal_roots``; returns (points,) complex."""
+    s = np.asarray(atoms, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    c = np.asarray(roots, dtype=float)[..., None]
+    eta, lam = np.asarray(eta), np.asarray(shift)
+    f = c[..., 0] * eta + gamma * ((c * s / (c * s + lam)) @ w) - 1.0
+    slope = np.real(eta) + gamma * ((s * np.real(lam) / (c * s + np.real(lam)) ** 2) @ w)
+    return c[..., 0] + 1j * (-np.imag(f) / slope)
+
+
+def _real_or_complex(x):
+    """x as a float array, or complex if it is (the complex steps of exact gradients)."""
+    x = np.asarray(x)
+    return x if x.dtype.kind == "c" else x.astype(float, copy=False)
+
+
 def _chain_block(g, s, w, eta, lam, mid, roots):
     """Qhat_(1k) (B, n) of a block of points, whose trace against the closing middle is the
     chain's: g (B,), eta (B, k), lam and mid (B, k, n), roots (B, k) or None."""
@@ -258,8 +285,9 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
     c = roots
     if c is None:
         c = np.stack([_diagonal(g, s, w, eta[:, a], lam[:, a]) for a in range(k)], axis=1)
-    T = np.zeros((k, k, g.size))
-    C = np.zeros((k, k, g.size))
+    dtype = np.result_type(eta, lam, mid, c)
+    T = np.zeros((k, k, g.size), dtype)
+    C = np.zeros((k, k, g.size), dtype)
     Q = [[None] * k for _ in range(k)]
     for a in range(k):
         T[a, a] = (s / (c[:, a, None] * s + lam[:, a])) @ w
@@ -272,9 +300,9 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
             F0.append((s * Q[a][b]) @ w)
             slope.append(g * C[a, a] * C[b, b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
         slope = np.array(slope)
-        if not np.all(slope < 1):
+        if not np.all(slope.real < 1):
             raise SolverError("resolvent chain: the fixed point is unstable (slope "
-                              f"{np.nanmax(slope):g} >= 1)")
+                              f"{np.nanmax(slope.real):g} >= 1)")
         for (a, b), f0, sl in zip(pairs, F0, slope):
             T[a, b] = f0 / (1.0 - sl)
             _entry(a, b, g, s, eta, lam, mid, T, C, Q)

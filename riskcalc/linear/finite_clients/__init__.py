@@ -14,7 +14,8 @@ clients=M)``) dispatch to the routes:
   Sigma = I;
 * ``finite_clients.shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
   covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``; MAML-FL and
-  pFedMe under covariate shift: the two modules below, on the joint atoms).
+  pFedMe under covariate shift: the two modules below, on the joint atoms); its targets'
+  resolvent chains and the remembered weight-independent parts in ``finite_clients.shift_chains``.
 * ``finite_clients.pfedme_sigma`` and ``finite_clients.maml_sigma``: pFedMe and MAML-FL for a
   spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
   ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).

@@ -43,7 +43,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.shift import global_point, own_variance, remember
+from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 
@@ -61,10 +62,11 @@ class _Companions:
     def __init__(self, gamma, s, h, p, alpha):
         B, n = s.shape
         self.gamma, self.s, self.h = gamma, s, h
-        self.E = np.zeros((B, 3, 3))
+        dtype = np.result_type(p, alpha, float)          # complex: a complex step
+        self.E = np.zeros((B, 3, 3), dtype)
         self.E[:, 0, 0] = self.E[:, 1, 1] = 1.0
         self.E[:, 2, 2] = alpha ** 2 * p
-        self.L = np.zeros((B, n, 3, 3))
+        self.L = np.zeros((B, n, 3, 3), dtype)
         self.L[:, :, 0, 1] = self.L[:, :, 1, 2] = -1.0
         self.L[:, :, 2, 1], self.L[:, :, 2, 2] = p[:, None], -2.0 * alpha * p[:, None]
         self.sol = self.last = None
@@ -152,23 +154,43 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     if live.size == 0:
         return bias, var
     t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
-    _, Ls = comp.state(t)
-    cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
-    L, sol = comp.at(t)
-    pen = block_pencil.Pencil(gam, comp.s, h)
-    i1, i2 = pen.solved(sol, comp.E, L), pen.solved(sol, comp.E, L)
-    for j in range(3):
-        pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
-    ktrk = pen.solve("MAML-FL noise source").conditional(i1, i2 + 2)
-    e_v = (sol.conditional(cm, 2) - ktrk) / p[:, None]
-    Zs = middles(G, Ls, t, count, r, sigma, p, gam, Phi, e_v)[live]
-    W, X1, X2, X3 = _target_traces(comp, live, L, sol, t, cm)
+    pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
+    Zs = middles(G, pc["L"], t, count, r, sigma, p, gam, Phi, pc["e_v"])[live]
+    W = pc["W"]
     pa, ga, sa = p[live], gam[live], sigma[live]
     bias[live] = r[live] ** 2 * ((Zs[:, 0] * W) @ h) + (Zs[:, 1] * W) @ h
     var[live] = (np.where(sa == 0, 0.0, sa ** 2 * (
-        own[live] + 2 * pa * ga * (X1 - X2) + pa * ga * (X2 - X3)
+        own[live] + 2 * pa * ga * pc["cross"] + pa * ga * pc["noise"]
         + pa ** 2 * ga * ((Zs[:, 2] * W) @ h))) + (Zs[:, 3] * W) @ h)
     return bias, var
+
+
+def group_pieces(comp, L, sol, t, p, alpha, live, real=None):
+    """What every group's risk needs at shifts t (module docstring): G_g and L_g = -dG_g/dt
+    from the companion blocks ``comp`` (Lhat ``L``, fixed points ``sol``), the noise source
+    e_v = E_D[K psi K] (step 2), and for the targets ``live`` W and the variance's cross and
+    noise terms X1 - X2 and X2 - X3 (step 3). Complex-safe (a complex step of
+    ``subordination_gradient``: complex pencils, ``block_pencil``). ``real``: a dict where the
+    coupled pencils' solutions are kept (real inputs) or from which a complex step starts
+    (``block_pencil.solve(real=)``: one Newton step)."""
+    real, step = {} if real is None else real, np.iscomplexobj(L)
+
+    def solved(pen, key, what):
+        res = pen.solve(what, real.get(key) if step else None)
+        if not step:
+            real[key] = res
+        return res
+
+    cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
+    pen = block_pencil.Pencil(comp.gamma, comp.s, comp.h)
+    i1, i2 = pen.solved(sol, comp.E, L), pen.solved(sol, comp.E, L)
+    for j in range(3):
+        pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
+    ktrk = solved(pen, "noise", "MAML-FL noise source").conditional(i1, i2 + 2)
+    W, X1, X2, X3 = _target_traces(comp, live, L, sol, t, cm, solved)
+    return {"G": sol.Q[:, :, 0, 2], "L": -block_pencil.local_response(sol, (2, 0), (0, 2)),
+            "e_v": (sol.conditional(cm, 2) - ktrk) / p[:, None], "W": W, "cross": X1 - X2,
+            "noise": X2 - X3}
 
 
 def _shifts(gam, sv, typ, h, p, count, alpha):
@@ -234,11 +256,12 @@ def _warm(key, gam, s, h, p, count, alpha):
     return t1, G, comp
 
 
-def _target_traces(comp, live, L, sol, t, cm):
+def _target_traces(comp, live, L, sol, t, cm, solved):
     """W = E_D[K P^perp Sigma P^perp K] per atom and the traces X1, X2, X3 of the module
     docstring for a target in each of the groups ``live`` (ratio gamma > 1; arrays over
     them) at shifts t (Sigma the target's own covariance), from the batch's companion blocks
-    ``comp`` with Lhat ``L`` and fixed points ``sol`` there."""
+    ``comp`` with Lhat ``L`` and fixed points ``sol`` there, each coupled pencil solved by
+    ``solved(pencil, key, what)`` (``group_pieces``)."""
     L, sol, E, s, t = L[live], sol.take(live), comp.E[live], comp.s[live], t[live]
 
     def pencil():
@@ -255,14 +278,14 @@ def _target_traces(comp, live, L, sol, t, cm):
     pen.couple(k1 + 2, j1, lhat=-1.0)
     pen.couple(j1, j2, lhat=-s)
     pen.couple(j2, k2, lhat=-1.0)
-    W = pen.solve(what).conditional(k1, k2 + 2)
+    W = solved(pen, "W", what).conditional(k1, k2 + 2)
     pen = pencil()
     j0, k1, j2 = pen.projection(tp), pen.solved(sol, E, L), pen.projection(tp)
     for j in range(3):
         pen.couple(j0, k1 + j, lhat=-cm[j])
     pen.couple(k1 + 2, j2, lhat=-1.0)
-    res = pen.solve(what)
-    rows = np.zeros(pen.size)
+    res = solved(pen, "X12", what)
+    rows = np.zeros(pen.size, cm.dtype)
     rows[k1:k1 + 3] = cm
     X1, X2 = res.trace(rows, j2), res.trace(j0, j2)
     pen = pencil()
@@ -272,5 +295,5 @@ def _target_traces(comp, live, L, sol, t, cm):
     for j in range(3):
         pen.couple(k1 + 2, k2 + j, lhat=-t * cm[j])
     pen.couple(k2 + 2, j3, lhat=-1.0)
-    X3 = pen.solve(what).trace(j0, j3)
+    X3 = solved(pen, "X3", what).trace(j0, j3)
     return W, X1, X2, X3

@@ -44,10 +44,10 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.finite_clients.identity import client_weights
-from riskcalc.linear.finite_clients.shift import own_variance, remember, warm_roots
+from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
-from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots
+from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
@@ -114,22 +114,25 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     typ = np.asarray(typ, dtype=int)
     sg = sv[typ]
-    M = float(count.sum())
     p = client_weights(gam, count, weights)
+    t = solve_point(gam, sg, h, p, lam, count)
+    pc = group_pieces(t, gam, sg, h, p, lam)
+    Zs = middles(pc["G"][0], pc["L"], t, count, r, sigma, p, gam, Phi, pc["e_v"])
+    fkzk = pc["fkzk"]
+    bias = r ** 2 * fkzk(Zs[:, 0]) + fkzk(Zs[:, 1])
+    own = own_variances(gam, lam, typ, marginals)
+    var = (sigma ** 2 * (own + 2 * p * gam * pc["cross"] + p * gam * pc["noise"]
+                         + p ** 2 * gam * fkzk(Zs[:, 2])) + fkzk(Zs[:, 3]))
+    return bias, var
 
-    def states(t):
-        st = _states(t, gam, sg, h, p, lam)
-        return st[4], st[5]
 
-    if M == 1:
-        t = np.zeros((1, h.size))
-    else:
-        # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which
-        # is about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
-        pop = (count * p) @ (lam * sg / (sg + lam))
-        t, _ = solve_shifts(states, count, np.tile((M - 1) / M * pop, (gam.size, 1)),
-                            "pFedMe finite-clients limit")
-    c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam)
+def group_pieces(t, gam, sg, h, p, lam, roots=None):
+    """What every group's risk needs at its shift t (module docstring): G_g and L_g (rows
+    of ``_states``), the noise source e_v = E_D[K psi K], the functional fkzk(Z) = tau(F K Z
+    K) (F = R Sigma R, Z diagonal (groups, atoms)), and the variance's cross and noise terms
+    tau((R - R^2) Sigma R K) and tau(F K R) - tau(F K R t K). ``roots``: ``_states``' (complex
+    t or p, a complex step of ``subordination_gradient``: complex results)."""
+    c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
     tr = _traces(gam, sg, h, lam, Lam, C)
@@ -137,8 +140,6 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
     ekrtk = (_ed(tr, h, "R", [t * w * w]) + _ed(tr, h, "RQ", [t * v, w * w])
              + _ed(tr, h, "QR", [w, t * w * v]) + _ed(tr, h, "QRQ", [w, t * v, w * v]))
-    e_v = (ekr - ekrtk) / p[:, None]
-    Zs = middles(Gs[0], Ls, t, count, r, sigma, p, gam, Phi, e_v)
     one = np.ones_like(sg)
 
     def fkzk(Zd):
@@ -146,19 +147,42 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
         return (tr("RR", [sg, Zd * w * w]) + tr("RRQ", [sg, Zd * w * v, w])
                 + tr("RRQ", [sg, v, w * Zd * w]) + tr("RRQQ", [sg, v, w * Zd * v, w]))
 
-    bias = r ** 2 * fkzk(Zs[:, 0]) + fkzk(Zs[:, 1])
     fkr = tr("RRR", [sg, w, one]) + tr("RRQR", [sg, v, w, one])
     fkrtk = (tr("RRR", [sg, w, t * w]) + tr("RRRQ", [sg, w, t * v, w])
              + tr("RRQR", [sg, v, w, t * w]) + tr("RRQRQ", [sg, v, w, t * v, w]))
     rsrk = tr("RR", [sg, w]) + tr("RRQ", [sg, v, w])
     rrsrk = tr("RRR", [one, sg, w]) + tr("RRRQ", [one, sg, v, w])
+    return {"G": Gs, "L": Ls, "C": C, "e_v": (ekr - ekrtk) / p[:, None], "fkzk": fkzk,
+            "cross": rsrk - rrsrk, "noise": fkr - fkrtk}
+
+
+def own_variances(gam, lam, typ, marginals):
+    """Every group's own ridge variance in its type's marginal spectrum (``own_variance``)."""
     own = np.empty(gam.size)
-    for k in np.unique(typ):          # the own ridge variance in the type's marginal spectrum
+    for k in np.unique(typ):
         sel = np.flatnonzero(typ == k)
         own[sel] = own_variance(gam[sel], lam, marginals[sel[0]])
-    var = (sigma ** 2 * (own + 2 * p * gam * (rsrk - rrsrk) + p * gam * (fkr - fkrtk)
-                         + p ** 2 * gam * fkzk(Zs[:, 2])) + fkzk(Zs[:, 3]))
-    return bias, var
+    return own
+
+
+def solve_point(gam, sg, h, p, lam, count):
+    """The shifts t (groups, atoms) of step 1 (module docstring): E_D[(b_g + t_g)^-1] = G for
+    every group g (eigenvalues sg[g] on the atoms of masses h, weight p[g], ``count[g]``
+    clients) and sum_g n_g t_g = (M - 1) G^-1 (``operator_subordination.solve_shifts``)."""
+    M = float(count.sum())
+    if M == 1:
+        return np.zeros((1, h.size))
+
+    def states(t):
+        st = _states(t, gam, sg, h, p, lam)
+        return st[4], st[5]
+
+    # Start: (M - 1) / M times the population filter sum_l n_l p_l phi(Sigma_l), which is
+    # about (M - 1) / (M G) (lam (M - 1) / M for small lam, FedAvg's for large lam).
+    pop = (count * p) @ (lam * sg / (sg + lam))
+    t, _ = solve_shifts(states, count, np.tile((M - 1) / M * pop, (gam.size, 1)),
+                        "pFedMe finite-clients limit")
+    return t
 
 
 def _traces(g, s, h, lam, Lam, C):
@@ -169,7 +193,8 @@ def _traces(g, s, h, lam, Lam, C):
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
-    # R's depend on lam and the groups, not on the weights: remembered (``shift.remember``).
+    # R's depend on lam and the groups, not on the weights: remembered
+    # (``shift_chains.remember``).
     key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
     root = {"R": remember(("pFedMe R",) + key + (np.asarray(lam, dtype=float).tobytes(),),
                           lambda: diagonal_roots(g, s, h, lam, np.ones(n))), "Q": C}
@@ -190,16 +215,21 @@ def _ed(tr, h, blocks, mids):
     return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
-def _states(t, gam, s, h, p, lam):
+def _states(t, gam, s, h, p, lam, roots=None):
     """c, Lam, C, C s + Lam, G = E_D[K] and the matrix of L[h] = E_D[K h K] of every group at
     its shift t (rows; module docstring, steps 1-2), s (groups, atoms) each group's
-    eigenvalues; the diagonal roots C in one batch (per-point atoms of ``resolvent_chain``)."""
+    eigenvalues; the diagonal roots C in one batch (per-point atoms of ``resolvent_chain``),
+    or ``roots`` (those at the real parts). Complex t or p (a complex step,
+    ``subordination_gradient``): C by ``resolvent_chain.root_step``, the rest arithmetic."""
     u = p * lam ** 2
     c = t + (p * lam)[:, None]
     Lam = lam - u[:, None] / c
     # From the last roots for these groups (the shifts move little between calls).
-    C = warm_roots(("pFedMe C", np.asarray(gam, dtype=float).tobytes(), s.tobytes(),
-                    h.tobytes()), gam, s, h, 1.0, Lam)
+    C = roots if roots is not None else warm_roots(
+        ("pFedMe C", np.asarray(gam, dtype=float).tobytes(), s.tobytes(), h.tobytes()), gam,
+        s, h, 1.0, np.real(Lam))
+    if np.iscomplexobj(Lam):
+        C = root_step(gam, s, h, 1.0, Lam, C)
     den = C[:, None] * s + Lam
     G = 1.0 / c + u[:, None] / (c ** 2 * den)
     # E_D[Q m Q] = Dm @ m: (C'[m] s + m) / den^2 with C' from the diagonal equation.

@@ -42,14 +42,15 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 
 6. RTFA: dmean/dlam_i, one complex step moving every lam (target i's risk depends on its own
    lam_i alone: the global model has none), through R = (S_i / lam_i + 1)^-1 in its chains
-   and its own ridge variance (``shift._target_chains``).
+   and its own ridge variance (``shift_chains.target_chains``).
 
 Every complex step, f'(x) = Im f(x + i h) / h with h = 1e-30 (Squire and Trapp, SIAM Rev. 40,
 1998), is exact to rounding: ``shift.evaluate`` is arithmetic but for the targets' diagonal
-roots and resolvent chains, which follow the step by their tangents (``shift._target_chains``:
-one Newton step of the root's equation in complex arithmetic; the chains' derivatives as
-longer chains). p is free here (the limits' formulas at unnormalized weights), as in
-``finite_clients.gradient`` (Sigma = I), whose route this mirrors.
+roots and resolvent chains, which follow the step by their tangents
+(``shift_chains.target_chains``: one Newton step of the root's equation in complex
+arithmetic; the chains' derivatives as longer chains). p is free here (the limits' formulas
+at unnormalized weights), as in ``finite_clients.gradient`` (Sigma = I), whose route this
+mirrors.
 Checks (tests): fourth-order central differences of the limits at free weights and in the
 penalties; Sigma_j = c I for every client against ``finite_clients.gradient`` (closed forms).
 """
