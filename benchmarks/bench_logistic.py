@@ -20,7 +20,8 @@ import argparse
 import csv
 import time
 
-from montecarlo.experiments.presets import COLUMNS, PRESETS, run_preset, summarize
+from montecarlo.experiments.presets import PRESETS
+from montecarlo.experiments.presets_run import COLUMNS, run_preset, summarize
 
 
 def main(argv=None) -> int:

@@ -132,9 +132,9 @@ class Context:
                          progress=self.progress, desc=f"{self.fig_id} {desc}".strip())
 
     def preset(self, name: str, overrides: dict, reps: int, trajectory: bool = False) -> list:
-        """Rows of ``montecarlo.experiments.presets.run_preset`` (cached under the preset's name, so
-        figures of one experiment share its runs)."""
-        from montecarlo.experiments.presets import run_preset
+        """Rows of ``montecarlo.experiments.presets_run.run_preset`` (cached under the preset's
+        name, so figures of one experiment share its runs)."""
+        from montecarlo.experiments.presets_run import run_preset
 
         return run_preset(name, overrides, reps=reps, seed=self.seed, trajectory=trajectory,
                           n_jobs=self.n_jobs, cache=self.cache(name), progress=self.progress)

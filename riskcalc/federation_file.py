@@ -30,8 +30,9 @@ Strict: numbers are JSON numbers, finite, in the one range of each parameter
 number belongs, a duplicate key, an unknown key, nesting deeper than the schema, a file larger
 than ``MAX_BYTES`` (checked before reading, and never read past it: ``/dev/zero`` is refused)
 and bytes that are not UTF-8 are errors, each one line naming the file, the client (index and
-name) and the key. Nothing is coerced. The JSON layer under these checks (size, bytes, depth,
-duplicate keys, non-finite numbers): ``riskcalc.json_strict``.
+name) and the key. Nothing is coerced. The checks of each value: ``riskcalc.federation_checks``;
+the JSON layer under them (size, bytes, depth, duplicate keys, non-finite numbers):
+``riskcalc.json_strict``.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ import os
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from riskcalc._validate import MAX_INT, RANGES
-from riskcalc.json_strict import NonFinite, load
+from riskcalc.federation_checks import (check_integer, check_keys, check_number, check_se,
+                                        check_spec)
 from riskcalc.json_strict import kind as _kind
-from riskcalc.spectrum import MAX_EIGENVALUES, ordered_steps, step_count
+from riskcalc.json_strict import load
+from riskcalc.spectrum import MAX_EIGENVALUES
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
 
@@ -241,7 +242,7 @@ def _object(data, path, where):
         raise ValueError(f"{where}: expected a non-empty JSON list of client objects, or the "
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
                          f"[...]}}; this object has no \"{FORMAT_KEY}\" key")
-    _keys(probe, None, data, TOP_KEYS, "top-level")
+    check_keys(probe, None, data, TOP_KEYS, "top-level")
     version = data[FORMAT_KEY]
     if type(version) is not int:
         raise ValueError(f"{where}: \"{FORMAT_KEY}\" must be the integer {VERSION}, got "
@@ -249,11 +250,11 @@ def _object(data, path, where):
     if version != VERSION:
         raise ValueError(f"{where}: format version {version} is not supported (this fedrisk "
                          f"reads version {VERSION})")
-    d = None if "d" not in data else _integer(probe, None, "d", data["d"], 1)
+    d = None if "d" not in data else check_integer(probe, None, "d", data["d"], 1)
     if d is not None and d > MAX_EIGENVALUES:
         raise probe.error(None, f"d = {d} is larger than {MAX_EIGENVALUES:g}, the most "
                                 "eigenvalues a spectrum may have")
-    signal = None if "signal" not in data else _number(probe, None, "signal", data["signal"])
+    signal = None if "signal" not in data else check_number(probe, None, "signal", data["signal"])
     clients = data.get("clients")
     if not isinstance(clients, list) or not clients:
         raise probe.error(None, "\"clients\" must be a non-empty list of client objects, got "
@@ -280,124 +281,30 @@ def _object(data, path, where):
     return FederationFile(path, True, d, signal, out, where)
 
 
-def _keys(probe, j, obj, allowed, what):
-    dups = getattr(obj, "duplicates", ())
-    if dups:
-        raise probe.error(j, f"key {dups[0]} given twice (JSON keeps only one "
-                             "value; remove the other)")
-    unknown = [k for k in obj if k not in allowed]
-    if unknown:
-        raise probe.error(j, f"unknown key {_short(unknown[0])} ({what} keys: "
-                             f"{', '.join(allowed)})")
-
-
 def _client(probe, j, c, base, seen):
     """One client object, checked (``base``: the folder ``file:`` SPECs are relative to; None
     for a bare list, whose SPECs keep their meaning; ``seen``: the SPECs checked already,
-    ``_spec``'s)."""
+    ``check_spec``'s)."""
     if not isinstance(c, dict):
         raise probe.error(j, f"must be an object, got {_kind(c)}")
-    _keys(probe, j, c, CLIENT_KEYS, "client")
+    check_keys(probe, j, c, CLIENT_KEYS, "client")
     if probe.versioned and ("gamma" in c) == ("n" in c):
         raise probe.error(j, "give exactly one of gamma (d / n) and n (with the file's d), "
                              f"got {'both' if 'gamma' in c else 'neither'}")
     out = {}
     for key, value in c.items():
         if key in _NUMBERS:
-            out[key] = _number(probe, j, key, value)
+            out[key] = check_number(probe, j, key, value)
         elif key == "n":
-            out[key] = _integer(probe, j, key, value, 1)
+            out[key] = check_integer(probe, j, key, value, 1)
         elif key == "id":
-            out[key] = _integer(probe, j, key, value, -MAX_INT)
+            out[key] = check_integer(probe, j, key, value, -MAX_INT)
         elif key == "name":
             if not isinstance(value, str) or not value.strip():
                 raise probe.error(j, f"name must be a non-empty string, got {value!r}")
             out[key] = value
         elif key == "spectrum":
-            out[key] = _spec(probe, j, value, base, seen)
+            out[key] = check_spec(probe, j, value, base, seen)
         elif key == "se":
-            out[key] = _se(probe, j, value)
-    return out
-
-
-def _number(probe, j, key, value):
-    if isinstance(value, NonFinite):
-        raise probe.error(j, f"{key} must be a finite number, got {value!r}")
-    if type(value) not in (int, float):
-        raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
-                             "numbers are JSON numbers, not strings or booleans)")
-    low, high = RANGES.get(key, RANGES["r"])
-    if not np.isfinite(_float(value)):
-        raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
-                             f"{_short(value)}")
-    if key == "gamma":
-        ok = low <= value <= high
-    else:
-        ok = 0.0 <= value <= high
-    if not ok:
-        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {value!r}")
-    return float(value)
-
-
-def _integer(probe, j, key, value, minimum):
-    if isinstance(value, NonFinite) or type(value) not in (int, float) or not (
-            np.isfinite(_float(value)) and value == int(value)):
-        raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
-                             + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
-    if not minimum <= value <= MAX_INT:
-        raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {MAX_INT}, got "
-                             f"{value!r}")
-    return int(value)
-
-
-def _float(value) -> float:
-    """``value`` as a float, inf for an integer too large for one."""
-    try:
-        return float(value)
-    except OverflowError:
-        return np.inf
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
-
-
-def _spec(probe, j, value, base, seen):
-    """A SPEC string, its syntax and size checked now (so that its errors name the client);
-    ``file:`` made absolute against ``base``."""
-    if not isinstance(value, str):
-        raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
-                             f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
-    kind, _, arg = value.strip().partition(":")
-    if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
-        value = "file:" + os.path.join(base, arg)
-    if value in seen:
-        return value
-    # seen: SPEC -> its number of steps, and None -> the most of them. The distinct spectra
-    # times the most steps bound the joint measure's size (``joint_spectrum.check_size``)
-    # before each is expanded: 100 distinct powerlaw:P,10000000 took 5 s each to check here.
-    from riskcalc.linear.engine.joint_spectrum import check_size
-
-    types = len(seen) - (None in seen) + 1
-    try:
-        check_size(types, max(seen.get(None, 1), step_count(value, probe.d) or 1))
-        _, values = ordered_steps(value, probe.d)
-        check_size(types, max(seen.get(None, 1), values.size))
-    except ValueError as exc:
-        text = str(exc)
-        if probe.d is None and "powerlaw needs the number" in text:
-            return value            # sized later, by the verb's --d
-        raise probe.error(j, f"spectrum: {text}") from None
-    seen[value], seen[None] = values.size, max(seen.get(None, 1), values.size)
-    return value
-
-
-def _se(probe, j, value):
-    if not isinstance(value, dict):
-        raise probe.error(j, f"se must be an object of standard errors, got {_kind(value)}")
-    _keys(probe, j, value, ("gamma", "n", "r", "sigma", "rho"), "se")
-    out = {}
-    for key, v in value.items():
-        out[key] = None if v is None else _number(probe, j, f"se.{key}", v)
+            out[key] = check_se(probe, j, value)
     return out

@@ -11,7 +11,7 @@ from montecarlo.experiments.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg,
 from montecarlo.experiments.problems import paper000_instance, quadratic_instance
 from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
 from montecarlo.experiments.objectives import ClientLosses, _newton, minimize, prox
-from montecarlo.experiments.presets import run_preset, summarize
+from montecarlo.experiments.presets_run import run_preset, summarize
 
 # Stated convergence tolerance (sup-norm distance of every local model to the exact minimizer).
 TOL = 1e-6

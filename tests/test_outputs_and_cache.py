@@ -85,13 +85,13 @@ def test_torn_last_line_does_not_swallow_the_next_record(tmp_path):
 ])
 def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, monkeypatch, argv):
     import figures.core
-    import montecarlo.experiments.presets
+    import montecarlo.experiments.presets_run
     import montecarlo.sweep
 
     def no_work(*args, **kwargs):
         raise AssertionError("work started before the output was checked")
 
-    for module in (montecarlo.sweep, montecarlo.experiments.presets, figures.core):
+    for module in (montecarlo.sweep, montecarlo.experiments.presets_run, figures.core):
         monkeypatch.setattr(module, "run_tasks", no_work)
     (tmp_path / "f").write_text("")
     args = argv.format(missing=tmp_path / "no" / "such", tmp=tmp_path, file=tmp_path / "f")

@@ -3,10 +3,9 @@ overridable.
 
 A preset is an instance builder with default parameters, a grid (over an instance parameter,
 simulated as one batched instance, or over an algorithm hyperparameter, looped), and a set of
-labelled methods (algorithm + hyperparameters). One replicate of a preset is one task of
-``montecarlo.runner.tasks.run_tasks``: it carries everything its random numbers depend on
-(``seed``, ``rep``), so results do not depend on the number of workers, and a cache file makes a
-long run resumable.
+labelled methods (algorithm + hyperparameters). ``resolve`` turns a preset and its overrides
+into the JSON task template of a replicate, checked before any work; running the replicates:
+``montecarlo.experiments.presets_run``.
 
 Overrides (``riskcalc simulate --set KEY=VALUE``):
 
@@ -25,19 +24,13 @@ from __future__ import annotations
 
 import inspect
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
-from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.instances import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
-from montecarlo.experiments.metrics import evaluate, exact_solution, rounds_to_accuracy
-from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.stats import mean_se
-from montecarlo.runner.tasks import run_tasks
-from montecarlo.runner.threads import small_blas
 from riskcalc._validate import as_array, decimal, positive_int
 from riskcalc.papers import cite
 
@@ -272,139 +265,3 @@ def _set_hyper(spec, key, value):
             raise ValueError(f"{lab}.{hp}: algorithm {algo} takes {sorted(accepted)}")
     if not hit:
         raise ValueError(f"no method of this preset takes {hp!r}")
-
-
-def run_rep(task: dict) -> dict:
-    """One replicate of a resolved preset (the ``run_tasks`` worker): builds the instance,
-    runs every method, and returns ``{"rows": [...]}`` (one row per grid point x method x
-    reported checkpoint)."""
-    # Batches of small matrices only (per-client d x d Hessians, m x d gradients).
-    with small_blas():
-        return _run_rep(task)
-
-
-def _run_rep(task):
-    seed, rep = task["seed"], task["rep"]
-    params = dict(task["params"])
-    batched = task["grid"] in params
-    if batched:
-        # A single grid value (``--set R=5``) is a grid of one: the instance keeps its batch axis.
-        params[task["grid"]] = np.atleast_1d(np.asarray(params[task["grid"]], float))
-    inst = BUILDERS[task["builder"]](**params, seed=seed, rep=rep)
-    values = params[task["grid"]] if batched else np.asarray(task["grid_values"], float)
-    rows, cache = [], {}
-    for label, (algo, hyper) in task["methods"].items():
-        fn = ALGORITHMS[algo]
-        extra = {k: v for k, v in (("seed", seed), ("rep", rep))
-                 if k in inspect.signature(fn).parameters}
-        runs = ([(slice(None), dict(hyper))] if batched else
-                [(j, dict(hyper, **{task["grid"]: float(v)})) for j, v in enumerate(values)])
-        for where, hp in runs:
-            traj = fn(inst, **hp, **extra)
-            exact = None
-            if task["exact"]:
-                key = (traj.objective, traj.lam)
-                if key not in cache:
-                    cache[key] = exact_solution(traj, inst)
-                exact = cache[key]
-            picks = (np.arange(len(traj.rounds)) if task["trajectory"]
-                     else np.array([len(traj.rounds) - 1]))
-            met = evaluate(traj, inst, exact=exact, checkpoints=picks)
-            target = (rounds_to_accuracy(traj, exact, task["target"])
-                      if task["target"] and exact is not None else None)
-            exact_met = (evaluate(_as_trajectory(traj, exact), inst, checkpoints=[0])
-                         if exact is not None else None)
-            rows += _rows(task, label, algo, values, where, batched, met, target, exact_met,
-                          picks)
-    return {"rows": rows}
-
-
-def _as_trajectory(traj, exact):
-    return replace(traj, local=exact[1][None], global_model=exact[0][None],
-                   rounds=traj.rounds[:1], grad_evals=traj.grad_evals[:1],
-                   prox_evals=traj.prox_evals[:1])
-
-
-COLUMNS = ("preset", "rep", "grid", "value", "method", "algorithm", "checkpoint", "rounds",
-           "grad_evals", "prox_evals", "accuracy", "aer", "ier_max", "local_stat_err",
-           "local_stat_err_max", "global_stat_err", "local_opt_err", "global_opt_err",
-           "exact_local_stat_err", "exact_global_stat_err", "exact_aer", "rounds_to_target")
-
-
-def _rows(task, label, algo, values, where, batched, met, target, exact_met, checkpoints):
-    rows = []
-    grid_idx = range(len(values)) if batched else [where]
-    ks = range(len(met["rounds"]))
-    for j in grid_idx:
-        sel = (lambda a, k: a[k][j]) if batched else (lambda a, k: a[k])
-        for k in ks:
-            row = {"preset": task["preset"], "rep": task["rep"], "grid": task["grid"],
-                   "value": float(values[j]), "method": label, "algorithm": algo,
-                   "checkpoint": int(checkpoints[k]),
-                   "rounds": int(met["rounds"][k]), "grad_evals": float(met["grad_evals"][k]),
-                   "prox_evals": float(met["prox_evals"][k])}
-            for col, src in (("accuracy", "accuracy_mean"), ("aer", "aer"),
-                             ("ier_max", "ier_max"), ("local_stat_err", "local_stat_err_mean"),
-                             ("local_stat_err_max", "local_stat_err_max"),
-                             ("global_stat_err", "global_stat_err"),
-                             ("local_opt_err", "local_opt_err_mean"),
-                             ("global_opt_err", "global_opt_err")):
-                row[col] = float(sel(met[src], k))
-            nan = float("nan")
-            row["exact_local_stat_err"] = (float(sel(exact_met["local_stat_err_mean"], 0))
-                                           if exact_met else nan)
-            row["exact_global_stat_err"] = (float(sel(exact_met["global_stat_err"], 0))
-                                            if exact_met else nan)
-            row["exact_aer"] = float(sel(exact_met["aer"], 0)) if exact_met else nan
-            row["rounds_to_target"] = (float(target[j] if batched else target)
-                                       if target is not None else nan)
-            rows.append(row)
-    return rows
-
-
-def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed: int = 0,
-               trajectory: bool = False, n_jobs: int = 1, scheduler: str | None = None,
-               cache=None, progress: bool = False) -> list:
-    """Run ``reps`` replicates of a preset and return all rows (see ``COLUMNS``).
-
-    Parameters
-    ----------
-    name : str
-        A key of ``PRESETS``.
-    overrides : dict, optional
-        Settings (module docstring).
-    reps : int
-        Replicates, >= 1 (replicate ``r`` uses ``replicate_rng(seed, r, ...)``).
-    seed : int
-        Non-negative experiment seed.
-    trajectory : bool
-        Report every checkpoint instead of the final one.
-    n_jobs, scheduler, cache, progress
-        Passed to ``montecarlo.runner.tasks.run_tasks``.
-
-    Returns
-    -------
-    list of dict
-        Rows with the keys ``COLUMNS``; NaN where a metric does not apply.
-    """
-    spec = resolve(name, overrides)
-    reps, seed = positive_int("reps", reps), check_seed(seed)
-    check_tasks(reps, f"{reps} replicates", "lower reps")
-    tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
-    results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=name, command="simulate")
-    return [row for res in results for row in res["rows"]]
-
-
-def summarize(rows, column: str = "accuracy") -> dict:
-    """Mean and standard error of ``column`` over replicates, keyed by (method, grid value),
-    at the final checkpoint of each run (rows come in checkpoint order, the last one wins)."""
-    groups = {}
-    for row in rows:
-        groups.setdefault((row["method"], row["value"]), {})[row["rep"]] = row[column]
-    out = {}
-    for key, by_rep in groups.items():
-        vals = np.array(list(by_rep.values()), float)
-        mean, se = mean_se(vals) if len(vals) > 1 else (vals.mean(), float("nan"))
-        out[key] = (float(mean), float(se))
-    return out

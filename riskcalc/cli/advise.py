@@ -9,33 +9,26 @@ recommendation's stability: ``riskcalc.cli.advise_intervals``). Theory: ``riskca
 
 The text table lists every client's risk for up to ``PER_CLIENT_MAX`` clients; beyond, each
 candidate's mean, worst and quantiles of the per-client risks (the per-client rows go to
-``--per-client``, ``--json`` and ``--csv FILE``). ``--model logistic``: the logistic family's
-candidates (``riskcalc.cli.logistic_advise``).
+``--per-client``, ``--json`` and ``--csv FILE``): ``riskcalc.cli.advise_table``. The advice
+runs within ``--max-minutes`` with a progress bar on stderr (``_solve``). ``--model
+logistic``: the logistic family's candidates (``riskcalc.cli.logistic_advise``).
 """
 
 from __future__ import annotations
 
-import csv
 import threading
 import time
 import warnings
 
-import numpy as np
-
 from riskcalc._validate import MAX_INT, positive_int
 from riskcalc.cli import COMMANDS, advise_intervals, families, guards
-from riskcalc.cli.outputs import atomic, check_writable, not_an_input
+from riskcalc.cli.advise_table import PER_CLIENT_MAX, print_table, write_csv
+from riskcalc.cli.outputs import check_writable, not_an_input
 
-#: Largest federation whose per-client risks the text table prints inline.
-PER_CLIENT_MAX = 10
 #: Largest --rounds: every round up to T is evaluated, for each K (3000 rounds are about the
 #: most ``riskcalc.rounds_limit`` evaluates in one curve,
 #: ``riskcalc.linear.dynamics.inputs.MAX_ROUND_CELLS``).
 MAX_ROUNDS = 3000
-#: Candidates tied with the recommended one that the text names.
-TIES_SHOWN = 6
-#: Quantiles of the per-client risks in the summary table.
-QUANTILES = (0.1, 0.5, 0.9)
 
 
 def add_parser(subparsers) -> None:
@@ -294,128 +287,3 @@ class _Ticker:
         self.stop.set()
         if self.thread is not None:
             self.thread.join()
-
-
-def _fmt(v) -> str:
-    return "inf" if v is None or v == float("inf") else f"{v:.4g}"
-
-
-def _tuning(c, wide: bool = False) -> str:
-    parts = []
-    for k, v in c.tuning.items():
-        if isinstance(v, list) and wide:
-            parts.append(f"{k}: {_summary(v)}")
-        elif isinstance(v, list):
-            parts.append(f"{k}=[{', '.join(_fmt(x) for x in v)}]")
-        elif v is not None:
-            parts.append(f"{k}={_fmt(v)}")
-    return " ".join(parts) or "-"
-
-
-def _summary(values) -> str:
-    """A per-client list in one cell: the value when all agree, else median and range."""
-    arr = np.asarray([np.inf if v is None else v for v in values], dtype=float)
-    if np.all(arr == arr[0]):
-        return _fmt(arr[0])
-    return f"median {_fmt(float(np.median(arr)))} in [{_fmt(arr.min())}, {_fmt(arr.max())}]"
-
-
-def _label(j, names) -> str:
-    return str(j) if names is None or names[j] is None else f"{j} ({names[j]})"
-
-
-def print_table(result, per_client: bool = False, names=None) -> None:
-    """The ranked candidates, the recommendation, the weight gains and the skips: every
-    client's risk inline up to ``PER_CLIENT_MAX`` clients, else per candidate the mean, worst
-    and quantiles of the per-client risks (``per_client``: one row per client as well)."""
-    fed = result.federation
-    wide = fed.m > PER_CLIENT_MAX
-    print(f"federation: {fed.m} clients, {fed.covariance_text()}")
-    if wide:
-        qs = "".join(f"{'q' + format(100 * q, 'g'):>9}" for q in QUANTILES)
-        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
-              "(quantiles of the per-client risk)")
-    else:
-        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}  "
-              "per-client risks")
-    for k, c in enumerate(result.candidates, 1):
-        d = c.as_dict()
-        if wide:
-            risks = np.where(np.isfinite(c.risks), c.risks, np.inf)
-            cells = "".join(f"{_fmt(float(np.quantile(risks, q))):>9}" for q in QUANTILES)
-        else:
-            cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
-        print(f"{k:>4}  {c.method:<14}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
-              f"{_fmt(d['worst_risk']):>9}{cells}")
-        print(f"{'':>6}tuning: {_tuning(c, wide)}")
-    rec = result.recommended
-    how = "no global model" if rec.p is None else f"{rec.weights} weights"
-    print(f"recommended for the federation: {rec.method} ({how}) "
-          f"(mean risk {_fmt(rec.mean_risk)}, worst client {_fmt(rec.worst_risk)})")
-    ties = result.ties()
-    if ties:
-        from riskcalc.advise import TIE_RTOL
-
-        shown = [f"{result.candidates[k].method} ({result.candidates[k].weights})"
-                 for k in ties[:TIES_SHOWN]]
-        more = f" and {len(ties) - TIES_SHOWN} more" if len(ties) > TIES_SHOWN else ""
-        print(f"  tied (mean risk equal within {TIE_RTOL:g} relative): {', '.join(shown)}{more}")
-    if rec.p is not None:
-        print("  weights p_j: " + (_summary(rec.p) if wide
-                                   else ", ".join(f"{x:.4g}" for x in rec.p)))
-    rows = result.per_client()
-    if wide and not per_client:
-        best = {}
-        for row in rows:
-            key = f"{row['method']} ({row['weights']} weights)" if row["weights"] != "none" \
-                else f"{row['method']} (no global model)"
-            best[key] = best.get(key, 0) + 1
-        print("  best per client: " + ", ".join(f"{v} x {k}" for k, v in
-                                                sorted(best.items(), key=lambda kv: -kv[1]))
-              + " (one row per client: --per-client, --json or --csv FILE)")
-    else:
-        for row in rows:
-            how = ("no global model" if row["weights"] == "none"
-                   else f"{row['weights']} weights")
-            j = row["client"]
-            tail = "" if not wide else f" (recommended: {_fmt(_json_risk(rec.risks[j]))})"
-            tied = f", tied with {row['tied']} other(s)" if row["tied"] else ""
-            print(f"  client {_label(j, names)}: {row['method']} ({how}), risk "
-                  f"{_fmt(row['risk'])}{tail}{tied}")
-    for g in result.weight_gains():
-        print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
-              f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
-              f"(gain {100 * (g['gain_vs_samples'] or 0):.2f}% over samples)")
-    for s in result.skipped:
-        print(f"skipped: {s}")
-
-
-def _json_risk(v):
-    return None if not np.isfinite(v) else float(v)
-
-
-#: Columns of ``--csv``.
-CSV_COLUMNS = ("rank", "method", "weights", "client", "name", "risk", "p", "lam", "alpha",
-               "steps", "step_size")
-
-
-def write_csv(result, path, names=None, intervals=None) -> None:
-    """One row per candidate and client (``CSV_COLUMNS``; an infinite risk is empty),
-    written atomically; with ``intervals`` (``--bootstrap``) the bounds of the risk too."""
-    m = result.federation.m
-    extra = () if intervals is None else advise_intervals.CSV_COLUMNS
-    with atomic(path, newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS + extra)
-        writer.writeheader()
-        for k, c in enumerate(result.candidates, 1):
-            for j in range(m):
-                row = {"rank": k, "method": c.method, "weights": c.weights, "client": j,
-                       "name": "" if names is None or names[j] is None else names[j],
-                       "risk": repr(float(c.risks[j])) if np.isfinite(c.risks[j]) else "",
-                       "p": "" if c.p is None else repr(float(c.p[j]))}
-                for key in ("lam", "alpha", "steps", "step_size"):
-                    v = c.tuning.get(key)
-                    row[key] = "" if v is None else repr(v[j] if isinstance(v, list) else v)
-                if intervals is not None:
-                    row.update(advise_intervals.csv_cells(intervals, c, j))
-                writer.writerow(row)

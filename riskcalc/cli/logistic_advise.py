@@ -18,7 +18,8 @@ import warnings
 import numpy as np
 
 from riskcalc.cli import guards
-from riskcalc.cli.advise import PER_CLIENT_MAX, QUANTILES, _fmt, check_d, print_table
+from riskcalc.cli.advise import check_d
+from riskcalc.cli.advise_table import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
 from riskcalc.cli.outputs import atomic
 
 #: The advise options that apply under ``--model logistic`` (``riskcalc.cli.families``).

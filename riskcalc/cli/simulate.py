@@ -14,8 +14,8 @@ import sys
 import numpy as np
 
 from montecarlo.experiments.cost import preset_replicate_seconds
-from montecarlo.experiments.presets import (COLUMNS, PRESETS, parse_value, resolve, run_preset,
-                                            summarize)
+from montecarlo.experiments.presets import PRESETS, parse_value, resolve
+from montecarlo.experiments.presets_run import COLUMNS, run_preset, summarize
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import atomic, check_writable, same_file
 

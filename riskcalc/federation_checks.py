@@ -1,0 +1,116 @@
+"""The checks of one value of a federation file, for ``riskcalc.federation_file``'s reader.
+
+Each check takes ``probe`` (the ``FederationFile`` being read: its ``error`` names the file and
+the client, its ``d`` sizes ``powerlaw:P`` spectra) and the client index ``j`` (None: the
+top level), and returns the value checked or raises one ValueError line naming the file, the
+client and the key: ``check_keys`` (duplicate and unknown keys of an object), ``check_number``
+(a finite JSON number in the range of ``riskcalc._validate.RANGES``), ``check_integer``,
+``check_spec`` (a SPEC's syntax and size, ``file:`` made absolute) and ``check_se`` (the
+standard errors). Nothing is coerced: a string or boolean where a number belongs is an error.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from riskcalc._validate import MAX_INT, RANGES
+from riskcalc.json_strict import NonFinite
+from riskcalc.json_strict import kind as _kind
+from riskcalc.spectrum import ordered_steps, step_count
+
+
+
+def check_keys(probe, j, obj, allowed, what):
+    dups = getattr(obj, "duplicates", ())
+    if dups:
+        raise probe.error(j, f"key {dups[0]} given twice (JSON keeps only one "
+                             "value; remove the other)")
+    unknown = [k for k in obj if k not in allowed]
+    if unknown:
+        raise probe.error(j, f"unknown key {_short(unknown[0])} ({what} keys: "
+                             f"{', '.join(allowed)})")
+
+
+def check_number(probe, j, key, value):
+    if isinstance(value, NonFinite):
+        raise probe.error(j, f"{key} must be a finite number, got {value!r}")
+    if type(value) not in (int, float):
+        raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
+                             "numbers are JSON numbers, not strings or booleans)")
+    low, high = RANGES.get(key, RANGES["r"])
+    if not np.isfinite(_float(value)):
+        raise probe.error(j, f"{key} must be a finite number in [{low:g}, {high:g}], got "
+                             f"{_short(value)}")
+    if key == "gamma":
+        ok = low <= value <= high
+    else:
+        ok = 0.0 <= value <= high
+    if not ok:
+        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
+
+
+def check_integer(probe, j, key, value, minimum):
+    if isinstance(value, NonFinite) or type(value) not in (int, float) or not (
+            np.isfinite(_float(value)) and value == int(value)):
+        raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
+                             + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
+    if not minimum <= value <= MAX_INT:
+        raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {MAX_INT}, got "
+                             f"{value!r}")
+    return int(value)
+
+
+def _float(value) -> float:
+    """``value`` as a float, inf for an integer too large for one."""
+    try:
+        return float(value)
+    except OverflowError:
+        return np.inf
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+
+
+def check_spec(probe, j, value, base, seen):
+    """A SPEC string, its syntax and size checked now (so that its errors name the client);
+    ``file:`` made absolute against ``base``."""
+    if not isinstance(value, str):
+        raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
+                             f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
+    kind, _, arg = value.strip().partition(":")
+    if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
+        value = "file:" + os.path.join(base, arg)
+    if value in seen:
+        return value
+    # seen: SPEC -> its number of steps, and None -> the most of them. The distinct spectra
+    # times the most steps bound the joint measure's size (``joint_spectrum.check_size``)
+    # before each is expanded: 100 distinct powerlaw:P,10000000 took 5 s each to check here.
+    from riskcalc.linear.engine.joint_spectrum import check_size
+
+    types = len(seen) - (None in seen) + 1
+    try:
+        check_size(types, max(seen.get(None, 1), step_count(value, probe.d) or 1))
+        _, values = ordered_steps(value, probe.d)
+        check_size(types, max(seen.get(None, 1), values.size))
+    except ValueError as exc:
+        text = str(exc)
+        if probe.d is None and "powerlaw needs the number" in text:
+            return value            # sized later, by the verb's --d
+        raise probe.error(j, f"spectrum: {text}") from None
+    seen[value], seen[None] = values.size, max(seen.get(None, 1), values.size)
+    return value
+
+
+def check_se(probe, j, value):
+    if not isinstance(value, dict):
+        raise probe.error(j, f"se must be an object of standard errors, got {_kind(value)}")
+    check_keys(probe, j, value, ("gamma", "n", "r", "sigma", "rho"), "se")
+    out = {}
+    for key, v in value.items():
+        out[key] = None if v is None else check_number(probe, j, f"se.{key}", v)
+    return out
