@@ -81,6 +81,8 @@ For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (meas
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -96,6 +98,19 @@ _CONFIRM = np.array([1.0, 5.0, 25.0])
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
 MAX_UNKNOWNS = 200
+
+
+#: ``SigmaPencil._jacobian``'s product.
+_J = "a,najxkc,nakdjb,k->njxbkcd"
+
+
+@lru_cache(maxsize=64)
+def _greedy_path(subscripts, shapes):
+    """The contraction order ``np.einsum(..., optimize=True)`` finds (its greedy search) for
+    operands of these shapes: passed as ``optimize``, the same contractions without searching
+    again at every Newton step."""
+    return np.einsum_path(subscripts, *(np.broadcast_to(0.0, s) for s in shapes),
+                          optimize="greedy")[0]
 
 
 class SigmaPencil:
@@ -177,7 +192,8 @@ class SigmaPencil:
         P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
         Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
         w = self.h * self.s ** 2
-        J = np.einsum("a,najxkc,nakdjb,k->njxbkcd", w, P, Q, self.gam, optimize=True)
+        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
+        J = np.einsum(_J, w, P, Q, self.gam, optimize=_greedy_path(_J, shapes))
         size = M * K * K
         return np.eye(size) - J.reshape(N, size, size)
 
