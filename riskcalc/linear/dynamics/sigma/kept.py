@@ -37,6 +37,8 @@ class Kept:
         return self._kept[key]
 
     def put(self, key, value):
+        """Keep ``value`` under ``key`` (None: nothing kept), dropping the least recently used
+        beyond ``size``."""
         if key is None:
             return
         self._kept[key] = value
@@ -44,17 +46,15 @@ class Kept:
             self._kept.popitem(last=False)
 
     def clear(self):
+        """Forget every kept value."""
         self._kept.clear()
-
-    def __len__(self):
-        return len(self._kept)
 
 
 def exact(v):
-    """(dtype, shape, bytes) of an array, (type name, value) of a number or a string, else
-    None."""
+    """(dtype, shape, bytes) of an array, (type name, repr) of a number or a string (repr: -0.0
+    is not 0.0), else None."""
     if isinstance(v, np.ndarray):
         return None if v.dtype.hasobject else (v.dtype.str, v.shape, v.tobytes())
     if isinstance(v, (Number, str)):
-        return type(v).__name__, v
+        return type(v).__name__, repr(v)
     return None
