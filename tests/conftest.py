@@ -134,14 +134,18 @@ def quick_sensitivity(quick_catalogue):
 
 @pytest.fixture
 def fresh_sigma_edges():
-    """Every edge scan solved anew in the test that asks for it (``one_step.edges`` forgets what
-    it kept): for the tests that bound the time of a refusal, which an earlier test's kept
-    scans would make look fast when it solves them."""
-    from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges
+    """Every edge scan solved anew in the test that asks for it (``one_step.edges`` and
+    ``sigma_pencil.edges`` forget what they kept): for the tests that bound the time of a
+    refusal, which an earlier test's kept scans would make look fast when it solves them, and
+    for those that watch the scans' inner steps."""
+    from riskcalc.linear.dynamics.sigma import sigma_pencil
+    from riskcalc.linear.dynamics.sigma.fedavg import one_step
 
-    edges.cache_clear()
+    one_step.edges.cache_clear()
+    sigma_pencil.edges.cache_clear()
     yield
-    edges.cache_clear()
+    one_step.edges.cache_clear()
+    sigma_pencil.edges.cache_clear()
 
 
 # The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one
@@ -160,23 +164,26 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # Measured (process CPU seconds, OMP_NUM_THREADS=1: a file alone less its ~2 s of start-up, or
 # a group of files in one process with --durations=0 scaled to the group's CPU): the docs after
 # the catalogue's readers, then every file of about 1 s and more, longest first. A new file of
-# more than a few seconds belongs in this list (else it runs among the last).
+# more than a few seconds belongs in this list (else it runs among the last). The 23 files of
+# the rounds under a spectrum and of Algorithm 1 re-measured together (one process, 161 s of
+# CPU) and re-sorted among the places they held; test_rounds_memory (1.7 s, 17.6 s in a loaded
+# run, where it ran among the last) and test_rounds_edges (1.0 s) added.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
-    "test_docs.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_alg1chain.py",
-    "test_rounds_sigma_personalize.py", "test_rounds_sigma_alg1_routes.py",
-    "test_rounds_sigma_alg1_complex.py", "test_alg1_large_step.py", "test_rounds_sigma_k.py",
+    "test_docs.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
+    "test_rounds_sigma_alg1chain.py", "test_rounds_sigma_alg1_routes.py",
+    "test_rounds_sigma_alg1_complex.py", "test_rounds_sigma_k.py", "test_alg1_large_step.py",
     "test_finite_clients_sigma.py", "test_advise_shift_gradient.py", "test_logistic_advise.py",
     "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
-    "test_advise_uncertainty.py", "test_cli_fuzz.py", "test_rounds_sigma_kbig.py",
-    "test_rounds_algorithm1_curves.py", "test_advise_rounds.py",
-    "test_rounds_sigma_own_chain.py", "test_rounds_alg1_personalize.py",
-    "test_alg1_complex.py", "test_rates_simulation.py", "test_hardening_sigma.py",
-    "test_rounds_sigma_prox.py", "test_rounds_shift.py", "test_hardening_eleventh.py",
-    "test_extension.py", "test_sigma_chain_arc.py",
-    "test_logistic_pipeline.py", "test_alg1_large_step_sigma.py", "test_properties_range.py",
+    "test_advise_uncertainty.py", "test_cli_fuzz.py", "test_alg1_complex.py",
+    "test_rounds_sigma_kbig.py", "test_advise_rounds.py", "test_rounds_sigma_own_chain.py",
+    "test_rounds_algorithm1_curves.py", "test_sigma_chain_arc.py", "test_rates_simulation.py",
+    "test_hardening_sigma.py", "test_rounds_sigma_prox.py", "test_rounds_shift.py",
+    "test_hardening_eleventh.py", "test_extension.py", "test_alg1_large_step_sigma.py",
+    "test_logistic_pipeline.py", "test_rounds_fast_rate.py", "test_properties_range.py",
     "test_rounds_sigma.py", "test_advise_shift.py", "test_advise.py", "test_advise_speed.py",
-    "test_outputs_and_cache.py", "test_rounds_budget.py", "test_montecarlo_algorithms.py",
-    "test_rounds_fast_rate.py", "test_figures_atomic.py", "test_logistic_limits_simulation.py",
+    "test_outputs_and_cache.py", "test_rounds_alg1_personalize.py",
+    "test_montecarlo_algorithms.py", "test_rounds_budget.py", "test_rounds_memory.py",
+    "test_figures_atomic.py", "test_logistic_limits_simulation.py",
     "test_advise_separable_fd.py", "test_logistic_finite_clients.py",
     "test_theory_vs_simulation.py", "test_fuzz_fourth.py", "test_montecarlo_rounds.py",
     "test_properties.py", "test_logistic_spectrum.py", "test_layers.py",
@@ -185,12 +192,12 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_mp_quadrature_cancellation.py", "test_api.py", "test_steps_divergence.py",
     "test_finite_steps_general.py", "test_logistic_norm.py", "test_finite_steps.py",
     "test_montecarlo_rounds_personalize.py", "test_logistic_finite_grid.py",
-    "test_cli_simulate.py", "test_rounds_algorithm1.py", "test_max_minutes.py",
-    "test_montecarlo_rounds_alg1_closed.py", "test_algorithms.py", "test_rounds_cli.py",
-    "test_finite_clients.py", "test_hardening_spectrum_ftfa.py", "test_logistic_sweep.py",
-    "test_sympy_identities.py", "test_rounds_personalize.py", "test_cli_logistic_family.py",
-    "test_federation_file.py", "test_estimate.py", "test_rounds_odd_k_divergent.py",
-    "test_front_door.py")
+    "test_cli_simulate.py", "test_rounds_algorithm1.py", "test_rounds_edges.py",
+    "test_max_minutes.py", "test_montecarlo_rounds_alg1_closed.py", "test_algorithms.py",
+    "test_rounds_cli.py", "test_finite_clients.py", "test_hardening_spectrum_ftfa.py",
+    "test_logistic_sweep.py", "test_sympy_identities.py", "test_rounds_personalize.py",
+    "test_cli_logistic_family.py", "test_federation_file.py", "test_estimate.py",
+    "test_rounds_odd_k_divergent.py", "test_front_door.py")
 
 
 def pytest_collection_modifyitems(config, items):

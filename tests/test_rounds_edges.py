@@ -72,3 +72,56 @@ def test_edges_are_kept_per_exact_input(monkeypatch):
         atoms, weights, gam, other[::-1])
     assert one_step.edges.cache_info().currsize == size     # 8 numbers: solved, not kept
     one_step.edges.cache_clear()
+
+
+
+def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
+    """``sigma_pencil.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
+    class and attributes, ``top``, ``qmax`` and ``fold``: an equal pencil built again gets the
+    kept value and the bisection count its solve gave ``fallback``; another step, class,
+    ``qmax`` or ``fold`` is solved anew, and neither a failing solve nor a pencil with an
+    attribute it cannot key on is kept. The solve is a stand-in that records its inputs (the
+    values are the solve's whatever it is: ``tests/test_rounds_sigma_alg1_routes.py`` and the
+    other routes' tests compare real ones)."""
+    from riskcalc.linear.dynamics.sigma import sigma_pencil as sp
+    from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
+
+    solved = []
+
+    def solve(pencil, top, qmax, fold, fallback):
+        solved.append(pencil)
+        if fold:
+            fallback(2)
+        return pencil.eta, float(np.sum(top)), len(solved)
+
+    monkeypatch.setattr(sp, "_edges", solve)
+    args = ([1.0], [1.0], np.array([0.5, 2.0]), np.array([0.4, 0.6]))
+    top = np.array([1.5, 5.8])
+    sp.edges.cache_clear()
+    asked = []
+    first = sp.edges(sp.SigmaPencil(*args, 0.3, 1), top, fold=True, fallback=asked.append)
+    assert first == (0.3, 7.3, 1) and asked == [2]
+    again = sp.edges(sp.SigmaPencil(*[np.array(a, float) for a in args], 0.3, 1), top.copy(),
+                     fold=True, fallback=asked.append)
+    assert again == first and asked == [2, 2] and len(solved) == 1
+    assert sp.edges(sp.SigmaPencil(*args, 0.3, 1), list(top), fold=True) == first
+    for pen, fold, qmax in ((sp.SigmaPencil(*args, 0.31, 1), True, None),
+                            (ChainPencil(*args, 0.3, 1), True, None),
+                            (sp.SigmaPencil(*args, 0.3, 1), False, None),
+                            (sp.SigmaPencil(*args, 0.3, 1), True, top)):
+        sp.edges(pen, top, qmax=qmax, fold=fold)
+    assert len(solved) == 5
+
+    def fails(*a):
+        raise sp.SolverError("no edge")
+    monkeypatch.setattr(sp, "_edges", fails)
+    with pytest.raises(sp.SolverError):
+        sp.edges(sp.SigmaPencil(*args, 0.2, 1), top)
+    monkeypatch.setattr(sp, "_edges", solve)
+    sp.edges(sp.SigmaPencil(*args, 0.2, 1), top)
+    odd = sp.SigmaPencil(*args, 0.2, 1)
+    odd.note = object()
+    sp.edges(odd, top)
+    sp.edges(odd, top)
+    assert len(solved) == 8                 # the failed input solved, the odd pencil each time
+    sp.edges.cache_clear()

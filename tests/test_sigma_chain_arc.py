@@ -73,7 +73,8 @@ def test_chain_edges_with_two_point_bisection_against_scalar_subordination():
     ("dense", 3, [1.0], [1.0]),                 # Sigma = I: against the scalar subordination
     ("chain", 3, [1.0], [1.0]),
 ])
-def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeypatch):
+def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeypatch,
+                                                 fresh_sigma_edges):
     """Sigma = I, two clients: the edges predicted as the fold of the real branch and confirmed
     by the density tests (``sigma_pencil._fold_edges``: confirmed on both sides, no bisection)
     against ``fedavg.edges`` (the scalar route, explicit). Measured: 5e-13 relative."""
@@ -94,7 +95,7 @@ def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeyp
     np.testing.assert_allclose(got[:2], exact[:2], rtol=1e-10)
 
 
-def test_fold_edges_equal_the_bisection_under_a_spectrum(monkeypatch):
+def test_fold_edges_equal_the_bisection_under_a_spectrum(monkeypatch, fresh_sigma_edges):
     """A two-point spectrum, two clients, K = 2 (dense pencil): the fold's edges against the
     bisection's (``fold=False``), both bracketed by the same density test (the bisection to
     1e-11 of the edge, the fold to 5e-12, 2.5e-11 or 1.25e-10 of it: ``_fold_edges``, here

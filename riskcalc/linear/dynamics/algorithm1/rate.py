@@ -160,9 +160,16 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     base = max(sup_a, 0.0)    # F has the sign of 1 - top(K(z)) only for z > 0 (docstring)
     gl = g * lam
 
+    solved = {}
+
     def edge(z, which):
-        return subordination.edge(laws(gam, p, lam, eta, K, z),
-                                  "up" if which == "top" else "down")
+        # Each (z, which) solved once: the bracket's ends are asked for again by the checks
+        # below and by brentq's first two evaluations (the same value: a pure solve).
+        key = (float(z), which)
+        if key not in solved:
+            solved[key] = subordination.edge(laws(gam, p, lam, eta, K, z),
+                                             "up" if which == "top" else "down")
+        return solved[key]
 
     def f_top(z):
         return (z - (1.0 - gl)) / gl - edge(z, "top")

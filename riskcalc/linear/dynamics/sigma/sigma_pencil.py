@@ -81,10 +81,13 @@ For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (meas
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.kept import Kept
 
 _NEWTON_ITER = 40
 _TOL = 1e-12
@@ -95,6 +98,19 @@ _CONFIRM = np.array([1.0, 5.0, 25.0])
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
 MAX_UNKNOWNS = 200
+
+
+#: ``SigmaPencil._jacobian``'s product.
+_J = "a,najxkc,nakdjb,k->njxbkcd"
+
+
+@lru_cache(maxsize=64)
+def _greedy_path(subscripts, shapes):
+    """The contraction order ``np.einsum(..., optimize=True)`` finds (its greedy search) for
+    operands of these shapes: passed as ``optimize``, the same contractions without searching
+    again at every Newton step."""
+    return np.einsum_path(subscripts, *(np.broadcast_to(0.0, s) for s in shapes),
+                          optimize="greedy")[0]
 
 
 class SigmaPencil:
@@ -176,7 +192,8 @@ class SigmaPencil:
         P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
         Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
         w = self.h * self.s ** 2
-        J = np.einsum("a,najxkc,nakdjb,k->njxbkcd", w, P, Q, self.gam, optimize=True)
+        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
+        J = np.einsum(_J, w, P, Q, self.gam, optimize=_greedy_path(_J, shapes))
         size = M * K * K
         return np.eye(size) - J.reshape(N, size, size)
 
@@ -431,13 +448,49 @@ def _fold_edges(pencil, inside, seen, bot, top, upper):
     return done
 
 
+#: Distinct inputs whose edges ``edges`` keeps (least recently used dropped first), each of at
+#: most ``EDGES_MEMO_BYTES`` of arrays: at most 32 MiB held.
+EDGES_MEMO, EDGES_MEMO_BYTES = 32, 1 << 20
+_kept = Kept(EDGES_MEMO, EDGES_MEMO_BYTES)
+
+
 def edges(pencil, top, qmax=None, fold=False, fallback=None):
     """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
     step 4); ``top`` the clients' sample spectrum tops; ``qmax`` (M,) the largest value of each
     client's filter on its spectrum (default: FedAvg's 1 - (1 - eta s)^K); ``fold``: each
     edge predicted as the fold of the real branch (``_fold``) and verified by two density
     tests, the bisection only where that fails (module docstring, step 5), after
-    ``fallback(n)`` (n edges to bisect; it may refuse)."""
+    ``fallback(n)`` (n edges to bisect; it may refuse).
+
+    Hundreds of pencil solves, which the routes ask for again with equal inputs (a result's
+    command line after its Python call, the personalization after the rounds): the result is
+    kept for the last ``EDGES_MEMO`` distinct inputs (``kept.Kept``: the pencil's class, its
+    attributes, ``top``, ``qmax`` and ``fold``), with the number of edges its solve bisected,
+    for which a kept result calls ``fallback`` as that solve did. A failing solve is not kept,
+    nor a pencil with another kind of attribute or more than ``EDGES_MEMO_BYTES`` of arrays.
+    ``edges.cache_clear()`` forgets them."""
+    key = _kept.key(pencil, top, qmax, [float(fold)])
+    found = _kept.get(key)
+    if found is not None:
+        if found[1] and fallback is not None:
+            fallback(found[1])
+        return found[0]
+    asked = []
+
+    def counted(n):
+        asked.append(n)
+        if fallback is not None:
+            fallback(n)
+    value = _edges(pencil, top, qmax, fold, counted)
+    _kept.put(key, (value, sum(asked)))
+    return value
+
+
+edges.cache_clear = _kept.clear
+
+
+def _edges(pencil, top, qmax, fold, fallback):
+    """``edges`` solved (its docstring); ``fallback`` is called as there."""
     gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
     if qmax is None:
         grid = np.linspace(0.0, top.max(), 2001)[None, :]
@@ -484,7 +537,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None):
     done = [False, False]
     if fold:
         done = _fold_edges(pencil, inside, seen, bot, top_, upper)
-        if fallback is not None and not all(done):
+        if not all(done):
             fallback(2 - sum(done))
     for _ in range(max(16, int(np.ceil(36.0 / np.log(k + 1))))):
         if ((done[0] or bot[1] - bot[0] <= 1e-11 * bot[1])

@@ -77,13 +77,15 @@ top of the clients' limiting sample spectra under H (``client_ends``,
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import edges
+from riskcalc.linear.dynamics.sigma.sigma_pencil import EDGES_MEMO, edges
 
 #: Points of each client's sample-spectrum hull on which the Weyl bounds take min and max.
 HULL = 2001
@@ -234,9 +236,12 @@ def _scan(pencil_cls, args, lo, hi, top_j, reflect):
     return shift + sign * a
 
 
+@lru_cache(maxsize=EDGES_MEMO)
 def circle_pencil(cls, far):
     """``cls`` (``Alg1Pencil`` or ``Alg1Chain``) whose solves follow every node from y = ``far``
-    above it when they start from scratch, with no Hermitian branch check (step 3)."""
+    above it when they start from scratch, with no Hermitian branch check (step 3); one class
+    per (cls, far) (kept: ``sigma_pencil.edges`` keeps the scans of equal pencils of one
+    class)."""
 
     class Circle(cls):
         def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
