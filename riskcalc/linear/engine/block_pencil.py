@@ -30,7 +30,9 @@ Solution. Newton's method on T with the exact Jacobian: dC = -gamma C dT C gives
 dQhat = gamma s Qhat C dT C Qhat, so dT -> gamma E_H[s^2 (Qhat C) dT (C Qhat)] (a k^2 x k^2
 matrix J). Starting values are the solutions of the diagonal blocks (``Pencil``): the chains
 of a block upper triangular pencil are then found in a few steps, each superdiagonal level
-being affine given the lower ones. A diagonal block is solved by continuation in gamma from
+being affine given the lower ones; T is block upper triangular too (so are C and Qhat), so
+Newton's steps solve for its blocks on and above the diagonal only (MAML-FL's 8 x 8 target
+pencils: 42 of the 64 entries, a 42 x 42 system instead of 64 x 64). A diagonal block is solved by continuation in gamma from
 gamma = 0 (``continuation``), where S = Sigma and Qhat = (E s + Lhat)^-1 exactly, and moved
 along a path of pencils in small steps (``follow``): Newton's iteration from a distant start
 can land on an unphysical root. Linear
@@ -78,7 +80,8 @@ _STEP_MOVE = 0.25
 class PencilSolution:
     """T (k, k), Qhat (atoms, k, k) and C (k, k) of the fixed point, and I - J for linear
     responses (``local_response``); a batch of B pencils has a leading axis B on every array
-    (gamma (B,), atoms (B, n))."""
+    (gamma (B,), atoms (B, n)). ``unknowns``: the flat indices (row-major, of k x k) of the
+    entries of T Newton's iteration moved, I - J restricted to them (None: every entry)."""
 
     gamma: float
     atoms: np.ndarray
@@ -87,6 +90,7 @@ class PencilSolution:
     Q: np.ndarray
     C: np.ndarray
     lhs: np.ndarray
+    unknowns: np.ndarray | None = None
 
     def trace(self, rows, cols):
         """lim tau(Sigma sum_(a,b) u_a v_b P^-1_ab) for row and column weight vectors (or
@@ -103,7 +107,7 @@ class PencilSolution:
     def take(self, idx) -> "PencilSolution":
         """The pencils ``idx`` of a batch."""
         return PencilSolution(self.gamma[idx], self.atoms[idx], self.weights, self.T[idx],
-                              self.Q[idx], self.C[idx], self.lhs[idx])
+                              self.Q[idx], self.C[idx], self.lhs[idx], self.unknowns)
 
     def put(self, idx, other: "PencilSolution") -> "PencilSolution":
         """A copy of this batch with the pencils ``idx`` replaced by ``other``'s."""
@@ -112,7 +116,7 @@ class PencilSolution:
                                 other.lhs)):
             x[idx] = y
         g, s, T, Q, C, lhs = parts
-        return PencilSolution(g, s, self.weights, T, Q, C, lhs)
+        return PencilSolution(g, s, self.weights, T, Q, C, lhs, self.unknowns)
 
 
 def _vec(x, k):
@@ -177,22 +181,36 @@ def _state(gamma, s, h, E, L, delta, T):
     return C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
 
 
-def _jacobian(gamma, s, h, C, Q):
-    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec; a batch)."""
+def _jacobian(gamma, s, h, C, Q, idx=None):
+    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec; a batch);
+    with ``idx`` (flat indices of T), its rows and columns there only."""
     B, k = C.shape[0], C.shape[-1]
     QC, CQ = Q @ C[:, None], C[:, None] @ Q
-    J = np.einsum("zn,znac,zndb->zabcd", gamma[:, None] * h * s * s, QC, CQ)
+    w = gamma[:, None] * h * s * s
+    if idx is not None:
+        # J_(ab),(cd) = E_H[gamma s^2 (QC)_ac (CQ)_db] at the entries (ab), (cd) of idx: every
+        # product (ac, db) by one matrix product over the atoms, then those entries.
+        n = Q.shape[1]
+        prod = (w[:, :, None, None] * QC).transpose(0, 2, 3, 1).reshape(B, k * k, n) @ \
+            CQ.reshape(B, n, k * k)
+        a, b = np.divmod(idx, k)
+        flat = ((a[:, None] * k + a[None, :]) * k + b[None, :]) * k + b[:, None]
+        return np.eye(idx.size) - np.take(prod.reshape(B, -1), flat, axis=1)
+    J = np.einsum("zn,znac,zndb->zabcd", w, QC, CQ)
     return np.eye(k * k) - J.reshape(B, k * k, k * k)
 
 
-def _newton(gamma, s, h, E, L, delta, T, iterations):
+def _newton(gamma, s, h, E, L, delta, T, iterations, idx=None):
     """Newton's iteration on a batch from T (module docstring): (T, Q, C, lhs, converged),
     each pencil stopped when its own residual is below ``_TOL`` (its numbers are those of
-    solving it alone) or when it fails (non-finite, singular)."""
+    solving it alone) or when it fails (non-finite, singular). ``idx``: the flat indices of
+    the entries of T that move (the others' residuals vanish at the start: ``Pencil.solve``),
+    the Jacobian restricted to them; the residual is checked on every entry."""
     B, n, k = s.shape[0], s.shape[1], E.shape[-1]
+    m = k * k if idx is None else idx.size
     dtype = np.result_type(T, E, L, float)
     out_Q, out_C = np.full((B, n, k, k), np.nan, dtype), np.full((B, k, k), np.nan, dtype)
-    out_lhs, ok = np.full((B, k * k, k * k), np.nan, dtype), np.zeros(B, dtype=bool)
+    out_lhs, ok = np.full((B, m, m), np.nan, dtype), np.zeros(B, dtype=bool)
     T = np.array(T, dtype=dtype)
     live = np.arange(B)
     with np.errstate(all="ignore"):
@@ -201,7 +219,7 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
                 break
             g, sl, El, Ll, dl = gamma[live], s[live], E[live], L[live], delta[live]
             C, Q, res = _state(g, sl, h, El, Ll, dl, T[live])
-            lhs = _jacobian(g, sl, h, C, Q)
+            lhs = _jacobian(g, sl, h, C, Q, idx)
             finite = np.all(np.isfinite(res), axis=(1, 2)) & np.all(np.isfinite(lhs),
                                                                     axis=(1, 2))
             conv = finite & (np.max(np.abs(res.real), axis=(1, 2))
@@ -215,7 +233,13 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
             out_Q[done], out_C[done], out_lhs[done], ok[done] = Q[conv], C[conv], lhs[conv], True
             go = finite & ~conv
             live = live[go]
-            T[live] += _lsolve(lhs[go], res[go].reshape(-1, k * k, 1))[..., 0].reshape(-1, k, k)
+            rhs = res[go].reshape(-1, k * k)
+            if idx is None:
+                T[live] += _lsolve(lhs[go], rhs[..., None])[..., 0].reshape(-1, k, k)
+            else:
+                step = np.zeros_like(rhs)
+                step[:, idx] = _lsolve(lhs[go], rhs[:, idx, None])[..., 0]
+                T[live] += step.reshape(-1, k, k)
     return T, out_Q, out_C, out_lhs, ok
 
 
@@ -227,7 +251,7 @@ def _start(s, h, E, L):
 
 def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
           what: str = "linear pencil", iterations: int = _ITER,
-          real: PencilSolution | None = None) -> PencilSolution:
+          real: PencilSolution | None = None, unknowns=None) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
     from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
     weights; every pencil iterated as if alone).
@@ -257,6 +281,11 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         step): one Newton step from it with its real Jacobian, whose imaginary part is the
         exact tangent (to O(step^2)), instead of the iteration; the result's ``lhs`` is NaN
         (its linear responses would need the complex Jacobian: solve without ``real``).
+    unknowns : array_like of int, optional
+        The flat indices (row-major) of the entries of T that may differ from ``T0``, whose
+        residuals must vanish at T0 elsewhere (a block upper triangular pencil from its
+        solved diagonal blocks: ``Pencil.solve``); Newton's steps solve for them alone (the
+        same root; the residual is still checked on every entry).
 
     Raises
     ------
@@ -267,32 +296,36 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
     """
     h = np.asarray(weights, dtype=float)
     (g, s, E, L, delta, T), one = _batched(gamma, atoms, E, L, delta, T0)
+    idx = None if unknowns is None else np.asarray(unknowns, dtype=int)
     if real is not None:
-        k = E.shape[-1]
+        k, idx = E.shape[-1], real.unknowns
         T = real.T + 0j
         with np.errstate(all="ignore"):
             res = _state(g, s, h, E, L, delta, T)[2].reshape(-1, k * k)
+            res = res if idx is None else res[:, idx]
             # The real and imaginary parts as two right-hand sides of the real matrix.
             d = _lsolve(real.lhs, np.stack([res.real, res.imag], axis=-1))
-            T = T + (d[..., 0] + 1j * d[..., 1]).reshape(-1, k, k)
+            step = np.zeros((T.shape[0], k * k), complex)
+            step[:, slice(None) if idx is None else idx] = d[..., 0] + 1j * d[..., 1]
+            T = T + step.reshape(-1, k, k)
             C, Q, _ = _state(g, s, h, E, L, delta, T)
         if not np.all(np.isfinite(T)):
             raise SolverError(f"{what}: a complex step of the fixed point is not finite")
-        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan))
+        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan), idx)
         return _single(sol) if one else sol
     T, Q, C, lhs, ok = _newton(g, s, h, E, L, delta, _start(s, h, E, L) if T is None else T,
-                               iterations)
+                               iterations, idx)
     if not ok.all():
         raise SolverError(f"{what}: the deterministic-equivalent fixed point did not converge "
                           f"(gamma = {g[~ok][0]:g}, {E.shape[-1]} x {E.shape[-1]} pencil)")
-    sol = PencilSolution(g, s, h, T, Q, C, lhs)
+    sol = PencilSolution(g, s, h, T, Q, C, lhs, idx)
     return _single(sol) if one else sol
 
 
 def _single(sol):
     """A batch of one as one pencil's solution."""
     return PencilSolution(float(sol.gamma[0]), sol.atoms[0], sol.weights, sol.T[0], sol.Q[0],
-                          sol.C[0], sol.lhs[0])
+                          sol.C[0], sol.lhs[0], sol.unknowns)
 
 
 def follow(atoms, weights, path, start: PencilSolution | None = None,
@@ -380,6 +413,9 @@ def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
     ndarray (atoms, atoms) or (B, atoms, atoms)
     """
     (i, j), (o1, o2) = entry, out
+    if sol.unknowns is not None:
+        raise ValueError("local_response needs the full Jacobian (a solution solved without "
+                         "unknowns)")
     one = np.ndim(sol.gamma) == 0
     g, s, Q, C, lhs = (np.asarray(x)[None] if one else x
                        for x in (sol.gamma, sol.atoms, sol.Q, sol.C, sol.lhs))
@@ -459,7 +495,9 @@ class Pencil:
 
     def solve(self, what: str = "linear pencil", real=None) -> PencilSolution:
         """The assembled pencil's fixed point (``solve``; ``real``: a complex step from the
-        real parts' solution)."""
+        real parts' solution). When every coupling goes from a block to a later one (block
+        upper triangular: so is T, with the solved blocks on its diagonal), Newton's steps
+        move T's blocks on and above the diagonal only (``solve``'s ``unknowns``)."""
         k, n = self.size, self.h.size
         B = 1 if self._batch is None else self._batch
         dtype = np.result_type(float, *(x for b in self._blocks for x in b),
@@ -473,7 +511,12 @@ class Pencil:
             at += Eb.shape[-1]
         for row, col, lhat in self._couplings:
             L[:, :, row, col] += np.broadcast_to(lhat, (B, n)) if lhat.ndim else lhat
+        block = np.repeat(np.arange(len(self._blocks)),
+                          [np.shape(b[0])[-1] for b in self._blocks])
+        idx = None
+        if all(block[row] <= block[col] for row, col, _ in self._couplings):
+            idx = np.flatnonzero((block[:, None] <= block[None, :]).ravel())
         sol = solve(self.gamma if self._batch else self.gamma[None],
                     self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what,
-                    real=real)
+                    real=real, unknowns=None if real is not None else idx)
         return sol if self._batch else _single(sol)
