@@ -11,6 +11,7 @@ import pytest
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil as bp
+from riskcalc.linear.engine import pencil_assembly as pa
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import diagonal_roots
 from riskcalc.linear.finite_clients import maml_sigma
@@ -42,21 +43,21 @@ def test_batch_equals_one_at_a_time():
     couplings) of a batch: each member as solved alone (the members converge in different
     numbers of steps; each stops at its own tolerance)."""
     g, s, E, L = batch()
-    sol = bp.continuation(g, s, H2, E, L)
+    sol = pa.continuation(g, s, H2, E, L)
     resp = bp.local_response(sol, (2, 0), (0, 2))
     live = g > 1
-    pen = bp.Pencil(g[live], s[live], H2)
+    pen = pa.Pencil(g[live], s[live], H2)
     k1, j1 = pen.solved(sol.take(live), E[live], L[live]), pen.projection()
     pen.couple(k1 + 2, j1, lhat=-s[live])
     chain = pen.solve()
     for b in range(len(MEMBERS)):
-        one = bp.continuation(g[b], s[b], H2, E[b], L[b])
+        one = pa.continuation(g[b], s[b], H2, E[b], L[b])
         np.testing.assert_allclose(sol.T[b], one.T, rtol=1e-13, atol=1e-15)
         np.testing.assert_allclose(sol.Q[b], one.Q, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(resp[b], bp.local_response(one, (2, 0), (0, 2)),
                                    rtol=1e-12, atol=1e-15)
         if live[b]:
-            alone = bp.Pencil(g[b], s[b], H2)
+            alone = pa.Pencil(g[b], s[b], H2)
             a1, a2 = alone.solved(one, E[b], L[b]), alone.projection()
             alone.couple(a1 + 2, a2, lhat=-s[b])
             i = int(np.flatnonzero(np.flatnonzero(live) == b)[0])
@@ -67,7 +68,7 @@ def test_batch_equals_one_at_a_time():
 def test_batched_response_is_the_derivative():
     """-dG/dt_a of every member by central differences of batched solves."""
     g, s, E, L = batch()
-    sol = bp.continuation(g, s, H2, E, L)
+    sol = pa.continuation(g, s, H2, E, L)
     jac = bp.local_response(sol, (2, 0), (0, 2))
     eps = 1e-5
     for a in range(2):
@@ -168,12 +169,12 @@ def test_triangular_unknowns_are_the_full_newton():
     same complex step (``real=``), as Newton's iteration on every entry of the same arrays."""
     g, s, E, L = batch()
     live = g > 1
-    sol = bp.continuation(g, s, H2, E, L).take(live)
+    sol = pa.continuation(g, s, H2, E, L).take(live)
     g, s, E, L = g[live], s[live], E[live], L[live]
-    tp = bp.projection_trace(g, s, H2)
+    tp = pa.projection_trace(g, s, H2)
 
     def assembled(L2):
-        pen = bp.Pencil(g, s, H2)
+        pen = pa.Pencil(g, s, H2)
         k1, j1, k2 = pen.solved(sol, E, L2), pen.projection(tp), pen.solved(sol, E, L2)
         pen.couple(k1 + 2, j1, lhat=-s)
         pen.couple(j1, k2, lhat=-1.0)
