@@ -280,6 +280,34 @@ the real Jacobian). At 10 / 30 / 100 clients (one process): pFedMe 1.65 / 3.6 / 
 (finite differences 2.8 / 9.7 s / not run), MAML-FL 1.2 / 3.3 / 13.2 s (1.8 / 19.1 s / not
 run).
 
+Thirteenth round, 2026-11-27 (MAML-FL under shift: Newton's iteration on the block upper
+triangular target pencils solves for T's blocks on and above the diagonal only, 42 x 42
+systems for the 8 x 8 pencils instead of 64 x 64, its Jacobian by one matrix product over the
+atoms, ``engine.block_pencil``; the cost model's pFedMe / MAML-FL gradient calls refitted;
+paths and assembly of block pencils moved to ``engine.pencil_assembly``), against main at
+c7c7c3c (ef9a3d5 since, which changes only ``riskcalc.linear.dynamics``, off this path), A and
+B in one run of this script (2 cores shared, load average 3-6: wall ~2x CPU, every figure
+inflated)::
+
+    case         new CPU    c7c7c3c CPU   numbers
+    shift30      16.1 s     17.1 s        (ratio 1.1x; estimated 20 s) risks within 6.1e-16;
+                                          optimal means equal but MAML-FL's, +5.5e-15
+                                          (rounding; its optimal weights moved on a flat
+                                          minimum, per-client risks by up to 1.1e-9); same
+                                          advice
+    shift1000    86.8 s     113.7 s       (ratio 1.3x; estimated 183 s, was 260 s) risks
+                                          within 1.8e-15; optimal means equal but MAML-FL's,
+                                          -3.1e-13 (lower); same advice; goal 30 s not reached
+
+Per pipeline at 1000 clients, ``advise(fed, [method])`` in one process (load 2-3): MAML-FL
+46.3 s (was 63.1: 64 gradient calls of 0.57 s, was 67 of 0.7 s, and 48 tuning evaluations of
+0.18 s), pFedMe 14.3 s (83 calls of 0.149 s); under cProfile MAML-FL 60.6 s before, 40.5 s
+after. Of one MAML-FL gradient the coupled target pencils are still most: their real Newton
+solves (2-3 iterations each: one per superdiagonal level) and the one-step complex solves of
+the four complex steps (each re-solving with the same real Jacobian), then the batched 8 x 8
+inverses of ``_state``. The estimate's remaining excess at shift1000 is FedAvg's, FTFA's and
+RTFA's fits (~87 s estimated against ~26 s measured), not refitted here.
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_advise.py [--cases het5,het100]
 [--baseline DIR] [--baseline-cases het5,het100] [--baseline-max-minutes] [--baseline-timeout 900]
 [--out DIR]``.

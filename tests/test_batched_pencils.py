@@ -11,6 +11,7 @@ import pytest
 from riskcalc import solvers
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil as bp
+from riskcalc.linear.engine import pencil_assembly as pa
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import diagonal_roots
 from riskcalc.linear.finite_clients import maml_sigma
@@ -42,21 +43,21 @@ def test_batch_equals_one_at_a_time():
     couplings) of a batch: each member as solved alone (the members converge in different
     numbers of steps; each stops at its own tolerance)."""
     g, s, E, L = batch()
-    sol = bp.continuation(g, s, H2, E, L)
+    sol = pa.continuation(g, s, H2, E, L)
     resp = bp.local_response(sol, (2, 0), (0, 2))
     live = g > 1
-    pen = bp.Pencil(g[live], s[live], H2)
+    pen = pa.Pencil(g[live], s[live], H2)
     k1, j1 = pen.solved(sol.take(live), E[live], L[live]), pen.projection()
     pen.couple(k1 + 2, j1, lhat=-s[live])
     chain = pen.solve()
     for b in range(len(MEMBERS)):
-        one = bp.continuation(g[b], s[b], H2, E[b], L[b])
+        one = pa.continuation(g[b], s[b], H2, E[b], L[b])
         np.testing.assert_allclose(sol.T[b], one.T, rtol=1e-13, atol=1e-15)
         np.testing.assert_allclose(sol.Q[b], one.Q, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(resp[b], bp.local_response(one, (2, 0), (0, 2)),
                                    rtol=1e-12, atol=1e-15)
         if live[b]:
-            alone = bp.Pencil(g[b], s[b], H2)
+            alone = pa.Pencil(g[b], s[b], H2)
             a1, a2 = alone.solved(one, E[b], L[b]), alone.projection()
             alone.couple(a1 + 2, a2, lhat=-s[b])
             i = int(np.flatnonzero(np.flatnonzero(live) == b)[0])
@@ -67,7 +68,7 @@ def test_batch_equals_one_at_a_time():
 def test_batched_response_is_the_derivative():
     """-dG/dt_a of every member by central differences of batched solves."""
     g, s, E, L = batch()
-    sol = bp.continuation(g, s, H2, E, L)
+    sol = pa.continuation(g, s, H2, E, L)
     jac = bp.local_response(sol, (2, 0), (0, 2))
     eps = 1e-5
     for a in range(2):
@@ -160,3 +161,50 @@ def test_joint_measure_remembered_but_not_for_files(tmp_path):
     second = joint_spectrum([f"file:{path}", "scaled:1"])
     np.testing.assert_array_equal(np.unique(first.values[0]), [1, 2, 3, 4])
     np.testing.assert_array_equal(np.unique(second.values[0]), [1, 3])
+
+
+def test_triangular_unknowns_are_the_full_newton():
+    """An assembled block upper triangular Pencil (companion, projection row, companion,
+    chained) moves only T's blocks on and above the diagonal: the same fixed point, and the
+    same complex step (``real=``), as Newton's iteration on every entry of the same arrays."""
+    g, s, E, L = batch()
+    live = g > 1
+    sol = pa.continuation(g, s, H2, E, L).take(live)
+    g, s, E, L = g[live], s[live], E[live], L[live]
+    tp = pa.projection_trace(g, s, H2)
+
+    def assembled(L2):
+        pen = pa.Pencil(g, s, H2)
+        k1, j1, k2 = pen.solved(sol, E, L2), pen.projection(tp), pen.solved(sol, E, L2)
+        pen.couple(k1 + 2, j1, lhat=-s)
+        pen.couple(j1, k2, lhat=-1.0)
+        return pen
+
+    tri = assembled(L).solve()
+    assert tri.unknowns is not None and tri.unknowns.size == 9 + 3 + 9 + 1 + 3 + 9
+    B, n = g.size, H2.size
+    Ef, Lf, T0 = np.zeros((B, 7, 7)), np.zeros((B, n, 7, 7)), np.zeros((B, 7, 7))
+    for a, b in ((0, 3), (4, 7)):
+        Ef[:, a:b, a:b], Lf[:, :, a:b, a:b], T0[:, a:b, a:b] = E, L, sol.T
+    Ef[:, 3, 3], Lf[:, :, 3, 3], T0[:, 3, 3] = 1.0, 1.0, tp
+    Lf[:, :, 2, 3] -= s
+    Lf[:, :, 3, 4] -= 1.0
+    delta = np.array([1, 1, 1, 0, 1, 1, 1.0])
+    full = bp.solve(g, s, H2, Ef, Lf, delta, T0)
+    assert full.unknowns is None
+    np.testing.assert_allclose(tri.T, full.T, rtol=1e-12, atol=1e-14)
+    # A complex step of the companions' shift entry from each real solution.
+    Lc = L.astype(complex)
+    Lc[:, :, 2, 0] += 1e-30j
+    step = assembled(Lc).solve(real=tri)
+    Lfc = Lf.astype(complex)
+    Lfc[:, :, 2, 0] += 1e-30j
+    Lfc[:, :, 6, 4] += 1e-30j
+    ref = bp.solve(g, s, H2, Ef, Lfc, delta, T0, real=full)
+    np.testing.assert_allclose(step.T.real, ref.T.real, rtol=1e-12, atol=1e-14)
+    # (the full iteration leaves rounding, ~1e-15 of the tangent, below the diagonal)
+    scale = np.max(np.abs(ref.T.imag))
+    assert scale > 0
+    np.testing.assert_allclose(step.T.imag, ref.T.imag, rtol=1e-10, atol=1e-12 * scale)
+    with pytest.raises(ValueError, match="full Jacobian"):
+        bp.local_response(tri, (2, 0), (0, 2))

@@ -7,6 +7,7 @@ import pytest
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import block_pencil as bp
+from riskcalc.linear.engine import pencil_assembly as pa
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.engine.resolvent_chain import chain_trace, diagonal_roots
 
@@ -28,7 +29,7 @@ def test_triangular_chain_matches_resolvent_chain(gamma):
     2 x 2 upper triangular pencil, assembled from solved diagonal blocks."""
     lam, m1 = 0.5, np.array([1.3, 0.7])
     ref = chain_trace(gamma, S2, H2, [lam, 0.0], np.ones((2, 2)), np.array([m1, S2]))
-    pen = bp.Pencil(gamma, S2, H2)
+    pen = pa.Pencil(gamma, S2, H2)
     c = float(diagonal_roots(gamma, S2, H2, lam, np.ones(2)))
     i0 = pen.block([[1 / lam]], np.ones((2, 1, 1)), [1.0], [[H2 @ (S2 / (c * S2 + 1))]])
     i1 = pen.projection()
@@ -43,7 +44,7 @@ def test_companion_identity_matches_marchenko_pastur(gamma):
     Marchenko-Pastur quadrature of the cubic filter."""
     p, alpha, t = 0.3, 0.05, 0.4
     one = np.ones(1)
-    sol = bp.continuation(gamma, one, one, *companion(one, p, alpha, t))
+    sol = pa.continuation(gamma, one, one, *companion(one, p, alpha, t))
     ref, ref2 = mp_expect(np.array([gamma]), lambda x: (
         1 / (t + p * x * (1 - alpha * x) ** 2), 1 / (t + p * x * (1 - alpha * x) ** 2) ** 2))
     assert sol.Q[0, 0, 2] == pytest.approx(ref[0], rel=1e-10)
@@ -55,7 +56,7 @@ def test_companion_linear_filter_matches_generalized_resolvent():
     """alpha = 0: K = (t + p S)^-1 = (S / eta + Lam)^-1 with eta = 1 / p, Lam = t, a
     generalized resolvent of resolvent_chain (a Sigma-dependent shift)."""
     gamma, p, t = 1.7, 0.4, np.array([0.3, 1.2])
-    sol = bp.continuation(gamma, S2, H2, *companion(S2, p, 0.0, t))
+    sol = pa.continuation(gamma, S2, H2, *companion(S2, p, 0.0, t))
     for mid in (np.ones(2), S2):
         ref = chain_trace(gamma, S2, H2, [1 / p], t[None], mid[None])
         assert H2 @ (mid * sol.Q[:, 0, 2]) == pytest.approx(ref, rel=1e-10)
@@ -73,7 +74,7 @@ def test_local_response_is_the_derivative():
     """-dG/dt_a by central differences of G (the response solves the linearized fixed point)."""
     gamma, p, alpha = 1.5, 0.3, 0.05
     t = np.array([0.4, 1.1])
-    sol = bp.continuation(gamma, S2, H2, *companion(S2, p, alpha, t))
+    sol = pa.continuation(gamma, S2, H2, *companion(S2, p, alpha, t))
     jac = bp.local_response(sol, (2, 0), (0, 2))
     eps = 1e-5
     for a in range(2):
@@ -91,7 +92,7 @@ def test_companion_two_point_matches_simulation():
     1%."""
     gamma, p, alpha = 1.5, 0.3, 0.05
     t = np.array([0.4, 1.1])
-    sol = bp.continuation(gamma, S2, H2, *companion(S2, p, alpha, t))
+    sol = pa.continuation(gamma, S2, H2, *companion(S2, p, alpha, t))
     rng = np.random.default_rng(np.random.SeedSequence(2026))
     d = 800
     n = int(d / gamma)

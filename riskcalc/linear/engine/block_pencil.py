@@ -26,16 +26,18 @@ delta_a = lam on such a row and 1 elsewhere, Etilde_aa = 1) the fixed point read
 C = Etilde (Delta + gamma T Etilde)^-1, finite at delta_a = 0 (coupling entries of E in the
 column of a projection row must be 0).
 
-Solution. Newton's method on T with the exact Jacobian: dC = -gamma C dT C gives
-dQhat = gamma s Qhat C dT C Qhat, so dT -> gamma E_H[s^2 (Qhat C) dT (C Qhat)] (a k^2 x k^2
-matrix J). Starting values are the solutions of the diagonal blocks (``Pencil``): the chains
-of a block upper triangular pencil are then found in a few steps, each superdiagonal level
-being affine given the lower ones. A diagonal block is solved by continuation in gamma from
-gamma = 0 (``continuation``), where S = Sigma and Qhat = (E s + Lhat)^-1 exactly, and moved
-along a path of pencils in small steps (``follow``): Newton's iteration from a distant start
-can land on an unphysical root. Linear
-responses (``local_response``) to a change of Lhat, e.g. a derivative in the shift t, solve
-(I - J) dT = E_H[-s Qhat dLhat Qhat] with the same matrix.
+Solution. Newton's method on T with the exact Jacobian: dC = -gamma C dT C gives dQhat = gamma
+s Qhat C dT C Qhat, so dT -> gamma E_H[s^2 (Qhat C) dT (C Qhat)] (a k^2 x k^2 matrix J).
+Starting values are the solutions of the diagonal blocks (``pencil_assembly.Pencil``): the
+chains of a block upper triangular pencil are then found in a few steps, each superdiagonal
+level being affine given the lower ones; T is block upper triangular too (so are C and Qhat),
+so Newton's steps solve for its blocks on and above the diagonal only (MAML-FL's 8 x 8 target
+pencils: 42 of the 64 entries, a 42 x 42 system instead of 64 x 64). A diagonal block is solved
+by continuation in gamma from gamma = 0 (``pencil_assembly.continuation``), where S = Sigma and
+Qhat = (E s + Lhat)^-1 exactly, and moved along a path of pencils in small steps
+(``pencil_assembly.follow``): Newton's iteration from a distant start can land on an unphysical
+root. Linear responses (``local_response``) to a change of Lhat, e.g. a derivative in the shift
+t, solve (I - J) dT = E_H[-s Qhat dLhat Qhat] with the same matrix.
 
 Batches. Every function takes a batch of pencils of one block shape (a leading axis B on
 gamma, the atoms' eigenvalues, E, Lhat, delta, T0; the masses shared): one Newton iteration
@@ -61,24 +63,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine.resolvent_chain import _real_or_complex, diagonal_roots
+from riskcalc.linear.engine.resolvent_chain import _real_or_complex
 
 _ITER = 60
 #: Relative residual max abs(T - E_H[s Qhat]) / (1 + max abs T) at which Newton's iteration
 #: stops.
 _TOL = 1e-13
-#: Halvings of a step of ``follow`` before giving up.
-_HALVINGS = 30
-#: Newton steps and largest relative move of T accepted for one step of ``follow``.
-_STEP_ITER = 8
-_STEP_MOVE = 0.25
 
 
 @dataclass(frozen=True)
 class PencilSolution:
     """T (k, k), Qhat (atoms, k, k) and C (k, k) of the fixed point, and I - J for linear
     responses (``local_response``); a batch of B pencils has a leading axis B on every array
-    (gamma (B,), atoms (B, n))."""
+    (gamma (B,), atoms (B, n)). ``unknowns``: the flat indices (row-major, of k x k) of the
+    entries of T Newton's iteration moved, I - J restricted to them (None: every entry)."""
 
     gamma: float
     atoms: np.ndarray
@@ -87,6 +85,7 @@ class PencilSolution:
     Q: np.ndarray
     C: np.ndarray
     lhs: np.ndarray
+    unknowns: np.ndarray | None = None
 
     def trace(self, rows, cols):
         """lim tau(Sigma sum_(a,b) u_a v_b P^-1_ab) for row and column weight vectors (or
@@ -103,7 +102,7 @@ class PencilSolution:
     def take(self, idx) -> "PencilSolution":
         """The pencils ``idx`` of a batch."""
         return PencilSolution(self.gamma[idx], self.atoms[idx], self.weights, self.T[idx],
-                              self.Q[idx], self.C[idx], self.lhs[idx])
+                              self.Q[idx], self.C[idx], self.lhs[idx], self.unknowns)
 
     def put(self, idx, other: "PencilSolution") -> "PencilSolution":
         """A copy of this batch with the pencils ``idx`` replaced by ``other``'s."""
@@ -112,7 +111,7 @@ class PencilSolution:
                                 other.lhs)):
             x[idx] = y
         g, s, T, Q, C, lhs = parts
-        return PencilSolution(g, s, self.weights, T, Q, C, lhs)
+        return PencilSolution(g, s, self.weights, T, Q, C, lhs, self.unknowns)
 
 
 def _vec(x, k):
@@ -177,22 +176,37 @@ def _state(gamma, s, h, E, L, delta, T):
     return C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
 
 
-def _jacobian(gamma, s, h, C, Q):
-    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec; a batch)."""
+def _jacobian(gamma, s, h, C, Q, idx=None):
+    """I - J, J the (k^2 x k^2) derivative of E_H[s Qhat] in T (row-major vec; a batch);
+    with ``idx`` (flat indices of T), its rows and columns there only."""
     B, k = C.shape[0], C.shape[-1]
     QC, CQ = Q @ C[:, None], C[:, None] @ Q
-    J = np.einsum("zn,znac,zndb->zabcd", gamma[:, None] * h * s * s, QC, CQ)
+    w = gamma[:, None] * h * s * s
+    if idx is not None:
+        # J_(ab),(cd) = E_H[gamma s^2 (QC)_ac (CQ)_db] at the entries (ab), (cd) of idx: every
+        # product (ac, db) by one matrix product over the atoms, then those entries.
+        n = Q.shape[1]
+        prod = (w[:, :, None, None] * QC).transpose(0, 2, 3, 1).reshape(B, k * k, n) @ \
+            CQ.reshape(B, n, k * k)
+        a, b = np.divmod(idx, k)
+        flat = ((a[:, None] * k + a[None, :]) * k + b[None, :]) * k + b[:, None]
+        return np.eye(idx.size) - np.take(prod.reshape(B, -1), flat, axis=1)
+    J = np.einsum("zn,znac,zndb->zabcd", w, QC, CQ)
     return np.eye(k * k) - J.reshape(B, k * k, k * k)
 
 
-def _newton(gamma, s, h, E, L, delta, T, iterations):
+def _newton(gamma, s, h, E, L, delta, T, iterations, idx=None):
     """Newton's iteration on a batch from T (module docstring): (T, Q, C, lhs, converged),
     each pencil stopped when its own residual is below ``_TOL`` (its numbers are those of
-    solving it alone) or when it fails (non-finite, singular)."""
+    solving it alone) or when it fails (non-finite, singular). ``idx``: the flat indices of
+    the entries of T that move (the others' residuals vanish at the start:
+    ``pencil_assembly.Pencil.solve``), the Jacobian restricted to them; the residual is
+    checked on every entry."""
     B, n, k = s.shape[0], s.shape[1], E.shape[-1]
+    m = k * k if idx is None else idx.size
     dtype = np.result_type(T, E, L, float)
     out_Q, out_C = np.full((B, n, k, k), np.nan, dtype), np.full((B, k, k), np.nan, dtype)
-    out_lhs, ok = np.full((B, k * k, k * k), np.nan, dtype), np.zeros(B, dtype=bool)
+    out_lhs, ok = np.full((B, m, m), np.nan, dtype), np.zeros(B, dtype=bool)
     T = np.array(T, dtype=dtype)
     live = np.arange(B)
     with np.errstate(all="ignore"):
@@ -201,7 +215,7 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
                 break
             g, sl, El, Ll, dl = gamma[live], s[live], E[live], L[live], delta[live]
             C, Q, res = _state(g, sl, h, El, Ll, dl, T[live])
-            lhs = _jacobian(g, sl, h, C, Q)
+            lhs = _jacobian(g, sl, h, C, Q, idx)
             finite = np.all(np.isfinite(res), axis=(1, 2)) & np.all(np.isfinite(lhs),
                                                                     axis=(1, 2))
             conv = finite & (np.max(np.abs(res.real), axis=(1, 2))
@@ -215,7 +229,13 @@ def _newton(gamma, s, h, E, L, delta, T, iterations):
             out_Q[done], out_C[done], out_lhs[done], ok[done] = Q[conv], C[conv], lhs[conv], True
             go = finite & ~conv
             live = live[go]
-            T[live] += _lsolve(lhs[go], res[go].reshape(-1, k * k, 1))[..., 0].reshape(-1, k, k)
+            rhs = res[go].reshape(-1, k * k)
+            if idx is None:
+                T[live] += _lsolve(lhs[go], rhs[..., None])[..., 0].reshape(-1, k, k)
+            else:
+                step = np.zeros_like(rhs)
+                step[:, idx] = _lsolve(lhs[go], rhs[:, idx, None])[..., 0]
+                T[live] += step.reshape(-1, k, k)
     return T, out_Q, out_C, out_lhs, ok
 
 
@@ -227,7 +247,7 @@ def _start(s, h, E, L):
 
 def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
           what: str = "linear pencil", iterations: int = _ITER,
-          real: PencilSolution | None = None) -> PencilSolution:
+          real: PencilSolution | None = None, unknowns=None) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
     from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
     weights; every pencil iterated as if alone).
@@ -257,110 +277,51 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         step): one Newton step from it with its real Jacobian, whose imaginary part is the
         exact tangent (to O(step^2)), instead of the iteration; the result's ``lhs`` is NaN
         (its linear responses would need the complex Jacobian: solve without ``real``).
+    unknowns : array_like of int, optional
+        The flat indices (row-major) of the entries of T that may differ from ``T0``, whose
+        residuals must vanish at T0 elsewhere (a block upper triangular pencil from its solved
+        diagonal blocks: ``pencil_assembly.Pencil.solve``); Newton's steps solve for them alone
+        (the same root; the residual is still checked on every entry).
 
     Raises
     ------
     SolverError
         If Newton's iteration does not reach the residual ``_TOL`` for every pencil (a
         singular pencil, or a start too far from a root; a root reached from a distant start
-        need not be the physical one: ``follow``).
+        need not be the physical one: ``pencil_assembly.follow``).
     """
     h = np.asarray(weights, dtype=float)
     (g, s, E, L, delta, T), one = _batched(gamma, atoms, E, L, delta, T0)
+    idx = None if unknowns is None else np.asarray(unknowns, dtype=int)
     if real is not None:
-        k = E.shape[-1]
+        k, idx = E.shape[-1], real.unknowns
         T = real.T + 0j
         with np.errstate(all="ignore"):
             res = _state(g, s, h, E, L, delta, T)[2].reshape(-1, k * k)
+            res = res if idx is None else res[:, idx]
             # The real and imaginary parts as two right-hand sides of the real matrix.
             d = _lsolve(real.lhs, np.stack([res.real, res.imag], axis=-1))
-            T = T + (d[..., 0] + 1j * d[..., 1]).reshape(-1, k, k)
+            step = np.zeros((T.shape[0], k * k), complex)
+            step[:, slice(None) if idx is None else idx] = d[..., 0] + 1j * d[..., 1]
+            T = T + step.reshape(-1, k, k)
             C, Q, _ = _state(g, s, h, E, L, delta, T)
         if not np.all(np.isfinite(T)):
             raise SolverError(f"{what}: a complex step of the fixed point is not finite")
-        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan))
+        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan), idx)
         return _single(sol) if one else sol
     T, Q, C, lhs, ok = _newton(g, s, h, E, L, delta, _start(s, h, E, L) if T is None else T,
-                               iterations)
+                               iterations, idx)
     if not ok.all():
         raise SolverError(f"{what}: the deterministic-equivalent fixed point did not converge "
                           f"(gamma = {g[~ok][0]:g}, {E.shape[-1]} x {E.shape[-1]} pencil)")
-    sol = PencilSolution(g, s, h, T, Q, C, lhs)
+    sol = PencilSolution(g, s, h, T, Q, C, lhs, idx)
     return _single(sol) if one else sol
 
 
 def _single(sol):
     """A batch of one as one pencil's solution."""
     return PencilSolution(float(sol.gamma[0]), sol.atoms[0], sol.weights, sol.T[0], sol.Q[0],
-                          sol.C[0], sol.lhs[0])
-
-
-def follow(atoms, weights, path, start: PencilSolution | None = None,
-           what: str = "linear pencil", batch: int | None = None) -> PencilSolution:
-    """The fixed point along a path of pencils theta -> (gamma, E, Lhat, delta), theta from 0
-    to 1, from its solution ``start`` at theta = 0 (None: solved there by ``solve``, exact
-    when the path starts at gamma = 0). Each step is Newton's iteration from the previous
-    point, accepted only if it converges within ``_STEP_ITER`` iterations and moves T by at
-    most ``_STEP_MOVE`` (1 + max abs T); otherwise the step is halved. Newton's iteration from a
-    distant start can converge to another, unphysical root of the fixed-point equations (e.g.
-    a negative E_D[K] past gamma = 1); small steps stay on the branch that continues the
-    start.
-
-    With ``batch`` = B, B paths at once: ``path`` takes theta (B,) and returns the batch's
-    arguments (``solve``), and each path keeps its own theta and step (its numbers are those
-    of following it alone).
-
-    Raises
-    ------
-    SolverError
-        If a step still fails after ``_HALVINGS`` halvings.
-    """
-    h = np.asarray(weights, dtype=float)
-    B = 1 if batch is None else batch
-
-    def at(theta):
-        g, E, L, delta = path(float(theta[0]) if batch is None else theta)
-        return _batched(g, atoms, E, L, delta, batch=B)[0][:5]
-
-    if start is None:
-        g, s, E, L, delta = at(np.zeros(B))
-        sol = solve(g, s, h, E, L, delta, what=what)
-    else:
-        sol = start if batch is not None else PencilSolution(
-            *(np.asarray(x)[None] for x in (start.gamma, start.atoms)), h,
-            *(x[None] for x in (start.T, start.Q, start.C, start.lhs)))
-    theta, step = np.zeros(B), np.ones(B)
-    T, Q, C, lhs = (x.copy() for x in (sol.T, sol.Q, sol.C, sol.lhs))
-    g, s = (np.array(x, dtype=float) for x in (sol.gamma, sol.atoms))
-    while np.any(theta < 1.0):
-        live = np.flatnonzero(theta < 1.0)
-        t1 = np.minimum(1.0, theta + step)
-        gg, ss, E, L, delta = (x[live] for x in at(np.where(theta < 1.0, t1, 1.0)))
-        nT, nQ, nC, nlhs, conv = _newton(gg, ss, h, E, L, delta, T[live], _STEP_ITER)
-        with np.errstate(invalid="ignore"):
-            good = conv & (np.max(np.abs(nT - T[live]), axis=(1, 2))
-                           <= _STEP_MOVE * (1.0 + np.max(np.abs(T[live]), axis=(1, 2))))
-        acc, rej = live[good], live[~good]
-        theta[acc], step[acc] = t1[acc], 2 * step[acc]
-        T[acc], Q[acc], C[acc], lhs[acc] = nT[good], nQ[good], nC[good], nlhs[good]
-        g[acc], s[acc] = gg[good], ss[good]
-        step[rej] /= 2
-        if np.any(step[rej] < 2.0 ** -_HALVINGS):
-            stuck = rej[step[rej] < 2.0 ** -_HALVINGS][0]
-            raise SolverError(f"{what}: the fixed point could not be followed along its "
-                              f"path (stuck at {theta[stuck]:.6g} of it)")
-    sol = PencilSolution(g, s, h, T, Q, C, lhs)
-    return _single(sol) if batch is None else sol
-
-
-def continuation(gamma, atoms, weights, E, L, delta=None,
-                 what: str = "linear pencil") -> PencilSolution:
-    """``follow`` along gamma' from 0 (S = Sigma, exact) to ``gamma``: the branch of the fixed
-    point that continues the deterministic pencil (one pencil or a batch, as ``solve``)."""
-    (g, s, E, L, delta, _), one = _batched(gamma, atoms, E, L, delta)
-    if one:
-        return follow(atoms, weights, lambda th: (th * g[0], E[0], L[0], delta[0]), what=what)
-    return follow(s, weights, lambda th: (th * g, E, L, delta), what=what, batch=g.size)
+                          sol.C[0], sol.lhs[0], sol.unknowns)
 
 
 def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
@@ -380,6 +341,9 @@ def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
     ndarray (atoms, atoms) or (B, atoms, atoms)
     """
     (i, j), (o1, o2) = entry, out
+    if sol.unknowns is not None:
+        raise ValueError("local_response needs the full Jacobian (a solution solved without "
+                         "unknowns)")
     one = np.ndim(sol.gamma) == 0
     g, s, Q, C, lhs = (np.asarray(x)[None] if one else x
                        for x in (sol.gamma, sol.atoms, sol.Q, sol.C, sol.lhs))
@@ -395,85 +359,3 @@ def local_response(sol: PencilSolution, entry, out) -> np.ndarray:
     res = g[:, None, None] * s[:, :, None] * through
     res[:, np.arange(n), np.arange(n)] += direct
     return res[0] if one else res
-
-
-def projection_trace(gamma, atoms, weights):
-    """T of a projection row's block (``Pencil.projection``): E_H[s / (c s + 1)] with c the
-    diagonal root at eta = 0 (one pencil or a batch)."""
-    s = np.asarray(atoms, dtype=float)
-    c = diagonal_roots(gamma, s, weights, 0.0, np.ones_like(s))
-    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ np.asarray(weights, dtype=float)
-
-
-class Pencil:
-    """A block pencil assembled from solved diagonal blocks and couplings (module docstring):
-    ``block`` adds a diagonal block with its solution, ``couple`` an entry, ``solve`` the
-    whole from the block-diagonal start. A batch of pencils of one block structure: gamma
-    (B,) and/or atoms (B, n), and the blocks' and couplings' arrays with a leading axis B
-    (or shared).
-
-    Parameters
-    ----------
-    gamma : float or array_like (B,)
-    atoms : array_like (n,) or (B, n)
-    weights : array_like (n,)
-    """
-
-    def __init__(self, gamma, atoms, weights):
-        self.gamma = np.asarray(gamma, dtype=float)
-        self.s = np.asarray(atoms, dtype=float)
-        self.h = np.asarray(weights, dtype=float)
-        sizes = [x.shape[0] for x, nd in ((self.gamma, 1), (self.s, 2)) if x.ndim == nd]
-        self._batch = max(sizes) if sizes else None
-        self._blocks = []
-        self._couplings = []
-
-    @property
-    def size(self) -> int:
-        return sum(np.shape(b[0])[-1] for b in self._blocks)
-
-    def block(self, E, L, delta, T) -> int:
-        """Append a diagonal block (E, Lhat per atom, delta, its solved T); returns its first
-        index."""
-        start = self.size
-        self._blocks.append(tuple(_real_or_complex(x) for x in (E, L, delta, T)))
-        return start
-
-    def projection(self, T=None) -> int:
-        """A projection row (P^perp off the row space of X, gamma > 1); ``T`` its solved
-        value (``projection_trace``) when the caller has it."""
-        if T is None:
-            T = projection_trace(self.gamma, self.s, self.h)
-        return self.block([[1.0]], np.ones((self.h.size, 1, 1)), [0.0],
-                          np.asarray(T)[..., None, None])
-
-    def solved(self, sol: PencilSolution, E, L, delta=None) -> int:
-        """Append a block whose fixed point is ``sol``."""
-        k = np.shape(E)[-1]
-        return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
-
-    def couple(self, row: int, col: int, lhat) -> None:
-        """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
-        would go in E, which no caller needs)."""
-        self._couplings.append((row, col, _real_or_complex(lhat)))
-
-    def solve(self, what: str = "linear pencil", real=None) -> PencilSolution:
-        """The assembled pencil's fixed point (``solve``; ``real``: a complex step from the
-        real parts' solution)."""
-        k, n = self.size, self.h.size
-        B = 1 if self._batch is None else self._batch
-        dtype = np.result_type(float, *(x for b in self._blocks for x in b),
-                               *(c[2] for c in self._couplings))
-        E, delta, T0 = np.zeros((B, k, k), dtype), np.ones((B, k)), np.zeros((B, k, k), dtype)
-        L = np.zeros((B, n, k, k), dtype)
-        at = 0
-        for Eb, Lb, db, Tb in self._blocks:
-            sl = slice(at, at + Eb.shape[-1])
-            E[:, sl, sl], L[:, :, sl, sl], delta[:, sl], T0[:, sl, sl] = Eb, Lb, db, Tb
-            at += Eb.shape[-1]
-        for row, col, lhat in self._couplings:
-            L[:, :, row, col] += np.broadcast_to(lhat, (B, n)) if lhat.ndim else lhat
-        sol = solve(self.gamma if self._batch else self.gamma[None],
-                    self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what,
-                    real=real)
-        return sol if self._batch else _single(sol)

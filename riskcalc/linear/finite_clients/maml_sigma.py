@@ -22,7 +22,7 @@ clients. Derived here:
    P^perp K]; the target's own noise adds the cross term 2 p gamma tau(Sigma P^perp K R_m^2
    (I - P^perp)) (X_i^T (X_i^+)^T = I - P^perp) and p^2 gamma tau(F K psi K) =
    p gamma (tau(F K R_m^2) - tau(F K R_m^2 t K)). Every trace is a block of one pencil
-   (``block_pencil.Pencil``: companion blocks, projection rows and couplings)::
+   (``pencil_assembly.Pencil``: companion blocks, projection rows and couplings)::
 
        X1 = tau(Sigma R_m^2 K P^perp),  X2 = tau(Sigma P^perp R_m^2 K P^perp),
        X3 = tau(Sigma P^perp K t R_m^2 K P^perp),
@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine import block_pencil
+from riskcalc.linear.engine import block_pencil, pencil_assembly
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients.shift import global_point
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
@@ -73,20 +73,20 @@ class _Companions:
 
     def at(self, t):
         """The blocks' Lhat and fixed points at shifts t (groups x atoms), each group followed
-        from its last shift (or from gamma = 0) in small steps (``block_pencil.follow``); a
+        from its last shift (or from gamma = 0) in small steps (``pencil_assembly.follow``); a
         group whose t has not moved keeps its fixed point (the target's traces reuse the
         converged shifts)."""
         L = self.L.copy()
         L[:, :, 2, 0] = t
         what = "MAML-FL finite-clients limit (companion pencil)"
         if self.sol is None:
-            sol = block_pencil.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
+            sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
         else:
             moved = np.flatnonzero(np.any(L != self.last, axis=(1, 2, 3)))
             if moved.size == 0:
                 return L, self.sol
             L0, L1, E = self.last[moved], L[moved], self.E[moved]
-            sol = self.sol.put(moved, block_pencil.follow(
+            sol = self.sol.put(moved, pencil_assembly.follow(
                 self.s[moved], self.h, lambda th: (self.gamma[moved], E,
                                                    L0 + th[:, None, None, None] * (L1 - L0),
                                                    None),
@@ -182,7 +182,7 @@ def group_pieces(comp, L, sol, t, p, alpha, live, real=None):
         return res
 
     cm = np.array([1.0, -2.0 * alpha, alpha ** 2])      # R_m^2 K = sum_j cm_j S^(j-1) K
-    pen = block_pencil.Pencil(comp.gamma, comp.s, comp.h)
+    pen = pencil_assembly.Pencil(comp.gamma, comp.s, comp.h)
     i1, i2 = pen.solved(sol, comp.E, L), pen.solved(sol, comp.E, L)
     for j in range(3):
         pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
@@ -245,7 +245,7 @@ def _warm(key, gam, s, h, p, count, alpha):
     L1[:, :, 2, 0] = t0
     E0, L0, E1 = old.E, old.last, comp.E
     try:
-        comp.sol = block_pencil.follow(s, h, lambda th: (
+        comp.sol = pencil_assembly.follow(s, h, lambda th: (
             gam, E0 + th[:, None, None] * (E1 - E0), L0 + th[:, None, None, None] * (L1 - L0),
             None), old.sol, "MAML-FL finite-clients limit (companion pencil)", batch=gam.size)
         comp.last = L1
@@ -265,13 +265,13 @@ def _target_traces(comp, live, L, sol, t, cm, solved):
     L, sol, E, s, t = L[live], sol.take(live), comp.E[live], comp.s[live], t[live]
 
     def pencil():
-        return block_pencil.Pencil(comp.gamma[live], s, comp.h)
+        return pencil_assembly.Pencil(comp.gamma[live], s, comp.h)
 
     what = "MAML-FL target traces"
     # The projection rows' block depends on gamma and the target's spectrum only.
     g = comp.gamma[live]
     tp = remember(("projection", g.tobytes(), s.tobytes(), comp.h.tobytes()),
-               lambda: block_pencil.projection_trace(g, s, comp.h))
+               lambda: pencil_assembly.projection_trace(g, s, comp.h))
     pen = pencil()
     k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(tp), pen.projection(tp),
                       pen.solved(sol, E, L))

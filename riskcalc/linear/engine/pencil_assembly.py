@@ -1,0 +1,188 @@
+"""Block pencils followed along paths and assembled from solved blocks (the deterministic
+equivalents of ``riskcalc.linear.engine.block_pencil``, whose module docstring derives them).
+
+Newton's iteration from a distant start can land on an unphysical root, so a diagonal block is
+solved by continuation in gamma from gamma = 0 (``continuation``), where S = Sigma and
+Qhat = (E s + Lhat)^-1 exactly, and moved along a path of pencils in small steps (``follow``).
+A pencil of several blocks (``Pencil``: e.g. paper 003, ``003_4b976ddf5225c17e.txt``, eq. 12's
+companion blocks, projection rows P^perp (gamma > 1) and their couplings, for MAML-FL's target
+traces in ``finite_clients.maml_sigma``) starts from its solved diagonal blocks; a projection
+row's block is ``projection_trace``. Every function takes one pencil or a batch (a leading
+axis B), each member following its own path with its own steps.
+
+The tests (``tests/test_block_pencil.py``, ``tests/test_batched_pencils.py``) compare the
+assembled pencils with ``resolvent_chain`` and ``resolvent_pencil`` on triangular pencils and
+with direct simulation, and each member of a batch with the same pencil solved alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.engine.block_pencil import (PencilSolution, _batched, _newton, _single,
+                                                 solve)
+from riskcalc.linear.engine.resolvent_chain import _real_or_complex, diagonal_roots
+
+#: Halvings of a step of ``follow`` before giving up.
+_HALVINGS = 30
+#: Newton steps and largest relative move of T accepted for one step of ``follow``.
+_STEP_ITER = 8
+_STEP_MOVE = 0.25
+
+
+def follow(atoms, weights, path, start: PencilSolution | None = None,
+           what: str = "linear pencil", batch: int | None = None) -> PencilSolution:
+    """The fixed point along a path of pencils theta -> (gamma, E, Lhat, delta), theta from 0
+    to 1, from its solution ``start`` at theta = 0 (None: solved there by ``solve``, exact
+    when the path starts at gamma = 0). Each step is Newton's iteration from the previous
+    point, accepted only if it converges within ``_STEP_ITER`` iterations and moves T by at
+    most ``_STEP_MOVE`` (1 + max abs T); otherwise the step is halved. Newton's iteration from a
+    distant start can converge to another, unphysical root of the fixed-point equations (e.g.
+    a negative E_D[K] past gamma = 1); small steps stay on the branch that continues the
+    start.
+
+    With ``batch`` = B, B paths at once: ``path`` takes theta (B,) and returns the batch's
+    arguments (``solve``), and each path keeps its own theta and step (its numbers are those
+    of following it alone).
+
+    Raises
+    ------
+    SolverError
+        If a step still fails after ``_HALVINGS`` halvings.
+    """
+    h = np.asarray(weights, dtype=float)
+    B = 1 if batch is None else batch
+
+    def at(theta):
+        g, E, L, delta = path(float(theta[0]) if batch is None else theta)
+        return _batched(g, atoms, E, L, delta, batch=B)[0][:5]
+
+    if start is None:
+        g, s, E, L, delta = at(np.zeros(B))
+        sol = solve(g, s, h, E, L, delta, what=what)
+    else:
+        sol = start if batch is not None else PencilSolution(
+            *(np.asarray(x)[None] for x in (start.gamma, start.atoms)), h,
+            *(x[None] for x in (start.T, start.Q, start.C, start.lhs)))
+    theta, step = np.zeros(B), np.ones(B)
+    T, Q, C, lhs = (x.copy() for x in (sol.T, sol.Q, sol.C, sol.lhs))
+    g, s = (np.array(x, dtype=float) for x in (sol.gamma, sol.atoms))
+    while np.any(theta < 1.0):
+        live = np.flatnonzero(theta < 1.0)
+        t1 = np.minimum(1.0, theta + step)
+        gg, ss, E, L, delta = (x[live] for x in at(np.where(theta < 1.0, t1, 1.0)))
+        nT, nQ, nC, nlhs, conv = _newton(gg, ss, h, E, L, delta, T[live], _STEP_ITER)
+        with np.errstate(invalid="ignore"):
+            good = conv & (np.max(np.abs(nT - T[live]), axis=(1, 2))
+                           <= _STEP_MOVE * (1.0 + np.max(np.abs(T[live]), axis=(1, 2))))
+        acc, rej = live[good], live[~good]
+        theta[acc], step[acc] = t1[acc], 2 * step[acc]
+        T[acc], Q[acc], C[acc], lhs[acc] = nT[good], nQ[good], nC[good], nlhs[good]
+        g[acc], s[acc] = gg[good], ss[good]
+        step[rej] /= 2
+        if np.any(step[rej] < 2.0 ** -_HALVINGS):
+            stuck = rej[step[rej] < 2.0 ** -_HALVINGS][0]
+            raise SolverError(f"{what}: the fixed point could not be followed along its "
+                              f"path (stuck at {theta[stuck]:.6g} of it)")
+    sol = PencilSolution(g, s, h, T, Q, C, lhs)
+    return _single(sol) if batch is None else sol
+
+
+def continuation(gamma, atoms, weights, E, L, delta=None,
+                 what: str = "linear pencil") -> PencilSolution:
+    """``follow`` along gamma' from 0 (S = Sigma, exact) to ``gamma``: the branch of the fixed
+    point that continues the deterministic pencil (one pencil or a batch, as ``solve``)."""
+    (g, s, E, L, delta, _), one = _batched(gamma, atoms, E, L, delta)
+    if one:
+        return follow(atoms, weights, lambda th: (th * g[0], E[0], L[0], delta[0]), what=what)
+    return follow(s, weights, lambda th: (th * g, E, L, delta), what=what, batch=g.size)
+
+
+def projection_trace(gamma, atoms, weights):
+    """T of a projection row's block (``Pencil.projection``): E_H[s / (c s + 1)] with c the
+    diagonal root at eta = 0 (one pencil or a batch)."""
+    s = np.asarray(atoms, dtype=float)
+    c = diagonal_roots(gamma, s, weights, 0.0, np.ones_like(s))
+    return (s / (np.asarray(c)[..., None] * s + 1.0)) @ np.asarray(weights, dtype=float)
+
+
+class Pencil:
+    """A block pencil assembled from solved diagonal blocks and couplings (module docstring):
+    ``block`` adds a diagonal block with its solution, ``couple`` an entry, ``solve`` the
+    whole from the block-diagonal start. A batch of pencils of one block structure: gamma
+    (B,) and/or atoms (B, n), and the blocks' and couplings' arrays with a leading axis B
+    (or shared).
+
+    Parameters
+    ----------
+    gamma : float or array_like (B,)
+    atoms : array_like (n,) or (B, n)
+    weights : array_like (n,)
+    """
+
+    def __init__(self, gamma, atoms, weights):
+        self.gamma = np.asarray(gamma, dtype=float)
+        self.s = np.asarray(atoms, dtype=float)
+        self.h = np.asarray(weights, dtype=float)
+        sizes = [x.shape[0] for x, nd in ((self.gamma, 1), (self.s, 2)) if x.ndim == nd]
+        self._batch = max(sizes) if sizes else None
+        self._blocks = []
+        self._couplings = []
+
+    @property
+    def size(self) -> int:
+        return sum(np.shape(b[0])[-1] for b in self._blocks)
+
+    def block(self, E, L, delta, T) -> int:
+        """Append a diagonal block (E, Lhat per atom, delta, its solved T); returns its first
+        index."""
+        start = self.size
+        self._blocks.append(tuple(_real_or_complex(x) for x in (E, L, delta, T)))
+        return start
+
+    def projection(self, T=None) -> int:
+        """A projection row (P^perp off the row space of X, gamma > 1); ``T`` its solved
+        value (``projection_trace``) when the caller has it."""
+        if T is None:
+            T = projection_trace(self.gamma, self.s, self.h)
+        return self.block([[1.0]], np.ones((self.h.size, 1, 1)), [0.0],
+                          np.asarray(T)[..., None, None])
+
+    def solved(self, sol: PencilSolution, E, L, delta=None) -> int:
+        """Append a block whose fixed point is ``sol``."""
+        k = np.shape(E)[-1]
+        return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
+
+    def couple(self, row: int, col: int, lhat) -> None:
+        """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
+        would go in E, which no caller needs)."""
+        self._couplings.append((row, col, _real_or_complex(lhat)))
+
+    def solve(self, what: str = "linear pencil", real=None) -> PencilSolution:
+        """The assembled pencil's fixed point (``solve``; ``real``: a complex step from the
+        real parts' solution). When every coupling goes from a block to a later one (block
+        upper triangular: so is T, with the solved blocks on its diagonal), Newton's steps
+        move T's blocks on and above the diagonal only (``solve``'s ``unknowns``)."""
+        k, n = self.size, self.h.size
+        B = 1 if self._batch is None else self._batch
+        dtype = np.result_type(float, *(x for b in self._blocks for x in b),
+                               *(c[2] for c in self._couplings))
+        E, delta, T0 = np.zeros((B, k, k), dtype), np.ones((B, k)), np.zeros((B, k, k), dtype)
+        L = np.zeros((B, n, k, k), dtype)
+        at = 0
+        for Eb, Lb, db, Tb in self._blocks:
+            sl = slice(at, at + Eb.shape[-1])
+            E[:, sl, sl], L[:, :, sl, sl], delta[:, sl], T0[:, sl, sl] = Eb, Lb, db, Tb
+            at += Eb.shape[-1]
+        for row, col, lhat in self._couplings:
+            L[:, :, row, col] += np.broadcast_to(lhat, (B, n)) if lhat.ndim else lhat
+        block = np.repeat(np.arange(len(self._blocks)),
+                          [np.shape(b[0])[-1] for b in self._blocks])
+        idx = None
+        if all(block[row] <= block[col] for row, col, _ in self._couplings):
+            idx = np.flatnonzero((block[:, None] <= block[None, :]).ravel())
+        sol = solve(self.gamma if self._batch else self.gamma[None],
+                    self.s if self._batch else self.s[None], self.h, E, L, delta, T0, what,
+                    real=real, unknowns=None if real is not None else idx)
+        return sol if self._batch else _single(sol)
