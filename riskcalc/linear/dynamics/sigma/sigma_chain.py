@@ -99,7 +99,7 @@ def chain_seconds(M, K, atoms, nodes, edges=None):
     one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
     ``symmetric``) at 1.27 (1.98e-3 + a (4.92e-7 M K^2 + 9.2e-9 M K^3)) s each (a = atoms / 2,
     at least 1; both couplings), and the fixed points at the upper halves of both contours
-    (``solve_arc``) and the edges (``sigma_pencil.edges``: ``edges`` of them, default
+    (``solve_arc``) and the edges (``pencil_edges.edges``: ``edges`` of them, default
     EDGE_SOLVES) at 1.05
     (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s each: fitted to process CPU (OMP 1, a
     loaded 2-core machine) of samples at (M, K) = (3, 20), (10, 20), (3, 50), (10, 50),
@@ -118,7 +118,7 @@ def chain_seconds(M, K, atoms, nodes, edges=None):
 
 
 #: ``chain_seconds``: the edges' cost in node solves of ``solve_arc`` when both are confirmed
-#: as folds (``sigma_pencil``, step 5): the density scan (measured M = 10, K = 30: about 200
+#: as folds (``pencil_edges``, step 5): the density scan (measured M = 10, K = 30: about 200
 #: of them, 24 grid points; it grows with the points classified, up to 64 when the spectrum
 #: is a narrow band in the middle of the scan) and the folds with their confirmation
 #: (measured M = 10, K = 50: 15-24 s, about 35-55).
@@ -132,7 +132,7 @@ class ChainPencil(SigmaPencil):
     """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
     module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
 
-    #: ``sigma_pencil.edges``: 2 points per bracket (each refinement about 3 times cheaper per
+    #: ``pencil_edges.edges``: 2 points per bracket (each refinement about 3 times cheaper per
     #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
     #: against 21.2 s, edges within 1.1e-13).
     bisect = 2

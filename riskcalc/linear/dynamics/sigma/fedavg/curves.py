@@ -38,7 +38,7 @@ degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1.curves``), 
 pairs by symmetry. Refused when its
 estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
 rounds or clients that would fit: before the edges (counting them as confirmed folds,
-``sigma_pencil``, step 5) and again before bisecting an edge that is not confirmed.
+``pencil_edges``, step 5) and again before bisecting an edge that is not confirmed.
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
+from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
                                                         ChainPencil, chain_seconds)
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_UNKNOWNS, SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, stable_top
 
 #: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
 #: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
@@ -187,7 +187,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     ----------
     pen : SigmaPencil
     spectrum_edges : tuple
-        (a, b, mu0) of ``sigma_pencil.edges``.
+        (a, b, mu0) of ``pencil_edges.edges``.
     g : float
         The global step of the round map.
     gam, r, sigma, p : ndarray (M,)
