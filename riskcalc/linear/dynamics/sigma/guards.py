@@ -142,7 +142,7 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS
 
         # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
-        # own (``sigma_chain.chain_seconds``) but shares the edge scan, so the reach check
+        # own (``chain_cost.chain_seconds``) but shares the edge scan, so the reach check
         # below holds for both.
         if gam.size * K * K <= DENSE_UNKNOWNS:
             pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K, gam.size)
