@@ -29,7 +29,7 @@ import riskcalc
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon
 from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import alg1_chain_seconds
-from riskcalc.linear.dynamics.sigma.sigma_chain import chain_seconds
+from riskcalc.linear.dynamics.sigma.chain_cost import chain_seconds
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 SPEC = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])

@@ -30,7 +30,7 @@ pair 2.15, 3.51, 5.50, 4.64); M = 10, K = 5, 10, 20, 50: s/node 0.012, 0.0265, 0
 0.608, s/pair 0.00131, 0.00444, 0.00748, 0.0376 (K = 5: old / new 0.78 and 3.34).
 
 ``--end-to-end``: ``rounds_limit`` on a few federations, process CPU against the estimates that
-guard the routes (``sigma_chain.chain_seconds``, ``guards.dense_k_seconds``).
+guard the routes (``chain_cost.chain_seconds``, ``guards.dense_k_seconds``).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _chain_sample_elsewhere(tree, M, K):
 def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> None:
     """The table of the module docstring; ``against``: a checkout of the old code, whose chain
     samples run in the same call (ratios old / new)."""
-    from riskcalc.linear.dynamics.sigma.sigma_chain import chain_seconds
+    from riskcalc.linear.dynamics.sigma.chain_cost import chain_seconds
 
     nodes = 2 * 200 + 16
     pairs = nodes // 2 * nodes
@@ -127,7 +127,7 @@ def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> No
                     continue
                 n2 = 200 + 16
                 # The chain: the upper halves of both contours and about 550 solves of
-                # the edges (``sigma_chain.chain_seconds``), half the pairs.
+                # the edges (``chain_cost.chain_seconds``), half the pairs.
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
                        got[0] * (nodes // 2 + n2 // 2 + 550)
                        + got[1] * (n2 // 2) * (n2 // 2 + 1))
@@ -145,7 +145,7 @@ def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> No
 def end_to_end(cases=((3, 20, 2, 50), (3, 12, 2, 100), (4, 8, 3, 60), (10, 10, 2, 40),
                        (3, 50, 2, 20), (10, 3, 3, 50), (4, 5, 2, 100), (20, 2, 2, 100))) -> None:
     """``rounds_limit`` (FedAvg, rounds 0, 1, 5, T) end to end, process CPU, against the
-    estimate that guards it: ``sigma_chain.chain_seconds`` (M K^2 > ``DENSE_UNKNOWNS``, with
+    estimate that guards it: ``chain_cost.chain_seconds`` (M K^2 > ``DENSE_UNKNOWNS``, with
     the double contour's node count of the run) or ``guards.dense_k_seconds`` (2 T + 16
     nodes); cases (M, K, atoms, T), atoms spread over [0.5, 3]."""
     import riskcalc.linear.dynamics.sigma.fedavg.curves as fk

@@ -135,17 +135,17 @@ def quick_sensitivity(quick_catalogue):
 @pytest.fixture
 def fresh_sigma_edges():
     """Every edge scan solved anew in the test that asks for it (``one_step.edges`` and
-    ``sigma_pencil.edges`` forget what they kept): for the tests that bound the time of a
+    ``pencil_edges.edges`` forget what they kept): for the tests that bound the time of a
     refusal, which an earlier test's kept scans would make look fast when it solves them, and
     for those that watch the scans' inner steps."""
-    from riskcalc.linear.dynamics.sigma import sigma_pencil
+    from riskcalc.linear.dynamics.sigma import pencil_edges
     from riskcalc.linear.dynamics.sigma.fedavg import one_step
 
     one_step.edges.cache_clear()
-    sigma_pencil.edges.cache_clear()
+    pencil_edges.edges.cache_clear()
     yield
     one_step.edges.cache_clear()
-    sigma_pencil.edges.cache_clear()
+    pencil_edges.edges.cache_clear()
 
 
 # The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one

@@ -15,7 +15,8 @@ from riskcalc import estimate_data
 from riskcalc.cli import main
 from riskcalc.estimate import estimate
 from riskcalc.estimate_pairs import distances, geometry
-from riskcalc.spectrum import MAX_FILE_BYTES, MAX_TEXT_BYTES, Spectrum
+from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum_file import MAX_FILE_BYTES, MAX_TEXT_BYTES
 
 
 def _run(argv, capsys):

@@ -76,14 +76,15 @@ def test_edges_are_kept_per_exact_input(monkeypatch):
 
 
 def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
-    """``sigma_pencil.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
+    """``pencil_edges.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
     class and attributes, ``top``, ``qmax`` and ``fold``: an equal pencil built again gets the
     kept value and the bisection count its solve gave ``fallback``; another step, class,
     ``qmax`` or ``fold`` is solved anew, and neither a failing solve nor a pencil with an
     attribute it cannot key on is kept. The solve is a stand-in that records its inputs (the
     values are the solve's whatever it is: ``tests/test_rounds_sigma_alg1_routes.py`` and the
     other routes' tests compare real ones)."""
-    from riskcalc.linear.dynamics.sigma import sigma_pencil as sp
+    from riskcalc.linear.dynamics.sigma import pencil_edges as sp
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
     from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 
     solved = []
@@ -99,16 +100,16 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     top = np.array([1.5, 5.8])
     sp.edges.cache_clear()
     asked = []
-    first = sp.edges(sp.SigmaPencil(*args, 0.3, 1), top, fold=True, fallback=asked.append)
+    first = sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, fallback=asked.append)
     assert first == (0.3, 7.3, 1) and asked == [2]
-    again = sp.edges(sp.SigmaPencil(*[np.array(a, float) for a in args], 0.3, 1), top.copy(),
+    again = sp.edges(SigmaPencil(*[np.array(a, float) for a in args], 0.3, 1), top.copy(),
                      fold=True, fallback=asked.append)
     assert again == first and asked == [2, 2] and len(solved) == 1
-    assert sp.edges(sp.SigmaPencil(*args, 0.3, 1), list(top), fold=True) == first
-    for pen, fold, qmax in ((sp.SigmaPencil(*args, 0.31, 1), True, None),
+    assert sp.edges(SigmaPencil(*args, 0.3, 1), list(top), fold=True) == first
+    for pen, fold, qmax in ((SigmaPencil(*args, 0.31, 1), True, None),
                             (ChainPencil(*args, 0.3, 1), True, None),
-                            (sp.SigmaPencil(*args, 0.3, 1), False, None),
-                            (sp.SigmaPencil(*args, 0.3, 1), True, top)):
+                            (SigmaPencil(*args, 0.3, 1), False, None),
+                            (SigmaPencil(*args, 0.3, 1), True, top)):
         sp.edges(pen, top, qmax=qmax, fold=fold)
     assert len(solved) == 5
 
@@ -116,10 +117,10 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
         raise sp.SolverError("no edge")
     monkeypatch.setattr(sp, "_edges", fails)
     with pytest.raises(sp.SolverError):
-        sp.edges(sp.SigmaPencil(*args, 0.2, 1), top)
+        sp.edges(SigmaPencil(*args, 0.2, 1), top)
     monkeypatch.setattr(sp, "_edges", solve)
-    sp.edges(sp.SigmaPencil(*args, 0.2, 1), top)
-    odd = sp.SigmaPencil(*args, 0.2, 1)
+    sp.edges(SigmaPencil(*args, 0.2, 1), top)
+    odd = SigmaPencil(*args, 0.2, 1)
     odd.note = object()
     sp.edges(odd, top)
     sp.edges(odd, top)

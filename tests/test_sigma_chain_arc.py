@@ -1,5 +1,5 @@
 """The chain route's cheaper paths (``sigma_chain.ChainPencil.solve_arc``, the edge scan from
-both ends and the two-point bisection of ``sigma_pencil.edges``) against independent routes:
+both ends and the two-point bisection of ``pencil_edges.edges``) against independent routes:
 each node followed down from far above it, the scan that classifies every point, and for
 Sigma = I the edges of the scalar subordination (``fedavg.edges``)."""
 
@@ -11,8 +11,9 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import fedavg
 from riskcalc.linear.dynamics.client_laws import ClientLaws
 from riskcalc.linear.dynamics.sigma.fedavg.curves import local_stability
+from riskcalc.linear.dynamics.sigma.pencil_edges import _scan, edges
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
-from riskcalc.linear.dynamics.sigma.sigma_pencil import _scan, edges, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 
 def test_nodes_along_the_arc_equal_the_nodes_followed_from_above():
@@ -76,9 +77,9 @@ def test_chain_edges_with_two_point_bisection_against_scalar_subordination():
 def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeypatch,
                                                  fresh_sigma_edges):
     """Sigma = I, two clients: the edges predicted as the fold of the real branch and confirmed
-    by the density tests (``sigma_pencil._fold_edges``: confirmed on both sides, no bisection)
+    by the density tests (``pencil_edges._fold_edges``: confirmed on both sides, no bisection)
     against ``fedavg.edges`` (the scalar route, explicit). Measured: 5e-13 relative."""
-    from riskcalc.linear.dynamics.sigma import sigma_pencil
+    from riskcalc.linear.dynamics.sigma import pencil_edges
     from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
     spec = riskcalc.Spectrum(atoms, weights=weights)
@@ -86,8 +87,8 @@ def test_fold_edges_against_scalar_subordination(cls, K, atoms, weights, monkeyp
     eta = 0.8 * 2.0 / local_stability(spec, gam, 1.0)
     pen = (SigmaPencil if cls == "dense" else ChainPencil)(spec.atoms, spec.weights, gam, p,
                                                            eta, K)
-    seen, fold_edges = [], sigma_pencil._fold_edges
-    monkeypatch.setattr(sigma_pencil, "_fold_edges", lambda *a: seen.append(fold_edges(*a))
+    seen, fold_edges = [], pencil_edges._fold_edges
+    monkeypatch.setattr(pencil_edges, "_fold_edges", lambda *a: seen.append(fold_edges(*a))
                         or seen[-1])
     got = edges(pen, stable_top(spec.atoms, spec.weights, gam), fold=True)
     assert seen == [[True, True]]
@@ -100,11 +101,11 @@ def test_fold_edges_equal_the_bisection_under_a_spectrum(monkeypatch, fresh_sigm
     bisection's (``fold=False``), both bracketed by the same density test (the bisection to
     1e-11 of the edge, the fold to 5e-12, 2.5e-11 or 1.25e-10 of it: ``_fold_edges``, here
     confirmed for both). Measured: 1.3e-11 (bottom) and 2.8e-13 (top) relative."""
-    from riskcalc.linear.dynamics.sigma import sigma_pencil
+    from riskcalc.linear.dynamics.sigma import pencil_edges
     from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
-    found, fold_edges = [], sigma_pencil._fold_edges
-    monkeypatch.setattr(sigma_pencil, "_fold_edges", lambda *a: found.append(fold_edges(*a))
+    found, fold_edges = [], pencil_edges._fold_edges
+    monkeypatch.setattr(pencil_edges, "_fold_edges", lambda *a: found.append(fold_edges(*a))
                         or found[-1])
 
     spec = riskcalc.Spectrum([0.5, 3.0], weights=[0.5, 0.5])

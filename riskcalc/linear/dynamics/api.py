@@ -276,7 +276,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
 
-            # The edge scans share sigma_pencil's reach near 0: the exact-prox check refuses
+            # The edge scans share pencil_edges' reach near 0: the exact-prox check refuses
             # spectra whose small band they would miss (atoms (1e-4, 1): contraction 0.95
             # reported where directions of Sigma-eigenvalue 1e-4 barely move).
             pencil_guard(spectrum, gam, p, T, lam=lam)

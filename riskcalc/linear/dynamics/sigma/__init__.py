@@ -1,6 +1,7 @@
 """The rounds under a covariance spectrum shared by the clients (derived here). Shared machinery:
-the linear pencil (``sigma_pencil``: 1 + M K blocks, solved densely), its chain structure
-(``sigma_chain``, ``chain_basis``: for M K^2 > 100), the work guards (``guards``). Rooms by
+the linear pencil (``sigma_pencil``: 1 + M K blocks, solved densely; the edges of its round
+map's spectrum, ``pencil_edges``), its chain structure (``sigma_chain``, ``chain_basis``: for
+M K^2 > 100; its cost, ``chain_cost``), the work guards (``guards``). Rooms by
 algorithm: ``fedavg`` (one local step per round, ``fedavg.one_step``: one scalar subordination
 function per contour node; K >= 2, ``fedavg.curves``; the clients' own models after the K local
 steps of round T, ``fedavg.own`` and, beyond the dense extended pencil, ``fedavg.own_chain``) and

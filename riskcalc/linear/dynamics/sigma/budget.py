@@ -1,6 +1,6 @@
 """The time and memory budgets of the rounds routes under a covariance spectrum.
 
-Time. Every route estimates its work before it solves (``sigma_chain.chain_seconds``,
+Time. Every route estimates its work before it solves (``chain_cost.chain_seconds``,
 ``algorithm1.cost``, ``guards.dense_k_seconds``, ``personalize_sigma.personal_seconds``) and
 refuses an estimate beyond its default limit. ``rounds_limit(..., max_seconds=S)`` (the command
 line's ``--max-minutes``) sets one limit S for all of them, through ``time_budget`` around the

@@ -7,7 +7,7 @@ K eta a_A (FedAvg: q(s) = 1 - (1 - eta s)^K <= K eta s by Bernoulli's inequality
 the stable local steps) or a_A / lam (Algorithm 1: q(s) = s / (s + lam) <= s / lam), with a_A the
 bottom of A = sum_j p_j S_j's nonzero spectrum (``sigma.fedavg.one_step.edges``, explicit in any range):
 q(S_j) <= c S_j in the Loewner order puts the sorted eigenvalues of D below those of c A, and D
-and A share their null space (the atom at 0). ``sigma_pencil.edges`` scans only from
+and A share their null space (the atom at 0). ``pencil_edges.edges`` scans only from
 ``PENCIL_REACH`` of its upper bound up, so a round map reaching lower would lose a band of its
 spectrum from the contour: refused before solving when the bound is below the scan, and after
 the scan when it found D's bottom above the bound.
@@ -42,7 +42,7 @@ def spectrum_cause(gam, spectrum):
 
 
 #: The pencil routes (FedAvg K >= 2, Algorithm 1 with exact prox, under a spectrum) look for the
-#: round map's spectrum from this share of its upper bound up (``sigma_pencil.edges``'s scan).
+#: round map's spectrum from this share of its upper bound up (``pencil_edges.edges``'s scan).
 PENCIL_REACH = 1e-4
 
 
@@ -142,14 +142,14 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS
 
         # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
-        # own (``sigma_chain.chain_seconds``) but shares the edge scan, so the reach check
+        # own (``chain_cost.chain_seconds``) but shares the edge scan, so the reach check
         # below holds for both.
         if gam.size * K * K <= DENSE_UNKNOWNS:
             pencil_work(spectrum, 1 + gam.size * K, rounds, gam.size * K * K, gam.size)
         top = _stable_top(spectrum, gam)
         if np.any(eta * top > 2.0):
             return None, None
-        grid = np.linspace(0.0, 1.0, 2001)[None, :] * top[:, None]   # sigma_pencil.edges's
+        grid = np.linspace(0.0, 1.0, 2001)[None, :] * top[:, None]   # pencil_edges.edges's
         qmax, bound = np.max(1.0 - (1.0 - eta * grid) ** K, axis=1), (lambda a: K * eta * a)
     return _pencil_reach(spectrum, gam, p, qmax, bound), bound
 

@@ -1,4 +1,4 @@
-"""A bounded memo of pure solves keyed on their inputs' exact values (``sigma_pencil.edges``):
+"""A bounded memo of pure solves keyed on their inputs' exact values (``pencil_edges.edges``):
 the key holds a pencil's class and the dtype, shape and bytes of each of its attributes (its
 solves read nothing else), so a kept value is the one a new solve would return."""
 

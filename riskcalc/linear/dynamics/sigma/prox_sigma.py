@@ -25,7 +25,7 @@ global step g lam (as ``prox_laws`` for Sigma = I): D = sum_j p_j q(S_j).
    G_00 (q / s)(S_j) = (G^T)_0j (wn_j = e_j); the two-point functions of ``sigma_pencil``
    (step 3) then give tau(Sigma R q(S_j)^2 R) and tau(Sigma R (q^2 / s)(S_j) R).
 3. Edges. q <= top_j / (top_j + lam) on client j's spectrum (top_j: the top of its sample
-   spectrum), which bounds D's spectrum for the scan of ``sigma_pencil.edges``; the atom of D
+   spectrum), which bounds D's spectrum for the scan of ``pencil_edges.edges``; the atom of D
    at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ as for FedAvg (null space of D = the intersection
    of those of the S_j).
 
@@ -71,8 +71,8 @@ import numpy as np
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
 
 class ProxPencil(SigmaPencil):

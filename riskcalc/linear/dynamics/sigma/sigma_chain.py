@@ -69,6 +69,7 @@ before (the check in X for every system), 0.0367 s with the bound. Checks
 (``tests/test_rounds_sigma_kbig.py``): against the dense ``SigmaPencil`` (3.1e-12 at the
 nodes, 1.3e-14 for whole curves), Sigma = I with one client against quadrature of the
 Marchenko-Pastur law at K = 20 and 50 (1.5e-14), and the literal iteration at K = 12.
+The route's estimated cost (its refusal before it solves): ``chain_cost``.
 """
 
 from __future__ import annotations
@@ -94,45 +95,11 @@ _ARC_EVERY = 8
 _RESIDUAL = 1e-10
 
 
-def chain_seconds(M, K, atoms, nodes, edges=None):
-    """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
-    one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs (``two_point`` with
-    ``symmetric``) at 1.27 (1.98e-3 + a (4.92e-7 M K^2 + 9.2e-9 M K^3)) s each (a = atoms / 2,
-    at least 1; both couplings), and the fixed points at the upper halves of both contours
-    (``solve_arc``) and the edges (``sigma_pencil.edges``: ``edges`` of them, default
-    EDGE_SOLVES) at 1.05
-    (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s each: fitted to process CPU (OMP 1, a
-    loaded 2-core machine) of samples at (M, K) = (3, 20), (10, 20), (3, 50), (10, 50),
-    (20, 30), (20, 50), two atoms (32 nodes along an arc, a node in 8 followed down; 8 x 9
-    pairs of 8 nodes and their conjugates, both couplings), and raised by the largest ratio
-    measured / fitted (1.27, 1.05: not optimistic on any sample; the fit before this one,
-    1.71 (5.9e-4 + 2e-6 a M K^2) and 1.18 (6.3e-3 + a (1.9e-5 M K^2 + 1.46e-7 M K^3)), was 2-4
-    times above these samples at M K^2 >= 4000). One atom costs as two (GMRES's Gram-Schmidt
-    does not shrink with the atoms). End to end against the estimate:
-    ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``."""
-    half = 0.5 * max(atoms, 2)
-    per_pair = 1.27 * (1.98e-3 + half * (4.92e-7 * M * K ** 2 + 9.2e-9 * M * K ** 3))
-    per_node = 1.05 * (1.22e-2 + half * (9.44e-6 * M * K ** 2 + 1.65e-7 * M * K ** 3))
-    edges = EDGE_SOLVES if edges is None else edges
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + edges)
-
-
-#: ``chain_seconds``: the edges' cost in node solves of ``solve_arc`` when both are confirmed
-#: as folds (``sigma_pencil``, step 5): the density scan (measured M = 10, K = 30: about 200
-#: of them, 24 grid points; it grows with the points classified, up to 64 when the spectrum
-#: is a narrow band in the middle of the scan) and the folds with their confirmation
-#: (measured M = 10, K = 50: 15-24 s, about 35-55).
-EDGE_SOLVES = 350
-#: The cost of bisecting an edge that is not confirmed (the count before the folds: about
-#: 550 for both), added by ``sigma.fedavg.curves`` before it bisects (refused if then too long).
-BISECT_SOLVES = 300
-
-
 class ChainPencil(SigmaPencil):
     """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
     module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
 
-    #: ``sigma_pencil.edges``: 2 points per bracket (each refinement about 3 times cheaper per
+    #: ``pencil_edges.edges``: 2 points per bracket (each refinement about 3 times cheaper per
     #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
     #: against 21.2 s, edges within 1.1e-13).
     bisect = 2

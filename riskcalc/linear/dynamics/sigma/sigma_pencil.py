@@ -42,39 +42,9 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
 
    a LINEAR system for the Y_j at each pair of nodes (``two_point``), and the traces
    tau(Sigma ...) = E_H[s Ghat12(s)_00], tau(...) = E_H[Ghat12(s)_00].
-4. Edges. The nonzero spectrum of D lies in (0, sum_j p_j max q] (q >= 0 on each client's
-   spectrum when its local steps are stable). A point x lies in the continuous spectrum when
-   Im tau(Sigma (x + i y - D)^-1), followed from y large down to y = 1e-12 and 1e-15 times
-   that bound, does not shrink with y (off the spectrum, and at the atom at 0, it is
-   proportional to y); the outermost such points of a grid (classified from both ends
-   inwards until the first inside point from each: the points between are not needed) are
-   refined by bisection with ``bisect`` points per bracket (``edges``; measured against the
-   closed forms of ``sigma.fedavg.one_step`` and ``subordination``: 1e-11 relative; 5e-10 and, with 2
-   points, 3.5e-9 at the top edge of a FedAvg K = 7, eta at 0.95 of the stability edge, whose
-   density vanishes faster there than the test at y = 1e-12 resolves). The atom of D at 0 is
-   (1 - sum_j min(1, 1 / gamma_j))_+ (the null space of D is the intersection of those of the
-   S_j).
-5. Edges as folds (``edges(fold=True)``, FedAvg's routes). On the real axis outside D's
-   spectrum the fixed point is real and m(x) = tau(Sigma (x - D)^-1) decreases (m' = -tau(Sigma
-   (x - D)^-2) < 0); at a square-root edge e, m - m_e ~ -c sqrt(x - e), so the real branch
-   (tau(x), x) is a smooth curve with a fold there: x as a function of m is analytic with
-   x'(m_e) = 0. ``_fold`` continues the real branch from the scan's outside points nearest
-   the edge (one Newton path per point, on the real axis: no density test; the scan itself
-   stays the density test's: a walk on the real branch from the grid's ends, tried, passed
-   through the spectrum on an unphysical real branch where D has an atom at 0, Sigma = I,
-   gamma = (3, 4): an edge of 0.0316 for 0.0170), fits x as a polynomial
-   in m through the last three or four points and takes its critical point ahead as the next
-   prediction (its error shrinks like gap^1.5, gap the last point's distance to the edge:
-   measured), until two predictions agree within delta / 10. The prediction is then CONFIRMED
-   by the density test of step 4 at e - delta and e + delta (delta = 4e-12 e, the bisection's
-   bracket, and at least 2.5e-13 times the scan's top, the test's resolution with its nearest y
-   1e-15 times that top), so the edge is bracketed by the same criterion as the bisection's;
-   an edge that is not confirmed (a prediction outside its bracket, no convergence in
-   ``_FOLD_ITER`` points, a density that does not vanish like a square root) is bisected as
-   before. Measured: edges within 1.3e-11 of the bisection's (within 1.2e-12 of the scalar
-   route for Sigma = I, where the bisection's top was 4.1e-12 off); the refinement after the
-   scan about 5 times cheaper (M = 3, K = 8, chain: both edges with the scan 8.1 s against
-   1.6 s).
+4. Edges. The edges of D's nonzero spectrum and its atom at 0, by a density scan of
+   Im tau(Sigma (x + i y - D)^-1) (step 4) and as folds of the real branch (step 5): the
+   derivation continues in ``pencil_edges``, steps 4 and 5.
 
 For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (measured: 1e-14).
 """
@@ -87,14 +57,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.kept import Kept
 
 _NEWTON_ITER = 40
 _TOL = 1e-12
-#: Most real points ``_fold`` places while predicting an edge.
-_FOLD_ITER = 40
-#: ``_fold_edges``: the half-widths tried around a predicted edge, in units of 5e-12 times it.
-_CONFIRM = np.array([1.0, 5.0, 25.0])
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
 MAX_UNKNOWNS = 200
@@ -121,7 +86,7 @@ class SigmaPencil:
     zblocks = np.array([0])
     #: What the solver's errors name.
     what = "rounds limit with a spectrum and local steps"
-    #: ``edges``: points per bracket and refinement of its bisection.
+    #: ``pencil_edges.edges``: points per bracket and refinement of its bisection.
     bisect = 10
 
     def __init__(self, atoms, weights, gam, p, eta: float, K: int):
@@ -200,7 +165,7 @@ class SigmaPencil:
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
         """(tau, Chat, Ghat) at nodes(path[-1]), followed from nodes(path[0]); ``check``: that
         Im tau(Sigma (z - D)^-1) has the sign of -Im z (off for nodes within rounding of the
-        real axis, ``edges``); ``tau0``: the solution at nodes(path[0]) if known;
+        real axis, ``pencil_edges.edges``); ``tau0``: the solution at nodes(path[0]) if known;
         ``tolerant``: nodes where Newton's method does not converge are left behind (their
         values are not solutions) and flagged in a fourth output instead of an error."""
         z = nodes(path[0])
@@ -309,263 +274,3 @@ def stable_top(atoms, weights, gam):
     """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with M = 1)."""
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
                      for g in gam])
-
-
-def _scan(inside, xs, batch=6):
-    """(lo, hi): the lowest and the highest point of ``xs`` (ascending) that ``inside`` finds
-    in the spectrum, classifying points from both ends inwards, ``batch`` from each end per
-    call, until the first inside point from each end (the same two as classifying all of
-    them: the points between are not needed)."""
-    state = np.full(xs.size, -1)                      # -1 unknown, 0 outside, 1 inside
-
-    def first(order):
-        for i in order:
-            if state[i] != 0:
-                return i if state[i] == 1 else None
-        raise SolverError("rounds limit with a spectrum and local steps: the spectrum of the "
-                          "round map was not found on the scan")
-    up, down = np.arange(xs.size), np.arange(xs.size)[::-1]
-    while True:
-        lo, hi = first(up), first(down)
-        if lo is not None and hi is not None:
-            return lo, hi
-        pick = [o[state[o] == -1][:batch] for o, e in ((up, lo), (down, hi)) if e is None]
-        pick = np.unique(np.concatenate(pick))
-        state[pick] = inside(xs[pick])
-
-
-def _real_step(pencil, x_last, tau_last, m_last, target):
-    """(tau, m) at the real point ``target`` continued on the real axis from the real branch at
-    ``x_last`` (one Newton path), or None where that fails: Newton's method does not converge,
-    m = tau(Sigma (x - D)^-1) is not real, or it does not decrease in x (module docstring,
-    step 5: then ``target`` lies past the edge, or the step was too long)."""
-    x0 = np.array([x_last], complex)
-    tau, _, G, bad = pencil.solve(lambda t: x0 + t * (target - x_last), [0.0, 1.0],
-                                  check=False, tau0=tau_last[None], tolerant=True)
-    m = complex(np.einsum("a,a->", pencil.h * pencil.s, pencil.column0(G)[0, :, 0]))
-    if bad[0] or abs(m.imag) > 1e-8 * abs(m) or (m.real - m_last) * (target - x_last) >= 0:
-        return None
-    return tau[0], m.real
-
-
-def _fold(pencil, samples, x_in, delta):
-    """The edge between ``x_in`` (inside D's spectrum) and the real points ``samples`` (a list of
-    (x, tau, m) outside it, nearest last; m = tau(Sigma (x - D)^-1)), predicted as the fold of
-    the real branch (module docstring, step 5): x as a polynomial in m through the last three
-    or four points, its critical point ahead; new points on the real axis, each continued from
-    the last (one Newton path) to a tenth of the predicted distance; None when a prediction
-    falls outside the bracket or does not settle to within ``delta`` / 10."""
-    side = np.sign(samples[-1][0] - x_in)         # +1: the top edge (outside above)
-    prev = None
-    for _ in range(_FOLD_ITER):
-        pred = None
-        for n in (4, 3):
-            if len(samples) < n:
-                continue
-            x = np.array([s[0] for s in samples[-n:]])
-            m = np.array([s[2] for s in samples[-n:]])
-            u = (m - m[-1]) / (m[-1] - m[-2])          # the last two points at u = -1, 0
-            poly = np.polyfit(u, x, n - 1)
-            crit = np.roots(np.polyder(poly))
-            crit = crit[(np.abs(crit.imag) <= 1e-9 * np.abs(crit)) & (crit.real > 0)].real
-            if crit.size:
-                b = float(np.polyval(poly, crit.min()))
-                if (b - x_in) * side > 0 and (samples[-1][0] - b) * side > 0:
-                    pred = b
-                    break
-        x_last, tau_last, m_last = samples[-1]
-        if pred is None:
-            target = 0.5 * (x_in + x_last)
-        else:
-            if prev is not None and abs(pred - prev) <= 0.1 * delta:
-                return pred
-            # A twentieth of the way from the fold, or three times the change between the
-            # last two predictions (an estimate of the older one's error, which shrinks like
-            # gap^1.5: measured), and at least 100 delta (closer, Newton's method at the fold
-            # can fail to reach its tolerance: measured M = 3, K = 50, points within 1e-12 of
-            # the edge failed, the prediction then never settled).
-            gap = abs(x_last - pred)
-            dist = 0.6 * gap if prev is None else min(0.6 * gap, max(0.05 * gap,
-                                                                     3.0 * abs(pred - prev)))
-            dist = max(dist, 100.0 * delta)
-            target = pred + side * dist
-            if (target - x_in) * side <= 0 or (x_last - target) * side <= 0:
-                target = 0.5 * (x_in + x_last)
-            prev = pred
-        step = _real_step(pencil, x_last, tau_last, m_last, target)
-        if step is None:          # past the edge (or too long a step): the bracket shrinks
-            x_in = target
-            continue
-        samples.append((target,) + step)
-    return None
-
-
-def _fold_edges(pencil, inside, seen, bot, top, upper):
-    """``edges``' brackets ``bot`` (outside, inside) and ``top`` (inside, outside) narrowed in
-    place to [e - delta, e + delta] around each edge e that ``_fold`` predicts and the density
-    tests of ``inside`` confirm on both sides, delta the smallest of _CONFIRM times 5e-12 e
-    (1: the bisection's bracket of 1e-11 e) that they confirm, at least 2.5e-13 times
-    ``upper`` (the tests' nearest y is 1e-15 times it); measured: within a few 1e-12 of an
-    edge the test can call an outside point inside (Newton's method at y = 1e-15 fails next
-    to the fold and counts as inside), which biased the bisection's edges outwards by up to
-    4e-12 (Sigma = I against the scalar route), so a prediction within 1.3e-12 of the edge
-    may need delta = 2.5e-11 e. Returns which of the two were confirmed; the scan's real
-    points (``seen``) start the predictions."""
-    preds = []
-    for (x_out, x_in), below in (((bot[0], bot[1]), True), ((top[1], top[0]), False)):
-        pts = sorted((x, v) for x, v in seen.items() if (x <= x_out if below else x >= x_out))
-        pts = pts[-3:] if below else pts[:3][::-1]          # nearest last
-        pred = None
-        if pts:
-            try:
-                pred = _fold(pencil, [(x, t, m) for x, (t, m) in pts], x_in,
-                             max(5e-12 * abs(x_in), 2.5e-13 * upper))
-            except SolverError:
-                pred = None
-        preds.append(pred)
-    done = [False, False]
-    idx = [i for i, e in enumerate(preds) if e is not None]
-    if not idx:
-        return done
-    e = np.array([preds[i] for i in idx])
-    dl = np.maximum(5e-12 * np.abs(e), 2.5e-13 * upper)[:, None] * _CONFIRM[None, :]
-    y1 = min(4.0 * upper, max(60.0 * dl.max(), 1e-12 * upper))
-    ys = np.geomspace(4.0 * upper, y1, 1 + int(np.ceil(np.log(4.0 * upper / y1) / np.log(3.0))))
-    tau_m, _, _, _ = pencil.solve(lambda y: e + 1j * y, list(ys), check=False, tolerant=True)
-    k = _CONFIRM.size
-    pts = np.concatenate([(e[:, None] - dl).ravel(), (e[:, None] + dl).ravel()])
-    ins = inside(pts, (y1, np.tile(np.repeat(tau_m, k, axis=0), (2, 1, 1, 1))))
-    lo_in, hi_in = ins[:e.size * k].reshape(-1, k), ins[e.size * k:].reshape(-1, k)
-    for n, i in enumerate(idx):
-        br = bot if i == 0 else top
-        want = (False, True) if i == 0 else (True, False)
-        for c in range(k):
-            lo, hi = e[n] - dl[n, c], e[n] + dl[n, c]
-            if (lo_in[n, c], hi_in[n, c]) == want and br[0] <= lo and hi <= br[1]:
-                br[0], br[1] = lo, hi
-                done[i] = True
-                break
-    return done
-
-
-#: Distinct inputs whose edges ``edges`` keeps (least recently used dropped first), each of at
-#: most ``EDGES_MEMO_BYTES`` of arrays: at most 32 MiB held.
-EDGES_MEMO, EDGES_MEMO_BYTES = 32, 1 << 20
-_kept = Kept(EDGES_MEMO, EDGES_MEMO_BYTES)
-
-
-def edges(pencil, top, qmax=None, fold=False, fallback=None):
-    """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
-    step 4); ``top`` the clients' sample spectrum tops; ``qmax`` (M,) the largest value of each
-    client's filter on its spectrum (default: FedAvg's 1 - (1 - eta s)^K); ``fold``: each
-    edge predicted as the fold of the real branch (``_fold``) and verified by two density
-    tests, the bisection only where that fails (module docstring, step 5), after
-    ``fallback(n)`` (n edges to bisect; it may refuse).
-
-    Hundreds of pencil solves, which the routes ask for again with equal inputs (a result's
-    command line after its Python call, the personalization after the rounds): the result is
-    kept for the last ``EDGES_MEMO`` distinct inputs (``kept.Kept``: the pencil's class, its
-    attributes, ``top``, ``qmax`` and ``fold``), with the number of edges its solve bisected,
-    for which a kept result calls ``fallback`` as that solve did. A failing solve is not kept,
-    nor a pencil with another kind of attribute or more than ``EDGES_MEMO_BYTES`` of arrays.
-    ``edges.cache_clear()`` forgets them."""
-    key = _kept.key(pencil, top, qmax, [float(fold)])
-    found = _kept.get(key)
-    if found is not None:
-        if found[1] and fallback is not None:
-            fallback(found[1])
-        return found[0]
-    asked = []
-
-    def counted(n):
-        asked.append(n)
-        if fallback is not None:
-            fallback(n)
-    value = _edges(pencil, top, qmax, fold, counted)
-    _kept.put(key, (value, sum(asked)))
-    return value
-
-
-edges.cache_clear = _kept.clear
-
-
-def _edges(pencil, top, qmax, fold, fallback):
-    """``edges`` solved (its docstring); ``fallback`` is called as there."""
-    gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
-    if qmax is None:
-        grid = np.linspace(0.0, top.max(), 2001)[None, :]
-        qmax = np.max(1.0 - (1.0 - eta * np.minimum(grid, top[:, None])) ** K, axis=1)
-    upper = float(np.sum(p * qmax)) * 1.01
-    mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
-
-    def inside(x, start=None):
-        # Im tau(Sigma (z - D)^-1) at y = 1e-12 and 1e-15 times the top: proportional to y off
-        # the spectrum (and at the atom at 0), the density inside it.
-        # Newton's method fails only next to a singularity of the density (where a client's
-        # filter folds, e.g. q = 1 at eta s = 1): such points count as inside.
-        # ``start`` = (y1, tau at x + i y1): the path begins there (from 4 times the top
-        # otherwise), about three stages per decade of y as from the top.
-        x = np.asarray(x, float)
-        y1, tau0 = (4.0 * upper, None) if start is None else start
-        ys = np.geomspace(y1, 1e-12 * upper, 1 + int(np.ceil(np.log(y1 / (1e-12 * upper))
-                                                             / np.log(3.0))))
-        tau, _, G, bad = pencil.solve(lambda y: x + 1j * y, list(ys), check=False,
-                                      tolerant=True, tau0=tau0)
-        far = -np.einsum("a,na->n", pencil.h * pencil.s, pencil.column0(G)[:, :, 0]).imag
-        ys = upper * np.geomspace(1e-12, 1e-15, 4)
-        tau, _, G, bad2 = pencil.solve(lambda y: x + 1j * y, list(ys), check=False, tau0=tau,
-                                       tolerant=True)
-        m = np.einsum("a,na->n", pencil.h * pencil.s, pencil.column0(G)[:, :, 0])
-        near = -m.imag
-        out = bad | bad2 | ((near > 0.5 * far) & (near > 0))
-        for i in np.flatnonzero(~out):          # the real branch there (``_fold``'s start)
-            seen[float(x[i])] = (tau[i], float(m[i].real))
-        return out
-
-    xs = np.unique(np.concatenate([upper * np.linspace(0.0, 1.0, 65)[1:],
-                                   upper * np.geomspace(1e-4, 1e-2, 9)]))
-    seen = {}
-    lo_i, hi_i = _scan(inside, xs)
-    if lo_i == 0:
-        raise ValueError("the round map's spectrum comes within 1e-4 of its top to 0 (pooled N "
-                         "near d: sum_j min(1, 1/gamma_j) near 1); move gamma off the threshold")
-    # Brackets (outside, inside) of the bottom and (inside, outside) of the top edge, refined
-    # together: ``pencil.bisect`` points in each per solve.
-    k = pencil.bisect
-    bot = [xs[lo_i - 1] if lo_i > 0 else 0.0, xs[lo_i]]
-    top_ = [xs[hi_i], xs[hi_i + 1] if hi_i + 1 < xs.size else upper]
-    done = [False, False]
-    if fold:
-        done = _fold_edges(pencil, inside, seen, bot, top_, upper)
-        if not all(done):
-            fallback(2 - sum(done))
-    for _ in range(max(16, int(np.ceil(36.0 / np.log(k + 1))))):
-        if ((done[0] or bot[1] - bot[0] <= 1e-11 * bot[1])
-                and (done[1] or top_[1] - top_[0] <= 1e-11 * top_[1])):
-            break
-        pb, pt = np.linspace(*bot, k + 2)[1:-1], np.linspace(*top_, k + 2)[1:-1]
-        # The two brackets' midpoints followed down to 30 times the wider bracket, whence
-        # their solutions start the bracket's points (within 1/60 of y of them).
-        y1 = min(4.0 * upper, max(30.0 * max(bot[1] - bot[0], top_[1] - top_[0]),
-                                  1e-12 * upper))
-        mids = np.array([0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])])
-        ys = np.geomspace(4.0 * upper, y1, 1 + int(np.ceil(np.log(4.0 * upper / y1)
-                                                            / np.log(3.0))))
-        tau_m, _, _, _ = pencil.solve(lambda y: mids + 1j * y, list(ys), check=False,
-                                      tolerant=True)
-        ins = inside(np.concatenate([pb, pt]), (y1, np.repeat(tau_m, k, axis=0)))
-        kb, kt = np.flatnonzero(ins[:k]), np.flatnonzero(ins[k:])
-        if done[0]:             # verified (``_fold_edges``): its bracket stays
-            pass
-        elif kb.size:
-            bot = [pb[kb[0] - 1] if kb[0] > 0 else bot[0], pb[kb[0]]]
-        else:
-            bot = [pb[-1], bot[1]]
-        if done[1]:
-            pass
-        elif kt.size:
-            top_ = [pt[kt[-1]], pt[kt[-1] + 1] if kt[-1] < k - 1 else top_[1]]
-        else:
-            top_ = [top_[0], pt[0]]
-    a, b = 0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])
-    return a, b, mu0

@@ -85,7 +85,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import EDGES_MEMO, edges
+from riskcalc.linear.dynamics.sigma.pencil_edges import EDGES_MEMO, edges
 
 #: Points of each client's sample-spectrum hull on which the Weyl bounds take min and max.
 HULL = 2001

@@ -13,7 +13,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import AMPLIFICATION
 from riskcalc.linear.dynamics.inputs import check_step_scope
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, edges
+from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil
 
 
 class Alg1Pencil(SigmaPencil):

@@ -36,9 +36,9 @@ structure beyond (``sigma_chain``: GMRES in the eigenbasis of the local steps,
 variable carries one polynomial of degree <= T_max (R_T or P_T), so ``fedavg._contour`` with
 degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1.curves``), and half the
 pairs by symmetry. Refused when its
-estimated time (``sigma_chain.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
+estimated time (``chain_cost.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
 rounds or clients that would fit: before the edges (counting them as confirmed folds,
-``sigma_pencil``, step 5) and again before bisecting an edge that is not confirmed.
+``pencil_edges``, step 5) and again before bisecting an edge that is not confirmed.
 """
 
 from __future__ import annotations
@@ -50,16 +50,16 @@ from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
-from riskcalc.linear.dynamics.sigma.sigma_chain import (BISECT_SOLVES, EDGE_SOLVES,
-                                                        ChainPencil, chain_seconds)
-from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_UNKNOWNS, SigmaPencil, edges,
-                                                         stable_top)
+from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES, chain_seconds
+from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, stable_top
 
 #: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
 #: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
 #: the chain at 192 (50 s against 82 s for a whole curve) and 300).
 DENSE_UNKNOWNS = 100
-#: Most estimated seconds (``sigma_chain.chain_seconds``) of the chain route by default
+#: Most estimated seconds (``chain_cost.chain_seconds``) of the chain route by default
 #: (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 600.0
 #: Most node pairs of the double contour.
@@ -187,7 +187,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     ----------
     pen : SigmaPencil
     spectrum_edges : tuple
-        (a, b, mu0) of ``sigma_pencil.edges``.
+        (a, b, mu0) of ``pencil_edges.edges``.
     g : float
         The global step of the round map.
     gam, r, sigma, p : ndarray (M,)

@@ -1,0 +1,103 @@
+"""Spectrum files: the numbers of a ``.npy`` or text file of eigenvalues (``file:PATH``, read by
+``spectrum.Spectrum.from_file`` and ``spectrum.ordered_steps``), refused before reading when the
+file is too large or not a regular file, and, when it is not a list of numbers, refused saying
+why (a text file's line number and a short prefix of its first bad field, never its lines)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from riskcalc._validate import decimal, file_size
+
+#: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
+#: file that is not a list of eigenvalues, is refused before it is read.
+MAX_FILE_BYTES = 64 * 2 ** 20
+#: Largest text spectrum file: its numbers are parsed as Python strings first, ~36 bytes of
+#: memory per byte of text (measured: 293 MiB for 8 MiB of "1 1 1 ..."); longer lists go
+#: in a .npy file.
+MAX_TEXT_BYTES = 8 * 2 ** 20
+
+
+def _check_size(path):
+    if path.endswith(".npy"):
+        file_size(path, MAX_FILE_BYTES, f"spectrum file {path!r}",
+                  "a list of eigenvalues (8 million as .npy)")
+    else:
+        file_size(path, MAX_TEXT_BYTES, f"spectrum file {path!r}",
+                  "a text list of eigenvalues (save longer lists with numpy.save as .npy)")
+
+
+def _regular_file(path) -> None:
+    """Raise ValueError unless ``path`` is an existing regular file (saying which it is not)."""
+    if not os.path.exists(path):
+        raise ValueError(f"spectrum file {path!r} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"spectrum file {path!r} is not a regular file (a folder, device or "
+                         "pipe); give a .npy or text file of eigenvalues")
+
+
+def _read_ordered(path):
+    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas),
+    keeping a text file's rows: rows of equal length > 1 form a table (a matrix, 2-D), other
+    layouts are a list of numbers."""
+    path = os.fspath(path)
+    _regular_file(path)
+    _check_size(path)
+    try:
+        if path.endswith(".npy"):
+            s = np.load(path, allow_pickle=False)
+            if not isinstance(s, np.ndarray):
+                raise ValueError("not a single array")
+            return s        # its callers refuse complex or boolean values (a cast would not)
+        with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
+            content = fh.read()
+        rows = [line.replace(",", " ").split() for line in content.split("\n")]
+        # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
+        # a character outside plain decimal notation sends the fields to the strict check.
+        if _UNUSUAL.search(content) and _bad_line(rows):
+            raise ValueError(_bad_line(rows))
+        try:
+            filled = [r for r in rows if r]
+            if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
+                return np.array(filled, dtype=float)
+            return np.array([x for r in filled for x in r], dtype=float)
+        except ValueError:
+            raise ValueError(_bad_line(rows) or "expected numbers separated by spaces or "
+                             "commas") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
+                         f"{_unreadable(exc)}") from None
+
+
+def _bad_line(rows) -> str | None:
+    """Which line of a spectrum text file (split into fields) is not numbers in decimal
+    notation (``riskcalc._validate.decimal``), or None: its number and a short prefix of its
+    first bad field only, as the file may be any text (given /etc/passwd, the message must not
+    print its lines)."""
+    for number, fields in enumerate(rows, 1):
+        for text in fields:
+            try:
+                decimal(text)
+            except ValueError:
+                shown = text if len(text) <= 8 else text[:6] + "..."
+                return (f"line {number}: expected numbers separated by spaces or commas, got "
+                        f"{shown!r}")
+    return None
+
+
+#: A character of a spectrum text file outside decimal notation, whitespace and commas.
+_UNUSUAL = re.compile(r"[^0-9eE.+\-,\s]")
+
+
+def _unreadable(exc) -> str:
+    """Why a spectrum file could not be read, for its user: numpy's "allow_pickle=False" would
+    advise loading a pickle (which can run code), and a codec error names no file kind."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start}: binary data?); give a .npy or text file"
+    if "allow_pickle" in str(exc) or "pickle" in str(exc):
+        return ("it holds Python objects or is no .npy file (a pickle is never loaded: it "
+                "can run code); save a numeric array with numpy.save")
+    return str(exc)
