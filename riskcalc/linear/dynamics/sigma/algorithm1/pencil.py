@@ -3,7 +3,22 @@ covariance spectrum, and the edges of its round map's spectrum (derivation:
 ``sigma.algorithm1.curves``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
 equivalent and two-point function on a pencil with a state, a copy and a chain of K blocks per
 client, z on the server and state blocks), ``spectrum_edges`` (``sigma_pencil.edges``' density
-scans on the windows of Weyl's bounds, ``_window``)."""
+scans on the windows of Weyl's bounds, ``_window``).
+
+Edges as folds (``spectrum_edges``; issues 29, 32): where a(s) >= 0 the scans refine each edge
+as the fold of the real branch (``sigma_pencil``, step 5), on the top window through
+``reflected``. Measured (process CPU, OMP_NUM_THREADS=1, the 2-core machine loaded by other
+sessions; ef9a3d5 against this, alternated A B A B): an edge within 2e-11 of the bisection's
+relative to x (its distance to the window's end; 1e-12 relative to z), the refinement about 4
+times cheaper (M = 3, K = 10, the chain: 5.6 s against 1.3 s); ``benchmarks/
+bench_rounds_alg1_chain.py`` M = 3, K = 10, T = 20: edges 5.7, 6.1 s -> 1.4, 1.3 s (whole 6.3,
+6.7 -> 2.0, 1.9 s), with g lam = 1.2 (two windows) 12.7, 12.8 -> 3.6, 3.4 s; the test files
+``test_rounds_sigma_alg1chain`` 17.4, 15.4 -> 7.9, 7.0 s, ``_alg1k`` 24.7, 19.4 -> 16.4 s,
+``_alg1_routes`` 15.5, 13.0 -> 12.3, 11.3 s (its second case has a(s) < 0: bisection),
+``_alg1_personalize`` 15.0, 10.7 -> 10.7, 9.7 s (within the load's noise). A fold
+can miss its confirmation where the edge lies within a few 1e-3 of the window's end (its
+prediction agrees with the bisection to ~1e-12 in z, wider than the confirmation's delta of
+5e-12 x there): that edge is bisected, about 10% dearer than the bisection alone."""
 
 from __future__ import annotations
 
