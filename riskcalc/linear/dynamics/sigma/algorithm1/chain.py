@@ -57,6 +57,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import reflected
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL
@@ -126,9 +127,10 @@ class Alg1Chain(ChainPencil):
         return (self.s.size * (self.nb ** 2 + 2 * self.K ** 2) + 4 * self.K ** 2) * self.M * 16.0
 
     def column0(self, G):
-        """Ghat[:, 0] (N, atoms, n) in ``Alg1Pencil``'s block order."""
+        """Ghat[:, 0] (N, atoms, n), ``Alg1Pencil``'s block order, as ``edges`` reads it."""
         s = G["sigma"][..., None]
-        return np.concatenate([1.0 / s, -G["u"].reshape(s.shape[:2] + (-1,)) / s], axis=-1)
+        col = np.concatenate([1.0 / s, -G["u"].reshape(s.shape[:2] + (-1,)) / s], axis=-1)
+        return reflected(self, col)
 
     def residual(self, z, tau):
         C = self.chat(tau)

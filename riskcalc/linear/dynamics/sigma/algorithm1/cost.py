@@ -25,7 +25,12 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     (3, 10, 20) with g lam = 1.2 (two scans), after the eigenbasis of the local steps
     (``basis``) made the pairs 8-12 times cheaper (the fit before it: per pair 1.35e-3 +
     9.4e-6 M K^2 + 4.1e-7 M K^3, per scan 3.4 + 1.92e-2 M K^2). Measured / fitted: pairs
-    0.75-1.45, nodes 0.76-1.78 (the larger ratios on the smallest cases), scans 0.86-1.12."""
+    0.75-1.45, nodes 0.76-1.78 (the larger ratios on the smallest cases), scans 0.86-1.12.
+    The scans' term is the bisection's, not refitted after the edges became folds
+    (``sigma.algorithm1.pencil``: about 4 times cheaper where confirmed, M = 3, K = 10): an
+    edge whose fold is not confirmed is bisected at the old cost, and this route has no
+    re-check at that point (``sigma_pencil.edges``' ``fallback``, as FedAvg's), so the
+    estimate stays on the long side."""
     half = 0.5 * max(atoms, 2)
 
     def term(c):

@@ -80,7 +80,9 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    sup a, and the negative band (g lam > 1 only) between those below 0, a band that can be
    far narrower than the axis (width 0.03 at g lam = 5, measured) and is scanned on its own
    window. The top window is scanned in the reflected variable x = z_b - z (edges refines the
-   scan's first point inside, and the spectrum continues below the window). The contraction
+   scan's first point inside, and the spectrum continues below the window). Where a >= 0 the
+   refinement predicts each edge as the fold of the real branch of tau(Sigma G_00) and
+   confirms it by the density test (``sigma_pencil``, step 5; ``spectrum_edges``). The contraction
    is max(top, -bottom). The contour: the ellipse with foci min(0, bottom) and top, its
    parameter t <= 1 and below the one where abs(z)^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
    rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in

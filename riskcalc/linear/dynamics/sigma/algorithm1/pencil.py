@@ -3,7 +3,22 @@ covariance spectrum, and the edges of its round map's spectrum (derivation:
 ``sigma.algorithm1.curves``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
 equivalent and two-point function on a pencil with a state, a copy and a chain of K blocks per
 client, z on the server and state blocks), ``spectrum_edges`` (``sigma_pencil.edges``' density
-scans on the windows of Weyl's bounds, ``_window``)."""
+scans on the windows of Weyl's bounds, ``_window``).
+
+Edges as folds (``spectrum_edges``; issues 29, 32): where a(s) >= 0 the scans refine each edge
+as the fold of the real branch (``sigma_pencil``, step 5), on the top window through
+``reflected``. Measured (process CPU, OMP_NUM_THREADS=1, the 2-core machine loaded by other
+sessions; ef9a3d5 against this, alternated A B A B): an edge within 2e-11 of the bisection's
+relative to x (its distance to the window's end; 1e-12 relative to z), the refinement about 4
+times cheaper (M = 3, K = 10, the chain: 5.6 s against 1.3 s); ``benchmarks/
+bench_rounds_alg1_chain.py`` M = 3, K = 10, T = 20: edges 5.7, 6.1 s -> 1.4, 1.3 s (whole 6.3,
+6.7 -> 2.0, 1.9 s), with g lam = 1.2 (two windows) 12.7, 12.8 -> 3.6, 3.4 s; the test files
+``test_rounds_sigma_alg1chain`` 17.4, 15.4 -> 7.9, 7.0 s, ``_alg1k`` 24.7, 19.4 -> 16.4 s,
+``_alg1_routes`` 15.5, 13.0 -> 12.3, 11.3 s (its second case has a(s) < 0: bisection),
+``_alg1_personalize`` 15.0, 10.7 -> 10.7, 9.7 s (within the load's noise). A fold
+can miss its confirmation where the edge lies within a few 1e-3 of the window's end (its
+prediction agrees with the bisection to ~1e-12 in z, wider than the confirmation's delta of
+5e-12 x there): that edge is bisected, about 10% dearer than the bisection alone."""
 
 from __future__ import annotations
 
@@ -68,6 +83,19 @@ class Alg1Pencil(SigmaPencil):
         L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
         return np.linalg.inv(L)
 
+    def column0(self, G):
+        """Ghat[:, 0] as ``sigma_pencil.edges`` reads it (``reflected``)."""
+        return reflected(self, G[..., :, 0])
+
+
+def reflected(pen, col):
+    """Ghat[:, 0] at x for ``sigma_pencil.edges``: ``col`` as it is for ``sign`` = 1, and for
+    ``sign`` = -1 -conj(col), the resolvent of the reflected map shift - Phi at x (z = shift -
+    Re x + i Im x, and G(conj z) = conj G(z) for the real pencil): the same density (-Im), and
+    a real part that decreases in x off the spectrum, as the real branch of ``edges``' folds
+    assumes (``sigma.algorithm1.curves``, step 4). ``edges`` is its only reader."""
+    return -col.conj() if pen.sign < 0.0 else col
+
 
 def _window(gam, p, lam, eta, K, g, ends, negative):
     """[z_a, z_b] holding the top eigenvalue of the round map (``negative`` False: z > sup a) or
@@ -110,7 +138,14 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
     bound of the spectrum, ``algorithm1.rate``), else 0; after the checks of its scope: the
     density scans of ``sigma_pencil.edges`` on the windows of ``_window``, with ``pencil``'s
-    solves (this dense pencil, or ``sigma.algorithm1.chain.Alg1Chain``)."""
+    solves (this dense pencil, or ``sigma.algorithm1.chain.Alg1Chain``). Where a(s) >= 0 on
+    every client's support (low = 0: even K, or eta (top + lam) <= 1) Phi is similar to a
+    symmetric map (``sigma.algorithm1.curves``, step 4), G_00 a compressed resolvent, so m =
+    tau(Sigma G_00) is real and monotone off the spectrum (decreasing in x after ``reflected``)
+    and a square-root edge is a fold of its real branch: ``edges(fold=True)`` (``sigma_pencil``,
+    step 5), each prediction confirmed by the density test at e -/+ delta or bisected. Odd K
+    with a(s) < 0 keeps the bisection: G_00 has negative residues there, m need not be monotone
+    on the way to the edge (and ``circles``' complex case keeps it too)."""
     # Each client's sample spectrum under H: [bottom, top] (from 0 when gamma_j >= 1).
     ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                  np.array([1.0]))[:2] for gj in gam])
@@ -118,6 +153,8 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     top_j = ends[:, 1]
     L = top_j.max()
     check_step_scope(gam, L, lam, eta, K, g, "the top of the clients' sample spectra")
+    # x^K over each client's support is extreme at its ends (x = 1 - eta (s + lam) linear).
+    low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
     out = []
     for negative in (False, True):
         win = _window(gam, p, lam, eta, K, g, ends, negative) if (
@@ -134,7 +171,8 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
         pen = pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
                      shift=shift, sign=1.0 if negative else -1.0)
         try:
-            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))))
+            a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))),
+                            fold=low == 0.0)
         except SolverError:
             if not negative:
                 raise
@@ -145,8 +183,6 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     if not top < 1.0 - 1e-9:
         raise ValueError("the round map's spectrum reaches 1 (pooled N = d exactly: "
                          "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
-    # x^K over each client's support is extreme at its ends (x = 1 - eta (s + lam) linear).
-    low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
     return top, (bottom if bottom is not None and bottom < 0.0 else None), low
 
 

@@ -1,0 +1,121 @@
+"""Algorithm 1 under a spectrum: the edges of its round map's spectrum as folds of the real branch
+(``sigma_pencil.edges(fold=True)``, step 5 there), used by ``sigma.algorithm1.pencil.
+spectrum_edges`` where a(s) >= 0 (the map is then similar to a symmetric one), against the
+bisection of the same density scans; and a wrong fold prediction caught by the verification."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.linear.dynamics.sigma import sigma_pencil
+from riskcalc.linear.dynamics.sigma.algorithm1 import chain as alg1_chain
+from riskcalc.linear.dynamics.sigma.algorithm1 import pencil as alg1_pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+pytestmark = pytest.mark.usefixtures("fresh_sigma_edges")
+
+GAM = np.array([0.5, 2.0])
+P = np.array([0.4, 0.6])
+LAM = 0.8
+TWO = riskcalc.Spectrum([0.5, 3.0], weights=[0.3, 0.7])
+POWER = riskcalc.Spectrum.power_law(1.0, 3)
+
+
+def _eta(spectrum, frac):
+    return frac / (stable_top(spectrum.atoms, spectrum.weights, GAM).max() + LAM)
+
+
+def _spy(monkeypatch):
+    """Every ``edges`` call of ``spectrum_edges`` solved twice, as asked and by bisection
+    (fold=False): the list of (sign, fold, a asked, a bisected, the fold confirmed a)."""
+    seen, confirmed = [], []
+    fold_edges = sigma_pencil._fold_edges
+
+    def spy_fold_edges(*args):
+        done = fold_edges(*args)
+        confirmed.append(done[0])
+        return done
+
+    def spy(pen, top, qmax=None, fold=False, fallback=None):
+        confirmed.clear()
+        asked = sigma_pencil.edges(pen, top, qmax, fold=fold)[0]
+        bis = sigma_pencil.edges(pen, top, qmax, fold=False)[0]
+        seen.append((pen.sign, fold, asked, bis, bool(confirmed and confirmed[0])))
+        return sigma_pencil.edges(pen, top, qmax, fold=fold, fallback=fallback)
+    monkeypatch.setattr(sigma_pencil, "_fold_edges", spy_fold_edges)
+    monkeypatch.setattr(alg1_pencil, "edges", spy)
+    return seen
+
+
+@pytest.mark.parametrize("spectrum, K, frac, gl, pencil, M", [
+    (TWO, 1, 0.5, 0.7, Alg1Chain, 2), (POWER, 2, 1.5, 1.6, alg1_pencil.Alg1Pencil, 2),
+    (TWO, 5, 0.5, 0.7, alg1_pencil.Alg1Pencil, 1),
+    (POWER, 1, 1.8, 1.0, alg1_pencil.Alg1Pencil, 2)])
+def test_fold_edges_equal_the_bisection(monkeypatch, spectrum, K, frac, gl, pencil, M):
+    """K = 1, 2, 5; g lam below and above 1 (the negative band's window, not reflected); two
+    atoms and a power law; the dense and the chain pencil. Where a(s) >= 0 (eta (top + lam) <=
+    1, or K even) the fold is asked, confirmed on the top edge, and within 1e-9 of the bisection
+    relative to the edge z (measured: at most 2e-11 relative to x, the distance to the window's
+    end); where a(s) < 0 (odd K, large step: the last case) the bisection alone."""
+    seen = _spy(monkeypatch)
+    gam, p = (GAM, P) if M == 2 else (GAM[:1], np.ones(1))
+    top, bottom, low = alg1_pencil.spectrum_edges(gam, p, LAM, _eta(spectrum, frac), K,
+                                                  gl / LAM, spectrum, pencil=pencil)
+    assert len(seen) == (2 if gl > 1.0 else 1)
+    assert all(fold == (low == 0.0) for _, fold, _, _, _ in seen)
+    assert (low < 0.0) == (K % 2 == 1 and frac > 1.0)
+    for sign, fold, asked, bis, confirmed in seen:
+        assert asked == pytest.approx(bis, rel=1e-9)
+    if low == 0.0:          # the fold confirmed, not only bisected again
+        assert any(c for *_, c in seen)
+
+
+def test_curves_with_fold_edges_equal_the_bisections(monkeypatch):
+    """The whole curves (server and own models, T = 0, 2, 8, inf) with the fold edges against
+    those with bisected ones, g lam = 1.6, K = 2: within 1e-9 (the contour moves with the edges
+    by ~1e-11 relative)."""
+    args = (GAM, np.array([0.3, 0.8]), np.array([0.4, 1.0]), P, 1.2, LAM, _eta(TWO, 0.5), 2,
+            1.6 / LAM, np.array([0.0, 2.0, 8.0, np.inf]), TWO)
+    folded = algorithm1_sigma_k_curves(*args, route="dense")
+    edges = sigma_pencil.edges
+    monkeypatch.setattr(alg1_pencil, "edges", lambda *a, fold=False, **k: edges(*a, **k))
+    bisected = algorithm1_sigma_k_curves(*args, route="dense")
+    np.testing.assert_allclose(folded["edges"], bisected["edges"], rtol=1e-9)
+    for key in ("bias", "variance", "distance"):
+        np.testing.assert_allclose(folded[key], bisected[key], rtol=0, atol=1e-9)
+    for mine, ref in zip(folded["local"](), bisected["local"]()):
+        np.testing.assert_allclose(mine, ref, rtol=0, atol=1e-9)
+
+
+def test_a_wrong_fold_is_not_returned(monkeypatch):
+    """Mutants of the prediction (an edge 1e-7 off, outside; or halfway into the spectrum): the
+    density tests at e -/+ delta refuse it, the bisection takes over (``fallback`` is called)
+    and the edge is the bisection's. The reflection of the top window's resolvent dropped
+    (``reflected`` the identity: m then increases in x): no fold confirmed, the same edge.
+    K = 1, g lam = 0.7, the chain pencil (whose fold is confirmed there)."""
+    scans = []          # the top window's scan of ``spectrum_edges``: (pencil, top, qmax)
+    monkeypatch.setattr(alg1_pencil, "edges", lambda *a, **k: scans.append(a + (k["qmax"],))
+                        or sigma_pencil.edges(*a, **k))
+    alg1_pencil.spectrum_edges(GAM, P, LAM, _eta(TWO, 0.5), 1, 0.7 / LAM, TWO, pencil=Alg1Chain)
+    pen, top, qmax = scans[0]
+    calls = []      # unmutated: the fold confirmed (the other end of the scan, x = its top, not)
+    ref = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+    assert calls == [1]         # (and ref within 1e-9 of the bisection: the test above)
+    fold = sigma_pencil._fold
+    for wrong in (lambda e, x_in: e * (1.0 + 1e-7), lambda e, x_in: 0.5 * (e + x_in)):
+        def mutant(pencil, samples, x_in, delta, wrong=wrong):
+            e = fold(pencil, samples, x_in, delta)
+            return None if e is None else wrong(e, x_in)
+        monkeypatch.setattr(sigma_pencil, "_fold", mutant)
+        sigma_pencil.edges.cache_clear()
+        calls = []
+        got = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+        assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)
+    monkeypatch.setattr(sigma_pencil, "_fold", fold)
+    monkeypatch.setattr(alg1_chain, "reflected", lambda pen, col: col)
+    sigma_pencil.edges.cache_clear()
+    calls = []
+    got = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+    assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)
