@@ -1,5 +1,5 @@
 """Algorithm 1 under a spectrum: the edges of its round map's spectrum as folds of the real branch
-(``sigma_pencil.edges(fold=True)``, step 5 there), used by ``sigma.algorithm1.pencil.
+(``pencil_edges.edges(fold=True)``, step 5 there), used by ``sigma.algorithm1.pencil.
 spectrum_edges`` where a(s) >= 0 (the map is then similar to a symmetric one), against the
 bisection of the same density scans; and a wrong fold prediction caught by the verification."""
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.linear.dynamics.sigma import sigma_pencil
+from riskcalc.linear.dynamics.sigma import pencil_edges
 from riskcalc.linear.dynamics.sigma.algorithm1 import chain as alg1_chain
 from riskcalc.linear.dynamics.sigma.algorithm1 import pencil as alg1_pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
@@ -31,7 +31,7 @@ def _spy(monkeypatch):
     """Every ``edges`` call of ``spectrum_edges`` solved twice, as asked and by bisection
     (fold=False): the list of (sign, fold, a asked, a bisected, the fold confirmed a)."""
     seen, confirmed = [], []
-    fold_edges = sigma_pencil._fold_edges
+    fold_edges = pencil_edges._fold_edges
 
     def spy_fold_edges(*args):
         done = fold_edges(*args)
@@ -40,11 +40,11 @@ def _spy(monkeypatch):
 
     def spy(pen, top, qmax=None, fold=False, fallback=None):
         confirmed.clear()
-        asked = sigma_pencil.edges(pen, top, qmax, fold=fold)[0]
-        bis = sigma_pencil.edges(pen, top, qmax, fold=False)[0]
+        asked = pencil_edges.edges(pen, top, qmax, fold=fold)[0]
+        bis = pencil_edges.edges(pen, top, qmax, fold=False)[0]
         seen.append((pen.sign, fold, asked, bis, bool(confirmed and confirmed[0])))
-        return sigma_pencil.edges(pen, top, qmax, fold=fold, fallback=fallback)
-    monkeypatch.setattr(sigma_pencil, "_fold_edges", spy_fold_edges)
+        return pencil_edges.edges(pen, top, qmax, fold=fold, fallback=fallback)
+    monkeypatch.setattr(pencil_edges, "_fold_edges", spy_fold_edges)
     monkeypatch.setattr(alg1_pencil, "edges", spy)
     return seen
 
@@ -79,7 +79,7 @@ def test_curves_with_fold_edges_equal_the_bisections(monkeypatch):
     args = (GAM, np.array([0.3, 0.8]), np.array([0.4, 1.0]), P, 1.2, LAM, _eta(TWO, 0.5), 2,
             1.6 / LAM, np.array([0.0, 2.0, 8.0, np.inf]), TWO)
     folded = algorithm1_sigma_k_curves(*args, route="dense")
-    edges = sigma_pencil.edges
+    edges = pencil_edges.edges
     monkeypatch.setattr(alg1_pencil, "edges", lambda *a, fold=False, **k: edges(*a, **k))
     bisected = algorithm1_sigma_k_curves(*args, route="dense")
     np.testing.assert_allclose(folded["edges"], bisected["edges"], rtol=1e-9)
@@ -97,25 +97,25 @@ def test_a_wrong_fold_is_not_returned(monkeypatch):
     K = 1, g lam = 0.7, the chain pencil (whose fold is confirmed there)."""
     scans = []          # the top window's scan of ``spectrum_edges``: (pencil, top, qmax)
     monkeypatch.setattr(alg1_pencil, "edges", lambda *a, **k: scans.append(a + (k["qmax"],))
-                        or sigma_pencil.edges(*a, **k))
+                        or pencil_edges.edges(*a, **k))
     alg1_pencil.spectrum_edges(GAM, P, LAM, _eta(TWO, 0.5), 1, 0.7 / LAM, TWO, pencil=Alg1Chain)
     pen, top, qmax = scans[0]
     calls = []      # unmutated: the fold confirmed (the other end of the scan, x = its top, not)
-    ref = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+    ref = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
     assert calls == [1]         # (and ref within 1e-9 of the bisection: the test above)
-    fold = sigma_pencil._fold
+    fold = pencil_edges._fold
     for wrong in (lambda e, x_in: e * (1.0 + 1e-7), lambda e, x_in: 0.5 * (e + x_in)):
         def mutant(pencil, samples, x_in, delta, wrong=wrong):
             e = fold(pencil, samples, x_in, delta)
             return None if e is None else wrong(e, x_in)
-        monkeypatch.setattr(sigma_pencil, "_fold", mutant)
-        sigma_pencil.edges.cache_clear()
+        monkeypatch.setattr(pencil_edges, "_fold", mutant)
+        pencil_edges.edges.cache_clear()
         calls = []
-        got = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+        got = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
         assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)
-    monkeypatch.setattr(sigma_pencil, "_fold", fold)
+    monkeypatch.setattr(pencil_edges, "_fold", fold)
     monkeypatch.setattr(alg1_chain, "reflected", lambda pen, col: col)
-    sigma_pencil.edges.cache_clear()
+    pencil_edges.edges.cache_clear()
     calls = []
-    got = sigma_pencil.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
+    got = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
     assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)

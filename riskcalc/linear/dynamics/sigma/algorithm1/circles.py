@@ -30,7 +30,7 @@ top of the clients' limiting sample spectra under H (``client_ends``,
    step 1): top the largest real z > max(0, sup a) with zeta(z) = top(Dhat_z), bottom the
    smallest z < inf a with zeta(z) = bottom(Dhat_z) (Dhat_z symmetric and positive there).
    Neither edge equation is monotone, so each is first bracketed by Weyl bounds over each
-   client's hull [bottom_j, top_j] (``_Hull``), then found by ``sigma_pencil.edges``' density
+   client's hull [bottom_j, top_j] (``_Hull``), then found by ``pencil_edges.edges``' density
    scans on the bracket (``_scan``). Top: sum_j p_j max psi_j >= top(Dhat_z), and
    zeta(z) - z sum_j p_j max lam c / (z - a) > z (1 / (g lam) - sum_j p_j max lam c / (z - a))
    for z > 0, whose second factor increases in z: above its root (brentq) no eigenvalue lies;
@@ -218,7 +218,7 @@ def _bottom_window(hull, gl, A):
 
 def _scan(pencil_cls, args, lo, hi, top_j, reflect):
     """The edge of the real spectrum in [lo, hi] nearest hi (``reflect``) or lo, by
-    ``sigma_pencil.edges``' density scans with the pencil ``pencil_cls(*args, shift, sign)``
+    ``pencil_edges.edges``' density scans with the pencil ``pencil_cls(*args, shift, sign)``
     (every scanned point inside [lo, hi]); None when no point of the scan lies in it."""
     pad = 0.01 * (hi - lo)
     if reflect:
@@ -240,7 +240,7 @@ def _scan(pencil_cls, args, lo, hi, top_j, reflect):
 def circle_pencil(cls, far):
     """``cls`` (``Alg1Pencil`` or ``Alg1Chain``) whose solves follow every node from y = ``far``
     above it when they start from scratch, with no Hermitian branch check (step 3); one class
-    per (cls, far) (kept: ``sigma_pencil.edges`` keeps the scans of equal pencils of one
+    per (cls, far) (kept: ``pencil_edges.edges`` keeps the scans of equal pencils of one
     class)."""
 
     class Circle(cls):

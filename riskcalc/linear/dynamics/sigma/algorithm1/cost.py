@@ -29,7 +29,7 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     The scans' term is the bisection's, not refitted after the edges became folds
     (``sigma.algorithm1.pencil``: about 4 times cheaper where confirmed, M = 3, K = 10): an
     edge whose fold is not confirmed is bisected at the old cost, and this route has no
-    re-check at that point (``sigma_pencil.edges``' ``fallback``, as FedAvg's), so the
+    re-check at that point (``pencil_edges.edges``' ``fallback``, as FedAvg's), so the
     estimate stays on the long side."""
     half = 0.5 * max(atoms, 2)
 

@@ -71,7 +71,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    (sum_j min(1, 1 / gamma_j) >= 1), the clients' eigenvalues with no server part in [0, sup
    a], and G_00 is a compressed resolvent of a symmetric matrix (Im tau(Sigma G_00) < 0 above
    the axis). Its edges (the top, and the bottom when negative) come from the density scan of
-   ``sigma_pencil.edges`` (Im tau(Sigma G_00(x + i y)) proportional to y or not) on windows
+   ``pencil_edges.edges`` (Im tau(Sigma G_00(x + i y)) proportional to y or not) on windows
    from Weyl's bounds (``sigma.algorithm1.pencil._window``): by the Schur complement of
    ``algorithm1.rate`` z is an eigenvalue iff zeta(z) = (z - 1 + g lam) / (g lam) is one of
    Dhat_z = sum_j p_j psi_z(S_j), psi_z(s) = lam z c(s) / (z - a(s)), whose spectrum lies
@@ -82,7 +82,7 @@ server step w' = (1 - g lam) w + g lam sum_j p_j v_j'. Every model starts at 0.
    window. The top window is scanned in the reflected variable x = z_b - z (edges refines the
    scan's first point inside, and the spectrum continues below the window). Where a >= 0 the
    refinement predicts each edge as the fold of the real branch of tau(Sigma G_00) and
-   confirms it by the density test (``sigma_pencil``, step 5; ``spectrum_edges``). The contraction
+   confirms it by the density test (``pencil_edges``, step 5; ``spectrum_edges``). The contraction
    is max(top, -bottom). The contour: the ellipse with foci min(0, bottom) and top, its
    parameter t <= 1 and below the one where abs(z)^(2 T_max) exceeds ``fedavg.AMPLIFICATION``
    rho^(2 T_max) (``fedavg._contour``'s rule), max(T_max + 16, 40 / t) nodes (degree T in

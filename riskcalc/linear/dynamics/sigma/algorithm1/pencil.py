@@ -2,11 +2,11 @@
 covariance spectrum, and the edges of its round map's spectrum (derivation:
 ``sigma.algorithm1.curves``, steps 2 and 4): ``Alg1Pencil`` (``sigma_pencil``'s deterministic
 equivalent and two-point function on a pencil with a state, a copy and a chain of K blocks per
-client, z on the server and state blocks), ``spectrum_edges`` (``sigma_pencil.edges``' density
+client, z on the server and state blocks), ``spectrum_edges`` (``pencil_edges.edges``' density
 scans on the windows of Weyl's bounds, ``_window``).
 
 Edges as folds (``spectrum_edges``; issues 29, 32): where a(s) >= 0 the scans refine each edge
-as the fold of the real branch (``sigma_pencil``, step 5), on the top window through
+as the fold of the real branch (``pencil_edges``, step 5), on the top window through
 ``reflected``. Measured (process CPU, OMP_NUM_THREADS=1, the 2-core machine loaded by other
 sessions; ef9a3d5 against this, alternated A B A B): an edge within 2e-11 of the bisection's
 relative to x (its distance to the window's end; 1e-12 relative to z), the refinement about 4
@@ -36,7 +36,7 @@ class Alg1Pencil(SigmaPencil):
     """The pencil of the module docstring (step 2) for clients (gamma_j, p_j), penalty lam,
     local step eta, K steps and global step g; z = ``shift`` + ``sign`` Re x + i Im x for the
     variable x of the solves (``sign`` = -1: the real axis reflected, so that the scans of
-    ``sigma_pencil.edges`` meet the top edge first); ``transposed``: its transpose for
+    ``pencil_edges.edges`` meet the top edge first); ``transposed``: its transpose for
     ``two_point`` (pass Chat and Ghat transposed)."""
 
     what = "Algorithm 1 with local steps and a spectrum"
@@ -84,12 +84,12 @@ class Alg1Pencil(SigmaPencil):
         return np.linalg.inv(L)
 
     def column0(self, G):
-        """Ghat[:, 0] as ``sigma_pencil.edges`` reads it (``reflected``)."""
+        """Ghat[:, 0] as ``pencil_edges.edges`` reads it (``reflected``)."""
         return reflected(self, G[..., :, 0])
 
 
 def reflected(pen, col):
-    """Ghat[:, 0] at x for ``sigma_pencil.edges``: ``col`` as it is for ``sign`` = 1, and for
+    """Ghat[:, 0] at x for ``pencil_edges.edges``: ``col`` as it is for ``sign`` = 1, and for
     ``sign`` = -1 -conj(col), the resolvent of the reflected map shift - Phi at x (z = shift -
     Re x + i Im x, and G(conj z) = conj G(z) for the real pencil): the same density (-Im), and
     a real part that decreases in x off the spectrum, as the real branch of ``edges``' folds
@@ -137,12 +137,12 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
     docstring, step 4), bottom None when it has no negative part or, where a(s) < 0 somewhere
     (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
     bound of the spectrum, ``algorithm1.rate``), else 0; after the checks of its scope: the
-    density scans of ``sigma_pencil.edges`` on the windows of ``_window``, with ``pencil``'s
+    density scans of ``pencil_edges.edges`` on the windows of ``_window``, with ``pencil``'s
     solves (this dense pencil, or ``sigma.algorithm1.chain.Alg1Chain``). Where a(s) >= 0 on
     every client's support (low = 0: even K, or eta (top + lam) <= 1) Phi is similar to a
     symmetric map (``sigma.algorithm1.curves``, step 4), G_00 a compressed resolvent, so m =
     tau(Sigma G_00) is real and monotone off the spectrum (decreasing in x after ``reflected``)
-    and a square-root edge is a fold of its real branch: ``edges(fold=True)`` (``sigma_pencil``,
+    and a square-root edge is a fold of its real branch: ``edges(fold=True)`` (``pencil_edges``,
     step 5), each prediction confirmed by the density test at e -/+ delta or bisected. Odd K
     with a(s) < 0 keeps the bisection: G_00 has negative residues there, m need not be monotone
     on the way to the edge (and ``circles``' complex case keeps it too)."""
@@ -162,7 +162,7 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil):
         if win is None:
             out.append(None)
             continue
-        # sigma_pencil.edges scans (0, 1.01 sum_j p_j qmax_j] and refines its lowest and highest
+        # pencil_edges.edges scans (0, 1.01 sum_j p_j qmax_j] and refines its lowest and highest
         # points inside, refusing when the lowest scanned point is inside: here x = z - z_a
         # (negative band) or z_b - z (the top, the spectrum below z_a cut off), z_a, z_b a
         # hundredth of the window beyond its ends.
