@@ -76,3 +76,15 @@ def test_spectra_with_a_boolean_entry_name_the_boolean():
     per_client = riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], r=[1, 1], sigma=[1, 1],
                                         spectra=[[1.0, 4.0], [1.0, 4.0]])
     assert shared.risk == pytest.approx(per_client.risk, rel=1e-12)
+
+
+# was: compare along the rounds printed a diverging curve (risk 1e4 at T = 10) without the
+# round map's diagnostics that predict prints.
+def test_compare_along_the_rounds_says_when_the_curve_diverges(capsys):
+    from tests.helpers import run_cli
+
+    code, out, err = run_cli("compare fedavg --gamma 0.5 --r 1 --sigma 1 --clients 3 "
+                             "--local-steps 1 --local-step-size 0.3 --rounds 1,3 --signal 1 "
+                             "--no-progress --d 20 --reps 2 --global-step 5".split(), capsys)
+    assert code == 0, err
+    assert "  round map: contraction 1.97" in out and "(converges: false)" in out, out

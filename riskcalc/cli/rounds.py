@@ -276,10 +276,7 @@ def predict(args) -> int:
           f"M = {m} client{'s' if m > 1 else ''}, "
           f"{sigma_words(res.params)})")
     print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
-    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
-             if res.diagnostics.get("contraction_is_bound") else "")
-    print(f"  round map: contraction {res.contraction:.6g}{bound} "
-          f"(converges: {'true' if res.converges else 'false'})")
+    print(round_map_line(res))
     own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
           f"{'server risk' if own else 'local risk':>13}"
@@ -309,6 +306,15 @@ def predict(args) -> int:
                   " (refused here, beyond the size limits of the route with a spectrum: nan)")
                  if np.all(np.isnan(last)) else ""))
     return 0
+
+
+def round_map_line(res) -> str:
+    """The text line of the limiting round map's diagnostics (``predict`` and ``compare``: a
+    diverging curve was shown by ``compare`` without saying it diverges)."""
+    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
+             if res.diagnostics.get("contraction_is_bound") else "")
+    return (f"  round map: contraction {res.contraction:.6g}{bound} "
+            f"(converges: {'true' if res.converges else 'false'})")
 
 
 def compare(args) -> int:
@@ -364,6 +370,7 @@ def compare(args) -> int:
     print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
     print("  " + ", ".join(f"{k} = {v}" for k, v in pred.params.items()))
+    print(round_map_line(pred))
     shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
     if ftfa is not None:
         print(f"  {'':>7} {'risk':<45} {describe(ftfa)}")
