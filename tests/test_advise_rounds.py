@@ -36,15 +36,56 @@ def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
         assert early.mean_risk == pytest.approx(curve.risk.mean(axis=0).min(), rel=1e-12)
 
 
-def test_rounds_need_the_signal_and_one_shared_covariance():
+def test_rounds_need_the_signal():
     with pytest.raises(ValueError, match="signal"):
         advise(Federation(**FED), methods=["fedavg"], rounds=50)
     with pytest.raises(ValueError, match="rounds"):
         advise(Federation(**FED), methods=["fedavg"], rounds=0, signal=1.0)
-    shift = Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100)
-    adv = advise(shift, methods=["fedavg"], rounds=50, signal=1.0)
-    assert any("rounds" in s and "covariate shift" in s for s in adv.skipped)
+
+
+def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve():
+    """Covariate shift: K = 1 only (``shift.one_step``), eta = 0.9 * 2 / the largest client
+    top edge (here scaled:2 at gamma = 3: 2 (1 + sqrt 3)^2 in closed form, above the two-point
+    clients' at most 2 (1 + sqrt 2)^2); the candidate's risks are its curve's at its T, and
+    within 300 rounds it is at most the minimizer's mean risk (``clients_limit`` under the
+    same spectra: another derivation) plus the distance the curve has left at T = 300. A
+    curve estimated beyond ``SHIFT_ALLOWANCE`` is skipped, with the reason (the next test)."""
+    spectra = ["two-point:0.5,2,0.5", "scaled:2"] * 2
+    adv = advise(Federation(**FED, spectra=spectra, d=100), methods=["fedavg"], rounds=300,
+                 signal=1.0)
+    for weights in ("samples", "uniform"):
+        early = next(c for c in adv.candidates
+                     if c.method == "fedavg_rounds" and c.weights == weights)
+        assert early.tuning["local_steps"] == 1
+        assert early.tuning["step_size"] == pytest.approx(0.9 / (1 + np.sqrt(3)) ** 2,
+                                                          rel=1e-12)
+        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(301),
+                                      local_steps=1, step_size=early.tuning["step_size"],
+                                      weights=weights, spectra=spectra, d=100)
+        np.testing.assert_allclose(early.risks, curve.risk[:, early.tuning["rounds"]],
+                                   rtol=1e-12)
+        mean = curve.risk.mean(axis=0)
+        assert early.mean_risk == pytest.approx(mean.min(), rel=1e-12)
+        p = [1.0 / g for g in FED["gamma"]] if weights == "samples" else [1.0] * 4
+        minimizer = riskcalc.clients_limit("fedavg", **FED, weights=p, spectra=spectra,
+                                           d=100).risk.mean()
+        tail = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=[300, np.inf],
+                                     local_steps=1, step_size=early.tuning["step_size"],
+                                     weights=weights, spectra=spectra, d=100)
+        assert tail.risk.mean(axis=0)[1] == pytest.approx(minimizer, rel=1e-9)
+        assert early.mean_risk <= minimizer + abs(np.diff(tail.risk.mean(axis=0))[0]) + 1e-12
+
+
+
+def test_rounds_under_covariate_shift_beyond_their_allowance_are_skipped(monkeypatch):
+    import riskcalc.advise.rounds as rounds
+
+    monkeypatch.setattr(rounds, "SHIFT_ALLOWANCE", 1e-6)
+    adv = advise(Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100),
+                 methods=["fedavg"], rounds=20, signal=1.0)
     assert all(c.method != "fedavg_rounds" for c in adv.candidates)
+    assert sum("fedavg along the rounds" in s and "1e-06" in s for s in adv.skipped) == 2, \
+        adv.skipped
 
 
 def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():

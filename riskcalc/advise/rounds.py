@@ -15,7 +15,9 @@ spectrum, eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spec
 whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg.curves``: M K^2 unknowns per
 contour node, at most 200) is estimated within ``SIGMA_K_ALLOWANCE`` seconds by
 ``sigma_k_seconds``; the candidate's notes name the K left out and why. Under covariate shift
-there is no rounds limit, and the candidate is skipped.
+only K = 1 (``riskcalc.linear.dynamics.shift.one_step``: the server model's curves, exact) with
+eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum in its own
+covariance), each curve within ``SHIFT_ALLOWANCE`` seconds of estimate (else skipped, said).
 
 pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
 (``riskcalc.linear.dynamics.prox_laws``; a shared spectrum: ``sigma.prox_sigma``), T = 0..max_rounds at each pFedMe
@@ -40,6 +42,9 @@ EDGE_SHARE = 0.9
 SIGMA_K_COST = (0.9, 0.025, 1.5e-3)
 #: Most estimated seconds of one such curve for its K to be tried by ``advise``.
 SIGMA_K_ALLOWANCE = 5.0
+#: Under covariate shift, most estimated seconds of one K = 1 curve (``shift.one_step``'s
+#: ``shift_seconds``, 1.2-2.2 times the measured): beyond it the candidate is skipped, said.
+SHIFT_ALLOWANCE = 20.0
 
 
 def sigma_k_seconds(m: int, K: int, max_rounds: int) -> float:
@@ -77,6 +82,22 @@ def spectrum_local_steps(m: int, max_rounds: int):
                           "--local-steps K --spectrum SPEC) evaluates one")
 
 
+def shift_top(fed) -> float:
+    """Under covariate shift, the largest top edge of the clients' limiting sample spectra
+    (client j's in its own covariance: ``weighted_mp.support_edges``); eta = EDGE_SHARE 2 / it
+    keeps every client's local step stable, and the pooled map's too (A = sum_j p_j S_j)."""
+    from riskcalc.linear.engine import weighted_mp
+    from riskcalc.spectrum import Spectrum
+
+    tops = {}
+    for g, spec in zip(fed.gamma, fed.spectra):
+        if (float(g), spec) not in tops:
+            parsed = Spectrum.parse(spec, d=fed.d)
+            tops[float(g), spec] = ((1.0 + np.sqrt(g)) ** 2 if parsed.is_identity
+                                    else weighted_mp.support_edges(float(g), parsed)[1])
+    return float(max(tops.values()))
+
+
 def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -> list:
     """The early-stopped FedAvg candidates (module docstring), one per weighting, named
     ``fedavg_rounds`` with tuning {rounds, local_steps (None: the exact local solve),
@@ -92,17 +113,19 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     candidate : callable
         The ``Candidate`` constructor of ``riskcalc.advise``.
     skipped : list
-        Receives a sentence when the candidates do not apply (covariate shift).
+        Receives a sentence for each curve a route refuses.
     """
     from riskcalc.linear.dynamics import rounds_limit
 
-    if fed.shift:
-        skipped.append("fedavg along the rounds: no rounds limit under covariate shift (the "
-                       "rounds limits take one covariance shared by the clients)")
-        return []
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)
-    if spectrum is None:
+    shift = {}
+    if fed.shift:
+        top, steps = shift_top(fed), (1,)
+        shift = {"spectra": list(fed.spectra), "d": fed.d, "max_seconds": SHIFT_ALLOWANCE}
+        extra = ("local steps K = 1 only under covariate shift (the rounds limit there: "
+                 "riskcalc.linear.dynamics.shift.one_step)",)
+    elif spectrum is None:
         top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()
     else:
         from riskcalc.linear.engine import weighted_mp
@@ -119,7 +142,7 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
                 curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                                      signal=signal, rounds=range(max_rounds + 1),
                                      local_steps=K, step_size=eta, weights=weights,
-                                     spectrum=spectrum)
+                                     spectrum=spectrum, **shift)
             except ValueError as exc:   # the routes' limits: said, not the whole advice lost
                 skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}")
                 continue
