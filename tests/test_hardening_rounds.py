@@ -231,7 +231,7 @@ def test_compare_along_the_rounds_is_budgeted(command, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: " + message), err
-    assert "lower --reps, --d, --clients or the largest --rounds" in err
+    assert "lower --reps, --d, the largest --rounds or --clients" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -88,3 +88,17 @@ def test_compare_along_the_rounds_says_when_the_curve_diverges(capsys):
                              "--no-progress --d 20 --reps 2 --global-step 5".split(), capsys)
     assert code == 0, err
     assert "  round map: contraction 1.97" in out and "(converges: false)" in out, out
+
+
+# was: "lower --reps, --d, --clients or the largest --rounds" with a federation file (whose
+# clients --clients does not apply to).
+def test_compare_rounds_budget_names_the_federation_not_clients(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 0.5, "spectrum": "two-point:1,4,0.5"},
+        {"gamma": 1.5, "r": 1, "sigma": 1, "spectrum": "two-point:4,1,0.5"}]}))
+    line = _one_error_line(["compare", "fedavg", "--federation", str(path), "--local-steps",
+                            "1", "--local-step-size", "0.3", "--rounds", "1,10", "--signal",
+                            "1", "--d", "5000000", "--reps", "2"], capsys)
+    assert "the largest --rounds or the federation's clients" in line, line
+    assert "--clients" not in line, line

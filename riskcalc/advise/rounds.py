@@ -144,7 +144,9 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
                                      local_steps=K, step_size=eta, weights=weights,
                                      spectrum=spectrum, **shift)
             except ValueError as exc:   # the routes' limits: said, not the whole advice lost
-                skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}")
+                skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}"
+                               + (f" (advise allows {SHIFT_ALLOWANCE:g} s of estimate per "
+                                  "curve under covariate shift)" if fed.shift else ""))
                 continue
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))

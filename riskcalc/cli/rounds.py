@@ -338,7 +338,9 @@ def compare(args) -> int:
                                     max([t for t in kw["rounds"] if np.isfinite(t)], default=0)),
                   f"compare {args.method} along the rounds: {args.reps} replicate(s) at d = "
                   f"{args.d} with {len(kw['gamma'])} client(s)",
-                  "lower --reps, --d, --clients or the largest --rounds")
+                  "lower --reps, --d, the largest --rounds or "
+                  + ("the federation's clients" if getattr(args, "federation", None) is not None
+                     or getattr(args, "clients_file", None) is not None else "--clients"))
     ftfa = personalization(args)        # FTFA or RTFA after round T
     with guards.working(f"riskcalc compare {args.method}: the prediction"):
         pred = riskcalc.rounds_limit(rounds_method(args), **kw,
