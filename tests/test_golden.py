@@ -52,3 +52,24 @@ def test_golden_grid_covers_the_hard_corners():
     gammas = {float(r["gamma"]) for r in ROWS}
     lams = {float(r["lam"]) for r in ROWS}
     assert {1.001, 1000.0} <= gammas and {1e-8, 1e8, 0.0} <= lams
+
+
+@pytest.mark.parametrize("gamma, lam", [(0.5, 0.1), (2.0, 0.7), (1.0, 1e-3), (5.0, 3.0)])
+def test_variance_lam_derivative_matches_mpmath(gamma, lam):
+    # An independent route: (*) solved by mpmath's findroot at 40 digits, the variance
+    # df2 / (1 - df2) differentiated numerically by mpmath.
+    import mpmath as mp
+    with mp.workdps(40):
+        s, w = [mp.mpf("0.3"), mp.mpf("2.5")], [mp.mpf("0.4"), mp.mpf("0.6")]
+
+        def variance(x):
+            k = mp.findroot(lambda k: k * (1 - gamma * sum(b * a / (a + k) for a, b in
+                                                       zip(s, w))) - x, x + gamma)
+            df2 = gamma * sum(b * (a / (a + k)) ** 2 for a, b in zip(s, w))
+            return df2 / (1 - df2)
+
+        gold = float(mp.diff(variance, mp.mpf(lam)))
+    ours = kappa.ridge_variance_lam_derivative(gamma, lam, Spectrum.two_point(0.3, 2.5, 0.4))
+    np.testing.assert_allclose(ours, gold, rtol=1e-12)
+    with pytest.raises(ValueError, match="lam > 0"):
+        kappa.ridge_variance_lam_derivative(gamma, 0.0, Spectrum.two_point(0.3, 2.5, 0.4))

@@ -133,3 +133,44 @@ def ridge_factors(gamma, lam, spectrum: Spectrum):
             bias[blk] = np.where(one_minus > 0, bias_num / one_minus, 0.0)
             var[blk] = np.where(one_minus > 0, df2 / one_minus, np.inf)
     return bias.reshape(shape), var.reshape(shape)
+
+
+def ridge_variance_lam_derivative(gamma, lam, spectrum: Spectrum) -> np.ndarray:
+    """d/d lam of ``ridge_factors``' variance per unit sigma^2, exact (lam > 0).
+
+    Differentiating (*) gives d kappa / d lam = 1 / (1 - df2) (its kappa-derivative is
+    lam/kappa + gamma int q (1 - q) dH = 1 - df2), and with dq/dkappa = -q (1 - q) / kappa
+    the variance df2 / (1 - df2) moves by
+
+        d df2 = -2 gamma int q^2 (1 - q) dH / kappa,
+        d (1 - df2) = 1 / kappa - lam / kappa^2 + gamma int q (1 - q) (q - (1 - q)) dH / kappa,
+
+    each per unit d kappa except the 1 / kappa term (explicit in lam). Paper 003
+    (``003_4b976ddf5225c17e.txt``) Thms 1-2 through (*) of this module; the tangent of a
+    client's own ridge variance in the exact lam-gradient of
+    ``finite_clients.subordination_gradient``.
+
+    Raises
+    ------
+    ValueError
+        If some lam <= 0 (kappa's derivative is then not that of a ridge).
+    """
+    gamma, lam = (np.array(a, dtype=float) for a in np.broadcast_arrays(gamma, lam))
+    if not np.all(lam > 0):
+        raise ValueError("ridge_variance_lam_derivative needs lam > 0")
+    shape = gamma.shape
+    gamma, lam = gamma.ravel(), lam.ravel()
+    kappa = effective_ridge(gamma, lam, spectrum).ravel()
+    s, w = spectrum.atoms, spectrum.weights
+    out = np.empty_like(gamma)
+    for blk in blocks(gamma.size, s.size):
+        g, l, k = gamma[blk], lam[blk], kappa[blk]
+        inv = 1.0 / (s + k[:, None])
+        q, p = s * inv, k[:, None] * inv
+        df2 = g * ((q * q) @ w)
+        one_minus = l / k + g * ((q * p) @ w)
+        dk = 1.0 / one_minus
+        d_df2 = -2 * g * ((q * q * p) @ w) / k * dk
+        d_one = 1.0 / k - l / k ** 2 * dk + g * ((q * p * (q - p)) @ w) / k * dk
+        out[blk] = (d_df2 * one_minus - df2 * d_one) / one_minus ** 2
+    return out.reshape(shape)

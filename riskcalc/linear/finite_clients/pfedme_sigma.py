@@ -47,6 +47,7 @@ from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
+from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
 
 
@@ -157,11 +158,16 @@ def group_pieces(t, gam, sg, h, p, lam, roots=None):
 
 
 def own_variances(gam, lam, typ, marginals):
-    """Every group's own ridge variance in its type's marginal spectrum (``own_variance``)."""
-    own = np.empty(gam.size)
+    """Every group's own ridge variance in its type's marginal spectrum (``own_variance``);
+    at a complex lam (a complex step of ``subordination_gradient``) the real variance plus
+    Im(lam) i times its exact lam-derivative (``kappa.ridge_variance_lam_derivative``)."""
+    own = np.empty(gam.size, complex if np.iscomplexobj(lam) else float)
     for k in np.unique(typ):
         sel = np.flatnonzero(typ == k)
-        own[sel] = own_variance(gam[sel], lam, marginals[sel[0]])
+        own[sel] = own_variance(gam[sel], np.real(lam), marginals[sel[0]])
+        if np.iscomplexobj(lam):
+            own[sel] += 1j * np.imag(lam) * ridge_variance_lam_derivative(
+                gam[sel], np.real(lam), marginals[sel[0]])
     return own
 
 
@@ -196,8 +202,11 @@ def _traces(g, s, h, lam, Lam, C):
     # R's depend on lam and the groups, not on the weights: remembered
     # (``shift_chains.remember``).
     key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
-    root = {"R": remember(("pFedMe R",) + key + (np.asarray(lam, dtype=float).tobytes(),),
-                          lambda: diagonal_roots(g, s, h, lam, np.ones(n))), "Q": C}
+    real = np.real(lam)
+    root = {"R": remember(("pFedMe R",) + key + (np.asarray(real, dtype=float).tobytes(),),
+                          lambda: diagonal_roots(g, s, h, real, np.ones(n))), "Q": C}
+    if np.iscomplexobj(lam):            # a complex step in lam: R's roots by their tangent
+        root["R"] = root_step(g, s, h, lam, np.ones(n), root["R"])
 
     def tr(blocks, mids, vector=False):
         eta = np.array([spec[b][0] for b in blocks])

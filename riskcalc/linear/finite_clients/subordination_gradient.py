@@ -41,8 +41,9 @@ arithmetic from the real root (``newton_shift``), and so do the pipeline's own f
 
 * pFedMe (paper 003, eq. 14; ``pfedme_sigma.group_pieces``, f_i(Z) = tau(F K Z K), F =
   R Sigma_i R): the diagonal roots by ``resolvent_chain.root_step``, the chains in complex
-  arithmetic (``resolvent_chain``). Its lam by central differences in log lam (lam also
-  moves the own ridge variances and R's roots; two more evaluations).
+  arithmetic (``resolvent_chain``). Its lam by one more complex step: lam also moves R's
+  roots (``root_step`` at complex eta) and the own ridge variances (their exact tangent,
+  ``kappa.ridge_variance_lam_derivative``).
 * MAML-FL (eqs. 12-13; ``maml_sigma.group_pieces``): f_i(Z) = E_H[Z W_i], W_i =
   E_D[K P^perp Sigma_i P^perp K], for a target with gamma_i > 1, f_i = 0 otherwise (its own
   least squares: l_i = sigma_i^2 own_i, its group still in the global model's sums). The
@@ -70,9 +71,6 @@ from riskcalc.linear.finite_clients import maml_sigma, pfedme_sigma
 
 #: The complex step.
 H = 1e-30
-#: pFedMe's central differences' step in log lam (truncation ~1e-10 relative, the fixed
-#: point's rounding over it ~1e-8 at worst).
-LOG_STEP = 1e-5
 
 
 def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, d=None):
@@ -99,7 +97,7 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     grad_p : ndarray (M,)
         d mean / d p_j, exact.
     grad_lam : float
-        d mean / d lam (central differences in log lam).
+        d mean / d lam, exact (a complex step).
 
     Raises
     ------
@@ -113,40 +111,28 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
         raise ValueError(f"pfedme needs lam > 0; got {lam:g}")
     gam, sig, rr, p, count, sv, typ, h, Phi, marginals = _layout(gamma, sigma, r, weights,
                                                                  spectra, d)
-    fed = (gam, sv[typ], h, Phi, rr, sig, count)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        mean, grad = _pfedme_mean(fed, p, lam,
-                                    pfedme_sigma.own_variances(gam, lam, typ, marginals))
-        ends = [_pfedme_mean(fed, p, x, pfedme_sigma.own_variances(gam, x, typ, marginals),
-                               grad=False)[0] for x in lam * np.exp([LOG_STEP, -LOG_STEP])]
-        grad_lam = (ends[0] - ends[1]) / (2 * LOG_STEP) / lam
+        t0 = pfedme_sigma.solve_point(gam, sv[typ], h, p, lam, count)
+        C0 = pfedme_sigma._states(t0, gam, sv[typ], h, p, lam)[2]
+
+        def local(q, G, x):
+            """Per group: t, L^-1, s, l and f at (q, G, lam = x) (module docstring, step 1)."""
+            t = t0
+            if any(np.iscomplexobj(v) for v in (q, G, x)):
+                t = newton_shift(t0, *pfedme_sigma._states(t0, gam, sv[typ], h, q, x, C0)[4:],
+                                 G)
+            pc = pfedme_sigma.group_pieces(t, gam, sv[typ], h, q, x, C0)
+            own = pfedme_sigma.own_variances(gam, x, typ, marginals)
+            Linv, s, ell = group_terms(t, G, Phi, pc["L"], pc["e_v"], pc["fkzk"], rr, sig, q,
+                                       gam, own, pc["cross"], pc["noise"])
+            return t, Linv, s, ell, pc["fkzk"]
+
+        G = pfedme_sigma._states(t0, gam, sv[typ], h, p, lam, C0)[4][0]
+        mean, grad, (grad_lam,) = mean_and_gradient(local, p, G, count, tuning=(lam,))
     if not (np.isfinite(mean) and np.all(np.isfinite(grad)) and np.isfinite(grad_lam)):
         raise SolverError("pfedme under covariate shift: the mean risk or its gradient is not "
                           "finite")
     return mean, grad, grad_lam
-
-
-def _pfedme_mean(fed, p, lam, own, grad=True):
-    """pFedMe's mean risk at (p, lam) and, with ``grad``, its exact p-gradient (module
-    docstring)."""
-    gam, sg, h, Phi, r, sigma, count = fed
-    t0 = pfedme_sigma.solve_point(gam, sg, h, p, lam, count)
-    C0 = pfedme_sigma._states(t0, gam, sg, h, p, lam)[2]
-
-    def local(q, G):
-        """Per group: t, L^-1, s, l and f at (q, G) (module docstring, step 1)."""
-        t = t0
-        if np.iscomplexobj(q) or np.iscomplexobj(G):
-            t = newton_shift(t0, *pfedme_sigma._states(t0, gam, sg, h, q, lam, C0)[4:], G)
-        pc = pfedme_sigma.group_pieces(t, gam, sg, h, q, lam, C0)
-        f = pc["fkzk"]
-        Linv, s, ell = group_terms(t, G, Phi, pc["L"], pc["e_v"], f, r, sigma, q, gam, own,
-                                   pc["cross"], pc["noise"])
-        return t, Linv, s, ell, f
-
-    G = pfedme_sigma._states(t0, gam, sg, h, p, lam, C0)[4][0]
-    mean, grad_p, _ = mean_and_gradient(local, p, G, count, grad=grad)
-    return mean, grad_p
 
 
 def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, d=None):
