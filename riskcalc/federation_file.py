@@ -48,7 +48,8 @@ from riskcalc.json_strict import kind as _kind
 from riskcalc.json_strict import load
 from riskcalc.spectrum import MAX_EIGENVALUES
 
-__all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
+__all__ = ["MAX_BYTES", "VERSION", "FederationFile", "default_spectrum_used", "from_object",
+           "read"]
 
 #: The version of the format this reader reads.
 VERSION = 1
@@ -123,6 +124,10 @@ class FederationFile:
         raise ValueError(f"--target {value!r}: not a client of {self.where} (a 0-based index "
                          f"below {self.m}" + (f" or a name: {known}" if known else "") + ")")
 
+    def check_default_spectrum(self, spec) -> None:
+        """``default_spectrum_used`` for ``--spectrum``."""
+        default_spectrum_used(self.clients, spec, f"every client of {self.where}")
+
     def gammas(self) -> list:
         """Every client's gamma (``n`` turned into d / n with the file's d)."""
         out = []
@@ -174,6 +179,17 @@ class FederationFile:
         """Every client's SPEC (``default`` for a client that gives none; None there when
         ``default`` is None)."""
         return [c.get("spectrum", default) for c in self.clients]
+
+
+def default_spectrum_used(clients, spec, who: str, name: str = "--spectrum") -> None:
+    """ValueError when ``spec`` (the covariance of the clients that give none: ``--spectrum``,
+    ``Federation.from_file(spectrum=...)``) is given but every client of ``clients`` gives its
+    own: it applied to none, silently."""
+    if spec is not None and spec != "" and clients and all("spectrum" in c for c in clients):
+        shown = spec if isinstance(spec, str) else type(spec).__name__
+        raise ValueError(f"{name} {shown}: {who} gives its own spectrum, so it would apply "
+                         "to none (it sets the covariance of the clients that give none); "
+                         "leave it out")
 
 
 def read(path, option: str | None = None, *, versioned: bool | None = None) -> FederationFile:

@@ -28,8 +28,9 @@ def check(args) -> None:
             raise ValueError("--seed applies to --bootstrap only")
         return
     if args.data is None:
-        raise ValueError("--bootstrap needs --data (the estimates' standard errors: a "
-                         "federation file gives none to draw from)")
+        raise ValueError("--bootstrap needs --data: it draws the estimates within their joint "
+                         "covariance, which only the data give (a federation file's se are "
+                         "each number's own standard error, without the covariances)")
     if not 1 <= args.bootstrap <= 100_000:
         raise ValueError(f"--bootstrap must be a number of draws in 1..100000, got "
                          f"{args.bootstrap}")

@@ -385,7 +385,8 @@ def compare(args) -> int:
             p, s = row["predicted"][q], row["simulated"][q]
             rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
                    else f"{100 * (s - p) / p:+.3f}%")
+            se = row["simulated"][q + "_se"]     # of an overflowed (inf) mean: n/a, not nan
             cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-                         f"{row['simulated'][q + '_se']:>10.3g} {rel:>9}")
+                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")
         print(f"  {label:>7}" + "".join(cells))
     return 0

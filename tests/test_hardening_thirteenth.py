@@ -1,0 +1,142 @@
+"""Issue 32, thirteenth hardening pass: a fuzz of the newest interfaces (compare and advise
+along the rounds under covariate shift, ``simulate_rounds(spectra=...)``, ``rounds_limit(...,
+spectra=..., d=...)``, federation files with per-client spectra, ``advise --data`` with
+``--bootstrap``). Each test pins a case that was mishandled before this pass (the old behaviour
+in its comment); bad input is one line ``error: ...`` with exit status 2 on the command line
+and a ValueError naming the parameter in Python.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import riskcalc
+from montecarlo.linear.rounds import simulate_rounds
+from tests.helpers import run_cli
+from tests.test_hardening_ninth import _one_error_line
+
+SHIFT = ["two-point:1,4,0.5", "two-point:4,1,0.5"]
+B = dict(gamma=[0.5, 1.5], r=[1.0, 1.0], sigma=[0.5, 1.0], signal=1.0, rounds=[1, 5],
+         local_steps=1, step_size=0.1)
+
+
+def _shift_file(tmp_path, spectra=SHIFT, name="fed.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 0.5, **({} if spectra[0] is None else
+                                                 {"spectrum": spectra[0]})},
+        {"gamma": 1.5, "r": 1, "sigma": 1, **({} if spectra[1] is None else
+                                               {"spectrum": spectra[1]})}]}))
+    return str(path)
+
+
+# was: the joint measure's memo key np.asarray(spec, float) read ["1", "4"] and [True, 4] as
+# [1, 4] (an answer whenever [1, 4] had been computed before: the checks ran on a miss only),
+# and raised a TypeError for complex values; d = "50" a TypeError.
+@pytest.mark.parametrize("bad, message", [
+    ([["1", "4"], [4, 1]], "the spectrum array must be a real number, got ['1', '4']: a string"),
+    ([[True, 4], [4, 1]], "it holds a boolean"),
+    ([[1, 4 + 1j], [4, 1]], "complex"),
+])
+def test_spectra_lists_are_checked_even_when_remembered(bad, message):
+    good = riskcalc.rounds_limit("fedavg", **B, spectra=[[1.0, 4.0], [4.0, 1.0]])
+    assert np.all(np.isfinite(good.risk))
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        riskcalc.rounds_limit("fedavg", **B, spectra=bad)
+
+
+def test_spectra_d_as_text_is_refused_naming_d():
+    with pytest.raises(ValueError, match="^d must be an integer >= 1"):
+        riskcalc.rounds_limit("fedavg", **B, spectra=["powerlaw:1", "identity"], d="50")
+
+
+# was: TypeError "float() argument must be a string or a real number, not 'Spectrum'" (the
+# list of Spectrum objects was taken for ONE eigenvalue list), in every function of spectra.
+@pytest.mark.parametrize("call", [
+    lambda s: riskcalc.rounds_limit("fedavg", **B, spectra=s),
+    lambda s: riskcalc.clients_limit("fedavg", gamma=[0.5, 1.5], r=1, sigma=1, spectra=s),
+    lambda s: simulate_rounds("fedavg", **B, spectra=s, d=4, reps=2),
+])
+def test_spectra_refuse_a_spectrum_object_saying_why(call):
+    spectra = [riskcalc.Spectrum([1.0, 4.0]), riskcalc.Spectrum([4.0, 1.0])]
+    with pytest.raises(ValueError, match="not a riskcalc.Spectrum .*'two-point:A,B,W'"):
+        call(spectra)
+
+
+# was: NaN (printed "nan" as the simulated risk, std.err nan) where the diverging closed form
+# overflowed to inf - inf, beside the limit's inf.
+@pytest.mark.parametrize("sigma", [1.0, 0.0])
+def test_a_simulated_overflow_is_inf_as_the_limit_has_it(sigma):
+    kw = {**B, "sigma": [sigma, sigma], "rounds": [1, 3], "step_size": 0.3,
+          "global_step": 1e300}
+    sim = simulate_rounds("fedavg", **kw, spectra=SHIFT, d=8, reps=2)
+    lim = riskcalc.rounds_limit("fedavg", **kw, spectra=SHIFT)
+    assert np.all(np.isinf(sim.risk)) and np.all(np.isinf(lim.risk))
+    assert np.all(sim.variance == (np.inf if sigma else 0.0))
+    assert not np.any(np.isnan(sim.risk)) and not np.any(np.isnan(sim.bias))
+
+
+def test_compare_prints_no_nan_for_an_overflowed_curve(tmp_path, capsys):
+    code, out, err = run_cli(["compare", "fedavg", "--federation", _shift_file(tmp_path),
+                              "--local-steps", "1", "--local-step-size", "0.1", "--rounds",
+                              "1,5", "--d", "8", "--reps", "2", "--global-step", "1e300",
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    assert "nan" not in out and "(converges: false)" in out, out
+    assert out.strip().splitlines()[-1].split() == ["5", "inf", "inf", "n/a", "n/a"], out
+
+
+# was: ValueError "zero-size array to reduction operation maximum which has no identity": the
+# local filter 1 - (1 - eta s)^K rounded to 0 for eta s below 1e-16 (the limit answers).
+@pytest.mark.parametrize("how", ["spectra", "spectrum"])
+def test_a_tiny_covariance_is_simulated_as_predicted(how):
+    spec = {"spectra": ["scaled:1e-100"] * 2} if how == "spectra" else {
+        "spectrum": "scaled:1e-100"}
+    sim = simulate_rounds("fedavg", **B, **spec, d=8, reps=2)
+    lim = riskcalc.rounds_limit("fedavg", **B, spectrum="scaled:1e-100")
+    # r = 1 and a covariance 1e-100 I: the risks are 1e-100 times those of Sigma = I
+    assert sim.risk == pytest.approx(lim.risk, rel=0.05)
+    assert lim.risk[0, 0] == pytest.approx(2e-100, rel=0.05)
+
+
+# was: --spectrum silently ignored when every client of the file gives its own spectrum (it
+# sets the covariance of the clients that give none).
+@pytest.mark.parametrize("verb", [
+    ["predict", "fedavg"],
+    ["advise", "--methods", "fedavg", "--no-progress"],
+])
+def test_spectrum_that_applies_to_no_client_is_refused(verb, tmp_path, capsys):
+    path = _shift_file(tmp_path)
+    line = _one_error_line(verb + ["--federation", path, "--spectrum", "scaled:3"], capsys)
+    assert line.startswith("error: --spectrum scaled:3: every client of --federation"), line
+    # A client without one takes it.
+    code, out, err = run_cli(["predict", "fedavg", "--federation",
+                              _shift_file(tmp_path, [SHIFT[0], None], "mixed.json"),
+                              "--spectrum", "scaled:3"], capsys)
+    assert code == 0 and "'scaled:3'" in out, (out, err)
+
+
+# was: "--bootstrap needs --data (the estimates' standard errors: a federation file gives none
+# to draw from)" for a file that gives them (its se).
+def test_bootstrap_with_a_federation_file_says_what_is_missing(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 1, "se": {"r": 0.1}},
+        {"gamma": 1.5, "r": 1, "sigma": 1, "se": {"r": 0.2}}]}))
+    line = _one_error_line(["advise", "--federation", str(path), "--bootstrap", "5"], capsys)
+    assert "joint covariance" in line and "gives none" not in line, line
+
+
+# was: "--rounds ... not under covariate shift" in advise's help (it covers K = 1 there), and
+# "(advise allows 20 s of estimate per curve ...)" after every refusal under shift, the round
+# map's spectrum reaching 0 among them.
+def test_advise_rounds_under_shift_help_and_skip_reasons(tmp_path, capsys):
+    code, out, err = run_cli(["advise", "--help"], capsys)
+    assert "not under covariate shift" not in " ".join(out.split()), out
+    path = _shift_file(tmp_path, ["two-point:1e-8,1e8,0.5", SHIFT[1]])
+    code, out, err = run_cli(["advise", "--federation", path, "--rounds", "5", "--methods",
+                              "fedavg", "--no-progress"], capsys)
+    skips = [s for s in out.splitlines() if s.startswith("skipped: fedavg along the rounds")]
+    assert code == 0 and len(skips) == 2, (out, err)
+    assert not any("advise allows" in s for s in skips), skips
