@@ -140,3 +140,28 @@ def test_advise_rounds_under_shift_help_and_skip_reasons(tmp_path, capsys):
     skips = [s for s in out.splitlines() if s.startswith("skipped: fedavg along the rounds")]
     assert code == 0 and len(skips) == 2, (out, err)
     assert not any("advise allows" in s for s in skips), skips
+
+
+# was: AttributeError "'int' object has no attribute 'strip'" (spectrum=3), and a spectrum that
+# every client overrides taken without a word.
+@pytest.mark.parametrize("spectrum, message", [
+    (3, "spectrum must be a SPEC string .* got int"),
+    ("scaled:3", "spectrum scaled:3: every client gives its own spectrum"),
+])
+def test_federation_from_file_spectrum_is_checked(spectrum, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        riskcalc.Federation.from_file(_shift_file(tmp_path), spectrum=spectrum)
+
+
+# was: sweep --federation F --out EIG.npy wrote its CSV over the spectrum file of one of F's
+# clients (only --spectrum file:, the federation file and the data were guarded).
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+def test_sweep_does_not_write_over_a_clients_spectrum_file(option, tmp_path, capsys):
+    eig = tmp_path / "eig.npy"
+    np.save(eig, np.array([1.0, 2.0, 3.0, 4.0]))
+    before = eig.read_bytes()
+    path = _shift_file(tmp_path, ["file:eig.npy", SHIFT[1]])
+    line = _one_error_line(["sweep", "rtfa", "--federation", path, "--d", "4", "--reps", "2",
+                            "--lam", "0.5,1", "--no-progress", option, str(eig)], capsys)
+    assert "(client 0's spectrum): write the output elsewhere" in line, line
+    assert eig.read_bytes() == before
