@@ -165,3 +165,19 @@ def test_sweep_does_not_write_over_a_clients_spectrum_file(option, tmp_path, cap
                             "--lam", "0.5,1", "--no-progress", option, str(eig)], capsys)
     assert "(client 0's spectrum): write the output elsewhere" in line, line
     assert eig.read_bytes() == before
+
+
+# was: "a projection block (eta = 0) needs gamma > 1 and a positive shift; got gamma = 0.5" (no
+# parameter named) for RTFA at lam = 0 under a spectrum with a client of gamma < 1, whose risk
+# is that of its own least squares, sigma^2 gamma / (1 - gamma), whatever the global model.
+@pytest.mark.parametrize("cov", [{"spectrum": "two-point:1,4,0.5"}, {"spectra": SHIFT}])
+def test_rtfa_at_lam_zero_under_a_spectrum_is_the_local_least_squares(cov):
+    kw = dict(gamma=[0.5, 1.5], r=1.0, sigma=[0.7, 1.0], **cov)
+    zero = riskcalc.clients_limit("rtfa", lam=0.0, **kw)
+    near = riskcalc.clients_limit("rtfa", lam=[1e-9, 0.0], **kw)   # the chains at lam -> 0
+    assert zero.risk[0] == pytest.approx(0.49, rel=1e-12) and zero.bias[0] == 0.0
+    assert near.risk[0] == pytest.approx(zero.risk[0], rel=1e-6)
+    assert near.risk[1] == pytest.approx(zero.risk[1], rel=1e-9)
+    same = riskcalc.limit("rtfa", gamma=0.5, r=1.0, sigma=1.0, lam=0.0, clients=3,
+                          spectrum=riskcalc.Spectrum.parse(cov.get("spectrum", SHIFT[0])))
+    assert same.risk == pytest.approx(1.0, rel=1e-12)
