@@ -128,16 +128,18 @@ class FederationFile:
         """``default_spectrum_used`` for ``--spectrum``."""
         default_spectrum_used(self.clients, spec, f"every client of {self.where}")
 
-    def gammas(self) -> list:
-        """Every client's gamma (``n`` turned into d / n with the file's d)."""
+    def gammas(self, d: int | None = None) -> list:
+        """Every client's gamma (``n`` turned into d / n with the file's d, else ``d``: advise
+        --d, which was accepted and then refused as 'the file needs "d"')."""
+        size = self.d if self.d is not None else d
         out = []
         for j, c in enumerate(self.clients):
             if "gamma" in c:
                 out.append(c["gamma"])
-            elif self.d is None:
+            elif size is None:
                 raise self.error(j, 'gives n: the file needs "d" to turn it into gamma = d/n')
             else:
-                g = self.d / c["n"]
+                g = size / c["n"]
                 if not RANGES["gamma"][0] <= g <= RANGES["gamma"][1]:
                     raise self.error(j, f"gamma = d/n = {g:g} is outside "
                                         f"[{RANGES['gamma'][0]:g}, {RANGES['gamma'][1]:g}]")

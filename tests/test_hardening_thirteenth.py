@@ -181,3 +181,18 @@ def test_rtfa_at_lam_zero_under_a_spectrum_is_the_local_least_squares(cov):
     same = riskcalc.limit("rtfa", gamma=0.5, r=1.0, sigma=1.0, lam=0.0, clients=3,
                           spectrum=riskcalc.Spectrum.parse(cov.get("spectrum", SHIFT[0])))
     assert same.risk == pytest.approx(1.0, rel=1e-12)
+
+
+# was: advise --d accepted with a versioned file whose clients give n but which has no "d",
+# then refused as 'gives n: the file needs "d"' (--d turned n into gamma for bare lists only).
+def test_advise_d_turns_a_versioned_files_n_into_gamma(tmp_path, capsys):
+    clients = [{"n": 50, "r": 1, "sigma": 1}, {"n": 70, "r": 1, "sigma": 1}]
+    versioned, bare = tmp_path / "fed.json", tmp_path / "bare.json"
+    versioned.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    bare.write_text(json.dumps(clients))
+    fed = riskcalc.Federation.from_file(versioned, d=40)
+    assert fed.gamma.tolist() == pytest.approx([0.8, 40 / 70])
+    assert riskcalc.Federation.from_file(bare, d=40).gamma.tolist() == fed.gamma.tolist()
+    code, out, err = run_cli(["advise", "--federation", str(versioned), "--d", "40",
+                              "--methods", "fedavg", "--no-progress"], capsys)
+    assert code == 0 and out.startswith("federation: 2 clients"), (out, err)

@@ -112,8 +112,9 @@ class Federation:
         spectrum : str or Spectrum, optional
             The covariance of the clients that give no ``spectrum`` (default identity).
         d : int, optional
-            A bare list's dimension (turns ``n`` into gamma = d / n), an integer >= 1 as the
-            file's own ``d`` and ``advise --d``; the object gives its own.
+            The dimension (turns ``n`` into gamma = d / n), an integer >= 1 as the file's
+            own ``d`` and ``advise --d``: a bare list's, or the object's when it gives none
+            (it must equal the object's own).
 
         Raises
         ------
@@ -295,7 +296,7 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
     if d is not None and ff.d is not None and d != ff.d:
         raise ValueError(f"{ff.where}: the file gives d = {ff.d}, d (--d) = {d} another")
     why = "the linear model needs it"
-    gamma, r, sigma = ff.gammas(), ff.column("r", why), ff.column("sigma", why)
+    gamma, r, sigma = ff.gammas(d), ff.column("r", why), ff.column("sigma", why)
     clients = [{"gamma": g, "r": rj, "sigma": s} for g, rj, s in zip(gamma, r, sigma)]
     rho = ff.optional("rho")
     for j, c in enumerate(ff.clients):
