@@ -286,16 +286,16 @@ def _object(data, path, where):
     base = os.path.dirname(os.path.abspath(path))
     seen = {}
     out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
-    names, dup = set(), None
-    for c in out:
-        if "name" in c:
-            if c["name"] in names:
-                dup = c["name"]
-                break
-            names.add(c["name"])
-    if dup is not None:
-        raise probe.error(None, f"two clients are named {dup!r}: names must be unique (a "
-                                "--target names one client)")
+    for key, why in (("name", "are named {!r}: names must be unique (a --target names one "
+                              "client)"),
+                     ("id", "have id {!r}: ids must be unique (the data's client id, one per "
+                            "client; a client listed twice counts twice)")):
+        seen_values = set()
+        for c in out:           # ids were not checked: a client copied twice was taken
+            if key in c:
+                if c[key] in seen_values:
+                    raise probe.error(None, "two clients " + why.format(c[key]))
+                seen_values.add(c[key])
     return FederationFile(path, True, d, signal, out, where)
 
 

@@ -196,3 +196,14 @@ def test_advise_d_turns_a_versioned_files_n_into_gamma(tmp_path, capsys):
     code, out, err = run_cli(["advise", "--federation", str(versioned), "--d", "40",
                               "--methods", "fedavg", "--no-progress"], capsys)
     assert code == 0 and out.startswith("federation: 2 clients"), (out, err)
+
+
+# was: two clients with the same id (the data's client id: one client listed twice) accepted.
+def test_a_federation_file_refuses_a_repeated_client_id(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"id": 3, "gamma": 0.5, "r": 1, "sigma": 1}, {"id": 3, "gamma": 1.5, "r": 1,
+                                                      "sigma": 1}]}))
+    line = _one_error_line(["predict", "fedavg", "--federation", str(path)], capsys)
+    assert line == f"error: --federation {path}: two clients have id 3: ids must be unique " \
+                   "(the data's client id, one per client; a client listed twice counts twice)"
