@@ -240,7 +240,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
                          "[...]}")
     probe, seen = FederationFile(path, False, None, None, tuple(data), where), {}
-    clients = tuple(_client(probe, j, c, None, seen) for j, c in enumerate(data))
+    clients = tuple(_client(probe, j, c, _base(path), seen) for j, c in enumerate(data))
     return FederationFile(path, False, None, None, clients, where)
 
 
@@ -283,7 +283,7 @@ def _object(data, path, where):
             raise probe.error(None, f"{k} must be an object or a list (written by riskcalc "
                                     f"estimate), got {_kind(data[k])}")
     probe = FederationFile(path, True, d, signal, tuple(clients), where)
-    base = os.path.dirname(os.path.abspath(path))
+    base = _base(path)
     seen = {}
     out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
     for key, why in (("name", "are named {!r}: names must be unique (a --target names one "
@@ -297,6 +297,13 @@ def _object(data, path, where):
                     raise probe.error(None, "two clients " + why.format(c[key]))
                 seen_values.add(c[key])
     return FederationFile(path, True, d, signal, out, where)
+
+
+def _base(path):
+    """The folder ``file:`` SPECs of the file ``path`` are relative to: its own (a bare list's
+    were left relative to the working directory, so another folder's file of the same name was
+    read, silently); None (the working directory) for a pipe such as /dev/stdin."""
+    return os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else None
 
 
 def _client(probe, j, c, base, seen):

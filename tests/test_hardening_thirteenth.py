@@ -207,3 +207,45 @@ def test_a_federation_file_refuses_a_repeated_client_id(tmp_path, capsys):
     line = _one_error_line(["predict", "fedavg", "--federation", str(path)], capsys)
     assert line == f"error: --federation {path}: two clients have id 3: ids must be unique " \
                    "(the data's client id, one per client; a client listed twice counts twice)"
+
+
+# was: --bootstrap 1 (and bootstrap(draws=1)) printed a point "interval" [x, x] and called the
+# recommendation "stable" in 100% of one draw; up to 20 draws the lower end of a 90% interval
+# is the smallest draw (inverted-CDF quantiles), which was not said.
+def test_a_bootstrap_needs_two_draws_and_says_when_few(capsys):
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from riskcalc.advise.uncertainty import bootstrap
+    from riskcalc.cli.advise_intervals import check, print_intervals
+
+    with pytest.raises(ValueError, match=r"^draws \(an interval needs two\) must be an integer"):
+        bootstrap(None, None, draws=1)
+    with pytest.raises(ValueError, match=r"--bootstrap must be a number of draws in 2\.\.100000"):
+        check(SimpleNamespace(bootstrap=1, data="x.npz", seed=0))
+    firsts = []
+    for draws in (20, 21):
+        iv = SimpleNamespace(level=0.9, draws=draws, seed=0, recommended=Counter(),
+                             point=("fedavg", "samples"), stability=1.0, incomplete=0)
+        print_intervals(SimpleNamespace(candidates=[]), iv, False)
+        firsts.append(capsys.readouterr().out.splitlines()[0])
+    assert firsts[0].endswith("20 draws, seed 0); below 21 draws an end is the extreme draw "
+                              "itself:"), firsts
+    assert firsts[1].endswith("21 draws, seed 0):"), firsts
+
+
+# was: a bare list's file: spectra were relative to the working directory (the object's to the
+# file): run from another folder, a same-named file there was read instead, silently.
+def test_a_bare_lists_spectrum_files_are_relative_to_it(tmp_path, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    np.save(sub / "eig.npy", np.array([5.0, 6.0, 7.0, 8.0]))
+    np.save(tmp_path / "eig.npy", np.array([1.0, 2.0, 3.0, 4.0]))     # the decoy
+    clients = [{"gamma": 0.5, "r": 1, "sigma": 1, "spectrum": "file:eig.npy"},
+               {"gamma": 1.5, "r": 1, "sigma": 1}]
+    (sub / "bare.json").write_text(json.dumps(clients))
+    (sub / "fed.json").write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    monkeypatch.chdir(tmp_path)
+    bare = riskcalc.Federation.from_file("sub/bare.json")
+    versioned = riskcalc.Federation.from_file("sub/fed.json")
+    assert bare.spectra == versioned.spectra == (f"file:{sub / 'eig.npy'}", "identity")
