@@ -249,3 +249,28 @@ def test_a_bare_lists_spectrum_files_are_relative_to_it(tmp_path, monkeypatch):
     bare = riskcalc.Federation.from_file("sub/bare.json")
     versioned = riskcalc.Federation.from_file("sub/fed.json")
     assert bare.spectra == versioned.spectra == (f"file:{sub / 'eig.npy'}", "identity")
+
+
+# was: "step_size must lie in (0, 1e+100]" and "step_size must be >= 1e-12 ..." (the Python
+# names), and --local-step-size with --local-steps inf shown as step_size = 0.5, unused.
+@pytest.mark.parametrize("extra, message", [
+    (["--local-steps", "1", "--local-step-size", "1e300"],
+     "error: --local-step-size must lie in (0, 1e+100], got 1e+300"),
+    (["--local-steps", "1", "--local-step-size", "1e-300"],
+     "error: --local-step-size must be >= 1e-12 with finite --local-steps, got 1e-300"),
+    (["--local-steps", "inf", "--local-step-size", "0.5"],
+     "error: --local-step-size does not apply with --local-steps inf"),
+])
+def test_local_step_size_is_named_and_used(extra, message, capsys):
+    line = _one_error_line(["predict", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                            "--clients", "3", "--rounds", "1", "--signal", "1", *extra], capsys)
+    assert line.startswith(message), line
+
+
+# was: "nan" in the local-risk column (and "(not covered under covariate shift: nan)").
+def test_predict_under_shift_prints_no_nan(tmp_path, capsys):
+    code, out, err = run_cli(["predict", "fedavg", "--federation", _shift_file(tmp_path),
+                              "--local-steps", "1", "--local-step-size", "0.1", "--rounds",
+                              "1,5"], capsys)
+    assert code == 0 and "nan" not in out, (out, err)
+    assert out.splitlines()[-2].split()[-1] == "n/a", out
