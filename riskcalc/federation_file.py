@@ -14,7 +14,7 @@ ALL the clients of a federation::
 * per client: exactly one of ``gamma`` (d / n_j) and ``n`` (an integer, with ``d``); ``r``
   (||theta_j - theta_0||), ``sigma`` (noise level), ``rho`` (||theta_j||, local baselines),
   ``spectrum`` (a SPEC; ``file:`` paths relative to the federation file), ``name`` (a
-  string, unique), ``id`` (an integer: the data's client id, written by ``riskcalc
+  string, unique), ``id`` (an integer, unique: the data's client id, written by ``riskcalc
   estimate``), ``se`` (standard errors of the client's numbers, an object of numbers or null);
 * ``riskcalc estimate --json`` also writes ``estimate`` (its route, moments and squared
   estimates) and ``federation`` (the same clients as a bare list, the format before version
