@@ -113,8 +113,7 @@ def check(args, verb: str) -> None:
     eta = getattr(args, "local_step_size", None)
     if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
         if str(args.local_steps).strip().lower() == "inf":
-            raise ValueError("--local-step-size does not apply with --local-steps inf (the "
-                             "exact local solve takes no step; it was shown, unused)")
+            raise ValueError("--local-step-size does not apply with --local-steps inf (no step)")
         from riskcalc.linear.dynamics.inputs import MIN_STEP_SIZE as low
         as_array("--local-step-size", eta, low=0.0, low_open=True, high=SCALE_MAX, ndim=0)
         if eta < low:
@@ -392,11 +391,10 @@ def compare(args) -> int:
         label = "inf" if row["rounds"] is None else str(row["rounds"])
         cells = []
         for q in shown:
-            p, s = row["predicted"][q], row["simulated"][q]
+            p, s, se = row["predicted"][q], row["simulated"][q], row["simulated"][q + "_se"]
             rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
                    else f"{100 * (s - p) / p:+.3f}%")
-            se = row["simulated"][q + "_se"]     # of an overflowed (inf) mean: n/a, not nan
             cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")
+                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")  # not nan
         print(f"  {label:>7}" + "".join(cells))
     return 0
