@@ -14,7 +14,7 @@ ALL the clients of a federation::
 * per client: exactly one of ``gamma`` (d / n_j) and ``n`` (an integer, with ``d``); ``r``
   (||theta_j - theta_0||), ``sigma`` (noise level), ``rho`` (||theta_j||, local baselines),
   ``spectrum`` (a SPEC; ``file:`` paths relative to the federation file), ``name`` (a
-  string, unique), ``id`` (an integer: the data's client id, written by ``riskcalc
+  string, unique), ``id`` (an integer, unique: the data's client id, written by ``riskcalc
   estimate``), ``se`` (standard errors of the client's numbers, an object of numbers or null);
 * ``riskcalc estimate --json`` also writes ``estimate`` (its route, moments and squared
   estimates) and ``federation`` (the same clients as a bare list, the format before version
@@ -48,7 +48,8 @@ from riskcalc.json_strict import kind as _kind
 from riskcalc.json_strict import load
 from riskcalc.spectrum import MAX_EIGENVALUES
 
-__all__ = ["MAX_BYTES", "VERSION", "FederationFile", "from_object", "read"]
+__all__ = ["MAX_BYTES", "VERSION", "FederationFile", "default_spectrum_used", "from_object",
+           "read"]
 
 #: The version of the format this reader reads.
 VERSION = 1
@@ -123,16 +124,22 @@ class FederationFile:
         raise ValueError(f"--target {value!r}: not a client of {self.where} (a 0-based index "
                          f"below {self.m}" + (f" or a name: {known}" if known else "") + ")")
 
-    def gammas(self) -> list:
-        """Every client's gamma (``n`` turned into d / n with the file's d)."""
+    def check_default_spectrum(self, spec) -> None:
+        """``default_spectrum_used`` for ``--spectrum``."""
+        default_spectrum_used(self.clients, spec, f"every client of {self.where}")
+
+    def gammas(self, d: int | None = None) -> list:
+        """Every client's gamma (``n`` turned into d / n with the file's d, else ``d``: advise
+        --d, which was accepted and then refused as 'the file needs "d"')."""
+        size = self.d if self.d is not None else d
         out = []
         for j, c in enumerate(self.clients):
             if "gamma" in c:
                 out.append(c["gamma"])
-            elif self.d is None:
+            elif size is None:
                 raise self.error(j, 'gives n: the file needs "d" to turn it into gamma = d/n')
             else:
-                g = self.d / c["n"]
+                g = size / c["n"]
                 if not RANGES["gamma"][0] <= g <= RANGES["gamma"][1]:
                     raise self.error(j, f"gamma = d/n = {g:g} is outside "
                                         f"[{RANGES['gamma'][0]:g}, {RANGES['gamma'][1]:g}]")
@@ -174,6 +181,17 @@ class FederationFile:
         """Every client's SPEC (``default`` for a client that gives none; None there when
         ``default`` is None)."""
         return [c.get("spectrum", default) for c in self.clients]
+
+
+def default_spectrum_used(clients, spec, who: str, name: str = "--spectrum") -> None:
+    """ValueError when ``spec`` (the covariance of the clients that give none: ``--spectrum``,
+    ``Federation.from_file(spectrum=...)``) is given but every client of ``clients`` gives its
+    own: it applied to none, silently."""
+    if spec is not None and spec != "" and clients and all("spectrum" in c for c in clients):
+        shown = spec if isinstance(spec, str) else type(spec).__name__
+        raise ValueError(f"{name} {shown}: {who} gives its own spectrum, so it would apply "
+                         "to none (it sets the covariance of the clients that give none); "
+                         "leave it out")
 
 
 def read(path, option: str | None = None, *, versioned: bool | None = None) -> FederationFile:
@@ -222,7 +240,7 @@ def read(path, option: str | None = None, *, versioned: bool | None = None) -> F
                          f"federation object {{\"{FORMAT_KEY}\": {VERSION}, \"clients\": "
                          "[...]}")
     probe, seen = FederationFile(path, False, None, None, tuple(data), where), {}
-    clients = tuple(_client(probe, j, c, None, seen) for j, c in enumerate(data))
+    clients = tuple(_client(probe, j, c, _base(path), seen) for j, c in enumerate(data))
     return FederationFile(path, False, None, None, clients, where)
 
 
@@ -265,20 +283,27 @@ def _object(data, path, where):
             raise probe.error(None, f"{k} must be an object or a list (written by riskcalc "
                                     f"estimate), got {_kind(data[k])}")
     probe = FederationFile(path, True, d, signal, tuple(clients), where)
-    base = os.path.dirname(os.path.abspath(path))
+    base = _base(path)
     seen = {}
     out = tuple(_client(probe, j, c, base, seen) for j, c in enumerate(clients))
-    names, dup = set(), None
-    for c in out:
-        if "name" in c:
-            if c["name"] in names:
-                dup = c["name"]
-                break
-            names.add(c["name"])
-    if dup is not None:
-        raise probe.error(None, f"two clients are named {dup!r}: names must be unique (a "
-                                "--target names one client)")
+    for key, why in (("name", "are named {!r}: names must be unique (a --target names one "
+                              "client)"),
+                     ("id", "have id {!r}: ids must be unique (the data's client id, one per "
+                            "client; a client listed twice counts twice)")):
+        seen_values = set()
+        for c in out:           # ids were not checked: a client copied twice was taken
+            if key in c:
+                if c[key] in seen_values:
+                    raise probe.error(None, "two clients " + why.format(c[key]))
+                seen_values.add(c[key])
     return FederationFile(path, True, d, signal, out, where)
+
+
+def _base(path):
+    """The folder ``file:`` SPECs of the file ``path`` are relative to: its own (a bare list's
+    were left relative to the working directory, so another folder's file of the same name was
+    read, silently); None (the working directory) for a pipe such as /dev/stdin."""
+    return os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else None
 
 
 def _client(probe, j, c, base, seen):

@@ -179,7 +179,7 @@ CLI = [
     # was: a 60 s timeout growing to gigabytes
     ("--rounds " + ",".join(map(str, range(5000))), "ask for fewer rounds"),
     ("--rounds 1 --signal 1e300", "signal must lie in [0, 1e+100]"),   # was: OverflowError
-    ("--rounds 1 --local-step-size 1e-16", "step_size must be >= 1e-12"),
+    ("--rounds 1 --local-step-size 1e-16", "--local-step-size must be >= 1e-12"),
 ]
 BASE = "predict fedavg --gamma 2 --r 1 --sigma 0.5 --local-step-size 0.1"
 

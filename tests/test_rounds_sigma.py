@@ -216,6 +216,7 @@ def test_command_line_predict_with_a_spectrum(capsys, three_clients):
     assert [r["risk"] for r in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert [r["local_risk"] for r in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}
-    assert main([*argv, "--local-steps", "inf"]) == 2
+    no_eta = [a for k, a in enumerate(argv) if "--local-step-size" not in argv[k - 1:k + 1]]
+    assert main([*no_eta, "--local-steps", "inf"]) == 2     # (a step size is refused with inf)
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "finite local_steps only" in err

@@ -91,4 +91,4 @@ def test_size_refusal_and_command_line(capsys, monkeypatch):
         res.local_risk
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "nan" in out and "refused here" in out
+    assert "n/a" in out and "refused here" in out

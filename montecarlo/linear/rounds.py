@@ -123,9 +123,10 @@ def rounds_task(task: dict) -> dict:
             s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
             else "empirical"
     if closed and kind == "conditional":
-        out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
-                                 task["step_size"], task["global_step"], filters,
-                                 lam=None if method == "fedavg" else task["lam"])
+        with np.errstate(over="ignore", invalid="ignore"):     # diverging: inf, set below
+            out = fedavg_conditional(basis, n, s, p, r, sigma, task["signal"], rounds, K,
+                                     task["step_size"], task["global_step"], filters,
+                                     lam=None if method == "fedavg" else task["lam"])
     else:
         if kind == "conditional":
             beta, targets = source_columns(basis, n, s, r, sigma, task["signal"])
@@ -136,8 +137,16 @@ def rounds_task(task: dict) -> dict:
         out = curve(Propagation(method, basis, beta, targets, s, p, K, task["step_size"],
                                 task["global_step"], task["lam"], kind == "conditional"),
                     rounds, filters)
-    return {**{k: np.asarray(out[k]).tolist() for k in QUANTITIES},
-            "personalized": np.asarray(out["personalized"]).tolist(),
+    vals = {k: np.asarray(out[k], float) for k in QUANTITIES}
+    vals["personalized"] = np.asarray(out["personalized"], float)
+    if out["contraction"] > 1.0:
+        # A diverging iteration overflows to inf - inf = NaN in the traces (was: "nan" printed
+        # as the simulated risk at --global-step 1e300): every quantity is a nonnegative form,
+        # so the overflow is +inf, the variance 0 without noise, as the limit has it
+        # (``riskcalc.linear.dynamics.fedavg.settle``).
+        for k, v in vals.items():
+            v[np.isnan(v)] = 0.0 if k == "variance" and not np.any(sigma > 0) else np.inf
+    return {**{k: v.tolist() for k, v in vals.items()},
             "contraction": out["contraction"], "measure": kind}
 
 

@@ -64,8 +64,14 @@ def client_basis(dec):
 
 def fedavg_factors(mu, K, eta):
     """q = 1 - (1 - eta mu)^K (1 for K = inf): the share of each data direction that K local
-    steps from w move to the local least-squares fit."""
-    return np.ones_like(mu) if np.isinf(K) else 1.0 - (1.0 - eta * mu) ** K
+    steps from w move to the local least-squares fit. For eta mu < 1 as -expm1(K log1p(-eta
+    mu)): the power's form rounded eta mu below 1e-16 to q = 0 (a covariance scaled:1e-100
+    made the round map 0, "zero-size array to reduction operation maximum")."""
+    if np.isinf(K):
+        return np.ones_like(mu)
+    x = eta * np.asarray(mu, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(x < 1.0, -np.expm1(K * np.log1p(-x)), 1.0 - (1.0 - x) ** K)
 
 
 def personalization_keys(personalize) -> list:

@@ -112,8 +112,9 @@ class Federation:
         spectrum : str or Spectrum, optional
             The covariance of the clients that give no ``spectrum`` (default identity).
         d : int, optional
-            A bare list's dimension (turns ``n`` into gamma = d / n), an integer >= 1 as the
-            file's own ``d`` and ``advise --d``; the object gives its own.
+            The dimension (turns ``n`` into gamma = d / n), an integer >= 1 as the file's
+            own ``d`` and ``advise --d``: a bare list's, or the object's when it gives none
+            (it must equal the object's own).
 
         Raises
         ------
@@ -234,6 +235,14 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         # A dimension: an integer, as a file's "d" and advise --d (d=True was read as 1 and a
         # float such as 5.5 taken).
         d = positive_int("d", d)
+    if spectrum is not None and not isinstance(spectrum, (str, Spectrum)):
+        # was: AttributeError "'int' object has no attribute 'strip'"
+        raise ValueError("spectrum must be a SPEC string (identity, scaled:C, two-point:A,B,W, "
+                         f"powerlaw:P[,D], file:PATH) or a riskcalc.Spectrum, got "
+                         f"{type(spectrum).__name__}")
+    from riskcalc.federation_file import default_spectrum_used
+
+    default_spectrum_used(clients, spectrum, "every client", "spectrum")
     gam = []
     for k, c in enumerate(clients):
         extra = sorted(set(c) - set(CLIENT_KEYS))
@@ -285,9 +294,9 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
         except ValueError as exc:
             raise ValueError(f"{ff.where}: {exc}") from None
     if d is not None and ff.d is not None and d != ff.d:
-        raise ValueError(f"{ff.where}: the file gives d = {ff.d}, --d {d} another")
+        raise ValueError(f"{ff.where}: the file gives d = {ff.d}, d (--d) = {d} another")
     why = "the linear model needs it"
-    gamma, r, sigma = ff.gammas(), ff.column("r", why), ff.column("sigma", why)
+    gamma, r, sigma = ff.gammas(d), ff.column("r", why), ff.column("sigma", why)
     clients = [{"gamma": g, "r": rj, "sigma": s} for g, rj, s in zip(gamma, r, sigma)]
     rho = ff.optional("rho")
     for j, c in enumerate(ff.clients):

@@ -144,9 +144,12 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
                                      local_steps=K, step_size=eta, weights=weights,
                                      spectrum=spectrum, **shift)
             except ValueError as exc:   # the routes' limits: said, not the whole advice lost
+                # The allowance named after a time refusal only (it was appended to every
+                # refusal under shift, the round map's spectrum reaching 0 among them).
                 skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}"
                                + (f" (advise allows {SHIFT_ALLOWANCE:g} s of estimate per "
-                                  "curve under covariate shift)" if fed.shift else ""))
+                                  "curve under covariate shift)"
+                                  if fed.shift and "max_seconds" in str(exc) else ""))
                 continue
             mean = curve.risk.mean(axis=0)
             T = int(np.argmin(mean))
@@ -181,7 +184,7 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
         return []
     if fed.shift:
         skipped.append("pfedme along the rounds: no rounds limit under covariate shift (the "
-                       "rounds limits take one covariance shared by the clients)")
+                       "rounds limits there cover FedAvg with one local step only)")
         return []
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)

@@ -180,6 +180,8 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
     if not (isinstance(level, float) and 0.0 < level < 1.0):
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
     seed = seed_integer("seed", seed)
+    # One draw made a point "interval" [x, x] and a recommendation "stable in 100%".
+    positive_int("draws (an interval needs two)", draws, minimum=2)
     # In advise's order of evaluation, which breaks ties in its ranking.
     present = {c.method for c in advice.candidates}
     chosen = [m for m in PIPELINES if m in present]

@@ -62,7 +62,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--rounds", type=int, metavar="T",
                    help="also rank FedAvg stopped early: the rounds <= T and local steps K "
                         "minimizing the mean risk (a covariance spectrum: K = 1 and the K >= 2 "
-                        "whose exact curve is estimated within 5 s; not under covariate shift; "
+                        "whose exact curve is estimated within 5 s; covariate shift: K = 1; "
                         "needs ||theta_0||: --signal, else the federation file's or the "
                         "estimate's signal)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -107,6 +107,8 @@ def read_federation(args):
     if est is None:
         for note in ff.notes("linear", signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
+    if est is None:
+        ff.check_default_spectrum(args.spectrum)
     check_d(args, ff, sized=True)
     names = [c.get("name") for c in ff.clients]
     return (from_file_object(ff, spectrum=args.spectrum or None, d=args.d), est,

@@ -28,11 +28,13 @@ def check(args) -> None:
             raise ValueError("--seed applies to --bootstrap only")
         return
     if args.data is None:
-        raise ValueError("--bootstrap needs --data (the estimates' standard errors: a "
-                         "federation file gives none to draw from)")
-    if not 1 <= args.bootstrap <= 100_000:
-        raise ValueError(f"--bootstrap must be a number of draws in 1..100000, got "
-                         f"{args.bootstrap}")
+        raise ValueError("--bootstrap needs --data: it draws the estimates within their joint "
+                         "covariance, which only the data give (a federation file's se are "
+                         "each number's own standard error, without the covariances)")
+    if not 2 <= args.bootstrap <= 100_000:
+        # 1 was taken: a point "interval" [x, x] and the recommendation "stable" in 1 draw.
+        raise ValueError(f"--bootstrap must be a number of draws in 2..100000 (an interval "
+                         f"needs two), got {args.bootstrap}")
     seed_integer("--seed", args.seed)
 
 
@@ -105,8 +107,13 @@ def print_intervals(result, intervals, per_client: bool) -> None:
     if intervals is None:
         return
     iv = intervals
+    # The ends are inverted-CDF quantiles: with B (1 - level) / 2 <= 1 the lower end is the
+    # smallest draw itself (B <= 20 at level 0.9), which a few draws did not say.
+    enough = int(np.floor(2.0 / (1.0 - iv.level) + 1e-9)) + 1
     print(f"{100 * iv.level:g}% intervals (parametric bootstrap over the estimates, "
-          f"{iv.draws} draws, seed {iv.seed}):")
+          f"{iv.draws} draws, seed {iv.seed})"
+          + (f"; below {enough} draws an end is the extreme draw itself" if iv.draws < enough
+             else "") + ":")
     print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean risk':>22}{'worst risk':>22}"
           + ("  per-client risks" if per_client else ""))
     for k, c in enumerate(result.candidates, 1):

@@ -77,6 +77,10 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     _check_d(args, ff, option, family)
     fill = (lambda v: repr(float(v))) if multi else float
     gammas = ff.gammas()
+    if hasattr(args, "_family_parser"):     # the default identity is not --spectrum given
+        from riskcalc.cli import families
+
+        ff.check_default_spectrum(args.spectrum if families.given(args, "spectrum") else None)
     default = getattr(args, "spectrum", None) or "identity"
     specs = ff.spectra(default)
     order = [t] + [j for j in range(ff.m) if j != t]

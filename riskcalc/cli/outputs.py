@@ -123,6 +123,10 @@ def not_an_input(args, outputs) -> None:
     spec = str(getattr(args, "spectrum", "") or "")
     if spec.strip().lower().startswith("file:"):
         inputs["--spectrum"] = spec.strip()[5:]
+    if any(getattr(args, out, None) for out in outputs):
+        for option in ("--federation", "--clients-file"):
+            if option in inputs:
+                inputs.update(_client_spectrum_files(inputs[option], option))
     for out in outputs:
         path = getattr(args, out, None)
         if not path:
@@ -131,3 +135,24 @@ def not_an_input(args, outputs) -> None:
             if same_file(path, source):
                 raise ValueError(f"--{out.replace('_', '-')} {path} is the input file of "
                                  f"{option}: write the output elsewhere")
+
+
+def _client_spectrum_files(path, option) -> dict:
+    """The ``file:`` spectra of the clients of a federation or clients file (inputs as well:
+    ``sweep --federation F --out EIG.npy`` wrote over a client's spectrum file), read here when
+    ``path`` is a regular file (a pipe is read once, by the verb; a file the verb will refuse
+    gives none here)."""
+    if not os.path.isfile(path):
+        return {}
+    from riskcalc import federation_file
+
+    try:
+        ff = federation_file.read(path, option)
+    except ValueError:
+        return {}
+    out = {}
+    for j, c in enumerate(ff.clients):
+        spec = str(c.get("spectrum", "")).strip()
+        if spec.lower().startswith("file:"):
+            out[f"{option} {path} ({ff.label(j)}'s spectrum)"] = spec[5:]
+    return out

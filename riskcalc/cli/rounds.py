@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import MAX_INT, positive, positive_int
+from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, positive, positive_int
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.spectrum import Spectrum
 
@@ -107,10 +107,18 @@ def check(args, verb: str) -> None:
     # Named as the options (was "reps must be ...", "global_step must ...": the Python names).
     if verb == "compare":
         positive_int("--reps", args.reps, minimum=2)
-    for flag, dest in (("--global-step", "global_step"), ("--local-step-size", "local_step_size"),
-                       ("--max-memory", "max_memory")):
+    for flag, dest in (("--global-step", "global_step"), ("--max-memory", "max_memory")):
         if getattr(args, dest, None) is not None:
             positive(flag, getattr(args, dest), ndim=0)
+    eta = getattr(args, "local_step_size", None)
+    if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
+        if str(args.local_steps).strip().lower() == "inf":
+            raise ValueError("--local-step-size does not apply with --local-steps inf (no step)")
+        from riskcalc.linear.dynamics.inputs import MIN_STEP_SIZE as low
+        as_array("--local-step-size", eta, low=0.0, low_open=True, high=SCALE_MAX, ndim=0)
+        if eta < low:
+            raise ValueError(f"--local-step-size must be >= {low:g} with finite --local-steps, "
+                             f"got {eta:g}: below it the local filter is lost to rounding")
     steps = [families.given(args, d) for d in ("steps", "step_size")]
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
@@ -286,8 +294,9 @@ def predict(args) -> int:
         last = np.full(res.risk.shape, np.nan)
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
+        cell = "n/a" if np.isnan(last[0, t]) else f"{last[0, t]:.8g}"    # was "nan"
         print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {last[0, t]:>13.8g}"
+              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {cell:>13}"
               + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
@@ -302,8 +311,8 @@ def predict(args) -> int:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + ((" (not covered under covariate shift: nan)" if "spectra" in res.params else
-                  " (refused here, beyond the size limits of the route with a spectrum: nan)")
+              + ((" (not covered under covariate shift: n/a)" if "spectra" in res.params else
+                  " (refused here, beyond the size limits of the route with a spectrum: n/a)")
                  if np.all(np.isnan(last)) else ""))
     return 0
 
@@ -382,10 +391,10 @@ def compare(args) -> int:
         label = "inf" if row["rounds"] is None else str(row["rounds"])
         cells = []
         for q in shown:
-            p, s = row["predicted"][q], row["simulated"][q]
+            p, s, se = row["predicted"][q], row["simulated"][q], row["simulated"][q + "_se"]
             rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
                    else f"{100 * (s - p) / p:+.3f}%")
             cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-                         f"{row['simulated'][q + '_se']:>10.3g} {rel:>9}")
+                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")  # not nan
         print(f"  {label:>7}" + "".join(cells))
     return 0

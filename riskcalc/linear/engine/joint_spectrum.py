@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from riskcalc._validate import positive_int, real
 from riskcalc.spectrum import MAX_EIGENVALUES, Spectrum, ordered_steps, step_count
 
 
@@ -65,7 +66,21 @@ class JointSpectrum:
 
 
 def _key(spec):
-    return spec.strip().lower() if isinstance(spec, str) else np.asarray(spec, float).tobytes()
+    """The memo key of one client's spectrum, its values checked first: a key made by
+    ``np.asarray(spec, float)`` read ["1", "4"] and [True, 4] as [1, 4] (silently, when that
+    measure was remembered) and raised a TypeError for complex values or a ``Spectrum``."""
+    if isinstance(spec, str):
+        return spec.strip().lower()
+    _not_a_spectrum_object(spec)
+    return np.asarray(real("the spectrum array", spec), float).tobytes()
+
+
+def _not_a_spectrum_object(spec) -> None:
+    if isinstance(spec, Spectrum):
+        raise ValueError("spectra: a client's covariance is a SPEC or its eigenvalues in the "
+                         "shared basis order, not a riskcalc.Spectrum (its atoms and weights "
+                         "fix no order, so no coupling between clients); give e.g. "
+                         "'two-point:A,B,W' or the list of its d eigenvalues")
 
 
 def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
@@ -91,6 +106,7 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     specs = list(specs)
     if not specs:
         raise ValueError("the federation needs at least one client spectrum")
+    d = None if d is None else positive_int("d", d)      # was a TypeError for d = "50"
     keys, types = {}, np.empty(len(specs), dtype=int)
     for j, spec in enumerate(specs):
         types[j] = keys.setdefault(_key(spec), len(keys))
@@ -120,6 +136,8 @@ def spectra_joint(spectra, spectrum, gamma, d=None):
     if spectrum is not None:
         raise ValueError("give spectrum (shared by the clients) or spectra (one per "
                          "client), not both")
+    for spec in spectra if isinstance(spectra, (list, tuple)) else [spectra]:
+        _not_a_spectrum_object(spec)        # was a TypeError (read as one eigenvalue list)
     if not isinstance(spectra, (str, list, tuple, np.ndarray)) or (
             not isinstance(spectra, str) and len(spectra) == 0):
         # was a TypeError (3), KeyError ({}) or IndexError ([]).

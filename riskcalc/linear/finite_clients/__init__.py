@@ -298,8 +298,8 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         elif _isotropic(spectrum):
             bias, var = group_limits(method, gam, r, sigma, count, tuning, weights)
         else:
-            bias, var = sigma_group_limits(method, gam, r, sigma, count, tuning, weights,
-                                           spectrum)
+            bias, var = _own_least_squares(method, gam, sigma, tuning, lambda t: (
+                sigma_group_limits(method, gam, r, sigma, count, t, weights, spectrum)))
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
@@ -311,8 +311,8 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     ``finite_clients.maml_sigma``, ``finite_clients.pfedme_sigma``)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method in HETEROGENEOUS:
-            bias, var = shift_group_limits(method, gam, r, sigma, count, tuning, weights,
-                                           joint, typ)
+            bias, var = _own_least_squares(method, gam, sigma, tuning, lambda t: (
+                shift_group_limits(method, gam, r, sigma, count, t, weights, joint, typ)))
         else:
             own = (maml_shift_group_limits if method == "maml_fl"
                    else pfedme_shift_group_limits)
@@ -321,6 +321,22 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var
+
+
+def _own_least_squares(method, gam, sigma, tuning, limits):
+    """``limits(tuning)`` with RTFA's clients at lam = 0 and gamma < 1 answered in closed form:
+    the ridge toward the global model at lam = 0 is the client's own least squares, whatever
+    the global model, so bias 0 and variance sigma^2 gamma / (1 - gamma) under any covariance
+    (E tr(Sigma (X^T X)^-1) = gamma / (1 - gamma), the M -> inf route's value). The chains
+    under a spectrum refused them ("a projection block (eta = 0) needs gamma > 1"): they run
+    at lam = 1 for those groups, whose values are then replaced."""
+    g, t = np.asarray(gam, float), np.asarray(tuning, float)
+    own = (t == 0) & (g < 1) if method == "rtfa" else np.zeros(g.shape, bool)
+    if not own.any():
+        return limits(tuning)
+    bias, var = limits(np.where(own, 1.0, t))
+    return (np.where(own, 0.0, bias),
+            np.where(own, np.asarray(sigma, float) ** 2 * g / np.where(own, 1.0 - g, 1.0), var))
 
 
 def notes(method: str, gam, lam) -> tuple:
