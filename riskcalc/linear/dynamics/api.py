@@ -135,8 +135,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
         ``fedavg`` with finite ``local_steps`` and pooled N > d, the server model
         (``riskcalc.linear.dynamics.shift.one_step``, K = 1;
-        ``riskcalc.linear.dynamics.shift.curves``, K >= 2: M K^2 <= 200, local steps stable
-        under each client's covariance); equal spectra are ``spectrum``.
+        ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
+        ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
+        their time estimates, local steps stable under each client's covariance); equal
+        spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional

@@ -32,6 +32,11 @@ atom of D at 0; the reach check below needs A's edges, ``shift.one_step.ShiftLaw
 the solve the contour's mass (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1 (a band the edges
 missed raises, as ``shift.one_step``).
 
+The pencil is solved densely (``shift.pencil``) for M K^2 <= ``sigma.fedavg.curves.
+DENSE_UNKNOWNS`` and through its chain structure beyond (``shift.chain``), under the shared
+spectrum's time and memory estimates (``sigma.fedavg.curves``: the chain's double integrals on
+their own degree-1 nodes of the same ellipse, its cost ``chain_cost.chain_seconds``).
+
 Reach (``sigma.guards``): D's bottom edge is at most K eta a_A (q(s) <= K eta s for stable
 local steps, A = sum_j p_j S_j, a_A its bottom edge by ``ShiftLaws.edges``); ``pencil_edges``
 scans from ``guards.PENCIL_REACH`` of its top up, so a D reaching lower is refused before the
@@ -49,9 +54,12 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.shift.chain import ShiftChain
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
-from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS, _memory
+from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES
+from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PAIRS,
+                                                          _affordable, _memory)
 from riskcalc.linear.dynamics.sigma.guards import (MAX_PENCIL_SECONDS, PENCIL_REACH,
                                                    dense_k_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
@@ -102,7 +110,7 @@ def _reach(joint, gam, p, eta, K, top):
     return K * eta * a_A
 
 
-def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
+def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="auto"):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` (each client's risk in its own covariance), FedAvg with K local steps of size
     ``eta`` under covariate shift (module docstring); the dict of ``fedavg.round_map_curves``
@@ -113,9 +121,13 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
     gam, r, sigma, p : ndarray (M,)
     signal, eta, g : float
     K : int
-        Local steps >= 1 (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``).
+        Local steps >= 1.
     rounds : ndarray of float (integers or inf)
     joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
+    route : {"auto", "dense", "chain"}
+        The dense pencil (``shift.pencil``, M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) or its
+        chain structure (``shift.chain``); "auto": dense for M K^2 <= ``sigma.fedavg.curves.
+        DENSE_UNKNOWNS``, as a shared spectrum.
     """
     M = gam.size
     if joint.types.size != M:
@@ -123,22 +135,30 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
     if not np.sum(1.0 / gam) > 1.0 + 1e-9:
         raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
                          f"> 1, got {np.sum(1.0 / gam):.6g})")
-    if M * K * K > MAX_UNKNOWNS:
-        raise ValueError(f"covariate shift with local_steps = {K}: the exact route solves M K^2 "
-                         f"= {M * K * K} unknowns per contour node densely (at most "
-                         f"{MAX_UNKNOWNS}; the chain route of a shared spectrum is not "
-                         "generalized to shift); give fewer local_steps or clients")
-    pen = ShiftPencil(joint, gam, p, eta, K)
+    dense = route == "dense" or (route == "auto" and M * K * K <= DENSE_UNKNOWNS)
+    if dense and M * K * K > MAX_UNKNOWNS:
+        raise ValueError(f"covariate shift with local_steps = {K}: the dense route solves M K^2 "
+                         f"= {M * K * K} unknowns per contour node (at most {MAX_UNKNOWNS})")
     types = np.asarray(joint.types)
     tlist = sorted(set(types.tolist()))
-    _work(M, K, pen.h.size, len(tlist), rounds)
+    t_top = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+    atoms = np.asarray(joint.weights).size
+    if dense:
+        _work(M, K, atoms, len(tlist), rounds)
+    else:
+        _affordable(M, K, atoms, t_top + 16, t_top)
+    pen = (ShiftPencil if dense else ShiftChain)(joint, gam, p, eta, K)
+    if not dense:
+        _memory(pen, 2 * t_top + 16, t_top + 16)
     top = client_tops(pen)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under its "
                          f"covariance (step_size times the top of its sample spectrum = "
                          f"{eta * top.max():.4g} > 2)")
     bound = _reach(joint, gam, p, eta, K, top)
-    a, b, _ = edges(pen, top, fold=True)
+    fallback = None if dense else (lambda k: _affordable(
+        M, K, atoms, t_top + 16, t_top, EDGE_SOLVES + k * BISECT_SOLVES))
+    a, b, _ = edges(pen, top, fold=True, fallback=fallback)
     if a > bound * (1.0 + 1e-6):
         raise SolverError(f"{WHAT}: the edge scan found the round map's spectrum from {a:.4g} "
                           f"up, but it must reach {bound:.4g} or lower (a band was missed)")
@@ -153,17 +173,27 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
                          f"than {MAX_PAIRS:.0g}): the round map's spectrum comes too close to 0 "
                          "(pooled N near d) or the rounds are too many")
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
-    need = _memory(pen, n)
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
-    z = c0 + hh * np.cosh(t) * np.cos(theta) + 1j * hh * np.sinh(t) * np.sin(theta)
-    # Each node followed down from far above it (``sigma.fedavg.curves``).
-    ys = list(4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)) + [0.0]
-    _, C, G = pen.solve(lambda y: z + 1j * y, ys)
-    w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2.0 / n)
+    # The chain's double integrals on their own nodes (degree 1: ``sigma.fedavg.curves``).
+    n2 = n if dense else _contour(a, b, g, rho, t_max, degree=1)[3]
+    need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
+    if not dense:
+        _affordable(M, K, atoms, n2, t_max)
+
+    def solved(k):       # nodes, (Chat, Ghat) and weights of the ellipse with k nodes
+        theta = np.pi * (np.arange(k // 2) + 0.5) / (k // 2)
+        z = c0 + hh * np.cosh(t) * np.cos(theta) + 1j * hh * np.sinh(t) * np.sin(theta)
+        # Each node followed down from far above it (``sigma.fedavg.curves``).
+        ys = list(4.0 * b * np.geomspace(1.0, 1e-3 * np.min(z.imag) / b, 24)) + [0.0]
+        _, C, G = pen.solve(lambda y: z + 1j * y, ys) if dense else pen.solve_arc(z, ys)
+        w = (-hh * np.cosh(t) * np.sin(theta) + 1j * hh * np.sinh(t) * np.cos(theta)) * (2 / k)
+        return z, (C, G), w
+
+    z, one, w = solved(n)
+    z2, one2, w2 = (z, one, w) if n2 == n else solved(n2)
     h, V = pen.h, pen.V
     Vt = np.asarray(joint.values, float)[tlist]                           # (types, atoms)
     lams = np.vstack([h * Vt, h])                 # client metrics by type, then tau itself
-    col = G[:, :, :, 0]                                                   # Ghat[:, 0]
+    col = pen.column0(one[1])                                             # Ghat[:, 0]
     m = col[:, :, 0] @ lams.T                                             # (N, types + 1)
     last = pen.rows[:, -1]
     own = np.einsum("ja,naj->nj", h * V, col[:, :, :1] - col[:, :, last])  # (N, M)
@@ -175,9 +205,10 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
     for j in range(M):
         wn[j, pen.rows[j, :-1]] = eta
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
-    H = pen.two_point((C, G), pen.conj_join((C, G)), couplings, lams)
-    Wf = np.concatenate([w / 2j, (w / 2j).conj()])
-    zf = np.concatenate([z, z.conj()])
+    H = pen.two_point(one2, pen.conj_join(one2), couplings, lams,
+                      **({} if dense else {"symmetric": True}))
+    Wf = np.concatenate([w2 / 2j, (w2 / 2j).conj()])
+    zf = np.concatenate([z2, z2.conj()])
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):          # (1 - g x)^(2T), R_T(x), (1 - g x)^T / x per row T
@@ -186,14 +217,15 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
                     np.where(finite[:, None], (1.0 - power) / x, 1.0 / x),
                     np.where(finite[:, None], power / x, 0.0))
 
-        A1, R1, P1 = filters(z)
+        A1, R1, _ = filters(z)
+        _, R1d, P1 = filters(z2)
         _, R2, P2 = filters(zf)
 
         def one(F, X):           # (1 / 2 pi i) oint F X dz over the full contour
             return ((F * w) @ X).imag
 
-        def double(F1, F2, f):   # (f over (N/2, N) pairs) -> one value per row T
-            return 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wf), axis=1).real
+        def double(F1, F2, f):   # (f over (N2/2, N2) pairs) -> one value per row T
+            return 2.0 * np.sum(((F1 * (w2 / 2j)) @ f) * (F2 * Wf), axis=1).real
 
         mass = one(np.ones((1, z.size)), m[:, -1])[0]
         if not abs(mass - 1.0) <= 1e-8:
@@ -202,13 +234,13 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint):
         ti = np.searchsorted(tlist, types)                        # each client's metric row
         Es = Vt @ h
         sig = Es + one(A1 - 1.0, m[:, :-1])                       # (T, types)
-        du = np.stack([double(R1, R2, H[0, k]) for k in range(len(tlist))], axis=1)
+        du = np.stack([double(R1d, R2, H[0, k]) for k in range(len(tlist))], axis=1)
         bias = (signal ** 2 * sig + du)[:, ti].T - 2.0 * (p * r ** 2)[:, None] * one(R1, own).T \
             + (r ** 2 * Es[ti])[:, None]
         var = np.zeros_like(bias)
         dist = signal ** 2 * one(A1, m[:, -1]) + double(P1, P2, H[0, -1])
         if len(couplings) > 1:
-            var = np.stack([double(R1, R2, H[1, k]) for k in range(len(tlist))], axis=1)[:, ti].T
+            var = np.stack([double(R1d, R2, H[1, k]) for k in range(len(tlist))], axis=1)[:, ti].T
             dist = dist + double(P1, P2, H[1, -1])
     big = np.isfinite(rounds) & (rounds > over)
     dist = np.where(big, np.inf, dist)

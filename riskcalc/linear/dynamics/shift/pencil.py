@@ -23,7 +23,7 @@ tr / d, E[.] the integral over mu.
 
    Push-through on E_j = -eta P_r^T P_c (P_r, P_c: the rows r_j, c_j): Chat_j[r_j, c_j] =
    -eta (I - gamma_j eta tau_j)^-1, zero elsewhere, with tau_j = T^(j)[c_j, r_j] =
-   E[v_j Ghat[c_j, r_j]] (``own_mean``). Client j's v_j scales the rows r_j of L, which no
+   E[v_j Ghat[c_j, r_j]] (``own_weights``). Client j's v_j scales the rows r_j of L, which no
    other client touches (``ghat``). Newton: dChat_k = -gamma_k Chat_k dtau_k Chat_k (Chat =
    -eta X^-1, X = I - gamma eta tau), dGhat = -Ghat (sum_k v_k dChat_k) Ghat, so ::
 
@@ -85,9 +85,9 @@ class ShiftPencil(SigmaPencil):
         L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
         return np.linalg.inv(L)
 
-    def own_mean(self, X):
-        """E[v_j X_j] of each client's blocks X (N, atoms, M, K, K)."""
-        return np.einsum("Ma,naMkl->nMkl", self.h * self.V, X)
+    def own_weights(self):
+        """h_a v_j(a) (M, atoms): client j's tau_j = E[v_j Ghat[c_j, r_j]] (step 2)."""
+        return self.h * self.V
 
     def pair_weights(self):
         """h_a v_j(a) v_k(a) (M, M, atoms): the Jacobians' weights (steps 2, 3)."""

@@ -158,7 +158,7 @@ class ChainPencil(SigmaPencil):
         own = G["Binv"] * 0.0
         own[..., 1:, :] = G["Binv"][..., :-1, :]
         own = own + G["alpha"][..., :, None] * G["d"][..., None, :]
-        return tau - np.einsum("a,namkl->nmkl", self.h * self.s, own), C, G
+        return tau - self.own_mean(own), C, G
 
     def _apply(self, L, R, X):
         """X - J X (module docstring, step 2) for left factors L = (A, a, e) and right ones
@@ -217,8 +217,8 @@ class ChainPencil(SigmaPencil):
             if np.any(zn != z):
                 _, C, G = self.residual(z, tau)
                 fac = self._factors(C, G)
-                dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
-                    ..., None, None])
+                dres = np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
+                                 G["d"] / G["sigma"][..., None, None])
                 tau = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
                                          _PREDICTOR_GMRES)
             z = zn

@@ -150,10 +150,14 @@ class SigmaPencil:
                         for j in range(self.M)], axis=2)
         return tau - self.own_mean(own), C, G
 
+    def own_weights(self):
+        """The weights h s of the atoms in each client's tau_j = E_H[s Ghat[c_j, r_j]], (M,
+        atoms) (a pencil with per-client eigenvalues, ``shift.pencil``: client j's own)."""
+        return np.broadcast_to(self.h * self.s, (self.M, self.s.size))
+
     def own_mean(self, X):
-        """E_H[s X] of each client's blocks X (N, atoms, M, K, K): (N, M, K, K) (a pencil with
-        per-client eigenvalues, ``shift.pencil``, weighs client j's blocks by its own)."""
-        return np.einsum("a,naMkl->nMkl", self.h * self.s, X)
+        """E_H[s X] of each client's blocks X (N, atoms, M, K, K): (N, M, K, K)."""
+        return np.einsum("Ma,naMkl->nMkl", self.own_weights(), X)
 
     def _jacobian(self, C, G):
         """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau)."""
