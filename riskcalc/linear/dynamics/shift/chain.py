@@ -83,21 +83,8 @@ class ShiftChain(ChainPencil):
     def own_weights(self):
         return self.h * self.V
 
-    def ghat(self, z, C):
-        K = self.K
-        X = np.eye(K) + self.V.T[None, :, :, None, None] * C[:, None]
-        B = -np.broadcast_to(np.eye(K), X.shape).astype(complex)
-        B[..., :-1] += X[..., 1:]                                  # (I + v_j Chat) Z - I
-        Bi = np.linalg.inv(B)
-        u = np.einsum("namkl,naml->namk", Bi, X[..., 0])
-        w = self.p[:, None] * Bi[..., -1, :]
-        sig = z[:, None] - self.p.sum() - np.einsum("m,nam->na", self.p, u[..., -1])
-        alpha = np.concatenate([-np.ones(u.shape[:-1] + (1,)), u[..., :-1]], axis=-1)
-        return {"Binv": Bi, "u": u, "w": w, "sigma": sig, "alpha": alpha,
-                "a": alpha / sig[..., None, None],
-                "e": np.einsum("nmlk,naml->namk", C, w),
-                "b": np.einsum("nmkl,naml->namk", C, alpha),
-                "d": w / sig[..., None, None]}
+    def client_atoms(self):
+        return self.V.T
 
     def _apply(self, L, R, X):
         """X - J X of step 2."""

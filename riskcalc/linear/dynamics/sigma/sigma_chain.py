@@ -117,7 +117,7 @@ class ChainPencil(SigmaPencil):
         (N, atoms, M, K, K), u, w, alpha (N, atoms, M, K), sigma (N, atoms) and the vectors of
         the operator of step 2 (its matrices: ``right_factor``, and ``chain_basis``)."""
         K = self.K
-        X = np.eye(K) + self.s[None, :, None, None, None] * C[:, None]
+        X = np.eye(K) + self.client_atoms()[None, :, :, None, None] * C[:, None]
         B = -np.broadcast_to(np.eye(K), X.shape).astype(complex)
         B[..., :-1] += X[..., 1:]                                  # (I + s Chat) Z - I
         Bi = np.linalg.inv(B)
@@ -130,6 +130,11 @@ class ChainPencil(SigmaPencil):
                 "e": np.einsum("nmlk,naml->namk", C, w),
                 "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None]}
+
+    def client_atoms(self):
+        """Each client's eigenvalue on each atom, (atoms, M): s for every client here (a pencil
+        with per-client eigenvalues, ``shift.chain``: client j's own)."""
+        return np.broadcast_to(self.s[:, None], (self.s.size, self.M))
 
     def right_factor(self, C, G):
         """B_j = Chat_j D_j, D_j = Z B_j^-1 (module docstring, step 2): (N, atoms, M, K, K)."""
