@@ -10,7 +10,8 @@ s.e. of the prediction; then per d the mean and largest |simulated - predicted| 
 the largest |simulated - predicted| / s.e. over the rows.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_shift_k_agreement.py [--d 200,400,800]
-[--reps 16] [--K 2,3] [--jobs 1]``.
+[--reps 16] [--K 2,3] [--jobs 1]`` (K = 2, 3: the dense pencil; --K 10 runs the chain route,
+``shift.chain``, for these three and four clients).
 
 Measured (defaults: d = 200, 400, 800, 16 replicates, K = 2 and 3, seeds 500 + federation; OMP
 1, a 2-core machine loaded by other sessions, load average 5-11; 70.3 s user + 5.2 s sys
