@@ -22,7 +22,9 @@ gap, mean (largest) |simulated - predicted| / predicted over the rows, and the l
     d = 200: 0.08% (0.32%, 5.8 s.e.)   d = 400: 0.05% (0.17%, 3.9 s.e.)
     d = 800: 0.03% (0.12%, 2.5 s.e.)
 
-Predictions 1.8-3.0 s CPU each; simulations 0.4 / 2.2 / 14 s CPU per federation and K at d =
+With --K 10 --d 200,400 (the chain route): 35 of 35 rows within, largest 0.24% extrapolated;
+the finite-d gap 0.09% (0.24%, 5.0 s.e.) at d = 200 and 0.04% (0.11%, 4.5 s.e.) at d = 400;
+predictions 5.5 and 7.2 s CPU. Predictions at K = 2, 3: 1.8-3.0 s CPU each; simulations 0.4 / 2.2 / 14 s CPU per federation and K at d =
 200 / 400 / 800.
 """
 
