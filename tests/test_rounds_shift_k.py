@@ -189,6 +189,8 @@ def test_prediction_matches_simulation_and_tells_the_couplings_apart():
     (dict(local_steps=9, max_seconds=1e-3), "local_steps = 9, 3 clients .* would take about"),
     (dict(gamma=[2.0, 3.0, 8.0]), "pooled N > d"),
     (dict(max_seconds=1e-3), "would take about .* allow more time"),
+    (dict(max_gigabytes=1e-3), "the dense pencil .* allow more memory"),
+    (dict(local_steps=9, max_gigabytes=1e-3), "chain route with 3 clients, local_steps = 9"),
 ])
 def test_refusals(kw, match):
     args = dict(gamma=[0.5, 1.2, 0.8], r=0.5, sigma=0.5, signal=1.0, rounds=[3],
