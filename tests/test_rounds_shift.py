@@ -103,7 +103,7 @@ def test_round_one_is_the_exact_wishart_moments(specs, g):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(local_steps=2), "local_steps = 1 only"),
+    (dict(local_steps=np.inf), "finite local_steps only"),
     (dict(spectrum="two-point:1,2,0.5"), "not both"),
     (dict(gamma=[2.0, 3.0]), "pooled N > d"),
     (dict(gamma=0.5), "2 client spectra for 1 clients"),
@@ -115,7 +115,7 @@ def test_refusals(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         riskcalc.rounds_limit("fedavg", **args)
-    with pytest.raises(ValueError, match="fedavg with local_steps = 1 only"):
+    with pytest.raises(ValueError, match="fedavg with finite local_steps only"):
         riskcalc.rounds_limit("pfedme", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
                               rounds=[1], local_steps=1, step_size=0.1, lam=1.0,
                               spectra=["identity", "two-point:1,2,0.5"])
@@ -157,9 +157,9 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["predict", "fedavg", "--local-steps", "2"], "fedavg with --local-steps 1 only"),
-    (["compare", "fedavg", "--local-steps", "2", "--d", "50", "--reps", "2"],
-     "fedavg with --local-steps 1 only"),
+    (["predict", "fedavg", "--local-steps", "inf"], "fedavg with a finite --local-steps only"),
+    (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2"],
+     "fedavg with a finite --local-steps only"),
     (["predict", "fedavg", "--local-steps", "1", "--steps", "2", "--step-size", "0.1"],
      "personalizations"),
 ])

@@ -173,11 +173,11 @@ def test_cli_compare_under_shift(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["--local-steps", "2"], "fedavg with --local-steps 1 only"),
+    (["--local-steps", "inf"], "fedavg with a finite --local-steps only"),
     (["--local-steps", "1", "--steps", "2", "--step-size", "0.1"], "personalizations"),
 ])
 def test_cli_compare_refusals_in_one_line(capsys, tmp_path, argv, match):
-    """K >= 2 under shift has no prediction (compare refuses, as predict); personalization
+    """K = inf under shift has no prediction (compare refuses, as predict); personalization
     after round T is not covered under shift."""
     code, _, err = run_cli(["compare", "fedavg", "--federation", _fed(tmp_path), *argv,
                             "--local-step-size", "0.1", "--rounds", "1", "--d", "20",

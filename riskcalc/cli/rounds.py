@@ -152,9 +152,9 @@ def federation(args) -> dict:
         fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
         spectra = fedargs.client_spectra(args, others)
         if spectra is not None:
-            if args.method != "fedavg" or parse_local_steps(args.local_steps) != 1:
+            if args.method != "fedavg" or np.isinf(parse_local_steps(args.local_steps)):
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
-                                 "fedavg with --local-steps 1 only")
+                                 "fedavg with a finite --local-steps only")
             fed.update(spectra=spectra, d=getattr(args, "d", None))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,

@@ -9,7 +9,8 @@ Algorithm 1
 (``pfedme``/``fedprox``) with exact local solves (K = inf, eq. 10, ``prox_laws``) or K < inf
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
-``sigma.algorithm1.curves``; under covariate shift FedAvg with K = 1 (``shift.one_step``). A
+``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
+(``shift.one_step``) and K >= 2 (``shift.curves``). A
 covariance spectrum with FedAvg's K = inf, covariate shift beyond that, client sampling,
 minibatch SGD and logistic dynamics are not covered yet (each is refused with a message saying
 so). The result: ``result.RoundsLimit``.
@@ -132,8 +133,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
-        ``fedavg`` with ``local_steps=1`` and pooled N > d
-        (``riskcalc.linear.dynamics.shift.one_step``); equal spectra are ``spectrum``.
+        ``fedavg`` with finite ``local_steps`` and pooled N > d, the server model
+        (``riskcalc.linear.dynamics.shift.one_step``, K = 1;
+        ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
+        ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
+        their time estimates, local steps stable under each client's covariance); equal
+        spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional
@@ -249,7 +254,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
                                                            ndim=0))
         if eta is None and np.isfinite(K):
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if not shared and np.isfinite(K) and K % 2 == 0 and np.any(
+        if not shared and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
                 eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
             # Odd K keeps the filter q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta
             # s)^(K - 1) >= 0), so the round map D stays positive semidefinite and the curves
@@ -294,10 +299,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             found_reach(out, *reach)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
-        elif joint is not None:
+        elif joint is not None and K == 1:
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
 
             out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
+        elif joint is not None:
+            from riskcalc.linear.dynamics.shift.curves import shift_k_curves
+
+            out = shift_k_curves(gam, rr, sig, p, s, eta, K, g, T, joint)
         elif shared and K == 1:
             from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
 

@@ -68,7 +68,8 @@ E[.] the integral over mu.
    (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1: a band left outside raises.
 
 T = inf: the pooled weighted least squares, ``clients_limit("fedavg", spectra=...)`` (the tests
-compare). Not covered: pooled N <= d (refused), K >= 2 local steps, the own models.
+compare). Not covered: pooled N <= d (refused), the own models. K >= 2 local steps:
+``shift.curves``.
 """
 
 from __future__ import annotations
@@ -266,16 +267,18 @@ def _pairs(laws, g1, z1, g2, z2, tau_i):
 def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
     joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what
-    this module does not cover: another method or local_steps, clients counted differently."""
+    the shift routes do not cover: another method, local_steps other than an integer K >= 1
+    (this module K = 1, ``shift.curves`` K >= 2), clients counted differently."""
+    from riskcalc.linear.dynamics.inputs import local_steps_count
     from riskcalc.linear.engine.joint_spectrum import spectra_joint
 
     spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     specs = [x if isinstance(x, str) else np.asarray(x, float).tolist() for x in specs]
     if joint is None:
         return spectrum, None, specs
-    if method != "fedavg" or not (np.ndim(local_steps) == 0 and local_steps == 1):
-        raise ValueError("spectra (covariate shift) along the rounds: fedavg with "
-                         f"local_steps = 1 only (got {method} with local_steps = "
+    if method != "fedavg" or np.isinf(local_steps_count(local_steps)):
+        raise ValueError("spectra (covariate shift) along the rounds: fedavg with finite "
+                         f"local_steps only (got {method} with local_steps = "
                          f"{local_steps!r:.20}); equal spectra are a shared spectrum")
     return None, joint, specs
 

@@ -117,7 +117,7 @@ class ChainPencil(SigmaPencil):
         (N, atoms, M, K, K), u, w, alpha (N, atoms, M, K), sigma (N, atoms) and the vectors of
         the operator of step 2 (its matrices: ``right_factor``, and ``chain_basis``)."""
         K = self.K
-        X = np.eye(K) + self.s[None, :, None, None, None] * C[:, None]
+        X = np.eye(K) + self.client_atoms()[None, :, :, None, None] * C[:, None]
         B = -np.broadcast_to(np.eye(K), X.shape).astype(complex)
         B[..., :-1] += X[..., 1:]                                  # (I + s Chat) Z - I
         Bi = np.linalg.inv(B)
@@ -130,6 +130,11 @@ class ChainPencil(SigmaPencil):
                 "e": np.einsum("nmlk,naml->namk", C, w),
                 "b": np.einsum("nmkl,naml->namk", C, alpha),
                 "d": w / sig[..., None, None]}
+
+    def client_atoms(self):
+        """Each client's eigenvalue on each atom, (atoms, M): s for every client here (a pencil
+        with per-client eigenvalues, ``shift.chain``: client j's own)."""
+        return np.broadcast_to(self.s[:, None], (self.s.size, self.M))
 
     def right_factor(self, C, G):
         """B_j = Chat_j D_j, D_j = Z B_j^-1 (module docstring, step 2): (N, atoms, M, K, K)."""
@@ -158,7 +163,7 @@ class ChainPencil(SigmaPencil):
         own = G["Binv"] * 0.0
         own[..., 1:, :] = G["Binv"][..., :-1, :]
         own = own + G["alpha"][..., :, None] * G["d"][..., None, :]
-        return tau - np.einsum("a,namkl->nmkl", self.h * self.s, own), C, G
+        return tau - self.own_mean(own), C, G
 
     def _apply(self, L, R, X):
         """X - J X (module docstring, step 2) for left factors L = (A, a, e) and right ones
@@ -217,8 +222,8 @@ class ChainPencil(SigmaPencil):
             if np.any(zn != z):
                 _, C, G = self.residual(z, tau)
                 fac = self._factors(C, G)
-                dres = np.einsum("a,namk,naml->nmkl", hs, G["alpha"], G["d"] / G["sigma"][
-                    ..., None, None])
+                dres = np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
+                                 G["d"] / G["sigma"][..., None, None])
                 tau = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
                                          _PREDICTOR_GMRES)
             z = zn

@@ -148,7 +148,16 @@ class SigmaPencil:
         G = self.ghat(z, C)
         own = np.stack([G[:, :, self.cols[j][:, None], self.rows[j][None, :]]
                         for j in range(self.M)], axis=2)
-        return tau - np.einsum("a,naMkl->nMkl", self.h * self.s, own), C, G
+        return tau - self.own_mean(own), C, G
+
+    def own_weights(self):
+        """The weights h s of the atoms in each client's tau_j = E_H[s Ghat[c_j, r_j]], (M,
+        atoms) (a pencil with per-client eigenvalues, ``shift.pencil``: client j's own)."""
+        return np.broadcast_to(self.h * self.s, (self.M, self.s.size))
+
+    def own_mean(self, X):
+        """E_H[s X] of each client's blocks X (N, atoms, M, K, K): (N, M, K, K)."""
+        return np.einsum("Ma,naMkl->nMkl", self.own_weights(), X)
 
     def _jacobian(self, C, G):
         """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau)."""
@@ -183,7 +192,7 @@ class SigmaPencil:
             dG = -G[:, :, :, zb] @ G[:, :, zb, :]
             d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
                               for j in range(self.M)], axis=2)
-            dres = -np.einsum("a,naMkl->nMkl", self.h * self.s, d_own)
+            dres = -self.own_mean(d_own)
             step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
             tau, z = tau + step.reshape(tau.shape), zn
             for it in range(_NEWTON_ITER):

@@ -1,0 +1,146 @@
+"""FedAvg's round map with K local steps under COVARIATE SHIFT: the linear pencil with per-client
+eigenvalues on the joint measure (derived here).
+
+Model as ``shift.one_step`` (client j: gamma_j = d / n_j, weight p_j, rows N(0, Sigma_j), all
+Sigma_j diagonal in one shared basis; the joint measure mu of ``riskcalc.linear.engine.
+joint_spectrum``: atoms a of weight h_a, client j's eigenvalue v_j(a)), with K local gradient
+steps as ``sigma.sigma_pencil``: S_j = Sigma_j^(1/2) W_j Sigma_j^(1/2) = (1 / n_j) sum_mu x x^T
+over client j's rows x ~ N(0, Sigma_j), A_j = I - eta S_j, D = sum_j p_j (I - A_j^K), tau =
+tr / d, E[.] the integral over mu.
+
+1. Linearization: ``sigma_pencil``, step 1, verbatim (it does not use Sigma): G = L^-1 of
+   L = L0(z) (x) I + sum_j E_j (x) S_j has G_00 = (z - D)^-1 and G_(j,k),0 = A_j^k G_00; E_j
+   = -eta I_K on the entries (r_j, c_j).
+2. Deterministic equivalent. Row x of client j enters L as (1 / n_j) U E_j U^T, U = I_n (x) x.
+   Woodbury: G = G' - G' U Chat_x U^T G' / n_j with Chat_x = E_j (I + U^T G' U E_j /
+   n_j)^-1, where G' lacks the row; U^T G' U / n_j = [x^T G'_ab x / n_j]_ab -> gamma_j
+   T^(j), T^(j)_ab = tau(Sigma_j G_ab) (x independent of G', E[x x^T] = Sigma_j: client j's
+   OWN covariance is the only change from ``sigma_pencil``). Summing the n_j rows of each
+   client as there, E[G] is the inverse of L0 (x) I + sum_j Chat_j (x) Sigma_j, diagonal in
+   the shared basis: on atom a ::
+
+       Ghat(a) = (L0 + sum_j v_j(a) Chat_j)^-1,   Chat_j = E_j (I + gamma_j T^(j) E_j)^-1.
+
+   Push-through on E_j = -eta P_r^T P_c (P_r, P_c: the rows r_j, c_j): Chat_j[r_j, c_j] =
+   -eta (I - gamma_j eta tau_j)^-1, zero elsewhere, with tau_j = T^(j)[c_j, r_j] =
+   E[v_j Ghat[c_j, r_j]] (``own_weights``). Client j's v_j scales the rows r_j of L, which no
+   other client touches (``ghat``). Newton: dChat_k = -gamma_k Chat_k dtau_k Chat_k (Chat =
+   -eta X^-1, X = I - gamma eta tau), dGhat = -Ghat (sum_k v_k dChat_k) Ghat, so ::
+
+       dtau_j = sum_k gamma_k E[v_j v_k Ghat[c_j, r_k] Chat_k dtau_k Chat_k Ghat[c_k, r_j]],
+
+   ``sigma_pencil``'s Jacobian with v_j v_k for s^2 (``_jacobian``); the Euler predictor's
+   dtau/dz = E[v_j (Ghat Z Ghat)[c_j, r_j]], Z on block 0. One covariance (v_j = s for every
+   j) is ``sigma_pencil`` term by term; K = 1 is ``shift.one_step``'s subordination (the tests
+   compare both).
+3. Two points. As ``sigma_pencil``, step 3: for F = w v^T the block upper triangular pencil
+   [[L(z2)^T, -F], [0, L(z1)]] has the random part (E_j^T (+) E_j) (x) S_j, so step 2 applies
+   to it with its own T^(j) = [[T2^T, T12], [0, T1]]: its Chat_j is [[Chat2_j^T, -gamma_j
+   Chat2_j^T T12^(j) Chat1_j], [0, Chat1_j]] (the inverse of an upper triangular block
+   matrix), and the inverse's upper right block on atom a ::
+
+       Ghat12(a) = Ghat2(a)^T (F + sum_k gamma_k v_k(a) Chat2_k^T Y_k Chat1_k) Ghat1(a),
+       Y_j = T12^(j)[r_j, r_j] = E[v_j Ghat12[r_j, r_j]],
+
+   LINEAR in the Y_j at each pair of nodes: (I - J12) Y = E[v_j (Ghat2^T F Ghat1)[r_j, r_j]],
+   J12 with the weights gamma_k v_j v_k. The traces then read Ghat12_00 with any metric:
+   tau(Sigma_i G2^T F G1 _00) = E[v_i Ghat12_00] (client i's risk) and tau(G2^T F G1 _00) =
+   E[Ghat12_00] (the distance) from the same Y (``two_point``'s ``lams``).
+4. Edges. ``pencil_edges`` (steps 4, 5) with the density Im tau(W (x + i y - D)^-1) for the
+   positive diagonal W = sum_j p_j Sigma_j (``s`` here: any positive weight finds the same
+   support, and tau(W (x - D)^-1) decreases on the real axis outside it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, _greedy_path
+
+#: ``ShiftPencil._jacobian``'s product (``sigma_pencil._J`` with per-pair weights).
+_JS = "jka,najxkc,nakdjb,k->njxbkcd"
+
+
+class ShiftPencil(SigmaPencil):
+    """The pencil of the module docstring: ``SigmaPencil`` with client j's eigenvalue v_j(a)
+    on the joint atoms in place of the shared s."""
+
+    what = "rounds limit under covariate shift with local steps"
+
+    def __init__(self, joint, gam, p, eta: float, K: int):
+        V = np.asarray(joint.values, float)[np.asarray(joint.types)]          # (M, atoms)
+        super().__init__(np.asarray(p, float) @ V / np.sum(p), joint.weights, gam, p, eta, K)
+        self.V = V
+        rowv = np.zeros((V.shape[1], self.n))
+        for j in range(self.M):
+            rowv[:, self.rows[j]] = V[j][:, None]
+        self.rowv = rowv                          # v_j(a) on client j's rows r_j
+
+    def ghat(self, z, C):
+        """Ghat(a) (N, atoms, n, n) at nodes z (N,) given Chat (N, M, K, K) (step 2)."""
+        E = np.zeros((z.size, self.n, self.n), complex)
+        for j in range(self.M):
+            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        L = self.L0 + self.rowv[None, :, :, None] * E[:, None]
+        L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
+        return np.linalg.inv(L)
+
+    def own_weights(self):
+        """h_a v_j(a) (M, atoms): client j's tau_j = E[v_j Ghat[c_j, r_j]] (step 2)."""
+        return self.h * self.V
+
+    def pair_weights(self):
+        """h_a v_j(a) v_k(a) (M, M, atoms): the Jacobians' weights (steps 2, 3)."""
+        return self.h * self.V[:, None, :] * self.V[None, :, :]
+
+    def _jacobian(self, C, G):
+        """I - J (N, M K^2, M K^2) of step 2 (row-major vec of tau)."""
+        N, size = G.shape[0], self.M * self.K ** 2
+        Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, j, ., k, .] = G[c_j, r_k]
+        P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
+        Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
+        w = self.pair_weights()
+        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
+        J = np.einsum(_JS, w, P, Q, self.gam, optimize=_greedy_path(_JS, shapes))
+        return np.eye(size) - J.reshape(N, size, size)
+
+    def two_point(self, one1, one2, couplings, lams):
+        """H[f, l][u, v] = E[lams[l] Ghat12_00] at every pair (u of one1, v of one2) for each
+        coupling F = sum_m c_m w_m v_m^T (``couplings``: (c, W, V), W and V (m, n)) and
+        each measure of ``lams`` (L, atoms; h v_i for client i's metric, h for tau):
+        (len(couplings), L, N1, N2); one linear solve of step 3 per pair serves them all."""
+        C1, G1 = one1
+        C2, G2 = one2
+        N1, N2 = G1.shape[0], G2.shape[0]
+        M, K, size = self.M, self.K, self.M * self.K ** 2
+        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
+        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
+        # Chat_k Ghat[c_k, 0] at each side, times v_k(a) on the right one (step 3's sum).
+        q1 = np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, 0]) * self.V.T[:, :, None]
+        q2 = np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, 0])
+        w2 = self.pair_weights()
+        hv = self.h * self.V                                                   # (M, atoms)
+        facs = []
+        for c, W, Vc in couplings:
+            c = np.asarray(c, float)
+            left = np.einsum("mi,naij->namj", W, G2)          # (N2, a, m, n): w^T Ghat2
+            right = np.einsum("mi,naij->namj", Vc, G1)        # (N1, a, m, n): v^T Ghat1
+            lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
+            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, 0], right[:, :, :, 0]))
+        out = np.zeros((len(couplings), len(lams), N1, N2), complex)
+        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        for u0 in range(0, N1, rows_u):
+            u1 = min(N1, u0 + rows_u)
+            U = np.repeat(np.arange(u0, u1), N2)
+            Vi = np.tile(np.arange(N2), u1 - u0)
+            J = np.einsum("jka,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[Vi], Q1[U], self.gam,
+                          optimize=True)
+            lhs = np.eye(size) - J.reshape(len(U), size, size)
+            rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
+                   .reshape(len(U), size) for lr, rr, _, _ in facs]
+            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
+            for f, (_, _, lb, rb) in enumerate(facs):
+                base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[Vi], Y[..., f], q1[U])
+                out[f, :, U, Vi] = (base + corr) @ np.asarray(lams).T
+        return out
