@@ -165,7 +165,10 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)
-    assert main([*argv[:2], "--federation", path, *argv[2:], *ARGS]) == 2
+    # --local-steps inf takes no --local-step-size (refused on its own otherwise).
+    i = ARGS.index("--local-step-size")
+    args = ARGS[:i] + ARGS[i + 2:] if "inf" in argv else ARGS
+    assert main([*argv[:2], "--federation", path, *argv[2:], *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and match in err and "\n" not in err
 
