@@ -173,12 +173,35 @@ def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     assert err.startswith("error: ") and match in err and "\n" not in err
 
 
-def test_time_budget_refuses_with_what_would_fit():
-    """The estimate (``shift_seconds``) against rounds_limit's max_seconds, before solving."""
-    with pytest.raises(ValueError, match="would take about .* allow more time"):
+@pytest.mark.parametrize("rounds, seconds, match", [
+    (100, 1e-3, "the round map's edges for 2 distinct covariances"),
+    (1000, 0.9, "node pairs for 2 clients")])
+def test_time_budget_refuses_with_what_would_fit(rounds, seconds, match):
+    """The estimates against rounds_limit's max_seconds, before solving: the edges' scan
+    (``edge_seconds``), then, once the edges fix the contour, the pairs (``shift_seconds``)."""
+    with pytest.raises(ValueError, match=f"{match}.*would take about .* allow more time"):
         riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
-                              rounds=[100], local_steps=1, step_size=0.1,
-                              spectra=["identity", "two-point:1,2,0.5"], max_seconds=1e-3)
+                              rounds=[rounds], local_steps=1, step_size=0.1,
+                              spectra=["identity", "two-point:1,2,0.5"], max_seconds=seconds)
+
+
+def test_edges_time_estimate_covers_many_covariances(monkeypatch):
+    """Many distinct covariances are refused by the edges' estimate before any scan (it
+    would take ~10^3 s here): a Newton step on the real axis fails the test."""
+    from riskcalc.linear.dynamics.shift.one_step import ShiftLaws, edge_seconds
+
+    def scan(*args):
+        raise AssertionError("the edges' scan started")
+
+    monkeypatch.setattr(ShiftLaws, "newton", scan)
+
+    m = 1300
+    specs = [f"two-point:{0.3 + j / m:g},{2 + 2 * j / m:g},{0.2 + 0.5 * j / m:g}"
+             for j in range(m)]
+    assert edge_seconds(m, m + 1) > 600
+    with pytest.raises(ValueError, match="edges for 1300 distinct covariances on 1301 joint"):
+        riskcalc.rounds_limit("fedavg", gamma=[2.0] * m, r=1.0, sigma=1.0, signal=1.0,
+                              rounds=[5], local_steps=1, step_size=0.05, spectra=specs)
 
 
 def test_chunks_of_the_upper_nodes_sum_to_the_whole(monkeypatch):

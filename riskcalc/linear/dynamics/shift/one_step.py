@@ -78,6 +78,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.shift.cost import MAX_SECONDS, edge_seconds, shift_seconds
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
                                               round_horizon, settle)
 
@@ -85,23 +86,8 @@ _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-10
 #: Relative width of the bracket that ends the edges' bisection.
 _EDGE_TOL = 1e-13
-#: Most estimated process seconds of the double contour by default (``shift_seconds``;
-#: ``rounds_limit``'s max_seconds sets another).
-MAX_SECONDS = 600.0
 #: Most bytes of the pair arrays held at once (the upper nodes are taken in chunks).
 CHUNK_BYTES = 6.4e7
-
-
-def shift_seconds(M, ntype, atoms, n):
-    """Estimated process seconds of the two-point sums on a contour of n nodes, M clients of
-    ntype distinct covariances on a joint measure of ``atoms`` atoms: (n / 2) n ntype^2 (1.2e-7
-    M + 1.5e-8 atoms) (the batched types x types solves, which run at their overheads up to
-    ntype ~ 20, and the moments over the atoms), fitted to process CPU (OMP 1, a loaded 2-core
-    machine) of (M, types, atoms, T) = (10, 5, 2, 200): 2.1 s, (10, 10, 2, 100): 2.0 s, (20,
-    10, 2, 50): 1.3 s, (20, 20, 2, 200): 42 s, (3, 3, 1000, 50; 584 nodes): 20 s (the estimate
-    1.2-2.2 times these; peak memory 110-140 MB)."""
-    return (n // 2) * n * ntype ** 2 * (1.2e-7 * M + 1.5e-8 * atoms)
-
 
 
 class ShiftLaws:
@@ -131,7 +117,9 @@ class ShiftLaws:
         F = g - ((Qb * self.h) @ self.v.T).T
         rho = self.onehot.T @ (self.gam[:, None] * self.om(g) ** 2)              # (T, N)
         q2 = Qb ** 2 * self.h
-        Tbar = np.einsum("nk,tk,uk->ntu", q2, self.v, self.v)
+        # Tbar_tu = E[v_t v_u Qb^2]: one matrix product per node (a three-operand einsum
+        # loops in C without BLAS: 85% of the edges' time at 120 covariances).
+        Tbar = (q2[:, None, :] * self.v) @ self.v.T
         TD = Tbar * rho.T[:, None, :]
         return F, np.eye(self.T) - TD, -(q2 @ self.v.T).T, TD
 
@@ -212,7 +200,14 @@ class ShiftLaws:
         return 0.5 * (good + bad)
 
     def edges(self):
-        """(a, b): the edges of A's spectrum (pooled N > d)."""
+        """(a, b): the edges of A's spectrum (pooled N > d); refused before the scan when
+        ``edge_seconds`` exceeds the time budget (many distinct covariances)."""
+        sec, limit = edge_seconds(self.T, self.h.size), allowed(MAX_SECONDS)
+        if sec > limit:
+            raise ValueError(f"covariate shift along the rounds: the round map's edges for "
+                             f"{self.T} distinct covariances on {self.h.size} joint atoms would "
+                             f"take about {sec:.3g} s here (more than {limit:.3g} s); ask fewer "
+                             f"distinct covariances, {MORE_TIME}")
         top = 2.0 * float(np.sum(self.p * self.v.max(axis=1)[self.types]
                                  * (1.0 + np.sqrt(self.gam)) ** 2))
         return self.edge(-top, +1.0), self.edge(top, -1.0)
