@@ -44,7 +44,7 @@ def test_rounds_need_the_signal():
 
 
 def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve():
-    """Covariate shift: K = 1 only (``shift.one_step``), eta = 0.9 * 2 / the largest client
+    """Covariate shift, 300 rounds: K = 1 (``shift.one_step``; K = 2 too costly there), eta = 0.9 * 2 / the largest client
     top edge (here scaled:2 at gamma = 3: 2 (1 + sqrt 3)^2 in closed form, above the two-point
     clients' at most 2 (1 + sqrt 2)^2); the candidate's risks are its curve's at its T, and
     within 300 rounds it is at most the minimizer's mean risk (``clients_limit`` under the
@@ -77,6 +77,27 @@ def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve()
 
 
 
+def test_rounds_under_covariate_shift_try_the_affordable_local_steps():
+    """Covariate shift, 20 rounds: K = 2 is affordable (``spectrum_local_steps``) and wins on
+    this federation; the candidate's risks are the K = 2 curve's at its T (``shift.curves``),
+    its mean no higher than the K = 1 curve's best, and its notes name the K left out."""
+    spectra = ["two-point:0.5,2,0.5", "scaled:2"] * 2
+    adv = advise(Federation(**FED, spectra=spectra, d=100), methods=["fedavg"], rounds=20,
+                 signal=1.0)
+    for weights in ("samples", "uniform"):
+        early = next(c for c in adv.candidates
+                     if c.method == "fedavg_rounds" and c.weights == weights)
+        assert early.tuning["local_steps"] == 2
+        curves = [riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(21),
+                                        local_steps=K, step_size=early.tuning["step_size"],
+                                        weights=weights, spectra=spectra, d=100).risk
+                  for K in (1, 2)]
+        np.testing.assert_allclose(early.risks, curves[1][:, early.tuning["rounds"]],
+                                   rtol=1e-12)
+        assert early.mean_risk <= curves[0].mean(axis=0).min()
+        assert "K in {1, 2} under covariate shift; left out: K = 5" in early.notes[0]
+
+
 def test_rounds_under_covariate_shift_beyond_their_allowance_are_skipped(monkeypatch):
     import riskcalc.advise.rounds as rounds
 
@@ -84,8 +105,9 @@ def test_rounds_under_covariate_shift_beyond_their_allowance_are_skipped(monkeyp
     adv = advise(Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100),
                  methods=["fedavg"], rounds=20, signal=1.0)
     assert all(c.method != "fedavg_rounds" for c in adv.candidates)
+    # K = 1 and K = 2 (affordable at 20 rounds), both weightings.
     assert sum("fedavg along the rounds" in s and "advise allows 1e-06 s" in s
-               for s in adv.skipped) == 2, adv.skipped
+               for s in adv.skipped) == 4, adv.skipped
 
 
 def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():

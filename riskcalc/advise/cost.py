@@ -84,12 +84,14 @@ measured time), times ``SAFETY``:
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
   candidate
   (``ROUNDS_FEDAVG``, ``ROUNDS_FEDAVG_SPECTRUM``, ``ROUNDS_PFEDME``). Measured / estimated:
-  0.45-0.8.
+  0.45-0.8. Under covariate shift the same K, each curve the edges' scan plus its contour
+  (``_shift_curve_seconds``: ``shift.cost`` for K = 1, ``sigma_k_seconds`` for K >= 2),
+  capped at ``rounds.SHIFT_ALLOWANCE``.
 """
 
 from __future__ import annotations
 
-from riskcalc.advise.rounds import sigma_k_seconds, spectrum_local_steps
+from riskcalc.advise.rounds import SHIFT_ALLOWANCE, sigma_k_seconds, spectrum_local_steps
 from riskcalc.advise.weights import FD_MAXITER, SLSQP_MAX
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
@@ -191,7 +193,10 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             evals = TUNING_EVALS[method] + iterations(method, m) * (m + 1 + extra)
             out[method] = evals * (a + b * m + c * m * m)
         out[method] *= SAFETY
-    if rounds is not None and not fed.shift:
+    if rounds is not None and fed.shift:
+        out["rounds"] = SAFETY * 2 * sum(_shift_curve_seconds(fed, K, rounds)
+                                         for K in spectrum_local_steps(m, rounds, True)[0])
+    elif rounds is not None:
         a, b, c = ROUNDS_FEDAVG if fed.spectrum is None else ROUNDS_FEDAVG_SPECTRUM
         seconds = 2 * (a + b * m + c * m * m)
         if fed.spectrum is not None:
@@ -204,6 +209,21 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             seconds += 3 * (a + b * m + (rounds + 1) * (c + e * m))
         out["rounds"] = SAFETY * seconds
     return out
+
+
+def _shift_curve_seconds(fed, K: int, rounds: int) -> float:
+    """One FedAvg curve under covariate shift: the edges' scan and the contour (K = 1:
+    ``shift.cost``, on the fewest nodes 2 T + 16; K >= 2: ``rounds.sigma_k_seconds``, the
+    shared spectrum's pencils), capped at ``rounds.SHIFT_ALLOWANCE`` beyond which the route
+    refuses (the edges' scan still run)."""
+    from riskcalc.linear.dynamics.shift.cost import edge_seconds, shift_seconds
+    from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+    joint = joint_spectrum(list(fed.spectra), fed.d)
+    ntype, atoms = len(joint.values), joint.weights.size
+    work = (shift_seconds(fed.m, ntype, atoms, 2 * rounds + 16) if K == 1
+            else sigma_k_seconds(fed.m, K, rounds))
+    return edge_seconds(ntype, atoms) + min(SHIFT_ALLOWANCE, work)
 
 
 def advice(estimates: dict, limit: float) -> str:

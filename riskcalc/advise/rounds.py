@@ -15,9 +15,11 @@ spectrum, eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spec
 whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg.curves``: M K^2 unknowns per
 contour node, at most 200) is estimated within ``SIGMA_K_ALLOWANCE`` seconds by
 ``sigma_k_seconds``; the candidate's notes name the K left out and why. Under covariate shift
-only K = 1 (``riskcalc.linear.dynamics.shift.one_step``: the server model's curves, exact) with
-eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum in its own
-covariance), each curve within ``SHIFT_ALLOWANCE`` seconds of estimate (else skipped, said).
+the same K (the server model's exact curves: ``riskcalc.linear.dynamics.shift.one_step`` for
+K = 1, ``shift.curves`` for K >= 2, whose pencils cost about what the shared spectrum's do)
+with eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum in its own
+covariance), each curve also within ``SHIFT_ALLOWANCE`` seconds of the route's own estimate
+(else skipped, said).
 
 pFedMe stopped early (``pfedme_rounds_candidates``): paper 004's Algorithm 1 with exact prox
 (``riskcalc.linear.dynamics.prox_laws``; a shared spectrum: ``sigma.prox_sigma``), T = 0..max_rounds at each pFedMe
@@ -42,8 +44,9 @@ EDGE_SHARE = 0.9
 SIGMA_K_COST = (0.9, 0.025, 1.5e-3)
 #: Most estimated seconds of one such curve for its K to be tried by ``advise``.
 SIGMA_K_ALLOWANCE = 5.0
-#: Under covariate shift, most estimated seconds of one K = 1 curve (``shift.one_step``'s
-#: ``shift_seconds``, 1.2-2.2 times the measured): beyond it the candidate is skipped, said.
+#: Under covariate shift, most estimated seconds of one curve by its route's own estimate
+#: (``shift.cost``; the K >= 2 pencils' in ``shift.curves``): beyond it the curve is skipped,
+#: said.
 SHIFT_ALLOWANCE = 20.0
 
 
@@ -55,9 +58,11 @@ def sigma_k_seconds(m: int, K: int, max_rounds: int) -> float:
     return a + b * size ** 1.5 + c * max_rounds * size
 
 
-def spectrum_local_steps(m: int, max_rounds: int):
-    """The K of ``LOCAL_STEPS`` tried under a spectrum (1, and each K >= 2 whose curve fits
-    ``SIGMA_K_ALLOWANCE``), and a sentence naming the others (None when none is left out)."""
+def spectrum_local_steps(m: int, max_rounds: int, shift: bool = False):
+    """The K of ``LOCAL_STEPS`` tried under a spectrum, or under covariate shift (``shift``:
+    the same pencils with per-client eigenvalues, at about the same cost), 1 and each K >= 2
+    whose curve fits ``SIGMA_K_ALLOWANCE``, and a sentence naming the others (None when none
+    is left out)."""
     from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
     tried, left = [1], []
@@ -65,8 +70,10 @@ def spectrum_local_steps(m: int, max_rounds: int):
         if K == 1:
             continue
         if np.isinf(K) or m * K * K > MAX_UNKNOWNS:
-            left.append(f"K = {'inf' if np.isinf(K) else int(K)} (no exact route: "
-                        f"{'the local solve' if np.isinf(K) else f'M K^2 > {MAX_UNKNOWNS}'})")
+            left.append(f"K = {'inf' if np.isinf(K) else int(K)} ("
+                        + ("no exact route: the local solve" if np.isinf(K) else
+                           f"M K^2 > {MAX_UNKNOWNS}: beyond the dense pencil whose cost advise "
+                           "estimates") + ")")
             continue
         seconds = sigma_k_seconds(m, int(K), max_rounds)
         if seconds <= SIGMA_K_ALLOWANCE:
@@ -76,10 +83,11 @@ def spectrum_local_steps(m: int, max_rounds: int):
                         f"{SIGMA_K_ALLOWANCE:g} s allowed)")
     if not left:
         return tuple(tried), None
-    return tuple(tried), (f"local steps K in {{{', '.join(map(str, tried))}}} under the "
-                          f"covariance spectrum; left out: {'; '.join(left)}; "
-                          "riskcalc.rounds_limit (riskcalc predict fedavg --rounds T "
-                          "--local-steps K --spectrum SPEC) evaluates one")
+    where, given = (("covariate shift", "--federation FILE") if shift else
+                    ("the covariance spectrum", "--spectrum SPEC"))
+    return tuple(tried), (f"local steps K in {{{', '.join(map(str, tried))}}} under {where}; "
+                          f"left out: {'; '.join(left)}; riskcalc.rounds_limit (riskcalc "
+                          f"predict fedavg --rounds T --local-steps K {given}) evaluates one")
 
 
 def shift_top(fed) -> float:
@@ -121,10 +129,10 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
                 else None)
     shift = {}
     if fed.shift:
-        top, steps = shift_top(fed), (1,)
+        top = shift_top(fed)
+        steps, note = spectrum_local_steps(fed.m, max_rounds, shift=True)
         shift = {"spectra": list(fed.spectra), "d": fed.d, "max_seconds": SHIFT_ALLOWANCE}
-        extra = ("local steps K = 1 only under covariate shift (the rounds limit there: "
-                 "riskcalc.linear.dynamics.shift.one_step)",)
+        extra = () if note is None else (note,)
     elif spectrum is None:
         top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()
     else:
@@ -184,7 +192,7 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
         return []
     if fed.shift:
         skipped.append("pfedme along the rounds: no rounds limit under covariate shift (the "
-                       "rounds limits there cover FedAvg with one local step only)")
+                       "rounds limits there cover FedAvg's server model only)")
         return []
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)
