@@ -277,3 +277,14 @@ def test_predict_under_shift_prints_no_nan(tmp_path, capsys):
                               "1,5"], capsys)
     assert code == 0 and "nan" not in out, (out, err)
     assert out.splitlines()[-2].split()[-1] == "n/a", out
+
+
+# was: a covariance range of 1e16 blamed on gamma ("pooled N near d; move gamma off the
+# threshold") with sum_j 1/gamma_j = 2.5, far from it (the shared-spectrum routes named it).
+@pytest.mark.parametrize("spectra, gamma, cause", [
+    (["two-point:1e-8,1e8,0.5", "identity"], [0.5, 2.0], "give covariances of a narrower range"),
+    (["two-point:1,2,0.5", "identity"], [2.0, 1.9999], "move gamma off the threshold")])
+def test_shift_rounds_blame_the_cause_of_a_spectrum_near_zero(spectra, gamma, cause):
+    with pytest.raises(ValueError, match=f"reaches 0 .*{cause}"):
+        riskcalc.rounds_limit("fedavg", gamma=gamma, r=1.0, sigma=1.0, signal=1.0, rounds=[3],
+                              local_steps=1, step_size=0.1, spectra=spectra)
