@@ -218,7 +218,7 @@ def test_separability_bounds_agree_with_the_linear_program():
     each bound settles some of them."""
     from scipy.optimize import linprog
 
-    from montecarlo.experiments.objectives import _bounds
+    from montecarlo.experiments.separability import _bounds
 
     rng = np.random.default_rng(32)
     settled = set()
