@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from montecarlo.experiments.separability import separable
 from riskcalc._validate import as_array, nonnegative
 from riskcalc.errors import SolverError
 
@@ -327,37 +328,6 @@ def _newton(fun, grad, hess, x, tol, what, maxiter=100):
     raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
                       "iterations (with l2 = 0 separable data have no finite minimizer; "
                       "set l2 > 0)")
-
-
-def separable(X, y) -> bool:
-    """Whether the logistic empirical risk of ``(X, y)`` has no finite minimizer.
-
-    The risk sum_k log(1 + exp(-y_k x_k'w)) decreases without bound along v exactly when
-    y_k x_k'v >= 0 for every k with at least one strict inequality (the data are separable or
-    quasi-separable; Albert and Anderson, Biometrika 1984). With the rows a_k = y_k x_k scaled
-    to unit length, that is decided by the linear program max sum_k a_k'v subject to
-    a_k'v >= 0 and -1 <= v <= 1: feasible (v = 0) and bounded, its optimum is 0 when a finite
-    minimizer exists and positive otherwise. A certificate, not the symptom of a diverging
-    solver, so the answer does not depend on rounding in Newton's iterates; the optimum is
-    compared with 1e-6 n, far above the solver's tolerance (1e-7 per constraint) and far below
-    the optimum of generic separable data (some unit rows' projections on a vector of the box).
-
-    Parameters
-    ----------
-    X : ndarray, shape (n, d)
-    y : ndarray, shape (n,)
-        Labels +-1.
-    """
-    from scipy.optimize import linprog
-
-    A = np.asarray(y, float)[:, None] * np.asarray(X, float)
-    A = A / np.maximum(np.linalg.norm(A, axis=1, keepdims=True), np.finfo(float).tiny)
-    res = linprog(-A.sum(0), A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=(-1.0, 1.0),
-                  method="highs")
-    if res.status != 0:
-        raise SolverError(f"separability check: the linear program ended with status "
-                          f"{res.status} ({res.message})")
-    return -res.fun > 1e-6 * A.shape[0]
 
 
 def _require_finite_minimizer(losses, pooled: bool):
