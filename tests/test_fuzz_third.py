@@ -93,7 +93,7 @@ CLI = [
     (f"{R} --rounds 2.5", "--rounds takes integers"),
     (f"{R} --rounds 5 --global-step 0", "--global-step must lie in (0, inf)"),
     ("predict fedavg --gamma 2 --r 1 --sigma 0.5 --signal 1 --local-steps 1 --rounds 5 "
-     "--local-step-size -1", "--local-step-size must lie in (0, inf)"),
+     "--local-step-size -1", "--local-step-size must lie in (0, 1e+100]"),
     ("simulate paper000-fig1 --set m=2.5 --reps 1 --out {tmp}/s.csv", "m must be an integer"),
     ("simulate paper000-fig1 --set d=true --reps 1 --out {tmp}/s.csv", "d must be an integer"),
     ("figures p003-region --out {tmp}/f --jobs 0", "--jobs must be an integer >= 1"),
