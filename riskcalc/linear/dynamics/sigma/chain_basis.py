@@ -197,3 +197,28 @@ def apply_xi(gam, F, v):
     computed once: a complex division costs about four multiplications here)."""
     x, y = unflat(F, v)
     return v + flat(*compress(F, lift(gam, F, x, y) * F["iDg"]))
+
+
+def rows_product(L, R):
+    """sum over atoms a and rows m of L[p, a, m, j] R[p, a, m, j]^T: (P, M, K, K) from the rows
+    (P, atoms, m, M, K) of ``sigma_chain.two_point``'s right-hand sides, as one product per
+    pair and client (inner dimension atoms m)."""
+    P, a, m, M, K = L.shape
+    return (L.reshape(P, a * m, M, K).transpose(0, 2, 3, 1)
+            @ R.reshape(P, a * m, M, K).transpose(0, 2, 1, 3))
+
+
+def bilinear_sum(gam, q2, W, q1):
+    """sum_m gam_m q2[p, a, m]^T W[p, m] q1[p, a, m]: (P, atoms), vectors (P, atoms, M, K)."""
+    return np.einsum("pmak,pamk,m->pa", np.swapaxes(q2, 1, 2) @ W, q1, gam)
+
+
+def solve_xi(gam, F, B):
+    """xi of the pair systems of F (``pair_factors``, one entry per system) with right-hand
+    sides B / Dg (the W system's C~ / Dg, (P, M, K, K)): the reduced system of step 3 by
+    GMRES."""
+    P = B.shape[0]
+
+    def apply(x, idx):
+        return apply_xi(gam, F if idx.size == P else {k: f[idx] for k, f in F.items()}, x)
+    return gmres(apply, flat(*compress(F, B)))[0]

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.chain_basis import (apply_xi, compress, flat, gmres, lift,
-                                                         pair_factors, unflat)
+                                                         pair_factors, solve_xi, unflat)
 
 
 def eigenbasis(pen, G, C):
@@ -108,11 +108,7 @@ def solve_pairs(gam, w2, fv, fu, rhs, nf, residual, Ct):
     caller solves them again in X)."""
     sysp = np.repeat(np.arange(rhs.shape[0] // nf), nf)           # the pair of each system
     F = pair_factors(gam, w2, [a[sysp] for a in fv["left"]], [a[sysp] for a in fu["right"]])
-
-    def apply(x, idx):
-        Fi = F if idx.size == sysp.size else {k: f[idx] for k, f in F.items()}
-        return apply_xi(gam, Fi, x)
-    xi, _ = gmres(apply, flat(*compress(F, Ct * F["iDg"])))
+    xi = solve_xi(gam, F, Ct * F["iDg"])
     W = (Ct - lift(gam, F, *unflat(F, xi))) * F["iDg"]
     Rw = Ct - F["Dg"] * W - lift(gam, F, *compress(F, W))
     bound = np.sqrt(np.sum((fv["smax"][sysp] * fu["smax"][sysp]) ** 2
