@@ -222,3 +222,24 @@ def solve_xi(gam, F, B):
     def apply(x, idx):
         return apply_xi(gam, F if idx.size == P else {k: f[idx] for k, f in F.items()}, x)
     return gmres(apply, flat(*compress(F, B)))[0]
+
+
+def unsure_systems(Rw, C, v, u, residual):
+    """The systems (indices) whose residual in X may exceed ``residual`` times their right-hand
+    side's norm there (step 4): R_W (S, M, K, K) and C~ in the basis; v, u = (largest and
+    smallest singular values (N, M), S (N, M, K, K), each system's node). First the bound
+    ||R_X|| <= smax_v smax_u ||R_W||, ||C|| >= smin_v smin_u ||C~|| per client; where it
+    misses, R_X = S_v^T R_W S_u and C = S_v^T C~ S_u themselves (2 K^3 per client each, against
+    the check in X's O(M K^3) products and rows): the same residual, not bounded."""
+    (smax_v, smin_v, Sv, nv), (smax_u, smin_u, Su, nu) = v, u
+
+    def norms(A, wv, wu):
+        return np.sqrt(np.sum((wv * wu) ** 2 * np.sum(np.abs(A) ** 2, axis=(-1, -2)), axis=1))
+    out = np.flatnonzero(~(norms(Rw, smax_v[nv], smax_u[nu])
+                           <= residual * norms(C, smin_v[nv], smin_u[nu])))
+    if out.size == 0:
+        return out
+    SvT, Su_ = Sv[nv[out]].swapaxes(-1, -2), Su[nu[out]]
+    one = np.ones(out.size)[:, None]
+    return out[~(norms(SvT @ Rw[out] @ Su_, one, one)
+                 <= residual * norms(SvT @ C[out] @ Su_, one, one))]

@@ -80,7 +80,8 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, apply_xi, bilinear_sum,
                                                          compress, eigen_factors, flat, gmres,
                                                          lift, pair_factors, rows_product,
-                                                         side_factors, solve_xi, unflat)
+                                                         side_factors, solve_xi, unflat,
+                                                         unsure_systems)
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, SigmaPencil
 
 #: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
@@ -378,20 +379,17 @@ class ChainPencil(SigmaPencil):
             Y = (rhs - lift(self.gam, F, *unflat(F, xi))) / F["Dg"]
             # The residual of X = S_v^T W S_u in the original system (``chain_basis``, step
             # 4) is S_v^T R_W S_u, R_W W's residual (computed, with its rounding): bounded by
-            # the singular values of S, so systems whose bound is below _RESIDUAL need no
-            # product in X; the others are checked there, and those that miss _RESIDUAL are
-            # solved again in X (the product of step 3).
+            # the singular values of S, or formed where the bound misses (``unsure_systems``),
+            # so those below _RESIDUAL need no product in X; the others are checked there, and
+            # those that miss _RESIDUAL are solved again in X (the product of step 3).
             Rw = rhs - F["Dg"] * Y - lift(self.gam, F, *compress(F, Y))
-            num = np.sqrt(np.sum((sv_v[Vv][sysp] * sv_u[U][sysp]) ** 2
-                                 * np.sum(np.abs(Rw) ** 2, axis=(-1, -2)), axis=1))
-            den = np.sqrt(np.sum((sn_v[Vv][sysp] * sn_u[U][sysp]) ** 2
-                                 * np.sum(np.abs(rhs) ** 2, axis=(-1, -2)), axis=1))
+            unsure = unsure_systems(Rw, rhs, (sv_v, sn_v, Sv, Vv[sysp]), (sv_u, sn_u, Su,
+                                                                        U[sysp]), _RESIDUAL)
             Y = Y.reshape(P, nf, M, K, K)
             for f, (_, _, _, _, _, lb, rb) in enumerate(facs):
                 base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
                 corr = bilinear_sum(self.gam, Sq2[Vv], Y[:, f], Sq1[U])
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
-            unsure = np.flatnonzero(~(num <= _RESIDUAL * den))
             for i0 in range(0, unsure.size, in_x):
                 self._check_in_x(unsure[i0:i0 + in_x], Y.reshape(P * nf, M, K, K), facs, one1,
                                  one2, Sv, Su, U, Vv, sysp, lam, out)
