@@ -71,7 +71,9 @@ _RESTARTS = 12
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
     """(x, ok): x with ||apply(x, idx) - b|| <= tol ||b|| (where ok; 1e3 tol allowed) for a
     batch b (P, n); ``apply(X, idx)`` the operator of the systems ``idx`` on the rows of X.
-    Restarted GMRES(m), Givens rotations."""
+    Restarted GMRES(m), Givens rotations; a system whose residual estimate reaches the
+    tolerance within a cycle takes its update there and leaves the batch (the others iterate
+    on without it; every system's true residual is checked at the next restart)."""
     P, n = b.shape
     m = min(m, n)
     x = np.zeros_like(b)
@@ -86,7 +88,7 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         act, r, beta = act[keep], r[keep], beta[keep]
         if act.size == 0:
             return x, np.ones(P, bool)
-        p = act.size
+        p, cur = act.size, act
         V = np.zeros((p, m + 1, n), complex)
         H = np.zeros((p, m + 1, m), complex)
         cs, sn = np.zeros((p, m), complex), np.zeros((p, m), complex)
@@ -95,7 +97,7 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         V[:, 0] = r / beta[:, None]
         k = 0
         for k in range(m):
-            w = apply(V[:, k], act)
+            w = apply(V[:, k], cur)
             Vk = V[:, :k + 1]
             for _ in range(2):           # classical Gram-Schmidt, twice (orthogonal to rounding)
                 h = (Vk @ w.conj()[:, :, None])[..., 0].conj()  # batched BLAS, not einsum
@@ -116,16 +118,27 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
             H[:, k + 1, k] = 0.0
             g[:, k + 1] = -sn[:, k].conj() * g[:, k]
             g[:, k] = cs[:, k] * g[:, k]
-            if np.all(np.abs(g[:, k + 1]) <= 0.1 * tol * bn[act]) or np.all(hn == 0):
+            done = (np.abs(g[:, k + 1]) <= 0.1 * tol * bn[cur]) | (hn == 0)
+            if done.all():
                 break
-        k += 1
-        y = np.linalg.solve(np.triu(H[:, :k, :k]) + np.eye(k) * (np.abs(H[:, :k, :k].diagonal(
-            axis1=1, axis2=2)) == 0)[:, None, :], g[:, :k, None])[..., 0]
-        x[act] += np.einsum("pkn,pk->pn", V[:, :k], y)
+            if done.sum() * 8 >= cur.size:   # these leave the batch with their update
+                _update(x, cur[done], V[done], H[done], g[done], k + 1)
+                Vn = np.zeros((cur.size - done.sum(), m + 1, n), complex)
+                Vn[:, :k + 2] = V[~done, :k + 2]           # the vectors so far only
+                V, (H, cs, sn, g, cur) = Vn, (a[~done] for a in (H, cs, sn, g, cur))
+        _update(x, cur, V, H, g, k + 1)
 
     ok = np.ones(P, bool)
     ok[act] = np.linalg.norm(b[act] - apply(x[act], act), axis=1) <= 1e3 * tol * bn[act]
     return x, ok
+
+
+def _update(x, idx, V, H, g, k):
+    """GMRES's update of the systems ``idx`` from their first k Arnoldi vectors: x[idx] +=
+    V^T y, y solving the rotated (upper triangular) Hessenberg system."""
+    y = np.linalg.solve(np.triu(H[:, :k, :k]) + np.eye(k) * (np.abs(H[:, :k, :k].diagonal(
+        axis1=1, axis2=2)) == 0)[:, None, :], g[:, :k, None])[..., 0]
+    x[idx] += np.einsum("pkn,pk->pn", V[:, :k], y)
 
 
 def eigen_factors(C, K):
