@@ -356,11 +356,12 @@ class ChainPencil(SigmaPencil):
         sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
         # Per pair: its systems' arrays in the basis (about twelve M K^2 each), the rows at both
-        # nodes and the Krylov basis of the reduced system (2 atoms M K unknowns); the systems
-        # solved again in X (``_check_in_x``: their Krylov basis and factors) in chunks of theirs.
-        per_pair = 16.0 * nf * (12 * M * K * K + 2 * atoms * M * M * K
+        # nodes and the Krylov basis of the reduced system (2 atoms M K unknowns), in half the
+        # chunk's bytes; the systems solved again in X (``_check_in_x``: their Krylov basis and
+        # factors) in chunks of the other half (the chunk ``memory`` counts: one in X before).
+        per_pair = 32.0 * nf * (12 * M * K * K + 2 * atoms * M * M * K
                                 + (_KRYLOV + 11) * 2 * atoms * M * K)
-        in_x = max(1, int(_CHUNK_BYTES / (16.0 * M * K * K * (_KRYLOV + 8 + 6 * atoms))))
+        in_x = max(1, int(_CHUNK_BYTES / (32.0 * M * K * K * (_KRYLOV + 8 + 6 * atoms))))
         U_all = np.repeat(np.arange(N1), N2)
         V_all = np.tile(np.arange(N2), N1)
         if symmetric:
