@@ -48,13 +48,22 @@ j (K x K and K-vectors); each product costs O(M K^3) per atom.
    with S_v^T replaced by V: alpha~ = V^-1 a = S Chat a, eps = V^T e; the same reduced system
    (step 3) gives Newton's steps (an inexact Newton method: its residual test decides).
 
-``gmres``: restarted GMRES batched over systems (classical Gram-Schmidt twice), for both.
+``gmres``: restarted GMRES batched over systems (classical Gram-Schmidt twice), for both; a
+system leaves the batch when its residual estimate reaches the tolerance, so chunks of many
+pairs cost no more products than pairs one by one. ``unsure_systems``: step 4's bound, and
+where it misses S_v^T R_W S_u formed (2 K^3 per client) before the check in X (at M = 20, K =
+50 the bound missed for about a third of the systems, whose check in X was a fifth of the
+pairs' time). ``rows_product`` and ``bilinear_sum``: ``sigma_chain.two_point``'s right-hand
+sides and outputs as matrix products.
 
 Measured (``benchmarks/bench_rounds_sigma_k_scaling.py --cost --against``, M = 3, K = 50, two
 atoms, one run): per pair of nodes 0.021 s against 0.0975 s in X, per node 0.239 s against
 0.436 s (the eigendecompositions and Ghat's inverses now about half of it); two-point values
 within 2.3e-13 of the solve in X; the eigenvector matrices P there and at K = 20 have condition
-numbers <= 45. Newton's steps have no fallback: an ill-conditioned P makes them inexact, which
+numbers <= 45. Issue 29's corner M = 20, K = 50 (``sigma_chain.two_point`` on its 48 upper
+nodes of T = 10, replayed; process CPU, OMP 1, a loaded 2-core machine): 37.5 ms per pair with
+the matrix products and chunks without the X room, 25-31 ms with ``unsure_systems`` and
+``gmres``'s exits, against 54 ms before (equal to 5.7e-15). Newton's steps have no fallback: an ill-conditioned P makes them inexact, which
 Newton's residual test turns into a SolverError, never into a wrong value.
 """
 
