@@ -90,7 +90,7 @@ def test_alg1_pairs_in_the_basis_equal_x_and_no_basis(monkeypatch):
     four nodes, three couplings): the two-point functions with right-hand sides formed from
     vectors transformed at each node and outputs read in W (``basis.in_basis``,
     ``basis.bilinear``) against every system solved again in X (its right-hand side in X,
-    GMRES with the product there, mapped back by ``basis.from_x``) and against no basis at
+    GMRES with the product there, its outputs read in X: ``basis.outputs``) and against no basis at
     all (``eigenbasis`` raising: P = I, every system in X). 1e-10 relative (measured 4e-14)."""
     _, H = alg1_solved()
     solve = basis.solve_pairs

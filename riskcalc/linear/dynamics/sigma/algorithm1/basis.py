@@ -134,10 +134,20 @@ def in_basis(fac, G, vecs):
     return tvecs, inv(G["alpha"]), tr(G["e"] / G["sigma"][..., None, None]), tr(G["f"])
 
 
-def from_x(fac, X, v, u, N):
-    """W = P_v^-1 X P_u^-T for systems at the pairs (v among the N nodes and their conjugates,
-    u), X (S, M, K, K) (X itself with ``fac`` None)."""
-    return X if fac is None else conj_at(fac["Pinv"], v, N) @ X @ fac["Pinv"][u].swapaxes(-1, -2)
+def outputs(G, te, tf, Yf, U, V, N, unsure, nf, f):
+    """``bilinear``'s four products for coupling f at ``Alg1Chain.two_point``'s chunk of pairs
+    (U, V; V among the N nodes and their conjugates): in the basis (``in_basis``' te, tf) where
+    Yf holds W, and in X (e / sigma and f themselves) at the pairs of the systems ``unsure``,
+    solved again in X, where Yf holds X (mapped back to W through an ill-conditioned P, as at
+    the own models' node at infinity, X would lose what its solve kept)."""
+    out = bilinear(conj_at(te, V, N), conj_at(tf, V, N), Yf, te[U], tf[U])
+    p = unsure[unsure % nf == f] // nf
+    if p.size:
+        e = G["e"] / G["sigma"][..., None, None]
+        for o, x in zip(out, bilinear(conj_at(e, V[p], N), conj_at(G["f"], V[p], N), Yf[p],
+                                      e[U[p]], G["f"][U[p]])):
+            o[p] = x
+    return out
 
 
 def bilinear(e2, f2, W, e1, f1):

@@ -335,7 +335,7 @@ class Alg1Chain(ChainPencil):
                 Yx, ok = gmres(lambda x, idx: self._apply(
                     [f[idx] for f in Lp], [f[idx] for f in Rp],
                     x.reshape(-1, M, K, K)).reshape(x.shape), rhs[unsure].reshape(unsure.size, -1))
-                Y[unsure] = basis.from_x(fac, Yx.reshape(-1, M, K, K), Vv[up], U[up], N)
+                Y[unsure] = Yx.reshape(-1, M, K, K)          # X there (``basis.outputs``)
                 if not ok.all():
                     raise SolverError(f"{self.what}: GMRES on the two-point system did not "
                                       "converge")
@@ -344,7 +344,7 @@ class Alg1Chain(ChainPencil):
             # sigma (m = s_l), beta_l = u_l[s_l]; read in the basis (e, f there: ``in_basis``).
             bb1, bb2 = b1[U], at_v(b1)
             for f in range(nf):
-                ee, ff, fe, ef = basis.bilinear(at_v(te), at_v(tf), Y[:, f], te[U], tf[U])
+                ee, ff, fe, ef = basis.outputs(G, te, tf, Y[:, f], U, Vv, N, unsure, nf, f)
                 see = ee @ gm
                 corr = np.concatenate([see[..., None], gm * (ff + bb1 * fe + bb2 * ef)
                                        + bb2 * bb1 * see[..., None]], axis=-1)
