@@ -14,6 +14,7 @@ from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 from tests.test_rounds_sigma_alg1_basis import _solved as alg1_solved
+from tests.test_rounds_sigma_kbig import _couplings as kbig_couplings
 
 Z = np.array([0.9 + 0.4j, 0.25 + 0.05j, 1.6 + 0.3j, 0.05 + 0.2j])
 ARGS = (np.array([0.4, 1.0, 2.5]), np.array([0.2, 0.5, 0.3]), np.array([0.5, 2.0]),
@@ -21,16 +22,9 @@ ARGS = (np.array([0.4, 1.0, 2.5]), np.array([0.2, 0.5, 0.3]), np.array([0.5, 2.0
 
 
 def _couplings(pen):
-    """FedAvg's two couplings (``sigma.fedavg.curves``: v_j = e_0 - e_(j,K), wn_j = eta on
-    block 0 and client j's first K - 1 chain rows) with weights of two clients."""
-    M, eta = pen.M, pen.eta
-    v = np.zeros((M, pen.n))
-    v[:, 0], v[np.arange(M), pen.rows[:, -1]] = 1.0, -1.0
-    wn = np.zeros((M, pen.n))
-    wn[:, 0] = eta
-    for j in range(M):
-        wn[j, pen.rows[j, :-1]] = eta
-    return [(np.array([0.1, 0.3]), v, v), (np.array([0.2, 0.05]), wn, v)]
+    """FedAvg's two couplings (``tests/test_rounds_sigma_kbig``'s) with weights (0.1, 0.3) and
+    (0.2, 0.05)."""
+    return kbig_couplings(pen, np.ones(2), np.sqrt([0.1, 0.3]), np.sqrt([0.2, 0.05]), np.ones(2))
 
 
 def test_fedavg_pairs_in_small_chunks_equal_the_dense_pencil(monkeypatch):
