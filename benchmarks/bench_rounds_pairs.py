@@ -11,9 +11,17 @@ edge 2 / max_j top(S_j), Algorithm 1 (``pfedme``) with lam = 0.8 and eta at 0.9 
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_rounds_pairs.py METHOD M K T`` (one line:
 the refusal at the default 10 minutes and the CPU spent before it, if any, then the measured
-run). Measured (2026-11-27,
-process CPU, OMP 1, a 2-core machine loaded by four other sessions, load 4-11): see
-``riskcalc/linear/dynamics/sigma/chain_basis.py`` and ``algorithm1/cost.py``.
+run). Measured (2026-11-27, process CPU, OMP 1, a 2-core machine loaded by four other
+sessions, load 4-11), before and after issue 29's change (``sigma.chain_basis``,
+``sigma.algorithm1.basis``, the refitted ``chain_cost`` and ``algorithm1.cost``)::
+
+    fedavg 20 50 200: refused, estimate 1376 s -> 1182 s (still refused)
+    fedavg 20 50 10:  371.0 s (edges 206.8, arc 37.2, pairs 126.2)
+                   -> 302.2 s (edges 202.7, arc 37.5, pairs 61.0); curves equal
+    pfedme 10 50 200: refused after 65 s of edges, estimate 996 s -> 496 s, measured 275.1 s
+                      (edges 68.4, arc 53.4, pairs 143.1)
+    pfedme 20 30 200: refused, estimate 707 s -> 352 s, measured 172.9 s (edges 41.8, arc
+                      30.9, pairs 95.7; this script, within the default budget)
 """
 
 from __future__ import annotations
