@@ -48,13 +48,22 @@ j (K x K and K-vectors); each product costs O(M K^3) per atom.
    with S_v^T replaced by V: alpha~ = V^-1 a = S Chat a, eps = V^T e; the same reduced system
    (step 3) gives Newton's steps (an inexact Newton method: its residual test decides).
 
-``gmres``: restarted GMRES batched over systems (classical Gram-Schmidt twice), for both.
+``gmres``: restarted GMRES batched over systems (classical Gram-Schmidt twice), for both; a
+system leaves the batch when its residual estimate reaches the tolerance, so chunks of many
+pairs cost no more products than pairs one by one. ``unsure_systems``: step 4's bound, and
+where it misses S_v^T R_W S_u formed (2 K^3 per client) before the check in X (at M = 20, K =
+50 the bound missed for about a third of the systems, whose check in X was a fifth of the
+pairs' time). ``rows_product`` and ``bilinear_sum``: ``sigma_chain.two_point``'s right-hand
+sides and outputs as matrix products.
 
 Measured (``benchmarks/bench_rounds_sigma_k_scaling.py --cost --against``, M = 3, K = 50, two
 atoms, one run): per pair of nodes 0.021 s against 0.0975 s in X, per node 0.239 s against
 0.436 s (the eigendecompositions and Ghat's inverses now about half of it); two-point values
 within 2.3e-13 of the solve in X; the eigenvector matrices P there and at K = 20 have condition
-numbers <= 45. Newton's steps have no fallback: an ill-conditioned P makes them inexact, which
+numbers <= 45. Issue 29's corner M = 20, K = 50 (``sigma_chain.two_point`` on its 48 upper
+nodes of T = 10, replayed; process CPU, OMP 1, a loaded 2-core machine): 37.5 ms per pair with
+the matrix products and chunks without the X room, 25-31 ms with ``unsure_systems`` and
+``gmres``'s exits, against 54 ms before (equal to 5.7e-15). Newton's steps have no fallback: an ill-conditioned P makes them inexact, which
 Newton's residual test turns into a SolverError, never into a wrong value.
 """
 
@@ -71,7 +80,9 @@ _RESTARTS = 12
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
     """(x, ok): x with ||apply(x, idx) - b|| <= tol ||b|| (where ok; 1e3 tol allowed) for a
     batch b (P, n); ``apply(X, idx)`` the operator of the systems ``idx`` on the rows of X.
-    Restarted GMRES(m), Givens rotations."""
+    Restarted GMRES(m), Givens rotations; a system whose residual estimate reaches the
+    tolerance within a cycle takes its update there and leaves the batch (the others iterate
+    on without it; every system's true residual is checked at the next restart)."""
     P, n = b.shape
     m = min(m, n)
     x = np.zeros_like(b)
@@ -86,7 +97,7 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         act, r, beta = act[keep], r[keep], beta[keep]
         if act.size == 0:
             return x, np.ones(P, bool)
-        p = act.size
+        p, cur = act.size, act
         V = np.zeros((p, m + 1, n), complex)
         H = np.zeros((p, m + 1, m), complex)
         cs, sn = np.zeros((p, m), complex), np.zeros((p, m), complex)
@@ -95,7 +106,7 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         V[:, 0] = r / beta[:, None]
         k = 0
         for k in range(m):
-            w = apply(V[:, k], act)
+            w = apply(V[:, k], cur)
             Vk = V[:, :k + 1]
             for _ in range(2):           # classical Gram-Schmidt, twice (orthogonal to rounding)
                 h = (Vk @ w.conj()[:, :, None])[..., 0].conj()  # batched BLAS, not einsum
@@ -116,16 +127,27 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
             H[:, k + 1, k] = 0.0
             g[:, k + 1] = -sn[:, k].conj() * g[:, k]
             g[:, k] = cs[:, k] * g[:, k]
-            if np.all(np.abs(g[:, k + 1]) <= 0.1 * tol * bn[act]) or np.all(hn == 0):
+            done = (np.abs(g[:, k + 1]) <= 0.1 * tol * bn[cur]) | (hn == 0)
+            if done.all():
                 break
-        k += 1
-        y = np.linalg.solve(np.triu(H[:, :k, :k]) + np.eye(k) * (np.abs(H[:, :k, :k].diagonal(
-            axis1=1, axis2=2)) == 0)[:, None, :], g[:, :k, None])[..., 0]
-        x[act] += np.einsum("pkn,pk->pn", V[:, :k], y)
+            if done.sum() * 8 >= cur.size:   # these leave the batch with their update
+                _update(x, cur[done], V[done], H[done], g[done], k + 1)
+                Vn = np.zeros((cur.size - done.sum(), m + 1, n), complex)
+                Vn[:, :k + 2] = V[~done, :k + 2]           # the vectors so far only
+                V, (H, cs, sn, g, cur) = Vn, (a[~done] for a in (H, cs, sn, g, cur))
+        _update(x, cur, V, H, g, k + 1)
 
     ok = np.ones(P, bool)
     ok[act] = np.linalg.norm(b[act] - apply(x[act], act), axis=1) <= 1e3 * tol * bn[act]
     return x, ok
+
+
+def _update(x, idx, V, H, g, k):
+    """GMRES's update of the systems ``idx`` from their first k Arnoldi vectors: x[idx] +=
+    V^T y, y solving the rotated (upper triangular) Hessenberg system."""
+    y = np.linalg.solve(np.triu(H[:, :k, :k]) + np.eye(k) * (np.abs(H[:, :k, :k].diagonal(
+        axis1=1, axis2=2)) == 0)[:, None, :], g[:, :k, None])[..., 0]
+    x[idx] += np.einsum("pkn,pk->pn", V[:, :k], y)
 
 
 def eigen_factors(C, K):
@@ -197,3 +219,49 @@ def apply_xi(gam, F, v):
     computed once: a complex division costs about four multiplications here)."""
     x, y = unflat(F, v)
     return v + flat(*compress(F, lift(gam, F, x, y) * F["iDg"]))
+
+
+def rows_product(L, R):
+    """sum over atoms a and rows m of L[p, a, m, j] R[p, a, m, j]^T: (P, M, K, K) from the rows
+    (P, atoms, m, M, K) of ``sigma_chain.two_point``'s right-hand sides, as one product per
+    pair and client (inner dimension atoms m)."""
+    P, a, m, M, K = L.shape
+    return (L.reshape(P, a * m, M, K).transpose(0, 2, 3, 1)
+            @ R.reshape(P, a * m, M, K).transpose(0, 2, 1, 3))
+
+
+def bilinear_sum(gam, q2, W, q1):
+    """sum_m gam_m q2[p, a, m]^T W[p, m] q1[p, a, m]: (P, atoms), vectors (P, atoms, M, K)."""
+    return np.einsum("pmak,pamk,m->pa", np.swapaxes(q2, 1, 2) @ W, q1, gam)
+
+
+def solve_xi(gam, F, B):
+    """xi of the pair systems of F (``pair_factors``, one entry per system) with right-hand
+    sides B / Dg (the W system's C~ / Dg, (P, M, K, K)): the reduced system of step 3 by
+    GMRES."""
+    P = B.shape[0]
+
+    def apply(x, idx):
+        return apply_xi(gam, F if idx.size == P else {k: f[idx] for k, f in F.items()}, x)
+    return gmres(apply, flat(*compress(F, B)))[0]
+
+
+def unsure_systems(Rw, C, v, u, residual):
+    """The systems (indices) whose residual in X may exceed ``residual`` times their right-hand
+    side's norm there (step 4): R_W (S, M, K, K) and C~ in the basis; v, u = (largest and
+    smallest singular values (N, M), S (N, M, K, K), each system's node). First the bound
+    ||R_X|| <= smax_v smax_u ||R_W||, ||C|| >= smin_v smin_u ||C~|| per client; where it
+    misses, R_X = S_v^T R_W S_u and C = S_v^T C~ S_u themselves (2 K^3 per client each, against
+    the check in X's O(M K^3) products and rows): the same residual, not bounded."""
+    (smax_v, smin_v, Sv, nv), (smax_u, smin_u, Su, nu) = v, u
+
+    def norms(A, wv, wu):
+        return np.sqrt(np.sum((wv * wu) ** 2 * np.sum(np.abs(A) ** 2, axis=(-1, -2)), axis=1))
+    out = np.flatnonzero(~(norms(Rw, smax_v[nv], smax_u[nu])
+                           <= residual * norms(C, smin_v[nv], smin_u[nu])))
+    if out.size == 0:
+        return out
+    SvT, Su_ = Sv[nv[out]].swapaxes(-1, -2), Su[nu[out]]
+    one = np.ones(out.size)[:, None]
+    return out[~(norms(SvT @ Rw[out] @ Su_, one, one)
+                 <= residual * norms(SvT @ C[out] @ Su_, one, one))]

@@ -77,9 +77,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, apply_xi, compress,
-                                                         eigen_factors, flat, gmres, lift,
-                                                         pair_factors, side_factors, unflat)
+from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, apply_xi, bilinear_sum,
+                                                         compress, eigen_factors, flat, gmres,
+                                                         lift, pair_factors, rows_product,
+                                                         side_factors, solve_xi, unflat,
+                                                         unsure_systems)
 from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, SigmaPencil
 
 #: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
@@ -274,7 +276,7 @@ class ChainPencil(SigmaPencil):
         Wj = W[:, self.rows]                                       # (m, M, K)
         Wu = np.einsum("mjk,najk->nam", Wj, G["u"])
         s = G["sigma"][..., None]
-        rows = np.einsum("mjk,najkl->namjl", Wj, G["Binv"]) + ((Wu - W[:, 0]) / s)[
+        rows = np.swapaxes(Wj.transpose(1, 0, 2) @ G["Binv"], 2, 3) + ((Wu - W[:, 0]) / s)[
             ..., None, None] * G["w"][:, :, None]
         return rows, (W[:, 0] - Wu) / s
 
@@ -358,10 +360,13 @@ class ChainPencil(SigmaPencil):
         sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
         sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
-        # Per pair: the rows and the systems in X (the fallback's Krylov basis), and the Krylov
-        # basis of the reduced system (2 atoms M K unknowns: larger than M K^2 when K < 2 atoms).
-        per_pair = 16.0 * atoms * M * K * K * (2 + 2 * nf) + 16.0 * nf * M * K * K * (_KRYLOV + 8) \
-            + 16.0 * nf * (_KRYLOV + 1) * 2 * atoms * M * K
+        # Per pair: its systems' arrays in the basis (about twelve M K^2 each), the rows at both
+        # nodes and the Krylov basis of the reduced system (2 atoms M K unknowns), in half the
+        # chunk's bytes; the systems solved again in X (``_check_in_x``: their Krylov basis and
+        # factors) in chunks of the other half (the chunk ``memory`` counts: one in X before).
+        per_pair = 32.0 * nf * (12 * M * K * K + 2 * atoms * M * M * K
+                                + (_KRYLOV + 11) * 2 * atoms * M * K)
+        in_x = max(1, int(_CHUNK_BYTES / (32.0 * M * K * K * (_KRYLOV + 8 + 6 * atoms))))
         U_all = np.repeat(np.arange(N1), N2)
         V_all = np.tile(np.arange(N2), N1)
         if symmetric:
@@ -371,37 +376,29 @@ class ChainPencil(SigmaPencil):
         for c0 in range(0, U_all.size, chunk):
             U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
             P = U.size
-            rhs = np.stack([np.einsum("pamjx,pamjy->pjxy", lt[Vv], rt[U], optimize=True)
-                            for _, _, _, lt, rt, _, _ in facs], axis=1).reshape(P * nf, M, K, K)
+            rhs = np.stack([rows_product(lt[Vv], rt[U]) for _, _, _, lt, rt, _, _ in facs],
+                           axis=1).reshape(P * nf, M, K, K)
             sysp = np.repeat(np.arange(P), nf)          # the pair of each system
             F = pair_factors(self.gam, w2, [a[Vv][sysp] for a in (Dv, alv, epv)],
                              [a[U][sysp] for a in (Du, beu, deu)])
-
-            def apply(x, idx):
-                Fi = F if idx.size == P * nf else {k: f[idx] for k, f in F.items()}
-                return apply_xi(self.gam, Fi, x)
-            xi, _ = gmres(apply, flat(*compress(F, rhs / F["Dg"])))
+            xi = solve_xi(self.gam, F, rhs / F["Dg"])
             Y = (rhs - lift(self.gam, F, *unflat(F, xi))) / F["Dg"]
             # The residual of X = S_v^T W S_u in the original system (``chain_basis``, step
             # 4) is S_v^T R_W S_u, R_W W's residual (computed, with its rounding): bounded by
-            # the singular values of S, so systems whose bound is below _RESIDUAL need no
-            # product in X; the others are checked there, and those that miss _RESIDUAL are
-            # solved again in X (the product of step 3).
+            # the singular values of S, or formed where the bound misses (``unsure_systems``),
+            # so those below _RESIDUAL need no product in X; the others are checked there, and
+            # those that miss _RESIDUAL are solved again in X (the product of step 3).
             Rw = rhs - F["Dg"] * Y - lift(self.gam, F, *compress(F, Y))
-            num = np.sqrt(np.sum((sv_v[Vv][sysp] * sv_u[U][sysp]) ** 2
-                                 * np.sum(np.abs(Rw) ** 2, axis=(-1, -2)), axis=1))
-            den = np.sqrt(np.sum((sn_v[Vv][sysp] * sn_u[U][sysp]) ** 2
-                                 * np.sum(np.abs(rhs) ** 2, axis=(-1, -2)), axis=1))
+            unsure = unsure_systems(Rw, rhs, (sv_v, sn_v, Sv, Vv[sysp]), (sv_u, sn_u, Su,
+                                                                        U[sysp]), _RESIDUAL)
             Y = Y.reshape(P, nf, M, K, K)
             for f, (_, _, _, _, _, lb, rb) in enumerate(facs):
                 base = np.einsum("pam,pam->pa", lb[Vv], rb[U])
-                corr = np.einsum("m,pamk,pmkl,paml->pa", self.gam, Sq2[Vv], Y[:, f], Sq1[U])
+                corr = bilinear_sum(self.gam, Sq2[Vv], Y[:, f], Sq1[U])
                 out[f, :, U, Vv] = (base + self.s * corr) @ lam.T
-            unsure = np.flatnonzero(~(num <= _RESIDUAL * den))
-            if unsure.size == 0:
-                continue
-            self._check_in_x(unsure, Y.reshape(P * nf, M, K, K), facs, one1, one2, Sv, Su,
-                             U, Vv, sysp, lam, out)
+            for i0 in range(0, unsure.size, in_x):
+                self._check_in_x(unsure[i0:i0 + in_x], Y.reshape(P * nf, M, K, K), facs, one1,
+                                 one2, Sv, Su, U, Vv, sysp, lam, out)
         if symmetric:
             iu, iv = np.tril_indices(N1, -1)
             out[..., iu, iv] = out[..., iv, iu]

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.chain_basis import (apply_xi, compress, flat, gmres, lift,
-                                                         pair_factors, unflat)
+                                                         pair_factors, solve_xi, unflat)
 
 
 def eigenbasis(pen, G, C):
@@ -99,28 +99,71 @@ def newton(pen, G, rhs, tol):
     return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))
 
 
-def solve_pairs(gam, w2, fv, fu, rhs, nf, residual):
-    """(X, unsure): the two-point systems of ``nf`` couplings per pair, right-hand sides ``rhs``
-    (P nf, M, K, K) in X, solved in the eigenbasis (module docstring, steps 2-3) with ``fv``
-    and ``fu`` the ``node_factors`` of each pair's v and u nodes (entries (P, ...)); ``unsure``
-    the systems whose residual bound in X exceeds ``residual`` times the norm of their
-    right-hand side (the caller solves them again in X)."""
+def solve_pairs(gam, w2, fv, fu, rhs, nf, residual, Ct):
+    """(W, unsure): the two-point systems of ``nf`` couplings per pair, right-hand sides ``rhs``
+    (P nf, M, K, K) in X and ``Ct`` = P_v^-1 rhs P_u^-T in the basis (``in_basis``), solved
+    there (module docstring, steps 2-3: X = P_v W P_u^T) with ``fv`` and ``fu`` the
+    ``node_factors`` of each pair's v and u nodes (entries (P, ...)); ``unsure`` the systems
+    whose residual bound in X exceeds ``residual`` times the norm of their right-hand side (the
+    caller solves them again in X)."""
     sysp = np.repeat(np.arange(rhs.shape[0] // nf), nf)           # the pair of each system
     F = pair_factors(gam, w2, [a[sysp] for a in fv["left"]], [a[sysp] for a in fu["right"]])
-    Pv, Pu = fv["P"][sysp], fu["P"][sysp]
-    Ct = fv["Pinv"][sysp] @ rhs @ fu["Pinv"][sysp].swapaxes(-1, -2)
-
-    def apply(x, idx):
-        Fi = F if idx.size == sysp.size else {k: f[idx] for k, f in F.items()}
-        return apply_xi(gam, Fi, x)
-    xi, _ = gmres(apply, flat(*compress(F, Ct * F["iDg"])))
+    xi = solve_xi(gam, F, Ct * F["iDg"])
     W = (Ct - lift(gam, F, *unflat(F, xi))) * F["iDg"]
     Rw = Ct - F["Dg"] * W - lift(gam, F, *compress(F, W))
     bound = np.sqrt(np.sum((fv["smax"][sysp] * fu["smax"][sysp]) ** 2
                            * np.sum(np.abs(Rw) ** 2, axis=(-1, -2)), axis=1))
     unsure = np.flatnonzero(~(bound <= residual * np.linalg.norm(
         rhs.reshape(rhs.shape[0], -1), axis=1)))
-    return Pv @ W @ Pu.swapaxes(-1, -2), unsure
+    return W, unsure
+
+
+def in_basis(fac, G, vecs):
+    """The vectors of ``Alg1Chain.two_point`` in the basis at every node: for each coupling's
+    terms (``_vectors``' outputs at W and V) the pairs of them with their first entries
+    (columns) times P^-1, alpha times P^-1 (so ``_terms`` gives Ct = P_v^-1 rhs P_u^-T from
+    them: a sum of outer products), and the output rows e / sigma and f times P^T (e_v^T X
+    e_u = (P_v^T e_v)^T W (P_u^T e_u)). With ``fac`` None (no basis) P = I."""
+    def inv(x):
+        return x if fac is None else np.einsum("nmkl,naml->namk", fac["Pinv"], x)
+
+    def tr(x):
+        return x if fac is None else np.einsum("nmlk,naml->namk", fac["P"], x)
+    tvecs = [[tuple((inv(v[0]),) + tuple(v[1:]) for v in (v2, v1)) for _, _, v2, v1 in cp]
+             for cp in vecs]
+    return tvecs, inv(G["alpha"]), tr(G["e"] / G["sigma"][..., None, None]), tr(G["f"])
+
+
+def outputs(G, te, tf, Yf, U, V, N, unsure, nf, f):
+    """``bilinear``'s four products for coupling f at ``Alg1Chain.two_point``'s chunk of pairs
+    (U, V; V among the N nodes and their conjugates): in the basis (``in_basis``' te, tf) where
+    Yf holds W, and in X (e / sigma and f themselves) at the pairs of the systems ``unsure``,
+    solved again in X, where Yf holds X (mapped back to W through an ill-conditioned P, as at
+    the own models' node at infinity, X would lose what its solve kept)."""
+    out = bilinear(conj_at(te, V, N), conj_at(tf, V, N), Yf, te[U], tf[U])
+    p = unsure[unsure % nf == f] // nf
+    if p.size:
+        e = G["e"] / G["sigma"][..., None, None]
+        for o, x in zip(out, bilinear(conj_at(e, V[p], N), conj_at(G["f"], V[p], N), Yf[p],
+                                      e[U[p]], G["f"][U[p]])):
+            o[p] = x
+    return out
+
+
+def bilinear(e2, f2, W, e1, f1):
+    """(e2^T W e1, f2^T W f1, f2^T W e1, e2^T W f1) per pair, atom and client: vectors (P,
+    atoms, M, K), W (P, M, K, K); outputs (P, atoms, M)."""
+    a = e2.shape[1]
+    rows = np.moveaxis(np.concatenate([e2, f2], axis=1), 1, -2)            # (P, M, 2a, K)
+    Q = rows @ W @ np.moveaxis(np.concatenate([e1, f1], axis=1), 1, -1)    # (P, M, 2a, 2a)
+    d = np.arange(a)
+    return tuple(np.moveaxis(Q[..., i + d, j + d], -1, 1)
+                 for i, j in ((0, 0), (a, a), (a, 0), (0, a)))
+
+
+def outer_sum(L, R):
+    """sum_a L[p, a, m] R[p, a, m]^T (P, M, K, K) for L, R (P, atoms, M, K): one product."""
+    return np.moveaxis(L, 1, -1) @ np.moveaxis(R, 1, -2)
 
 
 def conj_at(x, idx, N):

@@ -246,16 +246,17 @@ class Alg1Chain(ChainPencil):
         (Ghat2 F Ghat1^T)_(m, m) (P, a, M + 1) of one term F = sum_i c_i w_i v_i^T (module
         docstring, step 3); v = ``_vectors``' output at the pairs, a = alpha, b = u[s]."""
         (P2, S2, y2), (P1, S1, y1) = v2, v1
+        hs = hs[:, None, None]
         if full:
-            rhs = c[0] * np.einsum("a,pamk,paml->pmkl", hs, P2, P1)
+            rhs = c[0] * basis.outer_sum(P2, hs * P1)
             return rhs, c[0] * np.concatenate([(y2 * y1)[..., None], S2 * S1], axis=-1)
         cyy = np.einsum("m,pam,pam->pa", c, y2, y1)
         cy1, cy2 = c * y1, c * y2
-        # (delta_ij P2_i - a2_j y2_i)(delta_ij P1_i - a1_j y1_i)^T summed over i.
-        rhs = (np.einsum("a,pamk,paml->pmkl", hs, P2, c[:, None] * P1)
-               - np.einsum("a,pamk,paml->pmkl", hs, P2, cy1[..., None] * a1)
-               - np.einsum("a,pamk,paml->pmkl", hs, cy2[..., None] * a2, P1)
-               + np.einsum("a,pamk,paml,pa->pmkl", hs, a2, a1, cyy))
+        # (delta_ij P2_i - a2_j y2_i)(delta_ij P1_i - a1_j y1_i)^T summed over i: P2 (c P1 -
+        # c y1 a1)^T + a2 (cyy a1 - c y2 P1)^T, one product.
+        rhs = basis.outer_sum(np.concatenate([P2, a2], axis=1), np.concatenate(
+            [hs * (c[:, None] * P1 - cy1[..., None] * a1),
+             hs * (cyy[..., None, None] * a1 - cy2[..., None] * P1)], axis=1))
         own = c * (S2 * S1 - S2 * b1 * y1 - b2 * y2 * S1) + b2 * b1 * cyy[..., None]
         return rhs, np.concatenate([cyy[..., None], own], axis=-1)
 
@@ -282,6 +283,8 @@ class Alg1Chain(ChainPencil):
             fac = basis.node_factors(self, G, C)
         except np.linalg.LinAlgError:       # a singular P: every system in X
             fac = None
+        # Rows and columns in that basis per node (``basis.in_basis``: outputs read W).
+        tvecs, ta, te, tf = basis.in_basis(fac, G, vecs)
         if columns is None:
             U_all = np.repeat(np.arange(N), 2 * N)
             V_all = np.tile(np.arange(2 * N), N)
@@ -304,22 +307,26 @@ class Alg1Chain(ChainPencil):
             def at_v(x):
                 return basis.conj_at(x, Vv, N)
             a1, a2 = G["alpha"][U], at_v(G["alpha"])
-            rhs, base = [], []
-            for cp in vecs:
-                r, bs = 0.0, 0.0
-                for c, full, v2, v1 in cp:
+            rhs, Ct, base = [], [], []
+            for cp, tcp in zip(vecs, tvecs):      # in X (for the bound) and in the basis
+                r, ct, bs = 0.0, 0.0, 0.0
+                for (c, full, v2, v1), (t2, t1) in zip(cp, tcp):
                     rt, bt = self._terms(c, full, [at_v(x) for x in v2], [x[U] for x in v1],
                                          a2, a1, at_v(b1), b1[U], hs)
                     r, bs = r + rt, bs + bt
+                    ct = ct + self._terms(c, full, [at_v(x) for x in t2], [x[U] for x in t1],
+                                          at_v(ta), ta[U], at_v(b1), b1[U], hs)[0]
                 rhs.append(r)
+                Ct.append(ct)
                 base.append(bs)
             rhs = np.stack(rhs, axis=1).reshape(P * nf, M, K, K)
+            Ct = np.stack(Ct, axis=1).reshape(P * nf, M, K, K)
             if fac is None:
                 Y, unsure = np.zeros_like(rhs), np.arange(P * nf)
             else:
                 Y, unsure = basis.solve_pairs(self.gam, self.h * self.s ** 2,
                                               basis.take(fac, Vv, N), basis.take(fac, U), rhs,
-                                              nf, _RESIDUAL)
+                                              nf, _RESIDUAL, Ct)
             if unsure.size:     # solved again in X (``basis``, step 3)
                 # The factors in X at these systems' pairs only.
                 up = unsure // nf
@@ -328,23 +335,16 @@ class Alg1Chain(ChainPencil):
                 Yx, ok = gmres(lambda x, idx: self._apply(
                     [f[idx] for f in Lp], [f[idx] for f in Rp],
                     x.reshape(-1, M, K, K)).reshape(x.shape), rhs[unsure].reshape(unsure.size, -1))
-                Y[unsure] = Yx.reshape(-1, M, K, K)
+                Y[unsure] = Yx.reshape(-1, M, K, K)          # X there (``basis.outputs``)
                 if not ok.all():
                     raise SolverError(f"{self.what}: GMRES on the two-point system did not "
                                       "converge")
             Y = Y.reshape(P, nf, M, K, K)
             # The rows Ghat[m, rows_k] Chat_k: -e_k / sigma (m = 0), delta_lk f_l + beta_l e_k /
-            # sigma (m = s_l), beta_l = u_l[s_l].
-            e1 = G["e"][U] / G["sigma"][U][..., None, None]
-            e2 = at_v(G["e"]) / at_v(G["sigma"])[..., None, None]
-            f1, f2 = G["f"][U], at_v(G["f"])
+            # sigma (m = s_l), beta_l = u_l[s_l]; read in the basis (e, f there: ``in_basis``).
             bb1, bb2 = b1[U], at_v(b1)
             for f in range(nf):
-                Yf = Y[:, f]
-                ee = np.einsum("pamk,pmkl,paml->pam", e2, Yf, e1)
-                ff = np.einsum("pamk,pmkl,paml->pam", f2, Yf, f1)
-                fe = np.einsum("pamk,pmkl,paml->pam", f2, Yf, e1)
-                ef = np.einsum("pamk,pmkl,paml->pam", e2, Yf, f1)
+                ee, ff, fe, ef = basis.outputs(G, te, tf, Y[:, f], U, Vv, N, unsure, nf, f)
                 see = ee @ gm
                 corr = np.concatenate([see[..., None], gm * (ff + bb1 * fe + bb2 * ef)
                                        + bb2 * bb1 * see[..., None]], axis=-1)

@@ -19,18 +19,22 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
     band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
     1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
-    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``), relative least squares with
-    nonnegative constants, on (M, K, T) = (3, 10, 20), (3, 20, 50), (10, 10, 50), (5, 30, 20),
-    (10, 15, 30), (3, 50, 5), (20, 10, 20), (3, 10, 200), (10, 20, 60) with g lam = 1 and
-    (3, 10, 20) with g lam = 1.2 (two scans), after the eigenbasis of the local steps
-    (``basis``) made the pairs 8-12 times cheaper (the fit before it: per pair 1.35e-3 +
-    9.4e-6 M K^2 + 4.1e-7 M K^3, per scan 3.4 + 1.92e-2 M K^2). Measured / fitted: pairs
-    0.75-1.45, nodes 0.76-1.78 (the larger ratios on the smallest cases), scans 0.86-1.12.
-    The scans' term is the bisection's, not refitted after the edges became folds
-    (``sigma.algorithm1.pencil``: about 4 times cheaper where confirmed, M = 3, K = 10): an
-    edge whose fold is not confirmed is bisected at the old cost, and this route has no
-    re-check at that point (``pencil_edges.edges``' ``fallback``, as FedAvg's), so the
-    estimate stays on the long side."""
+    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``'s federation with the audit's
+    spectrum two-point:0.25,4,0.5 and eta at 0.9 of 2 / (L + lam), g lam = 1). Pairs: after the
+    right-hand sides and outputs moved into the eigenbasis (``basis.in_basis``: no K x K
+    product per pair, about 2 times cheaper at K = 50), minimax in the ratio on (M, K, T) =
+    (3, 10, 60), (3, 50, 5), (5, 30, 5), (10, 20, 5), (10, 50, 10), (20, 10, 5) twice,
+    (20, 20, 5), (20, 30, 5): measured / fitted 0.74-1.36 (the fit before, 4.1e-4 + 1.14e-6
+    M K^2, was 0.46-0.89 of these). Scans: refitted after the edges became folds
+    (``sigma.algorithm1.pencil``), relative least squares on (M, K) = (3, 10), (3, 50) twice,
+    (5, 30) twice, (10, 20) twice, (10, 50), (20, 10) three times, (20, 20), (20, 30) twice:
+    0.92-1.13 (the bisection's fit before, 4.5 + 9.1e-3 M K^2 + 2.4e-5 M K^3, was 0.23-0.29
+    of them). An edge whose fold is not confirmed is bisected at about 4 times a scan's cost
+    with no re-check by this estimate (``pencil_edges.edges``' ``fallback``, as FedAvg's has):
+    the check after the edges (``chain.chain_parts``) counts the scans at this fit. Nodes:
+    the fit of (3, 10, 20), (3, 20, 50), (10, 10, 50), (5, 30, 20), (10, 15, 30), (3, 50, 5),
+    (20, 10, 20), (3, 10, 200), (10, 20, 60) (0.76-1.78, the larger ratios on the smallest
+    cases; the arcs here, 20 of the 21 node solves, 0.94-1.10 of it)."""
     half = 0.5 * max(atoms, 2)
 
     def term(c):
@@ -40,11 +44,11 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
 
 
 #: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
-_PAIR = (4.1e-4, 1.14e-6, 0.0)
+_PAIR = (5.9e-4, 6.6e-7, 0.0)
 _NODE = (2.3e-3, 1.9e-5, 2.5e-8)
-_SCAN = (4.5, 9.1e-3, 2.4e-5)
-#: The estimate's margin over the fit: the largest measured / fitted ratio of the pairs (the
-#: measured CPU varies with the machine's load).
+_SCAN = (1.1, 2.05e-3, 1.46e-5)
+#: The estimate's margin over the fit: above the largest measured / fitted ratio of the pairs
+#: (1.36; the measured CPU varies with the machine's load).
 MARGIN = 1.5
 
 
