@@ -65,7 +65,9 @@ def _solve_w(F, rhs, tol):
     P = rhs.shape[0]
 
     def apply(x, idx):
-        return _apply_xi(F if idx.size == P else {k: f[idx] for k, f in F.items()}, x)
+        # The systems GMRES still iterates (the others left its batch); "gv" is shared.
+        return _apply_xi(F if idx.size == P else {k: f[idx] if f.shape[0] == P else f
+                                                  for k, f in F.items()}, x)
     xi, _ = gmres(apply, flat(*compress(F, rhs / F["Dg"])), tol=tol)
     return (rhs - _lift(F, *unflat(F, xi))) / F["Dg"]
 
