@@ -168,13 +168,14 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     rho = contraction(a, b, g)
     _, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)
-    if (n // 2) * n > MAX_PAIRS:
-        raise ValueError(f"spectra: the double contour needs {n // 2 * n:.3g} node pairs (more "
-                         f"than {MAX_PAIRS:.0g}): the round map's spectrum comes too close to 0 "
-                         "(pooled N near d) or the rounds are too many")
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
-    # The chain's double integrals on their own nodes (degree 1: ``sigma.fedavg.curves``).
+    # The chain's double integrals on their own nodes (degree 1: ``sigma.fedavg.curves``),
+    # whose pairs are the ones the cap counts.
     n2 = n if dense else _contour(a, b, g, rho, t_max, degree=1)[3]
+    if (n2 // 2) * n2 > MAX_PAIRS:
+        raise ValueError(f"spectra: the double contour needs {n2 // 2 * n2:.3g} node pairs "
+                         f"(more than {MAX_PAIRS:.0g}): the round map's spectrum comes too close "
+                         "to 0 (pooled N near d) or the rounds are too many")
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if not dense:
         _affordable(M, K, atoms, n2, t_max)

@@ -210,15 +210,18 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)
-    if (n // 2) * n > MAX_PAIRS:
-        raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
-                         f"than {MAX_PAIRS:.0g}) with local steps: the round map's spectrum "
-                         "comes too close to 0 (pooled N near d) or the rounds are too many")
     chain = isinstance(pen, ChainPencil)
     # The chain's double integrals on their own ellipse nodes: each variable carries one
     # polynomial of degree <= T_max (R_T, P_T), so degree 1 in ``_contour`` (as
     # ``algorithm1.curves``; the same ellipse, about half the nodes for long horizons).
     n2 = _contour(a, b, g, rho, t_max, degree=1)[3] if chain else n
+    # The pairs solved are those of n2's nodes (the chain's 400 rounds: 8.7e4 pairs, not the
+    # 3.3e5 of the one-point contour's 816 nodes, which refused it).
+    if (n2 // 2) * n2 > MAX_PAIRS:
+        raise ValueError(f"spectrum: the double contour needs {n2 // 2 * n2:.3g} node pairs "
+                         f"(more than {MAX_PAIRS:.0g}) with local steps: the round map's "
+                         "spectrum comes too close to 0 (pooled N near d) or the rounds are too "
+                         "many")
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if chain:
