@@ -113,9 +113,8 @@ def test_a_folding_filter_against_simulation():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(local_steps=np.inf), "finite local_steps"),
     (dict(local_steps=2, step_size=0.5), "diverges on a client under the spectrum"),
-    # Nine clients (the three tiled), refused by the time estimate before the edges (~950 s
-    # against 600; three clients at 400 rounds fit it since the pair solves' refit, 547 s,
-    # and their double contour's 3.3e5 node pairs are refused after the edges instead).
+    # Nine clients (the three tiled), refused by the time estimate before the edges (917 s
+    # against 600; three clients at 400 rounds fit it since the pair solves' refit, 547 s).
     (dict(gamma=np.tile(GAM, 3), r=np.tile(R, 3), sigma=np.tile(SIG, 3), local_steps=50,
           step_size=0.01, rounds=[0, 300]),
      "route .* would take .* give local_steps <= .*, or rounds up to about"),
