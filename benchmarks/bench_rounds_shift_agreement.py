@@ -60,6 +60,46 @@ FEDERATIONS = [
 ]
 
 
+def agreement(title, kw, dims, reps, seed, jobs):
+    """Predict ``kw``'s curves (``rounds_limit("fedavg", **kw)``), simulate them at each d of
+    ``dims``, print the table of the module docstring under ``title`` and return, per row (a
+    client and a round T > 0), (relative difference, within, |sim - pred| / pred per d,
+    |sim - pred| / s.e. per d); ``bench_rounds_shift_k_agreement`` shares it."""
+    clock = time.process_time()
+    pred = riskcalc.rounds_limit("fedavg", **kw)
+    clock = time.process_time() - clock
+    sims = []
+    for d in dims:
+        start = time.process_time()
+        sims.append(simulate_rounds("fedavg", **kw, d=d, reps=reps, seed=seed, jobs=jobs))
+        print(f"  simulated d = {d}: {time.process_time() - start:.1f} s CPU", flush=True)
+    print(f"\n{title}: contraction {pred.contraction:.5f}, prediction {clock:.1f} s CPU")
+    print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
+          + " ".join(f"{'d=' + str(d):>17}" for d in dims)
+          + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
+    rows = []
+    for j in range(pred.risk.shape[0]):
+        for t, T in enumerate(kw["rounds"]):
+            if T == 0:      # the zero model: no randomness
+                continue
+            p_val = pred.risk[j, t]
+            y = np.array([s.risk[j, t] for s in sims])
+            se = np.array([s.risk_se[j, t] for s in sims])
+            rel, ok = judge_row("risk", j, T, p_val, dims, y, se)
+            rows.append((rel, ok, np.abs(y - p_val) / p_val, np.abs(y - p_val) / se))
+    return rows
+
+
+def summary(rows, dims):
+    """Print how many ``agreement`` rows lie within the criterion and the finite-d gaps."""
+    rel, ok, gaps, zs = (np.array(x) for x in zip(*rows))
+    print(f"\n{int(ok.sum())} of {len(rows)} within 0.5% + 3 s.e. after extrapolation in 1/d; "
+          f"largest |relative difference| {100 * np.max(np.abs(rel)):.3f}%")
+    print("finite-d gap |sim - pred| / pred, mean (largest) over the rows; largest in s.e.: "
+          + "    ".join(f"d = {d}: {100 * g.mean():.2f}% ({100 * g.max():.2f}%, {z.max():.1f} "
+                        "s.e.)" for d, g, z in zip(dims, gaps.T, zs.T)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", default="200,400,800")
@@ -70,39 +110,12 @@ def main() -> None:
     chosen = (range(len(FEDERATIONS)) if args.select is None
               else [int(x) for x in args.select.split(",")])
     dims = [int(x) for x in args.d.split(",")]
-    worst, count, inside, gaps = 0.0, 0, 0, []
+    rows = []
     for i, (name, fed) in enumerate(FEDERATIONS):
-        if i not in chosen:
-            continue
-        kw = dict(fed, signal=1.0, rounds=ROUNDS, local_steps=1)
-        clock = time.process_time()
-        pred = riskcalc.rounds_limit("fedavg", **kw)
-        clock = time.process_time() - clock
-        sims = []
-        for d in dims:
-            start = time.process_time()
-            sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=300 + i,
-                                        jobs=args.jobs))
-            print(f"  simulated d = {d}: {time.process_time() - start:.1f} s CPU", flush=True)
-        print(f"\n{name}: contraction {pred.contraction:.5f}, prediction {clock:.1f} s CPU")
-        print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
-              + " ".join(f"{'d=' + str(d):>17}" for d in dims)
-              + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
-        for j in range(pred.risk.shape[0]):
-            for t, T in enumerate(ROUNDS):
-                if T == 0:      # the zero model: no randomness
-                    continue
-                p_val = pred.risk[j, t]
-                y = np.array([s.risk[j, t] for s in sims])
-                se = np.array([s.risk_se[j, t] for s in sims])
-                rel, ok = judge_row("risk", j, T, p_val, dims, y, se)
-                worst, count, inside = max(worst, abs(rel)), count + 1, inside + ok
-                gaps.append(np.abs(y - p_val) / p_val)
-    print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
-          f"|relative difference| {100 * worst:.3f}%")
-    gaps = np.array(gaps)
-    print("finite-d gap |sim - pred| / pred, mean (largest) over the rows: " + "    ".join(
-        f"d = {d}: {100 * g.mean():.2f}% ({100 * g.max():.2f}%)" for d, g in zip(dims, gaps.T)))
+        if i in chosen:
+            rows += agreement(name, dict(fed, signal=1.0, rounds=ROUNDS, local_steps=1), dims,
+                              args.reps, 300 + i, args.jobs)
+    summary(rows, dims)
 
 
 if __name__ == "__main__":

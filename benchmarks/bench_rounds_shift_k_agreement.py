@@ -31,13 +31,10 @@ predictions 5.5 and 7.2 s CPU. Predictions at K = 2, 3: 1.8-3.0 s CPU each; simu
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
-import riskcalc
-from montecarlo.linear.rounds import simulate_rounds
-from bench_rounds_agreement import judge_row   # a sibling script: benchmarks/ is on sys.path
+from bench_rounds_shift_agreement import agreement, summary   # a sibling script
 
 ROUNDS = [1, 5, 20, 100, np.inf]
 ANTI = ["two-point:1,4,0.5", "two-point:4,1,0.5"]
@@ -62,39 +59,13 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args()
     dims = [int(x) for x in args.d.split(",")]
-    worst, count, inside, gaps, zs = 0.0, 0, 0, [], []
+    rows = []
     for i, (name, fed) in enumerate(FEDERATIONS):
         for K in (int(x) for x in args.K.split(",")):
-            kw = dict(fed, signal=1.0, rounds=ROUNDS, local_steps=K)
-            clock = time.process_time()
-            pred = riskcalc.rounds_limit("fedavg", **kw)
-            clock = time.process_time() - clock
-            sims = []
-            for d in dims:
-                start = time.process_time()
-                sims.append(simulate_rounds("fedavg", **kw, d=d, reps=args.reps, seed=500 + i,
-                                            jobs=args.jobs))
-                print(f"  simulated d = {d}: {time.process_time() - start:.1f} s CPU", flush=True)
-            print(f"\n{name}, K = {K}: contraction {pred.contraction:.5f}, prediction "
-                  f"{clock:.1f} s CPU")
-            print(f"  {'quantity':>10} {'j':>3} {'T':>4} {'predicted':>10} "
-                  + " ".join(f"{'d=' + str(d):>17}" for d in dims)
-                  + f" {'extrap.':>10} {'s.e.':>8} {'rel':>8}  ok")
-            for j in range(pred.risk.shape[0]):
-                for t, T in enumerate(ROUNDS):
-                    p_val = pred.risk[j, t]
-                    y = np.array([s.risk[j, t] for s in sims])
-                    se = np.array([s.risk_se[j, t] for s in sims])
-                    rel, ok = judge_row("risk", j, T, p_val, dims, y, se)
-                    worst, count, inside = max(worst, abs(rel)), count + 1, inside + ok
-                    gaps.append(np.abs(y - p_val) / p_val)
-                    zs.append(np.abs(y - p_val) / se)
-    print(f"\n{inside} of {count} within 0.5% + 3 s.e. after extrapolation in 1/d; largest "
-          f"|relative difference| {100 * worst:.3f}%")
-    gaps, zs = np.array(gaps), np.array(zs)
-    print("finite-d gap |sim - pred| / pred, mean (largest) over the rows; largest in s.e.: "
-          + "    ".join(f"d = {d}: {100 * g.mean():.2f}% ({100 * g.max():.2f}%, {z.max():.1f} "
-                        "s.e.)" for d, g, z in zip(dims, gaps.T, zs.T)))
+            rows += agreement(f"{name}, K = {K}",
+                              dict(fed, signal=1.0, rounds=ROUNDS, local_steps=K), dims,
+                              args.reps, 500 + i, args.jobs)
+    summary(rows, dims)
 
 
 if __name__ == "__main__":

@@ -275,8 +275,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
     budget = (None if max_seconds is None else float(positive("max_seconds", max_seconds,
                                                                ndim=0)), gigabytes(max_gigabytes))
+    cause = ((spectrum.atoms, False) if shared else
+             (None, False) if joint is None else (joint.values, True))
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
-            gam, spectrum if shared else None), budgets(*budget):
+            gam, *cause), budgets(*budget):
         if name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)

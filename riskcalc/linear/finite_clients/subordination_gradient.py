@@ -111,23 +111,23 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
         raise ValueError(f"pfedme needs lam > 0; got {lam:g}")
     gam, sig, rr, p, count, sv, typ, h, Phi, marginals = _layout(gamma, sigma, r, weights,
                                                                  spectra, d)
+    sg = sv[typ]
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        t0 = pfedme_sigma.solve_point(gam, sv[typ], h, p, lam, count)
-        C0 = pfedme_sigma._states(t0, gam, sv[typ], h, p, lam)[2]
+        t0 = pfedme_sigma.solve_point(gam, sg, h, p, lam, count)
+        real = pfedme_sigma._states(t0, gam, sg, h, p, lam)
+        C0, G = real[2], real[4][0]
 
         def local(q, G, x):
             """Per group: t, L^-1, s, l and f at (q, G, lam = x) (module docstring, step 1)."""
             t = t0
             if any(np.iscomplexobj(v) for v in (q, G, x)):
-                t = newton_shift(t0, *pfedme_sigma._states(t0, gam, sv[typ], h, q, x, C0)[4:],
-                                 G)
-            pc = pfedme_sigma.group_pieces(t, gam, sv[typ], h, q, x, C0)
+                t = newton_shift(t0, *pfedme_sigma._states(t0, gam, sg, h, q, x, C0)[4:], G)
+            pc = pfedme_sigma.group_pieces(t, gam, sg, h, q, x, C0)
             own = pfedme_sigma.own_variances(gam, x, typ, marginals)
             Linv, s, ell = group_terms(t, G, Phi, pc["L"], pc["e_v"], pc["fkzk"], rr, sig, q,
                                        gam, own, pc["cross"], pc["noise"])
             return t, Linv, s, ell, pc["fkzk"]
 
-        G = pfedme_sigma._states(t0, gam, sv[typ], h, p, lam, C0)[4][0]
         mean, grad, (grad_lam,) = mean_and_gradient(local, p, G, count, tuning=(lam,))
     if not (np.isfinite(mean) and np.all(np.isfinite(grad)) and np.isfinite(grad_lam)):
         raise SolverError("pfedme under covariate shift: the mean risk or its gradient is not "

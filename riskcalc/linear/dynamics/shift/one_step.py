@@ -301,15 +301,8 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     a, b = laws.edges()
     a, b = eta * a, eta * b
     if not a > 1e-9 * b:
-        inv, lo, hi = float(np.sum(1.0 / gam)), laws.v.min(), laws.v.max()
-        # As ``sigma.guards.spectrum_cause``: off the threshold, the covariances are the cause.
-        cause = ("pooled N near d); move gamma off the threshold" if abs(inv - 1.0) < 1e-3 or
-                 hi < 10.0 * lo else
-                 f"sum_j 1/gamma_j = N / d = {inv:.4g} is off that threshold: the covariances' "
-                 f"eigenvalues ({lo:.3g}..{hi:.3g}, ratio {hi / lo:.2g}) bring it near 0); give "
-                 "covariances of a narrower range")
         raise ValueError("the round map's spectrum reaches 0 (its bottom edge below 1e-9 of its "
-                         f"top: {cause}")
+                         "top: pooled N near d); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     on_ellipse, path, w, n = ellipse(a, b, g, rho, t_max)

@@ -24,21 +24,26 @@ from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 
 
 @contextmanager
-def spectrum_cause(gam, spectrum):
+def spectrum_cause(gam, eigenvalues, shift=False):
     """A refusal of the spectrum routes that blames pooled N near d (the round map's spectrum
     near 0) where sum_j 1/gamma_j (pooled N / d) is 1e-3 or more off 1: the cause is then the
-    covariance spectrum's range (measured: atoms (0.01, 1), gamma (0.5, 2), K = 3), said so."""
+    covariance's range of ``eigenvalues`` (the shared spectrum's atoms, or with ``shift`` every
+    client covariance's eigenvalues on the joint atoms; None: Sigma = I) (measured: atoms
+    (0.01, 1), gamma (0.5, 2), K = 3; under shift two-point:1e-8,1e8 at N / d = 2.5), said so."""
     try:
         yield
     except ValueError as exc:
         inv = float(np.sum(1.0 / gam))
-        lo, hi = (1.0, 1.0) if spectrum is None else spectrum.atoms[[0, -1]]
+        lo, hi = (1.0, 1.0) if eigenvalues is None else (np.min(eigenvalues),
+                                                          np.max(eigenvalues))
         if hi < 10.0 * lo or "pooled N" not in str(exc) or abs(inv - 1.0) < 1e-3:
             raise
+        whose, give = (("the covariances'", "covariances") if shift else
+                       ("the covariance spectrum's", "a spectrum"))
         raise ValueError(f"{exc}; here sum_j 1/gamma_j = N / d = {inv:.4g}, off that threshold: "
-                         f"the covariance spectrum's eigenvalues ({lo:.3g}..{hi:.3g}, ratio "
-                         f"{hi / lo:.2g}) bring the round map's spectrum near 0; give a spectrum "
-                         "of a narrower range") from None
+                         f"{whose} eigenvalues ({lo:.3g}..{hi:.3g}, ratio {hi / lo:.2g}) bring "
+                         f"the round map's spectrum near 0; give {give} of a narrower "
+                         "range") from None
 
 
 #: The pencil routes (FedAvg K >= 2, Algorithm 1 with exact prox, under a spectrum) look for the
