@@ -106,3 +106,48 @@ def test_assembled_pencil_tangent_equals_complex_iteration():
         scale = np.max(np.abs(b.imag))
         assert scale > 0
         np.testing.assert_allclose(a.imag, b.imag, rtol=1e-9, atol=1e-12 * scale)
+
+
+def test_levels_route_solves_without_iterating():
+    """``pencil_assembly._by_levels`` (one Newton step per superdiagonal level) reaches the
+    residual tolerance itself (no fallback) and the root of Newton's iteration on every
+    unknown; without ``response`` its I - J is not computed."""
+    g, s, p, alpha, t = (x[inputs()[0] > 1] for x in inputs())
+    E, L = companions(p, alpha, t)
+    sol = pa.continuation(g, s, H2, E, L)
+    tp = pa.projection_trace(g, s, H2)
+    pen = pa.Pencil(g, s, H2)
+    k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(tp), pen.projection(tp),
+                      pen.solved(sol, E, L))
+    pen.couple(k1 + 2, j1, lhat=-1.0)
+    pen.couple(j1, j2, lhat=-s)
+    pen.couple(j2, k2, lhat=-1.0)
+    calls = []
+    original = pa._by_levels
+
+    def spy(*args):
+        calls.append(original(*args))
+        return calls[-1]
+
+    pa._by_levels = spy
+    try:
+        fast, cheap = pen.solve(), pen.solve(response=False)
+    finally:
+        pa._by_levels = original
+    assert len(calls) == 2 and all(c is not None for c in calls)
+    assert np.all(np.isnan(cheap.lhs)) and np.all(np.isfinite(fast.lhs))
+    np.testing.assert_array_equal(cheap.T, fast.T)
+    # Newton's iteration on every unknown from the same start (``solve(unknowns=)``).
+    B, k, n = g.size, 8, H2.size
+    Ef, Lf, T0 = (np.zeros((B, k, k)), np.zeros((B, n, k, k)), np.zeros((B, k, k)))
+    for a, b in ((0, 3), (5, 8)):
+        Ef[:, a:b, a:b], Lf[:, :, a:b, a:b], T0[:, a:b, a:b] = E, L, sol.T
+    for a in (3, 4):
+        Ef[:, a, a], Lf[:, :, a, a], T0[:, a, a] = 1.0, 1.0, tp
+    Lf[:, :, 2, 3] -= 1.0
+    Lf[:, :, 3, 4] -= s
+    Lf[:, :, 4, 5] -= 1.0
+    delta = np.array([1, 1, 1, 0, 0, 1, 1, 1.0])
+    ref = bp.solve(g, s, H2, Ef, Lf, delta, T0, unknowns=fast.unknowns)
+    np.testing.assert_allclose(fast.T, ref.T, rtol=1e-12, atol=5e-14)
+    np.testing.assert_allclose(fast.lhs, ref.lhs, rtol=1e-10, atol=1e-13)
