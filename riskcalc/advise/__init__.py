@@ -228,7 +228,9 @@ def _rtfa(fed, starts, skipped):
     for name in ("samples", "uniform"):
         lam, risk = tune.rtfa_lams(fed, name)
         tuned[name] = lam
-        out.append(Candidate("rtfa", {"lam": lam.tolist()}, name, starts[name], risk))
+        shown, notes = tune.shown_lams(fed, name, lam, risk)
+        out.append(Candidate("rtfa", {"lam": shown.tolist()}, name, starts[name], risk,
+                             notes=notes))
     lo, hi = np.log(LAM_RANGE[0]), np.log(LAM_RANGE[1])
 
     def risks(p, loglam):
@@ -252,7 +254,8 @@ def _rtfa(fed, starts, skipped):
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out
     lam, risk = tune.rtfa_lams(fed, p)
-    out.append(Candidate("rtfa", {"lam": lam.tolist()}, "optimal", p, risk))
+    shown, notes = tune.shown_lams(fed, p, lam, risk)
+    out.append(Candidate("rtfa", {"lam": shown.tolist()}, "optimal", p, risk, notes=notes))
     return out
 
 

@@ -34,8 +34,10 @@ class Candidate:
         return float(np.max(self.risks))
 
     def as_dict(self) -> dict:
-        """Plain JSON values; an infinite risk (the interpolation threshold) becomes None."""
-        return {"method": self.method, "tuning": self.tuning,
+        """Plain JSON values; an infinite risk (the interpolation threshold) or penalty
+        (RTFA's lam -> inf, with a note: ``tune.shown_lams``) becomes None."""
+        return {"method": self.method,
+                "tuning": {k: (_json(v) if _infinite(v) else v) for k, v in self.tuning.items()},
                 "weights": {"name": self.weights,
                             "p": None if self.p is None else np.asarray(self.p).tolist()},
                 "risks": _json(self.risks), "mean_risk": _json(self.mean_risk),
@@ -116,3 +118,8 @@ def _json(v):
     arr = np.asarray(v, dtype=float)
     out = np.where(np.isfinite(arr), arr, None)
     return out.tolist()
+
+
+def _infinite(v) -> bool:
+    """Whether a tuning value (a number or a per-client list) holds an infinity."""
+    return any(isinstance(x, float) and np.isinf(x) for x in (v if isinstance(v, list) else [v]))

@@ -28,6 +28,9 @@ LAM_SPAN = (1e-8, 1e8)
 XTOL = 1e-9
 #: Range of the grid's centre sigma^2 gamma / r^2 (see ``rtfa_lams``).
 SCALE_RANGE = (1e-10, 1e6)
+#: RTFA's risk within this relative distance above FedAvg's at a penalty beyond ``LAM_SPAN``:
+#: the optimum is at lam = infinity (``shown_lams``; the limits are solved to ~1e-12).
+INF_RTOL = 1e-9
 _INV_PHI = (np.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -134,6 +137,27 @@ def rtfa_lams(fed, weights):
     ftfa = clients_limit("ftfa", weights=weights, **fed.limit_kwargs()).risk
     take = ftfa < best
     return np.where(take, 0.0, lam), np.where(take, ftfa, best)
+
+
+def shown_lams(fed, weights, lam, risk):
+    """RTFA's penalties ``lam`` from ``rtfa_lams`` as reported, and a note: inf where the
+    minimum is approached as lam -> infinity (RTFA tends to FedAvg), i.e. the search ended
+    beyond ``LAM_SPAN`` (on the flat asymptote, anywhere up to ``LAM_RANGE``'s top: lam =
+    1.043e+43 was printed) at a risk no lower than FedAvg's with the same weights (within
+    ``INF_RTOL`` relative; a finite optimum beyond 1e8 that beats FedAvg stays as found).
+    The risks are the search's (FedAvg's to rounding there)."""
+    far = lam > LAM_SPAN[1]
+    if not far.any():
+        return lam, ()
+    fedavg = clients_limit("fedavg", weights=weights, **fed.limit_kwargs()).risk
+    inf = far & (risk >= fedavg * (1.0 - INF_RTOL))
+    if not inf.any():
+        return lam, ()
+    idx = np.flatnonzero(inf)
+    listed = ", ".join(map(str, idx[:10])) + (f" and {idx.size - 10} more" if idx.size > 10
+                                               else "")
+    return np.where(inf, np.inf, lam), (f"lam -> inf (FedAvg-like: no finite penalty beats "
+                                        f"the global model) for client(s) {listed}",)
 
 
 def shared_tuning(method: str, fed, weights, grid):

@@ -49,7 +49,10 @@ loop of such solves each.
 Complex E, Lhat or couplings (the complex steps of exact gradients,
 ``finite_clients.subordination_gradient``): the same iteration in complex numbers, from the
 real parts' fixed point; the imaginary part must converge too (relative to itself), so at
-least one Newton step is taken and it is the fixed point's exact tangent.
+least one Newton step is taken and it is the fixed point's exact tangent. Or, given the real
+parts' solution, that tangent directly in real arithmetic (``solve(real=)``, ``_tangent``:
+matrix products and one solve with the real Jacobian instead of complex inverses at every
+step).
 
 The tests compare it with ``resolvent_chain`` and ``resolvent_pencil`` on triangular pencils,
 with the scalar (Sigma = I) Marchenko-Pastur quadrature of a cubic filter, and with direct
@@ -239,6 +242,36 @@ def _newton(gamma, s, h, E, L, delta, T, iterations, idx=None):
     return T, out_Q, out_C, out_lhs, ok
 
 
+def _tangent(g, s, h, E, L, delta, real, one):
+    """(T, Qhat, C) at a complex step of E, Lhat from the real parts' solution ``real``
+    (``solve(real=)``): real parts ``real``'s, imaginary parts the fixed point's tangent in
+    real arithmetic (Im E and Im Lhat are the step's direction times h; everything is linear
+    in them to O(h^2)). With X = (Delta + gamma T E)^-1, C = E X and Qhat = (C s + Lhat)^-1,
+    at fixed T: dC = dE X - gamma C (dT E + T dE) X and dQhat = -Qhat (dC s + dLhat) Qhat;
+    the residual's tangent E_H[s dQhat] - dT vanishes for dT = (I - J)^-1 E_H[s dQhat(dT =
+    0)] (J the derivative in T of the module docstring: one Newton step from the root with the
+    real Jacobian, exact for a linear perturbation). The complex iteration it replaces
+    computed the same numbers (to rounding) with complex inverses at every step."""
+    k, idx = E.shape[-1], real.unknowns
+    T0, C0, Q0, lhs = (np.asarray(x)[None] if one else x
+                       for x in (real.T, real.C, real.Q, real.lhs))
+    E0, dE, dL = E.real, E.imag, L.imag
+    X = _inv(np.eye(k) * delta[:, None, :] + g[:, None, None] * T0 @ E0)
+
+    def moved(dT):
+        dC = dE @ X - g[:, None, None] * C0 @ (dT @ E0 + T0 @ dE) @ X
+        dQ = -Q0 @ (dC[:, None] * s[:, :, None, None] + dL) @ Q0
+        return dC, dQ
+
+    dres = np.einsum("zn,znab->zab", h * s, moved(np.zeros_like(T0))[1]).reshape(-1, k * k)
+    sel = slice(None) if idx is None else idx
+    dT = np.zeros_like(dres)
+    dT[:, sel] = _lsolve(lhs, dres[:, sel, None])[..., 0]
+    dT = dT.reshape(-1, k, k)
+    dC, dQ = moved(dT)
+    return T0 + 1j * dT, Q0 + 1j * dQ, C0 + 1j * dC
+
+
 def _start(s, h, E, L):
     """The gamma = 0 solution E_H[s (E s + Lhat)^-1] (a batch), Newton's default start."""
     with np.errstate(all="ignore"):
@@ -247,7 +280,8 @@ def _start(s, h, E, L):
 
 def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
           what: str = "linear pencil", iterations: int = _ITER,
-          real: PencilSolution | None = None, unknowns=None) -> PencilSolution:
+          real: PencilSolution | None = None, unknowns=None,
+          response: bool = False) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
     from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
     weights; every pencil iterated as if alone).
@@ -274,9 +308,12 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         Most Newton steps.
     real : PencilSolution, optional
         The solution of the same pencils at the real parts of complex E, Lhat (a complex
-        step): one Newton step from it with its real Jacobian, whose imaginary part is the
-        exact tangent (to O(step^2)), instead of the iteration; the result's ``lhs`` is NaN
-        (its linear responses would need the complex Jacobian: solve without ``real``).
+        step): the fixed point's exact tangent instead of the iteration (``_tangent``: one
+        Newton step with the real Jacobian, in real arithmetic); the result's real parts are
+        ``real``'s, its ``lhs`` NaN unless ``response``.
+    response : bool
+        With ``real``: the result's ``lhs`` is I - J at the complex step (for its linear
+        responses, ``local_response``; J is products of Qhat and C, no solve).
     unknowns : array_like of int, optional
         The flat indices (row-major) of the entries of T that may differ from ``T0``, whose
         residuals must vanish at T0 elsewhere (a block upper triangular pencil from its solved
@@ -294,20 +331,13 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
     (g, s, E, L, delta, T), one = _batched(gamma, atoms, E, L, delta, T0)
     idx = None if unknowns is None else np.asarray(unknowns, dtype=int)
     if real is not None:
-        k, idx = E.shape[-1], real.unknowns
-        T = real.T + 0j
         with np.errstate(all="ignore"):
-            res = _state(g, s, h, E, L, delta, T)[2].reshape(-1, k * k)
-            res = res if idx is None else res[:, idx]
-            # The real and imaginary parts as two right-hand sides of the real matrix.
-            d = _lsolve(real.lhs, np.stack([res.real, res.imag], axis=-1))
-            step = np.zeros((T.shape[0], k * k), complex)
-            step[:, slice(None) if idx is None else idx] = d[..., 0] + 1j * d[..., 1]
-            T = T + step.reshape(-1, k, k)
-            C, Q, _ = _state(g, s, h, E, L, delta, T)
+            T, Q, C = _tangent(g, s, h, E, L, delta, real, one)
+            lhs = (_jacobian(g, s, h, C, Q, real.unknowns) if response
+                   else np.full((g.size,) + np.shape(real.lhs)[-2:], np.nan))
         if not np.all(np.isfinite(T)):
             raise SolverError(f"{what}: a complex step of the fixed point is not finite")
-        sol = PencilSolution(g, s, h, T, Q, C, np.full_like(real.lhs, np.nan), idx)
+        sol = PencilSolution(g, s, h, T, Q, C, lhs, real.unknowns)
         return _single(sol) if one else sol
     T, Q, C, lhs, ok = _newton(g, s, h, E, L, delta, _start(s, h, E, L) if T is None else T,
                                iterations, idx)

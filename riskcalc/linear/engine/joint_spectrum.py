@@ -75,6 +75,25 @@ def _key(spec):
     return np.asarray(real("the spectrum array", spec), float).tobytes()
 
 
+def _types(specs):
+    """The distinct spectra's keys (a dict, in order of appearance) and each client's type.
+    A list of SPEC strings (a federation's clients) is remembered whole: the optimal weights
+    call the limits hundreds of times with the same list (1000 clients: ~2 ms a call to key
+    them one by one)."""
+    whole = tuple(specs) if all(type(s) is str for s in specs) else None
+    if whole is not None and whole in _TYPES:
+        keys, types = _TYPES[whole]
+        return keys, types.copy()
+    keys, types = {}, np.empty(len(specs), dtype=int)
+    for j, spec in enumerate(specs):
+        types[j] = keys.setdefault(_key(spec), len(keys))
+    if whole is not None:
+        if len(_TYPES) >= _MEASURES_SIZE:
+            _TYPES.clear()
+        _TYPES[whole] = keys, types.copy()
+    return keys, types
+
+
 def _not_a_spectrum_object(spec) -> None:
     if isinstance(spec, Spectrum):
         raise ValueError("spectra: a client's covariance is a SPEC or its eigenvalues in the "
@@ -107,9 +126,7 @@ def joint_spectrum(specs, d: int | None = None) -> JointSpectrum:
     if not specs:
         raise ValueError("the federation needs at least one client spectrum")
     d = None if d is None else positive_int("d", d)      # was a TypeError for d = "50"
-    keys, types = {}, np.empty(len(specs), dtype=int)
-    for j, spec in enumerate(specs):
-        types[j] = keys.setdefault(_key(spec), len(keys))
+    keys, types = _types(specs)
     # The measure depends on the distinct spectra only: remembered (every evaluation of the
     # finite-M limits builds it again; the optimal weights make hundreds), but for files,
     # which may change between calls.
@@ -137,7 +154,8 @@ def spectra_joint(spectra, spectrum, gamma, d=None):
         raise ValueError("give spectrum (shared by the clients) or spectra (one per "
                          "client), not both")
     for spec in spectra if isinstance(spectra, (list, tuple)) else [spectra]:
-        _not_a_spectrum_object(spec)        # was a TypeError (read as one eigenvalue list)
+        if type(spec) is not str:
+            _not_a_spectrum_object(spec)    # was a TypeError (read as one eigenvalue list)
     if not isinstance(spectra, (str, list, tuple, np.ndarray)) or (
             not isinstance(spectra, str) and len(spectra) == 0):
         # was a TypeError (3), KeyError ({}) or IndexError ([]).
@@ -157,8 +175,10 @@ def spectra_joint(spectra, spectrum, gamma, d=None):
     shared = joint.marginal(0)
     return (None if shared.is_identity else shared), None, specs
 
-#: Joint measures remembered by ``joint_spectrum`` (the distinct spectra and d -> measure).
+#: Joint measures remembered by ``joint_spectrum`` (the distinct spectra and d -> measure);
+#: lists of SPEC strings -> their keys and types (``_types``).
 _MEASURES = {}
+_TYPES = {}
 _MEASURES_SIZE = 32
 
 

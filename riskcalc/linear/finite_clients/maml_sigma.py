@@ -173,10 +173,12 @@ def group_pieces(comp, L, sol, t, p, alpha, live, real=None):
     ``subordination_gradient``: complex pencils, ``block_pencil``). ``real``: a dict where the
     coupled pencils' solutions are kept (real inputs) or from which a complex step starts
     (``block_pencil.solve(real=)``: one Newton step)."""
-    real, step = {} if real is None else real, np.iscomplexobj(L)
+    keep, step = real is not None, np.iscomplexobj(L)
+    real = {} if real is None else real
 
     def solved(pen, key, what):
-        res = pen.solve(what, real.get(key) if step else None)
+        # I - J of a real solution only where complex steps will start from it.
+        res = pen.solve(what, real.get(key) if step else None, response=keep)
         if not step:
             real[key] = res
         return res

@@ -47,9 +47,9 @@ arithmetic from the real root (``newton_shift``), and so do the pipeline's own f
 * MAML-FL (eqs. 12-13; ``maml_sigma.group_pieces``): f_i(Z) = E_H[Z W_i], W_i =
   E_D[K P^perp Sigma_i P^perp K], for a target with gamma_i > 1, f_i = 0 otherwise (its own
   least squares: l_i = sigma_i^2 own_i, its group still in the global model's sums). The
-  companion blocks by Newton's iteration in complex arithmetic from the real fixed point, the
-  coupled pencils by one Newton step with the real Jacobian (``block_pencil.solve(real=)``);
-  alpha by one more complex step.
+  companion blocks and the coupled pencils by their fixed points' tangents from the real
+  solutions (one Newton step with the real Jacobian, in real arithmetic:
+  ``block_pencil.solve(real=)``); alpha by one more complex step.
 
 p is free (the limits' formulas at unnormalized weights), as in
 ``finite_clients.shift_gradient``. Checks (tests): central differences of
@@ -164,12 +164,14 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
                 cp = maml_sigma._Companions(gam, comp.s, h, q, a)
                 L = cp.L.astype(complex)
                 L[:, :, 2, 0] = t0
-                sol = block_pencil.solve(gam, cp.s, h, cp.E, L, T0=sol0.T, what=what)
+                sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
+                                         what=what)
                 t = newton_shift(t0, sol.Q[:, :, 0, 2],
                                  -block_pencil.local_response(sol, (2, 0), (0, 2)), G)
                 L = L.copy()
                 L[:, :, 2, 0] = t
-                sol = block_pencil.solve(gam, cp.s, h, cp.E, L, T0=sol.T, what=what)
+                sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
+                                         what=what)
             pc = maml_sigma.group_pieces(cp, L, sol, t, q, a, live, real)
             dtype = np.result_type(pc["W"], pc["cross"], pc["noise"])
             W = np.zeros(t.shape, dtype)
