@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (QUANTITIES, check_run, replicate_task, spec_to_dict, summarize,
-                                none_if_nan)
+from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
+                                none_if_nan, replicate_task, spec_to_dict, summarize)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -55,7 +55,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
           alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
           kind: str = "conditional", steps: int | None = None, step_size: float | None = None,
           route: str = "auto", n_jobs: int = 1, scheduler: str | None = None,
-          progress: bool = True, cache=None) -> list[dict]:
+          progress: bool = True, cache=None,
+          max_minutes: float | None = MAX_MINUTES) -> list[dict]:
     """Predicted and simulated bias, variance and risk at every point of a parameter grid.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1
@@ -76,6 +77,9 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         As in ``montecarlo.compare.compare``.
     n_jobs, scheduler, progress, cache
         Passed to ``run_tasks``; ``cache`` makes an interrupted sweep resumable.
+    max_minutes : float or None
+        Refuse a sweep estimated to take longer (``montecarlo.compare.check_minutes``; None:
+        no limit).
 
     Returns
     -------
@@ -98,8 +102,10 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
                                     _values("sigma", sigma)))
-    check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
-                "lower reps or the grid")
+    what = f"{len(points)} grid points x {reps} replicates"
+    check_tasks(len(points) * reps, what, "lower reps or the grid")
+    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
+                  n_jobs, scheduler, what)
     tasks = []
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,

@@ -93,7 +93,7 @@ def run(args) -> int:
                       seed=args.seed, kind=args.measure, steps=args.steps,
                       step_size=args.step_size, route=args.route, n_jobs=args.jobs,
                       scheduler=args.scheduler, progress=not args.no_progress,
-                      cache=args.cache, **values)
+                      cache=args.cache, max_minutes=None, **values)   # checked above
     return emit(args, rows)
 
 
