@@ -106,6 +106,11 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     check_tasks(len(points) * reps, what, "lower reps or the grid")
     check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
                   n_jobs, scheduler, what)
+    # The predictions first: a point the theory refuses (pooled N <= d with a federated global
+    # model, ...) was refused after its whole simulation had run.
+    limits = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+                                 **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                      setting, route, steps, tunings) for g, sig, s in points]
     tasks = []
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
@@ -119,10 +124,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []
     for i, (g, sig, s) in enumerate(points):
-        res = results[i * reps:(i + 1) * reps]
-        limit = _limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
-                                   **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                        setting, route, steps, tunings)
+        res, limit = results[i * reps:(i + 1) * reps], limits[i]
         summ = {q: summarize([x[q] for x in res], np.broadcast_to(getattr(limit, q),
                                                                    len(tunings)))
                 for q in QUANTITIES}

@@ -95,3 +95,46 @@ def test_python_simulations_refuse_beyond_max_minutes(call, monkeypatch):
         call()
     with pytest.raises(ValueError, match=r"^max_minutes must lie in \(0, inf\)"):
         call(max_minutes=0)
+
+
+# --- found by this pass's fuzz ------------------------------------------------------------
+
+# was: a file named "-" written ("wrote 1 rows (csv) to -").
+def test_sweep_out_dash_is_stdout(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1",
+                              "--d", "10", "--reps", "2", "--out", "-", "--format", "jsonl",
+                              "--no-progress"], capsys)
+    assert code == 0 and json.loads(out.splitlines()[0])["method"] == "ftfa", err
+    assert not (tmp_path / "-").exists()
+
+
+# was: every replicate simulated, then the prediction refused (pooled N <= d at M = 2).
+def test_sweep_refuses_what_the_theory_refuses_before_simulating(monkeypatch):
+    def ran(*args, **kwargs):
+        raise AssertionError("the simulation started")
+    monkeypatch.setattr("montecarlo.sweep.run_tasks", ran)
+    with pytest.raises(ValueError, match="pooled N > d"):
+        sweep("rtfa", gamma=2.0, r=1.0, sigma=1.0, lam=0.1, reps=2, progress=False,
+              setting=Setting(d=10, clients=2, global_model="federated"))
+
+
+# was: refused as 'gives n: the file needs "d"' with --d given (advise --d turned n into
+# gamma, predict did not).
+def test_predict_d_turns_a_files_n_into_gamma(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"n": 100, "r": 1, "sigma": 1}, {"gamma": 1.5, "r": 1, "sigma": 1}]}))
+    code, out, err = run_cli(["predict", "ftfa", "--federation", str(path), "--d", "50"],
+                             capsys)
+    assert code == 0 and "gamma = 0.5" in out, err
+
+
+# was: "--out is required" (figures: "--out DIR is required") before the unknown name, which
+# was named only once --out was added.
+@pytest.mark.parametrize("argv, message", [
+    (["simulate", "paper000-fig"], "preset must be one of"),
+    (["figures", "p003-regio"], "unknown figure 'p003-regio'"),
+])
+def test_an_unknown_name_is_named_before_missing_options(argv, message, capsys):
+    assert message in _one_error_line(argv, capsys)

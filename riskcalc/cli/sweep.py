@@ -44,7 +44,7 @@ def add_parser(subparsers) -> None:
     add_model_options(p, multi=True, sigma_required=False)   # or from --federation
     families.add_options(p, "sweep")
     add_simulation_options(p, reps=10, multi=True)
-    p.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
+    p.add_argument("--out", metavar="PATH", help="output file (default, or -: stdout)")
     p.add_argument("--format", choices=FORMATS,
                    help="csv or jsonl (default: from the --out extension, csv otherwise)")
     p.add_argument("--cache", metavar="PATH",
@@ -54,6 +54,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.out == "-":     # stdout, as the convention goes (was: a file named "-")
+        args.out = None
     not_an_input(args, ("out", "cache"))
     fedargs.resolve(args, args.model, multi=True)
     fedargs.require_d(args)
