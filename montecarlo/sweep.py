@@ -88,6 +88,38 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         parameters, ``d``, ``n``, ``reps``, and per quantity q ``predicted_q``,
         ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95``.
     """
+    return sweep_settings(method, [setting], gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
+                          steps=steps, step_size=step_size, route=route, n_jobs=n_jobs,
+                          scheduler=scheduler, progress=progress, cache=cache,
+                          max_minutes=max_minutes)
+
+
+def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam=None,
+                   alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
+                   kind: str = "conditional", steps: int | None = None,
+                   step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
+                   scheduler: str | None = None, progress: bool = True, cache=None,
+                   max_minutes: float | None = MAX_MINUTES) -> list[dict]:
+    """``sweep`` over each of ``settings`` in turn (``riskcalc sweep --clients M1,M2``), the
+    rows of all in one ``SweepRows``: every setting's grid is checked and predicted before
+    any is simulated (was: the command ran M1's simulation, then refused M2's prediction,
+    losing M1's rows), and ``max_minutes`` bounds each setting's run."""
+    plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                   alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
+                   step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
+                   max_minutes=max_minutes) for setting in settings]
+    rows = SweepRows()
+    for plan in plans:
+        rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
+                                      n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                                      desc=f"sweep {method}", command="sweep"))
+    return rows
+
+
+def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
+          steps, step_size, route, n_jobs, scheduler, max_minutes) -> dict:
+    """The checked grid of one setting, its predictions and its tasks (nothing simulated)."""
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
@@ -118,13 +150,20 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
                 "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
-    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=f"sweep {method}", command="sweep")
+    return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
+                kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)
+
+
+def _rows(plan, results) -> list:
+    """The rows of one setting's grid (``_plan``) from its replicates' ``results``."""
+    method, setting, reps, tunings = (plan[k] for k in ("method", "setting", "reps", "tunings"))
+    info, spectrum = riskcalc.get_method(method), plan["spectrum"]
+    tune = info.tuning
     label = "identity" if spectrum is None else spectrum.describe()
     glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []
-    for i, (g, sig, s) in enumerate(points):
-        res, limit = results[i * reps:(i + 1) * reps], limits[i]
+    for i, (g, sig, s) in enumerate(plan["points"]):
+        res, limit = results[i * reps:(i + 1) * reps], plan["limits"][i]
         summ = {q: summarize([x[q] for x in res], np.broadcast_to(getattr(limit, q),
                                                                    len(tunings)))
                 for q in QUANTITIES}
@@ -132,8 +171,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
             row = {"method": method, "gamma": g, info.signal: sig, "sigma": s}
             if tune:
                 row[tune] = t
-            row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps, seed=seed,
-                       measure=kind, global_model=glob,
+            row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps,
+                       seed=plan["seed"], measure=plan["kind"], global_model=glob,
                        # The number of clients exists only for a federated global model.
                        clients=setting.clients if glob == "federated" else None)
             for q in QUANTITIES:
@@ -143,7 +182,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
                 row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
             rows.append(row)
-    return SweepRows(rows)
+    return rows
 
 
 def _limits(spec, setting, route, steps, tunings):

@@ -138,3 +138,24 @@ def test_predict_d_turns_a_files_n_into_gamma(tmp_path, capsys):
 ])
 def test_an_unknown_name_is_named_before_missing_options(argv, message, capsys):
     assert message in _one_error_line(argv, capsys)
+
+
+# was: --clients 3,2 simulated M = 3's whole grid, then refused M = 2's prediction (its rows
+# lost); every setting is now predicted before any is simulated.
+def test_sweep_checks_every_clients_value_before_simulating(monkeypatch, capsys):
+    def ran(*args, **kwargs):
+        raise AssertionError("the simulation started")
+    monkeypatch.setattr("montecarlo.sweep.run_tasks", ran)
+    line = _one_error_line(["sweep", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "1",
+                            "--lam", "0.1", "--d", "10", "--reps", "2", "--clients", "3,2",
+                            "--global", "federated", "--no-progress"], capsys)
+    assert "pooled N > d" in line
+
+
+# was: "spectrum = {'atoms': [0.2503..., ... 30 numbers], 'weights': [...]}" on the line.
+def test_rounds_print_a_spectrum_by_its_description(capsys):
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                              "--rounds", "5", "--local-steps", "1", "--local-step-size", "0.1",
+                              "--signal", "1", "--spectrum", "powerlaw:1", "--d", "30"], capsys)
+    assert code == 0 and "spectrum = discrete[30 atoms in [0.25, 7.51], mean 1]" in out, err
+    assert "'atoms'" not in out

@@ -295,3 +295,16 @@ def predict_options(args) -> None:
             and not (spec.startswith("powerlaw:") and "," not in spec):
         raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
                          "number of eigenvalues of the spectra); otherwise nothing uses it")
+
+
+def params_line(params: dict) -> str:
+    """``  k = v, ...`` of a result's ``params``, a spectrum given as its atoms and weights
+    shown by ``Spectrum.describe`` (was: the dict of every atom and weight, 30 of each for
+    powerlaw:1 at d = 30, printed on the line)."""
+    def shown(key, value):
+        if key == "spectrum" and isinstance(value, dict) and "atoms" in value:
+            from riskcalc.spectrum import Spectrum
+
+            return Spectrum(value["atoms"], weights=value["weights"]).describe()
+        return value
+    return "  " + ", ".join(f"{k} = {shown(k, v)}" for k, v in params.items())
