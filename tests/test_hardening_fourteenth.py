@@ -159,3 +159,15 @@ def test_rounds_print_a_spectrum_by_its_description(capsys):
                               "--signal", "1", "--spectrum", "powerlaw:1", "--d", "30"], capsys)
     assert code == 0 and "spectrum = discrete[30 atoms in [0.25, 7.51], mean 1]" in out, err
     assert "'atoms'" not in out
+
+
+# was: a file named "-" created (sweep --cache -, simulate --out -).
+@pytest.mark.parametrize("argv", [
+    ["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1", "--d", "10", "--reps", "2",
+     "--cache", "-"],
+    ["simulate", "paper000-fig1", "--out", "-"],
+])
+def test_a_dash_is_no_file_name(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert "-: give a file name" in _one_error_line(argv, capsys)
+    assert not (tmp_path / "-").exists()
