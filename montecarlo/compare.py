@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from montecarlo.runner.budget import check_tasks
+from montecarlo.runner.budget import check_tasks, cores
 from montecarlo.linear.estimators import get_estimator, tuning_value
-from montecarlo.linear.instances import Setting, check_memory, sample_instance, scalar_spec
+from montecarlo.linear.instances import (Setting, check_memory, linear_replicate_seconds,
+                                         sample_instance, scalar_spec)
 from montecarlo.linear.measure import KINDS, measure
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
 from montecarlo.runner.seeding import check_seed
@@ -41,6 +42,9 @@ __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "replicate_task", "spec_from_dict", "spec_to_dict", "summarize"]
 
 QUANTITIES = ("bias", "variance", "risk")
+#: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
+#: default (``riskcalc.cli.guards.MAX_MINUTES``).
+MAX_MINUTES = 10.0
 
 
 # --- tasks: JSON-serializable descriptions of one replicate -----------------------------------
@@ -97,6 +101,27 @@ def check_run(reps, kind, steps, step_size):
     elif step_size is not None:
         raise ValueError("--step-size is only used with --steps")
     return reps, steps, step_size
+
+
+def check_minutes(max_minutes, tasks: int, setting: Setting, gamma, method: str, n_jobs,
+                  scheduler, what: str) -> None:
+    """Refuse, before any work, ``tasks`` replicates estimated (``montecarlo.linear.instances.
+    linear_replicate_seconds``, the command line's estimate) to take longer than
+    ``max_minutes`` on ``n_jobs`` workers (one with a ``scheduler``); None: no limit. Was: the
+    Python API ran whatever it was given (the limit was the command line's alone, which
+    checks --max-minutes itself and passes None)."""
+    if max_minutes is None:
+        return
+    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True,
+                                  ndim=0))
+    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
+    total = tasks * linear_replicate_seconds(setting, gamma,
+                                             get_estimator(method).centered) / workers
+    if total > limit:
+        raise ValueError(f"max_minutes = {max_minutes:g}: {what} at d = {setting.d} are "
+                         f"estimated at {total / 60.0:.3g} min of work on {workers} "
+                         "worker(s); lower reps, d or clients, or raise max_minutes (None: "
+                         "no limit)")
 
 
 def summarize(samples, predicted, level: float = 0.95) -> dict:
@@ -192,7 +217,8 @@ class Comparison:
 def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0,
             kind: str = "conditional", steps: int | None = None,
             step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
-            scheduler: str | None = None, progress: bool = False, cache=None) -> Comparison:
+            scheduler: str | None = None, progress: bool = False, cache=None,
+            max_minutes: float | None = MAX_MINUTES) -> Comparison:
     """Predicted (riskcalc) vs simulated (montecarlo) bias, variance and risk of one client.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1 against the
@@ -220,6 +246,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
         riskcalc route of the prediction.
     n_jobs, scheduler, progress, cache
         Passed to ``montecarlo.runner.tasks.run_tasks``.
+    max_minutes : float or None
+        Refuse a run estimated to take longer (``check_minutes``; None: no limit).
 
     Examples
     --------
@@ -233,6 +261,8 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
     check_tasks(reps, f"{reps} replicates", "lower reps")
+    check_minutes(max_minutes, reps, setting, spec.gamma, spec.method, n_jobs, scheduler,
+                  f"{reps} replicates")
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
@@ -253,7 +283,7 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                    weights: str = "samples", measure: str = "conditional",
                    steps: int | None = None, step_size: float | None = None,
                    route: str = "auto", n_jobs: int = 1, progress: bool = False,
-                   **setting_options) -> Comparison:
+                   max_minutes: float | None = MAX_MINUTES, **setting_options) -> Comparison:
     """Predicted vs simulated bias, variance and risk of one client, from plain keywords.
 
     ``montecarlo.compare(method, ...)`` calls this function: the module is callable. It
@@ -291,6 +321,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         Worker processes.
     progress : bool
         Show a progress bar on stderr.
+    max_minutes : float or None
+        Refuse a run estimated to take longer (``check_minutes``; None: no limit).
     **setting_options
         Further fields of ``Setting`` (``eigvecs``, ``features``, ``noise``, ``df``,
         ``gammas``, ``rs``, ``sigmas``).
@@ -317,7 +349,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
     return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
-                   step_size=step_size, route=route, n_jobs=n_jobs, progress=progress)
+                   step_size=step_size, route=route, n_jobs=n_jobs, progress=progress,
+                   max_minutes=max_minutes)
 
 
 class _CallableModule(types.ModuleType):

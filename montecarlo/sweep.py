@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import (QUANTITIES, check_run, replicate_task, spec_to_dict, summarize,
-                                none_if_nan)
+from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
+                                none_if_nan, replicate_task, spec_to_dict, summarize)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -55,7 +55,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
           alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
           kind: str = "conditional", steps: int | None = None, step_size: float | None = None,
           route: str = "auto", n_jobs: int = 1, scheduler: str | None = None,
-          progress: bool = True, cache=None) -> list[dict]:
+          progress: bool = True, cache=None,
+          max_minutes: float | None = MAX_MINUTES) -> list[dict]:
     """Predicted and simulated bias, variance and risk at every point of a parameter grid.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``): the limits of Thms 1-4 / Cor. 3.1
@@ -76,6 +77,9 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         As in ``montecarlo.compare.compare``.
     n_jobs, scheduler, progress, cache
         Passed to ``run_tasks``; ``cache`` makes an interrupted sweep resumable.
+    max_minutes : float or None
+        Refuse a sweep estimated to take longer (``montecarlo.compare.check_minutes``; None:
+        no limit).
 
     Returns
     -------
@@ -84,6 +88,38 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         parameters, ``d``, ``n``, ``reps``, and per quantity q ``predicted_q``,
         ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95``.
     """
+    return sweep_settings(method, [setting], gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
+                          steps=steps, step_size=step_size, route=route, n_jobs=n_jobs,
+                          scheduler=scheduler, progress=progress, cache=cache,
+                          max_minutes=max_minutes)
+
+
+def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam=None,
+                   alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
+                   kind: str = "conditional", steps: int | None = None,
+                   step_size: float | None = None, route: str = "auto", n_jobs: int = 1,
+                   scheduler: str | None = None, progress: bool = True, cache=None,
+                   max_minutes: float | None = MAX_MINUTES) -> list[dict]:
+    """``sweep`` over each of ``settings`` in turn (``riskcalc sweep --clients M1,M2``), the
+    rows of all in one ``SweepRows``: every setting's grid is checked and predicted before
+    any is simulated (was: the command ran M1's simulation, then refused M2's prediction,
+    losing M1's rows), and ``max_minutes`` bounds each setting's run."""
+    plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                   alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
+                   step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
+                   max_minutes=max_minutes) for setting in settings]
+    rows = SweepRows()
+    for plan in plans:
+        rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
+                                      n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                                      desc=f"sweep {method}", command="sweep"))
+    return rows
+
+
+def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
+          steps, step_size, route, n_jobs, scheduler, max_minutes) -> dict:
+    """The checked grid of one setting, its predictions and its tasks (nothing simulated)."""
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
@@ -98,8 +134,15 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
                                     _values("sigma", sigma)))
-    check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
-                "lower reps or the grid")
+    what = f"{len(points)} grid points x {reps} replicates"
+    check_tasks(len(points) * reps, what, "lower reps or the grid")
+    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
+                  n_jobs, scheduler, what)
+    # The predictions first: a point the theory refuses (pooled N <= d with a federated global
+    # model, ...) was refused after its whole simulation had run.
+    limits = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+                                 **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                      setting, route, steps, tunings) for g, sig, s in points]
     tasks = []
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
@@ -107,16 +150,20 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
         base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
                 "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
-    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=f"sweep {method}", command="sweep")
+    return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
+                kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)
+
+
+def _rows(plan, results) -> list:
+    """The rows of one setting's grid (``_plan``) from its replicates' ``results``."""
+    method, setting, reps, tunings = (plan[k] for k in ("method", "setting", "reps", "tunings"))
+    info, spectrum = riskcalc.get_method(method), plan["spectrum"]
+    tune = info.tuning
     label = "identity" if spectrum is None else spectrum.describe()
     glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []
-    for i, (g, sig, s) in enumerate(points):
-        res = results[i * reps:(i + 1) * reps]
-        limit = _limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
-                                   **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                        setting, route, steps, tunings)
+    for i, (g, sig, s) in enumerate(plan["points"]):
+        res, limit = results[i * reps:(i + 1) * reps], plan["limits"][i]
         summ = {q: summarize([x[q] for x in res], np.broadcast_to(getattr(limit, q),
                                                                    len(tunings)))
                 for q in QUANTITIES}
@@ -124,8 +171,8 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
             row = {"method": method, "gamma": g, info.signal: sig, "sigma": s}
             if tune:
                 row[tune] = t
-            row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps, seed=seed,
-                       measure=kind, global_model=glob,
+            row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps,
+                       seed=plan["seed"], measure=plan["kind"], global_model=glob,
                        # The number of clients exists only for a federated global model.
                        clients=setting.clients if glob == "federated" else None)
             for q in QUANTITIES:
@@ -135,7 +182,7 @@ def sweep(method: str, *, gamma, sigma, setting: Setting, r=None, rho=None, lam=
                 row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
             rows.append(row)
-    return SweepRows(rows)
+    return rows
 
 
 def _limits(spec, setting, route, steps, tunings):

@@ -184,7 +184,7 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
                                                        "sigma": sigma}).items()}
     gamma = vals["gamma"]
     m = gamma.size
-    d = positive_int("d", d)
+    d = positive_int("d", d, minimum=2)     # the CLI's range (was: d = 1 simulated here)
     K = check_local_steps(local_steps)
     eta = None if step_size is None else float(positive("step_size", step_size, ndim=0))
     if eta is None and not np.isinf(K):
@@ -319,7 +319,7 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         client j's covariance in the shared basis, its risks measured in it, as
         ``riskcalc.rounds_limit`` takes them (``montecarlo.linear.rounds_shift``).
     d, reps, seed : int
-        Dimension, replicates (>= 2), seed (``montecarlo.runner.seeding``).
+        Dimension (>= 2), replicates (>= 2), seed (``montecarlo.runner.seeding``).
     jobs : int
         Worker processes (results do not depend on it).
     measure : {"auto", "conditional", "empirical"}

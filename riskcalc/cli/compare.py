@@ -115,7 +115,8 @@ def run(args) -> int:
     guards.linear_budget(args, setting, spec.gamma, 1)
     res = compare(spec, setting, reps=args.reps, seed=args.seed, kind=args.measure,
                   steps=args.steps, step_size=args.step_size, route=args.route,
-                  n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
+                  n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
+                  max_minutes=None)     # --max-minutes: checked above (linear_budget)
     out = res.as_dict()
     if args.json:
         print(guards.dumps(out))

@@ -61,6 +61,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
                 raise ValueError("--target applies with --federation (a bare --clients-file "
                                  "list holds the OTHER clients: the target is the client of "
                                  "the model options)")
+            _unused_d(args, ff, option)
             # Kept for other_clients: a pipe (/dev/stdin) can be read once only.
             args._bare = ff
             _default_global(args, False)
@@ -74,9 +75,13 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
             raise ValueError(f"--{name} does not apply with {option}: the clients' "
                              f"parameters come from {ff.path}")
     t = ff.target(0 if args.target is None else args.target)
+    if ff.d is None:
+        _unused_d(args, ff, option)
     _check_d(args, ff, option, family)
     fill = (lambda v: repr(float(v))) if multi else float
-    gammas = ff.gammas()
+    # A client's n is d / gamma at the file's d, else --d's (as advise --d; was refused as
+    # 'the file needs "d"' with --d given).
+    gammas = ff.gammas(getattr(args, "d", None))
     if hasattr(args, "_family_parser"):     # the default identity is not --spectrum given
         from riskcalc.cli import families
 
@@ -114,6 +119,22 @@ def _default_global(args, federated: bool) -> None:
     """``--global``'s default: federated with a federation file, else oracle."""
     if hasattr(args, "global_model") and args.global_model is None:
         args.global_model = "federated" if federated else "oracle"
+
+
+def _unused_d(args, ff, option) -> None:
+    """``predict`` with a file that gives no d: ``--d`` sizes ``powerlaw:P``, is checked
+    against the lengths of ``powerlaw:P,D`` and ``file:PATH`` and turns a client's n into
+    gamma; refused when nothing of these is in ``--spectrum`` or the file (was: taken
+    silently, the answer the same at every d)."""
+    if getattr(args, "d", None) is None or hasattr(args, "reps"):
+        return
+    specs = [getattr(args, "spectrum", None)] + ff.spectra()
+    if not any(str(s).strip().lower().startswith(("powerlaw:", "file:")) for s in specs
+               if isinstance(s, str)) and not any("n" in c for c in ff.clients):
+        raise ValueError(f"--d {args.d}: nothing uses it (it sizes powerlaw:P, is checked "
+                         "against the eigenvalues of file:PATH and powerlaw:P,D and turns a "
+                         f"client's n into gamma; --spectrum and {option} {ff.path} have none "
+                         "of these, and their limits do not depend on d): leave it out")
 
 
 def _check_d(args, ff, option, family) -> None:

@@ -69,6 +69,9 @@ def run(args) -> int:
         return 0
     if args.all == bool(args.ids):
         raise ValueError("give figure ids or --all (or --list)")
+    ids = list(registry) if args.all else list(dict.fromkeys(args.ids))   # each built once
+    for fig_id in ids:
+        figures.get_figure(fig_id)  # a bad id first (was: "--out DIR is required", then this)
     if not args.out:
         raise ValueError("--out DIR is required to build figures")
     from figures.core import image_formats
@@ -78,9 +81,6 @@ def run(args) -> int:
     except ValueError as exc:
         raise ValueError(f"--{exc}") from None
     args.jobs = guards.jobs(args.jobs)
-    ids = list(registry) if args.all else list(dict.fromkeys(args.ids))   # each built once
-    for fig_id in ids:
-        figures.get_figure(fig_id)  # fail on a bad id before any work
     seconds = estimate_seconds(ids, args)
     guards.budget(args, len(ids), sum(seconds.values()) / len(ids),
                   f"{len(ids)} figure(s) in {'quick' if args.quick else 'full'} mode",

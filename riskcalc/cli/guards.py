@@ -96,7 +96,10 @@ MAX_MINUTES = 10.0
 def add_budget_option(parser, stop: str | None = None) -> None:
     """Add ``--max-minutes`` (the time a simulation may take, estimated before it starts;
     ``stop``: what the command keeps when it is also stopped in flight at the limit)."""
-    parser.add_argument("--max-minutes", type=float, default=MAX_MINUTES, metavar="M",
+    # Default None (read as MAX_MINUTES by ``max_seconds``): an explicit --max-minutes 10 is
+    # then "given" (``families.given`` compares with the default; the logistic verbs keep their
+    # solvers' own limit when it is not given, and took an explicit 10 for that).
+    parser.add_argument("--max-minutes", type=float, default=None, metavar="M",
                         help="refuse a run estimated to take longer than M minutes of "
                              f"wall time (default {MAX_MINUTES:g}); the estimate is printed "
                              "with the refusal" + (
@@ -106,7 +109,8 @@ def add_budget_option(parser, stop: str | None = None) -> None:
 
 def max_seconds(args) -> float:
     """``--max-minutes`` of ``args`` (default ``MAX_MINUTES``) in seconds, validated."""
-    minutes = getattr(args, "max_minutes", MAX_MINUTES)
+    minutes = getattr(args, "max_minutes", None)
+    minutes = MAX_MINUTES if minutes is None else minutes
     if not (isinstance(minutes, float) and math.isfinite(minutes) and minutes > 0):
         raise ValueError(f"--max-minutes must be a finite number > 0, got {minutes!r}")
     return 60.0 * minutes
@@ -291,3 +295,16 @@ def predict_options(args) -> None:
             and not (spec.startswith("powerlaw:") and "," not in spec):
         raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
                          "number of eigenvalues of the spectra); otherwise nothing uses it")
+
+
+def params_line(params: dict) -> str:
+    """``  k = v, ...`` of a result's ``params``, a spectrum given as its atoms and weights
+    shown by ``Spectrum.describe`` (was: the dict of every atom and weight, 30 of each for
+    powerlaw:1 at d = 30, printed on the line)."""
+    def shown(key, value):
+        if key == "spectrum" and isinstance(value, dict) and "atoms" in value:
+            from riskcalc.spectrum import Spectrum
+
+            return Spectrum(value["atoms"], weights=value["weights"]).describe()
+        return value
+    return "  " + ", ".join(f"{k} = {shown(k, v)}" for k, v in params.items())

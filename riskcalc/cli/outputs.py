@@ -15,6 +15,8 @@ def check_writable(path, option: str) -> None:
         return
     if not str(path).strip():
         raise ValueError(f"{option} needs a file name, got an empty one")
+    if str(path).strip() == "-":    # was: a file named "-" (where the convention says stdout)
+        raise ValueError(f"{option} -: give a file name ({option} writes a file, not stdout)")
     path = _through_links(path, option)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):

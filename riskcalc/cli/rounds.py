@@ -283,7 +283,7 @@ def predict(args) -> int:
     print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
           f"M = {m} client{'s' if m > 1 else ''}, "
           f"{sigma_words(res.params)})")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
+    print(guards.params_line(res.params))
     print(round_map_line(res))
     own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
@@ -380,7 +380,7 @@ def compare(args) -> int:
         return 0
     print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in pred.params.items()))
+    print(guards.params_line(pred.params))
     print(round_map_line(pred))
     shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
     if ftfa is not None:

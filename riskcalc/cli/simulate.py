@@ -85,6 +85,9 @@ def run(args) -> int:
         return 0
     if args.preset is None:
         raise ValueError("PRESET is required (see --list)")
+    if args.preset not in PRESETS:      # was: "--out is required" asked first
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {args.preset!r} "
+                         "(see --list)")
     if args.out is None:
         raise ValueError("--out is required")
     check_writable(args.out, "--out")

@@ -16,7 +16,7 @@ import math
 
 import sys
 
-from montecarlo.sweep import FORMATS, sweep, write_rows
+from montecarlo.sweep import FORMATS, sweep_settings, write_rows
 from riskcalc._validate import decimal, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
@@ -44,7 +44,7 @@ def add_parser(subparsers) -> None:
     add_model_options(p, multi=True, sigma_required=False)   # or from --federation
     families.add_options(p, "sweep")
     add_simulation_options(p, reps=10, multi=True)
-    p.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
+    p.add_argument("--out", metavar="PATH", help="output file (default, or -: stdout)")
     p.add_argument("--format", choices=FORMATS,
                    help="csv or jsonl (default: from the --out extension, csv otherwise)")
     p.add_argument("--cache", metavar="PATH",
@@ -54,6 +54,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.out == "-":     # stdout, as the convention goes (was: a file named "-")
+        args.out = None
     not_an_input(args, ("out", "cache"))
     fedargs.resolve(args, args.model, multi=True)
     fedargs.require_d(args)
@@ -86,14 +88,13 @@ def run(args) -> int:
     for v in values.values():
         points *= len(v) if v else 1
     guards.linear_budget(args, settings[-1], values["gamma"], points * len(clients))
-    rows = []
-    for setting in settings:
-        rows += sweep(args.method, setting=setting,
-                      spectrum=spectrum_from_args(args, d=args.d), reps=args.reps,
-                      seed=args.seed, kind=args.measure, steps=args.steps,
-                      step_size=args.step_size, route=args.route, n_jobs=args.jobs,
-                      scheduler=args.scheduler, progress=not args.no_progress,
-                      cache=args.cache, **values)
+    # Every setting's grid checked and predicted before any is simulated (sweep_settings).
+    rows = sweep_settings(args.method, settings,
+                          spectrum=spectrum_from_args(args, d=args.d), reps=args.reps,
+                          seed=args.seed, kind=args.measure, steps=args.steps,
+                          step_size=args.step_size, route=args.route, n_jobs=args.jobs,
+                          scheduler=args.scheduler, progress=not args.no_progress,
+                          cache=args.cache, max_minutes=None, **values)   # checked above
     return emit(args, rows)
 
 

@@ -182,6 +182,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if spectra is not None:
         from riskcalc.linear.dynamics.shift.one_step import shift_inputs
 
+        client_arrays(gamma, r, sigma)  # their lengths before the spectra's count (was: gamma
+        # of 3 beside r, sigma of 2 reported as "spectra lists 2 client spectra for 3 clients")
+
         spectrum, joint, specs = shift_inputs(name, spectra, spectrum, gamma, local_steps, d)
     if isinstance(spectrum, str):
         from riskcalc.spectrum import Spectrum

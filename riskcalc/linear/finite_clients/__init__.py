@@ -215,6 +215,10 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                          f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
     joint = None
     if spectra is not None:
+        # The lists' own lengths first: gamma of 3 beside r, sigma of 2 was reported as
+        # "spectra lists 2 client spectra for 3 clients".
+        client_count({k: real(k, v, ndim=1) for k, v in
+                      {"gamma": gamma, "sigma": sigma, "r": r}.items()})
         spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     check_method(info.name)
     named = isinstance(weights, str)

@@ -262,13 +262,13 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         if target >= m:
             raise ValueError(f"target must be a client index in [0, {m - 1}], got {target}")
     if spectrum is not None:
-        from riskcalc.logistic.spectrum.limits import check_spectrum
+        from riskcalc.logistic.spectrum.limits import check_spectrum, naming_spectrum
 
         spectrum = check_spectrum(spectrum)
         if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
             check_lam(lam, SPECTRUM_LAM_MAX)
-        return _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
-                                 spectrum)
+        return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
+                               global_lam, weights, target, spectrum)
     wanted = np.arange(m) if target is None else np.array([target])
     point = solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted,
                         max_seconds=max_seconds)

@@ -226,8 +226,12 @@ def solve(p: Problem, start=None):
         for lam_k in lams:
             x, err, _ = _root_resolved(x, _at_lam(p, lam_k), NODES[0])
             if not err <= TOL:
+                step = "" if lam_k == p.lam else (
+                    f" (a step of the continuation from lam = {lams[0]:g} down to the lam = "
+                    f"{p.lam:g} asked)")
                 raise SolverError(f"logistic fixed point with a spectrum: no convergence at "
-                                  f"lam = {lam_k:g} (gamma = {p.gamma:g}; residual {err:.2e})")
+                                  f"lam = {lam_k:g}{step} (gamma = {p.gamma:g}; residual "
+                                  f"{err:.2e})")
     for nodes in NODES[1:]:
         x_fine, err, fine = _root_resolved(x, p, nodes)
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, parameter
+from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
@@ -34,6 +35,23 @@ def check_spectrum(spectrum):
                          "directions in the original coordinates; a spectrum with "
                          "signal_weights (a non-uniform signal direction) is not supported")
     return spectrum
+
+
+def naming_spectrum(spectrum, solve, *args):
+    """``solve(*args)``, its SolverError naming ``spectrum`` (was: scaled:1e-100 refused as
+    "no convergence at lam = 100", the continuation's first step, which the user never gave).
+    Sigma = C Sigma' is the problem of Sigma' at lam / C with the norms times sqrt(C) (module
+    docstring of ``fixed_point``), so a scale far from 1 is named as the likely cause."""
+    try:
+        return solve(*args)
+    except SolverError as exc:
+        mean = float(spectrum.mean)
+        cause = "" if 1e-3 <= mean <= 1e3 else (
+            f"; a spectrum C times another is that problem at lam / C with the norms times "
+            f"sqrt(C), here C ~ {mean:.3g}: a scale this far from 1 is beyond the solver's "
+            "reach (rescale the features toward mean eigenvalue 1)")
+        raise SolverError(f"spectrum {spectrum.describe()} (mean eigenvalue {mean:.3g}): "
+                          f"{exc}{cause}") from None
 
 
 def centre_scale(signal, r, spectrum, centre: str) -> float:
@@ -123,7 +141,8 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     if max_seconds is not None:
         check_work(arrays, spectrum, max_seconds)
     if all(v.ndim == 0 for v in arrays):
-        return spectrum_limit(*(float(v) for v in arrays), spectrum, centre)
+        return naming_spectrum(spectrum, spectrum_limit, *(float(v) for v in arrays),
+                               spectrum, centre)
     try:
         arrays = np.broadcast_arrays(*arrays)
     except ValueError:
@@ -131,7 +150,8 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
     shape = arrays[0].shape
     flat = [v.ravel().astype(float) for v in arrays]
-    rows = [spectrum_limit(*point, spectrum, centre) for point in zip(*flat)]
+    rows = [naming_spectrum(spectrum, spectrum_limit, *point, spectrum, centre)
+            for point in zip(*flat)]
     params = dict(gamma=arrays[0].astype(float), signal=arrays[1].astype(float),
                   r=arrays[2].astype(float), lam=arrays[3].astype(float),
                   spectrum=spectrum.describe())

@@ -163,8 +163,11 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
         (x, err, n), _ = _root_resolved(x, fed, spectrum, lam_k, PATH_NODES)
         nfev += n
         if not err <= TOL:
+            step = "" if lam_k == lam_g else (
+                f" (a step of the continuation from global_lam = {lams[0]:g} down to the "
+                f"global_lam = {lam_g:g} asked)")
             raise SolverError(f"logistic global model with a spectrum: no convergence at "
-                              f"global_lam = {lam_k:g} (residual {err:.2e})")
+                              f"global_lam = {lam_k:g}{step} (residual {err:.2e})")
     for nodes in NODES:
         (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam_g, nodes)
         nfev += n
