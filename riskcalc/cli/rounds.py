@@ -152,9 +152,11 @@ def federation(args) -> dict:
         fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
         spectra = fedargs.client_spectra(args, others)
         if spectra is not None:
-            if args.method != "fedavg" or np.isinf(parse_local_steps(args.local_steps)):
+            if args.method not in ("fedavg", "pfedme") \
+                    or np.isinf(parse_local_steps(args.local_steps)):
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
-                                 "fedavg with a finite --local-steps only")
+                                 "fedavg with a finite --local-steps only (pfedme/fedprox "
+                                 "too)")
             fed.update(spectra=spectra, d=getattr(args, "d", None))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
@@ -331,8 +333,8 @@ def compare(args) -> int:
     predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
     (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
-    same replicates. Per-client spectra (covariate shift; fedavg with --local-steps 1, the
-    limit's one case): both at d = --d, the simulated clients' covariances in the shared basis
+    same replicates. Per-client spectra (covariate shift; fedavg or pfedme with a finite
+    --local-steps): both at d = --d, the simulated clients' covariances in the shared basis
     (``montecarlo.linear.rounds_shift``)."""
     from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
 
