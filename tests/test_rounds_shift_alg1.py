@@ -104,6 +104,21 @@ def test_fixed_point_is_the_pfedme_minimizer_under_shift(anti):
     np.testing.assert_allclose(res.variance[:, -1], ref.variance, rtol=0, atol=1e-9)
 
 
+def test_three_clients_fixed_point_and_every_metric():
+    """Three covariances (anti-aligned two-point spectra and the identity), K = 2: T = inf
+    against the pFedMe joint minimizer under shift, and every client's curve a risk in its own
+    metric (each metric's quadrature measures all targets in it; mixing the metrics across
+    targets made another client's own-model row negative and raised)."""
+    gam, r, sig = [0.5, 1.2, 2.0], [0.5, 1.0, 0.7], [0.5, 0.3, 0.8]
+    spectra = ANTI + ["identity"]
+    res = riskcalc.rounds_limit("pfedme", gamma=gam, r=r, sigma=sig, signal=1.0,
+                                rounds=[1, 5, 20, np.inf], local_steps=2, step_size=0.03,
+                                lam=0.5, global_step=2.0, spectra=spectra)
+    ref = riskcalc.clients_limit("pfedme", gamma=gam, r=r, sigma=sig, lam=0.5, spectra=spectra)
+    np.testing.assert_allclose(res.risk[:, -1], ref.risk, rtol=0, atol=1e-9)
+    assert np.all(np.diff(res.global_risk[:, :3], axis=1) < 0)
+
+
 def test_against_the_simulated_algorithm_at_two_d(anti):
     """The literal Algorithm 1 (``montecarlo.linear.rounds``, exact given the designs, each
     client's risk in its own Sigma_j) on the anti-aligned federation: the server and own

@@ -28,7 +28,8 @@ Sigma_i (m - theta_i)].
 2. Edges and contour: ``sigma.algorithm1.curves``, step 4, with each client's sample spectrum
    under its own Sigma_j (``pencil.client_ends``) in Weyl's window; the quadrature over the
    rounds and the settled tails are the shared spectrum's (``sigma.algorithm1.curves.
-   _assemble``, called once per client metric: client i's row from its metric's traces).
+   _assemble``, called once per client metric Sigma_l with every target's traces in Sigma_l,
+   each row a risk in that metric; row l is client l's).
 
 Scope: the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) with a real spectrum (the
 complex case, odd K above 1 / (L + lam) with g lam > 1, and the chain for larger M K^2 are
@@ -136,12 +137,14 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
     H = pent.two_point((C.swapaxes(-1, -2), G.swapaxes(-1, -2)),
                        (Cf.swapaxes(-1, -2), Gf.swapaxes(-1, -2)), couplings, lams)
     H = H.reshape(M + 1, 3, M + 1, N + 1, 2 * N + 1)
-    # tau(Sigma_i Y(au_i)) of each model row, client i's metric, at the upper nodes and z = 1.
-    cross = np.stack([np.einsum("ia,nab,ib->in", h * V, G[:, :, m, :], au) for m in models])
+    # tau(Sigma_l Y(au_k)) of each model row m in each client's metric l, at the upper nodes
+    # and z = 1: (l, m, k, node); metric l's call of _assemble measures every target k in
+    # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
+    cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
     Es = V @ h
     extra = {"contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0, "nodes": n,
              "contraction_is_bound": c["bound"], "memory": mem}
-    rows = [_assemble(H[:, :, [i, M]], cross, z, c["w"], rounds, c["finite"], c["over"], gam,
+    rows = [_assemble(H[:, :, [i, M]], cross[i], z, c["w"], rounds, c["finite"], c["over"], gam,
                       r, sigma, p, signal, Es[i], extra) for i in range(M)]
     bias = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     var = np.stack([x["variance"][i] for i, x in enumerate(rows)])
