@@ -45,6 +45,21 @@ def test_predict_and_compare_rows(capsys, tmp_path):
     assert all(row["simulated"]["d"] == 40 and row["simulated"]["risk"] > 0 for row in rows)
 
 
+def test_predict_ftfa_after_the_rounds(capsys, tmp_path):
+    """--steps k --step-size e: FTFA from the round-T server model under shift, the rows'
+    personalized_risk is RoundsLimit.personalized_risk's (``shift.algorithm1.personalize``)."""
+    code, out, _ = run_cli(["predict", "pfedme", "--federation", _fed(tmp_path), *ARGS,
+                            "--steps", "2", "--step-size", "0.05"], capsys)
+    assert code == 0
+    rows = json.loads(out)
+    ref = riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.2,
+                                rounds=[0, 2, np.inf], local_steps=2, step_size=0.04, lam=0.8,
+                                global_step=1.5, spectra=ANTI)
+    want = ref.personalized_risk(steps=2, step_size=0.05)[0]
+    assert [row["personalized_risk"] for row in rows] == pytest.approx(want, rel=1e-12)
+    assert all(row["personalization"]["converges"] for row in rows)
+
+
 def test_exact_prox_refused_in_one_line(capsys, tmp_path):
     """--local-steps inf under shift (the exact prox along the rounds) is not covered."""
     i = ARGS.index("--local-step-size")

@@ -33,7 +33,8 @@ Sigma_i (m - theta_i)].
 
 Scope: the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) with a real spectrum (the
 complex case, odd K above 1 / (L + lam) with g lam > 1, and the chain for larger M K^2 are
-refused); personalization after round T is not covered. Checks (``tests/test_rounds_shift_
+refused); personalization after round T: ``shift.algorithm1.personalize`` (the curves'
+``personalize``). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -48,6 +49,7 @@ import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import round_horizon
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil, client_ends
+from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
@@ -156,9 +158,17 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
         """(bias, variance), each (M, len(rounds)), of every client's own model after the
         local steps of round T (module docstring)."""
         if terms is not None:
-            raise ValueError("personalized_risk: personalization after Algorithm 1's rounds "
-                             "under covariate shift is not covered")
+            raise ValueError("personalized_risk: under covariate shift, personalization after "
+                             "Algorithm 1's rounds is the curves' 'personalize'")
         return own_b, own_v
 
+    tops = client_ends(V, h, gam)[:, 1]
+
+    def personalize(**kind):
+        """(bias, variance) after personalizing the round-T server model
+        (``shift.algorithm1.personalize``; this contour and solve reused)."""
+        return shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h,
+                                       tops, (c, C, G), **kind)
+    personalize.tops = tops         # FTFA's stability per client (``RoundsLimit``)
     return {"bias": bias, "variance": var, "distance": rows[0]["distance"], "local": local,
-            **extra}
+            "personalize": personalize, **extra}
