@@ -26,7 +26,10 @@ from riskcalc.linear.dynamics.fedavg import settle
 from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
-from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_vectors, quadrature
+from riskcalc.linear.dynamics.sigma.algorithm1.contour import quadrature
+from riskcalc.linear.dynamics.sigma.algorithm1.personalize import (personal_couplings,
+                                                                   personal_parts,
+                                                                   second_nodes)
 from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, _rtfa_tau,
                                                               personal_guard,
                                                               personal_unknowns)
@@ -47,15 +50,7 @@ class ShiftPersonalPencil(PersonalPencil):
             rowv[:, self.rows[j]] = self.V[j][:, None]
         self.rowv = rowv
 
-    def ghat(self, z, C):
-        """Ghat(a) (N, atoms, n, n) at the nodes z (N,) given Chat (N, M, K, K)."""
-        E = np.zeros((z.size, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
-        L = self.L0 + self.rowv[None, :, :, None] * E[:, None]
-        L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
-        return np.linalg.inv(L)
-
+    ghat = ShiftPencil.ghat
     own_weights = ShiftPencil.own_weights
     pair_weights = ShiftPencil.pair_weights
     _jacobian = ShiftPencil._jacobian
@@ -96,38 +91,17 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
         if kind == "rtfa":
             tau0[:, j, Kb, Kb] = _rtfa_tau(V[j], h, gam[j:j + 1], lam2)[0]
     _, C1, G1 = ext.solve(lambda t: nodes, [0.0], check=False, tau0=tau0)
-    two = np.r_[0:N, 0:N, N, N + 1]
-    conj = np.r_[np.zeros(N), np.ones(N), 0, 0].astype(bool)
-    C2, G2 = C1[two], G1[two]
-    C2[conj], G2[conj] = C2[conj].conj(), G2[conj].conj()
-    c_th, cf, au = (np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, ext.n - pen.n)])
-                    for v in dense_vectors(pen, eta, lam))
-    e = np.eye(ext.n)
-    couplings = []
-    for i in range(M):
-        ei, wi, bl = e[ext.root[i]][None, :], ext.noise[i][None, :], (ext.last[i],) * 2
-        sg = [sigma[i] ** 2 * gam[i]]
-        couplings += [(r ** 2, au, au, bl), (sigma ** 2 * gam, au, cf, bl),
-                      ([signal ** 2], c_th[None, :], c_th[None, :], bl),
-                      ([r[i] ** 2], ei, au[i][None, :], bl), (sg, wi, au[i][None, :], bl),
-                      ([r[i] ** 2], ei, ei, bl), (sg, ei, wi, bl)]
+    C2, G2 = second_nodes(C1, G1, N)
     H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
-                       (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)), couplings, h * V)
+                       (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
+                       personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal), h * V)
     H = H.reshape(M, 7, M, N + 2, 2 * N + 2)
     q = quadrature(z, w, rounds, c["finite"])
-    bias, var = np.empty((M, len(rounds))), np.empty((M, len(rounds)))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for i in range(M):      # client i's couplings in its own metric (module docstring)
-            Hu, Hn, Ht, Hc, Hcn, Hk, Hkn = H[i, :, i]
-            sg = sigma[i] ** 2 * gam[i]
-            inf_trace = np.einsum("a,ab,b->", h * V[i], G1[-1, :, ext.last[i], :],
-                                  ext.noise[i])
-            bias[i] = (q.double(q.pw1, 0.0, q.pw2, 0.0, Ht[:N + 1, :-1])
-                       + q.double(q.P1, q.inf, q.P2, q.inf, Hu[:N + 1, :-1])
-                       + 2.0 * q.single(q.P1, q.inf, Hc[:N + 1, -1]) + Hk[-1, -1].real)
-            var[i] = (q.double(q.P1, q.inf, q.P2, q.inf, Hn[:N + 1, :-1])
-                      - 2.0 * q.single(q.P1, q.inf, Hcn[:N + 1, -1])
-                      - Hkn[-1, -1].real - sg * inf_trace.real)
+    # Client i's couplings in its own metric h v_i (module docstring).
+    parts = [personal_parts(H[i, :, i], q, N, sigma[i] ** 2 * gam[i],
+                            np.einsum("a,ab,b->", h * V[i], G1[-1, :, ext.last[i], :],
+                                      ext.noise[i])) for i in range(M)]
+    bias, var = np.array([b for b, _ in parts]), np.array([v for _, v in parts])
     big = np.isfinite(rounds) & (rounds > c["over"])
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(np.max(V @ h)) \
