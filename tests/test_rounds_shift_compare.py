@@ -47,7 +47,7 @@ def test_alignment_is_the_joint_measure_of_the_theory():
     measure ``rounds_limit`` integrates (``joint_spectrum``): anti-aligned two-point spectra
     give the atoms (1, 4) and (4, 1), not (1, 1) and (4, 4)."""
     d = 40
-    S = shift_eigenvalues("fedavg", ANTI, None, np.array(GAM), d)
+    S = shift_eigenvalues(ANTI, None, np.array(GAM), d)
     joint = joint_spectrum(ANTI, d)
     tuples, counts = np.unique(S[np.unique(joint.types, return_index=True)[1]].T, axis=0,
                                return_counts=True)
@@ -188,8 +188,6 @@ def test_cli_compare_refusals_in_one_line(capsys, tmp_path, argv, match):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(method="fedprox", lam=1.0), "fedavg only"),
-    (dict(measure="empirical"), "not simulated under spectra"),
     (dict(spectrum="identity"), "not both"),
     (dict(spectra=ANTI[:2]), "2 client spectra for 4 clients"),
 ])

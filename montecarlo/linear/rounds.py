@@ -7,8 +7,8 @@ has n_j = round(d / gamma_j) rows N(0, Sigma), y_j = X_j theta_j + eps_j, theta_
 u_j, ||theta_0|| = signal and ||u_j|| = r_j in uniform directions, noise level sigma_j;
 f_j(w) = ||X_j w - y_j||^2 / (2 n_j); every model starts at 0. Risk of a model w for client j:
 E[(w - theta_j)^T Sigma (w - theta_j)], bias (the theta part) + variance (the noise part).
-Covariate shift (``spectra``, FedAvg only): client j's rows N(0, Sigma_j), the Sigma_j diagonal
-in one shared basis, its risks in Sigma_j (``montecarlo.linear.rounds_shift``).
+Covariate shift (``spectra``): client j's rows N(0, Sigma_j), the Sigma_j diagonal in one
+shared basis, its risks in Sigma_j (``montecarlo.linear.rounds_shift``).
 
 Routes: FedAvg, and Algorithm 1 with exact prox (K = inf, the same map with another local
 filter), exactly given the designs by a closed form in the eigenbasis of D = sum_j p_j Q_j
@@ -120,7 +120,7 @@ def rounds_task(task: dict) -> dict:
     closed = method == "fedavg" or np.isinf(K)    # a closed form given the designs
     if kind == "auto":
         kind = "conditional" if closed or propagation_flops(
-            s.size, [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
+            s.shape[-1], [mu.size for _, mu in basis], rounds, method) <= AUTO_EXACT_FLOPS \
             else "empirical"
     if closed and kind == "conditional":
         with np.errstate(over="ignore", invalid="ignore"):     # diverging: inf, set below
@@ -205,7 +205,7 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
                          "signal_weights is refused")
     s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
     if spectra is not None:     # covariate shift: (M, d), client j's covariance in row j
-        s = shift_eigenvalues(method, spectra, spectrum, gamma, d)
+        s = shift_eigenvalues(spectra, spectrum, gamma, d)
     n = sample_sizes({"gamma": gamma, "s": s})
     # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
     require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
@@ -315,8 +315,8 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
     spectrum : Spectrum or SPEC str, optional
         Covariance spectrum shared by the clients (default identity).
     spectra : SPEC str, or sequence of SPEC str or eigenvalue lists, optional
-        Covariate shift (instead of ``spectrum``; FedAvg, any K, measured conditionally):
-        client j's covariance in the shared basis, its risks measured in it, as
+        Covariate shift (instead of ``spectrum``; either method, any K): client j's
+        covariance in the shared basis, its risks measured in it, as
         ``riskcalc.rounds_limit`` takes them (``montecarlo.linear.rounds_shift``).
     d, reps, seed : int
         Dimension (>= 2), replicates (>= 2), seed (``montecarlo.runner.seeding``).
@@ -364,13 +364,10 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
                            rounds=rounds, local_steps=local_steps, step_size=step_size,
                            global_step=global_step, lam=lam, weights=weights,
                            spectrum=spectrum, spectra=spectra, d=d)
-    if spectra is not None and measure == "empirical":
-        raise ValueError("measure='empirical' is not simulated under spectra (covariate "
-                         "shift); the conditional measure is exact given the designs")
     reps, seed = positive_int("reps", reps, minimum=2), check_seed(seed)
     if measure == "conditional" and params["method"] == "fedprox" \
             and not np.isinf(params["local_steps"]):
-        m, d = len(params["gamma"]), len(params["s"])
+        m, d = len(params["gamma"]), np.shape(params["s"])[-1]
         ks = np.minimum(sample_sizes(params), d)
         cols = (m + 1) * d + ks.sum()
         require_memory(8.0 * cols * (2 * (m + 1) * d + ks.sum()),

@@ -121,7 +121,7 @@ def _range_solve(lhs, rhs):
 def source_columns(basis, n, s, r, sigma, signal):
     """(beta, targets) of the scaled source basis (``rounds_propagate`` docstring): columns
     theta_0 (d), u_1..u_M (d each), then each client's noise (k_j each)."""
-    m, d = len(basis), s.size
+    m, d = len(basis), np.shape(s)[-1]
     ks = [mu.size for _, mu in basis]
     cs, c = (m + 1) * d, (m + 1) * d + sum(ks)
     beta, targets = [], []
@@ -171,8 +171,10 @@ class Propagation:
         R_j^T b_j for each column.
     targets : list of ndarray (d, c_signal)
         theta_j for each signal column (the first c_signal columns; the others are noise).
-    s : ndarray (d,)
-        Eigenvalues of Sigma (the designs are in its eigenbasis).
+    s : ndarray (d,) or (M, d)
+        Eigenvalues of Sigma (the designs are in its eigenbasis); (M, d) under covariate
+        shift: row j client j's Sigma_j, the metric of client j's risks only (the round map
+        acts on the designs; ``montecarlo.linear.rounds_shift``).
     p : ndarray (M,)
         Client weights.
     K, eta, g, lam : float
@@ -187,7 +189,8 @@ class Propagation:
         self.s, self.p, self.K, self.eta, self.g, self.lam = s, p, K, eta, g, lam
         self.conditional = conditional
         self.cs = targets[0].shape[1]
-        d, c = s.size, beta[0].shape[1]
+        d, c = np.shape(s)[-1], beta[0].shape[1]
+        self.d, self.metric = d, np.broadcast_to(s, (len(basis), d))
         self.w = np.zeros((d, c))
         self.local = [np.zeros((d, c)) for _ in basis]
         if method == "fedavg":
@@ -220,7 +223,7 @@ class Propagation:
     def fixed_point(self):
         """(w, [w_j]): FedAvg's fixed point (its local models v_j), or the joint FedProx
         minimizer (paper 003 eq. 14) for Algorithm 1."""
-        d = self.s.size
+        d = self.d
         lhs, rhs = np.zeros((d, d)), 0.0
         if self.method == "fedavg":
             for pj, (R, _), q, e in zip(self.p, self.basis, self.q, self.drift):
@@ -240,7 +243,7 @@ class Propagation:
         """Spectral radius of the homogeneous round map (on the range of the data for FedAvg:
         the eigenvalues of I - g D on the range of D; for Algorithm 1 the non-symmetric map
         of the state (w, w_1..w_M), dense up to ``DENSE_STATE`` numbers, else ARPACK)."""
-        d = self.s.size
+        d = self.d
         if self.method == "fedavg":
             D = sum(pj * (R * q) @ R.T for pj, (R, _), q in zip(self.p, self.basis, self.q))
             ev = np.linalg.eigvalsh(D)
@@ -279,7 +282,7 @@ class Propagation:
     def _symmetric_map(self):
         """Algorithm 1's homogeneous round map in the symmetric form similar to it (module
         docstring), or None where a ratio a / c or a0 / c0 is not positive."""
-        d, gl = self.s.size, self.g * self.lam
+        d, gl = self.d, self.g * self.lam
         out = np.zeros(((len(self.basis) + 1) * d,) * 2)
         out[:d, :d] = (1.0 - gl) * np.eye(d)
         for j, ((R, mu), (a, a0, c, c0), pj) in enumerate(zip(self.basis, self.f, self.p), 1):
@@ -295,15 +298,15 @@ class Propagation:
         return out
 
     # --- measurement -----------------------------------------------------------------------
-    def moments(self, E):
-        """(bias, variance, risk) of the error columns E (d, c) in the Sigma norm."""
+    def moments(self, E, j):
+        """(bias, variance, risk) of the error columns E (d, c) in client j's Sigma norm."""
+        s = self.metric[j]
         if self.conditional:
-            sq = self.s @ E ** 2
+            sq = s @ E ** 2
             b, v = sq[:self.cs].sum(), sq[self.cs:].sum()
             return b, v, b + v
         eb, ev = E[:, :self.cs], E[:, self.cs:]
-        return ((self.s @ eb ** 2).mean(), (self.s @ ev ** 2).mean(),
-                (self.s @ (eb + ev) ** 2).mean())
+        return (s @ eb ** 2).mean(), (s @ ev ** 2).mean(), (s @ (eb + ev) ** 2).mean()
 
     def distance(self, E) -> float:
         """||E||^2 (Euclidean): summed over columns, or averaged over the draws."""
@@ -350,8 +353,8 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
 
     def record(cols, w, local):
         for j in range(m):
-            gb, gv, gr = prop.moments(prop.error(w, j))
-            lb, lv, lr = prop.moments(prop.error(local[j], j))
+            gb, gv, gr = prop.moments(prop.error(w, j), j)
+            lb, lv, lr = prop.moments(prop.error(local[j], j), j)
             gd = prop.distance(w - fixed[0])
             own = (gb, gv, gr, gd) if prop.method == "fedavg" else (
                 lb, lv, lr, prop.distance(local[j] - fixed[1][j]))
@@ -363,7 +366,7 @@ def curve(prop: Propagation, rounds, filters=()) -> dict:
             for i, per in enumerate(pis):
                 pi, fit = per[j]
                 v = w - R @ (pi[:, None] * (R.T @ w)) + fit
-                out["personalized"][i, j, cols] = prop.moments(prop.error(v, j))[2]
+                out["personalized"][i, j, cols] = prop.moments(prop.error(v, j), j)[2]
 
     finite = sorted({int(t) for t in rounds if not np.isinf(t)})
     with np.errstate(over="ignore", invalid="ignore"):

@@ -13,8 +13,11 @@ FedAvg's closed form given the designs (``montecarlo.linear.rounds_fedavg``) sti
 round map acts on the designs only (S_j = X_j^T X_j / n_j, whatever Sigma_j made them), and
 Sigma enters the risks only as the metric, so client i's risks are the same traces with
 Sigma_i in place of Sigma (one more W^T Sigma_t W, 2 d^3 flops, per distinct covariance). It is
-exact given the designs for any K; the limit ``riskcalc.rounds_limit(..., spectra=...)`` exists
-for K = 1 only (``riskcalc.linear.dynamics.shift.one_step``).
+exact given the designs for any K. Paper 004's Algorithm 1 (``004_98172ed3646eef14.txt``,
+eqs. 10-11) likewise: its closed form for K = inf (the same module, local filter mu / (mu +
+lam)) and its column propagation for finite K (``montecarlo.linear.rounds_propagate``: every
+local step is a polynomial in S_j, the columns' errors measured in client j's Sigma_j) act on
+the designs; both measures (conditional, empirical) apply unchanged.
 
 Cost: as a shared non-identity spectrum's, so ``rounds.replicate_seconds`` (which does not tell
 covariances apart) is the estimate for ``--max-minutes``. Measured process CPU per replicate,
@@ -30,19 +33,16 @@ import numpy as np
 from riskcalc.spectrum import ordered_eigenvalues
 
 
-def shift_eigenvalues(method: str, spectra, spectrum, gamma, d: int) -> np.ndarray:
+def shift_eigenvalues(spectra, spectrum, gamma, d: int) -> np.ndarray:
     """(M, d): row j the eigenvalues of client j's covariance in the shared basis.
 
     ``spectra`` as ``riskcalc.rounds_limit`` takes it (a SPEC, or one SPEC or eigenvalue list
     per client, or one eigenvalue list shared: ``riskcalc.linear.engine.joint_spectrum.
-    spectra_joint``, whose checks it runs). ValueError for ``spectrum`` given too, a method
-    other than FedAvg (Algorithm 1 under shift is not simulated) or a malformed ``spectra``.
+    spectra_joint``, whose checks it runs). ValueError for ``spectrum`` given too or a
+    malformed ``spectra``.
     """
     from riskcalc.linear.engine.joint_spectrum import spectra_joint
 
-    if method != "fedavg":
-        raise ValueError(f"spectra (covariate shift) along the rounds: fedavg only, not "
-                         f"{method}")
     _, _, specs = spectra_joint(spectra, spectrum, gamma, d)
     m = np.size(gamma)
     rows = [ordered_eigenvalues(spec, d) for spec in specs]

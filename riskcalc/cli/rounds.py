@@ -152,9 +152,11 @@ def federation(args) -> dict:
         fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
         spectra = fedargs.client_spectra(args, others)
         if spectra is not None:
-            if args.method != "fedavg" or np.isinf(parse_local_steps(args.local_steps)):
+            if args.method not in ("fedavg", "pfedme") \
+                    or np.isinf(parse_local_steps(args.local_steps)):
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
-                                 "fedavg with a finite --local-steps only")
+                                 "fedavg with a finite --local-steps only (pfedme/fedprox "
+                                 "too)")
             fed.update(spectra=spectra, d=getattr(args, "d", None))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
@@ -258,6 +260,8 @@ def ftfa_converges(res, pers, target: int = 0) -> bool:
     (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
     from riskcalc.linear.dynamics.personalize import ftfa_stability
 
+    if "spectra" in res.params:     # covariate shift: personalized_risk refuses a divergent FTFA
+        return True
     spec, top = res.params.get("spectrum"), None
     if spec is not None:    # the top of each client's sample spectrum under H
         from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
@@ -331,8 +335,8 @@ def compare(args) -> int:
     predicted curve next to the simulated one (``montecarlo.linear.rounds.simulate_rounds``,
     the same algorithm, weights and federation at dimension d); with ``--steps`` also FTFA
     (``rtfa --lam L``: RTFA) from the server model of round T, predicted and simulated on the
-    same replicates. Per-client spectra (covariate shift; fedavg with --local-steps 1, the
-    limit's one case): both at d = --d, the simulated clients' covariances in the shared basis
+    same replicates. Per-client spectra (covariate shift; fedavg or pfedme with a finite
+    --local-steps): both at d = --d, the simulated clients' covariances in the shared basis
     (``montecarlo.linear.rounds_shift``)."""
     from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
 

@@ -137,8 +137,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.one_step``, K = 1;
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
-        their time estimates, local steps stable under each client's covariance); equal
-        spectra are ``spectrum``.
+        their time estimates, local steps stable under each client's covariance); ``pfedme``
+        with finite ``local_steps``, the server and own models
+        (``riskcalc.linear.dynamics.shift.algorithm1.curves``, M K^2 <= 200, real spectrum,
+        step_size as with a spectrum; ``personalized_risk``: ``shift.algorithm1.personalize``);
+        equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional
@@ -184,8 +187,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
         client_arrays(gamma, r, sigma)  # their lengths before the spectra's count (was: gamma
         # of 3 beside r, sigma of 2 reported as "spectra lists 2 client spectra for 3 clients")
-
-        spectrum, joint, specs = shift_inputs(name, spectra, spectrum, gamma, local_steps, d)
+        # Algorithm 1 with finite K under shift takes FedAvg's inputs (``shift.algorithm1``).
+        alg1 = name == "pfedme" and np.isfinite(local_steps_count(local_steps))
+        spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
+                                              gamma, local_steps, d)
     if isinstance(spectrum, str):
         from riskcalc.spectrum import Spectrum
 
@@ -282,7 +287,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
              (None, False) if joint is None else (joint.values, True))
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, *cause), budgets(*budget):
-        if name == "pfedme" and np.isfinite(K) and shared:
+        if name == "pfedme" and joint is not None:
+            from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
+
+            out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)
+        elif name == "pfedme" and np.isfinite(K) and shared:
             from riskcalc.linear.dynamics.sigma.algorithm1.curves import (
                 algorithm1_sigma_k_curves)
 

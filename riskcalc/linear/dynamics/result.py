@@ -98,7 +98,9 @@ class RoundsLimit:
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
-        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``).
+        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; under
+        covariate shift, Algorithm 1 with finite local_steps only:
+        ``riskcalc.linear.dynamics.shift.algorithm1.personalize``).
 
         FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
         ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
@@ -114,7 +116,8 @@ class RoundsLimit:
                                                           overflowed, personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
-        if "spectra" in self.params:
+        shift = "spectra" in self.params
+        if shift and self._personal is None:
             raise ValueError("covariate shift: the personalizations (FTFA, RTFA) after round T "
                              "are not covered (the server model's curves are)")
         spec = self.params.get("spectrum")
@@ -125,6 +128,8 @@ class RoundsLimit:
                 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
                 top = stable_top(spec["atoms"], spec["weights"], gam)
+            elif shift:             # under its own covariance (Algorithm 1's curves' route)
+                top = self._personal.tops
             over = ftfa_stability(gam, key["steps"], key["step_size"], top=top)[1]
             if spec is None and over.any() and not over.all():
                 # Each client's terms read pi on its own spectrum only (Gauss-Chebyshev nodes
@@ -136,7 +141,7 @@ class RoundsLimit:
         if name not in self._cache:
             if over.all():
                 risk = np.zeros(self.risk.shape)
-            elif spec is None:
+            elif spec is None and not shift:
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
             else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma

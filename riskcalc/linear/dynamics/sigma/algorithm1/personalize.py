@@ -111,46 +111,65 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     nodes = np.concatenate([z, [1.0], far])
     C1, G1 = solve_extended(pen, ext, Gb, nodes, kind, k, lam2, diverging)
     s, h = pen.s, pen.h
-    # The second node set: the upper nodes, their conjugates, z = 1 and infinity.
+    C2, G2 = second_nodes(C1, G1, N)
+    # (couplings, f(z1) on the upper nodes, 1, infinity; f(z2) on the upper nodes,
+    # conjugates, 1, infinity): W at z2, V at z1 (``SigmaPencil.two_point`` on the transpose).
+    H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
+                       (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
+                       personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal)
+                       )[:, 0].reshape(M, 7, N + 2, 2 * N + 2)
+    inf_trace = np.array([np.einsum("a,ab,b->", h * s, G1[-1, :, ext.last[i], :],
+                                    ext.noise[i]) for i in range(M)])
+    q = quadrature(z, w, rounds, c["finite"])
+    parts = [personal_parts(H[i], q, N, sigma[i] ** 2 * gam[i], inf_trace[i]) for i in range(M)]
+    bias, var = np.array([b for b, _ in parts]), np.array([v for _, v in parts])
+    big = np.isfinite(rounds) & (rounds > c["over"])
+    noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
+    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(hw @ atoms) + 1e-300
+    return settle(bias, var, big, noisy, scale,
+                  "personalization after Algorithm 1's rounds with a spectrum")
+
+
+def second_nodes(C1, G1, N):
+    """(Chat, Ghat) on the second node set of the two-point functions: the N upper nodes,
+    their conjugates, z = 1 and infinity, from the first (upper nodes, 1, infinity)."""
     two = np.r_[0:N, 0:N, N, N + 1]
     conj = np.r_[np.zeros(N), np.ones(N), 0, 0].astype(bool)
     C2, G2 = C1[two], G1[two]
     C2[conj], G2[conj] = C2[conj].conj(), G2[conj].conj()
+    return C2, G2
+
+
+def personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal):
+    """The seven couplings of each client (module docstring, step 2) for the transposed
+    extended pencil's ``two_point``, at its block (f_i, f_i): the shared terms (u_j, noise,
+    theta_0), the cross terms with u_i and n_i, and the constants."""
     c_th, cf, au = (np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, ext.n - pen.n)])
                     for v in dense_vectors(pen, eta, lam))
     e = np.eye(ext.n)
     couplings = []
-    for i in range(M):
+    for i in range(pen.M):
         ei, wi, bl = e[ext.root[i]][None, :], ext.noise[i][None, :], (ext.last[i],) * 2
         sg = [sigma[i] ** 2 * gam[i]]
         couplings += [(r ** 2, au, au, bl), (sigma ** 2 * gam, au, cf, bl),
                       ([signal ** 2], c_th[None, :], c_th[None, :], bl),
                       ([r[i] ** 2], ei, au[i][None, :], bl), (sg, wi, au[i][None, :], bl),
                       ([r[i] ** 2], ei, ei, bl), (sg, ei, wi, bl)]
-    # (couplings, f(z1) on the upper nodes, 1, infinity; f(z2) on the upper nodes,
-    # conjugates, 1, infinity): W at z2, V at z1 (``SigmaPencil.two_point`` on the transpose).
-    H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
-                       (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
-                       couplings)[:, 0].reshape(M, 7, N + 2, 2 * N + 2)
-    inf_trace = np.array([np.einsum("a,ab,b->", h * s, G1[-1, :, ext.last[i], :],
-                                    ext.noise[i]) for i in range(M)])
-    q = quadrature(z, w, rounds, c["finite"])
-    bias, var = np.empty((M, len(rounds))), np.empty((M, len(rounds)))
+    return couplings
+
+
+def personal_parts(Hi, q, N, sg, inf_trace):
+    """(bias, variance) over the rounds of one client from its seven two-point functions
+    ``Hi`` (``personal_couplings``' order; rows: the upper nodes, 1, infinity; columns: the
+    upper nodes, conjugates, 1, infinity: the double contours read [:N + 1, :2 N + 1], the
+    single ones the column at infinity, the constants its last row), the quadrature ``q``,
+    sg = sigma_i^2 gamma_i and tau(Sigma Y_inf(wn'_i)) (module docstring, step 2)."""
+    Hu, Hn, Ht, Hc, Hcn, Hk, Hkn = Hi
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for i in range(M):
-            # Rows: the upper nodes, 1, infinity; columns: the upper nodes, conjugates, 1,
-            # infinity. The double contours read [:N + 1, :2 N + 1], the single ones the
-            # column at infinity, the constants its last row.
-            Hu, Hn, Ht, Hc, Hcn, Hk, Hkn = H[i]
-            sg = sigma[i] ** 2 * gam[i]
-            bias[i] = (q.double(q.pw1, 0.0, q.pw2, 0.0, Ht[:N + 1, :-1])
-                       + q.double(q.P1, q.inf, q.P2, q.inf, Hu[:N + 1, :-1])
-                       + 2.0 * q.single(q.P1, q.inf, Hc[:N + 1, -1]) + Hk[-1, -1].real)
-            var[i] = (q.double(q.P1, q.inf, q.P2, q.inf, Hn[:N + 1, :-1])
-                      - 2.0 * q.single(q.P1, q.inf, Hcn[:N + 1, -1])
-                      - Hkn[-1, -1].real - sg * inf_trace[i].real)
-    big = np.isfinite(rounds) & (rounds > c["over"])
-    noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
-    scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(hw @ atoms) + 1e-300
-    return settle(bias, var, big, noisy, scale,
-                  "personalization after Algorithm 1's rounds with a spectrum")
+        bias = (q.double(q.pw1, 0.0, q.pw2, 0.0, Ht[:N + 1, :-1])
+                + q.double(q.P1, q.inf, q.P2, q.inf, Hu[:N + 1, :-1])
+                + 2.0 * q.single(q.P1, q.inf, Hc[:N + 1, -1]) + Hk[-1, -1].real)
+        var = (q.double(q.P1, q.inf, q.P2, q.inf, Hn[:N + 1, :-1])
+               - 2.0 * q.single(q.P1, q.inf, Hcn[:N + 1, -1])
+               - Hkn[-1, -1].real - sg * inf_trace.real)
+    return bias, var

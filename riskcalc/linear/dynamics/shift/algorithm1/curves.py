@@ -1,0 +1,174 @@
+"""Paper 004's Algorithm 1 with K warm-started local steps under covariate shift: the curves of
+the server model and of the clients' own models, each client's risk in its own covariance
+(derived here).
+
+Model and pencil: ``shift.algorithm1.pencil`` (client j's rows N(0, Sigma_j), the Sigma_j
+diagonal in one basis, joint measure mu with client j's eigenvalue v_j(a); paper
+``004_98172ed3646eef14.txt``, eqs. 10-11). Client i's risk of a model m is E[(m - theta_i)^T
+Sigma_i (m - theta_i)].
+
+1. Errors: ``sigma.algorithm1.curves``, steps 1 and 3, hold as written, since none of them uses
+   Sigma: theta_0 in every block is the fixed point of the round map without u_j and noise; the
+   source of client j is f_j = S_j u_j + n_j with E[n_j n_j^T] = sigma_j^2 gamma_j S_j / d
+   (client j's own S_j, whatever Sigma_j made it); G L = I on the chain gives Y(cf_j) S_j =
+   Y(au_j) for ANY S_j. So with the same row combinations c_th, cf_j, au_j
+   (``sigma.algorithm1.contour.dense_vectors``) the risk of model m (0: the server, s_i: client
+   i's own model) for client i is ::
+
+       B_i = signal^2 oint oint z1^T z2^T tau(Sigma_i Y1(c_th) Y2(c_th)^T)
+             + sum_j r_j^2 oint oint P1 P2 tau(Sigma_i Y1(au_j) Y2(au_j)^T)
+             - 2 r_i^2 oint P tau(Sigma_i Y(au_i)) + r_i^2 tau(Sigma_i),
+       V_i = sum_j sigma_j^2 gamma_j oint oint P1 P2 tau(Sigma_i Y1(au_j) Y2(cf_j)^T),
+
+   Sigma -> Sigma_i in the shared spectrum's forms. The double traces are the two-point
+   functions of the transposed pencil at the block (m, m) with the metric h v_i (``pencil``,
+   step 3), the single one E[v_i Ghat(a)[m, :] au_i] (step 2), tau(Sigma_i) = E[v_i]; the
+   distance ||w_T - w_inf||^2 reads the same two-point functions with the metric h. One
+   solve per pair of nodes serves the server, every own model and every metric.
+2. Edges and contour: ``sigma.algorithm1.curves``, step 4, with each client's sample spectrum
+   under its own Sigma_j (``pencil.client_ends``) in Weyl's window; the quadrature over the
+   rounds and the settled tails are the shared spectrum's (``sigma.algorithm1.curves.
+   _assemble``, called once per client metric Sigma_l with every target's traces in Sigma_l,
+   each row a risk in that metric; row l is client l's).
+
+Scope: the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) with a real spectrum (the
+complex case, odd K above 1 / (L + lam) with g lam > 1, and the chain for larger M K^2 are
+refused); personalization after round T: ``shift.algorithm1.personalize`` (the curves'
+``personalize``). Checks (``tests/test_rounds_shift_
+alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
+joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
+algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from types import SimpleNamespace
+
+import numpy as np
+
+from riskcalc.linear.dynamics.fedavg import round_horizon
+from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil, client_ends
+from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
+from riskcalc.linear.dynamics.sigma import budget, memory
+from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
+from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
+
+
+def _contour(gam, p, lam, eta, K, g, rounds, V, h):
+    """The edges (``spectrum_edges`` on the shift pencil with each client's own sample
+    spectrum) and the contour of ``sigma.algorithm1.contour.contour``'s real case."""
+    pooled = p @ V / np.sum(p)
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g,
+                                      SimpleNamespace(atoms=pooled, weights=h),
+                                      pencil=partial(ShiftAlg1Pencil, V),
+                                      ends=client_ends(V, h, gam))
+    lo = min(0.0, low, bottom if bottom is not None else 0.0)
+    rho = max(top, -lo)
+    _, over, finite, t_max = round_horizon(rho, rounds)
+    z, w, n = _contour_nodes(lo, top, rho, t_max)
+    return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": rho,
+            "over": over, "finite": finite, "t_max": t_max, "circle": False,
+            "bound": bool(low < 0.0 and top < -low), "pooled": pooled}
+
+
+def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
+    """Bias, variance and distance to the fixed point of the server model, and (``local()``)
+    bias and variance of every client's own model, of Algorithm 1 with K local steps under
+    covariate shift at every T of ``rounds`` (module docstring); the dict of
+    ``sigma.algorithm1.curves.algorithm1_sigma_k_curves`` without ``personalize``.
+
+    Parameters
+    ----------
+    gam, r, sigma, p : ndarray (M,)
+    signal, lam, eta, g : float
+        ||theta_0||, the prox penalty, the local step and the paper's global step gamma.
+    K : int
+        Local steps >= 1.
+    rounds : ndarray of float (integers or inf)
+    joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
+        The clients' commuting covariances (their types and joint measure).
+
+    Raises
+    ------
+    ValueError
+        Outside the scope (step_size, gamma, a complex spectrum) or the size limits.
+    """
+    M = gam.size
+    if joint.types.size != M:
+        raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
+    if M * K * K > MAX_UNKNOWNS:
+        raise ValueError(f"covariate shift: Algorithm 1 with local_steps = {K} and {M} clients "
+                         f"solves M K^2 = {M * K * K} unknowns per contour node (at most "
+                         f"{MAX_UNKNOWNS} under covariate shift); give fewer local_steps or "
+                         "clients")
+    V = np.asarray(joint.values, float)[np.asarray(joint.types)]             # (M, atoms)
+    h = np.asarray(joint.weights, float)
+    c = _contour(gam, p, lam, eta, K, g, rounds, V, h)
+    z, n, t_max = c["z"], c["n"], c["t_max"]
+    pairs, size = (n // 2 + 1) * (n + 1), M * K * K
+    if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
+        raise ValueError(f"spectra: Algorithm 1's curves with {M} clients, local_steps = {K} "
+                         f"and rounds up to {t_max} need {pairs:.3g} contour node pairs, each a "
+                         f"linear solve of M K^2 = {size} unknowns (at most {MAX_PAIRS:.0g} "
+                         f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
+                         "local_steps or clients")
+    mem = budget.check_memory(
+        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), h.size, x),
+        (M, K, n), f"Algorithm 1's dense pencil under covariate shift with {h.size} joint "
+        f"atoms and {n} contour nodes", n <= t_max + 24)
+    args = (c["pooled"], h, gam, p, lam, eta, K, g)
+    pen = ShiftAlg1Pencil(V, *args)
+    C, G = dense_solve(pen, c)
+    c_th, cf, au = dense_vectors(pen, eta, lam)
+    models = np.concatenate([[0], pen.state])          # the server, then the own models
+    couplings = []
+    for m in models:
+        couplings += [(r ** 2, au, au, (m, m)), (sigma ** 2 * gam, au, cf, (m, m)),
+                      ([signal ** 2], c_th[None, :], c_th[None, :], (m, m))]
+    lams = np.vstack([h * V, h])                       # client i's metric, then tau itself
+    N = z.size
+    full = np.r_[0:N, 0:N, N]                # full contour (upper, then conjugates), z = 1
+    conj = np.r_[np.zeros(N), np.ones(N), 0].astype(bool)
+    Cf, Gf = C[full], G[full]
+    Cf[conj], Gf[conj] = Cf[conj].conj(), Gf[conj].conj()
+    pent = ShiftAlg1Pencil(V, *args, transposed=True)
+    H = pent.two_point((C.swapaxes(-1, -2), G.swapaxes(-1, -2)),
+                       (Cf.swapaxes(-1, -2), Gf.swapaxes(-1, -2)), couplings, lams)
+    H = H.reshape(M + 1, 3, M + 1, N + 1, 2 * N + 1)
+    # tau(Sigma_l Y(au_k)) of each model row m in each client's metric l, at the upper nodes
+    # and z = 1: (l, m, k, node); metric l's call of _assemble measures every target k in
+    # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
+    cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
+    Es = V @ h
+    extra = {"contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0, "nodes": n,
+             "contraction_is_bound": c["bound"], "memory": mem}
+    rows = [_assemble(H[:, :, [i, M]], cross[i], z, c["w"], rounds, c["finite"], c["over"], gam,
+                      r, sigma, p, signal, Es[i], extra) for i in range(M)]
+    bias = np.stack([x["bias"][i] for i, x in enumerate(rows)])
+    var = np.stack([x["variance"][i] for i, x in enumerate(rows)])
+    own = [x["local"]() for x in rows]
+    own_b = np.stack([b[i] for i, (b, _) in enumerate(own)])
+    own_v = np.stack([v[i] for i, (_, v) in enumerate(own)])
+
+    def local(terms=None):
+        """(bias, variance), each (M, len(rounds)), of every client's own model after the
+        local steps of round T (module docstring)."""
+        if terms is not None:
+            raise ValueError("personalized_risk: under covariate shift, personalization after "
+                             "Algorithm 1's rounds is the curves' 'personalize'")
+        return own_b, own_v
+
+    tops = client_ends(V, h, gam)[:, 1]
+
+    def personalize(**kind):
+        """(bias, variance) after personalizing the round-T server model
+        (``shift.algorithm1.personalize``; this contour and solve reused)."""
+        return shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h,
+                                       tops, (c, C, G), **kind)
+    personalize.tops = tops         # FTFA's stability per client (``RoundsLimit``)
+    return {"bias": bias, "variance": var, "distance": rows[0]["distance"], "local": local,
+            "personalize": personalize, **extra}

@@ -1,0 +1,142 @@
+"""Paper 004's Algorithm 1 with K warm-started local steps under COVARIATE SHIFT: its pencil with
+per-client eigenvalues on the joint measure (derived here).
+
+Model as ``shift.pencil`` (client j: gamma_j, weight p_j, rows N(0, Sigma_j), every Sigma_j
+diagonal in one shared basis; the joint measure mu of ``riskcalc.linear.engine.joint_spectrum``:
+atoms a of weight h_a, client j's eigenvalue v_j(a); E[.] the integral over mu, tau = tr / d)
+and Algorithm 1 as ``sigma.algorithm1.curves`` (paper ``004_98172ed3646eef14.txt``, eqs. 10-11,
+App. B.1: K steps v <- B_j v + eta (lam w + b_j), B_j = (1 - eta lam) I - eta S_j, from the
+client's previous model, then w' = (1 - g lam) w + g lam sum_j p_j v_j').
+
+1. Linearization: ``sigma.algorithm1.curves``, step 2, verbatim (it does not use Sigma): the
+   resolvent of the round map Phi is the state part of L^-1, L = L0(z) + sum_j E_j (x) S_j,
+   L0 ``sigma.algorithm1.pencil.Alg1Pencil``'s (server, state, copy and a chain of K blocks per
+   client), E_j = -eta on the entries (r_j, c_j) (r_j client j's chain, c_j its copy and the
+   chain's first K - 1 blocks).
+2. Deterministic equivalent: ``shift.pencil``, step 2, whose Woodbury step per row of client j
+   uses only that E_j sits on client j's own rows r_j and that E[x x^T] = Sigma_j for its rows
+   x: it holds for any scalar L0(z), so with this L0 ::
+
+       Ghat(a) = (L0 + sum_j v_j(a) Chat_j)^-1,  Chat_j[r_j, c_j] = -eta (I - gamma_j eta
+       tau_j)^-1,  tau_j = E[v_j Ghat[c_j, r_j]],
+
+   v_j(a) scaling the rows r_j of client j's block (``ghat``), and Newton's Jacobian with the
+   weights h v_j v_k (``shift.pencil.ShiftPencil._jacobian``, used here). One covariance
+   (v_j = s for every j) is ``Alg1Pencil`` term by term (``tests/test_rounds_shift_alg1.py``
+   compares the curves).
+3. Two points: ``shift.pencil``, step 3 (the block upper triangular pencil [[L(z2)^T, -F],
+   [0, L(z1)]], again any L0), for the block (a, b) of Ghat12 as ``sigma_pencil.two_point``
+   reads it from the same Y_j: ::
+
+       Ghat12(a)_ab = (Ghat2^T F Ghat1)_ab + sum_k gamma_k v_k(a) (Chat2_k^T Ghat2[c_k, a])^T
+                      Y_k (Chat1_k Ghat1[c_k, b]),
+       Y_j = E[v_j Ghat12[r_j, r_j]],  (I - J12) Y = E[v_j (Ghat2^T F Ghat1)[r_j, r_j]],
+
+   J12 with the weights gamma_k v_j v_k (``two_point``: the server's block (0, 0) and each own
+   model's (s_i, s_i) for every client metric h v_i and for h, one solve per pair of nodes).
+4. Edges and contour: ``sigma.algorithm1.curves``, step 4. Its symmetrization scales v_j by
+   functions of S_j only (``algorithm1.rate``), so Phi stays similar to a symmetric map under
+   shift (a_j = B_j^K >= 0); Weyl's window (``sigma.algorithm1.pencil._window``) needs each
+   client's sample spectrum, here under its own Sigma_j (``client_ends``), and the density
+   scan reads Im tau(W G_00) for the positive diagonal W = sum_j p_j Sigma_j (this pencil's
+   ``s``, as ``shift.pencil``; any positive weight has the same support and fold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
+
+
+class ShiftAlg1Pencil(Alg1Pencil):
+    """``Alg1Pencil`` with client j's eigenvalue v_j(a) (``V`` (M, atoms)) on its rows (module
+    docstring, step 2); ``atoms`` the weights' positive mean sum_j p_j v_j / sum_j p_j (the
+    edges' density and the branch checks), the other arguments ``Alg1Pencil``'s."""
+
+    what = "Algorithm 1 with local steps under covariate shift"
+
+    def __init__(self, V, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
+                 transposed=False):
+        super().__init__(atoms, weights, gam, p, lam, eta, K, g, shift=shift, sign=sign,
+                         transposed=transposed)
+        self.V = np.asarray(V, float)
+        rowv = np.zeros((self.V.shape[1], self.n))
+        for j in range(self.M):
+            rowv[:, self.rows[j]] = self.V[j][:, None]
+        self.rowv = rowv                      # v_j(a) on client j's rows (r_j, or c_j transposed)
+
+    def ghat(self, z, C):
+        """Ghat(a) (N, atoms, n, n) at the nodes x = z (N,) (``Alg1Pencil.ghat``, step 2)."""
+        E = np.zeros((z.size, self.n, self.n), complex)
+        for j in range(self.M):
+            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        L = self.L0 + self.rowv[None, :, :, None] * E[:, None]
+        zz = self.shift + self.sign * z.real + 1j * z.imag
+        L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
+        return np.linalg.inv(L)
+
+    own_weights = ShiftPencil.own_weights
+    pair_weights = ShiftPencil.pair_weights
+    _jacobian = ShiftPencil._jacobian
+
+    def two_point(self, one1, one2, couplings, lams):
+        """H[f, l][u, v] = E[lams[l] Ghat12_ab] at every pair (u of one1, v of one2) for each
+        coupling (c, W, Vc, (a, b)): F = sum_m c_m w_m v_m^T (W, Vc (m, n)) read at the block
+        (a, b) (step 3), for each measure of ``lams`` (L, atoms): (len(couplings), L, N1, N2);
+        ``shift.pencil.ShiftPencil.two_point`` with the blocks of ``sigma_pencil.two_point``."""
+        C1, G1 = one1
+        C2, G2 = one2
+        N1, N2 = G1.shape[0], G2.shape[0]
+        M, K, size = self.M, self.K, self.M * self.K ** 2
+        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
+        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
+        blocks = [tuple(f[3]) for f in couplings]
+        # Chat_k Ghat[c_k, b] at z1 (times v_k(a): step 3's sum) and Chat_k Ghat[c_k, a] at z2.
+        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b]) * self.V.T[:, :, None]
+              for b in {bl[1] for bl in blocks}}
+        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
+              for a in {bl[0] for bl in blocks}}
+        w2, hv = self.pair_weights(), self.h * self.V
+        facs = []
+        for (c, W, Vc, (ia, ib)) in couplings:
+            c = np.asarray(c, float)
+            left = np.einsum("mi,naij->namj", W, G2)          # (N2, a, m, n): w^T Ghat2
+            right = np.einsum("mi,naij->namj", Vc, G1)        # (N1, a, m, n): v^T Ghat1
+            lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
+            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia],
+                         right[:, :, :, ib]))
+        out = np.zeros((len(couplings), len(lams), N1, N2), complex)
+        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        for u0 in range(0, N1, rows_u):
+            u1 = min(N1, u0 + rows_u)
+            U = np.repeat(np.arange(u0, u1), N2)
+            Vi = np.tile(np.arange(N2), u1 - u0)
+            J = np.einsum("jka,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[Vi], Q1[U], self.gam,
+                          optimize=True)
+            lhs = np.eye(size) - J.reshape(len(U), size, size)
+            rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
+                   .reshape(len(U), size) for lr, rr, _, _ in facs]
+            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
+            for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
+                base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][Vi], Y[..., f],
+                                 q1[ib][U])
+                out[f, :, U, Vi] = (base + corr) @ np.asarray(lams).T
+        return out
+
+
+def client_ends(V, h, gam):
+    """(M, 2): [bottom, top] of each client's sample spectrum under its own covariance (from 0
+    when gamma_j >= 1), one edge solve per distinct (covariance, gamma_j)."""
+    kept = {}
+    out = np.empty((len(gam), 2))
+    for j, gj in enumerate(gam):
+        key = (V[j].tobytes(), float(gj))
+        if key not in kept:
+            kept[key] = sigma_edges(V[j], h, np.array([gj]), np.array([1.0]))[:2]
+        out[j] = kept[key]
+    out[np.asarray(gam) >= 1.0, 0] = 0.0
+    return out
