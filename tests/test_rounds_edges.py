@@ -126,3 +126,29 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     sp.edges(odd, top)
     assert len(solved) == 8                 # the failed input solved, the odd pencil each time
     sp.edges.cache_clear()
+
+
+def test_shift_edges_are_kept_per_exact_law(monkeypatch):
+    """``ShiftLaws.edges`` (covariate shift) keeps the edges of its last distinct laws: equal
+    laws built again get the kept value without a scan, a law with another weight is scanned
+    anew, and every value is the scan's own."""
+    from riskcalc.linear.dynamics.shift import one_step
+    from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+    joint = joint_spectrum(["two-point:1,4,0.5", "two-point:4,1,0.5"])
+    gam = np.array([0.5, 2.0])
+    one_step.EDGES_KEPT.clear()
+    first = one_step.ShiftLaws(joint, gam, np.array([0.6, 0.4])).edges()
+    assert first == one_step.ShiftLaws(joint, gam, np.array([0.6, 0.4]))._edges()
+
+    def scan(*args):
+        raise AssertionError("scanned again")
+
+    monkeypatch.setattr(one_step.ShiftLaws, "_edges", scan)
+    assert one_step.ShiftLaws(joint, gam.copy(), np.array([0.6, 0.4])).edges() == first
+    with pytest.raises(AssertionError, match="scanned again"):
+        one_step.ShiftLaws(joint, gam, np.array([0.5, 0.5])).edges()
+    monkeypatch.undo()
+    other = one_step.ShiftLaws(joint, gam, np.array([0.5, 0.5]))
+    assert other.edges() == other._edges() != first
+    one_step.EDGES_KEPT.clear()

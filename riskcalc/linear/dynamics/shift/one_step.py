@@ -79,6 +79,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.shift.cost import MAX_SECONDS, edge_seconds, shift_seconds
+from riskcalc.linear.dynamics.sigma.kept import Kept
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
                                               round_horizon, settle)
 
@@ -88,6 +89,9 @@ _NEWTON_TOL = 1e-10
 _EDGE_TOL = 1e-13
 #: Most bytes of the pair arrays held at once (the upper nodes are taken in chunks).
 CHUNK_BYTES = 6.4e7
+#: ``ShiftLaws.edges`` of the last 32 distinct laws of at most 1 MiB of arrays each (advise's
+#: rounds candidates ask for the same round map's edges once per curve).
+EDGES_KEPT = Kept(32, 1 << 20)
 
 
 class ShiftLaws:
@@ -201,13 +205,23 @@ class ShiftLaws:
 
     def edges(self):
         """(a, b): the edges of A's spectrum (pooled N > d); refused before the scan when
-        ``edge_seconds`` exceeds the time budget (many distinct covariances)."""
+        ``edge_seconds`` exceeds the time budget (many distinct covariances; refused alike
+        when kept: the answer does not depend on what ran before). Kept for equal laws
+        (``kept.Kept``: a kept value is the one a new scan would return)."""
         sec, limit = edge_seconds(self.T, self.h.size), allowed(MAX_SECONDS)
         if sec > limit:
             raise ValueError(f"covariate shift along the rounds: the round map's edges for "
                              f"{self.T} distinct covariances on {self.h.size} joint atoms would "
                              f"take about {sec:.3g} s here (more than {limit:.3g} s); ask fewer "
                              f"distinct covariances, {MORE_TIME}")
+        key = EDGES_KEPT.key(self)
+        found = EDGES_KEPT.get(key)
+        if found is None:
+            found = self._edges()
+            EDGES_KEPT.put(key, found)
+        return found
+
+    def _edges(self):
         top = 2.0 * float(np.sum(self.p * self.v.max(axis=1)[self.types]
                                  * (1.0 + np.sqrt(self.gam)) ** 2))
         return self.edge(-top, +1.0), self.edge(top, -1.0)

@@ -217,12 +217,14 @@ class ChainPencil(SigmaPencil):
             res, _, _ = self.residual(z, tau)
             tau = tau - res
         hs = self.h * self.s
+        C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
             zn = nodes(t)
             # The path's first stage (the start itself) has no step: no predictor (it would
             # add exactly 0, after an eigendecomposition per node and client).
             if np.any(zn != z):
-                _, C, G = self.residual(z, tau)
+                if C is None:
+                    _, C, G = self.residual(z, tau)
                 fac = self._factors(C, G)
                 dres = np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
                                  G["d"] / G["sigma"][..., None, None])
@@ -244,7 +246,8 @@ class ChainPencil(SigmaPencil):
             else:
                 raise SolverError("rounds limit with a spectrum and local steps: Newton's "
                                   f"method on the chain pencil did not converge (t = {t:.3g})")
-        res, C, G = self.residual(z, tau)
+        if C is None:
+            res, C, G = self.residual(z, tau)
         g00 = np.einsum("a,na->n", hs, 1.0 / G["sigma"])
         if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
             raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "

@@ -184,9 +184,11 @@ class SigmaPencil:
             res, _, _ = self.residual(z, tau)
             tau = tau - res
         size, zb = self.M * self.K ** 2, self.zblocks
+        C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
             zn = nodes(t)
-            res, C, G = self.residual(z, tau)
+            if C is None:
+                _, C, G = self.residual(z, tau)
             inv = np.linalg.inv(self._jacobian(C, G))
             # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat Z Ghat.
             dG = -G[:, :, :, zb] @ G[:, :, zb, :]
@@ -212,7 +214,8 @@ class SigmaPencil:
             else:
                 raise SolverError(f"{self.what}: Newton's method on the pencil did not "
                                   f"converge (t = {t:.3g})")
-        res, C, G = self.residual(z, tau)
+        if C is None:
+            res, C, G = self.residual(z, tau)
         g00 = np.einsum("a,na->n", self.h * self.s, G[:, :, 0, 0])
         if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
             raise SolverError(f"{self.what}: the pencil solve left the physical branch")

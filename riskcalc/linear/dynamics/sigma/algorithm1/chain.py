@@ -194,11 +194,15 @@ class Alg1Chain(ChainPencil):
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
+        G = None                # the pencil at (z, tau) once a stage has solved there
         for t in path:
             zn = nodes(t)
-            _, _, G = self.residual(z, tau)
-            tau, z = tau + self._newton(G, -self._dres(G) * (zn - z)[:, None, None, None],
-                                        1e-3), zn
+            if np.any(zn != z):     # the path's first stage (the start itself) has no step
+                if G is None:
+                    _, _, G = self.residual(z, tau)
+                tau = tau + self._newton(G, -self._dres(G) * (zn - z)[:, None, None, None],
+                                         1e-3)
+            z = zn
             for it in range(_NEWTON_ITER):
                 res, C, G = self.residual(z, tau)
                 act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
@@ -212,7 +216,8 @@ class Alg1Chain(ChainPencil):
                 tau[act] = tau[act] - self._newton(Ga, res[act])
             else:
                 raise SolverError(f"{self.what}: Newton's method did not converge (t = {t:.3g})")
-        res, C, G = self.residual(z, tau)
+        if G is None:
+            res, C, G = self.residual(z, tau)
         g00 = np.einsum("a,na->n", self.h * self.s, 1.0 / G["sigma"])
         zz = self.shift + self.sign * z.real + 1j * z.imag
         if self.zcheck:
