@@ -121,12 +121,14 @@ def test_refusals(kw, match):
                               spectra=["identity", "two-point:1,2,0.5"])
 
 
-def test_own_models_refused_with_the_reason():
+def test_personalization_refused_with_the_reason():
+    # The own models (local_risk) are covered: ``shift.own`` (tests/test_rounds_shift_own.py).
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
                                 rounds=[2], local_steps=1, step_size=0.1,
                                 spectra=["identity", "two-point:1,2,0.5"])
-    with pytest.raises(ValueError, match="own models"):
-        res.local_risk
+    assert np.all(np.isfinite(res.local_risk))
+    with pytest.raises(ValueError, match="personalizations .* not covered"):
+        res.personalized_risk(lam=1.0)
 
 
 def _fed(tmp_path):
@@ -153,7 +155,7 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
         local_steps=1, step_size=0.1, spectra=[clients[j]["spectrum"] for j in order])
     assert [row["risk"] for row in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert rows[0]["params"]["spectra"][0] == "two-point:4,1,0.5"
-    assert rows[1]["local_risk"] is None
+    assert [row["local_risk"] for row in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -165,7 +165,8 @@ def test_cli_compare_under_shift(capsys, tmp_path):
     assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)
     assert [r["simulated"]["risk_se"] for r in rows] == pytest.approx(sim.risk_se[0],
                                                                       rel=1e-12)
-    assert rows[0]["predicted"]["local_risk"] is None      # the own models: not covered
+    assert [r["predicted"]["local_risk"] for r in rows] == pytest.approx(pred.local_risk[0],
+                                                                        rel=1e-12)
     code, out, _ = run_cli(["compare", "fedavg", "--federation", path, *CLI], capsys)
     assert code == 0 and "predicted" in out and "simulated" in out
     table = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["10"])]

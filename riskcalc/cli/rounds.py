@@ -311,8 +311,7 @@ def predict(args) -> int:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + ((" (not covered under covariate shift: n/a)" if "spectra" in res.params else
-                  " (refused here, beyond the size limits of the route with a spectrum: n/a)")
+              + (" (refused here, beyond the size limits of the route with a spectrum: n/a)"
                  if np.all(np.isnan(last)) else ""))
     return 0
 

@@ -83,7 +83,8 @@ class RoundsLimit:
         steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
-        ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
+        ``riskcalc.linear.dynamics.sigma.fedavg.own``; under covariate shift
+        ``riskcalc.linear.dynamics.shift.own``), then cached."""
         if "local" not in self._cache:
             with budgets(*self._budget):
                 bias, variance = self._local()

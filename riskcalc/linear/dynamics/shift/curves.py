@@ -42,7 +42,8 @@ local steps, A = sum_j p_j S_j, a_A its bottom edge by ``ShiftLaws.edges``); ``p
 scans from ``guards.PENCIL_REACH`` of its top up, so a D reaching lower is refused before the
 solve, and an edge found above that bound raises after it.
 
-Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
+The clients' own models after the local steps of round T: ``shift.own`` (the extended pencil
+with the same fixed point, on this contour's nodes). Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
 against ``sigma.fedavg.curves``, round 1 against the limits of the Wishart moments (non-crossing
 partitions; also Sigma_j = c_j I), and the simulated algorithm (``montecarlo.linear.rounds``,
 ``spectra``) at d = 200 (at 400 measured).
@@ -114,7 +115,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` (each client's risk in its own covariance), FedAvg with K local steps of size
     ``eta`` under covariate shift (module docstring); the dict of ``fedavg.round_map_curves``
-    (``local`` refuses).
+    (``local``: the own models of ``shift.own``; with ``terms``, personalization, refused).
 
     Parameters
     ----------
@@ -190,6 +191,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         return z, (C, G), w
 
     z, one, w = solved(n)
+    nodes = one                   # (Chat, Ghat) at the upper nodes (``one`` is redefined below)
     z2, one2, w2 = (z, one, w) if n2 == n else solved(n2)
     h, V = pen.h, pen.V
     Vt = np.asarray(joint.values, float)[tlist]                           # (types, atoms)
@@ -249,9 +251,30 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     bias, var = settle(bias, var, big, np.any((p > 0) & (sigma > 0)), scale, WHAT)
 
     def local(terms=None):
-        raise ValueError("covariate shift: the clients' own models (local_risk, "
-                         "personalized_risk) along the rounds are not covered")
+        if terms is not None:
+            raise ValueError("covariate shift: the personalizations (FTFA, RTFA) after round T "
+                             "are not covered (the clients' own models, local_risk, are)")
+        from riskcalc.linear.dynamics.shift.own import own_models_shift
+
+        Wn = np.concatenate([w / 2j, (w / 2j).conj()])
+        ob, ov = own_models_shift(pen, {
+            "one": nodes, "z": z, "b": b, "finite": finite, "g": g,
+            "one_q": lambda F, X: ((F * w) @ X.T).imag,
+            "double_q": lambda F1, F2, f: 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wn),
+                                                       axis=1).real}, gam, r, sigma, p,
+            signal, rounds)
+        return settle(ob, ov, big, np.any((p > 0) & (sigma > 0)) | (sigma > 0), scale,
+                      f"{WHAT}, the clients' own models")
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
             "atom": 0.0, "nodes": n, "local": local, "memory": need}
+
+
+def one_step_local(gam, r, sigma, p, signal, eta, g, rounds, joint):
+    """The ``local`` of ``shift.one_step.shift_curves``' result (K = 1): the own models
+    (``shift.own``) on this module's pencil with one local step (``shift.pencil``'s smallest
+    case), solved on first use."""
+    def local(terms=None):
+        return shift_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds, joint)["local"](terms)
+    return local
