@@ -121,14 +121,13 @@ def test_refusals(kw, match):
                               spectra=["identity", "two-point:1,2,0.5"])
 
 
-def test_personalization_refused_with_the_reason():
-    # The own models (local_risk) are covered: ``shift.own`` (tests/test_rounds_shift_own.py).
+def test_own_models_and_personalization_answer():
+    # Covered: ``shift.own``, ``shift.personalize`` (tests/test_rounds_shift_own.py).
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
                                 rounds=[2], local_steps=1, step_size=0.1,
                                 spectra=["identity", "two-point:1,2,0.5"])
     assert np.all(np.isfinite(res.local_risk))
-    with pytest.raises(ValueError, match="personalizations .* not covered"):
-        res.personalized_risk(lam=1.0)
+    assert np.all(np.isfinite(res.personalized_risk(lam=1.0)))
 
 
 def _fed(tmp_path):
@@ -162,8 +161,6 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
     (["predict", "fedavg", "--local-steps", "inf"], "fedavg with a finite --local-steps only"),
     (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2"],
      "fedavg with a finite --local-steps only"),
-    (["predict", "fedavg", "--local-steps", "1", "--steps", "2", "--step-size", "0.1"],
-     "personalizations"),
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)

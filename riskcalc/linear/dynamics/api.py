@@ -10,7 +10,7 @@ Algorithm 1
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
-(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``). A
+(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``) and personalization (``shift.personalize``). A
 covariance spectrum with FedAvg's K = inf, covariate shift beyond that, client sampling,
 minibatch SGD and logistic dynamics are not covered yet (each is refused with a message saying
 so). The result: ``result.RoundsLimit``.
@@ -138,8 +138,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
-        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk`` is
-        refused; equal spectra are ``spectrum``.
+        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk``
+        (``riskcalc.linear.dynamics.shift.personalize``); equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional
@@ -304,10 +304,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif joint is not None and K == 1:
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
-            from riskcalc.linear.dynamics.shift.curves import one_step_local
+            from riskcalc.linear.dynamics.shift.curves import one_step_extras
 
             out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
-            out["local"] = one_step_local(gam, rr, sig, p, s, eta, g, T, joint)
+            out.update(one_step_extras(gam, rr, sig, p, s, eta, g, T, joint))
         elif joint is not None:
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 

@@ -281,8 +281,8 @@ def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
 def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds``, FedAvg with one local step of size ``eta`` under covariate shift (module
-    docstring); the dict of ``fedavg.round_map_curves`` without ``local`` (``shift.curves.
-    one_step_local``).
+    docstring); the dict of ``fedavg.round_map_curves`` without ``local`` or ``personalize``
+    (``shift.curves.one_step_extras``).
 
     Parameters
     ----------
