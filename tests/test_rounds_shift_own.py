@@ -42,26 +42,36 @@ def test_equal_covariances_are_the_shared_spectrum_own_models(K):
 
 
 @pytest.mark.parametrize("K", [1, 2])
-def test_own_models_against_the_simulation_anti_aligned(K):
+def test_against_the_simulation_anti_aligned(K):
     """Two two-point covariances anti-aligned and an identity (the clients' eigenvalues on
     opposite coordinates), K = 1 (``rounds_limit``'s K = 1 route through the pencil) and 2:
     every client's own model within 4 s.e. + 1.5 / d of the simulation at d = 200 (40 reps;
     measured at most 0.35 (K = 1), 0.41 (K = 2) of that band, 0.39 and 0.42 at d = 400), while
     the aligned prediction (both two-point clients on the same coordinates) is rejected
-    (measured up to 12.7 (K = 1) and 4.5 (K = 2) bands at d = 200, 27 and 9.7 at d = 400)."""
+    (measured up to 12.7 (K = 1) and 4.5 (K = 2) bands at d = 200, 27 and 9.7 at d = 400).
+    K = 2 also personalized from the server model of round T by FTFA (2 steps of 0.1) and RTFA
+    (lam' = 2): within the band (measured at most 0.42 (FTFA) and 0.50 (RTFA, lam' = 0.5) of
+    it, 0.42 / 0.49 at d = 400), the aligned prediction up to 4.1 (FTFA) and 3.0 (RTFA) bands
+    away at d = 200 (FTFA 8.5 at d = 400)."""
     rounds, d = [0, 1, 10, np.inf], 200
+    pers = [dict(steps=2, step_size=0.1), dict(lam=2.0)] if K == 2 else []
     pred = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI)
     sim = simulate_rounds("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI, d=d,
-                          reps=40, seed=3)
+                          reps=40, seed=3, personalize=pers)
+    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
+                                    spectra=ALIGNED)
     band = 4 * sim.local_risk_se + 1.5 / d * pred.local_risk
     assert np.all(np.abs(sim.local_risk - pred.local_risk) <= band)
     # T = 0 is the zero model: (signal^2 + r_i^2) tau(Sigma_i), exactly.
     np.testing.assert_allclose(pred.local_risk[:, 0], (1.0 + np.square(KW["r"]))
                                * np.array([2.5, 2.5, 1.0]), rtol=1e-13)
-    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
-                                    spectra=ALIGNED)
     miss = np.abs(sim.local_risk - aligned.local_risk) / band
     assert miss.max() > 4.0, miss
+    for q in pers:
+        band = 4 * sim.personalized_risk_se(**q) + 1.5 / d * pred.personalized_risk(**q)
+        assert np.all(np.abs(sim.personalized_risk(**q) - pred.personalized_risk(**q)) <= band)
+        miss = np.abs(sim.personalized_risk(**q) - aligned.personalized_risk(**q)) / band
+        assert miss.max() > 3.0, (q, miss)
 
 
 @pytest.mark.parametrize("kw", [dict(kind="ftfa", k=1, eta2=0.2), dict(kind="rtfa", lam2=0.7)])
@@ -81,25 +91,6 @@ def test_equal_covariances_are_the_shared_spectrum_personalization(kw):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
 
 
-def test_personalization_against_the_simulation_anti_aligned():
-    """FTFA (2 steps of 0.1) and RTFA (lam' = 2) from the server model of round T, K = 2, the
-    federation of the own-model test: within 4 s.e. + 1.5 / d of the simulation at d = 200 (40
-    reps; measured at most 0.42 (FTFA) and 0.50 (RTFA, lam' = 0.5) of that band, 0.42 / 0.49 at
-    d = 400); the aligned prediction rejected (up to 4.1 bands (FTFA) and 3.0 (RTFA) at d =
-    200; FTFA 8.5 at d = 400)."""
-    rounds, d, pers = [0, 1, 10, np.inf], 200, [dict(steps=2, step_size=0.1), dict(lam=2.0)]
-    pred = riskcalc.rounds_limit("fedavg", **KW, local_steps=2, rounds=rounds, spectra=ANTI)
-    sim = simulate_rounds("fedavg", **KW, local_steps=2, rounds=rounds, spectra=ANTI, d=d,
-                          reps=40, seed=3, personalize=pers)
-    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=2, rounds=rounds,
-                                    spectra=ALIGNED)
-    for q in pers:
-        band = 4 * sim.personalized_risk_se(**q) + 1.5 / d * pred.personalized_risk(**q)
-        assert np.all(np.abs(sim.personalized_risk(**q) - pred.personalized_risk(**q)) <= band)
-        miss = np.abs(sim.personalized_risk(**q) - aligned.personalized_risk(**q)) / band
-        assert miss.max() > 3.0, (q, miss)
-
-
 def test_beyond_the_dense_extended_pencil_refused():
     """M K^2 above ``sigma_pencil.MAX_UNKNOWNS``: refused before any solve, naming the count."""
     pen = SimpleNamespace(M=2, K=11, h=np.ones(2), eta=0.02, V=np.ones((2, 2)))
@@ -113,14 +104,14 @@ def test_cli_predict_prints_the_own_models(tmp_path, capsys):
     path = tmp_path / "fed.json"
     path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
     argv = ["predict", "fedavg", "--federation", str(path), "--target", "1", "--local-steps",
-            "2", "--local-step-size", "0.08", "--rounds", "1,10"]
+            "1", "--local-step-size", "0.08", "--rounds", "1,10"]
     assert main(argv + ["--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     order = [1, 0, 2]
     ref = riskcalc.rounds_limit("fedavg", **{k: [KW[k][j] for j in order] for k in
                                              ("gamma", "r", "sigma")},
                                 spectra=[ANTI[j] for j in order], signal=1.0, rounds=[1, 10],
-                                local_steps=2, step_size=0.08)
+                                local_steps=1, step_size=0.08)
     assert [row["local_risk"] for row in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     # FTFA diverges on the target (step 0.2 times the top of its sample spectrum under
     # two-point:4,1 at gamma 1.2, about 17, > 2; under the identity's top it would converge).
