@@ -114,7 +114,7 @@ def test_cli_predict_prints_the_own_models(tmp_path, capsys):
                                 local_steps=1, step_size=0.08)
     assert [row["local_risk"] for row in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     # FTFA diverges on the target (step 0.2 times the top of its sample spectrum under
-    # two-point:4,1 at gamma 1.2, about 17, > 2; under the identity's top it would converge).
+    # two-point:4,1 at gamma 1.2, about 13, > 2; under the identity's top, 4.4, it would converge).
     assert main(argv + ["--steps", "2", "--step-size", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "n/a" not in out and "not covered" not in out, out
