@@ -45,10 +45,10 @@ solve, and an edge found above that bound raises after it.
 The clients' own models after the local steps of round T: ``shift.own`` (the extended pencil
 with the same fixed point, on this contour's nodes); FTFA / RTFA from the round-T server model:
 ``shift.personalize`` (on the dense pencil's contour: the chain route's curve is solved again
-densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
-against ``sigma.fedavg.curves``, round 1 against the limits of the Wishart moments (non-crossing
-partitions; also Sigma_j = c_j I), and the simulated algorithm (``montecarlo.linear.rounds``,
-``spectra``) at d = 200 (at 400 measured).
+densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against
+``shift.one_step``, equal covariances against ``sigma.fedavg.curves``, round 1 against the limits
+of the Wishart moments (non-crossing partitions; also Sigma_j = c_j I), and the simulated
+algorithm (``montecarlo.linear.rounds``, ``spectra``) at d = 200 (at 400 measured).
 """
 
 from __future__ import annotations
