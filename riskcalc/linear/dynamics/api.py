@@ -10,10 +10,10 @@ Algorithm 1
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
-(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``) and personalization (``shift.personalize``). A
-covariance spectrum with FedAvg's K = inf, covariate shift beyond that, client sampling,
-minibatch SGD and logistic dynamics are not covered yet (each is refused with a message saying
-so). The result: ``result.RoundsLimit``.
+(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``)
+and personalization after round T (``shift.personalize``). A covariance spectrum with FedAvg's
+K = inf, covariate shift beyond that, client sampling, minibatch SGD and logistic dynamics are
+not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
 """
 
 from __future__ import annotations
