@@ -121,12 +121,13 @@ def test_refusals(kw, match):
                               spectra=["identity", "two-point:1,2,0.5"])
 
 
-def test_own_models_refused_with_the_reason():
+def test_own_models_and_personalization_answer():
+    # Covered: ``shift.own``, ``shift.personalize`` (tests/test_rounds_shift_own.py).
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
                                 rounds=[2], local_steps=1, step_size=0.1,
                                 spectra=["identity", "two-point:1,2,0.5"])
-    with pytest.raises(ValueError, match="own models"):
-        res.local_risk
+    assert np.all(np.isfinite(res.local_risk))
+    assert np.all(np.isfinite(res.personalized_risk(lam=1.0)))
 
 
 def _fed(tmp_path):
@@ -153,15 +154,13 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
         local_steps=1, step_size=0.1, spectra=[clients[j]["spectrum"] for j in order])
     assert [row["risk"] for row in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert rows[0]["params"]["spectra"][0] == "two-point:4,1,0.5"
-    assert rows[1]["local_risk"] is None
+    assert [row["local_risk"] for row in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("argv, match", [
     (["predict", "fedavg", "--local-steps", "inf"], "fedavg with a finite --local-steps only"),
     (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2"],
      "fedavg with a finite --local-steps only"),
-    (["predict", "fedavg", "--local-steps", "1", "--steps", "2", "--step-size", "0.1"],
-     "personalizations"),
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)

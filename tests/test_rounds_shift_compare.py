@@ -165,7 +165,8 @@ def test_cli_compare_under_shift(capsys, tmp_path):
     assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)
     assert [r["simulated"]["risk_se"] for r in rows] == pytest.approx(sim.risk_se[0],
                                                                       rel=1e-12)
-    assert rows[0]["predicted"]["local_risk"] is None      # the own models: not covered
+    assert [r["predicted"]["local_risk"] for r in rows] == pytest.approx(pred.local_risk[0],
+                                                                        rel=1e-12)
     code, out, _ = run_cli(["compare", "fedavg", "--federation", path, *CLI], capsys)
     assert code == 0 and "predicted" in out and "simulated" in out
     table = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["10"])]
@@ -174,12 +175,11 @@ def test_cli_compare_under_shift(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, match", [
     (["--local-steps", "inf"], "fedavg with a finite --local-steps only"),
-    (["--local-steps", "1", "--local-step-size", "0.1", "--steps", "2", "--step-size", "0.1"],
-     "personalizations"),
 ])
 def test_cli_compare_refusals_in_one_line(capsys, tmp_path, argv, match):
     """K = inf under shift has no prediction (compare refuses, as predict); personalization
-    after round T is not covered under shift."""
+    after round T is covered under shift since (``shift.personalize``,
+    tests/test_rounds_shift_own.py)."""
     code, _, err = run_cli(["compare", "fedavg", "--federation", _fed(tmp_path), *argv,
                             "--rounds", "1", "--d", "20",
                             "--reps", "2", "--no-progress"], capsys)

@@ -267,6 +267,8 @@ def ftfa_converges(res, pers, target: int = 0) -> bool:
         from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
         top = stable_top(spec["atoms"], spec["weights"], res.params["gamma"])
+    elif "spectra" in res.params:   # under each client's own covariance (``shift.curves``)
+        top = res._personal.tops
     return bool(ftfa_stability(res.params["gamma"], int(pers["steps"]),
                                float(pers["step_size"]), top=top)[0][target])
 
@@ -305,7 +307,7 @@ def predict(args) -> int:
     if pers is not None:
         print(f"  {name}: the target's model after {describe(asked_pers)}")
         if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
-            top = ("the top of its sample spectrum" if "spectrum" in res.params
+            top = ("the top of its sample spectrum" if {"spectrum", "spectra"} & set(res.params)
                    else "(1 + sqrt(gamma))^2")
             print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
                   "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
@@ -315,8 +317,7 @@ def predict(args) -> int:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + ((" (not covered under covariate shift: n/a)" if "spectra" in res.params else
-                  " (refused here, beyond the size limits of the route with a spectrum: n/a)")
+              + (" (refused here, beyond the size limits of the route with a spectrum: n/a)"
                  if np.all(np.isnan(last)) else ""))
     return 0
 

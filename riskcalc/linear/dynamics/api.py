@@ -10,10 +10,10 @@ Algorithm 1
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
-(``shift.one_step``) and K >= 2 (``shift.curves``). A
-covariance spectrum with FedAvg's K = inf, covariate shift beyond that, client sampling,
-minibatch SGD and logistic dynamics are not covered yet (each is refused with a message saying
-so). The result: ``result.RoundsLimit``.
+(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``)
+and personalization after round T (``shift.personalize``). A covariance spectrum with FedAvg's
+K = inf, covariate shift beyond that, client sampling, minibatch SGD and logistic dynamics are
+not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
 """
 
 from __future__ import annotations
@@ -137,8 +137,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.one_step``, K = 1;
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
-        their time estimates, local steps stable under each client's covariance); ``pfedme``
-        with finite ``local_steps``, the server and own models
+        their time estimates, local steps stable under each client's covariance); ``local_risk``
+        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk``
+        (``riskcalc.linear.dynamics.shift.personalize``); ``pfedme`` with finite
+        ``local_steps``, the server and own models
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``, M K^2 <= 200, real spectrum,
         step_size as with a spectrum; ``personalized_risk``: ``shift.algorithm1.personalize``);
         equal spectra are ``spectrum``.
@@ -315,8 +317,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
         elif joint is not None and K == 1:
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
+            from riskcalc.linear.dynamics.shift.curves import one_step_extras
 
             out = shift_curves(gam, rr, sig, p, s, eta, g, T, joint)
+            out.update(one_step_extras(gam, rr, sig, p, s, eta, g, T, joint))
         elif joint is not None:
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 

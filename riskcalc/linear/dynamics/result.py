@@ -83,7 +83,8 @@ class RoundsLimit:
         steps of round T (started from the server model w_{T-1}; T = 0: the zero model;
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
-        ``riskcalc.linear.dynamics.sigma.fedavg.own``), then cached."""
+        ``riskcalc.linear.dynamics.sigma.fedavg.own``; under covariate shift
+        ``riskcalc.linear.dynamics.shift.own``), then cached."""
         if "local" not in self._cache:
             with budgets(*self._budget):
                 bias, variance = self._local()
@@ -96,6 +97,7 @@ class RoundsLimit:
         size ``step_size`` on its own loss, or by RTFA, the ridge ``lam`` toward the server
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
+        under covariate shift ``riskcalc.linear.dynamics.shift.personalize``;
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; under
@@ -116,11 +118,8 @@ class RoundsLimit:
                                                           overflowed, personalization_filter)
 
         pi, key = personalization_filter(steps, step_size, lam)
-        shift = "spectra" in self.params
-        if shift and self._personal is None:
-            raise ValueError("covariate shift: the personalizations (FTFA, RTFA) after round T "
-                             "are not covered (the server model's curves are)")
         spec = self.params.get("spectrum")
+        shift = "spectra" in self.params      # covariate shift: the curves' ``personalize``
         over = np.zeros(self.risk.shape[0], bool)
         if key["personalization"] == "ftfa":
             gam, top = np.asarray(self.params["gamma"], float), None
@@ -128,10 +127,10 @@ class RoundsLimit:
                 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
                 top = stable_top(spec["atoms"], spec["weights"], gam)
-            elif shift:             # under its own covariance (Algorithm 1's curves' route)
+            elif shift:             # under its own covariance (the curves' ``personalize``)
                 top = self._personal.tops
             over = ftfa_stability(gam, key["steps"], key["step_size"], top=top)[1]
-            if spec is None and over.any() and not over.all():
+            if spec is None and not shift and over.any() and not over.all():
                 # Each client's terms read pi on its own spectrum only (Gauss-Chebyshev nodes
                 # inside it): capped at the others' largest top, the filter is unchanged for
                 # them and finite for the clients set to inf below.
@@ -144,7 +143,8 @@ class RoundsLimit:
             elif spec is None and not shift:
                 bias, variance = self._local(filter_terms(pi))
                 risk = bias + variance
-            else:       # a shared spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma
+            else:       # a spectrum: riskcalc.linear.dynamics.sigma.personalize_sigma (shared),
+                        # riskcalc.linear.dynamics.shift.personalize (covariate shift)
                 with budgets(*self._budget):
                     bias, variance = self._personalized_sigma(key)
                 risk = bias + variance
@@ -159,7 +159,7 @@ class RoundsLimit:
         from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
         from riskcalc.spectrum import Spectrum
 
-        if self._personal is not None:      # the curves' own route (Algorithm 1, finite K)
+        if self._personal is not None:      # the curves' own route (Algorithm 1, finite K; shift)
             with beyond_floats():
                 return self._personal(kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))

@@ -42,10 +42,13 @@ local steps, A = sum_j p_j S_j, a_A its bottom edge by ``ShiftLaws.edges``); ``p
 scans from ``guards.PENCIL_REACH`` of its top up, so a D reaching lower is refused before the
 solve, and an edge found above that bound raises after it.
 
-Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
-against ``sigma.fedavg.curves``, round 1 against the limits of the Wishart moments (non-crossing
-partitions; also Sigma_j = c_j I), and the simulated algorithm (``montecarlo.linear.rounds``,
-``spectra``) at d = 200 (at 400 measured).
+The clients' own models after the local steps of round T: ``shift.own`` (the extended pencil
+with the same fixed point, on this contour's nodes); FTFA / RTFA from the round-T server model:
+``shift.personalize`` (on the dense pencil's contour: the chain route's curve is solved again
+densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against
+``shift.one_step``, equal covariances against ``sigma.fedavg.curves``, round 1 against the limits
+of the Wishart moments (non-crossing partitions; also Sigma_j = c_j I), and the simulated
+algorithm (``montecarlo.linear.rounds``, ``spectra``) at d = 200 (at 400 measured).
 """
 
 from __future__ import annotations
@@ -83,14 +86,15 @@ def _work(M, K, atoms, ntype, rounds):
                          f"clients, local_steps or joint atoms, {MORE_TIME}")
 
 
-def client_tops(pen):
-    """The top of each client's sample spectrum under its own covariance (one edge solve per
-    distinct (covariance, gamma_j))."""
-    keys = [(pen.V[j].tobytes(), pen.gam[j]) for j in range(pen.M)]
+def client_tops(V, h, gam):
+    """The top of each client's sample spectrum under its own covariance (client j's
+    eigenvalues V[j] on the joint atoms of weights h; one edge solve per distinct (covariance,
+    gamma_j))."""
+    keys = [(V[j].tobytes(), gam[j]) for j in range(gam.size)]
     tops = {}
     for j, k in enumerate(keys):
         if k not in tops:
-            tops[k] = stable_top(pen.V[j], pen.h, pen.gam[j:j + 1])[0]
+            tops[k] = stable_top(V[j], h, gam[j:j + 1])[0]
     return np.array([tops[k] for k in keys])
 
 
@@ -114,7 +118,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` (each client's risk in its own covariance), FedAvg with K local steps of size
     ``eta`` under covariate shift (module docstring); the dict of ``fedavg.round_map_curves``
-    (``local`` refuses).
+    (``local``: the own models of ``shift.own``; ``personalize``: ``shift.personalize``, its
+    ``tops`` the top of each client's sample spectrum under its covariance).
 
     Parameters
     ----------
@@ -150,7 +155,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     pen = (ShiftPencil if dense else ShiftChain)(joint, gam, p, eta, K)
     if not dense:
         _memory(pen, 2 * t_top + 16, t_top + 16)
-    top = client_tops(pen)
+    top = client_tops(pen.V, pen.h, pen.gam)
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under its "
                          f"covariance (step_size times the top of its sample spectrum = "
@@ -190,6 +195,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         return z, (C, G), w
 
     z, one, w = solved(n)
+    nodes = one                   # (Chat, Ghat) at the upper nodes (``one`` is redefined below)
     z2, one2, w2 = (z, one, w) if n2 == n else solved(n2)
     h, V = pen.h, pen.V
     Vt = np.asarray(joint.values, float)[tlist]                           # (types, atoms)
@@ -248,10 +254,51 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(V.max()) + 1e-300
     bias, var = settle(bias, var, big, np.any((p > 0) & (sigma > 0)), scale, WHAT)
 
+    Wn = np.concatenate([w / 2j, (w / 2j).conj()])
+    contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g,
+               "one_q": lambda F, X: ((F * w) @ X.T).imag,
+               "double_q": lambda F1, F2, f: 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wn),
+                                                          axis=1).real}
+    noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
+
     def local(terms=None):
-        raise ValueError("covariate shift: the clients' own models (local_risk, "
-                         "personalized_risk) along the rounds are not covered")
+        if terms is not None:       # the Sigma = I route's personalization (``personalize``)
+            raise ValueError("covariate shift: personalization reads the curves' "
+                             "``personalize``, not ``local``")
+        from riskcalc.linear.dynamics.shift.own import own_models_shift
+
+        ob, ov = own_models_shift(pen, contour, gam, r, sigma, p, signal, rounds)
+        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models")
+
+    def personalize(**kw):
+        if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
+            return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
+                                  route="dense")["personalize"](**kw)
+        from riskcalc.linear.dynamics.shift.personalize import personalized_shift
+
+        ob, ov = personalized_shift(pen, contour, top, gam, r, sigma, p, signal, rounds, **kw)
+        return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
+    personalize.tops = top          # FTFA's convergence and overflow (``RoundsLimit``)
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
-            "atom": 0.0, "nodes": n, "local": local, "memory": need}
+            "atom": 0.0, "nodes": n, "local": local, "personalize": personalize,
+            "memory": need}
+
+
+def one_step_extras(gam, r, sigma, p, signal, eta, g, rounds, joint):
+    """``local`` and ``personalize`` for ``shift.one_step.shift_curves``' result (K = 1): the
+    own models (``shift.own``) and personalizations (``shift.personalize``) on this module's
+    pencil with one local step (``shift.pencil``'s smallest case), solved on first use."""
+    curves = {}
+
+    def solved():
+        if not curves:
+            curves.update(shift_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds, joint))
+        return curves
+
+    def personalize(**kw):
+        return solved()["personalize"](**kw)
+    personalize.tops = client_tops(np.asarray(joint.values, float)[np.asarray(joint.types)],
+                                   np.asarray(joint.weights, float), gam)
+    return {"local": lambda terms=None: solved()["local"](terms), "personalize": personalize}

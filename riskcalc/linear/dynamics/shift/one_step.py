@@ -68,8 +68,8 @@ E[.] the integral over mu.
    (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1: a band left outside raises.
 
 T = inf: the pooled weighted least squares, ``clients_limit("fedavg", spectra=...)`` (the tests
-compare). Not covered: pooled N <= d (refused), the own models. K >= 2 local steps:
-``shift.curves``.
+compare). Not covered: pooled N <= d (refused). K >= 2 local steps: ``shift.curves``; the
+clients' own models (K = 1 too): ``shift.own`` (``rounds_limit`` adds them).
 """
 
 from __future__ import annotations
@@ -295,7 +295,8 @@ def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
 def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds``, FedAvg with one local step of size ``eta`` under covariate shift (module
-    docstring); the dict of ``fedavg.round_map_curves``.
+    docstring); the dict of ``fedavg.round_map_curves`` without ``local`` or ``personalize``
+    (``shift.curves.one_step_extras``).
 
     Parameters
     ----------
@@ -390,10 +391,6 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     bias, var = settle(bias, var, big, np.any(wv > 0), scale,
                        "rounds limit under covariate shift")
 
-    def local(terms=None):
-        raise ValueError("covariate shift: the clients' own models (local_risk, "
-                         "personalized_risk) along the rounds are not covered")
-
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
-            "atom": 0.0, "nodes": n, "local": local}
+            "atom": 0.0, "nodes": n}

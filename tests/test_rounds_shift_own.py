@@ -1,0 +1,125 @@
+"""The clients' own models after the local steps of round T under covariate shift
+(``riskcalc.linear.dynamics.shift.own``, FedAvg with K >= 1) against independent routes: equal
+covariances against the shared-spectrum route ``sigma.fedavg.own``, and the simulated algorithm
+(``simulate_rounds(spectra=...)``, exact given the designs) on an anti-aligned federation, where
+the aligned (shared-spectrum) prediction is rejected; refusals and the command line."""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import riskcalc
+from montecarlo.linear.rounds import simulate_rounds
+from riskcalc.cli import main
+from riskcalc.linear.dynamics.shift.curves import shift_k_curves
+from riskcalc.linear.dynamics.shift.own import own_models_shift
+from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+ANTI = ["two-point:1,4,0.5", "two-point:4,1,0.5", "identity"]
+ALIGNED = ["two-point:1,4,0.5", "two-point:1,4,0.5", "identity"]
+KW = dict(gamma=[0.5, 1.2, 0.8], r=[0.5, 1.0, 0.8], sigma=[0.5, 1.0, 0.7], signal=1.0,
+          step_size=0.08)
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_equal_covariances_are_the_shared_spectrum_own_models(K):
+    """Every client with one covariance: ``sigma.fedavg.own`` (``OwnPencil`` with one s per
+    atom, ``SigmaPencil.two_point``) for the own models, given weights, g != 1, T = 0 (the zero
+    model) to inf; measured 3e-15 (K = 1), 2e-15 (K = 2)."""
+    gam, r, sig = np.array([0.5, 2.0]), np.array([0.5, 1.0]), np.array([0.5, 0.3])
+    p = np.array([0.7, 0.3])
+    rounds = np.array([0.0, 1, 5, np.inf])
+    joint = joint_spectrum(["two-point:0.5,2,0.6"] * 2)
+    ours = shift_k_curves(gam, r, sig, p, 1.5, 0.15, K, 1.2, rounds, joint)["local"]()
+    ref = fedavg_sigma_k_curves(gam, r, sig, p, 1.5, 0.15, K, 1.2, rounds,
+                                joint.marginal(0))["local"]()
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_against_the_simulation_anti_aligned(K):
+    """Two two-point covariances anti-aligned and an identity (the clients' eigenvalues on
+    opposite coordinates), K = 1 (``rounds_limit``'s K = 1 route through the pencil) and 2:
+    every client's own model within 4 s.e. + 1.5 / d of the simulation at d = 200 (40 reps;
+    measured at most 0.35 (K = 1), 0.41 (K = 2) of that band, 0.39 and 0.42 at d = 400), while
+    the aligned prediction (both two-point clients on the same coordinates) is rejected
+    (measured up to 12.7 (K = 1) and 4.5 (K = 2) bands at d = 200, 27 and 9.7 at d = 400).
+    K = 2 also personalized from the server model of round T by FTFA (2 steps of 0.1) and RTFA
+    (lam' = 2): within the band (measured at most 0.42 (FTFA) and 0.50 (RTFA, lam' = 0.5) of
+    it, 0.42 / 0.49 at d = 400), the aligned prediction up to 4.1 (FTFA) and 3.0 (RTFA) bands
+    away at d = 200 (FTFA 8.5 at d = 400)."""
+    rounds, d = [0, 1, 10, np.inf], 200
+    pers = [dict(steps=2, step_size=0.1), dict(lam=2.0)] if K == 2 else []
+    pred = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI)
+    sim = simulate_rounds("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI, d=d,
+                          reps=40, seed=3, personalize=pers)
+    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
+                                    spectra=ALIGNED)
+    band = 4 * sim.local_risk_se + 1.5 / d * pred.local_risk
+    assert np.all(np.abs(sim.local_risk - pred.local_risk) <= band)
+    # T = 0 is the zero model: (signal^2 + r_i^2) tau(Sigma_i), exactly.
+    np.testing.assert_allclose(pred.local_risk[:, 0], (1.0 + np.square(KW["r"]))
+                               * np.array([2.5, 2.5, 1.0]), rtol=1e-13)
+    miss = np.abs(sim.local_risk - aligned.local_risk) / band
+    assert miss.max() > 4.0, miss
+    for q in pers:
+        band = 4 * sim.personalized_risk_se(**q) + 1.5 / d * pred.personalized_risk(**q)
+        assert np.all(np.abs(sim.personalized_risk(**q) - pred.personalized_risk(**q)) <= band)
+        miss = np.abs(sim.personalized_risk(**q) - aligned.personalized_risk(**q)) / band
+        assert miss.max() > 3.0, (q, miss)
+
+
+@pytest.mark.parametrize("kw", [dict(kind="ftfa", k=1, eta2=0.2), dict(kind="rtfa", lam2=0.7)])
+def test_equal_covariances_are_the_shared_spectrum_personalization(kw):
+    """FTFA and RTFA after round T with one covariance for every client, K = 1: against
+    ``sigma.personalize_sigma`` (its own dense pencil and contour), T = 0 (from w_0 = 0) to
+    inf; measured 8e-16."""
+    gam, r, sig = np.array([0.5, 2.0]), np.array([0.5, 1.0]), np.array([0.5, 0.3])
+    p = np.array([0.7, 0.3])
+    rounds = np.array([0.0, 1, 5, np.inf])
+    joint = joint_spectrum(["two-point:0.5,2,0.6"] * 2)
+    out = shift_k_curves(gam, r, sig, p, 1.5, 0.15, 1, 1.2, rounds, joint)
+    ref = personalized_sigma("fedavg", gam, r, sig, p, 1.5, rounds, joint.marginal(0),
+                             local_steps=1, step_size=0.15, g=1.2,
+                             spectrum_edges=(*out["edges"], 0.0), **kw)
+    for a, b in zip(out["personalize"](**kw), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+
+
+def test_beyond_the_dense_extended_pencil_refused():
+    """M K^2 above ``sigma_pencil.MAX_UNKNOWNS``: refused before any solve, naming the count."""
+    pen = SimpleNamespace(M=2, K=11, h=np.ones(2), eta=0.02, V=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="M K\\^2 = 242 unknowns"):
+        own_models_shift(pen, {}, *([np.ones(2)] * 4), 1.0, np.array([1.0]))
+
+
+def test_cli_predict_prints_the_own_models(tmp_path, capsys):
+    clients = [{"gamma": g, "r": r, "sigma": s, "spectrum": spec}
+               for g, r, s, spec in zip(KW["gamma"], KW["r"], KW["sigma"], ANTI)]
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
+    argv = ["predict", "fedavg", "--federation", str(path), "--target", "1", "--local-steps",
+            "1", "--local-step-size", "0.08", "--rounds", "1,10"]
+    assert main(argv + ["--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    order = [1, 0, 2]
+    ref = riskcalc.rounds_limit("fedavg", **{k: [KW[k][j] for j in order] for k in
+                                             ("gamma", "r", "sigma")},
+                                spectra=[ANTI[j] for j in order], signal=1.0, rounds=[1, 10],
+                                local_steps=1, step_size=0.08)
+    assert [row["local_risk"] for row in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
+    # FTFA diverges on the target (step 0.2 times the top of its sample spectrum under
+    # two-point:4,1 at gamma 1.2, about 13, > 2; under the identity's top, 4.4, it would converge).
+    assert main(argv + ["--steps", "2", "--step-size", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "n/a" not in out and "not covered" not in out, out
+    cells = out.splitlines()[-4].split()          # T = 10
+    assert float(cells[-2]) == pytest.approx(ref.local_risk[0, 1], rel=1e-7), out
+    assert float(cells[-1]) == pytest.approx(ref.personalized_risk(steps=2, step_size=0.2)[0, 1],
+                                             rel=1e-7), out
+    assert "FTFA diverges (converges: false): step_size times the top of its sample" in out
