@@ -53,13 +53,11 @@ def test_against_the_simulated_algorithm():
         assert off[:, 1:].mean() >= 0.5, (pk, off)
 
 
-def test_divergent_ftfa_and_fedavg_refused():
-    """FTFA's steps diverging on a client under its own covariance, and FedAvg's rounds under
-    shift (no personalization route there): one ValueError each."""
+def test_divergent_ftfa_refused():
+    """FTFA's steps diverging on a client under its own covariance: one ValueError (FedAvg's
+    personalizations under shift are ``shift.personalize``'s, tests/test_rounds_shift_own.py)."""
     kw = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, rounds=[1], local_steps=2,
               step_size=0.02, spectra=ANTI)
     res = riskcalc.rounds_limit("pfedme", lam=0.8, **kw)
     with pytest.raises(ValueError, match="diverge on a client under its covariance"):
         res.personalized_risk(steps=2, step_size=0.2)
-    with pytest.raises(ValueError, match="personalizations .* not covered"):
-        riskcalc.rounds_limit("fedavg", **kw).personalized_risk(lam=1.0)

@@ -260,8 +260,6 @@ def ftfa_converges(res, pers, target: int = 0) -> bool:
     (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
     from riskcalc.linear.dynamics.personalize import ftfa_stability
 
-    if "spectra" in res.params:     # covariate shift: personalized_risk refuses a divergent FTFA
-        return True
     spec, top = res.params.get("spectrum"), None
     if spec is not None:    # the top of each client's sample spectrum under H
         from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
