@@ -182,6 +182,12 @@ def test_paper000_fedprox_grid_brackets_fedprox():
             g["R"][0], 200, 4, g["mu"][0], theorem=thm))
     local, prox = g["local_aer"][0, 1], g["fedprox_thm12_aer"][0, 1]
     assert np.allclose(prox, local, rtol=0.02)
+    # Without the baselines (the checks of Thms 11-12): FedProx's numbers to the last bit.
+    alone = rates.paper000_fedprox_grid([200], [4], [1 / 64, 4.0], theorems=(12,), d=3,
+                                        reps=4, seed=SEED, baselines=False)
+    assert not any(k.startswith(("fedavg", "local", "fedprox_thm11")) for k in alone)
+    for k, v in alone.items():
+        np.testing.assert_array_equal(v, g[k], err_msg=k)
     with pytest.raises(ValueError, match="theorems"):
         rates.paper000_fedprox_grid([200], [4], [1.0], theorems=(13,))
 

@@ -194,7 +194,7 @@ def _finetune_best(inst, epochs):
 
 def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
                           reps: int = 20, c_x: float = 1.0, l2: float = 1e-4,
-                          seed: int = 0) -> dict:
+                          seed: int = 0, baselines: bool = True) -> dict:
     """FedAvg, PureLocalTraining and FedProx at the penalties of paper 000's proofs over
     ``(n, m, R)``: the simulations behind Thms 6 (eq. 11), 11 (eq. 30) and 12 (eq. 29).
 
@@ -216,6 +216,9 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
         ``R^2 n``, > 0.
     theorems : sequence of {11, 12}
         Whose FedProx penalties to simulate (each costs one exact FedProx solve per radius).
+    baselines : bool
+        FedAvg and PureLocalTraining too (default); False: FedProx alone, without their
+        solves (no random draw is spent on them: FedProx's numbers are the same).
     d, reps, c_x, l2, seed
         As in :func:`~montecarlo.experiments.rates_instances.lemma7_instance`; cell ``k`` of the
         ``(n, m)`` product uses data stream ``cell = k``.
@@ -223,8 +226,9 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
     Returns
     -------
     dict
-        ``n``, ``m`` (cells,); ``R``, ``mu`` (cells, len(f)); for ``method`` in ``fedavg``,
-        ``local`` and ``fedprox_thm{t}`` (``t`` in ``theorems``, with its ``lam_thm{t}``):
+        ``n``, ``m`` (cells,); ``R``, ``mu`` (cells, len(f)); for ``method`` in ``fedavg``
+        and ``local`` (with ``baselines``) and ``fedprox_thm{t}`` (``t`` in ``theorems``, with
+        its ``lam_thm{t}``):
         ``{method}_aer`` (client average of the exact IER, i.e. ``AER_p`` with ``p_i = 1/m``),
         shape (cells, len(f), reps), and ``{method}_ier_worst`` (cells, len(f)), the largest
         over clients of the replicate-mean IER (``max_i E_S[IER_i]``, what "for every i"
@@ -234,14 +238,15 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
     f = as_array("r2_times_n", r2_times_n, low=0.0, low_open=True)
     if not set(theorems) <= {11, 12}:
         raise ValueError(f"theorems must be a subset of (11, 12), got {theorems!r}")
-    methods = ("fedavg", "local") + tuple(f"fedprox_thm{t}" for t in theorems)
+    plain = (("fedavg", "global"), ("local", "local")) if baselines else ()
+    methods = tuple(name for name, _ in plain) + tuple(f"fedprox_thm{t}" for t in theorems)
     out = {k: [] for k in ("n", "m", "R", "mu") + tuple(f"lam_thm{t}" for t in theorems)
            + tuple(f"{k}_{q}" for k in methods for q in ("aer", "ier_worst"))}
     for cell, (n, m) in enumerate(itertools.product(ns, ms)):
         R = np.sqrt(f / n)
         inst = lemma7_instance(R, reps=reps, m=m, n=n, d=d, c_x=c_x, l2=l2, seed=seed,
                                cell=cell)
-        for name, objective in (("fedavg", "global"), ("local", "local")):
+        for name, objective in plain:
             met = _exact_metrics(inst, minimize(inst.train, objective)[1])
             out[f"{name}_aer"].append(met["aer"].T)
             out[f"{name}_ier_worst"].append(met["ier"].mean(0).max(-1))
