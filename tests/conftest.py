@@ -138,14 +138,17 @@ def fresh_sigma_edges():
     ``pencil_edges.edges`` forget what they kept): for the tests that bound the time of a
     refusal, which an earlier test's kept scans would make look fast when it solves them, and
     for those that watch the scans' inner steps."""
+    from riskcalc.linear.dynamics.shift import one_step as shift_one_step
     from riskcalc.linear.dynamics.sigma import pencil_edges
     from riskcalc.linear.dynamics.sigma.fedavg import one_step
 
     one_step.edges.cache_clear()
     pencil_edges.edges.cache_clear()
+    shift_one_step.EDGES_KEPT.clear()
     yield
     one_step.edges.cache_clear()
     pencil_edges.edges.cache_clear()
+    shift_one_step.EDGES_KEPT.clear()
 
 
 # The suite runs on two workers (README: pytest-xdist, ``--dist loadfile``): a worker takes one
@@ -181,25 +184,30 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # new since the last list, together in one process: test_rounds_shift_k about 18 s (it ran
 # last, leaving the other worker idle that long), test_rounds_shift_compare about 3 s,
 # test_hardening_thirteenth about 2 s, five more about 1 s; the rest under 1 s.
+# Session 19's new files (each alone, less ~1.5 s of start-up, loaded): test_rounds_shift_own
+# 18.5 s, test_rounds_shift_alg1 9.5, test_rounds_shift_alg1_personalize 5.8,
+# test_hardening_fourteenth 2.3, test_rounds_shift_alg1_cli 2; the rest under 1 s.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_docs.py", "test_rounds_sigma_alg1_fold.py", "test_rounds_shift_k.py",
-    "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py", "test_advise_rounds.py",
-    "test_rounds_sigma_k.py", "test_rounds_sigma_alg1_complex.py",
+    "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
+    "test_advise_rounds.py", "test_rounds_sigma_k.py", "test_rounds_sigma_alg1_complex.py",
     "test_rounds_sigma_alg1_routes.py", "test_finite_clients_sigma.py", "test_alg1_large_step.py",
     "test_advise_shift_gradient.py", "test_advise_shift_gradients.py", "test_logistic_advise.py",
     "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
-    "test_rounds_sigma_kbig.py", "test_advise_uncertainty.py", "test_cli_fuzz.py",
-    "test_alg1_complex.py", "test_rounds_sigma_own_chain.py", "test_sigma_chain_arc.py",
-    "test_rounds_sigma_alg1chain.py", "test_extension.py", "test_advise_shift.py",
-    "test_alg1_large_step_sigma.py", "test_properties_range.py", "test_rounds_alg1_personalize.py",
-    "test_rounds_algorithm1_curves.py", "test_rates_simulation.py", "test_hardening_sigma.py",
+    "test_rounds_sigma_kbig.py", "test_advise_uncertainty.py", "test_rounds_shift_alg1.py",
+    "test_cli_fuzz.py", "test_alg1_complex.py", "test_rounds_sigma_own_chain.py",
+    "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py", "test_extension.py",
+    "test_advise_shift.py", "test_alg1_large_step_sigma.py", "test_properties_range.py",
+    "test_rounds_alg1_personalize.py", "test_rounds_algorithm1_curves.py",
+    "test_rounds_shift_alg1_personalize.py", "test_rates_simulation.py", "test_hardening_sigma.py",
     "test_rounds_sigma_prox.py", "test_rounds_shift.py", "test_hardening_eleventh.py",
     "test_logistic_pipeline.py", "test_rounds_fast_rate.py", "test_rounds_sigma.py",
     "test_advise.py", "test_advise_speed.py", "test_outputs_and_cache.py",
     "test_rounds_shift_compare.py", "test_montecarlo_algorithms.py", "test_rounds_budget.py",
     "test_rounds_memory.py", "test_figures_atomic.py", "test_advise_separable_fd.py",
     "test_logistic_finite_clients.py", "test_theory_vs_simulation.py", "test_fuzz_fourth.py",
-    "test_hardening_thirteenth.py", "test_montecarlo_rounds.py", "test_properties.py",
+    "test_hardening_thirteenth.py", "test_hardening_fourteenth.py",
+    "test_rounds_shift_alg1_cli.py", "test_montecarlo_rounds.py", "test_properties.py",
     "test_logistic_spectrum.py", "test_layers.py", "test_montecarlo_compare.py",
     "test_finite_clients_steps.py", "test_rounds_theory.py", "test_logistic_limits_simulation.py",
     "test_logistic_limits.py", "test_finite_clients_shift.py",
