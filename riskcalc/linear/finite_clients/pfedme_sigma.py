@@ -130,28 +130,47 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
 def group_pieces(t, gam, sg, h, p, lam, roots=None):
     """What every group's risk needs at its shift t (module docstring): G_g and L_g (rows
     of ``_states``), the noise source e_v = E_D[K psi K], the functional fkzk(Z) = tau(F K Z
-    K) (F = R Sigma R, Z diagonal (groups, atoms)), and the variance's cross and noise terms
-    tau((R - R^2) Sigma R K) and tau(F K R) - tau(F K R t K). ``roots``: ``_states``' (complex
-    t or p, a complex step of ``subordination_gradient``: complex results)."""
+    K) (F = R Sigma R, Z diagonal (groups, atoms), or a stack of them (..., groups, atoms)),
+    and the variance's cross and noise terms tau((R - R^2) Sigma R K) and tau(F K R) -
+    tau(F K R t K). ``roots``: ``_states``' (complex t or p, a complex step of
+    ``subordination_gradient``: complex results).
+
+    Each trace is linear in every middle, and a chain's functional of its closing middle
+    (``resolvent_chain.chain_vectors``) does not involve that middle: chains that differ in
+    it alone share one solve, and by the trace's cyclicity tau(Q_1 M_1 ... Q_k M_k) =
+    tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere is closing in a rotated chain. So
+    fkzk is one vector F per group, fkzk(Z) = sum_atoms F Z, from four chains solved once
+    (was four per call); 14 chains in all (were 16 and 4 a call of fkzk)."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
     tr = _traces(gam, sg, h, lam, Lam, C)
-    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
-    ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
-    ekrtk = (_ed(tr, h, "R", [t * w * w]) + _ed(tr, h, "RQ", [t * v, w * w])
-             + _ed(tr, h, "QR", [w, t * w * v]) + _ed(tr, h, "QRQ", [w, t * v, w * v]))
     one = np.ones_like(sg)
 
-    def fkzk(Zd):
-        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
-        return (tr("RR", [sg, Zd * w * w]) + tr("RRQ", [sg, Zd * w * v, w])
-                + tr("RRQ", [sg, v, w * Zd * w]) + tr("RRQQ", [sg, v, w * Zd * v, w]))
+    def vec(blocks, mids):
+        """The chain's functional of its closing middle (the other middles ``mids``)."""
+        return tr(blocks, list(mids) + [one], vector=True)
 
-    fkr = tr("RRR", [sg, w, one]) + tr("RRQR", [sg, v, w, one])
-    fkrtk = (tr("RRR", [sg, w, t * w]) + tr("RRRQ", [sg, w, t * v, w])
-             + tr("RRQR", [sg, v, w, t * w]) + tr("RRQRQ", [sg, v, w, t * v, w]))
-    rsrk = tr("RR", [sg, w]) + tr("RRQ", [sg, v, w])
+    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group:
+    # E_D of a chain per atom is its closing middle times its functional over h.
+    r1, qr = vec("R", []), vec("QR", [w])
+    ekr = r1 * w / h + qr * v / h
+    ekrtk = (r1 * (t * w * w) / h + vec("RQ", [t * v]) * (w * w) / h + qr * (t * w * v) / h
+             + vec("QRQ", [w, t * v]) * (w * v) / h)
+    # tau(F K Z K) = tau(R s R Z w w) + tau(R s R Z w v Q w) + tau(R s R v Q w Z w)
+    # + tau(R s R v Q w Z v Q w), the second and fourth rotated to close on Z.
+    rr, rrq = vec("RR", [sg]), vec("RRQ", [sg, v])
+    F = (rr + rrq) * w * w + (vec("QRR", [w, sg]) + vec("QRRQ", [w, sg, v])) * w * v
+
+    def fkzk(Zd):
+        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal (stacks allowed)."""
+        return np.sum(F * Zd, axis=-1)
+
+    rrr, rrqr = vec("RRR", [sg, w]), vec("RRQR", [sg, v, w])
+    fkr = np.sum(rrr + rrqr, axis=-1)
+    fkrtk = (np.sum((rrr + rrqr) * (t * w), axis=-1) + tr("RRRQ", [sg, w, t * v, w])
+             + tr("RRQRQ", [sg, v, w, t * v, w]))
+    rsrk = np.sum((rr + rrq) * w, axis=-1)
     rrsrk = tr("RRR", [one, sg, w]) + tr("RRRQ", [one, sg, v, w])
     return {"G": Gs, "L": Ls, "C": C, "e_v": (ekr - ekrtk) / p[:, None], "fkzk": fkzk,
             "cross": rsrk - rrsrk, "noise": fkr - fkrtk}
@@ -216,12 +235,6 @@ def _traces(g, s, h, lam, Lam, C):
         return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector)
 
     return tr
-
-
-def _ed(tr, h, blocks, mids):
-    """E_D of a chain (per atom): tau(chain 1_a / h_a) for the atom indicators 1_a, i.e. the
-    closing middle times the chain's linear functional over h."""
-    return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
 def _states(t, gam, s, h, p, lam, roots=None):
