@@ -82,3 +82,24 @@ def test_shared_chains_equal_the_written_out_traces(step):
         _close(a.real, b.real, 1e-12)
         if step:
             _close(a.imag, b.imag, 1e-10)
+
+
+def test_sub_chain_table_equals_each_sub_chain_solved_alone():
+    """``chain_traces(table=True)``: entry (a, b) is the functional of the sub-chain of
+    blocks a..b and middles a..b - 1 solved alone (``chain_vectors``; 1e-14 relative, the
+    same arithmetic), zero below the diagonal."""
+    gam, sg, h, p, lam, t = setup()
+    c, Lam, C, _, _, _ = pf._states(t, gam, sg, h, p, lam)
+    v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
+    tr = pf._traces(gam, sg, h, lam, Lam, C)
+    one = np.ones_like(sg)
+    blocks, mids = "RRQRQ", [sg, v, w, t * v, one]
+    table = tr(blocks, mids, table=True)
+    assert table.shape == sg.shape[:1] + (5, 5) + sg.shape[1:]
+    for a in range(5):
+        for b in range(5):
+            if b < a:
+                assert not np.any(table[:, a, b])
+                continue
+            alone = tr(blocks[a:b + 1], mids[a:b] + [one], vector=True)
+            _close(table[:, a, b], alone, 1e-14)

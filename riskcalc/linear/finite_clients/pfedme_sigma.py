@@ -136,42 +136,45 @@ def group_pieces(t, gam, sg, h, p, lam, roots=None):
     ``subordination_gradient``: complex results).
 
     Each trace is linear in every middle, and a chain's functional of its closing middle
-    (``resolvent_chain.chain_vectors``) does not involve that middle: chains that differ in
-    it alone share one solve, and by the trace's cyclicity tau(Q_1 M_1 ... Q_k M_k) =
-    tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere is closing in a rotated chain. So
-    fkzk is one vector F per group, fkzk(Z) = sum_atoms F Z, from four chains solved once
-    (was four per call); 14 chains in all (were 16 and 4 a call of fkzk)."""
+    (``resolvent_chain.chain_vectors``) does not involve that middle; by the trace's
+    cyclicity tau(Q_1 M_1 ... Q_k M_k) = tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere
+    is closing in a rotated chain, so fkzk is one vector F per group, fkzk(Z) = sum_atoms F
+    Z. Every functional needed is that of a sub-chain of one of four chains, and one solve of
+    a chain gives all of its sub-chains' (``chain_traces(table=True)``): four chain solves
+    (were 16 and 4 a call of fkzk)."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
     tr = _traces(gam, sg, h, lam, Lam, C)
     one = np.ones_like(sg)
 
-    def vec(blocks, mids):
-        """The chain's functional of its closing middle (the other middles ``mids``)."""
-        return tr(blocks, list(mids) + [one], vector=True)
+    def tab(blocks, mids):
+        """The functionals of the chain's sub-chains (the middles ``mids`` between blocks)."""
+        return tr(blocks, list(mids) + [one], table=True)
 
+    A = tab("RRQRQ", [sg, v, w, t * v])
+    r1, rr, rrq, rrqr, rrqrq = (A[:, 0, b] for b in range(5))
+    qr, qrq, rq = A[:, 2, 3], A[:, 2, 4], A[:, 3, 4]
+    B = tab("QRRQ", [w, sg, v])
+    qrr, qrrq = B[:, 0, 2], B[:, 0, 3]
+    rrr, rrrq = (tab("RRRQ", [sg, w, t * v])[:, 0, b] for b in (2, 3))
+    rrr1, rrrq1 = (tab("RRRQ", [one, sg, v])[:, 0, b] for b in (2, 3))
     # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group:
     # E_D of a chain per atom is its closing middle times its functional over h.
-    r1, qr = vec("R", []), vec("QR", [w])
     ekr = r1 * w / h + qr * v / h
-    ekrtk = (r1 * (t * w * w) / h + vec("RQ", [t * v]) * (w * w) / h + qr * (t * w * v) / h
-             + vec("QRQ", [w, t * v]) * (w * v) / h)
+    ekrtk = r1 * (t * w * w) / h + rq * (w * w) / h + qr * (t * w * v) / h + qrq * (w * v) / h
     # tau(F K Z K) = tau(R s R Z w w) + tau(R s R Z w v Q w) + tau(R s R v Q w Z w)
     # + tau(R s R v Q w Z v Q w), the second and fourth rotated to close on Z.
-    rr, rrq = vec("RR", [sg]), vec("RRQ", [sg, v])
-    F = (rr + rrq) * w * w + (vec("QRR", [w, sg]) + vec("QRRQ", [w, sg, v])) * w * v
+    F = (rr + rrq) * w * w + (qrr + qrrq) * w * v
 
     def fkzk(Zd):
         """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal (stacks allowed)."""
         return np.sum(F * Zd, axis=-1)
 
-    rrr, rrqr = vec("RRR", [sg, w]), vec("RRQR", [sg, v, w])
     fkr = np.sum(rrr + rrqr, axis=-1)
-    fkrtk = (np.sum((rrr + rrqr) * (t * w), axis=-1) + tr("RRRQ", [sg, w, t * v, w])
-             + tr("RRQRQ", [sg, v, w, t * v, w]))
+    fkrtk = np.sum((rrr + rrqr) * (t * w) + (rrrq + rrqrq) * w, axis=-1)
     rsrk = np.sum((rr + rrq) * w, axis=-1)
-    rrsrk = tr("RRR", [one, sg, w]) + tr("RRRQ", [one, sg, v, w])
+    rrsrk = np.sum((rrr1 + rrrq1) * w, axis=-1)
     return {"G": Gs, "L": Ls, "C": C, "e_v": (ekr - ekrtk) / p[:, None], "fkzk": fkzk,
             "cross": rsrk - rrsrk, "noise": fkr - fkrtk}
 
@@ -214,7 +217,8 @@ def _traces(g, s, h, lam, Lam, C):
     """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) with
     eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1,
     "Q" = (S + Lam)^-1 (Lam per group, diagonal root C); with ``vector=True`` the functional
-    phi of the closing middle (``chain_vectors``). Middles broadcast to (groups, atoms)."""
+    phi of the closing middle (``chain_vectors``), with ``table=True`` those of every
+    sub-chain (``chain_traces``). Middles broadcast to (groups, atoms)."""
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
@@ -227,12 +231,12 @@ def _traces(g, s, h, lam, Lam, C):
     if np.iscomplexobj(lam):            # a complex step in lam: R's roots by their tangent
         root["R"] = root_step(g, s, h, lam, np.ones(n), root["R"])
 
-    def tr(blocks, mids, vector=False):
+    def tr(blocks, mids, vector=False, table=False):
         eta = np.array([spec[b][0] for b in blocks])
         shifts = np.stack([spec[b][1] for b in blocks], axis=1)
         roots = np.stack([root[b] for b in blocks], axis=1)
         mids = np.stack([np.broadcast_to(m, (B, n)) for m in mids], axis=1)
-        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector)
+        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector, table=table)
 
     return tr
 
