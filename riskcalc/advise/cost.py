@@ -85,6 +85,12 @@ measured time), times ``SAFETY``:
   both inflated ~1.2x over the last fit's run, divided out) one evaluation 0.0056 / 0.017 /
   0.127 s (main 0.0082 / 0.034 / 0.217) and one gradient 0.020 / 0.060 / 0.458 s (main 0.031
   / 0.100 / 0.644) at 10 / 100 / 1000 clients.
+  pFedMe refitted after its chains were shared (``finite_clients.pfedme_sigma.group_pieces``:
+  four chain solves a call, tau(F K Z K) one vector) and MAML-FL's tangents solved by level
+  (``engine.block_pencil._by_level``): against main in one run (one thread, load ~6) pFedMe's
+  gradient 0.018 / 0.024 / 0.063 s (main 0.037 / 0.048 / 0.112) and evaluation 0.0059 /
+  0.0090 / 0.017 s (main 0.0099 / 0.014 / 0.027), MAML-FL's gradient 0.015 / 0.041 / 0.267 s
+  (main 0.013 / 0.043 / 0.295) at 10 / 100 / 1000 clients; the fits scaled by those ratios.
 * ``--rounds``: FedAvg's exact curves (every K of ``rounds.LOCAL_STEPS``; with a spectrum
   K = 1 and the K >= 2 that ``rounds.spectrum_local_steps`` admits, at
   ``rounds.sigma_k_seconds`` each) per weighting, and pFedMe's exact-prox curves per pFedMe
@@ -115,13 +121,13 @@ EVAL = {
                  "pfedme": (0.02, 4.5e-4, 0.0)},
     "shift": {"fedavg": (1.5e-3, 7e-6, 0.0), "ftfa": (2.5e-3, 8e-6, 0.0),
               "rtfa": (5e-3, 2e-5, 0.0), "maml_fl": (4e-3, 1.0e-4, 0.0),
-              "pfedme": (0.01, 2.2e-5, 0.0)},
+              "pfedme": (6.5e-3, 1.2e-5, 0.0)},
 }
 #: Covariate shift, exact gradients (module docstring): seconds of one gradient, (a, b, c)
 #: for a + b M + c M^2, and the optimizer's gradient calls, (a, b, cap) for min(cap, a + b M).
 SHIFT_GRADIENT = {"fedavg": (6e-3, 2.6e-5, 0.0), "ftfa": (0.014, 3.3e-5, 0.0),
-                  "rtfa": (0.023, 4.3e-5, 0.0), "pfedme": (0.05, 1e-4, 0.0),
-                  "maml_fl": (0.014, 3.9e-4, 0.0)}
+                  "rtfa": (0.023, 4.3e-5, 0.0), "pfedme": (0.025, 5e-5, 0.0),
+                  "maml_fl": (0.014, 3.5e-4, 0.0)}
 SHIFT_GRADIENT_CALLS = {"fedavg": (15, 1.3, 150), "ftfa": (15, 1.0, 110),
                         "rtfa": (110, 3.0, 250), "pfedme": (15, 0.8, 85),
                         "maml_fl": (20, 1.0, 70)}

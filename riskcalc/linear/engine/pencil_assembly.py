@@ -17,6 +17,8 @@ with direct simulation, and each member of a batch with the same pencil solved a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -194,6 +196,8 @@ class Pencil:
         if sol is None:
             sol = solve(g, s, self.h, E, L, delta, T0, what, real=real,
                         unknowns=None if real is not None else idx)
+        if idx is not None and real is None:
+            sol = replace(sol, levels=span[idx])
         return sol if self._batch else _single(sol)
 
 

@@ -98,7 +98,7 @@ def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
 
 
 def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
-                 vector: bool = False) -> np.ndarray:
+                 vector: bool = False, table: bool = False) -> np.ndarray:
     """``chain_trace`` over a batch of parameter points, solved together (module docstring,
     "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
     ``riskcalc.linear.finite_clients.sigma``, which evaluates its chains here.
@@ -121,6 +121,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         share blocks; solved here otherwise.
     vector : bool
         Return ``chain_vectors``' functionals instead of the traces.
+    table : bool
+        Return the functionals of every sub-chain a..b (blocks a to b, middles a to b - 1;
+        the upper triangle of a (points, k, k, n) array, zero below): the pencil's entry
+        Qhat_ab depends on its blocks a..b alone (back substitution from the lower right
+        sub-block), so one solve of a chain serves all of its sub-chains.
 
     Complex eta, shifts, middles or roots (the complex steps of exact gradients): the same
     arithmetic in complex numbers, with the roots given (``root_step``), complex results.
@@ -175,11 +180,17 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     per_point = s.ndim == 2
     if per_point:
         s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
-    out = np.empty((size, n) if vector else size, dtype)
+    out = np.zeros((size, k, k, n) if table else (size, n) if vector else size, dtype)
     for blk in blocks(size, n * k):
-        q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
+        Q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
                          None if roots is None else c[blk])
-        out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
+        q = Q[0][k - 1]
+        if table:
+            for a in range(k):
+                for b in range(a, k):
+                    out[blk, a, b] = w * Q[a][b]
+        else:
+            out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
     return out.reshape(shape + out.shape[1:])
 
 
@@ -279,8 +290,9 @@ def _real_or_complex(x):
 
 
 def _chain_block(g, s, w, eta, lam, mid, roots):
-    """Qhat_(1k) (B, n) of a block of points, whose trace against the closing middle is the
-    chain's: g (B,), eta (B, k), lam and mid (B, k, n), roots (B, k) or None."""
+    """Every Qhat_ab (a <= b; lists, each (B, n)) of a block of points, Qhat_(1k) the one
+    whose trace against the closing middle is the chain's: g (B,), eta (B, k), lam and mid
+    (B, k, n), roots (B, k) or None."""
     k = eta.shape[1]
     c = roots
     if c is None:
@@ -306,7 +318,7 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
         for (a, b), f0, sl in zip(pairs, F0, slope):
             T[a, b] = f0 / (1.0 - sl)
             _entry(a, b, g, s, eta, lam, mid, T, C, Q)
-    return Q[0][k - 1]
+    return Q
 
 
 def _entry(a, b, g, s, eta, lam, mid, T, C, Q):

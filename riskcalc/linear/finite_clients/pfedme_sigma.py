@@ -130,29 +130,51 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
 def group_pieces(t, gam, sg, h, p, lam, roots=None):
     """What every group's risk needs at its shift t (module docstring): G_g and L_g (rows
     of ``_states``), the noise source e_v = E_D[K psi K], the functional fkzk(Z) = tau(F K Z
-    K) (F = R Sigma R, Z diagonal (groups, atoms)), and the variance's cross and noise terms
-    tau((R - R^2) Sigma R K) and tau(F K R) - tau(F K R t K). ``roots``: ``_states``' (complex
-    t or p, a complex step of ``subordination_gradient``: complex results)."""
+    K) (F = R Sigma R, Z diagonal (groups, atoms), or a stack of them (..., groups, atoms)),
+    and the variance's cross and noise terms tau((R - R^2) Sigma R K) and tau(F K R) -
+    tau(F K R t K). ``roots``: ``_states``' (complex t or p, a complex step of
+    ``subordination_gradient``: complex results).
+
+    Each trace is linear in every middle, and a chain's functional of its closing middle
+    (``resolvent_chain.chain_vectors``) does not involve that middle; by the trace's
+    cyclicity tau(Q_1 M_1 ... Q_k M_k) = tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere
+    is closing in a rotated chain, so fkzk is one vector F per group, fkzk(Z) = sum_atoms F
+    Z. Every functional needed is that of a sub-chain of one of four chains, and one solve of
+    a chain gives all of its sub-chains' (``chain_traces(table=True)``): four chain solves
+    (were 16 and 4 a call of fkzk)."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
     tr = _traces(gam, sg, h, lam, Lam, C)
-    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group.
-    ekr = _ed(tr, h, "R", [w]) + _ed(tr, h, "QR", [w, v])
-    ekrtk = (_ed(tr, h, "R", [t * w * w]) + _ed(tr, h, "RQ", [t * v, w * w])
-             + _ed(tr, h, "QR", [w, t * w * v]) + _ed(tr, h, "QRQ", [w, t * v, w * v]))
     one = np.ones_like(sg)
 
-    def fkzk(Zd):
-        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal."""
-        return (tr("RR", [sg, Zd * w * w]) + tr("RRQ", [sg, Zd * w * v, w])
-                + tr("RRQ", [sg, v, w * Zd * w]) + tr("RRQQ", [sg, v, w * Zd * v, w]))
+    def tab(blocks, mids):
+        """The functionals of the chain's sub-chains (the middles ``mids`` between blocks)."""
+        return tr(blocks, list(mids) + [one], table=True)
 
-    fkr = tr("RRR", [sg, w, one]) + tr("RRQR", [sg, v, w, one])
-    fkrtk = (tr("RRR", [sg, w, t * w]) + tr("RRRQ", [sg, w, t * v, w])
-             + tr("RRQR", [sg, v, w, t * w]) + tr("RRQRQ", [sg, v, w, t * v, w]))
-    rsrk = tr("RR", [sg, w]) + tr("RRQ", [sg, v, w])
-    rrsrk = tr("RRR", [one, sg, w]) + tr("RRRQ", [one, sg, v, w])
+    A = tab("RRQRQ", [sg, v, w, t * v])
+    r1, rr, rrq, rrqr, rrqrq = (A[:, 0, b] for b in range(5))
+    qr, qrq, rq = A[:, 2, 3], A[:, 2, 4], A[:, 3, 4]
+    B = tab("QRRQ", [w, sg, v])
+    qrr, qrrq = B[:, 0, 2], B[:, 0, 3]
+    rrr, rrrq = (tab("RRRQ", [sg, w, t * v])[:, 0, b] for b in (2, 3))
+    rrr1, rrrq1 = (tab("RRRQ", [one, sg, v])[:, 0, b] for b in (2, 3))
+    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group:
+    # E_D of a chain per atom is its closing middle times its functional over h.
+    ekr = r1 * w / h + qr * v / h
+    ekrtk = r1 * (t * w * w) / h + rq * (w * w) / h + qr * (t * w * v) / h + qrq * (w * v) / h
+    # tau(F K Z K) = tau(R s R Z w w) + tau(R s R Z w v Q w) + tau(R s R v Q w Z w)
+    # + tau(R s R v Q w Z v Q w), the second and fourth rotated to close on Z.
+    F = (rr + rrq) * w * w + (qrr + qrrq) * w * v
+
+    def fkzk(Zd):
+        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal (stacks allowed)."""
+        return np.sum(F * Zd, axis=-1)
+
+    fkr = np.sum(rrr + rrqr, axis=-1)
+    fkrtk = np.sum((rrr + rrqr) * (t * w) + (rrrq + rrqrq) * w, axis=-1)
+    rsrk = np.sum((rr + rrq) * w, axis=-1)
+    rrsrk = np.sum((rrr1 + rrrq1) * w, axis=-1)
     return {"G": Gs, "L": Ls, "C": C, "e_v": (ekr - ekrtk) / p[:, None], "fkzk": fkzk,
             "cross": rsrk - rrsrk, "noise": fkr - fkrtk}
 
@@ -195,7 +217,8 @@ def _traces(g, s, h, lam, Lam, C):
     """tau(Q_1 M_1 ...) for a batch of groups of ratios g (points of ``chain_traces``) with
     eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1,
     "Q" = (S + Lam)^-1 (Lam per group, diagonal root C); with ``vector=True`` the functional
-    phi of the closing middle (``chain_vectors``). Middles broadcast to (groups, atoms)."""
+    phi of the closing middle (``chain_vectors``), with ``table=True`` those of every
+    sub-chain (``chain_traces``). Middles broadcast to (groups, atoms)."""
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
@@ -208,20 +231,14 @@ def _traces(g, s, h, lam, Lam, C):
     if np.iscomplexobj(lam):            # a complex step in lam: R's roots by their tangent
         root["R"] = root_step(g, s, h, lam, np.ones(n), root["R"])
 
-    def tr(blocks, mids, vector=False):
+    def tr(blocks, mids, vector=False, table=False):
         eta = np.array([spec[b][0] for b in blocks])
         shifts = np.stack([spec[b][1] for b in blocks], axis=1)
         roots = np.stack([root[b] for b in blocks], axis=1)
         mids = np.stack([np.broadcast_to(m, (B, n)) for m in mids], axis=1)
-        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector)
+        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector, table=table)
 
     return tr
-
-
-def _ed(tr, h, blocks, mids):
-    """E_D of a chain (per atom): tau(chain 1_a / h_a) for the atom indicators 1_a, i.e. the
-    closing middle times the chain's linear functional over h."""
-    return tr(blocks, mids, vector=True) * mids[-1] / h
 
 
 def _states(t, gam, s, h, p, lam, roots=None):

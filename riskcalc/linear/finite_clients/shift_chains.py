@@ -154,16 +154,25 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     blocks = {"K": (1.0 / np.real(pl), np.real(om_l), c_real[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
 
-    def run(parts, vector):
+    def run(parts, vector=False, table=False):
+        """The chain of ``parts`` (block, middle after it): its trace, its functional of the
+        closing middle (``vector``) or those of all its sub-chains (``table``:
+        ``chain_traces``; the traces of sub-chains by ``closed``, one solve for all)."""
         eta, shift, root = (np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts)))
         mids = np.stack([np.broadcast_to(m, (n, s.shape[1])) for _, m in parts], axis=1)
+        if table:
+            return chain_traces(gamma[live], sl, w, eta, shift, mids, root, table=True)
         fun = chain_vectors if vector else chain_traces
         return fun(gamma[live], sl, w, eta, shift, mids, root)
 
+    def closed(tab, a, b, mid):
+        """The trace of sub-chain a..b of a table closed by the middle ``mid``."""
+        return np.sum(tab[:, a, b] * mid, axis=-1)
+
     K1, R1, Rs = ("K", one[live]), ("R", one[live]), ("R", sl)
     if "chains" not in memo:
-        memo["chains"] = (run([K1, Rs, R1, K1], True), run([K1, Rs, R1], False),
-                          run([K1, Rs], False))
+        tab = run([K1, Rs, R1, K1], table=True)
+        memo["chains"] = (tab[:, 0, 3], closed(tab, 0, 2, 1.0), closed(tab, 0, 1, sl))
     phi, t3, t_rs = memo["chains"]
     # The tangents (docstring; the imaginary parts are the step's size times them).
     dphi, dt3, dt_rs = 0.0, 0.0, 0.0
@@ -177,9 +186,9 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
             memo["basis"] = []
             for v in range(T):
                 KD = ("K", sv[v])
-                memo["basis"].append((run([KD, K1, Rs, R1, K1], True)
-                                      + run([K1, Rs, R1, KD, K1], True),
-                                      run([KD, K1, Rs, R1], False), run([KD, K1, Rs], False)))
+                tab = run([KD, K1, Rs, R1, K1], table=True)
+                memo["basis"].append((tab[:, 0, 4] + run([K1, Rs, R1, KD, K1], True),
+                                      closed(tab, 0, 3, 1.0), closed(tab, 0, 2, sl)))
         basis = memo["basis"]
         dphi = -2 * e[:, None] * phi + sum(m[:, v, None] * basis[v][0] for v in range(T))
         dt3 = -e * t3 + sum(m[:, v] * basis[v][1] for v in range(T))
@@ -187,16 +196,16 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     if method == "rtfa" and np.iscomplexobj(lam):
         # dQ_R = e (Q_R - Q_R Q_R), e = dlam / lam: each R once doubled (docstring).
         e = np.imag(lam[live]) / eta_r
-        dphi = dphi + e[:, None] * (2 * phi - run([K1, R1, Rs, R1, K1], True)
-                                    - run([K1, Rs, R1, R1, K1], True))
-        dt3 = dt3 + e * (2 * t3 - run([K1, R1, Rs, R1], False) - run([K1, Rs, R1, R1], False))
-        dt_rs = dt_rs + e * (t_rs - run([K1, R1, Rs], False))
+        ta, tb = run([K1, R1, Rs, R1, K1], table=True), run([K1, Rs, R1, R1, K1], table=True)
+        dphi = dphi + e[:, None] * (2 * phi - ta[:, 0, 4] - tb[:, 0, 4])
+        dt3 = dt3 + e * (2 * t3 - closed(ta, 0, 3, 1.0) - closed(tb, 0, 3, 1.0))
+        dt_rs = dt_rs + e * (t_rs - closed(ta, 0, 2, sl))
         # The own ridge variance gamma tau(Sigma S (S + lam)^-2) = (gamma / lam) (tau(Q_R
         # Sigma) - tau(Q_R^2 Sigma)): its lam-derivative -2 gamma tau(Sigma S (S + lam)^-3) =
         # -2 gamma / lam^2 (tau(Q_R^2 Sigma) - tau(Q_R^3 Sigma)).
         out["own"] = np.zeros(B)
         out["own"][live] = -2 * gamma[live] * e / eta_r * (
-            run([R1, Rs], False) - run([R1, R1, Rs], False))
+            closed(ta, 1, 2, sl) - run([R1, R1, Rs]))
     if np.iscomplexobj(pl) or np.iscomplexobj(om_l) or out["own"] is not None:
         phi, t3, t_rs = phi + 1j * dphi, t3 + 1j * dt3, t_rs + 1j * dt_rs
     for name in ("fS", "fS2", "fO2", "t3", "t4"):
