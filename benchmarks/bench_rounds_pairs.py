@@ -22,6 +22,12 @@ sessions, load 4-11), before and after issue 29's change (``sigma.chain_basis``,
                       (edges 68.4, arc 53.4, pairs 143.1)
     pfedme 20 30 200: refused, estimate 707 s -> 352 s, measured 172.9 s (edges 41.8, arc
                       30.9, pairs 95.7; this script, within the default budget)
+
+With the arcs and the edges priced apart (``chain_cost.fedavg_chain_seconds``; its table: the
+corner at T = 10 measured 278.0 s, edges 189.1, arcs 34.4, pairs 53.3, 22.7 ms per pair, load
+4-8): ``fedavg 20 50 200`` refused at 827 s (pairs 548, arcs 89, edges 190), its parts at
+T = 10 extrapolated to 216 double-contour nodes about 533 s (pairs 267, arcs 77, edges 189):
+the pairs' estimate, fitted on thin ellipses, is about twice their time on these contours.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ pair 2.15, 3.51, 5.50, 4.64); M = 10, K = 5, 10, 20, 50: s/node 0.012, 0.0265, 0
 0.608, s/pair 0.00131, 0.00444, 0.00748, 0.0376 (K = 5: old / new 0.78 and 3.34).
 
 ``--end-to-end``: ``rounds_limit`` on a few federations, process CPU against the estimates that
-guard the routes (``chain_cost.chain_seconds``, ``guards.dense_k_seconds``).
+guard the routes (``chain_cost.fedavg_chain_seconds``, ``guards.dense_k_seconds``).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _chain_sample_elsewhere(tree, M, K):
 def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> None:
     """The table of the module docstring; ``against``: a checkout of the old code, whose chain
     samples run in the same call (ratios old / new)."""
-    from riskcalc.linear.dynamics.sigma.chain_cost import chain_seconds
+    from riskcalc.linear.dynamics.sigma.chain_cost import fedavg_chain_seconds
 
     nodes = 2 * 200 + 16
     pairs = nodes // 2 * nodes
@@ -127,14 +127,14 @@ def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> No
                     continue
                 n2 = 200 + 16
                 # The chain: the upper halves of both contours and about 550 solves of
-                # the edges (``chain_cost.chain_seconds``), half the pairs.
+                # the edges (``chain_cost.fedavg_chain_seconds``), half the pairs.
                 tot = (got[0] * nodes + got[1] * pairs if route == "dense" else
                        got[0] * (nodes // 2 + n2 // 2 + 550)
                        + got[1] * (n2 // 2) * (n2 // 2 + 1))
                 line = (f"{M:>3} {K:>3} {M * K * K:>6} {route:>6} {got[0]:9.3g} {got[1]:9.3g} "
                         f"{tot:11.3g}")
                 if route == "chain":
-                    line += f" {chain_seconds(M, K, 2, n2):13.3g}"
+                    line += f" {fedavg_chain_seconds(M, K, 2, n2):13.3g}"
                     if against:
                         old = _chain_sample_elsewhere(against, M, K)
                         line += (f"  {old[0]:9.3g} {old[1]:9.3g}  {old[0] / got[0]:.2f} "
@@ -145,19 +145,20 @@ def cost(against=None, grid=((3, (5, 10, 20, 50)), (10, (5, 10, 20, 50)))) -> No
 def end_to_end(cases=((3, 20, 2, 50), (3, 12, 2, 100), (4, 8, 3, 60), (10, 10, 2, 40),
                        (3, 50, 2, 20), (10, 3, 3, 50), (4, 5, 2, 100), (20, 2, 2, 100))) -> None:
     """``rounds_limit`` (FedAvg, rounds 0, 1, 5, T) end to end, process CPU, against the
-    estimate that guards it: ``chain_cost.chain_seconds`` (M K^2 > ``DENSE_UNKNOWNS``, with
-    the double contour's node count of the run) or ``guards.dense_k_seconds`` (2 T + 16
-    nodes); cases (M, K, atoms, T), atoms spread over [0.5, 3]."""
+    estimate that guards it: ``chain_cost.fedavg_chain_seconds`` (M K^2 >
+    ``DENSE_UNKNOWNS``, with the double contour's node count of the run) or
+    ``guards.dense_k_seconds`` (2 T + 16 nodes); cases (M, K, atoms, T), atoms spread over
+    [0.5, 3]."""
     import riskcalc.linear.dynamics.sigma.fedavg.curves as fk
     from riskcalc.linear.dynamics.sigma.guards import dense_k_seconds
 
     seen = []
-    chain_seconds = fk.chain_seconds
+    chain_seconds = fk.fedavg_chain_seconds
 
     def record(*args):
         seen.append(args)
         return chain_seconds(*args)
-    fk.chain_seconds = record
+    fk.fedavg_chain_seconds = record
     print(f"{'M':>3} {'K':>3} {'atoms':>5} {'T':>4} {'route':>6} {'nodes':>6} {'CPU s':>8} "
           f"{'estimate':>9}")
     for M, K, atoms, T in cases:
@@ -177,7 +178,7 @@ def end_to_end(cases=((3, 20, 2, 50), (3, 12, 2, 100), (4, 8, 3, 60), (10, 10, 2
             est = dense_k_seconds(M, K, atoms, nodes)
         print(f"{M:>3} {K:>3} {atoms:>5} {T:>4} {route:>6} {nodes:>6} {cpu:8.1f} {est:9.1f}",
               flush=True)
-    fk.chain_seconds = chain_seconds
+    fk.fedavg_chain_seconds = chain_seconds
 
 
 def main() -> None:

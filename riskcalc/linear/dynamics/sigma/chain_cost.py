@@ -1,47 +1,97 @@
-"""The estimated process seconds of FedAvg's chain route (``sigma_chain``), from which
-``sigma.fedavg.curves`` refuses, before solving, a federation beyond its time limit: the pair and
-node solves (``chain_seconds``) and the edges' cost in node solves (``EDGE_SOLVES``,
-``BISECT_SOLVES``)."""
+"""The estimated process seconds of FedAvg's chain routes, from which ``sigma.fedavg.curves``
+(``fedavg_chain_seconds``) and the covariate shift's chain (``chain_seconds``) refuse, before
+solving, a federation beyond their time limit: the pair and node solves and the edges' cost in
+node solves (``EDGE_SOLVES``, ``BISECT_SOLVES``)."""
 
 from __future__ import annotations
 
 
-def chain_seconds(M, K, atoms, nodes, edges=None):
-    """Estimated process seconds of the chain route with ``nodes`` double-contour nodes (the
-    one-point contour has 2 nodes - 16): nodes / 2 (nodes / 2 + 1) pairs
-    (``ChainPencil.two_point`` with ``symmetric``) at 1.27 (2.04e-3 + a (4.59e-7 M K^2 +
-    4.66e-9 M K^3)) s each (a = atoms / 2, at least 1; both couplings), and the fixed points at
-    the upper halves of both contours (``ChainPencil.solve_arc``) and the edges
-    (``pencil_edges.edges``: ``edges`` of them, default EDGE_SOLVES) at 1.05
-    (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s each. The pairs: refitted after issue 29's
-    changes (``chain_basis``: matrix products, larger chunks, ``gmres``'s exits,
+def pair_seconds(M, K, atoms):
+    """Seconds per pair (``ChainPencil.two_point`` with ``symmetric``, both couplings):
+    1.27 (2.04e-3 + a (4.59e-7 M K^2 + 4.66e-9 M K^3)), a = atoms / 2, at least 1. Refitted
+    after issue 29's changes (``chain_basis``: matrix products, larger chunks, ``gmres``'s exits,
     ``unsure_systems``) on process CPU (OMP 1, a 2-core machine loaded by four other sessions)
     of samples at (M, K) = (3, 20) twice, (10, 20) twice, (3, 50), (20, 10), (10, 50), (20, 30),
     (20, 50) (16 nodes of a thin ellipse along an arc and their conjugates, half of the 16 x 32
     pairs, both couplings, the audit's spectrum two-point:0.25,4,0.5), relative least squares:
-    measured / fitted 0.88-1.27, and 1.27 the largest (the fit before, 1.98e-3 + a (4.92e-7
-    M K^2 + 9.2e-9 M K^3), was 1.3-1.5 times these at M K^2 >= 25000; the audit corner's own
-    contour, M = 20, K = 50, 48 upper nodes of T = 10 replayed: 25-31 ms per pair, 0.54-0.66
-    of this estimate). The nodes and edges: fitted before on the samples (3, 20), (10, 20),
-    (3, 50), (10, 50), (20, 30), (20, 50), raised by 1.05 (the largest measured / fitted); at
-    the corner M = 20, K = 50, T = 10 (2026-11-27, loaded) the arcs measured 37.5 s for 144
-    node solves (0.29 of the estimate) and the edges 203 s (0.61 of 350 node solves): not
-    refitted on that one case, so the estimate stays long there. One atom costs as two
-    (GMRES's Gram-Schmidt does not shrink with the atoms). End to end against the estimate:
-    ``benchmarks/bench_rounds_sigma_k_scaling.py --end-to-end``,
-    ``benchmarks/bench_rounds_pairs.py``."""
+    measured / fitted 0.88-1.27, and 1.27 the largest (the audit corner's own contour, M = 20,
+    K = 50, 48 upper nodes of T = 10 replayed: 25-31 ms per pair, 0.54-0.66 of this). One atom
+    costs as two (GMRES's Gram-Schmidt does not shrink with the atoms)."""
     half = 0.5 * max(atoms, 2)
-    per_pair = 1.27 * (2.04e-3 + half * (4.59e-7 * M * K ** 2 + 4.66e-9 * M * K ** 3))
+    return 1.27 * (2.04e-3 + half * (4.59e-7 * M * K ** 2 + 4.66e-9 * M * K ** 3))
+
+
+def _pairs(nodes):
+    """The pairs solved on a double contour of ``nodes`` nodes (half of them by symmetry)."""
+    return (nodes // 2) * (nodes // 2 + 1)
+
+
+def chain_seconds(M, K, atoms, nodes, edges=None):
+    """Estimated process seconds of the covariate shift's chain route (``shift.curves``) with
+    ``nodes`` double-contour nodes: the pairs (``pair_seconds``) and nodes / 2 + nodes node
+    solves plus ``edges`` (default EDGE_SOLVES) for the arcs and the edges, each at 1.05
+    (1.22e-2 + a (9.44e-6 M K^2 + 1.65e-7 M K^3)) s: FedAvg's node cost fitted before
+    ``solve_arc`` (samples (3, 20), (10, 20), (3, 50), (10, 50), (20, 30), (20, 50), raised by
+    the largest measured / fitted, 1.05), kept for the shift's chain, whose arcs and edges were
+    not measured apart (for FedAvg's they are 0.3-0.6 of it: ``fedavg_chain_seconds``)."""
+    half = 0.5 * max(atoms, 2)
     per_node = 1.05 * (1.22e-2 + half * (9.44e-6 * M * K ** 2 + 1.65e-7 * M * K ** 3))
     edges = EDGE_SOLVES if edges is None else edges
-    return per_pair * (nodes // 2) * (nodes // 2 + 1) + per_node * (nodes // 2 + nodes + edges)
+    return pair_seconds(M, K, atoms) * _pairs(nodes) + per_node * (nodes // 2 + nodes + edges)
 
 
-#: ``chain_seconds``: the edges' cost in node solves of ``ChainPencil.solve_arc`` when both are
-#: confirmed as folds (``pencil_edges``, step 5): the density scan (measured M = 10, K = 30:
-#: about 200 of them, 24 grid points; it grows with the points classified, up to 64 when the
-#: spectrum is a narrow band in the middle of the scan) and the folds with their confirmation
-#: (measured M = 10, K = 50: 15-24 s, about 35-55).
+def fedavg_chain_seconds(M, K, atoms, nodes, edges=None):
+    """Estimated process seconds of FedAvg's chain route (``sigma_chain``) with ``nodes``
+    double-contour nodes (the one-point contour has 2 nodes - 16): the pairs
+    (``pair_seconds``), the fixed points at the upper halves of both contours
+    (``ChainPencil.solve_arc``), charged as nodes / 2 + nodes solves at ARC_FIT, and the edges
+    (``pencil_edges.edges``: the density scan and the folds), ``edges`` (default EDGE_SOLVES)
+    solves at EDGE_FIT, each fit c0 + a (c1 M K^2 + c2 M K^3) s (a = atoms / 2, at least 1).
+    Fitted (relative least squares, non-negative, then raised by the largest measured /
+    fitted, so that the estimate is at least every sample) on the process CPU (OMP 1, a 2-core
+    machine loaded by four other sessions, load 4-8; the corner's run beside the others) of
+    ``edges`` and ``solve_arc`` within the whole curves of the audit's federation
+    (``benchmarks/bench_rounds_pairs.py``: spectrum two-point:0.25,4,0.5, eta at 0.9 of the
+    stability edge, rounds 0, 1, 10; one run each, 2026-11-27)::
+
+          M   K  nodes  edges s  /est.   arc s  /est.  whole s
+          3  20    176     5.32   0.82    1.69   0.88     15.6
+         10  20    144    12.95   0.86    3.81   0.96     31.1
+          3  50    120    27.22   0.88    7.74   0.99     51.2
+         20  20    128    22.81   0.84    6.09   0.93     47.3
+         10  50    112    70.09   0.73   21.29   0.92    127.5
+         20  30    112    49.54   0.80   11.71   0.85     87.2
+         20  50     96   189.12   0.99   34.35   0.87    278.0
+
+    Measured / estimate: edges 0.73-0.99, arcs 0.85-0.99 (the edges' scan classifies as many
+    points as the spectrum asks: M = 10, K = 50 fewer than the corner). Before (one node cost
+    for both, fitted before ``solve_arc``) the corner's arcs were 0.29 and its edges 0.61 of
+    their estimates. The pairs of these runs (real contours of T = 10, both couplings) were
+    0.31-0.51 of ``pair_seconds`` (fitted on thin ellipses: not refitted here). End to end:
+    ``benchmarks/bench_rounds_pairs.py``, ``benchmarks/bench_rounds_sigma_k_scaling.py
+    --end-to-end``."""
+    edges = EDGE_SOLVES if edges is None else edges
+    return (pair_seconds(M, K, atoms) * _pairs(nodes)
+            + fitted(ARC_FIT, M, K, atoms) * (nodes // 2 + nodes)
+            + fitted(EDGE_FIT, M, K, atoms) * edges)
+
+
+def fitted(fit, M, K, atoms):
+    """Seconds per solve of ``fit`` = (scale, c0, c1, c2) (``ARC_FIT``, ``EDGE_FIT``): scale
+    (c0 + a (c1 M K^2 + c2 M K^3)), a = atoms / 2, at least 1 (one atom costs as two, as the
+    pairs)."""
+    scale, c0, c1, c2 = fit
+    return scale * (c0 + 0.5 * max(atoms, 2) * (c1 * M * K ** 2 + c2 * M * K ** 3))
+
+
+#: ``fedavg_chain_seconds``: (scale, c0, c1, c2) of a node solve of ``solve_arc`` and of one of
+#: the edges' EDGE_SOLVES.
+ARC_FIT = (1.1, 0.00229, 2.68e-06, 4.52e-08)
+EDGE_FIT = (1.2, 0.00674, 6.13e-06, 5.58e-08)
+#: The edges' cost in node solves when both are confirmed as folds (``pencil_edges``, step 5):
+#: the density scan (measured M = 10, K = 30: about 200 of them, 24 grid points; it grows with
+#: the points classified, up to 64 when the spectrum is a narrow band in the middle of the
+#: scan) and the folds with their confirmation (measured M = 10, K = 50: about 35-55).
 EDGE_SOLVES = 350
 #: The cost of bisecting an edge that is not confirmed (the count before the folds: about
 #: 550 for both), added by ``sigma.fedavg.curves`` before it bisects (refused if then too long).

@@ -36,7 +36,7 @@ structure beyond (``sigma_chain``: GMRES in the eigenbasis of the local steps,
 variable carries one polynomial of degree <= T_max (R_T or P_T), so ``fedavg._contour`` with
 degree 1 (T_max + 16 nodes rather than 2 T_max + 16, as ``algorithm1.curves``), and half the
 pairs by symmetry. Refused when its
-estimated time (``chain_cost.chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
+estimated time (``chain_cost.fedavg_chain_seconds``) exceeds MAX_SECONDS, naming the local_steps,
 rounds or clients that would fit: before the edges (counting them as confirmed folds,
 ``pencil_edges``, step 5) and again before bisecting an edge that is not confirmed.
 """
@@ -50,7 +50,8 @@ from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
-from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES, chain_seconds
+from riskcalc.linear.dynamics.sigma.chain_cost import (BISECT_SOLVES, EDGE_SOLVES, chain_seconds,
+                                                      fedavg_chain_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, stable_top
@@ -59,34 +60,35 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPenci
 #: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
 #: the chain at 192 (50 s against 82 s for a whole curve) and 300).
 DENSE_UNKNOWNS = 100
-#: Most estimated seconds (``chain_cost.chain_seconds``) of the chain route by default
+#: Most estimated seconds (``chain_cost.fedavg_chain_seconds``) of the chain route by default
 #: (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 600.0
 #: Most node pairs of the double contour.
 MAX_PAIRS = 2e5
 
 
-def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES):
+def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES, seconds=chain_seconds):
     """Refuse (ValueError) when the chain route's estimated time with ``nodes`` double-contour
     nodes (at least ``t_max`` + 16: more when the round map's spectrum comes near 0) and
     ``edges`` node solves of the edges exceeds MAX_SECONDS, naming each change that alone
-    would fit."""
+    would fit. ``seconds``: the estimate (``chain_cost``; FedAvg's routes here pass
+    ``fedavg_chain_seconds``, the covariate shift's chain keeps ``chain_seconds``)."""
     limit = allowed(MAX_SECONDS)
-    sec = chain_seconds(M, K, atoms, nodes, edges)
+    sec = seconds(M, K, atoms, nodes, edges)
     if sec <= limit:
         return
     fits = []
-    k = max((k for k in range(2, K) if chain_seconds(M, k, atoms, nodes, edges) <= limit),
+    k = max((k for k in range(2, K) if seconds(M, k, atoms, nodes, edges) <= limit),
             default=None)
     if k is not None:
         fits.append(f"local_steps <= {k}")
     if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
-        n = max((n for n in range(16, nodes) if chain_seconds(M, K, atoms, n, edges)
+        n = max((n for n in range(16, nodes) if seconds(M, K, atoms, n, edges)
                  <= limit),
                 default=None)
         if n is not None:
             fits.append(f"rounds up to about {max(0, n - 16)}")
-    m = max((m for m in range(1, M) if chain_seconds(m, K, atoms, nodes, edges) <= limit),
+    m = max((m for m in range(1, M) if seconds(m, K, atoms, nodes, edges) <= limit),
             default=None)
     if m is not None:
         fits.append(f"clients <= {m}")
@@ -145,7 +147,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
     if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
         t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
-        _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max)
+        _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max,
+                    seconds=fedavg_chain_seconds)
     pen = (SigmaPencil if dense else ChainPencil)(spectrum.atoms, spectrum.weights, gam, p,
                                                   eta, K)
     if not dense:       # ``pencil_curves``' memory check with the fewest nodes, before the edges
@@ -173,7 +176,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     # An edge that is not confirmed is bisected: the chain route's estimate counts that
     # first (refused if it then exceeds MAX_SECONDS).
     fallback = None if dense else (lambda n: _affordable(
-        pen.M, K, spectrum.atoms.size, t_max + 16, t_max, EDGE_SOLVES + n * BISECT_SOLVES))
+        pen.M, K, spectrum.atoms.size, t_max + 16, t_max, EDGE_SOLVES + n * BISECT_SOLVES,
+        fedavg_chain_seconds))
     return pencil_curves(pen, edges(pen, top, fold=True, fallback=fallback), g, gam, r, sigma,
                          p, signal, rounds, v, wn, own_models=own)
 
@@ -225,7 +229,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if chain:
-        _affordable(pen.M, pen.K, pen.s.size, n2, t_max)
+        _affordable(pen.M, pen.K, pen.s.size, n2, t_max, seconds=fedavg_chain_seconds)
 
     def solved(m):
         """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
