@@ -46,7 +46,6 @@ from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import (Alg1Chain, columns_in_order,
                                                              solved_couplings)
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV, compress, flat, gmres, unflat
-from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES
 
 _CHUNK_BYTES = 1.5e8
 
@@ -68,21 +67,12 @@ class ShiftAlg1Chain(Alg1Chain):
     own_weights = ShiftChain.own_weights
     _apply = ShiftChain._apply
 
-    def _newton(self, G, rhs, tol=_NEWTON_GMRES):
-        """(I - J)^-1 rhs (N, M, K, K) at the nodes of G in the eigenbasis of the local steps
-        (module docstring, step 2), the nodes where that fails by GMRES in X (``_newton_x``)."""
-        try:
-            out, ok = self._newton_basis(G, rhs, tol)
-        except np.linalg.LinAlgError:       # a singular Chat or P in the batch
-            out, ok = np.empty_like(rhs), np.zeros(rhs.shape[0], bool)
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            out[bad] = self._newton_x({k: v[bad] for k, v in G.items()}, rhs[bad], tol)
-        return out
-
     def _newton_basis(self, G, rhs, tol):
-        """(X, ok): ``sigma.algorithm1.basis.newton`` with client j's v_j(a) in Delta_j(a) =
-        Lam / (1 + v_j(a) Lam) and ``shift.chain``'s per-client reduced system (its step 3)."""
+        """(X, ok): Newton's systems (I - J) X = rhs (N, M, K, K) at the nodes of G in the
+        eigenbasis of the local steps (module docstring, step 2; ``Alg1Chain._newton`` solves
+        the nodes where this fails in X): ``sigma.algorithm1.basis.newton`` with client j's
+        v_j(a) in Delta_j(a) = Lam / (1 + v_j(a) Lam) and ``shift.chain``'s per-client reduced
+        system (its step 3)."""
         # N = Q Chat = P Lam P^-1 from the s-free part of the pencil (basis, step 1: s = 0).
         P, Pinv, lam = basis.eigenbasis(SimpleNamespace(**{**vars(self), "s": np.zeros(1)}),
                                         G, G["C"])

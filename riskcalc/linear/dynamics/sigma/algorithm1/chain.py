@@ -159,13 +159,17 @@ class Alg1Chain(ChainPencil):
         eigenbasis of the local steps (``basis``, step 4), the nodes where that fails by GMRES
         in the original unknowns (``_newton_x``)."""
         try:
-            out, ok = basis.newton(self, G, rhs, tol)
+            out, ok = self._newton_basis(G, rhs, tol)
         except np.linalg.LinAlgError:       # a singular Chat or P in the batch
             out, ok = np.empty_like(rhs), np.zeros(rhs.shape[0], bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
             out[bad] = self._newton_x({k: v[bad] for k, v in G.items()}, rhs[bad], tol)
         return out
+
+    def _newton_basis(self, G, rhs, tol):
+        """(X, ok): ``basis.newton`` (covariate shift's chain: its own, per client)."""
+        return basis.newton(self, G, rhs, tol)
 
     def _newton_x(self, G, rhs, tol):
         """``_newton`` by GMRES on I - J in the original unknowns."""
