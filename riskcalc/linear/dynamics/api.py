@@ -139,10 +139,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``pfedme``
         with finite ``local_steps``, the server and own models
-        (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <=
-        200, its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate;
-        real spectrum, step_size as with a spectrum; ``personalized_risk``:
-        ``shift.algorithm1.personalize``, M K^2 <= 200);
+        (``riskcalc.linear.dynamics.shift.algorithm1.curves``, M K^2 <= 200, real spectrum,
+        step_size as with a spectrum; ``personalized_risk``: ``shift.algorithm1.personalize``);
         equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
