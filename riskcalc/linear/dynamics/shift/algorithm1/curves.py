@@ -31,10 +31,11 @@ Sigma_i (m - theta_i)].
    _assemble``, called once per client metric Sigma_l with every target's traces in Sigma_l,
    each row a risk in that metric; row l is client l's).
 
-Scope: the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) with a real spectrum (the
-complex case, odd K above 1 / (L + lam) with g lam > 1, and the chain for larger M K^2 are
-refused); personalization after round T: ``shift.algorithm1.personalize`` (the curves'
-``personalize``). Checks (``tests/test_rounds_shift_
+Scope: a real spectrum (the complex case, odd K above 1 / (L + lam) with g lam > 1, is
+refused): the dense pencil for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``, its chain structure
+beyond (``shift.algorithm1.chain``, within the time estimate of ``shift.algorithm1.cost``,
+checked before the edge scans); personalization after round T: ``shift.algorithm1.personalize``
+(the curves' ``personalize``; the dense route's only). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -48,6 +49,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import round_horizon
+from riskcalc.linear.dynamics.shift.algorithm1.chain import ShiftAlg1Chain, shift_chain_parts
+from riskcalc.linear.dynamics.shift.algorithm1.cost import memory_check, shift_alg1_affordable
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil, client_ends
 from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
 from riskcalc.linear.dynamics.sigma import budget, memory
@@ -58,13 +61,14 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
 
-def _contour(gam, p, lam, eta, K, g, rounds, V, h):
-    """The edges (``spectrum_edges`` on the shift pencil with each client's own sample
-    spectrum) and the contour of ``sigma.algorithm1.contour.contour``'s real case."""
+def _contour(gam, p, lam, eta, K, g, rounds, V, h, pencil=ShiftAlg1Pencil):
+    """The edges (``spectrum_edges`` on the shift pencil ``pencil``, dense or chain, with each
+    client's own sample spectrum) and the contour of ``sigma.algorithm1.contour.contour``'s
+    real case."""
     pooled = p @ V / np.sum(p)
     top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g,
                                       SimpleNamespace(atoms=pooled, weights=h),
-                                      pencil=partial(ShiftAlg1Pencil, V),
+                                      pencil=partial(pencil, V),
                                       ends=client_ends(V, h, gam))
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     rho = max(top, -lo)
@@ -75,7 +79,7 @@ def _contour(gam, p, lam, eta, K, g, rounds, V, h):
             "bound": bool(low < 0.0 and top < -low), "pooled": pooled}
 
 
-def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
+def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, route="auto"):
     """Bias, variance and distance to the fixed point of the server model, and (``local()``)
     bias and variance of every client's own model, of Algorithm 1 with K local steps under
     covariate shift at every T of ``rounds`` (module docstring); the dict of
@@ -91,22 +95,25 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
     rounds : ndarray of float (integers or inf)
     joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
         The clients' commuting covariances (their types and joint measure).
+    route : {"auto", "dense", "chain"}
+        The pencil's solves: dense (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) or through its
+        client structure (``shift.algorithm1.chain``); "auto" takes the dense one where it
+        applies.
 
     Raises
     ------
     ValueError
         Outside the scope (step_size, gamma, a complex spectrum) or the size limits.
     """
+    if route not in ("auto", "dense", "chain"):
+        raise ValueError(f"route must be 'auto', 'dense' or 'chain', got {route!r}")
     M = gam.size
     if joint.types.size != M:
         raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
-    if M * K * K > MAX_UNKNOWNS:
-        raise ValueError(f"covariate shift: Algorithm 1 with local_steps = {K} and {M} clients "
-                         f"solves M K^2 = {M * K * K} unknowns per contour node (at most "
-                         f"{MAX_UNKNOWNS} under covariate shift); give fewer local_steps or "
-                         "clients")
     V = np.asarray(joint.values, float)[np.asarray(joint.types)]             # (M, atoms)
     h = np.asarray(joint.weights, float)
+    if route == "chain" or (route == "auto" and M * K * K > MAX_UNKNOWNS):
+        return _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h)
     c = _contour(gam, p, lam, eta, K, g, rounds, V, h)
     z, n, t_max = c["z"], c["n"], c["t_max"]
     pairs, size = (n // 2 + 1) * (n + 1), M * K * K
@@ -143,6 +150,34 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
     # and z = 1: (l, m, k, node); metric l's call of _assemble measures every target k in
     # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
     cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
+    return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
+                   (c, C, G))
+
+
+def _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h):
+    """``shift_alg1_curves`` through the chain pencil (``shift.algorithm1.chain``): its time
+    estimate before the edges (``shift.algorithm1.cost``), the same curves; personalization
+    after the rounds is the dense route's only (refused here)."""
+    M = gam.size
+    scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
+    t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+    shift_alg1_affordable(M, K, h.size, 40, t_max, scans, least=True)
+    memory_check(M, K, h.size, max(40, t_max + 16))
+    c = _contour(gam, p, lam, eta, K, g, rounds, V, h, pencil=ShiftAlg1Chain)
+    shift_alg1_affordable(M, K, h.size, c["n"], c["t_max"], scans)
+    mem = memory_check(M, K, h.size, c["n"], c["n"] <= c["t_max"] + 24)
+    H, cross = shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c)
+    return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
+                   None)
+
+
+def _finish(H, cross, c, mem, setting, V, h, solved):
+    """The curves' dict from the two-point functions H (models, 3, metrics, N + 1, 2 N + 1)
+    and the single-contour terms ``cross`` (metric, model, target, N + 1) (module docstring,
+    step 2); ``solved`` = (contour, Chat, Ghat) of the dense route (personalization), or
+    None."""
+    gam, r, sigma, p, signal, lam, eta, K, g, rounds = setting
+    M, z, n = gam.size, c["z"], c["n"]
     Es = V @ h
     extra = {"contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0, "nodes": n,
              "contraction_is_bound": c["bound"], "memory": mem}
@@ -167,8 +202,12 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint):
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model
         (``shift.algorithm1.personalize``; this contour and solve reused)."""
+        if solved is None:
+            raise ValueError(f"local_steps: personalization after Algorithm 1's rounds under "
+                             f"covariate shift solves the dense pencil (M K^2 <= {MAX_UNKNOWNS}"
+                             f"; here {M * K * K}); give fewer local_steps or clients")
         return shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h,
-                                       tops, (c, C, G), **kind)
+                                       tops, solved, **kind)
     personalize.tops = tops         # FTFA's stability per client (``RoundsLimit``)
     return {"bias": bias, "variance": var, "distance": rows[0]["distance"], "local": local,
             "personalize": personalize, **extra}

@@ -104,7 +104,9 @@ class Alg1Chain(ChainPencil):
         z = self.shift + self.sign * x.real + 1j * x.imag
         D = np.broadcast_to(self.D0, (x.size, self.s.size, self.M) + self.D0.shape).astype(
             complex)
-        D[..., lr[:, None], lc[None, :]] += self.s[None, :, None, None, None] * C[:, None]
+        # Client j's eigenvalue on each atom (s for all here; ``shift.algorithm1.chain``).
+        D[..., lr[:, None], lc[None, :]] += self.client_atoms()[None, :, :, None, None] \
+            * C[:, None]
         if self.zlocal:
             D[..., self.own, self.own] += z[:, None, None]
         Di = np.linalg.inv(D)
@@ -136,7 +138,7 @@ class Alg1Chain(ChainPencil):
         C = self.chat(tau)
         G = self.ghat(z, C)
         own = G["Dm"] + G["alpha"][..., :, None] * G["d"][..., None, :]
-        return tau - np.einsum("a,namkl->nmkl", self.h * self.s, own), C, G
+        return tau - self.own_mean(own), C, G
 
     def _dres(self, G):
         """dres/dz at the nodes of G (module docstring, step 2)."""
@@ -149,7 +151,7 @@ class Alg1Chain(ChainPencil):
         left = Di[..., lc, 0][..., :, None] * row[..., None, :]
         row = (wrs[..., None] * dsr + tot * G["w"] / sig) / sig
         right = G["alpha"][..., :, None] * row[..., None, :]
-        return np.einsum("a,namkl->nmkl", self.h * self.s, left + right)
+        return self.own_mean(left + right)
 
     def _newton(self, G, rhs, tol=_NEWTON_GMRES):
         """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
@@ -157,13 +159,17 @@ class Alg1Chain(ChainPencil):
         eigenbasis of the local steps (``basis``, step 4), the nodes where that fails by GMRES
         in the original unknowns (``_newton_x``)."""
         try:
-            out, ok = basis.newton(self, G, rhs, tol)
+            out, ok = self._newton_basis(G, rhs, tol)
         except np.linalg.LinAlgError:       # a singular Chat or P in the batch
             out, ok = np.empty_like(rhs), np.zeros(rhs.shape[0], bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
             out[bad] = self._newton_x({k: v[bad] for k, v in G.items()}, rhs[bad], tol)
         return out
+
+    def _newton_basis(self, G, rhs, tol):
+        """(X, ok): ``basis.newton`` (covariate shift's chain: its own, per client)."""
+        return basis.newton(self, G, rhs, tol)
 
     def _newton_x(self, G, rhs, tol):
         """``_newton`` by GMRES on I - J in the original unknowns."""
@@ -374,20 +380,37 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     ValueError
         Beyond MAX_SECONDS of estimated time or the memory budget (``budget``).
     """
-    M, z, lo, n = gam.size, c["z"], c["lo"], c["n"]
+    M, z, n = gam.size, c["z"], c["n"]
     atoms, hw = spectrum.atoms, spectrum.weights
     _affordable(M, K, atoms.size, n, c["t_max"], scans)
     pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
     c["memory"] = memory_check(M, K, atoms.size, n, n <= c["t_max"] + 24)
-    far = 4.0 * max(1.0, -lo)
+    C, G, couplings, au = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
+    s, h = pen.s, pen.h
+    N = z.size
+    # (3, 2, M + 1, N + 1, 2 N + 1) -> (M + 1, 3, 2, N + 1, 2 N + 1)
+    H = columns_in_order(pen.two_point((C, G), couplings), N).transpose(2, 0, 1, 3, 4)
+    # tau(Sigma Y(au_i)) of each model at every node: (Ghat au_i)_m = y0_i (m = 0), delta_il
+    # S_i - u_l[s_l] y0_i (m = s_l).
+    _, S, y0 = pen._vectors(G, au, False)
+    cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
+                            np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
+                            - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
+    return H, cross, None
+
+
+def solved_couplings(pen, c, gam, r, sigma, signal, eta, lam):
+    """(Chat, Ghat) of the chain pencil ``pen`` at the upper nodes of the contour ``c`` and at
+    z = 1 (module docstring, step 4), the couplings of the curves' two-point functions and the
+    local vector au (step 3; ``sigma.algorithm1.curves``, step 3): shared with covariate
+    shift's chain (``shift.algorithm1.chain``)."""
+    z, M, nb = c["z"], gam.size, pen.nb
+    far = 4.0 * max(1.0, -c["lo"])
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
     tau_a, _, _ = pen.solve_arc(z, path)
     tau_1, _, _ = pen.solve(lambda y: np.array([1.0 + 1j * y]), path)
     zz = np.concatenate([z, [1.0]])
     _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
-    s, h = pen.s, pen.h
-    nb = pen.nb
-    # Local vectors (module docstring, step 3; ``sigma.algorithm1.curves``, step 3).
     cf, au = np.zeros((M, nb)), np.zeros((M, nb))
     cf[:, pen.lr] = -eta
     au[:, 1] = 1.0
@@ -400,19 +423,16 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     couplings = [[(r ** 2, au, au, False)],
                  [(noise, au, cf, False), (noise, cf, au, False)],
                  [([signal ** 2], c_th, c_th, True)]]
-    N = z.size
-    H = pen.two_point((C, G), couplings)              # (3, 2, M + 1, N + 1, 2 N + 2)
-    # Columns reordered in place (upper, conjugates, z = 1; the conjugate of z = 1 dropped),
-    # one slice at a time: a reindexed copy of H (M N^2 entries) doubled the peak memory.
+    return C, G, couplings, au
+
+
+def columns_in_order(H, N):
+    """H (..., N + 1, 2 N + 2) of ``two_point`` at the nodes z and z = 1 with their conjugates
+    as columns, reordered in place (upper, conjugates, z = 1; the conjugate of z = 1 dropped):
+    (..., N + 1, 2 N + 1). One slice at a time: a reindexed copy of H (M N^2 entries) doubled
+    the peak memory."""
     for H_ in H.reshape((-1,) + H.shape[-2:]):
         one = H_[:, N].copy()
         H_[:, N:2 * N] = H_[:, N + 1:2 * N + 1].copy()
         H_[:, 2 * N] = one
-    H = H[..., :2 * N + 1].transpose(2, 0, 1, 3, 4)   # (M + 1, 3, 2, N + 1, 2 N + 1)
-    # tau(Sigma Y(au_i)) of each model at every node: (Ghat au_i)_m = y0_i (m = 0), delta_il
-    # S_i - u_l[s_l] y0_i (m = s_l).
-    _, S, y0 = pen._vectors(G, au, False)
-    cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
-                            np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
-                            - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
-    return H, cross, None
+    return H[..., :2 * N + 1]

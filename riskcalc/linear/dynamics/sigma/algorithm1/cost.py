@@ -52,15 +52,18 @@ _SCAN = (1.1, 2.05e-3, 1.46e-5)
 MARGIN = 1.5
 
 
-def _affordable(M, K, atoms, n, t_max, scans, least=False):
-    """ValueError when ``alg1_chain_seconds`` exceeds MAX_SECONDS, naming what would fit
-    (``least``: n is a lower bound of the nodes, before the edges fix the contour)."""
+def _affordable(M, K, atoms, n, t_max, scans, least=False, seconds=alg1_chain_seconds,
+                what="spectrum: Algorithm 1"):
+    """ValueError when ``seconds`` (``alg1_chain_seconds``, or covariate shift's,
+    ``shift.algorithm1.cost``) exceeds MAX_SECONDS, naming what would fit (``least``: n is a
+    lower bound of the nodes, before the edges fix the contour); ``what`` begins the
+    message."""
     limit = allowed(MAX_SECONDS)
 
     def fit(m, k, nodes):
-        return alg1_chain_seconds(m, k, atoms, nodes, scans) <= limit
+        return seconds(m, k, atoms, nodes, scans) <= limit
 
-    sec = alg1_chain_seconds(M, K, atoms, n, scans)
+    sec = seconds(M, K, atoms, n, scans)
     if sec <= limit:
         return
     fits = []
@@ -75,7 +78,7 @@ def _affordable(M, K, atoms, n, t_max, scans, least=False):
     if c is not None:
         fits.append(f"clients <= {c}")
     raise ValueError(
-        f"spectrum: Algorithm 1 with local_steps = {K}, {M} clients and rounds up to {t_max}: "
+        f"{what} with local_steps = {K}, {M} clients and rounds up to {t_max}: "
         f"the chain route ({'at least ' if least else ''}{n} contour nodes) would take about "
         f"{sec:.3g} s here (more than {limit:.0f} s; cost ~ clients local_steps^3 "
         "nodes^2, nodes >= rounds + 16); give " + (", or ".join(fits) if fits else
