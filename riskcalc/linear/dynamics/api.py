@@ -141,8 +141,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk``
         (``riskcalc.linear.dynamics.shift.personalize``); ``pfedme`` with finite
         ``local_steps``, the server and own models
-        (``riskcalc.linear.dynamics.shift.algorithm1.curves``, M K^2 <= 200, real spectrum,
-        step_size as with a spectrum; ``personalized_risk``: ``shift.algorithm1.personalize``);
+        (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,
+        its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
+        spectrum, step_size as with a spectrum; ``personalized_risk``:
+        ``shift.algorithm1.personalize``, M K^2 <= 200);
         equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
