@@ -99,3 +99,13 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
             assert np.all(gap <= band), (d, q, gap, band)
             off = np.abs(getattr(sim, q) - getattr(aligned, q))[:, 1:] > band[:, 1:]
             assert off.mean() >= (0.75 if q == "global_risk" else 0.25), (d, q, off)
+
+
+def test_refusals(anti):
+    """Outside the route: personalization after the rounds (FTFA, RTFA) and pooled N <= d."""
+    kw, res = anti
+    for how in (dict(steps=2, step_size=0.05), dict(lam=0.5)):
+        with pytest.raises(ValueError, match="finite local_steps only"):
+            res.personalized_risk(**how)
+    with pytest.raises(ValueError, match="pooled N > d"):
+        riskcalc.rounds_limit("fedprox", spectra=ANTI, **{**kw, "gamma": [2.0, 3.0]})

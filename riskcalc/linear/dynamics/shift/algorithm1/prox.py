@@ -147,5 +147,12 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         own = [x["local"]() for x in rows]
         return (np.stack([b[i] for i, (b, _) in enumerate(own)]),
                 np.stack([v[i] for i, (_, v) in enumerate(own)]))
-    out["local"] = local
+
+    def personalize(**kind):
+        """Personalization after the rounds (``RoundsLimit.personalized_risk``): refused."""
+        raise ValueError("personalized_risk: under covariate shift, personalization after "
+                         "Algorithm 1's rounds is covered for finite local_steps only (the "
+                         "exact prox, local_steps = inf: not yet)")
+    personalize.tops = top          # FTFA's stability per client (``RoundsLimit``)
+    out["local"], out["personalize"] = local, personalize
     return out
