@@ -28,6 +28,17 @@ corner at T = 10 measured 278.0 s, edges 189.1, arcs 34.4, pairs 53.3, 22.7 ms p
 4-8): ``fedavg 20 50 200`` refused at 827 s (pairs 548, arcs 89, edges 190), its parts at
 T = 10 extrapolated to 216 double-contour nodes about 533 s (pairs 267, arcs 77, edges 189):
 the pairs' estimate, fitted on thin ellipses, is about twice their time on these contours.
+
+With FedAvg's pairs fitted on real contours (``chain_cost.fedavg_pair_seconds``; this script
+prints the double contour's nodes, the pairs and their ms per pair) and the arcs counted as
+solved (``chain_cost.arc_solves``: at T = 10 both contours are the spectrum's one, nodes / 2
+solves, not the nodes / 2 + nodes the arcs had been fitted to): fedavg 3 20 200 measured 24.7 s
+(edges 5.8, arcs 5.4, pairs 13.4: 1.14 ms per pair), fedavg 10 20 200 57.9 s (edges 14.1, arcs
+16.4, pairs 27.3: 2.32 ms), fedavg 3 50 200 108.4 s (edges 27.9, arcs 38.0, pairs 42.2: 3.59
+ms), load 5-9; the arcs at T = 200 were 2.3-2.8 times their previous
+estimate, so the T = 10 extrapolation above (533 s) undercounted them. ``fedavg 20 50 200``:
+refused at 761 s (pairs 309, arcs 262, edges 190); its run was stopped unfinished (15-25 %
+of a core on the loaded machine).
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ import riskcalc.linear.dynamics.sigma.algorithm1.chain as alg1_chain
 import riskcalc.linear.dynamics.sigma.algorithm1.contour as alg1_contour
 import riskcalc.linear.dynamics.sigma.fedavg.curves as fedavg_curves
 import riskcalc.linear.dynamics.sigma.sigma_chain as sigma_chain
+from riskcalc.linear.dynamics.sigma import chain_cost
 from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 SPEC = riskcalc.Spectrum.two_point(0.25, 4.0, 0.5)
@@ -81,6 +93,14 @@ def run(method, M, K, T):
             (alg1_chain.Alg1Chain, "solve_arc")
     for (owner, name), key in zip(owners, ("edges", "pairs", "arc")):
         timed(owner, name, key)
+    nodes = []
+    if method == "fedavg":      # the double contour's nodes, as the guard sees them
+        guard = fedavg_curves.fedavg_chain_seconds
+
+        def seen(*a):
+            nodes.append(a[3])
+            return guard(*a)
+        fedavg_curves.fedavg_chain_seconds = seen
     for budget in (None, 1e9):          # the default 10 minutes, then none if refused
         parts.clear()
         clock = time.process_time()
@@ -92,6 +112,14 @@ def run(method, M, K, T):
             continue
         print(f"{method} M={M} K={K} T={T}: measured {time.process_time() - clock:.1f} s ("
               + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + ")", flush=True)
+        if nodes:
+            n = nodes[-1]
+            pairs = (n // 2) * (n // 2 + 1)
+            est = chain_cost.fedavg_pair_seconds(M, K, 2) * pairs
+            print(f"  {n} double-contour nodes, {pairs} pairs: {1e3 * parts['pairs'] / pairs:.1f} "
+                  f"ms per pair; pairs' estimate {est:.1f} s (measured / estimate "
+                  f"{parts['pairs'] / est:.2f}); whole estimate "
+                  f"{chain_cost.fedavg_chain_seconds(M, K, 2, n):.1f} s", flush=True)
         break
 
 if __name__ == "__main__":

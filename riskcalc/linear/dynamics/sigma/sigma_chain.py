@@ -216,6 +216,8 @@ class ChainPencil(SigmaPencil):
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
+            if np.max(np.abs(res)) <= 1e-15 * np.max(np.abs(tau)):
+                break           # at the rounding floor (a few ulps of tau)
         hs = self.h * self.s
         C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
