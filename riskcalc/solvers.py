@@ -122,7 +122,10 @@ def increasing_root(fun, lo, hi, *, what: str = "root") -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(df > 0, f / df, np.inf)
         t_new = ta - step
-        outside = ~((t_new > t_lo[idx]) & (t_new < t_hi[idx]))
+        # A Newton step below RTOL has converged even where its end rounds onto ta, just made
+        # an edge of the bracket: bisecting from there would halve the bracket down to RTOL
+        # (~40 steps for a wide one) toward the same root. (A NaN step is not below RTOL: bisect.)
+        outside = ~(np.abs(step) <= RTOL) & ~((t_new > t_lo[idx]) & (t_new < t_hi[idx]))
         t_new = np.where(outside, 0.5 * (t_lo[idx] + t_hi[idx]), t_new)
         converged = (f == 0) | (np.abs(t_new - ta) <= RTOL)
         converged |= t_hi[idx] - t_lo[idx] <= RTOL

@@ -115,10 +115,6 @@ def test_refusals(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         riskcalc.rounds_limit("fedavg", **args)
-    with pytest.raises(ValueError, match="fedavg with finite local_steps only"):
-        riskcalc.rounds_limit("pfedme", gamma=[0.5, 1.2], r=0.5, sigma=0.5, signal=1.0,
-                              rounds=[1], local_steps=np.inf, lam=1.0,
-                              spectra=["identity", "two-point:1,2,0.5"])
 
 
 def test_own_models_and_personalization_answer():

@@ -60,11 +60,17 @@ def test_predict_ftfa_after_the_rounds(capsys, tmp_path):
     assert all(row["personalization"]["converges"] for row in rows)
 
 
-def test_exact_prox_refused_in_one_line(capsys, tmp_path):
-    """--local-steps inf under shift (the exact prox along the rounds) is not covered."""
+def test_exact_prox_rows(capsys, tmp_path):
+    """--local-steps inf under shift (the exact prox along the rounds,
+    ``shift.algorithm1.prox``): predict's rows are rounds_limit's."""
     i = ARGS.index("--local-step-size")
     argv = ["predict", "pfedme", "--federation", _fed(tmp_path), *ARGS[:i], *ARGS[i + 2:]]
     argv[argv.index("2")] = "inf"
-    code, _, err = run_cli(argv, capsys)
-    assert code == 2 and err.startswith("error: ") and "pfedme/fedprox" in err
-    assert err.count("\n") == 1
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0
+    ref = riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.2,
+                                rounds=[0, 2, np.inf], local_steps=np.inf, lam=0.8,
+                                global_step=1.5, spectra=ANTI)
+    rows = json.loads(out)
+    assert [row["risk"] for row in rows] == pytest.approx(ref.risk[0], rel=1e-12)
+    assert [row["global_risk"] for row in rows] == pytest.approx(ref.global_risk[0], rel=1e-12)

@@ -11,7 +11,8 @@ warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
 (``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``)
-and personalization after round T (``shift.personalize``). A covariance spectrum with FedAvg's
+and personalization after round T (``shift.personalize``), Algorithm 1 with K < inf
+(``shift.algorithm1``) and K = inf (``shift.algorithm1.prox``). A covariance spectrum with FedAvg's
 K = inf, covariate shift beyond that, client sampling, minibatch SGD and logistic dynamics are
 not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
 """
@@ -144,8 +145,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
         spectrum, step_size as with a spectrum; ``personalized_risk``:
-        ``shift.algorithm1.personalize``, M K^2 <= 200);
-        equal spectra are ``spectrum``.
+        ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
+        (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
+        ``personalized_risk`` is refused); equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
     max_seconds : float, optional
@@ -191,10 +193,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
         client_arrays(gamma, r, sigma)  # their lengths before the spectra's count (was: gamma
         # of 3 beside r, sigma of 2 reported as "spectra lists 2 client spectra for 3 clients")
-        # Algorithm 1 with finite K under shift takes FedAvg's inputs (``shift.algorithm1``).
-        alg1 = name == "pfedme" and np.isfinite(local_steps_count(local_steps))
+        # Algorithm 1 under shift (finite K, and K = inf: ``shift.algorithm1.prox``) takes
+        # FedAvg's inputs with one local step (``shift.algorithm1``).
+        alg1 = name == "pfedme"
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
-                                              gamma, local_steps, d)
+                                              gamma, 1 if alg1 else local_steps, d)
     if isinstance(spectrum, str):
         from riskcalc.spectrum import Spectrum
 
@@ -291,7 +294,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
              (None, False) if joint is None else (joint.values, True))
     with solvers.record() as diagnostics, beyond_floats(), spectrum_cause(
             gam, *cause), budgets(*budget):
-        if name == "pfedme" and joint is not None:
+        if name == "pfedme" and joint is not None and np.isinf(K):
+            from riskcalc.linear.dynamics.shift.algorithm1.prox import shift_prox_curves
+
+            out = shift_prox_curves(gam, rr, sig, p, s, lam, g, T, joint)
+        elif name == "pfedme" and joint is not None:
             from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 
             out = shift_alg1_curves(gam, rr, sig, p, s, lam, eta, K, g, T, joint)

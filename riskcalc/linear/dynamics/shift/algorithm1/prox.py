@@ -1,0 +1,158 @@
+"""Paper 004's Algorithm 1 with exact local solves (K = inf) under COVARIATE SHIFT: the curves of
+the server model and of the clients' own models, each client's risk in its own covariance
+(derived here).
+
+Model as ``shift.pencil`` (client j: gamma_j, r_j, sigma_j, p_j, rows N(0, Sigma_j), the Sigma_j
+diagonal in one basis; the joint measure mu of ``riskcalc.linear.engine.joint_spectrum``: atoms
+a of weight h_a, client j's eigenvalue v_j(a); S_j = X_j^T X_j / n_j, b_j = S_j theta_j + n_j,
+n_j = X_j^T eps_j / n_j of covariance sigma_j^2 gamma_j S_j / d, theta_j = theta_0 + u_j) and
+Algorithm 1 with the exact prox as ``sigma.prox_sigma`` (paper ``004_98172ed3646eef14.txt``,
+eqs. 9-10): v_j = B_j (b_j + lam w), B_j = (S_j + lam)^-1, w <- w - g lam sum_j p_j (w - v_j),
+i.e. FedAvg's round map with the filter q(s) = s / (s + lam) and the global step g lam. Client
+i's risk of a model m is E[(m - theta_i)^T Sigma_i (m - theta_i)].
+
+1. Linearization: ``sigma.prox_sigma``, step 1, verbatim (algebra in the exact S_j, no Sigma):
+   the pencil of 1 + M blocks (row 0: (z - sum_j p_j) x_0 + lam sum_j p_j x_j; row j: x_0 -
+   (S_j + lam) x_j) has G_00 = (z - D)^-1, D = sum_j p_j q(S_j), G_j0 = B_j G_00, G_0j = lam p_j
+   G_00 B_j and G_ij = B_i G_0j - delta_ij B_i; L = L0(z) + sum_j E_j (x) S_j with E_j = -1 at
+   (j, j): ``shift.pencil``'s pencil with K = 1, eta = 1 and r_j = c_j = (j).
+2. Deterministic equivalent: ``shift.pencil``, step 2, whose Woodbury step per row of client j
+   uses only that E_j sits on client j's own rows and that E[x x^T] = Sigma_j for its rows (any
+   scalar L0): Ghat(a) = (L0 + sum_j v_j(a) Chat_j)^-1, Chat_j = -(1 - gamma_j tau_j)^-1, tau_j
+   = E[v_j Ghat_jj], Newton's Jacobian with the weights h v_j v_k (``ShiftProxPencil``: the
+   shift pencil's ``ghat``, ``_jacobian``, ``own_weights`` on ``prox_sigma.ProxPencil``'s L0).
+   One covariance (v_j = s) is ``ProxPencil`` term by term.
+3. Two points: ``shift.pencil``, step 3, at any block (a, b) (``shift.algorithm1.pencil.
+   ShiftAlg1Pencil.two_point``, which uses only the rows, columns and v_j of the pencil):
+   E[l(a) Ghat12(a)_ab] for the metric l = h v_i (client i's Sigma_i) or h (the distance).
+4. Server and own models. The error forms of ``sigma.prox_sigma`` (the server's via
+   ``sigma.fedavg.curves.pencil_curves`` with the coefficients v_j = e_0 - lam e_j, wn_j = e_j;
+   the own models' step 4 with Y(a) the row i of G) are identities of the exact S_j and of the
+   sources' second moments, whose only covariance is client j's own S_j in E[n_j n_j^T], absorbed
+   by G L = I (Y(e_j) S_j = Y(lam (p_j e_0 - e_j)) - delta_ij I for any S_j). Every trace
+   tau(Sigma Y1 Y2^T), tau(Sigma G_00), tau(Sigma q(S_j) G_00) of those forms is E[s(a) .]
+   with s the metric's eigenvalue on the atoms; under shift client i's risk takes s = v_i.
+   Hence client i's rows are those forms evaluated with the metric s = v_i (``_metric``: this
+   pencil with ``s`` = v_i for the traces, the solves' weights untouched) and the round
+   quadratures of ``pencil_curves`` and ``prox_sigma._own_models`` unchanged; row i of the
+   i-th evaluation is client i's risk (the server's and its own model's), the distance
+   ||w_T - w_inf||^2 (metric h) the same in every evaluation.
+5. Edges: ``pencil_edges.edges`` with q <= top_j / (top_j + lam) on client j's sample spectrum
+   under its own Sigma_j (``shift.curves.client_tops``) and the density Im tau(W G_00) for the
+   positive diagonal W = sum_j p_j Sigma_j / sum_j p_j (any positive weight has the same
+   support, ``shift.pencil``, step 4). Pooled N > d is required (as ``shift.curves``).
+
+Each metric solves the contour again (M times the one-point and two-point solves of the shared
+spectrum's route; the nodes and edges are the same). Checks (``tests/test_rounds_shift_alg1_
+prox.py``): equal covariances against ``sigma.prox_sigma``, Algorithm 1 with many small local
+steps (``shift.algorithm1.curves``) approaching it, T = inf against the pFedMe joint minimizer
+under shift (``clients_limit("pfedme", spectra=...)``), and the literal algorithm simulated
+(``montecarlo.linear.rounds``, ``spectra``, K = inf) on an anti-aligned federation.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
+from riskcalc.linear.dynamics.shift.curves import client_tops
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
+from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models
+
+
+class ShiftProxPencil(ShiftPencil):
+    """``prox_sigma.ProxPencil``'s blocks and L0 with client j's eigenvalue v_j(a) on its row
+    (module docstring, step 2); ``s`` the metric of the traces (the pooled mean W until
+    ``_metric`` sets a client's)."""
+
+    what = "Algorithm 1 with exact prox under covariate shift"
+
+    def __init__(self, joint, gam, p, lam: float):
+        super().__init__(joint, gam, p, 1.0, 1)
+        proto = ProxPencil(self.s, self.h, gam, p, lam)
+        self.n, self.rows, self.cols, self.L0 = proto.n, proto.rows, proto.cols, proto.L0
+        rowv = np.zeros((self.V.shape[1], self.n))
+        rowv[:, self.rows[:, 0]] = self.V.T
+        self.rowv = rowv
+
+    def two_point(self, one1, one2, couplings, block=(0, 0)):
+        """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
+        and E[h Ghat12_ab] (s the metric) through ``ShiftAlg1Pencil.two_point`` (step 3)."""
+        cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
+               for f in couplings]
+        return ShiftAlg1Pencil.two_point(self, one1, one2, cps,
+                                         np.stack([self.h * self.s, self.h]))
+
+
+def _metric(pen, values):
+    """A shallow copy of ``pen`` whose traces read the metric ``values`` (step 4)."""
+    out = copy.copy(pen)
+    out.s = np.asarray(values, float)
+    return out
+
+
+def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
+    """Bias, variance and distance to the fixed point of the server model, and (``local()``)
+    bias and variance of every client's own model (the prox of the server model), of
+    Algorithm 1 with exact prox under covariate shift at every T of ``rounds``, each client's
+    risk in its own covariance (module docstring); the dict of ``prox_sigma.prox_sigma_curves``.
+
+    Parameters
+    ----------
+    gam, r, sigma, p : ndarray (M,)
+    signal, lam, g : float
+        ||theta_0||, the prox penalty and the paper's global step gamma.
+    rounds : ndarray of float (integers or inf)
+    joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
+        The clients' commuting covariances (their types and joint measure).
+
+    Raises
+    ------
+    ValueError
+        Clients counted differently from the spectra, pooled N <= d, or the routes' limits.
+    """
+    M = gam.size
+    if joint.types.size != M:
+        raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
+    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
+        raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
+                         f"> 1, got {np.sum(1.0 / gam):.6g})")
+    pen = ShiftProxPencil(joint, gam, p, lam)
+    top = client_tops(pen.V, pen.h, gam)
+    found = edges(pen, top, qmax=top / (top + lam))
+    v = np.zeros((M, pen.n))
+    v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
+    wn = np.zeros((M, pen.n))
+    wn[np.arange(M), pen.rows[:, 0]] = 1.0
+    rows = []
+    for i in range(M):
+        pi = _metric(pen, pen.V[i])
+        rows.append(pencil_curves(pi, found, g * lam, gam, r, sigma, p, signal, rounds, v, wn,
+                                  own_models=lambda c, pi=pi: _own_models(
+                                      pi, c, lam, gam, r, sigma, p, signal, rounds)))
+    out = dict(rows[0])
+    out["bias"] = np.stack([x["bias"][i] for i, x in enumerate(rows)])
+    out["variance"] = np.stack([x["variance"][i] for i, x in enumerate(rows)])
+
+    def local(terms=None):
+        """(bias, variance), each (M, len(rounds)), of every client's own model after the
+        local solve of round T, in its own covariance (step 4)."""
+        if terms is not None:
+            raise ValueError("personalized_risk: under covariate shift, personalization after "
+                             "Algorithm 1's rounds with exact prox is not covered")
+        own = [x["local"]() for x in rows]
+        return (np.stack([b[i] for i, (b, _) in enumerate(own)]),
+                np.stack([v[i] for i, (_, v) in enumerate(own)]))
+
+    def personalize(**kind):
+        """Personalization after the rounds (``RoundsLimit.personalized_risk``): refused."""
+        raise ValueError("personalized_risk: under covariate shift, personalization after "
+                         "Algorithm 1's rounds is covered for finite local_steps only (the "
+                         "exact prox, local_steps = inf: not yet)")
+    personalize.tops = top          # FTFA's stability per client (``RoundsLimit``)
+    out["local"], out["personalize"] = local, personalize
+    return out
