@@ -58,7 +58,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
-from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES
 from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PAIRS,
@@ -66,7 +66,7 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PA
 from riskcalc.linear.dynamics.sigma.guards import (MAX_PENCIL_SECONDS, PENCIL_REACH,
                                                    dense_k_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
 WHAT = "rounds limit under covariate shift with local steps"
 
@@ -84,18 +84,6 @@ def _work(M, K, atoms, ntype, rounds):
                          f"atoms and at least {nodes} contour nodes would take about {sec:.3g} s "
                          f"here (estimated; more than {limit:.3g} s); give fewer rounds, "
                          f"clients, local_steps or joint atoms, {MORE_TIME}")
-
-
-def client_tops(V, h, gam):
-    """The top of each client's sample spectrum under its own covariance (client j's
-    eigenvalues V[j] on the joint atoms of weights h; one edge solve per distinct (covariance,
-    gamma_j))."""
-    keys = [(V[j].tobytes(), gam[j]) for j in range(gam.size)]
-    tops = {}
-    for j, k in enumerate(keys):
-        if k not in tops:
-            tops[k] = stable_top(V[j], h, gam[j:j + 1])[0]
-    return np.array([tops[k] for k in keys])
 
 
 def _reach(joint, gam, p, eta, K, top):
@@ -155,7 +143,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     pen = (ShiftPencil if dense else ShiftChain)(joint, gam, p, eta, K)
     if not dense:
         _memory(pen, 2 * t_top + 16, t_top + 16)
-    top = client_tops(pen.V, pen.h, pen.gam)
+    top = client_ends(pen.V, pen.h, pen.gam)[:, 1]
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under its "
                          f"covariance (step_size times the top of its sample spectrum = "
@@ -299,6 +287,6 @@ def one_step_extras(gam, r, sigma, p, signal, eta, g, rounds, joint):
 
     def personalize(**kw):
         return solved()["personalize"](**kw)
-    personalize.tops = client_tops(np.asarray(joint.values, float)[np.asarray(joint.types)],
-                                   np.asarray(joint.weights, float), gam)
+    personalize.tops = client_ends(np.asarray(joint.values, float)[np.asarray(joint.types)],
+                                   np.asarray(joint.weights, float), gam)[:, 1]
     return {"local": lambda terms=None: solved()["local"](terms), "personalize": personalize}

@@ -35,8 +35,8 @@ phase from the fixed point).
    Y1(b')^T) = tau(Sigma_i [G2 F G1^T]_((i,K),(i,K))), F = b b'^T: the block ((i,K), (i,K))
    of the transposed pencil's two-point function (``shift.pencil``, step 3, on L^T: E_j^T on
    (c_j, r_j), Chat_j^T, L0^T; the Jacobian weights h v_j v_k unchanged) read in client i's
-   metric, E[v_i Ghat12_((i,K),(i,K))] (``_two_point``: ``ShiftPencil.two_point`` with any
-   block as ``SigmaPencil.two_point``, and one metric per coupling). Client i's eight
+   metric, E[v_i Ghat12_((i,K),(i,K))] (``ShiftPencil.two_point`` with the block and the
+   metric of each coupling). Client i's eight
    couplings are ``sigma.fedavg.own``'s (its ``assemble`` sums them); the identity terms
    sigma_i^2 gamma_i tau(Sigma_i Y(wn_i)) = sigma_i^2 gamma_i E[v_i (Ghat wn_i)_(i,K)] from
    the one-point Ghat; T = 0: (signal^2 + r_i^2) tau(Sigma_i).
@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
@@ -61,7 +62,10 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 class OwnShiftPencil(OwnPencil):
     """``sigma.fedavg.own.OwnPencil`` (its blocks, rows, columns, L0) with client j's eigenvalue
     v_j(a) on its own rows (module docstring, step 2), from ``shift.pencil.ShiftPencil`` or
-    ``shift.chain.ShiftChain`` ``base``."""
+    ``shift.chain.ShiftChain`` ``base``; ``ShiftPencil``'s two-point solve (step 4)."""
+
+    two_point = ShiftPencil.two_point
+    pair_weights = ShiftPencil.pair_weights
 
     def __init__(self, base, transposed: bool = False):
         super().__init__(base, transposed)
@@ -76,53 +80,6 @@ class OwnShiftPencil(OwnPencil):
                 self.V[j][None, :, None, None] * C[:, j][:, None]
         L[:, :, 0, 0] += z[:, None]
         return np.linalg.inv(L)
-
-
-def _two_point(pen, one1, one2, couplings):
-    """H[f][u, v] = E[lam_f Ghat12_(a_f, b_f)] at every pair (u of one1, v of one2) for each
-    coupling (c, W, V, (a_f, b_f), lam_f): F = sum_m c_m w_m v_m^T, lam_f (atoms,) the metric
-    (h v_i); ``shift.pencil.ShiftPencil.two_point`` with the blocks of ``SigmaPencil.
-    two_point`` (module docstring, step 4): (len(couplings), N1, N2)."""
-    C1, G1 = one1
-    C2, G2 = one2
-    N1, N2 = G1.shape[0], G2.shape[0]
-    M, K, size = pen.M, pen.K, pen.M * pen.K ** 2
-    blocks = [tuple(f[3]) for f in couplings]
-    Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, pen.blocks(G1, pen.cols, pen.rows))
-    Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, pen.blocks(G2, pen.cols, pen.rows))
-    # Chat_k Ghat[c_k, b] at z1 (times v_k(a): the sum of step 3) and Chat_k Ghat[c_k, a] at z2.
-    q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, pen.cols, b]) * pen.V.T[:, :, None]
-          for b in {bl[1] for bl in blocks}}
-    q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, pen.cols, a])
-          for a in {bl[0] for bl in blocks}}
-    w2 = pen.h * pen.V[:, None, :] * pen.V[None, :, :]
-    hv = pen.h * pen.V
-    facs = []
-    for c, W, Vc, (ia, ib), _ in couplings:
-        c = np.asarray(c, float)
-        left = np.einsum("mi,naij->namj", W, G2)
-        right = np.einsum("mi,naij->namj", Vc, G1)
-        facs.append((np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, pen.rows]),
-                     right[:, :, :, pen.rows], c * left[:, :, :, ia], right[:, :, :, ib]))
-    lams = [np.asarray(f[4]) for f in couplings]
-    out = np.zeros((len(couplings), N1, N2), complex)
-    rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
-    for u0 in range(0, N1, rows_u):
-        u1 = min(N1, u0 + rows_u)
-        U = np.repeat(np.arange(u0, u1), N2)
-        Vi = np.tile(np.arange(N2), u1 - u0)
-        J = np.einsum("jka,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[Vi], Q1[U], pen.gam,
-                      optimize=True)
-        lhs = np.eye(size) - J.reshape(len(U), size, size)
-        rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
-               .reshape(len(U), size) for lr, rr, _, _ in facs]
-        Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
-        for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
-            base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
-            corr = np.einsum("k,pakc,pkcd,pakd->pa", pen.gam, q2[ia][Vi], Y[..., f],
-                             q1[ib][U])
-            out[f, U, Vi] = (base + corr) @ lams[f]
-    return out
 
 
 def own_models_shift(pen, c, gam, r, sigma, p, signal, rounds):
@@ -164,9 +121,8 @@ def own_models_shift(pen, c, gam, r, sigma, p, signal, rounds):
         wn[j, ext.rows[j]] = eta
     couplings = []
     for i in range(M):
-        ei, sg, bl, lam = e[ext.zero[i]], sigma[i] ** 2 * gam[i], (ext.last[i], ext.last[i]), \
-            h * V[i]
-        couplings += [(cc, W, Vc, bl, lam) for cc, W, Vc in [
+        ei, sg, bl = e[ext.zero[i]], sigma[i] ** 2 * gam[i], (ext.last[i], ext.last[i])
+        couplings += [(cc, W, Vc, bl) for cc, W, Vc in [
             (r ** 2, au, au), (sigma ** 2 * gam, au, wn),                           # (R, R)
             ([signal ** 2], -e[:1], -e[:1]),                                        # (Pm, Pm)
             ([2 * r[i] ** 2], ei[None, :], au[i][None, :]),                         # (R, inf)
@@ -175,7 +131,8 @@ def own_models_shift(pen, c, gam, r, sigma, p, signal, rounds):
             ([signal ** 2 + r[i] ** 2], ei[None, :], ei[None, :]),                  # (inf, inf)
             ([sg], ei[None, :], -wn[i][None, :])]]
     t = (lambda x: x.swapaxes(-1, -2))
-    Hall = _two_point(extt, (t(C1), t(G1)), (t(C2), t(G2)), couplings).reshape(
+    lams = np.repeat(h * V, 8, axis=0)[:, None, :]          # client i's metric: (8 M, 1, atoms)
+    Hall = extt.two_point((t(C1), t(G1)), (t(C2), t(G2)), couplings, lams)[:, 0].reshape(
         M, 8, N1 + 1, -1)
     traces = np.stack([np.einsum("a,nab,b->n", h * V[i], G1[:, :, ext.last[i], :], wn[i])
                        for i in range(M)])

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, _greedy_path
 
 #: ``ShiftPencil._jacobian``'s product (``sigma_pencil._J`` with per-pair weights).
@@ -105,29 +106,37 @@ class ShiftPencil(SigmaPencil):
         return np.eye(size) - J.reshape(N, size, size)
 
     def two_point(self, one1, one2, couplings, lams):
-        """H[f, l][u, v] = E[lams[l] Ghat12_00] at every pair (u of one1, v of one2) for each
-        coupling F = sum_m c_m w_m v_m^T (``couplings``: (c, W, V), W and V (m, n)) and
-        each measure of ``lams`` (L, atoms; h v_i for client i's metric, h for tau):
-        (len(couplings), L, N1, N2); one linear solve of step 3 per pair serves them all."""
+        """H[f, l][u, v] = E[lams[l] Ghat12_ab] at every pair (u of one1, v of one2) for each
+        coupling F = sum_m c_m w_m v_m^T (``couplings``: (c, W, V), W and V (m, n), or (c, W,
+        V, (a, b)) with its own block, default (0, 0)) and each measure of ``lams`` (L, atoms;
+        h v_i for client i's metric, h for tau; (len(couplings), L, atoms): coupling f's own):
+        (len(couplings), L, N1, N2); one linear solve of step 3 per pair serves them all
+        (every block of Ghat12 from the same Y_j, with Ghat[c_k, 0] -> Ghat2[c_k, a],
+        Ghat1[c_k, b], as ``SigmaPencil.two_point``)."""
+        blocks = [tuple(f[3]) if len(f) > 3 else (0, 0) for f in couplings]
+        lams = np.asarray(lams)
         C1, G1 = one1
         C2, G2 = one2
         N1, N2 = G1.shape[0], G2.shape[0]
         M, K, size = self.M, self.K, self.M * self.K ** 2
         Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
         Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
-        # Chat_k Ghat[c_k, 0] at each side, times v_k(a) on the right one (step 3's sum).
-        q1 = np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, 0]) * self.V.T[:, :, None]
-        q2 = np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, 0])
+        # Chat_k Ghat[c_k, b] at z1 (times v_k(a): step 3's sum) and Chat_k Ghat[c_k, a] at z2.
+        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b]) * self.V.T[:, :, None]
+              for b in {bl[1] for bl in blocks}}
+        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
+              for a in {bl[0] for bl in blocks}}
         w2 = self.pair_weights()
         hv = self.h * self.V                                                   # (M, atoms)
         facs = []
-        for c, W, Vc in couplings:
+        for f, (ia, ib) in zip(couplings, blocks):
+            c, W, Vc = f[:3]
             c = np.asarray(c, float)
             left = np.einsum("mi,naij->namj", W, G2)          # (N2, a, m, n): w^T Ghat2
             right = np.einsum("mi,naij->namj", Vc, G1)        # (N1, a, m, n): v^T Ghat1
             lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
-            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, 0], right[:, :, :, 0]))
-        out = np.zeros((len(couplings), len(lams), N1, N2), complex)
+            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia], right[:, :, :, ib]))
+        out = np.zeros((len(couplings), lams.shape[-2], N1, N2), complex)
         rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
         for u0 in range(0, N1, rows_u):
             u1 = min(N1, u0 + rows_u)
@@ -139,8 +148,24 @@ class ShiftPencil(SigmaPencil):
             rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
                    .reshape(len(U), size) for lr, rr, _, _ in facs]
             Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
-            for f, (_, _, lb, rb) in enumerate(facs):
+            for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
                 base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
-                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[Vi], Y[..., f], q1[U])
-                out[f, :, U, Vi] = (base + corr) @ np.asarray(lams).T
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][Vi], Y[..., f],
+                                 q1[ib][U])
+                lam = lams[f] if lams.ndim == 3 else lams
+                out[f, :, U, Vi] = (base + corr) @ lam.T
         return out
+
+
+def client_ends(V, h, gam):
+    """(M, 2): [bottom, top] of each client's sample spectrum under its own covariance (from 0
+    when gamma_j >= 1), one edge solve per distinct (covariance, gamma_j)."""
+    kept = {}
+    out = np.empty((len(gam), 2))
+    for j, gj in enumerate(gam):
+        key = (V[j].tobytes(), float(gj))
+        if key not in kept:
+            kept[key] = sigma_edges(V[j], h, np.array([gj]), np.array([1.0]))[:2]
+        out[j] = kept[key]
+    out[np.asarray(gam) >= 1.0, 0] = 0.0
+    return out

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from riskcalc.linear.dynamics.personalize import ftfa_stability
-from riskcalc.linear.dynamics.shift.own import OwnShiftPencil, _two_point
+from riskcalc.linear.dynamics.shift.own import OwnShiftPencil
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, personal_guard,
@@ -55,6 +55,7 @@ class ShiftPersonalPencil(PersonalPencil):
     own_weights = ShiftPencil.own_weights
     pair_weights = ShiftPencil.pair_weights
     _jacobian = ShiftPencil._jacobian
+    two_point = ShiftPencil.two_point
 
     def __init__(self, layout, e, kind, k=None, eta2=None, lam2=None, transposed=False):
         super().__init__(layout, e, kind, k, eta2, lam2, transposed)
@@ -115,7 +116,7 @@ def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, 
     couplings = []
     for i in range(M):
         ei, sg, bl, wi = e_[ext.root[i]], sigma[i] ** 2 * gam[i], (ext.last[i],) * 2, ext.noise[i]
-        couplings += [(cc, W, Vc, bl, h * V[i]) for cc, W, Vc in [
+        couplings += [(cc, W, Vc, bl) for cc, W, Vc in [
             (r ** 2, au, au), (sigma ** 2 * gam, au, wn),                           # (R, R)
             ([signal ** 2], -e_[:1], -e_[:1]),                                      # (Pm, Pm)
             ([2 * r[i] ** 2], ei[None, :], au[i][None, :]),                         # (R, inf)
@@ -124,7 +125,8 @@ def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, 
             ([signal ** 2 + r[i] ** 2], ei[None, :], ei[None, :]),                  # (inf, inf)
             ([sg], ei[None, :], -wi[None, :])]]
     t = (lambda x: x.swapaxes(-1, -2))
-    Hall = _two_point(extt, (t(C1), t(G1)), (t(C2), t(G2)), couplings).reshape(
+    lams = np.repeat(h * V, 8, axis=0)[:, None, :]          # client i's metric: (8 M, 1, atoms)
+    Hall = extt.two_point((t(C1), t(G1)), (t(C2), t(G2)), couplings, lams)[:, 0].reshape(
         M, 8, N1 + 1, -1)
     traces = np.stack([np.concatenate([
         np.einsum("a,nab,b->n", h * V[i], G1[:N1, :, ext.last[i], :], wn[i]),

@@ -51,8 +51,9 @@ import numpy as np
 from riskcalc.linear.dynamics.fedavg import round_horizon
 from riskcalc.linear.dynamics.shift.algorithm1.chain import ShiftAlg1Chain, shift_chain_parts
 from riskcalc.linear.dynamics.shift.algorithm1.cost import memory_check, shift_alg1_affordable
-from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil, client_ends
+from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
+from riskcalc.linear.dynamics.shift.pencil import client_ends
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble

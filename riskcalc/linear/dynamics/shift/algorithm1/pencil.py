@@ -48,7 +48,6 @@ import numpy as np
 
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
-from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 
 class ShiftAlg1Pencil(Alg1Pencil):
@@ -127,16 +126,3 @@ class ShiftAlg1Pencil(Alg1Pencil):
                 out[f, :, U, Vi] = (base + corr) @ np.asarray(lams).T
         return out
 
-
-def client_ends(V, h, gam):
-    """(M, 2): [bottom, top] of each client's sample spectrum under its own covariance (from 0
-    when gamma_j >= 1), one edge solve per distinct (covariance, gamma_j)."""
-    kept = {}
-    out = np.empty((len(gam), 2))
-    for j, gj in enumerate(gam):
-        key = (V[j].tobytes(), float(gj))
-        if key not in kept:
-            kept[key] = sigma_edges(V[j], h, np.array([gj]), np.array([1.0]))[:2]
-        out[j] = kept[key]
-    out[np.asarray(gam) >= 1.0, 0] = 0.0
-    return out

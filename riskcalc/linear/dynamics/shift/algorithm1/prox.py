@@ -38,7 +38,7 @@ i's risk of a model m is E[(m - theta_i)^T Sigma_i (m - theta_i)].
    i-th evaluation is client i's risk (the server's and its own model's), the distance
    ||w_T - w_inf||^2 (metric h) the same in every evaluation.
 5. Edges: ``pencil_edges.edges`` with q <= top_j / (top_j + lam) on client j's sample spectrum
-   under its own Sigma_j (``shift.curves.client_tops``) and the density Im tau(W G_00) for the
+   under its own Sigma_j (``shift.pencil.client_ends``) and the density Im tau(W G_00) for the
    positive diagonal W = sum_j p_j Sigma_j / sum_j p_j (any positive weight has the same
    support, ``shift.pencil``, step 4). Pooled N > d is required (as ``shift.curves``).
 
@@ -57,8 +57,7 @@ import copy
 import numpy as np
 
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
-from riskcalc.linear.dynamics.shift.curves import client_tops
-from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models
@@ -122,7 +121,7 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
                          f"> 1, got {np.sum(1.0 / gam):.6g})")
     pen = ShiftProxPencil(joint, gam, p, lam)
-    top = client_tops(pen.V, pen.h, gam)
+    top = client_ends(pen.V, pen.h, gam)[:, 1]
     found = edges(pen, top, qmax=top / (top + lam))
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam

@@ -57,6 +57,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
+from riskcalc.linear.dynamics.sigma.algorithm1.couplings import columns_in_order, solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import reflected
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
@@ -398,41 +399,3 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
     return H, cross, None
 
-
-def solved_couplings(pen, c, gam, r, sigma, signal, eta, lam):
-    """(Chat, Ghat) of the chain pencil ``pen`` at the upper nodes of the contour ``c`` and at
-    z = 1 (module docstring, step 4), the couplings of the curves' two-point functions and the
-    local vector au (step 3; ``sigma.algorithm1.curves``, step 3): shared with covariate
-    shift's chain (``shift.algorithm1.chain``)."""
-    z, M, nb = c["z"], gam.size, pen.nb
-    far = 4.0 * max(1.0, -c["lo"])
-    path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
-    tau_a, _, _ = pen.solve_arc(z, path)
-    tau_1, _, _ = pen.solve(lambda y: np.array([1.0 + 1j * y]), path)
-    zz = np.concatenate([z, [1.0]])
-    _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
-    cf, au = np.zeros((M, nb)), np.zeros((M, nb))
-    cf[:, pen.lr] = -eta
-    au[:, 1] = 1.0
-    au[:, pen.lr[:-1]] = eta * lam
-    au[:, pen.lr[-1]] = -(1.0 - eta * lam)
-    c_th = np.zeros(pen.n)
-    c_th[0] = -1.0
-    c_th[1 + nb * np.arange(M)] = -1.0
-    noise = 0.5 * sigma ** 2 * gam
-    couplings = [[(r ** 2, au, au, False)],
-                 [(noise, au, cf, False), (noise, cf, au, False)],
-                 [([signal ** 2], c_th, c_th, True)]]
-    return C, G, couplings, au
-
-
-def columns_in_order(H, N):
-    """H (..., N + 1, 2 N + 2) of ``two_point`` at the nodes z and z = 1 with their conjugates
-    as columns, reordered in place (upper, conjugates, z = 1; the conjugate of z = 1 dropped):
-    (..., N + 1, 2 N + 1). One slice at a time: a reindexed copy of H (M N^2 entries) doubled
-    the peak memory."""
-    for H_ in H.reshape((-1,) + H.shape[-2:]):
-        one = H_[:, N].copy()
-        H_[:, N:2 * N] = H_[:, N + 1:2 * N + 1].copy()
-        H_[:, 2 * N] = one
-    return H[..., :2 * N + 1]
