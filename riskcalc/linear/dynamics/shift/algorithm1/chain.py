@@ -43,8 +43,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.shift.chain import ShiftChain, _apply_xi, _lift, _pairs
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
-from riskcalc.linear.dynamics.sigma.algorithm1.chain import (Alg1Chain, columns_in_order,
-                                                             solved_couplings)
+from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
+from riskcalc.linear.dynamics.sigma.algorithm1.couplings import columns_in_order, solved_couplings
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV, compress, flat, gmres, unflat
 
 _CHUNK_BYTES = 1.5e8

@@ -79,50 +79,5 @@ class ShiftAlg1Pencil(Alg1Pencil):
 
     own_weights = ShiftPencil.own_weights
     pair_weights = ShiftPencil.pair_weights
+    two_point = ShiftPencil.two_point        # the blocks (a, b) given per coupling
     _jacobian = ShiftPencil._jacobian
-
-    def two_point(self, one1, one2, couplings, lams):
-        """H[f, l][u, v] = E[lams[l] Ghat12_ab] at every pair (u of one1, v of one2) for each
-        coupling (c, W, Vc, (a, b)): F = sum_m c_m w_m v_m^T (W, Vc (m, n)) read at the block
-        (a, b) (step 3), for each measure of ``lams`` (L, atoms): (len(couplings), L, N1, N2);
-        ``shift.pencil.ShiftPencil.two_point`` with the blocks of ``sigma_pencil.two_point``."""
-        C1, G1 = one1
-        C2, G2 = one2
-        N1, N2 = G1.shape[0], G2.shape[0]
-        M, K, size = self.M, self.K, self.M * self.K ** 2
-        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
-        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
-        blocks = [tuple(f[3]) for f in couplings]
-        # Chat_k Ghat[c_k, b] at z1 (times v_k(a): step 3's sum) and Chat_k Ghat[c_k, a] at z2.
-        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b]) * self.V.T[:, :, None]
-              for b in {bl[1] for bl in blocks}}
-        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
-              for a in {bl[0] for bl in blocks}}
-        w2, hv = self.pair_weights(), self.h * self.V
-        facs = []
-        for (c, W, Vc, (ia, ib)) in couplings:
-            c = np.asarray(c, float)
-            left = np.einsum("mi,naij->namj", W, G2)          # (N2, a, m, n): w^T Ghat2
-            right = np.einsum("mi,naij->namj", Vc, G1)        # (N1, a, m, n): v^T Ghat1
-            lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
-            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia],
-                         right[:, :, :, ib]))
-        out = np.zeros((len(couplings), len(lams), N1, N2), complex)
-        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
-        for u0 in range(0, N1, rows_u):
-            u1 = min(N1, u0 + rows_u)
-            U = np.repeat(np.arange(u0, u1), N2)
-            Vi = np.tile(np.arange(N2), u1 - u0)
-            J = np.einsum("jka,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[Vi], Q1[U], self.gam,
-                          optimize=True)
-            lhs = np.eye(size) - J.reshape(len(U), size, size)
-            rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
-                   .reshape(len(U), size) for lr, rr, _, _ in facs]
-            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
-            for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
-                base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
-                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][Vi], Y[..., f],
-                                 q1[ib][U])
-                out[f, :, U, Vi] = (base + corr) @ np.asarray(lams).T
-        return out
-
