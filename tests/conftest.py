@@ -186,7 +186,8 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # test_hardening_thirteenth about 2 s, five more about 1 s; the rest under 1 s.
 # Session 19's new files (each alone, less ~1.5 s of start-up, loaded): test_rounds_shift_own
 # 18.5 s, test_rounds_shift_alg1 9.5, test_rounds_shift_alg1_personalize 5.8,
-# test_hardening_fourteenth 2.3, test_rounds_shift_alg1_cli 2; the rest under 1 s.
+# test_hardening_fourteenth 2.3, test_rounds_shift_alg1_cli 2; test_rounds_shift_alg1_chain 13,
+# test_rounds_shift_alg1_prox 5 (quiet); the rest under 1 s.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_docs.py", "test_rounds_sigma_alg1_fold.py", "test_rounds_shift_k.py",
     "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
@@ -194,12 +195,13 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_rounds_sigma_alg1_routes.py", "test_finite_clients_sigma.py", "test_alg1_large_step.py",
     "test_advise_shift_gradient.py", "test_advise_shift_gradients.py", "test_logistic_advise.py",
     "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
-    "test_rounds_sigma_kbig.py", "test_advise_uncertainty.py", "test_rounds_shift_alg1.py",
-    "test_cli_fuzz.py", "test_alg1_complex.py", "test_rounds_sigma_own_chain.py",
-    "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py", "test_extension.py",
-    "test_advise_shift.py", "test_alg1_large_step_sigma.py", "test_properties_range.py",
-    "test_rounds_alg1_personalize.py", "test_rounds_algorithm1_curves.py",
-    "test_rounds_shift_alg1_personalize.py", "test_rates_simulation.py", "test_hardening_sigma.py",
+    "test_rounds_sigma_kbig.py", "test_rounds_shift_alg1_chain.py", "test_advise_uncertainty.py",
+    "test_rounds_shift_alg1.py", "test_cli_fuzz.py", "test_alg1_complex.py",
+    "test_rounds_sigma_own_chain.py", "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py",
+    "test_extension.py", "test_advise_shift.py", "test_alg1_large_step_sigma.py",
+    "test_properties_range.py", "test_rounds_alg1_personalize.py",
+    "test_rounds_algorithm1_curves.py", "test_rounds_shift_alg1_personalize.py",
+    "test_rounds_shift_alg1_prox.py", "test_rates_simulation.py", "test_hardening_sigma.py",
     "test_rounds_sigma_prox.py", "test_rounds_shift.py", "test_hardening_eleventh.py",
     "test_logistic_pipeline.py", "test_rounds_fast_rate.py", "test_rounds_sigma.py",
     "test_advise.py", "test_advise_speed.py", "test_outputs_and_cache.py",
