@@ -184,15 +184,18 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
     (``tuned``: the pFedMe ``Candidate``s; T = inf is their finite-M limit), T minimizing the
     mean risk. Named ``pfedme_rounds``, tuning {rounds, local_steps None, lam, global_step}.
     Any shared spectrum (``riskcalc.linear.dynamics.sigma.prox_sigma``); skipped under
-    covariate shift, and where the spectrum route's size limits refuse the federation.
+    covariate shift (``rounds_limit`` covers it there, ``shift.algorithm1.prox``, at one solve
+    per client metric: not yet a candidate), and where the spectrum route's size limits refuse
+    the federation.
     """
     from riskcalc.linear.dynamics import rounds_limit
 
     if not tuned:
         return []
     if fed.shift:
-        skipped.append("pfedme along the rounds: no rounds limit under covariate shift (the "
-                       "rounds limits there cover FedAvg's server model only)")
+        skipped.append("pfedme along the rounds under covariate shift: not a candidate yet "
+                       "(riskcalc.rounds_limit('pfedme', local_steps=inf, spectra=...) computes "
+                       "it, at one solve per client covariance)")
         return []
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)
