@@ -58,6 +58,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
+from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES
@@ -123,11 +124,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         DENSE_UNKNOWNS``, as a shared spectrum.
     """
     M = gam.size
-    if joint.types.size != M:
-        raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
-    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
-        raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
-                         f"> 1, got {np.sum(1.0 / gam):.6g})")
+    check_clients(gam, joint)
     dense = route == "dense" or (route == "auto" and M * K * K <= DENSE_UNKNOWNS)
     if dense and M * K * K > MAX_UNKNOWNS:
         raise ValueError(f"covariate shift with local_steps = {K}: the dense route solves M K^2 "

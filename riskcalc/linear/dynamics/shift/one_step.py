@@ -227,6 +227,18 @@ class ShiftLaws:
         return self.edge(-top, +1.0), self.edge(top, -1.0)
 
 
+def check_clients(gam, joint):
+    """ValueError where ``joint`` counts the clients otherwise than ``gam``, or where pooled
+    N <= d (sum_j 1/gamma_j <= 1: the round map's spectrum reaches 0, not covered under shift);
+    every route along the rounds under covariate shift starts here."""
+    if joint.types.size != gam.size:
+        raise ValueError(f"spectra lists {joint.types.size} client spectra for {gam.size} "
+                         "clients")
+    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
+        raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
+                         f"> 1, got {np.sum(1.0 / gam):.6g})")
+
+
 def _pairs(laws, g1, z1, g2, z2, tau_i):
     """For each target type of ``tau_i`` (list) the sums over the clients j of
     (p_j r_j)^2-free two-point traces: P[j] = tau(S_j^2 Q1 Sigma_i Q2) and N[j] = tau(S_j Q1
@@ -306,12 +318,7 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     joint : riskcalc.linear.engine.joint_spectrum.JointSpectrum
         The clients' commuting covariances (their types and joint measure).
     """
-    if joint.types.size != gam.size:
-        raise ValueError(f"spectra lists {joint.types.size} client spectra for {gam.size} "
-                         "clients")
-    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
-        raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
-                         f"> 1, got {np.sum(1.0 / gam):.6g})")
+    check_clients(gam, joint)
     laws = ShiftLaws(joint, gam, p)
     a, b = laws.edges()
     a, b = eta * a, eta * b

@@ -57,6 +57,7 @@ import copy
 import numpy as np
 
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
+from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
@@ -115,11 +116,7 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         Clients counted differently from the spectra, pooled N <= d, or the routes' limits.
     """
     M = gam.size
-    if joint.types.size != M:
-        raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
-    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
-        raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
-                         f"> 1, got {np.sum(1.0 / gam):.6g})")
+    check_clients(gam, joint)
     pen = ShiftProxPencil(joint, gam, p, lam)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
     found = edges(pen, top, qmax=top / (top + lam))
