@@ -240,7 +240,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     bias, var = settle(bias, var, big, np.any((p > 0) & (sigma > 0)), scale, WHAT)
 
     Wn = np.concatenate([w / 2j, (w / 2j).conj()])
-    contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g,
+    contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g, "z2": z2, "w2": w2,
+               "Wf2": Wf, "one2": one2,
                "one_q": lambda F, X: ((F * w) @ X.T).imag,
                "double_q": lambda F1, F2, f: 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wn),
                                                           axis=1).real}
@@ -251,8 +252,12 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
             raise ValueError("covariate shift: personalization reads the curves' "
                              "``personalize``, not ``local``")
         from riskcalc.linear.dynamics.shift.own import own_models_shift
+        from riskcalc.linear.dynamics.shift.own_chain import own_models_shift_chain
 
-        ob, ov = own_models_shift(pen, contour, gam, r, sigma, p, signal, rounds)
+        # Beyond the dense extended pencil: its chain structure (on the chain route only).
+        own = own_models_shift_chain if not dense and M * K * K > MAX_UNKNOWNS else \
+            own_models_shift
+        ob, ov = own(pen, contour, gam, r, sigma, p, signal, rounds)
         return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models")
 
     def personalize(**kw):
