@@ -139,7 +139,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
-        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk``
+        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200; ``shift.own_chain`` beyond, on the
+        chain route within its time estimate); ``personalized_risk``
         (``riskcalc.linear.dynamics.shift.personalize``); ``pfedme`` with finite
         ``local_steps``, the server and own models
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,

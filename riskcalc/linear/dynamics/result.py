@@ -84,7 +84,8 @@ class RoundsLimit:
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
         ``riskcalc.linear.dynamics.sigma.fedavg.own``; under covariate shift
-        ``riskcalc.linear.dynamics.shift.own``), then cached."""
+        ``riskcalc.linear.dynamics.shift.own``, ``shift.own_chain`` beyond M K^2 = 200), then
+        cached."""
         if "local" not in self._cache:
             with budgets(*self._budget):
                 bias, variance = self._local()

@@ -43,7 +43,9 @@ scans from ``guards.PENCIL_REACH`` of its top up, so a D reaching lower is refus
 solve, and an edge found above that bound raises after it.
 
 The clients' own models after the local steps of round T: ``shift.own`` (the extended pencil
-with the same fixed point, on this contour's nodes); FTFA / RTFA from the round-T server model:
+with the same fixed point, on this contour's nodes), on the chain route with M K^2 beyond
+``sigma_pencil.MAX_UNKNOWNS`` its chain structure ``shift.own_chain`` (on the double
+contour's nodes); FTFA / RTFA from the round-T server model:
 ``shift.personalize`` (on the dense pencil's contour: the chain route's curve is solved again
 densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against
 ``shift.one_step``, equal covariances against ``sigma.fedavg.curves``, round 1 against the limits
@@ -243,8 +245,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g, "z2": z2, "w2": w2,
                "Wf2": Wf, "one2": one2,
                "one_q": lambda F, X: ((F * w) @ X.T).imag,
-               "double_q": lambda F1, F2, f: 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wn),
-                                                          axis=1).real}
+               "double_q": lambda F1, F2, f, w=w, Wf=Wn: 2.0 * np.sum(
+                   ((F1 * (w / 2j)) @ f) * (F2 * Wf), axis=1).real}
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
 
     def local(terms=None):

@@ -136,6 +136,5 @@ def own_models_shift_chain(pen, c, gam, r, sigma, p, signal, rounds):
     traces = np.einsum("ia,nai->in", hv, S - G["u"][..., own.own] * y0)
     w2, Wf2 = c["w2"], c["Wf2"]
     c2 = dict(c, z=z, one_q=lambda F, X: ((F * w2) @ X.T).imag,
-              double_q=lambda F1, F2, f: 2.0 * np.sum(((F1 * (w2 / 2j)) @ f) * (F2 * Wf2),
-                                                      axis=1).real)
+              double_q=lambda F1, F2, f: c["double_q"](F1, F2, f, w2, Wf2))
     return assemble(Hall, traces, c2, gam, r, sigma, signal, own.V @ own.h, rounds)
