@@ -190,7 +190,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if d is not None and spectra is None:
         raise ValueError("d applies to powerlaw:P in spectra (covariate shift) only")
     if spectra is not None:
-        from riskcalc.linear.dynamics.shift.one_step import shift_inputs
+        from riskcalc.linear.dynamics.inputs import shift_inputs
 
         client_arrays(gamma, r, sigma)  # their lengths before the spectra's count (was: gamma
         # of 3 beside r, sigma of 2 reported as "spectra lists 2 client spectra for 3 clients")

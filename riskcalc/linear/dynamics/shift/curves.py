@@ -69,6 +69,7 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PA
 from riskcalc.linear.dynamics.sigma.guards import (MAX_PENCIL_SECONDS, PENCIL_REACH,
                                                    dense_k_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
 WHAT = "rounds limit under covariate shift with local steps"
@@ -264,6 +265,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
 
     def personalize(**kw):
         if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
+            personal_unknowns(M, K, kw["kind"], kw.get("k"))     # its refusal, before the solve
             return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
                                   route="dense")["personalize"](**kw)
         from riskcalc.linear.dynamics.shift.personalize import personalized_shift
