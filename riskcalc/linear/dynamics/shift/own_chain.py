@@ -74,67 +74,93 @@ class OwnShiftChain(OwnChain, ShiftAlg1Chain):
         self.V = base.V
 
 
+def chain_guard(M, K, atoms, N, n1, what):
+    """ValueError beyond ``MAX_SECONDS`` of estimated time (``shift_alg1_seconds`` with M K^2
+    unknowns per pair and 2 N + 2 nodes, no edge scans) or the memory budget, for ``what``
+    (naming the steps)."""
+    sec = shift_alg1_seconds(M, K, atoms, 2 * N + 2, scans=0)
+    limit = allowed(MAX_SECONDS)
+    if sec > limit:
+        raise ValueError(f"spectra: {what}, {M} clients, {atoms} joint atoms and {2 * N} "
+                         f"contour nodes would take about {sec:.3g} s here (more than "
+                         f"{limit:.0f} s; cost ~ clients steps^3 nodes^2); give fewer steps, "
+                         f"clients or rounds, {MORE_TIME}")
+    budget.check_memory(lambda m, k, x: memory.estimate("own_chain", m, k, atoms, n1, x),
+                        (M, K, 2 * N), f"{what} under covariate shift on the chain route "
+                        f"with {atoms} joint atoms and {2 * N} contour nodes",
+                        nodes_follow_rounds=False)
+
+
+def chain_moments(own, C, G, gam, r, sigma, p, signal, start, noise_inf):
+    """(Hall (M, 8, N + 1, 2 N + 1), traces (M, N + 1)) of ``sigma.fedavg.own.assemble`` for
+    the model read on the local block ``own.own`` (module docstring, steps 2-3) from the
+    factors (C, G) of ``own.ghat`` at N upper nodes and infinity (last): ``start`` (M, nb) the
+    model's start row at infinity (e_(i,0) here), ``noise_inf`` its noise row there (wn_i);
+    the rounds' noise wn_j = eta on the base chain (j,1..``own.last``), au_j = p_j e_0 -
+    e_(j,0)."""
+    M, N, nb, hv = own.M, C.shape[0] - 1, own.nb, own.h * own.V     # client i's metric h v_i
+    AU = (-np.eye(nb)[np.zeros(M, int)], p)                 # -e_(j,0) and p_j e_0
+    WN = np.zeros((M, nb))
+    WN[:, 1:own.last + 1] = own.eta
+    minus0 = np.zeros(own.n)
+    minus0[0] = -1.0
+    noise, ones, diag = sigma ** 2 * gam, np.ones(M), np.arange(M)
+    # Client i's block (own, own) in its metric h v_i: the (metric i, block 1 + i) entries.
+    Hd = own.two_point((C[:N], {k: v[:N] for k, v in G.items()}), [
+        [(r ** 2, AU, AU, False)],
+        [(noise / 2, AU, WN, False), (noise / 2, WN, AU, False)],
+        [([signal ** 2], minus0, minus0, True)]], hv)[:, diag, 1 + diag]   # (3, M, N, 2 N)
+    Hs = own.two_point((C, G), [
+        [(2 * r ** 2, start, AU, False)],
+        [(noise, start, WN, False), (noise, (-noise_inf, 0.0), AU, False)],
+        [(2 * signal ** 2 * ones, start, (np.zeros((M, nb)), -ones), False)],
+        [(signal ** 2 + r ** 2, start, start, False)],
+        [(noise, start, (-noise_inf, 0.0), False)]], hv, columns=[N])[..., 0][:, diag, 1 + diag]
+    Hall = np.zeros((M, 8, N + 1, 2 * N + 1), complex)
+    Hall[:, :3, :N, :2 * N] = Hd.transpose(1, 0, 2, 3)
+    Hall[:, 3:6, :, -1] = Hs[:3].transpose(1, 0, 2)
+    Hall[:, 6:, -1, -1] = Hs[3:, :, N].T
+    # tau(Sigma_i Y(wn_i)) on the model's row: E[v_i ((D_i^-1 wn_i)[own] - u_i[own] y0_i)] (step
+    # 3), the rounds' noise at the upper nodes, the model's own at infinity.
+    traces = []
+    for sl, W in ((slice(None, N), WN), (slice(N, None), noise_inf)):
+        _, S, y0 = own._vectors({k: v[sl] for k, v in G.items()}, W, False)
+        traces.append(np.einsum("ia,nai->in", hv, S - G["u"][sl][..., own.own] * y0))
+    return Hall, np.concatenate(traces, axis=1)
+
+
+def double_contour(c):
+    """The contour ``c`` of ``shift.curves`` with its double contour's nodes and weights as
+    those ``sigma.fedavg.own.assemble`` reads (module docstring, step 4)."""
+    w2, Wf2 = c["w2"], c["Wf2"]
+    return dict(c, z=c["z2"], one_q=lambda F, X: ((F * w2) @ X.T).imag,
+                double_q=lambda F1, F2, f: c["double_q"](F1, F2, f, w2, Wf2))
+
+
 def own_models_shift_chain(pen, c, gam, r, sigma, p, signal, rounds):
     """(bias, variance), each (M, len(rounds)), of every client's own model after the local
     phase of round T in its own covariance (module docstring; paper 003,
     ``003_4b976ddf5225c17e.txt``, FedAvg's local steps) from the contour ``c`` of
-    ``shift.curves.shift_k_curves`` on its chain route (its double-contour nodes ``z2``,
-    ``one2``, weights ``w2``, ``Wf2``) for the pencil ``pen`` (``shift.chain.ShiftChain``).
+    ``shift.curves.shift_k_curves`` (its double-contour nodes ``z2``, ``one2``, weights
+    ``w2``, ``Wf2``) for the pencil ``pen`` (``shift.chain.ShiftChain``).
 
     Raises
     ------
     ValueError
         Beyond ``MAX_SECONDS`` of estimated time or the memory budget.
     """
-    M, K, eta = pen.M, pen.K, pen.eta
-    z = c["z2"]
-    N, atoms = z.size, pen.h.size
-    sec = shift_alg1_seconds(M, K, atoms, 2 * N + 2, scans=0)
-    limit = allowed(MAX_SECONDS)
-    if sec > limit:
-        raise ValueError(f"spectra: the clients' own models (local_risk) with local_steps = "
-                         f"{K}, {M} clients, {atoms} joint atoms and {2 * N} contour nodes "
-                         f"would take about {sec:.3g} s here (more than {limit:.0f} s; cost ~ "
-                         "clients local_steps^3 nodes^2); give fewer local_steps, clients or "
-                         f"rounds, {MORE_TIME}")
-    budget.check_memory(lambda m, k, x: memory.estimate("own_chain", m, k, atoms, c["z"].size * 2,
-                                                        x),
-                        (M, K, 2 * N), f"the clients' own models (local_risk) under covariate "
-                        f"shift on the chain route with {atoms} joint atoms and {2 * N} contour "
-                        "nodes", nodes_follow_rounds=False)
+    M, K, z = pen.M, pen.K, c["z2"]
+    chain_guard(M, K, pen.h.size, z.size, c["z"].size * 2,
+                f"the clients' own models (local_risk) with local_steps = {K}")
     big = np.array([1e13 * (1.0 + c["b"])], complex)       # the node at infinity (Gz -> 0)
     _, Cb, _ = pen.solve(lambda t: big, [0.0])
     own = OwnShiftChain(pen)
     C = np.concatenate([c["one2"][0], Cb])
     G = own.ghat(np.concatenate([z, big]), C)
-    nb, hv = own.nb, own.h * own.V                          # client i's metric h v_i
-    AU = (-np.eye(nb)[np.zeros(M, int)], p)                 # -e_(j,0) and p_j e_0
-    WN = np.zeros((M, nb))
-    WN[:, own.lr] = eta
-    E0 = np.zeros((M, nb))
-    E0[:, 0] = 1.0
-    minus0 = np.zeros(own.n)
-    minus0[0] = -1.0
-    noise, ones, diag = sigma ** 2 * gam, np.ones(M), np.arange(M)
-    # Client i's block ((i,K), (i,K)) in its metric h v_i: the (metric i, block 1 + i) entries.
-    Hd = own.two_point((C[:N], {k: v[:N] for k, v in G.items()}), [
-        [(r ** 2, AU, AU, False)],
-        [(noise / 2, AU, WN, False), (noise / 2, WN, AU, False)],
-        [([signal ** 2], minus0, minus0, True)]], hv)[:, diag, 1 + diag]   # (3, M, N, 2 N)
-    Hs = own.two_point((C, G), [
-        [(2 * r ** 2, E0, AU, False)],
-        [(noise, E0, WN, False), (noise, (-WN, 0.0), AU, False)],
-        [(2 * signal ** 2 * ones, E0, (np.zeros((M, nb)), -ones), False)],
-        [(signal ** 2 + r ** 2, E0, E0, False)],
-        [(noise, E0, (-WN, 0.0), False)]], hv, columns=[N])[..., 0][:, diag, 1 + diag]
-    Hall = np.zeros((M, 8, N + 1, 2 * N + 1), complex)
-    Hall[:, :3, :N, :2 * N] = Hd.transpose(1, 0, 2, 3)
-    Hall[:, 3:6, :, -1] = Hs[:3].transpose(1, 0, 2)
-    Hall[:, 6:, -1, -1] = Hs[3:, :, N].T
-    # tau(Sigma_i Y(wn_i)) on the row (i,K): E[v_i ((D_i^-1 wn_i)[K] - u_i[K] y0_i)] (step 3).
-    _, S, y0 = own._vectors(G, WN, False)
-    traces = np.einsum("ia,nai->in", hv, S - G["u"][..., own.own] * y0)
-    w2, Wf2 = c["w2"], c["Wf2"]
-    c2 = dict(c, z=z, one_q=lambda F, X: ((F * w2) @ X.T).imag,
-              double_q=lambda F1, F2, f: c["double_q"](F1, F2, f, w2, Wf2))
-    return assemble(Hall, traces, c2, gam, r, sigma, signal, own.V @ own.h, rounds)
+    start = np.zeros((M, own.nb))
+    start[:, 0] = 1.0                                       # e_(i,0)
+    WN = np.zeros((M, own.nb))
+    WN[:, own.lr] = pen.eta
+    Hall, traces = chain_moments(own, C, G, gam, r, sigma, p, signal, start, WN)
+    return assemble(Hall, traces, double_contour(c), gam, r, sigma, signal, own.V @ own.h,
+                    rounds)
