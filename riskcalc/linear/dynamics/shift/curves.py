@@ -69,7 +69,6 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PA
 from riskcalc.linear.dynamics.sigma.guards import (MAX_PENCIL_SECONDS, PENCIL_REACH,
                                                    dense_k_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
-from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
 WHAT = "rounds limit under covariate shift with local steps"
@@ -264,8 +263,14 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models")
 
     def personalize(**kw):
+        kn = kw.get("k") if kw["kind"] == "ftfa" else 1
+        if not dense and M * (K + kn) ** 2 > MAX_UNKNOWNS:     # beyond the dense extension
+            from riskcalc.linear.dynamics.shift.personalize_chain import personalized_shift_chain
+
+            ob, ov = personalized_shift_chain(pen, contour, top, gam, r, sigma, p, signal,
+                                              rounds, **kw)
+            return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
         if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
-            personal_unknowns(M, K, kw["kind"], kw.get("k"))     # its refusal, before the solve
             return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
                                   route="dense")["personalize"](**kw)
         from riskcalc.linear.dynamics.shift.personalize import personalized_shift
