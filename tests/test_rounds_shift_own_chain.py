@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 import riskcalc.linear.dynamics.shift.curves as sc
+import riskcalc.linear.dynamics.shift.own as so
 import riskcalc.linear.dynamics.shift.own_chain as oc
+import riskcalc.linear.dynamics.shift.personalize as sp
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
+from riskcalc.linear.dynamics.shift.personalize_chain import personalized_shift_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
@@ -19,25 +22,44 @@ GAM, R, SIG, P = (np.array(x) for x in ([0.3, 0.6], [0.5, 1.0], [0.5, 0.7], [0.4
 ROUNDS = np.array([0.0, 1, 3, np.inf])
 
 
-def test_chain_equals_the_dense_extended_pencil(monkeypatch):
+def test_chain_equals_the_dense_extended_pencils(monkeypatch):
     """Two two-point covariances, each client's large eigenvalue where the other's is small and
-    tau(Sigma_1) = 2.5 != tau(Sigma_2) = 2, K = 2 on the chain route (``route``), g = 0.8: the
-    own models' bias and variance at every T through ``shift.own`` (dense, on the one-point
-    contour's 88 nodes) and through the chain (forced below its threshold, on the double
-    contour's nodes), from the same curves. Measured 2.5e-14 (bias), 7e-16 (variance); at M =
-    2, K = 3, g = 1.2, 4.5e-14. Mutants that fail it: a client's rows carrying the pooled
-    eigenvalue, client i's block read in the other client's metric, in the pooled one or in
-    h alone, the noise traces in the pooled metric, T = 0 with the pooled tau(Sigma), client
-    i's metric on client j's block."""
-    out = sc.shift_k_curves(GAM, R, SIG, P, 1.0, 0.15, 2, 0.8, ROUNDS,
-                            joint_spectrum(["two-point:1,4,0.5", "two-point:3,1,0.5"]),
-                            route="chain")
+    tau(Sigma_1) = 2.5 != tau(Sigma_2) = 2, K = 2, g = 0.8, on one contour (the dense route's:
+    its nodes, Chat and weights): the own models through ``shift.own`` and
+    ``shift.own_chain``, FTFA (1 step of 0.2) and RTFA (lam' = 0.7) after round T through
+    ``shift.personalize`` and ``shift.personalize_chain``, bias and variance at every T
+    (personalization: T = 0 from w_0 = 0). Measured: own models 2.5e-14, FTFA 8e-15, RTFA
+    2e-16 (FTFA 2 steps of 0.2: 2.4e-15); on the chain route's own contour (``shift.curves``
+    routing, chain forced, against the dense extension on the one-point contour or the dense
+    re-solve): own models 2.5e-14 (M = 2, K = 3, g = 1.2: 4.5e-14), FTFA (2 steps of 0.1)
+    1.6e-15, RTFA 6e-16. Mutants of
+    ``shift.own_chain`` that fail it: a client's rows carrying the pooled eigenvalue, client
+    i's block read in the other client's metric, in the pooled one or in h alone, the noise
+    traces in the pooled metric, T = 0 with the pooled tau(Sigma), client i's metric on
+    client j's block."""
+    seen = {}
+
+    def record(name, route):
+        def wrapped(pen, c, *args, **kw):
+            seen[name] = (c, args[0])
+            return route(pen, c, *args, **kw)
+        return wrapped
+    monkeypatch.setattr(so, "own_models_shift", record("own", so.own_models_shift))
+    monkeypatch.setattr(sp, "personalized_shift", record("pers", sp.personalized_shift))
+    joint = joint_spectrum(["two-point:1,4,0.5", "two-point:3,1,0.5"])
+    out = sc.shift_k_curves(GAM, R, SIG, P, 1.0, 0.15, 2, 0.8, ROUNDS, joint, route="dense")
+    pen = ShiftChain(joint, GAM, P, 0.15, 2)
     dense = out["local"]()
-    monkeypatch.setattr(sc, "MAX_UNKNOWNS", 0)       # the chain route for the own models
-    chain = out["local"]()
+    chain = oc.own_models_shift_chain(pen, seen["own"][0], GAM, R, SIG, P, 1.0, ROUNDS)
     for a, b in zip(chain, dense):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-11)
     assert np.all(chain[0][:, 1:] > 1e-2) and np.all(chain[1][:, 1:] > 1e-3)
+    for kw in (dict(kind="ftfa", k=1, eta2=0.2), dict(kind="rtfa", lam2=0.7)):
+        dense = out["personalize"](**kw)
+        c, tops = seen["pers"]
+        chain = personalized_shift_chain(pen, c, tops, GAM, R, SIG, P, 1.0, ROUNDS, **kw)
+        for a, b in zip(chain, dense):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-11)
 
 
 def test_equal_covariances_are_the_shared_spectrum_chain(monkeypatch):
