@@ -141,7 +141,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         their time estimates, local steps stable under each client's covariance); ``local_risk``
         (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200; ``shift.own_chain`` beyond, on the
         chain route within its time estimate); ``personalized_risk``
-        (``riskcalc.linear.dynamics.shift.personalize``); ``pfedme`` with finite
+        (``riskcalc.linear.dynamics.shift.personalize``; ``shift.personalize_chain`` likewise
+        beyond M (K + k)^2 = 200); ``pfedme`` with finite
         ``local_steps``, the server and own models
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real

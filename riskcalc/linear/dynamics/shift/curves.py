@@ -47,10 +47,11 @@ with the same fixed point, on this contour's nodes), on the chain route with M K
 ``sigma_pencil.MAX_UNKNOWNS`` its chain structure ``shift.own_chain`` (on the double
 contour's nodes); FTFA / RTFA from the round-T server model:
 ``shift.personalize`` (on the dense pencil's contour: the chain route's curve is solved again
-densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against
-``shift.one_step``, equal covariances against ``sigma.fedavg.curves``, round 1 against the limits
-of the Wishart moments (non-crossing partitions; also Sigma_j = c_j I), and the simulated
-algorithm (``montecarlo.linear.rounds``, ``spectra``) at d = 200 (at 400 measured).
+densely for it, M (K + k)^2 <= 200), beyond on the chain route ``shift.personalize_chain``.
+Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
+against ``sigma.fedavg.curves``, round 1 against the limits of the Wishart moments (non-crossing
+partitions; also Sigma_j = c_j I), and the simulated algorithm (``montecarlo.linear.rounds``,
+``spectra``) at d = 200 (at 400 measured).
 """
 
 from __future__ import annotations
