@@ -111,14 +111,7 @@ class ShiftAlg1Chain(Alg1Chain):
                   self._vectors(G, Vc, full)) for c, W, Vc, full in cp] for cp in couplings]
         b1 = G["u"][..., self.own]
         e, fr = G["e"] / G["sigma"][..., None, None], G["f"]
-        if columns is None:
-            U_all = np.repeat(np.arange(N), 2 * N)
-            V_all = np.tile(np.arange(2 * N), N)
-            keep = (V_all % N) >= U_all
-            U_all, V_all = U_all[keep], V_all[keep]
-        else:
-            U_all, V_all = np.repeat(np.arange(N), len(columns)), np.tile(columns, N)
-        W_all = V_all if columns is None else np.tile(np.arange(len(columns)), N)
+        U_all, V_all, W_all = _pairs_asked(N, columns)
         out = np.zeros((nf, lams.shape[0], M + 1, N, 2 * N if columns is None else len(columns)),
                        complex)
         # Per pair: the systems' factors in X (three K x K per atom and client on either side)
@@ -164,6 +157,16 @@ class ShiftAlg1Chain(Alg1Chain):
             out[..., iu, iv] = out[..., iv, iu]
             out[..., iu, N + iv] = out[..., iv, N + iu].conj()
         return out
+
+
+def _pairs_asked(N, columns):
+    """(u, v, output column) of the pairs ``ShiftAlg1Chain.two_point`` solves, u < N, v < 2 N:
+    v mod N >= u (``columns`` None), else every v in ``columns``."""
+    if columns is None:
+        u, v = np.nonzero(np.arange(2 * N)[None, :] % N >= np.arange(N)[:, None])
+        return u, v, v
+    cols = np.asarray(columns)
+    return np.repeat(np.arange(N), cols.size), np.tile(cols, N), np.tile(np.arange(cols.size), N)
 
 
 def shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c):
