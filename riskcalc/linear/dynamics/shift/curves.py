@@ -265,11 +265,12 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
 
     def personalize(**kw):
         kn = kw.get("k") if kw["kind"] == "ftfa" else 1
-        if not dense and M * (K + kn) ** 2 > MAX_UNKNOWNS:     # beyond the dense extension
+        if M * (K + kn) ** 2 > MAX_UNKNOWNS:     # beyond the dense extension (either route)
             from riskcalc.linear.dynamics.shift.personalize_chain import personalized_shift_chain
 
-            ob, ov = personalized_shift_chain(pen, contour, top, gam, r, sigma, p, signal,
-                                              rounds, **kw)
+            ob, ov = personalized_shift_chain(ShiftChain(joint, gam, p, eta, K) if dense else pen,
+                                              contour, top, gam, r, sigma, p, signal, rounds,
+                                              **kw)
             return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
         if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
             return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
