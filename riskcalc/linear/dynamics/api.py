@@ -139,8 +139,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
-        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200); ``personalized_risk``
-        (``riskcalc.linear.dynamics.shift.personalize``); ``pfedme`` with finite
+        (``riskcalc.linear.dynamics.shift.own``, M K^2 <= 200; ``shift.own_chain`` beyond, on the
+        chain route within its time estimate); ``personalized_risk``
+        (``riskcalc.linear.dynamics.shift.personalize``; ``shift.personalize_chain`` likewise
+        beyond M (K + k)^2 = 200); ``pfedme`` with finite
         ``local_steps``, the server and own models
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
@@ -189,7 +191,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     if d is not None and spectra is None:
         raise ValueError("d applies to powerlaw:P in spectra (covariate shift) only")
     if spectra is not None:
-        from riskcalc.linear.dynamics.shift.one_step import shift_inputs
+        from riskcalc.linear.dynamics.inputs import shift_inputs
 
         client_arrays(gamma, r, sigma)  # their lengths before the spectra's count (was: gamma
         # of 3 beside r, sigma of 2 reported as "spectra lists 2 client spectra for 3 clients")

@@ -1,6 +1,7 @@
 """Checked inputs of the rounds limits (``riskcalc.linear.dynamics.api.rounds_limit`` and its
-tuning): per-client arrays, the rounds and local steps asked, the client weights, and the work
-and range limits that bound every curve before it is solved (issues 29 and 32).
+tuning): per-client arrays, the rounds and local steps asked, the client weights, the clients'
+covariances under covariate shift (``shift_inputs``), and the work and range limits that bound
+every curve before it is solved (issues 29 and 32).
 """
 
 from __future__ import annotations
@@ -133,3 +134,21 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
     if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+
+
+def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
+    """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
+    joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what
+    the shift routes do not cover: another method, local_steps other than an integer K >= 1
+    (``shift.one_step`` K = 1, ``shift.curves`` K >= 2), clients counted differently."""
+    from riskcalc.linear.engine.joint_spectrum import spectra_joint
+
+    spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
+    specs = [x if isinstance(x, str) else np.asarray(x, float).tolist() for x in specs]
+    if joint is None:
+        return spectrum, None, specs
+    if method != "fedavg" or np.isinf(local_steps_count(local_steps)):
+        raise ValueError("spectra (covariate shift) along the rounds: fedavg with finite "
+                         f"local_steps only (got {method} with local_steps = "
+                         f"{local_steps!r:.20}); equal spectra are a shared spectrum")
+    return None, joint, specs

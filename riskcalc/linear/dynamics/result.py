@@ -84,7 +84,8 @@ class RoundsLimit:
         T = inf: from the fixed point). Computed on first access (a double contour,
         ``riskcalc.linear.dynamics.local_models``; with a spectrum
         ``riskcalc.linear.dynamics.sigma.fedavg.own``; under covariate shift
-        ``riskcalc.linear.dynamics.shift.own``), then cached."""
+        ``riskcalc.linear.dynamics.shift.own``, ``shift.own_chain`` beyond M K^2 = 200), then
+        cached."""
         if "local" not in self._cache:
             with budgets(*self._budget):
                 bias, variance = self._local()
@@ -97,7 +98,8 @@ class RoundsLimit:
         size ``step_size`` on its own loss, or by RTFA, the ridge ``lam`` toward the server
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
-        under covariate shift ``riskcalc.linear.dynamics.shift.personalize``;
+        under covariate shift ``riskcalc.linear.dynamics.shift.personalize`` (``shift.
+        personalize_chain`` beyond M (K + k)^2 = 200);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; under

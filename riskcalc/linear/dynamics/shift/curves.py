@@ -43,12 +43,15 @@ scans from ``guards.PENCIL_REACH`` of its top up, so a D reaching lower is refus
 solve, and an edge found above that bound raises after it.
 
 The clients' own models after the local steps of round T: ``shift.own`` (the extended pencil
-with the same fixed point, on this contour's nodes); FTFA / RTFA from the round-T server model:
+with the same fixed point, on this contour's nodes), on the chain route with M K^2 beyond
+``sigma_pencil.MAX_UNKNOWNS`` its chain structure ``shift.own_chain`` (on the double
+contour's nodes); FTFA / RTFA from the round-T server model:
 ``shift.personalize`` (on the dense pencil's contour: the chain route's curve is solved again
-densely for it, M K^2 <= 200). Checks (``tests/test_rounds_shift_k.py``): K = 1 against
-``shift.one_step``, equal covariances against ``sigma.fedavg.curves``, round 1 against the limits
-of the Wishart moments (non-crossing partitions; also Sigma_j = c_j I), and the simulated
-algorithm (``montecarlo.linear.rounds``, ``spectra``) at d = 200 (at 400 measured).
+densely for it, M (K + k)^2 <= 200), beyond on the chain route ``shift.personalize_chain``.
+Checks (``tests/test_rounds_shift_k.py``): K = 1 against ``shift.one_step``, equal covariances
+against ``sigma.fedavg.curves``, round 1 against the limits of the Wishart moments (non-crossing
+partitions; also Sigma_j = c_j I), and the simulated algorithm (``montecarlo.linear.rounds``,
+``spectra``) at d = 200 (at 400 measured).
 """
 
 from __future__ import annotations
@@ -240,10 +243,11 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     bias, var = settle(bias, var, big, np.any((p > 0) & (sigma > 0)), scale, WHAT)
 
     Wn = np.concatenate([w / 2j, (w / 2j).conj()])
-    contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g,
+    contour = {"one": nodes, "z": z, "b": b, "finite": finite, "g": g, "z2": z2, "w2": w2,
+               "Wf2": Wf, "one2": one2,
                "one_q": lambda F, X: ((F * w) @ X.T).imag,
-               "double_q": lambda F1, F2, f: 2.0 * np.sum(((F1 * (w / 2j)) @ f) * (F2 * Wn),
-                                                          axis=1).real}
+               "double_q": lambda F1, F2, f, w=w, Wf=Wn: 2.0 * np.sum(
+                   ((F1 * (w / 2j)) @ f) * (F2 * Wf), axis=1).real}
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
 
     def local(terms=None):
@@ -251,11 +255,23 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
             raise ValueError("covariate shift: personalization reads the curves' "
                              "``personalize``, not ``local``")
         from riskcalc.linear.dynamics.shift.own import own_models_shift
+        from riskcalc.linear.dynamics.shift.own_chain import own_models_shift_chain
 
-        ob, ov = own_models_shift(pen, contour, gam, r, sigma, p, signal, rounds)
+        # Beyond the dense extended pencil: its chain structure (on the chain route only).
+        own = own_models_shift_chain if not dense and M * K * K > MAX_UNKNOWNS else \
+            own_models_shift
+        ob, ov = own(pen, contour, gam, r, sigma, p, signal, rounds)
         return settle(ob, ov, big, noisy, scale, f"{WHAT}, the clients' own models")
 
     def personalize(**kw):
+        kn = kw.get("k") if kw["kind"] == "ftfa" else 1
+        if M * (K + kn) ** 2 > MAX_UNKNOWNS:     # beyond the dense extension (either route)
+            from riskcalc.linear.dynamics.shift.personalize_chain import personalized_shift_chain
+
+            ob, ov = personalized_shift_chain(ShiftChain(joint, gam, p, eta, K) if dense else pen,
+                                              contour, top, gam, r, sigma, p, signal, rounds,
+                                              **kw)
+            return settle(ob, ov, big, noisy, scale, f"{WHAT}, the personalized models")
         if not dense:               # the dense pencil's contour (M K^2 <= 200: its unknowns)
             return shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint,
                                   route="dense")["personalize"](**kw)

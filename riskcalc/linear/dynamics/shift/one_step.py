@@ -285,25 +285,6 @@ def _pairs(laws, g1, z1, g2, z2, tau_i):
     return P, N
 
 
-def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
-    """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
-    joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what
-    the shift routes do not cover: another method, local_steps other than an integer K >= 1
-    (this module K = 1, ``shift.curves`` K >= 2), clients counted differently."""
-    from riskcalc.linear.dynamics.inputs import local_steps_count
-    from riskcalc.linear.engine.joint_spectrum import spectra_joint
-
-    spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
-    specs = [x if isinstance(x, str) else np.asarray(x, float).tolist() for x in specs]
-    if joint is None:
-        return spectrum, None, specs
-    if method != "fedavg" or np.isinf(local_steps_count(local_steps)):
-        raise ValueError("spectra (covariate shift) along the rounds: fedavg with finite "
-                         f"local_steps only (got {method} with local_steps = "
-                         f"{local_steps!r:.20}); equal spectra are a shared spectrum")
-    return None, joint, specs
-
-
 def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds``, FedAvg with one local step of size ``eta`` under covariate shift (module

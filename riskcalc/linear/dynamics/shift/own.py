@@ -43,7 +43,7 @@ phase from the fixed point).
    One covariance (v_j = s) is ``sigma.fedavg.own`` term by term.
 
 Dense: the extended pencil of 1 + M (K + 1) blocks per atom and node, M K^2 unknowns per pair
-(at most ``sigma_pencil.MAX_UNKNOWNS``; beyond, refused). Checks
+(at most ``sigma_pencil.MAX_UNKNOWNS``; beyond, ``shift.own_chain``). Checks
 (``tests/test_rounds_shift_own.py``): equal covariances against ``sigma.fedavg.own``, the
 simulated algorithm (``montecarlo.linear.rounds``, ``spectra``) on an anti-aligned federation
 at two d, and the aligned (shared-spectrum) prediction rejected there.
@@ -98,8 +98,8 @@ def own_models_shift(pen, c, gam, r, sigma, p, signal, rounds):
     if M * K * K > MAX_UNKNOWNS:
         raise ValueError(f"covariate shift: the clients' own models (local_risk) with "
                          f"local_steps = {K} and {M} clients solve M K^2 = {M * K * K} unknowns "
-                         f"per pair of contour nodes (at most {MAX_UNKNOWNS} here: the chain "
-                         "route of the own models under shift is not covered)")
+                         f"per pair of contour nodes (at most {MAX_UNKNOWNS} on this dense "
+                         "route; beyond it, shift.own_chain on the chain route)")
     z = c["z"]
     budget.check_memory(lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 1),
                                                         h.size, x),

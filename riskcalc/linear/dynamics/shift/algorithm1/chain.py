@@ -94,12 +94,12 @@ class ShiftAlg1Chain(Alg1Chain):
         X = P @ ((Ct - _lift(F, *unflat(F, xi))) / F["Dg"]) @ Rinv
         return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))
 
-    def two_point(self, one, couplings, lams):
+    def two_point(self, one, couplings, lams, columns=None):
         """H[f, l, m][u, v] = E[lams[l] Ghat12_(m, m)] for the nodes u of ``one`` (N,) and v of
         them and their conjugates (2 N), m = 0 and every s_l (M + 1), each measure of ``lams``
-        (L, atoms): shape (len(couplings), L, M + 1, N, 2 N); ``couplings`` as
+        (L, atoms): shape (len(couplings), L, M + 1, N, 2 N); ``couplings`` and ``columns`` as
         ``Alg1Chain.two_point``'s (each F symmetric: the pairs v >= u solved; module docstring,
-        step 3)."""
+        step 3; with ``columns``, the pairs (u, v), v in ``columns``, last axis len(columns))."""
         C, G = one
         N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
         atoms = self.s.size
@@ -111,17 +111,15 @@ class ShiftAlg1Chain(Alg1Chain):
                   self._vectors(G, Vc, full)) for c, W, Vc, full in cp] for cp in couplings]
         b1 = G["u"][..., self.own]
         e, fr = G["e"] / G["sigma"][..., None, None], G["f"]
-        U_all = np.repeat(np.arange(N), 2 * N)
-        V_all = np.tile(np.arange(2 * N), N)
-        keep = (V_all % N) >= U_all
-        U_all, V_all = U_all[keep], V_all[keep]
-        out = np.zeros((nf, lams.shape[0], M + 1, N, 2 * N), complex)
+        U_all, V_all, W_all = _pairs_asked(N, columns)
+        out = np.zeros((nf, lams.shape[0], M + 1, N, 2 * N if columns is None else len(columns)),
+                       complex)
         # Per pair: the systems' factors in X (three K x K per atom and client on either side)
         # and GMRES's Krylov basis.
         per_pair = 16.0 * nf * M * K * K * (6 * atoms + _KRYLOV + 6)
         chunk = max(1, int(_CHUNK_BYTES / per_pair))
         for c0 in range(0, U_all.size, chunk):
-            U, Vv = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk]
+            U, Vv, Wc = U_all[c0:c0 + chunk], V_all[c0:c0 + chunk], W_all[c0:c0 + chunk]
             P = U.size
 
             def at_v(x):
@@ -153,11 +151,22 @@ class ShiftAlg1Chain(Alg1Chain):
                 see = np.einsum("pam,ma->pa", ee, gv)
                 corr = np.concatenate([see[..., None], gv.T * (ff + bb1 * fe + bb2 * ef)
                                        + bb2 * bb1 * see[..., None]], axis=-1)
-                out[f, :, :, U, Vv] = np.einsum("la,pam->plm", lams, base[f] + corr)
-        iu, iv = np.tril_indices(N, -1)
-        out[..., iu, iv] = out[..., iv, iu]
-        out[..., iu, N + iv] = out[..., iv, N + iu].conj()
+                out[f, :, :, U, Wc] = np.einsum("la,pam->plm", lams, base[f] + corr)
+        if columns is None:
+            iu, iv = np.tril_indices(N, -1)
+            out[..., iu, iv] = out[..., iv, iu]
+            out[..., iu, N + iv] = out[..., iv, N + iu].conj()
         return out
+
+
+def _pairs_asked(N, columns):
+    """(u, v, output column) of the pairs ``ShiftAlg1Chain.two_point`` solves, u < N, v < 2 N:
+    v mod N >= u (``columns`` None), else every v in ``columns``."""
+    if columns is None:
+        u, v = np.nonzero(np.arange(2 * N)[None, :] % N >= np.arange(N)[:, None])
+        return u, v, v
+    cols = np.asarray(columns)
+    return np.repeat(np.arange(N), cols.size), np.tile(cols, N), np.tile(np.arange(cols.size), N)
 
 
 def shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c):
