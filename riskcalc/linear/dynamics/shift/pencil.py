@@ -137,7 +137,11 @@ class ShiftPencil(SigmaPencil):
             lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
             facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia], right[:, :, :, ib]))
         out = np.zeros((len(couplings), lams.shape[-2], N1, N2), complex)
-        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        # Entries held per pair: the solve's (lhs, rhs) and the gathered per-atom factors (Q1,
+        # Q2 and the q's), so that a chunk stays near 4e6 complex entries at any atom count.
+        per_pair = (size * max(size, len(facs))
+                    + self.h.size * M * K * (2 * size + K * (len(q1) + len(q2))))
+        rows_u = max(1, int(4e6 / per_pair) // N2)
         for u0 in range(0, N1, rows_u):
             u1 = min(N1, u0 + rows_u)
             U = np.repeat(np.arange(u0, u1), N2)
@@ -148,10 +152,12 @@ class ShiftPencil(SigmaPencil):
             rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
                    .reshape(len(U), size) for lr, rr, _, _ in facs]
             Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
+            q2p = {a: x[Vi] for a, x in q2.items()}
+            q1p = {b: x[U] for b, x in q1.items()}
             for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
                 base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
-                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][Vi], Y[..., f],
-                                 q1[ib][U])
+                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2p[ia], Y[..., f],
+                                 q1p[ib])
                 lam = lams[f] if lams.ndim == 3 else lams
                 out[f, :, U, Vi] = (base + corr) @ lam.T
         return out
