@@ -20,7 +20,7 @@ import numpy as np
 
 from riskcalc._validate import parameter, positive, positive_int
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
 
@@ -184,7 +184,7 @@ def shared_spectrum(spectrum, m: int):
     M spectra (ValueError when these differ: per-client covariances are ``spectra``)."""
     if isinstance(spectrum, str):
         # A SPEC string is one spectrum (as a list it was read as one client per character).
-        spectrum = Spectrum.parse(spectrum)
+        spectrum = as_spectrum(spectrum)
     if spectrum is None or isinstance(spectrum, Spectrum):
         items = [spectrum]
     else:

@@ -29,6 +29,7 @@ from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_ar
                                              effective_steps, local_steps_count, rounds_array,
                                              weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
+from riskcalc.spectrum import as_spectrum
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -198,13 +199,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         alg1 = name == "pfedme"
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
                                               gamma, 1 if alg1 else local_steps, d)
-    if isinstance(spectrum, str):
-        from riskcalc.spectrum import Spectrum
-
-        spectrum = Spectrum.parse(spectrum)
-    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
-        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
-                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
+    spectrum = as_spectrum(spectrum)
     if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
         # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
         from riskcalc.spectrum import Spectrum

@@ -43,6 +43,7 @@ from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import spectra_joint
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
+from riskcalc.spectrum import as_spectrum
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
@@ -206,13 +207,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     method = info.name   # an alias (fedprox) is its canonical method (pfedme)
     if d is not None:       # was ignored unchecked without spectra (0.5, True, 1e20 taken)
         d = positive_int("d", d)
-    if isinstance(spectrum, str):   # was an AttributeError deep inside
-        from riskcalc.spectrum import Spectrum
-
-        spectrum = Spectrum.parse(spectrum, d=d)
-    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
-        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
-                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
+    spectrum = as_spectrum(spectrum, d=d)   # a str was an AttributeError deep inside
     joint = None
     if spectra is not None:
         # The lists' own lengths first: gamma of 3 beside r, sigma of 2 was reported as
