@@ -288,6 +288,11 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
             d = positive_int("d", d)        # d=True was compared with the file's d as 1
         except ValueError as exc:
             raise ValueError(f"{ff.where}: {exc}") from None
+        if not ff.uses_d(spectrum if isinstance(spectrum, str) else None):
+            # was: taken and dropped (the federation the same at every d), as advise --d was
+            raise ValueError(f"{ff.where}: d = {d}: nothing in the file uses it (it turns a "
+                             "client's n into gamma = d / n and sizes powerlaw:P and file: "
+                             "spectra; every client gives gamma): leave it out")
     if not ff.versioned:
         try:
             return from_clients([dict(c) for c in ff.clients], d=d, spectrum=spectrum)

@@ -128,9 +128,7 @@ def _unused_d(args, ff, option) -> None:
     silently, the answer the same at every d)."""
     if getattr(args, "d", None) is None or hasattr(args, "reps"):
         return
-    specs = [getattr(args, "spectrum", None)] + ff.spectra()
-    if not any(str(s).strip().lower().startswith(("powerlaw:", "file:")) for s in specs
-               if isinstance(s, str)) and not any("n" in c for c in ff.clients):
+    if not ff.uses_d(getattr(args, "spectrum", None)):
         raise ValueError(f"--d {args.d}: nothing uses it (it sizes powerlaw:P, is checked "
                          "against the eigenvalues of file:PATH and powerlaw:P,D and turns a "
                          f"client's n into gamma; --spectrum and {option} {ff.path} have none "
