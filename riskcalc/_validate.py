@@ -274,3 +274,17 @@ def file_size(path, limit: int, where: str, what: str) -> int:
         raise ValueError(f"{where}: {size} bytes, larger than {kind} ({limit / 2 ** 20:g} MiB"
                          + (f", {holds}" if holds else ")"))
     return size
+
+
+def distinct(option: str, values: list) -> list:
+    """``values`` (a command-line list, ``--rounds 1,1,1``, ``--gamma 0.5,0.5``) when no value
+    is given twice; else a ValueError naming the option and the value: a list's values are the
+    points of a table or grid, each computed once (a repeated one was computed and printed, or
+    simulated, again)."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{option} lists {v:g} twice: give each value once (the values "
+                             "are the rows of the table or the points of the grid)")
+        seen.add(v)
+    return values

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, positive, positive_int
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive,
+                                positive_int)
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.spectrum import Spectrum
 
@@ -71,7 +72,7 @@ def parse_rounds(text: str) -> list:
             raise ValueError(f"--rounds takes integers in 0..{MAX_INT} (2^53) and inf, "
                              f"comma-separated; got {item[:40]!r}")
         out.append(int(item))
-    return out
+    return distinct("--rounds", out)    # --rounds 1,1,1 printed three rows
 
 
 def parse_local_steps(text: str):
@@ -279,44 +280,12 @@ def predict(args) -> int:
                                 max_gigabytes=args.max_memory)
     asked_pers = personalization(args)
     pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
-    name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
     if args.json:
         print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
         return 0
-    m = res.risk.shape[0]
-    print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
-          f"M = {m} client{'s' if m > 1 else ''}, "
-          f"{sigma_words(res.params)})")
-    print(guards.params_line(res.params))
-    print(round_map_line(res))
-    own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
-    print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
-          f"{'server risk' if own else 'local risk':>13}"
-          + ("" if pers is None else f" {name:>13}"))
-    last = res.global_risk if own else own_models(res)
-    if last is None:
-        last = np.full(res.risk.shape, np.nan)
-    for t, T in enumerate(res.rounds):
-        label = "inf" if np.isinf(T) else str(int(T))
-        cell = "n/a" if np.isnan(last[0, t]) else f"{last[0, t]:.8g}"    # was "nan"
-        print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {cell:>13}"
-              + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
-    if pers is not None:
-        print(f"  {name}: the target's model after {describe(asked_pers)}")
-        if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
-            top = ("the top of its sample spectrum" if {"spectrum", "spectra"} & set(res.params)
-                   else "(1 + sqrt(gamma))^2")
-            print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
-                  "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
-    if own:
-        print("  risk: the target's own model after its local phase of round T (the prox of "
-              "the server model w_{T-1}); server risk: the server model's after T rounds")
-    else:
-        print("  risk: the server model's after T rounds; local risk: the target's own model "
-              "after its K local steps of round T"
-              + (" (refused here, beyond the size limits of the route with a spectrum: n/a)"
-                 if np.all(np.isnan(last)) else ""))
+    from riskcalc.cli import rounds_table
+
+    rounds_table.predict_text(args, res, pers, asked_pers)
     return 0
 
 
@@ -381,23 +350,7 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
-          f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
-    print(guards.params_line(pred.params))
-    print(round_map_line(pred))
-    shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
-    if ftfa is not None:
-        print(f"  {'':>7} {'risk':<45} {describe(ftfa)}")
-    print(f"  {'rounds':>7}" + f" {'predicted':>12} {'simulated':>12} {'std.err':>10} "
-          f"{'rel.diff':>9}" * len(shown))
-    for row in out:
-        label = "inf" if row["rounds"] is None else str(row["rounds"])
-        cells = []
-        for q in shown:
-            p, s, se = row["predicted"][q], row["simulated"][q], row["simulated"][q + "_se"]
-            rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
-                   else f"{100 * (s - p) / p:+.3f}%")
-            cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")  # not nan
-        print(f"  {label:>7}" + "".join(cells))
+    from riskcalc.cli import rounds_table
+
+    rounds_table.compare_text(args, pred, out, ftfa)
     return 0
