@@ -275,11 +275,15 @@ def ftfa_converges(res, pers, target: int = 0) -> bool:
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
-    res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
-                                max_seconds=guards.max_seconds(args),
-                                max_gigabytes=args.max_memory)
     asked_pers = personalization(args)
-    pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
+    # Progress while it computes, as compare shows (10 s and more under a spectrum were silent);
+    # each part's work is estimated before it solves (rounds_limit's max_seconds).
+    with guards.working(f"riskcalc predict {args.method} along the rounds"):
+        res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
+                                    max_seconds=guards.max_seconds(args),
+                                    max_gigabytes=args.max_memory)
+        own_models(res)                 # cached: the table's and the rows' local risk
+        pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
     if args.json:
         print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
         return 0

@@ -78,7 +78,7 @@ def predict_text(args, res, pers, asked_pers) -> None:
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
               "after its K local steps of round T"
-              + (" (refused here, beyond the size limits of the route with a spectrum: n/a)"
+              + (" (refused here, beyond the size or time limits of the route with a spectrum: n/a)"
                  if np.all(np.isnan(last)) else ""))
 
 

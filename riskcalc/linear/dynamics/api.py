@@ -150,7 +150,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
         ``personalized_risk`` is refused); equal spectra are ``spectrum``.
     d : int, optional
-        The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
+        The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as
+        ``clients_limit``).
     max_seconds : float, optional
         The most seconds of estimated work the routes under a spectrum may take, for the curves
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
@@ -187,8 +188,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    if d is not None and spectra is None:
-        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) only")
+    if d is not None and spectra is None and not (
+            isinstance(spectrum, str) and spectrum.strip().lower().startswith("powerlaw:")):
+        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here)
+        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) or spectrum only")
     if spectra is not None:
         from riskcalc.linear.dynamics.shift.one_step import shift_inputs
 
@@ -199,7 +202,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         alg1 = name == "pfedme"
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
                                               gamma, 1 if alg1 else local_steps, d)
-    spectrum = as_spectrum(spectrum)
+    spectrum = as_spectrum(spectrum, d=d)
     if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
         # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
         from riskcalc.spectrum import Spectrum

@@ -105,6 +105,22 @@ def dense_k_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
     return per_node * (nodes // 2 + 400) + per_pair * (nodes // 2) * nodes
 
 
+def own_work(M: int, K: int, atoms: int, nodes: int) -> None:
+    """ValueError before FedAvg's own models under a spectrum (``sigma.fedavg.own``) when their
+    work is estimated beyond the limit: the extended pencil is FedAvg's with K + 1 blocks per
+    client, on the curves' contour of ``nodes`` nodes, so 0.3 ``dense_k_seconds(M, K + 1,
+    atoms, nodes)`` (measured 0.10-0.29 x that: M = 1-3, K = 2-5, T = 10-50, powerlaw:1 at
+    d = 30 and two-point spectra, 120-464 nodes; process CPU, OMP 1, a loaded machine). They
+    were not estimated: as long again as the curves, after them, with no word before."""
+    seconds = 0.3 * dense_k_seconds(M, K + 1, atoms, nodes)
+    limit = allowed(MAX_PENCIL_SECONDS)
+    if seconds > limit:
+        raise ValueError(f"spectrum: the clients' own models ({atoms} atoms x {nodes} contour "
+                         f"nodes, {M} client(s), K = {K}) would take {seconds / 60:.2g} min "
+                         f"(estimated; at most {limit / 60:.3g} min here); give fewer atoms, "
+                         f"clients, local_steps or rounds, {MORE_TIME}")
+
+
 def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int = 0) -> None:
     """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``,
     with 2 max(T) + 16 contour nodes, the fewest ``fedavg._contour`` takes (more near
