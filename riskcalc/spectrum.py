@@ -165,8 +165,10 @@ class Spectrum:
         if kind == "powerlaw" and len(nums) in (1, 2):
             size = nums[1] if len(nums) == 2 else d
             if size is None:
+                # "or give --d" was also said to the Python calls that take no d
                 raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
-                                 "write powerlaw:P,D or give --d")
+                                 "write powerlaw:P,D (or give d where the call takes one: "
+                                 "--d on the command line)")
             return cls.power_law(nums[0], size)
         raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
                          "powerlaw:P[,D], file:PATH, scaled:C")

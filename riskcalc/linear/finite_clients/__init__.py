@@ -111,8 +111,15 @@ class ClientsLimit:
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
         pd = _frames.pandas()
-        per_client = {k: np.asarray(v, dtype=float) for k, v in self.params.items()
-                      if k not in ("clients", "weights")}
+        # The covariance as text: ``spectra``'s SPECs were converted to floats (ValueError
+        # "could not convert string to float: 'identity'" under covariate shift).
+        per_client = {k: (v if k == "spectrum" else np.asarray(v, dtype=float))
+                      for k, v in self.params.items()
+                      if k not in ("clients", "weights", "spectra")}
+        if "spectra" in self.params:
+            given = [s if isinstance(s, str) else f"{len(s)} eigenvalues"
+                     for s in self.params["spectra"]]
+            per_client["spectrum"] = given * (self.bias.size if len(given) == 1 else 1)
         return pd.DataFrame({"method": self.method, **per_client,
                              "weights": self.params["weights"], "bias": self.bias,
                              "variance": self.variance, "risk": self.risk}).rename_axis("client")
@@ -260,6 +267,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     if joint is not None:
         params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
                              for s in specs]
+    elif spectrum is not None:      # was left out: the result did not say its covariance
+        params["spectrum"] = spectrum.describe()
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),
