@@ -242,6 +242,9 @@ def _load_csv(path):
             header = [h.strip() for h in fh.readline().strip().split(",")]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+    if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
+        raise ValueError(f"--data {path}: empty (no header line): a data CSV starts with a "
+                         "header naming a 'client' and a 'y' column and the features")
     if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
         sep = "';'" if ";" in header[0] else "tabs"
         raise ValueError(f"--data {path}: the CSV header is one column {header[0][:60]!r}: "

@@ -19,6 +19,8 @@ import riskcalc
 from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive,
                                 positive_int)
 from riskcalc.cli import families, fedargs, guards
+from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
+                                       predict_text)
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
@@ -27,10 +29,6 @@ NOT_WITH_ROUNDS = ("rho", "alpha", "route")
 #: solve every client (none grouped), 5 s at M = 1000 and a failed solve after 40 s at 10^4
 #: (measured, FedAvg).
 MAX_CLIENTS = 1000
-#: Methods with rounds, and what each runs.
-METHODS = {"fedavg": "FedAvg with local gradient descent",
-           "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)",
-           "rtfa": "FedAvg with local gradient descent, then RTFA from the server model"}
 
 
 def add_options(parser) -> None:
@@ -183,14 +181,6 @@ def personalization(args):
     return None
 
 
-def describe(pers) -> str:
-    """The personalization after round T in words (text output)."""
-    if "lam" in pers:
-        return f"RTFA: the ridge lam = {pers['lam']:g} toward the server model of round T"
-    return (f"FTFA: {pers['steps']} steps of {pers['step_size']:g} from the server model of "
-            "round T (full-batch gradient steps on its own loss)")
-
-
 def kwargs(args) -> dict:
     """The keyword arguments of ``riskcalc.rounds_limit`` and ``simulate_rounds``."""
     fed = federation(args)
@@ -205,22 +195,6 @@ def kwargs(args) -> dict:
     if not spec.is_identity and "spectra" not in fed:   # rounds_limit refuses what it does
         out["spectrum"] = spec                              # not cover
     return out
-
-
-def sigma_words(params) -> str:
-    """The covariance of a rounds result in words (text output)."""
-    if "spectra" in params:
-        return "covariate shift: a covariance per client"
-    return "Sigma with a spectrum" if "spectrum" in params else "Sigma = I"
-
-
-def own_models(res):
-    """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
-    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg.own``)."""
-    try:
-        return res.local_risk
-    except ValueError:
-        return None
 
 
 def rows(res, target: int = 0, personalized=None, pers=None) -> list:
@@ -256,22 +230,6 @@ def rows(res, target: int = 0, personalized=None, pers=None) -> list:
     return out
 
 
-def ftfa_converges(res, pers, target: int = 0) -> bool:
-    """Whether FTFA's steps ``pers`` from the server model converge for client ``target``
-    (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
-    from riskcalc.linear.dynamics.personalize import ftfa_stability
-
-    spec, top = res.params.get("spectrum"), None
-    if spec is not None:    # the top of each client's sample spectrum under H
-        from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
-
-        top = stable_top(spec["atoms"], spec["weights"], res.params["gamma"])
-    elif "spectra" in res.params:   # under each client's own covariance (``shift.curves``)
-        top = res._personal.tops
-    return bool(ftfa_stability(res.params["gamma"], int(pers["steps"]),
-                               float(pers["step_size"]), top=top)[0][target])
-
-
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
@@ -287,19 +245,8 @@ def predict(args) -> int:
     if args.json:
         print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
         return 0
-    from riskcalc.cli import rounds_table
-
-    rounds_table.predict_text(args, res, pers, asked_pers)
+    predict_text(args, res, pers, asked_pers)
     return 0
-
-
-def round_map_line(res) -> str:
-    """The text line of the limiting round map's diagnostics (``predict`` and ``compare``: a
-    diverging curve was shown by ``compare`` without saying it diverges)."""
-    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
-             if res.diagnostics.get("contraction_is_bound") else "")
-    return (f"  round map: contraction {res.contraction:.6g}{bound} "
-            f"(converges: {'true' if res.converges else 'false'})")
 
 
 def compare(args) -> int:
@@ -354,7 +301,5 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    from riskcalc.cli import rounds_table
-
-    rounds_table.compare_text(args, pred, out, ftfa)
+    compare_text(args, pred, out, ftfa)
     return 0

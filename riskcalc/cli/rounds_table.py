@@ -1,5 +1,6 @@
 """The text tables of ``predict`` and ``compare`` along the rounds (``riskcalc.cli.rounds``
-computes them; ``--json`` prints its rows instead).
+computes them; ``--json`` prints its rows instead), and the readers of a ``RoundsLimit`` that
+both the tables and the rows use (``own_models``, ``ftfa_converges``).
 
 A diverging round map (``converges: false``) is a result: its curve grows with T until it
 passes the floating-point range, where the JSON rows hold null. The tables show those cells
@@ -12,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.cli import guards
-from riskcalc.cli.rounds import (METHODS, describe, ftfa_converges, own_models,
-                                 round_map_line, sigma_words)
 
+#: Methods with rounds, and what each runs.
+METHODS = {"fedavg": "FedAvg with local gradient descent",
+           "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)",
+           "rtfa": "FedAvg with local gradient descent, then RTFA from the server model"}
 #: Width of a number's column; ``cell`` keeps every finite float within it.
 WIDTH = 13
 
@@ -108,3 +111,49 @@ def compare_text(args, pred, out, ftfa) -> None:
         print(f"  {label:>7}" + "".join(cells))
     for line in overflow_note(pred, values):
         print(line)
+
+
+def describe(pers) -> str:
+    """The personalization after round T in words (text output)."""
+    if "lam" in pers:
+        return f"RTFA: the ridge lam = {pers['lam']:g} toward the server model of round T"
+    return (f"FTFA: {pers['steps']} steps of {pers['step_size']:g} from the server model of "
+            "round T (full-batch gradient steps on its own loss)")
+
+def sigma_words(params) -> str:
+    """The covariance of a rounds result in words (text output)."""
+    if "spectra" in params:
+        return "covariate shift: a covariance per client"
+    return "Sigma with a spectrum" if "spectrum" in params else "Sigma = I"
+
+
+def own_models(res):
+    """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
+    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg.own``)."""
+    try:
+        return res.local_risk
+    except ValueError:
+        return None
+
+def ftfa_converges(res, pers, target: int = 0) -> bool:
+    """Whether FTFA's steps ``pers`` from the server model converge for client ``target``
+    (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
+    from riskcalc.linear.dynamics.personalize import ftfa_stability
+
+    spec, top = res.params.get("spectrum"), None
+    if spec is not None:    # the top of each client's sample spectrum under H
+        from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
+
+        top = stable_top(spec["atoms"], spec["weights"], res.params["gamma"])
+    elif "spectra" in res.params:   # under each client's own covariance (``shift.curves``)
+        top = res._personal.tops
+    return bool(ftfa_stability(res.params["gamma"], int(pers["steps"]),
+                               float(pers["step_size"]), top=top)[0][target])
+
+def round_map_line(res) -> str:
+    """The text line of the limiting round map's diagnostics (``predict`` and ``compare``: a
+    diverging curve was shown by ``compare`` without saying it diverges)."""
+    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
+             if res.diagnostics.get("contraction_is_bound") else "")
+    return (f"  round map: contraction {res.contraction:.6g}{bound} "
+            f"(converges: {'true' if res.converges else 'false'})")

@@ -85,6 +85,14 @@ def _stable_top(spectrum, gam):
     return stable_top(spectrum.atoms, spectrum.weights, values)[where]
 
 
+#: Most unknowns M K^2 solved by FedAvg's dense route (``sigma_pencil``); beyond,
+#: ``sigma_chain`` (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster
+#: at M K^2 = 75, the chain at 192 (50 s against 82 s for a whole curve) and 300). Read by
+#: ``sigma.fedavg.curves``; defined here, where the guards read them (curves imports own, which
+#: imports these guards: no import circle).
+DENSE_UNKNOWNS = 100
+#: Most node pairs of FedAvg's double contour (``sigma.fedavg.curves``).
+MAX_PAIRS = 2e5
 #: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``) by
 #: default (``budget``: rounds_limit's max_seconds).
 MAX_PENCIL_SECONDS = 120.0
@@ -134,8 +142,6 @@ def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int =
     top = rounds[np.isfinite(rounds)].max(initial=0.0)
     nodes = 2.0 * min(top, 1e6) + 16.0
     if unknowns > 0:
-        from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
-
         # The route never solves more than MAX_PAIRS pairs (refused beyond; overflowing rounds
         # cap the horizon): its node count stays below sqrt(2 MAX_PAIRS).
         seconds = dense_k_seconds(clients, (blocks - 1) // clients, spectrum.atoms.size,
@@ -160,8 +166,6 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         top = _stable_top(spectrum, gam)
         qmax, bound = top / (top + lam), (lambda a: a / lam)
     else:
-        from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS
-
         # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
         # own (``chain_cost.chain_seconds``) but shares the edge scan, so the reach check
         # below holds for both.
