@@ -118,3 +118,19 @@ def test_clients_limit_names_its_covariance():
     assert shift.to_frame()["spectrum"].tolist() == ["identity", "scaled:2"]
     shared = riskcalc.clients_limit("ftfa", **kw, spectrum="two-point:1,4,0.5")
     assert shared.params["spectrum"] == "discrete[0.5@1, 0.5@4]"
+
+
+# was: client ids read through floats, so 2^62, 2^62 + 1 and 2^62 + 2 were one client ("the
+# data hold 1 client"), and CSV ids 2^53 and 2^53 + 1 were merged.
+def test_estimate_tells_large_client_ids_apart(tmp_path):
+    from riskcalc.estimate import estimate_file
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    np.savez(tmp_path / "d.npz", X=X, y=y, client=np.repeat(np.arange(3), 20) + 2 ** 62)
+    ids = [c["id"] for c in estimate_file(tmp_path / "d.npz").as_dict()["clients"]]
+    assert ids == [2 ** 62, 2 ** 62 + 1, 2 ** 62 + 2]
+    (tmp_path / "d.csv").write_text("client,y,x0\n" + "".join(
+        f"{2 ** 53 + j % 2},{v},{u}\n" for j, (v, u) in enumerate(zip(y, X[:, 0]))))
+    with pytest.raises(ValueError, match="client ids given as floating-point numbers must lie"):
+        estimate_file(tmp_path / "d.csv")
