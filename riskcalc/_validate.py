@@ -254,6 +254,9 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
     """An integer or array of integers in [``minimum``, ``maximum``], as a float array (counts
     such as numbers of steps that broadcast with the model's parameters)."""
     arr = as_array(name, value, low=minimum)
+    if arr.size == 0:      # was an empty result (steps_limit(steps=[]): arrays of length 0)
+        raise ValueError(f"{name} must be an integer or a non-empty array of integers, got an "
+                         "empty array")
     if not np.all((arr == np.round(arr)) & (arr <= maximum)):
         raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
                          f"{_short(value)}")

@@ -134,3 +134,9 @@ def test_estimate_tells_large_client_ids_apart(tmp_path):
         f"{2 ** 53 + j % 2},{v},{u}\n" for j, (v, u) in enumerate(zip(y, X[:, 0]))))
     with pytest.raises(ValueError, match="client ids given as floating-point numbers must lie"):
         estimate_file(tmp_path / "d.csv")
+
+
+# was: arrays of length 0 (rounds_limit refuses rounds=[]; steps_limit answered steps=[]).
+def test_an_empty_list_of_steps_is_refused():
+    with pytest.raises(ValueError, match="steps must be an integer or a non-empty array"):
+        riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=[], step_size=0.1)
