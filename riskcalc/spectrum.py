@@ -225,6 +225,12 @@ def as_spectrum(value, d: int | None = None):
     if value is None or isinstance(value, Spectrum):
         return value
     if isinstance(value, str):
+        kind, _, arg = value.strip().partition(":")
+        if d is not None and (kind.lower() == "file" or (kind.lower() == "powerlaw"
+                                                          and "," in arg)):
+            # An explicit number of eigenvalues must be d, as in spectra (a file of 4 beside
+            # d = 5 was taken silently for a shared spectrum).
+            ordered_steps(value, d)
         return Spectrum.parse(value, d=d)
     raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string (identity, "
                      "scaled:C, two-point:A,B,W, powerlaw:P[,D], file:PATH), got "

@@ -140,3 +140,22 @@ def test_estimate_tells_large_client_ids_apart(tmp_path):
 def test_an_empty_list_of_steps_is_refused():
     with pytest.raises(ValueError, match="steps must be an integer or a non-empty array"):
         riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=[], step_size=0.1)
+
+
+# was: taken silently when every client shared the file (a shared spectrum), though a file
+# of other than d eigenvalues was refused under covariate shift.
+def test_a_spectrum_file_must_have_d_eigenvalues(tmp_path, capsys):
+    (tmp_path / "eig.txt").write_text("1 2 3 4\n")
+    client = {"r": 1, "sigma": 1, "spectrum": "file:eig.txt"}
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {**client, "gamma": 0.5}, {**client, "gamma": 1.5}]}))
+    line = _one_error_line(["predict", "ftfa", "--federation", str(fed), "--d", "5"], capsys)
+    assert "has 4 eigenvalues for d = 5" in line
+    with pytest.raises(ValueError, match="has 4 eigenvalues for d = 5"):
+        riskcalc.Federation.from_file(fed, d=5)
+    with pytest.raises(ValueError, match="has 4 eigenvalues for d = 5"):
+        riskcalc.clients_limit("ftfa", gamma=[0.5, 1.5], r=1.0, sigma=1.0,
+                               spectrum=f"file:{tmp_path / 'eig.txt'}", d=5)
+    code, out, err = run_cli(["predict", "ftfa", "--federation", fed, "--d", "4"], capsys)
+    assert code == 0 and "4 atoms" in out, err

@@ -272,7 +272,7 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         parsed = {}                          # each distinct SPEC parsed once (M may be 10^5)
         for s in given:
             if isinstance(s, str) and s not in parsed:
-                parsed[s] = Spectrum.parse(s, d=d)
+                parsed[s] = as_spectrum(s, d=d)     # a file of other than d values refused
         cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],

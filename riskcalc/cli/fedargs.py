@@ -204,15 +204,18 @@ def client_spectra(args, fed) -> list | None:
     one has the target's), or None when no client of ``fed`` gives a spectrum."""
     if all(s is None for s in fed["spectrum"]):
         return None
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import Spectrum, as_spectrum
 
     option = "--federation" if getattr(args, "federation", None) is not None else \
         "--clients-file"
+    # predict: a file: or powerlaw:P,D SPEC must have d eigenvalues (a file of 4 beside --d 5
+    # was taken); a simulation's --d is its size, to which any spectrum is expanded.
+    read = Spectrum.parse if hasattr(args, "reps") else as_spectrum
     for spec in dict.fromkeys(s for s in fed["spectrum"] if s is not None):
         try:
             # Parsed here only to name the file: the solvers' own refusal of
             # 'powerlaw:1' without --d named neither the file nor its option.
-            Spectrum.parse(spec, d=getattr(args, "d", None))
+            read(spec, d=getattr(args, "d", None))
         except ValueError as exc:
             raise ValueError(f"{option} {args.clients_file}: {exc}") from None
     return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]
