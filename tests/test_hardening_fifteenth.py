@@ -159,3 +159,12 @@ def test_a_spectrum_file_must_have_d_eigenvalues(tmp_path, capsys):
                                spectrum=f"file:{tmp_path / 'eig.txt'}", d=5)
     code, out, err = run_cli(["predict", "ftfa", "--federation", fed, "--d", "4"], capsys)
     assert code == 0 and "4 atoms" in out, err
+
+
+# was: "FAIL limit vectorized identity max_rel_diff nan" for the built-in local at --gamma 0.5:
+# the check's grid (0.75, 1, 2 x gamma) met the threshold gamma = 1, whose limit is infinite.
+def test_check_method_grid_across_the_threshold_passes():
+    from montecarlo.registry_checks import _vectorized     # the row, without the simulations
+
+    row = _vectorized(riskcalc.get_method("local"), 0.5, 1.0, 1.0, 0.5)
+    assert row["ok"] and row["max_rel_diff"] == 0.0, row
