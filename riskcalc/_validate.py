@@ -254,6 +254,9 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
     """An integer or array of integers in [``minimum``, ``maximum``], as a float array (counts
     such as numbers of steps that broadcast with the model's parameters)."""
     arr = as_array(name, value, low=minimum)
+    if arr.size == 0:      # was an empty result (steps_limit(steps=[]): arrays of length 0)
+        raise ValueError(f"{name} must be an integer or a non-empty array of integers, got an "
+                         "empty array")
     if not np.all((arr == np.round(arr)) & (arr <= maximum)):
         raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
                          f"{_short(value)}")
@@ -274,3 +277,17 @@ def file_size(path, limit: int, where: str, what: str) -> int:
         raise ValueError(f"{where}: {size} bytes, larger than {kind} ({limit / 2 ** 20:g} MiB"
                          + (f", {holds}" if holds else ")"))
     return size
+
+
+def distinct(option: str, values: list) -> list:
+    """``values`` (a command-line list, ``--rounds 1,1,1``, ``--gamma 0.5,0.5``) when no value
+    is given twice; else a ValueError naming the option and the value: a list's values are the
+    points of a table or grid, each computed once (a repeated one was computed and printed, or
+    simulated, again)."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{option} lists {v:g} twice: give each value once (the values "
+                             "are the rows of the table or the points of the grid)")
+        seen.add(v)
+    return values

@@ -152,12 +152,25 @@ def check_data(X, y, client):
                              f"[{1.0 / DATA_SCALE:g}, {DATA_SCALE:g}] (the moments' high "
                              f"powers would overflow or underflow); rescale {name} (sigma, r "
                              "and rho scale with y, the spectrum with X^2)")
+    if client.dtype.kind in "iu":
+        # Integer ids as given: through floats, ids past 2^53 merged (2^62, 2^62 + 1 and
+        # 2^62 + 2 were read as one client).
+        if client.size and client.dtype.kind == "u" and client.max() > np.iinfo(np.int64).max:
+            raise ValueError("client ids must be integers below 2^63, got "
+                             f"{int(client.max())}")
+        return X, y, client.astype(np.int64)
     try:
         ids = client.astype(float)
     except (TypeError, ValueError):
         raise ValueError("client ids must be integers") from None
     if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
         raise ValueError("client ids must be integers, got non-integer values")
+    if ids.size and np.max(np.abs(ids)) >= 2.0 ** 53:
+        # A float holds every integer only up to 2^53: larger ids may be two clients read as one.
+        raise ValueError(f"client ids given as floating-point numbers must lie below 2^53 "
+                         f"in magnitude (beyond, two ids can be read as one), got "
+                         f"{np.max(np.abs(ids)):.17g}; renumber the clients (or save integer "
+                         "ids in a .npz)")
     return X, y, ids.astype(np.int64)
 
 
@@ -242,6 +255,9 @@ def _load_csv(path):
             header = [h.strip() for h in fh.readline().strip().split(",")]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
+    if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)
+        raise ValueError(f"--data {path}: empty (no header line): a data CSV starts with a "
+                         "header naming a 'client' and a 'y' column and the features")
     if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
         sep = "';'" if ";" in header[0] else "tabs"
         raise ValueError(f"--data {path}: the CSV header is one column {header[0][:60]!r}: "

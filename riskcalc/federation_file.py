@@ -177,6 +177,16 @@ class FederationFile:
         return [f"{self.where}: {', '.join(ignored)} ignored (not used by the {family} model"
                 + (" or this method" if unused else "") + ")"]
 
+    def uses_d(self, spectrum=None, sized: bool = True) -> bool:
+        """Whether a dimension d given beside this file is used: the file gives its own
+        (checked against it), a client gives ``n`` (turned into gamma = d / n) or, ``sized``
+        (the linear family), ``spectrum`` (the clients' default) or a client's SPEC is
+        ``powerlaw:`` or ``file:`` (d sizes or checks their eigenvalues)."""
+        specs = [spectrum] + self.spectra()
+        return self.d is not None or any("n" in c for c in self.clients) or (sized and any(
+            isinstance(s, str) and s.strip().lower().startswith(("powerlaw:", "file:"))
+            for s in specs))
+
     def spectra(self, default=None) -> list:
         """Every client's SPEC (``default`` for a client that gives none; None there when
         ``default`` is None)."""

@@ -165,8 +165,10 @@ class Spectrum:
         if kind == "powerlaw" and len(nums) in (1, 2):
             size = nums[1] if len(nums) == 2 else d
             if size is None:
+                # "or give --d" was also said to the Python calls that take no d
                 raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
-                                 "write powerlaw:P,D or give --d")
+                                 "write powerlaw:P,D (or give d where the call takes one: "
+                                 "--d on the command line)")
             return cls.power_law(nums[0], size)
         raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
                          "powerlaw:P[,D], file:PATH, scaled:C")
@@ -202,11 +204,37 @@ class Spectrum:
         """A short human-readable label."""
         if self.is_identity:
             return "identity"
+        # Signal weights other than the eigenvalues' are named (they were left out: two
+        # spectra with different signal directions, and different limits, read the same).
         if self.atoms.size <= 3:
             parts = ", ".join(f"{w:g}@{a:g}" for a, w in zip(self.atoms, self.weights))
-            return f"discrete[{parts}]"
+            signal = ", ".join(f"{w:g}@{a:g}" for a, w in zip(self.atoms, self.signal_weights))
+            return f"discrete[{parts}" + ("" if self.signal_is_uniform
+                                          else f"; signal weights {signal}") + "]"
         return (f"discrete[{self.atoms.size} atoms in [{self.atoms[0]:.3g}, "
-                f"{self.atoms[-1]:.3g}], mean {self.mean:.4g}]")
+                f"{self.atoms[-1]:.3g}], mean {self.mean:.4g}" + (
+                    "" if self.signal_is_uniform
+                    else f", signal weights of mean eigenvalue {self.signal_mean:.4g}") + "]")
+
+
+def as_spectrum(value, d: int | None = None):
+    """``value`` as a Spectrum: None (Sigma = I) and a Spectrum as given, a SPEC string read by
+    ``Spectrum.parse`` (``d`` sizes ``powerlaw:P``). Every API entry taking ``spectrum=`` goes
+    through here, so each takes what the others take (``riskcalc.limit`` refused the SPEC
+    strings ``clients_limit`` and ``rounds_limit`` read)."""
+    if value is None or isinstance(value, Spectrum):
+        return value
+    if isinstance(value, str):
+        kind, _, arg = value.strip().partition(":")
+        if d is not None and (kind.lower() == "file" or (kind.lower() == "powerlaw"
+                                                          and "," in arg)):
+            # An explicit number of eigenvalues must be d, as in spectra (a file of 4 beside
+            # d = 5 was taken silently for a shared spectrum).
+            ordered_steps(value, d)
+        return Spectrum.parse(value, d=d)
+    raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string (identity, "
+                     "scaled:C, two-point:A,B,W, powerlaw:P[,D], file:PATH), got "
+                     f"{type(value).__name__}")
 
 
 def _distribution(name, w, size):

@@ -105,7 +105,7 @@ def test_underparameterized_is_least_squares():
     (dict(method="maml_fl", gamma=2.0, r=1, sigma=1), "alpha"),
     (dict(method="nope", gamma=2.0, r=1, sigma=1), "method"),
     (dict(method="ftfa", gamma="two", r=1, sigma=1), "gamma"),
-    (dict(method="ftfa", gamma=2.0, r=1, sigma=1, spectrum="identity"), "spectrum"),
+    (dict(method="ftfa", gamma=2.0, r=1, sigma=1, spectrum=3), "spectrum"),   # a SPEC is taken
     (dict(method="ftfa", gamma=2.0, r=1, sigma=1, route="fast"), "route"),
     (dict(method="ftfa", gamma=2.0, r=1, sigma=1, spectrum=Spectrum([1.0, 2.0]),
           route="closed"), "closed"),

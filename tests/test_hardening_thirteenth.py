@@ -85,7 +85,10 @@ def test_compare_prints_no_nan_for_an_overflowed_curve(tmp_path, capsys):
                               "--no-progress"], capsys)
     assert code == 0, err
     assert "nan" not in out and "(converges: false)" in out, out
-    assert out.strip().splitlines()[-1].split() == ["5", "inf", "inf", "n/a", "n/a"], out
+    # hardening 15: the table says 'overflow' (it said 'inf') and why, under the rows
+    assert out.strip().splitlines()[-2].split() == ["5", "overflow", "overflow", "n/a",
+                                                     "n/a"], out
+    assert out.strip().splitlines()[-1].startswith("  overflow: past the floating-point")
 
 
 # was: ValueError "zero-size array to reduction operation maximum which has no identity": the

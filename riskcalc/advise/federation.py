@@ -20,7 +20,7 @@ import numpy as np
 
 from riskcalc._validate import parameter, positive, positive_int
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
 
@@ -184,7 +184,7 @@ def shared_spectrum(spectrum, m: int):
     M spectra (ValueError when these differ: per-client covariances are ``spectra``)."""
     if isinstance(spectrum, str):
         # A SPEC string is one spectrum (as a list it was read as one client per character).
-        spectrum = Spectrum.parse(spectrum)
+        spectrum = as_spectrum(spectrum)
     if spectrum is None or isinstance(spectrum, Spectrum):
         items = [spectrum]
     else:
@@ -272,7 +272,7 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         parsed = {}                          # each distinct SPEC parsed once (M may be 10^5)
         for s in given:
             if isinstance(s, str) and s not in parsed:
-                parsed[s] = Spectrum.parse(s, d=d)
+                parsed[s] = as_spectrum(s, d=d)     # a file of other than d values refused
         cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
@@ -288,6 +288,11 @@ def from_file_object(ff, spectrum=None, d=None) -> Federation:
             d = positive_int("d", d)        # d=True was compared with the file's d as 1
         except ValueError as exc:
             raise ValueError(f"{ff.where}: {exc}") from None
+        if not ff.uses_d(spectrum if isinstance(spectrum, str) else None):
+            # was: taken and dropped (the federation the same at every d), as advise --d was
+            raise ValueError(f"{ff.where}: d = {d}: nothing in the file uses it (it turns a "
+                             "client's n into gamma = d / n and sizes powerlaw:P and file: "
+                             "spectra; every client gives gamma): leave it out")
     if not ff.versioned:
         try:
             return from_clients([dict(c) for c in ff.clients], d=d, spectrum=spectrum)

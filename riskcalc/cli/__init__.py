@@ -78,13 +78,17 @@ _ONCE = {name: type(f"_Once{cls.__name__}", (_Once, cls), {}) for name, cls in (
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors follow the one-line ``error: ...`` convention,
-    whose options may be given once each (``_Once``; ``--plugin``, ``--set`` and ``--claim``
-    add up, as their help says), and whose option values may be any negative number:
+    that takes no abbreviated option names, whose options may be given once each (``_Once``;
+    ``--plugin``, ``--set`` and ``--claim`` add up, as their help says), and whose option
+    values may be any negative number:
     argparse reads only ``-1`` and ``-.5`` as numbers, so ``--gamma -1e-3``, ``--r -inf`` or
     ``--gamma -1,2`` said "expected one argument" instead of the value's range (no option of
     this command starts with a digit, a dot, inf or nan)."""
 
     def __init__(self, *args, **kwargs):
+        # No abbreviations: ``advise --clients '[...]'`` was read as --clients-file, and an
+        # option added later would change what an abbreviation meant.
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE
         for name, cls in _ONCE.items():

@@ -122,11 +122,7 @@ def check_d(args, ff, sized: bool) -> None:
     if args.d is None:
         return
     args.d = positive_int("--d", args.d, maximum=MAX_INT)
-    if ff.d is not None:       # checked against the file's own d
-        return
-    specs = [args.spectrum or ""] + [str(c.get("spectrum", "")) for c in ff.clients]
-    if any("n" in c for c in ff.clients) or (sized and any(
-            s.strip().lower().startswith(("powerlaw:", "file:")) for s in specs)):
+    if ff.uses_d(args.spectrum, sized):     # ff.d: checked against the file's own
         return
     raise ValueError(f"--d {args.d}: nothing in {ff.where} uses it (it turns a client's n into "
                      "gamma = d / n" + (" and sizes powerlaw:P spectra" if sized else "")

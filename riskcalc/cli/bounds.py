@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from riskcalc._validate import decimal
+from riskcalc._validate import decimal, distinct
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
@@ -64,7 +64,7 @@ def _values(name: str, text: str) -> list[float]:
         if name in COUNTS and v != round(v):
             raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
                              f"{v!r}")
-    return vals
+    return distinct(f"--{name}", vals)      # a grid point given twice was printed twice
 
 
 def _finite(name: str, params: dict, out: dict) -> None:

@@ -128,9 +128,7 @@ def _unused_d(args, ff, option) -> None:
     silently, the answer the same at every d)."""
     if getattr(args, "d", None) is None or hasattr(args, "reps"):
         return
-    specs = [getattr(args, "spectrum", None)] + ff.spectra()
-    if not any(str(s).strip().lower().startswith(("powerlaw:", "file:")) for s in specs
-               if isinstance(s, str)) and not any("n" in c for c in ff.clients):
+    if not ff.uses_d(getattr(args, "spectrum", None)):
         raise ValueError(f"--d {args.d}: nothing uses it (it sizes powerlaw:P, is checked "
                          "against the eigenvalues of file:PATH and powerlaw:P,D and turns a "
                          f"client's n into gamma; --spectrum and {option} {ff.path} have none "
@@ -206,15 +204,18 @@ def client_spectra(args, fed) -> list | None:
     one has the target's), or None when no client of ``fed`` gives a spectrum."""
     if all(s is None for s in fed["spectrum"]):
         return None
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import Spectrum, as_spectrum
 
     option = "--federation" if getattr(args, "federation", None) is not None else \
         "--clients-file"
+    # predict: a file: or powerlaw:P,D SPEC must have d eigenvalues (a file of 4 beside --d 5
+    # was taken); a simulation's --d is its size, to which any spectrum is expanded.
+    read = Spectrum.parse if hasattr(args, "reps") else as_spectrum
     for spec in dict.fromkeys(s for s in fed["spectrum"] if s is not None):
         try:
             # Parsed here only to name the file: the solvers' own refusal of
             # 'powerlaw:1' without --d named neither the file nor its option.
-            Spectrum.parse(spec, d=getattr(args, "d", None))
+            read(spec, d=getattr(args, "d", None))
         except ValueError as exc:
             raise ValueError(f"{option} {args.clients_file}: {exc}") from None
     return [args.spectrum] + [args.spectrum if s is None else s for s in fed["spectrum"]]

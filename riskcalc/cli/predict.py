@@ -15,7 +15,7 @@ from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 
 def add_model_options(parser, *, multi: bool = False, sigma_required: bool = True) -> None:
@@ -48,8 +48,11 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
 
 
 def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
-    """The ``--spectrum`` option as a Spectrum (None for identity, the isotropic case)."""
-    spec = Spectrum.parse(args.spectrum, d=d if d is not None else getattr(args, "d", None))
+    """The ``--spectrum`` option as a Spectrum (None for identity, the isotropic case). In
+    predict a ``file:`` or ``powerlaw:P,D`` SPEC must have --d eigenvalues (``as_spectrum``;
+    a file of 4 beside --d 5 was taken); a simulation expands any spectrum to its --d."""
+    read = Spectrum.parse if hasattr(args, "reps") else as_spectrum
+    spec = read(args.spectrum, d=d if d is not None else getattr(args, "d", None))
     return None if spec.is_identity else spec
 
 

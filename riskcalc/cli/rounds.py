@@ -16,8 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, positive, positive_int
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive,
+                                positive_int)
 from riskcalc.cli import families, fedargs, guards
+from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
+                                       predict_text)
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
@@ -26,10 +29,6 @@ NOT_WITH_ROUNDS = ("rho", "alpha", "route")
 #: solve every client (none grouped), 5 s at M = 1000 and a failed solve after 40 s at 10^4
 #: (measured, FedAvg).
 MAX_CLIENTS = 1000
-#: Methods with rounds, and what each runs.
-METHODS = {"fedavg": "FedAvg with local gradient descent",
-           "pfedme": "paper 004's Algorithm 1 (bilevel FedProx)",
-           "rtfa": "FedAvg with local gradient descent, then RTFA from the server model"}
 
 
 def add_options(parser) -> None:
@@ -71,7 +70,7 @@ def parse_rounds(text: str) -> list:
             raise ValueError(f"--rounds takes integers in 0..{MAX_INT} (2^53) and inf, "
                              f"comma-separated; got {item[:40]!r}")
         out.append(int(item))
-    return out
+    return distinct("--rounds", out)    # --rounds 1,1,1 printed three rows
 
 
 def parse_local_steps(text: str):
@@ -182,14 +181,6 @@ def personalization(args):
     return None
 
 
-def describe(pers) -> str:
-    """The personalization after round T in words (text output)."""
-    if "lam" in pers:
-        return f"RTFA: the ridge lam = {pers['lam']:g} toward the server model of round T"
-    return (f"FTFA: {pers['steps']} steps of {pers['step_size']:g} from the server model of "
-            "round T (full-batch gradient steps on its own loss)")
-
-
 def kwargs(args) -> dict:
     """The keyword arguments of ``riskcalc.rounds_limit`` and ``simulate_rounds``."""
     fed = federation(args)
@@ -204,22 +195,6 @@ def kwargs(args) -> dict:
     if not spec.is_identity and "spectra" not in fed:   # rounds_limit refuses what it does
         out["spectrum"] = spec                              # not cover
     return out
-
-
-def sigma_words(params) -> str:
-    """The covariance of a rounds result in words (text output)."""
-    if "spectra" in params:
-        return "covariate shift: a covariance per client"
-    return "Sigma with a spectrum" if "spectrum" in params else "Sigma = I"
-
-
-def own_models(res):
-    """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
-    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg.own``)."""
-    try:
-        return res.local_risk
-    except ValueError:
-        return None
 
 
 def rows(res, target: int = 0, personalized=None, pers=None) -> list:
@@ -255,78 +230,23 @@ def rows(res, target: int = 0, personalized=None, pers=None) -> list:
     return out
 
 
-def ftfa_converges(res, pers, target: int = 0) -> bool:
-    """Whether FTFA's steps ``pers`` from the server model converge for client ``target``
-    (``riskcalc.linear.dynamics.personalize.ftfa_stability``)."""
-    from riskcalc.linear.dynamics.personalize import ftfa_stability
-
-    spec, top = res.params.get("spectrum"), None
-    if spec is not None:    # the top of each client's sample spectrum under H
-        from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
-
-        top = stable_top(spec["atoms"], spec["weights"], res.params["gamma"])
-    elif "spectra" in res.params:   # under each client's own covariance (``shift.curves``)
-        top = res._personal.tops
-    return bool(ftfa_stability(res.params["gamma"], int(pers["steps"]),
-                               float(pers["step_size"]), top=top)[0][target])
-
-
 def predict(args) -> int:
     """``riskcalc predict METHOD --rounds ...``."""
     check(args, "predict")
-    res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
-                                max_seconds=guards.max_seconds(args),
-                                max_gigabytes=args.max_memory)
     asked_pers = personalization(args)
-    pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
-    name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
+    # Progress while it computes, as compare shows (10 s and more under a spectrum were silent);
+    # each part's work is estimated before it solves (rounds_limit's max_seconds).
+    with guards.working(f"riskcalc predict {args.method} along the rounds"):
+        res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
+                                    max_seconds=guards.max_seconds(args),
+                                    max_gigabytes=args.max_memory)
+        own_models(res)                 # cached: the table's and the rows' local risk
+        pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
     if args.json:
         print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
         return 0
-    m = res.risk.shape[0]
-    print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
-          f"M = {m} client{'s' if m > 1 else ''}, "
-          f"{sigma_words(res.params)})")
-    print(guards.params_line(res.params))
-    print(round_map_line(res))
-    own = res.method == "pfedme"       # its ``risk`` is the clients' own models'
-    print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
-          f"{'server risk' if own else 'local risk':>13}"
-          + ("" if pers is None else f" {name:>13}"))
-    last = res.global_risk if own else own_models(res)
-    if last is None:
-        last = np.full(res.risk.shape, np.nan)
-    for t, T in enumerate(res.rounds):
-        label = "inf" if np.isinf(T) else str(int(T))
-        cell = "n/a" if np.isnan(last[0, t]) else f"{last[0, t]:.8g}"    # was "nan"
-        print(f"  {label:>7} {res.bias[0, t]:>13.8g} {res.variance[0, t]:>13.8g} "
-              f"{res.risk[0, t]:>13.8g} {res.risk[:, t].mean():>13.8g} {cell:>13}"
-              + ("" if pers is None else f" {pers[0, t]:>13.8g}"))
-    if pers is not None:
-        print(f"  {name}: the target's model after {describe(asked_pers)}")
-        if "lam" not in asked_pers and not ftfa_converges(res, asked_pers):
-            top = ("the top of its sample spectrum" if {"spectrum", "spectra"} & set(res.params)
-                   else "(1 + sqrt(gamma))^2")
-            print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
-                  "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
-    if own:
-        print("  risk: the target's own model after its local phase of round T (the prox of "
-              "the server model w_{T-1}); server risk: the server model's after T rounds")
-    else:
-        print("  risk: the server model's after T rounds; local risk: the target's own model "
-              "after its K local steps of round T"
-              + (" (refused here, beyond the size limits of the route with a spectrum: n/a)"
-                 if np.all(np.isnan(last)) else ""))
+    predict_text(args, res, pers, asked_pers)
     return 0
-
-
-def round_map_line(res) -> str:
-    """The text line of the limiting round map's diagnostics (``predict`` and ``compare``: a
-    diverging curve was shown by ``compare`` without saying it diverges)."""
-    bound = (" (an upper bound: the bottom of the spectrum is not computed)"
-             if res.diagnostics.get("contraction_is_bound") else "")
-    return (f"  round map: contraction {res.contraction:.6g}{bound} "
-            f"(converges: {'true' if res.converges else 'false'})")
 
 
 def compare(args) -> int:
@@ -381,23 +301,5 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
-          f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
-    print(guards.params_line(pred.params))
-    print(round_map_line(pred))
-    shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
-    if ftfa is not None:
-        print(f"  {'':>7} {'risk':<45} {describe(ftfa)}")
-    print(f"  {'rounds':>7}" + f" {'predicted':>12} {'simulated':>12} {'std.err':>10} "
-          f"{'rel.diff':>9}" * len(shown))
-    for row in out:
-        label = "inf" if row["rounds"] is None else str(row["rounds"])
-        cells = []
-        for q in shown:
-            p, s, se = row["predicted"][q], row["simulated"][q], row["simulated"][q + "_se"]
-            rel = ("n/a" if p in (None, 0) or not np.isfinite(s)
-                   else f"{100 * (s - p) / p:+.3f}%")
-            cells.append(f" {float('inf') if p is None else p:>12.6g} {s:>12.6g} "
-                         f"{f'{se:.3g}' if np.isfinite(se) else 'n/a':>10} {rel:>9}")  # not nan
-        print(f"  {label:>7}" + "".join(cells))
+    compare_text(args, pred, out, ftfa)
     return 0

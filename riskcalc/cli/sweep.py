@@ -17,7 +17,7 @@ import math
 import sys
 
 from montecarlo.sweep import FORMATS, sweep_settings, write_rows
-from riskcalc._validate import decimal, parameter
+from riskcalc._validate import decimal, distinct, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
@@ -29,10 +29,11 @@ def _floats(name: str, text):
     if text is None:
         return None
     try:
-        return [decimal(x) for x in str(text).split(",")]
+        values = [decimal(x) for x in str(text).split(",")]
     except ValueError:
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
                          ) from None
+    return distinct(f"--{name}", values)     # --gamma 0.5,0.5 simulated twice
 
 
 def add_parser(subparsers) -> None:

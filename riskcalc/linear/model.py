@@ -17,7 +17,7 @@ import numpy as np
 # GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
 from riskcalc._validate import GAMMA_RANGE, METHOD_ALIASES, SCALE_MAX, as_array
 from riskcalc.linear.methods import Method, get_method
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 _OPTIONAL = ("r", "rho", "lam", "alpha")
 
@@ -57,7 +57,7 @@ class ClientSpec:
         ``local_ridge`` only.
     alpha : float or array_like, optional
         MAML step size >= 0; for ``maml_fl`` only.
-    spectrum : Spectrum, optional
+    spectrum : Spectrum or SPEC str, optional
         Covariance spectrum H (and signal distribution G); None means Sigma = I.
 
     Raises
@@ -100,9 +100,8 @@ class ClientSpec:
             if getattr(self, name).size == 0:       # was an empty result, no error
                 raise ValueError(f"{name} must be a number or a non-empty array of numbers, "
                                  "got an empty array")
-        if self.spectrum is not None and not isinstance(self.spectrum, Spectrum):
-            raise ValueError(f"spectrum must be a riskcalc.Spectrum or None, "
-                             f"got {type(self.spectrum).__name__}")
+        # A SPEC string as clients_limit and rounds_limit take it (was refused here).
+        object.__setattr__(self, "spectrum", as_spectrum(self.spectrum))
 
     @property
     def info(self) -> Method:

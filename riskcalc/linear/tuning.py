@@ -55,7 +55,7 @@ def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None
     if how not in HOWS:
         raise ValueError(f"how must be one of {', '.join(HOWS)}; got {how!r}")
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=0.0, spectrum=spectrum)
-    uniform = spectrum is None or spectrum.signal_is_uniform
+    uniform = spec.spectrum is None or spec.spectrum.signal_is_uniform
     if how == "closed" and not uniform:
         raise ValueError("the closed-form lam* = sigma^2 gamma / r^2 needs a uniform signal "
                          "direction (spectrum without signal_weights)")

@@ -29,6 +29,7 @@ from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_ar
                                              effective_steps, local_steps_count, rounds_array,
                                              weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
+from riskcalc.spectrum import as_spectrum
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
 AVAILABLE = ("fedavg", "pfedme")
@@ -151,7 +152,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
         ``personalized_risk`` is refused); equal spectra are ``spectrum``.
     d : int, optional
-        The dimension (>= 1), for ``powerlaw:P`` in ``spectra`` (as ``clients_limit``).
+        The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as
+        ``clients_limit``).
     max_seconds : float, optional
         The most seconds of estimated work the routes under a spectrum may take, for the curves
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
@@ -188,8 +190,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    if d is not None and spectra is None:
-        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) only")
+    if d is not None and spectra is None and not (
+            isinstance(spectrum, str) and spectrum.strip().lower().startswith("powerlaw:")):
+        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here)
+        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) or spectrum only")
     if spectra is not None:
         from riskcalc.linear.dynamics.inputs import shift_inputs
 
@@ -200,13 +204,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         alg1 = name == "pfedme"
         spectrum, joint, specs = shift_inputs("fedavg" if alg1 else name, spectra, spectrum,
                                               gamma, 1 if alg1 else local_steps, d)
-    if isinstance(spectrum, str):
-        from riskcalc.spectrum import Spectrum
-
-        spectrum = Spectrum.parse(spectrum)
-    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
-        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
-                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
+    spectrum = as_spectrum(spectrum, d=d)
     if spectrum is not None and spectrum.signal_is_uniform and np.any(spectrum.weights == 0):
         # An atom of weight 0 is no eigenvalue (the edge scans failed on it: "no edge found").
         from riskcalc.spectrum import Spectrum

@@ -43,6 +43,7 @@ from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import spectra_joint
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
+from riskcalc.spectrum import as_spectrum
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
 HETEROGENEOUS = ("fedavg", "ftfa", "rtfa")
@@ -110,8 +111,15 @@ class ClientsLimit:
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
         pd = _frames.pandas()
-        per_client = {k: np.asarray(v, dtype=float) for k, v in self.params.items()
-                      if k not in ("clients", "weights")}
+        # The covariance as text: ``spectra``'s SPECs were converted to floats (ValueError
+        # "could not convert string to float: 'identity'" under covariate shift).
+        per_client = {k: (v if k == "spectrum" else np.asarray(v, dtype=float))
+                      for k, v in self.params.items()
+                      if k not in ("clients", "weights", "spectra")}
+        if "spectra" in self.params:
+            given = [s if isinstance(s, str) else f"{len(s)} eigenvalues"
+                     for s in self.params["spectra"]]
+            per_client["spectrum"] = given * (self.bias.size if len(given) == 1 else 1)
         return pd.DataFrame({"method": self.method, **per_client,
                              "weights": self.params["weights"], "bias": self.bias,
                              "variance": self.variance, "risk": self.risk}).rename_axis("client")
@@ -206,13 +214,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     method = info.name   # an alias (fedprox) is its canonical method (pfedme)
     if d is not None:       # was ignored unchecked without spectra (0.5, True, 1e20 taken)
         d = positive_int("d", d)
-    if isinstance(spectrum, str):   # was an AttributeError deep inside
-        from riskcalc.spectrum import Spectrum
-
-        spectrum = Spectrum.parse(spectrum, d=d)
-    elif spectrum is not None and not hasattr(spectrum, "signal_is_uniform"):
-        raise ValueError("spectrum must be a riskcalc.Spectrum or a SPEC string such as "
-                         f"'two-point:1,3,0.5', got {type(spectrum).__name__}")
+    spectrum = as_spectrum(spectrum, d=d)   # a str was an AttributeError deep inside
     joint = None
     if spectra is not None:
         # The lists' own lengths first: gamma of 3 beside r, sigma of 2 was reported as
@@ -265,6 +267,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     if joint is not None:
         params["spectra"] = [s if isinstance(s, str) else np.asarray(s, float).tolist()
                              for s in specs]
+    elif spectrum is not None:      # was left out: the result did not say its covariance
+        params["spectrum"] = spectrum.describe()
     params.update(clients=m, weights=weights if named else p.tolist())
     return ClientsLimit(info.name, params, bias, var, risk, float(bias.mean()),
                         float(var.mean()), float(risk.mean()),

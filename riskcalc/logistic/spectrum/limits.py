@@ -25,11 +25,9 @@ def check_spectrum(spectrum):
         Not a ``riskcalc.Spectrum``, or non-uniform ``signal_weights`` (``w_0`` and ``u`` have
         isotropic directions in this model).
     """
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import as_spectrum
 
-    if not isinstance(spectrum, Spectrum):
-        raise ValueError(f"spectrum must be a riskcalc.Spectrum (e.g. Spectrum.parse("
-                         f"'two-point:1,4,0.5')), got {type(spectrum).__name__}")
+    spectrum = as_spectrum(spectrum)     # a SPEC string as the linear entries take it
     if not spectrum.signal_is_uniform:
         raise ValueError("spectrum: the logistic model takes w_0 and u with isotropic "
                          "directions in the original coordinates; a spectrum with "

@@ -85,6 +85,14 @@ def _stable_top(spectrum, gam):
     return stable_top(spectrum.atoms, spectrum.weights, values)[where]
 
 
+#: Most unknowns M K^2 solved by FedAvg's dense route (``sigma_pencil``); beyond,
+#: ``sigma_chain`` (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster
+#: at M K^2 = 75, the chain at 192 (50 s against 82 s for a whole curve) and 300). Read by
+#: ``sigma.fedavg.curves``; defined here, where the guards read them (curves imports own, which
+#: imports these guards: no import circle).
+DENSE_UNKNOWNS = 100
+#: Most node pairs of FedAvg's double contour (``sigma.fedavg.curves``).
+MAX_PAIRS = 2e5
 #: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``) by
 #: default (``budget``: rounds_limit's max_seconds).
 MAX_PENCIL_SECONDS = 120.0
@@ -105,6 +113,22 @@ def dense_k_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
     return per_node * (nodes // 2 + 400) + per_pair * (nodes // 2) * nodes
 
 
+def own_work(M: int, K: int, atoms: int, nodes: int) -> None:
+    """ValueError before FedAvg's own models under a spectrum (``sigma.fedavg.own``) when their
+    work is estimated beyond the limit: the extended pencil is FedAvg's with K + 1 blocks per
+    client, on the curves' contour of ``nodes`` nodes, so 0.3 ``dense_k_seconds(M, K + 1,
+    atoms, nodes)`` (measured 0.10-0.29 x that: M = 1-3, K = 2-5, T = 10-50, powerlaw:1 at
+    d = 30 and two-point spectra, 120-464 nodes; process CPU, OMP 1, a loaded machine). They
+    were not estimated: as long again as the curves, after them, with no word before."""
+    seconds = 0.3 * dense_k_seconds(M, K + 1, atoms, nodes)
+    limit = allowed(MAX_PENCIL_SECONDS)
+    if seconds > limit:
+        raise ValueError(f"spectrum: the clients' own models ({atoms} atoms x {nodes} contour "
+                         f"nodes, {M} client(s), K = {K}) would take {seconds / 60:.2g} min "
+                         f"(estimated; at most {limit / 60:.3g} min here); give fewer atoms, "
+                         f"clients, local_steps or rounds, {MORE_TIME}")
+
+
 def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int = 0) -> None:
     """ValueError before a pencil route whose work is estimated beyond ``MAX_PENCIL_SECONDS``,
     with 2 max(T) + 16 contour nodes, the fewest ``fedavg._contour`` takes (more near
@@ -118,8 +142,6 @@ def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int =
     top = rounds[np.isfinite(rounds)].max(initial=0.0)
     nodes = 2.0 * min(top, 1e6) + 16.0
     if unknowns > 0:
-        from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
-
         # The route never solves more than MAX_PAIRS pairs (refused beyond; overflowing rounds
         # cap the horizon): its node count stays below sqrt(2 MAX_PAIRS).
         seconds = dense_k_seconds(clients, (blocks - 1) // clients, spectrum.atoms.size,
@@ -144,8 +166,6 @@ def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
         top = _stable_top(spectrum, gam)
         qmax, bound = top / (top + lam), (lambda a: a / lam)
     else:
-        from riskcalc.linear.dynamics.sigma.fedavg.curves import DENSE_UNKNOWNS
-
         # The dense pencil's work; the chain route (M K^2 above DENSE_UNKNOWNS) estimates its
         # own (``chain_cost.chain_seconds``) but shares the edge scan, so the reach check
         # below holds for both.

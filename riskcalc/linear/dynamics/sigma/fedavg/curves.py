@@ -48,6 +48,8 @@ import numpy as np
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+# DENSE_UNKNOWNS and MAX_PAIRS are defined with the guards that read them before the route
+from riskcalc.linear.dynamics.sigma.guards import DENSE_UNKNOWNS, MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
 from riskcalc.linear.dynamics.sigma.chain_cost import (BISECT_SOLVES, EDGE_SOLVES, chain_seconds,
@@ -56,15 +58,9 @@ from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, stable_top
 
-#: Most unknowns M K^2 solved by the dense route (``sigma_pencil``); beyond, ``sigma_chain``
-#: (measured, ``benchmarks/bench_rounds_sigma_k_scaling.py --cost``: dense faster at M K^2 = 75,
-#: the chain at 192 (50 s against 82 s for a whole curve) and 300).
-DENSE_UNKNOWNS = 100
 #: Most estimated seconds (``chain_cost.fedavg_chain_seconds``) of the chain route by default
 #: (``budget``: rounds_limit's max_seconds).
 MAX_SECONDS = 600.0
-#: Most node pairs of the double contour.
-MAX_PAIRS = 2e5
 
 
 def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES, seconds=chain_seconds):

@@ -56,6 +56,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma import budget, memory
+from riskcalc.linear.dynamics.sigma.guards import own_work
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
 
@@ -100,6 +101,7 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
                         (M, K, 2 * z.size), f"the clients' own models (dense route) with "
                         f"{s.size} atoms and {2 * z.size} contour nodes",
                         nodes_follow_rounds=False)
+    own_work(M, K, s.size, 2 * z.size)      # their time, before solving
     # The node at infinity: Gz -> 0 (error O(1 / z)).
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Ci, _ = pen.solve(lambda t: big, [0.0])
