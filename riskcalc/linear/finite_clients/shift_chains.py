@@ -140,16 +140,19 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     n = live.size
     eta_r = np.zeros(n) if method == "ftfa" else np.real(lam[live])
     # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
-    # merged atoms (2 for a two-point target, however many joint atoms the others add).
-    root_r = np.empty(n)
-    for t in np.unique(types[live]):
-        sel = types[live] == t
-        ms, inv = np.unique(sv[t], return_inverse=True)
-        g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
-        root_r[sel] = remember(
-            ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
-            lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
-                               w_t, e_t, np.ones((g_t.size, ms.size))))
+    # merged atoms (2 for a two-point target, however many joint atoms the others add); at
+    # the real lam, so the complex steps at the same real point reuse it (``memo``).
+    if "root_r" not in memo:
+        memo["root_r"] = np.empty(n)
+        for t in np.unique(types[live]):
+            sel = types[live] == t
+            ms, inv = np.unique(sv[t], return_inverse=True)
+            g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
+            memo["root_r"][sel] = remember(
+                ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
+                lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
+                                   w_t, e_t, np.ones((g_t.size, ms.size))))
+    root_r = memo["root_r"]
     sl, pl, om_l = s[live], p[live], omega[live]
     blocks = {"K": (1.0 / np.real(pl), np.real(om_l), c_real[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
