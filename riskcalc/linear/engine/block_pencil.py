@@ -278,7 +278,7 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         The solution of the same pencils at the real parts of complex E, Lhat (a complex
         step): the fixed point's exact tangent instead of the iteration (``_tangent``: one
         Newton step with the real Jacobian, in real arithmetic); the result's real parts are
-        ``real``'s, its ``lhs`` NaN unless ``response``.
+        ``real``'s, its ``lhs`` NaN (a read-only view) unless ``response``.
     response : bool
         With ``real``: the result's ``lhs`` is I - J at the complex step (for its linear
         responses, ``local_response``; J is products of Qhat and C, no solve).
@@ -307,7 +307,7 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
             T, Q, C = _tangent(g, s, h, E, L, delta, real, one,
                                None if known is None else np.broadcast_to(known, E.shape))
             lhs = (_jacobian(g, s, h, C, Q, real.unknowns) if response
-                   else np.full((g.size,) + np.shape(real.lhs)[-2:], np.nan))
+                   else np.broadcast_to(np.nan, (g.size,) + np.shape(real.lhs)[-2:]))
         if not np.all(np.isfinite(T)):
             raise SolverError(f"{what}: a complex step of the fixed point is not finite")
         sol = PencilSolution(g, s, h, T, Q, C, lhs, real.unknowns)

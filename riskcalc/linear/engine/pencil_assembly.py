@@ -169,11 +169,12 @@ class Pencil:
         the diagonal are solved one superdiagonal level at a time (``_by_levels``; Newton's
         iteration on T's blocks on and above the diagonal, ``solve``'s ``unknowns``, where
         that does not converge). ``response``: the result's ``lhs`` (I - J on those entries,
-        for a later complex step from it) is computed; else NaN. A complex step (``real``)
-        whose every moving block was given its own step's solution (``solved`` with a complex
-        one; constant blocks, real E and Lhat, have no tangent) and whose couplings all join
-        two blocks takes those blocks' tangents as they are (``block_pencil.solve``'s
-        ``known``: each block's entries move with that block's alone)."""
+        for a later complex step from it) is computed; else NaN (a read-only view). A complex
+        step (``real``) whose every moving block was given its own step's solution (``solved``
+        with a complex one; constant blocks, real E and Lhat, have no tangent) and whose
+        couplings all join two blocks takes those blocks' tangents as they are
+        (``block_pencil.solve``'s ``known``: each block's entries move with that block's
+        alone)."""
         k, n = self.size, self.h.size
         B = 1 if self._batch is None else self._batch
         dtype = np.result_type(float, *(x for b in self._blocks for x in b),
@@ -231,7 +232,7 @@ def _by_levels(g, s, E, L, delta, T, h, span, response):
         C, Q, res = _state(g, s, h, E, L, delta, T)
         idx = np.flatnonzero(span >= 0)
         lhs = (_jacobian(g, s, h, C, Q, idx) if response
-               else np.full((B, idx.size, idx.size), np.nan))
+               else np.broadcast_to(np.nan, (B, idx.size, idx.size)))
         ok = np.all(np.isfinite(res), axis=(1, 2)) & (
             np.max(np.abs(res), axis=(1, 2)) <= _TOL * (1.0 + np.max(np.abs(T), axis=(1, 2))))
     if not ok.all():
