@@ -103,12 +103,24 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None, f
 
     ``fixed`` (real inputs): a dict kept between calls at the same weights (``shift.evaluate``:
     RTFA's penalty searches change lam alone), where the K chains (T, Z2, Y, SOK), which do
-    not involve lam, are kept: the same numbers."""
+    not involve lam, are kept: the same numbers. Real p, wb and lam (the real point and the gradient's steps that move neither, e.g. in
+    rho or in the other clients' weights): the real point's chains, kept in ``memo``."""
+    memo = {} if memo is None else memo                       # ``shift.evaluate``'s
+    real = not any(np.iscomplexobj(x) for x in (p, wb, lam))
+    if not (real and "real" in memo):
+        out = _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed)
+        if not real:
+            return out
+        memo["real"] = out
+    return dict(memo["real"])
+
+
+def _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed):
+    """``target_chains``' work (its docstring)."""
     B, T = gamma.size, sv.shape[0]
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    memo = {} if memo is None else memo                       # ``shift.evaluate``'s
     stepped = np.iscomplexobj(p) or np.iscomplexobj(omega)
     if stepped or fixed is None or "K" not in fixed:
         out = _k_chains(gamma, p, omega, s, w, sv, abar, memo, stepped)
