@@ -18,7 +18,8 @@ from riskcalc.linear.engine import block_pencil as bp
 from riskcalc.linear.engine import pencil_assembly as pa
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients import shift, shift_chains
-from tests.test_pencil_tangent import H2, STEP, companions, inputs
+from tests.test_pencil_tangent import (H2, STEP, companions, equals_whole_pencil_step,
+                                       inputs)
 
 
 def test_stepped_blocks_tangent_equals_complex_iteration():
@@ -55,18 +56,7 @@ def test_stepped_blocks_tangent_equals_complex_iteration():
     finally:
         bp._by_level = original
     assert seen == [True]
-    B, n = g.size, H2.size
-    Ef, Lf = np.zeros((B, 7, 7), complex), np.zeros((B, n, 7, 7), complex)
-    for a, b in ((0, 3), (4, 7)):
-        Ef[:, a:b, a:b], Lf[:, :, a:b, a:b] = Ec, Lc
-    Ef[:, 3, 3], Lf[:, :, 3, 3] = 1.0, 1.0
-    Lf[:, :, 2, 3] -= s * (1.0 + 0.5j * STEP)
-    Lf[:, :, 3, 4] -= 1.0
-    old = bp.solve(g, s, H2, Ef, Lf, np.array([1, 1, 1, 0, 1, 1, 1.0]), real.T)
-    for a, b in ((new.T, old.T), (new.Q, old.Q)):
-        scale = np.max(np.abs(b.imag))
-        assert scale > 0
-        np.testing.assert_allclose(a.imag, b.imag, rtol=1e-9, atol=1e-12 * scale)
+    equals_whole_pencil_step(new, g, s, Ec, Lc, real)
 
 
 def test_level_jacobian_equals_dense_entries():
