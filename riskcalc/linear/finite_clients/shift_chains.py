@@ -103,8 +103,9 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None, f
 
     ``fixed`` (real inputs): a dict kept between calls at the same weights (``shift.evaluate``:
     RTFA's penalty searches change lam alone), where the K chains (T, Z2, Y, SOK), which do
-    not involve lam, are kept: the same numbers. Real p, wb and lam (the real point and the gradient's steps that move neither, e.g. in
-    rho or in the other clients' weights): the real point's chains, kept in ``memo``."""
+    not involve lam, are kept: the same numbers. Real p, wb and lam (the real point and the
+    gradient's steps that move neither, e.g. in rho or in the other clients' weights): the
+    real point's chains, kept in ``memo``."""
     memo = {} if memo is None else memo                       # ``shift.evaluate``'s
     real = not any(np.iscomplexobj(x) for x in (p, wb, lam))
     if not (real and "real" in memo):
