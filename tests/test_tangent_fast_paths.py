@@ -6,8 +6,6 @@ weights), each against the route it replaced:
   against Newton's iteration in complex arithmetic on the whole pencil;
 * a superdiagonal level's few entries of I - J formed alone (``block_pencil._jacobian``),
   against the same entries of the dense k^2 x k^2 Jacobian;
-* the T x T solves of a complex step by the real inverse's tangent (``shift._solve``),
-  against numpy's complex solve;
 * what does not involve lam kept between limits at the same weights (``shift_group_limits``'
   memo), against the limits solved afresh (bit for bit).
 """
@@ -72,22 +70,6 @@ def test_level_jacobian_equals_dense_entries():
         idx = np.sort(rng.choice(k * k, size, replace=False))
         got = bp._jacobian(g, s, h, C, Q, idx)
         np.testing.assert_allclose(got, dense[:, idx][:, :, idx], rtol=1e-13, atol=1e-13)
-
-
-def test_complex_step_solve_equals_complex_solve():
-    """``shift._solve`` at a complex step from its real point: the imaginary part equals
-    numpy's complex solve (and the real point's solution is numpy's real solve)."""
-    rng = np.random.default_rng(3)
-    N0 = np.eye(3) + 0.3 * rng.normal(size=(5, 3, 3))
-    r0 = rng.normal(size=(5, 3, 11))
-    kept = {}
-    np.testing.assert_array_equal(shift._solve(N0, r0, kept), np.linalg.solve(N0, r0))
-    h = 1e-30
-    N = N0 + 1j * h * rng.normal(size=N0.shape)
-    r = r0 + 1j * h * rng.normal(size=r0.shape)
-    ref = np.linalg.solve(N, r)
-    np.testing.assert_allclose(shift._solve(N, r, kept).imag / h, ref.imag / h, rtol=1e-12,
-                               atol=1e-13 * np.max(np.abs(ref.imag / h)))
 
 
 def test_fixed_parts_between_penalties_are_exact():

@@ -313,8 +313,8 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
             za = g - np.einsum("bv,buv->bu", wb, Tm)
             # One solve with N1 = I - T diag(rho_b) for a(Sigma_t) = N1^-1 T[:, t],
             # a(Sigma_t^2) and the own terms' y (module docstring).
-            sol = _solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
-                [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1), kept)
+            sol = np.linalg.solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
+                [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1))
             if still is not None:
                 still["sol"] = sol
         sol = still["sol"] if still is not None else sol
@@ -342,19 +342,3 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         if partials is not None:
             pair_partials(partials, k, pairs[k], x, cols, count, typ, i)
     return bias, var, (cols if linear else partials)
-
-
-def _solve(N, rhs, kept):
-    """N^-1 rhs (a batch). At a complex step (N = N0 + i N1, rhs = r0 + i r1, the imaginary
-    parts of order the step) from the real point whose solution x0 and N0^-1 ``kept`` holds
-    (``evaluate``'s memo: every step of a gradient starts from the same real point), the
-    tangent N0^-1 (r1 - N1 x0) as the imaginary part (exact to O(step^2), the real part
-    x0): two products instead of a complex solve. At the real point, the solve, kept."""
-    if kept is not None and "N0^-1" in kept and (np.iscomplexobj(N) or np.iscomplexobj(rhs)):
-        x0 = kept["x0"]
-        return x0 + 1j * (kept["N0^-1"] @ (rhs.imag - N.imag @ x0))
-    x = np.linalg.solve(N, rhs)
-    if kept is not None and not (np.iscomplexobj(N) or np.iscomplexobj(rhs)):
-        kept["N0^-1"], kept["x0"] = np.linalg.inv(N), x
-    return x
-
