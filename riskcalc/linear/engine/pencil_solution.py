@@ -1,5 +1,7 @@
 """The solution of a block pencil (``riskcalc.linear.engine.block_pencil``, whose module
-docstring derives it) and the batched inverses and solves its iterations use.
+docstring derives it: the deterministic equivalents of paper 003, ``003_4b976ddf5225c17e.txt``,
+eq. 12's companion pencils and their couplings) and the batched inverses and solves its
+iterations use.
 
 ``PencilSolution`` holds T, Qhat, C and I - J of a fixed point (one pencil or a batch), and
 ``memo``: what the complex steps taken from it share (``block_pencil._tangent``: products and
