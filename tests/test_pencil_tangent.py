@@ -41,6 +41,24 @@ def inputs(shift=0.0):
     return g, s, p, alpha, t
 
 
+def equals_whole_pencil_step(new, g, s, Ec, Lc, real):
+    """``new`` (an assembled pencil's complex step: companion, projection row, companion,
+    couplings -s (1 + 0.5 i STEP) and -1) against the same arrays as one 7 x 7 pencil solved
+    by Newton's iteration in complex arithmetic from the real root ``real`` (the route the
+    assembled pencils' tangents replaced): T' and Qhat' to 1e-9 relative."""
+    B, n = g.size, H2.size
+    Ef, Lf = np.zeros((B, 7, 7), complex), np.zeros((B, n, 7, 7), complex)
+    for a, b in ((0, 3), (4, 7)):
+        Ef[:, a:b, a:b], Lf[:, :, a:b, a:b] = Ec, Lc
+    Ef[:, 3, 3], Lf[:, :, 3, 3] = 1.0, 1.0
+    Lf[:, :, 2, 3] -= s * (1.0 + 0.5j * STEP)
+    Lf[:, :, 3, 4] -= 1.0
+    old = bp.solve(g, s, H2, Ef, Lf, np.array([1, 1, 1, 0, 1, 1, 1.0]), real.T)
+    for a, b in ((new.T, old.T), (new.Q, old.Q)):
+        scale = np.max(np.abs(b.imag))
+        assert scale > 0
+        np.testing.assert_allclose(a.imag, b.imag, rtol=1e-9, atol=1e-12 * scale)
+
 def test_companion_tangent_equals_complex_iteration_and_differences():
     """T, Qhat, C and the Jacobian I - J (``response``) at a complex step of E and Lhat: the
     real-arithmetic tangent against the complex iteration to 1e-10 relative, and T' and
@@ -93,19 +111,7 @@ def test_assembled_pencil_tangent_equals_complex_iteration():
     assert real.unknowns is not None
     new = assembled(Ec, Lc, 1.0 + 0.5j * STEP).solve(real=real)
     # The same arrays as one full pencil, iterated in complex arithmetic from the real root.
-    B, n = g.size, H2.size
-    Ef, Lf = np.zeros((B, 7, 7), complex), np.zeros((B, n, 7, 7), complex)
-    for a, b in ((0, 3), (4, 7)):
-        Ef[:, a:b, a:b], Lf[:, :, a:b, a:b] = Ec, Lc
-    Ef[:, 3, 3], Lf[:, :, 3, 3] = 1.0, 1.0
-    Lf[:, :, 2, 3] -= s * (1.0 + 0.5j * STEP)
-    Lf[:, :, 3, 4] -= 1.0
-    delta = np.array([1, 1, 1, 0, 1, 1, 1.0])
-    old = bp.solve(g, s, H2, Ef, Lf, delta, real.T)
-    for a, b in ((new.T, old.T), (new.Q, old.Q)):
-        scale = np.max(np.abs(b.imag))
-        assert scale > 0
-        np.testing.assert_allclose(a.imag, b.imag, rtol=1e-9, atol=1e-12 * scale)
+    equals_whole_pencil_step(new, g, s, Ec, Lc, real)
 
 
 def test_levels_route_solves_without_iterating():

@@ -61,75 +61,16 @@ simulation of E_D[(t + c_1 S + c_2 S^2 + c_3 S^3)^-1] and its derivatives.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.engine.pencil_solution import PencilSolution, _inv, _lsolve, _single
 from riskcalc.linear.engine.resolvent_chain import _real_or_complex
 
 _ITER = 60
 #: Relative residual max abs(T - E_H[s Qhat]) / (1 + max abs T) at which Newton's iteration
 #: stops.
 _TOL = 1e-13
-
-
-@dataclass(frozen=True)
-class PencilSolution:
-    """T (k, k), Qhat (atoms, k, k) and C (k, k) of the fixed point, and I - J for linear
-    responses (``local_response``); a batch of B pencils has a leading axis B on every array
-    (gamma (B,), atoms (B, n)). ``unknowns``: the flat indices (row-major, of k x k) of the
-    entries of T Newton's iteration moved, I - J restricted to them (None: every entry);
-    ``levels``: their superdiagonal levels in a block upper triangular pencil
-    (``pencil_assembly.Pencil.solve``), by which I - J is block lower triangular; ``parts``
-    its blocks by level, cut once for every complex step taken from this solution."""
-
-    gamma: float
-    atoms: np.ndarray
-    weights: np.ndarray
-    T: np.ndarray
-    Q: np.ndarray
-    C: np.ndarray
-    lhs: np.ndarray
-    unknowns: np.ndarray | None = None
-    levels: np.ndarray | None = None
-    parts: list = field(default_factory=list, compare=False, repr=False)
-
-    def trace(self, rows, cols):
-        """lim tau(Sigma sum_(a,b) u_a v_b P^-1_ab) for row and column weight vectors (or
-        indices); one per pencil of a batch."""
-        k = self.T.shape[-1]
-        out = np.einsum("a,...ab,b->...", _vec(rows, k), self.T, _vec(cols, k))
-        return float(out) if out.ndim == 0 else out
-
-    def conditional(self, rows, cols) -> np.ndarray:
-        """E_D of sum_(a,b) u_a v_b P^-1_ab per atom (the same weights as ``trace``)."""
-        k = self.T.shape[-1]
-        return np.einsum("a,...nab,b->...n", _vec(rows, k), self.Q, _vec(cols, k))
-
-    def take(self, idx) -> "PencilSolution":
-        """The pencils ``idx`` of a batch."""
-        return PencilSolution(self.gamma[idx], self.atoms[idx], self.weights, self.T[idx],
-                              self.Q[idx], self.C[idx], self.lhs[idx], self.unknowns,
-                              self.levels)
-
-    def put(self, idx, other: "PencilSolution") -> "PencilSolution":
-        """A copy of this batch with the pencils ``idx`` replaced by ``other``'s."""
-        parts = [x.copy() for x in (self.gamma, self.atoms, self.T, self.Q, self.C, self.lhs)]
-        for x, y in zip(parts, (other.gamma, other.atoms, other.T, other.Q, other.C,
-                                other.lhs)):
-            x[idx] = y
-        g, s, T, Q, C, lhs = parts
-        return PencilSolution(g, s, self.weights, T, Q, C, lhs, self.unknowns, self.levels)
-
-
-def _vec(x, k):
-    """A weight vector from an index or a vector."""
-    if np.ndim(x) == 0:
-        out = np.zeros(k)
-        out[int(x)] = 1.0
-        return out
-    return _real_or_complex(x)
 
 
 def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
@@ -152,31 +93,6 @@ def _batched(gamma, atoms, E, L, delta=None, T=None, batch=None):
     return out, one
 
 
-def _apply(fun, stack):
-    """``fun`` (np.linalg.inv or a solve) over a stack of matrices; where one is singular,
-    NaN for it alone (the batch's others are not held back)."""
-    try:
-        return fun(stack)
-    except np.linalg.LinAlgError:
-        out = []
-        for k in range(stack[0].shape[0] if isinstance(stack, tuple) else stack.shape[0]):
-            try:
-                out.append(fun(tuple(x[k:k + 1] for x in stack) if isinstance(stack, tuple)
-                               else stack[k:k + 1])[0])
-            except np.linalg.LinAlgError:
-                shape = (stack[1] if isinstance(stack, tuple) else stack).shape[1:]
-                out.append(np.full(shape, np.nan))
-        return np.array(out)
-
-
-def _inv(M):
-    return _apply(np.linalg.inv, M)
-
-
-def _lsolve(A, b):
-    return _apply(lambda ab: np.linalg.solve(ab[0], ab[1]), (A, b))
-
-
 def _state(gamma, s, h, E, L, delta, T):
     """C, Qhat and the residual E_H[s Qhat] - T at T (a batch: leading axis B)."""
     k = E.shape[-1]
@@ -191,9 +107,17 @@ def _jacobian(gamma, s, h, C, Q, idx=None):
     B, k = C.shape[0], C.shape[-1]
     QC, CQ = Q @ C[:, None], C[:, None] @ Q
     w = gamma[:, None] * h * s * s
+    if idx is not None and 4 * idx.size ** 2 <= k ** 4:
+        # J_(ab),(cd) = E_H[gamma s^2 (QC)_ac (CQ)_db] at the entries (ab), (cd) of idx, few
+        # of the k^4 products (one superdiagonal level's, ``pencil_assembly._by_levels``):
+        # those alone, each a sum over the atoms.
+        a, b = np.divmod(idx, k)
+        left = (w[:, :, None, None] * QC)[:, :, a[:, None], a[None, :]]
+        return np.eye(idx.size) - np.einsum("znij,znij->zij", left,
+                                            CQ[:, :, b[None, :], b[:, None]])
     if idx is not None:
-        # J_(ab),(cd) = E_H[gamma s^2 (QC)_ac (CQ)_db] at the entries (ab), (cd) of idx: every
-        # product (ac, db) by one matrix product over the atoms, then those entries.
+        # The same entries, many: every product (ac, db) by one matrix product over the
+        # atoms, then those entries.
         n = Q.shape[1]
         prod = (w[:, :, None, None] * QC).transpose(0, 2, 3, 1).reshape(B, k * k, n) @ \
             CQ.reshape(B, n, k * k)
@@ -248,7 +172,7 @@ def _newton(gamma, s, h, E, L, delta, T, iterations, idx=None):
     return T, out_Q, out_C, out_lhs, ok
 
 
-def _tangent(g, s, h, E, L, delta, real, one):
+def _tangent(g, s, h, E, L, delta, real, one, known=None):
     """(T, Qhat, C) at a complex step of E, Lhat from the real parts' solution ``real``
     (``solve(real=)``): real parts ``real``'s, imaginary parts the fixed point's tangent in
     real arithmetic (Im E and Im Lhat are the step's direction times h; everything is linear
@@ -257,12 +181,19 @@ def _tangent(g, s, h, E, L, delta, real, one):
     the residual's tangent E_H[s dQhat] - dT vanishes for dT = (I - J)^-1 E_H[s dQhat(dT =
     0)] (J the derivative in T of the module docstring: one Newton step from the root with the
     real Jacobian, exact for a linear perturbation). The complex iteration it replaces
-    computed the same numbers (to rounding) with complex inverses at every step."""
+    computed the same numbers (to rounding) with complex inverses at every step. X depends on
+    the real parts alone: solved by the first step from ``real`` and kept in its ``memo`` for
+    the next (the same real parts: checked). ``known``: dT at level 0 (``_by_level``)."""
     k, idx = E.shape[-1], real.unknowns
     T0, C0, Q0, lhs = (np.asarray(x)[None] if one else x
                        for x in (real.T, real.C, real.Q, real.lhs))
     E0, dE, dL = E.real, E.imag, L.imag
-    X = _inv(np.eye(k) * delta[:, None, :] + g[:, None, None] * T0 @ E0)
+    kept = real.memo.get("X")
+    if kept is not None and all(np.array_equal(a, b) for a, b in zip(kept[:3], (E0, delta, g))):
+        X = kept[3]
+    else:
+        X = _inv(np.eye(k) * delta[:, None, :] + g[:, None, None] * T0 @ E0)
+        real.memo["X"] = (E0, delta, g, X)
 
     def moved(dT):
         dC = dE @ X - g[:, None, None] * C0 @ (dT @ E0 + T0 @ dE) @ X
@@ -274,13 +205,14 @@ def _tangent(g, s, h, E, L, delta, real, one):
     if idx is None:
         dT[:] = _lsolve(lhs, dres[..., None])[..., 0]
     else:
-        dT[:, idx] = _by_level(lhs, dres[:, idx], real.levels, real.parts)
+        dT[:, idx] = _by_level(lhs, dres[:, idx], real.levels, real.parts,
+                               None if known is None else known.reshape(-1, k * k)[:, idx])
     dT = dT.reshape(-1, k, k)
     dC, dQ = moved(dT)
     return T0 + 1j * dT, Q0 + 1j * dQ, C0 + 1j * dC
 
 
-def _by_level(lhs, rhs, levels, parts):
+def _by_level(lhs, rhs, levels, parts, known=None):
     """(I - J)^-1 rhs for a batch, ``lhs`` = I - J on the unknowns of a block upper
     triangular pencil at superdiagonal ``levels`` (None: one solve). T's entry (a, b) moves
     only with the entries (c, d) where (QC)_ac (CQ)_db is not zero: block(c) >= block(a) and
@@ -288,7 +220,10 @@ def _by_level(lhs, rhs, levels, parts):
     lower triangular by level: one small solve per level, each after the lower levels' parts
     moved to the right-hand side (MAML-FL's target pencils: 20, 7, 6 and 9 unknowns instead
     of one 42 x 42 solve). ``parts``: the blocks (level's entries, lower entries, diagonal
-    block, strip left of it), cut on the first call and kept (a list of the solution's)."""
+    block, strip left of it), cut on the first call and kept (a list of the solution's).
+    ``known`` (the unknowns' values, used at level 0 only): level 0, the diagonal blocks, is
+    not solved but taken from it (each block's entries move with that block's alone: its
+    own fixed point's system, which its caller solved already)."""
     if levels is None:
         return _lsolve(lhs, rhs[..., None])[..., 0]
     if not parts:
@@ -298,6 +233,9 @@ def _by_level(lhs, rhs, levels, parts):
             parts.append((sel, low, rows[:, :, sel], rows[:, :, low]))
     out = np.zeros_like(rhs)
     for sel, low, diag, strip in parts:
+        if known is not None and low.size == 0:
+            out[:, sel] = known[:, sel]
+            continue
         out[:, sel] = _lsolve(diag, rhs[:, sel, None] - strip @ out[:, low, None])[..., 0]
     return out
 
@@ -311,7 +249,7 @@ def _start(s, h, E, L):
 def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
           what: str = "linear pencil", iterations: int = _ITER,
           real: PencilSolution | None = None, unknowns=None,
-          response: bool = False) -> PencilSolution:
+          response: bool = False, known=None) -> PencilSolution:
     """The fixed point of the pencil P = E (x) S + Lhat (module docstring) by Newton's method
     from ``T0``, for one pencil or a batch (a leading axis B on any argument but the
     weights; every pencil iterated as if alone).
@@ -340,7 +278,7 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         The solution of the same pencils at the real parts of complex E, Lhat (a complex
         step): the fixed point's exact tangent instead of the iteration (``_tangent``: one
         Newton step with the real Jacobian, in real arithmetic); the result's real parts are
-        ``real``'s, its ``lhs`` NaN unless ``response``.
+        ``real``'s, its ``lhs`` NaN (a read-only view) unless ``response``.
     response : bool
         With ``real``: the result's ``lhs`` is I - J at the complex step (for its linear
         responses, ``local_response``; J is products of Qhat and C, no solve).
@@ -349,6 +287,10 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
         residuals must vanish at T0 elsewhere (a block upper triangular pencil from its solved
         diagonal blocks: ``pencil_assembly.Pencil.solve``); Newton's steps solve for them alone
         (the same root; the residual is still checked on every entry).
+    known : array_like (k, k) or (B, k, k), optional
+        With ``real`` (levels): the tangents of T's diagonal blocks (level 0), taken as they
+        are instead of solved (``pencil_assembly.Pencil.solve``: its blocks' own complex
+        steps, solved before).
 
     Raises
     ------
@@ -362,9 +304,10 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
     idx = None if unknowns is None else np.asarray(unknowns, dtype=int)
     if real is not None:
         with np.errstate(all="ignore"):
-            T, Q, C = _tangent(g, s, h, E, L, delta, real, one)
+            T, Q, C = _tangent(g, s, h, E, L, delta, real, one,
+                               None if known is None else np.broadcast_to(known, E.shape))
             lhs = (_jacobian(g, s, h, C, Q, real.unknowns) if response
-                   else np.full((g.size,) + np.shape(real.lhs)[-2:], np.nan))
+                   else np.broadcast_to(np.nan, (g.size,) + np.shape(real.lhs)[-2:]))
         if not np.all(np.isfinite(T)):
             raise SolverError(f"{what}: a complex step of the fixed point is not finite")
         sol = PencilSolution(g, s, h, T, Q, C, lhs, real.unknowns)
@@ -376,12 +319,6 @@ def solve(gamma, atoms, weights, E, L, delta=None, T0=None,
                           f"(gamma = {g[~ok][0]:g}, {E.shape[-1]} x {E.shape[-1]} pencil)")
     sol = PencilSolution(g, s, h, T, Q, C, lhs, idx)
     return _single(sol) if one else sol
-
-
-def _single(sol):
-    """A batch of one as one pencil's solution."""
-    return PencilSolution(float(sol.gamma[0]), sol.atoms[0], sol.weights, sol.T[0], sol.Q[0],
-                          sol.C[0], sol.lhs[0], sol.unknowns, sol.levels)
 
 
 def local_response(sol: PencilSolution, entry, out) -> np.ndarray:

@@ -169,7 +169,12 @@ class Pencil:
         the diagonal are solved one superdiagonal level at a time (``_by_levels``; Newton's
         iteration on T's blocks on and above the diagonal, ``solve``'s ``unknowns``, where
         that does not converge). ``response``: the result's ``lhs`` (I - J on those entries,
-        for a later complex step from it) is computed; else NaN."""
+        for a later complex step from it) is computed; else NaN (a read-only view). A complex
+        step (``real``) whose every moving block was given its own step's solution (``solved``
+        with a complex one; constant blocks, real E and Lhat, have no tangent) and whose
+        couplings all join two blocks takes those blocks' tangents as they are
+        (``block_pencil.solve``'s ``known``: each block's entries move with that block's
+        alone)."""
         k, n = self.size, self.h.size
         B = 1 if self._batch is None else self._batch
         dtype = np.result_type(float, *(x for b in self._blocks for x in b),
@@ -193,9 +198,14 @@ class Pencil:
             if real is None and dtype.kind == "f":
                 sol = _by_levels(*_batched(g, s, E, L, delta, T0, batch=B)[0], self.h, span,
                                  response)
+        known = None
+        if real is not None and all(block[row] < block[col] for row, col, _ in self._couplings) \
+                and all(np.iscomplexobj(Tb) or not (np.iscomplexobj(Eb) or np.iscomplexobj(Lb))
+                        for Eb, Lb, _, Tb in self._blocks):
+            known = T0.imag
         if sol is None:
             sol = solve(g, s, self.h, E, L, delta, T0, what, real=real,
-                        unknowns=None if real is not None else idx)
+                        unknowns=None if real is not None else idx, known=known)
         if idx is not None and real is None:
             sol = replace(sol, levels=span[idx])
         return sol if self._batch else _single(sol)
@@ -222,7 +232,7 @@ def _by_levels(g, s, E, L, delta, T, h, span, response):
         C, Q, res = _state(g, s, h, E, L, delta, T)
         idx = np.flatnonzero(span >= 0)
         lhs = (_jacobian(g, s, h, C, Q, idx) if response
-               else np.full((B, idx.size, idx.size), np.nan))
+               else np.broadcast_to(np.nan, (B, idx.size, idx.size)))
         ok = np.all(np.isfinite(res), axis=(1, 2)) & (
             np.max(np.abs(res), axis=(1, 2)) <= _TOL * (1.0 + np.max(np.abs(T), axis=(1, 2))))
     if not ok.all():

@@ -140,25 +140,27 @@ def group_pieces(t, gam, sg, h, p, lam, roots=None):
     cyclicity tau(Q_1 M_1 ... Q_k M_k) = tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere
     is closing in a rotated chain, so fkzk is one vector F per group, fkzk(Z) = sum_atoms F
     Z. Every functional needed is that of a sub-chain of one of four chains, and one solve of
-    a chain gives all of its sub-chains' (``chain_traces(table=True)``): four chain solves
-    (were 16 and 4 a call of fkzk)."""
+    a chain gives all of its sub-chains' (``chain_traces(table=True)``): four chains, the two
+    of the same blocks in one batch, three solves (were 16 and 4 a call of fkzk)."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
     # K = c^-1 + v Q w per group (module docstring, step 1).
     v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
     tr = _traces(gam, sg, h, lam, Lam, C)
     one = np.ones_like(sg)
 
-    def tab(blocks, mids):
-        """The functionals of the chain's sub-chains (the middles ``mids`` between blocks)."""
-        return tr(blocks, list(mids) + [one], table=True)
+    def tab(blocks, *mids):
+        """The functionals of the chain's sub-chains (the middles ``mids`` between blocks;
+        several lists: the chains of the same blocks with each, one batch, stacked)."""
+        out = tr(blocks, tuple(list(m) + [one] for m in mids), table=True)
+        return out[0] if len(mids) == 1 else out
 
     A = tab("RRQRQ", [sg, v, w, t * v])
     r1, rr, rrq, rrqr, rrqrq = (A[:, 0, b] for b in range(5))
     qr, qrq, rq = A[:, 2, 3], A[:, 2, 4], A[:, 3, 4]
     B = tab("QRRQ", [w, sg, v])
     qrr, qrrq = B[:, 0, 2], B[:, 0, 3]
-    rrr, rrrq = (tab("RRRQ", [sg, w, t * v])[:, 0, b] for b in (2, 3))
-    rrr1, rrrq1 = (tab("RRRQ", [one, sg, v])[:, 0, b] for b in (2, 3))
+    D = tab("RRRQ", [sg, w, t * v], [one, sg, v])
+    rrr, rrrq, rrr1, rrrq1 = D[0, :, 0, 2], D[0, :, 0, 3], D[1, :, 0, 2], D[1, :, 0, 3]
     # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group:
     # E_D of a chain per atom is its closing middle times its functional over h.
     ekr = r1 * w / h + qr * v / h
@@ -232,11 +234,21 @@ def _traces(g, s, h, lam, Lam, C):
         root["R"] = root_step(g, s, h, lam, np.ones(n), root["R"])
 
     def tr(blocks, mids, vector=False, table=False):
+        # ``mids`` a tuple of lists: the chains of the same blocks with each list, solved as
+        # one batch of points (the same numbers as one by one), stacked on a leading axis.
+        sets = mids if isinstance(mids, tuple) else (mids,)
         eta = np.array([spec[b][0] for b in blocks])
         shifts = np.stack([spec[b][1] for b in blocks], axis=1)
         roots = np.stack([root[b] for b in blocks], axis=1)
-        mids = np.stack([np.broadcast_to(m, (B, n)) for m in mids], axis=1)
-        return chain_traces(g, s, h, eta, shifts, mids, roots, vector=vector, table=table)
+        mid = np.concatenate([np.stack([np.broadcast_to(m, (B, n)) for m in ms], axis=1)
+                              for ms in sets])
+
+        def tile(x):
+            return np.concatenate([x] * len(sets))
+
+        out = chain_traces(tile(g), tile(s), h, eta, tile(shifts), mid, tile(roots),
+                           vector=vector, table=table)
+        return out.reshape((len(sets), B) + out.shape[1:]) if isinstance(mids, tuple) else out
 
     return tr
 

@@ -72,7 +72,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights, solve_g
-from riskcalc.linear.finite_clients.shift_chains import own_variance, target_chains
+from riskcalc.linear.finite_clients.shift_chains import (own_variance, remember,
+                                                          target_chains)
 from riskcalc.linear.finite_clients.shift_pairs import partials as pair_partials
 from riskcalc.linear.finite_clients.shift_pairs import remove_one, terms as pair_terms
 
@@ -197,14 +198,20 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     w, sv = joint.weights, joint.values
     T = sv.shape[0]
     p = client_weights(gam, count, weights)
-    g, om, _, _, rho_tot = global_point(gam, p, count, typ, w, sv)
+    # What does not involve lam, kept for the next call at the same weights (RTFA's penalty
+    # searches: ``riskcalc.advise.tune.rtfa_lams``, hundreds of calls at one p).
+    fixed = remember(("shift fixed", gam.tobytes(), p.tobytes(), count.tobytes(),
+                      typ.tobytes(), w.tobytes(), sv.tobytes(), tgt.tobytes()), dict)
+    if "global" not in fixed:
+        fixed["global"] = global_point(gam, p, count, typ, w, sv)
+    g, om, _, _, rho_tot = fixed["global"]
     wt_tot = np.bincount(typ, count * om, minlength=T)
     return evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p, p, g, wt_tot,
-                    rho_tot)[:2]
+                    rho_tot, fixed=fixed)[:2]
 
 
 def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, g, wt_tot,
-             rho_tot, pairs=None, memo=None):
+             rho_tot, pairs=None, memo=None, fixed=None):
     """``shift_group_limits`` from the global point, each input a free variable (the
     exact gradients of ``finite_clients.shift_gradient``): the targets' own weights
     ``p_self`` (groups,), the other clients' ``p_oth`` (groups,), RTFA's ``lam`` (groups,),
@@ -233,6 +240,10 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     memo : dict, optional
         The targets' roots, chains and own variances at the real parts of the inputs, kept
         for the next call at the same real parts (the complex steps of one gradient).
+    fixed : dict, optional
+        Real inputs: what does not involve lam (the targets' K chains and their T x T
+        solve), kept for the next call at the same weights and global point
+        (``shift_group_limits``): the same numbers.
 
     Returns
     -------
@@ -291,16 +302,22 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         own_type = np.arange(T) == typ[i, None]             # (targets, T)
         wb = wt_tot - om_self[i, None] * own_type           # Omega's coefficients per type
         rho_b = rho_tot - rho_self[i, None] * own_type
-        ch = target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar,
-                            None if memo is None else memo.setdefault(blk.start, {}))
+        kept = None if memo is None else memo.setdefault(blk.start, {})
+        still = None if fixed is None else fixed.setdefault(blk.start, {})
+        ch = target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar, kept,
+                           still)
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]
-        zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
-        za = g - np.einsum("bv,buv->bu", wb, Tm)
-        # One solve with N1 = I - T diag(rho_b) for a(Sigma_t) = N1^-1 T[:, t], a(Sigma_t^2)
-        # and the own terms' y (module docstring).
-        sol = np.linalg.solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
-            [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1))
+        if still is None or "sol" not in still:
+            zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
+            za = g - np.einsum("bv,buv->bu", wb, Tm)
+            # One solve with N1 = I - T diag(rho_b) for a(Sigma_t) = N1^-1 T[:, t],
+            # a(Sigma_t^2) and the own terms' y (module docstring).
+            sol = np.linalg.solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
+                [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1))
+            if still is not None:
+                still["sol"] = sol
+        sol = still["sol"] if still is not None else sol
         A1, A2, yb, ya = sol[..., :T], sol[..., T:2 * T], sol[..., 2 * T], sol[..., 2 * T + 1]
         P = rho_b * fS
         F1 = fS + np.einsum("bu,but->bt", P, A1)

@@ -73,7 +73,7 @@ def own_variance(gamma, lam, spectrum) -> np.ndarray:
     return remember(key, lambda: kappa.ridge_factors(gamma, lam, spectrum)[1])
 
 
-def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
+def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None, fixed=None):
     """The target chains of the module docstring for targets of types ``types`` (arrays over
     targets): T_uv = tau(Sigma_u K Sigma_v K), Z2_ut = tau(Sigma_u K Sigma_t^2 K), Y_u =
     tau(Sigma_u K Omega^2 K), SOK_u = tau(Sigma_u Omega K), and with F = R Sigma_i R: fS_u =
@@ -99,33 +99,38 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     point). Complex lam (RTFA): R = (S / lam + 1)^-1 follows by dR = e (R - R R), e = dlam /
     lam ((S / lam) R = I - R), and "own" is the imaginary part of the target's own ridge
     variance (``shift.evaluate``) by the
-    same chains (docstring of the code below)."""
+    same chains (docstring of the code below).
+
+    ``fixed`` (real inputs): a dict kept between calls at the same weights (``shift.evaluate``:
+    RTFA's penalty searches change lam alone), where the K chains (T, Z2, Y, SOK), which do
+    not involve lam, are kept: the same numbers. Real p, wb and lam (the real point and the
+    gradient's steps that move neither, e.g. in rho or in the other clients' weights): the
+    real point's chains, kept in ``memo``."""
+    memo = {} if memo is None else memo                       # ``shift.evaluate``'s
+    real = not any(np.iscomplexobj(x) for x in (p, wb, lam))
+    if not (real and "real" in memo):
+        out = _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed)
+        if not real:
+            return out
+        memo["real"] = out
+    return dict(memo["real"])
+
+
+def _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed):
+    """``target_chains``' work (its docstring)."""
     B, T = gamma.size, sv.shape[0]
     s = sv[types]                                              # (B, K): each target's own
     omega = wb @ sv                                            # (B, K)
     one = np.ones_like(s)
-    memo = {} if memo is None else memo                       # ``shift.evaluate``'s
-    if "c" not in memo:
-        memo["c"] = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w,
-                               1.0 / np.real(p), np.real(omega))
-    c = c_real = memo["c"]
-    if np.iscomplexobj(p) or np.iscomplexobj(omega):
-        c = c + 1j * _root_tangent(gamma, s, w, 1.0 / p, omega, c)
-    q2 = 1.0 / (c[:, None] * s + omega) ** 2
-    slope = gamma * c ** 2 * ((s * s * q2) @ w)
-    if not np.all(slope.real < 1):
-        raise SolverError("covariate shift: a target's two-resolvent fixed point is unstable "
-                          f"(slope {np.max(slope.real):g} >= 1)")
-    beta = (gamma * c ** 2 / (1.0 - slope))[:, None]
-    a, u = w * q2, w * s * q2                                  # (B, K)
-    us, us2 = u @ sv.T, u @ (sv ** 2).T                        # <s q^2 Sigma_u>, <.. Sigma_t^2>
-    asv = a[:, None, :] * sv                                   # (B, T, K)
-    out = {"T": asv @ sv.T + beta[..., None] * us[:, :, None] * us[:, None, :],
-           "Z2": asv @ (sv ** 2).T + beta[..., None] * us[:, :, None] * us2[:, None, :],
-           "Y": (a * omega ** 2) @ sv.T + beta * us * ((u * omega ** 2).sum(1))[:, None],
-           # tau(Sigma_u Omega K) = tau(Sigma_u Omega Abar^-1), since E_D[K] = Abar^-1.
-           "SOK": (omega / abar) @ (sv * w).T,
-           "own": None}                                         # RTFA: own's tangent
+    stepped = np.iscomplexobj(p) or np.iscomplexobj(omega)
+    if stepped or fixed is None or "K" not in fixed:
+        out = _k_chains(gamma, p, omega, s, w, sv, abar, memo, stepped)
+        if fixed is not None and not stepped:
+            fixed["K"] = out
+    else:
+        out, memo["c"] = fixed["K"], fixed["K"]["c"]
+    out = dict(out, own=None)                                   # RTFA: own's tangent
+    c_real = memo["c"]
     if method == "fedavg":
         rows = np.arange(B)
         out["fS"], out["fS2"] = out["T"][rows, :, types], out["Z2"][rows, types]
@@ -140,16 +145,19 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     n = live.size
     eta_r = np.zeros(n) if method == "ftfa" else np.real(lam[live])
     # R's root depends on the target's marginal spectrum only (shift 1): solve it on the
-    # merged atoms (2 for a two-point target, however many joint atoms the others add).
-    root_r = np.empty(n)
-    for t in np.unique(types[live]):
-        sel = types[live] == t
-        ms, inv = np.unique(sv[t], return_inverse=True)
-        g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
-        root_r[sel] = remember(
-            ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
-            lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
-                               w_t, e_t, np.ones((g_t.size, ms.size))))
+    # merged atoms (2 for a two-point target, however many joint atoms the others add); at
+    # the real lam, so the complex steps at the same real point reuse it (``memo``).
+    if "root_r" not in memo:
+        memo["root_r"] = np.empty(n)
+        for t in np.unique(types[live]):
+            sel = types[live] == t
+            ms, inv = np.unique(sv[t], return_inverse=True)
+            g_t, e_t, w_t = gamma[live][sel], eta_r[sel], np.bincount(inv.ravel(), w)
+            memo["root_r"][sel] = remember(
+                ("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes(), e_t.tobytes()),
+                lambda: warm_roots(("R", ms.tobytes(), w_t.tobytes(), g_t.tobytes()), g_t, ms,
+                                   w_t, e_t, np.ones((g_t.size, ms.size))))
+    root_r = memo["root_r"]
     sl, pl, om_l = s[live], p[live], omega[live]
     blocks = {"K": (1.0 / np.real(pl), np.real(om_l), c_real[live]),
               "R": (eta_r, np.ones((n, s.shape[1])), root_r)}
@@ -215,6 +223,32 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None):
     out["t3"][live] = t3
     out["t4"][live] = t_rs - t3
     return out
+
+
+def _k_chains(gamma, p, omega, s, w, sv, abar, memo, stepped):
+    """T, Z2, Y and SOK of ``target_chains`` (two blocks of K; its docstring), and K's root
+    c (the real parts'; kept in ``memo``: the complex steps at the same real point start from
+    it)."""
+    if "c" not in memo:
+        memo["c"] = warm_roots(("K", gamma.tobytes(), s.tobytes(), w.tobytes()), gamma, s, w,
+                               1.0 / np.real(p), np.real(omega))
+    c = memo["c"]
+    if stepped:
+        c = c + 1j * _root_tangent(gamma, s, w, 1.0 / p, omega, c)
+    q2 = 1.0 / (c[:, None] * s + omega) ** 2
+    slope = gamma * c ** 2 * ((s * s * q2) @ w)
+    if not np.all(slope.real < 1):
+        raise SolverError("covariate shift: a target's two-resolvent fixed point is unstable "
+                          f"(slope {np.max(slope.real):g} >= 1)")
+    beta = (gamma * c ** 2 / (1.0 - slope))[:, None]
+    a, u = w * q2, w * s * q2                                  # (B, K)
+    us, us2 = u @ sv.T, u @ (sv ** 2).T                        # <s q^2 Sigma_u>, <.. Sigma_t^2>
+    asv = a[:, None, :] * sv                                   # (B, T, K)
+    return {"T": asv @ sv.T + beta[..., None] * us[:, :, None] * us[:, None, :],
+            "Z2": asv @ (sv ** 2).T + beta[..., None] * us[:, :, None] * us2[:, None, :],
+            "Y": (a * omega ** 2) @ sv.T + beta * us * ((u * omega ** 2).sum(1))[:, None],
+            # tau(Sigma_u Omega K) = tau(Sigma_u Omega Abar^-1), since E_D[K] = Abar^-1.
+            "SOK": (omega / abar) @ (sv * w).T, "c": memo["c"]}
 
 
 def _root_tangent(gamma, s, w, eta, omega, c):

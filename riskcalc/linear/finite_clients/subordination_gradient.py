@@ -156,6 +156,8 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
         L0, sol0 = comp.at(t0)
         what = "MAML-FL exact gradient (companion pencil)"
         real = {}                   # the real point's coupled pencils, the steps' start
+        # G_g and L_g at the real point: a step in G alone starts t's Newton step from them.
+        start = sol0.Q[:, :, 0, 2], -block_pencil.local_response(sol0, (2, 0), (0, 2))
 
         def local(q, G, a):
             """Per group: t, L^-1, s, l and f at (q, G, alpha = a)."""
@@ -164,10 +166,13 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
                 cp = maml_sigma._Companions(gam, comp.s, h, q, a)
                 L = cp.L.astype(complex)
                 L[:, :, 2, 0] = t0
-                sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
-                                         what=what)
-                t = newton_shift(t0, sol.Q[:, :, 0, 2],
-                                 -block_pencil.local_response(sol, (2, 0), (0, 2)), G)
+                Gs, Ls = start
+                if np.iscomplexobj(q) or np.iscomplexobj(a):
+                    sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
+                                             what=what)
+                    Gs, Ls = sol.Q[:, :, 0, 2], -block_pencil.local_response(sol, (2, 0),
+                                                                             (0, 2))
+                t = newton_shift(t0, Gs, Ls, G)
                 L = L.copy()
                 L[:, :, 2, 0] = t
                 sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
