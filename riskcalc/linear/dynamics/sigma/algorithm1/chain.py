@@ -192,6 +192,8 @@ class Alg1Chain(ChainPencil):
                             tol=tol)[0].reshape(rhs[sl].shape)
         return out
 
+    arc_factors = False         # ``solve`` keeps no eigenbasis factors (``solve_arc``)
+
     # Copied from ``sigma_chain.ChainPencil.solve`` (its predictor reads z on block 0 only;
     # here z sits on every state block too: ``_dres``); the branch check per ``zcheck``.
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
