@@ -15,7 +15,7 @@ _NEWTON_GMRES = 1e-8
 #: GMRES's tolerance for the Euler predictor (a starting point for Newton's steps).
 _PREDICTOR_GMRES = 1e-3
 #: ``solve_arc``: one node in this many followed down from far above, the others along the arc.
-_ARC_EVERY = 8
+_ARC_EVERY = 32
 
 
 def _keep(kept, idx, n, fac):

@@ -34,7 +34,13 @@ unknowns).
    products per atom, and the cross-client coupling is the scalar c per atom. Newton's steps
    solve (I - J) dtau = -res by GMRES with this exact product (batched over nodes); the path
    (nodes followed down from far above them, Euler predictor dres_j/dz = E_H[s alpha_j w_j^T /
-   sigma^2]) is ``sigma_pencil``'s.
+   sigma^2]) is ``sigma_pencil``'s. The predictor of a stage solves with the eigenbasis
+   factors (``chain_basis``, step 5) of each node's last Newton step at the previous stage
+   (a Jacobian within Newton's last correction of the solution's: the predictor, a starting
+   point to 1e-3, is unchanged to that order), fresh ones only where no Newton step was
+   taken there: one eigendecomposition per node and stage fewer (``chain_newton``; measured
+   on a 64-node arc, M = 3, K = 20: 773 -> 533 node eigendecompositions, values within
+   7e-16).
 3. Two-point functions. ``sigma_pencil``'s linear system for Y_j = E_H[s Ghat12[r_j, r_j]]
    has the operator sum_k gamma_k E_H[s^2 Q2_kj^T Y_k Q1_kj], Q_kj = Chat_k Ghat[c_k, r_j] =
    delta_kj B_k + b'_k d_j^T (step 2's right factors), i.e. the form of step 2 with the left
@@ -45,12 +51,16 @@ unknowns).
    z2 running over the nodes and their conjugates, the values are symmetric: tau(Sigma G2 h
    G1) with h a function of S_j is its own transpose, so H(z1, z2) = H(z2, z1), and H(conj z1,
    conj z2) = conj H(z1, z2); ``symmetric`` solves the pairs (u, v), (u, conj v) with v >= u
-   only (half).
+   only (half), and the eigenbasis at conj u is the conjugate of that at u (one
+   eigendecomposition per upper node for both sides, against three).
 
-4. Contour nodes along the arc (``solve_arc``). Every eighth node of the ellipse's upper half
-   is followed down from far above it (``sigma_pencil``'s path, 25 stages); each other node
-   starts from its neighbour's solution (one Euler predictor step along the chord, then
-   Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
+4. Contour nodes along the arc (``solve_arc``, ``chain_newton``). Every 32nd node of the
+   ellipse's upper half is followed down from far above it (``sigma_pencil``'s path, 25
+   stages: about 45 eigendecompositions per node against 3 along the arc); each other node
+   starts from its neighbour's solution and the factors of its last Newton step (one Euler
+   predictor step along the chord, then Newton). Every eighth node before: the arcs of the
+   audit corner (M = 20, K = 50, rounds up to 200: 316 node solves) then cost 40 paths from
+   above, 11 now. The solution is analytic in the upper half plane and the ellipse stays there, and
    neighbouring nodes are apart by at most about pi / 20 of their distance to the spectrum
    (0.45 of it at the ellipse's ends; ``fedavg._contour`` takes N >= 40 / t nodes, t the
    ellipse's parameter), so Newton's method starts close to the same branch; the branch check
