@@ -185,3 +185,17 @@ def test_predictors_reuse_the_last_newton_factors(monkeypatch):
     t1, _, G1 = pen.solve(lambda y: z + 1j * y, ys)
     np.testing.assert_allclose(t2, t1, rtol=0, atol=1e-10)
     np.testing.assert_allclose(pen.column0(G2), pen.column0(G1), rtol=0, atol=1e-10)
+
+
+def test_gmres_batch_view_selects_the_active_systems():
+    """``chain_basis.batch_view``: the factors of the systems GMRES still iterates on, equal to
+    selecting them afresh at every product, and copied only when the batch changes."""
+    from riskcalc.linear.dynamics.sigma.chain_basis import batch_view
+    F = {"a": np.arange(12.0).reshape(6, 2), "b": np.arange(6.0) * 1j}
+    view = batch_view(F, 6)
+    assert view(np.arange(6)) is F
+    for idx in ([0, 2, 5], [0, 2, 5], [2, 5], [1], list(range(6))):
+        idx = np.array(idx)
+        got = view(idx)
+        assert all(np.array_equal(got[k], F[k][idx]) for k in F)
+        assert view(idx.copy()) is got
