@@ -199,3 +199,15 @@ def test_gmres_batch_view_selects_the_active_systems():
         got = view(idx)
         assert all(np.array_equal(got[k], F[k][idx]) for k in F)
         assert view(idx.copy()) is got
+
+
+def test_diverging_local_steps_are_refused_before_the_time_estimate():
+    """Issue 29's corner with step_size 0.3 (M = 20, K = 50, T = 200, spectrum {1, 4}): the
+    local steps diverge (0.3 times the top of the sample spectrum, 5.1 > 2), which the route
+    says instead of its time estimate (it asked for more time, then refused the step)."""
+    M = 20
+    with pytest.raises(ValueError, match="step_size: local gradient descent diverges"):
+        riskcalc.rounds_limit("fedavg", gamma=list(np.linspace(0.3, 2.0, M)),
+                              r=list(np.linspace(0.5, 1.5, M)),
+                              sigma=list(np.linspace(0.2, 1.0, M)), signal=1.0, rounds=200,
+                              local_steps=50, step_size=0.3, spectrum="two-point:1,4,0.5")
