@@ -73,6 +73,7 @@ class Alg1Chain(ChainPencil):
     ``solve``'s ``check``."""
 
     what = "Algorithm 1 with local steps and a spectrum (chain route)"
+    arc_factors = False         # its ``solve`` keeps no eigenbasis factors (``solve_arc``)
 
     def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
                  zcheck=False):
@@ -191,8 +192,6 @@ class Alg1Chain(ChainPencil):
             out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
                             tol=tol)[0].reshape(rhs[sl].shape)
         return out
-
-    arc_factors = False         # ``solve`` keeps no eigenbasis factors (``solve_arc``)
 
     # Copied from ``sigma_chain.ChainPencil.solve`` (its predictor reads z on block 0 only;
     # here z sits on every state block too: ``_dres``); the branch check per ``zcheck``.
@@ -400,4 +399,3 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                             np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
     return H, cross, None
-
