@@ -160,3 +160,54 @@ def test_chain_route_against_the_simulated_algorithm():
         sim = simulate_rounds("fedavg", d=d, reps=10, seed=3, **kw)
         gap = np.abs(sim.risk - theory.risk)
         assert np.all(gap <= 4 * sim.risk_se + 1.0 / d), (d, gap, sim.risk_se)
+
+
+def test_predictors_reuse_the_last_newton_factors(monkeypatch):
+    """``chain_newton``: each predictor solves with the factors of the node's last Newton step
+    (and ``solve_arc`` hands them to the neighbour), so fewer eigenbasis factorizations than
+    the Newton-GMRES solves they serve (without the reuse: one per solve, equal counts), and
+    the arc's values equal every node followed down from far above (3 of 40 nodes down,
+    the rest along the arc; measured 6e-15)."""
+    pen = ChainPencil(np.array([0.5, 3.0]), np.array([0.3, 0.7]), np.array([0.5, 2.0, 4.0]),
+                      np.array([0.2, 0.5, 0.3]), 0.05, 4)
+    theta = np.pi * (np.arange(40) + 0.5) / 40
+    z = 0.5 + 0.48 * np.cos(theta) + 0.03j * np.sin(theta)
+    ys = list(4.0 * np.geomspace(1.0, 1e-3 * 0.03 * np.sin(theta[0]) / 4.0, 24)) + [0.0]
+    counts = {"_factors": 0, "_newton": 0}
+    for name in counts:
+        def counted(self, first, *a, _f=getattr(ChainPencil, name), _n=name, **k):
+            counts[_n] += first.shape[0] if _n == "_factors" else a[0].shape[0]
+            return _f(self, first, *a, **k)
+        monkeypatch.setattr(ChainPencil, name, counted)
+    t2, _, G2 = pen.solve_arc(z, ys)
+    assert counts["_factors"] <= 0.8 * counts["_newton"]
+    monkeypatch.undo()
+    t1, _, G1 = pen.solve(lambda y: z + 1j * y, ys)
+    np.testing.assert_allclose(t2, t1, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(pen.column0(G2), pen.column0(G1), rtol=0, atol=1e-10)
+
+
+def test_gmres_batch_view_selects_the_active_systems():
+    """``chain_basis.batch_view``: the factors of the systems GMRES still iterates on, equal to
+    selecting them afresh at every product, and copied only when the batch changes."""
+    from riskcalc.linear.dynamics.sigma.chain_basis import batch_view
+    F = {"a": np.arange(12.0).reshape(6, 2), "b": np.arange(6.0) * 1j}
+    view = batch_view(F, 6)
+    assert view(np.arange(6)) is F
+    for idx in ([0, 2, 5], [0, 2, 5], [2, 5], [1], list(range(6))):
+        idx = np.array(idx)
+        got = view(idx)
+        assert all(np.array_equal(got[k], F[k][idx]) for k in F)
+        assert view(idx.copy()) is got
+
+
+def test_diverging_local_steps_are_refused_before_the_time_estimate():
+    """Issue 29's corner with step_size 0.3 (M = 20, K = 50, T = 200, spectrum {1, 4}): the
+    local steps diverge (0.3 times the top of the sample spectrum, 5.1 > 2), which the route
+    says instead of its time estimate (it asked for more time, then refused the step)."""
+    M = 20
+    with pytest.raises(ValueError, match="step_size: local gradient descent diverges"):
+        riskcalc.rounds_limit("fedavg", gamma=list(np.linspace(0.3, 2.0, M)),
+                              r=list(np.linspace(0.5, 1.5, M)),
+                              sigma=list(np.linspace(0.2, 1.0, M)), signal=1.0, rounds=200,
+                              local_steps=50, step_size=0.3, spectrum="two-point:1,4,0.5")

@@ -18,7 +18,7 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
 
 def test_nodes_along_the_arc_equal_the_nodes_followed_from_above():
     """24 nodes of an ellipse's upper half close to D's spectrum, three clients, K = 4, a
-    two-point spectrum: ``solve_arc`` (3 followed down, 21 along the arc) against ``solve``
+    two-point spectrum: ``solve_arc`` (1 followed down, 23 along the arc) against ``solve``
     (all 24 followed down). Measured: 2.3e-13 (tau), 5.5e-13 (Ghat[:, 0])."""
     gam, p = np.array([0.5, 2.0, 4.0]), np.array([0.2, 0.5, 0.3])
     pen = ChainPencil(np.array([0.5, 3.0]), np.array([0.3, 0.7]), gam, p, 0.05, 4)

@@ -26,23 +26,25 @@ def fedavg_pair_seconds(M, K, atoms):
     symmetric, both couplings, on the real double contour), ``fitted(PAIR_FIT, ...)``: fitted
     (relative least squares, non-negative, raised by the largest measured / fitted) on the
     process CPU of the pairs within the whole curves of ``benchmarks/bench_rounds_pairs.py``'s
-    federation (OMP 1, a 2-core machine loaded by four other sessions, load 4-9; the T = 10
-    rows: the whole run less its edges and arcs, an upper bound on the pairs; 2026-11-27)::
+    federation (OMP 1, a 2-core machine loaded by other sessions, load 4-10; the T = 10
+    rows: the whole run less its edges and arcs, an upper bound on the pairs; 2026-11-27,
+    measured again after issue 29's corner changes, the symmetric solve's eigenbases once per
+    upper node, ``sigma_chain``, step 3; the fit kept)::
 
           M   K    T  nodes    pairs  ms/pair  /est.
-          3  20   10    176     7832     1.10   0.84
-         10  20   10    144     5256     2.73   1.00
-          3  50   10    120     3660     4.44   0.98
-         20  20   10    128     4160     4.42   0.93
-         10  50   10    112     3192    11.30   0.84
-         20  30   10    112     3192     8.13   0.82
-         20  50   10     96     2352    22.70   0.87
-          3  20  200    216    11772     1.14   0.87
-         10  20  200    216    11772     2.32   0.85
-          3  50  200    216    11772     3.59   0.79
+          3  20   10    176     7832     1.21   0.93
+         10  20   10    144     5256     2.59   0.95
+          3  50   10    120     3660     4.21   0.93
+         20  20   10    128     4160     4.13   0.86
+         10  50   10    112     3192    11.18   0.83
+          3  20  200    216    11772     1.13   0.87
+         10  20  200    216    11772     2.34   0.86
+         20  30   10    112     3192     7.55   0.76
+          3  50  200    216    11772     3.51   0.78
+         20  50  200    216    11772    20.08   0.77
 
-    Measured / estimate 0.79-1.00 (the M K^3 term fitted to 0). The corner's own T = 200
-    pairs (M = 20, K = 50) are not measured (its run was stopped unfinished). The thin ellipses
+    Measured / estimate 0.76-0.95 (0.79-1.00 before those changes; the M K^3 term fitted to
+    0), the audit corner's own T = 200 pairs (M = 20, K = 50) included. The thin ellipses
     ``pair_seconds`` was fitted on cost 2-3 times these contours' pairs (0.31-0.51 of it
     here); it stays for the covariate shift's chain (``chain_seconds``), whose pairs were not
     measured on real contours."""
@@ -85,29 +87,34 @@ def fedavg_chain_seconds(M, K, atoms, nodes, edges=None, one_point=None):
     ``edges`` (default EDGE_SOLVES) solves at EDGE_FIT, each fit c0 + a (c1 M K^2 + c2 M K^3)
     s (a = atoms / 2, at least 1). Fitted (relative least squares, non-negative, then raised
     by the largest measured / fitted, so that the estimate is at least every sample) on the
-    process CPU (OMP 1, a 2-core machine loaded by four other sessions, load 4-9) of
-    ``edges`` and ``solve_arc`` within the whole curves of the audit's federation
+    process CPU (OMP 1, a 2-core machine loaded by other sessions, load 4-10) of ``edges``
+    and ``solve_arc`` within the whole curves of the audit's federation
     (``benchmarks/bench_rounds_pairs.py``: spectrum two-point:0.25,4,0.5, eta at 0.9 of the
-    stability edge, rounds 0, 1, 10, T; one run each, 2026-11-27; at T = 10 both contours
-    follow the spectrum, one of ``nodes``; at T = 200 the one-point has 416)::
+    stability edge, rounds 0, 1, 10, T; one run each, 2026-11-27, after issue 29's corner
+    changes: each predictor on the factors of the last Newton step and ``solve_arc`` following
+    every 32nd node from above, ``chain_newton``; at T = 10 both contours follow the
+    spectrum, one of ``nodes``; at T = 200 the one-point has 416; the last row is the audit
+    corner itself, with its peak resident memory 2.7 GB)::
 
           M   K    T  nodes  edges s  /est.   arc s  /est.  whole s
-          3  20   10    176     5.32   0.82    1.69   0.94     15.6
-         10  20   10    144    12.95   0.86    3.81   0.96     31.1
-          3  50   10    120    27.22   0.88    7.74   1.00     51.2
-         20  20   10    128    22.81   0.84    6.09   0.91     47.3
-         10  50   10    112    70.09   0.73   21.29   0.91    127.5
-         20  30   10    112    49.54   0.80   11.71   0.83     87.2
-         20  50   10     96   189.12   0.99   34.35   0.86    278.0
-          3  20  200    216     5.80   0.90    5.40   0.84     24.7
-         10  20  200    216    14.10   0.94   16.40   0.94     57.9
-          3  50  200    216    27.90   0.90   38.00   0.93    108.4
+          3  20   10    176     5.10   0.83    1.00   1.00     15.8
+         10  20   10    144    10.40   0.84    1.80   0.97     25.9
+          3  50   10    120    24.70   0.95    3.10   0.99     43.4
+         20  20   10    128    19.10   0.90    2.50   0.85     39.0
+         10  50   10    112    57.00   0.73    8.20   0.91    101.2
+          3  20  200    216     5.40   0.88    2.80   0.78     21.7
+         10  20  200    216    10.90   0.88    6.80   0.84     45.3
+         20  30   10    112    40.90   0.85    5.10   0.87     70.3
+          3  50  200    216    23.50   0.91   13.50   0.82     78.5
+         20  50  200    216   153.40   1.00   82.60   0.82    473.0
 
-    Measured / estimate: edges 0.73-0.99, arcs 0.83-1.00 (the edges' scan classifies as many
-    points as the spectrum asks: M = 10, K = 50 fewer than the corner). The arcs were fitted
-    before (issue 29's "corner") to nodes / 2 + nodes solves at T = 10, where the route solved
-    nodes / 2: three times too cheap a solve, so T = 200 (316 solves at 216 nodes) measured
-    2.3-2.8 times that estimate. The pairs: ``fedavg_pair_seconds`` (0.31-0.51 of
+    Measured / estimate: edges 0.73-1.00, arcs 0.78-1.00 (the edges' scan classifies as many
+    points as the spectrum asks: M = 10, K = 50 fewer than the corner). Before those changes
+    (the previous fit, same federation and load): edges 5.32, 12.95, 27.22, 22.81, 70.09 s and
+    arcs 1.69, 3.81, 7.74, 6.09, 21.29 s on the first five rows, 5.80 / 5.40, 14.10 / 16.40 and
+    27.90 / 38.00 s on the T = 200 ones; the audit corner M = 20, K = 50, T = 200 estimated
+    761 s (pairs 309, arcs 262, edges 190: refused), now 563 s (309, 101, 153: accepted), and
+    measured 473 s (pairs 236, arcs 83, edges 153). The pairs: ``fedavg_pair_seconds`` (0.31-0.51 of
     ``pair_seconds``, fitted on thin ellipses, on these contours). End to end:
     ``benchmarks/bench_rounds_pairs.py``, ``benchmarks/bench_rounds_sigma_k_scaling.py
     --end-to-end``."""
@@ -128,8 +135,8 @@ def fitted(fit, M, K, atoms):
 #: ``fedavg_chain_seconds``: (scale, c0, c1, c2) of a pair (``fedavg_pair_seconds``), of a node
 #: solve of ``solve_arc`` and of one of the edges' EDGE_SOLVES.
 PAIR_FIT = (1.13, 6.13e-4, 4.52e-7, 0.0)
-ARC_FIT = (1.106, 4.93e-3, 8.76e-06, 1.228e-07)
-EDGE_FIT = (1.2, 0.00674, 6.13e-06, 5.58e-08)
+ARC_FIT = (1.146, 0.00456, 3.8e-06, 3.33e-08)
+EDGE_FIT = (1.157, 0.00848, 4.26e-06, 6.3e-08)
 #: The edges' cost in node solves when both are confirmed as folds (``pencil_edges``, step 5):
 #: the density scan (measured M = 10, K = 30: about 200 of them, 24 grid points; it grows with
 #: the points classified, up to 64 when the spectrum is a narrow band in the middle of the

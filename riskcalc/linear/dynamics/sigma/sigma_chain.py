@@ -34,7 +34,13 @@ unknowns).
    products per atom, and the cross-client coupling is the scalar c per atom. Newton's steps
    solve (I - J) dtau = -res by GMRES with this exact product (batched over nodes); the path
    (nodes followed down from far above them, Euler predictor dres_j/dz = E_H[s alpha_j w_j^T /
-   sigma^2]) is ``sigma_pencil``'s.
+   sigma^2]) is ``sigma_pencil``'s. The predictor of a stage solves with the eigenbasis
+   factors (``chain_basis``, step 5) of each node's last Newton step at the previous stage
+   (a Jacobian within Newton's last correction of the solution's: the predictor, a starting
+   point to 1e-3, is unchanged to that order), fresh ones only where no Newton step was
+   taken there: one eigendecomposition per node and stage fewer (``chain_newton``; measured
+   on a 64-node arc, M = 3, K = 20: 773 -> 533 node eigendecompositions, values within
+   7e-16).
 3. Two-point functions. ``sigma_pencil``'s linear system for Y_j = E_H[s Ghat12[r_j, r_j]]
    has the operator sum_k gamma_k E_H[s^2 Q2_kj^T Y_k Q1_kj], Q_kj = Chat_k Ghat[c_k, r_j] =
    delta_kj B_k + b'_k d_j^T (step 2's right factors), i.e. the form of step 2 with the left
@@ -45,12 +51,16 @@ unknowns).
    z2 running over the nodes and their conjugates, the values are symmetric: tau(Sigma G2 h
    G1) with h a function of S_j is its own transpose, so H(z1, z2) = H(z2, z1), and H(conj z1,
    conj z2) = conj H(z1, z2); ``symmetric`` solves the pairs (u, v), (u, conj v) with v >= u
-   only (half).
+   only (half), and the eigenbasis at conj u is the conjugate of that at u (one
+   eigendecomposition per upper node for both sides, against three).
 
-4. Contour nodes along the arc (``solve_arc``). Every eighth node of the ellipse's upper half
-   is followed down from far above it (``sigma_pencil``'s path, 25 stages); each other node
-   starts from its neighbour's solution (one Euler predictor step along the chord, then
-   Newton). The solution is analytic in the upper half plane and the ellipse stays there, and
+4. Contour nodes along the arc (``solve_arc``, ``chain_newton``). Every 32nd node of the
+   ellipse's upper half is followed down from far above it (``sigma_pencil``'s path, 25
+   stages: about 45 eigendecompositions per node against 3 along the arc); each other node
+   starts from its neighbour's solution and the factors of its last Newton step (one Euler
+   predictor step along the chord, then Newton). Every eighth node before: the arcs of the
+   audit corner (M = 20, K = 50, rounds up to 200: 316 node solves) then cost 40 paths from
+   above, 11 now. The solution is analytic in the upper half plane and the ellipse stays there, and
    neighbouring nodes are apart by at most about pi / 20 of their distance to the spectrum
    (0.45 of it at the ellipse's ends; ``fedavg._contour`` takes N >= 40 / t nodes, t the
    ellipse's parameter), so Newton's method starts close to the same branch; the branch check
@@ -77,29 +87,25 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, apply_xi, bilinear_sum,
-                                                         compress, eigen_factors, flat, gmres,
-                                                         lift, pair_factors, rows_product,
-                                                         side_factors, solve_xi, unflat,
-                                                         unsure_systems)
-from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL, SigmaPencil
+from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, apply_xi, batch_view,
+                                                         bilinear_sum, compress, eigen_factors,
+                                                         flat, gmres, lift, pair_factors,
+                                                         rows_product, side_factors, solve_xi,
+                                                         unflat, unsure_systems)
+from riskcalc.linear.dynamics.sigma.chain_newton import _NEWTON_GMRES, ArcSolves
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
-#: GMRES's tolerance within Newton's steps (inexact Newton: the residual test decides).
-_NEWTON_GMRES = 1e-8
-#: GMRES's tolerance for the Euler predictor (a starting point for Newton's steps).
-_PREDICTOR_GMRES = 1e-3
 #: Bytes of the pair factors and Krylov bases held at once by ``two_point``.
 _CHUNK_BYTES = 1.5e8
-#: ``solve_arc``: one node in this many followed down from far above, the others along the arc.
-_ARC_EVERY = 8
 #: Largest residual of a two-point system (relative to its right-hand side) taken from the
 #: eigenbasis solve (``chain_basis``, step 4); beyond, GMRES in the original coordinates.
 _RESIDUAL = 1e-10
 
 
-class ChainPencil(SigmaPencil):
+class ChainPencil(ArcSolves, SigmaPencil):
     """``SigmaPencil``'s pencil (same rows, columns, Chat) with Ghat held as the factors of the
-    module docstring (step 1) and the Newton and two-point systems solved by GMRES."""
+    module docstring (step 1) and the Newton and two-point systems solved by GMRES (the
+    Newton paths: ``chain_newton.ArcSolves``)."""
 
     #: ``pencil_edges.edges``: 2 points per bracket (each refinement about 3 times cheaper per
     #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
@@ -199,81 +205,12 @@ class ChainPencil(SigmaPencil):
         GMRES's tolerance where it gets there (an inexact Newton step elsewhere: the residual
         test decides), solved in the eigenbasis (``chain_basis``, step 5: X = V W S)."""
         rhs = fac["SC"] @ rhs @ fac["Sinv"]
-        N = rhs.shape[0]
+        view = batch_view(fac, rhs.shape[0])
 
         def apply(x, idx):
-            return apply_xi(self.gam, fac if idx.size == N else {k: f[idx] for k, f in
-                                                                 fac.items()}, x)
+            return apply_xi(self.gam, view(idx), x)
         xi, _ = gmres(apply, flat(*compress(fac, rhs / fac["Dg"])), tol=tol)
         return fac["V"] @ ((rhs - lift(self.gam, fac, *unflat(fac, xi))) / fac["Dg"]) @ fac["S"]
-
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve`` with Newton-Krylov steps (module docstring, step 2); the third
-        output is the dict of factors of ``ghat``."""
-        z = nodes(path[0])
-        failed = np.zeros(z.size, bool)
-        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
-        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
-            res, _, _ = self.residual(z, tau)
-            tau = tau - res
-            if np.max(np.abs(res)) <= 1e-15 * np.max(np.abs(tau)):
-                break           # at the rounding floor (a few ulps of tau)
-        hs = self.h * self.s
-        C = None                # with G: the pencil at (z, tau) once a stage has solved there
-        for t in path:
-            zn = nodes(t)
-            # The path's first stage (the start itself) has no step: no predictor (it would
-            # add exactly 0, after an eigendecomposition per node and client).
-            if np.any(zn != z):
-                if C is None:
-                    _, C, G = self.residual(z, tau)
-                fac = self._factors(C, G)
-                dres = np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
-                                 G["d"] / G["sigma"][..., None, None])
-                tau = tau + self._newton(fac, -dres * (zn - z)[:, None, None, None],
-                                         _PREDICTOR_GMRES)
-            z = zn
-            for it in range(_NEWTON_ITER):
-                res, C, G = self.residual(z, tau)
-                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
-                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
-                if not act.any():
-                    break
-                if tolerant and it == _NEWTON_ITER - 1:
-                    failed |= act
-                    break
-                # Exact Newton steps (chord steps every 2 or 3: more steps, the same time).
-                fac = self._factors(C[act], {k: v[act] for k, v in G.items()})
-                tau[act] = tau[act] - self._newton(fac, res[act])
-            else:
-                raise SolverError("rounds limit with a spectrum and local steps: Newton's "
-                                  f"method on the chain pencil did not converge (t = {t:.3g})")
-        if C is None:
-            res, C, G = self.residual(z, tau)
-        g00 = np.einsum("a,na->n", hs, 1.0 / G["sigma"])
-        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
-                              "left the physical branch")
-        return (tau, C, G, failed) if tolerant else (tau, C, G)
-
-    def solve_arc(self, z, ys, every=_ARC_EVERY):
-        """(tau, Chat, Ghat) at the nodes z (N,) of an arc in the upper half plane, ordered
-        along it: every ``every``-th node followed down from z + i ys[0] through ys (as
-        ``solve``), the others continued from their neighbour on the arc (module docstring,
-        step 4)."""
-        N = z.size
-        idx = np.arange(0, N, every)
-        tau = np.empty((N, self.M, self.K, self.K), complex)
-        tau[idx] = self.solve(lambda y: z[idx] + 1j * y, list(ys))[0]
-        for o in range(1, every):
-            nxt = idx + o
-            nxt = nxt[nxt < N]
-            if nxt.size == 0:
-                break
-            z0, z1 = z[nxt - 1], z[nxt]
-            tau[nxt] = self.solve(lambda t: z0 + t * (z1 - z0), [0.0, 1.0],
-                                  tau0=tau[nxt - 1])[0]
-        return self.solve(lambda t: z, [0.0], tau0=tau)
 
     def _rows(self, G, W):
         """(W^T Ghat[:, r_j], W^T Ghat[:, 0]) for rows W (m, n): (N, atoms, m, M, K), (N,
@@ -346,8 +283,15 @@ class ChainPencil(SigmaPencil):
         lam = np.stack([hs, self.h])
         w2 = self.h * self.s ** 2
         # The eigenbasis of the local steps (``chain_basis``): GMRES on W, X = S_v^T W S_u.
-        Dv, alv, epv, SvT, Sv = side_factors(G2, C2, self.s, left=True)
-        Du, beu, deu, SuT, Su = side_factors(G1, C1, self.s, left=False)
+        # With ``symmetric`` the nodes v are the nodes u and their conjugates: one
+        # eigendecomposition per node u serves both sides (conjugated at conj u).
+        eig = eigen_factors(C1, K) if symmetric else None
+        Du, beu, deu, SuT, Su = side_factors(G1, C1, self.s, left=False, eig=eig)
+        if symmetric:
+            Dv, alv, epv, SvT, Sv = (np.concatenate([x, x.conj()]) for x in side_factors(
+                G1, C1, self.s, left=True, eig=eig))
+        else:
+            Dv, alv, epv, SvT, Sv = side_factors(G2, C2, self.s, left=True)
         facs = []
         for c, W, V in (f[:3] for f in couplings):
             c, W, V = (np.asarray(x, float) for x in (c, W, V))
@@ -362,7 +306,8 @@ class ChainPencil(SigmaPencil):
         # largest and smallest singular values of S per node and client (the residual bound).
         Sq2 = np.einsum("nmkl,naml->namk", Sv, G2["b"] / G2["sigma"][..., None, None])
         Sq1 = np.einsum("nmkl,naml->namk", Su, G1["b"] / G1["sigma"][..., None, None])
-        sv_v, sv_u = (np.linalg.svd(S, compute_uv=False) for S in (Sv, Su))
+        sv_u = np.linalg.svd(Su, compute_uv=False)
+        sv_v = np.concatenate([sv_u, sv_u]) if symmetric else np.linalg.svd(Sv, compute_uv=False)
         sv_v, sn_v, sv_u, sn_u = sv_v[..., 0], sv_v[..., -1], sv_u[..., 0], sv_u[..., -1]
         out = np.zeros((nf, 2, N1, N2), complex)
         # Per pair: its systems' arrays in the basis (about twelve M K^2 each), the rows at both

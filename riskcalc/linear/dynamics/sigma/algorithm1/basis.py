@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.chain_basis import (apply_xi, compress, flat, gmres, lift,
-                                                         pair_factors, solve_xi, unflat)
+from riskcalc.linear.dynamics.sigma.chain_basis import (apply_xi, batch_view, compress, flat,
+                                                         gmres, lift, pair_factors, solve_xi,
+                                                         unflat)
 
 
 def eigenbasis(pen, G, C):
@@ -90,10 +91,10 @@ def newton(pen, G, rhs, tol):
                      (D, np.einsum("nmkl,naml->namk", Rinv, G["b"]),
                       -np.einsum("nmlk,naml->namk", R, G["d"])))
     Ct = Pinv @ rhs @ R
-    N = rhs.shape[0]
+    view = batch_view(F, rhs.shape[0])
 
     def apply(x, idx):
-        return apply_xi(pen.gam, F if idx.size == N else {k: f[idx] for k, f in F.items()}, x)
+        return apply_xi(pen.gam, view(idx), x)
     xi, ok = gmres(apply, flat(*compress(F, Ct * F["iDg"])), tol=tol)
     X = P @ ((Ct - lift(pen.gam, F, *unflat(F, xi))) * F["iDg"]) @ Rinv
     return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))

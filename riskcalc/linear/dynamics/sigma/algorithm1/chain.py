@@ -73,6 +73,7 @@ class Alg1Chain(ChainPencil):
     ``solve``'s ``check``."""
 
     what = "Algorithm 1 with local steps and a spectrum (chain route)"
+    arc_factors = False         # its ``solve`` keeps no eigenbasis factors (``solve_arc``)
 
     def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
                  zcheck=False):
@@ -398,4 +399,3 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                             np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
     return H, cross, None
-

@@ -141,6 +141,12 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
         H, uniform signal directions.
     """
     dense = route == "dense" or (route == "auto" and len(gam) * K * K <= DENSE_UNKNOWNS)
+    # Stability first: a diverging call is refused for its step size, not for its time.
+    top = stable_top(spectrum.atoms, spectrum.weights, gam)
+    if K >= 2 and np.any(eta * top > 2.0):
+        raise ValueError("step_size: local gradient descent diverges on a client under the "
+                         f"spectrum (step_size times the top of its sample spectrum = "
+                         f"{eta * top.max():.4g} > 2)")
     if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
         t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
         _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max,
@@ -149,11 +155,6 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
                                                   eta, K)
     if not dense:       # ``pencil_curves``' memory check with the fewest nodes, before the edges
         _memory(pen, 2 * t_max + 16, t_max + 16)
-    top = stable_top(spectrum.atoms, spectrum.weights, gam)
-    if K >= 2 and np.any(eta * top > 2.0):
-        raise ValueError("step_size: local gradient descent diverges on a client under the "
-                         f"spectrum (step_size times the top of its sample spectrum = "
-                         f"{eta * top.max():.4g} > 2)")
     # Block coefficients (sigma_pencil, step 3): q(S_j) G_00 = sum_b v_j[b] G_(b, 0) with
     # v_j = e_0 - e_(j,K); (q / s)(S_j) = eta sum_(k<K) A_j^k from wn_j on the transposed side.
     last = pen.rows[:, -1]
