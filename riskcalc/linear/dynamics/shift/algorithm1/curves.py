@@ -35,8 +35,9 @@ Scope: a real spectrum (the complex case, odd K above 1 / (L + lam) with g lam >
 refused): the dense pencil for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``, its chain structure
 beyond (``shift.algorithm1.chain``, within the time estimate of ``shift.algorithm1.cost``,
 checked before the edge scans); personalization after round T: ``shift.algorithm1.personalize``
-on the dense route, ``shift.algorithm1.personalize_chain`` on the chain route (the curves'
-``personalize``, their contour and solve reused). Checks (``tests/test_rounds_shift_
+on the dense route, ``shift.algorithm1.personalize_chain`` on the chain route and on the dense
+route's contour beyond M (K + k)^2 = 200 (the curves' ``personalize``, their contour and solve
+reused). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -59,6 +60,7 @@ from riskcalc.linear.dynamics.shift.algorithm1.personalize_chain import (
 from riskcalc.linear.dynamics.shift.pencil import client_ends
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
+from riskcalc.linear.dynamics.sigma.algorithm1.couplings import solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
@@ -155,7 +157,26 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
     # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
     cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
     return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
-                   partial(shift_alg1_personalized, solved=(c, C, G)))
+                   partial(_dense_personalized, solved=(c, C, G)))
+
+
+def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops, *, solved,
+                        **kind):
+    """The dense route's personalization: ``shift_alg1_personalized`` for M (K + k_b)^2 <=
+    ``MAX_UNKNOWNS`` (RTFA: k_b = 1), beyond it ``shift_alg1_personalized_chain`` on this
+    contour (the base re-solved on the chain pencil there, ``solved_couplings``). Measured
+    (outside the suite): K = 2, FTFA 9 steps of 0.03 (M (K + k)^2 = 242) on the anti-aligned
+    federation of ``tests/test_rounds_shift_alg1_personalize.py``, T = 0, 1, 3, 10, within
+    0.35 (d = 200) and 0.37 (d = 400) of 4 s.e. + 1 / d of ``simulate_rounds(personalize=...)``
+    (6 designs), a nearly aligned federation's prediction up to 7 and 20 such bands away."""
+    args = (gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops)
+    kb = kind.get("k") if kind["kind"] == "ftfa" else 1
+    if gam.size * (K + kb) ** 2 <= MAX_UNKNOWNS:
+        return shift_alg1_personalized(*args, solved=solved, **kind)
+    c = solved[0]
+    pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
+    C, _, couplings, _ = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
+    return shift_alg1_personalized_chain(*args, solved=(c, C, couplings), **kind)
 
 
 def _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h):
