@@ -104,29 +104,42 @@ def chain_moments(own, C, G, gam, r, sigma, p, signal, start, noise_inf):
     WN[:, 1:own.last + 1] = own.eta
     minus0 = np.zeros(own.n)
     minus0[0] = -1.0
-    noise, ones, diag = sigma ** 2 * gam, np.ones(M), np.arange(M)
-    # Client i's block (own, own) in its metric h v_i: the (metric i, block 1 + i) entries.
-    Hd = own.two_point((C[:N], {k: v[:N] for k, v in G.items()}), [
+    noise, ones = sigma ** 2 * gam, np.ones(M)
+    Hd = own_blocks(own, (C[:N], {k: v[:N] for k, v in G.items()}), [
         [(r ** 2, AU, AU, False)],
         [(noise / 2, AU, WN, False), (noise / 2, WN, AU, False)],
-        [([signal ** 2], minus0, minus0, True)]], hv)[:, diag, 1 + diag]   # (3, M, N, 2 N)
-    Hs = own.two_point((C, G), [
+        [([signal ** 2], minus0, minus0, True)]], hv)                      # (3, M, N, 2 N)
+    Hs = own_blocks(own, (C, G), [
         [(2 * r ** 2, start, AU, False)],
         [(noise, start, WN, False), (noise, (-noise_inf, 0.0), AU, False)],
         [(2 * signal ** 2 * ones, start, (np.zeros((M, nb)), -ones), False)],
         [(signal ** 2 + r ** 2, start, start, False)],
-        [(noise, start, (-noise_inf, 0.0), False)]], hv, columns=[N])[..., 0][:, diag, 1 + diag]
+        [(noise, start, (-noise_inf, 0.0), False)]], hv, columns=[N])[..., 0]
     Hall = np.zeros((M, 8, N + 1, 2 * N + 1), complex)
     Hall[:, :3, :N, :2 * N] = Hd.transpose(1, 0, 2, 3)
     Hall[:, 3:6, :, -1] = Hs[:3].transpose(1, 0, 2)
     Hall[:, 6:, -1, -1] = Hs[3:, :, N].T
-    # tau(Sigma_i Y(wn_i)) on the model's row: E[v_i ((D_i^-1 wn_i)[own] - u_i[own] y0_i)] (step
-    # 3), the rounds' noise at the upper nodes, the model's own at infinity.
-    traces = []
-    for sl, W in ((slice(None, N), WN), (slice(N, None), noise_inf)):
-        _, S, y0 = own._vectors({k: v[sl] for k, v in G.items()}, W, False)
-        traces.append(np.einsum("ia,nai->in", hv, S - G["u"][sl][..., own.own] * y0))
-    return Hall, np.concatenate(traces, axis=1)
+    # tau(Sigma_i Y(wn_i)) on the model's row (step 3), the rounds' noise at the upper nodes,
+    # the model's own at infinity.
+    return Hall, np.concatenate([model_traces(own, {k: v[:N] for k, v in G.items()}, WN, hv),
+                                 model_traces(own, {k: v[N:] for k, v in G.items()}, noise_inf,
+                                              hv)], axis=1)
+
+
+def own_blocks(own, one, couplings, hv, columns=None):
+    """``own.two_point`` (``ShiftAlg1Chain``'s) of ``couplings`` at the nodes of ``one`` =
+    (Chat, Ghat), client i's block (``own.own``, ``own.own``) in its metric ``hv[i]`` (module
+    docstring, step 2): (len(couplings), M, N, 2 N or len(columns))."""
+    diag = np.arange(own.M)
+    return own.two_point(one, couplings, hv, columns=columns)[:, diag, 1 + diag]
+
+
+def model_traces(own, G, W, hv):
+    """tau(Sigma_i Y(w_i)) on the model's row (``own.own``): E[v_i ((D_i^-1 w_i)[own] - u_i[own]
+    y0_i)] in client i's metric ``hv[i]`` (module docstring, step 3) at the nodes of G, W (M,
+    nb): (M, nodes)."""
+    _, S, y0 = own._vectors(G, W, False)
+    return np.einsum("ia,nai->in", hv, S - G["u"][..., own.own] * y0)
 
 
 def double_contour(c):

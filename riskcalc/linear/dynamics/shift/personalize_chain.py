@@ -18,6 +18,8 @@ rows, its metric h v_i). Here, as ``shift.own_chain`` holds ``shift.own``'s penc
    ``Alg1Chain.ghat`` takes (``lr``, ``lc``): the Schur complement of
    ``sigma.algorithm1.chain`` (step 1) with client j's v_j(a) on its rows
    (``shift.algorithm1.chain``, step 1). The model is read at f_i (``own``).
+   ``PersonalShiftChain`` appends these blocks to any base layout (``shift.algorithm1.
+   personalize_chain``: Algorithm 1's, z kept on its state s_j, ``zat``).
 2. Fixed point. ``shift.personalize``, step 2: tau_j is block lower triangular, its base block
    the contour's (from Chat: tau = (Chat^-1 - E^-1) / gamma), tau_new from the chain alone
    (RTFA: ``shift.personalize._rtfa_tau``), tau_cross = 0 as Newton's start; Newton's
@@ -41,9 +43,12 @@ with M (K + k_b)^2 unknowns. Checks (``tests/test_rounds_shift_own_chain.py``): 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from riskcalc.linear.dynamics.personalize import ftfa_stability
+from riskcalc.linear.dynamics.shift.algorithm1.chain import ShiftAlg1Chain
 from riskcalc.linear.dynamics.shift.own_chain import (OwnShiftChain, chain_guard, chain_moments,
                                                       double_contour)
 from riskcalc.linear.dynamics.shift.personalize import _rtfa_tau
@@ -51,25 +56,27 @@ from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.personalize_sigma import PersonalPencil
 
 
-class PersonalShiftChain(OwnShiftChain):
+class PersonalShiftChain(ShiftAlg1Chain):
     """The personalization's extended pencil held as ``Alg1Chain``'s factors (module docstring,
-    step 1), from covariate shift's chain pencil ``base``: ``kind`` "ftfa" (``k`` steps of
-    size ``eta2``, one per client) or "rtfa" (``lam2``)."""
+    step 1), from ``layout``: a chain pencil of covariate shift whose client blocks the new
+    chain follows (FedAvg: ``OwnShiftChain``; Algorithm 1: ``ShiftAlg1Chain`` itself, its
+    blocks s_j, c_j, (j,1..K), z on s_j), its ``eta`` on the base rows; ``kind`` "ftfa" (``k``
+    steps of size ``eta2``, one per client) or "rtfa" (``lam2``)."""
 
     what = "personalization after round T under covariate shift (chain route)"
     chat = PersonalPencil.chat
 
-    def __init__(self, base, kind, k=None, eta2=None, lam2=None):
-        super().__init__(base)
-        Kb, M = base.K, base.M
+    def __init__(self, layout, kind, k=None, eta2=None, lam2=None):
+        self.__dict__.update(vars(layout))
+        Kb, M, nb = layout.K, layout.M, layout.nb
         kn = k if kind == "ftfa" else 1
-        self.K, self.nb = Kb + kn, Kb + kn + 2
+        self.K, self.nb = Kb + kn, nb + kn + 1
         self.n = 1 + M * self.nb
-        root = Kb + 1                                                  # (j,0')
+        root = nb                                                      # (j,0')
         new_rows = root + 1 + np.arange(kn)
         new_cols = new_rows - 1 if kind == "ftfa" else new_rows
         D0 = np.zeros((self.nb, self.nb))
-        D0[:Kb + 1, :Kb + 1] = self.D0                                 # OwnChain's
+        D0[:nb, :nb] = layout.D0
         D0[root, root] = -1.0
         if kind == "ftfa":
             D0[new_rows, new_cols] = 1.0
@@ -79,19 +86,46 @@ class PersonalShiftChain(OwnShiftChain):
             D0[new_rows, new_rows] = -lam2
         self.D0 = D0
         self.col = np.zeros(self.nb)
-        self.col[[0, root]] = 1.0
+        self.col[:nb] = layout.col
+        self.col[root] = 1.0
         self.lr = np.concatenate([self.lr, new_rows])
         self.lc = np.concatenate([self.lc, new_cols])
-        self.own, self.root = int(new_rows[-1]) if kn else root, root
+        # z stays on the layout's block (``zlocal``: Algorithm 1's state); the model is f_i.
+        self.zat, self.own, self.root = layout.own, int(new_rows[-1]) if kn else root, root
         e2 = np.broadcast_to(-eta2 if kind == "ftfa" else -1.0, (M,))
-        self.e = np.concatenate([np.full((M, Kb), -base.eta), np.repeat(e2[:, None], kn, 1)],
+        self.e = np.concatenate([np.full((M, Kb), -layout.eta), np.repeat(e2[:, None], kn, 1)],
                                 axis=1)
         self.noise = np.zeros((M, self.nb))                            # wn'_i
         self.noise[:, new_rows] = -e2[:, None] if kind == "ftfa" else 1.0
 
+    def ghat(self, x, C):
+        """``Alg1Chain.ghat`` with z on the layout's block ``zat`` (where ``zlocal``) and its
+        factor f read at the model f_i (``own``)."""
+        G = ShiftAlg1Chain.ghat(SimpleNamespace(**{**vars(self), "own": self.zat,
+                                                   "client_atoms": self.client_atoms}), x, C)
+        G["f"] = np.einsum("nmlk,naml->namk", C, G["Di"][..., self.own, self.lr])
+        return G
+
     def _newton_basis(self, G, rhs, tol):
         """Every node to ``_newton_x`` (module docstring, step 2)."""
         return np.empty_like(rhs), np.zeros(rhs.shape[0], bool)
+
+
+def personal_chain_solve(pen, layout, x, C, gam, kind, k=None, eta2=None, lam2=None):
+    """(ext, Chat, Ghat) of the personalization's extended pencil ``ext`` (``PersonalShiftChain``
+    on ``layout``) at the nodes x, the last at infinity, from the base chain pencil ``pen``'s
+    Chat ``C`` at the others (module docstring, step 2: the base block of tau from Chat = -eta
+    (I - gamma eta tau)^-1, tau_new (RTFA), tau_cross = 0; Newton from there)."""
+    M, Kb = pen.M, pen.K
+    ext = PersonalShiftChain(layout, kind, k, eta2, lam2)
+    _, Cb, _ = pen.solve(lambda t: x[-1:], [0.0])
+    Cbase = np.concatenate([C, Cb])
+    tau0 = np.zeros((x.size, M, ext.K, ext.K), complex)
+    tau0[:, :, :Kb, :Kb] = (np.linalg.inv(Cbase) + np.eye(Kb) / pen.eta) / gam[:, None, None]
+    if kind == "rtfa":
+        tau0[:, :, Kb, Kb] = _rtfa_tau(pen.V, pen.h, gam, lam2)[None, :]
+    _, C1, G1 = ext.solve(lambda t: x, [0.0], check=False, tau0=tau0)
+    return ext, C1, G1
 
 
 def personalized_shift_chain(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, k=None,
@@ -106,21 +140,12 @@ def personalized_shift_chain(pen, c, tops, gam, r, sigma, p, signal, rounds, *, 
     M, Kb, z = pen.M, pen.K, c["z2"]
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
         eta2 = np.where(ftfa_stability(gam, k, eta2, top=tops)[1], 1.0 / tops, eta2)
-    ext = PersonalShiftChain(pen, kind, k, eta2, lam2)
-    chain_guard(M, ext.K, pen.h.size, z.size, c["z"].size * 2,
+    chain_guard(M, Kb + (k if kind == "ftfa" else 1), pen.h.size, z.size, c["z"].size * 2,
                 f"personalization ({kind.upper()}) with local_steps = {Kb}"
                 + (f" and steps = {k}" if kind == "ftfa" else ""))
     big = np.array([1e13 * (1.0 + c["b"])], complex)
-    x = np.concatenate([z, big])
-    _, Cb, _ = pen.solve(lambda t: big, [0.0])
-    Cbase = np.concatenate([c["one2"][0], Cb])
-    # Step 2: the base block of tau from Chat = -eta (I - gamma eta tau)^-1, tau_new (RTFA),
-    # tau_cross = 0.
-    tau0 = np.zeros((x.size, M, ext.K, ext.K), complex)
-    tau0[:, :, :Kb, :Kb] = (np.linalg.inv(Cbase) + np.eye(Kb) / pen.eta) / gam[:, None, None]
-    if kind == "rtfa":
-        tau0[:, :, Kb, Kb] = _rtfa_tau(pen.V, pen.h, gam, lam2)[None, :]
-    _, C, G = ext.solve(lambda t: x, [0.0], check=False, tau0=tau0)
+    ext, C, G = personal_chain_solve(pen, OwnShiftChain(pen), np.concatenate([z, big]),
+                                     c["one2"][0], gam, kind, k, eta2, lam2)
     start = np.zeros((M, ext.nb))
     start[:, ext.root] = 1.0                                 # e_(i,0')
     Hall, traces = chain_moments(ext, C, G, gam, r, sigma, p, signal, start, ext.noise)

@@ -173,7 +173,8 @@ def shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c):
     """The two-point functions H (M + 1 models, 3, M + 1 metrics, N + 1, 2 N + 1) and the
     single-contour terms (metric l, model m, target k, N + 1) of ``shift.algorithm1.curves``
     (its dense route's shapes) through the chain pencil (module docstring) on the contour ``c``
-    (``shift.algorithm1.curves._contour``), at the upper nodes z (N,) and z = 1."""
+    (``shift.algorithm1.curves._contour``), at the upper nodes z (N,) and z = 1, and (Chat
+    there, the couplings) for the personalization (``shift.algorithm1.personalize_chain``)."""
     M = gam.size
     pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
     C, G, couplings, au = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
@@ -188,4 +189,4 @@ def shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c):
                             np.einsum("la,nam->lmn", hV, S)[:, :, None, :]
                             * np.eye(M)[None, :, :, None]
                             - np.einsum("la,nam,nak->lmkn", hV, G["u"][..., 0], y0)], axis=1)
-    return H, cross
+    return H, cross, (C, couplings)

@@ -35,7 +35,9 @@ Scope: a real spectrum (the complex case, odd K above 1 / (L + lam) with g lam >
 refused): the dense pencil for M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``, its chain structure
 beyond (``shift.algorithm1.chain``, within the time estimate of ``shift.algorithm1.cost``,
 checked before the edge scans); personalization after round T: ``shift.algorithm1.personalize``
-(the curves' ``personalize``; the dense route's only). Checks (``tests/test_rounds_shift_
+on the dense route, ``shift.algorithm1.personalize_chain`` on the chain route and on the dense
+route's contour beyond M (K + k)^2 = 200 (the curves' ``personalize``, their contour and solve
+reused). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -53,9 +55,12 @@ from riskcalc.linear.dynamics.shift.algorithm1.chain import ShiftAlg1Chain, shif
 from riskcalc.linear.dynamics.shift.algorithm1.cost import memory_check, shift_alg1_affordable
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
+from riskcalc.linear.dynamics.shift.algorithm1.personalize_chain import (
+    shift_alg1_personalized_chain)
 from riskcalc.linear.dynamics.shift.pencil import client_ends
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense_vectors
+from riskcalc.linear.dynamics.sigma.algorithm1.couplings import solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
@@ -152,13 +157,32 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
     # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
     cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
     return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
-                   (c, C, G))
+                   partial(_dense_personalized, solved=(c, C, G)))
+
+
+def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops, *, solved,
+                        **kind):
+    """The dense route's personalization: ``shift_alg1_personalized`` for M (K + k_b)^2 <=
+    ``MAX_UNKNOWNS`` (RTFA: k_b = 1), beyond it ``shift_alg1_personalized_chain`` on this
+    contour (the base re-solved on the chain pencil there, ``solved_couplings``). Measured
+    (outside the suite): K = 2, FTFA 9 steps of 0.03 (M (K + k)^2 = 242) on the anti-aligned
+    federation of ``tests/test_rounds_shift_alg1_personalize.py``, T = 0, 1, 3, 10, within
+    0.35 (d = 200) and 0.37 (d = 400) of 4 s.e. + 1 / d of ``simulate_rounds(personalize=...)``
+    (6 designs), a nearly aligned federation's prediction up to 7 and 20 such bands away."""
+    args = (gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops)
+    kb = kind.get("k") if kind["kind"] == "ftfa" else 1
+    if gam.size * (K + kb) ** 2 <= MAX_UNKNOWNS:
+        return shift_alg1_personalized(*args, solved=solved, **kind)
+    c = solved[0]
+    pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
+    C, _, couplings, _ = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
+    return shift_alg1_personalized_chain(*args, solved=(c, C, couplings), **kind)
 
 
 def _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h):
     """``shift_alg1_curves`` through the chain pencil (``shift.algorithm1.chain``): its time
     estimate before the edges (``shift.algorithm1.cost``), the same curves; personalization
-    after the rounds is the dense route's only (refused here)."""
+    after the rounds through ``shift.algorithm1.personalize_chain``."""
     M = gam.size
     scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
     t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
@@ -167,16 +191,17 @@ def _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h):
     c = _contour(gam, p, lam, eta, K, g, rounds, V, h, pencil=ShiftAlg1Chain)
     shift_alg1_affordable(M, K, h.size, c["n"], c["t_max"], scans)
     mem = memory_check(M, K, h.size, c["n"], c["n"] <= c["t_max"] + 24)
-    H, cross = shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V, h, c)
+    H, cross, (C, couplings) = shift_chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, V,
+                                                 h, c)
     return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
-                   None)
+                   partial(shift_alg1_personalized_chain, solved=(c, C, couplings)))
 
 
-def _finish(H, cross, c, mem, setting, V, h, solved):
+def _finish(H, cross, c, mem, setting, V, h, personal):
     """The curves' dict from the two-point functions H (models, 3, metrics, N + 1, 2 N + 1)
     and the single-contour terms ``cross`` (metric, model, target, N + 1) (module docstring,
-    step 2); ``solved`` = (contour, Chat, Ghat) of the dense route (personalization), or
-    None."""
+    step 2); ``personal``: the route's personalization (``shift_alg1_personalized`` or
+    ``shift_alg1_personalized_chain`` with its solve)."""
     gam, r, sigma, p, signal, lam, eta, K, g, rounds = setting
     M, z, n = gam.size, c["z"], c["n"]
     Es = V @ h
@@ -202,13 +227,9 @@ def _finish(H, cross, c, mem, setting, V, h, solved):
 
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model
-        (``shift.algorithm1.personalize``; this contour and solve reused)."""
-        if solved is None:
-            raise ValueError(f"local_steps: personalization after Algorithm 1's rounds under "
-                             f"covariate shift solves the dense pencil (M K^2 <= {MAX_UNKNOWNS}"
-                             f"; here {M * K * K}); give fewer local_steps or clients")
-        return shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h,
-                                       tops, solved, **kind)
+        (``shift.algorithm1.personalize`` or ``personalize_chain``; this contour and solve
+        reused)."""
+        return personal(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops, **kind)
     personalize.tops = tops         # FTFA's stability per client (``RoundsLimit``)
     return {"bias": bias, "variance": var, "distance": rows[0]["distance"], "local": local,
             "personalize": personalize, **extra}

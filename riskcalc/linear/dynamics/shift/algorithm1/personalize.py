@@ -15,7 +15,8 @@ from the base solution with the new blocks' tau from client j's own spectrum (RT
 Marchenko-Pastur equation at -lam' under H_j).
 
 Scope: FTFA steps that converge on every client (step_size times the top of its sample
-spectrum under its own covariance < 2), the dense pencils' sizes of the shared route.
+spectrum under its own covariance < 2), the dense pencils' sizes of the shared route (the
+curves' chain route: ``shift.algorithm1.personalize_chain``).
 """
 
 from __future__ import annotations
@@ -67,13 +68,10 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
     (``shift.algorithm1.curves``)."""
     M = gam.size
     personal_unknowns(M, K, kind, k)
-    if kind == "ftfa" and not np.all(ftfa_stability(gam, k, eta2, top=tops)[0]):
-        raise ValueError("step_size: FTFA's steps diverge on a client under its covariance "
-                         "(step_size times the top of its sample spectrum >= 2): not covered "
-                         "under covariate shift; give step_size < 2 / top")
+    ftfa_check(kind, gam, k, eta2, tops)
     c, C, G = solved
     pen = ShiftAlg1Pencil(V, c["pooled"], h, gam, p, lam, eta, K, g)
-    z, w, N = c["z"], c["w"], c["z"].size
+    z, N = c["z"], c["z"].size
     ext = ShiftPersonalPencil(pen, -eta, kind, k, eta2, lam2)
     extt = ShiftPersonalPencil(pen, -eta, kind, k, eta2, lam2, transposed=True)
     personal_guard(ext, k, kind, N + 2)
@@ -95,12 +93,29 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
     H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
                        (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
                        personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal), h * V)
-    H = H.reshape(M, 7, M, N + 2, 2 * N + 2)
-    q = quadrature(z, w, rounds, c["finite"])
+    H = H.reshape(M, 7, M, N + 2, 2 * N + 2)[np.arange(M), :, np.arange(M)]
     # Client i's couplings in its own metric h v_i (module docstring).
-    parts = [personal_parts(H[i, :, i], q, N, sigma[i] ** 2 * gam[i],
-                            np.einsum("a,ab,b->", h * V[i], G1[-1, :, ext.last[i], :],
-                                      ext.noise[i])) for i in range(M)]
+    inf_trace = np.array([np.einsum("a,ab,b->", h * V[i], G1[-1, :, ext.last[i], :],
+                                    ext.noise[i]) for i in range(M)])
+    return personal_risks(H, inf_trace, c, gam, r, sigma, p, signal, rounds, V, h)
+
+
+def ftfa_check(kind, gam, k, eta2, tops):
+    """ValueError when FTFA's steps diverge on a client under its covariance (the scope)."""
+    if kind == "ftfa" and not np.all(ftfa_stability(gam, k, eta2, top=tops)[0]):
+        raise ValueError("step_size: FTFA's steps diverge on a client under its covariance "
+                         "(step_size times the top of its sample spectrum >= 2): not covered "
+                         "under covariate shift; give step_size < 2 / top")
+
+
+def personal_risks(H, inf_trace, c, gam, r, sigma, p, signal, rounds, V, h):
+    """(bias, variance) over the rounds from client i's seven two-point functions H[i] (M, 7,
+    N + 2, 2 N + 2; ``personal_parts``' layout) in its metric h v_i and its tau(Sigma_i
+    Y_inf(wn'_i)) ``inf_trace[i]``, on the contour ``c``, settled as the curves."""
+    N = c["z"].size
+    q = quadrature(c["z"], c["w"], rounds, c["finite"])
+    parts = [personal_parts(H[i], q, N, sigma[i] ** 2 * gam[i], inf_trace[i])
+             for i in range(gam.size)]
     bias, var = np.array([b for b, _ in parts]), np.array([v for _, v in parts])
     big = np.isfinite(rounds) & (rounds > c["over"])
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
