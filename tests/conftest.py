@@ -197,6 +197,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_advise_shift_gradient.py", "test_advise_shift_gradients.py", "test_logistic_advise.py",
     "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
     "test_rounds_sigma_kbig.py", "test_rounds_shift_alg1_chain.py", "test_advise_uncertainty.py",
+    "test_rounds_sigma_personal_joint.py",
     "test_rounds_shift_alg1.py", "test_cli_fuzz.py", "test_alg1_complex.py",
     "test_rounds_sigma_own_chain.py", "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py",
     "test_extension.py", "test_advise_shift.py", "test_alg1_large_step_sigma.py",

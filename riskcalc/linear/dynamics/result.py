@@ -102,7 +102,8 @@ class RoundsLimit:
         personalize_chain`` beyond M (K + k)^2 = 200);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
-        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; under
+        local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; beyond M (K +
+        k)^2 = 200 covariate shift's chain route with one covariance type; under
         covariate shift, Algorithm 1 with finite local_steps only:
         ``riskcalc.linear.dynamics.shift.algorithm1.personalize``).
 
@@ -155,19 +156,53 @@ class RoundsLimit:
                                            p["sigma"])
         return self._cache[name]
 
+    def _personalized_joint(self, kw, spectrum):
+        """(bias, variance) of ``personalized_risk`` (FedAvg; Algorithm 1 with finite K) under a
+        shared spectrum beyond the extended pencil's M (K + k_b)^2 = 200 unknowns, which
+        ``personalize_sigma`` and ``sigma.algorithm1.personalize`` refuse: covariate shift's
+        route (``shift.curves`` / ``shift.algorithm1.curves`` and their chain personalizations)
+        with every client of the one covariance type, where its pencils are the shared
+        spectrum's (``tests/test_rounds_sigma_personal_joint.py`` checks it against the shared
+        routes below the threshold). The curves are solved again on that route's contour."""
+        from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
+        from riskcalc.linear.dynamics.shift.curves import shift_k_curves
+        from riskcalc.linear.engine.joint_spectrum import JointSpectrum
+
+        par = self.params
+        gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
+        joint = JointSpectrum(spectrum.weights, spectrum.atoms[None, :],
+                              np.zeros(gam.size, int))
+        p, K = weight_vector(par["weights"], gam), int(par["local_steps"])
+        if self.method == "fedavg":
+            out = shift_k_curves(gam, rr, sig, p, par["signal"], par["step_size"], K,
+                                 par["global_step"], self.rounds, joint)
+        else:
+            out = shift_alg1_curves(gam, rr, sig, p, par["signal"], par["lam"],
+                                    par["step_size"], K, par["global_step"], self.rounds, joint)
+        with beyond_floats():
+            return out["personalize"](kind=kw["personalization"], k=kw.get("steps"),
+                                      eta2=kw.get("step_size"), lam2=kw.get("lam"))
+
     def _personalized_sigma(self, kw):
         """(bias, variance) of ``personalized_risk`` under the shared spectrum of ``params``
         (``kw``: ``personalization_filter``'s description)."""
-        from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
+        from riskcalc.linear.dynamics.sigma.personalize_sigma import (MAX_UNKNOWNS,
+                                                                      personalized_sigma)
         from riskcalc.spectrum import Spectrum
 
+        par = self.params
+        spec = par.get("spectrum")
+        kb = kw["steps"] if kw["personalization"] == "ftfa" else 1
+        if (spec is not None and np.isfinite(par["local_steps"])
+                and len(par["gamma"]) * (par["local_steps"] + kb) ** 2 > MAX_UNKNOWNS):
+            return self._personalized_joint(
+                kw, Spectrum(spec["atoms"], weights=spec["weights"]))
         if self._personal is not None:      # the curves' own route (Algorithm 1, finite K; shift)
             with beyond_floats():
                 return self._personal(kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
-        par = self.params
         gam, rr, sig = (np.asarray(par[k], float) for k in ("gamma", "r", "sigma"))
-        spectrum = Spectrum(par["spectrum"]["atoms"], weights=par["spectrum"]["weights"])
+        spectrum = Spectrum(spec["atoms"], weights=spec["weights"])
         with beyond_floats():
             return personalized_sigma(
                 self.method, gam, rr, sig, weight_vector(par["weights"], gam), par["signal"],
