@@ -37,6 +37,8 @@ def test_joint_route_equals_algorithm1s_shared_pencil():
     bias, variance = res._personalized_joint({"personalization": "rtfa", "lam": 0.7}, spectrum)
     np.testing.assert_allclose(bias + variance, res.personalized_risk(lam=0.7), rtol=1e-10,
                                atol=0)
+    with pytest.raises(ValueError, match="FTFA's steps diverge on a client"):  # beyond 200
+        res.personalized_risk(steps=9, step_size=0.4)
 
 
 def test_beyond_the_pencil_takes_the_joint_route(monkeypatch):

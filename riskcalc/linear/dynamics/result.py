@@ -164,8 +164,10 @@ class RoundsLimit:
         with every client of the one covariance type, where its pencils are the shared
         spectrum's (``tests/test_rounds_sigma_personal_joint.py`` checks it against the shared
         routes below the threshold). The curves are solved again on that route's contour."""
+        from riskcalc.linear.dynamics.personalize import ftfa_stability
         from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
         from riskcalc.linear.dynamics.shift.curves import shift_k_curves
+        from riskcalc.linear.dynamics.sigma.sigma_pencil import stable_top
         from riskcalc.linear.engine.joint_spectrum import JointSpectrum
 
         par = self.params
@@ -177,6 +179,13 @@ class RoundsLimit:
             out = shift_k_curves(gam, rr, sig, p, par["signal"], par["step_size"], K,
                                  par["global_step"], self.rounds, joint)
         else:
+            if kw["personalization"] == "ftfa" and not np.all(ftfa_stability(
+                    gam, kw["steps"], kw["step_size"],
+                    top=stable_top(spectrum.atoms, spectrum.weights, gam))[0]):
+                raise ValueError("step_size: FTFA's steps diverge on a client (step_size times "
+                                 "the top of its sample spectrum >= 2); after Algorithm 1's "
+                                 "rounds beyond M (K + k)^2 = 200 unknowns only convergent "
+                                 "steps are covered: give step_size < 2 / top, or fewer steps")
             out = shift_alg1_curves(gam, rr, sig, p, par["signal"], par["lam"],
                                     par["step_size"], K, par["global_step"], self.rounds, joint)
         with beyond_floats():
