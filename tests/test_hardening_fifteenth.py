@@ -168,3 +168,11 @@ def test_check_method_grid_across_the_threshold_passes():
 
     row = _vectorized(riskcalc.get_method("local"), 0.5, 1.0, 1.0, 0.5)
     assert row["ok"] and row["max_rel_diff"] == 0.0, row
+
+
+def test_rtfa_lam_zero_along_the_rounds_says_why():
+    """RTFA's lam' = 0 after the rounds was refused as "lam must lie in (0, inf)" with no
+    reason (RTFA at convergence takes it): the message says what lam' = 0 is."""
+    with pytest.raises(ValueError, match="lam = 0 is the limit lam -> 0"):
+        riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=1.0, sigma=1.0, signal=1.0,
+                              rounds=[1], local_steps=1, step_size=0.1).personalized_risk(lam=0)

@@ -56,6 +56,14 @@ def personalization_filter(steps=None, step_size=None, lam=None):
     if lam is not None:
         if steps is not None or step_size is not None:
             raise ValueError("give steps and step_size (FTFA) or lam (RTFA), not both")
+        if isinstance(lam, (int, float)) and not isinstance(lam, bool) and lam == 0:
+            # "(0, inf)" alone did not say why lam' = 0 is out: it is a limit (the fit nearest
+            # the round-T model among the client's interpolators, its own least squares when
+            # gamma_j < 1), which this route's filter s / (s + lam') does not take.
+            raise ValueError("lam: RTFA's ridge toward the round-T server model must lie in "
+                             "(0, inf) along the rounds; lam = 0 is the limit lam -> 0 (the "
+                             "client's own least-squares fit nearest the server model), not "
+                             "taken here: give a small lam > 0")
         lam = float(positive("lam", lam, ndim=0))
         return (lambda s: s / (s + lam)), {"personalization": "rtfa", "lam": lam}
     if steps is None or step_size is None:
