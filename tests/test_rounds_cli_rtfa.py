@@ -42,7 +42,7 @@ def test_predict_rtfa_after_round_t(capsys):
     ("rtfa", [], "needs --lam"),
     ("rtfa", ["--lam", "0.4", "--steps", "3", "--step-size", "0.1"], "do not apply to rtfa"),
     ("fedavg", ["--lam", "0.4"], "predict rtfa --lam"),
-    ("rtfa", ["--lam", "0"], "lam must lie in (0, inf)"),
+    ("rtfa", ["--lam", "0"], "must lie in (0, inf) along the rounds; lam = 0 is the limit"),
 ])
 def test_bad_rtfa_input_is_one_line(capsys, method, extra, message):
     code, _, err = run_cli(["predict", method, *FED, "--rounds", "3", *extra], capsys)
