@@ -19,6 +19,7 @@ CSV table they are cut from, or the product ``X * y``), the client x group sums 
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import zipfile
@@ -252,7 +253,9 @@ def _load_csv(path):
         # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
         # (was: "needs a 'client' column; got \ufeffclient, y, ...").
         with open(path, encoding="utf-8-sig") as fh:
-            header = [h.strip() for h in fh.readline().strip().split(",")]
+            # csv's reader: a quoted header ("client","y","x0", as spreadsheets write it) was
+            # refused as "needs a 'client' column; got "client", "y", ...".
+            header = [h.strip() for h in next(csv.reader([fh.readline().strip()]), []) or [""]]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)

@@ -176,3 +176,15 @@ def test_rtfa_lam_zero_along_the_rounds_says_why():
     with pytest.raises(ValueError, match="lam = 0 is the limit lam -> 0"):
         riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=1.0, sigma=1.0, signal=1.0,
                               rounds=[1], local_steps=1, step_size=0.1).personalized_risk(lam=0)
+
+
+def test_estimate_reads_a_quoted_csv_header(tmp_path):
+    """A spreadsheet's quoted header ("client","y","x0") was refused as lacking 'client'."""
+    from riskcalc.estimate_data import _load_csv
+
+    path = tmp_path / "q.csv"
+    path.write_text('"client","y","x0","x1"\n0,1.0,0.5,0.2\n1,0.3,0.1,0.9\n')
+    X, y, ids = _load_csv(str(path))
+    np.testing.assert_array_equal(X, [[0.5, 0.2], [0.1, 0.9]])
+    np.testing.assert_array_equal(y, [1.0, 0.3])
+    np.testing.assert_array_equal(ids, [0, 1])
