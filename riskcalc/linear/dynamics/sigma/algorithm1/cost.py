@@ -36,7 +36,9 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
          20  50  200    216   110.4   29.3   221.4   367.3   0.84
 
     The last is the audit corner (peak 1.3 GB, 11.5 min wall at load 1-5): estimated 980 s
-    before (refused at the default 10 minutes), 440 s now. An edge whose fold is not confirmed
+    before (refused at the default 10 minutes), 440 s now; ``bench_rounds_pairs.py pfedme 20
+    50 200`` (its spectrum two-point:0.25,4,0.5) ran within the default budget: 348.2 s (edges
+    92.5, arcs 28.8, pairs 221.0; peak 1.4 GB). An edge whose fold is not confirmed
     is bisected (``pencil_edges.edges``' ``fallback``), at about 3 times a scan's fit, which
     this estimate does not count: (3, 20, 50) measured 14.8 s (edges 12.4), (20, 30, 200)
     220.2 s (edges 113.6, arcs 8.9, pairs 95.8), 2.1 and 1.4 times their estimates."""
