@@ -30,6 +30,20 @@ refitted on these lines (``cost``: the pairs 8-12 times cheaper than the old fit
     M=20 K=20 T=100 g_lam=1.0 nodes=120 measured=103.2 s (edges 67.2, arc 7.4, pairs 27.3;
         not in the fit: the new estimate 190 s, the old 885 s)
 
+After session 20's corner changes (``Alg1Chain`` on ``chain_newton``'s Newton paths: the
+predictor on each node's last Newton eigenbasis, arcs from above every 32nd node; 2026-11-27,
+process CPU, OMP 1, load 1-5; ``cost`` refitted on these lines, its table)::
+
+    M=3 K=10 T=20 nodes=40 measured=2.3 s (edges 1.4, arc 0.2, pairs 0.6)
+    M=3 K=20 T=50 nodes=72 measured=14.8 s (edges 12.4, arc 0.6, pairs 1.7; an edge bisected)
+    M=10 K=20 T=60 nodes=80 measured=15.4 s (edges 8.7, arc 1.2, pairs 5.1; before the
+        predictor's reuse, one loaded run: 18.1 s, edges 10.4, arc 1.4, pairs 5.8)
+    M=20 K=20 T=100 nodes=120 measured=40.1 s (edges 17.3, arc 2.6, pairs 19.6)
+    M=20 K=30 T=200 nodes=216 measured=220.2 s (edges 113.6, arc 8.9, pairs 95.8; bisected)
+    M=5 K=30 T=20 nodes=40 measured=10.8 s (edges 8.4, arc 0.7, pairs 1.3)
+    M=20 K=50 T=200 nodes=216 measured=367.3 s (edges 110.4, arc 29.3, pairs 221.4; peak
+        1.3 GB; the estimate 980 s before, refused by default, 440 s now)
+
 The whole curves at M = 3, K = 30, T = 40 against the code before the basis (run side by side):
 41.8 s against 89.4 s, equal to 8.7e-14 relative.
 """

@@ -2,7 +2,8 @@
 samples its docstrings list (process CPU of ``benchmarks/bench_rounds_pairs.py``'s federation): each
 estimate at or above the measured time and less than 1 / 0.7 times it (the table's ratios
 those of the code's constants), so the refusals stay honest and the corner's estimate is not
-inflated."""
+inflated; and ``algorithm1.cost.alg1_chain_seconds`` against the whole runs its docstring lists
+(``benchmarks/bench_rounds_alg1_chain.py``)."""
 
 import re
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from riskcalc.linear.dynamics.sigma import chain_cost
+from riskcalc.linear.dynamics.sigma.algorithm1 import cost as alg1_cost
 
 
 def _table():
@@ -69,3 +71,22 @@ def test_one_atom_costs_as_two_and_more_atoms_more():
         one, two, four = (chain_cost.fitted(fit, 20, 50, a) for a in (1, 2, 4))
         assert one == two < four
     assert np.isfinite(chain_cost.fedavg_chain_seconds(20, 50, 2, 216))
+
+
+def _alg1_table():
+    doc = alg1_cost.alg1_chain_seconds.__doc__
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)" + r"\s+([\d.]+)" * 5 + r"\s*$", doc,
+                      re.M)
+    assert len(rows) >= 4
+    return [tuple(int(v) for v in r[:4]) + tuple(float(v) for v in r[4:]) for r in rows]
+
+
+@pytest.mark.parametrize("M, K, T, nodes, edges, arcs, pairs, total, ratio", _alg1_table())
+def test_algorithm1_runs_within_the_estimate(M, K, T, nodes, edges, arcs, pairs, total, ratio):
+    """``algorithm1.cost.alg1_chain_seconds`` (one edge scan, g lam = 1, two atoms) at or
+    above each measured whole run of its table and less than 1 / 0.7 times it; the contour
+    with at least T + 16 and 40 nodes, the parts within the total."""
+    assert nodes >= max(T + 16, 40) and edges + arcs + pairs <= total
+    got = total / alg1_cost.alg1_chain_seconds(M, K, 2, nodes)
+    assert 0.7 <= got <= 1.0 + 1e-9
+    assert got == pytest.approx(ratio, abs=0.006)

@@ -115,3 +115,29 @@ def test_a_singular_basis_falls_back_to_x(eigen, monkeypatch):
     tau, H = eigen
     np.testing.assert_allclose(tau, tau_x, rtol=0, atol=1e-10 * (1.0 + np.abs(tau_x).max()))
     np.testing.assert_allclose(H, H_x, rtol=0, atol=1e-10 * np.abs(H_x).max())
+
+
+def test_predictors_reuse_the_last_newton_factors(monkeypatch):
+    """``Alg1Chain`` on ``chain_newton``'s Newton paths: each predictor solves with the
+    eigenbasis of the node's last Newton step (``solve_arc`` hands it to the neighbour), so
+    fewer node eigendecompositions (``basis.eigenbasis``) than the Newton-GMRES solves they
+    serve (``basis.newton``; one each without the reuse: equal counts), and the arc's values
+    equal every node followed down from far above (2 of 40 nodes down, the rest along the
+    arc); Newton stops at 1e-12 (1 + abs(tau)): 1e-10 holds with room."""
+    pen = Alg1Chain(SPEC.atoms, SPEC.weights, GAM, P, 0.8, 0.9 / (L + 0.8), 4, 1.25)
+    theta = np.pi * (np.arange(40) + 0.5) / 40
+    z = 0.45 + 0.9 * np.cos(theta) + 0.3j * np.sin(theta)
+    ys = list(4.0 * np.geomspace(1.0, 1e-3 * 0.3 * np.sin(theta[0]) / 4.0, 24)) + [0.0]
+    counts = {"eigenbasis": 0, "newton": 0}
+    for name in counts:
+        def counted(*a, _f=getattr(basis, name), _n=name, **k):
+            counts[_n] += a[1]["z"].size if _n == "eigenbasis" else a[2].shape[0]
+            return _f(*a, **k)
+        monkeypatch.setattr(basis, name, counted)
+    t2, _, G2 = pen.solve_arc(z, ys)
+    assert counts["eigenbasis"] <= 0.8 * counts["newton"]
+    monkeypatch.undo()
+    t1, _, G1 = pen.solve(lambda y: z + 1j * y, ys)
+    np.testing.assert_allclose(t2, t1, rtol=0, atol=1e-10 * (1.0 + np.abs(t1).max()))
+    np.testing.assert_allclose(pen.column0(G2), pen.column0(G1), rtol=0,
+                               atol=1e-10 * np.abs(pen.column0(G1)).max())

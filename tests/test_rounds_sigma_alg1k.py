@@ -145,7 +145,7 @@ def test_refusals_and_divergence(monkeypatch):
     # Beyond M K^2 = 200 the chain route (``sigma.algorithm1.chain``) takes over; it refuses what
     # its cost estimate puts beyond 10 minutes, naming local_steps.
     with pytest.raises(ValueError, match="local_steps"):
-        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=200, step_size=0.5 / (L + 0.8),
+        riskcalc.rounds_limit("pfedme", rounds=[1], local_steps=300, step_size=0.5 / (L + 0.8),
                               **kw)
     res = riskcalc.rounds_limit("pfedme", rounds=[0, 3, 400], local_steps=1,
                                 step_size=0.9 / (L + 0.8), global_step=5.0 / 0.8, **kw)

@@ -1,4 +1,5 @@
-"""The Newton paths of ``sigma_chain.ChainPencil`` (its module docstring, steps 2 and 4): the
+"""The Newton paths of ``sigma_chain.ChainPencil`` (its module docstring, steps 2 and 4) and of
+``algorithm1.chain.Alg1Chain`` (its hooks: ``_factors``, ``_newton``, ``_dres``): the
 fixed point followed along a path of nodes (``solve``) and along an arc of contour nodes
 (``solve_arc``), kept apart from the pencil's factors and pair solves (``sigma_chain``) for
 the length of the files; ``ChainPencil`` inherits them."""
@@ -20,21 +21,21 @@ _ARC_EVERY = 32
 
 def _keep(kept, idx, n, fac):
     """``kept`` (a dict of arrays over ``n`` nodes, allocated when None) with the factors
-    ``fac`` of the nodes ``idx`` written in."""
+    ``fac`` of the nodes ``idx`` written in; an entry ``fac`` lacks (``Alg1Chain``'s
+    eigenbasis where it failed) is dropped, stale at ``idx``."""
     if kept is None:
         kept = {k: np.empty((n,) + v.shape[1:], v.dtype) for k, v in fac.items()}
-    for k, v in fac.items():
-        kept[k][idx] = v
+    kept = {k: v for k, v in kept.items() if k in fac}
+    for k, v in kept.items():
+        v[idx] = fac[k]
     return kept
 
 
 class ArcSolves:
-    """``solve`` and ``solve_arc`` for a chain pencil (``sigma_chain.ChainPencil``: its
-    ``residual``, ``_factors``, ``_newton``, ``own_weights`` and atoms)."""
-
-    #: ``solve`` takes ``factors`` (``solve_arc`` hands each node's factors to its neighbour;
-    #: a subclass with its own ``solve`` sets False).
-    arc_factors = True
+    """``solve`` and ``solve_arc`` for a chain pencil (``sigma_chain.ChainPencil`` and
+    ``algorithm1.chain.Alg1Chain``: their ``residual``, ``_factors``, ``_newton``, ``_dres``,
+    ``what`` and atoms; z = ``shift`` + ``sign`` Re x + i Im x for the solves' variable x, and
+    ``zcheck``: the branch check on Im z G_00, ``sigma.algorithm1.curves``, step 4)."""
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False, factors=None):
         """``SigmaPencil.solve`` with Newton-Krylov steps (``sigma_chain``, step 2); the third
@@ -68,9 +69,7 @@ class ArcSolves:
                     kept = _keep(kept, old, z.size, self._factors(C[old], {
                         k: v[old] for k, v in G.items()}) if old.size < z.size else
                         self._factors(C, G))
-                dres = np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
-                                 G["d"] / G["sigma"][..., None, None])
-                tau = tau + self._newton(kept, -dres * (zn - z)[:, None, None, None],
+                tau = tau + self._newton(kept, -self._dres(G) * (zn - z)[:, None, None, None],
                                          _PREDICTOR_GMRES)
                 fresh[:] = False
             z = zn
@@ -90,16 +89,18 @@ class ArcSolves:
                 kept = _keep(kept, act, z.size, fac)
                 fresh[act] = True
             else:
-                raise SolverError("rounds limit with a spectrum and local steps: Newton's "
-                                  f"method on the chain pencil did not converge (t = {t:.3g})")
+                raise SolverError(f"{self.what}: Newton's method on the chain pencil did not "
+                                  f"converge (t = {t:.3g})")
         if C is None:
             res, C, G = self.residual(z, tau)
         if factors is not None:
             factors[:] = [kept, fresh]
         g00 = np.einsum("a,na->n", hs, 1.0 / G["sigma"])
-        if check and np.any(g00.imag * np.sign(z.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError("rounds limit with a spectrum and local steps: the pencil solve "
-                              "left the physical branch")
+        zz = self.shift + self.sign * z.real + 1j * z.imag
+        if self.zcheck:
+            g00 = zz * g00
+        if check and np.any(g00.imag * np.sign(zz.imag) > 1e-10 * np.abs(g00)):
+            raise SolverError(f"{self.what}: the pencil solve left the physical branch")
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     def solve_arc(self, z, ys, every=_ARC_EVERY):
@@ -111,8 +112,7 @@ class ArcSolves:
         idx = np.arange(0, N, every)
         tau = np.empty((N, self.M, self.K, self.K), complex)
         last = [None, np.zeros(idx.size, bool)]     # the factors at the last nodes solved
-        kw = {"factors": last} if self.arc_factors else {}
-        tau[idx] = self.solve(lambda y: z[idx] + 1j * y, list(ys), **kw)[0]
+        tau[idx] = self.solve(lambda y: z[idx] + 1j * y, list(ys), factors=last)[0]
         for o in range(1, every):
             nxt = idx + o
             nxt = nxt[nxt < N]
@@ -123,5 +123,5 @@ class ArcSolves:
             last[:] = [None if last[0] is None else {k: v[:n] for k, v in last[0].items()},
                        last[1][:n]]
             tau[nxt] = self.solve(lambda t: z0 + t * (z1 - z0), [0.0, 1.0],
-                                  tau0=tau[nxt - 1], **kw)[0]
+                                  tau0=tau[nxt - 1], factors=last)[0]
         return self.solve(lambda t: z, [0.0], tau0=tau)

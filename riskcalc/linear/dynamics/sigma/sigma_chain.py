@@ -111,6 +111,8 @@ class ChainPencil(ArcSolves, SigmaPencil):
     #: digit than 10 at these sizes, where the work is per point; measured M = 3, K = 20: 31.6 s
     #: against 21.2 s, edges within 1.1e-13).
     bisect = 2
+    #: z = x (``chain_newton.ArcSolves.solve``'s variable x), its branch check on Im G_00.
+    shift, sign, zcheck = 0.0, 1.0, False
 
     def __init__(self, atoms, weights, gam, p, eta: float, K: int):
         self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
@@ -172,6 +174,12 @@ class ChainPencil(ArcSolves, SigmaPencil):
         own[..., 1:, :] = G["Binv"][..., :-1, :]
         own = own + G["alpha"][..., :, None] * G["d"][..., None, :]
         return tau - self.own_mean(own), C, G
+
+    def _dres(self, G):
+        """dres/dz at the nodes of G (module docstring, step 2: E_H[s alpha_j w_j^T /
+        sigma^2])."""
+        return np.einsum("ma,namk,naml->nmkl", self.own_weights(), G["alpha"],
+                         G["d"] / G["sigma"][..., None, None])
 
     def _apply(self, L, R, X):
         """X - J X (module docstring, step 2) for left factors L = (A, a, e) and right ones

@@ -78,25 +78,36 @@ def node_factors(pen, G, C):
             "left": (D, Pa, Pe), "right": (D, Pe, Pa)}
 
 
-def newton(pen, G, rhs, tol):
-    """(X, ok): Newton's systems (I - J) X = rhs (N, M, K, K) at the nodes of G (``Alg1Chain``'s
-    ``ghat`` with its Chat, ``C``) in the eigenbasis (module docstring, step 4), to GMRES's
-    tolerance ``tol`` where ``ok``."""
-    P, Pinv, D = eigenbasis(pen, G, G["C"])
-    R = G["C"] @ P
+#: ``newton_factors``' bases (the others are GMRES's, which ``batch_view`` selects).
+_BASES = ("P", "Pinv", "R", "Rinv")
+
+
+def newton_factors(pen, G, C):
+    """The eigenbasis factors of Newton's systems at the nodes of (C, G) (``Alg1Chain``'s
+    ``ghat``, module docstring, step 4): a dict of arrays with the nodes first (P, Pinv, R^-1,
+    R and ``pair_factors``')."""
+    P, Pinv, D = eigenbasis(pen, G, C)
+    R = C @ P
     Rinv = np.linalg.inv(R)
     F = pair_factors(pen.gam, pen.h * pen.s ** 2,
                      (D, -np.einsum("nmkl,naml->namk", Pinv, G["a"]),
                       np.einsum("nmlk,naml->namk", P, G["e"])),
                      (D, np.einsum("nmkl,naml->namk", Rinv, G["b"]),
                       -np.einsum("nmlk,naml->namk", R, G["d"])))
-    Ct = Pinv @ rhs @ R
-    view = batch_view(F, rhs.shape[0])
+    return dict(F, P=P, Pinv=Pinv, R=R, Rinv=Rinv)
+
+
+def newton(pen, F, rhs, tol):
+    """(X, ok): Newton's systems (I - J) X = rhs (N, M, K, K) at N nodes in the eigenbasis
+    (module docstring, step 4) with their ``newton_factors`` F, to GMRES's tolerance ``tol``
+    where ``ok``."""
+    Ct = F["Pinv"] @ rhs @ F["R"]
+    view = batch_view({k: v for k, v in F.items() if k not in _BASES}, rhs.shape[0])
 
     def apply(x, idx):
         return apply_xi(pen.gam, view(idx), x)
     xi, ok = gmres(apply, flat(*compress(F, Ct * F["iDg"])), tol=tol)
-    X = P @ ((Ct - lift(pen.gam, F, *unflat(F, xi))) * F["iDg"]) @ Rinv
+    X = F["P"] @ ((Ct - lift(pen.gam, F, *unflat(F, xi))) * F["iDg"]) @ F["Rinv"]
     return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))
 
 

@@ -5,7 +5,8 @@ route's M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``.
 Pencil, fixed point and two-point function are ``sigma.algorithm1.curves``'s (steps 2-3 there); the
 dense route inverts n = 1 + M (K + 2) blocks per atom and node and solves M K^2 unknowns with a
 dense Jacobian. Here every operation costs O(M K^3), as ``sigma_chain`` (FedAvg), whose Newton
-operator, GMRES and arc continuation are reused, and the Newton and two-point systems are solved
+operator, GMRES and Newton paths (``chain_newton``: the predictor on each node's last Newton
+eigenbasis, the arc continuation) are reused, and the Newton and two-point systems are solved
 in the eigenbasis of the local steps (``basis``: O(M K^3) per node or pair to change basis,
 O(M K^2) per GMRES product). What differs from FedAvg's chain:
 
@@ -61,7 +62,6 @@ from riskcalc.linear.dynamics.sigma.algorithm1.couplings import columns_in_order
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import reflected
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
-from riskcalc.linear.dynamics.sigma.sigma_pencil import _NEWTON_ITER, _TOL
 
 _CHUNK_BYTES = 1.5e8
 
@@ -73,7 +73,6 @@ class Alg1Chain(ChainPencil):
     ``solve``'s ``check``."""
 
     what = "Algorithm 1 with local steps and a spectrum (chain route)"
-    arc_factors = False         # its ``solve`` keeps no eigenbasis factors (``solve_arc``)
 
     def __init__(self, atoms, weights, gam, p, lam, eta, K, g, shift=0.0, sign=1.0,
                  zcheck=False):
@@ -155,11 +154,24 @@ class Alg1Chain(ChainPencil):
         right = G["alpha"][..., :, None] * row[..., None, :]
         return self.own_mean(left + right)
 
+    def _factors(self, C, G):
+        """Newton's factors at the nodes of (C, G) (``chain_newton.ArcSolves.solve`` keeps
+        them for the next stage's predictor): ``ghat``'s dict G (``_newton_x``'s) with
+        ``basis.newton_factors`` (none where the eigenbasis fails, or where a subclass solves
+        in its own ``_newton_basis``)."""
+        fac = dict(G)
+        if type(self)._newton_basis is Alg1Chain._newton_basis:
+            try:
+                fac.update(basis.newton_factors(self, G, C))
+            except np.linalg.LinAlgError:       # a singular Chat or P: ``_newton`` in X
+                pass
+        return fac
+
     def _newton(self, G, rhs, tol=_NEWTON_GMRES):
-        """(I - J)^-1 rhs at the nodes of G, rhs (N, M, K, K), to GMRES's tolerance where it
-        gets there (an inexact Newton step elsewhere: the residual test decides): in the
-        eigenbasis of the local steps (``basis``, step 4), the nodes where that fails by GMRES
-        in the original unknowns (``_newton_x``)."""
+        """(I - J)^-1 rhs at the nodes of ``_factors``' G, rhs (N, M, K, K), to GMRES's
+        tolerance where it gets there (an inexact Newton step elsewhere: the residual test
+        decides): in the eigenbasis of the local steps (``basis``, step 4), the nodes where
+        that fails by GMRES in the original unknowns (``_newton_x``)."""
         try:
             out, ok = self._newton_basis(G, rhs, tol)
         except np.linalg.LinAlgError:       # a singular Chat or P in the batch
@@ -170,8 +182,10 @@ class Alg1Chain(ChainPencil):
         return out
 
     def _newton_basis(self, G, rhs, tol):
-        """(X, ok): ``basis.newton`` (covariate shift's chain: its own, per client)."""
-        return basis.newton(self, G, rhs, tol)
+        """(X, ok): ``basis.newton`` with G's factors (formed here if G lacks them; covariate
+        shift's chain: its own, per client)."""
+        return basis.newton(self, G if "Rinv" in G else basis.newton_factors(self, G, G["C"]),
+                            rhs, tol)
 
     def _newton_x(self, G, rhs, tol):
         """``_newton`` by GMRES on I - J in the original unknowns."""
@@ -192,47 +206,6 @@ class Alg1Chain(ChainPencil):
             out[sl] = gmres(apply, rhs[sl].reshape(-1, rhs[0].size),
                             tol=tol)[0].reshape(rhs[sl].shape)
         return out
-
-    # Copied from ``sigma_chain.ChainPencil.solve`` (its predictor reads z on block 0 only;
-    # here z sits on every state block too: ``_dres``); the branch check per ``zcheck``.
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        z = nodes(path[0])
-        failed = np.zeros(z.size, bool)
-        tau = np.zeros((z.size, self.M, self.K, self.K), complex) if tau0 is None else tau0
-        for _ in range(60 if tau0 is None else 0):      # far out: a contraction
-            res, _, _ = self.residual(z, tau)
-            tau = tau - res
-        G = None                # the pencil at (z, tau) once a stage has solved there
-        for t in path:
-            zn = nodes(t)
-            if np.any(zn != z):     # the path's first stage (the start itself) has no step
-                if G is None:
-                    _, _, G = self.residual(z, tau)
-                tau = tau + self._newton(G, -self._dres(G) * (zn - z)[:, None, None, None],
-                                         1e-3)
-            z = zn
-            for it in range(_NEWTON_ITER):
-                res, C, G = self.residual(z, tau)
-                act = (np.max(np.abs(res), axis=(1, 2, 3)) > _TOL * (
-                    1.0 + np.max(np.abs(tau), axis=(1, 2, 3)))) & ~failed
-                if not act.any():
-                    break
-                if tolerant and it == _NEWTON_ITER - 1:
-                    failed |= act
-                    break
-                Ga = {k: v[act] for k, v in G.items()}
-                tau[act] = tau[act] - self._newton(Ga, res[act])
-            else:
-                raise SolverError(f"{self.what}: Newton's method did not converge (t = {t:.3g})")
-        if G is None:
-            res, C, G = self.residual(z, tau)
-        g00 = np.einsum("a,na->n", self.h * self.s, 1.0 / G["sigma"])
-        zz = self.shift + self.sign * z.real + 1j * z.imag
-        if self.zcheck:
-            g00 = zz * g00
-        if check and np.any(g00.imag * np.sign(zz.imag) > 1e-10 * np.abs(g00)):
-            raise SolverError(f"{self.what}: the pencil solve left the physical branch")
-        return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points (module docstring, step 3) ---------------------------------------------
     def _vectors(self, G, X, full):

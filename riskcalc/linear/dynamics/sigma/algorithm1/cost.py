@@ -18,23 +18,30 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
     (nodes / 2 + 2) pairs (``Alg1Chain.two_point``, three couplings), nodes / 2 + 1 node
     solves (``solve_arc`` and z = 1) and ``scans`` edge scans (2 when g lam > 1: the negative
     band's window too), each term c0 + a (c1 M K^2 + c2 M K^3) with a = atoms / 2 (at least
-    1), times ``MARGIN``. Fitted to process CPU, one BLAS thread, on a 2-core machine loaded
-    by other sessions (``benchmarks/bench_rounds_alg1_chain.py``'s federation with the audit's
-    spectrum two-point:0.25,4,0.5 and eta at 0.9 of 2 / (L + lam), g lam = 1). Pairs: after the
-    right-hand sides and outputs moved into the eigenbasis (``basis.in_basis``: no K x K
-    product per pair, about 2 times cheaper at K = 50), minimax in the ratio on (M, K, T) =
-    (3, 10, 60), (3, 50, 5), (5, 30, 5), (10, 20, 5), (10, 50, 10), (20, 10, 5) twice,
-    (20, 20, 5), (20, 30, 5): measured / fitted 0.74-1.36 (the fit before, 4.1e-4 + 1.14e-6
-    M K^2, was 0.46-0.89 of these). Scans: refitted after the edges became folds
-    (``sigma.algorithm1.pencil``), relative least squares on (M, K) = (3, 10), (3, 50) twice,
-    (5, 30) twice, (10, 20) twice, (10, 50), (20, 10) three times, (20, 20), (20, 30) twice:
-    0.92-1.13 (the bisection's fit before, 4.5 + 9.1e-3 M K^2 + 2.4e-5 M K^3, was 0.23-0.29
-    of them). An edge whose fold is not confirmed is bisected at about 4 times a scan's cost
-    with no re-check by this estimate (``pencil_edges.edges``' ``fallback``, as FedAvg's has):
-    the check after the edges (``chain.chain_parts``) counts the scans at this fit. Nodes:
-    the fit of (3, 10, 20), (3, 20, 50), (10, 10, 50), (5, 30, 20), (10, 15, 30), (3, 50, 5),
-    (20, 10, 20), (3, 10, 200), (10, 20, 60) (0.76-1.78, the larger ratios on the smallest
-    cases; the arcs here, 20 of the 21 node solves, 0.94-1.10 of it)."""
+    1), times ``MARGIN``. Pairs and nodes refitted (relative least squares, non-negative) after
+    session 20's corner changes (``Alg1Chain`` on ``chain_newton``'s Newton paths: the
+    predictor on each node's last Newton eigenbasis, ``solve_arc`` from above every 32nd
+    node) on the parts of ``benchmarks/bench_rounds_alg1_chain.py`` (g lam = 1; process CPU,
+    OMP 1, a 2-core machine loaded by other sessions, load 1-5; 2026-11-27): pairs measured /
+    fitted 0.82-1.25, nodes 0.89-1.12 (the fit before, 2.3e-3 + 1.9e-5 M K^2 + 2.5e-8 M K^3
+    per node, counted every arc node from above: 0.23-0.37 of the arcs at M K^2 >= 4000).
+    Scans: the fit of the edges as folds (``sigma.algorithm1.pencil``), 0.68-0.87 of these
+    runs' edges, kept. The whole runs (seconds; the ratio measured / this estimate)::
+
+          M   K    T  nodes   edges   arcs   pairs   total   /est.
+          3  10   20     40     1.4    0.2     0.6     2.3   0.87
+         10  20   60     80     8.7    1.2     5.1    15.4   0.91
+         20  20  100    120    17.3    2.6    19.6    40.1   0.99
+          5  30   20     40     8.4    0.7     1.3    10.8   0.72
+         20  50  200    216   110.4   29.3   221.4   367.3   0.84
+
+    The last is the audit corner (peak 1.3 GB, 11.5 min wall at load 1-5): estimated 980 s
+    before (refused at the default 10 minutes), 440 s now; ``bench_rounds_pairs.py pfedme 20
+    50 200`` (its spectrum two-point:0.25,4,0.5) ran within the default budget: 348.2 s (edges
+    92.5, arcs 28.8, pairs 221.0; peak 1.4 GB). An edge whose fold is not confirmed
+    is bisected (``pencil_edges.edges``' ``fallback``), at about 3 times a scan's fit, which
+    this estimate does not count: (3, 20, 50) measured 14.8 s (edges 12.4), (20, 30, 200)
+    220.2 s (edges 113.6, arcs 8.9, pairs 95.8), 2.1 and 1.4 times their estimates."""
     half = 0.5 * max(atoms, 2)
 
     def term(c):
@@ -44,12 +51,12 @@ def alg1_chain_seconds(M, K, atoms, nodes, scans=1):
 
 
 #: Fitted constants of ``alg1_chain_seconds``: seconds per pair, per node and per edge scan.
-_PAIR = (5.9e-4, 6.6e-7, 0.0)
-_NODE = (2.3e-3, 1.9e-5, 2.5e-8)
+_PAIR = (1.0e-3, 3.9e-7, 0.0)
+_NODE = (9.2e-3, 3.9e-6, 2.4e-8)
 _SCAN = (1.1, 2.05e-3, 1.46e-5)
-#: The estimate's margin over the fit: above the largest measured / fitted ratio of the pairs
-#: (1.36; the measured CPU varies with the machine's load).
-MARGIN = 1.5
+#: The estimate's margin over the fit: the largest measured / fitted ratio of the whole runs
+#: of the table (1.05; the measured CPU varies with the machine's load).
+MARGIN = 1.06
 
 
 def _affordable(M, K, atoms, n, t_max, scans, least=False, seconds=alg1_chain_seconds,

@@ -28,13 +28,12 @@ n = 1 + M (K + 1) blocks per atom and node and solves M K^2 unknowns densely per
    ``columns``). The quadrature is ``sigma.fedavg.own.assemble`` on the chain's double-contour nodes
    (each variable carries R_(T-1) or P_(T-1) - 1, degree T - 1: ``sigma.fedavg.curves``'s n2).
 
-Cost: ``algorithm1.cost.alg1_chain_seconds`` without edge scans (the pair solves dominate; the
-same Newton operator and K + 1 instead of K + 2 local blocks; its node term, for node solves
-this route does not make, is kept as a margin; measured 0.6-0.8 of it with the eigenbasis of
-``sigma.algorithm1.basis``, which ``Alg1Chain.two_point`` uses here too), refused beyond
-``MAX_SECONDS``. Checks (``tests/test_rounds_sigma_own_chain.py``): the dense route
-(``sigma.fedavg.own``) where both apply, Sigma = I against ``local_models``' scalar route, and the
-literal iteration at two d.
+Cost: ``OWN_COST`` times ``algorithm1.cost.alg1_chain_seconds`` without edge scans (the pair
+solves dominate; the same Newton operator and K + 1 instead of K + 2 local blocks, two
+two-point solves, one with five couplings; its node term, for node solves this route does
+not make, kept as a margin), refused beyond ``MAX_SECONDS``. Checks
+(``tests/test_rounds_sigma_own_chain.py``): the dense route (``sigma.fedavg.own``) where both
+apply, Sigma = I against ``local_models``' scalar route, and the literal iteration at two d.
 """
 
 from __future__ import annotations
@@ -46,6 +45,13 @@ from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+
+#: The own models' cost over ``alg1_chain_seconds(..., scans=0)`` (refitted there after session
+#: 20's corner changes): their time in ``benchmarks/bench_rounds_pairs.py``'s federation (its
+#: clients, spectrum and step, equal weights; T = 20 and 10; process CPU, OMP 1, load 2-5) at
+#: (M, K) = (3, 20) 29.7 s and (10, 20) 35.7 s, 1.43 and 1.44 of that estimate: measured /
+#: estimate 0.89 and 0.90.
+OWN_COST = 1.6
 
 #: Most estimated process seconds of the own models' pair solves (as the chain's curves), by
 #: default (``budget``).
@@ -91,7 +97,7 @@ def own_models_chain(pen, c, gam, r, sigma, p, signal, rounds):
     M, K, eta = pen.M, pen.K, pen.eta
     z = c["z2"]
     N = z.size
-    sec = alg1_chain_seconds(M, K, pen.s.size, 2 * N + 2, scans=0)
+    sec = OWN_COST * alg1_chain_seconds(M, K, pen.s.size, 2 * N + 2, scans=0)
     limit = allowed(MAX_SECONDS)
     if sec > limit:
         raise ValueError(f"spectrum: the clients' own models (local_risk) with local_steps = "
