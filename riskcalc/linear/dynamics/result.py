@@ -175,19 +175,21 @@ class RoundsLimit:
         joint = JointSpectrum(spectrum.weights, spectrum.atoms[None, :],
                               np.zeros(gam.size, int))
         p, K = weight_vector(par["weights"], gam), int(par["local_steps"])
-        if self.method == "fedavg":
-            out = shift_k_curves(gam, rr, sig, p, par["signal"], par["step_size"], K,
-                                 par["global_step"], self.rounds, joint)
-        else:
-            if kw["personalization"] == "ftfa" and not np.all(ftfa_stability(
-                    gam, kw["steps"], kw["step_size"],
-                    top=stable_top(spectrum.atoms, spectrum.weights, gam))[0]):
-                raise ValueError("step_size: FTFA's steps diverge on a client (step_size times "
-                                 "the top of its sample spectrum >= 2); after Algorithm 1's "
-                                 "rounds beyond M (K + k)^2 = 200 unknowns only convergent "
-                                 "steps are covered: give step_size < 2 / top, or fewer steps")
-            out = shift_alg1_curves(gam, rr, sig, p, par["signal"], par["lam"],
-                                    par["step_size"], K, par["global_step"], self.rounds, joint)
+        if self.method != "fedavg" and kw["personalization"] == "ftfa" and not np.all(
+                ftfa_stability(gam, kw["steps"], kw["step_size"],
+                               top=stable_top(spectrum.atoms, spectrum.weights, gam))[0]):
+            raise ValueError("step_size: FTFA's steps diverge on a client (step_size times the "
+                             "top of its sample spectrum >= 2); after Algorithm 1's rounds "
+                             "beyond M (K + k)^2 = 200 unknowns only convergent steps are "
+                             "covered: give step_size < 2 / top, or fewer steps")
+        if "joint curves" not in self._cache:     # solved once for every personalization asked
+            self._cache["joint curves"] = (
+                shift_k_curves(gam, rr, sig, p, par["signal"], par["step_size"], K,
+                               par["global_step"], self.rounds, joint)
+                if self.method == "fedavg" else
+                shift_alg1_curves(gam, rr, sig, p, par["signal"], par["lam"], par["step_size"],
+                                  K, par["global_step"], self.rounds, joint))
+        out = self._cache["joint curves"]
         with beyond_floats():
             return out["personalize"](kind=kw["personalization"], k=kw.get("steps"),
                                       eta2=kw.get("step_size"), lam2=kw.get("lam"))
