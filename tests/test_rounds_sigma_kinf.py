@@ -89,3 +89,37 @@ def test_literal_iteration():
 def test_refusals(gam, match):
     with pytest.raises(ValueError, match=match):
         riskcalc.rounds_limit("fedavg", spectrum=TWO, **_kw(gam))
+
+
+def test_personalization_identity_spectrum():
+    """FTFA (3 steps) and RTFA after the rounds through the pencil on H = delta_1 against the
+    Sigma = I route (``personalize``): within 1e-10 (measured 9e-16; gamma (0.5, 2, 3): 7e-16,
+    not here for time)."""
+    from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
+
+    g = np.array([0.5, 2.0])
+    ref = riskcalc.rounds_limit("fedavg", **_kw(g))
+    edges = (*ref.diagnostics["edges"], ref.diagnostics["atom_at_zero"])
+    for kw, mine in ((dict(steps=3, step_size=0.2), dict(kind="ftfa", k=3, eta2=0.2)),
+                     (dict(lam=0.7), dict(kind="rtfa", lam2=0.7))):
+        bias, var = personalized_sigma("fedavg", g, np.ones(2), 0.5 * np.ones(2),
+                                       weight_vector("samples", g), 1.0,
+                                       np.array(ROUNDS, float), as_spectrum("identity"),
+                                       local_steps=np.inf, g=0.8, spectrum_edges=edges, **mine)
+        assert np.abs(bias + var - ref.personalized_risk(**kw)).max() < 1e-10
+
+
+def test_personalization_limits():
+    """Under {1, 2}: FTFA with no step is the server model (measured 9e-16); RTFA toward w_T
+    with lam' -> 0 is the exact local solve from w_T, the own model of round T + 1, the gap
+    halving with lam' (measured 5.9e-3 at 1e-2, 3.0e-3 at 5e-3, T = 3 -> 4 and inf)."""
+    res = riskcalc.rounds_limit("fedavg", spectrum=TWO, **dict(_kw([0.5, 2.0, 3.0]),
+                                                               rounds=[3, 4, np.inf]))
+    assert np.abs(res.personalized_risk(steps=0, step_size=0.1) - res.risk).max() < 1e-10
+    own = res.local_risk
+    gaps = [np.abs(res.personalized_risk(lam=lam)[:, [0, 2]] - own[:, [1, 2]]).max()
+            for lam in (1e-2, 5e-3)]
+    assert 1.7 < gaps[0] / gaps[1] < 2.3 and gaps[1] < 5e-3, gaps
+    with pytest.raises(ValueError, match="every gamma_j < 1"):
+        riskcalc.rounds_limit("fedavg", spectrum=TWO, **_kw([0.5, 0.6])).personalized_risk(
+            lam=1.0)

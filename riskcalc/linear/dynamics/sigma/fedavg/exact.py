@@ -76,11 +76,12 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
 
 class ExactPencil(SigmaPencil):
-    """The pencil of the module docstring (step 1): blocks 0, then (b_j, a_j) per client."""
+    """The pencil of the module docstring (step 1): blocks 0, then (b_j, a_j) per client;
+    ``transposed``: its transpose (``personalize_sigma``: Gz S_j^+ in its row 0)."""
 
     what = "rounds limit with a spectrum and exact local solves"
 
-    def __init__(self, atoms, weights, gam, p):
+    def __init__(self, atoms, weights, gam, p, transposed=False):
         self.s, self.h = np.asarray(atoms, float), np.asarray(weights, float)
         self.gam, self.p = np.asarray(gam, float), np.asarray(p, float)
         self.eta, self.K, self.M = 1.0, 2, self.gam.size
@@ -98,7 +99,7 @@ class ExactPencil(SigmaPencil):
         L0[b, b] = -1.0
         L0[a, 0] = 1.0
         L0[a, b] = -1.0
-        self.L0 = L0
+        self.L0 = L0.T if transposed else L0       # rows = cols: only L0 changes
         self.A = np.where(proj[:, None], [1.0, -1.0], [0.0, -1.0])[:, :, None] * np.eye(2)
         self.B = np.where(proj[:, None], [0.0, 1.0], [1.0, 1.0])[:, :, None] * np.eye(2)
 
