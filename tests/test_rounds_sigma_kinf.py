@@ -120,6 +120,22 @@ def test_personalization_limits():
     gaps = [np.abs(res.personalized_risk(lam=lam)[:, [0, 2]] - own[:, [1, 2]]).max()
             for lam in (1e-2, 5e-3)]
     assert 1.7 < gaps[0] / gaps[1] < 2.3 and gaps[1] < 5e-3, gaps
+    with pytest.raises(ValueError, match="= 1452 unknowns .* 2 blocks of the exact local solve "
+                       ".*steps <= 6 fits"):
+        res.personalized_risk(steps=20, step_size=0.1)
     with pytest.raises(ValueError, match="every gamma_j < 1"):
         riskcalc.rounds_limit("fedavg", spectrum=TWO, **_kw([0.5, 0.6])).personalized_risk(
             lam=1.0)
+
+
+def test_prox_personalization_message():
+    """Algorithm 1's exact prox has one base block per client (not K = inf local blocks): the
+    refusal beyond 200 unknowns says so and names the steps that fit (the probe of issue 29:
+    M = 3, FTFA 20 steps, 1323 unknowns; 3 (1 + 7)^2 = 192 fits)."""
+    from riskcalc.linear.dynamics.sigma import personalize_sigma
+
+    with pytest.raises(ValueError, match="= 1323 unknowns .* 1 block of the exact prox"
+                       ".*steps <= 7 fits"):
+        personalize_sigma.personal_unknowns(3, 1, "ftfa", 20,
+                                            base="block of the exact prox (local_steps = inf)")
+    personalize_sigma.personal_unknowns(3, 1, "ftfa", 7, base="block")

@@ -217,14 +217,23 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
     return np.where(over, 1.0 / top, eta2), diverging
 
 
-def personal_unknowns(M, Kb, kind, k):
-    """ValueError when the extended pencil's M (K_b + k_b)^2 unknowns exceed MAX_UNKNOWNS."""
+def personal_unknowns(M, Kb, kind, k, base=None):
+    """ValueError when the extended pencil's M (K_b + k_b)^2 unknowns exceed MAX_UNKNOWNS;
+    ``base``: what the K_b base blocks per client are (default: K local steps; the message
+    writes M (K + k)^2 with K = K_b), named with the steps that would fit."""
     size = M * (Kb + (k if kind == "ftfa" else 1)) ** 2
     if size > MAX_UNKNOWNS:
-        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
-                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
-                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
-                         "its cube); give fewer personalization steps, clients or local steps")
+        what = f"K = {Kb} local blocks" if base is None else f"{Kb} {base}"
+        fit = int(np.floor(np.sqrt(MAX_UNKNOWNS / M) + 1e-12)) - Kb
+        fits = (f"steps <= {fit} fits" if kind == "ftfa" and fit >= 0 else
+                "fewer clients")
+        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2"
+                         f" = {size} unknowns per contour node here (M = {M} clients, "
+                         f"{what} per client, k = {k if kind == 'ftfa' else 1} personalization "
+                         f"blocks; at most {MAX_UNKNOWNS}: the cost grows like its cube"
+                         + ("" if base is None else "; no chain route for this base yet")
+                         + f"); give fewer personalization steps ({fits}), clients"
+                         + (" or local steps" if base is None else ""))
 
 
 def solve_extended(base, ext, Gb, nodes, kind, k, lam2, diverging):
@@ -345,7 +354,9 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     """
     exact = method == "fedavg" and np.isinf(local_steps)
     personal_unknowns(gam.size, 2 if exact else local_steps if method == "fedavg" else 1, kind,
-                      k)
+                      k, base=("blocks of the exact local solve (local_steps = inf)" if exact
+                               else None if method == "fedavg" else
+                               "block of the exact prox (local_steps = inf)"))
     atoms, weights = spectrum.atoms, spectrum.weights
     diverging = None
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
