@@ -240,7 +240,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
     eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
                                                         low_open=True, high=SCALE_MAX, ndim=0))
-    if shared and eta is not None and K >= 2 and eta * spectrum.atoms.max() < MIN_STEP_SIZE:
+    if (shared and eta is not None and 2 <= K < np.inf
+            and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
         # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
         # refused as "pooled N near d").
         raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
