@@ -170,7 +170,7 @@ def test_against_the_simulated_algorithm_at_two_d(gam):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(local_steps=np.inf), "finite local_steps only"),
+    (dict(local_steps=np.inf, gamma=[1.0, 2.0, 1.5]), "gamma_j = 1"),
     (dict(local_steps=1, step_size=0.1,
           spectrum=riskcalc.Spectrum([1.0, 2.0], signal_weights=[0.9, 0.1])), "uniform signal"),
 ])
@@ -192,17 +192,15 @@ def three_clients():
 def test_refused_beyond_the_own_models(three_clients):
     """The own models are covered (``test_rounds_sigma_local``), and personalization from the
     server model (``test_rounds_sigma_personalize``), and Algorithm 1's finite local steps
-    (``test_rounds_sigma_alg1k``); FedAvg's exact local solves (K = inf) are refused."""
+    (``test_rounds_sigma_alg1k``), and FedAvg's exact local solves
+    (``test_rounds_sigma_kinf``)."""
     assert np.all(np.isfinite(three_clients.local_risk))
-    with pytest.raises(ValueError, match="finite local_steps only"):
-        riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0, rounds=[0],
-                              local_steps=np.inf, spectrum=SPEC)
 
 
 def test_command_line_predict_with_a_spectrum(capsys, three_clients):
     """``predict fedavg --rounds ... --local-steps 1 --spectrum SPEC --json``: rows of
-    ``rounds_limit`` with the spectrum, the own models its ``local_risk``; K = inf one
-    error (K >= 2: ``test_rounds_sigma_k``)."""
+    ``rounds_limit`` with the spectrum, the own models its ``local_risk``; K = inf likewise
+    (K >= 2: ``test_rounds_sigma_k``)."""
     import json
 
     from riskcalc.cli import main
@@ -217,6 +215,8 @@ def test_command_line_predict_with_a_spectrum(capsys, three_clients):
     assert [r["local_risk"] for r in rows] == pytest.approx(ref.local_risk[0], rel=1e-12)
     assert rows[0]["params"]["spectrum"] == {"atoms": [0.5, 3.0], "weights": [0.3, 0.7]}
     no_eta = [a for k, a in enumerate(argv) if "--local-step-size" not in argv[k - 1:k + 1]]
-    assert main([*no_eta, "--local-steps", "inf"]) == 2     # (a step size is refused with inf)
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and "finite local_steps only" in err
+    assert main([*no_eta, "--local-steps", "inf", "--json"]) == 0   # (no step size with inf)
+    rows = json.loads(capsys.readouterr().out)
+    exact = riskcalc.rounds_limit("fedavg", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
+                                  rounds=[0, 5, np.inf], local_steps=np.inf, spectrum=SPEC)
+    assert [r["risk"] for r in rows] == pytest.approx(exact.risk[0], rel=1e-12)

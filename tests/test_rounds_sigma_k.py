@@ -111,7 +111,7 @@ def test_a_folding_filter_against_simulation():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(local_steps=np.inf), "finite local_steps"),
+    (dict(local_steps=np.inf, gamma=[0.5, 1.0, 4.0]), "gamma_j = 1"),
     (dict(local_steps=2, step_size=0.5), "diverges on a client under the spectrum"),
     # Nine clients (the three tiled), refused by the time estimate before the edges (about
     # 1000 s against 600 at 500 rounds since the pairs' refit on real contours, which brought

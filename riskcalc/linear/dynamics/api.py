@@ -12,9 +12,9 @@ local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
 (``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``)
 and personalization after round T (``shift.personalize``), Algorithm 1 with K < inf
-(``shift.algorithm1``) and K = inf (``shift.algorithm1.prox``). A covariance spectrum with FedAvg's
-K = inf, covariate shift beyond that, client sampling, minibatch SGD and logistic dynamics are
-not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
+(``shift.algorithm1``) and K = inf (``shift.algorithm1.prox``); FedAvg's K = inf with a spectrum:
+``sigma.fedavg.exact``. Covariate shift beyond that, client sampling, minibatch SGD and logistic
+dynamics are not covered yet (each is refused with a message saying so). The result: ``result.RoundsLimit``.
 """
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``riskcalc.linear.dynamics.sigma.fedavg.curves``, K >= 2, within its time estimate and
         local steps stable under the spectrum; ``local_risk``, the own models:
         ``riskcalc.linear.dynamics.sigma.fedavg.own``; ``personalized_risk``:
-        ``riskcalc.linear.dynamics.sigma.personalize_sigma``);
+        ``riskcalc.linear.dynamics.sigma.personalize_sigma``); ``fedavg`` with
+        ``local_steps=numpy.inf`` (``riskcalc.linear.dynamics.sigma.fedavg.exact``: the server
+        and own models; no client with gamma_j = 1);
         ``pfedme`` with ``local_steps=numpy.inf``, the own models (``risk``) and the server
         model (``global_risk``) (``riskcalc.linear.dynamics.sigma.prox_sigma``;
         ``personalized_risk``: ``riskcalc.linear.dynamics.sigma.personalize_sigma``); with
@@ -219,10 +221,6 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     s = float(parameter("signal", signal, ndim=0))
     T = rounds_array(rounds)
     K = local_steps_count(local_steps)
-    if shared and name == "fedavg" and np.isinf(K):
-        raise ValueError("spectrum: rounds limits with a covariance spectrum are available for "
-                         "fedavg with finite local_steps only (FedAvg's exact local solves "
-                         "with a spectrum: not yet; Sigma = I covers them)")
     p = weight_vector(weights, gam)
     inv = float(np.sum(1.0 / gam))
     if abs(inv - 1.0) <= 1e-9:
@@ -242,7 +240,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
     eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
                                                         low_open=True, high=SCALE_MAX, ndim=0))
-    if shared and eta is not None and K >= 2 and eta * spectrum.atoms.max() < MIN_STEP_SIZE:
+    if (shared and eta is not None and 2 <= K < np.inf
+            and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
         # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
         # refused as "pooled N near d").
         raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
@@ -334,6 +333,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 
             out = shift_k_curves(gam, rr, sig, p, s, eta, K, g, T, joint)
+        elif shared and np.isinf(K):
+            from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
+            from riskcalc.linear.dynamics.sigma.guards import pencil_work
+
+            pencil_work(spectrum, 1 + 2 * gam.size, T)
+            out = fedavg_exact_curves(gam, rr, sig, p, s, g, T, spectrum)
         elif shared and K == 1:
             from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
 

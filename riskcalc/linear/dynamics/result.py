@@ -101,7 +101,8 @@ class RoundsLimit:
         under covariate shift ``riskcalc.linear.dynamics.shift.personalize`` (``shift.
         personalize_chain`` beyond M (K + k)^2 = 200);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
-        extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
+        extended pencil, about 2-4 times the cost of ``local_risk``; FedAvg's exact local solves
+        extend the transpose of ``sigma.fedavg.exact``'s pencil; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; beyond M (K +
         k)^2 = 200 covariate shift's chain route with one covariance type; under
         covariate shift, Algorithm 1 with finite local_steps only:

@@ -59,6 +59,11 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
    solution, tau_new and tau_cross = 0. Cost: M (K_b + k_b)^2 unknowns per node (K_b = K or
    1 base rows, k_b = k or 1 new rows) and as many per pair of nodes in the two-point solve.
 
+FedAvg's exact local solves (K = inf, ``sigma.fedavg.exact``): row 0 of that pencil's
+TRANSPOSE (G^T) holds Gz N_j at (b_j) and Gz (S_j^+ + N_j) at (a_j), so au_j = p_j (e_0 -
+e_(b_j)), wn_j = p_j (e_(a_j) - e_(b_j)) and the chains extend the transposed pencil
+(``ExactPersonalPencil``: Chat in the A, B form there, K_b = 2 base rows per client).
+
 Overflow: a client whose FTFA growth (1 - eta' s)^(2k) at the top of its sample spectrum under
 H passes 1e250 (``personalize.ftfa_stability``) gets eta' = 1 / top in its chain (finite;
 the chains are downstream of block 0 and of each other, so the other clients' values are
@@ -84,6 +89,7 @@ from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
@@ -156,6 +162,24 @@ class PersonalPencil(SigmaPencil):
             self.e[:, :, None] * np.eye(self.K), X.shape).swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
+class ExactPersonalPencil(PersonalPencil):
+    """``PersonalPencil`` on FedAvg's exact-local-solve pencil (``sigma.fedavg.exact``, step 2):
+    its base blocks' Chat_j = A_j (B_j + gamma_j tau_j A_j)^-1, the new rows' E = -eta' or -1
+    (A = E, B = I there), so Chat_j = A (B + gamma_j tau_j A)^-1 with A, B block diagonal."""
+
+    def __init__(self, base, kind, k=None, eta2=None, lam2=None, transposed=False):
+        super().__init__(base, 0.0, kind, k, eta2, lam2, transposed)
+        Kb = base.rows.shape[1]
+        self.A = np.zeros((self.M, self.K, self.K))
+        self.B = np.broadcast_to(np.eye(self.K), self.A.shape).copy()
+        self.A[:, :Kb, :Kb], self.B[:, :Kb, :Kb] = base.A, base.B
+        self.A[:, Kb:, Kb:] = self.e[:, Kb:, None] * np.eye(self.K - Kb)
+
+    def chat(self, tau):
+        """Chat_j = A_j (B_j + gamma_j tau_j A_j)^-1."""
+        return self.A @ np.linalg.inv(self.B + self.gam[:, None, None] * tau @ self.A)
+
+
 def personal_guard(ext, k, kind, nodes):
     """ValueError when the extended pencil ``ext`` (``PersonalPencil``) at ``nodes`` contour
     nodes needs more than MAX_BYTES or is estimated beyond MAX_SECONDS (``personal_seconds``),
@@ -193,14 +217,23 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
     return np.where(over, 1.0 / top, eta2), diverging
 
 
-def personal_unknowns(M, Kb, kind, k):
-    """ValueError when the extended pencil's M (K_b + k_b)^2 unknowns exceed MAX_UNKNOWNS."""
+def personal_unknowns(M, Kb, kind, k, base=None):
+    """ValueError when the extended pencil's M (K_b + k_b)^2 unknowns exceed MAX_UNKNOWNS;
+    ``base``: what the K_b base blocks per client are (default: K local steps; the message
+    writes M (K + k)^2 with K = K_b), named with the steps that would fit."""
     size = M * (Kb + (k if kind == "ftfa" else 1)) ** 2
     if size > MAX_UNKNOWNS:
-        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2 "
-                         f"= {size} unknowns per contour node here (M clients, K local blocks, "
-                         f"k personalization blocks; at most {MAX_UNKNOWNS}: the cost grows like "
-                         "its cube); give fewer personalization steps, clients or local steps")
+        what = f"K = {Kb} local blocks" if base is None else f"{Kb} {base}"
+        fit = int(np.floor(np.sqrt(MAX_UNKNOWNS / M) + 1e-12)) - Kb
+        fits = (f"steps <= {fit} fits" if kind == "ftfa" and fit >= 0 else
+                "fewer clients")
+        raise ValueError(f"spectrum: personalization from the round-T model solves M (K + k)^2"
+                         f" = {size} unknowns per contour node here (M = {M} clients, "
+                         f"{what} per client, k = {k if kind == 'ftfa' else 1} personalization "
+                         f"blocks; at most {MAX_UNKNOWNS}: the cost grows like its cube"
+                         + ("" if base is None else "; no chain route for this base yet")
+                         + f"); give fewer personalization steps ({fits}), clients"
+                         + (" or local steps" if base is None else ""))
 
 
 def solve_extended(base, ext, Gb, nodes, kind, k, lam2, diverging):
@@ -245,18 +278,25 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
                      rounds, diverging=None):
     """(bias, variance) of every client's personalized model (module docstring) from the
     contour ``c`` of ``pencil_curves`` solved on the pencil ``base``, extended from
-    ``layout`` (``base`` itself or its ``OwnPencil``) with base coefficient ``e``;
+    ``layout`` (``base`` itself or its ``OwnPencil``) with base coefficient ``e`` (None:
+    ``layout`` is the transposed ``sigma.fedavg.exact.ExactPencil``, ``ExactPersonalPencil``);
     ``diverging``: which clients' FTFA diverges (for the message when the solve fails)."""
     M, s, h = base.M, base.s, base.h
     Es = float(h @ s)
-    ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
-    extt = PersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
+    if e is None:
+        ext = ExactPersonalPencil(layout, kind, k, eta2, lam2)
+        extt = ExactPersonalPencil(layout, kind, k, eta2, lam2, transposed=True)
+    else:
+        ext = PersonalPencil(layout, e, kind, k, eta2, lam2)
+        extt = PersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
     z = c["z"]
     personal_guard(ext, k, kind, z.size)
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     z1 = np.concatenate([z, big])
     _, _, Gi = base.solve(lambda t: big, [0.0])
     Gb = np.concatenate([c["one"][1], Gi])
+    if e is None:               # the transposed base: its inverse is G^T
+        Gb = Gb.swapaxes(-1, -2)
     C1, G1 = solve_extended(base, ext, Gb, z1, kind, k, lam2, diverging)
     N1 = z.size
     C2 = np.concatenate([C1[:N1], C1[:N1].conj(), C1[N1:]])
@@ -312,12 +352,27 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
         found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
-    personal_unknowns(gam.size, local_steps if method == "fedavg" else 1, kind, k)
+    exact = method == "fedavg" and np.isinf(local_steps)
+    personal_unknowns(gam.size, 2 if exact else local_steps if method == "fedavg" else 1, kind,
+                      k, base=("blocks of the exact local solve (local_steps = inf)" if exact
+                               else None if method == "fedavg" else
+                               "block of the exact prox (local_steps = inf)"))
     atoms, weights = spectrum.atoms, spectrum.weights
     diverging = None
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
         eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
-    if method == "fedavg":
+    if exact:
+        pen = ExactPencil(atoms, weights, gam, p)
+        if not np.any(gam > 1.0):
+            raise ValueError("spectrum: personalization after FedAvg's exact local solves "
+                             "when every gamma_j < 1 (the round map the identity) is not "
+                             "covered under a spectrum")
+        eye = np.eye(pen.n)
+        v, wnb = eye[0][None, :] - eye[pen.b], eye[pen.a] - eye[pen.b]
+        au, wn = p[:, None] * v, p[:, None] * wnb   # rows 0 of G^T: p_j Gz q_j, p_j Gz S_j^+
+        args = (pen, spectrum_edges, g)
+        layout, e = ExactPencil(atoms, weights, gam, p, transposed=True), None
+    elif method == "fedavg":
         eta, K = step_size, local_steps
         pen = SigmaPencil(atoms, weights, gam, p, eta, K)
         last = pen.rows[:, -1]
