@@ -189,15 +189,17 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # test_hardening_fourteenth 2.3, test_rounds_shift_alg1_cli 2; test_rounds_shift_alg1_chain 13,
 # test_rounds_shift_alg1_prox 5 (quiet); the rest under 1 s. test_rounds_shift: 46 s of CPU
 # (104 s of wall, 6.3 GB resident: predict's own models at d = 100) -> 8.7 s at d = 10, in place.
+# test_rounds_sigma_alg1_routes 11.8 -> 9.1 s (alone, with start-up; loaded): after
+# test_advise_uncertainty (10.4 s), before test_rounds_sigma_personal_joint (9.0 s).
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_docs.py", "test_rounds_sigma_alg1_fold.py", "test_rounds_shift_k.py",
     "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
     "test_advise_rounds.py", "test_rounds_sigma_k.py", "test_rounds_sigma_alg1_complex.py",
-    "test_rounds_sigma_alg1_routes.py", "test_finite_clients_sigma.py", "test_alg1_large_step.py",
+    "test_finite_clients_sigma.py", "test_alg1_large_step.py",
     "test_advise_shift_gradient.py", "test_advise_shift_gradients.py", "test_logistic_advise.py",
     "test_interrupt.py", "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
     "test_rounds_sigma_kbig.py", "test_rounds_shift_alg1_chain.py", "test_advise_uncertainty.py",
-    "test_rounds_sigma_personal_joint.py",
+    "test_rounds_sigma_alg1_routes.py", "test_rounds_sigma_personal_joint.py",
     "test_rounds_shift_alg1.py", "test_cli_fuzz.py", "test_alg1_complex.py",
     "test_rounds_sigma_own_chain.py", "test_sigma_chain_arc.py", "test_rounds_sigma_alg1chain.py",
     "test_extension.py", "test_advise_shift.py", "test_alg1_large_step_sigma.py",
