@@ -102,10 +102,8 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
 
 
 def test_refusals(anti):
-    """Outside the route: personalization after the rounds (FTFA, RTFA) and pooled N <= d."""
-    kw, res = anti
-    for how in (dict(steps=2, step_size=0.05), dict(lam=0.5)):
-        with pytest.raises(ValueError, match="finite local_steps only"):
-            res.personalized_risk(**how)
+    """Outside the route: pooled N <= d (personalization after the rounds:
+    ``tests/test_rounds_shift_prox_personal.py``)."""
+    kw, _ = anti
     with pytest.raises(ValueError, match="pooled N > d"):
         riskcalc.rounds_limit("fedprox", spectra=ANTI, **{**kw, "gamma": [2.0, 3.0]})

@@ -150,7 +150,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         spectrum, step_size as with a spectrum; ``personalized_risk``:
         ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
-        ``personalized_risk`` is refused); equal spectra are ``spectrum``.
+        ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as
         ``clients_limit``).

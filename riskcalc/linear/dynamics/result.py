@@ -104,8 +104,8 @@ class RoundsLimit:
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; beyond M (K +
         k)^2 = 200 covariate shift's chain route with one covariance type; under
-        covariate shift, Algorithm 1 with finite local_steps only:
-        ``riskcalc.linear.dynamics.shift.algorithm1.personalize``).
+        covariate shift, Algorithm 1: ``riskcalc.linear.dynamics.shift.algorithm1.personalize``
+        (finite local_steps), ``riskcalc.linear.dynamics.shift.algorithm1.prox`` (exact prox)).
 
         FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
         ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client
