@@ -103,7 +103,7 @@ def test_round_one_is_the_exact_wishart_moments(specs, g):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(local_steps=np.inf), "finite local_steps only"),
+    (dict(local_steps=np.inf, gamma=[0.5, 1.0]), "gamma_j away from 1"),
     (dict(spectrum="two-point:1,2,0.5"), "not both"),
     (dict(gamma=[2.0, 3.0]), "pooled N > d"),
     (dict(gamma=0.5), "2 client spectra for 1 clients"),
@@ -154,9 +154,11 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["predict", "fedavg", "--local-steps", "inf"], "fedavg with a finite --local-steps only"),
-    (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2"],
-     "fedavg with a finite --local-steps only"),
+    (["predict", "fedavg", "--local-steps", "inf", "--steps", "2", "--step-size", "0.1"],
+     "not covered yet"),
+    (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2", "--steps", "2",
+      "--step-size", "0.1"],
+     "not covered yet"),
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)
