@@ -136,9 +136,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
-        ``fedavg`` with pooled N > d, the server model
-        (``riskcalc.linear.dynamics.shift.kinf``, K = inf: the server model only, gamma_j
-        away from 1; ``riskcalc.linear.dynamics.shift.one_step``, K = 1;
+        ``fedavg``, the server model (``riskcalc.linear.dynamics.shift.kinf``, K = inf: the
+        server model only, gamma_j away from 1, any pooled N != d; with finite K pooled N >
+        d: ``riskcalc.linear.dynamics.shift.one_step``, K = 1;
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
@@ -151,7 +151,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
         spectrum, step_size as with a spectrum; ``personalized_risk``:
         ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
-        (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
+        (``riskcalc.linear.dynamics.shift.algorithm1.prox``, any pooled N != d;
         ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as

@@ -40,8 +40,8 @@ with the filter q = P_j, (q / s) = S_j^+, D = sum_j p_j P_j (issue 29: K = inf).
    taken at eps = 0 exactly (``KinfPencil.solve``).
 4. Curves: ``sigma.fedavg.curves.pencil_curves`` on this pencil with the global step g, one
    evaluation per client metric h v_i (as ``shift.algorithm1.prox``, step 4), edges
-   ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``_edges``). Pooled N > d
-   (``shift.one_step.check_clients``).
+   ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``_edges``; pooled N < d: the
+   atom at 0 held apart, as ``pencil_edges``).
 
 Scope: the server model (``risk``); the clients' own models and personalization after the
 rounds are refused. Checks (``tests/test_rounds_shift_kinf.py``): all clients on Sigma = I
@@ -148,12 +148,15 @@ def _edges(pen, top, gam, p):
     m, inv = int(over.sum()), float(np.sum(1.0 / gam[over]))
     if m == 0:
         return 1.0, 1.0, 0.0
-    low = float(np.sum(p[~over])) if inv < 1.0 else np.inf
+    # Without a client of gamma_j < 1 the atom below is at 0: D's null space, held apart as
+    # ``pencil_edges.edges`` holds it (pooled N < d; the contour stays around the rest).
+    zero = 1.0 - inv if m == gam.size and inv < 1.0 else 0.0
+    low = float(np.sum(p[~over])) if inv < 1.0 and not zero else np.inf
     high = 1.0 if inv > m - 1.0 else -np.inf
     if m == 1:
-        return low, high, 0.0
+        return min(low, high), high, zero
     a, b, _ = edges(pen, top, qmax=np.ones(gam.size))
-    return min(a, low), max(b, high), 0.0
+    return min(a, low), max(b, high), zero
 
 
 def _metric(pen, values):
@@ -179,11 +182,11 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
     Raises
     ------
     ValueError
-        Clients counted differently from the spectra, pooled N <= d, a client with gamma_j
-        within 1e-9 of 1, or the routes' limits.
+        Clients counted differently from the spectra, a client with gamma_j within 1e-9 of 1,
+        or the routes' limits.
     """
     M = gam.size
-    check_clients(gam, joint)
+    check_clients(gam, joint, atom_ok=True)
     if np.any(np.abs(gam - 1.0) <= 1e-9):
         raise ValueError("gamma: FedAvg's exact local solves under covariate shift need each "
                          "gamma_j away from 1 (within 1e-9 of 1 its sample spectrum reaches 0 "

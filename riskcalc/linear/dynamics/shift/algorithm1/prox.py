@@ -40,7 +40,10 @@ i's risk of a model m is E[(m - theta_i)^T Sigma_i (m - theta_i)].
 5. Edges: ``pencil_edges.edges`` with q <= top_j / (top_j + lam) on client j's sample spectrum
    under its own Sigma_j (``shift.pencil.client_ends``) and the density Im tau(W G_00) for the
    positive diagonal W = sum_j p_j Sigma_j / sum_j p_j (any positive weight has the same
-   support, ``shift.pencil``, step 4). Pooled N > d is required (as ``shift.curves``).
+   support, ``shift.pencil``, step 4). Pooled N < d too: D's atom at 0 (mass (1 - sum_j
+   1 / gamma_j)_+, where the clients' null spaces meet) is held apart by ``edges`` as under
+   a shared spectrum (``sigma.prox_sigma``); the contour stays around the rest (``shift.
+   one_step.check_clients(atom_ok=True)``).
 6. Personalization (FTFA, RTFA) from the round-T server model: ``sigma.personalize_sigma``'s
    Algorithm 1 branch (paper 003, ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2;
    one chain per client downstream of block 0, au_j = p_j e_0 - e_j, wn_j = e_j / lam) with
@@ -124,10 +127,10 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     Raises
     ------
     ValueError
-        Clients counted differently from the spectra, pooled N <= d, or the routes' limits.
+        Clients counted differently from the spectra, or the routes' limits.
     """
     M = gam.size
-    check_clients(gam, joint)
+    check_clients(gam, joint, atom_ok=True)
     pen = ShiftProxPencil(joint, gam, p, lam)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
     found = edges(pen, top, qmax=top / (top + lam))
