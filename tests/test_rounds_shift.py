@@ -154,17 +154,16 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["predict", "fedavg", "--local-steps", "inf", "--steps", "2", "--step-size", "0.1"],
-     "not covered yet"),
-    (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2", "--steps", "2",
-      "--step-size", "0.1"],
-     "not covered yet"),
+    (["predict", "fedavg", "--local-steps", "2", "--local-step-size", "0.9"],
+     "diverges on a client under its covariance"),
+    (["compare", "fedavg", "--local-steps", "2", "--local-step-size", "0.9", "--d", "50",
+      "--reps", "2"], "diverges on a client under its covariance"),
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)
-    # --local-steps inf takes no --local-step-size (refused on its own otherwise).
+    # The step size asked replaces ARGS' (argparse would take the last).
     i = ARGS.index("--local-step-size")
-    args = ARGS[:i] + ARGS[i + 2:] if "inf" in argv else ARGS
+    args = ARGS[:i] + ARGS[i + 2:] if "--local-step-size" in argv else ARGS
     assert main([*argv[:2], "--federation", path, *argv[2:], *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and match in err and "\n" not in err

@@ -137,7 +137,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
         ``fedavg``, the server model (``riskcalc.linear.dynamics.shift.kinf``, K = inf: the
-        server model only, gamma_j away from 1, any pooled N != d; with finite K pooled N >
+        server model, ``local_risk`` and ``personalized_risk``, gamma_j away from 1, any
+        pooled N != d; with finite K pooled N >
         d: ``riskcalc.linear.dynamics.shift.one_step``, K = 1;
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within

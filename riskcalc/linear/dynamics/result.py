@@ -99,7 +99,7 @@ class RoundsLimit:
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
         under covariate shift ``riskcalc.linear.dynamics.shift.personalize`` (``shift.
-        personalize_chain`` beyond M (K + k)^2 = 200);
+        personalize_chain`` beyond M (K + k)^2 = 200; local_steps = inf: ``shift.kinf``);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; beyond M (K +

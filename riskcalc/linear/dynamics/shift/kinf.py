@@ -43,11 +43,32 @@ with the filter q = P_j, (q / s) = S_j^+, D = sum_j p_j P_j (issue 29: K = inf).
    ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``_edges``; pooled N < d: the
    atom at 0 held apart, as ``pencil_edges``).
 
-Scope: the server model (``risk``); the clients' own models and personalization after the
-rounds are refused. Checks (``tests/test_rounds_shift_kinf.py``): all clients on Sigma = I
-against FedAvg's K = inf route (``fedavg``), equal covariances against the exact prox at lam ->
-0 (``shift.algorithm1.prox`` with global step g / lam: the gap shrinks like lam), the literal
-algorithm simulated (``montecarlo.linear.rounds``, ``spectra``, K = inf).
+5. Own models: v_i - theta_i = P_i' (w_(T-1) - theta_i) + S_i^+ n_i (P_i' = I - P_i), with
+   w_(T-1) - theta_i = -P theta_0 + R c - u_i, c = sum_j p_j (q_j u_j + S_j^+ n_j), P = (I
+   - g D)^(T-1), R = R_(T-1)(D) (``sigma.prox_sigma``, step 4). The COLUMN x'_i of G reads
+   it (the rows G_(l, x'_i) = (left factor of l) G_00 P_i' p_i): G_(0, x'_i) = p_i G_00 P_i',
+   G_(x'_j, x'_i) = P_j' G_(0, x'_i) - delta_ij P_i', G_(u_j, x'_i) = S_j B_j^2 (G_(0, x'_i)
+   - delta_ij I) -> S_j^+ (...). So with Z(a) = sum_l a_l G_(l, x'_i), E0 = e_0 / p_i, EX_j
+   = (p_j / p_i) e_(x'_j) (0 where gamma_j < 1: q_j = 1), EU_j = (p_j / p_i) e_(u_j), AU_j =
+   p_j E0 - EX_j: Z(AU_j) = p_j q_j G_00 P_i' + delta_ij P_i', Z(EU_j) = p_j S_j^+ G_00 P_i'
+   - delta_ij S_i^+, Z(-E0) = -G_00 P_i', Z_inf(EX_i) = -P_i', Z_inf(EU_i) = -S_i^+ and
+   S_j Z(EU_j) = Z(AU_j) - delta_ij I: ``sigma.prox_sigma``'s step 4 term by term (its
+   lam e_0, lam e_j, e_j -> E0, EX_j, EU_j; (v_i - theta_i)^T = sum_j oint R u_j^T Z(AU_j)
+   + ...), the two-point functions at the block (x'_i, x'_i) of this (not the transposed)
+   pencil in client i's metric h v_i, ``sigma.fedavg.own.assemble``. A client with gamma_i <
+   1 has v_i = S_i^-1 b_i from T = 1 on: no bias, variance sigma_i^2 gamma_i tau(Sigma_i
+   S_i^-1) = -sigma_i^2 gamma_i E[v_i Ghat[x_i, x_i]].
+6. Personalization (FTFA, RTFA) from w_T: ``shift.personalize.personal_models`` on the
+   TRANSPOSED pencil (L^T: its row 0 holds G_(b, 0)^T, so sum_b au_j[b] G^T_(0b) = p_j G_00
+   q_j with au_j = p_j (e_0 - e_(x'_j)) and G_00 S_j^+ p_j with wn_j = p_j e_(u_j)), its
+   chains downstream of block 0 with Chat_j = (E_j^-1 + gamma_j tau_j)^-1 on the base and
+   chain blocks together (``_KinfPersonal``), on the curves' contour (solution transposed).
+
+Checks (``tests/test_rounds_shift_kinf.py``): all clients on Sigma = I against FedAvg's K =
+inf route (``fedavg``: server, ``local_models``' own models, ``personalize``), the exact prox
+at lam with global step g / lam (``shift.algorithm1.prox``: server and own models) approaching
+it in proportion to lam under shift; the literal algorithm simulated (``montecarlo.linear.
+rounds``, ``spectra``, K = inf) outside the suite (``docs/rounds.rst``).
 """
 
 from __future__ import annotations
@@ -57,9 +78,12 @@ import copy
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
+from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 
 #: The continuation of step 3 (E_j^-1's x'-entry -eps), ending at 0.
@@ -72,7 +96,7 @@ class KinfPencil(ShiftPencil):
 
     what = "FedAvg with exact local solves under covariate shift"
 
-    def __init__(self, joint, gam, p):
+    def __init__(self, joint, gam, p, transposed=False):
         super().__init__(joint, gam, p, 1.0, 1)
         M = self.M
         self.K, self.n = 2, 1 + 2 * M
@@ -92,6 +116,8 @@ class KinfPencil(ShiftPencil):
         einv[over, 1, 0] = -1.0
         einv[~over] = -np.eye(2)
         self.einv = einv
+        if transposed:      # L^T (rows = columns here): L0^T, E_j^T (step 6)
+            self.L0, self.einv = L0.T.copy(), einv.transpose(0, 2, 1).copy()
         rowv = np.zeros((self.V.shape[1], self.n))
         rowv[:, self.rows] = self.V.T[:, :, None]
         self.rowv = rowv
@@ -198,21 +224,116 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
     over = gam > 1.0
     v = e[np.zeros(M, int)] - np.where(over[:, None], e[pen.rows[:, 0]], 0.0)
     wn = e[pen.rows[:, 1]]
+    seen = {}
+
+    def own(c):
+        """The own models (step 5); the contour kept for ``personalize``."""
+        seen["c"] = c
+        return _own_models(pen, c, gam=gam, r=r, sigma=sigma, p=p, signal=signal,
+                           rounds=rounds)
     rows = [pencil_curves(_metric(pen, pen.V[i]), found, g, gam, r, sigma, p, signal, rounds,
-                          v, wn) for i in range(M)]
+                          v, wn, own_models=own if i == 0 else None) for i in range(M)]
     out = dict(rows[0])
     out["bias"] = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     out["variance"] = np.stack([x["variance"][i] for i, x in enumerate(rows)])
 
     def local(terms=None):
-        """The clients' own models: refused (module docstring, scope)."""
-        raise ValueError("local_risk: under covariate shift, FedAvg's own models and "
-                         "personalization after rounds with exact local solves "
-                         "(local_steps = inf) are not covered yet")
+        """(bias, variance), each (M, len(rounds)), of every client's own model after the
+        local solve of round T, in its own covariance (step 5)."""
+        if terms is not None:
+            raise ValueError("covariate shift: personalization reads the curves' "
+                             "``personalize``, not ``local``")
+        return rows[0]["local"]()
 
     def personalize(**kind):
-        """Personalization after the rounds: refused (module docstring, scope)."""
-        local()
+        """(bias, variance) after personalizing the round-T server model (step 6) on the
+        curves' contour (kept by ``local``, solved first if not yet)."""
+        if "c" not in seen:
+            local()
+        ob, ov = _personalized(joint, gam, r, sigma, p, signal, rounds, top, seen["c"], **kind)
+        return settle(ob, ov, np.isfinite(rounds) & (rounds > round_horizon(
+            out["contraction"], rounds)[1]), np.any((p > 0) & (sigma > 0)) | (sigma > 0),
+            (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(pen.V.max())
+            + 1e-300, f"{pen.what}, the personalized models")
     personalize.tops = top
     out["local"], out["personalize"] = local, personalize
     return out
+
+
+class _KinfPersonal(ShiftPersonalPencil):
+    """``shift.personalize.ShiftPersonalPencil`` on the transposed ``KinfPencil`` (step 6):
+    Chat_j = (E_j^-1 + gamma_j tau_j)^-1 with the base's E_j^-1 and the chain's 1 / e'."""
+
+    def __init__(self, layout, e, kind, k=None, eta2=None, lam2=None, transposed=False):
+        super().__init__(layout, e, kind, k, eta2, lam2, transposed)
+        Kb = layout.K
+        einv = np.zeros((self.M, self.K, self.K))
+        einv[:, :Kb, :Kb] = layout.einv
+        einv[:, Kb:, Kb:] = np.eye(self.K - Kb) / self.e[:, Kb:, None]
+        self.einv = einv.transpose(0, 2, 1) if transposed else einv
+
+    chat = KinfPencil.chat
+
+
+def _personalized(joint, gam, r, sigma, p, signal, rounds, tops, c, *, kind, k=None,
+                  eta2=None, lam2=None):
+    """(bias, variance) after FTFA / RTFA from the round-T server model (step 6):
+    ``shift.personalize.personal_models`` on the transposed pencil, whose row 0 holds q_j
+    G_00 (au_j = p_j (e_0 - e_(x'_j)), p_j e_0 where gamma_j < 1) and G_00 S_j^+ (wn_j = p_j
+    e_(u_j)), from the curves' contour ``c`` (its solution transposed)."""
+    pen = KinfPencil(joint, gam, p, transposed=True)
+    M = gam.size
+    n = pen.n + M * ((k if kind == "ftfa" else 1) + 1)
+    e = np.eye(n)
+    x, u = pen.rows[:, 0], pen.rows[:, 1]
+    au = p[:, None] * (e[0][None, :] - np.where((gam > 1.0)[:, None], e[x], 0.0))
+    ct = dict(c, one=tuple(a.swapaxes(-1, -2) for a in c["one"]))
+    return personal_models(pen, pen, 0.0, au, p[:, None] * e[u], ct, tops, gam, r, sigma,
+                           signal, rounds, kind=kind, k=k, eta2=eta2, lam2=lam2,
+                           pencil=_KinfPersonal)
+
+
+def _own_models(pen, c, *, gam, r, sigma, p, signal, rounds):
+    """(bias, variance), each (M, len(rounds)), of every client's own model after the local
+    solve of round T in its own covariance (module docstring, step 5) from the contour ``c``
+    of ``pencil_curves`` (its upper nodes ``one``, the full contour ``full``)."""
+    M, h, V = pen.M, pen.h, pen.V
+    over = gam > 1.0
+    big = np.array([1e13 * (1.0 + c["b"])], complex)
+    _, Ci, Gi = pen.solve(lambda t: big, [0.0])
+    C1, G1 = (np.concatenate([x, y]) for x, y in zip(c["one"], (Ci, Gi)))
+    C2, G2 = (np.concatenate([x, y]) for x, y in zip(c["full"], (Ci, Gi)))
+    N1 = c["z"].size
+    e, x, u = np.eye(pen.n), pen.rows[:, 0], pen.rows[:, 1]
+    couplings, lams = [], []
+    for i in np.flatnonzero(over):
+        E0, EU = e[0] / p[i], (p / p[i])[:, None] * e[u]
+        EX = np.where(over, p / p[i], 0.0)[:, None] * e[x]     # q_j = 1 where gamma_j < 1
+        AU, sg, bl = p[:, None] * E0[None, :] - EX, sigma[i] ** 2 * gam[i], (x[i], x[i])
+        couplings += [(cc, W, Vc, bl) for cc, W, Vc in [
+            (r ** 2, AU, AU), (sigma ** 2 * gam, AU, EU),                           # (R, R)
+            ([signal ** 2], -E0[None, :], -E0[None, :]),                            # (Pm, Pm)
+            ([2 * r[i] ** 2], EX[i][None, :], AU[i][None, :]),                      # (R, inf)
+            ([sg, sg], np.stack([EX[i], -EU[i]]), np.stack([EU[i], AU[i]])),
+            ([2 * signal ** 2], EX[i][None, :], -E0[None, :]),                      # (Pm, inf)
+            ([signal ** 2 + r[i] ** 2], EX[i][None, :], EX[i][None, :]),            # (inf, inf)
+            ([sg], EX[i][None, :], -EU[i][None, :])]]
+        lams += [h * V[i]] * 8
+    bias, var = np.zeros((M, rounds.size)), np.zeros((M, rounds.size))
+    if couplings:
+        H = ShiftPencil.two_point(pen, (C1, G1), (C2, G2), couplings,
+                                  np.asarray(lams)[:, None, :])[:, 0]
+        H = H.reshape(-1, 8, N1 + 1, H.shape[-1])
+        traces = np.stack([np.einsum("a,na->n", h * V[i], G1[:, :, u[i], x[i]])
+                           for i in np.flatnonzero(over)])
+        bias[over], var[over] = assemble(H, traces, c, gam[over], r[over], sigma[over],
+                                         signal, (V @ h)[over], rounds)
+    # gamma_i < 1: v_i = S_i^-1 b_i from T = 1 on (no bias; noise sigma_i^2 gamma_i
+    # tau(Sigma_i S_i^-1) = -sigma_i^2 gamma_i E[v_i Ghat[x_i, x_i]], any node).
+    for i in np.flatnonzero(~over):
+        var[i] = -sigma[i] ** 2 * gam[i] * float(np.real(h * V[i] @ G1[-1, :, x[i], x[i]]))
+        bias[i] = 0.0
+    T0 = rounds == 0
+    bias[:, T0] = ((signal ** 2 + r ** 2) * (V @ h))[:, None]
+    var[:, T0] = 0.0
+    return bias, var

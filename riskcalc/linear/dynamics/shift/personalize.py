@@ -97,19 +97,20 @@ def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, 
 
 
 def personal_models(pen, layout, e, au, wn, c, tops, gam, r, sigma, signal, rounds, *, kind,
-                    k=None, eta2=None, lam2=None):
+                    k=None, eta2=None, lam2=None, pencil=None):
     """``personalized_shift``'s (bias, variance) from any base pencil ``pen`` with client j's
     v_j on its rows (``shift.pencil``; FedAvg's, or Algorithm 1's exact prox of ``shift.
     algorithm1.prox``) extended from ``layout`` (``pen`` or its ``OwnShiftPencil``) with base
     coefficient ``e``; ``au``, ``wn`` (M, extended n): the row combinations with sum_b au_j[b]
     G_0b = p_j Gz q_j and sum_b wn_j[b] G_0b = p_j Gz (q / s)_j (``sigma.personalize_sigma``,
-    step 1)."""
+    step 1); ``pencil``: the extended pencil's class (default ``ShiftPersonalPencil``)."""
+    pencil = pencil or ShiftPersonalPencil
     M, h, V, Kb = pen.M, pen.h, pen.V, layout.rows.shape[1]
     personal_unknowns(M, Kb, kind, k)
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
         eta2 = np.where(ftfa_stability(gam, k, eta2, top=tops)[1], 1.0 / tops, eta2)
-    ext = ShiftPersonalPencil(layout, e, kind, k, eta2, lam2)
-    extt = ShiftPersonalPencil(layout, e, kind, k, eta2, lam2, transposed=True)
+    ext = pencil(layout, e, kind, k, eta2, lam2)
+    extt = pencil(layout, e, kind, k, eta2, lam2, transposed=True)
     z = c["z"]
     personal_guard(ext, k, kind, z.size)
     big = np.array([1e13 * (1.0 + c["b"])], complex)
