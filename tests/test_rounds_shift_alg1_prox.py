@@ -101,13 +101,10 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
             assert off.mean() >= (0.75 if q == "global_risk" else 0.25), (d, q, off)
 
 
-def test_pooled_n_below_d_answers_where_fedavg_refuses(anti):
-    """Pooled N < d (gamma 4, 5: D's atom at 0 of mass 0.55, held apart by the edges): the
-    exact prox answers (checked in ``tests/test_rounds_shift_prox_personal.py``); FedAvg with
-    local steps under shift still refuses it (its routes' edges do not hold the atom)."""
-    kw, _ = anti
-    res = riskcalc.rounds_limit("fedprox", spectra=ANTI, **{**kw, "gamma": [4.0, 5.0]})
-    assert res.diagnostics["atom_at_zero"] == pytest.approx(0.55)
+def test_pooled_n_below_d_refused_with_local_steps():
+    """FedAvg with local steps under shift refuses pooled N < d (its routes' edges do not hold
+    D's atom at 0; the exact prox and FedAvg K = inf answer there:
+    ``tests/test_rounds_shift_prox_personal.py``, ``tests/test_rounds_shift_kinf.py``)."""
     with pytest.raises(ValueError, match="pooled N > d"):
         riskcalc.rounds_limit("fedavg", spectra=ANTI, gamma=[2.0, 3.0], r=R, sigma=SIG,
                               signal=1.0, rounds=[1], local_steps=2, step_size=0.05)
