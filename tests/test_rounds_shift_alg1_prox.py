@@ -102,9 +102,10 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
 
 
 def test_pooled_n_below_d_refused_with_local_steps():
-    """FedAvg with local steps under shift refuses pooled N < d (its routes' edges do not hold
-    D's atom at 0; the exact prox and FedAvg K = inf answer there:
-    ``tests/test_rounds_shift_prox_personal.py``, ``tests/test_rounds_shift_kinf.py``)."""
-    with pytest.raises(ValueError, match="pooled N > d"):
-        riskcalc.rounds_limit("fedavg", spectra=ANTI, gamma=[2.0, 3.0], r=R, sigma=SIG,
-                              signal=1.0, rounds=[1], local_steps=2, step_size=0.05)
+    """Algorithm 1 with finite local steps refuses pooled N < d, as under a shared spectrum
+    (its real-spectrum scope; the exact prox answers there:
+    ``tests/test_rounds_shift_prox_personal.py``; FedAvg: ``tests/test_rounds_shift_pooled.py``,
+    ``tests/test_rounds_shift_kinf.py``)."""
+    with pytest.raises(ValueError, match="span"):
+        riskcalc.rounds_limit("fedprox", spectra=ANTI, gamma=[2.0, 3.0], r=R, sigma=SIG,
+                              signal=1.0, rounds=[1], local_steps=2, step_size=0.05, lam=0.8)

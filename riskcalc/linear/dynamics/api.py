@@ -137,9 +137,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
         ``fedavg``, the server model (``riskcalc.linear.dynamics.shift.kinf``, K = inf: the
-        server model, ``local_risk`` and ``personalized_risk``, gamma_j away from 1, any
-        pooled N != d; with finite K pooled N >
-        d: ``riskcalc.linear.dynamics.shift.one_step``, K = 1;
+        server model, ``local_risk`` and ``personalized_risk``, gamma_j away from 1; any
+        pooled N != d throughout); ``riskcalc.linear.dynamics.shift.one_step``, K = 1 (pooled
+        N < d: the pencil of ``shift.curves`` with one local step);
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
@@ -331,7 +331,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             from riskcalc.linear.dynamics.shift.kinf import shift_kinf_curves
 
             out = shift_kinf_curves(gam, rr, sig, p, s, g, T, joint)
-        elif joint is not None and K == 1:
+        elif joint is not None and K == 1 and inv > 1.0:    # pooled N < d: the pencil below
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
             from riskcalc.linear.dynamics.shift.curves import one_step_extras
 
