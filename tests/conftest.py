@@ -229,7 +229,9 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_algorithms.py", "test_rounds_cli.py", "test_finite_clients.py",
     "test_hardening_spectrum_ftfa.py", "test_logistic_sweep.py", "test_sympy_identities.py",
     "test_rounds_personalize.py", "test_cli_logistic_family.py", "test_federation_file.py",
-    "test_estimate.py", "test_rounds_odd_k_divergent.py", "test_front_door.py")
+    "test_estimate.py", "test_rounds_odd_k_divergent.py", "test_front_door.py",
+    "test_rounds_shift_prox_personal.py", "test_rounds_shift_kinf.py",
+    "test_rounds_shift_pooled.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -103,9 +103,9 @@ def test_round_one_is_the_exact_wishart_moments(specs, g):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(local_steps=np.inf), "finite local_steps only"),
+    (dict(local_steps=np.inf, gamma=[0.5, 1.0]), "gamma_j away from 1"),
     (dict(spectrum="two-point:1,2,0.5"), "not both"),
-    (dict(gamma=[2.0, 3.0]), "pooled N > d"),
+    (dict(gamma=[2.0, 3.0]), "too close to 0"),    # pooled N < d: D near its atom at 0
     (dict(gamma=0.5), "2 client spectra for 1 clients"),
     (dict(spectra=["identity", "two-point:1,2,0.5", "identity"]), "3 client spectra for 2"),
 ])
@@ -154,15 +154,16 @@ def test_cli_predict_reads_the_clients_spectra(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["predict", "fedavg", "--local-steps", "inf"], "fedavg with a finite --local-steps only"),
-    (["compare", "fedavg", "--local-steps", "inf", "--d", "50", "--reps", "2"],
-     "fedavg with a finite --local-steps only"),
+    (["predict", "fedavg", "--local-steps", "2", "--local-step-size", "0.9"],
+     "diverges on a client under its covariance"),
+    (["compare", "fedavg", "--local-steps", "2", "--local-step-size", "0.9", "--d", "50",
+      "--reps", "2"], "diverges on a client under its covariance"),
 ])
 def test_cli_refusals_in_one_line(capsys, tmp_path, argv, match):
     path, _ = _fed(tmp_path)
-    # --local-steps inf takes no --local-step-size (refused on its own otherwise).
+    # The step size asked replaces ARGS' (argparse would take the last).
     i = ARGS.index("--local-step-size")
-    args = ARGS[:i] + ARGS[i + 2:] if "inf" in argv else ARGS
+    args = ARGS[:i] + ARGS[i + 2:] if "--local-step-size" in argv else ARGS
     assert main([*argv[:2], "--federation", path, *argv[2:], *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and match in err and "\n" not in err

@@ -101,11 +101,11 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
             assert off.mean() >= (0.75 if q == "global_risk" else 0.25), (d, q, off)
 
 
-def test_refusals(anti):
-    """Outside the route: personalization after the rounds (FTFA, RTFA) and pooled N <= d."""
-    kw, res = anti
-    for how in (dict(steps=2, step_size=0.05), dict(lam=0.5)):
-        with pytest.raises(ValueError, match="finite local_steps only"):
-            res.personalized_risk(**how)
-    with pytest.raises(ValueError, match="pooled N > d"):
-        riskcalc.rounds_limit("fedprox", spectra=ANTI, **{**kw, "gamma": [2.0, 3.0]})
+def test_pooled_n_below_d_refused_with_local_steps():
+    """Algorithm 1 with finite local steps refuses pooled N < d, as under a shared spectrum
+    (its real-spectrum scope; the exact prox answers there:
+    ``tests/test_rounds_shift_prox_personal.py``; FedAvg: ``tests/test_rounds_shift_pooled.py``,
+    ``tests/test_rounds_shift_kinf.py``)."""
+    with pytest.raises(ValueError, match="span"):
+        riskcalc.rounds_limit("fedprox", spectra=ANTI, gamma=[2.0, 3.0], r=R, sigma=SIG,
+                              signal=1.0, rounds=[1], local_steps=2, step_size=0.05, lam=0.8)

@@ -174,12 +174,11 @@ def test_cli_compare_under_shift(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["--local-steps", "inf"], "fedavg with a finite --local-steps only"),
+    (["--local-steps", "2", "--local-step-size", "0.9"], "diverges on a client under its"),
 ])
 def test_cli_compare_refusals_in_one_line(capsys, tmp_path, argv, match):
-    """K = inf under shift has no prediction (compare refuses, as predict); personalization
-    after round T is covered under shift since (``shift.personalize``,
-    tests/test_rounds_shift_own.py)."""
+    """A divergent local step under shift has no prediction (compare refuses, as predict; K =
+    inf is ``shift.kinf``'s, personalization after round T ``shift.personalize``'s)."""
     code, _, err = run_cli(["compare", "fedavg", "--federation", _fed(tmp_path), *argv,
                             "--rounds", "1", "--d", "20",
                             "--reps", "2", "--no-progress"], capsys)

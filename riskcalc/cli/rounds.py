@@ -151,11 +151,9 @@ def federation(args) -> dict:
         fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
         spectra = fedargs.client_spectra(args, others)
         if spectra is not None:
-            if args.method not in ("fedavg", "pfedme") or (
-                    args.method == "fedavg" and np.isinf(parse_local_steps(args.local_steps))):
+            if args.method not in ("fedavg", "pfedme"):
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
-                                 "fedavg with a finite --local-steps only (pfedme/fedprox "
-                                 "too, and with --local-steps inf)")
+                                 "fedavg and pfedme/fedprox only")
             fed.update(spectra=spectra, d=getattr(args, "d", None))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,

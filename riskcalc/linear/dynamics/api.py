@@ -10,7 +10,8 @@ Algorithm 1
 warm-started local steps (eq. 11, ``algorithm1.curves``); with a shared spectrum and exact
 local solves ``prox_sigma`` (server and own models), with K < inf local steps
 ``sigma.algorithm1.curves``; under covariate shift FedAvg's server model with K = 1
-(``shift.one_step``) and K >= 2 (``shift.curves``), its clients' own models (``shift.own``)
+(``shift.one_step``), K >= 2 (``shift.curves``) and K = inf (``shift.kinf``), its clients'
+own models (``shift.own``)
 and personalization after round T (``shift.personalize``), Algorithm 1 with K < inf
 (``shift.algorithm1``) and K = inf (``shift.algorithm1.prox``); FedAvg's K = inf with a spectrum:
 ``sigma.fedavg.exact``. Covariate shift beyond that, client sampling, minibatch SGD and logistic
@@ -137,8 +138,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     spectra : str, array_like or sequence of them, optional
         Covariate shift (instead of ``spectrum``): each client's covariance, diagonal in one
         shared basis, as ``clients_limit`` takes it; client j's risk in its own covariance.
-        ``fedavg`` with finite ``local_steps`` and pooled N > d, the server model
-        (``riskcalc.linear.dynamics.shift.one_step``, K = 1;
+        ``fedavg``, the server model (``riskcalc.linear.dynamics.shift.kinf``, K = inf: the
+        server model, ``local_risk`` and ``personalized_risk``, gamma_j away from 1; any
+        pooled N != d throughout); ``riskcalc.linear.dynamics.shift.one_step``, K = 1 (pooled
+        N < d: the pencil of ``shift.curves`` with one local step);
         ``riskcalc.linear.dynamics.shift.curves``, K >= 2: the dense pencil
         ``shift.pencil`` for M K^2 <= 100, its chain structure ``shift.chain`` beyond, within
         their time estimates, local steps stable under each client's covariance); ``local_risk``
@@ -151,8 +154,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
         spectrum, step_size as with a spectrum; ``personalized_risk``:
         ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
-        (``riskcalc.linear.dynamics.shift.algorithm1.prox``, pooled N > d;
-        ``personalized_risk`` is refused); equal spectra are ``spectrum``.
+        (``riskcalc.linear.dynamics.shift.algorithm1.prox``, any pooled N != d;
+        ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional
         The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as
         ``clients_limit``).
@@ -323,7 +326,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             found_reach(out, *reach)
         elif name == "pfedme":
             out = ROUTES[name](gam, rr, sig, p, s, lam, g, T)
-        elif joint is not None and K == 1:
+        elif joint is not None and np.isinf(K):
+            from riskcalc.linear.dynamics.shift.kinf import shift_kinf_curves
+
+            out = shift_kinf_curves(gam, rr, sig, p, s, g, T, joint)
+        elif joint is not None and K == 1 and inv > 1.0:    # pooled N < d: the pencil below
             from riskcalc.linear.dynamics.shift.one_step import shift_curves
             from riskcalc.linear.dynamics.shift.curves import one_step_extras
 

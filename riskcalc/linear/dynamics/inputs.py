@@ -139,16 +139,16 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
 def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
     joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what
-    the shift routes do not cover: another method, local_steps other than an integer K >= 1
-    (``shift.one_step`` K = 1, ``shift.curves`` K >= 2), clients counted differently."""
+    the shift routes do not cover: another method, clients counted differently
+    (``shift.one_step`` K = 1, ``shift.curves`` K >= 2, ``shift.kinf`` K = inf)."""
     from riskcalc.linear.engine.joint_spectrum import spectra_joint
 
     spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     specs = [x if isinstance(x, str) else np.asarray(x, float).tolist() for x in specs]
     if joint is None:
         return spectrum, None, specs
-    if method != "fedavg" or np.isinf(local_steps_count(local_steps)):
-        raise ValueError("spectra (covariate shift) along the rounds: fedavg with finite "
-                         f"local_steps only (got {method} with local_steps = "
-                         f"{local_steps!r:.20}); equal spectra are a shared spectrum")
+    if method != "fedavg":
+        raise ValueError("spectra (covariate shift) along the rounds: fedavg or pfedme only "
+                         f"(got {method}); equal spectra are a shared spectrum")
+    local_steps_count(local_steps)
     return None, joint, specs

@@ -99,14 +99,14 @@ class RoundsLimit:
         model. Exact limit, derived in ``riskcalc.linear.dynamics.personalize`` (paper 003,
         ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2, from the round-T model);
         under covariate shift ``riskcalc.linear.dynamics.shift.personalize`` (``shift.
-        personalize_chain`` beyond M (K + k)^2 = 200);
+        personalize_chain`` beyond M (K + k)^2 = 200; local_steps = inf: ``shift.kinf``);
         with a shared spectrum in ``riskcalc.linear.dynamics.sigma.personalize_sigma`` (an
         extended pencil, about 2-4 times the cost of ``local_risk``; FedAvg's exact local solves
         extend the transpose of ``sigma.fedavg.exact``'s pencil; Algorithm 1 with finite
         local_steps: ``riskcalc.linear.dynamics.sigma.algorithm1.personalize``; beyond M (K +
         k)^2 = 200 covariate shift's chain route with one covariance type; under
-        covariate shift, Algorithm 1 with finite local_steps only:
-        ``riskcalc.linear.dynamics.shift.algorithm1.personalize``).
+        covariate shift, Algorithm 1: ``riskcalc.linear.dynamics.shift.algorithm1.personalize``
+        (finite local_steps), ``riskcalc.linear.dynamics.shift.algorithm1.prox`` (exact prox)).
 
         FTFA with a divergent step (step_size (1 + sqrt(gamma_j))^2 >= 2) is a result, as for
         ``riskcalc.steps_limit``: the risk grows with ``steps``, inf (JSON null) for a client

@@ -27,10 +27,14 @@ D)^-1) = E[v_i (Ghat_00 - Ghat_(i,K),0)], or a double integral of a two-point fu
 v_j^T, v_j = e_0 - e_(j,K)) or sum_j c_j (q^2 / s)(S_j) (w_j = eta (e_0 + sum_(k<K)
 e_(j,k))), one linear solve per pair of nodes for every metric. The signal term is written
 tau(Sigma_i) + oint ((1 - g z)^(2T) - 1) tau(Sigma_i (z - D)^-1) dz; the distance ||w_T -
-w_inf||^2 has the same forms with Sigma_i -> I and R -> (I - g D)^T D^-1. Pooled N > d (no
-atom of D at 0; the reach check below needs A's edges, ``shift.one_step.ShiftLaws``); after
-the solve the contour's mass (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1 (a band the edges
-missed raises, as ``shift.one_step``).
+w_inf||^2 has the same forms with Sigma_i -> I and R -> (I - g D)^T D^-1. After the solve the
+contour's mass (1 / 2 pi i) oint tau((z - D)^-1) dz must be 1 - mu_0 (a band the edges missed
+raises, as ``shift.one_step``), mu_0 = (1 - sum_j 1 / gamma_j)_+ D's atom at 0 (pooled N < d:
+the null spaces of the S_j meet there; ``pencil_edges.edges`` holds it apart, as under a
+shared spectrum, and R, P - 1 and (1 - g z)^(2T) - 1 vanish or are constant there, so the
+contour around the rest gives every trace). The reach check below needs A's edges
+(``shift.one_step.ShiftLaws``, whose walk stops at the atom): with pooled N < d the mass check
+stands in for it, and K = 1 takes this pencil (``rounds_limit``) instead of ``shift.one_step``.
 
 The pencil is solved densely (``shift.pencil``) for M K^2 <= ``sigma.fedavg.curves.
 DENSE_UNKNOWNS`` and through its chain structure beyond (``shift.chain``), under the shared
@@ -127,7 +131,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         DENSE_UNKNOWNS``, as a shared spectrum.
     """
     M = gam.size
-    check_clients(gam, joint)
+    check_clients(gam, joint, atom_ok=True)
+    pooled_low = not np.sum(1.0 / gam) > 1.0   # pooled N < d: D's atom at 0 held apart
     dense = route == "dense" or (route == "auto" and M * K * K <= DENSE_UNKNOWNS)
     if dense and M * K * K > MAX_UNKNOWNS:
         raise ValueError(f"covariate shift with local_steps = {K}: the dense route solves M K^2 "
@@ -148,10 +153,12 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         raise ValueError("step_size: local gradient descent diverges on a client under its "
                          f"covariance (step_size times the top of its sample spectrum = "
                          f"{eta * top.max():.4g} > 2)")
-    bound = _reach(joint, gam, p, eta, K, top)
+    # The reach check needs A's bottom edge (``shift.one_step``'s walk, which stops at D's atom
+    # at 0 when pooled N < d); there the contour's mass (1 - the atom, below) is the check.
+    bound = np.inf if pooled_low else _reach(joint, gam, p, eta, K, top)
     fallback = None if dense else (lambda k: _affordable(
         M, K, atoms, t_top + 16, t_top, EDGE_SOLVES + k * BISECT_SOLVES))
-    a, b, _ = edges(pen, top, fold=True, fallback=fallback)
+    a, b, mu0 = edges(pen, top, fold=True, fallback=fallback)
     if a > bound * (1.0 + 1e-6):
         raise SolverError(f"{WHAT}: the edge scan found the round map's spectrum from {a:.4g} "
                           f"up, but it must reach {bound:.4g} or lower (a band was missed)")
@@ -223,9 +230,10 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
             return 2.0 * np.sum(((F1 * (w2 / 2j)) @ f) * (F2 * Wf), axis=1).real
 
         mass = one(np.ones((1, z.size)), m[:, -1])[0]
-        if not abs(mass - 1.0) <= 1e-8:
+        if not abs(mass - (1.0 - mu0)) <= 1e-8:
             raise SolverError(f"{WHAT}: the contour encloses {mass:.6g} of the round map's "
-                              "spectrum, not all of it (its edges were missed)")
+                              f"spectrum, not all of it (its edges were missed; its atom at 0: "
+                              f"{mu0:.6g})")
         ti = np.searchsorted(tlist, types)                        # each client's metric row
         Es = Vt @ h
         sig = Es + one(A1 - 1.0, m[:, :-1])                       # (T, types)
@@ -283,7 +291,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
 
     return {"bias": bias, "variance": var,
             "distance": np.maximum(dist, 0.0), "contraction": rho, "edges": (a, b),
-            "atom": 0.0, "nodes": n, "local": local, "personalize": personalize,
+            "atom": mu0, "nodes": n, "local": local, "personalize": personalize,
             "memory": need}
 
 

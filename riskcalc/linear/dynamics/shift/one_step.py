@@ -227,14 +227,16 @@ class ShiftLaws:
         return self.edge(-top, +1.0), self.edge(top, -1.0)
 
 
-def check_clients(gam, joint):
+def check_clients(gam, joint, atom_ok=False):
     """ValueError where ``joint`` counts the clients otherwise than ``gam``, or where pooled
-    N <= d (sum_j 1/gamma_j <= 1: the round map's spectrum reaches 0, not covered under shift);
-    every route along the rounds under covariate shift starts here."""
+    N <= d (sum_j 1/gamma_j <= 1: the round map's spectrum reaches 0), unless ``atom_ok`` (the
+    routes whose edges hold D's atom at 0 apart: ``shift.algorithm1.prox``, ``shift.kinf``;
+    pooled N = d within 1e-9 is refused before, by ``rounds_limit``); every route along the
+    rounds under covariate shift starts here."""
     if joint.types.size != gam.size:
         raise ValueError(f"spectra lists {joint.types.size} client spectra for {gam.size} "
                          "clients")
-    if not np.sum(1.0 / gam) > 1.0 + 1e-9:
+    if not atom_ok and not np.sum(1.0 / gam) > 1.0 + 1e-9:
         raise ValueError("covariate shift along the rounds needs pooled N > d (sum_j 1/gamma_j "
                          f"> 1, got {np.sum(1.0 / gam):.6g})")
 

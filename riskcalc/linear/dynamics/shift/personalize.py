@@ -84,13 +84,33 @@ def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, 
     (ridge ``lam2``, Sec. 3.2), in its own covariance (module docstring), from the contour
     ``c`` of ``shift.curves`` on the dense pencil ``pen`` (``ShiftPencil``); ``tops``: the top
     of each client's sample spectrum under its covariance."""
-    M, h, V, eta, Kb = pen.M, pen.h, pen.V, pen.eta, pen.K
+    M, eta = pen.M, pen.eta
+    layout = OwnShiftPencil(pen)
+    n = layout.n + M * ((k if kind == "ftfa" else 1) + 1)
+    e_ = np.eye(n)
+    wn = np.zeros((M, n))
+    for j in range(M):
+        wn[j, layout.rows[j]] = eta
+    return personal_models(pen, layout, -eta, p[:, None] * e_[0][None, :] - e_[layout.zero],
+                           wn, c, tops, gam, r, sigma, signal, rounds, kind=kind, k=k,
+                           eta2=eta2, lam2=lam2)
+
+
+def personal_models(pen, layout, e, au, wn, c, tops, gam, r, sigma, signal, rounds, *, kind,
+                    k=None, eta2=None, lam2=None, pencil=None):
+    """``personalized_shift``'s (bias, variance) from any base pencil ``pen`` with client j's
+    v_j on its rows (``shift.pencil``; FedAvg's, or Algorithm 1's exact prox of ``shift.
+    algorithm1.prox``) extended from ``layout`` (``pen`` or its ``OwnShiftPencil``) with base
+    coefficient ``e``; ``au``, ``wn`` (M, extended n): the row combinations with sum_b au_j[b]
+    G_0b = p_j Gz q_j and sum_b wn_j[b] G_0b = p_j Gz (q / s)_j (``sigma.personalize_sigma``,
+    step 1); ``pencil``: the extended pencil's class (default ``ShiftPersonalPencil``)."""
+    pencil = pencil or ShiftPersonalPencil
+    M, h, V, Kb = pen.M, pen.h, pen.V, layout.rows.shape[1]
     personal_unknowns(M, Kb, kind, k)
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
         eta2 = np.where(ftfa_stability(gam, k, eta2, top=tops)[1], 1.0 / tops, eta2)
-    layout = OwnShiftPencil(pen)
-    ext = ShiftPersonalPencil(layout, -eta, kind, k, eta2, lam2)
-    extt = ShiftPersonalPencil(layout, -eta, kind, k, eta2, lam2, transposed=True)
+    ext = pencil(layout, e, kind, k, eta2, lam2)
+    extt = pencil(layout, e, kind, k, eta2, lam2, transposed=True)
     z = c["z"]
     personal_guard(ext, k, kind, z.size)
     big = np.array([1e13 * (1.0 + c["b"])], complex)
@@ -109,10 +129,6 @@ def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, 
     C2 = np.concatenate([C1[:N1], C1[:N1].conj(), C1[N1:]])
     G2 = np.concatenate([G1[:N1], G1[:N1].conj(), G1[N1:]])
     e_ = np.eye(ext.n)
-    au = p[:, None] * e_[0][None, :] - e_[layout.zero]
-    wn = np.zeros((M, ext.n))
-    for j in range(M):
-        wn[j, layout.rows[j]] = eta
     couplings = []
     for i in range(M):
         ei, sg, bl, wi = e_[ext.root[i]], sigma[i] ** 2 * gam[i], (ext.last[i],) * 2, ext.noise[i]

@@ -40,25 +40,39 @@ i's risk of a model m is E[(m - theta_i)^T Sigma_i (m - theta_i)].
 5. Edges: ``pencil_edges.edges`` with q <= top_j / (top_j + lam) on client j's sample spectrum
    under its own Sigma_j (``shift.pencil.client_ends``) and the density Im tau(W G_00) for the
    positive diagonal W = sum_j p_j Sigma_j / sum_j p_j (any positive weight has the same
-   support, ``shift.pencil``, step 4). Pooled N > d is required (as ``shift.curves``).
+   support, ``shift.pencil``, step 4). Pooled N < d too: D's atom at 0 (mass (1 - sum_j
+   1 / gamma_j)_+, where the clients' null spaces meet) is held apart by ``edges`` as under
+   a shared spectrum (``sigma.prox_sigma``); the contour stays around the rest (``shift.
+   one_step.check_clients(atom_ok=True)``).
+6. Personalization (FTFA, RTFA) from the round-T server model: ``sigma.personalize_sigma``'s
+   Algorithm 1 branch (paper 003, ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2;
+   one chain per client downstream of block 0, au_j = p_j e_0 - e_j, wn_j = e_j / lam) with
+   client j's v_j on its base and new rows and client i's risk in the metric h v_i, as
+   ``shift.personalize`` does for FedAvg (``shift.personalize.personal_models`` on this
+   pencil, its own layout, coefficient -1), on the curves' contour; M (1 + k_b)^2 <=
+   ``personalize_sigma.MAX_UNKNOWNS``.
 
 Each metric solves the contour again (M times the one-point and two-point solves of the shared
 spectrum's route; the nodes and edges are the same). Checks (``tests/test_rounds_shift_alg1_
 prox.py``): equal covariances against ``sigma.prox_sigma``, Algorithm 1 with many small local
 steps (``shift.algorithm1.curves``) approaching it, T = inf against the pFedMe joint minimizer
 under shift (``clients_limit("pfedme", spectra=...)``), and the literal algorithm simulated
-(``montecarlo.linear.rounds``, ``spectra``, K = inf) on an anti-aligned federation.
+(``montecarlo.linear.rounds``, ``spectra``, K = inf) on an anti-aligned federation; step 6:
+``tests/test_rounds_shift_prox_personal.py``.
 """
 
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 import numpy as np
 
+from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
+from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models
@@ -113,10 +127,10 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     Raises
     ------
     ValueError
-        Clients counted differently from the spectra, pooled N <= d, or the routes' limits.
+        Clients counted differently from the spectra, or the routes' limits.
     """
     M = gam.size
-    check_clients(gam, joint)
+    check_clients(gam, joint, atom_ok=True)
     pen = ShiftProxPencil(joint, gam, p, lam)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
     found = edges(pen, top, qmax=top / (top + lam))
@@ -124,31 +138,57 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
     wn = np.zeros((M, pen.n))
     wn[np.arange(M), pen.rows[:, 0]] = 1.0
-    rows = []
+    rows, seen = [], {}
+
+    def own_models(c, pi):
+        """The own models in the metric of ``pi`` (step 4); the contour kept for
+        ``personalize`` (its nodes, solves and quadratures are the same in every metric)."""
+        seen.setdefault("c", c)
+        return _own_models(pi, c, lam, gam, r, sigma, p, signal, rounds)
     for i in range(M):
         pi = _metric(pen, pen.V[i])
         rows.append(pencil_curves(pi, found, g * lam, gam, r, sigma, p, signal, rounds, v, wn,
-                                  own_models=lambda c, pi=pi: _own_models(
-                                      pi, c, lam, gam, r, sigma, p, signal, rounds)))
+                                  own_models=partial(own_models, pi=pi)))
     out = dict(rows[0])
     out["bias"] = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     out["variance"] = np.stack([x["variance"][i] for i, x in enumerate(rows)])
+    own = []
 
     def local(terms=None):
         """(bias, variance), each (M, len(rounds)), of every client's own model after the
         local solve of round T, in its own covariance (step 4)."""
         if terms is not None:
-            raise ValueError("personalized_risk: under covariate shift, personalization after "
-                             "Algorithm 1's rounds with exact prox is not covered")
-        own = [x["local"]() for x in rows]
-        return (np.stack([b[i] for i, (b, _) in enumerate(own)]),
-                np.stack([v[i] for i, (_, v) in enumerate(own)]))
+            raise ValueError("covariate shift: personalization reads the curves' "
+                             "``personalize``, not ``local``")
+        if not own:
+            own.append([x["local"]() for x in rows])
+        return (np.stack([b[i] for i, (b, _) in enumerate(own[0])]),
+                np.stack([v[i] for i, (_, v) in enumerate(own[0])]))
 
     def personalize(**kind):
-        """Personalization after the rounds (``RoundsLimit.personalized_risk``): refused."""
-        raise ValueError("personalized_risk: under covariate shift, personalization after "
-                         "Algorithm 1's rounds is covered for finite local_steps only (the "
-                         "exact prox, local_steps = inf: not yet)")
+        """(bias, variance) after personalizing the round-T server model (step 6) on the
+        curves' contour (solved by ``local`` if not yet)."""
+        if "c" not in seen:
+            local()
+        big = np.isfinite(rounds) & (rounds > round_horizon(out["contraction"], rounds)[1])
+        scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(
+            pen.V.max()) + 1e-300
+        return settle(*_personalized(pen, seen["c"], top, lam, gam, r, sigma, p, signal, rounds,
+                                     **kind), big, np.any((p > 0) & (sigma > 0)) | (sigma > 0),
+                      scale, f"{pen.what}, the personalized models")
     personalize.tops = top          # FTFA's stability per client (``RoundsLimit``)
     out["local"], out["personalize"] = local, personalize
     return out
+
+
+def _personalized(pen, c, tops, lam, gam, r, sigma, p, signal, rounds, *, kind, k=None,
+                  eta2=None, lam2=None):
+    """Step 6: ``shift.personalize.personal_models`` on the exact-prox pencil (its own
+    layout, coefficient -1) with ``sigma.personalize_sigma``'s Algorithm 1 row combinations
+    au_j = p_j e_0 - e_j, wn_j = e_j / lam, padded to the extended pencil."""
+    M = gam.size
+    n = pen.n + M * ((k if kind == "ftfa" else 1) + 1)
+    e_ = np.eye(n)
+    return personal_models(pen, pen, -1.0, p[:, None] * e_[0][None, :] - e_[1:M + 1],
+                           e_[1:M + 1] / lam, c, tops, gam, r, sigma, signal, rounds, kind=kind,
+                           k=k, eta2=eta2, lam2=lam2)
