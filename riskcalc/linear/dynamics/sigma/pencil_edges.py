@@ -204,13 +204,17 @@ EDGES_MEMO, EDGES_MEMO_BYTES = 32, 1 << 20
 _kept = Kept(EDGES_MEMO, EDGES_MEMO_BYTES)
 
 
-def edges(pencil, top, qmax=None, fold=False, fallback=None):
+def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
     """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
     step 4); ``top`` the clients' sample spectrum tops; ``qmax`` (M,) the largest value of each
     client's filter on its spectrum (default: FedAvg's 1 - (1 - eta s)^K); ``fold``: each
     edge predicted as the fold of the real branch (``_fold``) and verified by two density
     tests, the bisection only where that fails (module docstring, step 5), after
-    ``fallback(n)`` (n edges to bisect; it may refuse).
+    ``fallback(n)`` (n edges to bisect; it may refuse); ``near``: points where a narrow band of
+    D's spectrum may lie apart from the rest (Algorithm 1's exact prox at small lam: its
+    spectrum gathers near the atoms of the lam -> 0 limit), which the scan then also tries at
+    relative distances 1e-12 to 0.1 on both sides (a band narrower than the scan's grid
+    step is otherwise stepped over; the curves' mass check reports that).
 
     Hundreds of pencil solves, which the routes ask for again with equal inputs (a result's
     command line after its Python call, the personalization after the rounds): the result is
@@ -219,7 +223,8 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None):
     for which a kept result calls ``fallback`` as that solve did. A failing solve is not kept,
     nor a pencil with another kind of attribute or more than ``EDGES_MEMO_BYTES`` of arrays.
     ``edges.cache_clear()`` forgets them."""
-    key = _kept.key(pencil, top, qmax, [float(fold)])
+    near = np.asarray(near, float).ravel()
+    key = _kept.key(pencil, top, qmax, np.concatenate([[float(fold)], near]))
     found = _kept.get(key)
     if found is not None:
         if found[1] and fallback is not None:
@@ -231,7 +236,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None):
         asked.append(n)
         if fallback is not None:
             fallback(n)
-    value = _edges(pencil, top, qmax, fold, counted)
+    value = _edges(pencil, top, qmax, fold, counted, near)
     _kept.put(key, (value, sum(asked)))
     return value
 
@@ -239,7 +244,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None):
 edges.cache_clear = _kept.clear
 
 
-def _edges(pencil, top, qmax, fold, fallback):
+def _edges(pencil, top, qmax, fold, fallback, near):
     """``edges`` solved (its docstring); ``fallback`` is called as there."""
     gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
     if qmax is None:
@@ -272,8 +277,11 @@ def _edges(pencil, top, qmax, fold, fallback):
             seen[float(x[i])] = (tau[i], float(m[i].real))
         return out
 
+    rel = np.geomspace(1e-12, 0.1, 23)
+    close = (near[:, None] * np.concatenate([1.0 - rel, 1.0 + rel])[None, :]).ravel()
     xs = np.unique(np.concatenate([upper * np.linspace(0.0, 1.0, 65)[1:],
-                                   upper * np.geomspace(1e-4, 1e-2, 9)]))
+                                   upper * np.geomspace(1e-4, 1e-2, 9),
+                                   close[(close > 0.0) & (close < upper)]]))
     seen = {}
     lo_i, hi_i = _scan(inside, xs)
     if lo_i == 0:

@@ -75,7 +75,7 @@ from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
-from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models
+from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
 
 
 class ShiftProxPencil(ShiftPencil):
@@ -133,7 +133,8 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
     check_clients(gam, joint, atom_ok=True)
     pen = ShiftProxPencil(joint, gam, p, lam)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
-    found = edges(pen, top, qmax=top / (top + lam))
+    qmax = top / (top + lam)
+    found = edges(pen, top, qmax=qmax, near=band_points(gam, p, qmax))
     v = np.zeros((M, pen.n))
     v[:, 0], v[np.arange(M), pen.rows[:, 0]] = 1.0, -lam
     wn = np.zeros((M, pen.n))
