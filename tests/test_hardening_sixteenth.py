@@ -1,0 +1,84 @@
+"""Issue 32, sixteenth hardening pass: the leftovers of the fifteenth (note20's "Noticed and
+left alone": duplicate figure ids) and what this pass's fuzz found. Each test pins a case
+mishandled before this pass (the old behaviour in its comment); bad input is one line
+``error: ...`` with exit status 2 on the command line.
+"""
+
+import json
+
+import numpy as np
+
+import riskcalc
+from tests.helpers import run_cli
+from tests.test_hardening_ninth import _one_error_line
+
+LINEAR = ["--gamma", "0.5", "--r", "1", "--sigma", "1"]
+
+
+# was: built once each, the repetition unsaid (a value given twice in a command-line list is
+# refused everywhere else, docs/safety.rst); check --claim merged its repeats the same way.
+def test_an_id_given_twice_is_refused(capsys):
+    line = _one_error_line(["figures", "p003-thm1-ftfa", "p003-region", "p003-thm1-ftfa"],
+                           capsys)
+    assert line == ("error: figure id 'p003-thm1-ftfa' given twice: give each figure once "
+                    "(each is built once)")
+    claim = "003.alg8.pfedme-inner"
+    line = _one_error_line(["check", "--claim", claim, "--claim", claim, "--list"], capsys)
+    assert line.startswith(f"error: --claim {claim} given twice")
+
+
+# was: "--signal applies to --model logistic only" when the rounds options came without
+# --rounds (the rounds take --signal; the missing option was --rounds).
+def test_rounds_options_without_rounds_name_the_missing_option(capsys):
+    line = _one_error_line(["predict", "fedavg", *LINEAR, "--signal", "1", "--local-steps", "1",
+                            "--local-step-size", "0.1"], capsys)
+    assert line.startswith("error: predict along the rounds needs --rounds ")
+    line = _one_error_line(["predict", "fedavg", *LINEAR, "--signal", "1"], capsys)
+    assert line == "error: --signal applies to --model logistic only"
+
+
+# was: refused ("the logistic family takes no per-client covariance") for a federation file
+# whose clients all give one spectrum, as riskcalc estimate --json writes it.
+def test_logistic_federation_file_with_one_shared_spectrum(tmp_path, capsys):
+    spec = "two-point:1,4,0.5"
+    clients = [{"gamma": 0.5, "r": 1}, {"gamma": 1.5, "r": 0.5}]
+    plain, shared = tmp_path / "plain.json", tmp_path / "shared.json"
+    plain.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
+    shared.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        dict(c, spectrum=spec) for c in clients]}))
+    argv = ["predict", "rtfa", "--model", "logistic", "--signal", "1", "--lam", "0.5",
+            "--global-lam", "0.5", "--json", "--federation"]
+    code, out, err = run_cli([*argv, shared], capsys)
+    assert code == 0, err
+    code, expected, err = run_cli([*argv, plain, "--spectrum", spec], capsys)
+    assert code == 0, err
+    assert json.loads(out)["risk"] == json.loads(expected)["risk"]
+    shifted = tmp_path / "shift.json"
+    shifted.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        dict(clients[0], spectrum=spec), clients[1]]}))
+    line = _one_error_line([*argv, str(shifted)], capsys)
+    assert "client 0: spectrum 'two-point:1,4,0.5': the logistic family takes one" in line
+
+
+# was: SolverError "no convergence at global_lam = 10" for a spectrum 1e-9 from the identity
+# (the continuation's previous point led the root finder off along rho -> 0), where the
+# identity's own solver (riskcalc.logistic.pooled, an independent route) answers.
+def test_logistic_global_model_with_a_spectrum_near_the_identity():
+    kw = dict(gamma=0.1, signal=2.77, r=0.78, lam=0.1, clients=3, global_lam=0.1)
+    near = riskcalc.logistic_limit(**kw, spectrum="scaled:1.000000001")
+    exact = riskcalc.logistic_limit(**kw)
+    np.testing.assert_allclose(near.risk, exact.risk, rtol=1e-8)
+
+
+# was: 'nan' for a quantile of the per-client risks next to an infinite one (clients at the
+# interpolation threshold gamma = 1; numpy's interpolation takes inf - inf).
+def test_advise_quantiles_reach_infinite_risks(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 1}] * 10 + [{"gamma": 1, "r": 1, "sigma": 1}] * 2}))
+    code, out, err = run_cli(["advise", "--federation", path, "--methods", "ftfa",
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    row = out.splitlines()[2].split()        # rank, method, weights, mean, worst, q10-q90
+    assert row[:3] == ["1", "ftfa", "samples"] and row[3:] == ["inf", "inf", "1", "1", "inf"]
+    assert "nan" not in out
