@@ -5,8 +5,10 @@ mishandled before this pass (the old behaviour in its comment); bad input is one
 """
 
 import json
+import re
 
 import numpy as np
+import pytest
 
 import riskcalc
 from tests.helpers import run_cli
@@ -82,3 +84,18 @@ def test_advise_quantiles_reach_infinite_risks(tmp_path, capsys):
     row = out.splitlines()[2].split()        # rank, method, weights, mean, worst, q10-q90
     assert row[:3] == ["1", "ftfa", "samples"] and row[3:] == ["inf", "inf", "1", "1", "inf"]
     assert "nan" not in out
+
+
+# was: MemoryError "Unable to allocate 95.5 TiB" (a traceback): from the guessed start the
+# root finder ran to rho = e^600 and a quadrature rule of 1.3e13 nodes was built. Now the start
+# takes a few fixed-point sweeps, and a rule beyond gaussian.MAX_RULE_NODES is a SolverError.
+def test_logistic_spectral_global_model_from_a_swept_start():
+    from riskcalc.errors import SolverError
+    from riskcalc.logistic.gaussian import MAX_RULE_NODES, Rule
+
+    kw = dict(gamma=0.2, r=0.5, lam=0.01, clients=5, global_lam=0.01, spectrum="powerlaw:1,50")
+    low, mid, high = (riskcalc.logistic_limit(signal=s, **kw).risk for s in (1.99, 2.0, 2.01))
+    assert np.isfinite(mid) and low < mid < high
+    assert abs(mid / (0.5 * (low + high)) - 1) < 1e-4        # one smooth branch, no jump
+    with pytest.raises(SolverError, match=re.escape(f"beyond {MAX_RULE_NODES:.0e}")):
+        Rule(1.0, 56, a_scale=1e9, rho_scale=1e9)       # was built: ~1e14 nodes
