@@ -6,6 +6,7 @@ mishandled before this pass (the old behaviour in its comment); bad input is one
 
 import json
 import re
+import time
 
 import numpy as np
 import pytest
@@ -99,3 +100,21 @@ def test_logistic_spectral_global_model_from_a_swept_start():
     assert abs(mid / (0.5 * (low + high)) - 1) < 1e-4        # one smooth branch, no jump
     with pytest.raises(SolverError, match=re.escape(f"beyond {MAX_RULE_NODES:.0e}")):
         Rule(1.0, 56, a_scale=1e9, rho_scale=1e9)       # was built: ~1e14 nodes
+
+
+# was: two progress lines every interval (a terminal: two live lines over each other) where
+# predict's progress held the rounds' own ("riskcalc predict fedavg" and "... along the rounds").
+def test_nested_progress_is_one_line(monkeypatch, capsys):
+    from riskcalc.cli import guards
+
+    monkeypatch.setattr(guards, "PROGRESS_LOG", (0.02, 0.02))
+    err = ""
+    with guards.working("outer"):
+        with guards.working("inner"):
+            for _ in range(500):            # until two beats (a loaded machine: later)
+                time.sleep(0.01)
+                err += capsys.readouterr().err
+                if err.count("\n") >= 2:
+                    break
+    lines = err.splitlines()        # (the outer's own line may follow the inner's end)
+    assert len(lines) >= 2 and all(line.startswith("progress: inner: computing") for line in lines)
