@@ -118,3 +118,12 @@ def test_nested_progress_is_one_line(monkeypatch, capsys):
                     break
     lines = err.splitlines()        # (the outer's own line may follow the inner's end)
     assert len(lines) >= 2 and all(line.startswith("progress: inner: computing") for line in lines)
+
+
+# was: taken, and advise's per-client row of that client split over two lines.
+def test_a_client_name_must_be_printable(tmp_path, capsys):
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 0.5, "r": 1, "sigma": 1, "name": "a\nb"}, {"gamma": 1.5, "r": 1, "sigma": 1}]}))
+    line = _one_error_line(["advise", "--federation", str(path), "--no-progress"], capsys)
+    assert "client 0 ('a\\nb'): name must be printable (no line breaks" in line
