@@ -63,14 +63,18 @@ def test_logistic_federation_file_with_one_shared_spectrum(tmp_path, capsys):
     assert "client 0: spectrum 'two-point:1,4,0.5': the logistic family takes one" in line
 
 
-# was: SolverError "no convergence at global_lam = 10" for a spectrum 1e-9 from the identity
-# (the continuation's previous point led the root finder off along rho -> 0), where the
-# identity's own solver (riskcalc.logistic.pooled, an independent route) answers.
+# was: SolverError "no convergence at global_lam = 10" (the continuation's previous point led
+# the root finder off along rho -> 0; 56 of 240 points of a grid of gamma, signal, r, spectra,
+# global_lam failed so). Checked against the identity's own solver (riskcalc.logistic.pooled,
+# an independent route): x ~ N(0, c I) is x' = x / sqrt(c) ~ N(0, I) with w' = sqrt(c) w, so
+# signal and r scale by sqrt(c), both ridges by 1 / c and the risk ||w_hat - w_i||^2 by 1 / c.
 def test_logistic_global_model_with_a_spectrum_near_the_identity():
-    kw = dict(gamma=0.1, signal=2.77, r=0.78, lam=0.1, clients=3, global_lam=0.1)
-    near = riskcalc.logistic_limit(**kw, spectrum="scaled:1.000000001")
-    exact = riskcalc.logistic_limit(**kw)
-    np.testing.assert_allclose(near.risk, exact.risk, rtol=1e-8)
+    c = 1.0001
+    near = riskcalc.logistic_limit(gamma=0.05, signal=1, r=0.3, lam=0.1, clients=4,
+                                   global_lam=0.1, spectrum=f"scaled:{c}")
+    exact = riskcalc.logistic_limit(gamma=0.05, signal=c ** 0.5, r=0.3 * c ** 0.5, lam=0.1 / c,
+                                    clients=4, global_lam=0.1 / c)
+    np.testing.assert_allclose(near.risk, exact.risk / c, rtol=1e-12)
 
 
 # was: 'nan' for a quantile of the per-client risks next to an infinite one (clients at the
