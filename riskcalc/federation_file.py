@@ -337,6 +337,9 @@ def _client(probe, j, c, base, seen):
         elif key == "name":
             if not isinstance(value, str) or not value.strip():
                 raise probe.error(j, f"name must be a non-empty string, got {value!r}")
+            if not value.isprintable():     # was taken: a line break split advise's rows
+                raise probe.error(j, "name must be printable (no line breaks, tabs or control "
+                                     f"codes: it is printed in tables), got {value!r}")
             out[key] = value
         elif key == "spectrum":
             out[key] = check_spec(probe, j, value, base, seen)

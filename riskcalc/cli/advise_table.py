@@ -28,6 +28,18 @@ def _fmt(v) -> str:
     return "inf" if v is None or v == float("inf") else f"{v:.4g}"
 
 
+def _quantile(values, q: float) -> float:
+    """``numpy.quantile``'s linear interpolation, infinite where it reaches an infinite risk
+    (numpy's is NaN there, inf - inf: a client at gamma = 1 printed 'nan')."""
+    s = np.sort(np.asarray(values, dtype=float))
+    pos = q * (s.size - 1)
+    lo, t = int(np.floor(pos)), pos - np.floor(pos)
+    if t == 0.0 or np.isinf(s[lo]):
+        return float(s[lo])
+    hi = s[lo + 1]
+    return float("inf") if np.isinf(hi) else float(s[lo] + (hi - s[lo]) * t)
+
+
 def _tuning(c, wide: bool = False) -> str:
     parts = []
     for k, v in c.tuning.items():
@@ -70,7 +82,7 @@ def print_table(result, per_client: bool = False, names=None) -> None:
         d = c.as_dict()
         if wide:
             risks = np.where(np.isfinite(c.risks), c.risks, np.inf)
-            cells = "".join(f"{_fmt(float(np.quantile(risks, q))):>9}" for q in QUANTILES)
+            cells = "".join(f"{_fmt(_quantile(risks, q)):>9}" for q in QUANTILES)
         else:
             cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
         print(f"{k:>4}  {c.method:<14}{c.weights:<9}{_fmt(d['mean_risk']):>9}"

@@ -54,6 +54,10 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     guards.max_seconds(args)            # a bad --max-minutes before the catalogue loads
     args.jobs = guards.jobs(args.jobs)
+    twice = [i for i in args.claim or [] if args.claim.count(i) > 1]    # was: merged silently
+    if twice:
+        raise ValueError(f"--claim {twice[0]} given twice: give each claim once (each is "
+                         "checked once)")
     from paper_checks import select
 
     claims = select(args.paper, args.claim)

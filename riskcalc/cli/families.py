@@ -74,8 +74,11 @@ def select(args, verb: str):
     parser = args._family_parser
     own = {name: set(_module(name).OPTIONS) for name, module in FAMILIES.items() if module}
     if args.model == "linear":
-        # --signal (||theta_0||) is a linear option along the rounds (riskcalc.cli.rounds).
-        shared = {"signal"} if getattr(args, "rounds", None) is not None else set()
+        # --signal (||theta_0||) is a linear option along the rounds (riskcalc.cli.rounds),
+        # asked by any rounds option (was: --local-steps without --rounds "--signal applies to
+        # --model logistic only" instead of the rounds' own "needs --rounds").
+        rounds = ("rounds", "local_steps", "local_step_size", "global_step", "max_memory")
+        shared = {"signal"} if any(getattr(args, k, None) is not None for k in rounds) else set()
         for name, dests in own.items():
             for dest in _options_given(args):
                 if dest in dests - shared:

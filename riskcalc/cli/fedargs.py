@@ -185,10 +185,14 @@ def _linear(args, ff, gammas, specs, order, t, fill):
 
 def _logistic(args, ff, gammas, specs, order):
     """The logistic family's lists (gamma, r per client, no sigma) and ``--signal``."""
-    for j, spec in enumerate(specs):
-        if spec.strip().lower() != "identity":
-            raise ff.error(j, f"spectrum {spec!r}: the logistic family takes no per-client "
-                              "covariance (x ~ N(0, I_d))")
+    # One covariance shared by every client is the family's --spectrum (riskcalc estimate
+    # writes the estimated one into every client: was refused as per-client); differing
+    # ones are covariate shift, which the family does not cover.
+    if len({spec.strip() for spec in specs}) > 1:
+        j = next(j for j, spec in enumerate(specs) if spec.strip().lower() != "identity")
+        raise ff.error(j, f"spectrum {specs[j]!r}: the logistic family takes one covariance "
+                          "shared by every client (no covariate shift), and the clients' "
+                          "spectra differ")
     if ff.signal is not None:
         if getattr(args, "signal", None) is not None:
             raise ValueError(f"--signal does not apply with {ff.where}: the file gives "

@@ -57,6 +57,10 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     guards.max_seconds(args)            # a bad --max-minutes before any other work
+    twice = [i for i in args.ids if args.ids.count(i) > 1]     # was: merged silently
+    if twice:
+        raise ValueError(f"figure id {twice[0]!r} given twice: give each figure once (each is "
+                         "built once)")
     import figures
 
     registry = figures.load_all()
@@ -69,7 +73,7 @@ def run(args) -> int:
         return 0
     if args.all == bool(args.ids):
         raise ValueError("give figure ids or --all (or --list)")
-    ids = list(registry) if args.all else list(dict.fromkeys(args.ids))   # each built once
+    ids = list(registry) if args.all else args.ids
     for fig_id in ids:
         figures.get_figure(fig_id)  # a bad id first (was: "--out DIR is required", then this)
     if not args.out:

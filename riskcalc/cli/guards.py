@@ -164,13 +164,26 @@ PROGRESS_TTY = (2.0, 1.0)
 PROGRESS_LOG = (10.0, 60.0)
 
 
+#: The label of the running ``working`` line (empty: none runs).
+_LABEL = []
+
+
 @contextmanager
 def working(what: str):
     """Progress on stderr while a theory computation runs (the limits under a spectrum may
     take tens of seconds: 1000 atoms, M = 10-30 clients, 13-50 s with nothing shown): after
     ``PROGRESS_TTY[0]`` s a terminal shows "``what``: computing, N s so far" updated every
     second and erased on leaving; a log gets one such line at ``PROGRESS_LOG[0]`` s and then
-    one a minute. A call that ends sooner shows nothing."""
+    one a minute. A call that ends sooner shows nothing. Nested in another ``working`` (the
+    rounds inside ``predict``), it renames the outer line for its duration (was: a second
+    line, or on a terminal two live lines over each other, every interval)."""
+    if _LABEL:
+        outer, _LABEL[-1] = _LABEL[-1], what
+        try:
+            yield
+        finally:
+            _LABEL[-1] = outer
+        return
     stream = sys.stderr
     try:
         tty = bool(stream.isatty())
@@ -182,8 +195,8 @@ def working(what: str):
     def beat():
         wait = first
         while not stop.wait(wait):
-            text = (f"{what}: computing, {duration(round(time.monotonic() - start))} so far "
-                    "(Ctrl-C stops it)")
+            so_far = duration(round(time.monotonic() - start))
+            text = f"{_LABEL[-1]}: computing, {so_far} so far (Ctrl-C stops it)"
             try:
                 stream.write(f"\r{text}" if tty else f"progress: {text}\n")
                 stream.flush()
@@ -191,6 +204,7 @@ def working(what: str):
                 return
             width[0], wait = len(text), every
 
+    _LABEL.append(what)
     thread = threading.Thread(target=beat, name="riskcalc-progress", daemon=True)
     thread.start()
     try:
@@ -198,6 +212,7 @@ def working(what: str):
     finally:
         stop.set()
         thread.join()
+        _LABEL.pop()
         if tty and width[0]:
             stream.write("\r" + " " * width[0] + "\r")
             stream.flush()

@@ -113,6 +113,8 @@ def rule_nodes(kappa: float, n: int, a: float, rho: float, margin: float = SCALE
 #: The work model of ``riskcalc.logistic.work`` (measured there): residual evaluations per
 #: root solve, and seconds per node and evaluation of a 2-d rule.
 EVALS_PER_ROOT, SECONDS_PER_NODE = 15, 4e-7
+#: Most nodes of a 2-d rule: 5 min per root solve at the work model, ~400 MB per array.
+MAX_RULE_NODES = 50_000_000
 
 
 def axis_rule(key):
@@ -272,6 +274,12 @@ class Rule:
         self.n = n
         self.keys = (axis_key(max(kappa, abs(a_scale)), n, NODES[0]),
                      axis_key(rho_scale, n, NODES[0]))
+        nodes = axis_nodes(self.keys[0]) * axis_nodes(self.keys[1])
+        if nodes > MAX_RULE_NODES:     # was: 1.3e13 nodes, "Unable to allocate 95.5 TiB"
+            raise SolverError(f"logistic fixed point: a quadrature rule of {nodes:.3g} nodes "
+                              f"(feature scales {max(kappa, abs(a_scale)):.3g} and "
+                              f"{rho_scale:.3g}), beyond {MAX_RULE_NODES:.0e}: the iterate "
+                              "left the solution's scales")
         (xs, ws), (xg, wg) = axis_rule(self.keys[0]), axis_rule(self.keys[1])
         self.s = xs[:, None]
         self.g = xg[None, :]
