@@ -219,24 +219,30 @@ def _by_level(lhs, rhs, levels, parts, known=None):
     block(d) <= block(b), a level no higher than its own (``_jacobian``), so I - J is block
     lower triangular by level: one small solve per level, each after the lower levels' parts
     moved to the right-hand side (MAML-FL's target pencils: 20, 7, 6 and 9 unknowns instead
-    of one 42 x 42 solve). ``parts``: the blocks (level's entries, lower entries, diagonal
-    block, strip left of it), cut on the first call and kept (a list of the solution's).
-    ``known`` (the unknowns' values, used at level 0 only): level 0, the diagonal blocks, is
-    not solved but taken from it (each block's entries move with that block's alone: its
-    own fixed point's system, which its caller solved already)."""
+    of one 42 x 42 solve). ``parts``: the blocks (level's entries, lower entries, the inverse
+    of the diagonal block, strip left of it), cut on the first call and kept (a list of the
+    solution's): the complex steps from one real solution (MAML-FL's gradient: four) share
+    the real Jacobian, so each level's block is inverted once and each step's solve is a
+    product. ``known`` (the unknowns' values, used at level 0 only): level 0, the diagonal
+    blocks, is not solved but taken from it (each block's entries move with that block's
+    alone: its own fixed point's system, which its caller solved already; its inverse is
+    then not formed)."""
     if levels is None:
         return _lsolve(lhs, rhs[..., None])[..., 0]
     if not parts:
         for level in np.unique(levels):
             sel, low = np.flatnonzero(levels == level), np.flatnonzero(levels < level)
             rows = lhs[:, sel]
-            parts.append((sel, low, rows[:, :, sel], rows[:, :, low]))
+            parts.append([sel, low, rows[:, :, sel], rows[:, :, low], False])
     out = np.zeros_like(rhs)
-    for sel, low, diag, strip in parts:
+    for part in parts:
+        sel, low, _, strip, inverted = part
         if known is not None and low.size == 0:
             out[:, sel] = known[:, sel]
             continue
-        out[:, sel] = _lsolve(diag, rhs[:, sel, None] - strip @ out[:, low, None])[..., 0]
+        if not inverted:
+            part[2], part[4] = _inv(part[2]), True
+        out[:, sel] = (part[2] @ (rhs[:, sel, None] - strip @ out[:, low, None]))[..., 0]
     return out
 
 
