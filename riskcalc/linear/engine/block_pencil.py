@@ -195,8 +195,14 @@ def _tangent(g, s, h, E, L, delta, real, one, known=None):
         X = _inv(np.eye(k) * delta[:, None, :] + g[:, None, None] * T0 @ E0)
         real.memo["X"] = (E0, delta, g, X)
 
+    # A step in Lhat alone (dE = 0) skips dE's products (exact zeros).
+    still = not dE.any()
+
     def moved(dT):
-        dC = dE @ X - g[:, None, None] * C0 @ (dT @ E0 + T0 @ dE) @ X
+        if still:
+            dC = -g[:, None, None] * C0 @ (dT @ E0) @ X
+        else:
+            dC = dE @ X - g[:, None, None] * C0 @ (dT @ E0 + T0 @ dE) @ X
         dQ = -Q0 @ (dC[:, None] * s[:, :, None, None] + dL) @ Q0
         return dC, dQ
 

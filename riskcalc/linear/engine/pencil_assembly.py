@@ -227,7 +227,8 @@ def _by_levels(g, s, E, L, delta, T, h, span, response, block):
     matrices (T is, E is block diagonal, every coupling goes to a later block) whose diagonal
     blocks never move (T's diagonal blocks are the solved ones): those blocks are inverted
     once, and each state's inverses are completed by block back substitution
-    (``_upper_inverse``: matrix products, no factorization of the 8 x 8 matrices)."""
+    (``_upper_inverse``: matrix products, no factorization of the 8 x 8 matrices). The last
+    X is kept in the solution's ``memo`` for the complex steps from it."""
     B, k = E.shape[0], E.shape[-1]
     flat = T.reshape(B, k * k)                          # a view: T moves with it
     cuts = np.flatnonzero(np.diff(block, prepend=-1, append=block[-1] + 1))
@@ -241,16 +242,17 @@ def _by_levels(g, s, E, L, delta, T, h, span, response, block):
                                 + L[:, :, a:b, a:b]) for (a, b), x in zip(spans, xd)]
 
         def state():
-            C = E @ _upper_inverse(eye + g[:, None, None] * T @ E, cuts, xd)
+            X = _upper_inverse(eye + g[:, None, None] * T @ E, cuts, xd)
+            C = E @ X
             Q = _upper_inverse(C[:, None] * s[:, :, None, None] + L, cuts, qd)
-            return C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
+            return X, C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
 
         for level in range(1, int(span.max()) + 1):
             sel = np.flatnonzero(span == level)
-            C, Q, res = state()
+            _, C, Q, res = state()
             step = _lsolve(_jacobian(g, s, h, C, Q, sel), res.reshape(B, k * k)[:, sel, None])
             flat[:, sel] += step[..., 0]
-        C, Q, res = state()
+        X, C, Q, res = state()
         idx = np.flatnonzero(span >= 0)
         lhs = (_jacobian(g, s, h, C, Q, idx) if response
                else np.broadcast_to(np.nan, (B, idx.size, idx.size)))
@@ -258,7 +260,9 @@ def _by_levels(g, s, E, L, delta, T, h, span, response, block):
             np.max(np.abs(res), axis=(1, 2)) <= _TOL * (1.0 + np.max(np.abs(T), axis=(1, 2))))
     if not ok.all():
         return None
-    return PencilSolution(g, s, h, T, Q, C, lhs, idx)
+    sol = PencilSolution(g, s, h, T, Q, C, lhs, idx)
+    sol.memo["X"] = (E, delta, g, X)                    # ``block_pencil._tangent``'s
+    return sol
 
 
 def _diagonal_inverse(D):
