@@ -130,6 +130,7 @@ class Pencil:
         sizes = [x.shape[0] for x, nd in ((self.gamma, 1), (self.s, 2)) if x.ndim == nd]
         self._batch = max(sizes) if sizes else None
         self._blocks = []
+        self._inverses = []             # per block: its Qhat (``solved``) or None
         self._couplings = []
 
     @property
@@ -141,6 +142,7 @@ class Pencil:
         index."""
         start = self.size
         self._blocks.append(tuple(_real_or_complex(x) for x in (E, L, delta, T)))
+        self._inverses.append(None)
         return start
 
     def projection(self, T=None) -> int:
@@ -152,9 +154,13 @@ class Pencil:
                           np.asarray(T)[..., None, None])
 
     def solved(self, sol: PencilSolution, E, L, delta=None) -> int:
-        """Append a block whose fixed point is ``sol``."""
+        """Append a block whose fixed point is ``sol`` (with these E and Lhat: its Qhat, the
+        inverse of the block's C s + Lhat, is then the pencil's diagonal block's, which
+        ``_by_levels`` takes instead of inverting it again)."""
         k = np.shape(E)[-1]
-        return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
+        start = self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
+        self._inverses[-1] = sol.Q
+        return start
 
     def couple(self, row: int, col: int, lhat) -> None:
         """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
@@ -197,7 +203,7 @@ class Pencil:
             idx = np.flatnonzero(span >= 0)
             if real is None and dtype.kind == "f":
                 sol = _by_levels(*_batched(g, s, E, L, delta, T0, batch=B)[0], self.h, span,
-                                 response, block)
+                                 response, block, self._inverses)
         known = None
         if real is not None and all(block[row] < block[col] for row, col, _ in self._couplings) \
                 and all(np.iscomplexobj(Tb) or not (np.iscomplexobj(Eb) or np.iscomplexobj(Lb))
@@ -211,7 +217,7 @@ class Pencil:
         return sol if self._batch else _single(sol)
 
 
-def _by_levels(g, s, E, L, delta, T, h, span, response, block):
+def _by_levels(g, s, E, L, delta, T, h, span, response, block, inverses):
     """The fixed point of a batch of block upper triangular pencils from T with their solved
     diagonal blocks (``Pencil.solve``), one superdiagonal level at a time: entry (a, b) of T
     at level ``span`` = block(b) - block(a) is affine in the entries of its level given the
@@ -226,7 +232,8 @@ def _by_levels(g, s, E, L, delta, T, h, span, response, block):
     gamma T E)^-1 (C = E X) and Qhat = (C s + Lhat)^-1, are of block upper triangular
     matrices (T is, E is block diagonal, every coupling goes to a later block) whose diagonal
     blocks never move (T's diagonal blocks are the solved ones): those blocks are inverted
-    once, and each state's inverses are completed by block back substitution
+    once (or given: ``inverses``, the solved blocks' Qhat), and each state's inverses are
+    completed by block back substitution
     (``_upper_inverse``: matrix products, no factorization of the 8 x 8 matrices). The last
     X is kept in the solution's ``memo`` for the complex steps from it."""
     B, k = E.shape[0], E.shape[-1]
@@ -239,7 +246,8 @@ def _by_levels(g, s, E, L, delta, T, h, span, response, block):
         xd = [_diagonal_inverse(A[:, a:b, a:b]) for a, b in spans]
         # The diagonal blocks of C = E X are E_ii X_ii, those of C s + Lhat C_ii s + Lhat_ii.
         qd = [_diagonal_inverse((E[:, a:b, a:b] @ x)[:, None] * s[:, :, None, None]
-                                + L[:, :, a:b, a:b]) for (a, b), x in zip(spans, xd)]
+                                + L[:, :, a:b, a:b]) if q is None else q
+              for (a, b), x, q in zip(spans, xd, inverses)]
 
         def state():
             X = _upper_inverse(eye + g[:, None, None] * T @ E, cuts, xd)
