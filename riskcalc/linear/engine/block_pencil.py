@@ -193,10 +193,13 @@ def _tangent(g, s, h, E, L, delta, real, one, known=None):
         X = _inv(np.eye(k) * delta[:, None, :] + g[:, None, None] * T0 @ E0)
         real.memo["X"] = (E0, delta, g, X)
 
-    # A step in Lhat alone (dE = 0) skips dE's products (exact zeros).
+    # A step in Lhat alone (dE = 0) skips dE's products (exact zeros), and at dT = 0 dC's.
     still = not dE.any()
 
     def moved(dT):
+        if still and dT is None:
+            return None, -Q0 @ dL @ Q0
+        dT = np.zeros_like(T0) if dT is None else dT
         if still:
             dC = -g[:, None, None] * C0 @ (dT @ E0) @ X
         else:
@@ -204,7 +207,7 @@ def _tangent(g, s, h, E, L, delta, real, one, known=None):
         dQ = -Q0 @ (dC[:, None] * s[:, :, None, None] + dL) @ Q0
         return dC, dQ
 
-    dres = np.einsum("zn,znab->zab", h * s, moved(np.zeros_like(T0))[1]).reshape(-1, k * k)
+    dres = np.einsum("zn,znab->zab", h * s, moved(None)[1]).reshape(-1, k * k)
     dT = np.zeros_like(dres)
     if idx is None:
         dT[:] = _lsolve(lhs, dres[..., None])[..., 0]
