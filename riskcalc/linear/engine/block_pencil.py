@@ -239,8 +239,7 @@ def _by_level(lhs, rhs, levels, parts, known=None):
     if not parts:
         for level in np.unique(levels):
             sel, low = np.flatnonzero(levels == level), np.flatnonzero(levels < level)
-            rows = lhs[:, sel]
-            parts.append([sel, low, rows[:, :, sel], rows[:, :, low], False])
+            parts.append([sel, low, lhs[:, sel[:, None], sel], lhs[:, sel[:, None], low], False])
     out = np.zeros_like(rhs)
     for part in parts:
         sel, low, _, strip, inverted = part
