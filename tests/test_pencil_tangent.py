@@ -157,3 +157,6 @@ def test_levels_route_solves_without_iterating():
     ref = bp.solve(g, s, H2, Ef, Lf, delta, T0, unknowns=fast.unknowns)
     np.testing.assert_allclose(fast.T, ref.T, rtol=1e-12, atol=5e-14)
     np.testing.assert_allclose(fast.lhs, ref.lhs, rtol=1e-10, atol=1e-13)
+    # Its inverses by block back substitution (``_upper_inverse``) against the dense ones.
+    np.testing.assert_allclose(fast.Q, ref.Q, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(fast.C, ref.C, rtol=1e-12, atol=1e-13)

@@ -22,8 +22,8 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine.block_pencil import (_TOL, PencilSolution, _batched, _jacobian,
-                                                 _lsolve, _newton, _single, _state, solve)
+from riskcalc.linear.engine.block_pencil import (_TOL, PencilSolution, _batched, _inv,
+                                                 _jacobian, _lsolve, _newton, _single, solve)
 from riskcalc.linear.engine.resolvent_chain import _real_or_complex, diagonal_roots
 
 #: Halvings of a step of ``follow`` before giving up.
@@ -130,6 +130,7 @@ class Pencil:
         sizes = [x.shape[0] for x, nd in ((self.gamma, 1), (self.s, 2)) if x.ndim == nd]
         self._batch = max(sizes) if sizes else None
         self._blocks = []
+        self._inverses = []             # per block: its Qhat (``solved``) or None
         self._couplings = []
 
     @property
@@ -141,6 +142,7 @@ class Pencil:
         index."""
         start = self.size
         self._blocks.append(tuple(_real_or_complex(x) for x in (E, L, delta, T)))
+        self._inverses.append(None)
         return start
 
     def projection(self, T=None) -> int:
@@ -152,9 +154,13 @@ class Pencil:
                           np.asarray(T)[..., None, None])
 
     def solved(self, sol: PencilSolution, E, L, delta=None) -> int:
-        """Append a block whose fixed point is ``sol``."""
+        """Append a block whose fixed point is ``sol`` (with these E and Lhat: its Qhat, the
+        inverse of the block's C s + Lhat, is then the pencil's diagonal block's, which
+        ``_by_levels`` takes instead of inverting it again)."""
         k = np.shape(E)[-1]
-        return self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
+        start = self.block(E, L, np.ones(k) if delta is None else delta, sol.T)
+        self._inverses[-1] = sol.Q
+        return start
 
     def couple(self, row: int, col: int, lhat) -> None:
         """P_(row, col) += Lhat(s) (a scalar or a function of the atoms; couplings through S
@@ -197,7 +203,7 @@ class Pencil:
             idx = np.flatnonzero(span >= 0)
             if real is None and dtype.kind == "f":
                 sol = _by_levels(*_batched(g, s, E, L, delta, T0, batch=B)[0], self.h, span,
-                                 response)
+                                 response, block, self._inverses)
         known = None
         if real is not None and all(block[row] < block[col] for row, col, _ in self._couplings) \
                 and all(np.iscomplexobj(Tb) or not (np.iscomplexobj(Eb) or np.iscomplexobj(Lb))
@@ -211,7 +217,7 @@ class Pencil:
         return sol if self._batch else _single(sol)
 
 
-def _by_levels(g, s, E, L, delta, T, h, span, response):
+def _by_levels(g, s, E, L, delta, T, h, span, response, block, inverses):
     """The fixed point of a batch of block upper triangular pencils from T with their solved
     diagonal blocks (``Pencil.solve``), one superdiagonal level at a time: entry (a, b) of T
     at level ``span`` = block(b) - block(a) is affine in the entries of its level given the
@@ -220,16 +226,41 @@ def _by_levels(g, s, E, L, delta, T, h, span, response):
     target pencils instead of 42), solves it; Newton's iteration on every unknown took the
     same number of steps (one per level) with the 42 x 42 system. Then the residual is checked
     on every entry as ``block_pencil._newton`` does; None if a pencil fails it (the caller
-    iterates instead)."""
+    iterates instead).
+
+    ``block``: each row's block. The two inverses of ``block_pencil._state``, X = (Delta +
+    gamma T E)^-1 (C = E X) and Qhat = (C s + Lhat)^-1, are of block upper triangular
+    matrices (T is, E is block diagonal, every coupling goes to a later block) whose diagonal
+    blocks never move (T's diagonal blocks are the solved ones): those blocks are inverted
+    once (or given: ``inverses``, the solved blocks' Qhat), and each state's inverses are
+    completed by block back substitution
+    (``_upper_inverse``: matrix products, no factorization of the 8 x 8 matrices). The last
+    X is kept in the solution's ``memo`` for the complex steps from it."""
     B, k = E.shape[0], E.shape[-1]
     flat = T.reshape(B, k * k)                          # a view: T moves with it
+    cuts = np.flatnonzero(np.diff(block, prepend=-1, append=block[-1] + 1))
+    eye = np.eye(k) * delta[:, None, :]
     with np.errstate(all="ignore"):
+        A = eye + g[:, None, None] * T @ E
+        spans = list(zip(cuts[:-1], cuts[1:]))
+        xd = [_diagonal_inverse(A[:, a:b, a:b]) for a, b in spans]
+        # The diagonal blocks of C = E X are E_ii X_ii, those of C s + Lhat C_ii s + Lhat_ii.
+        qd = [_diagonal_inverse((E[:, a:b, a:b] @ x)[:, None] * s[:, :, None, None]
+                                + L[:, :, a:b, a:b]) if q is None else q
+              for (a, b), x, q in zip(spans, xd, inverses)]
+
+        def state():
+            X = _upper_inverse(eye + g[:, None, None] * T @ E, cuts, xd)
+            C = E @ X
+            Q = _upper_inverse(C[:, None] * s[:, :, None, None] + L, cuts, qd)
+            return X, C, Q, np.einsum("zn,znab->zab", h * s, Q) - T
+
         for level in range(1, int(span.max()) + 1):
             sel = np.flatnonzero(span == level)
-            C, Q, res = _state(g, s, h, E, L, delta, T)
+            _, C, Q, res = state()
             step = _lsolve(_jacobian(g, s, h, C, Q, sel), res.reshape(B, k * k)[:, sel, None])
             flat[:, sel] += step[..., 0]
-        C, Q, res = _state(g, s, h, E, L, delta, T)
+        X, C, Q, res = state()
         idx = np.flatnonzero(span >= 0)
         lhs = (_jacobian(g, s, h, C, Q, idx) if response
                else np.broadcast_to(np.nan, (B, idx.size, idx.size)))
@@ -237,4 +268,25 @@ def _by_levels(g, s, E, L, delta, T, h, span, response):
             np.max(np.abs(res), axis=(1, 2)) <= _TOL * (1.0 + np.max(np.abs(T), axis=(1, 2))))
     if not ok.all():
         return None
-    return PencilSolution(g, s, h, T, Q, C, lhs, idx)
+    sol = PencilSolution(g, s, h, T, Q, C, lhs, idx)
+    sol.memo["X"] = (E, delta, g, X)                    # ``block_pencil._tangent``'s
+    return sol
+
+
+def _diagonal_inverse(D):
+    """The inverses of a stack of diagonal blocks (a 1 x 1 block: its reciprocal)."""
+    return 1.0 / D if D.shape[-1] == 1 else _inv(D)
+
+
+def _upper_inverse(M, cuts, diag):
+    """M^-1 for a stack of block upper triangular matrices M (blocks between ``cuts``) from
+    the inverses ``diag`` of their diagonal blocks, by block back substitution: block row i of
+    M^-1 right of its diagonal is -D_i^-1 M_(i, >i) (M^-1)_(>i, >i)."""
+    out = np.zeros_like(M)
+    k = M.shape[-1]
+    for i in range(len(cuts) - 2, -1, -1):
+        a, b = cuts[i], cuts[i + 1]
+        out[..., a:b, a:b] = diag[i]
+        if b < k:
+            out[..., a:b, b:] = -diag[i] @ (M[..., a:b, b:] @ out[..., b:, b:])
+    return out

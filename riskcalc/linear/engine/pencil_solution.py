@@ -26,8 +26,9 @@ class PencilSolution:
     entries of T Newton's iteration moved, I - J restricted to them (None: every entry);
     ``levels``: their superdiagonal levels in a block upper triangular pencil
     (``pencil_assembly.Pencil.solve``), by which I - J is block lower triangular; ``parts``
-    its blocks by level, cut once for every complex step taken from this solution; ``memo``
-    what those steps share besides (``block_pencil._tangent``)."""
+    its blocks by level (each level's diagonal block inverted), cut once for every complex
+    step taken from this solution (``block_pencil._by_level``); ``memo`` what those steps
+    share besides (``block_pencil._tangent``: X; ``maml_sigma.responses``: L_g)."""
 
     gamma: float
     atoms: np.ndarray

@@ -96,8 +96,16 @@ class _Companions:
 
     def state(self, t):
         """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t."""
-        _, sol = self.at(t)
-        return sol.Q[:, :, 0, 2], -block_pencil.local_response(sol, (2, 0), (0, 2))
+        return responses(self.at(t)[1])
+
+
+def responses(sol):
+    """G_g = E_D[K_g] and L_g = -dG_g/dt of the companion blocks' solution ``sol``, L_g
+    kept in its ``memo`` (the converged shifts' blocks serve the shifts' last check, the
+    limits' pieces and a gradient's start)."""
+    if "L" not in sol.memo:
+        sol.memo["L"] = -block_pencil.local_response(sol, (2, 0), (0, 2))
+    return sol.Q[:, :, 0, 2], sol.memo["L"]
 
 
 def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectrum):
@@ -190,7 +198,8 @@ def group_pieces(comp, L, sol, t, p, alpha, live, real=None):
         pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
     ktrk = solved(pen, "noise", "MAML-FL noise source").conditional(i1, i2 + 2)
     W, X1, X2, X3 = _target_traces(comp, live, L, sol, t, cm, solved)
-    return {"G": sol.Q[:, :, 0, 2], "L": -block_pencil.local_response(sol, (2, 0), (0, 2)),
+    G, Lg = responses(sol)
+    return {"G": G, "L": Lg,
             "e_v": (sol.conditional(cm, 2) - ktrk) / p[:, None], "W": W, "cross": X1 - X2,
             "noise": X2 - X3}
 

@@ -157,7 +157,7 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
         what = "MAML-FL exact gradient (companion pencil)"
         real = {}                   # the real point's coupled pencils, the steps' start
         # G_g and L_g at the real point: a step in G alone starts t's Newton step from them.
-        start = sol0.Q[:, :, 0, 2], -block_pencil.local_response(sol0, (2, 0), (0, 2))
+        start = maml_sigma.responses(sol0)
 
         def local(q, G, a):
             """Per group: t, L^-1, s, l and f at (q, G, alpha = a)."""
@@ -170,8 +170,7 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
                 if np.iscomplexobj(q) or np.iscomplexobj(a):
                     sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
                                              what=what)
-                    Gs, Ls = sol.Q[:, :, 0, 2], -block_pencil.local_response(sol, (2, 0),
-                                                                             (0, 2))
+                    Gs, Ls = maml_sigma.responses(sol)
                 t = newton_shift(t0, Gs, Ls, G)
                 L = L.copy()
                 L[:, :, 2, 0] = t
