@@ -77,9 +77,9 @@ def test_edges_are_kept_per_exact_input(monkeypatch):
 
 def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     """``pencil_edges.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
-    class and attributes, ``top``, ``qmax`` and ``fold``: an equal pencil built again gets the
+    class and attributes, ``top``, ``qmax``, ``fold`` and ``near``: an equal pencil built again gets the
     kept value and the bisection count its solve gave ``fallback``; another step, class,
-    ``qmax`` or ``fold`` is solved anew, and neither a failing solve nor a pencil with an
+    ``qmax``, ``fold`` or ``near`` is solved anew, and neither a failing solve nor a pencil with an
     attribute it cannot key on is kept. The solve is a stand-in that records its inputs (the
     values are the solve's whatever it is: ``tests/test_rounds_sigma_alg1_routes.py`` and the
     other routes' tests compare real ones)."""
@@ -89,7 +89,7 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
 
     solved = []
 
-    def solve(pencil, top, qmax, fold, fallback):
+    def solve(pencil, top, qmax, fold, fallback, near):
         solved.append(pencil)
         if fold:
             fallback(2)
@@ -112,6 +112,9 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
                             (SigmaPencil(*args, 0.3, 1), True, top)):
         sp.edges(pen, top, qmax=qmax, fold=fold)
     assert len(solved) == 5
+    sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, near=[0.9])     # another ``near``
+    sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, near=[0.9])
+    assert len(solved) == 6
 
     def fails(*a):
         raise sp.SolverError("no edge")
@@ -124,7 +127,7 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     odd.note = object()
     sp.edges(odd, top)
     sp.edges(odd, top)
-    assert len(solved) == 8                 # the failed input solved, the odd pencil each time
+    assert len(solved) == 9                 # the failed input solved, the odd pencil each time
     sp.edges.cache_clear()
 
 
