@@ -215,7 +215,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_logistic_finite_clients.py", "test_theory_vs_simulation.py", "test_fuzz_fourth.py",
     "test_hardening_thirteenth.py", "test_hardening_fourteenth.py",
     "test_rounds_shift_alg1_pers_chain.py", "test_rounds_shift_own_chain.py",
-    "test_hardening_fifteenth.py", "test_hardening_sixteenth.py",
+    "test_hardening_fifteenth.py", "test_hardening_sixteenth.py", "test_advise_hardening.py",
     "test_rounds_shift_alg1_cli.py", "test_montecarlo_rounds.py", "test_properties.py",
     "test_logistic_spectrum.py", "test_layers.py", "test_montecarlo_compare.py",
     "test_finite_clients_steps.py", "test_rounds_theory.py", "test_logistic_limits_simulation.py",

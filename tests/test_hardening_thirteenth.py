@@ -232,8 +232,9 @@ def test_a_bootstrap_needs_two_draws_and_says_when_few(capsys):
     firsts = []
     for draws in (20, 21):
         iv = SimpleNamespace(level=0.9, draws=draws, seed=0, recommended=Counter(),
-                             point=("fedavg", "samples"), stability=1.0, incomplete=0)
-        print_intervals(SimpleNamespace(candidates=[]), iv, False)
+                             point=("fedavg", "samples"), stability=1.0, incomplete=0,
+                             rounding=0)
+        print_intervals(SimpleNamespace(candidates=[], at_rounding=lambda: False), iv, False)
         firsts.append(capsys.readouterr().out.splitlines()[0])
     assert firsts[0].endswith("20 draws, seed 0); below 21 draws an end is the extreme draw "
                               "itself:"), firsts

@@ -11,6 +11,12 @@ import numpy as np
 #: limits are solved to ~1e-12 relative; RTFA at lam -> 0 equals FTFA, every pipeline with a
 #: global model has risk 0 when r_j = sigma_j = 0 for every client).
 TIE_RTOL = 1e-9
+#: Risks within this fraction of the federation's scale (``scale``) of each other are ties
+#: whatever their ratio: every risk is a sum of the federation's r_j^2, sigma_j^2 (rho_j^2 for
+#: the local baseline) times factors solved to ~1e-12 relative, from estimates that carry
+#: rounding of that size too, so below 1e-12 x the scale (~4500 eps) a difference is rounding
+#: (noise-free data, y = X theta: every risk ~1e-16 or less at a signal rho_j^2 ~ 1-10).
+TIE_ATOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,18 @@ class Advice:
 
     def ties(self) -> list:
         """Indices (into ``candidates``) of the candidates other than the recommended one whose
-        mean risk equals the recommended one's within ``TIE_RTOL`` relative (plus
-        ``TIE_RTOL`` x 1e-3 of the federation's scale mean r_j^2 + sigma_j^2, for risks 0)."""
+        mean risk equals the recommended one's within ``TIE_RTOL`` relative or ``TIE_ATOL``
+        times the federation's ``scale``."""
         means = np.array([c.mean_risk for c in self.candidates])
-        return [int(k) for k in np.flatnonzero(_tied(means, means[0], self._unit()))[1:]]
+        return [int(k) for k in np.flatnonzero(tied(means, means[0], self._unit()))[1:]]
+
+    def at_rounding(self) -> bool:
+        """Whether the recommended mean risk is itself a tie with 0 (``tied``): every
+        candidate tied with it is as good, none is recommended over the others."""
+        return bool(tied(np.array([self.recommended.mean_risk]), 0.0, self._unit())[0])
 
     def _unit(self) -> float:
-        fed = self.federation
-        unit = float(np.mean(fed.r ** 2 + getattr(fed, "sigma", 0.0) ** 2))
-        return unit if unit > 0 else 1.0
+        return scale(self.federation)
 
     def per_client(self) -> list:
         """Per client: the candidate (index into ``candidates``) with its smallest risk, and
@@ -79,7 +88,7 @@ class Advice:
         unit = self._unit()
         return [{"client": j, "candidate": int(k), "method": self.candidates[k].method,
                  "weights": self.candidates[k].weights, "risk": _json(table[k, j]),
-                 "tied": int(np.sum(_tied(table[:, j], table[k, j], unit))) - 1}
+                 "tied": int(np.sum(tied(table[:, j], table[k, j], unit))) - 1}
                 for j, k in enumerate(best)]
 
     def weight_gains(self) -> list:
@@ -98,6 +107,7 @@ class Advice:
     def as_dict(self) -> dict:
         rec = self.recommended.as_dict()
         rec["per_client"] = self.per_client()
+        rec["at_rounding_level"] = self.at_rounding()
         rec["tied_with"] = [{"rank": k + 1, "method": self.candidates[k].method,
                              "weights": self.candidates[k].weights} for k in self.ties()]
         return {"federation": self.federation.describe(),
@@ -106,11 +116,22 @@ class Advice:
                 "skipped": list(self.skipped)}
 
 
-def _tied(values, best, unit):
-    """Whether each value equals ``best`` within ``TIE_RTOL`` (``Advice.ties``)."""
+def scale(fed) -> float:
+    """The federation's risk scale: mean r_j^2 + sigma_j^2 + rho_j^2 (rho_j where known: with
+    noise-free, homogeneous data r_j = sigma_j = 0 up to rounding and the signal sets the
+    scale); 1 where it is 0."""
+    rho = getattr(fed, "rho", None)
+    unit = float(np.mean(fed.r ** 2 + getattr(fed, "sigma", 0.0) ** 2
+                         + (0.0 if rho is None else np.asarray(rho) ** 2)))
+    return unit if unit > 0 else 1.0
+
+
+def tied(values, best, unit):
+    """Whether each value equals ``best`` within ``TIE_RTOL`` relative or ``TIE_ATOL`` x
+    ``unit`` (``scale``) absolute."""
     with np.errstate(invalid="ignore"):
         return (values == best) | (np.abs(values - best)
-                                   <= TIE_RTOL * (np.abs(best) + 1e-3 * unit))
+                                   <= TIE_RTOL * np.abs(best) + TIE_ATOL * unit)
 
 
 def _json(v):

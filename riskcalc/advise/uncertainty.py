@@ -19,7 +19,9 @@ spectrum switching between one and two atoms; the tuning and the optimal weights
 and the recommendation an argmin over candidates), its gradient through the tuning would cost
 3 M + 4 advise runs by finite differences anyway, and the draws also answer the second
 question: the recommendation's stability, the share of draws whose recommended (method,
-weights) is the point estimate's.
+weights) is the point estimate's or ties with it (``result.tied``: within 1e-9 relative or
+1e-12 x the risk scale, so that noise-free data, every risk at rounding level, do not make
+the winner of rounding noise look unstable).
 
 The intervals cover the predicted risk at the TRUE parameters at the nominal rate when the
 estimates are close to Gaussian with covariance V and g is smooth on the scale of V; measured
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import positive_int, seed_integer
+from riskcalc.advise.result import scale, tied
 from riskcalc.errors import SolverError
 
 __all__ = ["DRAWS", "LEVEL", "Intervals", "bootstrap", "draw_estimates"]
@@ -75,9 +78,13 @@ class Intervals:
         Draws in which the candidate was evaluated (a draw may skip one: local ridge at an
         estimated rho_j = 0, a pipeline whose tuning fails there).
     recommended : Counter of (method, weights)
-        The recommendation of each draw (among the candidates it evaluated).
+        The recommendation of each draw (among the candidates it evaluated): the point
+        estimate's where its mean risk ties with the draw's best (``result.tied``: a tie is
+        not a change of recommendation).
     incomplete : int
         Draws in which a pipeline had no limit (its candidates left out of that draw).
+    rounding : int
+        Draws whose best mean risk is at rounding level (``Advice.at_rounding``).
     """
 
     level: float
@@ -90,10 +97,12 @@ class Intervals:
     evaluated: dict
     recommended: Counter
     incomplete: int = 0
+    rounding: int = 0
 
     @property
     def stability(self) -> float:
-        """The share of draws recommending the point estimate's (method, weights)."""
+        """The share of draws recommending the point estimate's (method, weights), or a
+        candidate it ties with."""
         return self.recommended[self.point] / self.draws
 
     def as_dict(self) -> dict:
@@ -103,6 +112,7 @@ class Intervals:
                 "recommendation": {
                     "method": self.point[0], "weights": self.point[1],
                     "stability": self.stability, "incomplete_draws": self.incomplete,
+                    "rounding_level_draws": self.rounding,
                     "draws": [{"method": k[0], "weights": k[1], "share": v / self.draws}
                               for k, v in self.recommended.most_common()]}}
 
@@ -188,7 +198,9 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
     start = time.process_time()
     samples: dict = {}
     recommended = Counter()
-    incomplete = 0
+    incomplete = rounding = 0
+    rec = advice.recommended
+    wanted = (rec.method, rec.weights)
     for k, draw in enumerate(draw_estimates(est, draws, seed)):
         if max_seconds is not None and time.process_time() - start > max_seconds:
             raise BudgetExceeded(f"the bootstrap took more than {max_seconds:.3g} s of CPU "
@@ -211,6 +223,12 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
         # advise's ranking: mean risk, then worst risk, then the order of the pipelines.
         best = min(range(len(cands)), key=lambda i: (_rank(cands[i].mean_risk),
                                                      _rank(cands[i].worst_risk), i))
+        means = np.array([c.mean_risk for c in cands])
+        unit = scale(fed)
+        rounding += bool(tied(means[best:best + 1], 0.0, unit)[0])
+        point = [i for i, c in enumerate(cands) if (c.method, c.weights) == wanted]
+        if point and tied(means[point], means[best], unit)[0]:
+            best = point[0]
         recommended[(cands[best].method, cands[best].weights)] += 1
         for c in cands:
             samples.setdefault((c.method, c.weights), []).append(c.risks)
@@ -227,9 +245,8 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
         mean[key] = tuple(np.quantile(table.mean(axis=1), [lo, hi], method="inverted_cdf"))
         worst[key] = tuple(np.quantile(table.max(axis=1), [lo, hi], method="inverted_cdf"))
         evaluated[key] = len(rows)
-    rec = advice.recommended
-    return Intervals(level, draws, seed, (rec.method, rec.weights), mean, worst, risks,
-                     evaluated, recommended, incomplete)
+    return Intervals(level, draws, seed, wanted, mean, worst, risks, evaluated, recommended,
+                     incomplete, rounding)
 
 
 def _rank(v):

@@ -130,8 +130,16 @@ def print_intervals(result, intervals, per_client: bool) -> None:
         else f"{iv.point[0]} (no global model)"
     others = [f"{share / iv.draws:.0%} {m} ({w})" for (m, w), share in
               iv.recommended.most_common() if (m, w) != iv.point]
-    print(f"recommendation {point} in {iv.stability:.0%} of the draws"
-          + (f"; otherwise {', '.join(others[:4])}" if others else " (stable)"))
+    rounding = (f"; {iv.rounding / iv.draws:.0%} of the draws have their best mean risk at "
+                "rounding level too" if iv.rounding else "")
+    if result.at_rounding():
+        # Which of risks at rounding level is smallest is rounding: no recommendation to test.
+        print(f"no recommendation to test: {point}'s mean risk is at rounding level, tied with "
+              f"it in {iv.stability:.0%} of the draws{rounding}")
+    else:
+        print(f"recommendation {point} (or a pipeline tied with it) in {iv.stability:.0%} of "
+              "the draws" + (f"; otherwise {', '.join(others[:4])}" if others else " (stable)")
+              + rounding)
     if iv.incomplete:
         print(f"  {iv.incomplete} draw(s) left out a candidate that has no limit there (local "
               "ridge at an estimated rho_j = 0, a tuning that fails): the shares count only "

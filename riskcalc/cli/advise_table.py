@@ -90,16 +90,22 @@ def print_table(result, per_client: bool = False, names=None) -> None:
         print(f"{'':>6}tuning: {_tuning(c, wide)}")
     rec = result.recommended
     how = "no global model" if rec.p is None else f"{rec.weights} weights"
-    print(f"recommended for the federation: {rec.method} ({how}) "
+    lead = "best (at rounding level)" if result.at_rounding() else "recommended"
+    print(f"{lead} for the federation: {rec.method} ({how}) "
           f"(mean risk {_fmt(rec.mean_risk)}, worst client {_fmt(rec.worst_risk)})")
+    from riskcalc.advise.result import TIE_ATOL, TIE_RTOL, scale
+
     ties = result.ties()
     if ties:
-        from riskcalc.advise import TIE_RTOL
-
         shown = [f"{result.candidates[k].method} ({result.candidates[k].weights})"
                  for k in ties[:TIES_SHOWN]]
         more = f" and {len(ties) - TIES_SHOWN} more" if len(ties) > TIES_SHOWN else ""
-        print(f"  tied (mean risk equal within {TIE_RTOL:g} relative): {', '.join(shown)}{more}")
+        print(f"  tied (mean risk equal within {TIE_RTOL:g} relative or {TIE_ATOL:g} x the "
+              f"risk scale {_fmt(scale(result.federation))}): {', '.join(shown)}{more}")
+    if result.at_rounding():
+        print(f"  not a recommendation: its mean risk is at rounding level (0 within "
+              f"{TIE_ATOL:g} x the risk scale), so the {len(ties) + 1} pipelines tied with it "
+              "are equally good (noise-free data?)")
     if rec.p is not None:
         print("  weights p_j: " + (_summary(rec.p) if wide
                                    else ", ".join(f"{x:.4g}" for x in rec.p)))

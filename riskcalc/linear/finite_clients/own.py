@@ -33,7 +33,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, cli
                                                      moments, solve_g)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
-from riskcalc.solvers import halve_to_bracket, increasing_root
+from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root
 
 #: Methods with their own global objective whose finite-M limit is implemented here.
 METHODS = ("maml_fl", "pfedme")
@@ -220,23 +220,72 @@ def _subordination(gam, p, count, phi):
                           "= 0 in floating point), so its minimizer is not unique; move alpha "
                           "or lam away from that point")
     lo = 1.0 / total
-    hi = 2.0 * lo
+    # A client with gamma_l < 1 and phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1),
+    # where its t_l reaches 0 (beyond it t_l < 0 puts a pole on S_l's spectrum); the root has
+    # every t_l > 0 (the other clients' terms are positive), so it lies in (lo, cap).
+    cap = _cap(gam, p, phi)
+
+    def pinned(g):
+        # The root lies in (g, cap), a gap at rounding level (one client's p_l phi(S_l)
+        # dwarfing the others'): g and its t_l stand for it where the constraint
+        # sum_l count_l g t_l = M - 1 holds there to the inner solves' accuracy (RTOL on each
+        # t_l, terms of total ~ M), otherwise the root is out of double precision's reach.
+        try:
+            t = inner(g)
+        except SolverError:
+            t = None
+        if t is not None and abs(m_tot - 1.0 - np.sum(count * g * t)) <= 10 * RTOL * m_tot:
+            return g, t
+        raise SolverError(
+            "finite-clients limit: tau(A^-1) is pinned within rounding of the value where one "
+            f"client's t_l reaches 0 ({g:.17g} vs {cap:.17g}): one client's weight p_l "
+            f"phi(S_l) dwarfs the others' beyond double precision (weights {_show(p)}, gamma "
+            f"{_show(gam)}); bring the clients' gamma (and weights) closer to each other")
+
+    if not cap - lo > _PINNED * cap:
+        return pinned(min(lo, cap * (1.0 - _PINNED)))
+    hi = min(2.0 * lo, 0.5 * (lo + cap))
     for _ in range(200):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 above = outer(np.array([hi]), None)[0][0] >= 0
         except SolverError:
-            # Past the largest g at which every t_l >= 0: a client with gamma_l < 1 and
-            # phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1), where its t_l reaches 0,
-            # and beyond it t_l < 0 puts a pole on S_l's spectrum. The root has every t_l > 0
-            # (the other clients' terms are positive), so step back toward lo.
-            hi = 0.5 * (lo + hi)
+            # Past a cap the quadrature did not see (phi(S_l) not invertible, or the inner
+            # solves' rounding next to it): hi caps g from now on; step back.
+            cap, hi = hi, 0.5 * (lo + hi)
             continue
         if above:
             break
-        lo, hi = hi, 2.0 * hi
+        if not cap - hi > _PINNED * cap:
+            return pinned(hi)
+        # Toward the cap by factors of 1024 in the gap: a root pinned next to it (one client
+        # dwarfing the others) is bracketed, or refused, in a few steps.
+        lo, hi = hi, min(2.0 * hi, cap - (cap - hi) / 1024.0)
     else:
         raise SolverError("finite-clients limit: no bracket for tau(A^-1)")
     g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
                               what="tau(A^-1) of the global model")[0])
     return g, inner(g)
+
+
+def _cap(gam, p, phi):
+    """The smallest tau((p_l phi(S_l))^-1) over the clients with gamma_l < 1 (infinite where
+    none, or where phi(S_l) is not invertible on the spectrum: NaN rows of the quadrature)."""
+    small = gam < 1
+    if not small.any():
+        return np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        caps = mp_expect(gam[small], lambda s, P: (1.0 / (P * phi(s)),), p[small, None],
+                         strict=False)[0]
+    caps = caps[np.isfinite(caps) & (caps > 0)]
+    return float(caps.min()) if caps.size else np.inf
+
+
+#: Relative gap between g and the cap below which the root is taken as unresolvable: the
+#: inner solves' t_l carry relative errors ~ RTOL (1e-13 ~ 500 eps), and near the cap
+#: H(g) = M - 1 turns on the capped client's t_l ~ (cap - g) / D_l alone.
+_PINNED = 1e-11
+
+
+def _show(values):
+    return "[" + ", ".join(f"{v:.3g}" for v in np.ravel(values)) + "]"
