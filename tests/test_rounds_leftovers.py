@@ -1,0 +1,39 @@
+"""Leftovers of riskcalc/linear/dynamics (issues 29 and 32; fuzz rows 11-12 of hardening 16).
+
+RTFA after the rounds at large lam' under a spectrum (``sigma.personalize_sigma``, step 2: its
+row divided by 1 + lam'): it answers, tends to the server model's risk (lam' -> inf) at the rate
+1 / lam', and matches the Sigma = I route with a spectrum of two atoms 1e-7 apart.
+"""
+
+import numpy as np
+
+import riskcalc
+
+FEDAVG = dict(gamma=[0.5, 1.5], r=1, sigma=1, signal=1, rounds=[np.inf], local_steps=1,
+              step_size=0.1)
+
+
+def test_rtfa_large_lam_tends_to_the_server_model():
+    """Was SolverError from lam' = 1e4 (fuzz row 11). Server risk minus RTFA's is c / lam' +
+    O(1 / lam'^2): the same c at 1e4 and 1e6."""
+    m = riskcalc.rounds_limit("fedavg", **FEDAVG, spectrum="two-point:1,4,0.5")
+    server = m.risk[:, 0]
+    gaps = [(server - m.personalized_risk(lam=lam)[:, 0]) * lam for lam in (1e4, 1e6)]
+    assert np.all(gaps[0] > 0.1)
+    np.testing.assert_allclose(gaps[0], gaps[1], rtol=2e-3)
+
+
+def test_rtfa_large_lam_under_shift():
+    """The same under covariate shift (``shift.personalize``): lam' = 1e12 is the server
+    model's risk."""
+    m = riskcalc.rounds_limit("fedavg", **FEDAVG, spectra=["identity", "scaled:2"])
+    np.testing.assert_allclose(m.personalized_risk(lam=1e12), m.risk, rtol=1e-10)
+
+
+def test_rtfa_large_lam_matches_identity_route():
+    """Two atoms 1e-7 apart (the pencil route) against Sigma = I (the scalar route)."""
+    near = riskcalc.rounds_limit("fedavg", **FEDAVG, spectrum="two-point:1,1.0000001,0.5")
+    eye = riskcalc.rounds_limit("fedavg", **FEDAVG)
+    np.testing.assert_allclose(near.personalized_risk(lam=1e5),
+                               eye.personalized_risk(lam=1e5), rtol=3e-7)
+
