@@ -6,6 +6,7 @@ row divided by 1 + lam'): it answers, tends to the server model's risk (lam' -> 
 """
 
 import numpy as np
+import pytest
 
 import riskcalc
 
@@ -37,3 +38,15 @@ def test_rtfa_large_lam_matches_identity_route():
     np.testing.assert_allclose(near.personalized_risk(lam=1e5),
                                eye.personalized_risk(lam=1e5), rtol=3e-7)
 
+
+def test_unused_d_is_refused():
+    """d beside spectra with no powerlaw:P or file:PATH was taken and dropped (fuzz row 12);
+    it is refused as ``Federation.from_file(d=)`` refuses it. With a powerlaw:P it sizes it."""
+    kw = dict(FEDAVG, rounds=[1])
+    for spec in (dict(spectra=["identity", "scaled:2"]), dict(spectra="scaled:2"), {}):
+        with pytest.raises(ValueError, match=r"d = 3: d applies to powerlaw:P in spectra .*"
+                                             "file:PATH.* nothing here uses it"):
+            riskcalc.rounds_limit("fedavg", **kw, **spec, d=3)
+    sized = [riskcalc.rounds_limit("fedavg", **kw, spectra=["powerlaw:1", "identity"], d=d)
+             for d in (2, 8)]
+    assert abs(sized[0].risk[0, 0] - sized[1].risk[0, 0]) > 1e-3
