@@ -50,3 +50,17 @@ def test_unused_d_is_refused():
     sized = [riskcalc.rounds_limit("fedavg", **kw, spectra=["powerlaw:1", "identity"], d=d)
              for d in (2, 8)]
     assert abs(sized[0].risk[0, 0] - sized[1].risk[0, 0]) > 1e-3
+
+
+@pytest.mark.parametrize("spec", [dict(spectra=["identity", "two-point:1,2,0.5"]),
+                                  dict(spectrum="two-point:1,2,0.5", local_steps=2)])
+def test_node_pair_refusal_says_pooled_n_below_d(spec):
+    """At pooled N / d = 5/6 the refusal said "(pooled N near d)" and to ask for fewer rounds
+    at T = 1; it gives the round map's nonzero spectrum, N / d, the atom at 0 (1 - N / d) and
+    the rounds asked."""
+    with pytest.raises(ValueError) as info:
+        riskcalc.rounds_limit("fedavg", **{**FEDAVG, "gamma": [2, 3], "rounds": [1], **spec})
+    msg = str(info.value)
+    assert "near d" not in msg and "fewer rounds" not in msg and "(more than 2e+05)" in msg
+    assert "pooled N / d = sum_j 1/gamma_j = 0.8333; its atom at 0 (0.167 of it" in msg
+    assert "up to T = 1 here); move gamma further from pooled N = d" in msg
