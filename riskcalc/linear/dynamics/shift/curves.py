@@ -67,12 +67,12 @@ from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES
 from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PAIRS,
                                                           _affordable, _memory)
 from riskcalc.linear.dynamics.sigma.guards import (MAX_PENCIL_SECONDS, PENCIL_REACH,
-                                                   dense_k_seconds, pairs_refused)
+                                                   dense_k_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 

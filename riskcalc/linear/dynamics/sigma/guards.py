@@ -95,25 +95,6 @@ DENSE_UNKNOWNS = 100
 MAX_PAIRS = 2e5
 
 
-def pairs_refused(where: str, pairs: float, limit: float, a: float, b: float, mu0: float,
-                  t_max, gam, what: str = "") -> ValueError:
-    """The refusal of a double contour of more than ``limit`` node pairs (``sigma.fedavg.curves``,
-    ``shift.curves``, ``sigma.fedavg.one_step``), saying what is true: its nodes grow with the
-    rounds (up to ``t_max``) and as the round map's nonzero spectrum [a, b] nears 0, with
-    pooled N / d = sum_j 1/gamma_j and D's atom at 0 ``mu0`` (pooled N < d: the directions no
-    client sees, outside the contour) stated (was "pooled N near d" also at N / d = 2/3)."""
-    inv = float(np.sum(1.0 / np.asarray(gam, float)))
-    atom = (f"; its atom at 0 ({mu0:.3g} of it: pooled N < d, the directions no client sees) "
-            "is outside the contour" if mu0 > 1e-12 else "")
-    return ValueError(f"{where}: the double contour needs {pairs:.3g} node pairs (more than "
-                      f"{limit:.0g}){what}: the round map's spectrum comes too close to 0 (its "
-                      f"nonzero part [{a:.3g}, {b:.3g}], bottom / top = {a / b:.2g}; pooled N / "
-                      f"d = sum_j 1/gamma_j = {inv:.4g}{atom}) or the rounds are too many (up "
-                      f"to T = {t_max:.0f} here); "
-                      + ("ask for fewer rounds, or " if t_max > 10 else "")
-                      + "move gamma further from pooled N = d (bottom / top rises)")
-
-
 #: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``) by
 #: default (``budget``: rounds_limit's max_seconds).
 MAX_PENCIL_SECONDS = 120.0

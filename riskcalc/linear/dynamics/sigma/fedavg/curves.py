@@ -48,9 +48,9 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma import budget, memory
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 # DENSE_UNKNOWNS and MAX_PAIRS are defined with the guards that read them before the route
-from riskcalc.linear.dynamics.sigma.guards import DENSE_UNKNOWNS, MAX_PAIRS, pairs_refused
+from riskcalc.linear.dynamics.sigma.guards import DENSE_UNKNOWNS, MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
 from riskcalc.linear.dynamics.sigma.fedavg.own import own_models
 from riskcalc.linear.dynamics.sigma.chain_cost import (BISECT_SOLVES, EDGE_SOLVES, chain_seconds,

@@ -84,7 +84,7 @@ from scipy.optimize import brentq, minimize_scalar
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
                                               round_horizon, settle)
-from riskcalc.linear.dynamics.sigma.guards import pairs_refused
+from riskcalc.linear.dynamics.sigma.budget import pairs_refused
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-9
