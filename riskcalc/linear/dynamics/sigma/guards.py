@@ -93,8 +93,6 @@ def _stable_top(spectrum, gam):
 DENSE_UNKNOWNS = 100
 #: Most node pairs of FedAvg's double contour (``sigma.fedavg.curves``).
 MAX_PAIRS = 2e5
-
-
 #: Most seconds the pencil routes under a spectrum may be estimated to take (``pencil_work``) by
 #: default (``budget``: rounds_limit's max_seconds).
 MAX_PENCIL_SECONDS = 120.0
