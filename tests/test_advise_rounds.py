@@ -63,7 +63,7 @@ def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve()
         curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0,
                                       rounds=list(range(301)) + [np.inf], local_steps=1,
                                       step_size=early.tuning["step_size"], weights=weights,
-                                      spectra=spectra, d=100)
+                                      spectra=spectra)
         np.testing.assert_allclose(early.risks, curve.risk[:, early.tuning["rounds"]],
                                    rtol=1e-12)
         mean = curve.risk.mean(axis=0)
@@ -89,7 +89,7 @@ def test_rounds_under_covariate_shift_try_the_affordable_local_steps():
         assert early.tuning["local_steps"] == 2
         curves = [riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(21),
                                         local_steps=K, step_size=early.tuning["step_size"],
-                                        weights=weights, spectra=spectra, d=100).risk
+                                        weights=weights, spectra=spectra).risk
                   for K in (1, 2)]
         np.testing.assert_allclose(early.risks, curves[1][:, early.tuning["rounds"]],
                                    rtol=1e-12)

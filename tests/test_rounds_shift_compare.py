@@ -127,11 +127,11 @@ def test_prediction_matches_simulation_at_small_d():
     tells the couplings apart."""
     d, rounds = 60, [1, 10, 50]
     sim = simulate_rounds("fedavg", **KW, rounds=rounds, spectra=ANTI, d=d, reps=150, seed=4)
-    pred = riskcalc.rounds_limit("fedavg", **KW, rounds=rounds, spectra=ANTI, d=d)
+    pred = riskcalc.rounds_limit("fedavg", **KW, rounds=rounds, spectra=ANTI)
     band = 4 * sim.risk_se + 0.8 / d * pred.risk
     assert np.all(np.abs(sim.risk - pred.risk) <= band)
     aligned = ["two-point:1,4,0.5"] * 2 + ANTI[2:]
-    wrong = riskcalc.rounds_limit("fedavg", **KW, rounds=rounds, spectra=aligned, d=d)
+    wrong = riskcalc.rounds_limit("fedavg", **KW, rounds=rounds, spectra=aligned)
     assert np.all((np.abs(sim.risk - wrong.risk) > band)[:, 1:])
 
 
@@ -158,9 +158,9 @@ def test_cli_compare_under_shift(capsys, tmp_path):
     order = [1, 0, 2, 3]
     fed = {k: [v[j] for j in order] for k, v in (("gamma", GAM), ("r", R), ("sigma", SIG),
                                                    ("spectra", ANTI))}
-    kw = dict(**fed, signal=1.0, rounds=[1, 10], local_steps=1, step_size=0.1, d=40)
-    pred = riskcalc.rounds_limit("fedavg", **kw)
-    sim = simulate_rounds("fedavg", **kw, reps=3, seed=2)
+    kw = dict(**fed, signal=1.0, rounds=[1, 10], local_steps=1, step_size=0.1)
+    pred = riskcalc.rounds_limit("fedavg", **kw)     # d: the simulation's (no powerlaw:P)
+    sim = simulate_rounds("fedavg", **kw, d=40, reps=3, seed=2)
     assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred.risk[0], rel=1e-12)
     assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)
     assert [r["simulated"]["risk_se"] for r in rows] == pytest.approx(sim.risk_se[0],

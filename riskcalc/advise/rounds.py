@@ -14,7 +14,9 @@ spectrum, eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spec
 (``riskcalc.linear.dynamics.sigma.fedavg.one_step``, cheap) and the K >= 2 of ``LOCAL_STEPS``
 whose exact curve (``riskcalc.linear.dynamics.sigma.fedavg.curves``: M K^2 unknowns per
 contour node, at most 200) is estimated within ``SIGMA_K_ALLOWANCE`` seconds by
-``sigma_k_seconds``; the candidate's notes name the K left out and why. Under covariate shift
+``sigma_k_seconds``; the candidate's notes name the K left out and why (K = inf, the exact
+local solve: ``riskcalc.linear.dynamics.sigma.fedavg.exact``, ``shift.kinf`` under covariate
+shift, is left out: advise has no estimate of its cost yet). Under covariate shift
 the same K (the server model's exact curves: ``riskcalc.linear.dynamics.shift.one_step`` for
 K = 1, ``shift.curves`` for K >= 2, whose pencils cost about what the shared spectrum's do)
 with eta = 0.9 * 2 / max_j (the top edge of client j's limiting sample spectrum in its own
@@ -71,7 +73,9 @@ def spectrum_local_steps(m: int, max_rounds: int, shift: bool = False):
             continue
         if np.isinf(K) or m * K * K > MAX_UNKNOWNS:
             left.append(f"K = {'inf' if np.isinf(K) else int(K)} ("
-                        + ("no exact route: the local solve" if np.isinf(K) else
+                        + ("the exact local solve: its route under a spectrum, sigma.fedavg."
+                           "exact (shift.kinf under covariate shift), has no cost estimate "
+                           "advise reads yet" if np.isinf(K) else
                            f"M K^2 > {MAX_UNKNOWNS}: beyond the dense pencil whose cost advise "
                            "estimates") + ")")
             continue
@@ -124,6 +128,7 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
         Receives a sentence for each curve a route refuses.
     """
     from riskcalc.linear.dynamics import rounds_limit
+    from riskcalc.linear.dynamics.inputs import uses_d
 
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)
@@ -131,7 +136,9 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     if fed.shift:
         top = shift_top(fed)
         steps, note = spectrum_local_steps(fed.m, max_rounds, shift=True)
-        shift = {"spectra": list(fed.spectra), "d": fed.d, "max_seconds": SHIFT_ALLOWANCE}
+        shift = {"spectra": list(fed.spectra), "max_seconds": SHIFT_ALLOWANCE}
+        if uses_d(None, shift["spectra"]):      # rounds_limit refuses a d nothing uses
+            shift["d"] = fed.d
         extra = () if note is None else (note,)
     elif spectrum is None:
         top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()

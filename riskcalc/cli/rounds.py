@@ -21,6 +21,7 @@ from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
+from riskcalc.linear.dynamics.inputs import uses_d
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
@@ -154,7 +155,9 @@ def federation(args) -> dict:
             if args.method not in ("fedavg", "pfedme"):
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
                                  "fedavg and pfedme/fedprox only")
-            fed.update(spectra=spectra, d=getattr(args, "d", None))
+            # d where a spectrum uses it (compare's --d, the simulation's, is not the spectra's)
+            d = getattr(args, "d", None)
+            fed.update(spectra=spectra, **({"d": d} if uses_d(None, spectra) else {}))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
                                                      maximum=MAX_INT)

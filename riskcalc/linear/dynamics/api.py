@@ -28,7 +28,7 @@ from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, p
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
-                                             weight_vector)
+                                             uses_d, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.spectrum import as_spectrum
 
@@ -157,8 +157,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, any pooled N != d;
         ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional
-        The dimension (>= 1), for ``powerlaw:P`` in ``spectrum`` or ``spectra`` (as
-        ``clients_limit``).
+        The dimension (>= 1), for ``powerlaw:P`` (its size) or ``file:PATH`` (checked
+        against its eigenvalues) in ``spectrum`` or ``spectra``; refused otherwise.
     max_seconds : float, optional
         The most seconds of estimated work the routes under a spectrum may take, for the curves
         and for the result's ``local_risk`` and ``personalized_risk`` (each is estimated before
@@ -195,10 +195,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    if d is not None and spectra is None and not (
-            isinstance(spectrum, str) and spectrum.strip().lower().startswith("powerlaw:")):
-        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here)
-        raise ValueError("d applies to powerlaw:P in spectra (covariate shift) or spectrum only")
+    if d is not None and not uses_d(spectrum, spectra):
+        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here); spectra
+        # without a powerlaw:P took d and dropped it (fuzz row 12; as ``Federation.from_file``).
+        raise ValueError(f"d = {d!r}: d applies to powerlaw:P in spectra (covariate shift) "
+                         "or spectrum, and to file:PATH there (it sizes or checks their "
+                         "eigenvalues), only: nothing here uses it; leave it out")
     if spectra is not None:
         from riskcalc.linear.dynamics.inputs import shift_inputs
 

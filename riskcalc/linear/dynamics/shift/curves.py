@@ -67,7 +67,7 @@ from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 from riskcalc.linear.dynamics.sigma.chain_cost import BISECT_SOLVES, EDGE_SOLVES
 from riskcalc.linear.dynamics.sigma.fedavg.curves import (DENSE_UNKNOWNS, MAX_PAIRS,
                                                           _affordable, _memory)
@@ -173,9 +173,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     # whose pairs are the ones the cap counts.
     n2 = n if dense else _contour(a, b, g, rho, t_max, degree=1)[3]
     if (n2 // 2) * n2 > MAX_PAIRS:
-        raise ValueError(f"spectra: the double contour needs {n2 // 2 * n2:.3g} node pairs "
-                         f"(more than {MAX_PAIRS:.0g}): the round map's spectrum comes too close "
-                         "to 0 (pooled N near d) or the rounds are too many")
+        raise pairs_refused("spectra", n2 // 2 * n2, MAX_PAIRS, a, b, mu0, t_max, gam)
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if not dense:
         _affordable(M, K, atoms, n2, t_max)

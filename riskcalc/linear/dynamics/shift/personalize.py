@@ -19,7 +19,8 @@ Model as ``shift.own`` (joint measure mu, atoms a of weight h_a, client j's eige
    contour's solution; tau_new depends on the chain alone: FTFA's is reached by Newton's method
    from 0 (strictly triangular), RTFA's tau_new = (1 - x) / gamma_i with x = 1 + gamma_i
    E[v_i x / (lam' x + v_i)] (the Marchenko-Pastur equation at -lam' under client i's OWN
-   covariance, ``_rtfa_tau``). These are Newton's starting values (``SigmaPencil.solve``,
+   covariance, ``_rtfa_tau``; times 1 + lam', RTFA's row divided by it as in
+   ``sigma.personalize_sigma``). These are Newton's starting values (``SigmaPencil.solve``,
    one node at a time from there; measured: starting RTFA from the pooled covariance's
    tau_new instead ends at the same values, 3e-16).
 3. Second moments: ``shift.own``, step 4, on the blocks (f_i, f_i) of the transposed pencil,
@@ -37,7 +38,6 @@ d = 200, the aligned prediction rejected there.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
 from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.shift.own import OwnShiftPencil
@@ -45,6 +45,7 @@ from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, personal_guard,
                                                               personal_unknowns)
+from riskcalc.linear.dynamics.sigma.personalize_sigma import _rtfa_tau as rtfa_tau
 
 
 class ShiftPersonalPencil(PersonalPencil):
@@ -66,14 +67,9 @@ class ShiftPersonalPencil(PersonalPencil):
 
 
 def _rtfa_tau(V, h, gam, lam2):
-    """RTFA's tau_new per client under its own covariance (module docstring, step 2)."""
-    out = []
-    for g, v in zip(gam, V):
-        def f(x):
-            return 1.0 + g * float(h @ (v * x / (lam2 * x + v))) - x
-        x = brentq(f, 1.0, 2.0 + g * float(h @ v) / lam2, xtol=1e-15, rtol=1e-15)
-        out.append((1.0 - x) / g)
-    return np.array(out)
+    """RTFA's tau_new per client under its own covariance (module docstring, step 2; its row
+    divided by 1 + lam': ``sigma.personalize_sigma._rtfa_tau``)."""
+    return np.array([rtfa_tau(v, h, [g], lam2)[0] for g, v in zip(gam, V)])
 
 
 def personalized_shift(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, k=None,

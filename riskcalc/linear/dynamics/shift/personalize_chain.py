@@ -81,9 +81,9 @@ class PersonalShiftChain(ShiftAlg1Chain):
         if kind == "ftfa":
             D0[new_rows, new_cols] = 1.0
             D0[new_rows, new_rows] = -1.0
-        else:
-            D0[new_rows, root] = lam2
-            D0[new_rows, new_rows] = -lam2
+        else:           # RTFA's row divided by 1 + lam' (``sigma.personalize_sigma``, step 2)
+            D0[new_rows, root] = lam2 / (1.0 + lam2)
+            D0[new_rows, new_rows] = -lam2 / (1.0 + lam2)
         self.D0 = D0
         self.col = np.zeros(self.nb)
         self.col[:nb] = layout.col
@@ -92,11 +92,11 @@ class PersonalShiftChain(ShiftAlg1Chain):
         self.lc = np.concatenate([self.lc, new_cols])
         # z stays on the layout's block (``zlocal``: Algorithm 1's state); the model is f_i.
         self.zat, self.own, self.root = layout.own, int(new_rows[-1]) if kn else root, root
-        e2 = np.broadcast_to(-eta2 if kind == "ftfa" else -1.0, (M,))
+        e2 = np.broadcast_to(-eta2 if kind == "ftfa" else -1.0 / (1.0 + lam2), (M,))
         self.e = np.concatenate([np.full((M, Kb), -layout.eta), np.repeat(e2[:, None], kn, 1)],
                                 axis=1)
         self.noise = np.zeros((M, self.nb))                            # wn'_i
-        self.noise[:, new_rows] = -e2[:, None] if kind == "ftfa" else 1.0
+        self.noise[:, new_rows] = -e2[:, None]
 
     def ghat(self, x, C):
         """``Alg1Chain.ghat`` with z on the layout's block ``zat`` (where ``zlocal``) and its

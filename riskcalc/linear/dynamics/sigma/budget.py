@@ -9,6 +9,9 @@ the largest federations run (measured costs in the routes' docstrings), a smalle
 sooner. A context variable rather than an argument threaded through every route: the guards sit
 three to five calls below ``rounds_limit``, in code that does not otherwise know of a budget.
 
+Node pairs. ``pairs_refused``: the refusal of a double contour beyond a route's most node pairs,
+with the federation's numbers (the routes blamed "pooled N near d" also at N / d = 5/6).
+
 Memory. The chain routes and the dense pencils estimate the PEAK memory their solve adds to the
 process (``memory``: the nodes' factors, the two-point chunks, the outputs; counted, and checked
 against measured peak resident memory) and refuse an estimate beyond ``MAX_GIGABYTES`` (4 GB by
@@ -126,3 +129,22 @@ def gigabytes(value) -> float | None:
         raise ValueError(f"max_gigabytes must be a finite number > 0 (or None: "
                          f"{MAX_GIGABYTES:g} GB), got {value!r}")
     return float(value)
+
+
+def pairs_refused(where: str, pairs: float, limit: float, a: float, b: float, mu0: float,
+                  t_max, gam, what: str = "") -> ValueError:
+    """The refusal of a double contour of more than ``limit`` node pairs (``sigma.fedavg.curves``,
+    ``shift.curves``, ``sigma.fedavg.one_step``), saying what is true: its nodes grow with the
+    rounds (up to ``t_max``) and as the round map's nonzero spectrum [a, b] nears 0, with
+    pooled N / d = sum_j 1/gamma_j and D's atom at 0 ``mu0`` (pooled N < d: the directions no
+    client sees, outside the contour) stated (was "pooled N near d" also at N / d = 5/6)."""
+    inv = float(np.sum(1.0 / np.asarray(gam, float)))
+    atom = (f"; its atom at 0 ({mu0:.3g} of it: pooled N < d, the directions no client sees) "
+            "is outside the contour" if mu0 > 1e-12 else "")
+    return ValueError(f"{where}: the double contour needs {pairs:.3g} node pairs (more than "
+                      f"{limit:.0g}){what}: the round map's spectrum comes too close to 0 (its "
+                      f"nonzero part [{a:.3g}, {b:.3g}], bottom / top = {a / b:.2g}; pooled N / "
+                      f"d = sum_j 1/gamma_j = {inv:.4g}{atom}) or the rounds are too many (up "
+                      f"to T = {t_max:.0f} here); "
+                      + ("ask for fewer rounds, or " if t_max > 10 else "")
+                      + "move gamma further from pooled N = d (bottom / top rises)")

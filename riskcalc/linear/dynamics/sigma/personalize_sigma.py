@@ -58,6 +58,11 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
    bracketing); tau_cross is then linear. Newton's method starts from the contour's base
    solution, tau_new and tau_cross = 0. Cost: M (K_b + k_b)^2 unknowns per node (K_b = K or
    1 base rows, k_b = k or 1 new rows) and as many per pair of nodes in the two-point solve.
+   RTFA's row is divided by 1 + lam' (L0 entries +-lam' / (1 + lam'), e' = -1 / (1 + lam'),
+   so G's column (i,1') and tau_new are 1 + lam' times theirs and wn'_i = e_(i,1') / (1 +
+   lam')): unscaled, entries lam' beside O(1) ones left Newton's residual above its tolerance
+   (measured: SolverError from lam' = 1e4 with a two-point spectrum, issue 29); scaled, the
+   row tends to x_(i,1') = x_(i,0') (the server model) as lam' -> inf.
 
 FedAvg's exact local solves (K = inf, ``sigma.fedavg.exact``): row 0 of that pencil's
 TRANSPOSE (G^T) holds Gz N_j at (b_j) and Gz (S_j^+ + N_j) at (a_j), so au_j = p_j (e_0 -
@@ -140,17 +145,17 @@ class PersonalPencil(SigmaPencil):
                 L0[new_rows[i], new_rows[i]] = -1.0
                 L0[new_rows[i], new_cols[i]] += 1.0
             e2 = -eta2
-        else:
-            L0[new_rows[:, 0], self.root] = lam2
-            L0[new_rows[:, 0], new_rows[:, 0]] = -lam2
-            e2 = -1.0
+        else:               # RTFA's row divided by 1 + lam' (module docstring, step 2)
+            L0[new_rows[:, 0], self.root] = lam2 / (1.0 + lam2)
+            L0[new_rows[:, 0], new_rows[:, 0]] = -lam2 / (1.0 + lam2)
+            e2 = -1.0 / (1.0 + lam2)
         # Per client (M, K): FTFA's eta' may differ between clients (1 / top for one it overflows:
         # ``personalized_sigma``).
         e2 = np.broadcast_to(e2, (M,))
         self.e = np.concatenate([np.full((M, Kb), e), np.repeat(e2[:, None], kn, 1)], axis=1)
         self.noise = np.zeros((M, self.n))                             # wn'_i
         for i in range(M):
-            self.noise[i, new_rows[i]] = -e2[i] if kind == "ftfa" else 1.0
+            self.noise[i, new_rows[i]] = -e2[i]
         rows = np.concatenate([base.rows, new_rows], axis=1)
         cols = np.concatenate([base.cols, new_cols], axis=1)
         self.rows, self.cols, self.L0 = (cols, rows, L0.T) if transposed else (rows, cols, L0)
@@ -262,15 +267,18 @@ def solve_extended(base, ext, Gb, nodes, kind, k, lam2, diverging):
 
 
 def _rtfa_tau(atoms, weights, gam, lam2):
-    """tau_new of RTFA (module docstring, step 2) per client: x = 1 + gamma E_H[s x / (lam' x +
-    s)] (increasing and concave in x, so one root above 1), tau = (1 - x) / gamma."""
+    """tau_new of RTFA's row divided by 1 + lam' (module docstring, step 2) per client:
+    (1 + lam') (1 - x) / gamma with x = 1 + gamma E_H[s x / (lam' x + s)]. Solved for y = x - 1
+    (y = gamma E_H[s (1 + y) / (lam' (1 + y) + s)], concave in y, positive at 0 and below
+    y at gamma E_H[s] / lam': one root there), to full relative precision also at large lam',
+    where y ~ gamma E_H[s] / lam'."""
     s, h = np.asarray(atoms, float), np.asarray(weights, float)
     out = []
-    for g in gam:
-        def f(x):
-            return 1.0 + g * float(h @ (s * x / (lam2 * x + s))) - x
-        x = brentq(f, 1.0, 2.0 + g * float(h @ s) / lam2, xtol=1e-15, rtol=1e-15)
-        out.append((1.0 - x) / g)
+    for g in np.atleast_1d(gam):
+        def f(y):
+            return g * float(h @ (s * (1.0 + y) / (lam2 * (1.0 + y) + s))) - y
+        y = brentq(f, 0.0, g * float(h @ s) / lam2, xtol=1e-300, rtol=1e-15)
+        out.append(-(1.0 + lam2) * y / g)
     return np.array(out)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
 from riskcalc.linear.dynamics.sigma import budget, memory
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 # DENSE_UNKNOWNS and MAX_PAIRS are defined with the guards that read them before the route
 from riskcalc.linear.dynamics.sigma.guards import DENSE_UNKNOWNS, MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.fedavg.own_chain import own_models_chain
@@ -220,10 +220,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     # The pairs solved are those of n2's nodes (the chain's 400 rounds: 8.7e4 pairs, not the
     # 3.3e5 of the one-point contour's 816 nodes, which refused it).
     if (n2 // 2) * n2 > MAX_PAIRS:
-        raise ValueError(f"spectrum: the double contour needs {n2 // 2 * n2:.3g} node pairs "
-                         f"(more than {MAX_PAIRS:.0g}) with local steps: the round map's "
-                         "spectrum comes too close to 0 (pooled N near d) or the rounds are too "
-                         "many")
+        raise pairs_refused("spectrum", n2 // 2 * n2, MAX_PAIRS, a, b, mu0, t_max, gam,
+                            " with local steps")
     wu, wv = p ** 2 * r ** 2, p ** 2 * sigma ** 2 * gam
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if chain:

@@ -84,6 +84,7 @@ from scipy.optimize import brentq, minimize_scalar
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
                                               round_horizon, settle)
+from riskcalc.linear.dynamics.sigma.budget import pairs_refused
 
 _NEWTON_ITER = 60
 _NEWTON_TOL = 1e-9
@@ -297,9 +298,7 @@ def fedavg_sigma_curves(gam, r, sigma, p, signal, eta, g, rounds, spectrum):
         return on_ellipse(tt) / eta
 
     if (n // 2) * n > MAX_PAIRS:
-        raise ValueError(f"spectrum: the double contour needs {n // 2 * n:.3g} node pairs (more "
-                         f"than {MAX_PAIRS:.0g}): the round map's spectrum comes too close to 0 "
-                         "(pooled N near d) or the rounds are too many")
+        raise pairs_refused("spectrum", n // 2 * n, MAX_PAIRS, a, b, mu0, t_max, gam)
     _, m = laws.solve(nodes, path, b / eta)
     z = on_ellipse(path[-1])
     Es = laws.mean
