@@ -180,7 +180,8 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     per_point = s.ndim == 2
     if per_point:
         s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
-    out = np.zeros((size, k, k, n) if table else (size, n) if vector else size, dtype)
+    # A table filled as (k, k, points, n), returned as a transposed view (no copy).
+    out = np.zeros((k, k, size, n) if table else (size, n) if vector else size, dtype)
     for blk in blocks(size, n * k):
         Q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
                          None if roots is None else c[blk])
@@ -188,9 +189,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         if table:
             for a in range(k):
                 for b in range(a, k):
-                    out[blk, a, b] = w * Q[a][b]
+                    out[a, b, blk] = w * Q[a][b]
         else:
             out[blk] = w * q if vector else (mid[blk, k - 1] * q) @ w
+    if table:
+        out = out.transpose(2, 0, 1, 3)
     return out.reshape(shape + out.shape[1:])
 
 
@@ -292,48 +295,54 @@ def _real_or_complex(x):
 def _chain_block(g, s, w, eta, lam, mid, roots):
     """Every Qhat_ab (a <= b; lists, each (B, n)) of a block of points, Qhat_(1k) the one
     whose trace against the closing middle is the chain's: g (B,), eta (B, k), lam and mid
-    (B, k, n), roots (B, k) or None."""
+    (B, k, n), roots (B, k) or None. Inputs per block a contiguous, T and C lists."""
     k = eta.shape[1]
     c = roots
     if c is None:
         c = np.stack([_diagonal(g, s, w, eta[:, a], lam[:, a]) for a in range(k)], axis=1)
     dtype = np.result_type(eta, lam, mid, c)
-    T = np.zeros((k, k, g.size), dtype)
-    C = np.zeros((k, k, g.size), dtype)
-    Q = [[None] * k for _ in range(k)]
+    eta, lam, mid, c = ([np.ascontiguousarray(x[:, a]) for a in range(k)]
+                        for x in (eta, lam, mid, c))
+    T = [[np.zeros(g.size, dtype)] * k for _ in range(k)]
+    C, Q = ([[None] * k for _ in range(k)] for _ in range(2))
     for a in range(k):
-        T[a, a] = (s / (c[:, a, None] * s + lam[:, a])) @ w
+        T[a][a] = ((s / (c[a][:, None] * s + lam[a])) @ w).astype(dtype, copy=False)
         _entry(a, a, g, s, eta, lam, mid, T, C, Q)
     for m in range(1, k):
         pairs = [(a, a + m) for a in range(k - m)]
-        F0, slope = [], []
+        F0, slope, parts = [], [], []
         for a, b in pairs:
-            _entry(a, b, g, s, eta, lam, mid, T, C, Q)           # with T_ab = 0
+            parts.append(_entry(a, b, g, s, eta, lam, mid, T, C, Q))    # with T_ab = 0
             F0.append((s * Q[a][b]) @ w)
-            slope.append(g * C[a, a] * C[b, b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
-        slope = np.array(slope)
-        if not np.all(slope.real < 1):
+            slope.append(g * C[a][a] * C[b][b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
+        if not np.all((slope := np.array(slope)).real < 1):
             raise SolverError("resolvent chain: the fixed point is unstable (slope "
                               f"{np.nanmax(slope.real):g} >= 1)")
-        for (a, b), f0, sl in zip(pairs, F0, slope):
-            T[a, b] = f0 / (1.0 - sl)
-            _entry(a, b, g, s, eta, lam, mid, T, C, Q)
+        for (a, b), f0, sl, part in zip(pairs, F0, slope, parts):
+            T[a][b] = (f0 / (1.0 - sl)).astype(dtype, copy=False)
+            _entry(a, b, g, s, eta, lam, mid, T, C, Q, part)
     return Q
 
 
-def _entry(a, b, g, s, eta, lam, mid, T, C, Q):
+def _entry(a, b, g, s, eta, lam, mid, T, C, Q, part=None):
     """C_ab and Qhat_ab (per point, and per atom for Qhat) by back substitution from the
-    entries of the lower right sub-block (module docstring, "Batches")."""
+    entries of the lower right sub-block (module docstring, "Batches"). Returns the sums but
+    their last terms (free of T_ab): ``part`` of the call once T_ab is known (same order)."""
     if a == b:
-        C[a, a] = 1.0 / (eta[:, a] + g * T[a, a])
-        Q[a][a] = 1.0 / (C[a, a][:, None] * s + lam[:, a])
-        return
-    C[a, b] = -C[a, a] * sum(g * T[a, c] * C[c, b] for c in range(a + 1, b + 1))
-    # M_ac = C_ac s + Lhat_ac, Lhat_(a, a+1) = -M_a.
-    acc = (C[a, a + 1][:, None] * s - mid[:, a]) * Q[a + 1][b]
-    for c in range(a + 2, b + 1):
-        acc += C[a, c][:, None] * s * Q[c][b]
-    Q[a][b] = -Q[a][a] * acc
+        C[a][a] = (1.0 / (eta[a] + g * T[a][a])).astype(T[a][a].dtype, copy=False)
+        Q[a][a] = 1.0 / (C[a][a][:, None] * s + lam[a])
+        return None
+    if part is None:
+        part = [sum(g * T[a][c] * C[c][b] for c in range(a + 1, b)), None]
+        if b > a + 1:
+            # M_ac = C_ac s + Lhat_ac, Lhat_(a, a+1) = -M_a.
+            part[1] = (C[a][a + 1][:, None] * s - mid[a]) * Q[a + 1][b]
+            for c in range(a + 2, b):
+                part[1] += C[a][c][:, None] * s * Q[c][b]
+    C[a][b] = -C[a][a] * (part[0] + g * T[a][b] * C[b][b])
+    Q[a][b] = -Q[a][a] * ((C[a][b][:, None] * s - mid[a]) * Q[b][b] if b == a + 1
+                          else part[1] + C[a][b][:, None] * s * Q[b][b])
+    return part
 
 
 def _diagonal(g, s, w, eta, lam, guess=None):

@@ -308,16 +308,22 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
                            still)
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]
-        if still is None or "sol" not in still:
+        # ``fixed`` (real inputs, lam alone moving) or the real point's solve in the steps
+        # that move neither the chains nor rho_b (in p_oth or lam: ``memo``).
+        real = not any(np.iscomplexobj(v) for v in (Tm, ch["Z2"], ch["SOK"], ch["Y"], wb, rho_b,
+                                                    g))
+        store = still if still is not None else kept if real else None
+        if store is not None and "sol" in store:
+            sol = store["sol"]
+        else:
             zb = (sv @ w) - 2 * ch["SOK"] + ch["Y"]
             za = g - np.einsum("bv,buv->bu", wb, Tm)
             # One solve with N1 = I - T diag(rho_b) for a(Sigma_t) = N1^-1 T[:, t],
             # a(Sigma_t^2) and the own terms' y (module docstring).
             sol = np.linalg.solve(np.eye(T) - Tm * rho_b[:, None, :], np.concatenate(
                 [Tm, ch["Z2"], zb[..., None], za[..., None]], axis=-1))
-            if still is not None:
-                still["sol"] = sol
-        sol = still["sol"] if still is not None else sol
+            if store is not None:
+                store["sol"] = sol
         A1, A2, yb, ya = sol[..., :T], sol[..., T:2 * T], sol[..., 2 * T], sol[..., 2 * T + 1]
         P = rho_b * fS
         F1 = fS + np.einsum("bu,but->bt", P, A1)

@@ -166,12 +166,22 @@ def _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed):
         """The chain of ``parts`` (block, middle after it): its trace, its functional of the
         closing middle (``vector``) or those of all its sub-chains (``table``:
         ``chain_traces``; the traces of sub-chains by ``closed``, one solve for all)."""
-        eta, shift, root = (np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts)))
-        mids = np.stack([np.broadcast_to(m, (n, s.shape[1])) for _, m in parts], axis=1)
+        return run_many([parts], vector, table)[0]
+
+    def run_many(chains, vector=False, table=False):
+        """``run`` of several chains of one length as one batch of points (per point the
+        same arithmetic: fewer, larger array operations)."""
+        eta, shift, root, mids = (np.concatenate(v) for v in zip(*(
+            [np.stack(v, axis=1) for v in zip(*(blocks[b] for b, _ in parts))]
+            + [np.stack([np.broadcast_to(m, (n, s.shape[1])) for _, m in parts], axis=1)]
+            for parts in chains)))
+        many = len(chains)
+        args = (np.tile(gamma[live], many), np.tile(sl, (many, 1)), w, eta, shift, mids, root)
         if table:
-            return chain_traces(gamma[live], sl, w, eta, shift, mids, root, table=True)
-        fun = chain_vectors if vector else chain_traces
-        return fun(gamma[live], sl, w, eta, shift, mids, root)
+            out = chain_traces(*args, table=True)
+        else:
+            out = (chain_vectors if vector else chain_traces)(*args)
+        return np.split(out, many)
 
     def closed(tab, a, b, mid):
         """The trace of sub-chain a..b of a table closed by the middle ``mid``."""
@@ -191,12 +201,11 @@ def _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed):
         # once per real point (``memo``: every complex step of a gradient reuses them).
         m = e[:, None] * np.real(wb[live]) - np.imag(wb[live])
         if "basis" not in memo:
-            memo["basis"] = []
-            for v in range(T):
-                KD = ("K", sv[v])
-                tab = run([KD, K1, Rs, R1, K1], table=True)
-                memo["basis"].append((tab[:, 0, 4] + run([K1, Rs, R1, KD, K1], True),
-                                      closed(tab, 0, 3, 1.0), closed(tab, 0, 2, sl)))
+            # The 2 T chains as one batch (a table's (0, 4) entry is its vector).
+            tabs = run_many([[("K", sv[v]), K1, Rs, R1, K1] for v in range(T)]
+                            + [[K1, Rs, R1, ("K", sv[v]), K1] for v in range(T)], table=True)
+            memo["basis"] = [(tab[:, 0, 4] + tabs[T + v][:, 0, 4], closed(tab, 0, 3, 1.0),
+                              closed(tab, 0, 2, sl)) for v, tab in enumerate(tabs[:T])]
         basis = memo["basis"]
         dphi = -2 * e[:, None] * phi + sum(m[:, v, None] * basis[v][0] for v in range(T))
         dt3 = -e * t3 + sum(m[:, v] * basis[v][1] for v in range(T))
@@ -204,7 +213,7 @@ def _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed):
     if method == "rtfa" and np.iscomplexobj(lam):
         # dQ_R = e (Q_R - Q_R Q_R), e = dlam / lam: each R once doubled (docstring).
         e = np.imag(lam[live]) / eta_r
-        ta, tb = run([K1, R1, Rs, R1, K1], table=True), run([K1, Rs, R1, R1, K1], table=True)
+        ta, tb = run_many([[K1, R1, Rs, R1, K1], [K1, Rs, R1, R1, K1]], table=True)
         dphi = dphi + e[:, None] * (2 * phi - ta[:, 0, 4] - tb[:, 0, 4])
         dt3 = dt3 + e * (2 * t3 - closed(ta, 0, 3, 1.0) - closed(tb, 0, 3, 1.0))
         dt_rs = dt_rs + e * (t_rs - closed(ta, 0, 2, sl))
