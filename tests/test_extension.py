@@ -4,6 +4,7 @@ side, the riskcalc --plugin option and the fedrisk.methods entry points) and che
 import importlib.metadata
 import importlib.util
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -23,10 +24,15 @@ EXAMPLES = ROOT / "docs" / "examples"
 
 
 @pytest.fixture(autouse=True)
-def no_plugin_environment(monkeypatch):
+def no_plugin_environment():
     """riskcalc.plugins.load records plugin files in the environment (for worker processes):
-    undone after each test, so that no later subprocess loads a deleted tmp file."""
-    monkeypatch.delenv(rplugins.ENV, raising=False)
+    undone after each test (the value from before the test put back), so that no later
+    subprocess or worker loads a deleted tmp file."""
+    saved = os.environ.pop(rplugins.ENV, None)
+    yield
+    os.environ.pop(rplugins.ENV, None)
+    if saved is not None:
+        os.environ[rplugins.ENV] = saved
 
 
 @pytest.fixture
@@ -108,22 +114,20 @@ def test_limit_of_a_faulty_plugin_is_refused(clean_registry):
         riskcalc.limit("bad_sign", gamma=2.0, r=1.0, sigma=0.5)
 
 
-def test_plugin_through_the_command_line(tmp_path):
-    """The docs example, copied outside the package: check_method, then compare via --plugin."""
+def test_plugin_through_the_command_line(tmp_path, capsys, clean_registry):
+    """The docs example, copied outside the package: check_method, then compare via --plugin
+    (``riskcalc.cli.main`` in this process), then the same compare by ``python -m riskcalc``
+    on 2 worker processes, which load the plugin themselves (a fresh interpreter: no worker
+    of an earlier test, started without the plugin, is reused)."""
     plugin = tmp_path / "my_plugin.py"
     shutil.copy(EXAMPLES / "shrunk_ftfa.py", plugin)
-    out = subprocess.run([sys.executable, "-m", "riskcalc", "--plugin", str(plugin),
-                          "check-method", "shrunk_ftfa", "--reps", "6", "--d", "100",
-                          "--json"],
-                         capture_output=True,
-                         text=True, check=True)
-    rows = json.loads(out.stdout)
+    assert main(["--plugin", str(plugin), "check-method", "shrunk_ftfa", "--reps", "6", "--d",
+                 "100", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
     assert all(row["ok"] for row in rows) and len(rows) == 10
-    out = subprocess.run(
-        [sys.executable, "-m", "riskcalc", "--plugin", str(plugin), "compare", "shrunk_ftfa",
-         "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1", "--d", "400", "--reps",
-         "10", "--json"], capture_output=True, text=True, check=True)
-    res = json.loads(out.stdout)
+    assert main(["--plugin", str(plugin), "compare", "shrunk_ftfa", "--gamma", "2", "--r", "1",
+                 "--sigma", "0.5", "--lam", "1", "--d", "400", "--reps", "10", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
     # Derived limit (docs/extending.rst): w = 1/2, B = r^2 (1 - (2w - w^2)/gamma),
     # V = w^2 sigma^2 / (gamma - 1).
     assert res["predicted"]["bias"] == pytest.approx(0.625, rel=1e-14)
@@ -135,7 +139,8 @@ def test_plugin_through_the_command_line(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "riskcalc", "--plugin", str(plugin), "compare", "shrunk_ftfa",
          "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "1", "--d", "400", "--reps",
-         "10", "--json", "--jobs", "2"], capture_output=True, text=True, check=True)
+         "10", "--json", "--jobs", "2"], capture_output=True, text=True, check=True,
+        env={k: v for k, v in os.environ.items() if k != rplugins.ENV})   # (main's record)
     par = json.loads(out.stdout)["simulated"]
     for q in ("bias", "variance", "risk"):
         assert par[q] == pytest.approx(res["simulated"][q], rel=1e-12)

@@ -116,7 +116,7 @@ class Rule3:
 
     #: ``prox_g``'s view and values, ``prox_h``'s last points (class defaults: a rule built
     #: from its arrays alone starts without them).
-    _g_key = _z_g = _t = None
+    _g_key = _z_g = _g_side = _t = None
 
     def prox_g(self, view):
         """``z_g`` on the nodes: it depends on the global model's view only, so it is solved
@@ -125,17 +125,31 @@ class Rule3:
         if self._g_key != key:
             self._z_g = prox_logistic(view.A_g * self.s2 + view.nu_g * self.g12,
                                       view.mu_g)[self.pair]
-            self._g_key = key
+            self._g_key, self._g_side = key, None
         return self._z_g
+
+    def g_side(self, view):
+        """``(p_g, h_g, k_g)`` of ``moments`` at ``z_g = prox_g(view)``, kept with it: a root
+        solve evaluates ``moments`` at one view many times."""
+        z_g = self.prox_g(view)
+        if self._g_side is None:
+            p_g = sigmoid(-z_g)                       # -l'(z_g), label folded
+            h_g = p_g * (1.0 - p_g)
+            self._g_side = p_g, h_g, 1.0 / (1.0 + view.mu_g * h_g)
+        return self._g_side
 
     def prox_h(self, v, mu):
         """``z_h = prox_{mu l}(v)`` on the nodes, each call started from the previous call's
         points (``gaussian.prox_near``: a Halley step or two while the solver moves a little;
         the same stopping rule, to rounding level)."""
+        return self.prox_h_p(v, mu)[0]
+
+    def prox_h_p(self, v, mu):
+        """``(z_h, sigmoid(-z_h))``: ``prox_h`` and the sigmoid ``prox_near`` evaluates there."""
         start = self._t if self._t is not None and self._t.size == v.size else None
-        t, _ = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
+        t, p = prox_near(v[None, :, None], np.full((1, 1, 1), float(mu)), start)
         self._t = t
-        return t[0, :, 0]
+        return t[0, :, 0], p[0, :, 0]
 
     @classmethod
     def at(cls, view, n: int, y, margin: float = SCALE_MARGIN):
@@ -177,16 +191,15 @@ def moments(y, view: GlobalView, lam: float, rule: Rule3):
     A_h, nu_gh = y[0], y[3]
     mu_h, k_hg, nu_h = np.exp(np.clip(y[[1, 2, 4]], -60.0, 30.0))
     c1, c2 = _coefficients(y, view)
-    z_g = rule.prox_g(view)
-    p_g = sigmoid(-z_g)                       # -l'(z_g), label folded
+    p_g, h_g, k_g = rule.g_side(view)         # p_g = -l'(z_g), label folded
     omega_h = A_h * rule.s + c1 * rule.g1 + c2 * rule.g2
-    z_h = rule.prox_h(omega_h + k_hg * p_g, mu_h)
-    p_h = sigmoid(-z_h)
-    h_g, h_h = p_g * (1.0 - p_g), p_h * (1.0 - p_h)
-    k_g, k_h = 1.0 / (1.0 + view.mu_g * h_g), 1.0 / (1.0 + mu_h * h_h)
+    z_h, p_h = rule.prox_h_p(omega_h + k_hg * p_g, mu_h)
+    h_h = p_h * (1.0 - p_h)
+    k_h = 1.0 / (1.0 + mu_h * h_h)
+    hk = h_h * k_h          # (the products below as written, left to right: the same rounding)
     E = rule.expect
     return dict(mu_h=mu_h, k_hg=k_hg, nu_h=nu_h, A_h=A_h, nu_gh=nu_gh,
-                D_h=E(h_h * k_h), D_x=E(h_h * k_h * k_g), D_hg=E(h_h * k_h * h_g * k_g),
+                D_h=E(hk), D_x=E(hk * k_g), D_hg=E(hk * h_g * k_g),
                 E3=E(p_h * rule.s), Q_h=E((mu_h * p_h) ** 2) / view.gamma,
                 Q_gh=E(view.mu_g * p_g * mu_h * p_h) / view.gamma)
 

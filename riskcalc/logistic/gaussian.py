@@ -299,10 +299,15 @@ class Rule:
         """``prox_logistic(v, mu)`` on the grid, each call started from the previous call's
         points (``prox_near``: a Halley step or two when the solver moves a little; the same
         stopping rule, to rounding level)."""
+        return self._prox(v, mu)[0]
+
+    def _prox(self, v, mu):
+        """``prox`` and ``sigmoid(-t)`` there (``prox_near`` evaluates it: ``moments`` needs
+        it)."""
         start = None if self._t is None or self._t.shape != v.shape else self._t[None]
-        t = prox_near(v[None], np.full((1, 1, 1), float(mu)), start)[0][0]
-        self._t = t
-        return t
+        t, p = prox_near(v[None], np.full((1, 1, 1), float(mu)), start)
+        self._t = t[0]
+        return t[0], p[0]
 
     @property
     def is_gauss_hermite(self) -> bool:
@@ -321,18 +326,20 @@ class Rule:
         ``dm[i, j]`` the derivative of ``m[i]`` in ``(a, rho, mu)[j]``, from the implicit
         derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``.
         """
-        t = self.prox(a * self.s + rho * self.g, mu)
-        p = sigmoid(-t)
+        t, p = self._prox(a * self.s + rho * self.g, mu)
         h = p * (1.0 - p)
         k = 1.0 / (1.0 + mu * h)
         dt = (self.s * k, self.g * k, p * k)          # dt/da, dt/drho, dt/dmu
         dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
         m = np.array([self.expect(h * k), self.expect((mu * p) ** 2), self.expect(p * self.s)])
         dm = np.empty((3, 3))
+        # The factors before dt/d., once (the products as written term by term, left to right:
+        # the same rounding).
+        f0, f1, f2 = k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt
         for j, tj in enumerate(dt):
-            dm[0, j] = self.expect(k * k * dh_dt * tj)
-            dm[1, j] = self.expect(2.0 * mu * mu * p * dp_dt * tj)
-            dm[2, j] = self.expect(self.s * dp_dt * tj)
+            dm[0, j] = self.expect(f0 * tj)
+            dm[1, j] = self.expect(f1 * tj)
+            dm[2, j] = self.expect(f2 * tj)
         dm[0, 2] -= self.expect((h * k) ** 2)
         dm[1, 2] += self.expect(2.0 * mu * p * p)
         return m, dm
