@@ -95,6 +95,18 @@ def round_horizon(rho: float, rounds):
     return settled, over, finite, (int(min(rounds[finite].max(), over)) if finite.any() else 0)
 
 
+def enclosed(mass: float, mu0: float, edges, what: str) -> None:
+    """Raise a SolverError unless the contour around the round map's nonzero spectrum (edges
+    (a, b)) encloses all of it: (1 / 2 pi i) oint tau((z - D)^-1) dz = ``mass`` must be 1 -
+    ``mu0`` (D's atom at 0) to 1e-8, in one place for every contour route (a band the edge scan
+    stepped over would otherwise leave its mass out of every trace, silently)."""
+    if not abs(mass - (1.0 - mu0)) <= 1e-8:
+        a, b = edges
+        raise SolverError(f"{what}: the contour encloses {mass:.6g} of the round map's "
+                          f"spectrum, not all of it (edges {a:.6g}, {b:.6g} missed a part; its "
+                          f"atom at 0: {mu0:.6g})")
+
+
 def settle(bias, var, big, noisy, scale: float, what: str):
     """The curves' (bias, variance) at the overflowed rounds ``big`` and their check, in one
     place for every route: bias inf there, variance inf where the model carries noise

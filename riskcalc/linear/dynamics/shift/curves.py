@@ -63,7 +63,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
+                                             settle)
 from riskcalc.linear.dynamics.shift.chain import ShiftChain
 from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
@@ -227,11 +228,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         def double(F1, F2, f):   # (f over (N2/2, N2) pairs) -> one value per row T
             return 2.0 * np.sum(((F1 * (w2 / 2j)) @ f) * (F2 * Wf), axis=1).real
 
-        mass = one(np.ones((1, z.size)), m[:, -1])[0]
-        if not abs(mass - (1.0 - mu0)) <= 1e-8:
-            raise SolverError(f"{WHAT}: the contour encloses {mass:.6g} of the round map's "
-                              f"spectrum, not all of it (its edges were missed; its atom at 0: "
-                              f"{mu0:.6g})")
+        enclosed(one(np.ones((1, z.size)), m[:, -1])[0], mu0, (a, b), WHAT)
         ti = np.searchsorted(tlist, types)                        # each client's metric row
         Es = Vt @ h
         sig = Es + one(A1 - 1.0, m[:, :-1])                       # (T, types)

@@ -80,7 +80,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.shift.cost import MAX_SECONDS, edge_seconds, shift_seconds
 from riskcalc.linear.dynamics.sigma.kept import Kept
-from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, round_filters,
+from riskcalc.linear.dynamics.fedavg import (contraction, ellipse, enclosed, round_filters,
                                               round_horizon, settle)
 
 _NEWTON_ITER = 60
@@ -331,13 +331,8 @@ def shift_curves(gam, r, sigma, p, signal, eta, g, rounds, joint):
     types, v, h = laws.types, laws.v, laws.h
     m2 = ((Qb * h) @ (v ** 2).T).T                                        # E[v_t^2 Qb] (T, N)
     m0 = Qb @ h
-    # (1 / 2 pi i) oint tau((z - D)^-1) dz = 1 when the contour encloses all of D's spectrum
-    # (no atom at 0): a band the edges' walk stepped over would be missing from it.
-    mass = float((w @ (-m0 / eta)).imag)
-    if not abs(mass - 1.0) <= 1e-8:
-        raise SolverError("rounds limit under covariate shift: the contour encloses "
-                          f"{mass:.6g} of the round map's spectrum, not all of it (its edges "
-                          "were missed)")
+    # No atom at 0 here (pooled N > d): the walk's edges must enclose all of D's spectrum.
+    enclosed(float((w @ (-m0 / eta)).imag), 0.0, (a, b), "rounds limit under covariate shift")
     gf, zf = np.concatenate([gz, gz.conj()], axis=1), np.concatenate([zA, zA.conj()])
     Wf = np.concatenate([w / 2j, (w / 2j).conj()])
     tau_i = sorted(set(types.tolist()))

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.fedavg import _contour, contraction, round_horizon, settle
+from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
+                                             settle)
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed, pairs_refused
 # DENSE_UNKNOWNS and MAX_PAIRS are defined with the guards that read them before the route
@@ -245,14 +245,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     col = pen.column0(G)                                                 # Ghat[:, 0]
     g_sig = col[:, :, 0] @ (h * s)                                       # tau(Sigma G)
     g_one = col[:, :, 0] @ h                                             # tau(G)
-    # The contour must enclose all of D's nonzero spectrum: (1 / 2 pi i) oint tau((z - D)^-1)
-    # dz = 1 - mu0. A band the edge scan stepped over (Algorithm 1's exact prox at small lam:
-    # a narrow band below 1 apart from the bulk) would otherwise leave its mass out silently.
-    mass = float((w @ g_one).imag)
-    if not abs(mass - (1.0 - mu0)) <= 1e-8:
-        raise SolverError(f"rounds limit with a spectrum: the contour encloses {mass:.6g} of the "
-                          f"round map's spectrum, not all of it (edges {a:.6g}, {b:.6g} missed "
-                          f"a part; its atom at 0: {mu0:.6g})")
+    # E.g. Algorithm 1's exact prox at small lam: a narrow band below 1 apart from the bulk.
+    enclosed(float((w @ g_one).imag), mu0, (a, b), "rounds limit with a spectrum")
     own = np.einsum("a,nab,mb->nm", h * s, col, v)             # tau(Sigma q(S_m) G), (N, M)
     # Couplings F = sum_j c_j w_j v_j^T of the two-point functions (sigma_pencil, step 3).
     couplings = [(wu, v, v)] + ([(wv, wn, v)] if np.any(wv > 0) else [])
