@@ -28,7 +28,7 @@ from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, p
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
-                                             uses_d, weight_vector)
+                                             check_d_used, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.spectrum import as_spectrum
 
@@ -195,12 +195,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    if d is not None and not uses_d(spectrum, spectra):
-        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here); spectra
-        # without a powerlaw:P took d and dropped it (fuzz row 12; as ``Federation.from_file``).
-        raise ValueError(f"d = {d!r}: d applies to powerlaw:P in spectra (covariate shift) "
-                         "or spectrum, and to file:PATH there (it sizes or checks their "
-                         "eigenvalues), only: nothing here uses it; leave it out")
+    # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here); spectra without
+    # a powerlaw:P took d and dropped it (fuzz row 12; as ``Federation.from_file``).
+    check_d_used(d, spectrum, spectra)
     if spectra is not None:
         from riskcalc.linear.dynamics.inputs import shift_inputs
 
