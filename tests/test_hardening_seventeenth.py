@@ -67,9 +67,46 @@ def test_weight_gain_display():
     assert _gain_text(-0.02) == "gain -2.00% over samples"
 
 
-# was: built once, the repetition unsaid (a value given twice is refused elsewhere).
-def test_a_format_given_twice_is_refused(tmp_path, capsys):
-    line = _one_error_line(["figures", "p003-region", "--formats", "png,png", "--out",
-                            str(tmp_path)], capsys)
-    assert line == "error: --formats: png given twice: give each format once; got 'png,png'"
-    assert not any(tmp_path.iterdir())
+# was: built once, the repetition unsaid (a value given twice is refused elsewhere); the
+# command line prints it as "error: --formats: ..." (figures.core, not the CLI: loading every
+# figure module first costs 1.4 s).
+def test_a_format_given_twice_is_refused():
+    from figures.core import image_formats
+
+    with pytest.raises(ValueError, match=r"^formats: png given twice: give each format once; "
+                       r"got 'png,png'$"):
+        image_formats("png,png")
+    assert image_formats("pdf, png") == ("png", "pdf")
+
+
+# was: SolverError "Newton's method on the chain pencil did not converge (t = 0)" at 10 steps
+# and, at 30 steps, 25 s of CPU before the same (a divergent FTFA step beyond the dense route;
+# a shared spectrum goes the same way); Sigma = I answers such steps as growing risks.
+def test_divergent_ftfa_beyond_the_dense_route_is_refused_naming_the_step():
+    curve = riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], r=1.0, sigma=0.5, signal=1.0,
+                                  rounds=[1], local_steps=1, step_size=0.05,
+                                  spectra=["identity", "scaled:2"])
+    with pytest.raises(ValueError, match=r"^step_size: FTFA's steps diverge on client 0 \(step_"
+                       r"size times the top of its sample spectrum = 2\.623 >= 2\); beyond .* "
+                       r"give step_size < 0\.1716 or at most 9 steps$"):
+        curve.personalized_risk(steps=30, step_size=0.9)
+
+
+# was: Sigma = I answered inf at every T (T = 0's zero model, risk signal^2 + r^2, included),
+# then failed on the own models ("a negative or NaN quadratic form"); a shared spectrum refused.
+def test_exact_local_solves_refuse_a_client_with_gamma_one(capsys):
+    msg = r"^gamma: a client with gamma_j = 1 \(n_j = d\) has an exact local least squares"
+    for kw in ({}, {"spectrum": "two-point:1,4,0.5"}):
+        with pytest.raises(ValueError, match=msg):
+            riskcalc.rounds_limit("fedavg", gamma=[1.0, 0.5], r=1.0, sigma=1.0, signal=1.0,
+                                  rounds=[0, 1], local_steps=np.inf, **kw)
+
+
+# was: "predict along the rounds needs --local-step-size" for --local-steps nan / infinity /
+# -inf (the value refused only once the step size came).
+@pytest.mark.parametrize("K", ["nan", "infinity", "-inf"])
+def test_local_steps_read_before_the_missing_options(K, capsys):
+    line = _one_error_line(["predict", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                            "--signal", "1", "--rounds", "1", f"--local-steps={K}"], capsys)
+    assert line == ("error: --local-steps must be an integer in 1..9007199254740992 (2^53) or "
+                    f"inf; got '{K}'")

@@ -88,7 +88,10 @@ def parse_local_steps(text: str):
 def check(args, verb: str) -> None:
     """The rounds options given together, and none that has no meaning along the rounds."""
     needed = [("--rounds", "rounds"), ("--local-steps", "local_steps"), ("--signal", "signal")]
-    if str(getattr(args, "local_steps", "")).strip().lower() != "inf":
+    # Read first (was: "--local-steps nan" or "infinity" asked for --local-step-size, then
+    # refused the value once it came).
+    K = None if getattr(args, "local_steps", None) is None else parse_local_steps(args.local_steps)
+    if K is None or np.isfinite(K):
         needed.insert(2, ("--local-step-size", "local_step_size"))
     missing = [flag for flag, dest in needed if getattr(args, dest, None) is None]
     if missing:
@@ -112,7 +115,7 @@ def check(args, verb: str) -> None:
             positive(flag, getattr(args, dest), ndim=0)
     eta = getattr(args, "local_step_size", None)
     if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
-        if str(args.local_steps).strip().lower() == "inf":
+        if np.isinf(K):
             raise ValueError("--local-step-size does not apply with --local-steps inf (no step)")
         from riskcalc.linear.dynamics.inputs import MIN_STEP_SIZE as low
         as_array("--local-step-size", eta, low=0.0, low_open=True, high=SCALE_MAX, ndim=0)

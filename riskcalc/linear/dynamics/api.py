@@ -232,6 +232,11 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
         raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
                          f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
+    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):
+        # Sigma = I and a shared spectrum alike (was: Sigma = I answered inf at every T, T = 0's
+        # zero model included, then its own models failed as "a negative or NaN quadratic form").
+        raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
+                         "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
     if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
         raise ValueError(f"gamma: {gam.max():g} (client {int(np.argmax(gam))}, about d / "
                          f"{gam.max():.2g} samples) is beyond {GAMMA_MAX[name]:g}, the largest "
