@@ -110,3 +110,13 @@ def test_local_steps_read_before_the_missing_options(K, capsys):
                             "--signal", "1", "--rounds", "1", f"--local-steps={K}"], capsys)
     assert line == ("error: --local-steps must be an integer in 1..9007199254740992 (2^53) or "
                     f"inf; got '{K}'")
+
+
+# was: "steps must lie in [0, inf), got -1.0" (the Python name), after the curves were solved.
+@pytest.mark.parametrize("k", ["-1", "2000000"])
+def test_rounds_ftfa_steps_named_as_the_option(k, capsys):
+    line = _one_error_line(["predict", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma", "1",
+                            "--signal", "1", "--rounds", "1", "--local-steps", "1",
+                            "--local-step-size", "0.05", f"--steps={k}", "--step-size", "0.1"],
+                           capsys)
+    assert line == f"error: --steps must be an integer >= 0 and <= 1000000, got {k}"

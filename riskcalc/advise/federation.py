@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import parameter, positive, positive_int
-from riskcalc.linear.dynamics.inputs import uses_d
-from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum, uses_d
 from riskcalc.spectrum import Spectrum, as_spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")

@@ -21,7 +21,8 @@ from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
-from riskcalc.linear.dynamics.inputs import uses_d
+from riskcalc.linear.engine.joint_spectrum import uses_d
+from riskcalc.linear.dynamics.personalize import MAX_STEPS
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
@@ -126,6 +127,9 @@ def check(args, verb: str) -> None:
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
                          "together")
+    if steps[0]:    # named as the option, before the curves are solved (was "steps must lie
+        # in [0, inf), got -1.0" after them); the range of RoundsLimit.personalized_risk
+        positive_int("--steps", args.steps, minimum=0, maximum=MAX_STEPS)
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to fedavg (RTFA from the server model of round "
                          "T: predict rtfa --lam L --rounds ...)")

@@ -28,8 +28,9 @@ from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, p
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
-                                             check_d_used, weight_vector)
+                                             weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
+from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).

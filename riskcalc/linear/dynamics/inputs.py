@@ -136,26 +136,6 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
 
 
-def uses_d(spectrum, spectra) -> bool:
-    """Whether ``rounds_limit``'s d is used: a ``powerlaw:P`` (d sizes it) or ``file:PATH`` (d
-    checks its count) in ``spectra`` or, without them, in ``spectrum`` (as
-    ``riskcalc.federation_file.FederationFile.uses_d``)."""
-    given = ([spectrum] if spectra is None else [spectra] if isinstance(spectra, str)
-             else list(spectra))
-    return any(isinstance(x, str) and x.strip().lower().startswith(("powerlaw:", "file:"))
-               for x in given)
-
-
-def check_d_used(d, spectrum, spectra) -> None:
-    """ValueError when a dimension ``d`` is given that nothing uses (``uses_d``): the limits
-    of ``rounds_limit`` and ``clients_limit`` do not depend on it, so it was taken and
-    dropped (fuzz passes 12 and 16)."""
-    if d is not None and not uses_d(spectrum, spectra):
-        raise ValueError(f"d = {d!r}: d applies to powerlaw:P in spectra (covariate shift) "
-                         "or spectrum, and to file:PATH there (it sizes or checks their "
-                         "eigenvalues), only: nothing here uses it; leave it out")
-
-
 def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
     joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what

@@ -40,8 +40,7 @@ from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
-from riskcalc.linear.dynamics.inputs import check_d_used
-from riskcalc.linear.engine.joint_spectrum import spectra_joint
+from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
 from riskcalc.spectrum import as_spectrum
