@@ -196,9 +196,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here); spectra without
-    # a powerlaw:P took d and dropped it (fuzz row 12; as ``Federation.from_file``).
-    check_d_used(d, spectrum, spectra)
+    check_d_used(d, spectrum, spectra)     # was taken and dropped (fuzz row 12)
     if spectra is not None:
         from riskcalc.linear.dynamics.inputs import shift_inputs
 
@@ -234,8 +232,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
                          f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
     if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):
-        # Sigma = I and a shared spectrum alike (was: Sigma = I answered inf at every T, T = 0's
-        # zero model included, then its own models failed as "a negative or NaN quadratic form").
+        # As under a spectrum (Sigma = I answered inf at every T, T = 0's zero model included).
         raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
                          "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
     if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
