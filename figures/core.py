@@ -289,6 +289,10 @@ def image_formats(formats) -> tuple:
             or not all(isinstance(f, str) and f in IMAGE_FORMATS for f in asked):
         raise ValueError(f"formats: one or more of {', '.join(IMAGE_FORMATS)}, comma-separated; "
                          f"got {formats!r}")
+    twice = [f for f in IMAGE_FORMATS if asked.count(f) > 1]
+    if twice:       # was merged silently (a value given twice is refused elsewhere)
+        raise ValueError(f"formats: {twice[0]} given twice: give each format once; got "
+                         f"{formats!r}")
     return tuple(f for f in IMAGE_FORMATS if f in asked)
 
 

@@ -70,8 +70,9 @@ def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.
     tune = spec.info.tuning
     shift = {"spectrum": spec.spectrum}
     if setting.spectra is not None:
-        # Covariate shift: the clients' ordered covariances, as montecarlo samples them.
-        shift = {"spectra": client_spectra(spec, setting), "d": setting.d}
+        # Covariate shift: the clients' ordered covariances (d eigenvalues each, so no d:
+        # clients_limit refuses a d nothing uses), as montecarlo samples them.
+        shift = {"spectra": client_spectra(spec, setting)}
     res = riskcalc.clients_limit(spec.method, gamma=gam, r=r, sigma=sigma,
                                  weights=setting.weights, **shift,
                                  **({tune: float(getattr(spec, tune))} if tune else {}))

@@ -69,8 +69,8 @@ def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve()
         mean = curve.risk.mean(axis=0)
         assert early.mean_risk == pytest.approx(mean[:301].min(), rel=1e-12)
         p = [1.0 / g for g in FED["gamma"]] if weights == "samples" else [1.0] * 4
-        minimizer = riskcalc.clients_limit("fedavg", **FED, weights=p, spectra=spectra,
-                                           d=100).risk.mean()
+        minimizer = riskcalc.clients_limit("fedavg", **FED, weights=p,
+                                           spectra=spectra).risk.mean()
         assert mean[-1] == pytest.approx(minimizer, rel=1e-9)
         assert early.mean_risk <= minimizer + abs(mean[-1] - mean[300]) + 1e-12
 

@@ -29,7 +29,7 @@ def _setup(m):
 
     def risks(p, loglam):
         calls.append(1)
-        return clients_limit("rtfa", lam=np.exp(loglam), weights=p, spectra=SPECS, d=100,
+        return clients_limit("rtfa", lam=np.exp(loglam), weights=p, spectra=SPECS,
                              **kw).risk
 
     return bounds, risks, calls

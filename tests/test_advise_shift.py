@@ -55,7 +55,7 @@ def test_identical_specs_are_the_shared_spectrum():
                                      **shared.limit_kwargs())
         via = riskcalc.clients_limit(method, weights=[0.2, 0.5, 0.3], **tuning,
                                      **dict(same.limit_kwargs(), spectrum=None,
-                                            spectra=same_specs, d=D))
+                                            spectra=same_specs))
         np.testing.assert_allclose(via.risk, ref.risk, rtol=1e-12, err_msg=method)
     # scaled:1 is the identity (Sigma = I: no spectrum).
     assert Federation(**BASE, spectra=["identity", "scaled:1", "identity"]).spectrum is None
@@ -70,7 +70,7 @@ def test_anti_aligned_ranks_on_the_shift_limits(anti, anti2):
         means = [c.mean_risk for c in adv.candidates]
         assert means == sorted(means) and adv.recommended.mean_risk == min(means)
         kw = dict(gamma=BASE["gamma"][:m], r=BASE["r"][:m], sigma=BASE["sigma"][:m],
-                  spectra=SPECS[:m], d=D)
+                  spectra=SPECS[:m])
         for c in adv.candidates:
             if c.method == "local_ridge":
                 continue
@@ -86,7 +86,7 @@ def test_anti_aligned_ranks_on_the_shift_limits(anti, anti2):
     # Each RTFA lam_j is the best of a grid for its client (its risk depends on lam_j only).
     rtfa = next(c for c in anti2.candidates if (c.method, c.weights) == ("rtfa", "samples"))
     two = dict(gamma=BASE["gamma"][:2], r=BASE["r"][:2], sigma=BASE["sigma"][:2],
-               spectra=SPECS[:2], d=D)
+               spectra=SPECS[:2])
     grid = np.min([riskcalc.clients_limit("rtfa", weights="samples", lam=[g, g], **two).risk
                    for g in np.logspace(-2, 1, 13)], axis=0)
     assert np.all(rtfa.risks <= grid * (1 + 1e-9))

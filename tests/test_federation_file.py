@@ -225,7 +225,7 @@ def test_covariate_shift_and_relative_spectrum_files(tmp_path, capsys):
                           capsys)
     assert code == 0, err
     spectra = [os.path.join(sub, "eig.txt"), "identity", "identity"]
-    ref = riskcalc.clients_limit("ftfa", **_fed_lists(), d=100,
+    ref = riskcalc.clients_limit("ftfa", **_fed_lists(),
                                  spectra=[riskcalc.spectrum.ordered_eigenvalues(
                                      "file:" + spectra[0], 100), "identity", "identity"])
     assert json.loads(out)["risk"] == pytest.approx(ref.risk[1], rel=1e-10)

@@ -107,7 +107,7 @@ def test_compare_covariate_shift_maml(tmp_path, capsys):
     res = json.loads(out)
     ref = riskcalc.clients_limit("maml_fl", gamma=[2.0] * 4, r=1.0, sigma=0.5, alpha=0.1,
                                  weights=res["setting"]["weights"],
-                                 spectra=res["setting"]["spectra"], d=40)
+                                 spectra=res["setting"]["spectra"])
     assert code == 0 and res["predicted"]["risk"] == pytest.approx(ref.risk[0], rel=1e-12)
 
 

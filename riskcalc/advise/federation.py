@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import parameter, positive, positive_int
-from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum, uses_d
 from riskcalc.spectrum import Spectrum, as_spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
@@ -139,8 +139,9 @@ class Federation:
         """The federation's keyword arguments of ``riskcalc.clients_limit``: gamma, sigma, r
         and the covariance (``spectrum``, or ``spectra`` and ``d`` under covariate shift)."""
         out = {"gamma": self.gamma, "sigma": self.sigma, "r": self.r}
-        if self.shift:
-            return {**out, "spectra": list(self.spectra), "d": self.d}
+        if self.shift:      # d only where it sizes a spectrum (clients_limit refuses it else)
+            d = {"d": self.d} if uses_d(None, self.spectra) else {}
+            return {**out, "spectra": list(self.spectra), **d}
         return {**out, "spectrum": self.spectrum}
 
     def spectrum_groups(self) -> list:

@@ -128,7 +128,7 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
         Receives a sentence for each curve a route refuses.
     """
     from riskcalc.linear.dynamics import rounds_limit
-    from riskcalc.linear.dynamics.inputs import uses_d
+    from riskcalc.linear.engine.joint_spectrum import uses_d
 
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)

@@ -180,19 +180,27 @@ def shared_tuning(method: str, fed, weights, grid):
             seen[v] = clients_limit(method, weights=weights, **fed.limit_kwargs(), **{name: v})
         return seen[v]
 
+    failed = {}     # value -> why its limit could not be computed
+
     def mean(t):
         out = np.empty(np.size(t))
         for k, v in enumerate(np.atleast_1d(np.exp(t))):
             try:
                 out[k] = result(v).mean_risk
-            except SolverError:
+            except SolverError as exc:
+                failed.setdefault(float(v), str(exc))
                 out[k] = np.inf
         return out.reshape(np.shape(t))
 
     logs = np.log(grid)
     values = mean(logs)
     if not np.isfinite(values).any():
-        raise SolverError(f"{method}: no finite-M limit could be computed on the tuning grid")
+        # was one generic sentence ("no finite-M limit could be computed on the tuning grid")
+        why = sorted(set(failed.values()))
+        raise SolverError(f"{method}: no finite-M limit at any of the {grid.size} values of "
+                          f"{name} on the tuning grid ({grid[0]:.3g} to {grid[-1]:.3g}): "
+                          + "; ".join(why[:2]) + (f" (and {len(why) - 2} other reasons)"
+                                                  if len(why) > 2 else ""))
     i = int(np.argmin(values))
     x, _ = golden(mean, logs[max(i - 1, 0)], logs[min(i + 1, grid.size - 1)], xtol=1e-3)
     value = float(np.exp(x))

@@ -131,9 +131,17 @@ def print_table(result, per_client: bool = False, names=None) -> None:
     for g in result.weight_gains():
         print(f"optimal weights, {g['method']}: mean risk {_fmt(g['optimal'])} vs samples "
               f"{_fmt(g['samples'])}, uniform {_fmt(g.get('uniform'))} "
-              f"(gain {100 * (g['gain_vs_samples'] or 0):.2f}% over samples)")
+              f"({_gain_text(g['gain_vs_samples'])})")
     for s in result.skipped:
         print(f"skipped: {s}")
+
+
+def _gain_text(gain) -> str:
+    """The optimal weights' relative gain over sample weights, "no gain" where it rounds to
+    0.00% (was printed "gain -0.00%" for a rounding-level loss) or is undefined (None)."""
+    if gain is None or round(100 * gain, 2) == 0:
+        return "no gain over samples"
+    return f"gain {100 * gain:.2f}% over samples"
 
 
 def _json_risk(v):

@@ -12,6 +12,7 @@ import numpy as np
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
+from riskcalc.linear.engine.joint_spectrum import uses_d
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
@@ -122,7 +123,9 @@ def _federation(args, spec):
     out = {k: [float(getattr(spec, "signal" if k == "r" else k))] + others[k]
            for k in ("gamma", "r", "sigma")}
     spectra = fedargs.client_spectra(args, others)
-    return out if spectra is None else {**out, "spectra": spectra, "d": args.d}
+    if spectra is None:
+        return out
+    return {**out, "spectra": spectra, **({"d": args.d} if uses_d(None, spectra) else {})}
 
 
 def _finite_clients(args, spec):

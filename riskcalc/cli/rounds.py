@@ -21,7 +21,8 @@ from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
-from riskcalc.linear.dynamics.inputs import uses_d
+from riskcalc.linear.engine.joint_spectrum import uses_d
+from riskcalc.linear.dynamics.personalize import MAX_STEPS
 from riskcalc.spectrum import Spectrum
 
 #: Options of the model verbs that have no meaning along the rounds.
@@ -88,7 +89,10 @@ def parse_local_steps(text: str):
 def check(args, verb: str) -> None:
     """The rounds options given together, and none that has no meaning along the rounds."""
     needed = [("--rounds", "rounds"), ("--local-steps", "local_steps"), ("--signal", "signal")]
-    if str(getattr(args, "local_steps", "")).strip().lower() != "inf":
+    # Read first (was: "--local-steps nan" or "infinity" asked for --local-step-size, then
+    # refused the value once it came).
+    K = None if getattr(args, "local_steps", None) is None else parse_local_steps(args.local_steps)
+    if K is None or np.isfinite(K):
         needed.insert(2, ("--local-step-size", "local_step_size"))
     missing = [flag for flag, dest in needed if getattr(args, dest, None) is None]
     if missing:
@@ -112,7 +116,7 @@ def check(args, verb: str) -> None:
             positive(flag, getattr(args, dest), ndim=0)
     eta = getattr(args, "local_step_size", None)
     if eta is not None:     # the limit's range, named as the option (was "step_size must ...")
-        if str(args.local_steps).strip().lower() == "inf":
+        if np.isinf(K):
             raise ValueError("--local-step-size does not apply with --local-steps inf (no step)")
         from riskcalc.linear.dynamics.inputs import MIN_STEP_SIZE as low
         as_array("--local-step-size", eta, low=0.0, low_open=True, high=SCALE_MAX, ndim=0)
@@ -123,6 +127,9 @@ def check(args, verb: str) -> None:
     if any(steps) and not all(steps):
         raise ValueError("--steps and --step-size (FTFA from the server model of round T) go "
                          "together")
+    if steps[0]:    # named as the option, before the curves are solved (was "steps must lie
+        # in [0, inf), got -1.0" after them); the range of RoundsLimit.personalized_risk
+        positive_int("--steps", args.steps, minimum=0, maximum=MAX_STEPS)
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to fedavg (RTFA from the server model of round "
                          "T: predict rtfa --lam L --rounds ...)")

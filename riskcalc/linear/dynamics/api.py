@@ -28,8 +28,9 @@ from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, p
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
                                              effective_steps, local_steps_count, rounds_array,
-                                             uses_d, weight_vector)
+                                             weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
+from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
 
 #: Methods with rounds limits, by canonical name (``fedprox`` is an alias of ``pfedme``).
@@ -195,12 +196,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")
     joint = None
-    if d is not None and not uses_d(spectrum, spectra):
-        # spectrum="powerlaw:1", d=30 as clients_limit takes it (was refused here); spectra
-        # without a powerlaw:P took d and dropped it (fuzz row 12; as ``Federation.from_file``).
-        raise ValueError(f"d = {d!r}: d applies to powerlaw:P in spectra (covariate shift) "
-                         "or spectrum, and to file:PATH there (it sizes or checks their "
-                         "eigenvalues), only: nothing here uses it; leave it out")
+    check_d_used(d, spectrum, spectra)     # was taken and dropped (fuzz row 12)
     if spectra is not None:
         from riskcalc.linear.dynamics.inputs import shift_inputs
 
@@ -235,6 +231,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
         raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
                          f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
+    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):
+        # As under a spectrum (Sigma = I answered inf at every T, T = 0's zero model included).
+        raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
+                         "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
     if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
         raise ValueError(f"gamma: {gam.max():g} (client {int(np.argmax(gam))}, about d / "
                          f"{gam.max():.2g} samples) is beyond {GAMMA_MAX[name]:g}, the largest "

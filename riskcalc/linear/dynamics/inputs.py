@@ -136,16 +136,6 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
                          "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
 
 
-def uses_d(spectrum, spectra) -> bool:
-    """Whether ``rounds_limit``'s d is used: a ``powerlaw:P`` (d sizes it) or ``file:PATH`` (d
-    checks its count) in ``spectra`` or, without them, in ``spectrum`` (as
-    ``riskcalc.federation_file.FederationFile.uses_d``)."""
-    given = ([spectrum] if spectra is None else [spectra] if isinstance(spectra, str)
-             else list(spectra))
-    return any(isinstance(x, str) and x.strip().lower().startswith(("powerlaw:", "file:"))
-               for x in given)
-
-
 def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     """(spectrum, joint, specs) of ``rounds_limit``'s ``spectra`` (``riskcalc.linear.engine.
     joint_spectrum.spectra_joint``; specs as given, eigenvalue lists as lists), refusing what

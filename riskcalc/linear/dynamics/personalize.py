@@ -51,6 +51,10 @@ from riskcalc._validate import as_array, positive
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 
+#: Most FTFA steps after the rounds (``personalization_filter``; the command line's --steps).
+MAX_STEPS = 1_000_000
+
+
 def personalization_filter(steps=None, step_size=None, lam=None):
     """(pi, description) for FTFA (``steps``, ``step_size``) or RTFA (``lam``), validated."""
     if lam is not None:
@@ -70,7 +74,7 @@ def personalization_filter(steps=None, step_size=None, lam=None):
         raise ValueError("personalization needs steps and step_size (FTFA: k gradient steps "
                          "from the server model) or lam (RTFA: ridge toward it)")
     k = as_array("steps", steps, low=0.0)
-    if k.ndim or k != np.round(k) or k > 1e6:
+    if k.ndim or k != np.round(k) or k > MAX_STEPS:
         raise ValueError(f"steps must be one integer in 0..1e6, got {steps!r}")
     eta, k = float(positive("step_size", step_size, ndim=0)), int(k)
     return ((lambda s: 1.0 - (1.0 - eta * s) ** k),

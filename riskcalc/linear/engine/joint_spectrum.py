@@ -234,3 +234,23 @@ def _first(specs, keys):
     for spec in specs:
         first.setdefault(keys[_key(spec)], spec)
     return [first[t] for t in range(len(first))]
+
+
+def uses_d(spectrum, spectra) -> bool:
+    """Whether the d of ``rounds_limit`` and ``clients_limit`` is used: a ``powerlaw:P`` (d
+    sizes it) or ``file:PATH`` (d checks its count) in ``spectra`` or, without them, in
+    ``spectrum`` (as ``riskcalc.federation_file.FederationFile.uses_d``)."""
+    given = ([spectrum] if spectra is None else [spectra] if isinstance(spectra, str)
+             else list(spectra))
+    return any(isinstance(x, str) and x.strip().lower().startswith(("powerlaw:", "file:"))
+               for x in given)
+
+
+def check_d_used(d, spectrum, spectra) -> None:
+    """ValueError when a dimension ``d`` is given that nothing uses (``uses_d``): the limits
+    of ``rounds_limit`` and ``clients_limit`` do not depend on it, so it was taken and
+    dropped (fuzz passes 12 and 16)."""
+    if d is not None and not uses_d(spectrum, spectra):
+        raise ValueError(f"d = {d!r}: d applies to powerlaw:P in spectra (covariate shift) "
+                         "or spectrum, and to file:PATH there (it sizes or checks their "
+                         "eigenvalues), only: nothing here uses it; leave it out")

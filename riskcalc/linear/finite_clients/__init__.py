@@ -40,7 +40,7 @@ from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
-from riskcalc.linear.engine.joint_spectrum import spectra_joint
+from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import check_lam
 from riskcalc.spectrum import as_spectrum
@@ -214,6 +214,7 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     method = info.name   # an alias (fedprox) is its canonical method (pfedme)
     if d is not None:       # was ignored unchecked without spectra (0.5, True, 1e20 taken)
         d = positive_int("d", d)
+    check_d_used(d, spectrum, spectra)  # was taken and dropped without a powerlaw:P or file:
     spectrum = as_spectrum(spectrum, d=d)   # a str was an AttributeError deep inside
     joint = None
     if spectra is not None:

@@ -128,6 +128,26 @@ def personal_chain_solve(pen, layout, x, C, gam, kind, k=None, eta2=None, lam2=N
     return ext, C1, G1
 
 
+def divergent(M: int, K: int, k: int, eta2: float, tops, which) -> None:
+    """ValueError for FTFA steps that diverge (``which``: eta2 times the client's top >= 2)
+    and do not overflow: Newton's method on this chain does not follow them (fuzz pass 17:
+    "did not converge (t = 0)" at 10 steps, 25 s of CPU then the same at 30, where the dense
+    route of ``shift.personalize``, M (K + k)^2 <= ``MAX_UNKNOWNS``, answers them, as the
+    Sigma = I route does at any k)."""
+    if not np.any(which):
+        return
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
+
+    j = int(np.flatnonzero(which)[0])
+    most = int(np.sqrt(MAX_UNKNOWNS / M)) - K
+    raise ValueError(
+        f"step_size: FTFA's steps diverge on client {j} (step_size times the top of its sample "
+        f"spectrum = {eta2 * tops[j]:.4g} >= 2); beyond M (local_steps + steps)^2 = "
+        f"{MAX_UNKNOWNS} unknowns ({M} (K + {k})^2 = {M * (K + k) ** 2} here) a divergent step "
+        f"is not solved: give step_size < {2.0 / np.max(tops[which]):.4g}"
+        + (f" or at most {most} steps" if most >= 1 else ""))
+
+
 def personalized_shift_chain(pen, c, tops, gam, r, sigma, p, signal, rounds, *, kind, k=None,
                              eta2=None, lam2=None):
     """(bias, variance), each (M, len(rounds)), of every client's model after personalizing the
@@ -139,7 +159,9 @@ def personalized_shift_chain(pen, c, tops, gam, r, sigma, p, signal, rounds, *, 
     covariance."""
     M, Kb, z = pen.M, pen.K, c["z2"]
     if kind == "ftfa":      # overflowing clients: a finite chain, reported as inf by the caller
-        eta2 = np.where(ftfa_stability(gam, k, eta2, top=tops)[1], 1.0 / tops, eta2)
+        stable, over = ftfa_stability(gam, k, eta2, top=tops)
+        divergent(M, Kb, k, eta2, np.asarray(tops, float), ~stable & ~over)
+        eta2 = np.where(over, 1.0 / tops, eta2)
     chain_guard(M, Kb + (k if kind == "ftfa" else 1), pen.h.size, z.size, c["z"].size * 2,
                 f"personalization ({kind.upper()}) with local_steps = {Kb}"
                 + (f" and steps = {k}" if kind == "ftfa" else ""))

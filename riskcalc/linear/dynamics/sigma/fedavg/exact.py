@@ -138,7 +138,8 @@ def fedavg_exact_curves(gam, r, sigma, p, signal, g, rounds, spectrum):
     """Bias, variance and distance to the fixed point of FedAvg's server model with exact
     local solves (K = inf) under ``spectrum`` for every client at every T of ``rounds``
     (module docstring); the dict of ``sigma.fedavg.curves.pencil_curves`` (``local()``: the
-    clients' own models, step 4). Every client with gamma_j < 1: ``_full_rank`` (D = I).
+    clients' own models, step 4). Every client with gamma_j < 1: ``_full_rank`` (D = I). No
+    client with gamma_j = 1 (refused by ``rounds_limit``: an infinite variance).
 
     Parameters
     ----------
@@ -149,9 +150,6 @@ def fedavg_exact_curves(gam, r, sigma, p, signal, g, rounds, spectrum):
     spectrum : riskcalc.Spectrum
         H, uniform signal directions.
     """
-    if np.any(gam == 1.0):
-        raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
-                         "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
     proj = gam > 1.0
     if not proj.any():
         return _full_rank(gam, r, sigma, p, signal, g, rounds, spectrum)
