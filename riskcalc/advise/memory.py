@@ -29,10 +29,10 @@ TRIM_THRESHOLD = 512 << 20
 def keep_freed_memory() -> bool:
     """Set glibc's mmap and trim thresholds to ``MMAP_THRESHOLD`` and ``TRIM_THRESHOLD`` for
     this process (module docstring), or to the values of the environment variables
-    MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ where they are set (glibc read them at
-    start; they stay in force). Returns whether both were set: False where the C library is
-    not glibc (musl's mallopt does nothing, macOS and Windows have none) or a variable is not
-    an integer; nothing else changes then."""
+    ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` where they are set (glibc read
+    them at start; they stay in force). Returns whether both were set: False where the C
+    library is not glibc (musl's mallopt does nothing, macOS and Windows have none) or a
+    variable is not an integer; nothing else changes then."""
     try:
         mmap = int(os.environ.get("MALLOC_MMAP_THRESHOLD_", MMAP_THRESHOLD))
         trim = int(os.environ.get("MALLOC_TRIM_THRESHOLD_", TRIM_THRESHOLD))
