@@ -1,17 +1,14 @@
-"""Memory under ``advise`` at 1000 clients under covariate shift: ``riskcalc.advise.memory``
-(glibc keeps the memory of freed arrays for the next ones: no page faults and kernel time at
-every call) and ``block_pencil._jacobian``'s products in cache-sized chunks of pencils."""
+"""``riskcalc.advise.memory``: glibc keeps the memory of freed arrays for the next ones (the
+page faults and kernel time of ``advise`` under covariate shift at 1000 clients)."""
 
 import os
 import subprocess
 import sys
 import pathlib
 
-import numpy as np
 import pytest
 
 from riskcalc.advise import memory
-from riskcalc.linear.engine import block_pencil
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -55,28 +52,3 @@ def test_freed_memory_is_kept_without_page_faults():
 def test_a_setting_that_is_not_an_integer_changes_nothing(monkeypatch):
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "lots")
     assert memory.keep_freed_memory() is False
-
-
-@pytest.mark.parametrize("dtype", [float, complex])
-def test_jacobian_in_chunks_is_each_pencils_own(dtype):
-    # A batch over three chunks (the last one short): every pencil's I - J bit for bit the one
-    # it has alone, on the many-entries route (8 x 8 pencils, blocks 3, 1, 1, 3 as MAML-FL's
-    # W: 42 unknowns).
-    rng = np.random.default_rng(30)
-    B, n, k = 2 * block_pencil._CHUNK + 5, 2, 8
-    block = np.repeat(np.arange(4), [3, 1, 1, 3])
-    upper = block[:, None] <= block[None, :]
-
-    def draw(*shape):
-        x = rng.normal(size=shape)
-        return x + 1j * 1e-3 * rng.normal(size=shape) if dtype is complex else x
-
-    g, s, h = rng.uniform(1, 4, B), rng.uniform(0.5, 4, (B, n)), np.array([0.3, 0.7])
-    C, Q = draw(B, k, k) * upper, draw(B, n, k, k) * upper
-    idx = np.flatnonzero((block[None, :] - block[:, None]).ravel() >= 0)
-    assert 4 * idx.size ** 2 > k ** 4                      # the many-entries route
-    batch = block_pencil._jacobian(g, s, h, C, Q, idx)
-    alone = np.concatenate([block_pencil._jacobian(g[j:j + 1], s[j:j + 1], h, C[j:j + 1],
-                                                   Q[j:j + 1], idx) for j in range(B)])
-    assert batch.dtype == alone.dtype == np.dtype(dtype)
-    assert np.array_equal(batch, alone)

@@ -68,10 +68,6 @@ from riskcalc.linear.engine.pencil_solution import PencilSolution, _inv, _lsolve
 from riskcalc.linear.engine.resolvent_chain import _real_or_complex
 
 _ITER = 60
-#: Pencils per matrix product of ``_jacobian``'s many-entries route: its (pencils, k^2, k^2)
-#: products stay in the caches (MAML-FL's 8 x 8 target pencils at 535 live groups of 1000:
-#: 4.3 ms a call in one batch, 3.1 ms by 64; measured 2026-11-27, load ~5).
-_CHUNK = 64
 #: Relative residual max abs(T - E_H[s Qhat]) / (1 + max abs T) at which Newton's iteration
 #: stops.
 _TOL = 1e-13
@@ -121,17 +117,13 @@ def _jacobian(gamma, s, h, C, Q, idx=None):
         return np.eye(idx.size) - np.einsum("znij,znij->zij", left,
                                             CQ[:, :, b[None, :], b[:, None]])
     # Many entries (or all): every product (ac, db) by one matrix product over the atoms
-    # (a batched einsum of the three factors was ~5x slower), then those entries; _CHUNK
-    # pencils at a time (each pencil's numbers are its own: the same bits).
+    # (a batched einsum of the three factors was ~5x slower), then those entries.
     n = Q.shape[1]
+    prod = (w[:, :, None, None] * QC).transpose(0, 2, 3, 1).reshape(B, k * k, n) @ \
+        CQ.reshape(B, n, k * k)
     a, b = np.divmod(idx, k)
     flat = ((a[:, None] * k + a[None, :]) * k + b[None, :]) * k + b[:, None]
-    out = np.empty((B, idx.size, idx.size), np.result_type(w, QC, CQ))
-    for z in (slice(lo, lo + _CHUNK) for lo in range(0, B, _CHUNK)):
-        prod = (w[z, :, None, None] * QC[z]).transpose(0, 2, 3, 1).reshape(-1, k * k, n) @ \
-            CQ[z].reshape(-1, n, k * k)
-        out[z] = np.eye(idx.size) - np.take(prod.reshape(prod.shape[0], -1), flat, axis=1)
-    return out
+    return np.eye(idx.size) - np.take(prod.reshape(B, -1), flat, axis=1)
 
 
 def _newton(gamma, s, h, E, L, delta, T, iterations, idx=None):
