@@ -32,7 +32,6 @@ import numpy as np
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
-from riskcalc.advise.memory import keep_freed_memory
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import parameter, positive_int
 from riskcalc.errors import SolverError
@@ -98,7 +97,6 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     """
     fed = federation
     chosen = pipelines(methods)
-    keep_freed_memory()         # arrays built and freed at every limit (``advise.memory``)
     if rounds is not None:      # before any pipeline runs (they take seconds to minutes)
         rounds, signal = _rounds_args(rounds, signal)
     cands, skipped = [], []

@@ -10,7 +10,10 @@ shift1000, ``advise(fed, [method])`` in one process, 2026-11-27, load ~3): 1.3 m
 faults and 3.7 s of system time over FedAvg, FTFA, RTFA, MAML-FL and pFedMe (MAML-FL 1.7 s,
 FedAvg 1.1 s), against ~20,000 faults and 0.1 s with the thresholds below; the peak resident
 memory the same (~160 MB). The numbers computed do not change (the same arithmetic on
-memory from elsewhere). ``tests/conftest.py`` sets the same two thresholds for the suite.
+memory from elsewhere). The ``riskcalc advise`` command sets them for its own process; the
+library's ``advise()`` does not (the allocator is its host process's: a caller who wants the
+saving calls ``keep_freed_memory()`` once). ``tests/conftest.py`` sets the same two thresholds
+for the suite.
 """
 
 from __future__ import annotations

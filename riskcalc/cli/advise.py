@@ -137,6 +137,7 @@ def run(args) -> int:
         return family.advise(args)
     advise_intervals.check(args)
     from riskcalc.advise import pipelines
+    from riskcalc.advise.memory import keep_freed_memory
 
     # '' names no pipeline, as ',,,' does: an error, as is a name given twice.
     methods = None if args.methods is None else list(pipelines(args.methods))
@@ -148,6 +149,8 @@ def run(args) -> int:
     if args.rounds is not None and signal is None:
         raise ValueError("--rounds: FedAvg along the rounds starts at w = 0, so its risk needs "
                          "||theta_0||: give --signal (the federation file gives no signal)")
+    # The command's own process: a library call leaves its host's allocator alone.
+    keep_freed_memory()
     result, intervals = _solve(args, fed, methods, (args.rounds, signal), est)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
