@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.advise import Candidate, Federation, advise, from_clients
+from riskcalc.advise import Federation, advise, from_clients
 from riskcalc.advise import tune
 from riskcalc.cli import main
 

@@ -7,7 +7,6 @@ from scipy.special import expit
 
 import riskcalc
 from montecarlo.logistic.pipeline import simulate_pipeline
-from riskcalc.errors import SolverError
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
