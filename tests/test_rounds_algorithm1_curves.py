@@ -93,11 +93,14 @@ def test_many_local_steps_are_the_exact_prox():
         contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)
 
 
-def test_first_rounds_are_free_moments():
+@pytest.mark.parametrize("GAM", [GAM, np.array([6.0, 8.0, 10.0])])
+def test_first_rounds_are_free_moments(GAM):
     """T = 1 from zero: v_j = c_j b_j, w_1 = g lam sum_j p_j c_j b_j; by freeness of the S_j the
-    risk is a polynomial in per-client MP moments of c(s) s (no subordination)."""
+    risk is a polynomial in per-client MP moments of c(s) s (no subordination). Also where the
+    pooled samples do not span (gamma = 6, 8, 10: the common null space held apart by
+    ``algorithm1.pooled``, which this polynomial knows nothing of)."""
     lam, g, K, sgn = 0.6, 1.4, 4, 0.9
-    eta = 0.8 / (L + lam)
+    eta = 0.8 / ((1 + np.sqrt(GAM.max())) ** 2 + lam)
     p = np.array([0.5, 0.2, 0.3])
 
     def c(x):
@@ -141,5 +144,9 @@ def test_bad_input():
         riskcalc.rounds_limit("pfedme", **kw)
     with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
         riskcalc.rounds_limit("pfedme", step_size=2.0 / (L + 0.7), **kw)
-    with pytest.raises(ValueError, match="span"):
-        riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [3.0, 4.0, 5.0], "step_size": 0.05})
+    # Pooled N < d (was refused as a whole; answered since ``algorithm1.pooled``, checked in
+    # ``test_first_rounds_are_free_moments`` and ``tests/test_rounds_alg1_pooled.py``): refused
+    # beyond global_step * lam = 1.
+    with pytest.raises(ValueError, match="global_step"):
+        riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [3.0, 4.0, 5.0], "step_size": 0.05,
+                                           "global_step": 2.0})
