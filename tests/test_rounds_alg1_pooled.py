@@ -98,37 +98,37 @@ def test_one_polynomial_in_gamma_across_pooled_n_equal_d():
 def test_many_local_steps_approach_the_exact_prox():
     """K -> inf: the curves approach the exact prox's (``rounds_limit(local_steps=inf)``, the
     symmetric route with D's atom held apart) geometrically, like a0^K = (1 - eta lam)^K
-    (measured: gaps 0.029, 0.0060, 3.6e-4 at K = 6, 12, 24; ratios 0.20, 0.060 against a0^6 =
-    0.26, a0^12 = 0.069)."""
+    (measured: gaps 0.079, 0.029, 0.0060 at K = 3, 6, 12, ratios 0.37, 0.20 against a0^3 =
+    0.51, a0^6 = 0.26; 3.6e-4 at K = 24)."""
     kw = dict(KW, lam=2.0, rounds=[1, 3])
     prox = riskcalc.rounds_limit("pfedme", local_steps=np.inf, **kw)
     gaps = []
-    for K in (4, 8, 16):
+    for K in (3, 6, 12):
         lim = riskcalc.rounds_limit("pfedme", local_steps=K, step_size=0.1, **kw)
         gaps.append(max(np.abs(lim.global_risk - prox.global_risk).max(),
                         np.abs(lim.risk - prox.risk).max()))
     a0 = 1.0 - 0.1 * 2.0
-    assert gaps[2] < 3e-3, gaps
-    for k, step in ((1, 4), (2, 8)):
+    assert gaps[2] < 0.01, gaps
+    for k, step in ((1, 3), (2, 6)):
         assert 0.5 * a0 ** step < gaps[k] / gaps[k - 1] < 1.5 * a0 ** step, gaps
 
 
 def test_monte_carlo_gap_shrinks_in_d():
     """The literal algorithm (``montecarlo.linear.rounds``, exact expectation over theta and
-    noise given the designs) at d = 60, 120, 240: server, own and RTFA-personalized models
-    (the null space's signal^2 mu0 = 0.27 in each) within 1% at d = 240 and closer than at
-    d = 60."""
+    noise given the designs) at d = 50, 100, 200: server, own and RTFA-personalized models
+    (the null space's signal^2 mu0 = 0.27 in each) within 1% at d = 200 and closer than at
+    d = 50 (measured at d = 60, 120, 240: largest gaps 0.45%, 0.26%, 0.18%)."""
     kw = dict(KW, rounds=[1, 3, 10, 30], local_steps=5, step_size=0.05)
     lim = riskcalc.rounds_limit("pfedme", **kw)
     rtfa = lim.personalized_risk(lam=0.5)
     gaps = {}
-    for d in (60, 120, 240):
+    for d in (50, 100, 200):
         sim = simulate_rounds("fedprox", d=d, reps=3, seed=11, measure="conditional",
                               personalize=({"lam": 0.5},), **kw)
         gaps[d] = max(np.max(np.abs(sim.global_risk / lim.global_risk - 1)),
                       np.max(np.abs(sim.risk / lim.risk - 1)),
                       np.max(np.abs(sim.personalized_risk(lam=0.5) / rtfa - 1)))
-    assert gaps[240] < 0.01 and gaps[240] < gaps[60], gaps
+    assert gaps[200] < 0.01 and gaps[200] < gaps[50], gaps
 
 
 def test_refused_outside_the_held_apart_scope():

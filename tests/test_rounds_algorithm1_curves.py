@@ -33,8 +33,8 @@ def _one_client_response(s, T, lam, eta, K, g, own=False):
     fixed point."""
     a = (1 - eta * (s + lam)) ** K
     c = (1 - a) / (s + lam)
-    if np.isinf(T):   # v = a v + c (lam w + 1), w = v
-        return c / (1 - a - c * lam)
+    if np.isinf(T):   # v = a v + c (lam w + 1), w = v; s = 0 (gamma > 1) is never reached
+        return c / (1 - a - c * lam) if s > 0 else 0.0
     w = v = 0.0
     for _ in range(int(T)):
         v = a * v + c * (lam * w + 1.0)
@@ -42,11 +42,13 @@ def _one_client_response(s, T, lam, eta, K, g, own=False):
     return v if own else w
 
 
-@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5), (0.4, 1, 0.9)])
+@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5), (0.4, 1, 0.9),
+                                       (2.5, 3, 1.0)])
 def test_one_client_is_the_two_by_two_recursion(gam, K, g):
     """M = 1: along each eigenvector of S the state (w, v) follows a 2 x 2 recursion; the risk
     is E_s[(s w_T(s) - 1)^2] (signal^2 + r^2) + sigma^2 gamma E_s[s w_T(s)^2] and the distance
-    to the fixed point E_s[(w_T - w_inf)^2 (s^2 (signal^2 + r^2) + sigma^2 gamma s)]."""
+    to the fixed point E_s[(w_T - w_inf)^2 (s^2 (signal^2 + r^2) + sigma^2 gamma s)]. gamma =
+    2.5: pooled N < d with one client (``algorithm1.pooled``: the kernel of S held apart)."""
     r, sig, sgn, lam = 0.7, 0.5, 1.2, 0.8
     eta = 0.9 / ((1 + np.sqrt(gam)) ** 2 + lam)
     rounds = [0, 1, 2, 5, 30, np.inf]
