@@ -12,6 +12,7 @@ import riskcalc.linear.dynamics
 from montecarlo.linear.rounds import simulate_rounds
 from riskcalc.linear.dynamics.prox_laws import ProxLaws
 from riskcalc.linear.engine.mp_quadrature import mp_expect
+from tests.test_rounds_alg1_pooled import _round_map
 
 GAM = [0.5, 2.0, 1.5]
 R = [0.3, 0.6, 1.0]
@@ -183,6 +184,16 @@ def test_finite_k_rate_refuses_what_it_does_not_cover():
     with pytest.raises(ValueError, match="step_size"):
         riskcalc.linear.dynamics.algorithm1_contraction(gamma=[0.5, 1.5], lam=0.7,
                                                         local_steps=3, step_size=0.5)
-    with pytest.raises(ValueError, match="span"):
+    # Pooled N < d: refused beyond global_step * lam = 1 (was refused as a whole); within it
+    # the top on the pooled range, against the literal round map's eigenvalues with the null
+    # space's taken out (``tests/test_rounds_alg1_pooled.py``).
+    with pytest.raises(ValueError, match="global_step"):
         riskcalc.linear.dynamics.algorithm1_contraction(gamma=[3.0, 3.0], lam=0.7,
-                                                        local_steps=3, step_size=0.05)
+                                                        local_steps=3, step_size=0.05,
+                                                        global_step=2.0)
+    lim = riskcalc.linear.dynamics.algorithm1_contraction(gamma=[3.0, 3.0], lam=0.7,
+                                                          local_steps=3, step_size=0.12)
+    big, a0 = _round_map([3.0, 3.0], [0.5, 0.5], 0.7, 0.12, 3, 1 / 0.7, 300, 2)
+    ev = np.linalg.eigvals(big).real
+    rest = ev[np.all([np.abs(ev - v) > 1e-9 for v in (1.0, a0, 0.0)], axis=0)]
+    assert abs(rest.max() - lim["contraction"]) < 0.35 * (1.0 - lim["contraction"])

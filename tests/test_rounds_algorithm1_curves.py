@@ -33,8 +33,8 @@ def _one_client_response(s, T, lam, eta, K, g, own=False):
     fixed point."""
     a = (1 - eta * (s + lam)) ** K
     c = (1 - a) / (s + lam)
-    if np.isinf(T):   # v = a v + c (lam w + 1), w = v
-        return c / (1 - a - c * lam)
+    if np.isinf(T):   # v = a v + c (lam w + 1), w = v; s = 0 (gamma > 1) is never reached
+        return c / (1 - a - c * lam) if s > 0 else 0.0
     w = v = 0.0
     for _ in range(int(T)):
         v = a * v + c * (lam * w + 1.0)
@@ -42,11 +42,13 @@ def _one_client_response(s, T, lam, eta, K, g, own=False):
     return v if own else w
 
 
-@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5), (0.4, 1, 0.9)])
+@pytest.mark.parametrize("gam, K, g", [(0.6, 5, 1.1), (0.8, 2, 2.5), (0.4, 1, 0.9),
+                                       (2.5, 3, 1.0)])
 def test_one_client_is_the_two_by_two_recursion(gam, K, g):
     """M = 1: along each eigenvector of S the state (w, v) follows a 2 x 2 recursion; the risk
     is E_s[(s w_T(s) - 1)^2] (signal^2 + r^2) + sigma^2 gamma E_s[s w_T(s)^2] and the distance
-    to the fixed point E_s[(w_T - w_inf)^2 (s^2 (signal^2 + r^2) + sigma^2 gamma s)]."""
+    to the fixed point E_s[(w_T - w_inf)^2 (s^2 (signal^2 + r^2) + sigma^2 gamma s)]. gamma =
+    2.5: pooled N < d with one client (``algorithm1.pooled``: the kernel of S held apart)."""
     r, sig, sgn, lam = 0.7, 0.5, 1.2, 0.8
     eta = 0.9 / ((1 + np.sqrt(gam)) ** 2 + lam)
     rounds = [0, 1, 2, 5, 30, np.inf]
@@ -93,11 +95,14 @@ def test_many_local_steps_are_the_exact_prox():
         contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)
 
 
-def test_first_rounds_are_free_moments():
+@pytest.mark.parametrize("GAM", [GAM, np.array([6.0, 8.0, 10.0])])
+def test_first_rounds_are_free_moments(GAM):
     """T = 1 from zero: v_j = c_j b_j, w_1 = g lam sum_j p_j c_j b_j; by freeness of the S_j the
-    risk is a polynomial in per-client MP moments of c(s) s (no subordination)."""
+    risk is a polynomial in per-client MP moments of c(s) s (no subordination). Also where the
+    pooled samples do not span (gamma = 6, 8, 10: the common null space held apart by
+    ``algorithm1.pooled``, which this polynomial knows nothing of)."""
     lam, g, K, sgn = 0.6, 1.4, 4, 0.9
-    eta = 0.8 / (L + lam)
+    eta = 0.8 / ((1 + np.sqrt(GAM.max())) ** 2 + lam)
     p = np.array([0.5, 0.2, 0.3])
 
     def c(x):
@@ -141,5 +146,9 @@ def test_bad_input():
         riskcalc.rounds_limit("pfedme", **kw)
     with pytest.raises(ValueError, match=r"step_size < 2 / \(L \+ lam\)"):
         riskcalc.rounds_limit("pfedme", step_size=2.0 / (L + 0.7), **kw)
-    with pytest.raises(ValueError, match="span"):
-        riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [3.0, 4.0, 5.0], "step_size": 0.05})
+    # Pooled N < d (was refused as a whole; answered since ``algorithm1.pooled``, checked in
+    # ``test_first_rounds_are_free_moments`` and ``tests/test_rounds_alg1_pooled.py``): refused
+    # beyond global_step * lam = 1.
+    with pytest.raises(ValueError, match="global_step"):
+        riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [3.0, 4.0, 5.0], "step_size": 0.05,
+                                           "global_step": 2.0})

@@ -111,7 +111,8 @@ def weight_vector(weights, gam):
 GAMMA_MAX = {"fedavg": 1e10, "pfedme": 1e5}
 
 
-def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False) -> None:
+def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False,
+                     pooled_ok: bool = False) -> None:
     """Raise a ValueError outside the scope of Algorithm 1's exact rate and curves with finite
     local steps (paper 004 Alg. 1; ``algorithm1.rate``'s module docstring): local steps at or
     past their stability edge eta (L + lam) = 2; odd K with eta (L + lam) > 1 and g lam > 1
@@ -120,20 +121,40 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False)
     ``sigma.algorithm1.pencil`` shares this check with its own L. The complex case reaches
     neither real-spectrum route through ``rounds_limit`` (``algorithm1.fold`` for Sigma = I,
     ``sigma.algorithm1.circles`` under a spectrum, which pass ``complex_ok``): the check keeps
-    their real edge scans from being used there."""
+    their real edge scans from being used there. Pooled samples that do not span (sum_j
+    min(1, 1/gamma_j) < 1) with ``pooled_ok`` (the routes that hold the common null space apart,
+    ``algorithm1.pooled``): within g lam <= 1 and eta (L + lam) <= 1."""
     if eta * (L + lam) >= 2.0:
         raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
                          f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = {top} = "
                          f"{L:.6g}); give step_size < 2 / (L + lam)")
+    if pooled_ok and np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+        _check_pooled(L, lam, eta, K, g, top)
     if not complex_ok and K % 2 == 1 and eta * (L + lam) > 1.0 and g * lam > 1.0:
         raise ValueError("step_size: with an odd number of local steps, step_size > 1 / (L + "
                          f"lam) = {1.0 / (L + lam):.6g} (L = {top}) and global_step * lam = "
                          f"{g * lam:.6g} > 1, Algorithm 1's round map has complex eigenvalues, "
                          "outside this real-spectrum route (algorithm1.fold, or "
                          "sigma.algorithm1.circles under a spectrum, computes them)")
-    if np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
+    if not pooled_ok and np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
-                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1)")
+                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1) here (with a shared "
+                         "spectrum or covariate shift); Sigma = I covers pooled N < d")
+
+
+def _check_pooled(L, lam, eta, K, g, top: str) -> None:
+    """ValueError outside the pooled N < d scope of ``algorithm1.pooled`` (its docstring):
+    g lam > 1 (a negative spectrum, whose edge equation meets the null space's atom too), or
+    eta (L + lam) > 1 (where a(s) = (1 - eta (s + lam))^K need not decrease, nor psi_z)."""
+    where = ("Algorithm 1 with finite local_steps and pooled samples that do not span R^d "
+             "(sum_j min(1, 1/gamma_j) < 1) is covered")
+    if g * lam > 1.0:
+        raise ValueError(f"global_step: {where} for global_step * lam <= 1 (got "
+                         f"{g * lam:.6g}); give global_step <= 1 / lam (the default)")
+    if eta * (L + lam) > 1.0:
+        raise ValueError(f"step_size: {where} for step_size <= 1 / (L + lam) = "
+                         f"{1.0 / (L + lam):.6g} (paper 004 Thm 2's condition; L = {top} = "
+                         f"{L:.6g})")
 
 
 def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):

@@ -90,6 +90,10 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    trapezoid rule integrates exactly once N > T_max + 1; the rest is analytic for abs(u) > 1 and
    aliases at order e^{-N t} <= e^{-40} (T = inf: 1 / (1 - z) is analytic out to the ellipse
    through z = 1, twice the parameter). The tests compare with 2 T_max + 16 nodes.
+7. Pooled N < d (sum_j min(1, 1/gamma_j) < 1): the common null space of the S_j, where the
+   consensus is a fixed point (eigenvalue 1), is held apart (``algorithm1.pooled``): the
+   contour encloses the spectrum on the pooled range (z = 1 outside, the contour's mass
+   checked), and every model's risk gains signal^2 mu0, the part of theta_0 never learned.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_circles, solve_point
 from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws, QuadPsiLaws
+from riskcalc.linear.dynamics.algorithm1.pooled import check_mass
 from riskcalc.linear.dynamics.algorithm1.rate import contraction as rate, fast_contraction
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
@@ -239,6 +244,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     margin = 0.02 * (1.0 - top)
     top_c, lo_c = top + margin, lo - margin
     M, gl = gam.size, g * lam
+    mu0 = sp.get("atom", 0.0)    # pooled N < d: the null space held apart (algorithm1.pooled)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     if "disk" in sp and not finite.all():
         # The fixed point does not depend on g: T = inf and the settled rounds from g = 1 / lam
@@ -255,6 +261,8 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
                                                1.0)
         z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho,
                                                    t_max, 0.7)
+    if mu0 > 0.0:
+        check_mass(G1, w1, gl, mu0, (1.0 - eta * lam) ** K, (lo, top), "Algorithm 1's curves")
     z2 = np.concatenate([z2h, z2h.conj()])
     W2 = np.concatenate([w2h / 2j, (w2h / 2j).conj()])
     om2 = np.concatenate([om2h, om2h.conj()], axis=1)
@@ -327,8 +335,8 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
                                                  residue=False), g, lam, r, sigma, gam,
                                         (z1, om1, G1, W1, dist1),
                                         (z2, om2, G2, W2, dist2)) / lam ** 2
-    bias = (theta_part + bias_data)[None, :] - 2.0 * (r ** 2)[:, None] * cross.T \
-        + (r ** 2)[:, None]
+    bias = (theta_part + signal ** 2 * mu0 + bias_data)[None, :] \
+        - 2.0 * (r ** 2)[:, None] * cross.T + (r ** 2)[:, None]
     var = np.broadcast_to(variance[None, :], bias.shape).copy()
     zero = rounds == 0
     bias[:, zero], var[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
@@ -350,6 +358,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
             from riskcalc.linear.dynamics.personalize import algorithm1_personalized
 
             lb, lv = algorithm1_personalized(terms.pi, {**ctx, "delta": (C - G13[None]) / Kk})
+            lb = lb + signal ** 2 * mu0        # the null space: never learned (pooled N < d)
             return settle(lb, lv, big, noisy | (sigma > 0), scale,
                           "Algorithm 1's curves, personalized from the server model")
         c = laws.c[:, None, :]
@@ -374,7 +383,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
             one = laws.expect(u1 * s[:, None, :])                         # (M, N1)
             own_cross = ((P1 * w1) @ one.T).imag                          # (nT, M)
             lb = (signal ** 2 * double(pw1, pw2, theta) + double(P1, P2, parts[0])
-                  - 2.0 * r ** 2 * own_cross + r ** 2).T
+                  - 2.0 * r ** 2 * own_cross + r ** 2 + signal ** 2 * mu0).T
             lv = double(P1, P2, parts[1]).T
         lb[:, zero], lv[:, zero] = (signal ** 2 + r ** 2)[:, None], 0.0
         return settle(lb, lv, big, noisy | (sigma > 0), scale,
@@ -383,4 +392,4 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     return {"bias": bias, "variance": var,
             "distance": np.maximum(distance, 0.0), "contraction": rho, "edges": (lo, top),
             "contraction_is_bound": not sp["exact"],
-            "atom": 0.0, "nodes": z1.size * 2 + z2.size, "local": local}
+            "atom": mu0, "nodes": z1.size * 2 + z2.size, "local": local}

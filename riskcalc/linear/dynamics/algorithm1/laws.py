@@ -32,6 +32,30 @@ def mp_rule(gamma, n):
 
 
 
+def mp_bulk_cauchy(gamma, s):
+    """``mp_cauchy`` of the continuous part of MP(gamma) alone (mass min(1, 1 / gamma)):
+    G - (1 - 1 / gamma)_+ / s, analytic at 0 when gamma > 1. With B = s - (gamma - 1) and the
+    root of ``mp_cauchy``, B^2 - root^2 = 4 s, so G_bulk = (B - root) / (2 gamma s) = 2 /
+    (gamma (B + root)) (the larger denominator used, as there); gamma <= 1 has no atom."""
+    gamma = np.asarray(gamma, float)
+    G, dG = mp_cauchy(gamma, s)
+    if not np.any(gamma > 1.0):
+        return G, dG
+    a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
+    s = np.asarray(s, complex)
+    root = np.sqrt(s - a) * np.sqrt(s - b)
+    B = s - (gamma - 1.0)
+    dB = 1.0 + (s - 1.0 - gamma) / root
+    with np.errstate(divide="ignore", invalid="ignore"):
+        big = np.abs(B + root) >= np.abs(B - root)
+        Gb = np.where(big, 2.0 / (gamma * (B + root)), (B - root) / (2.0 * gamma * s))
+        dGb = np.where(big, -2.0 * dB / (gamma * (B + root) ** 2),
+                       ((1.0 - (s - 1.0 - gamma) / root) * s - (B - root))
+                       / (2.0 * gamma * s ** 2))
+    over = np.broadcast_to(gamma > 1.0, Gb.shape)
+    return np.where(over, Gb, G), np.where(over, dGb, dG)
+
+
 class RuleLaws:
     """The laws of d_j = p_j psi_z(S_j) at a real z by the rule of ``mp_rule`` (n nodes), with
     the first derivatives in omega and z that ``fold`` needs."""
@@ -90,7 +114,7 @@ class PsiLaws:
         self.gamma, self.p = np.asarray(gamma, float), np.asarray(p, float)
         self.lam, self.eta, self.K, self.z, self.M = lam, eta, int(K), z, self.gamma.size
         self.mu0 = np.zeros(self.M)
-        lo, hi, mean, var = [], [], [], []
+        lo, hi, mean, var, bulk = [], [], [], [], []
         for g in self.gamma:
             a, b = (1 - np.sqrt(g)) ** 2, (1 + np.sqrt(g)) ** 2
             grid = np.linspace(a, b, 4001)
@@ -102,6 +126,7 @@ class PsiLaws:
                                        bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 4000)]),
                                        options={"xatol": 1e-14})
                 ends.append(sign * min(sign * vals[k], best.fun))
+            bulk.append(ends[:2])
             # Moments (a starting point for the solves only): Chebyshev-U rule on [a, b] for
             # the continuous part (mass min(1, 1/gamma)), the atom at 0 apart.
             u = np.cos(np.pi * np.arange(1, 401) / 401)
@@ -118,6 +143,8 @@ class PsiLaws:
             lo.append(min(ends)), hi.append(max(ends)), mean.append(m1), var.append(m2 - m1 ** 2)
         self.lo, self.hi = self.p * np.array(lo), self.p * np.array(hi)
         self.bottom, self.top = self.lo, self.hi
+        # (bottom, top) of the continuous part alone (the atom at psi_z(0) left out): (M, 2)
+        self.bulk = self.p[:, None] * np.array(bulk)
         self.mean, self.var = self.p * np.array(mean), self.p ** 2 * np.array(var)
 
     def psi(self, s):
@@ -126,8 +153,9 @@ class PsiLaws:
         c = self.eta * sum(x ** k for k in range(self.K))
         return self.lam * self.z * c / (self.z - x ** self.K)
 
-    def _cauchy(self, omega, gam, p):
-        """E0 and E0' at omega (rows,), one client's (gamma, p) per row."""
+    def _cauchy(self, omega, gam, p, bulk=False):
+        """E0 and E0' at omega (rows,), one client's (gamma, p) per row; with ``bulk`` over the
+        continuous part of S_j's law only (its atom at 0 left out: ``mp_bulk_cauchy``)."""
         K, z, eta = self.K, self.z, self.eta
         beta = p * self.lam * z * eta / omega
         coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float).copy()
@@ -145,14 +173,16 @@ class PsiLaws:
               * np.sum(kk[1:] * xm[..., None] ** (kk[1:] - 1), axis=-1)
               - omega[:, None] * K * xm ** (K - 1))
         r = num / dq
-        G, dG = mp_cauchy(gam[:, None], (1.0 - eta * self.lam - xm) / eta)
-        E0 = 1.0 / omega + np.sum(r * G, axis=-1) / eta
+        G, dG = (mp_bulk_cauchy if bulk else mp_cauchy)(gam[:, None],
+                                                        (1.0 - eta * self.lam - xm) / eta)
+        mass = np.minimum(1.0, 1.0 / gam) if bulk else 1.0
+        E0 = mass / omega + np.sum(r * G, axis=-1) / eta
         # (z - x^K)^2 / Q^2 = 1/omega^2 + sum_m r_m^2 / (x - x_m)^2 + B_m / (x - x_m),
         # B_m = 2 r_m / omega + 2 r_m sum_{l != m} r_l / (x_m - x_l).
         diff = xm[:, :, None] - xm[:, None, :]
         np.einsum("rii->ri", diff)[...] = np.inf
         B = 2.0 * r / omega[:, None] + 2.0 * r * np.sum(r[:, None, :] / diff, axis=-1)
-        sq = 1.0 / omega ** 2 + np.sum(-r ** 2 * dG / eta ** 2 + B * G / eta, axis=-1)
+        sq = mass / omega ** 2 + np.sum(-r ** 2 * dG / eta ** 2 + B * G / eta, axis=-1)
         return E0, -sq
 
     def cauchy(self, omega):

@@ -30,9 +30,10 @@ route's 1 - g lam x at the edges of sum_j p_j S_j (S_j + lam)^-1 (``prox_laws``)
 Fast route (``fast_contraction``): the edges as folds of the real branch of the subordination
 equations (``algorithm1.fold``), with this route as its fallback and its check in the tests.
 
-Scope: the pooled samples must span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
-null space is a continuum of fixed points (eigenvalue 1) that this route does not separate.
-The client expectations are exact by partial fractions (``PsiLaws``).
+Scope: pooled samples that span R^d (sum_j min(1, 1/gamma_j) >= 1): otherwise the common
+null space is a continuum of fixed points (eigenvalue 1) that this route does not separate;
+``algorithm1.pooled`` holds it apart (training from 0 never enters it) and gives the edge on
+the pooled range. The client expectations are exact by partial fractions (``PsiLaws``).
 
 Larger local steps, 1 / (L + lam) < eta < 2 / (L + lam) (the local steps' stability edge): x =
 1 - eta (s + lam) lies in (-1, 1), so c(s) = eta (1 - x^K) / (1 - x) > 0 still, but a(s) = x^K
@@ -65,6 +66,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import complex_contraction, fold, in_scope
 from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, RuleLaws
+from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom, pooled_contraction
 from riskcalc.linear.dynamics.api import rounds_limit
 from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
                                              weight_vector)
@@ -88,7 +90,8 @@ def _local_rate(gam, lam, eta, K, g):
     g lam > 1, where the round map's spectrum leaves the real axis (module docstring), and
     pooled samples that do not span."""
     tops = (1.0 + np.sqrt(gam)) ** 2
-    check_step_scope(gam, tops.max(), lam, eta, K, g, "max_j (1 + sqrt(gamma_j))^2")
+    check_step_scope(gam, tops.max(), lam, eta, K, g, "max_j (1 + sqrt(gamma_j))^2",
+                     pooled_ok=True)
     # x = 1 - eta (s + lam) is linear in s, so x^K's extremes over each client's support
     # (from 0 when gamma_j > 1: the atom) sit at its ends, or at x = 0 for even K (a >= 0).
     bottoms = np.where(gam > 1, 0.0, (1.0 - np.sqrt(gam)) ** 2)
@@ -111,7 +114,7 @@ def _complex(gam, p, lam, eta, K, g, laws):
     """``algorithm1.fold.complex_contraction`` after the checks of ``check_step_scope``
     (odd K with g lam > 1 allowed: Sigma = I)."""
     check_step_scope(gam, ((1.0 + np.sqrt(gam)) ** 2).max(), lam, eta, K, g,
-                     "max_j (1 + sqrt(gamma_j))^2", complex_ok=True)
+                     "max_j (1 + sqrt(gamma_j))^2", complex_ok=True, pooled_ok=True)
     return complex_contraction(gam, p, lam, eta, K, g, laws)
 
 
@@ -122,6 +125,8 @@ def fast_contraction(gam, p, lam, eta, K, g) -> dict:
     if in_scope(gam, lam, eta, K, g):
         return _complex(gam, p, lam, eta, K, g, PsiLaws)
     sup_a, local, low = _local_rate(gam, lam, eta, K, g)
+    if pooled_atom(gam) > 0.0:      # the common null space held apart (``algorithm1.pooled``)
+        return pooled_contraction(gam, p, lam, eta, K, g)
     if gam.size == 1 or sup_a <= 0.0:
         # One client: the edge of Dhat_z is that of its law, no fold; every a(s) <= 0: the
         # top may be the w block's 0 (g lam = 1), which only the bracketing route sees.
@@ -157,6 +162,8 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     if in_scope(gam, lam, eta, K, g):
         return _complex(gam, p, lam, eta, K, g, laws)
     sup_a, local, low = _local_rate(gam, lam, eta, K, g)
+    if pooled_atom(gam) > 0.0:      # the common null space held apart (``algorithm1.pooled``)
+        return pooled_contraction(gam, p, lam, eta, K, g)
     base = max(sup_a, 0.0)    # F has the sign of 1 - top(K(z)) only for z > 0 (docstring)
     gl = g * lam
 
@@ -223,7 +230,9 @@ def algorithm1_contraction(*, gamma, lam, local_steps, step_size, global_step=No
     Parameters
     ----------
     gamma : float or sequence of float
-        Per-client d / n_j > 0, with sum_j min(1, 1/gamma_j) >= 1.
+        Per-client d / n_j > 0; where sum_j min(1, 1/gamma_j) < 1 (pooled N < d) the
+        contraction on the pooled range (``algorithm1.pooled``; global_step <= 1 / lam and
+        step_size <= 1 / (L + lam) there).
     lam : float
         The proximal penalty > 0.
     local_steps : int or numpy.inf
