@@ -30,3 +30,26 @@ def test_step_size_with_exact_local_solves_is_refused(method, kw):
         riskcalc.rounds_limit(method, local_steps=np.inf, step_size=0.1, **args)
     # Without it the exact local solve answers.
     assert np.isfinite(riskcalc.rounds_limit(method, local_steps=np.inf, **args).risk).all()
+
+
+def test_divergent_ftfa_on_the_chain_route_grows_at_the_steps_rate(monkeypatch):
+    """Noiseless, one target (r = sigma = 0): the identity client's personalized risk is
+    R(k) = E sum_l (1 - eta' l)^(2k) |<u_l, w_T - theta>|^2 over its sample eigenvalues l, a
+    moment sequence of a positive measure on [(1 - sqrt g)^2, (1 + sqrt g)^2]: log-convex in k
+    (Cauchy-Schwarz: R(k)^2 <= R(k - 1) R(k + 1)), so R(k + 1) / R(k) is nondecreasing, and at
+    most rho^2, rho = max |1 - eta' l| there (1.62 at eta' = 0.9, g = 0.5). On the chain route
+    (forced: it answered these steps with a refusal before), at T = 0 and 1 (the fixed point
+    is theta itself here: risk 0)."""
+    import riskcalc.linear.dynamics.shift.curves as shift_curves
+
+    curve = riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], r=0.0, sigma=0.0, signal=1.0,
+                                  rounds=[0, 1], local_steps=1, step_size=0.05,
+                                  spectra=["identity", "scaled:2"])
+    curve.personalized_risk(steps=1, step_size=0.01)       # the curves solved (dense pencil)
+    monkeypatch.setattr(shift_curves, "MAX_UNKNOWNS", 1)
+    eta, g = 0.9, 0.5
+    R = np.array([curve.personalized_risk(steps=k, step_size=eta)[0] for k in (1, 2, 3)])
+    rho = max(abs(1.0 - eta * (1.0 - np.sqrt(g)) ** 2), abs(1.0 - eta * (1.0 + np.sqrt(g)) ** 2))
+    ratio = R[1:] / R[:-1]
+    assert np.all(ratio[1] >= ratio[0] * (1.0 - 1e-9))
+    assert np.all(ratio <= rho ** 2 * (1.0 + 1e-9)) and np.all(ratio[1] > 1.0)

@@ -105,9 +105,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
         squares, Algorithm 1's prox).
     step_size : float, optional
-        eta > 0, needed for finite K (refused with K = inf); FedAvg with an even K: local gradient descent stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2: eta
-        times the top of each client's sample spectrum); with an odd K (Sigma = I) a
+        eta > 0, for finite K only (refused with inf); FedAvg with an even K: local GD
+        stable, eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2:
+        eta times the top of each client's sample spectrum); with an odd K (Sigma = I) a
         divergent local step is a result (``converges`` False); Algorithm 1: eta < 2 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2 (with a spectrum the top of the clients' sample
         spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
