@@ -71,9 +71,11 @@ def _fed(r, clients=M):
     return dict(gamma=[GAMMA] * clients, r=[r] * clients, sigma=[SIGMA] * clients)
 
 
-def alg1_steps(lam):
-    """Paper 004's synthetic-data steps: global (lam + L) / (lam L), local 0.95 / (L + lam)."""
-    return dict(lam=lam, global_step=(lam + TOP) / (lam * TOP), step_size=ETA_FACTOR / (TOP + lam))
+def alg1_steps(lam, K=LOCAL_STEPS):
+    """Paper 004's synthetic-data steps: global (lam + L) / (lam L), local 0.95 / (L + lam) (no
+    local step with K = inf, the exact prox)."""
+    out = dict(lam=lam, global_step=(lam + TOP) / (lam * TOP))
+    return out if np.isinf(K) else {**out, "step_size": ETA_FACTOR / (TOP + lam)}
 
 
 def global_error(server_risk, r):
@@ -113,7 +115,7 @@ def theory(k_alg):
     for size, lam in LAMS.items():
         def alg1(r, lam=lam):
             res = riskcalc.rounds_limit("pfedme", **_fed(r), local_steps=k_alg, **kw,
-                                        **alg1_steps(lam))
+                                        **alg1_steps(lam, k_alg))
             minimizer = riskcalc.clients_limit("pfedme", **_fed(r), lam=lam, weights="uniform")
             return np.stack([np.stack([res.global_risk[:, 0], res.risk[:, 0]]),
                              np.stack([res.global_risk[:, 1], minimizer.risk])])
@@ -152,7 +154,7 @@ def adaptive_theory(k_alg, r_grid):
         lams.append(lam)
         res = riskcalc.rounds_limit("pfedme", **_fed(r), local_steps=k_alg, signal=0.0,
                                     rounds=[ROUNDS, np.inf], weights="uniform",
-                                    **alg1_steps(lam))
+                                    **alg1_steps(lam, k_alg))
         for i, row in enumerate(T_ROWS):
             rows[row][0].append(global_error(res.global_risk[:, i:i + 1], [r])[0])
             rows[row][1].append(best if row == "inf" else res.risk[:, i].mean())

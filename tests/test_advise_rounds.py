@@ -27,10 +27,10 @@ def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
                                      local_steps=1, step_size=early.tuning["step_size"],
                                      weights=weights).risk.mean(axis=0)
         assert early.mean_risk <= plain.mean_risk + abs(tail[0] - tail[1]) + 1e-12
-        K = early.tuning["local_steps"] or np.inf
+        K, eta_early = early.tuning["local_steps"] or np.inf, early.tuning["step_size"]
         curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(401),
-                                      local_steps=K, step_size=early.tuning["step_size"],
-                                      weights=weights)
+                                      local_steps=K, weights=weights,
+                                      step_size=None if np.isinf(K) else eta_early)
         T = early.tuning["rounds"]
         np.testing.assert_allclose(early.risks, curve.risk[:, T], rtol=1e-12)
         assert early.mean_risk == pytest.approx(curve.risk.mean(axis=0).min(), rel=1e-12)

@@ -80,16 +80,26 @@ def test_a_format_given_twice_is_refused():
 
 
 # was: SolverError "Newton's method on the chain pencil did not converge (t = 0)" at 10 steps
-# and, at 30 steps, 25 s of CPU before the same (a divergent FTFA step beyond the dense route;
-# a shared spectrum goes the same way); Sigma = I answers such steps as growing risks.
-def test_divergent_ftfa_beyond_the_dense_route_is_refused_naming_the_step():
-    curve = riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], r=1.0, sigma=0.5, signal=1.0,
-                                  rounds=[1], local_steps=1, step_size=0.05,
-                                  spectra=["identity", "scaled:2"])
-    with pytest.raises(ValueError, match=r"^step_size: FTFA's steps diverge on client 0 \(step_"
-                       r"size times the top of its sample spectrum = 2\.623 >= 2\); beyond .* "
-                       r"give step_size < 0\.1716 or at most 9 steps$"):
-        curve.personalized_risk(steps=30, step_size=0.9)
+# and, at 30 steps, 25 s of CPU before the same; then refused ("step_size: FTFA's steps diverge
+# ... give step_size < 0.1716 or at most 9 steps"). Now solved in the chain's scaled basis
+# (``shift.personalize_chain``, "Divergence"): the chain route, forced at 2 steps, equals the
+# dense route (measured 6e-14) and the identity client's T = 0 row Sigma = I's.
+def test_divergent_ftfa_on_the_chain_route_is_a_result(monkeypatch):
+    import riskcalc.linear.dynamics.shift.curves as shift_curves
+
+    kw = dict(gamma=[0.5, 2.0], r=1.0, sigma=0.5, signal=1.0, rounds=[0, 1, 5, np.inf],
+              local_steps=1, step_size=0.05)
+    dense = riskcalc.rounds_limit("fedavg", **kw, spectra=["identity", "scaled:2"])
+    chain = riskcalc.rounds_limit("fedavg", **kw, spectra=["identity", "scaled:2"])
+    chain.personalized_risk(steps=1, step_size=0.01)        # the curves solved (dense pencil)
+    want = dense.personalized_risk(steps=2, step_size=0.9)
+    monkeypatch.setattr(shift_curves, "MAX_UNKNOWNS", 1)     # personalization: the chain route
+    got = chain.personalized_risk(steps=2, step_size=0.9)
+    assert want[1, 0] > 1e3 * want[0, 0]                     # client 1: 9.5^4 per unit
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+    plain = riskcalc.rounds_limit("fedavg", **{**kw, "gamma": [0.5]})
+    np.testing.assert_allclose(got[0, 0], plain.personalized_risk(steps=2, step_size=0.9)[0, 0],
+                               rtol=1e-8)
 
 
 # was: Sigma = I answered inf at every T (T = 0's zero model, risk signal^2 + r^2, included),

@@ -15,7 +15,8 @@ def test_risk_is_affine_in_r_squared_for_the_limits():
     at the fixed point, server and own models)."""
     def alg1(r):
         res = riskcalc.rounds_limit("pfedme", **fig._fed(r), signal=0.0, rounds=[7, np.inf],
-                                    local_steps=np.inf, weights="uniform", **fig.alg1_steps(0.7))
+                                    local_steps=np.inf, weights="uniform",
+                                    **fig.alg1_steps(0.7, np.inf))
         return np.stack([res.global_risk, res.risk])
     r = np.array([1.7, 0.3])
     from_two = fig.affine(alg1, r)

@@ -112,7 +112,7 @@ def test_contraction_and_divergence():
     ({"global_step": 0.0}, "global_step"), ({"method": "maml_fl"}, "method")])
 def test_bad_input(bad, match):
     kw = dict(method="pfedme", gamma=[0.5, 2.0], r=[0.3, 0.4], sigma=0.5, signal=1.0,
-              rounds=3, local_steps=np.inf, lam=1.0, step_size=0.2, global_step=1.5)
+              rounds=3, local_steps=np.inf, lam=1.0, global_step=1.5)
     kw.update(bad)
     with pytest.raises(ValueError, match=match):
         riskcalc.rounds_limit(kw.pop("method"), **kw)

@@ -77,8 +77,8 @@ def test_exact_prox_band_next_to_one_is_enclosed(spectra, lam):
     kw = dict(gamma=[1.5, 2.0], r=R, sigma=SIG, signal=1.0, rounds=[1, 5])
     shared = spectra[0] == spectra[1]
     kw.update(spectrum=spectra[0]) if shared else kw.update(spectra=spectra)
-    res = riskcalc.rounds_limit("fedavg", local_steps=np.inf, step_size=0.1, global_step=0.9,
+    res = riskcalc.rounds_limit("fedavg", local_steps=np.inf, global_step=0.9,
                                 **kw)
-    prox = riskcalc.rounds_limit("fedprox", local_steps=np.inf, step_size=0.1, lam=lam,
+    prox = riskcalc.rounds_limit("fedprox", local_steps=np.inf, lam=lam,
                                  global_step=0.9 / lam, **kw)
     assert np.abs(prox.global_risk - res.risk).max() < 4.0 * lam

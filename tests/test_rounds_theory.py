@@ -65,7 +65,7 @@ def test_exact_local_solves_one_round_is_one_shot_averaging():
     gam = np.array([0.5, 2.0, 3.0, 1.5])
     r, sig, s = np.array([0.3, 0.8, 0.5, 0.2]), np.array([0.4, 0.6, 1.0, 0.3]), 1.2
     res = riskcalc.rounds_limit("fedavg", gamma=gam, r=r, sigma=sig, signal=s, rounds=1,
-                                local_steps=np.inf, step_size=0.3)
+                                local_steps=np.inf)
     p = (1 / gam) / np.sum(1 / gam)
     alpha = np.minimum(1.0, 1.0 / gam)          # tau(P_j); free projections
     tD = np.sum(p * alpha)
@@ -256,7 +256,7 @@ def test_point_spectrum_and_atom_at_zero():
     """K = inf with every gamma < 1: D = I exactly (one round solves); every gamma > 1 with
     sum 1/gamma < 1: an atom 1 - sum 1/gamma at 0 that no round ever learns."""
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.8], r=0.4, sigma=0.3, signal=1.0,
-                                rounds=[1, 5, np.inf], local_steps=np.inf, step_size=0.1)
+                                rounds=[1, 5, np.inf], local_steps=np.inf)
     assert res.contraction == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(res.risk[:, 0], res.risk[:, 2], rtol=1e-10)
     res = riskcalc.rounds_limit("fedavg", gamma=[3.0, 4.0], r=0.0, sigma=0.0, signal=1.0,
@@ -324,7 +324,7 @@ def test_local_models_identities():
                                    steps=4, step_size=0.2)
         assert res.local_risk[i, 0] == pytest.approx(ref.risk, abs=1e-12)
     res = riskcalc.rounds_limit("fedavg", gamma=GAM, r=R, sigma=SIG, signal=1.0,
-                                rounds=[2, 7, np.inf], local_steps=np.inf, step_size=0.2)
+                                rounds=[2, 7, np.inf], local_steps=np.inf)
     _, v = isotropic_factors(0.5, 0.0)
     np.testing.assert_allclose(res.local_risk[0], SIG[0] ** 2 * v, rtol=1e-10)
 

@@ -156,8 +156,8 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
             try:
                 curve = rounds_limit("fedavg", gamma=fed.gamma, r=fed.r, sigma=fed.sigma,
                                      signal=signal, rounds=range(max_rounds + 1),
-                                     local_steps=K, step_size=eta, weights=weights,
-                                     spectrum=spectrum, **shift)
+                                     local_steps=K, step_size=None if np.isinf(K) else eta,
+                                     weights=weights, spectrum=spectrum, **shift)
             except ValueError as exc:   # the routes' limits: said, not the whole advice lost
                 # The allowance named after a time refusal only (it was appended to every
                 # refusal under shift, the round map's spectrum reaching 0 among them).

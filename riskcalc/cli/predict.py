@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import METHOD_ALIASES
+from riskcalc._validate import METHOD_ALIASES, positive_int
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.linear.engine.joint_spectrum import uses_d
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
@@ -227,6 +227,8 @@ def _run(args) -> int:
         return family.predict(args)
     if rounds.asked(args):
         return rounds.predict(args)
+    if args.steps is not None:  # named as the option (was "steps must lie in [0, inf)")
+        positive_int("--steps", args.steps, minimum=0)
     spec = spec_from_args(args)
     pop = None
     if args._others is not None and spec.info.signal == "rho":

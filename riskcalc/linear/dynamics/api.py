@@ -105,9 +105,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
         squares, Algorithm 1's prox).
     step_size : float, optional
-        eta > 0, needed for finite K; FedAvg with an even K: local gradient descent stable,
-        eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2: eta
-        times the top of each client's sample spectrum); with an odd K (Sigma = I) a
+        eta > 0, for finite K only (refused with inf); FedAvg with an even K: local GD
+        stable, eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2:
+        eta times the top of each client's sample spectrum); with an odd K (Sigma = I) a
         divergent local step is a result (``converges`` False); Algorithm 1: eta < 2 / (L + lam),
         L = max_j (1 + sqrt(gamma_j))^2 (with a spectrum the top of the clients' sample
         spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
@@ -225,14 +225,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     p = weight_vector(weights, gam)
     inv = float(np.sum(1.0 / gam))
     if abs(inv - 1.0) <= 1e-9:
-        # Every route refuses it (the bottom edge ~ (inv - 1)^2 / 16 of the top, far below
-        # their 1e-9); at 1 + 1e-100 (gamma = [1, 1e100]) their edge solves failed first, with
-        # "inputs beyond floating point range?".
+        # Every route refuses it (bottom edge ~ (inv - 1)^2 / 16 of the top, below their 1e-9);
+        # at 1 + 1e-100 their edge solves failed first ("inputs beyond floating point range?").
         dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
         raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
                          f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
-    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):
-        # As under a spectrum (Sigma = I answered inf at every T, T = 0's zero model included).
+    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):  # as shared
         raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
                          "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
     if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
@@ -245,6 +243,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
     eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
                                                         low_open=True, high=SCALE_MAX, ndim=0))
+    if eta is not None and np.isinf(K):     # was taken and dropped (the CLI refuses it)
+        raise ValueError(f"step_size = {eta:g}: local_steps=inf is the exact local solve, no "
+                         "step: step_size applies to finite local_steps only; leave it out")
     if (shared and eta is not None and 2 <= K < np.inf
             and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
         # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
@@ -275,11 +276,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
         if not shared and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
                 eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
-            # Odd K keeps the filter q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta
-            # s)^(K - 1) >= 0), so the round map D stays positive semidefinite and the curves
-            # are exact however large q grows: a divergent local step is then a result (as for
-            # K = 1). Even K makes q negative where eta s > 2: D indefinite, its spectrum on
-            # both sides of 0, which the edges and contours here do not cover.
+            # Odd K keeps q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta s)^(K - 1)
+            # >= 0): D stays positive semidefinite, the curves exact however large q grows (a
+            # divergent local step is a result, as for K = 1). Even K makes q negative where
+            # eta s > 2: D indefinite, its spectrum on both sides of 0, not covered here.
             top = eta * (1.0 + np.sqrt(gam)) ** 2
             raise ValueError("step_size: local gradient descent diverges on a client "
                              f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2) and "
@@ -312,7 +312,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
 
             # The edge scans share pencil_edges' reach near 0: the exact-prox check refuses
             # spectra whose small band they would miss (atoms (1e-4, 1): contraction 0.95
-            # reported where directions of Sigma-eigenvalue 1e-4 barely move).
+            # reported where directions of eigenvalue 1e-4 barely move).
             pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(K):
