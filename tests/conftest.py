@@ -200,6 +200,8 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # Session 22 (a loaded full run, each file's in-process CPU): test_rounds_shift_kinf 7.4 s (was
 # listed among the last files; it ran last on its worker) after test_rounds_shift_alg1 (8.3 s),
 # test_rounds_leftovers 3.1 s after test_rounds_fast_rate (3.2 s).
+# test_rounds_divergent_steps (3.7 s) after test_rounds_leftovers; test_hardening_seventeenth
+# (2.9 s) after test_advise_hardening.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_docs.py", "test_rounds_sigma_alg1_fold.py", "test_rounds_shift_k.py",
     "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
@@ -219,7 +221,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_rounds_shift_alg1_prox.py", "test_rounds_sigma_kinf.py", "test_rates_simulation.py",
     "test_hardening_sigma.py", "test_rounds_sigma_prox.py", "test_rounds_shift.py",
     "test_hardening_eleventh.py", "test_logistic_pipeline.py", "test_rounds_fast_rate.py",
-    "test_rounds_leftovers.py",
+    "test_rounds_leftovers.py", "test_rounds_divergent_steps.py",
     "test_rounds_sigma.py", "test_advise.py", "test_advise_speed.py", "test_outputs_and_cache.py",
     "test_rounds_shift_compare.py", "test_rounds_sigma_alg1_basis.py",
     "test_montecarlo_algorithms.py", "test_rounds_budget.py", "test_rounds_memory.py",
@@ -229,7 +231,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_hardening_logistic.py", "test_logistic.py", "test_finite_clients_cli.py",
     "test_hardening_fourteenth.py", "test_rounds_shift_alg1_pers_chain.py",
     "test_rounds_shift_own_chain.py", "test_hardening_fifteenth.py", "test_hardening_sixteenth.py",
-    "test_advise_hardening.py",
+    "test_advise_hardening.py", "test_hardening_seventeenth.py",
     "test_rounds_shift_alg1_cli.py", "test_montecarlo_rounds.py", "test_properties.py",
     "test_logistic_spectrum.py", "test_layers.py", "test_montecarlo_compare.py",
     "test_finite_clients_steps.py", "test_rounds_theory.py", "test_logistic_limits_simulation.py",
