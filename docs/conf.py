@@ -128,40 +128,6 @@ def stem_each_word_once():
     SearchEnglish.stem = stem
 
 
-def definitions_on_demand():
-    """Sphinx's source analysis (``sphinx.pycode``) reads each documented module twice: its
-    syntax tree for the attribute comments and the order of definitions (which autodoc uses),
-    then its tokens for the line ranges of every definition (``find_tags``), which only
-    ``literalinclude :pyobject:`` and ``sphinx.ext.viewcode`` read - neither is used here. The
-    token pass (313 modules; about 1 s of this build's CPU: 44.6 against 45.5 s, medians of
-    3 alternated builds on a loaded machine) runs when ``find_tags`` is first asked instead:
-    the same pages, and the same line ranges for a page that asks for them."""
-    from sphinx.pycode import ModuleAnalyzer, parser
-
-    if getattr(parser.Parser.parse, "on_demand", False):
-        return
-    needed = ("parse_comments", "parse_definition")
-    if not all(hasattr(parser.Parser, name) for name in needed) \
-            or not hasattr(parser, "DefinitionFinder") or not hasattr(parser, "filter_whitespace"):
-        return      # another Sphinx layout: keep its own (slower) path
-    found = ModuleAnalyzer.find_tags
-
-    def parse(self):
-        self.parse_comments()
-
-    def find_tags(self):
-        self.analyze()
-        if not getattr(self, "definitions_found", False):
-            finder = parser.DefinitionFinder(parser.filter_whitespace(self.code).splitlines(True))
-            finder.parse()
-            self.tags, self.definitions_found = finder.definitions, True
-        return found(self)
-
-    parse.on_demand = True
-    parser.Parser.parse = parse
-    ModuleAnalyzer.find_tags = find_tags
-
-
 def fewer_garbage_collections():
     """The build allocates millions of small objects (docutils nodes with links to their
     parents: reference cycles), and Python's cycle collector, at its default thresholds
@@ -178,5 +144,4 @@ def setup(app):
     app.connect("autodoc-process-docstring", errata_into_notes, priority=400)
     numpydoc_template_once()
     stem_each_word_once()
-    definitions_on_demand()
     fewer_garbage_collections()
