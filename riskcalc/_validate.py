@@ -17,6 +17,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -100,7 +101,9 @@ def _not_real(value):
         return "None is not a number"
     if isinstance(value, (dict, set, frozenset)):
         return f"a {type(value).__name__} is not a number"
-    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):   # asarray drops it
+    ma = sys.modules.get("numpy.ma")   # a masked array exists only once numpy.ma is loaded
+    if ma is not None and isinstance(value, ma.MaskedArray) and ma.is_masked(value):
+        # asarray drops the mask
         return "a masked array: its masked entries would be read as numbers"
     return None               # numbers and array-likes: judged on their dtype
 

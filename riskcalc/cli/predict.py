@@ -14,7 +14,7 @@ from riskcalc._validate import METHOD_ALIASES, positive_int
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.linear.engine.joint_spectrum import uses_d
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
-from riskcalc.linear.finite_clients import WEIGHTS as CLIENT_WEIGHTS
+from riskcalc.linear.client_weights import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum, as_spectrum
 

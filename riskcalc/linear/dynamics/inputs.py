@@ -92,8 +92,7 @@ def effective_steps(K, eta: float, gam):
 
 def weight_vector(weights, gam):
     """The clients' weights p_j (summing to 1) from "samples", "uniform" or a vector."""
-    from riskcalc.linear.finite_clients import check_weights, client_weight_vector
-    from riskcalc.linear.finite_clients.identity import client_weights
+    from riskcalc.linear.client_weights import check_weights, client_weight_vector, client_weights
 
     if isinstance(weights, str):
         return client_weights(gam, np.ones(gam.size), check_weights(weights))

@@ -29,9 +29,10 @@ from riskcalc import _frames, solvers
 
 import numpy as np
 
-from riskcalc._validate import (as_array, client_count, nonnegative, parameter, positive_int,
+from riskcalc._validate import (client_count, nonnegative, parameter, positive_int,
                                 real)
 from riskcalc.errors import SolverError
+from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
@@ -54,9 +55,6 @@ METHODS = HETEROGENEOUS + ("maml_fl", "pfedme")
 #: What the finite-M limits cover, for messages and notes.
 COVERAGE = (f"{', '.join(METHODS)}, with any covariance spectrum shared by the clients or "
             "one per client (covariate shift, covariances diagonal in one shared basis)")
-#: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
-#: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
-WEIGHTS = ("samples", "uniform")
 
 
 @dataclass(frozen=True)
@@ -123,36 +121,6 @@ class ClientsLimit:
         return pd.DataFrame({"method": self.method, **per_client,
                              "weights": self.params["weights"], "bias": self.bias,
                              "variance": self.variance, "risk": self.risk}).rename_axis("client")
-
-
-def check_weights(weights) -> str:
-    """``weights`` must name a ``WEIGHTS`` entry."""
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
-    return weights
-
-
-#: Smallest weight relative to the largest that explicit client weights may give (advise's
-#: optimal weights stay above 1e-4 / M of the simplex: 1e-8 at 10,000 clients). Below about
-#: 1e-11 the finite-M limits lose the client to rounding when the others' pooled problem is
-#: underdetermined (gamma (0.5, 1.5), weights (w, 1): the risk 1.04996 at w = 1e-12, 0.90 at
-#: 1e-16, 0.45 at 1e-20, for about 1.05).
-MIN_RELATIVE_WEIGHT = 1e-9
-
-
-def client_weight_vector(weights, m: int) -> np.ndarray:
-    """Explicit client weights: M positive finite numbers, returned normalized to sum one."""
-    p = np.ravel(as_array("weights", weights, low=0.0, low_open=True, ndim=1))
-    if p.size != m:
-        raise ValueError(f"weights must name one of {', '.join(WEIGHTS)} or give one positive "
-                         f"number per client ({m}); got {p.size}")
-    p = p / p.max()          # first: a sum of weights near 1e308 would overflow to inf
-    if p.min() < MIN_RELATIVE_WEIGHT:
-        j = int(np.argmin(p))
-        raise ValueError(f"weights: client {j}'s weight is {p[j]:.3g} of the largest, below "
-                         f"{MIN_RELATIVE_WEIGHT:g}: the limits lose it to rounding (measured: "
-                         "1e-16 gave a risk of 0.90 for 1.05); raise it or leave the client out")
-    return p / p.sum()
 
 
 def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,

@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.client_weights import client_weights
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
@@ -124,16 +125,6 @@ def solve_g(gam, p, count) -> float:
     # f(1) <= sum p - 1 = 0; f(g) >= excess - sum count / (gamma^2 p g) (module docstring).
     hi = max(1.0, float(np.sum(count / (gam ** 2 * p))) / excess)
     return float(increasing_root(fun, np.array([1.0]), np.array([hi]), what=WHAT_G)[0])
-
-
-def client_weights(gam, count, weights):
-    """p_l of one client of each group: n_l / N (``samples``), 1/M (``uniform``), or the
-    given array of per-group weights (normalized by ``clients_limit``: sum count p = 1)."""
-    if not isinstance(weights, str):
-        return np.asarray(weights, dtype=float)
-    if weights == "samples":
-        return (1.0 / gam) / np.sum(count / gam)
-    return np.full(gam.shape, 1.0 / count.sum())
 
 
 def subordination(gam, count, weights):
