@@ -415,7 +415,7 @@ def test_numpy_scalars_and_integers_are_numbers():
 
 @pytest.mark.parametrize("argv, message", [
     ("predict ftfa --gamma 2 --r 1 --sigma 1 --steps 99999999999999999999 --step-size 0.1",
-     "steps must be integers >= 0 and <= 9007199254740992"),
+     "--steps must be an integer >= 0 and <= 9007199254740992"),
     ("predict ftfa --gamma 1e101 --r 1 --sigma 1", "gamma must lie in [1e-100, 1e+100]"),
     ("predict ftfa --gamma 2 --r 1 --sigma 1 --clients 99999999999999999999",
      "clients must be an integer >= 1 and <= 9007199254740992"),

@@ -98,9 +98,13 @@ def test_fedavg_edges_by_the_fold_are_the_scans(laws):
 
 
 def test_exact_local_solves_need_no_step_size():
-    """FedAvg with local_steps = inf ignores the step size, so it may be left out (it raised a
-    TypeError in the client laws)."""
+    """FedAvg with local_steps = inf has no step size: left out it answers (it raised a
+    TypeError in the client laws), T = 0 the server model w = 0 (risk signal^2 + r^2); given, it
+    is refused as the command line refuses --local-step-size there (it was taken and dropped)."""
     kw = dict(gamma=[0.3, 0.8], r=[0.3, 0.6], sigma=[0.4, 0.6], signal=1.0,
               local_steps=np.inf, rounds=[0, 1, 3, np.inf])
-    np.testing.assert_array_equal(riskcalc.rounds_limit("fedavg", **kw).local_risk,
-                                  riskcalc.rounds_limit("fedavg", step_size=0.3, **kw).local_risk)
+    lim = riskcalc.rounds_limit("fedavg", **kw)
+    assert np.all(np.isfinite(lim.local_risk))
+    np.testing.assert_allclose(lim.risk[:, 0], 1.0 + np.array([0.3, 0.6]) ** 2, rtol=1e-12)
+    with pytest.raises(ValueError, match="step_size applies to finite local_steps only"):
+        riskcalc.rounds_limit("fedavg", step_size=0.3, **kw)

@@ -103,7 +103,7 @@ def test_round_one_is_the_exact_wishart_moments(specs, g):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(local_steps=np.inf, gamma=[0.5, 1.0]), "gamma_j away from 1"),
+    (dict(local_steps=np.inf, step_size=None, gamma=[0.5, 1.0]), "gamma_j away from 1"),
     (dict(spectrum="two-point:1,2,0.5"), "not both"),
     (dict(gamma=[2.0, 3.0]), "too close to 0"),    # pooled N < d: D near its atom at 0
     (dict(gamma=0.5), "2 client spectra for 1 clients"),

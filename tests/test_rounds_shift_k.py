@@ -184,7 +184,7 @@ def test_prediction_matches_simulation_and_tells_the_couplings_apart():
 @pytest.mark.parametrize("kw, match", [
     (dict(local_steps=2.5), "local_steps must be one integer"),
     (dict(local_steps=0), "local_steps"),
-    (dict(local_steps=np.inf, gamma=[0.5, 1.0, 0.8]), "gamma_j away from 1"),
+    (dict(local_steps=np.inf, step_size=None, gamma=[0.5, 1.0, 0.8]), "gamma_j away from 1"),
     (dict(rounds=[np.inf], global_step=10.0), "rounds=inf: the iteration diverges"),
     (dict(step_size=0.3), "step_size: local gradient descent diverges on a client"),
     (dict(local_steps=9, max_seconds=1e-3), "local_steps = 9, 3 clients .* would take about"),

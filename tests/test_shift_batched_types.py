@@ -53,7 +53,7 @@ def test_per_point_atoms_shape_errors():
 #: code's bias and variance per client (5fcbd35, ``repr`` of its floats).
 KW = dict(gamma=[0.6, 1.7, 2.5, 3.2], r=[0.4, 1.2, 0.8, 1.5], sigma=[0.9, 0.3, 0.6, 1.1],
           spectra=["two-point:1,4,0.5", "two-point:4,1,0.5", "scaled:2", "two-point:1,4,0.5"],
-          d=100, weights=[0.4, 0.1, 0.3, 0.2])
+          weights=[0.4, 0.1, 0.3, 0.2])
 OLD = {
     "fedavg": ([1.3312460386444567, 3.7026755752484912, 2.027486697822256, 4.877925672909938],
                [0.40009631593036, 0.5199674494236429, 0.3680255061416011, 0.4000963159303598]),
