@@ -178,6 +178,8 @@ def main() -> None:
         eta = fed.pop("edge") * 2.0 / top if "edge" in fed else None
         if "prox_edge" in fed:      # Algorithm 1: eta (L + lam) < 2 (1: paper 004 Thm 2)
             eta = fed.pop("prox_edge") / (top + fed["lam"])
+        if np.isinf(fed["local_steps"]):    # exact local solves: no step (refused if given)
+            eta = None
         kw = dict(fed, signal=1.0, step_size=eta, rounds=rounds)
         # FTFA after round T: not covered for Algorithm 1 with finite K (riskcalc refuses it).
         with_ftfa = method == "fedavg" or np.isinf(fed["local_steps"])
