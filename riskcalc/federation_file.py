@@ -46,7 +46,7 @@ from riskcalc.federation_checks import (check_integer, check_keys, check_number,
                                         check_spec)
 from riskcalc.json_strict import kind as _kind
 from riskcalc.json_strict import load
-from riskcalc.spectrum import MAX_EIGENVALUES
+from riskcalc.spectrum import MAX_EIGENVALUES, spec_uses_d
 
 __all__ = ["MAX_BYTES", "VERSION", "FederationFile", "default_spectrum_used", "from_object",
            "read"]
@@ -183,9 +183,8 @@ class FederationFile:
         (the linear family), ``spectrum`` (the clients' default) or a client's SPEC is
         ``powerlaw:`` or ``file:`` (d sizes or checks their eigenvalues)."""
         specs = [spectrum] + self.spectra()
-        return self.d is not None or any("n" in c for c in self.clients) or (sized and any(
-            isinstance(s, str) and s.strip().lower().startswith(("powerlaw:", "file:"))
-            for s in specs))
+        return self.d is not None or any("n" in c for c in self.clients) or (
+            sized and any(spec_uses_d(s) for s in specs))
 
     def spectra(self, default=None) -> list:
         """Every client's SPEC (``default`` for a client that gives none; None there when

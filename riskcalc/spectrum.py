@@ -217,6 +217,13 @@ class Spectrum:
                     else f", signal weights of mean eigenvalue {self.signal_mean:.4g}") + "]")
 
 
+def spec_uses_d(spec) -> bool:
+    """Whether a dimension d given beside ``spec`` is used: a ``powerlaw:P`` SPEC (d sizes it)
+    or ``file:PATH`` (d checks its count); other SPECs, arrays and Spectrum objects carry their
+    own eigenvalues."""
+    return isinstance(spec, str) and spec.strip().lower().startswith(("powerlaw:", "file:"))
+
+
 def as_spectrum(value, d: int | None = None):
     """``value`` as a Spectrum: None (Sigma = I) and a Spectrum as given, a SPEC string read by
     ``Spectrum.parse`` (``d`` sizes ``powerlaw:P``). Every API entry taking ``spectrum=`` goes

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import parameter, positive, positive_int
-from riskcalc.linear.engine.joint_spectrum import joint_spectrum, uses_d
+from riskcalc.linear.engine.joint_spectrum import d_if_used, joint_spectrum
 from riskcalc.spectrum import Spectrum, as_spectrum
 
 CLIENT_KEYS = ("gamma", "n", "r", "sigma", "rho", "spectrum")
@@ -95,7 +95,7 @@ class Federation:
             object.__setattr__(self, "d", d)
             # Read once: limit_kwargs runs at every limit advise asks for (a scan of all the
             # SPECs there was 0.8 s of shift1000's 31 s).
-            object.__setattr__(self, "_d_used", uses_d(None, spectra))
+            object.__setattr__(self, "_limit_d", d_if_used(d, spectra))
         pooled = float(np.sum(1.0 / gamma))
         if not pooled > 1.0 + 1e-12:
             raise ValueError(
@@ -143,8 +143,7 @@ class Federation:
         and the covariance (``spectrum``, or ``spectra`` and ``d`` under covariate shift)."""
         out = {"gamma": self.gamma, "sigma": self.sigma, "r": self.r}
         if self.shift:      # d only where it sizes a spectrum (clients_limit refuses it else)
-            d = {"d": self.d} if self._d_used else {}
-            return {**out, "spectra": list(self.spectra), **d}
+            return {**out, "spectra": list(self.spectra), **self._limit_d}
         return {**out, "spectrum": self.spectrum}
 
     def spectrum_groups(self) -> list:

@@ -128,7 +128,7 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
         Receives a sentence for each curve a route refuses.
     """
     from riskcalc.linear.dynamics import rounds_limit
-    from riskcalc.linear.engine.joint_spectrum import uses_d
+    from riskcalc.linear.engine.joint_spectrum import d_if_used
 
     spectrum = (fed.spectrum if fed.spectrum is not None and not fed.spectrum.is_identity
                 else None)
@@ -136,9 +136,8 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
     if fed.shift:
         top = shift_top(fed)
         steps, note = spectrum_local_steps(fed.m, max_rounds, shift=True)
-        shift = {"spectra": list(fed.spectra), "max_seconds": SHIFT_ALLOWANCE}
-        if uses_d(None, shift["spectra"]):      # rounds_limit refuses a d nothing uses
-            shift["d"] = fed.d
+        shift = {"spectra": list(fed.spectra), "max_seconds": SHIFT_ALLOWANCE,
+                 **d_if_used(fed.d, fed.spectra)}
         extra = () if note is None else (note,)
     elif spectrum is None:
         top, steps, extra = float(np.max((1.0 + np.sqrt(fed.gamma)) ** 2)), LOCAL_STEPS, ()

@@ -12,7 +12,7 @@ import numpy as np
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES, positive_int
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
-from riskcalc.linear.engine.joint_spectrum import uses_d
+from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.client_weights import WEIGHTS as CLIENT_WEIGHTS
 from riskcalc.linear.model import ClientSpec
@@ -125,7 +125,7 @@ def _federation(args, spec):
     spectra = fedargs.client_spectra(args, others)
     if spectra is None:
         return out
-    return {**out, "spectra": spectra, **({"d": args.d} if uses_d(None, spectra) else {})}
+    return {**out, "spectra": spectra, **d_if_used(args.d, spectra)}
 
 
 def _finite_clients(args, spec):

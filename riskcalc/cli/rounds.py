@@ -21,7 +21,7 @@ from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
-from riskcalc.linear.engine.joint_spectrum import uses_d
+from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.dynamics.personalize import MAX_STEPS
 from riskcalc.spectrum import Spectrum
 
@@ -164,7 +164,7 @@ def federation(args) -> dict:
                                  "fedavg and pfedme/fedprox only")
             # d where a spectrum uses it (compare's --d, the simulation's, is not the spectra's)
             d = getattr(args, "d", None)
-            fed.update(spectra=spectra, **({"d": d} if uses_d(None, spectra) else {}))
+            fed.update(spectra=spectra, **d_if_used(d, spectra))
         return fed
     m = 1 if args.clients is None else positive_int("--clients", args.clients,
                                                      maximum=MAX_INT)

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc._validate import positive_int, real
-from riskcalc.spectrum import MAX_EIGENVALUES, Spectrum, ordered_steps, step_count
+from riskcalc.spectrum import (MAX_EIGENVALUES, Spectrum, ordered_steps, spec_uses_d,
+                               step_count)
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,13 @@ def uses_d(spectrum, spectra) -> bool:
     ``spectrum`` (as ``riskcalc.federation_file.FederationFile.uses_d``)."""
     given = ([spectrum] if spectra is None else [spectra] if isinstance(spectra, str)
              else list(spectra))
-    return any(isinstance(x, str) and x.strip().lower().startswith(("powerlaw:", "file:"))
-               for x in given)
+    return any(spec_uses_d(x) for x in given)
+
+
+def d_if_used(d, spectra) -> dict:
+    """The keyword ``{"d": d}`` to pass beside ``spectra`` where one of them uses it
+    (``uses_d``), else none: ``clients_limit`` and ``rounds_limit`` refuse a d nothing uses."""
+    return {"d": d} if d is not None and uses_d(None, spectra) else {}
 
 
 def check_d_used(d, spectrum, spectra) -> None:
