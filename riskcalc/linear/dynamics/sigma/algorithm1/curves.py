@@ -202,12 +202,12 @@ def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
     Alg1Pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g)    # the size check
     c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum)
     c["pencil"] = Alg1Pencil
-    H, cross, _ = _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    H, cross, solved = _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
 
     def personalize(**kind):
-        raise ValueError("personalized_risk: personalization after Algorithm 1's rounds with "
-                         "a spectrum and pooled samples that do not span R^d (sum_j min(1, "
-                         "1/gamma_j) < 1) is not covered yet (sigma.algorithm1.pooled)")
+        """(bias, variance) after personalizing the round-T server model (as above)."""
+        return algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                             spectrum, solved=(c, *solved), **kind)
     return _assemble(H, cross, c["z"], c["w"], rounds, c["finite"], c["over"], gam, r, sigma, p,
                      signal, float(spectrum.weights @ spectrum.atoms), {
                          "contraction": c["rho"], "edges": (c["lo"], c["top"]),
@@ -261,7 +261,8 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
     cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
     if P > 1:
-        H, cross = at_one(H, cross, N)
+        H = at_one(H, N, P)
+        cross = np.concatenate([cross[..., :N], cross[..., N:].real.mean(-1, keepdims=True)], -1)
     return H, cross, (C, G)
 
 

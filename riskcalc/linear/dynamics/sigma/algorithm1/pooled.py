@@ -52,15 +52,19 @@ sum_j min(1, 1 / gamma_j) < 1, so every gamma_j > 1; Sigma = I is ``algorithm1.p
    1 - top, so the rule's error is 4^-n of its scale), in each variable, for the curves' point
    z = 1 (``at_one``). The distance ||w_T - w_inf||^2 (unweighted, no N part: both models are
    0 on N) is the curves' less the N part signal^2 mu0 of its theta_0 double contour at finite
-   T. Checks at the solve: the contour encloses tau(Sigma G_00)'s whole mass tau(Sigma), the
-   circle tau(Sigma P_N) (``check_masses``).
+   T. Checks at the solve: the contour encloses the whole mass -tau(Sigma) of tau(Sigma
+   Y_0(c_th)), the circle -tau(Sigma P_N) (``check_masses``).
+5. Personalization from the round-T server model (``sigma.algorithm1.personalize``): its row
+   f_i reads F_i G_0b, and F_i (FTFA's (I - eta' S_i)^k, RTFA's lam' (S_i + lam')^-1) is the
+   identity on N, so the same holds: the circle's mean gives its point z = 1 (``at_one`` with
+   the node at infinity kept) and T = inf adds signal^2 tau(Sigma P_N).
 
-Scope: as ``algorithm1.pooled`` (g lam <= 1, eta (L + lam) <= 1, ``inputs.check_step_scope``),
-the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) and the server and own models (no
-personalization from the server model yet). Checks (``tests/test_rounds_sigma_alg1_pooled.py``):
-Sigma = I against ``algorithm1.pooled``, the continuation in gamma from spanning federations,
-T = inf against the exact prox and FedAvg's K = 1 fixed point, T = 1 against free moments, and
-the literal algorithm at three d.
+Scope: as ``algorithm1.pooled`` (g lam <= 1, eta (L + lam) <= 1, ``inputs.check_step_scope``)
+and the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``; the chain route is refused).
+Checks (``tests/test_rounds_sigma_alg1_pooled.py``): Sigma = I against ``algorithm1.pooled``
+(server and own models, FTFA), the continuation in gamma from spanning federations, T = inf
+against FedAvg's K = 1 fixed point, K = 1, T = 1 against free moments, the contraction against
+the round map's eigenvalues at finite d, and the literal algorithm at three d.
 """
 
 from __future__ import annotations
@@ -100,22 +104,26 @@ def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum):
             "held": held_apart(gam, spectrum)}
 
 
-def at_one(H, cross, N):
-    """The curves' two-point functions H (..., N + P, 2 N + 2 P) on (upper contour nodes, upper
-    circle nodes) x (contour, its conjugates, circle, its conjugates) and single-contour terms
-    cross (..., N + P) reduced to ``_dense_parts``' form (..., N + 1, 2 N + 1) and (..., N + 1):
-    the point z = 1 the circle's mean in each variable (module docstring, step 4), with
-    H(conj z1, conj z2) = conj H(z1, z2) for the conjugate rows."""
-    P = H.shape[-2] - N
-    flip = np.r_[N:2 * N, 0:N, 2 * N + P:2 * N + 2 * P, 2 * N:2 * N + P]
-    row = (H[..., N:, :].sum(axis=-2) + H[..., N:, flip].conj().sum(axis=-2)) / (2 * P)
-    col = H[..., :N, 2 * N:].sum(axis=-1) / (2 * P)
-    both = row[..., 2 * N:].sum(axis=-1) / (2 * P)
-    out = np.empty(H.shape[:-2] + (N + 1, 2 * N + 1), complex)
-    out[..., :N, :2 * N], out[..., :N, 2 * N] = H[..., :N, :2 * N], col
-    out[..., N, :2 * N], out[..., N, 2 * N] = row[..., :2 * N], both
-    one = cross[..., N:].real.sum(axis=-1) / P
-    return out, np.concatenate([cross[..., :N], one[..., None]], axis=-1)
+def at_one(H, N, P):
+    """Two-point functions H (..., N + P + e, 2 N + 2 P + e) on (upper contour nodes, upper
+    circle nodes, e real points) x (contour, its conjugates, circle, its conjugates, the same
+    real points) reduced to the curves' form (..., N + 1 + e, 2 N + 1 + e), the circle replaced
+    by the point z = 1, its mean in each variable (module docstring, step 4), with
+    H(conj z1, conj z2) = conj H(z1, z2) for the conjugate rows. (A real-symmetric single
+    contour term's mean over the circle is that of the real part on its upper nodes.)"""
+    R, Cn = H.shape[-2:]
+    flip = np.r_[N:2 * N, 0:N, 2 * N + P:2 * N + 2 * P, 2 * N:2 * N + P, 2 * N + 2 * P:Cn]
+    ring, cols = slice(N, N + P), slice(2 * N, 2 * N + 2 * P)
+    row = (H[..., ring, :].sum(axis=-2) + H[..., ring, flip].conj().sum(axis=-2)) / (2 * P)
+    col = H[..., cols].sum(axis=-1) / (2 * P)
+    keep_r, keep_c = np.r_[0:N, N + P:R], np.r_[0:2 * N, 2 * N + 2 * P:Cn]
+    out_r, out_c = np.r_[0:N, N + 1:R - P + 1], np.r_[0:2 * N, 2 * N + 1:Cn - 2 * P + 1]
+    out = np.empty(H.shape[:-2] + (R - P + 1, Cn - 2 * P + 1), complex)
+    out[..., out_r[:, None], out_c] = H[..., keep_r[:, None], keep_c]
+    out[..., out_r, 2 * N] = col[..., keep_r]
+    out[..., N, out_c] = row[..., keep_c]
+    out[..., N, 2 * N] = row[..., cols].sum(axis=-1) / (2 * P)
+    return out
 
 
 def check_masses(pen, G, c, Es) -> None:
