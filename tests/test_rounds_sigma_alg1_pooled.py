@@ -12,7 +12,11 @@ import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 from riskcalc.linear.dynamics.algorithm1.curves import curves as identity_curves
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
-from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
+from riskcalc.linear.dynamics.sigma.algorithm1.curves import (Alg1Chain, Alg1Pencil,
+                                                              _dense_parts,
+                                                              algorithm1_sigma_k_curves,
+                                                              chain_parts)
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import pooled_contour
 from riskcalc.spectrum import Spectrum
 
 SPEC = Spectrum(np.array([0.25, 1.0]), np.array([0.5, 0.5]))
@@ -148,15 +152,30 @@ def test_monte_carlo_gap_shrinks_in_d(pooled):
     assert gaps[200] < 0.01 and gaps[200] < gaps[50], gaps
 
 
-def test_refused_beyond_the_dense_pencil_and_the_scope():
-    """The chain route, g lam > 1 and covariate shift are not covered with pooled N < d: each
-    refused by name."""
+def test_chain_route_is_the_dense_one(pooled):
+    """The chain pencil (``sigma.algorithm1.chain``, the route beyond M K^2 = 200) on the same
+    contour and circle: its two-point functions and single-contour terms against the dense
+    pencil's (measured 4e-13 relative; the whole curves 7e-15, each route with its own edge
+    scan, not in the tests: the chain's scan costs 3 s)."""
+    gam, p, lam = np.array(GAM), np.array([0.5, 0.5]), KW["lam"]
+    eta, K, g = STEPS["step_size"], STEPS["local_steps"], 1.0 / lam
+    r, sig = np.array(KW["r"]), np.array(KW["sigma"])
+    c = pooled_contour(gam, p, lam, eta, K, g, np.array([1.0, 3.0]), SPEC)     # edges kept
+    out = []
+    for pencil, parts in ((Alg1Pencil, _dense_parts), (Alg1Chain, chain_parts)):
+        c["pencil"] = pencil
+        out.append(parts(gam, r, sig, p, 1.0, lam, eta, K, g, SPEC, c, 1)[:2])
+    (Hd, xd), (Hc, xc) = out
+    assert np.abs(Hc - Hd).max() <= 1e-10 * np.abs(Hd).max()
+    assert np.abs(xc - xd).max() <= 1e-10 * np.abs(xd).max()
+
+
+def test_refused_beyond_the_scope():
+    """g lam > 1 and covariate shift are not covered with pooled N < d: each refused by
+    name."""
     kw = dict(KW, rounds=[1], **STEPS)
     with pytest.raises(ValueError, match="global_step"):
         riskcalc.rounds_limit("pfedme", **{**kw, "global_step": 1.0})
-    with pytest.raises(ValueError, match="dense pencil only"):
-        algorithm1_sigma_k_curves(np.array(GAM), np.ones(2), np.ones(2), np.ones(2) / 2, 1.0,
-                                  1.0, 0.04, 2, 1.0, np.array([1.0]), SPEC, route="chain")
     with pytest.raises(ValueError, match="span"):
         riskcalc.rounds_limit("pfedme", **{**kw, "spectrum": None,
                                            "spectra": [[0.5, 2.0], [2.0, 0.5]]})

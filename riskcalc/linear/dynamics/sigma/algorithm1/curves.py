@@ -121,7 +121,8 @@ from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_c
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import (CIRCLE_NODES, at_one,
-                                                              check_masses, pooled_contour)
+                                                              check_masses, pooled_contour,
+                                                              ring_mean)
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma import budget, memory
@@ -194,20 +195,23 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
 def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
     """The curves' dict where the pooled samples do not span (``sigma.algorithm1.pooled``):
     the dense pencil on its contour around z = 1 and its circle there."""
-    if chain:
-        raise ValueError(f"spectrum: Algorithm 1 with local_steps = {K}, {gam.size} clients "
-                         "and pooled samples that do not span R^d (sum_j min(1, 1/gamma_j) < "
-                         f"1) is covered by the dense pencil only (M K^2 <= {MAX_UNKNOWNS}, "
-                         f"here {gam.size * K * K}); give fewer local_steps or clients")
-    Alg1Pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g)    # the size check
-    c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum)
-    c["pencil"] = Alg1Pencil
-    H, cross, solved = _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+    atoms = spectrum.atoms
+    if chain:       # as the spanning case's chain route: the least cost before the edges
+        t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+        _affordable(gam.size, K, atoms.size, 40, t_max, 1, least=True)
+        memory_check(gam.size, K, atoms.size, max(40, t_max + 16))
+    else:
+        Alg1Pencil(atoms, spectrum.weights, gam, p, lam, eta, K, g)          # the size check
+    pencil = Alg1Chain if chain else Alg1Pencil
+    c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil)
+    c["pencil"] = pencil
+    H, cross, solved = (chain_parts if chain else _dense_parts)(
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
 
     def personalize(**kind):
         """(bias, variance) after personalizing the round-T server model (as above)."""
         return algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
-                                             spectrum, solved=(c, *solved), **kind)
+                                             spectrum, solved=solved and (c, *solved), **kind)
     return _assemble(H, cross, c["z"], c["w"], rounds, c["finite"], c["over"], gam, r, sigma, p,
                      signal, float(spectrum.weights @ spectrum.atoms), {
                          "contraction": c["rho"], "edges": (c["lo"], c["top"]),
@@ -239,7 +243,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
         f"{n} contour nodes", n <= t_max + 24)
     C, G = dense_solve(pen, c)
     if P > 1:
-        check_masses(pen, G, c, float(hw @ atoms))
+        check_masses(pen, G, c, float(hw @ atoms), (1.0 - eta * lam) ** K, g * lam)
     s, h = pen.s, pen.h
     c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models
@@ -261,8 +265,7 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
     cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
     if P > 1:
-        H = at_one(H, N, P)
-        cross = np.concatenate([cross[..., :N], cross[..., N:].real.mean(-1, keepdims=True)], -1)
+        H, cross = at_one(H, N, P), ring_mean(cross, N)
     return H, cross, (C, G)
 
 

@@ -52,19 +52,22 @@ sum_j min(1, 1 / gamma_j) < 1, so every gamma_j > 1; Sigma = I is ``algorithm1.p
    1 - top, so the rule's error is 4^-n of its scale), in each variable, for the curves' point
    z = 1 (``at_one``). The distance ||w_T - w_inf||^2 (unweighted, no N part: both models are
    0 on N) is the curves' less the N part signal^2 mu0 of its theta_0 double contour at finite
-   T. Checks at the solve: the contour encloses the whole mass -tau(Sigma) of tau(Sigma
-   Y_0(c_th)), the circle -tau(Sigma P_N) (``check_masses``).
+   T. Checks at the solve: the contour encloses the whole mass tau(Sigma) of tau(Sigma G_00),
+   the circle N's part of it (``check_masses``).
 5. Personalization from the round-T server model (``sigma.algorithm1.personalize``): its row
    f_i reads F_i G_0b, and F_i (FTFA's (I - eta' S_i)^k, RTFA's lam' (S_i + lam')^-1) is the
    identity on N, so the same holds: the circle's mean gives its point z = 1 (``at_one`` with
    the node at infinity kept) and T = inf adds signal^2 tau(Sigma P_N).
 
-Scope: as ``algorithm1.pooled`` (g lam <= 1, eta (L + lam) <= 1, ``inputs.check_step_scope``)
-and the dense pencil (M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``; the chain route is refused).
-Checks (``tests/test_rounds_sigma_alg1_pooled.py``): Sigma = I against ``algorithm1.pooled``
-(server and own models, FTFA), the continuation in gamma from spanning federations, T = inf
-against FedAvg's K = 1 fixed point, K = 1, T = 1 against free moments, the contraction against
-the round map's eigenvalues at finite d, and the literal algorithm at three d.
+Scope: as ``algorithm1.pooled`` (g lam <= 1, eta (L + lam) <= 1, ``inputs.check_step_scope``);
+the dense pencil and, beyond M K^2 = ``sigma_pencil.MAX_UNKNOWNS``, the chain's
+(``sigma.algorithm1.chain``: the circle's nodes joined to the upper nodes of its two-point
+scheme; personalization on the dense pencil only, as when the samples span). Checks
+(``tests/test_rounds_sigma_alg1_pooled.py``): Sigma = I against ``algorithm1.pooled`` (server
+and own models, FTFA), the continuation in gamma from spanning federations, T = inf against
+FedAvg's K = 1 fixed point, K = 1, T = 1 against free moments, the contraction against the
+round map's eigenvalues at finite d, the chain pencil against the dense one, and the literal
+algorithm at three d.
 """
 
 from __future__ import annotations
@@ -73,7 +76,8 @@ import numpy as np
 
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.fedavg import enclosed, round_horizon
-from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
+from riskcalc.linear.dynamics.sigma.algorithm1.pencil import (Alg1Pencil, _contour_nodes,
+                                                              spectrum_edges)
 
 #: Nodes of the circle around z = 1 (step 4): the rule's error 4^-24 = 4e-15 of the scale.
 CIRCLE_NODES = 24
@@ -88,11 +92,13 @@ def held_apart(gam, spectrum):
     return kappa0 / gp, pooled_atom(gam)
 
 
-def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum):
+def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil):
     """``contour.contour``'s dict for pooled N < d (module docstring, steps 2-4): the edges on
-    the pooled range, the ellipse with foci lo and 1 (z = 1 inside), the upper nodes of the
-    circle around z = 1 (``around``, ``around_w``) and (``held``) tau(Sigma P_N), mu0."""
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pooled_ok=True)
+    the pooled range (scanned with ``pencil``'s solves), the ellipse with foci lo and 1 (z = 1
+    inside), the upper nodes of the circle around z = 1 (``around``, ``around_w``) and
+    (``held``) tau(Sigma P_N), mu0."""
+    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
+                                      pooled_ok=True)
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     _, over, finite, t_max = round_horizon(top, rounds)
     z, w, n = _contour_nodes(lo, 1.0, top, t_max)
@@ -126,16 +132,25 @@ def at_one(H, N, P):
     return out
 
 
-def check_masses(pen, G, c, Es) -> None:
-    """(1 / 2 pi i) oint tau(Sigma Y_0(c_th)) dz (the server row, module docstring, step 1)
-    over the contour must be -tau(Sigma) = -``Es`` (the whole spectrum, z = 1 inside: the
-    server block of the identity), over the circle -tau(Sigma P_N) (the pole of N alone): a
-    band the edge scan missed, or a circle reaching the spectrum, would break one of them
-    (step 4; ``fedavg.enclosed``)."""
+def ring_mean(f, N):
+    """Single-contour terms f (..., N + P) on (upper contour nodes, upper circle nodes) with
+    the circle replaced by the point z = 1 (..., N + 1): its mean, that of the real part on
+    the upper nodes for f(conj z) = conj f(z) (module docstring, step 4)."""
+    return np.concatenate([f[..., :N], f[..., N:].real.mean(axis=-1, keepdims=True)], axis=-1)
+
+
+def check_masses(pen, G, c, Es, a0, gl) -> None:
+    """(1 / 2 pi i) oint tau(Sigma G_00) dz over the contour must be tau(Sigma) = ``Es`` (the
+    whole spectrum, z = 1 inside: the server block of the identity), over the circle the
+    residue of N, tau(Sigma P_N) (1 - a0) / (1 - a0 + g lam a0) (G_00 on N,
+    ``algorithm1.pooled``, step 2; a0 = (1 - eta lam)^K): a band the edge scan missed, or a
+    circle reaching the spectrum, would break one of them (module docstring, step 4;
+    ``fedavg.enclosed``). ``G`` the dense or the chain pencil's solution (``column0``)."""
     N = c["z"].size
-    m = -np.einsum("a,na->n", pen.h * pen.s, G[:, :, 0, 0] + G[:, :, 0, pen.state].sum(-1))
+    m = np.einsum("a,na->n", pen.h * pen.s, pen.column0(G)[..., 0])
     edges = (c["lo"], c["top"])
     what = "Algorithm 1's curves with a spectrum and pooled N < d"
-    enclosed(-float(np.sum((m[:N] * c["w"]).imag)) / Es, 0.0, edges, what)
-    circle = -2.0 * float(np.sum((m[N:] * c["around_w"]).real))
-    enclosed(circle / c["held"][0], 0.0, edges, what + ", the circle around z = 1")
+    enclosed(float(np.sum((m[:N] * c["w"]).imag)) / Es, 0.0, edges, what)
+    circle = 2.0 * float(np.sum((m[N:] * c["around_w"]).real))
+    held = c["held"][0] * (1.0 - a0) / (1.0 - a0 + gl * a0)
+    enclosed(circle / held, 0.0, edges, what + ", the circle around z = 1")
