@@ -60,6 +60,7 @@ from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
 from riskcalc.linear.dynamics.sigma.algorithm1.couplings import columns_in_order, solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import reflected
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one, ring_mean
 from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV
 from riskcalc.linear.dynamics.sigma.sigma_chain import _NEWTON_GMRES, _RESIDUAL, ChainPencil, gmres
 
@@ -365,10 +366,15 @@ def chain_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     N = z.size
     # (3, 2, M + 1, N + 1, 2 N + 1) -> (M + 1, 3, 2, N + 1, 2 N + 1)
     H = columns_in_order(pen.two_point((C, G), couplings), N).transpose(2, 0, 1, 3, 4)
+    P = H.shape[-2] - N
+    if P > 1:       # the circle around z = 1 (pooled N < d): its mean there
+        H = at_one(H, N, P)
     # tau(Sigma Y(au_i)) of each model at every node: (Ghat au_i)_m = y0_i (m = 0), delta_il
     # S_i - u_l[s_l] y0_i (m = s_l).
     _, S, y0 = pen._vectors(G, au, False)
     cross = np.concatenate([np.einsum("a,nai->in", h * s, y0)[None],
                             np.einsum("a,nal->ln", h * s, S)[:, None, :] * np.eye(M)[:, :, None]
                             - np.einsum("a,nal,nai->lin", h * s, G["u"][..., 0], y0)])
+    if P > 1:
+        cross = ring_mean(cross, N)
     return H, cross, None

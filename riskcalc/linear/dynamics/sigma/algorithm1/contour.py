@@ -41,10 +41,12 @@ def contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil):
 
 def dense_solve(pen, c):
     """(Chat, Ghat) of the dense pencil ``pen`` at the upper nodes of the contour ``c`` and at
-    z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), each followed down from far above it,
-    with the branch check of ``sigma.algorithm1.curves`` (step 4; none on ``circles``' circle)."""
+    z = 1 (the fixed point: G(1) = (1 - Phi)^-1 there), or instead of z = 1 at the upper nodes
+    ``c["around"]`` of the circle around it where the pooled samples do not span
+    (``sigma.algorithm1.pooled``), each followed down from far above it, with the branch check
+    of ``sigma.algorithm1.curves`` (step 4; none on ``circles``' circle)."""
     z, lo, low = c["z"], c["lo"], c["low"]
-    zz = np.concatenate([z, [1.0]])
+    zz = np.concatenate([z, c.get("around", [1.0])])
     far = 4.0 * max(1.0, -lo)
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
     if low < 0.0 and not c["circle"]:

@@ -14,14 +14,17 @@ import numpy as np
 
 def solved_couplings(pen, c, gam, r, sigma, signal, eta, lam):
     """(Chat, Ghat) of the chain pencil ``pen`` at the upper nodes of the contour ``c`` and at
-    z = 1 (``sigma.algorithm1.chain``, step 4), the couplings of the curves' two-point
-    functions and the local vector au (its step 3; ``sigma.algorithm1.curves``, step 3)."""
+    z = 1 (``sigma.algorithm1.chain``, step 4), or instead of z = 1 at the upper nodes
+    ``c["around"]`` of the circle around it (pooled N < d: ``sigma.algorithm1.pooled``), the
+    couplings of the curves' two-point functions and the local vector au (its step 3;
+    ``sigma.algorithm1.curves``, step 3)."""
     z, M, nb = c["z"], gam.size, pen.nb
     far = 4.0 * max(1.0, -c["lo"])
     path = list(far * np.geomspace(1.0, 1e-3 * np.min(z.imag) / far, 24)) + [0.0]
+    one = np.asarray(c.get("around", [1.0]))
     tau_a, _, _ = pen.solve_arc(z, path)
-    tau_1, _, _ = pen.solve(lambda y: np.array([1.0 + 1j * y]), path)
-    zz = np.concatenate([z, [1.0]])
+    tau_1, _, _ = pen.solve(lambda y: one + 1j * y, path)
+    zz = np.concatenate([z, one])
     _, C, G = pen.solve(lambda t: zz, [0.0], tau0=np.concatenate([tau_a, tau_1]))
     cf, au = np.zeros((M, nb)), np.zeros((M, nb))
     cf[:, pen.lr] = -eta
@@ -41,8 +44,12 @@ def solved_couplings(pen, c, gam, r, sigma, signal, eta, lam):
 def columns_in_order(H, N):
     """H (..., N + 1, 2 N + 2) of ``two_point`` at the nodes z and z = 1 with their conjugates
     as columns, reordered in place (upper, conjugates, z = 1; the conjugate of z = 1 dropped):
-    (..., N + 1, 2 N + 1). One slice at a time: a reindexed copy of H (M N^2 entries) doubled
-    the peak memory."""
+    (..., N + 1, 2 N + 1); with P > 1 nodes of a circle in place of z = 1 (pooled N < d), H
+    (..., N + P, 2 N + 2 P) reordered to (upper, conjugates, circle, its conjugates), a copy.
+    One slice at a time: a reindexed copy of H (M N^2 entries) doubled the peak memory."""
+    P = H.shape[-2] - N
+    if P > 1:
+        return H[..., np.r_[0:N, N + P:2 * N + P, N:N + P, 2 * N + P:2 * N + 2 * P]]
     for H_ in H.reshape((-1,) + H.shape[-2:]):
         one = H_[:, N].copy()
         H_[:, N:2 * N] = H_[:, N + 1:2 * N + 1].copy()

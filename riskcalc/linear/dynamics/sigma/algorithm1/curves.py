@@ -105,6 +105,8 @@ and the literal iteration (``montecarlo.linear.rounds``) at two d. M K^2 beyond
 ``sigma_pencil.MAX_UNKNOWNS``: ``sigma.algorithm1.chain``'s pencil (``route``), the same curves.
 Personalization from the round-T server model: ``algorithm1.personalize`` (the curves'
 ``personalize``, reusing their contour and solve); the contour machinery: ``algorithm1.contour``.
+Pooled samples that do not span R^d (an eigenvalue 1 of Phi on their common null space):
+``sigma.algorithm1.pooled`` (the contour around z = 1, T = inf from a circle there).
 """
 
 from __future__ import annotations
@@ -118,6 +120,10 @@ from riskcalc.linear.dynamics.sigma.algorithm1.personalize import algorithm1_per
 from riskcalc.linear.dynamics.sigma.algorithm1.cost import _affordable, memory_check
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain, chain_parts
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import (CIRCLE_NODES, at_one,
+                                                              check_masses, pooled_contour,
+                                                              ring_mean)
+from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
@@ -160,6 +166,8 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
     chain = route == "chain" or (route == "auto" and M * K * K > MAX_UNKNOWNS)
     atoms, hw = spectrum.atoms, spectrum.weights
     scans = 2 if g * lam > 1.0 else 1       # the negative band's window too (``spectrum_edges``)
+    if pooled_atom(gam) > 0.0:
+        return _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain)
     if chain:
         # Before the edge scans: the fewest nodes any contour takes (40, ``_contour_nodes``;
         # for the memory T_max + 16 too).
@@ -184,15 +192,45 @@ def algorithm1_sigma_k_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, 
                          "contraction_is_bound": c["bound"], "memory": c.get("memory")})
 
 
+def _pooled(gam, r, sigma, p, signal, lam, eta, K, g, rounds, spectrum, chain):
+    """The curves' dict where the pooled samples do not span (``sigma.algorithm1.pooled``):
+    the dense pencil on its contour around z = 1 and its circle there."""
+    atoms = spectrum.atoms
+    if chain:       # as the spanning case's chain route: the least cost before the edges
+        t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
+        _affordable(gam.size, K, atoms.size, 40, t_max, 1, least=True)
+        memory_check(gam.size, K, atoms.size, max(40, t_max + 16))
+    else:
+        Alg1Pencil(atoms, spectrum.weights, gam, p, lam, eta, K, g)          # the size check
+    pencil = Alg1Chain if chain else Alg1Pencil
+    c = pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil)
+    c["pencil"] = pencil
+    H, cross, solved = (chain_parts if chain else _dense_parts)(
+        gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, 1)
+
+    def personalize(**kind):
+        """(bias, variance) after personalizing the round-T server model (as above)."""
+        return algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, rounds,
+                                             spectrum, solved=solved and (c, *solved), **kind)
+    return _assemble(H, cross, c["z"], c["w"], rounds, c["finite"], c["over"], gam, r, sigma, p,
+                     signal, float(spectrum.weights @ spectrum.atoms), {
+                         "contraction": c["rho"], "edges": (c["lo"], c["top"]),
+                         "atom": c["held"][1], "nodes": c["n"] + CIRCLE_NODES,
+                         "personalize": personalize, "contraction_is_bound": False,
+                         "memory": c.get("memory")}, held=c["held"])
+
+
 def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
     """The two-point functions H (M + 1, 3, 2, N + 1, 2 N + 1) of the three couplings for the
     server and every own model, the single-contour terms tau(Sigma Y(au_i)) (M + 1, M, N + 1)
     at the upper nodes z (N,) and z = 1, through the dense pencil (module docstring, step 3),
-    and its solution (Chat, Ghat) there."""
+    and its solution (Chat, Ghat) there; where the pooled samples do not span, z = 1 the mean
+    over the circle ``c["around"]`` (``sigma.algorithm1.pooled.at_one``)."""
     M, z, n, t_max = gam.size, c["z"], c["n"], c["t_max"]
     atoms, hw = spectrum.atoms, spectrum.weights
     pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g)
-    pairs, size = (n // 2 + 1) * (n + 1), M * K * K
+    P = len(c.get("around", [1.0]))            # the point z = 1, or the circle's upper nodes
+    pairs, size = (n // 2 + P) * (n + 2 * P - (P == 1)), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
         raise ValueError(f"spectrum: Algorithm 1's curves with {M} clients, local_steps = {K} "
                          f"and rounds up to {t_max} need {pairs:.3g} contour node pairs, each a "
@@ -204,6 +242,8 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
         (M, K, n), f"Algorithm 1's dense pencil of {pen.n} blocks with {atoms.size} atoms and "
         f"{n} contour nodes", n <= t_max + 24)
     C, G = dense_solve(pen, c)
+    if P > 1:
+        check_masses(pen, G, c, float(hw @ atoms), (1.0 - eta * lam) ** K, g * lam)
     s, h = pen.s, pen.h
     c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models
@@ -213,23 +253,29 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                       ([signal ** 2], c_th[None, :], c_th[None, :], (m, m))]
     pent = Alg1Pencil(atoms, hw, gam, p, lam, eta, K, g, transposed=True)
     N = z.size
-    full = np.r_[0:N, 0:N, N]                # full contour (upper, then conjugates), z = 1
-    conj = np.r_[np.zeros(N), np.ones(N), 0].astype(bool)
+    # The full contour (upper, then conjugates), then z = 1 or the full circle around it.
+    full = np.r_[0:N, 0:N, N] if P == 1 else np.r_[0:N, 0:N, N:N + P, N:N + P]
+    conj = np.r_[np.zeros(N), np.ones(N), 0].astype(bool) if P == 1 else np.r_[
+        np.zeros(N), np.ones(N), np.zeros(P), np.ones(P)].astype(bool)
     Cf, Gf = C[full], G[full]
     Cf[conj], Gf[conj] = Cf[conj].conj(), Gf[conj].conj()
     H = pent.two_point((C.swapaxes(-1, -2), G.swapaxes(-1, -2)),
                        (Cf.swapaxes(-1, -2), Gf.swapaxes(-1, -2)), couplings)
-    H = H.reshape(M + 1, 3, 2, N + 1, 2 * N + 1)
+    H = H.reshape(M + 1, 3, 2, N + P, full.size)
     # tau(Sigma Y(au_i)) of each model row at every node (upper half and z = 1).
     cross = np.stack([np.einsum("a,nab,ib->in", h * s, G[:, :, m, :], au) for m in models])
+    if P > 1:
+        H, cross = at_one(H, N, P), ring_mean(cross, N)
     return H, cross, (C, G)
 
 
-def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra):
+def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es, extra,
+              held=(0.0, 0.0)):
     """The curves' dict from the two-point functions and single-contour terms of either route
     (``_dense_parts``, ``sigma.algorithm1.chain.chain_parts``) on the contour z (N,) with weights w:
     the quadrature of the module docstring (step 3) for every T, the settled tails and the
-    fields of ``extra``."""
+    fields of ``extra``; ``held`` (tau(Sigma P_N), tau(P_N)) of the pooled null space N, whose
+    pole z = 1 the contour encloses (``sigma.algorithm1.pooled``, steps 2 and 4)."""
     M = gam.size
     q = quadrature(z, w, rounds, finite)
     pw1, P1, pw2, P2, inf, quad = q.pw1, q.P1, q.pw2, q.P2, q.inf, q.double
@@ -238,13 +284,16 @@ def _assemble(H, cross, z, w, rounds, finite, over, gam, r, sigma, p, signal, Es
         for k in range(M + 1):       # model k for every client i (own models: i = k - 1)
             Hu, Hn, Ht = H[k, :, 0]
             one = q.single(P1, inf, cross[k].T)
-            bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu))[None, :] \
+            # T = inf: the theta_0 part's residue at z = 1 (held[0]; 0 when pooled N >= d).
+            bias[k] = (quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, inf, P2, inf, Hu)
+                       + signal ** 2 * held[0] * inf)[None, :] \
                 - 2.0 * (r ** 2)[:, None] * one.T + (r ** 2 * Es)[:, None]
             var[k] = quad(P1, inf, P2, inf, Hn)[None, :]
         # w_T - w_inf = oint z^T Y(c_th) theta_0 + sum_j (oint P_T Y(cf_j) - Y(1; cf_j)) f_j.
         Hu, Hn, Ht = H[0, :, 1]
         dc = -q.fin
-        dist = quad(pw1, 0.0, pw2, 0.0, Ht) + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn)
+        dist = (quad(pw1, 0.0, pw2, 0.0, Ht) - signal ** 2 * held[1] * q.fin
+                + quad(P1, dc, P2, dc, Hu) + quad(P1, dc, P2, dc, Hn))
     own_b = np.stack([bias[1 + i, i] for i in range(M)])
     own_v = np.stack([var[1 + i, i] for i in range(M)])
     zero = rounds == 0

@@ -132,7 +132,8 @@ def _window(gam, p, lam, eta, K, g, ends, negative):
     return ends[0] - pad, ends[1] + pad
 
 
-def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=None):
+def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=None,
+                   pooled_ok=False):
     """(top, bottom, low) of the round map's spectrum seen by the server block (module
     docstring, step 4), bottom None when it has no negative part or, where a(s) < 0 somewhere
     (odd K, eta (L + lam) > 1, g lam <= 1), is not computed; low = min(0, inf a) then (a lower
@@ -147,14 +148,18 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=Non
     with a(s) < 0 keeps the bisection: G_00 has negative residues there, m need not be monotone
     on the way to the edge (and ``circles``' complex case keeps it too). ``ends`` (M, 2): each
     client's sample spectrum [bottom, top] if known (covariate shift: under its own covariance,
-    ``shift.algorithm1.pencil.client_ends``), else under ``spectrum``."""
+    ``shift.algorithm1.pencil.client_ends``), else under ``spectrum``. ``pooled_ok``: pooled
+    samples that do not span pass the scope check (``sigma.algorithm1.pooled``, whose top is
+    that of the pooled range: the null space's eigenvalue 1 is an atom, invisible to the
+    density scan, step 2 there)."""
     if ends is None:    # each client's sample spectrum under H (from 0 when gamma_j >= 1)
         ends = np.array([sigma_edges(spectrum.atoms, spectrum.weights, np.array([gj]),
                                      np.array([1.0]))[:2] for gj in gam])
         ends[gam >= 1.0, 0] = 0.0
     top_j = ends[:, 1]
     L = top_j.max()
-    check_step_scope(gam, L, lam, eta, K, g, "the top of the clients' sample spectra")
+    check_step_scope(gam, L, lam, eta, K, g, "the top of the clients' sample spectra",
+                     pooled_ok=pooled_ok)
     # x^K over each client's support is extreme at its ends (x = 1 - eta (s + lam) linear).
     low = min(0.0, float(np.min((1.0 - eta * (ends + lam)) ** K)))
     out = []

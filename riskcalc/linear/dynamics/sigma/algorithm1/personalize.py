@@ -52,7 +52,9 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import settle
+from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one, pooled_contour
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
 from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil,
@@ -98,8 +100,10 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     diverging = None
     if kind == "ftfa":
         eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
-    c = solved[0] if solved else contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Pencil)
-    pen = c["pencil"](atoms, hw, gam, p, lam, eta, K, g)
+    c = solved[0] if solved else (
+        pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum) if pooled_atom(gam) > 0.0
+        else contour(gam, p, lam, eta, K, g, rounds, spectrum, Alg1Pencil))
+    pen = c.get("pencil", Alg1Pencil)(atoms, hw, gam, p, lam, eta, K, g)
     z, w, N = c["z"], c["w"], c["z"].size
     ext = PersonalPencil(pen, -eta, kind, k, eta2, lam2)
     extt = PersonalPencil(pen, -eta, kind, k, eta2, lam2, transposed=True)
@@ -108,21 +112,27 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
     far = np.array([_FAR * (1.0 + max(1.0, -c["lo"]))], complex)
     _, _, Gi = pen.solve(lambda t: far, [0.0])
     Gb = np.concatenate([G, Gi])
-    nodes = np.concatenate([z, [1.0], far])
+    # z = 1, or where the pooled samples do not span the circle around it (``pooled``).
+    P = len(c["around"]) if "around" in c else 0
+    nodes = np.concatenate([z, c.get("around", [1.0]), far])
     C1, G1 = solve_extended(pen, ext, Gb, nodes, kind, k, lam2, diverging)
     s, h = pen.s, pen.h
-    C2, G2 = second_nodes(C1, G1, N)
+    C2, G2 = second_nodes(C1, G1, N, P)
     # (couplings, f(z1) on the upper nodes, 1, infinity; f(z2) on the upper nodes,
     # conjugates, 1, infinity): W at z2, V at z1 (``SigmaPencil.two_point`` on the transpose).
     H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
                        (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
                        personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal)
-                       )[:, 0].reshape(M, 7, N + 2, 2 * N + 2)
+                       )[:, 0].reshape(M, 7, N + max(P, 1) + 1, 2 * N + 2 * P + 1 + (P == 0))
+    if P:
+        H = at_one(H, N, P)
     inf_trace = np.array([np.einsum("a,ab,b->", h * s, G1[-1, :, ext.last[i], :],
                                     ext.noise[i]) for i in range(M)])
     q = quadrature(z, w, rounds, c["finite"])
     parts = [personal_parts(H[i], q, N, sigma[i] ** 2 * gam[i], inf_trace[i]) for i in range(M)]
     bias, var = np.array([b for b, _ in parts]), np.array([v for _, v in parts])
+    # T = inf: the theta_0 part's residue at z = 1 (pooled N < d: ``pooled``, step 4).
+    bias = bias + signal ** 2 * c.get("held", (0.0,))[0] * q.inf
     big = np.isfinite(rounds) & (rounds > c["over"])
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(hw @ atoms) + 1e-300
@@ -130,11 +140,14 @@ def algorithm1_personalized_sigma(gam, r, sigma, p, signal, lam, eta, K, g, roun
                   "personalization after Algorithm 1's rounds with a spectrum")
 
 
-def second_nodes(C1, G1, N):
+def second_nodes(C1, G1, N, P=0):
     """(Chat, Ghat) on the second node set of the two-point functions: the N upper nodes,
-    their conjugates, z = 1 and infinity, from the first (upper nodes, 1, infinity)."""
-    two = np.r_[0:N, 0:N, N, N + 1]
-    conj = np.r_[np.zeros(N), np.ones(N), 0, 0].astype(bool)
+    their conjugates, z = 1 and infinity, from the first (upper nodes, 1, infinity); with P
+    upper nodes of the circle around z = 1 in its place (``pooled``), the circle and its
+    conjugates there."""
+    one = [N] if P == 0 else np.r_[N:N + P, N:N + P]
+    two = np.r_[0:N, 0:N, one, N + max(P, 1)]
+    conj = np.r_[np.zeros(N), np.ones(N), np.zeros(P or 1), np.ones(P), 0].astype(bool)
     C2, G2 = C1[two], G1[two]
     C2[conj], G2[conj] = C2[conj].conj(), G2[conj].conj()
     return C2, G2
