@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import MAX_INT, as_array, parameter, per_client
+from riskcalc._validate import MAX_INT, as_array, distinct, parameter, per_client
 
 
 def client_arrays(gamma, r, sigma):
@@ -39,7 +39,8 @@ def check_work(count: int, top: float, name: str = "rounds",
 
 
 def rounds_array(rounds):
-    """The rounds T asked (integers 0..2^53 or inf), as a float array, within ``check_work``."""
+    """The rounds T asked (integers 0..2^53 or inf, each once, as the command line's
+    ``--rounds``: ``distinct``), as a float array, within ``check_work``."""
     arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True, ndim=1)).ravel()
     if arr.size == 0:       # was "must be integers ..., got []"
         raise ValueError("rounds must list at least one number of rounds T (integers in "
@@ -48,6 +49,7 @@ def rounds_array(rounds):
     if np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
         raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
                          f"{rounds!r}"[:200])
+    distinct("rounds", arr.tolist())    # rounds=[5, 5] solved and returned column 5 twice
     check_work(arr.size, arr[fin].max(initial=0.0))
     return arr
 
