@@ -47,9 +47,9 @@ def _same(fast, full, column=-1):
         got, want = getattr(fast, name), getattr(full, name)[:, column]
         for col in got.T:
             np.testing.assert_allclose(col, want, rtol=1e-10, atol=0, err_msg=name)
-    np.testing.assert_allclose(fast.personalized_risk(steps=5, step_size=0.1)[:, 0],
-                               full.personalized_risk(steps=5, step_size=0.1)[:, column],
-                               rtol=1e-10, atol=0)
+    for how in (dict(steps=5, step_size=0.1), dict(lam=1.0)):     # FTFA, RTFA from w_inf
+        np.testing.assert_allclose(fast.personalized_risk(**how)[:, 0],
+                                   full.personalized_risk(**how)[:, column], rtol=1e-10, atol=0)
     assert np.all(fast.distance_to_fixed_point == 0.0)
     assert (fast.contraction, fast.converges) == (full.contraction, full.converges)
     for key in ("edges", "atom_at_zero", "contraction_is_bound"):
