@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import riskcalc
+from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1 import curves as curves_module
 
 
@@ -97,14 +98,18 @@ def test_non_real_spectrum_fixed_point():
     assert fast.contraction != real.contraction
 
 
-@pytest.mark.parametrize("change, match", [
-    (dict(global_step=8.0), "diverges"),                     # g lam = 4: bottom edge below -1
-    (dict(step_size=2.5 / (_top(G3) + 1.0)), "step_size"),   # past the local steps' edge
+@pytest.mark.parametrize("change, error, match", [
+    (dict(global_step=8.0), ValueError, "diverges"),      # g lam = 4: bottom edge below -1
+    (dict(step_size=2.5 / (_top(G3) + 1.0)), ValueError, "step_size"),  # past the local edge
+    # sum_j 1/gamma_j = 1 + 1e-5: the exact prox's route refused it as pooled N = d exactly;
+    # the K-step route's refusal names the contour nodes it would need.
+    (dict(gamma=[2.0, 1.0 / (0.5 + 1e-5)], r=0.3, sigma=0.4, weights="samples"), SolverError,
+     "nodes needed .more than"),
 ])
-def test_errors_as_with_a_finite_round(change, match):
+def test_errors_as_with_a_finite_round(change, error, match):
     kw = {**CASES["K=1, weights"], **change}
-    with pytest.raises(ValueError, match=match) as alone:
+    with pytest.raises(error, match=match) as alone:
         riskcalc.rounds_limit("fedprox", rounds=np.inf, **kw)
-    with pytest.raises(ValueError) as beside:
+    with pytest.raises(error) as beside:
         riskcalc.rounds_limit("fedprox", rounds=[1, np.inf], **kw)
     assert str(alone.value) == str(beside.value)

@@ -237,12 +237,17 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     settled, over, finite, t_max = round_horizon(rho, rounds)
     if rho < 1.0 and not finite.any():
         # Every round at the fixed point (to rounding), which does not depend on K, eta or g:
-        # the exact prox's (``algorithm1.fixed_point``), without this route's contours.
-        return fixed_point(gam, r, sigma, p, signal, lam, rounds.size, sp)
+        # the exact prox's (``algorithm1.fixed_point``), without this route's contours. Its
+        # contour's reach is not this route's (near pooled N = d it refused sum_j 1/gamma_j =
+        # 1 + 1e-5 as N = d, where this route names the nodes it would need): this route then.
+        try:
+            return fixed_point(gam, r, sigma, p, signal, lam, rounds.size, sp)
+        except (ValueError, SolverError):
+            pass
     if "disk" in sp and not finite.all():
-        # T = inf and the settled rounds at the fixed point (``algorithm1.fixed_point``), the
-        # others on the circles (``algorithm1.fold``, non-real part).
-        fixed = fixed_point(gam, r, sigma, p, signal, lam, 1, sp)
+        # The fixed point does not depend on g: T = inf and the settled rounds from g = 1 / lam
+        # (a real spectrum), the others on the circles (``algorithm1.fold``, non-real part).
+        fixed = curves(gam, r, sigma, p, signal, lam, eta, K, 1.0 / lam, np.array([np.inf]))
         part = curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds[finite],
                       known=sp) if finite.any() else None
         return merge(part, fixed, finite, sp)

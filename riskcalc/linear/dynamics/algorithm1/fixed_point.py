@@ -30,12 +30,15 @@ def fixed_point(gam, r, sigma, p, signal, lam, n_rounds, sp) -> dict:
     fixed point (module docstring), the K-step round map's spectral data ``sp``
     (``algorithm1.rate.round_map_spectrum``) as its contraction, edges and atom."""
     out = algorithm1_curves(gam, r, sigma, p, signal, lam, 1.0 / lam, np.array([np.inf]))
+    # The own models now (``rounds_limit`` reads them at once: they are Algorithm 1's risk),
+    # so that a failure of their contour is the caller's to catch here.
+    own = out["local"]()
 
     def columns(x):
         return np.repeat(x, n_rounds, axis=-1)
 
     def local(terms=None):
-        bias, variance = out["local"](terms)
+        bias, variance = own if terms is None else out["local"](terms)
         return columns(bias), columns(variance)
 
     return {"bias": columns(out["bias"]), "variance": columns(out["variance"]),
