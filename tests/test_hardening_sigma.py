@@ -288,7 +288,7 @@ def test_rounds_to_eps_means_staying_within_eps_and_no_nan_evaluations():
     kw = dict(**FED, local_steps=np.inf, lam=1.0)
     assert riskcalc.optimal_rounds("pfedme", max_rounds=0, **kw).gradient_evaluations == 0.0
     assert riskcalc.optimal_rounds("pfedme", max_rounds=3, **kw).gradient_evaluations in (
-        0.0, np.inf)
+        0.0, None)
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"target must be a client index in 0..1, got 5"):
         riskcalc.optimal_rounds("pfedme", max_rounds=20, target=5, **kw)

@@ -3,7 +3,8 @@
 RTFA after the rounds at large lam' under a spectrum (``sigma.personalize_sigma``, step 2: its
 row divided by 1 + lam'): it answers, tends to the server model's risk (lam' -> inf) at the rate
 1 / lam', and matches the Sigma = I route with a spectrum of two atoms 1e-7 apart. An unused d
-is refused; the node-pair refusal states pooled N / d and the atom at 0.
+is refused; the node-pair refusal states pooled N / d and the atom at 0. A round given twice
+is refused as ``--rounds`` refuses it; exact local solves count no gradient evaluations.
 """
 
 import numpy as np
@@ -65,3 +66,31 @@ def test_node_pair_refusal_says_pooled_n_below_d(spec):
     assert "near d" not in msg and "fewer rounds" not in msg and "(more than 2e+05)" in msg
     assert "pooled N / d = sum_j 1/gamma_j = 0.8333; its atom at 0 (0.167 of it" in msg
     assert "up to T = 1 here); move gamma further from pooled N = d" in msg
+
+
+@pytest.mark.parametrize("rounds, shown", [([5, 5], "5"), ([np.inf, 0, np.inf], "inf"),
+                                           ([3, 3.0], "3")])
+def test_a_round_given_twice_is_refused_as_on_the_command_line(rounds, shown):
+    """rounds=[5, 5] solved and returned the same column twice (fuzz pass 17); ``--rounds
+    5,5`` was refused (``_validate.distinct``): both refuse it now, with one message."""
+    with pytest.raises(ValueError) as api:
+        riskcalc.rounds_limit("fedavg", **{**FEDAVG, "rounds": rounds})
+    assert str(api.value).startswith(f"rounds lists {shown} twice: give each value once")
+    from riskcalc.cli.rounds import parse_rounds
+
+    text = ",".join("inf" if np.isinf(t) else str(int(t)) for t in rounds)
+    with pytest.raises(ValueError) as cli:
+        parse_rounds(text)
+    assert str(cli.value) == "--" + str(api.value)
+
+
+def test_exact_local_solves_count_no_gradient_evaluations():
+    """``optimal_rounds`` with local_steps=inf reported gradient_evaluations = inf (T K at
+    K = inf, fuzz pass 17): an exact solve is no count of gradient steps, so None from T = 1
+    on (0 at T = 0); finite K keeps T K."""
+    kw = dict(gamma=[0.5, 1.5], r=1, sigma=1, signal=1, max_rounds=3)
+    for method, extra in (("pfedme", dict(lam=1.0)), ("fedavg", {})):
+        exact = riskcalc.optimal_rounds(method, local_steps=np.inf, **extra, **kw)
+        assert exact.rounds >= 1 and exact.gradient_evaluations is None
+    steps = riskcalc.optimal_rounds("fedavg", local_steps=2, step_size=0.1, **kw)
+    assert steps.rounds == 3 and steps.gradient_evaluations == 6.0

@@ -24,11 +24,10 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import METHOD_ALIASES, SCALE_MAX, as_array, parameter, positive
+from riskcalc._validate import METHOD_ALIASES, parameter, positive
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
-from riskcalc.linear.dynamics.inputs import (GAMMA_MAX, MIN_STEP_SIZE, client_arrays,
-                                             effective_steps, local_steps_count, rounds_array,
-                                             weight_vector)
+from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
+                                             local_steps_count, rounds_array, weight_vector)
 from riskcalc.linear.dynamics.result import RoundsLimit, beyond_floats
 from riskcalc.linear.engine.joint_spectrum import check_d_used
 from riskcalc.spectrum import as_spectrum
@@ -99,8 +98,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     signal : float
         ||theta_0|| >= 0 (uniform direction).
     rounds : int, sequence of int, or numpy.inf
-        Numbers of server updates T >= 0 (any order; inf: the fixed point, which must exist:
-        contraction < 1).
+        Numbers of server updates T >= 0, each once (any order; inf: the fixed point, which
+        must exist: contraction < 1; Algorithm 1's, the same for every K, by the exact prox
+        where no finite round is asked: ``riskcalc.linear.dynamics.algorithm1.fixed_point``).
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
         squares, Algorithm 1's prox).
@@ -223,70 +223,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     T = rounds_array(rounds)
     K = local_steps_count(local_steps)
     p = weight_vector(weights, gam)
-    inv = float(np.sum(1.0 / gam))
-    if abs(inv - 1.0) <= 1e-9:
-        # Every route refuses it (bottom edge ~ (inv - 1)^2 / 16 of the top, below their 1e-9);
-        # at 1 + 1e-100 their edge solves failed first ("inputs beyond floating point range?").
-        dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
-        raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
-                         f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
-    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):  # as shared
-        raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
-                         "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
-    if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
-        raise ValueError(f"gamma: {gam.max():g} (client {int(np.argmax(gam))}, about d / "
-                         f"{gam.max():.2g} samples) is beyond {GAMMA_MAX[name]:g}, the largest "
-                         f"d / n_j the {name} rounds limits resolve in a federation (beyond it "
-                         "their edge and contour solves lose the client's thin spectrum); such "
-                         "a client holds almost no data: leave it out")
-    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
-    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
-    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
-                                                        low_open=True, high=SCALE_MAX, ndim=0))
-    if eta is not None and np.isinf(K):     # was taken and dropped (the CLI refuses it)
-        raise ValueError(f"step_size = {eta:g}: local_steps=inf is the exact local solve, no "
-                         "step: step_size applies to finite local_steps only; leave it out")
-    if (shared and eta is not None and 2 <= K < np.inf
-            and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
-        # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
-        # refused as "pooled N near d").
-        raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
-                         f"{eta * spectrum.atoms.max():.3g}, below {MIN_STEP_SIZE:g}: the local "
-                         "filter 1 - (1 - step_size s)^K is lost to rounding; raise step_size "
-                         "(or rescale the covariance)")
-    if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
-        raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
-                         f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
-                         "to rounding (the curve would be silently wrong)")
-    if name == "pfedme":
-        if lam is None:
-            raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
-        lam = float(positive("lam", lam, ndim=0))
-        if np.isfinite(K) and eta is None:
-            raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
-                             "> 0 (its local gradient step eta)")
-        g = 1.0 / lam if global_step is None else float(positive("global_step", global_step,
-                                                                 ndim=0))
-    else:
-        if lam is not None:
-            raise ValueError("method fedavg does not take lam")
-        g = 1.0 if global_step is None else float(positive("global_step", global_step,
-                                                           ndim=0))
-        if eta is None and np.isfinite(K):
-            raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
-        if not shared and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
-                eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
-            # Odd K keeps q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta s)^(K - 1)
-            # >= 0): D stays positive semidefinite, the curves exact however large q grows (a
-            # divergent local step is a result, as for K = 1). Even K makes q negative where
-            # eta s > 2: D indefinite, its spectrum on both sides of 0, not covered here.
-            top = eta * (1.0 + np.sqrt(gam)) ** 2
-            raise ValueError("step_size: local gradient descent diverges on a client "
-                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2) and "
-                             f"local_steps = {K} is even: the local filter 1 - (1 - step_size "
-                             "s)^K is then negative on part of the spectrum (the round map "
-                             "indefinite), not covered; give a stable step_size or an odd "
-                             "local_steps (a divergent local step is then a result)")
+    eta, lam, g, inv = checked_steps(name, gam, K, step_size, lam, global_step, shared,
+                                    spectrum, joint)
     from riskcalc.linear.dynamics import ROUTES
 
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,

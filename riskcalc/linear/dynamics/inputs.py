@@ -1,14 +1,16 @@
 """Checked inputs of the rounds limits (``riskcalc.linear.dynamics.api.rounds_limit`` and its
 tuning): per-client arrays, the rounds and local steps asked, the client weights, the clients'
-covariances under covariate shift (``shift_inputs``), and the work and range limits that bound
-every curve before it is solved (issues 29 and 32).
+covariances under covariate shift (``shift_inputs``), the step sizes and penalty against the
+clients (``checked_steps``), and the work and range limits that bound every curve before it is
+solved (issues 29 and 32).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import MAX_INT, as_array, parameter, per_client
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, parameter,
+                                per_client, positive)
 
 
 def client_arrays(gamma, r, sigma):
@@ -39,7 +41,8 @@ def check_work(count: int, top: float, name: str = "rounds",
 
 
 def rounds_array(rounds):
-    """The rounds T asked (integers 0..2^53 or inf), as a float array, within ``check_work``."""
+    """The rounds T asked (integers 0..2^53 or inf, each once, as the command line's
+    ``--rounds``: ``distinct``), as a float array, within ``check_work``."""
     arr = np.atleast_1d(as_array("rounds", rounds, low=0.0, allow_inf=True, ndim=1)).ravel()
     if arr.size == 0:       # was "must be integers ..., got []"
         raise ValueError("rounds must list at least one number of rounds T (integers in "
@@ -48,6 +51,7 @@ def rounds_array(rounds):
     if np.any(arr[fin] != np.round(arr[fin])) or np.any(arr[fin] > MAX_INT):
         raise ValueError(f"rounds must be integers in 0..{MAX_INT} (2^53) or numpy.inf, got "
                          f"{rounds!r}"[:200])
+    distinct("rounds", arr.tolist())    # rounds=[5, 5] solved and returned column 5 twice
     check_work(arr.size, arr[fin].max(initial=0.0))
     return arr
 
@@ -173,3 +177,75 @@ def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
                          f"(got {method}); equal spectra are a shared spectrum")
     local_steps_count(local_steps)
     return None, joint, specs
+
+
+def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, joint):
+    """(eta, lam, g, sum_j 1/gamma_j) of ``rounds_limit``: the step sizes and penalty checked
+    against the clients and the method before any route runs (``shared``: a spectrum other
+    than the identity; ``joint``: covariate shift's joint spectrum or None). ValueError naming
+    the parameter where no route covers the input."""
+    inv = float(np.sum(1.0 / gam))
+    if abs(inv - 1.0) <= 1e-9:
+        # Every route refuses it (bottom edge ~ (inv - 1)^2 / 16 of the top, below their 1e-9);
+        # at 1 + 1e-100 their edge solves failed first ("inputs beyond floating point range?").
+        dev = "" if inv == 1.0 else f" {'+' if inv > 1 else '-'} {abs(inv - 1.0):.2g}"
+        raise ValueError(f"gamma: the round map's spectrum reaches 0 (pooled N = d: sum_j "
+                         f"1/gamma_j = 1{dev}, 1 within 1e-9); move gamma off the threshold")
+    if name == "fedavg" and np.isinf(K) and joint is None and np.any(gam == 1.0):  # as shared
+        raise ValueError("gamma: a client with gamma_j = 1 (n_j = d) has an exact local least "
+                         "squares of infinite variance (S_j^+ unbounded); move gamma_j off 1")
+    if gam.size > 1 and gam.max() > GAMMA_MAX[name]:
+        raise ValueError(f"gamma: {gam.max():g} (client {int(np.argmax(gam))}, about d / "
+                         f"{gam.max():.2g} samples) is beyond {GAMMA_MAX[name]:g}, the largest "
+                         f"d / n_j the {name} rounds limits resolve in a federation (beyond it "
+                         "their edge and contour solves lose the client's thin spectrum); such "
+                         "a client holds almost no data: leave it out")
+    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
+    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
+    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
+                                                        low_open=True, high=SCALE_MAX, ndim=0))
+    if eta is not None and np.isinf(K):     # was taken and dropped (the CLI refuses it)
+        raise ValueError(f"step_size = {eta:g}: local_steps=inf is the exact local solve, no "
+                         "step: step_size applies to finite local_steps only; leave it out")
+    if (shared and eta is not None and 2 <= K < np.inf
+            and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
+        # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
+        # refused as "pooled N near d").
+        raise ValueError(f"step_size: step_size times the largest eigenvalue of the spectrum is "
+                         f"{eta * spectrum.atoms.max():.3g}, below {MIN_STEP_SIZE:g}: the local "
+                         "filter 1 - (1 - step_size s)^K is lost to rounding; raise step_size "
+                         "(or rescale the covariance)")
+    if eta is not None and np.isfinite(K) and eta < MIN_STEP_SIZE:
+        raise ValueError(f"step_size must be >= {MIN_STEP_SIZE:g} with finite local_steps, got "
+                         f"{eta:g}: below it the local filter 1 - (1 - step_size s)^K is lost "
+                         "to rounding (the curve would be silently wrong)")
+    if name == "pfedme":
+        if lam is None:
+            raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
+        lam = float(positive("lam", lam, ndim=0))
+        if np.isfinite(K) and eta is None:
+            raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
+                             "> 0 (its local gradient step eta)")
+        g = 1.0 / lam if global_step is None else float(positive("global_step", global_step,
+                                                                 ndim=0))
+    else:
+        if lam is not None:
+            raise ValueError("method fedavg does not take lam")
+        g = 1.0 if global_step is None else float(positive("global_step", global_step,
+                                                           ndim=0))
+        if eta is None and np.isfinite(K):
+            raise ValueError("step_size: FedAvg with finite local_steps needs step_size > 0")
+        if not shared and joint is None and np.isfinite(K) and K % 2 == 0 and np.any(
+                eta * (1.0 + np.sqrt(gam)) ** 2 > 2.0):
+            # Odd K keeps q(s) = 1 - (1 - eta s)^K increasing (q' = K eta (1 - eta s)^(K - 1)
+            # >= 0): D stays positive semidefinite, the curves exact however large q grows (a
+            # divergent local step is a result, as for K = 1). Even K makes q negative where
+            # eta s > 2: D indefinite, its spectrum on both sides of 0, not covered here.
+            top = eta * (1.0 + np.sqrt(gam)) ** 2
+            raise ValueError("step_size: local gradient descent diverges on a client "
+                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2) and "
+                             f"local_steps = {K} is even: the local filter 1 - (1 - step_size "
+                             "s)^K is then negative on part of the spectrum (the round map "
+                             "indefinite), not covered; give a stable step_size or an odd "
+                             "local_steps (a divergent local step is then a result)")
+    return eta, lam, g, inv

@@ -17,10 +17,12 @@ from riskcalc.linear.dynamics.inputs import check_work, client_arrays
 @dataclass(frozen=True)
 class RoundsChoice:
     """``optimal_rounds`` / ``rounds_to_eps``: the number of rounds T, the gradient
-    evaluations per client T K, the value reached, and the curve it was read from."""
+    evaluations per client T K (None with exact local solves, ``local_steps=numpy.inf``, from
+    T = 1 on: an exact solve is no number of gradient steps; 0 at T = 0), the value reached,
+    and the curve it was read from."""
 
     rounds: int
-    gradient_evaluations: float
+    gradient_evaluations: float | None
     value: float
     curve: RoundsLimit
 
@@ -89,11 +91,14 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
     return RoundsChoice(t, _evaluations(t, curve), float(values[t]), curve)
 
 
-def _evaluations(t: int, curve) -> float:
-    """Gradient evaluations per client in t rounds of K local steps: t K (exact local solves,
-    K = inf: inf for t >= 1 and 0 for t = 0, where t K was NaN)."""
+def _evaluations(t: int, curve) -> float | None:
+    """Gradient evaluations per client in t rounds of K local steps: t K; with exact local
+    solves (K = inf) None for t >= 1 (was inf: the cost of an exact solve is its solver's, not
+    a count of full-batch gradients; issue 32) and 0 for t = 0 (no round run; t K was NaN)."""
     K = curve.params["local_steps"]
-    return float(t * K) if t > 0 else 0.0
+    if t == 0:
+        return 0.0
+    return None if np.isinf(K) else float(t * K)
 
 
 def _curve(method, objective, target, max_rounds, kwargs, extra_inf=False):

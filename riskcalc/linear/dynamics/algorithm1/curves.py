@@ -36,7 +36,9 @@ moves w' = (1 - g lam) w + g lam sum_j p_j v_j'.
    g lam > 1 too the spectrum leaves the axis: circles, ``algorithm1.fold``). T = inf:
    z^T -> 0 and P_T -> 1 / (1 - z) (the contour keeps z = 1 outside; top < 1 when the pooled
    samples span; circles of radius above 1 enclose it, and ``_pole`` adds the residues of the
-   distance's z^T / (1 - z) there).
+   distance's z^T / (1 - z) there). When no round asked needs the contour (each inf or past
+   the fixed point to rounding), the fixed point is the exact prox's (``algorithm1.fixed_point``,
+   measured against this column: within 4e-14).
 3. Client i's risk E||w_T - theta_i||^2 = E||e_T - u_i||^2 (tau = tr / d) ::
 
        signal^2 oint oint z1^T z2^T tau(N1 Gc1 Gc2 N2)
@@ -103,17 +105,16 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_circles, solve_point
-from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws, QuadPsiLaws
+from riskcalc.linear.dynamics.algorithm1.fixed_point import fixed_point
+from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws
 from riskcalc.linear.dynamics.algorithm1.pooled import check_mass
-from riskcalc.linear.dynamics.algorithm1.rate import contraction as rate, fast_contraction
+from riskcalc.linear.dynamics.algorithm1.rate import round_map_spectrum
 from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
 Q_START, Q_MAX = 64, 2048
 #: Residual of the subordination equations under the doubled rule that accepts a rule.
 RULE_TOL = 1e-11
-#: Most local steps for which a failed quadrature edge scan is redone by partial fractions.
-EXACT_EDGE_STEPS = 20
 
 
 def _ellipse(c0, h, t, n):
@@ -217,26 +218,14 @@ def _subordinate(laws, zeta, path, gl):
 def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     """Bias and variance of every client's risk of the server model, and the distance to the
     fixed point, at every T of ``rounds`` (module docstring); ``known`` the round map's
-    spectral data when already computed (``algorithm1.rate.fast_contraction``'s dict).
+    spectral data when already computed (``algorithm1.rate.round_map_spectrum``'s dict).
 
     Returns
     -------
     dict with bias, variance (M, len(rounds)), distance (len(rounds),), contraction, edges,
     atom (0), nodes.
     """
-    try:
-        sp = known if known is not None else fast_contraction(gam, p, lam, eta, K, g)
-    except SolverError:
-        # The fold's Newton steps or its rule can fail where the law of psi_z is a near point
-        # mass with a spike (eta = 1 / (L + lam) exactly puts a(s) = 0 at a spectrum's top
-        # edge); the edge scans of ``algorithm1.rate.contraction`` then, by quadrature, or by
-        # the exact partial fractions, affordable for few steps.
-        try:
-            sp = rate(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
-        except SolverError:
-            if K > EXACT_EDGE_STEPS:
-                raise
-            sp = rate(gam, p, lam, eta, K, g)
+    sp = known if known is not None else round_map_spectrum(gam, p, lam, eta, K, g)
     # [lo, top] holds the spectrum; rho is exact, or where a(s) < 0 its bound max(top, -lo)
     # (``algorithm1.rate``): safe for the horizon and the contour, which need an upper bound.
     top, lo, rho = sp["top"], sp["lower"], sp["contraction"]
@@ -246,6 +235,15 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     M, gl = gam.size, g * lam
     mu0 = sp.get("atom", 0.0)    # pooled N < d: the null space held apart (algorithm1.pooled)
     settled, over, finite, t_max = round_horizon(rho, rounds)
+    if rho < 1.0 and not finite.any():
+        # Every round at the fixed point (to rounding), which does not depend on K, eta or g:
+        # the exact prox's (``algorithm1.fixed_point``), without this route's contours. Its
+        # contour's reach is not this route's (near pooled N = d it refused sum_j 1/gamma_j =
+        # 1 + 1e-5 as N = d, where this route names the nodes it would need): this route then.
+        try:
+            return fixed_point(gam, r, sigma, p, signal, lam, rounds.size, sp)
+        except (ValueError, SolverError):
+            pass
     if "disk" in sp and not finite.all():
         # The fixed point does not depend on g: T = inf and the settled rounds from g = 1 / lam
         # (a real spectrum), the others on the circles (``algorithm1.fold``, non-real part).

@@ -65,7 +65,7 @@ from riskcalc._validate import positive
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import complex_contraction, fold, in_scope
-from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, RuleLaws
+from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws, QuadPsiLaws, RuleLaws
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom, pooled_contraction
 from riskcalc.linear.dynamics.api import rounds_limit
 from riskcalc.linear.dynamics.inputs import (check_step_scope, client_arrays, local_steps_count,
@@ -81,6 +81,8 @@ FOLD_RULE, FOLD_RULE_MAX = 128, 16384
 #: Agreement of the edges under the doubled rule that accepts a rule (relative to max(1, abs(z))):
 #: the rule's error falls geometrically in its nodes, so the finer rule's is far below it.
 FOLD_TOL = 1e-12
+#: Most local steps for which a failed quadrature edge scan is redone by partial fractions.
+EXACT_EDGE_STEPS = 20
 
 
 def _local_rate(gam, lam, eta, K, g):
@@ -118,15 +120,43 @@ def _complex(gam, p, lam, eta, K, g, laws):
     return complex_contraction(gam, p, lam, eta, K, g, laws)
 
 
+def _early(gam, p, lam, eta, K, g, laws):
+    """The cases both entry points settle before their edge scans, in one place: (the spectral
+    data, None) of a non-real spectrum (``_complex``, with ``laws``) or of pooled samples that
+    do not span (``algorithm1.pooled``), else (None, ``_local_rate``'s triple) once its scope
+    checks passed."""
+    if in_scope(gam, lam, eta, K, g):
+        return _complex(gam, p, lam, eta, K, g, laws), (None, None, None)
+    rates = _local_rate(gam, lam, eta, K, g)
+    if pooled_atom(gam) > 0.0:      # the common null space held apart (``algorithm1.pooled``)
+        return pooled_contraction(gam, p, lam, eta, K, g), rates
+    return None, rates
+
+
+def round_map_spectrum(gam, p, lam, eta, K, g) -> dict:
+    """The spectral data of the round map the curves need (``algorithm1.curves``), by the
+    folds (``fast_contraction``); where their Newton steps or rule fail, by the edge scans of
+    ``contraction`` (the law of psi_z can be a near point mass with a spike: eta = 1 / (L +
+    lam) exactly puts a(s) = 0 at a spectrum's top edge), by quadrature, or by the exact
+    partial fractions, affordable for at most ``EXACT_EDGE_STEPS`` local steps."""
+    try:
+        return fast_contraction(gam, p, lam, eta, K, g)
+    except SolverError:
+        try:
+            return contraction(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
+        except SolverError:
+            if K > EXACT_EDGE_STEPS:
+                raise
+            return contraction(gam, p, lam, eta, K, g)
+
+
 def fast_contraction(gam, p, lam, eta, K, g) -> dict:
     """``contraction`` by the folds of ``algorithm1.fold.fold`` (derived there), the rule of
     ``mp_rule`` doubled from ``FOLD_RULE`` nodes until the edges agree to ``FOLD_TOL``; where
     the spectrum is not real, ``algorithm1.fold.complex_contraction``."""
-    if in_scope(gam, lam, eta, K, g):
-        return _complex(gam, p, lam, eta, K, g, PsiLaws)
-    sup_a, local, low = _local_rate(gam, lam, eta, K, g)
-    if pooled_atom(gam) > 0.0:      # the common null space held apart (``algorithm1.pooled``)
-        return pooled_contraction(gam, p, lam, eta, K, g)
+    early, (sup_a, local, low) = _early(gam, p, lam, eta, K, g, PsiLaws)
+    if early is not None:
+        return early
     if gam.size == 1 or sup_a <= 0.0:
         # One client: the edge of Dhat_z is that of its law, no fold; every a(s) <= 0: the
         # top may be the w block's 0 (g lam = 1), which only the bracketing route sees.
@@ -159,11 +189,9 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
     """
     from scipy.optimize import brentq
 
-    if in_scope(gam, lam, eta, K, g):
-        return _complex(gam, p, lam, eta, K, g, laws)
-    sup_a, local, low = _local_rate(gam, lam, eta, K, g)
-    if pooled_atom(gam) > 0.0:      # the common null space held apart (``algorithm1.pooled``)
-        return pooled_contraction(gam, p, lam, eta, K, g)
+    early, (sup_a, local, low) = _early(gam, p, lam, eta, K, g, laws)
+    if early is not None:
+        return early
     base = max(sup_a, 0.0)    # F has the sign of 1 - top(K(z)) only for z > 0 (docstring)
     gl = g * lam
 
