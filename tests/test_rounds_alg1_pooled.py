@@ -142,3 +142,15 @@ def test_refused_outside_the_held_apart_scope():
         riskcalc.rounds_limit("pfedme", step_size=0.15, **kw)
     with pytest.raises(ValueError, match="span"):
         riskcalc.rounds_limit("pfedme", step_size=0.05, spectra=[[0.5, 2.0], [2.0, 0.5]], **kw)
+
+
+def test_personalization_at_round_zero_counts_the_null_space_once():
+    """At T = 0 every server model is 0, so FTFA / RTFA from it are the same for Algorithm 1 and
+    FedAvg; the pooled route's constant signal^2 mu0 belongs to T >= 1 only (it was added at
+    T = 0 too, on top of the exact T = 0 value: RTFA 1.23 for 0.88 here, mu0 = 0.35)."""
+    kw = dict(gamma=[4.0, 2.5], r=[0.3, 0.5], sigma=[0.5, 0.2], signal=1.0, rounds=[0, 1])
+    alg1 = riskcalc.rounds_limit("fedprox", local_steps=2, lam=0.5, step_size=0.1, **kw)
+    fedavg = riskcalc.rounds_limit("fedavg", local_steps=1, step_size=0.1, **kw)
+    for how in (dict(lam=0.7), dict(steps=3, step_size=0.1)):
+        np.testing.assert_allclose(alg1.personalized_risk(**how)[:, 0],
+                                   fedavg.personalized_risk(**how)[:, 0], rtol=1e-12)

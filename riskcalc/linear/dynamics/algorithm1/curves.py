@@ -356,7 +356,8 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
             from riskcalc.linear.dynamics.personalize import algorithm1_personalized
 
             lb, lv = algorithm1_personalized(terms.pi, {**ctx, "delta": (C - G13[None]) / Kk})
-            lb = lb + signal ** 2 * mu0        # the null space: never learned (pooled N < d)
+            # the null space, never learned (pooled N < d); T = 0 is exact already
+            lb = lb + signal ** 2 * mu0 * (rounds != 0)[None, :]
             return settle(lb, lv, big, noisy | (sigma > 0), scale,
                           "Algorithm 1's curves, personalized from the server model")
         c = laws.c[:, None, :]
