@@ -56,8 +56,10 @@ def _divergent_range(exc, name, gam, eta, K):
     spectrum spans more than its edge and contour solves resolve (measured: gamma (0.5, 0.8),
     eta 1.5: K = 11 computed, within 7e-15 of ``steps_limit`` for one client; K = 13 needs
     more contour nodes than allowed, K >= 15 was refused as pooled N = d)."""
+    if name != "fedavg" or eta is None or not np.isfinite(K):
+        raise exc
     top = eta * (1.0 + np.sqrt(gam)) ** 2
-    if name != "fedavg" or eta is None or not np.isfinite(K) or not np.any(top > 2.0):
+    if not np.any(top > 2.0):
         raise exc
     qmax = float(np.max(1.0 - (1.0 - top) ** K))
     raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "

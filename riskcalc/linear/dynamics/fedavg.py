@@ -246,8 +246,9 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
     gam, p = laws.gamma, laws.p
     a, b, mu0 = edges(laws)
     if not a > 1e-9 * b:
-        raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
-                         "sum_j 1/gamma_j = 1); move gamma off the threshold")
+        raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
+                         f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "
+                         "near 1); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)

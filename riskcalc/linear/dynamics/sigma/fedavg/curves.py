@@ -207,8 +207,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     """
     a, b, mu0 = spectrum_edges
     if not a > 1e-9 * b:
-        raise ValueError("the round map's spectrum reaches 0 (pooled N = d exactly: "
-                         "sum_j min(1, 1/gamma_j) = 1); move gamma off the threshold")
+        raise ValueError("gamma: the round map's spectrum reaches 0 to rounding (pooled N = d: "
+                         "sum_j min(1, 1/gamma_j) near 1); move gamma off the threshold")
     rho = contraction(a, b, g)
     settled, over, finite, t_max = round_horizon(rho, rounds)
     c0, hh, t, n = _contour(a, b, g, rho, t_max)
