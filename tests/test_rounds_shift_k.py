@@ -2,8 +2,9 @@
 (``riskcalc.linear.dynamics.shift.curves``, the pencil ``shift.pencil``) against independent
 routes: K = 1 against ``shift.one_step`` (the D-valued subordination), equal covariances
 against the shared-spectrum pencil route ``sigma.fedavg.curves``, round 1 against the limits of
-the Wishart moments (non-crossing partitions), and the simulated algorithm
-(``simulate_rounds(spectra=...)``) at finite d; refusals and the command line."""
+the Wishart moments (non-crossing partitions); refusals and the command line. The simulated
+algorithm (``simulate_rounds(spectra=...)``) at finite d: tests/test_rounds_shift_own.py
+(``test_server_model_against_the_simulation_tells_the_couplings_apart``, sharing its solves)."""
 
 import json
 from math import comb
@@ -153,32 +154,6 @@ def test_round_one_is_the_limit_of_the_wishart_moments(specs, K):
     np.testing.assert_allclose(_moment(v, h, 0.7, 2), v ** 2 + 0.7 * (h @ v) * v, rtol=1e-15)
     np.testing.assert_allclose(res.risk[:, 0], _round_one(joint_spectrum(specs), GAM, R, SIG, P,
                                                           1.5, 0.06, K, 1.3), rtol=1e-11)
-
-
-def test_prediction_matches_simulation_and_tells_the_couplings_apart():
-    """Three clients, anti-aligned two-point spectra against an identity, K = 2 and 3, d = 200,
-    40 replicates (seed 3): within 4 standard errors plus 1.5 / d of the prediction (measured
-    at most 0.36 of that band; max relative gap 0.0039 at d = 200 and 0.0010 at d = 400, 20
-    replicates). The prediction with the two-point spectra ALIGNED (client 1 with client 0's)
-    falls outside the band from round 20 on for every client (measured 6.7 to 17 bands), the
-    K = 2 prediction outside the K = 3 simulation at round 1 (9 to 22 bands): the check can
-    fail."""
-    d, rounds = 200, [1, 5, 20, np.inf]
-    pred, sim = {}, {}
-    for K in (2, 3):
-        pred[K] = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
-                                        spectra=ANTI)
-        sim[K] = simulate_rounds("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI,
-                                 d=d, reps=40, seed=3)
-        band = 4 * sim[K].risk_se + 1.5 / d * pred[K].risk
-        assert np.all(np.abs(sim[K].risk - pred[K].risk) <= band)
-        assert pred[K].converges and pred[K].params["local_steps"] == K
-    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=2, rounds=rounds,
-                                    spectra=["two-point:1,4,0.5"] * 2 + ["identity"])
-    band = 4 * sim[2].risk_se + 1.5 / d * pred[2].risk
-    assert np.all((np.abs(sim[2].risk - aligned.risk) > band)[:, 2:])
-    band = 4 * sim[3].risk_se + 1.5 / d * pred[3].risk
-    assert np.all((np.abs(sim[3].risk - pred[2].risk) > band)[:, 0])
 
 
 @pytest.mark.parametrize("kw, match", [
