@@ -2,19 +2,16 @@
 (``riskcalc.linear.dynamics.shift.curves``, the pencil ``shift.pencil``) against independent
 routes: K = 1 against ``shift.one_step`` (the D-valued subordination), equal covariances
 against the shared-spectrum pencil route ``sigma.fedavg.curves``, round 1 against the limits of
-the Wishart moments (non-crossing partitions); refusals and the command line. The simulated
-algorithm (``simulate_rounds(spectra=...)``) at finite d: tests/test_rounds_shift_own.py
-(``test_server_model_against_the_simulation_tells_the_couplings_apart``, sharing its solves)."""
+the Wishart moments (non-crossing partitions); refusals. The simulated algorithm
+(``simulate_rounds(spectra=...)``) at finite d and ``riskcalc compare --local-steps 2``: in
+tests/test_rounds_shift_own.py, sharing its solves."""
 
-import json
 from math import comb
 
 import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.cli import main
 from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 from riskcalc.linear.dynamics.shift.one_step import shift_curves
 from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
@@ -26,8 +23,6 @@ SIG = np.array([0.5, 1.0, 0.3, 0.7])
 P = (1 / GAM) / np.sum(1 / GAM)
 MIXED = ["two-point:0.5,3,0.3", "two-point:3,0.5,0.3", "two-point:1,2,0.5", "identity"]
 ANTI = ["two-point:1,4,0.5", "two-point:4,1,0.5", "identity"]
-KW = dict(gamma=[0.5, 1.2, 0.8], r=[0.5, 1.0, 0.8], sigma=[0.5, 1.0, 0.7], signal=1.0,
-          step_size=0.08)
 
 
 def _close(a, b, rtol):
@@ -183,22 +178,3 @@ def test_own_models_and_personalization_answer():
     assert np.all(np.isfinite(res.risk))
     assert np.all(np.isfinite(res.local_risk))      # covered: tests/test_rounds_shift_own.py
     assert np.all(np.isfinite(res.personalized_risk(steps=2, step_size=0.1)))
-
-
-def test_cli_compare_runs_local_steps_under_shift(capsys, tmp_path):
-    """``riskcalc compare fedavg --federation F --local-steps 2``: the prediction column is
-    rounds_limit's (target first), the simulated one simulate_rounds' on the same seed."""
-    clients = [{"gamma": g, "r": r, "sigma": s, "spectrum": spec}
-               for g, r, s, spec in zip(KW["gamma"], KW["r"], KW["sigma"], ANTI)]
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
-    assert main(["compare", "fedavg", "--federation", str(path), "--local-steps", "2",
-                 "--local-step-size", "0.08", "--rounds", "1,10", "--d", "30", "--reps", "2",
-                 "--seed", "1", "--no-progress", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    kw = dict(gamma=KW["gamma"], r=KW["r"], sigma=KW["sigma"], spectra=ANTI, signal=1.0,
-              rounds=[1, 10], local_steps=2, step_size=0.08)
-    pred = riskcalc.rounds_limit("fedavg", **kw)
-    sim = simulate_rounds("fedavg", **kw, d=30, reps=2, seed=1)
-    assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred.risk[0], rel=1e-12)
-    assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)
