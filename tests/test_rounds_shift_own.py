@@ -48,10 +48,11 @@ PERS = [dict(steps=2, step_size=0.1), dict(lam=2.0)]
 
 @pytest.fixture(scope="module")
 def anti():
-    """K -> (prediction, simulation at d = 200, 40 replicates, seed 3, aligned prediction) on
-    ANTI at T = ``ROUNDS``, each solved once for the own models' and the server model's checks
-    (the simulation personalized at K = 2; rounds added to a run leave the others' numbers
-    equal to the last bits: the replicates draw their designs from the seed alone)."""
+    """K -> (prediction, simulation at d = 200, 40 replicates, seed 3, aligned prediction; K =
+    1, 2) on ANTI at T = ``ROUNDS``, each solved once for the own models', the server model's
+    and the command line's checks (the simulation personalized at K = 2; the replicates draw
+    their designs from the seed alone, so the rounds each check added left the others' numbers
+    equal within rounding: measured 4e-16)."""
     kept = {}
 
     def run(K):
