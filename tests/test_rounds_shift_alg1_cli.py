@@ -24,16 +24,22 @@ def _fed(tmp_path):
     return str(path)
 
 
-def test_predict_and_compare_rows(capsys, tmp_path):
+@pytest.fixture(scope="module")
+def ref():
+    """rounds_limit at ``ARGS`` on the federation of ``_fed``: one solve for the rows of
+    predict, compare and FTFA after the rounds."""
+    return riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.2,
+                                 rounds=[0, 2, np.inf], local_steps=2, step_size=0.04, lam=0.8,
+                                 global_step=1.5, spectra=ANTI)
+
+
+def test_predict_and_compare_rows(ref, capsys, tmp_path):
     """predict's rows are rounds_limit's (the target's own model as risk, the server model as
     global_risk); compare adds the simulation on the same federation at d (both columns)."""
     path = _fed(tmp_path)
     code, out, _ = run_cli(["predict", "fedprox", "--federation", path, *ARGS], capsys)
     assert code == 0
     rows = json.loads(out)
-    ref = riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.2,
-                                rounds=[0, 2, np.inf], local_steps=2, step_size=0.04, lam=0.8,
-                                global_step=1.5, spectra=ANTI)
     assert [row["risk"] for row in rows] == pytest.approx(ref.risk[0], rel=1e-12)
     assert [row["global_risk"] for row in rows] == pytest.approx(ref.global_risk[0], rel=1e-12)
     assert rows[0]["params"]["spectra"] == ANTI
@@ -45,16 +51,13 @@ def test_predict_and_compare_rows(capsys, tmp_path):
     assert all(row["simulated"]["d"] == 40 and row["simulated"]["risk"] > 0 for row in rows)
 
 
-def test_predict_ftfa_after_the_rounds(capsys, tmp_path):
+def test_predict_ftfa_after_the_rounds(ref, capsys, tmp_path):
     """--steps k --step-size e: FTFA from the round-T server model under shift, the rows'
     personalized_risk is RoundsLimit.personalized_risk's (``shift.algorithm1.personalize``)."""
     code, out, _ = run_cli(["predict", "pfedme", "--federation", _fed(tmp_path), *ARGS,
                             "--steps", "2", "--step-size", "0.05"], capsys)
     assert code == 0
     rows = json.loads(out)
-    ref = riskcalc.rounds_limit("pfedme", gamma=GAM, r=R, sigma=SIG, signal=1.2,
-                                rounds=[0, 2, np.inf], local_steps=2, step_size=0.04, lam=0.8,
-                                global_step=1.5, spectra=ANTI)
     want = ref.personalized_risk(steps=2, step_size=0.05)[0]
     assert [row["personalized_risk"] for row in rows] == pytest.approx(want, rel=1e-12)
     assert all(row["personalization"]["converges"] for row in rows)

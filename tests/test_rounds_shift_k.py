@@ -2,18 +2,16 @@
 (``riskcalc.linear.dynamics.shift.curves``, the pencil ``shift.pencil``) against independent
 routes: K = 1 against ``shift.one_step`` (the D-valued subordination), equal covariances
 against the shared-spectrum pencil route ``sigma.fedavg.curves``, round 1 against the limits of
-the Wishart moments (non-crossing partitions), and the simulated algorithm
-(``simulate_rounds(spectra=...)``) at finite d; refusals and the command line."""
+the Wishart moments (non-crossing partitions); refusals. The simulated algorithm
+(``simulate_rounds(spectra=...)``) at finite d and ``riskcalc compare --local-steps 2``: in
+tests/test_rounds_shift_own.py, sharing its solves."""
 
-import json
 from math import comb
 
 import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.cli import main
 from riskcalc.linear.dynamics.shift.curves import shift_k_curves
 from riskcalc.linear.dynamics.shift.one_step import shift_curves
 from riskcalc.linear.dynamics.sigma.fedavg.curves import fedavg_sigma_k_curves
@@ -25,8 +23,6 @@ SIG = np.array([0.5, 1.0, 0.3, 0.7])
 P = (1 / GAM) / np.sum(1 / GAM)
 MIXED = ["two-point:0.5,3,0.3", "two-point:3,0.5,0.3", "two-point:1,2,0.5", "identity"]
 ANTI = ["two-point:1,4,0.5", "two-point:4,1,0.5", "identity"]
-KW = dict(gamma=[0.5, 1.2, 0.8], r=[0.5, 1.0, 0.8], sigma=[0.5, 1.0, 0.7], signal=1.0,
-          step_size=0.08)
 
 
 def _close(a, b, rtol):
@@ -155,32 +151,6 @@ def test_round_one_is_the_limit_of_the_wishart_moments(specs, K):
                                                           1.5, 0.06, K, 1.3), rtol=1e-11)
 
 
-def test_prediction_matches_simulation_and_tells_the_couplings_apart():
-    """Three clients, anti-aligned two-point spectra against an identity, K = 2 and 3, d = 200,
-    40 replicates (seed 3): within 4 standard errors plus 1.5 / d of the prediction (measured
-    at most 0.36 of that band; max relative gap 0.0039 at d = 200 and 0.0010 at d = 400, 20
-    replicates). The prediction with the two-point spectra ALIGNED (client 1 with client 0's)
-    falls outside the band from round 20 on for every client (measured 6.7 to 17 bands), the
-    K = 2 prediction outside the K = 3 simulation at round 1 (9 to 22 bands): the check can
-    fail."""
-    d, rounds = 200, [1, 5, 20, np.inf]
-    pred, sim = {}, {}
-    for K in (2, 3):
-        pred[K] = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
-                                        spectra=ANTI)
-        sim[K] = simulate_rounds("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI,
-                                 d=d, reps=40, seed=3)
-        band = 4 * sim[K].risk_se + 1.5 / d * pred[K].risk
-        assert np.all(np.abs(sim[K].risk - pred[K].risk) <= band)
-        assert pred[K].converges and pred[K].params["local_steps"] == K
-    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=2, rounds=rounds,
-                                    spectra=["two-point:1,4,0.5"] * 2 + ["identity"])
-    band = 4 * sim[2].risk_se + 1.5 / d * pred[2].risk
-    assert np.all((np.abs(sim[2].risk - aligned.risk) > band)[:, 2:])
-    band = 4 * sim[3].risk_se + 1.5 / d * pred[3].risk
-    assert np.all((np.abs(sim[3].risk - pred[2].risk) > band)[:, 0])
-
-
 @pytest.mark.parametrize("kw, match", [
     (dict(local_steps=2.5), "local_steps must be one integer"),
     (dict(local_steps=0), "local_steps"),
@@ -208,22 +178,3 @@ def test_own_models_and_personalization_answer():
     assert np.all(np.isfinite(res.risk))
     assert np.all(np.isfinite(res.local_risk))      # covered: tests/test_rounds_shift_own.py
     assert np.all(np.isfinite(res.personalized_risk(steps=2, step_size=0.1)))
-
-
-def test_cli_compare_runs_local_steps_under_shift(capsys, tmp_path):
-    """``riskcalc compare fedavg --federation F --local-steps 2``: the prediction column is
-    rounds_limit's (target first), the simulated one simulate_rounds' on the same seed."""
-    clients = [{"gamma": g, "r": r, "sigma": s, "spectrum": spec}
-               for g, r, s, spec in zip(KW["gamma"], KW["r"], KW["sigma"], ANTI)]
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
-    assert main(["compare", "fedavg", "--federation", str(path), "--local-steps", "2",
-                 "--local-step-size", "0.08", "--rounds", "1,10", "--d", "30", "--reps", "2",
-                 "--seed", "1", "--no-progress", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    kw = dict(gamma=KW["gamma"], r=KW["r"], sigma=KW["sigma"], spectra=ANTI, signal=1.0,
-              rounds=[1, 10], local_steps=2, step_size=0.08)
-    pred = riskcalc.rounds_limit("fedavg", **kw)
-    sim = simulate_rounds("fedavg", **kw, d=30, reps=2, seed=1)
-    assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred.risk[0], rel=1e-12)
-    assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)

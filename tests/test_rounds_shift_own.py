@@ -2,7 +2,8 @@
 (``riskcalc.linear.dynamics.shift.own``, FedAvg with K >= 1) against independent routes: equal
 covariances against the shared-spectrum route ``sigma.fedavg.own``, and the simulated algorithm
 (``simulate_rounds(spectra=...)``, exact given the designs) on an anti-aligned federation, where
-the aligned (shared-spectrum) prediction is rejected; refusals and the command line."""
+the aligned (shared-spectrum) prediction is rejected, together with the server model's check
+there (K = 2, 3: one solve and one simulation per K for both); refusals and the command line."""
 
 import json
 from types import SimpleNamespace
@@ -41,37 +42,99 @@ def test_equal_covariances_are_the_shared_spectrum_own_models(K):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
 
 
+ROUNDS = [0, 1, 5, 10, 20, np.inf]
+PERS = [dict(steps=2, step_size=0.1), dict(lam=2.0)]
+
+
+@pytest.fixture(scope="module")
+def anti():
+    """K -> (prediction, simulation at d = 200, 40 replicates, seed 3, aligned prediction; K =
+    1, 2) on ANTI at T = ``ROUNDS``, each solved once for the own models', the server model's
+    and the command line's checks (the simulation personalized at K = 2; the replicates draw
+    their designs from the seed alone, so the rounds each check added left the others' numbers
+    equal within rounding: measured 4e-16)."""
+    kept = {}
+
+    def run(K):
+        if K not in kept:
+            kept[K] = (riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=ROUNDS,
+                                             spectra=ANTI),
+                       simulate_rounds("fedavg", **KW, local_steps=K, rounds=ROUNDS,
+                                       spectra=ANTI, d=200, reps=40, seed=3,
+                                       personalize=PERS if K == 2 else []),
+                       riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=ROUNDS,
+                                             spectra=ALIGNED) if K < 3 else None)
+        return kept[K]
+    return run
+
+
 @pytest.mark.parametrize("K", [1, 2])
-def test_against_the_simulation_anti_aligned(K):
+def test_against_the_simulation_anti_aligned(anti, K):
     """Two two-point covariances anti-aligned and an identity (the clients' eigenvalues on
     opposite coordinates), K = 1 (``rounds_limit``'s K = 1 route through the pencil) and 2:
     every client's own model within 4 s.e. + 1.5 / d of the simulation at d = 200 (40 reps;
     measured at most 0.35 (K = 1), 0.41 (K = 2) of that band, 0.39 and 0.42 at d = 400), while
-    the aligned prediction (both two-point clients on the same coordinates) is rejected
-    (measured up to 12.7 (K = 1) and 4.5 (K = 2) bands at d = 200, 27 and 9.7 at d = 400).
-    K = 2 also personalized from the server model of round T by FTFA (2 steps of 0.1) and RTFA
-    (lam' = 2): within the band (measured at most 0.42 (FTFA) and 0.50 (RTFA, lam' = 0.5) of
-    it, 0.42 / 0.49 at d = 400), the aligned prediction up to 4.1 (FTFA) and 3.0 (RTFA) bands
-    away at d = 200 (FTFA 8.5 at d = 400)."""
-    rounds, d = [0, 1, 10, np.inf], 200
-    pers = [dict(steps=2, step_size=0.1), dict(lam=2.0)] if K == 2 else []
-    pred = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI)
-    sim = simulate_rounds("fedavg", **KW, local_steps=K, rounds=rounds, spectra=ANTI, d=d,
-                          reps=40, seed=3, personalize=pers)
-    aligned = riskcalc.rounds_limit("fedavg", **KW, local_steps=K, rounds=rounds,
-                                    spectra=ALIGNED)
+    the aligned prediction (both two-point clients on the same coordinates) is rejected at T =
+    0, 1, 10, inf (measured up to 12.7 (K = 1) and 4.5 (K = 2) bands at d = 200, 27 and 9.7 at
+    d = 400). K = 2 also personalized from the server model of round T by FTFA (2 steps of
+    0.1) and RTFA (lam' = 2): within the band (measured at most 0.42 (FTFA) and 0.50 (RTFA,
+    lam' = 0.5) of it, 0.42 / 0.49 at d = 400), the aligned prediction up to 4.1 (FTFA) and
+    3.0 (RTFA) bands away at d = 200 (FTFA 8.5 at d = 400)."""
+    pred, sim, aligned = anti(K)
+    d, old = 200, np.isin(ROUNDS, [0, 1, 10, np.inf])
     band = 4 * sim.local_risk_se + 1.5 / d * pred.local_risk
     assert np.all(np.abs(sim.local_risk - pred.local_risk) <= band)
     # T = 0 is the zero model: (signal^2 + r_i^2) tau(Sigma_i), exactly.
     np.testing.assert_allclose(pred.local_risk[:, 0], (1.0 + np.square(KW["r"]))
                                * np.array([2.5, 2.5, 1.0]), rtol=1e-13)
     miss = np.abs(sim.local_risk - aligned.local_risk) / band
-    assert miss.max() > 4.0, miss
-    for q in pers:
+    assert miss[:, old].max() > 4.0, miss
+    for q in PERS if K == 2 else []:
         band = 4 * sim.personalized_risk_se(**q) + 1.5 / d * pred.personalized_risk(**q)
         assert np.all(np.abs(sim.personalized_risk(**q) - pred.personalized_risk(**q)) <= band)
         miss = np.abs(sim.personalized_risk(**q) - aligned.personalized_risk(**q)) / band
-        assert miss.max() > 3.0, (q, miss)
+        assert miss[:, old].max() > 3.0, (q, miss)
+
+
+def test_server_model_against_the_simulation_tells_the_couplings_apart(anti):
+    """The server model on the same federation, K = 2 and 3 (the pencil with K >= 2 local
+    steps, ``shift.curves``; moved here from tests/test_rounds_shift_k.py to share the solves
+    and simulations above): within 4 standard errors plus 1.5 / d of the prediction (measured
+    at most 0.36 of that band; max relative gap 0.0039 at d = 200 and 0.0010 at d = 400, 20
+    replicates). The prediction with the two-point spectra ALIGNED (client 1 with client 0's)
+    falls outside the band from round 20 on for every client (measured 6.7 to 17 bands), the
+    K = 2 prediction outside the K = 3 simulation at round 1 (9 to 22 bands): the check can
+    fail."""
+    d, late = 200, np.array(ROUNDS) >= 20
+    for K in (2, 3):
+        pred, sim, _ = anti(K)
+        band = 4 * sim.risk_se + 1.5 / d * pred.risk
+        assert np.all(np.abs(sim.risk - pred.risk) <= band)
+        assert pred.converges and pred.params["local_steps"] == K
+    (pred2, sim2, aligned), (pred3, sim3, _) = anti(2), anti(3)
+    band = 4 * sim2.risk_se + 1.5 / d * pred2.risk
+    assert np.all((np.abs(sim2.risk - aligned.risk) > band)[:, late])
+    band = 4 * sim3.risk_se + 1.5 / d * pred3.risk
+    assert np.all((np.abs(sim3.risk - pred2.risk) > band)[:, ROUNDS.index(1)])
+
+
+def test_cli_compare_runs_local_steps_under_shift(anti, capsys, tmp_path):
+    """``riskcalc compare fedavg --federation F --local-steps 2``: the prediction column is
+    rounds_limit's (target first; the K = 2 solve above, read at T = 1, 10), the simulated one
+    simulate_rounds' on the same seed (moved here from tests/test_rounds_shift_k.py)."""
+    clients = [{"gamma": g, "r": r, "sigma": s, "spectrum": spec}
+               for g, r, s, spec in zip(KW["gamma"], KW["r"], KW["sigma"], ANTI)]
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
+    assert main(["compare", "fedavg", "--federation", str(path), "--local-steps", "2",
+                 "--local-step-size", "0.08", "--rounds", "1,10", "--d", "30", "--reps", "2",
+                 "--seed", "1", "--no-progress", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    pred = anti(2)[0].risk[0, [ROUNDS.index(1), ROUNDS.index(10)]]
+    sim = simulate_rounds("fedavg", **KW, spectra=ANTI, rounds=[1, 10], local_steps=2, d=30,
+                          reps=2, seed=1)
+    assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred, rel=1e-12)
+    assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("kw", [dict(kind="ftfa", k=1, eta2=0.2), dict(kind="rtfa", lam2=0.7)])

@@ -166,7 +166,7 @@ def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, 
     ``MAX_UNKNOWNS`` (RTFA: k_b = 1), beyond it ``shift_alg1_personalized_chain`` on this
     contour (the base re-solved on the chain pencil there, ``solved_couplings``). Measured
     (outside the suite): K = 2, FTFA 9 steps of 0.03 (M (K + k)^2 = 242) on the anti-aligned
-    federation of ``tests/test_rounds_shift_alg1_personalize.py``, T = 0, 1, 3, 10, within
+    federation of ``tests/test_rounds_shift_alg1.py`` (``anti``), T = 0, 1, 3, 10, within
     0.35 (d = 200) and 0.37 (d = 400) of 4 s.e. + 1 / d of ``simulate_rounds(personalize=...)``
     (6 designs), a nearly aligned federation's prediction up to 7 and 20 such bands away."""
     args = (gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops)
