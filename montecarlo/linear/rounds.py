@@ -36,7 +36,7 @@ from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import parameter, per_client, positive, positive_int
+from riskcalc._validate import distinct, parameter, per_client, positive, positive_int
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
@@ -153,14 +153,15 @@ def rounds_task(task: dict) -> dict:
 # --- validation and the replicate layer -----------------------------------------------------
 
 def check_rounds(rounds) -> list:
-    """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, as a list of floats."""
+    """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, each once (as
+    ``riskcalc.rounds_limit``), as a list of floats."""
     seq = list(np.atleast_1d(np.asarray(rounds, dtype=object)).ravel())
     if not seq:
         raise ValueError("rounds must list at least one T")
     for t in seq:
         if not (isinstance(t, (float, np.floating)) and np.isinf(t) and t > 0):
             positive_int("rounds", t, minimum=0)
-    return [float(t) for t in seq]
+    return distinct("rounds", [float(t) for t in seq])    # [5, 5] was simulated twice
 
 
 def check_local_steps(K) -> float:
