@@ -30,12 +30,28 @@ def _moment(g, lam, power, prec):
     """``mp_moment`` at ``prec`` bits (the working precision: part of the key, not set here)."""
     a, b = (1 - mpm.sqrt(g)) ** 2, (1 + mpm.sqrt(g)) ** 2
     atom = (1 - 1 / g) / lam ** power if g > 1 else mpm.mpf(0)
+    nodes = _nodes(g, prec)
+
     # x = a + (b - a) sin^2(t) removes the square-root endpoint singularities.
     def f(t):
-        x = a + (b - a) * mpm.sin(t) ** 2
-        dens = mpm.sqrt((b - x) * (x - a)) / (2 * mpm.pi * g * x)
-        return dens / (x + lam) ** power * 2 * (b - a) * mpm.sin(t) * mpm.cos(t)
+        key = (t, mpm.mp.prec)
+        if key not in nodes:
+            x = a + (b - a) * mpm.sin(t) ** 2
+            nodes[key] = (x, mpm.sqrt((b - x) * (x - a)) / (2 * mpm.pi * g * x), mpm.sin(t),
+                          mpm.cos(t))
+        x, dens, sin, cos = nodes[key]
+        return dens / (x + lam) ** power * 2 * (b - a) * sin * cos
     return atom + mpm.quad(f, [0, mpm.pi / 4, mpm.pi / 2])
+
+
+@functools.lru_cache(maxsize=64)
+def _nodes(g, prec):
+    """The parts of ``_moment``'s integrand that do not depend on lam or the power, by
+    quadrature node (and the precision quad evaluates it at): the tanh-sinh nodes are the same
+    for every lam, and a golden-section search over lam (``003.thm2.lambda-star``) integrates
+    at some 270 lams. The same operations in the same order as computing them anew: the same
+    bits."""
+    return {}
 
 
 def printed_m(gamma, z):

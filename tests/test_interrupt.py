@@ -118,7 +118,10 @@ def test_ctrl_c_on_a_parallel_sweep(tmp_path):
     "compare ftfa --gamma 2 --r 1 --sigma 0.5 --d 300 --reps 3000 --jobs 2",
     "compare ftfa --gamma 2 --r 1 --sigma 0.5 --d 100 --reps 50 --jobs 100000 --global "
     "federated --clients 300",
-    "simulate paper000-fig1 --reps 8 --jobs 2 --out {tmp}/s.csv",
+    # Two of the preset's 21 radii: a replicate (one task) takes about 0.2 s of CPU instead of
+    # 2 s (the first used to finish 7.6 s after the start), and 200 of them keep the 2 workers
+    # busy well past the signal.
+    "simulate paper000-fig1 --set R=0,10 --reps 200 --jobs 2 --out {tmp}/s.csv",
 ])
 def test_ctrl_c_stops_every_command_promptly(tmp_path, command):
     # Issue 22: one SIGINT did not stop compare, and --jobs 100000 left ~310 workers behind.
