@@ -95,12 +95,30 @@ MAX_PAIRS = 1e7
 # --- edges of A's nonzero spectrum (module docstring, step 4) --------------------------------
 
 def _secular(y, lo, hi, pg, p):
-    """t (n,) in (lo, hi) with sum_j p_j / (p_j gamma_j - t) = y (n,), increasing in t there
-    (lo, hi: poles, 0, or infinite), for every y at once: the bracket walks from an interior
-    point toward each root (doubling toward an infinite end, halving the distance to a finite
-    one), then Newton's method safeguarded by bisection inside the bracket, to a step of
-    1e-15 relative or f at its rounding (Brent's method per root, as before: 6 times slower
-    on the edges' scans of about 800 roots)."""
+    """t in (lo, hi) with sum_j p_j / (p_j gamma_j - t) = y, increasing in t there (lo, hi:
+    poles, 0, or infinite); the bracket walks from an interior point toward the root."""
+    def f(t):
+        return float(np.sum(p / (pg - t))) - y
+    m = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (
+        lo + 1.0 if np.isfinite(lo) else hi - 1.0)
+    end, side = (lo, -1.0) if f(m) > 0 else (hi, 1.0)
+    prev = m
+    for k in range(1, 1100):
+        x = m + side * (2.0 ** k - 1.0) if np.isinf(end) else end + (m - end) * 0.5 ** k
+        if side * f(x) >= 0:
+            a, b = sorted((prev, x))
+            return brentq(f, a, b, xtol=1e-300, rtol=1e-15, maxiter=400)
+        prev = x
+    raise SolverError("rounds limit with a spectrum: the secular equation of the support "
+                      "edges has no root in its bracket")
+
+
+def _secular_scan(y, lo, hi, pg, p):
+    """``_secular`` for every y (n,) of a scan at once: the same bracket walk, then 64
+    bisections. The roots agree with Brent's to rounding but not bit for bit, so they only
+    place the extremum on the scan (``_extremum``); its value is ``_secular``'s, as before
+    (measured: ``pencil_edges``' fold of Algorithm 1's round map, ``test_rounds_sigma_alg1_
+    fold``, was no longer confirmed when the clients' ends moved by one ulp)."""
     y = np.asarray(y, float)
     m = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (
         lo + 1.0 if np.isfinite(lo) else hi - 1.0)
@@ -121,45 +139,29 @@ def _secular(y, lo, hi, pg, p):
         raise SolverError("rounds limit with a spectrum: the secular equation of the support "
                           "edges has no root in its bracket")
     a, b = np.minimum(prev, x), np.maximum(prev, x)       # f(a) <= 0 <= f(b)
-    t = 0.5 * (a + b)
-    act = np.ones(y.size, bool)
-    for _ in range(200):
-        i = np.flatnonzero(act)
-        ti = t[i]
-        gap = pg - ti[:, None]
-        r = p / gap
-        fv = np.sum(r, axis=1) - y[i]
-        below = fv < 0
-        a[i] = np.where(below, ti, a[i])
-        b[i] = np.where(below, b[i], ti)
-        new = ti - fv / np.sum(r / gap, axis=1)
-        out = ~((new >= a[i]) & (new <= b[i]))
-        new[out] = 0.5 * (a[i] + b[i])[out]
-        t[i] = new
-        # Done at a step of 1e-15 relative, or where f is zero to its rounding (t near 0:
-        # the step then jitters by more than 1e-15 of t).
-        noise = 4.0 * np.finfo(float).eps * (np.sum(np.abs(r), axis=1) + np.abs(y[i]))
-        act[i] = (np.abs(new - ti) > 1e-15 * np.abs(new)) & (np.abs(fv) > noise)
-        if not act.any():
-            return t
-    raise SolverError("rounds limit with a spectrum: the secular equation of the support "
-                      "edges did not converge")
+    # 64 bisections: a bracket is no wider than the root's distance to the end it walked
+    # toward (or than the root, toward infinity), and 2^-64 of that is below rounding.
+    for _ in range(64):
+        mid = 0.5 * (a + b)
+        low = np.sum(p / (pg - mid[:, None]), axis=1) < y
+        a, b = np.where(low, mid, a), np.where(low, b, mid)
+    return 0.5 * (a + b)
 
 
-def _extremum(zfun, xs, sign):
-    """The first local extremum (sign +1 a minimum, -1 a maximum) of zfun (vectorized) along
-    the grid xs (ordered from where z is known to lie outside the spectrum), refined by Brent's
-    method."""
-    zs = sign * zfun(xs)
+def _extremum(zscan, zfun, xs, sign):
+    """The first local extremum (sign +1 a minimum, -1 a maximum) of zfun along the grid xs
+    (ordered from where z is known to lie outside the spectrum; ``zscan``: zfun at all of
+    them at once), refined by Brent's method."""
+    zs = sign * zscan(xs)
     k = next((i for i in range(1, len(xs) - 1) if zs[i] <= zs[i - 1] and zs[i] <= zs[i + 1]),
              None)
     if k is None:
         raise SolverError("rounds limit with a spectrum: no edge of the round map's spectrum "
                           "found on the scan")
     lo, hi = sorted((xs[k - 1], xs[k + 1]))
-    res = minimize_scalar(lambda x: sign * float(zfun(np.array([x]))[0]), bounds=(lo, hi),
-                          method="bounded", options={"xatol": 1e-15 * (abs(lo) + abs(hi))})
-    return sign * min(res.fun, zs[k])
+    res = minimize_scalar(lambda x: sign * zfun(x), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-15 * (abs(lo) + abs(hi))})
+    return sign * min(res.fun, sign * zfun(xs[k]))
 
 
 #: A scan of (0, 1) dense at both ends (an edge's critical point can sit near either).
@@ -176,7 +178,7 @@ def edges(atoms, weights, gam, p):
     """(a, b, mu0): the edges of the nonzero spectrum of A = sum_j p_j S_j and its atom at 0
     (module docstring, step 4).
 
-    A scan of about 800 secular solves (vectorized: about 7 ms at a few atoms, 70 ms one by
+    A scan of about 800 secular solves (at once: about 4 ms at a few atoms, 70 ms one by
     one) that the routes under a spectrum ask for again with the same arrays at every solve
     (each client's top, the
     pencil's and the circles' windows, every call of ``rounds_limit`` on one federation): the
@@ -216,13 +218,17 @@ def _edges(atoms, weights, gam, p):
         return np.sum(h * s / (s - np.asarray(x, float)[..., None]), axis=-1)
 
     def z_of(x, lo, hi):
-        y = mH(x)
+        y = float(mH(x))
         return -x * _secular(y, lo, hi, pg, p) * y
+
+    def z_scan(xs, lo, hi):
+        y = mH(xs)
+        return -xs * _secular_scan(y, lo, hi, pg, p) * y
 
     top_t = (pg.max(), np.inf)
     smax = s.max()
     xs = smax + smax * np.geomspace(1e8, 1e-8, 321)
-    b = _extremum(lambda x: z_of(x, *top_t), xs, +1)
+    b = _extremum(lambda x: z_scan(x, *top_t), lambda x: z_of(x, *top_t), xs, +1)
     if abs(inv - 1.0) < 1e-12:
         return 0.0, float(b), mu0
     # x_* (or x* when inv > 1): E_H[s / (s - x)] = inv on the branch left of min s.
@@ -241,7 +247,7 @@ def _edges(atoms, weights, gam, p):
         xend = brentq(lambda x: mH(x) - inv, lo, 0.0, xtol=1e-300, rtol=1e-15)
         xs = xend * _both_ends[::-1]
         low_t = (0.0, pg.min())
-    a = _extremum(lambda x: z_of(x, *low_t), xs, -1)
+    a = _extremum(lambda x: z_scan(x, *low_t), lambda x: z_of(x, *low_t), xs, -1)
     return float(a), float(b), mu0
 
 
