@@ -12,24 +12,33 @@ from riskcalc.advise.rounds import pfedme_rounds_candidates
 from riskcalc.cli import main
 
 FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
+#: The rounds of ``fedavg_rounds`` (its best T is 2-8).
+ROUNDS = 100
 
 
-def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve():
+@pytest.fixture(scope="module")
+def fedavg_rounds():
+    """FedAvg's advice with ROUNDS rounds on FED, computed once (also the CLI test's
+    reference)."""
+    return advise(Federation(**FED), methods=["fedavg"], rounds=ROUNDS, signal=1.0)
+
+
+def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve(fedavg_rounds):
     """With K = 1 and T -> inf the rounds reach FedAvg's minimizer, so the best (T, K) within
     100 rounds is at most the minimizer's mean risk plus the distance left at T = 100; the
     candidate's risks are those of its curve at its (T, K) (the best T is 2-8: 400 rounds
     checked the same at 0.4 s more)."""
-    adv = advise(Federation(**FED), methods=["fedavg"], rounds=100, signal=1.0)
+    adv = fedavg_rounds
     for weights in ("samples", "uniform"):
         early = next(c for c in adv.candidates
                      if c.method == "fedavg_rounds" and c.weights == weights)
         plain = next(c for c in adv.candidates if c.method == "fedavg" and c.weights == weights)
-        tail = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=[100, np.inf],
+        tail = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=[ROUNDS, np.inf],
                                      local_steps=1, step_size=early.tuning["step_size"],
                                      weights=weights).risk.mean(axis=0)
         assert early.mean_risk <= plain.mean_risk + abs(tail[0] - tail[1]) + 1e-12
         K, eta_early = early.tuning["local_steps"] or np.inf, early.tuning["step_size"]
-        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(101),
+        curve = riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(ROUNDS + 1),
                                       local_steps=K, weights=weights,
                                       step_size=None if np.isinf(K) else eta_early)
         T = early.tuning["rounds"]
@@ -138,17 +147,17 @@ def test_rounds_under_a_spectrum_take_one_local_step_and_reach_the_minimizer():
         assert early.mean_risk == pytest.approx(mean[:301].min(), rel=1e-12)
 
 
-def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys):
+def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys, fedavg_rounds):
     path = tmp_path / "fed.json"
     clients = [{"gamma": g, "r": r, "sigma": s} for g, r, s in zip(*FED.values())]
     path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
-    assert main(["advise", "--federation", str(path), "--methods", "fedavg", "--rounds", "60",
-                 "--json"]) == 0
+    assert main(["advise", "--federation", str(path), "--methods", "fedavg", "--rounds",
+                 str(ROUNDS), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     early = [c for c in out["candidates"] if c["method"] == "fedavg_rounds"]
     assert len(early) == 2 and all(c["limit"] == "rounds" for c in early)
-    ref = advise(Federation(**FED), methods=["fedavg"], rounds=60, signal=1.0)
-    want = {c.weights: c.mean_risk for c in ref.candidates if c.method == "fedavg_rounds"}
+    want = {c.weights: c.mean_risk for c in fedavg_rounds.candidates
+            if c.method == "fedavg_rounds"}
     assert {c["weights"]["name"]: c["mean_risk"] for c in early} == pytest.approx(want)
     path.write_text(json.dumps({"fedrisk_federation": 1, "clients": clients}))
     assert main(["advise", "--federation", str(path), "--methods", "fedavg",
