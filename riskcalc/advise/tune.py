@@ -15,7 +15,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients.identity import rtfa_risks
+from riskcalc.linear.finite_clients.shift import shift_group_limits
 from riskcalc.linear.model import LAM_RANGE
 
 #: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the
@@ -98,11 +100,24 @@ def rtfa_lams(fed, weights):
     def risks(lam):
         return clients_limit("rtfa", lam=lam, weights=weights, **fed.limit_kwargs()).risk
 
+    p = weights if isinstance(weights, str) else np.asarray(weights) / np.sum(weights)
+    if fed.shift:
+        joint = joint_spectrum(list(fed.spectra), fed.d)
+
     def rows_risks(lams):
-        # Sigma = I: every grid row in one call (the global model does not involve lam).
-        if fed.shift or fed.spectrum is not None:
+        # Sigma = I and covariate shift: every grid row in one call (the global model does
+        # not involve lam; under shift the rows are repeated targets of one evaluation, each
+        # client its own group: ``clients_limit``'s limits, to rounding).
+        if fed.shift:
+            with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+                bias, var = shift_group_limits("rtfa", fed.gamma, fed.r, fed.sigma,
+                                               np.ones(fed.m), lams, p, joint, joint.types)
+            out = bias + var
+            if np.isnan(out).any():
+                raise SolverError("finite-clients limit: NaN in the traces")
+            return out
+        if fed.spectrum is not None:
             return np.array([risks(row) for row in lams])
-        p = weights if isinstance(weights, str) else np.asarray(weights) / np.sum(weights)
         return rtfa_risks(fed.gamma, fed.r, fed.sigma, p, lams)
 
     def grid_risks(lams):
