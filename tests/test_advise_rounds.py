@@ -194,11 +194,16 @@ def test_pfedme_rounds_under_a_spectrum_reach_the_pfedme_minimizer():
     """A shared two-point spectrum: the rounds' fixed point (``prox_sigma``, the own models) is
     the pFedMe candidate's risks (``clients_limit("pfedme", spectrum=...)``, a different
     derivation; measured 1e-14) to 1e-9, and the best T within 30 rounds is no worse than the
-    candidate plus the distance left at T = 30. Covariate shift: skipped with its reason."""
+    candidate plus the distance left at T = 30. Covariate shift: skipped with its reason. The
+    candidate is pFedMe's at lam = 1.3 with sample weights (advise tunes 1.33 here; the fixed
+    point is the minimizer at any lam: built from clients_limit instead of advise's 0.75 s;
+    advise's own pFedMe candidates go through this route in the Sigma = I test above)."""
     spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
     fed = Federation(**FED, spectrum=spec)
-    plain = [c for c in advise(fed, methods=["pfedme"]).candidates
-             if c.weights == "samples"][0]
+    gam = np.array(FED["gamma"])
+    plain = Candidate("pfedme", {"lam": 1.3}, "samples", (1 / gam) / np.sum(1 / gam),
+                      riskcalc.clients_limit("pfedme", **FED, lam=1.3, weights="samples",
+                                             spectrum=spec).risk)
     skipped = []
     (early,) = pfedme_rounds_candidates(fed, 1.0, 30, Candidate, skipped, [plain])
     assert skipped == []
