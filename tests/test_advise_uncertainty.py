@@ -235,3 +235,25 @@ def test_bootstrap_stops_in_flight_within_max_minutes(tmp_path, capsys, monkeypa
     assert out.out == "" and len(err) == 1, err
     assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
     assert "the advice finished, the bootstrap did 2 of 5 draws" in err[0]
+
+
+def test_draws_share_the_steps_quadrature(monkeypatch):
+    """FTFA's steps under Sigma = I (``identity_steps_group_limits``): the traces depend on
+    gamma and the weights, not on r or sigma, so a draw (other r, sigma) reuses the last
+    quadrature: one quadrature for two federations, the same numbers as solved afresh."""
+    import riskcalc.linear.steps.finite_clients as steps
+    from riskcalc.advise import tune
+
+    calls = []
+    quadrature = steps._step_quadrature
+    monkeypatch.setattr(steps, "_step_quadrature", lambda *a: calls.append(1) or quadrature(*a))
+    monkeypatch.setattr(steps, "_LAST", {})
+    gamma = [0.4, 1.3, 2.0, 0.9]
+    tune.optimal_steps(Federation(gamma=gamma, r=R, sigma=SIGMA), "samples")
+    kept = tune.optimal_steps(Federation(gamma=gamma, r=1.1 * R, sigma=SIGMA[::-1]), "samples")
+    assert len(calls) == 1
+    steps._LAST.clear()
+    fresh = tune.optimal_steps(Federation(gamma=gamma, r=1.1 * R, sigma=SIGMA[::-1]), "samples")
+    assert len(calls) == 2
+    for a, b in zip(kept, fresh):
+        np.testing.assert_array_equal(a, b)

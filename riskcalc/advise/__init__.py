@@ -27,6 +27,8 @@ is optimistic at finite M. Every limit is called with the federation's covarianc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from riskcalc.advise.federation import Federation, from_clients
@@ -354,6 +356,13 @@ def _ftfa_steps(fed, starts, skipped):
     """Fine-tuning from the finite-M FedAvg model, each client stopping at its best step."""
     out = []
     for wname in ("samples", "uniform"):
+        if wname == "uniform" and out and out[-1].weights == "samples" and np.all(
+                fed.gamma == fed.gamma[0]):
+            # Equal gammas make the two weightings one (p_j = 1 / M): the same steps and
+            # risks (as in ``riskcalc.advise.logistic``); half the quadrature (bootstrap draws
+            # of equal-size clients, ``advise.uncertainty``).
+            out.append(replace(out[-1], weights="uniform", p=starts["uniform"]))
+            continue
         try:
             k, eta, risk, at_max = tune.optimal_steps(fed, wname)
         except (SolverError, ValueError) as exc:

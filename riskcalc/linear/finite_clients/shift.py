@@ -167,8 +167,12 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     Parameters
     ----------
     method : {"fedavg", "ftfa", "rtfa"}
-    gam, r, sigma, count, lam : array_like (groups,)
-        Per group: gamma_j, r_j, sigma_j, the number of identical clients, RTFA's lam.
+    gam, r, sigma, count : array_like (groups,)
+        Per group: gamma_j, r_j, sigma_j, the number of identical clients.
+    lam : array_like (groups,) or (rows, groups)
+        RTFA's lam per group; rows of them (RTFA's penalty grid,
+        ``riskcalc.advise.tune.rtfa_lams``) are one evaluation, the targets repeated per row
+        (a target's limits involve its own lam alone, the global model none).
     weights : {"samples", "uniform"}
     joint : JointSpectrum
         The joint measure (``riskcalc.linear.engine.joint_spectrum``).
@@ -179,7 +183,7 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
 
     Returns
     -------
-    bias, variance : ndarray (groups,) or (len(targets),)
+    bias, variance : ndarray (groups,) or (len(targets),); (rows, ...) for rows of lam
 
     Raises
     ------
@@ -194,6 +198,8 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
     tgt = groups if targets is None else np.asarray(targets, dtype=int).ravel()
     if np.any((tgt < 0) | (tgt >= gam.size)):
         raise ValueError(f"targets must be group indices in [0, {gam.size - 1}]; got {tgt}")
+    rows = np.atleast_2d(lam)
+    lam_t, tgt = rows[:, tgt].ravel(), np.tile(tgt, rows.shape[0])
     check_pooled(gam, count)
     w, sv = joint.weights, joint.values
     T = sv.shape[0]
@@ -206,12 +212,14 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
         fixed["global"] = global_point(gam, p, count, typ, w, sv)
     g, om, _, _, rho_tot = fixed["global"]
     wt_tot = np.bincount(typ, count * om, minlength=T)
-    return evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p, p, g, wt_tot,
-                    rho_tot, fixed=fixed)[:2]
+    bias, var = evaluate(method, gam, r, sigma, count, rows[0], joint, typ, tgt, p, p, g,
+                         wt_tot, rho_tot, fixed=fixed, lam_targets=lam_t)[:2]
+    return (bias, var) if lam.ndim < 2 else (bias.reshape(rows.shape[0], -1),
+                                             var.reshape(rows.shape[0], -1))
 
 
 def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, g, wt_tot,
-             rho_tot, pairs=None, memo=None, fixed=None):
+             rho_tot, pairs=None, memo=None, fixed=None, lam_targets=None):
     """``shift_group_limits`` from the global point, each input a free variable (the
     exact gradients of ``finite_clients.shift_gradient``): the targets' own weights
     ``p_self`` (groups,), the other clients' ``p_oth`` (groups,), RTFA's ``lam`` (groups,),
@@ -244,6 +252,9 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         Real inputs: what does not involve lam (the targets' K chains and their T x T
         solve), kept for the next call at the same weights and global point
         (``shift_group_limits``): the same numbers.
+    lam_targets : ndarray (len(tgt),), optional
+        Each target's own lam (default ``lam[tgt]``): rows of penalties as repeated targets
+        (``shift_group_limits``).
 
     Returns
     -------
@@ -252,6 +263,7 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     """
     w, sv = joint.weights, joint.values
     T = sv.shape[0]
+    lam_t = lam[tgt] if lam_targets is None else lam_targets
     om = p_oth / (1.0 + gam * p_oth * g[typ])
     om_self = p_self / (1.0 + gam * p_self * g[typ])
     abar = wt_tot @ sv
@@ -281,11 +293,11 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         own = np.zeros(tgt.size)
         for t in np.unique(typ[tgt]) if method != "fedavg" else ():
             sel = typ[tgt] == t
-            own[sel] = own_variance(gam[tgt[sel]], np.real(lam[tgt[sel]]) if method == "rtfa"
-                                    else 0 * np.real(lam[tgt[sel]]), joint.marginal(t))
+            own[sel] = own_variance(gam[tgt[sel]], np.real(lam_t[sel]) if method == "rtfa"
+                                    else 0 * np.real(lam_t[sel]), joint.marginal(t))
         if memo is not None:
             memo["own"] = own
-    out = np.result_type(p_self, p_oth, g, wt_tot, rho_tot, lam)
+    out = np.result_type(p_self, p_oth, g, wt_tot, rho_tot, lam_t)
     bias, var = np.empty(tgt.size, out), np.empty(tgt.size, out)
     linear = isinstance(pairs, dict)
     beta_b, beta_v = r ** 2 * kap, sigma ** 2 * p_oth * gam * vco
@@ -304,7 +316,7 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
         rho_b = rho_tot - rho_self[i, None] * own_type
         kept = None if memo is None else memo.setdefault(blk.start, {})
         still = None if fixed is None else fixed.setdefault(blk.start, {})
-        ch = target_chains(method, gam[i], lam[i], p_self[i], wb, typ[i], w, sv, g, abar, kept,
+        ch = target_chains(method, gam[i], lam_t[k], p_self[i], wb, typ[i], w, sv, g, abar, kept,
                            still)
         # Target's own signal and noise (identities 1 and 2, b = all other clients).
         Tm, fS = ch["T"], ch["fS"]

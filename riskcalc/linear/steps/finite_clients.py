@@ -268,25 +268,50 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     ks = np.arange(int(max_steps) + 1)
     eta = float(step_size)
     bias, var = np.empty((gam.size, ks.size)), np.empty((gam.size, ks.size))
-    for blk in kappa.blocks(gam.size, 8 * ks.size * 512):
+    blocks = list(kappa.blocks(gam.size, 8 * ks.size * 512))
+    # The traces depend on the groups' gamma, weights and lam, not on r or sigma: kept for
+    # the next call with the same (``_LAST``).
+    key = (method, eta, ks.size, gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes())
+    quadratures = _LAST.get(key)
+    if quadratures is None:
+        quadratures = [_step_quadrature(method, gam, p, u, lam, ks, eta, blk) for blk in blocks]
+        _LAST.clear()
+        _LAST[key] = quadratures
+    for blk, (J, own) in zip(blocks, quadratures):
         idx = np.repeat(np.arange(gam.size)[blk], ks.size)
-        kk = np.tile(ks, idx.size // ks.size)[:, None]
-
-        def traces(s, P, U, L, kk):
-            qk = (1.0 - eta * (s + L)) ** kk
-            R = qk if method == "ftfa" else (L + s * qk) / (s + L)
-            # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
-            # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
-            return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
-                    (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
-                    R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
-
-        *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
         b, v = assemble(r[idx], sigma[idx], gam[idx], p[idx], count[idx], g, D[idx],
-                        var_b[idx], Eb[idx], Ev[idx], np.array(J), gam[idx] * own,
-                        totals=totals)
+                        var_b[idx], Eb[idx], Ev[idx], J, gam[idx] * own, totals=totals)
         bias[blk], var[blk] = b.reshape(-1, ks.size), v.reshape(-1, ks.size)
     return bias, var
+
+
+#: ``identity_steps_group_limits``' last quadratures (key: the inputs they depend on). Between
+#: the draws of ``riskcalc.advise.uncertainty.bootstrap`` only the estimates of r_j, sigma_j
+#: (and rho_j) change, gamma_j = d / n_j and the weights do not: one quadrature for all the
+#: draws (50 x 31 advise runs of tests/test_advise_uncertainty.py: 1600 quadratures -> 50).
+_LAST = {}
+
+
+def _step_quadrature(method, gam, p, u, lam, ks, eta, blk):
+    """The target traces J and own of ``identity_steps_group_limits`` (its docstring) for the
+    groups ``blk`` and every k of ``ks``, read-only arrays (kept in ``_LAST``)."""
+    idx = np.repeat(np.arange(gam.size)[blk], ks.size)
+    kk = np.tile(ks, idx.size // ks.size)[:, None]
+
+    def traces(s, P, U, L, kk):
+        qk = (1.0 - eta * (s + L)) ** kk
+        R = qk if method == "ftfa" else (L + s * qk) / (s + L)
+        # g_k = (1 - R_k) / s = (1 - q^k) / (s + lam): own = gamma tau(S g_k^2), whose
+        # value at s = 0 (0 / 0 for FTFA) is 0, as mp_expect takes a non-finite one.
+        return (R ** 2, (R / (P * (s + U))) ** 2, s * (R / (P * (s + U))) ** 2,
+                (s * R / (P * (s + U))) ** 2, s * R ** 2 / (P * (s + U)),
+                R * (1.0 - R) / (P * (s + U)), s * ((1.0 - qk) / (s + L)) ** 2)
+
+    *J, own = mp_expect(gam[idx], traces, p[idx, None], u[idx, None], lam[idx, None], kk)
+    J = np.array(J)
+    J.setflags(write=False)
+    own.setflags(write=False)
+    return J, own
 
 
 def step_traces(gamma, lam, eta, p, omega, spectrum, K):
