@@ -9,7 +9,8 @@ from montecarlo.linear.estimators import (ESTIMATORS, fit, get_estimator, global
                                           pfedme_joint)
 from montecarlo.linear.algorithms import fine_tune
 from montecarlo.linear.instances import Setting, sample_instance
-from montecarlo.linear.measure import measure
+import montecarlo.linear.measure as mm
+from montecarlo.linear.measure import measure, measure_many
 
 PARAMS = {"fedavg": dict(r=1.0), "local": dict(rho=1.2), "local_ridge": dict(rho=1.2, lam=0.3),
           "ftfa": dict(r=1.0), "rtfa": dict(r=1.0, lam=0.3), "maml_fl": dict(r=1.0, alpha=0.2),
@@ -77,6 +78,42 @@ def test_fast_measure_equals_dense_closed_forms(method, glob, shape):
                                atol=1e-12)
     np.testing.assert_allclose([emp["bias"][0], emp["variance"][0], emp["risk"][0]],
                                [eb, ev, risk], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("glob", ["oracle", "federated"])
+@pytest.mark.parametrize("kind", ["conditional", "empirical"])
+def test_measure_many_is_measure_per_method(kind, glob, shape, monkeypatch):
+    """measure_many decomposes every design once for all its methods, solves each distinct
+    federated global model once, and returns, bit for bit, what measure returns per method:
+    oracle-centered methods (local, local_ridge) before and after federated ones, a method
+    twice, a lam grid, finite steps; a spectrum != I so that some methods form V lazily."""
+    sh = SHAPES[shape]
+    spec = riskcalc.ClientSpec("rtfa", gamma=sh["gamma"], sigma=0.7, r=1.0, lam=0.3,
+                               spectrum=TWO_POINT)
+    setting = Setting(d=sh["d"], clients=sh["clients"], global_model=glob, gammas=sh["gammas"],
+                      rs=(0.5,), sigmas=(0.3, 1.0), weights="samples")
+    inst = sample_instance(spec, setting, sh["seed"], sh["rep"], federated=glob == "federated")
+    requests = [("local", [0.0]), *[(m, [PARAMS[m].get("lam", PARAMS[m].get("alpha", 0.0))])
+                                   for m in sorted(PARAMS)], ("rtfa", [0.1, 1.0]),
+                ("local", [0.0])]
+    for steps, step_size in ((None, None), (3, 0.1)):
+        alone = [measure(inst, m, t, kind=kind, steps=steps, step_size=step_size)
+                 for m, t in requests]
+        made, real, systems, accumulate = [], mm.Decomposition, [], mm._accumulate
+        monkeypatch.setattr(mm, "Decomposition", lambda X, s: made.append(X) or real(X, s))
+        monkeypatch.setattr(mm, "_accumulate", lambda *a: systems.append(1) or accumulate(*a))
+        many = measure_many(inst, requests, kind=kind, steps=steps, step_size=step_size)
+        monkeypatch.setattr(mm, "Decomposition", real)
+        monkeypatch.setattr(mm, "_accumulate", accumulate)
+        assert len(made) == (sh["clients"] if glob == "federated" else 1)
+        # One global model for FedAvg, FTFA and RTFA (eq. 6), one each for MAML-FL and pFedMe.
+        assert len(systems) == (3 if glob == "federated" else 0)
+        assert len(many) == len(alone)
+        for one, both in zip(alone, many):
+            assert one.keys() == both.keys()
+            for q in one:
+                assert np.array_equal(one[q], both[q]), (q, one[q], both[q])
 
 
 def test_pfedme_moreau_envelope_equals_joint_minimizer():

@@ -19,11 +19,13 @@ matrices (the Woodbury/push-through form; no d x d inverse per lam). A client wi
 samples than dimensions (n > d) is decomposed through X^T X instead, which has the same positive
 eigenvalues (a d x d problem, not n x n). The federated global model is one d x d system
 accumulated from stacked blocks of U^T X_j by symmetric rank-k updates, never one d x d matrix
-per client. Small decompositions run with one BLAS thread (``decompose``).
+per client. Small decompositions run with one BLAS thread (``decompose``). ``measure_many``
+measures several methods on one instance from one decomposition of each client.
 """
 
 from __future__ import annotations
 
+import copy
 from contextlib import nullcontext
 
 import numpy as np
@@ -127,6 +129,17 @@ class Decomposition:
             return np.ones_like(self.mu)
         return (self.V ** 2 @ self.s) / self.nmu
 
+    def fresh(self) -> "Decomposition":
+        """This eigendecomposition without the products formed after it (U or V): ``proj`` and
+        ``lift`` take a route that depends on whether V exists, so a method measured on it
+        computes exactly what it computes on a new ``Decomposition``."""
+        view = copy.copy(self)
+        if self._R is None:
+            view._V = None
+        else:
+            view._U = None
+        return view
+
     def proj(self, theta: np.ndarray) -> np.ndarray:
         """U^T X theta."""
         return self.U.T @ (self.X @ theta) if self._V is None else self._V @ theta
@@ -143,7 +156,7 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     Paper 003 (``003_4b976ddf5225c17e.txt``), eq. (3), for the estimators of eqs. (6)-(14)
     (see ``montecarlo.linear.estimators``); with ``steps``, the personalization is that many full-batch
     gradient steps instead (Algs. 5-6 of Sec. 7; the risk after finite personalization of
-    Figs. 5-6).
+    Figs. 5-6). One method's ``measure_many``.
 
     Parameters
     ----------
@@ -166,40 +179,83 @@ def measure(inst: Instance, method: str, tunings, *, kind: str = "conditional",
     dict
         ``bias``, ``variance``, ``risk``: float arrays, one entry per tuning value.
     """
-    est = get_estimator(method)
+    return measure_many(inst, [(method, tunings)], kind=kind, steps=steps,
+                        step_size=step_size)[0]
+
+
+def measure_many(inst: Instance, requests, *, kind: str = "conditional",
+                 steps: int | None = None, step_size: float | None = None) -> list:
+    """``measure`` for several methods on one instance, decomposing its designs once.
+
+    Parameters
+    ----------
+    inst : Instance
+        A sampled instance.
+    requests : sequence of (method, tunings)
+        The methods (names of ``ESTIMATORS``) and each one's tuning values, as for ``measure``.
+    kind, steps, step_size
+        As for ``measure``, shared by every request.
+
+    Returns
+    -------
+    list of dict
+        One ``measure`` result per request, bit-identical to calling ``measure`` on each.
+    """
+    ests = [(get_estimator(method), np.atleast_1d(np.asarray(tunings, dtype=float)))
+            for method, tunings in requests]
     if kind not in KINDS:
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None and (step_size is None or step_size <= 0):
         raise ValueError("personalization steps need a step size > 0")
-    tunings = np.atleast_1d(np.asarray(tunings, dtype=float))
+    federated = [inst.federated and est.centered for est, _ in ests]
     # At d <= SMALL_GRAM every matrix of the measurement is small: a second BLAS thread gains
     # at most ~1.7x on an idle machine (the largest products, the global systems of M clients)
     # and loses far more on a busy one (benchmarks/bench_threads.py).
     with small_blas() if inst.d <= SMALL_GRAM else nullcontext():
-        return _measure(inst, est, tunings, kind, steps, step_size)
+        # The federated global model needs every client (V formed in the decomposition's
+        # loop); a method centered at the oracle only the target.
+        decs = decompose(inst.X if any(federated) else inst.X[:1], inst.s,
+                         eager_v=any(federated))
+        centers = []
+        return [_measure(inst, est, tunings, kind, steps, step_size, fed,
+                         decs if fed else [decs[0].fresh()], centers)
+                for (est, tunings), fed in zip(ests, federated)]
 
 
-def _measure(inst, est, tunings, kind, steps, step_size):
-    federated = inst.federated and est.centered
-    decs = decompose(inst.X if federated else inst.X[:1], inst.s, eager_v=federated)
+def _measure(inst, est, tunings, kind, steps, step_size, federated, decs, centers):
+    """One request of ``measure_many`` on the decompositions it needs (every client's for a
+    federated center, else the target's); ``centers`` the federated global models already
+    worked out in the call (``_shared``)."""
     target = decs[0]
     filters = np.array([est.filter(target.mu, t, steps, step_size) for t in tunings])
     run = _conditional if kind == "conditional" else _empirical
     if not federated:
-        out = run(inst, est, decs, None, filters, tunings)
+        out = run(inst, est, decs, None, filters, centers)
     elif not est.global_tuned:
-        out = run(inst, est, decs, 0.0, filters, tunings)
+        out = run(inst, est, decs, 0.0, filters, centers)
     else:
-        parts = [run(inst, est, decs, t, filters[i:i + 1], tunings[i:i + 1])
+        parts = [run(inst, est, decs, t, filters[i:i + 1], centers)
                  for i, t in enumerate(tunings)]
         out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     out["risk"] = out.get("risk", out["bias"] + out["variance"])
     return out
 
 
+def _shared(centers, omegas, build):
+    """``build()``, or its value already built in this ``measure_many`` call for the same
+    global weights omega_j of every client: FedAvg, FTFA and RTFA share eq. (6)'s global model,
+    whose d x d systems cost more than the rest of a measurement."""
+    for key, value in centers:
+        if all(np.array_equal(a, b) for a, b in zip(key, omegas)):
+            return value
+    value = build()
+    centers.append((omegas, value))
+    return value
+
+
 # --- conditional (exact given X) ----------------------------------------------------------
 
-def _conditional(inst, est, decs, global_tuning, filters, tunings):
+def _conditional(inst, est, decs, global_tuning, filters, centers):
     t = decs[0]
     A = t.sigma_diag
     r, sigma, d = inst.r[0], inst.sigma[0], inst.d
@@ -219,9 +275,21 @@ def _conditional(inst, est, decs, global_tuning, filters, tunings):
     if not uniform:
         raise ValueError("the federated global model needs the signal direction uniform "
                          "(spectrum signal weights equal to its weights)")
+    omegas = [est.global_weight(dec.mu, global_tuning) for dec in decs]
+    Mb, Mv, Z1, Z2 = _shared(centers, omegas,
+                             lambda: _center_terms(inst, decs, omegas, W, SW))
+    g = sigma ** 2 * inst.a[0] * omegas[0] * filters
+    cross = g @ Z1 - np.einsum("lk,kj,lj,jk->l", g, Afull, filters, Z2)
+    return {"bias": _sandwich(Mb, inst.s, W, Afull, filters),
+            "variance": _sandwich(Mv, inst.s, W, Afull, filters) + 2 * cross + own_var}
+
+
+def _center_terms(inst, decs, omegas, W, SW):
+    """The filter-free parts of the conditional risk around the federated center: the bias and
+    noise matrices Mb, Mv and the cross terms Z1, Z2 (one center, every method's filters)."""
     # Federated center c = theta_0 + e0 with e0 = D sum_j a_j X_j^T Omega_j (X_j r_j u_j + xi_j)
     # and D = G^-1: the target's error is B (e0 - r u_0) + L xi_0 with B = I - W f W^T.
-    omegas = [est.global_weight(dec.mu, global_tuning) for dec in decs]
+    t, r, d = decs[0], inst.r[0], inst.d
     G, Q, P = _accumulate(decs, [
         [inst.a[j] * om, (inst.r[j] * inst.a[j]) ** 2 * om ** 2 * dec.nmu,
          (inst.sigma[j] * inst.a[j]) ** 2 * om ** 2]
@@ -233,11 +301,7 @@ def _conditional(inst, est, decs, global_tuning, filters, tunings):
     Mb[np.diag_indices(d)] += r ** 2 / d
     Mv = D @ P @ D
     DW = D @ W
-    Z1, Z2 = np.diag(SW.T @ DW), W.T @ DW
-    g = sigma ** 2 * a0 * om0 * filters
-    cross = g @ Z1 - np.einsum("lk,kj,lj,jk->l", g, Afull, filters, Z2)
-    return {"bias": _sandwich(Mb, inst.s, W, Afull, filters),
-            "variance": _sandwich(Mv, inst.s, W, Afull, filters) + 2 * cross + own_var}
+    return Mb, Mv, np.diag(SW.T @ DW), W.T @ DW
 
 
 def _sandwich(M, s, W, Afull, f):
@@ -288,14 +352,15 @@ def _accumulate(decs, weights):
 
 # --- empirical (sampled directions and noise) -----------------------------------------------
 
-def _empirical(inst, est, decs, global_tuning, filters, tunings):
+def _empirical(inst, est, decs, global_tuning, filters, centers):
     t = decs[0]
     theta0 = inst.theta[0]
     d = inst.d
     if global_tuning is None:
         c_b = c_v = np.zeros(d)
     else:
-        c_b, c_v = _global_fit(inst, est, decs, global_tuning)
+        omegas = [est.global_weight(dec.mu, global_tuning) for dec in decs]
+        c_b, c_v = _shared(centers, omegas, lambda: _global_fit(inst, decs, omegas))
     # theta_hat = c + X^T U diag(f / (n mu)) U^T (y - X c), split into noise-free and noise parts.
     scale = (filters / t.nmu).T  # (k, L)
     e_b = (c_b - theta0)[:, None] + t.lift(scale * t.proj(theta0 - c_b)[:, None])
@@ -305,9 +370,9 @@ def _empirical(inst, est, decs, global_tuning, filters, tunings):
             "risk": (s * (e_b + e_v) ** 2).sum(0)}
 
 
-def _global_fit(inst, est, decs, tuning):
-    """Noise-free and noise parts of the federated global model (eqs. 6, 12, 14)."""
-    omegas = [est.global_weight(dec.mu, tuning) for dec in decs]
+def _global_fit(inst, decs, omegas):
+    """Noise-free and noise parts of the federated global model (eqs. 6, 12, 14) with the
+    global weights omega_j."""
     (G,) = _accumulate(decs, [[inst.a[j] * om] for j, om in enumerate(omegas)])
     rhs = np.zeros((inst.d, 2))
     for j, (dec, om) in enumerate(zip(decs, omegas)):
