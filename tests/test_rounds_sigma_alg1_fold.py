@@ -119,3 +119,31 @@ def test_a_wrong_fold_is_not_returned(monkeypatch):
     calls = []
     got = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
     assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)
+
+
+@pytest.mark.parametrize("K, pencil, M, nudges", [
+    (1, Alg1Chain, 2, ((1, 0), (-1, 0))), (5, alg1_pencil.Alg1Pencil, 1, ((1, 0), (0, -1)))])
+def test_the_fold_confirms_on_ulp_perturbed_inputs(monkeypatch, K, pencil, M, nudges):
+    """The top window of ``spectrum_edges`` (two atoms, g lam = 0.7, eta at half the stable
+    step), rebuilt with eta and gamma moved by one ulp, (eta, gamma) (1 + k 2^-52) for each
+    (k_eta, k_gamma) of ``nudges``: the fold is confirmed on each (``fallback`` called for the
+    other edge alone) and within 1.3e-11 relative (``pencil_edges``, step 5) of the bisection
+    of the unperturbed pencil (the nudges move the edge by rounding). Measured before the fix:
+    eta one ulp up or down in the chain case (K = 1, M = 2) stepped past the edge onto an
+    unphysical real branch (m -15.10 -> -126.8) and the fold was not confirmed; likewise the
+    dense pencil with K = 5, M = 1 (eta one ulp up)."""
+    gam, p = (GAM, P) if M == 2 else (GAM[:1], np.ones(1))
+    eta, g = _eta(TWO, 0.5), 0.7 / LAM
+    scans = []
+    monkeypatch.setattr(alg1_pencil, "edges", lambda *a, **k: scans.append(a + (k["qmax"],))
+                        or pencil_edges.edges(*a, **k))
+    alg1_pencil.spectrum_edges(gam, p, LAM, eta, K, g, TWO, pencil=pencil)
+    pen, top, qmax = scans[0]
+    bis = pencil_edges.edges(pen, top, qmax, fold=False)[0]
+    for k_eta, k_gam in nudges:
+        nudged = pencil(TWO.atoms, TWO.weights, gam * (1.0 + k_gam * 2.0 ** -52), p, LAM,
+                        eta * (1.0 + k_eta * 2.0 ** -52), K, g, shift=pen.shift, sign=pen.sign)
+        calls = []
+        got = pencil_edges.edges(nudged, top, qmax, fold=True, fallback=calls.append)[0]
+        assert calls == [1]
+        assert got == pytest.approx(bis, rel=1.3e-11)

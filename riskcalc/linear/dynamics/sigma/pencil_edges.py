@@ -29,10 +29,15 @@ there: D = sum_j p_j q(S_j), q(S_j) = I - A_j^K, tau(Sigma (z - D)^-1) from
    gamma = (3, 4): an edge of 0.0316 for 0.0170), fits x as a polynomial
    in m through the last three or four points and takes its critical point ahead as the next
    prediction (its error shrinks like gap^1.5, gap the last point's distance to the edge:
-   measured), until two predictions agree within delta / 10. The prediction is then CONFIRMED
-   by the density test of step 4 at e - delta and e + delta (delta = 4e-12 e, the bisection's
-   bracket, and at least 2.5e-13 times the scan's top, the test's resolution with its nearest y
-   1e-15 times that top), so the edge is bracketed by the same criterion as the bisection's;
+   measured), until two predictions agree within delta / 10 or the last point lies within 100
+   delta of the prediction (no nearer point is reachable; before, the step then went to the
+   bracket's midpoint, past the edge, and one ulp off tests/test_rounds_sigma_alg1_fold.py's
+   chain case Newton's method took it on an unphysical real branch: no fold confirmed); a
+   point whose m lies past the predicted fold's m (with a margin) is refused as past the edge.
+   The prediction is then CONFIRMED by the density test of step 4 at e - delta and e + delta
+   (delta = 4e-12 e, the bisection's bracket, and at least 2.5e-13 times the scan's top, the
+   test's resolution with its nearest y 1e-15 times that top), so the edge is bracketed by the
+   same criterion as the bisection's;
    an edge that is not confirmed (a prediction outside its bracket, no convergence in
    ``_FOLD_ITER`` points, a density that does not vanish like a square root) is bisected as
    before. Measured: edges within 1.3e-11 of the bisection's (within 1.2e-12 of the scalar
@@ -80,16 +85,22 @@ def _scan(inside, xs, batch=6):
         state[pick] = inside(xs[pick])
 
 
-def _real_step(pencil, x_last, tau_last, m_last, target):
+def _real_step(pencil, x_last, tau_last, m_last, target, m_lim=None):
     """(tau, m) at the real point ``target`` continued on the real axis from the real branch at
     ``x_last`` (one Newton path), or None where that fails: Newton's method does not converge,
-    m = tau(Sigma (x - D)^-1) is not real, or it does not decrease in x (module docstring,
-    step 5: then ``target`` lies past the edge, or the step was too long)."""
+    m = tau(Sigma (x - D)^-1) is not real, it does not decrease in x, or it lies past ``m_lim``
+    (module docstring, step 5: then ``target`` lies past the edge, or the step was too long).
+    ``m_lim``: a bound on the physical branch's m ahead (``_fold``: past the edge, Newton's
+    method can converge to an unphysical real branch on which m still decreases; measured,
+    one ulp from the case of tests/test_rounds_sigma_alg1_fold.py: m -15.10 -> -126.8 for the
+    fold's -15.1025)."""
     x0 = np.array([x_last], complex)
     tau, _, G, bad = pencil.solve(lambda t: x0 + t * (target - x_last), [0.0, 1.0],
                                   check=False, tau0=tau_last[None], tolerant=True)
     m = complex(np.einsum("a,a->", pencil.h * pencil.s, pencil.column0(G)[0, :, 0]))
     if bad[0] or abs(m.imag) > 1e-8 * abs(m) or (m.real - m_last) * (target - x_last) >= 0:
+        return None
+    if m_lim is not None and (m.real - m_lim) * (m_lim - m_last) > 0:
         return None
     return tau[0], m.real
 
@@ -100,9 +111,13 @@ def _fold(pencil, samples, x_in, delta):
     the real branch (module docstring, step 5): x as a polynomial in m through the last three
     or four points, its critical point ahead; new points on the real axis, each continued from
     the last (one Newton path) to a tenth of the predicted distance; None when a prediction
-    falls outside the bracket or does not settle to within ``delta`` / 10."""
+    falls outside the bracket or does not settle to within ``delta`` / 10. A prediction whose
+    next point would not lie ahead of the last (the last within 100 ``delta`` of it, the nearest
+    Newton's method reaches) is returned for the density tests' confirmation: no nearer point
+    can refine it. Once a prediction exists, a point whose m lies beyond 4 times the distance
+    in m from the last point to the predicted fold is refused (``_real_step``'s ``m_lim``)."""
     side = np.sign(samples[-1][0] - x_in)         # +1: the top edge (outside above)
-    prev = None
+    prev = m_lim = None
     for _ in range(_FOLD_ITER):
         pred = None
         for n in (4, 3):
@@ -122,6 +137,9 @@ def _fold(pencil, samples, x_in, delta):
                 b = float(np.polyval(poly, crit.min()))
                 if (b - x_in) * side > 0 and (samples[-1][0] - b) * side > 0:
                     pred = b
+                    # m at the fold is m[-1] + crit (m[-1] - m[-2]); physical points ahead lie
+                    # between m[-1] and it (m monotone), 4 times that: the fit's error.
+                    m_lim = m[-1] + 4.0 * crit.min() * (m[-1] - m[-2])
                     break
         x_last, tau_last, m_last = samples[-1]
         if pred is None:
@@ -139,10 +157,13 @@ def _fold(pencil, samples, x_in, delta):
                                                                      3.0 * abs(pred - prev)))
             dist = max(dist, 100.0 * delta)
             target = pred + side * dist
-            if (target - x_in) * side <= 0 or (x_last - target) * side <= 0:
-                target = 0.5 * (x_in + x_last)
+            # (target - x_in) side > 0 (pred inside the bracket, dist > 0); the last point
+            # within 100 delta of pred: stepping would go back or jump past the edge (the
+            # midpoint of the bracket, which landed on an unphysical branch: measured).
+            if (x_last - target) * side <= 0:
+                return pred
             prev = pred
-        step = _real_step(pencil, x_last, tau_last, m_last, target)
+        step = _real_step(pencil, x_last, tau_last, m_last, target, m_lim)
         if step is None:          # past the edge (or too long a step): the bracket shrinks
             x_in = target
             continue
