@@ -31,7 +31,8 @@ in one basis; client i's risk in its own Sigma_i). Pooled N < d: sum_j 1 / gamma
    equation, and tau(Sigma P_N) = kappa0 / gamma_p (``sigma.algorithm1.pooled.held_apart``).
    A second route at the solve: client i's circle residue of tau(Sigma_i G_00) must be
    tau(Sigma_i P_N) (1 - a0) / (1 - a0 + g lam a0) (``sigma.algorithm1.pooled.check_masses``
-   in client i's metric h v_i), with the whole mass tau(Sigma_i) on the contour.
+   in client i's metric h v_i), with the whole mass tau(Sigma_i) on the contour (measured:
+   tau(Sigma_i P_N) scaled by 1.001 is refused by it).
 3. Edges: ``shift.algorithm1.curves`` (each client's sample spectrum under its own covariance)
    scanned with ``pooled_ok`` (the atom 1 invisible to the density scan, ``sigma.algorithm1.
    pooled``, step 3).
@@ -54,11 +55,9 @@ from scipy.optimize import root
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
-from riskcalc.linear.dynamics.fedavg import round_horizon
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.pencil import client_ends
-from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
-from riskcalc.linear.dynamics.sigma.algorithm1.pooled import CIRCLE_NODES, check_masses
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import check_masses, pooled_contour
 
 
 def shift_held_apart(gam, V, h):
@@ -72,7 +71,7 @@ def shift_held_apart(gam, V, h):
         inv = 1.0 / (np.exp(logc) @ V + 1.0)           # (C + 1)^-1 on the atoms
         return logc + np.log(gam * ((V * inv) @ h))     # log(c_j gamma_j tau(Sigma_j (C+1)^-1))
 
-    # Start: every Sigma_j replaced by their mean, C = Sigma / kappa ~ mu0-scaled identity.
+    # Start: the isotropic guess C = c tau(Sigma) I with tau(C (C + 1)^-1) = 1 - mu0.
     sol = root(res, np.full(gam.size, np.log((1.0 - mu0) / mu0 / np.mean(V @ h))), tol=1e-12)
     inv = 1.0 / (np.exp(sol.x) @ V + 1.0)
     held, atom = (V * inv) @ h, float(inv @ h)
@@ -84,23 +83,14 @@ def shift_held_apart(gam, V, h):
 
 
 def shift_pooled_contour(gam, p, lam, eta, K, g, rounds, V, h):
-    """``shift.algorithm1.curves._contour``'s dict for pooled N < d (module docstring): the edges
-    on the pooled range, the ellipse with foci lo and 1, the upper nodes of the circle around
-    z = 1 (``around``, ``around_w``) and ``held`` ((M,) tau(Sigma_i P_N), tau(P_N))."""
+    """``sigma.algorithm1.pooled.pooled_contour``'s dict on the shift pencil (module docstring,
+    step 3: each client's sample spectrum under its own covariance) with ``held`` ((M,)
+    tau(Sigma_i P_N), tau(P_N)) of step 2, and ``pooled`` the clients' mean eigenvalue."""
     pooled = p @ V / np.sum(p)
-    top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g,
-                                      SimpleNamespace(atoms=pooled, weights=h),
-                                      pencil=partial(ShiftAlg1Pencil, V),
-                                      ends=client_ends(V, h, gam), pooled_ok=True)
-    lo = min(0.0, low, bottom if bottom is not None else 0.0)
-    _, over, finite, t_max = round_horizon(top, rounds)
-    z, w, n = _contour_nodes(lo, 1.0, top, t_max)
-    half = CIRCLE_NODES // 2
-    ring = 0.25 * (1.0 - top) * np.exp(1j * np.pi * (np.arange(half) + 0.5) / half)
-    return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": top,
-            "over": over, "finite": finite, "t_max": t_max, "circle": False, "bound": False,
-            "around": 1.0 + ring, "around_w": ring / CIRCLE_NODES, "pooled": pooled,
-            "held": shift_held_apart(gam, V, h)}
+    c = pooled_contour(gam, p, lam, eta, K, g, rounds, SimpleNamespace(atoms=pooled, weights=h),
+                       pencil=partial(ShiftAlg1Pencil, V), ends=client_ends(V, h, gam),
+                       held=shift_held_apart(gam, V, h))
+    return {**c, "pooled": pooled}
 
 
 def check_client_masses(pen, G, c, V, h, a0, gl) -> None:
