@@ -37,7 +37,8 @@ beyond (``shift.algorithm1.chain``, within the time estimate of ``shift.algorith
 checked before the edge scans); personalization after round T: ``shift.algorithm1.personalize``
 on the dense route, ``shift.algorithm1.personalize_chain`` on the chain route and on the dense
 route's contour beyond M (K + k)^2 = 200 (the curves' ``personalize``, their contour and solve
-reused). Checks (``tests/test_rounds_shift_
+reused); pooled samples that do not span R^d: ``shift.algorithm1.pooled`` (the dense pencils
+only). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -171,19 +172,9 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
     # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
     cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
     setting = (gam, r, sigma, p, signal, lam, eta, K, g, rounds)
-    if not pooled:
-        return _finish(H, cross, c, mem, setting, V, h,
-                       partial(_dense_personalized, solved=(c, C, G)))
-    return _finish(at_one(H, N, P), ring_mean(cross, N), c, mem, setting, V, h,
-                   _pooled_personalized)
-
-
-def _pooled_personalized(*args, **kind):
-    """Personalization after the rounds at pooled N < d under covariate shift: refused
-    (``shift.algorithm1.pooled``, scope)."""
-    raise ValueError("personalize: personalization after Algorithm 1's rounds under covariate "
-                     "shift needs the pooled samples to span R^d (sum_j min(1, 1/gamma_j) >= "
-                     "1); the server and own models' curves are covered at pooled N < d")
+    if pooled:
+        H, cross = at_one(H, N, P), ring_mean(cross, N)
+    return _finish(H, cross, c, mem, setting, V, h, partial(_dense_personalized, solved=(c, C, G)))
 
 
 def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops, *, solved,
@@ -200,6 +191,11 @@ def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, 
     if gam.size * (K + kb) ** 2 <= MAX_UNKNOWNS:
         return shift_alg1_personalized(*args, solved=solved, **kind)
     c = solved[0]
+    if "around" in c:
+        raise ValueError(f"personalize: personalization after Algorithm 1's rounds under "
+                         f"covariate shift with pooled N < d is covered on the dense pencil, M "
+                         f"(K + k)^2 <= {MAX_UNKNOWNS} (RTFA: k = 1; got "
+                         f"{gam.size * (K + kb) ** 2}); give fewer steps or local_steps")
     pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
     C, _, couplings, _ = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
     return shift_alg1_personalized_chain(*args, solved=(c, C, couplings), **kind)

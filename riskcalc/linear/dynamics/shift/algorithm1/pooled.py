@@ -37,12 +37,17 @@ in one basis; client i's risk in its own Sigma_i). Pooled N < d: sum_j 1 / gamma
    scanned with ``pooled_ok`` (the atom 1 invisible to the density scan, ``sigma.algorithm1.
    pooled``, step 3).
 
+4. Personalization from the round-T server model (``shift.algorithm1.personalize``): F_i is
+   the identity on N, so as ``sigma.algorithm1.pooled`` (step 5) the circle's mean gives its
+   point z = 1 and T = inf adds client i's signal^2 tau(Sigma_i P_N).
+
 Scope: as ``sigma.algorithm1.pooled`` (g lam <= 1, eta (L + lam) <= 1) on the dense pencil (M
-K^2 <= ``sigma_pencil.MAX_UNKNOWNS``); the chain route and personalization after the rounds are
-refused at pooled N < d under shift. Checks (``tests/test_rounds_shift_alg1_pooled.py``): equal
-covariances against ``sigma.algorithm1.pooled``, the continuation in gamma_2 from spanning
-federations, T = inf against FedAvg K = 1's fixed point under the same shift, and the literal
-algorithm simulated at two d.
+K^2 <= ``sigma_pencil.MAX_UNKNOWNS``, personalization M (K + k)^2 <= it, RTFA k = 1); the chain
+routes are refused at pooled N < d under shift. Checks (``tests/test_rounds_shift_alg1_pooled.
+py``): equal covariances against ``sigma.algorithm1.pooled`` (FTFA too), the closed form
+against a finite-d kernel, the continuation in gamma_2 from spanning federations, T = inf
+against FedAvg K = 1's fixed point under the same shift (its personalizations measured 2.7e-14,
+not in the tests), and the literal algorithm simulated at two d (server, own models, RTFA).
 """
 
 from __future__ import annotations
