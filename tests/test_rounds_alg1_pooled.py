@@ -132,16 +132,14 @@ def test_monte_carlo_gap_shrinks_in_d():
 
 
 def test_refused_outside_the_held_apart_scope():
-    """Pooled N < d is covered for global_step * lam <= 1 and step_size (L + lam) <= 1; under
-    covariate shift it is still refused (a shared spectrum:
-    ``tests/test_rounds_sigma_alg1_pooled.py``)."""
+    """Pooled N < d is covered for global_step * lam <= 1 and step_size (L + lam) <= 1 (a shared
+    spectrum: ``tests/test_rounds_sigma_alg1_pooled.py``; covariate shift:
+    ``tests/test_rounds_shift_alg1_pooled.py``)."""
     kw = dict(KW, rounds=[1], local_steps=2)
     with pytest.raises(ValueError, match="global_step"):
         riskcalc.rounds_limit("pfedme", step_size=0.05, global_step=2.0, **kw)
     with pytest.raises(ValueError, match="step_size <= 1 / "):
         riskcalc.rounds_limit("pfedme", step_size=0.15, **kw)
-    with pytest.raises(ValueError, match="span"):
-        riskcalc.rounds_limit("pfedme", step_size=0.05, spectra=[[0.5, 2.0], [2.0, 0.5]], **kw)
 
 
 def test_personalization_at_round_zero_counts_the_null_space_once():

@@ -102,8 +102,9 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
 
 
 def test_pooled_n_below_d_refused_with_local_steps():
-    """Algorithm 1 with finite local steps refuses pooled N < d, as under a shared spectrum
-    (its real-spectrum scope; the exact prox answers there:
+    """Algorithm 1 with finite local steps refuses pooled N < d beyond step_size (L + lam) <= 1,
+    as under a shared spectrum (``tests/test_rounds_shift_alg1_pooled.py`` within; the exact
+    prox answers there:
     ``tests/test_rounds_shift_prox_personal.py``; FedAvg: ``tests/test_rounds_shift_pooled.py``,
     ``tests/test_rounds_shift_kinf.py``)."""
     with pytest.raises(ValueError, match="span"):

@@ -171,8 +171,8 @@ def test_chain_route_is_the_dense_one(pooled):
 
 
 def test_refused_beyond_the_scope():
-    """g lam > 1 and covariate shift are not covered with pooled N < d: each refused by
-    name."""
+    """g lam > 1, and under covariate shift step_size (L + lam) > 1 (L from each client's own
+    covariance), are not covered with pooled N < d: each refused by name."""
     kw = dict(KW, rounds=[1], **STEPS)
     with pytest.raises(ValueError, match="global_step"):
         riskcalc.rounds_limit("pfedme", **{**kw, "global_step": 1.0})

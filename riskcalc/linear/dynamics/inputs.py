@@ -126,8 +126,8 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False,
     ``sigma.algorithm1.circles`` under a spectrum, which pass ``complex_ok``): the check keeps
     their real edge scans from being used there. Pooled samples that do not span (sum_j
     min(1, 1/gamma_j) < 1) with ``pooled_ok`` (the routes that hold the common null space apart,
-    ``algorithm1.pooled`` and ``sigma.algorithm1.pooled``): within g lam <= 1 and eta (L + lam)
-    <= 1."""
+    ``algorithm1.pooled``, ``sigma.algorithm1.pooled`` and ``shift.algorithm1.pooled``): within
+    g lam <= 1 and eta (L + lam) <= 1."""
     if eta * (L + lam) >= 2.0:
         raise ValueError("step_size: Algorithm 1's local gradient steps diverge on a client "
                          f"(step_size (L + lam) = {eta * (L + lam):.6g} >= 2, L = {top} = "
@@ -142,8 +142,9 @@ def check_step_scope(gam, L, lam, eta, K, g, top: str, complex_ok: bool = False,
                          "sigma.algorithm1.circles under a spectrum, computes them)")
     if not pooled_ok and np.sum(np.minimum(1.0, 1.0 / gam)) < 1.0:
         raise ValueError("gamma: Algorithm 1 with finite local_steps needs the pooled samples "
-                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1) here (under covariate "
-                         "shift); Sigma = I and a shared spectrum cover pooled N < d")
+                         "to span R^d (sum_j min(1, 1/gamma_j) >= 1) on this route; Sigma = I, "
+                         "a shared spectrum and covariate shift (its dense pencil) cover pooled "
+                         "N < d for global_step * lam <= 1 and step_size (L + lam) <= 1")
 
 
 def _check_pooled(L, lam, eta, K, g, top: str) -> None:

@@ -37,7 +37,8 @@ beyond (``shift.algorithm1.chain``, within the time estimate of ``shift.algorith
 checked before the edge scans); personalization after round T: ``shift.algorithm1.personalize``
 on the dense route, ``shift.algorithm1.personalize_chain`` on the chain route and on the dense
 route's contour beyond M (K + k)^2 = 200 (the curves' ``personalize``, their contour and solve
-reused). Checks (``tests/test_rounds_shift_
+reused); pooled samples that do not span R^d: ``shift.algorithm1.pooled`` (the dense pencils
+only). Checks (``tests/test_rounds_shift_
 alg1.py``): equal covariances against ``sigma.algorithm1.curves``, T = inf against the pFedMe
 joint minimizer under shift (``clients_limit("pfedme", spectra=...)``), and the literal
 algorithm simulated (``montecarlo.linear.rounds``, ``spectra``) at d = 200 and 400.
@@ -53,7 +54,10 @@ import numpy as np
 from riskcalc.linear.dynamics.fedavg import round_horizon
 from riskcalc.linear.dynamics.shift.algorithm1.chain import ShiftAlg1Chain, shift_chain_parts
 from riskcalc.linear.dynamics.shift.algorithm1.cost import memory_check, shift_alg1_affordable
+from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
+from riskcalc.linear.dynamics.shift.algorithm1.pooled import (check_client_masses,
+                                                              shift_pooled_contour)
 from riskcalc.linear.dynamics.shift.algorithm1.personalize import shift_alg1_personalized
 from riskcalc.linear.dynamics.shift.algorithm1.personalize_chain import (
     shift_alg1_personalized_chain)
@@ -63,6 +67,7 @@ from riskcalc.linear.dynamics.sigma.algorithm1.contour import dense_solve, dense
 from riskcalc.linear.dynamics.sigma.algorithm1.couplings import solved_couplings
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import MAX_WORK, _assemble
 from riskcalc.linear.dynamics.sigma.algorithm1.pencil import _contour_nodes, spectrum_edges
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import CIRCLE_NODES, at_one, ring_mean
 from riskcalc.linear.dynamics.sigma.fedavg.curves import MAX_PAIRS
 from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS
 
@@ -118,11 +123,18 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
         raise ValueError(f"spectra lists {joint.types.size} client spectra for {M} clients")
     V = np.asarray(joint.values, float)[np.asarray(joint.types)]             # (M, atoms)
     h = np.asarray(joint.weights, float)
+    pooled = pooled_atom(gam) > 0.0
     if route == "chain" or (route == "auto" and M * K * K > MAX_UNKNOWNS):
+        if pooled:
+            raise ValueError(f"local_steps: Algorithm 1 under covariate shift with pooled samples "
+                             f"that do not span R^d (sum_j 1/gamma_j < 1) is covered on the dense "
+                             f"pencil only, M K^2 <= {MAX_UNKNOWNS} (got {M * K * K}, route "
+                             f"{route!r}); give fewer local_steps or clients")
         return _chain_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h)
-    c = _contour(gam, p, lam, eta, K, g, rounds, V, h)
+    c = (shift_pooled_contour if pooled else _contour)(gam, p, lam, eta, K, g, rounds, V, h)
     z, n, t_max = c["z"], c["n"], c["t_max"]
-    pairs, size = (n // 2 + 1) * (n + 1), M * K * K
+    P = len(c.get("around", [1.0]))            # the point z = 1, or the circle's upper nodes
+    pairs, size = (n // 2 + P) * (n + 2 * P - (P == 1)), M * K * K
     if pairs > MAX_PAIRS or pairs * size ** 3 > MAX_WORK:
         raise ValueError(f"spectra: Algorithm 1's curves with {M} clients, local_steps = {K} "
                          f"and rounds up to {t_max} need {pairs:.3g} contour node pairs, each a "
@@ -136,6 +148,8 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
     args = (c["pooled"], h, gam, p, lam, eta, K, g)
     pen = ShiftAlg1Pencil(V, *args)
     C, G = dense_solve(pen, c)
+    if pooled:
+        check_client_masses(pen, G, c, V, h, (1.0 - eta * lam) ** K, g * lam)
     c_th, cf, au = dense_vectors(pen, eta, lam)
     models = np.concatenate([[0], pen.state])          # the server, then the own models
     couplings = []
@@ -144,20 +158,23 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
                       ([signal ** 2], c_th[None, :], c_th[None, :], (m, m))]
     lams = np.vstack([h * V, h])                       # client i's metric, then tau itself
     N = z.size
-    full = np.r_[0:N, 0:N, N]                # full contour (upper, then conjugates), z = 1
-    conj = np.r_[np.zeros(N), np.ones(N), 0].astype(bool)
+    # The full contour (upper, then conjugates), then z = 1 or the full circle around it.
+    full = np.r_[0:N, 0:N, N] if P == 1 else np.r_[0:N, 0:N, N:N + P, N:N + P]
+    conj = np.r_[np.zeros(N), np.ones(N), np.zeros(P), np.ones(P) if P > 1 else []].astype(bool)
     Cf, Gf = C[full], G[full]
     Cf[conj], Gf[conj] = Cf[conj].conj(), Gf[conj].conj()
     pent = ShiftAlg1Pencil(V, *args, transposed=True)
     H = pent.two_point((C.swapaxes(-1, -2), G.swapaxes(-1, -2)),
                        (Cf.swapaxes(-1, -2), Gf.swapaxes(-1, -2)), couplings, lams)
-    H = H.reshape(M + 1, 3, M + 1, N + 1, 2 * N + 1)
+    H = H.reshape(M + 1, 3, M + 1, N + P, full.size)
     # tau(Sigma_l Y(au_k)) of each model row m in each client's metric l, at the upper nodes
     # and z = 1: (l, m, k, node); metric l's call of _assemble measures every target k in
     # Sigma_l (each row a risk, nonnegative, as its checks require) and row l is client l's.
     cross = np.einsum("la,namb,kb->lmkn", h * V, G[:, :, models, :], au)
-    return _finish(H, cross, c, mem, (gam, r, sigma, p, signal, lam, eta, K, g, rounds), V, h,
-                   partial(_dense_personalized, solved=(c, C, G)))
+    setting = (gam, r, sigma, p, signal, lam, eta, K, g, rounds)
+    if pooled:
+        H, cross = at_one(H, N, P), ring_mean(cross, N)
+    return _finish(H, cross, c, mem, setting, V, h, partial(_dense_personalized, solved=(c, C, G)))
 
 
 def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, tops, *, solved,
@@ -174,6 +191,11 @@ def _dense_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V, h, 
     if gam.size * (K + kb) ** 2 <= MAX_UNKNOWNS:
         return shift_alg1_personalized(*args, solved=solved, **kind)
     c = solved[0]
+    if "around" in c:
+        raise ValueError(f"personalize: personalization after Algorithm 1's rounds under "
+                         f"covariate shift with pooled N < d is covered on the dense pencil, M "
+                         f"(K + k)^2 <= {MAX_UNKNOWNS} (RTFA: k = 1; got "
+                         f"{gam.size * (K + kb) ** 2}); give fewer steps or local_steps")
     pen = ShiftAlg1Chain(V, c["pooled"], h, gam, p, lam, eta, K, g, zcheck=c["low"] < 0.0)
     C, _, couplings, _ = solved_couplings(pen, c, gam, r, sigma, signal, eta, lam)
     return shift_alg1_personalized_chain(*args, solved=(c, C, couplings), **kind)
@@ -205,10 +227,13 @@ def _finish(H, cross, c, mem, setting, V, h, personal):
     gam, r, sigma, p, signal, lam, eta, K, g, rounds = setting
     M, z, n = gam.size, c["z"], c["n"]
     Es = V @ h
-    extra = {"contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": 0.0, "nodes": n,
+    # Pooled N < d: client i's tau(Sigma_i P_N) and tau(P_N) (``shift.algorithm1.pooled``).
+    held, atom = c.get("held", (np.zeros(M), 0.0))
+    extra = {"contraction": c["rho"], "edges": (c["lo"], c["top"]), "atom": atom,
+             "nodes": n + (CIRCLE_NODES if "around" in c else 0),
              "contraction_is_bound": c["bound"], "memory": mem}
     rows = [_assemble(H[:, :, [i, M]], cross[i], z, c["w"], rounds, c["finite"], c["over"], gam,
-                      r, sigma, p, signal, Es[i], extra) for i in range(M)]
+                      r, sigma, p, signal, Es[i], extra, held=(held[i], atom)) for i in range(M)]
     bias = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     var = np.stack([x["variance"][i] for i, x in enumerate(rows)])
     own = [x["local"]() for x in rows]

@@ -16,7 +16,9 @@ Marchenko-Pastur equation at -lam' under H_j).
 
 Scope: FTFA steps that converge on every client (step_size times the top of its sample
 spectrum under its own covariance < 2), the dense pencils' sizes of the shared route (the
-curves' chain route: ``shift.algorithm1.personalize_chain``).
+curves' chain route: ``shift.algorithm1.personalize_chain``). At pooled N < d the circle around
+z = 1 stands for that point and T = inf adds signal^2 tau(Sigma_i P_N) (``shift.algorithm1.
+pooled``, step 4).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import quadrature
+from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import (personal_couplings,
                                                                    personal_parts,
                                                                    second_nodes)
@@ -72,13 +75,15 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
     c, C, G = solved
     pen = ShiftAlg1Pencil(V, c["pooled"], h, gam, p, lam, eta, K, g)
     z, N = c["z"], c["z"].size
+    # z = 1, or at pooled N < d the circle around it (``shift.algorithm1.pooled``).
+    P = len(c["around"]) if "around" in c else 0
     ext = ShiftPersonalPencil(pen, -eta, kind, k, eta2, lam2)
     extt = ShiftPersonalPencil(pen, -eta, kind, k, eta2, lam2, transposed=True)
     personal_guard(ext, k, kind, N + 2)
     far = np.array([_FAR * (1.0 + max(1.0, -c["lo"]))], complex)
     _, _, Gi = pen.solve(lambda t: far, [0.0])
     Gb = np.concatenate([G, Gi])
-    nodes = np.concatenate([z, [1.0], far])
+    nodes = np.concatenate([z, c.get("around", [1.0]), far])
     # The extended solve from the base solution: its base blocks, the new ones from each
     # client's own spectrum (``personalize_sigma.solve_extended`` with tau weighted h v_j).
     Kb = pen.rows.shape[1]
@@ -89,11 +94,14 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
         if kind == "rtfa":
             tau0[:, j, Kb, Kb] = _rtfa_tau(V[j], h, gam[j:j + 1], lam2)[0]
     _, C1, G1 = ext.solve(lambda t: nodes, [0.0], check=False, tau0=tau0)
-    C2, G2 = second_nodes(C1, G1, N)
+    C2, G2 = second_nodes(C1, G1, N, P)
     H = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
                        (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
                        personal_couplings(pen, ext, eta, lam, r, sigma, gam, signal), h * V)
-    H = H.reshape(M, 7, M, N + 2, 2 * N + 2)[np.arange(M), :, np.arange(M)]
+    H = H.reshape(M, 7, M, N + max(P, 1) + 1, 2 * N + 2 * P + 1 + (P == 0))[
+        np.arange(M), :, np.arange(M)]
+    if P:
+        H = at_one(H, N, P)
     # Client i's couplings in its own metric h v_i (module docstring).
     inf_trace = np.array([np.einsum("a,ab,b->", h * V[i], G1[-1, :, ext.last[i], :],
                                     ext.noise[i]) for i in range(M)])
@@ -111,12 +119,16 @@ def ftfa_check(kind, gam, k, eta2, tops):
 def personal_risks(H, inf_trace, c, gam, r, sigma, p, signal, rounds, V, h):
     """(bias, variance) over the rounds from client i's seven two-point functions H[i] (M, 7,
     N + 2, 2 N + 2; ``personal_parts``' layout) in its metric h v_i and its tau(Sigma_i
-    Y_inf(wn'_i)) ``inf_trace[i]``, on the contour ``c``, settled as the curves."""
+    Y_inf(wn'_i)) ``inf_trace[i]``, on the contour ``c``, settled as the curves; at pooled N < d
+    T = inf adds client i's signal^2 tau(Sigma_i P_N) (``c["held"]``, ``shift.algorithm1.
+    pooled``: F_i is the identity on N)."""
     N = c["z"].size
     q = quadrature(c["z"], c["w"], rounds, c["finite"])
     parts = [personal_parts(H[i], q, N, sigma[i] ** 2 * gam[i], inf_trace[i])
              for i in range(gam.size)]
     bias, var = np.array([b for b, _ in parts]), np.array([v for _, v in parts])
+    if "held" in c:
+        bias = bias + signal ** 2 * np.multiply.outer(c["held"][0], q.inf)
     big = np.isfinite(rounds) & (rounds > c["over"])
     noisy = np.any((p > 0) & (sigma > 0)) | (sigma > 0)
     scale = (signal ** 2 + np.max(r ** 2) + np.max(sigma ** 2 * gam)) * float(np.max(V @ h)) \

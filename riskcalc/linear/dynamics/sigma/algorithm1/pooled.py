@@ -92,13 +92,15 @@ def held_apart(gam, spectrum):
     return kappa0 / gp, pooled_atom(gam)
 
 
-def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil):
+def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil, ends=None,
+                   held=None):
     """``contour.contour``'s dict for pooled N < d (module docstring, steps 2-4): the edges on
-    the pooled range (scanned with ``pencil``'s solves), the ellipse with foci lo and 1 (z = 1
-    inside), the upper nodes of the circle around z = 1 (``around``, ``around_w``) and
-    (``held``) tau(Sigma P_N), mu0."""
+    the pooled range (scanned with ``pencil``'s solves; ``ends`` as ``spectrum_edges``), the
+    ellipse with foci lo and 1 (z = 1 inside), the upper nodes of the circle around z = 1
+    (``around``, ``around_w``) and (``held``) tau(Sigma P_N), mu0 (given: covariate shift's,
+    ``shift.algorithm1.pooled``)."""
     top, bottom, low = spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=pencil,
-                                      pooled_ok=True)
+                                      ends=ends, pooled_ok=True)
     lo = min(0.0, low, bottom if bottom is not None else 0.0)
     _, over, finite, t_max = round_horizon(top, rounds)
     z, w, n = _contour_nodes(lo, 1.0, top, t_max)
@@ -107,7 +109,7 @@ def pooled_contour(gam, p, lam, eta, K, g, rounds, spectrum, pencil=Alg1Pencil):
     return {"z": z, "w": w, "n": n, "lo": lo, "top": top, "low": low, "rho": top,
             "over": over, "finite": finite, "t_max": t_max, "circle": False, "bound": False,
             "around": 1.0 + ring, "around_w": ring / CIRCLE_NODES,
-            "held": held_apart(gam, spectrum)}
+            "held": held_apart(gam, spectrum) if held is None else held}
 
 
 def at_one(H, N, P):
