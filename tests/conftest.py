@@ -217,6 +217,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_extension.py", "test_advise_shift.py", "test_alg1_large_step_sigma.py",
     "test_properties_range.py", "test_rounds_alg1_personalize.py",
     "test_rounds_algorithm1_curves.py", "test_rounds_sigma_alg1_pooled.py",
+    "test_rounds_shift_alg1_pooled.py",
     "test_rounds_alg1_pooled.py",
     "test_rounds_shift_alg1_prox.py", "test_rounds_sigma_kinf.py",
     "test_hardening_sigma.py", "test_rounds_sigma_prox.py", "test_advise_uncertainty.py",
