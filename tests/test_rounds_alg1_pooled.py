@@ -83,16 +83,22 @@ def test_one_polynomial_in_gamma_across_pooled_n_equal_d():
     = 0.72, 0.67) to rounding: no jump across the boundary (a lost signal^2 mu0 would be 0.28
     and 0.33)."""
     kw = dict(KW, lam=2.0, weights="uniform", local_steps=2, step_size=0.095, rounds=[1])
-
-    def risks(g2):
-        lim = riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [3.0, g2]})
-        return np.concatenate([lim.global_risk.ravel(), lim.risk.ravel()])
-    span, pooled = [0.2, 0.35, 0.5, 0.65], [2.6, 3.0]
-    coef = np.polynomial.polynomial.polyfit(span, np.array([risks(x) for x in span]), 3)
-    for g2 in pooled:
+    pooled = [2.6, 3.0]
+    for g2, (got, fitted) in zip(pooled, continuation(kw, 3.0, [0.2, 0.35, 0.5, 0.65], pooled)):
         assert pooled_atom([3.0, g2]) > 0.25
-        np.testing.assert_allclose(risks(g2), np.polynomial.polynomial.polyval(g2, coef),
-                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(got, fitted, rtol=0, atol=1e-9)
+
+
+def continuation(kw, gamma_1, span, targets):
+    """(Algorithm 1's risks at T = rounds of kw, server and own models, at gamma = (gamma_1,
+    t), the cubic in gamma_2 through their values at ``span`` evaluated at t) for each t of
+    ``targets``: at finite T the risks are polynomials in gamma_j, so across pooled N = d the
+    two agree to rounding (the pooled routes' continuation checks)."""
+    def risks(g2):
+        lim = riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [gamma_1, g2]})
+        return np.concatenate([lim.global_risk.ravel(), lim.risk.ravel()])
+    coef = np.polynomial.polynomial.polyfit(span, np.array([risks(x) for x in span]), 3)
+    return [(risks(t), np.polynomial.polynomial.polyval(t, coef)) for t in targets]
 
 
 def test_many_local_steps_approach_the_exact_prox():

@@ -16,6 +16,7 @@ from riskcalc.linear.dynamics.shift.algorithm1.pooled import shift_held_apart
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import held_apart
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+from tests.test_rounds_alg1_pooled import continuation
 
 SPECS = ["two-point:0.25,1,0.5", "two-point:1,0.25,0.5"]        # anti-aligned covariances
 GAM = [4.0, 2.5]                                # sum 1 / gamma = 0.65: mu0 = 0.35
@@ -80,14 +81,8 @@ def test_one_polynomial_in_gamma_across_pooled_n_equal_d():
     must give the pooled N < d one to rounding (measured 1.4e-13): a lost or wrongly weighted
     null space (signal^2 tau(Sigma_i P_N) ~ 0.1-0.2 per client) would show."""
     kw = dict(KW, rounds=[1], **STEPS)
-
-    def risks(g2):
-        lim = riskcalc.rounds_limit("fedprox", **{**kw, "gamma": [4.0, g2]})
-        return np.concatenate([lim.global_risk.ravel(), lim.risk.ravel()])
-    span = [0.2, 0.4, 0.6, 0.8]
-    coef = np.polynomial.polynomial.polyfit(span, np.array([risks(x) for x in span]), 3)
-    np.testing.assert_allclose(risks(2.5), np.polynomial.polynomial.polyval(2.5, coef),
-                               rtol=0, atol=1e-8)
+    [(got, fitted)] = continuation(kw, 4.0, [0.2, 0.4, 0.6, 0.8], [2.5])
+    np.testing.assert_allclose(got, fitted, rtol=0, atol=1e-8)
 
 
 def test_fixed_point_is_the_pooled_min_norm_interpolator(pooled):

@@ -18,6 +18,7 @@ from riskcalc.linear.dynamics.sigma.algorithm1.curves import (Alg1Chain, Alg1Pen
                                                               chain_parts)
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import pooled_contour
 from riskcalc.spectrum import Spectrum
+from tests.test_rounds_alg1_pooled import continuation
 
 SPEC = Spectrum(np.array([0.25, 1.0]), np.array([0.5, 0.5]))
 GAM = [4.0, 2.5]                                # sum 1 / gamma = 0.65: mu0 = 0.35
@@ -69,15 +70,9 @@ def test_one_polynomial_in_gamma_across_pooled_n_equal_d():
     rounding: a lost or wrongly weighted null space (signal^2 tau(Sigma P_N) = 0.16, where
     signal^2 mu0 tau(Sigma) = 0.22) would show."""
     kw = dict(KW, rounds=[1], **STEPS)
-
-    def risks(g2):
-        lim = riskcalc.rounds_limit("pfedme", **{**kw, "gamma": [4.0, g2]})
-        return np.concatenate([lim.global_risk.ravel(), lim.risk.ravel()])
-    span = [0.2, 0.4, 0.6, 0.8]
-    coef = np.polynomial.polynomial.polyfit(span, np.array([risks(x) for x in span]), 3)
+    [(got, fitted)] = continuation(kw, 4.0, [0.2, 0.4, 0.6, 0.8], [2.5])
     assert pooled_atom(GAM) > 0.3
-    np.testing.assert_allclose(risks(2.5), np.polynomial.polynomial.polyval(2.5, coef),
-                               rtol=0, atol=1e-8)
+    np.testing.assert_allclose(got, fitted, rtol=0, atol=1e-8)
 
 
 def test_fixed_point_is_the_pooled_min_norm_interpolator(pooled):
