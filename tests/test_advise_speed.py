@@ -1,15 +1,15 @@
 """The fast routes of ``riskcalc advise`` (issue 30, item 1) against the routes they replace:
 exact gradients of the mean finite-M risk against central differences, batched and Newton
 solves against the public ``clients_limit`` and the nested scalar solves, quadrature of the
-steps' filters against the pencils, per-row quadrature against the joint rule, the optimal
-weights against the finite-difference optimizer, and the time budget of the command."""
+steps' filters against the pencils, per-row quadrature against the joint rule, closed traces
+against mpmath. The optimal weights against the finite-difference optimizer and scipy:
+tests/test_advise_weights.py; the time budget of the command: tests/test_advise_budget.py."""
 
 import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc.advise import Federation, advise, weights as wopt
-from riskcalc.cli import main
+from riskcalc.advise import Federation, advise
 from riskcalc.linear.finite_clients import own as finite_clients_own
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.identity import rtfa_risks
@@ -17,6 +17,7 @@ from riskcalc.linear.finite_clients.own import own_group_limits
 from riskcalc.linear.steps.finite_clients import (identity_steps_group_limits,
                                                   steps_group_limits)
 from riskcalc.linear.engine.mp_quadrature import mp_expect
+
 
 GAM = np.array([0.4, 1.7, 3.0, 0.9])
 R = np.array([0.5, 1.2, 0.8, 1.6])
@@ -111,52 +112,6 @@ def test_per_row_quadrature_equals_joint_rule():
     joint = mp_expect(gam, lambda s: (1.0 / (s + lam), s / (s + lam) ** 2))
     rows = mp_expect(gam, lambda s, lr: (1.0 / (s + lr), s / (s + lr) ** 2), lam)
     np.testing.assert_allclose(rows, joint, rtol=1e-10)
-
-
-@pytest.mark.parametrize("method", ["fedavg", "rtfa", "pfedme"])
-def test_optimal_weights_no_worse_than_finite_differences(method):
-    """The optimizer given exact gradients ends no higher than SLSQP with finite differences
-    (the former optimizer) from the same starts, to rounding (1e-12 relative)."""
-    fed = Federation(gamma=GAM, r=R, sigma=SIG)
-    tun = TUNING[method]
-    k = 0 if tun is None else np.size(tun)
-
-    def value(p, x):
-        return _mean(method, p, None if tun is None else
-                     (np.exp(x) if method == "rtfa" else float(np.exp(x[0]))))
-
-    def gradient(p, x):
-        t = None if tun is None else (np.exp(x) if method == "rtfa" else float(np.exp(x[0])))
-        mean, gp, gt = mean_risk_gradient(method, gamma=GAM, sigma=SIG, r=R, weights=p,
-                                          tuning=t)
-        return mean, gp, [] if gt is None else np.atleast_1d(gt * t)
-
-    x0 = [] if tun is None else np.log(np.atleast_1d(tun))
-    starts = [(np.full(fed.m, 1 / fed.m), x0), (P, x0)]
-    bounds = [(-12.0, 5.0)] * k
-    _, _, old = wopt.optimize(value, starts, fed.m, extra_bounds=bounds)
-    _, _, new = wopt.optimize(value, starts, fed.m, extra_bounds=bounds, gradient=gradient)
-    assert new <= old * (1 + 1e-12)
-
-
-def test_advise_budget_refusal_and_progress(tmp_path, capsys):
-    """--max-minutes: an estimate before solving, refused in one line naming what would fit;
-    within the limit the command runs (the bar goes to stderr, hidden by --no-progress)."""
-    import json
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
-                                for g, r, s in zip(GAM, R, SIG)] * 100))
-    assert main(["advise", "--clients-file", str(path), "--max-minutes", "0.01"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: advise (400 clients): estimated")
-    assert "--methods" in err[0] and "--max-minutes" in err[0]
-    small = tmp_path / "small.json"
-    small.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
-                                 for g, r, s in zip(GAM, R, SIG)]))
-    assert main(["advise", "--clients-file", str(small), "--methods", "fedavg,rtfa",
-                 "--no-progress", "--json"]) == 0
-    out = capsys.readouterr()
-    assert out.err == "" and json.loads(out.out)["recommended"]["method"] in ("fedavg", "rtfa")
 
 
 def test_advise_equals_clients_limit_at_its_tuning():
@@ -262,143 +217,3 @@ def test_solve_g_equals_a_50_digit_root(gam, p):
     root = mp.findroot(lambda g: mp.fsum(mp.mpf(q) * g / (1 + mp.mpf(c) * mp.mpf(q) * g)
                                          for c, q in zip(gam, p)) - 1, mp.mpf(got))
     assert abs(got - float(root)) <= 1e-13 * float(root)
-
-
-def test_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
-    """--max-minutes also holds when the estimate is wrong: the run stops at the limit with
-    one line naming the pipelines that finished (a stand-in advice that never ends after two
-    pipelines and an estimate of 0.01 s per pipeline, so the test does not depend on the
-    machine's speed)."""
-    import json
-    import time
-
-    import riskcalc.advise as adv
-
-    def endless(fed, methods=None, rounds=None, signal=None, progress=None):
-        progress("fedavg")
-        progress("ftfa")
-        while True:
-            time.sleep(0.01)
-
-    monkeypatch.setattr(adv, "advise", endless)
-    monkeypatch.setattr(adv.cost, "estimate_seconds",
-                        lambda fed, methods, rounds=None: {m: 0.01 for m in methods})
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
-                                for g, r, s in zip(GAM, R, SIG)]))
-    start = time.monotonic()
-    assert main(["advise", "--clients-file", str(path), "--max-minutes", "0.005",
-                 "--no-progress"]) == 2
-    assert time.monotonic() - start < 5.0
-    out = capsys.readouterr()
-    err = out.err.strip().splitlines()
-    assert out.out == "" and len(err) == 1
-    assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
-    assert "--methods fedavg,ftfa finished in time" in err[0]
-
-
-def test_advise_budget_counts_the_rounds(tmp_path, capsys):
-    """--rounds is estimated too (FedAvg's curves grow like M^2): a federation whose pipelines
-    fit but whose rounds do not is refused, naming the run without --rounds."""
-    import json
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps([{"gamma": float(g), "r": float(r), "sigma": float(s)}
-                                for g, r, s in zip(GAM, R, SIG)] * 50))
-    assert main(["advise", "--clients-file", str(path), "--methods", "fedavg", "--rounds", "50",
-                 "--signal", "1", "--max-minutes", "0.1"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--rounds ~" in err[0]
-    assert "--methods fedavg without --rounds would take" in err[0]
-
-
-def test_logistic_advise_stops_in_flight_at_the_limit(tmp_path, capsys, monkeypatch):
-    """--model logistic honours --max-minutes in flight as the linear advise does."""
-    import json
-    import time
-
-    import riskcalc.advise.logistic as logistic
-
-    def endless(fed, methods=None, progress=None):
-        progress("fedavg")
-        while True:
-            time.sleep(0.01)
-
-    monkeypatch.setattr(logistic, "advise_logistic", endless)
-    monkeypatch.setattr(logistic, "estimate_seconds", lambda fed, methods: 0.01)
-    path = tmp_path / "fed.json"
-    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.5,
-                                "clients": [{"gamma": 0.5, "r": 0.5}, {"gamma": 2.0, "r": 1.0}]}))
-    code = main(["advise", "--model", "logistic", "--federation", str(path), "--global-lam",
-                 "0.05", "--max-minutes", "0.005", "--no-progress"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1, err
-    assert err[0].startswith("error: stopped at the --max-minutes limit (0.3 s)")
-    assert "--methods fedavg finished in time" in err[0]
-
-
-def test_simplex_newton_reaches_the_kkt_point_of_a_quadratic():
-    """``simplex_newton.minimize`` on F = sum_i a_i (y_i - c_i)^2 / 2 over the simplex (with p_j >=
-    0.01) times a box, against the closed form (the KKT conditions): p_j = clip(c_j - mu / a_j,
-    0.01, 1) with mu solving sum p_j = 1 (bisection here), x = clip(c_x, box). The centres put
-    two weights and one tuning variable on their bounds, so the working set is exercised."""
-    from riskcalc.advise import simplex_newton
-
-    a = np.array([1.0, 3.0, 0.5, 2.0, 1.5, 4.0, 2.0])
-    c = np.array([0.6, -0.3, 0.5, 0.2, -0.1, 3.0, -7.0])
-    m = 5
-    lower = np.array([0.01] * m + [-5.0, -5.0])
-    upper = np.array([1.0] * m + [5.0, 5.0])
-
-    def fun_grad(y):
-        return 0.5 * np.sum(a * (y - c) ** 2), a * (y - c)
-
-    y, f = simplex_newton.minimize(fun_grad, np.array([0.2] * m + [0.0, 0.0]), m, lower,
-                                   upper)
-    lo, hi = -10.0, 10.0
-    for _ in range(200):
-        mu = 0.5 * (lo + hi)
-        lo, hi = (mu, hi) if np.clip(c[:m] - mu / a[:m], 0.01, 1).sum() > 1 else (lo, mu)
-    want = np.concatenate([np.clip(c[:m] - mu / a[:m], 0.01, 1), np.clip(c[m:], -5, 5)])
-    assert np.sum(want[:m] == 0.01) == 2 and want[-1] == -5.0
-    # The stop is on F (predicted decrease < 1e-15 |F|), so y is within ~sqrt(1e-15 / a).
-    assert f <= fun_grad(want)[0] + 1e-14
-    np.testing.assert_allclose(y, want, rtol=0, atol=1e-7)
-    assert abs(y[:m].sum() - 1) < 1e-14 and np.all(y >= lower) and np.all(y <= upper)
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_newton_weights_no_worse_than_scipy_with_exact_gradients(seed, monkeypatch):
-    """The optimal weights of ``simplex_newton`` (what advise uses up to ``NEWTON_MAX``
-    variables) against scipy's SLSQP / L-BFGS-B given the same exact gradients (what advise
-    used before): every pipeline's optimal mean risk no higher, to rounding (1e-12
-    relative), on random federations (gamma in [0.05, 6], r in [0, 2.5], sigma in [0, 2])."""
-    rng = np.random.default_rng(seed)
-    m = 3 + seed
-    fed = Federation(gamma=np.exp(rng.uniform(np.log(0.05), np.log(6), m)),
-                     r=rng.uniform(0, 2.5, m), sigma=rng.uniform(0, 2, m))
-    methods = ["fedavg", "ftfa", "rtfa", "maml_fl", "pfedme"]
-
-    def optimal():
-        return {c.method: c.mean_risk for c in advise(fed, methods=methods).candidates
-                if c.weights == "optimal"}
-
-    new = optimal()
-    monkeypatch.setattr(wopt, "NEWTON_MAX", 0)
-    old = optimal()
-    assert new.keys() == old.keys() == set(methods)
-    for method in methods:
-        assert new[method] <= old[method] * (1 + 1e-12), (method, new[method], old[method])
-
-
-def test_default_advise_does_not_import_scipy_optimize():
-    """A small federation at Sigma = I is advised without importing scipy.optimize (a third
-    of the 5-client command's CPU time: the speed goal's margin)."""
-    import subprocess
-    import sys
-
-    code = ("import sys; from riskcalc.advise import advise, Federation; "
-            "advise(Federation(gamma=[0.5, 1.5, 2.0], r=[0.5, 1.0, 1.0], sigma=[1.0, 0.5, 0.5], "
-            "rho=[1.1, 1.4, 1.4])); print('scipy.optimize' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"

@@ -1,124 +1,23 @@
-"""Finite-M limits for a general covariance spectrum (riskcalc.linear.finite_clients.sigma and
-the resolvent-chain engine riskcalc.linear.engine.resolvent_chain) against independent routes: direct
-simulation of the chains, an implicit-differentiation identity, the Sigma = I closed forms of
-finite_clients, the oracle limit of riskcalc.linear.engine.kappa (M -> infinity), local least
-squares (M = 1), the freeness of Sigma from white Wishart matrices, and the federated pipeline
-of montecarlo."""
+"""Finite-M limits for a general covariance spectrum (riskcalc.linear.finite_clients.sigma)
+against independent routes: the Sigma = I closed forms of finite_clients, the oracle limit of
+riskcalc.linear.engine.kappa (M -> infinity), local least squares (M = 1), FedAvg's scaling with
+the signal mean (the freeness of Sigma from white Wishart matrices), the other clients' noise as
+a weight derivative; every point of a batch as if solved alone. The resolvent-chain engine:
+tests/test_finite_clients_sigma_engine.py; direct and pipeline simulation:
+tests/test_finite_clients_sigma_simulation.py."""
 
 import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.linear.instances import Setting, client_params, sample_instance
-from montecarlo.linear.measure import measure_many
-from montecarlo.runner.stats import mean_se
 from riskcalc.linear.finite_clients.identity import group_limits, subordination
 from riskcalc.linear.engine.resolvent_chain import chain_trace
 from tests.conftest import SPECTRA
 
+
 TWO = riskcalc.Spectrum.two_point(1.0, 10.0, 0.5)
 ALIGNED = SPECTRA["two-point-aligned"]
 CASES = [("fedavg", None), ("ftfa", None), ("rtfa", 0.5), ("rtfa", 4.0)]
-
-# --- the engine --------------------------------------------------------------------------------
-
-ONE = (lambda s: np.ones_like(s))
-# Blocks (eta, Lam(s)): ridge residual lam (S + lam)^-1, projection P^perp, (p S + w Sigma)^-1.
-RIDGE, PROJ, KBLK = (0.5, ONE), (0.0, ONE), (1 / 0.2, lambda s: 0.7 * s)
-CHAINS = [
-    (2.0, [(PROJ, lambda s: s), (PROJ, ONE)]),
-    (2.0, [(RIDGE, lambda s: s), (KBLK, ONE)]),
-    (2.0, [(RIDGE, lambda s: s), (RIDGE, ONE), (KBLK, ONE)]),
-    (2.0, [(PROJ, lambda s: s), (PROJ, ONE), (KBLK, lambda s: s), (KBLK, ONE)]),
-    (2.0, [(RIDGE, lambda s: s), (RIDGE, ONE), (KBLK, lambda s: s ** 2), (KBLK, lambda s: 1 / (1 + s))]),
-    (0.5, [(RIDGE, lambda s: s), (KBLK, ONE), (RIDGE, lambda s: s)]),
-    (0.5, [(KBLK, lambda s: s), (RIDGE, lambda s: 1 / (1 + s)), (KBLK, lambda s: s), (RIDGE, ONE)]),
-]
-BLOCKS = {"ridge": RIDGE, "proj": PROJ, "k": KBLK}
-D_CHAIN, REPS_CHAIN = 800, 2
-
-
-@pytest.fixture(scope="module")
-def samples():
-    """The blocks of two sample covariances S = Sigma^1/2 W Sigma^1/2 per gamma (Sigma = diag
-    of TWO's eigenvalues), each inverted once."""
-    rng = np.random.default_rng(20260611)
-    s = TWO.eigenvalues(D_CHAIN)
-    out = {}
-    for gamma in {c[0] for c in CHAINS}:
-        n = int(round(D_CHAIN / gamma))
-        out[gamma] = []
-        for _ in range(REPS_CHAIN):
-            X = rng.standard_normal((n, D_CHAIN)) * np.sqrt(s)
-            S = X.T @ X / n
-            mats = {}
-            for name, (eta, lam) in BLOCKS.items():
-                if eta > 0:
-                    mats[eta] = np.linalg.inv(S / eta + np.diag(lam(s)))
-                elif gamma > 1:
-                    q = np.linalg.qr(X.T)[0]           # P^perp = I - (row space projector)
-                    mats[eta] = np.eye(D_CHAIN) - q @ q.T
-            out[gamma].append(mats)
-    return s, out
-
-
-@pytest.mark.parametrize("k", range(len(CHAINS)))
-def test_chain_against_simulation(samples, k):
-    """Engine vs tr(Q_1 M_1 ... Q_k M_k)/d of sampled S at d = 800, 2 samples. Allowance
-    4 s.e. + 3/d relative: the finite-d deviation of such normalized traces is O(1/d);
-    d x rel.diff <= 1.9 was measured here (d = 800) and <= 0.9 at d = 1500 (3 samples)."""
-    gamma, parts = CHAINS[k]
-    s, data = samples
-    vals = []
-    for mats in data[gamma]:
-        prod = np.eye(s.size)
-        for (eta, _), mid in parts:
-            prod = (prod @ mats[eta]) * mid(s)[None, :]
-        vals.append(np.trace(prod) / s.size)
-    mean, se = mean_se(vals)
-    a, w = TWO.atoms, TWO.weights
-    pred = chain_trace(gamma, a, w, [b[0] for b, _ in parts], [b[1](a) for b, _ in parts],
-                       [m(a) for _, m in parts])
-    assert abs(mean - pred) <= 4 * se + 3.0 / s.size * abs(pred), (mean, se, pred)
-
-
-@pytest.mark.parametrize("name", list(SPECTRA))
-@pytest.mark.parametrize("gamma,eta,shift", [(2.0, 0.7, 1.0), (0.5, 2.0, 0.3), (3.0, 0.0, 1.0)])
-def test_two_equal_blocks_are_a_derivative(name, gamma, eta, shift):
-    """tau(Q M Q M') = -d/de tau((S/eta + Lam + e M)^-1 M'): the k = 2 engine against the
-    implicit derivative of the k = 1 deterministic equivalent, c eta + gamma E[c s/(c s + Lam)]
-    = 1 and tau(Q M') = E[M'/(c s + Lam)], with c from scipy's brentq."""
-    from scipy.optimize import brentq
-    sp = SPECTRA[name]
-    a, w = sp.atoms, sp.weights
-    lam, m1, m2 = np.full(a.size, shift), 1.0 / (1.0 + a), np.sqrt(a)
-    c = brentq(lambda c: c * eta + gamma * (w @ (c * a / (c * a + lam))) - 1.0, 1e-12, 1e6,
-               xtol=1e-15, rtol=1e-15)
-    den = c * a + lam
-    dc = gamma * (w @ (c * a * m1 / den ** 2)) / (eta + gamma * (w @ (a * lam / den ** 2)))
-    deriv = -(w @ (m2 * (a * dc + m1) / den ** 2))
-    assert chain_trace(gamma, a, w, [eta], [lam], [m2]) == pytest.approx(w @ (m2 / den),
-                                                                         rel=1e-11)
-    two = chain_trace(gamma, a, w, [eta, eta], [lam, lam], [m1, m2])
-    assert two == pytest.approx(-deriv, rel=1e-9)
-
-
-def test_projection_is_the_ridgeless_limit():
-    a, w = TWO.atoms, TWO.weights
-    shifts = [np.ones(2), np.ones(2), 0.9 * a, 0.9 * a]
-    for mids in ([a, np.ones(2), a ** 2, np.ones(2)], [a, 1 / a, np.ones(2), a]):
-        proj = chain_trace(2.5, a, w, [0.0, 0.0, 1 / 0.3, 1 / 0.3], shifts, mids)
-        # lam (S + lam)^-1 -> P^perp at rate O(lam).
-        ridge = chain_trace(2.5, a, w, [1e-8, 1e-8, 1 / 0.3, 1 / 0.3], shifts, mids)
-        assert ridge == pytest.approx(proj, rel=1e-6)
-
-
-def test_engine_bad_input():
-    a, w = TWO.atoms, TWO.weights
-    with pytest.raises(ValueError, match=r"shape \(2, 2\)"):
-        chain_trace(2.0, a, w, [1.0, 1.0], [np.ones(2)], [np.ones(2)])
-    with pytest.raises(ValueError, match="projection block .* needs gamma > 1"):
-        chain_trace(0.5, a, w, [0.0], [np.ones(2)], [np.ones(2)])
 
 
 # --- reductions: Sigma = I, M -> infinity, M = 1, FedAvg -------------------------------------
@@ -228,100 +127,6 @@ def test_other_clients_noise_is_a_weight_derivative(method, lam):
         var = riskcalc.clients_limit(method, gamma=gam, r=1.0, sigma=np.eye(4)[j], lam=lam,
                                      weights="uniform", spectrum=TWO).variance[0]
         assert var == pytest.approx(p[j] ** 2 * gam[j] * domega[j] * t2, rel=1e-9)
-
-
-# --- simulation --------------------------------------------------------------------------------
-
-def test_signal_weights_against_dense_conditional_bias():
-    """G != H (signal concentrated on the small eigenvalue, E delta delta^T = r^2 Phi / d):
-    the bias against its exact conditional value given the designs, by dense linear algebra
-    (the montecarlo pipeline's federated measure takes a uniform direction only), at d = 400,
-    6 replicates; allowance 4 s.e. + 3/d relative (O(1/d), as for the chains; measured
-    -0.01% +- 0.15% at d = 600 with 8 replicates)."""
-    sp = riskcalc.Spectrum([1.0, 10.0], weights=[0.5, 0.5], signal_weights=[0.8, 0.2])
-    d, reps, gam, r = 400, 6, np.array([2.0, 2.0, 1.0]), np.array([1.0, 1.5, 0.7])
-    rng = np.random.default_rng(31)
-    s = sp.eigenvalues(d)
-    phi = np.where(s == 1.0, 0.8, 0.2) / 0.5
-    p = (1 / gam) / np.sum(1 / gam)
-    sims = {"ftfa": [], "rtfa": []}
-    for _ in range(reps):
-        X = [rng.standard_normal((int(d / g), d)) * np.sqrt(s) for g in gam]
-        S = [x.T @ x / x.shape[0] for x in X]
-        Ainv = np.linalg.inv(sum(pj * Sj for pj, Sj in zip(p, S)))
-        q = np.linalg.qr(X[0].T)[0]
-        for method, R in (("ftfa", np.eye(d) - q @ q.T),
-                          ("rtfa", 0.5 * np.linalg.inv(S[0] + 0.5 * np.eye(d)))):
-            total = 0.0
-            for j in range(gam.size):
-                Mj = p[j] * Ainv @ S[j] - (np.eye(d) if j == 0 else 0.0)
-                RM = R @ Mj
-                total += r[j] ** 2 / d * np.einsum("a,ab,b,ab->", s, RM, phi, RM)
-            sims[method].append(total)
-    for method, lam in (("ftfa", None), ("rtfa", 0.5)):
-        pred = riskcalc.clients_limit(method, gamma=gam, r=r, sigma=0.0, lam=lam,
-                                      spectrum=sp).bias[0]
-        mean, se = mean_se(sims[method])
-        assert abs(mean - pred) <= 4 * se + 3.0 / d * pred, (method, mean, se, pred)
-
-
-def _simulate(spec, setting, methods, reps, seed):
-    """Exact conditional risks of the target (client 0) of the federated pipeline, per method
-    (one instance per replicate, decomposed once, serves every method)."""
-    out = {m: [] for m, _ in methods}
-    for rep in range(reps):
-        inst = sample_instance(spec, setting, seed, rep)
-        res = measure_many(inst, [(m, [lam or 0.0]) for m, lam in methods])
-        for (m, _), r in zip(methods, res):
-            out[m].append(r["risk"][0])
-    return out
-
-
-THREE = [("fedavg", None), ("ftfa", None), ("rtfa", 0.5)]
-OTHERS = dict(gammas=(1.5, 4.0, 3.0), rs=(2.0, 0.5, 1.5), sigmas=(0.3, 1.0, 0.2))
-PIPELINE = [  # (d, gamma, setting options, methods, replicates)
-    (800, 2.0, dict(clients=5), THREE, 2),
-    (800, 2.0, dict(clients=20), [("ftfa", None)], 2),
-    (800, 0.5, dict(clients=2, weights="uniform"), [("rtfa", 0.5)], 2),
-    (400, 2.0, dict(clients=4, weights="uniform", **OTHERS), THREE, 3),
-]
-
-
-@pytest.mark.parametrize("d,gamma,extra,methods,reps", PIPELINE)
-def test_pipeline_simulation(d, gamma, extra, methods, reps):
-    """Predicted vs the exact conditional risk of the federated pipeline (montecarlo) with the
-    two-point spectrum {1, 10}. Allowance 4 s.e. + 0.5% relative: the finite-d deviation is
-    O(1/d); measured within 0.15% at d = 800 away from the N = d threshold (3 replicates:
-    M = 2, 5, 20, gamma = 0.5 and 2, all three methods), within 0.02% at d = 1600 (M = 5, 20;
-    8 replicates) and within 0.26% at d = 400 for a heterogeneous federation (6 replicates).
-    Heavier points (M = 100, gamma < 1 with M = 20) are measured in the branch's report,
-    not here (the test file stays under ~30 s)."""
-    setting = Setting(d=d, global_model="federated", **{"weights": "samples", **extra})
-    spec = riskcalc.ClientSpec("ftfa", gamma=gamma, r=1.0, sigma=0.5, spectrum=TWO)
-    gam, r, sigma = client_params(spec, setting)
-    sims = _simulate(spec, setting, methods, reps, 3)
-    for method, lam in methods:
-        pred = riskcalc.clients_limit(method, gamma=gam, r=r, sigma=sigma, lam=lam,
-                                      weights=setting.weights, spectrum=TWO).risk[0]
-        mean, se = mean_se(sims[method])
-        assert abs(mean - pred) <= 4 * se + 0.005 * pred, (method, mean, se, pred)
-
-
-def test_error_shrinks_with_d():
-    """FTFA, gamma = 1.5, M = 2 (N = 4d/3, near the threshold, where the O(1/d) deviation is
-    largest): the relative error at d = 800 is below that at d = 200 by more than 2 s.e. of
-    the difference (measured +1.9% +- 0.4% at d = 200 with 60 replicates, +0.2% +- 0.1% at
-    d = 800 with 4)."""
-    spec = riskcalc.ClientSpec("ftfa", gamma=1.5, r=1.0, sigma=0.5, spectrum=TWO)
-    pred = riskcalc.spec_limit(spec, clients=2).risk
-    errs = []
-    for d, reps in ((200, 40), (800, 3)):
-        sims = _simulate(spec, Setting(d=d, clients=2, global_model="federated",
-                                       weights="samples"), [("ftfa", None)], reps, 4)
-        mean, se = mean_se(sims["ftfa"])
-        errs.append(((mean - pred) / pred, se / pred))
-    (e200, s200), (e800, s800) = errs
-    assert e200 - e800 > 2 * np.hypot(s200, s800), errs
 
 
 # --- batches: every point of a batch as if solved alone ------------------------------------------

@@ -11,7 +11,7 @@ from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import centre_geometry, solve_fixed_point
-from riskcalc.logistic.gaussian import prox_logistic
+from riskcalc.logistic.prox import prox_logistic
 from riskcalc.logistic.pooled import Federation, residuals, separability_margin, solve_pooled
 from riskcalc.logistic.transition import mle_threshold
 

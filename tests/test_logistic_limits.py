@@ -13,7 +13,8 @@ import pytest
 import riskcalc
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import centre_geometry, residuals, solve_fixed_point
-from riskcalc.logistic.gaussian import Rule, gauss_hermite, prox_logistic, sigmoid
+from riskcalc.logistic.gaussian import Rule, gauss_hermite
+from riskcalc.logistic.prox import prox_logistic, sigmoid
 
 GOLDEN = Path(__file__).parent / "golden" / "logistic_limits.json"
 

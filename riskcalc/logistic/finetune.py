@@ -71,8 +71,8 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
-from riskcalc.logistic.gaussian import (SCALE_MARGIN, axis_key, axis_rule, prox_logistic,
-                                        prox_near, sigmoid, solve_resolved)
+from riskcalc.logistic.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
+from riskcalc.logistic.prox import prox_logistic, prox_near, sigmoid
 from riskcalc.logistic.warm import remembered
 
 #: Residual (sup-norm) below which a root is accepted.
@@ -140,7 +140,7 @@ class Rule3:
 
     def prox_h(self, v, mu):
         """``z_h = prox_{mu l}(v)`` on the nodes, each call started from the previous call's
-        points (``gaussian.prox_near``: a Halley step or two while the solver moves a little;
+        points (``prox.prox_near``: a Halley step or two while the solver moves a little;
         the same stopping rule, to rounding level)."""
         return self.prox_h_p(v, mu)[0]
 

@@ -69,7 +69,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN, SECONDS_PER_NODE,
-                                        Rule, label_rule, rule_nodes, sigmoid, solve_resolved)
+                                        Rule, label_rule, rule_nodes, solve_resolved)
+from riskcalc.logistic.prox import sigmoid
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11

@@ -134,8 +134,7 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     # One pencil per distinct (gamma, lam, eta), up to the largest k asked there; r and sigma
     # scale the traces' coefficients only, but enter trace_coefficients: keep them in the key.
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    uniq, inv, _ = finite_clients.unique_rows(key)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.finite_clients import unique_rows
 from riskcalc.logistic.fedprox import solve_fedprox
 from riskcalc.logistic.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
@@ -55,8 +56,7 @@ def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
 
 
 def _federation(gam, rr, signal, weights, global_lam):
-    rows, inverse, count = np.unique(np.column_stack([gam, rr]), axis=0, return_inverse=True,
-                                     return_counts=True)
+    rows, inverse, count = unique_rows(np.column_stack([gam, rr]))
     fed = Federation(rows[:, 0].copy(), rows[:, 1].copy(), count, signal, weights)
     if global_lam == 0.0:
         margin = separability_margin(fed)
@@ -65,7 +65,7 @@ def _federation(gam, rr, signal, weights, global_lam):
                 "global_lam = 0: the pooled logistic problem has no finite minimizer: the "
                 "clients' pooled data are separable with probability -> 1 (Gordon's margin "
                 f"{margin:.6g} <= 1, riskcalc.logistic.pooled); use global_lam > 0")
-    return fed, inverse.ravel()
+    return fed, inverse
 
 
 @lru_cache(maxsize=16)

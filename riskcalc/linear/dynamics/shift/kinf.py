@@ -40,8 +40,9 @@ with the filter q = P_j, (q / s) = S_j^+, D = sum_j p_j P_j (issue 29: K = inf).
    taken at eps = 0 exactly (``KinfPencil.solve``).
 4. Curves: ``sigma.fedavg.curves.pencil_curves`` on this pencil with the global step g, one
    evaluation per client metric h v_i (as ``shift.algorithm1.prox``, step 4), edges
-   ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``_edges``; pooled N < d: the
-   atom at 0 held apart, as ``pencil_edges``).
+   ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``sigma.fedavg.exact.
+   projection_edges``, the same D as under a shared spectrum; pooled N < d: the atom at 0 held
+   apart, as ``pencil_edges``).
 
 5. Own models: v_i - theta_i = P_i' (w_(T-1) - theta_i) + S_i^+ n_i (P_i' = I - P_i), with
    w_(T-1) - theta_i = -P theta_0 + R c - u_i, c = sum_j p_j (q_j u_j + S_j^+ n_j), P = (I
@@ -83,8 +84,8 @@ from riskcalc.linear.dynamics.shift.one_step import check_clients
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
 from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
+from riskcalc.linear.dynamics.sigma.fedavg.exact import projection_edges
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
-from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 
 #: The continuation of step 3 (E_j^-1's x'-entry -eps), ending at 0.
 _EPS = np.concatenate([np.geomspace(1.0, 1e-10, 21), [0.0]])
@@ -162,29 +163,6 @@ class KinfPencil(ShiftPencil):
         return tau
 
 
-def _edges(pen, top, gam, p):
-    """(a, b, 0): the edges of D = sum_j p_j P_j for ``pencil_curves``' contour (step 4). The
-    ranges of the X_j^T are n_j-dimensional subspaces in general position, so D has an atom at
-    sum_(gamma_j < 1) p_j (the clients with gamma_j < 1 act as the identity) of mass (1 -
-    sum_(gamma_j > 1) 1 / gamma_j)_+ (the others' null spaces meet there) and one at 1 of
-    mass (sum_(gamma_j > 1) 1 / gamma_j - (m - 1))_+ (their m ranges meet there); one client
-    with gamma_j > 1 leaves only these two atoms, two or more add a continuous part
-    (``pencil_edges.edges``, q <= 1), joined with them here."""
-    over = gam > 1.0
-    m, inv = int(over.sum()), float(np.sum(1.0 / gam[over]))
-    if m == 0:
-        return 1.0, 1.0, 0.0
-    # Without a client of gamma_j < 1 the atom below is at 0: D's null space, held apart as
-    # ``pencil_edges.edges`` holds it (pooled N < d; the contour stays around the rest).
-    zero = 1.0 - inv if m == gam.size and inv < 1.0 else 0.0
-    low = float(np.sum(p[~over])) if inv < 1.0 and not zero else np.inf
-    high = 1.0 if inv > m - 1.0 else -np.inf
-    if m == 1:
-        return min(low, high), high, zero
-    a, b, _ = edges(pen, top, qmax=np.ones(gam.size))
-    return min(a, low), max(b, high), zero
-
-
 def _metric(pen, values):
     """A shallow copy of ``pen`` whose traces read the metric ``values``."""
     out = copy.copy(pen)
@@ -219,7 +197,7 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
                          "with no atom there)")
     pen = KinfPencil(joint, gam, p)
     top = client_ends(pen.V, pen.h, gam)[:, 1]
-    found = _edges(pen, top, gam, p)
+    found = projection_edges(pen, lambda: top, gam, p)
     e = np.eye(pen.n)
     over = gam > 1.0
     v = e[np.zeros(M, int)] - np.where(over[:, None], e[pen.rows[:, 0]], 0.0)

@@ -43,13 +43,13 @@ from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.shift.own import OwnShiftPencil
 from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
-from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, personal_guard,
-                                                              personal_unknowns)
-from riskcalc.linear.dynamics.sigma.personalize_sigma import _rtfa_tau as rtfa_tau
+from riskcalc.linear.dynamics.sigma.personal.pencil import PersonalPencil
+from riskcalc.linear.dynamics.sigma.personal.pencil import _rtfa_tau as rtfa_tau
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_guard, personal_unknowns
 
 
 class ShiftPersonalPencil(PersonalPencil):
-    """``sigma.personalize_sigma.PersonalPencil`` with client j's eigenvalue v_j(a) on all its
+    """``sigma.personal.pencil.PersonalPencil`` with client j's eigenvalue v_j(a) on all its
     rows, base and new (module docstring, step 2), from ``shift.own.OwnShiftPencil``."""
 
     ghat = ShiftPencil.ghat
@@ -68,7 +68,7 @@ class ShiftPersonalPencil(PersonalPencil):
 
 def _rtfa_tau(V, h, gam, lam2):
     """RTFA's tau_new per client under its own covariance (module docstring, step 2; its row
-    divided by 1 + lam': ``sigma.personalize_sigma._rtfa_tau``)."""
+    divided by 1 + lam': ``sigma.personal.pencil._rtfa_tau``)."""
     return np.array([rtfa_tau(v, h, [g], lam2)[0] for g, v in zip(gam, V)])
 
 

@@ -65,7 +65,7 @@ from riskcalc.linear.dynamics.shift.own_chain import (OwnShiftChain, chain_guard
                                                       double_contour)
 from riskcalc.linear.dynamics.shift.personalize import _rtfa_tau
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
-from riskcalc.linear.dynamics.sigma.personalize_sigma import PersonalPencil
+from riskcalc.linear.dynamics.sigma.personal.pencil import PersonalPencil
 
 
 class PersonalShiftChain(ShiftAlg1Chain):

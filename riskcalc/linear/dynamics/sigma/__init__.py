@@ -11,4 +11,5 @@ contour machinery, cost and personalization). Algorithm 1 with exact prox: ``pro
 same pencil with one block per client; the server model and the clients' own models read off
 the transposed pencil's two-point blocks (i, i)); personalization (FTFA, RTFA) from the round-T
 server model of FedAvg or of exact-prox Algorithm 1: ``personalize_sigma`` (one more chain per
-client, downstream of the round map). Entry point: ``riskcalc.rounds_limit(..., spectrum=...)``."""
+client, downstream of the round map; that extended pencil: ``personal.pencil``). Entry point:
+``riskcalc.rounds_limit(..., spectrum=...)``."""

@@ -2,7 +2,7 @@
 warm-started local steps under covariate shift (derived here).
 
 ``sigma.algorithm1.personalize``'s derivation (one personalization chain per client downstream of
-the server block: ``sigma.personalize_sigma.PersonalPencil``; paper 003,
+the server block: ``sigma.personal.pencil.PersonalPencil``; paper 003,
 ``003_4b976ddf5225c17e.txt``, Sec. 7 Alg. 5 and Sec. 3.2) uses Sigma only as the metric of the
 risk and as E[x x^T] of each client's rows in the Woodbury step; the identities it uses
 (G_(f_i),b = F_i G_0b, -Y_inf(wn'_i) S_i = I + Y_inf(e_(i,0')), Y(cf_j) S_j = Y(au_j)) are
@@ -34,9 +34,8 @@ from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one
 from riskcalc.linear.dynamics.sigma.algorithm1.personalize import (personal_couplings,
                                                                    personal_parts,
                                                                    second_nodes)
-from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil, _rtfa_tau,
-                                                              personal_guard,
-                                                              personal_unknowns)
+from riskcalc.linear.dynamics.sigma.personal.pencil import PersonalPencil, _rtfa_tau
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_guard, personal_unknowns
 
 #: Where Y_inf is read (``sigma.algorithm1.personalize``'s node at infinity).
 _FAR = 1e13
@@ -85,7 +84,7 @@ def shift_alg1_personalized(gam, r, sigma, p, signal, lam, eta, K, g, rounds, V,
     Gb = np.concatenate([G, Gi])
     nodes = np.concatenate([z, c.get("around", [1.0]), far])
     # The extended solve from the base solution: its base blocks, the new ones from each
-    # client's own spectrum (``personalize_sigma.solve_extended`` with tau weighted h v_j).
+    # client's own spectrum (``personal.pencil.solve_extended`` with tau weighted h v_j).
     Kb = pen.rows.shape[1]
     tau0 = np.zeros((nodes.size, M, ext.K, ext.K), complex)
     for j in range(M):

@@ -10,7 +10,7 @@ the ridge lam')): v_i = F_i w_T + (pi / s)_i b_i, (pi / s)_i S_i = I - F_i, so
 
     v_i - theta_i = F_i e_T[0] - F_i u_i + (pi / s)_i n_i.
 
-1. Pencil. ``personalize_sigma.PersonalPencil`` on ``Alg1Pencil``: one chain per client
+1. Pencil. ``personal.pencil.PersonalPencil`` on ``Alg1Pencil``: one chain per client
    downstream of block 0 (rows (i,0'), (i,1'..k')), z on the server and state blocks as in the
    base. Its last block f_i has G_(f_i),b = F_i G_0b on the base blocks (nothing feeds back),
    G_(f_i),(i,0') = -F_i and sum_b wn'_i[b] G_(f_i),b = -(pi / s)_i, both free of z. With Y =
@@ -57,9 +57,9 @@ from riskcalc.linear.dynamics.sigma.algorithm1.pencil import Alg1Pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import at_one, pooled_contour
 from riskcalc.linear.dynamics.sigma.algorithm1.contour import (contour, dense_solve,
                                                                dense_vectors, quadrature)
-from riskcalc.linear.dynamics.sigma.personalize_sigma import (PersonalPencil,
-                                                              ftfa_chain_steps, personal_guard,
-                                                              personal_unknowns, solve_extended)
+from riskcalc.linear.dynamics.sigma.personal.pencil import PersonalPencil, solve_extended
+from riskcalc.linear.dynamics.sigma.personalize_sigma import (ftfa_chain_steps, personal_guard,
+                                                              personal_unknowns)
 
 #: Where Y_inf is read (``personalize_sigma``'s node at infinity, on the scale of the edges).
 _FAR = 1e13

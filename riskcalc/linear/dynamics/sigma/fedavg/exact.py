@@ -37,8 +37,9 @@ lim lam (S_j + lam)^-1; the limit is taken here in the pencil, exactly.
    kappa(lam) at 0), which gives Chat_j there (``_far``), the start of the continuation.
 3. Curves: ``sigma.fedavg.curves.pencil_curves`` with q(S_j) Gz = Gz - G_(b_j),0 (v_j = e_0 -
    e_(b_j)) and G_00 S_j^+ = (G^T)_0,(a_j) - (G^T)_0,(b_j) (wn_j = e_(a_j) - e_(b_j)).
-   Edges: ``pencil_edges.edges`` with q <= 1; the atom of D at 0 is (1 - sum_j min(1, 1 /
-   gamma_j))_+ as for finite K.
+   Edges: ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``projection_edges``,
+   shared with ``shift.kinf``); the atom of D at 0 is (1 - sum_j min(1, 1 / gamma_j))_+ as for
+   finite K.
 4. Own models. v_i - theta_i = N_i (w_(T-1) - theta_i) + S_i^+ n_i with w_(T-1) - theta_i =
    -P theta_0 + R c - u_i, c = sum_j p_j (P_j u_j + S_j^+ n_j) (``sigma.fedavg.own``). With
    Y(a) = sum_c a_c (G^T)_(a_i),c (row a_i of the transposed pencil's inverse), step 1 gives
@@ -161,31 +162,38 @@ def fedavg_exact_curves(gam, r, sigma, p, signal, g, rounds, spectrum):
     e = np.eye(pen.n)
     v = e[0][None, :] - e[pen.b]
     wn = e[pen.a] - e[pen.b]
-    return pencil_curves(pen, _edges(pen, spectrum), g, gam, r, sigma, p, signal, rounds, v, wn,
+    found = projection_edges(pen, lambda: stable_top(spectrum.atoms, spectrum.weights, gam),
+                             gam, p)
+    return pencil_curves(pen, found, g, gam, r, sigma, p, signal, rounds, v, wn,
                          own_models=lambda c: _own_models(pen, c, gam, r, sigma, p, signal,
                                                           rounds))
 
 
-def _edges(pen, spectrum):
-    """(a, b, mu0) of D = p_F I + sum_(gamma_j > 1) p_j P_j (p_F: the weight of the clients
-    with gamma_j < 1): the atom at p_F (the k projections' common null space, of mass
-    (1 - sum_(gamma_j > 1) 1 / gamma_j)_+) and at sum_j p_j (their common range, of mass
-    (sum_(gamma_j > 1) 1 / gamma_j - (k - 1))_+) bound the spectrum where they exist; the
-    continuous part between (k >= 2) is ``pencil_edges.edges``'s density scan, which does not
-    see atoms; mu0 as there."""
-    gam, p = pen.gam, pen.p
-    proj = gam > 1.0
-    k, pf, inv = int(proj.sum()), float(p[~proj].sum()), float(np.sum(1.0 / gam[proj]))
-    mu0 = max(0.0, 1.0 - float(np.sum(np.minimum(1.0, 1.0 / gam))))
-    if k == 1:
-        return pf, float(p.sum()), mu0
-    top = stable_top(spectrum.atoms, spectrum.weights, gam)
-    a, b, mu0 = edges(pen, top, qmax=np.ones(pen.M))
-    if pf > 0.0 and inv < 1.0:
-        a = min(a, pf)
-    if inv > k - 1.0:
-        b = max(b, float(p.sum()))
-    return a, b, mu0
+def projection_edges(pen, tops, gam, p):
+    """(a, b, mu0): the edges of the spectrum of D = sum_j p_j P_j (P_j = I where gamma_j < 1)
+    for ``pencil_curves``' contour and D's atom at 0, under a shared spectrum (this module) or
+    covariate shift (``shift.kinf``). The ranges of the m clients with gamma_j > 1 are
+    subspaces in general position, so D has an atom at p_F = sum_(gamma_j < 1) p_j of mass
+    (1 - sum_(gamma_j > 1) 1 / gamma_j)_+ (their null spaces meet there; the clients with
+    gamma_j < 1 act as the identity) and one at sum_j p_j of mass (sum_(gamma_j > 1) 1 /
+    gamma_j - (m - 1))_+ (their ranges meet there); one projection leaves only these atoms,
+    two or more add a continuous part (``pencil_edges.edges``' density scan, q <= 1, which
+    does not see atoms), joined with them here. Without a client of gamma_j < 1 the atom
+    below is at 0, D's null space: held apart as ``pencil_edges.edges`` holds it (mu0 =
+    (1 - sum_j min(1, 1 / gamma_j))_+; pooled N < d). ``tops()``: the top of each client's
+    sample spectrum (``pencil_edges.edges``' input), called only for that scan (under a
+    shared spectrum one edge solve per client)."""
+    over = gam > 1.0
+    m, inv = int(over.sum()), float(np.sum(1.0 / gam[over]))
+    if m == 0:
+        return 1.0, 1.0, 0.0
+    zero = 1.0 - inv if m == gam.size and inv < 1.0 else 0.0
+    low = float(np.sum(p[~over])) if inv < 1.0 and not zero else np.inf
+    high = float(p.sum()) if inv > m - 1.0 else -np.inf
+    if m == 1:
+        return min(low, high), high, zero
+    a, b, _ = edges(pen, tops(), qmax=np.ones(gam.size))
+    return min(a, low), max(b, high), zero
 
 
 def _full_rank(gam, r, sigma, p, signal, g, rounds, spectrum):
