@@ -9,6 +9,16 @@ MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >=
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
 
+Starts (``riskcalc.advise``): RTFA's and MAML-FL's searches also start from FTFA's optimal
+weights, which lie near theirs (L1 distances 0.002 and 0.23 on shift1000 of
+``benchmarks/bench_advise.py``, against ~0.4 from the sample and uniform weights), RTFA's
+with the penalties tuned there (``tune.rtfa_lams``), MAML-FL's with each tuning of its other
+starts. Measured there (L-BFGS-B gradient calls, scipy's memory 10): RTFA 124 -> 47 for one
+more penalty search (~1 s; with the sample weights' penalties instead: 132 calls), MAML-FL
+61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more); the optimal mean risks
+2e-12 and 3e-13 relative lower. Not for pFedMe: from FTFA's weights (its lam tuned there)
+94 calls and from RTFA's 116, against 85, both ending higher (to 1e-12 relative).
+
 Gradients: where the limits have an exact gradient (Sigma = I,
 ``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
 ``riskcalc.linear.finite_clients.shift_gradient``) the optimizer is given it, and each step
@@ -40,6 +50,12 @@ SLSQP_MAX = 300
 NEWTON_MAX = 32
 #: Iterations of the optimizer given exact gradients.
 MAXITER = 300
+#: L-BFGS-B's memory (scipy's default 10): measured on shift1000 of
+#: ``benchmarks/bench_advise.py`` (L-BFGS-B calls of FedAvg, FTFA, RTFA, MAML-FL, pFedMe; every
+#: mean risk within 5e-13 relative of another's): 10: 108, 103, 47, 54, 85; 20: 108, 102, 47,
+#: 50, 79; 30: 109, 99, 50, 57, 67; 50: 106, 99, 45, 59, 70. 20 costs least (MAML-FL's
+#: gradient is four times the others').
+LBFGS_MEMORY = 20
 #: SLSQP's ftol with finite-difference gradients: 1e-10 stopped at points whose mean risk
 #: moved by up to 2e-11 relative with the limits' last bits (shift10 of
 #: ``benchmarks/bench_advise.py``, MAML-FL); at 1e-12 every pipeline there went lower, for
@@ -141,7 +157,8 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
 
         y = minimize(scaled, np.concatenate([c * z0[:m], z0[m:]]), jac=True,
                      method="L-BFGS-B", bounds=[(c * P_MIN / m, c)] * m + list(extra_bounds),
-                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER}).x
+                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER,
+                                "maxcor": LBFGS_MEMORY}).x
         x = np.concatenate([y[:m] / c, y[m:]])
     return _better(objective, x, m, best_p, best_x, best_v)
 
