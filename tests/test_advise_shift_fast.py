@@ -26,14 +26,28 @@ FED = Federation(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.5, 1.0, 1.5, 0.8],
                  sigma=[1.0, 0.5, 0.5, 0.9])
 
 
-def _record(monkeypatch, methods):
-    """The advice and, per search in order, the starts it was given."""
+def _record(monkeypatch, methods, lbfgs=True):
+    """The advice and, per search in order, the starts it was given and what its ``more``
+    returned each time it was asked (None: no ``more``). ``lbfgs``: every search on the
+    L-BFGS-B route (``weights.optimize``), as at 1000 clients."""
+    if lbfgs:
+        monkeypatch.setattr(advise_mod.wopt, "NEWTON_MAX", 0)
+        monkeypatch.setattr(advise_mod.wopt, "SLSQP_MAX", 0)
     calls = []
     real = advise_mod.wopt.optimize
 
-    def spy(objective, starts, m, *args, **kwargs):
-        calls.append([(np.array(p, float), np.array(x, float)) for p, x in starts])
-        return real(objective, starts, m, *args, **kwargs)
+    def spy(objective, starts, m, *args, more=None, **kwargs):
+        given = [(np.array(p, float), np.array(x, float)) for p, x in starts]
+        extra = None if more is None else []
+
+        def asked():
+            out = more()
+            extra.append([(np.array(p, float), np.array(x, float)) for p, x in out])
+            return out
+
+        calls.append((given, extra))
+        return real(objective, starts, m, *args, more=None if more is None else asked,
+                    **kwargs)
 
     monkeypatch.setattr(advise_mod.wopt, "optimize", spy)
     return advise(FED, methods), calls
@@ -50,29 +64,34 @@ def test_rtfa_and_maml_start_from_ftfa_optimal_weights(recorded):
     near = next(c.p for c in adv.candidates if (c.method, c.weights) == ("ftfa", "optimal"))
     # RTFA: the sample and uniform starts, then FTFA's weights with the penalties tuned there
     # (lam = 0, interpolation best, as a small penalty: ``_rtfa``'s log_start).
-    assert len(rtfa) == 3
+    assert len(rtfa[0]) == 2 and len(rtfa[1]) == 1 and len(rtfa[1][0]) == 1
+    (p_r, x_r), = rtfa[1][0]
     lam = tune.rtfa_lams(FED, near)[0]
-    np.testing.assert_array_equal(rtfa[2][0], near)
+    np.testing.assert_array_equal(p_r, near)
     np.testing.assert_array_equal(
-        rtfa[2][1], np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8))))
+        x_r, np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8))))
     # MAML-FL: its two starts, then FTFA's weights with each of their alphas.
-    assert len(maml) == 4
-    for (p, x), (q, y) in zip(maml[:2], maml[2:]):
+    assert len(maml[0]) == 2 and len(maml[1]) == 1 and len(maml[1][0]) == 2
+    for (p, x), (q, y) in zip(maml[0], maml[1][0]):
         np.testing.assert_array_equal(q, near)
         np.testing.assert_array_equal(y, x)
         assert not np.array_equal(p, near)
     # pFedMe and FTFA itself: the sample and uniform weights only.
-    assert len(pfedme) == 2 and len(ftfa) == 2
+    assert len(pfedme[0]) == 2 and pfedme[1] == [[]]
+    assert len(ftfa[0]) == 2 and ftfa[1] is None
     # The searches keep the best point found: never worse than the added start.
     cand = {(c.method, c.weights): c for c in adv.candidates}
-    start = advise_mod.clients_limit("rtfa", lam=np.exp(rtfa[2][1]), weights=near,
+    start = advise_mod.clients_limit("rtfa", lam=np.exp(x_r), weights=near,
                                      **FED.limit_kwargs()).mean_risk
     assert cand["rtfa", "optimal"].mean_risk <= start
 
 
-def test_without_ftfa_no_extra_start(monkeypatch):
+def test_no_extra_start_off_the_lbfgs_route_or_without_ftfa(monkeypatch):
+    # Small federations (simplex_newton, SLSQP): not asked for (weights' docstring, het5).
+    _, calls = _record(monkeypatch, ["ftfa", "rtfa", "maml_fl"], lbfgs=False)
+    assert [(len(given), extra) for given, extra in calls] == [(2, None), (2, []), (2, [])]
     _, calls = _record(monkeypatch, ["rtfa"])
-    assert [len(c) for c in calls] == [2]
+    assert [(len(given), extra) for given, extra in calls] == [(2, [[]])]
 
 
 @pytest.mark.parametrize("method", ["fedavg", "ftfa", "rtfa"])

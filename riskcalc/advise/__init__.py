@@ -228,8 +228,8 @@ def _untuned(method, fed, starts, skipped):
 
 def _rtfa(fed, starts, skipped, near=None):
     """RTFA with each client's lam_j tuned on its finite-M curve, for the three weightings;
-    ``near``: further weights to start the optimal weights' search from, with the penalties
-    tuned there."""
+    ``near``: further weights to start the optimal weights' search from on its L-BFGS-B
+    route (``weights.optimize``'s ``more``), with the penalties tuned there."""
     out, tuned = [], {}
     for name in ("samples", "uniform"):
         lam, risk = tune.rtfa_lams(fed, name)
@@ -250,15 +250,15 @@ def _rtfa(fed, starts, skipped, near=None):
         # lam = 0 (interpolation best) starts from a small penalty instead.
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
-    begin = [(starts[k], log_start(tuned[k])) for k in tuned]
-    if near is not None:
-        begin.append((near, log_start(tune.rtfa_lams(fed, near)[0])))
+    def more():
+        return [] if near is None else [(near, log_start(tune.rtfa_lams(fed, near)[0]))]
+
     try:
         # Client j's risk depends on its own lam_j only (the FedAvg global model does not
         # involve lam): finite differences in the penalties take one evaluation.
-        p, _, _ = wopt.optimize(mean, begin, fed.m,
+        p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
                                 extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed),
-                                separable=risks)
+                                separable=risks, more=more)
     except SolverError as exc:
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out
@@ -271,7 +271,8 @@ def _rtfa(fed, starts, skipped, near=None):
 def _own(method, fed, starts, skipped, near=None):
     """MAML-FL or pFedMe (own global objectives) at the shared alpha / lam
     minimizing the mean risk, for the three weightings; ``near``: further weights to start the
-    optimal weights' search from, with each of the tunings found."""
+    optimal weights' search from on its L-BFGS-B route (``weights.optimize``'s ``more``), with
+    each of the tunings found."""
     name = "alpha" if method == "maml_fl" else "lam"
     if method == "maml_fl":
         # alpha up to 2 / (the top of the clients' limiting sample spectra).
@@ -303,10 +304,9 @@ def _own(method, fed, starts, skipped, near=None):
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     begin = [(c.p, [np.log(c.tuning[name])]) for c in out]
-    if near is not None:
-        begin += [(near, x) for _, x in begin]
     p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds,
-                            gradient=_gradient(method, fed))
+                            gradient=_gradient(method, fed),
+                            more=lambda: [] if near is None else [(near, t) for _, t in begin])
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))

@@ -9,15 +9,18 @@ MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >=
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
 
-Starts (``riskcalc.advise``): RTFA's and MAML-FL's searches also start from FTFA's optimal
-weights, which lie near theirs (L1 distances 0.002 and 0.23 on shift1000 of
-``benchmarks/bench_advise.py``, against ~0.4 from the sample and uniform weights), RTFA's
-with the penalties tuned there (``tune.rtfa_lams``), MAML-FL's with each tuning of its other
-starts. Measured there (L-BFGS-B gradient calls, scipy's memory 10): RTFA 124 -> 47 for one
-more penalty search (~1 s; with the sample weights' penalties instead: 132 calls), MAML-FL
-61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more); the optimal mean risks
-2e-12 and 3e-13 relative lower. Not for pFedMe: from FTFA's weights (its lam tuned there)
-94 calls and from RTFA's 116, against 85, both ending higher (to 1e-12 relative).
+Starts (``riskcalc.advise``): on the L-BFGS-B route (``optimize``'s ``more``), RTFA's and
+MAML-FL's searches also start from FTFA's optimal weights, which lie near theirs (L1
+distances 0.002 and 0.23 on shift1000 of ``benchmarks/bench_advise.py``, against ~0.4 from
+the sample and uniform weights), RTFA's with the penalties tuned there (``tune.rtfa_lams``),
+MAML-FL's with each tuning of its other starts. Measured there (L-BFGS-B gradient calls,
+scipy's memory 10): RTFA 124 -> 47 for one more penalty search (~1 s; with the sample
+weights' penalties instead: 132 calls), MAML-FL 61 -> 54 (with the alpha tuned at FTFA's
+weights: 55, for 1.8 s more); the optimal mean risks 2e-12 and 3e-13 relative lower. Not for
+pFedMe: from FTFA's weights (its lam tuned there) 94 calls and from RTFA's 116, against 85,
+both ending higher (to 1e-12 relative). Not on the other routes: on het5 of the benchmark
+``simplex_newton`` went from FTFA's weights to a MAML-FL point 1.7e-4 relative higher than
+from its own starts.
 
 Gradients: where the limits have an exact gradient (Sigma = I,
 ``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
@@ -68,7 +71,8 @@ FD_MAXITER = MAXITER
 _EPS = float(np.sqrt(np.finfo(float).eps))
 
 
-def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separable=None):
+def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separable=None,
+             more=None):
     """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
 
     Parameters
@@ -90,12 +94,19 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
         ``objective`` (bit for bit), value j depending on extra_j alone among the extra
         variables (k = m: RTFA's per-client penalties). Then the finite differences in
         ``extra`` take one evaluation instead of k (``_separable_jacobian``).
+    more : callable, optional
+        () -> further starts, asked for (and so computed) on the L-BFGS-B route only (module
+        docstring, Starts).
 
     Returns
     -------
     p, extra, value
     """
     k = len(extra_bounds)
+    # The route (below): L-BFGS-B with exact gradients beyond SLSQP's sizes or for as many
+    # tuning variables as weights.
+    lbfgs = gradient is not None and m + k > NEWTON_MAX and not (k < m and m + k <= SLSQP_MAX)
+    starts = list(starts) + (list(more()) if lbfgs and more is not None else [])
     start_vals = []
     for p, extra in starts:
         start_vals.append(_safe(objective, np.asarray(p, float), np.asarray(extra, float)))
@@ -141,7 +152,7 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     elif k < m and z0.size <= SLSQP_MAX:
         x = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
                      options={"ftol": 1e-12, "maxiter": MAXITER}).x
-    else:
+    else:                                               # ``lbfgs``
         # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
         # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
         # scale p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk
