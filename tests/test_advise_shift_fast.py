@@ -1,10 +1,10 @@
 """Shortcuts of ``advise`` at 1000 clients under covariate shift (shift1000 of
 ``benchmarks/bench_advise.py``), each against the long way:
 
-* the optimal-weights searches start RTFA and MAML-FL from FTFA's optimal weights too
-  (``riskcalc.advise.weights``' docstring: RTFA 124 -> 47 gradient calls there): the starts
-  each search is given, recorded, on a small Sigma = I federation (the same wiring as under
-  shift);
+* the optimal-weights searches start RTFA and MAML-FL from FTFA's optimal weights too, and
+  pFedMe from MAML-FL's (``riskcalc.advise.weights``' docstring: RTFA 124 -> 47 gradient
+  calls there): the starts each search is given, recorded, on a small Sigma = I federation
+  (the same wiring as under shift);
 * ``shift_gradient``'s one complex step in both roles of the weights equals the two steps.
 """
 
@@ -59,7 +59,7 @@ def recorded():
         return _record(mp, ["ftfa", "rtfa", "maml_fl", "pfedme"])
 
 
-def test_rtfa_and_maml_start_from_ftfa_optimal_weights(recorded):
+def test_searches_start_from_a_related_pipelines_optimal_weights(recorded):
     adv, (ftfa, rtfa, maml, pfedme) = recorded
     near = next(c.p for c in adv.candidates if (c.method, c.weights) == ("ftfa", "optimal"))
     # RTFA: the sample and uniform starts, then FTFA's weights with the penalties tuned there
@@ -76,8 +76,13 @@ def test_rtfa_and_maml_start_from_ftfa_optimal_weights(recorded):
         np.testing.assert_array_equal(q, near)
         np.testing.assert_array_equal(y, x)
         assert not np.array_equal(p, near)
-    # pFedMe and FTFA itself: the sample and uniform weights only.
-    assert len(pfedme[0]) == 2 and pfedme[1] == [[]]
+    # pFedMe: its two starts, then MAML-FL's optimal weights with each of their lams.
+    maml_p = next(c.p for c in adv.candidates if (c.method, c.weights) == ("maml_fl", "optimal"))
+    assert len(pfedme[0]) == 2 and len(pfedme[1]) == 1 and len(pfedme[1][0]) == 2
+    for (p, x), (q, y) in zip(pfedme[0], pfedme[1][0]):
+        np.testing.assert_array_equal(q, maml_p)
+        np.testing.assert_array_equal(y, x)
+    # FTFA itself: the sample and uniform weights only.
     assert len(ftfa[0]) == 2 and ftfa[1] is None
     # The searches keep the best point found: never worse than the added start.
     cand = {(c.method, c.weights): c for c in adv.candidates}

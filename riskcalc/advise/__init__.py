@@ -109,14 +109,14 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         if method in chosen:
             cands += _untuned(method, fed, starts, skipped)
             done(method)
-    # FTFA's optimal weights start RTFA's and MAML-FL's searches too (``weights``' docstring).
-    near = next((c.p for c in cands if c.method == "ftfa" and c.weights == "optimal"), None)
+    # FTFA's optimal weights start RTFA's and MAML-FL's searches too, MAML-FL's pFedMe's
+    # (``weights``' docstring).
     if "rtfa" in chosen:
-        cands += _rtfa(fed, starts, skipped, near)
+        cands += _rtfa(fed, starts, skipped, _optimal(cands, "ftfa"))
         done("rtfa")
-    for method in ("maml_fl", "pfedme"):
+    for method, near in (("maml_fl", "ftfa"), ("pfedme", "maml_fl")):
         if method in chosen:
-            cands += _own(method, fed, starts, skipped, near if method == "maml_fl" else None)
+            cands += _own(method, fed, starts, skipped, _optimal(cands, near))
             done(method)
     if "local_ridge" not in chosen:
         pass
@@ -157,6 +157,11 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+
+
+def _optimal(cands, method):
+    """The optimal weights of ``method`` among ``cands``, or None."""
+    return next((c.p for c in cands if (c.method, c.weights) == (method, "optimal")), None)
 
 
 def _rounds_args(rounds, signal):

@@ -10,17 +10,20 @@ the best of the starting points given (the sample and uniform weights with their
 parameters). The result is the best point found, so it is never worse than a start.
 
 Starts (``riskcalc.advise``): on the L-BFGS-B route (``optimize``'s ``more``), RTFA's and
-MAML-FL's searches also start from FTFA's optimal weights, which lie near theirs (L1
-distances 0.002 and 0.23 on shift1000 of ``benchmarks/bench_advise.py``, against ~0.4 from
-the sample and uniform weights), RTFA's with the penalties tuned there (``tune.rtfa_lams``),
-MAML-FL's with each tuning of its other starts. Measured there (L-BFGS-B gradient calls,
-scipy's memory 10): RTFA 124 -> 47 for one more penalty search (~1 s; with the sample
-weights' penalties instead: 132 calls), MAML-FL 61 -> 54 (with the alpha tuned at FTFA's
-weights: 55, for 1.8 s more); the optimal mean risks 2e-12 and 3e-13 relative lower. Not for
-pFedMe: from FTFA's weights (its lam tuned there) 94 calls and from RTFA's 116, against 85,
-both ending higher (to 1e-12 relative). Not on the other routes: on het5 of the benchmark
-``simplex_newton`` went from FTFA's weights to a MAML-FL point 1.7e-4 relative higher than
-from its own starts.
+MAML-FL's searches also start from FTFA's optimal weights, pFedMe's from MAML-FL's, which lie
+near theirs (L1 distances 0.002, 0.23 and 0.21 on shift1000 of
+``benchmarks/bench_advise.py``, against ~0.4 from the sample and uniform weights), RTFA's
+with the penalties tuned there (``tune.rtfa_lams``), the others' with each tuning of their
+other starts. Measured there (L-BFGS-B gradient calls, scipy's memory 10): RTFA 124 -> 47
+for one more penalty search (~1 s; with the sample weights' penalties instead: 132 calls),
+MAML-FL 61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more); memory 20
+(``LBFGS_MEMORY``): pFedMe 79 -> 71. Every optimal mean risk ended lower than without (RTFA
+by 2e-12 relative, the others by 1e-13 to 3e-13). pFedMe from FTFA's weights (its lam tuned
+there) took 94 calls and from RTFA's 116, against 85, both ending higher (to 1e-12
+relative). Not on the other routes: on het5 of the benchmark ``simplex_newton`` went from
+FTFA's weights to a MAML-FL point 1.7e-4 relative higher than from its own starts. Scaling
+the tuning variable of L-BFGS-B's MAML-FL search by 0.3, 3 or 10 (as the weights are by c)
+took 57, 73 and 89 calls against 50.
 
 Gradients: where the limits have an exact gradient (Sigma = I,
 ``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
