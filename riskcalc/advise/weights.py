@@ -16,8 +16,8 @@ near theirs (L1 distances 0.002, 0.23 and 0.21 on shift1000 of
 with the penalties tuned there (``tune.rtfa_lams``), the others' with each tuning of their
 other starts. Measured there (L-BFGS-B gradient calls, scipy's memory 10): RTFA 124 -> 47
 for one more penalty search (~1 s; with the sample weights' penalties instead: 132 calls),
-MAML-FL 61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more); memory 20
-(``LBFGS_MEMORY``): pFedMe 79 -> 71. Every optimal mean risk ended lower than without (RTFA
+MAML-FL 61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more), pFedMe (at
+memory 20, ``LBFGS_MEMORY``) 79 -> 71. Every optimal mean risk ended lower than without (RTFA
 by 2e-12 relative, the others by 1e-13 to 3e-13). pFedMe from FTFA's weights (its lam tuned
 there) took 94 calls and from RTFA's 116, against 85, both ending higher (to 1e-12
 relative). Not on the other routes: on het5 of the benchmark ``simplex_newton`` went from
@@ -57,8 +57,9 @@ NEWTON_MAX = 32
 #: Iterations of the optimizer given exact gradients.
 MAXITER = 300
 #: L-BFGS-B's memory (scipy's default 10): measured on shift1000 of
-#: ``benchmarks/bench_advise.py`` (L-BFGS-B calls of FedAvg, FTFA, RTFA, MAML-FL, pFedMe; every
-#: mean risk within 5e-13 relative of another's): 10: 108, 103, 47, 54, 85; 20: 108, 102, 47,
+#: ``benchmarks/bench_advise.py`` with RTFA's and MAML-FL's starts from FTFA's weights (module
+#: docstring; L-BFGS-B calls of FedAvg, FTFA, RTFA, MAML-FL, pFedMe; every optimal mean risk
+#: within 5e-13 relative of another's): 10: 108, 103, 47, 54, 85; 20: 108, 102, 47,
 #: 50, 79; 30: 109, 99, 50, 57, 67; 50: 106, 99, 45, 59, 70. 20 costs least (MAML-FL's
 #: gradient is four times the others').
 LBFGS_MEMORY = 20
