@@ -109,12 +109,14 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         if method in chosen:
             cands += _untuned(method, fed, starts, skipped)
             done(method)
+    # FTFA's optimal weights start RTFA's and MAML-FL's searches too, MAML-FL's pFedMe's
+    # (``weights``' docstring).
     if "rtfa" in chosen:
-        cands += _rtfa(fed, starts, skipped)
+        cands += _rtfa(fed, starts, skipped, _optimal(cands, "ftfa"))
         done("rtfa")
-    for method in ("maml_fl", "pfedme"):
+    for method, near in (("maml_fl", "ftfa"), ("pfedme", "maml_fl")):
         if method in chosen:
-            cands += _own(method, fed, starts, skipped)
+            cands += _own(method, fed, starts, skipped, _optimal(cands, near))
             done(method)
     if "local_ridge" not in chosen:
         pass
@@ -155,6 +157,11 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+
+
+def _optimal(cands, method):
+    """The optimal weights of ``method`` among ``cands``, or None."""
+    return next((c.p for c in cands if (c.method, c.weights) == (method, "optimal")), None)
 
 
 def _rounds_args(rounds, signal):
@@ -224,8 +231,10 @@ def _untuned(method, fed, starts, skipped):
     return out
 
 
-def _rtfa(fed, starts, skipped):
-    """RTFA with each client's lam_j tuned on its finite-M curve, for the three weightings."""
+def _rtfa(fed, starts, skipped, near=None):
+    """RTFA with each client's lam_j tuned on its finite-M curve, for the three weightings;
+    ``near``: further weights to start the optimal weights' search from on its L-BFGS-B
+    route (``weights.optimize``'s ``more``), with the penalties tuned there."""
     out, tuned = [], {}
     for name in ("samples", "uniform"):
         lam, risk = tune.rtfa_lams(fed, name)
@@ -246,12 +255,15 @@ def _rtfa(fed, starts, skipped):
         # lam = 0 (interpolation best) starts from a small penalty instead.
         return np.log(np.where(lam > 0, lam, 1e-8 * np.max(lam, initial=1e-8)))
 
+    def more():
+        return [] if near is None else [(near, log_start(tune.rtfa_lams(fed, near)[0]))]
+
     try:
         # Client j's risk depends on its own lam_j only (the FedAvg global model does not
         # involve lam): finite differences in the penalties take one evaluation.
         p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
                                 extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed),
-                                separable=risks)
+                                separable=risks, more=more)
     except SolverError as exc:
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out
@@ -261,9 +273,11 @@ def _rtfa(fed, starts, skipped):
     return out
 
 
-def _own(method, fed, starts, skipped):
+def _own(method, fed, starts, skipped, near=None):
     """MAML-FL or pFedMe (own global objectives) at the shared alpha / lam
-    minimizing the mean risk, for the three weightings."""
+    minimizing the mean risk, for the three weightings; ``near``: further weights to start the
+    optimal weights' search from on its L-BFGS-B route (``weights.optimize``'s ``more``), with
+    each of the tunings found."""
     name = "alpha" if method == "maml_fl" else "lam"
     if method == "maml_fl":
         # alpha up to 2 / (the top of the clients' limiting sample spectra).
@@ -294,8 +308,10 @@ def _own(method, fed, starts, skipped):
                              **{name: float(np.exp(extra[0]))}).mean_risk
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
-    p, x, _ = wopt.optimize(mean, [(c.p, [np.log(c.tuning[name])]) for c in out], fed.m,
-                            extra_bounds=bounds, gradient=_gradient(method, fed))
+    begin = [(c.p, [np.log(c.tuning[name])]) for c in out]
+    p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds,
+                            gradient=_gradient(method, fed),
+                            more=lambda: [] if near is None else [(near, t) for _, t in begin])
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))

@@ -9,6 +9,22 @@ MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >=
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
 
+Starts (``riskcalc.advise``): on the L-BFGS-B route (``optimize``'s ``more``), RTFA's and
+MAML-FL's searches also start from FTFA's optimal weights, pFedMe's from MAML-FL's, which lie
+near theirs (L1 distances 0.002, 0.23 and 0.21 on shift1000 of
+``benchmarks/bench_advise.py``, against ~0.4 from the sample and uniform weights), RTFA's
+with the penalties tuned there (``tune.rtfa_lams``), the others' with each tuning of their
+other starts. Measured there (L-BFGS-B gradient calls, scipy's memory 10): RTFA 124 -> 47
+for one more penalty search (~1 s; with the sample weights' penalties instead: 132 calls),
+MAML-FL 61 -> 54 (with the alpha tuned at FTFA's weights: 55, for 1.8 s more), pFedMe (at
+memory 20, ``LBFGS_MEMORY``) 79 -> 71. Every optimal mean risk ended lower than without (RTFA
+by 2e-12 relative, the others by 1e-13 to 3e-13). pFedMe from FTFA's weights (its lam tuned
+there) took 94 calls and from RTFA's 116, against 85, both ending higher (to 1e-12
+relative). Not on the other routes: on het5 of the benchmark ``simplex_newton`` went from
+FTFA's weights to a MAML-FL point 1.7e-4 relative higher than from its own starts. Scaling
+the tuning variable of L-BFGS-B's MAML-FL search by 0.3, 3 or 10 (as the weights are by c)
+took 57, 73 and 89 calls against 50.
+
 Gradients: where the limits have an exact gradient (Sigma = I,
 ``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
 ``riskcalc.linear.finite_clients.shift_gradient``) the optimizer is given it, and each step
@@ -40,6 +56,13 @@ SLSQP_MAX = 300
 NEWTON_MAX = 32
 #: Iterations of the optimizer given exact gradients.
 MAXITER = 300
+#: L-BFGS-B's memory (scipy's default 10): measured on shift1000 of
+#: ``benchmarks/bench_advise.py`` with RTFA's and MAML-FL's starts from FTFA's weights (module
+#: docstring; L-BFGS-B calls of FedAvg, FTFA, RTFA, MAML-FL, pFedMe; every optimal mean risk
+#: within 5e-13 relative of another's): 10: 108, 103, 47, 54, 85; 20: 108, 102, 47,
+#: 50, 79; 30: 109, 99, 50, 57, 67; 50: 106, 99, 45, 59, 70. 20 costs least (MAML-FL's
+#: gradient is four times the others').
+LBFGS_MEMORY = 20
 #: SLSQP's ftol with finite-difference gradients: 1e-10 stopped at points whose mean risk
 #: moved by up to 2e-11 relative with the limits' last bits (shift10 of
 #: ``benchmarks/bench_advise.py``, MAML-FL); at 1e-12 every pipeline there went lower, for
@@ -52,7 +75,8 @@ FD_MAXITER = MAXITER
 _EPS = float(np.sqrt(np.finfo(float).eps))
 
 
-def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separable=None):
+def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separable=None,
+             more=None):
     """Minimize ``objective(p, extra)`` over p on the simplex and ``extra`` in its bounds.
 
     Parameters
@@ -74,12 +98,19 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
         ``objective`` (bit for bit), value j depending on extra_j alone among the extra
         variables (k = m: RTFA's per-client penalties). Then the finite differences in
         ``extra`` take one evaluation instead of k (``_separable_jacobian``).
+    more : callable, optional
+        () -> further starts, asked for (and so computed) on the L-BFGS-B route only (module
+        docstring, Starts).
 
     Returns
     -------
     p, extra, value
     """
     k = len(extra_bounds)
+    # The route (below): L-BFGS-B with exact gradients beyond SLSQP's sizes or for as many
+    # tuning variables as weights.
+    lbfgs = gradient is not None and m + k > NEWTON_MAX and not (k < m and m + k <= SLSQP_MAX)
+    starts = list(starts) + (list(more()) if lbfgs and more is not None else [])
     start_vals = []
     for p, extra in starts:
         start_vals.append(_safe(objective, np.asarray(p, float), np.asarray(extra, float)))
@@ -125,7 +156,7 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     elif k < m and z0.size <= SLSQP_MAX:
         x = minimize(fun_grad, z0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
                      options={"ftol": 1e-12, "maxiter": MAXITER}).x
-    else:
+    else:                                               # ``lbfgs``
         # L-BFGS-B on y = (c z, extra): a quasi-Newton model starts from the identity, so
         # the curvatures should match. Client j's weight p_j ~ 1/M moves its own risk on a
         # scale p_j (curvature ~ M in z, M / c^2 in y); a shared tuning moves every risk
@@ -141,7 +172,8 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
 
         y = minimize(scaled, np.concatenate([c * z0[:m], z0[m:]]), jac=True,
                      method="L-BFGS-B", bounds=[(c * P_MIN / m, c)] * m + list(extra_bounds),
-                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER}).x
+                     options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER,
+                                "maxcor": LBFGS_MEMORY}).x
         x = np.concatenate([y[:m] / c, y[m:]])
     return _better(objective, x, m, best_p, best_x, best_v)
 

@@ -5,7 +5,7 @@ shift (FedAvg, FTFA, RTFA with the FedAvg global model: ``finite_clients.shift``
 RTFA's penalties lam_i); with finite differences each gradient costs M + 1 evaluations of the
 limits, each with a (targets x clients) sum (O(M), ``finite_clients.shift_pairs``; it was
 O(M^2)). This module gives the gradient at the cost of one pass that also linearizes that sum
-and 3 T + 2 (RTFA: 3 T + 3) passes that skip it (T the number of distinct covariances):
+and 3 T + 1 (RTFA: 3 T + 2) passes that skip it (T the number of distinct covariances):
 measured at 1000 clients of three types, 6-7 evaluations' time (FedAvg 0.045 s, FTFA 0.060
 s, RTFA 0.10 s a gradient, one thread, loaded machine). Derived
 here, paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 with the covariate-shift limits of
@@ -28,7 +28,8 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 2. d_self_i = dmean/dp_self_i: one complex step moving every p_self at once (target i's
    risk sees only its own);
 3. d_oth_j = dmean/dp_oth_j: one complex step moving every p_oth (column j's arguments
-   move with p_oth_j alone), contracted with the columns' partials;
+   move with p_oth_j alone), contracted with the columns' partials; 2 and 3 are one step
+   moving both (the linearized sum's risks see p_self alone, its columns p_oth alone);
 4. a_g, a_wt, a_rho = dmean/d(g_t, wt_t, rho_t) at fixed p: one complex step each (3 T);
 5. the globals follow p: wt_t and rho_t explicitly (dom_l/dp_l = (om_l / p_l)^2,
    dom_l/dg = -gamma_l om_l^2), and g through its fixed point E(g, p) = g - phi(wt(p, g)) = 0,
@@ -131,20 +132,25 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
         mean = float(u @ (bias + var))
         w_cols = parts["columns"]
 
-        def step(name, direction):
-            """Im of (target risks, columns) / H at a complex step of one input."""
+        def step(names, direction):
+            """Im of (target risks, columns) / H at a complex step of the inputs ``names``."""
             args = dict(base, lam=lam)
-            args[name] = args[name] + 1j * H * direction
+            for name in names:
+                args[name] = args[name] + 1j * H * direction
             b, v, cols = evaluate(method, gam, rr, sig, count, joint=joint, typ=typ, tgt=tgt,
                                   pairs=parts, memo=memo, **args)
             return (b + v).imag / H, np.array(cols).imag / H
 
         def moved(name, direction):
-            risks, cols = step(name, direction)
+            risks, cols = step((name,), direction)
             return u @ risks + np.sum(w_cols * cols)
 
-        d_self = u * step("p_self", 1.0)[0]
-        d_oth = np.sum(w_cols * step("p_oth", 1.0)[1], axis=0)
+        # Steps 2 and 3 in one: with the sum linearized the risks see p_self alone and the
+        # columns p_oth alone (``shift.evaluate``), so each part is its own step's, bit for
+        # bit (tests/test_advise_shift_fast.py).
+        own, others = step(("p_self", "p_oth"), 1.0)
+        d_self = u * own
+        d_oth = np.sum(w_cols * others, axis=0)
         a = {name: np.array([moved(name, np.arange(T) == t) for t in range(T)])
              for name in ("g", "wt_tot", "rho_tot")}
         cube = np.bincount(typ, count * gam ** 2 * om ** 3, minlength=T)
@@ -155,7 +161,7 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
         grad_lam = None
         if method == "rtfa":
             # Target i's risk depends on its own lam_i alone (the global model has no lam).
-            grad_lam = u * step("lam", 1.0)[0]
+            grad_lam = u * step(("lam",), 1.0)[0]
     if not (np.isfinite(mean) and np.all(np.isfinite(grad))
             and (grad_lam is None or np.all(np.isfinite(grad_lam)))):
         raise SolverError("covariate shift: the mean risk or its gradient is not finite (inputs "
