@@ -115,7 +115,10 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         spectra); above 1 / (L + lam) (paper 004 Thm 2's condition) with an odd K and
         global_step > 1 / lam the round map has complex eigenvalues, inside a disk
         (``riskcalc.linear.dynamics.algorithm1.fold``; with a spectrum
-        ``riskcalc.linear.dynamics.sigma.algorithm1.circles``). Unused for K = inf.
+        ``riskcalc.linear.dynamics.sigma.algorithm1.circles``). Algorithm 1 when the pooled
+        samples do not span R^d (sum_j min(1, 1/gamma_j) < 1): eta <= 1 / (L + lam) and
+        global_step * lam <= 1 (``riskcalc.linear.dynamics.algorithm1.pooled`` and its
+        spectrum and covariate-shift routes). Unused for K = inf.
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
@@ -155,8 +158,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         ``local_steps``, the server and own models
         (``riskcalc.linear.dynamics.shift.algorithm1.curves``: the dense pencil for M K^2 <= 200,
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
-        spectrum, step_size as with a spectrum; ``personalized_risk``:
-        ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
+        spectrum, step_size as with a spectrum; pooled N < d: ``shift.algorithm1.pooled``,
+        the dense pencil only, within the pooled scope of ``step_size``;
+        ``personalized_risk``: ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, any pooled N != d;
         ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional
