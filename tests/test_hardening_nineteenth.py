@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import riskcalc
+from riskcalc.errors import SolverError
 from riskcalc.estimate import estimate
 from tests.test_hardening_ninth import _one_error_line
 
@@ -109,3 +110,16 @@ def test_finite_clients_steps_name_the_atoms_when_no_step_count_fits():
     # One atom more than named is refused at these 50 steps (and says which steps would fit).
     with pytest.raises(ValueError, match=r"; at most 49 steps here$"):
         riskcalc.steps_limit("ftfa", spectrum=_atoms(fits + 1), **kw)
+
+
+# was: "the subordination derivative is not positive (Q = nan); the pooled problem is too
+# close to N = d" where pooled N / d = 1e100 (and Q = -inf at alpha = 1e50): an overflow of
+# extreme parameters together, now said so.
+@pytest.mark.parametrize("method, kw, q", [
+    ("rtfa", dict(gamma=[1e-100, 1e100], lam=1.0), "nan"),
+    ("maml_fl", dict(gamma=[0.5, 0.5], alpha=1e50), "-inf")])
+def test_finite_clients_overflow_is_not_blamed_on_pooled_n_near_d(method, kw, q):
+    with pytest.raises(SolverError, match=rf"^finite-clients limit: the subordination "
+                                          rf"derivative overflowed \(Q = {q}\): the parameters "
+                                          r"are too extreme together for double precision"):
+        riskcalc.clients_limit(method, r=[1.0, 1.0], sigma=[1.0, 1.0], **kw)
