@@ -123,3 +123,12 @@ def test_finite_clients_overflow_is_not_blamed_on_pooled_n_near_d(method, kw, q)
                                           rf"derivative overflowed \(Q = {q}\): the parameters "
                                           r"are too extreme together for double precision"):
         riskcalc.clients_limit(method, r=[1.0, 1.0], sigma=[1.0, 1.0], **kw)
+
+
+# was: "resolvent chain: the fixed point is unstable (slope 1 >= 1)", naming no input (advise
+# --methods rtfa --spectrum two-point:1,1e50,0.5 printed only that); the span is the cause.
+def test_resolvent_chain_names_a_spectrum_too_wide():
+    with pytest.raises(SolverError, match=r"\(slope 1 >= 1\); the spectrum's eigenvalues span "
+                                          r"a factor 1e\+33: beyond about 1e30"):
+        riskcalc.clients_limit("rtfa", gamma=[0.5, 1.5, 2.0], r=[1.0, 0.5, 1.0],
+                               sigma=[1.0, 0.5, 0.2], lam=1e-8, spectrum="two-point:1,1e33,0.5")
