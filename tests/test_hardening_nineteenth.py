@@ -132,3 +132,18 @@ def test_resolvent_chain_names_a_spectrum_too_wide():
                                           r"a factor 1e\+33: beyond about 1e30"):
         riskcalc.clients_limit("rtfa", gamma=[0.5, 1.5, 2.0], r=[1.0, 0.5, 1.0],
                                sigma=[1.0, 0.5, 0.2], lam=1e-8, spectrum="two-point:1,1e33,0.5")
+
+
+# was: refused only after the support's edges were solved (10^7 atoms: 9-35 s of CPU before
+# "at 32 contour nodes are 3.2e+08 values"); the first rule's size is known before them.
+def test_finite_steps_refuse_too_many_atoms_before_solving_the_edges(monkeypatch):
+    from riskcalc.linear.engine import weighted_mp
+
+    def edges(*args):
+        raise AssertionError("support_edges solved before the refusal")
+
+    monkeypatch.setattr(weighted_mp, "support_edges", edges)
+    with pytest.raises(ValueError, match=r"^finite-step integral: the spectrum's 600000 distinct "
+                                         r"eigenvalues at 32 contour nodes"):
+        riskcalc.steps_limit("ftfa", gamma=2.0, sigma=1.0, r=1.0, steps=5, step_size=0.1,
+                             spectrum=_atoms(600_000))
