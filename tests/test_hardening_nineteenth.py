@@ -13,6 +13,7 @@ import pytest
 import riskcalc
 from riskcalc.errors import SolverError
 from riskcalc.estimate import estimate
+from tests.helpers import run_cli
 from tests.test_hardening_ninth import _one_error_line
 
 _rng = np.random.default_rng(0)
@@ -147,3 +148,48 @@ def test_finite_steps_refuse_too_many_atoms_before_solving_the_edges(monkeypatch
                                          r"eigenvalues at 32 contour nodes"):
         riskcalc.steps_limit("ftfa", gamma=2.0, sigma=1.0, r=1.0, steps=5, step_size=0.1,
                              spectrum=_atoms(600_000))
+
+
+# was: "3.98e+056.096e+05": a 9-character mean ran into the worst risk (any risk of 1e5 or more,
+# or below 1e-4, at 4 digits), here under a spectrum of scale 1e6.
+def test_advise_table_columns_stay_apart(tmp_path, capsys):
+    fed = tmp_path / "fed.json"
+    fed.write_text('[{"gamma": 0.5, "r": 1, "sigma": 1}, {"gamma": 1.5, "r": 0.5, "sigma": 0.5},'
+                   ' {"gamma": 2, "r": 1, "sigma": 0.2}]')
+    code, out, err = run_cli(["advise", "--clients-file", fed, "--methods", "fedavg",
+                              "--spectrum", "two-point:1,1e6,0.5", "--no-progress"], capsys)
+    assert code == 0, err
+    rows = [l.split() for l in out.splitlines() if l[:4].strip().isdigit()]
+    assert rows and all(len(r) == 5 + 3 for r in rows)       # rank method weights mean worst 3
+    for r in rows:
+        mean, worst, *risks = map(float, r[3:])
+        assert worst == max(risks) and 1e5 < mean < worst
+
+
+# was: the same in the logistic family's test-error table (0.0001234 is 9 characters).
+def test_logistic_advise_test_error_columns_stay_apart(capsys):
+    from types import SimpleNamespace
+
+    from riskcalc.cli.logistic_advise import print_test_errors
+
+    errs = [1.234e-4, 5.678e-4]
+    cand = SimpleNamespace(method="fedavg", weights="samples", test_errors=errs,
+                           mean_test_error=float(np.mean(errs)))
+    print_test_errors(SimpleNamespace(federation=SimpleNamespace(m=2), candidates=[cand]))
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert [float(x) for x in row[3:]] == pytest.approx([np.mean(errs), max(errs), *errs],
+                                                        rel=1e-3)
+
+
+# was: "   234564.263e-05": n ran into a 9-character gamma (d / n below 1e-4) in estimate's table.
+def test_estimate_table_columns_stay_apart(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3 * 23456, 1))
+    path = tmp_path / "data.npz"
+    np.savez(path, X=X, y=X[:, 0] + rng.standard_normal(X.shape[0]),
+             client=np.repeat([0, 1, 2], 23456))
+    code, out, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 0, err
+    rows = [l.split() for l in out.splitlines()[2:5]]
+    assert [(int(r[1]), float(r[2])) for r in rows] == [(23456, pytest.approx(1 / 23456,
+                                                                              rel=1e-3))] * 3
