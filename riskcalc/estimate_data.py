@@ -26,7 +26,7 @@ import zipfile
 
 import numpy as np
 
-from riskcalc._validate import decimal
+from riskcalc._validate import _not_real, decimal
 
 #: The arrays of a ``.npz`` data file.
 ARRAYS = ("X", "y", "client")
@@ -116,7 +116,10 @@ def check_data(X, y, client):
     """
     arrays = {"X": X, "y": y, "client": client}
     for name, arr in arrays.items():
-        kind = np.asarray(arr).dtype.kind if not isinstance(arr, (str, bytes)) else "U"
+        why = _not_real(arr)     # the one layer's refusals (a masked array's mask was dropped)
+        if why is not None:
+            raise ValueError(f"{name} must be an array of real numbers ({why})")
+        kind = np.asarray(arr).dtype.kind
         if kind == "b":
             # A boolean is not a number (riskcalc._validate): True/False read as 1/0 would
             # silently be taken for measurements.

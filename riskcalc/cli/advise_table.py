@@ -72,21 +72,22 @@ def print_table(result, per_client: bool = False, names=None) -> None:
     wide = fed.m > PER_CLIENT_MAX
     print(f"federation: {fed.m} clients, {fed.covariance_text()}")
     if wide:
-        qs = "".join(f"{'q' + format(100 * q, 'g'):>9}" for q in QUANTILES)
-        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}{qs}  "
+        qs = "".join(f" {'q' + format(100 * q, 'g'):>8}" for q in QUANTILES)
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9} {'mean':>8} {'worst':>8}{qs}  "
               "(quantiles of the per-client risk)")
     else:
-        print(f"{'rank':>4}  {'method':<14}{'weights':<9}{'mean':>9}{'worst':>9}  "
+        print(f"{'rank':>4}  {'method':<14}{'weights':<9} {'mean':>8} {'worst':>8}  "
               "per-client risks")
     for k, c in enumerate(result.candidates, 1):
         d = c.as_dict()
         if wide:
             risks = np.where(np.isfinite(c.risks), c.risks, np.inf)
-            cells = "".join(f"{_fmt(_quantile(risks, q)):>9}" for q in QUANTILES)
+            cells = "".join(f" {_fmt(_quantile(risks, q)):>8}" for q in QUANTILES)
         else:
             cells = "  " + " ".join(f"{_fmt(x):>7}" for x in d["risks"])
-        print(f"{k:>4}  {c.method:<14}{c.weights:<9}{_fmt(d['mean_risk']):>9}"
-              f"{_fmt(d['worst_risk']):>9}{cells}")
+        # One space before each number: 9-character ones (1.234e+05) ran into the next.
+        print(f"{k:>4}  {c.method:<14}{c.weights:<9} {_fmt(d['mean_risk']):>8}"
+              f" {_fmt(d['worst_risk']):>8}{cells}")
         print(f"{'':>6}tuning: {_tuning(c, wide)}")
     rec = result.recommended
     how = "no global model" if rec.p is None else f"{rec.weights} weights"

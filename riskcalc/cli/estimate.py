@@ -34,10 +34,12 @@ def run(args) -> int:
         print(guards.dumps(out))
         return 0
     print(f"d = {out['d']}, {len(out['clients'])} clients, route: {out['estimate']['route']}")
-    print(f"{'client':>8}{'n':>8}{'gamma':>9}{'sigma':>18}{'r':>18}{'rho':>18}")
+    print(f"{'client':>8} {'n':>7} {'gamma':>8} {'sigma':>17} {'r':>17} {'rho':>17}")
     for c in out["clients"]:
-        cells = "".join(f"{c[k]:>9.4g} +- {_se(c['se'][k])}" for k in ("sigma", "r", "rho"))
-        print(f"{c['id']:>8}{c['n']:>8}{out['d'] / c['n']:>9.4g}{cells}")
+        # One space before each column: wider values (ids past 8 digits, 1.234e-05) ran
+        # into the next.
+        cells = "".join(f" {c[k]:>8.4g} +- {_se(c['se'][k])}" for k in ("sigma", "r", "rho"))
+        print(f"{c['id']:>8} {c['n']:>7} {out['d'] / c['n']:>8.4g}{cells}")
     sp = out["estimate"]["spectrum"]
     moments = ", ".join(f"m{k + 1} = {m:.4g} +- {s:.2g}"
                         for k, (m, s) in enumerate(zip(sp["moments"], sp["moments_se"])))

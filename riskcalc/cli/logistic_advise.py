@@ -128,15 +128,16 @@ def print_test_errors(result, per_client: bool = False) -> None:
     quantiles."""
     wide = result.federation.m > PER_CLIENT_MAX and not per_client
     print("predicted test error (misclassification rate on a fresh sample):")
-    print(f"{'rank':>4}  {'method':<12}{'weights':<9}{'mean':>9}{'worst':>9}  "
+    print(f"{'rank':>4}  {'method':<12}{'weights':<9} {'mean':>8} {'worst':>8}  "
           + ("(quantiles of the per-client test error)" if wide else "per-client test errors"))
     for k, c in enumerate(result.candidates, 1):
         errs = np.asarray(c.test_errors, dtype=float)
         cells = ("".join(f"  q{100 * q:g} {_fmt(float(np.quantile(errs, q)))}"
                          for q in QUANTILES) if wide
                  else "  " + " ".join(f"{_fmt(x):>7}" for x in errs))
-        print(f"{k:>4}  {c.method:<12}{c.weights:<9}{_fmt(c.mean_test_error):>9}"
-              f"{_fmt(float(np.max(errs))):>9}{cells}")
+        # One space before each number: 9-character ones (0.0001234) ran into the next.
+        print(f"{k:>4}  {c.method:<12}{c.weights:<9} {_fmt(c.mean_test_error):>8}"
+              f" {_fmt(float(np.max(errs))):>8}{cells}")
 
 
 def write_csv(result, path, names=None) -> None:

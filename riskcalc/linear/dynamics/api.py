@@ -294,7 +294,9 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = fedavg_exact_curves(gam, rr, sig, p, s, g, T, spectrum)
         elif shared and K == 1:
             from riskcalc.linear.dynamics.sigma.fedavg.one_step import fedavg_sigma_curves
+            from riskcalc.linear.dynamics.sigma.guards import one_step_work
 
+            one_step_work(spectrum, T)
             out = fedavg_sigma_curves(gam, rr, sig, p, s, eta, g, T, spectrum)
             # The own models read rows of sigma_pencil's inverse (K = 1 is its smallest case).
             out["local"] = _pencil_local(gam, rr, sig, p, s, eta, g, T, spectrum)

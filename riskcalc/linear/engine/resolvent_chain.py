@@ -316,8 +316,12 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
             F0.append((s * Q[a][b]) @ w)
             slope.append(g * C[a][a] * C[b][b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
         if not np.all((slope := np.array(slope)).real < 1):
+            span = float(np.max(s) / np.min(s))   # beyond ~1e30 the slope rounds to 1 (measured)
             raise SolverError("resolvent chain: the fixed point is unstable (slope "
-                              f"{np.nanmax(slope.real):g} >= 1)")
+                              f"{np.nanmax(slope.real):g} >= 1)" + (
+                                  f"; the spectrum's eigenvalues span a factor {span:.2g}: beyond"
+                                  " about 1e30 the slope rounds to 1, give a narrower spectrum"
+                                  if span > 1e15 else ""))
         for (a, b), f0, sl, part in zip(pairs, F0, slope, parts):
             T[a][b] = (f0 / (1.0 - sl)).astype(dtype, copy=False)
             _entry(a, b, g, s, eta, lam, mid, T, C, Q, part)

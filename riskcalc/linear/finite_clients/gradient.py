@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients.identity import (_continuous, assemble, check_pooled,
-                                                     federation_totals, moments, solve_g,
-                                                     sources, summands)
+                                                     federation_totals, moments, not_positive,
+                                                     solve_g, sources, summands)
 from riskcalc.linear.finite_clients.own import _subordination, objective, own_sources
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
@@ -102,8 +101,7 @@ def _adjoint(route, count):
     pieces, qv, wb, wv = _real(parts["p"])
     totals = federation_totals(count, route.g, qv, wb, wv)
     if not totals[0] > 0:
-        raise SolverError("finite-clients limit: the subordination derivative is not positive "
-                          f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
+        raise not_positive(totals[0])
     mean = float(count @ route.finish(pieces, totals) / m_tot)
     a = []
     for k in range(3):

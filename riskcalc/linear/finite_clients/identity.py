@@ -146,6 +146,20 @@ def moments(gam, count, p, g):
     return x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
 
 
+def not_positive(Q) -> SolverError:
+    """The refusal of a subordination derivative Q that is not positive: it tends to 0 as the
+    pooled problem nears N = d; a non-finite Q is an overflow of extreme parameters together
+    (gamma_j = 1e-100 and 1e100 gave Q = nan, MAML-FL's alpha = 1e50 Q = -inf: both were
+    said to be "too close to N = d")."""
+    if np.isfinite(Q):
+        return SolverError("finite-clients limit: the subordination derivative is not "
+                           f"positive (Q = {Q:g}); the pooled problem is too close to N = d")
+    return SolverError(f"finite-clients limit: the subordination derivative overflowed (Q = "
+                       f"{Q:g}): the parameters are too extreme together for double precision "
+                       "(gamma_j many orders of magnitude apart, or a penalty or step size far "
+                       "beyond the spectrum's scale); bring them closer")
+
+
 def group_limits(method, gam, r, sigma, count, lam, weights):
     """Bias and variance of a client of each group (groups of ``count`` identical clients).
 
@@ -178,8 +192,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
     if not totals[0] > 0:
-        raise SolverError("finite-clients limit: the subordination derivative is not positive "
-                          f"(Q = {totals[0]:g}); the pooled problem is too close to N = d")
+        raise not_positive(totals[0])
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -233,8 +246,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
                        else totals)
     if not np.iscomplexobj(Q) and not Q > 0:
-        raise SolverError("finite-clients limit: the subordination derivative is not positive "
-                          f"(Q = {Q:g}); the pooled problem is too close to N = d")
+        raise not_positive(Q)
     J0, J1, Jfv, Jfb, J3, J4 = J
     others_b = np.maximum(sum_b - wb, 0.0)
     others_v = np.maximum(sum_v - wv, 0.0)

@@ -320,8 +320,13 @@ def step_traces(gamma, lam, eta, p, omega, spectrum, K):
     size = 4 * gamma.size * (2 * K + 4) ** 2 * s.size
     if size > MAX_ENTRIES:
         most = int(np.sqrt(MAX_ENTRIES / (4 * gamma.size * s.size)) / 2) - 2
+        # Beyond the atoms no step count fits ("at most -2 steps" was printed): name the atoms.
+        fits = (f"at most {most} steps here" if most >= 1 else
+                f"no number of steps fits {s.size} atoms here: give at most "
+                f"{MAX_ENTRIES // (4 * gamma.size * (2 * K + 4) ** 2)} atoms (a histogram of "
+                "the eigenvalues)")
         raise ValueError(f"steps: {K} steps with {s.size} spectrum atoms need {size:.3g} "
-                         f"entries in memory (limit {MAX_ENTRIES}); at most {most} steps here")
+                         f"entries in memory (limit {MAX_ENTRIES}); {fits}")
     phi = np.divide(spectrum.signal_weights, h, out=np.zeros_like(h), where=h > 0)
     y = s * s * phi
     one = np.ones_like(s)

@@ -331,6 +331,7 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
     """
     gamma, lam, k, eta = np.broadcast_arrays(
         *(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    weighted_mp.check_values(spectrum.atoms.size)
     bias, var = np.empty(gamma.shape), np.empty(gamma.shape)
     edges, atoms = {}, {}
     for idx in np.ndindex(gamma.shape):

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 
 
 @contextmanager
@@ -154,6 +154,28 @@ def pencil_work(spectrum, blocks: int, rounds, unknowns: int = 0, clients: int =
                          f"nodes x a pencil of {blocks} blocks would take {seconds / 60:.2g} min "
                          f"or more (estimated; at most {limit / 60:.3g} min here); give fewer "
                          f"atoms (a histogram of the eigenvalues), clients or rounds, {MORE_TIME}")
+
+
+def one_step_work(spectrum, rounds) -> None:
+    """ValueError before FedAvg's one-local-step route under a spectrum (``sigma.fedavg.
+    one_step`` and the own models' pencil) when its time or peak memory, both linear in the
+    atoms, is estimated beyond ``MAX_PENCIL_SECONDS`` or ``budget.allowed_bytes``: per atom
+    1.5e-4 + 1e-6 N seconds and 7e3 + 16 N bytes on N = 2 max(T) + 16 contour nodes, fitted to
+    process CPU and peak resident memory at M = 2, 3e3..1e5 atoms, T = 5 and 200 (OMP 1, a
+    loaded machine). It was not estimated: 1e5 atoms took 27 s of CPU at T = 50 and 1e6 asked
+    24 GiB at once (a MemoryError traceback, --max-memory unheeded)."""
+    top = rounds[np.isfinite(rounds)].max(initial=0.0)
+    nodes = 2.0 * min(top, 1e6) + 16.0
+    atoms = spectrum.atoms.size
+    per_second, per_byte = 1.5e-4 + 1e-6 * nodes, 7e3 + 16.0 * nodes
+    limit, room = allowed(MAX_PENCIL_SECONDS), allowed_bytes()
+    if atoms * per_second > limit or atoms * per_byte > room:
+        raise ValueError(f"spectrum: {atoms} atoms with one local step up to T = {top:.0f} would "
+                         f"take about {atoms * per_second / 60:.2g} min and "
+                         f"{atoms * per_byte / 1e9:.3g} GB (estimated; at most {limit / 60:.3g} "
+                         f"min and {room / 1e9:.3g} GB here); give at most "
+                         f"{int(min(limit / per_second, room / per_byte))} atoms (a histogram of "
+                         f"the eigenvalues) or fewer rounds, {MORE_TIME}, {MORE_MEMORY}")
 
 
 def pencil_guard(spectrum, gam, p, rounds, eta=None, K=None, lam=None):
