@@ -29,7 +29,8 @@ def _eta(spectrum, frac):
 
 def _spy(monkeypatch):
     """Every ``edges`` call of ``spectrum_edges`` solved twice, as asked and by bisection
-    (fold=False): the list of (sign, fold, a asked, a bisected, the fold confirmed a)."""
+    (fold=False): the list of (sign, fold, a asked, a bisected, the fold confirmed a, the
+    ``fallback`` calls of the solve as asked, its (pencil, top, qmax))."""
     seen, confirmed = [], []
     fold_edges = pencil_edges._fold_edges
 
@@ -40,36 +41,59 @@ def _spy(monkeypatch):
 
     def spy(pen, top, qmax=None, fold=False, fallback=None):
         confirmed.clear()
-        asked = pencil_edges.edges(pen, top, qmax, fold=fold)[0]
+        calls = []
+        asked = pencil_edges.edges(pen, top, qmax, fold=fold, fallback=calls.append)[0]
         bis = pencil_edges.edges(pen, top, qmax, fold=False)[0]
-        seen.append((pen.sign, fold, asked, bis, bool(confirmed and confirmed[0])))
+        seen.append((pen.sign, fold, asked, bis, bool(confirmed and confirmed[0]), calls,
+                     (pen, top, qmax)))
         return pencil_edges.edges(pen, top, qmax, fold=fold, fallback=fallback)
     monkeypatch.setattr(pencil_edges, "_fold_edges", spy_fold_edges)
     monkeypatch.setattr(alg1_pencil, "edges", spy)
     return seen
 
 
+@pytest.fixture(scope="module")
+def windows():
+    """(spectrum, K, frac, gl, pencil, M) -> ((top, bottom, low) of ``spectrum_edges``, the
+    ``_spy`` list of its windows), each case solved once with no kept edges: the two cases with
+    g lam = 0.7 and frac = 0.5 are also the top windows whose fold the mutants and the ulp
+    nudges below are checked against (their scans and bisections, solved once for all three
+    tests)."""
+    kept = {}
+
+    def run(spectrum, K, frac, gl, pencil, M):
+        key = (id(spectrum), K, frac, gl, pencil, M)
+        if key not in kept:
+            gam, p = (GAM, P) if M == 2 else (GAM[:1], np.ones(1))
+            with pytest.MonkeyPatch.context() as mp:
+                pencil_edges.edges.cache_clear()
+                seen = _spy(mp)
+                kept[key] = (alg1_pencil.spectrum_edges(gam, p, LAM, _eta(spectrum, frac), K,
+                                                        gl / LAM, spectrum, pencil=pencil),
+                             seen)
+            pencil_edges.edges.cache_clear()
+        return kept[key]
+    return run
+
+
 @pytest.mark.parametrize("spectrum, K, frac, gl, pencil, M", [
     (TWO, 1, 0.5, 0.7, Alg1Chain, 2), (POWER, 2, 1.5, 1.6, alg1_pencil.Alg1Pencil, 2),
     (TWO, 5, 0.5, 0.7, alg1_pencil.Alg1Pencil, 1),
     (POWER, 1, 1.8, 1.0, alg1_pencil.Alg1Pencil, 2)])
-def test_fold_edges_equal_the_bisection(monkeypatch, spectrum, K, frac, gl, pencil, M):
+def test_fold_edges_equal_the_bisection(windows, spectrum, K, frac, gl, pencil, M):
     """K = 1, 2, 5; g lam below and above 1 (the negative band's window, not reflected); two
     atoms and a power law; the dense and the chain pencil. Where a(s) >= 0 (eta (top + lam) <=
     1, or K even) the fold is asked, confirmed on the top edge, and within 1e-9 of the bisection
     relative to the edge z (measured: at most 2e-11 relative to x, the distance to the window's
     end); where a(s) < 0 (odd K, large step: the last case) the bisection alone."""
-    seen = _spy(monkeypatch)
-    gam, p = (GAM, P) if M == 2 else (GAM[:1], np.ones(1))
-    top, bottom, low = alg1_pencil.spectrum_edges(gam, p, LAM, _eta(spectrum, frac), K,
-                                                  gl / LAM, spectrum, pencil=pencil)
+    (top, bottom, low), seen = windows(spectrum, K, frac, gl, pencil, M)
     assert len(seen) == (2 if gl > 1.0 else 1)
-    assert all(fold == (low == 0.0) for _, fold, _, _, _ in seen)
+    assert all(fold == (low == 0.0) for _, fold, *_ in seen)
     assert (low < 0.0) == (K % 2 == 1 and frac > 1.0)
-    for sign, fold, asked, bis, confirmed in seen:
+    for sign, fold, asked, bis, *_ in seen:
         assert asked == pytest.approx(bis, rel=1e-9)
     if low == 0.0:          # the fold confirmed, not only bisected again
-        assert any(c for *_, c in seen)
+        assert any(c for *_, c, _, _ in seen)
 
 
 def test_curves_with_fold_edges_equal_the_bisections(monkeypatch):
@@ -89,20 +113,18 @@ def test_curves_with_fold_edges_equal_the_bisections(monkeypatch):
         np.testing.assert_allclose(mine, ref, rtol=0, atol=1e-9)
 
 
-def test_a_wrong_fold_is_not_returned(monkeypatch):
+def test_a_wrong_fold_is_not_returned(windows, monkeypatch):
     """Mutants of the prediction (an edge 1e-7 off, outside; or halfway into the spectrum): the
     density tests at e -/+ delta refuse it, the bisection takes over (``fallback`` is called)
     and the edge is the bisection's. The reflection of the top window's resolvent dropped
     (``reflected`` the identity: m then increases in x): no fold confirmed, the same edge.
-    K = 1, g lam = 0.7, the chain pencil (whose fold is confirmed there)."""
-    scans = []          # the top window's scan of ``spectrum_edges``: (pencil, top, qmax)
-    monkeypatch.setattr(alg1_pencil, "edges", lambda *a, **k: scans.append(a + (k["qmax"],))
-                        or pencil_edges.edges(*a, **k))
-    alg1_pencil.spectrum_edges(GAM, P, LAM, _eta(TWO, 0.5), 1, 0.7 / LAM, TWO, pencil=Alg1Chain)
-    pen, top, qmax = scans[0]
-    calls = []      # unmutated: the fold confirmed (the other end of the scan, x = its top, not)
-    ref = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
-    assert calls == [1]         # (and ref within 1e-9 of the bisection: the test above)
+    K = 1, g lam = 0.7, the chain pencil (whose fold is confirmed there): the top window of
+    ``spectrum_edges`` and its unmutated solve from ``windows``."""
+    _sign, _fold, ref, _bis, _confirmed, calls, (pen, top, qmax) = windows(
+        TWO, 1, 0.5, 0.7, Alg1Chain, 2)[1][0]
+    # Unmutated: the fold confirmed (the other end of the scan, x = its top, not), and ref
+    # within 1e-9 of the bisection (the test above).
+    assert calls == [1]
     fold = pencil_edges._fold
     for wrong in (lambda e, x_in: e * (1.0 + 1e-7), lambda e, x_in: 0.5 * (e + x_in)):
         def mutant(pencil, samples, x_in, delta, wrong=wrong):
@@ -123,7 +145,7 @@ def test_a_wrong_fold_is_not_returned(monkeypatch):
 
 @pytest.mark.parametrize("K, pencil, M, nudges", [
     (1, Alg1Chain, 2, ((1, 0), (-1, 0))), (5, alg1_pencil.Alg1Pencil, 1, ((1, 0), (0, -1)))])
-def test_the_fold_confirms_on_ulp_perturbed_inputs(monkeypatch, K, pencil, M, nudges):
+def test_the_fold_confirms_on_ulp_perturbed_inputs(windows, K, pencil, M, nudges):
     """The top window of ``spectrum_edges`` (two atoms, g lam = 0.7, eta at half the stable
     step), rebuilt with eta and gamma moved by one ulp, (eta, gamma) (1 + k 2^-52) for each
     (k_eta, k_gamma) of ``nudges``: the fold is confirmed on each (``fallback`` called for the
@@ -134,12 +156,9 @@ def test_the_fold_confirms_on_ulp_perturbed_inputs(monkeypatch, K, pencil, M, nu
     dense pencil with K = 5, M = 1 (eta one ulp up)."""
     gam, p = (GAM, P) if M == 2 else (GAM[:1], np.ones(1))
     eta, g = _eta(TWO, 0.5), 0.7 / LAM
-    scans = []
-    monkeypatch.setattr(alg1_pencil, "edges", lambda *a, **k: scans.append(a + (k["qmax"],))
-                        or pencil_edges.edges(*a, **k))
-    alg1_pencil.spectrum_edges(gam, p, LAM, eta, K, g, TWO, pencil=pencil)
-    pen, top, qmax = scans[0]
-    bis = pencil_edges.edges(pen, top, qmax, fold=False)[0]
+    # The top window of ``spectrum_edges`` and its bisection (``windows``).
+    _sign, _fold, _asked, bis, _confirmed, _calls, (pen, top, qmax) = windows(
+        TWO, K, 0.5, 0.7, pencil, M)[1][0]
     for k_eta, k_gam in nudges:
         nudged = pencil(TWO.atoms, TWO.weights, gam * (1.0 + k_gam * 2.0 ** -52), p, LAM,
                         eta * (1.0 + k_eta * 2.0 ** -52), K, g, shift=pen.shift, sign=pen.sign)

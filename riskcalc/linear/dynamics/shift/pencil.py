@@ -79,9 +79,7 @@ class ShiftPencil(SigmaPencil):
 
     def ghat(self, z, C):
         """Ghat(a) (N, atoms, n, n) at nodes z (N,) given Chat (N, M, K, K) (step 2)."""
-        E = np.zeros((z.size, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        E = self.chat_blocks(C)
         L = self.L0 + self.rowv[None, :, :, None] * E[:, None]
         L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
         return np.linalg.inv(L)

@@ -115,12 +115,22 @@ class SigmaPencil:
         X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
         return -self.eta * np.linalg.inv(X)
 
+    def chat_blocks(self, C):
+        """Chat (N, M, K, K) on every client's blocks [r_j, c_j] of an (N, n, n) array of zeros
+        (the pencil's s-dependent part, ``ghat``): one scatter for all clients (their rows are
+        disjoint)."""
+        E = np.zeros((C.shape[0], self.n, self.n), complex)
+        E[:, self.rows[:, :, None], self.cols[:, None, :]] = C
+        return E
+
+    def own_blocks(self, G):
+        """Every client's block G[c_j, r_j] of G (N, atoms, n, n): (N, atoms, M, K, K), one
+        gather for all clients."""
+        return G[:, :, self.cols[:, :, None], self.rows[:, None, :]]
+
     def ghat(self, z, C):
         """Ghat(s) (N, atoms, n, n) at nodes z (N,) given Chat (N, M, K, K)."""
-        N = z.size
-        E = np.zeros((N, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        E = self.chat_blocks(C)
         L = self.L0 + self.s[None, :, None, None] * E[:, None]
         L[:, :, self.zblocks, self.zblocks] += z[:, None, None]
         return np.linalg.inv(L)
@@ -146,9 +156,7 @@ class SigmaPencil:
         """tau - E_H[s Ghat(s)[c_j, r_j]] at the nodes z, with Chat and Ghat."""
         C = self.chat(tau)
         G = self.ghat(z, C)
-        own = np.stack([G[:, :, self.cols[j][:, None], self.rows[j][None, :]]
-                        for j in range(self.M)], axis=2)
-        return tau - self.own_mean(own), C, G
+        return tau - self.own_mean(self.own_blocks(G)), C, G
 
     def own_weights(self):
         """The weights h s of the atoms in each client's tau_j = E_H[s Ghat[c_j, r_j]], (M,
@@ -194,9 +202,7 @@ class SigmaPencil:
             inv = np.linalg.inv(self._jacobian(C, G))
             # Euler predictor: dres/dz = -E_H[s dGhat[c, r]/dz], dGhat/dz = -Ghat Z Ghat.
             dG = -G[:, :, :, zb] @ G[:, :, zb, :]
-            d_own = np.stack([dG[:, :, self.cols[j][:, None], self.rows[j][None, :]]
-                              for j in range(self.M)], axis=2)
-            dres = -self.own_mean(d_own)
+            dres = -self.own_mean(self.own_blocks(dG))
             step = inv @ (-dres * (zn - z)[:, None, None, None]).reshape(z.size, size, 1)
             tau, z = tau + step.reshape(tau.shape), zn
             for it in range(_NEWTON_ITER):

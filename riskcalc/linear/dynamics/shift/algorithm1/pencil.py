@@ -69,9 +69,7 @@ class ShiftAlg1Pencil(Alg1Pencil):
 
     def ghat(self, z, C):
         """Ghat(a) (N, atoms, n, n) at the nodes x = z (N,) (``Alg1Pencil.ghat``, step 2)."""
-        E = np.zeros((z.size, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        E = self.chat_blocks(C)
         L = self.L0 + self.rowv[None, :, :, None] * E[:, None]
         zz = self.shift + self.sign * z.real + 1j * z.imag
         L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]

@@ -75,9 +75,7 @@ class Alg1Pencil(SigmaPencil):
 
     def ghat(self, z, C):
         """Ghat(s) (N, atoms, n, n) at the nodes x = z (N,): the z of x on the blocks 0, s_j."""
-        E = np.zeros((z.size, self.n, self.n), complex)
-        for j in range(self.M):
-            E[:, self.rows[j][:, None], self.cols[j][None, :]] = C[:, j]
+        E = self.chat_blocks(C)
         L = self.L0 + self.s[None, :, None, None] * E[:, None]
         zz = self.shift + self.sign * z.real + 1j * z.imag
         L[:, :, self.zblocks, self.zblocks] += zz[:, None, None]
