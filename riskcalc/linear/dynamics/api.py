@@ -160,7 +160,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         its chain structure ``shift.algorithm1.chain`` beyond, within its time estimate; real
         spectrum, step_size as with a spectrum; pooled N < d: ``shift.algorithm1.pooled``,
         the dense pencil only, within the pooled scope of ``step_size``;
-        ``personalized_risk``: ``shift.algorithm1.personalize``, M K^2 <= 200); with ``local_steps=numpy.inf``
+        ``personalized_risk``: ``shift.algorithm1.personalize``, M K^2 <= 200); with
+        ``local_steps=numpy.inf``
         (``riskcalc.linear.dynamics.shift.algorithm1.prox``, any pooled N != d;
         ``personalized_risk`` there too, M (1 + k)^2 <= 200); equal spectra are ``spectrum``.
     d : int, optional

@@ -155,7 +155,8 @@ def _check_pooled(L, lam, eta, K, g, top: str) -> None:
              "(sum_j min(1, 1/gamma_j) < 1) is covered")
     if g * lam > 1.0:
         raise ValueError(f"global_step: {where} for global_step * lam <= 1 (got "
-                         f"global_step * lam = {g * lam:.6g}); give global_step <= 1 / lam (the default)")
+                         f"global_step * lam = {g * lam:.6g}); give global_step <= 1 / lam "
+                         "(the default)")
     if eta * (L + lam) > 1.0:
         raise ValueError(f"step_size: {where} for step_size <= 1 / (L + lam) = "
                          f"{1.0 / (L + lam):.6g} (paper 004 Thm 2's condition; L = {top} = "
