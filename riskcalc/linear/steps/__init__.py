@@ -1,6 +1,7 @@
 """Finite numbers of personalization gradient steps (paper 003, Sec. 7, Algs. 5-6).
 
-``limits``: the public entry (``steps_limit``, ``optimal_steps``) and the steps from the exact
-(M -> infinity) centre; ``finite_clients``: steps from the finite-M FedAvg model, any shared
-spectrum (the pencil engine ``riskcalc.linear.engine.resolvent_pencil``).
+``limits``: the public entry ``steps_limit`` and the steps from the exact (M -> infinity)
+centre; ``optimal``: ``optimal_steps``, the best k on that curve within a time estimate;
+``finite_clients``: steps from the finite-M FedAvg model, any shared spectrum (the pencil
+engine ``riskcalc.linear.engine.resolvent_pencil``).
 """
