@@ -101,6 +101,22 @@ def continuation(kw, gamma_1, span, targets):
     return [(risks(t), np.polynomial.polynomial.polyval(t, coef)) for t in targets]
 
 
+def literal_gaps(pooled, ds, rounds, **kw):
+    """({d: the largest relative gap of the literal algorithm's server, own-model and
+    RTFA-personalized (lam' = 0.5) risks to the ``pooled`` prediction at d}, the last
+    simulation): ``montecarlo.linear.rounds`` at each d of ``ds`` (3 designs, seed 11, exact
+    expectation over theta and noise given the designs; the pooled spectrum and shift routes'
+    simulation checks). ``pooled`` holds ``rounds`` and then T = inf."""
+    gaps, rtfa = {}, pooled.personalized_risk(lam=0.5)[:, :-1]
+    for d in ds:
+        sim = simulate_rounds("fedprox", d=d, reps=3, seed=11, measure="conditional",
+                              rounds=rounds, personalize=({"lam": 0.5},), **kw)
+        gaps[d] = max(np.max(np.abs(sim.global_risk / pooled.global_risk[:, :-1] - 1)),
+                      np.max(np.abs(sim.risk / pooled.risk[:, :-1] - 1)),
+                      np.max(np.abs(sim.personalized_risk(lam=0.5) / rtfa - 1)))
+    return gaps, sim
+
+
 def test_many_local_steps_approach_the_exact_prox():
     """K -> inf: the curves approach the exact prox's (``rounds_limit(local_steps=inf)``, the
     symmetric route with D's atom held apart) geometrically, like a0^K = (1 - eta lam)^K

@@ -9,14 +9,13 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.linear.rounds import simulate_rounds
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.shift.algorithm1.curves import shift_alg1_curves
 from riskcalc.linear.dynamics.shift.algorithm1.pooled import shift_held_apart
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import held_apart
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-from tests.test_rounds_alg1_pooled import continuation
+from tests.test_rounds_alg1_pooled import continuation, literal_gaps
 
 SPECS = ["two-point:0.25,1,0.5", "two-point:1,0.25,0.5"]        # anti-aligned covariances
 GAM = [4.0, 2.5]                                # sum 1 / gamma = 0.65: mu0 = 0.35
@@ -104,13 +103,7 @@ def test_monte_carlo_gap_shrinks_in_d(pooled):
     is off by more than 3% on every server entry at T = 1, 3 (measured 3.9% to 9.7%)."""
     aligned = riskcalc.rounds_limit("fedprox", rounds=ROUNDS[:2], **STEPS,
                                     **{**KW, "spectra": None, "spectrum": SPECS[0]})
-    gaps, rtfa = {}, pooled.personalized_risk(lam=0.5)[:, :-1]
-    for d in (50, 200):
-        sim = simulate_rounds("fedprox", d=d, reps=3, seed=11, measure="conditional",
-                              rounds=ROUNDS, personalize=({"lam": 0.5},), **STEPS, **KW)
-        gaps[d] = max(np.max(np.abs(sim.global_risk / pooled.global_risk[:, :-1] - 1)),
-                      np.max(np.abs(sim.risk / pooled.risk[:, :-1] - 1)),
-                      np.max(np.abs(sim.personalized_risk(lam=0.5) / rtfa - 1)))
+    gaps, sim = literal_gaps(pooled, (50, 200), ROUNDS, **STEPS, **KW)
     assert gaps[200] < 0.01 and gaps[200] < gaps[50], gaps
     assert np.all(np.abs(sim.global_risk[:, :2] / aligned.global_risk - 1) > 0.03)
 

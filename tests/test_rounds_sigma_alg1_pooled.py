@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import riskcalc
-from montecarlo.linear.rounds import simulate_rounds
 from riskcalc.linear.dynamics.algorithm1.curves import curves as identity_curves
 from riskcalc.linear.dynamics.algorithm1.pooled import pooled_atom
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import (Alg1Chain, Alg1Pencil,
@@ -18,7 +17,7 @@ from riskcalc.linear.dynamics.sigma.algorithm1.curves import (Alg1Chain, Alg1Pen
                                                               chain_parts)
 from riskcalc.linear.dynamics.sigma.algorithm1.pooled import pooled_contour
 from riskcalc.spectrum import Spectrum
-from tests.test_rounds_alg1_pooled import continuation
+from tests.test_rounds_alg1_pooled import continuation, literal_gaps
 
 SPEC = Spectrum(np.array([0.25, 1.0]), np.array([0.5, 0.5]))
 GAM = [4.0, 2.5]                                # sum 1 / gamma = 0.65: mu0 = 0.35
@@ -137,13 +136,7 @@ def test_monte_carlo_gap_shrinks_in_d(pooled):
     noise given the designs) at d = 50, 100, 200: the server's, the own models' and the
     RTFA-personalized models' risks within 1% at d = 200 and closer than at d = 50 (measured:
     ``docs/rounds.rst``, "Algorithm 1 with pooled N < d")."""
-    gaps, rtfa = {}, pooled.personalized_risk(lam=0.5)[:, :-1]
-    for d in (50, 100, 200):
-        sim = simulate_rounds("fedprox", d=d, reps=3, seed=11, measure="conditional",
-                              rounds=ROUNDS, personalize=({"lam": 0.5},), **STEPS, **KW)
-        gaps[d] = max(np.max(np.abs(sim.global_risk / pooled.global_risk[:, :-1] - 1)),
-                      np.max(np.abs(sim.risk / pooled.risk[:, :-1] - 1)),
-                      np.max(np.abs(sim.personalized_risk(lam=0.5) / rtfa - 1)))
+    gaps = literal_gaps(pooled, (50, 100, 200), ROUNDS, **STEPS, **KW)[0]
     assert gaps[200] < 0.01 and gaps[200] < gaps[50], gaps
 
 
