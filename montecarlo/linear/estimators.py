@@ -34,7 +34,11 @@ def fedavg_weight(mu, tuning):
 
 
 def maml_weight(mu, alpha):
-    """omega(mu) = (1 - alpha mu)^2: the loss after one gradient step (paper 003, eq. 12)."""
+    """omega(mu) = (1 - alpha mu)^2: the loss after one gradient step (paper 003, eq. 12);
+    divided by alpha^2 for alpha > 1, which leaves the global model unchanged (its normal
+    equations scale as a whole) and keeps omega^2 finite as alpha -> infinity."""
+    if alpha > 1:
+        return (1.0 / alpha - mu) ** 2
     return (1.0 - alpha * mu) ** 2
 
 

@@ -43,7 +43,15 @@ def objective(method: str, tuning: float):
     """(phi, psi, lam) of a method's global objective and personalization penalty (lam = 0:
     min-norm interpolation); ``fedavg``-objective methods give phi = psi = s."""
     if method == "maml_fl":
-        return (lambda s: s * (1 - tuning * s) ** 2, lambda s: s * (1 - tuning * s) ** 4, 0.0)
+        if np.real(tuning) <= 1:
+            return (lambda s: s * (1 - tuning * s) ** 2, lambda s: s * (1 - tuning * s) ** 4,
+                    0.0)
+        # Divided by alpha^2 (psi by alpha^4): the estimator is invariant under phi -> c phi,
+        # psi -> c^2 psi (A and its right-hand side both scale by c), and this form stays O(1)
+        # as alpha -> infinity, where phi -> s^3 (the weights Omega_j -> (X_j X_j^T / n_j)^2),
+        # instead of overflowing psi from alpha ~ 1e77.
+        u = 1.0 / tuning
+        return (lambda s: s * (u - s) ** 2, lambda s: s * (u - s) ** 4, 0.0)
     if method == "pfedme":
         if np.real(tuning) <= 0:
             raise ValueError("pfedme's federated global model needs lam > 0")
@@ -242,7 +250,11 @@ def _subordination(gam, p, count, phi):
             f"phi(S_l) dwarfs the others' beyond double precision (weights {_show(p)}, gamma "
             f"{_show(gam)}); bring the clients' gamma (and weights) closer to each other")
 
-    if not cap - lo > _PINNED * cap:
+    def near_cap(g):
+        # Without a cap (no client with gamma_l < 1 and phi(S_l) invertible) nothing pins g.
+        return np.isfinite(cap) and not cap - g > _PINNED * cap
+
+    if near_cap(lo):
         return pinned(min(lo, cap * (1.0 - _PINNED)))
     hi = min(2.0 * lo, 0.5 * (lo + cap))
     for _ in range(200):
@@ -256,11 +268,12 @@ def _subordination(gam, p, count, phi):
             continue
         if above:
             break
-        if not cap - hi > _PINNED * cap:
+        if near_cap(hi):
             return pinned(hi)
         # Toward the cap by factors of 1024 in the gap: a root pinned next to it (one client
         # dwarfing the others) is bracketed, or refused, in a few steps.
-        lo, hi = hi, min(2.0 * hi, cap - (cap - hi) / 1024.0)
+        lo, hi = hi, (min(2.0 * hi, cap - (cap - hi) / 1024.0) if np.isfinite(cap)
+                      else 2.0 * hi)
     else:
         raise SolverError("finite-clients limit: no bracket for tau(A^-1)")
     g = float(increasing_root(outer, np.array([lo]), np.array([hi]),
