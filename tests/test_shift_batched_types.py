@@ -86,8 +86,10 @@ def test_shift_limits_equal_the_old_code(method):
 
     shift_chains._MEMO.clear()
     first = clients_limit(method, **TUNING.get(method, {}), **KW)
-    np.testing.assert_array_equal(clients_limit(method, **TUNING.get(method, {}), **KW).risk,
-                                  first.risk)
+    # The second call starts its roots from the first's (``shift_chains.warm_roots``): the
+    # same roots to rounding, not necessarily to the bit (pFedMe: 8e-16 apart).
+    np.testing.assert_allclose(clients_limit(method, **TUNING.get(method, {}), **KW).risk,
+                               first.risk, rtol=1e-13, atol=0)
     tuning = TUNING.get(method, {})
     res = clients_limit(method, **tuning, **KW)
     bias, var = OLD[method]

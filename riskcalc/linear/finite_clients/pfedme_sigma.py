@@ -261,7 +261,9 @@ def _states(t, gam, s, h, p, lam, roots=None):
     ``subordination_gradient``): C by ``resolvent_chain.root_step``, the rest arithmetic."""
     u = p * lam ** 2
     c = t + (p * lam)[:, None]
-    Lam = lam - u[:, None] / c
+    # lam - u / c written without its cancellation of two O(lam) terms (Newton's iteration
+    # stalled above its tolerance from lam ~ 1e5).
+    Lam = lam * t / c
     # From the last roots for these groups (the shifts move little between calls).
     C = roots if roots is not None else warm_roots(
         ("pFedMe C", np.asarray(gam, dtype=float).tobytes(), s.tobytes(), h.tobytes()), gam,
