@@ -135,18 +135,23 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     # scale the traces' coefficients only, but enter trace_coefficients: keep them in the key.
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
+    converges, notes = stability(g, lam, eta, spec.spectrum)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)
-        b, v = steps_group_limits(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp,
-                                  int(kk.max()), float(et))
+        # A divergent step overflows (expected: the note says so); a convergent one warns.
+        with np.errstate(**({} if np.all(np.ravel(converges)[idx]) else
+                            {"over": "ignore", "invalid": "ignore"})):
+            b, v = steps_group_limits(spec.method, [gm], [rr], [sg], [clients], [lm], weights,
+                                      sp, int(kk.max()), float(et))
         bias.ravel()[idx], var.ravel()[idx] = b[0, kk], v[0, kk]
+    # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route.
+    bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
     risk = bias + var
     scalar = bias.ndim == 0
     out = [float(x) if scalar else x for x in (bias, var, risk)]
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
-    converges, notes = stability(g, lam, eta, spec.spectrum)
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
 
 
