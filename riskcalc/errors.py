@@ -13,3 +13,9 @@ class IntegrandOverflow(SolverError):
     """A spectral integral whose integrand leaves the floating point range (overflow, or a
     contour sum dominated by rounding). Past the stability edge of gradient descent this is a
     diverged value, which callers report as infinite; anywhere else it is a failure."""
+
+
+class IllConditioned(SolverError):
+    """The equations have their root, but at these inputs double precision cannot resolve it
+    to the risks' accuracy (an ill-conditioned Jacobian): refused rather than answered with
+    silently wrong digits. ``riskcalc.advise`` skips a pipeline refused this way, saying why."""

@@ -36,7 +36,7 @@ from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import parameter, positive_int
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from riskcalc.linear.finite_clients.subordination_gradient import (
@@ -105,18 +105,20 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
-    for method in ("fedavg", "ftfa"):
-        if method in chosen:
-            cands += _untuned(method, fed, starts, skipped)
-            done(method)
     # FTFA's optimal weights start RTFA's and MAML-FL's searches too, MAML-FL's pFedMe's
     # (``weights``' docstring).
-    if "rtfa" in chosen:
-        cands += _rtfa(fed, starts, skipped, _optimal(cands, "ftfa"))
-        done("rtfa")
-    for method, near in (("maml_fl", "ftfa"), ("pfedme", "maml_fl")):
+    for method, build in (("fedavg", lambda: _untuned("fedavg", fed, starts, skipped)),
+                          ("ftfa", lambda: _untuned("ftfa", fed, starts, skipped)),
+                          ("rtfa", lambda: _rtfa(fed, starts, skipped, _optimal(cands, "ftfa"))),
+                          ("maml_fl", lambda: _own("maml_fl", fed, starts, skipped,
+                                                   _optimal(cands, "ftfa"))),
+                          ("pfedme", lambda: _own("pfedme", fed, starts, skipped,
+                                                  _optimal(cands, "maml_fl")))):
         if method in chosen:
-            cands += _own(method, fed, starts, skipped, _optimal(cands, near))
+            try:
+                cands += build()
+            except IllConditioned as exc:           # no number rather than a wrong one
+                skipped.append(f"{method}: {exc}")
             done(method)
     if "local_ridge" not in chosen:
         pass
