@@ -72,3 +72,12 @@ def test_advise_skips_the_refused_pipelines():
     for method in ("fedavg", "ftfa"):
         assert any(s.startswith(f"{method}: covariate shift: the global fixed point is too "
                                 "ill-conditioned") for s in advice.skipped), advice.skipped
+
+
+# was: "MAML-FL finite-clients limit: the subordination fixed point did not converge" with no
+# word on the cause, for one spectrum shared by the clients spanning 1e8 and more.
+def test_maml_fl_failure_over_a_wide_span_names_it():
+    with pytest.raises(SolverError, match=r"did not converge \(the spectra's eigenvalues span "
+                                          r"a factor 1e\+08: this route's fixed points are "
+                                          r"reliable up to about 1e\+06"):
+        riskcalc.clients_limit("maml_fl", **FED, alpha=0.1, spectrum="two-point:1,1e8,0.5")

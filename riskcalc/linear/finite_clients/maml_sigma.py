@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients.shift import global_point
@@ -50,6 +50,8 @@ from riskcalc.linear.engine.operator_subordination import (joint_layout, middles
 
 #: Halvings of a continuation step in alpha before giving up.
 _HALVINGS = 20
+#: The eigenvalue span beyond which a failure names the span (``_group_limits``).
+_SPAN = 1e6
 
 
 def coefficients(alpha):
@@ -177,8 +179,18 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     live = np.flatnonzero(gam > 1)
     if live.size == 0:
         return bias, var
-    t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
-    pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
+    try:
+        t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
+        pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
+    except SolverError as exc:
+        span = sv.max() / sv[sv > 0].min()
+        if isinstance(exc, IllConditioned) or not span > _SPAN:
+            raise
+        # Measured (gamma 0.5 and 2, two-point:1,S,W): answers up to S = 1e6 at alpha 0.1 and
+        # 1e-9, none or only some beyond (the shifts' fixed point over such a span).
+        raise SolverError(f"{exc} (the spectra's eigenvalues span a factor {span:.3g}: this "
+                          f"route's fixed points are reliable up to about {_SPAN:g}; narrow "
+                          "the span)") from None
     Zs = middles(G, pc["L"], t, count, r, sigma, p, gam, Phi, pc["e_v"])[live]
     W = pc["W"]
     pa, ga, sa = p[live], gam[live], sigma[live]
