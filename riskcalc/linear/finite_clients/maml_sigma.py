@@ -43,6 +43,7 @@ import numpy as np
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients.own import maml_factors
 from riskcalc.linear.finite_clients.shift import global_point
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
@@ -56,16 +57,10 @@ _SPAN = 1e6
 
 def coefficients(alpha):
     """(c_1, c_2, c_3) of phi(s) = s (c_1 + c_2 s + c_3 s^2) = s (1 - alpha s)^2 / k, and of
-    R_m^2 / k (k = 1 up to alpha = 1, alpha^2 beyond): the estimator is invariant under
-    phi -> phi / k, psi -> psi / k^2 (A and the normal equations' right-hand side scale
-    together; the shifts t scale by 1 / k), and this form stays O(1) as alpha -> infinity
-    (phi -> s^3) where alpha^2 overflows from ~1e154; k is continuous in alpha, so the
-    shifts are too (a continuation in alpha carries them as they are). Complex-safe (the
-    branch follows the real part)."""
-    if np.real(alpha) <= 1:
-        return np.array([1.0, -2.0 * alpha, alpha ** 2])
-    u = 1.0 / alpha
-    return np.array([u ** 2, -2.0 * u, 1.0])
+    R_m^2 / k, in ``own.maml_factors``' form (k = 1 up to alpha = 1, alpha^2 beyond; the
+    shifts t scale by 1 / k, continuously in alpha: a continuation carries them as they are)."""
+    a, b = maml_factors(alpha)
+    return np.array([a * a, -2.0 * a * b, b * b])
 
 #: The last solution of ``_shifts`` (one entry: its clients' key -> shifts, blocks).
 _LAST = {}
@@ -281,8 +276,7 @@ def _path(v, alpha):
         return coefficients(v)
     if v <= 1:
         return np.array([1.0 - v, 0.0, v])
-    u = (v - 1.0) / alpha
-    return np.array([u ** 2, -2.0 * u, 1.0])
+    return coefficients(alpha / (v - 1.0))
 
 
 def _warm(key, gam, s, h, p, count, alpha):

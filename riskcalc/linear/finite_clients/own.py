@@ -43,21 +43,25 @@ def objective(method: str, tuning: float):
     """(phi, psi, lam) of a method's global objective and personalization penalty (lam = 0:
     min-norm interpolation); ``fedavg``-objective methods give phi = psi = s."""
     if method == "maml_fl":
-        if np.real(tuning) <= 1:
-            return (lambda s: s * (1 - tuning * s) ** 2, lambda s: s * (1 - tuning * s) ** 4,
-                    0.0)
-        # Divided by alpha^2 (psi by alpha^4): the estimator is invariant under phi -> c phi,
-        # psi -> c^2 psi (A and its right-hand side both scale by c), and this form stays O(1)
-        # as alpha -> infinity, where phi -> s^3 (the weights Omega_j -> (X_j X_j^T / n_j)^2),
-        # instead of overflowing psi from alpha ~ 1e77.
-        u = 1.0 / tuning
-        return (lambda s: s * (u - s) ** 2, lambda s: s * (u - s) ** 4, 0.0)
+        a, b = maml_factors(tuning)
+        return (lambda s: s * (a - b * s) ** 2, lambda s: s * (a - b * s) ** 4, 0.0)
     if method == "pfedme":
         if np.real(tuning) <= 0:
             raise ValueError("pfedme's federated global model needs lam > 0")
         return (lambda s: tuning * s / (s + tuning),
                 lambda s: tuning ** 2 * s / (s + tuning) ** 2, tuning)
     return (lambda s: s, lambda s: s, tuning if method == "rtfa" else 0.0)
+
+
+def maml_factors(alpha):
+    """(a, b) with (a - b s)^2 = (1 - alpha s)^2 / k, k = 1 up to alpha = 1 and alpha^2
+    beyond: MAML-FL's global objective (paper 003, eq. 12) with phi(s) = s (a - b s)^2 and
+    psi(s) = s (a - b s)^4. The estimator is invariant under phi -> phi / k, psi -> psi / k^2
+    (A and its right-hand side scale together), and this form stays O(1) as alpha -> infinity,
+    where phi -> s^3 (the weights Omega_j -> (X_j X_j^T / n_j)^2), instead of overflowing
+    (psi from alpha ~ 1e77); k is continuous in alpha. Complex-safe (the branch follows the
+    real part)."""
+    return (1.0, alpha) if np.real(alpha) <= 1 else (1.0 / alpha, 1.0)
 
 
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
