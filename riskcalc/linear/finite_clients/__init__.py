@@ -23,7 +23,7 @@ clients=M)``) dispatch to the routes:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from riskcalc import _frames, solvers
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from riskcalc._validate import (client_count, nonnegative, parameter, positive_int,
                                 real)
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
@@ -303,8 +303,14 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     ``finite_clients.maml_sigma``, ``finite_clients.pfedme_sigma``)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method in HETEROGENEOUS:
-            bias, var = _own_least_squares(method, gam, sigma, tuning, lambda t: (
-                shift_group_limits(method, gam, r, sigma, count, t, weights, joint, typ)))
+            def run(jt, rr, tun):
+                return _own_least_squares(method, gam, sigma, tun, lambda t: (
+                    shift_group_limits(method, gam, rr, sigma, count, t, weights, jt, typ)))
+
+            bias, var = run(joint, r, tuning)
+            _check_by_scale(bias, var, joint, lambda c: run(
+                replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
+                np.asarray(tuning, float) * c))
         else:
             own = (maml_shift_group_limits if method == "maml_fl"
                    else pfedme_shift_group_limits)
@@ -313,6 +319,37 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var
+
+
+#: From this eigenvalue span on, ``_check_by_scale`` checks the FedAvg-objective limits under
+#: covariate shift, refusing relative gaps beyond ``SCALE_GAP``.
+SCALE_SPAN, SCALE_GAP = 1e6, 1e-8
+
+
+def _check_by_scale(bias, var, joint, rescaled):
+    """IllConditioned unless the limits pass two checks across a wide eigenvalue span: no
+    negative bias or variance, and the exact scale identity (every Sigma_j -> c Sigma_j,
+    r_j -> r_j / sqrt(c), lam_j -> c lam_j leaves every bias and variance unchanged: the
+    same responses with features scaled by sqrt(c)) at c = 3, whose different roundings
+    expose cancellation. Measured (two identity clients at gamma 0.5 and one at gamma 1 with
+    half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15, where the
+    errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20 with no
+    gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any span.
+    ``shift.check_conditioning`` refuses the ill-conditioned global points first."""
+    values = joint.values
+    span = values.max() / values[values > 0].min() if np.any(values > 0) else 1.0
+    if not span >= SCALE_SPAN:
+        return
+    b3, v3 = rescaled(3.0)
+    risk = bias + var
+    gap = np.max((np.abs(b3 - bias) + np.abs(v3 - var)) / np.where(risk > 0, risk, 1.0))
+    negative = min(np.min(bias), np.min(var)) < -1e-12 * np.max(np.abs(risk))
+    if negative or not gap <= SCALE_GAP:
+        raise IllConditioned(
+            "covariate shift: the limits lose their digits across the spectra's eigenvalue "
+            f"span of {span:.3g} (" + ("a negative risk; " if negative else "")
+            + f"the exact scale identity Sigma -> 3 Sigma moves them by {gap:.2g} relative, "
+            f"beyond {SCALE_GAP:g}); narrow the span")
 
 
 def _own_least_squares(method, gam, sigma, tuning, limits):
