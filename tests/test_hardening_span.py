@@ -118,3 +118,11 @@ def test_the_scale_identity_and_a_clean_wide_span():
     np.testing.assert_allclose(moved.variance, base.variance, rtol=1e-11)
     wide = riskcalc.clients_limit("fedavg", **fed, **{"r": THREE["r"]}, spectra=_three(1e20))
     np.testing.assert_allclose(wide.risk[:2], 59 / 52, rtol=1e-11)
+
+
+# pFedMe's own shifts held to ~1e-10 further, but lose digits too: gaps past 1e-8 at S = 1e16.
+def test_pfedme_is_checked_by_scale_too():
+    assert riskcalc.clients_limit("pfedme", **FED, lam=0.1, spectra=_spectra(1e12)).risk[0] > 0
+    with pytest.raises(IllConditioned, match=r"lose their digits across the spectra's "
+                                             r"eigenvalue span of 1e\+16"):
+        riskcalc.clients_limit("pfedme", **FED, lam=0.1, spectra=_spectra(1e16))

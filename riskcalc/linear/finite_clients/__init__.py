@@ -301,20 +301,19 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
 def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     """``_limits`` under covariate shift (``finite_clients.shift``; MAML-FL and pFedMe:
     ``finite_clients.maml_sigma``, ``finite_clients.pfedme_sigma``)."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+    def run(jt, rr, tun):
         if method in HETEROGENEOUS:
-            def run(jt, rr, tun):
-                return _own_least_squares(method, gam, sigma, tun, lambda t: (
-                    shift_group_limits(method, gam, rr, sigma, count, t, weights, jt, typ)))
+            return _own_least_squares(method, gam, sigma, tun, lambda t: (
+                shift_group_limits(method, gam, rr, sigma, count, t, weights, jt, typ)))
+        own = maml_shift_group_limits if method == "maml_fl" else pfedme_shift_group_limits
+        return own(gam, rr, sigma, count, float(tun[0]), weights, jt, typ)
 
-            bias, var = run(joint, r, tuning)
-            _check_by_scale(bias, var, joint, lambda c: run(
-                replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
-                np.asarray(tuning, float) * c))
-        else:
-            own = (maml_shift_group_limits if method == "maml_fl"
-                   else pfedme_shift_group_limits)
-            bias, var = own(gam, r, sigma, count, float(tuning[0]), weights, joint, typ)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        bias, var = run(joint, r, tuning)
+        # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
+        _check_by_scale(bias, var, joint, lambda c: run(
+            replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
+            np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)))
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
@@ -329,9 +328,9 @@ SCALE_SPAN, SCALE_GAP = 1e6, 1e-8
 def _check_by_scale(bias, var, joint, rescaled):
     """IllConditioned unless the limits pass two checks across a wide eigenvalue span: no
     negative bias or variance, and the exact scale identity (every Sigma_j -> c Sigma_j,
-    r_j -> r_j / sqrt(c), lam_j -> c lam_j leaves every bias and variance unchanged: the
-    same responses with features scaled by sqrt(c)) at c = 3, whose different roundings
-    expose cancellation. Measured (two identity clients at gamma 0.5 and one at gamma 1 with
+    r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance
+    unchanged: the same responses with features scaled by sqrt(c)) at c = 3, whose different
+    roundings expose cancellation. Measured (two identity clients at gamma 0.5 and one at gamma 1 with
     half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15, where the
     errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20 with no
     gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any span.
