@@ -111,8 +111,10 @@ def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
     """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
     def at(t):
         return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
+    groups = np.unique(np.stack(np.broadcast_arrays(gam, rr), axis=1), axis=0).shape[0]
     refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
-           f"r up to {float(np.max(rr)):g})", at)
+           f"r up to {float(np.max(rr)):g}, {groups} distinct clients)", at,
+           fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
 @dataclass(frozen=True)
