@@ -104,6 +104,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1.cost import check_curves
 from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_circles, solve_point
 from riskcalc.linear.dynamics.algorithm1.fixed_point import fixed_point
 from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws
@@ -268,6 +269,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     W1 = w1 / 2j
     # One common rule for both contours (the finer of the two accepted ones).
     laws = law1 if law1.s.shape[1] >= law2.s.shape[1] else law2
+    check_curves(M, z1.size, z2.size, laws.s.shape[1], top)     # before the two-point work
     s, wq = laws.s, laws.w
 
     def node_parts(z, om):
