@@ -320,8 +320,8 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     return bias, var
 
 
-#: From this eigenvalue span on, ``_check_by_scale`` checks the FedAvg-objective limits under
-#: covariate shift, refusing relative gaps beyond ``SCALE_GAP``.
+#: From this eigenvalue span on, ``_check_by_scale`` checks the limits under covariate shift,
+#: refusing relative gaps beyond ``SCALE_GAP``.
 SCALE_SPAN, SCALE_GAP = 1e6, 1e-8
 
 
@@ -330,11 +330,11 @@ def _check_by_scale(bias, var, joint, rescaled):
     negative bias or variance, and the exact scale identity (every Sigma_j -> c Sigma_j,
     r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance
     unchanged: the same responses with features scaled by sqrt(c)) at c = 3, whose different
-    roundings expose cancellation. Measured (two identity clients at gamma 0.5 and one at gamma 1 with
-    half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15, where the
-    errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20 with no
-    gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any span.
-    ``shift.check_conditioning`` refuses the ill-conditioned global points first."""
+    roundings expose cancellation. Measured (two identity clients at gamma 0.5 and one at
+    gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15,
+    where the errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20
+    with no gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any
+    span. ``shift.check_conditioning`` refuses the ill-conditioned global points first."""
     values = joint.values
     span = values.max() / values[values > 0].min() if np.any(values > 0) else 1.0
     if not span >= SCALE_SPAN:
