@@ -49,3 +49,27 @@ def test_logistic_many_distinct_clients_refused_at_once():
         riskcalc.logistic_clients_limit(gamma=rng.uniform(0.3, 3.0, 500),
                                         r=rng.uniform(0.2, 2.0, 500), signal=1.0, lam=0.1,
                                         global_lam=0.1)
+
+
+# was: the logistic continuation below lam = 1e-4 predicted each stage to cost the last one,
+# so at gamma 0.5, signal = r = 1, lam = 1e-8 (stages 3.1, 6.8, 22 s, ... on this machine) a
+# 99 s stage ran before the 60 s budget was found spent (refused at 124 s). The growth of the
+# last two stages now enters the prediction. On a fake clock: stages of 0.5, 1, 3, 9, 27 s.
+def test_logistic_continuation_refused_before_an_overlong_stage(monkeypatch):
+    from riskcalc.logistic import fixed_point as fp
+
+    clock = [0.0]
+    cost = {1e-4: 0.5, 1e-5: 1.0, 1e-6: 3.0, 1e-7: 9.0, 1e-8: 27.0}
+
+    def fake_root(x, kappa, nodes, gamma, lam, c_e, C):
+        clock[0] += next((v for k, v in cost.items() if np.isclose(lam, k)), 0.0)
+        return x, 0.0, None
+
+    monkeypatch.setattr(fp, "_root_resolved", fake_root)
+    monkeypatch.setattr(fp.time, "perf_counter", lambda: clock[0])
+    with pytest.raises(ValueError, match=r"^lam = 1e-08: the continuation in lam reached "
+                                         r"1e-06 in 4.5 s, and the 3 stages left"):
+        fp.solve_fixed_point(0.5, 1.0, 1.0, 1e-8, max_seconds=40.0)
+    # Below the separability threshold (gamma 0.2 < h) the stages' growth is not projected.
+    clock[0] = 0.0
+    fp.solve_fixed_point(0.2, 1.0, 1.0, 1e-8, max_seconds=100.0)
