@@ -227,17 +227,19 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         begun = time.perf_counter()
         x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
         now = time.perf_counter()
-        # Each stage costs at least the last (lam = 5e-324 asked for 320 stages, refused after
-        # the first instead of running for minutes), and on separable data, where ||w_hat||
-        # grows as lam falls, by the last two's ratio (at most 4) more: at gamma 0.5, signal =
-        # r = 1 the stages to 1e-6 took 3.1, 6.8, 22 s, and with the last cost alone the
-        # budget of 60 s was found spent only after a stage of 99 s (refused at 124 s).
+        # Each stage left costs at least the last (lam = 5e-324 asked for 320 stages, refused
+        # after the first instead of running for minutes), and on separable data, where
+        # ||w_hat|| grows as lam falls, at least the next one as the last two's ratio (at most
+        # 4) predicts it: at gamma 0.5, signal = r = 1 the stages to 1e-6 took 3.1, 6.8, 22 s,
+        # and with the last cost alone the budget of 60 s was found spent only after a stage
+        # of 99 s (refused at 124 s). Compounding the ratio over the stages refused cheap
+        # paths (gamma 10, lam 1e-13: 0.1 s so far) before they reached their own limit.
         grow = 1.0
         if last is not None and gamma >= mle_threshold(kappa):
             grow = min(4.0, max(1.0, (now - begun) / max(last, 1e-9)))
         last = now - begun
-        if max_seconds is not None and lam_k < 1e-4 and now - clock + last * sum(
-                grow ** j for j in range(1, len(lams) - i)) > max_seconds:
+        if max_seconds is not None and lam_k < 1e-4 and \
+                now - clock + (len(lams) - i - 1) * grow * last > max_seconds:
             h = mle_threshold(kappa)
             why = (f"gamma = {gamma:g} >= h = {h:.3g}: on separable data ||w_hat|| grows as "
                    "lam -> 0" if gamma >= h else f"gamma = {gamma:g} < h = {h:.3g}")
