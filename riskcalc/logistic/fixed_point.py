@@ -223,6 +223,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         lams.append(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
     clock, last = time.perf_counter(), None
+    h = None if max_seconds is None else mle_threshold(kappa)
     for i, lam_k in enumerate(lams):
         begun = time.perf_counter()
         x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
@@ -235,12 +236,11 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         # of 99 s (refused at 124 s). Compounding the ratio over the stages refused cheap
         # paths (gamma 10, lam 1e-13: 0.1 s so far) before they reached their own limit.
         grow = 1.0
-        if last is not None and gamma >= mle_threshold(kappa):
+        if last is not None and h is not None and gamma >= h:
             grow = min(4.0, max(1.0, (now - begun) / max(last, 1e-9)))
         last = now - begun
         if max_seconds is not None and lam_k < 1e-4 and \
                 now - clock + (len(lams) - i - 1) * grow * last > max_seconds:
-            h = mle_threshold(kappa)
             why = (f"gamma = {gamma:g} >= h = {h:.3g}: on separable data ||w_hat|| grows as "
                    "lam -> 0" if gamma >= h else f"gamma = {gamma:g} < h = {h:.3g}")
             raise ValueError(

@@ -37,7 +37,8 @@ from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.own import own_group_limits
-from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
+from riskcalc.linear.finite_clients.shift import (MIN_SPAN, check_work, eigenvalue_span,
+                                                   shift_group_limits)
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
@@ -320,24 +321,22 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     return bias, var
 
 
-#: From this eigenvalue span on, ``_check_by_scale`` checks the limits under covariate shift,
-#: refusing relative gaps beyond ``SCALE_GAP``.
-SCALE_SPAN, SCALE_GAP = 1e6, 1e-8
+#: The relative gap of ``_check_by_scale`` beyond which the limits are refused.
+SCALE_GAP = 1e-8
 
 
 def _check_by_scale(bias, var, joint, rescaled):
-    """IllConditioned unless the limits pass two checks across a wide eigenvalue span: no
-    negative bias or variance, and the exact scale identity (every Sigma_j -> c Sigma_j,
-    r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves every bias and variance
-    unchanged: the same responses with features scaled by sqrt(c)) at c = 3, whose different
-    roundings expose cancellation. Measured (two identity clients at gamma 0.5 and one at
-    gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15,
+    """IllConditioned unless the limits pass two checks across a wide eigenvalue span (from
+    ``shift.MIN_SPAN`` on): no negative bias or variance, and the exact scale identity (every
+    Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves
+    every bias and variance unchanged: the same responses with features scaled by sqrt(c)) at
+    c = 3, whose different roundings expose cancellation. Measured (two identity clients at
+    gamma 0.5 and one at gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15,
     where the errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20
     with no gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any
     span. ``shift.check_conditioning`` refuses the ill-conditioned global points first."""
-    values = joint.values
-    span = values.max() / values[values > 0].min() if np.any(values > 0) else 1.0
-    if not span >= SCALE_SPAN:
+    span = eigenvalue_span(joint.values)
+    if not span >= MIN_SPAN:            # the span from which shift.check_conditioning applies
         return
     b3, v3 = rescaled(3.0)
     risk = bias + var

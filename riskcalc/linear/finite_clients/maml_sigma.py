@@ -44,7 +44,7 @@ from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients.own import maml_factors
-from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.finite_clients.shift import eigenvalue_span, global_point
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
@@ -178,7 +178,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
         pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
     except SolverError as exc:
-        span = sv.max() / sv[sv > 0].min()
+        span = eigenvalue_span(sv)
         if isinstance(exc, IllConditioned) or not span > _SPAN:
             raise
         # Measured (gamma 0.5 and 2, two-point:1,S,W): answers up to S = 1e6 at alpha 0.1 and

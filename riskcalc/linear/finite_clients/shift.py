@@ -161,8 +161,16 @@ def global_point(gam, p, count, typ, w, sv):
 
 #: The largest eps cond(J)^2 let through (``check_conditioning``): measured errors were 1 to 10
 #: times it, so the risks keep about 6 significant digits; and the span of the joint
-#: eigenvalues from which it applies.
+#: eigenvalues from which it applies (and ``finite_clients``' scale check).
 MAX_AMPLIFIED, MIN_SPAN = 1e-7, 1e6
+
+
+def eigenvalue_span(values) -> float:
+    """The largest of the eigenvalues ``values`` over their smallest positive one (1 without
+    one): the span from which ``MIN_SPAN`` applies the wide-span checks."""
+    values = np.asarray(values, dtype=float)
+    positive = values[values > 0]
+    return float(values.max() / positive.min()) if positive.size else 1.0
 
 
 def check_conditioning(jac, sv):
@@ -176,7 +184,7 @@ def check_conditioning(jac, sv):
     federation keeps cond near 1 at any span (the same clients with 0.3 of the spectrum at S:
     3.7 up to S = 1e20). Near N = d overall cond grows too, but the errors stay near eps cond
     (measured against the identity route: 4e-9 at cond 1e8), so narrow spans are let through."""
-    span = sv.max() / sv[sv > 0].min() if np.any(sv > 0) else np.inf
+    span = eigenvalue_span(sv)
     cond = float(np.linalg.cond(jac))
     amplified = np.finfo(float).eps * cond ** 2
     if span >= MIN_SPAN and not amplified <= MAX_AMPLIFIED:

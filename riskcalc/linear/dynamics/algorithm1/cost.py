@@ -5,9 +5,8 @@ beyond ``rounds_limit``'s max_seconds (``sigma.budget``'s convention)."""
 from __future__ import annotations
 
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
-
-#: Most estimated process seconds by default, as the dense pencils' (``sigma.budget``).
-MAX_SECONDS = 120.0
+# Most estimated process seconds by default: the pencil routes' (``sigma.budget``).
+from riskcalc.linear.dynamics.sigma.guards import MAX_PENCIL_SECONDS as MAX_SECONDS
 #: Fitted seconds: fixed part and per unit of M N1 N2 Q (``curves_seconds``).
 _FIXED, _PER_UNIT = 0.3, 4.5e-9
 #: The estimate's margin over the fit (the machine's load moves the measured CPU).
