@@ -1,15 +1,18 @@
 """Issue 32, item 1 of the last note: Algorithm 1's rounds (Sigma = I, finite K) at a small
 eta lam. The round map's top nears 1 like 1 - O(eta lam), its contours' nodes and the
 Marchenko-Pastur rule grow with it (lam 0.01: 14 s of CPU, lam 0.003: minutes), and the route
-ignored ``max_seconds``. Now its work is estimated after the contours (cheap here; not yet
-bounded themselves, minutes at lam 0.01 with three clients at gamma 2) and before the
-two-point traces (``riskcalc.linear.dynamics.algorithm1.cost``) and refused beyond the budget,
-naming what would fit. (The estimate against measured CPU: ``cost.curves_seconds``' table.)"""
+ignored ``max_seconds`` and ``max_gigabytes`` (three clients at gamma 2, lam 0.03: killed for
+want of memory at 24 GB). Now its time and peak memory are estimated before the contours, before
+each finer rule (``algorithm1.contours.accepted_rule``) and before the two-point traces
+(``riskcalc.linear.dynamics.algorithm1.cost``) and refused beyond the budgets, naming what would
+fit. (The estimates against measured CPU and peak memory: ``cost.curves_seconds``' table.)"""
+
+import tracemalloc
 
 import pytest
 
 import riskcalc
-from riskcalc.linear.dynamics.algorithm1 import curves
+from riskcalc.linear.dynamics.algorithm1 import contours, cost, curves
 
 CASE = dict(gamma=[2.0, 0.5], r=[0.5, 0.5], sigma=[0.5, 0.5], signal=1.0, rounds=[5],
             local_steps=1, step_size=0.05)
@@ -27,3 +30,56 @@ def test_refused_before_the_two_point_work(monkeypatch):
     monkeypatch.setattr(curves, "_pair_terms", fail)
     with pytest.raises(ValueError, match="Algorithm 1's curves would take"):
         riskcalc.rounds_limit("pfedme", lam=0.3, max_seconds=0.05, **CASE)
+
+
+def test_refused_before_the_contours(monkeypatch):
+    """Three clients at gamma 2, lam 0.03 (pooled N / d = 1.5, 1 - top = 4e-5): refused on
+    memory at once, before any subordination solve at a contour's nodes."""
+    def fail(*args):
+        raise AssertionError("a contour was solved before the refusal")
+
+    monkeypatch.setattr(contours, "_subordinate", fail)
+    three = dict(CASE, gamma=[2.0] * 3, r=[0.5] * 3, sigma=[0.5] * 3)
+    with pytest.raises(ValueError, match=r"at least .* GB at its peak.*larger lam.*max_gigabytes"):
+        riskcalc.rounds_limit("pfedme", lam=0.03, **three)
+    with pytest.raises(ValueError, match=r"take at least .* s .*max_seconds"):
+        riskcalc.rounds_limit("pfedme", lam=0.03, max_gigabytes=1e3, max_seconds=10, **three)
+
+
+def test_checks_before_each_rule_are_lower_bounds_of_the_last(monkeypatch):
+    """Every check before a rule is tried uses the contours' own node counts and a rule no
+    finer than the accepted one, so it never refuses what the final check would let run."""
+    seen = []
+    check = cost.check_curves
+
+    def spy(M, n1, n2, q, top, final=True):
+        seen.append((n1, n2, q, final))
+        return check(M, n1, n2, q, top, final)
+
+    monkeypatch.setattr(curves, "check_curves", spy)
+    riskcalc.rounds_limit("pfedme", lam=0.1, **CASE)
+    *before, last = seen
+    assert last[3] and not any(b[3] for b in before)
+    assert [b[2] for b in before] == [64, 128, 64, 128]     # two contours, each rule tried
+    assert all(b[:2] == last[:2] and b[2] <= last[2] for b in before)
+
+
+def test_peak_memory_within_the_estimate():
+    """The traced peak of the numpy arrays of one call stays below ``cost.curves_bytes`` at the
+    accepted sizes (the estimate counts about a dozen arrays of each shape, times 1.2)."""
+    seen = []
+    check = cost.check_curves
+
+    def spy(M, n1, n2, q, top, final=True):
+        seen.append(cost.curves_bytes(M, n1, n2, q))
+        return check(M, n1, n2, q, top, final)
+
+    tracemalloc.start()
+    try:
+        curves.check_curves = spy
+        riskcalc.rounds_limit("pfedme", lam=0.3, **CASE)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        curves.check_curves = check
+        tracemalloc.stop()
+    assert 0.3 * seen[-1] < peak < seen[-1]

@@ -69,14 +69,14 @@ def test_half_the_contour_nodes_change_nothing(monkeypatch):
     of ``algorithm1.curves``): server and clients' models, and the distance, to 1e-11."""
     import importlib
 
-    curves = importlib.import_module("riskcalc.linear.dynamics.algorithm1.curves")
+    contours = importlib.import_module("riskcalc.linear.dynamics.algorithm1.contours")
     gam = np.array([0.5, 2.0, 1.5])
     kw = dict(gamma=gam, r=[0.3, 0.6, 1.0], sigma=[0.4, 0.6, 1.0], signal=1.3, lam=0.7,
               local_steps=5, step_size=0.9 / ((1 + np.sqrt(2.0)) ** 2 + 0.7), global_step=1.2,
               rounds=[0, 1, 2, 7, 30, 90, 200, np.inf])
     few = riskcalc.rounds_limit("pfedme", **kw)
-    contour = curves._contour
-    monkeypatch.setattr(curves, "_contour", lambda *a, degree: contour(*a, degree=2))
+    contour = contours._contour
+    monkeypatch.setattr(contours, "_contour", lambda *a, degree: contour(*a, degree=2))
     many = riskcalc.rounds_limit("pfedme", **kw)
     assert many.diagnostics["contour_nodes"] > 1.5 * few.diagnostics["contour_nodes"]
     for name in ("global_risk", "risk", "distance_to_fixed_point"):

@@ -65,7 +65,7 @@ def test_fixed_point_alone_is_the_k_step_routes(name, monkeypatch):
 
     def no_contour(*args, **kwargs):
         raise AssertionError("rounds=inf alone took the K-step contours")
-    monkeypatch.setattr(curves_module, "_solve_contour", no_contour)
+    monkeypatch.setattr(curves_module, "solve_ellipse", no_contour)
     _same(riskcalc.rounds_limit("fedprox", rounds=np.inf, **kw), full)
     if name == "one client, N < d":       # the null space held apart (algorithm1.pooled)
         assert full.diagnostics["atom_at_zero"] == pytest.approx(0.6)

@@ -173,12 +173,14 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         it solves and refused beyond, naming what would fit); default: each route's own limit
         (600 s for the chain routes, 120 s for the dense pencil and the personalization;
         ``riskcalc.linear.dynamics.sigma.budget``). With Sigma = I only Algorithm 1's curves
-        with finite K are (120 s by default; estimated after their contours, which at a very
-        small eta lam can take minutes first: ``algorithm1.cost``).
+        with finite K are (120 s by default; estimated before their contours and before each
+        finer quadrature rule: at a very small eta lam their nodes grow like
+        1 / sqrt(1 - top), ``riskcalc.linear.dynamics.algorithm1.cost``).
     max_gigabytes : float, optional
         The most estimated peak memory (GB) the same routes may add to the process, likewise
         (default 4; the estimates, fitted to measured peaks, in
-        ``riskcalc.linear.dynamics.sigma.memory``).
+        ``riskcalc.linear.dynamics.sigma.memory`` and, Sigma = I,
+        ``riskcalc.linear.dynamics.algorithm1.cost``).
 
     Returns
     -------

@@ -1,16 +1,20 @@
-"""The time estimate of paper 004's Algorithm 1 curves with K local steps, Sigma = I
-(``algorithm1.curves``, ``004_98172ed3646eef14.txt`` Appendix B.1, eqs. 10-11), and its refusal
-beyond ``rounds_limit``'s max_seconds (``sigma.budget``'s convention)."""
+"""The time and memory estimates of paper 004's Algorithm 1 curves with K local steps, Sigma = I
+(``algorithm1.curves``, ``004_98172ed3646eef14.txt`` Appendix B.1, eqs. 10-11), and their
+refusal beyond ``rounds_limit``'s max_seconds and max_gigabytes (``sigma.budget``'s convention):
+checked before the contours, before each finer Marchenko-Pastur rule, and before the two-point
+work."""
 
 from __future__ import annotations
 
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 # Most estimated process seconds by default: the pencil routes' (``sigma.budget``).
 from riskcalc.linear.dynamics.sigma.guards import MAX_PENCIL_SECONDS as MAX_SECONDS
 #: Fitted seconds: fixed part and per unit of M N1 N2 Q (``curves_seconds``).
 _FIXED, _PER_UNIT = 0.3, 4.5e-9
 #: The estimate's margin over the fit (the machine's load moves the measured CPU).
 MARGIN = 1.5
+#: Estimated peak bytes per unit of M N1 N2 + M (N1 + N2) Q (``curves_bytes``).
+BYTES_PER_UNIT = 240.0
 
 
 def curves_seconds(M, n1, n2, q):
@@ -19,31 +23,56 @@ def curves_seconds(M, n1, n2, q):
     products E_k[f1 f2] over M clients, n1 upper nodes of the outer contour, n2 nodes of the
     inner one and the q-node Marchenko-Pastur rule (``curves.two``), so c0 + c1 M n1 n2 q,
     times ``MARGIN``. Fitted on gamma = [2, 0.5], r = sigma = 0.5, K = 1, eta = 0.05, T = 5
-    (process CPU, OMP 1, 2 cores loaded by 3 other sessions, load 1.3; 2026-11-28)::
+    (process CPU, OMP 1, 2 cores shared with two other sessions; 2026-11-28), the rule's size
+    q being the accepted one::
 
-        lam    n1    n2    q   measured s   estimate s
-        0.3   312   888  129      0.61          2.59
-        0.1   372  1064  129      0.70          3.51
-        0.03  600  1720  257      2.65         16.4
-        0.01 1020  2912  513     13.5          91.9
+        gamma            lam    n1    n2     q   measured s   estimate s   (GB: curves_bytes)
+        [2, 0.5]         0.3   312   888   129      0.66          0.93      0.16 / 0.21
+        [2, 0.5]         0.1   372  1064   129      0.67          1.14      0.23 / 0.28
+        [2, 0.5]         0.03  600  1720   257      2.67          4.03      0.62 / 0.78
+        [2, 0.5]         0.01 1020  2912   513     13.7          21.0       1.83 / 2.39
+        [0.5] * 5        0.1   232   656   129      0.54          1.11      0.23 / 0.32
+        [1, 1, 1]        0.3   352  1000   129      0.65          1.37      0.29 / 0.38
+        [4, 4]           0.1  1124  3208   513     14.7          25.4       2.16 / 2.80
+        [2, 2, 2]        0.3  1108  3160   513     20.4          36.8       3.00 / 4.10
+        [2, 2, 2]        0.1  1772  5056  1025     84.9         186         8.04 / 11.5
 
-    (M = 3, lam 0.01, T = 20: 20.0 s measured, 36.3 estimated.) The contours themselves come
-    before this check: at lam 0.01 with three clients of gamma 2 they took 200 s (a 2049-node
-    rule) before it refused; an estimate before the contours is still missing.
+    (T = 20 at [2, 0.5], lam 0.01: the same nodes, 13.5 s.) The contours themselves, a quarter
+    of the whole, run after the check at their first rule and at each finer one: before, three
+    clients at gamma 2 and lam 0.03 ran until the process was killed for want of memory.
     """
     return MARGIN * (_FIXED + _PER_UNIT * M * n1 * n2 * q)
 
 
-def check_curves(M, n1, n2, q, top):
+def curves_bytes(M, n1, n2, q):
+    """Estimated peak memory (bytes) of the same call: complex arrays of the node pairs (M, N1,
+    N2) (K_k, Q, the data H, C and the clients' own models' pair terms) and of the nodes' rule
+    factors (M, N, Q) (d, 1 / A, X and their products), about a dozen of each alive at the peak
+    (in the own models' step), ``BYTES_PER_UNIT`` = 16 bytes x 12.5 x a margin of 1.2.
+    Measured peak (``ru_maxrss`` after the imports) / estimated: ``curves_seconds``' table,
+    10.5 to 12.2 complex entries per unit measured."""
+    return BYTES_PER_UNIT * M * (n1 * n2 + (n1 + n2) * q)
+
+
+def check_curves(M, n1, n2, q, top, final=True):
     """ValueError when ``curves_seconds`` exceeds the allowed seconds (``sigma.budget.allowed``,
-    default ``MAX_SECONDS``), after the contours are solved and before the two-point work. The
-    nodes grow like 1 / sqrt(1 - top) and the rule with them: the round map's top nears 1 as
-    eta lam -> 0 (directions of small sample eigenvalue move by about eta lam per round)."""
+    default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory (``allowed_bytes``, default
+    4 GB). ``final``: q is the accepted rule's size (after the contours, before the two-point
+    work); else a rule about to be tried, which the accepted one is at least, so the estimate is
+    a lower bound (before the contours' work at that rule). The nodes grow like
+    1 / sqrt(1 - top) and the rule with them: the round map's top nears 1 as eta lam -> 0
+    (directions of small sample eigenvalue move by about eta lam per round)."""
     limit, need = allowed(MAX_SECONDS), curves_seconds(M, n1, n2, q)
-    if need > limit:
-        raise ValueError(
-            f"Algorithm 1's curves would take about {need:.3g} s (estimated; more than the "
-            f"{limit:.3g} s allowed): the round map's top 1 - {1.0 - top:.2g} is so near 1 that "
-            f"its contours need {n1 + n2} nodes and a {q}-node rule for {M} clients; give a "
-            f"larger lam or step_size (1 - top grows with both), {MORE_TIME}")
-    return need
+    limit_b, need_b = allowed_bytes(), curves_bytes(M, n1, n2, q)
+    if need <= limit and need_b <= limit_b:
+        return need
+    about = "about" if final else "at least"
+    what = (f"take {about} {need:.3g} s (estimated; more than the {limit:.3g} s allowed)"
+            if need > limit else
+            f"hold {about} {need_b / 1e9:.3g} GB at its peak (estimated; more than the "
+            f"{limit_b / 1e9:.3g} GB allowed)")
+    raise ValueError(
+        f"Algorithm 1's curves would {what}: the round map's top 1 - {1.0 - top:.2g} is so "
+        f"near 1 that its contours need {n1 + n2} nodes and a rule of {'' if final else 'at least '}"
+        f"{q} nodes for {M} clients; give a larger lam or step_size (1 - top grows with both), "
+        + (MORE_TIME if need > limit else MORE_MEMORY))

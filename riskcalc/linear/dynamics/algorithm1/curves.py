@@ -103,56 +103,15 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.cost import check_curves
-from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_circles, solve_point
+from riskcalc.linear.dynamics.algorithm1.contours import (circles, ellipses, solve_circles,
+                                                          solve_ellipse)
+from riskcalc.linear.dynamics.algorithm1.fold import merge, solve_point
 from riskcalc.linear.dynamics.algorithm1.fixed_point import fixed_point
 from riskcalc.linear.dynamics.algorithm1.laws import NodeLaws
 from riskcalc.linear.dynamics.algorithm1.pooled import check_mass
 from riskcalc.linear.dynamics.algorithm1.rate import round_map_spectrum
-from riskcalc.linear.dynamics.fedavg import _contour, round_horizon, settle
-
-#: Quadrature nodes per client: first rule, and the most tried before giving up.
-Q_START, Q_MAX = 64, 2048
-#: Residual of the subordination equations under the doubled rule that accepts a rule.
-RULE_TOL = 1e-11
-
-
-def _ellipse(c0, h, t, n):
-    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
-    return theta, lambda tt: c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * \
-        np.sin(theta)
-
-
-def _solve_contour(gam, p, lam, eta, K, g, lo, hi, rho, t_max, shrink):
-    """Nodes z, weights w (oint f dz / 2 pi i = sum Im(f w)), omega, G (the Cauchy transform of
-    Dhat_z at zeta(z)) on the upper half of the contour, and the accepted ``NodeLaws``."""
-    # fedavg._contour in x = 1 - z (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0).
-    c0x, h, t, n = _contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
-    c0 = 1.0 - c0x
-    theta, nodes = _ellipse(c0, h, t, n)
-    gl = g * lam
-    t_far = max(np.arcsinh(8.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
-    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.25 * t]
-    path.append(t)
-    q = Q_START
-    while q <= Q_MAX:
-        laws = NodeLaws(gam, p, lam, eta, K, q)
-
-        def zeta(tt, laws=laws):
-            laws.z = nodes(tt)
-            return (laws.z - 1.0 + gl) / gl
-        omega, G = _subordinate(laws, zeta, path, gl)
-        check = NodeLaws(gam, p, lam, eta, K, 2 * q)
-        check.z = laws.z
-        E0, _ = check.cauchy(omega)
-        if np.max(np.abs(E0 - G) / np.abs(G)) <= RULE_TOL:
-            z = laws.z
-            dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
-            return z, dz * (2.0 / n), omega, G, laws
-        q *= 2
-    raise SolverError("Algorithm 1's curves: the Marchenko-Pastur rule did not reach 1e-11 "
-                      f"with {Q_MAX} nodes (the contour passes too close to the spectrum)")
+from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 
 
 def _pair_terms(two, s, d1, i1, G1, d2, i2, G2):
@@ -203,19 +162,6 @@ def _pole(laws, g, lam, r, sigma, gam, one, other):
     return out
 
 
-def _subordinate(laws, zeta, path, gl):
-    """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
-    Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
-    compressed resolvent of a symmetric matrix) is required here, or, where a(s) < 0
-    somewhere (module docstring, step 2), Im(z G) < 0 above the real axis."""
-    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
-    weight = (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None
-    try:
-        return subordination.solve(laws, zeta, scale, path, check_branch=False, weight=weight)
-    except SolverError as exc:
-        raise SolverError(f"Algorithm 1's curves: {exc}") from exc
-
-
 def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     """Bias and variance of every client's risk of the server model, and the distance to the
     fixed point, at every T of ``rounds`` (module docstring); ``known`` the round map's
@@ -252,14 +198,22 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
         part = curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds[finite],
                       known=sp) if finite.any() else None
         return merge(part, fixed, finite, sp)
-    if "disk" in sp:     # a non-real spectrum: circles around its bound (algorithm1.fold)
+    # The work is known but for the rule's size Q once the node counts are: refused before
+    # the contours (at the first rule) and before each finer rule, the final Q at least that.
+    shapes = None if "disk" in sp else ellipses(lo_c, top_c, rho, t_max)
+    sizes = circles(rho, t_max)[1] if shapes is None else [e[3] for e in shapes]
+
+    def budget(q):
+        check_curves(M, sizes[0] // 2, sizes[1] // 2 * 2, q, top, final=False)
+
+    def make_laws(q):
+        return NodeLaws(gam, p, lam, eta, K, q)
+    if shapes is None:     # a non-real spectrum: circles around its bound (algorithm1.fold)
         (z1, w1, om1, G1, law1), (z2h, w2h, om2h, G2h, law2) = solve_circles(
-            NodeLaws, gam, p, lam, eta, K, g, rho, t_max)
+            make_laws, M, g, lam, rho, t_max, budget)
     else:
-        z1, w1, om1, G1, law1 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho, t_max,
-                                               1.0)
-        z2h, w2h, om2h, G2h, law2 = _solve_contour(gam, p, lam, eta, K, g, lo_c, top_c, rho,
-                                                   t_max, 0.7)
+        (z1, w1, om1, G1, law1), (z2h, w2h, om2h, G2h, law2) = (
+            solve_ellipse(make_laws, g, lam, lo_c, top_c, e, budget) for e in shapes)
     if mu0 > 0.0:
         check_mass(G1, w1, gl, mu0, (1.0 - eta * lam) ** K, (lo, top), "Algorithm 1's curves")
     z2 = np.concatenate([z2h, z2h.conj()])

@@ -26,7 +26,7 @@ check in the tests. M = 1 has no fold (the edge is that of one law): the old rou
 that do not depend on z and g lam = 1 (zeta(z) = z, b_j = 0, dz/dF = C) the same fold is an edge
 of the free sum of the laws: ``fedavg.edges`` for FedAvg's round map D (and the exact prox's).
 
-Non-real spectrum (``complex_contraction``, ``solve_circles``, ``merge``): odd K, eta > 1 /
+Non-real spectrum (``complex_contraction``, ``contours.solve_circles``, ``merge``): odd K, eta > 1 /
 (L + lam) and g lam > 1 (derived here).
 
 Setting and notation of ``algorithm1.rate`` and ``algorithm1.curves`` (Sigma = I): a(s) = (1 -
@@ -179,16 +179,10 @@ def fold(law, gl, sign, z_stop=None):
 
 #: Grid points of the scans from infinity for the real edges (step 1).
 SCAN = 16
-#: Rule nodes per client: first, and most tried (``algorithm1.curves``'s Q_START, Q_MAX).
-Q_START, Q_MAX = 64, 4096
 #: The circles' radii: at most AMPLIFICATION^(1 / (2 T_max)) times the bound R of the
 #: spectral radius (the double integrals amplify rounding by at most AMPLIFICATION); their
 #: nodes make the aliasing error exp(-ALIAS) (step 2).
 AMPLIFICATION, ALIAS = 1e6, 25.0
-#: Most cells M x N/2 x N of the two-point arrays (each complex: 100 MB at the limit).
-MAX_CIRCLE_CELLS = 6e6
-#: Residual of the subordination equations under the doubled rule that accepts a rule.
-RULE_TOL = 1e-11
 
 
 def local_extremes(gam, lam, eta, K):
@@ -269,56 +263,6 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     real = max(top, -bottom if bottom is not None else 0.0)
     return {"contraction": rho, "top": top, "bottom": bottom, "lower": lower, "disk": disk,
             "exact": bool(real >= rho), "local": max(abs(sup_a), abs(inf_a))}
-
-
-def solve_circles(make_laws, gam, p, lam, eta, K, g, R, t_max):
-    """The two contours of step 2 (finite rounds only): for each, nodes z (upper half), weights
-    w (oint f dz / 2 pi i = sum Im(f w)), omega, G, and the accepted rule's laws
-    (``algorithm1.laws.NodeLaws``, ``make_laws(gam, p, lam, eta, K, q)``)."""
-    gl = g * lam
-    R = max(R, 1e-3)
-    r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
-    out, radii = [], [R * (r_out / R) ** frac for frac in (1.0, 0.7)]
-    sizes = [int(t_max + 16 + np.ceil(ALIAS / np.log(r / R))) for r in radii]
-    sizes = [n + (-n) % 8 for n in sizes]
-    if gam.size * sizes[0] / 2 * sizes[1] > MAX_CIRCLE_CELLS:
-        raise SolverError(f"Algorithm 1's curves: {sizes} nodes on the circles around the "
-                          f"non-real spectrum for {gam.size} clients (more than "
-                          f"{MAX_CIRCLE_CELLS:.0g} cells of two-point arrays): ask fewer "
-                          "rounds (the nodes grow like 5.5 T_max)")
-    for r, n in zip(radii, sizes):
-        theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
-        unit = np.exp(1j * theta)
-        far = 8.0 * max(1.0, R)
-        path = [r + (far - r) * 0.5 ** k for k in range(60) if (far - r) * 0.5 ** k > 0.05 * r]
-        path.append(r)
-        q = Q_START
-        while True:
-            laws = make_laws(gam, p, lam, eta, K, q)
-
-            def zeta(rad, laws=laws):
-                laws.z = rad * unit
-                return (laws.z - 1.0 + gl) / gl
-            scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
-            try:
-                # No sign of Im G to check off a symmetric spectrum (module docstring, step 2):
-                # the weight 0 turns subordination's Hermitian check off.
-                omega, G = subordination.solve(laws, zeta, scale, path, check_branch=False,
-                                               weight=np.zeros_like)
-            except SolverError as exc:
-                raise SolverError(f"Algorithm 1's curves: {exc}") from exc
-            check = make_laws(gam, p, lam, eta, K, 2 * q)
-            check.z = laws.z
-            E0, _ = check.cauchy(omega)
-            if np.max(np.abs(E0 - G) / np.abs(G)) <= RULE_TOL:
-                break
-            q *= 2
-            if q > Q_MAX:
-                raise SolverError("Algorithm 1's curves: the Marchenko-Pastur rule did not "
-                                  f"reach {RULE_TOL:g} with {Q_MAX} nodes")
-        z = laws.z
-        out.append((z, 2j * z / n, omega, G, laws))
-    return out
 
 
 def solve_point(laws, g, lam, z0, far):

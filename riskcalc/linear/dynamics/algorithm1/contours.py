@@ -1,0 +1,138 @@
+"""The two contours of paper 004's Algorithm 1 curves with K local steps, Sigma = I
+(``algorithm1.curves``, ``004_98172ed3646eef14.txt`` Appendix B.1, eqs. 10-11): ellipses
+around a real spectrum of the round map (``algorithm1.curves``' module docstring, step 6) or
+circles around a non-real one (``algorithm1.fold``'s module docstring, step 2), each with the
+subordination solution at its nodes and the Marchenko-Pastur rule that solution needs.
+
+The rule doubles from ``Q_START`` nodes per client until the subordination equations hold to
+``RULE_TOL`` under a rule of twice as many (``accepted_rule``, one loop for both shapes). The
+work of the whole curves grows with the rule (``algorithm1.cost``), so ``budget(q)`` is called
+before each rule is tried: a refusal comes before that rule's work, not after the contours
+(which, at a very small eta lam, took minutes or the machine's memory first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
+from riskcalc.linear.dynamics.fedavg import _contour
+
+#: Quadrature nodes per client: first rule, and the most tried before giving up.
+Q_START, Q_MAX = 64, 4096
+#: Residual of the subordination equations under the doubled rule that accepts a rule.
+RULE_TOL = 1e-11
+#: Most cells M x N/2 x N of the circles' two-point arrays (each complex: 100 MB at the limit).
+MAX_CIRCLE_CELLS = 6e6
+
+
+def accepted_rule(make_laws, solve, budget, hint):
+    """The first rule of ``Q_START``, 2 ``Q_START``, ... nodes whose solution ``solve(laws)``
+    -> (omega, G) (setting ``laws.z``) holds to ``RULE_TOL`` under the doubled rule
+    (``make_laws(q)``), after ``budget(q)``: (laws, omega, G). SolverError beyond ``Q_MAX``,
+    with ``hint``."""
+    q = Q_START
+    while q <= Q_MAX:
+        budget(q)
+        laws = make_laws(q)
+        omega, G = solve(laws)
+        check = make_laws(2 * q)
+        check.z = laws.z
+        E0, _ = check.cauchy(omega)
+        if np.max(np.abs(E0 - G) / np.abs(G)) <= RULE_TOL:
+            return laws, omega, G
+        q *= 2
+    raise SolverError(f"Algorithm 1's curves: the Marchenko-Pastur rule did not reach "
+                      f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
+
+
+def ellipses(lo, hi, rho, t_max):
+    """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
+    (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0)."""
+    return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
+            for shrink in (1.0, 0.7)]
+
+
+def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):
+    """Nodes z, weights w (oint f dz / 2 pi i = sum Im(f w)), omega, G (the Cauchy transform of
+    Dhat_z at zeta(z)) on the upper half of ``ellipse`` (``ellipses``), and the accepted laws
+    (``make_laws(q)``, ``algorithm1.laws.NodeLaws``)."""
+    c0x, h, t, n = ellipse
+    c0 = 1.0 - c0x
+    theta = np.pi * (np.arange(n // 2) + 0.5) / (n // 2)
+    gl = g * lam
+    t_far = max(np.arcsinh(8.0 * max(abs(hi), abs(lo), 1.0) / h), 2.0 * t)
+    path = [t + (t_far - t) * 0.5 ** k for k in range(60) if (t_far - t) * 0.5 ** k > 0.25 * t]
+    path.append(t)
+
+    def solve(laws):
+        def zeta(tt):
+            laws.z = c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * np.sin(theta)
+            return (laws.z - 1.0 + gl) / gl
+        return _subordinate(laws, zeta, path, gl)
+    laws, omega, G = accepted_rule(make_laws, solve, budget, "the contour passes too close to "
+                                   "the spectrum: its top nears 1 as eta lam -> 0; give a "
+                                   "larger lam or step_size")
+    dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
+    return laws.z, dz * (2.0 / n), omega, G, laws
+
+
+def _subordinate(laws, zeta, path, gl):
+    """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
+    Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
+    compressed resolvent of a symmetric matrix) is required here, or, where a(s) < 0
+    somewhere (``algorithm1.curves``' module docstring, step 2), Im(z G) < 0 above the real
+    axis."""
+    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+    weight = (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None
+    try:
+        return subordination.solve(laws, zeta, scale, path, check_branch=False, weight=weight)
+    except SolverError as exc:
+        raise SolverError(f"Algorithm 1's curves: {exc}") from exc
+
+
+def circles(R, t_max):
+    """Radii and node counts of the two circles (outer, inner) around a non-real spectrum of
+    bound ``R`` (``algorithm1.fold``, step 2), for rounds up to ``t_max``."""
+    R = max(R, 1e-3)
+    r_out = R * AMPLIFICATION ** (0.5 / max(t_max, 1))
+    radii = [R * (r_out / R) ** frac for frac in (1.0, 0.7)]
+    sizes = [int(t_max + 16 + np.ceil(ALIAS / np.log(r / R))) for r in radii]
+    return radii, [n + (-n) % 8 for n in sizes]
+
+
+def solve_circles(make_laws, M, g, lam, R, t_max, budget):
+    """The two circles of ``circles``: for each, nodes z (upper half), weights w (oint f dz /
+    2 pi i = sum Im(f w)), omega, G, and the accepted laws (``make_laws(q)``)."""
+    gl = g * lam
+    radii, sizes = circles(R, t_max)
+    if M * sizes[0] / 2 * sizes[1] > MAX_CIRCLE_CELLS:
+        raise SolverError(f"Algorithm 1's curves: {sizes} nodes on the circles around the "
+                          f"non-real spectrum for {M} clients (more than "
+                          f"{MAX_CIRCLE_CELLS:.0g} cells of two-point arrays): ask fewer "
+                          "rounds (the nodes grow like 5.5 T_max)")
+    out = []
+    for r, n in zip(radii, sizes):
+        unit = np.exp(1j * np.pi * (np.arange(n // 2) + 0.5) / (n // 2))
+        far = 8.0 * max(1.0, R)
+        path = [r + (far - r) * 0.5 ** k for k in range(60) if (far - r) * 0.5 ** k > 0.05 * r]
+        path.append(r)
+
+        def solve(laws, unit=unit, path=path):
+            def zeta(rad):
+                laws.z = rad * unit
+                return (laws.z - 1.0 + gl) / gl
+            scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+            try:
+                # No sign of Im G to check off a symmetric spectrum (``algorithm1.fold``, step
+                # 2): the weight 0 turns subordination's Hermitian check off.
+                return subordination.solve(laws, zeta, scale, path, check_branch=False,
+                                           weight=np.zeros_like)
+            except SolverError as exc:
+                raise SolverError(f"Algorithm 1's curves: {exc}") from exc
+        laws, omega, G = accepted_rule(make_laws, solve, budget, "the circles' nodes too near "
+                                       "the spectrum")
+        out.append((laws.z, 2j * laws.z / n, omega, G, laws))
+    return out
