@@ -18,7 +18,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
-from riskcalc.linear.dynamics.fedavg import _contour
+from riskcalc.linear.dynamics.fedavg import MAX_NODES, _contour
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
 Q_START, Q_MAX = 64, 4096
@@ -48,11 +48,17 @@ def accepted_rule(make_laws, solve, budget, hint):
                       f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
 
 
-def ellipses(lo, hi, rho, t_max):
+def ellipses(lo, hi, rho, t_max, top):
     """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
-    (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0)."""
-    return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
-            for shrink in (1.0, 0.7)]
+    (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top."""
+    try:
+        return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
+                for shrink in (1.0, 0.7)]
+    except SolverError as exc:
+        # Its nodes grow like 1 / sqrt(1 - top) here, not with a spectrum near 0 (FedAvg's).
+        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {1.0 - top:.2g} is so "
+                          f"near 1 that its contour needs more than {MAX_NODES} nodes; give a "
+                          "larger lam or step_size (1 - top grows with both)") from exc
 
 
 def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):
