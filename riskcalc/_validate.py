@@ -100,6 +100,25 @@ def decimal(text: str) -> float:
     return float(text)
 
 
+#: Most digits of an integer written on the command line (``integer``): more is no count
+#: (the largest, 2^53, has 16), and reading 1e1000000000 as an int would fill the memory.
+MAX_DIGITS = 300
+
+
+def integer(text: str, name: str) -> int:
+    """The integer ``text`` writes in decimal notation (``decimal``'s), also as an integral
+    decimal such as "20.0" or "1e3" (the Python API takes d=20.0 too), read exactly (not
+    through a float: "20.0000000000000001" is no integer); else ValueError naming ``name``."""
+    number = text.strip() if isinstance(text, str) else ""
+    exact = Decimal(number) if _DECIMAL.fullmatch(number) else Decimal("NaN")
+    if exact.is_finite() and exact == exact.to_integral_value():
+        if exact.is_zero() or exact.adjusted() < MAX_DIGITS:
+            return int(exact)
+        raise ValueError(f"{name} must be an integer of at most {MAX_DIGITS} digits, got "
+                         f"{_short(text)}")
+    raise ValueError(f"{name} must be an integer, got {_short(text)}")
+
+
 def _not_real(value):
     """Why ``value`` (a scalar) is not a real number, or None (also for a non-scalar)."""
     if isinstance(value, (bool, np.bool_)):
