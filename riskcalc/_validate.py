@@ -5,8 +5,11 @@ One strict layer for every number that enters, whatever the door (the command li
 API, a federation file): a number is a real, finite number of a numeric type. A boolean is not
 a number (``True`` is not read as 1), a string is not a number (``"1"`` is not read as 1),
 complex values are refused (their imaginary part would be dropped), and an array has the rank
-the parameter takes. numpy scalars and arrays of integer or floating type are numbers. The same
-parameter has the same range wherever it enters (``RANGES``).
+the parameter takes. numpy scalars and arrays of integer or floating type are numbers, and so
+are Python's exact real types (``int``, ``fractions.Fraction``, ``decimal.Decimal``): each is
+read as the nearest float, as its decimal text would be, and refused when no finite float holds
+it (``Decimal("1e400")``, ``Fraction(10 ** 400)``). The same parameter has the same range
+wherever it enters (``RANGES``).
 
 Files are bounded the same way wherever they enter (a federation file, a spectrum file, a data
 file): ``file_size`` refuses one larger than its kind can be before a byte of it is read.
@@ -18,6 +21,7 @@ import numbers
 import os
 import re
 import sys
+from decimal import Decimal
 
 import numpy as np
 
@@ -67,10 +71,17 @@ def _strict(name, value) -> np.ndarray:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
                          "holds a boolean")
     try:
-        return arr.astype(float, copy=False)
+        out = arr.astype(float, copy=False)
     except OverflowError:
+        out = None
+    except ValueError:                           # Decimal("sNaN") has no float
+        raise ValueError(f"{name} must be a finite real number, got {_short(value)}") from None
+    if out is None or arr.dtype.kind == "O" and not all(
+            np.isfinite(y) or not _finite(x) for x, y in zip(arr.ravel(), out.ravel())):
+        # A finite Decimal beyond float's range became inf silently (a Fraction raised).
         raise ValueError(f"{name} must be a real number of magnitude below 1e308, got "
-                         f"{_short(value)}") from None
+                         f"{_short(value)}")
+    return out
 
 
 #: A number as text: ASCII decimal or scientific notation, or inf / infinity / nan (refused as
@@ -87,6 +98,25 @@ def decimal(text: str) -> float:
         raise ValueError(f"expected a number in decimal notation (such as 0.5 or 1e-3), got "
                          f"{_short(text)}")
     return float(text)
+
+
+#: Most digits of an integer written on the command line (``integer``): more is no count
+#: (the largest, 2^53, has 16), and reading 1e1000000000 as an int would fill the memory.
+MAX_DIGITS = 300
+
+
+def integer(text: str, name: str) -> int:
+    """The integer ``text`` writes in decimal notation (``decimal``'s), also as an integral
+    decimal such as "20.0" or "1e3" (the Python API takes d=20.0 too), read exactly (not
+    through a float: "20.0000000000000001" is no integer); else ValueError naming ``name``."""
+    number = text.strip() if isinstance(text, str) else ""
+    exact = Decimal(number) if _DECIMAL.fullmatch(number) else Decimal("NaN")
+    if exact.is_finite() and exact == exact.to_integral_value():
+        if exact.is_zero() or exact.adjusted() < MAX_DIGITS:
+            return int(exact)
+        raise ValueError(f"{name} must be an integer of at most {MAX_DIGITS} digits, got "
+                         f"{_short(text)}")
+    raise ValueError(f"{name} must be an integer, got {_short(text)}")
 
 
 def _not_real(value):
@@ -109,9 +139,18 @@ def _not_real(value):
 
 
 def _real_scalar(x) -> bool:
-    """Whether the element ``x`` of an object array is a real number."""
-    return (isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))) or (
+    """Whether the element ``x`` of an object array is a real number (``Decimal`` is one,
+    though not a ``numbers.Real``: module docstring)."""
+    return (isinstance(x, (numbers.Real, Decimal)) and not isinstance(x, (bool, np.bool_))) or (
         isinstance(x, np.generic) and x.dtype.kind in "iuf")
+
+
+def _finite(x) -> bool:
+    """Whether the real number ``x`` (``_real_scalar``) is finite, without converting it to a
+    float (which is the question: ``Fraction(10 ** 400)`` is finite, its float is not)."""
+    if isinstance(x, Decimal):
+        return x.is_finite()
+    return isinstance(x, numbers.Rational) or bool(np.isfinite(x))
 
 
 def _has_bool(items) -> bool:

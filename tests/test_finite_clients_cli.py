@@ -131,7 +131,7 @@ def _bad_files(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     ("predict ftfa {m} --clients 0", "clients must be an integer >= 1"),
-    ("predict ftfa {m} --clients 2.5", "invalid int value"),
+    ("predict ftfa {m} --clients 2.5", "--clients must be an integer, got '2.5'"),
     ("predict ftfa {m} --clients 2", "sum_j 1/gamma_j > 1"),
     ("predict ftfa {m} --weights uniform", "--weights applies with --clients"),
     ("predict ftfa {m} --clients 5 --weights equal", "invalid choice"),

@@ -12,7 +12,7 @@ import importlib
 import re
 import sys
 
-from riskcalc._validate import decimal
+from riskcalc._validate import decimal, integer
 from riskcalc._version import __version__
 from riskcalc.cli import guards
 from riskcalc.errors import SolverError
@@ -96,6 +96,18 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", None, _ONCE["store"])
         # type=float reads decimal notation only: float() took "1_0" as 10 (_validate.decimal).
         self.register("type", float, decimal)
+
+    def _get_value(self, action, arg_string):
+        # type=int reads an integral decimal too (--d 20.0, as d=20.0 in Python), and refuses
+        # other text naming the option: "--d must be an integer, got '20.5'" (argparse's own
+        # type=int said "argument --d: invalid int value: '20.0'").
+        if action.type is not int:
+            return super()._get_value(action, arg_string)
+        name = action.option_strings[-1] if action.option_strings else action.metavar
+        try:
+            return integer(arg_string, name or action.dest)
+        except ValueError as exc:
+            raise argparse.ArgumentError(None, str(exc)) from None
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)

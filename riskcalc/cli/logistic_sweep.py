@@ -10,10 +10,8 @@ an interrupt), ``--jobs``, ``--scheduler`` and ``--max-minutes`` behave as in th
 
 from __future__ import annotations
 
-import math
-
 from riskcalc.cli import guards
-from riskcalc.cli.sweep import _floats, emit
+from riskcalc.cli.sweep import _floats, emit, integers
 
 
 def run(args, *, methods, spectrum, read_bare) -> int:
@@ -52,7 +50,7 @@ def run(args, *, methods, spectrum, read_bare) -> int:
             raise ValueError("--global federated needs --clients M[,M2,...], --clients-file or "
                              "--federation")
         else:
-            clients = _integers(args.clients)
+            clients = integers("clients", args.clients)
     points = grid(values["gamma"], values["r"], clients, others)
     lams = 1 if args.method == "fedavg" or values["lam"] is None else len(values["lam"])
     seconds = replicate_seconds(args.method, points, others, d, lams=lams)
@@ -79,11 +77,3 @@ def simulated_lams(lams, verb: str) -> None:
                          "the data may be separable and the unpenalized MLE then does not "
                          "exist); predict gives the lam = 0 limit, or simulate a small lam > 0 "
                          "such as 1e-4")
-
-
-def _integers(text) -> list:
-    """``--clients`` as a list of integers."""
-    values = _floats("clients", text)
-    if any(not (math.isfinite(v) and v == int(v)) for v in values):
-        raise ValueError(f"--clients must be a comma-separated list of integers, got {text!r}")
-    return [int(v) for v in values]

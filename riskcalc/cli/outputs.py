@@ -3,6 +3,7 @@ nor write over one of its own input files; outputs are written atomically (``ato
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from contextlib import contextmanager
@@ -37,8 +38,12 @@ def check_writable(path, option: str) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"{option} {path}: cannot create a file in {folder} "
-                         f"({exc.strerror or exc})") from None
+        # The folder exists (checked above): ENOENT or EINVAL there (/proc, /sys) is a kernel
+        # file system that makes no new files; "(No such file or directory)" named none.
+        why = ("a kernel file system: it takes no new files" if exc.errno in (
+            errno.ENOENT, errno.EINVAL) else exc.strerror or exc)
+        raise ValueError(f"{option} {path}: cannot create a file in {folder} ({why}); give "
+                         "a file in a writable folder") from None
 
 
 def _through_links(path, option: str) -> str:

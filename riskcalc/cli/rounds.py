@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, positive,
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, integer, positive,
                                 positive_int)
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
@@ -61,29 +61,43 @@ def asked(args) -> bool:
 
 
 def parse_rounds(text: str) -> list:
-    """``"0,10,inf"`` -> ``[0, 10, inf]``: integers >= 0 and ``inf``, in the order given."""
+    """``"0,10,inf"`` -> ``[0, 10, inf]``: integers >= 0 (an integral decimal such as 10.0
+    too, as every integer option reads it: ``_validate.integer``) and ``inf``, in the order
+    given."""
     out = []
     for item in str(text).split(","):
         item = item.strip()
         if item.lower() == "inf":
             out.append(np.inf)
             continue
-        if not (item.isascii() and item.isdigit()) or int(item) > MAX_INT:
+        k = _count(item)
+        if not 0 <= k <= MAX_INT:
             raise ValueError(f"--rounds takes integers in 0..{MAX_INT} (2^53) and inf, "
                              f"comma-separated; got {item[:40]!r}")
-        out.append(int(item))
+        out.append(k)
     return distinct("--rounds", out)    # --rounds 1,1,1 printed three rows
 
 
 def parse_local_steps(text: str):
-    """``--local-steps``: an integer >= 1 or ``inf``."""
+    """``--local-steps``: an integer >= 1 (or an integral decimal, as for ``parse_rounds``)
+    or ``inf``."""
     text = str(text).strip()
     if text.lower() == "inf":
         return np.inf
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_INT:
+    k = _count(text)
+    if not 1 <= k <= MAX_INT:
         raise ValueError(f"--local-steps must be an integer in 1..{MAX_INT} (2^53) or inf; "
                          f"got {text[:40]!r}")
-    return int(text)
+    return k
+
+
+def _count(text: str) -> int:
+    """``text`` as an integer, or -1 (out of every range) when it writes none: the caller's
+    message states its range and ``inf``."""
+    try:
+        return integer(text, "a count")
+    except ValueError:
+        return -1
 
 
 def check(args, verb: str) -> None:

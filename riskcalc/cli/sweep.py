@@ -12,12 +12,10 @@ resume where it stopped.
 from __future__ import annotations
 
 import csv
-import math
-
 import sys
 
 from montecarlo.sweep import FORMATS, sweep_settings, write_rows
-from riskcalc._validate import decimal, distinct, parameter
+from riskcalc._validate import decimal, distinct, integer, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
@@ -34,6 +32,19 @@ def _floats(name: str, text):
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
                          ) from None
     return distinct(f"--{name}", values)     # --gamma 0.5,0.5 simulated twice
+
+
+def integers(name: str, text):
+    """A comma-separated list of integers, each read as every integer option reads one
+    (``_validate.integer``: 20.0 is 20, 20.0000000000000001 none); None stays None."""
+    if text is None:
+        return None
+    try:
+        values = [integer(x, f"--{name}") for x in str(text).split(",")]
+    except ValueError:
+        raise ValueError(f"--{name} must be a comma-separated list of integers, got {text!r}"
+                         ) from None
+    return distinct(f"--{name}", values)
 
 
 def add_parser(subparsers) -> None:
@@ -79,12 +90,8 @@ def run(args) -> int:
         # --gamma 1e-300,2 was "estimated 7.41e+290 days of work".
         if values[name] is not None:
             parameter(name, values[name], ndim=1)
-    clients = _floats("clients", args.clients) or [None]
-    if any(m is not None and not (math.isfinite(m) and m == int(m)) for m in clients):
-        raise ValueError(f"--clients must be a comma-separated list of integers, got "
-                         f"{args.clients!r}")
-    settings = [setting_from_args(args, clients=None if m is None else int(m))
-                for m in clients]
+    clients = integers("clients", args.clients) or [None]
+    settings = [setting_from_args(args, clients=m) for m in clients]
     points = 1
     for v in values.values():
         points *= len(v) if v else 1

@@ -172,6 +172,28 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
     return np.array([a, b, np.log(q), np.log(mu)])
 
 
+#: Relative distance from lam within which a stage of the ladder is lam's own (``ladder``).
+LADDER_RTOL = 1e-9
+
+
+def ladder(lam: float) -> list:
+    """The continuation's penalties down to ``lam`` >= 0, strictly decreasing: ``LAM_START``
+    divided by ``LAM_RATIO`` while above ``lam`` (down to 1e-4 for ``lam = 0``), then ``lam``
+    (``work.stages`` counts them). Below 1e-4 the stages go on by factors of ``LAM_RATIO``
+    (pooled's path): the solution's norm keeps growing on separable data, and one jump from
+    1e-4 failed at gamma = 2, signal = r = 1, lam = 3e-6 (the ladder did not settle), solved
+    so. A stage within ``LADDER_RTOL`` of ``lam`` is ``lam``'s own: the repeated divisions
+    round (1e-4 / 10 / 10 = 1.0000000000000002e-06), and at lam = 10^-k the ladder solved a
+    root at that value and then one at lam itself, a stage for nothing."""
+    floor = lam if lam > 0.0 else 1e-4
+    lams = [LAM_START]
+    while lams[-1] / LAM_RATIO > floor * (1.0 + LADDER_RTOL):
+        lams.append(lams[-1] / LAM_RATIO)
+    if lams[-1] <= floor * (1.0 + LADDER_RTOL):     # lam >= LAM_START: lam's own stage only
+        lams.pop()
+    return lams + [floor] + ([0.0] if lam == 0.0 else [])
+
+
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                       nodes: int = NODES[0], start=None, scale: float = 1.0,
                       max_seconds: float | None = None):
@@ -210,17 +232,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C)
         if err <= TOL:
             return x, rule, (kappa, c_e, C)
-    lams = [max(lam, LAM_START)]
-    while lams[-1] > max(lam, 1e-4) * LAM_RATIO:
-        lams.append(lams[-1] / LAM_RATIO)
-    lams.append(max(lam, 1e-4))
-    # Below 1e-4 on by factors of LAM_RATIO to lam (pooled's path; ``work.stages`` counts
-    # them): the solution's norm keeps growing on separable data, and one jump from 1e-4
-    # failed at gamma = 2, signal = r = 1, lam = 3e-6 (the ladder did not settle), solved so.
-    while 0.0 < lam < lams[-1] / LAM_RATIO:
-        lams.append(lams[-1] / LAM_RATIO)
-    if lam < lams[-1]:
-        lams.append(lam)
+    lams = ladder(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
     clock, last = time.perf_counter(), None
     h = None if max_seconds is None else mle_threshold(kappa)
