@@ -46,6 +46,7 @@ from riskcalc.advise.result import Advice, Candidate, _json
 from riskcalc.errors import SolverError
 from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE
+from riskcalc.logistic.work import finite_seconds
 
 __all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logistic",
            "estimate_seconds"]
@@ -56,13 +57,10 @@ WEIGHTS = ("samples", "uniform")
 #: Tolerance of the bounded search in log(lam) (lam within 5%): the risk is flat to second
 #: order at its minimum.
 XATOL = 0.05
-#: Seconds per fixed-point evaluation, measured (process CPU under load, a federation of four
-#: distinct clients, Sigma = I, gamma 0.5-2, global_lam 0.01; the whole advice took 25 s):
-#: FedAvg's pooled solve, one client's fine-tuning, one client's local ridge, and the joint
-#: FedProx fixed point per distinct client.
-SECONDS = {"fedavg": 0.7, "rtfa": 0.1, "local_ridge": 0.06, "pfedme": 0.13}
-#: Evaluations of one 1-D search: the bracket and about eight bounded steps.
-EVALUATIONS = 12
+#: Evaluations of one 1-D search (``search``): the bracket and the bounded steps; 10 to 14
+#: measured per search (federations of 2-50 distinct clients, signal 1 and 5, global_lam 0.1
+#: and 1e-3), so the most.
+EVALUATIONS = 14
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,13 +283,34 @@ def search(evaluate):
 
 
 def estimate_seconds(fed: LogisticFederation, methods=PIPELINES) -> float:
-    """Estimated seconds of ``advise_logistic`` (``SECONDS`` x the evaluations; Sigma = I)."""
-    groups = len(fed.groups())
-    per = {"fedavg": SECONDS["fedavg"] * len(WEIGHTS),
-           "rtfa": SECONDS["fedavg"] + SECONDS["rtfa"] * groups * EVALUATIONS * len(WEIGHTS),
-           "pfedme": SECONDS["pfedme"] * groups * EVALUATIONS * len(WEIGHTS),
-           "local_ridge": SECONDS["local_ridge"] * groups * EVALUATIONS}
-    return float(sum(per[canonical_method(m)] for m in methods))
+    """Estimated seconds of ``advise_logistic(fed, methods)``: the sum of
+    ``riskcalc.logistic.work.finite_seconds`` over the calls it makes (``_solves``), Sigma = I
+    (a spectrum's solvers are not costed)."""
+    return float(sum(finite_seconds(fed.gamma, fed.r, fed.signal, lam, fed.global_lam, method,
+                                    targets, pooled=pooled) * count
+                     for method, lam, targets, pooled, count in _solves(fed, methods)))
+
+
+def _solves(fed, methods):
+    """``(method, lam, targets, pooled, count)``: ``advise_logistic``'s calls of
+    ``logistic_clients_limit``, ``count`` alike. The global model is solved once per weighting
+    (FedAvg's call, or the first that needs it: ``finite_clients.point`` remembers it) and
+    remembered by every later call; each search makes at most ``EVALUATIONS`` calls, each
+    costed at the search's smallest penalty ``LAM_RANGE[0]`` (small penalties are the slow
+    fixed points); equal gammas make the two weightings one (no second solve)."""
+    chosen = {canonical_method(m) for m in methods}
+    weightings = 1 if np.all(fed.gamma == fed.gamma[0]) else len(WEIGHTS)
+    lam, firsts = LAM_RANGE[0], [fed.r[[first]] for first, _ in fed.groups()]
+    out = []
+    if chosen - {"local_ridge"}:
+        out.append(("fedavg", None, fed.r, True, weightings))
+    if "rtfa" in chosen:
+        out += [("rtfa", lam, t, False, weightings * EVALUATIONS) for t in firsts]
+    if "pfedme" in chosen:
+        out.append(("pfedme", lam, fed.r, False, weightings * EVALUATIONS))
+    if "local_ridge" in chosen:
+        out += [("local_ridge", lam, t, False, EVALUATIONS) for t in firsts]
+    return out
 
 
 def _rank(v):

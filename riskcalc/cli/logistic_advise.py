@@ -80,7 +80,7 @@ def run(args) -> int:
     """Read, estimate the work (``--max-minutes``), advise, print."""
     from tqdm.auto import tqdm
 
-    from riskcalc.advise import pipelines
+    from riskcalc.advise import cost, pipelines
     from riskcalc.advise.logistic import PIPELINES, advise_logistic, estimate_seconds
     from riskcalc.logistic.finite_clients import ALIASES
 
@@ -88,10 +88,13 @@ def run(args) -> int:
     # Refused as the linear advise refuses them: no name, an empty, unknown or repeated one.
     methods = None if args.methods is None else list(pipelines(args.methods, PIPELINES,
                                                                ALIASES))
-    seconds = estimate_seconds(fed, methods or PIPELINES)
-    guards.budget(args, 1, seconds, f"advise --model logistic ({fed.m} clients)",
-                  "choose fewer --methods")
     chosen = PIPELINES if methods is None else methods
+    seconds = estimate_seconds(fed, chosen)
+    # What fits, as the linear advise names it; each pipeline alone carries the global model
+    # it shares with the others, so the pipelines kept are estimated on the long side.
+    alone = {m: estimate_seconds(fed, [m]) for m in chosen}
+    guards.budget(args, 1, seconds, f"advise --model logistic ({fed.m} clients)",
+                  cost.advice(alone, guards.max_seconds(args)))
     bar = tqdm(total=len(chosen), desc="advise", file=sys.stderr, leave=False,
                disable=args.no_progress or seconds < 5.0)
     finished = []

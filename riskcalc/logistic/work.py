@@ -21,11 +21,23 @@ Estimated here, before solving, from what is known before solving (derived here)
 - **Evaluations.** ``EVALS_PER_ROOT`` residual evaluations per root (measured 9 to 36 for
   hybr with a finite-difference or analytic Jacobian), times the roots of the path: one per
   continuation stage (``lam`` from 100 down by factors of 10; one from a warm start) and the
-  ladder's next level.
+  ladder's next level; the fine-tuning's ladder climbs while its label-weight axis is beyond
+  the Gauss-Hermite reach (``ladder3``). The joint fixed points (the global model, FedProx)
+  add their finite-difference Jacobian's evaluations: quadratic in the distinct clients.
 - **Time per node.** ``SECONDS_2D`` and ``SECONDS_3D`` per node and evaluation of the 2-d and
   (unpruned) 3-d rules, measured on the project's 2-core machine with one thread
   (``Rule.moments`` with its derivatives: 0.24-0.59 us per node, the global model's residuals
-  0.7-1 us, under a load of 6-8; ``finetune.moments``: 10-24 ns per unpruned node).
+  0.7-1 us, under a load of 6-8; ``finetune.moments``: 10-24 ns per unpruned node), and
+  ``SECONDS_FEDPROX`` for the FedProx point's; ``SECONDS_CALL`` once per call.
+
+Users: ``predict`` and ``riskcalc.logistic_clients_limit``
+(``finite_clients.point.check_work``), the finite-M grids (``finite_grid.check_grid_work``,
+warm starts), the oracle limits and their grids (``oracle_seconds``), and
+``riskcalc advise --model logistic``
+(``riskcalc.advise.logistic.estimate_seconds``: one ``finite_seconds`` per call of its
+searches, the global model remembered after the first; issue 32, one estimate for both).
+Measured against advise (process CPU, one thread, loaded 2-core machine; 2-50 distinct clients
+at signal 1 and 5 at signal 5, global_lam 0.1 and 1e-3): 1.6-4.0 times the CPU taken.
 
 ``refuse`` raises the ValueError: the estimate, the limit, and what brings it under it (the
 largest common scale of ``signal`` and ``r`` whose estimate fits, found by bisection on the
@@ -51,13 +63,45 @@ MAX_SECONDS = 60.0
 #: Seconds per node (before pruning) and evaluation of the 3-d rule (``EVALS_PER_ROOT`` and
 #: the 2-d rule's ``SECONDS_2D`` are ``gaussian``'s, which the global model's path uses too).
 SECONDS_3D = 1.0e-8
+#: Seconds per node and evaluation of the FedProx point's 2-d rules (``fedprox.views``: no
+#: derivatives, so below ``SECONDS_2D``): measured 0.7-1.3e-7 at lam = 0.1 over G = 2-50
+#: distinct clients (signal 1 and 5), twice that at lam = 1e-3 (more evaluations on the path).
+SECONDS_FEDPROX = 2.0e-7
+#: Seconds of one call beyond its roots (argument checks, the groups, every target's limits
+#: on the finest 2-d rule, the fine-tuning's moments on its finest rule): measured 11-14 ms
+#: per RTFA call at signal 1 whose roots took 2-3 ms (advise's searches, G = 2-50).
+SECONDS_CALL = 0.012
 
 
 def rule3_nodes(kappa, scales, n) -> int:
     """Nodes of ``finetune.Rule3`` at ladder level ``n`` before pruning (not built)."""
-    sizes = [axis_nodes(axis_key(SCALE_MARGIN * sc, n, PANEL_BASE, GH_MAX))
-             for sc in (max(kappa, scales[0]), scales[1], scales[2])]
-    return sizes[0] * sizes[1] * sizes[2]
+    return int(np.prod([axis_nodes(key) for key in _rule3_keys(kappa, scales, n)]))
+
+
+def _rule3_keys(kappa, scales, n):
+    return [axis_key(SCALE_MARGIN * sc, n, PANEL_BASE, GH_MAX)
+            for sc in (max(kappa, scales[0]), scales[1], scales[2])]
+
+
+def ladder3(kappa, scales) -> tuple:
+    """Levels of the fine-tuning's solve: its path rule, then ``NODES3`` up to the first level
+    whose ``s`` axis, like the level's before it (the path rule's included), is panels or
+    within ``GH_REACH`` (the whole ladder if none is). Why: that axis carries the label weight
+    ``2 sigmoid(kappa s)``, steeper beyond the reach than the Gauss-Hermite rule converges on,
+    so consecutive levels keep disagreeing until two of them have it in panels (the margins'
+    axes are smooth: Gauss-Hermite beyond the reach settles). Measured: signal 5, r ~ 1
+    climbed the whole ladder (0.5 s per solve; 10 ms at signal 1, which stopped at 24 or 32);
+    signal 10, r = 1, panels from the path rule on, stopped at 32 (here at 24)."""
+    steep = SCALE_MARGIN * max(kappa, scales[0]) > GH_REACH
+
+    def settled(n):
+        return not steep or _rule3_keys(kappa, scales, n)[0][0] == "gl"
+    levels = (PATH3,)
+    for n in NODES3:
+        levels += (n,)
+        if settled(levels[-2]) and settled(n):
+            break
+    return levels
 
 
 def stages(lam: float) -> int:
@@ -82,12 +126,24 @@ def oracle_seconds(signal, r, lam, warm: bool = False) -> float:
     return EVALS_PER_ROOT * SECONDS_2D * nodes
 
 
+def _scales(signal, r):
+    """``(kappa, c_e, C)`` of clients with these ``r`` (module docstring), arrays."""
+    kappa = np.hypot(signal, r)
+    c_e = np.divide(signal ** 2, kappa, out=np.zeros_like(kappa), where=kappa > 0)
+    C = np.divide(signal * r, kappa, out=np.zeros_like(kappa), where=kappa > 0)
+    return kappa, c_e, C
+
+
 def finite_seconds(gamma, r, signal, lam, global_lam, method: str, targets,
-                   warm: bool = False) -> float:
-    """Estimated seconds of ``logistic_clients_limit`` for the clients ``targets`` (per-client
-    ``gamma``, ``r``; module docstring): the global model (one 2-d rule per group of equal
-    clients), then the fine-tuning (3-d rules) or the joint FedProx point (2-d) or local ridge
-    (2-d).
+                   warm: bool = False, pooled: bool = True) -> float:
+    """Estimated seconds of one ``logistic_clients_limit`` call for the clients ``targets``
+    (per-client ``gamma``, ``r``; module docstring): the global model (one 2-d rule per group
+    of equal clients), then the fine-tuning (3-d rules), the joint FedProx point (2-d, every
+    group) or local ridge (2-d), and ``SECONDS_CALL``.
+
+    ``pooled``: False when the call finds its global model remembered
+    (``finite_clients.point._pooled``: the same federation, weights and ``global_lam`` solved
+    before in the process, as along ``riskcalc.advise``'s searches), so it is not solved.
 
     The global model is one fixed point in G + 3 unknowns over the G groups
     (``pooled.residuals``), each residual a sum over the groups: hybr's finite-difference
@@ -95,28 +151,31 @@ def finite_seconds(gamma, r, signal, lam, global_lam, method: str, targets,
     evaluations, quadratic in G. Counting ``EVALS_PER_ROOT`` alone, over the distinct r only,
     the estimate fell 6-fold short at 100 distinct clients (RTFA, lam = global_lam = 0.1: 3.3 s
     estimated, 18.6 s taken; now 25.7 s; 7.4 s against 5.6 s at 50) and the command line ran
-    for minutes at 500 clients without refusing."""
-    gamma, r = np.broadcast_arrays(np.asarray(gamma, float), np.asarray(r, float))
-    pairs = np.unique(np.stack([gamma.ravel(), r.ravel()], axis=1), axis=0)
-    r = pairs[:, 1]
-    kappa = np.hypot(signal, r)
-    c_e = np.divide(signal ** 2, kappa, out=np.zeros_like(kappa), where=kappa > 0)
-    C = np.divide(signal * r, kappa, out=np.zeros_like(kappa), where=kappa > 0)
-    groups = list(zip(kappa, c_e, C))
-    total = 0.0
-    if method != "local_ridge":
+    for minutes at 500 clients without refusing. The FedProx point likewise has 3G unknowns
+    (``fedprox.residuals``): (``EVALS_PER_ROOT`` + 3G) evaluations of the G rules per root
+    (measured 168 and 155 evaluations at G = 50)."""
+    total = SECONDS_CALL
+    # The groups only where a joint fixed point is solved: advise costs every group's search
+    # apart, and np.unique over 500 pairs in each of its 1000 calls took 0.5 s.
+    if (method != "local_ridge" and pooled) or (method == "pfedme" and lam):
+        gamma, r = np.broadcast_arrays(np.asarray(gamma, float), np.asarray(r, float))
+        pairs = np.unique(np.stack([gamma.ravel(), r.ravel()], axis=1), axis=0)
+        groups = list(zip(*_scales(signal, pairs[:, 1])))
+    if method != "local_ridge" and pooled:
         roots = 1 if warm else stages(global_lam)
         nodes = sum(roots * rule_nodes(k, PATH_NODES, a, b) + rule_nodes(k, NODES[0], a, b)
                     for k, a, b in groups)
         total += (EVALS_PER_ROOT + len(groups) + 3) * SECONDS_2D * nodes
+    if method == "pfedme" and lam:
+        nodes = sum(rule_nodes(k, PATH_NODES, a, b) + rule_nodes(k, NODES[0], a, b)
+                    for k, a, b in groups)
+        return total + (EVALS_PER_ROOT + 3 * len(groups)) * SECONDS_FEDPROX * nodes
     target_r = np.unique(np.asarray(targets, float))
-    for rt in target_r:
-        k = float(np.hypot(signal, rt))
-        a, b = (signal ** 2 / k, signal * rt / k) if k > 0 else (0.0, 0.0)
+    for rt, k, a, b in zip(target_r, *_scales(signal, target_r)):
         if method == "rtfa" and lam:
-            nodes = sum(rule3_nodes(k, (a, b, b), n) for n in (PATH3,) + NODES3[:1])
+            nodes = sum(rule3_nodes(k, (a, b, b), n) for n in ladder3(k, (a, b, b)))
             total += EVALS_PER_ROOT * SECONDS_3D * nodes
-        elif method in ("local_ridge", "pfedme") or lam == 0.0:
+        elif method == "local_ridge" or lam == 0.0:
             total += oracle_seconds(signal, rt, lam if method == "local_ridge" else 1.0, warm)
     return total
 
