@@ -67,7 +67,7 @@ def test_logistic_continuation_refused_before_an_overlong_stage(monkeypatch):
 
     monkeypatch.setattr(fp, "_root_resolved", fake_root)
     monkeypatch.setattr(fp.time, "perf_counter", lambda: clock[0])
-    # Refused at 1e-7, before its 27 s stage (the ladder's stages: fixed_point.ladder).
+    # Refused at 1e-7, before its 27 s stage (the ladder's stages: ranges.ladder).
     with pytest.raises(ValueError, match=r"^lam = 1e-08: the continuation in lam reached "
                                          r"1e-07 in 13.5 s, and the 1 stages left"):
         fp.solve_fixed_point(0.5, 1.0, 1.0, 1e-8, max_seconds=30.0)

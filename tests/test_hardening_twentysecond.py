@@ -19,7 +19,7 @@ from tests.test_hardening_ninth import _run
 # appended lam: 1e-05, 1.0000000000000002e-06, 1e-06 (a root solved twice at one penalty).
 @pytest.mark.parametrize("lam", [1e-6, 1e-8, 1e-13, 1e-25, 0.0])
 def test_the_continuation_solves_each_penalty_once(lam, monkeypatch):
-    from riskcalc.logistic import fixed_point
+    from riskcalc.logistic import fixed_point, ranges
     from riskcalc.logistic.work import stages
 
     solved = []
@@ -30,10 +30,47 @@ def test_the_continuation_solves_each_penalty_once(lam, monkeypatch):
 
     monkeypatch.setattr(fixed_point, "_root_resolved", fake_root)
     fixed_point.solve_fixed_point(0.1, 1.0, 1.0, lam)   # below the MLE threshold
-    assert solved[0] == fixed_point.LAM_START and solved[-1] == lam
+    assert solved[0] == ranges.LAM_START and solved[-1] == lam
     assert all(b < a / 9.99 for a, b in zip(solved, solved[1:-1])), solved   # factors of 10
     assert solved[-1] < solved[-2] / 9.99 or lam == 0.0, solved
     assert len(solved) == stages(lam), solved      # the work estimate's own count
+
+
+@pytest.mark.parametrize("lam", [1e3, 100.0, 50.0, 3e-3, 1e-3, 1e-6, 1e-25, 0.0])
+@pytest.mark.parametrize("ratio, stop", [(10.0, 0.0), (10.0 ** 0.5, 1e-4)])
+def test_one_ladder_strictly_decreasing_to_its_floor(lam, ratio, stop):
+    """``ranges.ladder``, the path of every logistic fixed point (was five copies, four with
+    the repeated stage at 10^-k or at lam >= 100): from ``LAM_START`` by factors of ``ratio``
+    to max(lam, stop) (1e-4 for lam = 0), then 0 for lam = 0."""
+    from riskcalc.logistic.ranges import LAM_START, ladder
+
+    lams = ladder(lam, ratio, stop)
+    floor = max(lam if lam > 0 else 1e-4, stop)
+    ends = [floor, 0.0] if lam == 0.0 else [floor]
+    assert lams[-len(ends):] == ends and lams[0] == max(lam, LAM_START)
+    assert all(b < a for a, b in zip(lams, lams[1:])), lams
+    steps = [a / b for a, b in zip(lams, lams[1:len(lams) - len(ends) + 1])]
+    assert all(abs(q - ratio) < 1e-9 * ratio for q in steps[:-1]), lams
+    assert not steps or 1.0 < steps[-1] <= ratio * (1 + 1e-9), lams
+
+
+def test_the_global_model_solves_each_penalty_once(monkeypatch):
+    """``pooled.solve_pooled``'s path at global_lam = 1e-6 solved 1.0000000000000002e-06 and
+    then 1e-06 (the duplicate stage fixed in ``fixed_point`` above, in its own copy)."""
+    from riskcalc.logistic import pooled
+
+    solved = []
+
+    def fake_root(x0, fed, lam_g, nodes, memory=None, maxfev=0):    # records, no solve
+        solved.append(lam_g)
+        return np.asarray(x0, float), 0.0, 0
+
+    monkeypatch.setattr(pooled, "_root_resolved", fake_root)
+    fed = pooled.Federation(np.array([0.5, 2.0]), np.array([1.0, 0.5]), np.array([1, 1]), 1.0,
+                            "samples")
+    pooled.solve_pooled(fed, 1e-6)
+    path = solved[:-1]                  # the last: the quadrature ladder's first level
+    assert all(a / b > 9.99 for a, b in zip(path, path[1:])) and path[-1] == 1e-6, path
 
 
 # --- exact numeric types: one rule ---------------------------------------------------------

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.ranges import check_solution_logs
+from riskcalc.logistic.ranges import check_solution_logs, ladder
 from riskcalc.logistic.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
 from riskcalc.logistic.prox import prox_logistic, prox_near, sigmoid
 from riskcalc.logistic.warm import remembered
@@ -298,10 +298,7 @@ def solve_ladder(root, start, lam: float, what: str, y0=None):
         y, err, n, _ = root(start(lam), lam, PATH_NODES)
         nfev += n
     if not err <= TOL:
-        lams = [max(lam, 100.0)]
-        while lams[-1] > lam * 10.0:
-            lams.append(lams[-1] / 10.0)
-        lams.append(lam)
+        lams = ladder(lam)
         y, done = start(lams[0]), None
         todo = lams[::-1]
         while todo:

@@ -84,7 +84,8 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.ranges import LOG_WINDOW, check_gamma, check_lam, check_window
+from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_lam,
+                                     check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.work import check_max_seconds
@@ -93,9 +94,6 @@ from riskcalc.logistic.work import check_max_seconds
 TOL = 1e-11
 #: Relative agreement required between the working and the finer quadrature rule.
 QUAD_RTOL = 1e-7
-#: Continuation in lam starts here (where the estimate is the centre to first order) and
-#: divides lam by this factor per step.
-LAM_START, LAM_RATIO = 100.0, 10.0
 
 
 def centre_geometry(signal: float, r: float, scale: float = 1.0):
@@ -170,28 +168,6 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
         q = np.sqrt(E2 / gamma)
         a, b = c_e + E3 / lam, lam * C / (lam + D)
     return np.array([a, b, np.log(q), np.log(mu)])
-
-
-#: Relative distance from lam within which a stage of the ladder is lam's own (``ladder``).
-LADDER_RTOL = 1e-9
-
-
-def ladder(lam: float) -> list:
-    """The continuation's penalties down to ``lam`` >= 0, strictly decreasing: ``LAM_START``
-    divided by ``LAM_RATIO`` while above ``lam`` (down to 1e-4 for ``lam = 0``), then ``lam``
-    (``work.stages`` counts them). Below 1e-4 the stages go on by factors of ``LAM_RATIO``
-    (pooled's path): the solution's norm keeps growing on separable data, and one jump from
-    1e-4 failed at gamma = 2, signal = r = 1, lam = 3e-6 (the ladder did not settle), solved
-    so. A stage within ``LADDER_RTOL`` of ``lam`` is ``lam``'s own: the repeated divisions
-    round (1e-4 / 10 / 10 = 1.0000000000000002e-06), and at lam = 10^-k the ladder solved a
-    root at that value and then one at lam itself, a stage for nothing."""
-    floor = lam if lam > 0.0 else 1e-4
-    lams = [LAM_START]
-    while lams[-1] / LAM_RATIO > floor * (1.0 + LADDER_RTOL):
-        lams.append(lams[-1] / LAM_RATIO)
-    if lams[-1] <= floor * (1.0 + LADDER_RTOL):     # lam >= LAM_START: lam's own stage only
-        lams.pop()
-    return lams + [floor] + ([0.0] if lam == 0.0 else [])
 
 
 def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,

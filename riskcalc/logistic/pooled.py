@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.ranges import check_solution_logs
+from riskcalc.logistic.ranges import check_solution_logs, ladder
 from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN, SECONDS_PER_NODE,
                                         Rule, label_rule, rule_nodes, solve_resolved)
 from riskcalc.logistic.prox import sigmoid
@@ -242,14 +242,7 @@ def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
     if start is not None and np.size(start) == fed.gamma.size + 3:
         x, err, nfev = _root_resolved(start, fed, lam_g, PATH_NODES, memory)
     if not err <= TOL:
-        lams = [max(lam_g, 100.0)]
-        while lams[-1] > max(lam_g, 1e-4) * 10.0:
-            lams.append(lams[-1] / 10.0)
-        lams.append(max(lam_g, 1e-4))
-        while 0.0 < lam_g < lams[-1]:
-            lams.append(max(lam_g, lams[-1] / 10.0))
-        if lam_g == 0.0:
-            lams.append(0.0)
+        lams = ladder(lam_g)
         x, views = _start(fed, lams[0]), None
         for k, lam_k in enumerate(lams):
             # Below 1e-4 a stage takes at most 50 evaluations per unknown (measured: 11-60 in

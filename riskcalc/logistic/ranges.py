@@ -49,6 +49,33 @@ GLOBAL_LAM_MAX = {"rtfa": 1e3, "global": 1e20}
 #: ``fixed_point.residuals`` clips ``log q`` and ``log mu`` to this window; ``check_window``
 #: refuses a solution within 1 of its edges.
 LOG_WINDOW = (-60.0, 30.0)
+#: The continuation in lam of every logistic fixed point (``ladder``): its first penalty, where
+#: the large-penalty start is the solution to first order, and its factor per stage.
+LAM_START, LAM_RATIO = 100.0, 10.0
+#: Relative distance from the last penalty within which a stage is that penalty's own.
+LADDER_RTOL = 1e-9
+
+
+def ladder(lam: float, ratio: float = LAM_RATIO, stop: float = 0.0) -> list:
+    """The continuation's penalties toward ``lam`` >= 0, strictly decreasing, the path of every
+    logistic fixed point (``fixed_point``, ``pooled``, ``finetune``, the spectrum paths):
+    ``LAM_START`` divided by ``ratio`` while above ``floor = max(lam, stop)`` (1e-4 for
+    ``lam = 0``), then ``floor``, then 0 if ``lam = 0`` (``work.stages`` counts them with
+    ``stop = 0``). The spectrum paths stop at 1e-4 and reach a smaller lam in their quadrature
+    ladder; the identity's go on below 1e-4 by factors of ``ratio``: the solution's norm keeps
+    growing on separable data, and one jump from 1e-4 failed at gamma = 2, signal = r = 1,
+    lam = 3e-6 (the ladder did not settle), solved so. A stage within ``LADDER_RTOL`` of
+    ``floor`` is ``floor``'s own: the repeated divisions round (1e-4 / 10 / 10 =
+    1.0000000000000002e-06), and at lam = 10^-k each path solved a root there and then one at
+    lam itself, a stage for nothing (and two at lam >= 100)."""
+    floor = max(lam if lam > 0.0 else 1e-4, stop)
+    lams = [LAM_START]
+    while lams[-1] / ratio > floor * (1.0 + LADDER_RTOL):
+        lams.append(lams[-1] / ratio)
+    if lams[-1] <= floor * (1.0 + LADDER_RTOL):     # lam >= LAM_START: floor's own stage only
+        lams.pop()
+    return lams + [floor] + ([0.0] if lam == 0.0 else [])
+
 
 
 def check_gamma(gamma, name: str = "gamma") -> np.ndarray:

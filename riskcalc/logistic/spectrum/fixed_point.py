@@ -80,11 +80,10 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.ranges import ladder
 
 #: Residual (sup-norm) and quadrature agreement, as ``fixed_point``.
 TOL, QUAD_RTOL = 1e-11, 1e-7
-#: Continuation in lam, as ``fixed_point``.
-LAM_START, LAM_RATIO = 100.0, 10.0
 
 
 @dataclass(frozen=True)
@@ -216,12 +215,7 @@ def solve(p: Problem, start=None):
         x0 = _start(p, NODES[0]) if start is None else start
         x, err, _ = _root_resolved(x0, p, NODES[0])
     if not err <= TOL:
-        lams = [max(p.lam, LAM_START)]
-        while lams[-1] > max(p.lam, 1e-4) * LAM_RATIO:
-            lams.append(lams[-1] / LAM_RATIO)
-        lams.append(max(p.lam, 1e-4))
-        if p.lam == 0.0:
-            lams.append(0.0)
+        lams = ladder(p.lam, stop=1e-4)
         x = _start(_at_lam(p, lams[0]), NODES[0])
         for lam_k in lams:
             x, err = _step(x, _at_lam(p, lam_k))

@@ -45,6 +45,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
 
 LAM_RATIO = 10.0 ** 0.5
@@ -178,12 +179,7 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
     """
     # Factors of sqrt(10): the steps of 10 of ``pooled`` lose heterogeneous federations here
     # (measured: gamma = (1, 2, 2), r = (0.5, 1, 1), uniform weights, no root at lam_g = 1).
-    lams = [max(lam_g, 100.0)]
-    while lams[-1] > max(lam_g, 1e-4) * LAM_RATIO:
-        lams.append(lams[-1] / LAM_RATIO)
-    lams.append(max(lam_g, 1e-4))
-    if lam_g == 0.0:
-        lams.append(0.0)
+    lams = ladder(lam_g, LAM_RATIO, stop=1e-4)
     x, nfev = _start(fed, spectrum, lams[0]), 0
     for lam_k in lams:
         x_k, err, n = _step(x, fed, spectrum, lam_k)
