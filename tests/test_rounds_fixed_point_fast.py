@@ -102,9 +102,9 @@ def test_non_real_spectrum_fixed_point():
     (dict(global_step=8.0), ValueError, "diverges"),      # g lam = 4: bottom edge below -1
     (dict(step_size=2.5 / (_top(G3) + 1.0)), ValueError, "step_size"),  # past the local edge
     # sum_j 1/gamma_j = 1 + 1e-5: the exact prox's route refused it as pooled N = d exactly;
-    # the K-step route's refusal names the contour nodes it would need.
+    # the K-step route's refusal names the contour nodes it would need, and pooled N / d.
     (dict(gamma=[2.0, 1.0 / (0.5 + 1e-5)], r=0.3, sigma=0.4, weights="samples"), SolverError,
-     "nodes needed .more than"),
+     r"contour needs more than .* nodes.*N / d = sum_j 1/gamma_j = 1.00001 from 1"),
 ])
 def test_errors_as_with_a_finite_round(change, error, match):
     kw = {**CASES["K=1, weights"], **change}

@@ -48,9 +48,10 @@ def accepted_rule(make_laws, solve, budget, hint):
                       f"{RULE_TOL:g} with {Q_MAX} nodes ({hint})")
 
 
-def ellipses(lo, hi, rho, t_max, top):
+def ellipses(lo, hi, rho, t_max, top, gam):
     """``fedavg._contour``'s (c0, h, t, n) of the outer and the inner ellipse in x = 1 - z
-    (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top."""
+    (spectrum [1 - hi, 1 - lo], pole of P_inf at x = 0), ``top`` the round map's top, ``gam``
+    the clients' gamma_j."""
     try:
         return [_contour(1.0 - hi, 1.0 - lo, 1.0, rho, t_max, shrink, degree=1)
                 for shrink in (1.0, 0.7)]
@@ -58,7 +59,9 @@ def ellipses(lo, hi, rho, t_max, top):
         # Its nodes grow like 1 / sqrt(1 - top) here, not with a spectrum near 0 (FedAvg's).
         raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {1.0 - top:.2g} is so "
                           f"near 1 that its contour needs more than {MAX_NODES} nodes; give a "
-                          "larger lam or step_size (1 - top grows with both)") from exc
+                          "larger lam or step_size (1 - top grows with both, and with the "
+                          "distance of pooled N / d = sum_j 1/gamma_j = "
+                          f"{float(np.sum(1.0 / gam)):.6g} from 1)") from exc
 
 
 def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):
