@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc.errors import SolverError
+
 #: The numbers of local steps tried (inf: the exact local solve).
 LOCAL_STEPS = (1, 2, 5, 10, 20, 50, np.inf)
 #: eta as a share of the stability edge 2 / max_j (1 + sqrt(gamma_j))^2.
@@ -157,7 +159,9 @@ def rounds_candidates(fed, signal: float, max_rounds: int, candidate, skipped) -
                                      signal=signal, rounds=range(max_rounds + 1),
                                      local_steps=K, step_size=None if np.isinf(K) else eta,
                                      weights=weights, spectrum=spectrum, **shift)
-            except ValueError as exc:   # the routes' limits: said, not the whole advice lost
+            # The routes' limits and their solvers' failures (SolverError): said, not the whole
+            # advice lost.
+            except (ValueError, SolverError) as exc:
                 # The allowance named after a time refusal only (it was appended to every
                 # refusal under shift, the round map's spectrum reaching 0 among them).
                 skipped.append(f"fedavg along the rounds ({weights} weights, K = {K}): {exc}"
@@ -213,7 +217,10 @@ def pfedme_rounds_candidates(fed, signal: float, max_rounds: int, candidate, ski
                                  signal=signal, rounds=range(max_rounds + 1),
                                  local_steps=np.inf, lam=lam, spectrum=spectrum,
                                  weights=c.p if c.weights == "optimal" else c.weights)
-        except ValueError as exc:   # the spectrum route's size limits: said, not hidden
+        # The spectrum route's size limits and its solvers' failures: said, not the whole
+        # advice lost (at the huge lam pFedMe tunes to where every r_j = 0, the pencil's
+        # Newton method did not converge, and advise --rounds ended in that error).
+        except (ValueError, SolverError) as exc:
             skipped.append(f"pfedme along the rounds ({c.weights} weights): {exc}")
             continue
         mean = curve.risk.mean(axis=0)
