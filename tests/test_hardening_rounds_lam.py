@@ -52,9 +52,9 @@ def test_checks_before_each_rule_are_lower_bounds_of_the_last(monkeypatch):
     seen = []
     check = cost.check_curves
 
-    def spy(M, n1, n2, q, top, final=True):
+    def spy(M, n1, n2, q, top, rho, final=True):
         seen.append((n1, n2, q, final))
-        return check(M, n1, n2, q, top, final)
+        return check(M, n1, n2, q, top, rho, final)
 
     monkeypatch.setattr(curves, "check_curves", spy)
     riskcalc.rounds_limit("pfedme", lam=0.1, **CASE)
@@ -70,9 +70,9 @@ def test_peak_memory_within_the_estimate():
     seen = []
     check = cost.check_curves
 
-    def spy(M, n1, n2, q, top, final=True):
+    def spy(M, n1, n2, q, top, rho, final=True):
         seen.append(cost.curves_bytes(M, n1, n2, q))
-        return check(M, n1, n2, q, top, final)
+        return check(M, n1, n2, q, top, rho, final)
 
     tracemalloc.start()
     try:
@@ -92,3 +92,14 @@ def test_contour_beyond_its_nodes_names_the_step_not_the_rounds():
     with pytest.raises(riskcalc.SolverError, match=r"top 1 - .* so near 1 .*larger lam or step_size"):
         riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=0.5, sigma=0.5, signal=1.0, lam=0.5,
                               rounds=[5], local_steps=1, step_size=1e-12)
+
+
+@pytest.mark.parametrize("g", [1e4, 1e6])
+def test_divergent_server_step_named(g):
+    """global_step 1e4 and 1e6 at lam = 1 (contraction far above 1): the refusal said "the
+    round map's top 1 - 0.03 is so near 1" and asked for a larger lam (fuzz26 #4); it names
+    the divergence and a smaller global_step."""
+    with pytest.raises((ValueError, riskcalc.SolverError),
+                       match=r"diverges \(contraction .* > 1.*smaller global_step"):
+        riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=1.0, sigma=1.0, signal=1.0, lam=1.0,
+                              rounds=[10], local_steps=1, step_size=0.1, global_step=g)

@@ -5,6 +5,7 @@ eta lam."""
 import numpy as np
 import pytest
 
+import riskcalc
 import riskcalc.linear.dynamics as dynamics
 from riskcalc.advise import Federation, advise
 from riskcalc.errors import SolverError
@@ -35,3 +36,57 @@ def test_advise_rounds_skips_a_candidate_whose_solver_fails(method, monkeypatch)
     other = "pfedme" if method == "fedavg" else "fedavg"
     assert f"{other}_rounds" in names
     assert np.isfinite(adv.recommended.mean_risk)
+
+
+G3 = dict(gamma=[0.5] * 3, r=1.0, sigma=1.0, signal=1.0, local_steps=1, step_size=0.1)
+
+
+@pytest.fixture
+def no_quadrature_scan(monkeypatch):
+    """The quadrature edge scan (``QuadPsiLaws``) made to fail: 2 s per edge, 39 s per call."""
+    from riskcalc.linear.dynamics.algorithm1.laws import QuadPsiLaws
+
+    def slow(self, omega):
+        raise AssertionError("the quadrature edge scan ran")
+
+    monkeypatch.setattr(QuadPsiLaws, "cauchy", slow)
+
+
+def test_small_lam_is_local_gradient_descent(no_quadrature_scan):
+    """Algorithm 1 (g = 1 / lam, K = 1) at lam -> 0: each client's own model takes T plain
+    local gradient steps (the prox's pull to the server vanishes), ``steps_limit('local')``:
+    fuzz26 #2, which ran for minutes at lam = 1e-12 (0.01: 42 s, the folds failing and the
+    quadrature scan taking over), now by the exact partial fractions in about 2 s."""
+    own = riskcalc_rounds(lam=1e-9, rounds=[10]).risk[:, 0]
+    local = riskcalc.steps_limit("local", gamma=0.5, sigma=1.0, rho=2 ** 0.5, steps=10,
+                                 step_size=0.1).risk
+    np.testing.assert_allclose(own, local, rtol=1e-6)
+
+
+def test_exact_edges_meet_the_folds():
+    """The partial fractions' top of the round map against the folds' (``fast_contraction``,
+    an independent route) where both answer (lam 0.03): the quadrature scan's was 4.5e-7
+    outside."""
+    from riskcalc.linear.dynamics.algorithm1 import rate
+    from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws
+
+    gam, p = np.full(3, 0.5), np.full(3, 1.0 / 3.0)
+    fold = rate.fast_contraction(gam, p, 0.03, 0.1, 1, 1.0 / 0.03)["top"]
+    exact = rate.contraction(gam, p, 0.03, 0.1, 1, 1.0 / 0.03, laws=PsiLaws)["top"]
+    assert abs(fold - exact) < 1e-10
+
+
+def test_below_floating_point_refused_at_once(no_quadrature_scan):
+    """lam = 1e-16 (eta lam = 1e-17): the folds and the partial fractions failed and the
+    quadrature scan after them, after 40 s; eta lam below the rounding of 1 is refused at once,
+    naming the smallest lam the route takes (whose curves are within 1e-8 of lam -> 0's)."""
+    with pytest.raises(ValueError, match=r"eta lam = 1e-17 is below the rounding.*lam >= 2.22e-15"):
+        riskcalc_rounds(lam=1e-16, rounds=[5])
+    near = riskcalc_rounds(lam=5e-15, rounds=[10]).risk[:, 0]     # eta lam = 5e-16 answers
+    local = riskcalc.steps_limit("local", gamma=0.5, sigma=1.0, rho=2 ** 0.5, steps=10,
+                                 step_size=0.1).risk
+    np.testing.assert_allclose(near, local, rtol=1e-8)
+
+
+def riskcalc_rounds(**kw):
+    return riskcalc.rounds_limit("pfedme", **G3, **kw)

@@ -17,6 +17,7 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1.cost import fix_nodes, why_nodes
 from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
 from riskcalc.linear.dynamics.fedavg import MAX_NODES, _contour
 
@@ -57,11 +58,8 @@ def ellipses(lo, hi, rho, t_max, top, gam):
                 for shrink in (1.0, 0.7)]
     except SolverError as exc:
         # Its nodes grow like 1 / sqrt(1 - top) here, not with a spectrum near 0 (FedAvg's).
-        raise SolverError(f"Algorithm 1's curves: the round map's top 1 - {1.0 - top:.2g} is so "
-                          f"near 1 that its contour needs more than {MAX_NODES} nodes; give a "
-                          "larger lam or step_size (1 - top grows with both, and with the "
-                          "distance of pooled N / d = sum_j 1/gamma_j = "
-                          f"{float(np.sum(1.0 / gam)):.6g} from 1)") from exc
+        raise SolverError(f"Algorithm 1's curves: {why_nodes(top, rho)} its contour needs more "
+                          f"than {MAX_NODES} nodes; {fix_nodes(rho, gam)}") from exc
 
 
 def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):

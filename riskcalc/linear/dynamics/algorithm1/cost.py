@@ -6,6 +6,8 @@ work."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 # Most estimated process seconds by default: the pencil routes' (``sigma.budget``).
 from riskcalc.linear.dynamics.sigma.guards import MAX_PENCIL_SECONDS as MAX_SECONDS
@@ -54,7 +56,7 @@ def curves_bytes(M, n1, n2, q):
     return BYTES_PER_UNIT * M * (n1 * n2 + (n1 + n2) * q)
 
 
-def check_curves(M, n1, n2, q, top, final=True):
+def check_curves(M, n1, n2, q, top, rho, final=True):
     """ValueError when ``curves_seconds`` exceeds the allowed seconds (``sigma.budget.allowed``,
     default ``MAX_SECONDS``) or ``curves_bytes`` the allowed memory (``allowed_bytes``, default
     4 GB). ``final``: q is the accepted rule's size (after the contours, before the two-point
@@ -72,7 +74,26 @@ def check_curves(M, n1, n2, q, top, final=True):
             f"hold {about} {need_b / 1e9:.3g} GB at its peak (estimated; more than the "
             f"{limit_b / 1e9:.3g} GB allowed)")
     raise ValueError(
-        f"Algorithm 1's curves would {what}: the round map's top 1 - {1.0 - top:.2g} is so "
-        f"near 1 that its contours need {n1 + n2} nodes and a rule of {'' if final else 'at least '}"
-        f"{q} nodes for {M} clients; give a larger lam or step_size (1 - top grows with both), "
-        + (MORE_TIME if need > limit else MORE_MEMORY))
+        f"Algorithm 1's curves would {what}: {why_nodes(top, rho)} its contours need "
+        f"{n1 + n2} nodes and a rule of {'' if final else 'at least '}{q} nodes for {M} "
+        f"clients; {fix_nodes(rho)}, " + (MORE_TIME if need > limit else MORE_MEMORY))
+
+
+def why_nodes(top, rho) -> str:
+    """Why the contours need many nodes: the round map's top near 1 (small eta lam, pooled N
+    near d) or, where it diverges (contraction ``rho`` > 1, a large global_step), its spectrum
+    far outside the unit disk, which the contours' amplification bound follows."""
+    if rho > 1.0:
+        return (f"the round map diverges (contraction {rho:.3g} > 1: the server step "
+                "global_step lam too large), and over the rounds asked")
+    return f"the round map's top 1 - {1.0 - top:.2g} is so near 1 that"
+
+
+def fix_nodes(rho, gam=None) -> str:
+    """What brings the nodes down (``why_nodes``); with the clients' ``gam``, pooled N / d."""
+    if rho > 1.0:
+        return ("give a smaller global_step (the paper's 1 / lam makes the server model the "
+                "average of the clients') or fewer rounds")
+    pooled = "" if gam is None else (", and with the distance of pooled N / d = sum_j "
+                                     f"1/gamma_j = {float(np.sum(1.0 / gam)):.6g} from 1")
+    return f"give a larger lam or step_size (1 - top grows with both{pooled})"

@@ -204,7 +204,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     sizes = circles(rho, t_max)[1] if shapes is None else [e[3] for e in shapes]
 
     def budget(q):
-        check_curves(M, sizes[0] // 2, sizes[1] // 2 * 2, q, top, final=False)
+        check_curves(M, sizes[0] // 2, sizes[1] // 2 * 2, q, top, rho, final=False)
 
     def make_laws(q):
         return NodeLaws(gam, p, lam, eta, K, q)
@@ -223,7 +223,7 @@ def curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, known=None):
     W1 = w1 / 2j
     # One common rule for both contours (the finer of the two accepted ones).
     laws = law1 if law1.s.shape[1] >= law2.s.shape[1] else law2
-    check_curves(M, z1.size, z2.size, laws.s.shape[1], top)     # before the two-point work
+    check_curves(M, z1.size, z2.size, laws.s.shape[1], top, rho)   # before the two-point work
     s, wq = laws.s, laws.w
 
     def node_parts(z, om):

@@ -83,6 +83,14 @@ FOLD_RULE, FOLD_RULE_MAX = 128, 16384
 FOLD_TOL = 1e-12
 #: Most local steps for which a failed quadrature edge scan is redone by partial fractions.
 EXACT_EDGE_STEPS = 20
+#: Most local steps for which the partial fractions come before the quadrature scan
+#: (``round_map_spectrum``): cheaper there, and exact where the quadrature's edge lies outside.
+EXACT_FIRST_STEPS = 10
+
+
+class NoBracket(SolverError):
+    """``contraction``'s bracket for the top not found: beyond floating point's reach (eta lam
+    near 1e-16 and below), which another law's quadrature does not change."""
 
 
 def _local_rate(gam, lam, eta, K, g):
@@ -138,16 +146,36 @@ def round_map_spectrum(gam, p, lam, eta, K, g) -> dict:
     folds (``fast_contraction``); where their Newton steps or rule fail, by the edge scans of
     ``contraction`` (the law of psi_z can be a near point mass with a spike: eta = 1 / (L +
     lam) exactly puts a(s) = 0 at a spectrum's top edge), by quadrature, or by the exact
-    partial fractions, affordable for at most ``EXACT_EDGE_STEPS`` local steps."""
+    partial fractions, affordable for at most ``EXACT_EDGE_STEPS`` local steps and tried first
+    up to ``EXACT_FIRST_STEPS``. The folds fail at small eta lam too (3 clients at gamma 0.5,
+    K = 1, eta 0.1, lam 0.01, where the top nears sup a); there the quadrature scan took 39 s
+    (2 s per edge; 35-38 s at K = 2, 5, 20) for an edge 1.3e-6 outside the exact one, which
+    took 0.66 s (1.5, 5.8, 17 and 51 s at K = 2, 5, 10, 20; at lam 0.03 it meets the fold's
+    top to 3e-12).
+
+    eta lam below the rounding of 1 (``numpy.finfo(float).eps``) is refused: the local factor
+    1 - eta (s + lam) does not see lam there, and the edge scans failed after 40 s (lam =
+    1e-16, eta 0.1) where eta lam = 1e-16 fails at once and 5e-16 answers (within 1e-8 of
+    lam -> 0's local gradient descent)."""
+    if eta * lam < np.finfo(float).eps:
+        raise ValueError(f"lam: eta lam = {eta * lam:.3g} is below the rounding of 1 "
+                         f"({np.finfo(float).eps:.3g}): the local steps' factor 1 - eta (s + "
+                         "lam) does not see lam, and Algorithm 1's round map cannot be resolved "
+                         f"(its curves settle to the lam -> 0 limit: give lam >= "
+                         f"{np.finfo(float).eps / eta:.3g}, or the local method's steps)")
     try:
         return fast_contraction(gam, p, lam, eta, K, g)
     except SolverError:
-        try:
-            return contraction(gam, p, lam, eta, K, g, laws=QuadPsiLaws)
-        except SolverError:
-            if K > EXACT_EDGE_STEPS:
-                raise
-            return contraction(gam, p, lam, eta, K, g)
+        routes = ([PsiLaws] if K <= EXACT_FIRST_STEPS else []) + [QuadPsiLaws] + (
+            [PsiLaws] if EXACT_FIRST_STEPS < K <= EXACT_EDGE_STEPS else [])
+        for k, laws in enumerate(routes):
+            try:
+                return contraction(gam, p, lam, eta, K, g, laws=laws)
+            except NoBracket:
+                raise       # the quadrature scan failed alike after 40 s (lam 1e-16, 1e-20)
+            except SolverError:
+                if k == len(routes) - 1:
+                    raise
 
 
 def fast_contraction(gam, p, lam, eta, K, g) -> dict:
@@ -225,8 +253,9 @@ def contraction(gam, p, lam, eta, K, g, laws=PsiLaws) -> dict:
         # (with g lam = 1 the server model is not part of the state).
         top = 0.0
     elif not (f_top(lo) < 0.0 < f_top(hi)):
-        raise SolverError("Algorithm 1's rate: no bracket for the top of the round map's "
-                          "spectrum (inputs beyond floating point reach?)")
+        raise NoBracket("Algorithm 1's rate: no bracket for the top of the round map's "
+                        f"spectrum (inputs beyond floating point reach? eta lam = "
+                        f"{eta * lam:.3g}: give a larger lam or step_size)")
     else:
         top = brentq(f_top, lo, hi, xtol=1e-12, rtol=1e-11)
     bottom = None
