@@ -236,7 +236,8 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     ValueError
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
-        every row of X the same (features that do not vary), y one value in every row.
+        every row of X the same (features that do not vary), y one value in every row, a
+        client holding the same (x, y) row twice (``estimate_data.check_data``).
     """
     X, y, client = check_data(X, y, client)
     # What no estimate can come from (the moments would divide by zero).

@@ -90,3 +90,55 @@ def test_below_floating_point_refused_at_once(no_quadrature_scan):
 
 def riskcalc_rounds(**kw):
     return riskcalc.rounds_limit("pfedme", **G3, **kw)
+
+
+def test_a_skip_for_infinite_risks_says_why():
+    """Two clients at gamma = 1: MAML-FL's risk is infinite at every alpha of its grid (no
+    SolverError), and the skip ended on an empty reason ("... (0.00025 to 0.5): ")."""
+    adv = advise(Federation(gamma=[1.0, 1.0], r=[1.0, 1.0], sigma=[1.0, 1.0]),
+                 methods=["fedavg", "maml_fl"])
+    why = [s for s in adv.skipped if s.startswith("maml_fl")]
+    assert why and all("interpolation threshold" in s for s in why), adv.skipped
+
+
+def test_ftfa_with_rounds_points_to_the_verb_that_does_it(capsys):
+    """``predict ftfa --rounds`` is refused (FTFA is a personalization of a server model):
+    the refusal names the command that prints FTFA after T rounds."""
+    from riskcalc.cli import main
+
+    code = main(["predict", "ftfa", "--gamma", "0.5", "--sigma", "1", "--r", "1", "--signal",
+                 "1", "--clients", "3", "--rounds", "10", "--local-steps", "1",
+                 "--local-step-size", "0.3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "predict fedavg --rounds ... --steps S --step-size E" in err, err
+
+
+def test_pencil_size_refusal_names_clients_not_local_steps():
+    """The spectrum pencil with 201 clients and one block each (as for local_steps = inf,
+    the exact local solve) said "spectrum with local_steps = 1" to a user who gave inf, and
+    named no fix."""
+    from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
+
+    with pytest.raises(ValueError, match=r"201 clients and 1 local-step block.*at most 200 "
+                                         r"clients") as info:
+        SigmaPencil([0.5, 2.0], [0.5, 0.5], np.full(201, 0.5), np.full(201, 1 / 201), 0.1, 1)
+    assert "local_steps = 1" not in str(info.value)
+
+
+def test_estimate_refuses_repeated_rows():
+    """Every row of a client twice (fuzz26 #5): the estimates took the repeats for samples and
+    answered confidently wrong (sigma 0.3 +- 0.03 for 0.5, sigma 4e-14 where 20 distinct rows
+    met d = 20); refused, counting the repeats. The same rows once are estimated."""
+    from riskcalc.estimate import estimate
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((90, 20))
+    y = X @ (rng.standard_normal(20) / np.sqrt(20)) + 0.5 * rng.standard_normal(90)
+    client = np.repeat([0, 1, 2], 30)
+    assert estimate(X, y, client) is not None
+    twice = np.concatenate([np.arange(90), np.arange(90)])
+    with pytest.raises(ValueError, match=r"^90 rows repeat an earlier row of the same client"):
+        estimate(X[twice], y[twice], client[twice])
+    other = client[twice].copy()
+    other[90:] = (other[90:] + 1) % 3          # the same rows under another client: no repeat
+    assert estimate(X[twice], y[twice], other) is not None

@@ -210,7 +210,10 @@ def shared_tuning(method: str, fed, weights, grid):
         out = np.empty(np.size(t))
         for k, v in enumerate(np.atleast_1d(np.exp(t))):
             try:
-                out[k] = result(v).mean_risk
+                res = result(v)
+                out[k] = res.mean_risk
+                if not np.isfinite(out[k]):     # an infinite risk: its notes say why
+                    failed.setdefault(float(v), "; ".join(res.notes) or "an infinite risk")
             except SolverError as exc:
                 failed.setdefault(float(v), str(exc))
                 out[k] = np.inf

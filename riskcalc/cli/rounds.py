@@ -114,8 +114,10 @@ def check(args, verb: str) -> None:
                          "--local-steps, --local-step-size unless --local-steps inf, and "
                          "--signal)")
     if args.method not in METHODS:
+        ftfa = (" (FTFA after T rounds: predict fedavg --rounds ... --steps S --step-size E)"
+                if args.method == "ftfa" else "")
         raise ValueError("--rounds applies to fedavg, pfedme (fedprox) and rtfa (FedAvg's "
-                         f"rounds, then RTFA with --lam), not {args.method}")
+                         f"rounds, then RTFA with --lam), not {args.method}{ftfa}")
     for dest in NOT_WITH_ROUNDS:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "

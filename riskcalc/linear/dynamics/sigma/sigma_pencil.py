@@ -95,9 +95,12 @@ class SigmaPencil:
         self.eta, self.K, self.M = float(eta), int(K), self.gam.size
         M, K = self.M, self.K
         if M * K * K > MAX_UNKNOWNS:
-            raise ValueError(f"spectrum with local_steps = {K}: the exact route solves "
-                             f"M K^2 = {M * K * K} unknowns per contour node (at most "
-                             f"{MAX_UNKNOWNS} here: its cost grows like (M K^2)^3)")
+            # K counts the pencil's blocks per client: 1 also for local_steps = inf (the exact
+            # local solve), which the message said as "local_steps = 1".
+            raise ValueError(f"spectrum with {M} clients and {K} local-step block(s) each: the "
+                             f"exact route solves M K^2 = {M * K * K} unknowns per contour node "
+                             f"(at most {MAX_UNKNOWNS} here: its cost grows like (M K^2)^3); "
+                             f"give at most {MAX_UNKNOWNS // (K * K)} clients")
         self.n = 1 + M * K
         self.rows = 1 + np.arange(M * K).reshape(M, K)                      # r_j
         self.cols = np.concatenate([np.zeros((M, 1), int), self.rows[:, :-1]], axis=1)  # c_j
