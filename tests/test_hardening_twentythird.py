@@ -142,3 +142,57 @@ def test_estimate_refuses_repeated_rows():
     other = client[twice].copy()
     other[90:] = (other[90:] + 1) % 3          # the same rows under another client: no repeat
     assert estimate(X[twice], y[twice], other) is not None
+
+
+def test_rtfa_global_lam_range_says_why_and_what_answers():
+    """RTFA's global_lam stops at 1e3 (FedAvg's at 1e20): the refusal was the bare range;
+    it says why and names local ridge, RTFA's global_lam -> inf limit (at 1e3 already within
+    1e-5: 2.833272 against 2.833251 for three clients at gamma 2, lam 0.1)."""
+    from riskcalc.logistic.finite_clients import logistic_clients_limit
+
+    with pytest.raises(ValueError, match=r"\[0, 1000\].*for rtfa: .*local ridge"):
+        logistic_clients_limit(method="rtfa", gamma=[2.0] * 3, r=[1.0] * 3, signal=1.0,
+                               lam=0.1, global_lam=1e12)
+
+
+def test_own_models_under_shift_hold_only_each_clients_block(monkeypatch):
+    """The own models' two-point blocks under covariate shift (``shift.own_chain``): client i
+    in its own measure only. The full (couplings, M, M + 1, N, 2 N) array was built and its
+    diagonal kept: 6.4 GB at 301 clients (fuzz26 #6, 'Unable to allocate' under a 6 GB cap),
+    beyond the memory estimate, which counts the diagonal; now 1.9 GB peak there, 19 s. The
+    diagonal mode equals the full array's diagonal (two clients, two covariances, K = 2)."""
+    import riskcalc.linear.dynamics.shift.curves as sc
+    import riskcalc.linear.dynamics.shift.own as so
+    import riskcalc.linear.dynamics.shift.own_chain as oc
+    from riskcalc.linear.dynamics.shift.chain import ShiftChain
+    from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+    calls = []
+    blocks = oc.own_blocks
+
+    def record(own, one, couplings, hv, columns=None):
+        calls.append((own, one, couplings, hv, columns))
+        return blocks(own, one, couplings, hv, columns)
+
+    contour = {}
+
+    def keep(pen, c, *args, **kw):          # the dense route's contour, as its tests take it
+        contour["c"] = c
+        return dense(pen, c, *args, **kw)
+
+    dense = so.own_models_shift
+    monkeypatch.setattr(so, "own_models_shift", keep)
+    monkeypatch.setattr(oc, "own_blocks", record)
+    gam, r, sig, p = (np.array(x) for x in ([0.3, 0.6], [0.5, 1.0], [0.5, 0.7], [0.4, 0.6]))
+    rounds = np.array([0.0, 1, 3])
+    joint = joint_spectrum(["two-point:1,4,0.5", "two-point:3,1,0.5"])
+    sc.shift_k_curves(gam, r, sig, p, 1.0, 0.15, 2, 0.8, rounds, joint, route="dense")["local"]()
+    oc.own_models_shift_chain(ShiftChain(joint, gam, p, 0.15, 2), contour["c"], gam, r, sig, p,
+                              1.0, rounds)
+    assert calls
+    for own, one, couplings, hv, columns in calls:
+        diag = np.arange(own.M)
+        full = own.two_point(one, couplings, hv, columns=columns)
+        part = own.two_point(one, couplings, hv, columns=columns, diagonal=True)
+        assert part.shape == full[:, diag, 1 + diag].shape and part.ndim == full.ndim - 1
+        np.testing.assert_allclose(part, full[:, diag, 1 + diag], rtol=1e-13, atol=0)

@@ -130,8 +130,7 @@ def own_blocks(own, one, couplings, hv, columns=None):
     """``own.two_point`` (``ShiftAlg1Chain``'s) of ``couplings`` at the nodes of ``one`` =
     (Chat, Ghat), client i's block (``own.own``, ``own.own``) in its metric ``hv[i]`` (module
     docstring, step 2): (len(couplings), M, N, 2 N or len(columns))."""
-    diag = np.arange(own.M)
-    return own.two_point(one, couplings, hv, columns=columns)[:, diag, 1 + diag]
+    return own.two_point(one, couplings, hv, columns=columns, diagonal=True)
 
 
 def model_traces(own, G, W, hv):

@@ -94,12 +94,16 @@ class ShiftAlg1Chain(Alg1Chain):
         X = P @ ((Ct - _lift(F, *unflat(F, xi))) / F["Dg"]) @ Rinv
         return X, ok & np.all(np.isfinite(X), axis=(1, 2, 3))
 
-    def two_point(self, one, couplings, lams, columns=None):
+    def two_point(self, one, couplings, lams, columns=None, diagonal=False):
         """H[f, l, m][u, v] = E[lams[l] Ghat12_(m, m)] for the nodes u of ``one`` (N,) and v of
         them and their conjugates (2 N), m = 0 and every s_l (M + 1), each measure of ``lams``
         (L, atoms): shape (len(couplings), L, M + 1, N, 2 N); ``couplings`` and ``columns`` as
         ``Alg1Chain.two_point``'s (each F symmetric: the pairs v >= u solved; module docstring,
-        step 3; with ``columns``, the pairs (u, v), v in ``columns``, last axis len(columns))."""
+        step 3; with ``columns``, the pairs (u, v), v in ``columns``, last axis len(columns)).
+        ``diagonal`` (L = M): only H[f, l, l + 1], shape (len(couplings), M, N, 2 N): client
+        l's block in its own measure, what the own models use (``shift.own_chain``); the full
+        array held M + 1 times more (300 clients, 56 nodes: 6.4 GB, beyond the memory estimate
+        ``sigma.memory.own_chain_count``, which counts the diagonal)."""
         C, G = one
         N, M, K, nf = G["sigma"].shape[0], self.M, self.K, len(couplings)
         atoms = self.s.size
@@ -112,7 +116,8 @@ class ShiftAlg1Chain(Alg1Chain):
         b1 = G["u"][..., self.own]
         e, fr = G["e"] / G["sigma"][..., None, None], G["f"]
         U_all, V_all, W_all = _pairs_asked(N, columns)
-        out = np.zeros((nf, lams.shape[0], M + 1, N, 2 * N if columns is None else len(columns)),
+        width = 2 * N if columns is None else len(columns)
+        out = np.zeros((nf, M, N, width) if diagonal else (nf, lams.shape[0], M + 1, N, width),
                        complex)
         # Per pair: the systems' factors in X (three K x K per atom and client on either side)
         # and GMRES's Krylov basis.
@@ -151,7 +156,10 @@ class ShiftAlg1Chain(Alg1Chain):
                 see = np.einsum("pam,ma->pa", ee, gv)
                 corr = np.concatenate([see[..., None], gv.T * (ff + bb1 * fe + bb2 * ef)
                                        + bb2 * bb1 * see[..., None]], axis=-1)
-                out[f, :, :, U, Wc] = np.einsum("la,pam->plm", lams, base[f] + corr)
+                if diagonal:
+                    out[f, :, U, Wc] = np.einsum("la,pal->pl", lams, (base[f] + corr)[..., 1:])
+                else:
+                    out[f, :, :, U, Wc] = np.einsum("la,pam->plm", lams, base[f] + corr)
         if columns is None:
             iu, iv = np.tril_indices(N, -1)
             out[..., iu, iv] = out[..., iv, iu]
