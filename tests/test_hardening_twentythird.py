@@ -150,7 +150,7 @@ def test_rtfa_global_lam_range_says_why_and_what_answers():
     1e-5: 2.833272 against 2.833251 for three clients at gamma 2, lam 0.1)."""
     from riskcalc.logistic.finite_clients import logistic_clients_limit
 
-    with pytest.raises(ValueError, match=r"\[0, 1000\].*for rtfa: .*local ridge"):
+    with pytest.raises(ValueError, match=r"\[0, 1000\] for rtfa, got 1e\+12: .*local ridge"):
         logistic_clients_limit(method="rtfa", gamma=[2.0] * 3, r=[1.0] * 3, signal=1.0,
                                lam=0.1, global_lam=1e12)
 
