@@ -1,6 +1,7 @@
-"""Issue 32, session 26's fuzz (``/work/wt/fuzz26_report.md`` in the session note): advise
---rounds lost the whole advice to one candidate's solver failure; Algorithm 1's rate at small
-eta lam."""
+"""Issue 32, the findings of a fresh fuzz of about 230 inputs (their numbers, #1-#12, are the
+issue note's of session 26): advise --rounds lost to one candidate's solver failure, Algorithm
+1's rate at small eta lam, estimate on repeated rows, the own models under shift holding M
+times their blocks, and messages that named the wrong cause or none."""
 
 import numpy as np
 import pytest
