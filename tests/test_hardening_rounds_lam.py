@@ -89,7 +89,8 @@ def test_contour_beyond_its_nodes_names_the_step_not_the_rounds():
     """step_size 1e-12: the round map's top within 2e-13 of 1 needs more contour nodes than
     ``fedavg.MAX_NODES``; the refusal was FedAvg's ("spectrum too close to 0 ... ask fewer
     rounds or lower global_step"), which is not this route's cause."""
-    with pytest.raises(riskcalc.SolverError, match=r"top 1 - .* so near 1 .*larger lam or step_size"):
+    with pytest.raises(riskcalc.SolverError,
+                       match=r"top 1 - .* so near 1 .*larger lam or step_size"):
         riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=0.5, sigma=0.5, signal=1.0, lam=0.5,
                               rounds=[5], local_steps=1, step_size=1e-12)
 
