@@ -38,7 +38,7 @@ def test_refused_before_the_contours(monkeypatch):
     def fail(*args):
         raise AssertionError("a contour was solved before the refusal")
 
-    monkeypatch.setattr(contours, "_subordinate", fail)
+    monkeypatch.setattr(contours, "subordinate", fail)
     three = dict(CASE, gamma=[2.0] * 3, r=[0.5] * 3, sigma=[0.5] * 3)
     with pytest.raises(ValueError, match=r"at least .* GB at its peak.*larger lam.*max_gigabytes"):
         riskcalc.rounds_limit("pfedme", lam=0.03, **three)

@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.dynamics import subordination
 from riskcalc.linear.dynamics.algorithm1.cost import fix_nodes, why_nodes
-from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION
+from riskcalc.linear.dynamics.algorithm1.fold import ALIAS, AMPLIFICATION, subordinate
 from riskcalc.linear.dynamics.fedavg import MAX_NODES, _contour
 
 #: Quadrature nodes per client: first rule, and the most tried before giving up.
@@ -78,26 +77,16 @@ def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):
         def zeta(tt):
             laws.z = c0 + h * np.cosh(tt) * np.cos(theta) + 1j * h * np.sinh(tt) * np.sin(theta)
             return (laws.z - 1.0 + gl) / gl
-        return _subordinate(laws, zeta, path, gl)
+        # Only Im G < 0 (Gc is a compressed resolvent of a symmetric matrix) is required here,
+        # or, where a(s) < 0 somewhere (``algorithm1.curves``' module docstring, step 2),
+        # Im(z G) < 0 above the real axis.
+        return subordinate(laws, zeta, path, "Algorithm 1's curves",
+                           (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None)
     laws, omega, G = accepted_rule(make_laws, solve, budget, "the contour passes too close to "
                                    "the spectrum: its top nears 1 as eta lam -> 0; give a "
                                    "larger lam or step_size")
     dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
     return laws.z, dz * (2.0 / n), omega, G, laws
-
-
-def _subordinate(laws, zeta, path, gl):
-    """``subordination.solve`` on the path; its branch check is the Hermitian one (Im omega_j >=
-    Im zeta), which a complex, node-dependent law need not satisfy: only Im G < 0 (Gc is a
-    compressed resolvent of a symmetric matrix) is required here, or, where a(s) < 0
-    somewhere (``algorithm1.curves``' module docstring, step 2), Im(z G) < 0 above the real
-    axis."""
-    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
-    weight = (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None
-    try:
-        return subordination.solve(laws, zeta, scale, path, check_branch=False, weight=weight)
-    except SolverError as exc:
-        raise SolverError(f"Algorithm 1's curves: {exc}") from exc
 
 
 def circles(R, t_max):
@@ -131,14 +120,7 @@ def solve_circles(make_laws, M, g, lam, R, t_max, budget):
             def zeta(rad):
                 laws.z = rad * unit
                 return (laws.z - 1.0 + gl) / gl
-            scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
-            try:
-                # No sign of Im G to check off a symmetric spectrum (``algorithm1.fold``, step
-                # 2): the weight 0 turns subordination's Hermitian check off.
-                return subordination.solve(laws, zeta, scale, path, check_branch=False,
-                                           weight=np.zeros_like)
-            except SolverError as exc:
-                raise SolverError(f"Algorithm 1's curves: {exc}") from exc
+            return subordinate(laws, zeta, path, "Algorithm 1's curves")
         laws, omega, G = accepted_rule(make_laws, solve, budget, "the circles' nodes too near "
                                        "the spectrum")
         out.append((laws.z, 2j * laws.z / n, omega, G, laws))

@@ -265,6 +265,19 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
             "exact": bool(real >= rho), "local": max(abs(sup_a), abs(inf_a))}
 
 
+def subordinate(laws, zeta, path, where, weight=np.zeros_like):
+    """``subordination.solve`` of Algorithm 1's client laws (``algorithm1.laws``) along
+    ``path``, SolverError naming ``where``. Its Hermitian branch check (Im omega_j >= Im zeta)
+    is off: a complex, node-dependent law need not satisfy it; ``weight`` is the sign check
+    that does apply (``subordination.solve``'s; the default, 0, none: off a symmetric spectrum
+    Im G has no sign, step 2)."""
+    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
+    try:
+        return subordination.solve(laws, zeta, scale, path, check_branch=False, weight=weight)
+    except SolverError as exc:
+        raise SolverError(f"{where}: {exc}") from exc
+
+
 def solve_point(laws, g, lam, z0, far):
     """(omega, G) of ``laws`` (``algorithm1.laws.NodeLaws``, its rule kept) at the real point
     z0 outside the round map's spectrum, followed down from z0 + i ``far`` (the distance's pole
@@ -275,12 +288,7 @@ def solve_point(laws, g, lam, z0, far):
         laws.z = np.array([z0 + 1j * t])
         return (laws.z - 1.0 + gl) / gl
     path = [far * 0.5 ** k for k in range(60) if far * 0.5 ** k > 1e-3] + [0.0]
-    scale = float(np.sum(np.abs(laws.mean)) + np.sqrt(np.sum(laws.var)) + 1.0)
-    try:
-        return subordination.solve(laws, zeta, scale, path, check_branch=False,
-                                   weight=np.zeros_like)
-    except SolverError as exc:
-        raise SolverError(f"Algorithm 1's curves, the distance at z = {z0:g}: {exc}") from exc
+    return subordinate(laws, zeta, path, f"Algorithm 1's curves, the distance at z = {z0:g}")
 
 
 def merge(part, fixed, finite, sp):
