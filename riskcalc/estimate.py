@@ -64,7 +64,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from riskcalc.estimate_data import ARRAYS, GROUPS, check_data, check_memory, load
+from riskcalc.estimate_data import (ARRAYS, GROUPS, check_data, check_memory,
+                                    check_repeated_rows, load)
 from riskcalc.estimate_lsq import least_squares
 from riskcalc.estimate_pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
@@ -237,7 +238,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
         every row of X the same (features that do not vary), y one value in every row, a
-        client holding the same (x, y) row twice (``estimate_data.check_data``).
+        client holding the same (x, y) row twice (``estimate_data.check_repeated_rows``).
     """
     X, y, client = check_data(X, y, client)
     # What no estimate can come from (the moments would divide by zero).
@@ -264,6 +265,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     # Before the work, its memory (the least-squares route's wherever it may be taken).
     check_memory("", X.shape[0], d, "the data hold", m,
                  least_squares=route != "moments" and n.min() > d + 2)
+    check_repeated_rows(X, y, client)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.
     rank = np.empty(len(y), dtype=int)

@@ -162,7 +162,7 @@ def check_data(X, y, client):
         if client.size and client.dtype.kind == "u" and client.max() > np.iinfo(np.int64).max:
             raise ValueError("client ids must be integers below 2^63, got "
                              f"{int(client.max())}")
-        return _no_repeated_rows(X, y, client.astype(np.int64))
+        return X, y, client.astype(np.int64)
     try:
         ids = client.astype(float)
     except (TypeError, ValueError):
@@ -175,14 +175,15 @@ def check_data(X, y, client):
                          f"in magnitude (beyond, two ids can be read as one), got "
                          f"{np.max(np.abs(ids)):.17g}; renumber the clients (or save integer "
                          "ids in a .npz)")
-    return _no_repeated_rows(X, y, ids.astype(np.int64))
+    return X, y, ids.astype(np.int64)
 
 
-def _no_repeated_rows(X, y, client):
-    """``(X, y, client)``, or ValueError where a client holds the same (x, y) row twice: the
-    estimates assume independent samples, and a repeated row (oversampling, a join that
-    matched twice) is taken for two: every row of 30 distinct ones twice (d = 20, sigma 0.5,
-    r 0) estimated sigma 0.3 +- 0.03 and r 0.7 +- 0.2, 20 distinct ones (= d) sigma 4e-14."""
+def check_repeated_rows(X, y, client) -> None:
+    """ValueError where a client holds the same (x, y) row twice: the estimates assume
+    independent samples, and a repeated row (oversampling, a join that matched twice) is taken
+    for two: every row of 30 distinct ones twice (d = 20, sigma 0.5, r 0) estimated sigma
+    0.3 +- 0.03 and r 0.7 +- 0.2, 20 distinct ones (= d) sigma 4e-14. Its sort copies the rows
+    (about 2 N d floats, within ``working_bytes``): after ``check_memory``."""
     rows = np.column_stack([client.astype(float), y, X])
     unique = np.unique(rows, axis=0).shape[0]
     if unique < rows.shape[0]:
@@ -190,7 +191,6 @@ def _no_repeated_rows(X, y, client):
                          "client (the same x and y): the estimates assume independent samples, "
                          "and a repeated row counts twice; remove the repeats (numpy.unique("
                          "..., axis=0) per client) or check how the data were joined")
-    return X, y, client
 
 
 def load(path):
