@@ -221,16 +221,16 @@ def kwargs(args) -> dict:
     return out
 
 
-def rows(res, target: int = 0, personalized=None, pers=None) -> list:
+def rows(res, local, target: int = 0, personalized=None, pers=None) -> list:
     """One JSON row per T (DESIGN.md): the target's bias, variance and risk of the model the
     method gives it, the server model's risk, the risk of the target's own model after its K
-    local steps of round T (``local_risk``), the round map's diagnostics, and with
+    local steps of round T (``local``: ``own_models``' pair), the round map's diagnostics, and with
     ``personalized`` ((M, R) array) the risk after the personalization ``pers`` (FTFA or RTFA
     keyword arguments, ``personalization``) from the server model of round T."""
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
-    local = own_models(res)
+    local = local[0]
     out = []
     for t, T in enumerate(res.rounds):
         out.append({"method": res.method, "params": res.params,
@@ -238,7 +238,7 @@ def rows(res, target: int = 0, personalized=None, pers=None) -> list:
                     "bias": num(res.bias[target, t]), "variance": num(res.variance[target, t]),
                     "risk": num(res.risk[target, t]),
                     "global_risk": num(res.global_risk[target, t]),
-                    "local_risk": None if local is None else num(local[target, t]),
+                    "local_risk": num(local[target, t]),
                     "distance_to_fixed_point": num(res.distance_to_fixed_point[t]),
                     "clients_risk": [num(v) for v in res.risk[:, t]],
                     "diagnostics": {"contraction": num(res.contraction),
@@ -261,16 +261,24 @@ def predict(args) -> int:
     # Progress while it computes, as compare shows (10 s and more under a spectrum were silent);
     # each part's work is estimated before it solves (rounds_limit's max_seconds).
     with guards.working(f"riskcalc predict {args.method} along the rounds"):
-        res = riskcalc.rounds_limit(rounds_method(args), **kwargs(args),
-                                    max_seconds=guards.max_seconds(args),
-                                    max_gigabytes=args.max_memory)
-        own_models(res)                 # cached: the table's and the rows' local risk
+        res, local = solve(args, kwargs(args))
         pers = None if asked_pers is None else res.personalized_risk(**asked_pers)
     if args.json:
-        print(guards.dumps(rows(res, personalized=pers, pers=asked_pers)))
+        print(guards.dumps(rows(res, local, personalized=pers, pers=asked_pers)))
         return 0
-    predict_text(args, res, pers, asked_pers)
+    predict_text(args, res, pers, asked_pers, local)
     return 0
+
+
+def solve(args, kw):
+    """The rounds limit of the call (``riskcalc.rounds_limit``) and its own models
+    (``own_models``' pair, row by row where the whole list is refused)."""
+    def limit(rounds):
+        return riskcalc.rounds_limit(rounds_method(args), **{**kw, "rounds": rounds},
+                                     max_seconds=guards.max_seconds(args),
+                                     max_gigabytes=args.max_memory)
+    res = limit(kw["rounds"])
+    return res, own_models(res, lambda T: limit([T]))
 
 
 def compare(args) -> int:
@@ -299,9 +307,7 @@ def compare(args) -> int:
                      or getattr(args, "clients_file", None) is not None else "--clients"))
     ftfa = personalization(args)        # FTFA or RTFA after round T
     with guards.working(f"riskcalc compare {args.method}: the prediction"):
-        pred = riskcalc.rounds_limit(rounds_method(args), **kw,
-                                     max_seconds=guards.max_seconds(args),
-                                     max_gigabytes=args.max_memory)
+        pred, local = solve(args, kw)
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
     sim = simulate_rounds(rounds_method(args), **{**kw, "d": args.d}, reps=args.reps,
                           seed=args.seed,
@@ -312,7 +318,8 @@ def compare(args) -> int:
     out = []
     base = ("bias", "variance", "risk", "local_risk")
     quantities = base + (() if ftfa is None else ("personalized_risk",))
-    for row, t in zip(rows(pred, personalized=pers, pers=ftfa), range(len(pred.rounds))):
+    for row, t in zip(rows(pred, local, personalized=pers, pers=ftfa),
+                      range(len(pred.rounds))):
         simulated = {q: getattr(sim, q)[0, t] for q in base}
         simulated.update({q + "_se": getattr(sim, q + "_se")[0, t] for q in base})
         if ftfa is not None:

@@ -42,8 +42,9 @@ def overflow_note(res, cells) -> list:
     return ["  overflow: past the floating-point range (1.8e+308; null in --json)" + why]
 
 
-def predict_text(args, res, pers, asked_pers) -> None:
-    """``predict METHOD --rounds ...``'s table: a row per T for the target (client 0)."""
+def predict_text(args, res, pers, asked_pers, local) -> None:
+    """``predict METHOD --rounds ...``'s table: a row per T for the target (client 0);
+    ``local``: ``own_models``' pair."""
     name = "RTFA risk" if args.method == "rtfa" else "FTFA risk"
     m = res.risk.shape[0]
     print(f"{METHODS[args.method]} ({args.method}) along the rounds; derived here (exact limit, "
@@ -55,9 +56,7 @@ def predict_text(args, res, pers, asked_pers) -> None:
     print(f"  {'rounds':>7} {'bias':>13} {'variance':>13} {'risk':>13} {'mean risk':>13} "
           f"{'server risk' if own else 'local risk':>13}"
           + ("" if pers is None else f" {name:>13}"))
-    last = res.global_risk if own else own_models(res)
-    if last is None:
-        last = np.full(res.risk.shape, np.nan)
+    last, why = (res.global_risk, None) if own else local
     shown = []
     for t, T in enumerate(res.rounds):
         label = "inf" if np.isinf(T) else str(int(T))
@@ -80,9 +79,9 @@ def predict_text(args, res, pers, asked_pers) -> None:
               "the server model w_{T-1}); server risk: the server model's after T rounds")
     else:
         print("  risk: the server model's after T rounds; local risk: the target's own model "
-              "after its K local steps of round T"
-              + (" (refused here, beyond the size or time limits of the route with a spectrum: n/a)"
-                 if np.all(np.isnan(last)) else ""))
+              "after its K local steps of round T")
+        if why is not None:
+            print(f"  local risk n/a: {why}")
 
 
 def compare_text(args, pred, out, ftfa) -> None:
@@ -127,13 +126,27 @@ def sigma_words(params) -> str:
     return "Sigma with a spectrum" if "spectrum" in params else "Sigma = I"
 
 
-def own_models(res):
-    """``res.local_risk``, or None where its route refuses (a covariance spectrum beyond the
-    own models' size limits, ``riskcalc.linear.dynamics.sigma.fedavg.own``)."""
+def own_models(res, again=None):
+    """``(local, why)``: ``res.local_risk`` and None, or where its route refuses (a size or time
+    limit, ``ValueError``) the rows that pass alone and the refusal's message. ``again(T)``
+    solves the rounds ``[T]`` alone (a ``RoundsLimit``): the rows of the refused list are
+    asked one by one, NaN (``n/a``) where a row is refused alone too (``--rounds 1000,inf``
+    showed n/a on both rows where ``inf`` alone has its own models)."""
+    if res.method == "pfedme":          # its ``risk`` is the clients' own models'
+        return res.local_risk, None
     try:
-        return res.local_risk
-    except ValueError:
-        return None
+        return res.local_risk, None
+    except ValueError as exc:
+        why = str(exc)
+    local = np.full(res.risk.shape, np.nan)
+    if again is not None and len(res.rounds) > 1:
+        for t, T in enumerate(res.rounds):
+            try:
+                local[:, t] = again(T).local_risk[:, 0]
+            except ValueError:
+                continue
+    return local, why
+
 
 def ftfa_converges(res, pers, target: int = 0) -> bool:
     """Whether FTFA's steps ``pers`` from the server model converge for client ``target``
