@@ -38,7 +38,8 @@ def test_one_client_is_local_gradient_descent(gamma, K, rounds):
          rounds=[0, 1, 10, 100, np.inf]),
     dict(gamma=[1.9, 2.2], local_steps=2, step_size=0.2, rounds=[0, 1, 10, 100, np.inf]),
     dict(gamma=[1.95, 2.0], local_steps=np.inf, global_step=0.5, rounds=[1, 10, 100, np.inf]),
-], ids=["one-client-own-models", "atom-at-0", "exact-local-solves"])
+    dict(gamma=[0.95], local_steps=np.inf, lam=1.0, rounds=[0, 1, 10, 100, np.inf]),
+], ids=["one-client-own-models", "atom-at-0", "exact-local-solves", "algorithm1-exact-prox"])
 def test_same_values_as_the_ellipse_through_the_gap(fed, monkeypatch):
     """Several clients near the threshold, on both contours (the ellipse through the gap
     forced by a circle too costly to choose): the same curves, own models and distances to
@@ -46,11 +47,12 @@ def test_same_values_as_the_ellipse_through_the_gap(fed, monkeypatch):
     N < d) included; 344 nodes against 992-6392 (own models: g = 0.6, not an identity)."""
     m = len(fed["gamma"])
     kw = dict(FED, r=[1.0, 0.5][:m], sigma=[0.5, 0.2][:m], **fed)
-    near = riskcalc.rounds_limit("fedavg", **kw)
+    method = "pfedme" if "lam" in fed else "fedavg"     # Algorithm 1: its own models' risk
+    near = riskcalc.rounds_limit(method, **kw)
     monkeypatch.setattr(fedavg, "CIRCLE_NODES", 1 << 40)
-    gap = riskcalc.rounds_limit("fedavg", **kw)
+    gap = riskcalc.rounds_limit(method, **kw)
     assert near.diagnostics["contour_nodes"] * 2 < gap.diagnostics["contour_nodes"]
-    for q in ("risk", "distance_to_fixed_point"):
+    for q in ("risk", "global_risk", "distance_to_fixed_point"):
         np.testing.assert_allclose(getattr(near, q), getattr(gap, q), rtol=1e-10)
     if m == 1:      # elsewhere the gap's double contour is refused (3e7 pairs) or slow
         np.testing.assert_allclose(near.local_risk, gap.local_risk, rtol=1e-10)
