@@ -216,11 +216,17 @@ def sources(method, gam, lam, p, x, u, var_r, own=None, strict=True):
     (``mp_expect``) instead of an error."""
     m1 = x ** 2 + var_r
     D = m1 / p ** 2
-    E1 = (x - u * m1) / p ** 2                            # tau(S (pS + t)^-2)
-    E2 = (1.0 - 2.0 * u * x + u ** 2 * m1) / p ** 2       # tau(S^2 (pS + t)^-2)
+    # With m = x = m(-u) and m1 = -dm/du, the quadratic of step 3 gives tau(S (S + u)^-1) =
+    # 1 - u m = m / (1 + gamma m) and tau(S^2 (S + u)^-1) = m (1 + gamma + gamma^2 m) / (1 +
+    # gamma m)^2, whose u-derivatives are the two traces below. They were 1 - 2 u m + u^2 m1
+    # and m - u m1, with u ~ M: relative errors eps M^2 and eps M, so the bias of M = 1e10
+    # identical clients was 0.5 + 1.1e-6 for 0.5 + 1.5e-10.
+    lift = 1.0 + gam * x
+    E1 = m1 / lift ** 2 / p ** 2                                      # tau(S (pS + t)^-2)
+    E2 = m1 * (1.0 + gam + gam * (gam - 1.0) * x) / lift ** 3 / p ** 2   # tau(S^2 (pS + t)^-2)
     if method == "fedavg":
         # f = 1: the traces are those of step 5 already computed for every group.
-        J = np.array([np.ones_like(x), D, E1, E2, (1.0 - u * x) / p, np.zeros_like(x)])
+        J = np.array([np.ones_like(x), D, E1, E2, x / lift / p, np.zeros_like(x)])
         own = np.zeros_like(gam) if own is None else own
     else:
         J = _target_traces(gam, lam, p, u, strict)

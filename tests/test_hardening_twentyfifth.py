@@ -1,0 +1,42 @@
+"""Issue 32, third pass: what this session's fuzz (fuzz27) found, each test failing before."""
+
+import mpmath
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.linear.finite_clients.identity import moments, sources, subordination
+
+
+# --- F1: finite-M limits at very many clients ----------------------------------------------
+
+@pytest.mark.parametrize("gamma, count", [(2.0, 1e4), (2.0, 1e10), (0.5, 1e7), (3.0, 37.0)])
+def test_finite_clients_traces_against_mpmath(gamma, count):
+    """tau(S (pS + t)^-2) and tau(S^2 (pS + t)^-2) (step 5 of ``finite_clients.identity``)
+    against their defining forms m - u m' and 1 - 2 u m + u^2 m' evaluated with 60 digits
+    from the same m = x (u and m' from x through the quadratic, also with 60 digits). In
+    double precision those forms lost eps u and eps u^2 relative, u ~ M."""
+    gam, cnt = np.array([gamma]), np.array([count])
+    p, g, x, u, var_r = subordination(gam, cnt, "samples")
+    D, _, E2, E1, _, _ = sources("fedavg", gam, np.zeros(1), p, x, u, var_r)
+    with mpmath.workdps(60):
+        X, G, P = mpmath.mpf(float(x[0])), mpmath.mpf(gamma), mpmath.mpf(float(p[0]))
+        U = (1 - (1 - G) * X) / (X * (1 + G * X))
+        root = mpmath.sqrt((1 - G + U) ** 2 + 4 * G * U)
+        m1 = X ** 2 + G * X ** 3 / ((1 + G * X) * root)
+        want1 = (X - U * m1) / P ** 2
+        want2 = (1 - 2 * U * X + U ** 2 * m1) / P ** 2
+    assert E1[0] == pytest.approx(float(want1), rel=1e-12)
+    assert E2[0] == pytest.approx(float(want2), rel=1e-12)
+    assert moments(gam, cnt, p, g)[1][0] == pytest.approx(float(U), rel=1e-12)
+
+
+@pytest.mark.parametrize("method, lam", [("ftfa", None), ("fedavg", None), ("rtfa", 1.0)])
+def test_many_identical_clients_approach_the_exact_global_model_as_one_over_m(method, lam):
+    """(bias_M - bias_inf) M settles to a constant (1.5 for FTFA, 1 for FedAvg at gamma 2):
+    the same to 1e-4 at M = 1e6, 1e8, 1e10. Was 1.1e4 at 1e10 for FTFA (bias 0.5 + 1.1e-6)."""
+    kw = dict(gamma=2.0, r=1.0, sigma=1.0, **({} if lam is None else {"lam": lam}))
+    inf = riskcalc.limit(method, **kw).bias
+    scaled = [(riskcalc.limit(method, **kw, clients=m).bias - inf) * m
+              for m in (10 ** 6, 10 ** 8, 10 ** 10)]
+    assert max(scaled) - min(scaled) < 1e-4 * abs(scaled[0])
