@@ -321,6 +321,19 @@ def file_size(path, limit: int, where: str, what: str) -> int:
     return size
 
 
+def shown_apart(value: float, edge: float, digits: int = 4) -> str:
+    """``value`` in ``%g`` with ``digits`` significant digits, or as many more (up to 17) as
+    it takes to print differently from ``edge``: a step 2.0003 past the stability edge 2
+    printed "2 >= 2" and "like 1^(2 k)", and a contraction 0.99999999 "1 (converges:
+    true)"."""
+    value = float(value)
+    for k in range(digits, 18):
+        text = f"{value:.{k}g}"
+        if value == edge or float(text) != edge:
+            return text
+    return repr(value)
+
+
 def distinct(option: str, values: list) -> list:
     """``values`` (a command-line list, ``--rounds 1,1,1``, ``--gamma 0.5,0.5``) when no value
     is given twice; else a ValueError naming the option and the value: a list's values are the

@@ -40,3 +40,26 @@ def test_many_identical_clients_approach_the_exact_global_model_as_one_over_m(me
     scaled = [(riskcalc.limit(method, **kw, clients=m).bias - inf) * m
               for m in (10 ** 6, 10 ** 8, 10 ** 10)]
     assert max(scaled) - min(scaled) < 1e-4 * abs(scaled[0])
+
+
+# --- F3: a value just past an edge printed as the edge ----------------------------------------
+
+def test_values_near_an_edge_are_printed_apart_from_it():
+    from riskcalc._validate import shown_apart
+
+    assert shown_apart(2.0003, 2.0) == "2.0003" and shown_apart(0.3, 2.0) == "0.3"
+    assert shown_apart(2.0, 2.0) == "2" and float(shown_apart(1.0 - 1e-15, 1.0)) != 1.0
+    assert shown_apart(0.99999999, 1.0, 6) == "0.99999999"
+
+
+def test_divergence_note_just_past_the_stability_edge(capsys):
+    """step_size 0.3432 at gamma 2 ((1 + sqrt 2)^2 0.3432 = 2.0003) said "= 2 >= 2" and "like
+    1^(2 k)"; a contraction 1 - 2e-10 printed as "contraction 1 (converges: true)"."""
+    from riskcalc.cli import main
+
+    res = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=10, step_size=0.3432)
+    assert "= 2.0003 >= 2" in res.notes[0] and "like 1.0003^(2 k)" in res.notes[0]
+    assert main(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "1", "--rounds",
+                 "5", "--local-steps", "1", "--local-step-size", "0.1", "--signal", "1",
+                 "--global-step", "1e-8"]) == 0
+    assert "contraction 0.9999999998 (converges: true)" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
 from riskcalc.cli import guards
 
 #: Methods with rounds, and what each runs.
@@ -168,5 +169,5 @@ def round_map_line(res) -> str:
     diverging curve was shown by ``compare`` without saying it diverges)."""
     bound = (" (an upper bound: the bottom of the spectrum is not computed)"
              if res.diagnostics.get("contraction_is_bound") else "")
-    return (f"  round map: contraction {res.contraction:.6g}{bound} "
+    return (f"  round map: contraction {shown_apart(res.contraction, 1.0, 6)}{bound} "
             f"(converges: {'true' if res.converges else 'false'})")

@@ -24,7 +24,7 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import METHOD_ALIASES, parameter, positive
+from riskcalc._validate import METHOD_ALIASES, parameter, positive, shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
                                              local_steps_count, rounds_array, weight_vector)
@@ -63,7 +63,8 @@ def _divergent_range(exc, name, gam, eta, K):
         raise exc
     qmax = float(np.max(1.0 - (1.0 - top) ** K))
     raise ValueError(f"step_size: the local steps diverge (step_size (1 + sqrt(gamma_j))^2 = "
-                     f"{top.max():.4g} > 2), so the local filter 1 - (1 - step_size s)^K "
+                     f"{shown_apart(top.max(), 2.0)} > 2), so the local filter 1 - (1 - "
+                     "step_size s)^K "
                      f"reaches {qmax:.3g} with local_steps = {K}: the round map's spectrum "
                      "spans more than its edge and contour solves resolve; give fewer "
                      "local_steps or a smaller step_size") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, parameter,
-                                per_client, positive)
+                                per_client, positive, shown_apart)
 
 
 def client_arrays(gamma, r, sigma):
@@ -245,7 +245,8 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
             # eta s > 2: D indefinite, its spectrum on both sides of 0, not covered here.
             top = eta * (1.0 + np.sqrt(gam)) ** 2
             raise ValueError("step_size: local gradient descent diverges on a client "
-                             f"(step_size (1 + sqrt(gamma_j))^2 = {top.max():.4g} > 2) and "
+                             "(step_size (1 + sqrt(gamma_j))^2 = "
+                             f"{shown_apart(top.max(), 2.0)} > 2) and "
                              f"local_steps = {K} is even: the local filter 1 - (1 - step_size "
                              "s)^K is then negative on part of the spectrum (the round map "
                              "indefinite), not covered; give a stable step_size or an odd "

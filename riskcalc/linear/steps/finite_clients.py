@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
+from riskcalc._validate import (as_array, integers, parameter, positive, positive_int, real,
+                                shown_apart)
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, weighted_mp
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
@@ -168,10 +169,10 @@ def stability(gamma, lam, eta, spectrum):
     converges = bool(converges) if converges.ndim == 0 else converges
     if np.any(q >= 1):
         return converges, (
-            f"step_size * (lam + top of the spectrum of S) = {np.max(q + 1):.4g} >= 2: "
-            "gradient descent diverges, and the risk grows without bound in steps, like "
-            f"{np.max(q):.4g}^(2 k) (a k-th power); values beyond the floating point range "
-            "are infinite (JSON null); no value here is a usable model",)
+            f"step_size * (lam + top of the spectrum of S) = {shown_apart(np.max(q + 1), 2.0)}"
+            " >= 2: gradient descent diverges, and the risk grows without bound in steps, like "
+            f"{shown_apart(np.max(q), 1.0)}^(2 k) (a k-th power); values beyond the floating "
+            "point range are infinite (JSON null); no value here is a usable model",)
     return converges, ()
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
+
 from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 # Most estimated process seconds by default: the pencil routes' (``sigma.budget``).
 from riskcalc.linear.dynamics.sigma.guards import MAX_PENCIL_SECONDS as MAX_SECONDS
@@ -84,8 +86,8 @@ def why_nodes(top, rho) -> str:
     near d) or, where it diverges (contraction ``rho`` > 1, a large global_step), its spectrum
     far outside the unit disk, which the contours' amplification bound follows."""
     if rho > 1.0:
-        return (f"the round map diverges (contraction {rho:.3g} > 1: the server step "
-                "global_step lam too large), and over the rounds asked")
+        return (f"the round map diverges (contraction {shown_apart(rho, 1.0, 3)} > 1: the "
+                "server step global_step lam too large), and over the rounds asked")
     return f"the round map's top 1 - {1.0 - top:.2g} is so near 1 that"
 
 

@@ -62,6 +62,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
+
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
                                              settle)
@@ -153,7 +155,7 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under its "
                          f"covariance (step_size times the top of its sample spectrum = "
-                         f"{eta * top.max():.4g} > 2)")
+                         f"{shown_apart(eta * top.max(), 2.0)} > 2)")
     # The reach check needs A's bottom edge (``shift.one_step``'s walk, which stops at D's atom
     # at 0 when pooled N < d); there the contour's mass (1 - the atom, below) is the check.
     bound = np.inf if pooled_low else _reach(joint, gam, p, eta, K, top)

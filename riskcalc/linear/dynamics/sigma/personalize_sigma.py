@@ -92,6 +92,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
+
 from riskcalc.linear.dynamics.personalize import ftfa_stability
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
@@ -157,7 +159,7 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
     bad = np.flatnonzero(~conv & ~over)
     diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
                  + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
-                             f"{eta2 * top[i]:.4g} >= 2)" for i in bad))
+                             f"{shown_apart(eta2 * top[i], 2.0)} >= 2)" for i in bad))
     return np.where(over, 1.0 / top, eta2), diverging
 
 

@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
+
 from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
                                              settle)
 from riskcalc.linear.dynamics.sigma import budget, memory
@@ -147,7 +149,7 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
     if K >= 2 and np.any(eta * top > 2.0):
         raise ValueError("step_size: local gradient descent diverges on a client under the "
                          f"spectrum (step_size times the top of its sample spectrum = "
-                         f"{eta * top.max():.4g} > 2)")
+                         f"{shown_apart(eta * top.max(), 2.0)} > 2)")
     if not dense:       # before the edges: the contour has at least 2 T_max + 16 nodes
         t_max = int(np.max(np.where(np.isfinite(rounds), rounds, 0.0)))
         _affordable(len(gam), K, spectrum.atoms.size, t_max + 16, t_max,
