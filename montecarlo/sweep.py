@@ -24,7 +24,7 @@ from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_ru
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
-from montecarlo.prediction import predicted
+from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from riskcalc import _frames
@@ -187,10 +187,12 @@ def _rows(plan, results) -> list:
 
 def _limits(spec, setting, route, steps, tunings):
     """The predictions of a grid point, one per tuning value: the finite-M limit with a
-    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit."""
+    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit;
+    both at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's
+    d and n)."""
     if setting.global_model != "federated" or steps is not None \
             or not get_estimator(spec.method).centered:
-        return riskcalc.spec_limit(spec, route=route)
+        return riskcalc.spec_limit(simulated_ratio(spec, setting)[0], route=route)
     tune = spec.info.tuning
     each = [predicted(replace(spec, **({tune: t} if tune else {})), route, None, None, setting)
             for t in tunings]
