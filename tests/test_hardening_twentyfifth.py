@@ -89,3 +89,32 @@ def test_compare_and_sweep_predict_at_the_simulated_ratio():
                  reps=2, progress=False)
     assert rows[0]["predicted_bias"] == riskcalc.limit("rtfa", gamma=100 / 33, r=1.0,
                                                        sigma=0.5, lam=0.5).bias
+
+
+# --- F19: Algorithm 1 with exact prox at a tiny lam ---------------------------------------------
+
+@pytest.mark.parametrize("gamma, spectrum, lams, at, above", [
+    ([2.0] * 5, None, (1e-12, 1e-20, 1e-100), 1e-12, (1e-6, 1e-4)),
+    ([0.5, 3.0], riskcalc.Spectrum([1.0, 4.0]), (1e-14, 1e-100), 1e-8, (1e-4,))])
+def test_algorithm1_exact_prox_at_tiny_lam_is_the_exact_local_solve(gamma, spectrum, lams, at,
+                                                                     above):
+    """The fixed point of Algorithm 1 (K = inf, global step 1 / lam) is the finite-M pFedMe
+    limit (``riskcalc.clients_limit``, another route); it was 46367 for 2.5 at lam 1e-20
+    (Sigma = I, five clients at gamma 2) and 78.6 for 3.56 at 1e-14 under a spectrum,
+    'converges: true'. Below the projection threshold the prox is the exact local solve to
+    O(lam / a) (1e-7 relative, 2e-6 under a spectrum); above it the prox laws still run (the
+    same limit at ``above``)."""
+    kw = dict(r=1.0, sigma=1.0, **({} if spectrum is None else {"spectrum": spectrum}))
+
+    def fixed_point(lam):
+        return riskcalc.rounds_limit("pfedme", gamma=gamma, signal=1.0, lam=lam,
+                                     local_steps=np.inf, rounds=[10, np.inf], **kw)
+
+    want = riskcalc.clients_limit("pfedme", gamma=gamma, lam=at, **kw).risk
+    for lam in lams:
+        res = fixed_point(lam)
+        np.testing.assert_allclose(res.risk[:, 1], want, rtol=2e-6)
+        assert res.converges
+    for lam in above:
+        np.testing.assert_allclose(fixed_point(lam).risk[:, 1], riskcalc.clients_limit(
+            "pfedme", gamma=gamma, lam=lam, **kw).risk, rtol=1e-7)

@@ -238,6 +238,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     eta, lam, g, inv = checked_steps(name, gam, K, step_size, lam, global_step, shared,
                                     spectrum, joint)
     from riskcalc.linear.dynamics import ROUTES
+    from riskcalc.linear.dynamics.sigma import prox_sigma
 
     from riskcalc.linear.dynamics.sigma.guards import (found_reach, pencil_guard, prox_scale,
                                                        spectrum_cause)
@@ -267,6 +268,13 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
+        elif name == "pfedme" and shared and lam <= prox_sigma.projection_lam(gam, spectrum) \
+                and (gam.size > 1 or gam[0] < 1):      # (fedavg.exact's case not covered)
+            from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
+            from riskcalc.linear.dynamics.sigma.guards import pencil_work
+
+            pencil_work(spectrum, 1 + 2 * gam.size, T)
+            out = fedavg_exact_curves(gam, rr, sig, p, s, g * lam, T, spectrum)
         elif name == "pfedme" and shared:
             from riskcalc.linear.dynamics.sigma.prox_sigma import prox_sigma_curves
 

@@ -106,6 +106,26 @@ def algorithm1_curves(gam, r, sigma, p, signal, lam, global_step, rounds):
     """Paper 004's Algorithm 1 with exact local solves (K = inf; eq. 10): the curves of
     ``fedavg.round_map_curves`` for the prox filter and the round map's step global_step * lam
     (``004_98172ed3646eef14.txt``, eq. 10: w <- w - gamma lam sum_j p_j (w - prox_j(w)))."""
+    from riskcalc.linear.dynamics.client_laws import ClientLaws
     from riskcalc.linear.dynamics.fedavg import round_map_curves
 
-    return round_map_curves(ProxLaws(gam, p, lam), r, sigma, signal, global_step * lam, rounds)
+    laws = (ClientLaws(gam, p, None, np.inf) if lam <= projection_lam(gam)
+            else ProxLaws(gam, p, lam))
+    return round_map_curves(laws, r, sigma, signal, global_step * lam, rounds)
+
+
+#: lam / a below which the prox filter is the projection of K = inf (``projection_lam``).
+PROJECTION_RATIO = 1e-7
+
+
+def projection_lam(gam) -> float:
+    """The lam below which ``algorithm1_curves`` takes the exact local solve's laws (FedAvg's
+    K = inf, ``ClientLaws``: q = 1 on the range of S_j) for the prox's: PROJECTION_RATIO times
+    the smallest bottom a_j = (1 - sqrt(gamma_j))^2 of the clients' nonzero spectra (0 when a
+    gamma_j is 1). On the spectrum q(s) = s / (s + lam) is 1 to lam / a_j, and the prox laws
+    lose about eps / lam to rounding (the atom of S_j at 0 has q / s = 1 / lam, which the
+    recursions for S_n subtract again): measured against the projection at gamma 2, M = 5,
+    the relative gap of the fixed point's server risk falls as 0.58 lam to 5.8e-7 at lam
+    1e-6, then rises, 9.4e-8 at 1e-8, 1e-3 at 1e-12, and the fixed point was 46367 for 2.5 at
+    1e-20 (fuzz27 F19). Here both errors stay below about 1e-7."""
+    return PROJECTION_RATIO * float(np.min((1.0 - np.sqrt(np.asarray(gam, float))) ** 2))
