@@ -118,3 +118,18 @@ def test_algorithm1_exact_prox_at_tiny_lam_is_the_exact_local_solve(gamma, spect
     for lam in above:
         np.testing.assert_allclose(fixed_point(lam).risk[:, 1], riskcalc.clients_limit(
             "pfedme", gamma=gamma, lam=lam, **kw).risk, rtol=1e-7)
+
+
+# --- F13: rows beyond the overflow need no contour nodes ------------------------------------------
+
+def test_overflowed_rows_do_not_size_the_contour():
+    """A diverging round map (contraction 1.09) at T = 10 and 1e5: the second row is overflow
+    (inf) on every curve, own models included; the contour is the one of T = 10 alone. It
+    was sized for T = over (3827), and the own models' double contour was refused ('n/a')."""
+    kw = dict(gamma=[2.0, 1.0], r=1.0, sigma=1.0, signal=1.0, local_steps=1, step_size=1.0)
+    both = riskcalc.rounds_limit("fedavg", rounds=[10, 100000], **kw)
+    alone = riskcalc.rounds_limit("fedavg", rounds=[10], **kw)
+    assert not both.converges
+    assert both.diagnostics["contour_nodes"] == alone.diagnostics["contour_nodes"]
+    np.testing.assert_allclose(both.local_risk[:, 0], alone.local_risk[:, 0], rtol=1e-12)
+    assert np.all(np.isinf(both.local_risk[:, 1])) and np.all(np.isinf(both.risk[:, 1]))

@@ -310,7 +310,12 @@ def round_map_curves(laws, r, sigma, signal, g, rounds):
                          f"sum_j 1/gamma_j = {np.sum(1.0 / np.asarray(gam, float)):.10g}, "
                          "near 1); move gamma off the threshold")
     rho = contraction(a, b, g)
-    settled, over, finite, t_max = round_horizon(rho, rounds)
+    settled, over, finite, _ = round_horizon(rho, rounds)
+    # Rows beyond ``over`` are inf here (``big``, and ``gone`` for the own models): only the
+    # rows up to it need nodes (a diverging map asked for T = 1e5 sized its contours for T =
+    # over, 3827, and the own models' double contour was refused for every row).
+    kept = rounds[finite & (rounds <= over)]
+    t_max = int(kept.max()) if kept.size else 0
     z, w, omega, G = _solve(laws, a, b, g, rho, t_max)
     E1, E2, E3 = laws.traces(omega, np.broadcast_to(G, omega.shape))
     A, R = round_filters(z, g, rounds, finite)
