@@ -120,7 +120,10 @@ def integer(text: str, name: str) -> int:
 
 
 def _not_real(value):
-    """Why ``value`` (a scalar) is not a real number, or None (also for a non-scalar)."""
+    """Why ``value`` (a scalar, also as a 0-d array) is not a real number, or None (also for a
+    non-scalar)."""
+    if type(value) is np.ndarray and value.ndim == 0:
+        value = value[()]
     if isinstance(value, (bool, np.bool_)):
         return "a boolean is not a number"
     if isinstance(value, (str, bytes)):
@@ -260,17 +263,37 @@ def parameter(name: str, value, *, label: str | None = None, ndim: int | None = 
 
 
 def positive_int(name: str, value, *, minimum: int = 1, maximum: int = MAX_INT) -> int:
-    """An integer in [``minimum``, ``maximum``] (a bool, a string or a non-integral number is
-    refused; an integral float such as 3.0 is the integer 3)."""
-    try:
-        ok = (_not_real(value) is None and np.ndim(value) == 0 and int(value) == value
-              and minimum <= value <= maximum)
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
+    """An integer in [``minimum``, ``maximum``] (``_whole``: a bool, a string or a non-integral
+    number is refused; an integral float such as 3.0 is the integer 3)."""
+    whole = _whole(value)
+    if whole is None or not minimum <= whole <= maximum:
+        why = _not_real(value)
         raise ValueError(f"{name} must be an integer >= {minimum} and <= {maximum}, got "
-                         f"{_count(value)}")
-    return int(value)
+                         f"{_count(value)}" + (f": {why}" if why else ""))
+    return whole
+
+
+def _whole(value) -> int | None:
+    """``value`` as an int when it is one whole real number: an int or numpy integer, or an
+    integral float, ``Fraction`` or ``Decimal`` (3.0 is 3, as ``--d 3.0`` is on the command
+    line), also as a 0-d array; else None (a bool, a string, a non-integral or non-finite
+    number, an array of several numbers)."""
+    try:
+        if _not_real(value) is not None or np.ndim(value) != 0:
+            return None
+    except ValueError:                         # a ragged list
+        return None
+    if isinstance(value, np.ndarray):
+        value = value[()]         # a 0-d array's scalar: np.array(True) was read as 1
+    if isinstance(value, np.generic):
+        value = value.item()
+    if _not_real(value) is not None or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        whole = int(value)
+    except (ValueError, OverflowError):       # nan, inf
+        return None
+    return whole if whole == value else None
 
 
 def _count(value) -> str:
@@ -283,11 +306,18 @@ def _count(value) -> str:
 
 
 def seed_integer(name: str, value) -> int:
-    """An integer >= 0 of any size (what ``numpy.random.SeedSequence`` takes as entropy); a
-    float, even 3.0, is refused, and the refusal shows the value as given (-1, not -1.0)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    why = _not_real(value)
+    """An integer >= 0 of any size (what ``numpy.random.SeedSequence`` takes as entropy), read
+    as every count of the Python API is (``positive_int``): an integral float such as 3.0 is
+    the seed 3, as ``--seed 3.0`` is on the command line. A float beyond 2^53 is refused (1e23
+    is the integer 99999999999999991611392, not the 10^23 that ``--seed 1e23`` reads), and the
+    refusal shows the value as given (-1, not -1.0)."""
+    whole = _whole(value)
+    inexact = whole is not None and whole > MAX_INT and np.asarray(value).dtype.kind == "f"
+    if whole is not None and whole >= 0 and not inexact:
+        return whole
+    why = _not_real(value) or (
+        "a float beyond 2^53 is not the integer it was written as; give an int" if inexact
+        else None)
     raise ValueError(f"{name} must be an integer >= 0, got {_short(value)}"
                      + (f": {why}" if why else ""))
 

@@ -1,0 +1,49 @@
+"""Issue 32, twenty-fourth hardening pass: the layer's leftovers (seeds read as the other
+counts are, the memory limit as the other real parameters) and a small fuzz of the Python API's
+type coercion. Each test pins a case that was mishandled before this pass (the old behaviour
+in its comment); bad input is a ValueError naming the parameter.
+"""
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from riskcalc._validate import integer, positive_int
+
+
+# was: "seed must be an integer >= 0, got 3.0" while --seed 3.0 ran as seed 3, and d=20.0,
+# clients=3.0 or steps=2.0 are read as integers by every other count of the API.
+@pytest.mark.parametrize("seed", [3.0, np.float64(3.0), np.array(3), Fraction(6, 2),
+                                  Decimal("3"), np.uint8(3)])
+def test_an_integral_seed_is_the_seed_the_command_line_reads(seed):
+    from montecarlo.runner.seeding import check_seed, replicate_rng
+
+    assert check_seed(seed) == integer("3.0", "--seed") == 3
+    assert type(check_seed(seed)) is int
+    assert np.array_equal(replicate_rng(seed, 1).standard_normal(4),
+                          replicate_rng(3, 1).standard_normal(4))
+
+
+# A float beyond 2^53 is not the integer written (1e23 is 99999999999999991611392, where
+# --seed 1e23 reads 10^23): refused, while an exact type keeps its value at any size.
+def test_a_float_seed_beyond_two_to_the_53_is_refused():
+    from montecarlo.runner.seeding import check_seed
+
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got 1e\+23: a float "
+                                         r"beyond 2\^53"):
+        check_seed(1e23)
+    assert check_seed(Decimal("1e23")) == integer("1e23", "--seed") == 10 ** 23
+    assert check_seed(2.0 ** 53) == 2 ** 53
+
+
+# was: 1 (a 0-d boolean array passed int(value) == value; np.bool_ and True were refused).
+@pytest.mark.parametrize("value", [np.array(True), np.array(False)])
+def test_a_boolean_array_is_no_count(value):
+    from montecarlo.runner.seeding import check_seed
+
+    with pytest.raises(ValueError, match=r"^d must be an integer >= 0 .*a boolean is not"):
+        positive_int("d", value, minimum=0)
+    with pytest.raises(ValueError, match="a boolean is not a number"):
+        check_seed(value)
