@@ -10,7 +10,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import riskcalc
 from riskcalc._validate import integer, positive_int
+from tests.test_rounds_memory import CASE
 
 
 # was: "seed must be an integer >= 0, got 3.0" while --seed 3.0 ran as seed 3, and d=20.0,
@@ -47,3 +49,14 @@ def test_a_boolean_array_is_no_count(value):
         positive_int("d", value, minimum=0)
     with pytest.raises(ValueError, match="a boolean is not a number"):
         check_seed(value)
+
+
+# was: "max_gigabytes must be a finite number > 0 (or None: 4 GB), got Decimal('1E-6')"
+# where max_seconds, and every other real parameter, takes Decimal and Fraction.
+@pytest.mark.parametrize("limit", [Decimal("1e-6"), Fraction(1, 10 ** 6), np.array(1e-6)])
+def test_max_gigabytes_is_read_as_every_real_parameter(limit):
+    from riskcalc.linear.dynamics.sigma import budget
+
+    assert budget.gigabytes(limit) == 1e-6
+    with pytest.raises(ValueError, match=r"more than the 1e-06 GB allowed"):
+        riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=limit)
