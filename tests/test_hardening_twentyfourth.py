@@ -60,3 +60,24 @@ def test_max_gigabytes_is_read_as_every_real_parameter(limit):
     assert budget.gigabytes(limit) == 1e-6
     with pytest.raises(ValueError, match=r"more than the 1e-06 GB allowed"):
         riskcalc.rounds_limit("fedavg", **CASE, max_gigabytes=limit)
+
+
+# was: level=Decimal("0.9") refused ("level must be a number in (0, 1)") and max_seconds not
+# checked at all: -1 stopped the bootstrap after no draw, nan never, True after one second.
+@pytest.mark.parametrize("bad", [-1.0, -np.inf, np.nan, True, "60"])
+def test_bootstrap_max_seconds_is_checked(bad):
+    from riskcalc.advise.uncertainty import bootstrap
+
+    with pytest.raises(ValueError, match="^max_seconds must "):
+        bootstrap(None, None, max_seconds=bad)
+
+
+@pytest.mark.parametrize("level", [Decimal("0.9"), Fraction(9, 10), np.float32(0.9)])
+def test_bootstrap_level_is_read_as_every_real_parameter(level):
+    from riskcalc.advise.uncertainty import bootstrap
+
+    # The level passes; the next check (one draw) is what refuses.
+    with pytest.raises(ValueError, match=r"^draws \(an interval needs two\)"):
+        bootstrap(None, None, level=level, draws=1, max_seconds=np.inf)
+    with pytest.raises(ValueError, match=r"^level must lie in \(0, 1\), got 1.0"):
+        bootstrap(None, None, level=Decimal(1))
