@@ -175,6 +175,13 @@ def _short(value) -> str:
 METHOD_ALIASES = {"fedprox": "pfedme"}
 
 
+def canonical_method(name):
+    """The canonical name of the method ``name`` (``METHOD_ALIASES``); anything but a string
+    is returned as given, for the caller's list of valid names to refuse (a list or a 0-d
+    array raised "TypeError: unhashable type" before that list was reached)."""
+    return METHOD_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
 def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open=False,
              allow_inf=False, ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float array after checking it lies in the stated range.
