@@ -111,12 +111,11 @@ class Spectrum:
         ``eigenvalues`` must be one number or a 1-d list of them: a matrix is refused (a
         covariance matrix is not its eigenvalues; pass ``numpy.linalg.eigvalsh(C)``).
         """
-        s = np.asarray(eigenvalues)
-        if s.dtype.kind not in "iuf":
-            raise ValueError(f"spectrum eigenvalues must be real numbers, got {s.dtype} data")
+        # The layer's reading (was np.asarray: [True, 2.0] taken as 1, 2 and Decimals refused).
+        s = real("spectrum eigenvalues", eigenvalues)
         if s.ndim > 1:
             raise ValueError(_not_a_list(s))
-        return cls(s.astype(float).ravel())
+        return cls(s.ravel())
 
     @classmethod
     def from_file(cls, path) -> "Spectrum":

@@ -81,3 +81,41 @@ def test_bootstrap_level_is_read_as_every_real_parameter(level):
         bootstrap(None, None, level=level, draws=1, max_seconds=np.inf)
     with pytest.raises(ValueError, match=r"^level must lie in \(0, 1\), got 1.0"):
         bootstrap(None, None, level=Decimal(1))
+
+
+# --- a fuzz of the Python API's types (about 150 inputs) -----------------------------------
+
+# was: "TypeError: unhashable type: 'list'" (the alias lookup before the list of names).
+@pytest.mark.parametrize("method", [["ftfa"], np.array("ftfa")])
+def test_a_method_that_is_no_string_is_refused_naming_the_methods(method):
+    with pytest.raises(ValueError, match=r"^method must be one of fedavg, .*; got "):
+        riskcalc.limit(method, gamma=2.0, r=1.0, sigma=0.5)
+    with pytest.raises(ValueError, match=r"^method must be one of fedavg, pfedme"):
+        riskcalc.rounds_limit(method, gamma=2.0, r=1.0, sigma=0.5, signal=1.0, rounds=1,
+                              local_steps=1, step_size=0.1)
+    assert riskcalc.limit(np.str_("fedprox"), gamma=2.0, r=1.0, sigma=0.5, lam=0.3).risk == \
+        riskcalc.limit("pfedme", gamma=2.0, r=1.0, sigma=0.5, lam=0.3).risk
+
+
+# was: [True, 2.0] read as the eigenvalues 1 and 2, and [Decimal(1), Decimal(4)] refused as
+# "object data", where Spectrum([...]) refuses the one and takes the other.
+def test_from_eigenvalues_reads_numbers_as_the_layer_does():
+    from riskcalc import Spectrum
+
+    with pytest.raises(ValueError, match="spectrum eigenvalues .*it holds a boolean"):
+        Spectrum.from_eigenvalues([True, 2.0])
+    exact = Spectrum.from_eigenvalues([Decimal(1), Fraction(4)])
+    assert exact.describe() == Spectrum([1.0, 4.0]).describe() == "discrete[0.5@1, 0.5@4]"
+
+
+# was: montecarlo.compare(d=1) simulated a 1-dimensional problem where compare --d 1 is
+# refused (as simulate_rounds(d=1) already was).
+def test_the_simulation_needs_d_of_two_as_the_command_line(capsys):
+    import montecarlo
+    from tests.test_hardening_ninth import _one_error_line
+
+    with pytest.raises(ValueError, match=r"^d must be an integer >= 2 "):
+        montecarlo.compare("ftfa", gamma=0.5, r=1.0, sigma=0.5, d=1, reps=2)
+    line = _one_error_line("compare ftfa --gamma 0.5 --r 1 --sigma 0.5 --d 1 --reps 2".split(),
+                           capsys)
+    assert line.startswith("error: --d must be an integer >= 2 "), line
