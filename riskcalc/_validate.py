@@ -67,9 +67,10 @@ def _strict(name, value) -> np.ndarray:
                 arr.dtype.kind, f"of type {arr.dtype}")
     if what is not None:
         raise ValueError(f"{name} must be a real number, got {_short(value)}: {what}")
-    if isinstance(value, (list, tuple)) and _has_bool(value):
+    held = _held(value) if isinstance(value, (list, tuple)) else None
+    if held:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
-                         "holds a boolean")
+                         f"holds {held}")
     try:
         out = arr.astype(float, copy=False)
     except OverflowError:
@@ -128,6 +129,9 @@ def _not_real(value):
         return "a boolean is not a number"
     if isinstance(value, (str, bytes)):
         return "a string is not a number"
+    if isinstance(value, (bytearray, memoryview)):
+        # numpy reads their bytes as uint8 numbers: bytearray(b"2") was gamma = 50
+        return "bytes are not numbers"
     if isinstance(value, (complex, np.complexfloating)):
         return "complex values are refused"
     if value is None:
@@ -156,11 +160,18 @@ def _finite(x) -> bool:
     return isinstance(x, numbers.Rational) or bool(np.isfinite(x))
 
 
-def _has_bool(items) -> bool:
+def _held(items) -> str | None:
+    """What the (nested) list ``items`` holds that numpy reads as numbers though it is none: a
+    boolean (as 1) or bytes (as their byte values); else None."""
     for x in items:
-        if isinstance(x, (bool, np.bool_)) or (isinstance(x, (list, tuple)) and _has_bool(x)):
-            return True
-    return False
+        if isinstance(x, (bool, np.bool_)):
+            return "a boolean"
+        if isinstance(x, (bytearray, memoryview)):
+            return "bytes"
+        inner = _held(x) if isinstance(x, (list, tuple)) else None
+        if inner:
+            return inner
+    return None
 
 
 def _short(value) -> str:

@@ -119,3 +119,15 @@ def test_the_simulation_needs_d_of_two_as_the_command_line(capsys):
     line = _one_error_line("compare ftfa --gamma 0.5 --r 1 --sigma 0.5 --d 1 --reps 2".split(),
                            capsys)
     assert line.startswith("error: --d must be an integer >= 2 "), line
+
+
+# was: gamma=bytearray(b"2") computed at gamma = 50 (numpy reads bytes as uint8 numbers),
+# also inside a list, where bytes b"2" and the string "2" are refused.
+@pytest.mark.parametrize("value, held", [(bytearray(b"2"), "bytes are not numbers"),
+                                         (memoryview(b"2"), "bytes are not numbers"),
+                                         ([bytearray(b"2")], "it holds bytes"),
+                                         ([[bytearray(b"2")], [bytearray(b"3")]],
+                                          "it holds bytes")])
+def test_bytes_are_not_numbers(value, held):
+    with pytest.raises(ValueError, match="^gamma must be a (list of )?real number.*" + held):
+        riskcalc.limit("ftfa", gamma=value, r=1.0, sigma=0.5)
