@@ -131,3 +131,13 @@ def test_the_simulation_needs_d_of_two_as_the_command_line(capsys):
 def test_bytes_are_not_numbers(value, held):
     with pytest.raises(ValueError, match="^gamma must be a (list of )?real number.*" + held):
         riskcalc.limit("ftfa", gamma=value, r=1.0, sigma=0.5)
+
+
+# was: "lam must lie in (0, inf), got 0.0" for Decimal(0), np.float32(0) or a 0-d array, where
+# lam=0 says why 0 is out (the limit lam -> 0, not taken along the rounds).
+@pytest.mark.parametrize("zero", [0, Decimal(0), np.float32(0), np.array(0.0)])
+def test_every_zero_lam_gets_the_reason(zero):
+    from riskcalc.linear.dynamics.personalize import personalization_filter
+
+    with pytest.raises(ValueError, match=r"^lam: RTFA's ridge toward the round-T server model"):
+        personalization_filter(lam=zero)
