@@ -67,9 +67,10 @@ def _strict(name, value) -> np.ndarray:
                 arr.dtype.kind, f"of type {arr.dtype}")
     if what is not None:
         raise ValueError(f"{name} must be a real number, got {_short(value)}: {what}")
-    if isinstance(value, (list, tuple)) and _has_bool(value):
+    held = _held(value) if isinstance(value, (list, tuple)) else None
+    if held:
         raise ValueError(f"{name} must be a list of real numbers, got {_short(value)}: it "
-                         "holds a boolean")
+                         f"holds {held}")
     try:
         out = arr.astype(float, copy=False)
     except OverflowError:
@@ -120,11 +121,17 @@ def integer(text: str, name: str) -> int:
 
 
 def _not_real(value):
-    """Why ``value`` (a scalar) is not a real number, or None (also for a non-scalar)."""
+    """Why ``value`` (a scalar, also as a 0-d array) is not a real number, or None (also for a
+    non-scalar)."""
+    if type(value) is np.ndarray and value.ndim == 0:
+        value = value[()]
     if isinstance(value, (bool, np.bool_)):
         return "a boolean is not a number"
     if isinstance(value, (str, bytes)):
         return "a string is not a number"
+    if isinstance(value, (bytearray, memoryview)):
+        # numpy reads their bytes as uint8 numbers: bytearray(b"2") was gamma = 50
+        return "bytes are not numbers"
     if isinstance(value, (complex, np.complexfloating)):
         return "complex values are refused"
     if value is None:
@@ -153,11 +160,18 @@ def _finite(x) -> bool:
     return isinstance(x, numbers.Rational) or bool(np.isfinite(x))
 
 
-def _has_bool(items) -> bool:
+def _held(items) -> str | None:
+    """What the (nested) list ``items`` holds that numpy reads as numbers though it is none: a
+    boolean (as 1) or bytes (as their byte values); else None."""
     for x in items:
-        if isinstance(x, (bool, np.bool_)) or (isinstance(x, (list, tuple)) and _has_bool(x)):
-            return True
-    return False
+        if isinstance(x, (bool, np.bool_)):
+            return "a boolean"
+        if isinstance(x, (bytearray, memoryview)):
+            return "bytes"
+        inner = _held(x) if isinstance(x, (list, tuple)) else None
+        if inner:
+            return inner
+    return None
 
 
 def _short(value) -> str:
@@ -170,6 +184,13 @@ def _short(value) -> str:
 #: Accepted method names -> the canonical name, in Python and on the command line (DESIGN.md:
 #: ``pfedme`` is the joint objective's canonical name, ``fedprox`` an alias everywhere).
 METHOD_ALIASES = {"fedprox": "pfedme"}
+
+
+def canonical_method(name):
+    """The canonical name of the method ``name`` (``METHOD_ALIASES``); anything but a string
+    is returned as given, for the caller's list of valid names to refuse (a list or a 0-d
+    array raised "TypeError: unhashable type" before that list was reached)."""
+    return METHOD_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
 def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open=False,
@@ -260,17 +281,37 @@ def parameter(name: str, value, *, label: str | None = None, ndim: int | None = 
 
 
 def positive_int(name: str, value, *, minimum: int = 1, maximum: int = MAX_INT) -> int:
-    """An integer in [``minimum``, ``maximum``] (a bool, a string or a non-integral number is
-    refused; an integral float such as 3.0 is the integer 3)."""
-    try:
-        ok = (_not_real(value) is None and np.ndim(value) == 0 and int(value) == value
-              and minimum <= value <= maximum)
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
+    """An integer in [``minimum``, ``maximum``] (``_whole``: a bool, a string or a non-integral
+    number is refused; an integral float such as 3.0 is the integer 3)."""
+    whole = _whole(value)
+    if whole is None or not minimum <= whole <= maximum:
+        why = _not_real(value)
         raise ValueError(f"{name} must be an integer >= {minimum} and <= {maximum}, got "
-                         f"{_count(value)}")
-    return int(value)
+                         f"{_count(value)}" + (f": {why}" if why else ""))
+    return whole
+
+
+def _whole(value) -> int | None:
+    """``value`` as an int when it is one whole real number: an int or numpy integer, or an
+    integral float, ``Fraction`` or ``Decimal`` (3.0 is 3, as ``--d 3.0`` is on the command
+    line), also as a 0-d array; else None (a bool, a string, a non-integral or non-finite
+    number, an array of several numbers)."""
+    try:
+        if _not_real(value) is not None or np.ndim(value) != 0:
+            return None
+    except ValueError:                         # a ragged list
+        return None
+    if isinstance(value, np.ndarray):
+        value = value[()]         # a 0-d array's scalar: np.array(True) was read as 1
+    if isinstance(value, np.generic):
+        value = value.item()
+    if _not_real(value) is not None or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        whole = int(value)
+    except (ValueError, OverflowError):       # nan, inf
+        return None
+    return whole if whole == value else None
 
 
 def _count(value) -> str:
@@ -283,11 +324,18 @@ def _count(value) -> str:
 
 
 def seed_integer(name: str, value) -> int:
-    """An integer >= 0 of any size (what ``numpy.random.SeedSequence`` takes as entropy); a
-    float, even 3.0, is refused, and the refusal shows the value as given (-1, not -1.0)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    why = _not_real(value)
+    """An integer >= 0 of any size (what ``numpy.random.SeedSequence`` takes as entropy), read
+    as every count of the Python API is (``positive_int``): an integral float such as 3.0 is
+    the seed 3, as ``--seed 3.0`` is on the command line. A float beyond 2^53 is refused (1e23
+    is the integer 99999999999999991611392, not the 10^23 that ``--seed 1e23`` reads), and the
+    refusal shows the value as given (-1, not -1.0)."""
+    whole = _whole(value)
+    inexact = whole is not None and whole > MAX_INT and np.asarray(value).dtype.kind == "f"
+    if whole is not None and whole >= 0 and not inexact:
+        return whole
+    why = _not_real(value) or (
+        "a float beyond 2^53 is not the integer it was written as; give an int" if inexact
+        else None)
     raise ValueError(f"{name} must be an integer >= 0, got {_short(value)}"
                      + (f": {why}" if why else ""))
 

@@ -65,7 +65,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from riskcalc.estimate_data import (ARRAYS, GROUPS, check_data, check_memory,
-                                    check_repeated_rows, load)
+                                    check_repeated_rows, check_variation, load)
 from riskcalc.estimate_lsq import least_squares
 from riskcalc.estimate_pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
@@ -237,24 +237,12 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     ValueError
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
-        every row of X the same (features that do not vary), y one value in every row, a
-        client holding the same (x, y) row twice (``estimate_data.check_repeated_rows``).
+        X or y 0 everywhere, every row of X the same (features that do not vary), y one value
+        in every row (``estimate_data.check_variation``), a client holding the same (x, y) row
+        twice (``estimate_data.check_repeated_rows``).
     """
     X, y, client = check_data(X, y, client)
-    # What no estimate can come from (the moments would divide by zero).
-    if not np.any(X):
-        raise ValueError("X is 0 in every entry: there is no covariance to estimate")
-    if not np.any(y):
-        raise ValueError("y is 0 in every row: there is neither signal nor noise to estimate")
-    # Data the model (rows x_i drawn independently, mean zero; y = x^T theta_j + noise) cannot
-    # have produced: every estimate from them would be an artefact of the formulas.
-    if X.shape[0] > 1 and np.all(X == X[0]):
-        raise ValueError("X has the same row in every sample: the features do not vary, so "
-                         "no covariance, signal or noise can be told apart (is X the right "
-                         "array?)")
-    if y.size > 1 and np.all(y == y[0]):
-        raise ValueError(f"y is {y[0]:g} in every row: a response that never varies carries no "
-                         "signal to estimate (is y the right column?)")
+    check_variation(X, y)
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
     if ids.size < 2:
         raise ValueError(f"the data hold {ids.size} client: a federation needs at least two")

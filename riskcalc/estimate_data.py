@@ -2,8 +2,9 @@
 
 A ``.npz`` file holds the arrays ``X`` (N x d), ``y`` (N,) and ``client`` (N,); a CSV file has
 a header naming a ``client`` and a ``y`` column, every other column being a feature. Checked:
-matching shapes, finite values, integer client ids; each problem is a ``ValueError`` naming the
-array (or the file) and what it must be.
+matching shapes, finite values, integer client ids (``check_data``), then data the model cannot
+have produced (``check_variation``, ``check_repeated_rows``); each problem is a ``ValueError``
+naming the array (or the file) and what it must be.
 
 Bounded before reading: ``load`` reads the arrays' shapes from the ``.npz`` member headers (a
 compressed file can expand a thousandfold) or bounds the rows of a CSV by its size (every
@@ -176,6 +177,25 @@ def check_data(X, y, client):
                          f"{np.max(np.abs(ids)):.17g}; renumber the clients (or save integer "
                          "ids in a .npz)")
     return X, y, ids.astype(np.int64)
+
+
+def check_variation(X, y) -> None:
+    """ValueError for checked data (``check_data``) that vary too little for any estimate: X
+    or y 0 everywhere (the moments would divide by zero), or data the model (rows x_i drawn
+    independently, mean zero; y = x^T theta_j + noise) cannot have produced, every estimate
+    from them an artefact of the formulas: one row of X repeated in every sample, one value
+    of y in every row."""
+    if not np.any(X):
+        raise ValueError("X is 0 in every entry: there is no covariance to estimate")
+    if not np.any(y):
+        raise ValueError("y is 0 in every row: there is neither signal nor noise to estimate")
+    if X.shape[0] > 1 and np.all(X == X[0]):
+        raise ValueError("X has the same row in every sample: the features do not vary, so "
+                         "no covariance, signal or noise can be told apart (is X the right "
+                         "array?)")
+    if y.size > 1 and np.all(y == y[0]):
+        raise ValueError(f"y is {y[0]:g} in every row: a response that never varies carries no "
+                         "signal to estimate (is y the right column?)")
 
 
 def check_repeated_rows(X, y, client) -> None:

@@ -9,7 +9,9 @@ theta (here theta_i - theta_0, or theta_i for the local baselines) only through
 When the direction of theta is uniform on the sphere (the prior of paper 003, Sec. 2) the
 weights of G equal those of H in the limit, which is the default here.
 
-Spectrum files (``file:PATH``, ``Spectrum.from_file``) are read by ``spectrum_file``.
+Spectrum files (``file:PATH``, ``Spectrum.from_file``) are read by ``spectrum_file``; a SPEC's
+eigenvalues in order (covariate shift's covariances in one shared basis) by
+``spectrum_ordered``.
 """
 
 from __future__ import annotations
@@ -19,16 +21,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from riskcalc._validate import as_array, decimal, positive_int, real
+from riskcalc._validate import as_array, positive_int, real
 from riskcalc.spectrum_file import _read_ordered
+from riskcalc.spectrum_ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, _numbers,
+                                       ordered_eigenvalues, ordered_steps, power_law_values,
+                                       step_count)
 
-#: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
-#: these bounds every product of the routes stays below 1e300 (beyond them the paper route
-#: returned NaN for eigenvalues 1e300 and 1e-300).
-EIGENVALUE_RANGE = (1e-100, 1e100)
-#: Most eigenvalues a SPEC expands to (``powerlaw:P,D``, a federation's d): 80 MB of floats; far
-#: more atoms than the limits need (powerlaw:1,100000000 took minutes and 9 GB).
-MAX_EIGENVALUES = 10 ** 7
+# The ordered expansions keep their import path here.
+__all__ = ["EIGENVALUE_RANGE", "MAX_EIGENVALUES", "Spectrum", "as_spectrum", "ordered_eigenvalues",
+           "ordered_steps", "spec_uses_d", "step_count"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,21 +100,9 @@ class Spectrum:
 
     @classmethod
     def power_law(cls, p: float, d: int) -> "Spectrum":
-        """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1."""
-        p = float(as_array("power-law exponent p", p, low=0.0))
-        d = positive_int("power-law size d", d, maximum=MAX_EIGENVALUES)
-        # In logarithms: j^-p underflows to 0 for a large p (p = 1e300 said "spectrum
-        # eigenvalue must lie in [1e-100, 1e+100], got 0.0", naming no p).
-        logs = -p * np.log(np.arange(1, d + 1, dtype=float))
-        logs -= np.logaddexp.reduce(logs) - np.log(d)                 # mean 1
-        span = (logs[-1] - logs[0]) / np.log(10.0)
-        if logs[-1] < np.log(EIGENVALUE_RANGE[0]):
-            raise ValueError(f"power-law exponent p = {p:g} with d = {d}: the eigenvalues "
-                             f"span 10^{-span:.3g}, beyond the eigenvalue range "
-                             f"[{EIGENVALUE_RANGE[0]:g}, {EIGENVALUE_RANGE[1]:g}]; lower p "
-                             f"below about {p * (100.0 + logs[0] / np.log(10.0)) / -span:.3g}")
-        s = np.arange(1, d + 1, dtype=float) ** -p
-        return cls.from_eigenvalues(s / s.mean())
+        """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1
+        (``spectrum_ordered.power_law_values``)."""
+        return cls.from_eigenvalues(power_law_values(p, d))
 
     @classmethod
     def from_eigenvalues(cls, eigenvalues) -> "Spectrum":
@@ -122,12 +111,11 @@ class Spectrum:
         ``eigenvalues`` must be one number or a 1-d list of them: a matrix is refused (a
         covariance matrix is not its eigenvalues; pass ``numpy.linalg.eigvalsh(C)``).
         """
-        s = np.asarray(eigenvalues)
-        if s.dtype.kind not in "iuf":
-            raise ValueError(f"spectrum eigenvalues must be real numbers, got {s.dtype} data")
+        # The layer's reading (was np.asarray: [True, 2.0] taken as 1, 2 and Decimals refused).
+        s = real("spectrum eigenvalues", eigenvalues)
         if s.ndim > 1:
             raise ValueError(_not_a_list(s))
-        return cls(s.astype(float).ravel())
+        return cls(s.ravel())
 
     @classmethod
     def from_file(cls, path) -> "Spectrum":
@@ -264,138 +252,3 @@ def _not_a_list(s) -> str:
     return (f"expected a 1-d list of eigenvalues, got {what} of shape {shape}; save its "
             "eigenvalues instead, e.g. numpy.save(PATH, numpy.linalg.eigvalsh(C)) for a "
             "covariance matrix C")
-
-
-def _numbers(text, arg):
-    try:
-        return [decimal(x) for x in arg.split(",")] if arg else []
-    except ValueError:
-        raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
-                         "numbers") from None
-
-
-# --- ordered expansions: covariances diagonal in one shared basis (covariate shift) ----------
-#
-# Spectrum forgets the order of the eigenvalues (it is a distribution). A federation whose
-# clients have different covariances Sigma_j, all diagonal in one shared basis, needs the order:
-# a SPEC then describes the function k -> s_k on the coordinates k = 1..d of the shared basis,
-# seen as a step function on [0, 1) (coordinate k sits at (k - 1/2) / d). Convention of
-# DESIGN.md: ``two-point:A,B,W`` has A on [0, W) and B on [W, 1); ``powerlaw:P[,D]`` the values
-# j^-P / mean, j = 1..D, in that order; ``file:PATH`` the file's values in file order;
-# ``identity`` and ``scaled:C`` are constant.
-
-def ordered_steps(spec, d: int | None = None):
-    """The covariance ``spec`` describes in the shared basis, as a step function on [0, 1).
-
-    Parameters
-    ----------
-    spec : str or array_like
-        A SPEC (``identity``, ``scaled:C``, ``two-point:A,B,W``, ``powerlaw:P[,D]``,
-        ``file:PATH``) or the eigenvalues themselves (1-D, in the shared basis order).
-    d : int, optional
-        The dimension: the number of eigenvalues of ``powerlaw:P``; a spectrum with an explicit
-        number of eigenvalues (a file, an array, ``powerlaw:P,D``) must have d of them.
-
-    Returns
-    -------
-    edges : ndarray (n + 1,)
-        0 = e_0 < e_1 < ... < e_n = 1.
-    values : ndarray (n,)
-        The eigenvalue (> 0) on [e_(k-1), e_k).
-
-    Raises
-    ------
-    ValueError
-        For a malformed SPEC, a non-positive eigenvalue, a covariance matrix instead of its
-        eigenvalues, or a number of eigenvalues other than ``d``.
-    """
-    d = None if d is None else positive_int("d", d)
-    if not isinstance(spec, str):
-        values = _ordered_array(real("the spectrum array", spec), "the spectrum array")
-    else:
-        kind, _, arg = spec.strip().partition(":")
-        kind = kind.lower()
-        if kind == "identity" and not arg:
-            return np.array([0.0, 1.0]), np.array([1.0])
-        if kind == "file" and arg:
-            values = _ordered_array(_read_ordered(arg), f"spectrum file {arg!r}")
-        else:
-            nums = _numbers(spec, arg)
-            if kind == "scaled" and len(nums) == 1:
-                return np.array([0.0, 1.0]), _in_range("scaled:C factor C", np.array(nums))
-            if kind == "two-point" and len(nums) == 3:
-                a, b = _in_range("two-point eigenvalue", np.array(nums[:2]))
-                w = float(as_array("two-point weight w", nums[2], low=0.0, high=1.0))
-                edges = np.array([0.0, w, 1.0])
-                keep = np.diff(edges) > 0
-                return np.concatenate([[0.0], edges[1:][keep]]), np.array([a, b])[keep]
-            if kind == "powerlaw" and len(nums) in (1, 2):
-                size = (positive_int("power-law size d", nums[1], maximum=MAX_EIGENVALUES)
-                        if len(nums) == 2 else d)
-                if size is None:
-                    raise ValueError(f"spectrum {spec!r}: powerlaw needs the number of "
-                                     "eigenvalues; write powerlaw:P,D or give d (--d on the "
-                                     "command line)")
-                values = Spectrum.power_law(nums[0], size).atoms[::-1]  # j^-P: decreasing in j
-                if values.size != size:                   # merged ties (P = 0)
-                    values = np.full(size, values[0])
-            else:
-                raise ValueError(f"spectrum {spec!r} is not one of identity, scaled:C, "
-                                 "two-point:A,B,W, powerlaw:P[,D], file:PATH")
-    if d is not None and values.size != d:
-        raise ValueError(f"spectrum {spec if isinstance(spec, str) else 'array'!r} has "
-                         f"{values.size} eigenvalues for d = {d}: a client's covariance lists "
-                         "one eigenvalue per coordinate of the shared basis")
-    return np.linspace(0.0, 1.0, values.size + 1), values
-
-
-def step_count(spec, d: int | None = None) -> int | None:
-    """The number of steps ``ordered_steps(spec, d)`` would return, read from the SPEC without
-    expanding it (a power law of 10^7 eigenvalues takes seconds and 80 MB); None when only the
-    expansion tells (a file, an unsized or malformed SPEC: ``ordered_steps`` reports those)."""
-    if not isinstance(spec, str):
-        return int(np.size(spec))
-    kind, _, arg = spec.strip().partition(":")
-    kind = kind.lower()
-    if kind in ("identity", "scaled"):
-        return 1
-    if kind == "two-point":
-        return 2
-    if kind == "powerlaw":
-        try:
-            nums = _numbers(spec, arg)
-        except ValueError:
-            return None
-        size = nums[1] if len(nums) == 2 else d
-        return int(size) if size is not None and 1 <= size <= MAX_EIGENVALUES else None
-    return None
-
-
-def ordered_eigenvalues(spec, d: int) -> np.ndarray:
-    """The d eigenvalues of ``spec`` in the shared basis order: the step function of
-    ``ordered_steps`` at (k - 1/2) / d, k = 1..d (for ``two-point:A,B,W`` the first
-    round(W d) coordinates have A)."""
-    d = positive_int("d", d)
-    edges, values = ordered_steps(spec, d)
-    pos = (np.arange(d) + 0.5) / d
-    return values[np.searchsorted(edges, pos, side="right") - 1].copy()
-
-
-def _ordered_array(values, what):
-    """A 1-D array of positive eigenvalues; a covariance matrix is refused with the way to
-    pass its eigenvalues."""
-    if values.ndim == 2 and min(values.shape) > 1:
-        raise ValueError(f"{what} is a {values.shape[0]} x {values.shape[1]} matrix: clients' "
-                         "covariances must be diagonal in one shared basis; give the "
-                         "eigenvalues in that basis as one list (e.g. np.diag(Sigma), saved "
-                         "with np.save or one number per line)")
-    values = values.ravel()
-    if values.size == 0:
-        raise ValueError(f"{what} has no eigenvalues")
-    return _in_range("spectrum eigenvalue", values)
-
-
-def _in_range(name, values):
-    """Eigenvalues in ``EIGENVALUE_RANGE``, the range ``Spectrum`` takes: an ordered expansion
-    is checked when its SPEC is read, not first where a solver builds a Spectrum of it."""
-    return as_array(name, values, low=EIGENVALUE_RANGE[0], high=EIGENVALUE_RANGE[1])

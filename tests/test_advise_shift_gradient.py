@@ -14,8 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-import riskcalc.advise as advise_mod
-from riskcalc.advise import advise
+from riskcalc.advise import advise, gradients
 from riskcalc.advise.federation import from_clients
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients import clients_limit
@@ -128,7 +127,7 @@ def test_errors():
 
 
 def _advice(fed, methods, exact, monkeypatch):
-    monkeypatch.setattr(advise_mod, "SHIFT_GRADIENT", ("fedavg", "ftfa", "rtfa") if exact
+    monkeypatch.setattr(gradients, "SHIFT_GRADIENT", ("fedavg", "ftfa", "rtfa") if exact
                         else ())
     return {(c.method, c.weights): c for c in advise(fed, methods).candidates}
 

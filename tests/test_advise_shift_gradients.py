@@ -18,8 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-import riskcalc.advise as advise_mod
-from riskcalc.advise import advise
+from riskcalc.advise import advise, gradients
 from riskcalc.advise.federation import from_clients
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
@@ -153,7 +152,7 @@ def test_advice_exact_against_finite_differences(method, monkeypatch):
     fed = from_clients(federation("shift10")[:6])
     out = {}
     for exact in (False, True):
-        monkeypatch.setattr(advise_mod, "SHIFT_GRADIENT", (method,) if exact else ())
+        monkeypatch.setattr(gradients, "SHIFT_GRADIENT", (method,) if exact else ())
         out[exact] = {c.weights: c for c in advise(fed, [method]).candidates}
     assert out[True].keys() == out[False].keys() == {"samples", "uniform", "optimal"}
     for name in ("samples", "uniform"):

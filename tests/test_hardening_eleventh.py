@@ -19,7 +19,8 @@ from tests.test_hardening_ninth import _one_error_line
 # was: "seed must lie in [0, inf), got -1.0" (a float shown for an integer seed; every
 # simulating verb's --seed and montecarlo's seed= go through check_seed).
 @pytest.mark.parametrize("seed, shown", [(-1, "-1"), (np.int64(-3), "np.int64(-3)"),
-                                         (2.0, "2.0"), (True, "True: a boolean")])
+                                         (2.5, "2.5"), (-1.0, "-1.0"),
+                                         (True, "True: a boolean")])
 def test_a_bad_seed_is_shown_as_given(seed, shown):
     from montecarlo.runner.seeding import check_seed
 

@@ -37,42 +37,41 @@ def test_lower_edge_is_where_the_density_starts():
 
 
 def test_edges_are_kept_per_exact_input(monkeypatch):
-    """``one_step.edges`` keeps the edges of its last distinct inputs, keyed on each array's
+    """``edges`` keeps the edges of its last distinct inputs, keyed on each array's
     dtype, shape and bytes: a repeated input (another array of the same values) is the kept
     value, one changed in place is solved anew, and a failing solve or an input over
     ``EDGES_MEMO_BYTES`` is not kept. Every value is the solve's own."""
-    from riskcalc.linear.dynamics.sigma.fedavg import one_step
+    from riskcalc.linear.dynamics.sigma.fedavg import edges as module
 
     atoms, weights = np.array([1.0, 4.0]), np.array([0.5, 0.5])
     gam, p = np.array([2.0, 0.5]), np.array([0.5, 0.5])
-    one_step.edges.cache_clear()
-    first = one_step.edges(atoms, weights, gam, p)
-    assert first == one_step._edges(atoms, weights, gam, p)
-    assert one_step.edges(atoms.copy(), list(weights), gam, p) == first
-    assert one_step.edges.cache_info()[:2] == (1, 1)        # (hits, misses)
+    module.edges.cache_clear()
+    first = module.edges(atoms, weights, gam, p)
+    assert first == module._edges(atoms, weights, gam, p)
+    assert module.edges(atoms.copy(), list(weights), gam, p) == first
+    assert module.edges.cache_info()[:2] == (1, 1)          # (hits, misses)
     gam[0] = 3.0                                            # changed in place: a new input
-    moved = one_step.edges(atoms, weights, gam, p)
-    assert moved == one_step._edges(atoms, weights, gam, p) and moved != first
-    assert one_step.edges.cache_info()[:2] == (1, 2)
+    moved = module.edges(atoms, weights, gam, p)
+    assert moved == module._edges(atoms, weights, gam, p) and moved != first
+    assert module.edges.cache_info()[:2] == (1, 2)
 
     def fails(*args):
-        raise one_step.SolverError("no edge")
+        raise module.SolverError("no edge")
 
-    monkeypatch.setattr(one_step, "_edges", fails)
+    monkeypatch.setattr(module, "_edges", fails)
     other = np.array([0.3, 0.7])
-    with pytest.raises(one_step.SolverError):
-        one_step.edges(atoms, weights, gam, other)
+    with pytest.raises(module.SolverError):
+        module.edges(atoms, weights, gam, other)
     monkeypatch.undo()
-    assert one_step.edges(atoms, weights, gam, other) == one_step._edges(atoms, weights, gam,
-                                                                         other)
-    assert one_step.edges.cache_info()[:2] == (1, 4)        # solved again, not kept failing
-    size = one_step.edges.cache_info().currsize
-    monkeypatch.setattr(one_step, "EDGES_MEMO_BYTES", 8 * 7)
-    assert one_step.edges(atoms, weights, gam, other[::-1]) == one_step._edges(
+    assert module.edges(atoms, weights, gam, other) == module._edges(atoms, weights, gam,
+                                                                     other)
+    assert module.edges.cache_info()[:2] == (1, 4)          # solved again, not kept failing
+    size = module.edges.cache_info().currsize
+    monkeypatch.setattr(module, "EDGES_MEMO_BYTES", 8 * 7)
+    assert module.edges(atoms, weights, gam, other[::-1]) == module._edges(
         atoms, weights, gam, other[::-1])
-    assert one_step.edges.cache_info().currsize == size     # 8 numbers: solved, not kept
-    one_step.edges.cache_clear()
-
+    assert module.edges.cache_info().currsize == size       # 8 numbers: solved, not kept
+    module.edges.cache_clear()
 
 
 def test_pencil_edges_are_kept_per_exact_input(monkeypatch):

@@ -60,7 +60,8 @@ class Setting:
     Parameters
     ----------
     d : int
-        Dimension (>= 1); the target client has n = round(d / gamma) >= 1 observations.
+        Dimension (>= 2, the command line's range); the target client has n = round(d / gamma)
+        >= 1 observations.
     clients : int
         Number of clients M (>= 1) of the federated global model; ignored with the oracle.
         Default 100, as on the command line.
@@ -102,7 +103,9 @@ class Setting:
     spectra: tuple | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "d", positive_int("d", self.d))
+        # d >= 2 as on the command line (compare, sweep) and in simulate_rounds: d = 1
+        # simulated a 1-dimensional problem here where the command line refuses it.
+        object.__setattr__(self, "d", positive_int("d", self.d, minimum=2))
         object.__setattr__(self, "clients", positive_int("clients", self.clients))
         _choice("global model", self.global_model, GLOBAL_MODELS)
         _choice("weights", self.weights, WEIGHTS)

@@ -39,7 +39,7 @@ from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
-from riskcalc._validate import METHOD_ALIASES, as_array, positive_int
+from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
 
@@ -120,7 +120,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     SolverError
         A fixed point did not converge, or a simulated pooled problem has no minimizer.
     """
-    method = METHOD_ALIASES.get(method, method)
+    method = canonical_method(method)
     federated = clients is not None or others is not None
     if method not in (METHODS if federated else ("rtfa",)):
         raise ValueError(f"method must be rtfa without clients, one of {', '.join(METHODS)} "

@@ -34,14 +34,11 @@ import numpy as np
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
+from riskcalc.advise.gradients import exact_gradient
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import parameter, positive_int
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.finite_clients import clients_limit
-from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
-from riskcalc.linear.finite_clients.subordination_gradient import (
-    maml_shift_mean_risk_gradient, pfedme_shift_mean_risk_gradient)
-from riskcalc.linear.finite_clients.shift_gradient import shift_mean_risk_gradient
 from riskcalc.linear.model import LAM_RANGE
 from riskcalc.linear.tuning import optimal_limit
 
@@ -51,12 +48,6 @@ __all__ = ["Advice", "Candidate", "Federation", "TIE_RTOL", "advise", "estimate_
 WEIGHT_NAMES = ("samples", "uniform", "optimal")
 #: Every pipeline ``advise`` knows, in the order it evaluates them.
 PIPELINES = ("fedavg", "ftfa", "rtfa", "maml_fl", "pfedme", "local_ridge", "ftfa_steps")
-#: Pipelines whose optimal weights under covariate shift have exact gradients in the weights
-#: (the others: finite differences).
-SHIFT_GRADIENT = ("fedavg", "ftfa", "rtfa", "pfedme", "maml_fl")
-#: Their gradients with a shared tuning (MAML-FL's alpha, pFedMe's lam) under shift.
-SHARED_SHIFT_GRADIENT = {"pfedme": pfedme_shift_mean_risk_gradient,
-                         "maml_fl": maml_shift_mean_risk_gradient}
 
 
 def advise(federation: Federation, methods=None, progress=None, rounds=None,
@@ -223,7 +214,7 @@ def _untuned(method, fed, starts, skipped):
         out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
     try:
         p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m,
-                                gradient=_gradient(method, fed))
+                                gradient=exact_gradient(method, fed))
     except SolverError:
         skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
                        "weighting (a client at the interpolation threshold gamma = 1)")
@@ -264,8 +255,8 @@ def _rtfa(fed, starts, skipped, near=None):
         # Client j's risk depends on its own lam_j only (the FedAvg global model does not
         # involve lam): finite differences in the penalties take one evaluation.
         p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
-                                extra_bounds=[(lo, hi)] * fed.m, gradient=_gradient("rtfa", fed),
-                                separable=risks, more=more)
+                                extra_bounds=[(lo, hi)] * fed.m,
+                                gradient=exact_gradient("rtfa", fed), separable=risks, more=more)
     except SolverError as exc:
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out
@@ -312,51 +303,12 @@ def _own(method, fed, starts, skipped, near=None):
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     begin = [(c.p, [np.log(c.tuning[name])]) for c in out]
     p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds,
-                            gradient=_gradient(method, fed),
+                            gradient=exact_gradient(method, fed),
                             more=lambda: [] if near is None else [(near, t) for _, t in begin])
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
     out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
     return out
-
-
-def _gradient(method, fed):
-    """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
-    (``riskcalc.linear.finite_clients.gradient``, Sigma = I; under covariate shift FedAvg,
-    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``, pFedMe and MAML-FL
-    ``finite_clients.subordination_gradient``), or None (finite
-    differences: a covariance spectrum)."""
-    if fed.shift and method in SHIFT_GRADIENT and method in SHARED_SHIFT_GRADIENT:
-        def shared_gradient(p, extra):
-            value = float(np.exp(extra[0]))
-            mean, grad_p, grad_t = SHARED_SHIFT_GRADIENT[method](weights=p, tuning=value,
-                                                                 **fed.limit_kwargs())
-            # d / d log(tuning) = tuning d / d tuning.
-            return mean, grad_p, [grad_t * value]
-
-        return shared_gradient
-    if fed.shift and method in SHIFT_GRADIENT:
-        def shift_gradient(p, extra):
-            lam = np.exp(extra) if method == "rtfa" else None
-            mean, grad_p, grad_lam = shift_mean_risk_gradient(method, weights=p, tuning=lam,
-                                                              **fed.limit_kwargs())
-            # d / d log(lam) = lam d / d lam.
-            return mean, grad_p, ([] if lam is None else grad_lam * lam)
-
-        return shift_gradient
-    if fed.shift or fed.spectrum is not None:
-        return None
-
-    def gradient(p, extra):
-        tuning = None if method in ("fedavg", "ftfa") else np.exp(extra)
-        if method in ("maml_fl", "pfedme"):
-            tuning = float(tuning[0])
-        mean, grad_p, grad_t = mean_risk_gradient(method, gamma=fed.gamma, sigma=fed.sigma,
-                                                  r=fed.r, weights=p, tuning=tuning)
-        # d / d log(tuning) = tuning d / d tuning.
-        return mean, grad_p, ([] if grad_t is None else np.atleast_1d(grad_t * tuning))
-
-    return gradient
 
 
 def _local_ridge(fed):

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import positive_int, seed_integer
+from riskcalc._validate import as_array, positive_int, seed_integer
 from riskcalc.advise.result import scale, tied
 from riskcalc.errors import SolverError
 
@@ -177,7 +177,8 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
     level : float in (0, 1)
         Nominal coverage.
     max_seconds : float, optional
-        Bound on the process time; reaching it raises ``BudgetExceeded``.
+        Bound on the process time (>= 0; None or inf: none); reaching it raises
+        ``BudgetExceeded``.
     progress : callable, optional
         Called once per draw.
 
@@ -187,8 +188,13 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
     """
     from riskcalc.advise import PIPELINES, advise
 
-    if not (isinstance(level, float) and 0.0 < level < 1.0):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    # Read as every real parameter (was: level=Decimal("0.9") refused, max_seconds unchecked:
+    # -1 stopped after no draw, nan never, True after one second).
+    level = float(as_array("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
+                           ndim=0))
+    if max_seconds is not None:      # 0: stopped before the first draw
+        max_seconds = float(as_array("max_seconds", max_seconds, low=0.0, allow_inf=True,
+                                     ndim=0))
     seed = seed_integer("seed", seed)
     # One draw made a point "interval" [x, x] and a recommendation "stable in 100%".
     positive_int("draws (an interval needs two)", draws, minimum=2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import METHOD_ALIASES, positive_int
+from riskcalc._validate import METHOD_ALIASES, canonical_method, positive_int
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
@@ -29,7 +29,7 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
     lst = " (comma-separated list)" if multi else ""
     # An alias (fedprox) is read as its canonical name (pfedme) before the choices are checked.
     parser.add_argument("method", metavar="METHOD", choices=list(riskcalc.METHODS),
-                        type=lambda name: METHOD_ALIASES.get(name, name),
+                        type=canonical_method,
                         help="one of " + ", ".join(riskcalc.METHODS) + " ("
                              + ", ".join(f"{k}: alias of {v}" for k, v in METHOD_ALIASES.items())
                              + ")")
@@ -60,7 +60,7 @@ def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
 def require_parameters(method: str, values: dict) -> None:
     """The method's parameters given (``values``: option name -> value or None), else one
     error naming the options (ClientSpec's own "method rtfa needs lam" names none)."""
-    info = riskcalc.get_method(METHOD_ALIASES.get(method, method))
+    info = riskcalc.get_method(canonical_method(method))
     missing = [f"--{name}" for name in info.parameters if values.get(name) is None]
     if missing:
         raise ValueError(f"{method} needs {', '.join(missing)} (it takes "

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from riskcalc._validate import METHOD_ALIASES
+from riskcalc._validate import canonical_method
 from riskcalc.papers import cite
 
 
@@ -183,6 +183,6 @@ def get_method(name: str) -> Method:
         Listing the valid names, for any other ``name``.
     """
     try:
-        return METHODS[METHOD_ALIASES.get(name, name)]
+        return METHODS[canonical_method(name)]
     except (KeyError, TypeError):
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {name!r}") from None

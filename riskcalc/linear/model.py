@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 # GAMMA_RANGE, SCALE_MAX: one range per parameter wherever it enters (riskcalc._validate).
-from riskcalc._validate import GAMMA_RANGE, METHOD_ALIASES, SCALE_MAX, as_array
+from riskcalc._validate import GAMMA_RANGE, SCALE_MAX, as_array, canonical_method
 from riskcalc.linear.methods import Method, get_method
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -78,7 +78,7 @@ class ClientSpec:
 
     def __post_init__(self):
         # An alias (fedprox) is the method of its canonical name (pfedme), everywhere.
-        object.__setattr__(self, "method", METHOD_ALIASES.get(self.method, self.method))
+        object.__setattr__(self, "method", canonical_method(self.method))
         info = get_method(self.method)
         wanted = set(info.parameters)
         for name in _OPTIONAL:

@@ -24,7 +24,7 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import METHOD_ALIASES, parameter, positive, shown_apart
+from riskcalc._validate import canonical_method, parameter, positive, shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
                                              local_steps_count, rounds_array, weight_vector)
@@ -203,7 +203,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     >>> res.risk.shape
     (2, 3)
     """
-    name = METHOD_ALIASES.get(method, method)
+    name = canonical_method(method)
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
                          f"limits; got {method!r}")

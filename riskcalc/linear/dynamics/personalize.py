@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive
+from riskcalc._validate import as_array, positive, real
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 
@@ -60,7 +60,9 @@ def personalization_filter(steps=None, step_size=None, lam=None):
     if lam is not None:
         if steps is not None or step_size is not None:
             raise ValueError("give steps and step_size (FTFA) or lam (RTFA), not both")
-        if isinstance(lam, (int, float)) and not isinstance(lam, bool) and lam == 0:
+        # Read by the layer first: Decimal(0), np.float32(0) or a 0-d array got the bare
+        # range message.
+        if float(real("lam", lam, ndim=0)) == 0:
             # "(0, inf)" alone did not say why lam' = 0 is out: it is a limit (the fit nearest
             # the round-T model among the client's interpolators, its own least squares when
             # gamma_j < 1), which this route's filter s / (s + lam') does not take.

@@ -54,14 +54,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.linear.engine.kappa import blocks
-from riskcalc.solvers import RTOL, halve_to_bracket, increasing_root, note
+from riskcalc.linear.engine.kappa import _diagonal, blocks, diagonal_roots, root_step
 
-#: Halvings of the diagonal equations' lower bracket before giving up (2^-2000 underflows).
-_HALVINGS = 2000
-#: Newton steps from a guessed root before the bracketed solve instead (``diagonal_roots``).
-_WARM_STEPS = 8
-
+# diagonal_roots and root_step, the chains' diagonal equations, are solved in ``kappa`` and
+# keep their import path here.
+__all__ = ["chain_trace", "chain_traces", "chain_vectors", "diagonal_roots", "root_step"]
 
 def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
     """The limit of tau(Q_1 M_1 ... Q_k M_k), Q_a = (S / eta_a + Lam_a)^-1 (module docstring),
@@ -207,85 +204,6 @@ def chain_vectors(gamma, atoms, weights, eta, shifts, middles, roots=None) -> np
     return chain_traces(gamma, atoms, weights, eta, shifts, middles, roots, vector=True)
 
 
-def diagonal_roots(gamma, atoms, weights, eta, shift, guess=None) -> np.ndarray:
-    """The diagonal root c of one block (eta, Lam) per point: c eta + gamma E_H[c s / (c s +
-    Lam(s))] = 1 (module docstring), to share between chains through ``chain_traces(...,
-    roots=)``.
-
-    Parameters
-    ----------
-    gamma, eta : float or array_like (points,)
-        d / n > 0 and eta >= 0 per point.
-    atoms : array_like (n,) or (points, n)
-        Eigenvalues of Sigma at the atoms, shared by all points or per point.
-    weights : array_like (n,)
-        The masses of the atoms (the spectrum H).
-    shift : array_like (n,) or (points, n)
-        Lam(s) >= 0 at each atom.
-    guess : array_like (points,), optional
-        Roots of nearby equations (e.g. the last call's, at weights moved by a finite
-        difference): Newton's iteration from them (``_newton_from``), the bracketed solve
-        where it does not converge at once. The same roots (within ~1e-12 relative, the
-        bracketed solve's stopping width), in a few steps instead of ~20-40.
-
-    Returns
-    -------
-    ndarray (points,)
-
-    Raises
-    ------
-    ValueError
-        If the shapes disagree, or eta = 0 at a point with gamma <= 1 or a non-positive shift.
-    SolverError
-        If a root has no bracket.
-    """
-    s = np.asarray(atoms, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    gamma, eta = np.asarray(gamma, dtype=float), np.asarray(eta, dtype=float)
-    lam = np.asarray(shift, dtype=float)
-    n = w.size
-    if lam.shape[-1:] != (n,) or s.shape[-1:] != (n,) or s.ndim > 2:
-        raise ValueError(f"shift and atoms must have shape ({n},) or (points, {n}); got "
-                         f"{lam.shape} and {s.shape}")
-    try:
-        shape = np.broadcast_shapes(gamma.shape, eta.shape, lam.shape[:-1], s.shape[:-1])
-    except ValueError:
-        raise ValueError("gamma, eta and shift must have one number of points; got shapes "
-                         f"{gamma.shape}, {eta.shape}, {lam.shape}") from None
-    if len(shape) > 1:
-        raise ValueError(f"the points must lie along one axis; got shape {shape}")
-    size = int(np.prod(shape))
-    g = np.broadcast_to(gamma, shape).reshape(size)
-    eta = np.broadcast_to(eta, shape).reshape(size)
-    lam = np.broadcast_to(lam, shape + (n,)).reshape(size, n)
-    per_point = s.ndim == 2
-    if per_point:
-        s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
-    if guess is not None:
-        guess = np.broadcast_to(np.asarray(guess, dtype=float), shape).reshape(size)
-    out = np.empty(size)
-    for blk in blocks(size, n):
-        out[blk] = _diagonal(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk],
-                             None if guess is None else guess[blk])
-    return out.reshape(shape)
-
-
-def root_step(gamma, atoms, weights, eta, shift, roots) -> np.ndarray:
-    """The diagonal roots at complex eta and shift (a complex step) from ``roots``, those of
-    the real parts (``diagonal_roots``): one Newton step of c eta + gamma E_H[c s / (c s +
-    Lam(s))] = 1 in complex arithmetic, c - f(c) / f'(c) with f' at the real parts. f is real
-    at the real parts, where ``roots`` solve it, so the imaginary part is the exact tangent
-    (to O(step^2)) and the real part the real root. Arguments broadcast as for
-    ``diagonal_roots``; returns (points,) complex."""
-    s = np.asarray(atoms, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    c = np.asarray(roots, dtype=float)[..., None]
-    eta, lam = np.asarray(eta), np.asarray(shift)
-    f = c[..., 0] * eta + gamma * ((c * s / (c * s + lam)) @ w) - 1.0
-    slope = np.real(eta) + gamma * ((s * np.real(lam) / (c * s + np.real(lam)) ** 2) @ w)
-    return c[..., 0] + 1j * (-np.imag(f) / slope)
-
-
 def _real_or_complex(x):
     """x as a float array, or complex if it is (the complex steps of exact gradients)."""
     x = np.asarray(x)
@@ -347,57 +265,3 @@ def _entry(a, b, g, s, eta, lam, mid, T, C, Q, part=None):
     Q[a][b] = -Q[a][a] * ((C[a][b][:, None] * s - mid[a]) * Q[b][b] if b == a + 1
                           else part[1] + C[a][b][:, None] * s * Q[b][b])
     return part
-
-
-def _diagonal(g, s, w, eta, lam, guess=None):
-    """c solving c eta + gamma E_H[c s / (c s + Lam(s))] = 1 per point (increasing in c);
-    g, eta (B,), lam (B, n), s (n,) or (B, n); ``guess`` (B,) a bracket's centre where it
-    holds (``diagonal_roots``)."""
-    bad = (eta == 0) & ((g <= 1) | np.any(lam <= 0, axis=1))
-    if bad.any():
-        raise ValueError("a projection block (eta = 0) needs gamma > 1 and a positive shift; "
-                         f"got gamma = {g[bad][0]:g}")
-
-    def fun(c, mask):
-        e, gm, la = eta[mask], g[mask], lam[mask]
-        sm = s[mask] if s.ndim == 2 else s
-        cc = c[:, None]
-        den = cc * sm + la
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(den > 0, cc * sm / den, 1.0)
-            dfrac = np.where(den > 0, cc * sm * la / den ** 2, 0.0)
-        return c * e + gm * (frac @ w) - 1.0, c * e + gm * (dfrac @ w)
-
-    all_ = np.ones(g.size, dtype=bool)
-    if guess is not None:
-        roots = _newton_from(fun, guess, all_)
-        if roots is not None:
-            return roots
-    # f(1/eta) >= 0; for eta = 0, c s/(c s + Lam) >= 1 - Lam/(c s) makes f >= 0 at hi.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hi = np.where(eta > 0, 1.0 / eta, g * ((lam / s) @ w) / (g - 1.0))
-    lo = halve_to_bracket(fun, hi, fun(hi, all_)[0] > 0, halvings=_HALVINGS,
-                          what="resolvent chain: a diagonal equation (Lam = 0 with gamma >= 1?)")
-    return increasing_root(fun, lo, hi, what="resolvent chain diagonal")
-
-
-def _newton_from(fun, guess, all_):
-    """Newton's iteration in log c from ``guess`` (``diagonal_roots``), or None unless every
-    point's last step is below ``solvers.RTOL`` within ``_WARM_STEPS`` steps. f is increasing,
-    so its root is unique: a converged point is the root the bracketed solve finds (which
-    stops where its bracket is RTOL wide: within ~RTOL of it, where this one is within
-    rounding)."""
-    with np.errstate(all="ignore"):
-        t = np.log(np.asarray(guess, dtype=float))
-        if not np.all(np.isfinite(t)):
-            return None
-        for k in range(_WARM_STEPS):
-            f, df = fun(np.exp(t), all_)
-            step = f / df
-            if not np.all(np.isfinite(step) & (df > 0)):
-                return None
-            t = t - step
-            if np.all(np.abs(step) <= RTOL):
-                note("resolvent chain diagonal", t.size, k + 1, float(np.max(np.abs(f))))
-                return np.exp(t)
-    return None

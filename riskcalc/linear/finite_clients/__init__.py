@@ -15,7 +15,9 @@ clients=M)``) dispatch to the routes:
 * ``finite_clients.shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
   covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``; MAML-FL and
   pFedMe under covariate shift: the two modules below, on the joint atoms); its targets'
-  resolvent chains and the remembered weight-independent parts in ``finite_clients.shift_chains``.
+  resolvent chains and the remembered weight-independent parts in ``finite_clients.shift_chains``,
+  its refusals of limits that lose their digits across a wide eigenvalue span in
+  ``finite_clients.shift_conditioning``.
 * ``finite_clients.pfedme_sigma`` and ``finite_clients.maml_sigma``: pFedMe and MAML-FL for a
   spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
   ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).
@@ -31,14 +33,14 @@ import numpy as np
 
 from riskcalc._validate import (client_count, nonnegative, parameter, positive_int,
                                 real)
-from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import check_weights, client_weight_vector
 from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.own import own_group_limits
-from riskcalc.linear.finite_clients.shift import (MIN_SPAN, check_work, eigenvalue_span,
-                                                   shift_group_limits)
+from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
+from riskcalc.linear.finite_clients.shift_conditioning import check_by_scale
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
@@ -312,42 +314,13 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         bias, var = run(joint, r, tuning)
         # alpha multiplies the eigenvalues (phi(s) = s (1 - alpha s)^2), lam is one of them.
-        _check_by_scale(bias, var, joint, lambda c: run(
+        check_by_scale(bias, var, joint, lambda c: run(
             replace(joint, values=joint.values * c), np.asarray(r) / np.sqrt(c),
             np.asarray(tuning, float) * (1.0 / c if method == "maml_fl" else c)))
     if np.isnan(bias).any() or np.isnan(var).any():
         raise SolverError("finite-clients limit: NaN in the traces (inputs beyond "
                           "floating-point range)")
     return bias, var
-
-
-#: The relative gap of ``_check_by_scale`` beyond which the limits are refused.
-SCALE_GAP = 1e-8
-
-
-def _check_by_scale(bias, var, joint, rescaled):
-    """IllConditioned unless the limits pass two checks across a wide eigenvalue span (from
-    ``shift.MIN_SPAN`` on): no negative bias or variance, and the exact scale identity (every
-    Sigma_j -> c Sigma_j, r_j -> r_j / sqrt(c), lam_j -> c lam_j, alpha -> alpha / c leaves
-    every bias and variance unchanged: the same responses with features scaled by sqrt(c)) at
-    c = 3, whose different roundings expose cancellation. Measured (two identity clients at
-    gamma 0.5 and one at gamma 1 with half its spectrum at S): gaps 4e-9 at S = 1e8, 5e-7 at 1e10, 3e-2 at 1e15,
-    where the errors were about as large (up to 100 times at 1e13), and a negative risk at 1e20
-    with no gap (both roundings lost); the same clients at gamma 4 keep gaps of 1e-15 at any
-    span. ``shift.check_conditioning`` refuses the ill-conditioned global points first."""
-    span = eigenvalue_span(joint.values)
-    if not span >= MIN_SPAN:            # the span from which shift.check_conditioning applies
-        return
-    b3, v3 = rescaled(3.0)
-    risk = bias + var
-    gap = np.max((np.abs(b3 - bias) + np.abs(v3 - var)) / np.where(risk > 0, risk, 1.0))
-    negative = min(np.min(bias), np.min(var)) < -1e-12 * np.max(np.abs(risk))
-    if negative or not gap <= SCALE_GAP:
-        raise IllConditioned(
-            "covariate shift: the limits lose their digits across the spectra's eigenvalue "
-            f"span of {span:.3g} (" + ("a negative risk; " if negative else "")
-            + f"the exact scale identity Sigma -> 3 Sigma moves them by {gap:.2g} relative, "
-            f"beyond {SCALE_GAP:g}); narrow the span")
 
 
 def _own_least_squares(method, gam, sigma, tuning, limits):

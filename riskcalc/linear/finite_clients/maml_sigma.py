@@ -44,7 +44,8 @@ from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients.own import maml_factors
-from riskcalc.linear.finite_clients.shift import eigenvalue_span, global_point
+from riskcalc.linear.finite_clients.shift import global_point
+from riskcalc.linear.finite_clients.shift_conditioning import eigenvalue_span
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)

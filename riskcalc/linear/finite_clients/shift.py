@@ -69,9 +69,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import IllConditioned, SolverError
+from riskcalc.errors import SolverError
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights, solve_g
+from riskcalc.linear.finite_clients.shift_conditioning import check_conditioning
 from riskcalc.linear.finite_clients.shift_chains import (own_variance, remember,
                                                           target_chains)
 from riskcalc.linear.finite_clients.shift_pairs import partials as pair_partials
@@ -157,45 +158,6 @@ def global_point(gam, p, count, typ, w, sv):
                           f"radius {radius:g} >= 1); the pooled problem is too close to N = d")
     check_conditioning(np.eye(T) - tbar * rho * g / phi[:, None], sv)
     return g, om, abar, tbar, rho
-
-
-#: The largest eps cond(J)^2 let through (``check_conditioning``): measured errors were 1 to 10
-#: times it, so the risks keep about 6 significant digits; and the span of the joint
-#: eigenvalues from which it applies (and ``finite_clients``' scale check).
-MAX_AMPLIFIED, MIN_SPAN = 1e-7, 1e6
-
-
-def eigenvalue_span(values) -> float:
-    """The largest of the eigenvalues ``values`` over their smallest positive one (1 without
-    one): the span from which ``MIN_SPAN`` applies the wide-span checks."""
-    values = np.asarray(values, dtype=float)
-    positive = values[values > 0]
-    return float(values.max() / positive.min()) if positive.size else 1.0
-
-
-def check_conditioning(jac, sv):
-    """IllConditioned (a SolverError) when the global fixed point's Jacobian in log g
-    (scale-free) is too ill-conditioned for double precision across a wide span of
-    eigenvalues: the limits then carry relative errors of about eps cond^2 (measured: 1 to 10
-    times it), silently. This happens where, on the directions of the largest eigenvalues, the
-    clients that hold them have about as many samples as directions (pooled N = d there as the
-    span grows: a client at gamma 2 with half its spectrum at S beside an identity client,
-    cond ~ 0.19 S^(1/2), errors 1e-6 from S ~ 1e11, negative risks by 1e20); a well-posed
-    federation keeps cond near 1 at any span (the same clients with 0.3 of the spectrum at S:
-    3.7 up to S = 1e20). Near N = d overall cond grows too, but the errors stay near eps cond
-    (measured against the identity route: 4e-9 at cond 1e8), so narrow spans are let through."""
-    span = eigenvalue_span(sv)
-    cond = float(np.linalg.cond(jac))
-    amplified = np.finfo(float).eps * cond ** 2
-    if span >= MIN_SPAN and not amplified <= MAX_AMPLIFIED:
-        raise IllConditioned(
-            f"covariate shift: the global fixed point is too ill-conditioned for double "
-            f"precision (condition number {cond:.3g}: relative errors up to about "
-            f"{amplified:.2g} in the risks, beyond {MAX_AMPLIFIED:g}); the spectra's "
-            f"eigenvalues span a factor {span:.3g}, and on the directions of the largest ones "
-            "the clients that carry them have about as many samples as directions (pooled "
-            "N = d there); narrow the span or move those clients' gamma away from the share "
-            "of their spectrum at its top")
 
 
 def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, targets=None):

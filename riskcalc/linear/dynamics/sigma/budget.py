@@ -36,6 +36,8 @@ from contextvars import ContextVar
 
 import numpy as np
 
+from riskcalc._validate import positive
+
 _BUDGET: ContextVar = ContextVar("fedrisk_rounds_budget", default=None)
 _MEMORY: ContextVar = ContextVar("fedrisk_rounds_memory", default=None)
 
@@ -121,14 +123,15 @@ def check_memory(estimate, sizes, what, nodes_follow_rounds=True):
 
 
 def gigabytes(value) -> float | None:
-    """``max_gigabytes`` validated: None, or a finite number > 0 (ValueError naming it)."""
+    """``max_gigabytes`` validated: None, or a finite number > 0 read as every real parameter
+    is (``_validate.positive``: ``Decimal("0.5")`` too; a bool or a string is refused), else
+    ValueError naming it."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (np.isfinite(value) and value > 0):
-        raise ValueError(f"max_gigabytes must be a finite number > 0 (or None: "
-                         f"{MAX_GIGABYTES:g} GB), got {value!r}")
-    return float(value)
+    try:
+        return float(positive("max_gigabytes", value, ndim=0))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (or None: {MAX_GIGABYTES:g} GB)") from None
 
 
 def pairs_refused(where: str, pairs: float, limit: float, a: float, b: float, mu0: float,
