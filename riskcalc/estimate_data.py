@@ -286,6 +286,10 @@ def _array(path, data, key):
                          "are not loaded (a pickle can run code); save numeric arrays") from None
 
 
+#: Longest header line of a data CSV (characters): a million features' names.
+HEADER_BYTES = 16 << 20
+
+
 def _load_csv(path):
     try:
         # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
@@ -293,7 +297,14 @@ def _load_csv(path):
         with open(path, encoding="utf-8-sig") as fh:
             # csv's reader: a quoted header ("client","y","x0", as spreadsheets write it) was
             # refused as "needs a 'client' column; got "client", "y", ...".
-            header = [h.strip() for h in next(csv.reader([fh.readline().strip()]), []) or [""]]
+            # At most HEADER_BYTES: a file without a newline (20 GB of NULs) was read whole
+            # as one "line" until memory ran out ("not enough memory ()").
+            line = fh.readline(HEADER_BYTES)
+            if len(line) >= HEADER_BYTES and not line.endswith("\n"):
+                raise ValueError(f"--data {path}: no header line within its first "
+                                 f"{HEADER_BYTES // 2 ** 20} MiB (a data CSV starts with a "
+                                 "header naming a 'client' and a 'y' column and the features)")
+            header = [h.strip() for h in next(csv.reader([line.strip()]), []) or [""]]
     except UnicodeDecodeError:
         raise ValueError(f"--data {path}: not a text CSV (not UTF-8: binary data?)") from None
     if header == [""]:      # was: "the CSV header needs a 'client' column; got " (nothing)

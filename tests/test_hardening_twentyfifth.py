@@ -133,3 +133,18 @@ def test_overflowed_rows_do_not_size_the_contour():
     assert both.diagnostics["contour_nodes"] == alone.diagnostics["contour_nodes"]
     np.testing.assert_allclose(both.local_risk[:, 0], alone.local_risk[:, 0], rtol=1e-12)
     assert np.all(np.isinf(both.local_risk[:, 1])) and np.all(np.isinf(both.risk[:, 1]))
+
+
+# --- F10: a data CSV with no line end is not read whole -----------------------------------------
+
+def test_estimate_data_without_a_header_line_is_refused_at_once(tmp_path):
+    """20 GB of NULs (no newline) was read as one header line until memory ran out ('not
+    enough memory ()'); the header is read to 16 MiB at most (a sparse 40 MB file here)."""
+    from riskcalc.estimate_data import load
+
+    path = tmp_path / "zeros.csv"
+    with open(path, "wb") as fh:
+        fh.truncate(40 << 20)
+    with pytest.raises(ValueError, match=r"--data .*zeros.csv: no header line within its "
+                                         r"first 16 MiB"):
+        load(str(path))
