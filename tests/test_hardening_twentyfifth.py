@@ -148,3 +148,23 @@ def test_estimate_data_without_a_header_line_is_refused_at_once(tmp_path):
     with pytest.raises(ValueError, match=r"--data .*zeros.csv: no header line within its "
                                          r"first 16 MiB"):
         load(str(path))
+
+
+# --- F8: identical logistic clients beyond what a solve can hold --------------------------------
+
+def test_logistic_identical_clients_are_capped_before_any_list_is_built(capsys):
+    """--clients 1e9 grew to 15.7 GB (the CLI's per-client lists, then the library's) and ran
+    past --max-minutes; refused at once, naming the M -> inf centre, in the library (scalar and
+    grid) and on the command line."""
+    from riskcalc.cli import main
+    from riskcalc.logistic.ranges import MAX_IDENTICAL
+
+    kw = dict(gamma=2.0, signal=1.0, r=1.0, lam=1.0, global_lam=0.1)
+    for clients in (MAX_IDENTICAL + 1, [2, 10 ** 9]):
+        with pytest.raises(ValueError, match=r"clients"):
+            riskcalc.logistic_limit(**kw, clients=clients)
+    assert main(["predict", "rtfa", "--model", "logistic", "--gamma", "2", "--r", "1", "--lam",
+                 "1", "--signal", "1", "--global-lam", "0", "--clients", "1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --clients 1000000000: at most 1,000,000 identical clients")
+    assert "--centre fedavg" in err

@@ -35,7 +35,7 @@ from riskcalc._validate import as_array, integers, parameter, positive_int
 from riskcalc.logistic.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.pooled import Federation, solve_pooled
-from riskcalc.logistic.ranges import check_gamma, check_global_lam, check_lam
+from riskcalc.logistic.ranges import MAX_IDENTICAL, check_gamma, check_global_lam, check_lam
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
 
@@ -180,7 +180,8 @@ def finite_grid(*, gamma, signal, r, lam, clients, global_lam, weights, method, 
         A point's fixed point did not converge (as the scalar call).
     """
     named = [("gamma", check_gamma(gamma)), ("signal", parameter("signal", signal)),
-             ("r", parameter("r", r)), ("clients", integers("clients", clients, minimum=1)),
+             ("r", parameter("r", r)), ("clients", integers("clients", clients, minimum=1,
+                                                maximum=MAX_IDENTICAL)),
              ("lam", _optional("lam", lam, low_open=method == "pfedme")),
              ("global_lam", check_global_lam(global_lam, method))]
     _check_lam(lam, method)

@@ -37,7 +37,7 @@ from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectr
 from riskcalc.logistic.finite_grid import clients_grid, finite_grid
 from riskcalc.logistic.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
-                                      check_lam)
+                                      check_lam, identical_clients)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds
 
@@ -153,7 +153,7 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
                            global_lam=global_lam, weights=weights,
                            method=_presence(method, lam, global_lam, weights),
                            solve=solve_point, max_seconds=max_seconds)
-    clients = positive_int("clients", clients)
+    clients = identical_clients(clients)
     res = logistic_clients_limit(gamma=[gamma] * clients, r=[r] * clients, signal=signal,
                                  lam=lam, global_lam=global_lam, weights=weights, method=method,
                                  target=0, spectrum=spectrum, max_seconds=max_seconds)
