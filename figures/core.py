@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from riskcalc._validate import flag
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 
@@ -271,6 +272,7 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
 
     spec = get_figure(fig_id)
     seed = check_seed(seed)
+    quick, progress = flag("quick", quick), flag("progress", progress)
     ctx = Context(fig_id, quick=quick, seed=seed,
                   cache_dir=None if cache_dir is None else Path(cache_dir), n_jobs=n_jobs,
                   progress=progress)

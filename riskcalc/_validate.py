@@ -369,6 +369,14 @@ def file_size(path, limit: int, where: str, what: str) -> int:
     return size
 
 
+def flag(name: str, value) -> bool:
+    """A switch of the Python API: True or False (numpy's bool too); ``quick="no"`` was
+    true, as every non-empty string is."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_short(value)}")
+    return bool(value)
+
+
 def shown_apart(value: float, edge: float, digits: int = 4) -> str:
     """``value`` in ``%g`` with ``digits`` significant digits, or as many more (up to 17) as
     it takes to print differently from ``edge``: a step 2.0003 past the stability edge 2

@@ -168,3 +168,19 @@ def test_logistic_identical_clients_are_capped_before_any_list_is_built(capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --clients 1000000000: at most 1,000,000 identical clients")
     assert "--centre fedavg" in err
+
+
+# --- F14, F15: switches and aliases read as everywhere else ---------------------------------------
+
+def test_switches_are_booleans_and_fedprox_is_pfedme_in_advise():
+    import figures
+    from riskcalc.advise import pipelines
+
+    for bad in ("no", None, 1):
+        with pytest.raises(ValueError, match=r"quick must be True or False"):
+            figures.draw("p003-region", quick=bad)
+    with pytest.raises(ValueError, match=r"progress must be True or False, got 'x'"):
+        figures.draw("p003-region", quick=True, progress="x")
+    assert pipelines("fedprox,fedavg") == ("pfedme", "fedavg")
+    with pytest.raises(ValueError, match=r"got pfedme more than once"):
+        pipelines("fedprox,pfedme")

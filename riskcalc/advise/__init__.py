@@ -36,7 +36,7 @@ from riskcalc.advise import tune, weights as wopt
 from riskcalc.advise.cost import estimate_seconds
 from riskcalc.advise.gradients import exact_gradient
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
-from riskcalc._validate import parameter, positive_int
+from riskcalc._validate import METHOD_ALIASES, parameter, positive_int
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.model import LAM_RANGE
@@ -186,7 +186,8 @@ def pipelines(methods=None, among=PIPELINES, aliases=None) -> tuple:
     among = tuple(among)
     if methods is None:
         return among
-    aliases = aliases or {}
+    # fedprox is pfedme's alias in every verb (the linear advice refused it).
+    aliases = aliases or {k: v for k, v in METHOD_ALIASES.items() if v in among}
     names = methods.split(",") if isinstance(methods, str) else list(methods)
     names = [n.strip() if isinstance(n, str) else n for n in names]
     also = "".join(f" ({k}: alias of {v})" for k, v in aliases.items())
