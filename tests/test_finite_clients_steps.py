@@ -3,8 +3,6 @@
 (riskcalc.linear.engine.resolvent_pencil)."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from riskcalc.linear.steps.finite_clients import clients_steps_limit, steps_grou
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.engine.resolvent_chain import chain_traces
 from riskcalc.linear.engine.resolvent_pencil import pencil_traces
+from tests.helpers import run_cli
 
 TWO = Spectrum.two_point(1.0, 4.0, 0.5)
 THREE = Spectrum([0.5, 1.0, 3.0], weights=[0.3, 0.4, 0.3])
@@ -201,31 +200,25 @@ def test_optimal_steps_minimizes_the_curve():
     assert curve[k] < curve[k - 1] and curve[k] <= curve[k + 1]
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "riskcalc", *args], capture_output=True,
-                          text=True)
-
-
-def test_cli_steps_with_clients(tmp_path):
+def test_cli_steps_with_clients(tmp_path, capsys):
     """predict --clients M --steps K --step-size ETA (and --clients-file) give the Python
-    value; --steps with a method that has no steps limit is one clear error."""
-    out = _cli("predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5",
-               "--spectrum", "two-point:1,4,0.5", "--clients", "5", "--steps", "10",
-               "--step-size", "0.05", "--json")
-    assert out.returncode == 0, out.stderr
+    value; --steps with a method that has no steps limit is one clear error. In this process
+    (``run_cli``): predict's entry point in a child process is tests/test_cli_predict.py's."""
+    argv = ["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5",
+            "--spectrum", "two-point:1,4,0.5", "--steps", "10", "--step-size", "0.05", "--json"]
+    code, out, err = run_cli([*argv, "--clients", "5"], capsys)
+    assert code == 0, err
     res = riskcalc.steps_limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, steps=10,
                                step_size=0.05, spectrum=TWO, clients=5)
-    assert json.loads(out.stdout)["risk"] == pytest.approx(res.risk, rel=1e-12)
+    assert json.loads(out)["risk"] == pytest.approx(res.risk, rel=1e-12)
     fed = tmp_path / "fed.json"
     fed.write_text(json.dumps([{"gamma": 2.0, "r": 1.0, "sigma": 0.5}] * 4))
-    out = _cli("predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5",
-               "--spectrum", "two-point:1,4,0.5", "--clients-file", str(fed), "--steps", "10",
-               "--step-size", "0.05", "--json")
-    assert json.loads(out.stdout)["risk"] == pytest.approx(res.risk, rel=1e-12)
-    out = _cli("predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--clients",
-               "5", "--steps", "3", "--step-size", "0.1")
-    assert out.returncode == 2 and out.stderr.startswith("error: ")
-    assert len(out.stderr.strip().splitlines()) == 1
+    code, out, err = run_cli([*argv, "--clients-file", fed], capsys)
+    assert code == 0 and json.loads(out)["risk"] == pytest.approx(res.risk, rel=1e-12), err
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--clients", "5", "--steps", "3", "--step-size", "0.1"], capsys)
+    assert code == 2 and out == "" and err.startswith("error: ")
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("method,gamma,clients", [("ftfa", 2.0, 5), ("rtfa", 0.5, 2)])
