@@ -184,3 +184,24 @@ def test_switches_are_booleans_and_fedprox_is_pfedme_in_advise():
     assert pipelines("fedprox,fedavg") == ("pfedme", "fedavg")
     with pytest.raises(ValueError, match=r"got pfedme more than once"):
         pipelines("fedprox,pfedme")
+
+
+# --- F4: the logistic refusal at a tiny lam offers a lam that answers ------------------------------
+
+def test_logistic_tiny_lam_refusal_offers_a_reachable_lam(capsys):
+    """lam = 1e-100 at gamma 2 said "give lam >= 1e-06" (where the continuation stopped), though
+    1e-12 answers; the offer is now what the rest of max_seconds reaches, and not beyond where
+    mu leaves the solver's window (lam < 1e-12 is refused there: 1e-13 is). The help says the
+    logistic family's own 60 s (it said only "default 10" minutes)."""
+    import re
+
+    from riskcalc.cli import main
+    from riskcalc.logistic.work import MAX_SECONDS
+
+    with pytest.raises(ValueError, match=r"give lam >= ") as info:
+        riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=1e-100)
+    offered = float(re.search(r"give lam >= (\S+) ", str(info.value)).group(1))
+    assert 1e-12 <= offered < 1e-6
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    assert f"solvers' own {MAX_SECONDS:g} s" in " ".join(capsys.readouterr().out.split())

@@ -24,6 +24,8 @@ import time
 import warnings
 from contextlib import contextmanager
 
+from riskcalc.logistic.work import MAX_SECONDS as LOGISTIC_SECONDS
+
 
 def jsonable(obj):
     """``obj`` with every non-finite float (and numpy scalar or array) made JSON-safe: NaN and
@@ -101,7 +103,9 @@ def add_budget_option(parser, stop: str | None = None) -> None:
     # solvers' own limit when it is not given, and took an explicit 10 for that).
     parser.add_argument("--max-minutes", type=float, default=None, metavar="M",
                         help="refuse a run estimated to take longer than M minutes of "
-                             f"wall time (default {MAX_MINUTES:g}); the estimate is printed "
+                             f"wall time (default {MAX_MINUTES:g}; with --model logistic the "
+                             f"solvers' own {LOGISTIC_SECONDS:g} s unless given); the "
+                             "estimate is printed "
                              "with the refusal" + (
                                  "" if stop is None else
                                  f"; a run still going at M minutes stops there and {stop}"))

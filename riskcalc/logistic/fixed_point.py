@@ -210,10 +210,12 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
             return x, rule, (kappa, c_e, C)
     lams = ladder(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
-    clock, last = time.perf_counter(), None
+    clock, last, before = time.perf_counter(), None, None
     h = None if max_seconds is None else mle_threshold(kappa)
     for i, lam_k in enumerate(lams):
         begun = time.perf_counter()
+        if i:
+            before = (np.log(lams[i - 1]), x[3])
         x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
         now = time.perf_counter()
         # Each stage left costs at least the last (lam = 5e-324 asked for 320 stages, refused
@@ -231,11 +233,23 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 now - clock + (len(lams) - i - 1) * grow * last > max_seconds:
             why = (f"gamma = {gamma:g} >= h = {h:.3g}: on separable data ||w_hat|| grows as "
                    "lam -> 0" if gamma >= h else f"gamma = {gamma:g} < h = {h:.3g}")
+            # What the rest of the budget reaches at this rate (it said "give lam >= 1e-06",
+            # where it stopped, though 1e-12 answered in 13 s).
+            more = int((max_seconds - (now - clock)) / max(grow * last, 1e-9))
+            reach = lams[min(i + max(more, 0), len(lams) - 1)]
+            if before is not None and x[3] > before[1]:
+                # and not beyond where log mu, growing as lam falls, leaves the window (the
+                # refusal below), extrapolated from the last two stages: 1e-24 was offered
+                # where lam < 1e-12 leaves it.
+                slope = (x[3] - before[1]) / (np.log(lam_k) - before[0])
+                edge = np.exp(np.log(lam_k) + (LOG_WINDOW[1] - 1.0 - x[3]) / slope)
+                reach = max(reach, min((v for v in lams if v >= edge), default=lam_k))
             raise ValueError(
                 f"lam = {lam:g}: the continuation in lam reached {lam_k:g} in "
                 f"{now - clock:.3g} s, and the {len(lams) - i - 1} stages left would take "
-                f"it beyond max_seconds = {max_seconds:g} ({why}); give lam >= {lam_k:g}, "
-                "or raise max_seconds (in Python; --max-minutes on the command line)")
+                f"it beyond max_seconds = {max_seconds:g} ({why}); give lam >= {reach:g} "
+                "(what the rest of max_seconds reaches at this rate), or raise max_seconds "
+                "(in Python; --max-minutes on the command line)")
         if not err <= TOL:
             raise SolverError(f"logistic fixed point: no convergence at lam = {lam_k:g} "
                               f"(gamma = {gamma:g}, signal = {signal:g}, r = {r:g}; "
