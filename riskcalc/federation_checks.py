@@ -11,6 +11,7 @@ standard errors). Nothing is coerced: a string or boolean where a number belongs
 
 from __future__ import annotations
 
+import difflib
 import os
 
 import numpy as np
@@ -29,8 +30,12 @@ def check_keys(probe, j, obj, allowed, what):
                              "value; remove the other)")
     unknown = [k for k in obj if k not in allowed]
     if unknown:
-        raise probe.error(j, f"unknown key {_short(unknown[0])} ({what} keys: "
-                             f"{', '.join(allowed)})")
+        # The nearest key first: the list names every key of the schema, some of which the
+        # verb reading the file then refuses ('name' in predict's --clients-file).
+        near = difflib.get_close_matches(str(unknown[0]), allowed, n=1, cutoff=0.75)
+        raise probe.error(j, f"unknown key {_short(unknown[0])}"
+                             + (f" (did you mean {near[0]!r}?)" if near else "")
+                             + f" ({what} keys of the schema: {', '.join(allowed)})")
 
 
 def check_number(probe, j, key, value):

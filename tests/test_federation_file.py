@@ -22,7 +22,8 @@ BAD = [
     ({**GOOD, "fedrisk_federation": 2}, "format version 2 is not supported"),
     ({**GOOD, "fedrisk_federation": "1"}, '"fedrisk_federation" must be the integer 1'),
     ({**GOOD, "fedrisk_federation": True}, '"fedrisk_federation" must be the integer 1'),
-    ({**GOOD, "clientz": []}, "unknown key 'clientz' (top-level keys"),
+    ({**GOOD, "clientz": []},
+     "unknown key 'clientz' (did you mean 'clients'?) (top-level keys of the schema"),
     ({**GOOD, "clients": []}, '"clients" must be a non-empty list'),
     ({**GOOD, "d": True}, "d must be an integer, got True (a boolean)"),
     ({**GOOD, "d": 100.5}, "d must be an integer, got 100.5"),
@@ -44,7 +45,7 @@ BAD = [
     (_with(0, gamma=10 ** 400), "client 0 ('a'): gamma must be a finite number in [1e-100"),
     (_with(1, n=10 ** 400), "client 1 ('b'): n must be an integer, got 1000"),
     (_with(1, n=0), "client 1 ('b'): n must be an integer >= 1"),
-    (_with(1, lamda=1), "client 1 ('b'): unknown key 'lamda' (client keys"),
+    (_with(1, lamda=1), "client 1 ('b'): unknown key 'lamda' (client keys of the schema"),
     (_with(1, name="a"), "two clients are named 'a'"),
     (_with(1, name=7), "client 1: name must be a non-empty string, got 7"),
     (_with(2, spectrum=2), "client 2 ('c'): spectrum must be a SPEC string"),
@@ -54,7 +55,7 @@ BAD = [
     (_with(2, spectrum="file:missing.txt"), "client 2 ('c'): spectrum: spectrum file"),
     (_with(0, se=1), "client 0 ('a'): se must be an object of standard errors"),
     (_with(0, se={"r": "0.1"}), "client 0 ('a'): se.r must be a number, got '0.1'"),
-    (_with(0, se={"lam": 0.1}), "client 0 ('a'): unknown key 'lam' (se keys"),
+    (_with(0, se={"lam": 0.1}), "client 0 ('a'): unknown key 'lam' (se keys of the schema"),
     (_text(GOOD).replace('"r": 0.5', '"r": NaN'), "client 1 ('b'): r must be a finite number, "
                                                   "got NaN"),
     (_text(GOOD).replace('"r": 0.5', '"r": 1e999'), "client 1 ('b'): r must be a finite "
