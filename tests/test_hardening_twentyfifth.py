@@ -205,3 +205,15 @@ def test_logistic_tiny_lam_refusal_offers_a_reachable_lam(capsys):
     with pytest.raises(SystemExit):
         main(["predict", "--help"])
     assert f"solvers' own {MAX_SECONDS:g} s" in " ".join(capsys.readouterr().out.split())
+
+
+# --- F5: no uncentred cosine without a direction ------------------------------------------------
+
+def test_uncentred_cosine_is_undefined_at_a_zero_target():
+    """signal = r = 0: w_i = 0, so cos(w_hat, w_i) is as undefined as the centred cosine (it
+    printed 9e-17); with a direction it is the fixed point's a / ||w_hat||."""
+    zero = riskcalc.logistic_limit(gamma=0.1, signal=0.0, r=0.0, lam=1.0)
+    assert np.isnan(zero.cosine) and np.isnan(zero.cosine_uncentred)
+    one = riskcalc.logistic_limit(gamma=0.1, signal=1.0, r=0.0, lam=1.0)
+    assert one.cosine_uncentred == pytest.approx(one.a / np.sqrt(one.a ** 2 + one.b ** 2
+                                                                 + one.q ** 2), rel=1e-15)

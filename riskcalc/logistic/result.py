@@ -74,9 +74,12 @@ class LogisticResult:
         if self.sigma_risk is None:
             object.__setattr__(self, "sigma_risk", self.risk)
         if self.cosine_uncentred is None:
+            # w_i = 0 (signal = r = 0) has no direction: its cosine is NaN too (it printed
+            # 9e-17, a rounding residue of a / norm).
+            target = np.hypot(self.params.get("signal", 1.0), self.params.get("r", 1.0))
             with np.errstate(invalid="ignore", divide="ignore"):
                 norm = np.sqrt(np.square(self.a) + np.square(self.b) + np.square(self.q))
-                value = np.where(norm > 0, self.a / norm, np.nan)
+                value = np.where((norm > 0) & (target > 0), self.a / norm, np.nan)
             object.__setattr__(self, "cosine_uncentred", value if np.ndim(value) else
                                float(value))
 
