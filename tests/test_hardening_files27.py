@@ -109,3 +109,85 @@ def test_an_output_naming_the_plugin_file_is_refused(tmp_path, capsys, plugin_en
     assert err == (f"error: {verb[-1]} {plugin} is the input file of --plugin {plugin}: "
                    "write the output elsewhere\n")
     assert plugin.read_text() == "SOURCE = 1\n"
+
+
+def _set(folder, fig_id, text, exts=("csv", "txt", "pdf")):
+    """Files ``fig_id.EXT`` in ``folder`` holding ``text`` and the extension."""
+    folder.mkdir(exist_ok=True)
+    for ext in exts:
+        (folder / f"{fig_id}.{ext}").write_text(f"{text} {ext}")
+    return {ext: folder / f"{fig_id}.{ext}" for ext in exts}
+
+
+@pytest.mark.parametrize("failure", ["directory", "interrupt"])
+def test_a_set_failing_halfway_through_its_install_leaves_the_previous_set(tmp_path,
+                                                                           monkeypatch,
+                                                                           failure):
+    """A rename failing (the PNG's place a directory) or interrupted after the CSV, caption
+    and PDF were in left them of the new set beside the old PNG; each is put back, a file
+    the previous set did not have is removed, and the stale image moved away returns."""
+    from figures import install
+
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    _set(out, "f", "old", exts=("csv", "pdf"))        # no caption before: a new file
+    (out / "f.svg").write_text("old stale")
+    staged = _set(staging, "f", "new", exts=("csv", "txt", "pdf", "png"))
+    files = install.set_files("f", out)
+    if failure == "directory":
+        files["png"].mkdir()
+    else:
+        renames, real = [], os.replace
+
+        def replace(src, dst):
+            renames.append(dst)
+            if len(renames) == 5:    # the stale image, CSV, caption, PDF, then the PNG
+                raise KeyboardInterrupt
+            real(src, dst)
+        monkeypatch.setattr(install.os, "replace", replace)
+    with pytest.raises(IsADirectoryError if failure == "directory" else KeyboardInterrupt):
+        install.install(staged, files, [out / "f.svg"], staging)
+    monkeypatch.undo()
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["f.csv", "f.pdf", "f.svg"] + (["f.png"] if failure == "directory" else []))
+    assert [(out / n).read_text() for n in ("f.csv", "f.pdf", "f.svg")] == [
+        "old csv", "old pdf", "old stale"]
+
+
+def test_a_set_installs_whole_and_keeps_each_file_in_place_until_replaced(tmp_path,
+                                                                          monkeypatch):
+    """Each file replaced by one rename (the previous one linked aside, not moved): at every
+    rename, every file of the previous set is still there."""
+    from figures import install
+
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    files = _set(out, "f", "old", exts=("csv", "txt", "pdf", "png"))
+    staged = _set(staging, "f", "new", exts=("csv", "txt", "pdf", "png"))
+    real = os.replace
+
+    def replace(src, dst):
+        assert all(p.is_file() for p in files.values())
+        real(src, dst)
+    monkeypatch.setattr(install.os, "replace", replace)
+    install.install(staged, files, [], staging)
+    assert [files[e].read_text() for e in files] == [f"new {e}" for e in files]
+
+
+def test_figures_refuses_a_directory_in_the_set_before_drawing(tmp_path, capsys, monkeypatch):
+    """A directory where the set writes its PDF was the raw '[Errno 21] Is a directory' of a
+    rename after the CSV and caption were replaced: now one line naming --out and the file,
+    before any drawing, from the command and from ``figures.build``."""
+    import figures
+    import figures.core
+
+    def draw(*args, **kwargs):
+        raise AssertionError("drawn before the set's files were checked")
+    monkeypatch.setattr(figures.core, "draw", draw)
+    (tmp_path / "p003-thm1-ftfa.pdf").mkdir()
+    code, out, err = run_cli(["figures", "p003-thm1-ftfa", "--quick", "--out", tmp_path,
+                              "--no-progress"], capsys)
+    assert code == 2 and out == ""
+    assert err == (f"error: --out {tmp_path}: p003-thm1-ftfa.pdf is a directory, where the "
+                   "figure set writes a file: move it away\n")
+    with pytest.raises(ValueError, match="p003-thm1-ftfa.pdf is a directory"):
+        figures.build("p003-thm1-ftfa", tmp_path, quick=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p003-thm1-ftfa.pdf"]
