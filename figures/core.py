@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from figures import install
+from figures.install import IMAGE_FORMATS
 from riskcalc._validate import flag
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
@@ -48,8 +50,6 @@ COLUMNS = ("panel", "series", "kind", "x_name", "x", "y_name", "y", "y_se", "y_l
 # simulated mean along a path with a shaded 95% band, a horizontal reference line, or a
 # distinguished point of the theory (a star: e.g. the minimum at the optimal lam*).
 KINDS = ("theory", "simulation", "path", "reference", "optimum")
-#: The images ``build`` can write (both by default).
-IMAGE_FORMATS = ("png", "pdf")
 
 
 @dataclass(frozen=True)
@@ -302,9 +302,11 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
           cache_dir=None, n_jobs: int = 1, progress: bool = False,
           formats=IMAGE_FORMATS) -> Built:
     """Build figure ``fig_id`` into ``out_dir``: PNG, PDF, CSV and caption (TXT), written as a
-    set (staged, then renamed together). An image of a format not asked for, left by an earlier
-    build, stays only if that build wrote the same CSV and caption (``_stale_images``): the
-    folder never holds a picture of other data than the CSV beside it.
+    set (staged, then renamed together, or the previous set put back: ``install.install``;
+    a directory in the place of one of its files is refused before the drawing). An image of a
+    format not asked for, left by an earlier build, stays only if that build wrote the same CSV
+    and caption (``install.stale_images``): the folder never holds a picture of other data
+    than the CSV beside it.
 
     Parameters
     ----------
@@ -330,6 +332,8 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
 
     formats = image_formats(formats)
     out = Path(out_dir)
+    files = install.set_files(fig_id, out, formats)
+    install.check_targets(files, out)    # before the work, not after it
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
     if cache:
@@ -338,7 +342,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
                   progress=progress)
-    files = {ext: out / f"{fig_id}.{ext}" for ext in (*formats, "csv", "txt")}
+    install.check_targets(files, out)   # again: the drawing may have taken minutes
     staging = Path(tempfile.mkdtemp(prefix=f".{fig_id}.", dir=out))
     try:
         staged = {ext: staging / path.name for ext, path in files.items()}
@@ -349,31 +353,9 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
                 result.figure.savefig(staged["pdf"])
         result.table.write(staged["csv"])
         staged["txt"].write_text(result.text)
-        stale = _stale_images(files, staged, formats)
-        # The stale images leave first (moved into the staging folder, removed with it), then
-        # the four files appear together, by renames once all are written: an interrupted build
-        # leaves the previous set (or part of it, each file consistent with the others) or
-        # none, never a PNG without its CSV and caption nor an image of other data.
-        for path in stale:
-            os.replace(path, staging / f"stale.{path.name}")
-        for ext in ("csv", "txt", "pdf", "png"):
-            if ext in staged:
-                os.replace(staged[ext], files[ext])
+        install.install(staged, files, install.stale_images(files, staged, formats), staging)
     finally:
         plt.close(result.figure)
         shutil.rmtree(staging, ignore_errors=True)
     return Built(fig_id, {k: os.fspath(v) for k, v in files.items()},
                  time.perf_counter() - t0, result)
-
-
-def _stale_images(files, staged, formats) -> list:
-    """The images in the output folder of a format not asked for that no longer show the set's
-    data: kept when the previous build wrote the same CSV and caption byte for byte (a
-    ``--formats pdf`` after a ``--formats png`` build keeps the PNG), else removed (a full
-    build's PDF was left beside a new ``--formats png`` set drawn from other data)."""
-    others = [files["csv"].with_suffix(f".{ext}") for ext in IMAGE_FORMATS
-              if ext not in formats]
-    others = [path for path in others if path.is_file()]
-    same = all(files[ext].is_file() and files[ext].read_bytes() == staged[ext].read_bytes()
-               for ext in ("csv", "txt"))
-    return [] if same else others

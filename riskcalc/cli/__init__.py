@@ -176,12 +176,14 @@ def _run(argv: list) -> int:
     from riskcalc.cli import plugins
 
     try:
+        files = plugins.split_plugins(argv)[0]
         # Before the parser exists: registered methods become METHOD choices.
         argv = plugins.load(argv, _command(argv))
     except ValueError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     args = build_parser(argv).parse_args(argv)
+    args.plugin = files     # inputs as well: no output may be written over them (not_an_input)
     try:
         with guards.no_warnings_first():
             return args.func(args) or 0

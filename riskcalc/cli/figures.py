@@ -79,6 +79,7 @@ def run(args) -> int:
     if not args.out:
         raise ValueError("--out DIR is required to build figures")
     from figures.core import image_formats
+    from figures.install import check_targets, set_files
 
     try:
         formats = image_formats(args.formats)
@@ -90,6 +91,11 @@ def run(args) -> int:
                   f"{len(ids)} figure(s) in {'quick' if args.quick else 'full'} mode",
                   _advice(seconds, args))
     make_folder(args.out, "--out")
+    for fig_id in ids:      # every set checked before the first is drawn
+        try:
+            check_targets(set_files(fig_id, args.out, formats), args.out)
+        except ValueError as exc:
+            raise ValueError(f"--out {exc}") from None
     done = []
     try:
         with guards.time_limit(guards.max_seconds(args)):

@@ -5,19 +5,29 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 
 
-def check_writable(path, option: str) -> None:
+def check_writable(path, option: str, dash: bool = False) -> None:
     """Raise ValueError naming ``option`` unless ``path`` can be created or overwritten as a
-    file (its folder exists and is writable; an existing ``path`` is a writable file)."""
+    file (its folder exists and is writable; an existing ``path`` is a writable file).
+    ``dash``: the option takes ``-`` for stdout (its message then says so)."""
     if path is None:
         return
     if not str(path).strip():
         raise ValueError(f"{option} needs a file name, got an empty one")
     if str(path).strip() == "-":    # was: a file named "-" (where the convention says stdout)
         raise ValueError(f"{option} -: give a file name ({option} writes a file, not stdout)")
+    fd = stream(path)
+    if fd is not None:
+        # The rename of the atomic write went over the file the shell's redirect points to
+        # (``>> log`` lost the log) or failed on a /proc path (a pipe).
+        raise ValueError(f"{option} {path}: an open stream ({fd}), not a file: an output "
+                         "file is written by a rename, which would replace what the stream "
+                         "leads to; " + (f"use {option} - (or no {option}) for stdout"
+                                         if dash else "give a file name"))
     path = _through_links(path, option)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
@@ -44,6 +54,34 @@ def check_writable(path, option: str) -> None:
             errno.ENOENT, errno.EINVAL) else exc.strerror or exc)
         raise ValueError(f"{option} {path}: cannot create a file in {folder} ({why}); give "
                          "a file in a writable folder") from None
+
+
+#: A folder of open descriptors: /proc/self/fd (which /dev/stdout, /dev/stderr and /dev/fd/N
+#: lead to) once /proc/self is resolved, or a thread's.
+_FD_FOLDER = re.compile(r"/proc/(\d+)(/task/\d+)?/fd")
+
+#: Links followed before giving up (Linux's own limit).
+_MAX_LINKS = 40
+
+
+def stream(path) -> str | None:
+    """What ``path`` names when it leads through symbolic links to an open descriptor
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``): "stdout",
+    "stderr" or "descriptor N" of this process, "a descriptor of process P" of another;
+    None for any other path. Resolved whole, such a path is the file a shell redirect opened
+    (or a /proc name of a pipe), which an atomic write must not replace."""
+    here = os.path.abspath(str(path))
+    for _ in range(_MAX_LINKS):
+        found = _FD_FOLDER.fullmatch(os.path.realpath(os.path.dirname(here)))
+        if found:
+            fd = os.path.basename(here)
+            if int(found.group(1)) != os.getpid():
+                return f"a descriptor of process {found.group(1)}"
+            return {"1": "stdout", "2": "stderr"}.get(fd, f"descriptor {fd}")
+        if not os.path.islink(here):
+            return None
+        here = os.path.abspath(os.path.join(os.path.dirname(here), os.readlink(here)))
+    return None
 
 
 def _through_links(path, option: str) -> str:
@@ -120,8 +158,9 @@ def atomic(path, mode: str = "w", **kwargs):
 
 def not_an_input(args, outputs) -> None:
     """Raise ValueError when an output option names one of the command's input files (the
-    clients or federation file, a ``file:`` spectrum, the data): no verb writes over what it
-    reads. ``outputs``: the option names of ``args`` holding output paths."""
+    clients or federation file, a ``file:`` spectrum, the data, a ``--plugin`` file): no verb
+    writes over what it reads. ``outputs``: the option names of ``args`` holding output
+    paths."""
     inputs = {}
     for option in ("federation", "clients_file", "data"):
         value = getattr(args, option, None)
@@ -134,6 +173,9 @@ def not_an_input(args, outputs) -> None:
         for option in ("--federation", "--clients-file"):
             if option in inputs:
                 inputs.update(_client_spectrum_files(inputs[option], option))
+    # A list: the option is repeatable (riskcalc.cli._run sets it; the parser never sees it).
+    for source in getattr(args, "plugin", None) or ():
+        inputs[f"--plugin {source}"] = source
     for out in outputs:
         path = getattr(args, out, None)
         if not path:

@@ -17,7 +17,7 @@ from montecarlo.experiments.cost import preset_replicate_seconds
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import COLUMNS, run_preset, summarize
 from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import atomic, check_writable, same_file
+from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
 
 
 def add_parser(subparsers) -> None:
@@ -90,6 +90,7 @@ def run(args) -> int:
                          "(see --list)")
     if args.out is None:
         raise ValueError("--out is required")
+    not_an_input(args, ("out", "cache"))   # its inputs: the --plugin files
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
     if args.cache is not None and same_file(args.out, args.cache):

@@ -18,7 +18,7 @@ from montecarlo.sweep import FORMATS, sweep_settings, write_rows
 from riskcalc._validate import decimal, distinct, integer, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
-from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file
+from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file, stream
 from riskcalc.cli.predict import add_model_options, require_parameters, spectrum_from_args
 
 
@@ -56,9 +56,12 @@ def add_parser(subparsers) -> None:
     add_model_options(p, multi=True, sigma_required=False)   # or from --federation
     families.add_options(p, "sweep")
     add_simulation_options(p, reps=10, multi=True)
-    p.add_argument("--out", metavar="PATH", help="output file (default, or -: stdout)")
+    p.add_argument("--out", metavar="PATH",
+                   help="output file (default, or - or /dev/stdout: stdout)")
     p.add_argument("--format", choices=FORMATS,
-                   help="csv or jsonl (default: from the --out extension, csv otherwise)")
+                   help="csv or jsonl (default: jsonl for an --out name ending in .jsonl or "
+                        ".json, either case, csv otherwise); jsonl is JSON lines, one object "
+                        "a row, also in a .json file (not one JSON document)")
     p.add_argument("--cache", metavar="PATH",
                    help="JSON-lines file of finished tasks: a rerun resumes from it")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -66,12 +69,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    if args.out == "-":     # stdout, as the convention goes (was: a file named "-")
+    if args.out == "-" or (args.out and stream(args.out) == "stdout"):
+        # stdout, as the convention goes (was: a file named "-"); /dev/stdout is written
+        # as the stream, not renamed over the file a shell's ">> log" opened
         args.out = None
     not_an_input(args, ("out", "cache"))
     fedargs.resolve(args, args.model, multi=True)
     fedargs.require_d(args)
-    check_writable(args.out, "--out")
+    check_writable(args.out, "--out", dash=True)
     check_writable(args.cache, "--cache")
     if args.out is not None and args.cache is not None and same_file(args.out, args.cache):
         raise ValueError("--out and --cache must be different files")
@@ -109,7 +114,9 @@ def run(args) -> int:
 def emit(args, rows) -> int:
     """Write the rows to --out (atomically) or print them, as CSV or JSON lines."""
     if args.out:
-        fmt = args.format or ("jsonl" if args.out.endswith((".jsonl", ".json")) else "csv")
+        # Either case: o.JSONL was written as CSV.
+        fmt = args.format or ("jsonl" if args.out.lower().endswith((".jsonl", ".json"))
+                              else "csv")
         with atomic_path(args.out) as tmp:
             write_rows(rows, tmp, fmt)
         sys.stderr.write(f"wrote {len(rows)} rows ({fmt}) to {args.out}\n")
