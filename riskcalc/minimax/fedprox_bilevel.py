@@ -99,15 +99,36 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     if np.any(e * c["L_l"] > 1 + 1e-12):
         raise ValueError("eta must lie in (0, 1/L_l] (Theorem 2 of paper 004)")
     lm = np.asarray(lam, dtype=float)
-    coef = 2 + 64 * (c["L_w"] * lm / c["mu_g"]) ** 2
-    target = (1 - g * c["L_g"]) ** 4
-    contraction = np.clip(1 - e * c["mu_l"], 0.0, None)
-    # contraction 0 (L = mu and eta = 1/L_l) solves the inner problem in one step; the 0.5 only
-    # keeps log() finite on entries that np.where discards.
-    safe = np.where(contraction > 0, contraction, 0.5)
-    k = np.where(contraction > 0, np.ceil(np.log(coef / target) / -np.log(safe)), 1.0)
-    k = np.maximum(k, 1.0).astype(int)
-    return int(k) if k.ndim == 0 else k
+    # log(coef / target), coef = 2 + 64 (L_w lam / mu_g)^2 = 2 + 64 (lam / mu)^2, in logs:
+    # (lam / mu)^2 overflows from lam / mu ~ 1e154.
+    log_ratio = (np.logaddexp(np.log(2.0), np.log(64.0) + 2 * np.log(lm / np.asarray(mu)))
+                 - 4 * np.log1p(-g * c["L_g"]))
+    x = e * c["mu_l"]
+    # -log(1 - x) as -log1p(-x): 1 - x rounds to 1 below x ~ 1e-16 (mu = lam = 1e-17 at L = 1
+    # gave K = 1). x = 1 (L = mu and eta = 1/L_l) solves the inner problem in one step; the
+    # 0.5 only keeps log1p() finite on entries that np.where discards.
+    safe = np.where(x < 1, x, 0.5)
+    k = np.where(x < 1, np.ceil(log_ratio / -np.log1p(-safe)), 1.0)
+    return _counts(np.maximum(k, 1.0))
+
+
+def _counts(x):
+    """Whole counts held as floats (ceil'd): integers (a Python int for a scalar, else int64)
+    where every entry fits int64, else the floats themselves (int64 had wrapped K_118 = 9e19 to
+    -2^63; beyond it the float carries all the digits there are)."""
+    x = np.asarray(x, dtype=float)
+    if np.all(x < 2.0 ** 63):
+        return int(x) if x.ndim == 0 else x.astype(np.int64)
+    return float(x) if x.ndim == 0 else x
+
+
+def _product(a, b):
+    """a * b of two ``_counts``: exact integers while it fits int64, else floats."""
+    f = np.asarray(a, dtype=float) * np.asarray(b, dtype=float)
+    if np.all(f < 2.0 ** 62):
+        out = np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64)
+        return int(out) if out.ndim == 0 else out
+    return _counts(f)
 
 
 def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
@@ -143,12 +164,15 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     d0 = positive("dist0", dist0)
     gamma = 1 / (2 * np.asarray(c["L_g"]))
     eta = 1 / np.asarray(c["L_l"])
-    k = np.asarray(inner_loop_iterations(big_l, u, lm, gamma, eta))
-    r = np.asarray(outer_rate(big_l, u, lm, gamma))
-    rounds = np.maximum(np.ceil(np.log(d0 / ep) / -np.log(r)), 0).astype(int)
+    k = inner_loop_iterations(big_l, u, lm, gamma, eta)
+    # -log r of ``outer_rate``'s r = 1 - x/2 - x^2/2 as -log1p(-(x/2 + x^2/2)): r rounds to 1
+    # below x ~ 1e-16 (mu = 1e-16 at L = lam = 1 gave rounds = 0 with rounds_order 3.5e16).
+    x = gamma * np.asarray(c["mu_g"])
+    rounds = _counts(np.maximum(np.ceil(np.log(d0 / ep) / -np.log1p(-(x / 2 + x ** 2 / 2))), 0))
     kappa = big_l / u
-    k118 = np.ceil(2 + (lm + big_l) / (lm + u) * np.log(1056 * kappa ** 2)).astype(int)
+    k118 = _counts(np.ceil(2 + (lm + big_l) / (lm + u) * (np.log(1056) + 2 * np.log(kappa))))
     log_inv = np.log(1 / ep)
-    out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": rounds * k,
-           "rounds_order": np.asarray(c["kappa_g"]) * log_inv, "gradient_order": kappa * log_inv}
-    return {key: (val.item() if np.ndim(val) == 0 else val) for key, val in out.items()}
+    out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": _product(rounds, k),
+           "rounds_order": scalar_or_array(np.asarray(c["kappa_g"]) * log_inv),
+           "gradient_order": scalar_or_array(kappa * log_inv)}
+    return out
