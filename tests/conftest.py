@@ -236,7 +236,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_theory_vs_simulation.py", "test_fuzz_fourth.py", "test_rates_simulation.py",
     "test_hardening_thirteenth.py", "test_hardening_span.py", "test_hardening_alpha.py",
     "test_hardening_twentythird.py", "test_hardening_rounds_lam.py", "test_hardening_rounds_rows.py",
-    "test_hardening_files27.py",
+    "test_hardening_files27.py", "test_hardening_lam27.py",
     "test_advise_edge.py", "test_hardening_ninth.py", "test_cli_predict.py",
     "test_hardening_logistic.py", "test_logistic.py", "test_finite_clients_cli.py",
     "test_hardening_fourteenth.py", "test_rounds_shift_alg1_pers_chain.py",
