@@ -91,4 +91,6 @@ def test_size_refusal_and_command_line(capsys, monkeypatch):
         res.local_risk
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "n/a" in out and "refused here" in out
+    # Every row refused alone too: n/a with the refusal's own reason (``own_models``).
+    assert "n/a" in out and "local risk n/a: the clients' own models" in out \
+        and "allow more memory" in out

@@ -138,7 +138,7 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
     return c0, h, t, _node_count(t, degree * t_max_rounds)
 
 
-def _within_amplification(c0, h, t, g, rho, t_max_rounds):
+def _within_amplification(c0, h, t, g, rho, t_max_rounds, bound=AMPLIFICATION):
     """The largest of t 10^(-k / 20), k = 0..80, whose ellipse (centre c0, half focal distance
     h) keeps abs(1 - g z)^(2 T_max) within AMPLIFICATION times rho^(2 T_max) (module
     docstring); t itself without rounds to resolve."""
@@ -148,7 +148,7 @@ def _within_amplification(c0, h, t, g, rho, t_max_rounds):
     ts = t * np.geomspace(1.0, 1e-4, 81)
     amp = np.hypot(1.0 - g * c0 - g * h * np.cosh(ts)[:, None] * np.cos(theta),
                    g * h * np.sinh(ts)[:, None] * np.sin(theta)).max(axis=1)
-    ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(AMPLIFICATION)
+    ok = 2 * t_max_rounds * np.log(amp / max(rho, 1.0)) <= np.log(bound)
     return ts[np.argmax(ok)] if ok.any() else ts[-1]
 
 
@@ -175,12 +175,16 @@ def _around_zero(a, b, g, rho, t_max_rounds, shrink=1.0):
     (radius / a)^N for any a (the integrand is a Laurent series in 0 < abs(z) < a: D's atom
     at 0, 1 / z and 1 / z^2 are poles of finite order there). The inner contour (``shrink`` <
     1) has the thinner ellipse and the wider circle: the two never meet."""
-    delta = min(b, 1.0 / (g * max(t_max_rounds, 1)))
+    delta = min(b, 0.25 / (g * max(t_max_rounds, 1)))
     c0, h = 0.5 * (b - delta), 0.5 * (b + delta)
-    t = _within_amplification(c0, h, 1.0, g, rho, t_max_rounds) * shrink
+    t = _within_amplification(c0, h, 1.0, g, rho, t_max_rounds, AROUND_ZERO_BOUND) * shrink
     return c0, h, t, _node_count(t, 2 * t_max_rounds), (0.55 if shrink < 1.0 else 0.35) * a
 
 
+#: The amplification ``_around_zero``'s ellipse may reach: beyond 0 it passes where abs(1 - g z)
+#: > 1, whose powers cost digits (with AMPLIFICATION there, 3e-11 in a variance the ellipse
+#: through the gap gives to 1e-14).
+AROUND_ZERO_BOUND = 10.0
 #: Nodes of the circle about 0 (``_around_zero``): its error is about 0.55^N of the integrand.
 CIRCLE_NODES = 128
 
