@@ -92,5 +92,5 @@ def test_size_refusal_and_command_line(capsys, monkeypatch):
     assert main(argv) == 0
     out = capsys.readouterr().out
     # Every row refused alone too: n/a with the refusal's own reason (``own_models``).
-    assert "n/a" in out and "local risk n/a: the clients' own models" in out \
+    assert "n/a" in out and "local risk n/a: spectrum: the clients' own models" in out \
         and "allow more memory" in out
