@@ -140,8 +140,8 @@ def _contour(a, b, g, rho, t_max_rounds, shrink=1.0, degree=2):
 
 def _within_amplification(c0, h, t, g, rho, t_max_rounds, bound=AMPLIFICATION):
     """The largest of t 10^(-k / 20), k = 0..80, whose ellipse (centre c0, half focal distance
-    h) keeps abs(1 - g z)^(2 T_max) within AMPLIFICATION times rho^(2 T_max) (module
-    docstring); t itself without rounds to resolve."""
+    h) keeps abs(1 - g z)^(2 T_max) within ``bound`` (AMPLIFICATION: module docstring) times
+    rho^(2 T_max); t itself without rounds to resolve."""
     if t_max_rounds <= 0:
         return t
     theta = np.linspace(0.0, np.pi, 257)
@@ -170,8 +170,9 @@ def _around_zero(a, b, g, rho, t_max_rounds, shrink=1.0):
     less the circle of ``radius`` about 0 (inside the gap (0, a)). As a cycle it is the
     ellipse of ``_contour`` (both enclose [a, b] and leave 0 out), so every integral is the
     same; but the ellipse through the gap needs 40 / t ~ 40 sqrt(b / a) nodes, while this one
-    is limited only by the amplification on its far side (delta = 1 / (g T_max) keeps
-    (1 + g delta)^(2 T_max) below e^2) and the circle's trapezoid rule converges as
+    is limited only by the amplification on its far side (delta = 1 / (4 g T_max) keeps
+    (1 + g delta)^(2 T_max) below e^(1/2); the ellipse within AROUND_ZERO_BOUND) and the
+    circle's trapezoid rule converges as
     (radius / a)^N for any a (the integrand is a Laurent series in 0 < abs(z) < a: D's atom
     at 0, 1 / z and 1 / z^2 are poles of finite order there). The inner contour (``shrink`` <
     1) has the thinner ellipse and the wider circle: the two never meet."""
