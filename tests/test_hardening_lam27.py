@@ -9,8 +9,9 @@ import riskcalc.minimax as mm
 
 def _fedprox_counts_mp(L, mu, lam, eps, dist0):
     """K, K_118 and rounds of Corollary 1 (paper 004, eqs. 12-13, 118) at 60 digits (mpmath's
-    log1p: 1 - 2e-200 is 1 even there): the theorem's conditions (2 + 64 (lam / mu)^2) (1 - eta mu_l)^K <= (1 - gamma L_g)^4 and
-    dist0 r^T <= eps with eta = 1 / L_l, gamma = 1 / (2 L_g), solved for the smallest K, T."""
+    log1p: 1 - 2e-200 is 1 even there): the theorem's conditions
+    (2 + 64 (lam / mu)^2) (1 - eta mu_l)^K <= (1 - gamma L_g)^4 and dist0 r^T <= eps with
+    eta = 1 / L_l, gamma = 1 / (2 L_g), solved for the smallest K, T."""
     with mpmath.workdps(60):
         L, mu, lam, eps, dist0 = (mpmath.mpf(v) for v in (L, mu, lam, eps, dist0))
         mu_g, L_g = lam * mu / (lam + mu), lam * L / (lam + L)

@@ -186,7 +186,7 @@ def test_switches_are_booleans_and_fedprox_is_pfedme_in_advise():
         pipelines("fedprox,pfedme")
 
 
-# --- F4: the logistic refusal at a tiny lam offers a lam that answers ------------------------------
+# --- F4: the logistic refusal at a tiny lam offers a lam that answers -----------------------------
 
 def test_logistic_tiny_lam_refusal_offers_a_reachable_lam(capsys):
     """lam = 1e-100 at gamma 2 said "give lam >= 1e-06" (where the continuation stopped), though
