@@ -133,8 +133,6 @@ def own_models(res, again=None):
     solves the rounds ``[T]`` alone (a ``RoundsLimit``): the rows of the refused list are
     asked one by one, NaN (``n/a``) where a row is refused alone too (``--rounds 1000,inf``
     showed n/a on both rows where ``inf`` alone has its own models)."""
-    if res.method == "pfedme":          # its ``risk`` is the clients' own models'
-        return res.local_risk, None
     try:
         return res.local_risk, None
     except ValueError as exc:

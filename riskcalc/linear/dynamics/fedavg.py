@@ -270,7 +270,8 @@ def _solve(laws, a, b, g, rho, t_max_rounds, shrink=1.0):
             return None
     one, two = count(_contour), count(_around_zero)
     if two is None or (one is not None and 2 * (two[3] + CIRCLE_NODES) >= one[3]):
-        nodes, path, w, _ = ellipse(a, b, g, rho, t_max_rounds, shrink)   # or its refusal
+        nodes, path, w, _ = (ellipse(a, b, g, rho, t_max_rounds, shrink) if one is None
+                             else _ellipse_path(*one, b))     # (the first: its refusal)
         omega, G = subordination.solve(laws, nodes, b, path)
         return nodes(path[-1]), w, omega, G
     c0, h, t, m, radius = two
