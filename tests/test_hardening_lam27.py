@@ -4,6 +4,7 @@ import mpmath
 import numpy as np
 import pytest
 
+import riskcalc
 import riskcalc.minimax as mm
 
 
@@ -48,3 +49,18 @@ def test_fedprox_complexity_exact_integers_and_arrays():
     assert arr["K_118"][1] == 18 and arr["K_118"][0] > 4e19
     assert arr["K"].dtype == np.int64 and list(arr["K"][1:]) == [10]
     assert np.all(arr["gradient_evaluations"] > 0)
+
+
+def _pfedme_risk(lam, gamma, **kw):
+    return riskcalc.limit("pfedme", gamma=gamma, sigma=1, r=1, lam=lam, clients=10, **kw).risk
+
+
+@pytest.mark.parametrize("gamma", [0.5, 2.0])
+def test_pfedme_identity_small_lam_tends_to_its_limit(gamma):
+    # The lam -> 0 limit by a second route: the risk is smooth in lam there (slope ~ 4 at
+    # gamma 2), so Richardson's 2 R(lam) - R(2 lam) at lam = 1e-7 gives it to ~1e-12. With phi
+    # = lam s / (s + lam) the route drifted (1.8248 for 1.875 at lam = 1e-100, gamma 2) or was
+    # refused (gamma 0.5 at lam = 1e-8 and 1e-15).
+    limit = 2 * _pfedme_risk(1e-7, gamma) - _pfedme_risk(2e-7, gamma)
+    for lam in (1e-15, 1e-50, 1e-100):
+        assert _pfedme_risk(lam, gamma) == pytest.approx(limit, rel=1e-8, abs=0), lam
