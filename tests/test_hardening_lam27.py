@@ -64,3 +64,14 @@ def test_pfedme_identity_small_lam_tends_to_its_limit(gamma):
     limit = 2 * _pfedme_risk(1e-7, gamma) - _pfedme_risk(2e-7, gamma)
     for lam in (1e-15, 1e-50, 1e-100):
         assert _pfedme_risk(lam, gamma) == pytest.approx(limit, rel=1e-8, abs=0), lam
+
+
+@pytest.mark.parametrize("gamma", [0.3, 0.5, 0.8])
+def test_pfedme_identity_small_lam_is_own_least_squares_below_one(gamma):
+    # An exact limit: for gamma < 1 each client's S is invertible, so its personalization
+    # lam (S + lam)^-1 -> 0 leaves its own least squares, risk sigma^2 gamma / (1 - gamma),
+    # whatever the global model (O(lam) away). Before, lam = 1e-8 and 1e-15 were refused at
+    # gamma 0.5 and the reach was erratic.
+    for lam in (1e-15, 1e-50, 1e-100):
+        res = riskcalc.limit("pfedme", gamma=gamma, sigma=1, r=1, lam=lam, clients=10)
+        assert res.risk == pytest.approx(gamma / (1 - gamma), rel=1e-12), lam
