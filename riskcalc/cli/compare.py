@@ -138,14 +138,14 @@ def run(args) -> int:
         cmp = out["comparison"][q]
         rel = "n/a" if cmp["rel_diff"] is None else f"{100 * cmp['rel_diff']:+.3f}%"
         # The JSON form holds None for a non-finite number (e.g. the ridgeless variance at
-        # gamma = 1): the table prints the mean itself (inf), n/a for a standard error or a
-        # 95% test that has none (a divergent FTFA printed "nan" and "no" for inf vs inf).
+        # gamma = 1, predicted inf: outside the simulation's interval, "no"): the table prints
+        # the number itself, n/a for a standard error and a 95% test that the simulation has
+        # not (a divergent FTFA printed "nan" and "no" for inf against inf).
         pred = float(getattr(res.limit, q))
         mean = float("nan") if sim[q] is None else sim[q]
         se = sim[q + "_se"]
         se = "n/a" if se is None or not np.isfinite(se) else f"{se:.3g}"
-        inside = ("n/a" if se == "n/a" or not np.isfinite(pred)
-                  else "yes" if cmp["inside_ci95"] else "no")
+        inside = "n/a" if se == "n/a" else "yes" if cmp["inside_ci95"] else "no"
         print(f"  {q:<9} {pred:>12.6g} {mean:>12.6g} {se:>10} {rel:>9}  {inside}")
     for note in res.limit.notes:
         print(f"  note: {note}")
