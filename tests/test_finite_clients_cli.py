@@ -139,8 +139,6 @@ def _bad_files(tmp_path):
     ("predict fedavg {m} --clients 5 --steps 2 --step-size 0.1",
      "one of ftfa, rtfa, local, local_ridge for finite steps"),
     ("predict ftfa {m} --clients 5 --steps 2", "--steps and --step-size go together"),
-    ("predict local --gamma 2 --rho 1 --sigma 0.5 --clients 5",
-     "implemented for fedavg, ftfa, rtfa, maml_fl, pfedme"),
     ("predict ftfa {m} --clients-file {t}/missing.json", "No such file"),
     ("predict ftfa {m} --clients-file {t}/bad.json", "not valid JSON"),
     ("predict ftfa {m} --clients-file {t}/keys.json", "exactly the keys gamma, r, sigma"),

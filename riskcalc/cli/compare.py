@@ -9,6 +9,8 @@ interval. Also home of the simulation options shared with ``sweep`` (``add_simul
 
 from __future__ import annotations
 
+import numpy as np
+
 import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, WEIGHTS, Setting
@@ -124,7 +126,7 @@ def run(args) -> int:
     info = riskcalc.get_method(spec.method)
     sim = out["simulated"]
     print(f"{info.title} ({spec.method}); {info.reference}")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items()))
+    print(guards.params_line(out["params"]))
     glob = (f"federated global model over {setting.clients} clients"
             if setting.global_model == "federated" else "oracle global model")
     steps = "" if args.steps is None else f", {args.steps} personalization steps"
@@ -136,10 +138,15 @@ def run(args) -> int:
         cmp = out["comparison"][q]
         rel = "n/a" if cmp["rel_diff"] is None else f"{100 * cmp['rel_diff']:+.3f}%"
         # The JSON form holds None for a non-finite number (e.g. the ridgeless variance at
-        # gamma = 1): the table prints the float itself (inf, nan).
-        mean, se = (float("nan") if v is None else v for v in (sim[q], sim[q + "_se"]))
-        print(f"  {q:<9} {float(getattr(res.limit, q)):>12.6g} {mean:>12.6g} {se:>10.3g} "
-              f"{rel:>9}  {'yes' if cmp['inside_ci95'] else 'no'}")
+        # gamma = 1, predicted inf: outside the simulation's interval, "no"): the table prints
+        # the number itself, n/a for a standard error and a 95% test that the simulation has
+        # not (a divergent FTFA printed "nan" and "no" for inf against inf).
+        pred = float(getattr(res.limit, q))
+        mean = float("nan") if sim[q] is None else sim[q]
+        se = sim[q + "_se"]
+        se = "n/a" if se is None or not np.isfinite(se) else f"{se:.3g}"
+        inside = "n/a" if se == "n/a" else "yes" if cmp["inside_ci95"] else "no"
+        print(f"  {q:<9} {pred:>12.6g} {mean:>12.6g} {se:>10} {rel:>9}  {inside}")
     for note in res.limit.notes:
         print(f"  note: {note}")
     return 0

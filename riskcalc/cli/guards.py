@@ -316,14 +316,23 @@ def predict_options(args) -> None:
                          "number of eigenvalues of the spectra); otherwise nothing uses it")
 
 
+#: ``params_line`` shows a list of more entries by its first three and its last.
+LIST_SHOWN = 8
+
+
 def params_line(params: dict) -> str:
     """``  k = v, ...`` of a result's ``params``, a spectrum given as its atoms and weights
     shown by ``Spectrum.describe`` (was: the dict of every atom and weight, 30 of each for
-    powerlaw:1 at d = 30, printed on the line)."""
+    powerlaw:1 at d = 30, printed on the line), a list of more than ``LIST_SHOWN`` entries
+    (one per client) by its first three and last ones and its length (300 clients' spectra
+    made a line of 6 kB; ``--json`` holds them all)."""
     def shown(key, value):
         if key == "spectrum" and isinstance(value, dict) and "atoms" in value:
             from riskcalc.spectrum import Spectrum
 
             return Spectrum(value["atoms"], weights=value["weights"]).describe()
+        if isinstance(value, (list, tuple)) and len(value) > LIST_SHOWN:
+            head = ", ".join(repr(v) for v in value[:3])
+            return f"[{head}, ..., {value[-1]!r}] ({len(value)} entries)"
         return value
     return "  " + ", ".join(f"{k} = {shown(k, v)}" for k, v in params.items())

@@ -234,7 +234,7 @@ def _limit(prob, max_seconds):
 
 def _header(out, prob):
     print(f"{TITLES[out['method']]} ({out['method']}, --model logistic); {REFERENCE}")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in out["params"].items() if v is not None))
+    print(guards.params_line({k: v for k, v in out["params"].items() if v is not None}))
     print("  risk = ||w_hat - w_i||^2"
           + ("; sigma_risk = (w_hat - w_i)' Sigma (w_hat - w_i)" if prob["spectrum"] is not None
              else "")

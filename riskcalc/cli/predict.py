@@ -7,6 +7,8 @@ conversion into a validated ``ClientSpec`` (``spec_from_args``), so that ``predi
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 import riskcalc
@@ -43,9 +45,10 @@ def add_model_options(parser, *, multi: bool = False, sigma_required: bool = Tru
                         help="ridge penalty >= 0 (rtfa, pfedme, local_ridge)" + lst)
     parser.add_argument("--alpha", type=kind, help="MAML step size >= 0 (maml_fl)" + lst)
     parser.add_argument("--spectrum", default="identity", metavar="SPEC",
-                        help="identity | two-point:A,B,W | powerlaw:P[,D] | file:PATH "
-                             "(default identity); the file holds a 1-d list of eigenvalues "
-                             "(.npy or text), a matrix is refused")
+                        help="identity | scaled:C | two-point:A,B,W | powerlaw:P[,D] | "
+                             "file:PATH (default identity; scaled:C is C times identity); the "
+                             "file holds a 1-d list of eigenvalues (.npy or text), a matrix "
+                             "is refused")
 
 
 def spectrum_from_args(args, d: int | None = None) -> Spectrum | None:
@@ -231,16 +234,15 @@ def _run(args) -> int:
         positive_int("--steps", args.steps, minimum=0)
     spec = spec_from_args(args)
     pop = None
-    if args._others is not None and spec.info.signal == "rho":
-        # A local baseline has no global model: the target's exact limit, whatever the others.
-        res = riskcalc.spec_limit(spec, route=args.route)
-        res = riskcalc.LimitResult(res.method, res.params, res.bias, res.variance, res.risk,
-                                   route=res.route, notes=res.notes + (
-                                       f"{spec.method} uses no global model: the other clients "
-                                       "of the federation file play no part",))
-    elif args.clients is not None or args.clients_file is not None:
+    federated = (args._others is not None or args.clients is not None
+                 or args.clients_file is not None)
+    # A local baseline has no global model: the target's own limit, whatever the others
+    # (--clients M was refused as "finite-clients limits are implemented for ...", where a
+    # federation file answered).
+    local = federated and spec.info.signal == "rho"
+    if federated and not local:
         res, pop = _finite_clients(args, spec)
-    elif args.weights is not None:
+    elif args.weights is not None and not local:
         raise ValueError("--weights applies with --clients or --clients-file only")
     elif args.steps is None:
         if args.step_size is not None:
@@ -253,6 +255,10 @@ def _run(args) -> int:
             raise ValueError("--route does not apply with --steps (one route: the "
                              "spectral integral of riskcalc.steps_limit)")
         res = riskcalc.spec_steps_limit(spec, args.steps, args.step_size)
+    if local:
+        res = dataclasses.replace(res, notes=res.notes + (
+            f"{spec.method} uses no global model: the other clients of the federation play "
+            "no part",))
     if args.json:
         out = res.as_dict()
         if pop is not None:
@@ -261,7 +267,7 @@ def _run(args) -> int:
         return 0
     info = riskcalc.get_method(res.method)
     print(f"{info.title} ({res.method}); {info.reference}")
-    print("  " + ", ".join(f"{k} = {v}" for k, v in res.params.items()))
+    print(guards.params_line(res.params))
     print(f"  route: {res.route}")
     for name in ("bias", "variance", "risk"):
         print(f"  {name:<9} {getattr(res, name):.10g}")

@@ -15,7 +15,7 @@ import numpy as np
 
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
-from riskcalc.linear.model import LAM_RANGE, ClientSpec
+from riskcalc.linear.model import ClientSpec
 
 HOWS = ("auto", "closed", "numeric")
 
@@ -99,15 +99,16 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
 
 
 def _closed(gamma, sigma, signal):
+    """lam* = (sigma / signal)^2 gamma, any finite value (r = 1e-60 gave "falls outside
+    [1e-100, 1e+100]: beyond floating-point range" for lam* = 2e120, a float; that range is
+    the one of ``riskcalc.limit``, which says so when asked there); refused where it
+    overflows."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         # (sigma / signal)^2 gamma: the squares alone overflow above 1e154.
         lam = np.where(sigma == 0, 0.0, (sigma / signal) ** 2 * gamma)
-    finite = (sigma > 0) & np.isfinite(lam)
-    overflow = (sigma > 0) & (signal > 0) & ~np.isfinite(lam)
-    if np.any(overflow | (finite & ((lam < LAM_RANGE[0]) | (lam > LAM_RANGE[1])))):
-        raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) falls outside "
-                         f"[{LAM_RANGE[0]:g}, {LAM_RANGE[1]:g}]: the signal-to-noise ratio "
-                         "is beyond floating-point range")
+    if np.any((sigma > 0) & (signal > 0) & ~np.isfinite(lam)):
+        raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) overflows: the "
+                         "signal-to-noise ratio is beyond floating-point range")
     return lam
 
 

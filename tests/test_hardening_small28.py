@@ -1,0 +1,89 @@
+"""Issue 32, fuzz27's smaller items (F15), each pinned with the old behaviour in its comment."""
+
+import json
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.cli import main
+from riskcalc.cli.guards import params_line
+from tests.test_hardening_ninth import _one_error_line
+
+
+# was: "lam* ... falls outside [1e-100, 1e+100]: the signal-to-noise ratio is beyond
+# floating-point range" for lam* = 2e120, a float; the range is riskcalc.limit's.
+def test_optimal_lambda_beyond_the_limits_range_is_its_value():
+    for r in (1e-60, 1e60):
+        lam = riskcalc.optimal_lambda("rtfa", gamma=2.0, sigma=1.0, r=r)
+        assert lam == pytest.approx(2.0 / r ** 2, rel=1e-15)
+    with pytest.raises(ValueError, match=r"lam must be 0 or lie in \[1e-100, 1e\+100\]"):
+        riskcalc.optimal_limit("rtfa", gamma=2.0, sigma=1.0, r=1e-60)
+    with pytest.raises(ValueError, match="overflows"):
+        riskcalc.optimal_lambda("rtfa", gamma=2.0, r=1e-200, sigma=1e100)
+
+
+# was: 2^53 + 1 steps accepted (read as the float 2^53) while the refusal of 1e20 says "<= 2^53".
+@pytest.mark.parametrize("steps", [2 ** 53 + 1, [3, 2 ** 53 + 1], [3.0, 2 ** 53 + 1],
+                                   np.array([2 ** 53 + 1]), 10 ** 30])
+def test_steps_beyond_two_to_53_are_refused_exactly(steps):
+    with pytest.raises(ValueError, match="steps must be integers >= 0 and <= 9007199254740992"):
+        riskcalc.steps_limit("ftfa", gamma=2, r=1, sigma=1, steps=steps, step_size=0.1)
+
+
+def test_steps_up_to_two_to_53_answer():
+    res = riskcalc.steps_limit("ftfa", gamma=2, r=1, sigma=1, steps=[2, 2 ** 53], step_size=0.1)
+    assert np.all(np.isfinite(res.risk))
+
+
+# was: predict's --spectrum help listed identity, two-point, powerlaw, file but not scaled:C.
+def test_spectrum_help_names_scaled(capsys):
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    assert "scaled:C" in capsys.readouterr().out
+
+
+# was: "std.err nan" and "in 95% CI no" for a divergent FTFA's inf against inf.
+def test_compare_divergent_prints_not_applicable(capsys):
+    assert main(["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--steps",
+                 "1000", "--step-size", "100", "--d", "20", "--reps", "3", "--seed", "0",
+                 "--no-progress"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()
+            if ln.split()[:1] in (["bias"], ["variance"], ["risk"])]
+    assert len(rows) == 3 and all(row[1:] == ["inf", "inf", "n/a", "n/a", "n/a"]
+                                  for row in rows), rows
+
+
+# was: the header line printed every client's spectrum (301 of them: a 6 kB line).
+def test_params_line_shortens_long_lists():
+    line = params_line({"gamma": 2.0, "spectra": [f"scaled:{k}" for k in range(1, 302)]})
+    assert line == ("  gamma = 2.0, spectra = ['scaled:1', 'scaled:2', 'scaled:3', ..., "
+                    "'scaled:301'] (301 entries)")
+    assert params_line({"gamma": [1.0, 2.0]}) == "  gamma = [1.0, 2.0]"
+
+
+def test_predict_header_with_many_clients_is_one_short_line(tmp_path, capsys):
+    fed = tmp_path / "c.json"
+    fed.write_text(json.dumps([{"gamma": 2.0, "r": 1, "sigma": 1, "spectrum": f"scaled:{k}"}
+                               for k in range(1, 13)]))
+    assert main(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "1",
+                 "--clients-file", str(fed)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert "(13 entries)" in header and len(header) < 300, header
+
+
+# was: "finite-clients limits are implemented for fedavg, ...; got local_ridge" with --clients,
+# while --federation F --target J answered (a local baseline has no global model).
+@pytest.mark.parametrize("extra, steps", [([], None), (["--steps", "3", "--step-size", "0.1"], 3)])
+def test_local_ridge_with_clients_is_its_own_limit(capsys, extra, steps):
+    assert main(["predict", "local_ridge", "--gamma", "2", "--sigma", "1", "--rho", "1",
+                 "--lam", "1", "--clients", "10", "--json", *extra]) == 0
+    out = json.loads(capsys.readouterr().out)
+    kw = dict(gamma=2.0, sigma=1.0, rho=1.0, lam=1.0)
+    ref = (riskcalc.limit("local_ridge", **kw) if steps is None
+           else riskcalc.steps_limit("local_ridge", steps=steps, step_size=0.1, **kw))
+    assert out["risk"] == pytest.approx(float(ref.risk), rel=1e-12)
+    assert any("uses no global model" in n for n in out["notes"])
+    line = _one_error_line(["predict", "local_ridge", "--gamma", "2", "--sigma", "1", "--rho",
+                            "1", "--lam", "1", "--weights", "uniform"], capsys)
+    assert "--weights applies with --clients" in line
