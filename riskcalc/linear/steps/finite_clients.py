@@ -99,9 +99,29 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     lam_arr = as_array("lam", vals["lam"], low=0.0)
     weights = finite_clients.check_weights(weights)
     sp = _spectrum(spectrum)
-    bias, var = steps_group_limits(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp,
-                                   int(k.max()), eta, targets=[0])
-    return bias[0, k.astype(int)], var[0, k.astype(int)]
+    ks, at = np.unique(k.astype(int), return_inverse=True)
+    converges = np.all(stability(gam, lam_arr, eta, sp)[0])
+    bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
+                          converges, targets=[0])
+    return bias[0, at].reshape(k.shape), var[0, at].reshape(k.shape)
+
+
+def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, converges,
+              targets=None):
+    """(bias, variance) (targets, len(ks)) after the steps ``ks`` (ascending): for Sigma = I
+    with a uniform signal direction and convergent steps, ``identity_steps_group_limits`` at
+    those steps only (its quadrature; one k = 1000 took 80 s on the pencils, which need every
+    k up to the largest and were refused from k = 1023 for memory), else
+    ``steps_group_limits`` up to the largest (a divergent step's overflow is the pencils'
+    result, the same at any number of steps)."""
+    if converges and spectrum.is_identity and spectrum.signal_is_uniform:
+        bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
+                                                int(ks[-1]), eta, ks=ks)
+        i = slice(None) if targets is None else np.asarray(targets, dtype=int)
+        return bias[i], var[i]
+    bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
+                                   int(ks[-1]), eta, targets=targets)
+    return bias[:, ks], var[:, ks]
 
 
 def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> LimitResult:
@@ -134,9 +154,10 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
         # A divergent step overflows (expected: the note says so); a convergent one warns.
         with np.errstate(**({} if np.all(np.ravel(converges)[idx]) else
                             {"over": "ignore", "invalid": "ignore"})):
-            b, v = steps_group_limits(spec.method, [gm], [rr], [sg], [clients], [lm], weights,
-                                      sp, int(kk.max()), float(et))
-        bias.ravel()[idx], var.ravel()[idx] = b[0, kk], v[0, kk]
+            ks, at = np.unique(kk, return_inverse=True)
+            b, v = _steps_at(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp, ks,
+                             float(et), np.all(np.ravel(converges)[idx]))
+        bias.ravel()[idx], var.ravel()[idx] = b[0, at], v[0, at]
     # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route.
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
     risk = bias + var
@@ -233,7 +254,7 @@ def steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum, max
 
 
 def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_steps: int,
-                                step_size: float):
+                                step_size: float, ks=None):
     """``steps_group_limits`` for Sigma = I (every group a target; paper 003,
     ``003_4b976ddf5225c17e.txt``, Sec. 7, Algs. 5-6, from eq. 6's global model), by quadrature
     instead of pencils: every trace of the module docstring is then one Marchenko-Pastur integral of a
@@ -242,11 +263,13 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     ``assemble``: tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2),
     tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)) and the oracle
     variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
-    steps (the pencils' like groups x steps^2), in blocks of bounded memory.
+    steps (the pencils' like groups x steps^2), in blocks of bounded memory; ``ks`` (integers
+    >= 0): the steps to compute instead of every k <= ``max_steps`` (one k = 1000 then costs
+    about what one k = 1 does).
 
     Returns
     -------
-    bias, variance : ndarray (groups, max_steps + 1)
+    bias, variance : ndarray (groups, max_steps + 1), or (groups, len(ks))
 
     Raises
     ------
@@ -261,13 +284,13 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     p, g, x, u, var_r = subordination(gam, count, weights)
     D, var_b, Eb, Ev = sources("fedavg", gam, lam, p, x, u, var_r)[:4]
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
-    ks = np.arange(int(max_steps) + 1)
+    ks = np.arange(int(max_steps) + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
     eta = float(step_size)
     bias, var = np.empty((gam.size, ks.size)), np.empty((gam.size, ks.size))
     blocks = list(kappa.blocks(gam.size, 8 * ks.size * 512))
     # The traces depend on the groups' gamma, weights and lam, not on r or sigma: kept for
     # the next call with the same (``_LAST``).
-    key = (method, eta, ks.size, gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes())
+    key = (method, eta, ks.tobytes(), gam.tobytes(), p.tobytes(), u.tobytes(), lam.tobytes())
     quadratures = _LAST.get(key)
     if quadratures is None:
         quadratures = [_step_quadrature(method, gam, p, u, lam, ks, eta, blk) for blk in blocks]
