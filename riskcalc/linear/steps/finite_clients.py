@@ -258,8 +258,8 @@ def identity_steps_group_limits(method, gam, r, sigma, count, lam, weights, max_
     """``steps_group_limits`` for Sigma = I (every group a target; paper 003,
     ``003_4b976ddf5225c17e.txt``, Sec. 7, Algs. 5-6, from eq. 6's global model), by quadrature
     instead of pencils: every trace of the module docstring is then one Marchenko-Pastur
-    integral of a rational function of S_i, R_k(s) = (lam + s q(s)^k) / (s + lam) (q^k for FTFA) against
-    the subordination of ``finite_clients.identity`` (the target traces J of its
+    integral of a rational function of S_i, R_k(s) = (lam + s q(s)^k) / (s + lam) (q^k for
+    FTFA) against the subordination of ``finite_clients.identity`` (the target traces J of its
     ``assemble``: tau(f), tau(f (b+t)^-2), tau(f S (b+t)^-2), tau(f S^2 (b+t)^-2),
     tau(f S (b+t)^-1), tau(R (1 - R) (b+t)^-1), f = R^2, b + t = p (S + u)) and the oracle
     variance gamma tau(S g_k(S)^2), g_k = (1 - R_k) / s. Time and memory grow like groups x
