@@ -41,7 +41,7 @@ def power_law_values(p: float, d: int) -> np.ndarray:
     span = (logs[-1] - logs[0]) / np.log(10.0)
     if logs[-1] < np.log(EIGENVALUE_RANGE[0]):
         raise ValueError(f"power-law exponent p = {p:g} with d = {d}: the eigenvalues "
-                         f"span 10^{-span:.3g}, beyond the eigenvalue range "
+                         f"span {-span:.4g} decades, beyond the eigenvalue range "
                          f"[{EIGENVALUE_RANGE[0]:g}, {EIGENVALUE_RANGE[1]:g}]; lower p "
                          f"below about {p * (100.0 + logs[0] / np.log(10.0)) / -span:.3g}")
     s = np.arange(1, d + 1, dtype=float) ** -p

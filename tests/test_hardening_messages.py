@@ -32,8 +32,10 @@ CLI = [
     (LOGISTIC + " --signal 1 --gamma 1 --r 1e300", "r must lie in [0, 1e+100], got 1e+300"),
     (LOGISTIC + " --signal 1 --gamma 1e-300 --r 1", "gamma must lie in [1e-100, 1e+100]"),
     # "spectrum eigenvalue must lie in [1e-100, 1e+100], got 0.0 (entry 1 of 10)"
+    # (then "span 10^1e+300", "10^2e+03" for p = 1000: a %g exponent; now in decades)
     (P + " --spectrum powerlaw:1e300,10", "power-law exponent p = 1e+300 with d = 10: the "
-                                          "eigenvalues span 10^1e+300"),
+                                          "eigenvalues span 1e+300 decades"),
+    (P + " --spectrum powerlaw:1000,100", "the eigenvalues span 2000 decades"),
     (P + " --spectrum powerlaw:20,1000000", "lower p below about 17.7"),
     # "... is not a list of numbers: 'utf-8' codec can't decode byte 0x80 in position 128"
     (P + " --spectrum file:{tmp}/bin.txt", "not UTF-8 text (byte 128: binary data?)"),
