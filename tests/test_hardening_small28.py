@@ -87,3 +87,13 @@ def test_local_ridge_with_clients_is_its_own_limit(capsys, extra, steps):
     line = _one_error_line(["predict", "local_ridge", "--gamma", "2", "--sigma", "1", "--rho",
                             "1", "--lam", "1", "--weights", "uniform"], capsys)
     assert "--weights applies with --clients" in line
+
+
+# was: a method or a grid value given twice ran once, one row or column, silently.
+@pytest.mark.parametrize("setting, message", [
+    ("methods=fedavg,local,fedavg", "methods lists fedavg twice: give each method once"),
+    ("R=0.5,1,0.5", "R lists 0.5 twice: give each value once")])
+def test_simulate_refuses_a_setting_given_twice(tmp_path, capsys, setting, message):
+    line = _one_error_line(["simulate", "paper000-fig1", "--set", setting, "--reps", "1",
+                            "--out", str(tmp_path / "x.csv")], capsys)
+    assert message in line and not (tmp_path / "x.csv").exists()

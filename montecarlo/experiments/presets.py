@@ -31,7 +31,7 @@ import numpy as np
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.linear.instances import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
-from riskcalc._validate import as_array, decimal, positive_int
+from riskcalc._validate import as_array, decimal, distinct, positive_int
 from riskcalc.papers import cite
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,
@@ -205,10 +205,15 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
             raise ValueError(f"methods must name at least one of {sorted(spec['methods'])}")
         if unknown:
             raise ValueError(f"methods must be among {sorted(spec['methods'])}, got {unknown}")
+        twice = [k for k in keep if keep.count(k) > 1]      # was: run once, silently
+        if twice:
+            raise ValueError(f"methods lists {twice[0]} twice: give each method once")
         spec["methods"] = {k: spec["methods"][k] for k in keep}
     grid = spec["params"].get(spec["grid"], spec["grid_values"])
     if np.size(grid) == 0:
         raise ValueError(f"the grid of {spec['grid']} is empty; give at least one value")
+    # A grid value given twice was one row of the table (R=0.5,0.5), silently.
+    distinct(spec["grid"], [float(v) for v in np.atleast_1d(np.asarray(grid, dtype=float))])
     _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
     BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
     return spec
