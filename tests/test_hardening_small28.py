@@ -97,3 +97,17 @@ def test_simulate_refuses_a_setting_given_twice(tmp_path, capsys, setting, messa
     line = _one_error_line(["simulate", "paper000-fig1", "--set", setting, "--reps", "1",
                             "--out", str(tmp_path / "x.csv")], capsys)
     assert message in line and not (tmp_path / "x.csv").exists()
+
+
+# was: logistic local ridge with --clients answered with no word that neither the clients nor
+# --global-lam enter (the linear family says so).
+def test_logistic_local_ridge_says_it_uses_no_global_model(capsys):
+    risks = []
+    for glam in ("0.1", "0.5"):
+        assert main(["predict", "local_ridge", "--model", "logistic", "--gamma", "2", "--r", "1",
+                     "--lam", "1", "--signal", "1", "--clients", "5", "--global-lam", glam,
+                     "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert any("uses no global model" in n for n in out["notes"])
+        risks.append(out["risk"])
+    assert risks[0] == pytest.approx(risks[1], rel=1e-9)

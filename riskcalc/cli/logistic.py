@@ -217,11 +217,12 @@ def _limit(prob, max_seconds):
                                       clients=prob["clients"], **common)
         out = res.as_dict()
         out["method"] = prob["method"]
-        return out, None
+        return _local_note(out, prob), None
     pop = riskcalc.logistic_clients_limit(gamma=prob["gammas"], r=prob["rs"], **common)
     full = pop.as_dict()
     out = {k: full[k] for k in ("model", "iterations", "residual", "notes")}
     out["method"] = prob["method"]
+    _local_note(out, prob)
     out["params"] = dict(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                          lam=prob["lam"], clients=prob["clients"],
                          global_lam=prob["global_lam"], weights=prob["weights"])
@@ -230,6 +231,17 @@ def _limit(prob, max_seconds):
     out.update({q: full[q][0] for q in quantities(prob) if q not in GLOBAL})
     out.update({q: full[q] for q in GLOBAL if q in full})
     return out, full
+
+
+def _local_note(out, prob):
+    """``out`` with, for local ridge, the note the linear family prints: its risk is the
+    target's own, whatever the federation (it answered with --clients and --global-lam and said
+    nothing of them)."""
+    if prob["method"] == "local_ridge":
+        out["notes"] = list(out.get("notes") or ()) + [
+            "local_ridge uses no global model: the other clients of the federation and "
+            "global_lam play no part"]
+    return out
 
 
 def _header(out, prob):
