@@ -111,3 +111,22 @@ def test_logistic_local_ridge_says_it_uses_no_global_model(capsys):
         assert any("uses no global model" in n for n in out["notes"])
         risks.append(out["risk"])
     assert risks[0] == pytest.approx(risks[1], rel=1e-9)
+
+
+# was: the logistic advice reported RTFA at its search's cap lam = 1000 with a risk above
+# FedAvg's, RTFA's lam -> inf limit (so a "tuned" RTFA worse than its own limit).
+def test_logistic_rtfa_is_no_worse_than_its_fedavg_limit():
+    from riskcalc.advise.logistic import LogisticFederation, advise_logistic
+
+    fed = LogisticFederation(gamma=[1.0, 0.5], r=[0.0, 2.0], signal=1.0, global_lam=0.1)
+    adv = advise_logistic(fed, methods=["rtfa", "fedavg"])
+    by = {(c.method, c.weights): c for c in adv.candidates}
+    for w in ("samples", "uniform"):
+        rtfa, glob = by[("rtfa", w)], by[("fedavg", w)]
+        assert np.all(rtfa.risks <= glob.risks * (1 + 1e-12)), w
+        lam = np.asarray(rtfa.tuning["lam"])
+        assert np.all((lam < 1e3) | np.isinf(lam)), lam
+        at_inf = np.isinf(lam)
+        np.testing.assert_array_equal(rtfa.risks[at_inf], glob.risks[at_inf])
+    assert np.isinf(by[("rtfa", "uniform")].tuning["lam"][0])       # the client at the centre
+    assert np.isfinite(by[("rtfa", "uniform")].tuning["lam"][1])

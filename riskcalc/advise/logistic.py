@@ -231,6 +231,16 @@ def _candidate(fed, method, weights, p):
         value, res, why = search(lambda v: fed.limit(method, pooled, v, target=int(first)))
         lam[idx], risk[idx], err[idx] = value, res.risk[0], res.test_error[0]
         notes += tuple(f"client {first}: {n}" for n in why)
+    if method == "rtfa" and np.any(lam >= LAM_RANGE[1]):
+        # RTFA tends to FedAvg as lam -> infinity: a search ending at the range's top (lam =
+        # 1000 was reported with a risk above FedAvg's) takes that limit where it is no worse,
+        # as the linear advice does (``tune.shown_lams``).
+        glob = fed.limit("fedavg", weights)
+        far = (lam >= LAM_RANGE[1]) & (glob.risk <= risk)
+        if far.any():
+            lam[far], risk[far], err[far] = np.inf, glob.risk[far], glob.test_error[far]
+            notes += (f"lam -> inf (FedAvg's model: no penalty in [1e-3, 1e3] beats it) for "
+                      f"client(s) {', '.join(map(str, np.flatnonzero(far)))}",)
     limit = "exact (no global model)" if method == "local_ridge" else "finite-M"
     return LogisticCandidate(method, {"lam": lam.tolist()}, weights, p, risk, limit=limit,
                              notes=notes, test_errors=err)
