@@ -118,11 +118,15 @@ class Estimate:
 
     def root(self, name: str):
         """sqrt of the squared estimate ``name`` (``sigma``, ``r``, ``rho``, ``centre_norm``)
-        clipped at 0, and its delta-method standard error se(x^2) / (2 x) (inf at 0)."""
+        clipped at 0, and its delta-method standard error se(x^2) / (2 x), inf where x^2 is
+        within two standard errors of 0 (as ``spectrum``'s spread): the linearisation needs
+        x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13 for r^2 = 1e-16 +-
+        2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not 0.13)."""
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
-        with np.errstate(divide="ignore"):
-            return x, np.where(x > 0, s / (2 * np.where(x > 0, x, 1.0)), np.inf)
+        resolved = v > 2 * s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return x, np.where(resolved & (x > 0), s / (2 * np.where(x > 0, x, 1.0)), np.inf)
 
     @property
     def gamma(self) -> np.ndarray:

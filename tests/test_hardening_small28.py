@@ -130,3 +130,23 @@ def test_logistic_rtfa_is_no_worse_than_its_fedavg_limit():
         np.testing.assert_array_equal(rtfa.risks[at_inf], glob.risks[at_inf])
     assert np.isinf(by[("rtfa", "uniform")].tuning["lam"][0])       # the client at the centre
     assert np.isfinite(by[("rtfa", "uniform")].tuning["lam"][1])
+
+
+# was: estimate printed r = 1.05e-08 +- 0.13 on noise-free data (r^2 = 1e-16 +- 2.6e-9): the
+# delta method's se(r^2) / (2 r) where r^2 is not resolved from 0.
+def test_estimate_root_has_no_delta_standard_error_near_zero():
+    from dataclasses import replace
+
+    from riskcalc.estimate import estimate
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 4))
+    client = np.repeat(np.arange(3), 100)
+    y = X @ np.ones(4) + rng.standard_normal(300) + 0.5 * X[:, 0] * (client == 2)
+    est = estimate(X, y, client)
+    r2, se2 = np.array([1e-16, 0.5, 0.01]), np.array([2.6e-9, 0.01, 0.006])
+    est = replace(est, values={**est.values, "r2": r2}, se={**est.se, "r2": se2})
+    x, se = est.root("r")
+    np.testing.assert_allclose(x, np.sqrt(r2), rtol=1e-15)
+    assert np.isinf(se[0]) and np.isinf(se[2])                # within 2 s.e. of 0
+    assert se[1] == pytest.approx(0.01 / (2 * np.sqrt(0.5)), rel=1e-15)

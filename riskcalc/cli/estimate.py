@@ -53,9 +53,10 @@ def run(args) -> int:
                    if c["se"][k] is None]
         if at_zero:
             print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in at_zero)} "
-                  f"estimated at 0 (the unbiased estimate of {k}^2 is "
-                  + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in at_zero)
-                  + f"): no standard error for {k} itself there")
+                  f"estimated at or within two standard errors of 0 (the unbiased estimate "
+                  f"of {k}^2 is " + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in at_zero)
+                  + f"): no standard error for {k} itself there (the delta method needs "
+                  f"{k}^2 well away from 0)")
     if len(out["clients"]) == 2:
         print("note: with 2 clients r_j assumes theta_0 in a direction independent of the "
               "clients' deviations (from 3 clients on, r_j comes from the pairwise distances "
