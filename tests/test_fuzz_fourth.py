@@ -218,6 +218,21 @@ def test_a_scheduler_address_error_names_the_scheduler():
         _DaskBackend("nonsense")
 
 
+# was: "Timed out trying to connect ... after 30 s" where the connection is refused at once:
+# the probe says so before dask's Client (whose own message is the timeout's).
+def test_scheduler_with_nothing_listening_is_refused_at_once():
+    import socket
+
+    from montecarlo.runner.tasks import run_tasks
+
+    pytest.importorskip("dask.distributed")
+    with socket.socket() as sock:           # a port that was just free: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ValueError, match="connection refused, nothing listens there"):
+        run_tasks(abs, [-1, -2], scheduler=f"tcp://127.0.0.1:{port}", progress=False)
+
+
 @pytest.mark.parametrize("call, message", [
     # was: OverflowError (34, 'Numerical result out of range') in the label rule
     (lambda: riskcalc.mle_threshold(1e300), "signal strength ||w_i|| = 1e+300"),

@@ -150,3 +150,4 @@ def test_estimate_root_has_no_delta_standard_error_near_zero():
     np.testing.assert_allclose(x, np.sqrt(r2), rtol=1e-15)
     assert np.isinf(se[0]) and np.isinf(se[2])                # within 2 s.e. of 0
     assert se[1] == pytest.approx(0.01 / (2 * np.sqrt(0.5)), rel=1e-15)
+

@@ -311,6 +311,31 @@ class _LocalBackend:
         self._config.__exit__(*exc)
 
 
+def _refused(address) -> None:
+    """ValueError at once where nothing listens at a tcp://host:port scheduler address: the
+    connection is refused in microseconds, but dask's Client retried for its 30 s timeout
+    before saying so. Anything else (no answer, another scheme, a name to resolve) is left to
+    dask."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address)
+        host, port = parts.hostname, parts.port
+    except (ValueError, TypeError):
+        return
+    if parts.scheme != "tcp" or not host or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=2.0).close()
+    except ConnectionRefusedError:
+        raise ValueError(f"scheduler {address!r}: connection refused, nothing listens there "
+                         "(give tcp://host:port of a running dask scheduler, or 'local')"
+                         ) from None
+    except OSError:
+        return
+
+
 class _DaskBackend:
     """Context: a dask.distributed client whose workers joblib uses for the duration."""
 
@@ -322,6 +347,8 @@ class _DaskBackend:
                              ) from None
         self._cluster = (LocalCluster(n_workers=1, threads_per_worker=1, processes=False)
                          if address == "local" else None)
+        if self._cluster is None:
+            _refused(address)
         try:
             self._client = Client(self._cluster if self._cluster is not None else address)
         except (ValueError, OSError) as exc:
