@@ -58,3 +58,13 @@ def scalar_or_array(x):
     """Return a Python float for 0-d results, so scalar calls give scalars."""
     x = np.asarray(x)
     return float(x) if x.ndim == 0 and x.dtype.kind == "f" else x
+
+
+def counts(x):
+    """Whole counts held as floats (ceil'd): integers (a Python int for a scalar, else int64)
+    where every entry fits int64, else the floats themselves (int64 had wrapped paper 004's
+    K_118 = 9e19 to -2^63; beyond it the float carries all the digits there are)."""
+    x = np.asarray(x, dtype=float)
+    if np.all(x < 2.0 ** 63):
+        return int(x) if x.ndim == 0 else x.astype(np.int64)
+    return float(x) if x.ndim == 0 else x

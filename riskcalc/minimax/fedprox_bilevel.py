@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import positive
-from riskcalc.minimax._common import scalar_or_array, smooth_convex
+from riskcalc.minimax._common import counts, scalar_or_array, smooth_convex
 
 
 def bilevel_constants(L, mu, lam):
@@ -109,26 +109,16 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     # 0.5 only keeps log1p() finite on entries that np.where discards.
     safe = np.where(x < 1, x, 0.5)
     k = np.where(x < 1, np.ceil(log_ratio / -np.log1p(-safe)), 1.0)
-    return _counts(np.maximum(k, 1.0))
-
-
-def _counts(x):
-    """Whole counts held as floats (ceil'd): integers (a Python int for a scalar, else int64)
-    where every entry fits int64, else the floats themselves (int64 had wrapped K_118 = 9e19 to
-    -2^63; beyond it the float carries all the digits there are)."""
-    x = np.asarray(x, dtype=float)
-    if np.all(x < 2.0 ** 63):
-        return int(x) if x.ndim == 0 else x.astype(np.int64)
-    return float(x) if x.ndim == 0 else x
+    return counts(np.maximum(k, 1.0))
 
 
 def _product(a, b):
-    """a * b of two ``_counts``: exact integers while it fits int64, else floats."""
+    """a * b of two ``counts``: exact integers while it fits int64, else floats."""
     f = np.asarray(a, dtype=float) * np.asarray(b, dtype=float)
     if np.all(f < 2.0 ** 62):
         out = np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64)
         return int(out) if out.ndim == 0 else out
-    return _counts(f)
+    return counts(f)
 
 
 def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
@@ -168,9 +158,9 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     # -log r of ``outer_rate``'s r = 1 - x/2 - x^2/2 as -log1p(-(x/2 + x^2/2)): r rounds to 1
     # below x ~ 1e-16 (mu = 1e-16 at L = lam = 1 gave rounds = 0 with rounds_order 3.5e16).
     x = gamma * np.asarray(c["mu_g"])
-    rounds = _counts(np.maximum(np.ceil(np.log(d0 / ep) / -np.log1p(-(x / 2 + x ** 2 / 2))), 0))
+    rounds = counts(np.maximum(np.ceil(np.log(d0 / ep) / -np.log1p(-(x / 2 + x ** 2 / 2))), 0))
     kappa = big_l / u
-    k118 = _counts(np.ceil(2 + (lm + big_l) / (lm + u) * (np.log(1056) + 2 * np.log(kappa))))
+    k118 = counts(np.ceil(2 + (lm + big_l) / (lm + u) * (np.log(1056) + 2 * np.log(kappa))))
     log_inv = np.log(1 / ep)
     out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": _product(rounds, k),
            "rounds_order": scalar_or_array(np.asarray(c["kappa_g"]) * log_inv),

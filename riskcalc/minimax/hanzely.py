@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, positive
-from riskcalc.minimax._common import scalar_or_array, sizes, smooth_convex
+from riskcalc.minimax._common import counts, scalar_or_array, sizes, smooth_convex
 
 
 def _eps(eps):
@@ -242,18 +242,21 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     (nn,) = sizes(n=n)
     ep = positive("eps", eps)
     g0 = positive("gap0", gap0)
-    rate = 1 - np.sqrt(u / lm)
-    rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log(rate)), 0)
+    # -log(rate), rate = 1 - sqrt(mu / lam), as -log1p(-sqrt(mu / lam)): the rate rounds to 1
+    # below mu / lam ~ 1e-32 (mu = 1e-40 gave rounds = 0 after a division by zero).
+    rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log1p(-np.sqrt(u / lm))), 0)
     a = (np.sqrt((big_l + lm) / (u + lm))
          * np.log(1152 * big_l * lm * nn ** 2 * (2 * np.sqrt(lm / u) + 1) ** 2 / u ** 2))
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
     log_inv = np.log(1 / ep)
-    out = {"rounds": rounds.astype(int), "local_steps": local,
+    out = {"rounds": counts(rounds), "local_steps": local,
            "rounds_order": np.sqrt(lm / u) * log_inv,
            "local_order": np.sqrt((big_l + lm) / u) * log_inv
            * (np.log(big_l * lm * nn / u) + log_inv)}
-    return {k: (v.item() if np.ndim(v) == 0 else v) for k, v in out.items()}
+    # counts() gives a Python int or float already; numpy scalars become Python numbers.
+    return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
+            for k, v in out.items()}
 
 
 def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
