@@ -239,8 +239,8 @@ def _local_note(out, prob):
     nothing of them)."""
     if prob["method"] == "local_ridge":
         out["notes"] = list(out.get("notes") or ()) + [
-            "local_ridge uses no global model: the other clients of the federation and "
-            "global_lam play no part"]
+            "local_ridge uses no global model: the other clients of the federation and the "
+            "global model's penalty play no part"]
     return out
 
 

@@ -99,15 +99,20 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
 
 
 def _closed(gamma, sigma, signal):
-    """lam* = (sigma / signal)^2 gamma, any finite value (r = 1e-60 gave "falls outside
+    """lam* = (sigma / signal)^2 gamma, any normal float (r = 1e-60 gave "falls outside
     [1e-100, 1e+100]: beyond floating-point range" for lam* = 2e120, a float; that range is
     the one of ``riskcalc.limit``, which says so when asked there); refused where it
-    overflows."""
+    overflows or underflows."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         # (sigma / signal)^2 gamma: the squares alone overflow above 1e154.
         lam = np.where(sigma == 0, 0.0, (sigma / signal) ** 2 * gamma)
     if np.any((sigma > 0) & (signal > 0) & ~np.isfinite(lam)):
         raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) overflows: the "
+                         "signal-to-noise ratio is beyond floating-point range")
+    # Below the smallest normal float lam* has lost its digits (1e-324 rounds to 0: the limit
+    # at gamma = 1 was then +inf for a finite optimum).
+    if np.any((sigma > 0) & (lam < np.finfo(float).tiny)):
+        raise ValueError("lam* = sigma^2 gamma / r^2 (rho^2 for local_ridge) underflows: the "
                          "signal-to-noise ratio is beyond floating-point range")
     return lam
 
