@@ -151,3 +151,15 @@ def test_estimate_root_has_no_delta_standard_error_near_zero():
     assert np.isinf(se[0]) and np.isinf(se[2])                # within 2 s.e. of 0
     assert se[1] == pytest.approx(0.01 / (2 * np.sqrt(0.5)), rel=1e-15)
 
+
+
+# was: the logistic compare predicted at the gamma asked while simulating d / round(d / gamma)
+# (3.0303 for 3 at d = 100), as the linear compare did before fuzz27 F7.
+def test_logistic_compare_predicts_at_the_simulated_ratio(capsys):
+    assert main(["compare", "rtfa", "--model", "logistic", "--gamma", "3", "--r", "1",
+                 "--signal", "1", "--lam", "0.5", "--d", "100", "--reps", "2", "--no-progress",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ref = riskcalc.logistic_limit(gamma=100 / 33, signal=1.0, r=1.0, lam=0.5)
+    assert out["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-12)
+    assert any("100 / 33 = 3.0303" in n for n in out["notes"])

@@ -308,6 +308,26 @@ def _simulate(args, prob, d, reps):
     return out, sim["n"][0]
 
 
+def _realized(prob, d):
+    """``(prob, notes)``: the problem at the ratios d / n_j the simulation realizes (n_j =
+    round(d / gamma_j), ``montecarlo.logistic.pipeline.client_sizes``), with a note where they
+    differ from those asked, as the linear compare does (``montecarlo.prediction.
+    simulated_ratio``): at gamma 3 and d = 100 the simulation has gamma 100 / 33 = 3.0303."""
+    from montecarlo.logistic.pipeline import client_sizes
+
+    asked = prob["gammas"] if prob["federated"] else [prob["gamma"]]
+    ratios = [d / n for n in client_sizes(asked, d)]
+    if ratios == [float(g) for g in asked]:
+        return prob, []
+    out = dict(prob, gamma=ratios[0])
+    if prob["federated"]:
+        out["gammas"] = ratios
+    return out, [f"predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / gamma_j) "
+                 f"(the target: {d} / {client_sizes(asked[:1], d)[0]} = {ratios[0]:.6g} for "
+                 f"gamma = {float(asked[0]):g} asked); a d with every d / gamma_j an integer "
+                 "simulates the gammas asked"]
+
+
 def _budget(args, prob, d, reps) -> None:
     """The work estimate (``guards.budget``) before any replicate runs: the target's exact
     Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples (and
@@ -334,7 +354,9 @@ def compare(args) -> int:
     prob = _problem(args, "compare")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
+    prob, moved = _realized(prob, d)
     pred, _ = _limit(prob, _max_seconds(args))
+    pred["notes"] = list(pred.get("notes") or ()) + moved
     if prob["method"] != "fedavg":
         from riskcalc.cli.logistic_sweep import simulated_lams
 
