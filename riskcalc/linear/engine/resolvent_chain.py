@@ -47,6 +47,14 @@ T is found): with U = diag(eta) + gamma T and M(s) = C s + Lhat(s),
 
 so a batch costs a few numpy passes over (points x atoms) arrays per entry, in blocks of
 bounded memory (``riskcalc.linear.engine.kappa.blocks``).
+
+Links (``chain_traces(links=)``): S itself between two blocks, Q_a (M_a + l_a S) Q_(a+1),
+is the same pencil with E upper bidiagonal, E_(a, a+1) = -l_a. The leave-one-out step above
+holds for any E (E (x) S = (1/n) sum_r X_r E X_r^T), with C = E (I + gamma T E)^-1 =
+(E^-1 + gamma T)^-1: U = diag(eta) + gamma T gains E^-1's entries above the diagonal,
+eta_a l_a eta_(a+1) ... l_(b-1) eta_b, constants in T's affine equations. So R S R =
+lam^2 S (S + lam)^-2 (two "R" blocks, a link 1) is a chain of positive terms, where lam (R -
+R^2) is a difference of two O(lam) chains (``finite_clients.pfedme_sigma`` at tiny lam).
 """
 
 from __future__ import annotations
@@ -95,7 +103,7 @@ def chain_trace(gamma: float, atoms, weights, eta, shifts, middles) -> float:
 
 
 def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
-                 vector: bool = False, table: bool = False) -> np.ndarray:
+                 vector: bool = False, table: bool = False, links=None) -> np.ndarray:
     """``chain_trace`` over a batch of parameter points, solved together (module docstring,
     "Batches"). Paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 through
     ``riskcalc.linear.finite_clients.sigma``, which evaluates its chains here.
@@ -123,6 +131,10 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         the upper triangle of a (points, k, k, n) array, zero below): the pencil's entry
         Qhat_ab depends on its blocks a..b alone (back substitution from the lower right
         sub-block), so one solve of a chain serves all of its sub-chains.
+    links : array_like (k - 1,) or (points, k - 1), optional
+        l_a: the chain becomes Q_1 (M_1 + l_1 S) Q_2 ... (M_(k-1) + l_(k-1) S) Q_k M_k, the
+        sample covariance itself between two blocks (module docstring, "Links"), e.g.
+        R S R = lam^2 S (S + lam)^-2 with no difference of two terms. None: no links.
 
     Complex eta, shifts, middles or roots (the complex steps of exact gradients): the same
     arithmetic in complex numbers, with the roots given (``root_step``), complex results.
@@ -152,7 +164,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         raise ValueError(f"shifts and middles must have shape ({k}, {n}) (or (points, {k}, "
                          f"{n})) for {k} blocks and {n} atoms; got {lam.shape} and {mid.shape}")
     c = np.full(k, np.nan) if roots is None else _real_or_complex(roots)
-    dtype = np.result_type(eta, lam, mid, c)
+    link = _real_or_complex(np.zeros(k - 1) if links is None else links)
+    if link.shape[-1:] != (k - 1,):
+        raise ValueError(f"links must have shape ({k - 1},) or (points, {k - 1}) for {k} blocks; "
+                         f"got {link.shape}")
+    dtype = np.result_type(eta, lam, mid, c, link)
     if roots is None and dtype.kind == "c":
         raise ValueError("complex eta, shifts or middles need the roots (``diagonal_roots`` at "
                          "the real parts, then ``root_step``)")
@@ -160,11 +176,11 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
         raise ValueError(f"roots must have shape ({k},) or (points, {k}); got {c.shape}")
     try:
         shape = np.broadcast_shapes(gamma.shape, eta.shape[:-1], lam.shape[:-2],
-                                    mid.shape[:-2], c.shape[:-1], s.shape[:-1])
+                                    mid.shape[:-2], c.shape[:-1], s.shape[:-1], link.shape[:-1])
     except ValueError:
-        raise ValueError("gamma, eta, shifts, middles and roots must have one number of points; "
-                         f"got shapes {gamma.shape}, {eta.shape}, {lam.shape}, {mid.shape}, "
-                         f"{c.shape}") from None
+        raise ValueError("gamma, eta, shifts, middles, roots and links must have one number of "
+                         f"points; got shapes {gamma.shape}, {eta.shape}, {lam.shape}, "
+                         f"{mid.shape}, {c.shape}, {link.shape}") from None
     if len(shape) > 1:
         raise ValueError(f"the points must lie along one axis; got shape {shape}")
     size = int(np.prod(shape))
@@ -174,6 +190,7 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     lam = np.broadcast_to(lam, shape + (k, n)).reshape(size, k, n)
     mid = np.broadcast_to(mid, shape + (k, n)).reshape(size, k, n)
     c = np.broadcast_to(c, shape + (k,)).reshape(size, k)
+    link = None if links is None else np.broadcast_to(link, shape + (k - 1,)).reshape(size, k - 1)
     per_point = s.ndim == 2
     if per_point:
         s = np.broadcast_to(s, shape + (n,)).reshape(size, n)
@@ -181,7 +198,7 @@ def chain_traces(gamma, atoms, weights, eta, shifts, middles, roots=None, *,
     out = np.zeros((k, k, size, n) if table else (size, n) if vector else size, dtype)
     for blk in blocks(size, n * k):
         Q = _chain_block(g[blk], s[blk] if per_point else s, w, eta[blk], lam[blk], mid[blk],
-                         None if roots is None else c[blk])
+                         None if roots is None else c[blk], None if link is None else link[blk])
         q = Q[0][k - 1]
         if table:
             for a in range(k):
@@ -210,17 +227,25 @@ def _real_or_complex(x):
     return x if x.dtype.kind == "c" else x.astype(float, copy=False)
 
 
-def _chain_block(g, s, w, eta, lam, mid, roots):
+def _chain_block(g, s, w, eta, lam, mid, roots, link=None):
     """Every Qhat_ab (a <= b; lists, each (B, n)) of a block of points, Qhat_(1k) the one
     whose trace against the closing middle is the chain's: g (B,), eta (B, k), lam and mid
-    (B, k, n), roots (B, k) or None. Inputs per block a contiguous, T and C lists."""
+    (B, k, n), roots (B, k) or None, link (B, k - 1) or None. Inputs per block a contiguous,
+    T and C lists."""
     k = eta.shape[1]
     c = roots
     if c is None:
         c = np.stack([_diagonal(g, s, w, eta[:, a], lam[:, a]) for a in range(k)], axis=1)
-    dtype = np.result_type(eta, lam, mid, c)
+    dtype = np.result_type(eta, lam, mid, c, *([] if link is None else [link]))
     eta, lam, mid, c = ([np.ascontiguousarray(x[:, a]) for a in range(k)]
                         for x in (eta, lam, mid, c))
+    # E^-1 (module docstring, "Links"): eta on the diagonal, and above it the products
+    # eta_a l_a eta_(a+1) ... l_(b-1) eta_b, zero without links.
+    eta = [[eta[a] if b == a else 0.0 for b in range(k)] for a in range(k)]
+    if link is not None:
+        for a in range(k):
+            for b in range(a + 1, k):
+                eta[a][b] = eta[a][b - 1] * link[:, b - 1] * eta[b][b]
     T = [[np.zeros(g.size, dtype)] * k for _ in range(k)]
     C, Q = ([[None] * k for _ in range(k)] for _ in range(2))
     for a in range(k):
@@ -248,20 +273,21 @@ def _chain_block(g, s, w, eta, lam, mid, roots):
 
 def _entry(a, b, g, s, eta, lam, mid, T, C, Q, part=None):
     """C_ab and Qhat_ab (per point, and per atom for Qhat) by back substitution from the
-    entries of the lower right sub-block (module docstring, "Batches"). Returns the sums but
-    their last terms (free of T_ab): ``part`` of the call once T_ab is known (same order)."""
+    entries of the lower right sub-block (module docstring, "Batches"; ``eta`` the rows of
+    E^-1, U = E^-1 + gamma T, "Links"). Returns the sums but their last terms (free of
+    T_ab): ``part`` of the call once T_ab is known (same order)."""
     if a == b:
-        C[a][a] = (1.0 / (eta[a] + g * T[a][a])).astype(T[a][a].dtype, copy=False)
+        C[a][a] = (1.0 / (eta[a][a] + g * T[a][a])).astype(T[a][a].dtype, copy=False)
         Q[a][a] = 1.0 / (C[a][a][:, None] * s + lam[a])
         return None
     if part is None:
-        part = [sum(g * T[a][c] * C[c][b] for c in range(a + 1, b)), None]
+        part = [sum((g * T[a][c] + eta[a][c]) * C[c][b] for c in range(a + 1, b)), None]
         if b > a + 1:
             # M_ac = C_ac s + Lhat_ac, Lhat_(a, a+1) = -M_a.
             part[1] = (C[a][a + 1][:, None] * s - mid[a]) * Q[a + 1][b]
             for c in range(a + 2, b):
                 part[1] += C[a][c][:, None] * s * Q[c][b]
-    C[a][b] = -C[a][a] * (part[0] + g * T[a][b] * C[b][b])
+    C[a][b] = -C[a][a] * (part[0] + (g * T[a][b] + eta[a][b]) * C[b][b])
     Q[a][b] = -Q[a][a] * ((C[a][b][:, None] * s - mid[a]) * Q[b][b] if b == a + 1
                           else part[1] + C[a][b][:, None] * s * Q[b][b])
     return part

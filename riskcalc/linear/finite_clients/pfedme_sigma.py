@@ -31,8 +31,17 @@ below for M identical clients, with one shift t_g per group in general
                       + p^2 gamma (tau(F K R) - tau(F K R t K)) / p
                       + p^2 gamma (tau(F K t_m'[e_v] K) + (M - 1) tau(F K t_o'[e_v] K))],
 
-   F = R Sigma R, every trace a chain of resolvents of S_i (``resolvent_chain``) after
-   expanding K = c^-1 + (u/c) Q c^-1.
+   F = R Sigma R. Written so, the noise, the cross term and e_v are each a difference of two
+   O(1 / lam) terms, O(1) itself: at lam = 1e-20 rounding left a variance 5e4 for 1.53.
+   Every trace is instead one chain of resolvents of S_i (``resolvent_chain``) with no
+   difference: b = p S R and c = t + p lam give b + t = c (S + Lam) (S + lam)^-1, so
+   K = (S + lam) Q w (w = c^-1), R K = lam Q w and K R = lam w Q (K is symmetric); with
+   I - t K = b K and N = R S R / lam = R - R^2 (S between two blocks, ``chain_traces``'
+   links) ::
+
+       tau(F K Z K) = lam^2 tau(Q Sigma Q w Z w),     E_D[K psi K] = lam^2 w E_D[Q S Q] w,
+       tau(F K R (I - t K)) = p lam^3 tau(Q Sigma Q w N w),
+       tau((R - R^2) Sigma R K) = lam tau(N Sigma Q w).
 
 Checks (tests): Sigma = I gives ``finite_clients.own`` (scalar subordination; homogeneous and
 heterogeneous federations, both weightings), M -> infinity the oracle pFedMe limit, M = 1
@@ -49,6 +58,11 @@ from riskcalc.linear.engine.operator_subordination import (joint_layout, middles
                                                            solve_shifts)
 from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
+
+
+#: A middle of ``_traces``' chains that stands for S / eta of the block before it, S / lam
+#: after an "R" (N = R S R / lam = R - R^2), S after a "Q" (``chain_traces``' links).
+LINK = object()
 
 
 def pfedme_sigma_limit(gamma: float, r: float, sigma: float, clients: int, lam: float,
@@ -131,54 +145,38 @@ def group_pieces(t, gam, sg, h, p, lam, roots=None):
     """What every group's risk needs at its shift t (module docstring): G_g and L_g (rows
     of ``_states``), the noise source e_v = E_D[K psi K], the functional fkzk(Z) = tau(F K Z
     K) (F = R Sigma R, Z diagonal (groups, atoms), or a stack of them (..., groups, atoms)),
-    and the variance's cross and noise terms tau((R - R^2) Sigma R K) and tau(F K R) -
-    tau(F K R t K). ``roots``: ``_states``' (complex t or p, a complex step of
+    and the variance's cross and noise terms tau((R - R^2) Sigma R K) and tau(F K R (I - t
+    K)). ``roots``: ``_states``' (complex t or p, a complex step of
     ``subordination_gradient``: complex results).
 
-    Each trace is linear in every middle, and a chain's functional of its closing middle
-    (``resolvent_chain.chain_vectors``) does not involve that middle; by the trace's
-    cyclicity tau(Q_1 M_1 ... Q_k M_k) = tau(Q_k M_k Q_1 M_1 ... M_(k-1)) a middle anywhere
-    is closing in a rotated chain, so fkzk is one vector F per group, fkzk(Z) = sum_atoms F
-    Z. Every functional needed is that of a sub-chain of one of four chains, and one solve of
-    a chain gives all of its sub-chains' (``chain_traces(table=True)``): four chains, the two
-    of the same blocks in one batch, three solves (were 16 and 4 a call of fkzk)."""
+    With R K = lam Q w (step 3) every one is a chain of at most five blocks with S itself
+    between two of them (``resolvent_chain``'s links), none a difference. A chain's
+    functional of its closing middle (``resolvent_chain.chain_vectors``) does not involve that
+    middle, and by the trace's cyclicity a middle anywhere is closing in a rotated chain: fkzk
+    is one vector per group, fkzk(Z) = sum_atoms F Z, and all but E_D[Q S Q] are sub-chains
+    of one chain, whose solve gives them all (``chain_traces(table=True)``): two solves."""
     c, Lam, C, _, Gs, Ls = _states(t, gam, sg, h, p, lam, roots)
-    # K = c^-1 + v Q w per group (module docstring, step 1).
-    v, w = (p * lam ** 2)[:, None] / c, 1.0 / c
+    # lam w = lam / c is O(1) as lam -> 0 and as lam -> infinity: the scale of every factor.
+    lw = lam / c
     tr = _traces(gam, sg, h, lam, Lam, C)
     one = np.ones_like(sg)
-
-    def tab(blocks, *mids):
-        """The functionals of the chain's sub-chains (the middles ``mids`` between blocks;
-        several lists: the chains of the same blocks with each, one batch, stacked)."""
-        out = tr(blocks, tuple(list(m) + [one] for m in mids), table=True)
-        return out[0] if len(mids) == 1 else out
-
-    A = tab("RRQRQ", [sg, v, w, t * v])
-    r1, rr, rrq, rrqr, rrqrq = (A[:, 0, b] for b in range(5))
-    qr, qrq, rq = A[:, 2, 3], A[:, 2, 4], A[:, 3, 4]
-    B = tab("QRRQ", [w, sg, v])
-    qrr, qrrq = B[:, 0, 2], B[:, 0, 3]
-    D = tab("RRRQ", [sg, w, t * v], [one, sg, v])
-    rrr, rrrq, rrr1, rrrq1 = D[0, :, 0, 2], D[0, :, 0, 3], D[1, :, 0, 2], D[1, :, 0, 3]
-    # The noise source E_D[K psi K] = (E_D[K R] - E_D[K R t K]) / p of one client per group:
-    # E_D of a chain per atom is its closing middle times its functional over h.
-    ekr = r1 * w / h + qr * v / h
-    ekrtk = r1 * (t * w * w) / h + rq * (w * w) / h + qr * (t * w * v) / h + qrq * (w * v) / h
-    # tau(F K Z K) = tau(R s R Z w w) + tau(R s R Z w v Q w) + tau(R s R v Q w Z w)
-    # + tau(R s R v Q w Z v Q w), the second and fourth rotated to close on Z.
-    F = (rr + rrq) * w * w + (qrr + qrrq) * w * v
+    # Q Sigma Q, its continuation by (lam w) N to close on lam w, and N Sigma Q (N = R S R /
+    # lam), the w's of step 3 times lam.
+    A = tr("QQRRQ", [sg, lw, LINK, sg, one], table=True)
+    qsq, qsqwn, nsq = A[:, 0, 1], A[:, 0, 3], A[:, 2, 4]
+    # tau(F K Z K) = tau(K R Sigma R K Z) = tau(Q Sigma Q (lam w) Z (lam w)).
+    F = qsq * lw * lw
 
     def fkzk(Zd):
-        """tau(F K Z K), F = R Sigma R, K = c^-1 + v Q w, Z diagonal (stacks allowed)."""
+        """tau(F K Z K), F = R Sigma R, Z diagonal (stacks allowed)."""
         return np.sum(F * Zd, axis=-1)
 
-    fkr = np.sum(rrr + rrqr, axis=-1)
-    fkrtk = np.sum((rrr + rrqr) * (t * w) + (rrrq + rrqrq) * w, axis=-1)
-    rsrk = np.sum((rr + rrq) * w, axis=-1)
-    rrsrk = np.sum((rrr1 + rrrq1) * w, axis=-1)
-    return {"G": Gs, "L": Ls, "C": C, "e_v": (ekr - ekrtk) / p[:, None], "fkzk": fkzk,
-            "cross": rsrk - rrsrk, "noise": fkr - fkrtk}
+    # E_D[K psi K] = (lam w)^2 E_D[Q S Q]: E_D of a chain per atom is its functional over h.
+    e_v = tr("QQ", [LINK, one], vector=True) * lw * lw / h
+    # tau(F K R (I - t K)) = p lam tau(Q Sigma Q (lam w) N (lam w)), and the cross term
+    # tau(N Sigma R K) = tau(N Sigma Q (lam w)).
+    return {"G": Gs, "L": Ls, "C": C, "e_v": e_v, "fkzk": fkzk,
+            "cross": np.sum(nsq * lw, axis=-1), "noise": p * lam * np.sum(qsqwn * lw, axis=-1)}
 
 
 def own_variances(gam, lam, typ, marginals):
@@ -220,7 +218,7 @@ def _traces(g, s, h, lam, Lam, C):
     eigenvalues s (groups, atoms) on the atoms of masses h, blocks "R" = lam (S + lam)^-1,
     "Q" = (S + Lam)^-1 (Lam per group, diagonal root C); with ``vector=True`` the functional
     phi of the closing middle (``chain_vectors``), with ``table=True`` those of every
-    sub-chain (``chain_traces``). Middles broadcast to (groups, atoms)."""
+    sub-chain (``chain_traces``). Middles broadcast to (groups, atoms), or ``LINK``."""
     B, n = g.size, h.size
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
@@ -234,21 +232,16 @@ def _traces(g, s, h, lam, Lam, C):
         root["R"] = root_step(g, s, h, lam, np.ones(n), root["R"])
 
     def tr(blocks, mids, vector=False, table=False):
-        # ``mids`` a tuple of lists: the chains of the same blocks with each list, solved as
-        # one batch of points (the same numbers as one by one), stacked on a leading axis.
-        sets = mids if isinstance(mids, tuple) else (mids,)
+        # A middle ``LINK``: no middle there, S / eta of the block before it (a link).
         eta = np.array([spec[b][0] for b in blocks])
         shifts = np.stack([spec[b][1] for b in blocks], axis=1)
         roots = np.stack([root[b] for b in blocks], axis=1)
-        mid = np.concatenate([np.stack([np.broadcast_to(m, (B, n)) for m in ms], axis=1)
-                              for ms in sets])
-
-        def tile(x):
-            return np.concatenate([x] * len(sets))
-
-        out = chain_traces(tile(g), tile(s), h, eta, tile(shifts), mid, tile(roots),
-                           vector=vector, table=table)
-        return out.reshape((len(sets), B) + out.shape[1:]) if isinstance(mids, tuple) else out
+        mid = np.stack([np.broadcast_to(0.0 if m is LINK else m, (B, n)) for m in mids], axis=1)
+        links = None
+        if any(m is LINK for m in mids):
+            links = np.array([1.0 / e if m is LINK else 0.0 for e, m in zip(eta, mids[:-1])])
+        return chain_traces(g, s, h, eta, shifts, mid, roots, vector=vector, table=table,
+                            links=links)
 
     return tr
 
