@@ -163,3 +163,16 @@ def test_logistic_compare_predicts_at_the_simulated_ratio(capsys):
     ref = riskcalc.logistic_limit(gamma=100 / 33, signal=1.0, r=1.0, lam=0.5)
     assert out["predicted"]["risk"] == pytest.approx(ref.risk, rel=1e-12)
     assert any("100 / 33 = 3.0303" in n for n in out["notes"])
+
+
+# was: with a federation file a local baseline ignored --steps silently (printed the converged
+# limit, 1.5, for 3 steps' 0.787).
+def test_local_with_a_federation_file_takes_its_steps(tmp_path, capsys):
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 2.0, "rho": 1.0, "sigma": 1.0}, {"gamma": 0.5, "rho": 1.0, "sigma": 1.0}]}))
+    assert main(["predict", "local", "--federation", str(fed), "--target", "0", "--steps", "3",
+                 "--step-size", "0.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ref = riskcalc.steps_limit("local", gamma=2.0, rho=1.0, sigma=1.0, steps=3, step_size=0.1)
+    assert out["risk"] == pytest.approx(float(ref.risk), rel=1e-12)
