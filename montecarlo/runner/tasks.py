@@ -312,19 +312,22 @@ class _LocalBackend:
 
 
 def _refused(address) -> None:
-    """ValueError at once where nothing listens at a tcp://host:port scheduler address: the
-    connection is refused in microseconds, but dask's Client retried for its 30 s timeout
-    before saying so. Anything else (no answer, another scheme, a name to resolve) is left to
-    dask."""
+    """ValueError at once where nothing listens at a tcp://host:port scheduler address with
+    an IP address or localhost: the connection is refused in microseconds, but dask's Client
+    retried for its 30 s timeout before saying so. Anything else (no answer, another scheme,
+    a host name to resolve, which could wait on a resolver) is left to dask."""
+    import ipaddress
     import socket
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(address)
         host, port = parts.hostname, parts.port
+        if host != "localhost":
+            ipaddress.ip_address(host or "")
     except (ValueError, TypeError):
         return
-    if parts.scheme != "tcp" or not host or port is None:
+    if parts.scheme != "tcp" or port is None:
         return
     try:
         socket.create_connection((host, port), timeout=2.0).close()
