@@ -128,3 +128,24 @@ def test_a_spectrum_reaches_both_sides():
     sim = simulate(gamma=1.0, signal=1.5, r=1.0, lams=[1.0], d=30, reps=2, spectrum=spec)
     assert rows[0]["simulated_sigma_risk"] == pytest.approx(sim["sigma_risk"][0][0], rel=1e-12)
     assert rows[0]["simulated_sigma_risk"] != pytest.approx(rows[0]["simulated_risk"], rel=0.1)
+
+
+def test_predictions_at_the_ratios_the_simulation_realizes():
+    """The sweep simulates n_j = round(d / gamma_j) samples, so it predicts at gamma_j = d / n_j
+    (as the linear sweep and ``compare --model logistic`` do): at d = 20, gamma 3 has n = 7,
+    d / n = 2.857, whose limit differs from gamma 3's by more than the comparison resolves."""
+    d, others = 20, {"gamma": [0.7, 2.2], "r": [0.5, 1.0]}
+    ratios = [20 / 7, 20 / 29, 20 / 9]       # n = 7, 29, 9 for gamma 3, 0.7, 2.2
+    rtfa, = sweep_logistic("rtfa", gamma=3.0, r=1.0, signal=1.0, lam=0.5, d=d, reps=2,
+                           progress=False)
+    pfedme, = sweep_logistic("pfedme", gamma=3.0, r=1.0, signal=1.0, lam=0.5, d=d,
+                             others=others, global_lam=0.5, reps=2, progress=False)
+    assert rtfa["n"] == pfedme["n"] == 7 and rtfa["gamma"] == 3.0
+    alone = [riskcalc.logistic_limit(gamma=g, signal=1.0, r=1.0, lam=0.5).risk
+             for g in (ratios[0], 3.0)]
+    fed = [riskcalc.logistic_clients_limit(gamma=g, r=[1.0, 0.5, 1.0], signal=1.0, lam=0.5,
+                                           global_lam=0.5, method="pfedme", target=0).risk[0]
+           for g in (ratios, [3.0, 0.7, 2.2])]
+    for row, (realized, nominal) in ((rtfa, alone), (pfedme, fed)):
+        assert row["predicted_risk"] == pytest.approx(realized, rel=1e-12, abs=0)
+        assert abs(nominal - realized) > 1e-3 * realized

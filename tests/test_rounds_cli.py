@@ -56,6 +56,35 @@ def test_compare_agrees_with_simulation(capsys):
             assert abs(sim[q] - pred) <= 5 * sim[q + "_se"] + 0.03 * pred, q
 
 
+
+def test_compare_predicts_at_the_ratios_the_simulation_realizes(capsys, tmp_path):
+    """d = 100 simulates gamma 3 as n = 33 samples, gamma 100 / 33 = 3.0303 (and 0.7 as 143):
+    compare predicts there (as the compare of one client does) and says so; a d where every
+    d / gamma_j is an integer predicts at the gammas asked."""
+    def federation(gammas):
+        path = tmp_path / f"fed{gammas[1]}.json"
+        path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+            {"name": "a", "gamma": gammas[0], "r": 1, "sigma": 0.5},
+            {"name": "b", "gamma": gammas[1], "r": 0.5, "sigma": 0.5}]}))
+        return ["compare", "fedavg", "--federation", str(path), "--signal", "1",
+                "--local-steps", "2", "--local-step-size", "0.2", "--rounds", "5",
+                "--reps", "2", "--no-progress"]
+
+    kw = dict(r=[1.0, 0.5], sigma=0.5, signal=1.0, rounds=5, local_steps=2, step_size=0.2)
+    realized = riskcalc.rounds_limit("fedavg", gamma=[100 / 33, 100 / 143], **kw).risk[0, 0]
+    nominal = riskcalc.rounds_limit("fedavg", gamma=[3.0, 0.7], **kw).risk[0, 0]
+    assert abs(realized - nominal) > 1e-3 * nominal
+    code, out, _ = run_cli([*federation([3, 0.7]), "--d", "100", "--json"], capsys)
+    assert code == 0
+    row, = json.loads(out)
+    assert row["predicted"]["risk"] == pytest.approx(realized, rel=1e-12, abs=0)
+    assert row["params"]["gamma"] == [100 / 33, 100 / 143]
+    code, out, _ = run_cli([*federation([3, 0.7]), "--d", "100"], capsys)
+    assert code == 0 and "note: predicted at the simulated ratios" in out and "100 / 33" in out
+    code, out, _ = run_cli([*federation([3, 0.5]), "--d", "300"], capsys)
+    assert code == 0 and "simulated ratios" not in out
+
+
 def test_divergent_curve_is_a_result_and_its_fixed_point_an_error(capsys):
     argv = ["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1",
             "--local-steps", "1", "--local-step-size", "0.1", "--global-step", "5"]

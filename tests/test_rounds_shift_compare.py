@@ -148,8 +148,8 @@ CLI = ["--local-steps", "1", "--local-step-size", "0.1", "--rounds", "1,10", "--
 
 
 def test_cli_compare_under_shift(capsys, tmp_path):
-    """Both columns: the JSON rows carry rounds_limit's prediction at d and simulate_rounds'
-    values on the same seed; the table prints predicted and simulated for each T."""
+    """Both columns: the JSON rows carry rounds_limit's prediction at d (at the ratios d / n_j
+    simulated) and simulate_rounds' values on the same seed; the table prints predicted and simulated for each T."""
     path = _fed(tmp_path)
     code, out, err = run_cli(["compare", "fedavg", "--federation", path, "--target", "1",
                               *CLI, "--json"], capsys)
@@ -159,7 +159,9 @@ def test_cli_compare_under_shift(capsys, tmp_path):
     fed = {k: [v[j] for j in order] for k, v in (("gamma", GAM), ("r", R), ("sigma", SIG),
                                                    ("spectra", ANTI))}
     kw = dict(**fed, signal=1.0, rounds=[1, 10], local_steps=1, step_size=0.1)
-    pred = riskcalc.rounds_limit("fedavg", **kw)     # d: the simulation's (no powerlaw:P)
+    # d: the simulation's (no powerlaw:P); at the ratios it realizes (1.2 is 40 / 33).
+    pred = riskcalc.rounds_limit("fedavg", **{**kw, "gamma": [40 / round(40 / g)
+                                                               for g in fed["gamma"]]})
     sim = simulate_rounds("fedavg", **kw, d=40, reps=3, seed=2)
     assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred.risk[0], rel=1e-12)
     assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)

@@ -121,17 +121,18 @@ def test_server_model_against_the_simulation_tells_the_couplings_apart(anti):
 def test_cli_compare_runs_local_steps_under_shift(anti, capsys, tmp_path):
     """``riskcalc compare fedavg --federation F --local-steps 2``: the prediction column is
     rounds_limit's (target first; the K = 2 solve above, read at T = 1, 10), the simulated one
-    simulate_rounds' on the same seed (moved here from tests/test_rounds_shift_k.py)."""
+    simulate_rounds' on the same seed (moved here from tests/test_rounds_shift_k.py). d = 36:
+    every d / gamma_j an integer, so the ratios simulated are the gammas solved above."""
     clients = [{"gamma": g, "r": r, "sigma": s, "spectrum": spec}
                for g, r, s, spec in zip(KW["gamma"], KW["r"], KW["sigma"], ANTI)]
     path = tmp_path / "fed.json"
     path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": clients}))
     assert main(["compare", "fedavg", "--federation", str(path), "--local-steps", "2",
-                 "--local-step-size", "0.08", "--rounds", "1,10", "--d", "30", "--reps", "2",
+                 "--local-step-size", "0.08", "--rounds", "1,10", "--d", "36", "--reps", "2",
                  "--seed", "1", "--no-progress", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     pred = anti(2)[0].risk[0, [ROUNDS.index(1), ROUNDS.index(10)]]
-    sim = simulate_rounds("fedavg", **KW, spectra=ANTI, rounds=[1, 10], local_steps=2, d=30,
+    sim = simulate_rounds("fedavg", **KW, spectra=ANTI, rounds=[1, 10], local_steps=2, d=36,
                           reps=2, seed=1)
     assert [r["predicted"]["risk"] for r in rows] == pytest.approx(pred, rel=1e-12)
     assert [r["simulated"]["risk"] for r in rows] == pytest.approx(sim.risk[0], rel=1e-12)

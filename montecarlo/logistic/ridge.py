@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import expit
 
 from montecarlo.experiments.objectives import ClientLosses, prox
+from montecarlo.logistic.pipeline import client_sizes
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
@@ -61,7 +62,7 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     lams = as_array("lam", lams, low=0.0, low_open=True).reshape(-1)
     d = positive_int("d", d, minimum=2)
     centre_scale = float(as_array("centre_scale", centre_scale))
-    n = max(1, int(round(d / gamma)))
+    n = client_sizes([gamma], d)[0]
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
     if root_s.size != d:
@@ -117,7 +118,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
                   seed=int(seed), rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
-    out = {"n": max(1, int(round(d / gamma))), "reps": reps}
+    out = {"n": client_sizes([gamma], d)[0], "reps": reps}
     for q in QUANTITIES:
         # .get: replicates cached before a quantity was measured lack it (NaN, not a KeyError).
         vals = np.array([[np.nan if v is None else v for v in res.get(q, [None] * len(lams))]

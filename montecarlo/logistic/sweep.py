@@ -20,8 +20,9 @@ Two settings, as in ``riskcalc compare --model logistic``:
   ``montecarlo.logistic.pipeline``. Local ridge uses no global model: it is simulated by
   ``montecarlo.logistic.ridge`` with centre 0, which draws exactly the pipeline's client 0.
 
-The predictions are computed point by point before any simulation runs, so a parameter the
-theory refuses (e.g. ``global_lam = 0`` with separable pooled data) stops the sweep at once.
+The predictions are computed point by point before any simulation runs, at the ratios the
+simulation realizes, d / n_j with n_j = round(d / gamma_j) (the rows' d and n; the rows' gamma is
+the one asked), so a parameter the theory refuses (e.g. ``global_lam = 0`` with separable pooled data) stops the sweep at once.
 """
 
 from __future__ import annotations
@@ -144,8 +145,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     tasks, preds = [], []
     for g, rr, m in points:
         fed = _federation(g, rr, m, others)
-        preds.append(_predicted(method, g, rr, signal, lams, fed, global_lam, weights, centre,
-                                spectrum, names))
+        preds.append(_predicted(method, *_simulated_ratios(g, fed, d), rr, signal, lams,
+                                global_lam, weights, centre, spectrum, names))
         tasks += [_task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d,
                         seed, rep, spectrum) for rep in range(reps)]
     _memory(points, others, d, method)
@@ -168,7 +169,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                            weights=None if method == "local_ridge" else weights)
             else:
                 row["centre"] = centre
-            row.update(spectrum=label, d=d, n=max(1, int(round(d / g))), reps=reps, seed=seed)
+            row.update(spectrum=label, d=d, n=pipeline.client_sizes([g], d)[0], reps=reps,
+                       seed=seed)
             for q in names:
                 row[f"predicted_{q}"] = none_if_nan(preds[i][q][k])
                 row[f"simulated_{q}"] = none_if_nan(summ[q]["mean"][k])
@@ -194,7 +196,18 @@ def _federation(g, rr, m, others):
     return None if m is None else ([g] * m, [rr] * m)
 
 
-def _predicted(method, g, rr, signal, lams, fed, global_lam, weights, centre, spectrum,
+def _simulated_ratios(g, fed, d):
+    """``(g, fed)`` at the ratios d / n_j the simulation realizes (n_j = round(d / gamma_j),
+    ``pipeline.client_sizes``; the rows' d and n), as the linear sweep predicts
+    (``montecarlo.prediction.simulated_ratio``): at gamma 3 and d = 100 the simulation has
+    gamma 100 / 33 = 3.0303, whose limit is not gamma 3's."""
+    ratio = d / pipeline.client_sizes([g], d)[0]
+    if fed is None:
+        return ratio, None
+    return ratio, ([d / n for n in pipeline.client_sizes(fed[0], d)], fed[1])
+
+
+def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,
                names):
     """``{quantity: array over lams}`` (one entry for fedavg) by direct calls of the public
     limits, point by point."""

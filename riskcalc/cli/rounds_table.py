@@ -85,12 +85,15 @@ def predict_text(args, res, pers, asked_pers, local) -> None:
             print(f"  local risk n/a: {why}")
 
 
-def compare_text(args, pred, out, ftfa) -> None:
+def compare_text(args, pred, out, ftfa, notes=()) -> None:
     """``compare METHOD --rounds ...``'s table: predicted next to simulated per T (``out``:
-    the JSON rows, ``ftfa``: the personalization after round T or None)."""
+    the JSON rows, ``ftfa``: the personalization after round T or None, ``notes``: lines
+    printed under the parameters)."""
     print(f"{METHODS[args.method]} ({args.method}) along the rounds: predicted (exact limit) vs "
           f"simulated at d = {args.d}, {args.reps} replicates, seed {args.seed}")
     print(guards.params_line(pred.params))
+    for line in notes:          # why the gammas shown are not those asked
+        print(f"  note: {line}")
     print(round_map_line(pred))
     shown = ("risk",) if ftfa is None else ("risk", "personalized_risk")
     if ftfa is not None:
