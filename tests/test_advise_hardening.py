@@ -68,6 +68,21 @@ def test_pfedme_pinned_answers_right_or_refuses_fast_saying_why(lam):
     assert time.process_time() - start < 0.5
 
 
+
+@pytest.mark.parametrize("gamma", [1e8, 1e9])
+@pytest.mark.parametrize("lam", [0.3, 1e-3])
+def test_pfedme_dwarfed_client_answers_its_limit(gamma, lam):
+    """gamma (1e8, 1e-8) and (1e9, 1e-9): client 0's weight p_0 tau(phi) lies below rounding of
+    1 / g, so its t_0 = 1 / g to double precision; its bracketed solve found f(lo) > 0 by
+    rounding and, after 200 outer steps (3 s), the refusal 'no bracket ... give a larger lam'
+    (lam was not the cause). The answer is the limit of lam = 1's test above: client 1 (whose
+    data set the global model) least squares, client 0 risk 2."""
+    res, cpu = _cpu(lambda: riskcalc.clients_limit("pfedme", gamma=[gamma, 1 / gamma], r=1,
+                                                   sigma=1, lam=lam))
+    assert res.risk[1] == pytest.approx((1 / gamma) / (1 - 1 / gamma), rel=1e-6)
+    assert res.risk[0] == pytest.approx(2.0, rel=1e-4)
+    assert cpu < 0.5, cpu
+
 def test_advise_on_fuzz_row_10_answers_within_seconds(tmp_path, capsys):
     """Fuzz row 10: advise on gamma (1e50, 1e-50) ran past 5 minutes (pFedMe's 7.4 s failure
     at every grid point); now pFedMe (the slow one) with FedAvg beside it answers in about a

@@ -225,10 +225,22 @@ def _subordination(gam, p, count, phi):
         # positive, else halve toward 0 (G_l(0+) = infinity for gamma_l > 1).
         hi = np.full(gam.shape, 1.0 / g)
         lo = 1.0 / g - p * mean_phi
-        bad = ~(lo > 0)
-        lo = halve_to_bracket(fun, np.where(bad, hi, lo), bad, halvings=200,
-                              what="finite-clients limit: the subordination equations")
-        return increasing_root(fun, lo, hi, what="subordination t of the global model")
+        # A client whose p_l tau(phi) is below rounding of 1 / g (a weight dwarfed by the
+        # others') has t_l in [lo, hi] = [hi, hi] to double precision: t_l = 1 / g, where the
+        # bracketed solve would find f(lo) > 0 by rounding and refuse.
+        pinned = hi - lo <= 8 * np.finfo(float).eps * hi
+        t = hi.copy()
+        if pinned.all():
+            return t
+        solve = ~pinned
+        fun_solve = (lambda x, mask: fun(x, _within(solve, mask)))
+        bad = ~(lo[solve] > 0)
+        lo_s = halve_to_bracket(fun_solve, np.where(bad, hi[solve], lo[solve]), bad,
+                                halvings=200,
+                                what="finite-clients limit: the subordination equations")
+        t[solve] = increasing_root(fun_solve, lo_s, hi[solve],
+                                   what="subordination t of the global model")
+        return t
 
     def outer(gv, mask):
         g = gv[0]
@@ -314,6 +326,14 @@ def _cap(gam, p, phi):
 #: inner solves' t_l carry relative errors ~ RTOL (1e-13 ~ 500 eps), and near the cap
 #: H(g) = M - 1 turns on the capped client's t_l ~ (cap - g) / D_l alone.
 _PINNED = 1e-11
+
+
+def _within(sub, mask):
+    """The entries ``mask`` of the sub-batch ``sub`` (a mask of the whole batch) as a mask of
+    the whole batch (the solvers pass masks relative to the batch they were given)."""
+    full = np.zeros(sub.shape, dtype=bool)
+    full[np.flatnonzero(sub)[mask]] = True
+    return full
 
 
 def _show(values):
