@@ -67,7 +67,9 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
 FedAvg's exact local solves (K = inf, ``sigma.fedavg.exact``): row 0 of that pencil's
 TRANSPOSE (G^T) holds Gz N_j at (b_j) and Gz (S_j^+ + N_j) at (a_j), so au_j = p_j (e_0 -
 e_(b_j)), wn_j = p_j (e_(a_j) - e_(b_j)) and the chains extend the transposed pencil
-(``ExactPersonalPencil``: Chat in the A, B form there, K_b = 2 base rows per client).
+(``ExactPersonalPencil``: Chat in the A, B form there, K_b = 2 base rows per client). Every
+gamma_j < 1 (D = I, the curves' ``sigma.fedavg.exact._full_rank``) needs nothing apart: the
+edges (1, 1) give the small ellipse about D's one point, and N_j = 0 in the chains.
 
 Overflow: a client whose FTFA growth (1 - eta' s)^(2k) at the top of its sample spectrum under
 H passes 1e250 (``personalize.ftfa_stability``) gets eta' = 1 / top in its chain (finite;
@@ -271,10 +273,6 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
     if exact:
         pen = ExactPencil(atoms, weights, gam, p)
-        if not np.any(gam > 1.0):
-            raise ValueError("spectrum: personalization after FedAvg's exact local solves "
-                             "when every gamma_j < 1 (the round map the identity) is not "
-                             "covered under a spectrum")
         eye = np.eye(pen.n)
         v, wnb = eye[0][None, :] - eye[pen.b], eye[pen.a] - eye[pen.b]
         au, wn = p[:, None] * v, p[:, None] * wnb   # rows 0 of G^T: p_j Gz q_j, p_j Gz S_j^+
