@@ -103,7 +103,7 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil, PersonalPencil,
                                                             solve_extended)
-from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
+from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, takes_projection
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -255,13 +255,20 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     rounds : ndarray of float (integers or inf)
     spectrum : riskcalc.Spectrum
     g : float
-        The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
+        The global step (Algorithm 1: the paper's gamma; the round map's is g lam). Algorithm 1
+        at a lam where ``prox_sigma.takes_projection`` holds is taken as FedAvg's exact local
+        solves with global step g lam, as ``rounds_limit`` takes its server curves.
     kind, k, eta2, lam2
         The personalization: "ftfa" with k steps of size eta2, or "rtfa" with lam2.
     spectrum_edges : tuple
         (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
         found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
+    if method == "pfedme" and takes_projection(gam, spectrum, lam):
+        # The server curves took the exact local solves here (``rounds_limit``): the prox
+        # pencil's rows of 1 / lam lose about eps / lam (measured: 4e-4 relative at lam 1e-10,
+        # refused from 1e-12), and the personalization must start from the same server.
+        method, local_steps, g = "fedavg", np.inf, g * lam
     exact = method == "fedavg" and np.isinf(local_steps)
     personal_unknowns(gam.size, 2 if exact else local_steps if method == "fedavg" else 1, kind,
                       k, base=("blocks of the exact local solve (local_steps = inf)" if exact
