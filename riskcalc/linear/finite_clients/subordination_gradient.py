@@ -65,7 +65,8 @@ within 1e-7 of it (a quantized step can agree with itself by chance; three quant
 points on a parabola hardly), and below 1e-8 times the smallest joint atom always (the
 spread can miss there): the mean is smooth at lam = 0 (its second lam-derivative measured
 constant to 2e-4 from lam 1e-7 to 3e-5), and no such x from 1e-8 to 1e-2 times the smallest
-joint atom is a SolverError. Measured against
+joint atom is a SolverError (unless the step's own 100 spreads are within 1e-6, above that
+floor: it answers then). Measured against
 Richardson's extrapolation of difference quotients of the mean: 3e-9 at lam 1e-12 to 1e-50
 (atoms 1 to 4; the complex step was 8e-4 off at 1e-12, -8 for -1.57 at 1e-16); refused
 with atoms 0.01 to 100 or 0.005 to 0.02 (looser bounds answered there up to 1.3e-6 off).
@@ -139,8 +140,15 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     mean, grad, grad_lam, spread = _pfedme_at(layout, lam)
     # Below 1e-8 times the smallest atom the loss is at least ROUNDED (measured), and a step
     # quantized coarsely can agree with the second one by chance (1e-50: 7e52 for -1345).
-    if spread > ROUNDED * abs(grad_lam) or lam < 1e-8 * _smallest_atom(layout):
-        grad_lam = _small_lam_derivative(layout, lam)
+    forced = lam < 1e-8 * _smallest_atom(layout)
+    if spread > ROUNDED * abs(grad_lam) or forced:
+        try:
+            grad_lam = _small_lam_derivative(layout, lam)
+        except SolverError:
+            # The step itself where its spread bounds it as the parabola's are bounded
+            # (atoms 0.01 to 100 at lam 1e-6: 4e-8 apart, 3e-8 off; no parabola qualifies).
+            if forced or 100.0 * spread > 1e-6 * abs(grad_lam):
+                raise
     return mean, grad, grad_lam
 
 
