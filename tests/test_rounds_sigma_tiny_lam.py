@@ -62,3 +62,18 @@ def test_tiny_lam_on_the_identity_spectrum_is_the_scalar_route(gam):
             spectrum_edges=edges, **mine)
         np.testing.assert_allclose(bias + var, scalar.personalized_risk(**pers), rtol=0,
                                    atol=1e-10)
+
+
+def test_rtfa_ridge_below_its_floor_is_refused():
+    """RTFA with a tiny ridge lam' under a spectrum lost digits silently (1e-4 relative at
+    lam' 1e-12, 5e-2 at 1e-14 against its lam' -> 0 limit, the own model of round T + 1):
+    refused below 1e-5 times the bottom of the gamma > 1 clients' sample spectra, naming lam;
+    above, the gap to that limit is O(lam') (measured -0.4498 lam' at 2e-5 and 2e-4)."""
+    res = riskcalc.rounds_limit("pfedme", gamma=[0.5, 3.0], r=1.0, sigma=1.0, signal=1.0,
+                                rounds=[np.inf], local_steps=np.inf, lam=1e-12,
+                                spectrum=riskcalc.Spectrum([1.0, 4.0]))
+    with pytest.raises(ValueError, match=r"lam: RTFA's ridge 1e-12 is below 1.04e-05 .* give "
+                                         r"lam >= 1.04e-05"):
+        res.personalized_risk(lam=1e-12)
+    gaps = [(res.personalized_risk(lam=x) - res.risk)[1, 0] / x for x in (2e-5, 2e-4)]
+    np.testing.assert_allclose(gaps[0], gaps[1], rtol=1e-3)

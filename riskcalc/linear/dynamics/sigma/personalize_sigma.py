@@ -103,7 +103,8 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil, PersonalPencil,
                                                             solve_extended)
-from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, takes_projection
+from riskcalc.linear.dynamics.sigma.prox_sigma import (ProxPencil, projection_lam,
+                                                        takes_projection)
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -163,6 +164,23 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
                  + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
                              f"{shown_apart(eta2 * top[i], 2.0)} >= 2)" for i in bad))
     return np.where(over, 1.0 / top, eta2), diverging
+
+
+def rtfa_floor(gam, spectrum, lam2):
+    """ValueError when RTFA's ridge ``lam2`` is below ``prox_sigma.projection_lam`` of the
+    clients with gamma_j > 1 (1e-5 times the smallest bottom of their nonzero sample spectra):
+    on the null space of S_i the chain's row holds (S_i + lam')^-1 = 1 / lam', and the risk
+    lost digits silently (measured, gamma (0.5, 3) under (1, 4) from the fixed point, against
+    the lam' -> 0 limit, the own model of round T + 1: 2e-8 at lam' 1e-8, 1e-4 at 1e-12, 5e-2
+    at 1e-14, refused from 1e-16; at 1e-6 and above the gap is the limit's O(lam'), and the
+    floor there is 1.04e-5)."""
+    over = gam[gam > 1.0]
+    floor = projection_lam(over, spectrum) if over.size else 0.0
+    if lam2 < floor:
+        raise ValueError(f"lam: RTFA's ridge {lam2:.3g} is below {floor:.3g} (1e-5 times the "
+                         "bottom of the sample spectra of the clients with gamma > 1), where "
+                         "the personalization under a spectrum loses its digits to the 1 / "
+                         f"lam on their null spaces; give lam >= {floor:.3g}")
 
 
 def personal_unknowns(M, Kb, kind, k, base=None):
@@ -264,6 +282,8 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
         found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
+    if kind == "rtfa":
+        rtfa_floor(gam, spectrum, lam2)
     if method == "pfedme" and takes_projection(gam, spectrum, lam):
         # The server curves took the exact local solves here (``rounds_limit``): the prox
         # pencil's rows of 1 / lam lose about eps / lam (measured: 4e-4 relative at lam 1e-10,
