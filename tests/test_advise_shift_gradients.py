@@ -161,3 +161,37 @@ def test_advice_exact_against_finite_differences(method, monkeypatch):
     new, old = out[True]["optimal"].mean_risk, out[False]["optimal"].mean_risk
     assert new == pytest.approx(old, rel=1e-6)
     assert new <= old * (1 + 1e-12)
+
+
+def test_pfedme_lam_derivative_at_tiny_lam():
+    """Issue 32: the complex step's d mean / d lam at a tiny lam sums O(1 / lam) terms that
+    cancel (-1.5728 at lam 1e-12, -8.0 at 1e-16 for -1.5741); now the lam -> 0 limit,
+    against Richardson's extrapolation of difference quotients of ``clients_limit``'s mean
+    (another route, which keeps its digits), to 1e-7 (measured 3e-9); the weight gradient is
+    the one at lam itself. Atoms 0.01 to 100 (loss and curvature too close): refused naming lam."""
+    from riskcalc.errors import SolverError
+    from riskcalc.linear.finite_clients.subordination_gradient import (
+        pfedme_shift_mean_risk_gradient)
+
+    kw = dict(gamma=[0.5, 2.0, 3.0], sigma=[1.0] * 3, r=[1.0] * 3, weights=[0.3, 0.3, 0.4],
+              spectra=["two-point:1,4,0.5", "two-point:4,1,0.5", "scaled:2"])
+
+    def mean(lam):
+        return clients_limit("pfedme", lam=lam, **kw).mean_risk
+
+    zero = mean(1e-50)
+
+    def quotient(x):
+        return (mean(x) - zero) / x
+
+    limit = (8 * quotient(1e-4) - 6 * quotient(2e-4) + quotient(4e-4)) / 3
+    for lam in (1e-12, 1e-16):
+        mean_risk, grad, grad_lam = pfedme_shift_mean_risk_gradient(tuning=lam, **kw)
+        assert mean_risk == pytest.approx(zero, rel=1e-12)
+        assert grad_lam == pytest.approx(limit, rel=1e-7)
+    np.testing.assert_allclose(grad, pfedme_shift_mean_risk_gradient(tuning=1e-9, **kw)[1],
+                               rtol=1e-8)
+    with pytest.raises(SolverError, match="lam = 1e-12 lost its digits to rounding"):
+        pfedme_shift_mean_risk_gradient(
+            tuning=1e-12, gamma=[2.0, 1.5], sigma=[1.0, 0.5], r=[1.0, 2.0], weights=[0.5, 0.5],
+            spectra=["two-point:0.01,100,0.5", "scaled:50"])

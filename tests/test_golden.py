@@ -54,10 +54,12 @@ def test_golden_grid_covers_the_hard_corners():
     assert {1.001, 1000.0} <= gammas and {1e-8, 1e8, 0.0} <= lams
 
 
-@pytest.mark.parametrize("gamma, lam", [(0.5, 0.1), (2.0, 0.7), (1.0, 1e-3), (5.0, 3.0)])
+@pytest.mark.parametrize("gamma, lam", [(0.5, 0.1), (2.0, 0.7), (1.0, 1e-3), (5.0, 3.0),
+                                        (0.5, 1e-12), (0.9, 1e-9), (2.0, 1e-14)])
 def test_variance_lam_derivative_matches_mpmath(gamma, lam):
     # An independent route: (*) solved by mpmath's findroot at 40 digits, the variance
-    # df2 / (1 - df2) differentiated numerically by mpmath.
+    # df2 / (1 - df2) differentiated numerically by mpmath. At gamma < 1 and a tiny lam it
+    # lost 1.2e-4 (lam 1e-12), subtracting two O(1 / lam) terms.
     import mpmath as mp
     with mp.workdps(40):
         s, w = [mp.mpf("0.3"), mp.mpf("2.5")], [mp.mpf("0.4"), mp.mpf("0.6")]

@@ -91,13 +91,14 @@ def test_refusals(gam, match):
         riskcalc.rounds_limit("fedavg", spectrum=TWO, **_kw(gam))
 
 
-def test_personalization_identity_spectrum():
+@pytest.mark.parametrize("gam", [[0.5, 2.0], [0.5, 0.6]])
+def test_personalization_identity_spectrum(gam):
     """FTFA (3 steps) and RTFA after the rounds through the pencil on H = delta_1 against the
     Sigma = I route (``personalize``): within 1e-10 (measured 9e-16; gamma (0.5, 2, 3): 7e-16,
-    not here for time)."""
+    not here for time). Every gamma_j < 1 (D = I) was refused; measured 1e-15."""
     from riskcalc.linear.dynamics.sigma.personalize_sigma import personalized_sigma
 
-    g = np.array([0.5, 2.0])
+    g = np.array(gam)
     ref = riskcalc.rounds_limit("fedavg", **_kw(g))
     edges = (*ref.diagnostics["edges"], ref.diagnostics["atom_at_zero"])
     for kw, mine in ((dict(steps=3, step_size=0.2), dict(kind="ftfa", k=3, eta2=0.2)),
@@ -123,9 +124,14 @@ def test_personalization_limits():
     with pytest.raises(ValueError, match="= 1452 unknowns .* 2 blocks of the exact local solve "
                        ".*steps <= 6 fits"):
         res.personalized_risk(steps=20, step_size=0.1)
-    with pytest.raises(ValueError, match="every gamma_j < 1"):
-        riskcalc.rounds_limit("fedavg", spectrum=TWO, **_kw([0.5, 0.6])).personalized_risk(
-            lam=1.0)
+    # Every gamma_j < 1 (D = I; was refused): FTFA with no step is the server model of
+    # ``_full_rank``'s closed form, RTFA with lam' -> 0 the own model sigma^2 gamma / (1 - gamma).
+    res = riskcalc.rounds_limit("fedavg", spectrum=TWO,
+                                **dict(_kw([0.5, 0.6]), rounds=[3, np.inf]))
+    assert np.abs(res.personalized_risk(steps=0, step_size=0.1) - res.risk).max() < 1e-10
+    own = 0.25 * np.array([[0.5 / 0.5], [0.6 / 0.4]])
+    one, half = (res.personalized_risk(lam=lam) - own for lam in (2e-3, 1e-3))
+    assert np.abs(half).max() < 3e-3 and np.abs(2.0 * half - one).max() < 1e-4, (one, half)
 
 
 def test_prox_personalization_message():

@@ -268,8 +268,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
         elif name == "pfedme" and np.isfinite(K):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
-        elif name == "pfedme" and shared and lam <= prox_sigma.projection_lam(gam, spectrum) \
-                and (gam.size > 1 or gam[0] < 1):      # (fedavg.exact's case not covered)
+        elif name == "pfedme" and shared and prox_sigma.takes_projection(gam, spectrum, lam):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves
             from riskcalc.linear.dynamics.sigma.guards import pencil_work
 

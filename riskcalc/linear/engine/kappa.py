@@ -151,12 +151,13 @@ def ridge_variance_lam_derivative(gamma, lam, spectrum: Spectrum) -> np.ndarray:
 
     Differentiating (*) gives d kappa / d lam = 1 / (1 - df2) (its kappa-derivative is
     lam/kappa + gamma int q (1 - q) dH = 1 - df2), and with dq/dkappa = -q (1 - q) / kappa
-    the variance df2 / (1 - df2) moves by
+    the variance df2 / (1 - df2) moves by d df2 / (1 - df2)^2, with
 
-        d df2 = -2 gamma int q^2 (1 - q) dH / kappa,
-        d (1 - df2) = 1 / kappa - lam / kappa^2 + gamma int q (1 - q) (q - (1 - q)) dH / kappa,
+        d df2 = -2 gamma int q^2 (1 - q) dH / (kappa (1 - df2)),
 
-    each per unit d kappa except the 1 / kappa term (explicit in lam). Paper 003
+    one integral of positive terms. (Differentiating 1 - df2 = lam / kappa + gamma int q (1 -
+    q) dH term by term instead subtracts 1 / kappa and lam / kappa^2 d kappa, two O(1 / lam)
+    terms when gamma < 1 (kappa ~ lam (1 - gamma)): 1.2e-4 lost at lam 1e-12.) Paper 003
     (``003_4b976ddf5225c17e.txt``) Thms 1-2 through (*) of this module; the tangent of a
     client's own ridge variance in the exact lam-gradient of
     ``finite_clients.subordination_gradient``.
@@ -178,12 +179,8 @@ def ridge_variance_lam_derivative(gamma, lam, spectrum: Spectrum) -> np.ndarray:
         g, l, k = gamma[blk], lam[blk], kappa[blk]
         inv = 1.0 / (s + k[:, None])
         q, p = s * inv, k[:, None] * inv
-        df2 = g * ((q * q) @ w)
         one_minus = l / k + g * ((q * p) @ w)
-        dk = 1.0 / one_minus
-        d_df2 = -2 * g * ((q * q * p) @ w) / k * dk
-        d_one = 1.0 / k - l / k ** 2 * dk + g * ((q * p * (q - p)) @ w) / k * dk
-        out[blk] = (d_df2 * one_minus - df2 * d_one) / one_minus ** 2
+        out[blk] = -2 * g * ((q * q * p) @ w) / (k * one_minus ** 3)
     return out.reshape(shape)
 
 

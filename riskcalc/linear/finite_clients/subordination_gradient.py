@@ -51,6 +51,27 @@ arithmetic from the real root (``newton_shift``), and so do the pipeline's own f
   solutions (one Newton step with the real Jacobian, in real arithmetic:
   ``block_pencil.solve(real=)``); alpha by one more complex step.
 
+Small lam (pFedMe). As lam -> 0 the shifts t, c = t + p lam and Lam are O(lam) with O(1)
+ratios (lam w = lam / c), so a complex step in lam moves each of the pieces above by O(1 /
+lam) (measured: the cross term 0.029 / lam, E_D[K psi K] 13.8 / lam) and the mean's
+derivative, O(1), is what is left after they cancel: it loses about eps X / lam relative
+(X measured 4 to 400 over three federations; 8e-4 at lam 1e-12 for the one of issue 32).
+The loss shows without a reference: the imaginary parts are linear in the step, so two
+steps (H and 4 H / 3) differ by rounding only (measured: 3e-4 apart where 8e-4 was lost).
+Where they differ by more than ROUNDED, the derivative is the parabola through the complex
+steps at x, 2 x and 3 x, x = lam 4^k the first where the parabola's distance to the line
+through the first two points (its curvature term) plus 100 times the largest spread is
+within 1e-7 of it (a quantized step can agree with itself by chance; three quantized
+points on a parabola hardly), and below 1e-8 times the smallest joint atom always (the
+spread can miss there): the mean is smooth at lam = 0 (its second lam-derivative measured
+constant to 2e-4 from lam 1e-7 to 3e-5), and no such x from 1e-8 to 1e-2 times the smallest
+joint atom is a SolverError (unless the step's own 100 spreads are within 1e-6, above that
+floor: it answers then). Measured against
+Richardson's extrapolation of difference quotients of the mean: 3e-9 at lam 1e-12 to 1e-50
+(atoms 1 to 4; the complex step was 8e-4 off at 1e-12, -8 for -1.57 at 1e-16); refused
+with atoms 0.01 to 100 or 0.005 to 0.02 (looser bounds answered there up to 1.3e-6 off).
+The mean and the weight gradient keep their lam (no cancellation there).
+
 p is free (the limits' formulas at unnormalized weights), as in
 ``finite_clients.shift_gradient``. Checks (tests): central differences of
 ``pfedme_shift_group_limits`` / ``maml_shift_group_limits`` at free weights and in lam /
@@ -71,6 +92,10 @@ from riskcalc.linear.finite_clients import maml_sigma, pfedme_sigma
 
 #: The complex step.
 H = 1e-30
+
+#: The relative spread of two complex steps in lam above which pFedMe's lam-derivative is
+#: extrapolated from larger lam (module docstring, "Small lam").
+ROUNDED = 1e-8
 
 
 def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, d=None):
@@ -97,7 +122,9 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     grad_p : ndarray (M,)
         d mean / d p_j, exact.
     grad_lam : float
-        d mean / d lam, exact (a complex step).
+        d mean / d lam, exact (a complex step); where rounding spreads two complex steps by
+        more than ROUNDED (relative), extrapolated from larger lam (module docstring, "Small
+        lam"; measured within 1e-8 relative, else SolverError).
 
     Raises
     ------
@@ -109,8 +136,57 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
     lam = float(tuning)
     if not lam > 0:
         raise ValueError(f"pfedme needs lam > 0; got {lam:g}")
-    gam, sig, rr, p, count, sv, typ, h, Phi, marginals = _layout(gamma, sigma, r, weights,
-                                                                 spectra, d)
+    layout = _layout(gamma, sigma, r, weights, spectra, d)
+    mean, grad, grad_lam, spread = _pfedme_at(layout, lam)
+    # Below 1e-8 times the smallest atom the loss is at least ROUNDED (measured), and a step
+    # quantized coarsely can agree with the second one by chance (1e-50: 7e52 for -1345).
+    forced = lam < 1e-8 * _smallest_atom(layout)
+    if spread > ROUNDED * abs(grad_lam) or forced:
+        try:
+            grad_lam = _small_lam_derivative(layout, lam)
+        except SolverError:
+            # The step itself where its spread bounds it as the parabola's are bounded
+            # (atoms 0.01 to 100 at lam 1e-6: 4e-8 apart, 3e-8 off; no parabola qualifies).
+            if forced or 100.0 * spread > 1e-6 * abs(grad_lam):
+                raise
+    return mean, grad, grad_lam
+
+
+def _small_lam_derivative(layout, lam):
+    """pFedMe's d mean / d lam at a ``lam`` where the complex step lost its digits (module
+    docstring, "Small lam"): the parabola through the complex steps at x, 2 x and 3 x, x the
+    first of lam 4^k (from 1e-8 up to 1e-2 times the smallest joint atom) where the parabola's
+    distance to the line through the first two points plus 100 times the steps' largest
+    spread is within 1e-7 of it; SolverError when none qualifies."""
+    atom = _smallest_atom(layout)
+    # Below 1e-8 atom the steps lose more than ROUNDED, beyond 1e-2 atom the curvature does.
+    x = max(4.0 * lam, 1e-8 * atom)
+    while x <= 1e-2 * atom:
+        (first, one), (second, two), (third, three) = (_pfedme_at(layout, k * x)[2:]
+                                                       for k in (1.0, 2.0, 3.0))
+        u = lam / x
+        line = first + (u - 1.0) * (second - first)
+        parabola = line + (u - 1.0) * (u - 2.0) / 2.0 * (third - 2.0 * second + first)
+        if abs(parabola - line) + 100.0 * max(one, two, three) <= 1e-7 * abs(parabola):
+            return parabola
+        x *= 4.0
+    raise SolverError(f"pfedme under covariate shift: d mean / d lam at lam = {lam:.3g} lost "
+                      "its digits to rounding (O(1 / lam) terms cancel) and no extrapolation "
+                      "from larger lam settles to 1e-7; the mean and the weight gradient are "
+                      "exact: take a larger lam")
+
+
+def _smallest_atom(layout):
+    """The smallest positive joint atom of ``_layout``'s ``layout``."""
+    values = layout[5]
+    return float(np.min(values[values > 0]))
+
+
+def _pfedme_at(layout, lam):
+    """``pfedme_shift_mean_risk_gradient``'s (mean, grad_p, grad_lam) at ``lam`` from
+    ``_layout``'s ``layout``, the lam-derivative by the complex step, and that step's
+    rounding spread (``mean_and_gradient``'s ``spread``)."""
+    gam, sig, rr, p, count, sv, typ, h, Phi, marginals = layout
     sg = sv[typ]
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         t0 = pfedme_sigma.solve_point(gam, sg, h, p, lam, count)
@@ -128,11 +204,12 @@ def pfedme_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning
                                        gam, own, pc["cross"], pc["noise"])
             return t, Linv, s, ell, pc["fkzk"]
 
-        mean, grad, (grad_lam,) = mean_and_gradient(local, p, G, count, tuning=(lam,))
+        mean, grad, (grad_lam,), (spread,) = mean_and_gradient(local, p, G, count,
+                                                               tuning=(lam,), spread=True)
     if not (np.isfinite(mean) and np.all(np.isfinite(grad)) and np.isfinite(grad_lam)):
         raise SolverError("pfedme under covariate shift: the mean risk or its gradient is not "
                           "finite")
-    return mean, grad, grad_lam
+    return mean, grad, grad_lam, spread
 
 
 def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, d=None):
@@ -226,7 +303,7 @@ def group_terms(t, G, Phi, L, e_v, f, r, sigma, q, gam, own, cross, noise):
     return Linv, s, ell
 
 
-def mean_and_gradient(local, p, G, count, tuning=(), grad=True):
+def mean_and_gradient(local, p, G, count, tuning=(), grad=True, spread=False):
     """The mean risk and its exact gradient (module docstring).
 
     Parameters
@@ -243,12 +320,18 @@ def mean_and_gradient(local, p, G, count, tuning=(), grad=True):
         Shared tuning parameters to differentiate (by a complex step each).
     grad : bool
         False: the mean only.
+    spread : bool
+        True: each tuning derivative also by a second complex step, 4 H / 3, and the results
+        a fourth item, their differences (rounding only: the imaginary parts are linear in
+        the step, so exact arithmetic would give the same).
 
     Returns
     -------
     mean : float
     grad_p : ndarray (groups,) or None
     grad_tuning : list of float
+    spreads : list of float
+        With ``spread`` only.
     """
     M = count.sum()
     u = count / M
@@ -270,10 +353,14 @@ def mean_and_gradient(local, p, G, count, tuning=(), grad=True):
     val, dt_p = phi(p + 1j * H, G, *tuning)
     a_G = np.array([np.sum(phi(p, G + 1j * H * e, *tuning)[0].imag) / H for e in np.eye(K)])
     lam_G = np.linalg.solve(Z.T, a_G - 2 * (M - 1) * a * b / G ** 3)
-    out = []
-    for k in range(len(tuning)):
+    def tuned(k, step):
         x = list(tuning)
-        x[k] = x[k] + 1j * H
+        x[k] = x[k] + 1j * step
         v, dt = phi(p, G, *x)
-        out.append(float(np.sum(v.imag) / H + count @ (dt @ lam_G)))
-    return mean, val.imag / H + count * (dt_p @ lam_G), out
+        return float(np.sum(v.imag) / step + count @ (dt @ lam_G * (H / step)))
+
+    out = [tuned(k, H) for k in range(len(tuning))]
+    grad_p = val.imag / H + count * (dt_p @ lam_G)
+    if not spread:
+        return mean, grad_p, out
+    return mean, grad_p, out, [abs(tuned(k, 4.0 * H / 3.0) - o) for k, o in enumerate(out)]

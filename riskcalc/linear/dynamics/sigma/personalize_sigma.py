@@ -67,7 +67,9 @@ w_T - theta_i = -(P - 1) theta_0 - theta_0 + R c - u_i, P = (I - g D)^T, R = R_T
 FedAvg's exact local solves (K = inf, ``sigma.fedavg.exact``): row 0 of that pencil's
 TRANSPOSE (G^T) holds Gz N_j at (b_j) and Gz (S_j^+ + N_j) at (a_j), so au_j = p_j (e_0 -
 e_(b_j)), wn_j = p_j (e_(a_j) - e_(b_j)) and the chains extend the transposed pencil
-(``ExactPersonalPencil``: Chat in the A, B form there, K_b = 2 base rows per client).
+(``ExactPersonalPencil``: Chat in the A, B form there, K_b = 2 base rows per client). Every
+gamma_j < 1 (D = I, the curves' ``sigma.fedavg.exact._full_rank``) needs nothing apart: the
+edges (1, 1) give the small ellipse about D's one point, and N_j = 0 in the chains.
 
 Overflow: a client whose FTFA growth (1 - eta' s)^(2k) at the top of its sample spectrum under
 H passes 1e250 (``personalize.ftfa_stability``) gets eta' = 1 / top in its chain (finite;
@@ -101,7 +103,8 @@ from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil, PersonalPencil,
                                                             solve_extended)
-from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil
+from riskcalc.linear.dynamics.sigma.prox_sigma import (ProxPencil, projection_lam,
+                                                        takes_projection)
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -161,6 +164,23 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
                  + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
                              f"{shown_apart(eta2 * top[i], 2.0)} >= 2)" for i in bad))
     return np.where(over, 1.0 / top, eta2), diverging
+
+
+def rtfa_floor(gam, spectrum, lam2):
+    """ValueError when RTFA's ridge ``lam2`` is below ``prox_sigma.projection_lam`` of the
+    clients with gamma_j > 1 (1e-5 times the smallest bottom of their nonzero sample spectra):
+    on the null space of S_i the chain's row holds (S_i + lam')^-1 = 1 / lam', and the risk
+    lost digits silently (measured, gamma (0.5, 3) under (1, 4) from the fixed point, against
+    the lam' -> 0 limit, the own model of round T + 1: 2e-8 at lam' 1e-8, 1e-4 at 1e-12, 5e-2
+    at 1e-14, refused from 1e-16; at 1e-6 and above the gap is the limit's O(lam'), and the
+    floor there is 1.04e-5)."""
+    over = gam[gam > 1.0]
+    floor = projection_lam(over, spectrum) if over.size else 0.0
+    if lam2 < floor:
+        raise ValueError(f"lam: RTFA's ridge {lam2:.3g} is below {floor:.3g} (1e-5 times the "
+                         "bottom of the sample spectra of the clients with gamma > 1), where "
+                         "the personalization under a spectrum loses its digits to the 1 / "
+                         f"lam on their null spaces; give lam >= {floor:.3g}")
 
 
 def personal_unknowns(M, Kb, kind, k, base=None):
@@ -253,13 +273,22 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     rounds : ndarray of float (integers or inf)
     spectrum : riskcalc.Spectrum
     g : float
-        The global step (Algorithm 1: the paper's gamma; the round map's is g lam).
+        The global step (Algorithm 1: the paper's gamma; the round map's is g lam). Algorithm 1
+        at a lam where ``prox_sigma.takes_projection`` holds is taken as FedAvg's exact local
+        solves with global step g lam, as ``rounds_limit`` takes its server curves.
     kind, k, eta2, lam2
         The personalization: "ftfa" with k steps of size eta2, or "rtfa" with lam2.
     spectrum_edges : tuple
         (a, b, mu0): the edges of D's nonzero spectrum and its atom at 0, as the curve's solve
         found them (``RoundsLimit.diagnostics``' edges and atom at zero).
     """
+    if kind == "rtfa":
+        rtfa_floor(gam, spectrum, lam2)
+    if method == "pfedme" and takes_projection(gam, spectrum, lam):
+        # The server curves took the exact local solves here (``rounds_limit``): the prox
+        # pencil's rows of 1 / lam lose about eps / lam (measured: 4e-4 relative at lam 1e-10,
+        # refused from 1e-12), and the personalization must start from the same server.
+        method, local_steps, g = "fedavg", np.inf, g * lam
     exact = method == "fedavg" and np.isinf(local_steps)
     personal_unknowns(gam.size, 2 if exact else local_steps if method == "fedavg" else 1, kind,
                       k, base=("blocks of the exact local solve (local_steps = inf)" if exact
@@ -271,10 +300,6 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
         eta2, diverging = ftfa_chain_steps(spectrum, gam, k, eta2)
     if exact:
         pen = ExactPencil(atoms, weights, gam, p)
-        if not np.any(gam > 1.0):
-            raise ValueError("spectrum: personalization after FedAvg's exact local solves "
-                             "when every gamma_j < 1 (the round map the identity) is not "
-                             "covered under a spectrum")
         eye = np.eye(pen.n)
         v, wnb = eye[0][None, :] - eye[pen.b], eye[pen.a] - eye[pen.b]
         au, wn = p[:, None] * v, p[:, None] * wnb   # rows 0 of G^T: p_j Gz q_j, p_j Gz S_j^+

@@ -143,6 +143,15 @@ def projection_lam(gam, spectrum) -> float:
     return PROJECTION_RATIO * max(float(bottom), 0.0)
 
 
+def takes_projection(gam, spectrum, lam) -> bool:
+    """Whether Algorithm 1's exact prox at ``lam`` is taken as FedAvg's exact local solves
+    (global step g lam) under ``spectrum``: below ``projection_lam``, except for one client
+    with gamma > 1 (D a projection, its nonzero spectrum one point: not covered by
+    ``sigma.fedavg.exact``). The server curves (``rounds_limit``) and the personalization
+    after the rounds (``personalize_sigma``) both ask here, so they model the same server."""
+    return lam <= projection_lam(gam, spectrum) and (gam.size > 1 or gam[0] < 1.0)
+
+
 def band_points(gam, p, qmax):
     """Where D = sum_j p_j S_j (S_j + lam)^-1 may hold a narrow band apart from the rest of its
     spectrum (``pencil_edges.edges``' ``near``): as lam -> 0, D -> sum_j p_j P_j (P_j the
