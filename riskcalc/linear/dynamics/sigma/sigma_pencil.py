@@ -182,10 +182,10 @@ class SigmaPencil:
         size = self.M * self.K ** 2
         # -J plus 1 on the diagonal (equal to I - J; a float eye minus a complex array is a
         # buffered mixed-type loop, several times this copy).
-        out = np.negative(np.ascontiguousarray(
-            J.transpose(*range(J.ndim - 6), -6, -4, -1, -5, -3, -2))).reshape(-1, size, size)
+        out = np.ascontiguousarray(J.transpose(*range(J.ndim - 6), -6, -4, -1, -5, -3, -2))
+        np.negative(out, out=out)
         out.reshape(-1, size * size)[:, ::size + 1] += 1.0
-        return out
+        return out.reshape(-1, size, size)
 
     def _jacobian(self, C, G):
         """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau): per node
