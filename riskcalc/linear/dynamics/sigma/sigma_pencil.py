@@ -112,8 +112,6 @@ class SigmaPencil:
     def chat(self, tau):
         """Chat_j[r_j, c_j] = -eta (I - gamma_j eta tau_j)^-1, (N, M, K, K) (docstring, step 2)."""
         X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
-        if self.K == 1:     # a division (LAPACK's call per 1 x 1 matrix cost 40 times more)
-            return -self.eta / X
         return -self.eta * np.linalg.inv(X)
 
     def chat_blocks(self, C):
