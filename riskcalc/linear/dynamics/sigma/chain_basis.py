@@ -102,7 +102,9 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
         p, cur = act.size, act
         V = np.zeros((p, m + 1, n), complex)
         H = np.zeros((p, m + 1, m), complex)
-        cs, sn = np.zeros((p, m), complex), np.zeros((p, m), complex)
+        # The rotations (cs, sn) and the factors (conj cs, -conj sn) of their second rows,
+        # one row per rotation: the loop over the earlier ones indexes rows, not columns.
+        cs, sn, csc, nsn = np.zeros((4, m, p), complex)
         g = np.zeros((p, m + 1), complex)
         g[:, 0] = beta
         V[:, 0] = r / beta[:, None]
@@ -117,18 +119,21 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
             hn = np.linalg.norm(w, axis=1)
             H[:, k + 1, k] = hn
             V[:, k + 1] = w / np.where(hn > 0, hn, 1.0)[:, None]
+            col = H[:, :k + 1, k].T.copy()
             for i in range(k):           # the earlier rotations on the new column
-                t = cs[:, i] * H[:, i, k] + sn[:, i] * H[:, i + 1, k]
-                H[:, i + 1, k] = -sn[:, i].conj() * H[:, i, k] + cs[:, i].conj() * H[:, i + 1, k]
-                H[:, i, k] = t
+                t = cs[i] * col[i] + sn[i] * col[i + 1]
+                col[i + 1] = nsn[i] * col[i] + csc[i] * col[i + 1]
+                col[i] = t
+            H[:, :k + 1, k] = col.T
             den = np.hypot(np.abs(H[:, k, k]), np.abs(H[:, k + 1, k]))
             den = np.where(den > 0, den, 1.0)
-            cs[:, k] = H[:, k, k].conj() / den
-            sn[:, k] = H[:, k + 1, k].conj() / den
-            H[:, k, k] = cs[:, k] * H[:, k, k] + sn[:, k] * H[:, k + 1, k]
+            cs[k] = H[:, k, k].conj() / den
+            sn[k] = H[:, k + 1, k].conj() / den
+            csc[k], nsn[k] = cs[k].conj(), -sn[k].conj()
+            H[:, k, k] = cs[k] * H[:, k, k] + sn[k] * H[:, k + 1, k]
             H[:, k + 1, k] = 0.0
-            g[:, k + 1] = -sn[:, k].conj() * g[:, k]
-            g[:, k] = cs[:, k] * g[:, k]
+            g[:, k + 1] = nsn[k] * g[:, k]
+            g[:, k] = cs[k] * g[:, k]
             done = (np.abs(g[:, k + 1]) <= 0.1 * tol * bn[cur]) | (hn == 0)
             if done.all():
                 break
@@ -136,7 +141,8 @@ def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
                 _update(x, cur[done], V[done], H[done], g[done], k + 1)
                 Vn = np.zeros((cur.size - done.sum(), m + 1, n), complex)
                 Vn[:, :k + 2] = V[~done, :k + 2]           # the vectors so far only
-                V, (H, cs, sn, g, cur) = Vn, (a[~done] for a in (H, cs, sn, g, cur))
+                V, (H, g, cur) = Vn, (a[~done] for a in (H, g, cur))
+                cs, sn, csc, nsn = (a[:, ~done] for a in (cs, sn, csc, nsn))
         _update(x, cur, V, H, g, k + 1)
 
     ok = np.ones(P, bool)

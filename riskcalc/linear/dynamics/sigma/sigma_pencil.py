@@ -65,10 +65,6 @@ _TOL = 1e-12
 MAX_UNKNOWNS = 200
 
 
-#: ``SigmaPencil._jacobian``'s product.
-_J = "a,najxkc,nakdjb,k->njxbkcd"
-
-
 @lru_cache(maxsize=64)
 def _greedy_path(subscripts, shapes):
     """The contraction order ``np.einsum(..., optimize=True)`` finds (its greedy search) for
@@ -170,17 +166,36 @@ class SigmaPencil:
         """E_H[s X] of each client's blocks X (N, atoms, M, K, K): (N, M, K, K)."""
         return np.einsum("Ma,naMkl->nMkl", self.own_weights(), X)
 
+    def _chat_g(self, C, G):
+        """Chat_k G[c_k, r_j] as [n, k, d, a, j, b] (N, M, K, atoms, M, K): one matrix product
+        per node and client k (BLAS; einsum's loops were the solves' largest cost)."""
+        N, A, M, K = G.shape[0], self.s.size, self.M, self.K
+        Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, k, ., j, .] = G[c_k, r_j]
+        Q = C @ Gcr.transpose(0, 2, 3, 1, 4, 5).reshape(N, M, K, A * M * K)
+        return Q.reshape(N, M, K, A, M, K)
+
+    def _one_minus(self, J):
+        """I - J (pairs, M K^2, M K^2) from J [..., j, k, x, c, d, b] of the Jacobians'
+        products, in their rows (j, x, b) and columns (k, c, d)."""
+        size = self.M * self.K ** 2
+        # -J plus 1 on the diagonal (equal to I - J; a float eye minus a complex array is a
+        # buffered mixed-type loop, several times this copy).
+        out = np.ascontiguousarray(J.transpose(*range(J.ndim - 6), -6, -4, -1, -5, -3, -2))
+        np.negative(out, out=out)
+        out.reshape(-1, size * size)[:, ::size + 1] += 1.0
+        return out.reshape(-1, size, size)
+
     def _jacobian(self, C, G):
-        """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau)."""
-        N, M, K = G.shape[0], self.M, self.K
+        """I - J (N, M K^2, M K^2), J of the module docstring (row-major vec of tau): per node
+        and pair (j, k) a matrix product over the atoms, rows (x, c), columns (d, b)."""
+        N, A, M, K = G.shape[0], self.s.size, self.M, self.K
         Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, j, ., k, .] = G[c_j, r_k]
-        P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
-        Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
-        w = self.h * self.s ** 2
-        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
-        J = np.einsum(_J, w, P, Q, self.gam, optimize=_greedy_path(_J, shapes))
-        size = M * K * K
-        return np.eye(size) - J.reshape(N, size, size)
+        # G[c_j, r_k] Chat_k as [n, k, (a, j, x), c]: one product per node and client k.
+        P = Gcr.transpose(0, 4, 1, 2, 3, 5).reshape(N, M, A * M * K, K) @ C
+        P = P.reshape(N, M, A, M, K, K).transpose(0, 3, 1, 4, 5, 2).reshape(N, M, M, K * K, A)
+        Q = self._chat_g(C, G).transpose(0, 4, 1, 3, 2, 5).reshape(N, M, M, A, K * K)
+        wg = self.gam[:, None] * (self.h * self.s ** 2)[None, :]       # (k, a)
+        return self._one_minus(((P * wg[:, None, :]) @ Q).reshape(N, M, M, K, K, K, K))
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
         """(tau, Chat, Ghat) at nodes(path[-1]), followed from nodes(path[0]); ``check``: that
@@ -246,14 +261,18 @@ class SigmaPencil:
         N1, N2 = G1.shape[0], G2.shape[0]
         M, K = self.M, self.K
         size = M * K * K
-        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
-        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
+        A = self.s.size
+        # Chat_k G[c_k, r_j] at z2 with the weights gamma_k w_a as [v, j, k, (x, c), a] and at
+        # z1 as [u, j, k, a, (d, b)]: the Jacobians' products (``_jacobian``) over the atoms.
+        wg = self.gam[:, None] * (self.h * self.s ** 2)[None, :]
+        L2 = self._chat_g(C2, G2).transpose(0, 4, 1, 5, 2, 3).reshape(N2, M, M, K * K, A)
+        L2 = L2 * wg[:, None, :]
+        R1 = self._chat_g(C1, G1).transpose(0, 4, 1, 3, 2, 5).reshape(N1, M, M, A, K * K)
         # Chat_k G[c_k, b] at z1 and Chat_k G[c_k, a] at z2, for each block index used.
         q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b])
               for b in {bl[1] for bl in blocks}}
         q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
               for a in {bl[0] for bl in blocks}}
-        w2 = self.h * self.s ** 2
         lam = np.stack([self.h * self.s, self.h])
         out = np.zeros((len(couplings), 2, N1, N2), complex)
         # Left and right factors of the right-hand sides: (w^T Ghat2)[., r_j], (v^T Ghat1).
@@ -265,8 +284,10 @@ class SigmaPencil:
             left = np.einsum("mi,naij->namj", W, G2)     # (N2, a, m, n)
             right = np.einsum("mi,naij->namj", V, G1)    # (N1, a, m, n)
             # The weights go on the left factor; the rows r_j and blocks a, b taken once.
-            facs.append((np.einsum("a,m,vamjx->vamjx", hs, c, left[:, :, :, self.rows]),
-                         right[:, :, :, self.rows], c[None, None, :] * left[:, :, :, ia],
+            # As matrices per client j: [j, (v, x), (a, m)] and [j, (a, m), u, y].
+            lr = np.einsum("a,m,vamjx->jvxam", hs, c, left[:, :, :, self.rows])
+            rr = right[:, :, :, self.rows].transpose(3, 1, 2, 0, 4)
+            facs.append((lr.reshape(M, N2 * K, -1), rr, c[None, None, :] * left[:, :, :, ia],
                          right[:, :, :, ib]))
         # Chunks of whole rows u (all v each): the right-hand sides are then matrix products;
         # at most ~4e6 entries in the Jacobians and in the right-hand sides of one chunk.
@@ -275,15 +296,17 @@ class SigmaPencil:
             u1 = min(N1, u0 + rows_u)
             U = np.repeat(np.arange(u0, u1), N2)
             V = np.tile(np.arange(N2), u1 - u0)
-            J = np.einsum("a,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[V], Q1[U], self.gam,
-                          optimize=True)
-            lhs = np.eye(size) - J.reshape(len(U), size, size)
-            rhs, base = [], []
-            for lr, rr, lb, rb in facs:
-                rhs.append(np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
-                           .reshape(len(U), size))
+            # Every pair (u, v) of the chunk, u major, as U and V order them.
+            lhs = self._one_minus((L2[None] @ R1[u0:u1, None]).reshape(
+                u1 - u0, N2, M, M, K, K, K, K))
+            rhs = np.empty((len(U), size, len(facs)), complex)
+            base = []
+            for f, (lr, rr, lb, rb) in enumerate(facs):
+                r = lr @ rr[:, :, :, u0:u1].reshape(M, lr.shape[2], -1)   # [j, (v, x), (u, y)]
+                rhs[:, :, f] = r.reshape(M, N2, K, u1 - u0, K).transpose(3, 1, 0, 2, 4).reshape(
+                    len(U), size)
                 base.append(np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1))
-            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1))      # (P, size, f)
+            Y = np.linalg.solve(lhs, rhs)                              # (P, size, f)
             Y = Y.reshape(len(U), M, K, K, len(facs))
             for f, (ia, ib) in enumerate(blocks):
                 corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][V], Y[..., f],
