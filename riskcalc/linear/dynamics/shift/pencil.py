@@ -56,11 +56,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, _greedy_path
-
-#: ``ShiftPencil._jacobian``'s product (``sigma_pencil._J`` with per-pair weights).
-_JS = "jka,najxkc,nakdjb,k->njxbkcd"
-
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
 class ShiftPencil(SigmaPencil):
     """The pencil of the module docstring: ``SigmaPencil`` with client j's eigenvalue v_j(a)
@@ -93,14 +89,19 @@ class ShiftPencil(SigmaPencil):
         return self.h * self.V[:, None, :] * self.V[None, :, :]
 
     def _jacobian(self, C, G):
-        """I - J (N, M K^2, M K^2) of step 2 (row-major vec of tau)."""
-        N, size = G.shape[0], self.M * self.K ** 2
+        """I - J (N, M K^2, M K^2) of step 2 (row-major vec of tau): per (node, j, k) the sum
+        over the atoms of gamma_k h v_j v_k (G[c_j, r_k] Chat_k)_xc (Chat_k G[c_k, r_j])_db, one
+        batched BLAS product (an einsum's path search and loops cost more at these sizes)."""
+        N, M, K, A = G.shape[0], self.M, self.K, G.shape[1]
         Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, j, ., k, .] = G[c_j, r_k]
-        P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
-        Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
-        w = self.pair_weights()
-        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
-        J = np.einsum(_JS, w, P, Q, self.gam, optimize=_greedy_path(_JS, shapes))
+        P = np.matmul(Gcr.transpose(0, 4, 1, 2, 3, 5).reshape(N, M, A * M * K, K), C)
+        P = P.reshape(N, M, A, M, K, K).transpose(0, 3, 1, 4, 5, 2)         # [n, j, k, x, c, a]
+        P = (P * (self.pair_weights() * self.gam[:, None])[None, :, :, None, None, :]).reshape(
+            N, M, M, K * K, A)
+        Q = np.matmul(C[:, None], Gcr.reshape(N, A, M, K, M * K))            # [n, a, k, d, (j, b)]
+        Q = Q.reshape(N, A, M, K, M, K).transpose(0, 4, 2, 1, 3, 5).reshape(N, M, M, A, K * K)
+        J = np.matmul(P, Q).reshape(N, M, M, K, K, K, K).transpose(0, 1, 3, 6, 2, 4, 5)
+        size = M * K * K
         return np.eye(size) - J.reshape(N, size, size)
 
     def two_point(self, one1, one2, couplings, lams):
