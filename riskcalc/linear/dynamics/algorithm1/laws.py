@@ -38,9 +38,8 @@ def mp_bulk_cauchy(gamma, s):
     root of ``mp_cauchy``, B^2 - root^2 = 4 s, so G_bulk = (B - root) / (2 gamma s) = 2 /
     (gamma (B + root)) (the larger denominator used, as there); gamma <= 1 has no atom."""
     gamma = np.asarray(gamma, float)
-    G, dG = mp_cauchy(gamma, s)
     if not np.any(gamma > 1.0):
-        return G, dG
+        return mp_cauchy(gamma, s)
     a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
     s = np.asarray(s, complex)
     root = np.sqrt(s - a) * np.sqrt(s - b)
@@ -52,6 +51,9 @@ def mp_bulk_cauchy(gamma, s):
         dGb = np.where(big, -2.0 * dB / (gamma * (B + root) ** 2),
                        ((1.0 - (s - 1.0 - gamma) / root) * s - (B - root))
                        / (2.0 * gamma * s ** 2))
+    if np.all(gamma > 1.0):     # (the held-apart laws of ``algorithm1.pooled``: every client)
+        return Gb, dGb
+    G, dG = mp_cauchy(gamma, s)
     over = np.broadcast_to(gamma > 1.0, Gb.shape)
     return np.where(over, Gb, G), np.where(over, dGb, dG)
 
