@@ -160,7 +160,7 @@ class PsiLaws:
         continuous part of S_j's law only (its atom at 0 left out: ``mp_bulk_cauchy``)."""
         K, z, eta = self.K, self.z, self.eta
         beta = p * self.lam * z * eta / omega
-        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float).copy()
+        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float)
         coef[:, 0] -= z
         if K > 1:   # monic Q / (-omega) = x^K + beta sum_{k<K} x^k - z: its companion matrix
             comp = np.zeros((omega.size, K, K))
@@ -170,9 +170,9 @@ class PsiLaws:
         else:
             xm = -coef.astype(complex)
         kk = np.arange(K)
-        num = beta[:, None] * np.sum(xm[..., None] ** kk, axis=-1)          # z - x_m^K
-        dq = (-(p * self.lam * z * eta)[:, None]
-              * np.sum(kk[1:] * xm[..., None] ** (kk[1:] - 1), axis=-1)
+        pw = xm[..., None] ** kk                                            # x_m^k, k < K
+        num = beta[:, None] * np.sum(pw, axis=-1)                           # z - x_m^K
+        dq = (-(p * self.lam * z * eta)[:, None] * np.sum(kk[1:] * pw[..., :-1], axis=-1)
               - omega[:, None] * K * xm ** (K - 1))
         r = num / dq
         G, dG = (mp_bulk_cauchy if bulk else mp_cauchy)(gam[:, None],
