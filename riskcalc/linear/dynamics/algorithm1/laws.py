@@ -38,9 +38,8 @@ def mp_bulk_cauchy(gamma, s):
     root of ``mp_cauchy``, B^2 - root^2 = 4 s, so G_bulk = (B - root) / (2 gamma s) = 2 /
     (gamma (B + root)) (the larger denominator used, as there); gamma <= 1 has no atom."""
     gamma = np.asarray(gamma, float)
-    G, dG = mp_cauchy(gamma, s)
     if not np.any(gamma > 1.0):
-        return G, dG
+        return mp_cauchy(gamma, s)
     a, b = (1.0 - np.sqrt(gamma)) ** 2, (1.0 + np.sqrt(gamma)) ** 2
     s = np.asarray(s, complex)
     root = np.sqrt(s - a) * np.sqrt(s - b)
@@ -52,6 +51,9 @@ def mp_bulk_cauchy(gamma, s):
         dGb = np.where(big, -2.0 * dB / (gamma * (B + root) ** 2),
                        ((1.0 - (s - 1.0 - gamma) / root) * s - (B - root))
                        / (2.0 * gamma * s ** 2))
+    if np.all(gamma > 1.0):     # (the held-apart laws of ``algorithm1.pooled``: every client)
+        return Gb, dGb
+    G, dG = mp_cauchy(gamma, s)
     over = np.broadcast_to(gamma > 1.0, Gb.shape)
     return np.where(over, Gb, G), np.where(over, dGb, dG)
 
@@ -158,7 +160,7 @@ class PsiLaws:
         continuous part of S_j's law only (its atom at 0 left out: ``mp_bulk_cauchy``)."""
         K, z, eta = self.K, self.z, self.eta
         beta = p * self.lam * z * eta / omega
-        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float).copy()
+        coef = np.broadcast_to(beta[:, None], (omega.size, K)).astype(float)
         coef[:, 0] -= z
         if K > 1:   # monic Q / (-omega) = x^K + beta sum_{k<K} x^k - z: its companion matrix
             comp = np.zeros((omega.size, K, K))
@@ -168,9 +170,9 @@ class PsiLaws:
         else:
             xm = -coef.astype(complex)
         kk = np.arange(K)
-        num = beta[:, None] * np.sum(xm[..., None] ** kk, axis=-1)          # z - x_m^K
-        dq = (-(p * self.lam * z * eta)[:, None]
-              * np.sum(kk[1:] * xm[..., None] ** (kk[1:] - 1), axis=-1)
+        pw = xm[..., None] ** kk                                            # x_m^k, k < K
+        num = beta[:, None] * np.sum(pw, axis=-1)                           # z - x_m^K
+        dq = (-(p * self.lam * z * eta)[:, None] * np.sum(kk[1:] * pw[..., :-1], axis=-1)
               - omega[:, None] * K * xm ** (K - 1))
         r = num / dq
         G, dG = (mp_bulk_cauchy if bulk else mp_cauchy)(gam[:, None],

@@ -56,11 +56,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, _greedy_path
-
-#: ``ShiftPencil._jacobian``'s product (``sigma_pencil._J`` with per-pair weights).
-_JS = "jka,najxkc,nakdjb,k->njxbkcd"
-
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
 class ShiftPencil(SigmaPencil):
     """The pencil of the module docstring: ``SigmaPencil`` with client j's eigenvalue v_j(a)
@@ -93,14 +89,19 @@ class ShiftPencil(SigmaPencil):
         return self.h * self.V[:, None, :] * self.V[None, :, :]
 
     def _jacobian(self, C, G):
-        """I - J (N, M K^2, M K^2) of step 2 (row-major vec of tau)."""
-        N, size = G.shape[0], self.M * self.K ** 2
+        """I - J (N, M K^2, M K^2) of step 2 (row-major vec of tau): per (node, j, k) the sum
+        over the atoms of gamma_k h v_j v_k (G[c_j, r_k] Chat_k)_xc (Chat_k G[c_k, r_j])_db, one
+        batched BLAS product (an einsum's path search and loops cost more at these sizes)."""
+        N, M, K, A = G.shape[0], self.M, self.K, G.shape[1]
         Gcr = self.blocks(G, self.cols, self.rows)           # [n, a, j, ., k, .] = G[c_j, r_k]
-        P = np.einsum("najckd,nkde->najcke", Gcr, C)          # G[c_j, r_k] Chat_k
-        Q = np.einsum("nkcd,nakdjb->nakcjb", C, Gcr)          # Chat_k G[c_k, r_j]
-        w = self.pair_weights()
-        shapes = (w.shape, P.shape, Q.shape, self.gam.shape)
-        J = np.einsum(_JS, w, P, Q, self.gam, optimize=_greedy_path(_JS, shapes))
+        P = np.matmul(Gcr.transpose(0, 4, 1, 2, 3, 5).reshape(N, M, A * M * K, K), C)
+        P = P.reshape(N, M, A, M, K, K).transpose(0, 3, 1, 4, 5, 2)         # [n, j, k, x, c, a]
+        P = (P * (self.pair_weights() * self.gam[:, None])[None, :, :, None, None, :]).reshape(
+            N, M, M, K * K, A)
+        Q = np.matmul(C[:, None], Gcr.reshape(N, A, M, K, M * K))            # [n, a, k, d, (j, b)]
+        Q = Q.reshape(N, A, M, K, M, K).transpose(0, 4, 2, 1, 3, 5).reshape(N, M, M, A, K * K)
+        J = np.matmul(P, Q).reshape(N, M, M, K, K, K, K).transpose(0, 1, 3, 6, 2, 4, 5)
+        size = M * K * K
         return np.eye(size) - J.reshape(N, size, size)
 
     def two_point(self, one1, one2, couplings, lams):
@@ -115,24 +116,35 @@ class ShiftPencil(SigmaPencil):
         lams = np.asarray(lams)
         C1, G1 = one1
         C2, G2 = one2
-        N1, N2 = G1.shape[0], G2.shape[0]
+        N1, N2, A = G1.shape[0], G2.shape[0], self.h.size
         M, K, size = self.M, self.K, self.M * self.K ** 2
-        Q1 = np.einsum("nkcd,nakdjb->nakcjb", C1, self.blocks(G1, self.cols, self.rows))
-        Q2 = np.einsum("nkcd,nakdjb->nakcjb", C2, self.blocks(G2, self.cols, self.rows))
-        # Chat_k Ghat[c_k, b] at z1 (times v_k(a): step 3's sum) and Chat_k Ghat[c_k, a] at z2.
-        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b]) * self.V.T[:, :, None]
+        # Chat_k Ghat[c_k, r_j] at either node, held as the matrices over the atoms that the
+        # Jacobian's products take per (j, k), all nodes of a side at once (one BLAS product
+        # each, not einsum's loops): at z2 (j, k, (v, x, c), a) with the weights gamma_k h v_j
+        # v_k, at z1 (j, k, a, (u, d, b)).
+        Q1, Q2 = (np.matmul(C[:, None], self.blocks(G, self.cols, self.rows).reshape(
+            G.shape[0], A, M, K, M * K)).reshape(G.shape[0], A, M, K, M, K) for C, G in
+            ((C1, G1), (C2, G2)))
+        Q2 = (Q2.transpose(4, 2, 0, 5, 3, 1) * (self.pair_weights() * self.gam[:, None])[
+            :, :, None, None, None, :]).reshape(M, M, N2 * K * K, A)
+        Q1 = np.ascontiguousarray(Q1.transpose(4, 2, 1, 0, 3, 5)).reshape(M, M, A, N1 * K * K)
+        # Chat_k Ghat[c_k, b] at z1 (times v_k(a): step 3's sum), as (N1, k, d, a), and
+        # gamma_k Chat_k Ghat[c_k, a] at z2, as (N2, k, c, a).
+        q1 = {b: np.ascontiguousarray(np.einsum("nkcd,nakd->nkca", C1, G1[:, :, self.cols, b])
+                                      * self.V[None, :, None, :])
               for b in {bl[1] for bl in blocks}}
-        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
-              for a in {bl[0] for bl in blocks}}
-        w2 = self.pair_weights()
+        q2 = {a: np.einsum("nkcd,nakd->nkca", C2, G2[:, :, self.cols, a])
+              * self.gam[None, :, None, None] for a in {bl[0] for bl in blocks}}
         hv = self.h * self.V                                                   # (M, atoms)
         facs = []
         for f, (ia, ib) in zip(couplings, blocks):
             c, W, Vc = f[:3]
             c = np.asarray(c, float)
-            left = np.einsum("mi,naij->namj", W, G2)          # (N2, a, m, n): w^T Ghat2
-            right = np.einsum("mi,naij->namj", Vc, G1)        # (N1, a, m, n): v^T Ghat1
+            left = np.matmul(W, G2)                           # (N2, a, m, n): w^T Ghat2
+            right = np.matmul(Vc, G1)                         # (N1, a, m, n): v^T Ghat1
             lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
+            # The right-hand side's product over (a, m) per client j: (j, (v, x), (a, m)).
+            lr = lr.transpose(3, 0, 4, 1, 2).reshape(M, N2 * K, -1)
             facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia], right[:, :, :, ib]))
         out = np.zeros((len(couplings), lams.shape[-2], N1, N2), complex)
         # Entries held per pair: the solve's (lhs, rhs) and the gathered per-atom factors (Q1,
@@ -140,24 +152,31 @@ class ShiftPencil(SigmaPencil):
         per_pair = (size * max(size, len(facs))
                     + self.h.size * M * K * (2 * size + K * (len(q1) + len(q2))))
         rows_u = max(1, int(4e6 / per_pair) // N2)
+        diag = np.arange(size)
         for u0 in range(0, N1, rows_u):
             u1 = min(N1, u0 + rows_u)
-            U = np.repeat(np.arange(u0, u1), N2)
-            Vi = np.tile(np.arange(N2), u1 - u0)
-            J = np.einsum("jka,pakcjx,pakdjb,k->pjxbkcd", w2, Q2[Vi], Q1[U], self.gam,
-                          optimize=True)
-            lhs = np.eye(size) - J.reshape(len(U), size, size)
-            rhs = [np.einsum("vamjx,uamjy->uvjxy", lr, rr[u0:u1], optimize=True)
-                   .reshape(len(U), size) for lr, rr, _, _ in facs]
-            Y = np.linalg.solve(lhs, np.stack(rhs, axis=-1)).reshape(len(U), M, K, K, -1)
-            q2p = {a: x[Vi] for a, x in q2.items()}
-            q1p = {b: x[U] for b, x in q1.items()}
-            for f, ((_, _, lb, rb), (ia, ib)) in enumerate(zip(facs, blocks)):
-                base = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1)
-                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2p[ia], Y[..., f],
-                                 q1p[ib])
-                lam = lams[f] if lams.ndim == 3 else lams
-                out[f, :, U, Vi] = (base + corr) @ lam.T
+            nu, P = u1 - u0, (u1 - u0) * N2
+            # The pairs (u, v) in row-major order: p = (u - u0) N2 + v.
+            J = np.matmul(Q2, Q1[..., u0 * K * K:u1 * K * K]).reshape(M, M, N2, K, K, nu, K, K)
+            lhs = -J.transpose(5, 2, 0, 3, 7, 1, 4, 6).reshape(P, size, size)
+            lhs[:, diag, diag] += 1.0
+            rhs = np.empty((len(facs), P, size), complex)
+            for f, (lr, rr, _, _) in enumerate(facs):
+                rt = rr[u0:u1].transpose(3, 1, 2, 0, 4).reshape(M, lr.shape[-1], nu * K)
+                rhs[f] = np.matmul(lr, rt).reshape(M, N2, K, nu, K).transpose(
+                    3, 1, 0, 2, 4).reshape(P, size)
+            Y = np.linalg.solve(lhs, rhs.transpose(1, 2, 0))                 # (P, size, f)
+            val = np.stack([np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(P, A)
+                            for _, _, lb, rb in facs])
+            # sum_k gamma_k v_k(a) q2_k^T Y_k q1_k: the weights q2 q1 of Y's entries per atom,
+            # once for the couplings of one block (a, b).
+            for ia, ib in set(blocks):
+                fs = [f for f, bl in enumerate(blocks) if bl == (ia, ib)]
+                wq = np.einsum("vkca,ukda->uvakcd", q2[ia], q1[ib][u0:u1]).reshape(P, A, size)
+                val[fs] += np.matmul(wq, Y[:, :, fs]).transpose(2, 0, 1)
+            lam = lams if lams.ndim == 3 else np.broadcast_to(lams, (len(facs),) + lams.shape)
+            out[:, :, u0:u1] = np.matmul(lam, val.transpose(0, 2, 1)).reshape(
+                len(facs), -1, nu, N2)
         return out
 
 
