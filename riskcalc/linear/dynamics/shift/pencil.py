@@ -58,6 +58,7 @@ import numpy as np
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
 
+
 class ShiftPencil(SigmaPencil):
     """The pencil of the module docstring: ``SigmaPencil`` with client j's eigenvalue v_j(a)
     on the joint atoms in place of the shared s."""

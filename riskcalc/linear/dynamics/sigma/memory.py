@@ -133,8 +133,9 @@ def dense_count(size, blocks, atoms, n):
     with ``blocks`` blocks, ``size`` = M K^2 unknowns and n contour nodes: Ghat at the n / 2
     upper nodes and at all n (the conjugates joined for the pair solves), the blocks the
     Jacobians read at both (as many again), and a chunk of about 4e6 Jacobian entries, at
-    least one row of n pairs (``SigmaPencil.two_point``; five arrays of it: the Jacobians, the
-    einsum's intermediate of twice their size, I - J and the solve's copy)."""
+    least one row of n pairs (``SigmaPencil.two_point``: at most three arrays of it, the
+    Jacobians' product, I - J in place and the solve's copy; five counted, as before its
+    products were batched matrix products, an upper bound)."""
     held = 6 * (n // 2) * max(atoms, 1) * blocks * blocks
     pairs = (n // 2) * n
     return _B * held, 5 * _B * min(pairs * size * size, max(4e6, n * size * size))
