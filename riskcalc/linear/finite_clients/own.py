@@ -228,11 +228,11 @@ def _subordination(gam, p, count, phi):
         # A client whose p_l tau(phi) is below rounding of 1 / g (a weight dwarfed by the
         # others') has t_l in [lo, hi] = [hi, hi] to double precision: t_l = 1 / g, where the
         # bracketed solve would find f(lo) > 0 by rounding and refuse.
-        pinned = hi - lo <= 8 * np.finfo(float).eps * hi
+        at_hi = hi - lo <= 8 * np.finfo(float).eps * hi
         t = hi.copy()
-        if pinned.all():
+        if at_hi.all():
             return t
-        solve = ~pinned
+        solve = ~at_hi
         fun_solve = (lambda x, mask: fun(x, _within(solve, mask)))
         bad = ~(lo[solve] > 0)
         lo_s = halve_to_bracket(fun_solve, np.where(bad, hi[solve], lo[solve]), bad,
