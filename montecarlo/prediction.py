@@ -58,25 +58,53 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
         f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction only",))
 
 
+def simulated_ratios(d: int, gammas, sizes=None):
+    """``(ratios, note)``: the clients' ratios d / n_j a simulation at dimension ``d`` realizes,
+    and a note saying so (None where every ratio is the gamma asked). The limits hold as d / n_j
+    -> gamma_j; a simulation at d = 100 and gamma 3 has n = 33, d / n = 3.0303, whose limit
+    differs by 0.5% in the bias: compared at the nominal gamma, 40 replicates placed it outside
+    the 95% interval for the rounding alone (fuzz27 F7). Every compare and sweep predicts here.
+
+    Parameters
+    ----------
+    d : int
+        The simulation's dimension.
+    gammas : sequence of float
+        The ratios asked, the target client first.
+    sizes : callable, optional
+        ``sizes(gammas, d) -> [n_j]``. Default: n_j = round(d / gamma_j), refusing n_j < 1
+        (``montecarlo.linear.instances.sample_size``); the logistic pipeline passes its
+        ``client_sizes`` (n_j at least 1).
+    """
+    asked = [float(g) for g in gammas]
+    if sizes is None:
+        n = [sample_size(d, g, f"client {j}" if j else "the target client")
+             for j, g in enumerate(asked)]
+    else:
+        n = list(sizes(asked, d))
+    ratios = [d / k for k in n]
+    if ratios == asked:
+        return ratios, None
+    if len(asked) == 1:
+        return ratios, (f"predicted at the simulated ratio gamma = d / n = {d} / {n[0]} = "
+                        f"{ratios[0]:.6g} (gamma = {asked[0]:g} asked; n = round(d / gamma)); "
+                        "a d with d / gamma an integer simulates gamma itself")
+    return ratios, (f"predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / "
+                    f"gamma_j) (the target: {d} / {n[0]} = {ratios[0]:.6g} for gamma = "
+                    f"{asked[0]:g} asked); a d with every d / gamma_j an integer simulates the "
+                    "gammas asked")
+
+
 def simulated_ratio(spec: ClientSpec, setting: Setting):
-    """(spec at the ratio d / n the simulation realizes, n = round(d / gamma), and a note
-    saying so), or (spec, None) where d / n is gamma. The limit holds as d / n -> gamma; a
-    simulation at d = 100 and gamma 3 has n = 33, d / n = 3.0303, whose limit differs by 0.5%
-    in the bias: compared at the nominal gamma, 40 replicates placed it outside the 95%
-    interval for the rounding alone (fuzz27 F7)."""
-    n = sample_size(setting.d, float(spec.gamma))
-    ratio = setting.d / n
-    if ratio == float(spec.gamma):
-        return spec, None
-    return replace(spec, gamma=ratio), (
-        f"predicted at the simulated ratio gamma = d / n = {setting.d} / {n} = {ratio:.6g} "
-        f"(gamma = {float(spec.gamma):g} asked; n = round(d / gamma)); a d with d / gamma an "
-        "integer simulates gamma itself")
+    """(spec at the ratio d / n the simulation realizes, and a note saying so), or (spec, None)
+    where d / n is gamma (``simulated_ratios``)."""
+    (ratio,), note = simulated_ratios(setting.d, [spec.gamma])
+    return (spec, None) if note is None else (replace(spec, gamma=ratio), note)
 
 
 def realized(setting: Setting, gam):
-    """The other clients' ratios as simulated, d / round(d / gamma_j) (``simulated_ratio``)."""
-    return np.array([setting.d / sample_size(setting.d, float(g), "a client") for g in gam])
+    """The other clients' ratios as simulated, d / round(d / gamma_j) (``simulated_ratios``)."""
+    return np.array(simulated_ratios(setting.d, gam)[0])
 
 
 def federated_limit(spec: ClientSpec, setting: Setting, route: str) -> riskcalc.LimitResult:

@@ -36,6 +36,7 @@ import riskcalc
 from montecarlo.compare import none_if_nan, summarize
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline, ridge
+from montecarlo.prediction import simulated_ratios
 from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
@@ -198,14 +199,12 @@ def _federation(g, rr, m, others):
 
 
 def _simulated_ratios(g, fed, d):
-    """``(g, fed)`` at the ratios d / n_j the simulation realizes (n_j = round(d / gamma_j),
-    ``pipeline.client_sizes``; the rows' d and n), as the linear sweep predicts
-    (``montecarlo.prediction.simulated_ratio``): at gamma 3 and d = 100 the simulation has
-    gamma 100 / 33 = 3.0303, whose limit is not gamma 3's."""
-    ratio = d / pipeline.client_sizes([g], d)[0]
+    """``(g, fed)`` at the ratios d / n_j the simulation realizes (the rows' d and n;
+    ``montecarlo.prediction.simulated_ratios`` with ``pipeline.client_sizes``)."""
+    ratio = simulated_ratios(d, [g], sizes=pipeline.client_sizes)[0][0]
     if fed is None:
         return ratio, None
-    return ratio, ([d / n for n in pipeline.client_sizes(fed[0], d)], fed[1])
+    return ratio, (simulated_ratios(d, fed[0], sizes=pipeline.client_sizes)[0], fed[1])
 
 
 def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,

@@ -309,23 +309,20 @@ def _simulate(args, prob, d, reps):
 
 
 def _realized(prob, d):
-    """``(prob, notes)``: the problem at the ratios d / n_j the simulation realizes (n_j =
-    round(d / gamma_j), ``montecarlo.logistic.pipeline.client_sizes``), with a note where they
-    differ from those asked, as the linear compare does (``montecarlo.prediction.
-    simulated_ratio``): at gamma 3 and d = 100 the simulation has gamma 100 / 33 = 3.0303."""
+    """``(prob, notes)``: the problem at the ratios d / n_j the simulation realizes
+    (``montecarlo.prediction.simulated_ratios`` with the pipeline's ``client_sizes``), with a
+    note where they differ from those asked."""
     from montecarlo.logistic.pipeline import client_sizes
+    from montecarlo.prediction import simulated_ratios
 
     asked = prob["gammas"] if prob["federated"] else [prob["gamma"]]
-    ratios = [d / n for n in client_sizes(asked, d)]
-    if ratios == [float(g) for g in asked]:
+    ratios, note = simulated_ratios(d, asked, sizes=client_sizes)
+    if note is None:
         return prob, []
     out = dict(prob, gamma=ratios[0])
     if prob["federated"]:
         out["gammas"] = ratios
-    return out, [f"predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / gamma_j) "
-                 f"(the target: {d} / {client_sizes(asked[:1], d)[0]} = {ratios[0]:.6g} for "
-                 f"gamma = {float(asked[0]):g} asked); a d with every d / gamma_j an integer "
-                 "simulates the gammas asked"]
+    return out, [note]
 
 
 def _budget(args, prob, d, reps) -> None:

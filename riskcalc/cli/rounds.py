@@ -270,23 +270,6 @@ def predict(args) -> int:
     return 0
 
 
-def simulated_ratios(d: int, gammas) -> tuple:
-    """``(ratios, notes)``: the clients' ratios d / n_j the simulation realizes (n_j = round(d /
-    gamma_j), ``montecarlo.linear.instances.sample_size``), at which compare predicts, and a
-    note where they are not the gammas asked (as the compare of one client does,
-    ``montecarlo.prediction.simulated_ratio``: at d = 100, gamma 3 is simulated as 100 / 33)."""
-    from montecarlo.linear.instances import sample_size
-
-    n = [sample_size(d, float(g), f"client {j}") for j, g in enumerate(gammas)]
-    ratios = [d / k for k in n]
-    if ratios == [float(g) for g in gammas]:
-        return ratios, ()
-    return ratios, (f"predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / "
-                    f"gamma_j) (the target: {d} / {n[0]} = {ratios[0]:.6g} for gamma = "
-                    f"{float(gammas[0]):g} asked); a d with every d / gamma_j an integer "
-                    "simulates the gammas asked",)
-
-
 def solve(args, kw):
     """The rounds limit of the call (``riskcalc.rounds_limit``) and its own models
     (``own_models``' pair, row by row where the whole list is refused)."""
@@ -307,6 +290,7 @@ def compare(args) -> int:
     --local-steps): both at d = --d, the simulated clients' covariances in the shared basis
     (``montecarlo.linear.rounds_shift``)."""
     from montecarlo.linear.rounds import replicate_seconds, simulate_rounds
+    from montecarlo.prediction import simulated_ratios
 
     check(args, "compare")
     for dest in ("measure", "eigvecs", "features", "noise", "df", "scheduler"):
@@ -323,7 +307,7 @@ def compare(args) -> int:
                   + ("the federation's clients" if getattr(args, "federation", None) is not None
                      or getattr(args, "clients_file", None) is not None else "--clients"))
     ftfa = personalization(args)        # FTFA or RTFA after round T
-    realized, notes = simulated_ratios(args.d, kw["gamma"])
+    realized, note = simulated_ratios(args.d, kw["gamma"])
     with guards.working(f"riskcalc compare {args.method}: the prediction"):
         pred, local = solve(args, {**kw, "gamma": realized})
         pers = None if ftfa is None else pred.personalized_risk(**ftfa)
@@ -350,5 +334,5 @@ def compare(args) -> int:
     if args.json:
         print(guards.dumps(out))
         return 0
-    compare_text(args, pred, out, ftfa, notes)
+    compare_text(args, pred, out, ftfa, () if note is None else (note,))
     return 0
