@@ -268,10 +268,12 @@ class SigmaPencil:
         L2 = self._chat_g(C2, G2).transpose(0, 4, 1, 5, 2, 3).reshape(N2, M, M, K * K, A)
         L2 = L2 * wg[:, None, :]
         R1 = self._chat_g(C1, G1).transpose(0, 4, 1, 3, 2, 5).reshape(N1, M, M, A, K * K)
-        # Chat_k G[c_k, b] at z1 and Chat_k G[c_k, a] at z2, for each block index used.
-        q1 = {b: np.einsum("nkcd,nakd->nakc", C1, G1[:, :, self.cols, b])
+        # Chat_k G[c_k, b] at z1 as [u, k, d, a] and gamma_k Chat_k G[c_k, a] at z2 as
+        # [v, k, c, a], for each block index used.
+        q1 = {b: np.einsum("nkcd,nakd->nkca", C1, G1[:, :, self.cols, b])
               for b in {bl[1] for bl in blocks}}
-        q2 = {a: np.einsum("nkcd,nakd->nakc", C2, G2[:, :, self.cols, a])
+        q2 = {a: self.gam[:, None, None] * np.einsum("nkcd,nakd->nkca", C2,
+                                                      G2[:, :, self.cols, a])
               for a in {bl[0] for bl in blocks}}
         lam = np.stack([self.h * self.s, self.h])
         out = np.zeros((len(couplings), 2, N1, N2), complex)
@@ -292,6 +294,16 @@ class SigmaPencil:
         # Chunks of whole rows u (all v each): the right-hand sides are then matrix products;
         # at most ~4e6 entries in the Jacobians and in the right-hand sides of one chunk.
         rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
+        # Rows u per product factor Z of the corrections and per block of them (N2 A size
+        # and N2 A couplings entries a row), as many entries.
+        rows_z = max(1, int(4e6 / (A * max(size, len(facs)))) // N2)
+        # The couplings grouped by block (``order``), each block's a slice of it.
+        grouped = {}
+        for f, bl in enumerate(blocks):
+            grouped.setdefault(bl, []).append(f)
+        order = [f for fs in grouped.values() for f in fs]
+        ends = np.cumsum([len(fs) for fs in grouped.values()])
+        by_block = {bl: (int(e) - len(fs), int(e)) for (bl, fs), e in zip(grouped.items(), ends)}
         for u0 in range(0, N1, rows_u):
             u1 = min(N1, u0 + rows_u)
             U = np.repeat(np.arange(u0, u1), N2)
@@ -299,20 +311,29 @@ class SigmaPencil:
             # Every pair (u, v) of the chunk, u major, as U and V order them.
             lhs = self._one_minus((L2[None] @ R1[u0:u1, None]).reshape(
                 u1 - u0, N2, M, M, K, K, K, K))
-            rhs = np.empty((len(U), size, len(facs)), complex)
+            rhs = np.empty((len(facs), u1 - u0, N2, M, K, K), complex)
             base = []
-            for f, (lr, rr, lb, rb) in enumerate(facs):
+            for i, f in enumerate(order):
+                lr, rr, lb, rb = facs[f]
                 r = lr @ rr[:, :, :, u0:u1].reshape(M, lr.shape[2], -1)   # [j, (v, x), (u, y)]
-                rhs[:, :, f] = r.reshape(M, N2, K, u1 - u0, K).transpose(3, 1, 0, 2, 4).reshape(
-                    len(U), size)
+                rhs[i] = r.reshape(M, N2, K, u1 - u0, K).transpose(3, 1, 0, 2, 4)
                 base.append(np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(len(U), -1))
-            Y = np.linalg.solve(lhs, rhs)                              # (P, size, f)
-            Y = Y.reshape(len(U), M, K, K, len(facs))
-            for f, (ia, ib) in enumerate(blocks):
-                corr = np.einsum("k,pakc,pkcd,pakd->pa", self.gam, q2[ia][V], Y[..., f],
-                                 q1[ib][U])
-                val = base[f] + self.s * corr
-                out[f, :, U, V] = (val @ lam.T)
+            # (P, size, couplings in ``order``): each block's couplings a slice.
+            Y = np.linalg.solve(lhs, rhs.reshape(len(facs), len(U), size).transpose(1, 2, 0))
+            for (ia, ib), (i0, i1) in by_block.items():
+                # corr[p, f, a] = sum_(k, c, d) Y[p, (k, c, d), f] Z[p, (k, c, d), a] with
+                # Z = gamma_k q2[v, k, c, a] q1[u, k, d, a]: one matrix product per pair for
+                # all couplings of the block (a four-operand einsum looped over all indices
+                # at once, the pair solves' largest cost), rows_z rows u at a time.
+                Yf = np.swapaxes(Y[:, :, i0:i1], 1, 2)                  # (P, i1 - i0, size)
+                for z0 in range(u0, u1, rows_z):
+                    z1 = min(u1, z0 + rows_z)
+                    Z = q2[ia][None, :, :, :, None, :] * q1[ib][z0:z1, None, :, None, :, :]
+                    p = slice((z0 - u0) * N2, (z1 - u0) * N2)
+                    corr = Yf[p] @ Z.reshape(-1, size, A)
+                    for i in range(i0, i1):
+                        out[order[i], :, U[p], V[p]] = ((base[i][p] + self.s * corr[:, i - i0])
+                                                        @ lam.T)
         return out
 
 
