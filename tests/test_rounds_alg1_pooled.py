@@ -60,9 +60,9 @@ def test_edge_on_the_pooled_range():
 
 
 def test_fixed_point_is_the_pooled_min_norm_interpolator():
-    """T = inf: the server and every own model are the pooled min-norm interpolator (``algorithm1.pooled``, step 4), whatever the weights
-    (uniform here, not the pooled objective's): FedAvg's K = 1 fixed point and the exact
-    prox's."""
+    """T = inf: the server and every own model are the pooled min-norm interpolator
+    (``algorithm1.pooled``, step 4), whatever the weights (uniform here, not the pooled
+    objective's): FedAvg's K = 1 fixed point and the exact prox's."""
     weights = "uniform"
     lim = riskcalc.rounds_limit("pfedme", local_steps=3, step_size=0.1, rounds=[np.inf],
                                 weights=weights, **KW)

@@ -1,8 +1,8 @@
 """riskcalc.rounds_limit("pfedme", local_steps=K finite): paper 004's Algorithm 1 with K
 warm-started local steps (``riskcalc.linear.dynamics.algorithm1.curves``), the server model's
-and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion integrated by scipy quad, the
-exact-prox curves as K grows, the fixed point (which does not depend on K), the first round's
-free moments, and the literal algorithm at finite d."""
+and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion
+integrated by scipy quad, the exact-prox curves as K grows, the fixed point (which does not
+depend on K), the first round's free moments, and the literal algorithm at finite d."""
 
 import numpy as np
 import pytest
