@@ -1,8 +1,8 @@
 """riskcalc.rounds_limit("pfedme", local_steps=K finite): paper 004's Algorithm 1 with K
 warm-started local steps (``riskcalc.linear.dynamics.algorithm1.curves``), the server model's
-and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion integrated by scipy quad, the
-exact-prox curves as K grows, the fixed point (which does not depend on K), the first round's
-free moments, and the literal algorithm at finite d."""
+and the clients' own models' curves, against independent routes: one client's 2 x 2 recursion
+integrated by scipy quad, the exact-prox curves as K grows, the fixed point (which does not
+depend on K), the first round's free moments, and the literal algorithm at finite d."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,8 @@ from scipy.integrate import quad
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics.algorithm1.rate import contraction
+from riskcalc.linear.dynamics import subordination
+from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 
 GAM = np.array([0.5, 2.0, 1.5])
@@ -89,10 +90,17 @@ def test_many_local_steps_are_the_exact_prox():
     assert few.distance_to_fixed_point[-1] == 0.0
     assert np.all(np.abs(few.global_risk[:, 1:4] / ref.global_risk[:, 1:4] - 1) > 1e-2)
     assert np.all(np.abs(few.risk[:, 1:4] / ref.risk[:, 1:4] - 1) > 1e-2)
-    # The rate by quadrature against the exact partial fractions of algorithm1.rate.
-    p = (1 / GAM) / np.sum(1 / GAM)
-    assert few.contraction == pytest.approx(
-        contraction(GAM, p, 0.7, eta, 3, 1.2)["contraction"], rel=1e-9)
+    # The rate (the top: g lam < 1, a(s) > 0) against the old route's edge equation with the
+    # exact partial fractions of algorithm1.rate: F is increasing in z, so its sign change
+    # within 1e-9 of the top pins the root as brentq's solve did (rel=1e-9), at 2 of its
+    # ~20 edge solves (3 s).
+    p, gl = (1 / GAM) / np.sum(1 / GAM), 1.2 * 0.7
+
+    def F(z):
+        return (z - 1 + gl) / gl - subordination.edge(PsiLaws(GAM, p, 0.7, eta, 3, z), "up")
+
+    delta = 1e-9 * few.contraction
+    assert F(few.contraction - delta) < 0 < F(few.contraction + delta)
 
 
 @pytest.mark.parametrize("GAM", [GAM, np.array([6.0, 8.0, 10.0])])

@@ -40,11 +40,14 @@ def test_the_curves_guard_uses_max_seconds(monkeypatch):
 
 
 def test_the_lazy_personalization_keeps_the_budget(monkeypatch):
+    # One local step, one round: the same guard (``personalize_sigma.personal_guard``) at
+    # 0.8 s of solves where CASE's K = 2 took 3 s.
+    case = dict(CASE, local_steps=1, rounds=[1])
     monkeypatch.setattr(personalize_sigma, "personal_seconds", lambda *a: 500.0)
-    small = riskcalc.rounds_limit("fedavg", **CASE)
+    small = riskcalc.rounds_limit("fedavg", **case)
     with pytest.raises(ValueError, match="at most 120 s.*max_seconds"):
         small.personalized_risk(lam=1.0)
-    large = riskcalc.rounds_limit("fedavg", **CASE, max_seconds=600.0)
+    large = riskcalc.rounds_limit("fedavg", **case, max_seconds=600.0)
     assert np.all(np.isfinite(large.personalized_risk(lam=1.0)))
 
 
