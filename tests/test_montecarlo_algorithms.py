@@ -28,7 +28,8 @@ def rel(a, b):
 def test_fedavg_full_batch_converges_to_eq6(problem):
     Xs, ys, p = problem
     exact = global_model(Xs, ys, p, "fedavg")
-    assert rel(alg.fedavg(Xs, ys, p, rounds=3000, lr=0.1), exact) < 1e-8
+    # Rounding reached by 1000 rounds (3e-15, as at 3000; 4e-10 at 600).
+    assert rel(alg.fedavg(Xs, ys, p, rounds=1000, lr=0.1), exact) < 1e-8
     # K > 1 local steps drift from eq. (6) at a fixed step; a decaying step removes the drift.
     drift = alg.fedavg(Xs, ys, p, rounds=3000, local_steps=5, lr=0.05, lr_decay=0.01)
     assert rel(drift, exact) < 5e-3
@@ -78,7 +79,8 @@ def test_maml_fl_converges(problem, variant):
 def test_pfedme_converges_to_eq14(problem):
     Xs, ys, p = problem
     theta0, thetas = pfedme_joint(Xs, ys, p, 0.5)
-    got0, got = alg.pfedme(Xs, ys, p, lam=0.5, rounds=3000, lr=1.0)
+    # Rounding reached by 300 rounds (1e-12 at 200, as at 3000 rounds: 7e-16).
+    got0, got = alg.pfedme(Xs, ys, p, lam=0.5, rounds=300, lr=1.0)
     assert rel(got0, theta0) < 1e-8
     assert all(rel(a, b) < 1e-8 for a, b in zip(got, thetas))
     # Several local steps with server mixing beta < 1 and batches still get close.
