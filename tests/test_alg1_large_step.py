@@ -13,9 +13,9 @@ from scipy.integrate import quad
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics import algorithm1_contraction, subordination
-from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws
+from riskcalc.linear.dynamics import algorithm1_contraction
 from riskcalc.linear.dynamics.algorithm1.rate import fast_contraction
+from tests.helpers import top_is_bracketed
 
 GAM = np.array([0.5, 2.0, 1.5])
 R = np.array([0.3, 0.6, 1.0])
@@ -147,13 +147,8 @@ def test_spectrum_is_real_and_its_top_is_the_limit(K, gl, old_route):
     assert np.abs(ev.imag).max() <= 1e-8
     lim = fast_contraction(GAM, P, LAM, eta, K, gl / LAM)
     if old_route:
-        # The bracketing route's edge equation (exact partial fractions) changes sign within
-        # 1e-9 of the fold's top, as its brentq root would agree (2 edge solves for its ~20).
-        def F(z):
-            return (z - 1 + gl) / gl - subordination.edge(PsiLaws(GAM, P, LAM, eta, K, z), "up")
-
-        delta = 1e-9 * abs(lim["top"])
-        assert F(lim["top"] - delta) < 0 < F(lim["top"] + delta)
+        # The bracketing route's edge equation changes sign within 1e-9 of the fold's top.
+        assert top_is_bracketed(lim["top"], GAM, P, LAM, eta, K, gl)
     assert abs(ev.real.max() - lim["top"]) < 0.05 and ev.real.min() > lim["lower"] - 0.05
     assert lim["exact"] and lim["contraction"] == pytest.approx(np.abs(ev).max(), abs=0.05)
 

@@ -10,9 +10,8 @@ from scipy.integrate import quad
 
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
-from riskcalc.linear.dynamics import subordination
-from riskcalc.linear.dynamics.algorithm1.laws import PsiLaws
 from riskcalc.linear.engine.mp_quadrature import mp_expect
+from tests.helpers import top_is_bracketed
 
 GAM = np.array([0.5, 2.0, 1.5])
 R = np.array([0.3, 0.6, 1.0])
@@ -91,16 +90,9 @@ def test_many_local_steps_are_the_exact_prox():
     assert np.all(np.abs(few.global_risk[:, 1:4] / ref.global_risk[:, 1:4] - 1) > 1e-2)
     assert np.all(np.abs(few.risk[:, 1:4] / ref.risk[:, 1:4] - 1) > 1e-2)
     # The rate (the top: g lam < 1, a(s) > 0) against the old route's edge equation with the
-    # exact partial fractions of algorithm1.rate: F is increasing in z, so its sign change
-    # within 1e-9 of the top pins the root as brentq's solve did (rel=1e-9), at 2 of its
-    # ~20 edge solves (3 s).
-    p, gl = (1 / GAM) / np.sum(1 / GAM), 1.2 * 0.7
-
-    def F(z):
-        return (z - 1 + gl) / gl - subordination.edge(PsiLaws(GAM, p, 0.7, eta, 3, z), "up")
-
-    delta = 1e-9 * few.contraction
-    assert F(few.contraction - delta) < 0 < F(few.contraction + delta)
+    # exact partial fractions of algorithm1.rate, to 1e-9 (2 of brentq's ~20 edge solves, 3 s).
+    p = (1 / GAM) / np.sum(1 / GAM)
+    assert top_is_bracketed(few.contraction, GAM, p, 0.7, eta, 3, 1.2 * 0.7)
 
 
 @pytest.mark.parametrize("GAM", [GAM, np.array([6.0, 8.0, 10.0])])
