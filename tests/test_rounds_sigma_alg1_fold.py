@@ -8,7 +8,6 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.sigma import pencil_edges
-from riskcalc.linear.dynamics.sigma.algorithm1 import chain as alg1_chain
 from riskcalc.linear.dynamics.sigma.algorithm1 import pencil as alg1_pencil
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.algorithm1.curves import algorithm1_sigma_k_curves
@@ -118,10 +117,12 @@ def test_a_wrong_fold_is_not_returned(windows, monkeypatch):
     density tests at e -/+ delta refuse it, the bisection takes over (``fallback`` is called)
     and the edge is the bisection's. The reflection of the top window's resolvent dropped
     (``reflected`` the identity: m then increases in x): no fold confirmed, the same edge.
-    K = 1, g lam = 0.7, the chain pencil (whose fold is confirmed there): the top window of
-    ``spectrum_edges`` and its unmutated solve from ``windows``."""
+    K = 5, one client, g lam = 0.7, the dense pencil (whose fold is confirmed there; the chain
+    pencil's own fold, confirmed at K = 1, is the first case of the test above, and its solves
+    cost 4.5 s a mutant where these cost 1 s): the top window of ``spectrum_edges`` and its
+    unmutated solve from ``windows``."""
     _sign, _fold, ref, _bis, _confirmed, calls, (pen, top, qmax) = windows(
-        TWO, 1, 0.5, 0.7, Alg1Chain, 2)[1][0]
+        TWO, 5, 0.5, 0.7, alg1_pencil.Alg1Pencil, 1)[1][0]
     # Unmutated: the fold confirmed (the other end of the scan, x = its top, not), and ref
     # within 1e-9 of the bisection (the test above).
     assert calls == [1]
@@ -136,7 +137,7 @@ def test_a_wrong_fold_is_not_returned(windows, monkeypatch):
         got = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
         assert sum(calls) == 2 and got == pytest.approx(ref, rel=1e-9)
     monkeypatch.setattr(pencil_edges, "_fold", fold)
-    monkeypatch.setattr(alg1_chain, "reflected", lambda pen, col: col)
+    monkeypatch.setattr(alg1_pencil, "reflected", lambda pen, col: col)
     pencil_edges.edges.cache_clear()
     calls = []
     got = pencil_edges.edges(pen, top, qmax, fold=True, fallback=calls.append)[0]
