@@ -102,7 +102,7 @@ def own_models_shift(pen, c, gam, r, sigma, p, signal, rounds):
                          "route; beyond it, shift.own_chain on the chain route)")
     z = c["z"]
     budget.check_memory(lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 1),
-                                                        h.size, x),
+                                                        h.size, x, **memory.own_couplings(m)),
                         (M, K, 2 * z.size), f"the clients' own models under covariate shift "
                         f"with {h.size} joint atoms and {2 * z.size} contour nodes",
                         nodes_follow_rounds=False)

@@ -146,12 +146,15 @@ class ShiftPencil(SigmaPencil):
             lr = np.einsum("ja,m,vamjx->vamjx", hv, c, left[:, :, :, self.rows])
             # The right-hand side's product over (a, m) per client j: (j, (v, x), (a, m)).
             lr = lr.transpose(3, 0, 4, 1, 2).reshape(M, N2 * K, -1)
-            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia], right[:, :, :, ib]))
+            # Column b copied: a view would keep all of ``right`` alive.
+            facs.append((lr, right[:, :, :, self.rows], c * left[:, :, :, ia],
+                         right[:, :, :, ib].copy()))
         out = np.zeros((len(couplings), lams.shape[-2], N1, N2), complex)
-        # Entries held per pair: the solve's (lhs, rhs) and the gathered per-atom factors (Q1,
-        # Q2 and the q's), so that a chunk stays near 4e6 complex entries at any atom count.
-        per_pair = (size * max(size, len(facs))
-                    + self.h.size * M * K * (2 * size + K * (len(q1) + len(q2))))
+        # Entries held per pair: the solve's (lhs, rhs), the gathered per-atom factors (Q1,
+        # Q2 and the q's) and the couplings' values per atom, so that a chunk stays near 4e6
+        # complex entries at any atom count.
+        per_pair = (size * max(size, len(facs)) + self.h.size * (
+            M * K * (2 * size + K * (len(q1) + len(q2))) + len(facs)))
         rows_u = max(1, int(4e6 / per_pair) // N2)
         diag = np.arange(size)
         for u0 in range(0, N1, rows_u):

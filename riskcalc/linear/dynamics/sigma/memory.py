@@ -22,7 +22,12 @@ systems; the estimate is the route's margin (``MARGINS``) times the count.
   (M + 1) x n2^2 / 2 for the pairs on the contour and with infinity, and 8 M n2^2 / 2 for the
   assembled blocks).
 - The dense pencils (``sigma_pencil``: FedAvg with M K^2 <= 100, the own models' extended
-  pencil, Algorithm 1 with M K^2 <= 200): ``dense_count``.
+  pencil, Algorithm 1 with M K^2 <= 200): ``dense_count``, with the couplings of each
+  (``own_couplings`` for the extended pencils). Before it counted the couplings' per-atom
+  factors, the pair solves' right-hand sides and base values (and before ``two_point``
+  bounded its chunks by the atoms too), the own models with many atoms ran far past it:
+  FedAvg M = 2, K = 2, T = 10 with 200 atoms 1.34 GB against 0.17 GB counted, M = 2, K = 1,
+  T = 3 with 300 atoms 2.63 GB against 0.10 GB (now 0.38 and 0.35 GB).
 - A chunk of pair systems (``_chunk``): the pairs the route's own chunk planning puts in one
   chunk (``sigma_chain._CHUNK_BYTES``, 150 MB, by its count per pair), each with its systems
   in the eigenbasis (``_system``) and room to solve them all again in X (the fallback of
@@ -45,14 +50,19 @@ reductions of this count in place), nodes (one-point + double contour), measured
                   M = 10, K = 50, T = 50 (72)                405 MB / 338 MB    1.20
     own models    M = 3, K = 9, T = 20 (160 + 160)           148 MB / 250 MB    0.59
                   M = 10, K = 10, T = 50 (120 + 120)         251 MB / 275 MB    0.91
-    dense         FedAvg M = 2, K = 2, T = 3 (248)           132 MB / 158 MB    0.84
-                  FedAvg M = 4, K = 5, T = 100 (216)         178 MB / 329 MB    0.54
-                  FedAvg M = 4, K = 5, T = 50, own (168)     334 MB / 330 MB    1.01
-                  Algorithm 1 M = 3, K = 4, T = 50 (72)      245 MB / 323 MB    0.76
-                  Algorithm 1 M = 8, K = 5, T = 100 (120)    472 MB / 421 MB    1.12
+    dense         FedAvg M = 2, K = 2, T = 3 (248)            74 MB / 133 MB    0.56
+                  FedAvg M = 4, K = 5, T = 100 (216)         152 MB / 154 MB    0.99
+                  FedAvg M = 4, K = 5, T = 50, own (168)     262 MB / 255 MB    1.03
+                  Algorithm 1 M = 3, K = 4, T = 50 (72)      187 MB / 238 MB    0.79
+                  Algorithm 1 M = 8, K = 5, T = 100 (120)    359 MB / 427 MB    0.84
+      atoms=50    FedAvg M = 2, K = 2, T = 10, own (192)     243 MB / 262 MB    0.93
+      atoms=200   FedAvg M = 2, K = 2, T = 10, own (184)     384 MB / 486 MB    0.79
+                  Algorithm 1 M = 2, K = 2, T = 10 (40)      129 MB / 147 MB    0.88
+      atoms=300   FedAvg M = 2, K = 1, T = 3, own (240)      352 MB / 552 MB    0.64
 
-(the own models and Algorithm 1 at K = 30 measured with the X fallback's factors formed for a
-whole chunk; since, at its systems' pairs only). FedAvg M = 10, K = 50 and M = 20, K = 30,
+(atoms=A: the benchmark's A evenly spaced eigenvalues over [0.5, 3]; the own models and
+Algorithm 1 at K = 30 measured with the X fallback's factors formed for a whole chunk; since,
+at its systems' pairs only). FedAvg M = 10, K = 50 and M = 20, K = 30,
 T = 200: the round map contracts so fast that T = 200 is the fixed point to rounding
 (``fedavg.round_horizon``), so the contour resolves T <= 10 (80 nodes, set by the spectrum's
 gap). Before the reductions, FedAvg M = 20, K = 20, T = 200 peaked at 1.09 GB of resident
@@ -60,7 +70,7 @@ memory (conjugate-joined copies of the one-point nodes, the coupling rows in X a
 basis at every node), 0.79 GB after them; Algorithm 1 M = 10, K = 20, T = 100 at 0.31 GB (the
 whole dict of Ghat's factors joined with its conjugates). ``MARGINS``: 1.4 for Algorithm 1's
 chain (its largest measured / counted ratio 1.20, at K = 50: what the count misses there is
-not identified), 1.2 for the others (largest ratios 0.90, 0.91 and 1.12); the small
+not identified), 1.2 for the others (largest ratios 0.90, 0.91 and 1.03); the small
 federations' ratios are low because the chunk's room for the X fallback is rarely used.
 """
 
@@ -128,17 +138,46 @@ def own_chain_count(M, K, atoms, n, n2):
     return held + _B * (curves + out), chunk
 
 
-def dense_count(size, blocks, atoms, n):
+def dense_pair_rows(size, nf, atoms, n2):
+    """(rows_u, rows_z): the rows u (each with all n2 nodes v) of one chunk of
+    ``SigmaPencil.two_point``'s pair solves, and of one product factor Z of its corrections:
+    about 4e6 complex entries per array, per pair size max(size, nf) in the Jacobians and the
+    right-hand sides, nf atoms in the couplings' base values, and per row of Z n2 atoms
+    max(size, nf) (at least one row). ``dense_count`` counts the same chunks."""
+    rows_u = max(1, int(4e6 / (size * max(size, nf) + nf * atoms)) // n2)
+    rows_z = max(1, int(4e6 / (atoms * max(size, nf))) // n2)
+    return rows_u, min(rows_u, rows_z)
+
+
+def dense_count(size, blocks, atoms, n, M=1, nf=2, rank=1):
     """(held, chunk) bytes of a dense pencil's curves (``sigma_pencil``, ``pencil_curves``)
-    with ``blocks`` blocks, ``size`` = M K^2 unknowns and n contour nodes: Ghat at the n / 2
-    upper nodes and at all n (the conjugates joined for the pair solves), the blocks the
-    Jacobians read at both (as many again), and a chunk of about 4e6 Jacobian entries, at
-    least one row of n pairs (``SigmaPencil.two_point``: at most three arrays of it, the
-    Jacobians' product, I - J in place and the solve's copy; five counted, as before its
-    products were batched matrix products, an upper bound)."""
-    held = 6 * (n // 2) * max(atoms, 1) * blocks * blocks
-    pairs = (n // 2) * n
-    return _B * held, 5 * _B * min(pairs * size * size, max(4e6, n * size * size))
+    with ``blocks`` blocks, ``size`` = M K^2 unknowns, M clients and n contour nodes, whose
+    pair solves (``SigmaPencil.two_point``) take ``nf`` couplings of ``rank`` rows each: Ghat
+    at the n / 2 upper nodes and at all n (the conjugates joined for the pair solves), the
+    blocks the Jacobians read at both (as many again); the Jacobians' per-atom factors at both
+    (n / 2 + 1 and n nodes, M size atoms each) and the couplings' factors (nf rank atoms per
+    node and block); one chunk of ``dense_pair_rows`` (three arrays of the Jacobians: their
+    product, I - J and the solve's copy; three of the right-hand sides: theirs, the solve's
+    copy and Y; the couplings' base values; the corrections' factor Z and product), or, if
+    larger, the one-point solve's Jacobians at the n nodes (``SigmaPencil.solve``: J, I - J,
+    its inverse and LAPACK's copy), which are freed before the pair solves start."""
+    a = max(atoms, 1)
+    N1, N2 = n // 2 + 1, max(n, 1)
+    K = max(1.0, (size / M) ** 0.5)
+    held = (6 * (n // 2) * a * blocks * blocks + (N1 + N2) * a * M * (size + 2 * K)
+            + nf * rank * a * (N1 + N2) * (blocks + 1))
+    rows_u, rows_z = dense_pair_rows(size, nf, a, N2)
+    pairs = min(N1, rows_u) * N2
+    chunk = max(pairs * (3 * size * size + 3 * nf * size + nf * a)
+                + min(N1, rows_z) * N2 * a * (size + nf), 4 * N2 * size * size)
+    return _B * held, _B * chunk
+
+
+def own_couplings(M):
+    """``dense_count``'s couplings of the own models' and the personalizations' extended
+    pencils (``OwnPencil``, ``PersonalPencil``, ``ProxPencil`` and their covariate-shift
+    forms): 8 M couplings of up to max(M, 2) rows."""
+    return {"M": M, "nf": 8 * M, "rank": max(M, 2)}
 
 
 #: Each route's margin over its count: above its largest measured / counted ratio (module

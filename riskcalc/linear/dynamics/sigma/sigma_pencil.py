@@ -56,6 +56,7 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 _NEWTON_ITER = 40
@@ -289,14 +290,12 @@ class SigmaPencil:
             # As matrices per client j: [j, (v, x), (a, m)] and [j, (a, m), u, y].
             lr = np.einsum("a,m,vamjx->jvxam", hs, c, left[:, :, :, self.rows])
             rr = right[:, :, :, self.rows].transpose(3, 1, 2, 0, 4)
+            # The column b copied: a view would keep all of ``right`` alive.
             facs.append((lr.reshape(M, N2 * K, -1), rr, c[None, None, :] * left[:, :, :, ia],
-                         right[:, :, :, ib]))
+                         right[:, :, :, ib].copy()))
         # Chunks of whole rows u (all v each): the right-hand sides are then matrix products;
-        # at most ~4e6 entries in the Jacobians and in the right-hand sides of one chunk.
-        rows_u = max(1, int(4e6 / (size * max(size, len(facs)))) // N2)
-        # Rows u per product factor Z of the corrections and per block of them (N2 A size
-        # and N2 A couplings entries a row), as many entries.
-        rows_z = max(1, int(4e6 / (A * max(size, len(facs)))) // N2)
+        # rows u per product factor Z of the corrections (``memory.dense_pair_rows``).
+        rows_u, rows_z = memory.dense_pair_rows(size, len(facs), A, N2)
         # The couplings grouped by block (``order``), each block's a slice of it.
         grouped = {}
         for f, bl in enumerate(blocks):

@@ -142,7 +142,8 @@ def shift_alg1_curves(gam, r, sigma, p, signal, lam, eta, K, g, rounds, joint, r
                          f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
                          "local_steps or clients")
     mem = budget.check_memory(
-        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), h.size, x),
+        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), h.size, x, M=m,
+                                        nf=3 * (m + 1), rank=m),
         (M, K, n), f"Algorithm 1's dense pencil under covariate shift with {h.size} joint "
         f"atoms and {n} contour nodes", n <= t_max + 24)
     args = (c["pooled"], h, gam, p, lam, eta, K, g)

@@ -238,7 +238,8 @@ def _dense_parts(gam, r, sigma, p, signal, lam, eta, K, g, spectrum, c, scans):
                          f"pairs and {MAX_WORK:.0g} pairs x (M K^2)^3); give fewer rounds, "
                          "local_steps or clients")
     c["memory"] = budget.check_memory(
-        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), atoms.size, x),
+        lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 2), atoms.size, x,
+                                        M=m, nf=3 * (m + 1), rank=m),
         (M, K, n), f"Algorithm 1's dense pencil of {pen.n} blocks with {atoms.size} atoms and "
         f"{n} contour nodes", n <= t_max + 24)
     C, G = dense_solve(pen, c)

@@ -117,7 +117,7 @@ def _memory(pen, n, n2=None, nf=2):
     blocks = pen.n - pen.M * pen.K          # the pencil's blocks besides the clients' K each
 
     def need(m, k, x):
-        return memory.estimate("dense", m * k * k, blocks + m * k, a, x)
+        return memory.estimate("dense", m * k * k, blocks + m * k, a, x, M=m, nf=2, rank=m)
     what = f"the dense pencil of {pen.n} blocks with {a} atoms and {n} contour nodes"
     return budget.check_memory(need, (pen.M, pen.K, n), what, nodes_follow_rounds=False)
 

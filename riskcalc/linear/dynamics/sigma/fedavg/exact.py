@@ -244,7 +244,8 @@ def _own_models(pen, c, gam, r, sigma, p, signal, rounds):
     z = c["z"]
     # A dense pencil of 1 + 2 M blocks, 4 M unknowns, on the 2 N nodes (``memory``); its time
     # bounded by the extended pencil's of ``sigma.fedavg.own`` with K = 2 (1 + 3 M blocks).
-    budget.check_memory(lambda m, k, x: memory.estimate("dense", 4 * m, 1 + 2 * m, s.size, x),
+    budget.check_memory(lambda m, k, x: memory.estimate("dense", 4 * m, 1 + 2 * m, s.size, x,
+                                                        **memory.own_couplings(m)),
                         (M, 2, 2 * z.size), f"the clients' own models (exact local solves) "
                         f"with {s.size} atoms and {2 * z.size} contour nodes",
                         nodes_follow_rounds=False)

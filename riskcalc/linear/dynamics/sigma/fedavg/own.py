@@ -97,7 +97,7 @@ def own_models(pen, c, gam, r, sigma, p, signal, rounds):
     # The extended pencil's inverse and the pair solves of its 8 M couplings: a dense pencil
     # (``memory``) of 1 + M (K + 1) blocks on the 2 N nodes.
     budget.check_memory(lambda m, k, x: memory.estimate("dense", m * k * k, 1 + m * (k + 1),
-                                                        s.size, x),
+                                                        s.size, x, **memory.own_couplings(m)),
                         (M, K, 2 * z.size), f"the clients' own models (dense route) with "
                         f"{s.size} atoms and {2 * z.size} contour nodes",
                         nodes_follow_rounds=False)
