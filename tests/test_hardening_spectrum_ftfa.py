@@ -50,10 +50,18 @@ def test_divergent_representable_ftfa_is_a_value(res, steps, step_size):
         assert risk[j, 0] == pytest.approx(local.risk, rel=1e-9)
 
 
-@pytest.mark.parametrize("step_size", [100.0, 1e30])
-def test_divergent_ftfa_beyond_the_pencil_is_refused_naming_step_size(res, step_size):
-    """4 steps with step_size times the top 1.7e3 (growth 1e26) or 3e31 (1e250 not reached on
-    client 0): Newton's method on the extended pencil cannot reach its tolerance."""
+@pytest.mark.parametrize("step_size", [60.0, 100.0, 1e30])
+def test_divergent_ftfa_beyond_the_pencil_is_refused_naming_step_size(res, step_size,
+                                                                      monkeypatch):
+    """4 steps with step_size times the top 1.0e3, 1.7e3 (risk growth 1e24, 1e26) or 3e31
+    (1e250 not reached on client 0): beyond ``FTFA_REACH_DIGITS`` (20), refused before the
+    extended pencil is solved. Newton's method there stops near its tolerance: before this
+    check, step_size 60 converged (by rounding) while 47.8 and 100 did not."""
+    from riskcalc.linear.dynamics.sigma import personalize_sigma
+
+    def unreached(*args):
+        raise AssertionError("the extended pencil was solved")
+    monkeypatch.setattr(personalize_sigma, "solve_extended", unreached)
     with pytest.raises(ValueError, match=r"step_size: FTFA's 4 steps diverge on clients 0 "
                                          r"\(.*\), 1 .*lower step_size below 2 / top"):
         res.personalized_risk(steps=4, step_size=step_size)

@@ -102,7 +102,7 @@ from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil, PersonalPencil,
-                                                            solve_extended)
+                                                            beyond_reach, solve_extended)
 from riskcalc.linear.dynamics.sigma.prox_sigma import (ProxPencil, projection_lam,
                                                         takes_projection)
 from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
@@ -112,6 +112,16 @@ from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 #: per pair of nodes cost their cube; measured, process CPU on a loaded 2-core machine, T up to
 #: 30: 18 unknowns 1.1 s, 108 7.1 s, 200 41 s).
 MAX_UNKNOWNS = 200
+
+
+#: Most digits of a divergent FTFA's risk growth (1 - eta' top)^(2 k) that the extended pencil
+#: is solved for; beyond, refused (``ftfa_chain_steps``). Newton's method there stops at a
+#: residual near its tolerance, so whether it converged was decided by rounding: measured (two
+#: atoms {1, 2.5}, gamma (0.01, 4), k = 3 to 6, 2 to 60 per unit of step_size), every solve up
+#: to 20.1 digits converged and matched ``steps_limit("local")`` within 8e-12, while between
+#: 20.2 and 24.1 digits solves failed and converged in no order (k = 4: refused at 20.2 and
+#: 23.3 digits, a value at 20.9, 21.7, 22.5 and 24.1).
+FTFA_REACH_DIGITS = 20.0
 
 
 #: Most seconds the personalization's two-point solve may be estimated to take by default
@@ -156,13 +166,16 @@ def personal_guard(ext, k, kind, nodes):
 def ftfa_chain_steps(spectrum, gam, k, eta2):
     """FTFA's step per client in its chain (``eta2``, or 1 / top for a client whose growth
     overflows: module docstring, "Overflow") and the description of the clients whose steps
-    diverge (None if none), for the error when the solve fails."""
+    diverge (None if none), for the error when the solve fails; ValueError when their growth
+    is beyond ``FTFA_REACH_DIGITS`` (and does not overflow)."""
     top = stable_top(spectrum.atoms, spectrum.weights, gam)
     conv, over = ftfa_stability(gam, k, eta2, top=top)
     bad = np.flatnonzero(~conv & ~over)
     diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
                  + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
                              f"{shown_apart(eta2 * top[i], 2.0)} >= 2)" for i in bad))
+    if bad.size and 2 * k * np.log10(np.abs(1.0 - eta2 * top[bad])).max() > FTFA_REACH_DIGITS:
+        raise beyond_reach(k, diverging)
     return np.where(over, 1.0 / top, eta2), diverging
 
 

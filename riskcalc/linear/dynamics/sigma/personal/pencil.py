@@ -99,13 +99,17 @@ def solve_extended(base, ext, Gb, nodes, kind, k, lam2, diverging):
     except (SolverError, np.linalg.LinAlgError):
         if diverging is None:
             raise
-        # A divergent FTFA's chain grows like (eta' s)^k: past a point its Newton residual
-        # cannot reach the tolerance (measured: k = 4, eta' top = 170 solves, 1700 does not).
-        raise ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the "
-                         "growing risk is beyond this route's reach under a covariance "
-                         "spectrum; lower step_size below 2 / top (converges), or the steps"
-                         ) from None
+        raise beyond_reach(k, diverging) from None
     return C1, G1
+
+
+def beyond_reach(k, diverging):
+    """The ValueError of a divergent FTFA (``diverging``: its clients) whose growth is beyond
+    the extended pencil's reach (``sigma.personalize_sigma.FTFA_REACH_DIGITS``, or a solve
+    that fails below it)."""
+    return ValueError(f"step_size: FTFA's {k} steps diverge on {diverging} and the growing "
+                      "risk is beyond this route's reach under a covariance spectrum; lower "
+                      "step_size below 2 / top (converges), or the steps")
 
 
 def _rtfa_tau(atoms, weights, gam, lam2):
