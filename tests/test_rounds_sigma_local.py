@@ -84,7 +84,7 @@ def test_size_refusal_and_command_line(capsys, monkeypatch):
             "--local-steps", "1", "--spectrum", "two-point:0.5,3,0.3"]
     # The own models' dense pencil (1 + M (K + 1) = 5 blocks) estimated at 5 GB.
     monkeypatch.setattr(memory, "estimate",
-                        lambda route, size, blocks, *a: 5e9 if blocks == 5 else 1e6)
+                        lambda route, size, blocks, *a, **kw: 5e9 if blocks == 5 else 1e6)
     res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 0.5], r=0.3, sigma=0.5, signal=1.0,
                                 rounds=[0, 2], local_steps=1, step_size=0.1, spectrum=SPEC)
     with pytest.raises(ValueError, match="own models.*allow more memory"):
