@@ -174,9 +174,10 @@ def dense_count(size, blocks, atoms, n, M=1, nf=2, rank=1):
 
 
 def own_couplings(M):
-    """``dense_count``'s couplings of the own models' and the personalizations' extended
-    pencils (``OwnPencil``, ``PersonalPencil``, ``ProxPencil`` and their covariate-shift
-    forms): 8 M couplings of up to max(M, 2) rows."""
+    """``dense_count``'s couplings of the own models' extended pencils (``OwnPencil``, its
+    covariate-shift form and FedAvg's exact local solves): 8 M couplings of up to max(M, 2)
+    rows, as the personalizations' (``PersonalPencil``, ``ProxPencil``), which keep their own
+    check (``personalize_sigma.personal_guard``)."""
     return {"M": M, "nf": 8 * M, "rank": max(M, 2)}
 
 
