@@ -139,17 +139,23 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
     models' risks within 4 s.e. + 1 / d at d = 200 and 400, while the prediction for aligned
     covariances (both clients on the first spectrum) falls outside that band (measured: largest
     gap 0.0033 at d = 400, s.e. 0.002; the aligned prediction off by 0.02 to 0.2: the server
-    model's on 8 of 8 entries after T = 0, the own models' on 4 of 8 at d = 200)."""
+    model's on 8 of 8 entries after T = 0, the own models' on 4 of 8 at d = 200). At d = 400
+    T = 10 is left out (its 7 rounds were 2.7 of the 3.9 s; T = 10 is d = 200's): the other
+    rounds' numbers are those of the full run bit for bit (the designs come from the seed
+    alone); measured at most 0.28 of the band, the aligned prediction off on 6 of 6 server and
+    3 of 6 own-model entries."""
     from montecarlo.linear.rounds import simulate_rounds
 
     kw, theory, aligned, sim200 = anti
-    for d, sim in ((200, sim200), (400, simulate_rounds("pfedme", spectra=ANTI, d=400, reps=3,
-                                                        seed=7, measure="conditional", **kw))):
+    cols = [0, 1, 2, 4]                 # T = 0, 1, 3, inf of kw's rounds
+    sim400 = simulate_rounds("pfedme", spectra=ANTI, d=400, reps=3, seed=7,
+                             measure="conditional", **{**kw, "rounds": [0, 1, 3, np.inf]})
+    for d, sim, at in ((200, sim200, slice(None)), (400, sim400, cols)):
         for q in ("risk", "global_risk"):
             band = 4 * getattr(sim, q + "_se") + 1.0 / d
-            gap = np.abs(getattr(sim, q) - getattr(theory, q))
+            gap = np.abs(getattr(sim, q) - getattr(theory, q)[:, at])
             assert np.all(gap <= band), (d, q, gap, band)
-            off = np.abs(getattr(sim, q) - getattr(aligned, q))[:, 1:] > band[:, 1:]
+            off = np.abs(getattr(sim, q) - getattr(aligned, q)[:, at])[:, 1:] > band[:, 1:]
             assert off.mean() >= (0.75 if q == "global_risk" else 0.25), (d, q, off)
 
 
