@@ -35,12 +35,13 @@ def _close(new, ref, tol):
 
 
 def test_equal_covariances_are_the_shared_spectrum_route():
-    """Every client on one covariance (three clients, non-dyadic atoms and weights, given
-    weights, K = 2, g lam = 1.3: a negative band): the shared spectrum's pencil, server and
-    own models, distance, edges. Measured 1.6e-14."""
-    gam, r, sig = np.array([0.5, 1.5, 3.0]), np.array([0.3, 0.7, 0.5]), np.array([0.4, 0.9, 0.6])
-    p = np.array([0.5, 0.2, 0.3])
-    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 3)
+    """Every client on one covariance (two clients, one with gamma_j > 1: the pencil's rows
+    are per client whatever M, and three cost 1.7 times as much; non-dyadic atoms and weights,
+    given weights, K = 2, g lam = 1.3: a negative band): the shared spectrum's pencil, server
+    and own models, distance, edges. Measured 2.6e-14 (three clients: 1.6e-14)."""
+    gam, r, sig = np.array([0.5, 3.0]), np.array([0.3, 0.5]), np.array([0.4, 0.6])
+    p = np.array([0.7, 0.3])
+    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 2)
     rounds = np.array([0.0, 1, 4, 15, np.inf])
     eta = 0.9 / (3.1 * (1 + np.sqrt(3.0)) ** 2 + 0.6)
     args = (gam, r, sig, p, 1.1, 0.6, eta, 2, 1.3 / 0.6, rounds)
@@ -138,17 +139,23 @@ def test_against_the_simulated_algorithm_at_two_d(anti):
     models' risks within 4 s.e. + 1 / d at d = 200 and 400, while the prediction for aligned
     covariances (both clients on the first spectrum) falls outside that band (measured: largest
     gap 0.0033 at d = 400, s.e. 0.002; the aligned prediction off by 0.02 to 0.2: the server
-    model's on 8 of 8 entries after T = 0, the own models' on 4 of 8 at d = 200)."""
+    model's on 8 of 8 entries after T = 0, the own models' on 4 of 8 at d = 200). At d = 400
+    T = 10 is left out (its 7 rounds were 2.7 of the 3.9 s; T = 10 is d = 200's): the other
+    rounds' numbers are those of the full run bit for bit (the designs come from the seed
+    alone); measured at most 0.28 of the band, the aligned prediction off on 6 of 6 server and
+    3 of 6 own-model entries."""
     from montecarlo.linear.rounds import simulate_rounds
 
     kw, theory, aligned, sim200 = anti
-    for d, sim in ((200, sim200), (400, simulate_rounds("pfedme", spectra=ANTI, d=400, reps=3,
-                                                        seed=7, measure="conditional", **kw))):
+    cols = [0, 1, 2, 4]                 # T = 0, 1, 3, inf of kw's rounds
+    sim400 = simulate_rounds("pfedme", spectra=ANTI, d=400, reps=3, seed=7,
+                             measure="conditional", **{**kw, "rounds": [0, 1, 3, np.inf]})
+    for d, sim, at in ((200, sim200, slice(None)), (400, sim400, cols)):
         for q in ("risk", "global_risk"):
             band = 4 * getattr(sim, q + "_se") + 1.0 / d
-            gap = np.abs(getattr(sim, q) - getattr(theory, q))
+            gap = np.abs(getattr(sim, q) - getattr(theory, q)[:, at])
             assert np.all(gap <= band), (d, q, gap, band)
-            off = np.abs(getattr(sim, q) - getattr(aligned, q))[:, 1:] > band[:, 1:]
+            off = np.abs(getattr(sim, q) - getattr(aligned, q)[:, at])[:, 1:] > band[:, 1:]
             assert off.mean() >= (0.75 if q == "global_risk" else 0.25), (d, q, off)
 
 

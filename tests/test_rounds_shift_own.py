@@ -26,18 +26,33 @@ KW = dict(gamma=[0.5, 1.2, 0.8], r=[0.5, 1.0, 0.8], sigma=[0.5, 1.0, 0.7], signa
           step_size=0.08)
 
 
+EQUAL = (np.array([0.5, 2.0]), np.array([0.5, 1.0]), np.array([0.5, 0.3]), np.array([0.7, 0.3]),
+         1.5, 0.15)
+EQUAL_ROUNDS = np.array([0.0, 1, 5, np.inf])
+
+
+@pytest.fixture(scope="module")
+def equal():
+    """K -> ``shift_k_curves`` with every client on one covariance (``EQUAL``, g = 1.2, T =
+    ``EQUAL_ROUNDS``), solved once per K for the own models' and the personalizations' checks
+    (the same K = 1 solve was made three times)."""
+    kept, joint = {}, joint_spectrum(["two-point:0.5,2,0.6"] * 2)
+
+    def run(K):
+        if K not in kept:
+            kept[K] = shift_k_curves(*EQUAL, K, 1.2, EQUAL_ROUNDS, joint)
+        return kept[K], joint
+    return run
+
+
 @pytest.mark.parametrize("K", [1, 2])
-def test_equal_covariances_are_the_shared_spectrum_own_models(K):
+def test_equal_covariances_are_the_shared_spectrum_own_models(equal, K):
     """Every client with one covariance: ``sigma.fedavg.own`` (``OwnPencil`` with one s per
     atom, ``SigmaPencil.two_point``) for the own models, given weights, g != 1, T = 0 (the zero
     model) to inf; measured 3e-15 (K = 1), 2e-15 (K = 2)."""
-    gam, r, sig = np.array([0.5, 2.0]), np.array([0.5, 1.0]), np.array([0.5, 0.3])
-    p = np.array([0.7, 0.3])
-    rounds = np.array([0.0, 1, 5, np.inf])
-    joint = joint_spectrum(["two-point:0.5,2,0.6"] * 2)
-    ours = shift_k_curves(gam, r, sig, p, 1.5, 0.15, K, 1.2, rounds, joint)["local"]()
-    ref = fedavg_sigma_k_curves(gam, r, sig, p, 1.5, 0.15, K, 1.2, rounds,
-                                joint.marginal(0))["local"]()
+    out, joint = equal(K)
+    ours = out["local"]()
+    ref = fedavg_sigma_k_curves(*EQUAL, K, 1.2, EQUAL_ROUNDS, joint.marginal(0))["local"]()
     for a, b in zip(ours, ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
 
@@ -139,17 +154,13 @@ def test_cli_compare_runs_local_steps_under_shift(anti, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("kw", [dict(kind="ftfa", k=1, eta2=0.2), dict(kind="rtfa", lam2=0.7)])
-def test_equal_covariances_are_the_shared_spectrum_personalization(kw):
+def test_equal_covariances_are_the_shared_spectrum_personalization(equal, kw):
     """FTFA and RTFA after round T with one covariance for every client, K = 1: against
     ``sigma.personalize_sigma`` (its own dense pencil and contour), T = 0 (from w_0 = 0) to
     inf; measured 8e-16."""
-    gam, r, sig = np.array([0.5, 2.0]), np.array([0.5, 1.0]), np.array([0.5, 0.3])
-    p = np.array([0.7, 0.3])
-    rounds = np.array([0.0, 1, 5, np.inf])
-    joint = joint_spectrum(["two-point:0.5,2,0.6"] * 2)
-    out = shift_k_curves(gam, r, sig, p, 1.5, 0.15, 1, 1.2, rounds, joint)
-    ref = personalized_sigma("fedavg", gam, r, sig, p, 1.5, rounds, joint.marginal(0),
-                             local_steps=1, step_size=0.15, g=1.2,
+    (out, joint), (gam, r, sig, p, signal, eta) = equal(1), EQUAL
+    ref = personalized_sigma("fedavg", gam, r, sig, p, signal, EQUAL_ROUNDS, joint.marginal(0),
+                             local_steps=1, step_size=eta, g=1.2,
                              spectrum_edges=(*out["edges"], 0.0), **kw)
     for a, b in zip(out["personalize"](**kw), ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
