@@ -23,9 +23,9 @@ systems; the estimate is the route's margin (``MARGINS``) times the count.
   assembled blocks).
 - The dense pencils (``sigma_pencil``: FedAvg with M K^2 <= 100, the own models' extended
   pencil, Algorithm 1 with M K^2 <= 200): ``dense_count``, with the couplings of each
-  (``own_couplings`` for the extended pencils). Before it counted the couplings' per-atom
-  factors, the pair solves' right-hand sides and base values (and before ``two_point``
-  bounded its chunks by the atoms too), the own models with many atoms ran far past it:
+  (``own_couplings`` for the extended pencils). Until it counted the couplings' per-atom
+  factors, the pair solves' right-hand sides and base values (and ``two_point`` bounded its
+  chunks by the atoms too), the own models with many atoms ran far past it:
   FedAvg M = 2, K = 2, T = 10 with 200 atoms 1.34 GB against 0.17 GB counted, M = 2, K = 1,
   T = 3 with 300 atoms 2.63 GB against 0.10 GB (now 0.38 and 0.35 GB).
 - A chunk of pair systems (``_chunk``): the pairs the route's own chunk planning puts in one
