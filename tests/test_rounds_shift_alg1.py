@@ -35,13 +35,12 @@ def _close(new, ref, tol):
 
 
 def test_equal_covariances_are_the_shared_spectrum_route():
-    """Every client on one covariance (two clients, one with gamma_j > 1: the pencil's rows
-    are per client whatever M, and three cost 1.7 times as much; non-dyadic atoms and weights,
-    given weights, K = 2, g lam = 1.3: a negative band): the shared spectrum's pencil, server
-    and own models, distance, edges. Measured 2.6e-14 (three clients: 1.6e-14)."""
-    gam, r, sig = np.array([0.5, 3.0]), np.array([0.3, 0.5]), np.array([0.4, 0.6])
-    p = np.array([0.7, 0.3])
-    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 2)
+    """Every client on one covariance (three clients, non-dyadic atoms and weights, given
+    weights, K = 2, g lam = 1.3: a negative band): the shared spectrum's pencil, server and
+    own models, distance, edges. Measured 1.6e-14."""
+    gam, r, sig = np.array([0.5, 1.5, 3.0]), np.array([0.3, 0.7, 0.5]), np.array([0.4, 0.9, 0.6])
+    p = np.array([0.5, 0.2, 0.3])
+    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 3)
     rounds = np.array([0.0, 1, 4, 15, np.inf])
     eta = 0.9 / (3.1 * (1 + np.sqrt(3.0)) ** 2 + 0.6)
     args = (gam, r, sig, p, 1.1, 0.6, eta, 2, 1.3 / 0.6, rounds)

@@ -36,15 +36,13 @@ def test_chain_is_the_dense_shift_pencil(K, g):
 
 
 def test_equal_covariances_are_the_shared_spectrum_chain():
-    """Every client on one covariance (two clients, gamma 0.5 and 3: the chain's blocks are
-    per client whatever M, three cost twice as much; non-dyadic atoms and weights 5 / 7, 2 / 7,
-    K = 3, g = 1): the shared spectrum's chain (``Alg1Chain``), server and own models,
-    distance, edges. Measured 2.1e-14 (three clients 1.2e-14; 5e-15 with g lam = 1.3, a negative
-    band; weights 0.7, 0.3 take 7 s)."""
-    gam, r, sig = np.array([0.5, 3.0]), np.array([0.3, 0.5]), np.array([0.4, 0.6])
-    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 2)
+    """Every client on one covariance (three clients, non-dyadic atoms and weights, K = 3, g =
+    1): the shared spectrum's chain (``Alg1Chain``), server and own models, distance, edges.
+    Measured 1.2e-14 (5e-15 with g lam = 1.3, a negative band, at 7 s each)."""
+    gam, r, sig = np.array([0.5, 1.5, 3.0]), np.array([0.3, 0.7, 0.5]), np.array([0.4, 0.9, 0.6])
+    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 3)
     eta = 0.9 / (3.1 * (1 + np.sqrt(3.0)) ** 2 + 0.6)
-    args = (gam, r, sig, np.array([5.0, 2.0]) / 7, 1.1, 0.6, eta, 3, 1.0,
+    args = (gam, r, sig, np.array([0.5, 0.2, 0.3]), 1.1, 0.6, eta, 3, 1.0,
             np.array([0.0, 1, 4, 15, np.inf]))
     assert _gap(shift_alg1_curves(*args, joint, route="chain"),
                 algorithm1_sigma_k_curves(*args, joint.marginal(0), route="chain")) < 1e-11

@@ -23,13 +23,12 @@ LAM = 0.8
 
 
 def test_equal_covariances_are_the_shared_spectrum_route():
-    """Two clients on one covariance (gamma 0.5 and 3: the pencil's rows are per client
-    whatever M; non-dyadic atoms, given weights, g lam = 1.3): the shared spectrum's
-    exact-prox pencil (``sigma.prox_sigma``), server and own models, distance, edges.
-    Measured 9e-16 (three clients: 7e-16)."""
-    gam, r, sig = np.array([0.5, 3.0]), np.array([0.3, 0.5]), np.array([0.4, 0.6])
-    p = np.array([0.7, 0.3])
-    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 2)
+    """Three clients on one covariance (non-dyadic atoms, given weights, g lam = 1.3): the
+    shared spectrum's exact-prox pencil (``sigma.prox_sigma``), server and own models,
+    distance, edges. Measured 7e-16."""
+    gam, r, sig = np.array([0.5, 1.5, 3.0]), np.array([0.3, 0.7, 0.5]), np.array([0.4, 0.9, 0.6])
+    p = np.array([0.5, 0.2, 0.3])
+    joint = joint_spectrum(["two-point:0.7,3.1,0.3"] * 3)
     args = (gam, r, sig, p, 1.1, 0.6, 1.3 / 0.6, np.array([0.0, 1, 4, 15, np.inf]))
     new, ref = shift_prox_curves(*args, joint), prox_sigma_curves(*args, joint.marginal(0))
     for key in ("bias", "variance", "distance"):
