@@ -100,9 +100,14 @@ def ftfa_stability(gam, k: int, eta: float, top=None):
     ``top``: per client (under a covariance spectrum); default (1 + sqrt gamma_j)^2 (Sigma =
     I)."""
     top = (1.0 + np.sqrt(np.asarray(gam, float))) ** 2 if top is None else np.asarray(top, float)
+    return eta * top < 2.0, ftfa_growth_digits(k, eta, top) > FTFA_GROWTH_DIGITS
+
+
+def ftfa_growth_digits(k: int, eta: float, top):
+    """log10 of FTFA's growth factor (1 - eta s)^(2k) at the tops ``top`` of the clients' sample
+    spectra (-inf where eta top = 1)."""
     with np.errstate(divide="ignore"):
-        digits = 2 * k * np.log10(np.abs(1.0 - eta * top))
-    return eta * top < 2.0, digits > FTFA_GROWTH_DIGITS
+        return 2 * k * np.log10(np.abs(1.0 - eta * np.asarray(top, float)))
 
 
 def overflowed(risk, over, rounds, signal, r, sigma):

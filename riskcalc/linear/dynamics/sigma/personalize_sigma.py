@@ -96,7 +96,7 @@ import numpy as np
 
 from riskcalc._validate import shown_apart
 
-from riskcalc.linear.dynamics.personalize import ftfa_stability
+from riskcalc.linear.dynamics.personalize import ftfa_growth_digits, ftfa_stability
 from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
@@ -174,7 +174,7 @@ def ftfa_chain_steps(spectrum, gam, k, eta2):
     diverging = (None if bad.size == 0 else f"client{'s' if bad.size > 1 else ''} "
                  + ", ".join(f"{i} (step_size times the top of its sample spectrum = "
                              f"{shown_apart(eta2 * top[i], 2.0)} >= 2)" for i in bad))
-    if bad.size and 2 * k * np.log10(np.abs(1.0 - eta2 * top[bad])).max() > FTFA_REACH_DIGITS:
+    if bad.size and ftfa_growth_digits(k, eta2, top[bad]).max() > FTFA_REACH_DIGITS:
         raise beyond_reach(k, diverging)
     return np.where(over, 1.0 / top, eta2), diverging
 
