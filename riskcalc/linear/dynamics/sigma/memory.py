@@ -22,7 +22,8 @@ systems; the estimate is the route's margin (``MARGINS``) times the count.
   (M + 1) x n2^2 / 2 for the pairs on the contour and with infinity, and 8 M n2^2 / 2 for the
   assembled blocks).
 - The dense pencils (``sigma_pencil``: FedAvg with M K^2 <= 100, the own models' extended
-  pencil, Algorithm 1 with M K^2 <= 200): ``dense_count``, with the couplings of each
+  pencil, Algorithm 1 with M K^2 <= 200, the personalizations' extended pencils, exact prox's
+  own models): ``dense_count``, with the couplings of each
   (``own_couplings`` for the extended pencils). Until it counted the couplings' per-atom
   factors, the pair solves' right-hand sides and base values (and ``two_point`` bounded its
   chunks by the atoms too), the own models with many atoms ran far past it:
@@ -176,8 +177,8 @@ def dense_count(size, blocks, atoms, n, M=1, nf=2, rank=1):
 def own_couplings(M):
     """``dense_count``'s couplings of the own models' extended pencils (``OwnPencil``, its
     covariate-shift form and FedAvg's exact local solves): 8 M couplings of up to max(M, 2)
-    rows, as the personalizations' (``PersonalPencil``, ``ProxPencil``), which keep their own
-    check (``personalize_sigma.personal_guard``)."""
+    rows, as the personalizations' (``PersonalPencil``: ``personalize_sigma.personal_bytes``)
+    and the own models of exact prox (``ProxPencil``: ``prox_sigma``)."""
     return {"M": M, "nf": 8 * M, "rank": max(M, 2)}
 
 

@@ -97,7 +97,8 @@ import numpy as np
 from riskcalc._validate import shown_apart
 
 from riskcalc.linear.dynamics.personalize import ftfa_growth_digits, ftfa_stability
-from riskcalc.linear.dynamics.sigma.budget import MORE_TIME, allowed
+from riskcalc.linear.dynamics.sigma import memory
+from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
@@ -105,7 +106,6 @@ from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil,
                                                             beyond_reach, solve_extended)
 from riskcalc.linear.dynamics.sigma.prox_sigma import (ProxPencil, projection_lam,
                                                         takes_projection)
-from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
 #: Most unknowns M (K_b + k_b)^2 of the extended pencil (the Jacobian and the two-point solve
@@ -139,18 +139,38 @@ def personal_seconds(M: int, K: int, atoms: int, nodes: int) -> float:
     return (nodes + 1.0) * (2.0 * nodes + 1.0) * 1e-5 * M * K ** 2 * (1.0 + atoms / 15.0)
 
 
+def personal_bytes(M: int, K: int, n: int, atoms: int, nodes: int) -> float:
+    """Estimated peak bytes of ``_personal_models`` (``memory.estimate``): the extended pencil
+    of K blocks per client and n blocks is a dense pencil (``memory.dense_count``) of M K^2
+    unknowns on the 2 ``nodes`` of the pair solves, with the own models' 8 M couplings
+    (``memory.own_couplings``: those of ``_personal_models``). Measured (numpy's peak,
+    ``tracemalloc``; FedAvg K = 1 or Algorithm 1 K = 2, M = 2, 12-100 evenly spaced atoms,
+    FTFA 2 steps or RTFA): 0.47-0.71 of the estimate on a shared spectrum, 0.14-0.37 under
+    covariate shift; the fixed check it replaces counted 0.06-0.35 of the peak."""
+    return memory.estimate("dense", M * K * K, n, atoms, 2 * nodes, **memory.own_couplings(M))
+
+
 def personal_guard(ext, k, kind, nodes):
     """ValueError when the extended pencil ``ext`` (``PersonalPencil``) at ``nodes`` contour
-    nodes needs more than MAX_BYTES or is estimated beyond MAX_SECONDS (``personal_seconds``),
-    naming what would fit."""
+    nodes is estimated beyond the allowed peak memory (``personal_bytes`` against
+    ``budget.allowed_bytes``) or beyond MAX_SECONDS (``personal_seconds``), naming what would
+    fit."""
     M, atoms = ext.M, ext.s.size
-    # As sigma.fedavg.own: the couplings over all clients hold factors of M x M K per node and atom.
-    need = (2 * M * 3 * M * M * ext.K + 2 * ext.n ** 2) * 2 * nodes * atoms * 16.0
-    if need > MAX_BYTES:
-        raise ValueError(f"spectrum: personalization with M = {M} clients, {ext.K} blocks per "
-                         f"client, {atoms} atoms and {nodes} contour nodes needs about "
-                         f"{need / 1e9:.2g} GB here (more than {MAX_BYTES / 1e9:.1g}); give "
-                         "fewer clients, steps, atoms or rounds")
+    need, room = personal_bytes(M, ext.K, ext.n, atoms, nodes), allowed_bytes()
+    if need > room:
+        # The count is not monotone in the steps (the pair chunks fill up): the steps that
+        # fit are named only if every smaller count fits too.
+        fits = []
+        for kk in range(1, k if kind == "ftfa" else 1):
+            if personal_bytes(M, ext.K - k + kk, ext.n - M * (k - kk), atoms, nodes) > room:
+                break
+            fits.append(kk)
+        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
+                         f"clients, {ext.K} blocks per client, {atoms} atoms and {nodes} "
+                         f"contour nodes would hold about {need / 1e9:.3g} GB at its peak "
+                         f"(estimated; more than the {room / 1e9:.3g} GB allowed); give "
+                         + (f"steps <= {fits[-1]}, or " if fits else "")
+                         + f"fewer rounds, clients or atoms, {MORE_MEMORY}")
     seconds, limit = personal_seconds(M, ext.K, atoms, nodes), allowed(MAX_SECONDS)
     if seconds > limit:
         fits = [kk for kk in range(k or 1) if kind == "ftfa"

@@ -70,7 +70,7 @@ import numpy as np
 
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
-from riskcalc.linear.dynamics.sigma.budget import ARRAY_BYTES as MAX_BYTES
+from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -170,12 +170,13 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
     M, n, s, h = pen.M, pen.n, pen.s, pen.h
     Es = float(h @ s)
     z = c["z"]
-    # The 2 M couplings over all clients' noise and drift hold factors of M x M per node and atom.
-    need = 2 * M * 3 * z.size * s.size * M * M * 16.0
-    if need > MAX_BYTES:
-        raise ValueError(f"spectrum: the clients' own models with M = {M} clients, {s.size} "
-                         f"atoms and {z.size} contour nodes need about {need / 1e9:.2g} GB here "
-                         f"(more than {MAX_BYTES / 1e9:.1g}); give fewer clients, atoms or rounds")
+    # A dense pencil of 1 + M blocks, M unknowns, with its 8 M couplings (``memory``), on the
+    # 2 N nodes of the pair solves.
+    budget.check_memory(lambda m, k, x: memory.estimate("dense", m, 1 + m, s.size, x,
+                                                        **memory.own_couplings(m)),
+                        (M, 1, 2 * z.size), f"the clients' own models (exact prox) with "
+                        f"{s.size} atoms and {2 * z.size} contour nodes",
+                        nodes_follow_rounds=False)
     # The node at infinity: G_ii -> -(S_i + lam)^-1, G_00, G_i0 -> 0 (error O(1 / z)).
     big = np.array([1e13 * (1.0 + c["b"])], complex)
     _, Ci, Gi = pen.solve(lambda t: big, [0.0])
