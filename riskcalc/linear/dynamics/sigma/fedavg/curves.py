@@ -182,7 +182,8 @@ def fedavg_sigma_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, spectrum,
                          p, signal, rounds, v, wn, own_models=own)
 
 
-def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None):
+def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, wn, own_models=None,
+                  before_solve=None):
     """The curves of the module docstring from a pencil ``pen`` (``SigmaPencil`` or one with
     the same interface) whose block (0, 0) of the inverse is (z - D)^-1, D = sum_j p_j q(S_j),
     and the round map w <- (I - g D) w + g sum_j p_j (q / s)(S_j) b_j.
@@ -206,6 +207,10 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         ``full``: (Chat, Ghat); ``full`` None on the chain pencil), their values z, the weights w (upper half) and Wf (full), the
         quadratures ``one`` and ``double``, ``finite`` and g; the result's ``local`` refuses
         without it.
+    before_solve : callable, optional
+        Called with the number of the contour's upper nodes (``contour["z"]``'s size) before
+        any node is solved: a caller's own checks of the work it will do on them (it raises to
+        refuse).
     """
     a, b, mu0 = spectrum_edges
     if not a > 1e-9 * b:
@@ -228,6 +233,8 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if chain:
         _affordable(pen.M, pen.K, pen.s.size, n2, t_max, seconds=fedavg_chain_seconds)
+    if before_solve is not None:
+        before_solve(n // 2)
 
     def solved(m):
         """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
