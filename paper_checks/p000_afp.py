@@ -13,6 +13,8 @@ attained, so that a bound divided by 100 is rejected (``paper_checks.sensitivity
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from montecarlo.experiments.objectives import ClientLosses, minimize, prox
@@ -28,15 +30,22 @@ def _instance(seed):
     return ClientLosses(X, y, l2=l2), rng
 
 
-def _logistic_grad(f):
-    """The per-sample gradient of a ridge-logistic client: ``grad(V, j)`` for models V (reps,
-    m, d) and one sample index per (replicate, client), j (reps, m)."""
-    rows = np.arange(f.X.shape[0])[None, :]
+class LogisticSamples:
+    """Ridge-logistic clients (a ``ClientLosses`` f with X of shape (m, n, d)) in the form
+    ``soft_local_sgd`` takes: ``samples(j)`` gathers the samples j (steps, reps, m) of every
+    client, ``grad(V, s)`` is the per-sample gradient at models V (reps, m, d) for one step's
+    samples s."""
 
-    def grad(V, j):
-        xj, yj = f.X[rows, j], f.y[rows, j]                                 # (reps, m, d)
-        return (-yj / (1 + np.exp(yj * np.sum(xj * V, -1))))[..., None] * xj + f.l2 * V
-    return grad
+    def __init__(self, f):
+        self.f = f
+        self._rows = np.arange(f.X.shape[0])
+
+    def samples(self, j):
+        return zip(self.f.X[self._rows, j], self.f.y[self._rows, j])
+
+    def grad(self, V, s):
+        xj, yj = s                                                          # (reps, m, d)
+        return (-yj / (1 + np.exp(yj * np.sum(xj * V, -1))))[..., None] * xj + self.f.l2 * V
 
 
 class MeanEstimation:
@@ -54,13 +63,17 @@ class MeanEstimation:
         self.Z, self.beta = np.asarray(Z, float), float(beta)
         self.zbar = self.Z.mean(-2)
 
-    def grad(self, V, j):
-        """Per-sample gradients at V (reps, m, d) of the samples j (reps, m); Z of shape (reps,
-        m, n, d) gives every replicate its own dataset."""
-        rows = np.arange(self.Z.shape[-3])[None, :]
+    def samples(self, j):
+        """The points j (steps, reps, m) of every client, shape (steps, reps, m, d); Z of shape
+        (reps, m, n, d) gives every replicate its own dataset."""
+        rows = np.arange(self.Z.shape[-3])
         if self.Z.ndim == 4:
-            return self.beta * (V - self.Z[np.arange(V.shape[0])[:, None], rows, j])
-        return self.beta * (V - self.Z[rows, j])
+            return self.Z[np.arange(j.shape[-2])[:, None], rows, j]
+        return self.Z[rows, j]
+
+    def grad(self, V, z):
+        """Per-sample gradients at V (reps, m, d) of one step's points z (``samples``)."""
+        return self.beta * (V - z)
 
     def value(self, W):
         """L_i(W_i) for models W (..., m, d)."""
@@ -71,28 +84,46 @@ class MeanEstimation:
         return (self.beta * self.zbar + lam * np.asarray(w)[..., None, :]) / (self.beta + lam)
 
 
-def soft_local_sgd(grad, n, V, centre, K, lam, mu, r, rng, trace=None):
+# Steps per draw in soft_local_sgd: at most 256 x 400 replicates x 4 clients x 2 coordinates
+# (6.6 MB) of gathered points at a time.
+_CHUNK = 256
+
+
+def soft_local_sgd(loss, n, V, centre, K, lam, mu, r, rng, trace=None):
     """Alg. 2's SoftLocalSGD for every (replicate, client) at once: K steps of batch 1 with
     eta_k = 1/((mu + lam)(k + 1)) (Lemma 14), each followed by the projection on W = the ball of
-    radius r. V (reps, m, d) the local models, centre (reps, d) the global model, ``grad`` as
-    ``_logistic_grad``'s, n the sample count (or one per client); ``trace`` (a list) receives
-    the iterate after every step."""
+    radius r. V (reps, m, d) the local models, centre (reps, d) the global model, ``loss`` a
+    ``MeanEstimation`` or ``LogisticSamples`` (its ``samples`` and per-sample ``grad``), n the
+    sample count (or one per client); ``trace`` (a list) receives the iterate after every step.
+
+    The sample indices of up to ``_CHUNK`` steps are drawn and gathered at once: numpy's bounded
+    integers keep their buffer in the bit generator, so one draw of (steps, reps, m) hands out
+    the numbers of ``steps`` draws of (reps, m), and the runs are those of a draw per step bit
+    for bit (tests/test_paper_checks_algorithms.py); the per-step numpy calls were most of the
+    AFP claims' time."""
     reps, m, _ = V.shape
-    for k in range(K):
-        g = grad(V, rng.integers(0, n, (reps, m))) + lam * (V - centre[:, None])
-        V = V - g / ((mu + lam) * (k + 1))
-        V = V * (r / np.maximum(r, np.linalg.norm(V, axis=-1, keepdims=True)))
-        if trace is not None:
-            trace.append(V)
+    pull = centre[:, None]
+    for start in range(0, K, _CHUNK):
+        steps = loss.samples(rng.integers(0, n, (min(_CHUNK, K - start), reps, m)))
+        for k, s in enumerate(steps, start):
+            V = V - (loss.grad(V, s) + lam * (V - pull)) / ((mu + lam) * (k + 1))
+            # np.linalg.norm's own sum of squares, without its dispatch. When every model is
+            # inside W (sqrt is monotone: the largest norm is that of the largest square) the
+            # projection's factors are all r/r = 1 exactly: skipped. NaN projects, as before.
+            sq = np.add.reduce(V * V, -1, keepdims=True)
+            if not math.sqrt(sq.max()) <= r:
+                V = V * (r / np.maximum(r, np.sqrt(sq)))
+            if trace is not None:
+                trace.append(V)
     return V
 
 
-def _afp(grad, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, w0=None,
+def _afp(loss, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, w0=None,
          p=None):
     """Alg. 2's Stage I, ``reps`` independent runs at once: sampled clients run SoftLocalSGD
     for K_t steps satisfying (38), then the server step with eta_t = 2 (mu + lam)/(lam mu (t +
     1)); then Stage II (every client, K_T steps, (38)'s count at t = T unless given, from
-    w_T^(i) towards w_T). ``grad`` the per-sample gradient, ``shape`` = (m, n, d), ``w0`` the
+    w_T^(i) towards w_T). ``loss`` as ``soft_local_sgd``'s, ``shape`` = (m, n, d), ``w0`` the
     initial global model (default 0; local models start at 0), ``p`` the weights (default
     1/m); n in ``shape`` may be one sample count per client. Returns the global models (T + 1,
     reps, d), the local rounds used and the Stage II local models (reps, m, d)."""
@@ -111,14 +142,14 @@ def _afp(grad, shape, lam, T, reps, rng, r, beta, mu, gmin, B_global, K_T=None, 
         C = np.argsort(rng.random((reps, m)), axis=1)[:, :B_global]        # sampled clients
         mask = np.zeros((reps, m), bool)
         np.put_along_axis(mask, C, True, axis=1)
-        local = soft_local_sgd(grad, n, W.copy(), wg, K, lam, mu, r, rng)
+        local = soft_local_sgd(loss, n, W.copy(), wg, K, lam, mu, r, rng)
         W = np.where(mask[..., None], local, W)
         step = 2 * (mu + lam) / (lam * mu * (t + 1))
         wg = wg - lam * m * step / B_global * np.sum(
             np.where(mask[..., None], p[:, None] * (wg[:, None] - W), 0.0), 1)
         out.append(wg.copy())
     K_T = rounds(T) if K_T is None else K_T
-    return np.array(out), ks, soft_local_sgd(grad, n, W.copy(), wg, K_T, lam, mu, r, rng)
+    return np.array(out), ks, soft_local_sgd(loss, n, W.copy(), wg, K_T, lam, mu, r, rng)
 
 
 def _run(cfg, seed):
@@ -134,7 +165,7 @@ def _run(cfg, seed):
         w_opt, W_opt = minimize(f, "fedprox", lam)
         inside = bool(np.linalg.norm(w_opt) <= r and np.all(np.linalg.norm(W_opt, axis=-1) <= r))
         gmin = min(beta ** 2 * (2 * r) ** 2, 2 * lam * loss_sup, lam ** 2 * (2 * r) ** 2)
-        wg, ks, W_final = _afp(_logistic_grad(f), f.X.shape, lam, cfg.pick(12, 30),
+        wg, ks, W_final = _afp(LogisticSamples(f), f.X.shape, lam, cfg.pick(12, 30),
                                cfg.pick(40, 150), rng, r, beta, mu, gmin, B)
         err = np.sum((wg - w_opt) ** 2, -1)                                  # (T + 1, reps)
         # E_OPT (Prop. 16's proof): sum_i p_i (L_i(w_{T+1}^(i)) + lam/2 ||w_T - w_{T+1}^(i)||^2)
@@ -176,7 +207,7 @@ def _run_mean(cfg, seed):
     rows = []
     for lam in (0.1, 1.0):
         gmin = min(beta ** 2 * (2 * r) ** 2, 2 * lam * k["loss_sup"], lam ** 2 * (2 * r) ** 2)
-        wg, ks, _ = _afp(f.grad, f.Z.shape, lam, 30, reps, rng, r, beta, mu, gmin, 1, K_T=0)
+        wg, ks, _ = _afp(f, f.Z.shape, lam, 30, reps, rng, r, beta, mu, gmin, 1, K_T=0)
         err = np.sum(wg ** 2, -1)                                            # w~ = 0
         # Derived here: the sampled client's first local step jumps to beta z/(beta + lam)
         # (centre w_0 = 0), its K_0 steps average the sampled points (never projected), and
@@ -187,7 +218,7 @@ def _run_mean(cfg, seed):
         F_opt = float(np.mean(f.value(P) + lam / 2 * np.sum(P ** 2, -1)))
         e_opt = {}
         for T in cfg.pick((1, 4, 16), (1, 2, 4, 8, 16)):
-            wT, _, W_final = _afp(f.grad, f.Z.shape, lam, T, reps, rng, r, beta, mu, gmin, 1,
+            wT, _, W_final = _afp(f, f.Z.shape, lam, T, reps, rng, r, beta, mu, gmin, 1,
                                   K_T=100 * (T + 1))
             e = (f.value(W_final) + lam / 2 * np.sum((wT[-1][:, None] - W_final) ** 2, -1)
                  ).mean(-1) - F_opt

@@ -7,7 +7,8 @@ import numpy as np
 from scipy.optimize import minimize as sp_minimize
 
 from paper_checks.numbered import MUTANT_PASSES
-from paper_checks.p000_afp import MeanEstimation
+from montecarlo.experiments.objectives import ClientLosses
+from paper_checks.p000_afp import LogisticSamples, MeanEstimation, soft_local_sgd
 from paper_checks.p001_iapgd import _finite_sum_clients, _katyusha, _objective_fs, _solve_fs
 from paper_checks.sensitivity import sensitive_claims
 
@@ -20,6 +21,53 @@ def test_mean_estimation_prox_against_direct_minimization():
         res = sp_minimize(lambda v: f.value(np.broadcast_to(v, (3, 2)))[i]
                           + lam / 2 * np.sum((v - w) ** 2), np.zeros(2), tol=1e-12)
         assert np.allclose(res.x, f.prox(w, lam)[i], atol=1e-6)
+
+
+def _soft_local_sgd_per_step(grad, n, V, centre, K, lam, mu, r, rng):
+    """Alg. 2's SoftLocalSGD as first written: one draw of (reps, m) sample indices per step,
+    ``grad(V, j)`` indexing the data itself, np.linalg.norm for the projection."""
+    reps, m, _ = V.shape
+    trace = []
+    for k in range(K):
+        g = grad(V, rng.integers(0, n, (reps, m))) + lam * (V - centre[:, None])
+        V = V - g / ((mu + lam) * (k + 1))
+        V = V * (r / np.maximum(r, np.linalg.norm(V, axis=-1, keepdims=True)))
+        trace.append(V)
+    return trace
+
+
+def test_soft_local_sgd_equals_a_draw_per_step():
+    # soft_local_sgd draws and gathers a chunk of steps' samples at once and skips projections
+    # by factor 1: its iterates and the generator's state after it must be those of the
+    # per-step loop bit for bit, over chunk boundaries (K = 300), with and without projections,
+    # per-replicate datasets and per-client sample counts
+    rng = np.random.default_rng(11)
+    m, n, d, reps = 4, 20, 3, 5
+    f = ClientLosses(rng.standard_normal((m, n, d)), rng.choice([-1.0, 1.0], (m, n)), l2=0.3)
+    rows = np.arange(m)[None, :]
+
+    def logistic(V, j):
+        x, y = f.X[rows, j], f.y[rows, j]
+        return (-y / (1 + np.exp(y * np.sum(x * V, -1))))[..., None] * x + f.l2 * V
+
+    Z = rng.uniform(-1, 1, (reps, m, n, 2))
+    mean = MeanEstimation(Z, beta=1.3)
+
+    def mean_grad(V, j):
+        return mean.beta * (V - Z[np.arange(reps)[:, None], rows, j])
+
+    sizes = np.array([5, 20, 9, 14])
+    for loss, grad, dim, count in ((LogisticSamples(f), logistic, d, n),
+                                   (mean, mean_grad, 2, sizes)):
+        for r in (0.3, 5.0):                       # projections on 40-75% of steps / <1%
+            V0 = rng.uniform(-r, r, (reps, m, dim)) / dim
+            centre = rng.uniform(-r, r, (reps, dim)) / dim
+            trace = []
+            a, b = np.random.default_rng(3), np.random.default_rng(3)
+            soft_local_sgd(loss, count, V0, centre, 300, 0.2, 0.3, r, a, trace)
+            ref = _soft_local_sgd_per_step(grad, count, V0, centre, 300, 0.2, 0.3, r, b)
+            assert np.array_equal(np.array(trace), np.array(ref))
+            assert a.random() == b.random()
 
 
 def test_katyusha_reaches_the_exact_local_prox():
