@@ -20,6 +20,7 @@ import numpy as np
 from montecarlo.experiments.objectives import ClientLosses, minimize, prox
 from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, stated
+from paper_checks.p000_common import _exact_risks
 
 
 def _instance(seed):
@@ -291,18 +292,6 @@ def prop16(cfg, seed):
                  "instance): " + "; ".join(parts), {"rows": rows, "mean_rows": mean_rows})
 
 
-def _exact_risks(inst, W):
-    """Exact AER (p_i = 1/m) per replicate and the worst client's mean IER of the models W on
-    a Lemma 7 instance (``montecarlo.experiments.metrics.evaluate``)."""
-    from montecarlo.experiments.algorithms import Trajectory
-    from montecarlo.experiments.metrics import evaluate
-
-    traj = Trajectory("exact", "local", 0.0, W[None], W.mean(-2)[None], np.zeros(1, int),
-                      np.zeros(1), np.zeros(1))
-    met = evaluate(traj, inst, checkpoints=[0])
-    return met["aer"][0], float(np.max(np.mean(met["ier"][0], 0)))
-
-
 def _lambda_grid(cfg, seed):
     """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
     over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants."""
@@ -322,7 +311,7 @@ def _lambda_grid(cfg, seed):
             for lam in (1e-2, 1e-1, 1.0, 10.0):
                 aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])
                 rows.append({"n": n, "R": r, "lam": lam, "aer": float(np.mean(aer)),
-                             "ier": ier, "mu": c["mu"], "sigma2": c["rho"] ** 2})
+                             "ier": float(ier), "mu": c["mu"], "sigma2": c["rho"] ** 2})
     # beta = d/4 (Lemma 7); ||l||_inf on the ball of radius 1, which holds every model
     return rows, {"m": m, "d": d, "beta": d / 4, "loss_sup": float(np.logaddexp(0.0, np.sqrt(d)))}
 

@@ -157,3 +157,22 @@ def test_split_chain_reach_contains_the_krylov_spaces():
     # x* against problem (2)'s gradient: (A_i x_i - b_i + lam (x_i - xbar)) = 0
     x = minimizer(A, b, 7.0)
     assert np.allclose(np.einsum("ide,ie->id", A, x) - b + 7.0 * (x - x.mean(0)), 0, atol=1e-12)
+
+
+def test_plain_grid_equals_the_rates_grids():
+    # paper 000's Thm 4 and 6 checks solve one baseline of montecarlo's grids: the same numbers
+    # bit for bit as the grids' own (which solve both), on their instances and data streams
+    from montecarlo.experiments import rates
+    from paper_checks.p000_common import _D, _plain_grid
+
+    ns, ms, f = [40, 80], [2, 4], [0.5, 3.0]
+    full = rates.paper000_fedprox_grid(ns, ms, f, theorems=(), d=_D, reps=3, seed=17)
+    for name, objective in (("local", "local"), ("fedavg", "global")):
+        mine = _plain_grid(ns, ms, f, objective, reps=3, seed=17)
+        for key in ("n", "m", "R"):
+            assert np.array_equal(mine[key], full[key])
+        assert np.array_equal(mine["aer"], full[f"{name}_aer"])
+        assert np.array_equal(mine["ier_worst"], full[f"{name}_ier_worst"])
+    hom = rates.homogeneous_grid(ns, ms, d=_D, reps=3, seed=17)
+    mine = _plain_grid(ns, ms, [0.0], "global", reps=3, seed=17)
+    assert np.array_equal(mine["aer"][:, 0], hom["fedavg_ier"])
