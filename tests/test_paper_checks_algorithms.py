@@ -86,6 +86,44 @@ def test_katyusha_reaches_the_exact_local_prox():
     assert used == 60 * 5 * m
 
 
+def test_katyusha_equals_a_draw_per_iteration():
+    # _katyusha draws and gathers an epoch's summands at once and takes their gradients at the
+    # snapshot in one product: the same iterates and generator state, bit for bit, as the loop
+    # with a draw and two gathers per iteration
+    rng = np.random.default_rng(12)
+    n, m, d, mu, lam = 3, 5, 4, 1e-2, 0.2
+    A, b, C, _ = _finite_sum_clients(rng, n, m, d, mu)
+    ybar, z0 = rng.standard_normal((2, d)), rng.standard_normal((2, n, d))
+    L = float(np.max(np.sum(A * A, -1)))
+    sigma, ep = mu + lam, 2 * m
+    tau1 = min(np.sqrt(ep * sigma / (3 * L)), 0.5)
+    alpha = 1 / (3 * tau1 * L)
+    theta = (1 + alpha * sigma) ** np.arange(ep)
+    rows = np.arange(n)[None, :]
+
+    def grad(x, j):
+        a = A[rows, j]
+        return (np.sum(a * x, -1) - b[rows, j])[..., None] * a
+
+    a, r = np.random.default_rng(4), np.random.default_rng(4)
+    snap = y = z = z0
+    for _ in range(3):
+        full = np.einsum("rim,imd->rid", np.einsum("imd,rid->rim", A, snap) - b, A) / m
+        acc = np.zeros_like(snap)
+        for t in range(ep):
+            x = tau1 * z + 0.5 * snap + (0.5 - tau1) * y
+            j = r.integers(0, m, (2, n))
+            g = full + grad(x, j) - grad(snap, j)
+            z_new = (z / alpha - g + lam * ybar[:, None] + mu * C) / (1 / alpha + sigma)
+            y = x + tau1 * (z_new - z)
+            z = z_new
+            acc += theta[t] * y
+        snap = acc / theta.sum()
+    mine, used = _katyusha(A, b, C, mu, lam, ybar, z0, 3 * ep, a)
+    assert np.array_equal(mine, snap) and used == 3 * (m + 2 * ep)
+    assert a.random() == r.random()
+
+
 def test_finite_sum_minimizer_is_stationary():
     # the nd x nd system against the objective's gradient by central differences
     rng = np.random.default_rng(8)
