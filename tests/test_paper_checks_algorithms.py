@@ -214,3 +214,22 @@ def test_plain_grid_equals_the_rates_grids():
     hom = rates.homogeneous_grid(ns, ms, d=_D, reps=3, seed=17)
     mine = _plain_grid(ns, ms, [0.0], "global", reps=3, seed=17)
     assert np.array_equal(mine["aer"][:, 0], hom["fedavg_ier"])
+
+
+def test_simulate_many_equals_simulate_per_method():
+    # paper 003's paired checks measure both methods on instances sampled once: the numbers of
+    # simulate per method, bit for bit (federated and oracle centres, a non-identity spectrum)
+    from paper_checks.evidence import simulate, simulate_many
+    from paper_checks.p003_common import TWO_POINT
+
+    kw = dict(gamma=2.0, sigma=0.5, signal=1.0, d=20, reps=2, seed=5)
+    cases = [([("maml_fl", [0.05, 0.1]), ("ftfa", [0.0])],
+              dict(global_model="federated", clients=3, spectrum=TWO_POINT)),
+             ([("rtfa", [0.5]), ("ftfa", [0.0]), ("local", [0.0])], {})]
+    for requests, extra in cases:
+        many = simulate_many(requests, **kw, **extra)
+        for (method, tunings), got in zip(requests, many):
+            one = simulate(method, tunings=tunings, **kw, **extra)
+            assert got.keys() == one.keys() and got["n"] == one["n"]
+            for key in ("bias", "variance", "risk"):
+                assert np.array_equal(got[key], one[key])
