@@ -2,10 +2,10 @@
 
 The simulations are montecarlo's (``montecarlo.linear.instances.sample_instance`` +
 ``montecarlo.linear.measure.measure_many``): the exact conditional bias and variance given the
-design of paper 003, eq. (3), one replicate per seed of ``montecarlo.runner.seeding``. A check compares a
-formula with a simulation mean through ``agreement``: the tolerance is ``z`` standard errors
-plus an explicit finite-size allowance, both reported, so a reader sees how strongly a claim
-holds (the z-score) and how far a rejected form is (its z-score too).
+design of paper 003, eq. (3), one replicate per seed of ``montecarlo.runner.seeding``. A check
+compares a formula with a simulation mean through ``agreement``: the tolerance is ``z``
+standard errors plus an explicit finite-size allowance, both reported, so a reader sees how
+strongly a claim holds (the z-score) and how far a rejected form is (its z-score too).
 """
 
 from __future__ import annotations
