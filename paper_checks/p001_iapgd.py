@@ -174,7 +174,9 @@ def _katyusha(A, b, C, mu, lam, ybar, z0, T, rng):
     tau1 = min(np.sqrt(ep * sigma / (3 * L)), 0.5)
     alpha = 1 / (3 * tau1 * L)
     theta = (1 + alpha * sigma) ** np.arange(ep)
-    rows = np.arange(n)
+    # summand j of client i is row i m + j of the flattened data (np.take: see
+    # p000_afp.LogisticSamples)
+    flat_A, flat_b, start = A.reshape(-1, d), b.reshape(-1), np.arange(n) * m
     pull, anchor, scale = lam * ybar[:, None], mu * C, 1 / alpha + sigma
     snap = y = z = z0
     epochs = int(np.ceil(T / ep))
@@ -183,8 +185,8 @@ def _katyusha(A, b, C, mu, lam, ybar, z0, T, rng):
         # An epoch's summands drawn and gathered at once (the same numbers as a draw per
         # iteration: see p000_afp.soft_local_sgd), and their gradients at the snapshot, fixed
         # over the epoch, in one product: the same values bit for bit, a third of the calls.
-        j = rng.integers(0, m, (ep, reps, n))
-        a, bj = A[rows, j], b[rows, j]                                  # summand j_i of client i
+        rows = start + rng.integers(0, m, (ep, reps, n))
+        a, bj = np.take(flat_A, rows, axis=0), np.take(flat_b, rows)    # summand j_i of client i
         at_snap = (np.sum(a * snap, -1) - bj)[..., None] * a
         half = 0.5 * snap
         acc = np.zeros_like(snap)

@@ -56,9 +56,13 @@ def test_soft_local_sgd_equals_a_draw_per_step():
     def mean_grad(V, j):
         return mean.beta * (V - Z[np.arange(reps)[:, None], rows, j])
 
+    def shared_grad(V, j):                                  # one dataset for every replicate
+        return mean.beta * (V - Z[0][rows, j])
+
     sizes = np.array([5, 20, 9, 14])
     for loss, grad, dim, count in ((LogisticSamples(f), logistic, d, n),
-                                   (mean, mean_grad, 2, sizes)):
+                                   (mean, mean_grad, 2, sizes),
+                                   (MeanEstimation(Z[0], beta=1.3), shared_grad, 2, n)):
         for r in (0.3, 5.0):                       # projections on 40-75% of steps / <1%
             V0 = rng.uniform(-r, r, (reps, m, dim)) / dim
             centre = rng.uniform(-r, r, (reps, dim)) / dim
