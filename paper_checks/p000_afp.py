@@ -20,7 +20,7 @@ import numpy as np
 from montecarlo.experiments.objectives import ClientLosses, minimize, prox
 from montecarlo.runner.seeding import replicate_rng
 from paper_checks.core import claim, judge, stated
-from paper_checks.p000_common import _exact_risks
+from paper_checks.p000_common import _lambda_grid
 
 
 def _instance(seed):
@@ -296,30 +296,6 @@ def prop16(cfg, seed):
     return judge(ok, "AFP (Stage I and II) with Lemmas 14-15's schedules; logistic = "
                  "ridge-logistic clients, mean = mean estimation (beta = mu = 1, the binding "
                  "instance): " + "; ".join(parts), {"rows": rows, "mean_rows": mean_rows})
-
-
-def _lambda_grid(cfg, seed):
-    """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
-    over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants."""
-    from montecarlo.experiments.problems import Instance
-    from montecarlo.experiments.rates_instances import fedprox_theorem1_constants, lemma7_instance
-
-    m, d, l2 = 4, 4, 1e-3
-    R = np.array([0.05, 0.3])
-    rows = []
-    for cell, n in enumerate((100, 400)):
-        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
-                               cell=cell)
-        for j, r in enumerate(R):
-            c = fedprox_theorem1_constants(inst.w_star[j], d)
-            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
-                             inst.w_star[j], inst.test_X, inst.labels)
-            for lam in (1e-2, 1e-1, 1.0, 10.0):
-                aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])
-                rows.append({"n": n, "R": r, "lam": lam, "aer": float(np.mean(aer)),
-                             "ier": float(ier), "mu": c["mu"], "sigma2": c["rho"] ** 2})
-    # beta = d/4 (Lemma 7); ||l||_inf on the ball of radius 1, which holds every model
-    return rows, {"m": m, "d": d, "beta": d / 4, "loss_sup": float(np.logaddexp(0.0, np.sqrt(d)))}
 
 
 @claim("000.prop23.lambda-aer", location="Proposition 23 (App. C)", kind="inequality",

@@ -23,8 +23,9 @@ from scipy.stats import t as student_t
 
 from montecarlo.experiments.algorithms import Trajectory
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import minimize
-from montecarlo.experiments.rates_instances import lemma7_instance
+from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.problems import Instance
+from montecarlo.experiments.rates_instances import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import stated
 from riskcalc import minimax
 from riskcalc.minimax.ratecheck import rate_check
@@ -132,3 +133,25 @@ def _plain_grid(ns, ms, r2_times_n, objective, *, reps, seed):
         for k, v in zip(out, (n, m, R, aer.T, worst)):
             out[k].append(v)
     return {k: np.array(v, float) for k, v in out.items()}
+
+
+def _lambda_grid(cfg, seed):
+    """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
+    over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants
+    (Props 23 and 30, ``paper_checks.p000_afp``)."""
+    m, d, l2 = 4, 4, 1e-3
+    R = np.array([0.05, 0.3])
+    rows = []
+    for cell, n in enumerate((100, 400)):
+        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
+                               cell=cell)
+        for j, r in enumerate(R):
+            c = fedprox_theorem1_constants(inst.w_star[j], d)
+            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                             inst.w_star[j], inst.test_X, inst.labels)
+            for lam in (1e-2, 1e-1, 1.0, 10.0):
+                aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])
+                rows.append({"n": n, "R": r, "lam": lam, "aer": float(np.mean(aer)),
+                             "ier": float(ier), "mu": c["mu"], "sigma2": c["rho"] ** 2})
+    # beta = d/4 (Lemma 7); ||l||_inf on the ball of radius 1, which holds every model
+    return rows, {"m": m, "d": d, "beta": d / 4, "loss_sup": float(np.logaddexp(0.0, np.sqrt(d)))}
