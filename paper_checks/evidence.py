@@ -1,11 +1,11 @@
 """Shared evidence: simulated bias/variance/risk with standard errors, and tolerance tests.
 
 The simulations are montecarlo's (``montecarlo.linear.instances.sample_instance`` +
-``montecarlo.linear.measure.measure``): the exact conditional bias and variance given the design of
-paper 003, eq. (3), one replicate per seed of ``montecarlo.runner.seeding``. A check compares a
-formula with a simulation mean through ``agreement``: the tolerance is ``z`` standard errors
-plus an explicit finite-size allowance, both reported, so a reader sees how strongly a claim
-holds (the z-score) and how far a rejected form is (its z-score too).
+``montecarlo.linear.measure.measure_many``): the exact conditional bias and variance given the
+design of paper 003, eq. (3), one replicate per seed of ``montecarlo.runner.seeding``. A check
+compares a formula with a simulation mean through ``agreement``: the tolerance is ``z``
+standard errors plus an explicit finite-size allowance, both reported, so a reader sees how
+strongly a claim holds (the z-score) and how far a rejected form is (its z-score too).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 import riskcalc
 from montecarlo.linear.instances import Setting, sample_instance
-from montecarlo.linear.measure import measure
+from montecarlo.linear.measure import measure_many
 from montecarlo.runner.stats import mean_se
 from paper_checks.core import stated
 
@@ -32,10 +32,10 @@ def spec(method: str, *, gamma, sigma, signal, tuning=0.0, spectrum=None):
     return riskcalc.ClientSpec(method, gamma=gamma, sigma=sigma, spectrum=spectrum, **kw)
 
 
-def simulate(method: str, *, gamma, sigma, signal, tunings=(0.0,), spectrum=None, d: int,
-             reps: int, seed: int, global_model: str = "oracle", clients: int = 1,
-             steps=None, step_size=None) -> dict:
+def simulate(method: str, *, tunings=(0.0,), **kw) -> dict:
     """Per-replicate bias, variance and risk of the target client (paper 003, eq. 3).
+
+    Parameters as ``simulate_many``'s, for one method.
 
     Returns
     -------
@@ -44,20 +44,34 @@ def simulate(method: str, *, gamma, sigma, signal, tunings=(0.0,), spectrum=None
         sample size. Replicate ``rep`` uses the same design for every tuning value and every
         method (common random numbers), so paired differences are sharp.
     """
-    tunings = np.atleast_1d(np.asarray(tunings, float))
-    sp = spec(method, gamma=gamma, sigma=sigma, signal=signal, tuning=float(tunings[0]),
-              spectrum=spectrum)
+    return simulate_many([(method, tunings)], **kw)[0]
+
+
+def simulate_many(requests, *, gamma, sigma, signal, spectrum=None, d: int, reps: int,
+                  seed: int, global_model: str = "oracle", clients: int = 1, steps=None,
+                  step_size=None) -> list:
+    """``simulate`` for several ``(method, tunings)`` requests on the same instances: each
+    replicate sampled and decomposed once (``montecarlo.linear.measure.measure_many``), not
+    once per method. The instance depends on gamma, sigma, signal and the spectrum, not on the
+    method (``sample_instance``), and ``measure_many`` is bit-identical to ``measure`` on each:
+    the results are those of ``simulate`` per request, bit for bit. One dict per request."""
+    tunings = [np.atleast_1d(np.asarray(t, float)) for _, t in requests]
+    sp = spec(requests[0][0], gamma=gamma, sigma=sigma, signal=signal,
+              tuning=float(tunings[0][0]), spectrum=spectrum)
     setting = Setting(d=d, clients=clients, global_model=global_model)
-    rows = {"bias": [], "variance": [], "risk": []}
+    rows = [{"bias": [], "variance": [], "risk": []} for _ in requests]
     n = None
     for rep in range(reps):
         inst = sample_instance(sp, setting, seed, rep)
         n = int(inst.n[0])
-        out = measure(inst, method, tunings, steps=steps, step_size=step_size)
-        for k in rows:
-            rows[k].append(np.asarray(out[k], float))
-    res = {k: np.array(v) for k, v in rows.items()}
-    res["n"] = n
+        outs = measure_many(inst, [(m, t) for (m, _), t in zip(requests, tunings)],
+                            steps=steps, step_size=step_size)
+        for row, out in zip(rows, outs):
+            for k in row:
+                row[k].append(np.asarray(out[k], float))
+    res = [{k: np.array(v) for k, v in row.items()} for row in rows]
+    for r in res:
+        r["n"] = n
     return res
 
 

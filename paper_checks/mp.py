@@ -34,13 +34,14 @@ def _moment(g, lam, power, prec):
 
     # x = a + (b - a) sin^2(t) removes the square-root endpoint singularities.
     def f(t):
-        key = (t, mpm.mp.prec)
-        if key not in nodes:
+        key = (t._mpf_, mpm.mp.prec)        # hashes 2x faster than the mpf, the same equality
+        part = nodes.get(key)
+        if part is None:
             x = a + (b - a) * mpm.sin(t) ** 2
-            nodes[key] = (x, mpm.sqrt((b - x) * (x - a)) / (2 * mpm.pi * g * x), mpm.sin(t),
-                          mpm.cos(t))
-        x, dens, sin, cos = nodes[key]
-        return dens / (x + lam) ** power * 2 * (b - a) * sin * cos
+            part = nodes[key] = (x, mpm.sqrt((b - x) * (x - a)) / (2 * mpm.pi * g * x),
+                                 mpm.sin(t), mpm.cos(t), b - a)
+        x, dens, sin, cos, width = part
+        return dens / (x + lam) ** power * 2 * width * sin * cos
     return atom + mpm.quad(f, [0, mpm.pi / 4, mpm.pi / 2])
 
 
@@ -49,8 +50,8 @@ def _nodes(g, prec):
     """The parts of ``_moment``'s integrand that do not depend on lam or the power, by
     quadrature node (and the precision quad evaluates it at): the tanh-sinh nodes are the same
     for every lam, and a golden-section search over lam (``003.thm2.lambda-star``) integrates
-    at some 270 lams. The same operations in the same order as computing them anew: the same
-    bits."""
+    at some 270 lams. The same operations in the same order as computing them anew, b - a
+    included (at the node's precision, quad's guard bits on): the same bits."""
     return {}
 
 

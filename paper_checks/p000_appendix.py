@@ -148,7 +148,7 @@ def lemma14(cfg, seed):
     # beta/(beta + lam) (mean of k sampled points) (never projected) and E||w_k||^2 = (beta/
     # (beta + lam))^2 r^2/k for k >= 1, r^2 at k = 0: between 1/(32 (1 + lam/beta)^2) and
     # 1/16 of the bound at every k, which the simulation must reproduce (within 5 s.e.).
-    from paper_checks.p000_afp import MeanEstimation, _logistic_grad, soft_local_sgd
+    from paper_checks.p000_afp import LogisticSamples, MeanEstimation, soft_local_sgd
 
     rng = replicate_rng(seed, 3)
     K, reps = 200, cfg.pick(200, 1000)
@@ -159,7 +159,7 @@ def lemma14(cfg, seed):
     target = prox(f, np.zeros((1, d)), lam)[0]
     w0 = r * rng.standard_normal(d) / np.sqrt(d)
     trace = [np.tile(r * w0 / np.linalg.norm(w0), (reps, 1, 1))]
-    soft_local_sgd(_logistic_grad(f), n, trace[0], np.zeros((reps, d)), K, lam, l2, r, rng,
+    soft_local_sgd(LogisticSamples(f), n, trace[0], np.zeros((reps, d)), K, lam, l2, r, rng,
                    trace)
     sq = np.sum((np.array(trace)[:, :, 0] - target) ** 2, -1)               # (K + 1, reps)
     rows.append({"what": f"ridge-logistic n={n} d={d} mu = l2 = {l2:g} lam = {lam:g} r = {r:g}",
@@ -169,7 +169,7 @@ def lemma14(cfg, seed):
                        * np.array([1.0, 0.0]), beta=1.0)
     for lam in (0.02, 0.2):
         trace = [np.tile([[0.0, r]], (reps, 1, 1))]
-        soft_local_sgd(f.grad, n, trace[0], np.zeros((reps, 2)), K, lam, 1.0, r, rng, trace)
+        soft_local_sgd(f, n, trace[0], np.zeros((reps, 2)), K, lam, 1.0, r, rng, trace)
         sq = np.sum(np.array(trace)[:, :, 0] ** 2, -1)                     # Prox(0) = 0
         k = np.arange(1, K + 1)
         exact = np.concatenate([[r * r], (1 / (1 + lam)) ** 2 * r * r / k])

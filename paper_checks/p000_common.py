@@ -16,9 +16,16 @@ hyperparameters. ``riskcalc.minimax`` must agree with every recomputed constant.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from scipy.stats import t as student_t
 
+from montecarlo.experiments.algorithms import Trajectory
+from montecarlo.experiments.metrics import evaluate
+from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.problems import Instance
+from montecarlo.experiments.rates_instances import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import stated
 from riskcalc import minimax
 from riskcalc.minimax.ratecheck import rate_check
@@ -96,3 +103,55 @@ def _cells(g):
     n = np.broadcast_to(g["n"][:, None], g["R"].shape)
     m = np.broadcast_to(g["m"][:, None], g["R"].shape)
     return n, m, n * m, g["R"]
+
+
+def _exact_risks(inst, W):
+    """Exact AER (p_i = 1/m) per replicate and the worst client's mean IER of the models W
+    (reps, ..., m, d) on a Lemma 7 instance (``montecarlo.experiments.metrics.evaluate``):
+    shapes (reps, ...) and (...)."""
+    traj = Trajectory("exact", "local", 0.0, W[None], W.mean(-2)[None], np.zeros(1, int),
+                      np.zeros(1), np.zeros(1))
+    met = evaluate(traj, inst, checkpoints=[0])
+    return met["aer"][0], np.max(np.mean(met["ier"][0], 0), -1)
+
+
+def _plain_grid(ns, ms, r2_times_n, objective, *, reps, seed):
+    """One baseline of ``montecarlo.experiments.rates.paper000_fedprox_grid`` (``"local"``:
+    PureLocalTraining, ``"global"``: FedAvg) without the other's exact solves, which that grid
+    always makes: the same instances (cell k of the (n, m) product on data stream k, R^2 = f/n,
+    d = _D, c_x = 1, l2 = 1e-4) and the same numbers bit for bit
+    (tests/test_paper_checks_algorithms.py); f = 0 (R = 0) is allowed, the instances of
+    ``rates.homogeneous_grid``. Returns ``n``, ``m`` (cells,), ``R`` (cells, len(f)), ``aer``
+    (cells, len(f), reps) and ``ier_worst`` (cells, len(f))."""
+    f = np.asarray(r2_times_n, float)
+    out = {k: [] for k in ("n", "m", "R", "aer", "ier_worst")}
+    for cell, (n, m) in enumerate(itertools.product(ns, ms)):
+        R = np.sqrt(f / n)
+        inst = lemma7_instance(R, reps=reps, m=m, n=n, d=_D, c_x=1.0, l2=1e-4, seed=seed,
+                               cell=cell)
+        aer, worst = _exact_risks(inst, minimize(inst.train, objective)[1])
+        for k, v in zip(out, (n, m, R, aer.T, worst)):
+            out[k].append(v)
+    return {k: np.array(v, float) for k, v in out.items()}
+
+
+def _lambda_grid(cfg, seed):
+    """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
+    over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants
+    (Props 23 and 30, ``paper_checks.p000_afp``)."""
+    m, d, l2 = 4, 4, 1e-3
+    R = np.array([0.05, 0.3])
+    rows = []
+    for cell, n in enumerate((100, 400)):
+        inst = lemma7_instance(R, reps=cfg.pick(6, 20), m=m, n=n, d=d, l2=l2, seed=seed,
+                               cell=cell)
+        for j, r in enumerate(R):
+            c = fedprox_theorem1_constants(inst.w_star[j], d)
+            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                             inst.w_star[j], inst.test_X, inst.labels)
+            for lam in (1e-2, 1e-1, 1.0, 10.0):
+                aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])
+                rows.append({"n": n, "R": r, "lam": lam, "aer": float(np.mean(aer)),
+                             "ier": float(ier), "mu": c["mu"], "sigma2": c["rho"] ** 2})
+    # beta = d/4 (Lemma 7); ||l||_inf on the ball of radius 1, which holds every model
+    return rows, {"m": m, "d": d, "beta": d / 4, "loss_sup": float(np.logaddexp(0.0, np.sqrt(d)))}

@@ -190,7 +190,7 @@ def afp_risks(cfg, seed, *, m=4):
                                                                          lam ** 2 * p ** 2 * n)))))
             Z, w_star = _federation(rng, reps, m, int(n.max()), R, s)
             gmin = min(4 * BETA ** 2, 2 * lam * LOSS_SUP, 4 * lam ** 2)       # D = 2
-            _, _, W = _afp(MeanEstimation(Z, BETA).grad, (m, n, 2), lam, T, reps, rng, 1.0,
+            _, _, W = _afp(MeanEstimation(Z, BETA), (m, n, 2), lam, T, reps, rng, 1.0,
                            BETA, MU, gmin, m, K_T=K_T, p=p)
             excess = BETA / 2 * np.sum((W - w_star) ** 2, -1)                  # (reps, m)
             rows.append({"R": R, "s": s, "n": n, "p": p, "lam": lam, "T": T, "K_T": K_T,
@@ -221,7 +221,7 @@ def afp_stability(cfg, seed, *, m=4, lam=0.01, R=0.5, s=0.4, C2=6400.0):
         Z2[0, 0] = -w_star[0] / R
         out = []
         for data in (Z, Z2):
-            _, _, W = _afp(MeanEstimation(data, BETA).grad, (m, n, 2), lam, T, reps,
+            _, _, W = _afp(MeanEstimation(data, BETA), (m, n, 2), lam, T, reps,
                            replicate_rng(seed, 9, n), 1.0, BETA, MU, gmin, m, K_T=K_T)
             out.append(W[:, 0])
         gamma = np.array([sup_loss_change(a, b) for a, b in zip(*out)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from montecarlo.experiments.algorithms import fedavg, finetune, local_training
+from montecarlo.experiments.algorithms import finetune, local_training
 from montecarlo.experiments.problems import paper000_instance
 from montecarlo.experiments.metrics import evaluate
 from montecarlo.experiments.objectives import minimize
@@ -78,12 +78,15 @@ def _fig1_accuracy(cfg, seed):
     for rep in range(reps):
         inst = paper000_instance(R, m=5, n=100, d=100, n_test=cfg.pick(1000, 5000),
                                  seed=seed, rep=rep)
-        runs = {"fedavg": fedavg(inst, **hp, seed=seed, rep=rep),
-                "local": local_training(inst, epochs=100, lr=0.2, batch_size=16, seed=seed,
-                                        rep=rep),
-                "finetune": finetune(inst, **hp, finetune_epochs=15, seed=seed, rep=rep)}
-        for k, tr in runs.items():
-            acc[k].append(evaluate(tr, inst, checkpoints=[-1])["accuracy_mean"][0])
+        # finetune runs fedavg with the same random numbers first: FedAvg's last round is its
+        # checkpoint hp["rounds"] bit for bit (montecarlo's tests/test_algorithms.py), so
+        # FedAvg is not run a second time
+        ft = evaluate(finetune(inst, **hp, finetune_epochs=15, seed=seed, rep=rep), inst,
+                      checkpoints=[hp["rounds"], -1])["accuracy_mean"]
+        local = local_training(inst, epochs=100, lr=0.2, batch_size=16, seed=seed, rep=rep)
+        acc["fedavg"].append(ft[0])
+        acc["local"].append(evaluate(local, inst, checkpoints=[-1])["accuracy_mean"][0])
+        acc["finetune"].append(ft[1])
     return R, {k: np.array(v) for k, v in acc.items()}, reps
 
 

@@ -174,21 +174,26 @@ def _katyusha(A, b, C, mu, lam, ybar, z0, T, rng):
     tau1 = min(np.sqrt(ep * sigma / (3 * L)), 0.5)
     alpha = 1 / (3 * tau1 * L)
     theta = (1 + alpha * sigma) ** np.arange(ep)
-    rows = np.arange(n)[None, :]
-
-    def grad(x, j):                                          # summand j_i of client i
-        a = A[rows, j]
-        return (np.sum(a * x, -1) - b[rows, j])[..., None] * a
+    # summand j of client i is row i m + j of the flattened data (np.take: see
+    # p000_afp.LogisticSamples)
+    flat_A, flat_b, start = A.reshape(-1, d), b.reshape(-1), np.arange(n) * m
+    pull, anchor, scale = lam * ybar[:, None], mu * C, 1 / alpha + sigma
     snap = y = z = z0
     epochs = int(np.ceil(T / ep))
     for _ in range(epochs):
         full = np.einsum("rim,imd->rid", np.einsum("imd,rid->rim", A, snap) - b, A) / m
+        # An epoch's summands drawn and gathered at once (the same numbers as a draw per
+        # iteration: see p000_afp.soft_local_sgd), and their gradients at the snapshot, fixed
+        # over the epoch, in one product: the same values bit for bit, a third of the calls.
+        rows = start + rng.integers(0, m, (ep, reps, n))
+        a, bj = np.take(flat_A, rows, axis=0), np.take(flat_b, rows)    # summand j_i of client i
+        at_snap = (np.sum(a * snap, -1) - bj)[..., None] * a
+        half = 0.5 * snap
         acc = np.zeros_like(snap)
         for t in range(ep):
-            x = tau1 * z + 0.5 * snap + (0.5 - tau1) * y
-            j = rng.integers(0, m, (reps, n))
-            g = full + grad(x, j) - grad(snap, j)
-            z_new = (z / alpha - g + lam * ybar[:, None] + mu * C) / (1 / alpha + sigma)
+            x = tau1 * z + half + (0.5 - tau1) * y
+            g = full + (np.sum(a[t] * x, -1) - bj[t])[..., None] * a[t] - at_snap[t]
+            z_new = (z / alpha - g + pull + anchor) / scale
             y = x + tau1 * (z_new - z)
             z = z_new
             acc += theta[t] * y

@@ -12,7 +12,7 @@ import numpy as np
 import riskcalc
 from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge, stated
-from paper_checks.evidence import Z, fmt, simulate
+from paper_checks.evidence import Z, fmt, simulate_many
 from paper_checks.p003_common import SLACK, TWO_POINT
 
 
@@ -28,8 +28,7 @@ def _federated_pair(cfg, seed, method, tunings, reference, ref_tuning, spectrum=
     for M in clients:
         kw = dict(gamma=2.0, sigma=0.5, signal=1.0, d=d, reps=reps, seed=seed,
                   global_model="federated", clients=M, spectrum=spectrum)
-        a = simulate(method, tunings=tunings, **kw)
-        b = simulate(reference, tunings=[ref_tuning], **kw)
+        a, b = simulate_many([(method, tunings), (reference, [ref_tuning])], **kw)
         # The theorems' statement: the method's risk equals the reference's (in the limit).
         mean, se = mean_se(a["risk"] - stated(b["risk"][:, :1], "equality"))
         risk, risk_se = mean_se(a["risk"])

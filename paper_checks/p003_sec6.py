@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import riskcalc
 from paper_checks.core import claim, judge, judge_erratum
-from paper_checks.evidence import agreement, fmt, simulate
+from paper_checks.evidence import agreement, fmt, simulate, simulate_many
 from paper_checks.p003_common import SLACK, TWO_POINT, _bias_ridge, _sizes, _var_minnorm, _var_ridge
 from riskcalc.linear.engine import stieltjes
 
@@ -159,8 +159,8 @@ def proof_thm2_variance(cfg, seed):
 def proof_thm2_bias(cfg, seed):
     p = dict(gamma=2.0, sigma=0.5, signal=1.0, tuning=0.5)
     sz = _sizes(cfg)
-    rt = simulate("rtfa", gamma=2.0, sigma=0.5, signal=1.0, tunings=[0.5], seed=seed, **sz)
-    ft = simulate("ftfa", gamma=2.0, sigma=0.5, signal=1.0, seed=seed, **sz)  # ||Pi theta||^2
+    rt, ft = simulate_many([("rtfa", [0.5]), ("ftfa", [0.0])], gamma=2.0, sigma=0.5,
+                           signal=1.0, seed=seed, **sz)                  # ft: ||Pi theta||^2
     limit = float(_bias_ridge(p))
     a_proj = agreement(limit, ft["bias"][:, 0], slack=SLACK / ft["n"])
     a_ridge = agreement(limit, rt["bias"][:, 0], slack=SLACK / rt["n"], role="equality")

@@ -14,7 +14,7 @@ import riskcalc
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
 from paper_checks.core import claim, judge, judge_erratum, stated
-from paper_checks.evidence import Z, agreement, fmt, simulate
+from paper_checks.evidence import Z, agreement, fmt, simulate, simulate_many
 from paper_checks.mp import mp_moment, printed_m
 from paper_checks.p003_common import (MINNORM, RIDGE, SLACK, _bias_minnorm, _bias_ridge,
                                       _compare_points, _mp_risk, _sizes, _var_minnorm,
@@ -208,10 +208,9 @@ def thm2_rtfa_beats_ftfa(cfg, seed):
     # lam -> 0: the MP-integral risk at lam = 1e-12 against Thm 1's closed form.
     small = float(_mp_risk(2.0, 1.0, 0.5, mpm.mpf("1e-12")))
     lim_ok = abs(small - 0.75) < 1e-9
-    p = dict(gamma=2.0, sigma=0.5, signal=1.0)
     sz = _sizes(cfg)
-    rt = simulate("rtfa", gamma=2.0, sigma=0.5, signal=1.0, tunings=[0.5], seed=seed, **sz)
-    ft = simulate("ftfa", **{k: p[k] for k in ("gamma", "sigma", "signal")}, seed=seed, **sz)
+    rt, ft = simulate_many([("rtfa", [0.5]), ("ftfa", [0.0])], gamma=2.0, sigma=0.5,
+                           signal=1.0, seed=seed, **sz)
     mean, se = mean_se(ft["risk"][:, 0] - rt["risk"][:, 0])
     sim_ok = bool(mean > Z * se)
     ok = gap > 0 and lim_ok and sim_ok

@@ -17,6 +17,8 @@ with gamma_j spread over [0.2, 0.6].
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import riskcalc
@@ -37,9 +39,15 @@ def _exact(gam, lam):
     return res.contraction, float(minimax.outer_rate(L, mu, lam, g)), c["L_g"] / c["mu_g"]
 
 
+@functools.cache
 def _table():
-    return {name: np.array([_exact(gam, lam) for lam in _LAMS])
-            for name, gam in _FEDERATIONS.items()}
+    """``_exact`` over ``_LAMS`` per federation: pure theory, made once per process for the two
+    claims that read it (read-only arrays)."""
+    tab = {name: np.array([_exact(gam, lam) for lam in _LAMS])
+           for name, gam in _FEDERATIONS.items()}
+    for t in tab.values():
+        t.setflags(write=False)
+    return tab
 
 
 @claim("004.thm2.exact-limit-rate", location="Thm 2 (Alg. 1, eq. 10)",
@@ -94,11 +102,20 @@ def cor1_rounds(cfg, seed):
 _ONE = {"gamma": 0.5, "lams": (0.03, 0.3, 3.0, 30.0), "Ks": (1, 2, 3, 5, 8, 13, 21, 34, 55, 89)}
 
 
+@functools.cache
+def _contraction(lam, K, eta, g):
+    """The exact contraction of Alg. 1 (one client, gamma = 0.5) with K local steps of size
+    eta and global step g: pure theory, computed once per process (the two claims of
+    ``_finite_k_table`` ask for the same ones)."""
+    from riskcalc.linear.dynamics import algorithm1_contraction
+
+    return algorithm1_contraction(gamma=_ONE["gamma"], lam=lam, local_steps=K, step_size=eta,
+                                  global_step=g)["contraction"]
+
+
 def _finite_k_table(K_of):
     """Per lam: Cor. 1's steps, eq. (12)'s K, and the exact contraction of Alg. 1 with K_of(K12)
     and with the exact prox (one client, gamma = 0.5)."""
-    from riskcalc.linear.dynamics import algorithm1_contraction
-
     gam = _ONE["gamma"]
     L, mu = (1 + np.sqrt(gam)) ** 2, (1 - np.sqrt(gam)) ** 2
     rows = []
@@ -106,13 +123,10 @@ def _finite_k_table(K_of):
         c = minimax.bilevel_constants(L, mu, lam)
         g, eta = 1.0 / (2.0 * c["L_g"]), 1.0 / (L + lam)
         k12 = int(minimax.inner_loop_iterations(L, mu, lam, g, eta))
-
-        def rho(K):
-            return algorithm1_contraction(gamma=gam, lam=lam, local_steps=K, step_size=eta,
-                                          global_step=g)["contraction"]
         K = max(1, int(round(K_of(k12))))
-        per = {k: k / (-2.0 * np.log(rho(k))) for k in _ONE["Ks"]}
-        rows.append({"lam": lam, "K12": k12, "K": K, "rho_K": rho(K), "rho_inf": rho(np.inf),
+        per = {k: k / (-2.0 * np.log(_contraction(lam, k, eta, g))) for k in _ONE["Ks"]}
+        rows.append({"lam": lam, "K12": k12, "K": K, "rho_K": _contraction(lam, K, eta, g),
+                     "rho_inf": _contraction(lam, np.inf, eta, g),
                      "thm2_rate": float(minimax.outer_rate(L, mu, lam, g)),
                      "gradients_per_efold": per, "kappa": L / mu})
     return rows

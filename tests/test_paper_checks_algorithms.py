@@ -7,7 +7,8 @@ import numpy as np
 from scipy.optimize import minimize as sp_minimize
 
 from paper_checks.numbered import MUTANT_PASSES
-from paper_checks.p000_afp import MeanEstimation
+from montecarlo.experiments.objectives import ClientLosses
+from paper_checks.p000_afp import LogisticSamples, MeanEstimation, soft_local_sgd
 from paper_checks.p001_iapgd import _finite_sum_clients, _katyusha, _objective_fs, _solve_fs
 from paper_checks.sensitivity import sensitive_claims
 
@@ -20,6 +21,57 @@ def test_mean_estimation_prox_against_direct_minimization():
         res = sp_minimize(lambda v: f.value(np.broadcast_to(v, (3, 2)))[i]
                           + lam / 2 * np.sum((v - w) ** 2), np.zeros(2), tol=1e-12)
         assert np.allclose(res.x, f.prox(w, lam)[i], atol=1e-6)
+
+
+def _soft_local_sgd_per_step(grad, n, V, centre, K, lam, mu, r, rng):
+    """Alg. 2's SoftLocalSGD as first written: one draw of (reps, m) sample indices per step,
+    ``grad(V, j)`` indexing the data itself, np.linalg.norm for the projection."""
+    reps, m, _ = V.shape
+    trace = []
+    for k in range(K):
+        g = grad(V, rng.integers(0, n, (reps, m))) + lam * (V - centre[:, None])
+        V = V - g / ((mu + lam) * (k + 1))
+        V = V * (r / np.maximum(r, np.linalg.norm(V, axis=-1, keepdims=True)))
+        trace.append(V)
+    return trace
+
+
+def test_soft_local_sgd_equals_a_draw_per_step():
+    # soft_local_sgd draws and gathers a chunk of steps' samples at once and skips projections
+    # by factor 1: its iterates and the generator's state after it must be those of the
+    # per-step loop bit for bit, over chunk boundaries (K = 300), with and without projections,
+    # per-replicate datasets and per-client sample counts
+    rng = np.random.default_rng(11)
+    m, n, d, reps = 4, 20, 3, 5
+    f = ClientLosses(rng.standard_normal((m, n, d)), rng.choice([-1.0, 1.0], (m, n)), l2=0.3)
+    rows = np.arange(m)[None, :]
+
+    def logistic(V, j):
+        x, y = f.X[rows, j], f.y[rows, j]
+        return (-y / (1 + np.exp(y * np.sum(x * V, -1))))[..., None] * x + f.l2 * V
+
+    Z = rng.uniform(-1, 1, (reps, m, n, 2))
+    mean = MeanEstimation(Z, beta=1.3)
+
+    def mean_grad(V, j):
+        return mean.beta * (V - Z[np.arange(reps)[:, None], rows, j])
+
+    def shared_grad(V, j):                                  # one dataset for every replicate
+        return mean.beta * (V - Z[0][rows, j])
+
+    sizes = np.array([5, 20, 9, 14])
+    for loss, grad, dim, count in ((LogisticSamples(f), logistic, d, n),
+                                   (mean, mean_grad, 2, sizes),
+                                   (MeanEstimation(Z[0], beta=1.3), shared_grad, 2, n)):
+        for r in (0.3, 5.0):                       # projections on 40-75% of steps / <1%
+            V0 = rng.uniform(-r, r, (reps, m, dim)) / dim
+            centre = rng.uniform(-r, r, (reps, dim)) / dim
+            trace = []
+            a, b = np.random.default_rng(3), np.random.default_rng(3)
+            soft_local_sgd(loss, count, V0, centre, 300, 0.2, 0.3, r, a, trace)
+            ref = _soft_local_sgd_per_step(grad, count, V0, centre, 300, 0.2, 0.3, r, b)
+            assert np.array_equal(np.array(trace), np.array(ref))
+            assert a.random() == b.random()
 
 
 def test_katyusha_reaches_the_exact_local_prox():
@@ -36,6 +88,44 @@ def test_katyusha_reaches_the_exact_local_prox():
                                     A[i].T @ b[i] / m + mu * C[i] + lam * ybar[r])
             assert np.linalg.norm(z[r, i] - exact) <= 1e-8 * np.linalg.norm(exact)
     assert used == 60 * 5 * m
+
+
+def test_katyusha_equals_a_draw_per_iteration():
+    # _katyusha draws and gathers an epoch's summands at once and takes their gradients at the
+    # snapshot in one product: the same iterates and generator state, bit for bit, as the loop
+    # with a draw and two gathers per iteration
+    rng = np.random.default_rng(12)
+    n, m, d, mu, lam = 3, 5, 4, 1e-2, 0.2
+    A, b, C, _ = _finite_sum_clients(rng, n, m, d, mu)
+    ybar, z0 = rng.standard_normal((2, d)), rng.standard_normal((2, n, d))
+    L = float(np.max(np.sum(A * A, -1)))
+    sigma, ep = mu + lam, 2 * m
+    tau1 = min(np.sqrt(ep * sigma / (3 * L)), 0.5)
+    alpha = 1 / (3 * tau1 * L)
+    theta = (1 + alpha * sigma) ** np.arange(ep)
+    rows = np.arange(n)[None, :]
+
+    def grad(x, j):
+        a = A[rows, j]
+        return (np.sum(a * x, -1) - b[rows, j])[..., None] * a
+
+    a, r = np.random.default_rng(4), np.random.default_rng(4)
+    snap = y = z = z0
+    for _ in range(3):
+        full = np.einsum("rim,imd->rid", np.einsum("imd,rid->rim", A, snap) - b, A) / m
+        acc = np.zeros_like(snap)
+        for t in range(ep):
+            x = tau1 * z + 0.5 * snap + (0.5 - tau1) * y
+            j = r.integers(0, m, (2, n))
+            g = full + grad(x, j) - grad(snap, j)
+            z_new = (z / alpha - g + lam * ybar[:, None] + mu * C) / (1 / alpha + sigma)
+            y = x + tau1 * (z_new - z)
+            z = z_new
+            acc += theta[t] * y
+        snap = acc / theta.sum()
+    mine, used = _katyusha(A, b, C, mu, lam, ybar, z0, 3 * ep, a)
+    assert np.array_equal(mine, snap) and used == 3 * (m + 2 * ep)
+    assert a.random() == r.random()
 
 
 def test_finite_sum_minimizer_is_stationary():
@@ -109,3 +199,41 @@ def test_split_chain_reach_contains_the_krylov_spaces():
     # x* against problem (2)'s gradient: (A_i x_i - b_i + lam (x_i - xbar)) = 0
     x = minimizer(A, b, 7.0)
     assert np.allclose(np.einsum("ide,ie->id", A, x) - b + 7.0 * (x - x.mean(0)), 0, atol=1e-12)
+
+
+def test_plain_grid_equals_the_rates_grids():
+    # paper 000's Thm 4 and 6 checks solve one baseline of montecarlo's grids: the same numbers
+    # bit for bit as the grids' own (which solve both), on their instances and data streams
+    from montecarlo.experiments import rates
+    from paper_checks.p000_common import _D, _plain_grid
+
+    ns, ms, f = [40, 80], [2, 4], [0.5, 3.0]
+    full = rates.paper000_fedprox_grid(ns, ms, f, theorems=(), d=_D, reps=3, seed=17)
+    for name, objective in (("local", "local"), ("fedavg", "global")):
+        mine = _plain_grid(ns, ms, f, objective, reps=3, seed=17)
+        for key in ("n", "m", "R"):
+            assert np.array_equal(mine[key], full[key])
+        assert np.array_equal(mine["aer"], full[f"{name}_aer"])
+        assert np.array_equal(mine["ier_worst"], full[f"{name}_ier_worst"])
+    hom = rates.homogeneous_grid(ns, ms, d=_D, reps=3, seed=17)
+    mine = _plain_grid(ns, ms, [0.0], "global", reps=3, seed=17)
+    assert np.array_equal(mine["aer"][:, 0], hom["fedavg_ier"])
+
+
+def test_simulate_many_equals_simulate_per_method():
+    # paper 003's paired checks measure both methods on instances sampled once: the numbers of
+    # simulate per method, bit for bit (federated and oracle centres, a non-identity spectrum)
+    from paper_checks.evidence import simulate, simulate_many
+    from paper_checks.p003_common import TWO_POINT
+
+    kw = dict(gamma=2.0, sigma=0.5, signal=1.0, d=20, reps=2, seed=5)
+    cases = [([("maml_fl", [0.05, 0.1]), ("ftfa", [0.0])],
+              dict(global_model="federated", clients=3, spectrum=TWO_POINT)),
+             ([("rtfa", [0.5]), ("ftfa", [0.0]), ("local", [0.0])], {})]
+    for requests, extra in cases:
+        many = simulate_many(requests, **kw, **extra)
+        for (method, tunings), got in zip(requests, many):
+            one = simulate(method, tunings=tunings, **kw, **extra)
+            assert got.keys() == one.keys() and got["n"] == one["n"]
+            for key in ("bias", "variance", "risk"):
+                assert np.array_equal(got[key], one[key])
