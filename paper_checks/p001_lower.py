@@ -149,7 +149,7 @@ def sec32(cfg, seed):
                  + "; AGD (span-restricted) never below the bound: "
                  + f"{all(r['agd_above_span_bound'] for r in rows)}, its calls / the bound's "
                  + ", ".join(f"{r['agd_over_lower']:.2f}" for r in rows)
-                 + f" (tight). Table 2 (L, lam in [1e3, 1e7]): best upper / lower spreads x"
+                 + " (tight). Table 2 (L, lam in [1e3, 1e7]): best upper / lower spreads x"
                  + ", x".join(f"{v:.2f} ({k})" for k, v in spread.items())
                  + "; IAPGD+Katyusha local / summand bound with m lam = L~: "
                  + ", ".join(f"{x:.2f}" for x in kat_in) + ", with sqrt(m) lam = 100 L~: "
