@@ -347,10 +347,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     try:
         staged = {ext: staging / path.name for ext, path in files.items()}
         with style.context():
-            if "png" in staged:
-                result.figure.savefig(staged["png"], dpi=150)
-            if "pdf" in staged:
-                result.figure.savefig(staged["pdf"])
+            style.save(result.figure, {f: staged[f] for f in formats}, dpi=150)
         result.table.write(staged["csv"])
         staged["txt"].write_text(result.text)
         install.install(staged, files, install.stale_images(files, staged, formats), staging)

@@ -45,10 +45,12 @@ PDF_FIGURE = "p003-thm2-rtfa"
 def built(tmp_path_factory):
     """Build all figures once (quick), through the command line: one half by ``python -m
     riskcalc figures`` in a child process while this process builds the other half through
-    ``riskcalc.cli.main``, one worker each. A build draws and writes its figures in one
-    process (measured: about 2 s of drawing a figure against 0.2-0.7 s of quick simulation),
-    so two builds use both cores where one build with 2 workers leaves one mostly idle.
-    ``--formats png`` but for ``PDF_FIGURE`` (the default, PNG and PDF)."""
+    ``riskcalc.cli.main``, one worker each, the halves balanced by ``figures/seconds.json``.
+    A build computes, draws and writes its figures in one process (measured over the 23
+    quick figures, one BLAS thread: about 19 s of theory and simulation, 2 s making the
+    artists, 8 s writing the PNGs), so two builds use both cores where one build with 2
+    workers leaves one mostly idle. ``--formats png`` but for ``PDF_FIGURE`` (the default,
+    PNG and PDF)."""
     out = tmp_path_factory.mktemp("figs")
     first, second = halves(IDS)
     argv = ["figures", "--quick", "--out", str(out), "--jobs", "1", "--no-progress"]
@@ -212,6 +214,55 @@ def test_rerun_uses_cache(built, tmp_path, monkeypatch):
     assert cache.read_text() == entries
     assert (tmp_path / "p003-thm1-ftfa.csv").read_text() \
         == (built / "p003-thm1-ftfa.csv").read_text()
+
+
+def test_build_writes_the_png_savefig_writes(built, tmp_path):
+    """``build`` lays a figure out once for all its formats (``style.save``): its PNG is
+    ``savefig``'s own to the byte (the layout measured by the same renderer at the same dpi;
+    p003-region, the cheapest figure to draw again), its PDF of the same size (its tight box
+    in points against the PNG's in pixels at 150 dpi)."""
+    from matplotlib import pyplot as plt
+    from PIL import Image
+
+    from figures import style
+
+    again = figures.draw("p003-region", quick=True, cache_dir=built / ".cache")
+    with style.context():
+        again.figure.savefig(tmp_path / "savefig.png", dpi=150)
+    plt.close(again.figure)
+    assert (built / "p003-region.png").read_bytes() == (tmp_path / "savefig.png").read_bytes()
+    pdf = (built / f"{PDF_FIGURE}.pdf").read_bytes()
+    box = [float(v) for v in pdf.split(b"/MediaBox [")[1].split(b"]")[0].split()]
+    width, height = Image.open(built / f"{PDF_FIGURE}.png").size
+    assert box[2] * 150 / 72 == pytest.approx(width, abs=1)
+    assert box[3] * 150 / 72 == pytest.approx(height, abs=1)
+
+
+def test_draw_panel_draws_its_panels_rows_in_table_order():
+    """``style.draw_panel`` draws the rows of its panel alone, per series and kind in table
+    order, a simulation's markers hollow where its series has a theory line in that panel."""
+    from matplotlib import pyplot as plt
+
+    from figures import style
+    from figures.core import Table
+
+    table = Table()
+    table.add("a", "s", "simulation", "x", [3.0, 1.0], "y", [30.0, 10.0], lo=0.0, hi=40.0)
+    table.add("b", "s", "theory", "x", [5.0, 6.0], "y", [0.0, 0.0])
+    table.add("a", "t", "theory", "x", [1.0, 2.0], "y", [1.0, 2.0])
+    table.add("a", "t", "simulation", "x", [2.0], "y", [2.5], lo=2.0, hi=3.0)
+    table.add("a", "s", "simulation", "x", [2.0], "y", [20.0], lo=0.0, hi=40.0)
+    table.add("a", "t", "theory", "x", [0.5], "y", [0.5])
+    colors = style.Colors(table.series())
+    fig, axes = style.figure()
+    style.draw_panel(axes[0, 0], table, "a", colors)
+    drawn = axes[0, 0].get_lines()
+    markers = [(list(ln.get_xdata()), ln.get_markerfacecolor()) for ln in drawn
+               if ln.get_marker() not in ("None", "|", "_")]
+    theory = [list(ln.get_xdata()) for ln in drawn if ln.get_marker() == "None"]
+    plt.close(fig)
+    assert theory == [[1.0, 2.0, 0.5]]
+    assert markers == [([3.0, 1.0, 2.0], colors["s"][0]), ([2.0], "white")]
 
 
 def test_fmt_shortens_long_grids():
