@@ -57,7 +57,9 @@ def save(fig, paths: dict, dpi: float = 150) -> None:
     fig.set_dpi(dpi)
     try:
         renderer = fig.canvas.get_renderer()        # Agg (this module's backend)
-        fig.get_layout_engine().execute(fig)
+        engine = fig.get_layout_engine()
+        if engine is not None:                      # a figure made without ``figure``
+            engine.execute(fig)
         box = fig.get_tightbbox(renderer).padded(plt.rcParams["savefig.pad_inches"])
     finally:
         fig.set_dpi(shown)
