@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 from montecarlo.experiments.algorithms import Trajectory
 from montecarlo.experiments.metrics import evaluate
@@ -75,7 +75,7 @@ def _mc_exponents(predictors, samples, level=0.95):
     A = np.linalg.solve(X.T @ X, X.T)
     coef = A @ np.log(mean)
     se = np.sqrt(np.diag((A * rel_var) @ A.T))
-    q = float(student_t.ppf((1 + level) / 2, samples.shape[-1] - 1))
+    q = float(stdtrit(samples.shape[-1] - 1, (1 + level) / 2))       # scipy.stats.t.ppf's
     names = list(predictors)
     return {"exponents": {k: float(a) for k, a in zip(names, coef[1:])},
             "ci": {k: (float(a - q * e), float(a + q * e))

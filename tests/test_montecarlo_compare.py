@@ -162,3 +162,17 @@ def test_bad_settings():
         Setting(d=20, df=3.0)
     with pytest.raises(ValueError, match="one value of gamma"):
         compare(riskcalc.ClientSpec("ftfa", gamma=[2.0, 3.0], sigma=0.5, r=1.0), Setting(d=20))
+
+
+def test_t_half_width_is_the_student_t_quantile():
+    """``t_half_width`` reads the quantile from ``scipy.special.stdtrit`` (not importing
+    scipy.stats): against scipy.stats' t.ppf, and for 2 replicates against the closed form of
+    one degree of freedom, t = tan(pi (q - 1/2))."""
+    from scipy import stats
+
+    from montecarlo.runner.stats import t_half_width
+
+    for reps in (2, 3, 10, 41, 1000):
+        for level in (0.8, 0.95, 0.99):
+            assert t_half_width(2.0, reps, level) == 2.0 * stats.t.ppf(0.5 + level / 2, reps - 1)
+    assert abs(t_half_width(1.0, 2) - np.tan(np.pi * 0.475)) <= 1e-12 * np.tan(np.pi * 0.475)
