@@ -1,10 +1,12 @@
 """The documentation builds with warnings as errors (what ``sphinx-build -W -b html docs OUT``
 does after ``pip install -e ".[docs]"``), with the pages the issue asks for."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -82,3 +84,37 @@ def test_markdown_report_converter_escapes_everything():
     for piece in ("|x|_2 <= c * d_", "1 | 2 * 3_", "||l||_inf = x*y", "Corrected: z or w",
                   "xyz [1]_ :math:"):
         assert piece in shown, (piece, shown)
+
+
+@pytest.fixture
+def conf(monkeypatch):
+    """docs/conf.py as a module; the Sphinx attributes its shortcuts replace come back after."""
+    from sphinx.pycode import ModuleAnalyzer, parser
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(parser.Parser, "parse", parser.Parser.parse)
+    monkeypatch.setattr(ModuleAnalyzer, "find_tags", ModuleAnalyzer.find_tags)
+    spec = importlib.util.spec_from_file_location("fedrisk_docs_conf", ROOT / "docs" / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings():
+        spec.loader.exec_module(module)
+    return module
+
+
+def test_definitions_on_demand_same_analysis(conf):
+    """The token pass on demand: the same attribute comments, definition order and line ranges
+    as Sphinx's own two passes (the ranges computed only when asked)."""
+    from sphinx.pycode import ModuleAnalyzer, parser
+
+    code = (ROOT / "riskcalc" / "linear" / "methods.py").read_text()
+    both = parser.Parser(code)
+    both.parse()
+    conf.definitions_on_demand()
+    analyzer = ModuleAnalyzer(code, "m", "m.py")
+    analyzer.analyze()
+    assert analyzer.tags == {}
+    assert analyzer.tagorder == both.deforders and len(both.deforders) > 5
+    assert analyzer.find_attr_docs() == {k: [*v.splitlines(), ""] if v else [""]
+                                         for k, v in both.comments.items()}
+    assert analyzer.find_tags() == both.definitions and len(both.definitions) > 5
+
