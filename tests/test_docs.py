@@ -2,11 +2,13 @@
 does after ``pip install -e ".[docs]"``), with the pages the issue asks for."""
 
 import importlib.util
+import itertools
 import os
 import pathlib
 import subprocess
 import sys
 import warnings
+from types import SimpleNamespace
 
 import pytest
 
@@ -118,3 +120,27 @@ def test_definitions_on_demand_same_analysis(conf):
                                          for k, v in both.comments.items()}
     assert analyzer.find_tags() == both.definitions and len(both.definitions) > 5
 
+
+def test_lookups_that_cannot_match_same_answers(conf):
+    """The Python domain's answers with the shortcut equal its own search's for names found
+    exactly, by a dotted suffix ("fuzzy"), with parentheses, and not at all."""
+    from sphinx.domains.python import ObjectEntry, PythonDomain
+
+    domain = PythonDomain(SimpleNamespace(domaindata={}))
+    for name, kind in (("riskcalc.linear.limit", "function"), ("riskcalc.ClientSpec", "class"),
+                       ("riskcalc.ClientSpec.gamma", "attribute"), ("riskcalc", "module"),
+                       ("montecarlo.compare.compare", "function"),
+                       ("montecarlo.compare", "module")):
+        domain.objects[name] = ObjectEntry("doc", name, kind, False)
+    conf.skip_lookups_that_cannot_match(SimpleNamespace(env=SimpleNamespace(
+        get_domain=lambda name: domain)), None)
+    names = ["limit", "linear.limit", "limit()", "gamma", "ClientSpec.gamma", "compare",
+             "riskcalc", "float", "numpy.ndarray", "imit", "", "()"]
+    found = 0
+    for args in itertools.product([None, "riskcalc", "montecarlo.compare"],
+                                  [None, "ClientSpec"], names,
+                                  [None, "func", "class", "attr", "obj", "mod"], [0, 1]):
+        expected = PythonDomain.find_obj(domain, None, *args)
+        assert domain.find_obj(None, *args) == expected, args
+        found += bool(expected)
+    assert found > 100
