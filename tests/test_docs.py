@@ -144,3 +144,19 @@ def test_lookups_that_cannot_match_same_answers(conf):
         assert domain.find_obj(None, *args) == expected, args
         found += bool(expected)
     assert found > 100
+
+
+def test_no_debug_records_at_the_handlers_level(conf):
+    """Sphinx's logger drops debug records unless the build's verbosity (-vv) shows them."""
+    import logging
+
+    logger = logging.getLogger("sphinx")
+    # setLevel, not monkeypatch: it also clears the logging module's cache of levels.
+    level = logger.level
+    try:
+        for verbosity, debug, info in ((0, False, True), (1, False, True), (2, True, True)):
+            conf.no_debug_records(SimpleNamespace(verbosity=verbosity))
+            assert logger.isEnabledFor(logging.DEBUG) == debug, verbosity
+            assert logger.isEnabledFor(logging.INFO) == info, verbosity
+    finally:
+        logger.setLevel(level)
