@@ -64,6 +64,11 @@ def test_docs_build_without_warnings(tmp_path):
     for name in set(montecarlo.__all__) - {"compare"}:
         assert (generated / f"montecarlo.{name}.html").is_file(), name
     assert "compare_method" in (generated / "montecarlo.compare.html").read_text()
+    # The navigation tree without the API lists (fedrisk_docs) keeps the links between pages:
+    # a generated page has its previous and next, and its entry in the sidebar.
+    page = (generated / "riskcalc.linear.html").read_text()
+    assert 'rel="prev"' in page and 'rel="next"' in page
+    assert 'href="../../modules.html">Every module</a>' in page
 
 
 def test_markdown_report_converter_escapes_everything():

@@ -8,6 +8,8 @@
 * ``markdown-include``: a Markdown file of the repository (e.g. ``paper_checks/REPORT.md``),
   whole or one ``## section``, converted by ``mdreport``;
 
+and it keeps the API pages' lists out of the navigation tree (``navigation_without_api_lists``).
+
 The figure gallery is sphinx-gallery's (``docs/gallery``, configured in ``conf.py``).
 """
 
@@ -24,6 +26,7 @@ import sys
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
+from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 import mdreport
@@ -127,7 +130,34 @@ class MarkdownInclude(SphinxDirective):
         return []
 
 
+def navigation_without_api_lists(app, doctree):
+    """The sidebar of every page (alabaster's ``toctree()``) resolves the whole navigation tree
+    down to the current page: below "API reference" and "Every module", whose entries are
+    autosummary's lists of the 350 generated pages, all of them, on each page. The sidebar
+    shows the Reference entries one level deep (``:maxdepth: 1`` in index.rst), so none of that
+    is drawn; it only marked the entry above a generated page as ``current``, a class
+    alabaster's style does not use (about 3 s of the build's CPU for the sidebars; the pages'
+    hidden autosummary lists were resolved in full too). Each document's entry in the
+    navigation tree (``env.tocs``) drops those lists' toctree nodes once Sphinx has collected
+    it; the links between pages (``env.toctree_includes``: previous, next, every page
+    included) are kept, and the HTML only loses that class on the generated pages."""
+    from sphinx.ext.autosummary import autosummary_toc
+
+    lists = [node["includefiles"] for toc in doctree.findall(autosummary_toc)
+             for node in toc.findall(addnodes.toctree)]
+    entry = app.env.tocs.get(app.env.docname) if lists else None
+    for node in [] if entry is None else list(entry.findall(addnodes.toctree)):
+        if node["includefiles"] in lists:
+            parent = node.parent
+            parent.remove(node)
+            if isinstance(parent, nodes.bullet_list) and not parent.children \
+                    and parent.parent is not None:
+                parent.parent.remove(parent)
+
+
 def setup(app):
+    # After Sphinx's own collector of the navigation tree (priority 500).
+    app.connect("doctree-read", navigation_without_api_lists, priority=600)
     app.add_directive("command-output", CommandOutput)
     app.add_directive("script-output", ScriptOutput)
     app.add_directive("methods-table", MethodsTable)
