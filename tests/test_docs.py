@@ -69,6 +69,11 @@ def test_docs_build_without_warnings(tmp_path):
     page = (generated / "riskcalc.linear.html").read_text()
     assert 'rel="prev"' in page and 'rel="next"' in page
     assert 'href="../../modules.html">Every module</a>' in page
+    # A sidebar drawn once is shared by pages of one directory only (fedrisk_docs) and never
+    # by a page whose branch it opens (the gallery's examples).
+    assert 'href="modules.html">Every module</a>' in (out / "genindex.html").read_text()
+    example = (out / "auto_gallery" / "01_limits" / "plot_07_p003_region.html").read_text()
+    assert 'class="toctree-l2 current"' in example
 
 
 def test_markdown_report_converter_escapes_everything():
