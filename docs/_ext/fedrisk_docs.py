@@ -8,6 +8,9 @@
 * ``markdown-include``: a Markdown file of the repository (e.g. ``paper_checks/REPORT.md``),
   whole or one ``## section``, converted by ``mdreport``;
 
+and it keeps the API pages' lists out of the navigation tree (``navigation_without_api_lists``),
+drawing the sidebar once for all the pages outside it (``shared_sidebars``).
+
 The figure gallery is sphinx-gallery's (``docs/gallery``, configured in ``conf.py``).
 """
 
@@ -17,6 +20,7 @@ import contextlib
 import io
 import os
 import pathlib
+import posixpath
 import shlex
 import subprocess
 import sys
@@ -24,6 +28,7 @@ import sys
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
+from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 import mdreport
@@ -127,7 +132,78 @@ class MarkdownInclude(SphinxDirective):
         return []
 
 
+def navigation_without_api_lists(app, doctree):
+    """The sidebar of every page (alabaster's ``toctree()``) resolves the whole navigation tree
+    down to the current page: below "API reference" and "Every module", whose entries are
+    autosummary's lists of the 350 generated pages, all of them, on each page. The sidebar
+    shows the Reference entries one level deep (``:maxdepth: 1`` in index.rst), so none of that
+    is drawn; it only marked the entry above a generated page as ``current``, a class
+    alabaster's style does not use (about 3 s of the build's CPU for the sidebars; the pages'
+    hidden autosummary lists were resolved in full too). Each document's entry in the
+    navigation tree (``env.tocs``) drops those lists' toctree nodes once Sphinx has collected
+    it; the links between pages (``env.toctree_includes``: previous, next, every page
+    included) are kept, and the HTML only loses that class on the generated pages."""
+    from sphinx.ext.autosummary import autosummary_toc
+
+    lists = [node["includefiles"] for toc in doctree.findall(autosummary_toc)
+             for node in toc.findall(addnodes.toctree)]
+    entry = app.env.tocs.get(app.env.docname) if lists else None
+    for node in [] if entry is None else list(entry.findall(addnodes.toctree)):
+        if node["includefiles"] in lists:
+            parent = node.parent
+            parent.remove(node)
+            if isinstance(parent, nodes.bullet_list) and not parent.children \
+                    and parent.parent is not None:
+                parent.parent.remove(parent)
+
+
+def shared_sidebars(app, pagename, templatename, context, doctree):
+    """A page the navigation tree does not reach (the 350 generated API pages, see
+    ``navigation_without_api_lists``) has no entry of the sidebar's tree marked ``current``
+    and no branch opened for it, so Sphinx's sidebar (``toctree()``) differs between two such
+    pages only by its links, relative to the page's directory. It is drawn once per directory
+    and arguments and reused (about 2 s of the build's CPU): the same HTML."""
+    toctree, env = context.get("toctree"), app.env
+    if toctree is None or pagename in reached(env):
+        return
+    directory = posixpath.dirname(app.builder.get_target_uri(pagename))
+    drawn = env.fedrisk_sidebars
+
+    def shared(**kwargs):
+        key = (directory, tuple(sorted(kwargs.items())))
+        if key not in drawn:
+            drawn[key] = toctree(**kwargs)
+        return drawn[key]
+
+    context["toctree"] = shared
+
+
+def reached(env):
+    """The documents the navigation tree (``env.tocs``) reaches from the root document, hidden
+    toctrees included (a page some sidebar opens is never shared), computed once per build."""
+    if getattr(env, "fedrisk_reached", None) is None:
+        env.fedrisk_reached, env.fedrisk_sidebars = set(), {}
+        todo = [env.config.root_doc]
+        while todo:
+            doc = todo.pop()
+            if doc in env.fedrisk_reached or doc not in env.tocs:
+                continue
+            env.fedrisk_reached.add(doc)
+            todo += [ref for node in env.tocs[doc].findall(addnodes.toctree)
+                     for _, ref in node["entries"]]
+    return env.fedrisk_reached
+
+
+def forget_sidebars(app, builder):
+    """A new build (``write-started``) computes its own tree and sidebars."""
+    app.env.fedrisk_reached = app.env.fedrisk_sidebars = None
+
+
 def setup(app):
+    # After Sphinx's own collector of the navigation tree (priority 500).
+    app.connect("doctree-read", navigation_without_api_lists, priority=600)
+    app.connect("write-started", forget_sidebars)
+    app.connect("html-page-context", shared_sidebars)
     app.add_directive("command-output", CommandOutput)
     app.add_directive("script-output", ScriptOutput)
     app.add_directive("methods-table", MethodsTable)
