@@ -202,6 +202,8 @@ CATALOGUE_READERS = ("test_paper_checks.py", "test_paper_checks_algorithms.py",
 # test_rounds_leftovers 3.1 s after test_rounds_fast_rate (3.2 s).
 # test_rounds_divergent_steps (3.7 s) after test_rounds_leftovers; test_hardening_seventeenth
 # (2.9 s) after test_advise_hardening.
+# Session 32: test_rounds_memory (about 7 s in a full run, 1.7 s before its personalization and
+# exact prox checks) moved up beside the files of its time.
 LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_docs.py", "test_rounds_sigma_alg1_fold.py",
     "test_rounds_shift_own.py", "test_rounds_sigma_alg1k.py", "test_rounds_sigma_personalize.py",
@@ -212,6 +214,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_rounds_sigma_local.py", "test_rounds_sigma_alg1_personalize.py",
     "test_rounds_sigma_kbig.py", "test_rounds_shift_alg1_chain.py", "test_rounds_shift_k.py",
     "test_rounds_sigma_alg1_routes.py", "test_rounds_sigma_personal_joint.py",
+    "test_rounds_memory.py",
     "test_rounds_shift_alg1.py", "test_rounds_shift_kinf.py", "test_cli_fuzz.py",
     "test_advise_weights.py", "test_cli_plugins.py", "test_montecarlo_rounds_runner.py",
     "test_cli_json_standard.py", "test_finite_clients_sigma_engine.py",
@@ -231,7 +234,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_rounds_fixed_point_fast.py",
     "test_rounds_sigma.py", "test_advise.py", "test_advise_speed.py", "test_outputs_and_cache.py",
     "test_rounds_shift_compare.py", "test_rounds_sigma_alg1_basis.py",
-    "test_montecarlo_algorithms.py", "test_rounds_budget.py", "test_rounds_memory.py",
+    "test_montecarlo_algorithms.py", "test_rounds_budget.py",
     "test_figures_atomic.py", "test_advise_separable_fd.py", "test_logistic_finite_clients.py",
     "test_theory_vs_simulation.py", "test_fuzz_fourth.py", "test_rates_simulation.py",
     "test_hardening_thirteenth.py", "test_hardening_span.py", "test_hardening_alpha.py",
