@@ -20,6 +20,7 @@ import pytest
 
 import riskcalc
 from riskcalc.linear.dynamics.sigma import budget, memory, prox_sigma
+from riskcalc.linear.dynamics.shift.pencil import ShiftPencil
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
 
@@ -278,3 +279,20 @@ def test_exact_prox_own_models_stay_within_their_estimate(monkeypatch):
     assert np.all(np.isfinite(res.local_risk)) and len(seen) == 1
     peak, estimates = seen[0]
     assert estimates and peak <= max(estimates), (peak, estimates)
+
+
+def test_shift_personalization_refused_before_the_curves_are_solved(monkeypatch):
+    """Under covariate shift with one local step the curves the personalization reads are
+    solved on first use (``shift.curves.one_step_extras``); asked first, the personalization's
+    own checks come once the contour's nodes are known, before they are solved (the curves'
+    pair integrals, ``ShiftPencil.two_point``, replaced by an assertion: the old order reached
+    them; the edge scan before the contour still runs): refused by ``max_gigabytes`` with its
+    estimate. (Measured before: 400 atoms, M = 3, refused after 21 s; after, 1.8 s.)"""
+    res = riskcalc.rounds_limit("fedavg", gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0,
+                                rounds=[1], local_steps=1, step_size=0.1,
+                                spectra=[[0.5, 2.0], [1.0, 3.0]], max_gigabytes=0.05)
+    monkeypatch.setattr(ShiftPencil, "two_point", lambda *a, **k: pytest.fail("solved first"))
+    with pytest.raises(ValueError, match=r"personalization from the round-T model .* would "
+                       r"hold about \S+ GB at its peak \(estimated; more than the 0.05 GB "
+                       r"allowed\)"):
+        res.personalized_risk(steps=2, step_size=0.1)

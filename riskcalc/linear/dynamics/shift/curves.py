@@ -113,7 +113,8 @@ def _reach(joint, gam, p, eta, K, top):
     return K * eta * a_A
 
 
-def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="auto"):
+def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="auto",
+                   before_solve=None):
     """Bias, variance and distance to the fixed point of every client at every T of
     ``rounds`` (each client's risk in its own covariance), FedAvg with K local steps of size
     ``eta`` under covariate shift (module docstring); the dict of ``fedavg.round_map_curves``
@@ -132,6 +133,9 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
         The dense pencil (``shift.pencil``, M K^2 <= ``sigma_pencil.MAX_UNKNOWNS``) or its
         chain structure (``shift.chain``); "auto": dense for M K^2 <= ``sigma.fedavg.curves.
         DENSE_UNKNOWNS``, as a shared spectrum.
+    before_solve : callable, optional
+        ``before_solve(pen, nodes)`` with the pencil and the number of the contour's upper
+        nodes, before any node is solved: a caller's own checks (it raises to refuse).
     """
     M = gam.size
     check_clients(gam, joint, atom_ok=True)
@@ -180,6 +184,8 @@ def shift_k_curves(gam, r, sigma, p, signal, eta, K, g, rounds, joint, route="au
     need = _memory(pen, n, n2, 2 if np.any(wv > 0) else 1)
     if not dense:
         _affordable(M, K, atoms, n2, t_max)
+    if before_solve is not None:
+        before_solve(pen, n // 2)
 
     def solved(k):       # nodes, (Chat, Ghat) and weights of the ellipse with k nodes
         theta = np.pi * (np.arange(k // 2) + 0.5) / (k // 2)
@@ -298,13 +304,32 @@ def one_step_extras(gam, r, sigma, p, signal, eta, g, rounds, joint):
     pencil with one local step (``shift.pencil``'s smallest case), solved on first use."""
     curves = {}
 
-    def solved():
+    def solved(before=None):
         if not curves:
-            curves.update(shift_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds, joint))
+            curves.update(shift_k_curves(gam, r, sigma, p, signal, eta, 1, g, rounds, joint,
+                                         before_solve=before))
         return curves
 
     def personalize(**kw):
-        return solved()["personalize"](**kw)
+        # Asked before the own models, the curves are solved for it: the personalization's
+        # checks come first (measured: 400 atoms, M = 3, refused after 21 s of that solve).
+        return solved(lambda pen, nodes: _personal_check(pen, nodes, **kw))["personalize"](**kw)
     personalize.tops = client_ends(np.asarray(joint.values, float)[np.asarray(joint.types)],
                                    np.asarray(joint.weights, float), gam)[:, 1]
     return {"local": lambda terms=None: solved()["local"](terms), "personalize": personalize}
+
+
+def _personal_check(pen, nodes, *, kind, k=None, eta2=None, lam2=None):
+    """``personalize_sigma.personal_guard`` of ``shift.personalize``'s extended pencil on the
+    dense pencil ``pen`` at ``nodes`` upper contour nodes (the checks it makes once the curves
+    are solved, made before); the chain route (M (K + k_b)^2 beyond ``MAX_UNKNOWNS``) checks its
+    own."""
+    from riskcalc.linear.dynamics.shift.own import OwnShiftPencil
+    from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil
+    from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_guard
+
+    if not isinstance(pen, ShiftPencil) or \
+            pen.M * (pen.K + (k if kind == "ftfa" else 1)) ** 2 > MAX_UNKNOWNS:
+        return
+    ext = ShiftPersonalPencil(OwnShiftPencil(pen), -pen.eta, kind, k, eta2, lam2)
+    personal_guard(ext, k, kind, nodes)
