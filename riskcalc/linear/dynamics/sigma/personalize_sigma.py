@@ -375,5 +375,5 @@ def personalized_sigma(method, gam, r, sigma, p, signal, rounds, spectrum, *, lo
     out = pencil_curves(*args, gam, r, sigma, p, signal, rounds, v, wnb, own_models=lambda c:
                         _personal_models(pen, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r,
                                          sigma, p, signal, rounds, diverging),
-                        before_solve=lambda nodes: personal_guard(ext, k, kind, nodes))
+                        before_solve=lambda _, nodes: personal_guard(ext, k, kind, nodes))
     return out["local"]()

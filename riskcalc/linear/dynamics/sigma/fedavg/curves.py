@@ -204,13 +204,13 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     own_models : callable, optional
         The clients' own models: ``own_models(contour)`` returns their (bias, variance), each (M,
         len(rounds)), from ``contour``, a dict of the solved nodes (upper half ``one``, full
-        ``full``: (Chat, Ghat); ``full`` None on the chain pencil), their values z, the weights w (upper half) and Wf (full), the
-        quadratures ``one`` and ``double``, ``finite`` and g; the result's ``local`` refuses
-        without it.
+        ``full``: (Chat, Ghat); ``full`` None on the chain pencil), their values z, the weights
+        w (upper half) and Wf (full), the quadratures ``one`` and ``double``, ``finite`` and g;
+        the result's ``local`` refuses without it.
     before_solve : callable, optional
-        Called with the number of the contour's upper nodes (``contour["z"]``'s size) before
-        any node is solved: a caller's own checks of the work it will do on them (it raises to
-        refuse).
+        ``before_solve(pen, nodes)`` with the number of the contour's upper nodes
+        (``contour["z"]``'s size), before any node is solved: a caller's own checks of the work
+        it will do on them (it raises to refuse; as ``shift.curves.shift_k_curves``').
     """
     a, b, mu0 = spectrum_edges
     if not a > 1e-9 * b:
@@ -234,7 +234,7 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
     if chain:
         _affordable(pen.M, pen.K, pen.s.size, n2, t_max, seconds=fedavg_chain_seconds)
     if before_solve is not None:
-        before_solve(n // 2)
+        before_solve(pen, n // 2)
 
     def solved(m):
         """Nodes, (Chat, Ghat) and weights of the ellipse with m nodes (upper half solved)."""
