@@ -165,22 +165,25 @@ def personal_guard(ext, k, kind, nodes):
             if personal_bytes(M, ext.K - k + kk, ext.n - M * (k - kk), atoms, nodes) > room:
                 break
             fits.append(kk)
-        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
-                         f"clients, {ext.K} blocks per client, {atoms} atoms and {nodes} "
-                         f"contour nodes would hold about {need / 1e9:.3g} GB at its peak "
-                         f"(estimated; more than the {room / 1e9:.3g} GB allowed); give "
-                         + (f"steps <= {fits[-1]}, or " if fits else "")
-                         + f"fewer rounds, clients or atoms, {MORE_MEMORY}")
+        raise _refused(ext, nodes, f"would hold about {need / 1e9:.3g} GB at its peak "
+                       f"(estimated; more than the {room / 1e9:.3g} GB allowed)", fits,
+                       MORE_MEMORY)
     seconds, limit = personal_seconds(M, ext.K, atoms, nodes), allowed(MAX_SECONDS)
     if seconds > limit:
         fits = [kk for kk in range(k or 1) if kind == "ftfa"
                 and personal_seconds(M, ext.K - k + kk, atoms, nodes) <= limit]
-        raise ValueError(f"spectrum: personalization from the round-T model with M = {M} "
-                         f"clients, {ext.K} blocks per client, {atoms} atoms and {nodes} "
-                         f"contour nodes would take about {seconds:.3g} s here (estimated; at "
-                         f"most {limit:g} s); give "
-                         + (f"steps <= {fits[-1]}, or " if fits else "")
-                         + f"fewer rounds, clients or atoms, {MORE_TIME}")
+        raise _refused(ext, nodes, f"would take about {seconds:.3g} s here (estimated; at "
+                       f"most {limit:g} s)", fits, MORE_TIME)
+
+
+def _refused(ext, nodes, amount, fits, more):
+    """``personal_guard``'s ValueError: the federation, ``amount`` (the estimate against its
+    limit), the FTFA steps ``fits`` that would fit and ``more`` (how to allow more)."""
+    return ValueError(f"spectrum: personalization from the round-T model with M = {ext.M} "
+                      f"clients, {ext.K} blocks per client, {ext.s.size} atoms and {nodes} "
+                      f"contour nodes {amount}; give "
+                      + (f"steps <= {fits[-1]}, or " if fits else "")
+                      + f"fewer rounds, clients or atoms, {more}")
 
 
 def ftfa_chain_steps(spectrum, gam, k, eta2):
