@@ -152,6 +152,30 @@ def test_conjugate_nodes_read_as_conjugates_equal_their_own_factors():
     assert np.max(np.abs(lazy - own)) <= 1e-12 * np.max(np.abs(own))
 
 
+def recorded_estimates(monkeypatch):
+    """The list every ``memory.estimate`` computed from now on is appended to (the test's
+    patch)."""
+    estimates, estimate = [], memory.estimate
+
+    def recorded(*args, **kw):
+        estimates.append(estimate(*args, **kw))
+        return estimates[-1]
+    monkeypatch.setattr(memory, "estimate", recorded)
+    return estimates
+
+
+def evenly_spaced(atoms, shift):
+    """(gamma, top, cover) of the two clients of the peak tests: ``atoms`` evenly spaced
+    eigenvalues over [0.5, 3], shared (``spectrum``) or, under covariate shift, reversed and
+    moved up 0.5 for the second client (``spectra``); top: the largest top of the clients'
+    sample spectra (``stable_top``) under the shared one."""
+    eig = np.linspace(0.5, 3.0, atoms)
+    gam = np.array([0.5, 2.0])
+    top = stable_top(eig, np.full(atoms, 1 / atoms), gam).max()
+    return gam, top, ({"spectra": [list(eig), list(eig[::-1] + 0.5)]} if shift else
+                      {"spectrum": riskcalc.Spectrum.from_eigenvalues(eig)})
+
+
 @pytest.mark.parametrize("shift", [False, True], ids=["spectrum", "covariate-shift"])
 def test_own_models_stay_within_their_estimate(monkeypatch, shift):
     """FedAvg's own models on the dense route (``SigmaPencil.two_point``, or
@@ -163,18 +187,8 @@ def test_own_models_stay_within_their_estimate(monkeypatch, shift):
     factors and the chunk's right-hand sides and base values, and before ``two_point`` bounded
     its base values by the atoms: 226 MB against an estimate of 17 MB (shift: 155 against
     12)."""
-    eig = np.linspace(0.5, 3.0, 12)
-    gam = np.array([0.5, 2.0])
-    top = stable_top(eig, np.full(12, 1 / 12), gam).max()
-    cover = ({"spectra": [list(eig), list(eig[::-1] + 0.5)]} if shift else
-             {"spectrum": riskcalc.Spectrum.from_eigenvalues(eig)})
-    estimates = []
-    estimate = memory.estimate
-
-    def recorded(*args, **kw):
-        estimates.append(estimate(*args, **kw))
-        return estimates[-1]
-    monkeypatch.setattr(memory, "estimate", recorded)
+    gam, top, cover = evenly_spaced(12, shift)
+    estimates = recorded_estimates(monkeypatch)
     res = riskcalc.rounds_limit("fedavg", gamma=gam, r=[0.3, 0.9], sigma=[0.4, 1.0],
                                 signal=1.2, rounds=[0, 1, 3], local_steps=1,
                                 step_size=1.6 / top, weights="samples", **cover)
@@ -196,22 +210,11 @@ def test_personalization_stays_within_its_estimate(monkeypatch, shift):
     within the estimate computed while it runs. Measured: 28 MB against 60 (shift: 49 against
     105). The fixed check it replaced counted 4 MB (shift, 12 atoms: 5 against a peak of 44),
     and called no estimate: that code fails here."""
-    atoms = 6 if shift else 12
-    eig = np.linspace(0.5, 3.0, atoms)
-    gam = np.array([0.5, 2.0])
-    top = stable_top(eig, np.full(atoms, 1 / atoms), gam).max()
-    cover = ({"spectra": [list(eig), list(eig[::-1] + 0.5)]} if shift else
-             {"spectrum": riskcalc.Spectrum.from_eigenvalues(eig)})
+    gam, top, cover = evenly_spaced(6 if shift else 12, shift)
     res = riskcalc.rounds_limit("pfedme", gamma=gam, r=[0.3, 0.9], sigma=[0.4, 1.0],
                                 signal=1.2, rounds=[1], local_steps=2, lam=0.5,
                                 global_step=1.0, step_size=0.4 / top, weights="samples", **cover)
-    estimates = []
-    estimate = memory.estimate
-
-    def recorded(*args, **kw):
-        estimates.append(estimate(*args, **kw))
-        return estimates[-1]
-    monkeypatch.setattr(memory, "estimate", recorded)
+    estimates = recorded_estimates(monkeypatch)
     tracemalloc.start()
     try:
         out = (res.personalized_risk(steps=2, step_size=0.1) if shift else
@@ -250,23 +253,15 @@ def test_exact_prox_own_models_stay_within_their_estimate(monkeypatch):
     41 MB against 52 MB; the fixed check it replaced counted 0.4 MB and called no estimate
     (that code fails here)."""
     eig = np.linspace(0.5, 3.0, 12)
-    inner, seen = prox_sigma._own_models, []
-    estimate = memory.estimate
-
-    def recorded(*args, **kw):
-        value = estimate(*args, **kw)
-        if seen:                                    # the curves' estimates come before
-            seen[-1][1].append(value)
-        return value
+    inner, seen, estimates = prox_sigma._own_models, [], recorded_estimates(monkeypatch)
 
     def measured(*args):
-        seen.append([0, []])
+        first = len(estimates)                      # the curves' estimates come before
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
         out = inner(*args)
-        seen[-1][0] = tracemalloc.get_traced_memory()[1] - base
+        seen.append((tracemalloc.get_traced_memory()[1] - base, estimates[first:]))
         return out
-    monkeypatch.setattr(memory, "estimate", recorded)
     monkeypatch.setattr(prox_sigma, "_own_models", measured)
     tracemalloc.start()
     try:
