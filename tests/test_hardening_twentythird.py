@@ -39,9 +39,7 @@ def test_advise_rounds_skips_a_candidate_whose_solver_fails(method, monkeypatch)
     assert np.isfinite(adv.recommended.mean_risk)
 
 
-# Two clients, not three: the own models' lam -> 0 limit holds at any M, and M = 2 runs the
-# same routes (the folds failing, then the partial fractions) in half the time.
-G2 = dict(gamma=[0.5] * 2, r=1.0, sigma=1.0, signal=1.0, local_steps=1, step_size=0.1)
+G3 = dict(gamma=[0.5] * 3, r=1.0, sigma=1.0, signal=1.0, local_steps=1, step_size=0.1)
 
 
 @pytest.fixture
@@ -92,7 +90,7 @@ def test_below_floating_point_refused_at_once(no_quadrature_scan):
 
 
 def riskcalc_rounds(**kw):
-    return riskcalc.rounds_limit("pfedme", **G2, **kw)
+    return riskcalc.rounds_limit("pfedme", **G3, **kw)
 
 
 def test_a_skip_for_infinite_risks_says_why():
