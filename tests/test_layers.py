@@ -3,6 +3,8 @@ simulation (montecarlo) imports no consumer (figures, paper_checks); the command
 what the named subcommand needs."""
 
 import ast
+import functools
+import json
 import pathlib
 import subprocess
 import sys
@@ -14,10 +16,18 @@ THEORY = sorted(p for p in (ROOT / "riskcalc").rglob("*.py") if "cli" not in p.p
 SIMULATION = sorted((ROOT / "montecarlo").rglob("*.py"))
 
 
+@functools.cache
+def import_nodes(path):
+    """The import statements of a module, anywhere in the file: each module is parsed once per
+    session (about 0.9 s of CPU for the two packages), not once per test reading it."""
+    return tuple(node for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
 def imported_roots(path):
     """Top-level package names a module imports (anywhere in the file)."""
     roots = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in import_nodes(path):
         if isinstance(node, ast.Import):
             roots |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -35,29 +45,47 @@ def test_simulation_imports_no_consumer(path):
     assert not imported_roots(path) & {"figures", "paper_checks"}
 
 
-@pytest.mark.parametrize("argv", [
+LIGHT = [
     ["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"],
     ["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.3",
      "--clients", "5"],
     ["bounds", "--list"],
     ["--help"],
-])
-def test_light_commands_do_not_load_simulation_or_scipy(argv):
+]
+
+
+@pytest.fixture(scope="module")
+def heavy_after():
+    """The heavy packages loaded after each command of ``LIGHT``, all run in one fresh process,
+    one after the other: modules only accumulate, so a command's list holds what the commands
+    before it loaded and its own (the first command loading one is the first to fail), and a
+    command that loads none has an empty list, as in a process of its own."""
+    code = ("import json, sys\nfrom riskcalc.cli import main\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "    heavy = sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'montecarlo', 'scipy', 'joblib', 'matplotlib', 'figures', 'paper_checks'})\n"
+            "    sys.stderr.write('heavy: ' + json.dumps(heavy) + '\\n')\n")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(LIGHT)], capture_output=True,
+                         text=True, cwd=ROOT)
+    lists = [json.loads(line[len("heavy: "):]) for line in out.stderr.splitlines()
+             if line.startswith("heavy: ")]
+    assert len(lists) == len(LIGHT), out.stderr
+    return lists
+
+
+@pytest.mark.parametrize("index", range(len(LIGHT)), ids=[" ".join(a[:2]) for a in LIGHT])
+def test_light_commands_do_not_load_simulation_or_scipy(heavy_after, index):
     # Start-up (issue 12): only the named subcommand's module is imported, so a theory-only
     # call never pays for the simulation code, joblib or scipy.
-    code = ("import sys\nfrom riskcalc.cli import main\n"
-            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'montecarlo', 'scipy', 'joblib', 'matplotlib', 'figures', 'paper_checks'})\n"
-            "sys.stderr.write(repr(heavy))\n")
-    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                         cwd=ROOT)
-    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    assert heavy_after[index] == [], LIGHT[index]
 
 
+@functools.cache
 def module_graph():
     """Every riskcalc and montecarlo module and the modules of the two packages it imports,
-    lazy imports inside functions included (a circle through a lazy import is still a circle)."""
+    lazy imports inside functions included (a circle through a lazy import is still a circle).
+    Built once per session; its readers do not change it."""
     mods = {}
     for pkg in ("riskcalc", "montecarlo"):
         for p in (ROOT / pkg).rglob("*.py"):
@@ -73,7 +101,7 @@ def module_graph():
     graph = {}
     for name, path in mods.items():
         edges = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in import_nodes(path):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -114,12 +114,14 @@ def test_memory_is_estimated_before_allocating():
 def test_sweep_is_byte_identical_for_any_number_of_workers(tmp_path):
     # d = 600 is above montecarlo.linear.measure.SMALL_GRAM, where BLAS would otherwise thread in
     # this process but not in the workers; one BLAS thread per task makes the bits agree. Two
-    # threads in this process, as a user has them (the suite runs on one: conftest.py).
+    # threads in this process, as a user has them (the suite runs on one: conftest.py). At
+    # gamma = 0.8 (n = 750) every client's Gram matrix is above SMALL_GRAM as well (at gamma = 2,
+    # n = 300, they are small and one-threaded anyway); its 2 replicates are 2 tasks, 2 workers.
     outs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"j{jobs}.csv"
         with threadpool_limits(limits=2, user_api="blas"):
-            code = main(["sweep", "rtfa", "--gamma", "0.8,2", "--r", "1", "--sigma", "0.5",
+            code = main(["sweep", "rtfa", "--gamma", "0.8", "--r", "1", "--sigma", "0.5",
                          "--lam", "0.1,1", "--d", "600", "--reps", "2", "--global", "federated",
                          "--clients", "3", "--jobs", jobs, "--no-progress", "--out", str(out)])
         assert code == 0
