@@ -210,8 +210,11 @@ class SigmaPencil:
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
-            if not res.any():   # an exact fixed point, which the steps left would not move
-                break           # (measured: reached at step 7 to 39 in most solves)
+            # Close enough for Newton's method at the path's first node, which finishes the
+            # solve there: measured in test_rounds_sigma_alg1k, 12 residuals per solve here
+            # against 42 to an exact fixed point (19% of all its residuals).
+            if np.max(np.abs(res)) <= 1e-9 * np.max(np.abs(tau)):
+                break
         size, zb = self.M * self.K ** 2, self.zblocks
         C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
