@@ -192,10 +192,22 @@ def test_entry_points_are_loaded(monkeypatch, clean_registry):
         def load(self):
             return lambda: calls.append(scaled_ftfa("ftfa_ep", 1.0))
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [EntryPoint()]
-                        if group == rplugins.GROUP else [])
-    assert plugins.load(["predict", "ftfa_ep"]) == ["predict", "ftfa_ep"]
+    looked = []
+
+    def entry_points(group):
+        looked.append(group)
+        return [EntryPoint()] if group == rplugins.GROUP else []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    # A process's first lookup (``installed`` keeps what it found for the process).
+    rplugins.installed.cache_clear()
+    try:
+        assert plugins.load(["predict", "ftfa_ep"]) == ["predict", "ftfa_ep"]
+        assert plugins.load(["predict", "ftfa_ep"]) == ["predict", "ftfa_ep"]
+    finally:
+        rplugins.installed.cache_clear()
     assert calls and "ftfa_ep" in riskcalc.METHODS and "ftfa_ep" in montecarlo.ESTIMATORS
+    assert looked == [rplugins.GROUP]       # once per process, not at every command
 
 
 def test_tutorial_runs():

@@ -51,8 +51,6 @@ For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (meas
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -64,15 +62,6 @@ _TOL = 1e-12
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
 MAX_UNKNOWNS = 200
-
-
-@lru_cache(maxsize=64)
-def _greedy_path(subscripts, shapes):
-    """The contraction order ``np.einsum(..., optimize=True)`` finds (its greedy search) for
-    operands of these shapes: passed as ``optimize``, the same contractions without searching
-    again at every Newton step."""
-    return np.einsum_path(subscripts, *(np.broadcast_to(0.0, s) for s in shapes),
-                          optimize="greedy")[0]
 
 
 class SigmaPencil:
@@ -113,6 +102,8 @@ class SigmaPencil:
     def chat(self, tau):
         """Chat_j[r_j, c_j] = -eta (I - gamma_j eta tau_j)^-1, (N, M, K, K) (docstring, step 2)."""
         X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
+        if self.K == 1:         # 1 x 1 blocks: numpy's batched inverse costs ~30 times more
+            return -self.eta / X
         return -self.eta * np.linalg.inv(X)
 
     def chat_blocks(self, C):
@@ -210,8 +201,11 @@ class SigmaPencil:
         for _ in range(60 if tau0 is None else 0):      # far out: a contraction
             res, _, _ = self.residual(z, tau)
             tau = tau - res
-            if not res.any():   # an exact fixed point, which the steps left would not move
-                break           # (measured: reached at step 7 to 39 in most solves)
+            # Close enough for Newton's method at the path's first node, which finishes the
+            # solve there: measured in test_rounds_sigma_alg1k, 12 residuals per solve here
+            # against 42 to an exact fixed point (19% of all its residuals).
+            if np.max(np.abs(res)) <= 1e-9 * np.max(np.abs(tau)):
+                break
         size, zb = self.M * self.K ** 2, self.zblocks
         C = None                # with G: the pencil at (z, tau) once a stage has solved there
         for t in path:
