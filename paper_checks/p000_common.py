@@ -16,8 +16,6 @@ hyperparameters. ``riskcalc.minimax`` must agree with every recomputed constant.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from scipy.special import stdtrit
 
@@ -113,26 +111,6 @@ def _exact_risks(inst, W):
                       np.zeros(1), np.zeros(1))
     met = evaluate(traj, inst, checkpoints=[0])
     return met["aer"][0], np.max(np.mean(met["ier"][0], 0), -1)
-
-
-def _plain_grid(ns, ms, r2_times_n, objective, *, reps, seed):
-    """One baseline of ``montecarlo.experiments.rates.paper000_fedprox_grid`` (``"local"``:
-    PureLocalTraining, ``"global"``: FedAvg) without the other's exact solves, which that grid
-    always makes: the same instances (cell k of the (n, m) product on data stream k, R^2 = f/n,
-    d = _D, c_x = 1, l2 = 1e-4) and the same numbers bit for bit
-    (tests/test_paper_checks_algorithms.py); f = 0 (R = 0) is allowed, the instances of
-    ``rates.homogeneous_grid``. Returns ``n``, ``m`` (cells,), ``R`` (cells, len(f)), ``aer``
-    (cells, len(f), reps) and ``ier_worst`` (cells, len(f))."""
-    f = np.asarray(r2_times_n, float)
-    out = {k: [] for k in ("n", "m", "R", "aer", "ier_worst")}
-    for cell, (n, m) in enumerate(itertools.product(ns, ms)):
-        R = np.sqrt(f / n)
-        inst = lemma7_instance(R, reps=reps, m=m, n=n, d=_D, c_x=1.0, l2=1e-4, seed=seed,
-                               cell=cell)
-        aer, worst = _exact_risks(inst, minimize(inst.train, objective)[1])
-        for k, v in zip(out, (n, m, R, aer.T, worst)):
-            out[k].append(v)
-    return {k: np.array(v, float) for k, v in out.items()}
 
 
 def _lambda_grid(cfg, seed):
