@@ -26,6 +26,8 @@ loss, one linear solve: :func:`prox`).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from scipy.special import expit
 
@@ -94,7 +96,7 @@ class ClientLosses:
 
     def value(self, W):
         """``f_i(w_i)`` for every client: shape ``(..., m)``. ``W`` has shape (..., m, d)."""
-        return _Point(self, W).value()
+        return _Point(self, W).value
 
     def grad(self, W, X=None, y=None):
         """``grad f_i(w_i)`` for every client, shape ``(..., m, d)``.
@@ -102,11 +104,11 @@ class ClientLosses:
         With ``X, y`` (a mini-batch of every client, shapes (..., m, B, d) and (..., m, B)),
         the mini-batch gradient ``(1/B) sum_j grad l(w_i, z_ij) + l2 w_i`` instead.
         """
-        return _Point(self, W, X, y).grad()
+        return _Point(self, W, X, y).grad
 
     def hessian(self, W):
         """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
-        return _Point(self, W).hessian()
+        return _Point(self, W).hessian
 
     def normal_equations(self):
         """For the squared loss: ``s, Q, b`` with ``X_i'X_i/n = Q_i diag(s_i) Q_i'`` and
@@ -154,9 +156,11 @@ class ClientLosses:
 
 class _Point:
     """The losses of ``ClientLosses`` at one point ``W`` (on the data ``X, y``, default its
-    own): the margins ``z = X_i w_i`` once, and for the logistic loss ``expit(-y z)`` once,
-    which the gradient and the Hessian share (a ``_newton`` step asks for the value at the
-    trial point, then for both at the accepted one: :func:`_derivatives`).
+    own), each computed once: the margins ``z = X_i w_i``, for the logistic loss
+    ``expit(-y z)`` (shared by the gradient and the Hessian), the value, the gradient and the
+    Hessian (a ``_newton`` step asks for the value at the trial point, then for the gradient
+    and Hessian at the accepted one, and a FedProx minimizer asks again: :func:`_derivatives`).
+    Callers must not write into what it returns.
 
     The arithmetic is that of the loss, operand by operand: the Hessian's curvature
     ``expit(y z) expit(-y z)`` is ``expit(z) expit(-z)`` to the bit for ``y = +-1`` (a sign
@@ -169,14 +173,13 @@ class _Point:
         self.X = losses.X if X is None else X
         self.y = losses.y if y is None else y
         self.z = (self.X @ W[..., None])[..., 0]
-        self._sig = None
 
-    def _sigmoid(self):
-        """``expit(-y z)`` (logistic loss), computed at the first call."""
-        if self._sig is None:
-            self._sig = expit(-self.y * self.z)
-        return self._sig
+    @cached_property
+    def sigmoid(self):
+        """``expit(-y z)`` (logistic loss)."""
+        return expit(-self.y * self.z)
 
+    @cached_property
     def value(self):
         L = self.losses
         if L.loss == "logistic":
@@ -185,16 +188,18 @@ class _Point:
             phi = 0.5 * (self.z - self.y) ** 2
         return phi.mean(-1) + 0.5 * L.l2 * np.sum(self.W * self.W, -1)
 
+    @cached_property
     def grad(self):
         L, X = self.losses, self.X
-        dphi = -self.y * self._sigmoid() if L.loss == "logistic" else self.z - self.y
+        dphi = -self.y * self.sigmoid if L.loss == "logistic" else self.z - self.y
         g = (np.swapaxes(X, -1, -2) @ dphi[..., None])[..., 0] / X.shape[-2]
         return g + L.l2 * self.W
 
+    @cached_property
     def hessian(self):
         L, X = self.losses, self.X
         if L.loss == "logistic":
-            d2phi = expit(self.y * self.z) * self._sigmoid()
+            d2phi = expit(self.y * self.z) * self.sigmoid
         else:
             d2phi = np.ones_like(self.z)
         # X' diag(c) X as a scaled transposed copy times X: one batched matrix product. Measured
@@ -219,8 +224,7 @@ def _derivatives(losses, wrap=None):
             last["key"], last["point"] = np.array(W), _Point(losses, W)
         return last["point"]
 
-    return (lambda x: point(x).value(), lambda x: point(x).grad(),
-            lambda x: point(x).hessian())
+    return (lambda x: point(x).value, lambda x: point(x).grad, lambda x: point(x).hessian)
 
 
 def objective_value(losses: ClientLosses, objective: str, w_global, W, lam: float = 0.0):
@@ -255,14 +259,22 @@ def prox(losses: ClientLosses, V, lam: float, W0=None, *, tol: float = 1e-10):
     ndarray, shape (..., m, d)
     """
     lam = float(as_array("lam", lam, low=0.0, low_open=True))
-    V = np.asarray(V, float)
+    return _prox(losses, np.asarray(V, float), lam, W0, tol, _derivatives(losses))
+
+
+def _prox(losses, V, lam, W0, tol, derivatives):
+    """:func:`prox` after its checks, its Newton on ``derivatives`` (:func:`_derivatives` of
+    ``losses``): a FedProx minimizer passes one for all its prox solves, so that each solve's
+    first point (the warm start, the previous solve's answer) and the envelope's value and
+    Hessian at each answer reuse the margins and sigmoids computed there (measured, quick
+    000.thm11: 45% fewer evaluations of the logistic loss)."""
     if losses.loss == "squared":
         s, Q, b = losses.normal_equations()
         rhs = (np.swapaxes(Q, -1, -2) @ (b + lam * V)[..., None])[..., 0]
         return (Q @ (rhs / (s + losses.l2 + lam))[..., None])[..., 0]
     shape = np.broadcast_shapes(losses.batch_shape + (losses.m, losses.d), V.shape)
     W0 = V if W0 is None else W0
-    value, grad, hess = _derivatives(losses)
+    value, grad, hess = derivatives
     return _newton(lambda W: value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
                    lambda W: grad(W) + lam * (W - V),
                    lambda W: hess(W) + lam * np.eye(losses.d),
@@ -317,7 +329,8 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
 
 def _minimize_fedprox(losses, lam, tol):
     state = {"W": np.zeros(losses.batch_shape + (losses.m, losses.d)), "wg": None}
-    value, _, hessian = _derivatives(losses)
+    derivatives = _derivatives(losses)
+    value, _, hessian = derivatives
 
     def inner(wg):
         # Newton asks for the value, gradient and Hessian at the same point: one prox serves
@@ -325,8 +338,8 @@ def _minimize_fedprox(losses, lam, tol):
         if state["wg"] is not None and np.array_equal(wg, state["wg"]):
             return state["W"]
         # The outer gradient error is at most the inner one (times lam / (lam + mu) <= 1).
-        state["W"] = prox(losses, np.broadcast_to(wg[..., None, :], state["W"].shape), lam,
-                          state["W"], tol=tol * 1e-2)
+        state["W"] = _prox(losses, np.broadcast_to(wg[..., None, :], state["W"].shape), lam,
+                           state["W"], tol * 1e-2, derivatives)
         state["wg"] = np.array(wg)
         return state["W"]
 
