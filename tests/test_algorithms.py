@@ -241,7 +241,7 @@ def test_exact_minimizers_reuse_each_point_to_the_same_bits(inst, monkeypatch):
 
     def recomputed(losses, wrap=None):
         at = (lambda x: objectives._Point(losses, x if wrap is None else wrap(x)))
-        return (lambda x: at(x).value, lambda x: at(x).grad, lambda x: at(x).hessian)
+        return (lambda x: at(x).value(), lambda x: at(x).grad(), lambda x: at(x).hessian())
 
     monkeypatch.setattr(objectives, "expit", expit)
     runs = {}

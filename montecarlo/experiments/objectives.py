@@ -26,8 +26,6 @@ loss, one linear solve: :func:`prox`).
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 from scipy.special import expit
 
@@ -96,7 +94,7 @@ class ClientLosses:
 
     def value(self, W):
         """``f_i(w_i)`` for every client: shape ``(..., m)``. ``W`` has shape (..., m, d)."""
-        return _Point(self, W).value
+        return _Point(self, W).value()
 
     def grad(self, W, X=None, y=None):
         """``grad f_i(w_i)`` for every client, shape ``(..., m, d)``.
@@ -104,11 +102,11 @@ class ClientLosses:
         With ``X, y`` (a mini-batch of every client, shapes (..., m, B, d) and (..., m, B)),
         the mini-batch gradient ``(1/B) sum_j grad l(w_i, z_ij) + l2 w_i`` instead.
         """
-        return _Point(self, W, X, y).grad
+        return _Point(self, W, X, y).grad()
 
     def hessian(self, W):
         """``hess f_i(w_i)``, shape ``(..., m, d, d)``."""
-        return _Point(self, W).hessian
+        return _Point(self, W).hessian()
 
     def normal_equations(self):
         """For the squared loss: ``s, Q, b`` with ``X_i'X_i/n = Q_i diag(s_i) Q_i'`` and
@@ -173,13 +171,22 @@ class _Point:
         self.X = losses.X if X is None else X
         self.y = losses.y if y is None else y
         self.z = (self.X @ W[..., None])[..., 0]
+        self._memo = {}
 
-    @cached_property
+    def once(self, name):
+        """The quantity ``name`` (``"value"``, ``"grad"``, ``"hessian"``), computed at the first
+        call (a dict: functools.cached_property's lock made a gradient of 3 clients x 40
+        samples 30% slower under Python 3.11, 32.5 against 24.9 us)."""
+        if name not in self._memo:
+            self._memo[name] = getattr(self, name)()
+        return self._memo[name]
+
     def sigmoid(self):
         """``expit(-y z)`` (logistic loss)."""
-        return expit(-self.y * self.z)
+        if "sigmoid" not in self._memo:
+            self._memo["sigmoid"] = expit(-self.y * self.z)
+        return self._memo["sigmoid"]
 
-    @cached_property
     def value(self):
         L = self.losses
         if L.loss == "logistic":
@@ -188,18 +195,16 @@ class _Point:
             phi = 0.5 * (self.z - self.y) ** 2
         return phi.mean(-1) + 0.5 * L.l2 * np.sum(self.W * self.W, -1)
 
-    @cached_property
     def grad(self):
         L, X = self.losses, self.X
-        dphi = -self.y * self.sigmoid if L.loss == "logistic" else self.z - self.y
+        dphi = -self.y * self.sigmoid() if L.loss == "logistic" else self.z - self.y
         g = (np.swapaxes(X, -1, -2) @ dphi[..., None])[..., 0] / X.shape[-2]
         return g + L.l2 * self.W
 
-    @cached_property
     def hessian(self):
         L, X = self.losses, self.X
         if L.loss == "logistic":
-            d2phi = expit(self.y * self.z) * self.sigmoid
+            d2phi = expit(self.y * self.z) * self.sigmoid()
         else:
             d2phi = np.ones_like(self.z)
         # X' diag(c) X as a scaled transposed copy times X: one batched matrix product. Measured
@@ -224,7 +229,8 @@ def _derivatives(losses, wrap=None):
             last["key"], last["point"] = np.array(W), _Point(losses, W)
         return last["point"]
 
-    return (lambda x: point(x).value, lambda x: point(x).grad, lambda x: point(x).hessian)
+    return (lambda x: point(x).once("value"), lambda x: point(x).once("grad"),
+            lambda x: point(x).once("hessian"))
 
 
 def objective_value(losses: ClientLosses, objective: str, w_global, W, lam: float = 0.0):
