@@ -21,7 +21,7 @@ from scipy.special import stdtrit
 
 from montecarlo.experiments.algorithms import Trajectory
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.problems import Instance
 from montecarlo.experiments.rates_instances import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import stated
@@ -125,7 +125,7 @@ def _lambda_grid(cfg, seed):
                                cell=cell)
         for j, r in enumerate(R):
             c = fedprox_theorem1_constants(inst.w_star[j], d)
-            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+            point = Instance(inst.train.take(np.s_[:, j]),
                              inst.w_star[j], inst.test_X, inst.labels)
             for lam in (1e-2, 1e-1, 1.0, 10.0):
                 aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])

@@ -259,6 +259,20 @@ def test_exact_minimizers_reuse_each_point_to_the_same_bits(inst, monkeypatch):
                                                            runs["recomputed"][1])
 
 
+def test_take_is_the_checked_losses_of_those_instances():
+    # take(index) skips the checks of data already checked: the losses the constructor builds
+    # from the same slices, to the bit (features broadcast over the radii, labels not)
+    from montecarlo.experiments.rates import lemma7_instance
+
+    inst = lemma7_instance(np.array([0.1, 0.4]), reps=3, m=2, n=30, d=3, l2=1e-3, seed=4)
+    for j in range(2):
+        mine = inst.train.take(np.s_[:, j])
+        built = ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=1e-3)
+        assert (mine.batch_shape, mine.loss, mine.l2) == (built.batch_shape, "logistic", 1e-3)
+        for a, b in zip(minimize(mine, "fedprox", 0.3), minimize(built, "fedprox", 0.3)):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_paper000_fig1_qualitative():
     # Paper 000 Fig. 1 (left): FedAvg best at R = 0, local training best at large R,
     # fine-tuning close to the better of the two everywhere.

@@ -28,7 +28,7 @@ import numpy as np
 from montecarlo.experiments.algorithms import ALGORITHMS, Trajectory
 from montecarlo.experiments.problems import Instance
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.rates_instances import (MAX_ENUMERATED_DIM, fedprox_theorem1_constants,
                                                     fisher_information, lemma7_instance, sign_vectors,
                                                     true_models)
@@ -174,7 +174,7 @@ def heterogeneity_grid(ns, r2_over_d_n, *, m: int = 4, d: int = 5, reps: int = 2
             for j, r in enumerate(R):
                 c = fedprox_theorem1_constants(inst.w_star[j], d, c_x)
                 lam = float(fedprox_lambda(c["L"], c["mu"], c["rho"], r, n, m).lam)
-                point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                point = Instance(inst.train.take(np.s_[:, j]),
                                  inst.w_star[j], inst.test_X, inst.labels)
                 err, ier = _exact_errors(point, minimize(point.train, "fedprox", lam)[1])
                 lams.append(lam)
@@ -279,7 +279,7 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
             lams, aer, ier = [], [], []
             for j, r in enumerate(R):
                 lam = float(fedprox_proof_lambda(r, n, m, mus[j], theorem=thm))
-                point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                point = Instance(inst.train.take(np.s_[:, j]),
                                  inst.w_star[j], inst.test_X, inst.labels)
                 met = _exact_metrics(point, minimize(point.train, "fedprox", lam)[1])
                 lams.append(lam)
