@@ -16,14 +16,12 @@ hyperparameters. ``riskcalc.minimax`` must agree with every recomputed constant.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from scipy.special import stdtrit
 
 from montecarlo.experiments.algorithms import Trajectory
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.problems import Instance
 from montecarlo.experiments.rates_instances import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import stated
@@ -115,26 +113,6 @@ def _exact_risks(inst, W):
     return met["aer"][0], np.max(np.mean(met["ier"][0], 0), -1)
 
 
-def _plain_grid(ns, ms, r2_times_n, objective, *, reps, seed):
-    """One baseline of ``montecarlo.experiments.rates.paper000_fedprox_grid`` (``"local"``:
-    PureLocalTraining, ``"global"``: FedAvg) without the other's exact solves, which that grid
-    always makes: the same instances (cell k of the (n, m) product on data stream k, R^2 = f/n,
-    d = _D, c_x = 1, l2 = 1e-4) and the same numbers bit for bit
-    (tests/test_paper_checks_algorithms.py); f = 0 (R = 0) is allowed, the instances of
-    ``rates.homogeneous_grid``. Returns ``n``, ``m`` (cells,), ``R`` (cells, len(f)), ``aer``
-    (cells, len(f), reps) and ``ier_worst`` (cells, len(f))."""
-    f = np.asarray(r2_times_n, float)
-    out = {k: [] for k in ("n", "m", "R", "aer", "ier_worst")}
-    for cell, (n, m) in enumerate(itertools.product(ns, ms)):
-        R = np.sqrt(f / n)
-        inst = lemma7_instance(R, reps=reps, m=m, n=n, d=_D, c_x=1.0, l2=1e-4, seed=seed,
-                               cell=cell)
-        aer, worst = _exact_risks(inst, minimize(inst.train, objective)[1])
-        for k, v in zip(out, (n, m, R, aer.T, worst)):
-            out[k].append(v)
-    return {k: np.array(v, float) for k, v in out.items()}
-
-
 def _lambda_grid(cfg, seed):
     """Exact FedProx on Lemma 7 instances (m = 4, d = 4, n in {100, 400}, R in {0.05, 0.3})
     over lam in [1e-2, 10]: rows with the AER, the worst client's IER and the constants
@@ -147,7 +125,7 @@ def _lambda_grid(cfg, seed):
                                cell=cell)
         for j, r in enumerate(R):
             c = fedprox_theorem1_constants(inst.w_star[j], d)
-            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+            point = Instance(inst.train.take(np.s_[:, j]),
                              inst.w_star[j], inst.test_X, inst.labels)
             for lam in (1e-2, 1e-1, 1.0, 10.0):
                 aer, ier = _exact_risks(point, minimize(point.train, "fedprox", lam)[1])

@@ -49,13 +49,13 @@ def _fedprox_check(cfg, seed, thm):
     n_i exponent where the bound is tight."""
     g = rates.paper000_fedprox_grid(cfg.pick([200, 800], [200, 800, 1600]), [4, 16],
                                     2.0 ** np.arange(-11, 4, 2), theorems=(thm,), d=_D,
-                                    reps=cfg.pick(6, 10), seed=seed, baselines=False)
+                                    reps=cfg.pick(6, 10), seed=seed, baselines=())
     # The exponent on n_i >= 160 d only: FedProx is near local training in both tight regimes,
     # and the local MLE's second-order excess (relative size ~ d/n_i) steepens the fitted
     # exponent below that (tests/test_rates_simulation.py). Two radii per tight regime.
     gt = rates.paper000_fedprox_grid([800, 1600, 3200], cfg.pick([4], [4, 16]),
                                      2.0 ** np.array([-11, -9, 1, 3]), theorems=(thm,), d=_D,
-                                     reps=cfg.pick(20, 24), seed=seed + 1, baselines=False)
+                                     reps=cfg.pick(20, 24), seed=seed + 1, baselines=())
     n, m, N, R = _cells(g)
     err, shape, _ = _fedprox_bound(g, thm)
     t_err, t_shape, tight = _fedprox_bound(gt, thm)

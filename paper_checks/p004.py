@@ -247,7 +247,8 @@ def thm1_adaptive(cfg, seed):
     # relative to the kink R^2 = d/n; f = 1e-8 is R = 0 to the errors' precision (R^2 ~ 5e-10).
     f = np.array([1e-8, 0.1, 1.0, 10.0, 100.0])
     g = heterogeneity_grid(cfg.pick([100], [100, 400, 1600]), f, m=4, d=5,
-                           reps=cfg.pick(20, 100), seed=seed)
+                           reps=cfg.pick(20, 100), seed=seed,
+                           methods=("fedavg", "local", "fedprox"))
     never_worse, rows = True, []
     for k, n in enumerate(g["n"]):
         vs_local = mean_se(g["fedprox_err"][k] - g["local_err"][k], axis=-1)

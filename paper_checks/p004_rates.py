@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.rates import fedprox_theorem1_constants, lemma7_instance
 from paper_checks.core import claim, judge, stated
 from riskcalc import minimax
@@ -46,7 +46,7 @@ def _cell(n, m, f, reps, seed, cell):
     for j, r in enumerate(R):
         c = fedprox_theorem1_constants(inst.w_star[j], _D)
         lam = float(minimax.fedprox_lambda(c["L"], c["mu"], c["rho"], r, n, m).lam)
-        losses = ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=1e-4)
+        losses = inst.train.take(np.s_[:, j])
         wg, W = minimize(losses, "fedprox", lam)
         w_star = inst.w_star[j]
         wg_star = _population_global(inst.test_X[0], w_star)

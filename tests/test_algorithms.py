@@ -227,6 +227,52 @@ def test_squared_prox_closed_form_against_newton():
         assert np.max(np.linalg.norm(W - newton, axis=-1)) < bound
 
 
+def test_exact_minimizers_reuse_each_point_to_the_same_bits(inst, monkeypatch):
+    # The exact minimizers compute the margins, sigmoids, value, gradient and Hessian at a
+    # point once (a FedProx minimizer once across its prox solves and envelope): the same
+    # minimizers to the bit as with all of them recomputed at every call, with fewer sigmoids.
+    from montecarlo.experiments import objectives
+
+    count = {"expit": 0}
+
+    def expit(z):
+        count["expit"] += z.size
+        return np.reciprocal(1.0 + np.exp(-z))
+
+    def recomputed(losses, wrap=None):
+        at = (lambda x: objectives._Point(losses, x if wrap is None else wrap(x)))
+        return (lambda x: at(x).value(), lambda x: at(x).grad(), lambda x: at(x).hessian())
+
+    monkeypatch.setattr(objectives, "expit", expit)
+    runs = {}
+    for how in ("reused", "recomputed"):
+        if how == "recomputed":
+            monkeypatch.setattr(objectives, "_derivatives", recomputed)
+        count["expit"] = 0
+        runs[how] = [minimize(inst.train, objective, 0.5)
+                     for objective in ("global", "local", "fedprox")], count["expit"]
+    for a, b in zip(runs["reused"][0], runs["recomputed"][0]):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    # 11,760 sigmoid evaluations against 20,160
+    assert runs["reused"][1] < 0.7 * runs["recomputed"][1], (runs["reused"][1],
+                                                           runs["recomputed"][1])
+
+
+def test_take_is_the_checked_losses_of_those_instances():
+    # take(index) skips the checks of data already checked: the losses the constructor builds
+    # from the same slices, to the bit (features broadcast over the radii, labels not)
+    from montecarlo.experiments.rates import lemma7_instance
+
+    inst = lemma7_instance(np.array([0.1, 0.4]), reps=3, m=2, n=30, d=3, l2=1e-3, seed=4)
+    for j in range(2):
+        mine = inst.train.take(np.s_[:, j])
+        built = ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=1e-3)
+        assert (mine.batch_shape, mine.loss, mine.l2) == (built.batch_shape, "logistic", 1e-3)
+        for a, b in zip(minimize(mine, "fedprox", 0.3), minimize(built, "fedprox", 0.3)):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_paper000_fig1_qualitative():
     # Paper 000 Fig. 1 (left): FedAvg best at R = 0, local training best at large R,
     # fine-tuning close to the better of the two everywhere.

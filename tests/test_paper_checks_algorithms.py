@@ -4,6 +4,7 @@ Thm 3.1's split chain, each against an independent route, and the claims built o
 their mutants (``paper_checks.sensitivity``)."""
 
 import numpy as np
+import pytest
 from scipy.optimize import minimize as sp_minimize
 
 from paper_checks.numbered import MUTANT_PASSES
@@ -201,23 +202,30 @@ def test_split_chain_reach_contains_the_krylov_spaces():
     assert np.allclose(np.einsum("ide,ie->id", A, x) - b + 7.0 * (x - x.mean(0)), 0, atol=1e-12)
 
 
-def test_plain_grid_equals_the_rates_grids():
-    # paper 000's Thm 4 and 6 checks solve one baseline of montecarlo's grids: the same numbers
-    # bit for bit as the grids' own (which solve both), on their instances and data streams
+def test_grid_baselines_alone_equal_the_full_grid():
+    # paper 000's Thm 4 and 6 checks solve one baseline of montecarlo's grid (no FedProx, no
+    # constants): the same numbers bit for bit as the grid's own solving both with FedProx, on
+    # its instances and data streams; R = 0 gives homogeneous_grid's FedAvg
     from montecarlo.experiments import rates
-    from paper_checks.p000_common import _D, _plain_grid
 
     ns, ms, f = [40, 80], [2, 4], [0.5, 3.0]
-    full = rates.paper000_fedprox_grid(ns, ms, f, theorems=(), d=_D, reps=3, seed=17)
-    for name, objective in (("local", "local"), ("fedavg", "global")):
-        mine = _plain_grid(ns, ms, f, objective, reps=3, seed=17)
-        for key in ("n", "m", "R"):
-            assert np.array_equal(mine[key], full[key])
-        assert np.array_equal(mine["aer"], full[f"{name}_aer"])
-        assert np.array_equal(mine["ier_worst"], full[f"{name}_ier_worst"])
-    hom = rates.homogeneous_grid(ns, ms, d=_D, reps=3, seed=17)
-    mine = _plain_grid(ns, ms, [0.0], "global", reps=3, seed=17)
-    assert np.array_equal(mine["aer"][:, 0], hom["fedavg_ier"])
+    full = rates.paper000_fedprox_grid(ns, ms, f, theorems=(12,), d=5, reps=3, seed=17)
+    for name in ("local", "fedavg"):
+        mine = rates.paper000_fedprox_grid(ns, ms, f, theorems=(), baselines=name, d=5, reps=3,
+                                           seed=17)
+        assert sorted(mine) == sorted(["n", "m", "R", f"{name}_aer", f"{name}_ier_worst"])
+        for key in mine:
+            assert np.array_equal(mine[key], full[key]), key
+    hom = rates.homogeneous_grid(ns, ms, d=5, reps=3, seed=17)
+    mine = rates.paper000_fedprox_grid(ns, ms, [0.0], theorems=(), baselines=["fedavg"], d=5,
+                                       reps=3, seed=17)
+    assert np.array_equal(mine["fedavg_aer"][:, 0], hom["fedavg_ier"])
+    # R = 0 only without FedProx (its lambdas need R > 0); a bool is no selection
+    with pytest.raises(ValueError, match="r2_times_n"):
+        rates.paper000_fedprox_grid(ns, ms, [0.0], theorems=(11,), d=5, reps=3)
+    for bad in (True, "fedprox", ["local", "global"], 3):
+        with pytest.raises(ValueError, match=r"baselines must be a subset of \('fedavg'"):
+            rates.paper000_fedprox_grid(ns, ms, f, baselines=bad, d=5, reps=3)
 
 
 def test_simulate_many_equals_simulate_per_method():

@@ -171,6 +171,23 @@ def test_paper000_fedprox_lambda_follows_the_proofs():
         fedprox_proof_lambda(0.1, n, m, 0.0)
 
 
+def test_heterogeneity_grid_methods_alone_equal_the_full_grid():
+    """A selection of methods (004.thm1.adaptive-lambda skips fine-tuning) gives the full grid's
+    numbers for them to the last bit, and only their keys."""
+    kw = dict(m=2, d=3, reps=3, seed=SEED, finetune_epochs=3)
+    full = rates.heterogeneity_grid([80], [0.5, 4.0], **kw)
+    shared = {"R", "lower_bound", "fisher_trace_inv", "n", "m", "d"}
+    for methods, keys in ((("fedavg", "local", "fedprox"), {"fedavg_err", "fedavg_ier",
+                           "local_err", "local_ier", "fedprox_err", "fedprox_ier", "lam"}),
+                          ("finetune", {"finetune_err"})):
+        alone = rates.heterogeneity_grid([80], [0.5, 4.0], methods=methods, **kw)
+        assert set(alone) == keys | shared
+        for k, v in alone.items():
+            np.testing.assert_array_equal(v, full[k], err_msg=k)
+    with pytest.raises(ValueError, match="methods must be a subset"):
+        rates.heterogeneity_grid([80], [1.0], methods=("fedprox", "pfedme"), **kw)
+
+
 def test_paper000_fedprox_grid_brackets_fedprox():
     """Shapes, the lambdas as prescribed, and FedProx at Thm 12's event-A lambda (mu/n, so
     mu/(mu + lam) = 0.995) within 2% of local training on the same data."""
@@ -184,7 +201,7 @@ def test_paper000_fedprox_grid_brackets_fedprox():
     assert np.allclose(prox, local, rtol=0.02)
     # Without the baselines (the checks of Thms 11-12): FedProx's numbers to the last bit.
     alone = rates.paper000_fedprox_grid([200], [4], [1 / 64, 4.0], theorems=(12,), d=3,
-                                        reps=4, seed=SEED, baselines=False)
+                                        reps=4, seed=SEED, baselines=())
     assert not any(k.startswith(("fedavg", "local", "fedprox_thm11")) for k in alone)
     for k, v in alone.items():
         np.testing.assert_array_equal(v, g[k], err_msg=k)

@@ -28,7 +28,7 @@ import numpy as np
 from montecarlo.experiments.algorithms import ALGORITHMS, Trajectory
 from montecarlo.experiments.problems import Instance
 from montecarlo.experiments.metrics import evaluate
-from montecarlo.experiments.objectives import ClientLosses, minimize
+from montecarlo.experiments.objectives import minimize
 from montecarlo.experiments.rates_instances import (MAX_ENUMERATED_DIM, fedprox_theorem1_constants,
                                                     fisher_information, lemma7_instance, sign_vectors,
                                                     true_models)
@@ -38,11 +38,16 @@ from riskcalc.minimax import (dichotomy_threshold, fedprox_lambda, fedprox_proof
                               logistic_constants, lower_bound_ier)
 
 __all__ = [
-    "MAX_ENUMERATED_DIM", "aligned_quadratic", "apgd_rounds", "bilevel_rounds", "crossover",
-    "crossover_table", "fedprox_theorem1_constants", "fisher_information",
-    "heterogeneity_grid", "homogeneous_grid", "lemma7_instance", "paper000_fedprox_grid",
-    "sign_vectors", "true_models",
+    "BASELINES", "HETEROGENEITY_METHODS", "MAX_ENUMERATED_DIM", "aligned_quadratic",
+    "apgd_rounds", "bilevel_rounds", "crossover", "crossover_table",
+    "fedprox_theorem1_constants", "fisher_information", "heterogeneity_grid",
+    "homogeneous_grid", "lemma7_instance", "paper000_fedprox_grid", "sign_vectors",
+    "true_models",
 ]
+
+# The selectable methods of heterogeneity_grid and baselines of paper000_fedprox_grid.
+HETEROGENEITY_METHODS = ("fedavg", "local", "fedprox", "finetune")
+BASELINES = ("fedavg", "local")
 
 
 def _exact_metrics(instance, W):
@@ -102,7 +107,7 @@ def homogeneous_grid(ns, ms, *, d: int = 5, reps: int = 20, c_x: float = 1.0,
 
 def heterogeneity_grid(ns, r2_over_d_n, *, m: int = 4, d: int = 5, reps: int = 20,
                        c_x: float = 1.0, l2: float = 1e-4, finetune_epochs: int = 40,
-                       seed: int = 0) -> dict:
+                       seed: int = 0, methods=HETEROGENEITY_METHODS) -> dict:
     """FedAvg, PureLocalTraining, FedProx (paper 004 Thm 1 lambda) and fine-tuning over
     ``(n, R)``, checked against paper 000 Thm 8 eq. (15), ``min(d/n_i, R^2) + d/N``.
 
@@ -130,43 +135,56 @@ def heterogeneity_grid(ns, r2_over_d_n, *, m: int = 4, d: int = 5, reps: int = 2
         As in :func:`~montecarlo.experiments.rates_instances.lemma7_instance`.
     finetune_epochs : int
         Local gradient steps after FedAvg.
+    methods : str or sequence of {"fedavg", "local", "fedprox", "finetune"}
+        The methods to simulate (default all). Each is computed on the same instances whatever
+        the others (none spends a random draw), so a selection's numbers are those of the full
+        grid; fine-tuning alone was 44% of the time of claim 004.thm1.adaptive-lambda, which
+        never reads it.
 
     Returns
     -------
     dict
-        ``n`` (len(ns),), ``R`` (len(ns), len(f)); ``lam`` FedProx's lambda; errors
-        ``{method}_err`` and ``{method}_ier`` of shape (len(ns), len(f), reps) for
-        ``fedavg``, ``local``, ``fedprox``, and ``finetune_err`` (len(ns), len(f)) (replicate mean
-        at the best checkpoint); ``lower_bound`` Thm 8's ``min(d/n, R^2) + d/N``;
-        ``fisher_trace_inv`` ``tr(H_i^-1)`` averaged over clients (len(ns), len(f)).
+        ``n`` (len(ns),), ``R`` (len(ns), len(f)); errors ``{method}_err`` and
+        ``{method}_ier`` of shape (len(ns), len(f), reps) for ``fedavg``, ``local``,
+        ``fedprox`` (with ``lam``, FedProx's lambda), and ``finetune_err`` (len(ns), len(f))
+        (replicate mean at the best checkpoint), each only when in ``methods``;
+        ``lower_bound`` Thm 8's ``min(d/n, R^2) + d/N``; ``fisher_trace_inv`` ``tr(H_i^-1)``
+        averaged over clients (len(ns), len(f)).
     """
     f = as_array("r2_over_d_n", r2_over_d_n, low=0.0, low_open=True)
     finetune_epochs = positive_int("finetune_epochs", finetune_epochs)
-    keys = ("fedavg_err", "fedavg_ier", "local_err", "local_ier", "fedprox_err", "fedprox_ier",
-            "finetune_err", "lam", "R", "lower_bound", "fisher_trace_inv")
+    methods = _selection("methods", methods, HETEROGENEITY_METHODS)
+    plain = [(name, objective) for name, objective in (("fedavg", "global"), ("local", "local"))
+             if name in methods]
+    keys = (tuple(f"{name}_{q}" for name, _ in plain for q in ("err", "ier"))
+            + (("fedprox_err", "fedprox_ier", "lam") if "fedprox" in methods else ())
+            + (("finetune_err",) if "finetune" in methods else ())
+            + ("R", "lower_bound", "fisher_trace_inv"))
     out = {k: [] for k in keys}
     for cell, n in enumerate(ns):
         R = np.sqrt(f * d / n)
         inst = lemma7_instance(R, reps=reps, m=m, n=n, d=d, c_x=c_x, l2=l2, seed=seed,
                                cell=cell)
-        for name, objective in (("fedavg", "global"), ("local", "local")):
+        for name, objective in plain:
             err, ier = _exact_errors(inst, minimize(inst.train, objective)[1])
             out[f"{name}_err"].append(err.T)
             out[f"{name}_ier"].append(ier.T)
-        lams, prox_err, prox_ier = [], [], []
-        for j, r in enumerate(R):
-            c = fedprox_theorem1_constants(inst.w_star[j], d, c_x)
-            lam = float(fedprox_lambda(c["L"], c["mu"], c["rho"], r, n, m).lam)
-            point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
-                             inst.w_star[j], inst.test_X, inst.labels)
-            err, ier = _exact_errors(point, minimize(point.train, "fedprox", lam)[1])
-            lams.append(lam)
-            prox_err.append(err)
-            prox_ier.append(ier)
-        out["lam"].append(lams)
-        out["fedprox_err"].append(prox_err)
-        out["fedprox_ier"].append(prox_ier)
-        out["finetune_err"].append(_finetune_best(inst, finetune_epochs))
+        if "fedprox" in methods:
+            lams, prox_err, prox_ier = [], [], []
+            for j, r in enumerate(R):
+                c = fedprox_theorem1_constants(inst.w_star[j], d, c_x)
+                lam = float(fedprox_lambda(c["L"], c["mu"], c["rho"], r, n, m).lam)
+                point = Instance(inst.train.take(np.s_[:, j]),
+                                 inst.w_star[j], inst.test_X, inst.labels)
+                err, ier = _exact_errors(point, minimize(point.train, "fedprox", lam)[1])
+                lams.append(lam)
+                prox_err.append(err)
+                prox_ier.append(ier)
+            out["lam"].append(lams)
+            out["fedprox_err"].append(prox_err)
+            out["fedprox_ier"].append(prox_ier)
+        if "finetune" in methods:
+            out["finetune_err"].append(_finetune_best(inst, finetune_epochs))
         out["R"].append(R)
         out["lower_bound"].append(lower_bound_ier(d, n, m * n, R))
         H = fisher_information(inst.w_star, c_x)
@@ -194,7 +212,7 @@ def _finetune_best(inst, epochs):
 
 def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
                           reps: int = 20, c_x: float = 1.0, l2: float = 1e-4,
-                          seed: int = 0, baselines: bool = True) -> dict:
+                          seed: int = 0, baselines=BASELINES) -> dict:
     """FedAvg, PureLocalTraining and FedProx at the penalties of paper 000's proofs over
     ``(n, m, R)``: the simulations behind Thms 6 (eq. 11), 11 (eq. 30) and 12 (eq. 29).
 
@@ -213,12 +231,15 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
     ns, ms : sequence of int
         Samples per client, numbers of clients (even); every pair is simulated.
     r2_times_n : sequence of float
-        ``R^2 n``, > 0.
-    theorems : sequence of {11, 12}
-        Whose FedProx penalties to simulate (each costs one exact FedProx solve per radius).
-    baselines : bool
-        FedAvg and PureLocalTraining too (default); False: FedProx alone, without their
-        solves (no random draw is spent on them: FedProx's numbers are the same).
+        ``R^2 n``, > 0; >= 0 when ``theorems`` is empty (``R = 0``: the instances of
+        :func:`homogeneous_grid`).
+    theorems : int or sequence of {11, 12}
+        Whose FedProx penalties to simulate (each costs one exact FedProx solve per radius,
+        and the constants ``mu`` one Fisher information per radius).
+    baselines : str or sequence of {"fedavg", "local"}
+        The baselines to solve (default both; ``()``: FedProx alone). Each is computed on the
+        same instances whatever the others (no random draw is spent on any), so a selection's
+        numbers are those of the full grid to the bit.
     d, reps, c_x, l2, seed
         As in :func:`~montecarlo.experiments.rates_instances.lemma7_instance`; cell ``k`` of the
         ``(n, m)`` product uses data stream ``cell = k``.
@@ -226,21 +247,23 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
     Returns
     -------
     dict
-        ``n``, ``m`` (cells,); ``R``, ``mu`` (cells, len(f)); for ``method`` in ``fedavg``
-        and ``local`` (with ``baselines``) and ``fedprox_thm{t}`` (``t`` in ``theorems``, with
-        its ``lam_thm{t}``):
+        ``n``, ``m`` (cells,); ``R`` (cells, len(f)), and ``mu`` too when ``theorems`` is not
+        empty; for ``method`` in ``baselines`` and ``fedprox_thm{t}`` (``t`` in ``theorems``,
+        with its ``lam_thm{t}``):
         ``{method}_aer`` (client average of the exact IER, i.e. ``AER_p`` with ``p_i = 1/m``),
         shape (cells, len(f), reps), and ``{method}_ier_worst`` (cells, len(f)), the largest
         over clients of the replicate-mean IER (``max_i E_S[IER_i]``, what "for every i"
         bounds; the mean of the per-replicate maximum would add an extreme-value bias growing
         with ``m``).
     """
-    f = as_array("r2_times_n", r2_times_n, low=0.0, low_open=True)
-    if not set(theorems) <= {11, 12}:
-        raise ValueError(f"theorems must be a subset of (11, 12), got {theorems!r}")
-    plain = (("fedavg", "global"), ("local", "local")) if baselines else ()
+    theorems = _selection("theorems", theorems, (11, 12))
+    f = as_array("r2_times_n", r2_times_n, low=0.0, low_open=bool(theorems))
+    baselines = _selection("baselines", baselines, BASELINES)
+    plain = [(name, objective) for name, objective in (("fedavg", "global"), ("local", "local"))
+             if name in baselines]
     methods = tuple(name for name, _ in plain) + tuple(f"fedprox_thm{t}" for t in theorems)
-    out = {k: [] for k in ("n", "m", "R", "mu") + tuple(f"lam_thm{t}" for t in theorems)
+    out = {k: [] for k in ("n", "m", "R") + (("mu",) if theorems else ())
+           + tuple(f"lam_thm{t}" for t in theorems)
            + tuple(f"{k}_{q}" for k in methods for q in ("aer", "ier_worst"))}
     for cell, (n, m) in enumerate(itertools.product(ns, ms)):
         R = np.sqrt(f / n)
@@ -250,12 +273,13 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
             met = _exact_metrics(inst, minimize(inst.train, objective)[1])
             out[f"{name}_aer"].append(met["aer"].T)
             out[f"{name}_ier_worst"].append(met["ier"].mean(0).max(-1))
-        mus = [fedprox_theorem1_constants(inst.w_star[j], d, c_x)["mu"] for j in range(len(R))]
+        mus = [fedprox_theorem1_constants(inst.w_star[j], d, c_x)["mu"]
+               for j in range(len(R) if theorems else 0)]
         for thm in theorems:
             lams, aer, ier = [], [], []
             for j, r in enumerate(R):
                 lam = float(fedprox_proof_lambda(r, n, m, mus[j], theorem=thm))
-                point = Instance(ClientLosses(inst.train.X[:, 0], inst.train.y[:, j], l2=l2),
+                point = Instance(inst.train.take(np.s_[:, j]),
                                  inst.w_star[j], inst.test_X, inst.labels)
                 met = _exact_metrics(point, minimize(point.train, "fedprox", lam)[1])
                 lams.append(lam)
@@ -267,8 +291,22 @@ def paper000_fedprox_grid(ns, ms, r2_times_n, *, theorems=(11, 12), d: int = 5,
         out["n"].append(n)
         out["m"].append(m)
         out["R"].append(R)
-        out["mu"].append(mus)
+        if theorems:
+            out["mu"].append(mus)
     return {k: np.array(v, float) for k, v in out.items()}
+
+
+def _selection(name, value, allowed) -> tuple:
+    """``value`` (one item of ``allowed`` or a sequence of them) as a tuple in the order of
+    ``allowed``; ValueError naming ``name`` otherwise (a bool is no selection)."""
+    chosen = (value,) if isinstance(value, (str, int)) else value
+    try:
+        ok = all(not isinstance(v, bool) and v in allowed for v in chosen)
+    except TypeError:       # not iterable, or items that cannot be compared
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a subset of {allowed}, got {value!r}")
+    return tuple(v for v in allowed if v in chosen)
 
 
 def crossover(r2, fedavg_err, local_err) -> float:
