@@ -15,7 +15,6 @@ from paper_checks.p000_common import _D, _cells, _fmt_fit, _ints, _printed_facto
 from riskcalc import minimax
 
 
-
 @claim("000.thm4.local-rate", location="Thm 4", kind="rate up to constants",
        statement="PureLocalTraining (each client's exact ERM) has E_S[IER_i] <~ beta ||l||_inf / "
                  "(mu n_i) for every client, assuming n_i >= 4 beta/mu: with beta ~ d (Lemma 7) "
