@@ -12,7 +12,8 @@ import montecarlo.linear.measure as mm
 from figures.core import Context
 from figures.linear import simulate
 from montecarlo.compare import replicate_task, spec_to_dict
-from montecarlo.linear.instances import Setting
+from montecarlo.linear.estimators import get_estimator
+from montecarlo.linear.instances import Setting, sample_instance
 
 
 def _blas_threads():
@@ -40,6 +41,35 @@ def test_accumulate_equals_general_products():
         want = sum(dec.V.T @ (w[q][:, None] * dec.V) for dec, w in zip(decs, weights))
         np.testing.assert_allclose(got[q], want, rtol=1e-12, atol=1e-12)
     assert np.array_equal(got[0], got[0].T)  # nonnegative weights: a symmetric rank-k update
+
+
+@pytest.mark.parametrize("gamma, weight", [(2.0, "fedavg"), (0.5, "fedavg"), (2.0, "maml_fl")])
+def test_center_terms_equal_dense_matrices(gamma, weight):
+    """The federated center's M W and tr(Sigma M) (D (Q (D W)), <D Sigma D, Q>, F W by W^T W =
+    I) against Mb and Mv formed as d x d matrices from an explicit G^-1, to rounding."""
+    spec = riskcalc.ClientSpec("ftfa", gamma=gamma, r=1.3, sigma=0.7,
+                               spectrum=riskcalc.Spectrum([0.5, 4.0], weights=[0.5, 0.5]))
+    setting = Setting(d=14, clients=4, global_model="federated", gammas=(1.5, 3.0),
+                      rs=(0.4, 2.0), sigmas=(0.2, 1.1), weights="samples")
+    inst = sample_instance(spec, setting, 2, 1)
+    decs = mm.decompose(inst.X, inst.s, eager_v=True)
+    t, s, d, r, a0 = decs[0], inst.s, inst.d, inst.r[0], inst.a[0]
+    om = [get_estimator(weight).global_weight(dec.mu, 0.3) for dec in decs]
+    W = t.V.T / np.sqrt(t.nmu)
+    got = mm._center_terms(inst, decs, om, W, s[:, None] * W)
+    stack = [(inst.a[j], inst.r[j], inst.sigma[j], dec.V, o) for j, (dec, o) in
+             enumerate(zip(decs, om))]
+    D = np.linalg.inv(sum(a * V.T @ (o[:, None] * V) for a, _, _, V, o in stack))
+    Q = sum((rj * a) ** 2 * V.T @ ((o ** 2 * (V ** 2).sum(1))[:, None] * V)
+            for a, rj, _, V, o in stack)
+    P = sum((sj * a) ** 2 * V.T @ ((o ** 2)[:, None] * V) for a, _, sj, V, o in stack)
+    F = t.V.T @ (om[0][:, None] * t.V)
+    Mb = (D @ Q @ D - r ** 2 * a0 * (D @ F + F @ D) + r ** 2 * np.eye(d)) / d
+    Mv = D @ P @ D
+    want = (s @ np.diag(Mb), Mb @ W, s @ np.diag(Mv), Mv @ W, np.diag(W.T @ (s[:, None] * D)
+                                                                       @ W), W.T @ D @ W)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-13 * np.abs(w).max())
 
 
 def test_small_decompositions_use_one_blas_thread(monkeypatch):
