@@ -221,30 +221,41 @@ class Rule:
         """``E[2 sigmoid(kappa s) F]`` for ``values = F`` on the grid (broadcast to (n, n))."""
         return float(np.sum(self.weight * values))
 
-    def moments(self, a, rho, mu):
+    def moments(self, a, rho, mu, derivatives: bool = True):
         """The three expectations of the fixed point at ``(a, rho, mu)`` and their gradients.
 
         Returns ``(m, dm)``: ``m = (D, E2, E3)`` with ``D = E[l''(t) / (1 + mu l''(t))]``,
         ``E2 = E[(mu l'(t))^2] = E[(v - t)^2]`` and ``E3 = -E[l'(t) s] = E[sigmoid(-t) s]``;
         ``dm[i, j]`` the derivative of ``m[i]`` in ``(a, rho, mu)[j]``, from the implicit
-        derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``.
+        derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``
+        (None with ``derivatives=False``: the same ``m``, bitwise, at a fifth of the work).
         """
         t, p = self._prox(a * self.s + rho * self.g, mu)
         h = p * (1.0 - p)
         k = 1.0 / (1.0 + mu * h)
-        dt = (self.s * k, self.g * k, p * k)          # dt/da, dt/drho, dt/dmu
-        dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
-        m = np.array([self.expect(h * k), self.expect((mu * p) ** 2), self.expect(p * self.s)])
-        dm = np.empty((3, 3))
-        # The factors before dt/d., once (the products as written term by term, left to right:
-        # the same rounding).
-        f0, f1, f2 = k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt
-        for j, tj in enumerate(dt):
-            dm[0, j] = self.expect(f0 * tj)
-            dm[1, j] = self.expect(f1 * tj)
-            dm[2, j] = self.expect(f2 * tj)
-        dm[0, 2] -= self.expect((h * k) ** 2)
-        dm[1, 2] += self.expect(2.0 * mu * p * p)
+        # All the integrands in one array, weighted and summed row by row in two calls
+        # (fourteen ``expect`` calls spent as much in call overhead as in arithmetic on the
+        # small grids): the same products, each row summed as ``np.sum`` sums the grid
+        # (bitwise the same expectations). Rows 3-11: the factors before dt/d. times
+        # dt/da, dt/drho, dt/dmu (``dm[i, j]`` at row 3 + 3 i + j).
+        rows = np.empty((14 if derivatives else 3,) + p.shape)
+        np.multiply(h, k, out=rows[0])
+        np.square(mu * p, out=rows[1])
+        np.multiply(p, self.s, out=rows[2])
+        if derivatives:
+            dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
+            dt = np.stack((self.s * k, self.g * k, p * k))
+            for i, fi in enumerate((k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt)):
+                np.multiply(fi, dt, out=rows[3 + 3 * i:6 + 3 * i])
+            np.square(rows[0], out=rows[12])
+            np.multiply(2.0 * mu * p, p, out=rows[13])
+        rows *= self.weight
+        e = rows.reshape(len(rows), -1).sum(axis=1)
+        if not derivatives:
+            return e, None
+        m, dm = e[:3].copy(), e[3:12].reshape(3, 3).copy()
+        dm[0, 2] -= e[12]
+        dm[1, 2] += e[13]
         return m, dm
 
 
