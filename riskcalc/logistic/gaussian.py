@@ -228,34 +228,41 @@ class Rule:
         ``E2 = E[(mu l'(t))^2] = E[(v - t)^2]`` and ``E3 = -E[l'(t) s] = E[sigmoid(-t) s]``;
         ``dm[i, j]`` the derivative of ``m[i]`` in ``(a, rho, mu)[j]``, from the implicit
         derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``
-        (None with ``derivatives=False``: the same ``m``, bitwise, at a fifth of the work).
+        (None with ``derivatives=False``: the same ``m``, bitwise, at about half the work).
         """
         t, p = self._prox(a * self.s + rho * self.g, mu)
         h = p * (1.0 - p)
         k = 1.0 / (1.0 + mu * h)
-        # All the integrands in one array, weighted and summed row by row in two calls
+        # The integrands three at a time in one array, weighted and summed row by row
         # (fourteen ``expect`` calls spent as much in call overhead as in arithmetic on the
-        # small grids): the same products, each row summed as ``np.sum`` sums the grid
-        # (bitwise the same expectations). Rows 3-11: the factors before dt/d. times
-        # dt/da, dt/drho, dt/dmu (``dm[i, j]`` at row 3 + 3 i + j).
-        rows = np.empty((14 if derivatives else 3,) + p.shape)
-        np.multiply(h, k, out=rows[0])
+        # small grids; three rows keep the temporaries of a large rule as before): the same
+        # products, each row summed as ``np.sum`` sums the grid (bitwise the same
+        # expectations).
+        rows = np.empty((3,) + p.shape)
+
+        def sums(n=3):
+            r = rows[:n]
+            r *= self.weight
+            return r.reshape(n, -1).sum(axis=1)
+
+        hk = h * k
+        rows[0] = hk
         np.square(mu * p, out=rows[1])
         np.multiply(p, self.s, out=rows[2])
-        if derivatives:
-            dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
-            dt = np.stack((self.s * k, self.g * k, p * k))
-            for i, fi in enumerate((k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt)):
-                np.multiply(fi, dt, out=rows[3 + 3 * i:6 + 3 * i])
-            np.square(rows[0], out=rows[12])
-            np.multiply(2.0 * mu * p, p, out=rows[13])
-        rows *= self.weight
-        e = rows.reshape(len(rows), -1).sum(axis=1)
+        m = sums()
         if not derivatives:
-            return e, None
-        m, dm = e[:3].copy(), e[3:12].reshape(3, 3).copy()
-        dm[0, 2] -= e[12]
-        dm[1, 2] += e[13]
+            return m, None
+        dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
+        dt = np.stack((self.s * k, self.g * k, p * k))
+        dm = np.empty((3, 3))
+        for i, fi in enumerate((k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt)):
+            np.multiply(fi, dt, out=rows)
+            dm[i] = sums()
+        np.square(hk, out=rows[0])
+        np.multiply(2.0 * mu * p, p, out=rows[1])
+        extra = sums(2)
+        dm[0, 2] -= extra[0]
+        dm[1, 2] += extra[1]
         return m, dm
 
 
