@@ -87,6 +87,54 @@ def test_batch_moments_equal_rule():
         np.testing.assert_allclose(dm[k], dm1, rtol=1e-10, atol=1e-13)
 
 
+def test_rule_moments_equal_one_expectation_each():
+    """``Rule.moments`` sums all its integrands in one array: bitwise the documented
+    expectations, each by ``Rule.expect``; ``derivatives=False`` the same ``m``, bitwise."""
+    for kappa, a, rho, mu, scales in ((1.2, 0.7, 0.9, 3.0, (0.0, 0.0)),
+                                      (6.0, 5.0, 1.1, 0.2, (6.5, 5.0))):
+        rule = Rule(kappa, 30, *scales)
+        t = prox_logistic(a * rule.s + rho * rule.g, mu)
+        p = 1.0 / (1.0 + np.exp(t))
+        h = p * (1.0 - p)
+        k = 1.0 / (1.0 + mu * h)
+        E = rule.expect
+        m = [E(h * k), E((mu * p) ** 2), E(p * rule.s)]
+        dh_dt = -(1.0 - 2.0 * p) * h
+        f = (k * k * dh_dt, 2.0 * mu * mu * p * -h, rule.s * -h)
+        dm = [[E(fi * tj) for tj in (rule.s * k, rule.g * k, p * k)] for fi in f]
+        dm[0][2] -= E((h * k) ** 2)
+        dm[1][2] += E(2.0 * mu * p * p)
+        # the same proximal points for both (``moments`` warm-starts its own)
+        fixed = _fixed_prox(rule, t, p)
+        m1, dm1 = fixed.moments(a, rho, mu)
+        m2, none = fixed.moments(a, rho, mu, derivatives=False)
+        np.testing.assert_array_equal(m1, m)
+        np.testing.assert_array_equal(dm1, dm)
+        np.testing.assert_array_equal(m2, m)
+        assert none is None
+
+
+def _fixed_prox(rule, t, p):
+    """``rule`` with its prox replaced by the given points."""
+    class Fixed(Rule):
+        def _prox(self, v, mu):
+            return t, p
+    fixed = object.__new__(Fixed)
+    fixed.__dict__.update(rule.__dict__)
+    return fixed
+
+
+def test_prox_near_leaves_its_start_unchanged():
+    """``prox_near`` iterates in its own buffers: the start (a rule's last points) is kept."""
+    v = np.linspace(-8, 8, 2 * 25).reshape(2, 5, 5)
+    mu = np.array([0.5, 40.0])[:, None, None]
+    start = prox_logistic(v, mu) + 0.2
+    kept = start.copy()
+    t, _ = prox_near(v, mu, start)
+    np.testing.assert_array_equal(start, kept)
+    np.testing.assert_allclose(t, prox_logistic(v, mu), rtol=0, atol=1e-11 * 50)
+
+
 def test_batch_prox_from_table_and_warm_starts():
     v = np.linspace(-60, 60, 3 * 49).reshape(3, 7, 7)
     mu = np.array([1e-6, 3.0, 1e4])[:, None, None]

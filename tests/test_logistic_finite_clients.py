@@ -84,7 +84,7 @@ def test_pooled_root_by_another_quadrature():
         def __init__(self, c):
             self.c = c
 
-        def moments(self, al, rho, mu):
+        def moments(self, al, rho, mu, derivatives=False):
             t = prox_logistic(al * s + rho * g, mu)
             p = expit(-t)
             h = p * (1 - p)

@@ -64,14 +64,14 @@ class SquareChannel:
     def __init__(self, kappa, sigma):
         self.kappa, self.sigma = kappa, sigma
 
-    def moments(self, a, rho, mu):
+    def moments(self, a, rho, mu, derivatives=True):
         k, e = self.kappa, (a - self.kappa) ** 2 + rho ** 2 + self.sigma ** 2
         m = np.array([1 / (1 + mu), mu ** 2 * e / (1 + mu) ** 2, -(a - k) / (1 + mu)])
         dm = np.array([[0.0, 0.0, -1 / (1 + mu) ** 2],
                        [2 * mu ** 2 * (a - k) / (1 + mu) ** 2, 2 * mu ** 2 * rho / (1 + mu) ** 2,
                         2 * mu * e / (1 + mu) ** 3],
                        [-1 / (1 + mu), 0.0, (a - k) / (1 + mu) ** 2]])
-        return m, dm
+        return m, (dm if derivatives else None)
 
 
 @pytest.mark.parametrize("spectrum", [Spectrum.identity(), TWO_POINT,

@@ -86,7 +86,7 @@ def views(x, fed: Federation, lam: float, lam_g: float, rules):
     idx = _expand(fed)
     alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
         np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c])[0]
+    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
                           for c, rule in enumerate(rules)]).T
     D, E2, E3, al, m = D[idx], E2[idx], E3[idx], alpha[idx], mu[idx]
     pi, gamma, r, kappa, S = fed.pi[idx], fed.gamma[idx], fed.r[idx], fed.kappa[idx], fed.signal

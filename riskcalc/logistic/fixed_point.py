@@ -163,7 +163,7 @@ def _start(kappa, nodes, gamma, lam, c_e, C):
     rule = Rule.at(kappa, nodes, c_e, C)
     a, b, mu, q = c_e, C, gamma / lam, 1e-3
     for _ in range(3):
-        (D, E2, E3), _ = rule.moments(a, np.hypot(b, q), mu)
+        (D, E2, E3), _ = rule.moments(a, np.hypot(b, q), mu, derivatives=False)
         mu = gamma / (lam + D)
         q = np.sqrt(E2 / gamma)
         a, b = c_e + E3 / lam, lam * C / (lam + D)

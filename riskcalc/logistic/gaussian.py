@@ -221,30 +221,48 @@ class Rule:
         """``E[2 sigmoid(kappa s) F]`` for ``values = F`` on the grid (broadcast to (n, n))."""
         return float(np.sum(self.weight * values))
 
-    def moments(self, a, rho, mu):
+    def moments(self, a, rho, mu, derivatives: bool = True):
         """The three expectations of the fixed point at ``(a, rho, mu)`` and their gradients.
 
         Returns ``(m, dm)``: ``m = (D, E2, E3)`` with ``D = E[l''(t) / (1 + mu l''(t))]``,
         ``E2 = E[(mu l'(t))^2] = E[(v - t)^2]`` and ``E3 = -E[l'(t) s] = E[sigmoid(-t) s]``;
         ``dm[i, j]`` the derivative of ``m[i]`` in ``(a, rho, mu)[j]``, from the implicit
-        derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``.
+        derivatives of the prox, ``dt = (dv + sigmoid(-t) dmu) / (1 + mu l''(t))``
+        (None with ``derivatives=False``: the same ``m``, bitwise, at about half the work).
         """
         t, p = self._prox(a * self.s + rho * self.g, mu)
         h = p * (1.0 - p)
         k = 1.0 / (1.0 + mu * h)
-        dt = (self.s * k, self.g * k, p * k)          # dt/da, dt/drho, dt/dmu
+        # The integrands three at a time in one array, weighted and summed row by row
+        # (fourteen ``expect`` calls spent as much in call overhead as in arithmetic on the
+        # small grids; three rows keep the temporaries of a large rule as before): the same
+        # products, each row summed as ``np.sum`` sums the grid (bitwise the same
+        # expectations).
+        rows = np.empty((3,) + p.shape)
+
+        def sums(n=3):
+            r = rows[:n]
+            r *= self.weight
+            return r.reshape(n, -1).sum(axis=1)
+
+        hk = h * k
+        rows[0] = hk
+        np.square(mu * p, out=rows[1])
+        np.multiply(p, self.s, out=rows[2])
+        m = sums()
+        if not derivatives:
+            return m, None
         dh_dt, dp_dt = -(1.0 - 2.0 * p) * h, -h
-        m = np.array([self.expect(h * k), self.expect((mu * p) ** 2), self.expect(p * self.s)])
+        dt = np.stack((self.s * k, self.g * k, p * k))
         dm = np.empty((3, 3))
-        # The factors before dt/d., once (the products as written term by term, left to right:
-        # the same rounding).
-        f0, f1, f2 = k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt
-        for j, tj in enumerate(dt):
-            dm[0, j] = self.expect(f0 * tj)
-            dm[1, j] = self.expect(f1 * tj)
-            dm[2, j] = self.expect(f2 * tj)
-        dm[0, 2] -= self.expect((h * k) ** 2)
-        dm[1, 2] += self.expect(2.0 * mu * p * p)
+        for i, fi in enumerate((k * k * dh_dt, 2.0 * mu * mu * p * dp_dt, self.s * dp_dt)):
+            np.multiply(fi, dt, out=rows)
+            dm[i] = sums()
+        np.square(hk, out=rows[0])
+        np.multiply(2.0 * mu * p, p, out=rows[1])
+        extra = sums(2)
+        dm[0, 2] -= extra[0]
+        dm[1, 2] += extra[1]
         return m, dm
 
 

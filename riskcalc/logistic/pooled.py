@@ -148,7 +148,8 @@ def residuals(x, fed: Federation, lam_g: float, rules):
     q, v = np.exp(np.clip(x[G + 1], -60, 30)), np.exp(np.clip(x[G + 2], -60, 30))
     alpha, rho = block_view(fed, a, b, q)
     mu = fed.W * v
-    m = np.array([rule.moments(alpha[c], rho[c], mu[c])[0] for c, rule in enumerate(rules)])
+    m = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
+                  for c, rule in enumerate(rules)])
     D, E2, E3 = m.T
     S, r, kappa, pi, cnt = fed.signal, fed.r, fed.kappa, fed.pi, fed.count
     res_a = lam_g * a - np.sum(cnt * pi * (_ratio(S, kappa) * E3

@@ -83,16 +83,44 @@ def prox_near(v, mu, start):
     shape (P, n, n) and ``mu`` (P, 1, 1).
     """
     t = _prox_table(v, mu[:, 0, 0]) if start is None else start
-    mu = np.broadcast_to(mu, v.shape)
-    tol = 4e-14 * (1.0 + np.abs(v))
+    tol = np.abs(v)
+    tol += 1.0
+    tol *= 4e-14
+    # Each step in buffers allocated once (the small grids of a root solve spent as much in
+    # allocation and call overhead as in arithmetic), the same operations in the same order
+    # as ``sigmoid`` and the formulas below (bitwise the same iterates); ``start`` is never
+    # written to.
+    p, mp, f, w, d1, q, num = (np.empty_like(v) for _ in range(7))
+    ok = np.empty(v.shape, bool)
     for _ in range(6):
-        p = sigmoid(-t)
-        f = t - v - mu * p
-        if np.all(np.abs(f) <= tol + 4e-14 * np.abs(t)):
+        np.minimum(t, 709.0, out=p)                 # p = sigmoid(-t)
+        np.exp(p, out=p)
+        p += 1.0
+        np.divide(1.0, p, out=p)
+        np.multiply(mu, p, out=mp)
+        np.subtract(t, v, out=f)                    # f = t - v - mu p
+        f -= mp
+        np.abs(t, out=w)                            # |f| <= tol + 4e-14 |t|
+        w *= 4e-14
+        w += tol
+        np.abs(f, out=q)
+        if np.less_equal(q, w, out=ok).all():
             return t, p
-        muh = mu * p * (1.0 - p)
-        d1 = 1.0 + muh
-        t = t - 2.0 * f * d1 / (2.0 * d1 * d1 + f * (1.0 - 2.0 * p) * muh)
+        np.subtract(1.0, p, out=w)                  # w = mu h = mu p (1 - p)
+        w *= mp
+        np.add(w, 1.0, out=d1)                      # f' = 1 + mu h
+        np.multiply(p, 2.0, out=q)                  # q = f (1 - 2p) mu h
+        np.subtract(1.0, q, out=q)
+        q *= f
+        q *= w
+        np.multiply(d1, 2.0, out=w)                 # w = 2 f'^2 + q
+        w *= d1
+        w += q
+        np.multiply(f, 2.0, out=num)
+        num *= d1
+        num /= w
+        t = t - num
+    mu = np.broadcast_to(mu, v.shape)
     bad = np.abs(t - v - mu * sigmoid(-t)) > tol + 4e-14 * np.abs(t)
     t = t.copy()
     t[bad] = prox_logistic(v[bad], mu[bad], np.clip(t[bad], v[bad], v[bad] + mu[bad]))

@@ -51,7 +51,7 @@ def views(x, fed: Federation, spectrum, lam, lam_g, rules, euclid: bool = False)
     idx = _expand(fed)
     alpha, rho, mu = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30)), \
         np.exp(np.clip(x[2 * G:], -60, 30))
-    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c])[0]
+    D, E2, E3 = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
                           for c, rule in enumerate(rules)]).T
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
     eps = np.divide(E3 + alpha * D, kappa, out=np.zeros(G), where=kappa > 0)[idx]

@@ -186,7 +186,7 @@ def _start(p: Problem, nodes):
     mu = p.gamma * m1 / p.lam
     for _ in range(3):
         rule = Rule.at(p.kappa, nodes, a, rho)
-        (D, E2, E3), _ = rule.moments(a, rho, mu)
+        (D, E2, E3), _ = rule.moments(a, rho, mu, derivatives=False)
         I = p.integrals(D)
         mu = p.gamma * I[1, 1]
         eps = _eps(p, a, D, E3)
@@ -259,7 +259,7 @@ def outputs(x, rule: Rule, p: Problem) -> dict:
     """Every limit of the module docstring at the solution ``x``."""
     a = float(x[0])
     rho, mu = (float(v) for v in np.exp(x[1:]))
-    (D, E2, E3), _ = rule.moments(a, rho, mu)
+    (D, E2, E3), _ = rule.moments(a, rho, mu, derivatives=False)
     I = p.integrals(D)
     lt, th = p.lam * p.theta, p.theta
     eps = _eps(p, a, D, E3)

@@ -85,7 +85,8 @@ def _views(x, fed: Federation, spectrum, lam_g, rules):
     alpha, rho = x[:G], np.exp(np.clip(x[G:2 * G], -60, 30))
     v = float(np.exp(np.clip(x[2 * G], -60, 30)))
     mu = fed.W * v
-    m = np.array([rule.moments(alpha[c], rho[c], mu[c])[0] for c, rule in enumerate(rules)])
+    m = np.array([rule.moments(alpha[c], rho[c], mu[c], derivatives=False)[0]
+                  for c, rule in enumerate(rules)])
     D, E2, E3 = m.T
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
     pi, cnt, S2 = fed.pi, fed.count, fed.signal ** 2
