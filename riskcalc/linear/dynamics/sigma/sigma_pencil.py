@@ -301,7 +301,8 @@ class SigmaPencil:
         # block), so each pair solves the transposed system for the weights (Z s lam^T, two
         # columns per block) instead of Y for every coupling: (I - J)^-T Z' then Z'^T Y =
         # ((I - J)^-T Z')^T rhs, the same algebra with 2 blocks columns against the couplings'
-        # 16 to 24 (measured: about half of the pair solves' time).
+        # 16 to 24 (measured on the 86 calls of the rounds tests, one BLAS thread: the solves
+        # 9.9 s -> 7.0 s; the values equal to 2.3e-14 relative).
         slam = (self.s * lam).T                                         # (a, l)
         nb = len(by_block)
         for u0 in range(0, N1, rows_u):
