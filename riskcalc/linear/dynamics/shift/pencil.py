@@ -157,28 +157,37 @@ class ShiftPencil(SigmaPencil):
             M * K * (2 * size + K * (len(q1) + len(q2))) + len(facs)))
         rows_u = max(1, int(4e6 / per_pair) // N2)
         diag = np.arange(size)
+        groups = {bl: [f for f, b in enumerate(blocks) if b == bl] for bl in set(blocks)}
+        lam = lams if lams.ndim == 3 else np.broadcast_to(lams, (len(facs),) + lams.shape)
         for u0 in range(0, N1, rows_u):
             u1 = min(N1, u0 + rows_u)
             nu, P = u1 - u0, (u1 - u0) * N2
-            # The pairs (u, v) in row-major order: p = (u - u0) N2 + v.
+            # The pairs (u, v) in row-major order: p = (u - u0) N2 + v; I - J built in one
+            # pass, in the transposed layout the solve below takes.
             J = np.matmul(Q2, Q1[..., u0 * K * K:u1 * K * K]).reshape(M, M, N2, K, K, nu, K, K)
-            lhs = -J.transpose(5, 2, 0, 3, 7, 1, 4, 6).reshape(P, size, size)
+            lhs = np.empty((nu, N2, M, K, K, M, K, K), complex)
+            np.negative(J.transpose(5, 2, 1, 4, 6, 0, 3, 7), out=lhs)
+            lhs = lhs.reshape(P, size, size)
             lhs[:, diag, diag] += 1.0
             rhs = np.empty((len(facs), P, size), complex)
             for f, (lr, rr, _, _) in enumerate(facs):
                 rt = rr[u0:u1].transpose(3, 1, 2, 0, 4).reshape(M, lr.shape[-1], nu * K)
                 rhs[f] = np.matmul(lr, rt).reshape(M, N2, K, nu, K).transpose(
                     3, 1, 0, 2, 4).reshape(P, size)
-            Y = np.linalg.solve(lhs, rhs.transpose(1, 2, 0))                 # (P, size, f)
             val = np.stack([np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(P, A)
                             for _, _, lb, rb in facs])
-            # sum_k gamma_k v_k(a) q2_k^T Y_k q1_k: the weights q2 q1 of Y's entries per atom,
-            # once for the couplings of one block (a, b).
-            for ia, ib in set(blocks):
-                fs = [f for f, bl in enumerate(blocks) if bl == (ia, ib)]
-                wq = np.einsum("vkca,ukda->uvakcd", q2[ia], q1[ib][u0:u1]).reshape(P, A, size)
-                val[fs] += np.matmul(wq, Y[:, :, fs]).transpose(2, 0, 1)
-            lam = lams if lams.ndim == 3 else np.broadcast_to(lams, (len(facs),) + lams.shape)
+            # sum_k gamma_k v_k(a) q2_k^T Y_k q1_k: the weights wq of Y's entries per atom, once
+            # for the couplings of one block (a, b). Y enters only through wq Y, so each pair
+            # solves the transposed system for wq (the atoms' columns of every block) instead
+            # of Y for every coupling: wq (I - J)^-1 rhs = ((I - J)^-T wq^T)^T rhs, 2 blocks
+            # columns against the couplings' 16 to 24 (measured on the 42 calls of the rounds
+            # tests, one BLAS thread: the solves 5.7 s -> 3.3 s; the values equal to 5.4e-15).
+            wq = np.stack([np.einsum("vkca,ukda->uvakcd", q2[ia], q1[ib][u0:u1]).reshape(
+                P, A, size) for ia, ib in groups], axis=1).reshape(P, -1, size)
+            Wt = np.swapaxes(np.linalg.solve(lhs, np.swapaxes(wq, 1, 2)), 1, 2)
+            for bi, fs in enumerate(groups.values()):
+                val[fs] += np.matmul(Wt[:, bi * A:(bi + 1) * A], rhs[fs].transpose(
+                    1, 2, 0)).transpose(2, 0, 1)
             out[:, :, u0:u1] = np.matmul(lam, val.transpose(0, 2, 1)).reshape(
                 len(facs), -1, nu, N2)
         return out
