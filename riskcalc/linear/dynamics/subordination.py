@@ -93,12 +93,19 @@ def _invert(laws, G, lo, hi, gap=False):
     w = np.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
     active = ~(none | point)
     scale = np.abs(lo) + np.abs(hi) + 1e-300
+    # An entry whose (w, lo, hi) comes back to its value of one or two steps before cycles
+    # so to the last step (f_df is a pure function of each entry), and lo and hi, which alone
+    # decide its outcome below, no longer move: it stops at once (``stuck``) with that outcome.
+    # (Newton clipped to alternate bracket ends a rounding apart, or a midpoint that rounds
+    # to an end: 163 of 2331 calls ran all 100 steps for one such entry, 45% of the steps.)
+    stuck, kept, w_old = np.zeros_like(active), np.zeros_like(active), np.full_like(w, np.nan)
     for _ in range(100):
         if not active.any():
             break
         f, df = f_df(w)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = w - f / df
+        lo_old, hi_old = lo, hi
         lo = np.where(active & (f < 0), w, lo)
         hi = np.where(active & (f > 0), w, hi)
         # A Newton step a rounding error outside the bracket means the root sits at its end
@@ -114,7 +121,12 @@ def _invert(laws, G, lo, hi, gap=False):
         om_new, om_old = omega_of(new)[0], omega_of(w)[0]
         done = (ok & (np.abs(om_new - om_old) <= 1e-14 * (np.abs(om_old) + np.abs(y)))) | (f == 0)
         active &= ~done
-        w = new
+        same = (lo == lo_old) & (hi == hi_old)
+        still = active & same & ((new == w) | (kept & (new == w_old)))
+        stuck |= still
+        active &= ~still
+        kept, w_old, w = same, w, new
+    active |= stuck
     # Entries still active after 100 steps: the bracket's midpoint if it is below 1e-9.
     tight = np.abs(hi - lo) <= 1e-9 * scale
     w = np.where(active, 0.5 * (lo + hi), w)
