@@ -247,7 +247,9 @@ def solve(laws, z, scale, t_path, check_branch=True, weight=None):
 
     for t in t_path:
         # Euler predictor along the path: d(omega, F)/dz from the linearized equations.
-        step_z, zz = z(t) - zz, z(t)
+        # (z(t) once: it may set the laws' nodes, ``algorithm1.laws.NodeLaws.z``)
+        z_t = z(t)
+        step_z, zz = z_t - zz, z_t
         _, e = reciprocal(omega)
         dF = step_z / (np.sum(1.0 / e, axis=0) - (M - 1))
         omega, F = omega + dF / e, F + dF
