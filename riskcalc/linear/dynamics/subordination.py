@@ -73,9 +73,10 @@ def _invert(laws, G, lo, hi, gap=False):
         def omega_of(w):
             return end + w * w, 2.0 * w
 
-    def f_df(w):
+    def f_df(w, ends=None):
+        # (``ends``: the law's values at omega_of(w), computed by the caller)
         om, dom = omega_of(w)
-        E0, dE0 = laws.cauchy(om)
+        E0, dE0 = laws.cauchy(om) if ends is None else ends
         # Overflow far out on the gap branch is an infinite f, which the bracket handles.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if gap:
@@ -86,9 +87,12 @@ def _invert(laws, G, lo, hi, gap=False):
 
     # No root where f has one sign on (nearly) the whole bracket; a bracket of zero width
     # (a_j a multiple of the identity) is its own root.
+    # (Both ends in one call of the laws: its overhead is most of a call's cost.)
     width = hi - lo
-    f_lo, _ = f_df(lo + 1e-14 * width)
-    f_hi, _ = f_df(hi - 1e-14 * width)
+    ends = [lo + 1e-14 * width, hi - 1e-14 * width]
+    E0, dE0 = laws.cauchy(np.hstack([omega_of(e)[0] for e in ends]))
+    f_lo, f_hi = (f_df(e, (a, b))[0] for e, a, b in zip(ends, np.split(E0, 2, axis=1),
+                                                       np.split(dE0, 2, axis=1)))
     none = ((f_lo > 0) | (f_hi < 0)) & ~point
     w = np.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
     active = ~(none | point)
