@@ -38,14 +38,15 @@ def _spy(monkeypatch):
         confirmed.append(done[0])
         return done
 
-    def spy(pen, top, qmax=None, fold=False, fallback=None):
+    def spy(pen, top, qmax=None, fold=False, fallback=None, both=True):
         confirmed.clear()
         calls = []
-        asked = pencil_edges.edges(pen, top, qmax, fold=fold, fallback=calls.append)[0]
-        bis = pencil_edges.edges(pen, top, qmax, fold=False)[0]
+        asked = pencil_edges.edges(pen, top, qmax, fold=fold, fallback=calls.append,
+                                   both=both)[0]
+        bis = pencil_edges.edges(pen, top, qmax, fold=False, both=both)[0]
         seen.append((pen.sign, fold, asked, bis, bool(confirmed and confirmed[0]), calls,
                      (pen, top, qmax)))
-        return pencil_edges.edges(pen, top, qmax, fold=fold, fallback=fallback)
+        return pencil_edges.edges(pen, top, qmax, fold=fold, fallback=fallback, both=both)
     monkeypatch.setattr(pencil_edges, "_fold_edges", spy_fold_edges)
     monkeypatch.setattr(alg1_pencil, "edges", spy)
     return seen
@@ -123,9 +124,9 @@ def test_a_wrong_fold_is_not_returned(windows, monkeypatch):
     unmutated solve from ``windows``."""
     _sign, _fold, ref, _bis, _confirmed, calls, (pen, top, qmax) = windows(
         TWO, 5, 0.5, 0.7, alg1_pencil.Alg1Pencil, 1)[1][0]
-    # Unmutated: the fold confirmed (the other end of the scan, x = its top, not), and ref
-    # within 1e-9 of the bisection (the test above).
-    assert calls == [1]
+    # Unmutated: the fold confirmed (``spectrum_edges`` asks this edge alone, both=False:
+    # nothing bisected), and ref within 1e-9 of the bisection (the test above).
+    assert calls == []
     fold = pencil_edges._fold
     for wrong in (lambda e, x_in: e * (1.0 + 1e-7), lambda e, x_in: 0.5 * (e + x_in)):
         def mutant(pencil, samples, x_in, delta, wrong=wrong):
@@ -167,3 +168,23 @@ def test_the_fold_confirms_on_ulp_perturbed_inputs(windows, K, pencil, M, nudges
         got = pencil_edges.edges(nudged, top, qmax, fold=True, fallback=calls.append)[0]
         assert calls == [1]
         assert got == pytest.approx(bis, rel=1.3e-11)
+
+
+
+def test_the_bottom_edge_alone_is_the_bottom_of_both(windows):
+    """``edges(both=False)`` (what ``spectrum_edges`` asks: it reads a alone) against the same
+    pencil's edges with both refined: the same a (the scan, fold and bisection of the bottom
+    bracket are those of both=True; measured: equal to the bit on 24 windows of K = 1-5, g lam
+    0.7 and 1.6, dense and chain; asserted within the bisection's 1e-11), b None. The top
+    window of ``spectrum_edges`` at K = 5, one client, the dense pencil (the fold confirmed;
+    ``windows``), and at K = 1 with the chain pencil."""
+    for K, pencil, M in ((5, alg1_pencil.Alg1Pencil, 1), (1, Alg1Chain, 2)):
+        _sign, fold, asked, _bis, _confirmed, calls, (pen, top, qmax) = windows(
+            TWO, K, 0.5, 0.7, pencil, M)[1][0]
+        assert fold and calls == []
+        pencil_edges.edges.cache_clear()
+        one = pencil_edges.edges(pen, top, qmax, fold=True, both=False)
+        both = pencil_edges.edges(pen, top, qmax, fold=True)
+        pencil_edges.edges.cache_clear()
+        assert one[0] == asked and one[1] is None and both[1] is not None
+        assert one[0] == pytest.approx(both[0], rel=1e-11) and one[2] == both[2]

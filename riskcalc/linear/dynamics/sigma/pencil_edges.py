@@ -62,11 +62,12 @@ _FOLD_ITER = 40
 _CONFIRM = np.array([1.0, 5.0, 25.0])
 
 
-def _scan(inside, xs, batch=6):
+def _scan(inside, xs, batch=6, both=True):
     """(lo, hi): the lowest and the highest point of ``xs`` (ascending) that ``inside`` finds
     in the spectrum, classifying points from both ends inwards, ``batch`` from each end per
     call, until the first inside point from each end (the same two as classifying all of
-    them: the points between are not needed)."""
+    them: the points between are not needed); ``both=False``: from the lowest end only (hi
+    None)."""
     state = np.full(xs.size, -1)                      # -1 unknown, 0 outside, 1 inside
 
     def first(order):
@@ -77,9 +78,9 @@ def _scan(inside, xs, batch=6):
                           "round map was not found on the scan")
     up, down = np.arange(xs.size), np.arange(xs.size)[::-1]
     while True:
-        lo, hi = first(up), first(down)
+        lo, hi = first(up), first(down) if both else -1
         if lo is not None and hi is not None:
-            return lo, hi
+            return lo, (hi if both else None)
         pick = [o[state[o] == -1][:batch] for o, e in ((up, lo), (down, hi)) if e is None]
         pick = np.unique(np.concatenate(pick))
         state[pick] = inside(xs[pick])
@@ -181,9 +182,12 @@ def _fold_edges(pencil, inside, seen, bot, top, upper):
     to the fold and counts as inside), which biased the bisection's edges outwards by up to
     4e-12 (Sigma = I against the scalar route), so a prediction within 1.3e-12 of the edge
     may need delta = 2.5e-11 e. Returns which of the two were confirmed; the scan's real
-    points (``seen``) start the predictions."""
+    points (``seen``) start the predictions; ``top`` = [None, None]: the bottom edge only."""
     preds = []
     for (x_out, x_in), below in (((bot[0], bot[1]), True), ((top[1], top[0]), False)):
+        if top[0] is None and not below:           # ``edges(both=False)``: no top edge
+            preds.append(None)
+            continue
         pts = sorted((x, v) for x, v in seen.items() if (x <= x_out if below else x >= x_out))
         pts = pts[-3:] if below else pts[:3][::-1]          # nearest last
         pred = None
@@ -194,7 +198,7 @@ def _fold_edges(pencil, inside, seen, bot, top, upper):
             except SolverError:
                 pred = None
         preds.append(pred)
-    done = [False, False]
+    done = [False, top[0] is None]
     idx = [i for i, e in enumerate(preds) if e is not None]
     if not idx:
         return done
@@ -225,7 +229,7 @@ EDGES_MEMO, EDGES_MEMO_BYTES = 32, 1 << 20
 _kept = Kept(EDGES_MEMO, EDGES_MEMO_BYTES)
 
 
-def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
+def edges(pencil, top, qmax=None, fold=False, fallback=None, near=(), both=True):
     """(a, b, mu0): edges of the nonzero spectrum of D and its atom at 0 (module docstring,
     step 4); ``top`` the clients' sample spectrum tops; ``qmax`` (M,) the largest value of each
     client's filter on its spectrum (default: FedAvg's 1 - (1 - eta s)^K); ``fold``: each
@@ -235,7 +239,10 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
     D's spectrum may lie apart from the rest (Algorithm 1's exact prox at small lam: its
     spectrum gathers near the atoms of the lam -> 0 limit), which the scan then also tries at
     relative distances 1e-12 to 0.1 on both sides (a band narrower than the scan's grid
-    step is otherwise stepped over; the curves' mass check reports that).
+    step is otherwise stepped over; the curves' mass check reports that); ``both=False``: the
+    bottom edge a only (b None: the scan from below, the fold and the bisection of its bracket
+    alone; a caller that reads a alone, ``sigma.algorithm1.pencil.spectrum_edges``, saves the
+    other edge's real-axis paths and points).
 
     Hundreds of pencil solves, which the routes ask for again with equal inputs (a result's
     command line after its Python call, the personalization after the rounds): the result is
@@ -245,7 +252,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
     nor a pencil with another kind of attribute or more than ``EDGES_MEMO_BYTES`` of arrays.
     ``edges.cache_clear()`` forgets them."""
     near = np.asarray(near, float).ravel()
-    key = _kept.key(pencil, top, qmax, np.concatenate([[float(fold)], near]))
+    key = _kept.key(pencil, top, qmax, np.concatenate([[float(fold), float(both)], near]))
     found = _kept.get(key)
     if found is not None:
         if found[1] and fallback is not None:
@@ -257,7 +264,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
         asked.append(n)
         if fallback is not None:
             fallback(n)
-    value = _edges(pencil, top, qmax, fold, counted, near)
+    value = _edges(pencil, top, qmax, fold, counted, near, both)
     _kept.put(key, (value, sum(asked)))
     return value
 
@@ -265,7 +272,7 @@ def edges(pencil, top, qmax=None, fold=False, fallback=None, near=()):
 edges.cache_clear = _kept.clear
 
 
-def _edges(pencil, top, qmax, fold, fallback, near):
+def _edges(pencil, top, qmax, fold, fallback, near, both=True):
     """``edges`` solved (its docstring); ``fallback`` is called as there."""
     gam, p, eta, K = pencil.gam, pencil.p, pencil.eta, pencil.K
     if qmax is None:
@@ -304,36 +311,37 @@ def _edges(pencil, top, qmax, fold, fallback, near):
                                    upper * np.geomspace(1e-4, 1e-2, 9),
                                    close[(close > 0.0) & (close < upper)]]))
     seen = {}
-    lo_i, hi_i = _scan(inside, xs)
+    lo_i, hi_i = _scan(inside, xs, both=both)
     if lo_i == 0:
         raise ValueError("the round map's spectrum comes within 1e-4 of its top to 0 (pooled N "
                          "near d: sum_j min(1, 1/gamma_j) near 1); move gamma off the threshold")
     # Brackets (outside, inside) of the bottom and (inside, outside) of the top edge, refined
-    # together: ``pencil.bisect`` points in each per solve.
+    # together: ``pencil.bisect`` points in each per solve (the bottom's alone: ``both``).
     k = pencil.bisect
     bot = [xs[lo_i - 1] if lo_i > 0 else 0.0, xs[lo_i]]
-    top_ = [xs[hi_i], xs[hi_i + 1] if hi_i + 1 < xs.size else upper]
-    done = [False, False]
+    top_ = ([xs[hi_i], xs[hi_i + 1] if hi_i + 1 < xs.size else upper] if both
+            else [None, None])
+    done = [False, not both]
     if fold:
         done = _fold_edges(pencil, inside, seen, bot, top_, upper)
         if not all(done):
             fallback(2 - sum(done))
     for _ in range(max(16, int(np.ceil(36.0 / np.log(k + 1))))):
-        if ((done[0] or bot[1] - bot[0] <= 1e-11 * bot[1])
-                and (done[1] or top_[1] - top_[0] <= 1e-11 * top_[1])):
+        # The brackets refined (the top's only when asked: ``both``).
+        sides = [bot, top_] if both else [bot]
+        if all(d or br[1] - br[0] <= 1e-11 * br[1] for d, br in zip(done, sides)):
             break
-        pb, pt = np.linspace(*bot, k + 2)[1:-1], np.linspace(*top_, k + 2)[1:-1]
-        # The two brackets' midpoints followed down to 30 times the wider bracket, whence
-        # their solutions start the bracket's points (within 1/60 of y of them).
-        y1 = min(4.0 * upper, max(30.0 * max(bot[1] - bot[0], top_[1] - top_[0]),
-                                  1e-12 * upper))
-        mids = np.array([0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])])
+        pts = [np.linspace(*br, k + 2)[1:-1] for br in sides]
+        # The brackets' midpoints followed down to 30 times the wider bracket, whence their
+        # solutions start the bracket's points (within 1/60 of y of them).
+        y1 = min(4.0 * upper, max(30.0 * max(br[1] - br[0] for br in sides), 1e-12 * upper))
+        mids = np.array([0.5 * (br[0] + br[1]) for br in sides])
         ys = np.geomspace(4.0 * upper, y1, 1 + int(np.ceil(np.log(4.0 * upper / y1)
                                                             / np.log(3.0))))
         tau_m, _, _, _ = pencil.solve(lambda y: mids + 1j * y, list(ys), check=False,
                                       tolerant=True)
-        ins = inside(np.concatenate([pb, pt]), (y1, np.repeat(tau_m, k, axis=0)))
-        kb, kt = np.flatnonzero(ins[:k]), np.flatnonzero(ins[k:])
+        ins = inside(np.concatenate(pts), (y1, np.repeat(tau_m, k, axis=0)))
+        pb, kb = pts[0], np.flatnonzero(ins[:k])
         if done[0]:             # verified (``_fold_edges``): its bracket stays
             pass
         elif kb.size:
@@ -341,10 +349,12 @@ def _edges(pencil, top, qmax, fold, fallback, near):
         else:
             bot = [pb[-1], bot[1]]
         if done[1]:
-            pass
-        elif kt.size:
+            continue
+        pt, kt = pts[1], np.flatnonzero(ins[k:])
+        if kt.size:
             top_ = [pt[kt[-1]], pt[kt[-1] + 1] if kt[-1] < k - 1 else top_[1]]
         else:
             top_ = [top_[0], pt[0]]
-    a, b = 0.5 * (bot[0] + bot[1]), 0.5 * (top_[0] + top_[1])
+    a = 0.5 * (bot[0] + bot[1])
+    b = 0.5 * (top_[0] + top_[1]) if both else None
     return a, b, mu0

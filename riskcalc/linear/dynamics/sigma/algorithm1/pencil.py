@@ -176,8 +176,9 @@ def spectrum_edges(gam, p, lam, eta, K, g, spectrum, pencil=Alg1Pencil, ends=Non
         pen = pencil(spectrum.atoms, spectrum.weights, gam, p, lam, eta, K, g,
                      shift=shift, sign=1.0 if negative else -1.0)
         try:
+            # Only a is read: the top edge is not refined (``edges(both=False)``).
             a, _, _ = edges(pen, top_j, qmax=np.full(gam.size, width / (1.01 * np.sum(p))),
-                            fold=low == 0.0)
+                            fold=low == 0.0, both=False)
         except SolverError:
             if not negative:
                 raise
