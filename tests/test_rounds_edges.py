@@ -76,9 +76,9 @@ def test_edges_are_kept_per_exact_input(monkeypatch):
 
 def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     """``pencil_edges.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
-    class and attributes, ``top``, ``qmax``, ``fold`` and ``near``: an equal pencil built again
-    gets the kept value and the bisection count its solve gave ``fallback``; another step,
-    class, ``qmax``, ``fold`` or ``near`` is solved anew, and neither a failing solve nor a
+    class and attributes, ``top``, ``qmax``, ``fold``, ``near`` and ``both``: an equal pencil
+    built again gets the kept value and the bisection count its solve gave ``fallback``; another
+    step, class, ``qmax``, ``fold``, ``near`` or ``both`` is solved anew, and neither a failing solve nor a
     pencil with an attribute it cannot key on is kept. The solve is a stand-in that records its
     inputs (the values are the solve's whatever it is: ``tests/test_rounds_sigma_alg1_routes.py``
     and the other routes' tests compare real ones)."""
@@ -88,7 +88,7 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
 
     solved = []
 
-    def solve(pencil, top, qmax, fold, fallback, near):
+    def solve(pencil, top, qmax, fold, fallback, near, both):
         solved.append(pencil)
         if fold:
             fallback(2)
@@ -114,6 +114,9 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, near=[0.9])     # another ``near``
     sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, near=[0.9])
     assert len(solved) == 6
+    sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, both=False)   # the bottom edge alone
+    sp.edges(SigmaPencil(*args, 0.3, 1), top, fold=True, both=False)
+    assert len(solved) == 7
 
     def fails(*a):
         raise sp.SolverError("no edge")
@@ -126,7 +129,7 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     odd.note = object()
     sp.edges(odd, top)
     sp.edges(odd, top)
-    assert len(solved) == 9                 # the failed input solved, the odd pencil each time
+    assert len(solved) == 10                # the failed input solved, the odd pencil each time
     sp.edges.cache_clear()
 
 
