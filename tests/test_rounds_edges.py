@@ -78,10 +78,10 @@ def test_pencil_edges_are_kept_per_exact_input(monkeypatch):
     """``pencil_edges.edges`` keeps the edges of its last distinct inputs, keyed on the pencil's
     class and attributes, ``top``, ``qmax``, ``fold``, ``near`` and ``both``: an equal pencil
     built again gets the kept value and the bisection count its solve gave ``fallback``; another
-    step, class, ``qmax``, ``fold``, ``near`` or ``both`` is solved anew, and neither a failing solve nor a
-    pencil with an attribute it cannot key on is kept. The solve is a stand-in that records its
-    inputs (the values are the solve's whatever it is: ``tests/test_rounds_sigma_alg1_routes.py``
-    and the other routes' tests compare real ones)."""
+    step, class, ``qmax``, ``fold``, ``near`` or ``both`` is solved anew, and neither a failing
+    solve nor a pencil with an attribute it cannot key on is kept. The solve is a stand-in that
+    records its inputs (the values are the solve's whatever it is:
+    ``tests/test_rounds_sigma_alg1_routes.py`` and the other routes' tests compare real ones)."""
     from riskcalc.linear.dynamics.sigma import pencil_edges as sp
     from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
     from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
