@@ -15,12 +15,15 @@ import numpy as np
 from riskcalc.errors import SolverError
 
 
-def sigmoid(x):
+def sigmoid(x, out=None):
     """``1 / (1 + e^-x)`` with full relative accuracy for ``x >= -709`` (both terms of the
     denominator are accurate; for ``x -> -inf`` it is ``e^-x`` to rounding); below, where the
     value is under 1e-308, the exponent is capped (absolute error < 1e-307) so that nothing
-    overflows."""
-    return 1.0 / (1.0 + np.exp(np.minimum(-np.asarray(x, float), 709.0)))
+    overflows. ``out``: a float array of x's shape to compute in (x may be it; ``prox_near``'s
+    buffers), else new arrays."""
+    e = np.negative(np.asarray(x, float), out=out)
+    e = np.exp(np.minimum(e, 709.0, out=out), out=out)
+    return np.divide(1.0, np.add(e, 1.0, out=out), out=out)
 
 
 def prox_logistic(v, mu, start=None):
@@ -87,16 +90,13 @@ def prox_near(v, mu, start):
     tol += 1.0
     tol *= 4e-14
     # Each step in buffers allocated once (the small grids of a root solve spent as much in
-    # allocation and call overhead as in arithmetic), the same operations in the same order
-    # as ``sigmoid`` and the formulas below (bitwise the same iterates); ``start`` is never
-    # written to.
+    # allocation and call overhead as in arithmetic; ``sigmoid`` computes in one of them),
+    # the same operations in the same order as the formulas below (bitwise the same
+    # iterates); ``start`` is never written to.
     p, mp, f, w, d1, q, num = (np.empty_like(v) for _ in range(7))
     ok = np.empty(v.shape, bool)
     for _ in range(6):
-        np.minimum(t, 709.0, out=p)                 # p = sigmoid(-t)
-        np.exp(p, out=p)
-        p += 1.0
-        np.divide(1.0, p, out=p)
+        sigmoid(np.negative(t, out=p), out=p)
         np.multiply(mu, p, out=mp)
         np.subtract(t, v, out=f)                    # f = t - v - mu p
         f -= mp
