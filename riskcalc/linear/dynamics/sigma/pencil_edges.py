@@ -76,12 +76,13 @@ def _scan(inside, xs, batch=6, both=True):
                 return i if state[i] == 1 else None
         raise SolverError("rounds limit with a spectrum and local steps: the spectrum of the "
                           "round map was not found on the scan")
-    up, down = np.arange(xs.size), np.arange(xs.size)[::-1]
+    up = np.arange(xs.size)
+    orders = (up, up[::-1]) if both else (up,)
     while True:
-        lo, hi = first(up), first(down) if both else -1
-        if lo is not None and hi is not None:
-            return lo, (hi if both else None)
-        pick = [o[state[o] == -1][:batch] for o, e in ((up, lo), (down, hi)) if e is None]
+        found = [first(o) for o in orders]
+        if None not in found:
+            return found[0], (found[1] if both else None)
+        pick = [o[state[o] == -1][:batch] for o, e in zip(orders, found) if e is None]
         pick = np.unique(np.concatenate(pick))
         state[pick] = inside(xs[pick])
 
