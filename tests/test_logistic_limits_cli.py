@@ -103,7 +103,7 @@ def test_bad_input_exit_2_one_line(command, flag, value, message, capsys):
 def test_other_method_rejected(capsys):
     code, _, err = run_cli(["predict", "ftfa", "--model", "logistic", "--gamma", "1", "--signal",
                             "1", "--r", "1", "--lam", "1"], capsys)
-    assert code == 2 and "rtfa only" in err
+    assert code == 2 and "rtfa and local_ridge without M clients" in err
 
 
 def test_signal_with_linear_rejected(capsys):

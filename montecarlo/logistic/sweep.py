@@ -12,7 +12,8 @@ numbers), so differences along the grid are not blurred by independent noise.
 Two settings, as in ``riskcalc compare --model logistic``:
 
 * infinitely many clients (no ``clients``): RTFA toward the oracle centre ``w_0`` or FedAvg's
-  infinite-client centre, ``riskcalc.logistic_limit`` against ``montecarlo.logistic.ridge``;
+  infinite-client centre, or local ridge (centre 0), ``riskcalc.logistic_limit`` against
+  ``montecarlo.logistic.ridge``;
 * M clients: FedAvg's exact logistic global model over the M clients (ridge ``global_lam``)
   and ``method`` ``rtfa``, ``fedavg``, ``local_ridge`` or ``pfedme`` (alias ``fedprox``),
   ``riskcalc.logistic_limit(..., clients=M)`` (identical clients) or
@@ -46,17 +47,19 @@ from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
 
-#: Methods at finite M; without clients RTFA only (``riskcalc.logistic_limit``).
+#: Methods at finite M; without clients ``UNFEDERATED`` (``riskcalc.logistic_limit``).
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
+#: Without clients: RTFA toward a deterministic centre, and local ridge (centre 0).
+UNFEDERATED = ("rtfa", "local_ridge")
 GLOBAL = ("global_overlap", "global_dist")
 
 
 def quantities(method: str, federated: bool, spectrum) -> tuple:
     """The measured fields of a sweep row, in order (as ``riskcalc compare --model
-    logistic``): ``cosine`` (centred at the deterministic centre) only without clients, the
-    global model's fields only where one is used."""
+    logistic``): ``cosine`` (centred at the deterministic centre) only for RTFA without
+    clients, the global model's fields only where one is used."""
     names = ("risk",) + (("sigma_risk",) if spectrum is not None else ())
-    names += () if federated else ("cosine",)
+    names += () if federated or method == "local_ridge" else ("cosine",)
     names += ("cosine_uncentred", "test_logloss", "test_error")
     return names + (GLOBAL if federated and method != "local_ridge" else ())
 
@@ -84,7 +87,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     Parameters
     ----------
     method : {"rtfa", "fedavg", "local_ridge", "pfedme"}
-        ``fedprox`` is an alias of ``pfedme``; without ``clients`` and ``others``: rtfa only.
+        ``fedprox`` is an alias of ``pfedme``; without ``clients`` and ``others``: rtfa or
+        local_ridge (its limits do not depend on the federation: ``riskcalc.logistic_limit``).
     gamma, r : float or sequence of float
         The target client's ``d / n`` (> 0) and ``||w_i - w_0||`` (>= 0): grid values.
     signal : float
@@ -103,7 +107,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     weights : {"samples", "uniform"}
         Client weights of the global objective.
     centre : {"oracle", "fedavg"}
-        Without clients: the centre of RTFA.
+        Without clients: the centre of RTFA (local_ridge's is 0; its rows' ``centre`` None).
     spectrum : Spectrum, optional
         Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
     reps, seed, n_jobs, scheduler, progress, cache
@@ -125,9 +129,9 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     """
     method = canonical_method(method)
     federated = clients is not None or others is not None
-    if method not in (METHODS if federated else ("rtfa",)):
-        raise ValueError(f"method must be rtfa without clients, one of {', '.join(METHODS)} "
-                         f"with clients; got {method!r}")
+    if method not in (METHODS if federated else UNFEDERATED):
+        raise ValueError(f"method must be rtfa or local_ridge without clients, one of "
+                         f"{', '.join(METHODS)} with clients; got {method!r}")
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
     d = positive_int("d", d, minimum=2)
@@ -170,7 +174,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                            global_lam=None if method == "local_ridge" else global_lam,
                            weights=None if method == "local_ridge" else weights)
             else:
-                row["centre"] = centre
+                row["centre"] = None if method == "local_ridge" else centre
             row.update(spectrum=label, d=d, n=pipeline.client_sizes([g], d)[0], reps=reps,
                        seed=seed)
             for q in names:
@@ -215,7 +219,7 @@ def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, sp
     for lam in (lams or [None]):
         if fed is None:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam, centre=centre,
-                                          spectrum=spectrum).as_dict()
+                                          method=method, spectrum=spectrum).as_dict()
         elif len(set(zip(*fed))) == 1:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam,
                                           clients=len(fed[0]), global_lam=global_lam,
@@ -238,7 +242,7 @@ def _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed
     """One replicate's task (a JSON dict holding everything its draws depend on)."""
     eig = {} if spectrum is None else {"eigenvalues": spectrum.eigenvalues(d).tolist()}
     if fed is None or method == "local_ridge":
-        scale = 0.0 if fed is not None else centre_scale(
+        scale = 0.0 if method == "local_ridge" else centre_scale(
             signal, rr, spectrum or Spectrum.identity(), centre)
         extra = {} if scale == 1.0 else {"centre_scale": float(scale)}
         return {"simulator": "ridge", "kwargs": dict(gamma=g, signal=float(signal), r=rr,

@@ -7,7 +7,8 @@ Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)``
 ``||w_0|| = --signal``. Two modes:
 
 * infinitely many clients (no ``--clients``): RTFA toward the oracle centre ``w_0`` or FedAvg's
-  infinite-client centre (``--centre``), ``riskcalc.logistic_limit``; simulated by
+  infinite-client centre (``--centre``), or ``local_ridge`` (centre 0, the client's data only:
+  its limits do not depend on the federation), ``riskcalc.logistic_limit``; simulated by
   ``montecarlo.logistic.ridge``;
 * M clients (``--clients M``, or ``--clients-file`` listing the other clients' gamma and r):
   the global model is FedAvg's logistic fit over all M clients' data with ridge
@@ -18,7 +19,9 @@ Model (DESIGN.md, second to fourth rounds): ``x ~ N(0, I_d)`` or ``N(0, Sigma)``
   (``compare --global federated``).
 
 A spectrum (one ``Sigma`` for every client) is taken in both modes by every method
-(``riskcalc.logistic.spectrum.fixed_point`` and ``riskcalc.logistic.finite_clients``). Fields (issue 33): ``cosine`` is ``cos(w_hat - c, w_i - c)`` (infinite clients only, c the deterministic centre),
+(``riskcalc.logistic.spectrum.fixed_point`` and ``riskcalc.logistic.finite_clients``).
+Fields (issue 33): ``cosine`` is ``cos(w_hat - c, w_i - c)`` (RTFA with infinitely many
+clients only, c the deterministic centre),
 ``cosine_uncentred`` is ``cos(w_hat, w_i)`` (both modes); ``sigma_risk`` (with a spectrum) is
 ``(w_hat - w_i)' Sigma (w_hat - w_i)``; the global model's fields are shown where one is used.
 """
@@ -31,6 +34,7 @@ from riskcalc.spectrum import Spectrum
 VERBS = ("predict", "compare", "sweep", "advise")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
+UNFEDERATED = ("rtfa", "local_ridge")     # the METHODs without M clients (module docstring)
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
           "local_ridge": "local ridge logistic regression (centre 0)",
           "pfedme": "FedProx / pFedMe joint objective (the client's w_j)"}
@@ -81,9 +85,14 @@ def accepted(args, verb) -> set:
 def quantities(prob) -> tuple:
     """The fields that apply to this problem (module docstring), in print order."""
     names = ("risk",) + (("sigma_risk",) if prob["spectrum"] is not None else ())
-    names += (() if prob["federated"] else ("cosine",))
+    names += ("cosine",) if _centred(prob) else ()
     names += ("cosine_uncentred", "test_logloss", "test_error")
     return names + (GLOBAL if prob["federated"] and prob["method"] != "local_ridge" else ())
+
+
+def _centred(prob) -> bool:
+    """RTFA without clients: its cosine about the centre (local ridge's is cosine_uncentred)."""
+    return not prob["federated"] and prob["method"] == "rtfa"
 
 
 def mode_note(args, verb) -> str:
@@ -101,7 +110,7 @@ def sweep(args) -> int:
     from riskcalc.cli.logistic_sweep import run
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
-    return run(args, methods=tuple(TITLES) if federated(args, "sweep") else ("rtfa",),
+    return run(args, methods=tuple(TITLES) if federated(args, "sweep") else UNFEDERATED,
                spectrum=_spectrum(args, "sweep"), read_bare=read_clients_file)
 
 
@@ -135,10 +144,10 @@ def _problem(args, verb) -> dict:
     """The checked problem: method, model values, and for M clients the per-client lists
     (target first), global_lam and weights."""
     fed = federated(args, verb)
-    methods = tuple(TITLES) if fed else ("rtfa",)
+    methods = tuple(TITLES) if fed else UNFEDERATED
     if args.method not in methods:
-        raise ValueError(f"--model logistic supports METHOD rtfa only without M clients; "
-                         f"{', '.join(TITLES)} with "
+        raise ValueError(f"--model logistic supports METHOD {' and '.join(UNFEDERATED)} "
+                         f"without M clients; {', '.join(TITLES)} with "
                          + ("--global federated --clients M" if verb == "compare"
                             else "--clients M or --clients-file") + f" (got {args.method})")
     need = ("gamma", "signal", "r") + (() if args.method == "fedavg" else ("lam",))
@@ -149,6 +158,8 @@ def _problem(args, verb) -> dict:
 
     for name in ("gamma", "signal", "r"):     # the linear family's ranges (issue 32: one range)
         parameter(name, getattr(args, name))
+    if not fed and args.method == "local_ridge" and args.centre is not None:
+        raise ValueError("--centre does not apply to METHOD local_ridge (its centre is 0)")
     if args.method == "fedavg" and args.lam is not None:
         raise ValueError("--lam does not apply to METHOD fedavg (the global model's ridge is "
                          "--global-lam)")
@@ -206,7 +217,8 @@ def _limit(prob, max_seconds):
     if not prob["federated"]:
         res = riskcalc.logistic_limit(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                                       lam=prob["lam"], centre=prob["centre"],
-                                      spectrum=prob["spectrum"], max_seconds=max_seconds)
+                                      method=prob["method"], spectrum=prob["spectrum"],
+                                      max_seconds=max_seconds)
         return res.as_dict(), None
     common = dict(signal=prob["signal"], global_lam=prob["global_lam"],
                   weights=prob["weights"], method=prob["method"], spectrum=prob["spectrum"],
@@ -250,7 +262,7 @@ def _header(out, prob):
     print("  risk = ||w_hat - w_i||^2"
           + ("; sigma_risk = (w_hat - w_i)' Sigma (w_hat - w_i)" if prob["spectrum"] is not None
              else "")
-          + ("" if prob["federated"] else "; cosine = cos(w_hat - c, w_i - c), c the centre")
+          + ("; cosine = cos(w_hat - c, w_i - c), c the centre" if _centred(prob) else "")
           + "; cosine_uncentred = cos(w_hat, w_i)")
 
 
@@ -284,7 +296,7 @@ def _simulate(args, prob, d, reps):
         from montecarlo.logistic.ridge import simulate
         from riskcalc.logistic.spectrum.limits import centre_scale
 
-        scale = 0.0 if prob["federated"] else centre_scale(
+        scale = 0.0 if prob["method"] == "local_ridge" else centre_scale(
             prob["signal"], prob["r"], prob["spectrum"] or Spectrum.identity(), prob["centre"])
         sim = simulate(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                        lams=[prob["lam"]], d=d, reps=reps, seed=args.seed, n_jobs=args.jobs,

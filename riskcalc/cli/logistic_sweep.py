@@ -2,7 +2,8 @@
 
 Comma-separated ``--gamma``, ``--r``, ``--lam`` and ``--clients`` span the grid (outer
 product); ``--signal`` and ``--global-lam`` are single values. Without ``--global federated``
-the method is RTFA toward the oracle or FedAvg's infinite-client centre (``--centre``); with it
+the method is RTFA toward the oracle or FedAvg's infinite-client centre (``--centre``), or local
+ridge (centre 0); with it
 (and ``--clients M,...``, ``--clients-file`` or ``--federation``) the pipeline at finite M
 (``montecarlo.logistic.sweep``). The rows, ``--out``, ``--format``, ``--cache`` (resume after
 an interrupt), ``--jobs``, ``--scheduler`` and ``--max-minutes`` behave as in the linear sweep.
@@ -22,9 +23,9 @@ def run(args, *, methods, spectrum, read_bare) -> int:
 
     fed = args.global_model == "federated"
     if args.method not in methods:
-        raise ValueError(f"sweep --model logistic supports METHOD rtfa only without M clients; "
-                         f"{', '.join(METHODS)} with --global federated --clients M (got "
-                         f"{args.method})")
+        raise ValueError(f"sweep --model logistic supports METHOD rtfa and local_ridge without "
+                         f"M clients; {', '.join(METHODS)} with --global federated --clients M "
+                         f"(got {args.method})")
     values = {k: _floats(k, getattr(args, k)) for k in ("gamma", "r", "lam")}
     given = {**values, "signal": args.signal}
     for name in ("gamma", "r", "signal") + (() if args.method == "fedavg" else ("lam",)):

@@ -5,6 +5,8 @@ fixed point (``fixed_point``), the broadcast grid (``grid``) and the finite-M pi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from riskcalc._validate import as_array, parameter
@@ -45,6 +47,11 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         clients' data (the target's included) with ridge ``global_lam`` and ``weights``, and
         ``method`` is ``"rtfa"``, ``"fedavg"`` (no lam) or ``"local_ridge"``
         (``riskcalc.logistic.finite_clients.finite_logistic_limit``; ``centre`` not taken).
+        Without clients, ``method`` is ``"rtfa"`` or ``"local_ridge"``: ridge toward 0 on the
+        client's own data, whose limits depend on ``w_i = w_0 + r u`` only through
+        ``||w_i|| = sqrt(signal^2 + r^2)`` (``w_0`` and ``u`` are isotropic and independent,
+        and so is ``w_i``, with or without a spectrum): RTFA's fixed point at signal 0 and
+        that norm, the same for any number of clients (``centre`` not taken: it is 0).
         Array arguments (``clients`` and ``global_lam`` too) broadcast as above and are solved
         along the grid with warm starts (``riskcalc.logistic.finite_grid``; Sigma = I).
     spectrum : Spectrum, optional
@@ -80,9 +87,12 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         return finite_logistic_limit(gamma=gamma, signal=signal, r=r, lam=lam, clients=clients,
                                      global_lam=global_lam, weights=weights, method=method,
                                      spectrum=spectrum, max_seconds=max_seconds)
-    if global_lam is not None or canonical_method(method) != "rtfa" or weights != "samples":
-        raise ValueError("global_lam, weights and method need clients (the number of clients "
-                         "of the global model)")
+    method = canonical_method(method)
+    if global_lam is not None or method not in ("rtfa", "local_ridge") or weights != "samples":
+        raise ValueError("global_lam, weights and a method other than rtfa or local_ridge need "
+                         "clients (the number of clients of the global model)")
+    if method == "local_ridge":
+        return _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds)
     if lam is None:
         raise ValueError("lam (the ridge penalty toward the centre, >= 0) is required")
     if spectrum is not None:
@@ -99,3 +109,19 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         return logistic_lam_path(gamma=gamma, signal=signal, r=r, lams=[lam], centre=centre,
                                  max_seconds=max_seconds)[0]
     return grid_limit(gamma, signal, r, lam, centre, max_seconds)
+
+
+def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):
+    """Local ridge logistic regression toward 0 without clients (``logistic_limit``'s
+    docstring): RTFA's limit at signal 0 and ``r = ||w_i||``, with the asked parameters."""
+    if centre != "oracle":
+        raise ValueError("centre is not taken by local_ridge: its centre is 0")
+    signal, r = parameter("signal", signal), parameter("r", r)
+    res = logistic_limit(gamma=gamma, signal=0.0, r=np.hypot(signal, r), lam=lam,
+                         spectrum=spectrum, max_seconds=max_seconds)
+    shape = np.shape(res.risk)
+    params = {**res.params, "signal": np.broadcast_to(signal, shape).astype(float),
+              "r": np.broadcast_to(r, shape).astype(float)}
+    if not shape:
+        params.update(signal=float(signal), r=float(r))
+    return replace(res, params=params, method="local_ridge")

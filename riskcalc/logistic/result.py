@@ -46,6 +46,9 @@ class LogisticResult:
         (with a spectrum: in the whitened coordinates ``Sigma^(1/2) w``).
     notes : tuple of str
         Where the result needs a caveat (an undefined cosine).
+    method : str
+        ``"rtfa"`` (ridge toward the centre), or ``"local_ridge"`` (ridge toward 0:
+        ``riskcalc.logistic_limit``'s reduction, with ``params`` the asked signal and r).
     diagnostics : dict
         The fixed-point solve: ``solver`` (Powell's hybrid method), ``residual`` (the largest
         scaled residual of (E1)-(E4) at the returned point), ``quadrature_nodes`` (the ladder
@@ -67,6 +70,7 @@ class LogisticResult:
     diagnostics: dict = field(default_factory=dict, compare=False)
     sigma_risk: float = None
     cosine_uncentred: float = None
+    method: str = "rtfa"
 
     def __post_init__(self):
         # Sigma = I (the spectral solver passes both): the two errors coincide, and
@@ -92,14 +96,14 @@ class LogisticResult:
         pd = _frames.pandas()
         keys = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
                 "test_error", "a", "b", "q", "mu")
-        row = {"model": "logistic", "method": "rtfa", **self.params,
+        row = {"model": "logistic", "method": self.method, **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
         return pd.DataFrame([row])
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
-        out = {"model": "logistic", "method": "rtfa",
+        out = {"model": "logistic", "method": self.method,
                "params": {k: _plain(v) if isinstance(v, (float, np.ndarray)) else v
                           for k, v in self.params.items()}}
         for k in ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
