@@ -65,6 +65,10 @@ def test_grid_and_refusals():
         riskcalc.logistic_limit(**{**kw, "signal": -1.0})
     with pytest.raises(ValueError, match="need clients"):
         riskcalc.logistic_limit(**{**kw, "method": "fedavg"})
+    # A work refusal names the asked parameters, not the reduction's signal 0.
+    with pytest.raises(ValueError, match=r"local ridge at \|\|w_i\|\| = 1e\+06 \(signal "
+                                         r"1e\+06, r 1\)"):
+        riskcalc.logistic_limit(**{**kw, "signal": 1e6})
 
 
 BASE = ["local_ridge", "--model", "logistic", "--gamma", "2", "--signal", "1", "--r", "1",

@@ -117,8 +117,16 @@ def _local_ridge(gamma, signal, r, lam, centre, spectrum, max_seconds):
     if centre != "oracle":
         raise ValueError("centre is not taken by local_ridge: its centre is 0")
     signal, r = parameter("signal", signal), parameter("r", r)
-    res = logistic_limit(gamma=gamma, signal=0.0, r=np.hypot(signal, r), lam=lam,
-                         spectrum=spectrum, max_seconds=max_seconds)
+    norm = np.hypot(signal, r)
+    if max_seconds is not None and spectrum is None and lam is not None \
+            and np.ndim(norm) == 0 and np.ndim(lam) == 0:
+        # Refused here to name the asked parameters (the reduction's own names signal 0).
+        lam_ = float(as_array("lam", lam, low=0.0))
+        refuse(oracle_seconds(0.0, float(norm), lam_), max_seconds,
+               f"local ridge at ||w_i|| = {float(norm):g} (signal {float(signal):g}, "
+               f"r {float(r):g})", lambda t: oracle_seconds(0.0, t * float(norm), lam_))
+    res = logistic_limit(gamma=gamma, signal=0.0, r=norm, lam=lam, spectrum=spectrum,
+                         max_seconds=max_seconds)
     shape = np.shape(res.risk)
     params = {**res.params, "signal": np.broadcast_to(signal, shape).astype(float),
               "r": np.broadcast_to(r, shape).astype(float)}
