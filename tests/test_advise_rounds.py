@@ -8,19 +8,22 @@ import pytest
 
 import riskcalc
 from riskcalc.advise import Candidate, Federation, advise
+from riskcalc.advise import rounds
 from riskcalc.advise.rounds import pfedme_rounds_candidates
 from riskcalc.cli import main
 
 FED = dict(gamma=[0.5, 1.5, 2.0, 3.0], r=[0.3, 0.5, 1.0, 1.5], sigma=[1.0, 0.5, 0.5, 0.8])
-#: The rounds of ``fedavg_rounds`` (its best T is 2-8).
+#: The rounds of ``fedavg_rounds`` (FedAvg's best T is 2-8, pFedMe's 4-5).
 ROUNDS = 100
 
 
 @pytest.fixture(scope="module")
 def fedavg_rounds():
-    """FedAvg's advice with ROUNDS rounds on FED, computed once (also the CLI test's
-    reference)."""
-    return advise(Federation(**FED), methods=["fedavg"], rounds=ROUNDS, signal=1.0)
+    """FedAvg's and pFedMe's advice with ROUNDS rounds on FED, computed once (also the CLI
+    test's reference; FedAvg's rounds candidates do not depend on the other methods, and
+    advise(rounds=...) computes them whichever are asked: one advise for the FedAvg and
+    pFedMe tests saves the second's 14 FedAvg curves, 0.9 s)."""
+    return advise(Federation(**FED), methods=["fedavg", "pfedme"], rounds=ROUNDS, signal=1.0)
 
 
 def test_early_stopping_is_no_worse_than_the_minimizer_and_reads_its_curve(fedavg_rounds):
@@ -88,30 +91,67 @@ def test_rounds_under_covariate_shift_take_one_local_step_and_read_their_curve()
 
 
 
-def test_rounds_under_covariate_shift_try_the_affordable_local_steps():
+def _curves(monkeypatch):
+    """The ``(kwargs, result)`` of every ``rounds_limit`` call advise makes, recorded as it
+    makes them: a test reads the curves advise computed (checking the arguments it gave)
+    instead of computing them a second time."""
+    import riskcalc.linear.dynamics as dynamics
+
+    calls, real = [], dynamics.rounds_limit
+
+    def record(*args, **kwargs):
+        assert args == ("fedavg",)
+        out = real(*args, **kwargs)
+        calls.append((kwargs, out))
+        return out
+
+    monkeypatch.setattr(dynamics, "rounds_limit", record)
+    return calls
+
+
+def _read(calls, weights, expect):
+    """The curves of ``calls`` (``_curves``) at ``weights``, by K, each call's arguments
+    checked against ``expect`` (those a direct ``rounds_limit`` call would be given)."""
+    out = {}
+    for kwargs, curve in calls:
+        if kwargs["weights"] != weights:
+            continue
+        assert kwargs.keys() - {"local_steps"} == expect.keys(), kwargs.keys()
+        for key, value in expect.items():
+            assert np.array_equal(kwargs[key], value), (key, kwargs[key], value)
+        out[kwargs["local_steps"]] = curve.risk
+    return out
+
+
+def test_rounds_under_covariate_shift_try_the_affordable_local_steps(monkeypatch):
     """Covariate shift, 20 rounds: K = 2 is affordable (``spectrum_local_steps``) and wins on
     this federation; the candidate's risks are the K = 2 curve's at its T (``shift.curves``),
-    its mean no higher than the K = 1 curve's best, and its notes name the K left out."""
+    its mean no higher than the K = 1 curve's best, and its notes name the K left out. The
+    curves are advise's own ``rounds_limit`` calls (``_curves``), their arguments checked to
+    be a direct call's (eta = 0.9 / (1 + sqrt 3)^2, the covariate shift test's closed form):
+    computing them again cost 1.2 s."""
     spectra = ["two-point:0.5,2,0.5", "scaled:2"] * 2
+    calls = _curves(monkeypatch)
     adv = advise(Federation(**FED, spectra=spectra, d=100), methods=["fedavg"], rounds=20,
                  signal=1.0)
+    eta = 0.9 / (1 + np.sqrt(3)) ** 2
     for weights in ("samples", "uniform"):
         early = next(c for c in adv.candidates
                      if c.method == "fedavg_rounds" and c.weights == weights)
         assert early.tuning["local_steps"] == 2
-        curves = [riskcalc.rounds_limit("fedavg", **FED, signal=1.0, rounds=range(21),
-                                        local_steps=K, step_size=early.tuning["step_size"],
-                                        weights=weights, spectra=spectra).risk
-                  for K in (1, 2)]
-        np.testing.assert_allclose(early.risks, curves[1][:, early.tuning["rounds"]],
+        assert early.tuning["step_size"] == pytest.approx(eta, rel=1e-12)
+        curves = _read(calls, weights, dict(FED, signal=1.0, rounds=range(21),
+                                            step_size=early.tuning["step_size"],
+                                            weights=weights, spectrum=None, spectra=spectra,
+                                            max_seconds=rounds.SHIFT_ALLOWANCE))
+        assert sorted(curves) == [1, 2]
+        np.testing.assert_allclose(early.risks, curves[2][:, early.tuning["rounds"]],
                                    rtol=1e-12)
-        assert early.mean_risk <= curves[0].mean(axis=0).min()
+        assert early.mean_risk <= curves[1].mean(axis=0).min()
         assert "K in {1, 2} under covariate shift; left out: K = 5" in early.notes[0]
 
 
 def test_rounds_under_covariate_shift_beyond_their_allowance_are_skipped(monkeypatch):
-    import riskcalc.advise.rounds as rounds
-
     monkeypatch.setattr(rounds, "SHIFT_ALLOWANCE", 1e-6)
     adv = advise(Federation(**FED, spectra=["two-point:0.5,2,0.5", "scaled:2"] * 2, d=100),
                  methods=["fedavg"], rounds=20, signal=1.0)
@@ -165,14 +205,13 @@ def test_cli_reads_the_signal_from_the_federation_file(tmp_path, capsys, fedavg_
     assert "signal" in capsys.readouterr().err
 
 
-def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
+def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve(fedavg_rounds):
     """pFedMe stopped early (paper 004's Algorithm 1, exact prox) at each pFedMe candidate's
     lam and weights: its rounds' fixed point is pFedMe's minimizer (``clients_limit``, a
-    different derivation, to 1e-9), so the best T within 50 rounds is at most the pFedMe
-    candidate's mean risk plus the distance left at T = 50; the risks are the curve's at T
-    (the best T is 4-5: 150 rounds checked the same at 1.4 s more)."""
-    fed = Federation(**FED)
-    adv = advise(fed, methods=["pfedme"], rounds=50, signal=1.0)
+    different derivation, to 1e-9), so the best T within ROUNDS = 100 rounds is at most the
+    pFedMe candidate's mean risk plus the distance left at T = 100; the risks are the curve's
+    at T (the best T is 4-5: 150 rounds checked the same)."""
+    adv = fedavg_rounds
     plain = {c.weights: c for c in adv.candidates if c.method == "pfedme"}
     early = {c.weights: c for c in adv.candidates if c.method == "pfedme_rounds"}
     assert set(early) == set(plain) == {"samples", "uniform", "optimal"}
@@ -181,13 +220,14 @@ def test_pfedme_rounds_reach_the_pfedme_minimizer_and_read_their_curve():
         assert c.tuning["lam"] == lam and c.tuning["global_step"] == 1.0 / lam
         np.testing.assert_array_equal(c.p, plain[name].p)
         curve = riskcalc.rounds_limit("pfedme", **FED, signal=1.0,
-                                      rounds=list(range(51)) + [np.inf], local_steps=np.inf,
-                                      lam=lam, weights=c.p if name == "optimal" else name)
+                                      rounds=list(range(ROUNDS + 1)) + [np.inf],
+                                      local_steps=np.inf, lam=lam,
+                                      weights=c.p if name == "optimal" else name)
         mean = curve.risk.mean(axis=0)
         np.testing.assert_allclose(curve.risk[:, -1], plain[name].risks, rtol=1e-9)
-        assert c.mean_risk <= plain[name].mean_risk + abs(mean[50] - mean[-1]) + 1e-12
+        assert c.mean_risk <= plain[name].mean_risk + abs(mean[ROUNDS] - mean[-1]) + 1e-12
         np.testing.assert_allclose(c.risks, curve.risk[:, c.tuning["rounds"]], rtol=1e-12)
-        assert c.mean_risk == pytest.approx(mean[:51].min(), rel=1e-12)
+        assert c.mean_risk == pytest.approx(mean[:ROUNDS + 1].min(), rel=1e-12)
 
 
 def test_pfedme_rounds_under_a_spectrum_reach_the_pfedme_minimizer():
@@ -236,26 +276,29 @@ def test_advise_checks_rounds_before_the_pipelines():
         assert done == []
 
 
-def test_rounds_under_a_spectrum_tune_the_local_steps_that_fit():
+def test_rounds_under_a_spectrum_tune_the_local_steps_that_fit(monkeypatch):
     """A shared spectrum and few clients and rounds: K = 2 (``sigma.fedavg.curves``, exact) is
-    tried beside K = 1, the candidate is the best (T, K) of the two curves computed here
-    directly, the K left out are named with their estimates, and the cost estimate counts the
-    K = 2 curves."""
+    tried beside K = 1, the candidate is the best (T, K) of the two curves (advise's own
+    ``rounds_limit`` calls, ``_curves``, their arguments checked to be a direct call's with
+    eta = 0.9 * 2 / the clients' top edge, ``weighted_mp.support_edges``), the K left out are
+    named with their estimates, and the cost estimate counts the K = 2 curves."""
     from riskcalc.advise import cost
     from riskcalc.advise.rounds import sigma_k_seconds
+    from riskcalc.linear.engine import weighted_mp
 
     spec = riskcalc.Spectrum.parse("two-point:0.5,2,0.5")
-    fed = Federation(gamma=[0.5, 1.5], r=[0.3, 1.0], sigma=[1.0, 0.5], spectrum=spec)
+    two = dict(gamma=[0.5, 1.5], r=[0.3, 1.0], sigma=[1.0, 0.5])
+    fed = Federation(**two, spectrum=spec)
+    calls = _curves(monkeypatch)
     adv = advise(fed, methods=["fedavg"], rounds=20, signal=1.0)
     weights = "uniform"
     early = next(c for c in adv.candidates
                  if c.method == "fedavg_rounds" and c.weights == weights)
     eta = early.tuning["step_size"]
-    best = min((riskcalc.rounds_limit("fedavg", gamma=[0.5, 1.5], r=[0.3, 1.0],
-                                      sigma=[1.0, 0.5], signal=1.0, rounds=range(21),
-                                      local_steps=K, step_size=eta, weights=weights,
-                                      spectrum=spec).risk.mean(axis=0).min(), K)
-               for K in (1, 2))
+    assert eta == pytest.approx(1.8 / weighted_mp.support_edges(1.5, spec)[1], rel=1e-12)
+    curves = _read(calls, weights, dict(two, signal=1.0, rounds=range(21), step_size=eta,
+                                        weights=weights, spectrum=spec))
+    best = min((curves[K].mean(axis=0).min(), K) for K in (1, 2))
     assert early.mean_risk == pytest.approx(best[0], rel=1e-12)
     assert early.tuning["local_steps"] == best[1]
     assert any("K in {1, 2}" in n and "K = 5 (estimated" in n for n in early.notes)

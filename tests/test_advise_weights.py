@@ -5,7 +5,7 @@ the KKT point of a quadratic, and the default advice without scipy.optimize."""
 import numpy as np
 import pytest
 
-from riskcalc.advise import Federation, advise, weights as wopt
+from riskcalc.advise import Federation, advise, tune, weights as wopt
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from tests.test_advise_speed import GAM, P, R, SIG, TUNING, _mean
 
@@ -66,6 +66,21 @@ def test_simplex_newton_reaches_the_kkt_point_of_a_quadratic():
     assert abs(y[:m].sum() - 1) < 1e-14 and np.all(y >= lower) and np.all(y <= upper)
 
 
+def _remembered(fun):
+    """``fun`` computing each distinct positional call once (arrays by their bytes, other
+    objects by identity: one federation)."""
+    seen = {}
+
+    def call(*args):
+        key = tuple(a.tobytes() if isinstance(a, np.ndarray) else
+                    a if isinstance(a, str) else id(a) for a in args)
+        if key not in seen:
+            seen[key] = fun(*args)
+        return seen[key]
+
+    return call
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_newton_weights_no_worse_than_scipy_with_exact_gradients(seed, monkeypatch):
     """The optimal weights of ``simplex_newton`` (what advise uses up to ``NEWTON_MAX``
@@ -82,6 +97,11 @@ def test_newton_weights_no_worse_than_scipy_with_exact_gradients(seed, monkeypat
         return {c.method: c.mean_risk for c in advise(fed, methods=methods).candidates
                 if c.weights == "optimal"}
 
+    # The tunings at the sample and uniform weights (the optimizers' starts) do not involve
+    # the optimizer: the second advice reuses the first's (the same calls, so the same
+    # numbers), 0.4 s of CPU less per federation.
+    for name in ("rtfa_lams", "shared_tuning"):
+        monkeypatch.setattr(tune, name, _remembered(getattr(tune, name)))
     new = optimal()
     monkeypatch.setattr(wopt, "NEWTON_MAX", 0)
     old = optimal()
