@@ -218,15 +218,21 @@ def complex_contraction(gam, p, lam, eta, K, g, laws_cls) -> dict:
     """
     sup_a, inf_a = local_extremes(gam, lam, eta, K)
     gl = g * lam
+    solved = {}
 
     def f(z, which, sign=False):
         """F at z; with ``sign``, only its sign where Weyl's bounds on the edges of the free
-        sum (sum_j of the laws' ends) already give it (no subordination solve)."""
+        sum (sum_j of the laws' ends) already give it (no subordination solve). Each (z,
+        which) solved once: ``_root`` asks first for the bracket's ends, which the scans
+        solved (a pure solve, the same value)."""
+        if (z, which) in solved:
+            return solved[z, which]
         law = laws_cls(gam, p, lam, eta, K, z)
         left = (z - 1.0 + gl) / gl
         if sign and (left > np.sum(law.hi) if which else left < np.sum(law.lo)):
             return 1.0 if which else -1.0
-        return left - subordination.edge(law, "up" if which else "down")
+        solved[z, which] = left - subordination.edge(law, "up" if which else "down")
+        return solved[z, which]
 
     # Top: F > 0 for large z; scan down toward max(0, sup a) for the first sign change.
     base = max(sup_a, 0.0)

@@ -167,13 +167,17 @@ class PsiLaws:
             comp[:, 1:, :-1] = np.eye(K - 1)
             comp[:, :, -1] = -coef
             xm = np.linalg.eigvals(comp).astype(complex)
+            kk = np.arange(K)
+            pw = xm[..., None] ** kk                                        # x_m^k, k < K
+            num = beta[:, None] * np.sum(pw, axis=-1)                       # z - x_m^K
+            dq = (-(p * self.lam * z * eta)[:, None] * np.sum(kk[1:] * pw[..., :-1], axis=-1)
+                  - omega[:, None] * K * xm ** (K - 1))
         else:
+            # One step: the root x_1 = z - beta, z - x_1 = beta and Q' = -omega, without the
+            # powers and their sums (x^0 = 1, an empty sum 0: the same values, up to the sign
+            # of a zero; most calls of the edge scans' Newton steps are this small).
             xm = -coef.astype(complex)
-        kk = np.arange(K)
-        pw = xm[..., None] ** kk                                            # x_m^k, k < K
-        num = beta[:, None] * np.sum(pw, axis=-1)                           # z - x_m^K
-        dq = (-(p * self.lam * z * eta)[:, None] * np.sum(kk[1:] * pw[..., :-1], axis=-1)
-              - omega[:, None] * K * xm ** (K - 1))
+            num, dq = beta[:, None] * (1.0 + 0j), 0j - omega[:, None]
         r = num / dq
         G, dG = (mp_bulk_cauchy if bulk else mp_cauchy)(gam[:, None],
                                                         (1.0 - eta * self.lam - xm) / eta)
@@ -181,9 +185,11 @@ class PsiLaws:
         E0 = mass / omega + np.sum(r * G, axis=-1) / eta
         # (z - x^K)^2 / Q^2 = 1/omega^2 + sum_m r_m^2 / (x - x_m)^2 + B_m / (x - x_m),
         # B_m = 2 r_m / omega + 2 r_m sum_{l != m} r_l / (x_m - x_l).
-        diff = xm[:, :, None] - xm[:, None, :]
-        np.einsum("rii->ri", diff)[...] = np.inf
-        B = 2.0 * r / omega[:, None] + 2.0 * r * np.sum(r[:, None, :] / diff, axis=-1)
+        B = 2.0 * r / omega[:, None]
+        if K > 1:   # (one root: no other root l)
+            diff = xm[:, :, None] - xm[:, None, :]
+            np.einsum("rii->ri", diff)[...] = np.inf
+            B = B + 2.0 * r * np.sum(r[:, None, :] / diff, axis=-1)
         sq = mass / omega ** 2 + np.sum(-r ** 2 * dG / eta ** 2 + B * G / eta, axis=-1)
         return E0, -sq
 

@@ -108,17 +108,25 @@ def pooled_contraction(gam, p, lam, eta, K, g) -> dict:
 
     gl = g * lam
     a0 = (1.0 - eta * lam) ** K
-    at_one = _top_gap(gam, p, lam, eta, K, g, 1.0)
+    known = {}
+
+    def gap(z):
+        # brentq asks first for the bracket's ends, found below (each an edge scan: about a
+        # quarter of its asks)
+        if z not in known:
+            known[z] = _top_gap(gam, p, lam, eta, K, g, z)
+        return known[z]
+
+    at_one = gap(1.0)
     if not at_one > 0.0:
         raise SolverError("Algorithm 1's rate with pooled N < d: the round map's spectrum on "
                           "the pooled range reaches 1 (pooled N near d?)")
     lo = max(1.0 - gl * at_one, a0 + 1e-9 * (1.0 - a0))
-    f_lo = _top_gap(gam, p, lam, eta, K, g, lo)
+    f_lo = gap(lo)
     if f_lo > 0.0:
         raise SolverError("Algorithm 1's rate with pooled N < d: no bracket for the top of the "
                           f"round map's spectrum on the pooled range (above {lo:.6g})")
-    top = lo if f_lo == 0.0 else brentq(lambda z: _top_gap(gam, p, lam, eta, K, g, z), lo,
-                                        1.0, xtol=1e-14, rtol=1e-13)
+    top = lo if f_lo == 0.0 else brentq(gap, lo, 1.0, xtol=1e-14, rtol=1e-13)
     local = float(max(abs(a0), abs((1.0 - eta * (np.max((1.0 + np.sqrt(gam)) ** 2) + lam))
                                    ** K)))
     return {"contraction": top, "top": top, "bottom": None, "lower": 0.0, "exact": True,
