@@ -40,12 +40,13 @@ g lam p_j T_j C_j^-1 makes D Phi D^-1 symmetric: its off-diagonal blocks are bot
 E_j = sqrt(g lam p_j) (sqrt(a0 c0) I + R_j diag(sqrt(a c) - sqrt(a0 c0)) R_j^T), the diagonal
 ones unchanged. Its eigenvalues (real) are Phi's, from a symmetric eigenvalue problem (several
 times cheaper than the general one). Otherwise (odd K, a step with eta (mu + lam) > 1), if
-g lam <= 1, E = diag(0, T_1, ..., T_M) and F = [sqrt(1 - g lam) I; sqrt(g lam p_j) C_j^(1/2)]
-((M + 1) d x d, real): the Schur complement on the w block and the determinant lemma give
-det(z - Phi) = det(z - E - F F^T) (``riskcalc.linear.dynamics.algorithm1.rate``'s docstring),
-a symmetric problem again (on the 14 designs of ``test_alg1_large_step``'s simulations, d = 100
-and 200: the radius within 2.2e-14 of the general one's, 5 times cheaper at d = 200). Otherwise
-(odd K with g lam > 1: complex eigenvalues) the general one.
+g lam <= 1 and a client has N_j >= d, with E = diag(0, T_1, ..., T_M) and the real (M + 1) d x d
+F = [sqrt(1 - g lam) I; sqrt(g lam p_j) C_j^(1/2)], the Schur complement on the w block and
+the determinant lemma give det(z - Phi) = det(z - E - F F^T)
+(``riskcalc.linear.dynamics.algorithm1.rate``'s docstring), a symmetric problem again (on the
+14 designs of ``test_alg1_large_step``'s simulations, d = 100 and 200: the radius within
+2.2e-14 of the general one's, 5 times cheaper at d = 200). Otherwise (odd K with g lam > 1:
+complex eigenvalues; no client of full rank) the general one.
 """
 
 from __future__ import annotations
@@ -323,8 +324,13 @@ class Propagation:
         ends = list(zip(self.basis, self.f, self.p))
         scaled = all(gl * pj > 0 and np.all((a > 0) & (a < 1)) and (mu.size == d or 0 < a0 < 1)
                      for (_, mu), (a, a0, _, _), pj in ends)
-        if not (scaled or 0 < gl <= 1 and all(pj >= 0 and np.all(c > 0) and (
-                mu.size == d or c0 > 0) for (_, mu), (_, _, c, c0), pj in ends)):
+        # E + F F^T for finite K with a client of full rank only: a common null space (pooled
+        # N < d) holds an eigenvalue 1 that the general route rounds below 1, as curve needs
+        # for rounds = inf (K = inf: test_montecarlo_rounds_alg1_closed), this one not.
+        if not (scaled or 0 < gl <= 1 and np.isfinite(self.K) and all(
+                pj >= 0 and np.all(c > 0) and (mu.size == d or c0 > 0)
+                for (_, mu), (_, _, c, c0), pj in ends) and any(mu.size == d for _, mu in
+                                                               self.basis)):
             return None
         out = np.zeros(((len(self.basis) + 1) * d,) * 2)
         F = np.zeros((out.shape[0], d))
