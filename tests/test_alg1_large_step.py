@@ -12,7 +12,9 @@ import pytest
 from scipy.integrate import quad
 
 import riskcalc
+from montecarlo.linear.measure import decompose
 from montecarlo.linear.rounds import simulate_rounds
+from montecarlo.linear.rounds_propagate import Propagation, client_basis
 from riskcalc.linear.dynamics import algorithm1_contraction
 from riskcalc.linear.dynamics.algorithm1.rate import fast_contraction
 from tests.helpers import top_is_bracketed
@@ -115,15 +117,18 @@ def test_fixed_point_is_the_joint_objective(K, gl):
     np.testing.assert_allclose(res.bias[:, -1], want.bias, rtol=1e-8)
 
 
+def _designs(d, gam, seed):
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    return [rng.standard_normal((int(round(d / gj)), d)) for gj in gam]
+
+
 def _round_map_eigenvalues(d, K, eta, g, seed=3, gam=GAM, lam=LAM):
     """The eigenvalues of the literal round map Phi on (w, v_1, ..., v_M) at dimension d
     (sample weights)."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
     M, p = gam.size, (1 / gam) / np.sum(1 / gam)
     phi = np.zeros(((M + 1) * d, (M + 1) * d))
     mean_c = np.zeros((d, d))
-    for j, gj in enumerate(gam):
-        X = rng.standard_normal((int(round(d / gj)), d))
+    for j, X in enumerate(_designs(d, gam, seed)):
         e, U = np.linalg.eigh(X.T @ X / X.shape[0])
         a = (1 - eta * (e + lam)) ** K
         A, C = (U * a) @ U.T, (U * ((1 - a) / (e + lam))) @ U.T
@@ -151,6 +156,29 @@ def test_spectrum_is_real_and_its_top_is_the_limit(K, gl, old_route):
         assert top_is_bracketed(lim["top"], GAM, P, LAM, eta, K, gl)
     assert abs(ev.real.max() - lim["top"]) < 0.05 and ev.real.min() > lim["lower"] - 0.05
     assert lim["exact"] and lim["contraction"] == pytest.approx(np.abs(ev).max(), abs=0.05)
+
+
+@pytest.mark.parametrize("K, gl", [(1, 1.0), (3, 0.6), (1, 2.0)])
+def test_simulated_contraction_from_the_same_polynomial(K, gl):
+    """Odd K at eta = 0.9 of the edge (some a < 0: no symmetrizing scaling), g lam <= 1: the
+    round map of ``Propagation`` is replaced by the symmetric E + F F^T of its module docstring
+    (clients with N_j < d included), whose eigenvalues are the literal map's; g lam > 1 (complex
+    eigenvalues) keeps the general eigenvalue problem."""
+    d, s = 12, np.ones(12)
+    X = _designs(d, GAM, 5)
+    basis = [client_basis(dec) for dec in decompose(X, s, eager_v=True)]
+    assert min(mu.size for _, mu in basis) < d
+    eta = 1.8 / (L + LAM)
+    prop = Propagation("fedprox", basis, [np.zeros((mu.size, 0)) for _, mu in basis],
+                       [np.zeros((d, 0))] * 3, s, P, K, eta, gl / LAM, LAM, True)
+    phi = _round_map_eigenvalues(d, K, eta, gl / LAM, seed=5)
+    assert any(np.any(a < 0) for a, *_ in prop.f)
+    same = prop._symmetric_map()
+    assert (same is None) == (gl > 1)
+    if same is not None:
+        np.testing.assert_allclose(np.linalg.eigvalsh(same), np.sort(phi.real), rtol=0,
+                                   atol=1e-12)
+    assert prop.contraction() == pytest.approx(np.abs(phi).max(), rel=1e-12)
 
 
 def test_steps_past_the_stability_edge_are_refused():
