@@ -365,6 +365,13 @@ class SigmaPencil:
         return out
 
 
+def symmetric_pairs(pen):
+    """Whether ``pen.two_point`` is ``SigmaPencil``'s, with its ``symmetric`` and ``mirror``
+    (pencils with their own, the covariate shift's whose traces read other metrics, solve
+    every pair)."""
+    return type(pen).two_point is SigmaPencil.two_point
+
+
 def stable_top(atoms, weights, gam):
     """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with M = 1)."""
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]

@@ -57,7 +57,7 @@ import numpy as np
 
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.guards import own_work
-from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
+from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, symmetric_pairs
 
 
 class OwnPencil(SigmaPencil):
@@ -147,9 +147,12 @@ def own_pairs(pen, one1, one2, couplings, M):
     Y2 h Y1^T), h a function of the S_j, are symmetric in (z1, z2) with W and V swapped, so
     the second (W != V) is solved with its swap as its mirror; measured: the mirrors agree to
     1e-15 of the largest value), the other five at the pairs (u, inf) only. Against every
-    coupling at every pair: about a third of the pairs' work."""
+    coupling at every pair: about a third of the pairs' work. A pencil with its own
+    ``two_point`` (``sigma_pencil.symmetric_pairs``: the covariate shift's) solves them all."""
     (C1, G1), (C2, G2) = one1, one2
     N1 = G1.shape[0] - 1
+    if not symmetric_pairs(pen):
+        return pen.two_point(one1, one2, couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
     out = np.full((M, 8, N1 + 1, 2 * N1 + 1), np.nan, complex)
     grid = [couplings[8 * i + f] for i in range(M) for f in range(3)]
     # Each client's four: its three and the second's swap, the mirror of the second.
