@@ -28,8 +28,8 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
    ``sigma.fedavg.one_step``). Newton's method: dChat_k = -gamma_k Chat_k dtau_k Chat_k, so
    dtau_j = sum_k gamma_k E_H[s^2 (Ghat[c_j, r_k] Chat_k) dtau_k (Chat_k Ghat[c_k, r_j])]
    (``_jacobian``). The solve follows the nodes of a contour from far out (where tau = E_H[s
-   Ghat] with gamma = 0 is close) inwards, as ``sigma.fedavg.one_step``; the physical branch is the one
-   continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
+   Ghat] with gamma = 0 is close) inwards, as ``sigma.fedavg.one_step``; the physical branch is
+   the one continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
 3. Two-point functions. tau(Sigma G2_00 h(S_j) G1_00) (G_i at z_i) for client functions
    h = (I - A_j^K)(I - A_j^K) and (I - A_j^K) eta sum_(k<K) A_j^k (= q^2 and q^2 / s) is the
    block (0, 0) of G2^T F G1 = [[L(z2)^T, -F], [0, L(z1)]]^-1 (upper right), F = w v^T with
@@ -373,6 +373,7 @@ def symmetric_pairs(pen):
 
 
 def stable_top(atoms, weights, gam):
-    """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with M = 1)."""
+    """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with
+    M = 1)."""
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
                      for g in gam])
