@@ -99,7 +99,7 @@ from riskcalc._validate import shown_apart
 from riskcalc.linear.dynamics.personalize import ftfa_growth_digits, ftfa_stability
 from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
-from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble
+from riskcalc.linear.dynamics.sigma.fedavg.own import OwnPencil, assemble, own_pairs
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import ExactPencil
 from riskcalc.linear.dynamics.sigma.personal.pencil import (ExactPersonalPencil, PersonalPencil,
@@ -282,9 +282,8 @@ def _personal_models(base, layout, e, au, wn, kind, k, eta2, lam2, c, gam, r, si
             ([signal ** 2 + r[i] ** 2], ei[None, :], ei[None, :], bl),              # (inf, inf)
             ([sg], ei[None, :], -wi[None, :], bl),
         ]
-    Hall = extt.two_point((C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
-                          (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)),
-                          couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
+    Hall = own_pairs(extt, (C1.swapaxes(-1, -2), G1.swapaxes(-1, -2)),
+                     (C2.swapaxes(-1, -2), G2.swapaxes(-1, -2)), couplings, M)
     # tau(Sigma Y(wn_i)) at the upper nodes (the rounds' noise), tau(Sigma Y_inf(wn'_i)) at inf.
     traces = np.stack([np.concatenate([
         np.einsum("a,nab,b->n", h * s, G1[:N1, :, ext.last[i], :], wn[i]),

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+from riskcalc.linear.dynamics.sigma.fedavg.own import assemble, own_pairs
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
@@ -184,7 +184,6 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
     C1, G1 = (np.concatenate([x, y]) for x, y in zip(c["one"], (Ci, Gi)))
     C2, G2 = (np.concatenate([x, y]) for x, y in zip(c["full"], (Ci, Gi)))
     G1t, G2t = G1.swapaxes(-1, -2), G2.swapaxes(-1, -2)       # the transposed pencil
-    N1 = z.size
     e = np.eye(n)
     au = lam * (p[:, None] * e[0][None, :] - e[1:])          # u_j's row combination
     couplings = []
@@ -200,7 +199,7 @@ def _own_models(pen, c, lam, gam, r, sigma, p, signal, rounds):
             ([sg], lam * ei[None, :], -ei[None, :], bl),
         ]
     # One linear solve per pair of nodes for every client's blocks (i, i).
-    Hall = pen.two_point((C1, G1t), (C2, G2t), couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
+    Hall = own_pairs(pen, (C1, G1t), (C2, G2t), couplings, M)
     traces = np.stack([np.einsum("a,na->n", h * s, G1[:, :, 1 + i, 1 + i])  # tau(Sigma G_ii)
                        for i in range(M)])
     return assemble(Hall, traces, c, gam, r, sigma, signal, Es, rounds)

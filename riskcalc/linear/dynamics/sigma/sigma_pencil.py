@@ -28,8 +28,8 @@ A_j = I - eta S_j, q(S_j) = I - A_j^K and D = sum_j p_j q(S_j) (``fedavg``, step
    ``sigma.fedavg.one_step``). Newton's method: dChat_k = -gamma_k Chat_k dtau_k Chat_k, so
    dtau_j = sum_k gamma_k E_H[s^2 (Ghat[c_j, r_k] Chat_k) dtau_k (Chat_k Ghat[c_k, r_j])]
    (``_jacobian``). The solve follows the nodes of a contour from far out (where tau = E_H[s
-   Ghat] with gamma = 0 is close) inwards, as ``sigma.fedavg.one_step``; the physical branch is the one
-   continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
+   Ghat] with gamma = 0 is close) inwards, as ``sigma.fedavg.one_step``; the physical branch is
+   the one continued from infinity (checked: Im tau(Sigma (z - D)^-1) < 0 above the real axis).
 3. Two-point functions. tau(Sigma G2_00 h(S_j) G1_00) (G_i at z_i) for client functions
    h = (I - A_j^K)(I - A_j^K) and (I - A_j^K) eta sum_(k<K) A_j^k (= q^2 and q^2 / s) is the
    block (0, 0) of G2^T F G1 = [[L(z2)^T, -F], [0, L(z1)]]^-1 (upper right), F = w v^T with
@@ -243,13 +243,21 @@ class SigmaPencil:
         return (tau, C, G, failed) if tolerant else (tau, C, G)
 
     # --- two points ----------------------------------------------------------------------
-    def two_point(self, one1, one2, couplings, block=(0, 0)):
+    def two_point(self, one1, one2, couplings, block=(0, 0), symmetric=False, mirror=None):
         """H[f, lam][u, v] = E_H[lam(s) Ghat12(s)_ab] at every pair (u of one1, v of one2)
         for each coupling F = sum_i c_i w_i v_i^T (``couplings``: list of (c, W, V), W, V of
         shape (m, n), or (c, W, V, (a, b)) with its own block) and lam in (s, 1): shape
         (len(couplings), 2, N1, N2). ``block`` = (a, b) (default (0, 0)): the Woodbury step of
         the module docstring (step 3) gives every block of Ghat12 from the same Y_j, with
-        G[c_k, 0] -> G2[c_k, a], G1[c_k, b]; one linear solve per pair serves all couplings."""
+        G[c_k, 0] -> G2[c_k, a], G1[c_k, b]; one linear solve per pair serves all couplings.
+        ``symmetric``: ``one2`` is ``conj_join(one1)`` and every coupling's trace is symmetric
+        in (z1, z2) (tau(Sigma G2 h G1) with G = (z - D)^-1 and h symmetric, e.g. a function of
+        the S_j: its transpose is tau(Sigma G1 h G2)), so with H(conj z1, conj z2) = conj
+        H(z1, z2) only the pairs (u, v) and (u, conj v) with v >= u are solved, about half of
+        them (as ``sigma_chain``'s); the others are copied from their mirror pairs, whose
+        values they equal to rounding. ``mirror`` (with ``symmetric``): for each coupling f the
+        coupling f' with H_f(z1, z2) = H_f'(z2, z1) (default f itself; (c, W, V) and (c, V,
+        W) on a pencil whose rows W and V do not read G alike: ``own.own_pairs``)."""
         blocks = [tuple(f[3]) if len(f) > 3 else tuple(block) for f in couplings]
         C1, G1 = one1
         C2, G2 = one2
@@ -305,27 +313,39 @@ class SigmaPencil:
         # 9.9 s -> 7.0 s; the values equal to 2.3e-14 relative).
         slam = (self.s * lam).T                                         # (a, l)
         nb = len(by_block)
-        for u0 in range(0, N1, rows_u):
-            u1 = min(N1, u0 + rows_u)
-            nu, P = u1 - u0, (u1 - u0) * N2
-            # Every pair (u, v) of the chunk, u major: p = (u - u0) N2 + v.
-            lhs = self._one_minus((L2[None] @ R1[u0:u1, None]).reshape(
-                nu, N2, M, M, K, K, K, K))
-            rhs = np.empty((len(facs), nu, N2, M, K, K), complex)
+        if symmetric and N2 != 2 * N1:
+            raise ValueError(f"one2: symmetric pairs need the nodes of one1 and their "
+                             f"conjugates (2 N1 = {2 * N1} nodes), got {N2}")
+        u0 = 0
+        while u0 < N1:
+            # ``symmetric``: the nodes v >= u0 of both halves only, in chunks of at most
+            # ``memory.dense_pair_rows``' pairs (more rows as they shorten) and an eighth of the
+            # rows (a chunk's pairs v < u are solved and then overwritten: about 1/8 more
+            # pairs than half); otherwise every node v.
+            vs = np.r_[u0:N1, N1 + u0:N2] if symmetric else slice(None)
+            nv = N2 - 2 * u0 if symmetric else N2
+            u1 = min(N1, u0 + (min(max(1, rows_u * N2 // nv), -(-N1 // 8)) if symmetric
+                               else rows_u))
+            nu, P = u1 - u0, (u1 - u0) * nv
+            # Every pair (u, v) of the chunk, u major: p = (u - u0) nv + v.
+            lhs = self._one_minus((L2[vs][None] @ R1[u0:u1, None]).reshape(
+                nu, nv, M, M, K, K, K, K))
+            rhs = np.empty((len(facs), nu, nv, M, K, K), complex)
             base = np.empty((len(facs), P, 2), complex)
             for i, f in enumerate(order):
                 lr, rr, lb, rb = facs[f]
-                r = lr @ rr[:, :, :, u0:u1].reshape(M, lr.shape[2], -1)   # [j, (v, x), (u, y)]
-                rhs[i] = r.reshape(M, N2, K, nu, K).transpose(3, 1, 0, 2, 4)
-                base[i] = np.einsum("vam,uam->uva", lb, rb[u0:u1]).reshape(P, A) @ lam.T
+                lv = lr.reshape(M, N2, K, -1)[:, vs].reshape(M, nv * K, -1)
+                r = lv @ rr[:, :, :, u0:u1].reshape(M, lr.shape[2], -1)   # [j, (v, x), (u, y)]
+                rhs[i] = r.reshape(M, nv, K, nu, K).transpose(3, 1, 0, 2, 4)
+                base[i] = np.einsum("vam,uam->uva", lb[vs], rb[u0:u1]).reshape(P, A) @ lam.T
             # Z'[p, (k, c, d), (block, l)] = sum_a gamma_k q2[v, k, c, a] q1[u, k, d, a] s_a
             # lam_l(a), rows_z rows u at a time (Z per atom is the chunk's largest factor).
             Zl = np.empty((P, size, nb, 2), complex)
             for bi, (ia, ib) in enumerate(by_block):
                 for z0 in range(u0, u1, rows_z):
                     z1 = min(u1, z0 + rows_z)
-                    Z = q2[ia][None, :, :, :, None, :] * q1[ib][z0:z1, None, :, None, :, :]
-                    Zl[(z0 - u0) * N2:(z1 - u0) * N2, :, bi] = Z.reshape(-1, size, A) @ slam
+                    Z = q2[ia][vs][None, :, :, :, None, :] * q1[ib][z0:z1, None, :, None, :, :]
+                    Zl[(z0 - u0) * nv:(z1 - u0) * nv, :, bi] = Z.reshape(-1, size, A) @ slam
             Wt = np.linalg.solve(np.swapaxes(lhs, 1, 2), Zl.reshape(P, size, 2 * nb))
             Wt = np.swapaxes(Wt, 1, 2)                                  # (P, (block, l), size)
             rhs = rhs.reshape(len(facs), P, size)
@@ -333,12 +353,27 @@ class SigmaPencil:
                 # (P, l, couplings of the block): one matrix product per pair.
                 corr = Wt[:, 2 * bi:2 * bi + 2] @ rhs[i0:i1].transpose(1, 2, 0)
                 for i in range(i0, i1):
-                    out[order[i], :, u0:u1] = (base[i] + corr[:, :, i - i0]).T.reshape(
-                        2, nu, N2)
+                    # out[f] first: its view takes the one index array ``vs`` last.
+                    out[order[i]][:, u0:u1, vs] = (base[i] + corr[:, :, i - i0]).T.reshape(
+                        2, nu, nv)
+            u0 = u1
+        if symmetric:
+            iu, iv = np.tril_indices(N1, -1)
+            mirror = np.arange(len(couplings)) if mirror is None else np.asarray(mirror)
+            out[..., iu, iv] = out[mirror][..., iv, iu]
+            out[..., iu, N1 + iv] = out[mirror][..., iv, N1 + iu].conj()
         return out
 
 
+def symmetric_pairs(pen):
+    """Whether ``pen.two_point`` is ``SigmaPencil``'s, with its ``symmetric`` and ``mirror``
+    (pencils with their own, the covariate shift's whose traces read other metrics, solve
+    every pair)."""
+    return type(pen).two_point is SigmaPencil.two_point
+
+
 def stable_top(atoms, weights, gam):
-    """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with M = 1)."""
+    """The top of each client's sample spectrum under H (``sigma.fedavg.one_step.edges`` with
+    M = 1)."""
     return np.array([sigma_edges(atoms, weights, np.array([g]), np.array([1.0]))[1]
                      for g in gam])

@@ -59,7 +59,8 @@ from riskcalc.linear.dynamics.sigma.chain_cost import (BISECT_SOLVES, EDGE_SOLVE
                                                       fedavg_chain_seconds)
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_chain import ChainPencil
-from riskcalc.linear.dynamics.sigma.sigma_pencil import MAX_UNKNOWNS, SigmaPencil, stable_top
+from riskcalc.linear.dynamics.sigma.sigma_pencil import (MAX_UNKNOWNS, SigmaPencil, stable_top,
+                                                         symmetric_pairs)
 
 #: Most estimated seconds (``chain_cost.fedavg_chain_seconds``) of the chain route by default
 #: (``budget``: rounds_limit's max_seconds).
@@ -266,11 +267,13 @@ def pencil_curves(pen, spectrum_edges, g, gam, r, sigma, p, signal, rounds, v, w
         z2, C2, G2, w2 = solved(n2)
         one2 = (C2, G2)
         Wf2 = np.concatenate([w2 / 2j, (w2 / 2j).conj()])
-    # (f, weight, n2/2, n2); the chain solves half the pairs (its ``two_point``, symmetric).
+    # (f, weight, n2/2, n2); half the pairs solved (``two_point``'s ``symmetric``: both
+    # couplings read tau(Lam G2 h G1) with h a function of the S_j), by the chain and by the
+    # pencils with ``SigmaPencil``'s own solve (the covariate shift's read other metrics).
     # The nodes joined with their conjugates here only (freed after it: the own models join
     # theirs when asked; ``budget``, memory).
-    H = pen.two_point(one2, pen.conj_join(one2), couplings,
-                      **({"symmetric": True} if chain else {}))
+    sym = chain or symmetric_pairs(pen)
+    H = pen.two_point(one2, pen.conj_join(one2), couplings, **({"symmetric": True} if sym else {}))
     Tcol = np.where(finite, rounds, 0.0)[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         def filters(x):

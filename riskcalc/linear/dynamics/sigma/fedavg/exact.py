@@ -70,7 +70,7 @@ from scipy.optimize import brentq
 from riskcalc.linear.dynamics.sigma import budget, memory
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
-from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+from riskcalc.linear.dynamics.sigma.fedavg.own import assemble, own_pairs
 from riskcalc.linear.dynamics.sigma.guards import own_work
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil, stable_top
@@ -254,7 +254,6 @@ def _own_models(pen, c, gam, r, sigma, p, signal, rounds):
     _, Ci, Gi = pen.solve(lambda t: big, [0.0])
     C1, G1 = (np.concatenate([x, y]) for x, y in zip(c["one"], (Ci, Gi)))
     C2, G2 = (np.concatenate([x, y]) for x, y in zip(c["full"], (Ci, Gi)))
-    N1 = z.size
     e = np.eye(n)
     couplings = []
     for i in range(M):
@@ -272,7 +271,7 @@ def _own_models(pen, c, gam, r, sigma, p, signal, rounds):
             ([signal ** 2 + r[i] ** 2], ei[None, :], ei[None, :], bl),              # (inf, inf)
             ([sg], ei[None, :], -ni[None, :], bl),
         ]
-    Hall = pen.two_point((C1, G1), (C2, G2), couplings)[:, 0].reshape(M, 8, N1 + 1, -1)
+    Hall = own_pairs(pen, (C1, G1), (C2, G2), couplings, M)
     # tau(Sigma Y(e_(a_i) - e_(b_i))) = E_H[s (G_(a_i),(a_i) - G_(b_i),(a_i))].
     traces = np.stack([np.einsum("a,na->n", h * s, G1[:, :, pen.a[i], pen.a[i]]
                                  - G1[:, :, pen.b[i], pen.a[i]]) for i in range(M)])
