@@ -81,7 +81,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
-from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
+from riskcalc.linear.dynamics.shift.pencil import (ShiftPencil, client_ends, forget_pairs,
+                                                   metric_solve, metric_two_point)
 from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import projection_edges
@@ -129,13 +130,21 @@ class KinfPencil(ShiftPencil):
 
     def two_point(self, one1, one2, couplings, block=(0, 0)):
         """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
-        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point``."""
+        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point``
+        (``shift.pencil.metric_two_point``: every client's metric at once)."""
         cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
                for f in couplings]
-        return ShiftPencil.two_point(self, one1, one2, cps, np.stack([self.h * self.s, self.h]))
+        return metric_two_point(self, one1, one2, cps)
 
     def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve`` from the start of step 3 when no ``tau0`` is given."""
+        """``SigmaPencil.solve`` from the start of step 3 when no ``tau0`` is given (a path
+        solved under another metric: ``shift.pencil.metric_solve``)."""
+        if tau0 is None and not tolerant:
+            return metric_solve(self, self._started, nodes, path, check=check)
+        return self._started(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
+
+    def _started(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``SigmaPencil.solve`` from ``tau0``, or from the start of step 3 without one."""
         if tau0 is None:
             tau0 = self._start(nodes(path[0]))
         return super().solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
@@ -209,8 +218,12 @@ def shift_kinf_curves(gam, r, sigma, p, signal, g, rounds, joint):
         seen["c"] = c
         return _own_models(pen, c, gam=gam, r=r, sigma=sigma, p=p, signal=signal,
                            rounds=rounds)
-    rows = [pencil_curves(_metric(pen, pen.V[i]), found, g, gam, r, sigma, p, signal, rounds,
-                          v, wn, own_models=own if i == 0 else None) for i in range(M)]
+    try:
+        rows = [pencil_curves(_metric(pen, pen.V[i]), found, g, gam, r, sigma, p, signal,
+                              rounds, v, wn, own_models=own if i == 0 else None)
+                for i in range(M)]
+    finally:
+        forget_pairs()
     out = dict(rows[0])
     out["bias"] = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     out["variance"] = np.stack([x["variance"][i] for i, x in enumerate(rows)])

@@ -53,10 +53,23 @@ tr / d, E[.] the integral over mu.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
+from riskcalc.linear.dynamics.sigma.kept import Kept
 from riskcalc.linear.dynamics.sigma.sigma_pencil import SigmaPencil
+
+#: tau at the end of the last contour paths solved (``metric_solve``) and the two-point
+#: functions of the last pair of node sets (``metric_two_point``), keyed on the pencil without
+#: its metric ``s`` and on the nodes: ``shift.kinf`` and ``shift.algorithm1.prox`` evaluate one
+#: contour per client metric, and neither tau nor the pair solves read ``s``.
+_SOLVED = Kept(2, 1 << 24)
+_PAIRS = Kept(1, 1 << 26)
+#: The most bytes of two-point values read with every metric at once (M + 1 metrics against
+#: 2 per call): beyond, each metric solves its pairs again, as the memory estimates assume.
+PAIRS_BYTES = 1 << 26
 
 
 class ShiftPencil(SigmaPencil):
@@ -191,6 +204,53 @@ class ShiftPencil(SigmaPencil):
             out[:, :, u0:u1] = np.matmul(lam, val.transpose(0, 2, 1)).reshape(
                 len(facs), -1, nu, N2)
         return out
+
+
+def _metric_free_key(kept, pen, *arrays):
+    """``kept``'s key of ``pen`` with its metric ``s`` left out, and of ``arrays`` (complex
+    ones as their real and imaginary parts)."""
+    plain = copy.copy(pen)
+    plain.s = np.zeros(0)
+    return kept.key(plain, *[x for a in arrays for x in (
+        (a.real, a.imag) if np.iscomplexobj(a) else (a,))])
+
+
+def metric_solve(pen, solve, nodes, path, check=True):
+    """``solve(nodes, path, check=, tau0=)`` (``SigmaPencil.solve``'s) from no tau0, taken up
+    at the path's last node from the tau kept when this pencil solved it under another metric:
+    Newton's steps there stop at once and return the same tau, Chat and Ghat to the bit, and
+    the branch check reads this metric."""
+    key = _metric_free_key(_SOLVED, pen, *[nodes(t) for t in path])
+    kept = _SOLVED.get(key)
+    if kept is not None:
+        return solve(nodes, path[-1:], check=check, tau0=kept.copy())
+    out = solve(nodes, path, check=check, tau0=None)
+    _SOLVED.put(key, out[0].copy())
+    return out
+
+
+def metric_two_point(pen, one1, one2, couplings):
+    """``ShiftPencil.two_point`` (len(couplings), 2, N1, N2) read with the metric h s and with
+    h, for a pencil whose s is one client's v_i: every client's metric read at once on the
+    first call and kept (``forget_pairs`` drops them; at most ``PAIRS_BYTES`` of values);
+    other metrics s directly."""
+    i = np.flatnonzero(np.all(pen.V == pen.s, axis=1)) if pen.s.shape == pen.h.shape else []
+    size = 16 * len(couplings) * (pen.M + 1) * one1[1].shape[0] * one2[1].shape[0]
+    if len(i) == 0 or size > PAIRS_BYTES:
+        return ShiftPencil.two_point(pen, one1, one2, couplings,
+                                     np.stack([pen.h * pen.s, pen.h]))
+    key = _metric_free_key(_PAIRS, pen, *one1, *one2,
+                           *[np.asarray(x, float) for f in couplings for x in f])
+    H = _PAIRS.get(key)
+    if H is None:
+        H = ShiftPencil.two_point(pen, one1, one2, couplings, np.vstack([pen.h * pen.V, pen.h]))
+        _PAIRS.put(key, H)
+    return H[:, [i[0], -1]]
+
+
+def forget_pairs():
+    """Drop the two-point functions ``metric_two_point`` keeps (after a curves' metrics)."""
+    _PAIRS.clear()
 
 
 def client_ends(V, h, gam):

@@ -69,9 +69,9 @@ from functools import partial
 import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
-from riskcalc.linear.dynamics.shift.algorithm1.pencil import ShiftAlg1Pencil
 from riskcalc.linear.dynamics.shift.one_step import check_clients
-from riskcalc.linear.dynamics.shift.pencil import ShiftPencil, client_ends
+from riskcalc.linear.dynamics.shift.pencil import (ShiftPencil, client_ends, forget_pairs,
+                                                   metric_solve, metric_two_point)
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
@@ -95,11 +95,18 @@ class ShiftProxPencil(ShiftPencil):
 
     def two_point(self, one1, one2, couplings, block=(0, 0)):
         """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
-        and E[h Ghat12_ab] (s the metric) through ``ShiftAlg1Pencil.two_point`` (step 3)."""
+        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point`` (step 3;
+        ``shift.pencil.metric_two_point``: every client's metric at once)."""
         cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
                for f in couplings]
-        return ShiftAlg1Pencil.two_point(self, one1, one2, cps,
-                                         np.stack([self.h * self.s, self.h]))
+        return metric_two_point(self, one1, one2, cps)
+
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``SigmaPencil.solve``; a path solved under another metric taken up at its end
+        (``shift.pencil.metric_solve``)."""
+        if tau0 is None and not tolerant:
+            return metric_solve(self, super().solve, nodes, path, check=check)
+        return super().solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
 
 
 def _metric(pen, values):
@@ -146,10 +153,13 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
         ``personalize`` (its nodes, solves and quadratures are the same in every metric)."""
         seen.setdefault("c", c)
         return _own_models(pi, c, lam, gam, r, sigma, p, signal, rounds)
-    for i in range(M):
-        pi = _metric(pen, pen.V[i])
-        rows.append(pencil_curves(pi, found, g * lam, gam, r, sigma, p, signal, rounds, v, wn,
-                                  own_models=partial(own_models, pi=pi)))
+    try:
+        for i in range(M):
+            pi = _metric(pen, pen.V[i])
+            rows.append(pencil_curves(pi, found, g * lam, gam, r, sigma, p, signal, rounds, v,
+                                      wn, own_models=partial(own_models, pi=pi)))
+    finally:
+        forget_pairs()
     out = dict(rows[0])
     out["bias"] = np.stack([x["bias"][i] for i, x in enumerate(rows)])
     out["variance"] = np.stack([x["variance"][i] for i, x in enumerate(rows)])
@@ -162,7 +172,10 @@ def shift_prox_curves(gam, r, sigma, p, signal, lam, g, rounds, joint):
             raise ValueError("covariate shift: personalization reads the curves' "
                              "``personalize``, not ``local``")
         if not own:
-            own.append([x["local"]() for x in rows])
+            try:
+                own.append([x["local"]() for x in rows])
+            finally:
+                forget_pairs()
         return (np.stack([b[i] for i, (b, _) in enumerate(own[0])]),
                 np.stack([v[i] for i, (_, v) in enumerate(own[0])]))
 
