@@ -111,3 +111,8 @@ def test_gmres_direct_and_krylov_routes_against_numpy_solve():
                 assert calls[0] == 200 and max(calls[1:]) <= P
             elif solve is cb.gmres:
                 assert max(calls) <= P
+    # The first restart's residual at x = 0 is b itself: the identity takes one Arnoldi
+    # product and the check at the next restart.
+    calls.clear()
+    x, ok = cb._krylov(lambda v, idx: calls.append(v.shape[0]) or v, b, cb._GMRES_TOL, 8)
+    assert ok.all() and np.allclose(x, b, rtol=1e-14, atol=0) and calls == [P, P]

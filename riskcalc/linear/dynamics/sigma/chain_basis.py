@@ -142,10 +142,11 @@ def _krylov(apply, b, tol, m):
     x = np.zeros_like(b)
     bn = np.linalg.norm(b, axis=1)
     act = np.flatnonzero(bn > 0)
-    for _ in range(_RESTARTS):
+    for cycle in range(_RESTARTS):
         if act.size == 0:
             return x, np.ones(P, bool)
-        r = b[act] - apply(x[act], act)
+        # At x = 0 the residual is b itself: no product (one of about 8 per system).
+        r = b[act] - apply(x[act], act) if cycle else b[act]
         beta = np.linalg.norm(r, axis=1)
         keep = beta > tol * bn[act]
         act, r, beta = act[keep], r[keep], beta[keep]
