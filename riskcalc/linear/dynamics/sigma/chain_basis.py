@@ -65,8 +65,19 @@ within 2.3e-13 of the solve in X; the eigenvector matrices P there and at K = 20
 numbers <= 45. Issue 29's corner M = 20, K = 50 (``sigma_chain.two_point`` on its 48 upper
 nodes of T = 10, replayed; process CPU, OMP 1, a loaded 2-core machine): 37.5 ms per pair with
 the matrix products and chunks without the X room, 25-31 ms with ``unsure_systems`` and
-``gmres``'s exits, against 54 ms before (equal to 5.7e-15). Newton's steps have no fallback: an ill-conditioned P makes them inexact, which
-Newton's residual test turns into a SolverError, never into a wrong value.
+``gmres``'s exits, against 54 ms before (equal to 5.7e-15). Newton's steps have no fallback:
+an ill-conditioned P makes them inexact, which Newton's residual test turns into a
+SolverError, never into a wrong value.
+
+Small batches (``gmres``, ``_direct``): where the batch's matrices take at most 512 rows of
+products (n <= 64), or n <= 8, each system's matrix is formed by products on the unit vectors
+and solved by LU, its residual checked against the same tolerance (GMRES where it misses).
+Krylov solves there took about 7 products a system, and their Python work per step (the
+rotations, Gram-Schmidt on a few systems) outweighed the products: measured (process CPU, OMP
+1, a loaded 2-core machine) ``tests/test_rounds_sigma_kbig.py`` 19.2 -> 15.6 s,
+``tests/test_sigma_chain_arc.py`` 8.9 -> 6.2 s; their outputs within 2.2e-15 relative of
+GMRES's (edges 1.1e-12, their bisection's brackets). Beyond (thousands of pairs at n = 24,
+Newton's systems at n = 108) LU was measured slower than GMRES.
 """
 
 from __future__ import annotations
@@ -77,23 +88,65 @@ import numpy as np
 _GMRES_TOL = 1e-13
 _KRYLOV = 40
 _RESTARTS = 12
+#: ``gmres``: systems of at most ``_DIRECT_N`` unknowns solved directly (``_direct``) where
+#: their matrices take at most ``_DIRECT_ROWS`` rows of products, or at most ``_DIRECT_ALL``
+#: unknowns each (no more products than a Krylov solve's, about 7 a system).
+_DIRECT_N = 64
+_DIRECT_ROWS = 512
+_DIRECT_ALL = 8
 
 
 def gmres(apply, b, tol=_GMRES_TOL, m=_KRYLOV):
     """(x, ok): x with ||apply(x, idx) - b|| <= tol ||b|| (where ok; 1e3 tol allowed) for a
     batch b (P, n); ``apply(X, idx)`` the operator of the systems ``idx`` on the rows of X.
-    Restarted GMRES(m), Givens rotations; a system whose residual estimate reaches the
-    tolerance within a cycle takes its update there and leaves the batch (the others iterate
-    on without it; every system's true residual is checked at the next restart)."""
+    Systems of at most ``_DIRECT_N`` unknowns are solved directly (``_direct``), those whose
+    residual then misses tol by ``_krylov``: restarted GMRES(m)."""
+    P, n = b.shape
+    if n > _DIRECT_N or (P * n > _DIRECT_ROWS and n > _DIRECT_ALL):
+        return _krylov(apply, b, tol, m)
+    x, ok = _direct(apply, b, tol)
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        x[bad], ok[bad] = _krylov(lambda v, idx: apply(v, bad[idx]), b[bad], tol, m)
+    return x, ok
+
+
+def _direct(apply, b, tol):
+    """(x, ok) of ``gmres`` by LU: each system's matrix from the products on the unit vectors
+    (``_DIRECT_ROWS`` rows per product), ok where the residual reaches tol (all False where
+    LU fails). At n <= 64 the Krylov route's Python overhead per step outweighed the n
+    products: its systems took about 7 products each (module docstring, Measured)."""
+    P, n = b.shape
+    x = np.zeros_like(b)
+    group = max(1, _DIRECT_ROWS // n)
+    try:
+        for g0 in range(0, P, group):
+            idx = np.arange(g0, min(P, g0 + group))
+            A = apply(np.tile(np.eye(n, dtype=b.dtype), (idx.size, 1)), np.repeat(idx, n))
+            x[idx] = np.linalg.solve(A.reshape(idx.size, n, n).swapaxes(1, 2),
+                                     b[idx, :, None])[..., 0]
+    except np.linalg.LinAlgError:
+        return x, np.zeros(P, bool)
+    every = np.arange(P)
+    res = np.linalg.norm(b - apply(x, every), axis=1)
+    return x, res <= tol * np.linalg.norm(b, axis=1)
+
+
+def _krylov(apply, b, tol, m):
+    """``gmres`` by restarted GMRES(m), Givens rotations; a system whose residual estimate
+    reaches the tolerance within a cycle takes its update there and leaves the batch (the
+    others iterate on without it; every system's true residual is checked at the next
+    restart)."""
     P, n = b.shape
     m = min(m, n)
     x = np.zeros_like(b)
     bn = np.linalg.norm(b, axis=1)
     act = np.flatnonzero(bn > 0)
-    for _ in range(_RESTARTS):
+    for cycle in range(_RESTARTS):
         if act.size == 0:
             return x, np.ones(P, bool)
-        r = b[act] - apply(x[act], act)
+        # At x = 0 the residual is b itself: no product (one of about 8 per system).
+        r = b[act] - apply(x[act], act) if cycle else b[act]
         beta = np.linalg.norm(r, axis=1)
         keep = beta > tol * bn[act]
         act, r, beta = act[keep], r[keep], beta[keep]

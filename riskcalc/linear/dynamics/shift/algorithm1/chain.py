@@ -45,7 +45,8 @@ from riskcalc.linear.dynamics.shift.chain import ShiftChain, _apply_xi, _lift, _
 from riskcalc.linear.dynamics.sigma.algorithm1 import basis
 from riskcalc.linear.dynamics.sigma.algorithm1.chain import Alg1Chain
 from riskcalc.linear.dynamics.sigma.algorithm1.couplings import columns_in_order, solved_couplings
-from riskcalc.linear.dynamics.sigma.chain_basis import _KRYLOV, compress, flat, gmres, unflat
+from riskcalc.linear.dynamics.sigma.chain_basis import (_KRYLOV, batch_view, compress, flat,
+                                                         gmres, unflat)
 
 _CHUNK_BYTES = 1.5e8
 
@@ -144,9 +145,15 @@ class ShiftAlg1Chain(Alg1Chain):
             sysp = np.repeat(np.arange(P), nf)
             Lp = [basis.conj_at(G[k], Vv[sysp], N) for k in ("A", "a", "e")]
             Rp = [G["A"][U[sysp]].swapaxes(-1, -2), G["e"][U[sysp]], G["a"][U[sysp]]]
-            Y, ok = gmres(lambda x, idx: self._apply(
-                [f[idx] for f in Lp], [f[idx] for f in Rp],
-                x.reshape(-1, M, K, K)).reshape(x.shape), rhs.reshape(P * nf, -1))
+            # The factors of GMRES's batch selected once per change of it (``batch_view``),
+            # were selected anew at every product.
+            view = batch_view(dict(enumerate(Lp + Rp)), P * nf)
+
+            def apply(x, idx):
+                F = view(idx)
+                return self._apply([F[i] for i in range(3)], [F[i] for i in range(3, 6)],
+                                   x.reshape(-1, M, K, K)).reshape(x.shape)
+            Y, ok = gmres(apply, rhs.reshape(P * nf, -1))
             if not ok.all():
                 raise SolverError(f"{self.what}: GMRES on the two-point system did not converge")
             Y = Y.reshape(P, nf, M, K, K)
