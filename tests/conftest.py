@@ -259,6 +259,7 @@ LONGEST_FIRST = ("test_figures.py",) + CATALOGUE_READERS + (
     "test_max_minutes.py",
     "test_montecarlo_rounds_alg1_closed.py", "test_algorithms.py", "test_rounds_cli.py",
     "test_finite_clients.py", "test_hardening_spectrum_ftfa.py", "test_logistic_sweep.py",
+    "test_logistic_local_ridge.py",
     "test_sympy_identities.py", "test_rounds_personalize.py", "test_cli_logistic_family.py",
     "test_federation_file.py", "test_estimate.py", "test_rounds_odd_k_divergent.py",
     "test_front_door.py", "test_rounds_shift_prox_personal.py",
