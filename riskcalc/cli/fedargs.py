@@ -263,3 +263,20 @@ def read_clients_file(path) -> dict:
                              "file:PATH)")
     return {**{key: [c[key] for c in data] for key in keys},
             "spectrum": [c.get("spectrum") for c in data]}
+
+
+def read_logistic_clients_file(path) -> dict:
+    """The other clients of a ``--clients-file`` with ``--model logistic`` (its path, or the
+    list ``resolve`` read; ``read_clients_file``'s format without sigma): a JSON list of
+    objects with exactly the keys gamma and r, as ``{"gamma": [...], "r": [...]}``."""
+    path, data = bare_list(path)
+    for k, c in enumerate(data):
+        if set(c) != {"gamma", "r"}:
+            raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
+                             f"gamma, r with --model logistic; got "
+                             f"{', '.join(sorted(c)) or 'none'}")
+        for key in ("gamma", "r"):
+            if isinstance(c[key], bool) or not isinstance(c[key], (int, float)):
+                raise ValueError(f"--clients-file {path}: client {k}: {key} must be a number, "
+                                 f"got {c[key]!r}")
+    return {key: [float(c[key]) for c in data] for key in ("gamma", "r")}

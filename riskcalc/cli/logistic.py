@@ -111,7 +111,7 @@ def sweep(args) -> int:
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
     return run(args, methods=tuple(TITLES) if federated(args, "sweep") else UNFEDERATED,
-               spectrum=_spectrum(args, "sweep"), read_bare=read_clients_file)
+               spectrum=_spectrum(args, "sweep"))
 
 
 def advise(args) -> int:
@@ -119,25 +119,6 @@ def advise(args) -> int:
     from riskcalc.cli.logistic_advise import run
 
     return run(args)
-
-
-def read_clients_file(path) -> dict:
-    """The other clients of a ``--clients-file`` (its path, or the list ``fedargs.resolve``
-    read; the linear format without sigma): a JSON list of objects with exactly the keys gamma
-    and r, as ``{"gamma": [...], "r": [...]}``."""
-    from riskcalc.cli.fedargs import bare_list
-
-    path, data = bare_list(path)
-    for k, c in enumerate(data):
-        if set(c) != {"gamma", "r"}:
-            raise ValueError(f"--clients-file {path}: client {k} must have exactly the keys "
-                             f"gamma, r with --model logistic; got "
-                             f"{', '.join(sorted(c)) or 'none'}")
-        for key in ("gamma", "r"):
-            if isinstance(c[key], bool) or not isinstance(c[key], (int, float)):
-                raise ValueError(f"--clients-file {path}: client {k}: {key} must be a number, "
-                                 f"got {c[key]!r}")
-    return {key: [float(c[key]) for c in data] for key in ("gamma", "r")}
 
 
 def _problem(args, verb) -> dict:
@@ -180,7 +161,7 @@ def _problem(args, verb) -> dict:
     if args.clients_file is not None:
         from riskcalc.cli import fedargs
 
-        others = fedargs.other_clients(args, read_clients_file)
+        others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
         prob.update(gammas=[args.gamma] + others["gamma"], rs=[args.r] + others["r"])
     else:
         from riskcalc.logistic.ranges import identical_clients

@@ -15,9 +15,9 @@ from riskcalc.cli import guards
 from riskcalc.cli.sweep import _floats, emit, integers
 
 
-def run(args, *, methods, spectrum, read_bare) -> int:
-    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
-    the ``--spectrum`` and the reader of a bare ``--clients-file`` list)."""
+def run(args, *, methods, spectrum) -> int:
+    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode and
+    the ``--spectrum``)."""
     from montecarlo.logistic.sweep import METHODS, grid, replicate_seconds, sweep_logistic
     from riskcalc._validate import positive_int
 
@@ -46,7 +46,7 @@ def run(args, *, methods, spectrum, read_bare) -> int:
                                  "both")
             from riskcalc.cli import fedargs
 
-            others = fedargs.other_clients(args, read_bare)
+            others = fedargs.other_clients(args, fedargs.read_logistic_clients_file)
         elif args.clients is None:
             raise ValueError("--global federated needs --clients M[,M2,...], --clients-file or "
                              "--federation")
