@@ -44,13 +44,12 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
 from riskcalc._validate import as_array, canonical_method, positive_int
+from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
 
-#: Methods at finite M; without clients ``UNFEDERATED`` (``riskcalc.logistic_limit``).
+#: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
-#: Without clients: RTFA toward a deterministic centre, and local ridge (centre 0).
-UNFEDERATED = ("rtfa", "local_ridge")
 GLOBAL = ("global_overlap", "global_dist")
 
 

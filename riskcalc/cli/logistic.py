@@ -34,7 +34,6 @@ from riskcalc.spectrum import Spectrum
 VERBS = ("predict", "compare", "sweep", "advise")
 GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
-UNFEDERATED = ("rtfa", "local_ridge")     # the METHODs without M clients (module docstring)
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
           "local_ridge": "local ridge logistic regression (centre 0)",
           "pfedme": "FedProx / pFedMe joint objective (the client's w_j)"}
@@ -108,6 +107,7 @@ def mode_note(args, verb) -> str:
 def sweep(args) -> int:
     """``riskcalc sweep METHOD --model logistic`` (``riskcalc.cli.logistic_sweep``)."""
     from riskcalc.cli.logistic_sweep import run
+    from riskcalc.logistic.limits import UNFEDERATED
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
     return run(args, methods=tuple(TITLES) if federated(args, "sweep") else UNFEDERATED,
@@ -124,6 +124,8 @@ def advise(args) -> int:
 def _problem(args, verb) -> dict:
     """The checked problem: method, model values, and for M clients the per-client lists
     (target first), global_lam and weights."""
+    from riskcalc.logistic.limits import UNFEDERATED
+
     fed = federated(args, verb)
     methods = tuple(TITLES) if fed else UNFEDERATED
     if args.method not in methods:

@@ -16,6 +16,10 @@ from riskcalc.logistic.fixed_point import logistic_lam_path
 from riskcalc.logistic.grid import grid_limit
 from riskcalc.logistic.work import MAX_SECONDS, check_max_seconds, oracle_seconds, refuse
 
+#: The methods ``logistic_limit`` takes without clients: RTFA toward a deterministic centre, and
+#: local ridge (centre 0, whose limits do not depend on the federation).
+UNFEDERATED = ("rtfa", "local_ridge")
+
 
 def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", clients=None,
                    global_lam=None, weights: str = "samples", method: str = "rtfa",
@@ -88,7 +92,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
                                      global_lam=global_lam, weights=weights, method=method,
                                      spectrum=spectrum, max_seconds=max_seconds)
     method = canonical_method(method)
-    if global_lam is not None or method not in ("rtfa", "local_ridge") or weights != "samples":
+    if global_lam is not None or method not in UNFEDERATED or weights != "samples":
         raise ValueError("global_lam, weights and a method other than rtfa or local_ridge need "
                          "clients (the number of clients of the global model)")
     if method == "local_ridge":
