@@ -37,7 +37,7 @@ with the filter q = P_j, (q / s) = S_j^+, D = sum_j p_j P_j (issue 29: K = inf).
    x_0 (the duplicate keeps two blocks per client), v_j = e_0, wn_j = e_(u_j).
 3. Start: at lam = 0 and tau = 0 Chat is singular, so the solve's first node is reached
    along E_j^-1 = [[-eps, 0], [-1, -eps]], eps from 1 down to 0 (Newton at each), the answer
-   taken at eps = 0 exactly (``KinfPencil.solve``).
+   taken at eps = 0 exactly (``KinfPencil._solve``).
 4. Curves: ``sigma.fedavg.curves.pencil_curves`` on this pencil with the global step g, one
    evaluation per client metric h v_i (as ``shift.algorithm1.prox``, step 4), edges
    ``pencil_edges.edges`` with q <= 1 joined with D's atoms (``sigma.fedavg.exact.
@@ -81,8 +81,8 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
-from riskcalc.linear.dynamics.shift.pencil import (ShiftPencil, client_ends, forget_pairs,
-                                                   metric_solve, metric_two_point)
+from riskcalc.linear.dynamics.shift.pencil import (MetricPencil, ShiftPencil, client_ends,
+                                                   forget_pairs)
 from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import projection_edges
@@ -92,7 +92,7 @@ from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
 _EPS = np.concatenate([np.geomspace(1.0, 1e-10, 21), [0.0]])
 
 
-class KinfPencil(ShiftPencil):
+class KinfPencil(MetricPencil):
     """The limit pencil of the module docstring (steps 1-3): two blocks (x'_j, u_j) per
     client, client j's v_j(a) on its rows, ``einv`` the E_j^-1 (M, 2, 2)."""
 
@@ -128,26 +128,11 @@ class KinfPencil(ShiftPencil):
         """Chat_j = (E_j^-1 + gamma_j tau_j)^-1 (step 2)."""
         return np.linalg.inv(self.einv + self.gam[:, None, None] * tau)
 
-    def two_point(self, one1, one2, couplings, block=(0, 0)):
-        """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
-        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point``
-        (``shift.pencil.metric_two_point``: every client's metric at once)."""
-        cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
-               for f in couplings]
-        return metric_two_point(self, one1, one2, cps)
-
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve`` from the start of step 3 when no ``tau0`` is given (a path
-        solved under another metric: ``shift.pencil.metric_solve``)."""
-        if tau0 is None and not tolerant:
-            return metric_solve(self, self._started, nodes, path, check=check)
-        return self._started(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
-
-    def _started(self, nodes, path, check=True, tau0=None, tolerant=False):
+    def _solve(self, nodes, path, check=True, tau0=None, tolerant=False):
         """``SigmaPencil.solve`` from ``tau0``, or from the start of step 3 without one."""
         if tau0 is None:
             tau0 = self._start(nodes(path[0]))
-        return super().solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
+        return super()._solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
 
     def _start(self, z):
         """tau at the nodes z along E_j^-1 = diag(-eps, -1), eps -> 0 (step 3)."""

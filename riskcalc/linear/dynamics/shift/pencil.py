@@ -206,6 +206,32 @@ class ShiftPencil(SigmaPencil):
         return out
 
 
+class MetricPencil(ShiftPencil):
+    """A ``ShiftPencil`` whose traces read one client's metric ``s`` at a time (``shift.kinf``,
+    ``shift.algorithm1.prox``: one contour per client metric): its contour paths and pair
+    solves, which do not read ``s``, are shared across the metrics (``metric_solve``,
+    ``metric_two_point``)."""
+
+    def two_point(self, one1, one2, couplings, block=(0, 0)):
+        """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
+        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point``
+        (``metric_two_point``: every client's metric at once)."""
+        cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
+               for f in couplings]
+        return metric_two_point(self, one1, one2, cps)
+
+    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``_solve``; without ``tau0``, a path solved under another metric taken up at its end
+        (``metric_solve``)."""
+        if tau0 is None and not tolerant:
+            return metric_solve(self, self._solve, nodes, path, check=check)
+        return self._solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
+
+    def _solve(self, nodes, path, check=True, tau0=None, tolerant=False):
+        """``SigmaPencil.solve`` (a subclass may start the path its own way)."""
+        return super().solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
+
+
 def _metric_free_key(kept, pen, *arrays):
     """``kept``'s key of ``pen`` with its metric ``s`` left out, and of ``arrays`` (complex
     ones as their real and imaginary parts)."""

@@ -70,15 +70,14 @@ import numpy as np
 
 from riskcalc.linear.dynamics.fedavg import round_horizon, settle
 from riskcalc.linear.dynamics.shift.one_step import check_clients
-from riskcalc.linear.dynamics.shift.pencil import (ShiftPencil, client_ends, forget_pairs,
-                                                   metric_solve, metric_two_point)
+from riskcalc.linear.dynamics.shift.pencil import MetricPencil, client_ends, forget_pairs
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
 
 
-class ShiftProxPencil(ShiftPencil):
+class ShiftProxPencil(MetricPencil):
     """``prox_sigma.ProxPencil``'s blocks and L0 with client j's eigenvalue v_j(a) on its row
     (module docstring, step 2); ``s`` the metric of the traces (the pooled mean W until
     ``_metric`` sets a client's)."""
@@ -92,21 +91,6 @@ class ShiftProxPencil(ShiftPencil):
         rowv = np.zeros((self.V.shape[1], self.n))
         rowv[:, self.rows[:, 0]] = self.V.T
         self.rowv = rowv
-
-    def two_point(self, one1, one2, couplings, block=(0, 0)):
-        """``SigmaPencil.two_point``'s (len(couplings), 2, N1, N2) under shift: E[h s Ghat12_ab]
-        and E[h Ghat12_ab] (s the metric) through ``ShiftPencil.two_point`` (step 3;
-        ``shift.pencil.metric_two_point``: every client's metric at once)."""
-        cps = [(f[0], f[1], f[2], tuple(f[3]) if len(f) > 3 else tuple(block))
-               for f in couplings]
-        return metric_two_point(self, one1, one2, cps)
-
-    def solve(self, nodes, path, check=True, tau0=None, tolerant=False):
-        """``SigmaPencil.solve``; a path solved under another metric taken up at its end
-        (``shift.pencil.metric_solve``)."""
-        if tau0 is None and not tolerant:
-            return metric_solve(self, super().solve, nodes, path, check=check)
-        return super().solve(nodes, path, check=check, tau0=tau0, tolerant=tolerant)
 
 
 def _metric(pen, values):
