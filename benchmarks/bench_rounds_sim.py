@@ -69,7 +69,8 @@ def stability():
     from montecarlo.linear.measure import decompose
     from montecarlo.linear.rounds import sample_designs
     from montecarlo.linear.rounds_fedavg import fedavg_conditional
-    from montecarlo.linear.rounds_propagate import Propagation, client_basis
+    from montecarlo.linear.rounds_columns import client_basis
+    from montecarlo.linear.rounds_propagate import Propagation
 
     d, gamma = 40, np.array([0.25, 0.5, 1.0, 2.0, 4.0])
     s = np.ones(d)

@@ -14,7 +14,8 @@ from scipy.integrate import quad
 import riskcalc
 from montecarlo.linear.measure import decompose
 from montecarlo.linear.rounds import simulate_rounds
-from montecarlo.linear.rounds_propagate import Propagation, client_basis
+from montecarlo.linear.rounds_columns import client_basis
+from montecarlo.linear.rounds_propagate import Propagation
 from riskcalc.linear.dynamics import algorithm1_contraction
 from riskcalc.linear.dynamics.algorithm1.rate import fast_contraction
 from tests.helpers import top_is_bracketed

@@ -14,8 +14,8 @@ from montecarlo.linear.measure import decompose, measure
 from montecarlo.experiments.objectives import ClientLosses
 from montecarlo.linear.rounds import sample_designs, sample_draw
 from montecarlo.linear.rounds_fedavg import fedavg_conditional
-from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
-                                                source_columns)
+from montecarlo.linear.rounds_columns import client_basis, draw_columns, source_columns
+from montecarlo.linear.rounds_propagate import Propagation, curve
 from riskcalc.spectrum import Spectrum
 
 

@@ -9,8 +9,9 @@ import pytest
 import riskcalc
 from montecarlo.linear.rounds import simulate_rounds
 from montecarlo.linear.rounds_fedavg import fedavg_conditional
+from montecarlo.linear.rounds_columns import source_columns
 from montecarlo.linear.rounds_propagate import (Propagation, curve, personalization_filters,
-                                                personalization_keys, source_columns)
+                                                personalization_keys)
 from riskcalc.spectrum import Spectrum
 from tests.test_montecarlo_rounds import assert_curves, federation, literal_curve
 

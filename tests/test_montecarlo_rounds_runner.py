@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from montecarlo.linear.rounds import sample_draw, simulate_rounds
-from montecarlo.linear.rounds_propagate import Propagation, curve, draw_columns
+from montecarlo.linear.rounds_columns import draw_columns
+from montecarlo.linear.rounds_propagate import Propagation, curve
 from tests.test_montecarlo_rounds import INF, KEYS, federation
 
 FED = dict(gamma=[0.5, 1.0, 2.0], r=[0.5, 1.0, 1.5], sigma=[0.5, 1.0, 0.3], signal=1.0,

@@ -29,9 +29,10 @@ import numpy as np
 from montecarlo.linear.instances import require_memory, sample_size
 from montecarlo.linear.measure import KINDS, decompose
 from montecarlo.linear.rounds_fedavg import QUANTITIES, fedavg_conditional
-from montecarlo.linear.rounds_propagate import (Propagation, client_basis, curve, draw_columns,
-                                                personalization_filters, personalization_keys,
-                                                propagation_flops, source_columns)
+from montecarlo.linear.rounds_columns import (client_basis, draw_columns, propagation_flops,
+                                              source_columns)
+from montecarlo.linear.rounds_propagate import (Propagation, curve, personalization_filters,
+                                                personalization_keys)
 from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se

@@ -94,7 +94,7 @@ def fedavg_conditional(basis, n, s, p, r, sigma, signal, rounds, K, eta, g,
     Parameters
     ----------
     basis : list of (R_j, mu_j)
-        S_j = R_j diag(mu_j) R_j^T (``rounds_propagate.client_basis``).
+        S_j = R_j diag(mu_j) R_j^T (``rounds_columns.client_basis``).
     n : ndarray (M,)
         Sample sizes.
     s : ndarray (d,) or (M, d)

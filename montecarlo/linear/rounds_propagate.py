@@ -24,12 +24,12 @@ lam/2 ||. - w||^2) is a polynomial in S_j, so K of them act through R_j and k_j 
 
 Each application costs O(d k_j c) for c columns. With the columns an orthonormal basis of the
 sources, scaled by their standard deviations (theta_0: signal / sqrt(d) I; u_j: r_j / sqrt(d) I;
-the noise of b_j, covariance sigma_j^2 / n_j S_j: R_j diag(sigma_j sqrt(mu_j / n_j))), the sum
-over columns of squared Sigma-norms of the error is the EXACT expectation given the designs
-(``conditional``): c = (M + 1) d + sum_j k_j columns, O(d (sum_j k_j) c) per round, affordable
-for small d only. With two columns (one sampled theta, one sampled noise: ``empirical``) the
-same code measures one draw, as ``montecarlo.linear.measure`` does (D draws in 2 D columns share
-the passes over R_j: 8 draws cost 1.8 times one at d = 1000).
+the noise of b_j, covariance sigma_j^2 / n_j S_j: R_j diag(sigma_j sqrt(mu_j / n_j))), the sum over
+columns of squared Sigma-norms of the error is the EXACT expectation given the designs
+(``conditional``, ``rounds_columns.source_columns``): c = (M + 1) d + sum_j k_j columns, O(d (sum_j
+k_j) c) per round, affordable for small d only. With two columns (one sampled theta, one sampled
+noise: ``empirical``) the same code measures one draw, as ``montecarlo.linear.measure`` does (D
+draws in 2 D columns share the passes over R_j: 8 draws cost 1.8 times one at d = 1000).
 
 Algorithm 1's contraction (derived here). The homogeneous map of the state (w, w_1..w_M) has the
 blocks Phi_00 = (1 - g lam) I + g lam sum_j p_j C_j, Phi_0j = g lam p_j T_j, Phi_j0 = C_j,
@@ -62,11 +62,6 @@ from riskcalc.linear.dynamics.personalize import personalization_filter
 #: eigenvalue problem; larger ones from ARPACK.
 DENSE_STATE = 1200
 
-
-def client_basis(dec):
-    """(R, mu): S = X^T X / n = R diag(mu) R^T from a
-    ``montecarlo.linear.measure.Decomposition``."""
-    return dec.V.T / np.sqrt(dec.nmu), dec.mu
 
 
 def fedavg_factors(mu, K, eta):
@@ -125,45 +120,7 @@ def _range_solve(lhs, rhs):
     return vec[:, keep] @ ((vec[:, keep].T @ rhs) / ev[keep, None])
 
 
-def source_columns(basis, n, s, r, sigma, signal):
-    """(beta, targets) of the scaled source basis (``rounds_propagate`` docstring): columns
-    theta_0 (d), u_1..u_M (d each), then each client's noise (k_j each)."""
-    m, d = len(basis), np.shape(s)[-1]
-    ks = [mu.size for _, mu in basis]
-    cs, c = (m + 1) * d, (m + 1) * d + sum(ks)
-    beta, targets = [], []
-    for j, (R, mu) in enumerate(basis):
-        b = np.zeros((mu.size, c))
-        b[:, :d] = mu[:, None] * R.T * (signal / np.sqrt(d))
-        b[:, (j + 1) * d:(j + 2) * d] = mu[:, None] * R.T * (r[j] / np.sqrt(d))
-        start = cs + sum(ks[:j])
-        b[:, start:start + mu.size] = np.diag(sigma[j] * np.sqrt(mu / n[j]))
-        t = np.zeros((d, cs))
-        t[:, :d] = np.eye(d) * (signal / np.sqrt(d))
-        t[:, (j + 1) * d:(j + 2) * d] = np.eye(d) * (r[j] / np.sqrt(d))
-        beta.append(b)
-        targets.append(t)
-    return beta, targets
 
-
-def draw_columns(basis, X, draws):
-    """(beta, targets) of sampled draws ``[(theta, eps), ...]``: their signal columns, then
-    their noise columns."""
-    beta, targets = [], []
-    for j, ((R, mu), x) in enumerate(zip(basis, X)):
-        th = np.column_stack([t[j] for t, _ in draws])
-        noise = np.column_stack([e[j] for _, e in draws])
-        beta.append(np.hstack([mu[:, None] * (R.T @ th), R.T @ (x.T @ noise) / x.shape[0]]))
-        targets.append(th)
-    return beta, targets
-
-
-def propagation_flops(d, ks, rounds, method) -> float:
-    """Flops of the exact column propagation (``source_columns``) over ``rounds``."""
-    m, kt = len(ks), float(sum(ks))
-    finite = [t for t in rounds if not np.isinf(t)]
-    per = (6 if method == "fedprox" else 4) * d * kt * ((m + 1) * d + kt)
-    return per * (max(finite, default=0) + 1)
 
 
 class Propagation:
@@ -173,7 +130,7 @@ class Propagation:
     ----------
     method : {"fedavg", "fedprox"}
     basis : list of (R_j, mu_j)
-        ``client_basis`` of each client.
+        ``rounds_columns.client_basis`` of each client.
     beta : list of ndarray (k_j, c)
         R_j^T b_j for each column.
     targets : list of ndarray (d, c_signal)
