@@ -10,7 +10,8 @@ from montecarlo.experiments.algorithms import (ALGORITHMS, apgd1, apgd2, fedavg,
                                                pfedme)
 from montecarlo.experiments.problems import paper000_instance, quadratic_instance
 from montecarlo.experiments.metrics import exact_solution, rounds_to_accuracy
-from montecarlo.experiments.objectives import ClientLosses, _newton, minimize, prox
+from montecarlo.experiments.newton import damped_newton
+from montecarlo.experiments.objectives import ClientLosses, minimize, prox
 from montecarlo.experiments.presets_run import run_preset, summarize
 
 # Stated convergence tolerance (sup-norm distance of every local model to the exact minimizer).
@@ -219,9 +220,9 @@ def test_squared_prox_closed_form_against_newton():
         # A backward-stable 6 x 6 solve leaves a residual of a few eps * ||A|| * ||w||.
         scale = (big + lam) * (1.0 + np.max(np.abs(W))) + lam * np.max(np.abs(V))
         assert np.max(np.abs(grad(W))) < 1e-13 * scale
-        newton = _newton(lambda U: losses.value(U) + 0.5 * lam * np.sum((U - V) ** 2, -1),
-                         grad, lambda U: losses.hessian(U) + lam * np.eye(6),
-                         np.array(V), 1e-13 * scale, "prox")
+        newton = damped_newton(lambda U: losses.value(U) + 0.5 * lam * np.sum((U - V) ** 2, -1),
+                               grad, lambda U: losses.hessian(U) + lam * np.eye(6),
+                               np.array(V), 1e-13 * scale, "prox")
         # (lam + l2)-strong convexity: |w - w'| <= |grad(w) - grad(w')| / (lam + l2).
         bound = 2e-13 * scale * np.sqrt(6) / (lam + losses.l2)
         assert np.max(np.linalg.norm(W - newton, axis=-1)) < bound

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from montecarlo.experiments.newton import damped_newton
 from montecarlo.experiments.separability import separable
 from riskcalc._validate import as_array, nonnegative
 from riskcalc.errors import SolverError
@@ -218,9 +219,10 @@ class _Point:
 
 
 def _derivatives(losses, wrap=None):
-    """``value, grad, hessian`` of ``losses`` at ``wrap(x)`` (default ``x``) for :func:`_newton`:
-    a call at the point of the previous call reuses its :class:`_Point` (a Newton step asks for
-    all three at one point), recognized by value against a copy (buffers may be reused)."""
+    """``value, grad, hessian`` of ``losses`` at ``wrap(x)`` (default ``x``) for
+    :func:`damped_newton`: a call at the point of the previous call reuses its :class:`_Point`
+    (a Newton step asks for all three at one point), recognized by value against a copy
+    (buffers may be reused)."""
     last = {}
 
     def point(x):
@@ -279,10 +281,10 @@ def _prox(losses, V, lam, W0, tol, derivatives):
     shape = np.broadcast_shapes(losses.batch_shape + (losses.m, losses.d), V.shape)
     W0 = V if W0 is None else W0
     value, grad, hess = derivatives
-    return _newton(lambda W: value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
-                   lambda W: grad(W) + lam * (W - V),
-                   lambda W: hess(W) + lam * np.eye(losses.d),
-                   np.broadcast_to(W0, shape).copy(), max(tol, 1e-15 * lam), "prox")
+    return damped_newton(lambda W: value(W) + 0.5 * lam * np.sum((W - V) ** 2, -1),
+                         lambda W: grad(W) + lam * (W - V),
+                         lambda W: hess(W) + lam * np.eye(losses.d),
+                         np.broadcast_to(W0, shape).copy(), max(tol, 1e-15 * lam), "prox")
 
 
 def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: float = 1e-10):
@@ -321,12 +323,12 @@ def minimize(losses: ClientLosses, objective: str, lam: float = 0.0, *, tol: flo
     shape = losses.batch_shape + (losses.m, losses.d)
     if objective == "global" or (objective == "fedprox" and np.isinf(lam)):
         value, grad, hess = _derivatives(losses, lambda w: _broadcast_global(w, losses))
-        w = _newton(lambda w: value(w).mean(-1), lambda w: grad(w).mean(-2),
-                    lambda w: hess(w).mean(-3), np.zeros(losses.batch_shape + (losses.d,)), tol,
-                    "global minimizer")
+        w = damped_newton(lambda w: value(w).mean(-1), lambda w: grad(w).mean(-2),
+                          lambda w: hess(w).mean(-3), np.zeros(losses.batch_shape + (losses.d,)),
+                          tol, "global minimizer")
         return w, np.broadcast_to(w[..., None, :], shape).copy()
     if objective == "local" or lam == 0.0:
-        W = _newton(*_derivatives(losses), np.zeros(shape), tol, "local minimizer")
+        W = damped_newton(*_derivatives(losses), np.zeros(shape), tol, "local minimizer")
         return W.mean(-2), W
     return _minimize_fedprox(losses, lam, max(tol, 1e-14 * lam))
 
@@ -361,41 +363,9 @@ def _minimize_fedprox(losses, lam, tol):
         # large lam, where the envelope Hessian tends to H.
         return (lam * np.linalg.solve(H + lam * eye, H)).mean(-3)
 
-    wg = _newton(envelope, grad, hess, np.zeros(losses.batch_shape + (losses.d,)), tol,
-                 "FedProx minimizer")
+    wg = damped_newton(envelope, grad, hess, np.zeros(losses.batch_shape + (losses.d,)), tol,
+                       "FedProx minimizer")
     return wg, inner(wg)
-
-
-def _newton(fun, grad, hess, x, tol, what, maxiter=100):
-    """Damped Newton, batched over leading dimensions; Armijo backtracking per problem."""
-    f = fun(x)
-    for _ in range(maxiter):
-        g = grad(x)
-        gnorm = np.max(np.abs(g), axis=-1)
-        if np.all(gnorm <= tol):
-            return x
-        try:
-            step = -np.linalg.solve(hess(x), g[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            raise SolverError(f"{what}: singular Hessian (with l2 = 0 and n < d the objective "
-                              "is not strongly convex; set l2 > 0)") from None
-        slope = np.sum(g * step, -1)
-        t = np.ones(f.shape)
-        for _ in range(40):
-            x_new = x + t[..., None] * step
-            f_new = fun(x_new)
-            # A converged problem keeps its point; the others need sufficient decrease, up to
-            # rounding (near the optimum the predicted decrease is below machine precision).
-            slack = 1e-13 * np.maximum(1.0, np.abs(f))
-            ok = (f_new <= f + 1e-4 * t * slope + slack) | (gnorm <= tol)
-            if np.all(ok):
-                break
-            t = np.where(ok, t, 0.5 * t)
-        x = np.where((gnorm <= tol)[..., None], x, x_new)
-        f = np.where(gnorm <= tol, f, f_new)
-    raise SolverError(f"{what}: Newton did not reach gradient norm {tol:g} in {maxiter} "
-                      "iterations (with l2 = 0 separable data have no finite minimizer; "
-                      "set l2 > 0)")
 
 
 def _require_finite_minimizer(losses, pooled: bool):

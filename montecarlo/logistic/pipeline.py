@@ -4,8 +4,9 @@ Model (DESIGN.md, "Contracts added in the third round"): ``w_0`` uniform on the 
 ``signal``; client ``j = 0..M-1`` has ``w_j = w_0 + r_j u_j`` (``u_j`` uniform unit) and
 ``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma`` diagonal
 with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
-Exact minimizers (damped Newton with Armijo backtracking, ``montecarlo.experiments.objectives._newton``, to
-a gradient sup-norm of ``TOL``), for the ``target`` client ``i``:
+Exact minimizers (damped Newton with Armijo backtracking,
+``montecarlo.experiments.newton.damped_newton``, to a gradient sup-norm of ``TOL``), for the
+``target`` client ``i``:
 
 * ``fedavg``: the global model ``w_g = argmin sum_j c_j sum_{k in block j} l(y_k x_k.w)
   + (global_lam/2) ||w||^2`` with ``c_j = 1/N`` ("samples") or ``1/(M n_j)`` ("uniform"),
@@ -32,7 +33,7 @@ recorded: the global model's overlap ``w_g.w_0 / S^2`` and distance ``||w_g - w_
 
 At ``global_lam = 0`` the pooled problem may have no finite minimizer (the pooled data
 separable or quasi-separable): checked by the linear-programming certificate
-``montecarlo.experiments.objectives.separable`` before any Newton step, raising ``SolverError``.
+``montecarlo.experiments.separability.separable`` before any Newton step, raising ``SolverError``.
 
 Random streams of ``replicate_rng(seed, rep, stream)``: 0 parameters (``w_0``, then ``u_0``,
 ``u_1``, ...), 1 training features (client 0's block, then client 1's, ...), 2 label uniforms
@@ -46,7 +47,8 @@ import numpy as np
 from scipy.special import expit
 
 from montecarlo.linear.instances import require_memory
-from montecarlo.experiments.objectives import _newton, separable
+from montecarlo.experiments.newton import damped_newton
+from montecarlo.experiments.separability import separable
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
@@ -84,7 +86,7 @@ class _Weighted:
         return B.T @ B + self.lam * np.eye(self.A.shape[1])
 
     def solve(self, start, what):
-        return _newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
+        return damped_newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
 
 
 def population_metrics(w_hat, w_i, root_s=None) -> dict:
@@ -151,7 +153,8 @@ def global_model(X, y, *, global_lam: float, weights: str = "samples"):
     if global_lam == 0.0 and separable(Xp, yp):
         raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
                           "the global logistic model has no finite minimizer (a linear-program "
-                          "certificate, montecarlo.experiments.objectives.separable); use global_lam > 0")
+                          "certificate, montecarlo.experiments.separability.separable); use "
+                          "global_lam > 0")
     c = sample_weights([len(b) for b in y], weights)
     d = Xp.shape[1]
     return _Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
@@ -198,8 +201,8 @@ def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=No
             out = out + pj * lam * np.linalg.solve(H + lam * eye, H)
         return out
 
-    w = _newton(value, grad, hess, np.zeros(d) if start is None else start,
-                max(TOL, 1e-14 * lam), "FedProx minimizer")
+    w = damped_newton(value, grad, hess, np.zeros(d) if start is None else start,
+                      max(TOL, 1e-14 * lam), "FedProx minimizer")
     return w, inner(w)
 
 
