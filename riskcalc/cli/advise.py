@@ -77,7 +77,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     advise_intervals.add_arguments(p)
     guards.add_budget_option(p, stop="names the pipelines that finished (nothing else is "
-                                     "printed)")
+                                     "printed)", logistic=True)
     families.add_options(p, "advise")
     p.set_defaults(func=run)
 

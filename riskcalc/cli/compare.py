@@ -64,7 +64,7 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
                    help="run on a dask.distributed scheduler (tcp://host:port, or 'local')")
     p.add_argument("--route", choices=riskcalc.ROUTES, default="auto",
                    help="riskcalc route of the prediction (default auto)")
-    guards.add_budget_option(p)
+    guards.add_budget_option(p, logistic=True)
 
 
 def setting_from_args(args, clients=None) -> Setting:

@@ -95,18 +95,19 @@ def no_warnings_first():
 MAX_MINUTES = 10.0
 
 
-def add_budget_option(parser, stop: str | None = None) -> None:
+def add_budget_option(parser, stop: str | None = None, logistic: bool = False) -> None:
     """Add ``--max-minutes`` (the time a simulation may take, estimated before it starts;
-    ``stop``: what the command keeps when it is also stopped in flight at the limit)."""
+    ``stop``: what the command keeps when it is also stopped in flight at the limit;
+    ``logistic``: the verb takes ``--model logistic``, whose default limit the help names)."""
     # Default None (read as MAX_MINUTES by ``max_seconds``): an explicit --max-minutes 10 is
     # then "given" (``families.given`` compares with the default; the logistic verbs keep their
     # solvers' own limit when it is not given, and took an explicit 10 for that).
     parser.add_argument("--max-minutes", type=float, default=None, metavar="M",
                         help="refuse a run estimated to take longer than M minutes of "
-                             f"wall time (default {MAX_MINUTES:g}; with --model logistic the "
-                             f"solvers' own {LOGISTIC_SECONDS:g} s unless given); the "
-                             "estimate is printed "
-                             "with the refusal" + (
+                             f"wall time (default {MAX_MINUTES:g}" + (
+                                 f"; with --model logistic the solvers' own "
+                                 f"{LOGISTIC_SECONDS:g} s unless given" if logistic else "")
+                             + "); the estimate is printed with the refusal" + (
                                  "" if stop is None else
                                  f"; a run still going at M minutes stops there and {stop}"))
 

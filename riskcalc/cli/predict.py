@@ -113,7 +113,8 @@ def add_parser(subparsers) -> None:
                         "(default) or uniform 1/M")
     rounds.add_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    guards.add_budget_option(p, stop="prints nothing (a limit has no partial answer)")
+    guards.add_budget_option(p, stop="prints nothing (a limit has no partial answer)",
+                             logistic=True)
     p.set_defaults(func=run)
 
 
