@@ -3,6 +3,8 @@
 import pytest
 
 import riskcalc
+from montecarlo.runner import budget
+from tests.helpers import run_cli
 
 SPEC = riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5])
 
@@ -19,3 +21,16 @@ def test_empty_or_ragged_array_named(kw, name):
     result under a spectrum), a ragged list numpy's message naming no parameter."""
     with pytest.raises(ValueError, match=f"^{name} must be"):
         riskcalc.logistic_limit(**kw)
+
+
+def test_compare_memory_refused_before_allocating(monkeypatch, capsys):
+    """F2: the one-client logistic simulation had no memory check (the pipeline's and the
+    sweep's have one): ``compare rtfa --model logistic --gamma 1e-6 --d 100`` passed the time
+    estimate and then printed numpy's "Unable to allocate 74.5 GiB". Here a 1 MiB machine."""
+    monkeypatch.setattr(budget, "physical_memory", lambda: float(2 ** 20))
+    code, out, err = run_cli(["compare", "rtfa", "--model", "logistic", "--gamma", "1",
+                              "--signal", "1", "--r", "1", "--lam", "0.5", "--d", "100",
+                              "--reps", "2", "--no-progress"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: the logistic simulation at d = 100 (n = d / gamma = 100 ")
+    assert "raise gamma" in err and err.count("\n") == 1
