@@ -34,3 +34,16 @@ def test_compare_memory_refused_before_allocating(monkeypatch, capsys):
     assert code == 2 and out == ""
     assert err.startswith("error: the logistic simulation at d = 100 (n = d / gamma = 100 ")
     assert "raise gamma" in err and err.count("\n") == 1
+
+
+def test_compare_federated_signal_zero_answers(capsys):
+    """F3: ``compare --global federated --signal 0`` was "signal must lie in (0, inf)" (the
+    pipeline's own check, naming no reason) while ``sweep`` and ``predict`` answer signal 0
+    (the replicates measure it; the global model's overlap w_g.w_0 / S^2 is then undefined)."""
+    code, out, err = run_cli(["compare", "fedavg", "--model", "logistic", "--gamma", "1",
+                              "--signal", "0", "--r", "1", "--global", "federated",
+                              "--clients", "2", "--global-lam", "0.1", "--d", "40",
+                              "--reps", "2", "--no-progress"], capsys)
+    assert code == 0, err
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[5:]}
+    assert rows["global_overlap"] == ["n/a"] and rows["risk"][-1] in ("yes", "no")

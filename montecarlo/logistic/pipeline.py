@@ -287,7 +287,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         Per-client ``d / n_j`` (> 0) and ``||w_j - w_0||`` (>= 0): numbers (the same for every
         client) or lists with one entry per client.
     signal : float
-        ``S = ||w_0||`` > 0.
+        ``S = ||w_0||`` >= 0 (at 0 the global model's overlap ``w_g.w_0 / S^2`` is NaN).
     lams : float or sequence of float
         Fine-tuning / local ridge (/ FedProx) penalties, each > 0.
     global_lam : float
@@ -328,7 +328,9 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     pfedme = bool(pfedme or fedprox)
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
-    signal = float(as_array("signal", signal, low=0.0, low_open=True))
+    # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
+    # replicates measure it and the sweep and the limits answer it.
+    signal = float(as_array("signal", signal, low=0.0))
     lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
     global_lam = float(as_array("global_lam", global_lam, low=0.0))
     d = positive_int("d", d, minimum=2)
