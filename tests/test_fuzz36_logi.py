@@ -47,3 +47,14 @@ def test_compare_federated_signal_zero_answers(capsys):
     assert code == 0, err
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[5:]}
     assert rows["global_overlap"] == ["n/a"] and rows["risk"][-1] in ("yes", "no")
+
+
+def test_sweep_undefined_quantity_is_not_a_miss():
+    """F4: the logistic sweep's ``cosine_inside_ci95`` at r = 0 (the cosine undefined: no
+    prediction, no measurement) was False, a disagreement; compare says null."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    rows = sweep_logistic("rtfa", gamma=[1.0], r=[0.0], signal=1.0, lam=[0.5], d=20, reps=2)
+    row = rows[0]
+    assert row["predicted_cosine"] is None and row["cosine_inside_ci95"] is None
+    assert row["risk_inside_ci95"] in (True, False)

@@ -117,7 +117,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     SweepRows
         One dict per grid point and ``lam``: the parameters, ``d``, ``n``, ``reps``, ``seed``
         and per quantity ``q`` (``quantities``) ``predicted_q``, ``simulated_q``, ``q_se``,
-        ``q_rel_diff``, ``q_inside_ci95``.
+        ``q_rel_diff``, ``q_inside_ci95`` (None where ``q`` is undefined: the cosine at
+        r = 0, the global overlap at signal 0).
 
     Raises
     ------
@@ -181,7 +182,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 row[f"simulated_{q}"] = none_if_nan(summ[q]["mean"][k])
                 row[f"{q}_se"] = none_if_nan(summ[q]["se"][k])
                 row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
-                row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
+                # Undefined (the cosine at r = 0, the overlap at signal 0): neither inside nor
+                # a miss, as compare's null (it was False, a disagreement).
+                defined = row[f"predicted_{q}"] is not None and row[f"simulated_{q}"] is not None
+                row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k]) if defined else None
             rows.append(row)
     return SweepRows(rows)
 
