@@ -58,3 +58,16 @@ def test_sweep_undefined_quantity_is_not_a_miss():
     row = rows[0]
     assert row["predicted_cosine"] is None and row["cosine_inside_ci95"] is None
     assert row["risk_inside_ci95"] in (True, False)
+
+
+@pytest.mark.parametrize("kw, shown", [
+    (dict(lam=100000000.1), "got 100000000.1:"),
+    (dict(lam=10000.001, spectrum=SPEC), "got 10000.001:"),
+    (dict(lam=0.1, clients=3, global_lam=1000.001), "got 1000.001:"),
+])
+def test_value_just_past_the_range_shown_apart(kw, shown):
+    """F5: a value just past the logistic solvers' measured range was printed in %g, equal to
+    the edge: "lam must lie in [0, 1e+08] ..., got 1e+08", "[0, 1000] for rtfa, got 1000"."""
+    with pytest.raises(ValueError, match="must lie in") as info:
+        riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, **kw)
+    assert shown in str(info.value)
