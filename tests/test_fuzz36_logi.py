@@ -71,3 +71,17 @@ def test_value_just_past_the_range_shown_apart(kw, shown):
     with pytest.raises(ValueError, match="must lie in") as info:
         riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, **kw)
     assert shown in str(info.value)
+
+
+@pytest.mark.parametrize("value, why", [("-1", "must lie in [0, inf)"),
+                                        ("nan", "must be a finite number")])
+def test_advise_global_lam_named_as_the_option(tmp_path, capsys, value, why):
+    """F9: ``advise --model logistic --global-lam -1`` said "--federation FED.json: global_lam
+    must lie in [0, inf)", blaming the file, which has no global_lam."""
+    fed = tmp_path / "fed.json"
+    fed.write_text('{"fedrisk_federation": 1, "signal": 1, "clients": [{"gamma": 1, "r": 1}, '
+                   '{"gamma": 2, "r": 0.5}]}')
+    code, out, err = run_cli(["advise", "--model", "logistic", "--federation", fed,
+                              "--global-lam", value, "--no-progress"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: --global-lam {why}") and str(fed) not in err
