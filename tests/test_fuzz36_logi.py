@@ -85,3 +85,15 @@ def test_advise_global_lam_named_as_the_option(tmp_path, capsys, value, why):
                               "--global-lam", value, "--no-progress"], capsys)
     assert code == 2 and out == ""
     assert err.startswith(f"error: --global-lam {why}") and str(fed) not in err
+
+
+def test_fedprox_singular_coupling_says_why():
+    """F7: pFedMe with sample weights of clients at gamma 1e-16 and 1e10 (pi_j 1 and 1e-26)
+    raised numpy's bare LinAlgError "Singular matrix" (``error: Singular matrix`` on the
+    command line, "skipped: ... Singular matrix" in advise)."""
+    from riskcalc.errors import SolverError
+
+    with pytest.raises(SolverError, match=r"singular in floating point \(client weights pi_j "
+                                          r"from 1e-26 to 1\); uniform weights"):
+        riskcalc.logistic_clients_limit(gamma=[1e-16, 1e10], r=[1.0, 1.0], signal=1.0,
+                                        lam=0.5, global_lam=0.01, method="pfedme")
