@@ -97,3 +97,14 @@ def test_fedprox_singular_coupling_says_why():
                                           r"from 1e-26 to 1\); uniform weights"):
         riskcalc.logistic_clients_limit(gamma=[1e-16, 1e10], r=[1.0, 1.0], signal=1.0,
                                         lam=0.5, global_lam=0.01, method="pfedme")
+
+
+def test_sweep_memory_advice_names_gamma(monkeypatch):
+    """F8: the logistic sweep's memory refusal advised "lower --d or the number of clients"
+    for an oracle sweep (no clients) at gamma = 1e-6, where n = d / gamma is the cause."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    monkeypatch.setattr(budget, "physical_memory", lambda: float(2 ** 18))
+    with pytest.raises(ValueError, match=r"samples in a replicate at d = 100\) needs .*; "
+                                         r"lower --d, raise --gamma$"):
+        sweep_logistic("rtfa", gamma=[1.0], r=[1.0], signal=1.0, lam=[0.5], d=100, reps=2)

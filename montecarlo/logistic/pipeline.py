@@ -347,7 +347,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     # Pooled features, their margins copy and the weighted copy of the Hessian product, plus a
     # few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx).
     require_memory(8.0 * (3 * N * d + (m + 4 if pfedme else 4) * d * d),
-                   "the federated logistic pipeline", "lower --d or the number of clients")
+                   f"the federated logistic pipeline ({N} pooled samples at d = {d})",
+                   "lower d, raise gamma or lower the number of clients")
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
                   seed=int(seed), rep=k, weights=weights, target=int(target),
                   pfedme=pfedme, **extra) for k in range(reps)]

@@ -282,8 +282,13 @@ def _memory(points, others, d, method):
     pooled = max(sum(pipeline.client_sizes(fed[0], d)) for fed in feds)
     # FedProx keeps one d x d Hessian per client.
     square = 4 + (max(len(fed[0]) for fed in feds) if method == "pfedme" else 0)
-    require_memory(8.0 * (3 * pooled * d + square * d * d), "the logistic sweep",
-                   "lower --d or the number of clients")
+    # The advice named the clients alone (an oracle sweep at gamma = 1e-6 has none): n = d /
+    # gamma samples per client is the other factor.
+    require_memory(8.0 * (3 * pooled * d + square * d * d),
+                   f"the logistic sweep (up to {pooled} samples in a replicate at d = {d})",
+                   "lower --d, raise --gamma" + (" or lower the number of clients"
+                                                 if any(m for _, _, m in points) or others
+                                                 else ""))
 
 
 def replicate_seconds(method, points, others, d, lams: int = 1) -> float:
