@@ -108,3 +108,16 @@ def test_sweep_memory_advice_names_gamma(monkeypatch):
     with pytest.raises(ValueError, match=r"samples in a replicate at d = 100\) needs .*; "
                                          r"lower --d, raise --gamma$"):
         sweep_logistic("rtfa", gamma=[1.0], r=[1.0], signal=1.0, lam=[0.5], d=100, reps=2)
+
+
+def test_spectrum_finetune_at_a_zero_client_answers():
+    """F10: RTFA at finite M under a spectrum for a client with w_i = 0 (signal 0, r 0) divided
+    by ||w_i||_Sigma = 0: "no convergence at lam = 100 (residual nan)" while Sigma = I, FedAvg,
+    local ridge and pFedMe answer. Checked by the exact rescaling Sigma = 4 I (lam / 4,
+    global_lam / 4, ||.||^2 / 4)."""
+    res = riskcalc.logistic_limit(gamma=1.0, signal=0.0, r=0.0, lam=0.2, clients=3,
+                                  global_lam=0.08, spectrum=riskcalc.Spectrum([4.0]))
+    iso = riskcalc.logistic_limit(gamma=1.0, signal=0.0, r=0.0, lam=0.05, clients=3,
+                                  global_lam=0.02)
+    assert res.risk == pytest.approx(iso.risk / 4, rel=1e-10)
+    assert res.cosine_uncentred != res.cosine_uncentred        # undefined at w_i = 0: NaN
