@@ -121,3 +121,16 @@ def test_spectrum_finetune_at_a_zero_client_answers():
                                   global_lam=0.02)
     assert res.risk == pytest.approx(iso.risk / 4, rel=1e-10)
     assert res.cosine_uncentred != res.cosine_uncentred        # undefined at w_i = 0: NaN
+
+
+def test_finite_m_cosine_at_a_zero_client_is_undefined(capsys):
+    """F11: at finite M (Sigma = I) the cosine between w_hat and w_i = 0 (signal 0, r 0) was
+    printed as a number (-4e-25, 1.8e-25: rounding of 0 / norm) and averaged into the mean;
+    the one-client route and the spectral routes say n/a."""
+    res = riskcalc.logistic_clients_limit(gamma=[1.0, 2.0], r=[0.0, 1.0], signal=0.0,
+                                          lam=0.1, global_lam=0.1)
+    assert res.cosine_uncentred[0] != res.cosine_uncentred[0] and res.cosine_uncentred[1] > 0
+    code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--gamma", "1",
+                              "--signal", "0", "--r", "0", "--lam", "0.1", "--clients", "3",
+                              "--global-lam", "0.1"], capsys)
+    assert code == 0 and "  cosine_uncentred n/a\n" in out
