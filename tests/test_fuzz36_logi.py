@@ -1,5 +1,7 @@
 """Issue 32, fuzz36 (logi): what this fuzz found, each test failing before."""
 
+import csv
+
 import pytest
 
 import riskcalc
@@ -134,3 +136,17 @@ def test_finite_m_cosine_at_a_zero_client_is_undefined(capsys):
                               "--signal", "0", "--r", "0", "--lam", "0.1", "--clients", "3",
                               "--global-lam", "0.1"], capsys)
     assert code == 0 and "  cosine_uncentred n/a\n" in out
+
+
+def test_pipeline_zero_client_measured(capsys, tmp_path):
+    """F12: ``sweep --global federated --signal 0 --r 0`` (w_i = 0) ended in a
+    ZeroDivisionError traceback in the pipeline's measurement (the margin along w_i / 0);
+    now its undefined cosine is empty and the test error the coin's 0.5."""
+    out_csv = tmp_path / "s.csv"
+    code, out, err = run_cli(["sweep", "rtfa", "--model", "logistic", "--gamma", "1", "--r",
+                              "0", "--signal", "0", "--lam", "0.5", "--global", "federated",
+                              "--clients", "2", "--global-lam", "0.1", "--d", "20", "--reps",
+                              "2", "--no-progress", "--out", out_csv], capsys)
+    assert code == 0, err
+    row = next(csv.DictReader(out_csv.open()))
+    assert row["simulated_cosine_uncentred"] == "" and row["simulated_test_error"] == "0.5"

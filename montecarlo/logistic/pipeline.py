@@ -94,14 +94,16 @@ def population_metrics(w_hat, w_i, root_s=None) -> dict:
     sw_hat, sw_i = root_s * w_hat, root_s * w_i            # the margins' coordinates
     kappa = float(np.linalg.norm(sw_i))
     nw = float(np.linalg.norm(sw_hat))
-    a = float(sw_hat @ sw_i) / kappa
+    # w_i = 0 (signal 0, r 0): the label is a fair coin, the margin along w_i and the cosine
+    # undefined (a ZeroDivisionError traceback from sweep --global federated --signal 0 --r 0).
+    a = float(sw_hat @ sw_i) / kappa if kappa > 0 else 0.0
     rho = float(np.sqrt(max(nw * nw - a * a, 0.0)))
     rule = Rule(kappa, NODES[-1])
     dw = w_hat - w_i
     norm_hat = float(np.linalg.norm(w_hat))
     return {"risk": float(dw @ dw), "sigma_risk": float((root_s * dw) @ (root_s * dw)),
             "cosine_uncentred": float(w_hat @ w_i) / (norm_hat * float(np.linalg.norm(w_i)))
-            if norm_hat > 0 else None,
+            if norm_hat > 0 and kappa > 0 else None,
             "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
             "test_error": test_error(kappa, a, rho) if rho > 0 else
             float(rule.expect(a * rule.s < 0))}
