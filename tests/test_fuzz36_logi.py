@@ -150,3 +150,16 @@ def test_pipeline_zero_client_measured(capsys, tmp_path):
     assert code == 0, err
     row = next(csv.DictReader(out_csv.open()))
     assert row["simulated_cosine_uncentred"] == "" and row["simulated_test_error"] == "0.5"
+
+
+def test_one_client_simulation_zero_client_no_warning():
+    """F13: ``montecarlo.logistic.ridge.simulate`` at w_i = 0 (signal 0, r 0) formed the
+    undefined cosine as 0 / 0, with numpy's "invalid value encountered" RuntimeWarning."""
+    import warnings
+
+    from montecarlo.logistic.ridge import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim = simulate(gamma=1.0, signal=0.0, r=0.0, lams=[0.5], d=20, reps=2)
+    assert sim["cosine_uncentred"][0][0] != sim["cosine_uncentred"][0][0]

@@ -91,7 +91,9 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         out["risk"][k] = float(dw @ dw)
         out["sigma_risk"][k] = float((root_s * dw) @ (root_s * dw))
         out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
-        out["cosine_uncentred"][k] = float(w @ w_i / (np.linalg.norm(w) * np.linalg.norm(w_i)))
+        # Undefined at w_i = 0 (signal 0, r 0): was 0 / 0 with numpy's RuntimeWarning.
+        norms = np.linalg.norm(w) * np.linalg.norm(w_i)
+        out["cosine_uncentred"][k] = float(w @ w_i / norms) if norms > 0 else None
         out["test_logloss"][k] = float(np.mean(p * np.logaddexp(0, -z)
                                                + (1 - p) * np.logaddexp(0, z)))
         out["test_error"][k] = float(np.mean(np.where(z > 0, 1 - p, p)))
