@@ -142,7 +142,7 @@ def test_jobs_and_cache_do_not_change_results(tmp_path):
     (dict(lams=[0.0]), "lam"),
     (dict(weights="equal"), "weights"),
     (dict(target=2), "target"),
-    (dict(signal=0.0), "signal"),
+    (dict(signal=-1.0), "signal"),
     (dict(d=10**7), "GiB"),
 ])
 def test_bad_input(kw, message):

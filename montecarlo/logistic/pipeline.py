@@ -96,14 +96,16 @@ def population_metrics(w_hat, w_i, root_s=None) -> dict:
     sw_hat, sw_i = root_s * w_hat, root_s * w_i            # the margins' coordinates
     kappa = float(np.linalg.norm(sw_i))
     nw = float(np.linalg.norm(sw_hat))
-    a = float(sw_hat @ sw_i) / kappa
+    # w_i = 0 (signal 0, r 0): the label is a fair coin, the margin along w_i and the cosine
+    # undefined (a ZeroDivisionError traceback from sweep --global federated --signal 0 --r 0).
+    a = float(sw_hat @ sw_i) / kappa if kappa > 0 else 0.0
     rho = float(np.sqrt(max(nw * nw - a * a, 0.0)))
     rule = Rule(kappa, NODES[-1])
     dw = w_hat - w_i
     norm_hat = float(np.linalg.norm(w_hat))
     return {"risk": float(dw @ dw), "sigma_risk": float((root_s * dw) @ (root_s * dw)),
             "cosine_uncentred": float(w_hat @ w_i) / (norm_hat * float(np.linalg.norm(w_i)))
-            if norm_hat > 0 else None,
+            if norm_hat > 0 and kappa > 0 else None,
             "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
             "test_error": test_error(kappa, a, rho) if rho > 0 else
             float(rule.expect(a * rule.s < 0))}
@@ -290,7 +292,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         Per-client ``d / n_j`` (> 0) and ``||w_j - w_0||`` (>= 0): numbers (the same for every
         client) or lists with one entry per client.
     signal : float
-        ``S = ||w_0||`` > 0.
+        ``S = ||w_0||`` >= 0 (at 0 the global model's overlap ``w_g.w_0 / S^2`` is NaN).
     lams : float or sequence of float
         Fine-tuning / local ridge (/ FedProx) penalties, each > 0.
     global_lam : float
@@ -331,7 +333,9 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     pfedme = bool(pfedme or fedprox)
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
-    signal = float(as_array("signal", signal, low=0.0, low_open=True))
+    # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
+    # replicates measure it and the sweep and the limits answer it.
+    signal = float(as_array("signal", signal, low=0.0))
     lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
     global_lam = float(as_array("global_lam", global_lam, low=0.0))
     d = positive_int("d", d, minimum=2)
@@ -348,7 +352,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     # Pooled features, their margins copy and the weighted copy of the Hessian product, plus a
     # few d x d matrices (Newton's Hessian and its factorization; M of them for FedProx).
     require_memory(8.0 * (3 * N * d + (m + 4 if pfedme else 4) * d * d),
-                   "the federated logistic pipeline", "lower --d or the number of clients")
+                   f"the federated logistic pipeline ({N} pooled samples at d = {d})",
+                   "lower d, raise gamma or lower the number of clients")
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
                   seed=int(seed), rep=k, weights=weights, target=int(target),
                   pfedme=pfedme, **extra) for k in range(reps)]

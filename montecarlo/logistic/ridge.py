@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import expit
 
 from montecarlo.experiments.objectives import ClientLosses, prox
+from montecarlo.linear.instances import require_memory
 from montecarlo.logistic.pipeline import client_sizes
 from montecarlo.runner.seeding import replicate_rng
 from montecarlo.runner.stats import mean_se
@@ -90,7 +91,9 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         out["risk"][k] = float(dw @ dw)
         out["sigma_risk"][k] = float((root_s * dw) @ (root_s * dw))
         out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
-        out["cosine_uncentred"][k] = float(w @ w_i / (np.linalg.norm(w) * np.linalg.norm(w_i)))
+        # Undefined at w_i = 0 (signal 0, r 0): was 0 / 0 with numpy's RuntimeWarning.
+        norms = np.linalg.norm(w) * np.linalg.norm(w_i)
+        out["cosine_uncentred"][k] = float(w @ w_i / norms) if norms > 0 else None
         out["test_logloss"][k] = float(np.mean(p * np.logaddexp(0, -z)
                                                + (1 - p) * np.logaddexp(0, z)))
         out["test_error"][k] = float(np.mean(np.where(z > 0, 1 - p, p)))
@@ -111,6 +114,15 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues."""
     reps = positive_int("reps", reps, minimum=2)
     lams = [float(v) for v in np.atleast_1d(lams)]
+    d = positive_int("d", d, minimum=2)
+    n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True))], d)[0]
+    # The features, their margins and weighted copies (measured 3.1 times the n x d features
+    # at n = 1e5, 3.3e5, d = 100), the test draws and a few d x d Newton matrices, as
+    # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
+    # for 74.5 GiB ("not enough memory") after the time estimate had let it start.
+    require_memory(8.0 * (3 * n * d + 4000 * d + 4 * d * d),
+                   f"the logistic simulation at d = {d} (n = d / gamma = {n} samples)",
+                   "lower d or raise gamma")
     extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
@@ -118,7 +130,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
                   seed=int(seed), rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
-    out = {"n": client_sizes([gamma], d)[0], "reps": reps}
+    out = {"n": n, "reps": reps}
     for q in QUANTITIES:
         # .get: replicates cached before a quantity was measured lack it (NaN, not a KeyError).
         vals = np.array([[np.nan if v is None else v for v in res.get(q, [None] * len(lams))]

@@ -117,7 +117,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     SweepRows
         One dict per grid point and ``lam``: the parameters, ``d``, ``n``, ``reps``, ``seed``
         and per quantity ``q`` (``quantities``) ``predicted_q``, ``simulated_q``, ``q_se``,
-        ``q_rel_diff``, ``q_inside_ci95``.
+        ``q_rel_diff``, ``q_inside_ci95`` (None where ``q`` is undefined: the cosine at
+        r = 0, the global overlap at signal 0).
 
     Raises
     ------
@@ -181,7 +182,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 row[f"simulated_{q}"] = none_if_nan(summ[q]["mean"][k])
                 row[f"{q}_se"] = none_if_nan(summ[q]["se"][k])
                 row[f"{q}_rel_diff"] = none_if_nan(summ[q]["rel_diff"][k])
-                row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k])
+                # Undefined (the cosine at r = 0, the overlap at signal 0): neither inside nor
+                # a miss, as compare's null (it was False, a disagreement).
+                defined = row[f"predicted_{q}"] is not None and row[f"simulated_{q}"] is not None
+                row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k]) if defined else None
             rows.append(row)
     return SweepRows(rows)
 
@@ -278,8 +282,13 @@ def _memory(points, others, d, method):
     pooled = max(sum(pipeline.client_sizes(fed[0], d)) for fed in feds)
     # FedProx keeps one d x d Hessian per client.
     square = 4 + (max(len(fed[0]) for fed in feds) if method == "pfedme" else 0)
-    require_memory(8.0 * (3 * pooled * d + square * d * d), "the logistic sweep",
-                   "lower --d or the number of clients")
+    # The advice named the clients alone (an oracle sweep at gamma = 1e-6 has none): n = d /
+    # gamma samples per client is the other factor.
+    require_memory(8.0 * (3 * pooled * d + square * d * d),
+                   f"the logistic sweep (up to {pooled} samples in a replicate at d = {d})",
+                   "lower --d, raise --gamma" + (" or lower the number of clients"
+                                                 if any(m for _, _, m in points) or others
+                                                 else ""))
 
 
 def replicate_seconds(method, points, others, d, lams: int = 1) -> float:

@@ -33,6 +33,7 @@ def read_federation(args):
     """The ``LogisticFederation`` of ``--federation`` / ``--clients-file`` and the clients'
     names (or None)."""
     from riskcalc import federation_file
+    from riskcalc._validate import nonnegative
     from riskcalc.advise.logistic import LogisticFederation
     from riskcalc.spectrum import Spectrum
 
@@ -60,6 +61,9 @@ def read_federation(args):
     if args.global_lam is None:
         raise ValueError("advise --model logistic needs --global-lam LG (the ridge toward 0 of "
                          "the global model of FedAvg and FedProx, >= 0)")
+    # Checked as the option it is: a bad one was blamed on the file ("--federation FED.json:
+    # global_lam must lie in [0, inf), got -1.0"), which has no global_lam.
+    nonnegative("--global-lam", args.global_lam)
     specs = ff.spectra(args.spectrum or "identity")
     if len(set(specs)) > 1:
         raise ValueError(f"{ff.where}: the clients give different spectra; the logistic family "

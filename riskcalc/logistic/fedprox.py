@@ -76,7 +76,15 @@ def coupling_inverse(pi, lam: float, lam_g: float, d):
     T[0, :] = T[:, 0] = 0.0
     c = lam * lam_g / (lam + lam_g)
     A = lam * T + c * np.outer(Q.T @ pi, Q.T @ pi) + np.einsum("im,...m,mj->...ij", Q.T, d, Q)
-    return Q @ np.linalg.inv(A) @ Q.T
+    try:
+        return Q @ np.linalg.inv(A) @ Q.T
+    except np.linalg.LinAlgError:
+        # Was numpy's bare "Singular matrix" (``error: Singular matrix`` on the command line):
+        # sample weights of clients with gamma 1e-16 and 1e10 (pi_j 1 and 1e-26).
+        raise SolverError(
+            "FedProx / pFedMe fixed point: the clients' coupling matrix K + diag(pi_j D_j) is "
+            f"singular in floating point (client weights pi_j from {np.min(pi):.3g} to "
+            f"{np.max(pi):.3g}); uniform weights, or clients of closer gamma") from None
 
 
 def views(x, fed: Federation, lam: float, lam_g: float, rules):

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter
+from riskcalc._validate import as_array, parameter, real
 
 from riskcalc.logistic.finite_clients import canonical_method, finite_logistic_limit
 from riskcalc.logistic.fixed_point import logistic_lam_path
@@ -92,6 +92,12 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
                                      global_lam=global_lam, weights=weights, method=method,
                                      spectrum=spectrum, max_seconds=max_seconds)
     method = canonical_method(method)
+    for name, value in (("gamma", gamma), ("signal", signal), ("r", r), ("lam", lam)):
+        # An empty array was "not enough values to unpack" (an empty result under a
+        # spectrum), a ragged list numpy's message naming no parameter.
+        if value is not None and real(name, value).size == 0:
+            raise ValueError(f"{name} must be a number or a non-empty array of numbers, got an "
+                             "empty array")
     if global_lam is not None or method not in UNFEDERATED or weights != "samples":
         raise ValueError("global_lam, weights and a method other than rtfa or local_ridge need "
                          "clients (the number of clients of the global model)")

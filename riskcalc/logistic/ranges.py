@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, positive_int, shown_apart
 
 GAMMA_RANGE, LAM_MAX, SPECTRUM_LAM_MAX = (1e-16, 1e10), 1e8, 1e4
 #: Largest global_lam: RTFA's fine-tuning toward the global model, and the global model itself
@@ -86,9 +86,10 @@ def check_gamma(gamma, name: str = "gamma") -> np.ndarray:
 def check_lam(lam, lam_max: float = LAM_MAX) -> None:
     """ValueError when some ``lam`` exceeds ``lam_max`` (None: no lam)."""
     if lam is not None and np.any(np.asarray(lam, float) > lam_max):
+        # Shown apart from the edge: lam = 1.00000001e8 was "[0, 1e+08] ..., got 1e+08".
         raise ValueError(f"lam must lie in [0, {lam_max:g}] for the logistic limit, got "
-                         f"{float(np.max(lam)):g}: the range its solver is measured to hold "
-                         "(riskcalc.logistic.ranges); as lam -> inf, w_hat -> the centre")
+                         f"{shown_apart(np.max(lam), lam_max)}: the range its solver is measured "
+                         "to hold (riskcalc.logistic.ranges); as lam -> inf, w_hat -> the centre")
 
 
 def check_global_lam(global_lam, method: str):
@@ -100,8 +101,9 @@ def check_global_lam(global_lam, method: str):
     if method == "rtfa" and np.any(value > high):
         # Said why (was the range alone, while FedAvg takes 1e20), and what answers there.
         raise ValueError(f"global_lam must lie in [0, {high:g}] for rtfa, got "
-                         f"{float(np.max(value)):g}: its fine-tuning toward a global model near 0 "
-                         f"is measured to fail beyond {high:g} (riskcalc.logistic.ranges); as "
+                         f"{shown_apart(np.max(value), high)}: its fine-tuning toward a global "
+                         f"model near 0 is measured to fail beyond {high:g} "
+                         "(riskcalc.logistic.ranges); as "
                          "global_lam -> inf the global model tends to 0 and RTFA to local ridge "
                          "(method local_ridge, the same lam)")
     return as_array("global_lam", global_lam, low=0.0, high=high)

@@ -50,7 +50,8 @@ def client_limits(kappa: float, a: float, rho: float) -> ClientLimits:
     err = test_error(kappa, a, rho) if rho > 0 else float(rule.expect(a * rule.s < 0))
     risk = float((a - kappa) ** 2 + rho ** 2)
     return ClientLimits(risk=risk, sigma_risk=risk,
-                        cosine_uncentred=a / norm if norm > 0 else float("nan"),
+                        # Undefined at w_i = 0 (signal 0, r 0): was a / norm ~ 1e-25 printed.
+                        cosine_uncentred=a / norm if norm > 0 and kappa > 0 else float("nan"),
                         test_logloss=rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
                         test_error=err, a=float(a), rho=float(rho))
 

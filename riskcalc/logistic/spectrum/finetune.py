@@ -86,7 +86,10 @@ def _parts(y, cp: Coupling, lam, rule):
     v, s = cp.view, cp.s
     g, h = 1.0 / (cp.lam_g + cp.Dbar * s), 1.0 / (lam + m["D_h"] * s)
     b = (lam + m["k_hg"] * m["D_hg"] * s) * h
-    eps = (m["E3"] + m["A_h"] * m["D_h"] - v.A_g * m["k_hg"] * m["D_hg"]) / v.kappa
+    # 0 when w_i = 0 (signal 0, r_i 0; its terms carry M_ii = M_gi = 0), as in the one-client
+    # and pooled spectral fixed points: the division gave NaN, "no convergence (residual nan)".
+    eps = (m["E3"] + m["A_h"] * m["D_h"] - v.A_g * m["k_hg"] * m["D_hg"]) / v.kappa \
+        if v.kappa > 0 else 0.0
     C_gh = cp.W * m["Q_gh"] * v.gamma / (v.mu_g * m["mu_h"])
     V_h = m["Q_h"] * v.gamma ** 2 / m["mu_h"] ** 2
     avg = cp.avg
@@ -114,7 +117,7 @@ def residuals(y, cp: Coupling, lam: float, rule):
     v = cp.view
     return np.array([m["mu_h"] / p["mu_h"] - 1.0,
                      m["k_hg"] / p["k_hg"] - 1.0,
-                     m["A_h"] - hw / v.kappa,
+                     m["A_h"] - (hw / v.kappa if v.kappa > 0 else 0.0),
                      (m["nu_gh"] + m["A_h"] * v.A_g - hg) / (v.nu_g ** 2 + v.A_g ** 2),
                      1.0 - hh / (m["nu_h"] ** 2 + m["A_h"] ** 2)])
 
@@ -155,5 +158,6 @@ def solve_finetune_spectral(cp: Coupling, lam: float):
     hw, _, hh = p["euclid"]
     return dict(a=A_h, rho=nu_h, sigma_risk=(A_h - kappa) ** 2 + nu_h ** 2,
                 risk=float(hh - 2.0 * hw + cp.M_ii),
-                cosine_uncentred=float(hw / np.sqrt(hh * cp.M_ii)) if hh > 0 else float("nan"),
+                cosine_uncentred=float(hw / np.sqrt(hh * cp.M_ii)) if hh * cp.M_ii > 0
+                else float("nan"),
                 iterations=nfev, residual=err)
