@@ -45,22 +45,12 @@ from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
 from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.limits import UNFEDERATED
+from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
 
 #: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
-GLOBAL = ("global_overlap", "global_dist")
-
-
-def quantities(method: str, federated: bool, spectrum) -> tuple:
-    """The measured fields of a sweep row, in order (as ``riskcalc compare --model
-    logistic``): ``cosine`` (centred at the deterministic centre) only for RTFA without
-    clients, the global model's fields only where one is used."""
-    names = ("risk",) + (("sigma_risk",) if spectrum is not None else ())
-    names += () if federated or method == "local_ridge" else ("cosine",)
-    names += ("cosine_uncentred", "test_logloss", "test_error")
-    return names + (GLOBAL if federated and method != "local_ridge" else ())
 
 
 def _list(name, v):
@@ -116,9 +106,9 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     -------
     SweepRows
         One dict per grid point and ``lam``: the parameters, ``d``, ``n``, ``reps``, ``seed``
-        and per quantity ``q`` (``quantities``) ``predicted_q``, ``simulated_q``, ``q_se``,
-        ``q_rel_diff``, ``q_inside_ci95`` (None where ``q`` is undefined: the cosine at
-        r = 0, the global overlap at signal 0).
+        and per quantity ``q`` (``riskcalc.logistic.result.measured_fields``)
+        ``predicted_q``, ``simulated_q``, ``q_se``, ``q_rel_diff``, ``q_inside_ci95`` (None
+        where ``q`` is undefined: the cosine at r = 0, the global overlap at signal 0).
 
     Raises
     ------
@@ -147,7 +137,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     points = grid(gamma, r, clients, others)
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
-    names = quantities(method, federated, spectrum)
+    names = measured_fields(method, federated, spectrum)
     tasks, preds = [], []
     for g, rr, m in points:
         fed = _federation(g, rr, m, others)
@@ -233,7 +223,7 @@ def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, sp
                                                    lam=lam, global_lam=global_lam,
                                                    weights=weights, method=method, target=0,
                                                    spectrum=spectrum).as_dict()
-            res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL
+            res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL_FIELDS
                        else full.get(q)) for q in names}
         for q in names:
             out[q].append(np.nan if res.get(q) is None else float(res[q]))
@@ -266,7 +256,7 @@ def replicate_task(task: dict) -> dict:
 def _column(results, method, q, n_lams):
     """Replicates x lams samples of quantity ``q`` (None -> NaN)."""
     def one(res):
-        if q in GLOBAL:
+        if q in GLOBAL_FIELDS:
             v = res["global"][q.split("_")[1]]
             return [v] * max(1, n_lams)
         v = res[method][q] if method in res else res[q]

@@ -32,7 +32,6 @@ from riskcalc.cli import families, guards
 from riskcalc.spectrum import Spectrum
 
 VERBS = ("predict", "compare", "sweep", "advise")
-GLOBAL = ("global_overlap", "global_dist")
 CENTRES = ("oracle", "fedavg")
 TITLES = {"rtfa": "RTFA with the logistic loss", "fedavg": "FedAvg's logistic global model",
           "local_ridge": "local ridge logistic regression (centre 0)",
@@ -82,16 +81,11 @@ def accepted(args, verb) -> set:
 
 
 def quantities(prob) -> tuple:
-    """The fields that apply to this problem (module docstring), in print order."""
-    names = ("risk",) + (("sigma_risk",) if prob["spectrum"] is not None else ())
-    names += ("cosine",) if _centred(prob) else ()
-    names += ("cosine_uncentred", "test_logloss", "test_error")
-    return names + (GLOBAL if prob["federated"] and prob["method"] != "local_ridge" else ())
+    """The fields that apply to this problem (module docstring), in print order
+    (``riskcalc.logistic.result.measured_fields``)."""
+    from riskcalc.logistic.result import measured_fields
 
-
-def _centred(prob) -> bool:
-    """RTFA without clients: its cosine about the centre (local ridge's is cosine_uncentred)."""
-    return not prob["federated"] and prob["method"] == "rtfa"
+    return measured_fields(prob["method"], prob["federated"], prob["spectrum"])
 
 
 def mode_note(args, verb) -> str:
@@ -223,8 +217,10 @@ def _limit(prob, max_seconds):
                          global_lam=prob["global_lam"], weights=prob["weights"])
     if prob["spectrum"] is not None:
         out["params"]["spectrum"] = full["params"]["spectrum"]
-    out.update({q: full[q][0] for q in quantities(prob) if q not in GLOBAL})
-    out.update({q: full[q] for q in GLOBAL if q in full})
+    from riskcalc.logistic.result import GLOBAL_FIELDS
+
+    out.update({q: full[q][0] for q in quantities(prob) if q not in GLOBAL_FIELDS})
+    out.update({q: full[q] for q in GLOBAL_FIELDS if q in full})
     return out, full
 
 
@@ -245,7 +241,8 @@ def _header(out, prob):
     print("  risk = ||w_hat - w_i||^2"
           + ("; sigma_risk = (w_hat - w_i)' Sigma (w_hat - w_i)" if prob["spectrum"] is not None
              else "")
-          + ("; cosine = cos(w_hat - c, w_i - c), c the centre" if _centred(prob) else "")
+          + ("; cosine = cos(w_hat - c, w_i - c), c the centre" if "cosine" in quantities(prob)
+             else "")
           + "; cosine_uncentred = cos(w_hat, w_i)")
 
 
@@ -288,6 +285,7 @@ def _simulate(args, prob, d, reps):
         return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in quantities(prob)}, \
             sim["n"]
     from montecarlo.logistic.pipeline import simulate_pipeline
+    from riskcalc.logistic.result import GLOBAL_FIELDS
 
     sim = simulate_pipeline(gamma=prob["gammas"], r=prob["rs"], signal=prob["signal"],
                             lams=[] if prob["method"] == "fedavg" else [prob["lam"]],
@@ -297,7 +295,8 @@ def _simulate(args, prob, d, reps):
                             spectrum=prob["spectrum"])
     est = sim[prob["method"]]
     pick = (lambda v: float(v)) if prob["method"] == "fedavg" else (lambda v: float(v[0]))
-    out = {q: (pick(est[q][0]), pick(est[q][1])) for q in quantities(prob) if q not in GLOBAL}
+    out = {q: (pick(est[q][0]), pick(est[q][1])) for q in quantities(prob)
+           if q not in GLOBAL_FIELDS}
     out.update({"global_overlap": tuple(map(float, sim["global"]["overlap"])),
                 "global_dist": tuple(map(float, sim["global"]["dist"]))})
     return out, sim["n"][0]

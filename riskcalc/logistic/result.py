@@ -119,6 +119,18 @@ QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_er
 GLOBAL_FIELDS = ("global_overlap", "global_dist")
 
 
+def measured_fields(method: str, federated: bool, spectrum) -> tuple:
+    """The fields of one client's logistic limit that ``riskcalc compare`` and ``sweep
+    --model logistic`` print and measure, in order: ``sigma_risk`` under a ``spectrum`` (not
+    None), ``cosine`` (about the deterministic centre) only for RTFA without clients (local
+    ridge's centre is 0: its cosine is ``cosine_uncentred``), the global model's fields only
+    where one is used (with clients, not local ridge)."""
+    names = ("risk",) + (("sigma_risk",) if spectrum is not None else ())
+    names += ("cosine",) if not federated and method == "rtfa" else ()
+    names += ("cosine_uncentred", "test_logloss", "test_error")
+    return names + (GLOBAL_FIELDS if federated and method != "local_ridge" else ())
+
+
 @dataclass(frozen=True)
 class FiniteLogisticResult:
     """Limits for one client of a logistic federation with M clients (``method``'s estimate).
