@@ -24,3 +24,29 @@ def test_max_minutes_help_names_the_logistic_limit_only_where_there_is_a_model_o
         seen.add((name, logistic))
     assert {n for n, lg in seen if lg} == {"predict", "compare", "sweep", "advise"}
     assert {n for n, lg in seen if not lg} >= {"check", "figures", "simulate", "check-method"}
+
+
+def test_logistic_lam_zero_near_the_threshold_stops_at_max_seconds(monkeypatch):
+    """lam = 0 just below the Candes-Sur threshold h: ||w_hat|| grows without bound as gamma ->
+    h, and the one stage from lam = 1e-4 to 0 (on ever larger rules) ran for minutes (38 s at
+    gamma = h (1 - 1e-4), signal = r = 0), past max_seconds: the time was checked only between
+    stages. Now every residual evaluation checks the deadline. A clock advancing 1 s per
+    reading makes the stage outlast max_seconds = 25 s here, deterministically (the real
+    stage takes ~0.5 s)."""
+    import types
+
+    import pytest
+
+    import riskcalc
+    from riskcalc.logistic import fixed_point
+    from riskcalc.logistic.transition import mle_threshold
+
+    ticks = iter(range(10 ** 6))
+    monkeypatch.setattr(fixed_point, "time",
+                        types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    h = mle_threshold(0.0)
+    with pytest.raises(ValueError, match="was still solving at max_seconds = 25 .*Candes-Sur "
+                                         "threshold h = 0.5, where the MLE's norm grows"):
+        riskcalc.logistic_limit(gamma=h * (1 - 1e-2), signal=0.0, r=0.0, lam=0.0,
+                                max_seconds=25.0)
+    assert next(ticks) < 200          # stopped at the deadline, not after the stage

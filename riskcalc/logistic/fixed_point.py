@@ -88,7 +88,7 @@ from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_
                                      check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.work import check_max_seconds
+from riskcalc.logistic.work import Overtime, check_max_seconds, overtime
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
 TOL = 1e-11
@@ -131,10 +131,18 @@ def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
     return res, jac
 
 
-def _root(x0, rule, gamma, lam, c_e, C):
+def _root(x0, rule, gamma, lam, c_e, C, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
+    def fun(x, *args):
+        # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
+        # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal =
+        # r = 0: one stage of 38 s); the checks between stages never saw it.
+        if deadline is not None and time.perf_counter() > deadline:
+            raise Overtime
+        return residuals(x, *args)
+
+    sol = root(fun, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
                options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
@@ -151,11 +159,14 @@ def _rules_at(kappa, nodes):
     return rules_at
 
 
-def _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C):
-    """``_root`` on a rule that resolves the solution's scales: ``(x, err, rule)``."""
-    (x, err), rules = solve_resolved(lambda x, rules: _root(x, rules[0], gamma, lam, c_e, C),
-                                     _rules_at(kappa, nodes), np.asarray(x0, float))
+def _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline=None):
+    """``_root`` on a rule that resolves the solution's scales: ``(x, err, rule)``;
+    ``work.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
+    (x, err), rules = solve_resolved(
+        lambda x, rules: _root(x, rules[0], gamma, lam, c_e, C, deadline),
+        _rules_at(kappa, nodes), np.asarray(x0, float))
     return x, err, rules[0]
+
 
 
 def _start(kappa, nodes, gamma, lam, c_e, C):
@@ -201,22 +212,32 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
                 f"||w_i|| = {np.hypot(signal, r):.6g}; the data are separable with probability "
                 "-> 1. Use lam > 0")
     kappa, c_e, C = centre_geometry(signal, r, scale)
+    clock = time.perf_counter()
+    deadline = None if max_seconds is None else clock + max_seconds
     # Direct attempt from a nearby solution or the first-order start; continuation in lam
     # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).
     if start is not None or lam >= 1.0:
         x0 = _start(kappa, nodes, gamma, lam, c_e, C) if start is None else start
-        x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C)
+        try:
+            x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline)
+        except Overtime:
+            raise overtime(gamma, signal, r, lam, None, time.perf_counter() - clock,
+                            max_seconds) from None
         if err <= TOL:
             return x, rule, (kappa, c_e, C)
     lams = ladder(lam)
     x = _start(kappa, nodes, gamma, lams[0], c_e, C)
-    clock, last, before = time.perf_counter(), None, None
+    last, before = None, None
     h = None if max_seconds is None else mle_threshold(kappa)
     for i, lam_k in enumerate(lams):
         begun = time.perf_counter()
         if i:
             before = (np.log(lams[i - 1]), x[3])
-        x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C)
+        try:
+            x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C, deadline)
+        except Overtime:
+            raise overtime(gamma, signal, r, lam, lams[i - 1] if i else None,
+                            time.perf_counter() - clock, max_seconds) from None
         now = time.perf_counter()
         # Each stage left costs at least the last (lam = 5e-324 asked for 320 stages, refused
         # after the first instead of running for minutes), and on separable data, where
@@ -315,6 +336,8 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
 
 
 def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
+    clock = time.perf_counter()
+    deadline = None if max_seconds is None else clock + max_seconds
     x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
                                                  start=start, scale=scale,
                                                  max_seconds=max_seconds)
@@ -322,7 +345,11 @@ def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     # Accuracy check: the next finer rule must give the same fixed point; if it does not
     # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
     for nodes in NODES[1:]:
-        x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C)
+        try:
+            x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C, deadline)
+        except Overtime:
+            raise overtime(gamma, signal, r, lam, lam, time.perf_counter() - clock,
+                            max_seconds) from None
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
         x = x_fine
