@@ -24,3 +24,37 @@ def test_communication_lower_bound_where_q_rounds_to_one(capsys):
     code, out, err = run_cli(["bounds", "communication_lower_bound", "--L", "1e40", "--mu", "1",
                               "--lam", "1e40", "--eps", "1e-100", "--dist0", "1"], capsys)
     assert code == 0 and "value=2.28872e+21" in out
+
+
+PLUGIN = '''
+import numpy as np, riskcalc
+def limit(spec, route):
+    res = riskcalc.limit("ftfa", gamma=spec.gamma, sigma=spec.sigma, r=spec.r, route=route)
+    return {value}, np.asarray(res.variance)
+riskcalc.register_method(riskcalc.Method("fz36", "x", "r", None, True, "x", limit))
+'''
+
+
+@pytest.mark.parametrize("value, kind", [("np.asarray(res.bias) + 1j", "complex numbers"),
+                                         ("str(res.bias)", "text"),
+                                         ("np.asarray(True)", "booleans"),
+                                         ("None", "Python objects")])
+def test_plugin_limit_of_complex_text_or_booleans_is_refused(value, kind, tmp_path, capsys,
+                                                             monkeypatch):
+    """F3: a plugin's limit returning bias 0.5 + 1j printed bias 0.5 (the float cast dropped
+    the imaginary part), "0.5" and True were read as numbers, and None was called "a
+    non-finite number"."""
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / f"fz36_{kind.split()[0]}.py"
+    path.write_text(PLUGIN.format(value=value))
+    try:
+        code, out, err = run_cli(["--plugin", path, "predict", "fz36", "--gamma", "2", "--r",
+                                  "1", "--sigma", "0.5"], capsys)
+    finally:
+        if "fz36" in riskcalc.METHODS:
+            riskcalc.unregister_method("fz36")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"limit returned {kind}" in err and "expected real numbers" in err
