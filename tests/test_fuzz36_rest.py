@@ -58,3 +58,20 @@ def test_plugin_limit_of_complex_text_or_booleans_is_refused(value, kind, tmp_pa
             riskcalc.unregister_method("fz36")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"limit returned {kind}" in err and "expected real numbers" in err
+
+
+def test_check_method_refuses_an_infinite_limit(capsys):
+    """F3: at gamma = 1 (ridgeless variance infinite) the simulation rows said "ok variance
+    predicted inf, simulated -18.8, tolerance inf"; an infinite limit is inside no interval."""
+    code, out, err = run_cli(["check-method", "ftfa", "--gamma", "1", "--d", "4", "--reps",
+                              "2"], capsys)
+    assert code == 2 and out == ""
+    assert "variance of ftfa is infinite at gamma = 1" in err and "--gamma" in err
+
+
+def test_check_method_refuses_a_grid_past_the_range(capsys):
+    """F3: --lam 1e100 (in range) gave pfedme a FAIL row and exit 1 for the vectorized check's
+    own 2e100; now refused before any work, saying why."""
+    code, out, err = run_cli(["check-method", "pfedme", "--lam", "1e100", "--d", "4", "--reps",
+                              "2"], capsys)
+    assert code == 2 and out == "" and "0.5 to 2 times --lam" in err
