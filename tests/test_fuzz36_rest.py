@@ -75,3 +75,25 @@ def test_check_method_refuses_a_grid_past_the_range(capsys):
     code, out, err = run_cli(["check-method", "pfedme", "--lam", "1e100", "--d", "4", "--reps",
                               "2"], capsys)
     assert code == 2 and out == "" and "0.5 to 2 times --lam" in err
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["bounds", "local_ier", "--list"], "local_ier"),
+    (["bounds", "--list", "--beta", "1"], "--beta"),
+    (["figures", "--list", "--all"], "--all"),
+    (["figures", "--list", "--out", "DIR"], "--out")])
+def test_list_with_options_it_ignores_is_refused(argv, what, capsys):
+    """F4: ``--list`` printed the list and ignored a bound NAME or parameter, figure ids,
+    --all or --out given with it (nothing evaluated or built, exit 0); simulate refused
+    this already."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and f"{what} does not apply with it" in err
+
+
+def test_check_list_json_prints_json(capsys):
+    """F4: ``check --list --json`` printed the text table."""
+    import json
+
+    code, out, err = run_cli(["check", "--list", "--json", "--paper", "001"], capsys)
+    rows = json.loads(out)
+    assert code == 0 and rows and set(rows[0]) == {"id", "kind", "location"}

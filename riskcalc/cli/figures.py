@@ -61,6 +61,12 @@ def run(args) -> int:
     if twice:
         raise ValueError(f"figure id {twice[0]!r} given twice: give each figure once (each is "
                          "built once)")
+    if args.list:
+        # --list only prints: ids, --all or --out given with it built nothing, silently.
+        given = args.ids + [flag for flag, v in (("--all", args.all), ("--out", args.out)) if v]
+        if given:
+            raise ValueError(f"--list only lists the figures: {', '.join(given)} does not "
+                             "apply with it")
     import figures
 
     registry = figures.load_all()
