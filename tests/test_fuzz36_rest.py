@@ -97,3 +97,16 @@ def test_check_list_json_prints_json(capsys):
     code, out, err = run_cli(["check", "--list", "--json", "--paper", "001"], capsys)
     rows = json.loads(out)
     assert code == 0 and rows and set(rows[0]) == {"id", "kind", "location"}
+
+
+def test_out_linked_to_a_cache_not_yet_written_is_refused(tmp_path, capsys):
+    """F5: ``simulate --out LINK --cache C`` with LINK a symbolic link to C, C not yet
+    written: passed as different files, and the CSV written through the link replaced the
+    cache."""
+    link = tmp_path / "out.csv"
+    link.symlink_to(tmp_path / "cache.jsonl")
+    code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=2",
+                              "--set", "lam=1", "--out", link, "--cache",
+                              tmp_path / "cache.jsonl", "--no-progress"], capsys)
+    assert code == 2 and "--out and --cache must be different files" in err
+    assert not (tmp_path / "cache.jsonl").exists()
