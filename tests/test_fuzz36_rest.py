@@ -110,3 +110,12 @@ def test_out_linked_to_a_cache_not_yet_written_is_refused(tmp_path, capsys):
                               tmp_path / "cache.jsonl", "--no-progress"], capsys)
     assert code == 2 and "--out and --cache must be different files" in err
     assert not (tmp_path / "cache.jsonl").exists()
+
+
+def test_simulate_counts_each_iterations_fixed_cost(tmp_path, capsys):
+    """F6: at m = d = 2 the estimate scaled with m d^2 alone: apgd1.iterations=1e9 was
+    estimated at 164 s and started (~75 us an iteration: about a day)."""
+    code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=2",
+                              "--set", "lam=1", "--set", "apgd1.iterations=1e9", "--out",
+                              tmp_path / "never.csv", "--no-progress"], capsys)
+    assert code == 2 and out == "" and "days of work" in err and "--max-minutes" in err
