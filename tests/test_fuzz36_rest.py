@@ -119,3 +119,12 @@ def test_simulate_counts_each_iterations_fixed_cost(tmp_path, capsys):
                               "--set", "lam=1", "--set", "apgd1.iterations=1e9", "--out",
                               tmp_path / "never.csv", "--no-progress"], capsys)
     assert code == 2 and out == "" and "days of work" in err and "--max-minutes" in err
+
+
+def test_a_method_setting_of_the_grid_parameter_is_refused():
+    """F7: paper001-fig2's grid is lam, passed to every method at each grid value, so
+    ``--set apgd1.lam=2`` ran at the grid's lam, silently."""
+    from montecarlo.experiments.presets import resolve
+
+    with pytest.raises(ValueError, match="lam is the grid of preset paper001-fig2"):
+        resolve("paper001-fig2", {"apgd1.lam": 2.0})

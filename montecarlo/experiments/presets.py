@@ -258,6 +258,11 @@ def _split_key(spec, key):
 
 def _set_hyper(spec, key, value):
     label, hp = _split_key(spec, key)
+    if hp == spec["grid"]:
+        # Each grid value is passed to every method in place of its own (presets_run): an
+        # apgd1.lam=2 under paper001-fig2's lam grid ran at the grid's lam, silently.
+        raise ValueError(f"{key}: {hp} is the grid of preset {spec['preset']}, given to every "
+                         f"method at each grid value; set it with --set {hp}=VALUE[,VALUE...]")
     labels = list(spec["methods"]) if label == "*" else [label]
     hit = False
     for lab in labels:
