@@ -128,3 +128,19 @@ def test_a_method_setting_of_the_grid_parameter_is_refused():
 
     with pytest.raises(ValueError, match="lam is the grid of preset paper001-fig2"):
         resolve("paper001-fig2", {"apgd1.lam": 2.0})
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["paper001-fig2", "--set", "m=2", "--set", "d=2", "--set", "lam=1", "--set",
+      "apgd1.iterations=10"], "not reached"),
+    (["paper004-synthetic", "--set", "m=2", "--set", "n=2", "--set", "d=2", "--set",
+      "n_test=2", "--set", "R=0", "--set", "methods=global", "--set", "global.lr=1e100"],
+     "diverged")])
+def test_simulate_table_names_a_mean_that_is_no_number(argv, word, tmp_path, capsys):
+    """F8: the summary table printed ``inf`` (APGD1 not reaching the target in its 10
+    iterations) and ``nan`` (FedAvg overflowing at lr = 1e100) as results."""
+    code, out, err = run_cli(["simulate", *argv, "--out", tmp_path / "o.csv",
+                              "--no-progress"], capsys)
+    table = out.splitlines()[2]
+    assert code == 0 and word in table and "inf" not in table and "nan" not in table
+    assert out.splitlines()[-1].startswith(f"{word}: ")
