@@ -144,3 +144,11 @@ def test_simulate_table_names_a_mean_that_is_no_number(argv, word, tmp_path, cap
     table = out.splitlines()[2]
     assert code == 0 and word in table and "inf" not in table and "nan" not in table
     assert out.splitlines()[-1].startswith(f"{word}: ")
+
+
+def test_simulate_table_rounds_to_target_not_computed(tmp_path, capsys):
+    """F8: with ``target=null`` rounds_to_target is not computed (NaN): printed nan."""
+    code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=2",
+                              "--set", "lam=1", "--set", "target=null", "--out",
+                              tmp_path / "o.csv", "--no-progress"], capsys)
+    assert code == 0 and "not computed" in out.splitlines()[2] and "nan" not in out
