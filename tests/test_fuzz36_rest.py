@@ -152,3 +152,21 @@ def test_simulate_table_rounds_to_target_not_computed(tmp_path, capsys):
                               "--set", "lam=1", "--set", "target=null", "--out",
                               tmp_path / "o.csv", "--no-progress"], capsys)
     assert code == 0 and "not computed" in out.splitlines()[2] and "nan" not in out
+
+
+def test_check_method_of_a_method_without_estimator_says_so(tmp_path, capsys, monkeypatch):
+    """F9: a plugin method with a limit alone was "method must be one of fedavg, ...; got
+    'fz36'" in check-method, as if unknown (predict runs it)."""
+    import riskcalc
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / "fz36_noest.py"
+    path.write_text(PLUGIN.format(value="np.asarray(res.bias)"))
+    try:
+        code, out, err = run_cli(["--plugin", path, "check-method", "fz36", "--d", "4",
+                                  "--reps", "2"], capsys)
+    finally:
+        if "fz36" in riskcalc.METHODS:
+            riskcalc.unregister_method("fz36")
+    assert code == 2 and "has a limit but no finite-sample estimator" in err
