@@ -170,3 +170,23 @@ def test_check_method_of_a_method_without_estimator_says_so(tmp_path, capsys, mo
         if "fz36" in riskcalc.METHODS:
             riskcalc.unregister_method("fz36")
     assert code == 2 and "has a limit but no finite-sample estimator" in err
+
+
+def test_run_preset_takes_numpy_scalars():
+    """F10: ``run_preset`` with numpy scalars among the overrides (m = numpy.int64(2)) was a
+    TypeError, "Object of type int64 is not JSON serializable" (the task key)."""
+    import numpy as np
+
+    from montecarlo.experiments.presets_run import run_preset
+
+    rows = run_preset("paper001-fig2", {"m": np.int64(2), "d": np.int64(2), "lam": np.float64(1),
+                                        "apgd1.iterations": np.int64(10)}, progress=False)
+    assert len(rows) == 2
+
+
+def test_a_matrix_for_an_instance_constant_is_refused():
+    """F10: ``noise=[[1, 2], [3, 4]]`` was a TypeError of float() in the quadratic builder."""
+    from montecarlo.experiments.presets import resolve
+
+    with pytest.raises(ValueError, match="noise must be a number"):
+        resolve("paper001-fig2", {"noise": [[1, 2], [3, 4]]})
