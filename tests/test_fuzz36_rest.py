@@ -190,3 +190,12 @@ def test_a_matrix_for_an_instance_constant_is_refused():
 
     with pytest.raises(ValueError, match="noise must be a number"):
         resolve("paper001-fig2", {"noise": [[1, 2], [3, 4]]})
+
+
+def test_select_takes_one_claim_id_as_a_string():
+    """F11: ``paper_checks.select(None, "001.sec2.summand-lower-bound")`` iterated the string:
+    "unknown claim id(s): '0', '0', '1', '.', ..."."""
+    from paper_checks import select
+
+    assert [c.id for c in select(None, "001.sec2.summand-lower-bound")] == [
+        "001.sec2.summand-lower-bound"]
