@@ -199,3 +199,12 @@ def test_select_takes_one_claim_id_as_a_string():
 
     assert [c.id for c in select(None, "001.sec2.summand-lower-bound")] == [
         "001.sec2.summand-lower-bound"]
+
+
+def test_figures_cache_path_taken_by_a_file_is_named(tmp_path, capsys):
+    """F12: a file DIR/.cache (where the simulation cache folder goes) gave the raw
+    "error: [Errno 17] File exists: 'DIR/.cache'", naming no option."""
+    (tmp_path / ".cache").write_text("")
+    code, out, err = run_cli(["figures", "p004-fig3", "--quick", "--out", tmp_path,
+                              "--no-progress", "--jobs", "1"], capsys)
+    assert code == 2 and ".cache is not a folder" in err and "--no-cache" in err
