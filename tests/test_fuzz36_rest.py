@@ -208,3 +208,13 @@ def test_figures_cache_path_taken_by_a_file_is_named(tmp_path, capsys):
     code, out, err = run_cli(["figures", "p004-fig3", "--quick", "--out", tmp_path,
                               "--no-progress", "--jobs", "1"], capsys)
     assert code == 2 and ".cache is not a folder" in err and "--no-cache" in err
+
+
+@pytest.mark.parametrize("name", ["local_case2_lambda", "local_case2_lambda_printed"])
+def test_local_case2_lambda_without_noise_or_heterogeneity(name, capsys):
+    """F13: at rho = R = 0 both sides of paper 004's eq. (72) vanish for every lambda; the
+    minimal lambda was 0/0 = NaN, refused on the command line as an "overflow"; now -mu
+    (every lambda >= 0 works, as the docstring's negative values say)."""
+    code, out, err = run_cli(["bounds", name, "--L", "1", "--mu", "0.5", "--rho", "0", "--R",
+                              "0", "--n", "100", "--m", "10"], capsys)
+    assert code == 0 and "value=-0.5" in out
