@@ -218,3 +218,11 @@ def test_local_case2_lambda_without_noise_or_heterogeneity(name, capsys):
     code, out, err = run_cli(["bounds", name, "--L", "1", "--mu", "0.5", "--rho", "0", "--R",
                               "0", "--n", "100", "--m", "10"], capsys)
     assert code == 0 and "value=-0.5" in out
+
+
+def test_fedprox_complexity_of_no_rounds_with_a_huge_inner_loop(capsys):
+    """F14: 0 rounds (eps above dist0) times K = 3.5e27 (a float, past int64): K's cast to
+    int64 was an OverflowError, a traceback of ``riskcalc bounds``."""
+    code, out, err = run_cli(["bounds", "fedprox_complexity", "--L", "1e30", "--mu", "1000",
+                              "--lam", "1e-100", "--eps", "1e100", "--dist0", "1e30"], capsys)
+    assert code == 0 and "rounds=0 gradient_evaluations=0" in out
