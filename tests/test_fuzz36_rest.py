@@ -226,3 +226,16 @@ def test_fedprox_complexity_of_no_rounds_with_a_huge_inner_loop(capsys):
     code, out, err = run_cli(["bounds", "fedprox_complexity", "--L", "1e30", "--mu", "1000",
                               "--lam", "1e-100", "--eps", "1e100", "--dist0", "1e30"], capsys)
     assert code == 0 and "rounds=0 gradient_evaluations=0" in out
+
+
+def test_iapgd_agd_steps_where_the_logged_product_overflows():
+    """F15: the log of 1152 L lam n^2 (2 sqrt(lam/mu) + 1)^2 / mu^2 (paper 001, Thm 4.2) was
+    taken of the product, ~1e364 at L = 1e-3, mu = 1e-100, lam = 1e30, n = 1e3: local_steps
+    inf (NaN at 0 rounds), refused as an overflow; its log is 844.27 (mpmath)."""
+    out = mm.iapgd_agd_complexity(1e-3, 1e-100, 1e30, 1e3, 1e100, 1e3)
+    assert out["rounds"] == 0 and out["local_steps"] == 0
+    one = mm.iapgd_agd_complexity(1e-3, 1e-100, 1e30, 1e3, 1e-3, 1e3)
+    a = 844.2739379592143                   # mpmath, 40 digits
+    b = 4 * math.sqrt(1e-100 * (1e-3 + 1e30) / (1e30 * (1e-100 + 1e30)))
+    k = one["rounds"]
+    assert one["local_steps"] == pytest.approx(k * a + b * k * (k - 1) / 2, rel=1e-12)

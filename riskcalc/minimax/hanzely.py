@@ -254,8 +254,11 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     # -log(rate), rate = 1 - sqrt(mu / lam), as -log1p(-sqrt(mu / lam)): the rate rounds to 1
     # below mu / lam ~ 1e-32 (mu = 1e-40 gave rounds = 0 after a division by zero).
     rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log1p(-np.sqrt(u / lm))), 0)
+    # The log of the product as a sum of logs: the product overflowed (L = 1e-3, mu = 1e-100,
+    # lam = 1e30, n = 1e3: ~1e364), and local_steps was inf, NaN where 0 rounds multiplied it.
     a = (np.sqrt((big_l + lm) / (u + lm))
-         * np.log(1152 * big_l * lm * nn ** 2 * (2 * np.sqrt(lm / u) + 1) ** 2 / u ** 2))
+         * (np.log(1152 * big_l) + np.log(lm) + 2 * np.log(nn)
+            + 2 * np.log(2 * np.sqrt(lm / u) + 1) - 2 * np.log(u)))
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
     log_inv = np.log(1 / ep)
