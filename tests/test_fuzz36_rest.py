@@ -239,3 +239,13 @@ def test_iapgd_agd_steps_where_the_logged_product_overflows():
     b = 4 * math.sqrt(1e-100 * (1e-3 + 1e30) / (1e30 * (1e-100 + 1e30)))
     k = one["rounds"]
     assert one["local_steps"] == pytest.approx(k * a + b * k * (k - 1) / 2, rel=1e-12)
+
+
+def test_dichotomy_ier_at_no_heterogeneity_with_extreme_curvature(capsys):
+    """F16: at R = 0 the first term of paper 000's eq. (19) is 0, but beta^3/mu^2 overflowed
+    first (beta = 1e100, mu = 1e-100): inf * 0 = NaN, refused as an overflow, for the bound
+    beta sigma^2/(mu^2 N) = 1e230."""
+    code, out, err = run_cli(["bounds", "dichotomy_ier", "--beta", "1e100", "--mu", "1e-100",
+                              "--loss_sup", "1e30", "--sigma2", "1e30", "--R", "0", "--n_i",
+                              "1", "--N", "1e100"], capsys)
+    assert code == 0 and "value=1e+230" in out
