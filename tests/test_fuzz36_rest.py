@@ -41,7 +41,7 @@ riskcalc.register_method(riskcalc.Method("fz36", "x", "r", None, True, "x", limi
                                          ("None", "Python objects")])
 def test_plugin_limit_of_complex_text_or_booleans_is_refused(value, kind, tmp_path, capsys,
                                                              monkeypatch):
-    """F3: a plugin's limit returning bias 0.5 + 1j printed bias 0.5 (the float cast dropped
+    """F2: a plugin's limit returning bias 0.5 + 1j printed bias 0.5 (the float cast dropped
     the imaginary part), "0.5" and True were read as numbers, and None was called "a
     non-finite number"."""
     import riskcalc
