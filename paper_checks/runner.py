@@ -27,6 +27,8 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} (or 002); got {paper!r}")
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
+    if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
+        claim_ids = [claim_ids]
     if claim_ids:
         unknown = [i for i in claim_ids if i not in CLAIMS]
         if unknown:

@@ -57,6 +57,11 @@ def guard(fn, origin: str, what: str, check=None):
     return guarded
 
 
+#: What an array of a dtype kind other than int or float holds, for the error message.
+_KINDS = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "bytes",
+          "O": "Python objects"}
+
+
 def finite_arrays(out, count=None):
     """None if ``out`` is a finite float array (or ``count`` of them), else what is wrong."""
     parts = out if count is not None else (out,)
@@ -64,9 +69,14 @@ def finite_arrays(out, count=None):
         return f"{type(out).__name__}, expected {count} arrays"
     for part in parts:
         try:
-            arr = np.asarray(part, dtype=float)
-        except (TypeError, ValueError):
+            arr = np.asarray(part)
+        except (TypeError, ValueError):     # ragged sequences
             return f"{type(part).__name__} data, expected numbers"
+        # The kind before any cast: a float cast read "0.5" and True as numbers and dropped
+        # the imaginary part of a complex array (bias 0.5 + 1j printed as 0.5).
+        if arr.dtype.kind not in "iuf":
+            what = _KINDS.get(arr.dtype.kind, f"{arr.dtype} data")
+            return f"{what} ({type(part).__name__}), expected real numbers"
         if not np.all(np.isfinite(arr)):
             return "a non-finite number (NaN or inf)"
     return None

@@ -12,6 +12,12 @@ from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.experiments.presets import BUILDERS, PRESETS
 from montecarlo.runner.budget import ITERATIONS, PRESET_SECONDS
 
+#: Seconds of one iteration (a round, epoch or inner step of one method at one grid value)
+#: whatever the size: measured 75-100 us at m = d = 2 (paper001-fig2's APGD1, paper004's
+#: FedAvg rounds with n = n_test = 2); 2x that. Below the presets' recorded times at their
+#: defaults (8.4 s of paper000-fig1's 10 s), which include it.
+STEP_SECONDS = 2e-4
+
 
 def preset_replicate_seconds(spec: dict) -> float:
     """Estimated seconds of one replicate of a resolved preset (``presets.resolve``)."""
@@ -41,8 +47,12 @@ def preset_replicate_seconds(spec: dict) -> float:
         return total
 
     default_methods = {k: list(v) for k, v in base.methods.items()}
+    points = grid(spec["params"], spec["grid_values"], spec["grid"])
     ratio = (size(spec["builder"], spec["params"]) / size(base.builder, base.params)
-             * grid(spec["params"], spec["grid_values"], spec["grid"])
-             / grid(base.params, base.grid_values, base.grid)
+             * points / grid(base.params, base.grid_values, base.grid)
              * iterations(spec["methods"]) / iterations(default_methods))
-    return PRESET_SECONDS.get(spec["preset"], 60.0) * ratio
+    # At least each iteration's fixed cost, which the size does not scale: at m = d = 2
+    # (n = 2) apgd1.iterations=1e9 was estimated at 164 s and global.rounds=1e9 at 6 s, for
+    # about a day each.
+    return max(PRESET_SECONDS.get(spec["preset"], 60.0) * ratio,
+               STEP_SECONDS * points * iterations(spec["methods"]))

@@ -176,7 +176,10 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
             "grid_values": list(p.grid_values), "exact": p.exact, "target": p.target,
             "methods": {k: [a, dict(h)] for k, (a, h) in p.methods.items()}}
     builder_args = set(inspect.signature(BUILDERS[p.builder]).parameters) - {"seed", "rep"}
-    overrides = dict(overrides or {})
+    # numpy scalars and arrays as Python numbers and lists: the task key is their JSON
+    # (run_preset with {"m": numpy.int64(2)} was a TypeError, "not JSON serializable").
+    overrides = {k: v.tolist() if isinstance(v, (np.generic, np.ndarray)) else v
+                 for k, v in (overrides or {}).items()}
     keep = overrides.pop("methods", None)
     for key, value in overrides.items():
         if key == "exact":
@@ -258,6 +261,11 @@ def _split_key(spec, key):
 
 def _set_hyper(spec, key, value):
     label, hp = _split_key(spec, key)
+    if hp == spec["grid"]:
+        # Each grid value is passed to every method in place of its own (presets_run): an
+        # apgd1.lam=2 under paper001-fig2's lam grid ran at the grid's lam, silently.
+        raise ValueError(f"{key}: {hp} is the grid of preset {spec['preset']}, given to every "
+                         f"method at each grid value; set it with --set {hp}=VALUE[,VALUE...]")
     labels = list(spec["methods"]) if label == "*" else [label]
     hit = False
     for lab in labels:

@@ -130,7 +130,7 @@ def paper000_instance(R=0.0, *, m: int = 5, n: int = 100, d: int = 100, n_test: 
     n_test = positive_int("n_test", n_test)
     labels = _labels("labels", labels)
     if w_norm is not None:
-        w_norm = float(positive("w_norm", w_norm))
+        w_norm = float(positive("w_norm", w_norm, ndim=0))
     rng = replicate_rng(seed, rep, 0)
     w0 = rng.standard_normal(d)
     if w_norm is not None:
@@ -187,8 +187,8 @@ def paper004_instance(R=0.0, *, m: int = 10, n: int = 200, d: int = 60, n_test: 
     R = _grid("R", R)
     m, n, d = (positive_int(k, v) for k, v in (("m", m), ("n", n), ("d", d)))
     n_test = positive_int("n_test", n_test)
-    cov_power = float(nonnegative("cov_power", cov_power))
-    center_var = float(nonnegative("center_var", center_var))
+    cov_power = float(nonnegative("cov_power", cov_power, ndim=0))
+    center_var = float(nonnegative("center_var", center_var, ndim=0))
     labels = _labels("labels", labels)
     rng = replicate_rng(seed, rep, 0)
     u = np.sqrt(center_var) * rng.standard_normal(d)
@@ -228,10 +228,11 @@ def quadratic_instance(*, m: int = 50, d: int = 50, L: float = 1.0, mu: float = 
     seed, rep : int
     """
     m, d = positive_int("m", m), positive_int("d", d)
-    L, mu = float(positive("L", L)), float(positive("mu", mu))
+    L, mu = float(positive("L", L, ndim=0)), float(positive("mu", mu, ndim=0))
     if mu > L:
         raise ValueError(f"mu must lie in (0, L] = (0, {L:g}], got {mu!r}")
-    R, noise = float(nonnegative("R", R)), float(nonnegative("noise", noise))
+    # ndim=0: a list or matrix was a TypeError of float() (noise=[[1, 2], [3, 4]]).
+    R, noise = float(nonnegative("R", R, ndim=0)), float(nonnegative("noise", noise, ndim=0))
     rng = replicate_rng(seed, rep, 0)
     eig = np.geomspace(mu, L, d)
     Q = np.linalg.qr(rng.standard_normal((m, d, d)))[0]

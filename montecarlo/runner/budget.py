@@ -18,7 +18,8 @@ outgrow the machine's memory or take longer than the time it was given (the comp
 * one replicate of a preset (``montecarlo.experiments.presets``): its measured time at the preset's
   defaults (``PRESET_SECONDS``) scaled by the problem size (m (n + n_test) d for the logistic
   builders, m d^2 for the quadratic one), the grid length, the number of methods and the
-  iteration counts (rounds, epochs, iterations, inner steps) relative to the defaults.
+  iteration counts (rounds, epochs, iterations, inner steps) relative to the defaults, and
+  at least 0.2 ms an iteration at any size (``montecarlo.experiments.cost.STEP_SECONDS``).
 """
 
 from __future__ import annotations

@@ -99,6 +99,12 @@ def _format(value) -> str:
 def run(args) -> int:
     """Print the bound list or the requested evaluation; return 0."""
     if args.list:
+        # --list only prints: a NAME or a parameter given with it was silently ignored.
+        given = ([args.name] if args.name else []) + [
+            f"--{p}" for p in _PARAMS if getattr(args, f"param_{p}") is not None]
+        if given:
+            raise ValueError(f"--list only lists the bounds: {', '.join(given)} does not apply "
+                             "with it")
         _list(args.json)
         return 0
     if not args.name:

@@ -45,7 +45,9 @@ def add_parser(subparsers) -> None:
                         '"transcription_note"}; "transcription" is "independent" or "depends" '
                         'for an erratum (does it rest on the PDF text extraction?), else null')
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the claim ids and exit (with --json: a JSON list of {\"id\", "
+                        "\"kind\", \"location\"})")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (stderr)")
     guards.add_budget_option(p, stop="prints the claims already checked")
     p.set_defaults(func=run)
@@ -65,6 +67,10 @@ def run(args) -> int:
         raise ValueError(f"none of the claims {', '.join(args.claim or [])} is of paper "
                          f"{args.paper} (a claim id starts with its paper)")
     if args.list:
+        if args.json:       # was: the text table, under --json
+            print(guards.dumps([{"id": c.id, "kind": c.kind, "location": c.location}
+                                for c in claims]))
+            return 0
         for c in claims:
             print(f"{c.id:<45} {c.kind:<32} {c.location}")
         return 0

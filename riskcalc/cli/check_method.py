@@ -54,10 +54,17 @@ def _positive(name, value, high=math.inf):
 def _model(args):
     """(signal, tuning, spectrum cases) from the options, checked against the method."""
     import riskcalc
+    from montecarlo.linear.estimators import ESTIMATORS
     from montecarlo.registry_checks import CASES
     from riskcalc.spectrum import Spectrum
 
     info = riskcalc.get_method(args.method)
+    if args.method not in ESTIMATORS:
+        # Was montecarlo's "method must be one of <the estimators>": a method registered
+        # with a limit alone read as unknown.
+        raise ValueError(f"method {args.method} has a limit but no finite-sample estimator, "
+                         "which check-method simulates: register one with "
+                         "montecarlo.register_estimator (docs: extending)")
     for name in ("r", "rho"):
         if name != info.signal and getattr(args, name) is not None:
             raise ValueError(f"--{name} does not apply to {args.method} (it takes "
@@ -72,12 +79,49 @@ def _model(args):
     if args.spectrum is not None:
         sp = Spectrum.parse(args.spectrum, d=args.d)
         cases = ((args.spectrum, None if sp.is_identity else sp),)
+    signal = 1.0 if signal is None else signal
+    tuning = (0.5 if tuning is None else tuning) if info.tuning else None
     # Validate the model once, as predict would, before any simulation.
     riskcalc.ClientSpec(args.method, gamma=args.gamma, sigma=args.sigma,
-                        **{info.signal: 1.0 if signal is None else signal},
-                        **({info.tuning: 0.5 if tuning is None else tuning}
-                           if info.tuning else {}))
-    return (1.0 if signal is None else signal, 0.5 if tuning is None else tuning, cases)
+                        **{info.signal: signal}, **({info.tuning: tuning} if info.tuning else {}))
+    _grid_in_range(riskcalc, args, info, signal, tuning)
+    _finite_limits(riskcalc, args, info, signal, tuning, cases)
+    return signal, 0.5 if tuning is None else tuning, cases
+
+
+def _grid_in_range(riskcalc, args, info, signal, tuning) -> None:
+    """The vectorized check's grid (``montecarlo.registry_checks``: 0.75, 1 and 2 times gamma,
+    0.5 and 2 times the tuning) within the model's ranges: ``--lam 1e100`` gave pfedme a FAIL
+    row (exit 1) for the check's own 2e100."""
+    for g in (0.75 * args.gamma, 2 * args.gamma):
+        for t in ((0.5 * tuning, 2 * tuning) if info.tuning else (None,)):
+            try:
+                riskcalc.ClientSpec(args.method, gamma=g, sigma=args.sigma,
+                                    **{info.signal: signal},
+                                    **({info.tuning: t} if info.tuning else {}))
+            except ValueError as exc:
+                raise ValueError("check-method evaluates the limit at 0.75 to 2 times --gamma"
+                                 + (f" and 0.5 to 2 times --{info.tuning}" if info.tuning else "")
+                                 + f", out of range here: {exc}") from None
+
+
+def _finite_limits(riskcalc, args, info, signal, tuning, cases) -> None:
+    """Refuse a limit that is infinite at the parameters given (the ridgeless variance at
+    gamma = 1): it is inside no interval, and the simulation rows said "ok" against it with a
+    tolerance of inf. A limit that raises is left to the check rows (a FAIL row each)."""
+    for label, sp in cases:
+        try:
+            res = riskcalc.limit(args.method, gamma=args.gamma, sigma=args.sigma, spectrum=sp,
+                                 **{info.signal: signal},
+                                 **({info.tuning: tuning} if info.tuning else {}))
+        except (ValueError, ArithmeticError):
+            continue
+        for q in ("bias", "variance"):
+            if not math.isfinite(float(getattr(res, q))):
+                raise ValueError(f"the limit's {q} of {args.method} is infinite at gamma = "
+                                 f"{args.gamma:g} (case {label}): no simulation can be "
+                                 "checked against it; choose another --gamma"
+                                 + (" or a --lam > 0" if info.tuning == "lam" else ""))
 
 
 def run(args) -> int:

@@ -19,6 +19,7 @@ figures already built (each a complete set) and the finished simulations in DIR/
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -61,6 +62,12 @@ def run(args) -> int:
     if twice:
         raise ValueError(f"figure id {twice[0]!r} given twice: give each figure once (each is "
                          "built once)")
+    if args.list:
+        # --list only prints: ids, --all or --out given with it built nothing, silently.
+        given = args.ids + [flag for flag, v in (("--all", args.all), ("--out", args.out)) if v]
+        if given:
+            raise ValueError(f"--list only lists the figures: {', '.join(given)} does not "
+                             "apply with it")
     import figures
 
     registry = figures.load_all()
@@ -91,6 +98,11 @@ def run(args) -> int:
                   f"{len(ids)} figure(s) in {'quick' if args.quick else 'full'} mode",
                   _advice(seconds, args))
     make_folder(args.out, "--out")
+    cache = Path(args.out) / ".cache"
+    if not args.no_cache and os.path.lexists(cache) and not cache.is_dir():
+        # Was the raw "[Errno 17] File exists: 'DIR/.cache'", naming no option.
+        raise ValueError(f"--out {args.out}: .cache is not a folder, where the simulation "
+                         "cache goes: move it away, or build with --no-cache")
     for fig_id in ids:      # every set checked before the first is drawn
         try:
             check_targets(set_files(fig_id, args.out, formats), args.out)

@@ -118,10 +118,12 @@ def make_folder(path, option: str) -> None:
 
 
 def same_file(a, b) -> bool:
-    """Whether the paths ``a`` and ``b`` name the same file (existing or not)."""
+    """Whether the paths ``a`` and ``b`` name the same file (existing or not), through
+    symbolic links: ``--out LINK`` to a ``--cache`` not yet written (a dangling link) passed,
+    and the CSV written through the link replaced the cache."""
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
-    return os.path.abspath(a) == os.path.abspath(b)
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 @contextmanager

@@ -117,6 +117,30 @@ def run(args) -> int:
     print(f"{grid:>10} " + " ".join(f"{m:>14}" for m in methods))
     for v in values:
         cells = (table.get((m, v), (math.nan, math.nan))[0] for m in methods)
-        print(f"{v:>10.4g} " + " ".join(f"{c:>14.5g}" for c in cells))
+        print(f"{v:>10.4g} " + " ".join(f"{_cell(c, column):>14}" for c in cells))
+    words = {_cell(c, column) for c, _ in table.values() if not math.isfinite(c)}
+    for word in sorted(words):
+        print(f"{word}: {NOT_FINITE[word]} ({CSV[word]} in the CSV)")
     sys.stdout.flush()
     return 0
+
+
+#: What a mean that is not a number says, printed as a word under the table (was: nan, inf).
+NOT_FINITE = {"not reached": "the target was not reached within the iterations run (in some "
+                             "replicate); allow more iterations with --set",
+              "not computed": "rounds_to_target needs a target and exact minimizers "
+                              "(--set target=1e4 --set exact=true)",
+              "diverged": "the iterates overflowed (a step size too large for the instance?)"}
+
+
+#: What the CSV holds in the place of each word of ``NOT_FINITE``.
+CSV = {"not reached": "inf", "not computed": "NaN", "diverged": "NaN or inf"}
+
+
+def _cell(value: float, column: str) -> str:
+    """A table cell: the number, or the word of ``NOT_FINITE`` for a mean that is none."""
+    if math.isfinite(value):
+        return f"{value:.5g}"
+    if column == "rounds_to_target":
+        return "not reached" if value == math.inf else "not computed"
+    return "diverged"

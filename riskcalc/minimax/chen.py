@@ -248,8 +248,12 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     r = heterogeneity(R)
     ni, n_tot = sizes(n_i=n_i, N=N)
     at_most("n_i", n_i, "N", N)
-    return scalar_or_array(b ** 3 / u ** 2 * np.minimum(ls / (u * ni), r ** 2)
-                           + b * s2 / (u ** 2 * n_tot))
+    low = np.minimum(ls / (u * ni), r ** 2)
+    # 0 where the minimum is 0 (R = 0): beta^3/mu^2 overflowed (beta = 1e100, mu = 1e-100)
+    # and inf * 0 made the bound NaN, refused as an overflow, for its finite second term.
+    with np.errstate(invalid="ignore", over="ignore"):
+        first = np.where(low > 0, b ** 3 / u ** 2 * low, 0.0)
+    return scalar_or_array(first + b * s2 / (u ** 2 * n_tot))
 
 
 def local_aer_weighted(beta, mu, loss_sup, p, n):

@@ -225,12 +225,21 @@ def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     if printed:
         num = 8 * (64 * r ** 2 / n_tot + 66 * big_l ** 2 * rr ** 2 + r ** 2 / nn)
         den = 32 * r ** 2 / (u ** 2 * n_tot) + 33 * kappa ** 2 * rr ** 2
-        return scalar_or_array(np.sqrt(num / den) - u)
+        return scalar_or_array(np.sqrt(_ratio(num, den)) - u)
     g = _global_constant(rederived)
     bracket = (4 * g * kappa ** 2 * r ** 2 / n_tot + (4 * g * kappa ** 2 + 4) * big_l ** 2 * rr ** 2
                + 2 * r ** 2 / nn)
     den = 3 * g * r ** 2 / (u ** 2 * n_tot) + (3 * g + 3) * kappa ** 2 * rr ** 2
-    return scalar_or_array(np.sqrt(12 * bracket / den) - u)
+    return scalar_or_array(np.sqrt(_ratio(12 * bracket, den)) - u)
+
+
+def _ratio(num, den):
+    """``num / den`` of :func:`local_case2_lambda`, 0 where ``den = 0``: there ``rho = R = 0``,
+    so ``num = 0`` too and both sides of eq. (72) vanish for every lambda (the minimal lambda
+    ``-mu`` says every ``lambda >= 0`` works; it was NaN, 0/0, "overflow" on the command
+    line)."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
 
 
 def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):

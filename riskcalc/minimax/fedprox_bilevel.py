@@ -115,7 +115,9 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
 def _product(a, b):
     """a * b of two ``counts``: exact integers while it fits int64, else floats."""
     f = np.asarray(a, dtype=float) * np.asarray(b, dtype=float)
-    if np.all(f < 2.0 ** 62):
+    # Both factors integers too: 0 rounds times K = 3.5e27 (a float, past int64) passed the
+    # product's test and K's cast to int64 was an OverflowError (a traceback of bounds).
+    if np.all(f < 2.0 ** 62) and all(np.asarray(x).dtype.kind in "iu" for x in (a, b)):
         out = np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64)
         return int(out) if out.ndim == 0 else out
     return counts(f)

@@ -28,7 +28,9 @@ def _thm31_factor(L, mu, lam):
         raise ValueError(f"lam must be >= mu (Theorem 3.1 of paper 001), got lam={lam!r}")
     with np.errstate(divide="ignore"):
         worst = np.maximum(np.sqrt(u / lm), np.sqrt(u / (big_l - u)))
-    return 1 - 10 * worst
+    # 10 max{...} itself, not q = 1 - 10 max{...}: q rounds to 1 below mu/lam ~ 1e-34, so its
+    # powers and logarithm are taken through log1p(-x) (see the callers).
+    return 10 * worst
 
 
 def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
@@ -63,14 +65,19 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     the algorithm that never moves (``x^k = x^0``). Corrected hypothesis:
     ``lambda > 100 mu`` and ``L > 101 mu`` (or a constant smaller than 10).
     """
-    q = _thm31_factor(L, mu, lam)
+    x = _thm31_factor(L, mu, lam)
+    q = 1 - x
     c = as_array("rounds", rounds, low=0.0)
     d0 = positive("dist0", dist0)
     if strict and np.any(q <= 0):
         raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
                          " < 1, i.e. lam > 100*mu and L > 101*mu; the printed hypothesis "
                          "L >= mu, lam >= mu is not enough (see ERRATA)")
-    return scalar_or_array(0.25 * q ** (c + 1) * d0)
+    # q^(C+1) as exp((C+1) log1p(-x)) where q > 0: q rounded to 1 gave 0.25 dist0 at
+    # mu/lam = 1e-200, C = 1e100 for the 0.25 e^-10 dist0 there is.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        power = np.where(q > 0, np.exp((c + 1) * np.log1p(-np.minimum(x, 1))), q ** (c + 1))
+    return scalar_or_array(0.25 * power * d0)
 
 
 def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
@@ -96,18 +103,20 @@ def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     Returns
     -------
     int or ndarray of int
+        Floats past 2^63 (:func:`riskcalc.minimax._common.counts`).
     """
-    q = _thm31_factor(L, mu, lam)
+    x = _thm31_factor(L, mu, lam)
     ep = positive("eps", eps)
     d0 = positive("dist0", dist0)
-    if np.any(q <= 0):
+    if np.any(x >= 1):
         raise ValueError("Theorem 3.1 of paper 001 needs lam > 100*mu and L > 101*mu "
                          "(10*max(sqrt(mu/lam), sqrt(mu/(L-mu))) < 1)")
     ratio = 4 * ep / d0
+    # log q as log1p(-x): q rounds to 1 below mu/lam ~ 1e-34 (mu/lam = 1e-40 gave 0 rounds for
+    # ~2e21), and counts() keeps past 2^63 the floats that astype(int) wrapped.
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = np.where(ratio >= 1, 0.0, np.ceil(np.log(ratio) / np.log(q) - 1 - 1e-12))
-    c = np.maximum(c, 0).astype(int)
-    return int(c) if c.ndim == 0 else c
+        c = np.where(ratio >= 1, 0.0, np.ceil(np.log(ratio) / np.log1p(-x) - 1 - 1e-12))
+    return counts(np.maximum(c, 0))
 
 
 def prox_oracle_lower_bound(L, mu, lam, eps):
@@ -245,8 +254,11 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     # -log(rate), rate = 1 - sqrt(mu / lam), as -log1p(-sqrt(mu / lam)): the rate rounds to 1
     # below mu / lam ~ 1e-32 (mu = 1e-40 gave rounds = 0 after a division by zero).
     rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log1p(-np.sqrt(u / lm))), 0)
+    # The log of the product as a sum of logs: the product overflowed (L = 1e-3, mu = 1e-100,
+    # lam = 1e30, n = 1e3: ~1e364), and local_steps was inf, NaN where 0 rounds multiplied it.
     a = (np.sqrt((big_l + lm) / (u + lm))
-         * np.log(1152 * big_l * lm * nn ** 2 * (2 * np.sqrt(lm / u) + 1) ** 2 / u ** 2))
+         * (np.log(1152 * big_l) + np.log(lm) + 2 * np.log(nn)
+            + 2 * np.log(2 * np.sqrt(lm / u) + 1) - 2 * np.log(u)))
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
     log_inv = np.log(1 / ep)
