@@ -50,3 +50,19 @@ def test_logistic_lam_zero_near_the_threshold_stops_at_max_seconds(monkeypatch):
         riskcalc.logistic_limit(gamma=h * (1 - 1e-2), signal=0.0, r=0.0, lam=0.0,
                                 max_seconds=25.0)
     assert next(ticks) < 200          # stopped at the deadline, not after the stage
+
+
+def test_a_method_refusing_its_settings_is_named(tmp_path, capsys):
+    """``simulate paper000-fig1 --set n=10``: FedAvg's default batch_size 16 exceeds n, and the
+    refusal said "batch_size must lie in [1, n] = [1, 10] ..., got 16", naming neither the
+    method nor where 16 came from (the user never set it)."""
+    from tests.helpers import run_cli
+
+    code, out, err = run_cli(["simulate", "paper000-fig1", "--set", "n=10", "--set", "R=1",
+                              "--reps", "2", "--out", tmp_path / "s.csv", "--no-progress"],
+                             capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: method fedavg (algorithm fedavg, its defaults): batch_size "
+                          "must lie in [1, n] = [1, 10]")
+    assert "--set fedavg.PARAM=VALUE" in err
+    assert not (tmp_path / "s.csv").exists()
