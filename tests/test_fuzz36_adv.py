@@ -1,0 +1,30 @@
+"""Issue 32, fuzz36 (adv): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+from riskcalc.advise import Federation, advise
+from riskcalc.linear.finite_clients import clients_limit
+from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+
+
+# --- F1: the exact gradient with every other client noiseless --------------------------------
+
+@pytest.mark.parametrize("method, tuning", [("fedavg", None), ("rtfa", [0.3, 0.5, 0.7]),
+                                            ("pfedme", 0.5)])
+def test_gradient_with_the_other_clients_noiseless(method, tuning):
+    """Client 2 is the only noisy one: its others' noise sum has real part 0, where NumPy's
+    maximum on complex numbers dropped a negative complex step, and d mean / d p_2 was off by
+    ~5e-3 (the optimal weights stopped 1e-4 above their minimum)."""
+    kw = dict(gamma=np.array([0.5, 2.0, 1.5]), r=np.array([0.0, 1.0, 0.3]),
+              sigma=np.array([0.0, 0.0, 0.2]))
+    key = {"rtfa": "lam", "pfedme": "lam"}.get(method)
+    extra = {} if key is None else {key: np.asarray(tuning)}
+    p, h = np.array([0.5, 0.3, 0.2]), 1e-6
+
+    def mean(q):
+        return clients_limit(method, weights=q, **kw, **extra).mean_risk
+
+    fd = [(mean(p + h * e) - mean(p - h * e)) / (2 * h) for e in np.eye(3)]
+    got = mean_risk_gradient(method, weights=p, tuning=tuning, **kw)[1]
+    np.testing.assert_allclose(got, fd, atol=1e-8)
