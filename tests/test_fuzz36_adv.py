@@ -28,3 +28,19 @@ def test_gradient_with_the_other_clients_noiseless(method, tuning):
     fd = [(mean(p + h * e) - mean(p - h * e)) / (2 * h) for e in np.eye(3)]
     got = mean_risk_gradient(method, weights=p, tuning=tuning, **kw)[1]
     np.testing.assert_allclose(got, fd, atol=1e-8)
+
+
+# --- F2: the optimal weights in other units ----------------------------------------------------
+
+@pytest.mark.parametrize("scale", [1e-4, 1e8, 1e100])
+def test_optimal_weights_do_not_depend_on_the_units(scale):
+    """r_j and sigma_j times c (y in other units) multiply every risk by c^2 and change
+    nothing else. The optimizers stopped at the start at c = 1e-4 ('no gain over samples',
+    FTFA's optimal mean 12% above its minimum) and overflowed their first step at 1e100."""
+    def optimal(c):
+        fed = Federation(gamma=[0.5, 2.0, 1.5], r=[0.1 * c, c, 0.3 * c],
+                         sigma=[0.1 * c, 0.05 * c, 0.2 * c])
+        res = advise(fed, methods=["ftfa"])
+        return next(x.mean_risk for x in res.candidates if x.weights == "optimal")
+
+    assert optimal(scale) / scale ** 2 == pytest.approx(optimal(1.0), rel=1e-7)
