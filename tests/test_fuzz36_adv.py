@@ -1,11 +1,14 @@
 """Issue 32, fuzz36 (adv): what this fuzz found, each test failing before."""
 
+import json
+
 import numpy as np
 import pytest
 
 from riskcalc.advise import Federation, advise
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
+from tests.helpers import run_cli
 
 
 # --- F1: the exact gradient with every other client noiseless --------------------------------
@@ -44,3 +47,22 @@ def test_optimal_weights_do_not_depend_on_the_units(scale):
         return next(x.mean_risk for x in res.candidates if x.weights == "optimal")
 
     assert optimal(scale) / scale ** 2 == pytest.approx(optimal(1.0), rel=1e-7)
+
+
+# --- F3: advise's arguments that did nothing or failed on an attribute ---------------------------
+
+def test_advise_refuses_a_signal_without_rounds_and_what_is_no_federation(tmp_path, capsys):
+    """signal= without rounds= was ignored, silently (the command line refuses --signal
+    there); a dict for the federation was an AttributeError. A federation file's signal is
+    used along the rounds only: without --rounds the command does not hand it to advise."""
+    fed = Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0])
+    with pytest.raises(ValueError, match="signal applies with rounds only"):
+        advise(fed, methods=["fedavg"], signal=1.0)
+    with pytest.raises(ValueError, match="federation must be a riskcalc.advise.Federation"):
+        advise({"gamma": [0.5, 2.0], "r": [1.0, 1.0], "sigma": [1.0, 1.0]})
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": [
+        {"gamma": 0.5, "r": 1.0, "sigma": 1.0}, {"gamma": 2.0, "r": 1.0, "sigma": 1.0}]}))
+    code, out, err = run_cli(["advise", "--federation", str(path), "--methods", "fedavg"],
+                             capsys)
+    assert code == 0 and "recommended" in out

@@ -152,7 +152,8 @@ def run(args) -> int:
                          "||theta_0||: give --signal (the federation file gives no signal)")
     # The command's own process: a library call leaves its host's allocator alone.
     keep_freed_memory()
-    result, intervals = _solve(args, fed, methods, (args.rounds, signal), est)
+    result, intervals = _solve(args, fed, methods,
+                               (args.rounds, None if args.rounds is None else signal), est)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
     if args.json:
