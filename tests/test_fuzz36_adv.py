@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from riskcalc.advise import Federation, advise
+from riskcalc.advise.result import Advice, Candidate
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from tests.helpers import run_cli
@@ -66,3 +67,18 @@ def test_advise_refuses_a_signal_without_rounds_and_what_is_no_federation(tmp_pa
     code, out, err = run_cli(["advise", "--federation", str(path), "--methods", "fedavg"],
                              capsys)
     assert code == 0 and "recommended" in out
+
+
+# --- F4: a gain of the optimal weights at rounding level -------------------------------------
+
+def test_no_weight_gain_between_risks_at_rounding_level():
+    """Noise-free data (y = X theta) give every risk ~1e-17 (rounding) at a risk scale ~0.4:
+    the optimal weights' 'gain 0.23% over samples' there was rounding, reported as a gain."""
+    fed = Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[0.0, 0.0])
+    cands = tuple(Candidate("fedavg", {}, w, None, np.array([v, v]))
+                  for w, v in (("optimal", 7.638e-18), ("samples", 7.656e-18)))
+    gains = Advice(fed, cands, ()).weight_gains()
+    assert gains[0]["gain_vs_samples"] == 0.0
+    real = (Candidate("fedavg", {}, "optimal", None, np.array([0.9, 0.9])),
+            Candidate("fedavg", {}, "samples", None, np.array([1.0, 1.0])))
+    assert Advice(fed, real, ()).weight_gains()[0]["gain_vs_samples"] == pytest.approx(0.1)
