@@ -82,3 +82,23 @@ def test_no_weight_gain_between_risks_at_rounding_level():
     real = (Candidate("fedavg", {}, "optimal", None, np.array([0.9, 0.9])),
             Candidate("fedavg", {}, "samples", None, np.array([1.0, 1.0])))
     assert Advice(fed, real, ()).weight_gains()[0]["gain_vs_samples"] == pytest.approx(0.1)
+
+
+# --- F5: Federation(spectrum=...) of other types -------------------------------------------------
+
+@pytest.mark.parametrize("spectrum", [3.0, np.array([1.0, 4.0]), b"identity", {"a": 1}])
+def test_federation_spectrum_of_another_type_is_one_error(spectrum):
+    """A float was a TypeError, an array of eigenvalues an AttributeError, bytes and a dict
+    'spectrum lists 8 clients' / '1 clients'."""
+    with pytest.raises(ValueError, match="spectrum must be a riskcalc.Spectrum, a SPEC"):
+        Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0], spectrum=spectrum)
+
+
+def test_federation_spectrum_lists_spec_strings():
+    """A list of one SPEC per client (the same covariance) was an AttributeError."""
+    fed = Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0],
+                     spectrum=["two-point:1,4,0.5", "two-point:1,4,0.5"])
+    assert fed.spectrum.atoms.tolist() == [1.0, 4.0]
+    with pytest.raises(ValueError, match="different covariance spectra"):
+        Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0],
+                   spectrum=["identity", "scaled:2"])
