@@ -339,6 +339,10 @@ def _client(probe, j, c, base, seen):
             if not value.isprintable():     # was taken: a line break split advise's rows
                 raise probe.error(j, "name must be printable (no line breaks, tabs or control "
                                      f"codes: it is printed in tables), got {value!r}")
+            if value != value.strip():
+                # --target strips its text: --target ' a' chose the client named 'a', silently.
+                raise probe.error(j, "name must not begin or end with spaces (--target J "
+                                     f"names a client without them), got {value!r}")
             out[key] = value
         elif key == "spectrum":
             out[key] = check_spec(probe, j, value, base, seen)

@@ -102,3 +102,19 @@ def test_federation_spectrum_lists_spec_strings():
     with pytest.raises(ValueError, match="different covariance spectra"):
         Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0],
                    spectrum=["identity", "scaled:2"])
+
+
+# --- F6: a client name with surrounding spaces -------------------------------------------------
+
+def test_a_name_with_surrounding_spaces_is_refused(tmp_path, capsys):
+    """Names 'a' and ' a' were both taken, and --target ' a' (stripped) answered for the client
+    named 'a': another client's risk, silently."""
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 0.5, "sigma": 1.0},
+        {"name": " a", "gamma": 2.0, "r": 0.7, "sigma": 1.0}]}))
+    code, out, err = run_cli(["predict", "rtfa", "--lam", "0.5", "--federation", str(path),
+                              "--target", " a"], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == (f"error: --federation {path}: client 1 (' a'): name must not begin "
+                           "or end with spaces (--target J names a client without them), got ' a'")
