@@ -5,8 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from riskcalc import federation_file
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.result import Advice, Candidate
+from riskcalc.estimate import estimate
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
 from tests.helpers import run_cli
@@ -118,3 +120,22 @@ def test_a_name_with_surrounding_spaces_is_refused(tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.strip() == (f"error: --federation {path}: client 1 (' a'): name must not begin "
                            "or end with spaces (--target J names a client without them), got ' a'")
+
+
+# --- F7: client ids past 2^53 -------------------------------------------------------------------
+
+def test_estimates_ids_past_2_53_are_read_back(tmp_path, capsys):
+    """riskcalc estimate keeps int64 client ids exact and writes them in its federation file,
+    which the reader then refused past 2^53 (advise --data failed after estimating: 'id must
+    be an integer <= 9007199254740992'); a float id there is refused (2^53 + 1 reads as 2^53)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    client = np.repeat(np.array([2 ** 53 + 1, -2 ** 62, 7]), 20)
+    y = X @ np.ones(4) + 0.5 * rng.standard_normal(60) + 0.3 * (client == 7)
+    ff = federation_file.from_object(estimate(X, y, client).as_dict(), "--data")
+    assert sorted(c["id"] for c in ff.clients) == [-2 ** 62, 7, 2 ** 53 + 1]
+    path = tmp_path / "fed.json"
+    path.write_text('{"fedrisk_federation": 1, "clients": [{"gamma": 0.5, "r": 0.5, "sigma": 1.0,'
+                    ' "id": 9007199254740993.0}, {"gamma": 2, "r": 0.5, "sigma": 1.0}]}')
+    code, out, err = run_cli(["advise", "--federation", path], capsys)
+    assert code == 2 and "exact below 2^53 only" in err
