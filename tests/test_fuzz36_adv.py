@@ -1,5 +1,6 @@
 """Issue 32, fuzz36 (adv): what this fuzz found, each test failing before."""
 
+import csv
 import json
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from riskcalc import federation_file
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.result import Advice, Candidate
+from riskcalc.cli import advise_table
 from riskcalc.estimate import estimate
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
@@ -139,3 +141,21 @@ def test_estimates_ids_past_2_53_are_read_back(tmp_path, capsys):
                     ' "id": 9007199254740993.0}, {"gamma": 2, "r": 0.5, "sigma": 1.0}]}')
     code, out, err = run_cli(["advise", "--federation", path], capsys)
     assert code == 2 and "exact below 2^53 only" in err
+
+
+# --- F8: the rounds candidates' tuning in the table and the CSV -----------------------------------
+
+def test_rounds_tuning_is_printed_and_written_whole(tmp_path):
+    """With a huge signal (advise --rounds 2 --signal 1e100) the exact local solve (K = inf,
+    local_steps None) wins: the table printed 'rounds=2 step_size=... global_step=1' without
+    K, and the CSV rows of fedavg_rounds had no rounds, local steps or server step at all."""
+    fed = Federation(gamma=[0.5, 2.0], r=[0.5, 1.5], sigma=[1.0, 0.5])
+    early = Candidate("fedavg_rounds", {"rounds": 2, "local_steps": None, "step_size": 0.3,
+                                        "global_step": 1.0}, "samples", np.array([0.8, 0.2]),
+                      np.array([1.0, 2.0]), limit="rounds")
+    assert advise_table._tuning(early) == "rounds=2 local_steps=inf step_size=0.3 global_step=1"
+    advise_table.write_csv(Advice(fed, (early,), ()), tmp_path / "out.csv")
+    with open(tmp_path / "out.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["rounds"], r["local_steps"], r["global_step"]) for r in rows] == [
+        ("2", "inf", "1.0")] * 2
