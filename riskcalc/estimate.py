@@ -255,8 +255,12 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
                          "at least 3")
     m, d = ids.size, X.shape[1]
     # Before the work, its memory (the least-squares route's wherever it may be taken).
+    # The least-squares route's where it may be taken: auto takes it from n_j >= LS_RATIO d
+    # only (its memory, cubic in m, refused 1000 clients of n_j = 1.4 d, which auto estimates
+    # by moments).
     check_memory("", X.shape[0], d, "the data hold", m,
-                 least_squares=route != "moments" and n.min() > d + 2)
+                 least_squares=n.min() > d + 2 and (
+                     route == "least-squares" or (route == "auto" and n.min() >= LS_RATIO * d)))
     check_repeated_rows(X, y, client)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.

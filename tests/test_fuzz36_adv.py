@@ -2,11 +2,12 @@
 
 import csv
 import json
+from unittest import mock
 
 import numpy as np
 import pytest
 
-from riskcalc import federation_file
+from riskcalc import estimate_data, federation_file
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.result import Advice, Candidate
 from riskcalc.cli import advise_table
@@ -159,3 +160,24 @@ def test_rounds_tuning_is_printed_and_written_whole(tmp_path):
         rows = list(csv.DictReader(fh))
     assert [(r["rounds"], r["local_steps"], r["global_step"]) for r in rows] == [
         ("2", "inf", "1.0")] * 2
+
+
+# --- F9: the memory bound of estimate's auto route -------------------------------------------------
+
+def _clients(m, n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m * n, d))
+    client = np.repeat(np.arange(m), n)
+    theta = 1.0 + 0.3 * rng.standard_normal((m, d))
+    return X, np.einsum("ij,ij->i", X, theta[client]) + 0.5 * rng.standard_normal(m * n), client
+
+
+def test_auto_route_is_bounded_by_the_route_it_takes():
+    """n_j = 1.4 d: auto estimates by moments, but its memory was bounded as least squares'
+    (cubic in m: 1000 such clients refused at '112 GiB'); a refusal of least squares named 'a
+    subsample of each client's rows', which does not cut its m^3 term."""
+    with mock.patch.object(estimate_data, "memory_limit", lambda: 5e7):
+        assert estimate(*_clients(100, 14, 10)).route == "moments"
+        with pytest.raises(ValueError, match=r"needs about .* GiB .*; estimate from fewer "
+                                             r"clients or route moments$"):
+            estimate(*_clients(100, 30, 10))
