@@ -181,3 +181,19 @@ def test_auto_route_is_bounded_by_the_route_it_takes():
         with pytest.raises(ValueError, match=r"needs about .* GiB .*; estimate from fewer "
                                              r"clients or route moments$"):
             estimate(*_clients(100, 30, 10))
+
+
+# --- F10: estimate's notes with many clients ---------------------------------------------------
+
+def test_estimate_notes_name_ten_clients_at_most(tmp_path, capsys):
+    """Clients sharing one theta (r_j = 0): every r_j is within two standard errors of 0, and
+    the note listed every client id and estimate on one line (1000 clients: 40,000
+    characters)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30 * 8, 3))
+    np.savez(tmp_path / "data.npz", X=X, y=X @ np.ones(3) + rng.standard_normal(240),
+             client=np.repeat(np.arange(30), 8))
+    code, out, err = run_cli(["estimate", "--data", tmp_path / "data.npz"], capsys)
+    assert code == 0, err
+    notes = [line for line in out.splitlines() if line.startswith("note: r of")]
+    assert notes and " more (--json has them all)" in notes[0] and len(notes[0]) < 600
