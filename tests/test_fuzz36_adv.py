@@ -197,3 +197,19 @@ def test_estimate_notes_name_ten_clients_at_most(tmp_path, capsys):
     assert code == 0, err
     notes = [line for line in out.splitlines() if line.startswith("note: r of")]
     assert notes and " more (--json has them all)" in notes[0] and len(notes[0]) < 600
+
+
+# --- F11: pooled N <= d and local ridge ----------------------------------------------------------
+
+def test_pooled_n_below_d_says_where_local_ridge_is(tmp_path, capsys):
+    """The refusal said '(only local ridge does not)' need N > d, and advise --methods
+    local_ridge was then refused the same way: it now says where local ridge alone is."""
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 2.0, "r": 0.5, "sigma": 1.0, "rho": 1.0},
+        {"gamma": 3.0, "r": 0.5, "sigma": 1.0, "rho": 1.0}]}))
+    code, out, err = run_cli(["advise", "--federation", path, "--methods", "local_ridge"],
+                             capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "(local ridge alone, which has no global model: riskcalc predict local_ridge for " \
+           "each client)" in err

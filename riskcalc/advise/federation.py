@@ -101,7 +101,8 @@ class Federation:
             raise ValueError(
                 "pooled N = sum_j n_j must exceed d (sum_j 1/gamma_j > 1), got sum_j 1/gamma_j "
                 f"= {pooled:.6g}: FedAvg, FTFA, RTFA, MAML-FL and pFedMe all need a global "
-                "model fitted on N > d samples (only local ridge does not); add clients or data")
+                "model fitted on N > d samples; add clients or data (local ridge alone, which "
+                "has no global model: riskcalc predict local_ridge for each client)")
 
     @classmethod
     def from_file(cls, path, *, spectrum=None, d=None) -> "Federation":
