@@ -213,3 +213,20 @@ def test_pooled_n_below_d_says_where_local_ridge_is(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1
     assert "(local ridge alone, which has no global model: riskcalc predict local_ridge for " \
            "each client)" in err
+
+
+# --- F12: advise --data --spectrum of another dimension ----------------------------------------
+
+def test_data_spectrum_lists_the_datas_d_eigenvalues(tmp_path, capsys):
+    """Data of d = 4 beside --spectrum file:EIG of 3 eigenvalues (or powerlaw:1,3) were
+    advised on, silently, where every other entry of a spectrum refuses a count other than
+    d."""
+    X, y, client = _clients(3, 20, 4)
+    np.savez(tmp_path / "data.npz", X=X, y=y, client=client)
+    (tmp_path / "eig.txt").write_text("1 2 4\n")
+    for spec in (f"file:{tmp_path / 'eig.txt'}", "powerlaw:1,3"):
+        code, out, err = run_cli(["advise", "--data", tmp_path / "data.npz", "--spectrum", spec,
+                                  "--methods", "fedavg"], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"error: --spectrum {spec} (--data {tmp_path / 'data.npz'}: d = 4): " \
+               f"spectrum '{spec}' has 3 eigenvalues for d = 4" in err
