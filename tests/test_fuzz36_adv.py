@@ -230,3 +230,14 @@ def test_data_spectrum_lists_the_datas_d_eigenvalues(tmp_path, capsys):
         assert code == 2 and out == "" and err.count("\n") == 1
         assert f"error: --spectrum {spec} (--data {tmp_path / 'data.npz'}: d = 4): " \
                f"spectrum '{spec}' has 3 eigenvalues for d = 4" in err
+
+
+# --- F13: a file name holding a line break --------------------------------------------------------
+
+def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path, capsys):
+    """The error named the file as it is: a name holding a line break split it in two."""
+    path = tmp_path / "bad\nname.json"
+    path.write_text('{"fedrisk_federation": 2}')
+    code, out, err = run_cli(["advise", "--clients-file", path], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: --clients-file {tmp_path}/bad\\nname.json: format version 2")
