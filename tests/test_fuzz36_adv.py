@@ -241,3 +241,22 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path, capsys):
     code, out, err = run_cli(["advise", "--clients-file", path], capsys)
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"error: --clients-file {tmp_path}/bad\\nname.json: format version 2")
+
+
+# --- F14: a bare --clients-file list with n ----------------------------------------------------------
+
+def test_a_bare_lists_n_is_turned_into_gamma_by_d(tmp_path, capsys):
+    """predict --clients-file LIST --d D with clients giving n: --d was accepted as 'turning a
+    client's n into gamma', then the client refused ('must have exactly the keys gamma, r,
+    sigma')."""
+    by_n, by_gamma = tmp_path / "n.json", tmp_path / "gamma.json"
+    by_n.write_text('[{"n": 50, "r": 0.5, "sigma": 1.0}, {"n": 200, "r": 0.5, "sigma": 1.0}]')
+    by_gamma.write_text('[{"gamma": 2, "r": 0.5, "sigma": 1.0}, '
+                        '{"gamma": 0.5, "r": 0.5, "sigma": 1.0}]')
+    base = ["predict", "ftfa", "--gamma", "1.5", "--r", "1", "--sigma", "1", "--json",
+            "--clients-file"]
+    code, out, err = run_cli(base + [by_n, "--d", "100"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["risk"] == json.loads(run_cli(base + [by_gamma], capsys)[1])["risk"]
+    code, out, err = run_cli(base + [by_n], capsys)
+    assert code == 2 and "client 0: gives n: give --d to turn it into gamma = d/n" in err
