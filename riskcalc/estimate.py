@@ -119,12 +119,18 @@ class Estimate:
     def root(self, name: str):
         """sqrt of the squared estimate ``name`` (``sigma``, ``r``, ``rho``, ``centre_norm``)
         clipped at 0, and its delta-method standard error se(x^2) / (2 x), inf where x^2 is
-        within two standard errors of 0 (as ``spectrum``'s spread): the linearisation needs
-        x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13 for r^2 = 1e-16 +-
-        2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not 0.13)."""
+        within two standard errors (or ``ROUNDING``) of 0 (as ``spectrum``'s spread): the
+        linearisation needs x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13
+        for r^2 = 1e-16 +- 2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not
+        0.13)."""
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
-        resolved = v > 2 * s
+        # Nor within rounding of the squares' scale (``ROUNDING`` x the largest rho_j^2 +
+        # sigma_j^2): noise-free data gave r = 6.1e-09 +- 1.8e-17 for r^2 = 3.7e-17, the
+        # rounding of rho^2 = 0.4, whose exact-noise standard error (sigma ~ 1e-15) is no bound.
+        unit = ROUNDING * float(np.max(np.maximum(self.values["rho2"], 0.0)
+                                       + np.maximum(self.values["sigma2"], 0.0), initial=0.0))
+        resolved = v > 2 * s + unit
         with np.errstate(divide="ignore", invalid="ignore"):
             return x, np.where(resolved & (x > 0), s / (2 * np.where(x > 0, x, 1.0)), np.inf)
 
@@ -194,6 +200,11 @@ class Estimate:
                 "federation": [{"gamma": float(self.d / c["n"]),
                                 **{k: c[k] for k in ("r", "sigma", "rho", "spectrum")}}
                                for c in clients]}
+
+
+#: Squared estimates within this share of the squares' scale of 0 are rounding
+#: (``Estimate.root``; as ``riskcalc.advise.result.TIE_ATOL`` for the risks).
+ROUNDING = 1e-12
 
 
 def _finite(x):

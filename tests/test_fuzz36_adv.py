@@ -260,3 +260,15 @@ def test_a_bare_lists_n_is_turned_into_gamma_by_d(tmp_path, capsys):
     assert json.loads(out)["risk"] == json.loads(run_cli(base + [by_gamma], capsys)[1])["risk"]
     code, out, err = run_cli(base + [by_n], capsys)
     assert code == 2 and "client 0: gives n: give --d to turn it into gamma = d/n" in err
+
+
+# --- F15: estimates at rounding level ------------------------------------------------------------
+
+def test_noise_free_estimates_at_rounding_have_no_standard_error():
+    """y = X theta (noise-free, one theta): sigma_j^2 ~ 1e-31 and r_j^2 ~ 1e-17 are rounding
+    of rho^2 ~ 4, yet sigma_j was printed 7.4e-16 +- 8.3e-17 and r_j 6.1e-09 +- 1.8e-17 (exact-
+    noise standard errors, which do not bound rounding): resolved far from 0, as results."""
+    X, _, client = _clients(3, 20, 4)
+    est = estimate(X, X @ np.ones(4), client).as_dict()
+    assert all(c["se"][k] is None for c in est["clients"] for k in ("sigma", "r"))
+    assert all(c["se"]["rho"] is not None for c in est["clients"])

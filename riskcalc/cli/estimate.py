@@ -60,8 +60,8 @@ def run(args) -> int:
             shown = at_zero[:NOTE_MAX]
             rest = f" and {more} more (--json has them all)" if more > 0 else ""
             print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in shown)}{rest} "
-                  f"estimated at or within two standard errors of 0 (the unbiased estimate "
-                  f"of {k}^2 is " + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in shown)
+                  f"estimated at or within two standard errors (or rounding) of 0 (the unbiased "
+                  f"estimate of {k}^2 is " + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in shown)
                   + (", ..." if rest else "")
                   + f"): no standard error for {k} itself there (the delta method needs "
                   f"{k}^2 well away from 0)")
