@@ -10,6 +10,7 @@ import pytest
 from riskcalc import estimate_data, federation_file
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.result import Advice, Candidate
+from riskcalc.advise.uncertainty import bootstrap
 from riskcalc.cli import advise_table
 from riskcalc.estimate import estimate
 from riskcalc.linear.finite_clients import clients_limit
@@ -272,3 +273,17 @@ def test_noise_free_estimates_at_rounding_have_no_standard_error():
     est = estimate(X, X @ np.ones(4), client).as_dict()
     assert all(c["se"][k] is None for c in est["clients"] for k in ("sigma", "r"))
     assert all(c["se"]["rho"] is not None for c in est["clients"])
+
+
+# --- F16: bootstrap's arguments ---------------------------------------------------------------------
+
+def test_bootstrap_refuses_another_federations_advice():
+    """The advice of another federation was taken beside the estimates' draws (a 2-client
+    ranking as the point of 3 clients' intervals), and est=None was an AttributeError."""
+    est = estimate(*_clients(3, 20, 4))
+    other = advise(Federation(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[1.0, 1.0]),
+                   methods=["fedavg"])
+    with pytest.raises(ValueError, match="advice must be advise\\(\\) of the estimates'"):
+        bootstrap(est, other, draws=2)
+    with pytest.raises(ValueError, match="est must be a riskcalc.estimate.Estimate"):
+        bootstrap(None, other, draws=2)
