@@ -125,9 +125,8 @@ class Estimate:
         0.13)."""
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
-        # Nor within rounding of the squares' scale (``ROUNDING`` x the largest rho_j^2 +
-        # sigma_j^2): noise-free data gave r = 6.1e-09 +- 1.8e-17 for r^2 = 3.7e-17, the
-        # rounding of rho^2 = 0.4, whose exact-noise standard error (sigma ~ 1e-15) is no bound.
+        # Nor within ROUNDING of the largest rho_j^2 + sigma_j^2 (noise-free data: r = 6.1e-09
+        # +- 1.8e-17, the rounding of rho^2 = 0.4; exact-noise errors do not bound rounding).
         unit = ROUNDING * float(np.max(np.maximum(self.values["rho2"], 0.0)
                                        + np.maximum(self.values["sigma2"], 0.0), initial=0.0))
         resolved = v > 2 * s + unit
@@ -266,9 +265,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
                          "at least 3")
     m, d = ids.size, X.shape[1]
     # Before the work, its memory (the least-squares route's wherever it may be taken).
-    # The least-squares route's where it may be taken: auto takes it from n_j >= LS_RATIO d
-    # only (its memory, cubic in m, refused 1000 clients of n_j = 1.4 d, which auto estimates
-    # by moments).
+    # The least-squares route's where it may be taken (auto: from n_j >= LS_RATIO d only).
     check_memory("", X.shape[0], d, "the data hold", m,
                  least_squares=n.min() > d + 2 and (
                      route == "least-squares" or (route == "auto" and n.min() >= LS_RATIO * d)))

@@ -163,7 +163,7 @@ def test_rounds_tuning_is_printed_and_written_whole(tmp_path):
         ("2", "inf", "1.0")] * 2
 
 
-# --- F9: the memory bound of estimate's auto route -------------------------------------------------
+# --- F9: the memory bound of estimate's auto route ------------------------------------------------
 
 def _clients(m, n, d, seed=0):
     rng = np.random.default_rng(seed)
@@ -244,7 +244,7 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path, capsys):
     assert err.startswith(f"error: --clients-file {tmp_path}/bad\\nname.json: format version 2")
 
 
-# --- F14: a bare --clients-file list with n ----------------------------------------------------------
+# --- F14: a bare --clients-file list with n -------------------------------------------------------
 
 def test_a_bare_lists_n_is_turned_into_gamma_by_d(tmp_path, capsys):
     """predict --clients-file LIST --d D with clients giving n: --d was accepted as 'turning a
@@ -275,7 +275,7 @@ def test_noise_free_estimates_at_rounding_have_no_standard_error():
     assert all(c["se"]["rho"] is not None for c in est["clients"])
 
 
-# --- F16: bootstrap's arguments ---------------------------------------------------------------------
+# --- F16: bootstrap's arguments -------------------------------------------------------------------
 
 def test_bootstrap_refuses_another_federations_advice():
     """The advice of another federation was taken beside the estimates' draws (a 2-client

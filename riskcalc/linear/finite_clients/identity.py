@@ -255,10 +255,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
         raise not_positive(Q)
     J0, J1, Jfv, Jfb, J3, J4 = J
     others_b, others_v = sum_b - wb, sum_v - wv
-    if not np.iscomplexobj(others_b):
-        # Rounding below 0 clipped; not a complex step's (NumPy orders complex numbers by
-        # their real parts, then their imaginary ones: at a real part 0, every other client
-        # noiseless, a negative derivative was dropped and the gradient went wrong).
+    if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
         others_b, others_v = np.maximum(others_b, 0.0), np.maximum(others_v, 0.0)
     tpb = Eb * (1.0 / (D * Q) - 1.0) / D
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
