@@ -287,3 +287,16 @@ def test_bootstrap_refuses_another_federations_advice():
         bootstrap(est, other, draws=2)
     with pytest.raises(ValueError, match="est must be a riskcalc.estimate.Estimate"):
         bootstrap(None, other, draws=2)
+
+
+def test_a_bare_lists_n_under_the_logistic_family_says_what_applies(tmp_path, capsys):
+    """F14's follow-up: the logistic family takes no --d beside --clients-file, so a bare
+    list's n is refused naming gamma (it said 'give --d', then '--d does not apply')."""
+    path = tmp_path / "n.json"
+    path.write_text('[{"n": 50, "r": 0.5}, {"n": 200, "r": 0.5}]')
+    base = ["predict", "rtfa", "--model", "logistic", "--lam", "1", "--gamma", "1", "--r", "1",
+            "--signal", "1", "--global-lam", "0.1", "--clients-file", path]
+    for extra in ([], ["--d", "100"]):
+        code, out, err = run_cli(base + extra, capsys)
+        assert code == 2 and "client 0: gives n: with --model logistic a bare list gives " \
+                              "gamma (d / n; --d does not apply there)" in err
