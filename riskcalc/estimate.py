@@ -119,12 +119,17 @@ class Estimate:
     def root(self, name: str):
         """sqrt of the squared estimate ``name`` (``sigma``, ``r``, ``rho``, ``centre_norm``)
         clipped at 0, and its delta-method standard error se(x^2) / (2 x), inf where x^2 is
-        within two standard errors of 0 (as ``spectrum``'s spread): the linearisation needs
-        x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13 for r^2 = 1e-16 +-
-        2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not 0.13)."""
+        within two standard errors (or ``ROUNDING``) of 0 (as ``spectrum``'s spread): the
+        linearisation needs x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13
+        for r^2 = 1e-16 +- 2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not
+        0.13)."""
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
-        resolved = v > 2 * s
+        # Nor within ROUNDING of the largest rho_j^2 + sigma_j^2 (noise-free data: r = 6.1e-09
+        # +- 1.8e-17, the rounding of rho^2 = 0.4; exact-noise errors do not bound rounding).
+        unit = ROUNDING * float(np.max(np.maximum(self.values["rho2"], 0.0)
+                                       + np.maximum(self.values["sigma2"], 0.0), initial=0.0))
+        resolved = v > 2 * s + unit
         with np.errstate(divide="ignore", invalid="ignore"):
             return x, np.where(resolved & (x > 0), s / (2 * np.where(x > 0, x, 1.0)), np.inf)
 
@@ -196,6 +201,11 @@ class Estimate:
                                for c in clients]}
 
 
+#: Squared estimates within this share of the squares' scale of 0 are rounding
+#: (``Estimate.root``; as ``riskcalc.advise.result.TIE_ATOL`` for the risks).
+ROUNDING = 1e-12
+
+
 def _finite(x):
     """A float, or None for infinity (standard JSON)."""
     return float(x) if np.isfinite(x) else None
@@ -255,8 +265,10 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
                          "at least 3")
     m, d = ids.size, X.shape[1]
     # Before the work, its memory (the least-squares route's wherever it may be taken).
+    # The least-squares route's where it may be taken (auto: from n_j >= LS_RATIO d only).
     check_memory("", X.shape[0], d, "the data hold", m,
-                 least_squares=route != "moments" and n.min() > d + 2)
+                 least_squares=n.min() > d + 2 and (
+                     route == "least-squares" or (route == "auto" and n.min() >= LS_RATIO * d)))
     check_repeated_rows(X, y, client)
     groups = min(GROUPS, int(n.min()))
     # Row k of client j goes to group (k mod groups): every group holds part of every client.

@@ -57,14 +57,18 @@ def check_number(probe, j, key, value):
     return float(value)
 
 
-def check_integer(probe, j, key, value, minimum):
+def check_integer(probe, j, key, value, minimum, maximum=MAX_INT):
     if isinstance(value, NonFinite) or type(value) not in (int, float) or not (
             np.isfinite(_float(value)) and value == int(value)):
         raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
                              + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
-    if not minimum <= value <= MAX_INT:
-        raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {MAX_INT}, got "
-                             f"{value!r}")
+    # Written with a fraction or an exponent (a float), 2^53 + 1 reads as 2^53: exact below.
+    inexact = type(value) is float and abs(value) >= MAX_INT
+    if inexact or not minimum <= value <= maximum:
+        raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {maximum}, got "
+                             f"{value!r}" + (" (a number written with a fraction or an exponent "
+                                             "is exact below 2^53 only: write the integer's "
+                                             "digits)" if inexact else ""))
     return int(value)
 
 

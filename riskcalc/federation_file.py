@@ -41,7 +41,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from riskcalc._validate import MAX_INT, RANGES
+from riskcalc._validate import RANGES
 from riskcalc.federation_checks import (check_integer, check_keys, check_number, check_se,
                                         check_spec)
 from riskcalc.json_strict import kind as _kind
@@ -332,13 +332,19 @@ def _client(probe, j, c, base, seen):
         elif key == "n":
             out[key] = check_integer(probe, j, key, value, 1)
         elif key == "id":
-            out[key] = check_integer(probe, j, key, value, -MAX_INT)
+            # The data's client id as riskcalc estimate keeps it, an int64 (a JSON integer is
+            # exact; ids past 2^53 were written by estimate and refused here, by advise --data).
+            out[key] = check_integer(probe, j, key, value, -2 ** 63, 2 ** 63 - 1)
         elif key == "name":
             if not isinstance(value, str) or not value.strip():
                 raise probe.error(j, f"name must be a non-empty string, got {value!r}")
             if not value.isprintable():     # was taken: a line break split advise's rows
                 raise probe.error(j, "name must be printable (no line breaks, tabs or control "
                                      f"codes: it is printed in tables), got {value!r}")
+            if value != value.strip():
+                # --target strips its text: --target ' a' chose the client named 'a', silently.
+                raise probe.error(j, "name must not begin or end with spaces (--target J "
+                                     f"names a client without them), got {value!r}")
             out[key] = value
         elif key == "spectrum":
             out[key] = check_spec(probe, j, value, base, seen)

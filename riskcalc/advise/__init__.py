@@ -73,7 +73,7 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
         ``rounds.SIGMA_K_ALLOWANCE``; none under covariate shift). Needs ``signal``; both
         are checked before any pipeline runs.
     signal : float, optional
-        ||theta_0|| (training starts at 0), for ``rounds``.
+        ||theta_0|| (training starts at 0), for ``rounds`` (an error without them).
 
     Returns
     -------
@@ -89,9 +89,17 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     True
     """
     fed = federation
+    if not isinstance(fed, Federation):     # was an AttributeError on its first field
+        raise ValueError("federation must be a riskcalc.advise.Federation (Federation(gamma=, "
+                         "r=, sigma=, ...) or Federation.from_file(PATH)), got "
+                         f"{type(fed).__name__}")
     chosen = pipelines(methods)
     if rounds is not None:      # before any pipeline runs (they take seconds to minutes)
         rounds, signal = _rounds_args(rounds, signal)
+    elif signal is not None:    # was ignored, silently
+        raise ValueError("signal applies with rounds only (FedAvg along the rounds starts at "
+                         "w = 0; the other pipelines do not depend on ||theta_0||): leave it "
+                         "out, or give rounds")
     cands, skipped = [], []
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}

@@ -101,7 +101,8 @@ class Federation:
             raise ValueError(
                 "pooled N = sum_j n_j must exceed d (sum_j 1/gamma_j > 1), got sum_j 1/gamma_j "
                 f"= {pooled:.6g}: FedAvg, FTFA, RTFA, MAML-FL and pFedMe all need a global "
-                "model fitted on N > d samples (only local ridge does not); add clients or data")
+                "model fitted on N > d samples; add clients or data (local ridge alone, which "
+                "has no global model: riskcalc predict local_ridge for each client)")
 
     @classmethod
     def from_file(cls, path, *, spectrum=None, d=None) -> "Federation":
@@ -190,10 +191,19 @@ def shared_spectrum(spectrum, m: int):
         spectrum = as_spectrum(spectrum)
     if spectrum is None or isinstance(spectrum, Spectrum):
         items = [spectrum]
-    else:
-        items = list(spectrum)
+    elif isinstance(spectrum, (list, tuple)):
+        # Each a Spectrum, a SPEC string or None (a list of SPECs was an AttributeError).
+        items = [as_spectrum(s) for s in spectrum]
         if len(items) != m:
             raise ValueError(f"spectrum lists {len(items)} clients, gamma {m}")
+    else:
+        # Was a TypeError (a float), an AttributeError (an array of eigenvalues) or 'spectrum
+        # lists 8 clients' (bytes, a dict).
+        raise ValueError("spectrum must be a riskcalc.Spectrum, a SPEC string (identity, "
+                         "scaled:C, two-point:A,B,W, powerlaw:P[,D], file:PATH) or a list of "
+                         f"one per client, got {type(spectrum).__name__}"
+                         + (" (eigenvalues: riskcalc.Spectrum(EIGENVALUES))"
+                            if isinstance(spectrum, np.ndarray) else ""))
     items = [None if (s is None or s.is_identity) else s for s in items]
     first = items[0]
     for s in items[1:]:

@@ -93,15 +93,17 @@ class Advice:
 
     def weight_gains(self) -> list:
         """Per method with optimal weights: the mean risk under each weighting and the
-        relative gain of the optimal weights over the sample weights."""
+        relative gain of the optimal weights over the sample weights (0 where the two tie,
+        ``tied``: noise-free data gave 'gain 0.23%' between risks ~1e-17, rounding)."""
         out = []
+        unit = self._unit()
         for method in dict.fromkeys(c.method for c in self.candidates):
             means = {c.weights: c.mean_risk for c in self.candidates if c.method == method}
             if "optimal" in means and "samples" in means:
                 s, o = means["samples"], means["optimal"]
+                real = np.isfinite(s) and s > 0 and not tied(np.array([o]), s, unit)[0]
                 out.append({"method": method, **{k: _json(v) for k, v in means.items()},
-                            "gain_vs_samples": _json((s - o) / s if np.isfinite(s) and s > 0
-                                                      else 0.0)})
+                            "gain_vs_samples": _json((s - o) / s if real else 0.0)})
         return out
 
     def as_dict(self) -> dict:

@@ -198,6 +198,17 @@ def bootstrap(est, advice, spectrum=None, draws: int = DRAWS, seed: int = 0,
     seed = seed_integer("seed", seed)
     # One draw made a point "interval" [x, x] and a recommendation "stable in 100%".
     positive_int("draws (an interval needs two)", draws, minimum=2)
+    from riskcalc.estimate import Estimate
+
+    if not isinstance(est, Estimate):     # was an AttributeError on its first field
+        raise ValueError("est must be a riskcalc.estimate.Estimate (riskcalc.estimate or "
+                         f"estimate_file), got {type(est).__name__}")
+    fed = getattr(advice, "federation", None)
+    if not (getattr(fed, "gamma", None) is not None and fed.gamma.shape == est.gamma.shape
+            and np.allclose(fed.gamma, est.gamma, rtol=1e-12, atol=0.0)):
+        # Another federation's advice was taken: its ranking beside these estimates' draws.
+        raise ValueError("advice must be advise() of the estimates' federation "
+                         "(est.federation(spectrum)): its clients' gamma_j = d / n_j differ")
     # In advise's order of evaluation, which breaks ties in its ranking.
     present = {c.method for c in advice.candidates}
     chosen = [m for m in PIPELINES if m in present]

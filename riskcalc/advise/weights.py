@@ -119,7 +119,9 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
                               np.asarray(starts[best][1], float), start_vals[best])
     if not np.isfinite(best_v):
         raise SolverError("optimal weights: no starting point has a finite mean risk")
-    penalty = 10.0 * abs(best_v) + 1.0
+    raw = objective
+    objective, gradient, separable = _unit_scale(objective, gradient, separable, best_v)
+    penalty = 10.0 * abs(best_v) / _unit(best_v) + 1.0
 
     def fun(z):
         v = _safe(objective, z[:m] / z[:m].sum(), z[m:])
@@ -141,7 +143,7 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     if gradient is not None and z0.size <= NEWTON_MAX:
         lower, upper = np.array(bounds, dtype=float).T
         x, _ = simplex_newton.minimize(fun_grad, z0, m, lower, upper, maxiter=MAXITER)
-        return _better(objective, x, m, best_p, best_x, best_v)
+        return _better(raw, x, m, best_p, best_x, best_v)
     from scipy.optimize import minimize  # here, not at import: fast CLI start
 
     cons = [{"type": "eq", "fun": lambda z: z[:m].sum() - 1.0,
@@ -175,7 +177,34 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
                      options={"ftol": 1e-13, "gtol": 1e-12, "maxiter": MAXITER,
                                 "maxcor": LBFGS_MEMORY}).x
         x = np.concatenate([y[:m] / c, y[m:]])
-    return _better(objective, x, m, best_p, best_x, best_v)
+    return _better(raw, x, m, best_p, best_x, best_v)
+
+
+def _unit(value: float) -> float:
+    """The power of two at or below ``abs(value)``, within a factor 2 of it (1 at 0): the unit
+    the optimizers see the mean risk in (``_unit_scale``)."""
+    return float(np.ldexp(1.0, np.frexp(abs(value))[1] - 1)) if value != 0 else 1.0
+
+
+def _unit_scale(objective, gradient, separable, value):
+    """``objective``, ``gradient`` and ``separable`` divided by ``_unit(value)`` (exact: a
+    power of two). The optimizers are not scale-free (simplex_newton and SLSQP start from an
+    identity model and stop on absolute decreases; L-BFGS-B's tolerances hold relative to
+    max(1, abs(F))): risks in other units (y in other units, r_j and sigma_j times c) stopped
+    them at the start (risks ~1e-8: 'no gain over samples') or overflowed the first step
+    (~1e200), and the recommendation changed with the units."""
+    unit = _unit(value)
+    if unit == 1.0:
+        return objective, gradient, separable
+
+    def scaled_gradient(p, extra):
+        v, gp, gx = gradient(p, extra)
+        return v / unit, np.asarray(gp) / unit, np.asarray(gx) / unit
+
+    return (lambda p, extra: objective(p, extra) / unit,
+            None if gradient is None else scaled_gradient,
+            None if separable is None else
+            (lambda p, extra: np.asarray(separable(p, extra), dtype=float) / unit))
 
 
 def _separable_jacobian(separable, m, bounds, penalty):

@@ -115,8 +115,15 @@ class _Parser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message):
-        sys.stderr.write(f"error: {message}\n")
+        _error(message)
         raise SystemExit(2)
+
+
+def _error(message) -> None:
+    """Write the one line ``error: MESSAGE``; a line break inside it (from a file name holding
+    one) is written as ``\\n`` (it split the line in two)."""
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    sys.stderr.write(f"error: {text}\n")
 
 
 def build_parser(argv=None) -> argparse.ArgumentParser:
@@ -180,7 +187,7 @@ def _run(argv: list) -> int:
         # Before the parser exists: registered methods become METHOD choices.
         argv = plugins.load(argv, _command(argv))
     except ValueError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        _error(exc)
         return 2
     args = build_parser(argv).parse_args(argv)
     args.plugin = files     # inputs as well: no output may be written over them (not_an_input)
@@ -192,11 +199,11 @@ def _run(argv: list) -> int:
         sys.stderr.close()
         return 0
     except (ValueError, SolverError, OSError) as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        _error(exc)
         return 2
     except guards.OutOfTime as exc:
         # Stopped in flight at --max-minutes; the verb's message says what it kept.
-        sys.stderr.write(f"error: {exc}\n")
+        _error(exc)
         return 2
     except MemoryError as exc:
         # The estimates before allocating (--d, presets' d) leave this to inputs they miss.

@@ -87,7 +87,7 @@ def read_federation(args):
     None) and the clients' names (or None)."""
     from riskcalc import federation_file
     from riskcalc.advise.federation import from_file_object
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import as_spectrum
 
     est = None
     if args.data is not None:
@@ -97,8 +97,14 @@ def read_federation(args):
             raise ValueError("--d applies to --federation and --clients-file (the data give d)")
         est = estimate.estimate_file(args.data)
         if args.spectrum:
-            return (est.federation(spectrum=Spectrum.parse(args.spectrum, d=est.d)), est, None,
-                    est.as_dict()["signal"])
+            # as_spectrum: a file: or powerlaw:P,D SPEC must list the data's d eigenvalues (a
+            # file of 4 beside data of d = 40 was taken, silently).
+            try:
+                spectrum = as_spectrum(args.spectrum, d=est.d)
+            except ValueError as exc:
+                raise ValueError(f"--spectrum {args.spectrum} (--data {args.data}: d = "
+                                 f"{est.d}): {exc}") from None
+            return est.federation(spectrum=spectrum), est, None, est.as_dict()["signal"]
         # The estimates' federation file, as --federation reads it: the same federation.
         ff = federation_file.from_object(est.as_dict(), f"--data {args.data}")
     elif args.federation is not None:
@@ -152,7 +158,8 @@ def run(args) -> int:
                          "||theta_0||: give --signal (the federation file gives no signal)")
     # The command's own process: a library call leaves its host's allocator alone.
     keep_freed_memory()
-    result, intervals = _solve(args, fed, methods, (args.rounds, signal), est)
+    result, intervals = _solve(args, fed, methods,
+                               (args.rounds, None if args.rounds is None else signal), est)
     if args.csv:
         write_csv(result, args.csv, names, intervals)
     if args.json:

@@ -52,14 +52,14 @@ def compute(args, est, result, seconds: float, left: float, done=None):
 
     from riskcalc.advise import uncertainty
     from riskcalc.cli import guards
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import as_spectrum
 
     each = max(seconds, 1e-3)
     guards.check_time(args.bootstrap, each, 1, left,
                       f"the bootstrap ({args.bootstrap} advise runs, after the advice)",
                       "use fewer draws (--bootstrap B) or fewer pipelines (--methods), or "
                       "allow more time with --max-minutes")
-    spectrum = Spectrum.parse(args.spectrum, d=est.d) if args.spectrum else None
+    spectrum = as_spectrum(args.spectrum, d=est.d) if args.spectrum else None
     bar = tqdm(total=args.bootstrap, desc="bootstrap", file=sys.stderr, leave=False,
                disable=args.no_progress or args.bootstrap * each < 5.0)
     try:

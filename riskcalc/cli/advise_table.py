@@ -47,7 +47,7 @@ def _tuning(c, wide: bool = False) -> str:
             parts.append(f"{k}: {_summary(v)}")
         elif isinstance(v, list):
             parts.append(f"{k}=[{', '.join(_fmt(x) for x in v)}]")
-        elif v is not None:
+        elif v is not None or k == "local_steps":   # None: the exact local solve, K = inf
             parts.append(f"{k}={_fmt(v)}")
     return " ".join(parts) or "-"
 
@@ -151,7 +151,7 @@ def _json_risk(v):
 
 #: Columns of ``--csv``.
 CSV_COLUMNS = ("rank", "method", "weights", "client", "name", "risk", "p", "lam", "alpha",
-               "steps", "step_size")
+               "steps", "step_size", "rounds", "local_steps", "global_step")
 
 
 def write_csv(result, path, names=None, intervals=None) -> None:
@@ -168,8 +168,12 @@ def write_csv(result, path, names=None, intervals=None) -> None:
                        "name": "" if names is None or names[j] is None else names[j],
                        "risk": repr(float(c.risks[j])) if np.isfinite(c.risks[j]) else "",
                        "p": "" if c.p is None else repr(float(c.p[j]))}
-                for key in ("lam", "alpha", "steps", "step_size"):
+                # The rounds candidates' T, K (inf: the exact local solve) and server step
+                # were left out: their rows did not say which pipeline they were.
+                for key in CSV_COLUMNS[7:]:
                     v = c.tuning.get(key)
+                    if key == "local_steps" and key in c.tuning and v is None:
+                        v = float("inf")
                     row[key] = "" if v is None else repr(v[j] if isinstance(v, list) else v)
                 if intervals is not None:
                     row.update(advise_intervals.csv_cells(intervals, c, j))

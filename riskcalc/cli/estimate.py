@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from riskcalc.cli import COMMANDS, guards
 
+#: Most clients a note names (the table has every client).
+NOTE_MAX = 10
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -52,9 +55,14 @@ def run(args) -> int:
                    for c, sq in zip(out["clients"], out["estimate"]["squares"])
                    if c["se"][k] is None]
         if at_zero:
-            print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in at_zero)} "
-                  f"estimated at or within two standard errors of 0 (the unbiased estimate "
-                  f"of {k}^2 is " + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in at_zero)
+            # The first NOTE_MAX only: 1000 clients made each note a line of 40,000 characters.
+            more = len(at_zero) - NOTE_MAX
+            shown = at_zero[:NOTE_MAX]
+            rest = f" and {more} more (--json has them all)" if more > 0 else ""
+            print(f"note: {k} of client(s) {', '.join(str(i) for i, _, _ in shown)}{rest} "
+                  f"estimated at or within two standard errors (or rounding) of 0 (the unbiased "
+                  f"estimate of {k}^2 is " + ", ".join(f"{v:.3g} +- {e:.2g}" for _, v, e in shown)
+                  + (", ..." if rest else "")
                   + f"): no standard error for {k} itself there (the delta method needs "
                   f"{k}^2 well away from 0)")
     if len(out["clients"]) == 2:

@@ -17,6 +17,7 @@ code path after it.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 from riskcalc import federation_file
@@ -63,7 +64,7 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
                                  "the model options)")
             _unused_d(args, ff, option)
             # Kept for other_clients: a pipe (/dev/stdin) can be read once only.
-            args._bare = ff
+            args._bare = _bare_gammas(ff, getattr(args, "d", None), family)
             _default_global(args, False)
             return
     _default_global(args, True)
@@ -113,6 +114,29 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
     for note in ff.notes(family, unused, signal_used=signal_used):
         # A warning: written after the output, and not at all when the command fails.
         warnings.warn(note, stacklevel=2)
+
+
+def _bare_gammas(ff, d, family="linear"):
+    """A bare list's clients with ``n`` turned into gamma = d / n at ``--d`` (the list has no d
+    of its own). A client's n was refused ('must have exactly the keys gamma, r, sigma') after
+    --d had been accepted as turning it into gamma. The logistic family takes no --d there."""
+    if not any("n" in c for c in ff.clients):
+        return ff
+    if family == "logistic":
+        j = next(j for j, c in enumerate(ff.clients) if "n" in c)
+        raise ff.error(j, "gives n: with --model logistic a bare list gives gamma (d / n; --d "
+                          "does not apply there), or use the federation object with its d")
+    for j, c in enumerate(ff.clients):
+        if ("gamma" in c) == ("n" in c):
+            raise ff.error(j, "give exactly one of gamma (d / n) and n (with --d), got "
+                              + ("both" if "gamma" in c else "neither"))
+    if d is None:
+        j = next(j for j, c in enumerate(ff.clients) if "n" in c)
+        raise ff.error(j, "gives n: give --d to turn it into gamma = d/n")
+    gammas = ff.gammas(d)
+    clients = tuple({**{k: v for k, v in c.items() if k != "n"}, "gamma": g}
+                    for c, g in zip(ff.clients, gammas))
+    return dataclasses.replace(ff, clients=clients)
 
 
 def _default_global(args, federated: bool) -> None:

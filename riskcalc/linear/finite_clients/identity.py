@@ -254,8 +254,9 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     if not np.iscomplexobj(Q) and not Q > 0:
         raise not_positive(Q)
     J0, J1, Jfv, Jfb, J3, J4 = J
-    others_b = np.maximum(sum_b - wb, 0.0)
-    others_v = np.maximum(sum_v - wv, 0.0)
+    others_b, others_v = sum_b - wb, sum_v - wv
+    if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too
+        others_b, others_v = np.maximum(others_b, 0.0), np.maximum(others_v, 0.0)
     tpb = Eb * (1.0 / (D * Q) - 1.0) / D
     tpv = Ev * (1.0 / (D * Q) - 1.0) / D
     own_b = r ** 2 * (J0 - 2.0 * p * J3 + p ** 2 * (Jfb + tpb * J1))
