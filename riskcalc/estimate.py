@@ -65,7 +65,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from riskcalc.estimate_data import (ARRAYS, GROUPS, check_data, check_memory,
-                                    check_repeated_rows, check_variation, load)
+                                    check_repeated_rows, check_variation, load,
+                                    rank_deficient)
 from riskcalc.estimate_lsq import least_squares
 from riskcalc.estimate_pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
@@ -119,14 +120,11 @@ class Estimate:
     def root(self, name: str):
         """sqrt of the squared estimate ``name`` (``sigma``, ``r``, ``rho``, ``centre_norm``)
         clipped at 0, and its delta-method standard error se(x^2) / (2 x), inf where x^2 is
-        within two standard errors (or ``ROUNDING``) of 0 (as ``spectrum``'s spread): the
-        linearisation needs x^2 well away from 0 (noise-free data gave r = 1.05e-08 +- 0.13
-        for r^2 = 1e-16 +- 2.6e-9, whose root is resolved to about sqrt(2.6e-9) = 5e-5, not
-        0.13)."""
+        within two standard errors of 0 (as ``spectrum``'s spread; noise-free data gave r =
+        1.05e-08 +- 0.13 for r^2 = 1e-16 +- 2.6e-9) or within ``ROUNDING`` of the largest
+        rho_j^2 + sigma_j^2 (noise-free: r = 6.1e-09 +- 1.8e-17, rho^2 = 0.4's rounding)."""
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
-        # Nor within ROUNDING of the largest rho_j^2 + sigma_j^2 (noise-free data: r = 6.1e-09
-        # +- 1.8e-17, the rounding of rho^2 = 0.4; exact-noise errors do not bound rounding).
         unit = ROUNDING * float(np.max(np.maximum(self.values["rho2"], 0.0)
                                        + np.maximum(self.values["sigma2"], 0.0), initial=0.0))
         resolved = v > 2 * s + unit
@@ -264,8 +262,8 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         raise ValueError(f"client {ids[np.argmin(n)]} has {n.min()} rows; each client needs "
                          "at least 3")
     m, d = ids.size, X.shape[1]
-    # Before the work, its memory (the least-squares route's wherever it may be taken).
-    # The least-squares route's where it may be taken (auto: from n_j >= LS_RATIO d only).
+    # Before the work, its memory: the least-squares route's where it may be taken (auto:
+    # from n_j >= LS_RATIO d only).
     check_memory("", X.shape[0], d, "the data hold", m,
                  least_squares=n.min() > d + 2 and (
                      route == "least-squares" or (route == "auto" and n.min() >= LS_RATIO * d)))
@@ -286,13 +284,13 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     if route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     if route == "auto":
-        route = ("least-squares" if n.min() >= LS_RATIO * d and _full_rank(X, inverse, m)
+        route = ("least-squares" if n.min() >= LS_RATIO * d and rank_deficient(X, inverse, m)
                  is None else "moments")
     if route == "least-squares":
         if not n.min() > d + 2:
             raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} "
                              f"rows; client {ids[np.argmin(n)]} has {n.min()}")
-        bad = _full_rank(X, inverse, m)
+        bad = rank_deficient(X, inverse, m)
         if bad is not None:
             raise ValueError(f"the least-squares route needs every client's design of rank d "
                              f"= {d}; client {ids[bad[0]]} has rank {bad[1]} (a feature "
@@ -326,15 +324,6 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov)
-
-
-def _full_rank(X, inverse, m):
-    """None when every client's design has rank d, else (client index, its rank)."""
-    for j in range(m):
-        rank = np.linalg.matrix_rank(X[inverse == j])
-        if rank < X.shape[1]:
-            return j, rank
-    return None
 
 
 def _flat(values) -> np.ndarray:

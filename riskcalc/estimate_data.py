@@ -201,6 +201,16 @@ def check_variation(X, y) -> None:
                          "signal to estimate (is y the right column?)")
 
 
+def rank_deficient(X, inverse, m):
+    """None when every client's design (rows of ``X`` with ``inverse == j``) has rank d,
+    else (the first such client's index, its rank)."""
+    for j in range(m):
+        rank = np.linalg.matrix_rank(X[inverse == j])
+        if rank < X.shape[1]:
+            return j, rank
+    return None
+
+
 def check_repeated_rows(X, y, client) -> None:
     """ValueError where a client holds the same (x, y) row twice: the estimates assume
     independent samples, and a repeated row (oversampling, a join that matched twice) is taken
