@@ -66,3 +66,18 @@ def test_a_method_refusing_its_settings_is_named(tmp_path, capsys):
                           "must lie in [1, n] = [1, 10]")
     assert "--set fedavg.PARAM=VALUE" in err
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_signal_without_rounds_names_the_rounds_where_the_verb_has_them(capsys):
+    """``predict fedavg ... --signal 1`` said "--signal applies to --model logistic only",
+    though ``--rounds`` takes it too; sweep, which has no rounds, still says "only"."""
+    from tests.helpers import run_cli
+
+    linear = ["fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--signal", "1"]
+    for verb in ("predict", "compare"):
+        code, _, err = run_cli([verb, *linear] + (["--d", "100"] if verb == "compare" else []),
+                               capsys)
+        assert (code, err) == (2, "error: --signal applies to --model logistic or along the "
+                                  "rounds (with --rounds)\n"), verb
+    code, _, err = run_cli(["sweep", *linear, "--d", "100"], capsys)
+    assert (code, err) == (2, "error: --signal applies to --model logistic only\n")

@@ -37,7 +37,8 @@ def test_rounds_options_without_rounds_name_the_missing_option(capsys):
                             "--local-step-size", "0.1"], capsys)
     assert line.startswith("error: predict along the rounds needs --rounds ")
     line = _one_error_line(["predict", "fedavg", *LINEAR, "--signal", "1"], capsys)
-    assert line == "error: --signal applies to --model logistic only"
+    assert line == ("error: --signal applies to --model logistic or along the rounds (with "
+                    "--rounds)")
 
 
 # was: refused ("the logistic family takes no per-client covariance") for a federation file

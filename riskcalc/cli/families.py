@@ -62,6 +62,11 @@ def given(args, dest: str) -> bool:
     return False
 
 
+def _has(parser, option: str) -> bool:
+    """Whether ``parser`` takes ``option``."""
+    return any(option in a.option_strings for a in parser._actions)
+
+
 def _options_given(args):
     parser = args._family_parser
     return [a.dest for a in parser._actions
@@ -82,7 +87,11 @@ def select(args, verb: str):
         for name, dests in own.items():
             for dest in _options_given(args):
                 if dest in dests - shared:
-                    raise ValueError(f"{flag(parser, dest)} applies to --model {name} only")
+                    # --signal also along the rounds, where this verb has them (it said
+                    # "--model logistic only", though --rounds takes it).
+                    also = (" or along the rounds (with --rounds)"
+                            if dest == "signal" and _has(parser, "--rounds") else " only")
+                    raise ValueError(f"{flag(parser, dest)} applies to --model {name}{also}")
         return None
     fam = _module(args.model)
     if verb not in fam.VERBS:
