@@ -14,5 +14,20 @@ def test_paper_route_keeps_its_digits_near_gamma_one_at_tiny_lam(spectrum, gamma
     args = dict(gamma=gamma, sigma=1.0, r=1.0, lam=lam, spectrum=spectrum)
     paper = riskcalc.limit("rtfa", route="paper", **args)
     kappa = riskcalc.limit("rtfa", route="kappa", **args)
-    assert paper.bias == pytest.approx(kappa.bias, rel=1e-10)
-    assert paper.variance == pytest.approx(kappa.variance, rel=1e-10)
+    assert paper.bias == pytest.approx(kappa.bias, rel=1e-10, abs=0)
+    assert paper.variance == pytest.approx(kappa.variance, rel=1e-10, abs=0)
+
+
+@pytest.mark.parametrize("spectrum", [None, riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5])])
+@pytest.mark.parametrize("gamma", [1.0 + 1e-10, 1e10, 1e20, 1e100])
+def test_paper_route_c0_keeps_its_digits_at_large_gamma(spectrum, gamma):
+    """F2: c0's equation 1 - 1/gamma = int 1/(1 + c0 gamma s) dH rounded to 0 at large gamma
+    (gamma = 1e20: variance 5e-21 for sigma^2 / (gamma - 1) = 1e-20; 6e-7 off at 1e10) and
+    lost 1e-10 near gamma = 1."""
+    args = dict(gamma=gamma, sigma=1.0, r=1.0, spectrum=spectrum)
+    paper = riskcalc.limit("ftfa", route="paper", **args)
+    kappa = riskcalc.limit("ftfa", route="kappa", **args)
+    assert paper.bias == pytest.approx(kappa.bias, rel=1e-12, abs=0)
+    assert paper.variance == pytest.approx(kappa.variance, rel=1e-12, abs=0)
+    if spectrum is None:
+        assert paper.variance == pytest.approx(1.0 / (gamma - 1.0), rel=1e-12, abs=0)
