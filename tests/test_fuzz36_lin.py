@@ -31,3 +31,19 @@ def test_paper_route_c0_keeps_its_digits_at_large_gamma(spectrum, gamma):
     assert paper.variance == pytest.approx(kappa.variance, rel=1e-12, abs=0)
     if spectrum is None:
         assert paper.variance == pytest.approx(1.0 / (gamma - 1.0), rel=1e-12, abs=0)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("gamma, lam", [(1e-60, 1e-60), (1e-100, 1e-100), (1e70, 1e-100),
+                                        (1e100, 1e-100), (1e60, 1e-100)])
+def test_paper_route_answers_at_the_ends_of_the_ranges(gamma, lam):
+    """F3: at gamma = lam = 1e-60 the rewritten equation of F1 rounded 1 - gamma to 1 and lost
+    its bracket; at gamma = 1e70, lam = 1e-100 a / (1 + gamma lam i1) underflowed (variance 0
+    for 1e-70; 1e-5 off at 1e60); at gamma = 1e100 Newton's log steps from the bracket 1 crawled
+    (no convergence in 200 steps); m'(-lam) overflowed on the way to 1e200 (a RuntimeWarning
+    printed). Sigma = I: the closed forms."""
+    args = dict(gamma=gamma, sigma=1.0, r=1.0, lam=lam)
+    paper = riskcalc.limit("rtfa", route="paper", **args)
+    closed = riskcalc.limit("rtfa", route="closed", **args)
+    assert paper.bias == pytest.approx(closed.bias, rel=1e-10, abs=0)
+    assert paper.variance == pytest.approx(closed.variance, rel=1e-10, abs=0)

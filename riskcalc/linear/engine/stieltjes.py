@@ -132,21 +132,29 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
         g, l = gamma[idx], lam[idx]
 
         def fun(x, mask, g=g, l=l):
-            # psi(a) = a - 1 + gamma U = a - (1 - gamma) - gamma V, U = int s a/(s a + lam) dH
+            # psi(a) = a - 1 + gamma U = (a - 1 + gamma) - gamma V, U = int s a/(s a + lam) dH
             # and V = 1 - U = int lam/(s a + lam) dH each summed from positive terms; the form
-            # with the smaller of U, V keeps the digits (1 - gamma U alone lost every digit near
-            # gamma = 1 at tiny lam: gamma = 1, lam = 1e-60 gave bias 9.4e-31 for 5e-31).
+            # with the smaller of U, V keeps the digits (a - 1 + gamma U alone lost every digit
+            # near gamma = 1 at tiny lam: gamma = 1, lam = 1e-60 gave bias 9.4e-31 for 5e-31),
+            # and a - 1 + gamma is summed smaller terms first (a ~ 0 near gamma = 1, a ~ 1 at
+            # tiny gamma).
+            gm = g[mask]
             d = s * x[:, None] + l[mask, None]
             u, v = s * x[:, None] / d, l[mask, None] / d
             int_u, int_v = u @ w, v @ w
-            f = np.where(int_v < int_u, x - (1.0 - g[mask]) - g[mask] * int_v,
-                         x - 1.0 + g[mask] * int_u)
-            return f, x + g[mask] * ((u * v) @ w)
+            shift = np.where(np.abs(gm - 1.0) <= np.abs(x - 1.0), x + (gm - 1.0), (x - 1.0) + gm)
+            f = np.where(int_v < int_u, shift - gm * int_v, x - 1.0 + gm * int_u)
+            return f, x + gm * ((u * v) @ w)
 
         # psi(a) = a - 1 + gamma int s a/(s a + lam) is increasing, psi(1) > 0, and
-        # psi(a) <= a (1 + gamma mean(s) / lam) - 1 < 0 at the lower end.
+        # psi(a) <= a (1 + gamma mean(s) / lam) - 1 < 0 at the lower end. For gamma >= 2 the
+        # root lies below 2 lam / (s_min (gamma - 1)), where gamma U >= 2 gamma / (gamma + 1)
+        # >= 4/3: the bracket 1 left Newton's log steps crawling down (gamma = 1e100, lam =
+        # 1e-100: no convergence in 200 steps).
         lo = 0.5 * l / (l + g * spectrum.mean)
-        a[idx] = increasing_root(fun, lo, np.ones_like(l), what="Stieltjes transform m (Def. 6.2)")
+        with np.errstate(divide="ignore"):
+            hi = np.where(g >= 2, np.minimum(1.0, 2.0 * l / (s[0] * (g - 1.0))), 1.0)
+        a[idx] = increasing_root(fun, lo, hi, what="Stieltjes transform m (Def. 6.2)")
     out = {k: np.empty_like(gamma) for k in ("m", "dm", "m1", "i1", "i2")}
     for blk in blocks(gamma.size, s.size):
         g, l, aa = gamma[blk], lam[blk], a[blk]
@@ -157,7 +165,9 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
         denom = 1.0 + g * l * i1
         out["m"][blk] = m
         out["i1"][blk], out["i2"][blk] = i1, i2
-        out["dm"][blk] = ((1.0 + g[:, None] * s * m[:, None]) * inv * inv) @ w / denom
+        # Divided by denom between the two factors inv: their product overflowed first
+        # (gamma = 1e70, lam = 1e-100: m' = 1e200 through 1e370).
+        out["dm"][blk] = (((1.0 + g[:, None] * s * m[:, None]) * inv / denom[:, None]) * inv) @ w
         out["m1"][blk] = aa * i2 / denom
     out["a"] = a
     return {k: v.reshape(shape) for k, v in out.items()}
@@ -202,5 +212,7 @@ def ridge_factors(gamma, lam, spectrum: Spectrum):
         denom = s * st["a"][:, None] + l[:, None]
         g_int = (s / denom**2) @ wg
         bias[rest] = l * l * (1.0 + g * st["m1"]) * g_int
-        var[rest] = g * (st["a"] / (1.0 + g * l * st["i1"])) * st["i2"]
+        # a i2 <= int s/(s a + lam) dH first: a / (1 + gamma lam i1) underflowed (gamma = 1e70,
+        # lam = 1e-100: variance 0 for 1e-70).
+        var[rest] = (st["a"] * st["i2"]) * (g / (1.0 + g * l * st["i1"]))
     return bias, var
