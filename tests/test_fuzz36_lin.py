@@ -47,3 +47,34 @@ def test_paper_route_answers_at_the_ends_of_the_ranges(gamma, lam):
     closed = riskcalc.limit("rtfa", route="closed", **args)
     assert paper.bias == pytest.approx(closed.bias, rel=1e-10, abs=0)
     assert paper.variance == pytest.approx(closed.variance, rel=1e-10, abs=0)
+
+
+@pytest.mark.parametrize("route", ["auto", "paper"])
+@pytest.mark.parametrize("lam, bias, variance", [
+    (1.0, 5.303300858899106e19, 3.5355339059327377e19),
+    (1e-3, 5.000000624375585e19, 4.997501873438866e19)])
+def test_half_the_spectrum_far_above_at_gamma_two(route, lam, bias, variance):
+    """F4: with half of H at 1e40 and gamma = 2 (as many samples as top directions), the
+    default route's equation for kappa took 1 - gamma int q whole and lost every digit (bias
+    5.7e3 times too large, variance 0.9995 too small), the paper route 5e-4 at lam = 1e-3; each
+    atom's q or 1 - q is now taken directly. Values: a 400-digit evaluation of Def. 6.2."""
+    res = riskcalc.limit("rtfa", gamma=2.0, sigma=1.0, r=1.0, lam=lam, route=route,
+                         spectrum="two-point:1,1e40,0.5")
+    assert res.bias == pytest.approx(bias, rel=1e-12)
+    assert res.variance == pytest.approx(variance, rel=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [2.0, 1.0 + 1e-9])
+def test_ridgeless_routes_agree_across_a_span_of_1e200(gamma):
+    """F4: the paper route's c0 took either integral whole across atoms on both sides of
+    x = c0 gamma s = 1 (gamma = 2: bias 0.354 for 0.5, the kappa value, which is r^2 int s p^2
+    dG / (gamma int q p dH) = 1/2 here), and (1 + x)^-2 overflowed to drop the top atom
+    (gamma = 1 + 1e-9: variance 5e8 for 1e9)."""
+    spectrum = riskcalc.Spectrum([1e-100, 1e100], weights=[0.5, 0.5])
+    kappa = riskcalc.limit("ftfa", gamma=gamma, sigma=1.0, r=1.0, spectrum=spectrum)
+    paper = riskcalc.limit("ftfa", gamma=gamma, sigma=1.0, r=1.0, spectrum=spectrum,
+                           route="paper")
+    assert paper.bias == pytest.approx(kappa.bias, rel=1e-12, abs=0)
+    assert paper.variance == pytest.approx(kappa.variance, rel=1e-12, abs=0)
+    if gamma == 2.0:
+        assert (kappa.bias, kappa.variance) == pytest.approx((0.5, 5e99), rel=1e-12)

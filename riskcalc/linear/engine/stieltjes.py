@@ -74,15 +74,20 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
         g = gamma[blk]
 
         def fun(c, mask, g=g):
-            # int v dH = 1 - 1/gamma, v = 1/(1 + x), x = c gamma s; equally int x v dH =
-            # 1/gamma. Each integral is summed from positive terms and the equation with the
-            # smaller one kept (1 - 1/gamma - int v alone rounded to 0 for large gamma, where
-            # x ~ 1/gamma: gamma = 1e20 gave half the variance).
-            x = c[:, None] * g[mask, None] * s
+            # int x v dH = 1/gamma, v = 1/(1 + x), x = c gamma s (equally int v dH = 1 -
+            # 1/gamma), as (W - 1/gamma) - int_{x > 1} v + int_{x <= 1} x v, W = H(x > 1):
+            # each atom's v or x v = 1 - v, whichever is below 1/2, computed directly, and
+            # W - 1/gamma from the smaller of W and 1 - W. 1 - 1/gamma - int v rounded to 0 for
+            # large gamma (x ~ 1/gamma: gamma = 1e20 gave half the variance), and either
+            # integral whole on atoms on both sides of x = 1 (half of H at 1e-100, half at
+            # 1e100, gamma = 2: bias 0.354 for 0.5).
+            gm = g[mask]
+            x = c[:, None] * gm[:, None] * s
             v, xv = 1.0 / (1.0 + x), x / (1.0 + x)
-            int_v, int_xv = v @ w, xv @ w
-            f = np.where(int_v < int_xv, (g[mask] - 1.0) / g[mask] - int_v,
-                         int_xv - 1.0 / g[mask])
+            above = x > 1.0
+            w_up, w_down = np.where(above, w, 0.0).sum(1), np.where(above, 0.0, w).sum(1)
+            f = (np.where(w_down <= w_up, (gm - 1.0) / gm - w_down, w_up - 1.0 / gm)
+                 - np.where(above, v, 0.0) @ w + np.where(above, 0.0, xv) @ w)
             return f, (v * xv) @ w
 
         # Jensen's inequality brackets the root: int 1/(1 + c gamma s) lies between
@@ -132,18 +137,23 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
         g, l = gamma[idx], lam[idx]
 
         def fun(x, mask, g=g, l=l):
-            # psi(a) = a - 1 + gamma U = (a - 1 + gamma) - gamma V, U = int s a/(s a + lam) dH
-            # and V = 1 - U = int lam/(s a + lam) dH each summed from positive terms; the form
-            # with the smaller of U, V keeps the digits (a - 1 + gamma U alone lost every digit
-            # near gamma = 1 at tiny lam: gamma = 1, lam = 1e-60 gave bias 9.4e-31 for 5e-31),
-            # and a - 1 + gamma is summed smaller terms first (a ~ 0 near gamma = 1, a ~ 1 at
-            # tiny gamma).
+            # psi(a) = a - 1 + gamma int u dH, u = s a/(s a + lam), as (a - 1 + gamma W) +
+            # gamma int_{s a <= lam} u - gamma int_{s a > lam} v, v = 1 - u = lam/(s a + lam),
+            # W = H(s a > lam): each atom's u or v, whichever is below 1/2, computed directly
+            # (1 - u rounded to 0 near gamma = 1 at tiny lam: gamma = 1, lam = 1e-60 gave bias
+            # 9.4e-31 for 5e-31; and on an atom far above lam / a), and a - 1 + gamma W summed
+            # smaller terms first (a ~ 0 near gamma = 1, a ~ 1 at tiny gamma).
             gm = g[mask]
             d = s * x[:, None] + l[mask, None]
             u, v = s * x[:, None] / d, l[mask, None] / d
-            int_u, int_v = u @ w, v @ w
-            shift = np.where(np.abs(gm - 1.0) <= np.abs(x - 1.0), x + (gm - 1.0), (x - 1.0) + gm)
-            f = np.where(int_v < int_u, shift - gm * int_v, x - 1.0 + gm * int_u)
+            above = u > v
+            w_up, w_down = np.where(above, w, 0.0).sum(1), np.where(above, 0.0, w).sum(1)
+            # gamma W and gamma W - 1 from the smaller of W and 1 - W (a summed W = 1 is not).
+            low = w_down <= w_up
+            gw = gm * np.where(low, 1.0 - w_down, w_up)
+            c = np.where(low, (gm - 1.0) - gm * w_down, gw - 1.0)
+            shift = np.where(np.abs(c) <= np.abs(x - 1.0), x + c, (x - 1.0) + gw)
+            f = shift + gm * (np.where(above, 0.0, u) @ w) - gm * (np.where(above, v, 0.0) @ w)
             return f, x + gm * ((u * v) @ w)
 
         # psi(a) = a - 1 + gamma int s a/(s a + lam) is increasing, psi(1) > 0, and
@@ -199,11 +209,14 @@ def ridge_factors(gamma, lam, spectrum: Spectrum):
     if ridgeless.any():
         g = gamma[ridgeless]
         c = c0(g, spectrum)
-        e2 = (1.0 + c[:, None] * g[:, None] * s) ** -2
-        j1 = (s * e2) @ spectrum.weights
-        j2 = (s * s * e2) @ spectrum.weights
+        # v = 1/(1 + c0 gamma s) and s v, not (1 + c0 gamma s)^-2: its square overflowed on an
+        # atom far above 1/(c0 gamma) and dropped the atom (variance 5e8 for 1e9).
+        v = 1.0 / (1.0 + c[:, None] * g[:, None] * s)
+        sv = s * v
+        j1 = (sv * v) @ spectrum.weights
+        j2 = (sv * sv) @ spectrum.weights
         ratio = g * c * j2 / j1
-        bias[ridgeless] = (1.0 + ratio) * ((s * e2) @ wg)
+        bias[ridgeless] = (1.0 + ratio) * ((sv * v) @ wg)
         var[ridgeless] = ratio
     rest = (lam > 0) | (gamma < 1)
     if rest.any():
