@@ -78,3 +78,22 @@ def test_ridgeless_routes_agree_across_a_span_of_1e200(gamma):
     assert paper.variance == pytest.approx(kappa.variance, rel=1e-12, abs=0)
     if gamma == 2.0:
         assert (kappa.bias, kappa.variance) == pytest.approx((0.5, 5e99), rel=1e-12)
+
+
+@pytest.mark.parametrize("call, other", [
+    (lambda: riskcalc.limit("ftfa", gamma=[0.2, 0.3], sigma=[1, 2, 3], r=1, clients=5),
+     "sigma"),
+    (lambda: riskcalc.limit("maml_fl", gamma=[0.1, 0.2], sigma=1, r=1, alpha=[1, 2, 3],
+                            clients=3), "alpha"),
+    (lambda: riskcalc.steps_limit("ftfa", gamma=[1.5, 2], sigma=1, r=1, steps=[1, 2, 3],
+                                  step_size=0.3), "steps"),
+    (lambda: riskcalc.steps_limit("ftfa", gamma=[0.5, 0.2], sigma=1, r=1, steps=[1, 2, 3],
+                                  step_size=0.3, clients=4), "steps"),
+    (lambda: riskcalc.optimal_lambda("local_ridge", gamma=[1, 2], sigma=1, rho=[1, 2, 3]),
+     "rho")])
+def test_arrays_that_do_not_broadcast_are_named(call, other):
+    """F5: numpy's "Mismatch is between arg 0 with shape (2,) and arg 2 with shape (3,)" named
+    no parameter on these routes (riskcalc.limit without clients named them)."""
+    with pytest.raises(ValueError, match=rf"parameter arrays of shapes gamma \(2,\), {other} "
+                                         r"\(3,\) do not broadcast together"):
+        call()

@@ -15,7 +15,7 @@ import numpy as np
 
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import ClientSpec, broadcast_shape
 
 HOWS = ("auto", "closed", "numeric")
 
@@ -59,7 +59,8 @@ def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None
     if how == "closed" and not uniform:
         raise ValueError("the closed-form lam* = sigma^2 gamma / r^2 needs a uniform signal "
                          "direction (spectrum without signal_weights)")
-    shape = np.broadcast_shapes(np.shape(spec.gamma), np.shape(spec.sigma), np.shape(spec.signal))
+    shape = broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma,
+                             spec.info.signal: spec.signal})
     gamma, sigma, signal = (np.broadcast_to(v, shape) for v in (spec.gamma, spec.sigma,
                                                                  spec.signal))
     if how == "numeric" or (how == "auto" and not uniform):

@@ -44,7 +44,7 @@ from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
-from riskcalc.linear.model import ClientSpec, as_spec
+from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
@@ -169,6 +169,8 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     k = integers("steps", steps)
     eta = positive("step_size", step_size)
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
+    broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, spec.info.signal: spec.signal,
+                     "lam": spec.penalty, "steps": k, "step_size": eta})
     g, sig, signal, lam_, k, eta = np.broadcast_arrays(
         spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
     sp = spec.spectrum
