@@ -97,3 +97,26 @@ def test_arrays_that_do_not_broadcast_are_named(call, other):
     with pytest.raises(ValueError, match=rf"parameter arrays of shapes gamma \(2,\), {other} "
                                          r"\(3,\) do not broadcast together"):
         call()
+
+
+_ALIGNED = riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5], signal_weights=[0.9, 0.1])
+
+
+@pytest.mark.parametrize("params", [dict(gamma=1e20, sigma=1.0, r=1.0),
+                                    dict(gamma=1e-20, sigma=1.0, r=1.0),
+                                    dict(gamma=2.0, sigma=1e46, r=1.0)])
+def test_numeric_lam_star_where_the_risk_is_flat_to_rounding_is_refused(params):
+    """F6: the numeric lam* (signal weights unlike the eigenvalues') minimized a risk flat to
+    rounding and returned noise (gamma = 1e20: 1.03e29, 6.8e23 with how="numeric" and G = H,
+    whose lam* is 1e20; gamma = 1e-20: 0), or searched beyond the penalties the limit takes
+    and was refused for a lam nobody gave (sigma = 1e46: "lam must be 0 or lie in ...")."""
+    with pytest.raises(ValueError, match="lam\\* cannot be resolved in double precision"):
+        riskcalc.optimal_lambda("rtfa", spectrum=_ALIGNED, **params)
+
+
+def test_numeric_lam_star_still_answers_where_resolved():
+    """F6: where the risk rises around its minimum the numeric lam* is kept (G = H: the
+    closed form sigma^2 gamma / r^2, to 1e-4 up to gamma = 1e8)."""
+    for gamma in (1e-8, 1.0, 1e8):
+        lam = riskcalc.optimal_lambda("rtfa", gamma=gamma, sigma=1.0, r=1.0, how="numeric")
+        assert lam == pytest.approx(gamma, rel=1e-4)
