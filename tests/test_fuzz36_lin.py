@@ -1,8 +1,12 @@
 """Issue 32, fuzz36 (lin): what this fuzz found, each test failing before."""
 
+import json
+
 import pytest
 
 import riskcalc
+from montecarlo.runner.stats import mean_se
+from tests.helpers import run_cli
 
 
 @pytest.mark.parametrize("spectrum", [None, riskcalc.Spectrum([1.0, 4.0], weights=[0.5, 0.5])])
@@ -120,3 +124,16 @@ def test_numeric_lam_star_still_answers_where_resolved():
     for gamma in (1e-8, 1.0, 1e8):
         lam = riskcalc.optimal_lambda("rtfa", gamma=gamma, sigma=1.0, r=1.0, how="numeric")
         assert lam == pytest.approx(gamma, rel=1e-4)
+
+
+def test_standard_errors_of_tiny_replicates_are_not_zero(capsys):
+    """F7: replicates near 2e-200 (RTFA's variance at lam = 1e100) had squared deviations
+    that underflowed: std.err 0 and an interval excluding the prediction ("no" / False)."""
+    mean, se = mean_se([[2e-200, 1.0], [1.9e-200, 2.0]])
+    assert se == pytest.approx([5e-202, 0.5], rel=1e-12)
+    code, out, err = run_cli(["compare", "rtfa", "--gamma", "2", "--sigma", "1", "--r", "1",
+                              "--lam", "1e100", "--d", "40", "--reps", "2", "--json"], capsys)
+    assert code == 0
+    sim = json.loads(out)
+    assert sim["simulated"]["variance_se"] > 0
+    assert sim["comparison"]["variance"]["inside_ci95"] is True
