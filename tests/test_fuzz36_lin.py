@@ -137,3 +137,13 @@ def test_standard_errors_of_tiny_replicates_are_not_zero(capsys):
     sim = json.loads(out)
     assert sim["simulated"]["variance_se"] > 0
     assert sim["comparison"]["variance"]["inside_ci95"] is True
+
+
+@pytest.mark.parametrize("gamma, shown", [([2.0, 2.000000001], "0.9999999997"),
+                                          ([2.0, 1.999999999999], "1.0000000000003")])
+def test_pooled_refusal_prints_the_sum_apart_from_one(gamma, shown):
+    """F8: sum_j 1/gamma_j = 0.99999999975 (and 1 + 2.5e-13, inside the 1e-12 margin) was
+    printed "needs sum_j 1/gamma_j > 1; got sum_j 1/gamma_j = 1"."""
+    with pytest.raises(ValueError, match=rf"> 1 \(by more than 1e-12\); got sum_j 1/gamma_j = "
+                                         rf"{shown}"):
+        riskcalc.clients_limit("ftfa", gamma=gamma, sigma=1.0, r=1.0)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import client_weights
 from riskcalc.linear.engine import kappa
@@ -77,9 +78,11 @@ def check_pooled(gam, count) -> float:
     total = float(np.sum(count / gam))
     excess = total - 1.0
     if not excess > 1e-12:
+        # shown_apart: 0.99999999975 was printed "got sum_j 1/gamma_j = 1".
         raise ValueError("the federated global model needs N = sum n_j >= d, and its "
-                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
-                         f"1/gamma_j = {total:.6g} (add clients or lower gamma)")
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1 (by more than "
+                         f"1e-12); got sum_j 1/gamma_j = {shown_apart(total, 1.0, 6)} (add "
+                         "clients or lower gamma)")
     return excess
 
 
