@@ -147,3 +147,26 @@ def test_pooled_refusal_prints_the_sum_apart_from_one(gamma, shown):
     with pytest.raises(ValueError, match=rf"> 1 \(by more than 1e-12\); got sum_j 1/gamma_j = "
                                          rf"{shown}"):
         riskcalc.clients_limit("ftfa", gamma=gamma, sigma=1.0, r=1.0)
+
+
+@pytest.mark.parametrize("scale", [1e6, 1e-50])
+def test_maml_fl_finite_clients_limit_is_scale_free(scale):
+    """F9: MAML-FL's finite-M limit under a spectrum c H with step alpha / c is the one under
+    H with alpha, the bias times c; its route assumed eigenvalues near 1: scaled:1e6 failed
+    at once ("the deterministic-equivalent fixed point did not converge"), scaled:1e-50 after
+    35 s; covariate shift at 1e6 too."""
+    base = riskcalc.limit("maml_fl", gamma=2.0, sigma=1.0, r=1.0, alpha=0.5, clients=4)
+    res = riskcalc.limit("maml_fl", gamma=2.0, sigma=1.0, r=1.0, alpha=0.5 / scale,
+                         clients=4, spectrum=f"scaled:{scale:g}")
+    assert res.bias == pytest.approx(scale * base.bias, rel=1e-10)
+    assert res.variance == pytest.approx(base.variance, rel=1e-10)
+    if scale > 1:
+        spectra = ["two-point:1,4,0.5", "identity"]
+        one = riskcalc.clients_limit("maml_fl", gamma=[2.0, 0.5], sigma=1.0, r=1.0, alpha=0.5,
+                                     spectra=spectra)
+        big = riskcalc.clients_limit("maml_fl", gamma=[2.0, 0.5], sigma=1.0, r=1.0,
+                                     alpha=0.5 / scale, spectra=[
+                                         f"two-point:{scale:g},{4 * scale:g},0.5",
+                                         f"scaled:{scale:g}"])
+        assert big.bias == pytest.approx(scale * one.bias, rel=1e-10)
+        assert big.variance == pytest.approx(one.variance, rel=1e-10)
