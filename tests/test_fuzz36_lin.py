@@ -170,3 +170,16 @@ def test_maml_fl_finite_clients_limit_is_scale_free(scale):
                                          f"scaled:{scale:g}"])
         assert big.bias == pytest.approx(scale * one.bias, rel=1e-10)
         assert big.variance == pytest.approx(one.variance, rel=1e-10)
+
+
+@pytest.mark.parametrize("method, tuning", [("ftfa", {}), ("rtfa", {"lam": 0.1})])
+def test_a_chain_that_loses_its_digits_across_a_wide_span_is_refused(method, tuning):
+    """F10: with half of a shared spectrum at S beside gamma 2 (as many samples as top
+    directions), 1 - slope of the resolvent chain's fixed point is ~2 / S^(1/2) and its
+    rounding was amplified silently: FTFA's risk 1e-6 off at S = 1e20, 20% at 1e30 (below
+    1e17 it keeps about 8 digits: S^-1.5 risk 0.01500000066 at 1e16, 0.01499999964 at 1e17)."""
+    fed = dict(gamma=[0.5, 2.0], r=[1.0, 1.0], sigma=[0.5, 0.5], **tuning)
+    with pytest.raises(riskcalc.SolverError, match=r"lose their digits across the spectra's "
+                                                   r"eigenvalue span of 1e\+20"):
+        riskcalc.clients_limit(method, spectrum="two-point:1,1e20,0.5", **fed)
+    assert riskcalc.clients_limit(method, spectrum="two-point:1,1e16,0.5", **fed).risk[1] > 0
