@@ -183,3 +183,13 @@ def test_a_chain_that_loses_its_digits_across_a_wide_span_is_refused(method, tun
                                                    r"eigenvalue span of 1e\+20"):
         riskcalc.clients_limit(method, spectrum="two-point:1,1e20,0.5", **fed)
     assert riskcalc.clients_limit(method, spectrum="two-point:1,1e16,0.5", **fed).risk[1] > 0
+
+
+def test_steps_beyond_the_quadrature_near_gamma_one_say_what_answers():
+    """F11: ftfa at gamma = 1 after 1e9 steps of 0.1 (1e8 answers) was refused as "finite-step
+    quadrature did not settle with 262144 nodes", naming neither the cause nor what answers."""
+    with pytest.raises(riskcalc.SolverError, match=r"near gamma = 1 \(here 1\) the law reaches "
+                                                   r"s = 0.*scale 1 / \(step_size steps\) = "
+                                                   r"1e-08.*fewer steps or a smaller step "
+                                                   r"size answer"):
+        riskcalc.steps_limit("ftfa", gamma=1.0, sigma=1.0, r=1.0, steps=10 ** 9, step_size=0.1)
