@@ -193,3 +193,21 @@ def test_steps_beyond_the_quadrature_near_gamma_one_say_what_answers():
                                                    r"1e-08.*fewer steps or a smaller step "
                                                    r"size answer"):
         riskcalc.steps_limit("ftfa", gamma=1.0, sigma=1.0, r=1.0, steps=10 ** 9, step_size=0.1)
+
+
+def test_an_atom_without_mass_is_no_eigenvalue():
+    """F12: Spectrum([1, 1e100], weights=[1, 0]) is Sigma = I; pFedMe's finite-M limit failed
+    ("NaN in the traces (inputs beyond floating-point range)") and finite steps too
+    ("Silverstein's equation: Newton did not confirm the root"). An atom that neither H nor G
+    weighs is now dropped; one G weighs (a spike) is kept."""
+    empty = riskcalc.Spectrum([1.0, 1e100], weights=[1.0, 0.0])
+    assert empty.is_identity
+    args = dict(gamma=2.0, sigma=1.0, r=1.0)
+    assert (riskcalc.limit("pfedme", lam=0.3, clients=4, spectrum=empty, **args).risk
+            == pytest.approx(riskcalc.limit("pfedme", lam=0.3, clients=4, **args).risk,
+                             rel=1e-12))
+    assert (riskcalc.steps_limit("ftfa", steps=3, step_size=0.1, spectrum=empty, **args).risk
+            == pytest.approx(riskcalc.steps_limit("ftfa", steps=3, step_size=0.1,
+                                                  **args).risk, rel=1e-12))
+    spike = riskcalc.Spectrum([1.0, 4.0], weights=[1.0, 0.0], signal_weights=[0.0, 1.0])
+    assert spike.atoms.tolist() == [1.0, 4.0]
