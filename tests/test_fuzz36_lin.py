@@ -211,3 +211,13 @@ def test_an_atom_without_mass_is_no_eigenvalue():
                                                   **args).risk, rel=1e-12))
     spike = riskcalc.Spectrum([1.0, 4.0], weights=[1.0, 0.0], signal_weights=[0.0, 1.0])
     assert spike.atoms.tolist() == [1.0, 4.0]
+
+
+@pytest.mark.parametrize("gamma", [[2.0, 2.0], [2.0, 2.5]])
+def test_pfedme_under_shift_checks_pooled_n_above_d(gamma):
+    """F13: pFedMe under covariate shift skipped the pooled N > d check the shared-spectrum
+    route makes: at sum_j 1/gamma_j = 1 it returned risks of 1.6e13, below it "the
+    subordination fixed point did not converge"."""
+    with pytest.raises(ValueError, match=r"pooled N > d: sum_j 1/gamma_j > 1"):
+        riskcalc.clients_limit("pfedme", gamma=gamma, sigma=1.0, r=1.0, lam=0.5,
+                               spectra=["two-point:1,4,0.5", "identity"])

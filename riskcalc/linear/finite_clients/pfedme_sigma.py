@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
@@ -127,6 +127,8 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     if not lam > 0:
         raise ValueError("pfedme's federated global model needs lam > 0")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
+    # Under shift pooled N <= d reached the solver: 1.6e13 at N = d, "did not converge" below.
+    check_pooled(gam, count)
     typ = np.asarray(typ, dtype=int)
     sg = sv[typ]
     p = client_weights(gam, count, weights)
