@@ -221,3 +221,15 @@ def test_pfedme_under_shift_checks_pooled_n_above_d(gamma):
     with pytest.raises(ValueError, match=r"pooled N > d: sum_j 1/gamma_j > 1"):
         riskcalc.clients_limit("pfedme", gamma=gamma, sigma=1.0, r=1.0, lam=0.5,
                                spectra=["two-point:1,4,0.5", "identity"])
+
+
+def test_pfedme_with_a_spectrum_and_too_many_clients_is_refused():
+    """F14: pFedMe's finite-M limit under a spectrum lost digits as about 0.4 M eps (bias 8e-3
+    off at M = 1e14) and at M = 2^53 returned a risk of -2.9e34; beyond 1e8 clients it is now
+    refused, pointing to the M -> infinity limit it is within ~1/M of."""
+    args = dict(gamma=2.0, sigma=1.0, r=1.0, lam=0.5, spectrum="two-point:1,4,0.5")
+    with pytest.raises(riskcalc.SolverError, match=r"loses digits beyond 1e\+08 clients.*"
+                                                   r"here M = 9007199254740992"):
+        riskcalc.limit("pfedme", clients=2 ** 53, **args)
+    near = riskcalc.limit("pfedme", clients=10 ** 8, **args).risk
+    assert near == pytest.approx(riskcalc.limit("pfedme", **args).risk, rel=1e-7)
