@@ -233,3 +233,11 @@ def test_pfedme_with_a_spectrum_and_too_many_clients_is_refused():
         riskcalc.limit("pfedme", clients=2 ** 53, **args)
     near = riskcalc.limit("pfedme", clients=10 ** 8, **args).risk
     assert near == pytest.approx(riskcalc.limit("pfedme", **args).risk, rel=1e-7)
+
+
+def test_a_derivative_lost_far_from_pooled_n_equal_d_is_not_blamed_on_it():
+    """F15: MAML-FL at gamma = 1e15 over 2e15 clients (pooled N = 2 d) was refused as "the
+    pooled problem is too close to N = d" (Q = -4.7e55, rounding of the extreme gamma)."""
+    with pytest.raises(riskcalc.SolverError, match=r"far from pooled N = d \(N / d = sum_j "
+                                                   r"1/gamma_j = 2\): rounding"):
+        riskcalc.limit("maml_fl", gamma=1e15, sigma=1.0, r=1.0, alpha=0.5, clients=2 * 10 ** 15)

@@ -149,11 +149,19 @@ def moments(gam, count, p, g):
     return x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
 
 
-def not_positive(Q) -> SolverError:
+def not_positive(Q, gam=None, count=None) -> SolverError:
     """The refusal of a subordination derivative Q that is not positive: it tends to 0 as the
-    pooled problem nears N = d; a non-finite Q is an overflow of extreme parameters together
-    (gamma_j = 1e-100 and 1e100 gave Q = nan, MAML-FL's alpha = 1e50 Q = -inf: both were
-    said to be "too close to N = d")."""
+    pooled problem nears N = d; a non-finite Q, or one with ``gam`` and ``count`` pooling
+    N >= 1.01 d, is an overflow or rounding of extreme parameters together (gamma_j = 1e-100
+    and 1e100 gave Q = nan, MAML-FL's alpha = 1e50 Q = -inf, and gamma = 1e15 over 2e15
+    clients, N = 2 d, Q = -4.7e55: all were said to be "too close to N = d")."""
+    pooled = 0.0 if gam is None else float(np.sum(np.asarray(count) / np.asarray(gam)))
+    if np.isfinite(Q) and pooled >= 1.01:
+        return SolverError("finite-clients limit: the subordination derivative is not positive "
+                           f"(Q = {Q:g}) far from pooled N = d (N / d = sum_j 1/gamma_j = "
+                           f"{pooled:.4g}): rounding of parameters too extreme for double "
+                           "precision (gamma far from 1 across many clients, or a penalty or "
+                           "step size far beyond the spectrum's scale); bring them closer")
     if np.isfinite(Q):
         return SolverError("finite-clients limit: the subordination derivative is not "
                            f"positive (Q = {Q:g}); the pooled problem is too close to N = d")
@@ -195,7 +203,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
     if not totals[0] > 0:
-        raise not_positive(totals[0])
+        raise not_positive(totals[0], gam, count)
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -255,7 +263,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
                        else totals)
     if not np.iscomplexobj(Q) and not Q > 0:
-        raise not_positive(Q)
+        raise not_positive(Q, gam, count)
     J0, J1, Jfv, Jfb, J3, J4 = J
     others_b = np.maximum(sum_b - wb, 0.0)
     others_v = np.maximum(sum_v - wv, 0.0)
