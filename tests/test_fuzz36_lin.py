@@ -239,5 +239,6 @@ def test_a_derivative_lost_far_from_pooled_n_equal_d_is_not_blamed_on_it():
     """F15: MAML-FL at gamma = 1e15 over 2e15 clients (pooled N = 2 d) was refused as "the
     pooled problem is too close to N = d" (Q = -4.7e55, rounding of the extreme gamma)."""
     with pytest.raises(riskcalc.SolverError, match=r"far from pooled N = d \(N / d = sum_j "
-                                                   r"1/gamma_j = 2\): rounding"):
+                                                   r"1/gamma_j = 2\): the parameters are too "
+                                                   r"extreme"):
         riskcalc.limit("maml_fl", gamma=1e15, sigma=1.0, r=1.0, alpha=0.5, clients=2 * 10 ** 15)

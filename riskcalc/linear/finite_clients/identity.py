@@ -152,23 +152,20 @@ def moments(gam, count, p, g):
 def not_positive(Q, gam=None, count=None) -> SolverError:
     """The refusal of a subordination derivative Q that is not positive: it tends to 0 as the
     pooled problem nears N = d; a non-finite Q, or one with ``gam`` and ``count`` pooling
-    N >= 1.01 d, is an overflow or rounding of extreme parameters together (gamma_j = 1e-100
-    and 1e100 gave Q = nan, MAML-FL's alpha = 1e50 Q = -inf, and gamma = 1e15 over 2e15
-    clients, N = 2 d, Q = -4.7e55: all were said to be "too close to N = d")."""
+    N >= 1.01 d, is the rounding of extreme parameters (gamma_j = 1e-100 and 1e100 gave Q =
+    nan, MAML-FL's alpha = 1e50 Q = -inf, gamma = 1e15 over 2e15 clients Q = -4.7e55 at N =
+    2 d: all were said to be "too close to N = d")."""
     pooled = 0.0 if gam is None else float(np.sum(np.asarray(count) / np.asarray(gam)))
-    if np.isfinite(Q) and pooled >= 1.01:
-        return SolverError("finite-clients limit: the subordination derivative is not positive "
-                           f"(Q = {Q:g}) far from pooled N = d (N / d = sum_j 1/gamma_j = "
-                           f"{pooled:.4g}): rounding of parameters too extreme for double "
-                           "precision (gamma far from 1 across many clients, or a penalty or "
-                           "step size far beyond the spectrum's scale); bring them closer")
-    if np.isfinite(Q):
+    if np.isfinite(Q) and pooled < 1.01:
         return SolverError("finite-clients limit: the subordination derivative is not "
                            f"positive (Q = {Q:g}); the pooled problem is too close to N = d")
-    return SolverError(f"finite-clients limit: the subordination derivative overflowed (Q = "
-                       f"{Q:g}): the parameters are too extreme together for double precision "
-                       "(gamma_j many orders of magnitude apart, or a penalty or step size far "
-                       "beyond the spectrum's scale); bring them closer")
+    where = (f" far from pooled N = d (N / d = sum_j 1/gamma_j = {pooled:.4g})"
+             if np.isfinite(Q) else "")
+    return SolverError(f"finite-clients limit: the subordination derivative "
+                       f"{'is not positive' if np.isfinite(Q) else 'overflowed'} (Q = {Q:g})"
+                       f"{where}: the parameters are too extreme together for double precision "
+                       "(gamma_j far from 1 or many orders of magnitude apart, or a penalty or "
+                       "step size far beyond the spectrum's scale); bring them closer")
 
 
 def group_limits(method, gam, r, sigma, count, lam, weights):
