@@ -69,6 +69,7 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
     shape = gamma.shape
     gamma = gamma.ravel()
     s, w = spectrum.atoms, spectrum.weights
+    index, w_head, w_tail = _split_weights(w)
     out = np.empty_like(gamma)
     for blk in blocks(gamma.size, s.size):
         g = gamma[blk]
@@ -84,8 +85,9 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
             gm = g[mask]
             x = c[:, None] * gm[:, None] * s
             v, xv = 1.0 / (1.0 + x), x / (1.0 + x)
-            above = x > 1.0
-            w_up, w_down = np.where(above, w, 0.0).sum(1), np.where(above, 0.0, w).sum(1)
+            cut = np.searchsorted(s, 1.0 / (c * gm), side="right")    # the atoms are sorted
+            above = index >= cut[:, None]
+            w_up, w_down = w_tail[cut], w_head[cut]
             f = (np.where(w_down <= w_up, (gm - 1.0) / gm - w_down, w_up - 1.0 / gm)
                  - np.where(above, v, 0.0) @ w + np.where(above, 0.0, xv) @ w)
             return f, (v * xv) @ w
@@ -96,6 +98,13 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
         hi = 2.0 / (g * (g - 1.0) * s[0])
         out[blk] = increasing_root(fun, lo, hi, what="c0 (Def. 6.1)")
     return out.reshape(shape)
+
+
+def _split_weights(w):
+    """The atoms' indices and H(s <= s_j), H(s > s_j) at each cut j (0..n), each summed over
+    its own atoms: the weights on either side of a split of the sorted atoms."""
+    return (np.arange(w.size), np.concatenate([[0.0], np.cumsum(w)]),
+            np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]))
 
 
 def stieltjes(gamma, lam, spectrum: Spectrum):
@@ -130,6 +139,7 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
     shape = gamma.shape
     gamma, lam = gamma.ravel(), lam.ravel()
     s, w = spectrum.atoms, spectrum.weights
+    index, w_head, w_tail = _split_weights(w)
     a = 1.0 - gamma
     ridge = np.flatnonzero(lam > 0)
     for blk in blocks(ridge.size, s.size):
@@ -146,8 +156,9 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
             gm = g[mask]
             d = s * x[:, None] + l[mask, None]
             u, v = s * x[:, None] / d, l[mask, None] / d
-            above = u > v
-            w_up, w_down = np.where(above, w, 0.0).sum(1), np.where(above, 0.0, w).sum(1)
+            cut = np.searchsorted(s, l[mask] / x, side="right")      # the atoms are sorted
+            above = index >= cut[:, None]
+            w_up, w_down = w_tail[cut], w_head[cut]
             # gamma W and gamma W - 1 from the smaller of W and 1 - W (a summed W = 1 is not).
             low = w_down <= w_up
             gw = gm * np.where(low, 1.0 - w_down, w_up)
