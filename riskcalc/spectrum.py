@@ -80,6 +80,12 @@ class Spectrum:
         uniq, inverse = np.unique(atoms, return_inverse=True)
         weights = np.bincount(inverse, weights=weights, minlength=uniq.size)
         signal = weights if uniform else np.bincount(inverse, weights=signal, minlength=uniq.size)
+        # An atom without mass in H or G is no eigenvalue: the finite-M pFedMe limit beside
+        # one at 1e100 of weight 0 gave "NaN in the traces", finite steps "Silverstein's
+        # equation: Newton did not confirm the root" (Sigma = I both).
+        keep = (weights > 0) | (signal > 0)
+        if not keep.all():
+            uniq, weights, signal = uniq[keep], weights[keep], signal[keep]
         atoms = uniq
         object.__setattr__(self, "atoms", atoms)
         object.__setattr__(self, "weights", weights)

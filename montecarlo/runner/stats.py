@@ -11,10 +11,14 @@ def mean_se(x, axis: int = 0):
     x = np.asarray(x, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         mean, se = x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
-    if np.all(np.isfinite(se)) or not np.all(np.isfinite(x)):
+    top = np.max(np.abs(x), axis=axis) if x.size else np.zeros(())
+    tiny = np.any((top > 0) & (top < 1e-150))
+    if (np.all(np.isfinite(se)) and not tiny) or not np.all(np.isfinite(x)):
         return mean, se
     # Finite replicates whose squared deviations overflow (risks near 1e200 at r = sigma =
-    # 1e100 printed "std.err inf"): the same statistics of x scaled by its largest magnitude.
+    # 1e100 printed "std.err inf") or underflow (RTFA variances near 2e-200 at lam = 1e100
+    # printed "std.err 0" and an interval excluding the prediction): the same statistics of x
+    # scaled by its largest magnitude.
     scale = np.max(np.abs(x), axis=axis, keepdims=True)
     scale = np.where(scale > 0, scale, 1.0)
     y = x / scale

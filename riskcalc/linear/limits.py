@@ -26,7 +26,7 @@ from riskcalc import _frames, solvers
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
-from riskcalc.linear.model import ClientSpec, as_spec
+from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
 
 ROUTES = ("auto", "closed", "kappa", "paper")
 
@@ -215,12 +215,7 @@ def _spec_limit(spec: ClientSpec, route: str, clients, weights) -> LimitResult:
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else None
     values = {"gamma": spec.gamma, "sigma": spec.sigma, "r/rho": spec.signal,
               "lam": spec.penalty, spec.info.tuning or "tuning": tuning}
-    try:
-        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in values.items() if np.ndim(v))
-        raise ValueError(f"parameter arrays of shapes {shapes} do not broadcast together "
-                         "(give arrays of one length, or scalars)") from None
+    shape = broadcast_shape(values)
     gamma = np.broadcast_to(spec.gamma, shape)
     lam = np.broadcast_to(spec.penalty, shape)
     signal2 = np.broadcast_to(spec.signal, shape) ** 2

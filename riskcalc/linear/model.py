@@ -137,6 +137,17 @@ class ClientSpec:
         return out
 
 
+def broadcast_shape(values: dict) -> tuple:
+    """The broadcast shape of the parameters ``values`` (name -> number or array), or a
+    ValueError naming each array's shape (numpy's own named "arg 0" and "arg 2")."""
+    try:
+        return np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in values.items() if np.ndim(v))
+        raise ValueError(f"parameter arrays of shapes {shapes} do not broadcast together "
+                         "(give arrays of one length, or scalars)") from None
+
+
 def as_spec(spec, where: str) -> ClientSpec:
     """``spec`` if it is a ``ClientSpec``, else ValueError saying how to make one (``where``:
     the function that takes it; a method name or None gave an AttributeError traceback)."""

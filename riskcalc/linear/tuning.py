@@ -15,7 +15,7 @@ import numpy as np
 
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
-from riskcalc.linear.model import ClientSpec
+from riskcalc.linear.model import LAM_RANGE, ClientSpec, broadcast_shape
 
 HOWS = ("auto", "closed", "numeric")
 
@@ -59,7 +59,8 @@ def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None
     if how == "closed" and not uniform:
         raise ValueError("the closed-form lam* = sigma^2 gamma / r^2 needs a uniform signal "
                          "direction (spectrum without signal_weights)")
-    shape = np.broadcast_shapes(np.shape(spec.gamma), np.shape(spec.sigma), np.shape(spec.signal))
+    shape = broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma,
+                             spec.info.signal: spec.signal})
     gamma, sigma, signal = (np.broadcast_to(v, shape) for v in (spec.gamma, spec.sigma,
                                                                  spec.signal))
     if how == "numeric" or (how == "auto" and not uniform):
@@ -127,11 +128,15 @@ def _numeric(spec: ClientSpec, gamma, sigma, signal) -> float:
         return limit(spec.method, gamma=gamma, sigma=sigma, lam=lam, spectrum=spec.spectrum,
                      **{spec.info.signal: signal}).risk
 
-    scale = sigma**2 * gamma / signal**2
-    grid = scale * _GRID
+    # The search stays within the penalties the limit takes (gamma = 1e50, r = 1e-20 was
+    # refused with "lam must be 0 or lie in [1e-100, 1e+100]", naming a lam nobody gave).
+    with np.errstate(over="ignore", under="ignore"):
+        scale = sigma**2 * gamma / signal**2
+        grid = np.unique(np.clip(scale * _GRID, *LAM_RANGE))
     values = risk(grid)
     i = int(np.argmin(values))
     if i == 0 and risk(0.0) <= values[0]:
+        _check_resolved(risk, 0.0, [np.clip(scale, *LAM_RANGE)])
         return 0.0
     if i == grid.size - 1:
         raise ValueError("the risk keeps decreasing as lam grows beyond "
@@ -141,4 +146,25 @@ def _numeric(spec: ClientSpec, gamma, sigma, signal) -> float:
 
     res = minimize_scalar(lambda t: risk(np.exp(t)), bounds=(lo, hi), method="bounded",
                           options={"xatol": 1e-10})
-    return float(np.exp(res.x))
+    lam = float(np.exp(res.x))
+    _check_resolved(risk, lam, np.clip([lam / 10, lam * 10], *LAM_RANGE))
+    return lam
+
+
+#: Least relative rise of the risk a decade away from the numeric lam* (from lam* = 0: at
+#: sigma^2 gamma / r^2): below it rounding moves the minimizer by more than ~1e-3.
+FLAT = 1e-9
+
+
+def _check_resolved(risk, lam, near) -> None:
+    """ValueError unless the risk at ``near`` exceeds that at ``lam`` by ``FLAT`` of itself:
+    far from gamma = 1 the risk is flat to rounding around its minimum, and the minimizer was
+    noise (G != H at gamma = 1e20: 6.8e23 for 1e20, at gamma = 1e-20: 0)."""
+    near = [x for x in near if x != lam]         # a neighbour clipped onto lam is none
+    best = risk(lam)
+    rise = float(np.min(risk(np.asarray(near, dtype=float)))) - best
+    if not rise > FLAT * best:
+        raise ValueError(f"lam* cannot be resolved in double precision: the risk at lam = "
+                         f"{', '.join(f'{x:.3g}' for x in near)} is within {FLAT:g} of itself "
+                         f"at lam = {lam:.3g} (gamma or the signal-to-noise ratio far from 1); "
+                         "every lam there gives the same risk to 9 digits")

@@ -75,6 +75,9 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
     kappa = np.zeros_like(gamma)
     s, w = spectrum.atoms, spectrum.weights
     sw = s * w
+    # H(s <= s_j) and H(s > s_j), each summed over its own atoms (``fun``).
+    w_head = np.concatenate([[0.0], np.cumsum(w)])
+    w_tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
     need = np.flatnonzero((lam > 0) | (gamma > 1))
     for blk in blocks(need.size, s.size):
         idx = need[blk]
@@ -83,13 +86,19 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
         def fun(k, mask, g=g, l=l):
             inv = 1.0 / (s + k[:, None])
             gm, lm = g[mask], l[mask]
-            # int 1/(s + kappa) and int q (q = s/(s + kappa)), without forming q.
-            i0, iq = inv @ w, inv @ sw
-            # Near gamma = 1, 1 - gamma int q is computed as (1 - gamma) + gamma kappa int
-            # 1/(s + kappa): 1 - q rounds to 0 for kappa below s eps (kappa ~ sqrt(lam) at
-            # gamma = 1). For large gamma that form cancels two terms of size gamma; the
-            # direct one does not.
-            value = np.where(gm <= 2.0, (1.0 - gm) + gm * k * i0, 1.0 - gm * iq)
+            # 1 - gamma int q (q = s/(s + kappa)) as (1 - gamma W) - gamma int_{s <= kappa} q
+            # + gamma int_{s > kappa} (1 - q), W = H(s > kappa): each atom's q or 1 - q = kappa
+            # /(s + kappa), whichever is below 1/2, computed directly. 1 - q rounds to 0 for
+            # kappa below s eps (kappa ~ sqrt(lam) at gamma = 1), and q to 1 on an atom far
+            # above kappa: with half of H at 1e40 and gamma = 2, 1 - gamma int q lost every
+            # digit (the bias 5.7e3 times too large).
+            above = s > k[:, None]
+            cut = np.searchsorted(s, k, side="right")      # the atoms are sorted
+            w_up, w_down = w_tail[cut], w_head[cut]
+            # 1 - gamma W from the smaller of W and 1 - W (summed W = 1 was 1 - 4e-15).
+            value = (np.where(w_down <= w_up, (1.0 - gm) + gm * w_down, 1.0 - gm * w_up)
+                     - gm * (np.where(above, 0.0, inv) @ sw)
+                     + gm * k * (np.where(above, inv, 0.0) @ w))
             return value - lm / k, gm * ((inv * inv) @ sw) * k + lm / k
 
         # (*) is increasing in kappa. At lo it is <= -1 (kappa = lam/2) or, for gamma > 1,

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine.kappa import _diagonal, blocks, diagonal_roots, root_step
 
 # diagonal_roots and root_step, the chains' diagonal equations, are solved in ``kappa`` and
@@ -258,17 +258,38 @@ def _chain_block(g, s, w, eta, lam, mid, roots, link=None):
             parts.append(_entry(a, b, g, s, eta, lam, mid, T, C, Q))    # with T_ab = 0
             F0.append((s * Q[a][b]) @ w)
             slope.append(g * C[a][a] * C[b][b] * ((s * s * Q[a][a] * Q[b][b]) @ w))
+        span = float(np.max(s) / np.min(s))   # beyond ~1e30 the slope rounds to 1 (measured)
         if not np.all((slope := np.array(slope)).real < 1):
-            span = float(np.max(s) / np.min(s))   # beyond ~1e30 the slope rounds to 1 (measured)
             raise SolverError("resolvent chain: the fixed point is unstable (slope "
                               f"{np.nanmax(slope.real):g} >= 1)" + (
                                   f"; the spectrum's eigenvalues span a factor {span:.2g}: beyond"
                                   " about 1e30 the slope rounds to 1, give a narrower spectrum"
                                   if span > 1e15 else ""))
+        _check_digits(slope, span)
         for (a, b), f0, sl, part in zip(pairs, F0, slope, parts):
             T[a][b] = (f0 / (1.0 - sl)).astype(dtype, copy=False)
             _entry(a, b, g, s, eta, lam, mid, T, C, Q, part)
     return Q
+
+
+#: The largest relative error eps / (1 - slope) let through across a span of at least
+#: ``_MIN_SPAN`` (``finite_clients.shift_conditioning``'s MAX_AMPLIFIED and MIN_SPAN).
+_MAX_AMPLIFIED, _MIN_SPAN = 1e-7, 1e6
+
+
+def _check_digits(slope, span) -> None:
+    """IllConditioned when ``T_ab = F0 / (1 - slope)`` amplifies the rounding of the slope
+    beyond ``_MAX_AMPLIFIED`` across a wide span: with half of H at S and gamma 2, 1 - slope ~
+    2 / S^(1/2) and FTFA's risk was 1e-6 off at S = 1e20, 1.6% at 1e28 and 20% at 1e30,
+    silently (RTFA and pFedMe alike)."""
+    gap = float(np.min(1.0 - slope.real, initial=np.inf))
+    amplified = np.finfo(float).eps / gap
+    if span >= _MIN_SPAN and not amplified <= _MAX_AMPLIFIED:
+        raise IllConditioned(
+            "resolvent chain: the limits lose their digits across the spectra's eigenvalue "
+            f"span of {span:.2g}: a fixed point's slope is within {gap:.2g} of 1, relative "
+            f"errors up to about {amplified:.2g} (beyond {_MAX_AMPLIFIED:g}); give a narrower "
+            "spectrum")
 
 
 def _entry(a, b, g, s, eta, lam, mid, T, C, Q, part=None):

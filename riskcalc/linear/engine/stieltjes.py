@@ -69,13 +69,28 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
     shape = gamma.shape
     gamma = gamma.ravel()
     s, w = spectrum.atoms, spectrum.weights
+    index, w_head, w_tail = _split_weights(w)
     out = np.empty_like(gamma)
     for blk in blocks(gamma.size, s.size):
         g = gamma[blk]
 
         def fun(c, mask, g=g):
-            v = 1.0 / (1.0 + c[:, None] * g[mask, None] * s)
-            return (1.0 - 1.0 / g[mask]) - v @ w, (v * (1.0 - v)) @ w
+            # int x v dH = 1/gamma, v = 1/(1 + x), x = c gamma s (equally int v dH = 1 -
+            # 1/gamma), as (W - 1/gamma) - int_{x > 1} v + int_{x <= 1} x v, W = H(x > 1):
+            # each atom's v or x v = 1 - v, whichever is below 1/2, computed directly, and
+            # W - 1/gamma from the smaller of W and 1 - W. 1 - 1/gamma - int v rounded to 0 for
+            # large gamma (x ~ 1/gamma: gamma = 1e20 gave half the variance), and either
+            # integral whole on atoms on both sides of x = 1 (half of H at 1e-100, half at
+            # 1e100, gamma = 2: bias 0.354 for 0.5).
+            gm = g[mask]
+            x = c[:, None] * gm[:, None] * s
+            v, xv = 1.0 / (1.0 + x), x / (1.0 + x)
+            cut = np.searchsorted(s, 1.0 / (c * gm), side="right")    # the atoms are sorted
+            above = index >= cut[:, None]
+            w_up, w_down = w_tail[cut], w_head[cut]
+            f = (np.where(w_down <= w_up, (gm - 1.0) / gm - w_down, w_up - 1.0 / gm)
+                 - np.where(above, v, 0.0) @ w + np.where(above, 0.0, xv) @ w)
+            return f, (v * xv) @ w
 
         # Jensen's inequality brackets the root: int 1/(1 + c gamma s) lies between
         # 1/(1 + c gamma mean(s)) and 1/(1 + c gamma s_min).
@@ -83,6 +98,13 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
         hi = 2.0 / (g * (g - 1.0) * s[0])
         out[blk] = increasing_root(fun, lo, hi, what="c0 (Def. 6.1)")
     return out.reshape(shape)
+
+
+def _split_weights(w):
+    """The atoms' indices and H(s <= s_j), H(s > s_j) at each cut j (0..n), each summed over
+    its own atoms: the weights on either side of a split of the sorted atoms."""
+    return (np.arange(w.size), np.concatenate([[0.0], np.cumsum(w)]),
+            np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]))
 
 
 def stieltjes(gamma, lam, spectrum: Spectrum):
@@ -117,6 +139,7 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
     shape = gamma.shape
     gamma, lam = gamma.ravel(), lam.ravel()
     s, w = spectrum.atoms, spectrum.weights
+    index, w_head, w_tail = _split_weights(w)
     a = 1.0 - gamma
     ridge = np.flatnonzero(lam > 0)
     for blk in blocks(ridge.size, s.size):
@@ -124,13 +147,35 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
         g, l = gamma[idx], lam[idx]
 
         def fun(x, mask, g=g, l=l):
-            u = s * x[:, None] / (s * x[:, None] + l[mask, None])
-            return x - 1.0 + g[mask] * (u @ w), x + g[mask] * ((u * (1.0 - u)) @ w)
+            # psi(a) = a - 1 + gamma int u dH, u = s a/(s a + lam), as (a - 1 + gamma W) +
+            # gamma int_{s a <= lam} u - gamma int_{s a > lam} v, v = 1 - u = lam/(s a + lam),
+            # W = H(s a > lam): each atom's u or v, whichever is below 1/2, computed directly
+            # (1 - u rounded to 0 near gamma = 1 at tiny lam: gamma = 1, lam = 1e-60 gave bias
+            # 9.4e-31 for 5e-31; and on an atom far above lam / a), and a - 1 + gamma W summed
+            # smaller terms first (a ~ 0 near gamma = 1, a ~ 1 at tiny gamma).
+            gm = g[mask]
+            d = s * x[:, None] + l[mask, None]
+            u, v = s * x[:, None] / d, l[mask, None] / d
+            cut = np.searchsorted(s, l[mask] / x, side="right")      # the atoms are sorted
+            above = index >= cut[:, None]
+            w_up, w_down = w_tail[cut], w_head[cut]
+            # gamma W and gamma W - 1 from the smaller of W and 1 - W (a summed W = 1 is not).
+            low = w_down <= w_up
+            gw = gm * np.where(low, 1.0 - w_down, w_up)
+            c = np.where(low, (gm - 1.0) - gm * w_down, gw - 1.0)
+            shift = np.where(np.abs(c) <= np.abs(x - 1.0), x + c, (x - 1.0) + gw)
+            f = shift + gm * (np.where(above, 0.0, u) @ w) - gm * (np.where(above, v, 0.0) @ w)
+            return f, x + gm * ((u * v) @ w)
 
         # psi(a) = a - 1 + gamma int s a/(s a + lam) is increasing, psi(1) > 0, and
-        # psi(a) <= a (1 + gamma mean(s) / lam) - 1 < 0 at the lower end.
+        # psi(a) <= a (1 + gamma mean(s) / lam) - 1 < 0 at the lower end. For gamma >= 2 the
+        # root lies below 2 lam / (s_min (gamma - 1)), where gamma U >= 2 gamma / (gamma + 1)
+        # >= 4/3: the bracket 1 left Newton's log steps crawling down (gamma = 1e100, lam =
+        # 1e-100: no convergence in 200 steps).
         lo = 0.5 * l / (l + g * spectrum.mean)
-        a[idx] = increasing_root(fun, lo, np.ones_like(l), what="Stieltjes transform m (Def. 6.2)")
+        with np.errstate(divide="ignore"):
+            hi = np.where(g >= 2, np.minimum(1.0, 2.0 * l / (s[0] * (g - 1.0))), 1.0)
+        a[idx] = increasing_root(fun, lo, hi, what="Stieltjes transform m (Def. 6.2)")
     out = {k: np.empty_like(gamma) for k in ("m", "dm", "m1", "i1", "i2")}
     for blk in blocks(gamma.size, s.size):
         g, l, aa = gamma[blk], lam[blk], a[blk]
@@ -141,7 +186,9 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
         denom = 1.0 + g * l * i1
         out["m"][blk] = m
         out["i1"][blk], out["i2"][blk] = i1, i2
-        out["dm"][blk] = ((1.0 + g[:, None] * s * m[:, None]) * inv * inv) @ w / denom
+        # Divided by denom between the two factors inv: their product overflowed first
+        # (gamma = 1e70, lam = 1e-100: m' = 1e200 through 1e370).
+        out["dm"][blk] = (((1.0 + g[:, None] * s * m[:, None]) * inv / denom[:, None]) * inv) @ w
         out["m1"][blk] = aa * i2 / denom
     out["a"] = a
     return {k: v.reshape(shape) for k, v in out.items()}
@@ -173,11 +220,14 @@ def ridge_factors(gamma, lam, spectrum: Spectrum):
     if ridgeless.any():
         g = gamma[ridgeless]
         c = c0(g, spectrum)
-        e2 = (1.0 + c[:, None] * g[:, None] * s) ** -2
-        j1 = (s * e2) @ spectrum.weights
-        j2 = (s * s * e2) @ spectrum.weights
+        # v = 1/(1 + c0 gamma s) and s v, not (1 + c0 gamma s)^-2: its square overflowed on an
+        # atom far above 1/(c0 gamma) and dropped the atom (variance 5e8 for 1e9).
+        v = 1.0 / (1.0 + c[:, None] * g[:, None] * s)
+        sv = s * v
+        j1 = (sv * v) @ spectrum.weights
+        j2 = (sv * sv) @ spectrum.weights
         ratio = g * c * j2 / j1
-        bias[ridgeless] = (1.0 + ratio) * ((s * e2) @ wg)
+        bias[ridgeless] = (1.0 + ratio) * ((sv * v) @ wg)
         var[ridgeless] = ratio
     rest = (lam > 0) | (gamma < 1)
     if rest.any():
@@ -186,5 +236,7 @@ def ridge_factors(gamma, lam, spectrum: Spectrum):
         denom = s * st["a"][:, None] + l[:, None]
         g_int = (s / denom**2) @ wg
         bias[rest] = l * l * (1.0 + g * st["m1"]) * g_int
-        var[rest] = g * (st["a"] / (1.0 + g * l * st["i1"])) * st["i2"]
+        # a i2 <= int s/(s a + lam) dH first: a / (1 + gamma lam i1) underflowed (gamma = 1e70,
+        # lam = 1e-100: variance 0 for 1e-70).
+        var[rest] = (st["a"] * st["i2"]) * (g / (1.0 + g * l * st["i1"]))
     return bias, var

@@ -46,7 +46,7 @@ from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limi
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
 from riskcalc.linear.methods import get_method
-from riskcalc.linear.model import check_lam
+from riskcalc.linear.model import broadcast_shape, check_lam
 from riskcalc.spectrum import as_spectrum
 
 #: Methods with the FedAvg global model: heterogeneous federations (this module).
@@ -364,7 +364,8 @@ def spec_clients_limit(spec, clients, weights: str = "samples"):
     check_method(spec.method)
     tuning = getattr(spec, spec.info.tuning) if spec.info.tuning else np.zeros(())
     values = (spec.gamma, spec.signal, spec.sigma, tuning)
-    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    shape = broadcast_shape({"gamma": spec.gamma, "r": spec.signal, "sigma": spec.sigma,
+                             spec.info.tuning or "tuning": tuning})
     args = [np.broadcast_to(v, shape).ravel() for v in values]
     bias, var = np.empty(args[0].size), np.empty(args[0].size)
     for k, (gm, rr, sg, tn) in enumerate(zip(*args)):

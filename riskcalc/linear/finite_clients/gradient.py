@@ -101,7 +101,7 @@ def _adjoint(route, count):
     pieces, qv, wb, wv = _real(parts["p"])
     totals = federation_totals(count, route.g, qv, wb, wv)
     if not totals[0] > 0:
-        raise not_positive(totals[0])
+        raise not_positive(totals[0], route.gam, count)
     mean = float(count @ route.finish(pieces, totals) / m_tot)
     a = []
     for k in range(3):

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import shown_apart
 from riskcalc.errors import SolverError
 from riskcalc.linear.client_weights import client_weights
 from riskcalc.linear.engine import kappa
@@ -77,9 +78,11 @@ def check_pooled(gam, count) -> float:
     total = float(np.sum(count / gam))
     excess = total - 1.0
     if not excess > 1e-12:
+        # shown_apart: 0.99999999975 was printed "got sum_j 1/gamma_j = 1".
         raise ValueError("the federated global model needs N = sum n_j >= d, and its "
-                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1; got sum_j "
-                         f"1/gamma_j = {total:.6g} (add clients or lower gamma)")
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1 (by more than "
+                         f"1e-12); got sum_j 1/gamma_j = {shown_apart(total, 1.0, 6)} (add "
+                         "clients or lower gamma)")
     return excess
 
 
@@ -146,18 +149,23 @@ def moments(gam, count, p, g):
     return x, u, gam * x ** 3 / ((1.0 + gam * x) * root)
 
 
-def not_positive(Q) -> SolverError:
+def not_positive(Q, gam=None, count=None) -> SolverError:
     """The refusal of a subordination derivative Q that is not positive: it tends to 0 as the
-    pooled problem nears N = d; a non-finite Q is an overflow of extreme parameters together
-    (gamma_j = 1e-100 and 1e100 gave Q = nan, MAML-FL's alpha = 1e50 Q = -inf: both were
-    said to be "too close to N = d")."""
-    if np.isfinite(Q):
+    pooled problem nears N = d; a non-finite Q, or one with ``gam`` and ``count`` pooling
+    N >= 1.01 d, is the rounding of extreme parameters (gamma_j = 1e-100 and 1e100 gave Q =
+    nan, MAML-FL's alpha = 1e50 Q = -inf, gamma = 1e15 over 2e15 clients Q = -4.7e55 at N =
+    2 d: all were said to be "too close to N = d")."""
+    pooled = 0.0 if gam is None else float(np.sum(np.asarray(count) / np.asarray(gam)))
+    if np.isfinite(Q) and pooled < 1.01:
         return SolverError("finite-clients limit: the subordination derivative is not "
                            f"positive (Q = {Q:g}); the pooled problem is too close to N = d")
-    return SolverError(f"finite-clients limit: the subordination derivative overflowed (Q = "
-                       f"{Q:g}): the parameters are too extreme together for double precision "
-                       "(gamma_j many orders of magnitude apart, or a penalty or step size far "
-                       "beyond the spectrum's scale); bring them closer")
+    where = (f" far from pooled N = d (N / d = sum_j 1/gamma_j = {pooled:.4g})"
+             if np.isfinite(Q) else "")
+    return SolverError(f"finite-clients limit: the subordination derivative "
+                       f"{'is not positive' if np.isfinite(Q) else 'overflowed'} (Q = {Q:g})"
+                       f"{where}: the parameters are too extreme together for double precision "
+                       "(gamma_j far from 1 or many orders of magnitude apart, or a penalty or "
+                       "step size far beyond the spectrum's scale); bring them closer")
 
 
 def group_limits(method, gam, r, sigma, count, lam, weights):
@@ -192,7 +200,7 @@ def rtfa_risks(gam, r, sigma, weights, lams):
     D, var_b, Eb, Ev = sources("fedavg", gam, np.zeros_like(gam), p, x, u, var_r)[:4]
     totals = federation_totals(count, g, *summands(r, sigma, gam, p, g, D, var_b, Eb, Ev))
     if not totals[0] > 0:
-        raise not_positive(totals[0])
+        raise not_positive(totals[0], gam, count)
     out = np.empty(lams.shape)
     # Blocks of penalty rows: the quadrature holds (rows x M x nodes) arrays.
     for blk in kappa.blocks(lams.shape[0], 64 * gam.size):
@@ -252,7 +260,7 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     Q, sum_b, sum_v = (federation_totals(count, g, qv, wb, wv) if totals is None
                        else totals)
     if not np.iscomplexobj(Q) and not Q > 0:
-        raise not_positive(Q)
+        raise not_positive(Q, gam, count)
     J0, J1, Jfv, Jfb, J3, J4 = J
     others_b, others_v = sum_b - wb, sum_v - wv
     if not np.iscomplexobj(others_b):   # a complex step at real part 0 was clipped too

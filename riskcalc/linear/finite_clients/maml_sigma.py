@@ -175,11 +175,22 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     live = np.flatnonzero(gam > 1)
     if live.size == 0:
         return bias, var
+    # The limit under the covariances c Sigma_j with step alpha / c is that under Sigma_j with
+    # alpha, the bias times c. The continuation in alpha and the pencils' tolerances assume
+    # eigenvalues near 1 (scaled:1e6 failed at once, scaled:1e-50 after 35 s): a mean
+    # eigenvalue beyond [1/16, 16] is brought into it by a power of two (exact), within the
+    # span the route is reliable for (beyond, rescaled fixed points converged to a negative
+    # risk: two-point:1,1e40,0.5 at alpha 0.1).
+    span, scale = eigenvalue_span(sv), float(np.mean(sv @ h))
+    if not 1 / 16 <= scale <= 16 and span <= _SPAN:
+        scale = 2.0 ** np.round(np.log2(scale))
+        sv, alpha = sv / scale, alpha * scale
+    else:
+        scale = 1.0
     try:
         t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
         pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
     except SolverError as exc:
-        span = eigenvalue_span(sv)
         if isinstance(exc, IllConditioned) or not span > _SPAN:
             raise
         # Measured (gamma 0.5 and 2, two-point:1,S,W): answers up to S = 1e6 at alpha 0.1 and
@@ -190,7 +201,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     Zs = middles(G, pc["L"], t, count, r, sigma, p, gam, Phi, pc["e_v"])[live]
     W = pc["W"]
     pa, ga, sa = p[live], gam[live], sigma[live]
-    bias[live] = r[live] ** 2 * ((Zs[:, 0] * W) @ h) + (Zs[:, 1] * W) @ h
+    bias[live] = scale * (r[live] ** 2 * ((Zs[:, 0] * W) @ h) + (Zs[:, 1] * W) @ h)
     var[live] = (np.where(sa == 0, 0.0, sa ** 2 * (
         own[live] + 2 * pa * ga * pc["cross"] + pa * ga * pc["noise"]
         + pa ** 2 * ga * ((Zs[:, 2] * W) @ h))) + (Zs[:, 3] * W) @ h)

@@ -41,6 +41,7 @@ from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, fed
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
+from riskcalc.linear.model import broadcast_shape
 from riskcalc.linear.steps.pencils import step_traces
 from riskcalc.spectrum import Spectrum
 
@@ -140,6 +141,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     k = _steps(steps)
     eta = positive("step_size", step_size)
     sp = _spectrum(spec.spectrum)
+    broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, "r": spec.signal,
+                     "lam": spec.penalty, "steps": k, "step_size": eta})
     g, sig, signal, lam, k, eta = np.broadcast_arrays(spec.gamma, spec.sigma, spec.signal,
                                                       spec.penalty, k, eta)
     bias, var = np.empty(g.shape), np.empty(g.shape)

@@ -44,7 +44,7 @@ from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
-from riskcalc.linear.model import ClientSpec, as_spec
+from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 
 METHODS = ("ftfa", "rtfa", "local", "local_ridge")
@@ -169,6 +169,8 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     k = integers("steps", steps)
     eta = positive("step_size", step_size)
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist()}
+    broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, spec.info.signal: spec.signal,
+                     "lam": spec.penalty, "steps": k, "step_size": eta})
     g, sig, signal, lam_, k, eta = np.broadcast_arrays(
         spec.gamma, spec.sigma, spec.signal, spec.penalty, k, eta)
     sp = spec.spectrum
@@ -238,8 +240,17 @@ def filter_integrals(gamma, lam, steps, step_size):
             return cur
         prev = cur
         n *= 2
+    # Near gamma = 1 the law reaches s = 0, where the filter varies on the scale 1 / (eta k):
+    # gamma = 1 settled up to 1e8 steps of 0.1 and not at 1e9 (say what answers).
+    with np.errstate(divide="ignore"):
+        scale = float(np.min(1.0 / (eta * k)))
+    why = (f"; near gamma = 1 (here {gamma[..., 0][near].flat[0]:g}) the law reaches s = 0, "
+           f"where the filter varies on the scale 1 / (step_size steps) = {scale:.2g}, "
+           "finer than the rule resolves: fewer steps or a "
+           "smaller step size answer, and riskcalc.limit is the limit of infinitely many"
+           if np.any(near) else "")
     raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
-                      f"(steps up to {np.max(k):g})")
+                      f"(steps up to {np.max(k):g}){why}")
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
