@@ -1,5 +1,6 @@
 """The clients' weights p_j of the FedAvg objective (paper 003, ``003_4b976ddf5225c17e.txt``,
-Sec. 3.1): named ("samples": n_j / N, "uniform": 1 / M) or given. Kept apart from
+Sec. 3.1): named ("samples": n_j / N, "uniform": 1 / M) or given; the federated global
+model's need for pooled N > d (``check_pooled``). Kept apart from
 ``finite_clients`` (which re-exports them) so that ``rounds_limit`` reads its weights without
 loading the finite-M routes."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, shown_apart
 
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
@@ -52,3 +53,16 @@ def client_weights(gam, count, weights):
     if weights == "samples":
         return (1.0 / gam) / np.sum(count / gam)
     return np.full(gam.shape, 1.0 / count.sum())
+
+
+def check_pooled(gam, count) -> float:
+    """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
+    total = float(np.sum(count / gam))
+    excess = total - 1.0
+    if not excess > 1e-12:
+        # shown_apart: 0.99999999975 was printed "got sum_j 1/gamma_j = 1".
+        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
+                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1 (by more than "
+                         f"1e-12); got sum_j 1/gamma_j = {shown_apart(total, 1.0, 6)} (add "
+                         "clients or lower gamma)")
+    return excess

@@ -64,26 +64,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import shown_apart
 from riskcalc.errors import SolverError
-from riskcalc.linear.client_weights import client_weights
+from riskcalc.linear.client_weights import check_pooled, client_weights
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
 from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.solvers import increasing_root, note
-
-
-def check_pooled(gam, count) -> float:
-    """sum_l count_l / gamma_l - 1 = N/d - 1 > 0, else ValueError (pooled N <= d)."""
-    total = float(np.sum(count / gam))
-    excess = total - 1.0
-    if not excess > 1e-12:
-        # shown_apart: 0.99999999975 was printed "got sum_j 1/gamma_j = 1".
-        raise ValueError("the federated global model needs N = sum n_j >= d, and its "
-                         "finite-M limit pooled N > d: sum_j 1/gamma_j > 1 (by more than "
-                         f"1e-12); got sum_j 1/gamma_j = {shown_apart(total, 1.0, 6)} (add "
-                         "clients or lower gamma)")
-    return excess
 
 
 #: Newton steps of ``solve_g`` before its bracketed fallback.
