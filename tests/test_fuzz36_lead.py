@@ -2,6 +2,8 @@
 
 import argparse
 
+import pytest
+
 from riskcalc.cli import build_parser
 
 
@@ -34,8 +36,6 @@ def test_logistic_lam_zero_near_the_threshold_stops_at_max_seconds(monkeypatch):
     reading makes the stage outlast max_seconds = 25 s here, deterministically (the real
     stage takes ~0.5 s)."""
     import types
-
-    import pytest
 
     import riskcalc
     from riskcalc.logistic import fixed_point
@@ -81,3 +81,34 @@ def test_signal_without_rounds_names_the_rounds_where_the_verb_has_them(capsys):
                                   "rounds (with --rounds)\n"), verb
     code, _, err = run_cli(["sweep", *linear, "--d", "100"], capsys)
     assert (code, err) == (2, "error: --signal applies to --model logistic only\n")
+
+
+@pytest.mark.parametrize("verb", ["compare", "sweep"])
+def test_a_method_with_a_limit_alone_is_not_called_unknown(verb, tmp_path, capsys,
+                                                           monkeypatch):
+    """A plugin's method registered with a limit and no estimator: compare and sweep said
+    "method must be one of fedavg, ...; got 'fz36l'", as if it did not exist (check-method
+    said so too until fuzz36 rest F9; now all three read ``get_estimator``'s message)."""
+    import riskcalc
+    from riskcalc import plugins
+    from tests.helpers import run_cli
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    path = tmp_path / "fz36l.py"
+    path.write_text("import riskcalc\n"
+                    "def limit(spec, route):\n"
+                    "    res = riskcalc.limit('ftfa', gamma=spec.gamma, sigma=spec.sigma, "
+                    "r=spec.r)\n"
+                    "    return res.bias, res.variance\n"
+                    "riskcalc.register_method(riskcalc.Method('fz36l', 'x', 'r', None, True, "
+                    "'x', limit))\n")
+    try:
+        code, out, err = run_cli(["--plugin", path, verb, "fz36l", "--gamma", "2", "--r", "1",
+                                  "--sigma", "0.5", "--d", "20", "--reps", "2"], capsys)
+    finally:
+        if "fz36l" in riskcalc.METHODS:
+            riskcalc.unregister_method("fz36l")
+    assert (code, out) == (2, "")
+    assert err == ("error: method fz36l has a limit but no finite-sample estimator to "
+                   "simulate: register one with montecarlo.register_estimator (docs: "
+                   "extending)\n")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc.linear.methods import get_method
+from riskcalc.linear.methods import METHODS, get_method
 
 _P = "003_4b976ddf5225c17e.txt"
 
@@ -228,10 +228,17 @@ def unregister_estimator(name: str) -> None:
 
 
 def get_estimator(name: str) -> Estimator:
-    """The estimator registered as ``name`` (ValueError listing the names otherwise)."""
+    """The estimator registered as ``name`` (ValueError listing the names otherwise, or
+    saying that a method registered with a limit alone has none)."""
     try:
         return ESTIMATORS[name]
     except (KeyError, TypeError):
+        if isinstance(name, str) and name in METHODS:
+            # A plugin's method with a limit and no estimator read as unknown ("method must
+            # be one of ..." in compare, sweep and check-method).
+            raise ValueError(f"method {name} has a limit but no finite-sample estimator to "
+                             "simulate: register one with montecarlo.register_estimator "
+                             "(docs: extending)") from None
         raise ValueError(f"method must be one of {', '.join(ESTIMATORS)}; got {name!r}") from None
 
 

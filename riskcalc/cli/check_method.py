@@ -54,17 +54,12 @@ def _positive(name, value, high=math.inf):
 def _model(args):
     """(signal, tuning, spectrum cases) from the options, checked against the method."""
     import riskcalc
-    from montecarlo.linear.estimators import ESTIMATORS
+    from montecarlo.linear.estimators import get_estimator
     from montecarlo.registry_checks import CASES
     from riskcalc.spectrum import Spectrum
 
     info = riskcalc.get_method(args.method)
-    if args.method not in ESTIMATORS:
-        # Was montecarlo's "method must be one of <the estimators>": a method registered
-        # with a limit alone read as unknown.
-        raise ValueError(f"method {args.method} has a limit but no finite-sample estimator, "
-                         "which check-method simulates: register one with "
-                         "montecarlo.register_estimator (docs: extending)")
+    get_estimator(args.method)          # before any work: a method with a limit alone
     for name in ("r", "rho"):
         if name != info.signal and getattr(args, name) is not None:
             raise ValueError(f"--{name} does not apply to {args.method} (it takes "
