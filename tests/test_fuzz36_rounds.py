@@ -35,3 +35,16 @@ def test_rounds_to_eps_below_the_curves_resolution_is_refused():
         with pytest.raises(ValueError, match=r"below what the curve resolves.*eps >= 1\.\d+e-12"):
             riskcalc.rounds_to_eps("fedavg", eps=eps, of=of, **kw)
     assert riskcalc.rounds_to_eps("fedavg", eps=1e-10, **kw).rounds == 14
+
+
+def test_algorithm1_lam_far_above_the_clients_spectra_named():
+    """Algorithm 1, Sigma = I, gamma (0.5, 3) (L = 7.46): lam = 1e14 with global_step 0.4 (the
+    round map of FedAvg's one step of 0.4, contraction 0.95229) reported contraction 0.95344,
+    and lam = 1e20 was refused as "pooled N = d: sum_j 1/gamma_j = 2.333, near 1; move
+    gamma": F3."""
+    kw = dict(gamma=[0.5, 3.0], r=0.3, sigma=0.5, signal=1.0, rounds=[1, np.inf])
+    for lam, g in ((1e14, 0.4), (1e20, None)):
+        with pytest.raises(ValueError, match=r"lam = 1e\+\d+ is .* times the top of the "
+                                             r"clients' sample spectra L = 7.464.*L = 7.464e\+06"):
+            riskcalc.rounds_limit("pfedme", local_steps=np.inf, lam=lam, global_step=g, **kw)
+

@@ -181,6 +181,31 @@ def shift_inputs(method, spectra, spectrum, gamma, local_steps, d=None):
     return None, joint, specs
 
 
+#: Largest lam of Algorithm 1 along the rounds, in units of L, the top of the clients' sample
+#: spectra (``_check_lam_scale``).
+LAM_MAX_RATIO = 1e6
+
+
+def _check_lam_scale(lam, gam, spectrum, joint) -> None:
+    """ValueError when Algorithm 1's lam exceeds ``LAM_MAX_RATIO`` times L = max_j (1 +
+    sqrt(gamma_j))^2 times the covariance's largest eigenvalue (``spectrum``, or under shift
+    the ``joint`` spectrum's; Sigma = I: 1). The prox q(s) = s / (s + lam) then moves a model
+    by about L / lam per round and the edges of the round map's spectrum, of that size, lose
+    their digits (measured, Sigma = I, gamma (0.5, 3): relative error of the bottom edge 1e-9 at
+    lam / L = 1.3e6, 6e-7 at 1.3e8; the contraction 1e-3 off at lam = 1e14; from 1e16 SolverError
+    and ValueError blaming the contour or "pooled N = d" at N / d = 2.5)."""
+    top = (1.0 if spectrum is None and joint is None else
+           float(np.max(spectrum.atoms if joint is None else joint.values)))
+    L = float(np.max((1.0 + np.sqrt(gam)) ** 2)) * top
+    if lam > LAM_MAX_RATIO * L:
+        raise ValueError(f"lam = {lam:g} is {lam / L:.3g} times the top of the clients' sample "
+                         f"spectra L = {L:.4g} (max_j (1 + sqrt(gamma_j))^2 times the largest "
+                         "eigenvalue of the covariance): the prox then moves a model by about "
+                         "L / lam per round and the rounds limits lose the round map's edges "
+                         f"to rounding; give lam <= {LAM_MAX_RATIO:g} L = "
+                         f"{LAM_MAX_RATIO * L:.4g}")
+
+
 def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, joint):
     """(eta, lam, g, sum_j 1/gamma_j) of ``rounds_limit``: the step sizes and penalty checked
     against the clients and the method before any route runs (``shared``: a spectrum other
@@ -225,6 +250,7 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
         if lam is None:
             raise ValueError("method pfedme (Algorithm 1) needs lam > 0")
         lam = float(positive("lam", lam, ndim=0))
+        _check_lam_scale(lam, gam, spectrum if shared else None, joint)
         if np.isfinite(K) and eta is None:
             raise ValueError("step_size: Algorithm 1 with finite local_steps needs step_size "
                              "> 0 (its local gradient step eta)")
