@@ -48,3 +48,12 @@ def test_algorithm1_lam_far_above_the_clients_spectra_named():
                                              r"clients' sample spectra L = 7.464.*L = 7.464e\+06"):
             riskcalc.rounds_limit("pfedme", local_steps=np.inf, lam=lam, global_step=g, **kw)
 
+
+def test_algorithm1_contour_advice_where_lam_is_large():
+    """Algorithm 1 with K = 3 local steps near their bound at lam = 1e5 (L = 2.9): the refusal
+    advised "give a larger lam or step_size (1 - top grows with both)", but past the clients'
+    sample eigenvalues 1 - top falls like L / lam: a larger lam makes it worse: F4."""
+    L = (1 + np.sqrt(0.5)) ** 2
+    with pytest.raises(ValueError, match=r"would take .* a smaller lam where lam is far above"):
+        riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
+                              rounds=[1], local_steps=3, step_size=0.9 / (L + 1e5), lam=1e5)
