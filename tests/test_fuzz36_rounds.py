@@ -57,3 +57,21 @@ def test_algorithm1_contour_advice_where_lam_is_large():
     with pytest.raises(ValueError, match=r"would take .* a smaller lam where lam is far above"):
         riskcalc.rounds_limit("pfedme", gamma=[0.5] * 3, r=0.3, sigma=0.5, signal=1.0,
                               rounds=[1], local_steps=3, step_size=0.9 / (L + 1e5), lam=1e5)
+
+
+SIM = dict(gamma=[0.5, 2.0], r=0.5, sigma=0.5, signal=1.0, rounds=[0, 1, 5], local_steps=3,
+           step_size=0.1, d=40, reps=2)
+
+
+def test_simulation_refuses_local_steps_past_the_floats():
+    """simulate_rounds with step_size 1e100 (K = 3: the filter grows by 1e302) reported inf at
+    T = 0, the zero model of risk 1.25, and 1e300 (past rounds_limit's 1e100) raised numpy's
+    "zero-size array to reduction operation maximum": F5."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    with pytest.raises(ValueError, match=r"step_size = 1e\+100: the local steps diverge .*"
+                                         r"10\^302"):
+        simulate_rounds("fedavg", **{**SIM, "step_size": 1e100})
+    with pytest.raises(ValueError, match=r"step_size must lie in \(0, 1e\+100\]"):
+        simulate_rounds("fedavg", **{**SIM, "step_size": 1e300})
+
