@@ -75,3 +75,13 @@ def test_simulation_refuses_local_steps_past_the_floats():
     with pytest.raises(ValueError, match=r"step_size must lie in \(0, 1e\+100\]"):
         simulate_rounds("fedavg", **{**SIM, "step_size": 1e300})
 
+
+def test_simulation_refuses_a_matrix_of_rounds():
+    """simulate_rounds(rounds=[[1, 2], [5, 7]]) simulated four rounds (rounds_limit refuses
+    it: a 1-d list): F6."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    with pytest.raises(ValueError, match=r"rounds must be a 1-d list of numbers, got an array "
+                                         r"of shape \(2, 2\)"):
+        simulate_rounds("fedavg", **{**SIM, "rounds": [[1, 2], [5, 7]]})
+

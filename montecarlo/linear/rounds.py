@@ -156,6 +156,9 @@ def rounds_task(task: dict) -> dict:
 def check_rounds(rounds) -> list:
     """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, each once (as
     ``riskcalc.rounds_limit``), as a list of floats."""
+    if np.ndim(rounds) > 1:     # [[1, 2], [5, 7]] was read as four rounds (rounds_limit's range)
+        raise ValueError("rounds must be a 1-d list of numbers, got an array of shape "
+                         f"{np.shape(rounds)}")
     seq = list(np.atleast_1d(np.asarray(rounds, dtype=object)).ravel())
     if not seq:
         raise ValueError("rounds must list at least one T")
