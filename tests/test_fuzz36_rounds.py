@@ -85,3 +85,12 @@ def test_simulation_refuses_a_matrix_of_rounds():
                                          r"of shape \(2, 2\)"):
         simulate_rounds("fedavg", **{**SIM, "rounds": [[1, 2], [5, 7]]})
 
+
+def test_simulation_memory_refusal_names_the_client_sizes():
+    """gamma 1e-100 (n = 4e101 rows at d = 40) was refused with "lower d" only, which no d >= 2
+    fixes: F7."""
+    from montecarlo.linear.rounds import simulate_rounds
+
+    with pytest.raises(ValueError, match=r"n_j = d / gamma_j rows, 4e\+101 for client 0\).*"
+                                         r"lower d or raise the smallest gamma_j"):
+        simulate_rounds("fedavg", **{**SIM, "gamma": [1e-100, 2.0]})
