@@ -91,6 +91,7 @@ def test_simulation_memory_refusal_names_the_client_sizes():
     fixes: F7."""
     from montecarlo.linear.rounds import simulate_rounds
 
-    with pytest.raises(ValueError, match=r"n_j = d / gamma_j rows, 4e\+101 for client 0\).*"
-                                         r"lower d or raise the smallest gamma_j"):
+    with pytest.raises(ValueError, match=r"lower d or raise the smallest gamma_j \(n_j = d / "
+                                         r"gamma_j rows: 4e\+101 for client 0\)"):
         simulate_rounds("fedavg", **{**SIM, "gamma": [1e-100, 2.0]})
+

@@ -236,9 +236,9 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
         check_filter(eta, K, 0.0 if lam is None else lam, gamma, s)
     n = sample_sizes({"gamma": gamma, "s": s})
     # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
-    require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs: n_j "
-                   f"= d / gamma_j rows, {float(n.max()):.3g} for client {int(np.argmax(n))})",
-                   "lower d or raise the smallest gamma_j")
+    require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
+                   f"lower d or raise the smallest gamma_j (n_j = d / gamma_j rows: "
+                   f"{float(n.max()):.3g} for client {int(np.argmax(n))})")
     p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
          np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
          client_weight_vector(weights, m))
