@@ -95,3 +95,23 @@ def test_simulation_memory_refusal_names_the_client_sizes():
                                          r"gamma_j rows: 4e\+101 for client 0\)"):
         simulate_rounds("fedavg", **{**SIM, "gamma": [1e-100, 2.0]})
 
+
+def test_algorithm1_many_local_steps_bounded(monkeypatch):
+    """Algorithm 1, Sigma = I, with local_steps = 10^6 (step 0.2, lam 0.7) ran for minutes with
+    no estimate (K = 1000: 2.4 s; every edge solve sums over the K steps), where FedAvg caps K
+    at 10^4 and takes the exact local solve once the steps reach it to rounding: now the same,
+    |1 - step_size (s + lam)|^K below 2^-53 (equal to the exact prox: K = 400 within 3e-16):
+    F8."""
+    from riskcalc.linear.dynamics import ROUTES
+
+    def slow(*args):
+        raise AssertionError("the K-step route ran for K = 10^6 (minutes)")
+
+    kw = dict(gamma=[0.5, 3.0], r=0.3, sigma=0.5, signal=1.0, lam=0.7, rounds=[1, 5])
+    monkeypatch.setitem(ROUTES, "pfedme_steps", slow)
+    many = riskcalc.rounds_limit("pfedme", local_steps=10 ** 6, step_size=0.2, **kw)
+    prox = riskcalc.rounds_limit("pfedme", local_steps=np.inf, **kw)
+    np.testing.assert_array_equal(many.risk, prox.risk)
+    assert many.params["local_steps"] == 10 ** 6
+    with pytest.raises(ValueError, match=r"local_steps = 20000: .*\(1 - 7e-08\)\^K"):
+        riskcalc.rounds_limit("pfedme", local_steps=20000, step_size=1e-7, **kw)
