@@ -115,3 +115,24 @@ def test_algorithm1_many_local_steps_bounded(monkeypatch):
     assert many.params["local_steps"] == 10 ** 6
     with pytest.raises(ValueError, match=r"local_steps = 20000: .*\(1 - 7e-08\)\^K"):
         riskcalc.rounds_limit("pfedme", local_steps=20000, step_size=1e-7, **kw)
+
+
+def test_refusals_find_what_fits_without_a_scan_of_every_count():
+    """Under a spectrum, Algorithm 1 with local_steps = 10^6 took 8 s to be refused (the
+    refusal tried every local_steps below K for the largest that fits) and 2^53 did not end;
+    FedAvg's chain and the memory check scanned likewise: now a bisection of the growing
+    estimates, the same answer: F9."""
+    from riskcalc.linear.dynamics.sigma.algorithm1 import cost
+
+    calls = []
+
+    def counted(m, k, atoms, nodes, scans):
+        calls.append(k)
+        return cost.alg1_chain_seconds(m, k, atoms, nodes, scans)
+
+    with pytest.raises(ValueError, match=r"local_steps = 100000, .*give local_steps <= (\d+)") \
+            as info:
+        cost._affordable(3, 10 ** 5, 2, 40, 5, 4, seconds=counted)
+    k = int(info.value.args[0].split("local_steps <= ")[1].split(",")[0])
+    assert counted(3, k, 2, 40, 4) <= 600 < counted(3, k + 1, 2, 40, 4)
+    assert len(calls) < 200, len(calls)
