@@ -136,3 +136,16 @@ def test_refusals_find_what_fits_without_a_scan_of_every_count():
     k = int(info.value.args[0].split("local_steps <= ")[1].split(",")[0])
     assert counted(3, k, 2, 40, 4) <= 600 < counted(3, k + 1, 2, 40, 4)
     assert len(calls) < 200, len(calls)
+
+
+@pytest.mark.parametrize("method, extra", [("fedavg", {}), ("pfedme", {"lam": 0.5})])
+def test_personalization_size_refused_before_allocating(method, extra):
+    """Under covariate shift with exact local solves (FedAvg) or exact prox (Algorithm 1),
+    ``personalized_risk(steps=10**6, ...)`` raised numpy's MemoryError "Unable to allocate 65.5
+    TiB" (np.eye of the extended pencil, built before its size check): F10."""
+    res = riskcalc.rounds_limit(method, gamma=[0.5, 2.0], r=0.3, sigma=0.5, signal=1.0,
+                                rounds=[1], local_steps=np.inf, spectra=["identity", "scaled:2"],
+                                **extra)
+    with pytest.raises(ValueError, match=r"personalization from the round-T model solves "
+                                         r"M \(K \+ k\)\^2 = \d+ unknowns .*steps <= \d+ fits"):
+        res.personalized_risk(steps=10 ** 6, step_size=0.05)
