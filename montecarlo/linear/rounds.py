@@ -37,7 +37,8 @@ from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import distinct, parameter, per_client, positive, positive_int
+from riskcalc._validate import (SCALE_MAX, as_array, distinct, parameter, per_client,
+                                positive, positive_int)
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
@@ -156,6 +157,9 @@ def rounds_task(task: dict) -> dict:
 def check_rounds(rounds) -> list:
     """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, each once (as
     ``riskcalc.rounds_limit``), as a list of floats."""
+    if np.ndim(rounds) > 1:     # [[1, 2], [5, 7]] was read as four rounds (rounds_limit's range)
+        raise ValueError("rounds must be a 1-d list of numbers, got an array of shape "
+                         f"{np.shape(rounds)}")
     seq = list(np.atleast_1d(np.asarray(rounds, dtype=object)).ravel())
     if not seq:
         raise ValueError("rounds must list at least one T")
@@ -170,6 +174,26 @@ def check_local_steps(K) -> float:
     if isinstance(K, (float, np.floating)) and np.isinf(K) and K > 0:
         return float("inf")
     return float(positive_int("local_steps", K))
+
+
+#: Largest local filter |1 - step_size (s + lam)|^K the simulation represents: its square
+#: enters the traces (beyond, inf - inf made every value NaN, reported inf, the zero model of
+#: T = 0 included, and a larger step_size an internal "zero-size array" error).
+FILTER_MAX = 1e150
+
+
+def check_filter(eta, K, lam, gamma, s) -> None:
+    """ValueError when K local steps of size ``eta`` (on f_j + lam/2 ||. - w||^2: Algorithm 1's
+    ``lam``, 0 for FedAvg) grow a direction past ``FILTER_MAX``, at the top of the clients'
+    spectra about max_j (1 + sqrt(gamma_j))^2 max(s) + lam (``s``: the covariance's
+    eigenvalues)."""
+    top = float(np.max((1.0 + np.sqrt(gamma)) ** 2)) * float(np.max(s)) + lam
+    grow = K * np.log10(max(abs(1.0 - eta * top), 1e-300))
+    if grow > np.log10(FILTER_MAX):
+        raise ValueError(f"step_size = {eta:g}: the local steps diverge and grow a direction "
+                         f"by about 10^{grow:.0f} in one round (|1 - step_size top|^local_steps, "
+                         f"top ~ {top:.3g}), past the floats this simulation carries "
+                         f"({FILTER_MAX:g}); give a smaller step_size or fewer local_steps")
 
 
 def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
@@ -188,7 +212,8 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
     m = gamma.size
     d = positive_int("d", d, minimum=2)     # the CLI's range (was: d = 1 simulated here)
     K = check_local_steps(local_steps)
-    eta = None if step_size is None else float(positive("step_size", step_size, ndim=0))
+    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
+                                                        low_open=True, high=SCALE_MAX, ndim=0))
     if eta is None and not np.isinf(K):
         raise ValueError("step_size (> 0) is needed with finite local_steps")
     if method == "fedavg":
@@ -208,10 +233,13 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
     s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
     if spectra is not None:     # covariate shift: (M, d), client j's covariance in row j
         s = shift_eigenvalues(spectra, spectrum, gamma, d)
+    if eta is not None and not np.isinf(K):
+        check_filter(eta, K, 0.0 if lam is None else lam, gamma, s)
     n = sample_sizes({"gamma": gamma, "s": s})
     # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
     require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
-                   "lower d")
+                   f"lower d or raise the smallest gamma_j (n_j = d / gamma_j rows: "
+                   f"{float(n.max()):.3g} for client {int(np.argmax(n))})")
     p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
          np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
          client_weight_vector(weights, m))

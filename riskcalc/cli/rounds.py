@@ -175,9 +175,9 @@ def federation(args) -> dict:
         fed = {k: [target[k]] + [float(v) for v in others[k]] for k in target}
         spectra = fedargs.client_spectra(args, others)
         if spectra is not None:
-            if args.method not in ("fedavg", "pfedme"):
+            if args.method not in ("fedavg", "pfedme", "rtfa"):    # rtfa: FedAvg's rounds
                 raise ValueError("per-client spectra (covariate shift) along the rounds: "
-                                 "fedavg and pfedme/fedprox only")
+                                 "fedavg, pfedme/fedprox and rtfa only")
             # d where a spectrum uses it (compare's --d, the simulation's, is not the spectra's)
             d = getattr(args, "d", None)
             fed.update(spectra=spectra, **d_if_used(d, spectra))

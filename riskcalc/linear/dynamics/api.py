@@ -106,7 +106,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         where no finite round is asked: ``riskcalc.linear.dynamics.algorithm1.fixed_point``).
     local_steps : int or numpy.inf
         K >= 1 (inf: the exact local solve from the server model: FedAvg's min-norm local least
-        squares, Algorithm 1's prox).
+        squares, Algorithm 1's prox). With Sigma = I, more than 10^4 steps are taken as the
+        exact local solve where they reach it to rounding, and refused otherwise.
     step_size : float, optional
         eta > 0, for finite K only (refused with inf); FedAvg with an even K: local GD
         stable, eta (1 + sqrt(gamma_j))^2 <= 2 for every client (with a spectrum, any K >= 2:
@@ -123,7 +124,8 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     global_step : float, optional
         g > 0 (default 1 for FedAvg, 1 / lam for Algorithm 1).
     lam : float, optional
-        Algorithm 1's proximal penalty lam > 0 (required for ``pfedme``; FedAvg has none).
+        Algorithm 1's proximal penalty lam > 0 (required for ``pfedme``; FedAvg has none), at
+        most 1e6 times the top of the clients' sample spectra.
     weights : {"samples", "uniform"} or sequence of float
         p_j = n_j / N, 1/M, or given positive numbers (normalized).
     spectrum : riskcalc.Spectrum, optional
@@ -266,7 +268,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
             # reported where directions of eigenvalue 1e-4 barely move).
             pencil_guard(spectrum, gam, p, T, lam=lam)
             out = algorithm1_sigma_k_curves(gam, rr, sig, p, s, lam, eta, K, g, T, spectrum)
-        elif name == "pfedme" and np.isfinite(K):
+        elif name == "pfedme" and np.isfinite(effective_steps(K, eta, gam, lam)):
             out = ROUTES["pfedme_steps"](gam, rr, sig, p, s, lam, eta, K, g, T)
         elif name == "pfedme" and shared and prox_sigma.takes_projection(gam, spectrum, lam):
             from riskcalc.linear.dynamics.sigma.fedavg.exact import fedavg_exact_curves

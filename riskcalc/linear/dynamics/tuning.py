@@ -14,6 +14,12 @@ from riskcalc.linear.dynamics.api import RoundsLimit, rounds_limit
 from riskcalc.linear.dynamics.inputs import check_work, client_arrays
 
 
+#: The smallest eps of ``rounds_to_eps`` relative to the values it compares: the rounds limits
+#: hold to about 1e-12 relative (the routes against one another, ``docs/rounds.rst``), below
+#: which a gap is rounding.
+RESOLUTION = 1e-12
+
+
 @dataclass(frozen=True)
 class RoundsChoice:
     """``optimal_rounds`` / ``rounds_to_eps``: the number of rounds T, the gradient
@@ -87,6 +93,15 @@ def rounds_to_eps(method: str, *, eps, of="risk", target=0, max_rounds=1000,
     hit = np.flatnonzero(within)
     if not hit.size:
         raise ValueError(f"eps = {eps:g} is not reached within max_rounds = {max_rounds}")
+    scale = float(np.max(np.abs(curve.distance_to_fixed_point if of == "distance" else values)))
+    if eps < RESOLUTION * scale:
+        # The curves hold to about 1e-12 relative (the routes against one another), and from
+        # rho^T < 1e-16 on they are the fixed point to rounding: eps = 1e-18 answered T = 943
+        # (a risk gap 0.0 to rounding) where the gap falls like rho^T to 1e-18 only past 1000.
+        raise ValueError(f"eps = {eps:g} is below what the curve resolves ({RESOLUTION:g} of "
+                         f"its largest value {scale:.3g}: the limits hold to about that, and "
+                         "the last rounds are the fixed point to rounding); give eps >= "
+                         f"{RESOLUTION * scale:.3g}")
     t = int(hit[0])
     return RoundsChoice(t, _evaluations(t, curve), float(values[t]), curve)
 

@@ -83,8 +83,9 @@ def solve_ellipse(make_laws, g, lam, lo, hi, ellipse, budget):
         return subordinate(laws, zeta, path, "Algorithm 1's curves",
                            (lambda zt: 1.0 - gl + gl * zt) if np.any(laws.a < 0) else None)
     laws, omega, G = accepted_rule(make_laws, solve, budget, "the contour passes too close to "
-                                   "the spectrum: its top nears 1 as eta lam -> 0; give a "
-                                   "larger lam or step_size")
+                                   "the spectrum: its top nears 1 as eta lam -> 0 and as lam "
+                                   "grows past the clients' sample eigenvalues; "
+                                   + fix_nodes(0.0))
     dz = -h * np.cosh(t) * np.sin(theta) + 1j * h * np.sinh(t) * np.cos(theta)
     return laws.z, dz * (2.0 / n), omega, G, laws
 

@@ -98,4 +98,9 @@ def fix_nodes(rho, gam=None) -> str:
                 "average of the clients') or fewer rounds")
     pooled = "" if gam is None else (", and with the distance of pooled N / d = sum_j "
                                      f"1/gamma_j = {float(np.sum(1.0 / gam)):.6g} from 1")
-    return f"give a larger lam or step_size (1 - top grows with both{pooled})"
+    # Not monotone in lam: 1 - top ~ step_size lam for small lam, ~ L / lam past the clients'
+    # sample eigenvalues at the default global_step 1 / lam (lam = 1e5, L = 2.9, step_size at 0.9
+    # of its bound: "give a larger lam" was said, which makes it worse).
+    return ("give a larger lam or step_size where step_size lam is small, or a smaller lam where "
+            "lam is far above the clients' sample eigenvalues (1 - top falls as step_size lam "
+            f"-> 0 and, at the default global_step 1 / lam, as lam grows past them{pooled})")

@@ -87,6 +87,7 @@ from riskcalc.linear.dynamics.shift.personalize import ShiftPersonalPencil, pers
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.fedavg.exact import projection_edges
 from riskcalc.linear.dynamics.sigma.fedavg.own import assemble
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 
 #: The continuation of step 3 (E_j^-1's x'-entry -eps), ending at 0.
 _EPS = np.concatenate([np.geomspace(1.0, 1e-10, 21), [0.0]])
@@ -259,6 +260,8 @@ def _personalized(joint, gam, r, sigma, p, signal, rounds, tops, c, *, kind, k=N
     e_(u_j)), from the curves' contour ``c`` (its solution transposed)."""
     pen = KinfPencil(joint, gam, p, transposed=True)
     M = gam.size
+    # Its size first (steps = 10^6: np.eye of 3e6 rows asked 65.5 TiB before the check).
+    personal_unknowns(M, pen.rows.shape[1], kind, k)
     n = pen.n + M * ((k if kind == "ftfa" else 1) + 1)
     e = np.eye(n)
     x, u = pen.rows[:, 0], pen.rows[:, 1]

@@ -74,6 +74,7 @@ from riskcalc.linear.dynamics.shift.pencil import MetricPencil, client_ends, for
 from riskcalc.linear.dynamics.shift.personalize import personal_models
 from riskcalc.linear.dynamics.sigma.fedavg.curves import pencil_curves
 from riskcalc.linear.dynamics.sigma.pencil_edges import edges
+from riskcalc.linear.dynamics.sigma.personalize_sigma import personal_unknowns
 from riskcalc.linear.dynamics.sigma.prox_sigma import ProxPencil, _own_models, band_points
 
 
@@ -185,6 +186,7 @@ def _personalized(pen, c, tops, lam, gam, r, sigma, p, signal, rounds, *, kind, 
     layout, coefficient -1) with ``sigma.personalize_sigma``'s Algorithm 1 row combinations
     au_j = p_j e_0 - e_j, wn_j = e_j / lam, padded to the extended pencil."""
     M = gam.size
+    personal_unknowns(M, pen.rows.shape[1], kind, k)      # before np.eye(n) (steps = 10^6)
     n = pen.n + M * ((k if kind == "ftfa" else 1) + 1)
     e_ = np.eye(n)
     return personal_models(pen, pen, -1.0, p[:, None] * e_[0][None, :] - e_[1:M + 1],

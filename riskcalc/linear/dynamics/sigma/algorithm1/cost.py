@@ -74,14 +74,14 @@ def _affordable(M, K, atoms, n, t_max, scans, least=False, seconds=alg1_chain_se
     if sec <= limit:
         return
     fits = []
-    k = max((k for k in range(1, K) if fit(M, k, n)), default=None)
+    k = budget.largest(1, K, lambda k: fit(M, k, n))
     if k is not None:
         fits.append(f"local_steps <= {k}")
     if n <= t_max + 24 and not least:
-        m = max((m for m in range(16, n) if fit(M, K, m)), default=None)
+        m = budget.largest(16, n, lambda m: fit(M, K, m))
         if m is not None:
             fits.append(f"rounds up to about {max(0, m - 16)}")
-    c = max((c for c in range(1, M) if fit(c, K, n)), default=None)
+    c = budget.largest(1, M, lambda c: fit(c, K, n))
     if c is not None:
         fits.append(f"clients <= {c}")
     raise ValueError(

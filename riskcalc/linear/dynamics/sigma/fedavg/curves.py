@@ -78,18 +78,14 @@ def _affordable(M, K, atoms, nodes, t_max, edges=EDGE_SOLVES, seconds=chain_seco
     if sec <= limit:
         return
     fits = []
-    k = max((k for k in range(2, K) if seconds(M, k, atoms, nodes, edges) <= limit),
-            default=None)
+    k = budget.largest(2, K, lambda k: seconds(M, k, atoms, nodes, edges) <= limit)
     if k is not None:
         fits.append(f"local_steps <= {k}")
     if nodes <= t_max + 16:          # the nodes follow the rounds (not the spectrum's gap)
-        n = max((n for n in range(16, nodes) if seconds(M, K, atoms, n, edges)
-                 <= limit),
-                default=None)
+        n = budget.largest(16, nodes, lambda n: seconds(M, K, atoms, n, edges) <= limit)
         if n is not None:
             fits.append(f"rounds up to about {max(0, n - 16)}")
-    m = max((m for m in range(1, M) if seconds(m, K, atoms, nodes, edges) <= limit),
-            default=None)
+    m = budget.largest(1, M, lambda m: seconds(m, K, atoms, nodes, edges) <= limit)
     if m is not None:
         fits.append(f"clients <= {m}")
     raise ValueError(
