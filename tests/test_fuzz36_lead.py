@@ -112,3 +112,17 @@ def test_a_method_with_a_limit_alone_is_not_called_unknown(verb, tmp_path, capsy
     assert err == ("error: method fz36l has a limit but no finite-sample estimator to "
                    "simulate: register one with montecarlo.register_estimator (docs: "
                    "extending)\n")
+
+
+@pytest.mark.parametrize("bad", ["lam", ["lam"], 3, [{"lam": 1.0}, "x"]])
+def test_simulate_rounds_personalize_of_another_type_is_named(bad):
+    """``simulate_rounds(personalize="lam")`` said "dictionary update sequence element #0 has
+    length 1" (seen by helper f36rounds); now personalize's forms are named."""
+    import numpy as np
+
+    from montecarlo.linear.rounds import simulate_rounds
+
+    with pytest.raises(ValueError, match=r"^personalize takes a dict \(\{'steps': k"):
+        simulate_rounds("fedavg", gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
+                        local_steps=np.inf, step_size=None, d=20, reps=2, personalize=bad,
+                        progress=False)

@@ -84,7 +84,12 @@ def personalization_keys(personalize) -> list:
     if isinstance(personalize, dict):
         personalize = [personalize]
     keys = []
-    for kw in personalize:
+    for kw in personalize if isinstance(personalize, (list, tuple)) else [personalize]:
+        if not isinstance(kw, dict):
+            # personalize="lam" was "dictionary update sequence element #0 has length 1".
+            raise ValueError("personalize takes a dict ({'steps': k, 'step_size': e} for FTFA "
+                             "or {'lam': l} for RTFA) or a list of them; got "
+                             f"{type(kw).__name__} {kw!r:.60}")
         kw = dict(kw)
         unknown = sorted(set(kw) - {"steps", "step_size", "lam"})
         if unknown:
