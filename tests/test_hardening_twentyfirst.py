@@ -61,7 +61,7 @@ def test_logistic_continuation_refused_before_an_overlong_stage(monkeypatch):
     clock = [0.0]
     cost = {1e-4: 0.5, 1e-5: 1.0, 1e-6: 3.0, 1e-7: 9.0, 1e-8: 27.0}
 
-    def fake_root(x, kappa, nodes, gamma, lam, c_e, C):
+    def fake_root(x, kappa, nodes, gamma, lam, c_e, C, deadline=None):
         clock[0] += next((v for k, v in cost.items() if np.isclose(lam, k)), 0.0)
         return x, 0.0, None
 

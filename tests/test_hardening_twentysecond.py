@@ -24,7 +24,7 @@ def test_the_continuation_solves_each_penalty_once(lam, monkeypatch):
 
     solved = []
 
-    def fake_root(x0, kappa, nodes, gamma, lam_k, c_e, C):   # records the stage, no solve
+    def fake_root(x0, kappa, nodes, gamma, lam_k, c_e, C, deadline=None):   # records, no solve
         solved.append(lam_k)
         return np.asarray(x0, float), 0.0, None
 

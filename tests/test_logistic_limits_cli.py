@@ -109,7 +109,7 @@ def test_other_method_rejected(capsys):
 def test_signal_with_linear_rejected(capsys):
     code, _, err = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
                             "--lam", "0.5", "--signal", "1"], capsys)
-    assert code == 2 and "--model logistic only" in err
+    assert code == 2 and "--signal applies to --model logistic or along the rounds" in err
 
 
 def test_linear_still_needs_sigma(capsys):

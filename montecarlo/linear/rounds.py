@@ -176,7 +176,7 @@ def check_local_steps(K) -> float:
     return float(positive_int("local_steps", K))
 
 
-#: Largest local filter |1 - step_size (s + lam)|^K the simulation represents: its square
+#: Largest local filter abs(1 - step_size (s + lam))^K the simulation represents: its square
 #: enters the traces (beyond, inf - inf made every value NaN, reported inf, the zero model of
 #: T = 0 included, and a larger step_size an internal "zero-size array" error).
 FILTER_MAX = 1e150

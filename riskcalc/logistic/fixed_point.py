@@ -219,7 +219,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     if start is not None or lam >= 1.0:
         x0 = _start(kappa, nodes, gamma, lam, c_e, C) if start is None else start
         try:
-            x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline)
+            x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C,
+                                          deadline=deadline)
         except Overtime:
             raise overtime(gamma, signal, r, lam, None, time.perf_counter() - clock,
                             max_seconds) from None
@@ -234,7 +235,8 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         if i:
             before = (np.log(lams[i - 1]), x[3])
         try:
-            x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C, deadline)
+            x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C,
+                                          deadline=deadline)
         except Overtime:
             raise overtime(gamma, signal, r, lam, lams[i - 1] if i else None,
                             time.perf_counter() - clock, max_seconds) from None
@@ -346,7 +348,8 @@ def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
     for nodes in NODES[1:]:
         try:
-            x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C, deadline)
+            x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C,
+                                                   deadline=deadline)
         except Overtime:
             raise overtime(gamma, signal, r, lam, lam, time.perf_counter() - clock,
                             max_seconds) from None
