@@ -1,9 +1,13 @@
 """Issue 32, fuzz36 (seeds): what this fuzz found, each test failing before."""
 
-import numpy as np
+import json
 
-from montecarlo.sweep import sweep
+import numpy as np
+import pytest
+
 from montecarlo.linear.instances import Setting
+from montecarlo.sweep import sweep
+from tests.helpers import run_cli
 
 
 def test_sweep_cache_follows_a_client_spectrum_file(tmp_path):
@@ -24,3 +28,18 @@ def test_sweep_cache_follows_a_client_spectrum_file(tmp_path):
     first = run(cache)
     np.savetxt(eig, [1.0] * 4 + [100.0] * 4)
     assert run(cache) == run(None) != first
+
+
+@pytest.mark.parametrize("model", [[], ["--model", "logistic", "--signal", "1"]])
+def test_advise_seed_zero_without_bootstrap_is_refused_as_any_seed(tmp_path, capsys, model):
+    """F2: ``advise --seed 3`` without ``--bootstrap`` was refused ("applies to --bootstrap
+    only", "does not apply to --model logistic") but ``--seed 0``, the default's value, was
+    taken silently (the advice ran, or the logistic family asked for --global-lam)."""
+    fed = tmp_path / "f.json"
+    fed.write_text(json.dumps([{"gamma": 0.5, "r": 1, "sigma": 1}] * 3))
+    for seed in ("0", "3"):
+        code, out, err = run_cli(["advise", "--clients-file", fed, "--seed", seed, *model],
+                                 capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "--seed applies to --bootstrap only" in err or \
+            "--seed does not apply to --model logistic" in err
