@@ -17,6 +17,7 @@ gamma=..., sigma=..., d=..., reps=...)``.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import types
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from riskcalc import _frames
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum_ordered import ordered_eigenvalues
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
@@ -67,6 +69,17 @@ def spec_from_dict(data: dict) -> ClientSpec:
     data = dict(data)
     sp = data.pop("spectrum")
     return ClientSpec(spectrum=None if sp is None else Spectrum(**sp), **data)
+
+
+def file_contents(setting) -> dict:
+    """``{"spectra_files": {SPEC: SHA-1 of its eigenvalues}}`` for the ``file:PATH`` SPECs of
+    ``setting.spectra`` (covariate shift), else ``{}``: a task names such a file, not its
+    numbers, and its cache key (``run_tasks``) must change with them. Was: a sweep (or
+    ``compare``) rerun with its cache after the file changed took the former file's
+    simulations, beside the new file's predictions."""
+    files = sorted({s for s in setting.spectra or () if s.strip().lower().startswith("file:")})
+    return {"spectra_files": {s: hashlib.sha1(ordered_eigenvalues(s, setting.d).tobytes())
+                              .hexdigest() for s in files}} if files else {}
 
 
 def replicate_task(task: dict) -> dict:
@@ -266,7 +279,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
-            "step_size": step_size}
+            "step_size": step_size, **file_contents(setting)}
     results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
                         cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
                         desc=f"compare {spec.method}", command="compare")

@@ -11,7 +11,6 @@ so differences along the grid are not blurred by independent noise. Tasks run th
 from __future__ import annotations
 
 import csv
-import hashlib
 import itertools
 import json
 from dataclasses import replace
@@ -21,7 +20,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
-                                none_if_nan, replicate_task, spec_to_dict, summarize)
+                                file_contents, none_if_nan, replicate_task, spec_to_dict,
+                                summarize)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -30,7 +30,6 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from riskcalc import _frames
 from riskcalc.linear.model import ClientSpec
-from riskcalc.spectrum_ordered import ordered_eigenvalues
 
 FORMATS = ("csv", "jsonl")
 
@@ -151,21 +150,10 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                           **{info.signal: sig, **({tune: tunings[0]} if tune else {})})
         base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
                 "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size,
-                **_file_contents(setting)}
+                **file_contents(setting)}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
                 kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)
-
-
-def _file_contents(setting) -> dict:
-    """``{"spectra_files": {SPEC: SHA-1 of its eigenvalues}}`` for the ``file:PATH`` SPECs of
-    ``setting.spectra`` (covariate shift), else ``{}``: a task names such a file, not its
-    numbers, and its cache key (``run_tasks``) must change with them. Was: a sweep rerun with
-    its ``--cache`` after the file changed took the former file's simulations, beside the
-    new file's predictions."""
-    files = sorted({s for s in setting.spectra or () if s.strip().lower().startswith("file:")})
-    return {"spectra_files": {s: hashlib.sha1(ordered_eigenvalues(s, setting.d).tobytes())
-                              .hexdigest() for s in files}} if files else {}
 
 
 def _rows(plan, results) -> list:

@@ -5,8 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from montecarlo.compare import compare
 from montecarlo.linear.instances import Setting
 from montecarlo.sweep import sweep
+from riskcalc.linear.model import ClientSpec
 from tests.helpers import run_cli
 
 
@@ -23,6 +25,22 @@ def test_sweep_cache_follows_a_client_spectrum_file(tmp_path):
         rows = sweep("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, reps=2,
                                 setting=Setting(**setting), cache=cache_file, progress=False)
         return rows[0]["simulated_bias"]
+
+    np.savetxt(eig, [1.0] * 4 + [4.0] * 4)
+    first = run(cache)
+    np.savetxt(eig, [1.0] * 4 + [100.0] * 4)
+    assert run(cache) == run(None) != first
+
+
+def test_compare_cache_follows_a_client_spectrum_file(tmp_path):
+    """F1, ``montecarlo.compare``'s ``cache=`` (its tasks are the sweep's)."""
+    eig, cache = tmp_path / "eig.txt", tmp_path / "c.jsonl"
+    setting = Setting(d=8, clients=2, global_model="federated", gammas=(1.5,),
+                      spectra=("identity", f"file:{eig}"))
+    spec = ClientSpec("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5)
+
+    def run(cache_file):
+        return compare(spec, setting, reps=2, cache=cache_file).summary["bias"]["mean"]
 
     np.savetxt(eig, [1.0] * 4 + [4.0] * 4)
     first = run(cache)
