@@ -20,8 +20,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
-                                file_contents, none_if_nan, replicate_task, spec_to_dict,
-                                summarize)
+                                none_if_nan, replicate_task, spec_to_dict, summarize,
+                                task_inputs)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -150,7 +150,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                           **{info.signal: sig, **({tune: tunings[0]} if tune else {})})
         base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
                 "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size,
-                **file_contents(setting)}
+                **task_inputs(spec.method, setting)}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
                 kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)

@@ -1,6 +1,7 @@
 """Issue 32, fuzz36 (seeds): what this fuzz found, each test failing before."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,3 +62,36 @@ def test_advise_seed_zero_without_bootstrap_is_refused_as_any_seed(tmp_path, cap
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert "--seed applies to --bootstrap only" in err or \
             "--seed does not apply to --model logistic" in err
+
+
+def test_sweep_cache_follows_a_plugin_estimator(tmp_path, capsys, monkeypatch):
+    """F3: a task named a plugin method, not its code: after the plugin's filter changed
+    (w -> w^2), ``sweep --cache`` took the former plugin's simulations (simulated bias 0.556
+    beside 0.654 without the cache), silently."""
+    import riskcalc
+    from montecarlo.linear.estimators import unregister_estimator
+    from riskcalc import plugins
+
+    monkeypatch.delenv(plugins.ENV, raising=False)
+    source = (Path(__file__).parent.parent / "docs" / "examples" / "shrunk_ftfa.py").read_text()
+    plugin, cache = tmp_path / "fz36_plug.py", tmp_path / "c.jsonl"
+
+    def run(cache_file):
+        argv = ["--plugin", plugin, "sweep", "shrunk_ftfa", "--gamma", "2", "--r", "1",
+                "--sigma", "0.5", "--lam", "0.5", "--d", "8", "--reps", "2", "--no-progress"]
+        try:
+            code, out, err = run_cli(argv + (["--cache", cache_file] if cache_file else []),
+                                     capsys)
+        finally:
+            if "shrunk_ftfa" in riskcalc.METHODS:
+                unregister_estimator("shrunk_ftfa")
+                riskcalc.unregister_method("shrunk_ftfa")
+            plugins._LOADED.discard(str(plugin.resolve()))     # loaded anew at each run
+        assert code == 0, err
+        return out
+
+    plugin.write_text(source)
+    first = run(cache)
+    plugin.write_text(source.replace("np.full_like(mu, shrink(lam))",
+                                     "np.full_like(mu, shrink(lam) ** 2)"))
+    assert run(cache) == run(None) != first
