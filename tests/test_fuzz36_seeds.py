@@ -95,3 +95,36 @@ def test_sweep_cache_follows_a_plugin_estimator(tmp_path, capsys, monkeypatch):
     plugin.write_text(source.replace("np.full_like(mu, shrink(lam))",
                                      "np.full_like(mu, shrink(lam) ** 2)"))
     assert run(cache) == run(None) != first
+
+
+def _double(task):
+    return {"x": 2 * task["a"]}
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(cache=3), r"^cache must be the path of a file \(str or os.PathLike\), got 3$"),
+    (dict(cache=True), "^cache must be the path of a file"),
+    (dict(cache="."), r"^cache \.: is a folder, expected a file path$"),
+    (dict(scheduler=5), "^scheduler must be the address of a dask scheduler"),
+])
+def test_run_tasks_cache_and_scheduler_types(kw, match, tmp_path, monkeypatch):
+    """F4: ``run_tasks(cache=3)`` opened file descriptor 3 (whatever this process had open
+    there) to append its header to, and closed it; a folder was a raw IsADirectoryError and
+    ``scheduler=5`` an AttributeError ('int' object has no attribute 'decode')."""
+    from montecarlo.runner.tasks import run_tasks
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=match):
+        run_tasks(_double, [{"a": 1}], progress=False, **kw)
+
+
+@pytest.mark.parametrize("desc", ["", "  "])
+def test_run_tasks_cache_with_an_empty_label(desc, tmp_path):
+    """F4: with a cache and no ``command``, the header named the label's first word, and an
+    empty label was an IndexError."""
+    from montecarlo.runner.tasks import run_tasks
+
+    cache = tmp_path / "c.jsonl"
+    assert run_tasks(_double, [{"a": 1}], cache=cache, desc=desc, progress=False) == [{"x": 2}]
+    assert run_tasks(_double, [{"a": 1}], cache=cache, desc=desc, progress=False) == [{"x": 2}]
+    assert json.loads(cache.read_text().splitlines()[0])["command"] == "tasks"

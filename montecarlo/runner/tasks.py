@@ -166,13 +166,15 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         (figures share cache files between figures).
     """
     n_jobs = min(positive_int("jobs", n_jobs), cores())
+    _check_paths(cache, scheduler)
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
     todo = [i for i, k in enumerate(keys) if k not in done]
     # The cache is opened before the progress bar is drawn: a file that cannot be appended
     # to is one error line, with no bar before it.
-    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
+    sink = (_open_cache(cache, command or (desc.split() or ["tasks"])[0])
+            if cache is not None else None)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
     try:
@@ -191,6 +193,20 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         if sink is not None:
             sink.close()
     return [done[k] for k in keys]
+
+
+def _check_paths(cache, scheduler) -> None:
+    """ValueError for a ``cache`` that is not a file path, or a ``scheduler`` that is not an
+    address. Was: cache=3 opened file descriptor 3 (whatever it was) to append to, and
+    closed it; a folder was a raw IsADirectoryError, scheduler=5 an AttributeError."""
+    if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
+        raise ValueError(f"cache must be the path of a file (str or os.PathLike), got "
+                         f"{cache!r}")
+    if cache is not None and os.path.isdir(cache):
+        raise ValueError(f"cache {os.fsdecode(cache)}: is a folder, expected a file path")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "
+                         f"or 'local', got {scheduler!r}")
 
 
 def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
