@@ -128,3 +128,20 @@ def test_run_tasks_cache_with_an_empty_label(desc, tmp_path):
     assert run_tasks(_double, [{"a": 1}], cache=cache, desc=desc, progress=False) == [{"x": 2}]
     assert run_tasks(_double, [{"a": 1}], cache=cache, desc=desc, progress=False) == [{"x": 2}]
     assert json.loads(cache.read_text().splitlines()[0])["command"] == "tasks"
+
+
+@pytest.mark.parametrize("seed, why", [(True, "a boolean"), (1.5, None), ("1", "a string"),
+                                       (None, "None")])
+@pytest.mark.parametrize("which", ["ridge", "pipeline"])
+def test_logistic_simulations_read_the_seed_strictly(seed, why, which):
+    """F5: the logistic simulations took ``int(seed)``: True, 1.5 and "1" ran as seed 1 (the
+    linear ones refuse them through ``check_seed``), None was a raw TypeError."""
+    from montecarlo.logistic import pipeline, ridge
+
+    kw = dict(signal=1.0, lams=[0.5], d=6, reps=2, seed=seed, progress=False)
+    match = "^seed must be an integer >= 0, got " + (f".*: {why}" if why else "1.5$")
+    with pytest.raises(ValueError, match=match):
+        if which == "ridge":
+            ridge.simulate(gamma=1.0, r=1.0, **kw)
+        else:
+            pipeline.simulate_pipeline(gamma=[1.0, 1.0], r=[1.0, 1.0], global_lam=0.1, **kw)
