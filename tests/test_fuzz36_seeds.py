@@ -145,3 +145,17 @@ def test_logistic_simulations_read_the_seed_strictly(seed, why, which):
             ridge.simulate(gamma=1.0, r=1.0, **kw)
         else:
             pipeline.simulate_pipeline(gamma=[1.0, 1.0], r=[1.0, 1.0], global_lam=0.1, **kw)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(seed=True), "^seed must be an integer >= 0"),
+                                       (dict(seed=-1), "^seed must be an integer >= 0"),
+                                       (dict(d=1), "^d must be an integer >= 2"),
+                                       (dict(reps=1), "^reps must be an integer >= 2")])
+def test_check_method_refuses_its_own_bad_options(kw, match):
+    """F6: ``montecarlo.check_method("rtfa", seed=True)`` (or d = 1, reps = 1) raised
+    "AssertionError: check_method('rtfa') failed: simulation bias [identity]: error = seed
+    must be ...": six failed checks blaming a correct method."""
+    from montecarlo.registry_checks import check_method
+
+    with pytest.raises(ValueError, match=match):
+        check_method("rtfa", **kw)
