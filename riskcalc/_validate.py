@@ -331,6 +331,11 @@ def seed_integer(name: str, value) -> int:
     refusal shows the value as given (-1, not -1.0)."""
     whole = _whole(value)
     inexact = whole is not None and whole > MAX_INT and np.asarray(value).dtype.kind == "f"
+    if whole is not None and whole >= 10 ** MAX_DIGITS:
+        # as --seed: 10**5000 ran, then printing it was "Exceeds the limit (4300 digits) for
+        # integer string conversion", naming nothing
+        raise ValueError(f"{name} must be an integer >= 0 of at most {MAX_DIGITS} digits, got "
+                         f"one of about {int(whole.bit_length() * 0.30103) + 1} digits")
     if whole is not None and whole >= 0 and not inexact:
         return whole
     why = _not_real(value) or (

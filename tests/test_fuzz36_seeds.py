@@ -159,3 +159,16 @@ def test_check_method_refuses_its_own_bad_options(kw, match):
 
     with pytest.raises(ValueError, match=match):
         check_method("rtfa", **kw)
+
+
+@pytest.mark.parametrize("digits", [301, 5001])
+def test_seed_beyond_the_command_lines_digits_is_refused(digits):
+    """F7: ``--seed`` takes at most 300 digits; the Python API took any integer, and with a
+    seed of 5001 digits ``compare`` failed building its tasks' keys ("Exceeds the limit (4300
+    digits) for integer string conversion", naming no parameter)."""
+    from montecarlo.runner.seeding import check_seed
+
+    with pytest.raises(ValueError, match="^seed must be an integer >= 0 of at most 300 digits, "
+                                         "got one of about"):
+        check_seed(10 ** (digits - 1))
+    assert check_seed(10 ** 300 - 1) == 10 ** 300 - 1
