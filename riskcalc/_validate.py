@@ -304,6 +304,8 @@ def _whole(value) -> int | None:
     if isinstance(value, np.ndarray):
         value = value[()]         # a 0-d array's scalar: np.array(True) was read as 1
     if isinstance(value, np.generic):
+        if value.dtype.kind == "m":   # np.timedelta64(3).item() is the int 3: seed 3, d = 3
+            return None
         value = value.item()
     if _not_real(value) is not None or not isinstance(value, (numbers.Real, Decimal)):
         return None

@@ -172,3 +172,16 @@ def test_seed_beyond_the_command_lines_digits_is_refused(digits):
                                          "got one of about"):
         check_seed(10 ** (digits - 1))
     assert check_seed(10 ** 300 - 1) == 10 ** 300 - 1
+
+
+@pytest.mark.parametrize("value", [np.timedelta64(3), np.array(np.timedelta64(3))])
+def test_a_timedelta_is_no_seed_nor_count(value):
+    """F8: ``np.timedelta64(3).item()`` is the int 3: it was seed 3 (and d = 3, reps = 3),
+    where every other non-number is refused (a datetime64 was)."""
+    from montecarlo.runner.seeding import check_seed
+    from riskcalc._validate import positive_int
+
+    with pytest.raises(ValueError, match="^seed must be an integer >= 0, got"):
+        check_seed(value)
+    with pytest.raises(ValueError, match="^d must be an integer >= 1"):
+        positive_int("d", value)
