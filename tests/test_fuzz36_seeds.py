@@ -201,3 +201,22 @@ def test_a_figure_pdf_is_the_same_bytes_at_every_build(tmp_path, monkeypatch):
         save(fig, {"pdf": tmp_path / f"{when}.pdf"})
         pdfs.append((tmp_path / f"{when}.pdf").read_bytes())
     assert pdfs[0] == pdfs[1]
+
+
+def test_a_torn_line_whose_task_was_rerun_is_not_reported_again(tmp_path, recwarn):
+    """F10: a line torn by an interruption was reported at every later run ("line 3 is not a
+    complete record ...; its task reruns"), though its task had rerun and a later line held
+    it: nothing reran."""
+    from montecarlo.runner.tasks import CacheWarning, run_tasks, task_key
+
+    cache = tmp_path / "c.jsonl"
+    run_tasks(_double, [{"a": 1}], cache=cache, progress=False)
+    with open(cache, "a") as fh:         # task {"a": 2}'s record, torn after its key
+        fh.write(f'{{"key": "{task_key({"a": 2})}", "task": {{"a": 2}}, "res')
+    args = ([{"a": 1}, {"a": 2}],)
+    with pytest.warns(CacheWarning, match="line 3 is not a complete record .* its task reruns "
+                                          "unless another line holds it$"):
+        assert run_tasks(_double, *args, cache=cache, progress=False) == [{"x": 2}, {"x": 4}]
+    recwarn.clear()
+    assert run_tasks(_double, *args, cache=cache, progress=False) == [{"x": 2}, {"x": 4}]
+    assert not [w for w in recwarn if issubclass(w.category, CacheWarning)]

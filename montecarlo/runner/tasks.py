@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import warnings
@@ -66,7 +67,7 @@ def load_cache(path, command: str | None = None) -> dict:
 
     A text line that is not a record ``{"key": str, "result": ...}`` (cut short by an
     interruption, or valid JSON of another shape) is skipped with a ``CacheWarning`` naming its
-    line number: that task simply reruns.
+    line number: that task simply reruns (no warning once a later line holds its task).
     """
     done = {}
     if path is None or not os.path.exists(path) or os.path.getsize(path) == 0:
@@ -88,16 +89,25 @@ def load_cache(path, command: str | None = None) -> dict:
             if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
                 done[rec["key"]] = rec["result"]
             elif raw.strip():
-                bad.append(number)
+                bad.append((number, _TORN_KEY.match(raw)))
+    # A torn line whose task a later line holds (its rerun) is no news: every run after the
+    # rerun said "its task reruns" again.
+    bad = [number for number, key in bad if not (key and key.group(1).decode() in done)]
     if bad:
         lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5
                                                  else "")
-        what = ("are not complete records (torn by an interruption?); their tasks rerun"
-                if len(bad) > 1 else
-                "is not a complete record (torn by an interruption?); its task reruns")
+        what = ("are not complete records (torn by an interruption?); their tasks rerun "
+                "unless other lines hold them" if len(bad) > 1 else
+                "is not a complete record (torn by an interruption?); its task reruns unless "
+                "another line holds it")
         warnings.warn(f"cache {path}: line{'s' if len(bad) > 1 else ''} {lines} {what}",
                       CacheWarning, stacklevel=2)
     return done
+
+
+#: The key at the start of a record line (``run_tasks`` writes it first), readable in a line
+#: torn after it.
+_TORN_KEY = re.compile(rb'\{"key": "([0-9a-f]{40})"')
 
 
 def _check_header(path, rec, command) -> None:
