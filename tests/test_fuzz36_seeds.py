@@ -220,3 +220,13 @@ def test_a_torn_line_whose_task_was_rerun_is_not_reported_again(tmp_path, recwar
     recwarn.clear()
     assert run_tasks(_double, *args, cache=cache, progress=False) == [{"x": 2}, {"x": 4}]
     assert not [w for w in recwarn if issubclass(w.category, CacheWarning)]
+
+
+def test_n_jobs_beside_a_scheduler_is_refused_as_jobs_is(capsys):
+    """F11: ``--jobs 2 --scheduler local`` is refused on the command line; the Python API
+    (``compare``, ``sweep``, ``run_tasks``) dropped n_jobs = 2 silently and ran on the
+    cluster's one worker."""
+    from montecarlo.runner.tasks import run_tasks
+
+    with pytest.raises(ValueError, match="^n_jobs = 2 does not apply with a scheduler"):
+        run_tasks(_double, [{"a": 1}], n_jobs=2, scheduler="local", progress=False)

@@ -175,8 +175,9 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         command is refused. Default: no check, the header names the first word of ``desc``
         (figures share cache files between figures).
     """
-    n_jobs = min(positive_int("jobs", n_jobs), cores())
-    _check_paths(cache, scheduler)
+    n_jobs = positive_int("jobs", n_jobs)
+    _check_paths(cache, scheduler, n_jobs)
+    n_jobs = min(n_jobs, cores())
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
@@ -205,18 +206,20 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     return [done[k] for k in keys]
 
 
-def _check_paths(cache, scheduler) -> None:
-    """ValueError for a ``cache`` that is not a file path, or a ``scheduler`` that is not an
-    address. Was: cache=3 opened file descriptor 3 (whatever it was) to append to, and
-    closed it; a folder was a raw IsADirectoryError, scheduler=5 an AttributeError."""
+def _check_paths(cache, scheduler, n_jobs) -> None:
+    """ValueError for a ``cache`` that is not a file path, a ``scheduler`` that is not an
+    address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``). Was: cache=3 appended to file
+    descriptor 3, then closed it; scheduler=5 an AttributeError; n_jobs=4 dropped silently."""
     if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
-        raise ValueError(f"cache must be the path of a file (str or os.PathLike), got "
-                         f"{cache!r}")
+        raise ValueError(f"cache must be the path of a file (str or os.PathLike), got {cache!r}")
     if cache is not None and os.path.isdir(cache):
         raise ValueError(f"cache {os.fsdecode(cache)}: is a folder, expected a file path")
     if scheduler is not None and not isinstance(scheduler, str):
         raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "
                          f"or 'local', got {scheduler!r}")
+    if scheduler is not None and n_jobs != 1:
+        raise ValueError(f"n_jobs = {n_jobs} does not apply with a scheduler (the cluster's "
+                         "workers run the tasks): leave it 1")
 
 
 def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
