@@ -17,14 +17,17 @@ gamma=..., sigma=..., d=..., reps=...)``.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from montecarlo.runner.budget import check_tasks, cores
-from montecarlo.linear.estimators import get_estimator, tuning_value
+from montecarlo.linear.estimators import BUILTIN, get_estimator, tuning_value
 from montecarlo.linear.instances import (Setting, check_memory, linear_replicate_seconds,
                                          sample_instance, scalar_spec)
 from montecarlo.linear.measure import KINDS, measure
@@ -36,6 +39,7 @@ from riskcalc import _frames
 from riskcalc._validate import as_array, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum_ordered import ordered_eigenvalues
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
@@ -67,6 +71,31 @@ def spec_from_dict(data: dict) -> ClientSpec:
     data = dict(data)
     sp = data.pop("spectrum")
     return ClientSpec(spectrum=None if sp is None else Spectrum(**sp), **data)
+
+
+def task_inputs(method: str, setting) -> dict:
+    """What a replicate task reads beyond its own numbers, as digests for its cache key
+    (``run_tasks``): ``spectra_files``, the SHA-1 of each ``file:PATH`` SPEC's eigenvalues in
+    ``setting.spectra`` (covariate shift), and ``estimator``, the SHA-1 of the source files of
+    a registered (plugin) method's estimator functions; ``{}`` when there is neither. Was: a
+    task named the file or the method, and a sweep (or ``compare``) rerun with its cache after
+    the file or the plugin changed took the former simulations beside the new predictions."""
+    out = {}
+    files = sorted({s for s in setting.spectra or () if s.strip().lower().startswith("file:")})
+    if files:
+        out["spectra_files"] = {s: hashlib.sha1(ordered_eigenvalues(s, setting.d).tobytes())
+                                .hexdigest() for s in files}
+    est = get_estimator(method)
+    if est.name not in BUILTIN:
+        digest = hashlib.sha1(repr((est.global_tuned, est.personalized, est.ridge,
+                                    est.centered)).encode())
+        for fn in (est.global_weight, est.personal_filter):
+            try:      # the whole module: a helper the function calls counts too
+                digest.update(Path(inspect.getsourcefile(inspect.unwrap(fn))).read_bytes())
+            except (TypeError, OSError):   # None, or no source file (a function of a REPL)
+                digest.update(repr(fn).encode())    # its address: a key of this run only
+        out["estimator"] = digest.hexdigest()
+    return out
 
 
 def replicate_task(task: dict) -> dict:
@@ -266,7 +295,7 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
-            "step_size": step_size}
+            "step_size": step_size, **task_inputs(spec.method, setting)}
     results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
                         cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
                         desc=f"compare {spec.method}", command="compare")

@@ -32,6 +32,8 @@ import riskcalc
 from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting
+from montecarlo.runner.seeding import check_seed
+from riskcalc._validate import positive_int
 
 #: Model of the simulated cases: Sigma = I and the two-point spectrum H = {1, 4} (equal mass).
 CASES = (("identity", None), ("two-point:1,4,0.5", riskcalc.Spectrum([1.0, 4.0], [0.5, 0.5])))
@@ -71,6 +73,8 @@ def check_method(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: f
     ------
     AssertionError
         Listing every failed check.
+    ValueError
+        For d, reps or seed out of range (before any check).
 
     Examples
     --------
@@ -94,7 +98,10 @@ def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: flo
                seed: int = 0, rtol: float = RTOL, k: float = K) -> list:
     """The rows of ``check_method`` (same parameters), failed checks included, no exception:
     a check that raises (a limit defined for Sigma = I only, say) is a failed row whose
-    ``error`` says why."""
+    ``error`` says why. The run's own options (d, reps, seed) raise ValueError: a bad seed
+    was six failed checks, blaming the method."""
+    d, reps = positive_int("d", d, minimum=2), positive_int("reps", reps, minimum=2)
+    seed = check_seed(seed)
     info = riskcalc.get_method(name)
     est = get_estimator(name)
     route_case = next((c for c in spectrum if c[1] is not None), spectrum[0])

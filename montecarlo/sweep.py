@@ -20,7 +20,8 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
-                                none_if_nan, replicate_task, spec_to_dict, summarize)
+                                none_if_nan, replicate_task, spec_to_dict, summarize,
+                                task_inputs)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -143,12 +144,13 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     limits = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
                                  **{info.signal: sig, **({tune: tunings} if tune else {})}),
                       setting, route, steps, tunings) for g, sig, s in points]
-    tasks = []
+    tasks, inputs = [], task_inputs(info.name, setting)    # read once, not at every point
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
                           **{info.signal: sig, **({tune: tunings[0]} if tune else {})})
         base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
-                "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size}
+                "kind": kind, "tunings": tunings, "steps": steps, "step_size": step_size,
+                **inputs}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
                 kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)

@@ -304,6 +304,8 @@ def _whole(value) -> int | None:
     if isinstance(value, np.ndarray):
         value = value[()]         # a 0-d array's scalar: np.array(True) was read as 1
     if isinstance(value, np.generic):
+        if value.dtype.kind == "m":   # np.timedelta64(3).item() is the int 3: seed 3, d = 3
+            return None
         value = value.item()
     if _not_real(value) is not None or not isinstance(value, (numbers.Real, Decimal)):
         return None
@@ -331,6 +333,11 @@ def seed_integer(name: str, value) -> int:
     refusal shows the value as given (-1, not -1.0)."""
     whole = _whole(value)
     inexact = whole is not None and whole > MAX_INT and np.asarray(value).dtype.kind == "f"
+    if whole is not None and whole >= 10 ** MAX_DIGITS:
+        # as --seed: 10**5000 ran, then printing it was "Exceeds the limit (4300 digits) for
+        # integer string conversion", naming nothing
+        raise ValueError(f"{name} must be an integer >= 0 of at most {MAX_DIGITS} digits, got "
+                         f"one of about {int(whole.bit_length() * 0.30103) + 1} digits")
     if whole is not None and whole >= 0 and not inexact:
         return whole
     why = _not_real(value) or (

@@ -49,7 +49,7 @@ from scipy.special import expit
 from montecarlo.linear.instances import require_memory
 from montecarlo.experiments.newton import damped_newton
 from montecarlo.experiments.separability import separable
-from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
@@ -340,6 +340,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     global_lam = float(as_array("global_lam", global_lam, low=0.0))
     d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
+    seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
     if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
@@ -355,7 +356,7 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
                    f"the federated logistic pipeline ({N} pooled samples at d = {d})",
                    "lower d, raise gamma or lower the number of clients")
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
-                  seed=int(seed), rep=k, weights=weights, target=int(target),
+                  seed=seed, rep=k, weights=weights, target=int(target),
                   pfedme=pfedme, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic pipeline")

@@ -26,7 +26,7 @@ from scipy.special import expit
 from montecarlo.experiments.objectives import ClientLosses, prox
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic.pipeline import client_sizes
-from montecarlo.runner.seeding import replicate_rng
+from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
@@ -113,6 +113,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``.
     ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues."""
     reps = positive_int("reps", reps, minimum=2)
+    seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     lams = [float(v) for v in np.atleast_1d(lams)]
     d = positive_int("d", d, minimum=2)
     n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True))], d)[0]
@@ -127,7 +128,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
-                  seed=int(seed), rep=k, **extra) for k in range(reps)]
+                  seed=seed, rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")
     out = {"n": n, "reps": reps}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import warnings
@@ -66,7 +67,7 @@ def load_cache(path, command: str | None = None) -> dict:
 
     A text line that is not a record ``{"key": str, "result": ...}`` (cut short by an
     interruption, or valid JSON of another shape) is skipped with a ``CacheWarning`` naming its
-    line number: that task simply reruns.
+    line number: that task simply reruns (no warning once a later line holds its task).
     """
     done = {}
     if path is None or not os.path.exists(path) or os.path.getsize(path) == 0:
@@ -88,16 +89,25 @@ def load_cache(path, command: str | None = None) -> dict:
             if isinstance(rec, dict) and isinstance(rec.get("key"), str) and "result" in rec:
                 done[rec["key"]] = rec["result"]
             elif raw.strip():
-                bad.append(number)
+                bad.append((number, _TORN_KEY.match(raw)))
+    # A torn line whose task a later line holds (its rerun) is no news: every run after the
+    # rerun said "its task reruns" again.
+    bad = [number for number, key in bad if not (key and key.group(1).decode() in done)]
     if bad:
         lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5
                                                  else "")
-        what = ("are not complete records (torn by an interruption?); their tasks rerun"
-                if len(bad) > 1 else
-                "is not a complete record (torn by an interruption?); its task reruns")
+        what = ("are not complete records (torn by an interruption?); their tasks rerun "
+                "unless other lines hold them" if len(bad) > 1 else
+                "is not a complete record (torn by an interruption?); its task reruns unless "
+                "another line holds it")
         warnings.warn(f"cache {path}: line{'s' if len(bad) > 1 else ''} {lines} {what}",
                       CacheWarning, stacklevel=2)
     return done
+
+
+#: The key at the start of a record line (``run_tasks`` writes it first), readable in a line
+#: torn after it.
+_TORN_KEY = re.compile(rb'\{"key": "([0-9a-f]{40})"')
 
 
 def _check_header(path, rec, command) -> None:
@@ -165,14 +175,17 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         command is refused. Default: no check, the header names the first word of ``desc``
         (figures share cache files between figures).
     """
-    n_jobs = min(positive_int("jobs", n_jobs), cores())
+    n_jobs = positive_int("jobs", n_jobs)
+    _check_paths(cache, scheduler, n_jobs)
+    n_jobs = min(n_jobs, cores())
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
     todo = [i for i, k in enumerate(keys) if k not in done]
     # The cache is opened before the progress bar is drawn: a file that cannot be appended
     # to is one error line, with no bar before it.
-    sink = (_open_cache(cache, command or desc.split()[0]) if cache is not None else None)
+    sink = (_open_cache(cache, command or (desc.split() or ["tasks"])[0])
+            if cache is not None else None)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, file=sys.stderr,
                disable=not progress, leave=False)
     try:
@@ -191,6 +204,22 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         if sink is not None:
             sink.close()
     return [done[k] for k in keys]
+
+
+def _check_paths(cache, scheduler, n_jobs) -> None:
+    """ValueError for a ``cache`` that is not a file path, a ``scheduler`` that is not an
+    address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``). Was: cache=3 appended to file
+    descriptor 3, then closed it; scheduler=5 an AttributeError; n_jobs=4 dropped silently."""
+    if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
+        raise ValueError(f"cache must be the path of a file (str or os.PathLike), got {cache!r}")
+    if cache is not None and os.path.isdir(cache):
+        raise ValueError(f"cache {os.fsdecode(cache)}: is a folder, expected a file path")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "
+                         f"or 'local', got {scheduler!r}")
+    if scheduler is not None and n_jobs != 1:
+        raise ValueError(f"n_jobs = {n_jobs} does not apply with a scheduler (the cluster's "
+                         "workers run the tasks): leave it 1")
 
 
 def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,

@@ -17,16 +17,19 @@ def add_arguments(p) -> None:
                         "predicted risk and the share of plausible federations that keep the "
                         f"recommendation, from B (default {DRAWS}) draws of the estimates "
                         "within their standard errors (parametric bootstrap; B advise runs)")
-    p.add_argument("--seed", type=int, default=0,
+    # default None: an explicit --seed 0 without --bootstrap is refused as --seed 3 is
+    p.add_argument("--seed", type=int,
                    help="seed of the bootstrap draws (numpy.random.SeedSequence; default 0)")
 
 
 def check(args) -> None:
     """The options' ranges, before any work."""
     if args.bootstrap is None:
-        if args.seed != 0:
+        if args.seed is not None:
             raise ValueError("--seed applies to --bootstrap only")
         return
+    if args.seed is None:
+        args.seed = 0
     if args.data is None:
         raise ValueError("--bootstrap needs --data: it draws the estimates within their joint "
                          "covariance, which only the data give (a federation file's se are "
