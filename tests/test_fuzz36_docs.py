@@ -23,3 +23,31 @@ def test_cli_page_lists_every_verb(capsys):
     assert len(verbs) == 10 and "advise" in verbs and "estimate" in verbs
     table = (DOCS / "cli.rst").read_text().split("Synopsis")[0]
     assert [v for v in verbs if f"* - ``{v}``" not in table] == []
+
+
+def _help_options(verb, capsys):
+    """The options of ``riskcalc VERB --help`` (bounds: not its bound parameters, which
+    ``bounds --list`` documents per bound)."""
+    code, out, _ = run_cli([verb, "--help"], capsys)
+    assert code == 0
+    out = out.split("bound parameters")[0]
+    return set(re.findall(r"^  (--[a-z][a-z0-9_-]*)", out, flags=re.M))
+
+
+def test_every_help_option_is_documented(capsys):
+    """F2: ``--global-step`` (predict, compare) was named nowhere in README.md or docs/*.rst;
+    every option of every verb's --help now is."""
+    text = (DOCS.parent / "README.md").read_text() + "".join(
+        p.read_text() for p in sorted(DOCS.glob("*.rst")))
+    missing = {verb: sorted(o for o in _help_options(verb, capsys) if o not in text)
+               for verb in _verbs(capsys)}
+    assert {v: m for v, m in missing.items() if m} == {}
+
+
+def test_global_step_help_gives_algorithm_1_default(capsys):
+    """F2: --global-step's help gave FedAvg's server move and 'default 1' for every method;
+    for fedprox (Algorithm 1) the move is w - g lam sum_j p_j (w - v_j) and the default
+    1 / lam (predict fedprox --lam 0.7 prints global_step = 1.4285714285714286)."""
+    code, out, _ = run_cli(["predict", "--help"], capsys)
+    assert code == 0
+    assert "default 1 / lam" in " ".join(out.split("--global-step G")[-1].split()[:40])
