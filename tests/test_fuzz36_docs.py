@@ -51,3 +51,12 @@ def test_global_step_help_gives_algorithm_1_default(capsys):
     code, out, _ = run_cli(["predict", "--help"], capsys)
     assert code == 0
     assert "default 1 / lam" in " ".join(out.split("--global-step G")[-1].split()[:40])
+
+
+def test_cli_page_counts_the_fuzz_table_right():
+    """F3: docs/cli.rst said tests/test_cli_fuzz.py "holds 91 such inputs"; its table has
+    196. A count the page states must be the table's."""
+    from tests.test_cli_fuzz import BAD
+
+    stated = re.findall(r"test_cli_fuzz.py`` holds (\d+)", (DOCS / "cli.rst").read_text())
+    assert all(int(n) == len(BAD) for n in stated)
