@@ -73,3 +73,19 @@ def test_logistic_page_names_the_cli_fedavg_centre(capsys):
     assert code == 0 and "centre_scale = 0.83791940688" in out
     text = " ".join((DOCS / "logistic.rst").read_text().split())
     assert "offers only the oracle centre" not in text and "--centre fedavg" in text
+
+
+def test_min_norm_pooled_model_is_pointed_to():
+    """F5: docs/finite_clients.rst listed the min-norm global model for pooled N < d as not
+    implemented, "which no method's parameters carry today"; FedAvg's rounds take the centre's
+    norm (``signal``) and their T = inf from w = 0 is that model (2 clients at gamma 3: the
+    same at K = 1 and K = 3, the joint interpolant being every K's fixed point)."""
+    import numpy as np
+    import riskcalc
+
+    kw = dict(gamma=[3.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[np.inf], step_size=0.1)
+    one = riskcalc.rounds_limit("fedavg", local_steps=1, **kw).risk
+    three = riskcalc.rounds_limit("fedavg", local_steps=3, **kw).risk
+    assert np.all(np.isfinite(one)) and np.allclose(one, three, rtol=1e-9)
+    text = " ".join((DOCS / "finite_clients.rst").read_text().split())
+    assert "no method's parameters carry" not in text and "--rounds inf" in text
