@@ -3,6 +3,9 @@
 import pathlib
 import re
 
+import numpy as np
+
+import riskcalc
 from tests.helpers import run_cli
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
@@ -80,12 +83,27 @@ def test_min_norm_pooled_model_is_pointed_to():
     implemented, "which no method's parameters carry today"; FedAvg's rounds take the centre's
     norm (``signal``) and their T = inf from w = 0 is that model (2 clients at gamma 3: the
     same at K = 1 and K = 3, the joint interpolant being every K's fixed point)."""
-    import numpy as np
-    import riskcalc
-
     kw = dict(gamma=[3.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[np.inf], step_size=0.1)
     one = riskcalc.rounds_limit("fedavg", local_steps=1, **kw).risk
     three = riskcalc.rounds_limit("fedavg", local_steps=3, **kw).risk
     assert np.all(np.isfinite(one)) and np.allclose(one, three, rtol=1e-9)
     text = " ".join((DOCS / "finite_clients.rst").read_text().split())
     assert "no method's parameters carry" not in text and "--rounds inf" in text
+
+
+SHIFT = dict(gamma=[3.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[np.inf],
+             spectra=["two-point:1,2,0.5", "two-point:2,1,0.5"], step_size=0.05)
+
+
+def test_rounds_page_pooled_below_d_under_shift_is_covered():
+    """F6: docs/rounds.rst said Algorithm 1 with finite K and pooled N < d is "still refused
+    under covariate shift", and that FedAvg with K = 1 under shift does not cover pooled
+    N <= d; both answer (2 clients at gamma 3, anti-aligned two-point covariances; T = inf
+    the pooled min-norm interpolant, the same for FedAvg K = 1 and Algorithm 1 K = 2)."""
+    fedavg = riskcalc.rounds_limit("fedavg", local_steps=1, **SHIFT).risk
+    alg1 = riskcalc.rounds_limit("pfedme", local_steps=2, lam=0.5, **SHIFT).risk
+    assert np.all(np.isfinite(fedavg)) and np.all(np.isfinite(alg1))
+    assert np.allclose(fedavg, alg1, rtol=1e-6)
+    text = " ".join((DOCS / "rounds.rst").read_text().split())
+    assert "still refused under covariate shift" not in text
+    assert "Not covered: pooled N <= d" not in text
