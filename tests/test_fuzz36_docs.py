@@ -4,6 +4,7 @@ import pathlib
 import re
 
 import numpy as np
+import pytest
 
 import riskcalc
 from tests.helpers import run_cli
@@ -107,3 +108,16 @@ def test_rounds_page_pooled_below_d_under_shift_is_covered():
     text = " ".join((DOCS / "rounds.rst").read_text().split())
     assert "still refused under covariate shift" not in text
     assert "Not covered: pooled N <= d" not in text
+
+
+def test_near_pooled_threshold_under_a_spectrum_names_gamma():
+    """F7: README says rounds near pooled N = d under a spectrum are refused; the refusal of
+    FedAvg K = 3 at gamma (2.001, 2.001) (N / d = 0.9995) under atoms (1, 1.01) blamed the
+    spectrum and advised "give a spectrum of a narrower range", which cannot help; it now
+    names gamma and the threshold (the spectrum's range stays the cause far from it)."""
+    kw = dict(r=1.0, sigma=0.5, signal=1.0, rounds=[5], local_steps=3, step_size=0.1)
+    with pytest.raises(ValueError, match=r"^gamma: .* sum_j 1/gamma_j = 0\.9995 is near 1"):
+        riskcalc.rounds_limit("fedavg", gamma=[2.001, 2.001], spectrum="two-point:1,1.01,0.5",
+                              **kw)
+    with pytest.raises(ValueError, match=r"^spectrum: .* narrower range"):
+        riskcalc.rounds_limit("fedavg", gamma=[2.1, 2.1], spectrum="two-point:1e-4,1,0.5", **kw)
