@@ -121,3 +121,15 @@ def test_near_pooled_threshold_under_a_spectrum_names_gamma():
                               **kw)
     with pytest.raises(ValueError, match=r"^spectrum: .* narrower range"):
         riskcalc.rounds_limit("fedavg", gamma=[2.1, 2.1], spectrum="two-point:1e-4,1,0.5", **kw)
+
+
+def test_tables_page_names_the_logistic_frame_columns():
+    """F8: docs/tables.rst said LogisticResult.to_frame() gives "the four limits"; it has six
+    (risk, sigma_risk, cosine, cosine_uncentred, test_logloss, test_error), each now named."""
+    pytest.importorskip("pandas")
+    frame = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=0.5).to_frame()
+    limits = ["risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error"]
+    assert set(limits) <= set(frame.columns)
+    text = (DOCS / "tables.rst").read_text()
+    line = text.split("logistic_limit(")[0].rsplit("# one row:", 1)[1]
+    assert "four limits" not in line and all(c in line for c in limits)
