@@ -133,3 +133,16 @@ def test_tables_page_names_the_logistic_frame_columns():
     text = (DOCS / "tables.rst").read_text()
     line = text.split("logistic_limit(")[0].rsplit("# one row:", 1)[1]
     assert "four limits" not in line and all(c in line for c in limits)
+
+
+def test_figures_page_names_the_theory_figures():
+    """F9: docs/figures.rst's list of what ``riskcalc figures`` regenerates left out paper
+    004's four figures on the linear model along the rounds and paper 000's Fig. 1 with exact
+    minimizers (in ``figures --list`` and the gallery, one example a figure); it now names every
+    one."""
+    ids = [p.stem.split("_", 2)[2].replace("_", "-")        # tests/test_docs.py: the registry
+           for p in (DOCS / "gallery").rglob("plot_*.py")]
+    theory = [i for i in ids if i.endswith("-theory") or "rounds" in i]
+    assert len(theory) == 6
+    source = (DOCS / "figures.rst").read_text().split(".. command-output::")[0]
+    assert [i for i in theory if f"``{i}``" not in source] == []
