@@ -146,3 +146,15 @@ def test_figures_page_names_the_theory_figures():
     assert len(theory) == 6
     source = (DOCS / "figures.rst").read_text().split(".. command-output::")[0]
     assert [i for i in theory if f"``{i}``" not in source] == []
+
+
+def test_development_layout_names_every_package():
+    """F10: docs/development.rst's Layout ("a formula is found from its paper in one step")
+    had no riskcalc/linear/dynamics/ (the whole of training along the rounds); every package
+    folder of riskcalc/, riskcalc/linear/ and montecarlo/ is now in it."""
+    root = DOCS.parent
+    layout = (DOCS / "development.rst").read_text().split("The layers import")[0]
+    folders = [p.parent for top in ("riskcalc", "riskcalc/linear", "montecarlo")
+               for p in (root / top).glob("*/__init__.py")]
+    assert len(folders) >= 12
+    assert sorted(f.name for f in folders if f"  {f.name}/ " not in layout) == []
