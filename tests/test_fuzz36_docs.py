@@ -199,3 +199,19 @@ def test_safety_page_names_resolve():
 
     assert (Setting(d=10).weights, Setting(d=10).clients) == ("samples", 100)
     assert _unresolved("safety.rst") == []
+
+
+def test_advise_does_not_offer_centre(capsys):
+    """F13: advise --help offered --centre {oracle,fedavg} ("infinitely many clients"), and
+    every use was refused, one refusal contradicting the other: '--centre applies to --model
+    logistic only' without it, '--centre does not apply to --model logistic' with it (advise
+    ranks at the federation's finite M). advise no longer takes it; predict does."""
+    fed = str(DOCS / "examples" / "federation.json")
+    code, out, _ = run_cli(["advise", "--help"], capsys)
+    assert code == 0 and "--centre" not in out
+    for model in (["--model", "logistic", "--signal", "1"], []):
+        code, _, err = run_cli(["advise", "--federation", fed, *model, "--centre", "fedavg"],
+                               capsys)
+        assert code == 2 and err.strip() == "error: unrecognized arguments: --centre fedavg"
+    code, out, _ = run_cli(["predict", "--help"], capsys)
+    assert "--centre" in out
