@@ -215,3 +215,23 @@ def test_advise_does_not_offer_centre(capsys):
         assert code == 2 and err.strip() == "error: unrecognized arguments: --centre fedavg"
     code, out, _ = run_cli(["predict", "--help"], capsys)
     assert "--centre" in out
+
+
+def test_getting_started_says_which_results_have_what():
+    """F14: docs/getting_started.rst said "Every result carries notes, diagnostics and
+    to_frame()"; rounds_limit's RoundsLimit has neither notes nor to_frame, and the finite-M
+    logistic results report iterations and residual, not diagnostics. The page now says which
+    results carry what, and each claim holds."""
+    pytest.importorskip("pandas")
+    results = [riskcalc.limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5),
+               riskcalc.clients_limit("rtfa", gamma=[2.0, 0.5], r=1.0, sigma=0.5, lam=0.5),
+               riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=[1],
+                                    step_size=0.2),
+               riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=1.0, lam=0.5)]
+    assert all(hasattr(r, "notes") and hasattr(r, "diagnostics") and len(r.to_frame())
+               for r in results)
+    rounds = riskcalc.rounds_limit("fedavg", gamma=[2.0, 0.5], r=1.0, sigma=0.5, signal=1.0,
+                                   rounds=[1], local_steps=1, step_size=0.1)
+    assert hasattr(rounds, "diagnostics") and not hasattr(rounds, "to_frame")
+    text = " ".join((DOCS / "getting_started.rst").read_text().split())
+    assert "Every result carries" not in text and "no ``notes`` or ``to_frame()`` yet" in text
