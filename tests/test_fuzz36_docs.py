@@ -235,3 +235,15 @@ def test_getting_started_says_which_results_have_what():
     text = " ".join((DOCS / "getting_started.rst").read_text().split())
     assert hasattr(rounds, "diagnostics") and "Every result carries" not in text
     assert hasattr(rounds, "to_frame") != ("no ``notes`` or ``to_frame()`` yet" in text)
+
+
+def test_authors_settings_are_not_called_simulate_presets(capsys):
+    """F15: docs/figures.rst and ``simulate --list`` called the authors' setups of paper 004
+    ``AUTHORS_PRESETS`` ('paper004-authors', ...) presets, but ``riskcalc simulate
+    paper004-authors`` refuses (not a preset); both now say the p004 figures run them."""
+    code, _, err = run_cli(["simulate", "paper004-authors", "--out", "x.csv"], capsys)
+    assert code == 2 and "preset must be one of" in err
+    code, out, _ = run_cli(["simulate", "--list"], capsys)
+    assert code == 0 and "not presets of simulate" in " ".join(out.split())
+    text = " ".join((DOCS / "figures.rst").read_text().split())
+    assert "not presets of ``riskcalc simulate``" in text
