@@ -247,3 +247,14 @@ def test_authors_settings_are_not_called_simulate_presets(capsys):
     assert code == 0 and "not presets of simulate" in " ".join(out.split())
     text = " ".join((DOCS / "figures.rst").read_text().split())
     assert "not presets of ``riskcalc simulate``" in text
+
+
+def test_shift_infinite_limit_across_a_wide_span_answers():
+    """F16: FTFA under covariate shift, gamma (2, 1), spectra two-point:1,1e6,0.5 and identity:
+    client 1's ridgeless variance is infinite (the interpolation threshold, +inf by the docs),
+    and the wide-span scale check took inf - inf as its gap: refused as IllConditioned "moves
+    them by nan relative". It answers now, continuous with gamma_1 = 1 -/+ 1e-4 (client 0:
+    2373.87, 2374.37)."""
+    res = riskcalc.clients_limit("ftfa", gamma=[2.0, 1.0], r=1.0, sigma=0.5,
+                                 spectra=["two-point:1,1e6,0.5", "identity"])
+    assert np.isinf(res.risk[1]) and res.risk[0] == pytest.approx(2374.1174278, rel=1e-8)
