@@ -258,3 +258,17 @@ def test_shift_infinite_limit_across_a_wide_span_answers():
     res = riskcalc.clients_limit("ftfa", gamma=[2.0, 1.0], r=1.0, sigma=0.5,
                                  spectra=["two-point:1,1e6,0.5", "identity"])
     assert np.isinf(res.risk[1]) and res.risk[0] == pytest.approx(2374.1174278, rel=1e-8)
+
+
+@pytest.mark.parametrize("cov", [dict(spectrum="two-point:1,4,0.5"),
+                                 dict(spectra=["two-point:1,4,0.5", "identity"])])
+def test_rtfa_at_lam_0_with_a_client_at_gamma_1_is_ftfa(cov):
+    """F17: RTFA at lam = 0 is FTFA; with a client at gamma = 1 under a spectrum (shared or
+    shifted) clients_limit raised the engine's "a projection block (eta = 0) needs gamma > 1
+    and a positive shift; got gamma = 1", where FTFA and Sigma = I answer (that client's
+    variance +inf, the documented threshold). It answers FTFA's numbers now."""
+    kw = dict(gamma=[2.0, 1.0], r=1.0, sigma=0.5, **cov)
+    rtfa = riskcalc.clients_limit("rtfa", lam=0.0, **kw)
+    ftfa = riskcalc.clients_limit("ftfa", **kw)
+    assert np.isinf(rtfa.risk[1]) and rtfa.bias[1] == 0.0
+    assert rtfa.risk[0] == pytest.approx(ftfa.risk[0], rel=1e-9)
