@@ -272,3 +272,13 @@ def test_rtfa_at_lam_0_with_a_client_at_gamma_1_is_ftfa(cov):
     ftfa = riskcalc.clients_limit("ftfa", **kw)
     assert np.isinf(rtfa.risk[1]) and rtfa.bias[1] == 0.0
     assert rtfa.risk[0] == pytest.approx(ftfa.risk[0], rel=1e-9)
+
+
+def test_advise_digits_is_not_called_a_gallery_example():
+    """F18: docs/advise.rst called docs/examples/advise_digits.py "the gallery example"; the
+    gallery (docs/conf.py: examples_dirs "gallery") does not hold it (it needs scikit-learn,
+    the ``examples`` extra); the page now says how to run it."""
+    assert not list((DOCS / "gallery").rglob("*advise_digits*"))
+    text = " ".join((DOCS / "advise.rst").read_text().split())
+    assert "The gallery example ``docs/examples/advise_digits.py``" not in text
+    assert "python docs/examples/advise_digits.py" in text
