@@ -92,8 +92,9 @@ PRESETS = {p.name: p for p in [
         "paper004-synthetic",
         "FedProx paper Fig. 1(a)/(d), this toolkit's earlier reconstruction (d = 60, shared "
         "centre, ridge): GlobalTrain, LocalTrain (gradient descent) and bilevel FedProx (lam = "
-        "0.02, 0.1, 0.5; Cor. 1 steps), R in [0, 3]; the authors' own setup is "
-        "montecarlo.experiments.paper004.AUTHORS_PRESETS ('paper004-authors', '-total', '-epochs')",
+        "0.02, 0.1, 0.5; Cor. 1 steps), R in [0, 3]; the authors' own setup is run by the "
+        "figures p004-fig1a, -fig1d, -fig2, -fig3 and -fig5 (riskcalc figures; settings "
+        "montecarlo.experiments.paper004.AUTHORS_PRESETS, not presets of simulate)",
         cite("004", "Sec. 6.1, App. C"),
         "paper004", dict(R=[0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0], m=10, n=200, d=60,
                          n_test=5000, labels="argmax", l2=1e-2),

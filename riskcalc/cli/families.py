@@ -39,8 +39,10 @@ def add_options(parser, verb: str) -> None:
             continue
         fam = _module(name)
         if verb in fam.VERBS:
-            for flags, kwargs in fam.OPTIONS.values():
-                parser.add_argument(*flags, **kwargs)
+            skip = getattr(fam, "NOT_OFFERED", {}).get(verb, set())
+            for dest, (flags, kwargs) in fam.OPTIONS.items():
+                if dest not in skip:
+                    parser.add_argument(*flags, **kwargs)
     parser.set_defaults(_family_parser=parser)
 
 

@@ -50,6 +50,9 @@ OPTIONS = {
                                         "--clients): fine-tune toward the oracle centre w_0 "
                                         "(default) or FedAvg's infinite-client global model")),
 }
+#: OPTIONS a verb never takes, so not offered by its parser (advise ranks at the file's finite
+#: M: --centre, the infinite-client centre, was in its --help and refused whatever the model).
+NOT_OFFERED = {"advise": {"centre"}}
 _MODEL = {"gamma", "signal", "r", "lam", "json", "spectrum", "max_minutes"}
 _FEDERATED = {"clients", "clients_file", "federation", "target", "weights", "global_lam"}
 _SIMULATION = {"d", "reps", "seed", "jobs", "no_progress", "global_model", "max_minutes"}

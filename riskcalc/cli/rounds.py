@@ -46,7 +46,9 @@ def add_options(parser) -> None:
     parser.add_argument("--local-step-size", type=float, metavar="ETA",
                         help="step size of the local steps, > 0")
     parser.add_argument("--global-step", type=float, metavar="G",
-                        help="server step g > 0: w <- w + g sum_j p_j (v_j - w) (default 1)")
+                        help="server step g > 0: FedAvg's w <- w + g sum_j p_j (v_j - w) "
+                             "(default 1); fedprox (Algorithm 1): w <- w - g lam sum_j p_j "
+                             "(w - v_j) (default 1 / lam: plain averaging)")
     parser.add_argument("--max-memory", type=float, metavar="GB",
                         help="with --rounds and a --spectrum: refuse a solve whose estimated "
                              "peak memory exceeds GB gigabytes (default 4; the estimate is "

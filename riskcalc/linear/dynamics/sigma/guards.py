@@ -68,11 +68,18 @@ def _pencil_reach(spectrum, gam, p, qmax, bound):
     floor = PENCIL_REACH * 1.01 * float(np.sum(p * qmax))
     if a > 0 and bound(a) < floor:
         lo, hi = spectrum.atoms[[0, -1]]
-        raise ValueError(f"spectrum: the round map's spectrum reaches down to at most "
+        inv = float(np.sum(1.0 / np.asarray(gam, dtype=float)))
+        # As ``spectrum_cause``: a narrow spectrum, or pooled N within 1e-3 of d, puts the
+        # cause at the threshold (gamma (2.001, 2.001) under atoms 1, 1.01 said "narrower").
+        name, give = (("gamma", f"the pooled N / d = sum_j 1/gamma_j = {inv:.6g} is near 1: "
+                                "move gamma off that threshold")
+                      if hi < 10.0 * lo or abs(inv - 1.0) < 1e-3 else
+                      ("spectrum", "give a spectrum of a narrower range"))
+        raise ValueError(f"{name}: the round map's spectrum reaches down to at most "
                          f"{bound(a) / floor * PENCIL_REACH:.2g} of its top (the covariance "
                          f"spectrum's eigenvalues span {lo:.3g}..{hi:.3g}, ratio {hi / lo:.2g}), "
                          f"below the {PENCIL_REACH:g} this route resolves (its contour would "
-                         "leave that part out); give a spectrum of a narrower range")
+                         f"leave that part out); {give}")
     return a
 
 
