@@ -105,8 +105,7 @@ def load_cache(path, command: str | None = None) -> dict:
     return done
 
 
-#: The key at the start of a record line (``run_tasks`` writes it first), readable in a line
-#: torn after it.
+#: The key that starts a record line (``run_tasks`` writes it first: a torn line keeps it).
 _TORN_KEY = re.compile(rb'\{"key": "([0-9a-f]{40})"')
 
 
