@@ -126,3 +126,16 @@ def test_simulate_rounds_personalize_of_another_type_is_named(bad):
         simulate_rounds("fedavg", gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0, rounds=[1],
                         local_steps=np.inf, step_size=None, d=20, reps=2, personalize=bad,
                         progress=False)
+
+
+def test_d_with_a_powerlaw_of_its_own_size_says_so(capsys):
+    """``predict ... --spectrum powerlaw:1,100 --d 100`` was told "--d applies with
+    --spectrum powerlaw:P", which it had given (seen by helper g36docs)."""
+    from tests.helpers import run_cli
+
+    code, _, err = run_cli(["predict", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--lam", "0.5", "--spectrum", "powerlaw:1,100", "--d", "100"],
+                           capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "powerlaw:P (no D of its own)" in err
+    assert err.rstrip().endswith("powerlaw:P,D gives its own D eigenvalues")

@@ -299,8 +299,9 @@ def linear_budget(args, setting, gamma, points: int) -> None:
 
 
 def predict_options(args) -> None:
-    """``predict``: --clients and --step-size named as options; ``--d`` sizes ``powerlaw:P`` and the clients file's per-client spectra
-    (expanded to d eigenvalues) only; every other SPEC ignores it."""
+    """``predict``: --clients and --step-size named as options; ``--d`` sizes ``powerlaw:P``
+    and the clients file's per-client spectra (expanded to d eigenvalues) only; every other
+    SPEC ignores it."""
     from riskcalc._validate import positive, positive_int
 
     # The options' own names in their messages (was "clients must be ...", "step_size must
@@ -313,8 +314,12 @@ def predict_options(args) -> None:
     files = (getattr(args, "clients_file", None), getattr(args, "federation", None))
     if getattr(args, "d", None) is not None and files == (None, None) \
             and not (spec.startswith("powerlaw:") and "," not in spec):
-        raise ValueError("--d applies with --spectrum powerlaw:P or with --clients-file (the "
-                         "number of eigenvalues of the spectra); otherwise nothing uses it")
+        # powerlaw:P,D was told "--d applies with --spectrum powerlaw:P", which it had given.
+        own = ("; powerlaw:P,D gives its own D eigenvalues" if spec.startswith("powerlaw:")
+               else "")
+        raise ValueError("--d applies with --spectrum powerlaw:P (no D of its own) or with "
+                         "--clients-file (the number of eigenvalues of the spectra); otherwise "
+                         f"nothing uses it{own}")
 
 
 #: ``params_line`` shows a list of more entries by its first three and its last.
