@@ -16,3 +16,26 @@ def test_pfedme_routes_agree_near_pooled_n_equal_d_with_many_clients():
     shift = riskcalc.clients_limit("pfedme", gamma=[gamma] * m, spectra=["identity", "scaled:1"]
                                    * (m // 2), **args).risk[0]
     assert shift == pytest.approx(iso, rel=5e-7)
+
+
+@pytest.mark.parametrize("method, tuning, cov", [
+    ("pfedme", {"lam": 0.3}, {}),
+    ("pfedme", {"lam": 0.3}, {"spectra": ["identity", "scaled:1"] * 2}),
+    ("maml_fl", {"alpha": 0.1}, {}),
+    ("maml_fl", {"alpha": 0.1}, {"spectrum": "two-point:1,4,0.3"})])
+def test_own_objectives_refuse_where_pooled_n_is_too_near_d(method, tuning, cov):
+    """F2: 4 clients at N/d = 1 + 2e-12 (above check_pooled's 1e-12): pFedMe's risk under
+    shift with equal spectra was 4.5% off (the Sigma = I route 0.2%), FedAvg's closed forms
+    1e-5 (the inputs' rounding); MAML-FL's 4e-6 at 1e-9 (under a spectrum: 15 s, then a
+    LinAlgError). Their errors grow like M eps / (N/d - 1): refused beyond 1e-8, saying which
+    N/d - 1 answers."""
+    m = 4
+    args = dict(gamma=[m / (1 + 2e-12)] * m, sigma=0.5, r=1.0, **tuning, **cov)
+    with pytest.raises(riskcalc.SolverError, match=r"loses its digits where M eps / \(N/d - 1\) "
+                                                   r"is large.*here M = 4 clients and N/d - 1 = "
+                                                   r"2e-12.*up to 1e-08, here from N/d - 1 = "
+                                                   r"8\.88e-08"):
+        riskcalc.clients_limit(method, **args)
+    if "spectrum" not in cov:       # MAML-FL under a spectrum: see the report (slow there)
+        assert riskcalc.clients_limit(method, **dict(args, gamma=[m / (1 + 1e-7)] * m)).risk[0] > 0
+
