@@ -39,3 +39,16 @@ def test_own_objectives_refuse_where_pooled_n_is_too_near_d(method, tuning, cov)
     if "spectrum" not in cov:       # MAML-FL under a spectrum: see the report (slow there)
         assert riskcalc.clients_limit(method, **dict(args, gamma=[m / (1 + 1e-7)] * m)).risk[0] > 0
 
+
+@pytest.mark.parametrize("cov", [{"spectrum": "two-point:1,4,0.3"},
+                                 {"spectra": ["two-point:1,4,0.3", "identity", "identity"]}])
+def test_rtfa_at_lam_zero_answers_a_client_at_gamma_one_as_ftfa(cov):
+    """F3: RTFA with lam = 0 for a client at gamma = 1 answered with Sigma = I (FTFA's bias 0
+    and infinite variance) but under a spectrum or shift was refused with the engine's
+    "a projection block (eta = 0) needs gamma > 1 and a positive shift; got gamma = 1"."""
+    fed = dict(gamma=[1.0, 3.0, 0.5], sigma=[0.5, 0.5, 0.0], r=1.0, **cov)
+    rtfa = riskcalc.clients_limit("rtfa", lam=0.0, **fed)
+    ftfa = riskcalc.clients_limit("ftfa", **fed)
+    assert rtfa.bias.tolist() == pytest.approx(ftfa.bias.tolist(), rel=1e-12)
+    assert rtfa.variance.tolist() == pytest.approx(ftfa.variance.tolist(), rel=1e-12)
+    assert rtfa.variance[0] == float("inf") and rtfa.variance[2] == 0.0

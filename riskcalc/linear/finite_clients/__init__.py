@@ -324,19 +324,23 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
 
 
 def _own_least_squares(method, gam, sigma, tuning, limits):
-    """``limits(tuning)`` with RTFA's clients at lam = 0 and gamma < 1 answered in closed form:
-    the ridge toward the global model at lam = 0 is the client's own least squares, whatever
-    the global model, so bias 0 and variance sigma^2 gamma / (1 - gamma) under any covariance
-    (E tr(Sigma (X^T X)^-1) = gamma / (1 - gamma), the M -> inf route's value). The chains
-    under a spectrum refused them ("a projection block (eta = 0) needs gamma > 1"): they run
-    at lam = 1 for those groups, whose values are then replaced."""
+    """``limits(tuning)`` with RTFA's clients at lam = 0 and gamma <= 1 answered in closed
+    form: the ridge toward the global model at lam = 0 is the client's own least squares,
+    whatever the global model, so bias 0 and variance sigma^2 gamma / (1 - gamma) under any
+    covariance (E tr(Sigma (X^T X)^-1) = gamma / (1 - gamma), the M -> inf route's value;
+    infinite at gamma = 1 for sigma > 0, as FTFA's). The chains under a spectrum refused them
+    ("a projection block (eta = 0) needs gamma > 1", at gamma = 1 too, where Sigma = I
+    answered; fuzz36 xroute F3): they run at lam = 1 for those groups, whose values are then
+    replaced."""
     g, t = np.asarray(gam, float), np.asarray(tuning, float)
-    own = (t == 0) & (g < 1) if method == "rtfa" else np.zeros(g.shape, bool)
+    own = (t == 0) & (g <= 1) if method == "rtfa" else np.zeros(g.shape, bool)
     if not own.any():
         return limits(tuning)
     bias, var = limits(np.where(own, 1.0, t))
-    return (np.where(own, 0.0, bias),
-            np.where(own, np.asarray(sigma, float) ** 2 * g / np.where(own, 1.0 - g, 1.0), var))
+    sig2 = np.asarray(sigma, float) ** 2
+    with np.errstate(divide="ignore"):
+        own_var = np.where(sig2 == 0, 0.0, sig2 * g / np.where(own, 1.0 - g, 1.0))
+    return np.where(own, 0.0, bias), np.where(own, own_var, var)
 
 
 def notes(method: str, gam, lam) -> tuple:
