@@ -52,3 +52,16 @@ def test_rtfa_at_lam_zero_answers_a_client_at_gamma_one_as_ftfa(cov):
     assert rtfa.bias.tolist() == pytest.approx(ftfa.bias.tolist(), rel=1e-12)
     assert rtfa.variance.tolist() == pytest.approx(ftfa.variance.tolist(), rel=1e-12)
     assert rtfa.variance[0] == float("inf") and rtfa.variance[2] == 0.0
+
+
+@pytest.mark.parametrize("gamma", [2.0, 1.0])
+def test_rtfa_steps_at_lam_zero_from_a_finite_m_model_are_ftfa_steps(gamma):
+    """F4: RTFA's k steps at lam = 0 are FTFA's; from the FedAvg model over 3 clients with
+    Sigma = I (the quadrature route) its R_k = (lam + s q^k) / (s + lam) was 0 / 0 on the
+    null space of S and counted as 0 (R = 1 there): risk 0.299 for FTFA's 2.424 at gamma 2,
+    silently; at gamma = 1 the quadrature failed. Under a spectrum (pencils) they agreed."""
+    args = dict(gamma=gamma, sigma=0.5, r=1.0, steps=5, step_size=0.05, clients=3)
+    rtfa = riskcalc.steps_limit("rtfa", lam=0.0, **args)
+    ftfa = riskcalc.steps_limit("ftfa", **args)
+    assert rtfa.bias == pytest.approx(ftfa.bias, rel=1e-12)
+    assert rtfa.variance == pytest.approx(ftfa.variance, rel=1e-12)
