@@ -65,3 +65,17 @@ def test_rtfa_steps_at_lam_zero_from_a_finite_m_model_are_ftfa_steps(gamma):
     ftfa = riskcalc.steps_limit("ftfa", **args)
     assert rtfa.bias == pytest.approx(ftfa.bias, rel=1e-12)
     assert rtfa.variance == pytest.approx(ftfa.variance, rel=1e-12)
+
+
+@pytest.mark.parametrize("method, tuning", [("pfedme", {"lam": 0.3}), ("maml_fl", {"alpha": 0.1})])
+@pytest.mark.parametrize("spectrum", [None, "two-point:1,4,0.3"])
+def test_one_client_is_its_own_least_squares_near_gamma_one(method, tuning, spectrum):
+    """F5: with one client (clients=1, gamma < 1) every method is the client's own least
+    squares (bias 0, variance sigma^2 gamma / (1 - gamma)); at gamma = 1 - 1e-9 pFedMe's
+    route under a spectrum returned 49 times that risk, silently, and with Sigma = I pFedMe
+    and MAML-FL failed at 1 - 1e-6 ("give a larger lam" at lam = 0.3)."""
+    for gamma in (1 - 1e-6, 1 - 1e-9):
+        res = riskcalc.limit(method, gamma=gamma, sigma=0.5, r=1.0, clients=1,
+                             spectrum=spectrum, **tuning)
+        assert res.bias == 0.0
+        assert res.variance == pytest.approx(0.25 * gamma / (1 - gamma), rel=1e-12)

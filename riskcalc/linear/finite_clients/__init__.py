@@ -280,6 +280,15 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     of ``method`` and ``spectrum``. Far out of range the traces overflow; that ends in the
     explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
     through is refused as well."""
+    if np.sum(count) == 1:
+        # One client (gamma < 1, pooled N > d): every method's global model is its own least
+        # squares, which the personalization keeps: bias 0, variance sigma^2 gamma / (1 -
+        # gamma) under any covariance. pFedMe's and MAML-FL's routes lost it near gamma = 1
+        # (pFedMe at gamma = 1 - 1e-9 under a spectrum: 49 times the risk, silently; Sigma = I
+        # "give a larger lam" at lam = 0.3) (fuzz36 xroute F5).
+        g = np.asarray(gam, float)
+        check_pooled(g, np.asarray(count, float))
+        return np.zeros(g.shape), np.asarray(sigma, float) ** 2 * g / (1.0 - g)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
