@@ -96,8 +96,7 @@ def solve_shifts(states, count, t0, what: str):
     F, Gs, Ls = residual(t)
     eye = np.eye(t.shape[1])
     for _ in range(_ITER):
-        if np.max(np.abs(F * Gs)) <= 1e-13 * M:
-            return t, Gs[0]
+        polish = np.max(np.abs(F * Gs)) <= 1e-13 * M
         # dF_g = y - B_g dt_g, B_g = (M - 1) diag(G_g^-2) L_g.
         Binv = Ls / Gs[:, :, None] ** 2
         Binv *= M - 1
@@ -106,6 +105,18 @@ def solve_shifts(states, count, t0, what: str):
                             np.einsum("g,gij,gj->i", count, Binv, F))
         dt = np.einsum("gij,gj->gi", Binv, F + y)
         size = np.sum(F ** 2)
+        if polish:
+            # One more Newton step from within the tolerance, kept where it lowers the
+            # residual: the tolerance (1e-13 M) left relative errors of 1e-13 M / (N/d - 1)
+            # in the limits near pooled N = d (pFedMe at 2000 clients, N/d - 1 = 1e-4:
+            # 4e-6 off, silently; fuzz36 xroute F1).
+            try:
+                nF, nGs, _ = residual(t + dt) if np.all(t + dt > 0) else (None,) * 3
+            except SolverError:
+                nF = None
+            if nF is not None and np.sum(nF ** 2) < size:
+                return t + dt, nGs[0]
+            return t, Gs[0]
         for _ in range(60):
             new = t + dt
             if np.all(new > 0):

@@ -280,6 +280,15 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
     of ``method`` and ``spectrum``. Far out of range the traces overflow; that ends in the
     explicit checks (SolverError), so numpy's warnings are silenced here, and a NaN that got
     through is refused as well."""
+    if np.sum(count) == 1:
+        # One client (gamma < 1, pooled N > d): every method's global model is its own least
+        # squares, which the personalization keeps: bias 0, variance sigma^2 gamma / (1 -
+        # gamma) under any covariance. pFedMe's and MAML-FL's routes lost it near gamma = 1
+        # (pFedMe at gamma = 1 - 1e-9 under a spectrum: 49 times the risk, silently; Sigma = I
+        # "give a larger lam" at lam = 0.3) (fuzz36 xroute F5).
+        g = np.asarray(gam, float)
+        check_pooled(g, np.asarray(count, float))
+        return np.zeros(g.shape), np.asarray(sigma, float) ** 2 * g / (1.0 - g)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
@@ -324,22 +333,23 @@ def _shift_limits(method, gam, r, sigma, count, tuning, weights, joint, typ):
 
 
 def _own_least_squares(method, gam, sigma, tuning, limits):
-    """``limits(tuning)`` with RTFA's clients at lam = 0 and gamma <= 1 answered in closed form:
-    the ridge toward the global model at lam = 0 is the client's own least squares, whatever
-    the global model, so bias 0 and variance sigma^2 gamma / (1 - gamma) under any covariance
-    (E tr(Sigma (X^T X)^-1) = gamma / (1 - gamma), the M -> inf route's value; +inf at the
-    interpolation threshold gamma = 1 with noise, as FTFA's). The chains under a spectrum
-    refused them ("a projection block (eta = 0) needs gamma > 1"): they run at lam = 1 for
-    those groups, whose values are then replaced."""
+    """``limits(tuning)`` with RTFA's clients at lam = 0 and gamma <= 1 answered in closed
+    form: the ridge toward the global model at lam = 0 is the client's own least squares,
+    whatever the global model, so bias 0 and variance sigma^2 gamma / (1 - gamma) under any
+    covariance (E tr(Sigma (X^T X)^-1) = gamma / (1 - gamma), the M -> inf route's value;
+    infinite at gamma = 1 for sigma > 0, as FTFA's). The chains under a spectrum refused them
+    ("a projection block (eta = 0) needs gamma > 1", at gamma = 1 too, where Sigma = I
+    answered; fuzz36 xroute F3): they run at lam = 1 for those groups, whose values are then
+    replaced."""
     g, t = np.asarray(gam, float), np.asarray(tuning, float)
     own = (t == 0) & (g <= 1) if method == "rtfa" else np.zeros(g.shape, bool)
     if not own.any():
         return limits(tuning)
     bias, var = limits(np.where(own, 1.0, t))
-    s2 = np.asarray(sigma, float) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ls = np.where(s2 == 0, 0.0, s2 * g / np.where(own, 1.0 - g, 1.0))
-    return np.where(own, 0.0, bias), np.where(own, ls, var)
+    sig2 = np.asarray(sigma, float) ** 2
+    with np.errstate(divide="ignore"):
+        own_var = np.where(sig2 == 0, 0.0, sig2 * g / np.where(own, 1.0 - g, 1.0))
+    return np.where(own, 0.0, bias), np.where(own, own_var, var)
 
 
 def notes(method: str, gam, lam) -> tuple:

@@ -42,8 +42,8 @@ import numpy as np
 
 from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.engine import block_pencil, pencil_assembly
-from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
-from riskcalc.linear.finite_clients.own import maml_factors
+from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.own import check_near_pooled, maml_factors
 from riskcalc.linear.finite_clients.shift import global_point
 from riskcalc.linear.finite_clients.shift_conditioning import eigenvalue_span
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
@@ -163,7 +163,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     if not alpha >= 0:
         raise ValueError(f"alpha must be >= 0; got {alpha}")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
-    check_pooled(gam, count)
+    check_near_pooled("maml_fl", gam, count)
     p = client_weights(gam, count, weights)
     # The own least-squares variance per group, in one batch per covariance type.
     own = np.empty(gam.size)

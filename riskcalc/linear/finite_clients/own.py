@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.errors import SolverError
+from riskcalc.errors import IllConditioned, SolverError
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, client_weights,
                                                      moments, solve_g)
 from riskcalc.linear.engine.marchenko_pastur import isotropic_factors
@@ -76,6 +76,30 @@ def pfedme_factor(lam):
     return 1.0 if np.real(lam) <= 1 else lam
 
 
+#: The largest M eps / (N/d - 1) answered by MAML-FL's and pFedMe's finite-M limits
+#: (``check_near_pooled``).
+NEAR_POOLED = 1e-8
+
+
+def check_near_pooled(name: str, gam, count) -> None:
+    """``check_pooled``, and IllConditioned where MAML-FL's or pFedMe's finite-M limit (every
+    route: Sigma = I here, ``pfedme_sigma``, ``maml_sigma``) would lose its digits: their
+    relative errors grow like M eps / (N/d - 1) (measured 0.2 to 15 times it against a second
+    route: 5e-8 at 4 clients and N/d - 1 = 1e-7, 4.5e-2 at 2e-12, 4e-8 at 1e8 clients and
+    N/d - 1 = 1; FedAvg's closed forms lose only the inputs' eps / (N/d - 1)); refused
+    beyond ``NEAR_POOLED``, saying which N/d - 1 answers."""
+    excess = check_pooled(gam, count)
+    m = float(np.sum(count))
+    lost = m * np.finfo(float).eps / excess
+    if lost > NEAR_POOLED:
+        raise IllConditioned(
+            f"{name}'s finite-M limit loses its digits where M eps / (N/d - 1) is large (its "
+            "relative errors are about that size: many clients, or pooled N near d; N/d = "
+            f"sum_j 1/gamma_j): here M = {m:.6g} clients and N/d - 1 = {excess:.3g}: "
+            f"{lost:.2g}; it answers up to {NEAR_POOLED:g}, here from N/d - 1 = "
+            f"{m * np.finfo(float).eps / NEAR_POOLED:.3g} (lower the clients' gamma)")
+
+
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
     """Bias and variance of a client of each group (``count`` identical clients per group)
     under ``method`` with its own global objective (module docstring). ``method`` may also be
@@ -87,10 +111,14 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
     ValueError
         If pooled N <= d (sum_j 1/gamma_j <= 1).
     SolverError
-        If the subordination equations or the quadrature do not converge.
+        If the subordination equations or the quadrature do not converge; IllConditioned
+        (MAML-FL, pFedMe) too near pooled N = d (``check_near_pooled``).
     """
     gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
-    check_pooled(gam, count)
+    if method in METHODS:
+        check_near_pooled(method, gam, count)
+    else:
+        check_pooled(gam, count)
     p = client_weights(gam, count, weights)
     try:
         g, t = _subordination(gam, p, count, objective(method, tuning)[0])

@@ -53,7 +53,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned
-from riskcalc.linear.finite_clients.identity import check_pooled, client_weights
+from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.own import check_near_pooled
 from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
@@ -134,7 +135,7 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
         raise ValueError("pfedme's federated global model needs lam > 0")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     # Under shift pooled N <= d reached the solver: 1.6e13 at N = d, "did not converge" below.
-    check_pooled(gam, count)
+    check_near_pooled("pfedme", gam, count)
     if count.sum() > MAX_CLIENTS:
         raise IllConditioned(
             f"pfedme's finite-M limit under a spectrum loses digits beyond {MAX_CLIENTS:g} "
