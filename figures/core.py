@@ -83,7 +83,7 @@ def load_all() -> dict:
 def get_figure(fig_id: str) -> FigureSpec:
     """The registered figure ``fig_id`` (ValueError listing the ids otherwise)."""
     load_all()
-    if fig_id not in FIGURES:
+    if not isinstance(fig_id, str) or fig_id not in FIGURES:
         raise ValueError(f"unknown figure {fig_id!r}; known: {', '.join(FIGURES)} "
                          "(riskcalc figures --list)")
     return FIGURES[fig_id]

@@ -91,7 +91,7 @@ def replicate_task(task: dict) -> dict:
 def check_run(reps, kind, steps, step_size):
     """Validate the simulation options shared by ``compare`` and ``sweep``."""
     reps = positive_int("reps", reps, minimum=2)
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None:
         steps = positive_int("steps", steps, minimum=0)

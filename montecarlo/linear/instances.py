@@ -39,7 +39,7 @@ _FEATURES, _DIRECTION, _NOISE, _ROTATION = 0, 1, 2, 3
 
 
 def _choice(name, value, options):
-    if value not in options:
+    if not isinstance(value, str) or value not in options:
         raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
     return value
 

@@ -269,7 +269,7 @@ def _registered(spec: ClientSpec, route: str, shape):
 
 
 def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
-    if route not in ("auto", "closed"):
+    if not isinstance(route, str) or route not in ("auto", "closed"):
         raise ValueError("the finite-clients limit has one route: route must be auto or "
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
@@ -286,7 +286,7 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:
-    if route not in ROUTES:
+    if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     isotropic = spec.spectrum is None or (spec.spectrum.is_identity
                                            and spec.spectrum.signal_is_uniform)

@@ -374,6 +374,6 @@ def optimal_method(L, lam, oracle="prox"):
     big_l = positive("L", L)
     lm = positive("lam", lam)
     small = {"prox": "APGD1", "grad": "IAPGD+AGD", "stoch": "IAPGD+Katyusha"}
-    if oracle not in small:
+    if not isinstance(oracle, str) or oracle not in small:
         raise ValueError(f"oracle must be one of {sorted(small)}, got {oracle!r}")
     return np.where(lm >= big_l, "APGD2", small[oracle])
