@@ -336,7 +336,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     install.check_targets(files, out)    # before the work, not after it
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
-    if cache:
+    if flag("cache", cache):        # cache="no" cached
         cdir = Path(cache_dir) if cache_dir is not None else out / ".cache"
         cdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

@@ -15,7 +15,8 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
-from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
+from paper_checks.core import CLAIMS, PAPERS, Claim, Config, jsonable
+from riskcalc._validate import flag, positive_int
 
 
 def select(paper: str | None = None, claim_ids=None) -> list:
@@ -79,6 +80,15 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
     them all and raises ``KeyboardInterrupt`` here."""
+    # quick="no" ran the quick sizes, n_jobs=0 was taken and an id string was an
+    # AttributeError: the arguments are checked before any claim runs.
+    quick, progress = flag("quick", quick), flag("progress", progress)
+    n_jobs = positive_int("n_jobs", n_jobs)
+    bad = ([c for c in claims if not isinstance(c, Claim)]
+           if isinstance(claims, (list, tuple)) else [claims])
+    if bad:
+        raise ValueError("claims must be a list of paper_checks.Claim (paper_checks.select("
+                         f"paper, claim_ids) gives them), got {bad[0]!r:.60}")
     results = []
     with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:

@@ -5,6 +5,7 @@ import pytest
 
 import figures
 import montecarlo
+import paper_checks
 import riskcalc
 from riskcalc import minimax as mm
 
@@ -41,3 +42,43 @@ def test_a_choice_given_as_an_array_is_named(call, name, monkeypatch):
     with pytest.raises(ValueError) as info:
         call()
     assert name in str(info.value) and "ambiguous" not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: mm.fedprox_constants(1.0, 0.5, 0.1, rederived="no"), "rederived"),
+    (lambda: mm.fedprox_lambda(1, 1, 1, 1, 100, 10, rederived=1), "rederived"),
+    (lambda: mm.fedprox_global_error_bound(1, 1, 1, 1, 100, 10, rederived=None), "rederived"),
+    (lambda: mm.local_case2_lambda(1, 1, 1, 1, 100, 10, printed="yes"), "printed"),
+    (lambda: mm.table1_rates(0.5, 100, 10, printed=0), "printed"),
+    (lambda: mm.logistic_constants(1, 1, 10, printed="no"), "printed"),
+    (lambda: mm.thm31_distance_lower_bound(1e4, 1.0, 1e4, 10, strict="no"), "strict"),
+    (lambda: paper_checks.Config(quick="no"), "quick"),
+    (lambda: paper_checks.run_claims(paper_checks.select("001")[:1], quick="no"), "quick"),
+    (lambda: paper_checks.run_claims(paper_checks.select("001")[:1], n_jobs=0), "n_jobs"),
+    (lambda: paper_checks.run_claims(paper_checks.select("001")[:1], progress=1), "progress"),
+    (lambda: montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=60, reps=3,
+                                progress="no"), "progress"),
+])
+def test_a_switch_is_true_or_false(call, name):
+    """F2: a switch given as text or a number was read by its truth: rederived="no" gave the
+    re-derived constants, strict="no" the strict check, printed=0 the corrected rows,
+    run_claims(quick="no") the quick sizes, compare(progress="no") drew the bar (the package's
+    ``flag`` was not used there); run_claims(n_jobs=0) was taken."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_build_cache_is_a_switch(tmp_path):
+    """F2: figures.build(cache="no") cached (in out_dir/.cache)."""
+    with pytest.raises(ValueError, match="cache must be True or False"):
+        figures.build("p003-thm1-ftfa", tmp_path, quick=True, formats="png", cache="no")
+    assert not (tmp_path / ".cache").exists()
+
+
+@pytest.mark.parametrize("claims", ["001.sec2.summand-lower-bound",
+                                    ["001.sec2.summand-lower-bound"], [None]])
+def test_run_claims_takes_claims(claims):
+    """F2: an id string (or a list of ids) was an AttributeError "'str' object has no attribute
+    'id'" from a worker."""
+    with pytest.raises(ValueError, match="paper_checks.Claim"):
+        paper_checks.run_claims(claims)

@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.budget import cores
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import positive_int
+from riskcalc._validate import flag, positive_int
 
 
 def task_key(task: dict) -> str:
@@ -166,6 +166,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         (figures share cache files between figures).
     """
     n_jobs = min(positive_int("jobs", n_jobs), cores())
+    progress = flag("progress", progress)     # progress="no" drew the bar
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)

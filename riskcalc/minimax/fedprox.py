@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
+from riskcalc._validate import flag, nonnegative, positive
 from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
@@ -55,7 +55,8 @@ def _lmr(L, mu, rho):
 def _global_constant(rederived):
     # The factor 32 of eq. (53) comes from eq. (50), which drops the 2 of
     # ||a + b||^2 <= 2||a||^2 + 2||b||^2; redone with it the factor is 64 (see fedprox_constants).
-    return 64.0 if rederived else 32.0
+    # A switch is True or False: rederived="no" was the re-derived constant.
+    return 64.0 if flag("rederived", rederived) else 32.0
 
 
 def fedprox_constants(L, mu, rho, rederived=False):
@@ -151,7 +152,7 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     rr = heterogeneity(R)
     nn, _, n_tot = _size_args(n, m)
     kappa = big_l / u
-    first = (128.0 if rederived else 64.0) * kappa ** 2 * big_l
+    first = (128.0 if flag("rederived", rederived) else 64.0) * kappa ** 2 * big_l
     ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
     ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
     # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any lambda
@@ -222,7 +223,7 @@ def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     rr = heterogeneity(R)
     nn, _, n_tot = _size_args(n, m)
     kappa = big_l / u
-    if printed:
+    if flag("printed", printed):
         num = 8 * (64 * r ** 2 / n_tot + 66 * big_l ** 2 * rr ** 2 + r ** 2 / nn)
         den = 32 * r ** 2 / (u ** 2 * n_tot) + 33 * kappa ** 2 * rr ** 2
         return scalar_or_array(np.sqrt(_ratio(num, den)) - u)
@@ -345,7 +346,7 @@ def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
     dia = positive("D", D)
     ls = positive("loss_sup", loss_sup)
     col = table1_regime(R, n, m)
-    if printed:
+    if flag("printed", printed):
         middle = np.minimum(rr ** 2, 1 / n_tot)
         chen_mid = ls * rr / np.sqrt(nn)
         chen_hom = ls / np.sqrt(n_tot)
