@@ -7,6 +7,7 @@ import figures
 import montecarlo
 import paper_checks
 import riskcalc
+from riskcalc import advise
 from riskcalc import minimax as mm
 
 TWO = np.array(["auto", "closed"])
@@ -82,3 +83,33 @@ def test_run_claims_takes_claims(claims):
     'id'" from a worker."""
     with pytest.raises(ValueError, match="paper_checks.Claim"):
         paper_checks.run_claims(claims)
+
+
+FED = dict(gamma=[0.5, 0.8, 0.6], r=[1.0, 0.5, 0.8], sigma=[0.5, 0.5, 0.3])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: advise.from_clients([]), "at least two clients, got 0"),
+    (lambda: advise.from_clients([{"n": 50.5, "r": 1, "sigma": 0.5},
+                                  {"n": 80, "r": 0.5, "sigma": 0.5}], d=40),
+     "client 0 n must be an integer"),
+    (lambda: advise.advise(riskcalc.Federation(**FED), methods=["ftfa"], progress=3),
+     "progress must be a callable"),
+    (lambda: advise.estimate_seconds(riskcalc.Federation(**FED), None, 0), "rounds must be"),
+    (lambda: advise.estimate_seconds({}), "riskcalc.advise.Federation"),
+])
+def test_advise_api_refusals(call, message):
+    """F3: from_clients([]) was an IndexError; a client's n = 50.5 was taken (gamma = d / 50.5:
+    half a sample; a federation file refuses it); advise(progress=3) a TypeError after the first
+    pipeline's work."""
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_estimate_seconds_reads_methods_as_advise_does():
+    """F3: estimate_seconds(fed) (methods default: all, as advise's) was a TypeError, "rtfa" a
+    KeyError 'r' (its letters taken as pipelines) and "fedprox" a KeyError."""
+    fed = riskcalc.Federation(**FED)
+    assert set(advise.estimate_seconds(fed)) == set(advise.PIPELINES)
+    assert list(advise.estimate_seconds(fed, "rtfa,ftfa")) == ["rtfa", "ftfa"]
+    assert list(advise.estimate_seconds(fed, ["fedprox"])) == ["pfedme"]
