@@ -113,3 +113,14 @@ def test_estimate_seconds_reads_methods_as_advise_does():
     assert set(advise.estimate_seconds(fed)) == set(advise.PIPELINES)
     assert list(advise.estimate_seconds(fed, "rtfa,ftfa")) == ["rtfa", "ftfa"]
     assert list(advise.estimate_seconds(fed, ["fedprox"])) == ["pfedme"]
+
+
+def test_local_ridge_at_rho_zero_is_not_sent_to_fedavg():
+    """F4: optimal_limit("local_ridge", rho=0) advised "use method fedavg": local ridge shrinks
+    toward 0, so lam* = inf means the zero vector (risk 0), and FedAvg's risk depends on
+    r = ||theta_i - theta_0||, which a local client's problem does not give."""
+    with pytest.raises(ValueError) as info:
+        riskcalc.optimal_limit("local_ridge", gamma=2.0, rho=0.0, sigma=0.5)
+    assert "zero vector" in str(info.value) and "fedavg" not in str(info.value)
+    with pytest.raises(ValueError, match="use method fedavg"):
+        riskcalc.optimal_limit("rtfa", gamma=2.0, r=0.0, sigma=0.5)
