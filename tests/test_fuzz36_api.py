@@ -124,3 +124,19 @@ def test_local_ridge_at_rho_zero_is_not_sent_to_fedavg():
     assert "zero vector" in str(info.value) and "fedavg" not in str(info.value)
     with pytest.raises(ValueError, match="use method fedavg"):
         riskcalc.optimal_limit("rtfa", gamma=2.0, r=0.0, sigma=0.5)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(clients=5, global_model="oracle"), "clients apply with global_model='federated'"),
+    (dict(weights="uniform"), "weights apply"),
+    (dict(gammas=[1.0, 2.0]), "gammas apply"),
+    (dict(df=7), "df applies with features='student-t'"),
+    (dict(method="local", r=None, rho=1.0, clients=5), "does not apply to local"),
+])
+def test_compare_refuses_what_has_no_effect(kw, message):
+    """F5: montecarlo.compare took and ignored what the command line refuses (docs/safety.rst:
+    --clients and --weights under --global oracle, --global federated for the local baselines,
+    --df without Student-t draws): weights="uniform" simulated and predicted the oracle."""
+    args = dict(method="ftfa", gamma=2.0, r=1.0, sigma=0.5, d=60, reps=3, progress=False)
+    with pytest.raises(ValueError, match=message):
+        montecarlo.compare(**{**args, **kw})
