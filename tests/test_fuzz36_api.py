@@ -140,3 +140,16 @@ def test_compare_refuses_what_has_no_effect(kw, message):
     args = dict(method="ftfa", gamma=2.0, r=1.0, sigma=0.5, d=60, reps=3, progress=False)
     with pytest.raises(ValueError, match=message):
         montecarlo.compare(**{**args, **kw})
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda tmp: figures.draw("p003-region", quick=True, cache_dir=3), "cache_dir must be a"),
+    (lambda tmp: figures.build("p003-region", None, quick=True), "out_dir must be a folder"),
+    (lambda tmp: figures.build("p003-region", tmp, quick=True, cache=False, cache_dir=tmp),
+     "cache_dir applies with cache=True only"),
+])
+def test_figure_folders_are_paths(call, message, tmp_path):
+    """F6: draw(cache_dir=3) and build(out_dir=None) were TypeErrors from pathlib; build's
+    cache_dir beside cache=False was ignored."""
+    with pytest.raises(ValueError, match=message):
+        call(tmp_path)
