@@ -153,3 +153,11 @@ def test_figure_folders_are_paths(call, message, tmp_path):
     cache_dir beside cache=False was ignored."""
     with pytest.raises(ValueError, match=message):
         call(tmp_path)
+
+
+def test_clients_limit_weights_none_is_the_default():
+    """F7: clients_limit(weights=None) was "weights must be a real number, got None" where
+    limit(clients=M, weights=None) and steps_limit take None as the default (samples)."""
+    args = dict(gamma=[0.5, 0.8], r=1.0, sigma=0.5, lam=0.5)
+    got = riskcalc.clients_limit("rtfa", weights=None, **args)
+    assert np.array_equal(got.risk, riskcalc.clients_limit("rtfa", **args).risk)
