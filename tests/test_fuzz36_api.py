@@ -161,3 +161,17 @@ def test_clients_limit_weights_none_is_the_default():
     args = dict(gamma=[0.5, 0.8], r=1.0, sigma=0.5, lam=0.5)
     got = riskcalc.clients_limit("rtfa", weights=None, **args)
     assert np.array_equal(got.risk, riskcalc.clients_limit("rtfa", **args).risk)
+
+
+def test_logistic_clients_frame_of_a_grid_or_a_target():
+    """F8: LogisticClientsResult.to_frame() with target=J was "All arrays must be of the same
+    length" (all M clients' gamma beside one row), and on a grid (array signal) "Per-column
+    arrays must each be 1-dimensional"; it has one row per client computed and grid point."""
+    res = riskcalc.logistic_clients_limit(gamma=[0.5, 1.5], r=[1.0, 0.5], signal=[1.0, 2.0],
+                                          lam=1.0, global_lam=1.0, target=1)
+    frame = res.to_frame()
+    assert list(frame["risk"]) == list(np.ravel(res.risk))
+    assert list(frame["client"]) == list(np.ravel(np.broadcast_to(res.params["targets"],
+                                                                   np.shape(res.risk))))
+    assert list(frame["gamma"]) == [[0.5, 1.5][j] for j in frame["client"]]
+    assert list(frame["client"]) == [1, 1] and list(frame["signal"]) == [1.0, 2.0]

@@ -239,8 +239,21 @@ class LogisticClientsResult:
                 "residual": float(self.residual), "notes": list(self.notes)}
 
     def to_frame(self):
-        """A pandas DataFrame with one row per client: gamma, r and the four limits."""
+        """A pandas DataFrame with one row per client computed (``params["targets"]``): its
+        index, gamma, r and the limits; for a grid, per grid point in C order, with the point's
+        signal, lam and global_lam (a grid or a target was "All arrays must be of the same
+        length")."""
         pd = _frames.pandas()
-        return pd.DataFrame({"client": np.arange(self.risk.size), "gamma": self.params["gamma"],
-                             "r": self.params["r"],
-                             **{q: getattr(self, q) for q in QUANTITIES}})
+        shape = np.shape(self.risk)
+        grid, targets = shape[:-1], np.asarray(self.params["targets"], dtype=int)
+        cols = {"client": np.broadcast_to(targets, shape)}
+        for k in ("gamma", "r"):
+            per = np.broadcast_to(np.asarray(self.params[k], dtype=float),
+                                  grid + (self.params["clients"],))
+            cols[k] = per[..., targets]
+        for k in ("signal", "lam", "global_lam") if grid else ():
+            if self.params.get(k) is not None:
+                point = np.broadcast_to(np.asarray(self.params[k], dtype=float), grid)
+                cols[k] = np.broadcast_to(point[..., None], shape)
+        cols.update({q: getattr(self, q) for q in QUANTITIES})
+        return pd.DataFrame({k: np.ravel(v) for k, v in cols.items()})
