@@ -175,3 +175,13 @@ def test_logistic_clients_frame_of_a_grid_or_a_target():
                                                                    np.shape(res.risk))))
     assert list(frame["gamma"]) == [[0.5, 1.5][j] for j in frame["client"]]
     assert list(frame["client"]) == [1, 1] and list(frame["signal"]) == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(clients=5, global_lam=1.0)])
+def test_logistic_frame_of_a_broadcast_result_has_a_row_per_point(kw):
+    """F9: logistic_limit(gamma=[0.5, 1.5], ...).to_frame() was one row whose cells held
+    arrays (``LimitResult.to_frame`` has one row per point, in C order)."""
+    res = riskcalc.logistic_limit(gamma=[[0.5], [1.5]], signal=[1.0], r=1.0, lam=1.0, **kw)
+    frame = res.to_frame()
+    assert len(frame) == 2 and list(frame["risk"]) == list(np.ravel(res.risk))
+    assert list(frame["gamma"]) == [0.5, 1.5] and list(frame["signal"]) == [1.0, 1.0]
