@@ -185,3 +185,17 @@ def test_logistic_frame_of_a_broadcast_result_has_a_row_per_point(kw):
     frame = res.to_frame()
     assert len(frame) == 2 and list(frame["risk"]) == list(np.ravel(res.risk))
     assert list(frame["gamma"]) == [0.5, 1.5] and list(frame["signal"]) == [1.0, 1.0]
+
+
+def test_spectrum_and_federation_arrays_are_read_only():
+    """F10: Spectrum and Federation are frozen, but their arrays were writeable:
+    spectrum.atoms[0] = -3 (unsorted, negative: past every check) made the next limit fail as
+    "route kappa: the limit is not a finite number", fed.gamma[0] = -1 went into advise."""
+    spec = riskcalc.Spectrum([1.0, 4.0])
+    fed = riskcalc.Federation(**FED)
+    for arr in (spec.atoms, spec.weights, spec.signal_weights, fed.gamma, fed.r, fed.sigma):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = -3.0
+    mine = np.array([1.0, 4.0])
+    riskcalc.Spectrum(mine)
+    mine[0] = 2.0                  # the caller's own array stays theirs

@@ -80,6 +80,7 @@ class Federation:
                 raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
             vals[name] = arr
         for name, v in vals.items():
+            v.flags.writeable = False   # frozen: fed.gamma[0] = -1 passed the checks
             object.__setattr__(self, name, v)
         if self.spectra is None:
             if self.d is not None:
