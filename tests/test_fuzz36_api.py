@@ -199,3 +199,19 @@ def test_spectrum_and_federation_arrays_are_read_only():
     mine = np.array([1.0, 4.0])
     riskcalc.Spectrum(mine)
     mine[0] = 2.0                  # the caller's own array stays theirs
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mm.apgd_complexity(np.float32(0.5), 1.0, 0.5, 1e-3),
+     "L must be >= mu (smoothness bounds strong convexity), got L=0.5, mu=1"),
+    (lambda: mm.lower_bound_aer(10, np.array([5000, 5]), 10, 0.5),
+     "m must be <= N, got m=10, N=5 (entry 1 of 2)"),
+    (lambda: mm.fedavg_weighted_bounds(1, 1, 1, 1, 0.5, [0.5, 0.6], [10, 10]),
+     "p must sum to 1, got sum 1.1"),
+])
+def test_minimax_messages_show_the_offending_numbers(call, message):
+    """F11: the messages printed numpy's reprs (L=np.float32(0.5), N=np.int64(5), sum
+    np.float64(1.1)) or the whole arrays instead of the entry that fails."""
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
