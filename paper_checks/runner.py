@@ -25,13 +25,21 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     in catalogue order. ValueError for unknown ones."""
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
-    if paper is not None and paper not in PAPERS:
+    if paper is not None and (not isinstance(paper, str) or paper not in PAPERS):
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} (or 002); got {paper!r}")
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
     if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
         claim_ids = [claim_ids]
+    elif claim_ids is not None:
+        # Read once: a generator was used up by the check of unknown ids, and then nothing was
+        # selected; 3 was a TypeError, an array of two ids "truth value ... ambiguous".
+        try:
+            claim_ids = list(claim_ids)
+        except TypeError:
+            raise ValueError(f"claim_ids must be a claim id or a list of them, got "
+                             f"{claim_ids!r:.60}") from None
     if claim_ids:
-        unknown = [i for i in claim_ids if i not in CLAIMS]
+        unknown = [i for i in claim_ids if not isinstance(i, str) or i not in CLAIMS]
         if unknown:
             # Quoted: an empty or blank id ('--claim ""') was printed as nothing at all.
             text = str(unknown[0]).strip()

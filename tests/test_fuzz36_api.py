@@ -215,3 +215,16 @@ def test_minimax_messages_show_the_offending_numbers(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert str(info.value) == message
+
+
+def test_select_reads_claim_ids_once_and_names_bad_arguments():
+    """F12: paper_checks.select(None, (id for id in ids)) selected nothing (the generator was
+    used up by the check of unknown ids), an array of two ids was "truth value ... ambiguous",
+    claim_ids=3 and paper=["003"] were TypeErrors."""
+    ids = list(paper_checks.CLAIMS)[:2]
+    assert [c.id for c in paper_checks.select(None, (i for i in ids))] == ids
+    assert [c.id for c in paper_checks.select(None, np.array(ids))] == ids
+    with pytest.raises(ValueError, match="claim_ids must be a claim id or a list"):
+        paper_checks.select(None, 3)
+    with pytest.raises(ValueError, match="paper must be one of"):
+        paper_checks.select(["003"])
