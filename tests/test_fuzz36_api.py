@@ -228,3 +228,22 @@ def test_select_reads_claim_ids_once_and_names_bad_arguments():
         paper_checks.select(None, 3)
     with pytest.raises(ValueError, match="paper must be one of"):
         paper_checks.select(["003"])
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(reps=1), "reps must be an integer >= 2"),
+    (dict(d=1), "d must be an integer >= 2"),
+    (dict(seed=-1), "seed must be an integer >= 0"),
+    (dict(tuning=True), "tuning must be a real number"),
+    (dict(gamma=[2.0, 3.0]), "gamma must be a number"),
+    (dict(k=-1), "k must lie in (0, 100]"),
+    (dict(spectrum="identity"), "spectrum must be a non-empty sequence of (label"),
+])
+def test_check_method_refuses_its_own_bad_arguments(kw, message):
+    """F13: montecarlo.check_method's own bad arguments were reported as the METHOD failing
+    its checks (AssertionError "check_method('ftfa') failed: simulation bias [identity]: error
+    = reps must be ..."); k=-1 failed every simulation row, spectrum="identity" was an
+    IndexError. The command line (check-method) checked its options; the Python API did not."""
+    with pytest.raises(ValueError) as info:
+        montecarlo.check_method("ftfa", **kw)
+    assert message in str(info.value)
