@@ -1,5 +1,7 @@
 """Issue 32, fuzz36 (api): what this fuzz found, each test failing before."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -247,3 +249,22 @@ def test_check_method_refuses_its_own_bad_arguments(kw, message):
     with pytest.raises(ValueError) as info:
         montecarlo.check_method("ftfa", **kw)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("out, message", [
+    (("0.1", 0.2), "bias '0.1' of dtype <U3"), ((True, 0.2), "bias True of dtype bool"),
+    ((0.1 + 1j, 0.2), "bias (0.1+1j) of dtype complex128"),
+    (None, "returned NoneType, expected (bias, variance)"),
+    ((0.1, 0.2, 0.3), "returned tuple of 3, expected (bias, variance)"),
+])
+def test_a_registered_limit_returns_real_numbers(out, message):
+    """F14: a method registered from Python (riskcalc.register_method, no --plugin boundary)
+    whose limit returned the text "0.1" or True had them read as numbers (risk 0.3, 1.2);
+    complex values and None were TypeErrors, three values "too many values to unpack"."""
+    riskcalc.register_method(riskcalc.Method("fuzz36_api", "t", "r", None, True, "ref",
+                                             lambda spec, route: out))
+    try:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            riskcalc.limit("fuzz36_api", gamma=2.0, r=1.0, sigma=0.5)
+    finally:
+        riskcalc.unregister_method("fuzz36_api")
