@@ -268,3 +268,19 @@ def test_a_registered_limit_returns_real_numbers(out, message):
             riskcalc.limit("fuzz36_api", gamma=2.0, r=1.0, sigma=0.5)
     finally:
         riskcalc.unregister_method("fuzz36_api")
+
+
+@pytest.mark.parametrize("name, personalized, message", [
+    ("fedprox", True, "the built-in alias of pfedme"),
+    ("fuzz36_api", "no", "personalized must be True or False"),
+])
+def test_register_method_refuses_an_alias_name_and_a_non_boolean(name, personalized, message):
+    """F15: register_method took the name "fedprox" (pfedme's alias: limit("fedprox") still
+    ran pfedme, the registered method unreachable) and personalized="no" (read as True)."""
+    method = riskcalc.Method(name, "t", "r", "lam", personalized, "ref",
+                             lambda spec, route: (0.1, 0.2))
+    try:
+        with pytest.raises(ValueError, match=message):
+            riskcalc.register_method(method)
+    finally:
+        riskcalc.METHODS.pop(name, None)
