@@ -284,3 +284,23 @@ def test_register_method_refuses_an_alias_name_and_a_non_boolean(name, personali
             riskcalc.register_method(method)
     finally:
         riskcalc.METHODS.pop(name, None)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("ridge", "no", "ridge must be True or False"),
+    ("global_tuned", 1, "global_tuned must be True or False"),
+    ("name", ["fuzz36_api"], "method must be one of"),
+])
+def test_register_estimator_flags_are_booleans(field, value, message):
+    """F16: register_estimator took ridge="no" and global_tuned=1 (read by their truth), and a
+    list for the name was a TypeError "unhashable type"."""
+    riskcalc.register_method(riskcalc.Method("fuzz36_api", "t", "r", None, True, "ref",
+                                             lambda spec, route: (0.1, 0.2)))
+    args = dict(name="fuzz36_api", global_weight=lambda mu, t: mu, global_tuned=False,
+                personalized=True, ridge=False, centered=True, reference="ref")
+    try:
+        with pytest.raises(ValueError, match=message):
+            montecarlo.register_estimator(montecarlo.Estimator(**{**args, field: value}))
+    finally:
+        montecarlo.ESTIMATORS.pop("fuzz36_api", None)
+        riskcalc.unregister_method("fuzz36_api")
