@@ -311,3 +311,16 @@ def test_memory_refusal_of_many_clients_names_them():
     client) needs about 4.02e+04 GiB ...; lower --d": the clients' designs are what is large."""
     with pytest.raises(ValueError, match=r"with 1000000000 clients needs .*lower --d or --clients"):
         montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=60, reps=3, clients=10 ** 9)
+
+
+@pytest.mark.parametrize("args, printed, want", [
+    ((1e100, 1, 1, 1e100, 1, 1), False, 3.9389277113386474e+100),
+    ((1e100, 1e100, 1e100, 1e-100, 1e100, 1e100), False, 3.508232077228117e+149),
+    ((1, 1e-100, 1e100, 1, 1e-100, 1e100), True, 5e-51),
+])
+def test_local_case2_lambda_where_its_terms_overflow(args, printed, want):
+    """F18: paper 004's minimal lambda of the local case (eqs. 73/75) summed terms past the
+    floats' range: L = R = 1e100 gave NaN (inf / inf) for 3.94e100, u^2 N = inf dropped a term
+    of the denominator (4.92e149 for 3.51e149; -1e-100 for 5e-51). Reference: mpmath, 50
+    digits, the same formula."""
+    assert mm.local_case2_lambda(*args, printed=printed) == pytest.approx(want, rel=1e-12)
