@@ -83,7 +83,7 @@ def load_all() -> dict:
 def get_figure(fig_id: str) -> FigureSpec:
     """The registered figure ``fig_id`` (ValueError listing the ids otherwise)."""
     load_all()
-    if fig_id not in FIGURES:
+    if not isinstance(fig_id, str) or fig_id not in FIGURES:
         raise ValueError(f"unknown figure {fig_id!r}; known: {', '.join(FIGURES)} "
                          "(riskcalc figures --list)")
     return FIGURES[fig_id]
@@ -274,13 +274,22 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     seed = check_seed(seed)
     quick, progress = flag("quick", quick), flag("progress", progress)
     ctx = Context(fig_id, quick=quick, seed=seed,
-                  cache_dir=None if cache_dir is None else Path(cache_dir), n_jobs=n_jobs,
-                  progress=progress)
+                  cache_dir=None if cache_dir is None else folder("cache_dir", cache_dir),
+                  n_jobs=n_jobs, progress=progress)
     with style.context():
         result = spec.make(ctx)
     result.caption.params["seed"] = seed
     result.text = result.caption.render(spec, result.table, quick)
     return result
+
+
+def folder(name: str, value) -> Path:
+    """``value`` as a Path when it is a str or os.PathLike, else ValueError naming ``name``
+    (None or a number was a TypeError from pathlib)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ValueError(f"{name} must be a folder path (a str or os.PathLike), got "
+                         f"{type(value).__name__}")
+    return Path(value)
 
 
 def image_formats(formats) -> tuple:
@@ -331,13 +340,15 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     from figures import style
 
     formats = image_formats(formats)
-    out = Path(out_dir)
+    out = folder("out_dir", out_dir)
+    if cache_dir is not None and not flag("cache", cache):
+        raise ValueError("cache_dir applies with cache=True only (cache=False caches nothing)")
     files = install.set_files(fig_id, out, formats)
     install.check_targets(files, out)    # before the work, not after it
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
-    if cache:
-        cdir = Path(cache_dir) if cache_dir is not None else out / ".cache"
+    if flag("cache", cache):        # cache="no" cached
+        cdir = folder("cache_dir", cache_dir) if cache_dir is not None else out / ".cache"
         cdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,

@@ -120,7 +120,7 @@ def replicate_task(task: dict) -> dict:
 def check_run(reps, kind, steps, step_size):
     """Validate the simulation options shared by ``compare`` and ``sweep``."""
     reps = positive_int("reps", reps, minimum=2)
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None:
         steps = positive_int("steps", steps, minimum=0)
@@ -337,7 +337,9 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
         "federated"``); the prediction is then the exact finite-M limit where implemented.
     global_model : {"oracle", "federated"}, optional
         Default: ``"federated"`` when ``clients`` is given, else ``"oracle"`` (the centre
-        theta_0, the M -> infinity limit).
+        theta_0, the M -> infinity limit). As on the command line, options without effect
+        are errors: ``clients``, ``weights``, ``gammas``, ``rs``, ``sigmas`` under the oracle,
+        ``"federated"`` for the local baselines, ``df`` without Student-t draws.
     weights : {"samples", "uniform"}
         Client weights of the federated global objective (default n_j / N, as everywhere).
     measure : {"conditional", "empirical"}
@@ -374,12 +376,32 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                       spectrum=spectrum)
     if global_model is None:
         global_model = "oracle" if clients is None else "federated"
+    _used(spec.method, global_model, clients, weights, setting_options)
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
     return compare(spec, setting, reps=reps, seed=seed, kind=measure, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, progress=progress,
                    max_minutes=max_minutes)
+
+
+def _used(method, global_model, clients, weights, options) -> None:
+    """Options without effect in the chosen mode are errors, as on the command line
+    (``riskcalc.cli.guards.simulation_options``): clients=5 with global_model="oracle",
+    weights="uniform" or gammas under the oracle, df=7 with Gaussian draws and a federated
+    model for a local baseline were taken and ignored."""
+    given = (["clients"] if clients is not None else []) + (
+        [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
+        k for k in ("gammas", "rs", "sigmas") if k in options]
+    if global_model == "oracle" and given:
+        raise ValueError(f"{', '.join(given)} apply with global_model='federated' only (the "
+                         "oracle global model is the centre theta_0 itself, whatever the other "
+                         "clients)")
+    if global_model == "federated" and not get_estimator(method).centered:
+        raise ValueError(f"global_model='federated' does not apply to {method}: it uses no "
+                         "global model")
+    if "df" in options and "student-t" not in (options.get("features"), options.get("noise")):
+        raise ValueError("df applies with features='student-t' or noise='student-t' only")
 
 
 class _CallableModule(types.ModuleType):

@@ -33,7 +33,7 @@ from montecarlo.compare import QUANTITIES, compare
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting
 from montecarlo.runner.seeding import check_seed
-from riskcalc._validate import positive_int
+from riskcalc._validate import as_array, parameter, positive_int
 
 #: Model of the simulated cases: Sigma = I and the two-point spectrum H = {1, 4} (equal mass).
 CASES = (("identity", None), ("two-point:1,4,0.5", riskcalc.Spectrum([1.0, 4.0], [0.5, 0.5])))
@@ -100,10 +100,10 @@ def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: flo
     a check that raises (a limit defined for Sigma = I only, say) is a failed row whose
     ``error`` says why. The run's own options (d, reps, seed) raise ValueError: a bad seed
     was six failed checks, blaming the method."""
-    d, reps = positive_int("d", d, minimum=2), positive_int("reps", reps, minimum=2)
-    seed = check_seed(seed)
     info = riskcalc.get_method(name)
     est = get_estimator(name)
+    gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k = _arguments(
+        info, gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k)
     route_case = next((c for c in spectrum if c[1] is not None), spectrum[0])
     rows = [_row(lambda: _registry(info, est), "registry", "-"),
             _row(lambda: _vectorized(info, gamma, sigma, signal, tuning), "limit vectorized",
@@ -127,6 +127,25 @@ def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: flo
         for q in QUANTITIES:
             rows.append(_simulation(q, label, runs, reps, rtol, k))
     return rows
+
+
+def _arguments(info, gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k):
+    """The checks' own arguments, checked as ``riskcalc check-method`` checks its options:
+    reps=1, d=1, seed=-1, tuning=True or an array of gamma were reported as the method
+    failing its checks (an AssertionError blaming it), k=-1 failed every simulation row, and
+    spectrum="identity" was an IndexError."""
+    values = [float(parameter(n, v, ndim=0)) for n, v in
+              (("gamma", gamma), ("sigma", sigma), (info.signal, signal))]
+    values.append(float(as_array("tuning", tuning, low=0.0, ndim=0)))
+    if not isinstance(spectrum, (list, tuple)) or not spectrum or not all(
+            isinstance(c, (list, tuple)) and len(c) == 2 and isinstance(c[0], str)
+            and (c[1] is None or isinstance(c[1], riskcalc.Spectrum)) for c in spectrum):
+        raise ValueError("spectrum must be a non-empty sequence of (label, Spectrum or None) "
+                         f"pairs, such as (('identity', None),), got {spectrum!r:.60}")
+    return (*values, tuple(spectrum), positive_int("d", d, minimum=2),
+            positive_int("reps", reps, minimum=2), check_seed(seed),
+            float(as_array("rtol", rtol, low=0.0, high=1.0, low_open=True, ndim=0)),
+            float(as_array("k", k, low=0.0, high=100.0, low_open=True, ndim=0)))
 
 
 def _simulation(q, label, runs, reps, rtol, k) -> dict:

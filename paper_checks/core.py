@@ -70,6 +70,8 @@ from typing import Callable
 
 import numpy as np
 
+from riskcalc._validate import flag
+
 VERDICTS = ("holds", "loose", "erratum-harmless", "erratum", "fails", "not checkable",
             "finding", "check error")
 #: One line per verdict: the legend printed under ``riskcalc check`` and in REPORT.md.
@@ -164,6 +166,9 @@ class Config:
     """
 
     quick: bool = True
+
+    def __post_init__(self):
+        flag("quick", self.quick)      # Config(quick="no") picked the quick sizes
 
     def pick(self, quick_value, full_value):
         return quick_value if self.quick else full_value

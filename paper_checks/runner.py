@@ -15,7 +15,8 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
-from paper_checks.core import CLAIMS, PAPERS, Config, jsonable
+from paper_checks.core import CLAIMS, PAPERS, Claim, Config, jsonable
+from riskcalc._validate import flag, positive_int
 
 
 def select(paper: str | None = None, claim_ids=None) -> list:
@@ -24,13 +25,21 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     in catalogue order. ValueError for unknown ones."""
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
-    if paper is not None and paper not in PAPERS:
+    if paper is not None and (not isinstance(paper, str) or paper not in PAPERS):
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} (or 002); got {paper!r}")
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
     if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
         claim_ids = [claim_ids]
+    elif claim_ids is not None:
+        # Read once: a generator was used up by the check of unknown ids, and then nothing was
+        # selected; 3 was a TypeError, an array of two ids "truth value ... ambiguous".
+        try:
+            claim_ids = list(claim_ids)
+        except TypeError:
+            raise ValueError(f"claim_ids must be a claim id or a list of them, got "
+                             f"{claim_ids!r:.60}") from None
     if claim_ids:
-        unknown = [i for i in claim_ids if i not in CLAIMS]
+        unknown = [i for i in claim_ids if not isinstance(i, str) or i not in CLAIMS]
         if unknown:
             # Quoted: an empty or blank id ('--claim ""') was printed as nothing at all.
             text = str(unknown[0]).strip()
@@ -79,6 +88,15 @@ def run_claims(claims, *, quick: bool = True, n_jobs: int = 1, progress: bool = 
     the original PDF must show, and None for other verdicts. ``progress`` shows a bar on
     stderr. The workers are those of ``montecarlo.runner.tasks.parallel_results``: a Ctrl-C stops
     them all and raises ``KeyboardInterrupt`` here."""
+    # quick="no" ran the quick sizes, n_jobs=0 was taken and an id string was an
+    # AttributeError: the arguments are checked before any claim runs.
+    quick, progress = flag("quick", quick), flag("progress", progress)
+    n_jobs = positive_int("n_jobs", n_jobs)
+    bad = ([c for c in claims if not isinstance(c, Claim)]
+           if isinstance(claims, (list, tuple)) else [claims])
+    if bad:
+        raise ValueError("claims must be a list of paper_checks.Claim (paper_checks.select("
+                         f"paper, claim_ids) gives them), got {bad[0]!r:.60}")
     results = []
     with tqdm(total=len(claims), desc="claims", file=sys.stderr, disable=not progress,
               leave=False) as bar:

@@ -87,6 +87,10 @@ class Spectrum:
         if not keep.all():
             uniq, weights, signal = uniq[keep], weights[keep], signal[keep]
         atoms = uniq
+        # Read-only, as the frozen fields: s.atoms[0] = -3 (past the checks, unsorted) gave
+        # "route kappa: the limit is not a finite number" (the arrays are the spectrum's own).
+        for arr in (atoms, weights, signal):
+            arr.flags.writeable = False
         object.__setattr__(self, "atoms", atoms)
         object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "signal_weights", signal)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from riskcalc._validate import flag
 from riskcalc.linear.methods import METHODS, get_method
 
 _P = "003_4b976ddf5225c17e.txt"
@@ -187,9 +188,11 @@ def register_estimator(estimator: Estimator) -> Estimator:
         raise ValueError(f"register_estimator takes a montecarlo.linear.estimators.Estimator, got "
                          f"{type(estimator).__name__}")
     name = estimator.name
+    info = get_method(name)         # first: a list for a name was "unhashable type"
     if name in ESTIMATORS:
         raise ValueError(f"an estimator for method {name!r} is already registered")
-    info = get_method(name)
+    for key in ("global_tuned", "personalized", "ridge", "centered"):
+        flag(f"estimator {name}: {key}", getattr(estimator, key))   # ridge="no" was True
     if estimator.personalized != info.personalized:
         raise ValueError(f"estimator {name}: personalized={estimator.personalized} but the "
                          f"method says {info.personalized}")

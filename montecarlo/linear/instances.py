@@ -39,7 +39,7 @@ _FEATURES, _DIRECTION, _NOISE, _ROTATION = 0, 1, 2, 3
 
 
 def _choice(name, value, options):
-    if value not in options:
+    if not isinstance(value, str) or value not in options:
         raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
     return value
 
@@ -195,7 +195,8 @@ def sample_size(d: int, gamma: float, who: str = "the target client") -> int:
 
 
 def check_memory(setting: Setting, gamma) -> None:
-    """Raise ValueError naming --d before allocating a replicate that cannot fit in memory.
+    """Raise ValueError naming --d (and --clients, federated) before allocating a replicate
+    that cannot fit in memory.
 
     A replicate holds every simulated design (sum_j n_j x d), its decompositions (at most
     min(n, d)^2 and n x d per client) and, with a federated global model, d x d matrices; the
@@ -208,7 +209,10 @@ def check_memory(setting: Setting, gamma) -> None:
     if federated:
         n_all += (setting.clients - 1) * sample_size(d, min(setting.gammas or gammas), "a client")
     need = 8 * 3 * (n_all * d + min(n, d) ** 2 + (d * d if federated else 0))
-    require_memory(need, f"--d {setting.d} (n = {n} samples per client)", "lower --d")
+    # The clients' designs too: 10^9 clients at d = 60 were told "lower --d".
+    require_memory(need, f"--d {setting.d} (n = {n} samples per client)"
+                   + (f" with {setting.clients} clients" if federated else ""),
+                   "lower --d or --clients" if federated else "lower --d")
 
 
 def require_memory(need: float, what: str, advice: str) -> None:

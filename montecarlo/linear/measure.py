@@ -203,7 +203,7 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     """
     ests = [(get_estimator(method), np.atleast_1d(np.asarray(tunings, dtype=float)))
             for method, tunings in requests]
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None and (step_size is None or step_size <= 0):
         raise ValueError("personalization steps need a step size > 0")

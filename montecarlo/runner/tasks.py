@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.budget import cores
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import positive_int
+from riskcalc._validate import flag, positive_int
 
 
 def task_key(task: dict) -> str:
@@ -177,6 +177,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     n_jobs = positive_int("jobs", n_jobs)
     _check_paths(cache, scheduler, n_jobs)
     n_jobs = min(n_jobs, cores())
+    progress = flag("progress", progress)     # progress="no" drew the bar
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
@@ -206,9 +207,8 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
 
 
 def _check_paths(cache, scheduler, n_jobs) -> None:
-    """ValueError for a ``cache`` that is not a file path, a ``scheduler`` that is not an
-    address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``). Was: cache=3 appended to file
-    descriptor 3, then closed it; scheduler=5 an AttributeError; n_jobs=4 dropped silently."""
+    """ValueError for a ``cache`` not a file path (cache=3 wrote to file descriptor 3), a
+    ``scheduler`` not an address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``)."""
     if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
         raise ValueError(f"cache must be the path of a file (str or os.PathLike), got {cache!r}")
     if cache is not None and os.path.isdir(cache):

@@ -33,7 +33,7 @@ import numpy as np
 
 from riskcalc.advise.federation import Federation, from_clients
 from riskcalc.advise import tune, weights as wopt
-from riskcalc.advise.cost import estimate_seconds
+from riskcalc.advise import cost
 from riskcalc.advise.gradients import exact_gradient
 from riskcalc.advise.result import TIE_RTOL, Advice, Candidate
 from riskcalc._validate import METHOD_ALIASES, parameter, positive_int
@@ -88,11 +88,10 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     >>> adv.recommended.mean_risk <= min(c.mean_risk for c in adv.candidates)
     True
     """
-    fed = federation
-    if not isinstance(fed, Federation):     # was an AttributeError on its first field
-        raise ValueError("federation must be a riskcalc.advise.Federation (Federation(gamma=, "
-                         "r=, sigma=, ...) or Federation.from_file(PATH)), got "
-                         f"{type(fed).__name__}")
+    fed = _federation(federation)
+    if progress is not None and not callable(progress):   # was a TypeError after the first
+        raise ValueError(f"progress must be a callable (called with each pipeline's name), "
+                         f"got {progress!r:.60}")
     chosen = pipelines(methods)
     if rounds is not None:      # before any pipeline runs (they take seconds to minutes)
         rounds, signal = _rounds_args(rounds, signal)
@@ -158,6 +157,25 @@ def advise(federation: Federation, methods=None, progress=None, rounds=None,
     order = sorted(range(len(cands)), key=lambda k: (_rank(cands[k].mean_risk),
                                                       _rank(cands[k].worst_risk), k))
     return Advice(fed, tuple(cands[k] for k in order), tuple(skipped))
+
+
+def _federation(fed) -> Federation:
+    """``fed`` when it is a Federation, else ValueError (was an AttributeError on its first
+    field)."""
+    if not isinstance(fed, Federation):
+        raise ValueError("federation must be a riskcalc.advise.Federation (Federation(gamma=, "
+                         "r=, sigma=, ...) or Federation.from_file(PATH)), got "
+                         f"{type(fed).__name__}")
+    return fed
+
+
+def estimate_seconds(fed, methods=None, rounds=None) -> dict:
+    """Estimated CPU seconds of each pipeline of ``advise(fed, methods, rounds=rounds)``
+    (``riskcalc.advise.cost``), its arguments read as ``advise`` reads them: ``methods`` None
+    for every pipeline, a sequence of names or one comma-separated string (``pipelines``),
+    ``rounds`` an integer >= 1 (methods=None was a TypeError, "rtfa" a KeyError 'r')."""
+    rounds = None if rounds is None else positive_int("rounds", rounds, minimum=1)
+    return cost.estimate_seconds(_federation(fed), pipelines(methods), rounds)
 
 
 def _optimal(cands, method):

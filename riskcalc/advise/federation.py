@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import parameter, positive, positive_int
+from riskcalc._validate import parameter, positive_int
 from riskcalc.linear.engine.joint_spectrum import d_if_used, joint_spectrum
 from riskcalc.spectrum import Spectrum, as_spectrum
 
@@ -80,6 +80,7 @@ class Federation:
                 raise ValueError(f"{name} lists {arr.size} clients, gamma {m}")
             vals[name] = arr
         for name, v in vals.items():
+            v.flags.writeable = False   # frozen: fed.gamma[0] = -1 passed the checks
             object.__setattr__(self, name, v)
         if self.spectra is None:
             if self.d is not None:
@@ -266,7 +267,8 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         if "n" in c:
             if d is None:
                 raise ValueError(f"client {k} gives n: give d (--d) to turn it into gamma = d/n")
-            gam.append(d / float(positive(f"client {k} n", c["n"])))
+            # n a count, as in a federation file (n = 50.5 was taken: half a sample)
+            gam.append(d / positive_int(f"client {k} n", c["n"]))
         else:
             gam.append(c["gamma"])
         if not isinstance(c.get("spectrum", ""), (str, Spectrum)):
@@ -289,7 +291,7 @@ def from_clients(clients, d=None, spectrum=None) -> Federation:
         cov = {"spectrum": [parsed[s] if isinstance(s, str) else s for s in given]}
     return Federation(gamma=gam, r=[c["r"] for c in clients],
                       sigma=[c["sigma"] for c in clients],
-                      rho=None if rho[0] is None else rho, **cov)
+                      rho=None if not rho or rho[0] is None else rho, **cov)
 
 
 def from_file_object(ff, spectrum=None, d=None) -> Federation:

@@ -17,7 +17,7 @@ WEIGHTS = ("samples", "uniform")
 
 def check_weights(weights) -> str:
     """``weights`` must name a ``WEIGHTS`` entry."""
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
     return weights
 

@@ -256,8 +256,22 @@ def _check_finite(route, bias, var, penalty) -> None:
 
 def _registered(spec: ClientSpec, route: str, shape):
     """The (bias, variance) of a method added by ``riskcalc.register_method``, checked for
-    shape and sign so that a faulty plugin fails here rather than downstream."""
-    bias, var = (np.asarray(v, dtype=float) for v in spec.info.limit(spec, route))
+    shape and sign so that a faulty plugin fails here rather than downstream: real numbers
+    (a float cast read "0.1" and True as numbers; complex values and None were TypeErrors)."""
+    out = spec.info.limit(spec, route)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise ValueError(f"the limit of method {spec.method} returned {type(out).__name__}"
+                         f"{f' of {len(out)}' if isinstance(out, (tuple, list)) else ''}, "
+                         "expected (bias, variance)")
+    for name, v in zip(("bias", "variance"), out):
+        try:
+            dtype = np.asarray(v).dtype
+        except (TypeError, ValueError):         # a ragged list
+            dtype = np.dtype(object)
+        if dtype.kind not in "iuf":
+            raise ValueError(f"the limit of method {spec.method} returned {name} {v!r:.40} of "
+                             f"dtype {dtype}, expected real numbers")
+    bias, var = (np.asarray(v, dtype=float) for v in out)
     for name, v in (("bias", bias), ("variance", var)):
         if v.shape != shape:
             raise ValueError(f"the limit of method {spec.method} returned {name} of shape "
@@ -269,7 +283,7 @@ def _registered(spec: ClientSpec, route: str, shape):
 
 
 def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
-    if route not in ("auto", "closed"):
+    if not isinstance(route, str) or route not in ("auto", "closed"):
         raise ValueError("the finite-clients limit has one route: route must be auto or "
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
@@ -286,7 +300,7 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:
-    if route not in ROUTES:
+    if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     isotropic = spec.spectrum is None or (spec.spectrum.is_identity
                                            and spec.spectrum.signal_is_uniform)

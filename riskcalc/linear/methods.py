@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from riskcalc._validate import canonical_method
+from riskcalc._validate import METHOD_ALIASES, canonical_method, flag
 from riskcalc.papers import cite
 
 
@@ -130,6 +130,10 @@ def register_method(method: Method) -> Method:
     if name in METHODS:
         raise ValueError(f"method {name!r} is already registered "
                          f"({'built-in' if name in BUILTIN else METHODS[name].reference})")
+    if name in METHOD_ALIASES:      # was registered, and unreachable: limit() reads the alias
+        raise ValueError(f"method name {name!r} is the built-in alias of "
+                         f"{METHOD_ALIASES[name]}; choose another name")
+    flag("personalized", method.personalized)     # personalized="no" read as True
     if method.signal not in SIGNALS:
         raise ValueError(f"signal must be one of {', '.join(SIGNALS)}; got {method.signal!r}")
     if method.tuning not in TUNINGS:

@@ -52,7 +52,7 @@ def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None
     if not info.ridge:
         raise ValueError(f"method {method} has no ridge penalty lam to tune "
                          "(optimal_lambda takes rtfa, pfedme, local_ridge)")
-    if how not in HOWS:
+    if not isinstance(how, str) or how not in HOWS:
         raise ValueError(f"how must be one of {', '.join(HOWS)}; got {how!r}")
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=0.0, spectrum=spectrum)
     uniform = spec.spectrum is None or spec.spectrum.signal_is_uniform
@@ -89,13 +89,18 @@ def optimal_limit(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None,
     Raises
     ------
     ValueError
-        When lam* is infinite (signal norm 0: the centre itself is optimal).
+        When lam* is infinite (signal norm 0: the centre itself is optimal; for local ridge
+        the zero vector).
     """
     lam = optimal_lambda(method, gamma=gamma, sigma=sigma, r=r, rho=rho, spectrum=spectrum,
                          how=how)
     if np.any(np.isinf(lam)):
-        raise ValueError("lam* is infinite (signal norm 0): the optimum is the center itself, "
-                         "use method fedavg")
+        # local_ridge shrinks toward 0, not toward the centre: "use method fedavg" was wrong
+        # advice there (theta_i = 0 is estimated with risk 0 by the zero vector).
+        raise ValueError("lam* is infinite (signal norm 0): " + (
+            "theta_i = 0, which the zero vector estimates with risk 0 (local ridge as lam -> "
+            "inf)" if get_method(method).name == "local_ridge" else
+            "the optimum is the center itself, use method fedavg"))
     return limit(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, spectrum=spectrum)
 
 

@@ -328,7 +328,7 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
         # was: 10^6 penalties solved one after the other for many minutes, no estimate
         raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "
                          "a fixed-point solve, milliseconds to seconds)")
-    if centre not in CENTRES:
+    if not isinstance(centre, str) or centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
     out, x = [None] * lams.size, None

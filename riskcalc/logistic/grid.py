@@ -37,7 +37,7 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     arrays = [check_gamma(gamma), parameter("signal", signal), parameter("r", r),
               as_array("lam", lam, low=0.0)]
     check_lam(arrays[3])
-    if centre not in CENTRES:
+    if not isinstance(centre, str) or centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     try:
         arrays = np.broadcast_arrays(*arrays)

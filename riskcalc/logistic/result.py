@@ -20,6 +20,20 @@ def _plain(v):
     return None if v != v else float(v)
 
 
+def _frame(row: dict):
+    """A pandas DataFrame of ``row``: one row per parameter point, a broadcast result's array
+    values raveled in C order (as ``LimitResult.to_frame``) and its scalars repeated; one row
+    for scalar parameters (a broadcast result was one row of arrays)."""
+    pd = _frames.pandas()
+    row = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items()}
+    shapes = [v.shape for v in row.values() if isinstance(v, np.ndarray) and v.ndim]
+    if not shapes:
+        return pd.DataFrame([row])
+    shape = np.broadcast_shapes(*shapes)
+    return pd.DataFrame({k: np.ravel(np.broadcast_to(v, shape)) if isinstance(v, np.ndarray)
+                         else v for k, v in row.items()})
+
+
 @dataclass(frozen=True)
 class LogisticResult:
     """Limits for one client of personalized logistic regression (see module docstring).
@@ -88,18 +102,18 @@ class LogisticResult:
                                float(value))
 
     def to_frame(self):
-        """A one-row pandas DataFrame: every parameter, the four limits, the fixed point
-        (a, b, q, mu) and the solve's residual and quadrature nodes.
+        """A pandas DataFrame, one row per parameter point (``_frame``): every parameter, the
+        four limits, the fixed point (a, b, q, mu) and the solve's residual and quadrature
+        nodes.
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
-        pd = _frames.pandas()
         keys = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
                 "test_error", "a", "b", "q", "mu")
         row = {"model": "logistic", "method": self.method, **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
-        return pd.DataFrame([row])
+        return _frame(row)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
@@ -182,11 +196,11 @@ class FiniteLogisticResult:
         return out
 
     def to_frame(self):
-        """A one-row pandas DataFrame: method, parameters, the four limits, diagnostics."""
-        pd = _frames.pandas()
-        return pd.DataFrame([{"method": self.method, **self.params,
-                              **{k: v for k, v in self.as_dict().items()
-                                 if k not in ("model", "method", "params", "notes")}}])
+        """A pandas DataFrame, one row per parameter point (``_frame``): method, parameters,
+        the four limits, diagnostics."""
+        return _frame({"method": self.method, **self.params,
+                       **{k: v for k, v in self.as_dict().items()
+                          if k not in ("model", "method", "params", "notes")}})
 
 
 @dataclass(frozen=True)
@@ -239,8 +253,21 @@ class LogisticClientsResult:
                 "residual": float(self.residual), "notes": list(self.notes)}
 
     def to_frame(self):
-        """A pandas DataFrame with one row per client: gamma, r and the four limits."""
+        """A pandas DataFrame with one row per client computed (``params["targets"]``): its
+        index, gamma, r and the limits; for a grid, per grid point in C order, with the point's
+        signal, lam and global_lam (a grid or a target was "All arrays must be of the same
+        length")."""
         pd = _frames.pandas()
-        return pd.DataFrame({"client": np.arange(self.risk.size), "gamma": self.params["gamma"],
-                             "r": self.params["r"],
-                             **{q: getattr(self, q) for q in QUANTITIES}})
+        shape = np.shape(self.risk)
+        grid, targets = shape[:-1], np.asarray(self.params["targets"], dtype=int)
+        cols = {"client": np.broadcast_to(targets, shape)}
+        for k in ("gamma", "r"):
+            per = np.broadcast_to(np.asarray(self.params[k], dtype=float),
+                                  grid + (self.params["clients"],))
+            cols[k] = per[..., targets]
+        for k in ("signal", "lam", "global_lam") if grid else ():
+            if self.params.get(k) is not None:
+                point = np.broadcast_to(np.asarray(self.params[k], dtype=float), grid)
+                cols[k] = np.broadcast_to(point[..., None], shape)
+        cols.update({q: getattr(self, q) for q in QUANTITIES})
+        return pd.DataFrame({k: np.ravel(v) for k, v in cols.items()})

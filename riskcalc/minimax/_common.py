@@ -21,8 +21,20 @@ def smooth_convex(beta_name: str, beta, mu_name: str, mu):
     u = positive(mu_name, mu)
     if np.any(b < u):
         raise ValueError(f"{beta_name} must be >= {mu_name} (smoothness bounds strong convexity),"
-                         f" got {beta_name}={beta!r}, {mu_name}={mu!r}")
+                         f" got {_offending(b < u, **{beta_name: b, mu_name: u})}")
     return b, u
+
+
+def _offending(bad, **arrays) -> str:
+    """The first entry where ``bad`` holds, as ``name=value`` of the broadcast ``arrays``
+    (the message showed numpy's reprs, ``L=np.float32(0.1)``, or whole arrays)."""
+    bad = np.asarray(bad)
+    k = int(np.flatnonzero(bad)[0])
+    values = {name: float(np.broadcast_to(a, bad.shape).ravel()[k])
+              for name, a in arrays.items()}
+    text = ", ".join(f"{name}={int(v) if v.is_integer() and abs(v) < 1e16 else v!r}"
+                     for name, v in values.items())
+    return text + (f" (entry {k} of {bad.size})" if bad.ndim else "")
 
 
 def sizes(**named) -> list[np.ndarray]:
@@ -32,9 +44,10 @@ def sizes(**named) -> list[np.ndarray]:
 
 def at_most(small_name: str, small, big_name: str, big) -> None:
     """Raise unless ``small <= big`` elementwise (e.g. one client's n_i cannot exceed N)."""
-    if np.any(np.asarray(small) > np.asarray(big)):
-        raise ValueError(f"{small_name} must be <= {big_name}, got {small_name}={small!r}, "
-                         f"{big_name}={big!r}")
+    bad = np.asarray(small) > np.asarray(big)
+    if np.any(bad):
+        raise ValueError(f"{small_name} must be <= {big_name}, got "
+                         f"{_offending(bad, **{small_name: small, big_name: big})}")
 
 
 def heterogeneity(R) -> np.ndarray:
@@ -50,7 +63,7 @@ def probability_vector(p, n):
         raise ValueError(f"p and n must be 1-d arrays of the same length, got shapes "
                          f"{p_arr.shape} and {n_arr.shape}")
     if not np.isclose(p_arr.sum(), 1.0, rtol=0, atol=1e-9):
-        raise ValueError(f"p must sum to 1, got sum {p_arr.sum()!r}")
+        raise ValueError(f"p must sum to 1, got sum {float(p_arr.sum())!r}")
     return p_arr, n_arr
 
 

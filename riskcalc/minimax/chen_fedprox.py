@@ -138,6 +138,8 @@ def fedprox_regime(R, N, m, kind="aer"):
     r = heterogeneity(R)
     n_tot, mm = sizes(N=N, m=m)
     at_most("m", m, "N", N)
+    if not isinstance(kind, str):
+        raise ValueError(f"kind must be 'aer' or 'ier', got {kind!r}")
     if kind == "aer":
         low = 1.0 / (mm * n_tot)
     elif kind == "ier":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import positive
+from riskcalc._validate import flag, positive
 from riskcalc.minimax._common import at_most, heterogeneity, scalar_or_array, sizes, smooth_convex
 
 
@@ -63,7 +63,7 @@ def logistic_constants(c_x, D, d, printed=False):
     dim = positive("d", d)
     t = cx * dia * np.sqrt(dim)
     beta = cx ** 2 * dim / 4.0
-    if printed:
+    if flag("printed", printed):
         loss_sup = t
         mu0 = (np.exp(t / 2) + np.exp(-t)) ** -2
     else:

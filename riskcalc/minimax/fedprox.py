@@ -14,11 +14,12 @@ algorithm's complexities (Lemma 2, Theorem 2, Corollary 1) are in
 from __future__ import annotations
 
 import math
+from functools import reduce
 from typing import NamedTuple
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
+from riskcalc._validate import flag, nonnegative, positive
 from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
@@ -55,7 +56,8 @@ def _lmr(L, mu, rho):
 def _global_constant(rederived):
     # The factor 32 of eq. (53) comes from eq. (50), which drops the 2 of
     # ||a + b||^2 <= 2||a||^2 + 2||b||^2; redone with it the factor is 64 (see fedprox_constants).
-    return 64.0 if rederived else 32.0
+    # A switch is True or False: rederived="no" was the re-derived constant.
+    return 64.0 if flag("rederived", rederived) else 32.0
 
 
 def fedprox_constants(L, mu, rho, rederived=False):
@@ -151,7 +153,7 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     rr = heterogeneity(R)
     nn, _, n_tot = _size_args(n, m)
     kappa = big_l / u
-    first = (128.0 if rederived else 64.0) * kappa ** 2 * big_l
+    first = (128.0 if flag("rederived", rederived) else 64.0) * kappa ** 2 * big_l
     ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
     ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
     # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any lambda
@@ -222,15 +224,37 @@ def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     rr = heterogeneity(R)
     nn, _, n_tot = _size_args(n, m)
     kappa = big_l / u
-    if printed:
-        num = 8 * (64 * r ** 2 / n_tot + 66 * big_l ** 2 * rr ** 2 + r ** 2 / nn)
-        den = 32 * r ** 2 / (u ** 2 * n_tot) + 33 * kappa ** 2 * rr ** 2
-        return scalar_or_array(np.sqrt(_ratio(num, den)) - u)
-    g = _global_constant(rederived)
-    bracket = (4 * g * kappa ** 2 * r ** 2 / n_tot + (4 * g * kappa ** 2 + 4) * big_l ** 2 * rr ** 2
-               + 2 * r ** 2 / nn)
-    den = 3 * g * r ** 2 / (u ** 2 * n_tot) + (3 * g + 3) * kappa ** 2 * rr ** 2
-    return scalar_or_array(np.sqrt(_ratio(12 * bracket, den)) - u)
+    with np.errstate(divide="ignore"):      # log 0 = -inf: a term that is 0
+        lL, lu, lr, lR, lN, ln = (np.log(v) for v in (big_l, u, r, rr, n_tot, nn))
+    lk = lL - lu
+    with np.errstate(all="ignore"):        # overflow and underflow: ``bad`` below
+        if flag("printed", printed):
+            num = 8 * (64 * r ** 2 / n_tot + 66 * big_l ** 2 * rr ** 2 + r ** 2 / nn)
+            den = 32 * r ** 2 / (u ** 2 * n_tot) + 33 * kappa ** 2 * rr ** 2
+            logs = ([np.log(8 * 64) + 2 * lr - lN, np.log(8 * 66) + 2 * lL + 2 * lR,
+                     np.log(8) + 2 * lr - ln],
+                    [np.log(32) + 2 * lr - 2 * lu - lN, np.log(33) + 2 * lk + 2 * lR])
+        else:
+            g = _global_constant(rederived)
+            num = 12 * (4 * g * kappa ** 2 * r ** 2 / n_tot
+                        + (4 * g * kappa ** 2 + 4) * big_l ** 2 * rr ** 2 + 2 * r ** 2 / nn)
+            den = 3 * g * r ** 2 / (u ** 2 * n_tot) + (3 * g + 3) * kappa ** 2 * rr ** 2
+            l4gk = np.logaddexp(np.log(4 * g) + 2 * lk, np.log(4.0))
+            logs = ([np.log(48 * g) + 2 * lk + 2 * lr - lN, np.log(12) + l4gk + 2 * lL + 2 * lR,
+                     np.log(24) + 2 * lr - ln],
+                    [np.log(3 * g) + 2 * lr - 2 * lu - lN, np.log(3 * g + 3) + 2 * lk + 2 * lR])
+        root = np.sqrt(_ratio(num, den))
+    # Where a product or term leaves the floats' range (|log| > 690), the float sums lost a
+    # term (L = R = 1e100: inf / inf was NaN for a minimal lambda of 3.9e100; u^2 N = inf
+    # dropped a term of den): the ratio from the terms' logarithms there.
+    parts = [2 * lk, 2 * lr, 2 * lL, 2 * lR, 2 * lu, 2 * lu + lN, 2 * lk + 2 * lr,
+             2 * lk + 2 * lL, *logs[0], *logs[1]]
+    bad = reduce(np.logical_or, [np.isfinite(p) & (np.abs(p) > 690) for p in parts])
+    if np.any(bad):
+        lnum, lden = (reduce(np.logaddexp, terms) for terms in logs)
+        with np.errstate(over="ignore", invalid="ignore"):    # den = 0: _ratio's 0 is kept
+            root = np.where(bad & (lden > -np.inf), np.exp(0.5 * (lnum - lden)), root)
+    return scalar_or_array(root - u)
 
 
 def _ratio(num, den):
@@ -345,7 +369,7 @@ def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
     dia = positive("D", D)
     ls = positive("loss_sup", loss_sup)
     col = table1_regime(R, n, m)
-    if printed:
+    if flag("printed", printed):
         middle = np.minimum(rr ** 2, 1 / n_tot)
         chen_mid = ls * rr / np.sqrt(nn)
         chen_hom = ls / np.sqrt(n_tot)

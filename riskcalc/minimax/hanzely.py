@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive
+from riskcalc._validate import as_array, flag, positive
 from riskcalc.minimax._common import counts, scalar_or_array, sizes, smooth_convex
 
 
@@ -69,7 +69,7 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     q = 1 - x
     c = as_array("rounds", rounds, low=0.0)
     d0 = positive("dist0", dist0)
-    if strict and np.any(q <= 0):
+    if flag("strict", strict) and np.any(q <= 0):
         raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
                          " < 1, i.e. lam > 100*mu and L > 101*mu; the printed hypothesis "
                          "L >= mu, lam >= mu is not enough (see ERRATA)")
@@ -374,6 +374,6 @@ def optimal_method(L, lam, oracle="prox"):
     big_l = positive("L", L)
     lm = positive("lam", lam)
     small = {"prox": "APGD1", "grad": "IAPGD+AGD", "stoch": "IAPGD+Katyusha"}
-    if oracle not in small:
+    if not isinstance(oracle, str) or oracle not in small:
         raise ValueError(f"oracle must be one of {sorted(small)}, got {oracle!r}")
     return np.where(lm >= big_l, "APGD2", small[oracle])

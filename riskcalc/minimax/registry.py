@@ -187,7 +187,7 @@ def evaluate(name: str, **params) -> dict:
     ValueError
         Unknown name, missing or unknown parameters, or invalid values.
     """
-    if name not in BOUNDS:
+    if not isinstance(name, str) or name not in BOUNDS:
         raise ValueError(f"unknown bound {name!r}; see `riskcalc bounds --list`")
     spec = BOUNDS[name]
     unknown = sorted(set(params) - set(spec.params))

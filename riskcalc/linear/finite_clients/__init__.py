@@ -149,8 +149,8 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
     alpha : float, optional
         MAML-FL's step size.
     weights : {"samples", "uniform"} or sequence of float
-        p_j = n_j / N (the FedAvg objective), 1/M, or M positive numbers (normalized to sum
-        one): the weights of the clients' losses in the global objective (paper 003, eq. 6;
+        p_j = n_j / N (the FedAvg objective; also None), 1/M, or M positive numbers (normalized
+        to sum one): the weights of the clients' losses in the global objective (paper 003, eq. 6;
         every step of the derivation holds for any positive p_j).
     spectrum : Spectrum or str, optional
         The covariance spectrum H and signal distribution G shared by every client, or its
@@ -195,6 +195,9 @@ def clients_limit(method: str, *, gamma, sigma, r, lam=None, alpha=None,
                       {"gamma": gamma, "sigma": sigma, "r": r}.items()})
         spectrum, joint, specs = spectra_joint(spectra, spectrum, gamma, d)
     check_method(info.name)
+    # None is the default, as in limit(clients=M) and steps_limit (was "weights must be a real
+    # number, got None").
+    weights = "samples" if weights is None else weights
     named = isinstance(weights, str)
     if named:
         weights = check_weights(weights)

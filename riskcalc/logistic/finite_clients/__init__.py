@@ -54,7 +54,7 @@ ALIASES = METHOD_ALIASES
 def canonical_method(method) -> str:
     """The canonical name of ``method`` (``ALIASES``), checked against ``METHODS``."""
     method = ALIASES.get(method, method) if isinstance(method, str) else method
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} (alias: "
                          + ", ".join(f"{k} = {v}" for k, v in ALIASES.items())
                          + f"); got {method!r}")
@@ -62,7 +62,7 @@ def canonical_method(method) -> str:
 
 
 def _check(method, lam, global_lam, weights):
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
     if global_lam is None and method == "local_ridge":
         # Local ridge has no global model: global_lam is not needed (nor used).

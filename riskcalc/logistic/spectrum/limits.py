@@ -130,7 +130,7 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     point by point; fields of the broadcast shape), refused beyond ``max_seconds`` of
     estimated work (``check_work``)."""
     spectrum = check_spectrum(spectrum)
-    if centre not in CENTRES:
+    if not isinstance(centre, str) or centre not in CENTRES:
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
               parameter("r", r), as_array("lam", lam, low=0.0)]
