@@ -140,8 +140,8 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
         raise IllConditioned(
             f"pfedme's finite-M limit under a spectrum loses digits beyond {MAX_CLIENTS:g} "
             f"clients (relative errors about M eps: 1e-2 at M = 1e14, a negative risk at 2^53; "
-            f"here M = {int(count.sum())}); there it is within about 1/M of the M -> infinity "
-            "limit (riskcalc.limit without clients)")
+            f"here M = {int(count.sum())}); with gamma_j of order 1 it is then within about 1/M "
+            "of the M -> infinity limit (riskcalc.limit without clients)")
     typ = np.asarray(typ, dtype=int)
     sg = sv[typ]
     p = client_weights(gam, count, weights)
