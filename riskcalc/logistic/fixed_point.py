@@ -193,8 +193,9 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
     point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
     ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
-    one, would take the continuation beyond it (None: no limit). Module docstring for the
-    equations.
+    one, would take the continuation beyond it, and at any stage raise ``work.Overtime`` from
+    the first residual evaluated past it (``_limit`` refuses then; None: no limit). Module
+    docstring for the equations.
 
     Raises
     ------
@@ -218,12 +219,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     # when it fails. Each solve is on a rule resolving the solution's scales (``gaussian``).
     if start is not None or lam >= 1.0:
         x0 = _start(kappa, nodes, gamma, lam, c_e, C) if start is None else start
-        try:
-            x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C,
-                                          deadline=deadline)
-        except Overtime:
-            raise overtime(gamma, signal, r, lam, None, time.perf_counter() - clock,
-                            max_seconds) from None
+        x, err, rule = _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline=deadline)
         if err <= TOL:
             return x, rule, (kappa, c_e, C)
     lams = ladder(lam)
@@ -234,12 +230,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
         begun = time.perf_counter()
         if i:
             before = (np.log(lams[i - 1]), x[3])
-        try:
-            x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C,
-                                          deadline=deadline)
-        except Overtime:
-            raise overtime(gamma, signal, r, lam, lams[i - 1] if i else None,
-                            time.perf_counter() - clock, max_seconds) from None
+        x, err, rule = _root_resolved(x, kappa, nodes, gamma, lam_k, c_e, C, deadline=deadline)
         now = time.perf_counter()
         # Each stage left costs at least the last (lam = 5e-324 asked for 320 stages, refused
         # after the first instead of running for minutes), and on separable data, where
@@ -340,26 +331,26 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
 def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     clock = time.perf_counter()
     deadline = None if max_seconds is None else clock + max_seconds
-    x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
-                                                 start=start, scale=scale,
-                                                 max_seconds=max_seconds)
-    start = x
-    # Accuracy check: the next finer rule must give the same fixed point; if it does not
-    # (wide margins or large mu make the integrands vary on a finer scale), move up the ladder.
-    for nodes in NODES[1:]:
-        try:
+    try:    # every residual checks the deadline (only with max_seconds): one refusal here
+        x, rule, (kappa, c_e, C) = solve_fixed_point(gamma, signal, r, lam, nodes=NODES[0],
+                                                     start=start, scale=scale,
+                                                     max_seconds=max_seconds)
+        start = x
+        # Accuracy check: the next finer rule must give the same fixed point; if it does not
+        # (wide margins or large mu make the integrands vary on a finer scale), move up the
+        # ladder.
+        for nodes in NODES[1:]:
             x_fine, err, fine = _root_resolved(x, kappa, nodes, gamma, lam, c_e, C,
-                                                   deadline=deadline)
-        except Overtime:
-            raise overtime(gamma, signal, r, lam, lam, time.perf_counter() - clock,
-                            max_seconds) from None
-        if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
-            break
-        x = x_fine
-    else:
-        raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
-                          f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}, "
-                          f"signal = {signal:g}, r = {r:g}, lam = {lam:g})")
+                                               deadline=deadline)
+            if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
+                break
+            x = x_fine
+        else:
+            raise SolverError(f"logistic fixed point: quadrature not converged at the finest "
+                              f"ladder level {NODES[-1]} ({_describe(fine)}; gamma = {gamma:g}"
+                              f", signal = {signal:g}, r = {r:g}, lam = {lam:g})")
+    except Overtime:
+        raise overtime(gamma, signal, r, lam, time.perf_counter() - clock, max_seconds) from None
     a, b, q, mu = x_fine[0], x_fine[1], float(np.exp(x_fine[2])), float(np.exp(x_fine[3]))
     check_window(q, mu, gamma, lam)
     rho = float(np.hypot(b, q))

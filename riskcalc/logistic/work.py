@@ -221,17 +221,16 @@ class Overtime(Exception):
     """A fixed-point solve still running at its deadline (``fixed_point._root``)."""
 
 
-def overtime(gamma, signal, r, lam, reached, seconds, max_seconds):
+def overtime(gamma, signal, r, lam, seconds, max_seconds):
     """The ValueError for a fixed point (``fixed_point``) still solving at ``max_seconds``
-    (it raised ``Overtime``), ``reached`` the last penalty solved on the way down (None:
-    none): the estimates above cannot see how far the solution's scales grow with gamma."""
+    (it raised ``Overtime``): the estimates above cannot see how far the solution's scales
+    grow with gamma."""
     h = mle_threshold(float(np.hypot(signal, r)))
     near = (f"; gamma = {gamma:g} lies {(h - gamma) / h:.2g} below the Candes-Sur threshold "
             f"h = {h:.6g}, where the MLE's norm grows without bound" if lam == 0.0 and gamma < h
             else "")
-    done = "" if reached is None else f"; the continuation had reached lam = {reached:g}"
     return ValueError(f"lam = {lam:g}: the logistic fixed point (gamma = {gamma:g}, signal = "
                       f"{signal:g}, r = {r:g}) was still solving at max_seconds = "
-                      f"{max_seconds:g} ({seconds:.3g} s){near}{done}; give "
+                      f"{max_seconds:g} ({seconds:.3g} s){near}; give "
                       f"{'gamma further below h or ' if near else ''}a larger lam, or raise "
                       "max_seconds (in Python; --max-minutes on the command line)")
