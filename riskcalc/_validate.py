@@ -214,10 +214,13 @@ def as_array(name: str, value, *, low=None, high=None, low_open=False, high_open
     arr = real(name, value, ndim=ndim)
     lo_txt = "" if low is None else (f"{'(' if low_open else '['}{low:g}")
     hi_txt = "" if high is None else (f"{high:g}{')' if high_open else ']'}")
-    rng = f"{lo_txt or '(-inf'}, {hi_txt or 'inf)'}"
+    # With allow_inf the range shows inf as taken: rounds=[nan] said "a finite number in [0,
+    # inf)", though rounds=[inf] answers.
+    rng = f"{lo_txt or '(-inf'}, {hi_txt or ('inf]' if allow_inf else 'inf)')}"
     bad = np.isnan(arr) | (np.isinf(arr) & (not allow_inf))
     if bad.any():
-        raise ValueError(f"{name} must be a finite number in {rng}, got {_show(arr, bad)}")
+        raise ValueError(f"{name} must be {'a number' if allow_inf else 'a finite number'} in "
+                         f"{rng}, got {_show(arr, bad)}")
     if low is not None:
         bad |= arr <= low if low_open else arr < low
     if high is not None:

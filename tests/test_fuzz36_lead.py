@@ -139,3 +139,19 @@ def test_d_with_a_powerlaw_of_its_own_size_says_so(capsys):
     assert code == 2 and err.count("\n") == 1
     assert "powerlaw:P (no D of its own)" in err
     assert err.rstrip().endswith("powerlaw:P,D gives its own D eigenvalues")
+
+
+def test_a_range_that_takes_inf_says_so():
+    """``rounds_limit(..., rounds=[nan])`` said "rounds must be a finite number in [0, inf)",
+    though ``rounds=[inf]`` answers (seen by helper f36rounds): a range with allow_inf now
+    shows inf as taken."""
+    import numpy as np
+
+    import riskcalc
+    from riskcalc._validate import as_array
+
+    with pytest.raises(ValueError, match=r"^rounds must be a number in \[0, inf\], got nan"):
+        riskcalc.rounds_limit("fedavg", gamma=[2.0, 3.0], r=1.0, sigma=0.5, signal=1.0,
+                              rounds=[np.nan], local_steps=np.inf)
+    with pytest.raises(ValueError, match=r"^x must be a finite number in \[0, inf\), got inf"):
+        as_array("x", np.inf, low=0.0)
