@@ -27,7 +27,7 @@ from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
 from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import load_cache, run_tasks, task_key
 from riskcalc import _frames
 from riskcalc.linear.model import ClientSpec
 
@@ -118,9 +118,44 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     return rows
 
 
+def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None, lam=None,
+                 alpha=None, spectrum=None, reps: int = 10, seed: int = 0,
+                 kind: str = "conditional", steps: int | None = None,
+                 step_size: float | None = None) -> int:
+    """How many replicate tasks of ``sweep_settings`` (same arguments) the JSON-lines
+    ``cache`` already holds: ``riskcalc sweep`` estimates only the others' time (a fully cached
+    sweep was refused at --max-minutes for the work it would not do, so a long run resumed only
+    with the limit it was started with). Nothing is predicted or simulated."""
+    done = load_cache(cache, "sweep")
+    if not done:
+        return 0
+    return sum(task_key(task) in done for setting in settings
+               for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho,
+                                 lam=lam, alpha=alpha, spectrum=spectrum, reps=reps, seed=seed,
+                                 kind=kind, steps=steps, step_size=step_size)["tasks"])
+
+
 def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
           steps, step_size, route, n_jobs, scheduler, max_minutes) -> dict:
     """The checked grid of one setting, its predictions and its tasks (nothing simulated)."""
+    plan = _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
+                 spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
+                 step_size=step_size)
+    points, reps = plan["points"], plan["reps"]
+    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
+                  n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates")
+    # The predictions first: a point the theory refuses (pooled N <= d with a federated global
+    # model, ...) was refused after its whole simulation had run.
+    info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
+    plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
+                                         **{info.signal: sig, **({tune: tunings} if tune else {})}),
+                              setting, route, plan["steps"], tunings) for g, sig, s in points]
+    return plan
+
+
+def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
+          steps, step_size) -> dict:
+    """The checked grid of one setting and its replicate tasks (nothing predicted)."""
     reps, steps, step_size = check_run(reps, kind, steps, step_size)
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
@@ -135,15 +170,8 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     tunings = grids[tune] if tune else [0.0]
     points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
                                     _values("sigma", sigma)))
-    what = f"{len(points)} grid points x {reps} replicates"
-    check_tasks(len(points) * reps, what, "lower reps or the grid")
-    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
-                  n_jobs, scheduler, what)
-    # The predictions first: a point the theory refuses (pooled N <= d with a federated global
-    # model, ...) was refused after its whole simulation had run.
-    limits = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
-                                 **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                      setting, route, steps, tunings) for g, sig, s in points]
+    check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
+                "lower reps or the grid")
     tasks, inputs = [], task_inputs(info.name, setting)    # read once, not at every point
     for g, sig, s in points:
         spec = ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
@@ -153,7 +181,7 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                 **inputs}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
-                kind=kind, points=points, tunings=tunings, limits=limits, tasks=tasks)
+                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps, tasks=tasks)
 
 
 def _rows(plan, results) -> list:

@@ -155,3 +155,24 @@ def test_a_range_that_takes_inf_says_so():
                               rounds=[np.nan], local_steps=np.inf)
     with pytest.raises(ValueError, match=r"^x must be a finite number in \[0, inf\), got inf"):
         as_array("x", np.inf, low=0.0)
+
+
+def test_a_resumed_sweep_is_budgeted_for_the_tasks_its_cache_lacks(tmp_path, capsys):
+    """``--max-minutes`` counted the tasks already in ``--cache``: a fully cached sweep was
+    refused for the work it would not do, so a long run resumed only with the limit it began
+    with (seen by helper g36seeds). Now only the missing tasks are estimated."""
+    from tests.helpers import run_cli
+
+    cache = tmp_path / "c.jsonl"
+    common = ["sweep", "rtfa", "--r", "1", "--sigma", "0.5", "--lam", "0.5", "--d", "20",
+              "--reps", "2", "--cache", cache, "--no-progress"]
+    code, _, _ = run_cli(common + ["--gamma", "1,2", "--out", tmp_path / "a.csv"], capsys)
+    assert code == 0
+    tiny = ["--max-minutes", "1e-7"]        # 6 microseconds: no replicate fits
+    code, _, err = run_cli(common + ["--gamma", "1,2", "--out", tmp_path / "b.csv"] + tiny,
+                           capsys)
+    assert code == 0, err
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    code, _, err = run_cli(common + ["--gamma", "1,2,3", "--out", tmp_path / "c.csv"] + tiny,
+                           capsys)
+    assert code == 2 and "2 replicate(s) x 3 point(s) at d = 20, 4 of them in --cache" in err

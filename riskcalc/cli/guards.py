@@ -276,9 +276,9 @@ def simulation_options(args) -> None:
         unused(args, ("df",), "applies with --features student-t or --noise student-t only")
 
 
-def linear_budget(args, setting, gamma, points: int) -> None:
+def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
     """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
-    ``sweep``)."""
+    ``sweep``), ``cached`` of which the --cache file holds already."""
     import numpy as np
 
     from montecarlo.linear.instances import linear_replicate_seconds
@@ -290,11 +290,11 @@ def linear_budget(args, setting, gamma, points: int) -> None:
     n = setting.d / float(np.min(gamma))
     samples = (f" (n = d / gamma = {n:.3g} samples for gamma = {float(np.min(gamma)):g})"
                if n > 1e4 else "")
-    budget(args, reps * points,
+    budget(args, reps * points - cached,
            linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
            f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
            + (f" with {setting.clients} clients" if setting.global_model == "federated"
-              else "") + samples,
+              else "") + samples + (f", {cached} of them in --cache" if cached else ""),
            "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import sys
 
-from montecarlo.sweep import FORMATS, sweep_settings, write_rows
+from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_rows
 from riskcalc._validate import decimal, distinct, integer, parameter
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
@@ -100,14 +100,18 @@ def run(args) -> int:
     points = 1
     for v in values.values():
         points *= len(v) if v else 1
-    guards.linear_budget(args, settings[-1], values["gamma"], points * len(clients))
+    spectrum = spectrum_from_args(args, d=args.d)
+    run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, kind=args.measure,
+               steps=args.steps, step_size=args.step_size, **values)
+    # The time of the tasks --cache does not hold: a resumed sweep is not refused for the
+    # work it will not do (it was, so it resumed only with the --max-minutes it began with).
+    cached = cached_tasks(args.method, settings, cache=args.cache, **run) if args.cache else 0
+    guards.linear_budget(args, settings[-1], values["gamma"], points * len(clients),
+                         cached=cached)
     # Every setting's grid checked and predicted before any is simulated (sweep_settings).
-    rows = sweep_settings(args.method, settings,
-                          spectrum=spectrum_from_args(args, d=args.d), reps=args.reps,
-                          seed=args.seed, kind=args.measure, steps=args.steps,
-                          step_size=args.step_size, route=args.route, n_jobs=args.jobs,
+    rows = sweep_settings(args.method, settings, route=args.route, n_jobs=args.jobs,
                           scheduler=args.scheduler, progress=not args.no_progress,
-                          cache=args.cache, max_minutes=None, **values)   # checked above
+                          cache=args.cache, max_minutes=None, **run)    # checked above
     return emit(args, rows)
 
 
