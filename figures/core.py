@@ -28,7 +28,7 @@ import numpy as np
 
 from figures import install
 from figures.install import IMAGE_FORMATS
-from riskcalc._validate import flag
+from riskcalc._validate import flag, one_of
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 
@@ -83,7 +83,7 @@ def load_all() -> dict:
 def get_figure(fig_id: str) -> FigureSpec:
     """The registered figure ``fig_id`` (ValueError listing the ids otherwise)."""
     load_all()
-    if not isinstance(fig_id, str) or fig_id not in FIGURES:
+    if not one_of(fig_id, FIGURES):
         raise ValueError(f"unknown figure {fig_id!r}; known: {', '.join(FIGURES)} "
                          "(riskcalc figures --list)")
     return FIGURES[fig_id]

@@ -36,7 +36,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se, t_half_width
 from montecarlo.runner.tasks import run_tasks
 from riskcalc import _frames
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, one_of, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
 from riskcalc.spectrum_ordered import ordered_eigenvalues
@@ -120,7 +120,7 @@ def replicate_task(task: dict) -> dict:
 def check_run(reps, kind, steps, step_size):
     """Validate the simulation options shared by ``compare`` and ``sweep``."""
     reps = positive_int("reps", reps, minimum=2)
-    if not isinstance(kind, str) or kind not in KINDS:
+    if not one_of(kind, KINDS):
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None:
         steps = positive_int("steps", steps, minimum=0)

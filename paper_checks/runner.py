@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 from montecarlo.runner.tasks import parallel_results
 from montecarlo.runner.threads import small_blas
 from paper_checks.core import CLAIMS, PAPERS, Claim, Config, jsonable
-from riskcalc._validate import flag, positive_int
+from riskcalc._validate import flag, one_of, positive_int
 
 
 def select(paper: str | None = None, claim_ids=None) -> list:
@@ -25,7 +25,7 @@ def select(paper: str | None = None, claim_ids=None) -> list:
     in catalogue order. ValueError for unknown ones."""
     if paper == "002":
         paper = "000"   # the HTML text of the same paper
-    if paper is not None and (not isinstance(paper, str) or paper not in PAPERS):
+    if paper is not None and not one_of(paper, PAPERS):
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} (or 002); got {paper!r}")
     chosen = [c for c in CLAIMS.values() if paper is None or c.paper_id == paper]
     if isinstance(claim_ids, str):     # one id (was read as its characters, each unknown)
@@ -39,7 +39,7 @@ def select(paper: str | None = None, claim_ids=None) -> list:
             raise ValueError(f"claim_ids must be a claim id or a list of them, got "
                              f"{claim_ids!r:.60}") from None
     if claim_ids:
-        unknown = [i for i in claim_ids if not isinstance(i, str) or i not in CLAIMS]
+        unknown = [i for i in claim_ids if not one_of(i, CLAIMS)]
         if unknown:
             # Quoted: an empty or blank id ('--claim ""') was printed as nothing at all.
             text = str(unknown[0]).strip()

@@ -186,6 +186,12 @@ def _short(value) -> str:
 METHOD_ALIASES = {"fedprox": "pfedme"}
 
 
+def one_of(value, options) -> bool:
+    """Whether ``value`` is a string among the named choices ``options``: ``value in options``
+    on an array was numpy's "truth value ... is ambiguous", on a list "unhashable type"."""
+    return isinstance(value, str) and value in options
+
+
 def canonical_method(name):
     """The canonical name of the method ``name`` (``METHOD_ALIASES``); anything but a string
     is returned as given, for the caller's list of valid names to refuse (a list or a 0-d

@@ -23,7 +23,7 @@ import numpy as np
 
 from montecarlo.runner.budget import CLIENT_SECONDS, FLOP_SECONDS, REPLICATE_SECONDS
 from montecarlo.runner.seeding import replicate_rng
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, one_of, positive_int
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import ordered_eigenvalues
 
@@ -39,7 +39,7 @@ _FEATURES, _DIRECTION, _NOISE, _ROTATION = 0, 1, 2, 3
 
 
 def _choice(name, value, options):
-    if not isinstance(value, str) or value not in options:
+    if not one_of(value, options):
         raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
     return value
 

@@ -35,6 +35,7 @@ from scipy.linalg.blas import dsyrk
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Instance
 from montecarlo.runner.threads import small_blas
+from riskcalc._validate import one_of
 
 KINDS = ("conditional", "empirical")
 
@@ -203,7 +204,7 @@ def measure_many(inst: Instance, requests, *, kind: str = "conditional",
     """
     ests = [(get_estimator(method), np.atleast_1d(np.asarray(tunings, dtype=float)))
             for method, tunings in requests]
-    if not isinstance(kind, str) or kind not in KINDS:
+    if not one_of(kind, KINDS):
         raise ValueError(f"measure must be one of {', '.join(KINDS)}; got {kind!r}")
     if steps is not None and (step_size is None or step_size <= 0):
         raise ValueError("personalization steps need a step size > 0")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, shown_apart
+from riskcalc._validate import as_array, one_of, shown_apart
 
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).
@@ -17,7 +17,7 @@ WEIGHTS = ("samples", "uniform")
 
 def check_weights(weights) -> str:
     """``weights`` must name a ``WEIGHTS`` entry."""
-    if not isinstance(weights, str) or weights not in WEIGHTS:
+    if not one_of(weights, WEIGHTS):
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
     return weights
 

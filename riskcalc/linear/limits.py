@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from riskcalc import _frames, solvers
+from riskcalc._validate import one_of
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, marchenko_pastur, stieltjes
 from riskcalc.errors import SolverError
@@ -283,7 +284,7 @@ def _registered(spec: ClientSpec, route: str, shape):
 
 
 def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
-    if not isinstance(route, str) or route not in ("auto", "closed"):
+    if not one_of(route, ("auto", "closed")):
         raise ValueError("the finite-clients limit has one route: route must be auto or "
                          f"closed, got {route!r}")
     _resolve_route(spec, route)  # "closed" with a non-identity spectrum is an error
@@ -300,7 +301,7 @@ def _finite_clients_limit(spec, route, clients, weights) -> LimitResult:
 
 
 def _resolve_route(spec: ClientSpec, route: str) -> str:
-    if not isinstance(route, str) or route not in ROUTES:
+    if not one_of(route, ROUTES):
         raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     isotropic = spec.spectrum is None or (spec.spectrum.is_identity
                                            and spec.spectrum.signal_is_uniform)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._validate import one_of
 from riskcalc.linear.limits import LimitResult, limit
 from riskcalc.linear.methods import get_method
 from riskcalc.linear.model import LAM_RANGE, ClientSpec, broadcast_shape
@@ -52,7 +53,7 @@ def optimal_lambda(method: str, *, gamma, sigma, r=None, rho=None, spectrum=None
     if not info.ridge:
         raise ValueError(f"method {method} has no ridge penalty lam to tune "
                          "(optimal_lambda takes rtfa, pfedme, local_ridge)")
-    if not isinstance(how, str) or how not in HOWS:
+    if not one_of(how, HOWS):
         raise ValueError(f"how must be one of {', '.join(HOWS)}; got {how!r}")
     spec = ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=0.0, spectrum=spectrum)
     uniform = spec.spectrum is None or spec.spectrum.signal_is_uniform

@@ -79,7 +79,7 @@ import time
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter, real
+from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
@@ -319,7 +319,7 @@ def logistic_lam_path(*, gamma, signal, r, lams, centre: str = "oracle",
         # was: 10^6 penalties solved one after the other for many minutes, no estimate
         raise ValueError(f"lams lists {lams.size} penalties; give at most {MAX_PATH} (each is "
                          "a fixed-point solve, milliseconds to seconds)")
-    if not isinstance(centre, str) or centre not in CENTRES:
+    if not one_of(centre, CENTRES):
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     scale = 1.0 if centre == "oracle" else fedavg_centre_scale(signal, r)
     out, x = [None] * lams.size, None

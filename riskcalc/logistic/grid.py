@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter
+from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import (CENTRES, QUAD_RTOL, TOL, _limit, centre_geometry,
@@ -37,7 +37,7 @@ def grid_limit(gamma, signal, r, lam, centre, max_seconds=None):
     arrays = [check_gamma(gamma), parameter("signal", signal), parameter("r", r),
               as_array("lam", lam, low=0.0)]
     check_lam(arrays[3])
-    if not isinstance(centre, str) or centre not in CENTRES:
+    if not one_of(centre, CENTRES):
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     try:
         arrays = np.broadcast_arrays(*arrays)

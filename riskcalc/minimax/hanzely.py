@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, flag, positive
+from riskcalc._validate import as_array, flag, one_of, positive
 from riskcalc.minimax._common import counts, scalar_or_array, sizes, smooth_convex
 
 
@@ -374,6 +374,6 @@ def optimal_method(L, lam, oracle="prox"):
     big_l = positive("L", L)
     lm = positive("lam", lam)
     small = {"prox": "APGD1", "grad": "IAPGD+AGD", "stoch": "IAPGD+Katyusha"}
-    if not isinstance(oracle, str) or oracle not in small:
+    if not one_of(oracle, small):
         raise ValueError(f"oracle must be one of {sorted(small)}, got {oracle!r}")
     return np.where(lm >= big_l, "APGD2", small[oracle])

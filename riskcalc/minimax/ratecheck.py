@@ -15,7 +15,7 @@ from typing import Mapping, NamedTuple
 import numpy as np
 from scipy import optimize, stats
 
-from riskcalc._validate import as_array, positive
+from riskcalc._validate import as_array, one_of, positive
 from riskcalc.minimax import lower_bound_aer
 
 
@@ -271,7 +271,7 @@ def regime_map(N, m, R, kind: str = "aer", slack: float = 2.0) -> RegimeMap:
         fedprox_004).
     """
     sl = float(as_array("slack", slack, low=1.0))
-    if not isinstance(kind, str) or kind not in ("aer", "ier"):
+    if not one_of(kind, ("aer", "ier")):
         raise ValueError(f"kind must be 'aer' or 'ier', got {kind!r}")
     lower = np.asarray(lower_bound_aer(1.0, N, m, R))
     n_tot, mm, rr = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (N, m, R)))

@@ -9,6 +9,7 @@ from typing import Callable
 
 import numpy as np
 
+from riskcalc._validate import one_of
 from riskcalc.minimax import chen, chen_fedprox, chen_lower, fedprox, fedprox_bilevel, hanzely
 from riskcalc.papers import cite
 
@@ -187,7 +188,7 @@ def evaluate(name: str, **params) -> dict:
     ValueError
         Unknown name, missing or unknown parameters, or invalid values.
     """
-    if not isinstance(name, str) or name not in BOUNDS:
+    if not one_of(name, BOUNDS):
         raise ValueError(f"unknown bound {name!r}; see `riskcalc bounds --list`")
     spec = BOUNDS[name]
     unknown = sorted(set(params) - set(spec.params))

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from riskcalc._validate import (METHOD_ALIASES, as_array, parameter, per_client,
-                                positive_int)
+from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
+                                per_client, positive_int)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
                                                     check_work, client_limits, solve_point)
 from riskcalc.logistic.finite_grid import clients_grid, finite_grid
@@ -54,7 +54,7 @@ ALIASES = METHOD_ALIASES
 def canonical_method(method) -> str:
     """The canonical name of ``method`` (``ALIASES``), checked against ``METHODS``."""
     method = ALIASES.get(method, method) if isinstance(method, str) else method
-    if not isinstance(method, str) or method not in METHODS:
+    if not one_of(method, METHODS):
         raise ValueError(f"method must be one of {', '.join(METHODS)} (alias: "
                          + ", ".join(f"{k} = {v}" for k, v in ALIASES.items())
                          + f"); got {method!r}")
@@ -62,7 +62,7 @@ def canonical_method(method) -> str:
 
 
 def _check(method, lam, global_lam, weights):
-    if not isinstance(weights, str) or weights not in WEIGHTS:
+    if not one_of(weights, WEIGHTS):
         raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}; got {weights!r}")
     if global_lam is None and method == "local_ridge":
         # Local ridge has no global model: global_lam is not needed (nor used).

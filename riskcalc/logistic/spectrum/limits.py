@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, parameter
+from riskcalc._validate import as_array, one_of, parameter
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, check_window
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
@@ -130,7 +130,7 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
     point by point; fields of the broadcast shape), refused beyond ``max_seconds`` of
     estimated work (``check_work``)."""
     spectrum = check_spectrum(spectrum)
-    if not isinstance(centre, str) or centre not in CENTRES:
+    if not one_of(centre, CENTRES):
         raise ValueError(f"centre must be one of {CENTRES}, got {centre!r}")
     arrays = [as_array("gamma", gamma, low=0.0, low_open=True), parameter("signal", signal),
               parameter("r", r), as_array("lam", lam, low=0.0)]
