@@ -45,6 +45,13 @@ def blocks(n_points: int, n_atoms: int):
     return [slice(i, min(i + step, n_points)) for i in range(0, n_points, step)]
 
 
+def split_weights(w):
+    """H(s <= s_j) and H(s > s_j) at each cut j = 0..n of the sorted atoms (weights ``w``),
+    each summed over its own atoms: 1 minus one of them rounds where the other is tiny."""
+    return (np.concatenate([[0.0], np.cumsum(w)]),
+            np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]))
+
+
 def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
     """The effective regularization kappa(gamma, lam; H) solving (*).
 
@@ -75,9 +82,7 @@ def effective_ridge(gamma, lam, spectrum: Spectrum) -> np.ndarray:
     kappa = np.zeros_like(gamma)
     s, w = spectrum.atoms, spectrum.weights
     sw = s * w
-    # H(s <= s_j) and H(s > s_j), each summed over its own atoms (``fun``).
-    w_head = np.concatenate([[0.0], np.cumsum(w)])
-    w_tail = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
+    w_head, w_tail = split_weights(w)
     need = np.flatnonzero((lam > 0) | (gamma > 1))
     for blk in blocks(need.size, s.size):
         idx = need[blk]

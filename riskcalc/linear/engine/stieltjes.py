@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.linear.engine.kappa import blocks
+from riskcalc.linear.engine.kappa import blocks, split_weights
 from riskcalc.solvers import increasing_root
 from riskcalc.spectrum import Spectrum
 
@@ -69,7 +69,7 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
     shape = gamma.shape
     gamma = gamma.ravel()
     s, w = spectrum.atoms, spectrum.weights
-    index, w_head, w_tail = _split_weights(w)
+    index, (w_head, w_tail) = np.arange(w.size), split_weights(w)
     out = np.empty_like(gamma)
     for blk in blocks(gamma.size, s.size):
         g = gamma[blk]
@@ -98,13 +98,6 @@ def c0(gamma, spectrum: Spectrum) -> np.ndarray:
         hi = 2.0 / (g * (g - 1.0) * s[0])
         out[blk] = increasing_root(fun, lo, hi, what="c0 (Def. 6.1)")
     return out.reshape(shape)
-
-
-def _split_weights(w):
-    """The atoms' indices and H(s <= s_j), H(s > s_j) at each cut j (0..n), each summed over
-    its own atoms: the weights on either side of a split of the sorted atoms."""
-    return (np.arange(w.size), np.concatenate([[0.0], np.cumsum(w)]),
-            np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]]))
 
 
 def stieltjes(gamma, lam, spectrum: Spectrum):
@@ -139,7 +132,7 @@ def stieltjes(gamma, lam, spectrum: Spectrum):
     shape = gamma.shape
     gamma, lam = gamma.ravel(), lam.ravel()
     s, w = spectrum.atoms, spectrum.weights
-    index, w_head, w_tail = _split_weights(w)
+    index, (w_head, w_tail) = np.arange(w.size), split_weights(w)
     a = 1.0 - gamma
     ridge = np.flatnonzero(lam > 0)
     for blk in blocks(ridge.size, s.size):
