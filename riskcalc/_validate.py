@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import re
 import sys
 from decimal import Decimal
 
@@ -85,39 +84,9 @@ def _strict(name, value) -> np.ndarray:
     return out
 
 
-#: A number as text: ASCII decimal or scientific notation, or inf / infinity / nan (refused as
-#: not finite where the parameter is checked).
-_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                      r"|inf|infinity|nan)", re.IGNORECASE)
-
-
-def decimal(text: str) -> float:
-    """The number ``text`` writes in decimal or scientific notation (surrounding spaces
-    allowed), else ValueError. Python's ``float`` also reads "1_0" as 10 and other scripts'
-    digits ("\u0661" as 1): a typing error would become another number silently."""
-    if not isinstance(text, str) or not _DECIMAL.fullmatch(text.strip()):
-        raise ValueError(f"expected a number in decimal notation (such as 0.5 or 1e-3), got "
-                         f"{_short(text)}")
-    return float(text)
-
-
 #: Most digits of an integer written on the command line (``integer``): more is no count
 #: (the largest, 2^53, has 16), and reading 1e1000000000 as an int would fill the memory.
 MAX_DIGITS = 300
-
-
-def integer(text: str, name: str) -> int:
-    """The integer ``text`` writes in decimal notation (``decimal``'s), also as an integral
-    decimal such as "20.0" or "1e3" (the Python API takes d=20.0 too), read exactly (not
-    through a float: "20.0000000000000001" is no integer); else ValueError naming ``name``."""
-    number = text.strip() if isinstance(text, str) else ""
-    exact = Decimal(number) if _DECIMAL.fullmatch(number) else Decimal("NaN")
-    if exact.is_finite() and exact == exact.to_integral_value():
-        if exact.is_zero() or exact.adjusted() < MAX_DIGITS:
-            return int(exact)
-        raise ValueError(f"{name} must be an integer of at most {MAX_DIGITS} digits, got "
-                         f"{_short(text)}")
-    raise ValueError(f"{name} must be an integer, got {_short(text)}")
 
 
 def _not_real(value):
@@ -398,30 +367,3 @@ def flag(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {_short(value)}")
     return bool(value)
-
-
-def shown_apart(value: float, edge: float, digits: int = 4) -> str:
-    """``value`` in ``%g`` with ``digits`` significant digits, or as many more (up to 17) as
-    it takes to print differently from ``edge``: a step 2.0003 past the stability edge 2
-    printed "2 >= 2" and "like 1^(2 k)", and a contraction 0.99999999 "1 (converges:
-    true)"."""
-    value = float(value)
-    for k in range(digits, 18):
-        text = f"{value:.{k}g}"
-        if value == edge or float(text) != edge:
-            return text
-    return repr(value)
-
-
-def distinct(option: str, values: list) -> list:
-    """``values`` (a command-line list, ``--rounds 1,1,1``, ``--gamma 0.5,0.5``) when no value
-    is given twice; else a ValueError naming the option and the value: a list's values are the
-    points of a table or grid, each computed once (a repeated one was computed and printed, or
-    simulated, again)."""
-    seen = set()
-    for v in values:
-        if v in seen:
-            raise ValueError(f"{option} lists {v:g} twice: give each value once (the values "
-                             "are the rows of the table or the points of the grid)")
-        seen.add(v)
-    return values

@@ -27,7 +27,8 @@ import zipfile
 
 import numpy as np
 
-from riskcalc._validate import _not_real, decimal
+from riskcalc._validate import _not_real
+from riskcalc._text import decimal
 
 #: The arrays of a ``.npz`` data file.
 ARRAYS = ("X", "y", "client")

@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from riskcalc._validate import decimal, file_size
+from riskcalc._validate import file_size
+from riskcalc._text import decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
 #: file that is not a list of eigenvalues, is refused before it is read.
@@ -75,7 +76,7 @@ def _read_ordered(path):
 
 def _bad_line(rows) -> str | None:
     """Which line of a spectrum text file (split into fields) is not numbers in decimal
-    notation (``riskcalc._validate.decimal``), or None: its number and a short prefix of its
+    notation (``riskcalc._text.decimal``), or None: its number and a short prefix of its
     first bad field only, as the file may be any text (given /etc/passwd, the message must not
     print its lines)."""
     for number, fields in enumerate(rows, 1):

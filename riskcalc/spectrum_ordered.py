@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, decimal, positive_int, real
+from riskcalc._validate import as_array, positive_int, real
+from riskcalc._text import Underflow, decimal
 from riskcalc.spectrum_file import _read_ordered
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
@@ -52,6 +53,8 @@ def _numbers(text, arg):
     """The comma-separated numbers ``arg`` of the SPEC ``text`` (decimal notation)."""
     try:
         return [decimal(x) for x in arg.split(",")] if arg else []
+    except Underflow as exc:
+        raise ValueError(f"spectrum {text!r}: {exc}") from None
     except ValueError:
         raise ValueError(f"spectrum {text!r}: {arg!r} is not a comma-separated list of "
                          "numbers") from None

@@ -45,7 +45,7 @@ def test_many_identical_clients_approach_the_exact_global_model_as_one_over_m(me
 # --- F3: a value just past an edge printed as the edge ----------------------------------------
 
 def test_values_near_an_edge_are_printed_apart_from_it():
-    from riskcalc._validate import shown_apart
+    from riskcalc._text import shown_apart
 
     assert shown_apart(2.0003, 2.0) == "2.0003" and shown_apart(0.3, 2.0) == "0.3"
     assert shown_apart(2.0, 2.0) == "2" and float(shown_apart(1.0 - 1e-15, 1.0)) != 1.0

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import riskcalc
-from riskcalc._validate import integer, positive_int
+from riskcalc._validate import positive_int
+from riskcalc._text import integer
 from tests.test_rounds_memory import CASE
 
 

@@ -115,7 +115,7 @@ def _cli(argv, capsys):
 
 
 # was: "error: argument --d: invalid int value: '20.0'" while d=20.0 is the integer 20 in
-# Python; every type=int option reads through one helper (riskcalc._validate.integer), and
+# Python; every type=int option reads through one helper (riskcalc._text.integer), and
 # --rounds / --local-steps / a --clients list through it too.
 @pytest.mark.parametrize("integral, plain", [
     (f"{P} --clients 3.0", f"{P} --clients 3"),

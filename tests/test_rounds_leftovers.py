@@ -72,7 +72,7 @@ def test_node_pair_refusal_says_pooled_n_below_d(spec):
                                            ([3, 3.0], "3")])
 def test_a_round_given_twice_is_refused_as_on_the_command_line(rounds, shown):
     """rounds=[5, 5] solved and returned the same column twice (fuzz pass 17); ``--rounds
-    5,5`` was refused (``_validate.distinct``): both refuse it now, with one message."""
+    5,5`` was refused (``_text.distinct``): both refuse it now, with one message."""
     with pytest.raises(ValueError) as api:
         riskcalc.rounds_limit("fedavg", **{**FEDAVG, "rounds": rounds})
     assert str(api.value).startswith(f"rounds lists {shown} twice: give each value once")

@@ -31,7 +31,8 @@ import numpy as np
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.linear.instances import require_memory
 from montecarlo.experiments.problems import paper000_instance, paper004_instance, quadratic_instance
-from riskcalc._validate import as_array, decimal, distinct, positive_int
+from riskcalc._validate import as_array, positive_int
+from riskcalc._text import decimal, distinct
 from riskcalc.papers import cite
 
 BUILDERS = {"paper000": paper000_instance, "paper004": paper004_instance,

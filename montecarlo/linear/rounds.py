@@ -37,8 +37,8 @@ from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import (SCALE_MAX, as_array, distinct, parameter, per_client,
-                                positive, positive_int)
+from riskcalc._validate import SCALE_MAX, as_array, parameter, per_client, positive, positive_int
+from riskcalc._text import distinct
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 

@@ -12,7 +12,7 @@ import importlib
 import re
 import sys
 
-from riskcalc._validate import decimal, integer
+from riskcalc._text import Underflow, decimal, integer
 from riskcalc._version import __version__
 from riskcalc.cli import guards
 from riskcalc.errors import SolverError
@@ -94,16 +94,23 @@ class _Parser(argparse.ArgumentParser):
         for name, cls in _ONCE.items():
             self.register("action", name, cls)
         self.register("action", None, _ONCE["store"])
-        # type=float reads decimal notation only: float() took "1_0" as 10 (_validate.decimal).
+        # type=float reads decimal notation only: float() took "1_0" as 10 (_text.decimal).
         self.register("type", float, decimal)
 
     def _get_value(self, action, arg_string):
         # type=int reads an integral decimal too (--d 20.0, as d=20.0 in Python), and refuses
         # other text naming the option: "--d must be an integer, got '20.5'" (argparse's own
         # type=int said "argument --d: invalid int value: '20.0'").
+        name = action.option_strings[-1] if action.option_strings else action.metavar
+        if action.type is float:
+            try:
+                return decimal(arg_string)
+            except Underflow as exc:     # argparse said only "invalid float value: '1e-400'"
+                raise argparse.ArgumentError(None, f"{name or action.dest}: {exc}") from None
+            except ValueError:
+                pass
         if action.type is not int:
             return super()._get_value(action, arg_string)
-        name = action.option_strings[-1] if action.option_strings else action.metavar
         try:
             return integer(arg_string, name or action.dest)
         except ValueError as exc:

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from riskcalc._validate import decimal, distinct
+from riskcalc._text import Underflow, decimal, distinct
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
@@ -53,6 +53,8 @@ COUNTS = {"d": "a dimension", "N": "a total number of samples", "m": "a number o
 def _values(name: str, text: str) -> list[float]:
     try:
         vals = [decimal(part) for part in text.split(",")]
+    except Underflow as exc:
+        raise ValueError(f"--{name}: {exc}") from None
     except ValueError:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, integer, positive,
-                                positive_int)
+from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, positive, positive_int
+from riskcalc._text import distinct, integer
 from riskcalc.cli import families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
@@ -64,7 +64,7 @@ def asked(args) -> bool:
 
 def parse_rounds(text: str) -> list:
     """``"0,10,inf"`` -> ``[0, 10, inf]``: integers >= 0 (an integral decimal such as 10.0
-    too, as every integer option reads it: ``_validate.integer``) and ``inf``, in the order
+    too, as every integer option reads it: ``_text.integer``) and ``inf``, in the order
     given."""
     out = []
     for item in str(text).split(","):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import shown_apart
+from riskcalc._text import shown_apart
 from riskcalc.cli import guards
 
 #: Methods with rounds, and what each runs.

@@ -15,7 +15,8 @@ import csv
 import sys
 
 from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_rows
-from riskcalc._validate import decimal, distinct, integer, parameter
+from riskcalc._validate import parameter
+from riskcalc._text import Underflow, decimal, distinct, integer
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
 from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file, stream
@@ -28,6 +29,8 @@ def _floats(name: str, text):
         return None
     try:
         values = [decimal(x) for x in str(text).split(",")]
+    except Underflow as exc:
+        raise ValueError(f"--{name}: {exc}") from None
     except ValueError:
         raise ValueError(f"--{name} must be a comma-separated list of numbers, got {text!r}"
                          ) from None
@@ -36,7 +39,7 @@ def _floats(name: str, text):
 
 def integers(name: str, text):
     """A comma-separated list of integers, each read as every integer option reads one
-    (``_validate.integer``: 20.0 is 20, 20.0000000000000001 none); None stays None."""
+    (``_text.integer``: 20.0 is 20, 20.0000000000000001 none); None stays None."""
     if text is None:
         return None
     try:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, one_of, shown_apart
+from riskcalc._validate import as_array, one_of
+from riskcalc._text import shown_apart
 
 #: Named client weights p_j of the FedAvg objective (paper 003, Sec. 3.1); ``clients_limit``
 #: also takes any positive p_j (e.g. the optimal weights of ``riskcalc.advise``).

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, positive_int, shown_apart
+from riskcalc._validate import as_array, positive_int
+from riskcalc._text import shown_apart
 
 GAMMA_RANGE, LAM_MAX, SPECTRUM_LAM_MAX = (1e-16, 1e10), 1e8, 1e4
 #: Largest global_lam: RTFA's fine-tuning toward the global model, and the global model itself

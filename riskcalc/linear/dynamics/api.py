@@ -24,7 +24,8 @@ import numpy as np
 
 from riskcalc import solvers
 from riskcalc.errors import SolverError
-from riskcalc._validate import canonical_method, parameter, positive, shown_apart
+from riskcalc._validate import canonical_method, parameter, positive
+from riskcalc._text import shown_apart
 from riskcalc.linear.dynamics.sigma.budget import budgets, gigabytes
 from riskcalc.linear.dynamics.inputs import (checked_steps, client_arrays, effective_steps,
                                              local_steps_count, rounds_array, weight_vector)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, distinct, parameter,
-                                per_client, positive, shown_apart)
+from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, parameter, per_client, positive
+from riskcalc._text import distinct, shown_apart
 
 
 def client_arrays(gamma, r, sigma):

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import (as_array, integers, parameter, positive, positive_int, real,
-                                shown_apart)
+from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
+from riskcalc._text import shown_apart
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, weighted_mp
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,

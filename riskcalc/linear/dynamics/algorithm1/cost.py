@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import shown_apart
+from riskcalc._text import shown_apart
 
 from riskcalc.linear.dynamics.sigma.budget import MORE_MEMORY, MORE_TIME, allowed, allowed_bytes
 # Most estimated process seconds by default: the pencil routes' (``sigma.budget``).

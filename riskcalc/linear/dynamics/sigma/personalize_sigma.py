@@ -94,7 +94,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import shown_apart
+from riskcalc._text import shown_apart
 
 from riskcalc.linear.dynamics.personalize import ftfa_growth_digits, ftfa_stability
 from riskcalc.linear.dynamics.sigma import memory

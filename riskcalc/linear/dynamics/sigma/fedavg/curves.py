@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import shown_apart
+from riskcalc._text import shown_apart
 
 from riskcalc.linear.dynamics.fedavg import (_contour, contraction, enclosed, round_horizon,
                                              settle)

@@ -1,0 +1,33 @@
+"""Issue 32, fuzz37 (lead): what this session's lead found, each test failing before."""
+
+import pytest
+
+from riskcalc._text import Underflow, decimal
+from tests.helpers import run_cli
+
+
+@pytest.mark.parametrize("text", ["1e-400", "-2.5e-330", " 0.0001e-330 "])
+def test_a_nonzero_number_below_the_smallest_float_is_refused(text):
+    """``decimal("1e-400")`` was 0.0: ``--lam 1e-400`` at gamma = 1 printed the ridgeless
+    risk (inf)."""
+    with pytest.raises(Underflow, match="below the smallest positive float"):
+        decimal(text)
+
+
+@pytest.mark.parametrize("text", ["0e-400", "0.000e5", "-0", "1e-320"])
+def test_zero_and_subnormal_numbers_are_still_read(text):
+    assert decimal(text) == float(text)
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["predict", "rtfa", "--gamma", "1", "--lam", "1e-400", "--sigma", "1", "--r", "1"],
+     "--lam: '1e-400'"),
+    (["sweep", "rtfa", "--gamma", "1", "--lam", "1e-400,1", "--d", "50", "--sigma", "1",
+      "--r", "1"], "--lam: '1e-400'"),
+    (["predict", "rtfa", "--gamma", "1", "--lam", "1", "--sigma", "1", "--r", "1",
+      "--spectrum", "two-point:1,1e-400,0.5"], "spectrum 'two-point:1,1e-400,0.5'"),
+])
+def test_the_command_line_names_the_option_that_underflows(argv, where, capsys):
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    assert err.startswith(f"error: {where}") and "below the smallest positive float" in err
