@@ -71,7 +71,7 @@ def _fed(r, clients=M):
     return dict(gamma=[GAMMA] * clients, r=[r] * clients, sigma=[SIGMA] * clients)
 
 
-def alg1_steps(lam, K=LOCAL_STEPS):
+def alg1_steps(lam, K):
     """Paper 004's synthetic-data steps: global (lam + L) / (lam L), local 0.95 / (L + lam) (no
     local step with K = inf, the exact prox)."""
     out = dict(lam=lam, global_step=(lam + TOP) / (lam * TOP))
@@ -235,7 +235,7 @@ def make(ctx):
     for size, lam in LAMS.items():
         sims[f"FedProx, {size} λ = {lam:g}"] = [
             simulated(ctx, "fedprox", d, reps, r_sim, t, rounds=[ROUNDS, np.inf],
-                      local_steps=k_alg, **alg1_steps(lam)) for t in (0, 1)]
+                      local_steps=k_alg, **alg1_steps(lam, k_alg)) for t in (0, 1)]
     for label, per_row in sims.items():
         for row, (glob, loc) in zip(T_ROWS, per_row):
             if label != "LocalTrain":
@@ -245,7 +245,7 @@ def make(ctx):
     for r in r_sim:
         lam = lam_star[np.flatnonzero(np.isclose(r_adapt, r))[0]]
         s = _simulate("fedprox", r, ctx, d, reps, rounds=[ROUNDS, np.inf], local_steps=k_alg,
-                      **alg1_steps(lam))
+                      **alg1_steps(lam, k_alg))
         for t, row in enumerate(T_ROWS):
             add_sim(table, titles[row, "global"], label_adapt, [r],
                     global_error(s.samples["global_risk"][:, :, t].T, r)[:, None], reps)

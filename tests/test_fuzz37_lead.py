@@ -1,5 +1,6 @@
 """Issue 32, fuzz37 (lead): what this session's lead found, each test failing before."""
 
+import numpy as np
 import pytest
 
 from riskcalc._text import Underflow, decimal
@@ -31,3 +32,13 @@ def test_the_command_line_names_the_option_that_underflows(argv, where, capsys):
     code, _, err = run_cli(argv, capsys)
     assert code == 2
     assert err.startswith(f"error: {where}") and "below the smallest positive float" in err
+
+
+def test_simulate_rounds_refuses_a_step_size_with_the_exact_local_solve():
+    """``simulate_rounds(local_steps=inf, step_size=0.1)`` simulated, dropping the step, where
+    ``riskcalc.rounds_limit`` refuses it: the figure p004_fig3_theory passed its finite-K step
+    with K = inf."""
+    from montecarlo.linear.rounds import simulate_rounds
+    with pytest.raises(ValueError, match="step_size = 0.1: local_steps=inf is the exact"):
+        simulate_rounds("fedprox", gamma=[0.5, 0.5], r=[1, 1], sigma=[1, 1], signal=1,
+                        rounds=[3], local_steps=np.inf, step_size=0.1, lam=1, d=20, reps=2)

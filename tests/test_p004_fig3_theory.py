@@ -27,7 +27,7 @@ def test_risk_is_affine_in_r_squared_for_the_limits():
 def test_simulated_points_are_the_simulations_at_that_r():
     """The simulated points at r come from the simulations at r = 0 and r = 1: what the
     simulator returns at r itself with the same seed, replicate by replicate."""
-    kw = dict(rounds=[3, np.inf], local_steps=2, **fig.alg1_steps(1.0))
+    kw = dict(rounds=[3, np.inf], local_steps=2, **fig.alg1_steps(1.0, 2))
     ctx = type("Ctx", (), dict(seed=5, n_jobs=1, progress=False, cache=lambda self: None))()
     glob, loc = fig.simulated(ctx, "fedprox", 24, 2, [1.3], 0, **kw)
     direct = simulate_rounds("fedprox", **fig._fed(1.3), signal=0.0, d=24, reps=2, seed=5,

@@ -78,9 +78,9 @@ def test_conditional_against_literal_algorithm(K):
     """Server and own models' risks, exact given the designs, against the literal loops on the
     source basis (K = 3: the column propagation; K = inf: the closed form)."""
     lam, eta, g = 0.8, 0.12, 1.1
-    sim = simulate_rounds("pfedme", **KW, rounds=ROUNDS, local_steps=K, step_size=eta, lam=lam,
-                          global_step=g, spectra=ANTI, d=D, reps=2, seed=5,
-                          measure="conditional")
+    sim = simulate_rounds("pfedme", **KW, rounds=ROUNDS, local_steps=K,
+                          step_size=eta if np.isfinite(K) else None, lam=lam, global_step=g,
+                          spectra=ANTI, d=D, reps=2, seed=5, measure="conditional")
     S = np.asarray(sim.params["s"])
     assert S.shape == (2, D) and not np.allclose(S[0], S[1])
     for rep in range(2):
@@ -112,8 +112,8 @@ def test_equal_spectra_reproduce_shared_spectrum(K):
     """Every client on one covariance: the shared-spectrum simulation, same designs (the
     shared spectrum's eigenvalues, in its order, given to each client as a list)."""
     ev = Spectrum.parse(ANTI[0], D).eigenvalues(D).tolist()
-    kw = dict(**KW, rounds=[0, 2, 5, np.inf], local_steps=K, step_size=0.04, lam=0.9, d=D,
-              reps=2, seed=3)
+    kw = dict(**KW, rounds=[0, 2, 5, np.inf], local_steps=K,
+              step_size=0.04 if np.isfinite(K) else None, lam=0.9, d=D, reps=2, seed=3)
     shared = simulate_rounds("pfedme", spectrum=ANTI[0], **kw)
     shift = simulate_rounds("pfedme", spectra=[ev, ev], **kw)
     for k in ("risk", "global_risk", "local_risk", "distance_to_fixed_point"):

@@ -37,8 +37,9 @@ from montecarlo.linear.rounds_shift import shift_eigenvalues
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import SCALE_MAX, as_array, parameter, per_client, positive, positive_int
+from riskcalc._validate import parameter, per_client, positive, positive_int
 from riskcalc._text import distinct
+from riskcalc.linear.dynamics.inputs import local_steps_count, step_size_value
 from riskcalc.linear.finite_clients import client_weight_vector
 from riskcalc.spectrum import Spectrum
 
@@ -169,13 +170,6 @@ def check_rounds(rounds) -> list:
     return distinct("rounds", [float(t) for t in seq])    # [5, 5] was simulated twice
 
 
-def check_local_steps(K) -> float:
-    """An integer K >= 1, or ``numpy.inf`` (exact local solve)."""
-    if isinstance(K, (float, np.floating)) and np.isinf(K) and K > 0:
-        return float("inf")
-    return float(positive_int("local_steps", K))
-
-
 #: Largest local filter abs(1 - step_size (s + lam))^K the simulation represents: its square
 #: enters the traces (beyond, inf - inf made every value NaN, reported inf, the zero model of
 #: T = 0 included, and a larger step_size an internal "zero-size array" error).
@@ -211,9 +205,8 @@ def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_
     gamma = vals["gamma"]
     m = gamma.size
     d = positive_int("d", d, minimum=2)     # the CLI's range (was: d = 1 simulated here)
-    K = check_local_steps(local_steps)
-    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
-                                                        low_open=True, high=SCALE_MAX, ndim=0))
+    K = float(local_steps_count(local_steps))
+    eta = step_size_value(step_size, K)
     if eta is None and not np.isinf(K):
         raise ValueError("step_size (> 0) is needed with finite local_steps")
     if method == "fedavg":
@@ -311,7 +304,7 @@ class RoundsSimulation:
         return self.contraction < 1.0
 
 
-def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size=None,
                     global_step=None, lam=None, weights="samples", spectrum=None,
                     spectra=None, d, reps,
                     seed=0, jobs=1, measure="auto", draws=1, personalize=(), cache=None,
@@ -334,8 +327,9 @@ def simulate_rounds(method, *, gamma, r, sigma, signal, rounds, local_steps, ste
         Rounds T >= 0 at which to measure (any order); ``numpy.inf`` the fixed point.
     local_steps : int or inf
         K >= 1 local gradient steps per round (inf: exact local solve).
-    step_size : float
-        Local step eta > 0 (unused with K = inf).
+    step_size : float, optional
+        Local step eta > 0, needed with finite K and refused with K = inf (as
+        ``riskcalc.rounds_limit``: the exact local solve takes no step).
     global_step : float, optional
         g > 0; default 1 (FedAvg), 1/lam (Algorithm 1: plain averaging).
     lam : float

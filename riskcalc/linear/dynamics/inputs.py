@@ -65,6 +65,20 @@ def local_steps_count(local_steps):
     return float(K) if np.isinf(K) else int(K)
 
 
+def step_size_value(step_size, K):
+    """The local step size (None where not given) for K local steps, read as the rounds
+    limits and their simulations both read it: a number in (0, 1e100], refused with K = inf
+    (the exact local solve takes no step: it was taken and dropped silently)."""
+    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
+    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
+    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
+                                                        low_open=True, high=SCALE_MAX, ndim=0))
+    if eta is not None and np.isinf(K):
+        raise ValueError(f"step_size = {eta:g}: local_steps=inf is the exact local solve, no "
+                         "step: step_size applies to finite local_steps only; leave it out")
+    return eta
+
+
 #: Smallest local step size with finite local_steps: below it 1 - (1 - step_size s)^K loses
 #: its digits to rounding (measured, FedAvg M = 1, T = 1: exact to 1e-16 down to 1e-14, wrong
 #: in the 5th digit at 1e-15, and below that a refusal blaming gamma).
@@ -235,13 +249,7 @@ def checked_steps(name, gam, K, step_size, lam, global_step, shared, spectrum, j
                          f"d / n_j the {name} rounds limits resolve in a federation (beyond it "
                          "their edge and contour solves lose the client's thin spectrum); such "
                          "a client holds almost no data: leave it out")
-    # At most SCALE_MAX: beyond it the local filter's powers overflow the quadratures (measured:
-    # 1e100 answers, inf where it overflows; 1e150 a SolverError blaming lam or u).
-    eta = None if step_size is None else float(as_array("step_size", step_size, low=0.0,
-                                                        low_open=True, high=SCALE_MAX, ndim=0))
-    if eta is not None and np.isinf(K):     # was taken and dropped (the CLI refuses it)
-        raise ValueError(f"step_size = {eta:g}: local_steps=inf is the exact local solve, no "
-                         "step: step_size applies to finite local_steps only; leave it out")
+    eta = step_size_value(step_size, K)
     if (shared and eta is not None and 2 <= K < np.inf
             and eta * spectrum.atoms.max() < MIN_STEP_SIZE):
         # The same rounding, at the spectrum's scale (scaled:1e-12 with step_size 0.05 was
