@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from montecarlo.linear.rounds import rounds_params, rounds_task
+from montecarlo.linear.rounds import rounds_task
+from montecarlo.linear.rounds_inputs import rounds_params
 from montecarlo.runner.threads import small_blas
 
 M, K, LAM = 10, 10, 1.0

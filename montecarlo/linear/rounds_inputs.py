@@ -1,0 +1,111 @@
+"""The checked parameters of a simulation along federated training (``rounds.simulate_rounds``):
+the same checks and ranges as ``riskcalc.rounds_limit``, so that a simulation runs exactly what the
+limit takes, and the bounds of what the simulation can represent (its local filter, its memory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from montecarlo.linear.instances import require_memory, sample_size
+from montecarlo.linear.rounds_shift import shift_eigenvalues
+from riskcalc._text import distinct
+from riskcalc._validate import parameter, per_client, positive, positive_int
+from riskcalc.linear.dynamics.inputs import local_steps_count, step_size_value
+from riskcalc.linear.finite_clients import client_weight_vector
+from riskcalc.spectrum import Spectrum
+
+METHODS = ("fedavg", "fedprox", "pfedme")
+
+
+def sample_sizes(params) -> np.ndarray:
+    """n_j = round(d / gamma_j) of every client (``instances.sample_size``)."""
+    d = np.shape(params["s"])[-1]
+    return np.array([sample_size(d, g, f"client {j}") for j, g in enumerate(params["gamma"])])
+
+
+def check_rounds(rounds) -> list:
+    """An int T >= 0, ``numpy.inf``, or a non-empty sequence of them, each once (as
+    ``riskcalc.rounds_limit``), as a list of floats."""
+    if np.ndim(rounds) > 1:     # [[1, 2], [5, 7]] was read as four rounds (rounds_limit's range)
+        raise ValueError("rounds must be a 1-d list of numbers, got an array of shape "
+                         f"{np.shape(rounds)}")
+    seq = list(np.atleast_1d(np.asarray(rounds, dtype=object)).ravel())
+    if not seq:
+        raise ValueError("rounds must list at least one T")
+    for t in seq:
+        if not (isinstance(t, (float, np.floating)) and np.isinf(t) and t > 0):
+            positive_int("rounds", t, minimum=0)
+    return distinct("rounds", [float(t) for t in seq])    # [5, 5] was simulated twice
+
+
+#: Largest local filter abs(1 - step_size (s + lam))^K the simulation represents: its square
+#: enters the traces (beyond, inf - inf made every value NaN, reported inf, the zero model of
+#: T = 0 included, and a larger step_size an internal "zero-size array" error).
+FILTER_MAX = 1e150
+
+
+def check_filter(eta, K, lam, gamma, s) -> None:
+    """ValueError when K local steps of size ``eta`` (on f_j + lam/2 ||. - w||^2: Algorithm 1's
+    ``lam``, 0 for FedAvg) grow a direction past ``FILTER_MAX``, at the top of the clients'
+    spectra about max_j (1 + sqrt(gamma_j))^2 max(s) + lam (``s``: the covariance's
+    eigenvalues)."""
+    top = float(np.max((1.0 + np.sqrt(gamma)) ** 2)) * float(np.max(s)) + lam
+    grow = K * np.log10(max(abs(1.0 - eta * top), 1e-300))
+    if grow > np.log10(FILTER_MAX):
+        raise ValueError(f"step_size = {eta:g}: the local steps diverge and grow a direction "
+                         f"by about 10^{grow:.0f} in one round (|1 - step_size top|^local_steps, "
+                         f"top ~ {top:.3g}), past the floats this simulation carries "
+                         f"({FILTER_MAX:g}); give a smaller step_size or fewer local_steps")
+
+
+def rounds_params(method, *, gamma, r, sigma, signal, rounds, local_steps, step_size,
+                  global_step=None, lam=None, weights="samples", spectrum=None, spectra=None,
+                  d) -> dict:
+    """The checked, JSON-serializable parameters of ``simulate_rounds`` (one task minus its
+    seed and replicate)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    method = "fedprox" if method == "pfedme" else method
+    # The limit's checks (riskcalc._validate): real numbers, 1-d lists of one length, and the
+    # one range of each parameter, so that a simulation runs exactly what rounds_limit takes.
+    vals = {k: parameter(k, v) for k, v in per_client({"gamma": gamma, "r": r,
+                                                       "sigma": sigma}).items()}
+    gamma = vals["gamma"]
+    m = gamma.size
+    d = positive_int("d", d, minimum=2)     # the CLI's range (was: d = 1 simulated here)
+    K = float(local_steps_count(local_steps))
+    eta = step_size_value(step_size, K)
+    if eta is None and not np.isinf(K):
+        raise ValueError("step_size (> 0) is needed with finite local_steps")
+    if method == "fedavg":
+        if lam is not None:
+            raise ValueError("lam applies to fedprox (Algorithm 1) only")
+        lam, default_g = None, 1.0
+    else:
+        lam = float(positive("lam", lam if lam is not None else np.nan, ndim=0))
+        default_g = 1.0 / lam
+    g = default_g if global_step is None else float(positive("global_step", global_step,
+                                                             ndim=0))
+    if isinstance(spectrum, str):
+        spectrum = Spectrum.parse(spectrum, d)
+    if spectrum is not None and not spectrum.signal_is_uniform:
+        raise ValueError("training dynamics need uniform signal directions: a spectrum with "
+                         "signal_weights is refused")
+    s = np.ones(d) if spectrum is None else spectrum.eigenvalues(d)
+    if spectra is not None:     # covariate shift: (M, d), client j's covariance in row j
+        s = shift_eigenvalues(spectra, spectrum, gamma, d)
+    if eta is not None and not np.isinf(K):
+        check_filter(eta, K, 0.0 if lam is None else lam, gamma, s)
+    n = sample_sizes({"gamma": gamma, "s": s})
+    # The clients' designs alone (was: a 3.6 TiB MemoryError at d = 10^6, after the checks).
+    require_memory(8.0 * float(n.sum()) * d, f"d = {d} with {m} client(s) (their designs)",
+                   f"lower d or raise the smallest gamma_j (n_j = d / gamma_j rows: "
+                   f"{float(n.max()):.3g} for client {int(np.argmax(n))})")
+    p = (n / n.sum() if isinstance(weights, str) and weights == "samples" else
+         np.full(m, 1.0 / m) if isinstance(weights, str) and weights == "uniform" else
+         client_weight_vector(weights, m))
+    return dict(method=method, gamma=gamma.tolist(), r=vals["r"].tolist(),
+                sigma=vals["sigma"].tolist(), signal=float(parameter("signal", signal, ndim=0)),
+                rounds=check_rounds(rounds), local_steps=K, step_size=eta, global_step=g,
+                lam=lam, p=p.tolist(), s=s.tolist())
