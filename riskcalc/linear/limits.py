@@ -102,13 +102,10 @@ class LimitResult:
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
-        pd = _frames.pandas()
-        shape = np.shape(self.risk)
         cols = {"method": self.method, **self.params,
                 **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
                 "route": self.route, **_diagnostic_columns(self.diagnostics)}
-        return pd.DataFrame({k: np.broadcast_to(np.asarray(v), shape).ravel()
-                             for k, v in cols.items()})
+        return _frames.frame(cols, np.shape(self.risk))
 
 
 def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,

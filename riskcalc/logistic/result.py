@@ -20,20 +20,6 @@ def _plain(v):
     return None if v != v else float(v)
 
 
-def _frame(row: dict):
-    """A pandas DataFrame of ``row``: one row per parameter point, a broadcast result's array
-    values raveled in C order (as ``LimitResult.to_frame``) and its scalars repeated; one row
-    for scalar parameters (a broadcast result was one row of arrays)."""
-    pd = _frames.pandas()
-    row = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items()}
-    shapes = [v.shape for v in row.values() if isinstance(v, np.ndarray) and v.ndim]
-    if not shapes:
-        return pd.DataFrame([row])
-    shape = np.broadcast_shapes(*shapes)
-    return pd.DataFrame({k: np.ravel(np.broadcast_to(v, shape)) if isinstance(v, np.ndarray)
-                         else v for k, v in row.items()})
-
-
 @dataclass(frozen=True)
 class LogisticResult:
     """Limits for one client of personalized logistic regression (see module docstring).
@@ -102,9 +88,9 @@ class LogisticResult:
                                float(value))
 
     def to_frame(self):
-        """A pandas DataFrame, one row per parameter point (``_frame``): every parameter, the
-        four limits, the fixed point (a, b, q, mu) and the solve's residual and quadrature
-        nodes.
+        """A pandas DataFrame, one row per parameter point (``riskcalc._frames.frame``): every
+        parameter, the six limits, the fixed point (a, b, q, mu) and the solve's residual and
+        quadrature nodes.
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
@@ -113,7 +99,7 @@ class LogisticResult:
         row = {"model": "logistic", "method": self.method, **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
-        return _frame(row)
+        return _frames.frame(row)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
@@ -196,9 +182,9 @@ class FiniteLogisticResult:
         return out
 
     def to_frame(self):
-        """A pandas DataFrame, one row per parameter point (``_frame``): method, parameters,
-        the four limits, diagnostics."""
-        return _frame({"method": self.method, **self.params,
+        """A pandas DataFrame, one row per parameter point (``riskcalc._frames.frame``): method,
+        parameters, the five limits, the global model's fields, diagnostics."""
+        return _frames.frame({"method": self.method, **self.params,
                        **{k: v for k, v in self.as_dict().items()
                           if k not in ("model", "method", "params", "notes")}})
 
@@ -257,7 +243,6 @@ class LogisticClientsResult:
         index, gamma, r and the limits; for a grid, per grid point in C order, with the point's
         signal, lam and global_lam (a grid or a target was "All arrays must be of the same
         length")."""
-        pd = _frames.pandas()
         shape = np.shape(self.risk)
         grid, targets = shape[:-1], np.asarray(self.params["targets"], dtype=int)
         cols = {"client": np.broadcast_to(targets, shape)}
@@ -270,4 +255,4 @@ class LogisticClientsResult:
                 point = np.broadcast_to(np.asarray(self.params[k], dtype=float), grid)
                 cols[k] = np.broadcast_to(point[..., None], shape)
         cols.update({q: getattr(self, q) for q in QUANTITIES})
-        return pd.DataFrame({k: np.ravel(v) for k, v in cols.items()})
+        return _frames.frame(cols, shape)
