@@ -1,0 +1,38 @@
+"""Issue 32, fuzz37 (twins): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+
+pd = pytest.importorskip("pandas")
+
+ROUNDS = dict(gamma=[2.0, 0.5], r=[1.0, 0.5], sigma=0.5, signal=1.0, local_steps=2,
+              step_size=0.1)
+
+
+def test_rounds_limit_has_a_frame_of_the_arrays_it_holds():
+    """F2: RoundsLimit had no to_frame() while every other result has one; it has one row per
+    client and round (client-major, the rounds in the order given), holding its arrays."""
+    res = riskcalc.rounds_limit("fedavg", rounds=[5, 0, np.inf], weights=[0.25, 0.75],
+                                **ROUNDS)
+    frame = res.to_frame()
+    assert len(frame) == 6 and list(frame["client"]) == [0, 0, 0, 1, 1, 1]
+    assert list(frame["rounds"]) == [5, 0, np.inf] * 2
+    for k in ("bias", "variance", "risk", "global_risk"):
+        np.testing.assert_array_equal(frame[k], getattr(res, k).ravel())
+    np.testing.assert_array_equal(frame["distance_to_fixed_point"],
+                                  np.tile(res.distance_to_fixed_point, 2))
+    assert list(frame["gamma"]) == [2.0] * 3 + [0.5] * 3 and list(frame["r"]) == [1.0] * 3 + [
+        0.5] * 3
+    assert list(frame["weights"]) == [0.25] * 3 + [0.75] * 3
+    assert set(frame["contraction"]) == {res.contraction} and frame["converges"].all()
+    assert frame["method"].iloc[0] == "fedavg" and set(frame["local_steps"]) == {2}
+
+
+def test_rounds_frame_names_each_clients_covariance():
+    """F2: under covariate shift the frame's ``spectrum`` is each client's SPEC (as in
+    ``ClientsLimit.to_frame``); a shared spectrum is its label."""
+    res = riskcalc.rounds_limit("fedavg", rounds=[1], **ROUNDS,
+                                spectra=["identity", "scaled:2"])
+    assert list(res.to_frame()["spectrum"]) == ["identity", "scaled:2"]
