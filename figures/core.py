@@ -28,7 +28,7 @@ import numpy as np
 
 from figures import install
 from figures.install import IMAGE_FORMATS
-from riskcalc._validate import flag, one_of
+from riskcalc._validate import flag, one_of, path
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 
@@ -273,23 +273,14 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     spec = get_figure(fig_id)
     seed = check_seed(seed)
     quick, progress = flag("quick", quick), flag("progress", progress)
-    ctx = Context(fig_id, quick=quick, seed=seed,
-                  cache_dir=None if cache_dir is None else folder("cache_dir", cache_dir),
+    cache_dir = None if cache_dir is None else path("cache_dir", cache_dir, "folder")
+    ctx = Context(fig_id, quick=quick, seed=seed, cache_dir=cache_dir,
                   n_jobs=n_jobs, progress=progress)
     with style.context():
         result = spec.make(ctx)
     result.caption.params["seed"] = seed
     result.text = result.caption.render(spec, result.table, quick)
     return result
-
-
-def folder(name: str, value) -> Path:
-    """``value`` as a Path when it is a str or os.PathLike, else ValueError naming ``name``
-    (None or a number was a TypeError from pathlib)."""
-    if not isinstance(value, (str, os.PathLike)):
-        raise ValueError(f"{name} must be a folder path (a str or os.PathLike), got "
-                         f"{type(value).__name__}")
-    return Path(value)
 
 
 def image_formats(formats) -> tuple:
@@ -340,7 +331,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     from figures import style
 
     formats = image_formats(formats)
-    out = folder("out_dir", out_dir)
+    out = path("out_dir", out_dir, "folder")
     if cache_dir is not None and not flag("cache", cache):
         raise ValueError("cache_dir applies with cache=True only (cache=False caches nothing)")
     files = install.set_files(fig_id, out, formats)
@@ -348,7 +339,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
     if flag("cache", cache):        # cache="no" cached
-        cdir = folder("cache_dir", cache_dir) if cache_dir is not None else out / ".cache"
+        cdir = out / ".cache" if cache_dir is None else path("cache_dir", cache_dir, "folder")
         cdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,
