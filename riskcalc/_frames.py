@@ -1,5 +1,8 @@
-"""pandas on demand: the ``to_frame`` methods need it, the package does not (extra ``frames``);
-and the one table builder of the results' ``to_frame`` (``frame``)."""
+"""What the result classes share: pandas on demand (the ``to_frame`` methods need it, the
+package does not: extra ``frames``), the one table builder of their ``to_frame`` (``frame``) and
+their equality (``equal``)."""
+
+from dataclasses import fields
 
 import numpy as np
 
@@ -35,3 +38,27 @@ def frame(columns: dict, shape=None):
     size = int(np.prod(shape))
     return pd.DataFrame({k: np.broadcast_to(v, shape).ravel() if isinstance(v, np.ndarray)
                          else [v] * size for k, v in cols.items()})
+
+
+def equal(a, b):
+    """``a == b`` for the results (dataclasses): every field that takes part in comparison
+    equal, arrays by value and NaN equal to NaN (the same undefined cosine), so that the same
+    limit is the same result. The generated ``__eq__`` compared the fields as tuples: a result
+    holding arrays raised "The truth value of an array with more than one element is
+    ambiguous", and one holding a NaN was unequal to itself."""
+    if type(a) is not type(b):
+        return NotImplemented
+    return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a) if f.compare)
+
+
+def _same(x, y) -> bool:
+    """Equality of two field values: dicts and lists item by item, numbers and arrays by value
+    (NaN equal to NaN), anything else by ``==``."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y))
+    try:
+        return bool(np.array_equal(x, y, equal_nan=True))
+    except TypeError:       # text, None: no NaN to test
+        return bool(x == y)

@@ -50,3 +50,18 @@ def test_figure_csv_leaves_a_theory_rows_error_cells_empty(tmp_path):
     frame = pd.read_csv(tmp_path / "t.csv", dtype=str, keep_default_na=False)
     assert list(frame["y_se"]) == ["", "", "0.01"] and list(frame["y_hi"]) == ["", "", "0.52"]
     assert "nan" not in (tmp_path / "t.csv").read_text()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: riskcalc.limit("ftfa", gamma=[2.0, 3.0], r=1.0, sigma=0.5),
+    lambda: riskcalc.clients_limit("ftfa", gamma=[2.0, 0.5], r=1.0, sigma=0.5),
+    lambda: riskcalc.rounds_limit("fedavg", rounds=[1, 2], **ROUNDS),
+    lambda: riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=0.0, lam=0.5),
+])
+def test_the_same_limit_is_the_same_result(make):
+    """F5: ``==`` of two results holding arrays raised "The truth value of an array with more
+    than one element is ambiguous" (the dataclasses compared their fields as tuples), and a
+    result holding a NaN (the undefined cosine at r = 0) was unequal to itself."""
+    assert make() == make()
+    other = riskcalc.limit("ftfa", gamma=[2.0, 4.0], r=1.0, sigma=0.5)
+    assert make() != other

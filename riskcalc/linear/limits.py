@@ -76,6 +76,7 @@ class LimitResult:
     notes: tuple = field(default=())
     diagnostics: dict = field(default_factory=dict, compare=False)
     converges: object = field(default=None, compare=False)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values,

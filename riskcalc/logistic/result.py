@@ -71,6 +71,7 @@ class LogisticResult:
     sigma_risk: float = None
     cosine_uncentred: float = None
     method: str = "rtfa"
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def __post_init__(self):
         # Sigma = I (the spectral solver passes both): the two errors coincide, and
@@ -166,6 +167,7 @@ class FiniteLogisticResult:
     iterations: int
     residual: float
     notes: tuple = field(default_factory=tuple)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; the global model's fields only where a global
@@ -222,6 +224,7 @@ class LogisticClientsResult:
     iterations: int
     residual: float
     notes: tuple = field(default_factory=tuple)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None)."""

@@ -77,6 +77,7 @@ class RoundsLimit:
     _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
     _budget: tuple = field(default=(None, None), compare=False, repr=False)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     @property
     def local_risk(self) -> np.ndarray:
