@@ -149,7 +149,8 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
     plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
                                          **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                              setting, route, plan["steps"], tunings) for g, sig, s in points]
+                              setting, route, plan["steps"], plan["step_size"], tunings)
+                      for g, sig, s in points]
     return plan
 
 
@@ -181,7 +182,8 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                 **inputs}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
-                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps, tasks=tasks)
+                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps,
+                step_size=step_size, tasks=tasks)
 
 
 def _rows(plan, results) -> list:
@@ -202,7 +204,10 @@ def _rows(plan, results) -> list:
             if tune:
                 row[tune] = t
             row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps,
-                       seed=plan["seed"], measure=plan["kind"], global_model=glob,
+                       seed=plan["seed"], measure=plan["kind"],
+                       **({} if plan["steps"] is None else
+                          {"steps": plan["steps"], "step_size": plan["step_size"]}),
+                       global_model=glob,
                        # The number of clients exists only for a federated global model.
                        clients=setting.clients if glob == "federated" else None)
             for q in QUANTITIES:
@@ -215,17 +220,18 @@ def _rows(plan, results) -> list:
     return rows
 
 
-def _limits(spec, setting, route, steps, tunings):
-    """The predictions of a grid point, one per tuning value: the finite-M limit with a
-    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit;
-    both at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's
-    d and n)."""
-    if setting.global_model != "federated" or steps is not None \
-            or not get_estimator(spec.method).centered:
+def _limits(spec, setting, route, steps, step_size, tunings):
+    """The predictions of a grid point, one per tuning value, as ``compare`` predicts
+    (``montecarlo.prediction.predicted``): after ``steps`` gradient steps of ``step_size``
+    when given, the finite-M limit with a federated global model, else paper 003's limit; all
+    at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's d
+    and n). With steps, the converged limit was predicted beside a simulation of the steps."""
+    if steps is None and (setting.global_model != "federated"
+                          or not get_estimator(spec.method).centered):
         return riskcalc.spec_limit(simulated_ratio(spec, setting)[0], route=route)
     tune = spec.info.tuning
-    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, None, None, setting)
-            for t in tunings]
+    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
+                      setting) for t in tunings]
     return SimpleNamespace(**{q: np.array([getattr(x, q) for x in each])
                               for q in QUANTITIES})
 

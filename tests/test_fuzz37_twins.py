@@ -65,3 +65,19 @@ def test_the_same_limit_is_the_same_result(make):
     assert make() == make()
     other = riskcalc.limit("ftfa", gamma=[2.0, 4.0], r=1.0, sigma=0.5)
     assert make() != other
+
+
+def test_sweep_with_steps_predicts_the_steps_limit(capsys):
+    """F6: ``sweep --steps K --step-size ETA`` simulated K gradient steps but its CSV's
+    predicted columns held the converged limit (0.75 beside a simulated 0.664 at K = 3: -11%,
+    'outside the 95% interval'), with no column saying steps were taken; ``compare`` with the
+    same options predicted the steps limit. The rows now predict it and name steps, step_size."""
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+
+    rows = sweep("rtfa", gamma=[2.0], r=1.0, sigma=0.5, lam=[0.1, 1.0], setting=Setting(d=40),
+                 reps=2, steps=3, step_size=0.2, progress=False)
+    want = riskcalc.steps_limit("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=[0.1, 1.0], steps=3,
+                                step_size=0.2)
+    assert [row["predicted_risk"] for row in rows] == list(want.risk)
+    assert [(row["steps"], row["step_size"]) for row in rows] == [(3, 0.2)] * 2
