@@ -279,7 +279,7 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     spec = get_figure(fig_id)
     seed = check_seed(seed)
     quick, progress = flag("quick", quick), flag("progress", progress)
-    cache_dir = None if cache_dir is None else path("cache_dir", cache_dir, "folder")
+    cache_dir = None if cache_dir is None else folder("cache_dir", cache_dir)
     ctx = Context(fig_id, quick=quick, seed=seed, cache_dir=cache_dir,
                   n_jobs=n_jobs, progress=progress)
     with style.context():
@@ -287,6 +287,17 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     result.caption.params["seed"] = seed
     result.text = result.caption.render(spec, result.table, quick)
     return result
+
+
+def folder(name: str, value) -> Path:
+    """``value`` as the Path of a folder (``riskcalc._validate.path``), not an existing file:
+    ValueError naming ``name`` (``build(out_dir=FILE)`` was a FileExistsError from mkdir, as
+    ``riskcalc figures --out FILE`` is not)."""
+    out = path(name, value, "folder")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{name} {out}: exists and is not a folder (a file or a device); "
+                         "give a folder name")
+    return out
 
 
 def image_formats(formats) -> tuple:
@@ -337,7 +348,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     from figures import style
 
     formats = image_formats(formats)
-    out = path("out_dir", out_dir, "folder")
+    out = folder("out_dir", out_dir)
     if cache_dir is not None and not flag("cache", cache):
         raise ValueError("cache_dir applies with cache=True only (cache=False caches nothing)")
     files = install.set_files(fig_id, out, formats)
@@ -345,7 +356,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
     if flag("cache", cache):        # cache="no" cached
-        cdir = out / ".cache" if cache_dir is None else path("cache_dir", cache_dir, "folder")
+        cdir = out / ".cache" if cache_dir is None else folder("cache_dir", cache_dir)
         cdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,

@@ -349,10 +349,12 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
 def path(name: str, value, what: str = "file") -> Path:
     """``value`` (a str, bytes or os.PathLike) as a Path, or ValueError naming ``name`` and
     ``what`` it must be the path of (None or a number was a TypeError from pathlib or os, and
-    an int a file descriptor to write to)."""
+    an int a file descriptor to write to; an empty name was the working directory)."""
     if not isinstance(value, (str, bytes, os.PathLike)):
         raise ValueError(f"{name} must be a {what} path (a str or os.PathLike), got "
                          f"{type(value).__name__}")
+    if not os.fsdecode(value).strip():      # Path("") is the working directory
+        raise ValueError(f"{name} needs a {what} name, got an empty one")
     return Path(os.fsdecode(value))
 
 

@@ -81,3 +81,24 @@ def test_sweep_with_steps_predicts_the_steps_limit(capsys):
                                 step_size=0.2)
     assert [row["predicted_risk"] for row in rows] == list(want.risk)
     assert [(row["steps"], row["step_size"]) for row in rows] == [(3, 0.2)] * 2
+
+
+def test_figure_folders_are_named_folders(tmp_path, monkeypatch):
+    """F7: ``figures.build(ID, "")`` wrote the figure into the working directory (Path("") is
+    "."), ``figures.build(ID, FILE)`` was a FileExistsError from mkdir, and ``run_tasks(...,
+    cache="")`` a FileNotFoundError; ``riskcalc figures --out`` refuses both by name."""
+    import figures
+    from montecarlo.runner.tasks import run_tasks
+
+    monkeypatch.chdir(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out, words in (("", "out_dir needs a folder name, got an empty one"),
+                       (afile, "exists and is not a folder")):
+        with pytest.raises(ValueError, match=f"^{words}" if out == "" else words):
+            figures.build("p003-region", out, quick=True, cache=False, formats="png")
+    with pytest.raises(ValueError, match="cache_dir .*afile: exists and is not a folder"):
+        figures.draw("p003-region", quick=True, cache_dir=afile)
+    with pytest.raises(ValueError, match="^cache needs a file name, got an empty one$"):
+        run_tasks(abs, [1], cache=" ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and afile.read_text() == "x"
