@@ -28,7 +28,7 @@ import numpy as np
 
 from figures import install
 from figures.install import IMAGE_FORMATS
-from riskcalc._validate import flag, one_of, path
+from riskcalc._validate import flag, one_of, path, positive_int
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 
@@ -279,6 +279,9 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     spec = get_figure(fig_id)
     seed = check_seed(seed)
     quick, progress = flag("quick", quick), flag("progress", progress)
+    # Checked here, not where a simulation first runs: a theory figure took n_jobs=0, and a
+    # simulated one refused it as "jobs" after its theory lines were drawn.
+    n_jobs = positive_int("n_jobs", n_jobs)
     cache_dir = None if cache_dir is None else folder("cache_dir", cache_dir)
     ctx = Context(fig_id, quick=quick, seed=seed, cache_dir=cache_dir,
                   n_jobs=n_jobs, progress=progress)
@@ -348,6 +351,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     from figures import style
 
     formats = image_formats(formats)
+    n_jobs = positive_int("n_jobs", n_jobs)     # before the folders are made (draw's check)
     out = folder("out_dir", out_dir)
     if cache_dir is not None and not flag("cache", cache):
         raise ValueError("cache_dir applies with cache=True only (cache=False caches nothing)")

@@ -102,3 +102,16 @@ def test_figure_folders_are_named_folders(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="^cache needs a file name, got an empty one$"):
         run_tasks(abs, [1], cache=" ")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and afile.read_text() == "x"
+
+
+@pytest.mark.parametrize("jobs", [0, -1, True, 1.5])
+def test_figures_check_n_jobs_by_its_name(jobs, tmp_path):
+    """F8: ``figures.draw("p003-region", n_jobs=0)`` (a theory figure) drew, while a simulated
+    figure refused it as "jobs" after its theory lines; both refuse it as n_jobs first."""
+    import figures
+
+    with pytest.raises(ValueError, match="^n_jobs must be"):
+        figures.draw("p003-region", quick=True, n_jobs=jobs)
+    with pytest.raises(ValueError, match="^n_jobs must be"):
+        figures.build("p003-region", tmp_path / "out", quick=True, n_jobs=jobs)
+    assert not (tmp_path / "out").exists()
