@@ -1,9 +1,13 @@
 """Issue 32, fuzz37 (twins): what this fuzz found, each test failing before."""
 
+import csv
+import json
+
 import numpy as np
 import pytest
 
 import riskcalc
+from tests.helpers import run_cli
 
 pd = pytest.importorskip("pandas")
 
@@ -115,3 +119,19 @@ def test_figures_check_n_jobs_by_its_name(jobs, tmp_path):
     with pytest.raises(ValueError, match="^n_jobs must be"):
         figures.build("p003-region", tmp_path / "out", quick=True, n_jobs=jobs)
     assert not (tmp_path / "out").exists()
+
+
+def test_advise_csv_writes_an_infinite_risk_as_inf(tmp_path, capsys):
+    """F9: ``advise --csv`` wrote FTFA's infinite risk (every client at gamma = 1) as an empty
+    cell, which reads as missing, while its table printed inf, its own local_steps column
+    writes inf for the exact local solve and the sweep's CSV writes inf."""
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "clients": [
+        {"gamma": 1.0, "r": 1.0, "sigma": 0.5}, {"gamma": 1.0, "r": 0.5, "sigma": 0.5}]}))
+    code, _, err = run_cli(["advise", "--federation", fed, "--methods", "ftfa,fedavg",
+                            "--csv", tmp_path / "a.csv", "--no-progress"], capsys)
+    assert code == 0, err
+    with open(tmp_path / "a.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["risk"] for r in rows if r["method"] == "ftfa"} == {"inf"}
+    assert all(float(r["risk"]) == 0.875 for r in rows if r["method"] == "fedavg")
