@@ -37,7 +37,7 @@ def test_rounds_limit_has_a_frame_of_the_arrays_it_holds():
 def test_rounds_frame_names_each_clients_covariance():
     """F2: under covariate shift the frame's ``spectrum`` is each client's SPEC (as in
     ``ClientsLimit.to_frame``); a shared spectrum is its label."""
-    res = riskcalc.rounds_limit("fedavg", rounds=[1], **ROUNDS,
+    res = riskcalc.rounds_limit("fedavg", rounds=[1], **{**ROUNDS, "local_steps": 1},
                                 spectra=["identity", "scaled:2"])
     assert list(res.to_frame()["spectrum"]) == ["identity", "scaled:2"]
 
@@ -135,3 +135,14 @@ def test_advise_csv_writes_an_infinite_risk_as_inf(tmp_path, capsys):
         rows = list(csv.DictReader(fh))
     assert {r["risk"] for r in rows if r["method"] == "ftfa"} == {"inf"}
     assert all(float(r["risk"]) == 0.875 for r in rows if r["method"] == "fedavg")
+
+
+def test_logistic_clients_frame_names_its_method_and_parameters():
+    """F10: ``logistic_clients_limit(...).to_frame()`` without a grid had no method, signal,
+    lam, global_lam, weights or spectrum column (``ClientsLimit.to_frame`` has its method and
+    every parameter): the frames of two runs at different lam read the same."""
+    frame = riskcalc.logistic_clients_limit(gamma=[0.5, 1.5], r=[1.0, 0.5], signal=1.0,
+                                            global_lam=1.0, lam=2.0).to_frame()
+    assert list(frame["method"]) == ["rtfa"] * 2 and list(frame["lam"]) == [2.0, 2.0]
+    assert list(frame["signal"]) == [1.0, 1.0] and list(frame["global_lam"]) == [1.0, 1.0]
+    assert set(frame["weights"]) == {"samples"} and list(frame["client"]) == [0, 1]

@@ -242,20 +242,23 @@ class LogisticClientsResult:
                 "residual": float(self.residual), "notes": list(self.notes)}
 
     def to_frame(self):
-        """A pandas DataFrame with one row per client computed (``params["targets"]``): its
-        index, gamma, r and the limits; for a grid, per grid point in C order, with the point's
-        signal, lam and global_lam (a grid or a target was "All arrays must be of the same
-        length")."""
+        """A pandas DataFrame with one row per client computed (``params["targets"]``): the
+        method, its index, gamma, r, the shared signal, lam, global_lam (per grid point in C
+        order on a grid), weights and spectrum, and the limits, as ``ClientsLimit.to_frame``
+        (a grid or a target was "All arrays must be of the same length"; without a grid the
+        method and the shared parameters were left out, so frames of two runs read the same).
+        """
         shape = np.shape(self.risk)
         grid, targets = shape[:-1], np.asarray(self.params["targets"], dtype=int)
-        cols = {"client": np.broadcast_to(targets, shape)}
+        cols = {"method": self.method, "client": np.broadcast_to(targets, shape)}
         for k in ("gamma", "r"):
             per = np.broadcast_to(np.asarray(self.params[k], dtype=float),
                                   grid + (self.params["clients"],))
             cols[k] = per[..., targets]
-        for k in ("signal", "lam", "global_lam") if grid else ():
+        for k in ("signal", "lam", "global_lam"):
             if self.params.get(k) is not None:
                 point = np.broadcast_to(np.asarray(self.params[k], dtype=float), grid)
-                cols[k] = np.broadcast_to(point[..., None], shape)
+                cols[k] = point[..., None]
+        cols.update({k: self.params[k] for k in ("weights", "spectrum") if k in self.params})
         cols.update({q: getattr(self, q) for q in QUANTITIES})
         return _frames.frame(cols, shape)
