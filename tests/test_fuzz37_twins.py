@@ -2,6 +2,7 @@
 
 import csv
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -146,3 +147,18 @@ def test_logistic_clients_frame_names_its_method_and_parameters():
     assert list(frame["method"]) == ["rtfa"] * 2 and list(frame["lam"]) == [2.0, 2.0]
     assert list(frame["signal"]) == [1.0, 1.0] and list(frame["global_lam"]) == [1.0, 1.0]
     assert set(frame["weights"]) == {"samples"} and list(frame["client"]) == [0, 1]
+
+
+def test_comparison_as_dict_is_strict_json():
+    """F11: ``Comparison.as_dict()`` (DESIGN.md's JSON of ``riskcalc compare``) held inf and
+    NaN where the simulation of diverging steps passed the floats (``json.dumps`` wrote
+    Infinity and NaN, not JSON) while ``LimitResult.as_dict`` gives None there."""
+    from montecarlo.compare import compare
+    from montecarlo.linear.instances import Setting
+
+    spec = riskcalc.ClientSpec("ftfa", gamma=2.0, r=1.0, sigma=0.5)
+    with warnings.catch_warnings():     # the steps' overflow, which the test is about
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = compare(spec, Setting(d=40), reps=2, steps=200, step_size=1.5).as_dict()
+    json.dumps(out, allow_nan=False)
+    assert out["simulated"]["risk"] is None and out["comparison"]["risk"]["ci95"] == [None] * 2
