@@ -46,8 +46,9 @@ FIGURES: dict[str, "FigureSpec"] = {}
 
 COLUMNS = ("panel", "series", "kind", "x_name", "x", "y_name", "y", "y_se", "y_lo", "y_hi",
            "reps")
-# The error columns: empty in the CSV where a row has none (a theory row).
-UNCERTAINTY = ("y_se", "y_lo", "y_hi")
+# The columns a row may have no value in, empty in the CSV then: the error columns of a theory
+# row, the x of a reference row (a horizontal line).
+OPTIONAL = ("x", "y_se", "y_lo", "y_hi")
 # How each kind of row is drawn (figures.style): a line, points with 95% error bars, a
 # simulated mean along a path with a shaded 95% band, a horizontal reference line, or a
 # distinguished point of the theory (a star: e.g. the minimum at the optimal lam*).
@@ -174,14 +175,14 @@ class Table:
         return list(dict.fromkeys(r["panel"] for r in self.rows))
 
     def write(self, path) -> None:
-        """The rows as CSV, numbers to 10 digits; an error column without a value (``y_se``,
-        ``y_lo``, ``y_hi`` of a theory row, or of one replicate) is an empty cell, as ``reps``
-        (it was ``nan``, which reads as an estimate that failed)."""
+        """The rows as CSV, numbers to 10 digits; a column without a value (``y_se``, ``y_lo``,
+        ``y_hi`` of a theory row, or of one replicate; ``x`` of a reference line) is an empty
+        cell, as ``reps`` (it was ``nan``, which reads as an estimate that failed)."""
         with open(path, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=COLUMNS)
             w.writeheader()
             for r in self.rows:
-                w.writerow({k: ("" if k in UNCERTAINTY and v != v else
+                w.writerow({k: ("" if k in OPTIONAL and v != v else
                                 f"{v:.10g}" if isinstance(v, float) else v)
                             for k, v in r.items()})
 

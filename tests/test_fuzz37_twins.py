@@ -44,16 +44,20 @@ def test_rounds_frame_names_each_clients_covariance():
 
 
 def test_figure_csv_leaves_a_theory_rows_error_cells_empty(tmp_path):
-    """F4: a figure CSV wrote ``nan`` in y_se, y_lo and y_hi of every theory row, which reads
-    as an estimate that failed; they are empty cells (as ``reps``), a simulation's stay."""
+    """F4, F12: a figure CSV wrote ``nan`` in y_se, y_lo and y_hi of every theory row, which
+    reads as an estimate that failed, and in x of every reference line; they are empty cells
+    (as ``reps``), a simulation's stay."""
     from figures.core import Table
 
     table = Table()
     table.add("a", "s", "theory", "x", [1.0, 2.0], "y", [0.5, 0.25])
     table.add("a", "s", "simulation", "x", 1.0, "y", 0.5, se=0.01, lo=0.48, hi=0.52, reps=4)
+    table.add("a", "r", "reference", "x", np.nan, "y", 1.0)
     table.write(tmp_path / "t.csv")
     frame = pd.read_csv(tmp_path / "t.csv", dtype=str, keep_default_na=False)
-    assert list(frame["y_se"]) == ["", "", "0.01"] and list(frame["y_hi"]) == ["", "", "0.52"]
+    assert list(frame["y_se"]) == ["", "", "0.01", ""]
+    assert list(frame["y_hi"]) == ["", "", "0.52", ""]
+    assert list(frame["x"]) == ["1", "2", "1", ""] and frame["y"].iloc[-1] == "1"
     assert "nan" not in (tmp_path / "t.csv").read_text()
 
 
