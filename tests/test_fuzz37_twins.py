@@ -166,3 +166,14 @@ def test_comparison_as_dict_is_strict_json():
         out = compare(spec, Setting(d=40), reps=2, steps=200, step_size=1.5).as_dict()
     json.dumps(out, allow_nan=False)
     assert out["simulated"]["risk"] is None and out["comparison"]["risk"]["ci95"] == [None] * 2
+
+
+def test_steps_frame_says_which_points_converge():
+    """F13: ``steps_limit(...).to_frame()`` had no ``converges`` column while ``as_dict``
+    carries it: a diverging step size's finite first steps read as a usable limit."""
+    res = riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=0.5, steps=[1, 1000],
+                               step_size=[[0.2], [1.5]])
+    frame = res.to_frame()
+    assert list(frame["converges"]) == [True, True, False, False]
+    assert list(frame["converges"]) == list(np.ravel(res.as_dict()["diagnostics"]["converges"]))
+    assert "converges" not in riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5).to_frame()

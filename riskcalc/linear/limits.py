@@ -97,15 +97,18 @@ class LimitResult:
 
     def to_frame(self):
         """A pandas DataFrame with one row per parameter point (the broadcast shape, in C
-        order): the method, every parameter, bias, variance, risk and route, and the
-        largest iteration count and residual of the solves (``diagnostics``; absent when only
-        closed forms ran).
+        order): the method, every parameter, bias, variance, risk and route, ``converges``
+        for a limit after finitely many gradient steps (as ``as_dict``; a diverging point was
+        a row of numbers without it), and the largest iteration count and residual of the
+        solves (``diagnostics``; absent when only closed forms ran).
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
         cols = {"method": self.method, **self.params,
                 **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
-                "route": self.route, **_diagnostic_columns(self.diagnostics)}
+                "route": self.route,
+                **({} if self.converges is None else {"converges": self.converges}),
+                **_diagnostic_columns(self.diagnostics)}
         return _frames.frame(cols, np.shape(self.risk))
 
 
