@@ -177,3 +177,12 @@ def test_steps_frame_says_which_points_converge():
     assert list(frame["converges"]) == [True, True, False, False]
     assert list(frame["converges"]) == list(np.ravel(res.as_dict()["diagnostics"]["converges"]))
     assert "converges" not in riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.5).to_frame()
+
+
+def test_compare_table_of_diverging_steps_prints_no_nan(capsys):
+    """F11 (follow-up): the compare table read the simulated mean from as_dict, whose
+    overflowed inf F11 made None: it printed nan."""
+    code, out, _ = run_cli(["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                            "--d", "40", "--reps", "2", "--steps", "200", "--step-size", "1.5",
+                            "--no-progress"], capsys)
+    assert code == 0 and "nan" not in out

@@ -141,8 +141,7 @@ def run(args) -> int:
         # gamma = 1, predicted inf: outside the simulation's interval, "no"): the table prints
         # the number itself, n/a for a standard error and a 95% test that the simulation has
         # not (a divergent FTFA printed "nan" and "no" for inf against inf).
-        pred = float(getattr(res.limit, q))
-        mean = float("nan") if sim[q] is None else sim[q]
+        pred, mean = float(getattr(res.limit, q)), float(res.summary[q]["mean"])
         se = sim[q + "_se"]
         se = "n/a" if se is None or not np.isfinite(se) else f"{se:.3g}"
         inside = "n/a" if se == "n/a" else "yes" if cmp["inside_ci95"] else "no"
