@@ -186,3 +186,21 @@ def test_compare_table_of_diverging_steps_prints_no_nan(capsys):
                             "--d", "40", "--reps", "2", "--steps", "200", "--step-size", "1.5",
                             "--no-progress"], capsys)
     assert code == 0 and "nan" not in out
+
+
+def test_steps_tables_print_overflow_as_the_rounds_tables(capsys):
+    """F14: FTFA after 200 diverging steps is finite, past the floats: the rounds tables print
+    such a value ``overflow`` with a line saying so, the steps tables of predict and compare
+    printed ``inf`` (the word of the ridgeless variance's infinite limit at gamma = 1, which
+    stays)."""
+    args = ["ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5"]
+    steps = ["--steps", "200", "--step-size", "1.5"]
+    sim = ["--d", "40", "--reps", "2", "--no-progress"]
+    for argv in (["predict", *args, *steps], ["compare", *args, *steps, *sim]):
+        code, out, _ = run_cli(argv, capsys)
+        rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["risk"]]
+        assert code == 0 and "inf" not in out.replace("infinite", "") and "overflow" in rows[0]
+        assert "  overflow: past the floating-point range" in out
+    code, out, _ = run_cli(["predict", "ftfa", "--gamma", "1", "--r", "1", "--sigma", "0.5"],
+                           capsys)
+    assert "risk      inf" in out and "overflow" not in out
