@@ -35,7 +35,11 @@ FORMATS = ("csv", "jsonl")
 
 
 class SweepRows(list):
-    """The rows of ``sweep`` (one dict per grid point and tuning value), as a list."""
+    """The rows of ``sweep`` (one dict per grid point and tuning value), as a list; ``notes``
+    holds the predictions' notes, each once (``compare`` prints them beside its one row: a
+    prediction that is the converged limit beside a simulation of steps said nothing)."""
+
+    notes: tuple = ()
 
     def to_frame(self):
         """The rows as a pandas DataFrame, one column per key. Needs pandas
@@ -111,6 +115,8 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
                    max_minutes=max_minutes) for setting in settings]
     rows = SweepRows()
+    rows.notes = tuple(dict.fromkeys(n for plan in plans for limit in plan["limits"]
+                                     for n in limit.notes))
     for plan in plans:
         rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
                                       n_jobs=n_jobs, scheduler=scheduler, progress=progress,
@@ -233,7 +239,8 @@ def _limits(spec, setting, route, steps, step_size, tunings):
     each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
                       setting) for t in tunings]
     return SimpleNamespace(**{q: np.array([getattr(x, q) for x in each])
-                              for q in QUANTITIES})
+                              for q in QUANTITIES},
+                           notes=tuple(dict.fromkeys(n for x in each for n in x.notes)))
 
 
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
