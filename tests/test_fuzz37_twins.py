@@ -217,3 +217,15 @@ def test_sweep_says_what_its_predictions_are(tmp_path, capsys):
     code, _, err = run_cli(argv, capsys)
     assert code == 0 and "note: the prediction is the converged limit" in err
     assert err.splitlines()[-1].startswith("wrote 1 rows")
+
+
+def test_rounds_frame_says_when_the_contraction_is_a_bound():
+    """F2 (follow-up): Algorithm 1's contraction with an odd K above 1 / (L + lam) is an upper
+    bound, which the JSON rows flag; the frame says so in ``contraction_is_bound``."""
+    gam, lam = [0.1, 0.2, 0.3], 0.5
+    eta = 1.8 / ((1 + np.sqrt(0.3)) ** 2 + lam)
+    res = riskcalc.rounds_limit("fedprox", gamma=gam, r=0.5, sigma=0.5, signal=1.0,
+                                rounds=[1], local_steps=1, step_size=eta, lam=lam)
+    assert res.to_frame()["contraction_is_bound"].all()
+    assert not riskcalc.rounds_limit("fedavg", rounds=[1], **ROUNDS).to_frame()[
+        "contraction_is_bound"].any()

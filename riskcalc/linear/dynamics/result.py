@@ -99,7 +99,8 @@ class RoundsLimit:
         client-major, the rounds in the order given, inf for the fixed point): the method,
         ``client`` (0..M-1), ``rounds``, the client's gamma, r, sigma (and weight, and
         covariance under covariate shift), the shared parameters, bias, variance, risk,
-        global_risk, the round's ``distance_to_fixed_point``, ``contraction`` and ``converges``.
+        global_risk, the round's ``distance_to_fixed_point``, ``contraction`` (an upper bound
+        where ``contraction_is_bound``, as the JSON rows say) and ``converges``.
         An overflowed value is inf, as in the arrays. ``local_risk`` and ``personalized_risk``
         are computed on demand and are not columns: add them as
         ``frame["local_risk"] = res.local_risk.ravel()``.
@@ -121,7 +122,9 @@ class RoundsLimit:
             cols[k] = np.asarray(v)[:, None] if isinstance(v, (list, tuple)) else v
         cols.update({k: getattr(self, k) for k in ("bias", "variance", "risk", "global_risk",
                                                    "distance_to_fixed_point")})
-        cols.update(contraction=float(self.contraction), converges=bool(self.converges))
+        cols.update(contraction=float(self.contraction),
+                    contraction_is_bound=bool(self.diagnostics.get("contraction_is_bound")),
+                    converges=bool(self.converges))
         return _frames.frame(cols, shape)
 
     def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
