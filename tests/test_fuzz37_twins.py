@@ -229,3 +229,13 @@ def test_rounds_frame_says_when_the_contraction_is_a_bound():
     assert res.to_frame()["contraction_is_bound"].all()
     assert not riskcalc.rounds_limit("fedavg", rounds=[1], **ROUNDS).to_frame()[
         "contraction_is_bound"].any()
+
+
+def test_finite_logistic_frame_holds_nan_not_none():
+    """F16: ``logistic_limit(..., clients=M).to_frame()`` read its values from ``as_dict``:
+    the undefined global_overlap at signal 0 was None in a column of Python objects (float
+    NaN in ``LogisticResult.to_frame``'s undefined cosine)."""
+    frame = riskcalc.logistic_limit(gamma=1.0, signal=0.0, r=1.0, lam=0.5, clients=3,
+                                    global_lam=1e-3).to_frame()
+    assert frame["global_overlap"].dtype == float and frame["global_overlap"].isna().all()
+    assert frame["iterations"].dtype == np.int64 and frame["risk"].dtype == float

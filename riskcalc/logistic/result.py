@@ -185,10 +185,14 @@ class FiniteLogisticResult:
 
     def to_frame(self):
         """A pandas DataFrame, one row per parameter point (``riskcalc._frames.frame``): method,
-        parameters, the five limits, the global model's fields, diagnostics."""
+        parameters, the five limits, the global model's fields, diagnostics. An undefined
+        value (``global_overlap`` at signal 0) is NaN, as in ``LogisticResult.to_frame`` (it
+        was read from ``as_dict``: None, in a column of Python objects)."""
+        fields = [k for k in QUANTITIES + GLOBAL_FIELDS if getattr(self, k) is not None]
         return _frames.frame({"method": self.method, **self.params,
-                       **{k: v for k, v in self.as_dict().items()
-                          if k not in ("model", "method", "params", "notes")}})
+                              **{k: getattr(self, k) for k in fields},
+                              "residual": float(self.residual),
+                              "iterations": int(self.iterations)})
 
 
 @dataclass(frozen=True)
