@@ -234,7 +234,9 @@ def _limits(spec, setting, route, steps, step_size, tunings):
     and n). With steps, the converged limit was predicted beside a simulation of the steps."""
     if steps is None and (setting.global_model != "federated"
                           or not get_estimator(spec.method).centered):
-        return riskcalc.spec_limit(simulated_ratio(spec, setting)[0], route=route)
+        at, moved = simulated_ratio(spec, setting)     # the one vectorized solve
+        limit = riskcalc.spec_limit(at, route=route)
+        return replace(limit, notes=limit.notes + ((moved,) if moved else ()))
     tune = spec.info.tuning
     each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
                       setting) for t in tunings]

@@ -217,6 +217,11 @@ def test_sweep_says_what_its_predictions_are(tmp_path, capsys):
     code, _, err = run_cli(argv, capsys)
     assert code == 0 and "note: the prediction is the converged limit" in err
     assert err.splitlines()[-1].startswith("wrote 1 rows")
+    # and the ratio d / n it predicts at, as compare notes (follow-up)
+    code, _, err = run_cli(["sweep", "ftfa", "--gamma", "3", "--r", "1", "--sigma", "0.5",
+                            "--d", "40", "--reps", "2", "--no-progress", "--out",
+                            tmp_path / "t.csv"], capsys)
+    assert code == 0 and "note: predicted at the simulated ratio gamma = d / n = 40 / 13" in err
 
 
 def test_rounds_frame_says_when_the_contraction_is_a_bound():
