@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import numbers
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -42,9 +43,17 @@ class SweepRows(list):
     notes: tuple = ()
 
     def to_frame(self):
-        """The rows as a pandas DataFrame, one column per key. Needs pandas
-        (``pip install 'fedrisk[frames]'``)."""
-        return _frames.pandas().DataFrame(list(self))
+        """The rows as a pandas DataFrame, one column per key; a column of numbers with None
+        where a value is undefined (``rel_diff`` beside a prediction of 0, ``clients`` under
+        the oracle global model) is float with NaN (all None was a column of Python objects,
+        which numpy's ``isnan`` refuses). Needs pandas (``pip install 'fedrisk[frames]'``)."""
+        frame = _frames.pandas().DataFrame(list(self))
+        for k in frame.columns:
+            if frame[k].dtype == object and all(
+                    v is None or isinstance(v, numbers.Real) and not isinstance(v, bool)
+                    for v in frame[k]):
+                frame[k] = frame[k].astype(float)
+        return frame
 
 
 def _values(name, v):

@@ -244,3 +244,16 @@ def test_finite_logistic_frame_holds_nan_not_none():
                                     global_lam=1e-3).to_frame()
     assert frame["global_overlap"].dtype == float and frame["global_overlap"].isna().all()
     assert frame["iterations"].dtype == np.int64 and frame["risk"].dtype == float
+
+
+def test_sweep_frame_columns_of_undefined_numbers_are_float():
+    """F17: ``SweepRows.to_frame()``: a column whose every value is undefined (``rel_diff``
+    beside a prediction of 0, ``clients`` under the oracle global model) was a column of
+    Python objects (None), which ``numpy.isnan`` refuses; it is float NaN. Text stays text."""
+    from montecarlo.sweep import SweepRows
+
+    frame = SweepRows([{"method": "ftfa", "clients": None, "bias_rel_diff": None, "d": 40,
+                        "bias_inside_ci95": True}] * 2).to_frame()
+    assert np.isnan(frame["bias_rel_diff"]).all() and np.isnan(frame["clients"]).all()
+    assert frame["d"].dtype == np.int64 and frame["bias_inside_ci95"].dtype == bool
+    assert list(frame["method"]) == ["ftfa"] * 2
