@@ -28,7 +28,7 @@ import numpy as np
 
 from figures import install
 from figures.install import IMAGE_FORMATS
-from riskcalc._validate import flag, one_of
+from riskcalc._validate import flag, one_of, path, positive_int
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 
@@ -46,6 +46,9 @@ FIGURES: dict[str, "FigureSpec"] = {}
 
 COLUMNS = ("panel", "series", "kind", "x_name", "x", "y_name", "y", "y_se", "y_lo", "y_hi",
            "reps")
+# The columns a row may have no value in, empty in the CSV then: the error columns of a theory
+# row, the x of a reference row (a horizontal line).
+OPTIONAL = ("x", "y_se", "y_lo", "y_hi")
 # How each kind of row is drawn (figures.style): a line, points with 95% error bars, a
 # simulated mean along a path with a shaded 95% band, a horizontal reference line, or a
 # distinguished point of the theory (a star: e.g. the minimum at the optimal lam*).
@@ -172,11 +175,15 @@ class Table:
         return list(dict.fromkeys(r["panel"] for r in self.rows))
 
     def write(self, path) -> None:
+        """The rows as CSV, numbers to 10 digits; a column without a value (``y_se``, ``y_lo``,
+        ``y_hi`` of a theory row, or of one replicate; ``x`` of a reference line) is an empty
+        cell, as ``reps`` (it was ``nan``, which reads as an estimate that failed)."""
         with open(path, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=COLUMNS)
             w.writeheader()
             for r in self.rows:
-                w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v)
+                w.writerow({k: ("" if k in OPTIONAL and v != v else
+                                f"{v:.10g}" if isinstance(v, float) else v)
                             for k, v in r.items()})
 
 
@@ -273,8 +280,11 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
     spec = get_figure(fig_id)
     seed = check_seed(seed)
     quick, progress = flag("quick", quick), flag("progress", progress)
-    ctx = Context(fig_id, quick=quick, seed=seed,
-                  cache_dir=None if cache_dir is None else folder("cache_dir", cache_dir),
+    # Checked here, not where a simulation first runs: a theory figure took n_jobs=0, and a
+    # simulated one refused it as "jobs" after its theory lines were drawn.
+    n_jobs = positive_int("n_jobs", n_jobs)
+    cache_dir = None if cache_dir is None else folder("cache_dir", cache_dir)
+    ctx = Context(fig_id, quick=quick, seed=seed, cache_dir=cache_dir,
                   n_jobs=n_jobs, progress=progress)
     with style.context():
         result = spec.make(ctx)
@@ -284,12 +294,14 @@ def draw(fig_id: str, *, quick: bool = False, seed: int = 0, cache_dir=None, n_j
 
 
 def folder(name: str, value) -> Path:
-    """``value`` as a Path when it is a str or os.PathLike, else ValueError naming ``name``
-    (None or a number was a TypeError from pathlib)."""
-    if not isinstance(value, (str, os.PathLike)):
-        raise ValueError(f"{name} must be a folder path (a str or os.PathLike), got "
-                         f"{type(value).__name__}")
-    return Path(value)
+    """``value`` as the Path of a folder (``riskcalc._validate.path``), not an existing file:
+    ValueError naming ``name`` (``build(out_dir=FILE)`` was a FileExistsError from mkdir, as
+    ``riskcalc figures --out FILE`` is not)."""
+    out = path(name, value, "folder")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{name} {out}: exists and is not a folder (a file or a device); "
+                         "give a folder name")
+    return out
 
 
 def image_formats(formats) -> tuple:
@@ -340,6 +352,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     from figures import style
 
     formats = image_formats(formats)
+    n_jobs = positive_int("n_jobs", n_jobs)     # before the folders are made (draw's check)
     out = folder("out_dir", out_dir)
     if cache_dir is not None and not flag("cache", cache):
         raise ValueError("cache_dir applies with cache=True only (cache=False caches nothing)")
@@ -348,7 +361,7 @@ def build(fig_id: str, out_dir, *, quick: bool = False, seed: int = 0, cache: bo
     out.mkdir(parents=True, exist_ok=True)
     cdir = None
     if flag("cache", cache):        # cache="no" cached
-        cdir = folder("cache_dir", cache_dir) if cache_dir is not None else out / ".cache"
+        cdir = out / ".cache" if cache_dir is None else folder("cache_dir", cache_dir)
         cdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     result = draw(fig_id, quick=quick, seed=seed, cache_dir=cdir, n_jobs=n_jobs,

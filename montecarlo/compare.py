@@ -214,17 +214,22 @@ class Comparison:
 
     def as_dict(self) -> dict:
         """``{"method", "params", "bias", "variance", "risk", "predicted", "simulated",
-        "comparison", "setting"}`` with plain Python values."""
+        "comparison", "setting"}`` as strict JSON values, as ``LimitResult.as_dict``: a
+        number past the floats (a simulation of diverging steps) or undefined is None (they
+        were inf and NaN, which ``json.dumps`` writes as Infinity and NaN, not JSON)."""
+        def num(v):
+            v = float(v)
+            return v if np.isfinite(v) else None
         out = self.limit.as_dict()
         out["predicted"] = {q: out[q] for q in QUANTITIES}
-        sim = {q: float(self.summary[q]["mean"]) for q in QUANTITIES}
-        sim.update({f"{q}_se": float(self.summary[q]["se"]) for q in QUANTITIES})
+        sim = {q: num(self.summary[q]["mean"]) for q in QUANTITIES}
+        sim.update({f"{q}_se": num(self.summary[q]["se"]) for q in QUANTITIES})
         sim.update(reps=self.reps, d=self.setting.d, n=self.n, seed=self.seed,
                    measure=self.kind)
         out["simulated"] = sim
-        out["comparison"] = {q: {"rel_diff": none_if_nan(self.summary[q]["rel_diff"]),
-                                 "ci95": [float(self.summary[q]["low"]),
-                                          float(self.summary[q]["high"])],
+        out["comparison"] = {q: {"rel_diff": num(self.summary[q]["rel_diff"]),
+                                 "ci95": [num(self.summary[q]["low"]),
+                                          num(self.summary[q]["high"])],
                                  "inside_ci95": bool(self.summary[q]["inside"])}
                              for q in QUANTITIES}
         out["setting"] = {**self.setting.as_dict(), "steps": self.steps,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import numbers
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -35,12 +36,24 @@ FORMATS = ("csv", "jsonl")
 
 
 class SweepRows(list):
-    """The rows of ``sweep`` (one dict per grid point and tuning value), as a list."""
+    """The rows of ``sweep`` (one dict per grid point and tuning value), as a list; ``notes``
+    holds the predictions' notes, each once (``compare`` prints them beside its one row: a
+    prediction that is the converged limit beside a simulation of steps said nothing)."""
+
+    notes: tuple = ()
 
     def to_frame(self):
-        """The rows as a pandas DataFrame, one column per key. Needs pandas
-        (``pip install 'fedrisk[frames]'``)."""
-        return _frames.pandas().DataFrame(list(self))
+        """The rows as a pandas DataFrame, one column per key; a column of numbers with None
+        where a value is undefined (``rel_diff`` beside a prediction of 0, ``clients`` under
+        the oracle global model) is float with NaN (all None was a column of Python objects,
+        which numpy's ``isnan`` refuses). Needs pandas (``pip install 'fedrisk[frames]'``)."""
+        frame = _frames.pandas().DataFrame(list(self))
+        for k in frame.columns:
+            if frame[k].dtype == object and all(
+                    v is None or isinstance(v, numbers.Real) and not isinstance(v, bool)
+                    for v in frame[k]):
+                frame[k] = frame[k].astype(float)
+        return frame
 
 
 def _values(name, v):
@@ -111,6 +124,8 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
                    max_minutes=max_minutes) for setting in settings]
     rows = SweepRows()
+    rows.notes = tuple(dict.fromkeys(n for plan in plans for limit in plan["limits"]
+                                     for n in limit.notes))
     for plan in plans:
         rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
                                       n_jobs=n_jobs, scheduler=scheduler, progress=progress,
@@ -149,7 +164,8 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
     plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
                                          **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                              setting, route, plan["steps"], tunings) for g, sig, s in points]
+                              setting, route, plan["steps"], plan["step_size"], tunings)
+                      for g, sig, s in points]
     return plan
 
 
@@ -181,7 +197,8 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                 **inputs}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
-                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps, tasks=tasks)
+                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps,
+                step_size=step_size, tasks=tasks)
 
 
 def _rows(plan, results) -> list:
@@ -202,7 +219,10 @@ def _rows(plan, results) -> list:
             if tune:
                 row[tune] = t
             row.update(spectrum=label, d=setting.d, n=res[0]["n"], reps=reps,
-                       seed=plan["seed"], measure=plan["kind"], global_model=glob,
+                       seed=plan["seed"], measure=plan["kind"],
+                       **({} if plan["steps"] is None else
+                          {"steps": plan["steps"], "step_size": plan["step_size"]}),
+                       global_model=glob,
                        # The number of clients exists only for a federated global model.
                        clients=setting.clients if glob == "federated" else None)
             for q in QUANTITIES:
@@ -215,19 +235,23 @@ def _rows(plan, results) -> list:
     return rows
 
 
-def _limits(spec, setting, route, steps, tunings):
-    """The predictions of a grid point, one per tuning value: the finite-M limit with a
-    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit;
-    both at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's
-    d and n)."""
-    if setting.global_model != "federated" or steps is not None \
-            or not get_estimator(spec.method).centered:
-        return riskcalc.spec_limit(simulated_ratio(spec, setting)[0], route=route)
+def _limits(spec, setting, route, steps, step_size, tunings):
+    """The predictions of a grid point, one per tuning value, as ``compare`` predicts
+    (``montecarlo.prediction.predicted``): after ``steps`` gradient steps of ``step_size``
+    when given, the finite-M limit with a federated global model, else paper 003's limit; all
+    at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's d
+    and n). With steps, the converged limit was predicted beside a simulation of the steps."""
+    if steps is None and (setting.global_model != "federated"
+                          or not get_estimator(spec.method).centered):
+        at, moved = simulated_ratio(spec, setting)     # the one vectorized solve
+        limit = riskcalc.spec_limit(at, route=route)
+        return replace(limit, notes=limit.notes + ((moved,) if moved else ()))
     tune = spec.info.tuning
-    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, None, None, setting)
-            for t in tunings]
+    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
+                      setting) for t in tunings]
     return SimpleNamespace(**{q: np.array([getattr(x, q) for x in each])
-                              for q in QUANTITIES})
+                              for q in QUANTITIES},
+                           notes=tuple(dict.fromkeys(n for x in each for n in x.notes)))
 
 
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:

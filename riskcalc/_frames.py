@@ -1,4 +1,10 @@
-"""pandas on demand: the ``to_frame`` methods need it, the package does not (extra ``frames``)."""
+"""What the result classes share: pandas on demand (the ``to_frame`` methods need it, the
+package does not: extra ``frames``), the one table builder of their ``to_frame`` (``frame``) and
+their equality (``equal``)."""
+
+from dataclasses import fields
+
+import numpy as np
 
 
 def pandas():
@@ -9,3 +15,50 @@ def pandas():
         raise ImportError("to_frame needs pandas, an optional dependency: "
                           "pip install 'fedrisk[frames]' (or pip install pandas)") from None
     return pandas
+
+
+def frame(columns: dict, shape=None):
+    """A pandas DataFrame of ``columns`` broadcast together: one row per point of ``shape``
+    (default: the broadcast shape of the columns that are arrays or lists), in C order, each
+    array raveled and each scalar repeated; one row when every column is a scalar.
+
+    Parameters
+    ----------
+    columns : dict
+        Column name -> scalar, list or ndarray (lists are read as arrays).
+    shape : tuple, optional
+        The points' shape (a result's ``risk``); every array column broadcasts to it.
+    """
+    pd = pandas()
+    cols = {k: np.asarray(v) if isinstance(v, (list, np.ndarray)) else v
+            for k, v in columns.items()}
+    if shape is None:
+        shape = np.broadcast_shapes(*(v.shape for v in cols.values()
+                                      if isinstance(v, np.ndarray)))
+    size = int(np.prod(shape))
+    return pd.DataFrame({k: np.broadcast_to(v, shape).ravel() if isinstance(v, np.ndarray)
+                         else [v] * size for k, v in cols.items()})
+
+
+def equal(a, b):
+    """``a == b`` for the results (dataclasses): every field that takes part in comparison
+    equal, arrays by value and NaN equal to NaN (the same undefined cosine), so that the same
+    limit is the same result. The generated ``__eq__`` compared the fields as tuples: a result
+    holding arrays raised "The truth value of an array with more than one element is
+    ambiguous", and one holding a NaN was unequal to itself."""
+    if type(a) is not type(b):
+        return NotImplemented
+    return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a) if f.compare)
+
+
+def _same(x, y) -> bool:
+    """Equality of two field values: dicts and lists item by item, numbers and arrays by value
+    (NaN equal to NaN), anything else by ``==``."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y))
+    try:
+        return bool(np.array_equal(x, y, equal_nan=True))
+    except TypeError:       # text, None: no NaN to test
+        return bool(x == y)

@@ -21,6 +21,7 @@ import numbers
 import os
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 
@@ -343,6 +344,18 @@ def integers(name: str, value, *, minimum: int = 0, maximum: int = MAX_INT) -> n
         raise ValueError(f"{name} must be integers >= {minimum} and <= {maximum}, got "
                          f"{_short(value)}")
     return arr
+
+
+def path(name: str, value, what: str = "file") -> Path:
+    """``value`` (a str, bytes or os.PathLike) as a Path, or ValueError naming ``name`` and
+    ``what`` it must be the path of (None or a number was a TypeError from pathlib or os, and
+    an int a file descriptor to write to; an empty name was the working directory)."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise ValueError(f"{name} must be a {what} path (a str or os.PathLike), got "
+                         f"{type(value).__name__}")
+    if not os.fsdecode(value).strip():      # Path("") is the working directory
+        raise ValueError(f"{name} needs a {what} name, got an empty one")
+    return Path(os.fsdecode(value))
 
 
 def file_size(path, limit: int, where: str, what: str) -> int:

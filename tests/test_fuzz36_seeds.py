@@ -102,8 +102,8 @@ def _double(task):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(cache=3), r"^cache must be the path of a file \(str or os.PathLike\), got 3$"),
-    (dict(cache=True), "^cache must be the path of a file"),
+    (dict(cache=3), r"^cache must be a file path \(a str or os.PathLike\), got int$"),
+    (dict(cache=True), "^cache must be a file path"),
     (dict(cache="."), r"^cache \.: is a folder, expected a file path$"),
     (dict(scheduler=5), "^scheduler must be the address of a dask scheduler"),
 ])

@@ -50,7 +50,7 @@ def test_compare_divergent_prints_not_applicable(capsys):
                  "--no-progress"]) == 0
     rows = [ln.split() for ln in capsys.readouterr().out.splitlines()
             if ln.split()[:1] in (["bias"], ["variance"], ["risk"])]
-    assert len(rows) == 3 and all(row[1:] == ["inf", "inf", "n/a", "n/a", "n/a"]
+    assert len(rows) == 3 and all(row[1:] == ["overflow", "overflow", "n/a", "n/a", "n/a"]
                                   for row in rows), rows
 
 

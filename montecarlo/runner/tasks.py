@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 
 from montecarlo.runner.budget import cores
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import flag, positive_int
+from riskcalc._validate import flag, path, positive_int
 
 
 def task_key(task: dict) -> str:
@@ -209,9 +209,7 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
 def _check_paths(cache, scheduler, n_jobs) -> None:
     """ValueError for a ``cache`` not a file path (cache=3 wrote to file descriptor 3), a
     ``scheduler`` not an address, ``n_jobs`` beside a ``scheduler`` (as ``--jobs``)."""
-    if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
-        raise ValueError(f"cache must be the path of a file (str or os.PathLike), got {cache!r}")
-    if cache is not None and os.path.isdir(cache):
+    if cache is not None and os.path.isdir(path("cache", cache)):
         raise ValueError(f"cache {os.fsdecode(cache)}: is a folder, expected a file path")
     if scheduler is not None and not isinstance(scheduler, str):
         raise ValueError("scheduler must be the address of a dask scheduler (tcp://host:port) "

@@ -96,12 +96,12 @@ CSV_COLUMNS = ("risk_lo", "risk_hi")
 
 
 def csv_cells(intervals, c, j) -> dict:
-    """The ``CSV_COLUMNS`` of candidate ``c`` and client ``j`` (empty: infinite, or no draw
-    evaluated the candidate)."""
+    """The ``CSV_COLUMNS`` of candidate ``c`` and client ``j`` (``inf`` for an infinite end,
+    as the risk; empty: no draw evaluated the candidate)."""
     q = intervals.risks.get((c.method, c.weights))
     if q is None:
         return dict.fromkeys(CSV_COLUMNS, "")
-    return {k: repr(float(v)) if np.isfinite(v) else "" for k, v in zip(CSV_COLUMNS, q[j])}
+    return {k: repr(float(v)) if not np.isnan(v) else "" for k, v in zip(CSV_COLUMNS, q[j])}
 
 
 def print_intervals(result, intervals, per_client: bool) -> None:

@@ -155,8 +155,10 @@ CSV_COLUMNS = ("rank", "method", "weights", "client", "name", "risk", "p", "lam"
 
 
 def write_csv(result, path, names=None, intervals=None) -> None:
-    """One row per candidate and client (``CSV_COLUMNS``; an infinite risk is empty),
-    written atomically; with ``intervals`` (``--bootstrap``) the bounds of the risk too."""
+    """One row per candidate and client (``CSV_COLUMNS``; an infinite risk is ``inf``, as
+    in the table, the sweep's CSV and ``local_steps``: it was an empty cell, which reads as
+    missing), written atomically; with ``intervals`` (``--bootstrap``) the bounds of the risk
+    too."""
     m = result.federation.m
     extra = () if intervals is None else advise_intervals.CSV_COLUMNS
     with atomic(path, newline="") as fh:
@@ -166,7 +168,7 @@ def write_csv(result, path, names=None, intervals=None) -> None:
             for j in range(m):
                 row = {"rank": k, "method": c.method, "weights": c.weights, "client": j,
                        "name": "" if names is None or names[j] is None else names[j],
-                       "risk": repr(float(c.risks[j])) if np.isfinite(c.risks[j]) else "",
+                       "risk": repr(float(c.risks[j])),
                        "p": "" if c.p is None else repr(float(c.p[j]))}
                 # The rounds candidates' T, K (inf: the exact local solve) and server step
                 # were left out: their rows did not say which pipeline they were.

@@ -17,6 +17,7 @@ from montecarlo.linear.instances import DISTRIBUTIONS, EIGVECS, GLOBAL_MODELS, W
 from montecarlo.linear.measure import KINDS
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
 from riskcalc.cli.predict import add_model_options, spec_from_args
+from riskcalc.cli.rounds_table import OVERFLOW
 
 
 def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
@@ -134,6 +135,7 @@ def run(args) -> int:
           f"{sim['seed']}, {sim['measure']} measure, {glob}{steps}")
     print(f"  {'':<9} {'predicted':>12} {'simulated':>12} {'std.err':>10} {'rel.diff':>9}"
           f"  in 95% CI")
+    overflowed = False
     for q in QUANTITIES:
         cmp = out["comparison"][q]
         rel = "n/a" if cmp["rel_diff"] is None else f"{100 * cmp['rel_diff']:+.3f}%"
@@ -141,12 +143,19 @@ def run(args) -> int:
         # gamma = 1, predicted inf: outside the simulation's interval, "no"): the table prints
         # the number itself, n/a for a standard error and a 95% test that the simulation has
         # not (a divergent FTFA printed "nan" and "no" for inf against inf).
-        pred = float(getattr(res.limit, q))
-        mean = float("nan") if sim[q] is None else sim[q]
+        pred, mean = float(getattr(res.limit, q)), float(res.summary[q]["mean"])
         se = sim[q + "_se"]
         se = "n/a" if se is None or not np.isfinite(se) else f"{se:.3g}"
         inside = "n/a" if se == "n/a" else "yes" if cmp["inside_ci95"] else "no"
-        print(f"  {q:<9} {pred:>12.6g} {mean:>12.6g} {se:>10} {rel:>9}  {inside}")
+        # A simulation, or a limit after finitely many steps, is finite: inf there is past
+        # the floats, ``overflow`` as in the rounds tables (it printed inf, the word of the
+        # ridgeless variance's infinite limit at gamma = 1).
+        over = (res.limit.converges is not None and np.isinf(pred), np.isinf(mean))
+        cells = ["overflow" if o else f"{v:.6g}" for o, v in zip(over, (pred, mean))]
+        overflowed = overflowed or any(over)
+        print(f"  {q:<9} {cells[0]:>12} {cells[1]:>12} {se:>10} {rel:>9}  {inside}")
+    if overflowed:
+        print(OVERFLOW)
     for note in res.limit.notes:
         print(f"  note: {note}")
     return 0

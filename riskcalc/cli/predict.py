@@ -14,6 +14,7 @@ import numpy as np
 import riskcalc
 from riskcalc._validate import METHOD_ALIASES, canonical_method, positive_int
 from riskcalc.cli import COMMANDS, families, fedargs, guards, rounds
+from riskcalc.cli.rounds_table import OVERFLOW
 from riskcalc.linear.engine.joint_spectrum import d_if_used
 from riskcalc.linear.steps import finite_clients as finite_clients_steps
 from riskcalc.linear.client_weights import WEIGHTS as CLIENT_WEIGHTS
@@ -270,10 +271,16 @@ def _run(args) -> int:
     print(f"{info.title} ({res.method}); {info.reference}")
     print(guards.params_line(res.params))
     print(f"  route: {res.route}")
+    # After finitely many steps every limit is finite: inf is a value past the floats,
+    # printed ``overflow`` as in the rounds tables (it printed inf).
+    steps = res.converges is not None
     for name in ("bias", "variance", "risk"):
-        print(f"  {name:<9} {getattr(res, name):.10g}")
-    if res.converges is not None:
+        v = getattr(res, name)
+        print(f"  {name:<9} " + ("overflow" if steps and np.isinf(v) else f"{v:.10g}"))
+    if steps:
         print(f"  converges: {'true' if np.all(res.converges) else 'false'}")
+        if np.isinf(res.risk):
+            print(OVERFLOW)
     if pop is not None:
         print(f"  population average over the {pop.risk.size} clients: bias "
               f"{pop.mean_bias:.10g}, variance {pop.mean_variance:.10g}, risk "

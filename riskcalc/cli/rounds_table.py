@@ -21,6 +21,9 @@ METHODS = {"fedavg": "FedAvg with local gradient descent",
            "rtfa": "FedAvg with local gradient descent, then RTFA from the server model"}
 #: Width of a number's column; ``cell`` keeps every finite float within it.
 WIDTH = 13
+#: The line under a table with an ``overflow`` cell (here, and the steps tables of ``predict``
+#: and ``compare``).
+OVERFLOW = "  overflow: past the floating-point range (1.8e+308; null in --json)"
 
 
 def cell(value, width: int = WIDTH, digits: int = 8) -> str:
@@ -40,7 +43,7 @@ def overflow_note(res, cells) -> list:
         return []
     why = (" (the round map diverges, converges: false: the risk grows without bound in T)"
            if not res.converges else "")
-    return ["  overflow: past the floating-point range (1.8e+308; null in --json)" + why]
+    return [OVERFLOW + why]
 
 
 def predict_text(args, res, pers, asked_pers, local) -> None:

@@ -119,7 +119,11 @@ def run(args) -> int:
 
 
 def emit(args, rows) -> int:
-    """Write the rows to --out (atomically) or print them, as CSV or JSON lines."""
+    """Write the rows to --out (atomically) or print them, as CSV or JSON lines; the
+    predictions' notes (``SweepRows.notes``) on stderr, one ``note:`` line each, as
+    ``compare`` prints them."""
+    for note in getattr(rows, "notes", ()):
+        sys.stderr.write(f"note: {note}\n")
     if args.out:
         # Either case: o.JSONL was written as CSV.
         fmt = args.format or ("jsonl" if args.out.lower().endswith((".jsonl", ".json"))

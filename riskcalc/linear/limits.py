@@ -76,6 +76,7 @@ class LimitResult:
     notes: tuple = field(default=())
     diagnostics: dict = field(default_factory=dict, compare=False)
     converges: object = field(default=None, compare=False)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """``{"method", "params", "bias", "variance", "risk", "notes"}`` as strict JSON values,
@@ -96,19 +97,19 @@ class LimitResult:
 
     def to_frame(self):
         """A pandas DataFrame with one row per parameter point (the broadcast shape, in C
-        order): the method, every parameter, bias, variance, risk and route, and the
-        largest iteration count and residual of the solves (``diagnostics``; absent when only
-        closed forms ran).
+        order): the method, every parameter, bias, variance, risk and route, ``converges``
+        for a limit after finitely many gradient steps (as ``as_dict``; a diverging point was
+        a row of numbers without it), and the largest iteration count and residual of the
+        solves (``diagnostics``; absent when only closed forms ran).
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
-        pd = _frames.pandas()
-        shape = np.shape(self.risk)
         cols = {"method": self.method, **self.params,
                 **{q: getattr(self, q) for q in ("bias", "variance", "risk")},
-                "route": self.route, **_diagnostic_columns(self.diagnostics)}
-        return pd.DataFrame({k: np.broadcast_to(np.asarray(v), shape).ravel()
-                             for k, v in cols.items()})
+                "route": self.route,
+                **({} if self.converges is None else {"converges": self.converges}),
+                **_diagnostic_columns(self.diagnostics)}
+        return _frames.frame(cols, np.shape(self.risk))
 
 
 def limit(method: str, *, gamma, sigma, r=None, rho=None, lam=None, alpha=None,

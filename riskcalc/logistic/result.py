@@ -20,20 +20,6 @@ def _plain(v):
     return None if v != v else float(v)
 
 
-def _frame(row: dict):
-    """A pandas DataFrame of ``row``: one row per parameter point, a broadcast result's array
-    values raveled in C order (as ``LimitResult.to_frame``) and its scalars repeated; one row
-    for scalar parameters (a broadcast result was one row of arrays)."""
-    pd = _frames.pandas()
-    row = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items()}
-    shapes = [v.shape for v in row.values() if isinstance(v, np.ndarray) and v.ndim]
-    if not shapes:
-        return pd.DataFrame([row])
-    shape = np.broadcast_shapes(*shapes)
-    return pd.DataFrame({k: np.ravel(np.broadcast_to(v, shape)) if isinstance(v, np.ndarray)
-                         else v for k, v in row.items()})
-
-
 @dataclass(frozen=True)
 class LogisticResult:
     """Limits for one client of personalized logistic regression (see module docstring).
@@ -85,6 +71,7 @@ class LogisticResult:
     sigma_risk: float = None
     cosine_uncentred: float = None
     method: str = "rtfa"
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def __post_init__(self):
         # Sigma = I (the spectral solver passes both): the two errors coincide, and
@@ -102,9 +89,9 @@ class LogisticResult:
                                float(value))
 
     def to_frame(self):
-        """A pandas DataFrame, one row per parameter point (``_frame``): every parameter, the
-        four limits, the fixed point (a, b, q, mu) and the solve's residual and quadrature
-        nodes.
+        """A pandas DataFrame, one row per parameter point (``riskcalc._frames.frame``): every
+        parameter, the six limits, the fixed point (a, b, q, mu) and the solve's residual and
+        quadrature nodes.
 
         Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
         """
@@ -113,7 +100,7 @@ class LogisticResult:
         row = {"model": "logistic", "method": self.method, **self.params,
                **{k: getattr(self, k) for k in keys},
                **{k: v for k, v in self.diagnostics.items() if k != "solver"}}
-        return _frame(row)
+        return _frames.frame(row)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
@@ -180,6 +167,7 @@ class FiniteLogisticResult:
     iterations: int
     residual: float
     notes: tuple = field(default_factory=tuple)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; the global model's fields only where a global
@@ -196,11 +184,15 @@ class FiniteLogisticResult:
         return out
 
     def to_frame(self):
-        """A pandas DataFrame, one row per parameter point (``_frame``): method, parameters,
-        the four limits, diagnostics."""
-        return _frame({"method": self.method, **self.params,
-                       **{k: v for k, v in self.as_dict().items()
-                          if k not in ("model", "method", "params", "notes")}})
+        """A pandas DataFrame, one row per parameter point (``riskcalc._frames.frame``): method,
+        parameters, the five limits, the global model's fields, diagnostics. An undefined
+        value (``global_overlap`` at signal 0) is NaN, as in ``LogisticResult.to_frame`` (it
+        was read from ``as_dict``: None, in a column of Python objects)."""
+        fields = [k for k in QUANTITIES + GLOBAL_FIELDS if getattr(self, k) is not None]
+        return _frames.frame({"method": self.method, **self.params,
+                              **{k: getattr(self, k) for k in fields},
+                              "residual": float(self.residual),
+                              "iterations": int(self.iterations)})
 
 
 @dataclass(frozen=True)
@@ -236,6 +228,7 @@ class LogisticClientsResult:
     iterations: int
     residual: float
     notes: tuple = field(default_factory=tuple)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None)."""
@@ -253,21 +246,23 @@ class LogisticClientsResult:
                 "residual": float(self.residual), "notes": list(self.notes)}
 
     def to_frame(self):
-        """A pandas DataFrame with one row per client computed (``params["targets"]``): its
-        index, gamma, r and the limits; for a grid, per grid point in C order, with the point's
-        signal, lam and global_lam (a grid or a target was "All arrays must be of the same
-        length")."""
-        pd = _frames.pandas()
+        """A pandas DataFrame with one row per client computed (``params["targets"]``): the
+        method, its index, gamma, r, the shared signal, lam, global_lam (per grid point in C
+        order on a grid), weights and spectrum, and the limits, as ``ClientsLimit.to_frame``
+        (a grid or a target was "All arrays must be of the same length"; without a grid the
+        method and the shared parameters were left out, so frames of two runs read the same).
+        """
         shape = np.shape(self.risk)
         grid, targets = shape[:-1], np.asarray(self.params["targets"], dtype=int)
-        cols = {"client": np.broadcast_to(targets, shape)}
+        cols = {"method": self.method, "client": np.broadcast_to(targets, shape)}
         for k in ("gamma", "r"):
             per = np.broadcast_to(np.asarray(self.params[k], dtype=float),
                                   grid + (self.params["clients"],))
             cols[k] = per[..., targets]
-        for k in ("signal", "lam", "global_lam") if grid else ():
+        for k in ("signal", "lam", "global_lam"):
             if self.params.get(k) is not None:
                 point = np.broadcast_to(np.asarray(self.params[k], dtype=float), grid)
-                cols[k] = np.broadcast_to(point[..., None], shape)
+                cols[k] = point[..., None]
+        cols.update({k: self.params[k] for k in ("weights", "spectrum") if k in self.params})
         cols.update({q: getattr(self, q) for q in QUANTITIES})
-        return pd.DataFrame({k: np.ravel(v) for k, v in cols.items()})
+        return _frames.frame(cols, shape)

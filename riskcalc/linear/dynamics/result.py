@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from riskcalc import _frames
 from riskcalc.errors import SolverError
 from riskcalc.linear.dynamics.inputs import weight_vector
 from riskcalc.linear.dynamics.sigma.budget import budgets
@@ -76,6 +77,7 @@ class RoundsLimit:
     _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
     _budget: tuple = field(default=(None, None), compare=False, repr=False)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     @property
     def local_risk(self) -> np.ndarray:
@@ -91,6 +93,39 @@ class RoundsLimit:
                 bias, variance = self._local()
             self._cache["local"] = bias + variance
         return self._cache["local"]
+
+    def to_frame(self):
+        """A pandas DataFrame with one row per client and round (``riskcalc._frames.frame``;
+        client-major, the rounds in the order given, inf for the fixed point): the method,
+        ``client`` (0..M-1), ``rounds``, the client's gamma, r, sigma (and weight, and
+        covariance under covariate shift), the shared parameters, bias, variance, risk,
+        global_risk, the round's ``distance_to_fixed_point``, ``contraction`` (an upper bound
+        where ``contraction_is_bound``, as the JSON rows say) and ``converges``.
+        An overflowed value is inf, as in the arrays. ``local_risk`` and ``personalized_risk``
+        are computed on demand and are not columns: add them as
+        ``frame["local_risk"] = res.local_risk.ravel()``.
+
+        Needs pandas (``pip install 'fedrisk[frames]'``); ImportError saying so otherwise.
+        """
+        shape = self.risk.shape
+        cols = {"method": self.method, "client": np.arange(shape[0])[:, None],
+                "rounds": self.rounds}
+        for k, v in self.params.items():
+            if k == "spectrum":     # the shared spectrum's atoms and weights, as a label
+                from riskcalc.spectrum import Spectrum
+
+                v = Spectrum(v["atoms"], weights=v["weights"]).describe()
+            elif k == "spectra":    # each client's SPEC or its number of eigenvalues, as in
+                k = "spectrum"      # ClientsLimit.to_frame
+                v = [s if isinstance(s, str) else f"{len(s)} eigenvalues" for s in v]
+            # Per-client lists (gamma, r, sigma, weights, spectra) as a column of clients.
+            cols[k] = np.asarray(v)[:, None] if isinstance(v, (list, tuple)) else v
+        cols.update({k: getattr(self, k) for k in ("bias", "variance", "risk", "global_risk",
+                                                   "distance_to_fixed_point")})
+        cols.update(contraction=float(self.contraction),
+                    contraction_is_bound=bool(self.diagnostics.get("contraction_is_bound")),
+                    converges=bool(self.converges))
+        return _frames.frame(cols, shape)
 
     def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
         """(M, R): client j's risk after personalizing the server model of round T (T = 0:

@@ -92,6 +92,7 @@ class ClientsLimit:
     mean_risk: float
     notes: tuple = field(default=())
     diagnostics: dict = field(default_factory=dict, compare=False)
+    __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
 
     def as_dict(self) -> dict:
         """Plain JSON values; infinite limits become None (JSON has no infinity)."""
