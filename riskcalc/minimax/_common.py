@@ -1,6 +1,10 @@
-"""Shared argument checks of the minimax bounds (built on :mod:`riskcalc._validate`)."""
+"""Shared argument checks of the minimax bounds (built on :mod:`riskcalc._validate`), and
+``from_logs``: a bound whose float evaluation left the floats' range, from its logarithm."""
 
 from __future__ import annotations
+
+import math
+import sys
 
 import numpy as np
 
@@ -71,6 +75,39 @@ def scalar_or_array(x):
     """Return a Python float for 0-d results, so scalar calls give scalars."""
     x = np.asarray(x)
     return float(x) if x.ndim == 0 and x.dtype.kind == "f" else x
+
+
+#: Natural logarithms of the largest float and of the smallest normal one.
+_LOG_MAX, _LOG_MIN = math.log(sys.float_info.max), math.log(sys.float_info.min)
+
+
+def from_logs(name: str, direct, log_value):
+    """A nonnegative quantity from its float evaluation ``direct`` where that kept its digits
+    (within 1e-9 relative of its logarithm), else from its natural logarithm ``log_value``
+    (-inf for 0): a product or a term of ``direct`` may leave the floats' range (inf, or 0) when
+    the quantity itself does not.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` where the quantity itself has no float: above the largest float or
+        nonzero below the smallest normal one (there inf or 0 would be printed as a result).
+    """
+    lv, d = np.broadcast_arrays(np.asarray(log_value, dtype=float),
+                                np.asarray(direct, dtype=float))
+    for bad, where in ((lv > _LOG_MAX, "above the largest float (1.8e308)"),
+                       ((lv < _LOG_MIN) & (lv > -np.inf),
+                        "nonzero but below the smallest normal float (2.2e-308)")):
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            exp10 = float(lv.ravel()[k]) / math.log(10)
+            power = math.floor(exp10)
+            text = f"{10 ** (exp10 - power):.3f}e{power:+d}"
+            raise ValueError(f"{name} is {text}{f' (entry {k} of {bad.size})' if bad.ndim else ''}"
+                             f", {where}: it has no float value; use less extreme parameters")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kept = np.isfinite(d) & (d > 0) & (np.abs(np.log(d) - lv) <= 1e-9)
+    return scalar_or_array(np.where(kept, d, np.exp(lv)))
 
 
 def counts(x):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import nonnegative, positive
-from riskcalc.minimax._common import (at_most, heterogeneity, probability_vector,
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, probability_vector,
                                       scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
@@ -127,7 +127,18 @@ def fedavg_ier_bound(beta, mu, sigma2, R, N):
     (n_tot,) = sizes(N=N)
     _require(n_tot >= 4 * b / u, f"N must be >= 4*beta/mu (Theorem 6 of paper 000 with "
                                  f"p_i = n_i/N), got N={N!r}")
-    return scalar_or_array(b * s2 / (u ** 2 * n_tot) + b ** 3 * r ** 2 / u ** 2)
+    return _fedavg_ier(b, u, s2, r, 1 / n_tot, -np.log(n_tot))
+
+
+def _fedavg_ier(b, u, s2, r, s, log_s):
+    """``b s2 / u^2 * s + b^3 r^2 / u^2`` of eqs. (10)-(11) (``s = sum_i p_i^2 / n_i``, its log
+    ``log_s``): beta^3 R^2 overflowed (beta = R = 1e100: inf for the bound 1e300 at mu = 1e100),
+    so where the floats lose it the bound is taken from its terms' logarithms."""
+    with np.errstate(all="ignore"):
+        direct = b * s2 / u ** 2 * s + b ** 3 * r ** 2 / u ** 2
+        lb, lu = np.log(b), np.log(u)
+        logs = np.logaddexp(lb + np.log(s2) - 2 * lu + log_s, 3 * lb + 2 * np.log(r) - 2 * lu)
+    return from_logs("FedAvg's IER bound", direct, logs)
 
 
 def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
@@ -158,8 +169,7 @@ def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
     _require(n_arr >= 4 * b * p_arr / u, "n must satisfy n_i >= 4*beta*p_i/mu (Theorem 6 of "
                                          "paper 000)")
     s = float(np.sum(p_arr ** 2 / n_arr))
-    return (float(b * ls / u * s + b * r ** 2),
-            float(b * s2 / u ** 2 * s + b ** 3 * r ** 2 / u ** 2))
+    return (float(b * ls / u * s + b * r ** 2), float(_fedavg_ier(b, u, s2, r, s, np.log(s))))
 
 
 def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):

@@ -1,0 +1,47 @@
+"""Issue 32, fuzz37 (minimax): what this fuzz found, each test failing before."""
+
+import mpmath
+import numpy as np
+import pytest
+
+from riskcalc import minimax as mm
+
+mpf = mpmath.mpf
+BIG, TINY = mpf("1.7976931348623157e308"), mpf("2.2250738585072014e-308")
+
+
+def _exponents(seed, count, width):
+    """``count`` rows of ``width`` powers of ten drawn from [-100, 100] (the bounds command's
+    range), fixed by ``seed``."""
+    return np.random.default_rng(seed).integers(-100, 101, size=(count, width))
+
+
+def _agrees(call, want, rel=1e-12):
+    """``call()`` within ``rel`` of the mpmath value ``want``, or, where ``want`` has no float
+    (above the largest or nonzero below the smallest normal one), a ValueError saying so."""
+    if want > BIG or 0 < want < TINY:
+        with pytest.raises(ValueError, match="it has no float value"):
+            call()
+        return
+    got = call()
+    assert np.isfinite(got) and abs(mpf(got) - want) <= rel * want, (got, want)
+
+
+def _fedavg_ier(b, u, s2, r, n):
+    return b * s2 / (u ** 2 * n) + b ** 3 * r ** 2 / u ** 2
+
+
+def test_fedavg_ier_where_beta_cubed_overflows():
+    """F1: paper 000's FedAvg IER bound (Thm 6, eq. 11) multiplied beta^3 R^2 first: at
+    beta = mu = sigma2 = R = N = 1e100 it returned inf for the bound 1e300 (the command line
+    refused it as an overflow); the weighted form (eq. 10) did the same. A bound past the
+    floats is a ValueError. Reference: mpmath, the same formula, 40 points of [1e-100, 1e100]."""
+    assert mm.fedavg_ier_bound(1e100, 1e100, 1e100, 1e100, 1e100) == pytest.approx(1e300)
+    assert mm.fedavg_weighted_bounds(1e100, 1e100, 1, 1e100, 1e100, [0.5, 0.5],
+                                     [10, 10])[1] == pytest.approx(1e300)
+    with mpmath.workdps(50):
+        for b, u, s2, r, n in _exponents(1, 40, 5):
+            b, u = max(b, u), min(b, u)
+            n = max(n, b - u + 1)                     # N >= 4 beta / mu
+            args = [10.0 ** e for e in (b, u, s2, r, n)]
+            _agrees(lambda: mm.fedavg_ier_bound(*args), _fedavg_ier(*map(mpf, args)))
