@@ -31,6 +31,10 @@ def _fedavg_ier(b, u, s2, r, n):
     return b * s2 / (u ** 2 * n) + b ** 3 * r ** 2 / u ** 2
 
 
+def _dichotomy_ier(b, u, ls, s2, r, ni, n):
+    return b ** 3 / u ** 2 * min(ls / (u * ni), r ** 2) + b * s2 / (u ** 2 * n)
+
+
 def test_fedavg_ier_where_beta_cubed_overflows():
     """F1: paper 000's FedAvg IER bound (Thm 6, eq. 11) multiplied beta^3 R^2 first: at
     beta = mu = sigma2 = R = N = 1e100 it returned inf for the bound 1e300 (the command line
@@ -45,3 +49,16 @@ def test_fedavg_ier_where_beta_cubed_overflows():
             n = max(n, b - u + 1)                     # N >= 4 beta / mu
             args = [10.0 ** e for e in (b, u, s2, r, n)]
             _agrees(lambda: mm.fedavg_ier_bound(*args), _fedavg_ier(*map(mpf, args)))
+
+
+def test_dichotomy_ier_where_beta_cubed_overflows():
+    """F2: paper 000's eq. (19) took beta^3 / mu^2 first: at beta = 1e100, mu = 1e-100,
+    R = 1e-100, n_i = N = 1e100 it returned inf for the bound 1e300."""
+    assert mm.dichotomy_ier_bound(1e100, 1e-100, 1, 0, 1e-100, 1e100,
+                                  1e100) == pytest.approx(1e300, rel=1e-12)
+    with mpmath.workdps(50):
+        for b, u, ls, s2, r, ni, n in _exponents(2, 40, 7):
+            b, u = max(b, u), min(b, u)
+            ni, n = sorted((abs(ni), abs(n)))
+            args = [10.0 ** e for e in (b, u, ls, s2, r, ni, n)]
+            _agrees(lambda: mm.dichotomy_ier_bound(*args), _dichotomy_ier(*map(mpf, args)))

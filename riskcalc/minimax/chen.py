@@ -258,12 +258,15 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     r = heterogeneity(R)
     ni, n_tot = sizes(n_i=n_i, N=N)
     at_most("n_i", n_i, "N", N)
-    low = np.minimum(ls / (u * ni), r ** 2)
-    # 0 where the minimum is 0 (R = 0): beta^3/mu^2 overflowed (beta = 1e100, mu = 1e-100)
-    # and inf * 0 made the bound NaN, refused as an overflow, for its finite second term.
-    with np.errstate(invalid="ignore", over="ignore"):
-        first = np.where(low > 0, b ** 3 / u ** 2 * low, 0.0)
-    return scalar_or_array(first + b * s2 / (u ** 2 * n_tot))
+    # beta^3/mu^2 overflowed (beta = 1e100, mu = 1e-100: inf * 0 = NaN at R = 0, and inf for
+    # the bound 1e200 at R = 1e-100, n_i = 1e100), so where the floats lose a term the bound is
+    # taken from its terms' logarithms.
+    with np.errstate(all="ignore"):
+        direct = b ** 3 / u ** 2 * np.minimum(ls / (u * ni), r ** 2) + b * s2 / (u ** 2 * n_tot)
+        lb, lu = np.log(b), np.log(u)
+        low = np.minimum(np.log(ls) - lu - np.log(ni), 2 * np.log(r))
+        logs = np.logaddexp(3 * lb - 2 * lu + low, lb + np.log(s2) - 2 * lu - np.log(n_tot))
+    return from_logs("the dichotomous strategy's IER bound", direct, logs)
 
 
 def local_aer_weighted(beta, mu, loss_sup, p, n):
