@@ -35,6 +35,11 @@ def _dichotomy_ier(b, u, ls, s2, r, ni, n):
     return b ** 3 / u ** 2 * min(ls / (u * ni), r ** 2) + b * s2 / (u ** 2 * n)
 
 
+def _fedprox000_ier(b, u, ls, s2, dia, r, ni, n, m):
+    k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
+    return k * (min(r / mpmath.sqrt(ni), 1 / ni) + mpmath.sqrt(m) / n)
+
+
 def test_fedavg_ier_where_beta_cubed_overflows():
     """F1: paper 000's FedAvg IER bound (Thm 6, eq. 11) multiplied beta^3 R^2 first: at
     beta = mu = sigma2 = R = N = 1e100 it returned inf for the bound 1e300 (the command line
@@ -62,3 +67,17 @@ def test_dichotomy_ier_where_beta_cubed_overflows():
             ni, n = sorted((abs(ni), abs(n)))
             args = [10.0 ** e for e in (b, u, ls, s2, r, ni, n)]
             _agrees(lambda: mm.dichotomy_ier_bound(*args), _dichotomy_ier(*map(mpf, args)))
+
+
+def test_fedprox000_ier_where_its_constant_overflows():
+    """F3: paper 000's FedProx IER (Thm 12, eq. 29) formed its factor K first, whose
+    sigma^2 beta^2 / mu^2 * (mu + 1/mu) is 1e360 at sigma2 = beta = 1e60, mu = 1e-60: inf for
+    the bound 1e260 at R = 0, n_i = N = 1e100."""
+    assert mm.fedprox_ier_bound(1e60, 1e-60, 1, 1e60, 1, 0, 1e100, 1e100,
+                                1) == pytest.approx(1e260, rel=1e-12)
+    with mpmath.workdps(50):
+        for b, u, ls, s2, dia, r, ni, n, m in _exponents(3, 40, 9):
+            b, u = max(b, u), min(b, u)
+            ni, m, n = abs(ni), abs(m), abs(ni) + abs(m)        # n_i, m <= N
+            args = [10.0 ** e for e in (b, u, ls, s2, dia, r, ni, n, m)]
+            _agrees(lambda: mm.fedprox_ier_bound(*args), _fedprox000_ier(*map(mpf, args)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import nonnegative, positive, positive_int
-from riskcalc.minimax._common import (at_most, heterogeneity, probability_vector,
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, probability_vector,
                                       scalar_or_array, sizes, smooth_convex)
 
 
@@ -102,8 +102,17 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     ni, n_tot, mm = sizes(n_i=n_i, N=N, m=m)
     at_most("n_i", n_i, "N", N)
     at_most("m", m, "N", N)
-    k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
-    return scalar_or_array(k * (np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot))
+    rate = np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot
+    with np.errstate(all="ignore"):
+        k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
+        # K's products overflowed (sigma^2 beta^2 / mu^2 (mu + 1/mu) = 1e360 at sigma2 = beta =
+        # 1e60, mu = 1e-60: inf for the bound 1e260 at R = 0, n_i = N = 1e100), so where the
+        # floats lose a term the bound is taken from the terms' logarithms.
+        lb, lu, ls2 = np.log(b), np.log(u), np.log(s2)
+        squares = np.logaddexp(np.logaddexp(ls2 + 2 * lb, 2 * lb), ls2)
+        curv = np.logaddexp(lb + np.log(ls), squares - 2 * lu)
+        log_k = np.logaddexp(np.logaddexp(lu, -lu) + curv, lu + 2 * np.log(dia))
+    return from_logs("FedProx's IER bound", k * rate, log_k + np.log(rate))
 
 
 def fedprox_regime(R, N, m, kind="aer"):
