@@ -81,3 +81,33 @@ def test_fedprox000_ier_where_its_constant_overflows():
             ni, m, n = abs(ni), abs(m), abs(ni) + abs(m)        # n_i, m <= N
             args = [10.0 ** e for e in (b, u, ls, s2, dia, r, ni, n, m)]
             _agrees(lambda: mm.fedprox_ier_bound(*args), _fedprox000_ier(*map(mpf, args)))
+
+
+def _fedprox_constants(L, mu, rho, g=32):
+    c2 = max(((1 + mpmath.sqrt(3)) * rho / mu) ** 2, g * L ** 2 / mu ** 2)
+    c4 = max((rho * (1 + mpmath.sqrt(4 * c2 + 5)) / mu) ** 2, (6 * g + 6) * L ** 2 / mu ** 2)
+    return g * rho ** 2 / mu ** 2, c2, 6 * g * rho ** 2 / mu ** 2, c4
+
+
+def test_fedprox_theorem1_bounds_where_the_constants_overflow():
+    """F4: paper 004's Theorem 1 (eqs. 6-7) formed C1..C4 first: the global error bound was inf
+    for 6.4e201 at rho = L = n = m = 1e100, mu = R = 1e-100 (C1 = 3.2e401 over N = 1e200),
+    and at rho = R = 0 with L/mu = 1e200 the local bound was NaN (C4 = 0 * inf) for 0, C4
+    itself NaN and C2 inf (silently: both past the floats, now a ValueError giving them)."""
+    with pytest.raises(ValueError, match=r"C2 of Theorem 1 \(paper 004\) is 3.200e\+401"):
+        mm.fedprox_constants(1e100, 1e-100, 0)
+    assert mm.fedprox_local_error_bound(1e100, 1e-100, 0, 0, 1e100, 1e100) == 0
+    args = (1e100, 1e-100, 1e100, 1e-100, 1e100, 1e100)
+    assert mm.fedprox_global_error_bound(*args) == pytest.approx(6.4e201, rel=1e-12)
+    with mpmath.workdps(50):
+        for L, mu, rho, r, n, m in _exponents(4, 40, 6):
+            L, mu = max(L, mu), min(L, mu)
+            args = [10.0 ** e for e in (L, mu, rho, r, abs(n), abs(m))]
+            L, mu, rho, r, n, m = map(mpf, args)
+            c1, c2, c3, c4 = _fedprox_constants(L, mu, rho)
+            _agrees(lambda: mm.fedprox_global_error_bound(*args),
+                    c1 / (n * m) + c2 * min(1 / n, r ** 2))
+            _agrees(lambda: mm.fedprox_local_error_bound(*args),
+                    c3 / (n * m) + c4 * min(1 / n, r ** 2))
+            _agrees(lambda: mm.fedprox_constants(*args[:3], rederived=True).C4,
+                    _fedprox_constants(L, mu, rho, 64)[3])

@@ -20,7 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from riskcalc._validate import flag, nonnegative, positive
-from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
+from riskcalc.minimax._common import (from_logs, heterogeneity, scalar_or_array, sizes,
+                                      smooth_convex)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
 
@@ -101,14 +102,29 @@ def fedprox_constants(L, mu, rho, rederived=False):
       length with a number; the theorem holds in the units it is written in but is not
       invariant under rescaling ``w``.
     """
+    direct, logs = _constants(L, mu, rho, rederived)
+    return FedProxConstants(*(from_logs(f"C{k} of Theorem 1 (paper 004)", c, lc)
+                              for k, c, lc in zip(range(1, 5), direct, logs)))
+
+
+def _constants(L, mu, rho, rederived):
+    """``C1..C4`` of :func:`fedprox_constants` as floats (inf or NaN where a product leaves
+    the floats: C4 = 0 * inf at rho = 0, L = 1e100, mu = 1e-100) and as natural logarithms
+    (-inf for 0), for ``from_logs``."""
     big_l, u, r = _lmr(L, mu, rho)
     g = _global_constant(rederived)
     local_r2 = 6 * g + 6
-    c1 = g * r ** 2 / u ** 2
-    c2 = np.maximum(((1 + math.sqrt(3)) * r / u) ** 2, g * big_l ** 2 / u ** 2)
-    c3 = 6 * g * r ** 2 / u ** 2
-    c4 = np.maximum((r * (1 + np.sqrt(4 * c2 + 5)) / u) ** 2, local_r2 * big_l ** 2 / u ** 2)
-    return FedProxConstants(*(scalar_or_array(c) for c in (c1, c2, c3, c4)))
+    with np.errstate(all="ignore"):
+        c1 = g * r ** 2 / u ** 2
+        c2 = np.maximum(((1 + math.sqrt(3)) * r / u) ** 2, g * big_l ** 2 / u ** 2)
+        c3 = 6 * g * r ** 2 / u ** 2
+        c4 = np.maximum((r * (1 + np.sqrt(4 * c2 + 5)) / u) ** 2, local_r2 * big_l ** 2 / u ** 2)
+        lr, lk = np.log(r) - np.log(u), np.log(big_l) - np.log(u)    # log(rho/mu), log(kappa)
+        l2 = np.maximum(2 * (math.log(1 + math.sqrt(3)) + lr), math.log(g) + 2 * lk)
+        root = np.logaddexp(0.0, 0.5 * np.logaddexp(math.log(4) + l2, math.log(5)))
+        logs = (math.log(g) + 2 * lr, l2, math.log(6 * g) + 2 * lr,
+                np.maximum(2 * (lr + root), math.log(local_r2) + 2 * lk))
+    return (c1, c2, c3, c4), logs
 
 
 def _size_args(n, m):
@@ -283,10 +299,7 @@ def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
     -------
     float or ndarray
     """
-    c = fedprox_constants(L, mu, rho, rederived=rederived)
-    rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
-    return scalar_or_array(c.C1 / n_tot + c.C2 * np.minimum(1 / nn, rr ** 2))
+    return _error_bound("global", L, mu, rho, R, n, m, rederived)
 
 
 def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
@@ -305,10 +318,22 @@ def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
     -------
     float or ndarray
     """
-    c = fedprox_constants(L, mu, rho, rederived=rederived)
+    return _error_bound("local", L, mu, rho, R, n, m, rederived)
+
+
+def _error_bound(which, L, mu, rho, R, n, m, rederived):
+    """``C1/N + C2 min(1/n, R^2)`` (eq. 6, ``which="global"``) or ``C3/N + C4 ...`` (eq. 7),
+    from the logarithms where the floats lose a term: C1 = 32 rho^2/mu^2 overflowed (rho =
+    1e100, mu = 1e-100: inf for the bound 3.2e200 at N = 1e200), 0 * inf of C4 was NaN."""
+    first, second = (0, 1) if which == "global" else (2, 3)
+    direct, logs = _constants(L, mu, rho, rederived)
     rr = heterogeneity(R)
     nn, _, n_tot = _size_args(n, m)
-    return scalar_or_array(c.C3 / n_tot + c.C4 * np.minimum(1 / nn, rr ** 2))
+    with np.errstate(all="ignore"):
+        value = direct[first] / n_tot + direct[second] * np.minimum(1 / nn, rr ** 2)
+        log_value = np.logaddexp(logs[first] - np.log(n_tot),
+                                 logs[second] + np.minimum(-np.log(nn), 2 * np.log(rr)))
+    return from_logs(f"the {which} error bound of Theorem 1 (paper 004)", value, log_value)
 
 
 def table1_regime(R, n, m):
