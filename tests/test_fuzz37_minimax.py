@@ -111,3 +111,28 @@ def test_fedprox_theorem1_bounds_where_the_constants_overflow():
                     c3 / (n * m) + c4 * min(1 / n, r ** 2))
             _agrees(lambda: mm.fedprox_constants(*args[:3], rederived=True).C4,
                     _fedprox_constants(L, mu, rho, 64)[3])
+
+
+def _fedprox_lambda(L, mu, rho, r, n, m):
+    if r > 1 / mpmath.sqrt(n):
+        return rho ** 2 / (n * mu * r ** 2)
+    den = L ** 2 * r ** 2 + rho ** 2 / (n * m)
+    ratio = (2 * L ** 2 * r ** 2 + rho ** 2 / n) / den if den else 0
+    return max(64 * (L / mu) ** 2 * L, max(2 * L / mu, 5) * mu * ratio) - mu
+
+
+def test_fedprox_lambda_where_its_products_leave_the_floats():
+    """F5: paper 004's prescribed lambda (Thm 1, eqs. 34, 82) was 0 for 1.17e-161 where
+    n mu R^2 overflowed (rho = 6.58e75, R = 2.19e97, n = 9.03e92, mu = 8.55e24), and inf
+    (silently) where 64 kappa^2 L is past the floats."""
+    args = (3.27e71, 8.55e24, 6.58e75, 2.19e97, 9.03e92, 2.19e59)
+    with mpmath.workdps(50):
+        want = _fedprox_lambda(*map(mpf, args))
+    assert mm.fedprox_lambda(*args).lam == pytest.approx(float(want), rel=1e-12, abs=0)
+    with pytest.raises(ValueError, match="the lambda of Theorem 1 .* is 6.400e\\+501"):
+        mm.fedprox_lambda(1e100, 1e-100, 1, 0, 1, 1)
+    with mpmath.workdps(50):
+        for L, mu, rho, r, n, m in _exponents(5, 60, 6):
+            L, mu = max(L, mu), min(L, mu)
+            args = [10.0 ** e for e in (L, mu, rho, r, abs(n), abs(m))]
+            _agrees(lambda: mm.fedprox_lambda(*args).lam, _fedprox_lambda(*map(mpf, args)))

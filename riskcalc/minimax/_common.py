@@ -83,7 +83,7 @@ _LOG_MAX, _LOG_MIN = math.log(sys.float_info.max), math.log(sys.float_info.min)
 
 def from_logs(name: str, direct, log_value):
     """A nonnegative quantity from its float evaluation ``direct`` where that kept its digits
-    (within 1e-9 relative of its logarithm), else from its natural logarithm ``log_value``
+    (within 1e-12 relative of its logarithm), else from its natural logarithm ``log_value``
     (-inf for 0): a product or a term of ``direct`` may leave the floats' range (inf, or 0) when
     the quantity itself does not.
 
@@ -106,7 +106,7 @@ def from_logs(name: str, direct, log_value):
             raise ValueError(f"{name} is {text}{f' (entry {k} of {bad.size})' if bad.ndim else ''}"
                              f", {where}: it has no float value; use less extreme parameters")
     with np.errstate(divide="ignore", invalid="ignore"):
-        kept = np.isfinite(d) & (d > 0) & (np.abs(np.log(d) - lv) <= 1e-9)
+        kept = np.isfinite(d) & (d > 0) & (np.abs(np.log(d) - lv) <= 1e-12)
     return scalar_or_array(np.where(kept, d, np.exp(lv)))
 
 

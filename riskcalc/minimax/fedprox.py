@@ -167,22 +167,36 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """
     big_l, u, r = _lmr(L, mu, rho)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
+    nn, mm, n_tot = _size_args(n, m)
     kappa = big_l / u
-    first = (128.0 if flag("rederived", rederived) else 64.0) * kappa ** 2 * big_l
-    ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
-    ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
-    # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any lambda
-    # above the first term works, so the ratio is taken as 0 there.
-    ratio = np.divide(ratio_num, ratio_den, out=np.zeros(np.broadcast(ratio_num, ratio_den).shape),
-                      where=ratio_den > 0)
-    lower = np.maximum(first, np.maximum(2 * kappa, 5.0) * u * ratio) - u
+    c = 128.0 if flag("rederived", rederived) else 64.0
     homogeneous = rr <= 1 / np.sqrt(nn)
-    # R = 0 only reaches the first branch; the second is evaluated everywhere and then masked.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # Products leave the floats where the lambda does not (n mu R^2 = inf: 0 for 1.2e-161 at
+    # rho = 6.6e75, R = 2.2e97, n = 9e92, mu = 8.6e24), so each branch is also taken in logs;
+    # R = 0 only reaches the first branch, the second is evaluated everywhere and then masked.
+    with np.errstate(all="ignore"):
+        ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
+        ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
+        # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any
+        # lambda above the first term works, so the ratio is taken as 0 there.
+        ratio = np.divide(ratio_num, ratio_den,
+                          out=np.zeros(np.broadcast(ratio_num, ratio_den).shape),
+                          where=ratio_den > 0)
+        lower = np.maximum(c * kappa ** 2 * big_l, np.maximum(2 * kappa, 5.0) * u * ratio) - u
         upper = r ** 2 / (nn * u * rr ** 2)
-    lam = np.where(homogeneous, lower, upper)
-    return LambdaPrescription(scalar_or_array(lam), np.asarray(homogeneous))
+        lL, lu, lr, lR, ln = (np.log(v) for v in (big_l, u, r, rr, nn))
+        lk = lL - lu
+        l_den = np.logaddexp(2 * lL + 2 * lR, 2 * lr - ln - np.log(mm))
+        l_ratio = np.where(l_den > -np.inf, np.logaddexp(np.log(2) + 2 * lL + 2 * lR,
+                                                         2 * lr - ln) - l_den, -np.inf)
+        l_max = np.maximum(np.log(c) + 2 * lk + lL, np.log(np.maximum(2 * kappa, 5.0)) + lu
+                           + l_ratio)
+        # max >= 64 L >= 64 mu: subtracting mu loses no digits.
+        logs = np.where(homogeneous, l_max + np.log1p(-np.exp(lu - l_max)),
+                        2 * lr - ln - lu - 2 * lR)
+    lam = from_logs("the lambda of Theorem 1 (paper 004)", np.where(homogeneous, lower, upper),
+                    logs)
+    return LambdaPrescription(lam, np.asarray(homogeneous))
 
 
 def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
