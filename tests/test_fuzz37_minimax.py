@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from riskcalc import minimax as mm
+from tests.helpers import run_cli
 
 mpf = mpmath.mpf
 BIG, TINY = mpf("1.7976931348623157e308"), mpf("2.2250738585072014e-308")
@@ -136,3 +137,14 @@ def test_fedprox_lambda_where_its_products_leave_the_floats():
             L, mu = max(L, mu), min(L, mu)
             args = [10.0 ** e for e in (L, mu, rho, r, abs(n), abs(m))]
             _agrees(lambda: mm.fedprox_lambda(*args).lam, _fedprox_lambda(*map(mpf, args)))
+
+
+@pytest.mark.parametrize("name", ["logistic_constants", "logistic_constants_printed"])
+def test_logistic_mu0_below_the_floats_is_refused(name, capsys):
+    """F6: Lemma 7's curvature mu0 = (e^{T/2} + e^{-T/2})^-2 (paper 000, eq. 12) at
+    T = c_X D sqrt(d) = 900 is e^-900 = 1.4e-391: ``bounds`` printed mu0=0 (a strong convexity
+    of 0); now one error line giving it. Below T ~ 708 it answers (mpmath: 8.0803e-308)."""
+    code, out, err = run_cli(["bounds", name, "--c_x", "30", "--D", "30", "--d", "1"], capsys)
+    assert code == 2 and out == "" and "mu0 of Lemma 7 (paper 000) is 1.364e-391" in err
+    mu0 = mm.logistic_constants(1, 1, 5e5, printed=name.endswith("printed"))["mu0"]
+    assert mu0 == pytest.approx(8.080287516446302e-308, rel=1e-12, abs=0)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import flag, positive
-from riskcalc.minimax._common import at_most, heterogeneity, scalar_or_array, sizes, smooth_convex
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, scalar_or_array, sizes,
+                                      smooth_convex)
+
+_MU0 = "mu0 of Lemma 7 (paper 000)"
 
 
 def logistic_constants(c_x, D, d, printed=False):
@@ -61,16 +64,20 @@ def logistic_constants(c_x, D, d, printed=False):
     cx = positive("c_x", c_x)
     dia = positive("D", D)
     dim = positive("d", d)
-    t = cx * dia * np.sqrt(dim)
-    beta = cx ** 2 * dim / 4.0
-    if flag("printed", printed):
-        loss_sup = t
-        mu0 = (np.exp(t / 2) + np.exp(-t)) ** -2
-    else:
-        loss_sup = np.logaddexp(0.0, t)
-        mu0 = 0.25 / np.cosh(t / 2) ** 2
-    return {"loss_sup": scalar_or_array(loss_sup), "sigma2": scalar_or_array(beta),
-            "beta": scalar_or_array(beta), "mu0": scalar_or_array(mu0)}
+    lcx, ldim = np.log(cx), np.log(dim)
+    with np.errstate(all="ignore"):
+        t = from_logs("T = c_x D sqrt(d)", cx * dia * np.sqrt(dim), lcx + np.log(dia) + ldim / 2)
+        beta = from_logs("beta = c_x^2 d / 4", cx ** 2 * dim / 4.0, 2 * lcx + ldim - np.log(4))
+        # mu_0 = e^-T (...)^-2 is below the floats from T ~ 708 (it printed 0: c_X = D = 1,
+        # d = 1e6 gave the strong convexity 0), so it is taken from its logarithm.
+        if flag("printed", printed):
+            loss_sup = t
+            mu0 = from_logs(_MU0, (np.exp(t / 2) + np.exp(-t)) ** -2,
+                            -2 * np.logaddexp(t / 2, -t))
+        else:
+            loss_sup = np.logaddexp(0.0, t)
+            mu0 = from_logs(_MU0, 0.25 / np.cosh(t / 2) ** 2, -t - 2 * np.log1p(np.exp(-t)))
+    return {"loss_sup": scalar_or_array(loss_sup), "sigma2": beta, "beta": beta, "mu0": mu0}
 
 
 def lower_bound_aer(d, N, m, R):
