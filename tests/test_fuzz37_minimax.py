@@ -148,3 +148,25 @@ def test_logistic_mu0_below_the_floats_is_refused(name, capsys):
     assert code == 2 and out == "" and "mu0 of Lemma 7 (paper 000) is 1.364e-391" in err
     mu0 = mm.logistic_constants(1, 1, 5e5, printed=name.endswith("printed"))["mu0"]
     assert mu0 == pytest.approx(8.080287516446302e-308, rel=1e-12, abs=0)
+
+
+def test_complexity_orders_of_an_accuracy_above_one():
+    """F7: the orders O(kappa_g log 1/eps) of paper 004's Corollary 1 (eqs. 13-14) and
+    O(sqrt(lam/mu) log 1/eps) of paper 001's Theorem 4.2 were negative for eps > 1 (eps = 2 at
+    dist0 = gap0 = 100: 21 and 57 rounds, orders -1.26 and -6.93); eps is read relative to
+    dist0 / gap0, as the exact counts read it (0 at or above them); and Thm 4.2's
+    log(L lam n / mu) overflowed at 1e100 each (local_order inf)."""
+    out = mm.fedprox_complexity(10, 1, 1, 2, dist0=100)
+    kappa_g = (10 / 11) / 0.5
+    assert out["rounds"] == 21 and out["rounds_order"] == pytest.approx(kappa_g * np.log(50))
+    assert out["gradient_order"] == pytest.approx(10 * np.log(50))
+    none = mm.fedprox_complexity(10, 1, 1, 200, dist0=100)
+    assert none["rounds"] == 0 and none["rounds_order"] == none["gradient_order"] == 0
+    agd = mm.iapgd_agd_complexity(10, 1, 100, 10, 2, gap0=100)
+    assert agd["rounds"] == 57 and agd["rounds_order"] == pytest.approx(10 * np.log(50))
+    big = mm.iapgd_agd_complexity(1e100, 1e-100, 1e100, 1e100, 1e-3)
+    with mpmath.workdps(50):
+        li = mpmath.log(1000)
+        want = mpmath.sqrt(2 * mpf(1e100) / mpf(1e-100)) * li * (
+            mpmath.log(mpf(1e100) ** 3 / mpf(1e-100)) + li)
+    assert big["local_order"] == pytest.approx(float(want), rel=1e-12)

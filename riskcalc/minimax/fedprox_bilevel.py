@@ -134,7 +134,10 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
       (``dist0`` is the initial value of the Lyapunov sum of the proof);
     - ``gradient_evaluations``: ``rounds * K``;
     - ``rounds_order``: ``kappa_g log(1/eps)`` with ``kappa_g = kappa (lambda+mu)/(lambda+L)``
-      (eq. 13), and ``gradient_order``: ``kappa log(1/eps)`` (eq. 14).
+      (eq. 13), and ``gradient_order``: ``kappa log(1/eps)`` (eq. 14), with ``eps`` read as the
+      accuracy relative to ``dist0`` (``log(dist0/eps)``, as ``rounds`` reads it): the
+      corollary's O() is for ``eps -> 0``, and an ``eps`` at or above ``dist0`` needs no
+      round, so both are 0 there (``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -163,7 +166,7 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     rounds = counts(np.maximum(np.ceil(np.log(d0 / ep) / -np.log1p(-(x / 2 + x ** 2 / 2))), 0))
     kappa = big_l / u
     k118 = counts(np.ceil(2 + (lm + big_l) / (lm + u) * (np.log(1056) + 2 * np.log(kappa))))
-    log_inv = np.log(1 / ep)
+    log_inv = np.maximum(np.log(d0) - np.log(ep), 0.0)
     out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": _product(rounds, k),
            "rounds_order": scalar_or_array(np.asarray(c["kappa_g"]) * log_inv),
            "gradient_order": scalar_or_array(kappa * log_inv)}

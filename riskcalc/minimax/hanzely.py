@@ -224,7 +224,9 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
     = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
     ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
-    (log(L lambda n/mu) + log 1/eps)``.
+    (log(L lambda n/mu) + log 1/eps)``. In the orders ``eps`` is the accuracy relative to
+    ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for ``eps -> 0``;
+    ``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -261,11 +263,12 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
             + 2 * np.log(2 * np.sqrt(lm / u) + 1) - 2 * np.log(u)))
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
-    log_inv = np.log(1 / ep)
+    log_inv = np.maximum(np.log(g0) - np.log(ep), 0.0)
+    # log(L lam n / mu) as a sum of logs: the product overflowed (1e100 each: inf).
     out = {"rounds": counts(rounds), "local_steps": local,
            "rounds_order": np.sqrt(lm / u) * log_inv,
            "local_order": np.sqrt((big_l + lm) / u) * log_inv
-           * (np.log(big_l * lm * nn / u) + log_inv)}
+           * (np.log(big_l) + np.log(lm) + np.log(nn) - np.log(u) + log_inv)}
     # counts() gives a Python int or float already; numpy scalars become Python numbers.
     return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
             for k, v in out.items()}
