@@ -170,3 +170,17 @@ def test_complexity_orders_of_an_accuracy_above_one():
         want = mpmath.sqrt(2 * mpf(1e100) / mpf(1e-100)) * li * (
             mpmath.log(mpf(1e100) ** 3 / mpf(1e-100)) + li)
     assert big["local_order"] == pytest.approx(float(want), rel=1e-12)
+
+
+@pytest.mark.parametrize("L, mu, lam", [(1.6e-18, 2.8e-70, 4.15), (1e-5, 1e-28, 4.5e89),
+                                        (2e-13, 1.7e-42, 5.4e83), (3, 1, 2)])
+def test_fedprox_inner_length_where_lam_dwarfs_L(L, mu, lam):
+    """F8: Corollary 1 of paper 004 (eqs. 12, 115) with eta = 1/L_l: 1 - eta mu_l =
+    (L - mu)/(L + lam) was taken as 1 - eta (mu + lam), which rounds to 0 (K = 1 for 8) or
+    past it (K = 15 for 3) where lam >> L; gradient_evaluations = rounds * K with it.
+    Reference: mpmath, 60 digits, the smallest K with (2 + 64 (lam/mu)^2) q^K <= 1/16."""
+    with mpmath.workdps(60):
+        q = (mpf(L) - mpf(mu)) / (mpf(L) + mpf(lam))
+        want = mpmath.ceil(mpmath.log((2 + 64 * (mpf(lam) / mpf(mu)) ** 2) * 16) / -mpmath.log(q))
+    out = mm.fedprox_complexity(L, mu, lam, 1e-3)
+    assert out["K"] == int(want) and out["gradient_evaluations"] == out["rounds"] * int(want)
