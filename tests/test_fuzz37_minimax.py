@@ -184,3 +184,13 @@ def test_fedprox_inner_length_where_lam_dwarfs_L(L, mu, lam):
         want = mpmath.ceil(mpmath.log((2 + 64 * (mpf(lam) / mpf(mu)) ** 2) * 16) / -mpmath.log(q))
     out = mm.fedprox_complexity(L, mu, lam, 1e-3)
     assert out["K"] == int(want) and out["gradient_evaluations"] == out["rounds"] * int(want)
+
+
+@pytest.mark.parametrize("theorem", [np.array([11, 12]), np.array([11]), True, "11"])
+def test_proof_lambda_theorem_is_one_number(theorem):
+    """F9: fedprox_proof_lambda's theorem (paper 000, Thms 11 or 12) given as an array of two
+    was numpy's "truth value ... is ambiguous" (naming nothing), and array([11]) was taken
+    where [11] was refused."""
+    with pytest.raises(ValueError, match="theorem must be 11 or 12"):
+        mm.fedprox_proof_lambda(0.1, 100, 10, 1.0, theorem=theorem)
+    assert mm.fedprox_proof_lambda(0.1, 100, 10, 1.0, theorem=np.int64(12)) == 0.01

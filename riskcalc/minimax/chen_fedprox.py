@@ -9,6 +9,9 @@ the rate with the hidden constant ``C`` set to 1.
 
 from __future__ import annotations
 
+import numbers
+from decimal import Decimal
+
 import numpy as np
 
 from riskcalc._validate import nonnegative, positive, positive_int
@@ -194,12 +197,15 @@ def fedprox_proof_lambda(R, n: int, m: int, mu: float, theorem: int = 11):
     R = nonnegative("R", R)
     n, m = positive_int("n", n), positive_int("m", m)
     mu = positive("mu", mu)
+    # One number: an array of two was numpy's "truth value ... is ambiguous", naming nothing,
+    # and array([11]) was taken where [11] was refused.
+    if not (isinstance(theorem, (numbers.Real, Decimal)) and not isinstance(theorem, bool)
+            and theorem in (11, 12)):
+        raise ValueError(f"theorem must be 11 or 12, got {theorem!r}")
     r2 = R ** 2
     if theorem == 11:
         with np.errstate(divide="ignore"):
             return np.where(r2 >= 1 / n, mu / (16 * r2 * n),
                             np.where(r2 >= 1 / (m * m * n), mu / (16 * R * np.sqrt(n)),
                                      mu * m / 16))
-    if theorem == 12:
-        return np.where(r2 >= 1 / n, mu / n, mu / 16 * np.sqrt(m / (r2 * m * n + 1)))
-    raise ValueError(f"theorem must be 11 or 12, got {theorem!r}")
+    return np.where(r2 >= 1 / n, mu / n, mu / 16 * np.sqrt(m / (r2 * m * n + 1)))
