@@ -194,3 +194,14 @@ def test_proof_lambda_theorem_is_one_number(theorem):
     with pytest.raises(ValueError, match="theorem must be 11 or 12"):
         mm.fedprox_proof_lambda(0.1, 100, 10, 1.0, theorem=theorem)
     assert mm.fedprox_proof_lambda(0.1, 100, 10, 1.0, theorem=np.int64(12)) == 0.01
+
+
+def test_prox_oracle_lower_bound_keeps_theorem31_hypotheses(capsys):
+    """F10: paper 001's local prox-oracle lower bound (Sec. 3.2: "the construction from
+    Theorem 3.1", whose hypotheses are L >= mu, lam >= mu) answered lam = 1e-100 < mu = 1 with
+    6.9e-51 calls, without a note, where the same theorem's bound (thm31_lower_bound) refuses."""
+    code, out, err = run_cli(["bounds", "prox_oracle_lower_bound", "--L", "1", "--mu", "1",
+                              "--lam", "1e-100", "--eps", "0.5"], capsys)
+    assert code == 2 and out == ""
+    assert "lam must be >= mu (Theorem 3.1 of paper 001), got lam=1e-100, mu=1" in err
+    assert mm.prox_oracle_lower_bound(4, 1, 1, 0.5) == pytest.approx(np.log(2))
