@@ -205,3 +205,10 @@ def test_prox_oracle_lower_bound_keeps_theorem31_hypotheses(capsys):
     assert code == 2 and out == ""
     assert "lam must be >= mu (Theorem 3.1 of paper 001), got lam=1e-100, mu=1" in err
     assert mm.prox_oracle_lower_bound(4, 1, 1, 0.5) == pytest.approx(np.log(2))
+
+
+def test_a_value_far_below_the_floats_is_written_as_a_power():
+    """F6: mu0 at T = c_X D sqrt(d) = 1e250 (every parameter 1e100) is e^-1e250: the
+    refusal wrote out the 250 digits of its decimal exponent."""
+    with pytest.raises(ValueError, match=r"mu0 of Lemma 7 \(paper 000\) is 10\^-4\.34294e\+249,"):
+        mm.logistic_constants(1e100, 1e100, 1e100)
