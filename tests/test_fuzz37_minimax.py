@@ -212,3 +212,12 @@ def test_a_value_far_below_the_floats_is_written_as_a_power():
     refusal wrote out the 250 digits of its decimal exponent."""
     with pytest.raises(ValueError, match=r"mu0 of Lemma 7 \(paper 000\) is 10\^-4\.34294e\+249,"):
         mm.logistic_constants(1e100, 1e100, 1e100)
+
+
+def test_bounds_echoes_a_parameter_with_the_digits_given(capsys):
+    """F11: ``bounds`` echoed each parameter in %g: --R 0.1,0.1000000001 printed two rows
+    "R=0.1" with different answers (paper 004's lambda switches branch at R = 1/sqrt(n))."""
+    code, out, err = run_cli(["bounds", "fedprox_lambda", "--L", "1", "--mu", "1", "--rho", "1",
+                              "--R", "0.1,0.1000000001", "--n", "100", "--m", "10"], capsys)
+    assert code == 0 and "R=0.1 n=100 m=10  ->  lam=63 is_lower=True" in out
+    assert "R=0.1000000001 n=100 m=10  ->  lam=1 is_lower=False" in out

@@ -74,9 +74,16 @@ def _finite(name: str, params: dict, out: dict) -> None:
     for key, value in out.items():
         arr = np.asarray(value)
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            pars = ", ".join(f"{k}={v:g}" for k, v in params.items())
+            pars = ", ".join(f"{k}={_shown(v)}" for k, v in params.items())
             raise ValueError(f"bound {name!r}: {key} is not a finite number at {pars} "
                              "(overflow); use less extreme parameters")
+
+
+def _shown(value: float) -> str:
+    """A parameter as given: ``%g``, or every digit where ``%g`` rounds it (--R 0.1000000001
+    and --R 0.1 both printed R=0.1, one row above the other with different lambdas)."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
 def _list(as_json: bool) -> None:
@@ -136,7 +143,7 @@ def run(args) -> int:
         return 0
     print(f"{args.name}: {spec.description}  [{spec.ref}]")
     for row in rows:
-        pars = " ".join(f"{k}={v:g}" for k, v in row["params"].items())
+        pars = " ".join(f"{k}={_shown(v)}" for k, v in row["params"].items())
         vals = " ".join(f"{k}={_format(v)}" for k, v in row["values"].items())
         print(f"  {pars}  ->  {vals}")
     return 0
