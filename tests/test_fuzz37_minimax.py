@@ -221,3 +221,16 @@ def test_bounds_echoes_a_parameter_with_the_digits_given(capsys):
                               "--R", "0.1,0.1000000001", "--n", "100", "--m", "10"], capsys)
     assert code == 0 and "R=0.1 n=100 m=10  ->  lam=63 is_lower=True" in out
     assert "R=0.1000000001 n=100 m=10  ->  lam=1 is_lower=False" in out
+
+
+def test_theorem31_bound_below_the_floats_is_refused(capsys):
+    """F12: paper 001's Theorem 3.1 (eq. 3) 1/4 q^(C+1) dist0 after C = 1e6 rounds at
+    q = 0.9 (L = lam = 1e4, mu = 1) is 2.8e-45761: ``bounds`` printed value=0; now one error
+    line giving it. Where it is a float it answers as before (mpmath: 0.0784478544675375...)."""
+    code, out, err = run_cli(["bounds", "thm31_lower_bound", "--L", "1e4", "--mu", "1", "--lam",
+                              "1e4", "--rounds", "1e6"], capsys)
+    assert code == 2 and out == "" and "is 2.810e-45761, nonzero but below" in err
+    with mpmath.workdps(40):
+        want = mpf(1) / 4 * (1 - 10 * mpmath.sqrt(mpf(1) / 9999)) ** 11
+    assert mm.thm31_distance_lower_bound(1e4, 1, 1e4, 10) == pytest.approx(float(want),
+                                                                           rel=1e-12)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, flag, one_of, positive
-from riskcalc.minimax._common import _offending, counts, scalar_or_array, sizes, smooth_convex
+from riskcalc.minimax._common import (_offending, counts, from_logs, scalar_or_array, sizes,
+                                      smooth_convex)
 
 
 def _eps(eps):
@@ -82,9 +83,16 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
                          "L >= mu, lam >= mu is not enough (see ERRATA)")
     # q^(C+1) as exp((C+1) log1p(-x)) where q > 0: q rounded to 1 gave 0.25 dist0 at
     # mu/lam = 1e-200, C = 1e100 for the 0.25 e^-10 dist0 there is.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        power = np.where(q > 0, np.exp((c + 1) * np.log1p(-np.minimum(x, 1))), q ** (c + 1))
-    return scalar_or_array(0.25 * power * d0)
+    with np.errstate(all="ignore"):
+        log_power = (c + 1) * np.log1p(-np.minimum(x, 1))
+        power = np.where(q > 0, np.exp(log_power), q ** (c + 1))
+        bound = 0.25 * power * d0
+    if np.all(q > 0):
+        # A bound past the floats is an error giving it: it was 0 (C = 1e6 rounds at
+        # mu/lam = 1e-4: 0.25 e^-1e5 for the bound 10^-4343.5) or inf (dist0 = 1e100).
+        return from_logs("the bound of Theorem 3.1 (paper 001)", bound,
+                         np.log(0.25) + log_power + np.log(d0))
+    return scalar_or_array(bound)
 
 
 def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
