@@ -1,5 +1,7 @@
 """Issue 32, fuzz37 (minimax): what this fuzz found, each test failing before."""
 
+import re
+
 import mpmath
 import numpy as np
 import pytest
@@ -51,8 +53,8 @@ def test_fedavg_ier_where_beta_cubed_overflows():
                                      [10, 10])[1] == pytest.approx(1e300)
     with mpmath.workdps(50):
         for b, u, s2, r, n in _exponents(1, 40, 5):
-            b, u = max(b, u), min(b, u)
-            n = max(n, b - u + 1)                     # N >= 4 beta / mu
+            b, u = max(b, u), max(min(b, u), max(b, u) - 99)
+            n = max(n, b - u + 1)                     # N >= 4 beta / mu, N <= 1e100
             args = [10.0 ** e for e in (b, u, s2, r, n)]
             _agrees(lambda: mm.fedavg_ier_bound(*args), _fedavg_ier(*map(mpf, args)))
 
@@ -79,7 +81,7 @@ def test_fedprox000_ier_where_its_constant_overflows():
     with mpmath.workdps(50):
         for b, u, ls, s2, dia, r, ni, n, m in _exponents(3, 40, 9):
             b, u = max(b, u), min(b, u)
-            ni, m, n = abs(ni), abs(m), abs(ni) + abs(m)        # n_i, m <= N
+            ni, m, n = abs(ni), abs(m), max(abs(ni), abs(m), abs(n))      # n_i, m <= N
             args = [10.0 ** e for e in (b, u, ls, s2, dia, r, ni, n, m)]
             _agrees(lambda: mm.fedprox_ier_bound(*args), _fedprox000_ier(*map(mpf, args)))
 
@@ -234,3 +236,22 @@ def test_theorem31_bound_below_the_floats_is_refused(capsys):
         want = mpf(1) / 4 * (1 - 10 * mpmath.sqrt(mpf(1) / 9999)) ** 11
     assert mm.thm31_distance_lower_bound(1e4, 1, 1e4, 10) == pytest.approx(float(want),
                                                                            rel=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mm.bilevel_constants(1e200, 1e200, 1e200), "L must lie in [1e-100, 1e+100]"),
+    (lambda: mm.fedavg_aer_bound(1, 1, 1, 1e-200, 4), "R must be 0 or lie in [1e-100, 1e+100]"),
+    (lambda: mm.lower_bound_aer(4.3e168, 1.1e226, 7.4e200, 1.8e105), "d must lie in"),
+    (lambda: mm.apgd_complexity(1, 1, 1, 1e-300), "eps must lie in [1e-100, 1e+100]"),
+    (lambda: mm.thm31_distance_lower_bound(1e4, 1, 1e4, 1e200), "rounds must be 0 or lie in"),
+    (lambda: mm.evaluate("lower_bound_aer", d=1e-150, N=10, m=2, R=0), "d must lie in"),
+])
+def test_python_bounds_take_the_range_the_command_takes(call, message):
+    """F13: the command line takes parameters of magnitude 0 or in [1e-100, 1e100] (docs,
+    safety); the Python functions took any float and answered past it silently: mu_g = inf
+    and kappa_g = NaN in bilevel_constants at L = mu = lam = 1e200, 3.1e210 for 2.9e143 in
+    lower_bound_aer (d m overflowed; a fuzz over [1e-300, 1e300]: silent inf, 0, NaN or wrong
+    values in 30 of the 41 bounds, an OverflowError in fedprox_lambda). They now refuse it as
+    the command does."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

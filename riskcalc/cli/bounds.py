@@ -15,6 +15,7 @@ import numpy as np
 
 from riskcalc._text import Underflow, decimal, distinct
 from riskcalc.cli import COMMANDS, guards
+from riskcalc.minimax._common import MAGNITUDE
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
 _PARAMS = sorted({p for spec in BOUNDS.values() for p in spec.params})
@@ -38,8 +39,10 @@ def add_parser(subparsers):
 
 
 #: Magnitudes a parameter may take (0 aside), as for ``riskcalc predict``: within them the
-#: bounds' products and quotients of a few parameters stay finite or overflow detectably.
-RANGE = (1e-100, 1e100)
+#: bounds' products and quotients of a few parameters stay finite or overflow detectably. The
+#: Python functions take the same (``riskcalc.minimax._common.MAGNITUDE``); here the message
+#: names the option.
+RANGE = MAGNITUDE
 #: Largest grid (outer product of the comma-separated values) one command evaluates.
 MAX_ROWS = 100_000
 #: Parameters that count something, so take whole numbers only (the Python functions accept

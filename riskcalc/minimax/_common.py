@@ -8,11 +8,39 @@ import sys
 
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc._validate import _show, as_array
+from riskcalc._validate import nonnegative as _nonnegative
+from riskcalc._validate import positive as _positive
 
 PAPER_000 = "../shared/papers/000_7ff2ed2592df3b60.txt"
 PAPER_001 = "../shared/papers/001_352374a3e1e3397e.txt"
 PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
+
+
+#: Magnitudes a parameter may take (0 aside, where it may be 0), as on the command line
+#: (``riskcalc bounds``): within them the bounds' products stay finite or go through
+#: ``from_logs``; beyond them the Python functions answered silently what the command refuses
+#: (inf for lam = mu = 1e200 in bilevel_constants, 0 for R = 1e-200 in the FedAvg AER).
+MAGNITUDE = (1e-100, 1e100)
+
+
+def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
+    size = np.abs(arr)
+    bad = ~((size >= MAGNITUDE[0]) & (size <= MAGNITUDE[1]) | (zero & (arr == 0)))
+    if np.any(bad):
+        raise ValueError(f"{name} must {'be 0 or ' if zero else ''}lie in [{MAGNITUDE[0]:g}, "
+                         f"{MAGNITUDE[1]:g}] (the bounds' range), got {_show(arr, bad)}")
+    return arr
+
+
+def positive(name: str, value) -> np.ndarray:
+    """``value`` > 0, finite, within ``MAGNITUDE``."""
+    return _magnitude(name, _positive(name, value), False)
+
+
+def nonnegative(name: str, value) -> np.ndarray:
+    """``value`` 0 or within ``MAGNITUDE``."""
+    return _magnitude(name, _nonnegative(name, value), True)
 
 
 def smooth_convex(beta_name: str, beta, mu_name: str, mu):

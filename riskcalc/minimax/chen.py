@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, probability_vector,
-                                      scalar_or_array, sizes, smooth_convex)
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, nonnegative,
+                                      positive, probability_vector, scalar_or_array, sizes,
+                                      smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
                                            fedprox_regime)

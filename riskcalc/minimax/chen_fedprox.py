@@ -14,9 +14,10 @@ from decimal import Decimal
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive, positive_int
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, probability_vector,
-                                      scalar_or_array, sizes, smooth_convex)
+from riskcalc._validate import positive_int
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, nonnegative,
+                                      positive, probability_vector, scalar_or_array, sizes,
+                                      smooth_convex)
 
 
 def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import flag, positive
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc._validate import flag
+from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, positive, scalar_or_array,
+                                      sizes, smooth_convex)
 
 _MU0 = "mu0 of Lemma 7 (paper 000)"
 

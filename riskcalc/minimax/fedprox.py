@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from riskcalc._validate import flag, nonnegative, positive
-from riskcalc.minimax._common import (from_logs, heterogeneity, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc._validate import flag
+from riskcalc.minimax._common import (from_logs, heterogeneity, nonnegative, positive,
+                                      scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import positive
-from riskcalc.minimax._common import counts, scalar_or_array, smooth_convex
+from riskcalc.minimax._common import counts, positive, scalar_or_array, smooth_convex
 
 
 def bilevel_constants(L, mu, lam):

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, flag, one_of, positive
-from riskcalc.minimax._common import (_offending, counts, from_logs, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc._validate import as_array, flag, one_of
+from riskcalc.minimax._common import (_magnitude, _offending, counts, from_logs, nonnegative,
+                                      positive, scalar_or_array, sizes, smooth_convex)
 
 
 def _eps(eps):
-    return as_array("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+    return _magnitude("eps", as_array("eps", eps, low=0.0, high=1.0, low_open=True,
+                                      high_open=True), False)
 
 
 def _at_least_mu(lam, u):
@@ -75,7 +76,7 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     """
     x = _thm31_factor(L, mu, lam)
     q = 1 - x
-    c = as_array("rounds", rounds, low=0.0)
+    c = nonnegative("rounds", rounds)
     d0 = positive("dist0", dist0)
     if flag("strict", strict) and np.any(q <= 0):
         raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
