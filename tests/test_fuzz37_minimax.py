@@ -34,10 +34,6 @@ def _fedavg_ier(b, u, s2, r, n):
     return b * s2 / (u ** 2 * n) + b ** 3 * r ** 2 / u ** 2
 
 
-def _dichotomy_ier(b, u, ls, s2, r, ni, n):
-    return b ** 3 / u ** 2 * min(ls / (u * ni), r ** 2) + b * s2 / (u ** 2 * n)
-
-
 def _fedprox000_ier(b, u, ls, s2, dia, r, ni, n, m):
     k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
     return k * (min(r / mpmath.sqrt(ni), 1 / ni) + mpmath.sqrt(m) / n)
@@ -59,29 +55,19 @@ def test_fedavg_ier_where_beta_cubed_overflows():
             _agrees(lambda: mm.fedavg_ier_bound(*args), _fedavg_ier(*map(mpf, args)))
 
 
-def test_dichotomy_ier_where_beta_cubed_overflows():
-    """F2: paper 000's eq. (19) took beta^3 / mu^2 first: at beta = 1e100, mu = 1e-100,
-    R = 1e-100, n_i = N = 1e100 it returned inf for the bound 1e300."""
-    assert mm.dichotomy_ier_bound(1e100, 1e-100, 1, 0, 1e-100, 1e100,
-                                  1e100) == pytest.approx(1e300, rel=1e-12)
-    with mpmath.workdps(50):
-        for b, u, ls, s2, r, ni, n in _exponents(2, 40, 7):
-            b, u = max(b, u), min(b, u)
-            ni, n = sorted((abs(ni), abs(n)))
-            args = [10.0 ** e for e in (b, u, ls, s2, r, ni, n)]
-            _agrees(lambda: mm.dichotomy_ier_bound(*args), _dichotomy_ier(*map(mpf, args)))
-
-
 def test_fedprox000_ier_where_its_constant_overflows():
     """F3: paper 000's FedProx IER (Thm 12, eq. 29) formed its factor K first, whose
-    sigma^2 beta^2 / mu^2 * (mu + 1/mu) is 1e360 at sigma2 = beta = 1e60, mu = 1e-60: inf for
-    the bound 1e260 at R = 0, n_i = N = 1e100."""
-    assert mm.fedprox_ier_bound(1e60, 1e-60, 1, 1e60, 1, 0, 1e100, 1e100,
-                                1) == pytest.approx(1e260, rel=1e-12)
+    sigma^2 beta^2 / mu^2 * (mu + 1/mu) is 1e337 at sigma2 = 1e100, beta = 1e60, mu = 1e-39:
+    inf for the bound 1e237 at R = 0, n_i = N = 1e100."""
+    args = (1e60, 1e-39, 1, 1e100, 1, 0, 1e100, 1e100, 1)
+    with mpmath.workdps(50):
+        want = _fedprox000_ier(*map(mpf, args))
+    assert mm.fedprox_ier_bound(*args) == pytest.approx(float(want), rel=1e-12)
     with mpmath.workdps(50):
         for b, u, ls, s2, dia, r, ni, n, m in _exponents(3, 40, 9):
-            b, u = max(b, u), min(b, u)
-            ni, m, n = abs(ni), abs(m), max(abs(ni), abs(m), abs(n))      # n_i, m <= N
+            b, u = max(b, u), max(min(b, u), max(b, u) - 99)
+            ni = max(abs(ni), b - u + 1)                              # n_i >= 4 beta / mu
+            m, n = abs(m), max(ni, abs(m), abs(n))                    # n_i, m <= N
             args = [10.0 ** e for e in (b, u, ls, s2, dia, r, ni, n, m)]
             _agrees(lambda: mm.fedprox_ier_bound(*args), _fedprox000_ier(*map(mpf, args)))
 
@@ -253,5 +239,25 @@ def test_python_bounds_take_the_range_the_command_takes(call, message):
     lower_bound_aer (d m overflowed; a fuzz over [1e-300, 1e300]: silent inf, 0, NaN or wrong
     values in 30 of the 41 bounds, an OverflowError in fedprox_lambda). They now refuse it as
     the command does."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mm.dichotomy_aer_bound(1, 1, 1, 1, 10, 10), "N must be >= 4*beta*m/mu (Theorems "
+     "4 and 6 of paper 000: every client needs n_i >= 4*beta/mu), got N=10, beta=1, mu=1, m=10"),
+    (lambda: mm.dichotomy_ier_bound(2, 0.5, 1, 1, 1, 5, 100), "got n_i=5, beta=2, mu=0.5"),
+    (lambda: mm.local_aer_weighted(1, 1, 1, [0.5, 0.5], [3, 10]), "n must be >= 4*beta/mu"),
+    (lambda: mm.fedprox_aer_bound(1, 1, 1, 1, 10, 10), "(Theorem 11 of paper 000"),
+    (lambda: mm.fedprox_aer_bound_weighted(1, 1, 1, 1, [0.5, 0.5], [3, 10]), "Theorem 11"),
+    (lambda: mm.fedprox_ier_bound(1, 1, 1, 1, 1, 0.1, [25, 3], 100, 4),
+     "(Theorem 12 of paper 000: every client needs n_i >= 4*beta/mu), got n_i=3"),
+])
+def test_paper000_bounds_keep_n_i_at_least_4_beta_over_mu(call, message):
+    """F14: paper 000's Theorems 4, 6, 11 and 12 assume n_i >= 4 beta/mu for every client;
+    local_ier and the FedAvg bounds refused below it, but the dichotomous strategy (eqs.
+    18-19, "under the assumptions in Theorems 4 and 6"), the weighted local AER and the FedProx
+    bounds (eqs. 25-30) answered without a note (dichotomy_aer at N = m = 10: one sample per
+    client for 4 needed)."""
     with pytest.raises(ValueError, match=re.escape(message)):
         call()

@@ -82,6 +82,19 @@ def at_most(small_name: str, small, big_name: str, big) -> None:
                          f"{_offending(bad, **{small_name: small, big_name: big})}")
 
 
+def enough_samples(name: str, n, beta, mu, theorem: str, m=None) -> None:
+    """Raise unless ``n >= 4 beta / mu`` (``4 beta m / mu`` for a total ``N`` over ``m``
+    clients): paper 000's Theorems 4, 6, 11 and 12 assume ``n_i >= 4 beta / mu`` for every
+    client, and a total below ``4 beta m / mu`` leaves some client below it."""
+    need = 4 * beta / mu * (1.0 if m is None else m)
+    bad = np.asarray(n) < need
+    if np.any(bad):
+        extra = {} if m is None else {"m": m}
+        raise ValueError(f"{name} must be >= 4*beta{'' if m is None else '*m'}/mu ({theorem} "
+                         f"of paper 000: every client needs n_i >= 4*beta/mu), got "
+                         f"{_offending(bad, **{name: n, 'beta': beta, 'mu': mu, **extra})}")
+
+
 def heterogeneity(R) -> np.ndarray:
     """The heterogeneity radius R >= 0."""
     return nonnegative("R", R)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, nonnegative,
-                                      positive, probability_vector, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc.minimax._common import (at_most, enough_samples, from_logs, heterogeneity,
+                                      nonnegative, positive, probability_vector, scalar_or_array,
+                                      sizes, smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
                                            fedprox_regime)
@@ -209,7 +209,8 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     beta, mu, loss_sup : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     R, N, m : array_like
-        Heterogeneity radius, total sample size, clients (``m <= N``).
+        Heterogeneity radius, total sample size, clients (``m <= N``); Theorems 4 and 6 assume
+        every ``n_i >= 4 beta / mu``, so ``N >= 4 beta m / mu``.
 
     Returns
     -------
@@ -232,6 +233,7 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     r = heterogeneity(R)
     n_tot, mm = sizes(N=N, m=m)
     at_most("m", m, "N", N)
+    enough_samples("N", n_tot, b, u, "Theorems 4 and 6", m=mm)
     return scalar_or_array(b * np.minimum(ls * mm / (u * n_tot), r ** 2) + b * ls / (u * n_tot))
 
 
@@ -246,7 +248,8 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     beta, mu, loss_sup, sigma2 : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``, ``sigma^2``.
     R, n_i, N : array_like
-        Heterogeneity radius, the client's and the total sample size.
+        Heterogeneity radius, the client's and the total sample size; Theorems 4 and 6 assume
+        ``n_i >= 4 beta / mu``.
 
     Returns
     -------
@@ -258,15 +261,11 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     r = heterogeneity(R)
     ni, n_tot = sizes(n_i=n_i, N=N)
     at_most("n_i", n_i, "N", N)
-    # beta^3/mu^2 overflowed (beta = 1e100, mu = 1e-100: inf * 0 = NaN at R = 0, and inf for
-    # the bound 1e200 at R = 1e-100, n_i = 1e100), so where the floats lose a term the bound is
-    # taken from its terms' logarithms.
-    with np.errstate(all="ignore"):
-        direct = b ** 3 / u ** 2 * np.minimum(ls / (u * ni), r ** 2) + b * s2 / (u ** 2 * n_tot)
-        lb, lu = np.log(b), np.log(u)
-        low = np.minimum(np.log(ls) - lu - np.log(ni), 2 * np.log(r))
-        logs = np.logaddexp(3 * lb - 2 * lu + low, lb + np.log(s2) - 2 * lu - np.log(n_tot))
-    return from_logs("the dichotomous strategy's IER bound", direct, logs)
+    enough_samples("n_i", ni, b, u, "Theorems 4 and 6")
+    # With n_i >= 4 beta/mu, beta^3/mu^2 = beta kappa^2 <= 6.25e298 and no term leaves the
+    # floats for parameters in [1e-100, 1e100] (the largest bound is 1.5e298).
+    return scalar_or_array(b ** 3 / u ** 2 * np.minimum(ls / (u * ni), r ** 2)
+                           + b * s2 / (u ** 2 * n_tot))
 
 
 def local_aer_weighted(beta, mu, loss_sup, p, n):
@@ -279,7 +278,8 @@ def local_aer_weighted(beta, mu, loss_sup, p, n):
     beta, mu, loss_sup : float
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     p, n : array_like, 1-d
-        Client weights (probability vector) and sample sizes.
+        Client weights (probability vector) and sample sizes, each ``>= 4 beta / mu``
+        (Theorem 4).
 
     Returns
     -------
@@ -288,4 +288,5 @@ def local_aer_weighted(beta, mu, loss_sup, p, n):
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     p_arr, n_arr = probability_vector(p, n)
+    enough_samples("n", n_arr, b, u, "Theorem 4")
     return float(b * ls / u * np.sum(p_arr / n_arr))

@@ -15,9 +15,9 @@ from decimal import Decimal
 import numpy as np
 
 from riskcalc._validate import positive_int
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, nonnegative,
-                                      positive, probability_vector, scalar_or_array, sizes,
-                                      smooth_convex)
+from riskcalc.minimax._common import (at_most, enough_samples, from_logs, heterogeneity,
+                                      nonnegative, positive, probability_vector, scalar_or_array,
+                                      sizes, smooth_convex)
 
 
 def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
@@ -32,7 +32,8 @@ def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     beta, mu, loss_sup : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     R, N, m : array_like
-        Heterogeneity radius, total sample size, clients (``m <= N``).
+        Heterogeneity radius, total sample size, clients (``m <= N``); Theorem 11 assumes
+        every ``n_i >= 4 beta / mu``, so ``N >= 4 beta m / mu``.
 
     Returns
     -------
@@ -43,6 +44,7 @@ def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     r = heterogeneity(R)
     n_tot, mm = sizes(N=N, m=m)
     at_most("m", m, "N", N)
+    enough_samples("N", n_tot, b, u, "Theorem 11", m=mm)
     rate = np.minimum(mm / n_tot, r * np.sqrt(mm / n_tot)) + 1.0 / n_tot
     return scalar_or_array((u + b * ls / u) * rate)
 
@@ -59,7 +61,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     beta, mu, loss_sup, R : float
         As in :func:`fedprox_aer_bound`.
     p, n : array_like, 1-d
-        Client weights and sample sizes.
+        Client weights and sample sizes, each ``>= 4 beta / mu`` (Theorem 11).
 
     Returns
     -------
@@ -69,6 +71,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     ls = positive("loss_sup", loss_sup)
     r = heterogeneity(R)
     p_arr, n_arr = probability_vector(p, n)
+    enough_samples("n", n_arr, b, u, "Theorem 11")
     s1 = np.sum(p_arr / n_arr)
     s2 = np.sum(p_arr ** 2 / n_arr)
     cp = p_arr.max() * s1 / s2
@@ -92,7 +95,8 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     D : array_like
         Diameter of the parameter domain.
     R, n_i, N, m : array_like
-        Heterogeneity radius, the client's and the total sample size, clients.
+        Heterogeneity radius, the client's and the total sample size, clients; Theorem 12
+        assumes ``n_i >= 4 beta / mu``.
 
     Returns
     -------
@@ -106,6 +110,7 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     ni, n_tot, mm = sizes(n_i=n_i, N=N, m=m)
     at_most("n_i", n_i, "N", N)
     at_most("m", m, "N", N)
+    enough_samples("n_i", ni, b, u, "Theorem 12")
     rate = np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot
     with np.errstate(all="ignore"):
         k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
