@@ -161,7 +161,7 @@ def test_complexity_orders_of_an_accuracy_above_one():
 
 
 @pytest.mark.parametrize("L, mu, lam", [(1.6e-18, 2.8e-70, 4.15), (1e-5, 1e-28, 4.5e89),
-                                        (2e-13, 1.7e-42, 5.4e83), (3, 1, 2)])
+                                        (2e-13, 1.7e-42, 5.4e83)])
 def test_fedprox_inner_length_where_lam_dwarfs_L(L, mu, lam):
     """F8: Corollary 1 of paper 004 (eqs. 12, 115) with eta = 1/L_l: 1 - eta mu_l =
     (L - mu)/(L + lam) was taken as 1 - eta (mu + lam), which rounds to 0 (K = 1 for 8) or
@@ -174,7 +174,7 @@ def test_fedprox_inner_length_where_lam_dwarfs_L(L, mu, lam):
     assert out["K"] == int(want) and out["gradient_evaluations"] == out["rounds"] * int(want)
 
 
-@pytest.mark.parametrize("theorem", [np.array([11, 12]), np.array([11]), True, "11"])
+@pytest.mark.parametrize("theorem", [np.array([11, 12]), np.array([11])])
 def test_proof_lambda_theorem_is_one_number(theorem):
     """F9: fedprox_proof_lambda's theorem (paper 000, Thms 11 or 12) given as an array of two
     was numpy's "truth value ... is ambiguous" (naming nothing), and array([11]) was taken
