@@ -74,6 +74,12 @@ def sizes(**named) -> list[np.ndarray]:
     return [positive(name, value) for name, value in named.items()]
 
 
+def client_sizes(n, m):
+    """Paper 004's ``m`` clients of ``n`` samples each: ``(n, m, N = m n)`` as arrays."""
+    nn, mm = sizes(n=n, m=m)
+    return nn, mm, nn * mm
+
+
 def at_most(small_name: str, small, big_name: str, big) -> None:
     """Raise unless ``small <= big`` elementwise (e.g. one client's n_i cannot exceed N)."""
     bad = np.asarray(small) > np.asarray(big)

@@ -6,9 +6,10 @@ variance at the optimum ``rho^2`` (Assumption 4), heterogeneity ``||w_i - w_g||^
 (Assumption 1), ``m`` clients with ``n`` samples each, ``N = m n``, ``p_i = 1/m``.
 Theorem 1 has explicit constants, so its bounds are exact inequalities, not rates.
 
-This module holds Theorem 1 (the prescribed lambda, the error bounds) and Table 1; the bilevel
-algorithm's complexities (Lemma 2, Theorem 2, Corollary 1) are in
-:mod:`riskcalc.minimax.fedprox_bilevel`, and their names stay importable from here.
+This module holds Theorem 1 (the prescribed lambda, the error bounds); Table 1 is in
+:mod:`riskcalc.minimax.fedprox_table1` and the bilevel algorithm's complexities (Lemma 2,
+Theorem 2, Corollary 1) in :mod:`riskcalc.minimax.fedprox_bilevel`, and their names stay
+importable from here.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from typing import NamedTuple
 import numpy as np
 
 from riskcalc._validate import flag
-from riskcalc.minimax._common import (from_logs, heterogeneity, nonnegative, positive,
-                                      scalar_or_array, sizes, smooth_convex)
+from riskcalc.minimax._common import (client_sizes, from_logs, heterogeneity, nonnegative,
+                                      scalar_or_array, smooth_convex)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
+from riskcalc.minimax.fedprox_table1 import table1_rates, table1_regime
 
 __all__ = [
     "FedProxConstants", "LambdaPrescription", "bilevel_constants", "fedprox_complexity",
@@ -127,11 +129,6 @@ def _constants(L, mu, rho, rederived):
     return (c1, c2, c3, c4), logs
 
 
-def _size_args(n, m):
-    nn, mm = sizes(n=n, m=m)
-    return nn, mm, nn * mm
-
-
 def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """The lambda prescribed by Theorem 1 of paper 004 (both branches; eqs. 34, 54, 82).
 
@@ -167,7 +164,7 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """
     big_l, u, r = _lmr(L, mu, rho)
     rr = heterogeneity(R)
-    nn, mm, n_tot = _size_args(n, m)
+    nn, mm, n_tot = client_sizes(n, m)
     kappa = big_l / u
     c = 128.0 if flag("rederived", rederived) else 64.0
     homogeneous = rr <= 1 / np.sqrt(nn)
@@ -252,7 +249,7 @@ def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     """
     big_l, u, r = _lmr(L, mu, rho)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
+    nn, _, n_tot = client_sizes(n, m)
     kappa = big_l / u
     with np.errstate(divide="ignore"):      # log 0 = -inf: a term that is 0
         lL, lu, lr, lR, lN, ln = (np.log(v) for v in (big_l, u, r, rr, n_tot, nn))
@@ -342,81 +339,9 @@ def _error_bound(which, L, mu, rho, R, n, m, rederived):
     first, second = (0, 1) if which == "global" else (2, 3)
     direct, logs = _constants(L, mu, rho, rederived)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
+    nn, _, n_tot = client_sizes(n, m)
     with np.errstate(all="ignore"):
         value = direct[first] / n_tot + direct[second] * np.minimum(1 / nn, rr ** 2)
         log_value = np.logaddexp(logs[first] - np.log(n_tot),
                                  logs[second] + np.minimum(-np.log(nn), 2 * np.log(rr)))
     return from_logs(f"the {which} error bound of Theorem 1 (paper 004)", value, log_value)
-
-
-def table1_regime(R, n, m):
-    """Column of Table 1 of paper 004 an instance falls in.
-
-    0: ``R > 1/sqrt(n)``; 1: ``1/(m sqrt(n)) < R <= 1/sqrt(n)``; 2: ``R <= 1/(m sqrt(n))``.
-
-    Parameters
-    ----------
-    R, n, m : array_like
-        Heterogeneity radius, samples per client, clients.
-
-    Returns
-    -------
-    ndarray of int
-    """
-    rr = heterogeneity(R)
-    nn, mm, _ = _size_args(n, m)
-    return np.where(rr > 1 / np.sqrt(nn), 0, np.where(rr > 1 / (mm * np.sqrt(nn)), 1, 2))
-
-
-def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
-    """Rows of Table 1 of paper 004 (local error ``E||w*_i - w~_i||^2``, constants dropped).
-
-    Corrected rows: "Ours" and "Lower bound" are ``1/n`` (column 0), ``R^2 v 1/(mn)``
-    (column 1), ``1/(mn)`` (column 2), i.e. ``(1/n ^ R^2) + 1/N`` up to a factor 2 (Theorem 1 and
-    paper 000's eq. 15); "Chen et al." is ``(D^2 + ||l||_inf)/n`` in column 0 and, from paper
-    000's eq. (29) with ``n_i = n``, ``||l||_inf (R/sqrt(n) v 1/(n sqrt(m)))`` otherwise.
-
-    Parameters
-    ----------
-    R, n, m : array_like
-        Heterogeneity radius, samples per client, clients.
-    D, loss_sup : array_like
-        Domain diameter and ``||l||_inf`` of the Chen et al. row.
-    printed : bool
-        Return the rows as printed (see ERRATA).
-
-    Returns
-    -------
-    dict
-        ``{"chen": ..., "ours": ..., "lower": ...}``.
-
-    ERRATA
-    ------
-    - Column ``1/(m sqrt n) < R <= 1/sqrt n`` prints "Ours" and "Lower bound" as
-      ``R^2 ^ 1/(mn)`` (minimum); Theorem 1 gives ``C3/N + C4 R^2`` there and the lower bound is
-      ``R^2 + 1/N``, so the entry is ``R^2 v 1/(mn)`` (maximum). The printed minimum undercuts the
-      minimax lower bound by an unbounded factor: ``R = 1/sqrt(n)``, ``n = 100``, ``m = 10``:
-      printed ``0.001``, lower bound ``1/n + 1/N = 0.011`` (ratio ``m + 1``).
-    - Column ``R <= 1/(m sqrt n)`` quotes Chen et al. as ``||l||_inf / sqrt(mn)``; their
-      eq. (29) has ``sqrt(m)/N = 1/(n sqrt m)`` there (their text: "off by a factor sqrt(m)" from
-      ``1/N``). Deciding numbers: ``m = n = 100``: ``1/sqrt(mn) = 0.01`` against
-      ``1/(n sqrt m) = 0.001``.
-    """
-    rr = heterogeneity(R)
-    nn, mm, n_tot = _size_args(n, m)
-    dia = positive("D", D)
-    ls = positive("loss_sup", loss_sup)
-    col = table1_regime(R, n, m)
-    if flag("printed", printed):
-        middle = np.minimum(rr ** 2, 1 / n_tot)
-        chen_mid = ls * rr / np.sqrt(nn)
-        chen_hom = ls / np.sqrt(n_tot)
-    else:
-        middle = np.maximum(rr ** 2, 1 / n_tot)
-        chen_mid = ls * np.maximum(rr / np.sqrt(nn), 1 / (nn * np.sqrt(mm)))
-        chen_hom = ls / (nn * np.sqrt(mm))
-    ours = np.where(col == 0, 1 / nn, np.where(col == 1, middle, 1 / n_tot))
-    chen = np.where(col == 0, (dia ** 2 + ls) / nn, np.where(col == 1, chen_mid, chen_hom))
-    return {"chen": scalar_or_array(chen), "ours": scalar_or_array(ours),
-            "lower": scalar_or_array(ours.copy())}
