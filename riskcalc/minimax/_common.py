@@ -20,7 +20,8 @@ PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
 #: Magnitudes a parameter may take (0 aside, where it may be 0), as on the command line
 #: (``riskcalc bounds``): within them the bounds' products stay finite or go through
 #: ``from_logs``; beyond them the Python functions answered silently what the command refuses
-#: (inf for lam = mu = 1e200 in bilevel_constants, 0 for R = 1e-200 in the FedAvg AER).
+#: (inf for mu_g at L = mu = lam = 1e200 in bilevel_constants; lower_bound_aer 3.1e210 for
+#: 2.9e143 where d m overflowed).
 MAGNITUDE = (1e-100, 1e100)
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, flag, one_of
-from riskcalc.minimax._common import (_magnitude, _offending, counts, from_logs, nonnegative,
+from riskcalc.minimax._common import (MAGNITUDE, _offending, counts, from_logs, nonnegative,
                                       positive, scalar_or_array, sizes, smooth_convex)
 
 
 def _eps(eps):
-    return _magnitude("eps", as_array("eps", eps, low=0.0, high=1.0, low_open=True,
-                                      high_open=True), False)
+    """A relative accuracy: in (0, 1) and, as every parameter, at least 1e-100."""
+    return as_array("eps", eps, low=MAGNITUDE[0], high=1.0, high_open=True)
 
 
 def _at_least_mu(lam, u):
@@ -89,8 +89,8 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
         power = np.where(q > 0, np.exp(log_power), q ** (c + 1))
         bound = 0.25 * power * d0
     if np.all(q > 0):
-        # A bound past the floats is an error giving it: it was 0 (C = 1e6 rounds at
-        # mu/lam = 1e-4: 0.25 e^-1e5 for the bound 10^-4343.5) or inf (dist0 = 1e100).
+        # A bound below the floats is an error giving it: it was 0 (C = 1e6 rounds at
+        # L = lam = 1e4, mu = 1: q = 0.9, 0.25 q^(C+1) = 2.8e-45761).
         return from_logs("the bound of Theorem 3.1 (paper 001)", bound,
                          np.log(0.25) + log_power + np.log(d0))
     return scalar_or_array(bound)
