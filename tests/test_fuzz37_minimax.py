@@ -261,3 +261,17 @@ def test_paper000_bounds_keep_n_i_at_least_4_beta_over_mu(call, message):
     client for 4 needed)."""
     with pytest.raises(ValueError, match=re.escape(message)):
         call()
+
+
+def test_bounds_count_written_with_a_fraction_is_refused(capsys):
+    """F15: ``bounds`` tested a count (--d, --N, --m, --n_i, --n, --rounds) on the float its
+    text reads as: --n_i 4.0000000000000001 (4.0 as a float) passed as 4 samples; the text is
+    now read exactly, as the other verbs read their counts (1e3 and 4.0 still are whole)."""
+    code, out, err = run_cli(["bounds", "local_ier", "--beta", "1", "--mu", "1", "--loss_sup",
+                              "1", "--n_i", "4.0000000000000001"], capsys)
+    assert code == 2 and out == ""
+    assert ("--n_i is a client's number of samples: it must be a whole number, got "
+            "'4.0000000000000001'") in err
+    code, out, err = run_cli(["bounds", "local_ier", "--beta", "1", "--mu", "1", "--loss_sup",
+                              "1", "--n_i", "4.0,1e3"], capsys)
+    assert code == 0 and "n_i=1000  ->  value=0.001" in out

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from riskcalc._text import Underflow, decimal, distinct
+from riskcalc._text import Underflow, decimal, distinct, integer
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.minimax._common import MAGNITUDE
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
@@ -61,15 +61,25 @@ def _values(name: str, text: str) -> list[float]:
     except ValueError:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
-    for v in vals:
-        # The range first: it refuses nan and inf, which round() cannot take.
+    for part, v in zip(text.split(","), vals):
+        # The range first: it refuses nan and inf, which are no integers either.
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
             raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
                              f"{RANGE[1]:g}], got {v!r}")
-        if name in COUNTS and v != round(v):
+        if name in COUNTS and not _whole(part):
             raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
-                             f"{v!r}")
+                             f"{part.strip()!r}")
     return distinct(f"--{name}", vals)      # a grid point given twice was printed twice
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` writes a whole number exactly (``_text.integer``): the float it reads
+    as was tested, so --n_i 4.0000000000000001 (4.0 as a float) passed for 4 samples."""
+    try:
+        integer(text, "")
+    except ValueError:
+        return False
+    return True
 
 
 def _finite(name: str, params: dict, out: dict) -> None:
