@@ -64,10 +64,9 @@ def logistic_constants(c_x, D, d, printed=False):
     cx = positive("c_x", c_x)
     dia = positive("D", D)
     dim = positive("d", d)
-    lcx, ldim = np.log(cx), np.log(dim)
+    t = cx * dia * np.sqrt(dim)
+    beta = cx ** 2 * dim / 4.0
     with np.errstate(all="ignore"):
-        t = from_logs("T = c_x D sqrt(d)", cx * dia * np.sqrt(dim), lcx + np.log(dia) + ldim / 2)
-        beta = from_logs("beta = c_x^2 d / 4", cx ** 2 * dim / 4.0, 2 * lcx + ldim - np.log(4))
         # mu_0 = e^-T (...)^-2 is below the floats from T ~ 708 (it printed 0: c_X = D = 1,
         # d = 1e6 gave the strong convexity 0), so it is taken from its logarithm.
         if flag("printed", printed):
@@ -77,7 +76,8 @@ def logistic_constants(c_x, D, d, printed=False):
         else:
             loss_sup = np.logaddexp(0.0, t)
             mu0 = from_logs(_MU0, 0.25 / np.cosh(t / 2) ** 2, -t - 2 * np.log1p(np.exp(-t)))
-    return {"loss_sup": scalar_or_array(loss_sup), "sigma2": beta, "beta": beta, "mu0": mu0}
+    return {"loss_sup": scalar_or_array(loss_sup), "sigma2": scalar_or_array(beta),
+            "beta": scalar_or_array(beta), "mu0": mu0}
 
 
 def lower_bound_aer(d, N, m, R):
