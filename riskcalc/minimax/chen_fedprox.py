@@ -114,9 +114,9 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     rate = np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot
     with np.errstate(all="ignore"):
         k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
-        # K's products overflowed (sigma^2 beta^2 / mu^2 (mu + 1/mu) = 1e360 at sigma2 = beta =
-        # 1e60, mu = 1e-60: inf for the bound 1e260 at R = 0, n_i = N = 1e100), so where the
-        # floats lose a term the bound is taken from the terms' logarithms.
+        # K's products overflowed (sigma^2 beta^2 / mu^2 (mu + 1/mu) = 1e337 at sigma2 = 1e100,
+        # beta = 1e60, mu = 1e-39: inf for the bound 1e237 at R = 0, n_i = N = 1e100), so where
+        # the floats lose a term the bound is taken from the terms' logarithms.
         lb, lu, ls2 = np.log(b), np.log(u), np.log(s2)
         squares = np.logaddexp(np.logaddexp(ls2 + 2 * lb, 2 * lb), ls2)
         curv = np.logaddexp(lb + np.log(ls), squares - 2 * lu)
