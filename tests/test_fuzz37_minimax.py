@@ -275,3 +275,15 @@ def test_bounds_count_written_with_a_fraction_is_refused(capsys):
     code, out, err = run_cli(["bounds", "local_ier", "--beta", "1", "--mu", "1", "--loss_sup",
                               "1", "--n_i", "4.0,1e3"], capsys)
     assert code == 0 and "n_i=1000  ->  value=0.001" in out
+
+
+def test_arrays_that_do_not_broadcast_are_named():
+    """F16: parameters given as arrays of shapes that do not broadcast were numpy's "operands
+    could not be broadcast together with shapes (3,) (2,)" (naming no parameter) in 329 of the
+    387 pairs of the registered bounds' parameters, and apgd_complexity and
+    iapgd_katyusha_complexity answered L (or L_tilde) of 2 values with lam of 3 by outputs of
+    different shapes."""
+    with pytest.raises(ValueError, match=r"got N of shape \(3,\), m of shape \(2,\)"):
+        mm.lower_bound_aer(10, np.array([1e3, 1e4, 1e5]), [10, 20], 0.1)
+    with pytest.raises(ValueError, match=r"got L of shape \(2,\), lam of shape \(3,\)"):
+        mm.apgd_complexity([2.0, 3.0], 1.0, [1.0, 2.0, 3.0], 0.5)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import sys
 
@@ -42,6 +44,38 @@ def positive(name: str, value) -> np.ndarray:
 def nonnegative(name: str, value) -> np.ndarray:
     """``value`` 0 or within ``MAGNITUDE``."""
     return _magnitude(name, _nonnegative(name, value), True)
+
+
+def broadcasting(func):
+    """Decorate a bound whose parameters broadcast (numpy's rules): numbers given as arrays or
+    lists whose shapes do not broadcast together are a ValueError naming them. numpy's
+    "operands could not be broadcast together with shapes (2,) (3,)" named no parameter, and
+    apgd_complexity answered L of 2 values with lam of 3 by outputs of different shapes."""
+    sig = inspect.signature(func)
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        try:
+            given = sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            return func(*args, **kwargs)        # Python's own message for a wrong call
+        shapes = {}
+        for name, value in given.items():
+            if isinstance(value, (list, tuple, np.ndarray)):
+                try:
+                    arr = np.asarray(value)
+                except ValueError:              # ragged: the parameter's own check names it
+                    continue
+                if arr.dtype.kind in "iuf":
+                    shapes[name] = arr.shape
+        try:
+            np.broadcast_shapes(*shapes.values())
+        except ValueError:
+            raise ValueError("the parameters given as arrays must broadcast together, got "
+                             + ", ".join(f"{k} of shape {v}" for k, v in shapes.items())
+                             ) from None
+        return func(*args, **kwargs)
+    return checked
 
 
 def smooth_convex(beta_name: str, beta, mu_name: str, mu):

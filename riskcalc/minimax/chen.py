@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.minimax._common import (at_most, enough_samples, from_logs, heterogeneity,
-                                      nonnegative, positive, probability_vector, scalar_or_array,
-                                      sizes, smooth_convex)
+from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
+                                      heterogeneity, nonnegative, positive, probability_vector,
+                                      scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
                                            fedprox_regime)
@@ -39,6 +39,7 @@ def _require(cond, message):
         raise ValueError(message)
 
 
+@broadcasting
 def local_ier_bound(beta, mu, loss_sup, n_i):
     """PureLocalTraining individualized excess risk, Theorem 4 of paper 000.
 
@@ -73,6 +74,7 @@ def local_ier_bound(beta, mu, loss_sup, n_i):
     return scalar_or_array(b * ls / (u * n))
 
 
+@broadcasting
 def fedavg_aer_bound(beta, mu, loss_sup, R, N):
     """FedAvg average excess risk with ``p_i = n_i / N``, Theorem 6 eq. (11, left) of paper 000.
 
@@ -102,6 +104,7 @@ def fedavg_aer_bound(beta, mu, loss_sup, R, N):
     return scalar_or_array(b * ls / (u * n_tot) + b * r ** 2)
 
 
+@broadcasting
 def fedavg_ier_bound(beta, mu, sigma2, R, N):
     """FedAvg IER with ``p_i = n_i / N``, Theorem 6 eq. (11, right) of paper 000.
 
@@ -172,6 +175,7 @@ def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
     return (float(b * ls / u * s + b * r ** 2), float(_fedavg_ier(b, u, s2, r, s, np.log(s))))
 
 
+@broadcasting
 def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):
     """Switching threshold of the dichotomous strategy, Section 3.3 of paper 000.
 
@@ -198,6 +202,7 @@ def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):
     return scalar_or_array(ls / u * mm / n_tot)
 
 
+@broadcasting
 def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     """AER of the dichotomous strategy with ``p_i = n_i/N``, eq. (18) of paper 000.
 
@@ -237,6 +242,7 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     return scalar_or_array(b * np.minimum(ls * mm / (u * n_tot), r ** 2) + b * ls / (u * n_tot))
 
 
+@broadcasting
 def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     """IER of the dichotomous strategy with ``p_i = n_i/N``, eq. (19) of paper 000.
 

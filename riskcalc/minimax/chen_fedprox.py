@@ -15,11 +15,12 @@ from decimal import Decimal
 import numpy as np
 
 from riskcalc._validate import positive_int
-from riskcalc.minimax._common import (at_most, enough_samples, from_logs, heterogeneity,
-                                      nonnegative, positive, probability_vector, scalar_or_array,
-                                      sizes, smooth_convex)
+from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
+                                      heterogeneity, nonnegative, positive, probability_vector,
+                                      scalar_or_array, sizes, smooth_convex)
 
 
+@broadcasting
 def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     """FedProx AER with ``p_i = n_i/N`` and balanced sizes, eq. (30) of paper 000.
 
@@ -79,6 +80,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     return float(pref * (min(r * np.sqrt(s1), s1) + s2))
 
 
+@broadcasting
 def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     """FedProx IER with ``p_i ~ 1/m`` and balanced sizes, Theorem 12 eq. (29) of paper 000.
 
@@ -124,6 +126,7 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     return from_logs("FedProx's IER bound", k * rate, log_k + np.log(rate))
 
 
+@broadcasting
 def fedprox_regime(R, N, m, kind="aer"):
     """Regime of the FedProx comparison that follows eq. (30) of paper 000.
 
@@ -169,6 +172,7 @@ def fedprox_regime(R, N, m, kind="aer"):
     return np.where(r2 >= high, 0, np.where(r2 >= low, 1, 2))
 
 
+@broadcasting
 def fedprox_proof_lambda(R, n: int, m: int, mu: float, theorem: int = 11):
     """The FedProx penalty of the proofs of paper 000 Thms 11 and 12, balanced clients.
 

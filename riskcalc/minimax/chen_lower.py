@@ -12,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import flag
-from riskcalc.minimax._common import (at_most, from_logs, heterogeneity, positive, scalar_or_array,
-                                      sizes, smooth_convex)
+from riskcalc.minimax._common import (at_most, broadcasting, from_logs, heterogeneity, positive,
+                                      scalar_or_array, sizes, smooth_convex)
 
 _MU0 = "mu0 of Lemma 7 (paper 000)"
 
 
+@broadcasting
 def logistic_constants(c_x, D, d, printed=False):
     """Constants of the logistic lower-bound instances, Lemma 7 / eq. (12) of paper 000.
 
@@ -80,6 +81,7 @@ def logistic_constants(c_x, D, d, printed=False):
             "beta": scalar_or_array(beta), "mu0": mu0}
 
 
+@broadcasting
 def lower_bound_aer(d, N, m, R):
     """Minimax lower bound on the average estimation error, Theorem 8 eq. (14) of paper 000.
 
@@ -105,6 +107,7 @@ def lower_bound_aer(d, N, m, R):
     return scalar_or_array(np.minimum(dim * mm / n_tot, r ** 2) + dim / n_tot)
 
 
+@broadcasting
 def lower_bound_ier(d, n_i, N, R):
     """Minimax lower bound on one client's estimation error, Theorem 8 eq. (15) of paper 000.
 
@@ -129,6 +132,7 @@ def lower_bound_ier(d, n_i, N, R):
     return scalar_or_array(np.minimum(dim / ni, r ** 2) + dim / n_tot)
 
 
+@broadcasting
 def excess_lower_bound_aer(mu, beta, N, m, R):
     """Minimax lower bound on the average excess risk, Corollary 9 eq. (16) of paper 000.
 
@@ -154,6 +158,7 @@ def excess_lower_bound_aer(mu, beta, N, m, R):
     return scalar_or_array(u * (np.minimum(b * mm / n_tot, r ** 2) + b / n_tot))
 
 
+@broadcasting
 def excess_lower_bound_ier(mu, beta, n_i, N, R):
     """Minimax lower bound on one client's excess risk, Corollary 9 eq. (17) of paper 000.
 

@@ -21,8 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from riskcalc._validate import flag
-from riskcalc.minimax._common import (client_sizes, from_logs, heterogeneity, nonnegative,
-                                      scalar_or_array, smooth_convex)
+from riskcalc.minimax._common import (broadcasting, client_sizes, from_logs, heterogeneity,
+                                      nonnegative, scalar_or_array, smooth_convex)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
 from riskcalc.minimax.fedprox_table1 import table1_rates, table1_regime
@@ -63,6 +63,7 @@ def _global_constant(rederived):
     return 64.0 if flag("rederived", rederived) else 32.0
 
 
+@broadcasting
 def fedprox_constants(L, mu, rho, rederived=False):
     """Constants ``C1..C4`` of Theorem 1 (eqs. 6-7, 57, 78-79) of paper 004.
 
@@ -129,6 +130,7 @@ def _constants(L, mu, rho, rederived):
     return (c1, c2, c3, c4), logs
 
 
+@broadcasting
 def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """The lambda prescribed by Theorem 1 of paper 004 (both branches; eqs. 34, 54, 82).
 
@@ -196,6 +198,7 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     return LambdaPrescription(lam, np.asarray(homogeneous))
 
 
+@broadcasting
 def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
     """Admissible lambda of Theorem 1 of paper 004 as an interval ``[lo, hi]``.
 
@@ -213,6 +216,7 @@ def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
     return scalar_or_array(lo), scalar_or_array(hi)
 
 
+@broadcasting
 def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     """Minimal lambda of the local-model case ``R <= 1/sqrt(n)``, eqs. (73)/(75) of paper 004.
 
@@ -293,6 +297,7 @@ def _ratio(num, den):
     return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
 
 
+@broadcasting
 def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
     """Global-model error bound, Theorem 1 eq. (6) of paper 004.
 
@@ -313,6 +318,7 @@ def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
     return _error_bound("global", L, mu, rho, R, n, m, rederived)
 
 
+@broadcasting
 def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
     """Local-model error bound, Theorem 1 eq. (7) of paper 004.
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.minimax._common import counts, positive, scalar_or_array, smooth_convex
+from riskcalc.minimax._common import (broadcasting, counts, positive, scalar_or_array,
+                                      smooth_convex)
 
 
+@broadcasting
 def bilevel_constants(L, mu, lam):
     """Analytic constants of the bilevel FedProx reformulation, Lemma 2 of paper 004.
 
@@ -46,6 +48,7 @@ def bilevel_constants(L, mu, lam):
     return {k: scalar_or_array(v) for k, v in out.items()}
 
 
+@broadcasting
 def outer_rate(L, mu, lam, gamma):
     """Linear rate of Theorem 2 of paper 004: ``1 - gamma mu_g/2 - (gamma mu_g)^2/2``.
 
@@ -72,6 +75,7 @@ def outer_rate(L, mu, lam, gamma):
     return scalar_or_array(1 - x / 2 - x ** 2 / 2)
 
 
+@broadcasting
 def inner_loop_iterations(L, mu, lam, gamma, eta):
     """Smallest inner-loop length K meeting eq. (12) of paper 004 (Theorem 2).
 
@@ -135,6 +139,7 @@ def _product(a, b):
     return counts(f)
 
 
+@broadcasting
 def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     """Communication and computation of Algorithm 1, Corollary 1 of paper 004 (eqs. 13-14, 118).
 

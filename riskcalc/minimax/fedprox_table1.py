@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import flag
-from riskcalc.minimax._common import client_sizes, heterogeneity, positive, scalar_or_array
+from riskcalc.minimax._common import (broadcasting, client_sizes, heterogeneity, positive,
+                                      scalar_or_array)
 
 
+@broadcasting
 def table1_regime(R, n, m):
     """Column of Table 1 of paper 004 an instance falls in.
 
@@ -31,6 +33,7 @@ def table1_regime(R, n, m):
     return np.where(rr > 1 / np.sqrt(nn), 0, np.where(rr > 1 / (mm * np.sqrt(nn)), 1, 2))
 
 
+@broadcasting
 def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
     """Rows of Table 1 of paper 004 (local error ``E||w*_i - w~_i||^2``, constants dropped).
 

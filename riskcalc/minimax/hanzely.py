@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array, flag, one_of
-from riskcalc.minimax._common import (MAGNITUDE, _offending, counts, from_logs, nonnegative,
-                                      positive, scalar_or_array, sizes, smooth_convex)
+from riskcalc.minimax._common import (MAGNITUDE, _offending, broadcasting, counts, from_logs,
+                                      nonnegative, positive, scalar_or_array, sizes, smooth_convex)
 
 
 def _eps(eps):
@@ -42,6 +42,7 @@ def _thm31_factor(L, mu, lam):
     return 10 * worst
 
 
+@broadcasting
 def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     """Right-hand side of Theorem 3.1, eq. (3) of paper 001.
 
@@ -96,6 +97,7 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     return scalar_or_array(bound)
 
 
+@broadcasting
 def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     """Fewest communication rounds allowed by Theorem 3.1 of paper 001 to reach ``eps``.
 
@@ -135,6 +137,7 @@ def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     return counts(np.maximum(c, 0))
 
 
+@broadcasting
 def prox_oracle_lower_bound(L, mu, lam, eps):
     """Local proximal-oracle calls, Section 3.2 of paper 001: ``sqrt(min{lambda, L}/mu) log 1/eps``.
 
@@ -158,6 +161,7 @@ def prox_oracle_lower_bound(L, mu, lam, eps):
     return scalar_or_array(np.sqrt(np.minimum(lm, big_l) / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def gradient_oracle_lower_bound(L, mu, eps):
     """Local gradient-oracle calls, Section 3.2 of paper 001: ``sqrt(L/mu) log 1/eps``.
 
@@ -176,6 +180,7 @@ def gradient_oracle_lower_bound(L, mu, eps):
     return scalar_or_array(np.sqrt(big_l / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def summand_oracle_lower_bound(L_tilde, mu, m, eps):
     """Summand-gradient calls, Section 3.2 of paper 001: ``m + sqrt(m L_tilde/mu) log 1/eps``.
 
@@ -207,6 +212,7 @@ def summand_oracle_lower_bound(L_tilde, mu, m, eps):
     return scalar_or_array(mm + np.sqrt(mm * lt / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def apgd_complexity(L, mu, lam, eps):
     """Upper complexities of APGD1 and APGD2, Section 4.1 / Table 1 of paper 001.
 
@@ -235,6 +241,7 @@ def apgd_complexity(L, mu, lam, eps):
     return {k: scalar_or_array(v) for k, v in out.items()}
 
 
+@broadcasting
 def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     """IAPGD + AGD with the explicit schedule of Theorem 4.2 of paper 001.
 
@@ -294,6 +301,7 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
             for k, v in out.items()}
 
 
+@broadcasting
 def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
     """IAPGD + Katyusha, Theorem 4.3 of paper 001 (bounded iterates assumed).
 
@@ -337,6 +345,7 @@ def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
             "local_optimal": np.asarray(mm * lm <= lt)}
 
 
+@broadcasting
 def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     """AL2SGD+, Theorem 4.4 of paper 001.
 
@@ -377,6 +386,7 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
             "local": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
 
 
+@broadcasting
 def optimal_method(L, lam, oracle="prox"):
     """Algorithm that matches both lower bounds, Table 2 of paper 001.
 
