@@ -244,8 +244,10 @@ def test_iapgd_agd_steps_where_the_logged_product_overflows():
 def test_dichotomy_ier_at_no_heterogeneity_with_extreme_curvature(capsys):
     """F16: at R = 0 the first term of paper 000's eq. (19) is 0, but beta^3/mu^2 overflowed
     first (beta = 1e100, mu = 1e-100): inf * 0 = NaN, refused as an overflow, for the bound
-    beta sigma^2/(mu^2 N) = 1e230."""
+    beta sigma^2/(mu^2 N) = 1e230. Since fuzz37 minimax F14 the input is refused: n_i = 1 is
+    below Theorems 4 and 6's n_i >= 4 beta/mu = 4e200 (eq. 19 holds under them), and with it
+    beta^3/mu^2 <= 6.25e298 does not overflow."""
     code, out, err = run_cli(["bounds", "dichotomy_ier", "--beta", "1e100", "--mu", "1e-100",
                               "--loss_sup", "1e30", "--sigma2", "1e30", "--R", "0", "--n_i",
                               "1", "--N", "1e100"], capsys)
-    assert code == 0 and "value=1e+230" in out
+    assert code == 2 and "n_i must be >= 4*beta/mu (Theorems 4 and 6" in err

@@ -13,8 +13,9 @@ import itertools
 
 import numpy as np
 
-from riskcalc._text import Underflow, decimal, distinct
+from riskcalc._text import Underflow, decimal, distinct, integer
 from riskcalc.cli import COMMANDS, guards
+from riskcalc.minimax._common import MAGNITUDE
 from riskcalc.minimax.registry import BOUNDS, evaluate, to_jsonable
 
 _PARAMS = sorted({p for spec in BOUNDS.values() for p in spec.params})
@@ -38,8 +39,10 @@ def add_parser(subparsers):
 
 
 #: Magnitudes a parameter may take (0 aside), as for ``riskcalc predict``: within them the
-#: bounds' products and quotients of a few parameters stay finite or overflow detectably.
-RANGE = (1e-100, 1e100)
+#: bounds' products and quotients of a few parameters stay finite or overflow detectably. The
+#: Python functions take the same (``riskcalc.minimax._common.MAGNITUDE``); here the message
+#: names the option.
+RANGE = MAGNITUDE
 #: Largest grid (outer product of the comma-separated values) one command evaluates.
 MAX_ROWS = 100_000
 #: Parameters that count something, so take whole numbers only (the Python functions accept
@@ -58,15 +61,25 @@ def _values(name: str, text: str) -> list[float]:
     except ValueError:
         raise ValueError(f"--{name} must be a number or comma-separated numbers, "
                          f"got {text!r}") from None
-    for v in vals:
-        # The range first: it refuses nan and inf, which round() cannot take.
+    for part, v in zip(text.split(","), vals):
+        # The range first: it refuses nan and inf, which are no integers either.
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
             raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
                              f"{RANGE[1]:g}], got {v!r}")
-        if name in COUNTS and v != round(v):
+        if name in COUNTS and not _whole(part):
             raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
-                             f"{v!r}")
+                             f"{part.strip()!r}")
     return distinct(f"--{name}", vals)      # a grid point given twice was printed twice
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` writes a whole number exactly (``_text.integer``): the float it reads
+    as was tested, so --n_i 4.0000000000000001 (4.0 as a float) passed for 4 samples."""
+    try:
+        integer(text, "")
+    except ValueError:
+        return False
+    return True
 
 
 def _finite(name: str, params: dict, out: dict) -> None:
@@ -74,9 +87,16 @@ def _finite(name: str, params: dict, out: dict) -> None:
     for key, value in out.items():
         arr = np.asarray(value)
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            pars = ", ".join(f"{k}={v:g}" for k, v in params.items())
+            pars = ", ".join(f"{k}={_shown(v)}" for k, v in params.items())
             raise ValueError(f"bound {name!r}: {key} is not a finite number at {pars} "
                              "(overflow); use less extreme parameters")
+
+
+def _shown(value: float) -> str:
+    """A parameter as given: ``%g``, or every digit where ``%g`` rounds it (--R 0.1000000001
+    and --R 0.1 both printed R=0.1, one row above the other with different lambdas)."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
 def _list(as_json: bool) -> None:
@@ -136,7 +156,7 @@ def run(args) -> int:
         return 0
     print(f"{args.name}: {spec.description}  [{spec.ref}]")
     for row in rows:
-        pars = " ".join(f"{k}={v:g}" for k, v in row["params"].items())
+        pars = " ".join(f"{k}={_shown(v)}" for k, v in row["params"].items())
         vals = " ".join(f"{k}={_format(v)}" for k, v in row["values"].items())
         print(f"  {pars}  ->  {vals}")
     return 0

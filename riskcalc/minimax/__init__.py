@@ -9,7 +9,8 @@ defaults (the printed ones stay reachable with ``printed=True`` / ``rederived=Fa
   dichotomous-strategy excess risks; :mod:`riskcalc.minimax.chen_lower`: its minimax lower
   bounds; :mod:`riskcalc.minimax.chen_fedprox`: its FedProx excess risks.
 - :mod:`riskcalc.minimax.fedprox`: paper 004, FedProx with explicit constants;
-  :mod:`riskcalc.minimax.fedprox_bilevel`: the bilevel algorithm's complexities.
+  :mod:`riskcalc.minimax.fedprox_bilevel`: the bilevel algorithm's complexities;
+  :mod:`riskcalc.minimax.fedprox_table1`: its Table 1.
 - :mod:`riskcalc.minimax.hanzely`: paper 001 (Hanzely et al.), communication and local-oracle
   lower bounds and upper complexities.
 - :data:`BOUNDS`: name -> :class:`BoundSpec` (function, parameters, description, paper ref).
@@ -26,9 +27,10 @@ from riskcalc.minimax.chen_lower import (excess_lower_bound_aer, excess_lower_bo
 from riskcalc.minimax.fedprox import (FedProxConstants, LambdaPrescription, fedprox_constants,
                                       fedprox_global_error_bound, fedprox_lambda,
                                       fedprox_lambda_interval, fedprox_local_error_bound,
-                                      local_case2_lambda, table1_rates, table1_regime)
+                                      local_case2_lambda)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
+from riskcalc.minimax.fedprox_table1 import table1_rates, table1_regime
 from riskcalc.minimax.hanzely import (al2sgd_complexity, apgd_complexity,
                                       communication_lower_bound, gradient_oracle_lower_bound,
                                       iapgd_agd_complexity, iapgd_katyusha_complexity,

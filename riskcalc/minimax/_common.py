@@ -1,14 +1,81 @@
-"""Shared argument checks of the minimax bounds (built on :mod:`riskcalc._validate`)."""
+"""Shared argument checks of the minimax bounds (built on :mod:`riskcalc._validate`), and
+``from_logs``: a bound whose float evaluation left the floats' range, from its logarithm."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
+import sys
+
 import numpy as np
 
-from riskcalc._validate import as_array, nonnegative, positive
+from riskcalc._validate import _show, as_array
+from riskcalc._validate import nonnegative as _nonnegative
+from riskcalc._validate import positive as _positive
 
 PAPER_000 = "../shared/papers/000_7ff2ed2592df3b60.txt"
 PAPER_001 = "../shared/papers/001_352374a3e1e3397e.txt"
 PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
+
+
+#: Magnitudes a parameter may take (0 aside, where it may be 0), as on the command line
+#: (``riskcalc bounds``): within them the bounds' products stay finite or go through
+#: ``from_logs``; beyond them the Python functions answered silently what the command refuses
+#: (inf for mu_g at L = mu = lam = 1e200 in bilevel_constants; lower_bound_aer 3.1e210 for
+#: 2.9e143 where d m overflowed).
+MAGNITUDE = (1e-100, 1e100)
+
+
+def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
+    size = np.abs(arr)
+    bad = ~((size >= MAGNITUDE[0]) & (size <= MAGNITUDE[1]) | (zero & (arr == 0)))
+    if np.any(bad):
+        raise ValueError(f"{name} must {'be 0 or ' if zero else ''}lie in [{MAGNITUDE[0]:g}, "
+                         f"{MAGNITUDE[1]:g}] (the bounds' range), got {_show(arr, bad)}")
+    return arr
+
+
+def positive(name: str, value) -> np.ndarray:
+    """``value`` > 0, finite, within ``MAGNITUDE``."""
+    return _magnitude(name, _positive(name, value), False)
+
+
+def nonnegative(name: str, value) -> np.ndarray:
+    """``value`` 0 or within ``MAGNITUDE``."""
+    return _magnitude(name, _nonnegative(name, value), True)
+
+
+def broadcasting(func):
+    """Decorate a bound whose parameters broadcast (numpy's rules): numbers given as arrays or
+    lists whose shapes do not broadcast together are a ValueError naming them. numpy's
+    "operands could not be broadcast together with shapes (2,) (3,)" named no parameter, and
+    apgd_complexity answered L of 2 values with lam of 3 by outputs of different shapes."""
+    sig = inspect.signature(func)
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        try:
+            given = sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            return func(*args, **kwargs)        # Python's own message for a wrong call
+        shapes = {}
+        for name, value in given.items():
+            if isinstance(value, (list, tuple, np.ndarray)):
+                try:
+                    arr = np.asarray(value)
+                except ValueError:              # ragged: the parameter's own check names it
+                    continue
+                if arr.dtype.kind in "iuf":
+                    shapes[name] = arr.shape
+        try:
+            np.broadcast_shapes(*shapes.values())
+        except ValueError:
+            raise ValueError("the parameters given as arrays must broadcast together, got "
+                             + ", ".join(f"{k} of shape {v}" for k, v in shapes.items())
+                             ) from None
+        return func(*args, **kwargs)
+    return checked
 
 
 def smooth_convex(beta_name: str, beta, mu_name: str, mu):
@@ -42,12 +109,31 @@ def sizes(**named) -> list[np.ndarray]:
     return [positive(name, value) for name, value in named.items()]
 
 
+def client_sizes(n, m):
+    """Paper 004's ``m`` clients of ``n`` samples each: ``(n, m, N = m n)`` as arrays."""
+    nn, mm = sizes(n=n, m=m)
+    return nn, mm, nn * mm
+
+
 def at_most(small_name: str, small, big_name: str, big) -> None:
     """Raise unless ``small <= big`` elementwise (e.g. one client's n_i cannot exceed N)."""
     bad = np.asarray(small) > np.asarray(big)
     if np.any(bad):
         raise ValueError(f"{small_name} must be <= {big_name}, got "
                          f"{_offending(bad, **{small_name: small, big_name: big})}")
+
+
+def enough_samples(name: str, n, beta, mu, theorem: str, m=None) -> None:
+    """Raise unless ``n >= 4 beta / mu`` (``4 beta m / mu`` for a total ``N`` over ``m``
+    clients): paper 000's Theorems 4, 6, 11 and 12 assume ``n_i >= 4 beta / mu`` for every
+    client, and a total below ``4 beta m / mu`` leaves some client below it."""
+    need = 4 * beta / mu * (1.0 if m is None else m)
+    bad = np.asarray(n) < need
+    if np.any(bad):
+        extra = {} if m is None else {"m": m}
+        raise ValueError(f"{name} must be >= 4*beta{'' if m is None else '*m'}/mu ({theorem} "
+                         f"of paper 000: every client needs n_i >= 4*beta/mu), got "
+                         f"{_offending(bad, **{name: n, 'beta': beta, 'mu': mu, **extra})}")
 
 
 def heterogeneity(R) -> np.ndarray:
@@ -71,6 +157,41 @@ def scalar_or_array(x):
     """Return a Python float for 0-d results, so scalar calls give scalars."""
     x = np.asarray(x)
     return float(x) if x.ndim == 0 and x.dtype.kind == "f" else x
+
+
+#: Natural logarithms of the largest float and of the smallest normal one.
+_LOG_MAX, _LOG_MIN = math.log(sys.float_info.max), math.log(sys.float_info.min)
+
+
+def from_logs(name: str, direct, log_value):
+    """A nonnegative quantity from its float evaluation ``direct`` where that kept its digits
+    (within 1e-12 relative of its logarithm), else from its natural logarithm ``log_value``
+    (-inf for 0): a product or a term of ``direct`` may leave the floats' range (inf, or 0) when
+    the quantity itself does not.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` where the quantity itself has no float: above the largest float or
+        nonzero below the smallest normal one (there inf or 0 would be printed as a result).
+    """
+    lv, d = np.broadcast_arrays(np.asarray(log_value, dtype=float),
+                                np.asarray(direct, dtype=float))
+    for bad, where in ((lv > _LOG_MAX, "above the largest float (1.8e308)"),
+                       ((lv < _LOG_MIN) & (lv > -np.inf),
+                        "nonzero but below the smallest normal float (2.2e-308)")):
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            exp10 = float(lv.ravel()[k]) / math.log(10)
+            power = math.floor(exp10)
+            # 10^(-4.34e249) (mu0 at T = 1e250) had its 250 digits of exponent written out.
+            text = (f"{10 ** (exp10 - power):.3f}e{power:+d}" if abs(exp10) < 1e15
+                    else f"10^{exp10:.6g}")
+            raise ValueError(f"{name} is {text}{f' (entry {k} of {bad.size})' if bad.ndim else ''}"
+                             f", {where}: it has no float value; use less extreme parameters")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kept = np.isfinite(d) & (d > 0) & (np.abs(np.log(d) - lv) <= 1e-12)
+    return scalar_or_array(np.where(kept, d, np.exp(lv)))
 
 
 def counts(x):

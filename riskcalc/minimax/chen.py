@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive
-from riskcalc.minimax._common import (at_most, heterogeneity, probability_vector,
+from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
+                                      heterogeneity, nonnegative, positive, probability_vector,
                                       scalar_or_array, sizes, smooth_convex)
 from riskcalc.minimax.chen_fedprox import (fedprox_aer_bound, fedprox_aer_bound_weighted,
                                            fedprox_ier_bound, fedprox_proof_lambda,
@@ -39,6 +39,7 @@ def _require(cond, message):
         raise ValueError(message)
 
 
+@broadcasting
 def local_ier_bound(beta, mu, loss_sup, n_i):
     """PureLocalTraining individualized excess risk, Theorem 4 of paper 000.
 
@@ -73,6 +74,7 @@ def local_ier_bound(beta, mu, loss_sup, n_i):
     return scalar_or_array(b * ls / (u * n))
 
 
+@broadcasting
 def fedavg_aer_bound(beta, mu, loss_sup, R, N):
     """FedAvg average excess risk with ``p_i = n_i / N``, Theorem 6 eq. (11, left) of paper 000.
 
@@ -102,6 +104,7 @@ def fedavg_aer_bound(beta, mu, loss_sup, R, N):
     return scalar_or_array(b * ls / (u * n_tot) + b * r ** 2)
 
 
+@broadcasting
 def fedavg_ier_bound(beta, mu, sigma2, R, N):
     """FedAvg IER with ``p_i = n_i / N``, Theorem 6 eq. (11, right) of paper 000.
 
@@ -127,7 +130,18 @@ def fedavg_ier_bound(beta, mu, sigma2, R, N):
     (n_tot,) = sizes(N=N)
     _require(n_tot >= 4 * b / u, f"N must be >= 4*beta/mu (Theorem 6 of paper 000 with "
                                  f"p_i = n_i/N), got N={N!r}")
-    return scalar_or_array(b * s2 / (u ** 2 * n_tot) + b ** 3 * r ** 2 / u ** 2)
+    return _fedavg_ier(b, u, s2, r, 1 / n_tot, -np.log(n_tot))
+
+
+def _fedavg_ier(b, u, s2, r, s, log_s):
+    """``b s2 / u^2 * s + b^3 r^2 / u^2`` of eqs. (10)-(11) (``s = sum_i p_i^2 / n_i``, its log
+    ``log_s``): beta^3 R^2 overflowed (beta = R = 1e100: inf for the bound 1e300 at mu = 1e100),
+    so where the floats lose it the bound is taken from its terms' logarithms."""
+    with np.errstate(all="ignore"):
+        direct = b * s2 / u ** 2 * s + b ** 3 * r ** 2 / u ** 2
+        lb, lu = np.log(b), np.log(u)
+        logs = np.logaddexp(lb + np.log(s2) - 2 * lu + log_s, 3 * lb + 2 * np.log(r) - 2 * lu)
+    return from_logs("FedAvg's IER bound", direct, logs)
 
 
 def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
@@ -158,10 +172,10 @@ def fedavg_weighted_bounds(beta, mu, loss_sup, sigma2, R, p, n):
     _require(n_arr >= 4 * b * p_arr / u, "n must satisfy n_i >= 4*beta*p_i/mu (Theorem 6 of "
                                          "paper 000)")
     s = float(np.sum(p_arr ** 2 / n_arr))
-    return (float(b * ls / u * s + b * r ** 2),
-            float(b * s2 / u ** 2 * s + b ** 3 * r ** 2 / u ** 2))
+    return (float(b * ls / u * s + b * r ** 2), float(_fedavg_ier(b, u, s2, r, s, np.log(s))))
 
 
+@broadcasting
 def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):
     """Switching threshold of the dichotomous strategy, Section 3.3 of paper 000.
 
@@ -188,6 +202,7 @@ def dichotomy_threshold(N, m, loss_sup=1.0, mu=1.0):
     return scalar_or_array(ls / u * mm / n_tot)
 
 
+@broadcasting
 def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     """AER of the dichotomous strategy with ``p_i = n_i/N``, eq. (18) of paper 000.
 
@@ -199,7 +214,8 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     beta, mu, loss_sup : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     R, N, m : array_like
-        Heterogeneity radius, total sample size, clients (``m <= N``).
+        Heterogeneity radius, total sample size, clients (``m <= N``); Theorems 4 and 6 assume
+        every ``n_i >= 4 beta / mu``, so ``N >= 4 beta m / mu``.
 
     Returns
     -------
@@ -222,9 +238,11 @@ def dichotomy_aer_bound(beta, mu, loss_sup, R, N, m):
     r = heterogeneity(R)
     n_tot, mm = sizes(N=N, m=m)
     at_most("m", m, "N", N)
+    enough_samples("N", n_tot, b, u, "Theorems 4 and 6", m=mm)
     return scalar_or_array(b * np.minimum(ls * mm / (u * n_tot), r ** 2) + b * ls / (u * n_tot))
 
 
+@broadcasting
 def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     """IER of the dichotomous strategy with ``p_i = n_i/N``, eq. (19) of paper 000.
 
@@ -236,7 +254,8 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     beta, mu, loss_sup, sigma2 : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``, ``sigma^2``.
     R, n_i, N : array_like
-        Heterogeneity radius, the client's and the total sample size.
+        Heterogeneity radius, the client's and the total sample size; Theorems 4 and 6 assume
+        ``n_i >= 4 beta / mu``.
 
     Returns
     -------
@@ -248,12 +267,11 @@ def dichotomy_ier_bound(beta, mu, loss_sup, sigma2, R, n_i, N):
     r = heterogeneity(R)
     ni, n_tot = sizes(n_i=n_i, N=N)
     at_most("n_i", n_i, "N", N)
-    low = np.minimum(ls / (u * ni), r ** 2)
-    # 0 where the minimum is 0 (R = 0): beta^3/mu^2 overflowed (beta = 1e100, mu = 1e-100)
-    # and inf * 0 made the bound NaN, refused as an overflow, for its finite second term.
-    with np.errstate(invalid="ignore", over="ignore"):
-        first = np.where(low > 0, b ** 3 / u ** 2 * low, 0.0)
-    return scalar_or_array(first + b * s2 / (u ** 2 * n_tot))
+    enough_samples("n_i", ni, b, u, "Theorems 4 and 6")
+    # With n_i >= 4 beta/mu, beta^3/mu^2 = beta kappa^2 <= 6.25e298 and no term leaves the
+    # floats for parameters in [1e-100, 1e100] (the largest bound is 1.5e298).
+    return scalar_or_array(b ** 3 / u ** 2 * np.minimum(ls / (u * ni), r ** 2)
+                           + b * s2 / (u ** 2 * n_tot))
 
 
 def local_aer_weighted(beta, mu, loss_sup, p, n):
@@ -266,7 +284,8 @@ def local_aer_weighted(beta, mu, loss_sup, p, n):
     beta, mu, loss_sup : float
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     p, n : array_like, 1-d
-        Client weights (probability vector) and sample sizes.
+        Client weights (probability vector) and sample sizes, each ``>= 4 beta / mu``
+        (Theorem 4).
 
     Returns
     -------
@@ -275,4 +294,5 @@ def local_aer_weighted(beta, mu, loss_sup, p, n):
     b, u = smooth_convex("beta", beta, "mu", mu)
     ls = positive("loss_sup", loss_sup)
     p_arr, n_arr = probability_vector(p, n)
+    enough_samples("n", n_arr, b, u, "Theorem 4")
     return float(b * ls / u * np.sum(p_arr / n_arr))

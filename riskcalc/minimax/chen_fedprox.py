@@ -9,13 +9,18 @@ the rate with the hidden constant ``C`` set to 1.
 
 from __future__ import annotations
 
+import numbers
+from decimal import Decimal
+
 import numpy as np
 
-from riskcalc._validate import nonnegative, positive, positive_int
-from riskcalc.minimax._common import (at_most, heterogeneity, probability_vector,
+from riskcalc._validate import positive_int
+from riskcalc.minimax._common import (at_most, broadcasting, enough_samples, from_logs,
+                                      heterogeneity, nonnegative, positive, probability_vector,
                                       scalar_or_array, sizes, smooth_convex)
 
 
+@broadcasting
 def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     """FedProx AER with ``p_i = n_i/N`` and balanced sizes, eq. (30) of paper 000.
 
@@ -28,7 +33,8 @@ def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     beta, mu, loss_sup : array_like
         Smoothness, strong convexity (``beta >= mu``), ``||l||_inf``.
     R, N, m : array_like
-        Heterogeneity radius, total sample size, clients (``m <= N``).
+        Heterogeneity radius, total sample size, clients (``m <= N``); Theorem 11 assumes
+        every ``n_i >= 4 beta / mu``, so ``N >= 4 beta m / mu``.
 
     Returns
     -------
@@ -39,6 +45,7 @@ def fedprox_aer_bound(beta, mu, loss_sup, R, N, m):
     r = heterogeneity(R)
     n_tot, mm = sizes(N=N, m=m)
     at_most("m", m, "N", N)
+    enough_samples("N", n_tot, b, u, "Theorem 11", m=mm)
     rate = np.minimum(mm / n_tot, r * np.sqrt(mm / n_tot)) + 1.0 / n_tot
     return scalar_or_array((u + b * ls / u) * rate)
 
@@ -55,7 +62,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     beta, mu, loss_sup, R : float
         As in :func:`fedprox_aer_bound`.
     p, n : array_like, 1-d
-        Client weights and sample sizes.
+        Client weights and sample sizes, each ``>= 4 beta / mu`` (Theorem 11).
 
     Returns
     -------
@@ -65,6 +72,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     ls = positive("loss_sup", loss_sup)
     r = heterogeneity(R)
     p_arr, n_arr = probability_vector(p, n)
+    enough_samples("n", n_arr, b, u, "Theorem 11")
     s1 = np.sum(p_arr / n_arr)
     s2 = np.sum(p_arr ** 2 / n_arr)
     cp = p_arr.max() * s1 / s2
@@ -72,6 +80,7 @@ def fedprox_aer_bound_weighted(beta, mu, loss_sup, R, p, n):
     return float(pref * (min(r * np.sqrt(s1), s1) + s2))
 
 
+@broadcasting
 def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     """FedProx IER with ``p_i ~ 1/m`` and balanced sizes, Theorem 12 eq. (29) of paper 000.
 
@@ -88,7 +97,8 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     D : array_like
         Diameter of the parameter domain.
     R, n_i, N, m : array_like
-        Heterogeneity radius, the client's and the total sample size, clients.
+        Heterogeneity radius, the client's and the total sample size, clients; Theorem 12
+        assumes ``n_i >= 4 beta / mu``.
 
     Returns
     -------
@@ -102,10 +112,21 @@ def fedprox_ier_bound(beta, mu, loss_sup, sigma2, D, R, n_i, N, m):
     ni, n_tot, mm = sizes(n_i=n_i, N=N, m=m)
     at_most("n_i", n_i, "N", N)
     at_most("m", m, "N", N)
-    k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
-    return scalar_or_array(k * (np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot))
+    enough_samples("n_i", ni, b, u, "Theorem 12")
+    rate = np.minimum(r / np.sqrt(ni), 1 / ni) + np.sqrt(mm) / n_tot
+    with np.errstate(all="ignore"):
+        k = (u + 1 / u) * (b * ls + (s2 * b ** 2 + b ** 2 + s2) / u ** 2) + u * dia ** 2
+        # K's products overflowed (sigma^2 beta^2 / mu^2 (mu + 1/mu) = 1e337 at sigma2 = 1e100,
+        # beta = 1e60, mu = 1e-39: inf for the bound 1e237 at R = 0, n_i = N = 1e100), so where
+        # the floats lose a term the bound is taken from the terms' logarithms.
+        lb, lu, ls2 = np.log(b), np.log(u), np.log(s2)
+        squares = np.logaddexp(np.logaddexp(ls2 + 2 * lb, 2 * lb), ls2)
+        curv = np.logaddexp(lb + np.log(ls), squares - 2 * lu)
+        log_k = np.logaddexp(np.logaddexp(lu, -lu) + curv, lu + 2 * np.log(dia))
+    return from_logs("FedProx's IER bound", k * rate, log_k + np.log(rate))
 
 
+@broadcasting
 def fedprox_regime(R, N, m, kind="aer"):
     """Regime of the FedProx comparison that follows eq. (30) of paper 000.
 
@@ -151,6 +172,7 @@ def fedprox_regime(R, N, m, kind="aer"):
     return np.where(r2 >= high, 0, np.where(r2 >= low, 1, 2))
 
 
+@broadcasting
 def fedprox_proof_lambda(R, n: int, m: int, mu: float, theorem: int = 11):
     """The FedProx penalty of the proofs of paper 000 Thms 11 and 12, balanced clients.
 
@@ -185,12 +207,15 @@ def fedprox_proof_lambda(R, n: int, m: int, mu: float, theorem: int = 11):
     R = nonnegative("R", R)
     n, m = positive_int("n", n), positive_int("m", m)
     mu = positive("mu", mu)
+    # One number: an array of two was numpy's "truth value ... is ambiguous", naming nothing,
+    # and array([11]) was taken where [11] was refused.
+    if not (isinstance(theorem, (numbers.Real, Decimal)) and not isinstance(theorem, bool)
+            and theorem in (11, 12)):
+        raise ValueError(f"theorem must be 11 or 12, got {theorem!r}")
     r2 = R ** 2
     if theorem == 11:
         with np.errstate(divide="ignore"):
             return np.where(r2 >= 1 / n, mu / (16 * r2 * n),
                             np.where(r2 >= 1 / (m * m * n), mu / (16 * R * np.sqrt(n)),
                                      mu * m / 16))
-    if theorem == 12:
-        return np.where(r2 >= 1 / n, mu / n, mu / 16 * np.sqrt(m / (r2 * m * n + 1)))
-    raise ValueError(f"theorem must be 11 or 12, got {theorem!r}")
+    return np.where(r2 >= 1 / n, mu / n, mu / 16 * np.sqrt(m / (r2 * m * n + 1)))

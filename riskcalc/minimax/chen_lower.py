@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import flag, positive
-from riskcalc.minimax._common import at_most, heterogeneity, scalar_or_array, sizes, smooth_convex
+from riskcalc._validate import flag
+from riskcalc.minimax._common import (at_most, broadcasting, from_logs, heterogeneity, positive,
+                                      scalar_or_array, sizes, smooth_convex)
+
+_MU0 = "mu0 of Lemma 7 (paper 000)"
 
 
+@broadcasting
 def logistic_constants(c_x, D, d, printed=False):
     """Constants of the logistic lower-bound instances, Lemma 7 / eq. (12) of paper 000.
 
@@ -63,16 +67,21 @@ def logistic_constants(c_x, D, d, printed=False):
     dim = positive("d", d)
     t = cx * dia * np.sqrt(dim)
     beta = cx ** 2 * dim / 4.0
-    if flag("printed", printed):
-        loss_sup = t
-        mu0 = (np.exp(t / 2) + np.exp(-t)) ** -2
-    else:
-        loss_sup = np.logaddexp(0.0, t)
-        mu0 = 0.25 / np.cosh(t / 2) ** 2
+    with np.errstate(all="ignore"):
+        # mu_0 = e^-T (...)^-2 is below the floats from T ~ 708 (it printed 0: c_X = D = 1,
+        # d = 1e6 gave the strong convexity 0), so it is taken from its logarithm.
+        if flag("printed", printed):
+            loss_sup = t
+            mu0 = from_logs(_MU0, (np.exp(t / 2) + np.exp(-t)) ** -2,
+                            -2 * np.logaddexp(t / 2, -t))
+        else:
+            loss_sup = np.logaddexp(0.0, t)
+            mu0 = from_logs(_MU0, 0.25 / np.cosh(t / 2) ** 2, -t - 2 * np.log1p(np.exp(-t)))
     return {"loss_sup": scalar_or_array(loss_sup), "sigma2": scalar_or_array(beta),
-            "beta": scalar_or_array(beta), "mu0": scalar_or_array(mu0)}
+            "beta": scalar_or_array(beta), "mu0": mu0}
 
 
+@broadcasting
 def lower_bound_aer(d, N, m, R):
     """Minimax lower bound on the average estimation error, Theorem 8 eq. (14) of paper 000.
 
@@ -98,6 +107,7 @@ def lower_bound_aer(d, N, m, R):
     return scalar_or_array(np.minimum(dim * mm / n_tot, r ** 2) + dim / n_tot)
 
 
+@broadcasting
 def lower_bound_ier(d, n_i, N, R):
     """Minimax lower bound on one client's estimation error, Theorem 8 eq. (15) of paper 000.
 
@@ -122,6 +132,7 @@ def lower_bound_ier(d, n_i, N, R):
     return scalar_or_array(np.minimum(dim / ni, r ** 2) + dim / n_tot)
 
 
+@broadcasting
 def excess_lower_bound_aer(mu, beta, N, m, R):
     """Minimax lower bound on the average excess risk, Corollary 9 eq. (16) of paper 000.
 
@@ -147,6 +158,7 @@ def excess_lower_bound_aer(mu, beta, N, m, R):
     return scalar_or_array(u * (np.minimum(b * mm / n_tot, r ** 2) + b / n_tot))
 
 
+@broadcasting
 def excess_lower_bound_ier(mu, beta, n_i, N, R):
     """Minimax lower bound on one client's excess risk, Corollary 9 eq. (17) of paper 000.
 

@@ -6,9 +6,10 @@ variance at the optimum ``rho^2`` (Assumption 4), heterogeneity ``||w_i - w_g||^
 (Assumption 1), ``m`` clients with ``n`` samples each, ``N = m n``, ``p_i = 1/m``.
 Theorem 1 has explicit constants, so its bounds are exact inequalities, not rates.
 
-This module holds Theorem 1 (the prescribed lambda, the error bounds) and Table 1; the bilevel
-algorithm's complexities (Lemma 2, Theorem 2, Corollary 1) are in
-:mod:`riskcalc.minimax.fedprox_bilevel`, and their names stay importable from here.
+This module holds Theorem 1 (the prescribed lambda, the error bounds); Table 1 is in
+:mod:`riskcalc.minimax.fedprox_table1` and the bilevel algorithm's complexities (Lemma 2,
+Theorem 2, Corollary 1) in :mod:`riskcalc.minimax.fedprox_bilevel`, and their names stay
+importable from here.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from riskcalc._validate import flag, nonnegative, positive
-from riskcalc.minimax._common import heterogeneity, scalar_or_array, sizes, smooth_convex
+from riskcalc._validate import flag
+from riskcalc.minimax._common import (broadcasting, client_sizes, from_logs, heterogeneity,
+                                      nonnegative, scalar_or_array, smooth_convex)
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
+from riskcalc.minimax.fedprox_table1 import table1_rates, table1_regime
 
 __all__ = [
     "FedProxConstants", "LambdaPrescription", "bilevel_constants", "fedprox_complexity",
@@ -60,6 +63,7 @@ def _global_constant(rederived):
     return 64.0 if flag("rederived", rederived) else 32.0
 
 
+@broadcasting
 def fedprox_constants(L, mu, rho, rederived=False):
     """Constants ``C1..C4`` of Theorem 1 (eqs. 6-7, 57, 78-79) of paper 004.
 
@@ -101,21 +105,32 @@ def fedprox_constants(L, mu, rho, rederived=False):
       length with a number; the theorem holds in the units it is written in but is not
       invariant under rescaling ``w``.
     """
+    direct, logs = _constants(L, mu, rho, rederived)
+    return FedProxConstants(*(from_logs(f"C{k} of Theorem 1 (paper 004)", c, lc)
+                              for k, c, lc in zip(range(1, 5), direct, logs)))
+
+
+def _constants(L, mu, rho, rederived):
+    """``C1..C4`` of :func:`fedprox_constants` as floats (inf or NaN where a product leaves
+    the floats: C4 = 0 * inf at rho = 0, L = 1e100, mu = 1e-100) and as natural logarithms
+    (-inf for 0), for ``from_logs``."""
     big_l, u, r = _lmr(L, mu, rho)
     g = _global_constant(rederived)
     local_r2 = 6 * g + 6
-    c1 = g * r ** 2 / u ** 2
-    c2 = np.maximum(((1 + math.sqrt(3)) * r / u) ** 2, g * big_l ** 2 / u ** 2)
-    c3 = 6 * g * r ** 2 / u ** 2
-    c4 = np.maximum((r * (1 + np.sqrt(4 * c2 + 5)) / u) ** 2, local_r2 * big_l ** 2 / u ** 2)
-    return FedProxConstants(*(scalar_or_array(c) for c in (c1, c2, c3, c4)))
+    with np.errstate(all="ignore"):
+        c1 = g * r ** 2 / u ** 2
+        c2 = np.maximum(((1 + math.sqrt(3)) * r / u) ** 2, g * big_l ** 2 / u ** 2)
+        c3 = 6 * g * r ** 2 / u ** 2
+        c4 = np.maximum((r * (1 + np.sqrt(4 * c2 + 5)) / u) ** 2, local_r2 * big_l ** 2 / u ** 2)
+        lr, lk = np.log(r) - np.log(u), np.log(big_l) - np.log(u)    # log(rho/mu), log(kappa)
+        l2 = np.maximum(2 * (math.log(1 + math.sqrt(3)) + lr), math.log(g) + 2 * lk)
+        root = np.logaddexp(0.0, 0.5 * np.logaddexp(math.log(4) + l2, math.log(5)))
+        logs = (math.log(g) + 2 * lr, l2, math.log(6 * g) + 2 * lr,
+                np.maximum(2 * (lr + root), math.log(local_r2) + 2 * lk))
+    return (c1, c2, c3, c4), logs
 
 
-def _size_args(n, m):
-    nn, mm = sizes(n=n, m=m)
-    return nn, mm, nn * mm
-
-
+@broadcasting
 def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """The lambda prescribed by Theorem 1 of paper 004 (both branches; eqs. 34, 54, 82).
 
@@ -151,24 +166,39 @@ def fedprox_lambda(L, mu, rho, R, n, m, rederived=False):
     """
     big_l, u, r = _lmr(L, mu, rho)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
+    nn, mm, n_tot = client_sizes(n, m)
     kappa = big_l / u
-    first = (128.0 if flag("rederived", rederived) else 64.0) * kappa ** 2 * big_l
-    ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
-    ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
-    # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any lambda
-    # above the first term works, so the ratio is taken as 0 there.
-    ratio = np.divide(ratio_num, ratio_den, out=np.zeros(np.broadcast(ratio_num, ratio_den).shape),
-                      where=ratio_den > 0)
-    lower = np.maximum(first, np.maximum(2 * kappa, 5.0) * u * ratio) - u
+    c = 128.0 if flag("rederived", rederived) else 64.0
     homogeneous = rr <= 1 / np.sqrt(nn)
-    # R = 0 only reaches the first branch; the second is evaluated everywhere and then masked.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # Products leave the floats where the lambda does not (n mu R^2 = inf: 0 for 1.2e-161 at
+    # rho = 6.6e75, R = 2.2e97, n = 9e92, mu = 8.6e24), so each branch is also taken in logs;
+    # R = 0 only reaches the first branch, the second is evaluated everywhere and then masked.
+    with np.errstate(all="ignore"):
+        ratio_num = 2 * big_l ** 2 * rr ** 2 + r ** 2 / nn
+        ratio_den = big_l ** 2 * rr ** 2 + r ** 2 / n_tot
+        # rho = 0 and R = 0 is the noiseless homogeneous case: both sides vanish and any
+        # lambda above the first term works, so the ratio is taken as 0 there.
+        ratio = np.divide(ratio_num, ratio_den,
+                          out=np.zeros(np.broadcast(ratio_num, ratio_den).shape),
+                          where=ratio_den > 0)
+        lower = np.maximum(c * kappa ** 2 * big_l, np.maximum(2 * kappa, 5.0) * u * ratio) - u
         upper = r ** 2 / (nn * u * rr ** 2)
-    lam = np.where(homogeneous, lower, upper)
-    return LambdaPrescription(scalar_or_array(lam), np.asarray(homogeneous))
+        lL, lu, lr, lR, ln = (np.log(v) for v in (big_l, u, r, rr, nn))
+        lk = lL - lu
+        l_den = np.logaddexp(2 * lL + 2 * lR, 2 * lr - ln - np.log(mm))
+        l_ratio = np.where(l_den > -np.inf, np.logaddexp(np.log(2) + 2 * lL + 2 * lR,
+                                                         2 * lr - ln) - l_den, -np.inf)
+        l_max = np.maximum(np.log(c) + 2 * lk + lL, np.log(np.maximum(2 * kappa, 5.0)) + lu
+                           + l_ratio)
+        # max >= 64 L >= 64 mu: subtracting mu loses no digits.
+        logs = np.where(homogeneous, l_max + np.log1p(-np.exp(lu - l_max)),
+                        2 * lr - ln - lu - 2 * lR)
+    lam = from_logs("the lambda of Theorem 1 (paper 004)", np.where(homogeneous, lower, upper),
+                    logs)
+    return LambdaPrescription(lam, np.asarray(homogeneous))
 
 
+@broadcasting
 def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
     """Admissible lambda of Theorem 1 of paper 004 as an interval ``[lo, hi]``.
 
@@ -186,6 +216,7 @@ def fedprox_lambda_interval(L, mu, rho, R, n, m, rederived=False):
     return scalar_or_array(lo), scalar_or_array(hi)
 
 
+@broadcasting
 def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     """Minimal lambda of the local-model case ``R <= 1/sqrt(n)``, eqs. (73)/(75) of paper 004.
 
@@ -222,7 +253,7 @@ def local_case2_lambda(L, mu, rho, R, n, m, printed=False, rederived=False):
     """
     big_l, u, r = _lmr(L, mu, rho)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
+    nn, _, n_tot = client_sizes(n, m)
     kappa = big_l / u
     with np.errstate(divide="ignore"):      # log 0 = -inf: a term that is 0
         lL, lu, lr, lR, lN, ln = (np.log(v) for v in (big_l, u, r, rr, n_tot, nn))
@@ -266,6 +297,7 @@ def _ratio(num, den):
     return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
 
 
+@broadcasting
 def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
     """Global-model error bound, Theorem 1 eq. (6) of paper 004.
 
@@ -283,12 +315,10 @@ def fedprox_global_error_bound(L, mu, rho, R, n, m, rederived=False):
     -------
     float or ndarray
     """
-    c = fedprox_constants(L, mu, rho, rederived=rederived)
-    rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
-    return scalar_or_array(c.C1 / n_tot + c.C2 * np.minimum(1 / nn, rr ** 2))
+    return _error_bound("global", L, mu, rho, R, n, m, rederived)
 
 
+@broadcasting
 def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
     """Local-model error bound, Theorem 1 eq. (7) of paper 004.
 
@@ -305,79 +335,19 @@ def fedprox_local_error_bound(L, mu, rho, R, n, m, rederived=False):
     -------
     float or ndarray
     """
-    c = fedprox_constants(L, mu, rho, rederived=rederived)
+    return _error_bound("local", L, mu, rho, R, n, m, rederived)
+
+
+def _error_bound(which, L, mu, rho, R, n, m, rederived):
+    """``C1/N + C2 min(1/n, R^2)`` (eq. 6, ``which="global"``) or ``C3/N + C4 ...`` (eq. 7),
+    from the logarithms where the floats lose a term: C1 = 32 rho^2/mu^2 overflowed (rho =
+    1e100, mu = 1e-100: inf for the bound 3.2e200 at N = 1e200), 0 * inf of C4 was NaN."""
+    first, second = (0, 1) if which == "global" else (2, 3)
+    direct, logs = _constants(L, mu, rho, rederived)
     rr = heterogeneity(R)
-    nn, _, n_tot = _size_args(n, m)
-    return scalar_or_array(c.C3 / n_tot + c.C4 * np.minimum(1 / nn, rr ** 2))
-
-
-def table1_regime(R, n, m):
-    """Column of Table 1 of paper 004 an instance falls in.
-
-    0: ``R > 1/sqrt(n)``; 1: ``1/(m sqrt(n)) < R <= 1/sqrt(n)``; 2: ``R <= 1/(m sqrt(n))``.
-
-    Parameters
-    ----------
-    R, n, m : array_like
-        Heterogeneity radius, samples per client, clients.
-
-    Returns
-    -------
-    ndarray of int
-    """
-    rr = heterogeneity(R)
-    nn, mm, _ = _size_args(n, m)
-    return np.where(rr > 1 / np.sqrt(nn), 0, np.where(rr > 1 / (mm * np.sqrt(nn)), 1, 2))
-
-
-def table1_rates(R, n, m, D=1.0, loss_sup=1.0, printed=False):
-    """Rows of Table 1 of paper 004 (local error ``E||w*_i - w~_i||^2``, constants dropped).
-
-    Corrected rows: "Ours" and "Lower bound" are ``1/n`` (column 0), ``R^2 v 1/(mn)``
-    (column 1), ``1/(mn)`` (column 2), i.e. ``(1/n ^ R^2) + 1/N`` up to a factor 2 (Theorem 1 and
-    paper 000's eq. 15); "Chen et al." is ``(D^2 + ||l||_inf)/n`` in column 0 and, from paper
-    000's eq. (29) with ``n_i = n``, ``||l||_inf (R/sqrt(n) v 1/(n sqrt(m)))`` otherwise.
-
-    Parameters
-    ----------
-    R, n, m : array_like
-        Heterogeneity radius, samples per client, clients.
-    D, loss_sup : array_like
-        Domain diameter and ``||l||_inf`` of the Chen et al. row.
-    printed : bool
-        Return the rows as printed (see ERRATA).
-
-    Returns
-    -------
-    dict
-        ``{"chen": ..., "ours": ..., "lower": ...}``.
-
-    ERRATA
-    ------
-    - Column ``1/(m sqrt n) < R <= 1/sqrt n`` prints "Ours" and "Lower bound" as
-      ``R^2 ^ 1/(mn)`` (minimum); Theorem 1 gives ``C3/N + C4 R^2`` there and the lower bound is
-      ``R^2 + 1/N``, so the entry is ``R^2 v 1/(mn)`` (maximum). The printed minimum undercuts the
-      minimax lower bound by an unbounded factor: ``R = 1/sqrt(n)``, ``n = 100``, ``m = 10``:
-      printed ``0.001``, lower bound ``1/n + 1/N = 0.011`` (ratio ``m + 1``).
-    - Column ``R <= 1/(m sqrt n)`` quotes Chen et al. as ``||l||_inf / sqrt(mn)``; their
-      eq. (29) has ``sqrt(m)/N = 1/(n sqrt m)`` there (their text: "off by a factor sqrt(m)" from
-      ``1/N``). Deciding numbers: ``m = n = 100``: ``1/sqrt(mn) = 0.01`` against
-      ``1/(n sqrt m) = 0.001``.
-    """
-    rr = heterogeneity(R)
-    nn, mm, n_tot = _size_args(n, m)
-    dia = positive("D", D)
-    ls = positive("loss_sup", loss_sup)
-    col = table1_regime(R, n, m)
-    if flag("printed", printed):
-        middle = np.minimum(rr ** 2, 1 / n_tot)
-        chen_mid = ls * rr / np.sqrt(nn)
-        chen_hom = ls / np.sqrt(n_tot)
-    else:
-        middle = np.maximum(rr ** 2, 1 / n_tot)
-        chen_mid = ls * np.maximum(rr / np.sqrt(nn), 1 / (nn * np.sqrt(mm)))
-        chen_hom = ls / (nn * np.sqrt(mm))
-    ours = np.where(col == 0, 1 / nn, np.where(col == 1, middle, 1 / n_tot))
-    chen = np.where(col == 0, (dia ** 2 + ls) / nn, np.where(col == 1, chen_mid, chen_hom))
-    return {"chen": scalar_or_array(chen), "ours": scalar_or_array(ours),
-            "lower": scalar_or_array(ours.copy())}
+    nn, _, n_tot = client_sizes(n, m)
+    with np.errstate(all="ignore"):
+        value = direct[first] / n_tot + direct[second] * np.minimum(1 / nn, rr ** 2)
+        log_value = np.logaddexp(logs[first] - np.log(n_tot),
+                                 logs[second] + np.minimum(-np.log(nn), 2 * np.log(rr)))
+    return from_logs(f"the {which} error bound of Theorem 1 (paper 004)", value, log_value)

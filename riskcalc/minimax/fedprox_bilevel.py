@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import positive
-from riskcalc.minimax._common import counts, scalar_or_array, smooth_convex
+from riskcalc.minimax._common import (broadcasting, counts, positive, scalar_or_array,
+                                      smooth_convex)
 
 
+@broadcasting
 def bilevel_constants(L, mu, lam):
     """Analytic constants of the bilevel FedProx reformulation, Lemma 2 of paper 004.
 
@@ -47,6 +48,7 @@ def bilevel_constants(L, mu, lam):
     return {k: scalar_or_array(v) for k, v in out.items()}
 
 
+@broadcasting
 def outer_rate(L, mu, lam, gamma):
     """Linear rate of Theorem 2 of paper 004: ``1 - gamma mu_g/2 - (gamma mu_g)^2/2``.
 
@@ -73,6 +75,7 @@ def outer_rate(L, mu, lam, gamma):
     return scalar_or_array(1 - x / 2 - x ** 2 / 2)
 
 
+@broadcasting
 def inner_loop_iterations(L, mu, lam, gamma, eta):
     """Smallest inner-loop length K meeting eq. (12) of paper 004 (Theorem 2).
 
@@ -84,7 +87,10 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     L, mu, lam : array_like
         As in :func:`bilevel_constants`.
     gamma, eta : array_like
-        Global and local step sizes.
+        Global and local step sizes. ``eta`` is taken as given: at ``eta = 1/L_l`` written as a
+        float, ``1 - eta mu_l = (L - mu)/(L + lam)`` rounds to 0 where ``lam >> L`` (K = 1 for
+        3 at ``L = 1.4e-9``, ``mu = 8.6e-16``, ``lam = 5.4e12``); :func:`fedprox_complexity`
+        takes that step exactly.
 
     Returns
     -------
@@ -98,18 +104,28 @@ def inner_loop_iterations(L, mu, lam, gamma, eta):
     # eta = 1/L_l is admissible; the slack absorbs its rounding.
     if np.any(e * c["L_l"] > 1 + 1e-12):
         raise ValueError("eta must lie in (0, 1/L_l] (Theorem 2 of paper 004)")
+    x = e * c["mu_l"]
+    return _inner_length(lam, mu, g * c["L_g"], x, 1 - x)
+
+
+def _inner_length(lam, mu, g_lg, x, rest):
+    """The smallest ``K >= 1`` of eq. (12): ``(2 + 64 (lam/mu)^2) (1 - x)^K <= (1 - g_lg)^4``
+    with ``x = eta mu_l`` and ``rest = 1 - x`` (the caller's, without its rounding where it
+    can: :func:`fedprox_complexity`)."""
     lm = np.asarray(lam, dtype=float)
     # log(coef / target), coef = 2 + 64 (L_w lam / mu_g)^2 = 2 + 64 (lam / mu)^2, in logs:
     # (lam / mu)^2 overflows from lam / mu ~ 1e154.
     log_ratio = (np.logaddexp(np.log(2.0), np.log(64.0) + 2 * np.log(lm / np.asarray(mu)))
-                 - 4 * np.log1p(-g * c["L_g"]))
-    x = e * c["mu_l"]
-    # -log(1 - x) as -log1p(-x): 1 - x rounds to 1 below x ~ 1e-16 (mu = lam = 1e-17 at L = 1
-    # gave K = 1). x = 1 (L = mu and eta = 1/L_l) solves the inner problem in one step; the
-    # 0.5 only keeps log1p() finite on entries that np.where discards.
-    safe = np.where(x < 1, x, 0.5)
-    k = np.where(x < 1, np.ceil(log_ratio / -np.log1p(-safe)), 1.0)
-    return counts(np.maximum(k, 1.0))
+                 - 4 * np.log1p(-g_lg))
+    # -log(1 - x) as -log1p(-x) for small x: 1 - x rounds to 1 below x ~ 1e-16 (mu = lam =
+    # 1e-17 at L = 1 gave K = 1); as -log(rest) above 1/2. rest = 0 (L = mu and eta = 1/L_l)
+    # solves the inner problem in one step (K = 1); the 0.25 and 0.5 only keep the logarithms
+    # finite on entries that np.where discards.
+    small = x <= 0.5
+    with np.errstate(divide="ignore"):
+        step = np.where(small, -np.log1p(-np.where(small, x, 0.25)),
+                        -np.log(np.where(small, 0.5, np.maximum(rest, 0.0))))
+    return counts(np.maximum(np.ceil(log_ratio / step), 1.0))
 
 
 def _product(a, b):
@@ -123,6 +139,7 @@ def _product(a, b):
     return counts(f)
 
 
+@broadcasting
 def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     """Communication and computation of Algorithm 1, Corollary 1 of paper 004 (eqs. 13-14, 118).
 
@@ -134,7 +151,10 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
       (``dist0`` is the initial value of the Lyapunov sum of the proof);
     - ``gradient_evaluations``: ``rounds * K``;
     - ``rounds_order``: ``kappa_g log(1/eps)`` with ``kappa_g = kappa (lambda+mu)/(lambda+L)``
-      (eq. 13), and ``gradient_order``: ``kappa log(1/eps)`` (eq. 14).
+      (eq. 13), and ``gradient_order``: ``kappa log(1/eps)`` (eq. 14), with ``eps`` read as the
+      accuracy relative to ``dist0`` (``log(dist0/eps)``, as ``rounds`` reads it): the
+      corollary's O() is for ``eps -> 0``, and an ``eps`` at or above ``dist0`` needs no
+      round, so both are 0 there (``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -155,15 +175,18 @@ def fedprox_complexity(L, mu, lam, eps, dist0=1.0):
     ep = positive("eps", eps)
     d0 = positive("dist0", dist0)
     gamma = 1 / (2 * np.asarray(c["L_g"]))
-    eta = 1 / np.asarray(c["L_l"])
-    k = inner_loop_iterations(big_l, u, lm, gamma, eta)
+    # eta = 1/L_l: 1 - eta mu_l = (L - mu)/(L + lam) as that quotient: eta mu_l rounded to 1
+    # where lam >> L (L = 1.6e-18, lam = 4.2, mu = 2.8e-70: K = 1 for 8, and 15 for 3 where it
+    # rounded below 1), and the gradient evaluations with it.
+    k = _inner_length(lm, u, gamma * np.asarray(c["L_g"]), (u + lm) / (big_l + lm),
+                      (big_l - u) / (big_l + lm))
     # -log r of ``outer_rate``'s r = 1 - x/2 - x^2/2 as -log1p(-(x/2 + x^2/2)): r rounds to 1
     # below x ~ 1e-16 (mu = 1e-16 at L = lam = 1 gave rounds = 0 with rounds_order 3.5e16).
     x = gamma * np.asarray(c["mu_g"])
     rounds = counts(np.maximum(np.ceil(np.log(d0 / ep) / -np.log1p(-(x / 2 + x ** 2 / 2))), 0))
     kappa = big_l / u
     k118 = counts(np.ceil(2 + (lm + big_l) / (lm + u) * (np.log(1056) + 2 * np.log(kappa))))
-    log_inv = np.log(1 / ep)
+    log_inv = np.maximum(np.log(d0) - np.log(ep), 0.0)
     out = {"K": k, "K_118": k118, "rounds": rounds, "gradient_evaluations": _product(rounds, k),
            "rounds_order": scalar_or_array(np.asarray(c["kappa_g"]) * log_inv),
            "gradient_order": scalar_or_array(kappa * log_inv)}

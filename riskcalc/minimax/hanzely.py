@@ -13,19 +13,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc._validate import as_array, flag, one_of, positive
-from riskcalc.minimax._common import counts, scalar_or_array, sizes, smooth_convex
+from riskcalc._validate import as_array, flag, one_of
+from riskcalc.minimax._common import (MAGNITUDE, _offending, broadcasting, counts, from_logs,
+                                      nonnegative, positive, scalar_or_array, sizes, smooth_convex)
 
 
 def _eps(eps):
-    return as_array("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+    """A relative accuracy: in (0, 1) and, as every parameter, at least 1e-100."""
+    return as_array("eps", eps, low=MAGNITUDE[0], high=1.0, high_open=True)
+
+
+def _at_least_mu(lam, u):
+    """``lam`` checked against Theorem 3.1's hypothesis ``lam >= mu``."""
+    lm = positive("lam", lam)
+    if np.any(lm < u):
+        raise ValueError(f"lam must be >= mu (Theorem 3.1 of paper 001), got "
+                         f"{_offending(lm < u, lam=lm, mu=u)}")
+    return lm
 
 
 def _thm31_factor(L, mu, lam):
     big_l, u = smooth_convex("L", L, "mu", mu)
-    lm = positive("lam", lam)
-    if np.any(lm < u):
-        raise ValueError(f"lam must be >= mu (Theorem 3.1 of paper 001), got lam={lam!r}")
+    lm = _at_least_mu(lam, u)
     with np.errstate(divide="ignore"):
         worst = np.maximum(np.sqrt(u / lm), np.sqrt(u / (big_l - u)))
     # 10 max{...} itself, not q = 1 - 10 max{...}: q rounds to 1 below mu/lam ~ 1e-34, so its
@@ -33,6 +42,7 @@ def _thm31_factor(L, mu, lam):
     return 10 * worst
 
 
+@broadcasting
 def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     """Right-hand side of Theorem 3.1, eq. (3) of paper 001.
 
@@ -67,7 +77,7 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     """
     x = _thm31_factor(L, mu, lam)
     q = 1 - x
-    c = as_array("rounds", rounds, low=0.0)
+    c = nonnegative("rounds", rounds)
     d0 = positive("dist0", dist0)
     if flag("strict", strict) and np.any(q <= 0):
         raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
@@ -75,11 +85,19 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
                          "L >= mu, lam >= mu is not enough (see ERRATA)")
     # q^(C+1) as exp((C+1) log1p(-x)) where q > 0: q rounded to 1 gave 0.25 dist0 at
     # mu/lam = 1e-200, C = 1e100 for the 0.25 e^-10 dist0 there is.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        power = np.where(q > 0, np.exp((c + 1) * np.log1p(-np.minimum(x, 1))), q ** (c + 1))
-    return scalar_or_array(0.25 * power * d0)
+    with np.errstate(all="ignore"):
+        log_power = (c + 1) * np.log1p(-np.minimum(x, 1))
+        power = np.where(q > 0, np.exp(log_power), q ** (c + 1))
+        bound = 0.25 * power * d0
+    if np.all(q > 0):
+        # A bound below the floats is an error giving it: it was 0 (C = 1e6 rounds at
+        # L = lam = 1e4, mu = 1: q = 0.9, 0.25 q^(C+1) = 2.8e-45761).
+        return from_logs("the bound of Theorem 3.1 (paper 001)", bound,
+                         np.log(0.25) + log_power + np.log(d0))
+    return scalar_or_array(bound)
 
 
+@broadcasting
 def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     """Fewest communication rounds allowed by Theorem 3.1 of paper 001 to reach ``eps``.
 
@@ -119,13 +137,18 @@ def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     return counts(np.maximum(c, 0))
 
 
+@broadcasting
 def prox_oracle_lower_bound(L, mu, lam, eps):
     """Local proximal-oracle calls, Section 3.2 of paper 001: ``sqrt(min{lambda, L}/mu) log 1/eps``.
+
+    The bound is that of "the construction from Theorem 3.1", so it has its hypotheses
+    ``L >= mu``, ``lambda >= mu`` (below them it fell under one call, answered without a note,
+    where :func:`thm31_distance_lower_bound` refuses).
 
     Parameters
     ----------
     L, mu, lam : array_like
-        Smoothness, strong convexity (``L >= mu``), penalty ``lam > 0``.
+        Smoothness, strong convexity (``L >= mu``), penalty ``lam >= mu``.
     eps : array_like
         Relative accuracy in ``(0, 1)``.
 
@@ -134,10 +157,11 @@ def prox_oracle_lower_bound(L, mu, lam, eps):
     float or ndarray
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
-    lm = positive("lam", lam)
+    lm = _at_least_mu(lam, u)
     return scalar_or_array(np.sqrt(np.minimum(lm, big_l) / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def gradient_oracle_lower_bound(L, mu, eps):
     """Local gradient-oracle calls, Section 3.2 of paper 001: ``sqrt(L/mu) log 1/eps``.
 
@@ -156,6 +180,7 @@ def gradient_oracle_lower_bound(L, mu, eps):
     return scalar_or_array(np.sqrt(big_l / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def summand_oracle_lower_bound(L_tilde, mu, m, eps):
     """Summand-gradient calls, Section 3.2 of paper 001: ``m + sqrt(m L_tilde/mu) log 1/eps``.
 
@@ -187,6 +212,7 @@ def summand_oracle_lower_bound(L_tilde, mu, m, eps):
     return scalar_or_array(mm + np.sqrt(mm * lt / u) * np.log(1 / _eps(eps)))
 
 
+@broadcasting
 def apgd_complexity(L, mu, lam, eps):
     """Upper complexities of APGD1 and APGD2, Section 4.1 / Table 1 of paper 001.
 
@@ -215,6 +241,7 @@ def apgd_complexity(L, mu, lam, eps):
     return {k: scalar_or_array(v) for k, v in out.items()}
 
 
+@broadcasting
 def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     """IAPGD + AGD with the explicit schedule of Theorem 4.2 of paper 001.
 
@@ -224,7 +251,9 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
     = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
     ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
-    (log(L lambda n/mu) + log 1/eps)``.
+    (log(L lambda n/mu) + log 1/eps)``. In the orders ``eps`` is the accuracy relative to
+    ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for ``eps -> 0``;
+    ``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -261,16 +290,18 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
             + 2 * np.log(2 * np.sqrt(lm / u) + 1) - 2 * np.log(u)))
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
-    log_inv = np.log(1 / ep)
+    log_inv = np.maximum(np.log(g0) - np.log(ep), 0.0)
+    # log(L lam n / mu) as a sum of logs: the product overflowed (1e100 each: inf).
     out = {"rounds": counts(rounds), "local_steps": local,
            "rounds_order": np.sqrt(lm / u) * log_inv,
            "local_order": np.sqrt((big_l + lm) / u) * log_inv
-           * (np.log(big_l * lm * nn / u) + log_inv)}
+           * (np.log(big_l) + np.log(lm) + np.log(nn) - np.log(u) + log_inv)}
     # counts() gives a Python int or float already; numpy scalars become Python numbers.
     return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
             for k, v in out.items()}
 
 
+@broadcasting
 def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
     """IAPGD + Katyusha, Theorem 4.3 of paper 001 (bounded iterates assumed).
 
@@ -314,6 +345,7 @@ def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
             "local_optimal": np.asarray(mm * lm <= lt)}
 
 
+@broadcasting
 def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     """AL2SGD+, Theorem 4.4 of paper 001.
 
@@ -354,6 +386,7 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
             "local": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
 
 
+@broadcasting
 def optimal_method(L, lam, oracle="prox"):
     """Algorithm that matches both lower bounds, Table 2 of paper 001.
 

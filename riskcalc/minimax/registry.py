@@ -10,7 +10,8 @@ from typing import Callable
 import numpy as np
 
 from riskcalc._validate import one_of
-from riskcalc.minimax import chen, chen_fedprox, chen_lower, fedprox, fedprox_bilevel, hanzely
+from riskcalc.minimax import (chen, chen_fedprox, chen_lower, fedprox, fedprox_bilevel,
+                              fedprox_table1, hanzely)
 from riskcalc.papers import cite
 
 
@@ -123,10 +124,11 @@ BOUNDS: dict[str, BoundSpec] = {
     "local_case2_lambda_printed": BoundSpec(fedprox.local_case2_lambda,
                                             "Minimal lambda of the local case as printed",
                                             f"{_P004}, eq. 75", {"printed": True}),
-    "table1_regime": BoundSpec(fedprox.table1_regime, "Table 1 column 0/1/2", f"{_P004}, Table 1"),
-    "table1_rates": BoundSpec(fedprox.table1_rates, "Table 1 rows (corrected)",
+    "table1_regime": BoundSpec(fedprox_table1.table1_regime, "Table 1 column 0/1/2",
+                               f"{_P004}, Table 1"),
+    "table1_rates": BoundSpec(fedprox_table1.table1_rates, "Table 1 rows (corrected)",
                               f"{_P004}, Table 1"),
-    "table1_rates_printed": BoundSpec(fedprox.table1_rates, "Table 1 rows as printed",
+    "table1_rates_printed": BoundSpec(fedprox_table1.table1_rates, "Table 1 rows as printed",
                                       f"{_P004}, Table 1", {"printed": True}),
     "bilevel_constants": BoundSpec(fedprox_bilevel.bilevel_constants,
                                    "mu_g, L_g, mu_l, L_l, L_w of the bilevel form",
