@@ -94,7 +94,7 @@ class _Companions:
         L[:, :, 2, 0] = t
         what = "MAML-FL finite-clients limit (companion pencil)"
         if self.sol is None:
-            sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
+            sol = self._first(L, what)
         else:
             moved = np.flatnonzero(np.any(L != self.last, axis=(1, 2, 3)))
             if moved.size == 0:
@@ -108,9 +108,44 @@ class _Companions:
         self.sol, self.last = sol, L
         return L, sol
 
+    def _first(self, L, what):
+        """The blocks at Lhat ``L`` from none: continued in gamma from 0 at the shifts
+        max(t, 1), then followed down to t in steps of at most a factor 2, each on the
+        physical branch (``physical``). Continued in gamma at a small shift, the fixed point
+        landed on an unphysical root (E_D[K] < 0) past gamma = 1: with 4 clients on
+        two-point:1,4,0.3 from gamma 3.9 (N/d - 1 = 0.026, shifts ~ 0.02; FedAvg's alpha = 0
+        included), the shifts' Newton iteration then chased t -> 0 and failed, after seconds
+        to minutes (fuzz37 unbound F1)."""
+        t = L[:, :, 2, 0]
+        top = np.maximum(t, 1.0)
+        Lt = L.copy()
+        Lt[:, :, 2, 0] = top
+        sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, Lt, what=what)
+        while np.any(top > t):
+            L0, top = Lt, np.maximum(t, top / 2)
+            Lt = L.copy()
+            Lt[:, :, 2, 0] = top
+            sol = pencil_assembly.follow(self.s, self.h, lambda th, L0=L0, L1=Lt: (
+                self.gamma, self.E, L0 + th[:, None, None, None] * (L1 - L0), None), sol,
+                what, batch=self.gamma.size)
+            physical(sol, top, what)
+        return sol
+
     def state(self, t):
         """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t."""
-        return responses(self.at(t)[1])
+        sol = self.at(t)[1]
+        physical(sol, t, "MAML-FL finite-clients limit")
+        return responses(sol)
+
+
+def physical(sol, t, what):
+    """SolverError unless the companion blocks ``sol`` at real shifts t are on the physical
+    branch: K = (t + p phi(S))^-1 with phi >= 0 lies between 0 and 1/t, so
+    0 < t E_D[K] <= 1 on every atom (an unphysical root had E_D[K] < 0; fuzz37 unbound F1)."""
+    tg = t * sol.Q[:, :, 0, 2]
+    if not np.all((tg > 0) & (tg <= 1.0 + 1e-9)):
+        raise SolverError(f"{what}: the companion pencil's fixed point left the physical "
+                          "branch (0 < t E_D[K] <= 1)")
 
 
 def responses(sol):
