@@ -18,3 +18,54 @@ def test_maml_fl_near_pooled_n_equal_d_starts_on_the_physical_branch(gamma):
     maml = riskcalc.limit("maml_fl", alpha=0.0, **kw).risk
     assert maml == pytest.approx(riskcalc.limit("ftfa", **kw).risk, rel=1e-10)
     assert riskcalc.limit("maml_fl", alpha=0.01, **kw).risk == pytest.approx(maml, rel=1e-2)
+
+
+def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monkeypatch):
+    """F2: where the companion pencil cannot be followed to the shifts' Newton steps (4
+    clients at gamma 3.9, alpha 0.1), each failure took 0.1-1 s of halvings and the line search
+    tried 60 per Newton step, in each of up to 20 continuation stages: 10-219 s, then a
+    SolverError. Now the route gives up after ``_FAILED`` of them. A follow that always
+    fails from a solution (but not on the first solve's way down, whose path alone has
+    default arguments) stands in for the hard case: ``_FAILED`` failures, then the refusal."""
+    from riskcalc.errors import SolverError
+    from riskcalc.linear.engine import pencil_assembly
+    from riskcalc.linear.finite_clients import maml_sigma
+
+    real, failed = pencil_assembly.follow, []
+
+    def follow(atoms, weights, path, start=None, *args, **kw):
+        if start is None or path.__defaults__:      # continuation, ``_Companions._first``
+            return real(atoms, weights, path, start, *args, **kw)
+        failed.append(1)
+        raise SolverError("could not be followed")
+
+    monkeypatch.setattr(pencil_assembly, "follow", follow)
+    monkeypatch.setattr(maml_sigma, "_LAST", {})
+    with pytest.raises(SolverError, match=r"gave up after 12 companion pencils that could not be "
+                                          r"followed .* N/d - 1 = 1, alpha = 0\.1: .*a gamma "
+                                          r"further from pooled N = d or a smaller alpha answer"):
+        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.1, clients=4,
+                       spectrum=TWO_POINT)
+    assert len(failed) == maml_sigma._FAILED == 12
+
+
+def test_maml_fl_continuation_in_alpha_starts_small(monkeypatch):
+    """F2: the continuation in alpha tried the whole path at once, and a stage failed only after
+    the shifts' 100 Newton steps, each with its companion pencils followed through 30
+    halvings: alpha = 2 over 4 clients on two-point:1,4,0.3 at gamma 2 took 99 s (alpha = 1:
+    244 s, 1 + 1e-12: 222 s), with the same risk as now in 46 pencils followed."""
+    from riskcalc.linear.engine import pencil_assembly
+    from riskcalc.linear.finite_clients import maml_sigma
+
+    real, calls = pencil_assembly.follow, []
+
+    def follow(*args, **kw):
+        calls.append(1)
+        assert len(calls) <= 200, "more than 200 pencils followed"
+        return real(*args, **kw)
+
+    monkeypatch.setattr(pencil_assembly, "follow", follow)
+    monkeypatch.setattr(maml_sigma, "_LAST", {})
+    res = riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=2.0, clients=4,
+                         spectrum=TWO_POINT)
+    assert res.risk == pytest.approx(11.173294790260789, rel=1e-10)
