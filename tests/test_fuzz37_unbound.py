@@ -69,3 +69,16 @@ def test_maml_fl_continuation_in_alpha_starts_small(monkeypatch):
     res = riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=2.0, clients=4,
                          spectrum=TWO_POINT)
     assert res.risk == pytest.approx(11.173294790260789, rel=1e-10)
+
+
+@pytest.mark.parametrize("method, signal", [("ftfa", "r"), ("local", "rho")])
+def test_steps_at_gamma_one_settle_to_the_rounding_of_their_bias(method, signal):
+    """F3: near gamma = 1 the bias is computed as 1 + (a sum near -1), rounded to ~1e-16
+    absolute, and the rules had to agree to ATOL = 1e-16: gamma = 1 after 1e8 steps of 0.25
+    (and 1e9 of 0.1) was refused as "finite-step quadrature did not settle ... fewer steps or
+    a smaller step size answer", though 1 + 1e-15 answered. The values are mpmath's
+    (30 digits, the Marchenko-Pastur density sqrt((4 - s) / s) / (2 pi))."""
+    res = riskcalc.steps_limit(method, gamma=1.0, sigma=1.0, steps=10 ** 8, step_size=0.25,
+                               **{signal: 1.0})
+    assert res.bias == pytest.approx(7.9788455830947611e-05, abs=1e-15)
+    assert res.variance == pytest.approx(3304.44609028035538, rel=1e-12)
