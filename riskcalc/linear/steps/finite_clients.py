@@ -34,6 +34,7 @@ import numpy as np
 
 from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
 from riskcalc._text import shown_apart
+from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, weighted_mp
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
@@ -116,8 +117,11 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     ``steps_group_limits`` up to the largest (a divergent step's overflow is the pencils'
     result, the same at any number of steps)."""
     if converges and spectrum.is_identity and spectrum.signal_is_uniform:
-        bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
-                                                int(ks[-1]), eta, ks=ks)
+        try:
+            bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
+                                                    int(ks[-1]), eta, ks=ks)
+        except SolverError as exc:
+            raise near_one(exc, gam, ks[-1], eta) from None
         i = slice(None) if targets is None else np.asarray(targets, dtype=int)
         return bias[i], var[i]
     bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
@@ -169,6 +173,25 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
+
+
+def near_one(exc, gamma, steps, step_size):
+    """``exc``, or where a client's gamma is near 1 (``steps.limits.NEAR_ONE``) a SolverError
+    saying why and what answers. There the law of S reaches s = 0, where the filter varies on
+    the scale 1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the
+    quadrature's failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said
+    only "the contour rule did not settle" (fuzz37 unbound F4)."""
+    from riskcalc.linear.steps.limits import NEAR_ONE       # (imports this module)
+    g = np.asarray(gamma, dtype=float)
+    near = g[np.abs(np.log(g)) < NEAR_ONE]
+    if near.size == 0:
+        return exc
+    scale = 1.0 / (float(step_size) * float(steps))
+    return SolverError(f"finite-step integral did not settle (steps up to {float(steps):g}): "
+                       f"near gamma = 1 (here {near[0]:g}) the law reaches s = 0, where the "
+                       f"filter varies on the scale 1 / (step_size steps) = {scale:.2g}, finer "
+                       "than the rule resolves: fewer steps or a smaller step size answer, and "
+                       "riskcalc.limit is the limit of infinitely many")
 
 
 def stability(gamma, lam, eta, spectrum):

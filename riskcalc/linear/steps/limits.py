@@ -318,6 +318,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k) and
             # overflows on the contour: the value is beyond the floating point range.
             b = v = np.inf
+        except SolverError as exc:
+            raise finite_clients_steps.near_one(exc, g, kk, e) from None
         bias[idx] = b + atom
         var[idx] = g * v
     return bias, var
