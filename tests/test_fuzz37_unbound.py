@@ -20,7 +20,13 @@ def test_maml_fl_near_pooled_n_equal_d_starts_on_the_physical_branch(gamma):
     assert riskcalc.limit("maml_fl", alpha=0.01, **kw).risk == pytest.approx(maml, rel=1e-2)
 
 
-def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monkeypatch):
+@pytest.mark.parametrize("gamma, why", [
+    (3.9, r"N/d - 1 = 0\.0256, alpha = 0\.1: near pooled N = d, with the filter s \(1 - alpha "
+          r"s\)\^2 far from monotone .*; a gamma further from pooled N = d or a smaller alpha "
+          r"answers"),
+    (2.0, r"N/d - 1 = 1, alpha = 0\.1: with the filter .*spectrum; a smaller alpha answers")])
+def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monkeypatch, gamma,
+                                                                             why):
     """F2: where the companion pencil cannot be followed to the shifts' Newton steps (4
     clients at gamma 3.9, alpha 0.1), each failure took 0.1-1 s of halvings and the line search
     tried 60 per Newton step, in each of up to 20 continuation stages: 10-219 s, then a
@@ -42,9 +48,8 @@ def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monk
     monkeypatch.setattr(pencil_assembly, "follow", follow)
     monkeypatch.setattr(maml_sigma, "_LAST", {})
     with pytest.raises(SolverError, match=r"gave up after 12 companion pencils that could not be "
-                                          r"followed .* N/d - 1 = 1, alpha = 0\.1: .*a gamma "
-                                          r"further from pooled N = d or a smaller alpha answer"):
-        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.1, clients=4,
+                                          r"followed .* " + why):
+        riskcalc.limit("maml_fl", gamma=gamma, r=1.0, sigma=1.0, alpha=0.1, clients=4,
                        spectrum=TWO_POINT)
     assert len(failed) == maml_sigma._FAILED == 12
 

@@ -324,13 +324,16 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
             t1, G = solve_shifts(comp.state, count, t, what)
         except (SolverError, _Stuck) as exc:
             if isinstance(exc, _Stuck) and exc.args[0]:
+                excess = float(count @ (1 / gam) - 1)
+                near = excess < 0.1         # "near pooled N = d" at N/d - 1 = 1 misled
                 raise SolverError(f"{what}: gave up after {_FAILED} companion pencils that "
                                   "could not be followed to the shifts' Newton steps (each "
                                   "costs up to a second; it ran for minutes) at N/d - 1 = "
-                                  f"{count @ (1 / gam) - 1:.3g}, alpha = {alpha:g}: near pooled "
-                                  "N = d, with the filter s (1 - alpha s)^2 far from monotone on "
-                                  "the sample spectrum; a gamma further from pooled N = d or a "
-                                  "smaller alpha answer") from None
+                                  f"{excess:.3g}, alpha = {alpha:g}: "
+                                  f"{'near pooled N = d, ' if near else ''}with the filter s "
+                                  "(1 - alpha s)^2 far from monotone on the sample spectrum; "
+                                  f"{'a gamma further from pooled N = d or ' if near else ''}"
+                                  "a smaller alpha answers") from None
             step, grow = step / 2, 1.0
             if step <= v_end * 2.0 ** -_HALVINGS:
                 if isinstance(exc, SolverError):
