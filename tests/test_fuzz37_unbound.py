@@ -119,3 +119,31 @@ def test_steps_under_a_spectrum_near_gamma_one_say_why_they_stop(monkeypatch, ga
     with pytest.raises(riskcalc.SolverError, match=why):
         riskcalc.steps_limit("ftfa", gamma=gamma, r=1.0, sigma=1.0, steps=10 ** 6,
                              step_size=0.1, spectrum=TWO_POINT)
+
+
+def test_maml_fl_path_is_chosen_by_alpha_times_the_eigenvalues(monkeypatch):
+    """F5: the limit under c Sigma with step alpha / c is that under Sigma with alpha, the
+    bias times c; the continuation chose its path by alpha alone, so scaled:3 at alpha 2/3
+    went up in alpha through far-from-monotone filters (pencils not followed: 4 clients at
+    gamma 3.9 refused, where Sigma = I at alpha 2 answers; 3 s at gamma 2) and took the path
+    through s^3 only beyond alpha = 1. Now by alpha times the mean eigenvalue."""
+    from riskcalc.linear.engine import pencil_assembly
+    from riskcalc.linear.finite_clients import maml_sigma
+    from riskcalc.linear.finite_clients.own import own_group_limits
+
+    real, failed = pencil_assembly.follow, []
+
+    def follow(*args, **kw):
+        try:
+            return real(*args, **kw)
+        except riskcalc.SolverError:
+            failed.append(1)
+            raise
+
+    monkeypatch.setattr(pencil_assembly, "follow", follow)
+    monkeypatch.setattr(maml_sigma, "_LAST", {})
+    res = riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=2 / 3, clients=4,
+                         spectrum="scaled:3")
+    (bias,), (var,) = own_group_limits("maml_fl", [2.0], [1.0], [1.0], [4.0], 2.0, "samples")
+    assert (res.bias, res.variance) == pytest.approx((3 * bias, var), rel=1e-9)
+    assert not failed

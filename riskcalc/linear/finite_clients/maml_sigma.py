@@ -296,7 +296,9 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
     shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
     (``finite_clients.shift.global_point``; one covariance: ``finite_clients.sigma``'s
-    K = (p S + omega Sigma)^-1). Beyond alpha = 1 the path (``_path``) runs through
+    K = (p S + omega Sigma)^-1). Beyond alpha m = 1 (m the largest mean eigenvalue; alpha
+    alone, which scaled:3 at alpha 2/3 refused and scaled:1 at alpha 2, the same limit,
+    answered; fuzz37 unbound F5) the path (``_path``) runs through
     monotone filters from s to s^3 (alpha = infinity in ``coefficients``' form), then in
     1/alpha from 0: through alpha in (1, 10) directly, where the filter is far from monotone,
     it needed hundreds of Newton steps (115-170 s at 4 clients on a two-point spectrum). A
@@ -314,12 +316,13 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     _, om, abar, _, _ = global_point(gam, p, count, typ, h, sv)
     t = abar - om[:, None] * sv[typ]
     what = "MAML-FL finite-clients limit"
-    v_end = min(alpha, 2.0)
+    cube = alpha * float(np.max(sv[typ] @ h)) > 1
+    v_end = 2.0 if cube else alpha
     v0, step, budget, grow = 0.0, min(v_end, _FIRST), {"failed": 0}, 2.0
     while True:
         v1 = min(v_end, v0 + step)
         comp = _Companions(gam, sv[typ], h, p, alpha,
-                           None if v1 >= v_end else _path(v1, alpha), budget)
+                           None if v1 >= v_end else _path(v1, alpha, cube), budget)
         try:
             t1, G = solve_shifts(comp.state, count, t, what)
         except (SolverError, _Stuck) as exc:
@@ -348,11 +351,11 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
         v0, t, step, grow = v1, t1, grow * step, 2.0
 
 
-def _path(v, alpha):
-    """``coefficients`` at a point v of ``_shifts``' continuation toward alpha: alpha = v
-    for alpha <= 1; else (1 - v, 0, v) up to v = 1 (phi = (1 - v) s + v s^3), then
+def _path(v, alpha, cube):
+    """``coefficients`` at a point v of ``_shifts``' continuation toward alpha: alpha = v;
+    or, through the cube, (1 - v, 0, v) up to v = 1 (phi = (1 - v) s + v s^3), then
     alpha = alpha / (v - 1) (v in (1, 2])."""
-    if alpha <= 1:
+    if not cube:
         return coefficients(v)
     if v <= 1:
         return np.array([1.0 - v, 0.0, v])
