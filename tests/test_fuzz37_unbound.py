@@ -147,3 +147,14 @@ def test_maml_fl_path_is_chosen_by_alpha_times_the_eigenvalues(monkeypatch):
     (bias,), (var,) = own_group_limits("maml_fl", [2.0], [1.0], [1.0], [4.0], 2.0, "samples")
     assert (res.bias, res.variance) == pytest.approx((3 * bias, var), rel=1e-9)
     assert not failed
+
+
+def test_optimal_steps_from_a_finite_m_model_under_a_spectrum_keeps_max_seconds():
+    """F6: the finite-M pencil (every k up to max_steps, its cost growing like max_steps^3) was
+    exempt from optimal_steps' estimate: max_seconds = 1 ran 250 steps for 5 s. Now it is
+    estimated (``steps.pencils.seconds``) and refused, naming the max_steps that fits."""
+    with pytest.raises(ValueError, match=r"max_steps = 250 would take about 0\.0213 min "
+                                         r"\(estimated\); at most 0\.0167 min is allowed "
+                                         r"\(max_seconds\): give max_steps <= 230"):
+        riskcalc.optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=0.05, clients=4,
+                               spectrum=TWO_POINT, max_steps=250, max_seconds=1.0)
