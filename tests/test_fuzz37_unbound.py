@@ -158,3 +158,16 @@ def test_optimal_steps_from_a_finite_m_model_under_a_spectrum_keeps_max_seconds(
                                          r"\(max_seconds\): give max_steps <= 230"):
         riskcalc.optimal_steps("ftfa", gamma=2.0, r=1.0, sigma=1.0, step_size=0.05, clients=4,
                                spectrum=TWO_POINT, max_steps=250, max_seconds=1.0)
+
+
+def test_steps_from_a_finite_m_model_estimate_their_pencils():
+    """F7: 700 steps from the FedAvg model over 4 clients on two-point:1,4,0.3 took 32 s with
+    no estimate and no limit (the pencils' cost grows like steps^3 x atoms). A caller's
+    max_seconds now refuses them before solving, naming the steps that fit."""
+    with pytest.raises(ValueError, match=r"700 steps from the finite-M model need pencils "
+                                         r"estimated at 27\.7 s \(1 pencil, 2 spectrum atoms;"
+                                         r".*over max_seconds = 10; at most 497 steps fit"):
+        riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=700, step_size=0.1,
+                             clients=4, spectrum=TWO_POINT, max_seconds=10)
+    assert riskcalc.steps_limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, steps=50, step_size=0.1,
+                                clients=4, spectrum=TWO_POINT, max_seconds=10).risk > 0

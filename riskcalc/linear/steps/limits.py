@@ -66,7 +66,7 @@ MAX_CONTOUR_NODES = 2 ** 15
 
 
 def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None, lam=None,
-                spectrum=None, clients=None, weights=None) -> LimitResult:
+                spectrum=None, clients=None, weights=None, max_seconds=None) -> LimitResult:
     """Asymptotic bias, variance and risk after ``steps`` personalization gradient steps.
 
     Paper 003 (``003_4b976ddf5225c17e.txt``), Sec. 7 Algs. 5-6 (full batch), with Thms 1-2 /
@@ -95,6 +95,10 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         use a global model (a note says so).
     weights : {"samples", "uniform"}, optional
         Client weights with ``clients`` (default samples).
+    max_seconds : float, optional
+        With ``clients``: the most seconds of estimated work of the finite-M pencils (a
+        spectrum, or a divergent step; their cost grows like steps^3 x atoms), refused
+        beyond, naming the steps that fit (None: no limit).
 
     Returns
     -------
@@ -120,7 +124,7 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
     """
     return spec_steps_limit(ClientSpec(method, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                                        spectrum=spectrum), steps, step_size, clients=clients,
-                            weights=weights)
+                            weights=weights, max_seconds=max_seconds)
 
 
 def supports(spec: ClientSpec) -> bool:
@@ -131,7 +135,7 @@ def supports(spec: ClientSpec) -> bool:
 
 
 def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
-                     weights=None) -> LimitResult:
+                     weights=None, max_seconds=None) -> LimitResult:
     """``steps_limit`` of a validated ``ClientSpec`` (what ``steps_limit`` computes after
     validation; the command line and ``montecarlo.compare`` start from a spec).
 
@@ -158,7 +162,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                          "direction (signal_weights equal to the eigenvalue weights)")
     if clients is not None and spec.method in finite_clients_steps.METHODS:
         return finite_clients_steps.spec_clients_steps_limit(spec, steps, step_size, clients,
-                                                             weights)
+                                                             weights, max_seconds)
     if clients is None and weights is not None:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
     if clients is not None:
