@@ -382,6 +382,7 @@ def _warm(key, gam, s, h, p, count, alpha):
         comp.sol = pencil_assembly.follow(s, h, lambda th: (
             gam, E0 + th[:, None, None] * (E1 - E0), L0 + th[:, None, None, None] * (L1 - L0),
             None), old.sol, "MAML-FL finite-clients limit (companion pencil)", batch=gam.size)
+        physical(comp.sol, t0, "MAML-FL finite-clients limit (companion pencil)")
         comp.last = L1
         t1, G = solve_shifts(comp.state, count, t0, "MAML-FL finite-clients limit")
     except (SolverError, _Stuck):
