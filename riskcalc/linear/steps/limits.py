@@ -252,7 +252,7 @@ def filter_integrals(gamma, lam, steps, step_size):
         prev = cur
         n *= 2
     # Near gamma = 1 the law reaches s = 0, where the filter varies on the scale 1 / (eta k):
-    # gamma = 1 settled up to 1e8 steps of 0.1 and not at 1e9 (say what answers).
+    # gamma = 1 settled up to 1e9 steps of 0.1 and not at 1e10 (say what answers).
     with np.errstate(divide="ignore"):
         scale = float(np.min(1.0 / (eta * k)))
     why = (f"; near gamma = 1 (here {gamma[..., 0][near].flat[0]:g}) the law reaches s = 0, "
