@@ -54,6 +54,9 @@ from riskcalc.linear.engine.operator_subordination import (joint_layout, middles
 _HALVINGS = 20
 #: The eigenvalue span beyond which a failure names the span (``_group_limits``).
 _SPAN = 1e6
+#: ``_shifts``' budget (fuzz37 unbound F2): companion pencils not followed in all; residuals
+#: and pencils not followed per stage (one that converged took 5-14 and none); first step.
+_FAILED, _STAGE_CALLS, _STAGE_FAILED, _FIRST = 12, 30, 2, 1 / 16
 
 
 def coefficients(alpha):
@@ -72,8 +75,10 @@ class _Companions:
     (``block_pencil``: each group's fixed point iterated as if alone), the fixed points kept
     as the next solve's start (the shifts move little between Newton steps)."""
 
-    def __init__(self, gamma, s, h, p, alpha, c=None):
+    def __init__(self, gamma, s, h, p, alpha, c=None, budget=None):
         B, n = s.shape
+        self.budget = {"failed": 0} if budget is None else budget
+        self.calls = self.failed = 0
         self.gamma, self.s, self.h = gamma, s, h
         c = coefficients(alpha) if c is None else c
         dtype = np.result_type(p, c, float)          # complex: a complex step
@@ -89,28 +94,75 @@ class _Companions:
         """The blocks' Lhat and fixed points at shifts t (groups x atoms), each group followed
         from its last shift (or from gamma = 0) in small steps (``pencil_assembly.follow``); a
         group whose t has not moved keeps its fixed point (the target's traces reuse the
-        converged shifts)."""
+        converged shifts). Failures count against the budget (``_Stuck``)."""
         L = self.L.copy()
         L[:, :, 2, 0] = t
         what = "MAML-FL finite-clients limit (companion pencil)"
-        if self.sol is None:
-            sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, L, what=what)
-        else:
-            moved = np.flatnonzero(np.any(L != self.last, axis=(1, 2, 3)))
-            if moved.size == 0:
-                return L, self.sol
-            L0, L1, E = self.last[moved], L[moved], self.E[moved]
-            sol = self.sol.put(moved, pencil_assembly.follow(
-                self.s[moved], self.h, lambda th: (self.gamma[moved], E,
-                                                   L0 + th[:, None, None, None] * (L1 - L0),
-                                                   None),
-                self.sol.take(moved), what, batch=moved.size))
+        moved = None if self.sol is None else np.flatnonzero(
+            np.any(L != self.last, axis=(1, 2, 3)))
+        if moved is not None and moved.size == 0:
+            return L, self.sol
+        if self.budget["failed"] >= _FAILED or self.failed >= _STAGE_FAILED:
+            raise _Stuck(self.budget["failed"] >= _FAILED)
+        try:
+            if moved is None:
+                sol = self._first(L, what)
+            else:
+                L0, L1, E = self.last[moved], L[moved], self.E[moved]
+                sol = self.sol.put(moved, pencil_assembly.follow(
+                    self.s[moved], self.h, lambda th: (self.gamma[moved], E,
+                                                       L0 + th[:, None, None, None] * (L1 - L0),
+                                                       None),
+                    self.sol.take(moved), what, batch=moved.size))
+                physical(sol, t, what)
+        except SolverError:
+            self.budget["failed"] += 1
+            self.failed += 1
+            raise
         self.sol, self.last = sol, L
         return L, sol
 
+    def _first(self, L, what):
+        """The blocks at Lhat ``L`` from none: continued in gamma at the shifts max(t, 1),
+        then down to t by factors of 2 on the physical branch (continued at a small t, they
+        landed on an unphysical root: 4 clients on two-point:1,4,0.3 at gamma 3.9, where the
+        shifts' Newton iteration then chased t -> 0 and failed; fuzz37 unbound F1)."""
+        t = L[:, :, 2, 0]
+        top = np.maximum(t, 1.0)
+        Lt = L.copy()
+        Lt[:, :, 2, 0] = top
+        sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, Lt, what=what)
+        while np.any(top > t):
+            L0, top = Lt, np.maximum(t, top / 2)
+            Lt = L.copy()
+            Lt[:, :, 2, 0] = top
+            sol = pencil_assembly.follow(self.s, self.h, lambda th, L0=L0, L1=Lt: (
+                self.gamma, self.E, L0 + th[:, None, None, None] * (L1 - L0), None), sol,
+                what, batch=self.gamma.size)
+            physical(sol, top, what)
+        return sol
+
     def state(self, t):
-        """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t."""
+        """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t;
+        ``_Stuck`` past ``_STAGE_CALLS`` calls."""
+        self.calls += 1
+        if self.calls > _STAGE_CALLS:
+            raise _Stuck(False)
         return responses(self.at(t)[1])
+
+
+class _Stuck(Exception):
+    """A stage of ``_shifts`` past its budget (False) or all of it spent (True): not a
+    SolverError, which the shifts' line search takes for one failed step."""
+
+
+def physical(sol, t, what):
+    """SolverError off the physical branch: K = (t + p phi(S))^-1, phi >= 0, lies between 0
+    and 1/t, so 0 < t E_D[K] <= 1 on every atom (fuzz37 unbound F1)."""
+    tg = t * sol.Q[:, :, 0, 2]
+    if not np.all((tg > 0) & (tg <= 1.0 + 1e-9)):
+        raise SolverError(f"{what}: the companion pencil's fixed point left the physical "
+                          "branch (0 < t E_D[K] <= 1)")
 
 
 def responses(sol):
@@ -244,12 +296,16 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
     shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
     (``finite_clients.shift.global_point``; one covariance: ``finite_clients.sigma``'s
-    K = (p S + omega Sigma)^-1). Beyond alpha = 1 the path (``_path``) runs through
+    K = (p S + omega Sigma)^-1). Beyond alpha m = 1 (m the largest mean eigenvalue; alpha
+    alone, which scaled:3 at alpha 2/3 refused and scaled:1 at alpha 2, the same limit,
+    answered; fuzz37 unbound F5) the path (``_path``) runs through
     monotone filters from s to s^3 (alpha = infinity in ``coefficients``' form), then in
     1/alpha from 0: through alpha in (1, 10) directly, where the filter is far from monotone,
     it needed hundreds of Newton steps (115-170 s at 4 clients on a two-point spectrum). A
     step that fails is halved: for large alpha s the filter phi is far from monotone and
-    Newton's iteration needs a start near the root.
+    Newton's iteration needs a start near the root. Each stage has a budget (``_FIRST`` on):
+    a failing stage ran the shifts' 100 Newton steps (4 clients on two-point:1,4,0.3 at
+    gamma 2: 99 s at alpha = 2, 244 s at alpha = 1; fuzz37 unbound F2).
 
     Or, first, from the last solution for the same clients (``_warm``): the optimal weights
     and the tuning's searches call the limit at nearby weights and alpha many times."""
@@ -260,31 +316,46 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     _, om, abar, _, _ = global_point(gam, p, count, typ, h, sv)
     t = abar - om[:, None] * sv[typ]
     what = "MAML-FL finite-clients limit"
-    v_end = min(alpha, 2.0)
-    v0, step = 0.0, v_end
+    cube = alpha * float(np.max(sv[typ] @ h)) > 1
+    v_end = 2.0 if cube else alpha
+    v0, step, budget, grow = 0.0, min(v_end, _FIRST), {"failed": 0}, 2.0
     while True:
         v1 = min(v_end, v0 + step)
         comp = _Companions(gam, sv[typ], h, p, alpha,
-                           None if v1 >= v_end else _path(v1, alpha))
+                           None if v1 >= v_end else _path(v1, alpha, cube), budget)
         try:
             t1, G = solve_shifts(comp.state, count, t, what)
-        except SolverError:
-            step /= 2
+        except (SolverError, _Stuck) as exc:
+            if isinstance(exc, _Stuck) and exc.args[0]:
+                excess = float(count @ (1 / gam) - 1)
+                near = excess < 0.1         # "near pooled N = d" at N/d - 1 = 1 misled
+                raise SolverError(f"{what}: gave up after {_FAILED} companion pencils that "
+                                  "could not be followed to the shifts' Newton steps (each "
+                                  "costs up to a second; it ran for minutes) at N/d - 1 = "
+                                  f"{excess:.3g}, alpha = {alpha:g}: "
+                                  f"{'near pooled N = d, ' if near else ''}with the filter s "
+                                  "(1 - alpha s)^2 far from monotone on the sample spectrum; "
+                                  f"{'a gamma further from pooled N = d or ' if near else ''}"
+                                  "a smaller alpha answers") from None
+            step, grow = step / 2, 1.0
             if step <= v_end * 2.0 ** -_HALVINGS:
-                raise
+                if isinstance(exc, SolverError):
+                    raise
+                raise SolverError(f"{what}: the subordination fixed point did not "
+                                  "converge") from None
             continue
         if v1 >= v_end:
             _LAST.clear()
             _LAST[key] = (t1, comp)
             return t1, G, comp
-        v0, t, step = v1, t1, 2 * step
+        v0, t, step, grow = v1, t1, grow * step, 2.0
 
 
-def _path(v, alpha):
-    """``coefficients`` at a point v of ``_shifts``' continuation toward alpha: alpha = v
-    for alpha <= 1; else (1 - v, 0, v) up to v = 1 (phi = (1 - v) s + v s^3), then
+def _path(v, alpha, cube):
+    """``coefficients`` at a point v of ``_shifts``' continuation toward alpha: alpha = v;
+    or, through the cube, (1 - v, 0, v) up to v = 1 (phi = (1 - v) s + v s^3), then
     alpha = alpha / (v - 1) (v in (1, 2])."""
-    if alpha <= 1:
+    if not cube:
         return coefficients(v)
     if v <= 1:
         return np.array([1.0 - v, 0.0, v])
@@ -311,9 +382,10 @@ def _warm(key, gam, s, h, p, count, alpha):
         comp.sol = pencil_assembly.follow(s, h, lambda th: (
             gam, E0 + th[:, None, None] * (E1 - E0), L0 + th[:, None, None, None] * (L1 - L0),
             None), old.sol, "MAML-FL finite-clients limit (companion pencil)", batch=gam.size)
+        physical(comp.sol, t0, "MAML-FL finite-clients limit (companion pencil)")
         comp.last = L1
         t1, G = solve_shifts(comp.state, count, t0, "MAML-FL finite-clients limit")
-    except SolverError:
+    except (SolverError, _Stuck):
         return None
     _LAST[key] = (t1, comp)
     return t1, G, comp

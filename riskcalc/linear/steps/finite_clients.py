@@ -34,6 +34,7 @@ import numpy as np
 
 from riskcalc._validate import as_array, integers, parameter, positive, positive_int, real
 from riskcalc._text import shown_apart
+from riskcalc.errors import SolverError
 from riskcalc.linear import finite_clients
 from riskcalc.linear.engine import kappa, weighted_mp
 from riskcalc.linear.finite_clients.identity import (assemble, check_pooled, federation_totals,
@@ -42,6 +43,7 @@ from riskcalc.linear.engine.mp_quadrature import mp_expect
 from riskcalc.linear.finite_clients.sigma import federation, trace_coefficients
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape
+from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.pencils import step_traces
 from riskcalc.spectrum import Spectrum
 
@@ -116,8 +118,11 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     ``steps_group_limits`` up to the largest (a divergent step's overflow is the pencils'
     result, the same at any number of steps)."""
     if converges and spectrum.is_identity and spectrum.signal_is_uniform:
-        bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
-                                                int(ks[-1]), eta, ks=ks)
+        try:
+            bias, var = identity_steps_group_limits(method, gam, r, sigma, count, lam, weights,
+                                                    int(ks[-1]), eta, ks=ks)
+        except SolverError as exc:
+            raise near_one(exc, gam, ks[-1], eta) from None
         i = slice(None) if targets is None else np.asarray(targets, dtype=int)
         return bias[i], var[i]
     bias, var = steps_group_limits(method, gam, r, sigma, count, lam, weights, spectrum,
@@ -125,16 +130,17 @@ def _steps_at(method, gam, r, sigma, count, lam, weights, spectrum, ks, eta, con
     return bias[:, ks], var[:, ks]
 
 
-def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> LimitResult:
+def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
+                             max_seconds=None) -> LimitResult:
     """``riskcalc.steps_limit(..., clients=M)``: the limit after ``steps`` gradient steps of
     ``spec``'s client, one of M identical clients of the FedAvg global model (module
     docstring); ``spec`` validated by ``steps.limits.spec_steps_limit``, which dispatches
-    here. Parameters broadcast together.
+    here. Parameters broadcast together; ``max_seconds`` as there.
 
     Raises
     ------
     ValueError
-        For bad values or pooled N <= d.
+        For bad values, pooled N <= d, or pencils estimated beyond ``max_seconds``.
     """
     clients = positive_int("clients", clients)
     weights = finite_clients.check_weights("samples" if weights is None else weights)
@@ -151,6 +157,8 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     key = np.stack([a.ravel() for a in (g, sig, signal, lam, eta)], axis=1)
     uniq, inv, _ = finite_clients.unique_rows(key)
     converges, notes = stability(g, lam, eta, spec.spectrum)
+    _check_seconds(sp, [k.ravel()[(inv == u) & ~(sp.is_identity & np.ravel(converges))]
+                        for u in range(len(uniq))], max_seconds)
     for u, (gm, sg, rr, lm, et) in enumerate(uniq):
         idx = np.flatnonzero(inv == u)
         kk = k.ravel()[idx].astype(int)
@@ -169,6 +177,49 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None) -> L
     params = {**spec.params(), "steps": k.astype(int).tolist(), "step_size": eta.tolist(),
               "clients": clients, "weights": weights}
     return LimitResult(spec.method, params, *out, route=ROUTE, notes=notes, converges=converges)
+
+
+def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
+    """ValueError where the pencils (``steps_group_limits``: one per list of ``pencil_steps``
+    not empty, up to its largest) are estimated beyond ``max_seconds`` (None: no limit).
+    Measured: 700 steps on two atoms took 32 s, with no estimate (fuzz37 unbound F7)."""
+    if max_seconds is None:
+        return
+    limit = float(positive("max_seconds", max_seconds, ndim=0))
+    most = [int(np.max(ks)) for ks in pencil_steps if ks.size]
+    atoms = spectrum.atoms.size
+    total = sum(pencils.seconds(K, atoms) for K in most)
+    if total > limit:
+        # The largest pencil within what the others leave of the limit.
+        room = limit - total + pencils.seconds(max(most), atoms)
+        fits = int(((room / pencils.seconds(0, atoms)) ** (1 / 3) * 4 - 4) / 2) if room > 0 \
+            else -1
+        raise ValueError(f"steps: {max(most)} steps from the finite-M model need pencils "
+                         f"estimated at {total:.3g} s ({len(most)} pencil"
+                         f"{'s' if len(most) > 1 else ''}, {atoms} spectrum atoms; the cost "
+                         "grows like steps^3 x atoms, riskcalc.linear.steps.pencils), over "
+                         f"max_seconds = {limit:g}; "
+                         + (f"at most {fits} steps fit, or raise max_seconds" if fits >= 0
+                            else "raise max_seconds"))
+
+
+def near_one(exc, gamma, steps, step_size):
+    """``exc``, or where a client's gamma is near 1 (``steps.limits.NEAR_ONE``) a SolverError
+    saying why and what answers. There the law of S reaches s = 0, where the filter varies on
+    the scale 1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the
+    quadrature's failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said
+    only "the contour rule did not settle" (fuzz37 unbound F4)."""
+    from riskcalc.linear.steps.limits import NEAR_ONE       # (imports this module)
+    g = np.asarray(gamma, dtype=float)
+    near = g[np.abs(np.log(g)) < NEAR_ONE]
+    if near.size == 0:
+        return exc
+    scale = 1.0 / (float(step_size) * float(steps))
+    return SolverError(f"finite-step integral did not settle (steps up to {float(steps):g}): "
+                       f"near gamma = 1 (here {near[0]:g}) the law reaches s = 0, where the "
+                       f"filter varies on the scale 1 / (step_size steps) = {scale:.2g}, finer "
+                       "than the rule resolves: fewer steps or a smaller step size answer, and "
+                       "riskcalc.limit is the limit of infinitely many")
 
 
 def stability(gamma, lam, eta, spectrum):
