@@ -42,3 +42,15 @@ def test_simulate_rounds_refuses_a_step_size_with_the_exact_local_solve():
     with pytest.raises(ValueError, match="step_size = 0.1: local_steps=inf is the exact"):
         simulate_rounds("fedprox", gamma=[0.5, 0.5], r=[1, 1], sigma=[1, 1], signal=1,
                         rounds=[3], local_steps=np.inf, step_size=0.1, lam=1, d=20, reps=2)
+
+
+def test_diverging_steps_from_a_federation_of_different_clients_overflow_to_inf():
+    """``clients_steps_limit`` at a diverging step (FTFA, clients at gamma 2, 3, 0.5, step
+    1.5, 200 steps): bias and variance were NaN (inf / inf), printed as the risk by ``predict
+    --federation``; ``spec_clients_steps_limit`` already said inf (fuzz37 twins L1)."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+    with np.errstate(all="raise"):
+        bias, var = clients_steps_limit("ftfa", gamma=[2, 3, 0.5], sigma=[1, 1, 1],
+                                        r=[1, 1, 1], steps=[1, 200], step_size=1.5)
+    assert np.isfinite(bias[0]) and np.isfinite(var[0])
+    assert np.isinf(bias[1]) and np.isinf(var[1])

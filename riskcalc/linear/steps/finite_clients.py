@@ -104,8 +104,12 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)
     converges = np.all(stability(gam, lam_arr, eta, sp)[0])
-    bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
-                          converges, targets=[0])
+    # A divergent step overflows (inf / inf: NaN, printed as the risk; fuzz37 twins L1): it
+    # is infinite, as in ``spec_clients_steps_limit``.
+    with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
+        bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
+                              converges, targets=[0])
+    bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
     return bias[0, at].reshape(k.shape), var[0, at].reshape(k.shape)
 
 
