@@ -34,7 +34,7 @@ from montecarlo.linear.measure import KINDS, measure
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se, t_half_width
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, one_of, positive_int
 from riskcalc.linear.model import ClientSpec
@@ -290,13 +290,17 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
     check_tasks(reps, f"{reps} replicates", "lower reps")
-    check_minutes(max_minutes, reps, setting, spec.gamma, spec.method, n_jobs, scheduler,
-                  f"{reps} replicates")
-    limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
             "step_size": step_size, **task_inputs(spec.method, setting)}
-    results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
+    tasks = [{**base, "rep": rep} for rep in range(reps)]
+    # A resumed run is bounded by the replicates ``cache`` lacks.
+    cached = 0 if max_minutes is None else cached_count(cache, "compare", tasks)
+    check_minutes(max_minutes, reps - cached, setting, spec.gamma, spec.method, n_jobs,
+                  scheduler, f"{reps} replicates" + (f" ({cached} of them in cache)"
+                                                     if cached else ""))
+    limit = predicted(spec, route, steps, step_size, setting)
+    results = run_tasks(replicate_task, tasks,
                         cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
                         desc=f"compare {spec.method}", command="compare")
     summary = {q: {k: v[0] for k, v in summarize([res[q] for res in results],

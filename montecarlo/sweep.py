@@ -27,7 +27,7 @@ from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
 from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.tasks import load_cache, run_tasks, task_key
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc.linear.model import ClientSpec
 
@@ -109,7 +109,7 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                    alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
-                   max_minutes=max_minutes) for setting in settings]
+                   max_minutes=max_minutes, cache=cache) for setting in settings]
     rows = SweepRows()
     for plan in plans:
         rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
@@ -126,24 +126,25 @@ def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None
     ``cache`` already holds: ``riskcalc sweep`` estimates only the others' time (a fully cached
     sweep was refused at --max-minutes for the work it would not do, so a long run resumed only
     with the limit it was started with). Nothing is predicted or simulated."""
-    done = load_cache(cache, "sweep")
-    if not done:
-        return 0
-    return sum(task_key(task) in done for setting in settings
-               for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho,
-                                 lam=lam, alpha=alpha, spectrum=spectrum, reps=reps, seed=seed,
-                                 kind=kind, steps=steps, step_size=step_size)["tasks"])
+    return cached_count(cache, "sweep", (
+        task for setting in settings
+        for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
+                          steps=steps, step_size=step_size)["tasks"]))
 
 
 def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
-          steps, step_size, route, n_jobs, scheduler, max_minutes) -> dict:
-    """The checked grid of one setting, its predictions and its tasks (nothing simulated)."""
+          steps, step_size, route, n_jobs, scheduler, max_minutes, cache) -> dict:
+    """The checked grid of one setting, its predictions and its tasks (nothing simulated);
+    ``max_minutes`` bounds the tasks ``cache`` does not hold."""
     plan = _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                  spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                  step_size=step_size)
     points, reps = plan["points"], plan["reps"]
-    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
-                  n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates")
+    cached = 0 if max_minutes is None else cached_count(cache, "sweep", plan["tasks"])
+    check_minutes(max_minutes, len(points) * reps - cached, setting, _values("gamma", gamma),
+                  method, n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates"
+                  + (f" ({cached} of them in cache)" if cached else ""))
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]

@@ -149,13 +149,21 @@ def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed:
     list of dict
         Rows with the keys ``COLUMNS``; NaN where a metric does not apply.
     """
+    results = run_tasks(run_rep, preset_tasks(name, overrides, reps=reps, seed=seed,
+                                              trajectory=trajectory),
+                        cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                        desc=name, command="simulate")
+    return [row for res in results for row in res["rows"]]
+
+
+def preset_tasks(name: str, overrides: dict | None = None, *, reps: int = 1, seed: int = 0,
+                 trajectory: bool = False) -> list:
+    """The replicate tasks of ``run_preset`` (same arguments), checked, nothing run: also
+    what ``riskcalc simulate`` looks up in its --cache, to time only the others."""
     spec = resolve(name, overrides)
     reps, seed = positive_int("reps", reps), check_seed(seed)
     check_tasks(reps, f"{reps} replicates", "lower reps")
-    tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
-    results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=name, command="simulate")
-    return [row for res in results for row in res["rows"]]
+    return [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
 
 
 def summarize(rows, column: str = "accuracy") -> dict:

@@ -41,7 +41,7 @@ from montecarlo.prediction import simulated_ratios
 from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import cached_count, run_tasks
 from montecarlo.sweep import SweepRows
 from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.limits import UNFEDERATED
@@ -138,13 +138,11 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
-    tasks, preds = [], []
-    for g, rr, m in points:
-        fed = _federation(g, rr, m, others)
-        preds.append(_predicted(method, *_simulated_ratios(g, fed, d), rr, signal, lams,
-                                global_lam, weights, centre, spectrum, names))
-        tasks += [_task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d,
-                        seed, rep, spectrum) for rep in range(reps)]
+    preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
+                        signal, lams, global_lam, weights, centre, spectrum, names)
+             for g, rr, m in points]
+    tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
+                        seed, reps, spectrum))
     _memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep")
@@ -186,6 +184,30 @@ def grid(gamma, r, clients=None, others=None) -> list:
     ms = [None] if clients is None else \
         [positive_int("clients", m) for m in _list("clients", clients)]
     return list(itertools.product(_list("gamma", gamma), _list("r", r), ms))
+
+
+def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: int,
+                 clients=None, others=None, global_lam=None, weights: str = "samples",
+                 centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0) -> int:
+    """How many replicate tasks of ``sweep_logistic`` (same arguments) the JSON-lines
+    ``cache`` holds, nothing predicted or simulated: ``riskcalc sweep --model logistic``
+    times only the others (as the linear ``montecarlo.sweep.cached_tasks``)."""
+    method = canonical_method(method)
+    lams = [] if method == "fedavg" else _list("lam", lam)
+    return cached_count(cache, "sweep", _tasks(
+        method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
+        weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
+        positive_int("reps", reps, minimum=2), spectrum))
+
+
+def _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed, reps,
+           spectrum):
+    """The replicate tasks of ``points``, in row order (a generator)."""
+    for g, rr, m in points:
+        fed = _federation(g, rr, m, others)
+        for rep in range(reps):
+            yield _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed,
+                        rep, spectrum)
 
 
 def _federation(g, rr, m, others):

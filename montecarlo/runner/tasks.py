@@ -105,6 +105,15 @@ def load_cache(path, command: str | None = None) -> dict:
     return done
 
 
+def cached_count(cache, command: str | None, tasks) -> int:
+    """How many of ``tasks`` (an iterable, not consumed when the cache is empty) the
+    ``cache`` file already holds, nothing run: the time limits estimate only the others (a
+    resumed run was refused for the work it would not do)."""
+    _check_paths(cache, None, 1)
+    done = load_cache(cache, command)
+    return sum(task_key(task) in done for task in tasks) if done else 0
+
+
 #: The key that starts a record line (``run_tasks`` writes it first: a torn line keeps it).
 _TORN_KEY = re.compile(rb'\{"key": "([0-9a-f]{40})"')
 
@@ -255,7 +264,6 @@ def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
         with _sigint_blocked():
             outputs = runner(calls)
         yield from outputs
-
 
 
 def _indexed(fn, i, task):

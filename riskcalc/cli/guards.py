@@ -141,9 +141,12 @@ def duration(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
+def budget(args, tasks: int, seconds_each: float, what: str, advice: str,
+           cached: int = 0) -> None:
     """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
-    ``tasks`` tasks of about ``seconds_each`` seconds each."""
+    ``tasks`` tasks of about ``seconds_each`` seconds each, ``cached`` of which the --cache
+    file holds (``montecarlo.runner.tasks.cached_count``): only the others are timed, so a
+    resumed run needs no more than the limit of the work it has left."""
     limit = max_seconds(args)
     if getattr(args, "scheduler", None) is not None:
         if getattr(args, "jobs", None) not in (None, 1):
@@ -159,7 +162,8 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
         from montecarlo.runner.budget import check_tasks
 
         check_tasks(tasks, what, advice)
-    check_time(tasks, seconds_each, workers, limit, what,
+    check_time(tasks - cached, seconds_each, workers, limit,
+               what + (f", {cached} of them in --cache" if cached else ""),
                advice + ", or allow more time with --max-minutes")
 
 
@@ -290,12 +294,12 @@ def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
     n = setting.d / float(np.min(gamma))
     samples = (f" (n = d / gamma = {n:.3g} samples for gamma = {float(np.min(gamma)):g})"
                if n > 1e4 else "")
-    budget(args, reps * points - cached,
+    budget(args, reps * points,
            linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
            f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
            + (f" with {setting.clients} clients" if setting.global_model == "federated"
-              else "") + samples + (f", {cached} of them in --cache" if cached else ""),
-           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""))
+              else "") + samples,
+           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""), cached)
 
 
 def predict_options(args) -> None:

@@ -18,7 +18,8 @@ from riskcalc.cli.sweep import _floats, emit, integers
 def run(args, *, methods, spectrum) -> int:
     """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode and
     the ``--spectrum``)."""
-    from montecarlo.logistic.sweep import METHODS, grid, replicate_seconds, sweep_logistic
+    from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
+                                           sweep_logistic)
     from riskcalc._validate import positive_int
 
     fed = args.global_model == "federated"
@@ -55,16 +56,18 @@ def run(args, *, methods, spectrum) -> int:
     points = grid(values["gamma"], values["r"], clients, others)
     lams = 1 if args.method == "fedavg" or values["lam"] is None else len(values["lam"])
     seconds = replicate_seconds(args.method, points, others, d, lams=lams)
+    run = dict(gamma=values["gamma"], r=values["r"], signal=args.signal, lam=values["lam"],
+               d=d, clients=clients, others=others, global_lam=args.global_lam,
+               weights=args.weights or "samples", centre=args.centre or "oracle",
+               spectrum=spectrum, reps=reps, seed=args.seed)
+    # Only the tasks --cache lacks are timed: a resumed sweep keeps the default limit.
+    cached = cached_tasks(args.method, cache=args.cache, **run) if args.cache else 0
     guards.budget(args, reps * len(points), seconds / len(points),
                   f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
-                  f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""))
-    rows = sweep_logistic(args.method, gamma=values["gamma"], r=values["r"],
-                          signal=args.signal, lam=values["lam"], d=d, clients=clients,
-                          others=others, global_lam=args.global_lam,
-                          weights=args.weights or "samples", centre=args.centre or "oracle",
-                          spectrum=spectrum, reps=reps, seed=args.seed,
-                          n_jobs=args.jobs, scheduler=args.scheduler,
-                          progress=not args.no_progress, cache=args.cache)
+                  f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""),
+                  cached)
+    rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
+                          progress=not args.no_progress, cache=args.cache, **run)
     return emit(args, rows)
 
 

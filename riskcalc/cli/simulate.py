@@ -15,7 +15,8 @@ import numpy as np
 
 from montecarlo.experiments.cost import preset_replicate_seconds
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
-from montecarlo.experiments.presets_run import COLUMNS, run_preset, summarize
+from montecarlo.experiments.presets_run import COLUMNS, preset_tasks, run_preset, summarize
+from montecarlo.runner.tasks import cached_count
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
 
@@ -98,9 +99,13 @@ def run(args) -> int:
     overrides = parse_settings(args.settings)
     spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    # Only the replicates --cache lacks are timed: a resumed run keeps the default limit.
+    cached = cached_count(args.cache, "simulate", preset_tasks(
+        args.preset, overrides, reps=args.reps, seed=args.seed, trajectory=args.trajectory)
+                          ) if args.cache is not None else 0
     guards.budget(args, reps, preset_replicate_seconds(spec),
                   f"{reps} replicate(s) of {args.preset}",
-                  "lower --reps or the sizes and iteration counts given with --set")
+                  "lower --reps or the sizes and iteration counts given with --set", cached)
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)

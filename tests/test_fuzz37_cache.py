@@ -1,0 +1,55 @@
+"""Issue 32, fuzz37 (cache): what this fuzz found, each test failing before."""
+
+import pytest
+
+from tests.helpers import run_cli
+
+#: 6 microseconds: no replicate fits.
+TINY = ["--max-minutes", "1e-7"]
+SIMULATE = ["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=2", "--set", "lam=1",
+            "--set", "*.iterations=50", "--no-progress"]
+LOGISTIC = ["sweep", "rtfa", "--model", "logistic", "--r", "1", "--signal", "1", "--lam", "1",
+            "--d", "20", "--reps", "2", "--no-progress"]
+
+
+@pytest.mark.parametrize("argv, grown, said", [
+    (SIMULATE + ["--reps", "1"], ["--reps", "2"], "2 replicate(s) of paper001-fig2, 1 of them"),
+    (LOGISTIC + ["--gamma", "2"], ["--gamma", "2,3"], "x 2 point(s) of the logistic model at "
+                                                      "d = 20, 2 of them")])
+def test_a_resumed_run_is_timed_for_the_tasks_its_cache_lacks(argv, grown, said, tmp_path,
+                                                               capsys):
+    """F1: ``simulate`` and the logistic ``sweep`` timed every task against --max-minutes,
+    also those already in --cache (the linear sweep no longer did, fuzz36 lead F9): a fully
+    cached run was refused for the work it would not do, so a long run resumed only with the
+    limit it began with. Now only the missing tasks are timed."""
+    cache = ["--cache", tmp_path / "c.jsonl"]
+    code, _, err = run_cli(argv + cache + ["--out", tmp_path / "a.csv"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(argv + cache + ["--out", tmp_path / "b.csv"] + TINY, capsys)
+    assert code == 0, err
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    grown_argv = argv[:-2] + grown if argv[-2] == grown[0] else argv + grown
+    code, out, err = run_cli(grown_argv + cache + ["--out", tmp_path / "c.csv"] + TINY, capsys)
+    assert code == 2 and out == "" and f"{said} in --cache: estimated" in err
+
+
+def test_the_python_sweep_and_compare_time_what_their_cache_lacks(tmp_path):
+    """F1: ``montecarlo.sweep(..., cache=)`` and ``montecarlo.compare.compare(..., cache=)``
+    checked ``max_minutes`` against every replicate, the cached ones included."""
+    from montecarlo.compare import compare
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+    from riskcalc.linear.model import ClientSpec
+
+    kw = dict(reps=2, progress=False)
+    cache = tmp_path / "s.jsonl"
+    first = sweep("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, setting=Setting(d=20),
+                  cache=cache, **kw)
+    assert sweep("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, setting=Setting(d=20),
+                 cache=cache, max_minutes=1e-7, **kw) == first
+    with pytest.raises(ValueError, match=r"2 grid points x 2 replicates \(2 of them in cache"):
+        sweep("rtfa", gamma=[2.0, 3.0], r=1.0, sigma=0.5, lam=0.5, setting=Setting(d=20),
+              cache=cache, max_minutes=1e-7, **kw)
+    spec, cache = ClientSpec("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5), tmp_path / "c.jsonl"
+    first = compare(spec, Setting(d=20), cache=cache, **kw).as_dict()
+    assert compare(spec, Setting(d=20), cache=cache, max_minutes=1e-7, **kw).as_dict() == first
