@@ -53,3 +53,17 @@ def test_the_python_sweep_and_compare_time_what_their_cache_lacks(tmp_path):
     spec, cache = ClientSpec("rtfa", gamma=2.0, r=1.0, sigma=0.5, lam=0.5), tmp_path / "c.jsonl"
     first = compare(spec, Setting(d=20), cache=cache, **kw).as_dict()
     assert compare(spec, Setting(d=20), cache=cache, max_minutes=1e-7, **kw).as_dict() == first
+
+
+@pytest.mark.parametrize("verb, option", [
+    ("sweep", ["--measure", "conditional"]), ("compare", ["--eigvecs", "aligned"]),
+    ("compare", ["--route", "auto"]), ("sweep", ["--features", "gaussian"]),
+    ("compare", ["--noise", "gaussian"])])
+def test_an_option_given_at_its_default_is_checked_as_given(verb, option, capsys):
+    """F2: the family check saw only a value other than the parser default:
+    ``--model logistic --measure empirical`` was refused, ``--measure conditional`` (the
+    default) taken and ignored. The parser now keeps which options the command line gave."""
+    code, out, err = run_cli([verb, "rtfa", "--model", "logistic", "--gamma", "2", "--r", "1",
+                              "--signal", "1", "--lam", "1", "--d", "20", "--reps", "2",
+                              "--no-progress"] + option, capsys)
+    assert code == 2 and out == "" and f"{option[0]} does not apply to --model logistic" in err

@@ -41,6 +41,9 @@ _NEGATIVE = re.compile(r"^-(?:\d|\.\d|inf|nan)[\w.,+-]*$", re.IGNORECASE)
 
 #: Where ``_Once`` notes, during one parse, which option set each destination (removed after).
 _GIVEN = "_riskcalc_given"
+#: Where the parsed namespace keeps the destinations the command line gave (``_Once``), at
+#: whatever value: ``families.given`` takes ``--measure conditional``, the default, as given.
+GIVEN = "given_dests"
 
 
 class _Once:
@@ -118,7 +121,9 @@ class _Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
-        namespace.__dict__.pop(_GIVEN, None)
+        given = set(namespace.__dict__.pop(_GIVEN, {}))
+        if given:   # a subcommand's, copied into its parent's namespace by argparse
+            setattr(namespace, GIVEN, given | getattr(namespace, GIVEN, set()))
         return namespace, extras
 
     def error(self, message):
