@@ -67,3 +67,20 @@ def test_an_option_given_at_its_default_is_checked_as_given(verb, option, capsys
                               "--signal", "1", "--lam", "1", "--d", "20", "--reps", "2",
                               "--no-progress"] + option, capsys)
     assert code == 2 and out == "" and f"{option[0]} does not apply to --model logistic" in err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["simulate", "--list", "--set", "m=2"], "--set does"),
+    (["simulate", "--list", "--reps", "3", "--max-minutes", "0"], "--reps, --max-minutes do"),
+    (["simulate", "--list", "--jobs", "1", "--trajectory"], "--jobs, --trajectory do"),
+    (["figures", "--list", "--quick", "--seed", "3"], "--quick, --seed do"),
+    (["figures", "--list", "--no-cache"], "--no-cache does"),
+    (["check", "--list", "--paper", "001", "--full"], "--full does"),
+    (["check", "--list", "--paper", "001", "--jobs", "2"], "--jobs does")])
+def test_list_refuses_every_run_option_it_ignores(argv, said, capsys):
+    """F3: ``--list`` refused only a few options (simulate: PRESET, --out, --cache; figures:
+    ids, --all, --out) and printed the list ignoring the others, --set, --reps, --seed,
+    --jobs, --max-minutes 0, --full included. Now every option it does not use is named."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and f"{said} not apply with it" in err
+

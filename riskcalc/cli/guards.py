@@ -71,6 +71,20 @@ def unused(args, names, why: str) -> None:
             raise ValueError(f"{option.replace('--global-model', '--global')} {why}")
 
 
+def listing(args, used, what: str, also=()) -> None:
+    """``--list`` only prints: ValueError naming ``also`` (what the caller found given: a
+    positional, an appending option) and every option the command line gave
+    (``riskcalc.cli.GIVEN``) whose destination is not in ``used``; ``what`` is listed. Was:
+    ``simulate --list --set m=2 --reps 3 --max-minutes 0`` printed the list and ignored them."""
+    from riskcalc.cli import GIVEN
+
+    given = list(also) + [flag for dest, flag in getattr(args, GIVEN, {}).items()
+                          if flag is not None and dest not in {"list", *used}]
+    if given:
+        raise ValueError(f"--list only lists {what}: {', '.join(given)} "
+                         f"{'does' if len(given) == 1 else 'do'} not apply with it")
+
+
 @contextmanager
 def no_warnings_first():
     """Hold back Python warnings for the duration; on a normal exit write them to stderr, one

@@ -75,11 +75,8 @@ def parse_settings(items) -> dict:
 def run(args) -> int:
     if args.list:
         # --list only prints: an option that would run or write something was silently ignored.
-        given = [flag for flag, v in (("PRESET", args.preset), ("--out", args.out),
-                                      ("--cache", args.cache)) if v is not None]
-        if given:
-            raise ValueError(f"--list only lists the presets: {', '.join(given)} does not "
-                             "apply with it")
+        guards.listing(args, (), "the presets", ["PRESET"] * (args.preset is not None)
+                       + ["--set"] * bool(args.settings))
         for name, p in PRESETS.items():
             print(f"{name}\n    {p.description}\n    source: {p.source}; grid: {p.grid}; "
                   f"methods: {', '.join(p.methods)}")
