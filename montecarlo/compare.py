@@ -43,7 +43,7 @@ from riskcalc.spectrum_ordered import ordered_eigenvalues
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
-           "replicate_task", "spec_from_dict", "spec_to_dict", "summarize"]
+           "replicate_task", "spec_from_dict", "spec_to_dict", "summarize", "unused_options"]
 
 QUANTITIES = ("bias", "variance", "risk")
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
@@ -380,7 +380,10 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                       spectrum=spectrum)
     if global_model is None:
         global_model = "oracle" if clients is None else "federated"
-    _used(spec.method, global_model, clients, weights, setting_options)
+    unused_options(spec.method, global_model, (["clients"] if clients is not None else []) + (
+        [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
+        k for k in ("gammas", "rs", "sigmas", "df") if k in setting_options],
+        "student-t" in (setting_options.get("features"), setting_options.get("noise")))
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
@@ -389,23 +392,31 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                    max_minutes=max_minutes)
 
 
-def _used(method, global_model, clients, weights, options) -> None:
-    """Options without effect in the chosen mode are errors, as on the command line
-    (``riskcalc.cli.guards.simulation_options``): clients=5 with global_model="oracle",
+def unused_options(method: str, global_model, given, student_t: bool,
+                   cli: bool = False) -> None:
+    """Options without effect in the chosen mode are errors: the federation's (``given``
+    holds the names of those given: ``clients``, ``clients_file``, ``weights``, ``gammas``,
+    ``rs``, ``sigmas``, and ``df``) under the oracle global model (the centre theta_0
+    itself), a federated global model for a method that has none, ``df`` without Student-t
+    draws (``student_t``). ``cli``: named as the command line's options (``riskcalc compare``
+    and ``sweep``), else as this module's keywords: clients=5 with global_model="oracle",
     weights="uniform" or gammas under the oracle, df=7 with Gaussian draws and a federated
     model for a local baseline were taken and ignored."""
-    given = (["clients"] if clients is not None else []) + (
-        [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
-        k for k in ("gammas", "rs", "sigmas") if k in options]
-    if global_model == "oracle" and given:
-        raise ValueError(f"{', '.join(given)} apply with global_model='federated' only (the "
-                         "oracle global model is the centre theta_0 itself, whatever the other "
-                         "clients)")
+    def name(key):
+        return "--" + key.replace("_", "-") if cli else key
+
+    federated = "--global federated" if cli else "global_model='federated'"
+    others = [name(k) for k in given if k != "df"]
+    if global_model != "federated" and others:
+        raise ValueError(f"{', '.join(others)} {'applies' if cli and len(others) == 1 else 'apply'}"
+                         f" with {federated} only (the oracle global model is the centre "
+                         "theta_0 itself, whatever the other clients)")
     if global_model == "federated" and not get_estimator(method).centered:
-        raise ValueError(f"global_model='federated' does not apply to {method}: it uses no "
-                         "global model")
-    if "df" in options and "student-t" not in (options.get("features"), options.get("noise")):
-        raise ValueError("df applies with features='student-t' or noise='student-t' only")
+        raise ValueError(f"{federated} does not apply to {method}: it uses no global model")
+    if "df" in given and not student_t:
+        raise ValueError(f"{name('df')} applies with " + (
+            "--features student-t or --noise student-t" if cli else
+            "features='student-t' or noise='student-t'") + " only")
 
 
 class _CallableModule(types.ModuleType):

@@ -278,20 +278,14 @@ def time_limit(seconds: float):
 
 
 def simulation_options(args) -> None:
-    """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors:
-    the federation's options under ``--global oracle`` (the centre is theta_0 itself), a
-    federated global model for a method that has none, ``--df`` without Student-t draws."""
-    from montecarlo.linear.estimators import get_estimator
+    """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors
+    (``montecarlo.compare.unused_options``, the Python API's check, named as the options)."""
+    from montecarlo.compare import unused_options
 
-    if args.global_model != "federated":
-        unused(args, ("clients", "clients_file", "weights"),
-               "applies with --global federated only (the oracle global model is the centre "
-               "theta_0 itself, whatever the other clients)")
-    elif not get_estimator(args.method).centered:
-        raise ValueError(f"--global federated does not apply to {args.method}: it uses no "
-                         "global model")
-    if "student-t" not in (args.features, args.noise):
-        unused(args, ("df",), "applies with --features student-t or --noise student-t only")
+    unused_options(args.method, args.global_model,
+                   [k for k in ("clients", "clients_file", "weights", "df")
+                    if getattr(args, k, None) is not None],
+                   "student-t" in (args.features, args.noise), cli=True)
 
 
 def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
