@@ -29,6 +29,7 @@ from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
+from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
 FORMATS = ("csv", "jsonl")
@@ -150,7 +151,8 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
     plan["limits"] = [_limits(ClientSpec(method, gamma=g, sigma=s, spectrum=spectrum,
                                          **{info.signal: sig, **({tune: tunings} if tune else {})}),
-                              setting, route, plan["steps"], tunings) for g, sig, s in points]
+                              setting, route, plan["steps"], plan["step_size"], tunings)
+                      for g, sig, s in points]
     return plan
 
 
@@ -182,7 +184,8 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                 **inputs}
         tasks += [{**base, "rep": rep} for rep in range(reps)]
     return dict(method=method, setting=setting, spectrum=spectrum, reps=reps, seed=seed,
-                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps, tasks=tasks)
+                kind=kind, points=points, tunings=tunings, tune=tune, steps=steps,
+                step_size=step_size, tasks=tasks)
 
 
 def _rows(plan, results) -> list:
@@ -216,17 +219,26 @@ def _rows(plan, results) -> list:
     return rows
 
 
-def _limits(spec, setting, route, steps, tunings):
-    """The predictions of a grid point, one per tuning value: the finite-M limit with a
-    federated global model (``montecarlo.prediction.predicted``), else paper 003's limit;
-    both at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's
-    d and n)."""
-    if setting.global_model != "federated" or steps is not None \
-            or not get_estimator(spec.method).centered:
+def _limits(spec, setting, route, steps, step_size, tunings):
+    """The predictions of a grid point, one per tuning value, as ``compare`` predicts
+    (``montecarlo.prediction.predicted``): the finite-M limit with a federated global model,
+    the limit after ``steps`` gradient steps (paper 003, Sec. 7; was the converged limit,
+    beside a simulation after the steps), both at the ratio d / n the simulation realizes (the
+    row's d and n). A row has no notes: steps that no finite-step limit covers are refused
+    (``compare`` predicts the converged limit there, with a note saying so)."""
+    if steps is not None and not (finite_steps.supports(spec) and (
+            setting.spectra is None or setting.global_model != "federated")):
+        raise ValueError(
+            f"steps = {steps}: no finite-step limit covers {spec.method} here (they cover "
+            f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction, without "
+            "covariate shift), and a sweep's rows would compare the simulation after the steps "
+            "with the converged limit silently; compare notes it, or leave out steps")
+    if steps is None and (setting.global_model != "federated"
+                          or not get_estimator(spec.method).centered):
         return riskcalc.spec_limit(simulated_ratio(spec, setting)[0], route=route)
     tune = spec.info.tuning
-    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, None, None, setting)
-            for t in tunings]
+    each = [predicted(replace(spec, **({tune: t} if tune else {})), route, steps, step_size,
+                      setting) for t in tunings]
     return SimpleNamespace(**{q: np.array([getattr(x, q) for x in each])
                               for q in QUANTITIES})
 
