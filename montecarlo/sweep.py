@@ -29,6 +29,7 @@ from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
+from riskcalc._validate import canonical_method
 from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
@@ -107,6 +108,7 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     rows of all in one ``SweepRows``: every setting's grid is checked and predicted before
     any is simulated (was: the command ran M1's simulation, then refused M2's prediction,
     losing M1's rows), and ``max_minutes`` bounds each setting's run."""
+    method = canonical_method(method)     # the rows name pfedme for fedprox, as compare's
     plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                    alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
@@ -127,6 +129,7 @@ def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None
     ``cache`` already holds: ``riskcalc sweep`` estimates only the others' time (a fully cached
     sweep was refused at --max-minutes for the work it would not do, so a long run resumed only
     with the limit it was started with). Nothing is predicted or simulated."""
+    method = canonical_method(method)
     return cached_count(cache, "sweep", (
         task for setting in settings
         for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,

@@ -105,3 +105,21 @@ def test_a_sweep_with_steps_predicts_after_the_steps():
             riskcalc.spec_steps_limit(spec, 3, 0.1).bias, rel=1e-12)
     with pytest.raises(ValueError, match="no finite-step limit covers maml_fl"):
         sweep("maml_fl", alpha=0.5, **kw)
+
+
+def test_the_fedprox_alias_is_taken_by_sweep_and_check_method(capsys):
+    """F6: ``fedprox`` (pfedme's alias everywhere) was refused by ``montecarlo.sweep``,
+    ``montecarlo.check_method`` and ``riskcalc check-method`` ("method must be one of ...,
+    pfedme; got 'fedprox'"), while predict, compare and the command line's sweep took it:
+    ``get_estimator`` read no alias."""
+    from montecarlo.linear.estimators import get_estimator
+    from montecarlo.linear.instances import Setting
+    from montecarlo.sweep import sweep
+
+    assert get_estimator("fedprox") is get_estimator("pfedme")
+    rows = sweep("fedprox", gamma=2.0, r=1.0, sigma=0.5, lam=0.5, setting=Setting(d=20),
+                 reps=2, progress=False)
+    assert rows[0]["method"] == "pfedme"
+    code, out, err = run_cli(["check-method", "fedprox", "--d", "8", "--reps", "2",
+                              "--spectrum", "identity", "--max-minutes", "1e-7"], capsys)
+    assert code == 2 and "estimated" in err and "must be one of" not in err
