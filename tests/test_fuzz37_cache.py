@@ -123,3 +123,15 @@ def test_the_fedprox_alias_is_taken_by_sweep_and_check_method(capsys):
     code, out, err = run_cli(["check-method", "fedprox", "--d", "8", "--reps", "2",
                               "--spectrum", "identity", "--max-minutes", "1e-7"], capsys)
     assert code == 2 and "estimated" in err and "must be one of" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check-method", "rtfa", "--d", "20", "--reps", "2", "--gamma", "1e-6"],
+    LOGISTIC + ["--gamma", "1e-9"]])
+def test_a_refusal_for_many_samples_says_raise_gamma(argv, capsys):
+    """F7: ``check-method --gamma 1e-6`` (n = d / gamma = 4e7 samples) and the logistic sweep
+    at --gamma 1e-9 were told "lower --reps or --d" only, as the linear sweep was before
+    (guards.linear_budget says "or raise --gamma"); one helper now words it for all three."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and "samples for gamma = 1e-0" in err
+    assert "or raise --gamma, or allow more time with --max-minutes" in err

@@ -132,10 +132,12 @@ def run(args) -> int:
     _positive("--rtol", args.rtol, 1.0)
     _positive("--k", args.k, 100.0)
     signal, tuning, cases = _model(args)
+    samples = guards.many_samples(2 * args.d, args.gamma)
     guards.budget(args, 2 * len(cases) * args.reps,
                   linear_replicate_seconds(Setting(d=2 * args.d), args.gamma),
                   f"{args.reps} replicates x {len(cases)} case(s) at d = {args.d} and "
-                  f"{2 * args.d}", "lower --reps or --d")
+                  f"{2 * args.d}{samples}", "lower --reps or --d"
+                  + (", or raise --gamma" if samples else ""))
     rows = run_checks(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal,
                       tuning=tuning, spectrum=cases, d=args.d, reps=args.reps,
                       seed=args.seed, rtol=args.rtol, k=args.k)

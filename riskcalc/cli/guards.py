@@ -288,6 +288,15 @@ def simulation_options(args) -> None:
                    "student-t" in (args.features, args.noise), cli=True)
 
 
+def many_samples(d: int, gamma: float) -> str:
+    """`` (n = d / gamma = ... samples for gamma = ...)`` where that is many (> 1e4), for a
+    refusal of ``budget`` to add ", or raise --gamma" to its advice: a small gamma is many
+    samples, and at --gamma 1e-100 the refusal named only --reps, --d and --clients for its
+    3.7e+90 days (check-method and the logistic sweep at --gamma 1e-6 still did)."""
+    n = d / gamma
+    return f" (n = d / gamma = {n:.3g} samples for gamma = {gamma:g})" if n > 1e4 else ""
+
+
 def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
     """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
     ``sweep``), ``cached`` of which the --cache file holds already."""
@@ -297,11 +306,7 @@ def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
     from montecarlo.linear.estimators import get_estimator
 
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
-    # A small gamma is many samples (n = d / gamma): at --gamma 1e-100 the refusal named only
-    # --reps, --d and --clients for its 3.7e+90 days.
-    n = setting.d / float(np.min(gamma))
-    samples = (f" (n = d / gamma = {n:.3g} samples for gamma = {float(np.min(gamma)):g})"
-               if n > 1e4 else "")
+    samples = many_samples(setting.d, float(np.min(gamma)))
     budget(args, reps * points,
            linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
            f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"

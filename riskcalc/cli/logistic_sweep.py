@@ -62,9 +62,11 @@ def run(args, *, methods, spectrum) -> int:
                spectrum=spectrum, reps=reps, seed=args.seed)
     # Only the tasks --cache lacks are timed: a resumed sweep keeps the default limit.
     cached = cached_tasks(args.method, cache=args.cache, **run) if args.cache else 0
+    samples = guards.many_samples(d, min(g for g, _, _ in points))
     guards.budget(args, reps * len(points), seconds / len(points),
                   f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
-                  f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""),
+                  f"d = {d}{samples}", "lower --reps, --d, the grid"
+                  + (" or the clients" if fed else "") + (", or raise --gamma" if samples else ""),
                   cached)
     rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
                           progress=not args.no_progress, cache=args.cache, **run)
