@@ -117,6 +117,18 @@ def replicate_task(task: dict) -> dict:
             "n": int(inst.n[0])}
 
 
+def valid_replicate(task: dict, result) -> bool:
+    """Whether a cached ``result`` has the layout ``replicate_task`` returns for ``task``:
+    lists ``bias``, ``variance``, ``risk`` of one number per tuning value and the integer
+    ``n`` (``run_tasks(valid=)``: another layout reruns; it was a traceback, or NaN rows)."""
+    def numbers(v):
+        return isinstance(v, list) and len(v) == len(task["tunings"]) and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+
+    return isinstance(result, dict) and all(numbers(result.get(q)) for q in QUANTITIES) \
+        and isinstance(result.get("n"), int) and not isinstance(result["n"], bool)
+
+
 def check_run(reps, kind, steps, step_size):
     """Validate the simulation options shared by ``compare`` and ``sweep``."""
     reps = positive_int("reps", reps, minimum=2)
@@ -295,14 +307,15 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
             "step_size": step_size, **task_inputs(spec.method, setting)}
     tasks = [{**base, "rep": rep} for rep in range(reps)]
     # A resumed run is bounded by the replicates ``cache`` lacks.
-    cached = 0 if max_minutes is None else cached_count(cache, "compare", tasks)
+    cached = 0 if max_minutes is None else cached_count(cache, "compare", tasks,
+                                                        valid_replicate)
     check_minutes(max_minutes, reps - cached, setting, spec.gamma, spec.method, n_jobs,
                   scheduler, f"{reps} replicates" + (f" ({cached} of them in cache)"
                                                      if cached else ""))
     limit = predicted(spec, route, steps, step_size, setting)
-    results = run_tasks(replicate_task, tasks,
-                        cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                        desc=f"compare {spec.method}", command="compare")
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs,
+                        scheduler=scheduler, progress=progress, desc=f"compare {spec.method}",
+                        command="compare", valid=valid_replicate)
     summary = {q: {k: v[0] for k, v in summarize([res[q] for res in results],
                                                   [getattr(limit, q)]).items()}
                for q in QUANTITIES}

@@ -21,7 +21,7 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
                                 none_if_nan, replicate_task, spec_to_dict, summarize,
-                                task_inputs)
+                                task_inputs, valid_replicate)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
@@ -117,7 +117,8 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     for plan in plans:
         rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
                                       n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                                      desc=f"sweep {method}", command="sweep"))
+                                      desc=f"sweep {method}", command="sweep",
+                                      valid=valid_replicate))
     return rows
 
 
@@ -134,7 +135,7 @@ def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None
         task for setting in settings
         for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                           alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
-                          steps=steps, step_size=step_size)["tasks"]))
+                          steps=steps, step_size=step_size)["tasks"]), valid_replicate)
 
 
 def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
@@ -145,7 +146,8 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
                  spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                  step_size=step_size)
     points, reps = plan["points"], plan["reps"]
-    cached = 0 if max_minutes is None else cached_count(cache, "sweep", plan["tasks"])
+    cached = 0 if max_minutes is None else cached_count(cache, "sweep", plan["tasks"],
+                                                        valid_replicate)
     check_minutes(max_minutes, len(points) * reps - cached, setting, _values("gamma", gamma),
                   method, n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates"
                   + (f" ({cached} of them in cache)" if cached else ""))

@@ -135,3 +135,28 @@ def test_a_refusal_for_many_samples_says_raise_gamma(argv, capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and "samples for gamma = 1e-0" in err
     assert "or raise --gamma, or allow more time with --max-minutes" in err
+
+
+SWEEP = ["sweep", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--lam", "0.5", "--d",
+         "20", "--reps", "2", "--no-progress"]
+
+
+@pytest.mark.parametrize("argv, result", [
+    (SWEEP, None), (SWEEP, {"bias": [], "variance": [], "risk": [], "n": 10}),
+    (SIMULATE, {}), (SIMULATE, {"rows": [{}]}), (LOGISTIC + ["--gamma", "2"], "x")])
+def test_a_cached_result_of_another_layout_reruns(argv, result, tmp_path, capsys):
+    """F8: a cache record whose result is not what the task returns (an earlier fedrisk's
+    layout, or an edited file: null, {}, a string, empty lists) was taken and read: a
+    traceback (TypeError, KeyError, IndexError) where the rows were built. Now it reruns
+    with a warning, as a torn line does."""
+    import json
+
+    cache = tmp_path / "c.jsonl"
+    code, _, err = run_cli(argv + ["--cache", cache, "--out", tmp_path / "a.csv"], capsys)
+    assert code == 0, err
+    head, *records = cache.read_text().splitlines()
+    cache.write_text("\n".join([head] + [json.dumps({**json.loads(line), "result": result})
+                                         for line in records]) + "\n")
+    code, _, err = run_cli(argv + ["--cache", cache, "--out", tmp_path / "b.csv"], capsys)
+    assert code == 0 and "hold a result of another layout" in err and "Traceback" not in err
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()

@@ -152,8 +152,16 @@ def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed:
     results = run_tasks(run_rep, preset_tasks(name, overrides, reps=reps, seed=seed,
                                               trajectory=trajectory),
                         cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                        desc=name, command="simulate")
+                        desc=name, command="simulate", valid=valid_rows)
     return [row for res in results for row in res["rows"]]
+
+
+def valid_rows(task: dict, result) -> bool:
+    """Whether a cached ``result`` has the layout ``run_rep`` returns, ``{"rows": [...]}``
+    with every ``COLUMNS`` key in each row (``run_tasks(valid=)``: another layout reruns)."""
+    rows = result.get("rows") if isinstance(result, dict) else None
+    return isinstance(rows, list) and all(isinstance(row, dict) and set(COLUMNS) <= row.keys()
+                                          for row in rows)
 
 
 def preset_tasks(name: str, overrides: dict | None = None, *, reps: int = 1, seed: int = 0,

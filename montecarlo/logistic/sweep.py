@@ -145,7 +145,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                         seed, reps, spectrum))
     _memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=f"sweep {method} (logistic)", command="sweep")
+                        progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
+                        valid=_layout(method, names, len(lams)))
     label = "identity" if spectrum is None else spectrum.describe()
     rows = []
     for i, (g, rr, m) in enumerate(points):
@@ -194,10 +195,23 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
     times only the others (as the linear ``montecarlo.sweep.cached_tasks``)."""
     method = canonical_method(method)
     lams = [] if method == "fedavg" else _list("lam", lam)
+    names = measured_fields(method, clients is not None or others is not None, spectrum)
     return cached_count(cache, "sweep", _tasks(
         method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
         weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
-        positive_int("reps", reps, minimum=2), spectrum))
+        positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
+
+
+def _layout(method, names, n_lams):
+    """``valid(task, result)`` for ``run_tasks``: whether a cached result holds every quantity
+    of ``names`` for the ``n_lams`` penalties (another layout reruns; it was a traceback)."""
+    def valid(task, result):
+        try:
+            return all(_column([result], method, q, n_lams).shape == (1, max(1, n_lams))
+                       for q in names)
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            return False
+    return valid
 
 
 def _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed, reps,

@@ -105,13 +105,15 @@ def load_cache(path, command: str | None = None) -> dict:
     return done
 
 
-def cached_count(cache, command: str | None, tasks) -> int:
+def cached_count(cache, command: str | None, tasks, valid=None) -> int:
     """How many of ``tasks`` (an iterable, not consumed when the cache is empty) the
-    ``cache`` file already holds, nothing run: the time limits estimate only the others (a
-    resumed run was refused for the work it would not do)."""
+    ``cache`` file already holds with a ``valid`` result (``run_tasks``), nothing run: the
+    time limits estimate only the others (a resumed run was refused for the work it would not
+    do)."""
     _check_paths(cache, None, 1)
     done = load_cache(cache, command)
-    return sum(task_key(task) in done for task in tasks) if done else 0
+    return sum(key in done and (valid is None or valid(task, done[key]))
+               for task, key in ((task, task_key(task)) for task in tasks)) if done else 0
 
 
 #: The key that starts a record line (``run_tasks`` writes it first: a torn line keeps it).
@@ -156,7 +158,8 @@ def _open_cache(path, command: str):
 
 
 def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
-              progress: bool = True, desc: str = "tasks", command: str | None = None) -> list:
+              progress: bool = True, desc: str = "tasks", command: str | None = None,
+              valid=None) -> list:
     """Run ``fn`` on every task and return the results in task order.
 
     Parameters
@@ -182,6 +185,10 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         What writes the cache: its header names it, and a cache whose header names another
         command is refused. Default: no check, the header names the first word of ``desc``
         (figures share cache files between figures).
+    valid : callable, optional
+        ``valid(task, result)``: whether a cached result has the layout ``fn`` returns; one
+        that has not (an earlier fedrisk's, or edited) reruns, with a ``CacheWarning`` (was: a
+        traceback, or NaN rows, where it was read). Default: any result is taken.
     """
     n_jobs = positive_int("jobs", n_jobs)
     _check_paths(cache, scheduler, n_jobs)
@@ -190,7 +197,13 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
-    todo = [i for i, k in enumerate(keys) if k not in done]
+    stale = {k for task, k in zip(tasks, keys)
+             if valid is not None and k in done and not valid(task, done[k])}
+    if stale:
+        warnings.warn(f"cache {cache}: {len(stale)} record(s) hold a result of another layout "
+                      "(an earlier fedrisk's, or edited); their tasks rerun", CacheWarning,
+                      stacklevel=2)
+    todo = [i for i, k in enumerate(keys) if k not in done or k in stale]
     # The cache is opened before the progress bar is drawn: a file that cannot be appended
     # to is one error line, with no bar before it.
     sink = (_open_cache(cache, command or (desc.split() or ["tasks"])[0])

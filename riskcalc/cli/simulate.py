@@ -15,7 +15,8 @@ import numpy as np
 
 from montecarlo.experiments.cost import preset_replicate_seconds
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
-from montecarlo.experiments.presets_run import COLUMNS, preset_tasks, run_preset, summarize
+from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
+                                                valid_rows)
 from montecarlo.runner.tasks import cached_count
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
@@ -98,8 +99,8 @@ def run(args) -> int:
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
     # Only the replicates --cache lacks are timed: a resumed run keeps the default limit.
     cached = cached_count(args.cache, "simulate", preset_tasks(
-        args.preset, overrides, reps=args.reps, seed=args.seed, trajectory=args.trajectory)
-                          ) if args.cache is not None else 0
+        args.preset, overrides, reps=args.reps, seed=args.seed, trajectory=args.trajectory),
+                          valid_rows) if args.cache is not None else 0
     guards.budget(args, reps, preset_replicate_seconds(spec),
                   f"{reps} replicate(s) of {args.preset}",
                   "lower --reps or the sizes and iteration counts given with --set", cached)
