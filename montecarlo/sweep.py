@@ -29,7 +29,7 @@ from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
-from riskcalc._validate import canonical_method
+from riskcalc._validate import canonical_method, real
 from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
@@ -45,10 +45,13 @@ class SweepRows(list):
         return _frames.pandas().DataFrame(list(self))
 
 
-def _values(name, v):
+def grid_values(name, v) -> list:
+    """The values of grid parameter ``name`` (``[None]`` when not given): a number or a 1-d
+    list of at least one (``riskcalc._validate.real``: a boolean, string, complex value or
+    matrix is refused naming it; they were read as numbers, a matrix flattened into a grid)."""
     if v is None:
         return [None]
-    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+    arr = np.atleast_1d(real(name, v, ndim=1))
     if arr.size == 0:
         raise ValueError(f"{name} needs at least one value")
     return [float(x) for x in arr]
@@ -148,8 +151,9 @@ def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     points, reps = plan["points"], plan["reps"]
     cached = 0 if max_minutes is None else cached_count(cache, "sweep", plan["tasks"],
                                                         valid_replicate)
-    check_minutes(max_minutes, len(points) * reps - cached, setting, _values("gamma", gamma),
-                  method, n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates"
+    check_minutes(max_minutes, len(points) * reps - cached, setting,
+                  grid_values("gamma", gamma), method, n_jobs, scheduler,
+                  f"{len(points)} grid points x {reps} replicates"
                   + (f" ({cached} of them in cache)" if cached else ""))
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
@@ -168,16 +172,16 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}
-    grids = {k: _values(k, v) for k, v in given.items()}
+    grids = {k: grid_values(k, v) for k, v in given.items()}
     tune = info.tuning
     # Validate every grid value once, through the same ClientSpec the simulation uses.
-    ClientSpec(method, gamma=_values("gamma", gamma), sigma=_values("sigma", sigma),
+    ClientSpec(method, gamma=grid_values("gamma", gamma), sigma=grid_values("sigma", sigma),
                spectrum=spectrum, **{k: (None if v is None else grids[k])
                                      for k, v in given.items()})
-    check_memory(setting, _values("gamma", gamma))
+    check_memory(setting, grid_values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
-    points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
-                                    _values("sigma", sigma)))
+    points = list(itertools.product(grid_values("gamma", gamma), grids[info.signal],
+                                    grid_values("sigma", sigma)))
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     tasks, inputs = [], task_inputs(info.name, setting)    # read once, not at every point

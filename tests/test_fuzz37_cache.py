@@ -160,3 +160,23 @@ def test_a_cached_result_of_another_layout_reruns(argv, result, tmp_path, capsys
     code, _, err = run_cli(argv + ["--cache", cache, "--out", tmp_path / "b.csv"], capsys)
     assert code == 0 and "hold a result of another layout" in err and "Traceback" not in err
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+@pytest.mark.parametrize("value, said", [
+    ("2", "a string is not a number"), (True, "a boolean is not a number"),
+    (2 + 0j, "gamma must be a real number"), ([[2.0, 3.0]], "a 1-d list of numbers")])
+def test_grid_values_are_real_numbers(value, said):
+    """F9: ``montecarlo.sweep`` and ``sweep_logistic`` read their grids with
+    ``numpy.asarray(v, dtype=float)``: gamma="2" and gamma=True were simulated as 2 and 1, a
+    matrix [[2, 3]] was flattened into a grid, a complex value raised TypeError; compare and
+    riskcalc.limit refuse them. One reader (``montecarlo.sweep.grid_values``) for both."""
+    from montecarlo.linear.instances import Setting
+    from montecarlo.logistic.sweep import sweep_logistic
+    from montecarlo.sweep import sweep
+
+    with pytest.raises(ValueError, match=said):
+        sweep("rtfa", gamma=value, r=1.0, sigma=0.5, lam=0.5, setting=Setting(d=20), reps=2,
+              progress=False)
+    with pytest.raises(ValueError, match=said):
+        sweep_logistic("rtfa", gamma=value, r=1.0, signal=1.0, lam=1.0, d=20, reps=2,
+                       progress=False)

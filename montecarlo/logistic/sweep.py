@@ -42,7 +42,7 @@ from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
-from montecarlo.sweep import SweepRows
+from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
@@ -51,15 +51,6 @@ from riskcalc.spectrum import Spectrum
 
 #: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
-
-
-def _list(name, v):
-    if v is None:
-        return [None]
-    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} needs at least one value")
-    return [float(x) for x in arr]
 
 
 def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
@@ -127,7 +118,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)
-    lams = [] if method == "fedavg" else _list("lam", lam)
+    lams = [] if method == "fedavg" else grid_values("lam", lam)
     if method != "fedavg" and lams == [None]:
         raise ValueError(f"method {method} needs lam (its ridge penalty)")
     if lams:        # the simulated minimizers need a penalty (lam = 0: the MLE may not exist)
@@ -183,8 +174,8 @@ def grid(gamma, r, clients=None, others=None) -> list:
     """The grid points ``(gamma, r, M)`` of ``sweep_logistic`` in row order (M None with
     ``others`` or without clients)."""
     ms = [None] if clients is None else \
-        [positive_int("clients", m) for m in _list("clients", clients)]
-    return list(itertools.product(_list("gamma", gamma), _list("r", r), ms))
+        [positive_int("clients", m) for m in grid_values("clients", clients)]
+    return list(itertools.product(grid_values("gamma", gamma), grid_values("r", r), ms))
 
 
 def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: int,
@@ -194,7 +185,7 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
     ``cache`` holds, nothing predicted or simulated: ``riskcalc sweep --model logistic``
     times only the others (as the linear ``montecarlo.sweep.cached_tasks``)."""
     method = canonical_method(method)
-    lams = [] if method == "fedavg" else _list("lam", lam)
+    lams = [] if method == "fedavg" else grid_values("lam", lam)
     names = measured_fields(method, clients is not None or others is not None, spectrum)
     return cached_count(cache, "sweep", _tasks(
         method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
