@@ -180,3 +180,20 @@ def test_grid_values_are_real_numbers(value, said):
     with pytest.raises(ValueError, match=said):
         sweep_logistic("rtfa", gamma=value, r=1.0, signal=1.0, lam=1.0, d=20, reps=2,
                        progress=False)
+
+
+def test_a_scheduler_without_scheme_or_with_a_bad_port_is_refused_at_once():
+    """F10: ``--scheduler 127.0.0.1:PORT`` (dask reads host:port as tcp) with nothing
+    listening, and ``tcp://localhost:99999`` (no such port), waited for dask's 30 s timeout;
+    ``tcp://127.0.0.1:PORT`` was refused at once."""
+    import socket
+
+    from montecarlo.runner.tasks import _refused
+
+    with socket.socket() as sock:           # a port that was just free: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ValueError, match="connection refused, nothing listens there"):
+        _refused(f"127.0.0.1:{port}")
+    with pytest.raises(ValueError, match="the port is not a number in 0-65535"):
+        _refused("tcp://localhost:99999")

@@ -363,14 +363,20 @@ class _LocalBackend:
 def _refused(address) -> None:
     """ValueError at once where nothing listens at a tcp://host:port scheduler address with
     an IP address or localhost: the connection is refused in microseconds, but dask's Client
-    retried for its 30 s timeout before saying so. Anything else (no answer, another scheme,
-    a host name to resolve, which could wait on a resolver) is left to dask."""
+    retried for its 30 s timeout before saying so; host:port without a scheme is tcp, as dask
+    reads it, and a port past 65535 is refused (both waited 30 s). Anything else (no answer,
+    another scheme, a host name to resolve, which could wait on a resolver) is left to dask."""
     import ipaddress
     import socket
     from urllib.parse import urlsplit
 
+    parts = urlsplit(address if "://" in address else "tcp://" + address)
     try:
-        parts = urlsplit(address)
+        parts.port
+    except ValueError:
+        raise ValueError(f"scheduler {address!r}: the port is not a number in 0-65535 (give "
+                         "tcp://host:port of a running dask scheduler, or 'local')") from None
+    try:
         host, port = parts.hostname, parts.port
         if host != "localhost":
             ipaddress.ip_address(host or "")
