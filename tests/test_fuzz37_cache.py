@@ -12,12 +12,16 @@ LOGISTIC = ["sweep", "rtfa", "--model", "logistic", "--r", "1", "--signal", "1",
             "--d", "20", "--reps", "2", "--no-progress"]
 
 
-@pytest.mark.parametrize("argv, grown, said", [
-    (SIMULATE + ["--reps", "1"], ["--reps", "2"], "2 replicate(s) of paper001-fig2, 1 of them"),
-    (LOGISTIC + ["--gamma", "2"], ["--gamma", "2,3"], "x 2 point(s) of the logistic model at "
-                                                      "d = 20, 2 of them")])
-def test_a_resumed_run_is_timed_for_the_tasks_its_cache_lacks(argv, grown, said, tmp_path,
-                                                               capsys):
+@pytest.mark.parametrize("argv, limit, grown, said", [
+    (SIMULATE + ["--reps", "1"], TINY, ["--reps", "2"],
+     "2 replicate(s) of paper001-fig2, 1 of them"),
+    # 20 replicates are estimated at 0.14 s, the limit's solve at 0.06 s: 0.09 s lets the
+    # limit be solved (a cached sweep still predicts, held to --max-minutes: F11).
+    (LOGISTIC[:-3] + ["--reps", "20", "--no-progress", "--gamma", "2"],
+     ["--max-minutes", "0.0015"], ["--gamma", "2,3"],
+     "20 replicate(s) x 2 point(s) of the logistic model at d = 20, 20 of them")])
+def test_a_resumed_run_is_timed_for_the_tasks_its_cache_lacks(argv, limit, grown, said,
+                                                               tmp_path, capsys):
     """F1: ``simulate`` and the logistic ``sweep`` timed every task against --max-minutes,
     also those already in --cache (the linear sweep no longer did, fuzz36 lead F9): a fully
     cached run was refused for the work it would not do, so a long run resumed only with the
@@ -25,11 +29,11 @@ def test_a_resumed_run_is_timed_for_the_tasks_its_cache_lacks(argv, grown, said,
     cache = ["--cache", tmp_path / "c.jsonl"]
     code, _, err = run_cli(argv + cache + ["--out", tmp_path / "a.csv"], capsys)
     assert code == 0, err
-    code, _, err = run_cli(argv + cache + ["--out", tmp_path / "b.csv"] + TINY, capsys)
+    code, _, err = run_cli(argv + cache + ["--out", tmp_path / "b.csv"] + limit, capsys)
     assert code == 0, err
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     grown_argv = argv[:-2] + grown if argv[-2] == grown[0] else argv + grown
-    code, out, err = run_cli(grown_argv + cache + ["--out", tmp_path / "c.csv"] + TINY, capsys)
+    code, out, err = run_cli(grown_argv + cache + ["--out", tmp_path / "c.csv"] + limit, capsys)
     assert code == 2 and out == "" and f"{said} in --cache: estimated" in err
 
 
@@ -197,3 +201,19 @@ def test_a_scheduler_without_scheme_or_with_a_bad_port_is_refused_at_once():
         _refused(f"127.0.0.1:{port}")
     with pytest.raises(ValueError, match="the port is not a number in 0-65535"):
         _refused("tcp://localhost:99999")
+
+
+def test_the_logistic_sweep_holds_its_limits_to_max_minutes(tmp_path, capsys):
+    """F11: ``sweep --model logistic`` did not pass --max-minutes to the limits' solvers, as
+    predict and compare do: they kept their own 60 s, and a refusal past it said "raise
+    max_seconds (--max-minutes on the command line)" to a user who had given --max-minutes
+    1000; a cached sweep took --max-minutes 1e-7 for a solve estimated at 0.06 s."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    with pytest.raises(ValueError, match=r"over the limit max_seconds = 1e-06"):
+        sweep_logistic("rtfa", gamma=2.0, r=1.0, signal=1.0, lam=1.0, d=20, reps=2,
+                       progress=False, max_seconds=1e-6)
+    argv = LOGISTIC + ["--gamma", "2", "--cache", tmp_path / "c.jsonl"]
+    assert run_cli(argv, capsys)[0] == 0
+    code, out, err = run_cli(argv + TINY, capsys)
+    assert code == 2 and out == "" and "over the limit max_seconds = 6e-06" in err

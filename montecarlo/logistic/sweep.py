@@ -45,6 +45,7 @@ from montecarlo.runner.tasks import cached_count, run_tasks
 from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.limits import UNFEDERATED
+from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
@@ -57,7 +58,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                    clients=None, others=None, global_lam=None, weights: str = "samples",
                    centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0,
                    n_jobs: int = 1, scheduler: str | None = None, progress: bool = True,
-                   cache=None) -> SweepRows:
+                   cache=None, max_seconds: float = MAX_SECONDS) -> SweepRows:
     """Predicted and simulated logistic limits at every point of a grid (module docstring).
 
     CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
@@ -92,6 +93,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
     reps, seed, n_jobs, scheduler, progress, cache
         As in ``montecarlo.sweep.sweep``; ``cache`` makes an interrupted sweep resumable.
+    max_seconds : float
+        The limits' work estimates are held to it, as in ``riskcalc.logistic_limit`` (the
+        command line's --max-minutes where given; it was not passed: a sweep refused at the
+        solvers' 60 s, saying "--max-minutes on the command line", whatever was given).
 
     Returns
     -------
@@ -130,7 +135,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
-                        signal, lams, global_lam, weights, centre, spectrum, names)
+                        signal, lams, global_lam, weights, centre, spectrum, names, max_seconds)
              for g, rr, m in points]
     tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
                         seed, reps, spectrum))
@@ -232,24 +237,26 @@ def _simulated_ratios(g, fed, d):
 
 
 def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,
-               names):
+               names, max_seconds):
     """``{quantity: array over lams}`` (one entry for fedavg) by direct calls of the public
     limits, point by point."""
     out = {q: [] for q in names}
     for lam in (lams or [None]):
         if fed is None:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam, centre=centre,
-                                          method=method, spectrum=spectrum).as_dict()
+                                          method=method, spectrum=spectrum,
+                                          max_seconds=max_seconds).as_dict()
         elif len(set(zip(*fed))) == 1:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam,
                                           clients=len(fed[0]), global_lam=global_lam,
                                           weights=weights, method=method,
-                                          spectrum=spectrum).as_dict()
+                                          spectrum=spectrum, max_seconds=max_seconds).as_dict()
         else:
             full = riskcalc.logistic_clients_limit(gamma=fed[0], r=fed[1], signal=signal,
                                                    lam=lam, global_lam=global_lam,
                                                    weights=weights, method=method, target=0,
-                                                   spectrum=spectrum).as_dict()
+                                                   spectrum=spectrum,
+                                                   max_seconds=max_seconds).as_dict()
             res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL_FIELDS
                        else full.get(q)) for q in names}
         for q in names:

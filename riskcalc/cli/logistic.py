@@ -108,7 +108,7 @@ def sweep(args) -> int:
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
     return run(args, methods=tuple(TITLES) if federated(args, "sweep") else UNFEDERATED,
-               spectrum=_spectrum(args, "sweep"))
+               spectrum=_spectrum(args, "sweep"), max_seconds=_max_seconds(args))
 
 
 def advise(args) -> int:

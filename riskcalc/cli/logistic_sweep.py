@@ -15,9 +15,9 @@ from riskcalc.cli import guards
 from riskcalc.cli.sweep import _floats, emit, integers
 
 
-def run(args, *, methods, spectrum) -> int:
-    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode and
-    the ``--spectrum``)."""
+def run(args, *, methods, spectrum, max_seconds) -> int:
+    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
+    the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
     from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
                                            sweep_logistic)
     from riskcalc._validate import positive_int
@@ -69,7 +69,8 @@ def run(args, *, methods, spectrum) -> int:
                   + (" or the clients" if fed else "") + (", or raise --gamma" if samples else ""),
                   cached)
     rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
-                          progress=not args.no_progress, cache=args.cache, **run)
+                          progress=not args.no_progress, cache=args.cache,
+                          max_seconds=max_seconds, **run)
     return emit(args, rows)
 
 
