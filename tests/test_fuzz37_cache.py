@@ -217,3 +217,28 @@ def test_the_logistic_sweep_holds_its_limits_to_max_minutes(tmp_path, capsys):
     assert run_cli(argv, capsys)[0] == 0
     code, out, err = run_cli(argv + TINY, capsys)
     assert code == 2 and out == "" and "over the limit max_seconds = 6e-06" in err
+
+
+def test_simulate_estimates_what_the_iterations_do_not_scale(capsys):
+    """F12: ``simulate``'s estimate scaled the defaults' time by the iterations, so the d^3
+    work that does not depend on them vanished with few iterations: paper004-synthetic at d =
+    800, m = 2 with one round was estimated at 0.001 s and took 16 s (its exact FedProx
+    minimizers), 5.75 s at d = 1600 without them (FedProx's smoothness constants),
+    paper001-fig2 at d = 800, m = 2 with one iteration 0.05 s for 5.4 s (its instance's
+    orthogonal factors); at d = 4000 an hour of work started under the 10 minutes."""
+    from montecarlo.experiments.cost import preset_replicate_seconds
+    from montecarlo.experiments.presets import resolve
+
+    few = {"R": 0.0, "m": 2, "n": 20, "n_test": 10, "d": 800}
+    p004 = resolve("paper004-synthetic", {**few, "*.rounds": 1, "*.epochs": 1,
+                                          "*.inner_steps": 1})
+    assert preset_replicate_seconds(p004) > 16.0
+    p004 = resolve("paper004-synthetic", {**few, "d": 1600, "exact": False, "*.rounds": 1,
+                                          "*.epochs": 1, "*.inner_steps": 1})
+    assert preset_replicate_seconds(p004) > 5.75        # 0.001 s: the smoothness constants
+    p001 = resolve("paper001-fig2", {"m": 2, "d": 800, "*.iterations": 1, "lam": 1.0})
+    assert preset_replicate_seconds(p001) > 5.4
+    code, out, err = run_cli(["simulate", "paper004-synthetic", "--set", "d=4000", "--set",
+                              "m=2", "--set", "n=20", "--set", "n_test=10", "--set", "R=0",
+                              "--out", "never.csv"], capsys)
+    assert code == 2 and out == "" and "or --set exact=false" in err

@@ -103,7 +103,9 @@ def run(args) -> int:
                           valid_rows) if args.cache is not None else 0
     guards.budget(args, reps, preset_replicate_seconds(spec),
                   f"{reps} replicate(s) of {args.preset}",
-                  "lower --reps or the sizes and iteration counts given with --set", cached)
+                  "lower --reps or the sizes and iteration counts given with --set"
+                  + (", or --set exact=false (no exact minimizers)" if spec["exact"] else ""),
+                  cached)
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)
