@@ -242,3 +242,20 @@ def test_simulate_estimates_what_the_iterations_do_not_scale(capsys):
                               "m=2", "--set", "n=20", "--set", "n_test=10", "--set", "R=0",
                               "--out", "never.csv"], capsys)
     assert code == 2 and out == "" and "or --set exact=false" in err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (SWEEP[:-3] + ["--reps", "1"], "--reps must be an integer >= 2"),
+    (["compare"] + SWEEP[1:] + ["--seed", "-1"], "--seed must be an integer >= 0"),
+    (SWEEP + ["--steps", "-1", "--step-size", "0.1"], "--steps must be an integer >= 0"),
+    (SWEEP + ["--steps", "2", "--step-size", "0"], "--step-size must lie in (0, inf)"),
+    (SWEEP + ["--df", "4", "--noise", "student-t"], "--df must lie in (4, inf)"),
+    (SIMULATE + ["--reps", "0", "--out", "never.csv"], "--reps must be an integer >= 1"),
+    (LOGISTIC + ["--gamma", "2", "--seed", "-3"], "--seed must be an integer >= 0"),
+    (["check-method", "rtfa", "--seed", "-1"], "--seed must be an integer >= 0")])
+def test_simulation_counts_are_named_as_options(argv, said, capsys):
+    """F13: compare, sweep and simulate named their counts by the Python names ("reps must
+    be ...", "seed must ...", "step size must ...", "df must lie in ..."), while check-method
+    and the logistic family say "--reps", "--d"."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.startswith(f"error: {said}")

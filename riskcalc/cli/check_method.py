@@ -123,12 +123,11 @@ def run(args) -> int:
     from montecarlo.linear.instances import linear_replicate_seconds
     from montecarlo.linear.instances import Setting
     from montecarlo.registry_checks import run_checks
-    from montecarlo.runner.seeding import check_seed
-    from riskcalc._validate import positive_int
+    from riskcalc._validate import positive_int, seed_integer
 
     positive_int("--d", args.d, minimum=2)
     positive_int("--reps", args.reps, minimum=2)
-    check_seed(args.seed)
+    seed_integer("--seed", args.seed)
     _positive("--rtol", args.rtol, 1.0)
     _positive("--k", args.k, 100.0)
     signal, tuning, cases = _model(args)

@@ -278,10 +278,22 @@ def time_limit(seconds: float):
 
 
 def simulation_options(args) -> None:
-    """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors
+    """Options of ``compare``/``sweep``: the counts and numbers of the simulation checked,
+    named as the options, and those that have no effect in the chosen mode are errors
     (``montecarlo.compare.unused_options``, the Python API's check, named as the options)."""
     from montecarlo.compare import unused_options
+    from riskcalc._validate import as_array, positive_int, seed_integer
 
+    # Named as the options, as check-method and the logistic family name them (was "reps
+    # must be ...", "seed must ...", "steps must ...", "df must lie in ...": Python names).
+    positive_int("--reps", args.reps, minimum=2)
+    seed_integer("--seed", args.seed)
+    if args.steps is not None:
+        positive_int("--steps", args.steps, minimum=0)
+    if args.step_size is not None:
+        as_array("--step-size", args.step_size, low=0.0, low_open=True, ndim=0)
+    if args.df is not None:
+        as_array("--df", args.df, low=4.0, low_open=True, ndim=0)
     unused_options(args.method, args.global_model,
                    [k for k in ("clients", "clients_file", "weights", "df")
                     if getattr(args, k, None) is not None],

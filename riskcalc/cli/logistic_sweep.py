@@ -20,7 +20,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
     the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
     from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
                                            sweep_logistic)
-    from riskcalc._validate import positive_int
+    from riskcalc._validate import positive_int, seed_integer
 
     fed = args.global_model == "federated"
     if args.method not in methods:
@@ -34,6 +34,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
             raise ValueError(f"sweep --model logistic needs --{name}")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
+    seed_integer("--seed", args.seed)
     if args.method != "fedavg":
         simulated_lams(values["lam"], "sweep")
     clients, others = None, None

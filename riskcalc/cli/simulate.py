@@ -18,6 +18,7 @@ from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
                                                 valid_rows)
 from montecarlo.runner.tasks import cached_count
+from riskcalc._validate import positive_int, seed_integer
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
 
@@ -89,6 +90,8 @@ def run(args) -> int:
                          "(see --list)")
     if args.out is None:
         raise ValueError("--out is required")
+    positive_int("--reps", args.reps)       # named as the options (was "reps must be ...")
+    seed_integer("--seed", args.seed)
     not_an_input(args, ("out", "cache"))   # its inputs: the --plugin files
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
