@@ -131,7 +131,7 @@ def test_the_fedprox_alias_is_taken_by_sweep_and_check_method(capsys):
 
 @pytest.mark.parametrize("argv", [
     ["check-method", "rtfa", "--d", "20", "--reps", "2", "--gamma", "1e-6"],
-    LOGISTIC + ["--gamma", "1e-9"]])
+    LOGISTIC + ["--gamma", "1e-9"], ["compare"] + LOGISTIC[1:] + ["--gamma", "1e-9"]])
 def test_a_refusal_for_many_samples_says_raise_gamma(argv, capsys):
     """F7: ``check-method --gamma 1e-6`` (n = d / gamma = 4e7 samples) and the logistic sweep
     at --gamma 1e-9 were told "lower --reps or --d" only, as the linear sweep was before
@@ -252,7 +252,8 @@ def test_simulate_estimates_what_the_iterations_do_not_scale(capsys):
     (SWEEP + ["--df", "4", "--noise", "student-t"], "--df must lie in (4, inf)"),
     (SIMULATE + ["--reps", "0", "--out", "never.csv"], "--reps must be an integer >= 1"),
     (LOGISTIC + ["--gamma", "2", "--seed", "-3"], "--seed must be an integer >= 0"),
-    (["check-method", "rtfa", "--seed", "-1"], "--seed must be an integer >= 0")])
+    (["check-method", "rtfa", "--seed", "-1"], "--seed must be an integer >= 0"),
+    (["compare"] + LOGISTIC[1:] + ["--gamma", "2", "--seed", "-1"], "--seed must be")])
 def test_simulation_counts_are_named_as_options(argv, said, capsys):
     """F13: compare, sweep and simulate named their counts by the Python names ("reps must
     be ...", "seed must ...", "step size must ...", "df must lie in ..."), while check-method
