@@ -260,3 +260,19 @@ def test_simulation_counts_are_named_as_options(argv, said, capsys):
     and the logistic family say "--reps", "--d"."""
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and err.startswith(f"error: {said}")
+
+
+ROUNDS = ["compare", "fedavg", "--gamma", "0.5", "--r", "1", "--sigma", "0.5", "--signal", "1",
+          "--d", "20", "--reps", "2", "--clients", "3", "--rounds", "5", "--local-steps", "2",
+          "--local-step-size", "0.1", "--no-progress"]
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--global", "oracle"], "--global oracle does not apply with --rounds"),
+    (["--seed", "-1"], "--seed must be an integer >= 0")])
+def test_compare_along_the_rounds_checks_global_and_seed(extra, said, capsys):
+    """F14: ``compare fedavg --rounds ... --global oracle`` simulated the federated model,
+    the oracle taken and ignored (--measure and the like are refused there), and ``--seed -1``
+    said "seed must be ...", not the option."""
+    code, out, err = run_cli(ROUNDS + extra, capsys)
+    assert code == 2 and out == "" and err.startswith(f"error: {said}")
