@@ -99,11 +99,14 @@ def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: flo
     """The rows of ``check_method`` (same parameters), failed checks included, no exception:
     a check that raises (a limit defined for Sigma = I only, say) is a failed row whose
     ``error`` says why. The run's own options (d, reps, seed) raise ValueError: a bad seed
-    was six failed checks, blaming the method."""
+    was six failed checks, blaming the method; so does a limit that is infinite there
+    (``finite_limits``)."""
     info = riskcalc.get_method(name)
     est = get_estimator(name)
     gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k = _arguments(
         info, gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k)
+    finite_limits(name, gamma=gamma, sigma=sigma, signal=signal, tuning=tuning,
+                  cases=spectrum)
     route_case = next((c for c in spectrum if c[1] is not None), spectrum[0])
     rows = [_row(lambda: _registry(info, est), "registry", "-"),
             _row(lambda: _vectorized(info, gamma, sigma, signal, tuning), "limit vectorized",
@@ -127,6 +130,30 @@ def run_checks(name: str, *, gamma: float = 2.0, sigma: float = 0.5, signal: flo
         for q in QUANTITIES:
             rows.append(_simulation(q, label, runs, reps, rtol, k))
     return rows
+
+
+def finite_limits(name: str, *, gamma: float, sigma: float, signal: float, tuning, cases,
+                  option: str = "") -> None:
+    """ValueError where the limit of method ``name`` is infinite at the parameters given (the
+    ridgeless variance at gamma = 1), for any spectrum of ``cases``: it is inside no
+    interval, and the simulation rows said "ok" against it with a tolerance of inf (the
+    command line refused it; ``check_method`` passed). ``option``: the prefix of the names in
+    the message (``--`` on the command line). A limit that raises is left to the check rows
+    (a failed row each)."""
+    info = riskcalc.get_method(name)
+    for label, sp in cases:
+        try:
+            res = riskcalc.limit(name, gamma=gamma, sigma=sigma, spectrum=sp,
+                                 **{info.signal: signal},
+                                 **({info.tuning: tuning} if info.tuning else {}))
+        except (ValueError, ArithmeticError):
+            continue
+        for q in ("bias", "variance"):
+            if not np.isfinite(float(getattr(res, q))):
+                raise ValueError(f"the limit's {q} of {name} is infinite at gamma = {gamma:g} "
+                                 f"(case {label}): no simulation can be checked against it; "
+                                 f"choose another {option}gamma" + (
+                                     f" or a {option}lam > 0" if info.tuning == "lam" else ""))
 
 
 def _arguments(info, gamma, sigma, signal, tuning, spectrum, d, reps, seed, rtol, k):

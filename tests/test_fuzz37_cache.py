@@ -276,3 +276,15 @@ def test_compare_along_the_rounds_checks_global_and_seed(extra, said, capsys):
     said "seed must be ...", not the option."""
     code, out, err = run_cli(ROUNDS + extra, capsys)
     assert code == 2 and out == "" and err.startswith(f"error: {said}")
+
+
+def test_check_method_refuses_an_infinite_limit_in_python():
+    """F15: ``montecarlo.check_method("ftfa", gamma=1.0)`` passed: its simulation rows were
+    "ok" against the infinite ridgeless variance with a tolerance of inf, a verdict with
+    nothing checked (``riskcalc check-method`` refused it, in a copy of its own). One check,
+    ``montecarlo.registry_checks.finite_limits``, for both."""
+    import montecarlo
+
+    with pytest.raises(ValueError, match="variance of ftfa is infinite at gamma = 1 .*"
+                                         "choose another gamma$"):
+        montecarlo.check_method("ftfa", d=8, reps=2, gamma=1.0)

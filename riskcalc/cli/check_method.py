@@ -55,7 +55,7 @@ def _model(args):
     """(signal, tuning, spectrum cases) from the options, checked against the method."""
     import riskcalc
     from montecarlo.linear.estimators import get_estimator
-    from montecarlo.registry_checks import CASES
+    from montecarlo.registry_checks import CASES, finite_limits
     from riskcalc.spectrum import Spectrum
 
     info = riskcalc.get_method(args.method)
@@ -80,7 +80,8 @@ def _model(args):
     riskcalc.ClientSpec(args.method, gamma=args.gamma, sigma=args.sigma,
                         **{info.signal: signal}, **({info.tuning: tuning} if info.tuning else {}))
     _grid_in_range(riskcalc, args, info, signal, tuning)
-    _finite_limits(riskcalc, args, info, signal, tuning, cases)
+    finite_limits(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal,
+                  tuning=tuning, cases=cases, option="--")
     return signal, 0.5 if tuning is None else tuning, cases
 
 
@@ -98,25 +99,6 @@ def _grid_in_range(riskcalc, args, info, signal, tuning) -> None:
                 raise ValueError("check-method evaluates the limit at 0.75 to 2 times --gamma"
                                  + (f" and 0.5 to 2 times --{info.tuning}" if info.tuning else "")
                                  + f", out of range here: {exc}") from None
-
-
-def _finite_limits(riskcalc, args, info, signal, tuning, cases) -> None:
-    """Refuse a limit that is infinite at the parameters given (the ridgeless variance at
-    gamma = 1): it is inside no interval, and the simulation rows said "ok" against it with a
-    tolerance of inf. A limit that raises is left to the check rows (a FAIL row each)."""
-    for label, sp in cases:
-        try:
-            res = riskcalc.limit(args.method, gamma=args.gamma, sigma=args.sigma, spectrum=sp,
-                                 **{info.signal: signal},
-                                 **({info.tuning: tuning} if info.tuning else {}))
-        except (ValueError, ArithmeticError):
-            continue
-        for q in ("bias", "variance"):
-            if not math.isfinite(float(getattr(res, q))):
-                raise ValueError(f"the limit's {q} of {args.method} is infinite at gamma = "
-                                 f"{args.gamma:g} (case {label}): no simulation can be "
-                                 "checked against it; choose another --gamma"
-                                 + (" or a --lam > 0" if info.tuning == "lam" else ""))
 
 
 def run(args) -> int:
