@@ -288,3 +288,15 @@ def test_check_method_refuses_an_infinite_limit_in_python():
     with pytest.raises(ValueError, match="variance of ftfa is infinite at gamma = 1 .*"
                                          "choose another gamma$"):
         montecarlo.check_method("ftfa", d=8, reps=2, gamma=1.0)
+
+
+@pytest.mark.parametrize("method, kw", [("rtfa", dict(gamma=1e100)),
+                                        ("pfedme", dict(tuning=1e100))])
+def test_check_method_refuses_its_grid_out_of_range_in_python(method, kw):
+    """F15: ``montecarlo.check_method("pfedme", tuning=1e100)`` failed the method
+    (AssertionError: "limit vectorized: lam must lie in ...") for the check's own grid at
+    2e100, which the command line refuses in a copy of its own; one check for both."""
+    import montecarlo
+
+    with pytest.raises(ValueError, match="the checks evaluate the limit at 0.75 to 2 times "):
+        montecarlo.check_method(method, d=8, reps=2, **kw)

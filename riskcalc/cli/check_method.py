@@ -55,7 +55,7 @@ def _model(args):
     """(signal, tuning, spectrum cases) from the options, checked against the method."""
     import riskcalc
     from montecarlo.linear.estimators import get_estimator
-    from montecarlo.registry_checks import CASES, finite_limits
+    from montecarlo.registry_checks import CASES, finite_limits, grid_in_range
     from riskcalc.spectrum import Spectrum
 
     info = riskcalc.get_method(args.method)
@@ -79,26 +79,10 @@ def _model(args):
     # Validate the model once, as predict would, before any simulation.
     riskcalc.ClientSpec(args.method, gamma=args.gamma, sigma=args.sigma,
                         **{info.signal: signal}, **({info.tuning: tuning} if info.tuning else {}))
-    _grid_in_range(riskcalc, args, info, signal, tuning)
-    finite_limits(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal,
-                  tuning=tuning, cases=cases, option="--")
+    for check in (grid_in_range, finite_limits):
+        check(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal, tuning=tuning,
+              cases=cases, option="--")
     return signal, 0.5 if tuning is None else tuning, cases
-
-
-def _grid_in_range(riskcalc, args, info, signal, tuning) -> None:
-    """The vectorized check's grid (``montecarlo.registry_checks``: 0.75, 1 and 2 times gamma,
-    0.5 and 2 times the tuning) within the model's ranges: ``--lam 1e100`` gave pfedme a FAIL
-    row (exit 1) for the check's own 2e100."""
-    for g in (0.75 * args.gamma, 2 * args.gamma):
-        for t in ((0.5 * tuning, 2 * tuning) if info.tuning else (None,)):
-            try:
-                riskcalc.ClientSpec(args.method, gamma=g, sigma=args.sigma,
-                                    **{info.signal: signal},
-                                    **({info.tuning: t} if info.tuning else {}))
-            except ValueError as exc:
-                raise ValueError("check-method evaluates the limit at 0.75 to 2 times --gamma"
-                                 + (f" and 0.5 to 2 times --{info.tuning}" if info.tuning else "")
-                                 + f", out of range here: {exc}") from None
 
 
 def run(args) -> int:
