@@ -300,3 +300,21 @@ def test_check_method_refuses_its_grid_out_of_range_in_python(method, kw):
 
     with pytest.raises(ValueError, match="the checks evaluate the limit at 0.75 to 2 times "):
         montecarlo.check_method(method, d=8, reps=2, **kw)
+
+
+def test_sweep_times_every_clients_value_and_not_the_tunings(tmp_path, capsys):
+    """F16: the linear sweep timed every --clients value as the last one: --clients 2000,3 at
+    d = 200 was estimated at 3.5 s for about 17 minutes of work (started under the 10-minute
+    default), --clients 3,2000 at twice its time; and each --lam value as a replicate of its
+    own, though one replicate measures them all, so a fully cached sweep over three lams was
+    still timed for 4 replicates and refused."""
+    fed = ["sweep", "rtfa", "--gamma", "0.5", "--r", "1", "--sigma", "0.5", "--lam", "0.5",
+           "--d", "200", "--reps", "10", "--no-progress", "--global", "federated"] + TINY
+    for clients in ("2000,3", "3,2000"):
+        code, out, err = run_cli(fed + ["--clients", clients], capsys)
+        assert code == 2 and "x 2 point(s) at d = 200 with 3 to 2000 clients: estimated 1" in err
+        assert " min of work" in err
+    lams = SWEEP[:8] + ["--lam", "0.1,0.5,1"] + SWEEP[10:] + ["--cache", tmp_path / "c.jsonl"]
+    assert run_cli(lams + ["--out", tmp_path / "a.csv"], capsys)[0] == 0
+    code, _, err = run_cli(lams + ["--out", tmp_path / "b.csv"] + TINY, capsys)
+    assert code == 0, err

@@ -309,21 +309,27 @@ def many_samples(d: int, gamma: float) -> str:
     return f" (n = d / gamma = {n:.3g} samples for gamma = {gamma:g})" if n > 1e4 else ""
 
 
-def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
-    """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
-    ``sweep``), ``cached`` of which the --cache file holds already."""
+def linear_budget(args, settings, gamma, points: int, cached: int = 0) -> None:
+    """``budget`` for ``points`` x --reps replicates of the linear model at each of
+    ``settings`` (a ``Setting`` for ``compare``, one per --clients value for ``sweep``),
+    ``cached`` of which the --cache file holds already. A replicate takes the settings' mean
+    time (was the last setting's: --clients 2000,3 was timed as 3 clients, 3.5 s for about
+    17 minutes of work, and --clients 3,2000 as 2000 clients, twice its time)."""
     import numpy as np
 
     from montecarlo.linear.instances import linear_replicate_seconds
     from montecarlo.linear.estimators import get_estimator
 
+    settings = settings if isinstance(settings, (list, tuple)) else [settings]
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
-    samples = many_samples(setting.d, float(np.min(gamma)))
-    budget(args, reps * points,
-           linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
-           f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
-           + (f" with {setting.clients} clients" if setting.global_model == "federated"
-              else "") + samples,
+    centered = get_estimator(args.method).centered
+    seconds = [linear_replicate_seconds(s, gamma, centered) for s in settings]
+    clients = sorted({s.clients for s in settings if s.global_model == "federated"})
+    samples = many_samples(settings[0].d, float(np.min(gamma)))
+    budget(args, reps * points * len(settings), sum(seconds) / len(seconds),
+           f"{reps} replicate(s) x {points * len(settings)} point(s) at d = {settings[0].d}"
+           + (f" with {clients[0]}" + (f" to {clients[-1]}" if len(clients) > 1 else "")
+              + " clients" if clients else "") + samples,
            "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""), cached)
 
 
