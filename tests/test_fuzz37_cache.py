@@ -318,3 +318,12 @@ def test_sweep_times_every_clients_value_and_not_the_tunings(tmp_path, capsys):
     assert run_cli(lams + ["--out", tmp_path / "a.csv"], capsys)[0] == 0
     code, _, err = run_cli(lams + ["--out", tmp_path / "b.csv"] + TINY, capsys)
     assert code == 0, err
+
+
+def test_an_output_under_a_file_says_it_is_a_file(tmp_path, capsys):
+    """F17: ``--out FILE/x.csv`` (or --cache) with FILE an existing file said "folder FILE
+    does not exist", though it exists: it is a file."""
+    (tmp_path / "eig.txt").write_text("1\n")
+    for option in ("--out", "--cache"):
+        code, out, err = run_cli(SWEEP + [option, tmp_path / "eig.txt" / "x.csv"], capsys)
+        assert code == 2 and out == "" and "eig.txt is a file, not a folder" in err
