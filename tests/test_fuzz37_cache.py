@@ -327,3 +327,24 @@ def test_an_output_under_a_file_says_it_is_a_file(tmp_path, capsys):
     for option in ("--out", "--cache"):
         code, out, err = run_cli(SWEEP + [option, tmp_path / "eig.txt" / "x.csv"], capsys)
         assert code == 2 and out == "" and "eig.txt is a file, not a folder" in err
+
+
+def test_preset_settings_are_checked_on_a_small_instance(monkeypatch, capsys):
+    """F18: ``simulate``'s settings were checked by building the whole instance, before the
+    time estimate: ``paper001-fig2 --set m=2 --set d=6000`` spent minutes on two 6000 x 6000
+    QR factors per client (twice: the cache lookup resolved again) before its refusal. The
+    check now builds one of at most 2 clients, samples and dimensions."""
+    import functools
+
+    from montecarlo.experiments import presets
+
+    real, seen = presets.BUILDERS["quadratic"], []
+
+    @functools.wraps(real)
+    def spy(**kw):
+        seen.append(kw["d"])
+        return real(**{**kw, "m": 2, "d": 2})
+    monkeypatch.setitem(presets.BUILDERS, "quadratic", spy)
+    code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=6000",
+                              "--out", "never.csv", "--no-progress"], capsys)
+    assert code == 2 and "estimated" in err and seen and max(seen) <= 2

@@ -220,7 +220,13 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
     # A grid value given twice was one row of the table (R=0.5,0.5), silently.
     distinct(spec["grid"], [float(v) for v in np.atleast_1d(np.asarray(grid, dtype=float))])
     _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
-    BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
+    # Fail now, not in a worker, on a bad parameter: on an instance of at most 2 clients,
+    # samples and dimensions (the sizes are checked above); the full one took minutes at
+    # m = 2, d = 6000 (two d x d QR factors per client) before the time estimate was made.
+    sizes = {k: v.default for k, v in inspect.signature(BUILDERS[p.builder]).parameters.items()
+             if k in ("m", "d", "n", "n_test")}
+    sizes = {k: min(int(spec["params"].get(k, v)), 2) for k, v in sizes.items()}
+    BUILDERS[p.builder](**{**spec["params"], **sizes})
     return spec
 
 
