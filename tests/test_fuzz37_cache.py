@@ -348,3 +348,20 @@ def test_preset_settings_are_checked_on_a_small_instance(monkeypatch, capsys):
     code, out, err = run_cli(["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=6000",
                               "--out", "never.csv", "--no-progress"], capsys)
     assert code == 2 and "estimated" in err and seen and max(seen) <= 2
+
+
+def test_simulate_bounds_the_memory_of_its_rows(monkeypatch, capsys):
+    """F19: the rows of ``simulate`` were not counted: at m = d = 2, --trajectory with 1000
+    lams and 3 replicates made 12 million rows (one per checkpoint: 2001 per method), about
+    25 GB, with nothing checked but the time. They are now counted against half the memory
+    (here 8 GiB) before any work, as the tasks' bookkeeping is."""
+    from montecarlo.experiments import cost
+
+    monkeypatch.setattr(cost, "physical_memory", lambda: 8.0 * 2**30)
+    argv = ["simulate", "paper001-fig2", "--set", "m=2", "--set", "d=2", "--set",
+            "lam=0.01:100:1000", "--reps", "3", "--out", "never.csv", "--no-progress"]
+    code, out, err = run_cli(argv + ["--trajectory"], capsys)
+    assert code == 2 and out == "" and "rows (one per checkpoint)" in err
+    assert "or leave out --trajectory" in err
+    code, out, err = run_cli(argv + TINY, capsys)       # 6000 rows: refused for time only
+    assert code == 2 and "rows" not in err and "estimated" in err

@@ -10,7 +10,7 @@ import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
 from montecarlo.experiments.presets import BUILDERS, PRESETS
-from montecarlo.runner.budget import ITERATIONS, PRESET_SECONDS
+from montecarlo.runner.budget import ITERATIONS, PRESET_SECONDS, physical_memory
 
 #: Seconds of one iteration (a round, epoch or inner step of one method at one grid value)
 #: whatever the size: measured 75-100 us at m = d = 2 (paper001-fig2's APGD1, paper004's
@@ -107,3 +107,34 @@ def _prox(spec: dict, algo: str, hyper: dict) -> bool:
         return True
     lam = hyper.get("lam", sig["lam"].default)
     return isinstance(lam, (int, float)) and 0.0 < float(lam) < float("inf")
+
+
+#: Memory of one row of ``run_preset`` (a dict of ``COLUMNS``) while the run lasts: measured
+#: 1.3-1.6 KB (paper001-fig2, m = d = 2, 100 lams, --trajectory: 400,000 rows, 624 MB).
+ROW_BYTES = 2048
+
+
+def check_rows(spec: dict, reps: int, trajectory: bool, option: str = "") -> None:
+    """ValueError, before any work, where the rows of ``reps`` replicates of a resolved preset
+    would fill more than half the machine's memory: one per grid value, method and, with
+    ``trajectory``, checkpoint (the largest iteration count over ``record_every``). At m = d =
+    2 a run of 1000 lams with --trajectory fitted the time limit and made 4 million rows, about
+    6 GB, unchecked. ``option``: the prefix of the names in the message (``--``)."""
+    points = max(np.size(spec["params"].get(spec["grid"], spec["grid_values"])), 1)
+    rows = 0
+    for algo, hyper in spec["methods"].values():
+        sig = inspect.signature(ALGORITHMS[algo]).parameters
+        steps = [hyper.get(k, sig[k].default) for k in ITERATIONS if k in sig]
+        steps = max([float(v) for v in steps if isinstance(v, (int, float))] or [1.0])
+        every = hyper.get("record_every", sig["record_every"].default
+                          if "record_every" in sig else 1)
+        rows += steps // max(float(every), 1.0) + 1 if trajectory else 1
+    rows *= points * reps
+    half = physical_memory() / 2
+    if rows * ROW_BYTES > half:
+        raise ValueError(f"{reps} replicate(s) of {spec['preset']} make about {rows:.3g} rows"
+                         + (" (one per checkpoint)" if trajectory else "") + ", which need "
+                         f"about {rows * ROW_BYTES / 2**30:.3g} GiB of memory (half this "
+                         f"machine's is {half / 2**30:.3g} GiB); lower {option}reps, the grid "
+                         "or the iteration counts" + (f", or leave out {option}trajectory"
+                                                      if trajectory else ""))

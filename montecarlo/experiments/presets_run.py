@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.experiments.cost import check_rows
 from montecarlo.experiments.metrics import evaluate, exact_solution, rounds_to_accuracy
 from montecarlo.experiments.presets import BUILDERS, resolve
 from montecarlo.runner.budget import check_tasks
@@ -171,6 +172,7 @@ def preset_tasks(name: str, overrides: dict | None = None, *, reps: int = 1, see
     spec = resolve(name, overrides)
     reps, seed = positive_int("reps", reps), check_seed(seed)
     check_tasks(reps, f"{reps} replicates", "lower reps")
+    check_rows(spec, reps, bool(trajectory))
     return [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
 
 

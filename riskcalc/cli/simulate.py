@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from montecarlo.experiments.cost import preset_replicate_seconds
+from montecarlo.experiments.cost import check_rows, preset_replicate_seconds
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
 from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
                                                 valid_rows)
@@ -100,6 +100,7 @@ def run(args) -> int:
     overrides = parse_settings(args.settings)
     spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    check_rows(spec, reps, args.trajectory, "--")
     # Only the replicates --cache lacks are timed: a resumed run keeps the default limit.
     cached = cached_count(args.cache, "simulate", preset_tasks(
         args.preset, overrides, reps=args.reps, seed=args.seed, trajectory=args.trajectory),
