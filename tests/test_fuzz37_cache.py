@@ -192,7 +192,7 @@ def test_a_scheduler_without_scheme_or_with_a_bad_port_is_refused_at_once():
     ``tcp://127.0.0.1:PORT`` was refused at once."""
     import socket
 
-    from montecarlo.runner.tasks import _refused
+    from montecarlo.runner.dask_backend import _refused
 
     with socket.socket() as sock:           # a port that was just free: nothing listens there
         sock.bind(("127.0.0.1", 0))
