@@ -365,3 +365,18 @@ def test_simulate_bounds_the_memory_of_its_rows(monkeypatch, capsys):
     assert "or leave out --trajectory" in err
     code, out, err = run_cli(argv + TINY, capsys)       # 6000 rows: refused for time only
     assert code == 2 and "rows" not in err and "estimated" in err
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(trajectory="no"), "trajectory must be True or False"),
+    (dict(trajectory=2), "trajectory must be True or False"),
+    (dict(overrides=[("m", 2)]), "overrides must be a dict"),
+    (dict(name=["paper001-fig2"]), "preset must be one of")])
+def test_run_preset_reads_its_arguments_strictly(kw, said):
+    """F20: ``run_preset(trajectory="no")`` (or 2) ran with trajectories (read as true), a
+    list of overrides was an AttributeError and a list of names a TypeError."""
+    from montecarlo.experiments.presets_run import run_preset
+
+    args = {"name": "paper001-fig2", "overrides": {"m": 2, "d": 2, "lam": 1.0}, **kw}
+    with pytest.raises(ValueError, match=said):
+        run_preset(args.pop("name"), args.pop("overrides"), **args)

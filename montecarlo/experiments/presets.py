@@ -171,8 +171,12 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         ``{"preset", "builder", "params", "grid", "grid_values", "methods", "exact",
         "target"}``.
     """
-    if name not in PRESETS:
+    if not isinstance(name, str) or name not in PRESETS:     # a list was a TypeError
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+    if overrides is not None and not isinstance(overrides, dict):
+        # a list of pairs or "m=2" was an AttributeError ('list' object has no 'items')
+        raise ValueError("overrides must be a dict of KEY -> value (the --set settings), got "
+                         f"{type(overrides).__name__}")
     p = PRESETS[name]
     spec = {"preset": p.name, "builder": p.builder, "params": dict(p.params), "grid": p.grid,
             "grid_values": list(p.grid_values), "exact": p.exact, "target": p.target,

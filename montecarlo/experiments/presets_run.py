@@ -25,7 +25,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import positive_int
+from riskcalc._validate import flag, positive_int
 
 
 
@@ -171,9 +171,10 @@ def preset_tasks(name: str, overrides: dict | None = None, *, reps: int = 1, see
     what ``riskcalc simulate`` looks up in its --cache, to time only the others."""
     spec = resolve(name, overrides)
     reps, seed = positive_int("reps", reps), check_seed(seed)
+    trajectory = flag("trajectory", trajectory)     # "no" and 2 were read as True
     check_tasks(reps, f"{reps} replicates", "lower reps")
-    check_rows(spec, reps, bool(trajectory))
-    return [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
+    check_rows(spec, reps, trajectory)
+    return [dict(spec, seed=seed, rep=r, trajectory=trajectory) for r in range(reps)]
 
 
 def summarize(rows, column: str = "accuracy") -> dict:
