@@ -12,6 +12,13 @@ LOGISTIC = ["sweep", "rtfa", "--model", "logistic", "--r", "1", "--signal", "1",
             "--d", "20", "--reps", "2", "--no-progress"]
 
 
+@pytest.fixture(autouse=True)
+def _in_a_folder_of_its_own(tmp_path, monkeypatch):
+    """Each test runs in its own folder: an --out never.csv that a regression let through
+    lands there, not in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.mark.parametrize("argv, limit, grown, said", [
     (SIMULATE + ["--reps", "1"], TINY, ["--reps", "2"],
      "2 replicate(s) of paper001-fig2, 1 of them"),
