@@ -34,7 +34,7 @@ from montecarlo.linear.measure import KINDS, measure
 from montecarlo.prediction import federated_limit, federated_steps_limit, predicted
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se, t_half_width
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
 from riskcalc._validate import as_array, one_of, positive_int
 from riskcalc.linear.model import ClientSpec
@@ -43,7 +43,7 @@ from riskcalc.spectrum_ordered import ordered_eigenvalues
 
 __all__ = ["QUANTITIES", "Comparison", "check_run", "compare", "compare_method",
            "federated_limit", "federated_steps_limit", "none_if_nan", "predicted",
-           "replicate_task", "spec_from_dict", "spec_to_dict", "summarize"]
+           "replicate_task", "spec_from_dict", "spec_to_dict", "summarize", "unused_options"]
 
 QUANTITIES = ("bias", "variance", "risk")
 #: Default ``max_minutes`` of ``compare`` and ``sweep``: the command line's --max-minutes
@@ -115,6 +115,18 @@ def replicate_task(task: dict) -> dict:
                   steps=task["steps"], step_size=task["step_size"])
     return {**{k: np.asarray(v, dtype=float).tolist() for k, v in out.items()},
             "n": int(inst.n[0])}
+
+
+def valid_replicate(task: dict, result) -> bool:
+    """Whether a cached ``result`` has the layout ``replicate_task`` returns for ``task``:
+    lists ``bias``, ``variance``, ``risk`` of one number per tuning value and the integer
+    ``n`` (``run_tasks(valid=)``: another layout reruns; it was a traceback, or NaN rows)."""
+    def numbers(v):
+        return isinstance(v, list) and len(v) == len(task["tunings"]) and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+
+    return isinstance(result, dict) and all(numbers(result.get(q)) for q in QUANTITIES) \
+        and isinstance(result.get("n"), int) and not isinstance(result["n"], bool)
 
 
 def check_run(reps, kind, steps, step_size):
@@ -295,15 +307,20 @@ def compare(spec: ClientSpec, setting: Setting, *, reps: int = 20, seed: int = 0
     scalar_spec(spec)
     check_memory(setting, spec.gamma)
     check_tasks(reps, f"{reps} replicates", "lower reps")
-    check_minutes(max_minutes, reps, setting, spec.gamma, spec.method, n_jobs, scheduler,
-                  f"{reps} replicates")
-    limit = predicted(spec, route, steps, step_size, setting)
     base = {"spec": spec_to_dict(spec), "setting": setting.as_dict(), "seed": seed,
             "kind": kind, "tunings": [tuning_value(spec)], "steps": steps,
             "step_size": step_size, **task_inputs(spec.method, setting)}
-    results = run_tasks(replicate_task, [{**base, "rep": rep} for rep in range(reps)],
-                        cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                        desc=f"compare {spec.method}", command="compare")
+    tasks = [{**base, "rep": rep} for rep in range(reps)]
+    # A resumed run is bounded by the replicates ``cache`` lacks.
+    cached = 0 if max_minutes is None else cached_count(cache, "compare", tasks,
+                                                        valid_replicate)
+    check_minutes(max_minutes, reps - cached, setting, spec.gamma, spec.method, n_jobs,
+                  scheduler, f"{reps} replicates" + (f" ({cached} of them in cache)"
+                                                     if cached else ""))
+    limit = predicted(spec, route, steps, step_size, setting)
+    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs,
+                        scheduler=scheduler, progress=progress, desc=f"compare {spec.method}",
+                        command="compare", valid=valid_replicate)
     summary = {q: {k: v[0] for k, v in summarize([res[q] for res in results],
                                                   [getattr(limit, q)]).items()}
                for q in QUANTITIES}
@@ -381,7 +398,10 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                       spectrum=spectrum)
     if global_model is None:
         global_model = "oracle" if clients is None else "federated"
-    _used(spec.method, global_model, clients, weights, setting_options)
+    unused_options(spec.method, global_model, (["clients"] if clients is not None else []) + (
+        [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
+        k for k in ("gammas", "rs", "sigmas", "df") if k in setting_options],
+        "student-t" in (setting_options.get("features"), setting_options.get("noise")))
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
@@ -390,23 +410,31 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
                    max_minutes=max_minutes)
 
 
-def _used(method, global_model, clients, weights, options) -> None:
-    """Options without effect in the chosen mode are errors, as on the command line
-    (``riskcalc.cli.guards.simulation_options``): clients=5 with global_model="oracle",
+def unused_options(method: str, global_model, given, student_t: bool,
+                   cli: bool = False) -> None:
+    """Options without effect in the chosen mode are errors: the federation's (``given``
+    holds the names of those given: ``clients``, ``clients_file``, ``weights``, ``gammas``,
+    ``rs``, ``sigmas``, and ``df``) under the oracle global model (the centre theta_0
+    itself), a federated global model for a method that has none, ``df`` without Student-t
+    draws (``student_t``). ``cli``: named as the command line's options (``riskcalc compare``
+    and ``sweep``), else as this module's keywords: clients=5 with global_model="oracle",
     weights="uniform" or gammas under the oracle, df=7 with Gaussian draws and a federated
     model for a local baseline were taken and ignored."""
-    given = (["clients"] if clients is not None else []) + (
-        [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
-        k for k in ("gammas", "rs", "sigmas") if k in options]
-    if global_model == "oracle" and given:
-        raise ValueError(f"{', '.join(given)} apply with global_model='federated' only (the "
-                         "oracle global model is the centre theta_0 itself, whatever the other "
-                         "clients)")
+    def name(key):
+        return "--" + key.replace("_", "-") if cli else key
+
+    federated = "--global federated" if cli else "global_model='federated'"
+    others = [name(k) for k in given if k != "df"]
+    if global_model != "federated" and others:
+        raise ValueError(f"{', '.join(others)} {'applies' if cli and len(others) == 1 else 'apply'}"
+                         f" with {federated} only (the oracle global model is the centre "
+                         "theta_0 itself, whatever the other clients)")
     if global_model == "federated" and not get_estimator(method).centered:
-        raise ValueError(f"global_model='federated' does not apply to {method}: it uses no "
-                         "global model")
-    if "df" in options and "student-t" not in (options.get("features"), options.get("noise")):
-        raise ValueError("df applies with features='student-t' or noise='student-t' only")
+        raise ValueError(f"{federated} does not apply to {method}: it uses no global model")
+    if "df" in given and not student_t:
+        raise ValueError(f"{name('df')} applies with " + (
+            "--features student-t or --noise student-t" if cli else
+            "features='student-t' or noise='student-t'") + " only")
 
 
 class _CallableModule(types.ModuleType):

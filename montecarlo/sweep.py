@@ -22,14 +22,16 @@ import numpy as np
 import riskcalc
 from montecarlo.compare import (MAX_MINUTES, QUANTITIES, check_minutes, check_run,
                                 none_if_nan, replicate_task, spec_to_dict, summarize,
-                                task_inputs)
+                                task_inputs, valid_replicate)
 from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator
 from montecarlo.linear.instances import Setting, check_memory
 from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.tasks import load_cache, run_tasks, task_key
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
+from riskcalc._validate import canonical_method, real
+from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
 
 FORMATS = ("csv", "jsonl")
@@ -56,10 +58,13 @@ class SweepRows(list):
         return frame
 
 
-def _values(name, v):
+def grid_values(name, v) -> list:
+    """The values of grid parameter ``name`` (``[None]`` when not given): a number or a 1-d
+    list of at least one (``riskcalc._validate.real``: a boolean, string, complex value or
+    matrix is refused naming it; they were read as numbers, a matrix flattened into a grid)."""
     if v is None:
         return [None]
-    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+    arr = np.atleast_1d(real(name, v, ndim=1))
     if arr.size == 0:
         raise ValueError(f"{name} needs at least one value")
     return [float(x) for x in arr]
@@ -119,17 +124,19 @@ def sweep_settings(method: str, settings, *, gamma, sigma, r=None, rho=None, lam
     rows of all in one ``SweepRows``: every setting's grid is checked and predicted before
     any is simulated (was: the command ran M1's simulation, then refused M2's prediction,
     losing M1's rows), and ``max_minutes`` bounds each setting's run."""
+    method = canonical_method(method)     # the rows name pfedme for fedprox, as compare's
     plans = [_plan(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
                    alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                    step_size=step_size, route=route, n_jobs=n_jobs, scheduler=scheduler,
-                   max_minutes=max_minutes) for setting in settings]
+                   max_minutes=max_minutes, cache=cache) for setting in settings]
     rows = SweepRows()
     rows.notes = tuple(dict.fromkeys(n for plan in plans for limit in plan["limits"]
                                      for n in limit.notes))
     for plan in plans:
         rows += _rows(plan, run_tasks(replicate_task, plan["tasks"], cache=cache,
                                       n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                                      desc=f"sweep {method}", command="sweep"))
+                                      desc=f"sweep {method}", command="sweep",
+                                      valid=valid_replicate))
     return rows
 
 
@@ -141,24 +148,28 @@ def cached_tasks(method: str, settings, *, cache, gamma, sigma, r=None, rho=None
     ``cache`` already holds: ``riskcalc sweep`` estimates only the others' time (a fully cached
     sweep was refused at --max-minutes for the work it would not do, so a long run resumed only
     with the limit it was started with). Nothing is predicted or simulated."""
-    done = load_cache(cache, "sweep")
-    if not done:
-        return 0
-    return sum(task_key(task) in done for setting in settings
-               for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho,
-                                 lam=lam, alpha=alpha, spectrum=spectrum, reps=reps, seed=seed,
-                                 kind=kind, steps=steps, step_size=step_size)["tasks"])
+    method = canonical_method(method)
+    return cached_count(cache, "sweep", (
+        task for setting in settings
+        for task in _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam,
+                          alpha=alpha, spectrum=spectrum, reps=reps, seed=seed, kind=kind,
+                          steps=steps, step_size=step_size)["tasks"]), valid_replicate)
 
 
 def _plan(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, seed, kind,
-          steps, step_size, route, n_jobs, scheduler, max_minutes) -> dict:
-    """The checked grid of one setting, its predictions and its tasks (nothing simulated)."""
+          steps, step_size, route, n_jobs, scheduler, max_minutes, cache) -> dict:
+    """The checked grid of one setting, its predictions and its tasks (nothing simulated);
+    ``max_minutes`` bounds the tasks ``cache`` does not hold."""
     plan = _grid(method, setting, gamma=gamma, sigma=sigma, r=r, rho=rho, lam=lam, alpha=alpha,
                  spectrum=spectrum, reps=reps, seed=seed, kind=kind, steps=steps,
                  step_size=step_size)
     points, reps = plan["points"], plan["reps"]
-    check_minutes(max_minutes, len(points) * reps, setting, _values("gamma", gamma), method,
-                  n_jobs, scheduler, f"{len(points)} grid points x {reps} replicates")
+    cached = 0 if max_minutes is None else cached_count(cache, "sweep", plan["tasks"],
+                                                        valid_replicate)
+    check_minutes(max_minutes, len(points) * reps - cached, setting,
+                  grid_values("gamma", gamma), method, n_jobs, scheduler,
+                  f"{len(points)} grid points x {reps} replicates"
+                  + (f" ({cached} of them in cache)" if cached else ""))
     # The predictions first: a point the theory refuses (pooled N <= d with a federated global
     # model, ...) was refused after its whole simulation had run.
     info, tune, tunings = riskcalc.get_method(method), plan["tune"], plan["tunings"]
@@ -176,16 +187,16 @@ def _grid(method, setting, *, gamma, sigma, r, rho, lam, alpha, spectrum, reps, 
     seed = check_seed(seed)
     info = riskcalc.get_method(method)
     given = {"r": r, "rho": rho, "lam": lam, "alpha": alpha}
-    grids = {k: _values(k, v) for k, v in given.items()}
+    grids = {k: grid_values(k, v) for k, v in given.items()}
     tune = info.tuning
     # Validate every grid value once, through the same ClientSpec the simulation uses.
-    ClientSpec(method, gamma=_values("gamma", gamma), sigma=_values("sigma", sigma),
+    ClientSpec(method, gamma=grid_values("gamma", gamma), sigma=grid_values("sigma", sigma),
                spectrum=spectrum, **{k: (None if v is None else grids[k])
                                      for k, v in given.items()})
-    check_memory(setting, _values("gamma", gamma))
+    check_memory(setting, grid_values("gamma", gamma))
     tunings = grids[tune] if tune else [0.0]
-    points = list(itertools.product(_values("gamma", gamma), grids[info.signal],
-                                    _values("sigma", sigma)))
+    points = list(itertools.product(grid_values("gamma", gamma), grids[info.signal],
+                                    grid_values("sigma", sigma)))
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     tasks, inputs = [], task_inputs(info.name, setting)    # read once, not at every point
@@ -237,10 +248,19 @@ def _rows(plan, results) -> list:
 
 def _limits(spec, setting, route, steps, step_size, tunings):
     """The predictions of a grid point, one per tuning value, as ``compare`` predicts
-    (``montecarlo.prediction.predicted``): after ``steps`` gradient steps of ``step_size``
-    when given, the finite-M limit with a federated global model, else paper 003's limit; all
-    at the ratio d / n the simulation realizes (``prediction.simulated_ratio``; the row's d
-    and n). With steps, the converged limit was predicted beside a simulation of the steps."""
+    (``montecarlo.prediction.predicted``): the finite-M limit with a federated global model,
+    the limit after ``steps`` gradient steps (paper 003, Sec. 7; was the converged limit,
+    beside a simulation after the steps), all at the ratio d / n the simulation realizes (the
+    row's d and n; a moved ratio is a note, ``SweepRows.notes``). Steps that no finite-step
+    limit covers are refused (``compare`` predicts the converged limit there, with a note
+    beside its one row; a sweep's rows, written to a file, would compare silently)."""
+    if steps is not None and not (finite_steps.supports(spec) and (
+            setting.spectra is None or setting.global_model != "federated")):
+        raise ValueError(
+            f"steps = {steps}: no finite-step limit covers {spec.method} here (they cover "
+            f"{', '.join(finite_steps.METHODS)} with theta in a uniform direction, without "
+            "covariate shift), and a sweep's rows would compare the simulation after the steps "
+            "with the converged limit silently; compare notes it, or leave out steps")
     if steps is None and (setting.global_model != "federated"
                           or not get_estimator(spec.method).centered):
         at, moved = simulated_ratio(spec, setting)     # the one vectorized solve

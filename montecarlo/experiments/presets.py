@@ -171,8 +171,12 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
         ``{"preset", "builder", "params", "grid", "grid_values", "methods", "exact",
         "target"}``.
     """
-    if name not in PRESETS:
+    if not isinstance(name, str) or name not in PRESETS:     # a list was a TypeError
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+    if overrides is not None and not isinstance(overrides, dict):
+        # a list of pairs or "m=2" was an AttributeError ('list' object has no 'items')
+        raise ValueError("overrides must be a dict of KEY -> value (the --set settings), got "
+                         f"{type(overrides).__name__}")
     p = PRESETS[name]
     spec = {"preset": p.name, "builder": p.builder, "params": dict(p.params), "grid": p.grid,
             "grid_values": list(p.grid_values), "exact": p.exact, "target": p.target,
@@ -220,7 +224,13 @@ def resolve(name: str, overrides: dict | None = None) -> dict:
     # A grid value given twice was one row of the table (R=0.5,0.5), silently.
     distinct(spec["grid"], [float(v) for v in np.atleast_1d(np.asarray(grid, dtype=float))])
     _check_memory(p.builder, spec["params"], len(spec["grid_values"]), spec["exact"])
-    BUILDERS[p.builder](**spec["params"])  # fail now, not in a worker, on a bad parameter
+    # Fail now, not in a worker, on a bad parameter: on an instance of at most 2 clients,
+    # samples and dimensions (the sizes are checked above); the full one took minutes at
+    # m = 2, d = 6000 (two d x d QR factors per client) before the time estimate was made.
+    sizes = {k: v.default for k, v in inspect.signature(BUILDERS[p.builder]).parameters.items()
+             if k in ("m", "d", "n", "n_test")}
+    sizes = {k: min(int(spec["params"].get(k, v)), 2) for k, v in sizes.items()}
+    BUILDERS[p.builder](**{**spec["params"], **sizes})
     return spec
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from montecarlo.experiments.algorithms import ALGORITHMS
+from montecarlo.experiments.cost import check_rows
 from montecarlo.experiments.metrics import evaluate, exact_solution, rounds_to_accuracy
 from montecarlo.experiments.presets import BUILDERS, resolve
 from montecarlo.runner.budget import check_tasks
@@ -24,7 +25,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.runner.threads import small_blas
-from riskcalc._validate import positive_int
+from riskcalc._validate import flag, positive_int
 
 
 
@@ -149,13 +150,31 @@ def run_preset(name: str, overrides: dict | None = None, *, reps: int = 1, seed:
     list of dict
         Rows with the keys ``COLUMNS``; NaN where a metric does not apply.
     """
+    results = run_tasks(run_rep, preset_tasks(name, overrides, reps=reps, seed=seed,
+                                              trajectory=trajectory),
+                        cache=cache, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                        desc=name, command="simulate", valid=valid_rows)
+    return [row for res in results for row in res["rows"]]
+
+
+def valid_rows(task: dict, result) -> bool:
+    """Whether a cached ``result`` has the layout ``run_rep`` returns, ``{"rows": [...]}``
+    with every ``COLUMNS`` key in each row (``run_tasks(valid=)``: another layout reruns)."""
+    rows = result.get("rows") if isinstance(result, dict) else None
+    return isinstance(rows, list) and all(isinstance(row, dict) and set(COLUMNS) <= row.keys()
+                                          for row in rows)
+
+
+def preset_tasks(name: str, overrides: dict | None = None, *, reps: int = 1, seed: int = 0,
+                 trajectory: bool = False) -> list:
+    """The replicate tasks of ``run_preset`` (same arguments), checked, nothing run: also
+    what ``riskcalc simulate`` looks up in its --cache, to time only the others."""
     spec = resolve(name, overrides)
     reps, seed = positive_int("reps", reps), check_seed(seed)
+    trajectory = flag("trajectory", trajectory)     # "no" and 2 were read as True
     check_tasks(reps, f"{reps} replicates", "lower reps")
-    tasks = [dict(spec, seed=seed, rep=r, trajectory=bool(trajectory)) for r in range(reps)]
-    results = run_tasks(run_rep, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=name, command="simulate")
-    return [row for res in results for row in res["rows"]]
+    check_rows(spec, reps, trajectory)
+    return [dict(spec, seed=seed, rep=r, trajectory=trajectory) for r in range(reps)]
 
 
 def summarize(rows, column: str = "accuracy") -> dict:

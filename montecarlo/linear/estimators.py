@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riskcalc._validate import flag
+from riskcalc._validate import canonical_method, flag
 from riskcalc.linear.methods import METHODS, get_method
 
 _P = "003_4b976ddf5225c17e.txt"
@@ -232,7 +232,9 @@ def unregister_estimator(name: str) -> None:
 
 def get_estimator(name: str) -> Estimator:
     """The estimator registered as ``name`` (ValueError listing the names otherwise, or
-    saying that a method registered with a limit alone has none)."""
+    saying that a method registered with a limit alone has none); an alias (fedprox) is its
+    method's, as in ``riskcalc.get_method`` (sweep and check_method refused fedprox)."""
+    name = canonical_method(name)
     try:
         return ESTIMATORS[name]
     except (KeyError, TypeError):

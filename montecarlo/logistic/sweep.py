@@ -41,10 +41,11 @@ from montecarlo.prediction import simulated_ratios
 from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
-from montecarlo.runner.tasks import run_tasks
-from montecarlo.sweep import SweepRows
+from montecarlo.runner.tasks import cached_count, run_tasks
+from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
 from riskcalc.logistic.limits import UNFEDERATED
+from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
 from riskcalc.spectrum import Spectrum
@@ -53,20 +54,11 @@ from riskcalc.spectrum import Spectrum
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
 
 
-def _list(name, v):
-    if v is None:
-        return [None]
-    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} needs at least one value")
-    return [float(x) for x in arr]
-
-
 def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                    clients=None, others=None, global_lam=None, weights: str = "samples",
                    centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0,
                    n_jobs: int = 1, scheduler: str | None = None, progress: bool = True,
-                   cache=None) -> SweepRows:
+                   cache=None, max_seconds: float = MAX_SECONDS) -> SweepRows:
     """Predicted and simulated logistic limits at every point of a grid (module docstring).
 
     CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
@@ -101,6 +93,10 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
     reps, seed, n_jobs, scheduler, progress, cache
         As in ``montecarlo.sweep.sweep``; ``cache`` makes an interrupted sweep resumable.
+    max_seconds : float
+        The limits' work estimates are held to it, as in ``riskcalc.logistic_limit`` (the
+        command line's --max-minutes where given; it was not passed: a sweep refused at the
+        solvers' 60 s, saying "--max-minutes on the command line", whatever was given).
 
     Returns
     -------
@@ -127,7 +123,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)
-    lams = [] if method == "fedavg" else _list("lam", lam)
+    lams = [] if method == "fedavg" else grid_values("lam", lam)
     if method != "fedavg" and lams == [None]:
         raise ValueError(f"method {method} needs lam (its ridge penalty)")
     if lams:        # the simulated minimizers need a penalty (lam = 0: the MLE may not exist)
@@ -138,16 +134,15 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
-    tasks, preds = [], []
-    for g, rr, m in points:
-        fed = _federation(g, rr, m, others)
-        preds.append(_predicted(method, *_simulated_ratios(g, fed, d), rr, signal, lams,
-                                global_lam, weights, centre, spectrum, names))
-        tasks += [_task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d,
-                        seed, rep, spectrum) for rep in range(reps)]
+    preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
+                        signal, lams, global_lam, weights, centre, spectrum, names, max_seconds)
+             for g, rr, m in points]
+    tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
+                        seed, reps, spectrum))
     _memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
-                        progress=progress, desc=f"sweep {method} (logistic)", command="sweep")
+                        progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
+                        valid=_layout(method, names, len(lams)))
     label = "identity" if spectrum is None else spectrum.describe()
     rows = []
     for i, (g, rr, m) in enumerate(points):
@@ -184,8 +179,45 @@ def grid(gamma, r, clients=None, others=None) -> list:
     """The grid points ``(gamma, r, M)`` of ``sweep_logistic`` in row order (M None with
     ``others`` or without clients)."""
     ms = [None] if clients is None else \
-        [positive_int("clients", m) for m in _list("clients", clients)]
-    return list(itertools.product(_list("gamma", gamma), _list("r", r), ms))
+        [positive_int("clients", m) for m in grid_values("clients", clients)]
+    return list(itertools.product(grid_values("gamma", gamma), grid_values("r", r), ms))
+
+
+def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: int,
+                 clients=None, others=None, global_lam=None, weights: str = "samples",
+                 centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0) -> int:
+    """How many replicate tasks of ``sweep_logistic`` (same arguments) the JSON-lines
+    ``cache`` holds, nothing predicted or simulated: ``riskcalc sweep --model logistic``
+    times only the others (as the linear ``montecarlo.sweep.cached_tasks``)."""
+    method = canonical_method(method)
+    lams = [] if method == "fedavg" else grid_values("lam", lam)
+    names = measured_fields(method, clients is not None or others is not None, spectrum)
+    return cached_count(cache, "sweep", _tasks(
+        method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
+        weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
+        positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
+
+
+def _layout(method, names, n_lams):
+    """``valid(task, result)`` for ``run_tasks``: whether a cached result holds every quantity
+    of ``names`` for the ``n_lams`` penalties (another layout reruns; it was a traceback)."""
+    def valid(task, result):
+        try:
+            return all(_column([result], method, q, n_lams).shape == (1, max(1, n_lams))
+                       for q in names)
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            return False
+    return valid
+
+
+def _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed, reps,
+           spectrum):
+    """The replicate tasks of ``points``, in row order (a generator)."""
+    for g, rr, m in points:
+        fed = _federation(g, rr, m, others)
+        for rep in range(reps):
+            yield _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed,
+                        rep, spectrum)
 
 
 def _federation(g, rr, m, others):
@@ -205,24 +237,26 @@ def _simulated_ratios(g, fed, d):
 
 
 def _predicted(method, g, fed, rr, signal, lams, global_lam, weights, centre, spectrum,
-               names):
+               names, max_seconds):
     """``{quantity: array over lams}`` (one entry for fedavg) by direct calls of the public
     limits, point by point."""
     out = {q: [] for q in names}
     for lam in (lams or [None]):
         if fed is None:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam, centre=centre,
-                                          method=method, spectrum=spectrum).as_dict()
+                                          method=method, spectrum=spectrum,
+                                          max_seconds=max_seconds).as_dict()
         elif len(set(zip(*fed))) == 1:
             res = riskcalc.logistic_limit(gamma=g, signal=signal, r=rr, lam=lam,
                                           clients=len(fed[0]), global_lam=global_lam,
                                           weights=weights, method=method,
-                                          spectrum=spectrum).as_dict()
+                                          spectrum=spectrum, max_seconds=max_seconds).as_dict()
         else:
             full = riskcalc.logistic_clients_limit(gamma=fed[0], r=fed[1], signal=signal,
                                                    lam=lam, global_lam=global_lam,
                                                    weights=weights, method=method, target=0,
-                                                   spectrum=spectrum).as_dict()
+                                                   spectrum=spectrum,
+                                                   max_seconds=max_seconds).as_dict()
             res = {q: (full[q][0] if isinstance(full.get(q), list) and q not in GLOBAL_FIELDS
                        else full.get(q)) for q in names}
         for q in names:

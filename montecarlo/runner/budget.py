@@ -19,7 +19,10 @@ outgrow the machine's memory or take longer than the time it was given (the comp
   defaults (``PRESET_SECONDS``) scaled by the problem size (m (n + n_test) d for the logistic
   builders, m d^2 for the quadratic one), the grid length, the number of methods and the
   iteration counts (rounds, epochs, iterations, inner steps) relative to the defaults, and
-  at least 0.2 ms an iteration at any size (``montecarlo.experiments.cost.STEP_SECONDS``).
+  at least 0.2 ms an iteration at any size (``montecarlo.experiments.cost.STEP_SECONDS``),
+  plus the work the iterations do not scale: a quadratic instance's construction (m d^3),
+  the smoothness constants some algorithms compute and the exact minimizers (m (n d^2 + d^3)
+  each; ``cost.SPECTRAL_SECONDS``, ``cost.EXACT_SECONDS``).
 """
 
 from __future__ import annotations

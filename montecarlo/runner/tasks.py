@@ -36,6 +36,7 @@ from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
 
 from montecarlo.runner.budget import cores
+from montecarlo.runner.dask_backend import _DaskBackend
 from montecarlo.runner.threads import small_blas
 from riskcalc._validate import flag, path, positive_int
 
@@ -105,6 +106,17 @@ def load_cache(path, command: str | None = None) -> dict:
     return done
 
 
+def cached_count(cache, command: str | None, tasks, valid=None) -> int:
+    """How many of ``tasks`` (an iterable, not consumed when the cache is empty) the
+    ``cache`` file already holds with a ``valid`` result (``run_tasks``), nothing run: the
+    time limits estimate only the others (a resumed run was refused for the work it would not
+    do)."""
+    _check_paths(cache, None, 1)
+    done = load_cache(cache, command)
+    return sum(key in done and (valid is None or valid(task, done[key]))
+               for task, key in ((task, task_key(task)) for task in tasks)) if done else 0
+
+
 #: The key that starts a record line (``run_tasks`` writes it first: a torn line keeps it).
 _TORN_KEY = re.compile(rb'\{"key": "([0-9a-f]{40})"')
 
@@ -147,7 +159,8 @@ def _open_cache(path, command: str):
 
 
 def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None = None,
-              progress: bool = True, desc: str = "tasks", command: str | None = None) -> list:
+              progress: bool = True, desc: str = "tasks", command: str | None = None,
+              valid=None) -> list:
     """Run ``fn`` on every task and return the results in task order.
 
     Parameters
@@ -173,6 +186,10 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
         What writes the cache: its header names it, and a cache whose header names another
         command is refused. Default: no check, the header names the first word of ``desc``
         (figures share cache files between figures).
+    valid : callable, optional
+        ``valid(task, result)``: whether a cached result has the layout ``fn`` returns; one
+        that has not (an earlier fedrisk's, or edited) reruns, with a ``CacheWarning`` (was: a
+        traceback, or NaN rows, where it was read). Default: any result is taken.
     """
     n_jobs = positive_int("jobs", n_jobs)
     _check_paths(cache, scheduler, n_jobs)
@@ -181,7 +198,13 @@ def run_tasks(fn, tasks, *, cache=None, n_jobs: int = 1, scheduler: str | None =
     tasks = list(tasks)
     keys = [task_key(t) for t in tasks]
     done = load_cache(cache, command)
-    todo = [i for i, k in enumerate(keys) if k not in done]
+    stale = {k for task, k in zip(tasks, keys)
+             if valid is not None and k in done and not valid(task, done[k])}
+    if stale:
+        warnings.warn(f"cache {cache}: {len(stale)} record(s) hold a result of another layout "
+                      "(an earlier fedrisk's, or edited); their tasks rerun", CacheWarning,
+                      stacklevel=2)
+    todo = [i for i, k in enumerate(keys) if k not in done or k in stale]
     # The cache is opened before the progress bar is drawn: a file that cannot be appended
     # to is one error line, with no bar before it.
     sink = (_open_cache(cache, command or (desc.split() or ["tasks"])[0])
@@ -253,7 +276,6 @@ def parallel_results(calls, *, n_jobs: int, scheduler: str | None = None,
         with _sigint_blocked():
             outputs = runner(calls)
         yield from outputs
-
 
 
 def _indexed(fn, i, task):
@@ -335,64 +357,3 @@ class _LocalBackend:
 
     def __exit__(self, *exc):
         self._config.__exit__(*exc)
-
-
-def _refused(address) -> None:
-    """ValueError at once where nothing listens at a tcp://host:port scheduler address with
-    an IP address or localhost: the connection is refused in microseconds, but dask's Client
-    retried for its 30 s timeout before saying so. Anything else (no answer, another scheme,
-    a host name to resolve, which could wait on a resolver) is left to dask."""
-    import ipaddress
-    import socket
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(address)
-        host, port = parts.hostname, parts.port
-        if host != "localhost":
-            ipaddress.ip_address(host or "")
-    except (ValueError, TypeError):
-        return
-    if parts.scheme != "tcp" or port is None:
-        return
-    try:
-        socket.create_connection((host, port), timeout=2.0).close()
-    except ConnectionRefusedError:
-        raise ValueError(f"scheduler {address!r}: connection refused, nothing listens there "
-                         "(give tcp://host:port of a running dask scheduler, or 'local')"
-                         ) from None
-    except OSError:
-        return
-
-
-class _DaskBackend:
-    """Context: a dask.distributed client whose workers joblib uses for the duration."""
-
-    def __init__(self, address):
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise ValueError("scheduler needs dask.distributed: pip install 'fedrisk[cluster]'"
-                             ) from None
-        self._cluster = (LocalCluster(n_workers=1, threads_per_worker=1, processes=False)
-                         if address == "local" else None)
-        if self._cluster is None:
-            _refused(address)
-        try:
-            self._client = Client(self._cluster if self._cluster is not None else address)
-        except (ValueError, OSError) as exc:
-            # dask's own text ("missing port number in address 'x'", a timeout) named no
-            # option: the address is the user's --scheduler / scheduler=.
-            raise ValueError(f"scheduler {address!r}: {exc} (give tcp://host:port of a "
-                             "running dask scheduler, or 'local')") from None
-        self._config = parallel_config(backend="dask")
-
-    def __enter__(self):
-        self._config.__enter__()
-        return -1
-
-    def __exit__(self, *exc):
-        self._config.__exit__(*exc)
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()

@@ -41,6 +41,10 @@ _NEGATIVE = re.compile(r"^-(?:\d|\.\d|inf|nan)[\w.,+-]*$", re.IGNORECASE)
 
 #: Where ``_Once`` notes, during one parse, which option set each destination (removed after).
 _GIVEN = "_riskcalc_given"
+#: Where the parsed namespace keeps the destinations the command line gave (``_Once``), at
+#: whatever value, with the option string that gave each (None: a positional): ``families.
+#: given`` takes ``--measure conditional``, the default, as given; ``guards.listing`` names them.
+GIVEN = "given_dests"
 
 
 class _Once:
@@ -118,7 +122,9 @@ class _Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
-        namespace.__dict__.pop(_GIVEN, None)
+        given = {dest: flag for dest, (flag, _) in namespace.__dict__.pop(_GIVEN, {}).items()}
+        if given:   # a subcommand's, copied into its parent's namespace by argparse
+            setattr(namespace, GIVEN, {**getattr(namespace, GIVEN, {}), **given})
         return namespace, extras
 
     def error(self, message):

@@ -60,6 +60,8 @@ def run(args) -> int:
     if twice:
         raise ValueError(f"--claim {twice[0]} given twice: give each claim once (each is "
                          "checked once)")
+    if args.list:       # before the catalogue loads
+        guards.listing(args, ("paper", "claim", "json"), "the claims")
     from paper_checks import select
 
     claims = select(args.paper, args.claim)

@@ -55,7 +55,7 @@ def _model(args):
     """(signal, tuning, spectrum cases) from the options, checked against the method."""
     import riskcalc
     from montecarlo.linear.estimators import get_estimator
-    from montecarlo.registry_checks import CASES
+    from montecarlo.registry_checks import CASES, finite_limits, grid_in_range
     from riskcalc.spectrum import Spectrum
 
     info = riskcalc.get_method(args.method)
@@ -79,63 +79,30 @@ def _model(args):
     # Validate the model once, as predict would, before any simulation.
     riskcalc.ClientSpec(args.method, gamma=args.gamma, sigma=args.sigma,
                         **{info.signal: signal}, **({info.tuning: tuning} if info.tuning else {}))
-    _grid_in_range(riskcalc, args, info, signal, tuning)
-    _finite_limits(riskcalc, args, info, signal, tuning, cases)
+    for check in (grid_in_range, finite_limits):
+        check(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal, tuning=tuning,
+              cases=cases, option="--")
     return signal, 0.5 if tuning is None else tuning, cases
-
-
-def _grid_in_range(riskcalc, args, info, signal, tuning) -> None:
-    """The vectorized check's grid (``montecarlo.registry_checks``: 0.75, 1 and 2 times gamma,
-    0.5 and 2 times the tuning) within the model's ranges: ``--lam 1e100`` gave pfedme a FAIL
-    row (exit 1) for the check's own 2e100."""
-    for g in (0.75 * args.gamma, 2 * args.gamma):
-        for t in ((0.5 * tuning, 2 * tuning) if info.tuning else (None,)):
-            try:
-                riskcalc.ClientSpec(args.method, gamma=g, sigma=args.sigma,
-                                    **{info.signal: signal},
-                                    **({info.tuning: t} if info.tuning else {}))
-            except ValueError as exc:
-                raise ValueError("check-method evaluates the limit at 0.75 to 2 times --gamma"
-                                 + (f" and 0.5 to 2 times --{info.tuning}" if info.tuning else "")
-                                 + f", out of range here: {exc}") from None
-
-
-def _finite_limits(riskcalc, args, info, signal, tuning, cases) -> None:
-    """Refuse a limit that is infinite at the parameters given (the ridgeless variance at
-    gamma = 1): it is inside no interval, and the simulation rows said "ok" against it with a
-    tolerance of inf. A limit that raises is left to the check rows (a FAIL row each)."""
-    for label, sp in cases:
-        try:
-            res = riskcalc.limit(args.method, gamma=args.gamma, sigma=args.sigma, spectrum=sp,
-                                 **{info.signal: signal},
-                                 **({info.tuning: tuning} if info.tuning else {}))
-        except (ValueError, ArithmeticError):
-            continue
-        for q in ("bias", "variance"):
-            if not math.isfinite(float(getattr(res, q))):
-                raise ValueError(f"the limit's {q} of {args.method} is infinite at gamma = "
-                                 f"{args.gamma:g} (case {label}): no simulation can be "
-                                 "checked against it; choose another --gamma"
-                                 + (" or a --lam > 0" if info.tuning == "lam" else ""))
 
 
 def run(args) -> int:
     from montecarlo.linear.instances import linear_replicate_seconds
     from montecarlo.linear.instances import Setting
     from montecarlo.registry_checks import run_checks
-    from montecarlo.runner.seeding import check_seed
-    from riskcalc._validate import positive_int
+    from riskcalc._validate import positive_int, seed_integer
 
     positive_int("--d", args.d, minimum=2)
     positive_int("--reps", args.reps, minimum=2)
-    check_seed(args.seed)
+    seed_integer("--seed", args.seed)
     _positive("--rtol", args.rtol, 1.0)
     _positive("--k", args.k, 100.0)
     signal, tuning, cases = _model(args)
+    samples = guards.many_samples(2 * args.d, args.gamma)
     guards.budget(args, 2 * len(cases) * args.reps,
                   linear_replicate_seconds(Setting(d=2 * args.d), args.gamma),
                   f"{args.reps} replicates x {len(cases)} case(s) at d = {args.d} and "
-                  f"{2 * args.d}", "lower --reps or --d")
+                  f"{2 * args.d}{samples}", "lower --reps or --d"
+                  + (", or raise --gamma" if samples else ""))
     rows = run_checks(args.method, gamma=args.gamma, sigma=args.sigma, signal=signal,
                       tuning=tuning, spectrum=cases, d=args.d, reps=args.reps,
                       seed=args.seed, rtol=args.rtol, k=args.k)

@@ -13,13 +13,15 @@ package named in ``FAMILIES`` that provides
 * one function per verb (``predict(args)``, ``compare(args)``).
 
 ``select`` checks a call's options against its family, whichever family it is: an option given
-(a value other than its parser default) that the family does not take is an error, not silently
+(on the command line, or a value other than its parser default) that the family does not take is an error, not silently
 ignored, and a family's own options are refused by the others.
 """
 
 from __future__ import annotations
 
 import importlib
+
+from riskcalc.cli import GIVEN
 
 #: Family name -> module (None: the verb's own code, the linear model).
 FAMILIES = {"linear": None, "logistic": "riskcalc.cli.logistic"}
@@ -55,7 +57,11 @@ def flag(parser, dest: str) -> str:
 
 
 def given(args, dest: str) -> bool:
-    """Whether option ``dest`` was given a value other than its parser default."""
+    """Whether option ``dest`` was given on the command line (at any value: an option given
+    at its parser default passed where another value was refused) or holds a value other than
+    its parser default."""
+    if dest in getattr(args, GIVEN, ()):
+        return True
     parser = args._family_parser
     for action in parser._actions:
         if action.dest == dest:

@@ -63,11 +63,8 @@ def run(args) -> int:
         raise ValueError(f"figure id {twice[0]!r} given twice: give each figure once (each is "
                          "built once)")
     if args.list:
-        # --list only prints: ids, --all or --out given with it built nothing, silently.
-        given = args.ids + [flag for flag, v in (("--all", args.all), ("--out", args.out)) if v]
-        if given:
-            raise ValueError(f"--list only lists the figures: {', '.join(given)} does not "
-                             "apply with it")
+        # --list only prints: ids or a build option given with it built nothing, silently.
+        guards.listing(args, (), "the figures", args.ids)
     import figures
 
     registry = figures.load_all()

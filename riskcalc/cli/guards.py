@@ -71,6 +71,20 @@ def unused(args, names, why: str) -> None:
             raise ValueError(f"{option.replace('--global-model', '--global')} {why}")
 
 
+def listing(args, used, what: str, also=()) -> None:
+    """``--list`` only prints: ValueError naming ``also`` (what the caller found given: a
+    positional, an appending option) and every option the command line gave
+    (``riskcalc.cli.GIVEN``) whose destination is not in ``used``; ``what`` is listed. Was:
+    ``simulate --list --set m=2 --reps 3 --max-minutes 0`` printed the list and ignored them."""
+    from riskcalc.cli import GIVEN
+
+    given = list(also) + [flag for dest, flag in getattr(args, GIVEN, {}).items()
+                          if flag is not None and dest not in {"list", *used}]
+    if given:
+        raise ValueError(f"--list only lists {what}: {', '.join(given)} "
+                         f"{'does' if len(given) == 1 else 'do'} not apply with it")
+
+
 @contextmanager
 def no_warnings_first():
     """Hold back Python warnings for the duration; on a normal exit write them to stderr, one
@@ -141,9 +155,12 @@ def duration(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> None:
+def budget(args, tasks: int, seconds_each: float, what: str, advice: str,
+           cached: int = 0) -> None:
     """Check ``--max-minutes`` and cap ``args.jobs`` (in place) before a simulation of
-    ``tasks`` tasks of about ``seconds_each`` seconds each."""
+    ``tasks`` tasks of about ``seconds_each`` seconds each, ``cached`` of which the --cache
+    file holds (``montecarlo.runner.tasks.cached_count``): only the others are timed, so a
+    resumed run needs no more than the limit of the work it has left."""
     limit = max_seconds(args)
     if getattr(args, "scheduler", None) is not None:
         if getattr(args, "jobs", None) not in (None, 1):
@@ -159,7 +176,8 @@ def budget(args, tasks: int, seconds_each: float, what: str, advice: str) -> Non
         from montecarlo.runner.budget import check_tasks
 
         check_tasks(tasks, what, advice)
-    check_time(tasks, seconds_each, workers, limit, what,
+    check_time(tasks - cached, seconds_each, workers, limit,
+               what + (f", {cached} of them in --cache" if cached else ""),
                advice + ", or allow more time with --max-minutes")
 
 
@@ -260,42 +278,59 @@ def time_limit(seconds: float):
 
 
 def simulation_options(args) -> None:
-    """Options of ``compare``/``sweep`` that have no effect in the chosen mode are errors:
-    the federation's options under ``--global oracle`` (the centre is theta_0 itself), a
-    federated global model for a method that has none, ``--df`` without Student-t draws."""
-    from montecarlo.linear.estimators import get_estimator
+    """Options of ``compare``/``sweep``: the counts and numbers of the simulation checked,
+    named as the options, and those that have no effect in the chosen mode are errors
+    (``montecarlo.compare.unused_options``, the Python API's check, named as the options)."""
+    from montecarlo.compare import unused_options
+    from riskcalc._validate import as_array, positive_int, seed_integer
 
-    if args.global_model != "federated":
-        unused(args, ("clients", "clients_file", "weights"),
-               "applies with --global federated only (the oracle global model is the centre "
-               "theta_0 itself, whatever the other clients)")
-    elif not get_estimator(args.method).centered:
-        raise ValueError(f"--global federated does not apply to {args.method}: it uses no "
-                         "global model")
-    if "student-t" not in (args.features, args.noise):
-        unused(args, ("df",), "applies with --features student-t or --noise student-t only")
+    # Named as the options, as check-method and the logistic family name them (was "reps
+    # must be ...", "seed must ...", "steps must ...", "df must lie in ...": Python names).
+    positive_int("--reps", args.reps, minimum=2)
+    seed_integer("--seed", args.seed)
+    if args.steps is not None:
+        positive_int("--steps", args.steps, minimum=0)
+    if args.step_size is not None:
+        as_array("--step-size", args.step_size, low=0.0, low_open=True, ndim=0)
+    if args.df is not None:
+        as_array("--df", args.df, low=4.0, low_open=True, ndim=0)
+    unused_options(args.method, args.global_model,
+                   [k for k in ("clients", "clients_file", "weights", "df")
+                    if getattr(args, k, None) is not None],
+                   "student-t" in (args.features, args.noise), cli=True)
 
 
-def linear_budget(args, setting, gamma, points: int, cached: int = 0) -> None:
-    """``budget`` for ``points`` x --reps replicates of the linear model (``compare``,
-    ``sweep``), ``cached`` of which the --cache file holds already."""
+def many_samples(d: int, gamma: float) -> str:
+    """`` (n = d / gamma = ... samples for gamma = ...)`` where that is many (> 1e4), for a
+    refusal of ``budget`` to add ", or raise --gamma" to its advice: a small gamma is many
+    samples, and at --gamma 1e-100 the refusal named only --reps, --d and --clients for its
+    3.7e+90 days (check-method and the logistic sweep at --gamma 1e-6 still did)."""
+    n = d / gamma
+    return f" (n = d / gamma = {n:.3g} samples for gamma = {gamma:g})" if n > 1e4 else ""
+
+
+def linear_budget(args, settings, gamma, points: int, cached: int = 0) -> None:
+    """``budget`` for ``points`` x --reps replicates of the linear model at each of
+    ``settings`` (a ``Setting`` for ``compare``, one per --clients value for ``sweep``),
+    ``cached`` of which the --cache file holds already. A replicate takes the settings' mean
+    time (was the last setting's: --clients 2000,3 was timed as 3 clients, 3.5 s for about
+    17 minutes of work, and --clients 3,2000 as 2000 clients, twice its time)."""
     import numpy as np
 
     from montecarlo.linear.instances import linear_replicate_seconds
     from montecarlo.linear.estimators import get_estimator
 
+    settings = settings if isinstance(settings, (list, tuple)) else [settings]
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
-    # A small gamma is many samples (n = d / gamma): at --gamma 1e-100 the refusal named only
-    # --reps, --d and --clients for its 3.7e+90 days.
-    n = setting.d / float(np.min(gamma))
-    samples = (f" (n = d / gamma = {n:.3g} samples for gamma = {float(np.min(gamma)):g})"
-               if n > 1e4 else "")
-    budget(args, reps * points - cached,
-           linear_replicate_seconds(setting, gamma, get_estimator(args.method).centered),
-           f"{reps} replicate(s) x {points} point(s) at d = {setting.d}"
-           + (f" with {setting.clients} clients" if setting.global_model == "federated"
-              else "") + samples + (f", {cached} of them in --cache" if cached else ""),
-           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""))
+    centered = get_estimator(args.method).centered
+    seconds = [linear_replicate_seconds(s, gamma, centered) for s in settings]
+    clients = sorted({s.clients for s in settings if s.global_model == "federated"})
+    samples = many_samples(settings[0].d, float(np.min(gamma)))
+    budget(args, reps * points * len(settings), sum(seconds) / len(seconds),
+           f"{reps} replicate(s) x {points * len(settings)} point(s) at d = {settings[0].d}"
+           + (f" with {clients[0]}" + (f" to {clients[-1]}" if len(clients) > 1 else "")
+              + " clients" if clients else "") + samples,
+           "lower --reps, --d or --clients" + (", or raise --gamma" if samples else ""), cached)
 
 
 def predict_options(args) -> None:

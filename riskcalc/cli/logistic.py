@@ -108,7 +108,7 @@ def sweep(args) -> int:
 
     # This module's pieces are handed over, so that logistic_sweep does not import it back.
     return run(args, methods=tuple(TITLES) if federated(args, "sweep") else UNFEDERATED,
-               spectrum=_spectrum(args, "sweep"))
+               spectrum=_spectrum(args, "sweep"), max_seconds=_max_seconds(args))
 
 
 def advise(args) -> int:
@@ -329,13 +329,15 @@ def _budget(args, prob, d, reps) -> None:
     from montecarlo.runner.budget import logistic_pipeline_seconds, logistic_replicate_seconds
 
     seconds = logistic_replicate_seconds(d, prob["gamma"])
-    what = f"{reps} replicates of the logistic model at d = {d}"
+    samples = guards.many_samples(d, prob["gamma"])
+    what = f"{reps} replicates of the logistic model at d = {d}{samples}"
     if prob["federated"] and prob["method"] != "local_ridge":
         seconds = logistic_pipeline_seconds(d, prob["gamma"], prob["gammas"],
                                             fedprox=prob["method"] == "pfedme")
         what += f" with {prob['clients']} clients"
     guards.budget(args, reps, seconds, what,
-                  "lower --reps or --d" + (" or the clients" if prob["federated"] else ""))
+                  "lower --reps or --d" + (" or the clients" if prob["federated"] else "")
+                  + (", or raise --gamma" if samples else ""))
 
 
 def compare(args) -> int:
@@ -343,11 +345,12 @@ def compare(args) -> int:
     simulations at dimension ``--d`` (oracle / infinite-client centre:
     ``montecarlo.logistic.ridge``; ``--global federated``: ``montecarlo.logistic.pipeline``)."""
     from montecarlo.runner.stats import t_half_width
-    from riskcalc._validate import positive_int
+    from riskcalc._validate import positive_int, seed_integer
 
     prob = _problem(args, "compare")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
+    seed_integer("--seed", args.seed)
     prob, moved = _realized(prob, d)
     pred, _ = _limit(prob, _max_seconds(args))
     pred["notes"] = list(pred.get("notes") or ()) + moved

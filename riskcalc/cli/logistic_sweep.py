@@ -15,11 +15,12 @@ from riskcalc.cli import guards
 from riskcalc.cli.sweep import _floats, emit, integers
 
 
-def run(args, *, methods, spectrum) -> int:
-    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode and
-    the ``--spectrum``)."""
-    from montecarlo.logistic.sweep import METHODS, grid, replicate_seconds, sweep_logistic
-    from riskcalc._validate import positive_int
+def run(args, *, methods, spectrum, max_seconds) -> int:
+    """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
+    the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
+    from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
+                                           sweep_logistic)
+    from riskcalc._validate import positive_int, seed_integer
 
     fed = args.global_model == "federated"
     if args.method not in methods:
@@ -33,6 +34,7 @@ def run(args, *, methods, spectrum) -> int:
             raise ValueError(f"sweep --model logistic needs --{name}")
     d = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--reps", args.reps, minimum=2)
+    seed_integer("--seed", args.seed)
     if args.method != "fedavg":
         simulated_lams(values["lam"], "sweep")
     clients, others = None, None
@@ -55,16 +57,21 @@ def run(args, *, methods, spectrum) -> int:
     points = grid(values["gamma"], values["r"], clients, others)
     lams = 1 if args.method == "fedavg" or values["lam"] is None else len(values["lam"])
     seconds = replicate_seconds(args.method, points, others, d, lams=lams)
+    run = dict(gamma=values["gamma"], r=values["r"], signal=args.signal, lam=values["lam"],
+               d=d, clients=clients, others=others, global_lam=args.global_lam,
+               weights=args.weights or "samples", centre=args.centre or "oracle",
+               spectrum=spectrum, reps=reps, seed=args.seed)
+    # Only the tasks --cache lacks are timed: a resumed sweep keeps the default limit.
+    cached = cached_tasks(args.method, cache=args.cache, **run) if args.cache else 0
+    samples = guards.many_samples(d, min(g for g, _, _ in points))
     guards.budget(args, reps * len(points), seconds / len(points),
                   f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
-                  f"d = {d}", "lower --reps, --d, the grid" + (" or the clients" if fed else ""))
-    rows = sweep_logistic(args.method, gamma=values["gamma"], r=values["r"],
-                          signal=args.signal, lam=values["lam"], d=d, clients=clients,
-                          others=others, global_lam=args.global_lam,
-                          weights=args.weights or "samples", centre=args.centre or "oracle",
-                          spectrum=spectrum, reps=reps, seed=args.seed,
-                          n_jobs=args.jobs, scheduler=args.scheduler,
-                          progress=not args.no_progress, cache=args.cache)
+                  f"d = {d}{samples}", "lower --reps, --d, the grid"
+                  + (" or the clients" if fed else "") + (", or raise --gamma" if samples else ""),
+                  cached)
+    rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
+                          progress=not args.no_progress, cache=args.cache,
+                          max_seconds=max_seconds, **run)
     return emit(args, rows)
 
 

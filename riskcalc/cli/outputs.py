@@ -33,7 +33,10 @@ def check_writable(path, option: str, dash: bool = False) -> None:
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
     if not os.path.isdir(folder):
-        raise ValueError(f"{option} {path}: folder {folder} does not exist")
+        # A file where the folder should be was "folder ... does not exist", though it does.
+        raise ValueError(f"{option} {path}: " + (
+            f"{folder} is a file, not a folder" if os.path.lexists(folder)
+            else f"folder {folder} does not exist"))
     if os.path.exists(path) and not os.path.isfile(path):
         # A device, FIFO or socket: an atomic write (temporary file, then rename) would replace
         # it with a regular file (/dev/null for everyone, when run as root).

@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 import riskcalc
-from riskcalc._validate import MAX_INT, SCALE_MAX, as_array, positive, positive_int
+from riskcalc._validate import (MAX_INT, SCALE_MAX, as_array, positive, positive_int,
+                                seed_integer)
 from riskcalc._text import distinct, integer
-from riskcalc.cli import families, fedargs, guards
+from riskcalc.cli import GIVEN, families, fedargs, guards
 from riskcalc.cli.rounds_table import (METHODS, compare_text, ftfa_converges, own_models,
                                        predict_text)
 from riskcalc.linear.engine.joint_spectrum import d_if_used
@@ -299,6 +300,11 @@ def compare(args) -> int:
         if families.given(args, dest):
             raise ValueError(f"{families.flag(args._family_parser, dest)} does not apply with "
                              "--rounds (Gaussian features and noise, the federated model)")
+    if "global_model" in getattr(args, GIVEN, {}) and args.global_model == "oracle":
+        # taken, and the federated model simulated
+        raise ValueError("--global oracle does not apply with --rounds (the rounds train the "
+                         "federated model over the clients)")
+    seed_integer("--seed", args.seed)       # named as the option (was "seed must be ...")
     kw = kwargs(args)     # under covariate shift with d = --d (the clients' spectra at d)
     guards.budget(args, max(args.reps, 1),      # reps and d themselves: simulate_rounds's
                   replicate_seconds(rounds_method(args), max(args.d, 1), len(kw["gamma"]),

@@ -13,9 +13,12 @@ import sys
 
 import numpy as np
 
-from montecarlo.experiments.cost import preset_replicate_seconds
+from montecarlo.experiments.cost import check_rows, preset_replicate_seconds
 from montecarlo.experiments.presets import PRESETS, parse_value, resolve
-from montecarlo.experiments.presets_run import COLUMNS, run_preset, summarize
+from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_preset, summarize,
+                                                valid_rows)
+from montecarlo.runner.tasks import cached_count
+from riskcalc._validate import positive_int, seed_integer
 from riskcalc.cli import COMMANDS, guards
 from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
 
@@ -74,11 +77,8 @@ def parse_settings(items) -> dict:
 def run(args) -> int:
     if args.list:
         # --list only prints: an option that would run or write something was silently ignored.
-        given = [flag for flag, v in (("PRESET", args.preset), ("--out", args.out),
-                                      ("--cache", args.cache)) if v is not None]
-        if given:
-            raise ValueError(f"--list only lists the presets: {', '.join(given)} does not "
-                             "apply with it")
+        guards.listing(args, (), "the presets", ["PRESET"] * (args.preset is not None)
+                       + ["--set"] * bool(args.settings))
         for name, p in PRESETS.items():
             print(f"{name}\n    {p.description}\n    source: {p.source}; grid: {p.grid}; "
                   f"methods: {', '.join(p.methods)}")
@@ -90,6 +90,8 @@ def run(args) -> int:
                          "(see --list)")
     if args.out is None:
         raise ValueError("--out is required")
+    positive_int("--reps", args.reps)       # named as the options (was "reps must be ...")
+    seed_integer("--seed", args.seed)
     not_an_input(args, ("out", "cache"))   # its inputs: the --plugin files
     check_writable(args.out, "--out")
     check_writable(args.cache, "--cache")
@@ -98,9 +100,16 @@ def run(args) -> int:
     overrides = parse_settings(args.settings)
     spec = resolve(args.preset, overrides)  # bad settings fail before any work or file
     reps = args.reps if isinstance(args.reps, int) and args.reps > 0 else 1
+    check_rows(spec, reps, args.trajectory, "--")
+    # Only the replicates --cache lacks are timed: a resumed run keeps the default limit.
+    cached = cached_count(args.cache, "simulate", preset_tasks(
+        args.preset, overrides, reps=args.reps, seed=args.seed, trajectory=args.trajectory),
+                          valid_rows) if args.cache is not None else 0
     guards.budget(args, reps, preset_replicate_seconds(spec),
                   f"{reps} replicate(s) of {args.preset}",
-                  "lower --reps or the sizes and iteration counts given with --set")
+                  "lower --reps or the sizes and iteration counts given with --set"
+                  + (", or --set exact=false (no exact minimizers)" if spec["exact"] else ""),
+                  cached)
     rows = run_preset(args.preset, overrides, reps=args.reps, seed=args.seed,
                       trajectory=args.trajectory, n_jobs=args.jobs, scheduler=args.scheduler,
                       cache=args.cache, progress=not args.no_progress)

@@ -100,17 +100,16 @@ def run(args) -> int:
             parameter(name, values[name], ndim=1)
     clients = integers("clients", args.clients) or [None]
     settings = [setting_from_args(args, clients=m) for m in clients]
-    points = 1
-    for v in values.values():
-        points *= len(v) if v else 1
+    points = 1      # a replicate measures every --lam / --alpha value (one decomposition)
+    for k in ("gamma", "sigma", "r", "rho"):
+        points *= len(values[k]) if values[k] else 1
     spectrum = spectrum_from_args(args, d=args.d)
     run = dict(spectrum=spectrum, reps=args.reps, seed=args.seed, kind=args.measure,
                steps=args.steps, step_size=args.step_size, **values)
     # The time of the tasks --cache does not hold: a resumed sweep is not refused for the
     # work it will not do (it was, so it resumed only with the --max-minutes it began with).
     cached = cached_tasks(args.method, settings, cache=args.cache, **run) if args.cache else 0
-    guards.linear_budget(args, settings[-1], values["gamma"], points * len(clients),
-                         cached=cached)
+    guards.linear_budget(args, settings, values["gamma"], points, cached=cached)
     # Every setting's grid checked and predicted before any is simulated (sweep_settings).
     rows = sweep_settings(args.method, settings, route=args.route, n_jobs=args.jobs,
                           scheduler=args.scheduler, progress=not args.no_progress,
