@@ -209,15 +209,16 @@ def test_steps_tables_print_overflow_as_the_rounds_tables(capsys):
 def test_sweep_says_what_its_predictions_are(tmp_path, capsys):
     """F15: ``sweep maml_fl --steps 3`` simulated the steps beside the converged limit (no
     finite-step limit for MAML-FL: -11.5%, 'outside the 95% interval') without a word, where
-    ``compare`` notes 'the prediction is the converged limit'; the sweep prints the
-    predictions' notes on stderr, and ``SweepRows.notes`` holds them."""
+    ``compare`` notes 'the prediction is the converged limit'; the sweep refuses it (merged
+    with fuzz37 cache F5: rows written to a file would compare silently), and prints the
+    predictions' other notes on stderr (``SweepRows.notes``)."""
     argv = ["sweep", "maml_fl", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--alpha", "0.1",
             "--d", "40", "--reps", "2", "--steps", "3", "--step-size", "0.2", "--no-progress",
             "--out", tmp_path / "s.csv"]
     code, _, err = run_cli(argv, capsys)
-    assert code == 0 and "note: the prediction is the converged limit" in err
-    assert err.splitlines()[-1].startswith("wrote 1 rows")
-    # and the ratio d / n it predicts at, as compare notes (follow-up)
+    assert code == 2 and "no finite-step limit covers maml_fl" in err
+    assert not (tmp_path / "s.csv").exists()
+    # the ratio d / n it predicts at, as compare notes (follow-up)
     code, _, err = run_cli(["sweep", "ftfa", "--gamma", "3", "--r", "1", "--sigma", "0.5",
                             "--d", "40", "--reps", "2", "--no-progress", "--out",
                             tmp_path / "t.csv"], capsys)
