@@ -207,13 +207,17 @@ def _check_seconds(spectrum, pencil_steps, max_seconds) -> None:
                             else "raise max_seconds"))
 
 
+#: abs(ln gamma) below which ``steps.limits.filter_integrals`` integrates the bias without the
+#: density's 1 / s (the direct sum would need more than 37 / (abs(ln gamma) / 2) ~ 4096 nodes).
+NEAR_ONE = 0.018
+
+
 def near_one(exc, gamma, steps, step_size):
-    """``exc``, or where a client's gamma is near 1 (``steps.limits.NEAR_ONE``) a SolverError
+    """``exc``, or where a client's gamma is near 1 (``NEAR_ONE``) a SolverError
     saying why and what answers. There the law of S reaches s = 0, where the filter varies on
     the scale 1 / (step_size steps): at gamma = 1 with 4 clients from 1e6 steps of 0.1, the
     quadrature's failure guessed "lam or u too small?", and under a spectrum (1e6 steps) said
     only "the contour rule did not settle" (fuzz37 unbound F4)."""
-    from riskcalc.linear.steps.limits import NEAR_ONE       # (imports this module)
     g = np.asarray(gamma, dtype=float)
     near = g[np.abs(np.log(g)) < NEAR_ONE]
     if near.size == 0:

@@ -56,9 +56,6 @@ ATOL = 1e-16
 #: rounded to a few eps absolute, below which two rules cannot agree (``filter_integrals``).
 NEAR_ATOL = 8 * np.finfo(float).eps
 MAX_NODES = 2 ** 18
-#: abs(ln gamma) below which ``filter_integrals`` integrates the bias without the density's
-#: 1 / s (the direct sum would need more than 37 / (abs(ln gamma) / 2) ~ 4096 nodes).
-NEAR_ONE = 0.018
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
@@ -216,7 +213,7 @@ def filter_integrals(gamma, lam, steps, step_size):
     # RTOL (measured: k = 5000, eta (x_hi + lam) = 2.04 settles to 1e-12 from 1024 nodes on).
     top = eta[..., 0] * (lam[..., 0] + (1.0 + root[..., 0]) ** 2)
     rtol = np.where(top > 2.0, np.maximum(RTOL, 8 * np.finfo(float).eps * k[..., 0]), RTOL)
-    near = np.abs(np.log(gamma[..., 0])) < NEAR_ONE
+    near = np.abs(np.log(gamma[..., 0])) < finite_clients_steps.NEAR_ONE
     # ATOL was below that rounding: gamma = 1 after 1e9 steps of 0.1 was refused, its rules
     # agreeing to 1.1e-16 (mpmath's bias and variance to 1e-15; gamma = 1 + 1e-15 answered;
     # fuzz37 unbound F3).
