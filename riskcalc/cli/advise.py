@@ -64,8 +64,8 @@ def add_parser(subparsers) -> None:
                         "minimizing the mean risk at a local step size fixed at 0.9 times the "
                         "stability edge (not tuned; a covariance spectrum or covariate shift: "
                         "K = 1 and the K >= 2 whose exact curve is estimated within 5 s; "
-                        "needs ||theta_0||: --signal, else the federation file's or the "
-                        "estimate's signal)")
+                        "needs ||theta_0||: the federation file's signal, else --signal, "
+                        "else the estimate's with --data)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
                    help="also print one row per client (its best candidate, and its risk "
@@ -152,6 +152,12 @@ def run(args) -> int:
         positive_int("--rounds", args.rounds, maximum=MAX_ROUNDS)
     fed, est, names, signal = read_federation(args)
     if args.rounds is not None and families.given(args, "signal"):
+        if est is None and signal is not None:
+            # As predict and advise --model logistic refuse it (was: the file's taken over).
+            where = (f"--federation {args.federation}" if args.federation is not None
+                     else f"--clients-file {args.clients_file}")
+            raise ValueError(f"--signal does not apply with {where}: the file gives "
+                             f"signal = {signal:g}")
         signal = args.signal
     if args.rounds is not None and signal is None:
         raise ValueError("--rounds: FedAvg along the rounds starts at w = 0, so its risk needs "
