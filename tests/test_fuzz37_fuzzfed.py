@@ -27,3 +27,34 @@ def test_advise_refuses_a_signal_beside_the_files_as_predict_does(tmp_path, caps
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err == (f"error: --signal does not apply with --federation {path}: the file gives "
                    "signal = 1\n")
+
+
+# --- F2: the logistic family and the file's d ---------------------------------------------------
+
+def test_logistic_predict_sizes_powerlaw_by_the_files_d(tmp_path, capsys, monkeypatch):
+    """A file with d = 4 and powerlaw:1 spectra: advise --model logistic sized them by the
+    file's d, predict --model logistic refused the same file ('powerlaw needs the number of
+    eigenvalues'). The problem is read, the limit not solved (cheap)."""
+    from riskcalc.cli import logistic
+
+    seen = {}
+    monkeypatch.setattr(logistic, "predict",
+                        lambda args: seen.update(prob=logistic._problem(args, "predict")))
+    path = _write(tmp_path, [{"gamma": 0.5, "r": 1.0, "spectrum": "powerlaw:1"},
+                             {"gamma": 2.0, "r": 0.5, "spectrum": "powerlaw:1"}], d=4, signal=1.0)
+    code, out, err = run_cli(["predict", "fedavg", "--model", "logistic", "--federation", path,
+                              "--global-lam", "0.1"], capsys)
+    assert code == 0 and err == "", err
+    assert seen["prob"]["spectrum"].atoms.size == 4
+
+
+def test_logistic_family_checks_a_powerlaw_count_against_the_files_d(tmp_path, capsys):
+    """--spectrum powerlaw:1,50 beside a file of d = 100 was taken (50 eigenvalues) by both
+    logistic verbs, where the linear verbs refuse it as a count other than d."""
+    path = _write(tmp_path, d=100, signal=1.0)
+    for argv in (["predict", "fedavg", "--model", "logistic"], ["advise", "--model", "logistic",
+                                                                "--methods", "fedavg"]):
+        code, out, err = run_cli(argv + ["--federation", path, "--global-lam", "0.1",
+                                         "--spectrum", "powerlaw:1,50"], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "spectrum 'powerlaw:1,50' has 50 eigenvalues for d = 100" in err

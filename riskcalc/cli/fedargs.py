@@ -161,13 +161,17 @@ def _unused_d(args, ff, option) -> None:
 
 def _check_d(args, ff, option, family) -> None:
     """The file's d as ``--d``: the default dimension of a simulation (``compare``, ``sweep``:
-    another --d simulates the same gammas at that size) and, for the linear ``predict``, the
-    size of the spectra (another --d is an error there; the logistic ``predict`` has none)."""
+    another --d simulates the same gammas at that size) and, for ``predict``, the size of the
+    spectra (another --d is an error there; the logistic ``predict`` sizes powerlaw:P only)."""
     if ff.d is None or not hasattr(args, "d"):
         return
     simulates = hasattr(args, "reps")
     if args.d is None:
-        if simulates or family == "linear":
+        # The logistic predict's d sizes powerlaw:P only (its advise's did: predict refused
+        # the same file, 'powerlaw needs the number of eigenvalues').
+        sizes = any(s.strip().lower().startswith("powerlaw:")
+                    for s in ff.spectra(getattr(args, "spectrum", None) or "identity"))
+        if simulates or family == "linear" or sizes:
             args.d = ff.d
     elif not simulates and args.d != ff.d:
         raise ValueError(f"--d {args.d} differs from the d = {ff.d} of {option} {ff.path}")

@@ -35,7 +35,7 @@ def read_federation(args):
     from riskcalc import federation_file
     from riskcalc._validate import nonnegative
     from riskcalc.advise.logistic import LogisticFederation
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import as_spectrum
 
     if args.federation is not None:
         ff = federation_file.read(args.federation, "--federation", versioned=True)
@@ -68,7 +68,7 @@ def read_federation(args):
     if len(set(specs)) > 1:
         raise ValueError(f"{ff.where}: the clients give different spectra; the logistic family "
                          "takes one covariance shared by the clients (no covariate shift)")
-    spectrum = Spectrum.parse(specs[0], d=None if d is None else int(d))
+    spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
