@@ -58,3 +58,36 @@ def test_logistic_family_checks_a_powerlaw_count_against_the_files_d(tmp_path, c
                                          "--spectrum", "powerlaw:1,50"], capsys)
         assert code == 2 and out == "" and err.count("\n") == 1
         assert "spectrum 'powerlaw:1,50' has 50 eigenvalues for d = 100" in err
+
+
+# --- F3: one covariance written in two ways -----------------------------------------------------
+
+def test_logistic_family_takes_one_covariance_written_two_ways(tmp_path, capsys, monkeypatch):
+    """identity, scaled:1 and IDENTITY (or two-point:1,4,0.5 and two-point:1,4,0.50) are one
+    covariance, which the linear verbs take as shared; both logistic verbs compared the text and
+    refused them as covariate shift. Covariances that differ are still refused."""
+    from riskcalc.advise import logistic as advise_logistic
+    from riskcalc.cli import logistic
+
+    def stub(*args, **kwargs):
+        raise ValueError("stub reached")
+
+    monkeypatch.setattr(logistic, "predict",
+                        lambda args: stub() if args.spectrum == "scaled:1" else None)
+    monkeypatch.setattr(advise_logistic, "advise_logistic", stub)
+    same = _write(tmp_path, [dict(c, spectrum=s) for c, s in zip(
+        CLIENTS, ("identity", "scaled:1", "IDENTITY"))], signal=1.0)
+    other = _write(tmp_path, [dict(c, spectrum=s) for c, s in zip(
+        CLIENTS, ("two-point:1,4,0.5", "two-point:1,4,0.50", "two-point:4,1,0.5"))],
+        "other.json", signal=1.0)
+    for path, want in ((same, "error: stub reached"), (other, "client 2 ('c'): spectrum "
+                                                             "'two-point:4,1,0.5'")):
+        code, out, err = run_cli(["predict", "fedavg", "--model", "logistic", "--federation", path,
+                                  "--global-lam", "0.1", "--target", "1"], capsys)
+        assert code == 2 and want in err, err
+    code, out, err = run_cli(["advise", "--model", "logistic", "--federation", same,
+                              "--global-lam", "0.1", "--no-progress"], capsys)
+    assert code == 2 and err == "error: stub reached\n", err
+    code, out, err = run_cli(["advise", "--model", "logistic", "--federation", other,
+                              "--global-lam", "0.1"], capsys)
+    assert code == 2 and "the clients give different spectra" in err, err

@@ -216,11 +216,11 @@ def _logistic(args, ff, gammas, specs, order):
     # One covariance shared by every client is the family's --spectrum (riskcalc estimate
     # writes the estimated one into every client: was refused as per-client); differing
     # ones are covariate shift, which the family does not cover.
-    if len({spec.strip() for spec in specs}) > 1:
-        j = next(j for j, spec in enumerate(specs) if spec.strip().lower() != "identity")
+    j = differing_covariance(ff, specs, getattr(args, "d", None))
+    if j is not None:
         raise ff.error(j, f"spectrum {specs[j]!r}: the logistic family takes one covariance "
                           "shared by every client (no covariate shift), and the clients' "
-                          "spectra differ")
+                          f"spectra differ ({specs[0]!r} for {ff.label(0)})")
     if ff.signal is not None:
         if getattr(args, "signal", None) is not None:
             raise ValueError(f"--signal does not apply with {ff.where}: the file gives "
@@ -229,6 +229,23 @@ def _logistic(args, ff, gammas, specs, order):
     r = ff.column("r", "the logistic model needs it")
     args.r = r[order[0]]
     return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
+
+
+def differing_covariance(ff, specs, d=None) -> int | None:
+    """The first client of ``ff`` whose SPEC (``specs``, one per client) is another covariance
+    than client 0's, or None. Compared by their eigenvalues in the shared basis, as the linear
+    ``riskcalc.advise.Federation`` compares them: identity, scaled:1 and IDENTITY are one
+    covariance (the logistic family compared the text, and refused them as covariate shift)."""
+    if len(set(specs)) == 1:
+        return None
+    from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+    try:
+        joint = joint_spectrum(list(specs), d)
+    except ValueError as exc:
+        raise ff.error(None, f"spectrum: {exc}") from None
+    same = (joint.values == joint.values[joint.types[0]]).all(axis=1)[joint.types]
+    return None if same.all() else int(same.argmin())
 
 
 def client_spectra(args, fed) -> list | None:
