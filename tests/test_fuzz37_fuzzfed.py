@@ -91,3 +91,22 @@ def test_logistic_family_takes_one_covariance_written_two_ways(tmp_path, capsys,
     code, out, err = run_cli(["advise", "--model", "logistic", "--federation", other,
                               "--global-lam", "0.1"], capsys)
     assert code == 2 and "the clients give different spectra" in err, err
+
+
+# --- F4: a client name in two Unicode forms ----------------------------------------------------
+
+def test_names_are_compared_in_one_unicode_form(tmp_path, capsys):
+    """'é' as one code point and as e + combining accent print alike: two clients were taken
+    under one visible name, and --target typed in the other form than the file's named no
+    client."""
+    nfc, nfd = "\u00e9", "e\u0301"
+    path = _write(tmp_path, [dict(CLIENTS[0], name=nfc), dict(CLIENTS[1], name=nfd)])
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path], capsys)
+    assert code == 2 and err == (f"error: --federation {path}: two clients are named '\\xe9' "
+                                 "and 'e\\u0301', one name in two Unicode forms: names must be "
+                                 "unique (a --target names one client)\n")
+    path = _write(tmp_path, [CLIENTS[0], dict(CLIENTS[1], name=nfd)])
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path, "--target", nfc,
+                              "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["params"]["gamma"] == 2.0
