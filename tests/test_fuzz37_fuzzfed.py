@@ -80,8 +80,8 @@ def test_logistic_family_takes_one_covariance_written_two_ways(tmp_path, capsys,
     other = _write(tmp_path, [dict(c, spectrum=s) for c, s in zip(
         CLIENTS, ("two-point:1,4,0.5", "two-point:1,4,0.50", "two-point:4,1,0.5"))],
         "other.json", signal=1.0)
-    for path, want in ((same, "error: stub reached"), (other, "client 2 ('c'): spectrum "
-                                                             "'two-point:4,1,0.5'")):
+    for path, want in ((same, "error: stub reached"), (other, "client 0 ('a'): spectrum "
+                                                             "'two-point:1,4,0.5'")):
         code, out, err = run_cli(["predict", "fedavg", "--model", "logistic", "--federation", path,
                                   "--global-lam", "0.1", "--target", "1"], capsys)
         assert code == 2 and want in err, err
@@ -110,3 +110,4 @@ def test_names_are_compared_in_one_unicode_form(tmp_path, capsys):
                               "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["params"]["gamma"] == 2.0
+

@@ -220,7 +220,7 @@ def _logistic(args, ff, gammas, specs, order):
     if j is not None:
         raise ff.error(j, f"spectrum {specs[j]!r}: the logistic family takes one covariance "
                           "shared by every client (no covariate shift), and the clients' "
-                          f"spectra differ ({specs[0]!r} for {ff.label(0)})")
+                          "spectra differ")
     if ff.signal is not None:
         if getattr(args, "signal", None) is not None:
             raise ValueError(f"--signal does not apply with {ff.where}: the file gives "
@@ -232,10 +232,11 @@ def _logistic(args, ff, gammas, specs, order):
 
 
 def differing_covariance(ff, specs, d=None) -> int | None:
-    """The first client of ``ff`` whose SPEC (``specs``, one per client) is another covariance
-    than client 0's, or None. Compared by their eigenvalues in the shared basis, as the linear
-    ``riskcalc.advise.Federation`` compares them: identity, scaled:1 and IDENTITY are one
-    covariance (the logistic family compared the text, and refused them as covariate shift)."""
+    """None when the SPECs ``specs`` (one per client of ``ff``) are one covariance, else the
+    first client whose covariance is not the identity. Compared by their eigenvalues in the
+    shared basis, as the linear ``riskcalc.advise.Federation`` compares them: identity,
+    scaled:1 and IDENTITY are one covariance (the logistic family compared the text, and
+    refused them as covariate shift)."""
     if len(set(specs)) == 1:
         return None
     from riskcalc.linear.engine.joint_spectrum import joint_spectrum
@@ -244,8 +245,9 @@ def differing_covariance(ff, specs, d=None) -> int | None:
         joint = joint_spectrum(list(specs), d)
     except ValueError as exc:
         raise ff.error(None, f"spectrum: {exc}") from None
-    same = (joint.values == joint.values[joint.types[0]]).all(axis=1)[joint.types]
-    return None if same.all() else int(same.argmin())
+    if (joint.values == joint.values[0]).all():
+        return None
+    return int((joint.values != 1.0).any(axis=1)[joint.types].argmax())
 
 
 def client_spectra(args, fed) -> list | None:
