@@ -111,3 +111,23 @@ def test_names_are_compared_in_one_unicode_form(tmp_path, capsys):
     assert code == 0, err
     assert json.loads(out)["params"]["gamma"] == 2.0
 
+
+# --- F5: a local baseline's simulation with a federation file ----------------------------------
+
+def test_compare_and_sweep_simulate_a_local_baseline_of_the_file(tmp_path, capsys):
+    """predict local --federation F answers the target's own limit; compare and sweep refused
+    the same file with '--global federated does not apply to local', an option nobody gave
+    (the file's default). They now simulate the target alone, with a warning; --weights is
+    refused by every verb (predict took it and ignored it)."""
+    path = _write(tmp_path, [dict(c, rho=1.0) for c in CLIENTS], d=20)
+    code, out, err = run_cli(["compare", "local", "--federation", path, "--target", "b",
+                              "--reps", "2", "--no-progress", "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["params"]["gamma"] == 2.0 and res["simulated"]["d"] == 20
+    assert "local uses no global model: the other clients of the federation play no part" in err
+    for verb in (["predict", "local_ridge", "--lam", "1"], ["compare", "local", "--reps", "2"]):
+        code, out, err = run_cli(verb + ["--federation", path, "--weights", "uniform"], capsys)
+        assert code == 2 and err == ("error: --weights does not apply to " + verb[1]
+                                     + ": it uses no global model (the other clients of the "
+                                     "federation play no part)\n"), err

@@ -111,6 +111,18 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
 
         info = riskcalc.get_method(args.method)
         unused = tuple(k for k in ("r", "rho") if k not in info.parameters)
+        if info.signal == "rho" and getattr(args, "weights", None) is not None:
+            # predict took it and ignored it; compare said it needs --global federated, which
+            # it then refused for a local baseline.
+            raise ValueError(f"--weights does not apply to {args.method}: it uses no global "
+                             "model (the other clients of the federation play no part)")
+        if info.signal == "rho" and hasattr(args, "reps"):
+            # compare/sweep of a local baseline simulate the target alone, as predict answers
+            # its own limit (was refused as '--global federated does not apply', an option
+            # nobody gave: the file's default).
+            args.global_model, args.clients_file, args._others = "oracle", None, None
+            warnings.warn(f"{ff.where}: {args.method} uses no global model: the other "
+                          "clients of the federation play no part", stacklevel=2)
     for note in ff.notes(family, unused, signal_used=signal_used):
         # A warning: written after the output, and not at all when the command fails.
         warnings.warn(note, stacklevel=2)
