@@ -131,3 +131,18 @@ def test_compare_and_sweep_simulate_a_local_baseline_of_the_file(tmp_path, capsy
         assert code == 2 and err == ("error: --weights does not apply to " + verb[1]
                                      + ": it uses no global model (the other clients of the "
                                      "federation play no part)\n"), err
+
+
+# --- F6: advise's estimate near pooled N = d ----------------------------------------------------
+
+def test_advise_estimates_maml_and_pfedme_near_pooled_n_equal_d():
+    """Two clients at gamma = 1.999999 (N/d - 1 = 5e-7): MAML-FL and pFedMe took 10.7 s and
+    10.4 s of CPU (each limit ~0.2 s near the pole), estimated at 0.24 and 0.33 s: no progress
+    bar and no estimate worth the name. Away from the edge the estimate is unchanged."""
+    from riskcalc.advise import Federation, cost
+
+    near = Federation(gamma=[1.999999, 1.999999], r=[1.0, 0.5], sigma=[1.0, 1.0])
+    est = cost.estimate_seconds(near, ["fedavg", "maml_fl", "pfedme"])
+    assert est["maml_fl"] > 10.7 and est["pfedme"] > 10.4 and est["fedavg"] < 0.1
+    far = Federation(gamma=[0.5, 2.0], r=[1.0, 0.5], sigma=[1.0, 1.0])
+    assert cost.estimate_seconds(far, ["maml_fl"])["maml_fl"] < 0.3

@@ -114,6 +114,13 @@ IDENTITY = {"fedavg": (0.02, 1.1e-4), "ftfa": (0.02, 1.1e-4), "rtfa": (0.2, 4.4e
             "local_ridge": (3e-3, 1e-6)}
 #: Sigma = I: seconds per client of SLSQP's dense subproblems (M + tuning <= SLSQP_MAX).
 SLSQP_PER_CLIENT = 7e-4
+#: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
+#: MAML-FL's and pFedMe's limits take ``NEAR_POOLED[1]`` seconds per evaluation, for the
+#: tuning's evaluations and 10% more for the weights. Measured (one thread, load 5-9,
+#: 2026-11-29): 0.1-0.6 s per evaluation at 2 to 200 clients and N/d - 1 = 1e-2 to 1e-4
+#: (0.003-0.09 s at 0.1); two clients at N/d - 1 = 5e-7 took 10.7 s (MAML-FL) and 10.4 s
+#: (pFedMe), estimated 0.24 and 0.33 s before this term.
+NEAR_POOLED = (0.05, 0.6)
 #: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
     "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
@@ -192,6 +199,9 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
             slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
             out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
+            if method in ("maml_fl", "pfedme") and float(sum(1.0 / fed.gamma)) - 1.0 < \
+                    NEAR_POOLED[0]:
+                out[method] += 1.1 * TUNING_EVALS[method] * NEAR_POOLED[1]
         elif route == "shift" and method in SHIFT_GRADIENT:
             a, b, c = EVAL[route][method]
             seconds = TUNING_EVALS[method] * (a + b * m + c * m * m)
