@@ -146,3 +146,21 @@ def test_advise_estimates_maml_and_pfedme_near_pooled_n_equal_d():
     assert est["maml_fl"] > 10.7 and est["pfedme"] > 10.4 and est["fedavg"] < 0.1
     far = Federation(gamma=[0.5, 2.0], r=[1.0, 0.5], sigma=[1.0, 1.0])
     assert cost.estimate_seconds(far, ["maml_fl"])["maml_fl"] < 0.3
+
+
+# --- F7: a whole number too large, and its digits ------------------------------------------------
+
+def test_a_huge_integer_is_called_too_large_and_shortened(tmp_path, capsys):
+    """d = 10^4000 was 'd must be an integer' (it is one, too large); r = 10^119 printed its
+    120 digits in the one error line (any integer up to 10^308 did)."""
+    path = tmp_path / "fed.json"
+    path.write_text('{"fedrisk_federation": 1, "d": 1' + "0" * 4000 + ', "clients": '
+                    + json.dumps(CLIENTS) + "}")
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path], capsys)
+    assert code == 2 and err == (f"error: --federation {path}: d must be an integer >= 1 and <= "
+                                 "9007199254740992, got 10000000000000000000...(4001 "
+                                 "characters)\n")
+    path = _write(tmp_path, [dict(CLIENTS[0], r=10 ** 119), CLIENTS[1]])
+    code, out, err = run_cli(["predict", "ftfa", "--federation", path], capsys)
+    assert code == 2 and err == (f"error: --federation {path}: client 0 ('a'): r must lie in "
+                                 "[0, 1e+100], got 10000000000000000000...(120 characters)\n")
