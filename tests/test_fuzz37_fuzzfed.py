@@ -186,3 +186,18 @@ def test_predict_budget_of_pfedme_and_maml_grows_faster_than_linear():
                                              r"estimated 3\.[46]"):
             _finite_clients_budget(SimpleNamespace(max_minutes=2 / 60),
                                    SimpleNamespace(method=method, spectrum=None), fed)
+
+
+# --- F9: rho for some clients only --------------------------------------------------------------
+
+def test_advise_without_local_ridge_ignores_a_partial_rho(tmp_path, capsys):
+    """rho given for client a only: predict ftfa reads the file (rho ignored, with a note), but
+    advise --methods fedavg refused it ('give it for every client or none'), though only local
+    ridge reads rho. Refused still when local ridge is asked."""
+    path = _write(tmp_path, [dict(CLIENTS[0], rho=1.0), CLIENTS[1]])
+    code, out, err = run_cli(["advise", "--federation", path, "--methods", "fedavg", "--json"],
+                             capsys)
+    assert code == 0 and json.loads(out)["recommended"]["method"] == "fedavg", err
+    assert "rho ignored" in err
+    code, out, err = run_cli(["advise", "--federation", path, "--methods", "local_ridge"], capsys)
+    assert code == 2 and "client 1 ('b'): missing key rho (given for other clients" in err

@@ -16,6 +16,7 @@ logistic``: the logistic family's candidates (``riskcalc.cli.logistic_advise``).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import warnings
@@ -112,9 +113,20 @@ def read_federation(args):
     else:
         ff = federation_file.read(args.clients_file, "--clients-file")
     if est is None:
-        for note in ff.notes("linear", signal_used=args.rounds is not None):
+        from riskcalc.advise import PIPELINES, pipelines
+
+        given = [("rho" in c) for c in ff.clients]
+        chosen = PIPELINES if args.methods is None else pipelines(args.methods)
+        # Only local ridge reads rho: a file giving it for some clients was refused whatever
+        # --methods asked ('give it for every client or none'), where predict reads the same
+        # file with rho ignored and a note; refused still when local ridge is asked.
+        partial = any(given) and not all(given) and "local_ridge" not in chosen
+        for note in ff.notes("linear", ("rho",) if partial else (),
+                             signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
-    if est is None:
+        if partial:
+            ff = dataclasses.replace(ff, clients=tuple(
+                {k: v for k, v in c.items() if k != "rho"} for c in ff.clients))
         ff.check_default_spectrum(args.spectrum)
     check_d(args, ff, sized=True)
     names = [c.get("name") for c in ff.clients]
