@@ -53,22 +53,24 @@ def check_number(probe, j, key, value):
     else:
         ok = 0.0 <= value <= high
     if not ok:
-        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {value!r}")
+        raise probe.error(j, f"{key} must lie in [{low:g}, {high:g}], got {_short(value)}")
     return float(value)
 
 
 def check_integer(probe, j, key, value, minimum, maximum=MAX_INT):
-    if isinstance(value, NonFinite) or type(value) not in (int, float) or not (
-            np.isfinite(_float(value)) and value == int(value)):
+    # An int is whole, however long (10^400 was 'must be an integer', then its digits).
+    if isinstance(value, NonFinite) or type(value) not in (int, float) or (
+            type(value) is float and not (np.isfinite(value) and value == int(value))):
         raise probe.error(j, f"{key} must be an integer, got {_short(value)}"
                              + (f" ({_kind(value)})" if type(value) in (str, bool) else ""))
     # Written with a fraction or an exponent (a float), 2^53 + 1 reads as 2^53: exact below.
     inexact = type(value) is float and abs(value) >= MAX_INT
     if inexact or not minimum <= value <= maximum:
         raise probe.error(j, f"{key} must be an integer >= {minimum} and <= {maximum}, got "
-                             f"{value!r}" + (" (a number written with a fraction or an exponent "
-                                             "is exact below 2^53 only: write the integer's "
-                                             "digits)" if inexact else ""))
+                             f"{_short(value)}"
+                             + (" (a number written with a fraction or an exponent is exact "
+                                "below 2^53 only: write the integer's digits)" if inexact
+                                else ""))
     return int(value)
 
 

@@ -14,8 +14,9 @@ ALL the clients of a federation::
 * per client: exactly one of ``gamma`` (d / n_j) and ``n`` (an integer, with ``d``); ``r``
   (||theta_j - theta_0||), ``sigma`` (noise level), ``rho`` (||theta_j||, local baselines),
   ``spectrum`` (a SPEC; ``file:`` paths relative to the federation file), ``name`` (a
-  string, unique), ``id`` (an integer, unique: the data's client id, written by ``riskcalc
-  estimate``), ``se`` (standard errors of the client's numbers, an object of numbers or null);
+  string, unique in Unicode's composed form NFC), ``id`` (an integer, unique: the data's
+  client id, written by ``riskcalc estimate``), ``se`` (standard errors of the client's
+  numbers, an object of numbers or null);
 * ``riskcalc estimate --json`` also writes ``estimate`` (its route, moments and squared
   estimates) and ``federation`` (the same clients as a bare list, the format before version
   1); readers ignore both.
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from riskcalc._validate import RANGES
@@ -109,8 +111,10 @@ class FederationFile:
 
     def target(self, value) -> int:
         """The client index of ``--target J``: a 0-based index or a client name."""
-        text = str(value).strip()
-        names = [c.get("name") for c in self.clients]
+        # Names compared in one Unicode form: 'é' typed as one code point or as e and an
+        # accent is one name (the file's form chose one client, the other form none).
+        text = _nfc(str(value).strip())
+        names = [_nfc(c.get("name")) for c in self.clients]
         index = int(text) if re.fullmatch(r"[0-9]+", text) and int(text) < self.m else None
         if text in names:
             if index is not None and names.index(text) != index:
@@ -299,13 +303,26 @@ def _object(data, path, where):
                               "client)"),
                      ("id", "have id {!r}: ids must be unique (the data's client id, one per "
                             "client; a client listed twice counts twice)")):
-        seen_values = set()
+        seen_values = {}
         for c in out:           # ids were not checked: a client copied twice was taken
             if key in c:
-                if c[key] in seen_values:
+                # Two names that print alike ('é' as one code point or as e and an accent)
+                # were two clients, listed under one name.
+                value, first = _nfc(c[key]), seen_values.get(_nfc(c[key]), c[key])
+                if value in seen_values and first != c[key]:
+                    raise probe.error(None, f"two clients are named {ascii(first)} and "
+                                            f"{ascii(c[key])}, one name in two Unicode forms: "
+                                            "names must be unique (a --target names one "
+                                            "client)")
+                if value in seen_values:
                     raise probe.error(None, "two clients " + why.format(c[key]))
-                seen_values.add(c[key])
+                seen_values[value] = c[key]
     return FederationFile(path, True, d, signal, out, where)
+
+
+def _nfc(name):
+    """A client name in Unicode's composed form (NFC); anything else as it is."""
+    return unicodedata.normalize("NFC", name) if isinstance(name, str) else name
 
 
 def _base(path):

@@ -43,7 +43,8 @@ BAD = [
     (_with(1, n=None), "client 1 ('b'): give exactly one of gamma (d / n) and n"),
     (_with(1, n=50.5), "client 1 ('b'): n must be an integer, got 50.5"),
     (_with(0, gamma=10 ** 400), "client 0 ('a'): gamma must be a finite number in [1e-100"),
-    (_with(1, n=10 ** 400), "client 1 ('b'): n must be an integer, got 1000"),
+    (_with(1, n=10 ** 400), "client 1 ('b'): n must be an integer >= 1 and <= "
+                            "9007199254740992, got 10000000000000000000...(401 characters)"),
     (_with(1, n=0), "client 1 ('b'): n must be an integer >= 1"),
     (_with(1, lamda=1), "client 1 ('b'): unknown key 'lamda' (client keys of the schema"),
     (_with(1, name="a"), "two clients are named 'a'"),

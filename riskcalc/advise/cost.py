@@ -114,6 +114,13 @@ IDENTITY = {"fedavg": (0.02, 1.1e-4), "ftfa": (0.02, 1.1e-4), "rtfa": (0.2, 4.4e
             "local_ridge": (3e-3, 1e-6)}
 #: Sigma = I: seconds per client of SLSQP's dense subproblems (M + tuning <= SLSQP_MAX).
 SLSQP_PER_CLIENT = 7e-4
+#: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
+#: MAML-FL's and pFedMe's limits take ``NEAR_POOLED[1]`` seconds per evaluation, for the
+#: tuning's evaluations and 10% more for the weights. Measured (one thread, load 5-9,
+#: 2026-11-29): 0.1-0.6 s per evaluation at 2 to 200 clients and N/d - 1 = 1e-2 to 1e-4
+#: (0.003-0.09 s at 0.1); two clients at N/d - 1 = 5e-7 took 10.7 s (MAML-FL) and 10.4 s
+#: (pFedMe), estimated 0.24 and 0.33 s before this term.
+NEAR_POOLED = (0.05, 0.6)
 #: A spectrum or covariate shift: seconds of one evaluation, (a, b, c) for a + b M + c M^2.
 EVAL = {
     "spectrum": {"fedavg": (3e-4, 1e-5, 0.0), "ftfa": (1.8e-3, 1e-4, 0.0),
@@ -132,16 +139,21 @@ SHIFT_GRADIENT_CALLS = {"fedavg": (15, 1.3, 150), "ftfa": (15, 1.0, 110),
                         "rtfa": (110, 3.0, 250), "pfedme": (15, 0.8, 85),
                         "maml_fl": (20, 1.0, 70)}
 #: ``riskcalc predict``'s budget: seconds of ONE finite-M limit (every client's risk of one
-#: method at fixed tuning), (a, b) for a + b M, M distinct clients; "general": a spectrum or
-#: covariate shift. Measured (process CPU, one BLAS thread): MAML-FL under a two-point spectrum
-#: 8.7 s at 1000 distinct clients and 84 s at 10,000; pFedMe, its groups batched, 0.06 s at
-#: 2000 and 0.9 s at 30,000 with two atoms, 0.46 s at 1000 with a 50-atom power law and 10 s
-#: with 200 atoms (its b is that last, the most atoms a federation file's spectrum needs here).
+#: method at fixed tuning), (a, b, c) for a + b M + c M^2, M distinct clients; "general": a
+#: spectrum or covariate shift. Measured (process CPU, one BLAS thread): MAML-FL under a
+#: two-point spectrum 8.7 s at 1000 distinct clients and 84 s at 10,000; pFedMe, its groups
+#: batched, 0.06 s at 2000 and 0.9 s at 30,000 with two atoms, 0.46 s at 1000 with a 50-atom
+#: power law and 10 s with 200 atoms (its b is that last, the most atoms a federation file's
+#: spectrum needs here). Sigma = I (2026-11-29, load 8-10; gamma in [0.3, 3], r and sigma in
+#: [0.1, 2]): MAML-FL 0.95 / 18 s and pFedMe 1.1 / 17.6 / 79 s at 15,000 / 50,000 / 150,000
+#: distinct clients, faster than linear in M (their c; a + b M alone said 6 s at 150,000).
 PREDICT_EVAL = {
-    "identity": {"fedavg": (1e-3, 3e-6), "ftfa": (1e-3, 3e-6), "rtfa": (2e-3, 3e-6),
-                 "maml_fl": (5e-3, 3e-5), "pfedme": (5e-3, 4e-5)},
-    "general": {"fedavg": (5e-3, 2e-4), "ftfa": (5e-3, 1e-4), "rtfa": (5e-3, 1e-4),
-                "maml_fl": (0.05, 1e-2), "pfedme": (0.05, 1e-2)},
+    "identity": {"fedavg": (1e-3, 3e-6, 0.0), "ftfa": (1e-3, 3e-6, 0.0),
+                 "rtfa": (2e-3, 3e-6, 0.0), "maml_fl": (5e-3, 3e-5, 7e-9),
+                 "pfedme": (5e-3, 4e-5, 7e-9)},
+    "general": {"fedavg": (5e-3, 2e-4, 0.0), "ftfa": (5e-3, 1e-4, 0.0),
+                "rtfa": (5e-3, 1e-4, 0.0), "maml_fl": (0.05, 1e-2, 0.0),
+                "pfedme": (0.05, 1e-2, 0.0)},
 }
 #: Evaluations of the tuning searches (three weightings: two searched, one optimized).
 TUNING_EVALS = {"fedavg": 3, "ftfa": 3, "rtfa": 3 * (81 + 46), "maml_fl": 52, "pfedme": 52}
@@ -192,6 +204,9 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
             slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
             out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
+            if method in ("maml_fl", "pfedme") and float(sum(1.0 / fed.gamma)) - 1.0 < \
+                    NEAR_POOLED[0]:
+                out[method] += 1.1 * TUNING_EVALS[method] * NEAR_POOLED[1]
         elif route == "shift" and method in SHIFT_GRADIENT:
             a, b, c = EVAL[route][method]
             seconds = TUNING_EVALS[method] * (a + b * m + c * m * m)

@@ -16,6 +16,7 @@ logistic``: the logistic family's candidates (``riskcalc.cli.logistic_advise``).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import warnings
@@ -64,8 +65,8 @@ def add_parser(subparsers) -> None:
                         "minimizing the mean risk at a local step size fixed at 0.9 times the "
                         "stability edge (not tuned; a covariance spectrum or covariate shift: "
                         "K = 1 and the K >= 2 whose exact curve is estimated within 5 s; "
-                        "needs ||theta_0||: --signal, else the federation file's or the "
-                        "estimate's signal)")
+                        "needs ||theta_0||: the federation file's signal, else --signal, "
+                        "else the estimate's with --data)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-client", action="store_true",
                    help="also print one row per client (its best candidate, and its risk "
@@ -112,9 +113,20 @@ def read_federation(args):
     else:
         ff = federation_file.read(args.clients_file, "--clients-file")
     if est is None:
-        for note in ff.notes("linear", signal_used=args.rounds is not None):
+        from riskcalc.advise import PIPELINES, pipelines
+
+        given = [("rho" in c) for c in ff.clients]
+        chosen = PIPELINES if args.methods is None else pipelines(args.methods)
+        # Only local ridge reads rho: a file giving it for some clients was refused whatever
+        # --methods asked ('give it for every client or none'), where predict reads the same
+        # file with rho ignored and a note; refused still when local ridge is asked.
+        partial = any(given) and not all(given) and "local_ridge" not in chosen
+        for note in ff.notes("linear", ("rho",) if partial else (),
+                             signal_used=args.rounds is not None):
             warnings.warn(note, stacklevel=2)
-    if est is None:
+        if partial:
+            ff = dataclasses.replace(ff, clients=tuple(
+                {k: v for k, v in c.items() if k != "rho"} for c in ff.clients))
         ff.check_default_spectrum(args.spectrum)
     check_d(args, ff, sized=True)
     names = [c.get("name") for c in ff.clients]
@@ -152,6 +164,12 @@ def run(args) -> int:
         positive_int("--rounds", args.rounds, maximum=MAX_ROUNDS)
     fed, est, names, signal = read_federation(args)
     if args.rounds is not None and families.given(args, "signal"):
+        if est is None and signal is not None:
+            # As predict and advise --model logistic refuse it (was: the file's taken over).
+            where = (f"--federation {args.federation}" if args.federation is not None
+                     else f"--clients-file {args.clients_file}")
+            raise ValueError(f"--signal does not apply with {where}: the file gives "
+                             f"signal = {signal:g}")
         signal = args.signal
     if args.rounds is not None and signal is None:
         raise ValueError("--rounds: FedAvg along the rounds starts at w = 0, so its risk needs "

@@ -111,6 +111,18 @@ def resolve(args, family: str = "linear", multi: bool = False) -> None:
 
         info = riskcalc.get_method(args.method)
         unused = tuple(k for k in ("r", "rho") if k not in info.parameters)
+        if info.signal == "rho" and getattr(args, "weights", None) is not None:
+            # predict took it and ignored it; compare said it needs --global federated, which
+            # it then refused for a local baseline.
+            raise ValueError(f"--weights does not apply to {args.method}: it uses no global "
+                             "model (the other clients of the federation play no part)")
+        if info.signal == "rho" and hasattr(args, "reps"):
+            # compare/sweep of a local baseline simulate the target alone, as predict answers
+            # its own limit (was refused as '--global federated does not apply', an option
+            # nobody gave: the file's default).
+            args.global_model, args.clients_file, args._others = "oracle", None, None
+            warnings.warn(f"{ff.where}: {args.method} uses no global model: the other "
+                          "clients of the federation play no part", stacklevel=2)
     for note in ff.notes(family, unused, signal_used=signal_used):
         # A warning: written after the output, and not at all when the command fails.
         warnings.warn(note, stacklevel=2)
@@ -161,13 +173,17 @@ def _unused_d(args, ff, option) -> None:
 
 def _check_d(args, ff, option, family) -> None:
     """The file's d as ``--d``: the default dimension of a simulation (``compare``, ``sweep``:
-    another --d simulates the same gammas at that size) and, for the linear ``predict``, the
-    size of the spectra (another --d is an error there; the logistic ``predict`` has none)."""
+    another --d simulates the same gammas at that size) and, for ``predict``, the size of the
+    spectra (another --d is an error there; the logistic ``predict`` sizes powerlaw:P only)."""
     if ff.d is None or not hasattr(args, "d"):
         return
     simulates = hasattr(args, "reps")
     if args.d is None:
-        if simulates or family == "linear":
+        # The logistic predict's d sizes powerlaw:P only (its advise's did: predict refused
+        # the same file, 'powerlaw needs the number of eigenvalues').
+        sizes = any(s.strip().lower().startswith("powerlaw:")
+                    for s in ff.spectra(getattr(args, "spectrum", None) or "identity"))
+        if simulates or family == "linear" or sizes:
             args.d = ff.d
     elif not simulates and args.d != ff.d:
         raise ValueError(f"--d {args.d} differs from the d = {ff.d} of {option} {ff.path}")
@@ -212,8 +228,8 @@ def _logistic(args, ff, gammas, specs, order):
     # One covariance shared by every client is the family's --spectrum (riskcalc estimate
     # writes the estimated one into every client: was refused as per-client); differing
     # ones are covariate shift, which the family does not cover.
-    if len({spec.strip() for spec in specs}) > 1:
-        j = next(j for j, spec in enumerate(specs) if spec.strip().lower() != "identity")
+    j = differing_covariance(ff, specs, getattr(args, "d", None))
+    if j is not None:
         raise ff.error(j, f"spectrum {specs[j]!r}: the logistic family takes one covariance "
                           "shared by every client (no covariate shift), and the clients' "
                           "spectra differ")
@@ -225,6 +241,25 @@ def _logistic(args, ff, gammas, specs, order):
     r = ff.column("r", "the logistic model needs it")
     args.r = r[order[0]]
     return {"gamma": [gammas[j] for j in order[1:]], "r": [r[j] for j in order[1:]]}
+
+
+def differing_covariance(ff, specs, d=None) -> int | None:
+    """None when the SPECs ``specs`` (one per client of ``ff``) are one covariance, else the
+    first client whose covariance is not the identity. Compared by their eigenvalues in the
+    shared basis, as the linear ``riskcalc.advise.Federation`` compares them: identity,
+    scaled:1 and IDENTITY are one covariance (the logistic family compared the text, and
+    refused them as covariate shift)."""
+    if len(set(specs)) == 1:
+        return None
+    from riskcalc.linear.engine.joint_spectrum import joint_spectrum
+
+    try:
+        joint = joint_spectrum(list(specs), d)
+    except ValueError as exc:
+        raise ff.error(None, f"spectrum: {exc}") from None
+    if (joint.values == joint.values[0]).all():
+        return None
+    return int((joint.values != 1.0).any(axis=1)[joint.types].argmax())
 
 
 def client_spectra(args, fed) -> list | None:

@@ -173,8 +173,12 @@ def _problem(args, verb) -> dict:
 
 
 def _spectrum(args, verb):
-    """``--spectrum`` as a Spectrum (None for identity); ``powerlaw:P`` sized by ``--d``."""
-    spec = Spectrum.parse(args.spectrum, d=getattr(args, "d", None))
+    """``--spectrum`` as a Spectrum (None for identity); ``powerlaw:P`` sized by ``--d``, which
+    a ``powerlaw:P,D`` or ``file:`` count must equal (as in the linear family: powerlaw:1,50
+    beside a federation file's d = 100 was taken)."""
+    from riskcalc.spectrum import as_spectrum
+
+    spec = as_spectrum(args.spectrum, d=getattr(args, "d", None))
     return None if spec.is_identity else spec
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from riskcalc.cli import guards
 from riskcalc.cli.advise import check_d
+from riskcalc.cli.fedargs import differing_covariance
 from riskcalc.cli.advise_table import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
 from riskcalc.cli.outputs import atomic
 
@@ -35,7 +36,7 @@ def read_federation(args):
     from riskcalc import federation_file
     from riskcalc._validate import nonnegative
     from riskcalc.advise.logistic import LogisticFederation
-    from riskcalc.spectrum import Spectrum
+    from riskcalc.spectrum import as_spectrum
 
     if args.federation is not None:
         ff = federation_file.read(args.federation, "--federation", versioned=True)
@@ -65,10 +66,10 @@ def read_federation(args):
     # global_lam must lie in [0, inf), got -1.0"), which has no global_lam.
     nonnegative("--global-lam", args.global_lam)
     specs = ff.spectra(args.spectrum or "identity")
-    if len(set(specs)) > 1:
+    if differing_covariance(ff, specs, None if d is None else int(d)) is not None:
         raise ValueError(f"{ff.where}: the clients give different spectra; the logistic family "
                          "takes one covariance shared by the clients (no covariate shift)")
-    spectrum = Spectrum.parse(specs[0], d=None if d is None else int(d))
+    spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]

@@ -162,15 +162,16 @@ def _finite_clients(args, spec):
 
 def _finite_clients_budget(args, spec, fed) -> None:
     """Refuse, before solving, a federation whose finite-M limit is estimated to take longer
-    than --max-minutes: one evaluation of ``riskcalc.advise.cost.PREDICT_EVAL`` (a + b M seconds
-    per route and method), M counting distinct clients (identical ones are solved once)."""
+    than --max-minutes: one evaluation of ``riskcalc.advise.cost.PREDICT_EVAL`` (a + b M + c M^2
+    seconds per route and method), M counting distinct clients (identical ones are solved
+    once)."""
     from riskcalc.advise.cost import PREDICT_EVAL
 
     general = "spectra" in fed or spec.spectrum is not None
     rows = zip(*(fed[k] for k in ("gamma", "r", "sigma")), fed.get("spectra") or [None] * len(
         fed["gamma"]))
     distinct = len(set(rows))
-    a, b = PREDICT_EVAL["general" if general else "identity"][spec.method]
+    a, b, c = PREDICT_EVAL["general" if general else "identity"][spec.method]
     if "spectra" in fed:            # covariate shift: the distinct spectra's cube counts
         from riskcalc.linear.engine.joint_spectrum import joint_spectrum
         from riskcalc.linear.finite_clients.shift import check_work
@@ -178,7 +179,7 @@ def _finite_clients_budget(args, spec, fed) -> None:
         joint = joint_spectrum(fed["spectra"], fed.get("d"))
         if not joint.shared:
             a += check_work(spec.method, distinct, *joint.values.shape)
-    guards.check_time(1, a + b * distinct, 1, guards.max_seconds(args),
+    guards.check_time(1, a + (b + c * distinct) * distinct, 1, guards.max_seconds(args),
                       f"predict {spec.method} over {distinct} distinct clients"
                       + (" with a covariance spectrum" if general else ""),
                       "give fewer distinct clients (identical ones cost one), or allow more "
