@@ -51,6 +51,8 @@ For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (meas
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -58,6 +60,8 @@ from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 _NEWTON_ITER = 40
+#: ``SigmaPencil._kept``: each live pencil's derived constants (dropped with the pencil).
+_DERIVED = weakref.WeakKeyDictionary()
 _TOL = 1e-12
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
@@ -158,13 +162,13 @@ class SigmaPencil:
                           self.h, self.s, self.M)
 
     def _kept(self, name, make, *inputs):
-        """``make()``, kept between calls while ``inputs`` (the attributes it reads) are the
-        same objects: the solves ask for these constants at every residual (measured: the
-        broadcast of ``own_weights`` about 2% of an edge scan's time), and a pencil whose atoms
-        are replaced after its construction (``shift.pencil``) gets them anew."""
-        kept = self.__dict__.setdefault("_kept_values", {}).get(name)
+        """``make()``, kept while ``inputs`` (the attributes it reads) are the same objects
+        (``own_weights``' broadcast: ~2% of an edge scan); beside the pencil (``_DERIVED``),
+        not among the attributes that key ``pencil_edges.edges``' memo (``kept.Kept.key``)."""
+        mine = _DERIVED.setdefault(self, {})
+        kept = mine.get(name)
         if kept is None or any(a is not b for a, b in zip(kept[0], inputs)):
-            kept = self._kept_values[name] = (inputs, make())
+            kept = mine[name] = (inputs, make())
         return kept[1]
 
     def own_mean(self, X):
