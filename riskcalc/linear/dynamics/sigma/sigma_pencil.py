@@ -51,6 +51,8 @@ For Sigma = I every quantity equals the scalar subordination of ``fedavg`` (meas
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from riskcalc.errors import SolverError
@@ -58,6 +60,8 @@ from riskcalc.linear.dynamics.sigma import memory
 from riskcalc.linear.dynamics.sigma.fedavg.one_step import edges as sigma_edges
 
 _NEWTON_ITER = 40
+#: ``SigmaPencil._kept``: each live pencil's derived constants (dropped with the pencil).
+_DERIVED = weakref.WeakKeyDictionary()
 _TOL = 1e-12
 #: Most unknowns M K^2 of the fixed point (Newton's dense Jacobian costs (M K^2)^3 per node;
 #: the two-point solve per pair of nodes as much).
@@ -101,7 +105,9 @@ class SigmaPencil:
     # --- one point -----------------------------------------------------------------------
     def chat(self, tau):
         """Chat_j[r_j, c_j] = -eta (I - gamma_j eta tau_j)^-1, (N, M, K, K) (docstring, step 2)."""
-        X = np.eye(self.K) - (self.gam * self.eta)[:, None, None] * tau
+        X = self._kept("eye", lambda: np.eye(self.K), self.K) \
+            - self._kept("geta", lambda: (self.gam * self.eta)[:, None, None], self.gam,
+                         self.eta) * tau
         if self.K == 1:         # 1 x 1 blocks: numpy's batched inverse costs ~30 times more
             return -self.eta / X
         return -self.eta * np.linalg.inv(X)
@@ -152,7 +158,18 @@ class SigmaPencil:
     def own_weights(self):
         """The weights h s of the atoms in each client's tau_j = E_H[s Ghat[c_j, r_j]], (M,
         atoms) (a pencil with per-client eigenvalues, ``shift.pencil``: client j's own)."""
-        return np.broadcast_to(self.h * self.s, (self.M, self.s.size))
+        return self._kept("own", lambda: np.broadcast_to(self.h * self.s, (self.M, self.s.size)),
+                          self.h, self.s, self.M)
+
+    def _kept(self, name, make, *inputs):
+        """``make()``, kept while ``inputs`` (the attributes it reads) are the same objects
+        (``own_weights``' broadcast: ~2% of an edge scan); beside the pencil (``_DERIVED``),
+        not among the attributes that key ``pencil_edges.edges``' memo (``kept.Kept.key``)."""
+        mine = _DERIVED.setdefault(self, {})
+        kept = mine.get(name)
+        if kept is None or any(a is not b for a, b in zip(kept[0], inputs)):
+            kept = mine[name] = (inputs, make())
+        return kept[1]
 
     def own_mean(self, X):
         """E_H[s X] of each client's blocks X (N, atoms, M, K, K): (N, M, K, K)."""
@@ -228,6 +245,11 @@ class SigmaPencil:
                 if tolerant and it == _NEWTON_ITER - 1:
                     failed |= act
                     break
+                if act.all():       # every node (one node always): no copies of G's nodes
+                    if it % 3 == 2:
+                        inv = np.linalg.inv(self._jacobian(C, G))
+                    tau = tau - (inv @ res.reshape(-1, size, 1)).reshape(tau.shape)
+                    continue
                 if it % 3 == 2:            # chord steps between Jacobian updates
                     inv[act] = np.linalg.inv(self._jacobian(C[act], G[act]))
                 step = inv[act] @ res[act].reshape(-1, size, 1)
