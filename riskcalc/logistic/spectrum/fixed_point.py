@@ -215,7 +215,7 @@ def solve(p: Problem, start=None):
         x0 = _start(p, NODES[0]) if start is None else start
         x, err, _ = _root_resolved(x0, p, NODES[0])
     if not err <= TOL:
-        lams = ladder(p.lam, stop=1e-4)
+        lams = ladder(p.lam)
         x = _start(_at_lam(p, lams[0]), NODES[0])
         for lam_k in lams:
             x, err = _step(x, _at_lam(p, lam_k))

@@ -180,7 +180,7 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
     """
     # Factors of sqrt(10): the steps of 10 of ``pooled`` lose heterogeneous federations here
     # (measured: gamma = (1, 2, 2), r = (0.5, 1, 1), uniform weights, no root at lam_g = 1).
-    lams = ladder(lam_g, LAM_RATIO, stop=1e-4)
+    lams = ladder(lam_g, LAM_RATIO)
     x, nfev = _start(fed, spectrum, lams[0]), 0
     for lam_k in lams:
         x_k, err, n = _step(x, fed, spectrum, lam_k)

@@ -1,0 +1,29 @@
+"""Issue 32, fuzz37 (fuzzlogi): what this fuzz found, each test failing before."""
+
+import pytest
+
+import riskcalc
+from riskcalc import Spectrum
+
+
+def test_spectrum_small_lam_continues_below_1e4():
+    """F1: the spectrum's one-point path stopped its continuation at lam = 1e-4 and jumped to
+    the lam asked: at gamma = 3 (separable data), lam = 1e-6, two-point 1, 2 it was
+    "quadrature not converged at the finest ladder level 190" after 19 s (gamma 1, signal r
+    0.2, lam 1e-8: after 90 s). The value is the continuation's, which under Sigma = 4 I
+    agrees with the isotropic limit to 1e-14 (the exact rescaling: twice the norms, lam / 4)."""
+    res = riskcalc.logistic_limit(gamma=3.0, signal=0.5, r=0.5, lam=1e-6,
+                                  spectrum=Spectrum([1.0, 2.0]))
+    assert res.risk == pytest.approx(46.73156132856987, rel=1e-8)
+
+
+def test_spectrum_global_model_small_global_lam():
+    """F1: the spectrum's global model stopped at global_lam = 1e-4 likewise: FedAvg at gamma
+    = 6 x 2 clients, global_lam = 1e-6 under Sigma = 4 I was "quadrature not converged" after
+    28 s (global_lam = 1e-8 at gamma 6 under two-point 1, 2 took 330 s), Sigma = I answers."""
+    res = riskcalc.logistic_clients_limit(gamma=[6.0, 6.0], r=[0.5, 0.5], signal=0.5,
+                                          global_lam=1e-6, method="fedavg",
+                                          spectrum=Spectrum([4.0]))
+    iso = riskcalc.logistic_clients_limit(gamma=[6.0, 6.0], r=[1.0, 1.0], signal=1.0,
+                                          global_lam=2.5e-7, method="fedavg")
+    assert res.risk[0] == pytest.approx(iso.risk[0] / 4, rel=1e-9)
