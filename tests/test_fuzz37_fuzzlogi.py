@@ -27,3 +27,21 @@ def test_spectrum_global_model_small_global_lam():
     iso = riskcalc.logistic_clients_limit(gamma=[6.0, 6.0], r=[1.0, 1.0], signal=1.0,
                                           global_lam=2.5e-7, method="fedavg")
     assert res.risk[0] == pytest.approx(iso.risk[0] / 4, rel=1e-9)
+
+
+def test_spectrum_fixed_point_stops_at_max_seconds():
+    """F2: the spectrum's fixed point had no deadline (Sigma = I has one): lam = 0 just below
+    the Candes-Sur threshold at the margin scale ``||w_i||_Sigma`` (gamma = h (1 - 1e-4)) ran
+    past 300 s with ``max_seconds = 10``; now refused at the limit, saying why."""
+    import time
+
+    import numpy as np
+
+    spectrum = Spectrum([1.0, 2.0])
+    h = riskcalc.mle_threshold(float(np.hypot(1.0, 0.5) * np.sqrt(1.5)))
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"still solving at max_seconds = 0\.2 .*0\.0001 "
+                                         r"below the Candes-Sur threshold h = 0\.40290"):
+        riskcalc.logistic_limit(gamma=h * (1 - 1e-4), signal=1.0, r=0.5, lam=0.0,
+                                spectrum=spectrum, max_seconds=0.2)
+    assert time.perf_counter() - begun < 2.0
