@@ -45,3 +45,17 @@ def test_spectrum_fixed_point_stops_at_max_seconds():
         riskcalc.logistic_limit(gamma=h * (1 - 1e-4), signal=1.0, r=0.5, lam=0.0,
                                 spectrum=spectrum, max_seconds=0.2)
     assert time.perf_counter() - begun < 2.0
+
+
+def test_finite_m_spectrum_estimates_its_work():
+    """F3: the finite-M limits under a spectrum had no work estimate (``max_seconds`` was
+    never read): FedAvg, RTFA and local ridge at 3 clients under scaled:1e4 (margins 100 times
+    Sigma = I's) ran 14-51 s with ``max_seconds = 5`` while the oracle limit there, and Sigma
+    = I at the same margins, are refused before solving."""
+    with pytest.raises(ValueError, match=r"^the finite-M logistic limit \(signal = 1, r up to "
+                                         r"0\.5, 1 distinct clients; under this spectrum "
+                                         r"\(mean eigenvalue 1e\+04\) the margins' scale is 100 "
+                                         r"\|\|w_i\|\|\): estimated at .* max_seconds = 5; "
+                                         r"signal and r at most"):
+        riskcalc.logistic_limit(gamma=0.5, signal=1.0, r=0.5, clients=3, global_lam=0.1,
+                                method="fedavg", spectrum=Spectrum([1e4]), max_seconds=5)

@@ -108,13 +108,23 @@ def _global_summary(fed, state):
     return (state.a / S if S > 0 else float("nan")), float(dist)
 
 
-def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
-    """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
+def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum=None):
+    """``riskcalc.logistic.work.refuse`` for one solve of this federation. With a
+    ``spectrum``, the margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` (isotropic
+    directions), so the rules are those of ``Sigma = I`` at norms times ``sqrt(<s>)``, as
+    ``spectrum.limits.check_work`` (was: no estimate, ``max_seconds`` ignored: scaled:1e4
+    answered in 14-51 s with ``max_seconds = 5``, the oracle limit there refused)."""
+    root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+
     def at(t):
+        t = t * root
         return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
     groups = np.unique(np.stack(np.broadcast_arrays(gam, rr), axis=1), axis=0).shape[0]
+    under = "" if spectrum is None else (f"; under this spectrum (mean eigenvalue "
+                                         f"{spectrum.mean:.3g}) the margins' scale is "
+                                         f"{root:.3g} ||w_i||")
     refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
-           f"r up to {float(np.max(rr)):g}, {groups} distinct clients)", at,
+           f"r up to {float(np.max(rr)):g}, {groups} distinct clients{under})", at,
            fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
