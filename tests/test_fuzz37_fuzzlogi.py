@@ -59,3 +59,21 @@ def test_finite_m_spectrum_estimates_its_work():
                                          r"signal and r at most"):
         riskcalc.logistic_limit(gamma=0.5, signal=1.0, r=0.5, clients=3, global_lam=0.1,
                                 method="fedavg", spectrum=Spectrum([1e4]), max_seconds=5)
+
+
+@pytest.mark.parametrize("kw", [dict(signal=0.0, r=0.0), dict(signal=2.0, r=1.0, clients=3)])
+def test_spectrum_local_ridge_at_its_largest_lam(kw):
+    """F4: local ridge under a spectrum at lam = 1e4, the edge of its measured range
+    (``ranges.SPECTRUM_LAM_MAX``), was "no convergence at lam = 10000" under two-point 1, 2
+    (M = 3, signal 1, r 0.5) and under Sigma = 4 I at w_i = 0: the large-lam start floored the
+    fluctuation's norm rho at 1e-3, 20 times the solution's 5.7e-5. Checked by the exact
+    rescaling Sigma = 4 I (halved norms, lam / 4, risk / 4)."""
+    half = {k: v / 2 if k in ("signal", "r") else v for k, v in kw.items()}
+    res = riskcalc.logistic_limit(gamma=0.5, lam=1e4, method="local_ridge",
+                                  spectrum=Spectrum([4.0]), **half)
+    iso = riskcalc.logistic_limit(gamma=0.5, lam=2500.0, method="local_ridge", **kw)
+    assert res.risk == pytest.approx(iso.risk / 4, rel=1e-9)
+    two = riskcalc.logistic_limit(gamma=0.5, lam=1e4, method="local_ridge",
+                                  spectrum=Spectrum([1.0, 2.0]), **half)
+    norm2 = half["signal"] ** 2 + half["r"] ** 2
+    assert abs(two.risk - norm2) < 1e-3 * max(norm2, 1.0)        # lam -> inf: ||w_i||^2

@@ -203,7 +203,7 @@ def _start(p: Problem, nodes):
         a = (lt * p.S2 * I[1, 1] + eps * p.K2 * I[2, 1]) / k
         Q = (lt * lt * p.S2 * I[1, 2] + 2 * lt * eps * p.S2 * I[2, 2]
              + eps * eps * p.K2 * I[3, 2] + p.gamma * E2 * I[2, 2] / mu ** 2)
-        rho = max(np.sqrt(max(Q - a * a, 0.0)), 1e-3)
+        rho = np.sqrt(Q - a * a) if Q > a * a else rho
     return np.array([a, np.log(rho), np.log(mu)])
 
 
