@@ -77,3 +77,22 @@ def test_spectrum_local_ridge_at_its_largest_lam(kw):
                                   spectrum=Spectrum([1.0, 2.0]), **half)
     norm2 = half["signal"] ** 2 + half["r"] ** 2
     assert abs(two.risk - norm2) < 1e-3 * max(norm2, 1.0)        # lam -> inf: ||w_i||^2
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(signal="1"), "^signal must be a real number, got '1'"),
+    (dict(signal=True), "^signal must be a real number, got True"),
+    (dict(lams="0.5"), "^lam must be a real number"),
+    (dict(lams=[True]), "^lam must be a real number"),
+    (dict(lams=[0.5 + 0j]), "^lam must be a real number.*complex"),
+    (dict(lams=[]), "^lams must list at least one penalty"),
+])
+def test_one_client_simulation_reads_numbers_strictly(change, match):
+    """F5: ``montecarlo.logistic.ridge.simulate`` made its signal, r and lams float() before
+    any check: signal "1" or True, lams "0.5", [True] or [0.5 + 0j] (with numpy's
+    ComplexWarning) ran as numbers, lams [] returned empty arrays; the pipeline refuses them."""
+    from montecarlo.logistic.ridge import simulate
+
+    kw = {**dict(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=10, reps=2), **change}
+    with pytest.raises(ValueError, match=match):
+        simulate(**kw)
