@@ -96,3 +96,21 @@ def test_one_client_simulation_reads_numbers_strictly(change, match):
     kw = {**dict(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=10, reps=2), **change}
     with pytest.raises(ValueError, match=match):
         simulate(**kw)
+
+
+@pytest.mark.parametrize("method, extra", [("local_ridge", {}), ("rtfa", {"global_lam": 0.1})])
+def test_finite_m_spectrum_own_solves_stop_at_max_seconds(method, extra):
+    """F6: at finite M under a spectrum the clients' own fixed points (local ridge, and RTFA's
+    local MLE at lam = 0) had no deadline: lam = 0 at gamma = h (1 - 1e-4) ran past 60 s with
+    ``max_seconds = 2`` (the work estimate cannot see the MLE's growth near the threshold)."""
+    import time
+
+    import numpy as np
+
+    h = riskcalc.mle_threshold(float(np.hypot(1.0, 0.5) * np.sqrt(1.5)))
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^lam = 0: .*still solving at max_seconds = 0\.5 "):
+        riskcalc.logistic_clients_limit(gamma=[h * (1 - 1e-4)] * 2, r=[0.5, 0.5], signal=1.0,
+                                        lam=0.0, method=method, spectrum=Spectrum([1.0, 2.0]),
+                                        max_seconds=0.5, **extra)
+    assert time.perf_counter() - begun < 2.0

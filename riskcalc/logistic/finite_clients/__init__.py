@@ -271,7 +271,7 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
             check_work(gam, rr, signal, lam, global_lam, method,
                        rr if target is None else rr[[target]], max_seconds, spectrum)
         return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
-                               global_lam, weights, target, spectrum)
+                               global_lam, weights, target, spectrum, max_seconds)
     wanted = np.arange(m) if target is None else np.array([target])
     point = solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted,
                         max_seconds=max_seconds)

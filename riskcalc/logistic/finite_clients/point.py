@@ -7,6 +7,7 @@ spectrum; ``client_limits`` turns an estimate's geometry (a, rho) into the repor
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,7 +21,7 @@ from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.work import finite_seconds, refuse
+from riskcalc.logistic.work import Overtime, finite_seconds, overtime, refuse
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,18 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
                                    weights), global_lam, max_seconds=max_seconds)
 
 
-def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None):
+def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
+                  deadline=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
-    fine-tuning and the grid's ``warm.JacobianMemory``."""
+    fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: the spectrum's solve's
+    (``spectrum.fixed_point.solve``)."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
 
-        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0)
+        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0,
+                             deadline=deadline)
         return ClientLimits(res.risk, res.sigma_risk, res.cosine_uncentred, res.test_logloss,
                             res.test_error, res.a, float(np.hypot(res.b, res.q))), 0, \
             res.diagnostics["residual"], None
@@ -200,9 +204,24 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     return Point(values, overlap, dist, iterations, residual, out_warm)
 
 
-def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
-    """``logistic_clients_limit`` with a spectrum (module docstring)."""
+def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum,
+                      max_seconds=None):
+    """``logistic_clients_limit`` with a spectrum (module docstring); the clients' own
+    solves (local ridge, RTFA's local MLE at lam = 0: ``own``) by ``max_seconds`` (None: no
+    limit)."""
     from riskcalc.logistic.spectrum.pooled import client_views
+
+    clock = time.perf_counter()
+    deadline = None if max_seconds is None else clock + max_seconds
+
+    def own(c, lam):
+        # lam = 0 just below the Candes-Sur threshold ran past 60 s with max_seconds = 2.
+        try:
+            return _group_limits(fed, None, c, "local_ridge", lam, spectrum, deadline=deadline)
+        except Overtime:
+            kappa = float(np.hypot(signal, fed.r[c]) * np.sqrt(spectrum.mean))
+            raise overtime(float(fed.gamma[c]), signal, float(fed.r[c]), lam,
+                           time.perf_counter() - clock, max_seconds, kappa) from None
 
     m = gam.size
     local = method == "local_ridge"
@@ -216,7 +235,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     if local:
         per_group = {}
         for c in groups:
-            per_group[c], _, res, _ = _group_limits(fed, None, c, method, lam, spectrum)
+            per_group[c], _, res, _ = own(c, lam)
             residual = max(residual, res)
     else:
         # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
@@ -224,8 +243,7 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
         mle = method == "rtfa" and lam == 0.0
         views, (overlap, dist, iterations, residual) = client_views(
             fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups)
-        per_group = {c: _group_limits(fed, None, c, "local_ridge", 0.0, spectrum)[0] if mle
-                     else ClientLimits(**views[c]) for c in groups}
+        per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,
