@@ -114,3 +114,13 @@ def test_finite_m_spectrum_own_solves_stop_at_max_seconds(method, extra):
                                         lam=0.0, method=method, spectrum=Spectrum([1.0, 2.0]),
                                         max_seconds=0.5, **extra)
     assert time.perf_counter() - begun < 2.0
+
+
+def test_mle_threshold_at_large_signal_strength():
+    """F7: ``mle_threshold`` minimized over t in [0, 50], but the minimizer is ~0.379 kappa:
+    beyond kappa ~ 132 it returned the bracket edge's value, h(150) = 0.006842 for 0.006768
+    and h(1000) = 0.0043 for 0.0010153 (mpmath at 30 digits), so lam = 0 at gamma = 0.003,
+    ||w_i|| = 1000 (separable data) was taken for an existing MLE and solved."""
+    assert riskcalc.mle_threshold(1000.0) == pytest.approx(0.0010152651533899303, rel=1e-9)
+    with pytest.raises(ValueError, match="no finite minimizer"):
+        riskcalc.logistic_limit(gamma=0.003, signal=1000.0, r=0.0, lam=0.0, max_seconds=None)
