@@ -142,7 +142,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     for g, rr, m in points:
         fed = _federation(g, rr, m, others)
         preds.append(_predicted(method, *_simulated_ratios(g, fed, d), rr, signal, lams,
-                                global_lam, weights, centre, spectrum, names))
+                                global_lam, weights, centre,
+                                pipeline.simulated_spectrum(spectrum, d)[0], names))
         tasks += [_task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d,
                         seed, rep, spectrum) for rep in range(reps)]
     _memory(points, others, d, method)
