@@ -146,3 +146,18 @@ def test_compare_predicts_at_the_simulated_spectrum(capsys):
     res = riskcalc.logistic_limit(gamma=1.0, signal=1.0, r=0.5, lam=0.5,
                                   spectrum=Spectrum([1.0, 4.0], weights=[0.2, 0.8]))
     assert row["predicted"]["risk"] == pytest.approx(res.risk, rel=1e-12)
+
+
+def test_finite_m_spectrum_global_model_stops_at_max_seconds():
+    """F9: the global model under a spectrum had no deadline: FedAvg at global_lam = 0, 2
+    clients at gamma 1e-4 inside the whitened pool's separability threshold (0.82874 under
+    two-point 1, 2) ran past 60 s with ``max_seconds = 3`` (Sigma = I refuses in 0.2 s)."""
+    import time
+
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^global_lam = 0: the logistic global model under "
+                                         r"this spectrum was still solving at max_seconds"):
+        riskcalc.logistic_clients_limit(gamma=[0.8286530655643303] * 2, r=[0.5, 0.5],
+                                        signal=1.0, global_lam=0.0, method="fedavg",
+                                        spectrum=Spectrum([1.0, 2.0]), max_seconds=0.22)
+    assert time.perf_counter() - begun < 2.0
