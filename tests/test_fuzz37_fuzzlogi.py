@@ -155,9 +155,25 @@ def test_finite_m_spectrum_global_model_stops_at_max_seconds():
     import time
 
     begun = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^global_lam = 0: the logistic global model under "
-                                         r"this spectrum was still solving at max_seconds"):
+    with pytest.raises(ValueError, match=r"^fedavg under this spectrum \(global_lam = 0\) "
+                                         r"was still solving at max_seconds = 0\.22 "):
         riskcalc.logistic_clients_limit(gamma=[0.8286530655643303] * 2, r=[0.5, 0.5],
                                         signal=1.0, global_lam=0.0, method="fedavg",
                                         spectrum=Spectrum([1.0, 2.0]), max_seconds=0.22)
+    assert time.perf_counter() - begun < 2.0
+
+
+@pytest.mark.parametrize("method", ["rtfa", "pfedme"])
+def test_finite_m_spectrum_fine_tuning_stops_at_max_seconds(method):
+    """F10: RTFA's fine-tuning and the FedProx point under a spectrum had no deadline: at lam =
+    1e-8 (2 clients, gamma 2 and 0.5) they took 9 and 14 s with ``max_seconds = 3``."""
+    import time
+
+    gamma = 2.0 if method == "rtfa" else 0.5
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^{method} under this spectrum \(lam = 1e-08, "
+                                         r"global_lam = 0\.1\) was still solving"):
+        riskcalc.logistic_clients_limit(gamma=[gamma] * 2, r=[0.5, 0.5], signal=1.0, lam=1e-8,
+                                        global_lam=0.1, method=method,
+                                        spectrum=Spectrum([1.0, 2.0]), max_seconds=0.3)
     assert time.perf_counter() - begun < 2.0

@@ -73,7 +73,6 @@ Outputs. With the Euclidean products ``w_hat.w_0 = lam theta S^2 I_01 + eps S^2 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,7 +81,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.work import Overtime
+from riskcalc.logistic.work import by_deadline
 
 #: Residual (sup-norm) and quadrature agreement, as ``fixed_point``.
 TOL, QUAD_RTOL = 1e-11, 1e-7
@@ -161,14 +160,10 @@ def residuals(x, rule: Rule, p: Problem):
 def _root(x0, rule, p, deadline=None):
     from scipy.optimize import root
 
-    def fun(x, *args):
-        # As ``fixed_point._root``: one stage can take all the time (lam = 0 just below the
-        # Candes-Sur threshold ran past 300 s with max_seconds = 10).
-        if deadline is not None and time.perf_counter() > deadline:
-            raise Overtime
-        return residuals(x, *args)
-
-    sol = root(fun, x0, args=(rule, p), method="hybr", jac=True, options={"xtol": 1e-13})
+    # As ``fixed_point._root``: one stage can take all the time (lam = 0 just below the
+    # Candes-Sur threshold ran past 300 s with max_seconds = 10).
+    sol = root(by_deadline(residuals, deadline), x0, args=(rule, p), method="hybr", jac=True,
+               options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf

@@ -38,7 +38,6 @@ isotropic and the teachers' Gram matrix that of ``pooled`` with ``S, r_j`` times
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
-from riskcalc.logistic.work import Overtime
+from riskcalc.logistic.work import by_deadline
 
 LAM_RATIO = 10.0 ** 0.5
 
@@ -115,15 +114,10 @@ def residuals(x, fed, spectrum, lam_g, rules):
 def _root(x0, fed, spectrum, lam_g, rules, deadline=None):
     from scipy.optimize import root
 
-    def fun(x, *args):
-        # global_lam = 0 just inside the pooled separability threshold ran past 60 s with
-        # max_seconds = 3 (Sigma = I refuses along its path).
-        if deadline is not None and time.perf_counter() > deadline:
-            raise Overtime
-        return residuals(x, *args)
-
-    sol = root(fun, x0, args=(fed, spectrum, lam_g, rules), method="hybr",
-               options={"xtol": 1e-13})
+    # global_lam = 0 just inside the pooled separability threshold ran past 60 s with
+    # max_seconds = 3 (Sigma = I refuses along its path).
+    sol = root(by_deadline(residuals, deadline), x0, args=(fed, spectrum, lam_g, rules),
+               method="hybr", options={"xtol": 1e-13})
     if not np.all(np.isfinite(sol.x)):
         return sol.x, np.inf, sol.nfev
     return sol.x, float(np.max(np.abs(residuals(sol.x, fed, spectrum, lam_g, rules)))), \
@@ -262,8 +256,8 @@ def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg"
     ``lam``, ``riskcalc.logistic.spectrum.finetune``) or ``"pfedme"`` (the joint objective,
     ``riskcalc.logistic.spectrum.fedprox``; the global fields stay FedAvg's, as without a
     spectrum). Per group a dict of ``risk``, ``sigma_risk``, ``cosine_uncentred``, ``test_logloss``, ``test_error``, ``a``, ``rho``; and
-    ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``. ``deadline``: the
-    global model's (``solve_pooled_spectral``)."""
+    ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``. ``deadline``: every
+    solve's (``solve_pooled_spectral`` and the method's)."""
     from riskcalc.logistic.broadcast import test_errors
     from riskcalc.logistic.spectrum.fedprox import solve_fedprox_spectral
     from riskcalc.logistic.spectrum.finetune import Coupling, solve_finetune_spectral
@@ -277,14 +271,14 @@ def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg"
         start = np.concatenate([st.alpha, np.log(st.rho),
                                 np.log(fed.gamma * spectrum.mean / (lam + 0.2))])
         px_alpha, px_rho, _, (px_th, px_w), n, res = solve_fedprox_spectral(
-            fed, spectrum, lam, lam_g, start)
+            fed, spectrum, lam, lam_g, start, deadline)
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         iterations, residual = iterations + n, max(residual, res)
     for c in range(fed.gamma.size) if groups is None else groups:
         kappa = float(st.kappa[c])
         if method == "rtfa":
-            ft = solve_finetune_spectral(Coupling(fed, st, c, spectrum, lam_g), lam)
+            ft = solve_finetune_spectral(Coupling(fed, st, c, spectrum, lam_g), lam, deadline)
             a, rho = ft["a"], ft["rho"]
             row = {k: ft[k] for k in ("risk", "sigma_risk", "cosine_uncentred")}
             iterations, residual = iterations + ft["iterations"], max(residual, ft["residual"])
