@@ -177,3 +177,21 @@ def test_finite_m_spectrum_fine_tuning_stops_at_max_seconds(method):
                                         global_lam=0.1, method=method,
                                         spectrum=Spectrum([1.0, 2.0]), max_seconds=0.2)
     assert time.perf_counter() - begun < 2.0
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(gamma=["1"]), "^gamma must be a real number"),
+    (dict(r=[True]), "^r must be a real number"),
+    (dict(lam=["0.5"]), "^lam must be a real number"),
+    (dict(gamma=[1 + 0j]), "^gamma must be a real number.*complex"),
+    (dict(clients=[True], global_lam=0.1), "^clients must be a real number"),
+])
+def test_logistic_sweep_reads_its_lists_strictly(change, match):
+    """F11: ``sweep_logistic`` read its grid lists by ``numpy.asarray(v, float)``: gamma
+    ["1"], r [True], lam ["0.5"] and clients [True] ran as numbers, [1 + 0j] was a TypeError
+    from float()."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    kw = {**dict(gamma=[1.0], r=[0.5], signal=1.0, lam=[0.5], d=10, reps=2), **change}
+    with pytest.raises(ValueError, match=match):
+        sweep_logistic("rtfa", **kw)

@@ -43,7 +43,7 @@ from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import run_tasks
 from montecarlo.sweep import SweepRows
-from riskcalc._validate import as_array, canonical_method, positive_int
+from riskcalc._validate import as_array, canonical_method, positive_int, real
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
@@ -56,7 +56,9 @@ METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
 def _list(name, v):
     if v is None:
         return [None]
-    arr = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+    # ``real``, not np.asarray(v, float): gamma ["1"], r [True], lam ["0.5"] and clients
+    # [True] ran as numbers, [1 + 0j] was a TypeError from float().
+    arr = np.atleast_1d(real(name, v)).ravel()
     if arr.size == 0:
         raise ValueError(f"{name} needs at least one value")
     return [float(x) for x in arr]
