@@ -195,3 +195,23 @@ def test_logistic_sweep_reads_its_lists_strictly(change, match):
     kw = {**dict(gamma=[1.0], r=[0.5], signal=1.0, lam=[0.5], d=10, reps=2), **change}
     with pytest.raises(ValueError, match=match):
         sweep_logistic("rtfa", **kw)
+
+
+def test_simulations_take_a_spec_string():
+    """F12: the logistic simulations took ``spectrum`` as a Spectrum only: a SPEC string (which
+    ``riskcalc.logistic_limit`` takes) or a list was an AttributeError ('str' object has no
+    attribute 'is_identity') in ``ridge.simulate``, ``pipeline.simulate_pipeline`` and
+    ``sweep_logistic``."""
+    from montecarlo.logistic.pipeline import simulate_pipeline
+    from montecarlo.logistic.ridge import simulate
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    spec = "two-point:1,2,0.5"
+    one = simulate(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], d=10, reps=2, spectrum=spec)
+    assert one["sigma_risk"][0][0] > 0
+    rows = sweep_logistic("rtfa", gamma=[1.0], r=[0.5], signal=1.0, lam=[0.5], d=10, reps=2,
+                          spectrum=spec)
+    assert rows[0]["spectrum"] == "discrete[0.5@1, 0.5@2]"
+    with pytest.raises(ValueError, match="^spectrum must be a riskcalc.Spectrum or a SPEC"):
+        simulate_pipeline(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], global_lam=0.1, d=10,
+                          reps=2, clients=2, spectrum=[1.0, 2.0])

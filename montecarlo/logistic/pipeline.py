@@ -56,6 +56,7 @@ from riskcalc._validate import as_array, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import test_error
 from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
 ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "pfedme")
@@ -367,6 +368,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     if isinstance(target, bool) or not isinstance(target, (int, np.integer)) \
             or not 0 <= target < m:
         raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
+    # A SPEC string (the limits take one) was an AttributeError on .is_identity.
+    spectrum = as_spectrum(spectrum, d)
     sizes = client_sizes(gammas, d)
     N = sum(sizes)
     extra = {} if spectrum is None or spectrum.is_identity else {

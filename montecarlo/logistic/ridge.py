@@ -30,6 +30,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
+from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
 
@@ -132,6 +133,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
                    f"the logistic simulation at d = {d} (n = d / gamma = {n} samples)",
                    "lower d or raise gamma")
     extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
+    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),

@@ -47,7 +47,7 @@ from riskcalc._validate import as_array, canonical_method, positive_int, real
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 #: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
@@ -127,6 +127,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
     d = positive_int("d", d, minimum=2)
+    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)
     lams = [] if method == "fedavg" else _list("lam", lam)
