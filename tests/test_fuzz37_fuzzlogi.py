@@ -215,3 +215,13 @@ def test_simulations_take_a_spec_string():
     with pytest.raises(ValueError, match="^spectrum must be a riskcalc.Spectrum or a SPEC"):
         simulate_pipeline(gamma=1.0, signal=1.0, r=0.5, lams=[0.5], global_lam=0.1, d=10,
                           reps=2, clients=2, spectrum=[1.0, 2.0])
+
+
+def test_spectrum_grid_that_does_not_broadcast_names_the_parameters():
+    """F13: under a spectrum, gamma (2,) beside lam (3,) was numpy's "shape mismatch: objects
+    cannot be broadcast to a single shape. Mismatch is between arg 0 with shape (2,) and arg
+    3 ..." (the work estimate broadcast first); Sigma = I names gamma, signal, r and lam."""
+    with pytest.raises(ValueError, match=r"^gamma, signal, r and lam do not broadcast together: "
+                                         r"shapes \(2,\), \(\), \(\), \(3,\)"):
+        riskcalc.logistic_limit(gamma=[0.5, 1.0], signal=1.0, r=0.5, lam=[0.1, 0.2, 0.3],
+                                spectrum=Spectrum([1.0, 2.0]))

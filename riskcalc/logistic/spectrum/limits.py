@@ -158,15 +158,16 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
               parameter("r", r), as_array("lam", lam, low=0.0)]
     check_gamma(arrays[0])
     check_lam(arrays[3], SPECTRUM_LAM_MAX)      # measured: ``riskcalc.logistic.ranges``
+    try:        # before the estimate, whose np.broadcast gave numpy's message ("arg 0")
+        np.broadcast(*arrays)
+    except ValueError:
+        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
+                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
     if max_seconds is not None:
         check_work(arrays, spectrum, max_seconds)
     if all(v.ndim == 0 for v in arrays):
         return _solve_by(max_seconds)(*(float(v) for v in arrays), spectrum, centre)
-    try:
-        arrays = np.broadcast_arrays(*arrays)
-    except ValueError:
-        raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
-                         + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    arrays = np.broadcast_arrays(*arrays)
     shape = arrays[0].shape
     flat = [v.ravel().astype(float) for v in arrays]
     solve_at = _solve_by(max_seconds)
