@@ -225,3 +225,17 @@ def test_spectrum_grid_that_does_not_broadcast_names_the_parameters():
                                          r"shapes \(2,\), \(\), \(\), \(3,\)"):
         riskcalc.logistic_limit(gamma=[0.5, 1.0], signal=1.0, r=0.5, lam=[0.1, 0.2, 0.3],
                                 spectrum=Spectrum([1.0, 2.0]))
+
+
+def test_fedprox_point_stops_at_max_seconds():
+    """F14: the FedProx / pFedMe joint point (Sigma = I) had no deadline: lam = 1e-8 at 3
+    clients of gamma 0.5 (separable data) ran 36 s with ``max_seconds = 5``, then failed with
+    "a quadrature rule of 1.69e+08 nodes"; its estimate cannot see the norms grow."""
+    import time
+
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^pfedme \(lam = 1e-08, global_lam = 0\.1\) was "
+                                         r"still solving at max_seconds = 0\.2 "):
+        riskcalc.logistic_limit(gamma=0.5, signal=1.0, r=0.5, lam=1e-8, clients=3,
+                                global_lam=0.1, method="pfedme", max_seconds=0.2)
+    assert time.perf_counter() - begun < 2.0

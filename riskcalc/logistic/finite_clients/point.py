@@ -160,6 +160,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     ``estimate``; a grid checks its whole work instead) and along the global model's path.
     """
     warm = warm or {}
+    begun = time.perf_counter()
     local = method == "local_ridge"
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
@@ -180,12 +181,24 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
         # One joint fixed point gives every client (riskcalc.logistic.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
         near, solved = warm.get("fedprox"), None
-        if near is not None and np.size(near) == start.size:
-            try:
-                solved = solve_fedprox(fed, lam, global_lam, near)
-            except SolverError:
-                pass            # the neighbour's root was too far: the global model's view
-        alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start)
+        # By the call's deadline: lam = 1e-8 (3 clients at gamma 0.5, separable) ran 36 s
+        # with max_seconds = 5 and then failed; its estimate cannot see the norms grow.
+        deadline = None if max_seconds is None else begun + max_seconds
+        try:
+            if near is not None and np.size(near) == start.size:
+                try:
+                    solved = solve_fedprox(fed, lam, global_lam, near, deadline)
+                except SolverError:
+                    pass        # the neighbour's root was too far: the global model's view
+            alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start,
+                                                             deadline)
+        except Overtime:
+            raise ValueError(
+                f"pfedme (lam = {lam:g}, global_lam = {global_lam:g}) was still solving at "
+                f"max_seconds = {max_seconds:g} ({time.perf_counter() - begun:.3g} s): the "
+                "joint point's norms grow as lam falls on nearly separable data; give a "
+                "larger lam, or raise max_seconds (in Python; --max-minutes on the command "
+                "line)") from None
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
