@@ -239,3 +239,16 @@ def test_fedprox_point_stops_at_max_seconds():
         riskcalc.logistic_limit(gamma=0.5, signal=1.0, r=0.5, lam=1e-8, clients=3,
                                 global_lam=0.1, method="pfedme", max_seconds=0.2)
     assert time.perf_counter() - begun < 2.0
+
+
+def test_fine_tuning_stops_at_max_seconds():
+    """F15: RTFA's fine-tuning at finite M (Sigma = I) had no deadline: lam = 1e-12 at 2
+    clients of gamma 2 (separable) ran 31 s with ``max_seconds = 3``."""
+    import time
+
+    begun = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^rtfa \(lam = 1e-12\) was still solving at "
+                                         r"max_seconds = 0\.3 "):
+        riskcalc.logistic_clients_limit(gamma=[2.0, 2.0], r=[0.5, 0.5], signal=1.0, lam=1e-12,
+                                        global_lam=0.1, max_seconds=0.3)
+    assert time.perf_counter() - begun < 2.0

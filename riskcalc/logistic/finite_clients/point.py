@@ -82,8 +82,8 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
                   deadline=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
-    fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: the spectrum's solve's
-    (``spectrum.fixed_point.solve``)."""
+    fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: every solve's
+    (``time.perf_counter``'s clock), past which ``work.Overtime``."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
@@ -98,11 +98,13 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
-        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-9)
+        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0,
+                                    max_seconds=left)
         return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0, None
     view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
                       gamma)
-    ft = solve_finetune(view, lam, start, memory)
+    ft = solve_finetune(view, lam, start, memory, deadline)
     return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual, ft.path_y
 
 
@@ -207,9 +209,19 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
                                               np.log(mu[first])])
         iterations, residual = iterations + n, max(residual, res)
     for c in groups if method != "pfedme" else ():
-        per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
-            fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
-            memory=memory.get(("finetune", c)))
+        try:
+            per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
+                fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
+                memory=memory.get(("finetune", c)),
+                deadline=None if max_seconds is None else begun + max_seconds)
+        except Overtime:
+            # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
+            # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
+            raise ValueError(
+                f"{method} (lam = {lam:g}) was still solving at max_seconds = "
+                f"{max_seconds:g} ({time.perf_counter() - begun:.3g} s): its solution's norm "
+                "grows as lam falls on nearly separable data; give a larger lam, or raise "
+                "max_seconds (in Python; --max-minutes on the command line)") from None
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
