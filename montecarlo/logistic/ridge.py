@@ -30,6 +30,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
+from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
 
@@ -114,7 +115,14 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues."""
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
-    lams = [float(v) for v in np.atleast_1d(lams)]
+    # Checked before float(): signal "1" or True, lams "0.5", [True] or [0.5 + 0j] ran (the
+    # pipeline refuses them) and lams [] returned empty arrays.
+    signal = float(as_array("signal", signal, low=0.0))
+    r = float(as_array("r", r, low=0.0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
+    if not lams:
+        raise ValueError("lams must list at least one penalty lam > 0, got an empty list")
+    centre_scale = float(as_array("centre_scale", centre_scale))
     d = positive_int("d", d, minimum=2)
     n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True))], d)[0]
     # The features, their margins and weighted copies (measured 3.1 times the n x d features
@@ -124,10 +132,11 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     require_memory(8.0 * (3 * n * d + 4000 * d + 4 * d * d),
                    f"the logistic simulation at d = {d} (n = d / gamma = {n} samples)",
                    "lower d or raise gamma")
-    extra = {} if centre_scale == 1.0 else {"centre_scale": float(centre_scale)}
+    extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
+    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
-    tasks = [dict(gamma=float(gamma), signal=float(signal), r=float(r), lams=lams, d=int(d),
+    tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),
                   seed=seed, rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic ridge")

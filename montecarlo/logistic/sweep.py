@@ -48,7 +48,7 @@ from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
 from riskcalc.logistic.spectrum.limits import centre_scale
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 #: Methods at finite M; without clients ``riskcalc.logistic.limits.UNFEDERATED``.
 METHODS = ("rtfa", "fedavg", "local_ridge", "pfedme")
@@ -121,6 +121,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
     d = positive_int("d", d, minimum=2)
+    spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)
     lams = [] if method == "fedavg" else grid_values("lam", lam)
@@ -134,8 +135,9 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
+    simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
-                        signal, lams, global_lam, weights, centre, spectrum, names, max_seconds)
+                        signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
     tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
                         seed, reps, spectrum))

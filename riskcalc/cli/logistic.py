@@ -310,20 +310,19 @@ def _simulate(args, prob, d, reps):
 
 
 def _realized(prob, d):
-    """``(prob, notes)``: the problem at the ratios d / n_j the simulation realizes
-    (``montecarlo.prediction.simulated_ratios`` with the pipeline's ``client_sizes``), with a
-    note where they differ from those asked."""
-    from montecarlo.logistic.pipeline import client_sizes
+    """``(prob, notes)``: the problem at the ratios d / n_j and the spectrum the simulation
+    realizes (``montecarlo.prediction.simulated_ratios`` with the pipeline's ``client_sizes``;
+    ``pipeline.simulated_spectrum``), with a note where they differ from those asked."""
+    from montecarlo.logistic.pipeline import client_sizes, simulated_spectrum
     from montecarlo.prediction import simulated_ratios
 
     asked = prob["gammas"] if prob["federated"] else [prob["gamma"]]
     ratios, note = simulated_ratios(d, asked, sizes=client_sizes)
-    if note is None:
-        return prob, []
-    out = dict(prob, gamma=ratios[0])
+    spectrum, spread = simulated_spectrum(prob["spectrum"], d)
+    out = dict(prob, gamma=ratios[0], spectrum=spectrum)
     if prob["federated"]:
         out["gammas"] = ratios
-    return out, [note]
+    return out, [n for n in (note, spread) if n is not None]
 
 
 def _budget(args, prob, d, reps) -> None:

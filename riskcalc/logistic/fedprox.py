@@ -46,6 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
+from riskcalc.logistic.work import by_deadline
 
 
 def _expand(fed: Federation):
@@ -115,45 +116,46 @@ def residuals(x, fed, lam, lam_g, rules):
                            np.log(mu) - x[2 * G:]])
 
 
-def _root(x0, fed, lam, lam_g, rules):
+def _root(x0, fed, lam, lam_g, rules, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(fed, lam, lam_g, rules), method="hybr",
-               options={"xtol": 1e-13})
+    sol = root(by_deadline(residuals, deadline), x0, args=(fed, lam, lam_g, rules),
+               method="hybr", options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf, sol.nfev
     return x, float(np.max(np.abs(residuals(x, fed, lam, lam_g, rules)))), sol.nfev
 
 
-def _root_resolved(x0, fed, lam, lam_g, nodes):
+def _root_resolved(x0, fed, lam, lam_g, nodes, deadline=None):
     """``_root`` on per-group rules resolving the solution's scales ``(alpha_c, rho_c)``."""
     G = fed.gamma.size
 
     def rules_at(x, margin=SCALE_MARGIN):
         rho = np.exp(np.clip(x[G:2 * G], -60, 30))
         return [Rule.at(k, nodes, x[c], rho[c], margin) for c, k in enumerate(fed.kappa)]
-    return solve_resolved(lambda x, rules: _root(x, fed, lam, lam_g, rules), rules_at,
-                          np.asarray(x0, float))
+    return solve_resolved(lambda x, rules: _root(x, fed, lam, lam_g, rules, deadline),
+                          rules_at, np.asarray(x0, float))
 
 
-def solve_fedprox(fed: Federation, lam: float, lam_g: float, start):
+def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=None):
     """Per-client ``(alpha, rho, mu)`` of the joint objective, and solver diagnostics.
 
     ``start``: per-group ``(alpha, log rho, log mu)`` to begin from (the global model's view).
-    Solved with a coarse rule, then the quadrature ladder (two consecutive rules agree).
+    Solved with a coarse rule, then the quadrature ladder (two consecutive rules agree);
+    ``work.Overtime`` past ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises
     ------
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    (x, err, nfev), _ = _root_resolved(start, fed, lam, lam_g, PATH_NODES)
+    (x, err, nfev), _ = _root_resolved(start, fed, lam, lam_g, PATH_NODES, deadline)
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point: no convergence at lam = {lam:g} "
                           f"(residual {err:.2e})")
     for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, lam, lam_g, nodes)
+        (x_fine, err, n), fine = _root_resolved(x, fed, lam, lam_g, nodes, deadline)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break

@@ -219,26 +219,29 @@ def residuals(y, view: GlobalView, lam: float, rule: Rule3):
     ])
 
 
-def _root(y0, view, lam, rule, memory=None):
-    if memory is not None:
-        out = memory.root(lambda y: residuals(y, view, lam, rule), y0, rule.n, TOL)
-        if out is not None:
-            return out
+def _root(y0, view, lam, rule, memory=None, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
+    from riskcalc.logistic.work import by_deadline     # work imports this module
+
+    fun = by_deadline(residuals, deadline)
+    if memory is not None:
+        out = memory.root(lambda y: fun(y, view, lam, rule), y0, rule.n, TOL)
+        if out is not None:
+            return out
+    sol = root(fun, y0, args=(view, lam, rule), method="hybr", options={"xtol": 1e-12})
     y = sol.x
     if not np.all(np.isfinite(y)):
         return y, np.inf, sol.nfev
     return y, float(np.max(np.abs(residuals(y, view, lam, rule)))), sol.nfev
 
 
-def _root_resolved(y0, view, lam, nodes, memory=None):
+def _root_resolved(y0, view, lam, nodes, memory=None, deadline=None):
     """``_root`` on a rule resolving the margins' scales at the solution
     (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``; ``memory``: a
-    ``warm.JacobianMemory`` carried along a grid."""
+    ``warm.JacobianMemory`` carried along a grid; ``work.Overtime`` past ``deadline``."""
     (y, err, nfev), rules = solve_resolved(
-        lambda y, rules: _root(y, view, lam, rules[0], memory),
+        lambda y, rules: _root(y, view, lam, rules[0], memory, deadline),
         lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
     return y, err, nfev, rules[0]
 
@@ -328,12 +331,14 @@ def solve_ladder(root, start, lam: float, what: str, y0=None):
     return y_fine, fine, err, nfev, path_y
 
 
-def solve_finetune(view: GlobalView, lam: float, start=None, memory=None) -> FinetuneState:
+def solve_finetune(view: GlobalView, lam: float, start=None, memory=None,
+                   deadline=None) -> FinetuneState:
     """The fixed point of steps 1-4 for ``lam > 0``: with a coarse rule, directly from
     ``start`` (a neighbouring grid point's ``path_y``) or the large-lam start or, failing
     that, by continuation in ``lam`` from ``max(lam, 100)`` by factors of 10; then the
     quadrature ladder ``NODES3`` (two consecutive rules must agree): ``solve_ladder``.
-    ``memory``: a ``warm.JacobianMemory`` of the grid, tried before hybr at ``lam``.
+    ``memory``: a ``warm.JacobianMemory`` of the grid, tried before hybr at ``lam``;
+    ``deadline``: ``time.perf_counter``'s, past which ``work.Overtime`` (None: no limit).
 
     Raises
     ------
@@ -342,7 +347,7 @@ def solve_finetune(view: GlobalView, lam: float, start=None, memory=None) -> Fin
     """
     y, fine, err, nfev, path_y = solve_ladder(
         lambda y0, lam_k, nodes: _root_resolved(y0, view, lam_k, nodes,
-                                                memory if lam_k == lam else None),
+                                                memory if lam_k == lam else None, deadline),
         lambda lam_k: _start(view, lam_k), lam, "logistic fine-tuning", start)
     m = moments(y, view, lam, fine)
     return FinetuneState(float(y[0]), float(m["nu_h"]), float(y[3]), float(m["mu_h"]),

@@ -62,13 +62,14 @@ def ladder(lam: float, ratio: float = LAM_RATIO, stop: float = 0.0) -> list:
     logistic fixed point (``fixed_point``, ``pooled``, ``finetune``, the spectrum paths):
     ``LAM_START`` divided by ``ratio`` while above ``floor = max(lam, stop)`` (1e-4 for
     ``lam = 0``), then ``floor``, then 0 if ``lam = 0`` (``work.stages`` counts them with
-    ``stop = 0``). The spectrum paths stop at 1e-4 and reach a smaller lam in their quadrature
-    ladder; the identity's go on below 1e-4 by factors of ``ratio``: the solution's norm keeps
-    growing on separable data, and one jump from 1e-4 failed at gamma = 2, signal = r = 1,
-    lam = 3e-6 (the ladder did not settle), solved so. A stage within ``LADDER_RTOL`` of
-    ``floor`` is ``floor``'s own: the repeated divisions round (1e-4 / 10 / 10 =
-    1.0000000000000002e-06), and at lam = 10^-k each path solved a root there and then one at
-    lam itself, a stage for nothing (and two at lam >= 100)."""
+    ``stop = 0``). Every path goes on below 1e-4 by factors of ``ratio``: the solution's norm
+    keeps growing on separable data, and one jump from 1e-4 failed at gamma = 2, signal = r =
+    1, lam = 3e-6 (the ladder did not settle), solved so. The spectrum paths stopped at
+    ``stop = 1e-4`` and jumped: "quadrature not converged" at gamma = 3, lam = 1e-6 (the
+    one-point solver) and global_lam = 1e-6 at gamma = 6 (the global model), answered so. A
+    stage within ``LADDER_RTOL`` of ``floor`` is ``floor``'s own: the repeated divisions round
+    (1e-4 / 10 / 10 = 1.0000000000000002e-06), and at lam = 10^-k each path solved a root there
+    and then one at lam itself, a stage for nothing (and two at lam >= 100)."""
     floor = max(lam if lam > 0.0 else 1e-4, stop)
     lams = [LAM_START]
     while lams[-1] / ratio > floor * (1.0 + LADDER_RTOL):

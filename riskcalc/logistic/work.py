@@ -47,6 +47,7 @@ estimate, or a larger ``max_seconds``).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -221,11 +222,26 @@ class Overtime(Exception):
     """A fixed-point solve still running at its deadline (``fixed_point._root``)."""
 
 
-def overtime(gamma, signal, r, lam, seconds, max_seconds):
-    """The ValueError for a fixed point (``fixed_point``) still solving at ``max_seconds``
-    (it raised ``Overtime``): the estimates above cannot see how far the solution's scales
-    grow with gamma."""
-    h = mle_threshold(float(np.hypot(signal, r)))
+def by_deadline(fun, deadline):
+    """``fun`` raising ``Overtime`` when called past ``deadline`` (``time.perf_counter``'s
+    clock); ``fun`` itself for None: the residuals of the spectrum's solvers, whose one stage
+    can take all the time (near a separability threshold, at small penalties)."""
+    if deadline is None:
+        return fun
+
+    def checked(*args):
+        if time.perf_counter() > deadline:
+            raise Overtime
+        return fun(*args)
+    return checked
+
+
+def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):
+    """The ValueError for a fixed point (``fixed_point``, ``spectrum.fixed_point``) still
+    solving at ``max_seconds`` (it raised ``Overtime``): the estimates above cannot see how far
+    the solution's scales grow with gamma. ``kappa``: the margin scale ``||w_i||_Sigma`` of
+    the threshold (default ``||w_i||``, Sigma = I)."""
+    h = mle_threshold(float(np.hypot(signal, r)) if kappa is None else kappa)
     near = (f"; gamma = {gamma:g} lies {(h - gamma) / h:.2g} below the Candes-Sur threshold "
             f"h = {h:.6g}, where the MLE's norm grows without bound" if lam == 0.0 and gamma < h
             else "")

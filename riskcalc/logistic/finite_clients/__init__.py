@@ -224,7 +224,7 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         Every client's ``x ~ N(0, Sigma)`` (module docstring; ``w_0`` and the ``u_j`` isotropic
         in the original coordinates).
     max_seconds : float or None
-        As in ``finite_logistic_limit`` (Sigma = I).
+        As in ``finite_logistic_limit``.
 
     Returns
     -------
@@ -267,8 +267,11 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         spectrum = check_spectrum(spectrum)
         if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
             check_lam(lam, SPECTRUM_LAM_MAX)
+        if max_seconds is not None:
+            check_work(gam, rr, signal, lam, global_lam, method,
+                       rr if target is None else rr[[target]], max_seconds, spectrum)
         return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
-                               global_lam, weights, target, spectrum)
+                               global_lam, weights, target, spectrum, max_seconds)
     wanted = np.arange(m) if target is None else np.array([target])
     point = solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted,
                         max_seconds=max_seconds)

@@ -7,6 +7,7 @@ spectrum; ``client_limits`` turns an estimate's geometry (a, rho) into the repor
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,7 +21,7 @@ from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.work import finite_seconds, refuse
+from riskcalc.logistic.work import Overtime, finite_seconds, overtime, refuse
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,18 @@ def _pooled(gamma, r, count, signal, weights, global_lam, max_seconds):
                                    weights), global_lam, max_seconds=max_seconds)
 
 
-def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None):
+def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=None,
+                  deadline=None):
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
-    fine-tuning and the grid's ``warm.JacobianMemory``."""
+    fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: every solve's
+    (``time.perf_counter``'s clock), past which ``work.Overtime``."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit
 
-        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0)
+        res = spectrum_limit(gamma, fed.signal, float(fed.r[c]), lam, spectrum, theta=0.0,
+                             deadline=deadline)
         return ClientLimits(res.risk, res.sigma_risk, res.cosine_uncentred, res.test_logloss,
                             res.test_error, res.a, float(np.hypot(res.b, res.q))), 0, \
             res.diagnostics["residual"], None
@@ -94,11 +98,13 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
     if method == "local_ridge" or lam == 0.0:
         # lam = 0: fine-tuning is the local MLE whatever the centre. Local ridge does not
         # depend on the global model (``state`` None).
-        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0)
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-9)
+        x, _, _ = solve_fixed_point(gamma, fed.signal, float(fed.r[c]), lam, scale=0.0,
+                                    max_seconds=left)
         return client_limits(kappa, x[0], float(np.hypot(x[1], np.exp(x[2])))), 0, 0.0, None
     view = GlobalView(float(state.alpha[c]), float(state.rho[c]), float(state.mu[c]), kappa,
                       gamma)
-    ft = solve_finetune(view, lam, start, memory)
+    ft = solve_finetune(view, lam, start, memory, deadline)
     return client_limits(kappa, ft.A_h, ft.nu_h), ft.iterations, ft.residual, ft.path_y
 
 
@@ -108,13 +114,23 @@ def _global_summary(fed, state):
     return (state.a / S if S > 0 else float("nan")), float(dist)
 
 
-def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds):
-    """``riskcalc.logistic.work.refuse`` for one solve of this federation."""
+def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum=None):
+    """``riskcalc.logistic.work.refuse`` for one solve of this federation. With a
+    ``spectrum``, the margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` (isotropic
+    directions), so the rules are those of ``Sigma = I`` at norms times ``sqrt(<s>)``, as
+    ``spectrum.limits.check_work`` (was: no estimate, ``max_seconds`` ignored: scaled:1e4
+    answered in 14-51 s with ``max_seconds = 5``, the oracle limit there refused)."""
+    root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+
     def at(t):
+        t = t * root
         return finite_seconds(gam, t * rr, t * signal, lam, global_lam, method, t * targets)
     groups = np.unique(np.stack(np.broadcast_arrays(gam, rr), axis=1), axis=0).shape[0]
+    under = "" if spectrum is None else (f"; under this spectrum (mean eigenvalue "
+                                         f"{spectrum.mean:.3g}) the margins' scale is "
+                                         f"{root:.3g} ||w_i||")
     refuse(at(1.0), max_seconds, f"the finite-M logistic limit (signal = {signal:g}, "
-           f"r up to {float(np.max(rr)):g}, {groups} distinct clients)", at,
+           f"r up to {float(np.max(rr)):g}, {groups} distinct clients{under})", at,
            fewer="fewer distinct clients (equal gamma and r are solved once)")
 
 
@@ -146,6 +162,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     ``estimate``; a grid checks its whole work instead) and along the global model's path.
     """
     warm = warm or {}
+    begun = time.perf_counter()
     local = method == "local_ridge"
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
@@ -166,12 +183,24 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
         # One joint fixed point gives every client (riskcalc.logistic.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
         near, solved = warm.get("fedprox"), None
-        if near is not None and np.size(near) == start.size:
-            try:
-                solved = solve_fedprox(fed, lam, global_lam, near)
-            except SolverError:
-                pass            # the neighbour's root was too far: the global model's view
-        alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start)
+        # By the call's deadline: lam = 1e-8 (3 clients at gamma 0.5, separable) ran 36 s
+        # with max_seconds = 5 and then failed; its estimate cannot see the norms grow.
+        deadline = None if max_seconds is None else begun + max_seconds
+        try:
+            if near is not None and np.size(near) == start.size:
+                try:
+                    solved = solve_fedprox(fed, lam, global_lam, near, deadline)
+                except SolverError:
+                    pass        # the neighbour's root was too far: the global model's view
+            alpha, rho, mu, n, res = solved or solve_fedprox(fed, lam, global_lam, start,
+                                                             deadline)
+        except Overtime:
+            raise ValueError(
+                f"pfedme (lam = {lam:g}, global_lam = {global_lam:g}) was still solving at "
+                f"max_seconds = {max_seconds:g} ({time.perf_counter() - begun:.3g} s): the "
+                "joint point's norms grow as lam falls on nearly separable data; give a "
+                "larger lam, or raise max_seconds (in Python; --max-minutes on the command "
+                "line)") from None
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         per_group = {c: client_limits(float(fed.kappa[c]), alpha[first[c]], rho[first[c]])
@@ -180,9 +209,19 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
                                               np.log(mu[first])])
         iterations, residual = iterations + n, max(residual, res)
     for c in groups if method != "pfedme" else ():
-        per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
-            fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
-            memory=memory.get(("finetune", c)))
+        try:
+            per_group[c], n, res, out_warm["finetune"][c] = _group_limits(
+                fed, state, c, method, lam, start=warm.get("finetune", {}).get(c),
+                memory=memory.get(("finetune", c)),
+                deadline=None if max_seconds is None else begun + max_seconds)
+        except Overtime:
+            # RTFA's fine-tuning at lam = 1e-12 (2 clients at gamma 2) ran 31 s with
+            # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
+            raise ValueError(
+                f"{method} (lam = {lam:g}) was still solving at max_seconds = "
+                f"{max_seconds:g} ({time.perf_counter() - begun:.3g} s): its solution's norm "
+                "grows as lam falls on nearly separable data; give a larger lam, or raise "
+                "max_seconds (in Python; --max-minutes on the command line)") from None
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
@@ -190,9 +229,24 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     return Point(values, overlap, dist, iterations, residual, out_warm)
 
 
-def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum):
-    """``logistic_clients_limit`` with a spectrum (module docstring)."""
+def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target, spectrum,
+                      max_seconds=None):
+    """``logistic_clients_limit`` with a spectrum (module docstring); the global model and
+    the clients' own solves (local ridge, RTFA's local MLE at lam = 0: ``own``) by
+    ``max_seconds`` (None: no limit)."""
     from riskcalc.logistic.spectrum.pooled import client_views
+
+    clock = time.perf_counter()
+    deadline = None if max_seconds is None else clock + max_seconds
+
+    def own(c, lam):
+        # lam = 0 just below the Candes-Sur threshold ran past 60 s with max_seconds = 2.
+        try:
+            return _group_limits(fed, None, c, "local_ridge", lam, spectrum, deadline=deadline)
+        except Overtime:
+            kappa = float(np.hypot(signal, fed.r[c]) * np.sqrt(spectrum.mean))
+            raise overtime(float(fed.gamma[c]), signal, float(fed.r[c]), lam,
+                           time.perf_counter() - clock, max_seconds, kappa) from None
 
     m = gam.size
     local = method == "local_ridge"
@@ -206,16 +260,28 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
     if local:
         per_group = {}
         for c in groups:
-            per_group[c], _, res, _ = _group_limits(fed, None, c, method, lam, spectrum)
+            per_group[c], _, res, _ = own(c, lam)
             residual = max(residual, res)
     else:
         # RTFA at lam = 0 is the local MLE whatever the centre (as without a spectrum); the
         # global model is still solved for its fields.
         mle = method == "rtfa" and lam == 0.0
-        views, (overlap, dist, iterations, residual) = client_views(
-            fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups)
-        per_group = {c: _group_limits(fed, None, c, "local_ridge", 0.0, spectrum)[0] if mle
-                     else ClientLimits(**views[c]) for c in groups}
+        try:
+            views, (overlap, dist, iterations, residual) = client_views(
+                fed, spectrum, global_lam, "fedavg" if mle else method, lam, groups, deadline)
+        except Overtime:
+            # global_lam = 0 just inside the pooled separability threshold: past 60 s with
+            # max_seconds = 3; RTFA's fine-tuning and FedProx at lam = 1e-8 on separable data
+            # took 9 and 14 s with max_seconds = 3 (the norms grow, unseen by the estimate).
+            given = ", ".join(f"{k} = {v:g}" for k, v in (("lam", lam),
+                                                          ("global_lam", global_lam))
+                              if v is not None)
+            raise ValueError(
+                f"{method} under this spectrum ({given}) was still solving at max_seconds = "
+                f"{max_seconds:g} ({time.perf_counter() - clock:.3g} s): the solutions' norms "
+                "grow as the penalties fall on nearly separable data; give larger penalties, "
+                "or raise max_seconds (in Python; --max-minutes on the command line)") from None
+        per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
     params = dict(gamma=gam.tolist(), r=rr.tolist(), signal=signal, lam=lam,

@@ -37,6 +37,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fedprox import coupling_inverse
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.work import by_deadline
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
 
 
@@ -84,44 +85,45 @@ def residuals(x, fed, spectrum, lam, lam_g, rules):
                            np.log(mu) - x[2 * G:]])
 
 
-def _root(x0, fed, spectrum, lam, lam_g, rules):
+def _root(x0, fed, spectrum, lam, lam_g, rules, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(fed, spectrum, lam, lam_g, rules), method="hybr",
-               options={"xtol": 1e-13})
+    sol = root(by_deadline(residuals, deadline), x0, args=(fed, spectrum, lam, lam_g, rules),
+               method="hybr", options={"xtol": 1e-13})
     if not np.all(np.isfinite(sol.x)):
         return sol.x, np.inf, sol.nfev
     return sol.x, float(np.max(np.abs(residuals(sol.x, fed, spectrum, lam, lam_g, rules)))), \
         sol.nfev
 
 
-def _root_resolved(x0, fed, spectrum, lam, lam_g, nodes):
+def _root_resolved(x0, fed, spectrum, lam, lam_g, nodes, deadline=None):
     G = fed.gamma.size
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
 
     def rules_at(x, margin=SCALE_MARGIN):
         rho = np.exp(np.clip(x[G:2 * G], -60, 30))
         return [Rule.at(k, nodes, x[c], rho[c], margin) for c, k in enumerate(kappa)]
-    return solve_resolved(lambda x, rules: _root(x, fed, spectrum, lam, lam_g, rules),
+    return solve_resolved(lambda x, rules: _root(x, fed, spectrum, lam, lam_g, rules, deadline),
                           rules_at, np.asarray(x0, float))
 
 
-def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, start):
+def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, start,
+                           deadline=None):
     """Per client ``(alpha, rho, mu)``, the Euclidean ``(w_j.theta_j, ||w_j||^2)``, and solver
     diagnostics; ``start``: per-group ``(alpha, log rho, log mu)`` (the global model's view), as
-    ``fedprox.solve_fedprox``.
+    ``fedprox.solve_fedprox``; ``work.Overtime`` past ``deadline`` (None: no limit).
 
     Raises
     ------
     SolverError
         No root to ``TOL``, or the quadrature does not settle.
     """
-    (x, err, nfev), _ = _root_resolved(start, fed, spectrum, lam, lam_g, PATH_NODES)
+    (x, err, nfev), _ = _root_resolved(start, fed, spectrum, lam, lam_g, PATH_NODES, deadline)
     if not err <= TOL:
         raise SolverError(f"FedProx fixed point with a spectrum: no convergence at "
                           f"lam = {lam:g} (residual {err:.2e})")
     for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam, lam_g, nodes)
+        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam, lam_g, nodes, deadline)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break

@@ -55,6 +55,7 @@ import numpy as np
 
 from riskcalc.logistic.finetune import GlobalView, Rule3, _start, moments, solve_ladder
 from riskcalc.logistic.gaussian import SCALE_MARGIN, solve_resolved
+from riskcalc.logistic.work import by_deadline
 
 
 class Coupling:
@@ -122,28 +123,30 @@ def residuals(y, cp: Coupling, lam: float, rule):
                      1.0 - hh / (m["nu_h"] ** 2 + m["A_h"] ** 2)])
 
 
-def _root(y0, cp, lam, rule):
+def _root(y0, cp, lam, rule, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, y0, args=(cp, lam, rule), method="hybr", options={"xtol": 1e-12})
+    sol = root(by_deadline(residuals, deadline), y0, args=(cp, lam, rule), method="hybr",
+               options={"xtol": 1e-12})
     if not np.all(np.isfinite(sol.x)):
         return sol.x, np.inf, sol.nfev
     return sol.x, float(np.max(np.abs(residuals(sol.x, cp, lam, rule)))), sol.nfev
 
 
-def _root_resolved(y0, cp, lam, nodes):
+def _root_resolved(y0, cp, lam, nodes, deadline=None):
     (y, err, nfev), rules = solve_resolved(
-        lambda y, rules: _root(y, cp, lam, rules[0]),
+        lambda y, rules: _root(y, cp, lam, rules[0], deadline),
         lambda y, margin=SCALE_MARGIN: [Rule3.at(cp.view, nodes, y, margin)],
         np.asarray(y0, float))
     return y, err, nfev, rules[0]
 
 
-def solve_finetune_spectral(cp: Coupling, lam: float):
+def solve_finetune_spectral(cp: Coupling, lam: float, deadline=None):
     """The fixed point for ``lam > 0`` (``finetune.solve_finetune``'s path: directly from the
     large-lam start, else continuation in lam by factors of 10; then the ladder ``NODES3``).
     Returns a dict: ``A_h``, ``sigma_risk``, ``risk``, ``cosine_uncentred``, ``a``, ``rho``
-    (block i's view of ``w_h``), ``iterations``, ``residual``.
+    (block i's view of ``w_h``), ``iterations``, ``residual``; ``work.Overtime`` past
+    ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises
     ------
@@ -151,7 +154,7 @@ def solve_finetune_spectral(cp: Coupling, lam: float):
         No root to ``TOL``, or the quadrature does not settle.
     """
     y_fine, fine, err, nfev, _ = solve_ladder(
-        lambda y0, lam_k, nodes: _root_resolved(y0, cp, lam_k, nodes),
+        lambda y0, lam_k, nodes: _root_resolved(y0, cp, lam_k, nodes, deadline),
         lambda lam_k: _start(cp.view, lam_k), lam, "logistic fine-tuning with a spectrum")
     m, p = _parts(y_fine, cp, lam, fine)
     kappa, A_h, nu_h = cp.view.kappa, float(m["A_h"]), float(m["nu_h"])

@@ -81,6 +81,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
+from riskcalc.logistic.work import by_deadline
 
 #: Residual (sup-norm) and quadrature agreement, as ``fixed_point``.
 TOL, QUAD_RTOL = 1e-11, 1e-7
@@ -156,10 +157,12 @@ def residuals(x, rule: Rule, p: Problem):
     return res, jac
 
 
-def _root(x0, rule, p):
+def _root(x0, rule, p, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(rule, p), method="hybr", jac=True,
+    # As ``fixed_point._root``: one stage can take all the time (lam = 0 just below the
+    # Candes-Sur threshold ran past 300 s with max_seconds = 10).
+    sol = root(by_deadline(residuals, deadline), x0, args=(rule, p), method="hybr", jac=True,
                options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
@@ -167,12 +170,13 @@ def _root(x0, rule, p):
     return x, float(np.max(np.abs(residuals(x, rule, p)[0])))
 
 
-def _root_resolved(x0, p: Problem, nodes):
-    """``_root`` on a rule resolving the solution's scales: ``(x, err, rule)``."""
+def _root_resolved(x0, p: Problem, nodes, deadline=None):
+    """``_root`` on a rule resolving the solution's scales: ``(x, err, rule)``;
+    ``work.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
     def rules_at(x, margin=SCALE_MARGIN):
         return [Rule.at(p.kappa, nodes, float(x[0]), float(np.exp(np.clip(x[1], -60, 30))),
                         margin)]
-    (x, err), rules = solve_resolved(lambda x, rules: _root(x, rules[0], p), rules_at,
+    (x, err), rules = solve_resolved(lambda x, rules: _root(x, rules[0], p, deadline), rules_at,
                                      np.asarray(x0, float))
     return x, err, rules[0]
 
@@ -194,16 +198,17 @@ def _start(p: Problem, nodes):
         a = (lt * p.S2 * I[1, 1] + eps * p.K2 * I[2, 1]) / k
         Q = (lt * lt * p.S2 * I[1, 2] + 2 * lt * eps * p.S2 * I[2, 2]
              + eps * eps * p.K2 * I[3, 2] + p.gamma * E2 * I[2, 2] / mu ** 2)
-        rho = max(np.sqrt(max(Q - a * a, 0.0)), 1e-3)
+        rho = np.sqrt(Q - a * a) if Q > a * a else rho
     return np.array([a, np.log(rho), np.log(mu)])
 
 
-def solve(p: Problem, start=None):
+def solve(p: Problem, start=None, deadline=None):
     """The fixed point ``x = (a, log rho, log mu)`` at the working rule, then the quadrature
     ladder (two consecutive rules agree to ``QUAD_RTOL``), as ``fixed_point.solve_fixed_point``
     and ``fixed_point._limit``: directly from ``start`` or the large-lam start when
     ``lam >= 1``, else continuation from ``lam = 100`` by factors of 10. Returns
-    ``(x, rule, residual)``.
+    ``(x, rule, residual)``; ``work.Overtime`` from the first residual evaluated past
+    ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises
     ------
@@ -213,18 +218,19 @@ def solve(p: Problem, start=None):
     x, err = None, np.inf
     if start is not None or p.lam >= 1.0:
         x0 = _start(p, NODES[0]) if start is None else start
-        x, err, _ = _root_resolved(x0, p, NODES[0])
+        x, err, _ = _root_resolved(x0, p, NODES[0], deadline)
     if not err <= TOL:
-        lams = ladder(p.lam, stop=1e-4)
+        lams = ladder(p.lam)
         x = _start(_at_lam(p, lams[0]), NODES[0])
         for lam_k in lams:
-            x, err = _step(x, _at_lam(p, lam_k))
+            x, err = _step(x, _at_lam(p, lam_k), deadline)
             if not err <= TOL:
                 # From the previous step's point the root finder can leave the solution's
                 # scales (as in ``spectrum.pooled``): measured gamma = 0.2, signal 4, r 0.3,
                 # lam = 0.01, spectrum scaled:1.0001, no convergence at lam = 0.1 where the
                 # identity's solver answers; the large-lam start at this lam finds the root.
-                x, err = _step(_start(_at_lam(p, lam_k), NODES[0]), _at_lam(p, lam_k))
+                x, err = _step(_start(_at_lam(p, lam_k), NODES[0]), _at_lam(p, lam_k),
+                               deadline)
             if not err <= TOL:
                 step = "" if lam_k == p.lam else (
                     f" (a step of the continuation from lam = {lams[0]:g} down to the lam = "
@@ -233,7 +239,7 @@ def solve(p: Problem, start=None):
                                   f"lam = {lam_k:g}{step} (gamma = {p.gamma:g}; residual "
                                   f"{err:.2e})")
     for nodes in NODES[1:]:
-        x_fine, err, fine = _root_resolved(x, p, nodes)
+        x_fine, err, fine = _root_resolved(x, p, nodes, deadline)
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             return x_fine, fine, err
         x = x_fine
@@ -241,11 +247,11 @@ def solve(p: Problem, start=None):
                       f"finest ladder level {NODES[-1]} (gamma = {p.gamma:g}, lam = {p.lam:g})")
 
 
-def _step(x0, p: Problem):
+def _step(x0, p: Problem, deadline=None):
     """One continuation step on the working rule: ``(x, residual)``, the residual infinite
     where the iterate outgrew every quadrature rule (``gaussian.MAX_RULE_NODES``)."""
     try:
-        x, err, _ = _root_resolved(x0, p, NODES[0])
+        x, err, _ = _root_resolved(x0, p, NODES[0], deadline)
     except SolverError:
         return np.asarray(x0, float), np.inf
     return x, err

@@ -5,6 +5,8 @@ direction; the MLE's existence at ``lam = 0``) and FedAvg's infinite-client cent
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from riskcalc._validate import as_array, one_of, parameter
@@ -13,7 +15,7 @@ from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, c
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, refuse
+from riskcalc.logistic.work import MAX_SECONDS, Overtime, oracle_seconds, overtime, refuse
 
 
 def check_spectrum(spectrum):
@@ -66,10 +68,11 @@ def centre_scale(signal, r, spectrum, centre: str) -> float:
     return fedavg_centre_scale(signal * root_m1, r * root_m1)
 
 
-def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", theta=None):
+def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", theta=None,
+                   deadline=None):
     """``riskcalc.logistic_limit(..., spectrum=)`` for one point: a ``LogisticResult`` with
     ``sigma_risk`` and ``params["spectrum"]`` (the spectrum's description). ``theta``
-    overrides the centre's scale (0: local ridge)."""
+    overrides the centre's scale (0: local ridge); ``deadline``: ``fixed_point.solve``'s."""
     scale = centre_scale(signal, r, spectrum, centre) if theta is None else float(theta)
     p = problem(gamma, signal, r, lam, spectrum, scale)
     if lam == 0.0 and gamma >= mle_threshold(p.kappa):
@@ -78,7 +81,7 @@ def spectrum_limit(gamma, signal, r, lam, spectrum, centre: str = "oracle", thet
             f"h = {mle_threshold(p.kappa):.6g}, the Candes-Sur separability threshold at the "
             f"margin scale ||w_i||_Sigma = {p.kappa:.6g} (separability is invariant under "
             "x -> Sigma^(-1/2) x). Use lam > 0")
-    x, rule, err = solve(p)
+    x, rule, err = solve(p, deadline=deadline)
     # The residuals clip log rho and log mu to the window: a root beyond it is not a root of
     # the system (measured: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15 > e^30).
     check_window(np.exp(x[1]), np.exp(x[2]), gamma, lam)
@@ -124,6 +127,25 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
            f"{float(np.hypot(s_max, r_max)):.3g})", seconds)
 
 
+def _solve_by(max_seconds):
+    """``spectrum_limit`` for the points of one call (``naming_spectrum``), each solved by
+    the call's deadline ``max_seconds`` from now (None: no limit), and past it refused.
+    The estimate cannot see how the solution grows near the Candes-Sur threshold at lam =
+    0: gamma = h (1 - 1e-4) ran past 300 s with max_seconds = 10."""
+    clock = time.perf_counter()
+    deadline = None if max_seconds is None else clock + max_seconds
+
+    def solve_at(gamma, signal, r, lam, spectrum, centre):
+        try:
+            return naming_spectrum(spectrum, spectrum_limit, gamma, signal, r, lam, spectrum,
+                                   centre, None, deadline)
+        except Overtime:
+            kappa = float(np.hypot(signal, r) * np.sqrt(spectrum.mean))
+            raise overtime(gamma, signal, r, lam, time.perf_counter() - clock, max_seconds,
+                           kappa) from None
+    return solve_at
+
+
 def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
                   max_seconds: float | None = MAX_SECONDS):
     """``logistic_limit(..., spectrum=)``: validated, one point or a broadcast grid (solved
@@ -136,20 +158,20 @@ def spectrum_grid(gamma, signal, r, lam, spectrum, centre: str = "oracle",
               parameter("r", r), as_array("lam", lam, low=0.0)]
     check_gamma(arrays[0])
     check_lam(arrays[3], SPECTRUM_LAM_MAX)      # measured: ``riskcalc.logistic.ranges``
-    if max_seconds is not None:
-        check_work(arrays, spectrum, max_seconds)
-    if all(v.ndim == 0 for v in arrays):
-        return naming_spectrum(spectrum, spectrum_limit, *(float(v) for v in arrays),
-                               spectrum, centre)
-    try:
-        arrays = np.broadcast_arrays(*arrays)
+    try:        # before the estimate, whose np.broadcast gave numpy's message ("arg 0")
+        np.broadcast(*arrays)
     except ValueError:
         raise ValueError("gamma, signal, r and lam do not broadcast together: shapes "
                          + ", ".join(str(np.shape(v)) for v in arrays)) from None
+    if max_seconds is not None:
+        check_work(arrays, spectrum, max_seconds)
+    if all(v.ndim == 0 for v in arrays):
+        return _solve_by(max_seconds)(*(float(v) for v in arrays), spectrum, centre)
+    arrays = np.broadcast_arrays(*arrays)
     shape = arrays[0].shape
     flat = [v.ravel().astype(float) for v in arrays]
-    rows = [naming_spectrum(spectrum, spectrum_limit, *point, spectrum, centre)
-            for point in zip(*flat)]
+    solve_at = _solve_by(max_seconds)
+    rows = [solve_at(*point, spectrum, centre) for point in zip(*flat)]
     params = dict(gamma=arrays[0].astype(float), signal=arrays[1].astype(float),
                   r=arrays[2].astype(float), lam=arrays[3].astype(float),
                   spectrum=spectrum.describe())

@@ -39,7 +39,6 @@ isotropic and the teachers' Gram matrix that of ``pooled`` with ``S, r_j`` times
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -47,6 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+from riskcalc.logistic.work import by_deadline
 
 LAM_RATIO = 10.0 ** 0.5
 
@@ -111,26 +111,28 @@ def residuals(x, fed, spectrum, lam_g, rules):
                            [x[2 * G] - np.log(w["v"])]])
 
 
-def _root(x0, fed, spectrum, lam_g, rules):
+def _root(x0, fed, spectrum, lam_g, rules, deadline=None):
     from scipy.optimize import root
 
-    sol = root(residuals, x0, args=(fed, spectrum, lam_g, rules), method="hybr",
-               options={"xtol": 1e-13})
+    # global_lam = 0 just inside the pooled separability threshold ran past 60 s with
+    # max_seconds = 3 (Sigma = I refuses along its path).
+    sol = root(by_deadline(residuals, deadline), x0, args=(fed, spectrum, lam_g, rules),
+               method="hybr", options={"xtol": 1e-13})
     if not np.all(np.isfinite(sol.x)):
         return sol.x, np.inf, sol.nfev
     return sol.x, float(np.max(np.abs(residuals(sol.x, fed, spectrum, lam_g, rules)))), \
         sol.nfev
 
 
-def _root_resolved(x0, fed, spectrum, lam_g, nodes):
+def _root_resolved(x0, fed, spectrum, lam_g, nodes, deadline=None):
     G = fed.gamma.size
     kappa = np.sqrt((fed.signal ** 2 + fed.r ** 2) * spectrum.mean)
 
     def rules_at(x, margin=SCALE_MARGIN):
         rho = np.exp(np.clip(x[G:2 * G], -60, 30))
         return [Rule.at(k, nodes, x[c], rho[c], margin) for c, k in enumerate(kappa)]
-    return solve_resolved(lambda x, rules: _root(x, fed, spectrum, lam_g, rules), rules_at,
-                          np.asarray(x0, float))
+    return solve_resolved(lambda x, rules: _root(x, fed, spectrum, lam_g, rules, deadline),
+                          rules_at, np.asarray(x0, float))
 
 
 def _start(fed: Federation, spectrum, lam_g, sweeps: int = 3):
@@ -160,18 +162,21 @@ def _start(fed: Federation, spectrum, lam_g, sweeps: int = 3):
     return x
 
 
-def _step(x0, fed, spectrum, lam_g):
+def _step(x0, fed, spectrum, lam_g, deadline=None):
     """One continuation step on the coarse rule: ``(x, residual, evaluations)``, the residual
     infinite where the iterate outgrew every quadrature rule (``gaussian.MAX_RULE_NODES``)."""
     try:
-        return _root_resolved(x0, fed, spectrum, lam_g, PATH_NODES)[0]
+        return _root_resolved(x0, fed, spectrum, lam_g, PATH_NODES, deadline)[0]
     except SolverError:
         return x0, np.inf, 0
 
 
-def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPooledState:
+def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float,
+                          deadline=None) -> SpectralPooledState:
     """The global fixed point, by continuation in ``lam_g`` from 100 by factors of
-    ``LAM_RATIO`` on a coarse rule (as ``pooled.solve_pooled``), then the quadrature ladder.
+    ``LAM_RATIO`` on a coarse rule (as ``pooled.solve_pooled``), then the quadrature ladder;
+    ``work.Overtime`` from the first residual evaluated past ``deadline``
+    (``time.perf_counter``'s clock; None: no limit).
 
     Raises
     ------
@@ -180,17 +185,17 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
     """
     # Factors of sqrt(10): the steps of 10 of ``pooled`` lose heterogeneous federations here
     # (measured: gamma = (1, 2, 2), r = (0.5, 1, 1), uniform weights, no root at lam_g = 1).
-    lams = ladder(lam_g, LAM_RATIO, stop=1e-4)
+    lams = ladder(lam_g, LAM_RATIO)
     x, nfev = _start(fed, spectrum, lams[0]), 0
     for lam_k in lams:
-        x_k, err, n = _step(x, fed, spectrum, lam_k)
+        x_k, err, n = _step(x, fed, spectrum, lam_k, deadline)
         nfev += n
         if not err <= TOL:
             # From the previous step's point the root finder can run off along rho -> 0
             # (log rho clipped, a flat residual): measured gamma = 0.05 x 3 clients, signal
             # 2.77, r 0.78, spectrum scaled:1.0001, stuck at global_lam = 10 with log rho =
             # -1.5e4; the large-ridge start at this global_lam finds the root.
-            x_k, err, n = _step(_start(fed, spectrum, lam_k), fed, spectrum, lam_k)
+            x_k, err, n = _step(_start(fed, spectrum, lam_k), fed, spectrum, lam_k, deadline)
             nfev += n
         x = x_k
         if not err <= TOL:
@@ -200,7 +205,7 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float) -> SpectralPo
             raise SolverError(f"logistic global model with a spectrum: no convergence at "
                               f"global_lam = {lam_k:g}{step} (residual {err:.2e})")
     for nodes in NODES:
-        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam_g, nodes)
+        (x_fine, err, n), fine = _root_resolved(x, fed, spectrum, lam_g, nodes, deadline)
         nfev += n
         if err <= TOL and np.all(np.abs(x_fine - x) <= QUAD_RTOL * (1.0 + np.abs(x))):
             break
@@ -225,28 +230,40 @@ def global_products(fed: Federation, st: SpectralPooledState):
     return w_w0, w_wc, norm2
 
 
-@lru_cache(maxsize=16)
-def _cached(gamma, r, count, signal, weights, spectrum, lam_g):
+#: ``_cached``'s memory: at most ``MEMORY`` global models, the oldest forgotten first.
+_SOLVED: dict = {}
+MEMORY = 16
+
+
+def _cached(gamma, r, count, signal, weights, spectrum, lam_g, deadline=None):
     """``solve_pooled_spectral``, remembered: the methods of one federation share its global
-    model (a pure function of these arguments; a ``Spectrum`` hashes by identity)."""
-    return solve_pooled_spectral(Federation(np.array(gamma), np.array(r), np.array(count),
-                                            signal, weights), spectrum, lam_g)
+    model (a pure function of these arguments but ``deadline``, which is not part of the key;
+    a ``Spectrum`` hashes by identity)."""
+    key = (gamma, r, count, signal, weights, spectrum, lam_g)
+    if key not in _SOLVED:
+        state = solve_pooled_spectral(Federation(np.array(gamma), np.array(r), np.array(count),
+                                                 signal, weights), spectrum, lam_g, deadline)
+        if len(_SOLVED) >= MEMORY:
+            del _SOLVED[next(iter(_SOLVED))]
+        _SOLVED[key] = state
+    return _SOLVED[key]
 
 
 def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg", lam=None,
-                 groups=None):
+                 groups=None, deadline=None):
     """Every group's limits (``groups``: the groups wanted, default all) for ``method``:
     ``"fedavg"`` (the global model itself), ``"rtfa"`` (fine-tuning toward it with penalty
     ``lam``, ``riskcalc.logistic.spectrum.finetune``) or ``"pfedme"`` (the joint objective,
     ``riskcalc.logistic.spectrum.fedprox``; the global fields stay FedAvg's, as without a
     spectrum). Per group a dict of ``risk``, ``sigma_risk``, ``cosine_uncentred``, ``test_logloss``, ``test_error``, ``a``, ``rho``; and
-    ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``."""
+    ``(overlap w_g.w_0 / S^2, ||w_g - w_0||^2, iterations, residual)``. ``deadline``: every
+    solve's (``solve_pooled_spectral`` and the method's)."""
     from riskcalc.logistic.broadcast import test_errors
     from riskcalc.logistic.spectrum.fedprox import solve_fedprox_spectral
     from riskcalc.logistic.spectrum.finetune import Coupling, solve_finetune_spectral
 
     st = _cached(tuple(fed.gamma), tuple(fed.r), tuple(fed.count), fed.signal, fed.weights,
-                 spectrum, lam_g)
+                 spectrum, lam_g, deadline)
     w_w0, w_wc, norm2 = global_products(fed, st)
     K2, S2 = fed.signal ** 2 + fed.r ** 2, fed.signal ** 2
     rows, iterations, residual = {}, st.iterations, st.residual
@@ -254,14 +271,14 @@ def client_views(fed: Federation, spectrum, lam_g: float, method: str = "fedavg"
         start = np.concatenate([st.alpha, np.log(st.rho),
                                 np.log(fed.gamma * spectrum.mean / (lam + 0.2))])
         px_alpha, px_rho, _, (px_th, px_w), n, res = solve_fedprox_spectral(
-            fed, spectrum, lam, lam_g, start)
+            fed, spectrum, lam, lam_g, start, deadline)
         first = np.searchsorted(np.repeat(np.arange(fed.gamma.size), fed.count),
                                 np.arange(fed.gamma.size))
         iterations, residual = iterations + n, max(residual, res)
     for c in range(fed.gamma.size) if groups is None else groups:
         kappa = float(st.kappa[c])
         if method == "rtfa":
-            ft = solve_finetune_spectral(Coupling(fed, st, c, spectrum, lam_g), lam)
+            ft = solve_finetune_spectral(Coupling(fed, st, c, spectrum, lam_g), lam, deadline)
             a, rho = ft["a"], ft["rho"]
             row = {k: ft[k] for k in ("risk", "sigma_risk", "cosine_uncentred")}
             iterations, residual = iterations + ft["iterations"], max(residual, ft["residual"])
