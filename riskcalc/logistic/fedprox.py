@@ -46,7 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
-from riskcalc.logistic.work import by_deadline
+from riskcalc.logistic.deadline import by_deadline
 
 
 def _expand(fed: Federation):
@@ -143,7 +143,7 @@ def solve_fedprox(fed: Federation, lam: float, lam_g: float, start, deadline=Non
 
     ``start``: per-group ``(alpha, log rho, log mu)`` to begin from (the global model's view).
     Solved with a coarse rule, then the quadrature ladder (two consecutive rules agree);
-    ``work.Overtime`` past ``deadline`` (``time.perf_counter``'s clock; None: no limit).
+    ``deadline.Overtime`` past ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises
     ------

@@ -70,6 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
+from riskcalc.logistic.deadline import by_deadline
 from riskcalc.logistic.ranges import check_solution_logs, ladder
 from riskcalc.logistic.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
 from riskcalc.logistic.prox import prox_logistic, prox_near, sigmoid
@@ -222,7 +223,6 @@ def residuals(y, view: GlobalView, lam: float, rule: Rule3):
 def _root(y0, view, lam, rule, memory=None, deadline=None):
     from scipy.optimize import root
 
-    from riskcalc.logistic.work import by_deadline     # work imports this module
 
     fun = by_deadline(residuals, deadline)
     if memory is not None:
@@ -239,7 +239,7 @@ def _root(y0, view, lam, rule, memory=None, deadline=None):
 def _root_resolved(y0, view, lam, nodes, memory=None, deadline=None):
     """``_root`` on a rule resolving the margins' scales at the solution
     (``gaussian.solve_resolved``): ``(y, err, nfev, rule)``; ``memory``: a
-    ``warm.JacobianMemory`` carried along a grid; ``work.Overtime`` past ``deadline``."""
+    ``warm.JacobianMemory`` carried along a grid; ``deadline.Overtime`` past ``deadline``."""
     (y, err, nfev), rules = solve_resolved(
         lambda y, rules: _root(y, view, lam, rules[0], memory, deadline),
         lambda y, margin=SCALE_MARGIN: [Rule3.at(view, nodes, y, margin)], np.asarray(y0, float))
@@ -338,7 +338,7 @@ def solve_finetune(view: GlobalView, lam: float, start=None, memory=None,
     that, by continuation in ``lam`` from ``max(lam, 100)`` by factors of 10; then the
     quadrature ladder ``NODES3`` (two consecutive rules must agree): ``solve_ladder``.
     ``memory``: a ``warm.JacobianMemory`` of the grid, tried before hybr at ``lam``;
-    ``deadline``: ``time.perf_counter``'s, past which ``work.Overtime`` (None: no limit).
+    ``deadline``: ``time.perf_counter``'s, past which ``deadline.Overtime`` (None: no limit).
 
     Raises
     ------

@@ -88,7 +88,8 @@ from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_
                                      check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.work import Overtime, check_max_seconds, overtime
+from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.work import check_max_seconds, overtime
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
 TOL = 1e-11
@@ -161,7 +162,7 @@ def _rules_at(kappa, nodes):
 
 def _root_resolved(x0, kappa, nodes, gamma, lam, c_e, C, deadline=None):
     """``_root`` on a rule that resolves the solution's scales: ``(x, err, rule)``;
-    ``work.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
+    ``deadline.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
     (x, err), rules = solve_resolved(
         lambda x, rules: _root(x, rules[0], gamma, lam, c_e, C, deadline),
         _rules_at(kappa, nodes), np.asarray(x0, float))
@@ -193,7 +194,7 @@ def solve_fixed_point(gamma: float, signal: float, r: float, lam: float, *,
     reached from ``lam = 1e-4``. ``start``: a solution ``(a, b, log q, log mu)`` at a nearby
     point, tried first. ``scale``: the centre is ``scale w_0``. ``max_seconds``: below
     ``lam = 1e-4``, refuse (ValueError) as soon as the stages left, at the cost of the last
-    one, would take the continuation beyond it, and at any stage raise ``work.Overtime`` from
+    one, would take the continuation beyond it, and at any stage raise ``deadline.Overtime`` from
     the first residual evaluated past it (``_limit`` refuses then; None: no limit). Module
     docstring for the equations.
 

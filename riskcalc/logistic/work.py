@@ -47,7 +47,6 @@ estimate, or a larger ``max_seconds``).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -216,24 +215,6 @@ def refuse(seconds: float, limit: float, what: str, estimate_at, fewer=None) -> 
                      f"need Gauss-Legendre panels, many distinct clients a large joint fixed "
                      f"point; riskcalc.logistic.work), over the limit max_seconds = {limit:g}; "
                      f"{advice}")
-
-
-class Overtime(Exception):
-    """A fixed-point solve still running at its deadline (``fixed_point._root``)."""
-
-
-def by_deadline(fun, deadline):
-    """``fun`` raising ``Overtime`` when called past ``deadline`` (``time.perf_counter``'s
-    clock); ``fun`` itself for None: the residuals of the spectrum's solvers, whose one stage
-    can take all the time (near a separability threshold, at small penalties)."""
-    if deadline is None:
-        return fun
-
-    def checked(*args):
-        if time.perf_counter() > deadline:
-            raise Overtime
-        return fun(*args)
-    return checked
 
 
 def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):

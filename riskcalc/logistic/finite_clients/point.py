@@ -21,7 +21,8 @@ from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.gaussian import NODES, Rule
 from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.work import Overtime, finite_seconds, overtime, refuse
+from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.work import finite_seconds, overtime, refuse
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _group_limits(fed, state, c, method, lam, spectrum=None, start=None, memory=
     """Limits of group ``c``'s client as the target: (ClientLimits, evaluations, residual,
     the fine-tuning's path root or None). ``start``, ``memory``: a warm start of the
     fine-tuning and the grid's ``warm.JacobianMemory``; ``deadline``: every solve's
-    (``time.perf_counter``'s clock), past which ``work.Overtime``."""
+    (``time.perf_counter``'s clock), past which ``deadline.Overtime``."""
     gamma, kappa = float(fed.gamma[c]), float(fed.kappa[c])
     if spectrum is not None:            # local ridge (checked by the caller)
         from riskcalc.logistic.spectrum.limits import spectrum_limit

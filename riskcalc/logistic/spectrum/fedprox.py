@@ -37,7 +37,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fedprox import coupling_inverse
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.work import by_deadline
+from riskcalc.logistic.deadline import by_deadline
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
 
 
@@ -111,7 +111,7 @@ def solve_fedprox_spectral(fed: Federation, spectrum, lam: float, lam_g: float, 
                            deadline=None):
     """Per client ``(alpha, rho, mu)``, the Euclidean ``(w_j.theta_j, ||w_j||^2)``, and solver
     diagnostics; ``start``: per-group ``(alpha, log rho, log mu)`` (the global model's view), as
-    ``fedprox.solve_fedprox``; ``work.Overtime`` past ``deadline`` (None: no limit).
+    ``fedprox.solve_fedprox``; ``deadline.Overtime`` past ``deadline`` (None: no limit).
 
     Raises
     ------

@@ -55,7 +55,7 @@ import numpy as np
 
 from riskcalc.logistic.finetune import GlobalView, Rule3, _start, moments, solve_ladder
 from riskcalc.logistic.gaussian import SCALE_MARGIN, solve_resolved
-from riskcalc.logistic.work import by_deadline
+from riskcalc.logistic.deadline import by_deadline
 
 
 class Coupling:
@@ -145,7 +145,7 @@ def solve_finetune_spectral(cp: Coupling, lam: float, deadline=None):
     """The fixed point for ``lam > 0`` (``finetune.solve_finetune``'s path: directly from the
     large-lam start, else continuation in lam by factors of 10; then the ladder ``NODES3``).
     Returns a dict: ``A_h``, ``sigma_risk``, ``risk``, ``cosine_uncentred``, ``a``, ``rho``
-    (block i's view of ``w_h``), ``iterations``, ``residual``; ``work.Overtime`` past
+    (block i's view of ``w_h``), ``iterations``, ``residual``; ``deadline.Overtime`` past
     ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises

@@ -81,7 +81,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.work import by_deadline
+from riskcalc.logistic.deadline import by_deadline
 
 #: Residual (sup-norm) and quadrature agreement, as ``fixed_point``.
 TOL, QUAD_RTOL = 1e-11, 1e-7
@@ -172,7 +172,7 @@ def _root(x0, rule, p, deadline=None):
 
 def _root_resolved(x0, p: Problem, nodes, deadline=None):
     """``_root`` on a rule resolving the solution's scales: ``(x, err, rule)``;
-    ``work.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
+    ``deadline.Overtime`` when still solving at ``deadline`` (``time.perf_counter``'s clock)."""
     def rules_at(x, margin=SCALE_MARGIN):
         return [Rule.at(p.kappa, nodes, float(x[0]), float(np.exp(np.clip(x[1], -60, 30))),
                         margin)]
@@ -207,7 +207,7 @@ def solve(p: Problem, start=None, deadline=None):
     ladder (two consecutive rules agree to ``QUAD_RTOL``), as ``fixed_point.solve_fixed_point``
     and ``fixed_point._limit``: directly from ``start`` or the large-lam start when
     ``lam >= 1``, else continuation from ``lam = 100`` by factors of 10. Returns
-    ``(x, rule, residual)``; ``work.Overtime`` from the first residual evaluated past
+    ``(x, rule, residual)``; ``deadline.Overtime`` from the first residual evaluated past
     ``deadline`` (``time.perf_counter``'s clock; None: no limit).
 
     Raises

@@ -46,7 +46,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
-from riskcalc.logistic.work import by_deadline
+from riskcalc.logistic.deadline import by_deadline
 
 LAM_RATIO = 10.0 ** 0.5
 
@@ -175,7 +175,7 @@ def solve_pooled_spectral(fed: Federation, spectrum, lam_g: float,
                           deadline=None) -> SpectralPooledState:
     """The global fixed point, by continuation in ``lam_g`` from 100 by factors of
     ``LAM_RATIO`` on a coarse rule (as ``pooled.solve_pooled``), then the quadrature ladder;
-    ``work.Overtime`` from the first residual evaluated past ``deadline``
+    ``deadline.Overtime`` from the first residual evaluated past ``deadline``
     (``time.perf_counter``'s clock; None: no limit).
 
     Raises
