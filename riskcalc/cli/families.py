@@ -13,8 +13,8 @@ package named in ``FAMILIES`` that provides
 * one function per verb (``predict(args)``, ``compare(args)``).
 
 ``select`` checks a call's options against its family, whichever family it is: an option given
-(on the command line, or a value other than its parser default) that the family does not take is an error, not silently
-ignored, and a family's own options are refused by the others.
+(on the command line, or a value other than its parser default) that the family does not take
+is an error, not silently ignored, and a family's own options are refused by the others.
 """
 
 from __future__ import annotations
