@@ -54,3 +54,13 @@ def test_diverging_steps_from_a_federation_of_different_clients_overflow_to_inf(
                                         r=[1, 1, 1], steps=[1, 200], step_size=1.5)
     assert np.isfinite(bias[0]) and np.isfinite(var[0])
     assert np.isinf(bias[1]) and np.isinf(var[1])
+
+
+def test_a_pinned_global_model_near_pooled_n_equal_d_says_so():
+    """MAML-FL at N/d - 1 = 2.5e-7 (two clients, gamma 2.001 and 1.999): the pinned-root
+    refusal blamed one client's weight dwarfing the others' (the weights are 0.5 and 0.5);
+    the cause is pooled N near d (fuzzfed L1, seen with 20 clients at N/d - 1 = 1e-3)."""
+    import riskcalc
+    with pytest.raises(riskcalc.SolverError, match=r"pooled N is near d \(N/d - 1 = 2.5e-07"):
+        riskcalc.clients_limit("maml_fl", gamma=[2.001, 1.999], r=[1, 0.5], sigma=[1, 0.3],
+                               alpha=0.3)
