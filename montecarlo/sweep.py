@@ -288,7 +288,16 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
                 fh.write(json.dumps({k: None if isinstance(v, float) and not np.isfinite(v)
                                      else v for k, v in row.items()}, allow_nan=False) + "\n")
         else:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+            write_csv(rows, fh)
     return fmt
+
+
+def write_csv(rows: list[dict], fh) -> None:
+    """Write sweep rows as CSV to the open text file ``fh``. A number without a value (the
+    standard error of a simulation past the floats, NaN; JSON lines write null) is an empty
+    cell, as a missing ``rel_diff`` or ``clients`` is and as the figures' CSV writes one
+    (``figures.core.Table.write``); an infinite limit stays ``inf``."""
+    writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows({k: "" if isinstance(v, float) and v != v else v for k, v in row.items()}
+                     for row in rows)

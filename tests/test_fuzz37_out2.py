@@ -1,0 +1,27 @@
+"""Issue 32, fuzz37 (out2): what this fuzz found, each test failing before."""
+
+import csv
+import warnings
+
+from tests.helpers import run_cli
+
+DIVERGING = ["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "40",
+             "--reps", "2", "--steps", "200", "--step-size", "1.5", "--no-progress"]
+
+
+def test_sweep_csv_leaves_a_missing_standard_error_empty(tmp_path, capsys):
+    """F1: the sweep's CSV (file or stdout) wrote ``nan`` for the standard errors of a
+    simulation past the floats, where its JSON lines write null and its own CSV leaves a
+    missing ``rel_diff`` empty; an infinite value stays ``inf``."""
+    with warnings.catch_warnings():         # the steps' overflow, which the test is about
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code, out, err = run_cli(DIVERGING, capsys)
+        assert code == 0, err
+        code, _, err = run_cli(DIVERGING + ["--out", tmp_path / "s.csv"], capsys)
+    assert code == 0, err
+    with open(tmp_path / "s.csv", newline="") as fh:
+        text = fh.read()
+    assert text.replace("\r\n", "\n") == out.replace("\r\n", "\n")
+    row = list(csv.DictReader(text.splitlines()))[0]
+    assert "nan" not in text and row["risk_se"] == "" and row["bias_rel_diff"] == ""
+    assert row["simulated_risk"] == "inf" and row["predicted_risk"] == "inf"
