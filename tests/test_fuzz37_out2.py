@@ -25,3 +25,20 @@ def test_sweep_csv_leaves_a_missing_standard_error_empty(tmp_path, capsys):
     row = list(csv.DictReader(text.splitlines()))[0]
     assert "nan" not in text and row["risk_se"] == "" and row["bias_rel_diff"] == ""
     assert row["simulated_risk"] == "inf" and row["predicted_risk"] == "inf"
+
+
+def test_diverging_steps_note_says_overflow_as_the_tables(capsys):
+    """F2: the note of diverging steps said values past the floats "are infinite (JSON null)"
+    under a table printing them ``overflow`` (the rounds tables' word,
+    ``riskcalc.cli.rounds_table.OVERFLOW``)."""
+    code, out, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--steps", "200", "--step-size", "1.5"], capsys)
+    assert code == 0, err
+    assert "risk      overflow" in out and "1.8e+308" in out
+    note = next(line for line in out.splitlines() if line.startswith("  note: step_size"))
+    assert "overflow in tables, null in JSON" in note and "are infinite" not in note
+    code, out, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--signal", "1", "--rounds", "1", "--local-steps", "1",
+                              "--local-step-size", "0.1", "--steps", "300", "--step-size", "1.5"],
+                             capsys)
+    assert code == 0 and "overflow where its growth passes 1e250" in out, (out, err)
