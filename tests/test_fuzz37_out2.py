@@ -2,7 +2,9 @@
 
 import csv
 import warnings
+from dataclasses import replace
 
+import riskcalc
 from tests.helpers import run_cli
 
 DIVERGING = ["sweep", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "40",
@@ -42,3 +44,23 @@ def test_diverging_steps_note_says_overflow_as_the_tables(capsys):
                               "--local-step-size", "0.1", "--steps", "300", "--step-size", "1.5"],
                              capsys)
     assert code == 0 and "overflow where its growth passes 1e250" in out, (out, err)
+
+
+def test_compare_notes_any_clients_moved_ratio_once():
+    """F3: the finite-M prediction is at every client's simulated ratio d / round(d / gamma_j),
+    but its note came only when the target's ratio moved: at d = 10 beside clients at gamma
+    0.3 and 0.45 (simulated at 10 / 33 and 10 / 22) nothing was said. The note names the
+    clients and both ratios, once, with the target's among them."""
+    from montecarlo.compare import compare
+    from montecarlo.linear.instances import Setting
+
+    spec = riskcalc.ClientSpec("fedavg", gamma=2.0, r=1.0, sigma=0.5)
+    setting = Setting(d=10, clients=4, gammas=(0.3, 0.45), global_model="federated")
+    notes = compare(spec, setting, reps=2).limit.notes
+    moved = [n for n in notes if n.startswith("predicted at the simulated ratios")]
+    assert len(moved) == 1 and "clients 1, 3 (gamma = 0.3 asked): 10 / 33 = 0.30303" in moved[0]
+    assert "client 2 (gamma = 0.45 asked): 10 / 22 = 0.454545" in moved[0]
+    assert compare(spec, replace(setting, d=18), reps=2).limit.notes == ()
+    notes = compare(replace(spec, gamma=3.0), replace(setting, d=10), reps=2).limit.notes
+    assert sum("simulated ratio" in n for n in notes) == 1
+    assert "the target (gamma = 3 asked): 10 / 3 = 3.33333" in notes[-1]
