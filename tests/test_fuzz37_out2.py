@@ -1,8 +1,11 @@
 """Issue 32, fuzz37 (out2): what this fuzz found, each test failing before."""
 
 import csv
+import json
 import warnings
 from dataclasses import replace
+
+import numpy as np
 
 import riskcalc
 from tests.helpers import run_cli
@@ -64,3 +67,27 @@ def test_compare_notes_any_clients_moved_ratio_once():
     notes = compare(replace(spec, gamma=3.0), replace(setting, d=10), reps=2).limit.notes
     assert sum("simulated ratio" in n for n in notes) == 1
     assert "the target (gamma = 3 asked): 10 / 3 = 3.33333" in notes[-1]
+
+
+def test_rounds_limit_as_dict_is_the_json_of_the_command_line(capsys):
+    """F4: ``RoundsLimit`` had no ``as_dict()`` while every other result has one (the CLI built
+    its JSON rows itself). It gives strict JSON (the diverging map's overflow and the fixed
+    point's round as None), the content of ``predict --rounds --json`` for every client."""
+    kw = dict(r=1.0, sigma=0.5, signal=1.0, local_steps=np.inf, step_size=None)
+    out = riskcalc.rounds_limit("fedavg", gamma=[2.0, 0.5], rounds=[1, 2000], global_step=3.0,
+                                **kw).as_dict()
+    json.dumps(out, allow_nan=False)
+    assert out["risk"][0][1] is None and out["params"]["local_steps"] is None
+    assert out["diagnostics"] == {"contraction": 2.0, "converges": False}
+    one = riskcalc.rounds_limit("fedavg", gamma=[2.0], rounds=[1, np.inf], **kw)
+    out = one.as_dict(local=True)
+    assert out["rounds"] == [1, None] and np.shape(out["local_risk"]) == (1, 2)
+    code, text, err = run_cli(["predict", "fedavg", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                               "--signal", "1", "--rounds", "1,inf", "--local-steps", "inf",
+                               "--json"], capsys)
+    assert code == 0, err
+    for t, row in enumerate(json.loads(text)):
+        assert row["rounds"] == out["rounds"][t] and row["params"] == out["params"]
+        assert all(row[k] == out[k][0][t] for k in ("bias", "risk", "global_risk",
+                                                    "local_risk", "variance"))
+        assert row["diagnostics"] == out["diagnostics"]
