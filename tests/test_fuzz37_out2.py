@@ -6,6 +6,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 import riskcalc
 from tests.helpers import run_cli
@@ -91,3 +92,18 @@ def test_rounds_limit_as_dict_is_the_json_of_the_command_line(capsys):
         assert all(row[k] == out[k][0][t] for k in ("bias", "risk", "global_risk",
                                                     "local_risk", "variance"))
         assert row["diagnostics"] == out["diagnostics"]
+
+
+def test_write_rows_reads_the_extension_in_either_case_and_refuses_no_rows(tmp_path):
+    """F5: ``montecarlo.sweep.write_rows(rows, "o.JSONL")`` wrote CSV (the command line takes
+    the extension in either case), and no rows was an IndexError traceback (CSV) after the
+    file was opened and emptied; now JSON lines, and a ValueError leaving the file as it was."""
+    from montecarlo.sweep import write_rows
+
+    assert write_rows([{"risk": float("inf")}], tmp_path / "o.JSONL") == "jsonl"
+    assert (tmp_path / "o.JSONL").read_text() == '{"risk": null}\n'
+    kept = tmp_path / "kept.csv"
+    kept.write_text("x\n")
+    with pytest.raises(ValueError, match="rows is empty: nothing to write"):
+        write_rows([], kept)
+    assert kept.read_text() == "x\n"
