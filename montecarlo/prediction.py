@@ -28,13 +28,16 @@ def predicted(spec: ClientSpec, route: str, steps, step_size,
     when given and covered by ``riskcalc.linear.steps.limits``, else at convergence (with a note
     when steps were asked for). With a federated global model (``setting``) the finite-M limit
     where ``riskcalc.linear.finite_clients`` covers it, else the oracle limit with a note."""
-    if setting is not None:
+    moved = None
+    if setting is not None:         # the others' ratios move in the finite-M limits
         spec, moved = simulated_ratio(spec, setting)
-        if moved:
-            limit = predicted(spec, route, steps, step_size, setting)
-            return replace(limit, notes=limit.notes + (moved,))
-    if setting is not None and setting.global_model == "federated" \
-            and get_estimator(spec.method).centered:
+    limit = _predicted(spec, route, steps, step_size, setting)
+    return limit if moved is None else replace(limit, notes=limit.notes + (moved,))
+
+
+def _predicted(spec: ClientSpec, route: str, steps, step_size, setting) -> riskcalc.LimitResult:
+    """``predicted`` with the target's ratio as simulated."""
+    if setting is not None and federated(spec, setting):
         if steps is None:
             return federated_limit(spec, setting, route)
         shift = setting.spectra is not None
@@ -89,17 +92,40 @@ def simulated_ratios(d: int, gammas, sizes=None):
         return ratios, (f"predicted at the simulated ratio gamma = d / n = {d} / {n[0]} = "
                         f"{ratios[0]:.6g} (gamma = {asked[0]:g} asked; n = round(d / gamma)); "
                         "a d with d / gamma an integer simulates gamma itself")
-    return ratios, (f"predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / "
-                    f"gamma_j) (the target: {d} / {n[0]} = {ratios[0]:.6g} for gamma = "
-                    f"{asked[0]:g} asked); a d with every d / gamma_j an integer simulates the "
-                    "gammas asked")
+    groups = {}         # the moved clients by the gamma asked and the n simulated
+    for j, (g, k, x) in enumerate(zip(asked, n, ratios)):
+        if x != g:
+            groups.setdefault((g, k), []).append(j)
+    return ratios, ("predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / "
+                    "gamma_j), where they differ from the gammas asked: "
+                    + "; ".join(f"{_clients(js)} (gamma = {g:g} asked): {d} / {k} = "
+                                f"{d / k:.6g}" for (g, k), js in groups.items())
+                    + "; a d with every d / gamma_j an integer simulates the gammas asked")
+
+
+def _clients(js) -> str:
+    """The clients ``js`` (indices, 0 the target) as a note names them, five at most."""
+    others = [str(j) for j in js if j]
+    text = ("client " if len(others) == 1 else "clients ") + ", ".join(others[:5]) + (
+        f" and {len(others) - 5} more" if len(others) > 5 else "")
+    if js[0] != 0:
+        return text
+    return "the target" + (f" and {text}" if others else "")
+
+
+def federated(spec: ClientSpec, setting: Setting) -> bool:
+    """Whether the simulation of ``spec`` samples every client of ``setting`` (a federated
+    global model beside a method centred on it)."""
+    return setting.global_model == "federated" and get_estimator(spec.method).centered
 
 
 def simulated_ratio(spec: ClientSpec, setting: Setting):
     """(spec at the ratio d / n the simulation realizes, and a note saying so), or (spec, None)
-    where d / n is gamma (``simulated_ratios``)."""
-    (ratio,), note = simulated_ratios(setting.d, [spec.gamma])
-    return (spec, None) if note is None else (replace(spec, gamma=ratio), note)
+    where d / n is gamma (``simulated_ratios``); with a federated global model the note says
+    where any client's ratio moved."""
+    asked = client_params(spec, setting)[0] if federated(spec, setting) else [spec.gamma]
+    ratios, note = simulated_ratios(setting.d, asked)
+    return (spec, None) if note is None else (replace(spec, gamma=ratios[0]), note)
 
 
 def realized(setting: Setting, gam):

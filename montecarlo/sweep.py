@@ -276,11 +276,15 @@ def _limits(spec, setting, route, steps, step_size, tunings):
 
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     """Write sweep rows as CSV or JSON lines; ``fmt`` defaults from the extension
-    (``.jsonl``/``.json`` -> jsonl, otherwise csv). Returns the format used."""
+    (``.jsonl``/``.json`` in either case -> jsonl, as on the command line, otherwise csv).
+    Returns the format used. No rows is a ValueError, before the file is opened."""
     path = str(path)
-    fmt = fmt or ("jsonl" if path.endswith((".jsonl", ".json")) else "csv")
+    fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    if not len(rows):
+        raise ValueError(f"rows is empty: nothing to write to {path} (a sweep gives a row per "
+                         "grid point and tuning)")
     with open(path, "w", newline="") as fh:
         if fmt == "jsonl":
             for row in rows:
@@ -288,7 +292,16 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
                 fh.write(json.dumps({k: None if isinstance(v, float) and not np.isfinite(v)
                                      else v for k, v in row.items()}, allow_nan=False) + "\n")
         else:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+            write_csv(rows, fh)
     return fmt
+
+
+def write_csv(rows: list[dict], fh) -> None:
+    """Write sweep rows as CSV to the open text file ``fh``. A number without a value (the
+    standard error of a simulation past the floats, NaN; JSON lines write null) is an empty
+    cell, as a missing ``rel_diff`` or ``clients`` is and as the figures' CSV writes one
+    (``figures.core.Table.write``); an infinite limit stays ``inf``."""
+    writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows({k: "" if isinstance(v, float) and v != v else v for k, v in row.items()}
+                     for row in rows)

@@ -233,21 +233,16 @@ def rows(res, local, target: int = 0, personalized=None, pers=None) -> list:
     def num(v):
         v = float(v)
         return v if np.isfinite(v) else None
-    local = local[0]
+    local, whole = local[0], res.as_dict()      # RoundsLimit.as_dict: every client's arrays
     out = []
-    for t, T in enumerate(res.rounds):
-        out.append({"method": res.method, "params": res.params,
-                    "rounds": None if np.isinf(T) else int(T),
-                    "bias": num(res.bias[target, t]), "variance": num(res.variance[target, t]),
-                    "risk": num(res.risk[target, t]),
-                    "global_risk": num(res.global_risk[target, t]),
+    for t, T in enumerate(whole["rounds"]):
+        out.append({"method": res.method, "params": whole["params"], "rounds": T,
+                    **{k: whole[k][target][t] for k in ("bias", "variance", "risk",
+                                                        "global_risk")},
                     "local_risk": num(local[target, t]),
-                    "distance_to_fixed_point": num(res.distance_to_fixed_point[t]),
-                    "clients_risk": [num(v) for v in res.risk[:, t]],
-                    "diagnostics": {"contraction": num(res.contraction),
-                                    "converges": bool(res.converges)}})
-        if res.diagnostics.get("contraction_is_bound"):   # Algorithm 1, odd K, large eta
-            out[-1]["diagnostics"]["contraction_is_bound"] = True
+                    "distance_to_fixed_point": whole["distance_to_fixed_point"][t],
+                    "clients_risk": [row[t] for row in whole["risk"]],
+                    "diagnostics": dict(whole["diagnostics"])})
         if personalized is not None:
             out[-1]["personalized_risk"] = num(personalized[target, t])
             out[-1]["personalization"] = {"method": "rtfa" if "lam" in pers else "ftfa",

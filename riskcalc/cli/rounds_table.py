@@ -77,7 +77,8 @@ def predict_text(args, res, pers, asked_pers, local) -> None:
             top = ("the top of its sample spectrum" if {"spectrum", "spectra"} & set(res.params)
                    else "(1 + sqrt(gamma))^2")
             print(f"  FTFA diverges (converges: false): step_size times {top} >= 2, the "
-                  "risk grows with --steps; inf where its growth passes 1e250 (JSON null)")
+                  "risk grows with --steps; overflow where its growth passes 1e250 (null in "
+                  "--json)")
     if own:
         print("  risk: the target's own model after its local phase of round T (the prox of "
               "the server model w_{T-1}); server risk: the server model's after T rounds")

@@ -11,10 +11,9 @@ resume where it stopped.
 
 from __future__ import annotations
 
-import csv
 import sys
 
-from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_rows
+from montecarlo.sweep import FORMATS, cached_tasks, sweep_settings, write_csv, write_rows
 from riskcalc._validate import parameter
 from riskcalc._text import Underflow, decimal, distinct, integer
 from riskcalc.cli import COMMANDS, families, fedargs, guards
@@ -134,7 +133,5 @@ def emit(args, rows) -> int:
         for row in rows:
             print(guards.dumps(row))
     else:
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+        write_csv(rows, sys.stdout)
     return 0

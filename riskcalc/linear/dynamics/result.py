@@ -26,6 +26,24 @@ def beyond_floats():
                           "point reach; lower global_step or step_size)") from None
 
 
+def _plain(value):
+    """``value`` (a number, array, list or dict of them) as strict JSON values: floats, with
+    None for inf and NaN (the fixed point's round, an overflowed risk, an exact local solve's
+    local_steps); integers stay integers."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
 @dataclass(frozen=True)
 class RoundsLimit:
     """Limits along the rounds (``rounds_limit``); arrays of shape (M, len(rounds)).
@@ -126,6 +144,27 @@ class RoundsLimit:
                     contraction_is_bound=bool(self.diagnostics.get("contraction_is_bound")),
                     converges=bool(self.converges))
         return _frames.frame(cols, shape)
+
+    def as_dict(self, *, local: bool = False) -> dict:
+        """Plain JSON values, strict (inf and NaN become None): the content of ``riskcalc
+        predict METHOD --rounds ... --json`` for every client. ``rounds`` (None for the fixed
+        point); ``bias``, ``variance``, ``risk``, ``global_risk`` as (M, R) nested lists (the
+        command line's row for round index t holds client 0's ``[0][t]``, and its
+        ``clients_risk`` every client's ``[j][t]`` of ``risk``); ``distance_to_fixed_point``
+        (R,); ``diagnostics``: ``contraction``, ``converges`` and ``contraction_is_bound`` where
+        True. With ``local`` also ``local_risk`` (M, R), computed on first access as the
+        property is; ``personalized_risk`` is asked by its method."""
+        keys = ("bias", "variance", "risk", "global_risk", "distance_to_fixed_point")
+        out = {"method": self.method, "params": _plain(self.params),
+               "rounds": [None if np.isinf(T) else int(T) for T in self.rounds],
+               **{k: _plain(getattr(self, k)) for k in keys},
+               "diagnostics": {"contraction": _plain(self.contraction),
+                               "converges": bool(self.converges)}}
+        if self.diagnostics.get("contraction_is_bound"):    # Algorithm 1, odd K, large eta
+            out["diagnostics"]["contraction_is_bound"] = True
+        if local:
+            out["local_risk"] = _plain(self.local_risk)
+        return out
 
     def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
         """(M, R): client j's risk after personalizing the server model of round T (T = 0:

@@ -254,8 +254,9 @@ def stability(gamma, lam, eta, spectrum):
         return converges, (
             f"step_size * (lam + top of the spectrum of S) = {shown_apart(np.max(q + 1), 2.0)}"
             " >= 2: gradient descent diverges, and the risk grows without bound in steps, like "
-            f"{shown_apart(np.max(q), 1.0)}^(2 k) (a k-th power); values beyond the floating "
-            "point range are infinite (JSON null); no value here is a usable model",)
+            f"{shown_apart(np.max(q), 1.0)}^(2 k) (a k-th power); a value past the "
+            "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
+            "no value here is a usable model",)
     return converges, ()
 
 
