@@ -1,0 +1,34 @@
+"""Issue 32, fuzz37 (minimax2): what this fuzz found, each test failing before."""
+
+import math
+
+import pytest
+
+from riskcalc import minimax as mm
+from tests.helpers import run_cli
+
+
+@pytest.mark.parametrize("name, args, where", [
+    ("apgd_complexity", ["--L", "1"], "Sec. 4.1 of paper 001"),
+    ("iapgd_katyusha_complexity", ["--L_tilde", "1", "--m", "10"], "Theorem 4.3 of paper 001"),
+    ("al2sgd_complexity", ["--L_tilde", "1", "--m", "10"], "Theorem 4.4 of paper 001"),
+])
+def test_section4_orders_keep_lam_at_least_mu(name, args, where, capsys):
+    """F1: paper 001's O() orders of APGD1 (Sec. 4.1), IAPGD+Katyusha (Thm 4.3) and AL2SGD+
+    (Thm 4.4) answered lam = 1e-10 < mu = 1 with 6.9e-6 rounds (sqrt(lam/mu) log 2), under one
+    round per log(1/eps), where Thm 3.1 (which they attain), IAPGD+AGD (Thm 4.2) and the
+    prox-oracle bound (F10 of fuzz37 minimax) refuse lam < mu. lam = mu still answers."""
+    code, out, err = run_cli(["bounds", name, *args, "--mu", "1", "--lam", "1e-10",
+                              "--eps", "0.5"], capsys)
+    assert code == 2 and out == ""
+    assert f"lam must be >= mu ({where}" in err and "got lam=1e-10, mu=1" in err
+    code, out, err = run_cli(["bounds", name, *args, "--mu", "1", "--lam", "1", "--eps", "0.5"],
+                             capsys)
+    assert code == 0 and "=0.693147" in out
+
+
+def test_section4_orders_refuse_lam_below_mu_in_python():
+    """F1, the Python route: an array with one lam below mu is refused, naming it."""
+    with pytest.raises(ValueError, match=r"lam must be >= mu \(Theorem 4.3 .* lam=0.5, mu=1"):
+        mm.iapgd_katyusha_complexity(10, 1, [2.0, 0.5], 100, 0.5)
+    assert mm.al2sgd_complexity(4, 1, 1, 16, math.exp(-1))["rounds"] == pytest.approx(1)
