@@ -90,7 +90,7 @@ def thm43(cfg, seed):
         readings = {"a": lt / np.sqrt(mm), "b": lt ** 2 / mm,
                     "corrected": lt * mm ** (stated(1.0, "exponent") - 2.0)}
         for reading, lam in readings.items():
-            local = minimax.iapgd_katyusha_complexity(lt, mu, lam, mm, 0.5)["local"]
+            local = minimax.iapgd_katyusha_complexity(lt, mu, lam, mm, 0.5)["local_order"]
             rows[reading, lt] = local / lower
     a = np.array([rows["a", lt] for lt in (1e-2, 1.0, 1e2)])
     b = np.array([rows["b", lt] for lt in (1e-2, 1.0, 1e2)])
@@ -324,11 +324,11 @@ def thm44_comm(cfg, seed):
     lower = float(minimax.communication_lower_bound(L, mu, L, eps))
     ratios = np.array([1.0, ratio_data, 1e2, 1e4])
     m = 1e4                                     # footnote 11: L~/L <= m (rounds ignore m)
-    gap = [float(minimax.al2sgd_complexity(r * L, mu, r * L, m, eps)["rounds"]) / lower
+    gap = [float(minimax.al2sgd_complexity(r * L, mu, r * L, m, eps)["rounds_order"]) / lower
            for r in ratios]
-    base = float(minimax.al2sgd_complexity(L, mu, L, m, eps)["rounds"]) / lower
+    base = float(minimax.al2sgd_complexity(L, mu, L, m, eps)["rounds_order"]) / lower
     # Corrected form: min{L~, lam} <= L (here lam = L with L~ up to 1e4 L, and lam < L).
-    fixed = [float(minimax.al2sgd_complexity(r * L, mu, lm, m, eps)["rounds"])
+    fixed = [float(minimax.al2sgd_complexity(r * L, mu, lm, m, eps)["rounds_order"])
              / float(minimax.communication_lower_bound(L, mu, lm, eps))
              * r ** stated(0.0, "exponent")                # corrected: no power of L~/L
              for r in ratios for lm in (L, 0.1 * L)]
@@ -363,7 +363,7 @@ def thm44_local(cfg, seed):
     rows = []
     for m, lt in itertools.product(cfg.pick([10, 1e4], [10, 1e3, 1e5]), [1e-3, 1.0]):
         lams = lt * np.array([1e-3, 1.0, 1e4])
-        up = minimax.al2sgd_complexity(lt, mu, lams, m, eps)["local"]
+        up = minimax.al2sgd_complexity(lt, mu, lams, m, eps)["local_order"]
         # The seam: the lower bound's power of m (a mutant lowers it by 1/2).
         low = minimax.summand_oracle_lower_bound(lt, mu, m, eps) / m ** stated(0.0, "exponent")
         rows.append({"m": m, "L_tilde": lt, "ratio": up / low / np.log(1 / eps)})

@@ -1,5 +1,6 @@
 """Issue 32, fuzz37 (minimax2): what this fuzz found, each test failing before."""
 
+import json
 import math
 
 import pytest
@@ -31,4 +32,20 @@ def test_section4_orders_refuse_lam_below_mu_in_python():
     """F1, the Python route: an array with one lam below mu is refused, naming it."""
     with pytest.raises(ValueError, match=r"lam must be >= mu \(Theorem 4.3 .* lam=0.5, mu=1"):
         mm.iapgd_katyusha_complexity(10, 1, [2.0, 0.5], 100, 0.5)
-    assert mm.al2sgd_complexity(4, 1, 1, 16, math.exp(-1))["rounds"] == pytest.approx(1)
+    assert mm.al2sgd_complexity(4, 1, 1, 16, math.exp(-1))["rounds_order"] == pytest.approx(1)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("iapgd_katyusha_complexity", ["--L_tilde", "4", "--m", "10"]),
+    ("al2sgd_complexity", ["--L_tilde", "4", "--m", "10"]),
+])
+def test_section4_orders_are_named_orders(name, args, capsys):
+    """F2: IAPGD+Katyusha (Thm 4.3) and AL2SGD+ (Thm 4.4) printed their O() orders as
+    "rounds=0.693147 local=..." (a fraction of a round), where IAPGD+AGD (Thm 4.2) prints the
+    count as rounds and the order as rounds_order; they are rounds_order and local_order."""
+    code, out, err = run_cli(["bounds", name, *args, "--mu", "1", "--lam", "1", "--eps", "0.5",
+                              "--json"], capsys)
+    assert code == 0 and err == ""
+    values = json.loads(out)["values"]
+    assert values["rounds_order"] == pytest.approx(math.log(2))
+    assert "rounds" not in values and "local" not in values and "local_order" in values
