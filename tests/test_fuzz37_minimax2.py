@@ -49,3 +49,17 @@ def test_section4_orders_are_named_orders(name, args, capsys):
     values = json.loads(out)["values"]
     assert values["rounds_order"] == pytest.approx(math.log(2))
     assert "rounds" not in values and "local" not in values and "local_order" in values
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["apgd_complexity", "--L", "4", "--mu", "1", "--lam=-1", "--eps", "0.5"],
+     "lam must lie in [1e-100, 1e+100] (the bounds' range), got -1.0"),
+    (["fedavg_ier", "--beta", "1", "--mu", "1", "--sigma2", "1", "--R=-1e3", "--N", "4"],
+     "R must be 0 or lie in [1e-100, 1e+100] (the bounds' range), got -1000.0"),
+])
+def test_a_negative_parameter_is_refused_with_the_bounds_range(argv, message, capsys):
+    """F3: a negative parameter of a bound (the command line lets -1 through to the bound, the
+    magnitude being in range) was refused as outside "(0, inf)" or "[0, inf)", not the range
+    the bounds take, so the user corrected it into a second refusal (1e101)."""
+    code, out, err = run_cli(["bounds", *argv], capsys)
+    assert code == 2 and out == "" and message in err

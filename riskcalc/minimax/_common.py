@@ -10,9 +10,7 @@ import sys
 
 import numpy as np
 
-from riskcalc._validate import _show, as_array
-from riskcalc._validate import nonnegative as _nonnegative
-from riskcalc._validate import positive as _positive
+from riskcalc._validate import _show, as_array, real
 
 PAPER_000 = "../shared/papers/000_7ff2ed2592df3b60.txt"
 PAPER_001 = "../shared/papers/001_352374a3e1e3397e.txt"
@@ -27,9 +25,12 @@ PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
 MAGNITUDE = (1e-100, 1e100)
 
 
-def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
-    size = np.abs(arr)
-    bad = ~((size >= MAGNITUDE[0]) & (size <= MAGNITUDE[1]) | (zero & (arr == 0)))
+def _magnitude(name: str, value, zero: bool) -> np.ndarray:
+    """``value`` (``real``) positive within ``MAGNITUDE``, or 0 where ``zero``: one range in
+    the message (-1 was refused as outside "(0, inf)", 1e101 as outside [1e-100, 1e+100])."""
+    arr = np.asarray(real(name, value), dtype=float) + 0.0      # -0.0 is a 0
+    with np.errstate(invalid="ignore"):
+        bad = ~((arr >= MAGNITUDE[0]) & (arr <= MAGNITUDE[1]) | (zero & (arr == 0)))
     if np.any(bad):
         raise ValueError(f"{name} must {'be 0 or ' if zero else ''}lie in [{MAGNITUDE[0]:g}, "
                          f"{MAGNITUDE[1]:g}] (the bounds' range), got {_show(arr, bad)}")
@@ -38,12 +39,12 @@ def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
 
 def positive(name: str, value) -> np.ndarray:
     """``value`` > 0, finite, within ``MAGNITUDE``."""
-    return _magnitude(name, _positive(name, value), False)
+    return _magnitude(name, value, False)
 
 
 def nonnegative(name: str, value) -> np.ndarray:
     """``value`` 0 or within ``MAGNITUDE``."""
-    return _magnitude(name, _nonnegative(name, value), True)
+    return _magnitude(name, value, True)
 
 
 def broadcasting(func):
