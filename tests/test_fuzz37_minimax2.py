@@ -3,9 +3,11 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from riskcalc import minimax as mm
+from riskcalc.minimax import ratecheck as rc
 from tests.helpers import run_cli
 
 
@@ -63,3 +65,20 @@ def test_a_negative_parameter_is_refused_with_the_bounds_range(argv, message, ca
     the bounds take, so the user corrected it into a second refusal (1e101)."""
     code, out, err = run_cli(["bounds", *argv], capsys)
     assert code == 2 and out == "" and message in err
+
+
+X = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+
+
+def test_rate_fits_refuse_a_constant_past_the_floats():
+    """F4: ratecheck's fits of errors = x at x = 1e-320 * (1, 2, 4, 8, 16) returned the constant
+    inf (exp of log 1e320, a RuntimeWarning); fit_constants of terms 1e-200 x for errors
+    1e200 x (constant 1e400) was scipy's "Residuals are not finite in the initial point". Both
+    are a ValueError giving the value; constants that are floats are kept (1e300 within 1e-12)."""
+    with pytest.raises(ValueError, match=r"the fitted constant is 1.000e\+320, above the large"):
+        rc.fit_power_law({"x": X * 1e-320}, X)
+    with pytest.raises(ValueError, match=r"constants' scale is 1.000e\+400, above the largest"):
+        rc.fit_constants({"a": 1e-200 * X}, 1e200 * X)
+    assert rc.fit_power_law({"x": X}, 1e300 * X).constant == pytest.approx(1e300, rel=1e-12)
+    assert rc.fit_constants({"a": 1e-100 * X}, 1e200 * X).constants["a"] == pytest.approx(
+        1e300, rel=1e-12)
