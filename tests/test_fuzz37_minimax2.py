@@ -8,6 +8,7 @@ import pytest
 
 from riskcalc import minimax as mm
 from riskcalc.minimax import ratecheck as rc
+from riskcalc.minimax._common import from_logs
 from tests.helpers import run_cli
 
 
@@ -82,3 +83,13 @@ def test_rate_fits_refuse_a_constant_past_the_floats():
     assert rc.fit_power_law({"x": X}, 1e300 * X).constant == pytest.approx(1e300, rel=1e-12)
     assert rc.fit_constants({"a": 1e-100 * X}, 1e200 * X).constants["a"] == pytest.approx(
         1e300, rel=1e-12)
+
+
+def test_a_value_past_the_floats_is_written_with_one_digit_before_the_point():
+    """F5: from_logs wrote a value whose mantissa rounds up to 10 as 10.000e-321 (the constant
+    1e-320 of errors 1e-320 x, its logarithm a hair below -320 log 10) and 9.9996e400 as
+    10.000e+400; they are 1.000e-320 and 1.000e+401."""
+    with pytest.raises(ValueError, match=r"the fitted constant is 1.000e-320, nonzero but below"):
+        rc.fit_power_law({"x": X}, 1e-320 * X)
+    with pytest.raises(ValueError, match=r"q is 1.000e\+401, above the largest float"):
+        from_logs("q", np.inf, math.log(9.9996) + 400 * math.log(10))

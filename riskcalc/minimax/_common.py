@@ -185,9 +185,12 @@ def from_logs(name: str, direct, log_value):
             k = int(np.flatnonzero(bad)[0])
             exp10 = float(lv.ravel()[k]) / math.log(10)
             power = math.floor(exp10)
+            # A mantissa rounding up to 10 moves to the next power: 9.9996e400 was 10.000e+400.
+            mantissa = f"{10 ** (exp10 - power):.3f}"
+            if mantissa == "10.000":
+                mantissa, power = "1.000", power + 1
             # 10^(-4.34e249) (mu0 at T = 1e250) had its 250 digits of exponent written out.
-            text = (f"{10 ** (exp10 - power):.3f}e{power:+d}" if abs(exp10) < 1e15
-                    else f"10^{exp10:.6g}")
+            text = f"{mantissa}e{power:+d}" if abs(exp10) < 1e15 else f"10^{exp10:.6g}"
             raise ValueError(f"{name} is {text}{f' (entry {k} of {bad.size})' if bad.ndim else ''}"
                              f", {where}: it has no float value; use less extreme parameters")
     with np.errstate(divide="ignore", invalid="ignore"):
