@@ -93,3 +93,17 @@ def test_a_value_past_the_floats_is_written_with_one_digit_before_the_point():
         rc.fit_power_law({"x": X}, 1e-320 * X)
     with pytest.raises(ValueError, match=r"q is 1.000e\+401, above the largest float"):
         from_logs("q", np.inf, math.log(9.9996) + 400 * math.log(10))
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda: rc.fit_power_law([("x", X)], X), "predictors"),
+    (lambda: rc.fit_power_law(None, X), "predictors"),
+    (lambda: rc.fit_constants("C", X), "terms"),
+    (lambda: rc.rate_check([("x", X)], X, X, 0.5, 2.0), "grid"),
+])
+def test_rate_fits_name_a_mapping_given_as_something_else(call, what):
+    """F6: ratecheck's named inputs given as a list of pairs, None or a string were a
+    TypeError ("list indices must be integers or slices, not tuple"), an AttributeError
+    ("'list' object has no attribute 'items'") or an IndexError, naming no parameter."""
+    with pytest.raises(ValueError, match=f"{what} must be a mapping"):
+        call()

@@ -63,6 +63,15 @@ class RegimeMap(NamedTuple):
     best: np.ndarray
 
 
+def _named(what: str, value) -> dict:
+    """``value`` as a dict of name -> values: a list of pairs, an array or None was a
+    TypeError, IndexError or AttributeError of the first use."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a mapping (a dict) of name -> values, got "
+                         f"{type(value).__name__}")
+    return dict(value)
+
+
 def _positive_field(name, value, shape):
     arr = positive(name, value)
     try:
@@ -101,6 +110,7 @@ def fit_power_law(predictors: Mapping[str, object], errors, level: float = 0.95)
     ValueError
         Non-positive values, a constant predictor, collinear predictors, or too few points.
     """
+    predictors = _named("predictors", predictors)
     y = positive("errors", errors)
     lev = as_array("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names = list(predictors)
@@ -157,6 +167,7 @@ def fit_constants(terms: Mapping[str, object], errors, level: float = 0.95) -> C
     -------
     ConstantFit
     """
+    terms = _named("terms", terms)
     y = np.log(positive("errors", errors).ravel())
     lev = as_array("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names = list(terms)
@@ -229,6 +240,7 @@ def rate_check(grid: Mapping[str, object], errors, bound, c: float, C: float,
     -------
     RateCheck
     """
+    grid = _named("grid", grid)
     lo = float(positive("c", c))
     hi = float(positive("C", C))
     if lo > hi:
