@@ -32,9 +32,7 @@ def _at_least_mu(lam, u, where="Theorem 3.1 of paper 001"):
     return lm
 
 
-#: Why the O() orders of Sec. 4 refuse ``lam < mu``: below it ``sqrt(lam/mu) log 1/eps`` is under
-#: ``log 1/eps`` (``6.9e-6`` at ``lam = 1e-10``, ``mu = 1``, ``eps = 1/2``): outside Theorem
-#: 3.1's ``lam >= mu``, which these orders attain.
+#: Why Sec. 4's orders refuse lam < mu (apgd1 was 6.9e-6 at lam = 1e-10, mu = 1, eps = 1/2).
 _BELOW_ONE = "under one round per log(1/eps) below it"
 
 
@@ -231,9 +229,8 @@ def apgd_complexity(L, mu, lam, eps):
     ----------
     L, mu, lam : array_like
         Smoothness, strong convexity (``L >= mu``), penalty ``lam >= mu``: (6) is proximal
-        gradient descent on ``h = lam psi + mu/(2n) ||x||^2`` with condition number
-        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``
-        (below it ``apgd1`` fell under one round: ``6.9e-6`` at ``lam = 1e-10``, ``mu = 1``).
+        gradient descent on ``h = lam psi + mu/(2n) ||x||^2``, of condition number
+        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``.
     eps : array_like
         Relative accuracy in ``(0, 1)``.
 
