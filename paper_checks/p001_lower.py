@@ -136,9 +136,9 @@ def sec32(cfg, seed):
     spread = {k: float(max(v) / min(v)) for k, v in marks.items()}
     # Summand row: IAPGD+Katyusha's local count over m + sqrt(m L~/mu): bounded iff m lam <= L~.
     mm, lt, mu_s = np.array([1e2, 1e4, 1e6]), 1.0, 1e-8
-    kat_in = (minimax.iapgd_katyusha_complexity(lt, mu_s, lt / mm, mm, eps)["local"]
-              / (mm + np.sqrt(mm * lt / mu_s)))
-    kat_out = (minimax.iapgd_katyusha_complexity(lt, mu_s, 100 * lt / mm ** 0.5, mm, eps)["local"]
+    kat = minimax.iapgd_katyusha_complexity
+    kat_in = kat(lt, mu_s, lt / mm, mm, eps)["local_order"] / (mm + np.sqrt(mm * lt / mu_s))
+    kat_out = (kat(lt, mu_s, 100 * lt / mm ** 0.5, mm, eps)["local_order"]
                / (mm + np.sqrt(mm * lt / mu_s)))
     table_ok = (max(spread.values()) < 5 and kat_in.max() / kat_in.min() < 2
                 and kat_out[-1] / kat_out[0] > 5)

@@ -22,7 +22,8 @@ CLI = [
     (P.replace("--sigma 0.5", "--sigma -1e5"), "sigma must lie in [0, 1e+100], got -100000"),
     (P.replace("--sigma 0.5", "--sigma -nan"), "sigma must be a finite number"),
     (SWEEP + " --gamma -1,2", "gamma must lie in [1e-100, 1e+100], got -1.0 (entry 0 of 2)"),
-    ("bounds lower_bound_aer --m 2 --d 10 --N 100 --R -1e3", "R must lie in [0, inf)"),
+    ("bounds lower_bound_aer --m 2 --d 10 --N 100 --R -1e3",
+     "R must be 0 or lie in [1e-100, 1e+100] (the bounds' range), got -1000.0"),
     # sweep's lists had the range (0, inf): "estimated 7.41e+290 days of work"
     (SWEEP + " --gamma 1e-300,2", "gamma must lie in [1e-100, 1e+100], got 1e-300"),
     (SWEEP.replace("--sigma 0.5", "--sigma 1e300") + " --gamma 1,2",

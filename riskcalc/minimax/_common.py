@@ -10,9 +10,7 @@ import sys
 
 import numpy as np
 
-from riskcalc._validate import _show, as_array
-from riskcalc._validate import nonnegative as _nonnegative
-from riskcalc._validate import positive as _positive
+from riskcalc._validate import _show, as_array, real
 
 PAPER_000 = "../shared/papers/000_7ff2ed2592df3b60.txt"
 PAPER_001 = "../shared/papers/001_352374a3e1e3397e.txt"
@@ -27,9 +25,12 @@ PAPER_004 = "../shared/papers/004_98172ed3646eef14.txt"
 MAGNITUDE = (1e-100, 1e100)
 
 
-def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
-    size = np.abs(arr)
-    bad = ~((size >= MAGNITUDE[0]) & (size <= MAGNITUDE[1]) | (zero & (arr == 0)))
+def _magnitude(name: str, value, zero: bool) -> np.ndarray:
+    """``value`` (``real``) positive within ``MAGNITUDE``, or 0 where ``zero``: one range in
+    the message (-1 was refused as outside "(0, inf)", 1e101 as outside [1e-100, 1e+100])."""
+    arr = np.asarray(real(name, value), dtype=float) + 0.0      # -0.0 is a 0
+    with np.errstate(invalid="ignore"):
+        bad = ~((arr >= MAGNITUDE[0]) & (arr <= MAGNITUDE[1]) | (zero & (arr == 0)))
     if np.any(bad):
         raise ValueError(f"{name} must {'be 0 or ' if zero else ''}lie in [{MAGNITUDE[0]:g}, "
                          f"{MAGNITUDE[1]:g}] (the bounds' range), got {_show(arr, bad)}")
@@ -38,12 +39,12 @@ def _magnitude(name: str, arr: np.ndarray, zero: bool) -> np.ndarray:
 
 def positive(name: str, value) -> np.ndarray:
     """``value`` > 0, finite, within ``MAGNITUDE``."""
-    return _magnitude(name, _positive(name, value), False)
+    return _magnitude(name, value, False)
 
 
 def nonnegative(name: str, value) -> np.ndarray:
     """``value`` 0 or within ``MAGNITUDE``."""
-    return _magnitude(name, _nonnegative(name, value), True)
+    return _magnitude(name, value, True)
 
 
 def broadcasting(func):
@@ -184,9 +185,12 @@ def from_logs(name: str, direct, log_value):
             k = int(np.flatnonzero(bad)[0])
             exp10 = float(lv.ravel()[k]) / math.log(10)
             power = math.floor(exp10)
+            # A mantissa rounding up to 10 moves to the next power: 9.9996e400 was 10.000e+400.
+            mantissa = f"{10 ** (exp10 - power):.3f}"
+            if mantissa == "10.000":
+                mantissa, power = "1.000", power + 1
             # 10^(-4.34e249) (mu0 at T = 1e250) had its 250 digits of exponent written out.
-            text = (f"{10 ** (exp10 - power):.3f}e{power:+d}" if abs(exp10) < 1e15
-                    else f"10^{exp10:.6g}")
+            text = f"{mantissa}e{power:+d}" if abs(exp10) < 1e15 else f"10^{exp10:.6g}"
             raise ValueError(f"{name} is {text}{f' (entry {k} of {bad.size})' if bad.ndim else ''}"
                              f", {where}: it has no float value; use less extreme parameters")
     with np.errstate(divide="ignore", invalid="ignore"):

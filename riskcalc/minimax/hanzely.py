@@ -23,13 +23,17 @@ def _eps(eps):
     return as_array("eps", eps, low=MAGNITUDE[0], high=1.0, high_open=True)
 
 
-def _at_least_mu(lam, u):
-    """``lam`` checked against Theorem 3.1's hypothesis ``lam >= mu``."""
+def _at_least_mu(lam, u, where="Theorem 3.1 of paper 001"):
+    """``lam`` checked against ``lam >= mu``, the hypothesis of ``where``."""
     lm = positive("lam", lam)
     if np.any(lm < u):
-        raise ValueError(f"lam must be >= mu (Theorem 3.1 of paper 001), got "
+        raise ValueError(f"lam must be >= mu ({where}), got "
                          f"{_offending(lm < u, lam=lm, mu=u)}")
     return lm
+
+
+#: Why Sec. 4's orders refuse lam < mu (apgd1 was 6.9e-6 at lam = 1e-10, mu = 1, eps = 1/2).
+_BELOW_ONE = "under one round per log(1/eps) below it"
 
 
 def _thm31_factor(L, mu, lam):
@@ -224,17 +228,21 @@ def apgd_complexity(L, mu, lam, eps):
     Parameters
     ----------
     L, mu, lam : array_like
-        Smoothness, strong convexity (``L >= mu``), penalty ``lam > 0``.
+        Smoothness, strong convexity (``L >= mu``), penalty ``lam >= mu``: (6) is proximal
+        gradient descent on ``h = lam psi + mu/(2n) ||x||^2``, of condition number
+        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``.
     eps : array_like
         Relative accuracy in ``(0, 1)``.
 
     Returns
     -------
     dict
-        ``apgd1``, ``apgd2``, ``pgd_grad`` (eq. 5), ``pgd_prox`` (eq. 6).
+        ``apgd1``, ``apgd2``, ``pgd_grad`` (eq. 5), ``pgd_prox`` (eq. 6): orders, rates
+        without their constants, not counts.
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
-    lm = positive("lam", lam)
+    lm = _at_least_mu(lam, u, f"Sec. 4.1 of paper 001: the condition number of (6) is "
+                              f"(lam + mu)/mu, read as lam/mu; {_BELOW_ONE}")
     log_inv = np.log(1 / _eps(eps))
     out = {"apgd1": np.sqrt(lm / u) * log_inv, "apgd2": np.sqrt(big_l / u) * log_inv,
            "pgd_grad": big_l / u * log_inv, "pgd_prox": lm / u * log_inv}
@@ -314,7 +322,8 @@ def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
     L_tilde, mu : array_like
         Summand smoothness, strong convexity (``L_tilde >= mu``).
     lam : array_like
-        Penalty, ``> 0``.
+        Penalty, ``lam >= mu``: IAPGD's momentum ``(sqrt(lam) - sqrt(mu))/(sqrt(lam) +
+        sqrt(mu))`` and rate ``1 - sqrt(mu/lam)`` (Algorithm 1, Theorem 4.2) need it.
     m : array_like
         Summands per client.
     eps : array_like
@@ -323,7 +332,9 @@ def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
     Returns
     -------
     dict
-        ``rounds``, ``local`` (without log factors), ``local_optimal`` (bool).
+        ``rounds_order`` and ``local_order`` (without log factors): orders, rates without
+        their constants, not counts (0.69 at ``lam = mu``, ``eps = 1/2``); ``local_optimal``
+        (bool).
 
     ERRATA
     ------
@@ -337,11 +348,12 @@ def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
     already disagree, but the local complexity 131.6 equals the bound there.)
     """
     lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
-    lm = positive("lam", lam)
+    lm = _at_least_mu(lam, u, f"Theorem 4.3 of paper 001: IAPGD's momentum and rate need it; "
+                              f"{_BELOW_ONE}")
     (mm,) = sizes(m=m)
     log_inv = np.log(1 / _eps(eps))
-    return {"rounds": scalar_or_array(np.sqrt(lm / u) * log_inv),
-            "local": scalar_or_array(mm * np.sqrt(lm / u) + np.sqrt(mm * lt / u)),
+    return {"rounds_order": scalar_or_array(np.sqrt(lm / u) * log_inv),
+            "local_order": scalar_or_array(mm * np.sqrt(lm / u) + np.sqrt(mm * lt / u)),
             "local_optimal": np.asarray(mm * lm <= lt)}
 
 
@@ -359,7 +371,8 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     L_tilde, mu : array_like
         Summand smoothness, strong convexity (``L_tilde >= mu``).
     lam : array_like
-        Penalty, ``> 0``.
+        Penalty, ``lam >= mu``: the communication order is Theorem 3.1's lower bound attained,
+        under its hypothesis ``lam >= mu`` (below it the order fell under one round).
     m : array_like
         Summands per client.
     eps : array_like
@@ -368,7 +381,7 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     Returns
     -------
     dict
-        ``rounds``, ``local``.
+        ``rounds_order``, ``local_order``: orders, rates without their constants, not counts.
 
     Notes
     -----
@@ -379,11 +392,12 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     (``paper_checks`` claim ``001.thm44.communication-optimality``).
     """
     lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
-    lm = positive("lam", lam)
+    lm = _at_least_mu(lam, u, f"Theorem 4.4 of paper 001, optimal against Theorem 3.1's bound "
+                              f"for lam >= mu; {_BELOW_ONE}")
     (mm,) = sizes(m=m)
     log_inv = np.log(1 / _eps(eps))
-    return {"rounds": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
-            "local": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
+    return {"rounds_order": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
+            "local_order": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
 
 
 @broadcasting

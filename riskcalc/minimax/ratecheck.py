@@ -17,6 +17,7 @@ from scipy import optimize, stats
 
 from riskcalc._validate import as_array, one_of, positive
 from riskcalc.minimax import lower_bound_aer
+from riskcalc.minimax._common import from_logs
 
 
 class PowerLawFit(NamedTuple):
@@ -62,6 +63,15 @@ class RegimeMap(NamedTuple):
     best: np.ndarray
 
 
+def _named(what: str, value) -> dict:
+    """``value`` as a dict of name -> values: a list of pairs, an array or None was a
+    TypeError, IndexError or AttributeError of the first use."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a mapping (a dict) of name -> values, got "
+                         f"{type(value).__name__}")
+    return dict(value)
+
+
 def _positive_field(name, value, shape):
     arr = positive(name, value)
     try:
@@ -100,6 +110,7 @@ def fit_power_law(predictors: Mapping[str, object], errors, level: float = 0.95)
     ValueError
         Non-positive values, a constant predictor, collinear predictors, or too few points.
     """
+    predictors = _named("predictors", predictors)
     y = positive("errors", errors)
     lev = as_array("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names = list(predictors)
@@ -122,8 +133,12 @@ def fit_power_law(predictors: Mapping[str, object], errors, level: float = 0.95)
     cov = s2 * np.linalg.inv(design.T @ design)
     se = np.sqrt(np.diag(cov))
     tq = float(stats.t.ppf((1 + float(lev)) / 2, dof))
+    with np.errstate(over="ignore"):
+        # exp(log constant) was inf (with a RuntimeWarning) for the constant 1e320 of errors
+        # x at x = 1e-320 * (1, 2, 4, 8, 16): a constant past the floats is a ValueError.
+        constant = float(from_logs("the fitted constant", np.exp(coef[0]), coef[0]))
     return PowerLawFit(
-        constant=float(np.exp(coef[0])),
+        constant=constant,
         exponents={n: float(a) for n, a in zip(names, coef[1:])},
         ci={n: (float(a - tq * s), float(a + tq * s)) for n, a, s in zip(names, coef[1:], se[1:])},
         stderr={n: float(s) for n, s in zip(names, se[1:])},
@@ -152,6 +167,7 @@ def fit_constants(terms: Mapping[str, object], errors, level: float = 0.95) -> C
     -------
     ConstantFit
     """
+    terms = _named("terms", terms)
     y = np.log(positive("errors", errors).ravel())
     lev = as_array("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names = list(terms)
@@ -174,6 +190,10 @@ def fit_constants(terms: Mapping[str, object], errors, level: float = 0.95) -> C
         return -w / w.sum(axis=1, keepdims=True)
 
     start = np.full(len(names), float(np.mean(y - np.log(t.sum(axis=1)))))
+    with np.errstate(over="ignore"):
+        # The constants' scale past the floats (terms 1e-200 x for errors 1e200 x: e^921) was
+        # scipy's "Residuals are not finite in the initial point"; from_logs says so.
+        from_logs("the fitted constants' scale", np.exp(start[0]), start[0])
     sol = optimize.least_squares(resid, start, jac=jac, method="lm", xtol=1e-14, ftol=1e-14)
     r = sol.fun
     s2 = float(r @ r) / dof
@@ -220,6 +240,7 @@ def rate_check(grid: Mapping[str, object], errors, bound, c: float, C: float,
     -------
     RateCheck
     """
+    grid = _named("grid", grid)
     lo = float(positive("c", c))
     hi = float(positive("C", C))
     if lo > hi:

@@ -157,16 +157,17 @@ BOUNDS: dict[str, BoundSpec] = {
                                             "Summand gradients: m + sqrt(m L_tilde/mu) "
                                             "log(1/eps)", f"{_P001}, Sec 3.2"),
     "apgd_complexity": BoundSpec(hanzely.apgd_complexity,
-                                 "APGD1/APGD2 (and PGD) complexities",
+                                 "APGD1/APGD2 (and PGD) complexity orders",
                                  f"{_P001}, Sec 4.1, Table 1"),
     "iapgd_agd_complexity": BoundSpec(hanzely.iapgd_agd_complexity,
                                       "IAPGD+AGD rounds and local steps (explicit schedule)",
                                       f"{_P001}, Thm 4.2"),
     "iapgd_katyusha_complexity": BoundSpec(hanzely.iapgd_katyusha_complexity,
-                                           "IAPGD+Katyusha rounds and local gradients",
+                                           "IAPGD+Katyusha orders of rounds and local gradients",
                                            f"{_P001}, Thm 4.3"),
     "al2sgd_complexity": BoundSpec(hanzely.al2sgd_complexity,
-                                   "AL2SGD+ rounds and local gradients", f"{_P001}, Thm 4.4"),
+                                   "AL2SGD+ orders of rounds and local gradients",
+                                   f"{_P001}, Thm 4.4"),
 }
 
 
