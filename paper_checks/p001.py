@@ -1,14 +1,14 @@
 """Paper 001 (Hanzely, Hanzely, Horvath, Richtarik, *Lower bounds and optimal algorithms for
 personalized federated learning*): claims and their checks. File ``001_352374a3e1e3397e.txt``.
 
-Evidence routes (Theorem 3.1 is in ``paper_checks.p001_thm31``): the APGD1/APGD2
-complexities of Sec. 4.1 against round counts of ``montecarlo.experiments.algorithms.apgd1``
-and ``apgd2`` on the quadratic instances of Fig. 2; the stated optimality conditions against
-the complexity formulas of ``riskcalc.minimax.hanzely``; Thm 4.2's rate against exact-prox
-IAPGD (= APGD1 with Alg. 1's momentum) and its local count against the AGD schedule summed term
-by term; Thm 4.4 against the L-Katyusha derivation (sympy). IAPGD with its inexact inner loops
-(AGD, Katyusha) runs in ``paper_checks.p001_iapgd``; AL2SGD+ (Alg. 4 and Prop. E.4 are in the
-appendix, not in the text) is not run: what needs it is stated as not checked.
+Evidence routes (Theorem 3.1 is in ``paper_checks.p001_thm31``): the APGD1/APGD2 complexities of
+Sec. 4.1 against round counts of ``montecarlo.experiments.algorithms.apgd1`` and ``apgd2`` on
+the quadratic instances of Fig. 2; the stated optimality conditions against the complexity
+formulas of ``riskcalc.minimax.hanzely`` and ``hanzely_upper``; Thm 4.2's rate against
+exact-prox IAPGD (= APGD1 with Alg. 1's momentum) and its local count against the AGD schedule
+summed term by term; Thm 4.4 against the L-Katyusha derivation (sympy). IAPGD with its inexact
+inner loops (AGD, Katyusha) runs in ``paper_checks.p001_iapgd``; AL2SGD+ (Alg. 4 and Prop. E.4
+are in the appendix, not in the text) is not run: what needs it is stated as not checked.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def test_iapgd_agd_rounds_at_tiny_mu_against_mpmath(mu):
     # Theorem 4.2 of paper 001: rounds = ceil(log(8 gap0 / eps) / -log(1 - sqrt(mu / lam))).
     # -log(rate) lost everything below mu / lam ~ 1e-32: mu = 1e-40 gave rounds = 0 (and a
     # division by zero); now -log1p(-x), the count a float beyond int64.
-    from riskcalc.minimax.hanzely import iapgd_agd_complexity
+    from riskcalc.minimax.hanzely_upper import iapgd_agd_complexity
 
     out = iapgd_agd_complexity(1.0, mu, 1.0, 10, 1e-3)
     with mpmath.workdps(60):

@@ -10,7 +10,7 @@ import pytest
 
 import riskcalc.minimax as mm
 from riskcalc.minimax import (chen, chen_fedprox, chen_lower, fedprox, fedprox_bilevel,
-                              fedprox_table1, hanzely)
+                              fedprox_table1, hanzely, hanzely_upper)
 from riskcalc.papers import cite
 
 
@@ -174,7 +174,7 @@ def test_registry_entries_evaluate_and_cite(name):
 
 def test_every_public_function_cites_its_paper():
     for mod in (chen, chen_lower, chen_fedprox, fedprox, fedprox_bilevel, fedprox_table1,
-                hanzely):
+                hanzely, hanzely_upper):
         for name in dir(mod):
             obj = getattr(mod, name)
             if callable(obj) and not name.startswith("_") and obj.__module__ == mod.__name__ \

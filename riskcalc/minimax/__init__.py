@@ -11,7 +11,8 @@ defaults (the printed ones stay reachable with ``printed=True`` / ``rederived=Fa
 - :mod:`riskcalc.minimax.fedprox`: paper 004, FedProx with explicit constants;
   :mod:`riskcalc.minimax.fedprox_bilevel`: the bilevel algorithm's complexities;
   :mod:`riskcalc.minimax.fedprox_table1`: its Table 1.
-- :mod:`riskcalc.minimax.hanzely`: paper 001 (Hanzely et al.), communication and local-oracle
+- :mod:`riskcalc.minimax.hanzely` (lower bounds) and :mod:`riskcalc.minimax.hanzely_upper` (upper
+  complexities): paper 001 (Hanzely et al.), communication and local-oracle
   lower bounds and upper complexities.
 - :data:`BOUNDS`: name -> :class:`BoundSpec` (function, parameters, description, paper ref).
 """
@@ -31,11 +32,12 @@ from riskcalc.minimax.fedprox import (FedProxConstants, LambdaPrescription, fedp
 from riskcalc.minimax.fedprox_bilevel import (bilevel_constants, fedprox_complexity,
                                               inner_loop_iterations, outer_rate)
 from riskcalc.minimax.fedprox_table1 import table1_rates, table1_regime
-from riskcalc.minimax.hanzely import (al2sgd_complexity, apgd_complexity,
-                                      communication_lower_bound, gradient_oracle_lower_bound,
-                                      iapgd_agd_complexity, iapgd_katyusha_complexity,
-                                      optimal_method, prox_oracle_lower_bound,
-                                      summand_oracle_lower_bound, thm31_distance_lower_bound)
+from riskcalc.minimax.hanzely import (communication_lower_bound, gradient_oracle_lower_bound,
+                                      prox_oracle_lower_bound, summand_oracle_lower_bound,
+                                      thm31_distance_lower_bound)
+from riskcalc.minimax.hanzely_upper import (al2sgd_complexity, apgd_complexity,
+                                            iapgd_agd_complexity, iapgd_katyusha_complexity,
+                                            optimal_method)
 from riskcalc.minimax.registry import BOUNDS, BoundSpec, evaluate
 
 __all__ = [

@@ -1,0 +1,228 @@
+"""Upper complexities of paper 001 (Hanzely, Hanzely, Horvath and Richtarik,
+``../shared/papers/001_352374a3e1e3397e.txt``), Section 4 and Tables 1-2: APGD1/APGD2, IAPGD+AGD,
+IAPGD+Katyusha, AL2SGD+ and the algorithm matching both lower bounds (``optimal_method``); the
+lower bounds of Section 3 are ``riskcalc.minimax.hanzely``, whose notation this follows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from riskcalc._validate import one_of
+from riskcalc.minimax._common import (broadcasting, counts, positive, scalar_or_array, sizes,
+                                      smooth_convex)
+from riskcalc.minimax.hanzely import _at_least_mu, _eps
+
+
+#: Why Sec. 4's orders refuse lam < mu (apgd1 was 6.9e-6 at lam = 1e-10, mu = 1, eps = 1/2).
+_BELOW_ONE = "under one round per log(1/eps) below it"
+
+
+@broadcasting
+def apgd_complexity(L, mu, lam, eps):
+    """Upper complexities of APGD1 and APGD2, Section 4.1 / Table 1 of paper 001.
+
+    APGD1 (prox steps on ``f``, FedProx with momentum): communications = local prox calls
+    ``sqrt(lambda/mu) log 1/eps``; APGD2 (gradient steps on ``f``): communications = local
+    gradient calls ``sqrt(L/mu) log 1/eps``. Non-accelerated counterparts eqs. (5)/(6):
+    ``L/mu log 1/eps`` and ``lambda/mu log 1/eps``.
+
+    Parameters
+    ----------
+    L, mu, lam : array_like
+        Smoothness, strong convexity (``L >= mu``), penalty ``lam >= mu``: (6) is proximal
+        gradient descent on ``h = lam psi + mu/(2n) ||x||^2``, of condition number
+        ``(lam + mu)/mu``, which ``lam/mu`` matches up to a factor 2 only for ``lam >= mu``.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``apgd1``, ``apgd2``, ``pgd_grad`` (eq. 5), ``pgd_prox`` (eq. 6): orders, rates
+        without their constants, not counts.
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = _at_least_mu(lam, u, f"Sec. 4.1 of paper 001: the condition number of (6) is "
+                              f"(lam + mu)/mu, read as lam/mu; {_BELOW_ONE}")
+    log_inv = np.log(1 / _eps(eps))
+    out = {"apgd1": np.sqrt(lm / u) * log_inv, "apgd2": np.sqrt(big_l / u) * log_inv,
+           "pgd_grad": big_l / u * log_inv, "pgd_prox": lm / u * log_inv}
+    return {k: scalar_or_array(v) for k, v in out.items()}
+
+
+@broadcasting
+def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
+    """IAPGD + AGD with the explicit schedule of Theorem 4.2 of paper 001.
+
+    ``F(x^k) - F* <= 8 (1 - sqrt(mu/lambda))^k (F(x^0) - F*)`` when AGD runs
+    ``T_k = sqrt((L+lambda)/(mu+lambda)) log(1152 L lambda n^2 (2 sqrt(lambda/mu) + 1)^2/mu^2)
+    + 4 sqrt(mu (L+lambda)/(lambda (mu+lambda))) k`` steps at round ``k``. Returned:
+    ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
+    = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
+    ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
+    (log(L lambda n/mu) + log 1/eps)``. In the orders ``eps`` is the accuracy relative to
+    ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for ``eps -> 0``;
+    ``log(1/eps)`` was negative for ``eps > 1``).
+
+    Parameters
+    ----------
+    L, mu : array_like
+        Smoothness and strong convexity, ``L >= mu``.
+    lam : array_like
+        Penalty; the momentum ``(sqrt(lambda) - sqrt(mu))/(sqrt(lambda) + sqrt(mu))`` and the
+        rate need ``lam > mu``.
+    n : array_like
+        Number of clients.
+    eps : array_like
+        Target optimality gap ``> 0``.
+    gap0 : array_like
+        Initial gap ``F(x^0) - F* > 0``.
+
+    Returns
+    -------
+    dict
+    """
+    big_l, u = smooth_convex("L", L, "mu", mu)
+    lm = positive("lam", lam)
+    if np.any(lm <= u):
+        raise ValueError(f"lam must be > mu (Theorem 4.2 of paper 001), got lam={lam!r}")
+    (nn,) = sizes(n=n)
+    ep = positive("eps", eps)
+    g0 = positive("gap0", gap0)
+    # -log(rate), rate = 1 - sqrt(mu / lam), as -log1p(-sqrt(mu / lam)): the rate rounds to 1
+    # below mu / lam ~ 1e-32 (mu = 1e-40 gave rounds = 0 after a division by zero).
+    rounds = np.maximum(np.ceil(np.log(8 * g0 / ep) / -np.log1p(-np.sqrt(u / lm))), 0)
+    # The log of the product as a sum of logs: the product overflowed (L = 1e-3, mu = 1e-100,
+    # lam = 1e30, n = 1e3: ~1e364), and local_steps was inf, NaN where 0 rounds multiplied it.
+    a = (np.sqrt((big_l + lm) / (u + lm))
+         * (np.log(1152 * big_l) + np.log(lm) + 2 * np.log(nn)
+            + 2 * np.log(2 * np.sqrt(lm / u) + 1) - 2 * np.log(u)))
+    b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
+    local = rounds * a + b * rounds * (rounds - 1) / 2
+    log_inv = np.maximum(np.log(g0) - np.log(ep), 0.0)
+    # log(L lam n / mu) as a sum of logs: the product overflowed (1e100 each: inf).
+    out = {"rounds": counts(rounds), "local_steps": local,
+           "rounds_order": np.sqrt(lm / u) * log_inv,
+           "local_order": np.sqrt((big_l + lm) / u) * log_inv
+           * (np.log(big_l) + np.log(lm) + np.log(nn) - np.log(u) + log_inv)}
+    # counts() gives a Python int or float already; numpy scalars become Python numbers.
+    return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
+            for k, v in out.items()}
+
+
+@broadcasting
+def iapgd_katyusha_complexity(L_tilde, mu, lam, m, eps):
+    """IAPGD + Katyusha, Theorem 4.3 of paper 001 (bounded iterates assumed).
+
+    Communications ``sqrt(lambda/mu) log 1/eps``; local summand gradients
+    ``(m sqrt(lambda/mu) + sqrt(m L_tilde/mu))`` up to log factors; optimal locally when
+    ``m lambda <= L_tilde``.
+
+    Parameters
+    ----------
+    L_tilde, mu : array_like
+        Summand smoothness, strong convexity (``L_tilde >= mu``).
+    lam : array_like
+        Penalty, ``lam >= mu``: IAPGD's momentum ``(sqrt(lam) - sqrt(mu))/(sqrt(lam) +
+        sqrt(mu))`` and rate ``1 - sqrt(mu/lam)`` (Algorithm 1, Theorem 4.2) need it.
+    m : array_like
+        Summands per client.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``rounds_order`` and ``local_order`` (without log factors): orders, rates without
+        their constants, not counts (0.69 at ``lam = mu``, ``eps = 1/2``); ``local_optimal``
+        (bool).
+
+    ERRATA
+    ------
+    After Theorem 4.3 the local complexity is called optimal "if sqrt(m) lambda = O(L_tilde)";
+    ``m sqrt(lambda/mu) <= sqrt(m L_tilde/mu)`` is ``m lambda <= L_tilde``, as Table 1 and
+    Section 2 state. Deciding numbers: ``L_tilde = 1``, ``mu = 1e-6`` and ``lambda =
+    L_tilde / sqrt(m)`` (the printed condition holds with equality): the local complexity
+    exceeds the lower bound ``m + sqrt(m L_tilde/mu)`` by 4.1x, 10x and 16.3x at ``m = 1e2,
+    1e4, 1e6``, growing without bound, whereas under ``m lambda <= L_tilde`` the ratio stays
+    at most 2. (At ``m = 100``, ``lambda = mu = 1``, ``L_tilde = 10`` the two conditions
+    already disagree, but the local complexity 131.6 equals the bound there.)
+    """
+    lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
+    lm = _at_least_mu(lam, u, f"Theorem 4.3 of paper 001: IAPGD's momentum and rate need it; "
+                              f"{_BELOW_ONE}")
+    (mm,) = sizes(m=m)
+    log_inv = np.log(1 / _eps(eps))
+    return {"rounds_order": scalar_or_array(np.sqrt(lm / u) * log_inv),
+            "local_order": scalar_or_array(mm * np.sqrt(lm / u) + np.sqrt(mm * lt / u)),
+            "local_optimal": np.asarray(mm * lm <= lt)}
+
+
+@broadcasting
+def al2sgd_complexity(L_tilde, mu, lam, m, eps):
+    """AL2SGD+, Theorem 4.4 of paper 001.
+
+    Communications ``sqrt(min{L_tilde, lambda}/mu) log 1/eps`` (``rho = p(1-p)``,
+    ``p = lambda/(lambda + L_tilde)``); local summand gradients
+    ``(m + sqrt(m (L_tilde + lambda)/mu)) log 1/eps`` (``rho = 1/m``), optimal when
+    ``lambda <= L_tilde``. The two are attained by different parameter choices.
+
+    Parameters
+    ----------
+    L_tilde, mu : array_like
+        Summand smoothness, strong convexity (``L_tilde >= mu``).
+    lam : array_like
+        Penalty, ``lam >= mu``: the communication order is Theorem 3.1's lower bound attained,
+        under its hypothesis ``lam >= mu`` (below it the order fell under one round).
+    m : array_like
+        Summands per client.
+    eps : array_like
+        Relative accuracy in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``rounds_order``, ``local_order``: orders, rates without their constants, not counts.
+
+    Notes
+    -----
+    ERRATA (paper 001, text after Thm 4.4): the communication count is called optimal
+    "regardless" of how ``L_tilde`` and ``lambda`` compare, but Thm 3.1's lower bound has the
+    smoothness ``L`` of each ``f_i`` (``L_tilde/m <= L <= L_tilde``), which APGD2 attains with
+    the same summand oracle: optimal only when ``min{L_tilde, lambda} = O(L)``
+    (``paper_checks`` claim ``001.thm44.communication-optimality``).
+    """
+    lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
+    lm = _at_least_mu(lam, u, f"Theorem 4.4 of paper 001, optimal against Theorem 3.1's bound "
+                              f"for lam >= mu; {_BELOW_ONE}")
+    (mm,) = sizes(m=m)
+    log_inv = np.log(1 / _eps(eps))
+    return {"rounds_order": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
+            "local_order": scalar_or_array((mm + np.sqrt(mm * (lt + lm) / u)) * log_inv)}
+
+
+@broadcasting
+def optimal_method(L, lam, oracle="prox"):
+    """Algorithm that matches both lower bounds, Table 2 of paper 001.
+
+    ``prox``: APGD2 if ``lambda >= L`` else APGD1; ``grad``: APGD2 if ``lambda >= L`` else
+    IAPGD+AGD; ``stoch``: APGD2 if ``lambda >= L`` else IAPGD+Katyusha (local optimality
+    needs ``m lambda <= L_tilde``).
+
+    Parameters
+    ----------
+    L, lam : array_like
+        Smoothness and penalty (both > 0).
+    oracle : {"prox", "grad", "stoch"}
+
+    Returns
+    -------
+    ndarray of str
+    """
+    big_l = positive("L", L)
+    lm = positive("lam", lam)
+    small = {"prox": "APGD1", "grad": "IAPGD+AGD", "stoch": "IAPGD+Katyusha"}
+    if not one_of(oracle, small):
+        raise ValueError(f"oracle must be one of {sorted(small)}, got {oracle!r}")
+    return np.where(lm >= big_l, "APGD2", small[oracle])
