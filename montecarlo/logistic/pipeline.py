@@ -55,7 +55,8 @@ from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import test_error
-from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.gaussian import (L_NORMAL, MAX_RULE_NODES, NODES, PANEL, Rule,
+                                        check_reach)
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
@@ -110,6 +111,13 @@ def population_metrics(w_hat, w_i, root_s=None) -> dict:
             "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
             "test_error": test_error(kappa, a, rho) if rho > 0 else
             float(rule.expect(a * rule.s < 0))}
+
+
+#: Largest ``kappa = ||w_i||_Sigma`` whose measurement rule ``Rule(kappa, NODES[-1])``
+#: (``population_metrics``: panels of width ``2 pi NODES[0] / (kappa NODES[-1])`` on the s-axis)
+#: stays within ``MAX_RULE_NODES``: about 1.7e3 (``check_reach``).
+MEASURED_KAPPA_MAX = (MAX_RULE_NODES // (PANEL * NODES[-1])) * np.pi * NODES[0] / (
+    L_NORMAL * NODES[-1])
 
 
 def client_sizes(gammas, d: int):
@@ -370,6 +378,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
     # A SPEC string (the limits take one) was an AttributeError on .is_identity.
     spectrum = as_spectrum(spectrum, d)
+    check_reach(signal, rs[target], 1.0 if spectrum is None else float(np.sqrt(np.max(
+        spectrum.eigenvalues(d)))), MEASURED_KAPPA_MAX, "the exact test metrics' quadrature")
     sizes = client_sizes(gammas, d)
     N = sum(sizes)
     extra = {} if spectrum is None or spectrum.is_identity else {

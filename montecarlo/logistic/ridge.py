@@ -30,6 +30,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
+from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
@@ -136,6 +137,8 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
+    check_reach(signal, r, float(np.sqrt(max(extra.get("eigenvalues", [1.0])))),
+                LABEL_KAPPA_MAX, "the logistic limits' label expectations")
     tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),
                   seed=seed, rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,

@@ -134,6 +134,19 @@ def label_rule(kappa: float):
 LABEL_KAPPA_MAX = 1e5
 
 
+def check_reach(signal: float, r: float, root_max: float, kappa_max: float, what: str):
+    """ValueError unless ``(signal + r) root_max`` (``root_max``: the square root of Sigma's
+    largest eigenvalue), the most a simulated ``||w_i||_Sigma`` can be, is at most
+    ``kappa_max``, the reach of ``what`` (the logistic simulations, ``montecarlo.logistic``):
+    beyond it they returned risk 0 (``r u`` lost beside ``w_0`` at signal 1e50), an
+    OverflowError (1e200) or this module's "quadrature rule" refusal (3000)."""
+    if not (signal + r) * root_max <= kappa_max:
+        raise ValueError(f"signal = {signal:g} and r = {r:g} put ||w_i||_Sigma up to (signal + "
+                         f"r) sqrt(max eigenvalue) = {(signal + r) * root_max:.6g}, beyond "
+                         f"{kappa_max:.4g}, the reach of {what}: signal + r must lie in "
+                         f"[0, {kappa_max / root_max:.4g}]")
+
+
 def finer_or_equal(have, need) -> bool:
     """Whether the axis rule ``have`` resolves at least what ``need`` does (same ladder level):
     panels only where panels are needed, and at least as many nodes or panels."""

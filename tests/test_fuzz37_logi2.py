@@ -1,0 +1,32 @@
+"""Issue 32, fuzz37 (logi2): what this fuzz found, each test failing before."""
+
+import pytest
+
+from riskcalc import Spectrum
+
+
+@pytest.mark.parametrize("signal, kw", [(1e50, {}), (1e200, {}),
+                                        (1e4, {"spectrum": Spectrum([1e3])})])
+def test_ridge_simulation_refuses_signals_beyond_the_label_rule(signal, kw):
+    """F1: ``montecarlo.logistic.ridge.simulate`` at signal 1e50 reported risk 0.0 (``r u``
+    vanished beside ``w_0`` in floating point); now refused up front beyond the logistic
+    limits' reach ``LABEL_KAPPA_MAX`` (with a spectrum: times the largest eigenvalue's root)."""
+    from montecarlo.logistic.ridge import simulate
+
+    with pytest.raises(ValueError, match=r"signal = .* and r = 1 .*signal \+ r must lie in "
+                                         r"\[0, "):
+        simulate(gamma=0.5, signal=signal, r=1.0, lams=[1.0], d=4, reps=2, **kw)
+
+
+@pytest.mark.parametrize("signal", [3000.0, 1e200])
+def test_pipeline_simulation_refuses_signals_beyond_its_measurement_rule(signal):
+    """F1: ``simulate_pipeline`` at signal 1e200 raised an OverflowError from ``axis_key``, at
+    3000 the theory solver's "quadrature rule of 8.86e+07 nodes ... the iterate left the
+    solution's scales" after solving; now a ValueError up front naming signal, r and the range
+    (1692: the exact test metrics' rule within ``MAX_RULE_NODES``)."""
+    from montecarlo.logistic.pipeline import simulate_pipeline
+
+    with pytest.raises(ValueError, match=r"signal = .* and r = 1 .*test metrics.*signal \+ r "
+                                         r"must lie in \[0, 1692\]"):
+        simulate_pipeline(gamma=0.5, signal=signal, r=1.0, lams=[1.0], global_lam=1.0, d=4,
+                          reps=2)
