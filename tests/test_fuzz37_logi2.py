@@ -30,3 +30,34 @@ def test_pipeline_simulation_refuses_signals_beyond_its_measurement_rule(signal)
                                          r"must lie in \[0, 1692\]"):
         simulate_pipeline(gamma=0.5, signal=signal, r=1.0, lams=[1.0], global_lam=1.0, d=4,
                           reps=2)
+
+
+def test_logistic_solvers_stop_before_the_command_timer(monkeypatch, capsys):
+    """F2: with --max-minutes the solvers' deadline was the command's timer's own moment, and
+    the timer's generic "stopped at the --max-minutes limit" won over the solver's reason
+    (``predict rtfa --model logistic --gamma 0.49995 --signal 0 --r 0 --lam 0 --max-minutes
+    0.02``: just below the separability threshold). The solvers now get 0.95 of the limit.
+    Recorded here, without solving: the timer's seconds and the solver's ``max_seconds``."""
+    from contextlib import contextmanager
+
+    import riskcalc
+    from riskcalc.cli import guards
+    from tests.helpers import run_cli
+
+    timers = []
+
+    @contextmanager
+    def timer(seconds):
+        timers.append(seconds)
+        yield
+
+    def solver(**kw):
+        raise ValueError(f"solver given {kw['max_seconds']:g} s")
+
+    monkeypatch.setattr(guards, "time_limit", timer)
+    monkeypatch.setattr(riskcalc, "logistic_limit", solver)
+    code, out, err = run_cli(["predict", "rtfa", "--model", "logistic", "--gamma", "0.49995",
+                              "--signal", "0", "--r", "0", "--lam", "0", "--max-minutes", "1"],
+                             capsys)
+    assert code == 2 and out == "" and timers == [60.0]
+    assert err == "error: solver given 57 s\n"
