@@ -61,3 +61,18 @@ def test_logistic_solvers_stop_before_the_command_timer(monkeypatch, capsys):
                              capsys)
     assert code == 2 and out == "" and timers == [60.0]
     assert err == "error: solver given 57 s\n"
+
+
+def test_the_python_logistic_sweep_takes_max_minutes():
+    """F3: ``montecarlo.logistic.sweep.sweep_logistic`` had no ``max_minutes`` (the linear
+    ``montecarlo.sweep.sweep`` has): 2 points x 1000 replicates at d = 2000, estimated at
+    about 5000 minutes, started. Now refused before any work (default 10 minutes, as the
+    linear sweep), the limit checked as there."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    kw = dict(gamma=[0.01, 0.02], r=1.0, signal=1.0, lam=1.0, d=2000, progress=False)
+    with pytest.raises(ValueError, match=r"^max_minutes = 10: 2 grid points x 1000 replicates "
+                                         r"at d = 2000 are estimated at .* min of work"):
+        sweep_logistic("rtfa", reps=1000, max_minutes=10, **kw)
+    with pytest.raises(ValueError, match=r"max_minutes must lie in \(0, inf\)"):
+        sweep_logistic("rtfa", reps=2, max_minutes=0, **kw)

@@ -34,11 +34,11 @@ import itertools
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import none_if_nan, summarize
+from montecarlo.compare import MAX_MINUTES, none_if_nan, summarize
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline, ridge
 from montecarlo.prediction import simulated_ratios
-from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
+from montecarlo.runner.budget import (check_tasks, cores, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
@@ -58,7 +58,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                    clients=None, others=None, global_lam=None, weights: str = "samples",
                    centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0,
                    n_jobs: int = 1, scheduler: str | None = None, progress: bool = True,
-                   cache=None, max_seconds: float = MAX_SECONDS) -> SweepRows:
+                   cache=None, max_seconds: float = MAX_SECONDS,
+                   max_minutes: float | None = MAX_MINUTES) -> SweepRows:
     """Predicted and simulated logistic limits at every point of a grid (module docstring).
 
     CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
@@ -97,6 +98,12 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         The limits' work estimates are held to it, as in ``riskcalc.logistic_limit`` (the
         command line's --max-minutes where given; it was not passed: a sweep refused at the
         solvers' 60 s, saying "--max-minutes on the command line", whatever was given).
+    max_minutes : float or None
+        Refuse, before any work, a sweep whose replicates ``cache`` lacks are estimated
+        (``replicate_seconds``, the command line's estimate) to take longer on ``n_jobs``
+        workers (one with a ``scheduler``); None: no limit (the command line checks
+        --max-minutes itself). As ``montecarlo.sweep.sweep``'s (it had none: a sweep of hours
+        ran).
 
     Returns
     -------
@@ -135,6 +142,11 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
+    if max_minutes is not None:
+        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
+                       scheduler, cached_count(cache, "sweep", _tasks(
+                           method, points, signal, lams, others, global_lam, weights, centre,
+                           d, seed, reps, spectrum), _layout(method, names, len(lams))))
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
@@ -198,6 +210,22 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
         method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
         weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
         positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
+
+
+def _check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
+                   cached):
+    """``montecarlo.compare.check_minutes`` for ``sweep_logistic``: ValueError when the
+    ``reps`` replicates of ``points`` not ``cached`` are estimated beyond ``max_minutes``."""
+    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
+    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
+    total = (reps * len(points) - cached) / len(points) * replicate_seconds(
+        method, points, others, d, lams=max(1, n_lams)) / workers
+    if total > limit:
+        raise ValueError(f"max_minutes = {max_minutes:g}: {len(points)} grid points x {reps} "
+                         f"replicates" + (f" ({cached} of them in cache)" if cached else "")
+                         + f" at d = {d} are estimated at {total / 60.0:.3g} min of work on "
+                         f"{workers} worker(s); lower reps, d or the grid, or raise "
+                         "max_minutes (None: no limit)")
 
 
 def _layout(method, names, n_lams):
