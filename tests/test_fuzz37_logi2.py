@@ -76,3 +76,19 @@ def test_the_python_logistic_sweep_takes_max_minutes():
         sweep_logistic("rtfa", reps=1000, max_minutes=10, **kw)
     with pytest.raises(ValueError, match=r"max_minutes must lie in \(0, inf\)"):
         sweep_logistic("rtfa", reps=2, max_minutes=0, **kw)
+
+
+def test_ridge_replicate_cosine_at_the_centre_is_undefined_not_a_warning():
+    """F4: at signal 1000, r 1, lam 1 (d = 4) the ridge estimate is the centre itself (the
+    log-loss gradient there is below Newton's tolerance), and the cosine between
+    ``w_hat - c`` and ``w_i - c`` was 0 / 0: numpy's RuntimeWarning and a NaN; now None (as
+    at ``w_i = c``), the other quantities measured."""
+    import warnings
+
+    from montecarlo.logistic.ridge import simulate_replicate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = simulate_replicate(gamma=0.5, signal=1000.0, r=1.0, lams=[1.0], d=4, seed=0,
+                                 rep=0, n_test=100)
+    assert out["cosine"] == [None] and out["risk"] == [pytest.approx(1.0)]

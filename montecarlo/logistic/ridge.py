@@ -92,7 +92,10 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         z = X_test @ w
         out["risk"][k] = float(dw @ dw)
         out["sigma_risk"][k] = float((root_s * dw) @ (root_s * dw))
-        out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
+        # Undefined also at w_hat = c (signal 1000, lam 1: Newton's start already optimal to
+        # TOL), which was 0 / 0 with numpy's RuntimeWarning and a NaN mean.
+        norm_c = float(np.linalg.norm(dc)) * gap
+        out["cosine"][k] = float(dc @ (w_i - c)) / norm_c if norm_c > 0 else None
         # Undefined at w_i = 0 (signal 0, r 0): was 0 / 0 with numpy's RuntimeWarning.
         norms = np.linalg.norm(w) * np.linalg.norm(w_i)
         out["cosine_uncentred"][k] = float(w @ w_i / norms) if norms > 0 else None
