@@ -92,3 +92,17 @@ def test_ridge_replicate_cosine_at_the_centre_is_undefined_not_a_warning():
         out = simulate_replicate(gamma=0.5, signal=1000.0, r=1.0, lams=[1.0], d=4, seed=0,
                                  rep=0, n_test=100)
     assert out["cosine"] == [None] and out["risk"] == [pytest.approx(1.0)]
+
+
+def test_the_logistic_sweep_checks_the_simulations_reach_before_predicting():
+    """F5: ``sweep_logistic`` ran the pipeline's replicates without F1's check: at signal
+    1800 with M = 2 clients the predictions ran first (at 2000 estimated at 66 s), then a
+    replicate failed with the theory solver's "quadrature rule of 5.32e+07 nodes ... the
+    iterate left the solution's scales". Now refused before any prediction (here the limits
+    are held to 1e-9 s: they would refuse first)."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    with pytest.raises(ValueError, match=r"signal = 1800 and r = 0.5 .*signal \+ r must lie in "
+                                         r"\[0, 1692\]"):
+        sweep_logistic("rtfa", gamma=1.0, r=[0.5, 1.0], signal=1800.0, lam=1.0, d=4, reps=2,
+                       clients=2, global_lam=1.0, progress=False, max_seconds=1e-9)

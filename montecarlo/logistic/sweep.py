@@ -44,6 +44,7 @@ from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
+from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
@@ -142,6 +143,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
+    _check_reach(method, points, others, signal, spectrum, d)
     if max_minutes is not None:
         _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
                        scheduler, cached_count(cache, "sweep", _tasks(
@@ -210,6 +212,23 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
         method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
         weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
         positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
+
+
+def _check_reach(method, points, others, signal, spectrum, d):
+    """The simulations' ``gaussian.check_reach`` at every point, before any prediction: at
+    signal 1800 with M = 2 clients the predictions ran (at 2000 estimated at 66 s), then the
+    pipeline's replicate failed with the theory solver's "quadrature rule" refusal. A signal
+    or r missing or out of range is left to the limits' messages."""
+    if signal is None:
+        return
+    signal = float(as_array("signal", signal, low=0.0))
+    root_max = 1.0 if spectrum is None else float(np.sqrt(np.max(spectrum.eigenvalues(d))))
+    for g, rr, m in points:
+        piped = _federation(g, rr, m, others) is not None and method != "local_ridge"
+        if rr is not None and rr >= 0:
+            check_reach(signal, rr, root_max, pipeline.MEASURED_KAPPA_MAX if piped else
+                        LABEL_KAPPA_MAX, "the exact test metrics' quadrature" if piped else
+                        "the logistic limits' label expectations")
 
 
 def _check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
