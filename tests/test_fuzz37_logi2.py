@@ -106,3 +106,18 @@ def test_the_logistic_sweep_checks_the_simulations_reach_before_predicting():
                                          r"\[0, 1692\]"):
         sweep_logistic("rtfa", gamma=1.0, r=[0.5, 1.0], signal=1800.0, lam=1.0, d=4, reps=2,
                        clients=2, global_lam=1.0, progress=False, max_seconds=1e-9)
+
+
+def test_a_signal_beyond_the_ladder_levels_reach_is_named():
+    """F6: ``compare rtfa --model logistic --global federated --clients 2 --gamma 1 --signal
+    1700 --r 1 --lam 1 --global-lam 1 --d 4 --reps 2 --max-minutes 5`` failed after 24 s with
+    "a quadrature rule of 5.02e+07 nodes (feature scales 1.7e+03 and 0.556), beyond 5e+07:
+    the iterate left the solution's scales": it had not; the label weight at ||w_i|| = 1700
+    alone needs that rule at ladder level 190. Now the message says so, and the reach."""
+    from riskcalc.errors import SolverError
+    from riskcalc.logistic.gaussian import Rule
+
+    with pytest.raises(SolverError, match=r"signal strength \|\|w_i\|\| = 1700 needs a "
+                                          r"quadrature rule of 5.02e\+07 nodes at ladder level "
+                                          r"190 .*reaches \|\|w_i\|\| <= 1692; lower signal"):
+        Rule(1700.0, 190)

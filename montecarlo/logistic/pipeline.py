@@ -55,8 +55,7 @@ from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import test_error
-from riskcalc.logistic.gaussian import (L_NORMAL, MAX_RULE_NODES, NODES, PANEL, Rule,
-                                        check_reach)
+from riskcalc.logistic.gaussian import NODES, Rule, check_reach, label_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
@@ -114,10 +113,8 @@ def population_metrics(w_hat, w_i, root_s=None) -> dict:
 
 
 #: Largest ``kappa = ||w_i||_Sigma`` whose measurement rule ``Rule(kappa, NODES[-1])``
-#: (``population_metrics``: panels of width ``2 pi NODES[0] / (kappa NODES[-1])`` on the s-axis)
-#: stays within ``MAX_RULE_NODES``: about 1.7e3 (``check_reach``).
-MEASURED_KAPPA_MAX = (MAX_RULE_NODES // (PANEL * NODES[-1])) * np.pi * NODES[0] / (
-    L_NORMAL * NODES[-1])
+#: (``population_metrics``) can be built: about 1.7e3 (``check_reach``).
+MEASURED_KAPPA_MAX = label_reach(NODES[-1])
 
 
 def client_sizes(gammas, d: int):

@@ -179,6 +179,13 @@ def solve_resolved(root, rules_at, x0, tries: int = 4):
                       f"rule after {tries} rebuilds (feature scales grow with each solve)")
 
 
+def label_reach(n: int) -> float:
+    """Largest ``kappa`` whose ``Rule(kappa, n)`` (panels of width ``2 pi NODES[0] / (kappa
+    n)`` on the s-axis, the n-point Gauss-Hermite rule on the g-axis) stays within
+    ``MAX_RULE_NODES``."""
+    return (MAX_RULE_NODES // (PANEL * n)) * np.pi * NODES[0] / (L_NORMAL * n)
+
+
 class Rule:
     """The 2-d tensor rule over ``(s, g)`` with the label weight ``2 sigmoid(kappa s)``, at ladder
     level ``n``, resolving integrands ``F(a s + rho g)`` with ``|a| <= a_scale`` and
@@ -191,6 +198,14 @@ class Rule:
         self.keys = (axis_key(max(kappa, abs(a_scale)), n, NODES[0]),
                      axis_key(rho_scale, n, NODES[0]))
         nodes = axis_nodes(self.keys[0]) * axis_nodes(self.keys[1])
+        if kappa > label_reach(n):
+            # Was "the iterate left the solution's scales" after 24 s (finite M, signal 1700):
+            # the label weight itself needs the rule at this ladder level.
+            raise SolverError(f"logistic fixed point: signal strength ||w_i|| = {kappa:.4g} "
+                              f"needs a quadrature rule of {nodes:.3g} nodes at ladder level "
+                              f"{n} (the label weight's panels alone), beyond "
+                              f"{MAX_RULE_NODES:.0e}: that level reaches ||w_i|| <= "
+                              f"{label_reach(n):.4g}; lower signal and r")
         if nodes > MAX_RULE_NODES:     # was: 1.3e13 nodes, "Unable to allocate 95.5 TiB"
             raise SolverError(f"logistic fixed point: a quadrature rule of {nodes:.3g} nodes "
                               f"(feature scales {max(kappa, abs(a_scale)):.3g} and "
