@@ -121,3 +121,16 @@ def test_a_signal_beyond_the_ladder_levels_reach_is_named():
                                           r"quadrature rule of 5.02e\+07 nodes at ladder level "
                                           r"190 .*reaches \|\|w_i\|\| <= 1692; lower signal"):
         Rule(1700.0, 190)
+
+
+def test_the_logistic_sweep_with_a_cache_refuses_a_missing_signal(tmp_path):
+    """F7: ``sweep_logistic(signal=None, cache=...)`` was a TypeError ("float() argument must
+    be a string or a real number, not 'NoneType'") from counting the cached tasks (F3) before
+    the limits named it; now the signal is checked first."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    kw = dict(gamma=2.0, r=1.0, lam=1.0, d=4, reps=2, progress=False,
+              cache=tmp_path / "c.jsonl")
+    sweep_logistic("rtfa", signal=1.0, **kw)        # a cache holding tasks
+    with pytest.raises(ValueError, match="^signal must be a real number, got None"):
+        sweep_logistic("rtfa", signal=None, **kw)

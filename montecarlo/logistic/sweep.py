@@ -217,10 +217,8 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
 def _check_reach(method, points, others, signal, spectrum, d):
     """The simulations' ``gaussian.check_reach`` at every point, before any prediction: at
     signal 1800 with M = 2 clients the predictions ran (at 2000 estimated at 66 s), then the
-    pipeline's replicate failed with the theory solver's "quadrature rule" refusal. A signal
-    or r missing or out of range is left to the limits' messages."""
-    if signal is None:
-        return
+    pipeline's replicate failed with the theory solver's "quadrature rule" refusal. An r
+    missing or out of range is left to the limits' messages."""
     signal = float(as_array("signal", signal, low=0.0))
     root_max = 1.0 if spectrum is None else float(np.sqrt(np.max(spectrum.eigenvalues(d))))
     for g, rr, m in points:
