@@ -134,3 +134,20 @@ def test_the_logistic_sweep_with_a_cache_refuses_a_missing_signal(tmp_path):
     sweep_logistic("rtfa", signal=1.0, **kw)        # a cache holding tasks
     with pytest.raises(ValueError, match="^signal must be a real number, got None"):
         sweep_logistic("rtfa", signal=None, **kw)
+
+
+def test_the_logistic_sweep_with_a_cache_names_a_missing_global_lam(tmp_path):
+    """F8: as F7, ``sweep_logistic(clients=2, global_lam=None)`` (or "x") with a cache
+    holding tasks was a TypeError (ValueError "could not convert string to float") from
+    counting the cached tasks (F3) before the limits named global_lam; the count now follows
+    the limits."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    kw = dict(gamma=2.0, r=1.0, signal=1.0, lam=1.0, d=4, reps=2, progress=False, clients=2,
+              cache=tmp_path / "c.jsonl")
+    sweep_logistic("rtfa", global_lam=1.0, **kw)        # a cache holding tasks
+    with pytest.raises(ValueError, match=r"^global_lam \(the global model's ridge toward 0, "
+                                         r">= 0\) is required with clients"):
+        sweep_logistic("rtfa", global_lam=None, **kw)
+    with pytest.raises(ValueError, match="^global_lam must be a real number, got 'x'"):
+        sweep_logistic("rtfa", global_lam="x", **kw)

@@ -100,7 +100,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         command line's --max-minutes where given; it was not passed: a sweep refused at the
         solvers' 60 s, saying "--max-minutes on the command line", whatever was given).
     max_minutes : float or None
-        Refuse, before any work, a sweep whose replicates ``cache`` lacks are estimated
+        Refuse, before any replicate runs (the limits, each held to ``max_seconds``, are
+        computed first), a sweep whose replicates ``cache`` lacks are estimated
         (``replicate_seconds``, the command line's estimate) to take longer on ``n_jobs``
         workers (one with a ``scheduler``); None: no limit (the command line checks
         --max-minutes itself). As ``montecarlo.sweep.sweep``'s (it had none: a sweep of hours
@@ -144,15 +145,15 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
     _check_reach(method, points, others, signal, spectrum, d)
-    if max_minutes is not None:
-        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
-                       scheduler, cached_count(cache, "sweep", _tasks(
-                           method, points, signal, lams, others, global_lam, weights, centre,
-                           d, seed, reps, spectrum), _layout(method, names, len(lams))))
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
+    if max_minutes is not None:     # after the limits, which name a missing global_lam
+        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
+                       scheduler, cached_count(cache, "sweep", _tasks(
+                           method, points, signal, lams, others, global_lam, weights, centre,
+                           d, seed, reps, spectrum), _layout(method, names, len(lams))))
     tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
                         seed, reps, spectrum))
     _memory(points, others, d, method)
