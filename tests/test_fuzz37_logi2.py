@@ -151,3 +151,18 @@ def test_the_logistic_sweep_with_a_cache_names_a_missing_global_lam(tmp_path):
         sweep_logistic("rtfa", global_lam=None, **kw)
     with pytest.raises(ValueError, match="^global_lam must be a real number, got 'x'"):
         sweep_logistic("rtfa", global_lam="x", **kw)
+
+
+@pytest.mark.parametrize("gamma, said", [
+    (None, r"^gamma \(the target client's d / n, > 0\) is required"),
+    (0.0, r"^gamma must lie in \(0, inf\), got 0.0"),
+    ([1.0, 0.0], r"^gamma must lie in \(0, inf\)")])
+def test_the_logistic_sweep_names_a_missing_or_zero_gamma(gamma, said):
+    """F9: ``sweep_logistic(gamma=None)`` was a TypeError (float(None)) and ``gamma=0`` a
+    ZeroDivisionError (d / gamma); now ValueErrors naming gamma (-1 already said "gamma must
+    lie in (0, inf)")."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    with pytest.raises(ValueError, match=said):
+        sweep_logistic("rtfa", gamma=gamma, r=1.0, signal=1.0, lam=1.0, d=4, reps=2,
+                       progress=False)

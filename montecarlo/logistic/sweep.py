@@ -197,7 +197,11 @@ def grid(gamma, r, clients=None, others=None) -> list:
     ``others`` or without clients)."""
     ms = [None] if clients is None else \
         [positive_int("clients", m) for m in grid_values("clients", clients)]
-    return list(itertools.product(grid_values("gamma", gamma), grid_values("r", r), ms))
+    gammas = grid_values("gamma", gamma)
+    if gammas == [None]:        # was a TypeError from float(None) (the limits named r)
+        raise ValueError("gamma (the target client's d / n, > 0) is required")
+    as_array("gamma", gammas, low=0.0, low_open=True)      # 0 was a ZeroDivisionError
+    return list(itertools.product(gammas, grid_values("r", r), ms))
 
 
 def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: int,
