@@ -166,3 +166,23 @@ def test_the_logistic_sweep_names_a_missing_or_zero_gamma(gamma, said):
     with pytest.raises(ValueError, match=said):
         sweep_logistic("rtfa", gamma=gamma, r=1.0, signal=1.0, lam=1.0, d=4, reps=2,
                        progress=False)
+
+
+@pytest.mark.parametrize("bad, said", [
+    ({"lams": [[1.0, 2.0]]}, "^lam must be a 1-d list of numbers, got an array of shape"),
+    ({"signal": [[1.0]]}, "^signal must be a number, got an array of shape"),
+    ({"global_lam": [1.0]}, "^global_lam must be a number, got an array of shape")])
+@pytest.mark.parametrize("route", ["ridge", "pipeline"])
+def test_the_logistic_simulations_refuse_matrices(route, bad, said):
+    """F10: a matrix of penalties was flattened into a list (both simulations ran), and a
+    signal [[1.0]] or global_lam [1.0] read as a number (numpy's DeprecationWarning; the
+    ridge's r [1.0] likewise); now refused naming the parameter."""
+    from montecarlo.logistic.pipeline import simulate_pipeline
+    from montecarlo.logistic.ridge import simulate
+
+    if route == "ridge" and "global_lam" in bad:
+        bad, said = {"r": [1.0]}, "^r must be a number, got an array of shape"
+    kw = dict(gamma=1.0, r=1.0, signal=1.0, lams=[1.0], d=4, reps=2, **(
+        {} if route == "ridge" else {"global_lam": 1.0}))
+    with pytest.raises(ValueError, match=said):
+        (simulate if route == "ridge" else simulate_pipeline)(**{**kw, **bad})

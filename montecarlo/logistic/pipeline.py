@@ -362,9 +362,9 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     m = len(gammas)
     # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
     # replicates measure it and the sweep and the limits answer it.
-    signal = float(as_array("signal", signal, low=0.0))
-    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
-    global_lam = float(as_array("global_lam", global_lam, low=0.0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
+    global_lam = float(as_array("global_lam", global_lam, low=0.0, ndim=0))
     d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1

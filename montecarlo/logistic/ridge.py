@@ -59,12 +59,12 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     eigenvalues : sequence of d floats, optional
         The diagonal of ``Sigma`` (None: the identity); ``Spectrum.eigenvalues(d)``.
     """
-    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
-    lams = as_array("lam", lams, low=0.0, low_open=True).reshape(-1)
+    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True, ndim=0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    r = float(as_array("r", r, low=0.0, ndim=0))
+    lams = as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)
     d = positive_int("d", d, minimum=2)
-    centre_scale = float(as_array("centre_scale", centre_scale))
+    centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
     n = client_sizes([gamma], d)[0]
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
@@ -121,14 +121,14 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     # Checked before float(): signal "1" or True, lams "0.5", [True] or [0.5 + 0j] ran (the
     # pipeline refuses them) and lams [] returned empty arrays.
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
-    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    r = float(as_array("r", r, low=0.0, ndim=0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
     if not lams:
         raise ValueError("lams must list at least one penalty lam > 0, got an empty list")
-    centre_scale = float(as_array("centre_scale", centre_scale))
+    centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
     d = positive_int("d", d, minimum=2)
-    n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True))], d)[0]
+    n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True, ndim=0))], d)[0]
     # The features, their margins and weighted copies (measured 3.1 times the n x d features
     # at n = 1e5, 3.3e5, d = 100), the test draws and a few d x d Newton matrices, as
     # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
