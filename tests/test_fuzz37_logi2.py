@@ -186,3 +186,20 @@ def test_the_logistic_simulations_refuse_matrices(route, bad, said):
         {} if route == "ridge" else {"global_lam": 1.0}))
     with pytest.raises(ValueError, match=said):
         (simulate if route == "ridge" else simulate_pipeline)(**{**kw, **bad})
+
+
+@pytest.mark.parametrize("others, said", [
+    ({"gamma": [1.0]}, r"^others must be a dict \{"),
+    ([1.0], r"^others must be a dict \{"),
+    ({"gamma": [1.0], "r": [1.0, 2.0]}, "^others must list as many r as gamma values"),
+    ({"gamma": [0.0], "r": [1.0]}, r"^others\['gamma'\] must lie in \(0, inf\)"),
+    ({"gamma": "1", "r": "1"}, r"^others\['gamma'\] must be a real number, got '1'")])
+def test_the_logistic_sweep_checks_the_other_clients(others, said):
+    """F11: ``sweep_logistic(others=...)`` was unchecked: a missing "r" a KeyError, unequal
+    lengths an IndexError, a gamma 0 a ZeroDivisionError, a list a TypeError, and strings
+    "1" ran as numbers."""
+    from montecarlo.logistic.sweep import sweep_logistic
+
+    with pytest.raises(ValueError, match=said):
+        sweep_logistic("rtfa", gamma=1.0, r=1.0, signal=1.0, lam=1.0, d=4, reps=2,
+                       global_lam=1.0, others=others, progress=False)

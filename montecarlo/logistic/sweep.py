@@ -129,6 +129,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                          f"{', '.join(METHODS)} with clients; got {method!r}")
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
+    others = _others(others)
     d = positive_int("d", d, minimum=2)
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
@@ -190,6 +191,24 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                 row[f"{q}_inside_ci95"] = bool(summ[q]["inside"][k]) if defined else None
             rows.append(row)
     return SweepRows(rows)
+
+
+def _others(others):
+    """``others`` checked: None, or ``{"gamma": [...], "r": [...]}`` of equal lengths, each
+    gamma > 0 and r >= 0 (a missing key was a KeyError, unequal lengths an IndexError, a gamma
+    0 a ZeroDivisionError, a list a TypeError, and strings were read as numbers)."""
+    if others is None:
+        return None
+    if not isinstance(others, dict) or set(others) != {"gamma", "r"}:
+        raise ValueError('others must be a dict {"gamma": [...], "r": [...]} (the other '
+                         f"clients), got {others!r:.80}")
+    g = np.atleast_1d(as_array("others['gamma']", others["gamma"], low=0.0, low_open=True,
+                               ndim=1))
+    rr = np.atleast_1d(as_array("others['r']", others["r"], low=0.0, ndim=1))
+    if g.size != rr.size:
+        raise ValueError(f"others must list as many r as gamma values (one per other client), "
+                         f"got {g.size} and {rr.size}")
+    return {"gamma": g.tolist(), "r": rr.tolist()}
 
 
 def grid(gamma, r, clients=None, others=None) -> list:
