@@ -182,20 +182,17 @@ def _spectrum(args, verb):
     return None if spec.is_identity else spec
 
 
-#: Seconds of a given ``--max-minutes`` kept from the solvers under the command's timer
-#: (``predict``'s ``guards.time_limit``; at least 5% of it, at most half): their deadline falls
-#: before the timer by more than a residual evaluation (they check it between them; 1.5 s
-#: measured at gamma 0.49995, lam 0, just below the separability threshold), so that their
-#: reason is printed: the timer's "stopped at the --max-minutes limit", at the same moment, won.
+#: Seconds of ``--max-minutes`` kept from the solvers under predict's timer (at least 5%, at
+#: most half): their deadline falls a residual evaluation (1.5 s at gamma 0.49995, lam 0)
+#: before it, so their reason is printed (the timer's generic message, at the same moment, won).
 SOLVER_MARGIN = 3.0
 
 
 def _max_seconds(args, timed: bool = False) -> float:
-    """``--max-minutes`` in seconds when given (less the ``SOLVER_MARGIN`` when ``timed``, the
-    command under its timer), else the logistic solvers' own limit
-    (``riskcalc.logistic.work.MAX_SECONDS``): their estimates count quadrature alone, and the
-    command line's 10 minutes would let a spectrum such as two-point:1e-4,1e4 run for minutes
-    where it is refused with its estimate."""
+    """``--max-minutes`` in seconds when given (less ``SOLVER_MARGIN`` when ``timed``), else the
+    logistic solvers' own limit (``riskcalc.logistic.work.MAX_SECONDS``): their estimates count
+    quadrature alone, and the command line's 10 minutes would let a spectrum such as
+    two-point:1e-4,1e4 run for minutes where it is refused with its estimate."""
     from riskcalc.logistic.work import MAX_SECONDS
 
     if not families.given(args, "max_minutes"):
