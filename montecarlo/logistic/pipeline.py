@@ -55,7 +55,7 @@ from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import test_error
-from riskcalc.logistic.gaussian import NODES, Rule
+from riskcalc.logistic.gaussian import NODES, Rule, check_reach, label_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
@@ -110,6 +110,11 @@ def population_metrics(w_hat, w_i, root_s=None) -> dict:
             "test_logloss": rule.expect(np.logaddexp(0.0, -(a * rule.s + rho * rule.g))),
             "test_error": test_error(kappa, a, rho) if rho > 0 else
             float(rule.expect(a * rule.s < 0))}
+
+
+#: Largest ``kappa = ||w_i||_Sigma`` whose measurement rule ``Rule(kappa, NODES[-1])``
+#: (``population_metrics``) can be built: about 1.7e3 (``check_reach``).
+MEASURED_KAPPA_MAX = label_reach(NODES[-1])
 
 
 def client_sizes(gammas, d: int):
@@ -357,9 +362,9 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     m = len(gammas)
     # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
     # replicates measure it and the sweep and the limits answer it.
-    signal = float(as_array("signal", signal, low=0.0))
-    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
-    global_lam = float(as_array("global_lam", global_lam, low=0.0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
+    global_lam = float(as_array("global_lam", global_lam, low=0.0, ndim=0))
     d = positive_int("d", d, minimum=2)
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
@@ -370,6 +375,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         raise ValueError(f"target must be an integer in [0, {m - 1}], got {target!r}")
     # A SPEC string (the limits take one) was an AttributeError on .is_identity.
     spectrum = as_spectrum(spectrum, d)
+    check_reach(signal, rs[target], 1.0 if spectrum is None else float(np.sqrt(np.max(
+        spectrum.eigenvalues(d)))), MEASURED_KAPPA_MAX, "the exact test metrics' quadrature")
     sizes = client_sizes(gammas, d)
     N = sum(sizes)
     extra = {} if spectrum is None or spectrum.is_identity else {

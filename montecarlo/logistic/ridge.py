@@ -30,6 +30,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
+from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
@@ -58,12 +59,12 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
     eigenvalues : sequence of d floats, optional
         The diagonal of ``Sigma`` (None: the identity); ``Spectrum.eigenvalues(d)``.
     """
-    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True))
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
-    lams = as_array("lam", lams, low=0.0, low_open=True).reshape(-1)
+    gamma = float(as_array("gamma", gamma, low=0.0, low_open=True, ndim=0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    r = float(as_array("r", r, low=0.0, ndim=0))
+    lams = as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)
     d = positive_int("d", d, minimum=2)
-    centre_scale = float(as_array("centre_scale", centre_scale))
+    centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
     n = client_sizes([gamma], d)[0]
     root_s = np.ones(d) if eigenvalues is None else np.sqrt(
         as_array("eigenvalues", eigenvalues, low=0.0, low_open=True).reshape(-1))
@@ -91,7 +92,10 @@ def simulate_replicate(*, gamma: float, signal: float, r: float, lams, d: int, s
         z = X_test @ w
         out["risk"][k] = float(dw @ dw)
         out["sigma_risk"][k] = float((root_s * dw) @ (root_s * dw))
-        out["cosine"][k] = float(dc @ (w_i - c) / (np.linalg.norm(dc) * gap)) if gap > 0 else None
+        # Undefined also at w_hat = c (signal 1000, lam 1: Newton's start already optimal to
+        # TOL), which was 0 / 0 with numpy's RuntimeWarning and a NaN mean.
+        norm_c = float(np.linalg.norm(dc)) * gap
+        out["cosine"][k] = float(dc @ (w_i - c)) / norm_c if norm_c > 0 else None
         # Undefined at w_i = 0 (signal 0, r 0): was 0 / 0 with numpy's RuntimeWarning.
         norms = np.linalg.norm(w) * np.linalg.norm(w_i)
         out["cosine_uncentred"][k] = float(w @ w_i / norms) if norms > 0 else None
@@ -117,14 +121,14 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     # Checked before float(): signal "1" or True, lams "0.5", [True] or [0.5 + 0j] ran (the
     # pipeline refuses them) and lams [] returned empty arrays.
-    signal = float(as_array("signal", signal, low=0.0))
-    r = float(as_array("r", r, low=0.0))
-    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True).reshape(-1)]
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))
+    r = float(as_array("r", r, low=0.0, ndim=0))
+    lams = [float(v) for v in as_array("lam", lams, low=0.0, low_open=True, ndim=1).reshape(-1)]
     if not lams:
         raise ValueError("lams must list at least one penalty lam > 0, got an empty list")
-    centre_scale = float(as_array("centre_scale", centre_scale))
+    centre_scale = float(as_array("centre_scale", centre_scale, ndim=0))
     d = positive_int("d", d, minimum=2)
-    n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True))], d)[0]
+    n = client_sizes([float(as_array("gamma", gamma, low=0.0, low_open=True, ndim=0))], d)[0]
     # The features, their margins and weighted copies (measured 3.1 times the n x d features
     # at n = 1e5, 3.3e5, d = 100), the test draws and a few d x d Newton matrices, as
     # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
@@ -136,6 +140,8 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     if spectrum is not None and not spectrum.is_identity:
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
+    check_reach(signal, r, float(np.sqrt(max(extra.get("eigenvalues", [1.0])))),
+                LABEL_KAPPA_MAX, "the logistic limits' label expectations")
     tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),
                   seed=seed, rep=k, **extra) for k in range(reps)]
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,

@@ -34,16 +34,17 @@ import itertools
 import numpy as np
 
 import riskcalc
-from montecarlo.compare import none_if_nan, summarize
+from montecarlo.compare import MAX_MINUTES, none_if_nan, summarize
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline, ridge
 from montecarlo.prediction import simulated_ratios
-from montecarlo.runner.budget import (check_tasks, logistic_pipeline_seconds,
+from montecarlo.runner.budget import (check_tasks, cores, logistic_pipeline_seconds,
                                       logistic_replicate_seconds)
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
+from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
@@ -58,7 +59,8 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                    clients=None, others=None, global_lam=None, weights: str = "samples",
                    centre: str = "oracle", spectrum=None, reps: int = 10, seed: int = 0,
                    n_jobs: int = 1, scheduler: str | None = None, progress: bool = True,
-                   cache=None, max_seconds: float = MAX_SECONDS) -> SweepRows:
+                   cache=None, max_seconds: float = MAX_SECONDS,
+                   max_minutes: float | None = MAX_MINUTES) -> SweepRows:
     """Predicted and simulated logistic limits at every point of a grid (module docstring).
 
     CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
@@ -97,6 +99,13 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
         The limits' work estimates are held to it, as in ``riskcalc.logistic_limit`` (the
         command line's --max-minutes where given; it was not passed: a sweep refused at the
         solvers' 60 s, saying "--max-minutes on the command line", whatever was given).
+    max_minutes : float or None
+        Refuse, before any replicate runs (the limits, each held to ``max_seconds``, are
+        computed first), a sweep whose replicates ``cache`` lacks are estimated
+        (``replicate_seconds``, the command line's estimate) to take longer on ``n_jobs``
+        workers (one with a ``scheduler``); None: no limit (the command line checks
+        --max-minutes itself). As ``montecarlo.sweep.sweep``'s (it had none: a sweep of hours
+        ran).
 
     Returns
     -------
@@ -120,6 +129,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                          f"{', '.join(METHODS)} with clients; got {method!r}")
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
+    others = _others(others)
     d = positive_int("d", d, minimum=2)
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
@@ -135,10 +145,16 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
+    _check_reach(method, points, others, signal, spectrum, d)
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
+    if max_minutes is not None:     # after the limits, which name a missing global_lam
+        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
+                       scheduler, cached_count(cache, "sweep", _tasks(
+                           method, points, signal, lams, others, global_lam, weights, centre,
+                           d, seed, reps, spectrum), _layout(method, names, len(lams))))
     tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
                         seed, reps, spectrum))
     _memory(points, others, d, method)
@@ -177,12 +193,34 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     return SweepRows(rows)
 
 
+def _others(others):
+    """``others`` checked: None, or ``{"gamma": [...], "r": [...]}`` of equal lengths, each
+    gamma > 0 and r >= 0 (a missing key was a KeyError, unequal lengths an IndexError, a gamma
+    0 a ZeroDivisionError, a list a TypeError, and strings were read as numbers)."""
+    if others is None:
+        return None
+    if not isinstance(others, dict) or set(others) != {"gamma", "r"}:
+        raise ValueError('others must be a dict {"gamma": [...], "r": [...]} (the other '
+                         f"clients), got {others!r:.80}")
+    g = np.atleast_1d(as_array("others['gamma']", others["gamma"], low=0.0, low_open=True,
+                               ndim=1))
+    rr = np.atleast_1d(as_array("others['r']", others["r"], low=0.0, ndim=1))
+    if g.size != rr.size:
+        raise ValueError(f"others must list as many r as gamma values (one per other client), "
+                         f"got {g.size} and {rr.size}")
+    return {"gamma": g.tolist(), "r": rr.tolist()}
+
+
 def grid(gamma, r, clients=None, others=None) -> list:
     """The grid points ``(gamma, r, M)`` of ``sweep_logistic`` in row order (M None with
     ``others`` or without clients)."""
     ms = [None] if clients is None else \
         [positive_int("clients", m) for m in grid_values("clients", clients)]
-    return list(itertools.product(grid_values("gamma", gamma), grid_values("r", r), ms))
+    gammas = grid_values("gamma", gamma)
+    if gammas == [None]:        # was a TypeError from float(None) (the limits named r)
+        raise ValueError("gamma (the target client's d / n, > 0) is required")
+    as_array("gamma", gammas, low=0.0, low_open=True)      # 0 was a ZeroDivisionError
+    return list(itertools.product(gammas, grid_values("r", r), ms))
 
 
 def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: int,
@@ -198,6 +236,37 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
         method, grid(gamma, r, clients, others), signal, lams, others, global_lam,
         weights, centre, positive_int("d", d, minimum=2), check_seed(seed),
         positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
+
+
+def _check_reach(method, points, others, signal, spectrum, d):
+    """The simulations' ``gaussian.check_reach`` at every point, before any prediction: at
+    signal 1800 with M = 2 clients the predictions ran (at 2000 estimated at 66 s), then the
+    pipeline's replicate failed with the theory solver's "quadrature rule" refusal. An r
+    missing or out of range is left to the limits' messages."""
+    signal = float(as_array("signal", signal, low=0.0))
+    root_max = 1.0 if spectrum is None else float(np.sqrt(np.max(spectrum.eigenvalues(d))))
+    for g, rr, m in points:
+        piped = _federation(g, rr, m, others) is not None and method != "local_ridge"
+        if rr is not None and rr >= 0:
+            check_reach(signal, rr, root_max, pipeline.MEASURED_KAPPA_MAX if piped else
+                        LABEL_KAPPA_MAX, "the exact test metrics' quadrature" if piped else
+                        "the logistic limits' label expectations")
+
+
+def _check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
+                   cached):
+    """``montecarlo.compare.check_minutes`` for ``sweep_logistic``: ValueError when the
+    ``reps`` replicates of ``points`` not ``cached`` are estimated beyond ``max_minutes``."""
+    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
+    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
+    total = (reps * len(points) - cached) / len(points) * replicate_seconds(
+        method, points, others, d, lams=max(1, n_lams)) / workers
+    if total > limit:
+        raise ValueError(f"max_minutes = {max_minutes:g}: {len(points)} grid points x {reps} "
+                         f"replicates" + (f" ({cached} of them in cache)" if cached else "")
+                         + f" at d = {d} are estimated at {total / 60.0:.3g} min of work on "
+                         f"{workers} worker(s); lower reps, d or the grid, or raise "
+                         "max_minutes (None: no limit)")
 
 
 def _layout(method, names, n_lams):

@@ -71,7 +71,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
                   cached)
     rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
                           progress=not args.no_progress, cache=args.cache,
-                          max_seconds=max_seconds, **run)
+                          max_seconds=max_seconds, max_minutes=None, **run)
     return emit(args, rows)
 
 

@@ -134,6 +134,19 @@ def label_rule(kappa: float):
 LABEL_KAPPA_MAX = 1e5
 
 
+def check_reach(signal: float, r: float, root_max: float, kappa_max: float, what: str):
+    """ValueError unless ``(signal + r) root_max`` (``root_max``: the square root of Sigma's
+    largest eigenvalue), the most a simulated ``||w_i||_Sigma`` can be, is at most
+    ``kappa_max``, the reach of ``what`` (the logistic simulations, ``montecarlo.logistic``):
+    beyond it they returned risk 0 (``r u`` lost beside ``w_0`` at signal 1e50), an
+    OverflowError (1e200) or this module's "quadrature rule" refusal (3000)."""
+    if not (signal + r) * root_max <= kappa_max:
+        raise ValueError(f"signal = {signal:g} and r = {r:g} put ||w_i||_Sigma up to (signal + "
+                         f"r) sqrt(max eigenvalue) = {(signal + r) * root_max:.6g}, beyond "
+                         f"{kappa_max:.4g}, the reach of {what}: signal + r must lie in "
+                         f"[0, {kappa_max / root_max:.4g}]")
+
+
 def finer_or_equal(have, need) -> bool:
     """Whether the axis rule ``have`` resolves at least what ``need`` does (same ladder level):
     panels only where panels are needed, and at least as many nodes or panels."""
@@ -166,6 +179,13 @@ def solve_resolved(root, rules_at, x0, tries: int = 4):
                       f"rule after {tries} rebuilds (feature scales grow with each solve)")
 
 
+def label_reach(n: int) -> float:
+    """Largest ``kappa`` whose ``Rule(kappa, n)`` (panels of width ``2 pi NODES[0] / (kappa
+    n)`` on the s-axis, the n-point Gauss-Hermite rule on the g-axis) stays within
+    ``MAX_RULE_NODES``."""
+    return (MAX_RULE_NODES // (PANEL * n)) * np.pi * NODES[0] / (L_NORMAL * n)
+
+
 class Rule:
     """The 2-d tensor rule over ``(s, g)`` with the label weight ``2 sigmoid(kappa s)``, at ladder
     level ``n``, resolving integrands ``F(a s + rho g)`` with ``|a| <= a_scale`` and
@@ -178,6 +198,14 @@ class Rule:
         self.keys = (axis_key(max(kappa, abs(a_scale)), n, NODES[0]),
                      axis_key(rho_scale, n, NODES[0]))
         nodes = axis_nodes(self.keys[0]) * axis_nodes(self.keys[1])
+        if kappa > label_reach(n):
+            # Was "the iterate left the solution's scales" after 24 s (finite M, signal 1700):
+            # the label weight itself needs the rule at this ladder level.
+            raise SolverError(f"logistic fixed point: signal strength ||w_i|| = {kappa:.4g} "
+                              f"needs a quadrature rule of {nodes:.3g} nodes at ladder level "
+                              f"{n} (the label weight's panels alone), beyond "
+                              f"{MAX_RULE_NODES:.0e}: that level reaches ||w_i|| <= "
+                              f"{label_reach(n):.4g}; lower signal and r")
         if nodes > MAX_RULE_NODES:     # was: 1.3e13 nodes, "Unable to allocate 95.5 TiB"
             raise SolverError(f"logistic fixed point: a quadrature rule of {nodes:.3g} nodes "
                               f"(feature scales {max(kappa, abs(a_scale)):.3g} and "
