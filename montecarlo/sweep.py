@@ -30,6 +30,7 @@ from montecarlo.prediction import predicted, simulated_ratio
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc import _frames
+from riskcalc._files import atomic
 from riskcalc._validate import canonical_method, real
 from riskcalc.linear.steps import limits as finite_steps
 from riskcalc.linear.model import ClientSpec
@@ -277,7 +278,8 @@ def _limits(spec, setting, route, steps, step_size, tunings):
 def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     """Write sweep rows as CSV or JSON lines; ``fmt`` defaults from the extension
     (``.jsonl``/``.json`` in either case -> jsonl, as on the command line, otherwise csv).
-    Returns the format used. No rows is a ValueError, before the file is opened."""
+    Returns the format used. No rows is a ValueError, before the file is opened; the file is
+    written atomically (``riskcalc._files.atomic``): complete, or as it was."""
     path = str(path)
     fmt = fmt or ("jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv")
     if fmt not in FORMATS:
@@ -285,7 +287,9 @@ def write_rows(rows: list[dict], path, fmt: str | None = None) -> str:
     if not len(rows):
         raise ValueError(f"rows is empty: nothing to write to {path} (a sweep gives a row per "
                          "grid point and tuning)")
-    with open(path, "w", newline="") as fh:
+    # Atomically (was: from Python, a failure mid-write left the file half-written; the
+    # command line wrote through its own temporary file only).
+    with atomic(path, "w", newline="") as fh:
         if fmt == "jsonl":
             for row in rows:
                 # Standard JSON: a non-finite number (inf at gamma = 1) is null.

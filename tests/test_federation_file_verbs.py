@@ -11,7 +11,7 @@ import pytest
 
 import riskcalc
 from riskcalc.cli import main
-from riskcalc.cli.outputs import atomic
+from riskcalc._files import atomic
 from tests.federation_helpers import CLIENTS, GOOD, _run, _with, _write
 
 

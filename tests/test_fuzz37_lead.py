@@ -64,3 +64,18 @@ def test_a_pinned_global_model_near_pooled_n_equal_d_says_so():
     with pytest.raises(riskcalc.SolverError, match=r"pooled N is near d \(N/d - 1 = 2.5e-07"):
         riskcalc.clients_limit("maml_fl", gamma=[2.001, 1.999], r=[1, 0.5], sigma=[1, 0.3],
                                alpha=0.3)
+
+
+def test_write_rows_from_python_is_atomic(tmp_path):
+    """``montecarlo.sweep.write_rows`` opened the target and wrote row by row: a failure
+    after the first row (here a value JSON cannot write) left the user's file half-written;
+    the command line was atomic only through its own temporary file (fuzz37 out2, left)."""
+    from montecarlo.sweep import write_rows
+    out = tmp_path / "rows.jsonl"
+    out.write_text("the previous rows\n")
+    with pytest.raises(TypeError):
+        write_rows([{"a": 1.0}, {"a": object()}], out)
+    assert out.read_text() == "the previous rows\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["rows.jsonl"]     # no temporary left
+    assert write_rows([{"a": 1.0}, {"a": float("inf")}], out) == "jsonl"
+    assert out.read_text() == '{"a": 1.0}\n{"a": null}\n'

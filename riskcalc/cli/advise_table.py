@@ -14,7 +14,7 @@ import csv
 import numpy as np
 
 from riskcalc.cli import advise_intervals
-from riskcalc.cli.outputs import atomic
+from riskcalc._files import atomic
 
 #: Largest federation whose per-client risks the text table prints inline.
 PER_CLIENT_MAX = 10

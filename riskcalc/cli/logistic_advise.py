@@ -21,7 +21,7 @@ from riskcalc.cli import guards
 from riskcalc.cli.advise import check_d
 from riskcalc.cli.fedargs import differing_covariance
 from riskcalc.cli.advise_table import PER_CLIENT_MAX, QUANTILES, _fmt, print_table
-from riskcalc.cli.outputs import atomic
+from riskcalc._files import atomic
 
 #: The advise options that apply under ``--model logistic`` (``riskcalc.cli.families``).
 OPTIONS = {"clients_file", "federation", "spectrum", "d", "methods", "json", "per_client",

@@ -1,5 +1,6 @@
 """Output paths checked before any work: a run must not spend minutes and then fail to write,
-nor write over one of its own input files; outputs are written atomically (``atomic``)."""
+nor write over one of its own input files; outputs are written atomically
+(``riskcalc._files.atomic``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import errno
 import os
 import re
 import tempfile
-from contextlib import contextmanager
+
+from riskcalc._files import through_links
 
 
 def check_writable(path, option: str, dash: bool = False) -> None:
@@ -28,7 +30,7 @@ def check_writable(path, option: str, dash: bool = False) -> None:
                          "file is written by a rename, which would replace what the stream "
                          "leads to; " + (f"use {option} - (or no {option}) for stdout"
                                          if dash else "give a file name"))
-    path = _through_links(path, option)
+    path = through_links(path, option)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a directory, expected a file path")
@@ -87,22 +89,6 @@ def stream(path) -> str | None:
     return None
 
 
-def _through_links(path, option: str) -> str:
-    """The file a symbolic link ``path`` leads to (``path`` itself when it is no link), or
-    ValueError naming ``option`` for a loop of links: an output is written where the link
-    points, as a shell's ``> path`` does; the atomic rename onto the link itself replaced the
-    link by a regular file and left its target unwritten."""
-    if not os.path.islink(path):
-        return path
-    try:
-        return os.path.realpath(path, strict=True)
-    except FileNotFoundError:
-        return os.path.realpath(path)   # a dangling link: its target is created
-    except OSError as exc:
-        raise ValueError(f"{option} {path}: {exc.strerror or exc} (a loop of symbolic "
-                         "links?)") from None
-
-
 def make_folder(path, option: str) -> None:
     """Create the output folder ``path`` (and parents) now, or raise ValueError naming
     ``option``."""
@@ -127,38 +113,6 @@ def same_file(a, b) -> bool:
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.realpath(a) == os.path.realpath(b)
-
-
-@contextmanager
-def atomic_path(path):
-    """A temporary file name next to ``path``, renamed to ``path`` when the block ends without
-    an error (removed otherwise): a reader, or an interrupted run, never sees a half-written
-    ``path``; a symbolic link is written through (``_through_links``)."""
-    path = _through_links(path, "output")
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=folder)
-    os.close(fd)
-    try:
-        yield tmp
-        if os.path.exists(path):
-            # Keep the permissions of the file replaced (mkstemp creates it 0600).
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-@contextmanager
-def atomic(path, mode: str = "w", **kwargs):
-    """``open(path, mode)`` through ``atomic_path``."""
-    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
-        yield fh
 
 
 def not_an_input(args, outputs) -> None:

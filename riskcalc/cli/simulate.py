@@ -20,7 +20,8 @@ from montecarlo.experiments.presets_run import (COLUMNS, preset_tasks, run_prese
 from montecarlo.runner.tasks import cached_count
 from riskcalc._validate import positive_int, seed_integer
 from riskcalc.cli import COMMANDS, guards
-from riskcalc.cli.outputs import atomic, check_writable, not_an_input, same_file
+from riskcalc._files import atomic
+from riskcalc.cli.outputs import check_writable, not_an_input, same_file
 
 
 def add_parser(subparsers) -> None:

@@ -18,7 +18,8 @@ from riskcalc._validate import parameter
 from riskcalc._text import Underflow, decimal, distinct, integer
 from riskcalc.cli import COMMANDS, families, fedargs, guards
 from riskcalc.cli.compare import add_simulation_options, setting_from_args
-from riskcalc.cli.outputs import atomic_path, check_writable, not_an_input, same_file, stream
+from riskcalc._files import atomic_path
+from riskcalc.cli.outputs import check_writable, not_an_input, same_file, stream
 from riskcalc.cli.predict import add_model_options, require_parameters, spectrum_from_args
 
 

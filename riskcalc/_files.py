@@ -1,0 +1,60 @@
+"""Files written atomically, wherever they are written (the command line's outputs, and the
+Python API's ``montecarlo.sweep.write_rows``): a temporary file beside the target, renamed onto it
+when complete, so that a reader or an interrupted run never sees a half-written file; a symbolic
+link is written through, as a shell's ``> path`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+
+
+def through_links(path, option: str) -> str:
+    """The file a symbolic link ``path`` leads to (``path`` itself when it is no link), or
+    ValueError naming ``option`` for a loop of links: an output is written where the link
+    points, as a shell's ``> path`` does; the atomic rename onto the link itself replaced the
+    link by a regular file and left its target unwritten."""
+    if not os.path.islink(path):
+        return path
+    try:
+        return os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        return os.path.realpath(path)   # a dangling link: its target is created
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: {exc.strerror or exc} (a loop of symbolic "
+                         "links?)") from None
+
+
+
+@contextmanager
+def atomic_path(path):
+    """A temporary file name next to ``path``, renamed to ``path`` when the block ends without
+    an error (removed otherwise): a reader, or an interrupted run, never sees a half-written
+    ``path``; a symbolic link is written through (``through_links``)."""
+    path = through_links(path, "output")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                               dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        if os.path.exists(path):
+            # Keep the permissions of the file replaced (mkstemp creates it 0600).
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextmanager
+def atomic(path, mode: str = "w", **kwargs):
+    """``open(path, mode)`` through ``atomic_path``."""
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
+        yield fh
