@@ -156,18 +156,20 @@ class Spectrum:
         if kind == "file" and arg:
             return cls.from_file(arg)
         nums = _numbers(text, arg)
-        if kind == "two-point" and len(nums) == 3:
-            return cls.two_point(*nums)
-        if kind == "scaled" and len(nums) == 1:
-            return cls([nums[0]])
-        if kind == "powerlaw" and len(nums) in (1, 2):
-            size = nums[1] if len(nums) == 2 else d
-            if size is None:
-                # "or give --d" was also said to the Python calls that take no d
-                raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
-                                 "write powerlaw:P,D (or give d where the call takes one: "
-                                 "--d on the command line)")
-            return cls.power_law(nums[0], size)
+        if kind == "powerlaw" and len(nums) == 1 and d is None:
+            # "or give --d" was also said to the Python calls that take no d
+            raise ValueError(f"spectrum {text!r}: powerlaw needs the number of eigenvalues; "
+                             "write powerlaw:P,D (or give d where the call takes one: "
+                             "--d on the command line)")
+        make = {("two-point", 3): lambda: cls.two_point(*nums),
+                ("scaled", 1): lambda: cls([nums[0]]),
+                ("powerlaw", 1): lambda: cls.power_law(nums[0], d),
+                ("powerlaw", 2): lambda: cls.power_law(*nums)}.get((kind, len(nums)))
+        if make is not None:
+            try:
+                return make()
+            except ValueError as exc:   # "power-law exponent p must lie in [0, inf), got -1.0"
+                raise ValueError(f"spectrum {text!r}: {exc}") from None   # named no SPEC
         raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
                          "powerlaw:P[,D], file:PATH, scaled:C")
 

@@ -79,3 +79,20 @@ def test_write_rows_from_python_is_atomic(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["rows.jsonl"]     # no temporary left
     assert write_rows([{"a": 1.0}, {"a": float("inf")}], out) == "jsonl"
     assert out.read_text() == '{"a": 1.0}\n{"a": null}\n'
+
+
+@pytest.mark.parametrize("spec, why", [
+    ("powerlaw:-1,10", "power-law exponent p must lie in [0, inf), got -1.0"),
+    ("two-point:1,-4,0.5", "spectrum eigenvalue must lie in [1e-100, 1e+100], got -4.0"),
+    ("scaled:0", "spectrum eigenvalue must lie in [1e-100, 1e+100], got 0.0"),
+])
+def test_a_bad_spec_number_is_refused_naming_the_spec(spec, why):
+    """``Spectrum.parse("powerlaw:-1,10")`` said only "power-law exponent p must lie in
+    [0, inf), got -1.0": on the command line (either family) nothing named --spectrum or the
+    SPEC (fuzzlogi, left)."""
+    from riskcalc.spectrum import Spectrum
+    with pytest.raises(ValueError) as exc:
+        Spectrum.parse(spec)
+    assert str(exc.value) == f"spectrum {spec!r}: {why}" + (
+        " (entry 1 of 2)" if spec.startswith("two") else " (entry 0 of 1)" if "scaled" in spec
+        else "")
