@@ -150,17 +150,16 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
-    if max_minutes is not None:     # after the limits, which name a missing global_lam
-        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
-                       scheduler, cached_count(cache, "sweep", _tasks(
-                           method, points, signal, lams, others, global_lam, weights, centre,
-                           d, seed, reps, spectrum), _layout(method, names, len(lams))))
     tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
                         seed, reps, spectrum))
+    valid = _layout(method, names, len(lams))
+    if max_minutes is not None:     # after the limits, which name a missing global_lam
+        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
+                       scheduler, cached_count(cache, "sweep", tasks, valid))
     _memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
-                        valid=_layout(method, names, len(lams)))
+                        valid=valid)
     label = "identity" if spectrum is None else spectrum.describe()
     rows = []
     for i, (g, rr, m) in enumerate(points):
