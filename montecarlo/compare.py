@@ -148,9 +148,7 @@ class Comparison:
         "comparison", "setting"}`` as strict JSON values, as ``LimitResult.as_dict``: a
         number past the floats (a simulation of diverging steps) or undefined is None (they
         were inf and NaN, which ``json.dumps`` writes as Infinity and NaN, not JSON)."""
-        def num(v):
-            v = float(v)
-            return v if np.isfinite(v) else None
+        num = _frames.json_numbers
         out = self.limit.as_dict()
         out["predicted"] = {q: out[q] for q in QUANTITIES}
         sim = {q: num(self.summary[q]["mean"]) for q in QUANTITIES}

@@ -1,10 +1,17 @@
 """What the result classes share: pandas on demand (the ``to_frame`` methods need it, the
-package does not: extra ``frames``), the one table builder of their ``to_frame`` (``frame``) and
-their equality (``equal``)."""
+package does not: extra ``frames``), the one table builder of their ``to_frame`` (``frame``),
+their equality (``equal``) and their numbers as strict JSON (``json_numbers``)."""
 
 from dataclasses import fields
 
 import numpy as np
+
+
+def json_numbers(v):
+    """A number or array of numbers as strict JSON values: floats (nested lists for an array),
+    inf and NaN as None (``json.dumps`` writes them as Infinity and NaN, which is not JSON)."""
+    arr = np.asarray(v, dtype=float)
+    return np.where(np.isfinite(arr), arr, None).tolist()
 
 
 def pandas():

@@ -40,9 +40,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from riskcalc._frames import json_numbers
 from riskcalc._validate import as_array
 from riskcalc.advise import pipelines
-from riskcalc.advise.result import Advice, Candidate, _json
+from riskcalc.advise.result import Advice, Candidate
 from riskcalc.errors import SolverError
 from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE
@@ -152,8 +153,8 @@ class LogisticCandidate(Candidate):
 
     def as_dict(self) -> dict:
         out = super().as_dict()
-        out.update(test_errors=_json(self.test_errors),
-                   mean_test_error=_json(self.mean_test_error))
+        out.update(test_errors=json_numbers(self.test_errors),
+                   mean_test_error=json_numbers(self.mean_test_error))
         return out
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from riskcalc._frames import json_numbers
+
 #: Mean risks within this relative distance of the recommended one are reported as ties (the
 #: limits are solved to ~1e-12 relative; RTFA at lam -> 0 equals FTFA, every pipeline with a
 #: global model has risk 0 when r_j = sigma_j = 0 for every client).
@@ -43,11 +45,11 @@ class Candidate:
         """Plain JSON values; an infinite risk (the interpolation threshold) or penalty
         (RTFA's lam -> inf, with a note: ``tune.shown_lams``) becomes None."""
         return {"method": self.method,
-                "tuning": {k: (_json(v) if _infinite(v) else v) for k, v in self.tuning.items()},
+                "tuning": {k: (json_numbers(v) if _infinite(v) else v) for k, v in self.tuning.items()},
                 "weights": {"name": self.weights,
                             "p": None if self.p is None else np.asarray(self.p).tolist()},
-                "risks": _json(self.risks), "mean_risk": _json(self.mean_risk),
-                "worst_risk": _json(self.worst_risk), "limit": self.limit,
+                "risks": json_numbers(self.risks), "mean_risk": json_numbers(self.mean_risk),
+                "worst_risk": json_numbers(self.worst_risk), "limit": self.limit,
                 "notes": list(self.notes)}
 
 
@@ -87,7 +89,7 @@ class Advice:
         best = np.argmin(table, axis=0)
         unit = self._unit()
         return [{"client": j, "candidate": int(k), "method": self.candidates[k].method,
-                 "weights": self.candidates[k].weights, "risk": _json(table[k, j]),
+                 "weights": self.candidates[k].weights, "risk": json_numbers(table[k, j]),
                  "tied": int(np.sum(tied(table[:, j], table[k, j], unit))) - 1}
                 for j, k in enumerate(best)]
 
@@ -102,8 +104,8 @@ class Advice:
             if "optimal" in means and "samples" in means:
                 s, o = means["samples"], means["optimal"]
                 real = np.isfinite(s) and s > 0 and not tied(np.array([o]), s, unit)[0]
-                out.append({"method": method, **{k: _json(v) for k, v in means.items()},
-                            "gain_vs_samples": _json((s - o) / s if real else 0.0)})
+                out.append({"method": method, **{k: json_numbers(v) for k, v in means.items()},
+                            "gain_vs_samples": json_numbers((s - o) / s if real else 0.0)})
         return out
 
     def as_dict(self) -> dict:
@@ -136,11 +138,6 @@ def tied(values, best, unit):
                                    <= TIE_RTOL * np.abs(best) + TIE_ATOL * unit)
 
 
-def _json(v):
-    """A float or list with infinities as None (standard JSON)."""
-    arr = np.asarray(v, dtype=float)
-    out = np.where(np.isfinite(arr), arr, None)
-    return out.tolist()
 
 
 def _infinite(v) -> bool:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from riskcalc._frames import json_numbers
 from riskcalc._validate import as_array, positive_int, seed_integer
 from riskcalc.advise.result import scale, tied
 from riskcalc.errors import SolverError
@@ -122,8 +123,8 @@ class Intervals:
         if key not in self.mean:
             return None
         return {"level": self.level, "draws": self.evaluated[key],
-                "mean_risk": _json(self.mean[key]), "worst_risk": _json(self.worst[key]),
-                "risks": _json(self.risks[key])}
+                "mean_risk": json_numbers(self.mean[key]), "worst_risk": json_numbers(self.worst[key]),
+                "risks": json_numbers(self.risks[key])}
 
 
 def draw_estimates(est, draws: int, seed: int):
@@ -270,6 +271,3 @@ def _rank(v):
     return v if np.isfinite(v) else np.inf
 
 
-def _json(v):
-    arr = np.asarray(v, dtype=float)
-    return np.where(np.isfinite(arr), arr, None).tolist()

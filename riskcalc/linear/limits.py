@@ -85,9 +85,7 @@ class LimitResult:
         An infinite limit (the ridgeless variance at gamma = 1) becomes None (JSON null), which
         the notes explain: JSON has no infinity.
         """
-        def conv(v):
-            v = np.asarray(v, dtype=float)
-            return np.where(np.isfinite(v), v, None).tolist()
+        conv = _frames.json_numbers
         out = {"method": self.method, "params": self.params, "bias": conv(self.bias),
                "variance": conv(self.variance), "risk": conv(self.risk),
                "notes": list(self.notes)}
