@@ -14,7 +14,8 @@ from montecarlo.runner.threads import small_blas
 from riskcalc.advise import Federation, advise
 from riskcalc.advise.uncertainty import bootstrap, draw_estimates
 from riskcalc.cli import main
-from riskcalc.estimate import FLAT, _flat, estimate
+from riskcalc.estimate import FLAT, estimate
+from riskcalc.estimate.estimator import _flat
 from riskcalc.spectrum import Spectrum
 
 R = np.array([1.0, 1.2, 1.5, 2.0])

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from montecarlo.runner import budget
-from riskcalc import estimate_data
 from riskcalc.cli import main
+from riskcalc.estimate import data as estimate_data
 from riskcalc.estimate import estimate
-from riskcalc.estimate_pairs import distances, geometry
+from riskcalc.estimate.pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
 from riskcalc.spectrum_file import MAX_FILE_BYTES, MAX_TEXT_BYTES
 
@@ -200,10 +200,10 @@ def test_logistic_time_model_scales():
 
 @pytest.mark.parametrize("m", [2, 3, 4, 6])
 def test_least_squares_coefficients_equal_the_linear_maps_images(m):
-    """``estimate_lsq.coefficients`` (closed form) against its definition: the image of each
-    unit perturbation of theta_hat_k . theta_hat_l under the estimates (``distances``), one
+    """``riskcalc.estimate.lsq.coefficients`` (closed form) against its definition: the image of
+    each unit perturbation of theta_hat_k . theta_hat_l under the estimates (``distances``), one
     pair at a time (what the route computed before, in O(m^4) time)."""
-    from riskcalc.estimate_lsq import coefficients
+    from riskcalc.estimate.lsq import coefficients
 
     def estimates(P):
         sq = np.diag(P).copy()

@@ -227,7 +227,7 @@ def test_estimate_refuses_unknown_arrays(tmp_path, capsys):
 # than d the traces come from the rows' Gram. Checked against the d x d route (an identity:
 # tr (X^T X)^k = tr (X X^T)^k), for all rows and for each group left out.
 def test_estimate_traces_from_the_rows_gram_when_rows_are_few():
-    from riskcalc.estimate import _gram_traces
+    from riskcalc.estimate.estimator import _gram_traces
 
     rng = np.random.default_rng(1)
     X = rng.standard_normal((12, 40))

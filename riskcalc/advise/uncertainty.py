@@ -142,7 +142,7 @@ def draw_estimates(est, draws: int, seed: int):
     ------
     riskcalc.estimate.Estimate
     """
-    from riskcalc.estimate import _flat
+    from riskcalc.estimate.estimator import _flat
 
     draws = positive_int("draws", draws)
     if est.cov is None:

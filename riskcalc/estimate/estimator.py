@@ -35,11 +35,11 @@ Standard errors, from a joint covariance of all the estimates (``Estimate.cov``,
 ``riskcalc.advise.uncertainty``): for the moments and the moments route a grouped jackknife,
 the rows of every client dealt in turn to ``GROUPS`` groups (deterministic given the data),
 each estimate recomputed without one group; for the least-squares route the exact
-Gaussian-noise covariance given the designs (``riskcalc.estimate_lsq``; a jackknife that deletes rows
-there overstates it by about n_j / (n_j - d), since each row carries leverage d / n_j). Both
+Gaussian-noise covariance given the designs (``riskcalc.estimate.lsq``; a jackknife that deletes
+rows there overstates it by about n_j / (n_j - d), since each row carries leverage d / n_j). Both
 condition on the clients' parameters theta_j; r_j and ||theta_0|| are the model's parameters,
 and their estimates from pair distances also carry the random directions u_j (their cross
-products are O(1 / sqrt(d)), the order of the noise): ``riskcalc.estimate_pairs.geometry``
+products are O(1 / sqrt(d)), the order of the noise): ``riskcalc.estimate.pairs.geometry``
 adds that covariance.
 rho_j = ||theta_j|| is the realized norm (what local ridge's risk depends on): no such term.
 Measured (d = 100, n_j = 2d, 200 replicates, rms error over the mean reported se): without
@@ -52,9 +52,9 @@ Measured coverage of the 95% intervals over 40 replicates (tests): 0.95 (least s
 with r_j, rho_j scaled by sqrt(c) (the same risks).
 
 Reading and checking the data (``load``, ``check_data``) and the memory bound checked before
-the work (``check_memory``): ``riskcalc.estimate_data``; r_j and ||theta_0|| from pair
+the work (``check_memory``): ``riskcalc.estimate.data``; r_j and ||theta_0|| from pair
 products and the directions' covariance (``distances``, ``geometry``):
-``riskcalc.estimate_pairs``; the least-squares route: ``riskcalc.estimate_lsq``.
+``riskcalc.estimate.pairs``; the least-squares route: ``riskcalc.estimate.lsq``.
 """
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from riskcalc.estimate_data import (ARRAYS, GROUPS, check_data, check_memory,
+from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
                                     check_repeated_rows, check_variation, load,
                                     rank_deficient)
-from riskcalc.estimate_lsq import least_squares
-from riskcalc.estimate_pairs import distances, geometry
+from riskcalc.estimate.lsq import least_squares
+from riskcalc.estimate.pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
 
 __all__ = ["ARRAYS", "FLAT", "GROUPS", "LS_RATIO", "ROUTES", "Estimate", "distances", "estimate",
@@ -250,8 +250,8 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         For shapes that do not match, NaN or infinite values, non-integer ids, fewer than two
         clients, a client with fewer than 3 rows, or data the model cannot have produced:
         X or y 0 everywhere, every row of X the same (features that do not vary), y one value
-        in every row (``estimate_data.check_variation``), a client holding the same (x, y) row
-        twice (``estimate_data.check_repeated_rows``).
+        in every row (``data.check_variation``), a client holding the same (x, y) row
+        twice (``data.check_repeated_rows``).
     """
     X, y, client = check_data(X, y, client)
     check_variation(X, y)

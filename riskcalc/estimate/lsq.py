@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.estimate_pairs import distances
+from riskcalc.estimate.pairs import distances
 
 __all__ = ["coefficients", "least_squares"]
 
@@ -74,7 +74,7 @@ def coefficients(m: int) -> np.ndarray:
     """A (3 m + 1, m, m): each estimate's coefficient of theta_hat_k . theta_hat_l, in the order
     (sigma2, rho2, r2, centre_norm2), symmetric in (k, l). sigma2 has none; rho2_i = sq_i has
     A_ii = 1; r2 and centre_norm2 are ``distances`` of (sq, cross), whose images of a unit
-    perturbation are derived in ``riskcalc.estimate_pairs``: sq_k moves r2_k alone (M >= 3;
+    perturbation are derived in ``riskcalc.estimate.pairs``: sq_k moves r2_k alone (M >= 3;
     M = 2: r2 = sq - cross_12); cross_kl = cross_lk = 1 moves r2_i by alpha (1 - (M - 1)
     [i in {k, l}]) (M = 2: by -1) and centre_norm2 by beta = 2 / (M (M - 1)); each off-diagonal
     pair's coefficient is half its perturbation's image (it counts twice in the sum)."""

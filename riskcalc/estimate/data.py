@@ -43,7 +43,7 @@ def working_bytes(N: int, d: int, m: int = 0, least_squares: bool = False) -> fl
     d features from m clients (module docstring): 8 (4 N d + (2 GROUPS + 5) d^2) + N d (masks)
     + 48 N, plus 16 (3 m + 4)^2 (the estimates' covariance and the jackknife's product) and,
     on the least-squares route, 40 (3 m + 1) m^2 + 16 (3 m + 1) m d (its coefficients A, their
-    products with theta_hat and the contractions' intermediates, ``riskcalc.estimate_lsq``).
+    products with theta_hat and the contractions' intermediates, ``riskcalc.estimate.lsq``).
     ``m = 0``: the part known from the shapes of the arrays alone. Measured with
     ``tracemalloc`` (d = 5-600, m = 2-1000): 1.1-2.1x the peak (1.2x at m = 200 on the
     least-squares route)."""
