@@ -17,7 +17,7 @@ from montecarlo.linear.instances import Setting, sample_instance
 from montecarlo.linear.measure import measure
 from riskcalc.linear.model import ClientSpec
 from riskcalc.spectrum import Spectrum
-from riskcalc.spectrum_ordered import ordered_eigenvalues
+from riskcalc.spectrum.ordered import ordered_eigenvalues
 
 QUANTITIES = ("bias", "variance", "risk")
 

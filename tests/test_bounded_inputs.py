@@ -16,7 +16,7 @@ from riskcalc.estimate import data as estimate_data
 from riskcalc.estimate import estimate
 from riskcalc.estimate.pairs import distances, geometry
 from riskcalc.spectrum import Spectrum
-from riskcalc.spectrum_file import MAX_FILE_BYTES, MAX_TEXT_BYTES
+from riskcalc.spectrum.file import MAX_FILE_BYTES, MAX_TEXT_BYTES
 
 
 def _run(argv, capsys):

@@ -1,5 +1,5 @@
 """Spectrum files: the numbers of a ``.npy`` or text file of eigenvalues (``file:PATH``, read by
-``spectrum.Spectrum.from_file`` and ``spectrum_ordered.ordered_steps``), refused before reading
+``Spectrum.from_file`` and ``ordered.ordered_steps``), refused before reading
 when the file is too large or not a regular file, and, when it is not a list of numbers, refused
 saying why (a text file's line number and a short prefix of its first bad field, never its
 lines)."""

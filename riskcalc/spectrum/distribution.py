@@ -9,9 +9,9 @@ theta (here theta_i - theta_0, or theta_i for the local baselines) only through
 When the direction of theta is uniform on the sphere (the prior of paper 003, Sec. 2) the
 weights of G equal those of H in the limit, which is the default here.
 
-Spectrum files (``file:PATH``, ``Spectrum.from_file``) are read by ``spectrum_file``; a SPEC's
-eigenvalues in order (covariate shift's covariances in one shared basis) by
-``spectrum_ordered``.
+Spectrum files (``file:PATH``, ``Spectrum.from_file``) are read by ``riskcalc.spectrum.file``;
+a SPEC's eigenvalues in order (covariate shift's covariances in one shared basis) by
+``riskcalc.spectrum.ordered``.
 """
 
 from __future__ import annotations
@@ -22,14 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from riskcalc._validate import as_array, positive_int, real
-from riskcalc.spectrum_file import _read_ordered
-from riskcalc.spectrum_ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, _numbers,
-                                       ordered_eigenvalues, ordered_steps, power_law_values,
-                                       step_count)
+from riskcalc.spectrum.file import _read_ordered
+from riskcalc.spectrum.ordered import (EIGENVALUE_RANGE, MAX_EIGENVALUES, _numbers,
+                                       ordered_steps, power_law_values)
 
-# The ordered expansions keep their import path here.
-__all__ = ["EIGENVALUE_RANGE", "MAX_EIGENVALUES", "Spectrum", "as_spectrum", "ordered_eigenvalues",
-           "ordered_steps", "spec_uses_d", "step_count"]
+__all__ = ["Spectrum", "as_spectrum", "spec_uses_d"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +108,7 @@ class Spectrum:
     @classmethod
     def power_law(cls, p: float, d: int) -> "Spectrum":
         """Eigenvalues proportional to j^-p, j = 1..d, scaled to mean 1
-        (``spectrum_ordered.power_law_values``)."""
+        (``ordered.power_law_values``)."""
         return cls.from_eigenvalues(power_law_values(p, d))
 
     @classmethod

@@ -10,7 +10,7 @@ j^-P / mean, j = 1..D, in that order; ``file:PATH`` the file's values in file or
 
 A ``riskcalc.Spectrum`` is built from a SPEC's values (``power_law_values``), so the range
 every eigenvalue is checked against and the largest number of eigenvalues are kept here,
-below it (``riskcalc.spectrum`` re-exports them and the functions of this module).
+below it (the package ``riskcalc.spectrum`` re-exports them and the functions of this module).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from riskcalc._validate import as_array, positive_int, real
 from riskcalc._text import Underflow, decimal
-from riskcalc.spectrum_file import _read_ordered
+from riskcalc.spectrum.file import _read_ordered
 
 #: Eigenvalues the limits are computed for: like the other scales of ``ClientSpec``, within
 #: these bounds every product of the routes stays below 1e300 (beyond them the paper route
