@@ -206,6 +206,12 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
     >>> res.risk.shape
     (2, 3)
     """
+    # The call itself: a pickled result solves it again for its lazy parts (``result.Again``).
+    call = (rounds_limit, method,
+            dict(gamma=gamma, r=r, sigma=sigma, signal=signal, rounds=rounds,
+                 local_steps=local_steps, step_size=step_size, global_step=global_step, lam=lam,
+                 weights=weights, spectrum=spectrum, spectra=spectra, max_seconds=max_seconds,
+                 max_gigabytes=max_gigabytes, d=d))
     name = canonical_method(method)
     if name not in AVAILABLE:
         raise ValueError(f"method must be one of fedavg, pfedme (alias fedprox) for rounds "
@@ -367,7 +373,7 @@ def rounds_limit(method: str, *, gamma, r, sigma, signal, rounds, local_steps, s
         diagnostics["risk_model"] = "own"
     result = RoundsLimit(name, params, T, bias, variance, risk, server, out["distance"], rho,
                          converges, diagnostics, out["local"], out.get("personalize"),
-                         _budget=budget)
+                         _budget=budget, _call=call)
     if name == "pfedme":
         result._cache["local"] = risk
     return result

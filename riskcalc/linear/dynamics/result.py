@@ -44,6 +44,29 @@ def _plain(value):
     return value if np.isfinite(value) else None
 
 
+class Again:
+    """A lazy part (``name``: ``_local`` or ``_personal``) of an unpickled ``RoundsLimit``:
+    its call (``rounds_limit``, method, keyword arguments) solved again on first use, then
+    that result's part."""
+
+    def __init__(self, call, name: str):
+        self.call, self.name, self.part = call, name, None
+
+    def solved(self):
+        if self.part is None:
+            solve, method, kwargs = self.call
+            self.part = getattr(solve(method, **kwargs), self.name)
+        return self.part
+
+    def __call__(self, *args, **kwargs):
+        return self.solved()(*args, **kwargs)
+
+    @property
+    def tops(self):
+        """Covariate shift's tops of the clients' sample spectra (``shift.curves``)."""
+        return self.solved().tops
+
+
 @dataclass(frozen=True)
 class RoundsLimit:
     """Limits along the rounds (``rounds_limit``); arrays of shape (M, len(rounds)).
@@ -95,7 +118,21 @@ class RoundsLimit:
     _personal: object = field(default=None, compare=False, repr=False)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
     _budget: tuple = field(default=(None, None), compare=False, repr=False)
+    _call: tuple = field(default=None, compare=False, repr=False)
     __eq__ = _frames.equal    # arrays by value (riskcalc._frames.equal)
+
+    def __getstate__(self):
+        """The state pickled (a result sent between processes: joblib, dask): the lazy parts
+        (closures over the solved curves) become ``Again``, which solves the same
+        ``rounds_limit`` call again on first use after unpickling (the same values: the
+        routes are deterministic); what was already computed is sent as it is."""
+        state = dict(self.__dict__)
+        for name in ("_local", "_personal"):
+            if state[name] is not None:
+                state[name] = Again(self._call, name)
+        # The joint route's curves (closures): solved again if asked.
+        state["_cache"] = {k: v for k, v in self._cache.items() if k != "joint curves"}
+        return state
 
     @property
     def local_risk(self) -> np.ndarray:
