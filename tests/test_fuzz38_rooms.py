@@ -3,8 +3,10 @@
 import pickle
 
 import numpy as np
+import pytest
 
 import riskcalc
+from tests.helpers import run_cli
 
 
 def test_a_rounds_limit_pickles_and_its_lazy_parts_answer_after():
@@ -21,3 +23,18 @@ def test_a_rounds_limit_pickles_and_its_lazy_parts_answer_after():
     again = pickle.loads(pickle.dumps(back))     # after its lazy part ran
     np.testing.assert_array_equal(again.personalized_risk(lam=0.3),
                                   res.personalized_risk(lam=0.3))
+
+
+@pytest.mark.parametrize("n_i", ["9007199254740993", "100000000000000001"])
+def test_bounds_refuses_a_count_no_double_holds(n_i, capsys):
+    # F2 (session 37's leftover): --n_i 9007199254740993 was read through a float, computed
+    # and printed as n_i=9007199254740992.0. Now refused naming the option; counts a double
+    # holds exactly (2**53, 1e17) answer as before.
+    argv = ["bounds", "lower_bound_ier", "--d", "10", "--N", "1e17", "--R", "1", "--n_i"]
+    code, out, err = run_cli(argv + [n_i], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: --n_i is a client's number of samples: {n_i} is not a "
+                          "double") and err.count("\n") == 1
+    for exact, shown in (("9007199254740992", "n_i=9007199254740992.0 "), ("1e17", "n_i=1e+17 ")):
+        code, out, err = run_cli(argv + [exact], capsys)
+        assert code == 0 and shown in out

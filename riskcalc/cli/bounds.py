@@ -66,20 +66,27 @@ def _values(name: str, text: str) -> list[float]:
         if not (v == 0 or RANGE[0] <= abs(v) <= RANGE[1]):
             raise ValueError(f"--{name} must be 0 or of magnitude in [{RANGE[0]:g}, "
                              f"{RANGE[1]:g}], got {v!r}")
-        if name in COUNTS and not _whole(part):
-            raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
-                             f"{part.strip()!r}")
+        if name in COUNTS:
+            exact = _whole(part)
+            if exact is None:
+                raise ValueError(f"--{name} is {COUNTS[name]}: it must be a whole number, got "
+                                 f"{part.strip()!r}")
+            if exact != v:
+                # --n_i 9007199254740993 was read, computed and printed as ...992.
+                raise ValueError(f"--{name} is {COUNTS[name]}: {part.strip()} is not a double "
+                                 f"(it reads as {v:.17g}) and the bounds compute in floating "
+                                 "point: give a whole number up to 2**53 = 9007199254740992 "
+                                 "or one a double holds exactly")
     return distinct(f"--{name}", vals)      # a grid point given twice was printed twice
 
 
-def _whole(text: str) -> bool:
-    """Whether ``text`` writes a whole number exactly (``_text.integer``): the float it reads
-    as was tested, so --n_i 4.0000000000000001 (4.0 as a float) passed for 4 samples."""
+def _whole(text: str) -> int | None:
+    """The whole number ``text`` writes exactly (``_text.integer``), or None: the float it
+    reads as was tested, so --n_i 4.0000000000000001 (4.0 as a float) passed for 4 samples."""
     try:
-        integer(text, "")
+        return integer(text, "")
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _finite(name: str, params: dict, out: dict) -> None:
