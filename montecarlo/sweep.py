@@ -218,7 +218,7 @@ def _rows(plan, results) -> list:
     method, setting, reps, tunings = (plan[k] for k in ("method", "setting", "reps", "tunings"))
     info, spectrum = riskcalc.get_method(method), plan["spectrum"]
     tune = info.tuning
-    label = "identity" if spectrum is None else spectrum.describe()
+    label = "identity" if spectrum is None else spectrum.record()
     glob = setting.global_model if get_estimator(method).centered else "none"
     rows = []
     for i, (g, sig, s) in enumerate(plan["points"]):

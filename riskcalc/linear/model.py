@@ -131,7 +131,7 @@ class ClientSpec:
             if f.name == "method" or v is None:
                 continue
             if f.name == "spectrum":
-                out["spectrum"] = v.describe()
+                out["spectrum"] = v.record()
             else:
                 out[f.name] = v.tolist()
         return out

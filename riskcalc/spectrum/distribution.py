@@ -16,6 +16,7 @@ a SPEC's eigenvalues in order (covariate shift's covariances in one shared basis
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 
@@ -212,6 +213,17 @@ class Spectrum:
                 f"{self.atoms[-1]:.3g}], mean {self.mean:.4g}" + (
                     "" if self.signal_is_uniform
                     else f", signal weights of mean eigenvalue {self.signal_mean:.4g}") + "]")
+
+    def record(self) -> str:
+        """``describe()``, and beyond 3 atoms (which it summarizes by count, range and mean)
+        a fingerprint of every atom, weight and signal weight: the label results record in
+        their frames and JSON, the same for two spectra only when they are the same (two of
+        30 atoms with one range and mean read alike)."""
+        text = self.describe()
+        if self.atoms.size <= 3:
+            return text
+        values = np.concatenate([self.atoms, self.weights, self.signal_weights])
+        return f"{text} sha256:{hashlib.sha256(values.tobytes()).hexdigest()[:16]}"
 
 
 def spec_uses_d(spec) -> bool:

@@ -169,7 +169,7 @@ class RoundsLimit:
             if k == "spectrum":     # the shared spectrum's atoms and weights, as a label
                 from riskcalc.spectrum import Spectrum
 
-                v = Spectrum(v["atoms"], weights=v["weights"]).describe()
+                v = Spectrum(v["atoms"], weights=v["weights"]).record()
             elif k == "spectra":    # each client's SPEC or its number of eigenvalues, as in
                 k = "spectrum"      # ClientsLimit.to_frame
                 v = [s if isinstance(s, str) else f"{len(s)} eigenvalues" for s in v]
