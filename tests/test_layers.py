@@ -168,8 +168,8 @@ def test_rooms_stay_small(folder):
 
 def test_the_riskcalc_top_level_stays_small():
     # The top level holds the shared helpers (validation, text, files, frames, errors), the
-    # strict federation file and the registries; the families and a verb's theory are rooms
-    # (riskcalc/estimate/, riskcalc/spectrum/ since session 38). 14 modules besides __init__
-    # then: a new module goes into a room, not here.
+    # strict JSON layer and the registries; the families and a verb's theory are rooms
+    # (riskcalc/estimate/, riskcalc/spectrum/, riskcalc/federation_file/ since session 38).
+    # 13 modules besides __init__ then: a new module goes into a room, not here.
     modules = [p.name for p in (ROOT / "riskcalc").glob("*.py") if p.name != "__init__.py"]
-    assert len(modules) <= 14, sorted(modules)
+    assert len(modules) <= 13, sorted(modules)

@@ -31,9 +31,9 @@ Strict: numbers are JSON numbers, finite, in the one range of each parameter
 number belongs, a duplicate key, an unknown key, nesting deeper than the schema, a file larger
 than ``MAX_BYTES`` (checked before reading, and never read past it: ``/dev/zero`` is refused)
 and bytes that are not UTF-8 are errors, each one line naming the file, the client (index and
-name) and the key. Nothing is coerced. The checks of each value: ``riskcalc.federation_checks``;
-the JSON layer under them (size, bytes, depth, duplicate keys, non-finite numbers):
-``riskcalc.json_strict``.
+name) and the key. Nothing is coerced. The checks of each value:
+``riskcalc.federation_file.checks``; the JSON layer under them (size, bytes, depth, duplicate
+keys, non-finite numbers): ``riskcalc.json_strict``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from riskcalc._validate import RANGES
-from riskcalc.federation_checks import (check_integer, check_keys, check_number, check_se,
-                                        check_spec)
+from riskcalc.federation_file.checks import (check_integer, check_keys, check_number,
+                                             check_se, check_spec)
 from riskcalc.json_strict import kind as _kind
 from riskcalc.json_strict import load
 from riskcalc.spectrum import MAX_EIGENVALUES, spec_uses_d

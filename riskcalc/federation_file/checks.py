@@ -1,4 +1,5 @@
-"""The checks of one value of a federation file, for ``riskcalc.federation_file``'s reader.
+"""The checks of one value of a federation file, for ``riskcalc.federation_file``'s reader
+(``reader``).
 
 Each check takes ``probe`` (the ``FederationFile`` being read: its ``error`` names the file and
 the client, its ``d`` sizes ``powerlaw:P`` spectra) and the client index ``j`` (None: the
