@@ -54,3 +54,25 @@ def test_two_spectra_of_many_atoms_are_recorded_apart():
     again = riskcalc.limit("ftfa", gamma=1, r=1, sigma=0.5,
                            spectrum=riskcalc.Spectrum(np.linspace(0.5, 1.5, 5)))
     assert again.as_dict()["params"]["spectrum"] == ra.as_dict()["params"]["spectrum"]
+
+
+def test_a_symlinked_federation_file_says_where_its_file_spectra_are_read(tmp_path, capsys):
+    # F4 (session 37's leftover): a federation file given through a symbolic link reads its
+    # file: SPECs in the link's folder (decided: the folder the user names it in, as a shell
+    # there would); the spectrum beside the link's target was not read and the error said only
+    # "does not exist". Now it says relative to which folder, and why.
+    (tmp_path / "B").mkdir()
+    (tmp_path / "A").mkdir()
+    (tmp_path / "B" / "eig.txt").write_text("1\n2\n3\n4\n")
+    (tmp_path / "B" / "fed.json").write_text(
+        '{"fedrisk_federation": 1, "clients": [{"gamma": 0.5, "r": 1, "sigma": 0.5, '
+        '"spectrum": "file:eig.txt"}, {"gamma": 1.5, "r": 1, "sigma": 0.5}]}')
+    (tmp_path / "A" / "fed.json").symlink_to(tmp_path / "B" / "fed.json")
+    argv = ["predict", "ftfa", "--target", "0", "--federation"]
+    code, out, err = run_cli(argv + [tmp_path / "A" / "fed.json"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"'{tmp_path / 'A' / 'eig.txt'}' does not exist (a file: path is relative to the " \
+           f"folder the federation file is given in, {tmp_path / 'A'}, also when that file " \
+           "is a symbolic link)" in err
+    code, out, err = run_cli(argv + [tmp_path / "B" / "fed.json"], capsys)
+    assert code == 0, err

@@ -94,6 +94,7 @@ def check_spec(probe, j, value, base, seen):
     if not isinstance(value, str):
         raise probe.error(j, f"spectrum must be a SPEC string (identity, scaled:C, "
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
+    raw = value
     kind, _, arg = value.strip().partition(":")
     if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
         value = "file:" + os.path.join(base, arg)
@@ -113,6 +114,11 @@ def check_spec(probe, j, value, base, seen):
         text = str(exc)
         if probe.d is None and "powerlaw needs the number" in text:
             return value            # sized later, by the verb's --d
+        if value != raw and os.path.islink(probe.path) and not os.path.exists(value[5:]):
+            # The link's folder, as a shell there reads the path (``reader._base``); said,
+            # since the file beside the link's target is not read.
+            text += (f" (a file: path is relative to the folder the federation file is given "
+                     f"in, {base}, also when that file is a symbolic link)")
         raise probe.error(j, f"spectrum: {text}") from None
     seen[value], seen[None] = values.size, max(seen.get(None, 1), values.size)
     return value

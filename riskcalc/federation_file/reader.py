@@ -13,10 +13,10 @@ ALL the clients of a federation::
 * ``signal`` (optional): ||theta_0|| (the logistic family's ``--signal``);
 * per client: exactly one of ``gamma`` (d / n_j) and ``n`` (an integer, with ``d``); ``r``
   (||theta_j - theta_0||), ``sigma`` (noise level), ``rho`` (||theta_j||, local baselines),
-  ``spectrum`` (a SPEC; ``file:`` paths relative to the federation file), ``name`` (a
-  string, unique in Unicode's composed form NFC), ``id`` (an integer, unique: the data's
-  client id, written by ``riskcalc estimate``), ``se`` (standard errors of the client's
-  numbers, an object of numbers or null);
+  ``spectrum`` (a SPEC; ``file:`` paths relative to the folder of the federation file as
+  given, a symbolic link's own folder), ``name`` (a string, unique in Unicode's composed form
+  NFC), ``id`` (an integer, unique: the data's client id, written by ``riskcalc estimate``),
+  ``se`` (standard errors of the client's numbers, an object of numbers or null);
 * ``riskcalc estimate --json`` also writes ``estimate`` (its route, moments and squared
   estimates) and ``federation`` (the same clients as a bare list, the format before version
   1); readers ignore both.
@@ -328,7 +328,9 @@ def _nfc(name):
 def _base(path):
     """The folder ``file:`` SPECs of the file ``path`` are relative to: its own (a bare list's
     were left relative to the working directory, so another folder's file of the same name was
-    read, silently); None (the working directory) for a pipe such as /dev/stdin."""
+    read, silently); None (the working directory) for a pipe such as /dev/stdin. A symbolic
+    link's own folder, not its target's: the folder the user names the file in, where a shell
+    there would read the same relative path (a missing file's error says so)."""
     return os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else None
 
 
