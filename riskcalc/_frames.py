@@ -8,10 +8,26 @@ import numpy as np
 
 
 def json_numbers(v):
-    """A number or array of numbers as strict JSON values: floats (nested lists for an array),
-    inf and NaN as None (``json.dumps`` writes them as Infinity and NaN, which is not JSON)."""
-    arr = np.asarray(v, dtype=float)
-    return np.where(np.isfinite(arr), arr, None).tolist()
+    """``v`` (a number, an array, or dicts, lists and tuples of them, nested: a result's
+    parameters) as strict JSON values: floats (nested lists for an array), inf and NaN as None
+    (``json.dumps`` writes them as Infinity and NaN, which is not JSON); integers stay
+    integers, booleans booleans, text and None as they are."""
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v[()]
+    if isinstance(v, dict):
+        return {k: json_numbers(x) for k, x in v.items()}
+    if isinstance(v, (float, np.floating)) or isinstance(v, np.ndarray) and v.dtype.kind == "f":
+        arr = np.asarray(v, dtype=float)
+        return np.where(np.isfinite(arr), arr, None).tolist()
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [json_numbers(x) for x in v]
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, str) or v is None:
+        return v
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return json_numbers(float(v))
 
 
 def pandas():

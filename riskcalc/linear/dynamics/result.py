@@ -26,24 +26,6 @@ def beyond_floats():
                           "point reach; lower global_step or step_size)") from None
 
 
-def _plain(value):
-    """``value`` (a number, array, list or dict of them) as strict JSON values: floats, with
-    None for inf and NaN (the fixed point's round, an overflowed risk, an exact local solve's
-    local_steps); integers stay integers."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, str) or value is None:
-        return value
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    value = float(value)
-    return value if np.isfinite(value) else None
-
-
 class Again:
     """A lazy part (``name``: ``_local`` or ``_personal``) of an unpickled ``RoundsLimit``:
     its call (``rounds_limit``, method, keyword arguments) solved again on first use, then
@@ -192,15 +174,15 @@ class RoundsLimit:
         True. With ``local`` also ``local_risk`` (M, R), computed on first access as the
         property is; ``personalized_risk`` is asked by its method."""
         keys = ("bias", "variance", "risk", "global_risk", "distance_to_fixed_point")
-        out = {"method": self.method, "params": _plain(self.params),
+        out = {"method": self.method, "params": _frames.json_numbers(self.params),
                "rounds": [None if np.isinf(T) else int(T) for T in self.rounds],
-               **{k: _plain(getattr(self, k)) for k in keys},
-               "diagnostics": {"contraction": _plain(self.contraction),
+               **{k: _frames.json_numbers(getattr(self, k)) for k in keys},
+               "diagnostics": {"contraction": _frames.json_numbers(self.contraction),
                                "converges": bool(self.converges)}}
         if self.diagnostics.get("contraction_is_bound"):    # Algorithm 1, odd K, large eta
             out["diagnostics"]["contraction_is_bound"] = True
         if local:
-            out["local_risk"] = _plain(self.local_risk)
+            out["local_risk"] = _frames.json_numbers(self.local_risk)
         return out
 
     def personalized_risk(self, *, steps=None, step_size=None, lam=None) -> np.ndarray:
