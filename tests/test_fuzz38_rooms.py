@@ -76,3 +76,31 @@ def test_a_symlinked_federation_file_says_where_its_file_spectra_are_read(tmp_pa
            "is a symbolic link)" in err
     code, out, err = run_cli(argv + [tmp_path / "B" / "fed.json"], capsys)
     assert code == 0, err
+
+
+def _federation_data(d=20, m=3, n=40, seed=0):
+    """Rows of m clients of paper 003's model (Sec. 2), n each, dimension d."""
+    rng = np.random.default_rng(seed)
+    client = np.repeat(np.arange(m), n)
+    theta = (rng.standard_normal(d) + 0.5 * rng.standard_normal((m, d))) / np.sqrt(d)
+    X = rng.standard_normal((m * n, d))
+    y = np.einsum("ij,ij->i", X, theta[client]) + 0.5 * rng.standard_normal(m * n)
+    return X, y, client
+
+
+def test_estimate_checks_its_route_before_the_work(tmp_path, monkeypatch):
+    # F5: estimate(..., route="lsq") computed the jackknife's Gram traces of every group
+    # before refusing the route; estimate_file read the whole data file first (97 MB of CSV:
+    # tens of seconds for a typo). Now the route is checked first.
+    from riskcalc.estimate import estimate, estimate_file, estimator
+
+    def no_work(*args):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(estimator, "_gram_traces", no_work)
+    monkeypatch.setattr(estimator, "load", no_work)
+    for route in ("lsq", None, "LEAST-SQUARES"):
+        with pytest.raises(ValueError, match="route must be one of auto, moments, least-sq"):
+            estimate(*_federation_data(), route=route)
+        with pytest.raises(ValueError, match="route must be one of auto, moments, least-sq"):
+            estimate_file(tmp_path / "fed.npz", route=route)

@@ -253,6 +253,7 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         in every row (``data.check_variation``), a client holding the same (x, y) row
         twice (``data.check_repeated_rows``).
     """
+    _check_route(route)
     X, y, client = check_data(X, y, client)
     check_variation(X, y)
     ids, inverse, n = np.unique(client, return_inverse=True, return_counts=True)
@@ -281,8 +282,6 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     xty = xty.reshape(m, groups, d)
     yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
     traces = _gram_traces(X, rank, groups)
-    if route not in ROUTES:
-        raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
     if route == "auto":
         route = ("least-squares" if n.min() >= LS_RATIO * d and rank_deficient(X, inverse, m)
                  is None else "moments")
@@ -324,6 +323,13 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     cov[np.ix_(geo_idx, geo_idx)] += geometry(full, d, kappa)
     se.update(_unflat(np.sqrt(np.maximum(np.diag(cov), 0.0)), m))
     return Estimate(d=d, ids=ids, n=n, values=full, se=se, route=route, cov=cov)
+
+
+def _check_route(route) -> None:
+    """``route`` one of ``ROUTES``, checked before the data are read or worked on (it was
+    checked after the jackknife's Gram traces: a typo cost the whole estimate's time)."""
+    if not isinstance(route, str) or route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}; got {route!r}")
 
 
 def _flat(values) -> np.ndarray:
@@ -389,6 +395,7 @@ def estimate_file(path, route: str = "auto") -> Estimate:
     if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
         raise ValueError(f"path must be a file path (a str or os.PathLike), got "
                          f"{type(path).__name__}")
+    _check_route(route)
     data = load(path)
     try:
         return estimate(*data, route=route)
