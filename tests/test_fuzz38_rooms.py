@@ -104,3 +104,15 @@ def test_estimate_checks_its_route_before_the_work(tmp_path, monkeypatch):
             estimate(*_federation_data(), route=route)
         with pytest.raises(ValueError, match="route must be one of auto, moments, least-sq"):
             estimate_file(tmp_path / "fed.npz", route=route)
+
+
+def test_two_estimates_compare_by_value():
+    # F6: Estimate's generated __eq__ compared its arrays as tuples: est == est2 raised "The
+    # truth value of an array with more than one element is ambiguous" (the other results
+    # compare by value, riskcalc._frames.equal).
+    from riskcalc.estimate import estimate
+
+    X, y, client = _federation_data()
+    est = estimate(X, y, client)
+    assert est == pickle.loads(pickle.dumps(est))
+    assert est != estimate(X, y + 0.1, client)

@@ -64,6 +64,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from riskcalc import _frames
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
                                     check_repeated_rows, check_variation, load,
                                     rank_deficient)
@@ -109,6 +110,9 @@ class Estimate:
     se: dict
     route: str = "moments"
     cov: np.ndarray | None = None
+    # Arrays by value (riskcalc._frames.equal): the generated __eq__ raised "The truth value
+    # of an array with more than one element is ambiguous".
+    __eq__ = _frames.equal
 
     def with_values(self, flat) -> "Estimate":
         """The same estimate with the values of ``FLAT`` replaced by the vector ``flat`` (and
