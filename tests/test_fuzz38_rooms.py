@@ -116,3 +116,18 @@ def test_two_estimates_compare_by_value():
     est = estimate(X, y, client)
     assert est == pickle.loads(pickle.dumps(est))
     assert est != estimate(X, y + 0.1, client)
+
+
+def test_estimate_with_values_refuses_a_vector_it_cannot_read():
+    # F7: Estimate.with_values (the bootstrap's plausible estimates) took a vector of the wrong
+    # length with an IndexError (or, longer, silently), and NaN into the federation file
+    # (as_dict: signal NaN, spectrum 'scaled:nan'). Now a ValueError naming flat.
+    from riskcalc.estimate import estimate
+
+    est = estimate(*_federation_data())
+    for flat in (np.zeros(3), np.zeros(14)):
+        with pytest.raises(ValueError, match=r"flat must hold the 13 values of FLAT for 3 "):
+            est.with_values(flat)
+    with pytest.raises(ValueError, match="flat must be a finite number"):
+        est.with_values(np.full(13, np.nan))
+    assert est.with_values(np.ones(13)).values["spread"] == 0.0

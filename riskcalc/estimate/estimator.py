@@ -65,6 +65,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from riskcalc import _frames
+from riskcalc._validate import as_array
 from riskcalc.estimate.data import (ARRAYS, GROUPS, check_data, check_memory,
                                     check_repeated_rows, check_variation, load,
                                     rank_deficient)
@@ -117,7 +118,13 @@ class Estimate:
     def with_values(self, flat) -> "Estimate":
         """The same estimate with the values of ``FLAT`` replaced by the vector ``flat`` (and
         ``spread`` = m2 - m1^2 from its moments): one plausible federation's estimates."""
-        values = _unflat(np.asarray(flat, dtype=float), self.n.size)
+        size = 3 * self.n.size + 4
+        flat = as_array("flat", flat, ndim=1)   # finite (NaN reached the federation file)
+        if flat.shape != (size,):
+            # A wrong length was an IndexError, or values shifted between the clients.
+            raise ValueError(f"flat must hold the {size} values of FLAT for {self.n.size} "
+                             f"clients (3 M + 4: {', '.join(FLAT)}), got shape {flat.shape}")
+        values = _unflat(flat, self.n.size)
         m1, m2 = values["moments"][:2]
         return replace(self, values={**values, "spread": m2 - m1 ** 2})
 
