@@ -131,3 +131,15 @@ def test_estimate_with_values_refuses_a_vector_it_cannot_read():
     with pytest.raises(ValueError, match="flat must be a finite number"):
         est.with_values(np.full(13, np.nan))
     assert est.with_values(np.ones(13)).values["spread"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["bogus", "sigma2", None, ["r"]])
+def test_estimate_root_names_what_it_takes(name):
+    # F8: Estimate.root("bogus") raised KeyError: 'bogus2' (root("sigma2"): 'sigma22', a
+    # list: TypeError). Now a ValueError listing sigma, r, rho, centre_norm.
+    from riskcalc.estimate import estimate
+
+    est = estimate(*_federation_data())
+    with pytest.raises(ValueError, match="name must be one of sigma, r, rho, centre_norm; got"):
+        est.root(name)
+    assert est.root("centre_norm")[0] > 0

@@ -81,6 +81,8 @@ FLAT = ("sigma2", "r2", "rho2", "centre_norm2", "moments")
 #: Every client with n_j >= LS_RATIO d: the least-squares route (module docstring).
 LS_RATIO = 1.5
 ROUTES = ("auto", "moments", "least-squares")
+#: The estimates ``Estimate.root`` takes the square root of.
+ROOTS = ("sigma", "r", "rho", "centre_norm")
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,8 @@ class Estimate:
         within two standard errors of 0 (as ``spectrum``'s spread; noise-free data gave r =
         1.05e-08 +- 0.13 for r^2 = 1e-16 +- 2.6e-9) or within ``ROUNDING`` of the largest
         rho_j^2 + sigma_j^2 (noise-free: r = 6.1e-09 +- 1.8e-17, rho^2 = 0.4's rounding)."""
+        if not isinstance(name, str) or name not in ROOTS:     # was a KeyError ('bogus2')
+            raise ValueError(f"name must be one of {', '.join(ROOTS)}; got {name!r}")
         v, s = np.asarray(self.values[name + "2"]), np.asarray(self.se[name + "2"])
         x = np.sqrt(np.maximum(v, 0.0))
         unit = ROUNDING * float(np.max(np.maximum(self.values["rho2"], 0.0)
