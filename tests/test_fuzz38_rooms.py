@@ -143,3 +143,18 @@ def test_estimate_root_names_what_it_takes(name):
     with pytest.raises(ValueError, match="name must be one of sigma, r, rho, centre_norm; got"):
         est.root(name)
     assert est.root("centre_norm")[0] > 0
+
+
+@pytest.mark.parametrize("moments, match", [(("1", 2, 3), "m1 must be a real number"),
+                                            ((-1.0, 2.0, 0.0), r"m1 must lie in \(0, inf\)"),
+                                            ((1.0, 2.0, np.inf), "m3 must be a finite number")])
+def test_gauss_two_atoms_names_a_bad_moment(moments, match):
+    # F9: gauss_two_atoms("1", 2, 3) raised TypeError (** on a str); m1 = -1 was refused as
+    # "spectrum eigenvalue must lie in [1e-100, 1e+100], got -1.0", naming no moment. The
+    # exact moments of two-point:1,4,0.3 still give its atoms.
+    from riskcalc.estimate import gauss_two_atoms
+
+    with pytest.raises(ValueError, match=match):
+        gauss_two_atoms(*moments)
+    sp = gauss_two_atoms(*(0.3 + 0.7 * 4.0 ** k for k in (1, 2, 3)))
+    np.testing.assert_allclose(np.r_[sp.atoms, sp.weights], [1, 4, 0.3, 0.7], rtol=1e-12)

@@ -227,7 +227,10 @@ def _finite(x):
 def gauss_two_atoms(m1, m2, m3):
     """The two-atom distribution with moments m1, m2, m3 (Gauss quadrature: the atoms are the
     roots of x^2 + a x + b with m2 + a m1 + b = 0, m3 + a m2 + b m1 = 0); one atom at m1 when
-    these are not two positive atoms."""
+    these are not two positive atoms. Each moment a real number (a string was a TypeError),
+    m1 > 0 (a mean eigenvalue)."""
+    m1 = float(as_array("m1", m1, low=0.0, low_open=True, ndim=0))
+    m2, m3 = (float(as_array(name, m, ndim=0)) for name, m in (("m2", m2), ("m3", m3)))
     var = m2 - m1 ** 2
     if var > 0:
         a = -(m3 - m1 * m2) / var
