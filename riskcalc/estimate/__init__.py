@@ -2,11 +2,11 @@
 the theory of the ``estimate`` verb, moment estimators of paper 003's model
 (``003_4b976ddf5225c17e.txt``, Sec. 2).
 
-Modules: ``estimator`` (``estimate``, ``Estimate``, ``estimate_file``; the estimators and their
-derivation in its docstring), ``data`` (reading and checking the data, the memory bound),
-``pairs`` (r_j and ||theta_0|| from pair products, the directions' covariance), ``lsq`` (the
-least-squares route). The public names are imported here: ``from riskcalc.estimate import
-estimate`` as before the package.
+Modules: ``estimator`` (``estimate``, ``estimate_file``; the estimators and their derivation
+in its docstring), ``result`` (``Estimate``, ``gauss_two_atoms``), ``data`` (reading and
+checking the data, the memory bound), ``pairs`` (r_j and ||theta_0|| from pair products, the
+directions' covariance), ``lsq`` (the least-squares route). The public names are imported
+here: ``from riskcalc.estimate import estimate`` as before the package.
 """
 
 from riskcalc.estimate.estimator import (ARRAYS, FLAT, GROUPS, LS_RATIO, ROUTES, Estimate,
