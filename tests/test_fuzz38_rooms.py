@@ -158,3 +158,16 @@ def test_gauss_two_atoms_names_a_bad_moment(moments, match):
         gauss_two_atoms(*moments)
     sp = gauss_two_atoms(*(0.3 + 0.7 * 4.0 ** k for k in (1, 2, 3)))
     np.testing.assert_allclose(np.r_[sp.atoms, sp.weights], [1, 4, 0.3, 0.7], rtol=1e-12)
+
+
+@pytest.mark.parametrize("d, n", [(1, 3), (2, 3), (3, 5)])
+def test_estimate_auto_takes_a_route_it_can_take(d, n):
+    # F10: for d < 4, route auto took least squares at n_j >= 1.5 d and then refused the data
+    # ("the least-squares route needs every n_j > d + 2 = 4 rows; client 0 has 3", d = 2):
+    # auto refused what moments answers. Now auto takes least squares only where it applies.
+    from riskcalc.estimate import estimate
+
+    data = _federation_data(d=d, m=3, n=n)
+    assert estimate(*data).route == "moments"
+    assert estimate(*data) == estimate(*data, route="moments")
+    assert estimate(*_federation_data(d=3, m=3, n=6)).route == "least-squares"

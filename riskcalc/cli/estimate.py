@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
                         "columns are the features)")
     p.add_argument("--route", choices=("auto", "moments", "least-squares"), default="auto",
                    help="client estimates: moments (any n_j) or least squares (every n_j > "
-                        "d); auto: least squares when every n_j >= 1.5 d")
+                        "d + 2); auto: least squares when every n_j >= 1.5 d and n_j > d + 2")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

@@ -23,9 +23,9 @@ Biometrika 101, for one client with Sigma = I):
 
   and r_j^2 from the pair distances Q_j + Q_k - 2 b_j^T b_k (``distances``), over m2.
 
-When every client has n_j >= ``LS_RATIO`` d, the least-squares route replaces the client
-estimates (its variance does not grow with the signal, unlike the difference of Dicker's
-two moments): theta_hat_j = (X_j^T X_j)^-1 X_j^T y_j, sigma_j^2 = RSS_j / (n_j - d)
+When every client has n_j >= ``LS_RATIO`` d (and n_j > d + 2), the least-squares route
+replaces the client estimates (its variance does not grow with the signal, unlike the
+difference of Dicker's two moments): theta_hat_j = (X_j^T X_j)^-1 X_j^T y_j, sigma_j^2 = RSS_j / (n_j - d)
 (unbiased), ||theta_j||^2 = ||theta_hat_j||^2 - sigma_j^2 tr((X_j^T X_j)^-1) (unbiased, the
 noise of theta_hat_j being independent of RSS_j), theta_j . theta_k = theta_hat_j . theta_hat_k
 (j != k, independent clients), and r_j^2 from the pair distances (``distances``); no
@@ -91,7 +91,8 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
         Client id of each row; at least two clients with 3 rows or more each.
     route : {"auto", "moments", "least-squares"}
         The client estimates: Dicker-type moments (any n_j) or local least squares (every
-        n_j > d + 2); ``auto`` takes least squares when every n_j >= ``LS_RATIO`` d.
+        n_j > d + 2); ``auto`` takes least squares when every n_j >= ``LS_RATIO`` d and
+        n_j > d + 2.
 
     Returns
     -------
@@ -136,8 +137,10 @@ def estimate(X, y, client, route: str = "auto") -> Estimate:
     yy = np.bincount(cell, weights=y * y, minlength=m * groups).reshape(m, groups)
     traces = _gram_traces(X, rank, groups)
     if route == "auto":
-        route = ("least-squares" if n.min() >= LS_RATIO * d and rank_deficient(X, inverse, m)
-                 is None else "moments")
+        # n_j > d + 2 too: for d < 4, n_j >= LS_RATIO d alone took the least-squares route and
+        # then refused the data (d = 2, n_j = 3: "needs every n_j > d + 2 = 4 rows").
+        route = ("least-squares" if n.min() >= max(LS_RATIO * d, d + 3)
+                 and rank_deficient(X, inverse, m) is None else "moments")
     if route == "least-squares":
         if not n.min() > d + 2:
             raise ValueError(f"the least-squares route needs every n_j > d + 2 = {d + 2} "
