@@ -171,3 +171,14 @@ def test_estimate_auto_takes_a_route_it_can_take(d, n):
     assert estimate(*data).route == "moments"
     assert estimate(*data) == estimate(*data, route="moments")
     assert estimate(*_federation_data(d=3, m=3, n=6)).route == "least-squares"
+
+
+def test_two_spectra_of_few_atoms_are_recorded_apart():
+    # F11 (F3's twin up to 3 atoms): describe() prints six digits, so atoms 1 and 1.0000001
+    # (RTFA risks 1.22837121 and 1.22837126) were both recorded 'discrete[0.5@1, 0.5@4]'. Now
+    # a fingerprint follows where six digits do not give the numbers exactly.
+    a, b = riskcalc.Spectrum([1.0, 4.0]), riskcalc.Spectrum([1.0000001, 4.0])
+    ra, rb = (riskcalc.limit("rtfa", gamma=2, r=1, sigma=0.5, lam=0.3, spectrum=s).as_dict()
+              for s in (a, b))
+    assert ra["params"]["spectrum"] == "discrete[0.5@1, 0.5@4]"
+    assert rb["params"]["spectrum"].startswith("discrete[0.5@1, 0.5@4] sha256:")

@@ -215,14 +215,15 @@ class Spectrum:
                     else f", signal weights of mean eigenvalue {self.signal_mean:.4g}") + "]")
 
     def record(self) -> str:
-        """``describe()``, and beyond 3 atoms (which it summarizes by count, range and mean)
-        a fingerprint of every atom, weight and signal weight: the label results record in
-        their frames and JSON, the same for two spectra only when they are the same (two of
-        30 atoms with one range and mean read alike)."""
+        """``describe()``, and where it does not give every number exactly (beyond 3 atoms it
+        gives their count, range and mean; up to 3, six digits) a fingerprint of every atom,
+        weight and signal weight: the label results record in their frames and JSON, the same
+        for two spectra only when they are the same (two of 30 atoms with one range and mean,
+        or atoms 1 and 1.0000001, read alike)."""
         text = self.describe()
-        if self.atoms.size <= 3:
-            return text
         values = np.concatenate([self.atoms, self.weights, self.signal_weights])
+        if self.atoms.size <= 3 and all(float(f"{v:g}") == v for v in values):
+            return text
         return f"{text} sha256:{hashlib.sha256(values.tobytes()).hexdigest()[:16]}"
 
 
