@@ -25,11 +25,11 @@ Biometrika 101, for one client with Sigma = I):
 
 When every client has n_j >= ``LS_RATIO`` d (and n_j > d + 2), the least-squares route
 replaces the client estimates (its variance does not grow with the signal, unlike the
-difference of Dicker's two moments): theta_hat_j = (X_j^T X_j)^-1 X_j^T y_j, sigma_j^2 = RSS_j / (n_j - d)
-(unbiased), ||theta_j||^2 = ||theta_hat_j||^2 - sigma_j^2 tr((X_j^T X_j)^-1) (unbiased, the
-noise of theta_hat_j being independent of RSS_j), theta_j . theta_k = theta_hat_j . theta_hat_k
-(j != k, independent clients), and r_j^2 from the pair distances (``distances``); no
-assumption on Sigma or on the direction of theta_0 is needed there.
+difference of Dicker's two moments): theta_hat_j = (X_j^T X_j)^-1 X_j^T y_j, sigma_j^2 =
+RSS_j / (n_j - d) (unbiased), ||theta_j||^2 = ||theta_hat_j||^2 - sigma_j^2 tr((X_j^T X_j)^-1)
+(unbiased, the noise of theta_hat_j being independent of RSS_j), theta_j . theta_k =
+theta_hat_j . theta_hat_k (j != k, independent clients), and r_j^2 from the pair distances
+(``distances``); no assumption on Sigma or on the direction of theta_0 is needed there.
 
 Standard errors, from a joint covariance of all the estimates (``Estimate.cov``, used by
 ``riskcalc.advise.uncertainty``): for the moments and the moments route a grouped jackknife,
