@@ -55,7 +55,7 @@ import numpy as np
 from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients.identity import client_weights
 from riskcalc.linear.finite_clients.own import check_near_pooled
-from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
+from riskcalc.linear.finite_clients.shift.chains import own_variance, remember, warm_roots
 from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
                                                            solve_shifts)
 from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
@@ -238,7 +238,7 @@ def _traces(g, s, h, lam, Lam, C):
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
     # R's depend on lam and the groups, not on the weights: remembered
-    # (``shift_chains.remember``).
+    # (``shift.chains.remember``).
     key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
     real = np.real(lam)
     root = {"R": remember(("pFedMe R",) + key + (np.asarray(real, dtype=float).tobytes(),),
