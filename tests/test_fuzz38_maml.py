@@ -18,3 +18,25 @@ def test_maml_fl_near_pooled_n_equal_d_says_why_its_pencils_fail():
                              r"further from pooled N = d or a smaller alpha answers"):
         riskcalc.limit("maml_fl", gamma=3.85, r=1.0, sigma=1.0, alpha=0.1, clients=4,
                        spectrum=TWO_POINT)
+
+
+def test_maml_fl_refusal_gives_the_alpha_asked_under_a_rescaled_spectrum(monkeypatch):
+    """F2: a spectrum whose mean eigenvalue lies beyond [1/16, 16] is solved rescaled by a
+    power of two, alpha multiplied by it: the shifts' refusal then gave that alpha (0.256
+    for alpha = 0.001 on two-point:100,400,0.3). A follow that always fails from a
+    solution stands in for the hard case (as in tests/test_fuzz37_unbound.py, F2)."""
+    from riskcalc.linear.engine import pencil_assembly
+    from riskcalc.linear.finite_clients import maml_sigma
+
+    real = pencil_assembly.follow
+
+    def follow(atoms, weights, path, start=None, *args, **kw):
+        if start is None or path.__defaults__:
+            return real(atoms, weights, path, start, *args, **kw)
+        raise riskcalc.SolverError("could not be followed")
+
+    monkeypatch.setattr(pencil_assembly, "follow", follow)
+    monkeypatch.setattr(maml_sigma, "_LAST", {})
+    with pytest.raises(riskcalc.SolverError, match=r"N/d - 1 = 1, alpha = 0\.001: "):
+        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.001, clients=4,
+                       spectrum="two-point:100,400,0.3")

@@ -131,7 +131,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     else:
         scale = 1.0
     try:
-        t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
+        t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha, scale)
         pc = _pieces(comp, t, p, alpha, live, float(count @ (1 / gam) - 1))
     except SolverError as exc:
         if isinstance(exc, IllConditioned) or not span > _SPAN:
@@ -169,7 +169,7 @@ def _pieces(comp, t, p, alpha, live, excess):
                           "a smaller alpha answers") from None
 
 
-def _shifts(gam, sv, typ, h, p, count, alpha):
+def _shifts(gam, sv, typ, h, p, count, alpha, scale=1.0):
     """The shifts t_g, G and the groups' companion blocks (``operator_subordination``), by
     continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
     shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
@@ -186,7 +186,11 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     gamma 2: 99 s at alpha = 2, 244 s at alpha = 1; fuzz37 unbound F2).
 
     Or, first, from the last solution for the same clients (``_warm``): the optimal weights
-    and the tuning's searches call the limit at nearby weights and alpha many times."""
+    and the tuning's searches call the limit at nearby weights and alpha many times.
+
+    ``scale``: the power of two ``_group_limits`` divided the eigenvalues by and multiplied
+    alpha by; a refusal gives the alpha asked, alpha / scale (it gave alpha times the scale:
+    0.256 for 0.001 on two-point:100,400,0.3; fuzz38 maml F2)."""
     key = (gam.tobytes(), sv[typ].tobytes(), h.tobytes(), count.tobytes())
     warm = _warm(key, gam, sv[typ], h, p, count, alpha)
     if warm is not None:
@@ -210,7 +214,7 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
                 raise SolverError(f"{what}: gave up after {FAILED} companion pencils that "
                                   "could not be followed to the shifts' Newton steps (each "
                                   "costs up to a second; it ran for minutes) at N/d - 1 = "
-                                  f"{excess:.3g}, alpha = {alpha:g}: "
+                                  f"{excess:.3g}, alpha = {alpha / scale:g}: "
                                   f"{'near pooled N = d, ' if near else ''}with the filter s "
                                   "(1 - alpha s)^2 far from monotone on the sample spectrum; "
                                   f"{'a gamma further from pooled N = d or ' if near else ''}"
