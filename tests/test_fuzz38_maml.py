@@ -40,3 +40,15 @@ def test_maml_fl_refusal_gives_the_alpha_asked_under_a_rescaled_spectrum(monkeyp
     with pytest.raises(riskcalc.SolverError, match=r"N/d - 1 = 1, alpha = 0\.001: "):
         riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.001, clients=4,
                        spectrum="two-point:100,400,0.3")
+
+
+@pytest.mark.parametrize("gamma", [[1e-100, 2.0], [1e-10, 2.0], [1e10, 0.5]])
+def test_pfedme_under_a_spectrum_gives_no_negative_bias(gamma):
+    """F3: pFedMe under a spectrum with one client's data dwarfing the other's: a bias that
+    vanishes came out as its rounding residue, negative (-7.4e-18 at gamma 1e-100 beside 2,
+    -4e-18 at 1e-10, -2.3e-17 for the client of gamma 0.5 beside 1e10); the Sigma = I route
+    gives 0. Now 0 within rounding, as ``finite_clients.identity`` does."""
+    res = riskcalc.clients_limit("pfedme", lam=0.5, gamma=gamma, r=1.0, sigma=1.0,
+                                 spectrum=TWO_POINT)
+    assert min(res.bias) == 0.0
+    assert min(res.variance) > 0.0
