@@ -52,3 +52,19 @@ def test_pfedme_under_a_spectrum_gives_no_negative_bias(gamma):
                                  spectrum=TWO_POINT)
     assert min(res.bias) == 0.0
     assert min(res.variance) > 0.0
+
+
+@pytest.mark.parametrize("clients", [10 ** 11, 2 ** 53])
+def test_maml_fl_under_a_spectrum_refuses_more_clients_than_it_resolves(clients):
+    """F4: MAML-FL under a spectrum with many clients answered with the bias's 1/M correction
+    drowned in rounding: at gamma 2 on two-point:1,4,0.3, alpha 0.1, bias 1.3440196 at
+    M = 1e11 (the M -> infinity limit 1.3440307, the 1/M correction ~1e-10) and 0.208 at
+    2^53. pFedMe's route refused beyond 1e8 clients; MAML-FL's now does too."""
+    with pytest.raises(riskcalc.SolverError, match=r"maml_fl's finite-M limit under a "
+                                                   r"spectrum loses digits beyond 1e\+08"):
+        riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.1, clients=clients,
+                       spectrum=TWO_POINT)
+    assert riskcalc.limit("maml_fl", gamma=2.0, r=1.0, sigma=1.0, alpha=0.1,
+                          clients=10 ** 8, spectrum=TWO_POINT).bias == pytest.approx(
+        riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, spectrum=TWO_POINT).bias,
+        rel=2e-7)
