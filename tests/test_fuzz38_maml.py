@@ -1,5 +1,7 @@
 """Issue 32, fuzz38 (maml): what this fuzz found, each test failing before."""
 
+import time
+
 import pytest
 
 import riskcalc
@@ -68,3 +70,22 @@ def test_maml_fl_under_a_spectrum_refuses_more_clients_than_it_resolves(clients)
                           clients=10 ** 8, spectrum=TWO_POINT).bias == pytest.approx(
         riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=1.0, spectrum=TWO_POINT).bias,
         rel=2e-7)
+
+
+@pytest.mark.parametrize("gamma", [[1e-16, 2.0], [1e20, 0.5]])
+def test_maml_fl_under_a_spectrum_names_a_dwarfed_client_at_once(gamma):
+    """F5: MAML-FL under a spectrum with one client's sample weight below rounding of
+    another's (gamma 1e-16 beside 2: weights 5e-17 and 1) ran the shifts' continuation for
+    4-12 s, then blamed "the filter s (1 - alpha s)^2 far from monotone" and said "a smaller
+    alpha answers" (alpha 0.001 did not either). Now refused at once, naming the weights."""
+    start = time.process_time()
+    with pytest.raises(riskcalc.SolverError,
+                       match=r"one client's weight p_l dwarfs another's beyond double "
+                             r"precision \(weights from 5e-(17|21) to 1, gamma from"):
+        riskcalc.clients_limit("maml_fl", alpha=0.1, gamma=gamma, r=1.0, sigma=1.0,
+                               spectrum=TWO_POINT)
+    assert time.process_time() - start < 0.5
+    # 1e-13 beside 2 (weights 5e-14 and 1) answers: the client's own least squares.
+    res = riskcalc.clients_limit("maml_fl", alpha=0.1, gamma=[1e-13, 2.0], r=1.0, sigma=1.0,
+                                 spectrum=TWO_POINT)
+    assert res.risk[0] == pytest.approx(1e-13, rel=1e-9)

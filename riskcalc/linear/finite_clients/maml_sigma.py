@@ -118,6 +118,15 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
             f"at 2^53; here M = {int(count.sum())}); with gamma_j of order 1 it is then within "
             "about 1/M of the M -> infinity limit (riskcalc.limit without clients)")
     p = client_weights(gam, count, weights)
+    if p.min() < np.finfo(float).eps * p.max():
+        # The companion pencils cannot be followed there: 4-12 s, then "the filter far from
+        # monotone; a smaller alpha answers" (gamma 1e-16 beside 2 at alpha 0.1 and 0.001;
+        # 1e-13 answers; fuzz38 maml F5).
+        raise IllConditioned(
+            "maml_fl's finite-M limit under a spectrum: one client's weight p_l dwarfs "
+            f"another's beyond double precision (weights from {p.min():.3g} to {p.max():.3g}, "
+            f"gamma from {gam.min():.3g} to {gam.max():.3g}): bring the clients' gamma (and "
+            "weights) closer to each other")
     # The own least-squares variance per group, in one batch per covariance type.
     own = np.empty(gam.size)
     for k in np.unique(typ):
