@@ -89,3 +89,20 @@ def test_maml_fl_under_a_spectrum_names_a_dwarfed_client_at_once(gamma):
     res = riskcalc.clients_limit("maml_fl", alpha=0.1, gamma=[1e-13, 2.0], r=1.0, sigma=1.0,
                                  spectrum=TWO_POINT)
     assert res.risk[0] == pytest.approx(1e-13, rel=1e-9)
+
+
+@pytest.mark.parametrize("method, tuning", [("maml_fl", {"alpha": 0.1}), ("pfedme", {"lam": 0.1})])
+def test_finite_m_own_objectives_under_a_spectrum_of_many_atoms_are_refused_at_once(method,
+                                                                                    tuning):
+    """F6: MAML-FL and pFedMe under a spectrum keep an atoms x atoms matrix per group of
+    clients (its inverse costs K^3): powerlaw:1 at d = 1e4 ran for minutes (d = 2000 took
+    10 s), at d = 1e5 it failed allocating 75 GiB ("not enough memory" on the command line),
+    with no estimate. Now refused before any work, saying what fits."""
+    start = time.process_time()
+    with pytest.raises(ValueError, match=rf"^{method}'s finite-M limit under a spectrum: 1 "
+                                         r"distinct client group over 10000 eigenvalue atoms "
+                                         r"would take about 1\.5e\+03 s .*: give a spectrum of "
+                                         r"at most about 7368 distinct eigenvalues"):
+        riskcalc.clients_limit(method, gamma=[2.0] * 4, r=1.0, sigma=1.0,
+                               spectrum="powerlaw:1", d=10 ** 4, **tuning)
+    assert time.process_time() - start < 0.5

@@ -51,8 +51,8 @@ from riskcalc.linear.finite_clients.pfedme_sigma import MAX_CLIENTS
 from riskcalc.linear.finite_clients.shift.limits import global_point
 from riskcalc.linear.finite_clients.shift.conditioning import eigenvalue_span
 from riskcalc.linear.finite_clients.shift.chains import own_variance
-from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
-                                                           solve_shifts)
+from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
+                                                           shared_layout, solve_shifts)
 
 #: Halvings of a continuation step in alpha before giving up.
 _HALVINGS = 20
@@ -117,6 +117,7 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
             f"clients (relative errors about M eps: 8e-6 at M = 1e11, a bias of 0.21 for 1.34 "
             f"at 2^53; here M = {int(count.sum())}); with gamma_j of order 1 it is then within "
             "about 1/M of the M -> infinity limit (riskcalc.limit without clients)")
+    check_size("maml_fl", gam.size, h.size)
     p = client_weights(gam, count, weights)
     if p.min() < np.finfo(float).eps * p.max():
         # The companion pencils cannot be followed there: 4-12 s, then "the filter far from

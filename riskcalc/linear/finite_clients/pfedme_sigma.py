@@ -56,8 +56,8 @@ from riskcalc.errors import IllConditioned
 from riskcalc.linear.finite_clients.identity import client_weights, rounded_nonnegative
 from riskcalc.linear.finite_clients.own import check_near_pooled
 from riskcalc.linear.finite_clients.shift.chains import own_variance, remember, warm_roots
-from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
-                                                           solve_shifts)
+from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
+                                                           shared_layout, solve_shifts)
 from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
 
@@ -142,6 +142,7 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
             f"clients (relative errors about M eps: 1e-2 at M = 1e14, a negative risk at 2^53; "
             f"here M = {int(count.sum())}); with gamma_j of order 1 it is then within about 1/M "
             "of the M -> infinity limit (riskcalc.limit without clients)")
+    check_size("pfedme", gam.size, h.size)
     typ = np.asarray(typ, dtype=int)
     sg = sv[typ]
     p = client_weights(gam, count, weights)
