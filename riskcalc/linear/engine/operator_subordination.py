@@ -79,8 +79,9 @@ def check_size(name: str, groups: int, atoms: int) -> None:
     fits = min((MAX_SECONDS / (SECONDS_PER_CUBE * groups)) ** (1 / 3),
                (MAX_BYTES / (32.0 * (1 + groups))) ** 0.5)
     raise ValueError(f"{name}'s finite-M limit under a spectrum: {groups} distinct client "
-                     f"group{'s' if groups > 1 else ''} over {atoms} eigenvalue atoms would take about {seconds:.3g} s "
-                     f"and {nbytes / 2 ** 30:.3g} GiB (an atoms x atoms matrix per group; at "
+                     f"group{'s' if groups > 1 else ''} over {atoms} eigenvalue atoms would "
+                     f"take about {seconds:.3g} s and {nbytes / 2 ** 30:.3g} GiB (an atoms x "
+                     f"atoms matrix per group; at "
                      f"most {MAX_SECONDS:g} s and {MAX_BYTES / 2 ** 30:g} GiB are solved): "
                      f"give a spectrum of at most about {int(fits)} distinct eigenvalues (a "
                      "smaller d for powerlaw:P) or fewer distinct clients")
