@@ -9,7 +9,7 @@ import pytest
 
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients import clients_limit, unique_rows
-from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.shift.limits import shift_group_limits
 
 
 @pytest.mark.parametrize("m", [1, 2, 7, 300])

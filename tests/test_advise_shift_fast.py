@@ -17,7 +17,7 @@ import pytest
 import riskcalc.advise as advise_mod
 from riskcalc.advise import Federation, advise, tune
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-from riskcalc.linear.finite_clients.shift import evaluate, global_point
+from riskcalc.linear.finite_clients.shift.limits import evaluate, global_point
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
 from bench_advise import SHIFT_TYPES  # noqa: E402

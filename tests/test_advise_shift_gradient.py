@@ -1,5 +1,5 @@
 """Exact gradients of the mean finite-M risk under covariate shift
-(``riskcalc.linear.finite_clients.shift_gradient``) and ``advise``'s optimal weights with them.
+(``riskcalc.linear.finite_clients.shift.gradient``) and ``advise``'s optimal weights with them.
 
 Checks: against fourth-order central differences of the limits at free weights (the formulas
 of ``finite_clients.shift`` at unnormalized p) and in RTFA's penalties; against the Sigma = I
@@ -19,8 +19,8 @@ from riskcalc.advise.federation import from_clients
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
-from riskcalc.linear.finite_clients.shift import shift_group_limits
-from riskcalc.linear.finite_clients.shift_gradient import shift_mean_risk_gradient
+from riskcalc.linear.finite_clients.shift.limits import shift_group_limits
+from riskcalc.linear.finite_clients.shift.gradient import shift_mean_risk_gradient
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
 from bench_advise import SHIFT_TYPES, federation  # noqa: E402

@@ -1,11 +1,11 @@
 """The (targets x clients) sums of the covariate-shift limits in O(M)
-(``riskcalc.linear.finite_clients.shift_pairs``) against the literal O(M^2) sums written here,
+(``riskcalc.linear.finite_clients.shift.pairs``) against the literal O(M^2) sums written here,
 their partial derivatives against complex steps of those literal sums."""
 
 import numpy as np
 import pytest
 
-from riskcalc.linear.finite_clients import shift_pairs
+from riskcalc.linear.finite_clients.shift import pairs as shift_pairs
 
 T = 3
 

@@ -17,7 +17,7 @@ from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
 from riskcalc.linear.finite_clients.own import own_group_limits
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
-from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.shift.limits import shift_group_limits
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 

@@ -15,7 +15,7 @@ from montecarlo.linear.instances import Setting, sample_instance
 from montecarlo.linear.measure import measure
 from montecarlo.runner.stats import mean_se
 from riskcalc.linear.finite_clients.identity import group_limits
-from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.shift.limits import shift_group_limits
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.resolvent_chain import chain_traces, chain_vectors
@@ -172,7 +172,7 @@ def test_global_point_hard_cases(gam, specs, d):
     Newton in g stalled here): the root satisfies g_t = tau(Sigma_t Abar^-1) to rounding and
     the identity sum_j om_j g_t(j) = tau(Abar Abar^-1) = 1, and the limits are finite."""
     from riskcalc.linear.finite_clients.identity import client_weights
-    from riskcalc.linear.finite_clients.shift import global_point
+    from riskcalc.linear.finite_clients.shift.limits import global_point
     j = joint_spectrum(specs, d)
     gam, cnt = np.array(gam), np.ones(len(gam))
     g, om, abar, _, _ = global_point(gam, client_weights(gam, cnt, "samples"), cnt, j.types,

@@ -35,12 +35,12 @@ def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monk
     default arguments) stands in for the hard case: ``_FAILED`` failures, then the refusal."""
     from riskcalc.errors import SolverError
     from riskcalc.linear.engine import pencil_assembly
-    from riskcalc.linear.finite_clients import maml_sigma
+    from riskcalc.linear.finite_clients import maml_pencils, maml_sigma
 
     real, failed = pencil_assembly.follow, []
 
     def follow(atoms, weights, path, start=None, *args, **kw):
-        if start is None or path.__defaults__:      # continuation, ``_Companions._first``
+        if start is None or path.__defaults__:      # continuation, ``Companions._first``
             return real(atoms, weights, path, start, *args, **kw)
         failed.append(1)
         raise SolverError("could not be followed")
@@ -51,7 +51,7 @@ def test_maml_fl_shifts_give_up_after_a_few_pencils_that_cannot_be_followed(monk
                                           r"followed .* " + why):
         riskcalc.limit("maml_fl", gamma=gamma, r=1.0, sigma=1.0, alpha=0.1, clients=4,
                        spectrum=TWO_POINT)
-    assert len(failed) == maml_sigma._FAILED == 12
+    assert len(failed) == maml_pencils.FAILED == 12
 
 
 def test_maml_fl_continuation_in_alpha_starts_small(monkeypatch):

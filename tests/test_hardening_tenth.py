@@ -149,7 +149,7 @@ def test_a_federation_file_names_the_client_whose_spectrum_overflows(tmp_path, m
 # algebra of every target, T the distinct spectra), estimated at 0.1 s by predict's budget;
 # pFedMe's arrays would have held 23 GiB.
 def test_covariate_shift_work_is_bounded_before_solving(capsys, monkeypatch, tmp_path):
-    from riskcalc.linear.finite_clients import shift
+    from riskcalc.linear.finite_clients.shift import limits as shift
 
     specs = [f"two-point:1,2,{0.5 + j * 1e-5:.6f}" for j in range(1000)]
     with pytest.raises(ValueError, match=r"1000 distinct clients over 1000 distinct spectra "

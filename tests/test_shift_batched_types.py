@@ -82,7 +82,7 @@ def test_shift_limits_equal_the_old_code(method):
     """FedAvg, FTFA, RTFA (chains of every type in one batch), MAML-FL (its own
     least-squares variances in one batch per type) and pFedMe (every group in one batch)
     against the old code's numbers, each twice (the second from the memo)."""
-    from riskcalc.linear.finite_clients import shift_chains
+    from riskcalc.linear.finite_clients.shift import chains as shift_chains
 
     shift_chains._MEMO.clear()
     first = clients_limit(method, **TUNING.get(method, {}), **KW)
@@ -102,7 +102,7 @@ def test_memo_gives_the_same_numbers_and_stays_bounded(monkeypatch):
     """The own variances and R's roots are remembered across calls that change the weights
     only (``shift_chains.remember``): the same numbers as solved afresh, and the memo stays
     bounded."""
-    from riskcalc.linear.finite_clients import shift_chains
+    from riskcalc.linear.finite_clients.shift import chains as shift_chains
 
     tuning = {"lam": [0.05, 0.7, 2.0, 1e-3]}
     shift_chains._MEMO.clear()

@@ -15,7 +15,7 @@ import numpy as np
 from riskcalc.linear.engine import block_pencil as bp
 from riskcalc.linear.engine import pencil_assembly as pa
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-from riskcalc.linear.finite_clients import shift, shift_chains
+from riskcalc.linear.finite_clients.shift import chains as shift_chains, limits as shift
 from tests.test_pencil_tangent import (H2, STEP, companions, equals_whole_pencil_step,
                                        inputs)
 

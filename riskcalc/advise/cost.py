@@ -38,7 +38,7 @@ measured time), times ``SAFETY``:
   0.016-0.49 s), the same with one two-point spectrum (0.005 / 0.035 / 0.26 s at 10 / 100 /
   1000; it was 0.024 / 0.43 s at 10 / 100): refitted as (5e-3, 2.6e-4) for both.
 * Covariate shift, FedAvg, FTFA and RTFA (exact gradients of the mean risk in the weights and
-  RTFA's penalties, ``riskcalc.linear.finite_clients.shift_gradient``, 2026-11-27): the tuning's
+  RTFA's penalties, ``riskcalc.linear.finite_clients.shift.gradient``, 2026-11-27): the tuning's
   evaluations as above, then the optimal weights' gradient calls (``SHIFT_GRADIENT_CALLS``:
   a + b M, at most a cap) times the seconds of one gradient
   (``SHIFT_GRADIENT``, a + b M + c M^2: one O(M^2) pass and 3 T + 2 or 3 of O(M), T = 3
@@ -48,7 +48,7 @@ measured time), times ``SAFETY``:
   FedAvg 0.005 / 0.009 / 0.15, FTFA 0.023 / 0.025 / 0.19, RTFA 0.029 / 0.033 / 0.22 at 10 /
   100 / 1000 clients. Whole pipelines at 1000 clients: FedAvg 16.5 s, FTFA 21.1 s, RTFA
   55.9 s (its penalty searches ~19 s of it); estimated 47 / 58 / 115 s. The (targets x
-  clients) sums in O(M) (``finite_clients.shift_pairs``) and K's tangent chains once per
+  clients) sums in O(M) (``finite_clients.shift.pairs``) and K's tangent chains once per
   gradient (2026-11-27, one thread, load average ~14: inflated) made both linear in M, refitted
   as a + b M: seconds per gradient FedAvg 0.006 / 0.008 / 0.020 / 0.045 / 0.118, FTFA 0.016 /
   0.018 / 0.026 / 0.060 / 0.187, RTFA 0.026 / 0.030 / 0.038 / 0.101 / 0.239, and of one

@@ -1,7 +1,7 @@
 """The exact gradients of a federation's mean risk that ``riskcalc.advise`` hands to the search
 for the optimal weights (``weights.optimize``): in the weights p and in the log tuning, Sigma = I
 (``riskcalc.linear.finite_clients.gradient``) and under covariate shift
-(``finite_clients.shift_gradient``, ``finite_clients.subordination_gradient``); under a shared
+(``finite_clients.shift.gradient``, ``finite_clients.subordination_gradient``); under a shared
 covariance spectrum there is none, and the search takes finite differences.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.linear.finite_clients.gradient import mean_risk_gradient
-from riskcalc.linear.finite_clients.shift_gradient import shift_mean_risk_gradient
+from riskcalc.linear.finite_clients.shift.gradient import shift_mean_risk_gradient
 from riskcalc.linear.finite_clients.subordination_gradient import (
     maml_shift_mean_risk_gradient, pfedme_shift_mean_risk_gradient)
 
@@ -25,7 +25,7 @@ SHARED_SHIFT_GRADIENT = {"pfedme": pfedme_shift_mean_risk_gradient,
 def exact_gradient(method, fed):
     """(p, extra) -> (mean risk, its gradient in p and in extra), extra the log tuning
     (``riskcalc.linear.finite_clients.gradient``, Sigma = I; under covariate shift FedAvg,
-    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift_gradient``, pFedMe and MAML-FL
+    FTFA and RTFA, ``riskcalc.linear.finite_clients.shift.gradient``, pFedMe and MAML-FL
     ``finite_clients.subordination_gradient``), or None (finite
     differences: a covariance spectrum)."""
     if fed.shift and method in SHIFT_GRADIENT and method in SHARED_SHIFT_GRADIENT:

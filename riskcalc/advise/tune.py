@@ -17,7 +17,7 @@ from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import clients_limit
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients.identity import rtfa_risks
-from riskcalc.linear.finite_clients.shift import shift_group_limits
+from riskcalc.linear.finite_clients.shift.limits import shift_group_limits
 from riskcalc.linear.model import LAM_RANGE
 
 #: The bracketing pass: GRID_POINTS log-spaced penalties per client over GRID_SPAN times the

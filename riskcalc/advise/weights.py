@@ -27,7 +27,7 @@ took 57, 73 and 89 calls against 50.
 
 Gradients: where the limits have an exact gradient (Sigma = I,
 ``riskcalc.linear.finite_clients.gradient``; FedAvg, FTFA and RTFA under covariate shift,
-``riskcalc.linear.finite_clients.shift_gradient``) the optimizer is given it, and each step
+``riskcalc.linear.finite_clients.shift.gradient``) the optimizer is given it, and each step
 costs a few evaluations of the limits instead of the M + 1 of finite differences. p is
 parametrized by positive z with p = z / sum z (the objective is F(z / sum z)), so dF/dz =
 (grad_p F - (p . grad_p F)) / sum z. Up to ``NEWTON_MAX`` variables the optimizer is

@@ -174,7 +174,7 @@ def _finite_clients_budget(args, spec, fed) -> None:
     a, b, c = PREDICT_EVAL["general" if general else "identity"][spec.method]
     if "spectra" in fed:            # covariate shift: the distinct spectra's cube counts
         from riskcalc.linear.engine.joint_spectrum import joint_spectrum
-        from riskcalc.linear.finite_clients.shift import check_work
+        from riskcalc.linear.finite_clients.shift.limits import check_work
 
         joint = joint_spectrum(fed["spectra"], fed.get("d"))
         if not joint.shared:

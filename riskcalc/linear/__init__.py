@@ -10,8 +10,8 @@ Rooms by setting, each with one public entry, over one engine:
   ``finite_clients`` when a number of clients is given; ``tuning``: the optimal ridge;
 * ``finite_clients/``: a finite number M of clients in the global model (entry
   ``clients_limit``; one module per setting: ``identity`` Sigma = I, ``sigma`` a shared
-  spectrum, ``own`` / ``maml_sigma`` / ``pfedme_sigma`` MAML-FL and pFedMe with their own
-  objectives, ``shift`` covariate shift);
+  spectrum, ``own`` / ``maml_sigma`` (``maml_pencils``) / ``pfedme_sigma`` MAML-FL and pFedMe
+  with their own objectives, ``shift/`` covariate shift);
 * ``steps/``: finite personalization gradient steps (entry ``steps.limits.steps_limit``; from the
   exact centre in ``limits``, from the finite-M model in ``finite_clients``);
 * ``engine/``: the random-matrix deterministic equivalents the rooms share (it imports no room).

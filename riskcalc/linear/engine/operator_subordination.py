@@ -40,6 +40,12 @@ import numpy as np
 from riskcalc.errors import SolverError
 
 _ITER = 100
+#: The cost of step 1-2's atoms x atoms matrices (L_g and their inverses, per group) for G
+#: groups over K atoms, measured for MAML-FL and pFedMe under powerlaw:1 (one BLAS thread,
+#: loaded machine): about 1.2e-9 G K^3 s (MAML-FL 10 s at G = 1, K = 2000, 7 s at G = 6,
+#: K = 1000; pFedMe 0.6 of it) and 8 K^2 (4 + 4 G) bytes; the most ``check_size`` lets
+#: through (seconds, bytes: the command line's default --max-minutes and --max-memory).
+SECONDS_PER_CUBE, MAX_SECONDS, MAX_BYTES = 1.5e-9, 600.0, 4 * 2 ** 30
 
 
 def shared_layout(spectrum, groups: int):
@@ -59,6 +65,26 @@ def joint_layout(joint, typ):
     margins = {t: joint.marginal(t) for t in np.unique(typ)}    # one Spectrum per type
     return (joint.values, typ, joint.weights, np.ones_like(joint.weights),
             [margins[t] for t in typ])
+
+
+def check_size(name: str, groups: int, atoms: int) -> None:
+    """ValueError, before any work, where the G = ``groups`` groups' K x K matrices over
+    K = ``atoms`` atoms would take more than ``MAX_SECONDS`` or ``MAX_BYTES``, saying what
+    fits (MAML-FL under powerlaw:1 with d = 1e4 ran for minutes, d = 1e5 failed allocating
+    75 GiB; fuzz38 maml F6)."""
+    seconds = SECONDS_PER_CUBE * groups * float(atoms) ** 3
+    nbytes = 8.0 * float(atoms) ** 2 * (4 + 4 * groups)
+    if seconds <= MAX_SECONDS and nbytes <= MAX_BYTES:
+        return
+    fits = min((MAX_SECONDS / (SECONDS_PER_CUBE * groups)) ** (1 / 3),
+               (MAX_BYTES / (32.0 * (1 + groups))) ** 0.5)
+    raise ValueError(f"{name}'s finite-M limit under a spectrum: {groups} distinct client "
+                     f"group{'s' if groups > 1 else ''} over {atoms} eigenvalue atoms would "
+                     f"take about {seconds:.3g} s and {nbytes / 2 ** 30:.3g} GiB (an atoms x "
+                     f"atoms matrix per group; at "
+                     f"most {MAX_SECONDS:g} s and {MAX_BYTES / 2 ** 30:g} GiB are solved): "
+                     f"give a spectrum of at most about {int(fits)} distinct eigenvalues (a "
+                     "smaller d for powerlaw:P) or fewer distinct clients")
 
 
 def solve_shifts(states, count, t0, what: str):

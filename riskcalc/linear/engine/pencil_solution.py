@@ -28,7 +28,7 @@ class PencilSolution:
     (``pencil_assembly.Pencil.solve``), by which I - J is block lower triangular; ``parts``
     its blocks by level (each level's diagonal block inverted), cut once for every complex
     step taken from this solution (``block_pencil._by_level``); ``memo`` what those steps
-    share besides (``block_pencil._tangent``: X; ``maml_sigma.responses``: L_g)."""
+    share besides (``block_pencil._tangent``: X; ``maml_pencils.responses``: L_g)."""
 
     gamma: float
     atoms: np.ndarray

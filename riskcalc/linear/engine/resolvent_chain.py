@@ -273,7 +273,7 @@ def _chain_block(g, s, w, eta, lam, mid, roots, link=None):
 
 
 #: The largest relative error eps / (1 - slope) let through across a span of at least
-#: ``_MIN_SPAN`` (``finite_clients.shift_conditioning``'s MAX_AMPLIFIED and MIN_SPAN).
+#: ``_MIN_SPAN`` (``finite_clients.shift.conditioning``'s MAX_AMPLIFIED and MIN_SPAN).
 _MAX_AMPLIFIED, _MIN_SPAN = 1e-7, 1e6
 
 

@@ -12,15 +12,17 @@ clients=M)``) dispatch to the routes:
   (operator identities and chains of generalized resolvents, ``resolvent_chain``);
 * ``finite_clients.own``: MAML-FL and pFedMe with their own global objectives (eqs. 12, 14),
   Sigma = I;
-* ``finite_clients.shift``: FedAvg, FTFA, RTFA under covariate shift, each client with its own
-  covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``; MAML-FL and
-  pFedMe under covariate shift: the two modules below, on the joint atoms); its targets'
-  resolvent chains and the remembered weight-independent parts in ``finite_clients.shift_chains``,
-  its refusals of limits that lose their digits across a wide eigenvalue span in
-  ``finite_clients.shift_conditioning``.
+* ``finite_clients.shift`` (a sub-room): FedAvg, FTFA, RTFA under covariate shift, each client
+  with its own covariance, all diagonal in one shared basis (``clients_limit(..., spectra=)``,
+  ``shift.limits``; MAML-FL and pFedMe under covariate shift: the modules below, on the joint
+  atoms); its targets' resolvent chains and the remembered weight-independent parts in
+  ``shift.chains``, the (targets x clients) sums in ``shift.pairs``, the exact gradients in
+  ``shift.gradient``, its refusals of limits that lose their digits across a wide eigenvalue
+  span in ``shift.conditioning``.
 * ``finite_clients.pfedme_sigma`` and ``finite_clients.maml_sigma``: pFedMe and MAML-FL for a
   spectrum shared by the clients (operator-valued subordination over the algebra of Sigma,
-  ``operator_subordination``; MAML-FL's cubic filter through the pencils of ``block_pencil``).
+  ``operator_subordination``; MAML-FL's cubic filter through the companion pencils of
+  ``block_pencil``, ``finite_clients.maml_pencils``).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from riskcalc.linear.finite_clients.identity import check_pooled, group_limits
 from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
                                                        maml_sigma_group_limits)
 from riskcalc.linear.finite_clients.own import own_group_limits
-from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
-from riskcalc.linear.finite_clients.shift_conditioning import check_by_scale
+from riskcalc.linear.finite_clients.shift.limits import check_work, shift_group_limits
+from riskcalc.linear.finite_clients.shift.conditioning import check_by_scale
 from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits

@@ -270,11 +270,11 @@ def assemble(r, sigma, gam, p, count, g, D, var_b, Eb, Ev, J, own, totals=None):
     others_bias = others_b * J1 / (D * Q)
     scale_b = (r ** 2 * (J0 + 2.0 * p * np.abs(J3) + p ** 2 * np.abs(Jfb + tpb * J1))
                + np.abs(others_bias))
-    bias = _nonnegative("bias", bias, scale_b, r ** 2 + others_b)
+    bias = rounded_nonnegative("bias", bias, scale_b, r ** 2 + others_b)
     with np.errstate(invalid="ignore"):
         scale_v = np.where(sigma == 0, 0.0, sigma ** 2 * (own + 2.0 * p * gam * np.abs(J4)
                                                           + p ** 2 * gam * np.abs(Jfv + tpv * J1)))
-    var = _nonnegative("variance", var, scale_v + np.abs(others), sigma ** 2 + others_v)
+    var = rounded_nonnegative("variance", var, scale_v + np.abs(others), sigma ** 2 + others_v)
     return bias, var
 
 
@@ -290,7 +290,7 @@ def federation_totals(count, g, qv, wb, wv):
     return 1.0 / g ** 2 - np.sum(count * qv), np.sum(count * wb), np.sum(count * wv)
 
 
-def _nonnegative(name, value, scale, unit):
+def rounded_nonnegative(name, value, scale, unit):
     """``value``, a quadratic form (>= 0) computed as a sum of terms of size ``scale`` in units
     of ``unit`` (r^2 or sigma^2) times O(1) traces, with a negative rounding residue (e.g.
     -1e-17 r^2 where the global model is the client's own least squares and the bias vanishes)

@@ -41,137 +41,29 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned, SolverError
-from riskcalc.linear.engine import block_pencil, pencil_assembly
+from riskcalc.linear.engine import pencil_assembly
 from riskcalc.linear.finite_clients.identity import client_weights
-from riskcalc.linear.finite_clients.own import check_near_pooled, maml_factors
-from riskcalc.linear.finite_clients.shift import global_point
-from riskcalc.linear.finite_clients.shift_conditioning import eigenvalue_span
-from riskcalc.linear.finite_clients.shift_chains import own_variance, remember
-from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
-                                                           solve_shifts)
+from riskcalc.linear.finite_clients.maml_pencils import (FAILED, Companions, Stuck,
+                                                         coefficients, group_pieces,
+                                                         physical)
+from riskcalc.linear.finite_clients.own import check_near_pooled
+from riskcalc.linear.finite_clients.pfedme_sigma import MAX_CLIENTS
+from riskcalc.linear.finite_clients.shift.limits import global_point
+from riskcalc.linear.finite_clients.shift.conditioning import eigenvalue_span
+from riskcalc.linear.finite_clients.shift.chains import own_variance
+from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
+                                                           shared_layout, solve_shifts)
 
 #: Halvings of a continuation step in alpha before giving up.
 _HALVINGS = 20
 #: The eigenvalue span beyond which a failure names the span (``_group_limits``).
 _SPAN = 1e6
-#: ``_shifts``' budget (fuzz37 unbound F2): companion pencils not followed in all; residuals
-#: and pencils not followed per stage (one that converged took 5-14 and none); first step.
-_FAILED, _STAGE_CALLS, _STAGE_FAILED, _FIRST = 12, 30, 2, 1 / 16
-
-
-def coefficients(alpha):
-    """(c_1, c_2, c_3) of phi(s) = s (c_1 + c_2 s + c_3 s^2) = s (1 - alpha s)^2 / k, and of
-    R_m^2 / k, in ``own.maml_factors``' form (k = 1 up to alpha = 1, alpha^2 beyond; the
-    shifts t scale by 1 / k, continuously in alpha: a continuation carries them as they are)."""
-    a, b = maml_factors(alpha)
-    return np.array([a * a, -2.0 * a * b, b * b])
-
+#: ``_shifts``' first continuation step.
+_FIRST = 1 / 16
+#: N/d - 1 below which a failure names pooled N = d as its cause (``_shifts``, ``_pieces``).
+_NEAR = 0.1
 #: The last solution of ``_shifts`` (one entry: its clients' key -> shifts, blocks).
 _LAST = {}
-
-
-class _Companions:
-    """The companion blocks of K_g = (t_g + p_g phi(S_g))^-1 of every group as one batch
-    (``block_pencil``: each group's fixed point iterated as if alone), the fixed points kept
-    as the next solve's start (the shifts move little between Newton steps)."""
-
-    def __init__(self, gamma, s, h, p, alpha, c=None, budget=None):
-        B, n = s.shape
-        self.budget = {"failed": 0} if budget is None else budget
-        self.calls = self.failed = 0
-        self.gamma, self.s, self.h = gamma, s, h
-        c = coefficients(alpha) if c is None else c
-        dtype = np.result_type(p, c, float)          # complex: a complex step
-        self.E = np.zeros((B, 3, 3), dtype)
-        self.E[:, 0, 0] = self.E[:, 1, 1] = 1.0
-        self.E[:, 2, 2] = c[2] * p
-        self.L = np.zeros((B, n, 3, 3), dtype)
-        self.L[:, :, 0, 1] = self.L[:, :, 1, 2] = -1.0
-        self.L[:, :, 2, 1], self.L[:, :, 2, 2] = c[0] * p[:, None], c[1] * p[:, None]
-        self.sol = self.last = None
-
-    def at(self, t):
-        """The blocks' Lhat and fixed points at shifts t (groups x atoms), each group followed
-        from its last shift (or from gamma = 0) in small steps (``pencil_assembly.follow``); a
-        group whose t has not moved keeps its fixed point (the target's traces reuse the
-        converged shifts). Failures count against the budget (``_Stuck``)."""
-        L = self.L.copy()
-        L[:, :, 2, 0] = t
-        what = "MAML-FL finite-clients limit (companion pencil)"
-        moved = None if self.sol is None else np.flatnonzero(
-            np.any(L != self.last, axis=(1, 2, 3)))
-        if moved is not None and moved.size == 0:
-            return L, self.sol
-        if self.budget["failed"] >= _FAILED or self.failed >= _STAGE_FAILED:
-            raise _Stuck(self.budget["failed"] >= _FAILED)
-        try:
-            if moved is None:
-                sol = self._first(L, what)
-            else:
-                L0, L1, E = self.last[moved], L[moved], self.E[moved]
-                sol = self.sol.put(moved, pencil_assembly.follow(
-                    self.s[moved], self.h, lambda th: (self.gamma[moved], E,
-                                                       L0 + th[:, None, None, None] * (L1 - L0),
-                                                       None),
-                    self.sol.take(moved), what, batch=moved.size))
-                physical(sol, t, what)
-        except SolverError:
-            self.budget["failed"] += 1
-            self.failed += 1
-            raise
-        self.sol, self.last = sol, L
-        return L, sol
-
-    def _first(self, L, what):
-        """The blocks at Lhat ``L`` from none: continued in gamma at the shifts max(t, 1),
-        then down to t by factors of 2 on the physical branch (continued at a small t, they
-        landed on an unphysical root: 4 clients on two-point:1,4,0.3 at gamma 3.9, where the
-        shifts' Newton iteration then chased t -> 0 and failed; fuzz37 unbound F1)."""
-        t = L[:, :, 2, 0]
-        top = np.maximum(t, 1.0)
-        Lt = L.copy()
-        Lt[:, :, 2, 0] = top
-        sol = pencil_assembly.continuation(self.gamma, self.s, self.h, self.E, Lt, what=what)
-        while np.any(top > t):
-            L0, top = Lt, np.maximum(t, top / 2)
-            Lt = L.copy()
-            Lt[:, :, 2, 0] = top
-            sol = pencil_assembly.follow(self.s, self.h, lambda th, L0=L0, L1=Lt: (
-                self.gamma, self.E, L0 + th[:, None, None, None] * (L1 - L0), None), sol,
-                what, batch=self.gamma.size)
-            physical(sol, top, what)
-        return sol
-
-    def state(self, t):
-        """G_g = E_D[K_g] and the matrices of h -> E_D[K_g h K_g] (= -dG_g/dt) at shifts t;
-        ``_Stuck`` past ``_STAGE_CALLS`` calls."""
-        self.calls += 1
-        if self.calls > _STAGE_CALLS:
-            raise _Stuck(False)
-        return responses(self.at(t)[1])
-
-
-class _Stuck(Exception):
-    """A stage of ``_shifts`` past its budget (False) or all of it spent (True): not a
-    SolverError, which the shifts' line search takes for one failed step."""
-
-
-def physical(sol, t, what):
-    """SolverError off the physical branch: K = (t + p phi(S))^-1, phi >= 0, lies between 0
-    and 1/t, so 0 < t E_D[K] <= 1 on every atom (fuzz37 unbound F1)."""
-    tg = t * sol.Q[:, :, 0, 2]
-    if not np.all((tg > 0) & (tg <= 1.0 + 1e-9)):
-        raise SolverError(f"{what}: the companion pencil's fixed point left the physical "
-                          "branch (0 < t E_D[K] <= 1)")
-
-
-def responses(sol):
-    """G_g = E_D[K_g] and L_g = -dG_g/dt of the companion blocks' solution ``sol``, L_g
-    kept in its ``memo`` (the converged shifts' blocks serve the shifts' last check, the
-    limits' pieces and a gradient's start)."""
-    if "L" not in sol.memo:
-        sol.memo["L"] = -block_pencil.local_response(sol, (2, 0), (0, 2))
-    return sol.Q[:, :, 0, 2], sol.memo["L"]
 
 
 def maml_sigma_group_limits(gam, r, sigma, count, alpha: float, weights, spectrum):
@@ -216,7 +108,26 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         raise ValueError(f"alpha must be >= 0; got {alpha}")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     check_near_pooled("maml_fl", gam, count)
+    if count.sum() > MAX_CLIENTS:
+        # The bias's 1/M correction drowns in rounding, as pFedMe's: at 4 clients' gamma 2 on
+        # two-point:1,4,0.3, alpha 0.1, its error was 2e-8 relative at M = 1e8, 8e-6 at 1e11,
+        # 8e-4 at 1e13 and 0.21 for 1.34 at 2^53, answered (fuzz38 maml F4).
+        raise IllConditioned(
+            f"maml_fl's finite-M limit under a spectrum loses digits beyond {MAX_CLIENTS:g} "
+            f"clients (relative errors about M eps: 8e-6 at M = 1e11, a bias of 0.21 for 1.34 "
+            f"at 2^53; here M = {int(count.sum())}); with gamma_j of order 1 it is then within "
+            "about 1/M of the M -> infinity limit (riskcalc.limit without clients)")
+    check_size("maml_fl", gam.size, h.size)
     p = client_weights(gam, count, weights)
+    if p.min() < np.finfo(float).eps * p.max():
+        # The companion pencils cannot be followed there: 4-12 s, then "the filter far from
+        # monotone; a smaller alpha answers" (gamma 1e-16 beside 2 at alpha 0.1 and 0.001;
+        # 1e-13 answers; fuzz38 maml F5).
+        raise IllConditioned(
+            "maml_fl's finite-M limit under a spectrum: one client's weight p_l dwarfs "
+            f"another's beyond double precision (weights from {p.min():.3g} to {p.max():.3g}, "
+            f"gamma from {gam.min():.3g} to {gam.max():.3g}): bring the clients' gamma (and "
+            "weights) closer to each other")
     # The own least-squares variance per group, in one batch per covariance type.
     own = np.empty(gam.size)
     for k in np.unique(typ):
@@ -240,8 +151,8 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     else:
         scale = 1.0
     try:
-        t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha)
-        pc = group_pieces(comp, *comp.at(t), t, p, alpha, live)
+        t, G, comp = _shifts(gam, sv, typ, h, p, count, alpha, scale)
+        pc = _pieces(comp, t, p, alpha, live, float(count @ (1 / gam) - 1))
     except SolverError as exc:
         if isinstance(exc, IllConditioned) or not span > _SPAN:
             raise
@@ -260,42 +171,29 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
     return bias, var
 
 
-def group_pieces(comp, L, sol, t, p, alpha, live, real=None):
-    """What every group's risk needs at shifts t (module docstring): G_g and L_g = -dG_g/dt
-    from the companion blocks ``comp`` (Lhat ``L``, fixed points ``sol``), the noise source
-    e_v = E_D[K psi K] (step 2), and for the targets ``live`` W and the variance's cross and
-    noise terms X1 - X2 and X2 - X3 (step 3). Complex-safe (a complex step of
-    ``subordination_gradient``: complex pencils, ``block_pencil``). ``real``: a dict where the
-    coupled pencils' solutions are kept (real inputs) or from which a complex step starts
-    (``block_pencil.solve(real=)``: one Newton step)."""
-    keep, step = real is not None, np.iscomplexobj(L)
-    real = {} if real is None else real
-
-    def solved(pen, key, what):
-        # I - J of a real solution only where complex steps will start from it.
-        res = pen.solve(what, real.get(key) if step else None, response=keep)
-        if not step:
-            real[key] = res
-        return res
-
-    cm = coefficients(alpha)      # R_m^2 K / k = sum_j cm_j S^(j-1) K
-    pen = pencil_assembly.Pencil(comp.gamma, comp.s, comp.h)
-    i1, i2 = pen.solved(sol, comp.E, L), pen.solved(sol, comp.E, L)
-    for j in range(3):
-        pen.couple(i1 + 2, i2 + j, lhat=-t * cm[j])
-    ktrk = solved(pen, "noise", "MAML-FL noise source").conditional(i1, i2 + 2)
-    W, X1, X2, X3 = _target_traces(comp, live, L, sol, t, cm, solved)
-    G, Lg = responses(sol)
-    return {"G": G, "L": Lg,
-            "e_v": (sol.conditional(cm, 2) - ktrk) / p[:, None], "W": W, "cross": X1 - X2,
-            "noise": X2 - X3}
+def _pieces(comp, t, p, alpha, live, excess):
+    """``group_pieces`` at the converged shifts t. Near pooled N = d (N/d - 1 = ``excess``
+    below ``_NEAR``) the coupled pencils of the noise source and the target traces are
+    ill-conditioned (condition numbers 1e5-1e11 measured at 4 clients on two-point:1,4,0.3,
+    gamma 3.85-3.9, alpha 0.05-0.1): their residual stalls at rounding, 2-40 times the
+    solver's tolerance, and refinement moves them by 1e-11 to 1e-9 relative. Such a failure
+    says so (it said only "the fixed point did not converge"; fuzz38 maml F1)."""
+    try:
+        return group_pieces(comp, *comp.at(t), t, p, alpha, live)
+    except SolverError as exc:
+        if isinstance(exc, IllConditioned) or not excess < _NEAR:
+            raise
+        raise SolverError(f"{exc}: near pooled N = d (N/d - 1 = {excess:.3g}) the risk's coupled "
+                          "pencils are ill-conditioned and their residual stalls at rounding "
+                          "above the solver's tolerance; a gamma further from pooled N = d or "
+                          "a smaller alpha answers") from None
 
 
-def _shifts(gam, sv, typ, h, p, count, alpha):
+def _shifts(gam, sv, typ, h, p, count, alpha, scale=1.0):
     """The shifts t_g, G and the groups' companion blocks (``operator_subordination``), by
     continuation in alpha from alpha = 0, where the global objective is FedAvg's and the
     shifts are known: t_g = Abar - om_g Sigma_g with Abar = sum_l n_l om_l Sigma_l
-    (``finite_clients.shift.global_point``; one covariance: ``finite_clients.sigma``'s
+    (``finite_clients.shift.limits.global_point``; one covariance: ``finite_clients.sigma``'s
     K = (p S + omega Sigma)^-1). Beyond alpha m = 1 (m the largest mean eigenvalue; alpha
     alone, which scaled:3 at alpha 2/3 refused and scaled:1 at alpha 2, the same limit,
     answered; fuzz37 unbound F5) the path (``_path``) runs through
@@ -308,7 +206,11 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     gamma 2: 99 s at alpha = 2, 244 s at alpha = 1; fuzz37 unbound F2).
 
     Or, first, from the last solution for the same clients (``_warm``): the optimal weights
-    and the tuning's searches call the limit at nearby weights and alpha many times."""
+    and the tuning's searches call the limit at nearby weights and alpha many times.
+
+    ``scale``: the power of two ``_group_limits`` divided the eigenvalues by and multiplied
+    alpha by; a refusal gives the alpha asked, alpha / scale (it gave alpha times the scale:
+    0.256 for 0.001 on two-point:100,400,0.3; fuzz38 maml F2)."""
     key = (gam.tobytes(), sv[typ].tobytes(), h.tobytes(), count.tobytes())
     warm = _warm(key, gam, sv[typ], h, p, count, alpha)
     if warm is not None:
@@ -321,18 +223,18 @@ def _shifts(gam, sv, typ, h, p, count, alpha):
     v0, step, budget, grow = 0.0, min(v_end, _FIRST), {"failed": 0}, 2.0
     while True:
         v1 = min(v_end, v0 + step)
-        comp = _Companions(gam, sv[typ], h, p, alpha,
-                           None if v1 >= v_end else _path(v1, alpha, cube), budget)
+        comp = Companions(gam, sv[typ], h, p, alpha,
+                          None if v1 >= v_end else _path(v1, alpha, cube), budget)
         try:
             t1, G = solve_shifts(comp.state, count, t, what)
-        except (SolverError, _Stuck) as exc:
-            if isinstance(exc, _Stuck) and exc.args[0]:
+        except (SolverError, Stuck) as exc:
+            if isinstance(exc, Stuck) and exc.args[0]:
                 excess = float(count @ (1 / gam) - 1)
-                near = excess < 0.1         # "near pooled N = d" at N/d - 1 = 1 misled
-                raise SolverError(f"{what}: gave up after {_FAILED} companion pencils that "
+                near = excess < _NEAR       # "near pooled N = d" at N/d - 1 = 1 misled
+                raise SolverError(f"{what}: gave up after {FAILED} companion pencils that "
                                   "could not be followed to the shifts' Newton steps (each "
                                   "costs up to a second; it ran for minutes) at N/d - 1 = "
-                                  f"{excess:.3g}, alpha = {alpha:g}: "
+                                  f"{excess:.3g}, alpha = {alpha / scale:g}: "
                                   f"{'near pooled N = d, ' if near else ''}with the filter s "
                                   "(1 - alpha s)^2 far from monotone on the sample spectrum; "
                                   f"{'a gamma further from pooled N = d or ' if near else ''}"
@@ -374,7 +276,7 @@ def _warm(key, gam, s, h, p, count, alpha):
     if last is None:
         return None
     t0, old = last
-    comp = _Companions(gam, s, h, p, alpha)
+    comp = Companions(gam, s, h, p, alpha)
     L1 = comp.L.copy()
     L1[:, :, 2, 0] = t0
     E0, L0, E1 = old.E, old.last, comp.E
@@ -385,50 +287,7 @@ def _warm(key, gam, s, h, p, count, alpha):
         physical(comp.sol, t0, "MAML-FL finite-clients limit (companion pencil)")
         comp.last = L1
         t1, G = solve_shifts(comp.state, count, t0, "MAML-FL finite-clients limit")
-    except (SolverError, _Stuck):
+    except (SolverError, Stuck):
         return None
     _LAST[key] = (t1, comp)
     return t1, G, comp
-
-
-def _target_traces(comp, live, L, sol, t, cm, solved):
-    """W = E_D[K P^perp Sigma P^perp K] per atom and the traces X1, X2, X3 of the module
-    docstring for a target in each of the groups ``live`` (ratio gamma > 1; arrays over
-    them) at shifts t (Sigma the target's own covariance), from the batch's companion blocks
-    ``comp`` with Lhat ``L`` and fixed points ``sol`` there, each coupled pencil solved by
-    ``solved(pencil, key, what)`` (``group_pieces``)."""
-    L, sol, E, s, t = L[live], sol.take(live), comp.E[live], comp.s[live], t[live]
-
-    def pencil():
-        return pencil_assembly.Pencil(comp.gamma[live], s, comp.h)
-
-    what = "MAML-FL target traces"
-    # The projection rows' block depends on gamma and the target's spectrum only.
-    g = comp.gamma[live]
-    tp = remember(("projection", g.tobytes(), s.tobytes(), comp.h.tobytes()),
-               lambda: pencil_assembly.projection_trace(g, s, comp.h))
-    pen = pencil()
-    k1, j1, j2, k2 = (pen.solved(sol, E, L), pen.projection(tp), pen.projection(tp),
-                      pen.solved(sol, E, L))
-    pen.couple(k1 + 2, j1, lhat=-1.0)
-    pen.couple(j1, j2, lhat=-s)
-    pen.couple(j2, k2, lhat=-1.0)
-    W = solved(pen, "W", what).conditional(k1, k2 + 2)
-    pen = pencil()
-    j0, k1, j2 = pen.projection(tp), pen.solved(sol, E, L), pen.projection(tp)
-    for j in range(3):
-        pen.couple(j0, k1 + j, lhat=-cm[j])
-    pen.couple(k1 + 2, j2, lhat=-1.0)
-    res = solved(pen, "X12", what)
-    rows = np.zeros(pen.size, cm.dtype)
-    rows[k1:k1 + 3] = cm
-    X1, X2 = res.trace(rows, j2), res.trace(j0, j2)
-    pen = pencil()
-    j0, k1, k2, j3 = (pen.projection(tp), pen.solved(sol, E, L), pen.solved(sol, E, L),
-                      pen.projection(tp))
-    pen.couple(j0, k1, lhat=-1.0)
-    for j in range(3):
-        pen.couple(k1 + 2, k2 + j, lhat=-t * cm[j])
-    pen.couple(k2 + 2, j3, lhat=-1.0)
-    X3 = solved(pen, "X3", what).trace(j0, j3)
-    return W, X1, X2, X3

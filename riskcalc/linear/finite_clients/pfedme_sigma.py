@@ -53,11 +53,11 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import IllConditioned
-from riskcalc.linear.finite_clients.identity import client_weights
+from riskcalc.linear.finite_clients.identity import client_weights, rounded_nonnegative
 from riskcalc.linear.finite_clients.own import check_near_pooled
-from riskcalc.linear.finite_clients.shift_chains import own_variance, remember, warm_roots
-from riskcalc.linear.engine.operator_subordination import (joint_layout, middles, shared_layout,
-                                                           solve_shifts)
+from riskcalc.linear.finite_clients.shift.chains import own_variance, remember, warm_roots
+from riskcalc.linear.engine.operator_subordination import (check_size, joint_layout, middles,
+                                                           shared_layout, solve_shifts)
 from riskcalc.linear.engine.kappa import ridge_variance_lam_derivative
 from riskcalc.linear.engine.resolvent_chain import chain_traces, diagonal_roots, root_step
 
@@ -142,6 +142,7 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
             f"clients (relative errors about M eps: 1e-2 at M = 1e14, a negative risk at 2^53; "
             f"here M = {int(count.sum())}); with gamma_j of order 1 it is then within about 1/M "
             "of the M -> infinity limit (riskcalc.limit without clients)")
+    check_size("pfedme", gam.size, h.size)
     typ = np.asarray(typ, dtype=int)
     sg = sv[typ]
     p = client_weights(gam, count, weights)
@@ -149,10 +150,17 @@ def _group_limits(gam, r, sigma, count, lam, weights, sv, typ, h, Phi, marginals
     pc = group_pieces(t, gam, sg, h, p, lam)
     Zs = middles(pc["G"][0], pc["L"], t, count, r, sigma, p, gam, Phi, pc["e_v"])
     fkzk = pc["fkzk"]
-    bias = r ** 2 * fkzk(Zs[:, 0]) + fkzk(Zs[:, 1])
+    # A client whose own data dwarfs the others' (gamma 1e-100 beside 2) has a vanishing bias,
+    # computed as a rounding residue (-7e-18 r^2): 0 within rounding (fuzz38 maml F3).
+    tb = np.stack([r ** 2 * fkzk(Zs[:, 0]), fkzk(Zs[:, 1])])
+    bias = rounded_nonnegative("bias", tb.sum(axis=0), np.abs(tb).sum(axis=0),
+                               r ** 2 + count @ r ** 2)
     own = own_variances(gam, lam, typ, marginals)
-    var = (sigma ** 2 * (own + 2 * p * gam * pc["cross"] + p * gam * pc["noise"]
-                         + p ** 2 * gam * fkzk(Zs[:, 2])) + fkzk(Zs[:, 3]))
+    tv = np.stack([sigma ** 2 * own, sigma ** 2 * 2 * p * gam * pc["cross"],
+                   sigma ** 2 * p * gam * pc["noise"], sigma ** 2 * p ** 2 * gam * fkzk(Zs[:, 2]),
+                   fkzk(Zs[:, 3])])
+    var = rounded_nonnegative("variance", tv.sum(axis=0), np.abs(tv).sum(axis=0),
+                              sigma ** 2 + count @ sigma ** 2)
     return bias, var
 
 
@@ -238,7 +246,7 @@ def _traces(g, s, h, lam, Lam, C):
     spec = {"R": (lam, np.ones((B, n))), "Q": (1.0, Lam)}
     # Every chain is built from these two blocks: their diagonal roots once.
     # R's depend on lam and the groups, not on the weights: remembered
-    # (``shift_chains.remember``).
+    # (``shift.chains.remember``).
     key = (np.asarray(g, dtype=float).tobytes(), s.tobytes(), h.tobytes())
     real = np.real(lam)
     root = {"R": remember(("pFedMe R",) + key + (np.asarray(real, dtype=float).tobytes(),),

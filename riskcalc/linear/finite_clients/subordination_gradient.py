@@ -44,7 +44,7 @@ arithmetic from the real root (``newton_shift``), and so do the pipeline's own f
   arithmetic (``resolvent_chain``). Its lam by one more complex step: lam also moves R's
   roots (``root_step`` at complex eta) and the own ridge variances (their exact tangent,
   ``kappa.ridge_variance_lam_derivative``).
-* MAML-FL (eqs. 12-13; ``maml_sigma.group_pieces``): f_i(Z) = E_H[Z W_i], W_i =
+* MAML-FL (eqs. 12-13; ``maml_pencils.group_pieces``): f_i(Z) = E_H[Z W_i], W_i =
   E_D[K P^perp Sigma_i P^perp K], for a target with gamma_i > 1, f_i = 0 otherwise (its own
   least squares: l_i = sigma_i^2 own_i, its group still in the global model's sums). The
   companion blocks and the coupled pencils by their fixed points' tangents from the real
@@ -73,7 +73,7 @@ with atoms 0.01 to 100 or 0.005 to 0.02 (looser bounds answered there up to 1.3e
 The mean and the weight gradient keep their lam (no cancellation there).
 
 p is free (the limits' formulas at unnormalized weights), as in
-``finite_clients.shift_gradient``. Checks (tests): central differences of
+``finite_clients.shift.gradient``. Checks (tests): central differences of
 ``pfedme_shift_group_limits`` / ``maml_shift_group_limits`` at free weights and in lam /
 alpha, the means against them; Sigma_j = c I against the Sigma = I closed forms of
 ``finite_clients.gradient``.
@@ -88,7 +88,7 @@ from riskcalc.linear.engine import block_pencil
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.engine.operator_subordination import joint_layout
 from riskcalc.linear.finite_clients.identity import check_pooled
-from riskcalc.linear.finite_clients import maml_sigma, pfedme_sigma
+from riskcalc.linear.finite_clients import maml_pencils, maml_sigma, pfedme_sigma
 
 #: The complex step.
 H = 1e-30
@@ -234,26 +234,26 @@ def maml_shift_mean_risk_gradient(*, gamma, sigma, r, weights, spectra, tuning, 
         what = "MAML-FL exact gradient (companion pencil)"
         real = {}                   # the real point's coupled pencils, the steps' start
         # G_g and L_g at the real point: a step in G alone starts t's Newton step from them.
-        start = maml_sigma.responses(sol0)
+        start = maml_pencils.responses(sol0)
 
         def local(q, G, a):
             """Per group: t, L^-1, s, l and f at (q, G, alpha = a)."""
             t, cp, L, sol = t0, comp, L0, sol0
             if any(np.iscomplexobj(x) for x in (q, G, a)):
-                cp = maml_sigma._Companions(gam, comp.s, h, q, a)
+                cp = maml_pencils.Companions(gam, comp.s, h, q, a)
                 L = cp.L.astype(complex)
                 L[:, :, 2, 0] = t0
                 Gs, Ls = start
                 if np.iscomplexobj(q) or np.iscomplexobj(a):
                     sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
                                              what=what)
-                    Gs, Ls = maml_sigma.responses(sol)
+                    Gs, Ls = maml_pencils.responses(sol)
                 t = newton_shift(t0, Gs, Ls, G)
                 L = L.copy()
                 L[:, :, 2, 0] = t
                 sol = block_pencil.solve(gam, cp.s, h, cp.E, L, real=sol0, response=True,
                                          what=what)
-            pc = maml_sigma.group_pieces(cp, L, sol, t, q, a, live, real)
+            pc = maml_pencils.group_pieces(cp, L, sol, t, q, a, live, real)
             dtype = np.result_type(pc["W"], pc["cross"], pc["noise"])
             W = np.zeros(t.shape, dtype)
             W[live] = pc["W"]

@@ -1,16 +1,16 @@
 """The (targets x clients) sums of the covariate-shift limits (``finite_clients.shift``) in O(M).
 
-In ``shift.evaluate`` target t's bias and variance carry, over every other client j (type u)::
+In ``limits.evaluate`` target t's bias and variance carry, over every other client j (type u)::
 
     term_tj = alpha_j c_tu + (beta_j - alpha_j delta_j e_tu) a_tu / (1 + delta_j b_tu),
 
 per column j the closed forms alpha_j = r_j^2 om_j^2, beta_j (bias part r_j^2 kap_j, variance
 part sigma_j^2 p_j gamma_j vco_j) and delta_j = gamma_j om_j^2, per target and type the
-traces (a, b, c, e) (``shift.evaluate``'s F1, at1, f2a2, at2); summed with multiplicities
+traces (a, b, c, e) (``limits.evaluate``'s F1, at1, f2a2, at2); summed with multiplicities
 others_tj = count_j - [j is target t's own client]. Summed literally over M targets and M
 clients this is O(M^2) (at 1000 distinct clients more than half of ``advise``'s time under
 shift). Derived here: every such sum, and every partial derivative the exact gradients take
-of it (``shift_gradient``), is a Cauchy sum ::
+of it (``gradient``), is a Cauchy sum ::
 
     C(y) = sum_a w_a / (1 + x_a y)^k,   k = 1 or 2,
 
@@ -81,7 +81,7 @@ def terms(count_of, x, cols, typ, tgt_groups):
 
 
 def partials(out, k, u_t, x, cols, count_of, typ, tgt_groups):
-    """Add to ``out`` (``shift.evaluate``'s partials) the partial derivatives of targets k's
+    """Add to ``out`` (``limits.evaluate``'s partials) the partial derivatives of targets k's
     sum_j others_tj term_tj in their (a, b, c, e) (rows k of out["targets"], per type), and of
     sum_t u_t (that sum) in the columns (alpha, beta, delta) (out["columns"]); cols =
     (alpha, beta, delta), beta the bias and variance parts together."""

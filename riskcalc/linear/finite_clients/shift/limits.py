@@ -50,7 +50,7 @@ K_j Sigma_j K_j) and tau(Sigma_j K_j a^2 K_j) are deterministic, from E_D[K_j Z 
 rule above at C = D, K_j -> Abar^-1 and rho minus client j), then E_(W_i)[K_j Z K_j] =
 K (Z + c'''(Z)) K with rho''' = rho_b minus client j: a rank-one change of diag(rho_b), done by
 Sherman-Morrison, so the sums over the clients are (targets x groups) sums of closed forms
-(``finite_clients.shift_pairs`` sums them in O(M)).
+(``finite_clients.shift.pairs`` sums them in O(M)).
 
 Checks (tests): one type reproduces ``finite_clients.sigma``; Sigma_j = c_j I equals the
 Sigma = I closed forms with weights p_j c_j / sum p c, noise sigma_j / sqrt(c_j), RTFA penalty
@@ -72,11 +72,11 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine import kappa
 from riskcalc.linear.finite_clients.identity import check_pooled, client_weights, solve_g
-from riskcalc.linear.finite_clients.shift_conditioning import check_conditioning
-from riskcalc.linear.finite_clients.shift_chains import (own_variance, remember,
+from riskcalc.linear.finite_clients.shift.conditioning import check_conditioning
+from riskcalc.linear.finite_clients.shift.chains import (own_variance, remember,
                                                           target_chains)
-from riskcalc.linear.finite_clients.shift_pairs import partials as pair_partials
-from riskcalc.linear.finite_clients.shift_pairs import remove_one, terms as pair_terms
+from riskcalc.linear.finite_clients.shift.pairs import partials as pair_partials
+from riskcalc.linear.finite_clients.shift.pairs import remove_one, terms as pair_terms
 
 #: Newton iterations of the global fixed point before giving up.
 _NEWTON = 100
@@ -223,7 +223,7 @@ def shift_group_limits(method, gam, r, sigma, count, lam, weights, joint, typ, t
 def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, g, wt_tot,
              rho_tot, pairs=None, memo=None, fixed=None, lam_targets=None):
     """``shift_group_limits`` from the global point, each input a free variable (the
-    exact gradients of ``finite_clients.shift_gradient``): the targets' own weights
+    exact gradients of ``finite_clients.shift.gradient``): the targets' own weights
     ``p_self`` (groups,), the other clients' ``p_oth`` (groups,), RTFA's ``lam`` (groups,),
     and per type g_t, the sums ``wt_tot`` = sum_l count_l om_l and ``rho_tot`` = sum_l count_l
     gamma_l om_l^2 (T,), om_l = p_l / (1 + gamma_l p_l g_(t(l))). At the global point with
@@ -236,13 +236,13 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
     type of j: per group alpha_j = r_j^2 om_j^2, beta_j = r_j^2 kap_j + sigma_j^2 p_j gamma_j
     vco_j, delta_j = gamma_j om_j^2 ("columns"), per target and type (a, b, c, e) = (F1, at1,
     f2a2, at2) (the code's names). This (targets x groups) sum is summed in O(M)
-    (``shift_pairs``: truncated series, exact to rounding).
+    (``pairs``: truncated series, exact to rounding).
 
     Parameters
     ----------
     pairs : None, ndarray (len(tgt),) or dict
         None: the limits. Weights u of the targets (real inputs): the limits and the partial
-        derivatives of sum_t u_t (target t's other-client terms) (``shift_pairs.partials``):
+        derivatives of sum_t u_t (target t's other-client terms) (``pairs.partials``):
         per target and type in (a, b, c, e), per group in the columns. Those partials (a complex
         step): the (targets x groups) sum replaced by its linearization at the real point,
         so that only the imaginary parts of the results are meaningful (exact derivatives, the
@@ -354,7 +354,7 @@ def evaluate(method, gam, r, sigma, count, lam, joint, typ, tgt, p_self, p_oth, 
             bias[k] = r[i] ** 2 * b_own + np.einsum("qbu,qbu->b", pairs["targets"][:, k], x)
             var[k] = own_v
             continue
-        # Other clients j (columns), second level: rho_b minus client j (``shift_pairs``).
+        # Other clients j (columns), second level: rho_b minus client j (``pairs``).
         x = (F1, at1, f2a2, at2)
         s_b, s_v = pair_terms(count, x, (cols[0], beta_b, beta_v, rho_l), typ, i)
         bias[k] = r[i] ** 2 * b_own + s_b

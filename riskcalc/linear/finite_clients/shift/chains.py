@@ -5,7 +5,7 @@ move with the client weights, remembered between evaluations.
 the covariate-shift extension derived there) evaluates every target's traces through
 ``target_chains``: chains of generalized resolvents of the target's S_i with diagonal shifts
 and middles on the joint atoms (``riskcalc.linear.engine.resolvent_chain``), and, at complex
-weights or penalties (the complex steps of ``finite_clients.shift_gradient``), their exact
+weights or penalties (the complex steps of ``finite_clients.shift.gradient``), their exact
 tangents. The targets' own ridge variances and the diagonal roots depend on a target's gamma,
 lam and spectrum only, not on the weights: ``remember`` / ``warm_roots`` keep them for the
 next evaluation (the optimal weights' iterations), which ``finite_clients.pfedme_sigma`` and
@@ -89,7 +89,7 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None, f
     per-point atoms of ``resolvent_chain``), but R's roots, which are solved per type on the
     type's merged atoms.
 
-    Complex p and wb (a complex step, ``shift.evaluate``): the root c and the chains are
+    Complex p and wb (a complex step, ``limits.evaluate``): the root c and the chains are
     solved at the real parts and follow by their tangents, c by one Newton step of its
     equation in complex arithmetic (``_root_tangent``), a chain through dK = -e K + K D K (K's
     derivative: K S K = (K - K Omega K) / p), e = dp / p, D = e Omega - dOmega, so that
@@ -98,15 +98,15 @@ def target_chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo=None, f
     combination of the T chains with D = Sigma_v, kept for every step at the same real
     point). Complex lam (RTFA): R = (S / lam + 1)^-1 follows by dR = e (R - R R), e = dlam /
     lam ((S / lam) R = I - R), and "own" is the imaginary part of the target's own ridge
-    variance (``shift.evaluate``) by the
+    variance (``limits.evaluate``) by the
     same chains (docstring of the code below).
 
-    ``fixed`` (real inputs): a dict kept between calls at the same weights (``shift.evaluate``:
+    ``fixed`` (real inputs): a dict kept between calls at the same weights (``limits.evaluate``:
     RTFA's penalty searches change lam alone), where the K chains (T, Z2, Y, SOK), which do
     not involve lam, are kept: the same numbers. Real p, wb and lam (the real point and the
     gradient's steps that move neither, e.g. in rho or in the other clients' weights): the
     real point's chains, kept in ``memo``."""
-    memo = {} if memo is None else memo                       # ``shift.evaluate``'s
+    memo = {} if memo is None else memo                       # ``limits.evaluate``'s
     real = not any(np.iscomplexobj(x) for x in (p, wb, lam))
     if not (real and "real" in memo):
         out = _chains(method, gamma, lam, p, wb, types, w, sv, g, abar, memo, fixed)

@@ -3,7 +3,7 @@ shift (FedAvg, FTFA, RTFA with the FedAvg global model: ``finite_clients.shift``
 
 ``riskcalc.advise`` minimizes the mean risk (1/M) sum_i R_i over the client weights p (and
 RTFA's penalties lam_i); with finite differences each gradient costs M + 1 evaluations of the
-limits, each with a (targets x clients) sum (O(M), ``finite_clients.shift_pairs``; it was
+limits, each with a (targets x clients) sum (O(M), ``finite_clients.shift.pairs``; it was
 O(M^2)). This module gives the gradient at the cost of one pass that also linearizes that sum
 and 3 T + 1 (RTFA: 3 T + 2) passes that skip it (T the number of distinct covariances):
 measured at 1000 clients of three types, 6-7 evaluations' time (FedAvg 0.045 s, FTFA 0.060
@@ -11,7 +11,7 @@ s, RTFA 0.10 s a gradient, one thread, loaded machine). Derived
 here, paper 003 (``003_4b976ddf5225c17e.txt``) eqs. 6-8 with the covariate-shift limits of
 ``finite_clients.shift`` (whose notation this follows).
 
-Structure. ``shift.evaluate`` computes every client's risk from the global point (g_t,
+Structure. ``limits.evaluate`` computes every client's risk from the global point (g_t,
 wt_t = sum_l om_l, rho_t = sum_l gamma_l om_l^2 per type t; om_l = p_l / (1 + gamma_l p_l
 g_(t(l)))) with client l's weight entering in two roles: as a target's own weight
 (p_self_i: its om_i removed from Omega and rho_b, its chains' K = (p_i S_i + Omega)^-1, its
@@ -21,9 +21,9 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 
 1. the (targets x clients) sum, target t's sum_j term_tj with term_tj a closed form in the
    column's (alpha_j, beta_j, delta_j) and the target's (a, b, c, e)_(t, t(j))
-   (``shift.evaluate``), is linearized once at the real point: its partials in every target's
+   (``limits.evaluate``), is linearized once at the real point: its partials in every target's
    4 T numbers and the u-weighted sums over the targets of its partials in every column's 3
-   (``shift_pairs.partials``, u_t = 1/M). The complex steps below then skip the sum: its
+   (``pairs.partials``, u_t = 1/M). The complex steps below then skip the sum: its
    imaginary part is the partials times the imaginary parts of its arguments;
 2. d_self_i = dmean/dp_self_i: one complex step moving every p_self at once (target i's
    risk sees only its own);
@@ -34,7 +34,7 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 5. the globals follow p: wt_t and rho_t explicitly (dom_l/dp_l = (om_l / p_l)^2,
    dom_l/dg = -gamma_l om_l^2), and g through its fixed point E(g, p) = g - phi(wt(p, g)) = 0,
    phi_t = tau(Sigma_t Abar^-1), Abar = sum_u wt_u Sigma_u: dE/dg = I - Tbar diag(rho)
-   (``shift.global_point``'s Newton matrix), dE_t/dp_j = Tbar_(t, t(j)) (om_j / p_j)^2. With
+   (``limits.global_point``'s Newton matrix), dE_t/dp_j = Tbar_(t, t(j)) (om_j / p_j)^2. With
    the adjoint lambda = (dE/dg)^-T a~, a~_u = a_g,u - rho_u a_wt,u - 2 a_rho,u sum_(l of type
    u) gamma_l^2 om_l^3,
 
@@ -43,12 +43,12 @@ and column j of the sums on p_oth_j alone, so, with mean = (1/M) sum_i R_i:
 
 6. RTFA: dmean/dlam_i, one complex step moving every lam (target i's risk depends on its own
    lam_i alone: the global model has none), through R = (S_i / lam_i + 1)^-1 in its chains
-   and its own ridge variance (``shift_chains.target_chains``).
+   and its own ridge variance (``chains.target_chains``).
 
 Every complex step, f'(x) = Im f(x + i h) / h with h = 1e-30 (Squire and Trapp, SIAM Rev. 40,
-1998), is exact to rounding: ``shift.evaluate`` is arithmetic but for the targets' diagonal
+1998), is exact to rounding: ``limits.evaluate`` is arithmetic but for the targets' diagonal
 roots and resolvent chains, which follow the step by their tangents
-(``shift_chains.target_chains``: one Newton step of the root's equation in complex
+(``chains.target_chains``: one Newton step of the root's equation in complex
 arithmetic; the chains' derivatives as longer chains). p is free here (the limits' formulas
 at unnormalized weights), as in ``finite_clients.gradient`` (Sigma = I), whose route this
 mirrors.
@@ -63,7 +63,7 @@ import numpy as np
 from riskcalc.errors import SolverError
 from riskcalc.linear.engine.joint_spectrum import joint_spectrum
 from riskcalc.linear.finite_clients.identity import check_pooled
-from riskcalc.linear.finite_clients.shift import evaluate, global_point
+from riskcalc.linear.finite_clients.shift.limits import evaluate, global_point
 
 #: The complex step.
 H = 1e-30
@@ -146,7 +146,7 @@ def shift_mean_risk_gradient(method: str, *, gamma, sigma, r, weights, spectra, 
             return u @ risks + np.sum(w_cols * cols)
 
         # Steps 2 and 3 in one: with the sum linearized the risks see p_self alone and the
-        # columns p_oth alone (``shift.evaluate``), so each part is its own step's, bit for
+        # columns p_oth alone (``limits.evaluate``), so each part is its own step's, bit for
         # bit (tests/test_advise_shift_fast.py).
         own, others = step(("p_self", "p_oth"), 1.0)
         d_self = u * own
