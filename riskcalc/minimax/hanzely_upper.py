@@ -61,9 +61,9 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
     = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
     ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
-    (log(L lambda n/mu) + log 1/eps)``. In the orders ``eps`` is the accuracy relative to
-    ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for ``eps -> 0``;
-    ``log(1/eps)`` was negative for ``eps > 1``).
+    (log(L lambda n/mu^2) + log 1/eps)`` (see ERRATA). In the orders ``eps`` is the accuracy
+    relative to ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for
+    ``eps -> 0``; ``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -82,6 +82,20 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     Returns
     -------
     dict
+
+    ERRATA
+    ------
+    The local gradient complexity is printed as ``O(sqrt((L+lambda)/mu) log(1/eps) (log(L
+    lambda n/mu) + log 1/eps))``; summing the theorem's own schedule ``T_k`` over the
+    ``K ~ sqrt(lambda/mu) log 1/eps`` rounds gives ``log(1152 L lambda n^2 (2 sqrt(lambda/mu)
+    + 1)^2/mu^2)`` in its place, at most ``2 log(L lambda n/mu^2) + log 10368``. The printed
+    ``L lambda n/mu`` has the dimension of a curvature: rescaling every ``f_i`` by ``s`` (L, mu,
+    lambda times ``s``) leaves the schedule and every count unchanged but moves the printed log
+    by ``log s``; at ``L = mu = 1e-60``, ``lambda = 1e-50``, ``n = 10``, ``eps = 1e-3`` the
+    printed order is -7.3e7 (the same instance at ``mu = 1``: 2.2e7; the schedule sums to
+    6.9e7 steps at both). Corrected: ``log(L lambda n/mu^2)``, which equals the printed one at
+    ``mu = 1``; the ``O~(sqrt((L+lambda)/mu))`` conclusion stands (``paper_checks`` claim
+    ``001.thm42.local-order-scale``).
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
     lm = positive("lam", lam)
@@ -101,11 +115,11 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
     log_inv = np.maximum(np.log(g0) - np.log(ep), 0.0)
-    # log(L lam n / mu) as a sum of logs: the product overflowed (1e100 each: inf).
+    # log(L lam n / mu^2) (ERRATA) as a sum of logs: the product overflowed (1e100 each: inf).
     out = {"rounds": counts(rounds), "local_steps": local,
            "rounds_order": np.sqrt(lm / u) * log_inv,
            "local_order": np.sqrt((big_l + lm) / u) * log_inv
-           * (np.log(big_l) + np.log(lm) + np.log(nn) - np.log(u) + log_inv)}
+           * (np.log(big_l) + np.log(lm) + np.log(nn) - 2 * np.log(u) + log_inv)}
     # counts() gives a Python int or float already; numpy scalars become Python numbers.
     return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
             for k, v in out.items()}
