@@ -58,3 +58,16 @@ def test_thm42_local_order_erratum_is_recorded():
     assert out.verdict == "erratum-harmless", out.summary
     assert out.transcription[0] == "depends"
 
+
+def test_al2sgd_answers_below_mu_as_its_theorem_states(capsys):
+    """F3: AL2SGD+ (paper 001, Thm 4.4) refused lam < mu as "optimal against Theorem 3.1's
+    bound for lam >= mu": Thm 3.1's hypothesis restricts the lower bound, Thm 4.4 states none
+    (p = lam/(lam + L~) is defined for every lam), and the refusal also hid its local order,
+    which holds for every lam. It answers the printed orders again (Notes: what they mean
+    below mu)."""
+    out = mm.al2sgd_complexity(4, 1, 1e-2, 16, math.exp(-1))
+    assert out["rounds_order"] == pytest.approx(0.1, rel=1e-12)
+    assert out["local_order"] == pytest.approx(16 + math.sqrt(16 * 4.01), rel=1e-12)
+    code, out, err = run_cli(["bounds", "al2sgd_complexity", "--L_tilde", "4", "--mu", "1",
+                              "--lam", "1e-2", "--m", "16", "--eps", "0.5"], capsys)
+    assert code == 0 and err == "" and "rounds_order=0.0693147" in out
