@@ -2,8 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
 
+from paper_checks.core import Config
+from paper_checks.errata import thm42_local_order_scale
+from paper_checks.p001 import thm42_grid
 from riskcalc import minimax as mm
 from tests.helpers import run_cli
 
@@ -51,9 +55,6 @@ def test_thm42_local_order_erratum_is_recorded():
     """F2: the erratum is a claim of the catalogue (its check, 0.1 s): the schedule's sum over
     the printed order leaves any band over rescaled instances; over the corrected one it stays
     within x10; graded harmless (the O~ conclusion stands) and resting on the extraction."""
-    from paper_checks.core import Config
-    from paper_checks.errata import thm42_local_order_scale
-
     out = thm42_local_order_scale(Config(True), 0)
     assert out.verdict == "erratum-harmless", out.summary
     assert out.transcription[0] == "depends"
@@ -71,3 +72,18 @@ def test_al2sgd_answers_below_mu_as_its_theorem_states(capsys):
     code, out, err = run_cli(["bounds", "al2sgd_complexity", "--L_tilde", "4", "--mu", "1",
                               "--lam", "1e-2", "--m", "16", "--eps", "0.5"], capsys)
     assert code == 0 and err == "" and "rounds_order=0.0693147" in out
+
+
+def test_thm42_check_rejects_a_communication_order_without_its_log():
+    """F4 (referee's audit): 001.thm42.complexities accepts a stated order when rounds over it
+    stay within x10 over its grid; with eps in [1e-12, 1e-2] log(1/eps) moved only x6, so the
+    wrong order sqrt(lam/mu) (no log 1/eps) passed as well (verdict unchanged under that
+    mutation of the check). Its grid now reaches eps = 1e-60, where that order leaves the band
+    and the stated one stays in it."""
+    for quick in (True, False):
+        grid = thm42_grid(Config(quick))
+        rounds = np.array([mm.iapgd_agd_complexity(L, 1.0, lam, n, eps)["rounds"]
+                           for L, lam, n, eps in grid], float)
+        lam, eps = np.array([g[1] for g in grid]), np.array([g[3] for g in grid])
+        stated_order, no_log = rounds / (np.sqrt(lam) * np.log(1 / eps)), rounds / np.sqrt(lam)
+        assert stated_order.max() / stated_order.min() < 10 < no_log.max() / no_log.min()
