@@ -113,3 +113,14 @@ def test_eq4_prox_step_sign_is_recorded():
     assert out.verdict == "erratum-harmless", out.summary
     rows = out.evidence["rows"]
     assert all(r["error_plus"] < 1e-12 and r["least_eig_minus"] < 0 for r in rows.values())
+
+
+def test_thm31_refusal_names_the_point_of_a_grid(capsys):
+    """F7: ``bounds communication_lower_bound --L 1e4,50 ...`` refused with Thm 3.1's corrected
+    hypothesis but named no point, so a grid's user could not tell which failed (L = 50); the
+    refusals of both Thm 3.1 routes now give it, as the other bounds' refusals do."""
+    code, out, err = run_cli(["bounds", "communication_lower_bound", "--L", "1e4,50", "--mu",
+                              "1", "--lam", "1e4", "--eps", "1e-3"], capsys)
+    assert code == 2 and out == "" and err.strip().endswith("got L=50, mu=1, lam=10000")
+    with pytest.raises(ValueError, match=r"got L=2, mu=1, lam=10000 \(entry 1 of 2\)"):
+        mm.thm31_distance_lower_bound([1e4, 2], 1, 1e4, 3)
