@@ -124,3 +124,32 @@ def test_thm31_refusal_names_the_point_of_a_grid(capsys):
     assert code == 2 and out == "" and err.strip().endswith("got L=50, mu=1, lam=10000")
     with pytest.raises(ValueError, match=r"got L=2, mu=1, lam=10000 \(entry 1 of 2\)"):
         mm.thm31_distance_lower_bound([1e4, 2], 1, 1e4, 3)
+
+
+def _no_run(*args, **kwargs):
+    raise AssertionError("the catalogue ran before the options were checked")
+
+
+@pytest.mark.parametrize("module, argv, message", [
+    ("report", ["--quick", "--no-sensitivity", "--out", "/nonexistent-h38/r.md"],
+     "--out /nonexistent-h38/r.md: folder /nonexistent-h38 does not exist"),
+    ("report", ["--quick", "--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
+    ("sensitivity", ["--claim", "001.nope"], "unknown claim id(s): '001.nope'"),
+    ("sensitivity", ["--claim", "001.eq4.prox-sign", "--jobs", "0"], "--jobs must be"),
+])
+def test_paper_checks_commands_refuse_before_running(module, argv, message, monkeypatch,
+                                                      capsys):
+    """F8: ``python -m paper_checks.report --out DIR/r.md`` with no DIR ran the catalogue (a
+    minute and more) and then died with a FileNotFoundError traceback; ``--jobs 0`` and
+    ``python -m paper_checks.sensitivity --claim 001.nope`` were tracebacks too. Each is now a
+    usage error (exit 2) before any claim runs; the report is written atomically."""
+    import importlib
+
+    import paper_checks
+
+    mod = importlib.import_module(f"paper_checks.{module}")
+    monkeypatch.setattr(paper_checks, "run_claims", _no_run)
+    monkeypatch.setattr(mod, "sensitivity", _no_run, raising=False)
+    with pytest.raises(SystemExit) as exc:
+        mod.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
