@@ -231,12 +231,19 @@ def table1_iapgd(cfg, seed):
     c = minimax.iapgd_agd_complexity(L, mu, lams, n, eps)
     comm = (c["rounds"] / minimax.communication_lower_bound(L, mu, lams, eps)
             * (lams / mu) ** stated(0.0, "exponent"))          # the stated match in lam
-    local = (np.array([_agd_schedule_sum(L, mu, lam, n, k) for lam, k in zip(lams, c["rounds"])])
-             / minimax.gradient_oracle_lower_bound(L, mu, eps)
-             / (np.log(L * lams * n / mu) + np.log(1 / eps)))    # the allowed log factor
+    def local_ratio(lam, nn):
+        k = minimax.iapgd_agd_complexity(L, mu, lam, nn, eps)["rounds"]
+        return (np.array([_agd_schedule_sum(L, mu, x, nn, r) for x, r in zip(lam, k)])
+                / minimax.gradient_oracle_lower_bound(L, mu, eps)
+                / (np.log(L * lam * nn / mu) + np.log(1 / eps)))    # the allowed log factor
+
+    local = local_ratio(lams, n)
     small = lams <= L
+    # n = 1e40 too: at one n the log factor hardly moved, and a match without it (O(sqrt(L/mu)
+    # log 1/eps) local gradients) passed as well (fuzz38 paper F9); there it is x4 off.
+    local_n = np.concatenate([local[small], local_ratio(lams[small], 1e40)])
     bounded = (comm[small].max() / comm[small].min() < 3
-               and local[small].max() / local[small].min() < 3)
+               and local_n.max() / local_n.min() < 3)
     # Without the condition the gap grows like sqrt(lam/L): the qualifier is necessary (the
     # sentence after Thm 4.2, "thus optimal", omits it; Table 1 has it).
     grows = comm[-1] / comm[small][-1] > 30 and local[-1] / local[small][-1] > 30
@@ -244,8 +251,11 @@ def table1_iapgd(cfg, seed):
                  + ", ".join(f"{l:.0e}: {x:.3g}" for l, x in zip(lams, comm))
                  + "; local gradients / (sqrt(L/mu) log(1/eps) x log factor): "
                  + ", ".join(f"{x:.3g}" for x in local)
-                 + " -- flat for lam <= L, growing like sqrt(lam/L) beyond",
-                 {"lam": lams, "rounds_over_lower": comm, "local_over_lower": local})
+                 + " -- flat for lam <= L (at n = 1e40: "
+                 + ", ".join(f"{x:.3g}" for x in local_n[small.sum():])
+                 + "), growing like sqrt(lam/L) beyond",
+                 {"lam": lams, "rounds_over_lower": comm, "local_over_lower": local,
+                  "local_over_lower_n1e40": local_n[small.sum():]})
 
 
 def _l_katyusha_counts(L_tilde, mu, lam, m, rho):
