@@ -273,9 +273,10 @@ def thm43_iapgd_katyusha(cfg, seed):
 
 
 def _prox_step(phi_hess, phi_lin, lh, v, sign):
-    """``argmin_x phi(x) + sign * lh/2 ||x - v||^2`` for the quadratic ``phi(x) = x'P x/2 -
-    q'x`` (P = ``phi_hess``, q = ``phi_lin``), and the least eigenvalue of that objective's
-    Hessian ``P + sign * lh I`` (negative: no minimizer, the objective is unbounded below)."""
+    """The minimizer of ``phi(x) + sign * lh/2`` times the squared norm of ``x - v``, for the
+    quadratic ``phi(x) = x'P x/2 - q'x`` (P = ``phi_hess``, q = ``phi_lin``), and the least
+    eigenvalue of that objective's Hessian ``P + sign * lh I`` (negative: no minimizer, the
+    objective is unbounded below)."""
     hess = phi_hess + sign * lh * np.eye(len(v))
     return np.linalg.solve(hess, phi_lin + sign * lh * v), float(np.linalg.eigvalsh(hess)[0])
 
