@@ -174,6 +174,15 @@ def _agd_schedule_sum(L, mu, lam, n, rounds):
     return float(np.sum(np.ceil(t_k)))
 
 
+def thm42_grid(cfg):
+    """``(L, lam, n, eps)`` of ``001.thm42.complexities`` (``mu = 1``). Its accuracies reach
+    1e-60: over [1e-12, 1e-2] log(1/eps) moves only x6, inside the check's x10 band, so a stated
+    communication order missing its log(1/eps) passed (fuzz38 paper F4); to 1e-60 it moves x30."""
+    return list(itertools.product([1.0, 1e2, 1e4, 1e6], [2.0, 1e2, 1e4, 1e6],
+                                  cfg.pick([1, 1e4], [1, 1e2, 1e4]),
+                                  cfg.pick([1e-2, 1e-12, 1e-60], [1e-2, 1e-6, 1e-12, 1e-60])))
+
+
 @claim("001.thm42.complexities", location="Thm 4.2 (IAPGD + AGD)", kind="rate up to constants",
        statement="With AGD run for T_k = sqrt((L+lam)/(mu+lam)) log(1152 L lam n^2 (2 sqrt(lam/mu)"
                  " + 1)^2/mu^2) + 4 sqrt(mu(L+lam)/(lam(mu+lam))) k steps at round k, IAPGD + AGD "
@@ -183,11 +192,9 @@ def _agd_schedule_sum(L, mu, lam, n, rounds):
 def thm42_complexities(cfg, seed):
     # The rounds K are the fewest with 8 (1 - sqrt(mu/lam))^K <= eps (the theorem's rate); the
     # local count sums ceil(T_k) over them. A stated order that missed a factor (sqrt(lam/mu),
-    # another log) would drift by orders of magnitude over a grid spanning 6-12 decades.
+    # a log) would leave the x10 band over a grid spanning 6 decades of L, lam and 58 of eps.
     mu = 1.0
-    grid = list(itertools.product([1.0, 1e2, 1e4, 1e6], [2.0, 1e2, 1e4, 1e6],
-                                  cfg.pick([1, 1e4], [1, 1e2, 1e4]),
-                                  cfg.pick([1e-2, 1e-12], [1e-2, 1e-6, 1e-12])))
+    grid = thm42_grid(cfg)
     comm, local, closed = [], [], []
     for L, lam, n, eps in grid:
         c = minimax.iapgd_agd_complexity(L, mu, lam, n, eps)
@@ -201,7 +208,7 @@ def thm42_complexities(cfg, seed):
     comm, local = np.array(comm), np.array(local)
     ok = comm.max() / comm.min() < 10 and local.max() / local.min() < 10 and all(closed)
     return judge(ok, f"{len(grid)} points, L/mu in [1, 1e6], lam/mu in [2, 1e6], n, eps in "
-                     f"[1e-12, 1e-2]: rounds / (sqrt(lam/mu) log 1/eps) in [{comm.min():.3g}, "
+                     f"[1e-60, 1e-2]: rounds / (sqrt(lam/mu) log 1/eps) in [{comm.min():.3g}, "
                      f"{comm.max():.3g}]; sum ceil(T_k) / (sqrt((L+lam)/mu) log(1/eps) (log(L lam"
                      f" n/mu) + log 1/eps)) in [{local.min():.3g}, {local.max():.3g}]; closed form "
                      f"within K of the sum at {sum(closed)}/{len(grid)} points",
@@ -224,12 +231,19 @@ def table1_iapgd(cfg, seed):
     c = minimax.iapgd_agd_complexity(L, mu, lams, n, eps)
     comm = (c["rounds"] / minimax.communication_lower_bound(L, mu, lams, eps)
             * (lams / mu) ** stated(0.0, "exponent"))          # the stated match in lam
-    local = (np.array([_agd_schedule_sum(L, mu, lam, n, k) for lam, k in zip(lams, c["rounds"])])
-             / minimax.gradient_oracle_lower_bound(L, mu, eps)
-             / (np.log(L * lams * n / mu) + np.log(1 / eps)))    # the allowed log factor
+    def local_ratio(lam, nn):
+        k = minimax.iapgd_agd_complexity(L, mu, lam, nn, eps)["rounds"]
+        return (np.array([_agd_schedule_sum(L, mu, x, nn, r) for x, r in zip(lam, k)])
+                / minimax.gradient_oracle_lower_bound(L, mu, eps)
+                / (np.log(L * lam * nn / mu) + np.log(1 / eps)))    # the allowed log factor
+
+    local = local_ratio(lams, n)
     small = lams <= L
+    # n = 1e40 too: at one n the log factor hardly moved, and a match without it (O(sqrt(L/mu)
+    # log 1/eps) local gradients) passed as well (fuzz38 paper F9); there it is x4 off.
+    local_n = np.concatenate([local[small], local_ratio(lams[small], 1e40)])
     bounded = (comm[small].max() / comm[small].min() < 3
-               and local[small].max() / local[small].min() < 3)
+               and local_n.max() / local_n.min() < 3)
     # Without the condition the gap grows like sqrt(lam/L): the qualifier is necessary (the
     # sentence after Thm 4.2, "thus optimal", omits it; Table 1 has it).
     grows = comm[-1] / comm[small][-1] > 30 and local[-1] / local[small][-1] > 30
@@ -237,8 +251,11 @@ def table1_iapgd(cfg, seed):
                  + ", ".join(f"{l:.0e}: {x:.3g}" for l, x in zip(lams, comm))
                  + "; local gradients / (sqrt(L/mu) log(1/eps) x log factor): "
                  + ", ".join(f"{x:.3g}" for x in local)
-                 + " -- flat for lam <= L, growing like sqrt(lam/L) beyond",
-                 {"lam": lams, "rounds_over_lower": comm, "local_over_lower": local})
+                 + " -- flat for lam <= L (at n = 1e40: "
+                 + ", ".join(f"{x:.3g}" for x in local_n[small.sum():])
+                 + "), growing like sqrt(lam/L) beyond",
+                 {"lam": lams, "rounds_over_lower": comm, "local_over_lower": local,
+                  "local_over_lower_n1e40": local_n[small.sum():]})
 
 
 def _l_katyusha_counts(L_tilde, mu, lam, m, rho):

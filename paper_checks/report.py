@@ -17,6 +17,7 @@ from pathlib import Path
 
 from paper_checks.core import CORRECTED, LEGEND, PAPERS, RESTS_ON, VERDICTS
 from paper_checks.coverage import P004_FIGURES, coverage, numbered_coverage, overall
+from riskcalc._files import atomic
 
 REPORT = Path(__file__).with_name("REPORT.md")
 TITLES = {
@@ -219,6 +220,16 @@ def main(argv=None) -> int:
                     help="leave out the sensitivity run (quick sizes, about the quick run's time "
                          "again per mutant)")
     args = ap.parse_args(argv)
+    # Before the run (a minute and more): --jobs 0 was a traceback, an --out in no folder one
+    # after the whole run.
+    from riskcalc.cli.outputs import check_writable
+
+    if args.jobs < 1:
+        ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")
+    try:
+        check_writable(args.out, "--out")
+    except ValueError as exc:
+        ap.error(str(exc))
     start = time.perf_counter()
     results = run_claims(select(), quick=args.quick, n_jobs=args.jobs)
     seconds = time.perf_counter() - start
@@ -229,14 +240,16 @@ def main(argv=None) -> int:
         # A quick run has already run every claim unmutated at these sizes.
         known = {r["id"]: r["verdict"] for r in results} if args.quick else None
         records = sensitivity(select(), quick=True, n_jobs=args.jobs, verdicts=known)
-    Path(args.out).write_text(render(results, mode="quick" if args.quick else "full",
-                                     seconds=seconds, sensitivity=records))
+    with atomic(args.out) as fh:        # never half-written
+        fh.write(render(results, mode="quick" if args.quick else "full", seconds=seconds,
+                        sensitivity=records))
     if not args.quick:
-        FULL_SECONDS.write_text(json.dumps(
-            {"note": "per-claim seconds of the last full run of python -m paper_checks.report "
-                     f"(--jobs {args.jobs}); rewritten by every full run",
-             "seconds": {r["id"]: r["evidence"]["seconds"] for r in results}},
-            indent=0, sort_keys=True))
+        with atomic(FULL_SECONDS) as fh:
+            fh.write(json.dumps(
+                {"note": "per-claim seconds of the last full run of python -m "
+                         f"paper_checks.report (--jobs {args.jobs}); rewritten by every full run",
+                 "seconds": {r["id"]: r["evidence"]["seconds"] for r in results}},
+                indent=0, sort_keys=True))
     counts = Counter(r["verdict"] for r in results)
     print(f"{len(results)} claims in {seconds:.0f} s: {dict(counts)}; wrote {args.out}")
     return 0

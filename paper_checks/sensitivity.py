@@ -101,7 +101,13 @@ def main(argv=None) -> int:
     ap.add_argument("--claim", action="append", metavar="ID", help="only this claim")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = ap.parse_args(argv)
-    records = sensitivity(select(None, args.claim), quick=not args.full, n_jobs=args.jobs)
+    if args.jobs < 1:       # was a traceback, as an unknown --claim
+        ap.error(f"--jobs must be an integer >= 1, got {args.jobs}")
+    try:
+        claims = select(None, args.claim)
+    except ValueError as exc:
+        ap.error(str(exc))
+    records = sensitivity(claims, quick=not args.full, n_jobs=args.jobs)
     if args.json:
         print(json.dumps([{k: r[k] for k in ("id", "verdict", "mutant", "sensitive")}
                           for r in records]))

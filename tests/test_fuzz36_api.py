@@ -316,11 +316,11 @@ def test_memory_refusal_of_many_clients_names_them():
 @pytest.mark.parametrize("args, printed, want", [
     ((1e100, 1, 1, 1e100, 1, 1), False, 3.9389277113386474e+100),
     ((1e100, 1e100, 1e100, 1e-100, 1e100, 1e100), False, 3.508232077228117e+149),
-    ((1, 1e-100, 1e100, 1, 1e-100, 1e100), True, 5e-51),
+    ((1, 1e-100, 1e100, 1, 1, 1), True, 3.0311288741492749e-100),
 ])
 def test_local_case2_lambda_where_its_terms_overflow(args, printed, want):
     """F18: paper 004's minimal lambda of the local case (eqs. 73/75) summed terms past the
     floats' range: L = R = 1e100 gave NaN (inf / inf) for 3.94e100, u^2 N = inf dropped a term
-    of the denominator (4.92e149 for 3.51e149; -1e-100 for 5e-51). Reference: mpmath, 50
+    of the denominator (4.92e149 for 3.51e149; -1e-100 for 3.03e-100). Reference: mpmath, 50
     digits, the same formula."""
     assert mm.local_case2_lambda(*args, printed=printed) == pytest.approx(want, rel=1e-12)

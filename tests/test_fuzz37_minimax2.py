@@ -15,13 +15,13 @@ from tests.helpers import run_cli
 @pytest.mark.parametrize("name, args, where", [
     ("apgd_complexity", ["--L", "1"], "Sec. 4.1 of paper 001"),
     ("iapgd_katyusha_complexity", ["--L_tilde", "1", "--m", "10"], "Theorem 4.3 of paper 001"),
-    ("al2sgd_complexity", ["--L_tilde", "1", "--m", "10"], "Theorem 4.4 of paper 001"),
 ])
 def test_section4_orders_keep_lam_at_least_mu(name, args, where, capsys):
-    """F1: paper 001's O() orders of APGD1 (Sec. 4.1), IAPGD+Katyusha (Thm 4.3) and AL2SGD+
-    (Thm 4.4) answered lam = 1e-10 < mu = 1 with 6.9e-6 rounds (sqrt(lam/mu) log 2), under one
+    """F1: paper 001's O() orders of APGD1 (Sec. 4.1) and IAPGD+Katyusha (Thm 4.3)
+    answered lam = 1e-10 < mu = 1 with 6.9e-6 rounds (sqrt(lam/mu) log 2), under one
     round per log(1/eps), where Thm 3.1 (which they attain), IAPGD+AGD (Thm 4.2) and the
-    prox-oracle bound (F10 of fuzz37 minimax) refuse lam < mu. lam = mu still answers."""
+    prox-oracle bound (F10 of fuzz37 minimax) refuse lam < mu. lam = mu still answers.
+    (AL2SGD+, Thm 4.4, was refused too until fuzz38 paper F3: its text states no lam >= mu.)"""
     code, out, err = run_cli(["bounds", name, *args, "--mu", "1", "--lam", "1e-10",
                               "--eps", "0.5"], capsys)
     assert code == 2 and out == ""

@@ -106,8 +106,20 @@ def _offending(bad, **arrays) -> str:
 
 
 def sizes(**named) -> list[np.ndarray]:
-    """Positive sample sizes / client counts, in the order given."""
-    return [positive(name, value) for name, value in named.items()]
+    """Sample sizes, client counts, summands per client or a dimension, in the order given:
+    each in ``[1, MAGNITUDE[1]]``. Real values are taken (rate curves over continuous grids),
+    but every theorem counts at least one client, sample or summand: below 1 the bounds
+    answered for half a client (``al2sgd_complexity(m=0.5)``) where the command line refuses."""
+    out = []
+    for name, value in named.items():
+        arr = np.asarray(real(name, value), dtype=float)
+        with np.errstate(invalid="ignore"):
+            bad = ~((arr >= 1) & (arr <= MAGNITUDE[1]))
+        if np.any(bad):
+            raise ValueError(f"{name} must lie in [1, {MAGNITUDE[1]:g}] (a count), got "
+                             f"{_show(arr, bad)}")
+        out.append(arr)
+    return out
 
 
 def client_sizes(n, m):
@@ -145,7 +157,7 @@ def heterogeneity(R) -> np.ndarray:
 def probability_vector(p, n):
     """Client weights ``p`` (a probability vector) and sample sizes ``n`` as 1-d arrays."""
     p_arr = as_array("p", p, low=0.0, high=1.0)
-    n_arr = positive("n", n)
+    (n_arr,) = sizes(n=n)
     if p_arr.ndim != 1 or n_arr.shape != p_arr.shape:
         raise ValueError(f"p and n must be 1-d arrays of the same length, got shapes "
                          f"{p_arr.shape} and {n_arr.shape}")

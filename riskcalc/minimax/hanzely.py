@@ -42,6 +42,14 @@ def _thm31_factor(L, mu, lam):
     return 10 * worst
 
 
+def _thm31_point(bad, L, mu, lam) -> str:
+    """The first point of ``(L, mu, lam)`` (already checked) outside Thm 3.1's corrected
+    hypothesis: a grid's refusal named no point (``bounds communication_lower_bound --L
+    1e4,50``)."""
+    return _offending(bad, **{k: np.asarray(v, dtype=float)
+                              for k, v in (("L", L), ("mu", mu), ("lam", lam))})
+
+
 @broadcasting
 def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     """Right-hand side of Theorem 3.1, eq. (3) of paper 001.
@@ -82,7 +90,8 @@ def thm31_distance_lower_bound(L, mu, lam, rounds, dist0=1.0, strict=True):
     if flag("strict", strict) and np.any(q <= 0):
         raise ValueError("Theorem 3.1 of paper 001 needs 10*max(sqrt(mu/lam), sqrt(mu/(L-mu)))"
                          " < 1, i.e. lam > 100*mu and L > 101*mu; the printed hypothesis "
-                         "L >= mu, lam >= mu is not enough (see ERRATA)")
+                         "L >= mu, lam >= mu is not enough (see ERRATA), got "
+                         + _thm31_point(q <= 0, L, mu, lam))
     # q^(C+1) as exp((C+1) log1p(-x)) where q > 0: q rounded to 1 gave 0.25 dist0 at
     # mu/lam = 1e-200, C = 1e100 for the 0.25 e^-10 dist0 there is.
     with np.errstate(all="ignore"):
@@ -128,7 +137,8 @@ def communication_lower_bound(L, mu, lam, eps, dist0=1.0):
     d0 = positive("dist0", dist0)
     if np.any(x >= 1):
         raise ValueError("Theorem 3.1 of paper 001 needs lam > 100*mu and L > 101*mu "
-                         "(10*max(sqrt(mu/lam), sqrt(mu/(L-mu))) < 1)")
+                         "(10*max(sqrt(mu/lam), sqrt(mu/(L-mu))) < 1), got "
+                         + _thm31_point(x >= 1, L, mu, lam))
     ratio = 4 * ep / d0
     # log q as log1p(-x): q rounds to 1 below mu/lam ~ 1e-34 (mu/lam = 1e-40 gave 0 rounds for
     # ~2e21), and counts() keeps past 2^63 the floats that astype(int) wrapped.

@@ -61,9 +61,9 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     ``rounds`` = smallest ``K`` with ``8 (1 - sqrt(mu/lambda))^K gap0 <= eps``; ``local_steps``
     = ``sum_{k<K} T_k`` (before rounding each ``T_k`` up); ``rounds_order`` =
     ``sqrt(lambda/mu) log 1/eps``; ``local_order`` = ``sqrt((L+lambda)/mu) log(1/eps)
-    (log(L lambda n/mu) + log 1/eps)``. In the orders ``eps`` is the accuracy relative to
-    ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for ``eps -> 0``;
-    ``log(1/eps)`` was negative for ``eps > 1``).
+    (log(L lambda n/mu^2) + log 1/eps)`` (see ERRATA). In the orders ``eps`` is the accuracy
+    relative to ``gap0`` (``log(gap0/eps)``, 0 for ``eps >= gap0``: the theorem's O() is for
+    ``eps -> 0``; ``log(1/eps)`` was negative for ``eps > 1``).
 
     Parameters
     ----------
@@ -82,6 +82,20 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     Returns
     -------
     dict
+
+    ERRATA
+    ------
+    The local gradient complexity is printed as ``O(sqrt((L+lambda)/mu) log(1/eps) (log(L
+    lambda n/mu) + log 1/eps))``; summing the theorem's own schedule ``T_k`` over the
+    ``K ~ sqrt(lambda/mu) log 1/eps`` rounds gives ``log(1152 L lambda n^2 (2 sqrt(lambda/mu)
+    + 1)^2/mu^2)`` in its place, at most ``2 log(L lambda n/mu^2) + log 10368``. The printed
+    ``L lambda n/mu`` has the dimension of a curvature: rescaling every ``f_i`` by ``s`` (L, mu,
+    lambda times ``s``) leaves the schedule and every count unchanged but moves the printed log
+    by ``log s``; at ``L = mu = 1e-60``, ``lambda = 1e-50``, ``n = 10``, ``eps = 1e-3`` the
+    printed order is -7.3e7 (the same instance at ``mu = 1``: 2.2e7; the schedule sums to
+    6.9e7 steps at both). Corrected: ``log(L lambda n/mu^2)``, which equals the printed one at
+    ``mu = 1``; the ``O~(sqrt((L+lambda)/mu))`` conclusion stands (``paper_checks`` claim
+    ``001.thm42.local-order-scale``).
     """
     big_l, u = smooth_convex("L", L, "mu", mu)
     lm = positive("lam", lam)
@@ -101,11 +115,11 @@ def iapgd_agd_complexity(L, mu, lam, n, eps, gap0=1.0):
     b = 4 * np.sqrt(u * (big_l + lm) / (lm * (u + lm)))
     local = rounds * a + b * rounds * (rounds - 1) / 2
     log_inv = np.maximum(np.log(g0) - np.log(ep), 0.0)
-    # log(L lam n / mu) as a sum of logs: the product overflowed (1e100 each: inf).
+    # log(L lam n / mu^2) (ERRATA) as a sum of logs: the product overflowed (1e100 each: inf).
     out = {"rounds": counts(rounds), "local_steps": local,
            "rounds_order": np.sqrt(lm / u) * log_inv,
            "local_order": np.sqrt((big_l + lm) / u) * log_inv
-           * (np.log(big_l) + np.log(lm) + np.log(nn) - np.log(u) + log_inv)}
+           * (np.log(big_l) + np.log(lm) + np.log(nn) - 2 * np.log(u) + log_inv)}
     # counts() gives a Python int or float already; numpy scalars become Python numbers.
     return {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
             for k, v in out.items()}
@@ -173,8 +187,9 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     L_tilde, mu : array_like
         Summand smoothness, strong convexity (``L_tilde >= mu``).
     lam : array_like
-        Penalty, ``lam >= mu``: the communication order is Theorem 3.1's lower bound attained,
-        under its hypothesis ``lam >= mu`` (below it the order fell under one round).
+        Penalty, ``lam > 0``: Theorem 4.4 states no relation between ``lam`` and ``mu``
+        (``p = lam/(lam + L_tilde)`` and ``rho = p(1-p)`` are defined for every ``lam``); see
+        Notes for ``lam < mu``.
     m : array_like
         Summands per client.
     eps : array_like
@@ -187,6 +202,16 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
 
     Notes
     -----
+    Below ``lam = mu`` the communication order ``sqrt(lam/mu) log 1/eps`` is under
+    ``log 1/eps``. The theorem's text allows it (its "optimal regardless" compares with
+    Thm 3.1, whose hypothesis ``lam >= mu`` restricts the lower bound, not this upper one), and
+    Prop. E.4, which sets the parameters, is not in the text. The L-Katyusha reconstruction of
+    ``paper_checks`` (``001.thm44.al2sgd-complexities``) has, with ``rho = p(1-p)``,
+    ``2 + 2 sqrt(lam L_tilde/((lam + L_tilde) mu))`` communications per ``log 1/eps``: its
+    order matches the printed one only where ``min{L_tilde, lam} >= mu``, so below ``mu`` the
+    printed order is the paper's, not a count that reconstruction attains. The local order
+    holds for every ``lam``.
+
     ERRATA (paper 001, text after Thm 4.4): the communication count is called optimal
     "regardless" of how ``L_tilde`` and ``lambda`` compare, but Thm 3.1's lower bound has the
     smoothness ``L`` of each ``f_i`` (``L_tilde/m <= L <= L_tilde``), which APGD2 attains with
@@ -194,8 +219,7 @@ def al2sgd_complexity(L_tilde, mu, lam, m, eps):
     (``paper_checks`` claim ``001.thm44.communication-optimality``).
     """
     lt, u = smooth_convex("L_tilde", L_tilde, "mu", mu)
-    lm = _at_least_mu(lam, u, f"Theorem 4.4 of paper 001, optimal against Theorem 3.1's bound "
-                              f"for lam >= mu; {_BELOW_ONE}")
+    lm = positive("lam", lam)
     (mm,) = sizes(m=m)
     log_inv = np.log(1 / _eps(eps))
     return {"rounds_order": scalar_or_array(np.sqrt(np.minimum(lt, lm) / u) * log_inv),
