@@ -41,7 +41,8 @@ from riskcalc.linear.finite_clients.maml_sigma import (maml_shift_group_limits,
 from riskcalc.linear.finite_clients.own import own_group_limits
 from riskcalc.linear.finite_clients.shift import check_work, shift_group_limits
 from riskcalc.linear.finite_clients.shift_conditioning import check_by_scale
-from riskcalc.linear.finite_clients.pfedme_sigma import (pfedme_shift_group_limits,
+from riskcalc.linear.finite_clients.pfedme_sigma import (check_clients,
+                                                         pfedme_shift_group_limits,
                                                          pfedme_sigma_group_limits)
 from riskcalc.linear.finite_clients.sigma import sigma_group_limits
 from riskcalc.linear.engine.joint_spectrum import check_d_used, spectra_joint
@@ -297,6 +298,7 @@ def _limits(method, gam, r, sigma, count, tuning, weights, spectrum):
         if method not in HETEROGENEOUS and _isotropic(spectrum):
             bias, var = own_group_limits(method, gam, r, sigma, count, tuning[0], weights)
         elif method == "maml_fl":
+            check_clients("maml_fl", count)
             bias, var = maml_sigma_group_limits(gam, r, sigma, count, float(tuning[0]),
                                                 weights, spectrum)
         elif method not in HETEROGENEOUS:

@@ -1,0 +1,24 @@
+"""Issue 32, fuzz38 (docs): what this fuzz found, each test failing before."""
+
+import pytest
+
+import riskcalc
+
+TWO_POINT = "two-point:1,4,0.5"
+
+
+def test_maml_fl_with_a_spectrum_and_too_many_clients_is_refused():
+    """F1: README ("What it does not cover") says finite-M pFedMe beyond 1e8 clients under a
+    spectrum is refused; MAML-FL's route loses its digits the same way (about M eps) and
+    answered: its bias, which lies above the M -> infinity limit (FTFA's, 1.0 here) by 24 / M,
+    came out 5.6e-3 BELOW it at M = 1e14 and 1.74 at M = 2^53. Beyond 1e8 clients it is now
+    refused as pFedMe's is; at 1e8 it still answers, 2e-7 above the oracle limit."""
+    args = dict(gamma=2.0, sigma=0.5, r=1.0, alpha=0.5, spectrum=TWO_POINT)
+    for clients in (10 ** 14, 2 ** 53):
+        with pytest.raises(riskcalc.SolverError, match=r"^maml_fl's finite-M limit under a "
+                                                       r"spectrum loses digits beyond 1e\+08"):
+            riskcalc.limit("maml_fl", clients=clients, **args)
+    near = riskcalc.limit("maml_fl", clients=10 ** 8, **args)
+    oracle = riskcalc.limit("ftfa", gamma=2.0, sigma=0.5, r=1.0, spectrum=TWO_POINT)
+    assert 0 < near.bias - oracle.bias < 3e-7
+    assert near.risk == pytest.approx(oracle.risk, rel=1e-6)
