@@ -3,6 +3,7 @@
 import pytest
 
 import riskcalc
+from tests.helpers import run_cli
 
 TWO_POINT = "two-point:1,4,0.5"
 
@@ -22,3 +23,23 @@ def test_maml_fl_with_a_spectrum_and_too_many_clients_is_refused():
     oracle = riskcalc.limit("ftfa", gamma=2.0, sigma=0.5, r=1.0, spectrum=TWO_POINT)
     assert 0 < near.bias - oracle.bias < 3e-7
     assert near.risk == pytest.approx(oracle.risk, rel=1e-6)
+
+
+def test_federation_file_number_below_the_smallest_float_is_refused(tmp_path, capsys):
+    """F2: docs/cli.rst: in a federation file "nothing is coerced", with the command line's
+    ranges; ``--sigma 1e-400`` is refused (nonzero, read as 0 by float), but ``"sigma":
+    1e-400`` in the file was read as 0 silently (printed "sigma = 0.0"). It is now the same
+    refusal, naming the file, the client and the key."""
+    fed = tmp_path / "fed.json"
+    fed.write_text('{"fedrisk_federation": 1, "clients": [{"gamma": 2, "r": 1, "sigma": 1e-400},'
+                   ' {"gamma": 0.5, "r": 1, "sigma": 1}]}')
+    code, out, err = run_cli(["predict", "ftfa", "--federation", fed], capsys)
+    assert code == 2 and out == ""
+    assert err == (f"error: --federation {fed}: client 0: sigma: '1e-400' is nonzero but below "
+                   "the smallest positive float (about 4.9e-324), which would read it as 0: give "
+                   "0 or a number above 1e-300\n")
+    code, _, err = run_cli(["predict", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "1e-400"],
+                           capsys)
+    assert code == 2 and "'1e-400' is nonzero but below the smallest positive float" in err
+    fed.write_text(fed.read_text().replace("1e-400", "0e-400"))
+    assert run_cli(["predict", "ftfa", "--federation", fed], capsys)[0] == 0
