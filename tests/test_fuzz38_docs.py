@@ -43,3 +43,23 @@ def test_federation_file_number_below_the_smallest_float_is_refused(tmp_path, ca
     assert code == 2 and "'1e-400' is nonzero but below the smallest positive float" in err
     fed.write_text(fed.read_text().replace("1e-400", "0e-400"))
     assert run_cli(["predict", "ftfa", "--federation", fed], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("noise", ["rademacher", "student-t"])
+def test_noise_law_under_the_conditional_measure_is_refused(noise, capsys):
+    """F3: docs/simulation.rst offers ``--noise rademacher|student-t`` to show that the limits
+    do not depend on Gaussianity, and docs/safety.rst says options without effect are errors;
+    under the default conditional measure (the exact expectation over the noise given the
+    designs) the noise is never drawn: ``compare ftfa ... --noise rademacher`` printed the
+    Gaussian run's numbers to the last digit. It is refused there, in Python too; with
+    ``--measure empirical`` the law is drawn."""
+    argv = ["compare", "ftfa", "--gamma", "2", "--r", "1", "--sigma", "0.5", "--d", "40",
+            "--reps", "2", "--no-progress", "--noise", noise]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: --noise {noise} has no effect under --measure conditional")
+    assert run_cli(argv + ["--measure", "empirical"], capsys)[0] == 0
+    import montecarlo
+
+    with pytest.raises(ValueError, match=rf"^noise='{noise}' has no effect with measure="):
+        montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=40, reps=2, noise=noise)
