@@ -1,11 +1,15 @@
 """Issue 32, fuzz38 (docs): what this fuzz found, each test failing before."""
 
+import pathlib
+import re
+
 import pytest
 
 import riskcalc
 from tests.helpers import run_cli
 
 TWO_POINT = "two-point:1,4,0.5"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_maml_fl_with_a_spectrum_and_too_many_clients_is_refused():
@@ -63,3 +67,20 @@ def test_noise_law_under_the_conditional_measure_is_refused(noise, capsys):
 
     with pytest.raises(ValueError, match=rf"^noise='{noise}' has no effect with measure="):
         montecarlo.compare("ftfa", gamma=2.0, r=1.0, sigma=0.5, d=40, reps=2, noise=noise)
+
+
+def test_documented_sweep_over_clients_names_the_federated_model(capsys):
+    """F4: docs/cli.rst's synopsis (``sweep ... --out results.csv [--clients 5,20,100]``) and
+    docs/finite_clients.rst ("``sweep --clients 5,20,100`` runs the grid once per number of
+    clients") give --clients alone, which the command refuses ("--clients applies with
+    --global federated only"): every documented grid over clients now says --global
+    federated, as the command needs."""
+    code, out, err = run_cli(["sweep", "rtfa", "--gamma", "2", "--r", "1", "--sigma", "0.5",
+                              "--lam", "0.1", "--d", "40", "--reps", "2", "--clients", "5,20",
+                              "--out", "never.csv"], capsys)
+    assert code == 2 and out == "" and "--clients applies with --global federated only" in err
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst"))]
+    grids = [(p.name, m.group(0)) for p in pages for m in re.finditer(
+        r"(\S+\s+){2}--clients \d+,\d+", p.read_text())]
+    assert len(grids) >= 3
+    assert [g for g in grids if "--global federated --clients" not in " ".join(g[1].split())] == []
