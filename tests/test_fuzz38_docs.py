@@ -84,3 +84,16 @@ def test_documented_sweep_over_clients_names_the_federated_model(capsys):
         r"(\S+\s+){2}--clients \d+,\d+", p.read_text())]
     assert len(grids) >= 3
     assert [g for g in grids if "--global federated --clients" not in " ".join(g[1].split())] == []
+
+
+def test_readme_gives_bootstrap_with_data_only(capsys):
+    """F5: README's table of verbs gave ``riskcalc advise --federation FED.json ...
+    [--bootstrap]``, which the command refuses (``--bootstrap needs --data``: the draws need
+    the estimates' joint covariance, which only data give); the row now offers --bootstrap
+    with ``--data FED.npz`` only."""
+    fed = ROOT / "docs" / "examples" / "federation.json"
+    code, out, err = run_cli(["advise", "--federation", fed, "--bootstrap"], capsys)
+    assert code == 2 and out == "" and err.startswith("error: --bootstrap needs --data")
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines()
+               if line.startswith("| `riskcalc advise "))
+    assert "--data FED.npz [--bootstrap]" in row and row.count("--bootstrap") == 1
