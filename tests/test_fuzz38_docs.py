@@ -97,3 +97,18 @@ def test_readme_gives_bootstrap_with_data_only(capsys):
     row = next(line for line in (ROOT / "README.md").read_text().splitlines()
                if line.startswith("| `riskcalc advise "))
     assert "--data FED.npz [--bootstrap]" in row and row.count("--bootstrap") == 1
+
+
+def test_errata_page_states_the_early_stopping_finding_right():
+    """F6: docs/errata.rst said FTFA in paper 003's linear model (gamma = 2, r = 1, sigma^2 =
+    0.1, step 0.15) is best "after about 20 gradient steps (0.579), rising to 0.601 at
+    convergence"; the exact curve is lowest at k = 16 (0.5774; 0.579 is k = 20) and the
+    converged limit is 0.600 (r^2 (1 - 1/gamma) + sigma^2 / (gamma - 1), Thm 1; 0.601 was a
+    simulated k = 1000), as docs/finite_steps.rst says."""
+    args = dict(gamma=2.0, r=1.0, sigma=0.1 ** 0.5, step_size=0.15)
+    best = riskcalc.optimal_steps("ftfa", max_steps=200, **args)
+    assert best.params["steps"] == 16 and round(best.risk, 3) == 0.577
+    assert round(float(riskcalc.steps_limit("ftfa", steps=20, **args).risk), 3) == 0.579
+    assert riskcalc.limit("ftfa", gamma=2.0, r=1.0, sigma=0.1 ** 0.5).risk == pytest.approx(0.6)
+    text = " ".join((ROOT / "docs" / "errata.rst").read_text().split())
+    assert "lowest after 16 gradient steps (0.577; 0.579 after 20), rising to 0.600" in text
