@@ -318,7 +318,8 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
     unused_options(spec.method, global_model, (["clients"] if clients is not None else []) + (
         [] if isinstance(weights, str) and weights == "samples" else ["weights"]) + [
         k for k in ("gammas", "rs", "sigmas", "df") if k in setting_options],
-        "student-t" in (setting_options.get("features"), setting_options.get("noise")))
+        "student-t" in (setting_options.get("features"), setting_options.get("noise")),
+        noise=setting_options.get("noise", "gaussian"), measure=measure)
     if clients is not None:
         setting_options["clients"] = clients
     setting = Setting(d=d, global_model=global_model, weights=weights, **setting_options)
@@ -328,18 +329,29 @@ def compare_method(method: str, *, gamma, sigma, d: int, r=None, rho=None, lam=N
 
 
 def unused_options(method: str, global_model, given, student_t: bool,
-                   cli: bool = False) -> None:
-    """Options without effect in the chosen mode are errors: the federation's (``given``
-    holds the names of those given: ``clients``, ``clients_file``, ``weights``, ``gammas``,
-    ``rs``, ``sigmas``, and ``df``) under the oracle global model (the centre theta_0
-    itself), a federated global model for a method that has none, ``df`` without Student-t
-    draws (``student_t``). ``cli``: named as the command line's options (``riskcalc compare``
-    and ``sweep``), else as this module's keywords: clients=5 with global_model="oracle",
-    weights="uniform" or gammas under the oracle, df=7 with Gaussian draws and a federated
-    model for a local baseline were taken and ignored."""
+                   cli: bool = False, noise: str = "gaussian",
+                   measure: str = "conditional") -> None:
+    """Options without effect in the chosen mode are errors: a ``noise`` law other than
+    Gaussian under the conditional ``measure`` (the exact expectation over the noise given the
+    designs, in which only sigma^2 enters: ``--noise rademacher`` printed the Gaussian numbers,
+    fuzz38 docs F3), the federation's (``given`` holds the names of those given:
+    ``clients``, ``clients_file``, ``weights``, ``gammas``, ``rs``, ``sigmas``, and ``df``)
+    under the oracle global model (the centre theta_0 itself), a federated global model for
+    a method that has none, ``df`` without Student-t draws (``student_t``). ``cli``: named as
+    the command line's options (``riskcalc compare`` and ``sweep``), else as this module's
+    keywords: clients=5 with global_model="oracle", weights="uniform" or gammas under the
+    oracle, df=7 with Gaussian draws and a federated model for a local baseline were taken
+    and ignored."""
     def name(key):
         return "--" + key.replace("_", "-") if cli else key
 
+    if noise != "gaussian" and measure == "conditional":
+        raise ValueError(
+            (f"--noise {noise} has no effect under --measure conditional (the default" if cli
+             else f"noise={noise!r} has no effect with measure='conditional' (the default")
+            + ": the exact expectation over the noise given the designs, in which only its "
+            "variance sigma^2 enters); give " + ("--measure empirical" if cli else
+                                                 "measure='empirical'") + " to draw the noise")
     federated = "--global federated" if cli else "global_model='federated'"
     others = [name(k) for k in given if k != "df"]
     if global_model != "federated" and others:

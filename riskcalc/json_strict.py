@@ -5,9 +5,9 @@ before reading; a device such as ``/dev/zero`` is read no further than the limit
 (UTF-8, a byte-order mark dropped) and its nesting (counted without recursion, so a file nested
 a million levels deep is refused, not a RecursionError). It keeps what ``json`` would silently
 resolve, for the schema's checks to name by client and key: an object's duplicate keys
-(``json`` keeps the last; here ``duplicates``), ``NaN`` / ``Infinity`` (not JSON numbers) and
-integers longer than Python converts (``NonFinite`` markers). Every error is one line starting
-with ``where``.
+(``json`` keeps the last; here ``duplicates``), ``NaN`` / ``Infinity`` (not JSON numbers),
+integers longer than Python converts and nonzero numbers below the smallest float (``NonFinite``
+markers). Every error is one line starting with ``where``.
 """
 
 from __future__ import annotations
@@ -19,17 +19,20 @@ import sys
 
 import numpy as np
 
+from riskcalc._text import Underflow, decimal
 from riskcalc._validate import file_size
 
 __all__ = ["NonFinite", "kind", "load"]
 
 
 class NonFinite:
-    """What the JSON parser makes of ``NaN``, ``Infinity``, ``-Infinity`` (not JSON numbers):
-    kept as a marker so that the check names the client and the key."""
+    """What the JSON parser makes of ``NaN``, ``Infinity``, ``-Infinity`` (not JSON numbers),
+    of an integer too long to convert and of a nonzero number below the smallest float: kept as
+    a marker so that the check names the client and the key (``problem``: why, where "not
+    finite" is not the reason)."""
 
-    def __init__(self, text):
-        self.text = text
+    def __init__(self, text, problem=None):
+        self.text, self.problem = text, problem
 
     def __repr__(self):
         return self.text
@@ -83,7 +86,7 @@ def load(path, where: str, *, max_bytes: int, max_depth: int, what: str, nesting
                          f"at most {max_depth} ({nesting})")
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=NonFinite,
-                          parse_int=_json_integer)
+                          parse_int=_json_integer, parse_float=_json_float)
     except ValueError as exc:          # JSONDecodeError
         raise ValueError(f"{where}: not valid JSON ({exc})") from None
 
@@ -110,6 +113,17 @@ def _json_integer(text: str):
     if digits > sys.get_int_max_str_digits() > 0:
         return NonFinite(f"an integer of {digits} digits")
     return int(text)
+
+
+def _json_float(text: str):
+    """A JSON number with a fraction or an exponent; one that is nonzero but below the smallest
+    float (``"sigma": 1e-400``, which ``float`` reads as 0, where the command line refuses
+    ``--sigma 1e-400``: ``riskcalc._text.decimal``) is a ``NonFinite`` marker saying so
+    (fuzz38 docs F2)."""
+    try:
+        return decimal(text)
+    except Underflow as exc:
+        return NonFinite(text, str(exc))
 
 
 def _depth(text: str) -> int:

@@ -52,7 +52,8 @@ def add_simulation_options(p, *, reps: int, multi: bool = False) -> None:
     p.add_argument("--features", choices=DISTRIBUTIONS, default="gaussian",
                    help="law of the standardized feature entries (default gaussian)")
     p.add_argument("--noise", choices=DISTRIBUTIONS, default="gaussian",
-                   help="law of the noise (default gaussian)")
+                   help="law of the noise (default gaussian; drawn under --measure "
+                        "empirical only)")
     p.add_argument("--df", type=float,
                    help="Student-t degrees of freedom, > 4 (default 5; with student-t "
                         "features or noise only)")

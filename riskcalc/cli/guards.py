@@ -297,7 +297,8 @@ def simulation_options(args) -> None:
     unused_options(args.method, args.global_model,
                    [k for k in ("clients", "clients_file", "weights", "df")
                     if getattr(args, k, None) is not None],
-                   "student-t" in (args.features, args.noise), cli=True)
+                   "student-t" in (args.features, args.noise), cli=True, noise=args.noise,
+                   measure=args.measure)
 
 
 def many_samples(d: int, gamma: float) -> str:

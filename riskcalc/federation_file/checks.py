@@ -41,7 +41,8 @@ def check_keys(probe, j, obj, allowed, what):
 
 def check_number(probe, j, key, value):
     if isinstance(value, NonFinite):
-        raise probe.error(j, f"{key} must be a finite number, got {value!r}")
+        raise probe.error(j, f"{key}: {value.problem}" if value.problem else
+                          f"{key} must be a finite number, got {value!r}")
     if type(value) not in (int, float):
         raise probe.error(j, f"{key} must be a number, got {value!r} ({_kind(value)}; "
                              "numbers are JSON numbers, not strings or booleans)")

@@ -47,7 +47,7 @@ from riskcalc.linear.finite_clients.maml_pencils import (FAILED, Companions, Stu
                                                          coefficients, group_pieces,
                                                          physical)
 from riskcalc.linear.finite_clients.own import check_near_pooled
-from riskcalc.linear.finite_clients.pfedme_sigma import MAX_CLIENTS
+from riskcalc.linear.finite_clients.pfedme_sigma import check_clients
 from riskcalc.linear.finite_clients.shift.limits import global_point
 from riskcalc.linear.finite_clients.shift.conditioning import eigenvalue_span
 from riskcalc.linear.finite_clients.shift.chains import own_variance
@@ -108,15 +108,8 @@ def _group_limits(gam, r, sigma, count, alpha, weights, sv, typ, h, Phi, margina
         raise ValueError(f"alpha must be >= 0; got {alpha}")
     gam, r, sigma, count = (np.asarray(x, dtype=float).ravel() for x in (gam, r, sigma, count))
     check_near_pooled("maml_fl", gam, count)
-    if count.sum() > MAX_CLIENTS:
-        # The bias's 1/M correction drowns in rounding, as pFedMe's: at 4 clients' gamma 2 on
-        # two-point:1,4,0.3, alpha 0.1, its error was 2e-8 relative at M = 1e8, 8e-6 at 1e11,
-        # 8e-4 at 1e13 and 0.21 for 1.34 at 2^53, answered (fuzz38 maml F4).
-        raise IllConditioned(
-            f"maml_fl's finite-M limit under a spectrum loses digits beyond {MAX_CLIENTS:g} "
-            f"clients (relative errors about M eps: 8e-6 at M = 1e11, a bias of 0.21 for 1.34 "
-            f"at 2^53; here M = {int(count.sum())}); with gamma_j of order 1 it is then within "
-            "about 1/M of the M -> infinity limit (riskcalc.limit without clients)")
+    # The bias's 1/M correction drowns in rounding, as pFedMe's (fuzz38 maml F4, docs F1).
+    check_clients("maml_fl", count)
     check_size("maml_fl", gam.size, h.size)
     p = client_weights(gam, count, weights)
     if p.min() < np.finfo(float).eps * p.max():
