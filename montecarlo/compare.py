@@ -102,7 +102,8 @@ def summarize(samples, predicted, level: float = 0.95) -> dict:
     tol = half + 1e-9 * np.maximum(np.abs(pred), np.abs(mean))
     # An infinite prediction (the ridgeless variance at gamma = 1) is inside no interval,
     # although |mean - inf| <= inf would say so.
-    inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
+    with np.errstate(invalid="ignore"):     # inf - inf: both overflowed, inside no interval
+        inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
     return {"mean": mean, "se": se, "low": mean - half, "high": mean + half, "rel_diff": rel,
             "inside": inside}
 
