@@ -61,3 +61,15 @@ def test_steps_under_a_spectrum_try_the_other_contour_before_refusing(monkeypatc
     res = riskcalc.steps_limit("ftfa", **kw)
     assert tried[0] == 0.0 and tried[1] > 0
     assert (res.bias, res.variance) == pytest.approx((want.bias, want.variance), rel=1e-10)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(clients=4, weights="bogus"), "weights must be one of samples, uniform; got 'bogus'"),
+    (dict(max_seconds=-1), r"max_seconds must lie in \(0, inf\), got -1"),
+    (dict(clients=4, max_seconds=-1), r"max_seconds must lie in \(0, inf\), got -1")])
+def test_steps_options_without_work_to_do_are_still_checked(kw, message):
+    """F3: the local baselines with clients=4 echoed weights="bogus" in their params (FTFA
+    refuses it), and max_seconds=-1 passed silently where there was no pencil to bound."""
+    with pytest.raises(ValueError, match=message):
+        riskcalc.steps_limit("local", gamma=2.0, rho=1.0, sigma=1.0, steps=3, step_size=0.1,
+                             **kw)

@@ -42,6 +42,7 @@ import numpy as np
 
 from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
+from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
@@ -162,10 +163,15 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                                                              weights, max_seconds)
     if clients is None and weights is not None:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
+    if max_seconds is not None:
+        # Checked where it has no work to bound too: max_seconds=-1 passed silently
+        # (fuzz38 steps F3).
+        positive("max_seconds", max_seconds, ndim=0)
     if clients is not None:
         res = spec_steps_limit(spec, steps, step_size)
+        # The local baselines' weights were echoed unchecked ("bogus"; fuzz38 steps F3).
         return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
-                                        "weights": weights or "samples"},
+                                        "weights": check_weights(weights or "samples")},
                            res.bias, res.variance, res.risk, route=res.route,
                            notes=res.notes + ("the local baselines start from 0, not from the "
                                               "global model: the number of clients does not "
