@@ -73,3 +73,15 @@ def test_steps_options_without_work_to_do_are_still_checked(kw, message):
     with pytest.raises(ValueError, match=message):
         riskcalc.steps_limit("local", gamma=2.0, rho=1.0, sigma=1.0, steps=3, step_size=0.1,
                              **kw)
+
+
+@pytest.mark.parametrize("spectrum", [None, "two-point:1,4,0.3"])
+@pytest.mark.parametrize("kw", [dict(r=0.0, sigma=0.5), dict(r=1.0, sigma=0.0)])
+def test_diverging_steps_without_signal_or_noise_are_quiet(kw, spectrum):
+    """F4: r = 0 (or sigma = 0) after 1e4 steps of 1 at gamma 2 (past the edge) warned
+    "invalid value encountered in multiply" (0 * inf, before it was set to 0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = riskcalc.steps_limit("ftfa", gamma=2.0, steps=10 ** 4, step_size=1.0,
+                                   spectrum=spectrum, **kw)
+    assert np.isposinf(res.risk) and 0.0 in (res.bias, res.variance)

@@ -188,10 +188,10 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
         b_fac, v_fac = filter_integrals(g, lam_, k, eta)
     else:
         b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
-    bias = signal ** 2 * b_fac
-    var = sig ** 2 * v_fac
     with np.errstate(invalid="ignore"):
-        # r = 0 or sigma = 0 past the edge: no error to amplify (0, not 0 * inf).
+        # r = 0 or sigma = 0 past the edge: no error to amplify (0, not 0 * inf, which warned
+        # "invalid value encountered in multiply"; fuzz38 steps F4).
+        bias, var = signal ** 2 * b_fac, sig ** 2 * v_fac
         bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
     scalar = bias.ndim == 0
