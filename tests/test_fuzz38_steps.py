@@ -85,3 +85,13 @@ def test_diverging_steps_without_signal_or_noise_are_quiet(kw, spectrum):
         res = riskcalc.steps_limit("ftfa", gamma=2.0, steps=10 ** 4, step_size=1.0,
                                    spectrum=spectrum, **kw)
     assert np.isposinf(res.risk) and 0.0 in (res.bias, res.variance)
+
+
+def test_steps_near_gamma_one_keep_the_lower_edge_digits():
+    """F6: the Marchenko-Pastur lower edge (1 - sqrt(gamma))^2 was computed from 1 - sqrt(gamma),
+    which loses digits near gamma = 1: FTFA at gamma 0.999 after 1e9 steps of 0.1 had variance
+    998.9999999999741 where mpmath (30 digits, the density in s = a + u^2) gives
+    998.99999999988841; gamma/(1 - gamma) bounds it (the limit, 998.9999999999991)."""
+    res = riskcalc.steps_limit("ftfa", gamma=0.999, r=1.0, sigma=1.0, steps=10 ** 9,
+                               step_size=0.1)
+    assert res.variance == pytest.approx(998.99999999988841, rel=2e-15)
