@@ -95,3 +95,18 @@ def test_steps_near_gamma_one_keep_the_lower_edge_digits():
     res = riskcalc.steps_limit("ftfa", gamma=0.999, r=1.0, sigma=1.0, steps=10 ** 9,
                                step_size=0.1)
     assert res.variance == pytest.approx(998.99999999988841, rel=2e-15)
+
+
+@pytest.mark.parametrize("gamma, bias, variance", [
+    (1.0, 1.2615662609470017e-05, 20901.814209167667),
+    (1.0 + 1e-6, 1.3121959945511441e-05, 20899.356345828674)])
+def test_steps_at_gamma_one_answer_1e10_steps(gamma, bias, variance):
+    """F5: FTFA at gamma = 1 after 1e10 steps of 0.1 was refused ("did not settle with 262144
+    nodes ... fewer steps or a smaller step size answer"): there the filter varies on t ~
+    (step_size steps)^(-1/2) about the quadrature's t = 0, finer than 2^18 nodes resolve.
+    Near gamma = 1 the rule now goes on to 2^21 nodes (a scalar point). The values are
+    mpmath's (30 digits, the density in s = a + u^2 with breakpoints at the filter's scale)."""
+    res = riskcalc.steps_limit("ftfa", gamma=gamma, r=1.0, sigma=1.0, steps=10 ** 10,
+                               step_size=0.1)
+    assert res.bias == pytest.approx(bias, abs=1e-15)
+    assert res.variance == pytest.approx(variance, rel=1e-13)

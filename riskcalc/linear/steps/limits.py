@@ -57,6 +57,10 @@ ATOL = 1e-16
 #: rounded to a few eps absolute, below which two rules cannot agree (``filter_integrals``).
 NEAR_ATOL = 8 * np.finfo(float).eps
 MAX_NODES = 2 ** 18
+#: Near gamma = 1 (``finite_clients.NEAR_ONE``) the rule may go on to ``MAX_NEAR_NODES`` while
+#: the nodes of all the points together stay within ``MAX_NEAR_ENTRIES``.
+MAX_NEAR_NODES = 2 ** 21
+MAX_NEAR_ENTRIES = 2 ** 21
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
@@ -109,7 +113,7 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         For a method outside ``METHODS``, non-uniform signal weights, or a bad parameter.
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
-        thousands), or the general route cannot reach its tolerance (see
+        thousands; ``MAX_NEAR_NODES`` near gamma = 1), or the general route cannot reach its tolerance (see
         ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent step size is not
         an error: the result has ``converges`` False and the values grow without bound in k,
         infinite once beyond the floating point range, at any number of steps.
@@ -224,9 +228,21 @@ def filter_integrals(gamma, lam, steps, step_size):
     # agreeing to 1.1e-16 (mpmath's bias and variance to 1e-15; gamma = 1 + 1e-15 answered;
     # fuzz37 unbound F3).
     atol = (np.where(near, NEAR_ATOL, ATOL), ATOL)
+    # There the filter varies on t ~ (step_size steps)^(-1/2) about t = 0 (s ~ t^2): MAX_NODES
+    # resolve step_size steps up to ~3e8 (1e10 steps of 0.1 at gamma = 1 were refused;
+    # fuzz38 steps F5), 2^21 nodes up to ~1e10 (30-digit mpmath agrees to 1e-15).
+    most = MAX_NODES if not np.any(near) else max(
+        MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
+    # It needs about 12 sqrt(step_size steps) nodes (measured) where the lower edge and lam are
+    # below the filter's scale: beyond 8 sqrt, refused before the rule (1e12 steps of 0.1 at
+    # gamma = 1 failed after 2.5 s).
+    ek = eta[..., 0] * k[..., 0]
+    edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
+    if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
+        raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
     prev = None
     n = 64
-    while n <= MAX_NODES:
+    while n <= most:
         # Midpoint rule in t: the integrand is smooth, even and 2 pi-periodic in t, where it
         # converges geometrically, and no node sits on the edge s = 0 of gamma = 1.
         u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
@@ -257,17 +273,20 @@ def filter_integrals(gamma, lam, steps, step_size):
             return cur
         prev = cur
         n *= 2
-    # Near gamma = 1 the law reaches s = 0, where the filter varies on the scale 1 / (eta k):
-    # gamma = 1 settled up to 1e9 steps of 0.1 and not at 1e10 (say what answers).
+    raise SolverError(_unresolved(f"did not settle with {n // 2} nodes", gamma, near, ek, k))
+
+
+def _unresolved(what, gamma, near, ek, k) -> str:
+    """The refusal of ``filter_integrals``: near gamma = 1 the law reaches s = 0, where the
+    filter varies on the scale 1 / (step_size steps) ``ek`` (say what answers)."""
     with np.errstate(divide="ignore"):
-        scale = float(np.min(1.0 / (eta * k)))
+        scale = float(np.min(1.0 / ek))
     why = (f"; near gamma = 1 (here {gamma[..., 0][near].flat[0]:g}) the law reaches s = 0, "
            f"where the filter varies on the scale 1 / (step_size steps) = {scale:.2g}, "
            "finer than the rule resolves: fewer steps or a "
            "smaller step size answer, and riskcalc.limit is the limit of infinitely many"
            if np.any(near) else "")
-    raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
-                      f"(steps up to {np.max(k):g}){why}")
+    return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
