@@ -110,3 +110,26 @@ def test_steps_at_gamma_one_answer_1e10_steps(gamma, bias, variance):
                                step_size=0.1)
     assert res.bias == pytest.approx(bias, abs=1e-15)
     assert res.variance == pytest.approx(variance, rel=1e-13)
+
+
+def test_steps_under_a_spectrum_near_gamma_one_settle_at_the_solver_noise(monkeypatch):
+    """F7: the contour rule had to settle the bias to 1e-16 absolute, below the noise the
+    Stieltjes transform (solved to ~1e-13 near the contour's tip at s = 0) leaves: gamma 0.95
+    on two-point:1,4,0.3 after 1e4 steps of 0.1 failed around [0, x_hi] (3.5 s; then F2's other
+    contour answered), gamma 0.999 after 1e5 steps and gamma 1 after 4e5 were refused after
+    12-17 s. The first contour now answers, its bias within 2e-14 (absolute; the tolerance is
+    1e-13 times the mean eigenvalue) of the other's, which two margins agree on to 2e-16."""
+    from riskcalc.linear.engine import weighted_mp
+
+    real, calls = weighted_mp.contour_integrals, []
+
+    def counted(*args, **kw):
+        calls.append(kw["foci"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(weighted_mp, "contour_integrals", counted)
+    res = riskcalc.steps_limit("ftfa", gamma=0.95, r=1.0, sigma=1.0, steps=10 ** 4,
+                               step_size=0.1, spectrum="two-point:1,4,0.3")
+    assert len(calls) == 1 and calls[0][0] == 0.0
+    assert res.bias == pytest.approx(1.670465775355132e-04, abs=2e-14)
+    assert res.variance == pytest.approx(17.842038441190613, rel=1e-11)
