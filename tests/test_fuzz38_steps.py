@@ -133,3 +133,20 @@ def test_steps_under_a_spectrum_near_gamma_one_settle_at_the_solver_noise(monkey
     assert len(calls) == 1 and calls[0][0] == 0.0
     assert res.bias == pytest.approx(1.670465775355132e-04, abs=2e-14)
     assert res.variance == pytest.approx(17.842038441190613, rel=1e-11)
+
+
+def test_steps_with_a_tiny_lam_at_gamma_one_under_a_spectrum_answer():
+    """F8: RTFA at gamma = 1 with lam = 1e-8 under a spectrum was refused after 10 steps of 0.1
+    ("... finer than the rule resolves: fewer steps or a smaller step size answer"): the contour
+    kept to lam / 2 left of 0, for a pole of the filter at -lam that finitely many steps make
+    removable. Under c I (c = 1.0000005) it now equals Sigma = I's quadrature with step c eta
+    and penalty lam / c (bias times c), and on two-point:1,4,0.3 FTFA's value to O(lam)."""
+    c = 1.0000005
+    kw = dict(gamma=1.0, r=1.0, sigma=1.0, steps=10)
+    res = riskcalc.steps_limit("rtfa", lam=1e-8, step_size=0.1,
+                               spectrum=riskcalc.Spectrum([c], [1.0]), **kw)
+    iso = riskcalc.steps_limit("rtfa", lam=1e-8 / c, step_size=0.1 * c, **kw)
+    assert (res.bias, res.variance) == pytest.approx((c * iso.bias, iso.variance), rel=1e-13)
+    two = dict(step_size=0.1, spectrum="two-point:1,4,0.3", **kw)
+    assert riskcalc.steps_limit("rtfa", lam=1e-8, **two).risk == pytest.approx(
+        riskcalc.steps_limit("ftfa", **two).risk, abs=1e-8)

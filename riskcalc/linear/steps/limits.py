@@ -324,7 +324,13 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # Around the continuous part only: the margin is half the gap to the atom at 0.
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
-        reach = 0.5 * l if l > 0 else (1.0 / (kk * e) if kk > 0 else np.inf)
+        # After finitely many steps the pole of f at -lam is removable (1 - q^k holds the
+        # factor s + lam), and with eta k lam < 1 it is weak (f / s <= eta k there): then go
+        # on to delta = lam + 1 / (eta k). The margin stopped at lam / 2, so that gamma = 1
+        # with lam = 1e-8 was refused after 10 steps, "fewer steps or a smaller step size
+        # answer" (fuzz38 steps F8).
+        weak = kk > 0 and kk * e * l < 1.0
+        reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
         margin_all = min(reach, cap, 0.25 * hi)
         routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
         if ratio_cut < margin_all / hi:
