@@ -150,3 +150,11 @@ def test_steps_with_a_tiny_lam_at_gamma_one_under_a_spectrum_answer():
     two = dict(step_size=0.1, spectrum="two-point:1,4,0.3", **kw)
     assert riskcalc.steps_limit("rtfa", lam=1e-8, **two).risk == pytest.approx(
         riskcalc.steps_limit("ftfa", **two).risk, abs=1e-8)
+
+
+def test_steps_refused_near_gamma_one_name_the_gamma_given():
+    """F9: the refusal near gamma = 1 printed gamma with %g: "near gamma = 1 (here 1)" for
+    gamma = 1.000001 (1e12 steps of 0.1), as if it were the case gamma = 1."""
+    with pytest.raises(riskcalc.SolverError, match=r"near gamma = 1 \(here 1\.000001\) the law"):
+        riskcalc.steps_limit("ftfa", gamma=1.000001, r=1.0, sigma=1.0, steps=10 ** 12,
+                             step_size=0.1)

@@ -224,8 +224,9 @@ def near_one(exc, gamma, steps, step_size):
         return exc
     scale = 1.0 / (float(step_size) * float(steps))
     return SolverError(f"finite-step integral did not settle (steps up to {float(steps):g}): "
-                       f"near gamma = 1 (here {near[0]:g}) the law reaches s = 0, where the "
-                       f"filter varies on the scale 1 / (step_size steps) = {scale:.2g}, finer "
+                       f"near gamma = 1 (here {shown_apart(near[0], 1.0)}) the law reaches s = "
+                       f"0, where the filter varies on the scale 1 / (step_size steps) = "
+                       f"{scale:.2g}, finer "
                        "than the rule resolves: fewer steps or a smaller step size answer, and "
                        "riskcalc.limit is the limit of infinitely many")
 
@@ -261,8 +262,7 @@ def stability(gamma, lam, eta, spectrum):
 
 
 def _steps(steps) -> np.ndarray:
-    k = integers("steps", steps)
-    return k
+    return integers("steps", steps)
 
 
 def _spectrum(spectrum):

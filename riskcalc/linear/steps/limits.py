@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._text import shown_apart
 from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
 from riskcalc.linear.client_weights import check_weights
@@ -119,10 +120,11 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         For a method outside ``METHODS``, non-uniform signal weights, or a bad parameter.
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
-        thousands; ``MAX_NEAR_NODES`` near gamma = 1), or the general route cannot reach its tolerance (see
-        ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent step size is not
-        an error: the result has ``converges`` False and the values grow without bound in k,
-        infinite once beyond the floating point range, at any number of steps.
+        thousands; ``MAX_NEAR_NODES`` near gamma = 1), or the general route cannot reach its
+        tolerance (see ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent
+        step size is not an error: the result has ``converges`` False and the values grow
+        without bound in k, infinite once beyond the floating point range, at any number of
+        steps.
 
     Examples
     --------
@@ -287,11 +289,11 @@ def _unresolved(what, gamma, near, ek, k) -> str:
     filter varies on the scale 1 / (step_size steps) ``ek`` (say what answers)."""
     with np.errstate(divide="ignore"):
         scale = float(np.min(1.0 / ek))
-    why = (f"; near gamma = 1 (here {gamma[..., 0][near].flat[0]:g}) the law reaches s = 0, "
-           f"where the filter varies on the scale 1 / (step_size steps) = {scale:.2g}, "
-           "finer than the rule resolves: fewer steps or a "
-           "smaller step size answer, and riskcalc.limit is the limit of infinitely many"
-           if np.any(near) else "")
+    # gamma printed apart from 1 ("here 1" for 1.000001 named the wrong case; fuzz38 steps F9).
+    why = (f"; near gamma = 1 (here {shown_apart(gamma[..., 0][near].flat[0], 1.0)}) the law "
+           "reaches s = 0, where the filter varies on the scale 1 / (step_size steps) = "
+           f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller step size "
+           "answer, and riskcalc.limit is the limit of infinitely many" if np.any(near) else "")
     return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
 
 
