@@ -158,3 +158,21 @@ def test_steps_refused_near_gamma_one_name_the_gamma_given():
     with pytest.raises(riskcalc.SolverError, match=r"near gamma = 1 \(here 1\.000001\) the law"):
         riskcalc.steps_limit("ftfa", gamma=1.000001, r=1.0, sigma=1.0, steps=10 ** 12,
                              step_size=0.1)
+
+
+def test_steps_under_a_spectrum_beyond_the_contour_are_refused_before_solving(monkeypatch):
+    """F10: gamma = 1 on two-point:1,4,0.3 after 1e7 steps of 0.1 was refused after 30 s (the
+    contour rule doubled to 32768 nodes without settling; no estimate). The ellipse's parameter
+    rho tells it before: the rule resolves once nodes x (rho - 1) exceeds ~11-18 and settles a
+    doubling later; here rho - 1 = 5.4e-4 needs ~37000 nodes. Now refused at once (0.0 s),
+    with the reason and what answers."""
+    from riskcalc.linear.engine import weighted_mp
+
+    def solved(*args, **kw):
+        raise AssertionError("the contour rule ran")
+
+    monkeypatch.setattr(weighted_mp, "contour_integrals", solved)
+    with pytest.raises(riskcalc.SolverError, match=r"near gamma = 1 \(here 1\) .* = 1e-06, "
+                                                   r"finer than the rule resolves: fewer steps"):
+        riskcalc.steps_limit("ftfa", gamma=1.0, r=1.0, sigma=1.0, steps=10 ** 7, step_size=0.1,
+                             spectrum="two-point:1,4,0.3")
