@@ -176,3 +176,18 @@ def test_steps_under_a_spectrum_beyond_the_contour_are_refused_before_solving(mo
                                                    r"finer than the rule resolves: fewer steps"):
         riskcalc.steps_limit("ftfa", gamma=1.0, r=1.0, sigma=1.0, steps=10 ** 7, step_size=0.1,
                              spectrum="two-point:1,4,0.3")
+
+
+def test_diverging_steps_from_a_finite_m_model_without_signal_or_noise_are_zero():
+    """F11: from the FedAvg model over 3 clients, 50 steps of 1000 (past the edge) with r = 0
+    gave bias inf (0 * inf overflowing, then set to inf), where the oracle route gives 0 (F4),
+    and so did sigma = 0 for the variance, in ``steps_limit`` and in the per-client
+    ``clients_steps_limit``: no error to amplify is 0."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    res = riskcalc.steps_limit("ftfa", gamma=2.0, r=0.0, sigma=0.5, steps=50,
+                               step_size=1000.0, clients=3)
+    assert res.bias == 0.0 and res.variance > 1e100
+    bias, var = clients_steps_limit("ftfa", gamma=[2.0, 1.5], r=1.0, sigma=0.0, steps=50,
+                                    step_size=1000.0)
+    assert bias > 1e100 and var == 0.0

@@ -86,7 +86,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     if method not in METHODS:
         raise ValueError(f"finite steps from a finite-M global model are implemented for "
                          f"{', '.join(METHODS)}; got {method!r}")
-    k = _steps(steps)
+    k = integers("steps", steps)
     eta = float(positive("step_size", step_size))
     raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
     m = max([np.size(v) for v in raw.values()])
@@ -105,11 +105,13 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     ks, at = np.unique(k.astype(int), return_inverse=True)
     converges = np.all(stability(gam, lam_arr, eta, sp)[0])
     # A divergent step overflows (inf / inf: NaN, printed as the risk; fuzz37 twins L1): it
-    # is infinite, as in ``spec_clients_steps_limit``.
+    # is infinite, as in ``spec_clients_steps_limit``; without signal (noise) anywhere the
+    # bias (variance) is 0 (was inf; fuzz38 steps F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
         bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                               converges, targets=[0])
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
+    bias, var = np.where(np.any(rr > 0), bias, 0.0), np.where(np.any(sig > 0), var, 0.0)
     return bias[0, at].reshape(k.shape), var[0, at].reshape(k.shape)
 
 
@@ -148,7 +150,7 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     """
     clients = positive_int("clients", clients)
     weights = finite_clients.check_weights("samples" if weights is None else weights)
-    k = _steps(steps)
+    k = integers("steps", steps)
     eta = positive("step_size", step_size)
     sp = _spectrum(spec.spectrum)
     broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, "r": spec.signal,
@@ -173,8 +175,10 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
             b, v = _steps_at(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp, ks,
                              float(et), np.all(np.ravel(converges)[idx]))
         bias.ravel()[idx], var.ravel()[idx] = b[0, at], v[0, at]
-    # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route.
+    # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route; r = 0
+    # (sigma = 0) has no error to amplify: 0 (was inf, 0 * inf overflowing; fuzz38 steps F11).
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
+    bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
     scalar = bias.ndim == 0
     out = [float(x) if scalar else x for x in (bias, var, risk)]
@@ -259,10 +263,6 @@ def stability(gamma, lam, eta, spectrum):
             "floating-point range (1.8e+308) is infinite: overflow in tables, null in JSON; "
             "no value here is a usable model",)
     return converges, ()
-
-
-def _steps(steps) -> np.ndarray:
-    return integers("steps", steps)
 
 
 def _spectrum(spectrum):
