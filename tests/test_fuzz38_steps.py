@@ -191,3 +191,23 @@ def test_diverging_steps_from_a_finite_m_model_without_signal_or_noise_are_zero(
     bias, var = clients_steps_limit("ftfa", gamma=[2.0, 1.5], r=1.0, sigma=0.0, steps=50,
                                     step_size=1000.0)
     assert bias > 1e100 and var == 0.0
+
+
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(spectrum="two-point:1,4,0.3"), None, None),
+    (dict(spectrum=3), ValueError, "spectrum must be a riskcalc.Spectrum or a SPEC string"),
+    (dict(step_size=[0.1, 0.2]), ValueError, r"step_size must be a number, got an array")])
+def test_per_client_steps_take_what_every_entry_takes(kw, error, message):
+    """F12: ``clients_steps_limit(spectrum="two-point:1,4,0.3")`` was an AttributeError ('str'
+    object has no attribute 'atoms'; every other spectrum= reads a SPEC string), and
+    step_size=[0.1, 0.2] a TypeError (only 0-dimensional arrays can be converted)."""
+    from riskcalc.linear.steps.finite_clients import clients_steps_limit
+
+    args = dict(gamma=[2.0, 1.5], sigma=1.0, r=1.0, steps=3, step_size=0.1)
+    if error is None:
+        spec = riskcalc.Spectrum.parse(kw["spectrum"])
+        assert clients_steps_limit("ftfa", **{**args, **kw}) == clients_steps_limit(
+            "ftfa", **args, spectrum=spec)
+    else:
+        with pytest.raises(error, match=message):
+            clients_steps_limit("ftfa", **{**args, **kw})

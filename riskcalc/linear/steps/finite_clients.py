@@ -45,7 +45,7 @@ from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.pencils import step_traces
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 #: Methods personalizing the FedAvg global model by gradient steps (the local baselines
 #: ignore the global model and keep ``steps.limits``' limit).
@@ -87,7 +87,7 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
         raise ValueError(f"finite steps from a finite-M global model are implemented for "
                          f"{', '.join(METHODS)}; got {method!r}")
     k = integers("steps", steps)
-    eta = float(positive("step_size", step_size))
+    eta = float(positive("step_size", step_size, ndim=0))    # an array: TypeError (F12)
     raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
     m = max([np.size(v) for v in raw.values()])
     vals = {}
@@ -104,9 +104,8 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)
     converges = np.all(stability(gam, lam_arr, eta, sp)[0])
-    # A divergent step overflows (inf / inf: NaN, printed as the risk; fuzz37 twins L1): it
-    # is infinite, as in ``spec_clients_steps_limit``; without signal (noise) anywhere the
-    # bias (variance) is 0 (was inf; fuzz38 steps F11).
+    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite, as in
+    # ``spec_clients_steps_limit``; no signal (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
         bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                               converges, targets=[0])
@@ -265,7 +264,8 @@ def stability(gamma, lam, eta, spectrum):
     return converges, ()
 
 
-def _spectrum(spectrum):
+def _spectrum(spectrum):    # as every spectrum= (a SPEC string was an AttributeError; F12)
+    spectrum = as_spectrum(spectrum)
     return Spectrum.identity() if spectrum is None else spectrum
 
 
