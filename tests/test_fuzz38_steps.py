@@ -211,3 +211,13 @@ def test_per_client_steps_take_what_every_entry_takes(kw, error, message):
     else:
         with pytest.raises(error, match=message):
             clients_steps_limit("ftfa", **{**args, **kw})
+
+
+@pytest.mark.parametrize("step_size", [[0.1], np.array([0.1, 0.2])])
+def test_simulation_step_size_is_one_number(step_size):
+    """F13: ``montecarlo.sweep(..., steps=3, step_size=[0.1])`` (and compare) raised TypeError
+    "only 0-dimensional arrays can be converted to Python scalars"."""
+    from montecarlo.compare import check_run
+
+    with pytest.raises(ValueError, match=r"step size must be a number, got an array"):
+        check_run(2, "conditional", 3, step_size)
