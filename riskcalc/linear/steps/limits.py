@@ -28,12 +28,14 @@ covariance forms, Sec. 6.3). The local baselines (Cor. 3.1) are the same filters
 Sigma = I: the integral over the continuous part uses s = 1 + gamma - h cos(t),
 h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on
 [0, pi], and the midpoint rule with nodes doubled until two successive values agree to
-``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
-Stieltjes transform of nu around its support (``riskcalc.linear.engine.weighted_mp.contour_integrals``),
-to ``RTOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
+``RTOL`` (relative) or ``ATOL`` (up to ``MAX_NEAR_NODES`` near gamma = 1). General Sigma: a
+contour integral of phi against the Stieltjes transform of nu around its support
+(``riskcalc.linear.engine.weighted_mp.contour_integrals``), to ``RTOL_GENERAL`` and
+``ATOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
 rounding of the k-th power instead (8 k eps on the first route; the contour's floor on the
-second), so that a divergent step gives its finite value at any k until it overflows. A non-uniform direction of theta (signal_weights different from
-weights) would need two-resolvent equivalents and is not covered.
+second), so that a divergent step gives its finite value at any k until it overflows. A
+non-uniform direction of theta (signal_weights different from weights) would need
+two-resolvent equivalents and is not covered.
 """
 
 from __future__ import annotations
@@ -65,11 +67,9 @@ MAX_NEAR_ENTRIES = 2 ** 21
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
-#: ... and its absolute tolerance (times the mean eigenvalue): the Stieltjes transform, solved
-#: to ~1e-13 relative near the contour's tip at s = 0, leaves the bias that much noise, below
-#: which the rule did not settle (gamma = 1 after 4e5 steps of 0.1 on two-point:1,4,0.3 or
-#: Sigma = 1.0000005 I, refused after 7-17 s; now this route's bias is within 6e-14 of
-#: Sigma = I's quadrature there; fuzz38 steps F7).
+#: ... and its absolute one (times the mean eigenvalue): the Stieltjes transform's ~1e-13 noise
+#: near s = 0, below which gamma = 1 after 4e5 steps of 0.1 was refused (the bias is now within
+#: 6e-14 of Sigma = I's quadrature under 1.0000005 I; fuzz38 steps F7).
 ATOL_GENERAL = 1e-13
 MAX_CONTOUR_NODES = 2 ** 15
 
@@ -176,8 +176,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     if clients is None and weights is not None:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
     if max_seconds is not None:
-        # Checked where it has no work to bound too: max_seconds=-1 passed silently
-        # (fuzz38 steps F3).
+        # Checked with no work to bound too (-1 passed silently; fuzz38 steps F3).
         positive("max_seconds", max_seconds, ndim=0)
     if clients is not None:
         res = spec_steps_limit(spec, steps, step_size)
@@ -236,14 +235,12 @@ def filter_integrals(gamma, lam, steps, step_size):
     # agreeing to 1.1e-16 (mpmath's bias and variance to 1e-15; gamma = 1 + 1e-15 answered;
     # fuzz37 unbound F3).
     atol = (np.where(near, NEAR_ATOL, ATOL), ATOL)
-    # There the filter varies on t ~ (step_size steps)^(-1/2) about t = 0 (s ~ t^2): MAX_NODES
-    # resolve step_size steps up to ~3e8 (1e10 steps of 0.1 at gamma = 1 were refused;
-    # fuzz38 steps F5), 2^21 nodes up to ~1e10 (30-digit mpmath agrees to 1e-15).
+    # There the filter varies on t ~ (step_size steps)^(-1/2) about t = 0: MAX_NODES resolve
+    # eta k to ~3e8, 2^21 nodes to ~1e10 (mpmath agrees to 1e-15; fuzz38 steps F5).
     most = MAX_NODES if not np.any(near) else max(
         MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
-    # It needs about 12 sqrt(step_size steps) nodes (measured) where the lower edge and lam are
-    # below the filter's scale: beyond 8 sqrt, refused before the rule (1e12 steps of 0.1 at
-    # gamma = 1 failed after 2.5 s).
+    # ~12 sqrt(eta k) nodes are needed where the edge and lam are below the filter's scale:
+    # beyond 8 sqrt(eta k), refused before the rule (1e12 steps failed after 2.5 s).
     ek = eta[..., 0] * k[..., 0]
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
     if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
@@ -326,11 +323,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # Around the continuous part only: the margin is half the gap to the atom at 0.
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
-        # After finitely many steps the pole of f at -lam is removable (1 - q^k holds the
-        # factor s + lam), and with eta k lam < 1 it is weak (f / s <= eta k there): then go
-        # on to delta = lam + 1 / (eta k). The margin stopped at lam / 2, so that gamma = 1
-        # with lam = 1e-8 was refused after 10 steps, "fewer steps or a smaller step size
-        # answer" (fuzz38 steps F8).
+        # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
+        # delta = lam + 1 / (eta k) (lam / 2 refused gamma = 1, lam = 1e-8 after 10 steps,
+        # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
         weak = kk > 0 and kk * e * l < 1.0
         reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
         margin_all = min(reach, cap, 0.25 * hi)
@@ -350,10 +345,9 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
         for foci, margin, atom in routes:
-            # The rule resolves the integrand once nodes x (rho - 1) exceeds ~11-18 (measured;
-            # rho the ellipse's parameter) and settles a doubling later: where 20 / (rho - 1)
-            # exceeds the nodes allowed, refused before solving (gamma = 1 after 1e7 steps of
-            # 0.1 failed after 30 s; fuzz38 steps F10).
+            # The rule resolves from nodes x (rho - 1) ~ 11-18 (measured; rho the ellipse's
+            # parameter), settling a doubling later: beyond, skipped before solving (gamma = 1
+            # after 1e7 steps of 0.1 failed after 30 s; fuzz38 steps F10).
             h = 0.5 * (foci[1] - foci[0])
             if e * (l + hi) <= 2.0 and 20.0 * h > MAX_CONTOUR_NODES * (
                     margin + np.sqrt(margin * (2.0 * h + margin))):
@@ -376,9 +370,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
                 b, v, atom = np.inf, np.inf, 0.0
                 break
             except SolverError as exc:
-                # The other contour, where there are two, may settle: gamma 0.95 on
-                # two-point:1,4,0.3 after 1e4 steps of 0.1 did not around [0, x_hi] (3e4
-                # and 1e5 steps answered, around the continuous part; fuzz38 steps F2).
+                # The other contour may settle (gamma 0.95 on two-point:1,4,0.3 after 1e4
+                # steps of 0.1 did not around [0, x_hi]; fuzz38 steps F2).
                 failed = exc
         else:
             raise finite_clients_steps.near_one(failed, g, kk, e) from None
