@@ -221,3 +221,27 @@ def test_simulation_step_size_is_one_number(step_size):
 
     with pytest.raises(ValueError, match=r"step size must be a number, got an array"):
         check_run(2, "conditional", 3, step_size)
+
+
+def test_many_step_counts_keep_the_rule_within_its_entries(monkeypatch):
+    """F14: ``steps_limit("ftfa", gamma=1, steps=np.arange(10 ** 5) * 10, step_size=0.1)``
+    held points x nodes in every array of the Marchenko-Pastur rule: a MemoryError after 34 s
+    (391 MiB arrays of shape (100000, 512), under 3 GB). A rule over more than
+    ``MAX_RULE_ENTRIES`` now splits its points in halves, each its own rule (here a small
+    bound stands in for 2^22): the same values, no array of several points beyond it."""
+    from riskcalc.linear.steps import limits
+
+    ks, g = np.array([0, 1, 5, 100, 10 ** 4, 10 ** 6, 3, 77]), [1.0, 0.999, 2.0, 0.5] * 2
+    want = [limits.filter_integrals(a, 0.0, b, 0.1) for a, b in zip(g, ks)]
+    real, largest = limits._one_minus_power, []
+
+    def sized(x, k):
+        largest.append(x.size if x.shape[0] > 1 else 0)     # one point: its own nodes
+        return real(x, k)
+
+    monkeypatch.setattr(limits, "_one_minus_power", sized)
+    monkeypatch.setattr(limits, "MAX_RULE_ENTRIES", 2 ** 9, raising=False)
+    bias, var = limits.filter_integrals(g, 0.0, ks, 0.1)
+    assert max(largest) <= 2 ** 9
+    assert bias == pytest.approx([w[0] for w in want], rel=1e-14, abs=1e-16)
+    assert var == pytest.approx([w[1] for w in want], rel=1e-14)

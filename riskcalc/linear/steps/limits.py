@@ -60,10 +60,10 @@ ATOL = 1e-16
 #: rounded to a few eps absolute, below which two rules cannot agree (``filter_integrals``).
 NEAR_ATOL = 8 * np.finfo(float).eps
 MAX_NODES = 2 ** 18
-#: Near gamma = 1 (``finite_clients.NEAR_ONE``) the rule may go on to ``MAX_NEAR_NODES`` while
-#: the nodes of all the points together stay within ``MAX_NEAR_ENTRIES``.
-MAX_NEAR_NODES = 2 ** 21
-MAX_NEAR_ENTRIES = 2 ** 21
+#: Near gamma = 1 (``finite_clients.NEAR_ONE``) nodes up to ``MAX_NEAR_NODES`` (points x nodes
+#: within ``MAX_NEAR_ENTRIES``); a rule over more than ``MAX_RULE_ENTRIES`` splits its points.
+MAX_NEAR_NODES = MAX_NEAR_ENTRIES = 2 ** 21
+MAX_RULE_ENTRIES = 2 ** 22
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
@@ -180,9 +180,8 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
         positive("max_seconds", max_seconds, ndim=0)
     if clients is not None:
         res = spec_steps_limit(spec, steps, step_size)
-        # The local baselines' weights were echoed unchecked ("bogus"; fuzz38 steps F3).
         return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
-                                        "weights": check_weights(weights or "samples")},
+                                        "weights": check_weights(weights or "samples")},  # F3
                            res.bias, res.variance, res.risk, route=res.route,
                            notes=res.notes + ("the local baselines start from 0, not from the "
                                               "global model: the number of clients does not "
@@ -200,8 +199,7 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
     else:
         b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
     with np.errstate(invalid="ignore"):
-        # r = 0 or sigma = 0 past the edge: no error to amplify (0, not 0 * inf, which warned
-        # "invalid value encountered in multiply"; fuzz38 steps F4).
+        # r = 0 or sigma = 0 past the edge: 0, not 0 * inf (which warned; fuzz38 steps F4).
         bias, var = signal ** 2 * b_fac, sig ** 2 * v_fac
         bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
@@ -219,8 +217,9 @@ def filter_integrals(gamma, lam, steps, step_size):
     ``f(s) = s / (s + lam) (1 - (1 - step_size (s + lam))^steps)`` and the Marchenko-Pastur
     law F_gamma (paper 003 Sec. 7; see the module docstring). Arguments broadcast together.
     """
-    gamma, lam, k, eta = (a[..., None] for a in np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size))))
+    args = np.broadcast_arrays(*(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    shape, points = args[0].shape, args[0].size
+    gamma, lam, k, eta = (a.reshape(-1, 1) for a in args)
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
     # Past the stability edge the nodes themselves carry the rounding of a k-th power:
@@ -239,8 +238,8 @@ def filter_integrals(gamma, lam, steps, step_size):
     # eta k to ~3e8, 2^21 nodes to ~1e10 (mpmath agrees to 1e-15; fuzz38 steps F5).
     most = MAX_NODES if not np.any(near) else max(
         MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
-    # ~12 sqrt(eta k) nodes are needed where the edge and lam are below the filter's scale:
-    # beyond 8 sqrt(eta k), refused before the rule (1e12 steps failed after 2.5 s).
+    # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
+    # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
     ek = eta[..., 0] * k[..., 0]
     edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
     if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
@@ -248,12 +247,16 @@ def filter_integrals(gamma, lam, steps, step_size):
     prev = None
     n = 64
     while n <= most:
+        if n * points > MAX_RULE_ENTRIES and points > 1:
+            # Halves, each its own rule (1e5 step counts: MemoryError after 34 s; fuzz38 F14).
+            parts = [filter_integrals(*(a[half, 0] for a in (gamma, lam, k, eta)))
+                     for half in (slice(None, points // 2), slice(points // 2, None))]
+            return tuple(np.concatenate(q).reshape(shape) for q in zip(*parts))
         # Midpoint rule in t: the integrand is smooth, even and 2 pi-periodic in t, where it
         # converges geometrically, and no node sits on the edge s = 0 of gamma = 1.
         u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
-        # The lower edge (1 - sqrt(gamma))^2 as ((1 - gamma) / (1 + sqrt(gamma)))^2: 1 - root
-        # lost digits near gamma = 1 (gamma 0.999 after 1e9 steps of 0.1: variance off by
-        # 8.6e-14 relative, 0.9999 by 1.2e-13 from mpmath's; fuzz38 steps F6).
+        # The lower edge from 1 - gamma: 1 - sqrt(gamma) lost digits (the variance 8.6e-14 off
+        # mpmath's at gamma 0.999 after 1e9 steps of 0.1; fuzz38 steps F6).
         s = ((1.0 - gamma) / (1.0 + root)) ** 2 + 4.0 * root * u      # = 1 + gamma - h cos t
         dens = (np.pi / n) * 16.0 * gamma * u * (1.0 - u) / (2.0 * np.pi * gamma * s)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -275,15 +278,14 @@ def filter_integrals(gamma, lam, steps, step_size):
                 np.all((a == b) | (np.abs(a - b) <= rtol * np.abs(a) + tol))
                 for a, b, tol in zip(cur, prev, atol))
         if settled:
-            return cur
+            return tuple(c.reshape(shape) for c in cur)
         prev = cur
         n *= 2
     raise SolverError(_unresolved(f"did not settle with {n // 2} nodes", gamma, near, ek, k))
 
 
 def _unresolved(what, gamma, near, ek, k) -> str:
-    """The refusal of ``filter_integrals``: near gamma = 1 the law reaches s = 0, where the
-    filter varies on the scale 1 / (step_size steps) ``ek`` (say what answers)."""
+    """The refusal of ``filter_integrals`` (near gamma = 1: why, and what answers)."""
     with np.errstate(divide="ignore"):
         scale = float(np.min(1.0 / ek))
     # gamma printed apart from 1 ("here 1" for 1.000001 named the wrong case; fuzz38 steps F9).
@@ -345,9 +347,8 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
         for foci, margin, atom in routes:
-            # The rule resolves from nodes x (rho - 1) ~ 11-18 (measured; rho the ellipse's
-            # parameter), settling a doubling later: beyond, skipped before solving (gamma = 1
-            # after 1e7 steps of 0.1 failed after 30 s; fuzz38 steps F10).
+            # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
+            # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10).
             h = 0.5 * (foci[1] - foci[0])
             if e * (l + hi) <= 2.0 and 20.0 * h > MAX_CONTOUR_NODES * (
                     margin + np.sqrt(margin * (2.0 * h + margin))):
