@@ -245,3 +245,14 @@ def test_many_step_counts_keep_the_rule_within_its_entries(monkeypatch):
     assert max(largest) <= 2 ** 9
     assert bias == pytest.approx([w[0] for w in want], rel=1e-14, abs=1e-16)
     assert var == pytest.approx([w[1] for w in want], rel=1e-14)
+
+
+def test_optimal_steps_near_gamma_one_estimates_the_rule_nodes():
+    """F15: ``optimal_steps("ftfa", gamma=1, step_size=0.1, max_steps=1e5, max_seconds=10)``
+    was estimated at 3 s (3e-5 s a point) and took 104 s: near gamma = 1 the rule's nodes grow
+    like 12 sqrt(step_size k) (measured 12x a point at step_size k = 1e3). The estimate now
+    carries that factor (1e5: 1.88 min) and names the max_steps that fits."""
+    with pytest.raises(ValueError, match=r"max_steps = 2000 would take about 0\.00531 min "
+                                         r"\(estimated\).*give max_steps <= 923"):
+        riskcalc.optimal_steps("ftfa", gamma=1.0, r=1.0, sigma=0.5, step_size=0.1,
+                               max_steps=2000, max_seconds=0.1)
