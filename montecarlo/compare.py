@@ -57,7 +57,8 @@ def check_run(reps, kind, steps, step_size):
         steps = positive_int("steps", steps, minimum=0)
         if step_size is None:
             raise ValueError("--steps needs --step-size")
-        step_size = float(as_array("step size", step_size, low=0.0, low_open=True))
+        # One number (an array was a TypeError from float(); fuzz38 steps F13).
+        step_size = float(as_array("step size", step_size, low=0.0, low_open=True, ndim=0))
     elif step_size is not None:
         raise ValueError("--step-size is only used with --steps")
     return reps, steps, step_size
@@ -102,7 +103,8 @@ def summarize(samples, predicted, level: float = 0.95) -> dict:
     tol = half + 1e-9 * np.maximum(np.abs(pred), np.abs(mean))
     # An infinite prediction (the ridgeless variance at gamma = 1) is inside no interval,
     # although |mean - inf| <= inf would say so.
-    inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
+    with np.errstate(invalid="ignore"):     # inf - inf: both overflowed, inside no interval
+        inside = np.isfinite(pred) & np.isfinite(mean) & (np.abs(mean - pred) <= tol)
     return {"mean": mean, "se": se, "low": mean - half, "high": mean + half, "rel_diff": rel,
             "inside": inside}
 

@@ -45,7 +45,7 @@ from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import broadcast_shape
 from riskcalc.linear.steps import pencils
 from riskcalc.linear.steps.pencils import step_traces
-from riskcalc.spectrum import Spectrum
+from riskcalc.spectrum import Spectrum, as_spectrum
 
 #: Methods personalizing the FedAvg global model by gradient steps (the local baselines
 #: ignore the global model and keep ``steps.limits``' limit).
@@ -86,8 +86,8 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     if method not in METHODS:
         raise ValueError(f"finite steps from a finite-M global model are implemented for "
                          f"{', '.join(METHODS)}; got {method!r}")
-    k = _steps(steps)
-    eta = float(positive("step_size", step_size))
+    k = integers("steps", steps)
+    eta = float(positive("step_size", step_size, ndim=0))    # an array: TypeError (F12)
     raw = {"gamma": gamma, "sigma": sigma, "r": r, "lam": 0.0 if lam is None else lam}
     m = max([np.size(v) for v in raw.values()])
     vals = {}
@@ -104,12 +104,13 @@ def clients_steps_limit(method: str, *, gamma, sigma, r, steps, step_size, lam=N
     sp = _spectrum(spectrum)
     ks, at = np.unique(k.astype(int), return_inverse=True)
     converges = np.all(stability(gam, lam_arr, eta, sp)[0])
-    # A divergent step overflows (inf / inf: NaN, printed as the risk; fuzz37 twins L1): it
-    # is infinite, as in ``spec_clients_steps_limit``.
+    # A divergent step overflows (inf / inf: NaN; fuzz37 twins L1): infinite, as in
+    # ``spec_clients_steps_limit``; no signal (noise) anywhere: bias (variance) 0 (fuzz38 F11).
     with np.errstate(**({} if converges else {"over": "ignore", "invalid": "ignore"})):
         bias, var = _steps_at(method, gam, rr, sig, np.ones(m), lam_arr, weights, sp, ks, eta,
                               converges, targets=[0])
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
+    bias, var = np.where(np.any(rr > 0), bias, 0.0), np.where(np.any(sig > 0), var, 0.0)
     return bias[0, at].reshape(k.shape), var[0, at].reshape(k.shape)
 
 
@@ -148,7 +149,7 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
     """
     clients = positive_int("clients", clients)
     weights = finite_clients.check_weights("samples" if weights is None else weights)
-    k = _steps(steps)
+    k = integers("steps", steps)
     eta = positive("step_size", step_size)
     sp = _spectrum(spec.spectrum)
     broadcast_shape({"gamma": spec.gamma, "sigma": spec.sigma, "r": spec.signal,
@@ -173,8 +174,10 @@ def spec_clients_steps_limit(spec, steps, step_size, clients, weights=None,
             b, v = _steps_at(spec.method, [gm], [rr], [sg], [clients], [lm], weights, sp, ks,
                              float(et), np.all(np.ravel(converges)[idx]))
         bias.ravel()[idx], var.ravel()[idx] = b[0, at], v[0, at]
-    # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route.
+    # A divergent step's overflow (inf / inf: NaN) is infinite, as on ``limits``' route; r = 0
+    # (sigma = 0) has no error to amplify: 0 (was inf, 0 * inf overflowing; fuzz38 steps F11).
     bias, var = (np.where(np.isfinite(a) | converges, a, np.inf) for a in (bias, var))
+    bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
     scalar = bias.ndim == 0
     out = [float(x) if scalar else x for x in (bias, var, risk)]
@@ -224,8 +227,9 @@ def near_one(exc, gamma, steps, step_size):
         return exc
     scale = 1.0 / (float(step_size) * float(steps))
     return SolverError(f"finite-step integral did not settle (steps up to {float(steps):g}): "
-                       f"near gamma = 1 (here {near[0]:g}) the law reaches s = 0, where the "
-                       f"filter varies on the scale 1 / (step_size steps) = {scale:.2g}, finer "
+                       f"near gamma = 1 (here {shown_apart(near[0], 1.0)}) the law reaches s = "
+                       f"0, where the filter varies on the scale 1 / (step_size steps) = "
+                       f"{scale:.2g}, finer "
                        "than the rule resolves: fewer steps or a smaller step size answer, and "
                        "riskcalc.limit is the limit of infinitely many")
 
@@ -260,12 +264,8 @@ def stability(gamma, lam, eta, spectrum):
     return converges, ()
 
 
-def _steps(steps) -> np.ndarray:
-    k = integers("steps", steps)
-    return k
-
-
-def _spectrum(spectrum):
+def _spectrum(spectrum):    # as every spectrum= (a SPEC string was an AttributeError; F12)
+    spectrum = as_spectrum(spectrum)
     return Spectrum.identity() if spectrum is None else spectrum
 
 

@@ -28,20 +28,24 @@ covariance forms, Sec. 6.3). The local baselines (Cor. 3.1) are the same filters
 Sigma = I: the integral over the continuous part uses s = 1 + gamma - h cos(t),
 h = 2 sqrt(gamma), which turns the density into the smooth h^2 sin(t)^2 / (2 pi gamma s) on
 [0, pi], and the midpoint rule with nodes doubled until two successive values agree to
-``RTOL`` (relative) or ``ATOL``. General Sigma: a contour integral of phi against the
-Stieltjes transform of nu around its support (``riskcalc.linear.engine.weighted_mp.contour_integrals``),
-to ``RTOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
+``RTOL`` (relative) or ``ATOL`` (up to ``MAX_NEAR_NODES`` near gamma = 1). General Sigma: a
+contour integral of phi against the Stieltjes transform of nu around its support
+(``riskcalc.linear.engine.weighted_mp.contour_integrals``), to ``RTOL_GENERAL`` and
+``ATOL_GENERAL``. Past the stability edge (eta (lam + x_hi) > 2) both rules settle to the
 rounding of the k-th power instead (8 k eps on the first route; the contour's floor on the
-second), so that a divergent step gives its finite value at any k until it overflows. A non-uniform direction of theta (signal_weights different from
-weights) would need two-resolvent equivalents and is not covered.
+second), so that a divergent step gives its finite value at any k until it overflows. A
+non-uniform direction of theta (signal_weights different from weights) would need
+two-resolvent equivalents and is not covered.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from riskcalc._text import shown_apart
 from riskcalc._validate import integers, positive, positive_int
 from riskcalc.errors import IntegrandOverflow, SolverError
+from riskcalc.linear.client_weights import check_weights
 from riskcalc.linear.engine import weighted_mp
 from riskcalc.linear.limits import LimitResult
 from riskcalc.linear.model import ClientSpec, as_spec, broadcast_shape
@@ -56,9 +60,17 @@ ATOL = 1e-16
 #: rounded to a few eps absolute, below which two rules cannot agree (``filter_integrals``).
 NEAR_ATOL = 8 * np.finfo(float).eps
 MAX_NODES = 2 ** 18
+#: Near gamma = 1 (``finite_clients.NEAR_ONE``) nodes up to ``MAX_NEAR_NODES`` (points x nodes
+#: within ``MAX_NEAR_ENTRIES``); a rule over more than ``MAX_RULE_ENTRIES`` splits its points.
+MAX_NEAR_NODES = MAX_NEAR_ENTRIES = 2 ** 21
+MAX_RULE_ENTRIES = 2 ** 22
 #: The general route solves Silverstein's equation at every node (to ~1e-15); 1e-11 leaves
 #: room for the rounding of the contour sum.
 RTOL_GENERAL = 1e-11
+#: ... and its absolute one (times the mean eigenvalue): the Stieltjes transform's ~1e-13 noise
+#: near s = 0, below which gamma = 1 after 4e5 steps of 0.1 was refused (the bias is now within
+#: 6e-14 of Sigma = I's quadrature under 1.0000005 I; fuzz38 steps F7).
+ATOL_GENERAL = 1e-13
 MAX_CONTOUR_NODES = 2 ** 15
 
 
@@ -108,10 +120,11 @@ def steps_limit(method: str, *, gamma, sigma, steps, step_size, r=None, rho=None
         For a method outside ``METHODS``, non-uniform signal weights, or a bad parameter.
     SolverError
         When the quadrature does not settle within ``MAX_NODES`` nodes (k in the hundreds of
-        thousands), or the general route cannot reach its tolerance (see
-        ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent step size is not
-        an error: the result has ``converges`` False and the values grow without bound in k,
-        infinite once beyond the floating point range, at any number of steps.
+        thousands; ``MAX_NEAR_NODES`` near gamma = 1), or the general route cannot reach its
+        tolerance (see ``riskcalc.linear.engine.weighted_mp.contour_integrals``). A divergent
+        step size is not an error: the result has ``converges`` False and the values grow
+        without bound in k, infinite once beyond the floating point range, at any number of
+        steps.
 
     Examples
     --------
@@ -162,10 +175,13 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
                                                              weights, max_seconds)
     if clients is None and weights is not None:
         raise ValueError("weights apply to a finite number of clients only (give clients=M)")
+    if max_seconds is not None:
+        # Checked with no work to bound too (-1 passed silently; fuzz38 steps F3).
+        positive("max_seconds", max_seconds, ndim=0)
     if clients is not None:
         res = spec_steps_limit(spec, steps, step_size)
         return LimitResult(res.method, {**res.params, "clients": positive_int("clients", clients),
-                                        "weights": weights or "samples"},
+                                        "weights": check_weights(weights or "samples")},  # F3
                            res.bias, res.variance, res.risk, route=res.route,
                            notes=res.notes + ("the local baselines start from 0, not from the "
                                               "global model: the number of clients does not "
@@ -182,10 +198,9 @@ def spec_steps_limit(spec: ClientSpec, steps, step_size, clients=None,
         b_fac, v_fac = filter_integrals(g, lam_, k, eta)
     else:
         b_fac, v_fac = spectral_filter_integrals(g, lam_, k, eta, sp)
-    bias = signal ** 2 * b_fac
-    var = sig ** 2 * v_fac
     with np.errstate(invalid="ignore"):
-        # r = 0 or sigma = 0 past the edge: no error to amplify (0, not 0 * inf).
+        # r = 0 or sigma = 0 past the edge: 0, not 0 * inf (which warned; fuzz38 steps F4).
+        bias, var = signal ** 2 * b_fac, sig ** 2 * v_fac
         bias, var = np.where(signal == 0, 0.0, bias), np.where(sig == 0, 0.0, var)
     risk = bias + var
     scalar = bias.ndim == 0
@@ -202,8 +217,9 @@ def filter_integrals(gamma, lam, steps, step_size):
     ``f(s) = s / (s + lam) (1 - (1 - step_size (s + lam))^steps)`` and the Marchenko-Pastur
     law F_gamma (paper 003 Sec. 7; see the module docstring). Arguments broadcast together.
     """
-    gamma, lam, k, eta = (a[..., None] for a in np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (gamma, lam, steps, step_size))))
+    args = np.broadcast_arrays(*(np.asarray(x, float) for x in (gamma, lam, steps, step_size)))
+    shape, points = args[0].shape, args[0].size
+    gamma, lam, k, eta = (a.reshape(-1, 1) for a in args)
     root = np.sqrt(gamma)
     atom = np.clip(1.0 - 1.0 / gamma[..., 0], 0.0, None)
     # Past the stability edge the nodes themselves carry the rounding of a k-th power:
@@ -218,13 +234,30 @@ def filter_integrals(gamma, lam, steps, step_size):
     # agreeing to 1.1e-16 (mpmath's bias and variance to 1e-15; gamma = 1 + 1e-15 answered;
     # fuzz37 unbound F3).
     atol = (np.where(near, NEAR_ATOL, ATOL), ATOL)
+    # There the filter varies on t ~ (step_size steps)^(-1/2) about t = 0: MAX_NODES resolve
+    # eta k to ~3e8, 2^21 nodes to ~1e10 (mpmath agrees to 1e-15; fuzz38 steps F5).
+    most = MAX_NODES if not np.any(near) else max(
+        MAX_NODES, min(MAX_NEAR_NODES, MAX_NEAR_ENTRIES // near.size))
+    # ~12 sqrt(eta k) nodes where the edge and lam are below the filter's scale: beyond 8
+    # sqrt(eta k) refused before the rule (1e12 steps failed after 2.5 s).
+    ek = eta[..., 0] * k[..., 0]
+    edge = ((1.0 - gamma[..., 0]) / (1.0 + root[..., 0])) ** 2
+    if np.any(near & (top <= 2.0) & (8.0 * np.sqrt(ek) > most) & (ek * (edge + lam[..., 0]) < 1)):
+        raise SolverError(_unresolved(f"would need more than {most} nodes", gamma, near, ek, k))
     prev = None
     n = 64
-    while n <= MAX_NODES:
+    while n <= most:
+        if n * points > MAX_RULE_ENTRIES and points > 1:
+            # Halves, each its own rule (1e5 step counts: MemoryError after 34 s; fuzz38 F14).
+            parts = [filter_integrals(*(a[half, 0] for a in (gamma, lam, k, eta)))
+                     for half in (slice(None, points // 2), slice(points // 2, None))]
+            return tuple(np.concatenate(q).reshape(shape) for q in zip(*parts))
         # Midpoint rule in t: the integrand is smooth, even and 2 pi-periodic in t, where it
         # converges geometrically, and no node sits on the edge s = 0 of gamma = 1.
         u = np.sin(0.5 * np.pi * (np.arange(n) + 0.5) / n) ** 2      # sin^2(t / 2)
-        s = (1.0 - root) ** 2 + 4.0 * root * u                        # = 1 + gamma - h cos t
+        # The lower edge from 1 - gamma: 1 - sqrt(gamma) lost digits (the variance 8.6e-14 off
+        # mpmath's at gamma 0.999 after 1e9 steps of 0.1; fuzz38 steps F6).
+        s = ((1.0 - gamma) / (1.0 + root)) ** 2 + 4.0 * root * u      # = 1 + gamma - h cos t
         dens = (np.pi / n) * 16.0 * gamma * u * (1.0 - u) / (2.0 * np.pi * gamma * s)
         with np.errstate(over="ignore", invalid="ignore"):
             f_over_s = _one_minus_power(eta * (s + lam), k) / (s + lam)
@@ -245,20 +278,22 @@ def filter_integrals(gamma, lam, steps, step_size):
                 np.all((a == b) | (np.abs(a - b) <= rtol * np.abs(a) + tol))
                 for a, b, tol in zip(cur, prev, atol))
         if settled:
-            return cur
+            return tuple(c.reshape(shape) for c in cur)
         prev = cur
         n *= 2
-    # Near gamma = 1 the law reaches s = 0, where the filter varies on the scale 1 / (eta k):
-    # gamma = 1 settled up to 1e9 steps of 0.1 and not at 1e10 (say what answers).
+    raise SolverError(_unresolved(f"did not settle with {n // 2} nodes", gamma, near, ek, k))
+
+
+def _unresolved(what, gamma, near, ek, k) -> str:
+    """The refusal of ``filter_integrals`` (near gamma = 1: why, and what answers)."""
     with np.errstate(divide="ignore"):
-        scale = float(np.min(1.0 / (eta * k)))
-    why = (f"; near gamma = 1 (here {gamma[..., 0][near].flat[0]:g}) the law reaches s = 0, "
-           f"where the filter varies on the scale 1 / (step_size steps) = {scale:.2g}, "
-           "finer than the rule resolves: fewer steps or a "
-           "smaller step size answer, and riskcalc.limit is the limit of infinitely many"
-           if np.any(near) else "")
-    raise SolverError(f"finite-step quadrature did not settle with {MAX_NODES} nodes "
-                      f"(steps up to {np.max(k):g}){why}")
+        scale = float(np.min(1.0 / ek))
+    # gamma printed apart from 1 ("here 1" for 1.000001 named the wrong case; fuzz38 steps F9).
+    why = (f"; near gamma = 1 (here {shown_apart(gamma[..., 0][near].flat[0], 1.0)}) the law "
+           "reaches s = 0, where the filter varies on the scale 1 / (step_size steps) = "
+           f"{scale:.2g}, finer than the rule resolves: fewer steps or a smaller step size "
+           "answer, and riskcalc.limit is the limit of infinitely many" if np.any(near) else "")
+    return f"finite-step quadrature {what} (steps up to {np.max(k):g}){why}"
 
 
 def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
@@ -290,12 +325,17 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         # Around the continuous part only: the margin is half the gap to the atom at 0.
         ratio_cut = min(0.5 * lo, cap) / (hi - lo) if g != 1 else -np.inf
         # Around [0, x_hi]: stay right of the pole -lam, or where (1 + eta delta)^(2k) <= e^2.
-        reach = 0.5 * l if l > 0 else (1.0 / (kk * e) if kk > 0 else np.inf)
+        # After k steps the pole at -lam is removable, and weak where eta k lam < 1: then
+        # delta = lam + 1 / (eta k) (lam / 2 refused gamma = 1, lam = 1e-8 after 10 steps,
+        # "fewer steps or a smaller step size answer"; fuzz38 steps F8).
+        weak = kk > 0 and kk * e * l < 1.0
+        reach = l + 1.0 / (kk * e) if weak else 0.5 * l if l > 0 else np.inf
         margin_all = min(reach, cap, 0.25 * hi)
-        if ratio_cut >= margin_all / hi:
-            foci, margin, atom = (lo, hi), min(0.5 * lo, cap), atoms[g]
-        else:
-            foci, margin, atom = (0.0, hi), margin_all, 0.0
+        routes = [((lo, hi), min(0.5 * lo, cap), atoms[g]), ((0.0, hi), margin_all, 0.0)]
+        if ratio_cut < margin_all / hi:
+            routes.reverse()
+        if ratio_cut <= 0:
+            routes = routes[:1]
 
         def one_minus_power(z, l=l, kk=kk, e=e):
             return -_expm1(kk * _log1p(-e * (z + l)))
@@ -306,21 +346,36 @@ def spectral_filter_integrals(gamma, lam, steps, step_size, spectrum):
         def phi_var(z, l=l):
             return z * (one_minus_power(z) / (z + l)) ** 2
 
-        try:
-            # Past the stability edge the values are resolved to the rounding of the k-th
-            # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
-            b, v = weighted_mp.contour_integrals(
-                (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
-                rtol=RTOL_GENERAL, atol=ATOL * spectrum.mean, max_nodes=MAX_CONTOUR_NODES,
-                power=kk if e * (l + hi) > 2.0 else 0.0)
-        except IntegrandOverflow:
-            if e * (l + hi) <= 2.0:
-                raise
-            # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k) and
-            # overflows on the contour: the value is beyond the floating point range.
-            b = v = np.inf
-        except SolverError as exc:
-            raise finite_clients_steps.near_one(exc, g, kk, e) from None
+        for foci, margin, atom in routes:
+            # Resolved from nodes x (rho - 1) ~ 11-18 (rho the ellipse's), settled a doubling
+            # later: beyond, skipped (gamma 1 after 1e7 steps failed in 30 s; fuzz38 F10).
+            h = 0.5 * (foci[1] - foci[0])
+            if e * (l + hi) <= 2.0 and 20.0 * h > MAX_CONTOUR_NODES * (
+                    margin + np.sqrt(margin * (2.0 * h + margin))):
+                failed = SolverError("finite-step integral: the contour rule would need more "
+                                     f"than {MAX_CONTOUR_NODES} nodes")
+                continue
+            try:
+                # Past the stability edge the values are resolved to the rounding of the k-th
+                # power on the contour (contour_integrals' power), not to RTOL_GENERAL.
+                b, v = weighted_mp.contour_integrals(
+                    (phi_bias, phi_var), g, spectrum, foci=foci, margin=margin,
+                    rtol=RTOL_GENERAL, atol=ATOL_GENERAL * spectrum.mean,
+                    max_nodes=MAX_CONTOUR_NODES, power=kk if e * (l + hi) > 2.0 else 0.0)
+                break
+            except IntegrandOverflow:
+                if e * (l + hi) <= 2.0:
+                    raise
+                # Past the stability edge the integrand grows like |1 - eta (lam + z)|^(2k)
+                # and overflows on the contour: the value is beyond the floating point range.
+                b, v, atom = np.inf, np.inf, 0.0
+                break
+            except SolverError as exc:
+                # The other contour may settle (gamma 0.95 on two-point:1,4,0.3 after 1e4
+                # steps of 0.1 did not around [0, x_hi]; fuzz38 steps F2).
+                failed = exc
+        else:
+            raise finite_clients_steps.near_one(failed, g, kk, e) from None
         bias[idx] = b + atom
         var[idx] = g * v
     return bias, var

@@ -68,9 +68,11 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
     # k up to the largest at once, so it takes the whole curve in one chunk.
     pencil = clients is not None and spec.method in finite_clients_steps.METHODS
     sp, eta = spec.spectrum, float(positive("step_size", step_size, ndim=0))
+    near = clients is None and abs(np.log(float(spec.gamma))) < finite_clients_steps.NEAR_ONE
     _check_work(max_steps + 1, sp, clients, limit, pencil and (
         (sp is not None and not sp.is_identity)
-        or not np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])))
+        or not np.all(finite_clients_steps.stability(spec.gamma, spec.penalty, eta, sp)[0])),
+        eta if near else 0.0)
     chunk = max_steps + 1 if pencil else CHUNK
     risks, curve = [], None
     for start in range(0, max_steps + 1, chunk):
@@ -93,12 +95,16 @@ def optimal_steps(method: str, *, gamma, sigma, step_size, r=None, rho=None, lam
                        notes=notes, converges=bool(np.all(curve.converges)))
 
 
-def _check_work(points: int, spectrum, clients, limit: float, pencil: bool) -> None:
+def _check_work(points: int, spectrum, clients, limit: float, pencil: bool,
+                near_step: float = 0.0) -> None:
     """Refuse, before solving, a steps curve estimated to take longer than ``limit`` seconds
     (per point: ~3e-5 s for Sigma = I, measured 2.1e-5 quiet, 2.4e-5 under load 1; ~1e-2 s
     with a spectrum, whose contour is solved point by point; the finite-M ``pencil`` grows
     like k^3, ``pencils.seconds``: it was exempt, and max_seconds = 1 ran 250 steps for 5 s;
-    fuzz37 unbound F6)."""
+    fuzz37 unbound F6). ``near_step``: the step size at Sigma = I near gamma = 1, where the
+    rule's nodes grow like 12 sqrt(step_size k): times max(1, 0.375 sqrt(step_size k)),
+    measured 12x at step_size k = 1e3 (gamma 1 up to 1e5 steps of 0.1 took 104 s, estimated
+    3 s; fuzz38 steps F15)."""
     if pencil:
         atoms = 1 if spectrum is None else spectrum.atoms.size
         seconds = pencils.seconds(points - 1, atoms)
@@ -106,8 +112,15 @@ def _check_work(points: int, spectrum, clients, limit: float, pencil: bool) -> N
     else:
         general = spectrum is not None and not spectrum.is_identity and clients is None
         per_point = SECONDS_PER_POINT_GENERAL if general else SECONDS_PER_POINT
-        seconds = points * per_point
-        fits = int(limit / per_point) - 1
+
+        def cost(m):
+            return (m + 1) * per_point * max(1.0, 0.375 * np.sqrt(near_step * m))
+
+        seconds = cost(points - 1)
+        lo, hi = -1, points - 1           # the largest max_steps whose cost fits the limit
+        while hi - lo > 1:
+            lo, hi = ((lo + hi) // 2, hi) if cost((lo + hi) // 2) <= limit else (lo, (lo + hi) // 2)
+        fits = lo
     if seconds > limit:
         raise ValueError(f"max_steps = {points - 1} would take about {seconds / 60:.3g} min "
                          f"(estimated); at most {limit / 60:.3g} min is allowed "
