@@ -142,10 +142,15 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
     oracle variance per unit sigma^2) is computed unless given."""
     phi, psi, lam = objective(method, tuning)
     P, T = p[:, None], t[:, None]
-    G, D, Eb, Ev = mp_expect(gam, lambda s, P, T: (1.0 / (P * phi(s) + T),
-                                                   1.0 / (P * phi(s) + T) ** 2,
-                                                   (phi(s) / (P * phi(s) + T)) ** 2,
-                                                   psi(s) / (P * phi(s) + T) ** 2), P, T)
+    # Each integrand as before, phi(s) and b + t = P phi(s) + T computed once per rule (the
+    # same operations in the same order: the same numbers).
+
+    def main(s, P, T):
+        f = phi(s)
+        bt = P * f + T
+        return 1.0 / bt, 1.0 / bt ** 2, (f / bt) ** 2, psi(s) / bt ** 2
+
+    G, D, Eb, Ev = mp_expect(gam, main, P, T)
     # D - g^2 as the variance of (b + t)^-1, free of the cancellation of two O(M) terms.
     var_b = mp_expect(gam, lambda s, P, T: ((1.0 / (P * phi(s) + T) - g) ** 2,), P, T)[0]
     perp = np.maximum(1.0 - 1.0 / gam, 0.0)
@@ -160,13 +165,14 @@ def own_sources(method: str, gam, tuning, p, t, g, own=None):
             J = np.array([perp, np.where(perp > 0, perp / t ** 2, 0.0), zero, zero, zero, zero])
         own = isotropic_factors(gam, zero)[1] if own is None else own
     else:
-        J = mp_expect(gam, lambda s, P, T: (
-            (lam / (s + lam)) ** 2,
-            (lam / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
-            (lam / (s + lam)) ** 2 * psi(s) / (P * phi(s) + T) ** 2,
-            (lam * phi(s) / (s + lam)) ** 2 / (P * phi(s) + T) ** 2,
-            (lam / (s + lam)) ** 2 * phi(s) / (P * phi(s) + T),
-            lam * phi(s) / (s + lam) ** 2 / (P * phi(s) + T)), P, T)
+        def cross(s, P, T):
+            f, k = phi(s), (lam / (s + lam)) ** 2
+            bt = P * f + T
+            bt2 = bt ** 2
+            return (k, k / bt2, k * psi(s) / bt2, (lam * f / (s + lam)) ** 2 / bt2, k * f / bt,
+                    lam * f / (s + lam) ** 2 / bt)
+
+        J = mp_expect(gam, cross, P, T)
         if own is None:
             own = isotropic_factors(gam, np.full(gam.shape, lam))[1]
     return D, var_b, Eb, Ev, J, own
