@@ -118,9 +118,7 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
     p, extra, value
     """
     k = len(extra_bounds)
-    # The route (below): L-BFGS-B with exact gradients beyond SLSQP's sizes or for as many
-    # tuning variables as weights.
-    lbfgs = gradient is not None and m + k > NEWTON_MAX and not (k < m and m + k <= SLSQP_MAX)
+    lbfgs = bool(gain_note(m, k, gradient))
     starts = list(starts) + (list(more()) if lbfgs and more is not None else [])
     start_vals = []
     for p, extra in starts:
@@ -189,6 +187,17 @@ def optimize(objective, starts, m: int, extra_bounds=(), gradient=None, separabl
                               "maxcor": LBFGS_MEMORY}, callback=_gain_stop()).x
         x = np.concatenate([y[:m] / c, y[m:]])
     return _better(raw, x, m, best_p, best_x, best_v)
+
+
+def gain_note(m: int, k: int, gradient) -> tuple:
+    """The note of an optimal-weights candidate whose search stops at the gain tolerance
+    (module docstring, Gain), or none: ``optimize``'s route for m weights and k tuning
+    variables is L-BFGS-B (exact gradients beyond SLSQP's sizes or for as many tuning variables
+    as weights)."""
+    if gradient is None or m + k <= NEWTON_MAX or (k < m and m + k <= SLSQP_MAX):
+        return ()
+    return (f"optimal weights: the search (L-BFGS-B) stopped once {GAIN_ITERATIONS} "
+            f"iterations in a row lowered the mean risk by at most {GAIN_RTOL:g} of it",)
 
 
 def _gain_stop():
