@@ -239,15 +239,17 @@ def _untuned(method, fed, starts, skipped):
     for name in ("samples", "uniform"):
         res = clients_limit(method, weights=name, **fed.limit_kwargs())
         out.append(Candidate(method, {}, name, starts[name], res.risk, notes=res.notes))
+    gradient = exact_gradient(method, fed)
     try:
         p, _, _ = wopt.optimize(mean, [(starts[k], []) for k in ("samples", "uniform")], fed.m,
-                                gradient=exact_gradient(method, fed))
+                                gradient=gradient)
     except SolverError:
         skipped.append(f"{method} with optimal weights: the mean risk is infinite for every "
                        "weighting (a client at the interpolation threshold gamma = 1)")
         return out
     res = clients_limit(method, weights=p, **fed.limit_kwargs())
-    out.append(Candidate(method, {}, "optimal", p, res.risk, notes=res.notes))
+    out.append(Candidate(method, {}, "optimal", p, res.risk,
+                         notes=res.notes + wopt.gain_note(fed.m, 0, gradient)))
     return out
 
 
@@ -278,18 +280,20 @@ def _rtfa(fed, starts, skipped, near=None):
     def more():
         return [] if near is None else [(near, log_start(tune.rtfa_lams(fed, near)[0]))]
 
+    gradient = exact_gradient("rtfa", fed)
     try:
         # Client j's risk depends on its own lam_j only (the FedAvg global model does not
         # involve lam): finite differences in the penalties take one evaluation.
         p, _, _ = wopt.optimize(mean, [(starts[k], log_start(tuned[k])) for k in tuned], fed.m,
                                 extra_bounds=[(lo, hi)] * fed.m,
-                                gradient=exact_gradient("rtfa", fed), separable=risks, more=more)
+                                gradient=gradient, separable=risks, more=more)
     except SolverError as exc:
         skipped.append(f"rtfa with optimal weights: {exc}")
         return out
     lam, risk = tune.rtfa_lams(fed, p)
     shown, notes = tune.shown_lams(fed, p, lam, risk)
-    out.append(Candidate("rtfa", {"lam": shown.tolist()}, "optimal", p, risk, notes=notes))
+    out.append(Candidate("rtfa", {"lam": shown.tolist()}, "optimal", p, risk,
+                         notes=tuple(notes) + wopt.gain_note(fed.m, fed.m, gradient)))
     return out
 
 
@@ -329,12 +333,13 @@ def _own(method, fed, starts, skipped, near=None):
 
     bounds = [(float(np.log(grid[0])), float(np.log(grid[-1])))]
     begin = [(c.p, [np.log(c.tuning[name])]) for c in out]
-    p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds,
-                            gradient=exact_gradient(method, fed),
+    gradient = exact_gradient(method, fed)
+    p, x, _ = wopt.optimize(mean, begin, fed.m, extra_bounds=bounds, gradient=gradient,
                             more=lambda: [] if near is None else [(near, t) for _, t in begin])
     value = float(np.exp(x[0]))
     res = clients_limit(method, weights=p, **fed.limit_kwargs(), **{name: value})
-    out.append(Candidate(method, {name: value}, "optimal", p, res.risk, notes=res.notes))
+    out.append(Candidate(method, {name: value}, "optimal", p, res.risk,
+                         notes=res.notes + wopt.gain_note(fed.m, 1, gradient)))
     return out
 
 

@@ -4,11 +4,17 @@ Per pipeline, CPU seconds fitted to measurements (one BLAS thread, the shared 2-
 under moderate load, 2026-11-26; ``benchmarks/bench_advise.py`` prints the estimate beside the
 measured time), times ``SAFETY``:
 
-* Sigma = I (exact gradients of the mean risk, ``weights``): the whole pipeline as a + b M,
-  fitted to the pinned federations of ``benchmarks/bench_advise.py`` (5, 100, 1000, 10,000
-  clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at most
-  ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the long
-  side is the small federations, where a + b M is mostly a).
+* Sigma = I (exact gradients of the mean risk, ``weights``): the whole pipeline as
+  a + b M + c M^2, fitted to the pinned federations of ``benchmarks/bench_advise.py`` (5, 100,
+  1000, 10,000 clients), plus ``SLSQP_PER_CLIENT`` M where the optimal weights use SLSQP (at
+  most ``weights.SLSQP_MAX`` variables; L-BFGS-B beyond). Measured / estimated: 0.4-0.9 (the
+  long side is the small federations, where the fit is mostly a). MAML-FL grows faster than
+  M (2026-11-29, one thread, load 7-10, gamma in [0.3, 3], r and sigma in [0.1, 2], after
+  the gain stop of ``weights``): 0.72 / 2.2 / 62.5 s at 100 / 1000 / 10,000 clients (the code
+  before: 89 s at 10,000, estimated 42 s by a + b M), and alone (no start from FTFA's
+  weights) 18.7 s at 3000; its c fitted to that 3000 (estimated / measured 1.0 there, 1.75
+  at 10,000). pFedMe there: 1.5 / 6.8 / 83 s at 100 / 1000 / 10,000, estimated 1.9 / 15 /
+  150 s.
 * A covariance spectrum (finite-difference optimal weights; under covariate shift until
   2026-11-27): the number
   of evaluations of the finite-M limits (``clients_limit``) times the seconds of one,
@@ -108,10 +114,11 @@ from riskcalc.advise.weights import FD_MAXITER, SLSQP_MAX
 
 #: Multiplier of every fit (the machine's load varies; the estimate errs on the long side).
 SAFETY = 1.5
-#: Sigma = I: seconds of the whole pipeline, (a, b) for a + b M.
-IDENTITY = {"fedavg": (0.02, 1.1e-4), "ftfa": (0.02, 1.1e-4), "rtfa": (0.2, 4.4e-4),
-            "maml_fl": (0.15, 2.8e-3), "pfedme": (0.2, 1e-2), "ftfa_steps": (0.02, 1.5e-3),
-            "local_ridge": (3e-3, 1e-6)}
+#: Sigma = I: seconds of the whole pipeline, (a, b, c) for a + b M + c M^2.
+IDENTITY = {"fedavg": (0.02, 1.1e-4, 0.0), "ftfa": (0.02, 1.1e-4, 0.0),
+            "rtfa": (0.2, 4.4e-4, 0.0), "maml_fl": (0.15, 2.8e-3, 4.5e-7),
+            "pfedme": (0.2, 1e-2, 0.0), "ftfa_steps": (0.02, 1.5e-3, 0.0),
+            "local_ridge": (3e-3, 1e-6, 0.0)}
 #: Sigma = I: seconds per client of SLSQP's dense subproblems (M + tuning <= SLSQP_MAX).
 SLSQP_PER_CLIENT = 7e-4
 #: Sigma = I near pooled N = d: below N/d - 1 = ``NEAR_POOLED[0]`` (N/d = sum_j 1/gamma_j),
@@ -200,10 +207,10 @@ def estimate_seconds(fed, methods, rounds=None) -> dict:
             out[method] = (0.0 if route == "shift" else
                            2 * STEPS_GENERAL * m * fed.spectrum.atoms.size)
         elif route == "identity" or method == "local_ridge":
-            a, b = IDENTITY[method]
+            a, b, c = IDENTITY[method]
             extra = {"rtfa": None, "maml_fl": 1, "pfedme": 1}.get(method, 0)
             slsqp = extra is not None and m + extra <= SLSQP_MAX and method in TUNING_EVALS
-            out[method] = a + b * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
+            out[method] = a + b * m + c * m * m + (SLSQP_PER_CLIENT * m if slsqp else 0.0)
             if method in ("maml_fl", "pfedme") and float(sum(1.0 / fed.gamma)) - 1.0 < \
                     NEAR_POOLED[0]:
                 out[method] += 1.1 * TUNING_EVALS[method] * NEAR_POOLED[1]

@@ -208,10 +208,10 @@ class _Own(_FedAvgObjective):
         v = {"p": self.p.astype(complex), "g": complex(self.g), "tuning": complex(self.tun)}
         if name is not None:
             v[name] = v[name] + 1j * H
-        # t_l follows: dt = (dG/dv - [v = g]) / D.
-        moved = self._G(v["p"], v["tuning"], self.t.astype(complex)).imag / H
-        if name == "g":
-            moved = moved - 1.0
+        # t_l follows: dt = (dG/dv - [v = g]) / D; G_l does not depend on g (dG/dg = 0
+        # without a quadrature: its complex step at real p and tuning has imaginary part 0).
+        moved = (-np.ones(self.gam.shape) if name == "g" else
+                 self._G(v["p"], v["tuning"], self.t.astype(complex)).imag / H)
         v["t"] = self.t + 1j * H * moved / self.D
         return v
 
