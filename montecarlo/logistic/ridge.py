@@ -30,7 +30,7 @@ from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import run_tasks
 from riskcalc._validate import as_array, positive_int
-from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
+from riskcalc.logistic.engine.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")

@@ -5,7 +5,7 @@ For a logistic federation (``LogisticFederation``: every client's ``gamma_j = d 
 ``r_j = ||w_j - w_0||``, one ``S = ||w_0||``, the ridge ``global_lam`` of FedAvg's global model
 and optionally one covariance spectrum), every candidate is evaluated on the exact finite-M
 limits of ``riskcalc.logistic_clients_limit`` (the CGMT fixed points derived in
-``riskcalc.logistic.pooled``, ``finetune`` and ``fedprox``, after Salehi, Abbasi & Hassibi
+``riskcalc.logistic.blocks.pooled``, ``finetune`` and ``fedprox``, after Salehi, Abbasi & Hassibi
 2019 and Sur & Candes 2019; papers 000 and 004 run this model):
 
 * FedAvg: the logistic global model over all M clients (``argmin sum_j c_j sum_{block j}
@@ -76,7 +76,7 @@ class LogisticFederation:
         ``S = ||w_0|| >= 0``.
     global_lam : float
         Ridge toward 0 of FedAvg's (and FedProx's) global model, >= 0 (0 only where the pooled
-        minimizer exists: ``riskcalc.logistic.pooled``).
+        minimizer exists: ``riskcalc.logistic.blocks.pooled``).
     spectrum : Spectrum, optional
         Every client's ``x ~ N(0, Sigma)`` (None: the identity).
 

@@ -18,8 +18,8 @@ from riskcalc.cli.sweep import _floats, emit, integers
 def run(args, *, methods, spectrum, max_seconds) -> int:
     """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
     the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
-    from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
-                                           sweep_logistic)
+    from montecarlo.logistic.sweep import METHODS, cached_tasks, grid, sweep_logistic
+    from montecarlo.logistic.sweep_checks import replicate_seconds
     from riskcalc._validate import positive_int, seed_integer
 
     fed = args.global_model == "federated"

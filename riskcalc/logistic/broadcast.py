@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from riskcalc.logistic.gaussian import NODES, batch_moments, gauss_hermite
-from riskcalc.logistic.prox import sigmoid
+from riskcalc.logistic.engine.gaussian import NODES, batch_moments, gauss_hermite
+from riskcalc.logistic.engine.prox import sigmoid
 
 #: Newton iterations per continuation stage before a point counts as failed.
 MAXITER = 40

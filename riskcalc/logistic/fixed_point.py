@@ -54,7 +54,7 @@ Trans. IT 2018, Thm 3; as in Salehi, Abbasi & Hassibi, NeurIPS 2019, Sec. 3 and 
    - d/db:  (E4)  ``b (lam + D) = lam C``: the centre's orthogonal part is shrunk by
      ``lam / (lam + D)``. New with the centre (``C = 0`` gives ``b = 0``: Salehi et al.).
 
-   The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.gaussian``).
+   The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.engine.gaussian``).
 
 Nothing above uses ``c = w_0`` beyond ``c_e`` and ``C``: a centre ``alpha w_0`` (FedAvg's global
 model, ``riskcalc.logistic.fedavg``) multiplies both by ``alpha``.
@@ -83,12 +83,12 @@ from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_lam,
                                      check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.work import check_max_seconds, overtime
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.

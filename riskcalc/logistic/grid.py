@@ -21,9 +21,9 @@ from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
 from riskcalc.logistic.fixed_point import (CENTRES, QUAD_RTOL, TOL, _limit, centre_geometry,
                                            solve_fixed_point)
-from riskcalc.logistic.gaussian import GH_REACH, Rule
+from riskcalc.logistic.engine.gaussian import GH_REACH, Rule
 from riskcalc.logistic.ranges import LAM_RATIO, check_gamma, check_lam, check_window
-from riskcalc.logistic.warm import shared_rules
+from riskcalc.logistic.engine.warm import shared_rules
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
 from riskcalc.logistic.work import oracle_seconds, refuse

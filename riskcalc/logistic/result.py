@@ -54,7 +54,7 @@ class LogisticResult:
         scaled residual of (E1)-(E4) at the returned point), ``quadrature_nodes`` (the ladder
         level of the rule that agreed with the next coarser one: Gauss-Hermite nodes per
         dimension on the fast path) and ``quadrature_axes`` (that rule's axes, e.g.
-        Gauss-Legendre panels at large signal norms; ``riskcalc.logistic.gaussian``).
+        Gauss-Legendre panels at large signal norms; ``riskcalc.logistic.engine.gaussian``).
     """
 
     params: dict

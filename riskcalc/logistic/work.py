@@ -51,12 +51,12 @@ import math
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.finetune import GH_MAX, NODES3, PANEL_BASE
-from riskcalc.logistic.finetune import PATH_NODES as PATH3
-from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
+from riskcalc.logistic.blocks.finetune import GH_MAX, NODES3, PANEL_BASE
+from riskcalc.logistic.blocks.finetune import PATH_NODES as PATH3
+from riskcalc.logistic.engine.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
                                         SECONDS_PER_NODE as SECONDS_2D, axis_key, axis_nodes,
                                         rule_nodes)
-from riskcalc.logistic.pooled import PATH_NODES
+from riskcalc.logistic.blocks.pooled import PATH_NODES
 from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.transition import mle_threshold
 

@@ -15,13 +15,13 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import unique_rows
-from riskcalc.logistic.fedprox import solve_fedprox
-from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.blocks.fedprox import solve_fedprox
+from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
-from riskcalc.logistic.gaussian import NODES, Rule
-from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
+from riskcalc.logistic.engine.gaussian import NODES, Rule
+from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
 
 
@@ -67,7 +67,7 @@ def _federation(gam, rr, signal, weights, global_lam):
             raise ValueError(
                 "global_lam = 0: the pooled logistic problem has no finite minimizer: the "
                 "clients' pooled data are separable with probability -> 1 (Gordon's margin "
-                f"{margin:.6g} <= 1, riskcalc.logistic.pooled); use global_lam > 0")
+                f"{margin:.6g} <= 1, riskcalc.logistic.blocks.pooled); use global_lam > 0")
     return fed, inverse
 
 
@@ -152,7 +152,8 @@ class Point:
 def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=None,
                 pooled=None, max_seconds=None, estimate=True) -> Point:
     """The limits of the clients ``wanted`` of one federation (checked arguments, Sigma = I):
-    the body of ``logistic_clients_limit``, and one point of ``riskcalc.logistic.finite_grid``.
+    the body of ``logistic_clients_limit``, and one point of
+    ``riskcalc.logistic.finite_clients.grid``.
 
     ``warm``: a neighbouring point's ``Point.warm`` (or a prediction from two of them), with
     ``warm["memory"]`` the grid's ``warm.JacobianMemory`` per fixed point; each fixed point
@@ -181,7 +182,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     iterations, residual = (0, 0.0) if local else (state.iterations, state.residual)
     groups = np.unique(inverse[wanted])
     if method == "pfedme":
-        # One joint fixed point gives every client (riskcalc.logistic.fedprox).
+        # One joint fixed point gives every client (riskcalc.logistic.blocks.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
         near, solved = warm.get("fedprox"), None
         # By the call's deadline: lam = 1e-8 (3 clients at gamma 0.5, separable) ran 36 s

@@ -15,7 +15,7 @@ from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, c
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, overtime, refuse
 
 

@@ -32,9 +32,9 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc._validate import as_array, integers, parameter, positive_int
-from riskcalc.logistic.warm import JacobianMemory, shared_rules
+from riskcalc.logistic.engine.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
-from riskcalc.logistic.pooled import Federation, solve_pooled
+from riskcalc.logistic.blocks.pooled import Federation, solve_pooled
 from riskcalc.logistic.ranges import MAX_IDENTICAL, check_gamma, check_global_lam, check_lam
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
