@@ -33,7 +33,8 @@ import numpy as np
 from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
                                 per_client, positive_int)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
-                                                    check_work, client_limits, solve_point)
+                                                    check_reach, check_work, client_limits,
+                                                    solve_point)
 from riskcalc.logistic.finite_clients.grid import clients_grid, finite_grid
 from riskcalc.logistic.blocks.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
@@ -267,9 +268,10 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         spectrum = check_spectrum(spectrum)
         if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
             check_lam(lam, SPECTRUM_LAM_MAX)
+        targets = rr if target is None else rr[[target]]
+        check_reach(signal, targets, spectrum)
         if max_seconds is not None:
-            check_work(gam, rr, signal, lam, global_lam, method,
-                       rr if target is None else rr[[target]], max_seconds, spectrum)
+            check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum)
         return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
                                global_lam, weights, target, spectrum, max_seconds)
     wanted = np.arange(m) if target is None else np.array([target])

@@ -18,7 +18,7 @@ from riskcalc.linear.finite_clients import unique_rows
 from riskcalc.logistic.blocks.fedprox import solve_fedprox
 from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
-from riskcalc.logistic.engine.gaussian import NODES, Rule
+from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
 from riskcalc.logistic.engine.deadline import Overtime
@@ -115,6 +115,26 @@ def _global_summary(fed, state):
     return (state.a / S if S > 0 else float("nan")), float(dist)
 
 
+def check_reach(signal, targets, spectrum=None) -> None:
+    """ValueError, before any solve, when a wanted client's margin scale ``||w_i||_Sigma``
+    (``||w_i|| sqrt(<s>)``, ``||w_i|| = sqrt(signal^2 + r_i^2)``) is beyond
+    ``gaussian.label_reach(NODES[-1])`` (about 1692): ``client_limits`` computes every target's
+    test metrics on the ladder's finest 2-d rule, whose label-weight panels alone would
+    exceed ``MAX_RULE_NODES``. Was: the whole solve first (24 s unloaded, 71 s loaded at
+    signal 1700, M = 2), then ``Rule``'s SolverError, or a time refusal blaming separable
+    data at lam = 1."""
+    root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+    reach = label_reach(NODES[-1])
+    kappa = root * float(np.max(np.hypot(signal, targets)))
+    if not kappa <= reach:
+        under = "" if spectrum is None else f" x sqrt(mean eigenvalue) {root:.4g}"
+        raise ValueError(f"signal = {signal:g} and r up to {float(np.max(targets)):g} put "
+                         f"||w_i||{under} at {kappa:.6g}, beyond {reach:.4g}: the finite-M "
+                         f"limits' test metrics need the quadrature rule of ladder level "
+                         f"{NODES[-1]}, whose label-weight panels reach ||w_i|| <= {reach:.4g} "
+                         "(riskcalc.logistic.engine.gaussian.label_reach); lower signal and r")
+
+
 def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum=None):
     """``riskcalc.logistic.work.refuse`` for one solve of this federation. With a
     ``spectrum``, the margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` (isotropic
@@ -166,6 +186,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     warm = warm or {}
     begun = time.perf_counter()
     local = method == "local_ridge"
+    check_reach(signal, rr[wanted])
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
