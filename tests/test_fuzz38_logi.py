@@ -18,3 +18,30 @@ def test_finite_clients_refuse_a_signal_beyond_the_test_metrics_rule_up_front(kw
                                          r"metrics .*lower signal and r"):
         riskcalc.logistic_limit(gamma=1.0, signal=signal, r=1.0, lam=1.0, global_lam=1.0,
                                 max_seconds=1e-3, **kw)
+
+
+def test_a_residual_is_not_started_when_it_would_end_past_the_deadline(monkeypatch):
+    """F2 (note37 2.4): the deadline was checked only before each residual evaluation, so one
+    evaluation on the largest rules (~20 s) started just before it overran it, and predict's
+    ``--max-minutes`` timer (3 s later) stopped the command with its generic message before
+    the solver's own. Now the slowest evaluation so far under the same deadline, started now,
+    must end by it (from a second on: ``PREDICTED_FROM``, here 0): 50 ms evaluations with 80 ms
+    left stop after the first."""
+    import time
+
+    from riskcalc.logistic.engine import deadline as module
+    from riskcalc.logistic.engine.deadline import Overtime, by_deadline
+
+    monkeypatch.setattr(module, "PREDICTED_FROM", 0.0)
+    calls = []
+
+    def slow(x):
+        calls.append(x)
+        time.sleep(0.05)
+        return x
+
+    deadline = time.perf_counter() + 0.08
+    by_deadline(slow, deadline)(1)
+    with pytest.raises(Overtime):   # the next root solve's residual, under the same deadline
+        by_deadline(slow, deadline)(2)
+    assert calls == [1]

@@ -88,7 +88,7 @@ from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_
                                      check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.engine.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 from riskcalc.logistic.work import check_max_seconds, overtime
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
@@ -135,15 +135,10 @@ def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
 def _root(x0, rule, gamma, lam, c_e, C, deadline=None):
     from scipy.optimize import root
 
-    def fun(x, *args):
-        # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
-        # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal =
-        # r = 0: one stage of 38 s); the checks between stages never saw it.
-        if deadline is not None and time.perf_counter() > deadline:
-            raise Overtime
-        return residuals(x, *args)
-
-    sol = root(fun, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
+    # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
+    # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal = r =
+    # 0: one stage of 38 s); the checks between stages never saw it.
+    sol = root(by_deadline(residuals, deadline), x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
                options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
