@@ -45,3 +45,16 @@ def test_a_residual_is_not_started_when_it_would_end_past_the_deadline(monkeypat
     with pytest.raises(Overtime):   # the next root solve's residual, under the same deadline
         by_deadline(slow, deadline)(2)
     assert calls == [1]
+
+
+def test_the_pipelines_time_estimate_counts_its_exact_test_metrics():
+    """F3 (note37 2.4): ``logistic_pipeline_seconds`` counted the Newton fits only: a replicate
+    at signal 1690, d = 4, M = 2 took 4.9 s (12 s loaded), nearly all in the exact test
+    metrics' 5e7-node rule (three calls: the global model, RTFA, local ridge), estimated at
+    0.011 s. Now the metrics at ``||w_i||_Sigma`` are counted, by the sweep's estimate too."""
+    from montecarlo.logistic.sweep_checks import replicate_seconds
+    from montecarlo.runner.budget import logistic_pipeline_seconds
+
+    assert 3.0 < logistic_pipeline_seconds(4, 1.0, [1.0, 1.0], kappa=1690.0) < 10.0
+    assert 3.0 < replicate_seconds("rtfa", [(1.0, 0.5, 2)], None, 4, 1, 1690.0) < 10.0
+    assert replicate_seconds("rtfa", [(1.0, 0.5, 2)], None, 4, 1, 1.0) < 0.05

@@ -154,7 +154,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     valid = _layout(method, names, len(lams))
     if max_minutes is not None:     # after the limits, which name a missing global_lam
         check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
-                       scheduler, cached_count(cache, "sweep", tasks, valid))
+                      scheduler, cached_count(cache, "sweep", tasks, valid), signal, spectrum)
     check_memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep",

@@ -55,13 +55,13 @@ def check_reach_all(method, points, others, signal, spectrum, d):
 
 
 def check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
-                   cached):
+                  cached, signal, spectrum):
     """``montecarlo.compare.check_minutes`` for ``sweep_logistic``: ValueError when the
     ``reps`` replicates of ``points`` not ``cached`` are estimated beyond ``max_minutes``."""
     limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
     workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
     total = (reps * len(points) - cached) / len(points) * replicate_seconds(
-        method, points, others, d, lams=max(1, n_lams)) / workers
+        method, points, others, d, max(1, n_lams), signal, spectrum) / workers
     if total > limit:
         raise ValueError(f"max_minutes = {max_minutes:g}: {len(points)} grid points x {reps} "
                          f"replicates" + (f" ({cached} of them in cache)" if cached else "")
@@ -86,16 +86,21 @@ def check_memory(points, others, d, method):
                                                  else ""))
 
 
-def replicate_seconds(method, points, others, d, lams: int = 1) -> float:
+def replicate_seconds(method, points, others, d, lams: int = 1, signal=None,
+                      spectrum=None) -> float:
     """Estimated seconds of one replicate summed over the grid points, with ``lams``
-    penalties per replicate: the target's Newton fits and, with a global model, the pooled fit
-    and FedProx's proximal fits (``logistic_pipeline_seconds``)."""
+    penalties per replicate: the target's Newton fits and, with a global model, the pooled fit,
+    FedProx's proximal fits and the exact test metrics at ``||w_i||_Sigma`` (about
+    ``sqrt(signal^2 + r^2)`` times the root of the d eigenvalues' mean;
+    ``logistic_pipeline_seconds``). ``signal`` or an r None (not given): 0."""
+    root = 1.0 if spectrum is None else float(np.sqrt(np.mean(spectrum.eigenvalues(d))))
     total = 0.0
     for g, rr, m in points:
         fed = federation(g, rr, m, others)
         if fed is not None and method != "local_ridge":
+            kappa = root * float(np.hypot(signal or 0.0, rr or 0.0))
             total += logistic_pipeline_seconds(d, g, fed[0], fedprox=method == "pfedme",
-                                               lams=lams)
+                                               lams=lams, kappa=kappa)
         else:
             total += logistic_replicate_seconds(d, g, lams=lams)
     return total
