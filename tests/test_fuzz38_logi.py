@@ -58,3 +58,21 @@ def test_the_pipelines_time_estimate_counts_its_exact_test_metrics():
     assert 3.0 < logistic_pipeline_seconds(4, 1.0, [1.0, 1.0], kappa=1690.0) < 10.0
     assert 3.0 < replicate_seconds("rtfa", [(1.0, 0.5, 2)], None, 4, 1, 1690.0) < 10.0
     assert replicate_seconds("rtfa", [(1.0, 0.5, 2)], None, 4, 1, 1.0) < 0.05
+
+
+@pytest.mark.parametrize("which", ["ridge", "pipeline"])
+def test_the_logistic_simulators_take_max_minutes(which):
+    """F4 (note37 2.4): ``ridge.simulate`` and ``simulate_pipeline`` had no ``max_minutes``
+    (the logistic sweep has one): d = 3000, gamma = 0.1 (30,000 samples) x 50 replicates,
+    estimated at 62 min, started at once. Now refused before any replicate, as the sweep and
+    ``montecarlo.compare`` refuse (one helper, ``montecarlo.runner.budget.check_minutes``)."""
+    from montecarlo.logistic.pipeline import simulate_pipeline
+    from montecarlo.logistic.ridge import simulate
+
+    kw = dict(gamma=0.1, signal=1.0, r=1.0, lams=[1.0], d=3000, reps=50, max_minutes=1)
+    with pytest.raises(ValueError, match=r"^max_minutes = 1: 50 replicates .*at d = 3000 are "
+                                         r"estimated at .* min of work on 1 worker\(s\); lower"):
+        if which == "ridge":
+            simulate(**kw)
+        else:
+            simulate_pipeline(global_lam=1.0, clients=2, **kw)

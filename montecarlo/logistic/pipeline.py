@@ -47,11 +47,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic.fits import Weighted, fedprox_model, global_model
+from montecarlo.runner.budget import check_minutes, logistic_pipeline_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc._validate import as_array, positive_int
 from riskcalc.logistic.fixed_point import test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, check_reach, label_reach
@@ -207,7 +209,8 @@ def federation(gamma, r, clients=None):
 def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
                       weights: str = "samples", target: int = 0, pfedme: bool = False,
                       seed: int = 0, n_jobs: int = 1, cache=None, progress: bool = False,
-                      fedprox: bool = False, spectrum=None) -> dict:
+                      fedprox: bool = False, spectrum=None,
+                      max_minutes: float | None = MAX_MINUTES) -> dict:
     """``reps`` replicates of the federated logistic pipeline at finite M (module docstring).
 
     Parameters
@@ -238,6 +241,10 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         As in ``montecarlo.runner.tasks.run_tasks``; the result does not depend on ``n_jobs``.
     spectrum : riskcalc.Spectrum, optional
         Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
+    max_minutes : float or None
+        Refuse, before any replicate runs, replicates ``cache`` lacks estimated
+        (``logistic_pipeline_seconds``, the exact test metrics included) beyond it on
+        ``n_jobs`` workers; None: no limit (as ``sweep_logistic``'s; it had none).
 
     Returns
     -------
@@ -286,6 +293,15 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
                   seed=seed, rep=k, weights=weights, target=int(target),
                   pfedme=pfedme, **extra) for k in range(reps)]
+    cached = cached_count(cache, None, tasks) if cache is not None else 0
+    root = 1.0 if spectrum is None else float(np.sqrt(np.mean(spectrum.eigenvalues(d))))
+    seconds = logistic_pipeline_seconds(d, gammas[target], gammas, fedprox=pfedme,
+                                        lams=max(1, len(lams)),
+                                        kappa=root * np.hypot(signal, rs[target]))
+    check_minutes(max_minutes, (reps - cached) * seconds, n_jobs, None,
+                  f"{reps} replicates" + (f" ({cached} of them in cache)" if cached else "")
+                  + f" of {m} clients at d = {d}", "lower reps, d or the clients (or signal and "
+                  "r: the exact test metrics' rule grows with ||w_i||)")
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
                         desc="logistic pipeline")
     out = {"n": sizes, "reps": reps, "clients": m,

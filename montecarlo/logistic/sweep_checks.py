@@ -9,9 +9,9 @@ import numpy as np
 
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline
-from montecarlo.runner.budget import (cores, logistic_pipeline_seconds,
-                                      logistic_replicate_seconds)
-from riskcalc._validate import as_array, positive_int
+from montecarlo.runner.budget import check_minutes as check
+from montecarlo.runner.budget import logistic_pipeline_seconds, logistic_replicate_seconds
+from riskcalc._validate import as_array
 from riskcalc.logistic.engine.gaussian import LABEL_KAPPA_MAX, check_reach
 
 def checked_others(others):
@@ -56,18 +56,17 @@ def check_reach_all(method, points, others, signal, spectrum, d):
 
 def check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
                   cached, signal, spectrum):
-    """``montecarlo.compare.check_minutes`` for ``sweep_logistic``: ValueError when the
-    ``reps`` replicates of ``points`` not ``cached`` are estimated beyond ``max_minutes``."""
-    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
-    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
-    total = (reps * len(points) - cached) / len(points) * replicate_seconds(
-        method, points, others, d, max(1, n_lams), signal, spectrum) / workers
-    if total > limit:
-        raise ValueError(f"max_minutes = {max_minutes:g}: {len(points)} grid points x {reps} "
-                         f"replicates" + (f" ({cached} of them in cache)" if cached else "")
-                         + f" at d = {d} are estimated at {total / 60.0:.3g} min of work on "
-                         f"{workers} worker(s); lower reps, d or the grid, or raise "
-                         "max_minutes (None: no limit)")
+    """``montecarlo.runner.budget.check_minutes`` for ``sweep_logistic``: ValueError when the
+    ``reps`` replicates of ``points`` not ``cached`` are estimated (``replicate_seconds``)
+    beyond ``max_minutes``."""
+    if max_minutes is None:
+        return
+    seconds = (reps * len(points) - cached) / len(points) * replicate_seconds(
+        method, points, others, d, max(1, n_lams), signal, spectrum)
+    check(max_minutes, seconds, n_jobs, scheduler,
+          f"{len(points)} grid points x {reps} replicates"
+          + (f" ({cached} of them in cache)" if cached else "") + f" at d = {d}",
+          "lower reps, d or the grid")
 
 
 def check_memory(points, others, d, method):

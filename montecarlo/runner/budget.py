@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, positive_int
 
 #: Memory held per task while a run lasts (task dict, key, result, cache line), measured
 #: ~2.5 KB for the linear replicates; rounded up.
@@ -70,6 +70,24 @@ def check_tasks(count: int, what: str, advice: str) -> None:
         raise ValueError(f"{what} make {count:.3g} tasks, whose bookkeeping alone needs about "
                          f"{need / 2**30:.3g} GiB (half this machine's memory is "
                          f"{physical_memory() / 2**31:.3g} GiB); {advice}")
+
+
+def check_minutes(max_minutes, seconds: float, n_jobs, scheduler, what: str,
+                  advice: str) -> None:
+    """Refuse, before any work, replicates estimated at ``seconds`` of one worker's time to
+    take longer than ``max_minutes`` on ``n_jobs`` workers (one with a ``scheduler``); None:
+    no limit (the command line checks --max-minutes itself and passes None). The one check of
+    the simulations' Python entries (``montecarlo.compare``, ``montecarlo.sweep``, the logistic
+    sweep and simulators), which held two copies of it (and the logistic simulators none)."""
+    if max_minutes is None:
+        return
+    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
+    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
+    total = seconds / workers
+    if total > limit:
+        raise ValueError(f"max_minutes = {max_minutes:g}: {what} are estimated at "
+                         f"{total / 60.0:.3g} min of work on {workers} worker(s); {advice}, "
+                         "or raise max_minutes (None: no limit)")
 
 
 def logistic_replicate_seconds(d: int, gamma: float, lams: int = 1) -> float:

@@ -27,7 +27,7 @@ def _simulate(args, prob, d, reps):
         sim = simulate(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                        lams=[prob["lam"]], d=d, reps=reps, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.no_progress, centre_scale=scale,
-                       spectrum=prob["spectrum"])
+                       spectrum=prob["spectrum"], max_minutes=None)     # timed by _budget
         return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in names}, \
             sim["n"]
     from montecarlo.logistic.pipeline import simulate_pipeline
@@ -38,7 +38,7 @@ def _simulate(args, prob, d, reps):
                             global_lam=prob["global_lam"], weights=prob["weights"], d=d,
                             reps=reps, seed=args.seed, n_jobs=args.jobs,
                             progress=not args.no_progress, pfedme=prob["method"] == "pfedme",
-                            spectrum=prob["spectrum"])
+                            spectrum=prob["spectrum"], max_minutes=None)
     est = sim[prob["method"]]
     pick = (lambda v: float(v)) if prob["method"] == "fedavg" else (lambda v: float(v[0]))
     out = {q: (pick(est[q][0]), pick(est[q][1])) for q in names
