@@ -76,3 +76,16 @@ def test_the_logistic_simulators_take_max_minutes(which):
             simulate(**kw)
         else:
             simulate_pipeline(global_lam=1.0, clients=2, **kw)
+
+
+def test_the_logistic_ratio_note_states_the_sizes_simulated():
+    """F5 (note37 2.5): the note of a moved ratio said ``n = round(d / gamma)`` for the
+    logistic simulations, whose sizes are ``max(1, round(d / gamma))``: at d = 4, gamma = 10
+    the rule as stated gives 0 samples, the simulation 1 (gamma 4)."""
+    from montecarlo.logistic.pipeline import client_sizes
+    from montecarlo.prediction import simulated_ratios
+
+    ratios, note = simulated_ratios(4, [10.0], sizes=client_sizes)
+    assert ratios == [4.0] and "n = max(1, round(d / gamma))" in note
+    _, note = simulated_ratios(4, [1.0, 10.0], sizes=client_sizes)
+    assert "n_j = max(1, round(d / gamma_j))" in note

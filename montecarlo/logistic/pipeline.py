@@ -2,11 +2,11 @@
 
 Model (DESIGN.md, "Contracts added in the third round"): ``w_0`` uniform on the sphere of radius
 ``signal``; client ``j = 0..M-1`` has ``w_j = w_0 + r_j u_j`` (``u_j`` uniform unit) and
-``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma`` diagonal
-with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
+``n_j = max(1, round(d / gamma_j))`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma``
+diagonal with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
 Exact minimizers (damped Newton with Armijo backtracking,
-``montecarlo.experiments.newton.damped_newton``, to a gradient sup-norm of ``fits.TOL``), for the
-``target`` client ``i``:
+``montecarlo.experiments.newton.damped_newton``, to a gradient sup-norm of ``fits.TOL``), for
+the ``target`` client ``i``:
 
 * ``fedavg``: the global model ``w_g = argmin sum_j c_j sum_{k in block j} l(y_k x_k.w)
   + (global_lam/2) ||w||^2`` with ``c_j = 1/N`` ("samples") or ``1/(M n_j)`` ("uniform"),

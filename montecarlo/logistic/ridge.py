@@ -1,7 +1,7 @@
 """Simulation of ridge-to-the-centre logistic regression (the model of ``riskcalc.logistic``).
 
 Replicate ``rep``: ``w_0`` uniform on the sphere of radius ``signal``, ``w_i = w_0 + r u`` with
-``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, Sigma)``
+``u`` uniform on the unit sphere, ``n = max(1, round(d / gamma))`` samples ``x ~ N(0, Sigma)``
 (``Sigma = I_d``, or diagonal with the d eigenvalues of a ``riskcalc.Spectrum``: ``w_0`` and
 ``u`` are isotropic, so the basis is immaterial) with
 ``P(y = 1 | x) = sigmoid(x.w_i)``, and the exact estimate

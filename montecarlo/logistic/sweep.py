@@ -22,9 +22,9 @@ Two settings, as in ``riskcalc compare --model logistic``:
   ``montecarlo.logistic.ridge`` with centre 0, which draws exactly the pipeline's client 0.
 
 The predictions are computed point by point before any simulation runs, at the ratios the
-simulation realizes, d / n_j with n_j = round(d / gamma_j) (the rows' d and n; the rows' gamma
-is the one asked), so a parameter the theory refuses (e.g. ``global_lam = 0`` with separable
-pooled data) stops the sweep at once.
+simulation realizes, d / n_j with n_j = max(1, round(d / gamma_j)) (the rows' d and n; the
+rows' gamma is the one asked), so a parameter the theory refuses (e.g. ``global_lam = 0`` with
+separable pooled data) stops the sweep at once.
 """
 
 from __future__ import annotations
