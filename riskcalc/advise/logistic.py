@@ -54,6 +54,12 @@ __all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logis
 
 #: Every pipeline of the logistic advice, in the order it evaluates them.
 PIPELINES = ("fedavg", "rtfa", "pfedme", "local_ridge")
+#: The ranking's criterion (module docstring), as the command line prints it: under a spectrum
+#: the Euclidean risk is not the Sigma-weighted one, and the test errors printed beside it may
+#: order the candidates otherwise (local ridge first on risk, last on test error, was shown
+#: without saying which criterion ranked it).
+RANKED_BY = ("the mean over the clients of risk = ||w_hat - w_j||^2 (Euclidean, with or "
+             "without a spectrum), then the worst client's")
 WEIGHTS = ("samples", "uniform")
 #: Tolerance of the bounded search in log(lam) (lam within 5%): the risk is flat to second
 #: order at its minimum.

@@ -86,7 +86,7 @@ def run(args) -> int:
     from tqdm.auto import tqdm
 
     from riskcalc.advise import cost, pipelines
-    from riskcalc.advise.logistic import PIPELINES, advise_logistic, estimate_seconds
+    from riskcalc.advise.logistic import PIPELINES, RANKED_BY, advise_logistic, estimate_seconds
     from riskcalc.logistic.finite_clients import ALIASES
 
     fed, names = read_federation(args)
@@ -119,11 +119,13 @@ def run(args) -> int:
         write_csv(result, args.csv, names)
     if args.json:
         out = result.as_dict()
+        out["ranked_by"] = RANKED_BY
         if names is not None:
             out["federation"]["names"] = names
         print(guards.dumps(out))
         return 0
     print_table(result, per_client=args.per_client, names=names)
+    print(f"ranked by {RANKED_BY}")
     print_test_errors(result, per_client=args.per_client)
     if args.csv:
         print(f"per-client rows of every candidate written to {args.csv}")
