@@ -109,3 +109,28 @@ def test_logistic_advise_says_which_criterion_ranks(tmp_path, capsys):
     assert code == 0 and "ranked by the mean over the clients of risk = ||w_hat - w_j||^2" in out
     code, out, _ = run_cli(argv + ["--json"], capsys)
     assert json.loads(out)["ranked_by"].startswith("the mean over the clients of risk")
+
+
+def test_a_spectrum_file_count_is_checked_against_the_federations_d(tmp_path, capsys):
+    """F7 (note37 2.5, SPEC errors): beside a federation file with d = 5, ``--spectrum
+    file:E`` listing 3 eigenvalues was answered by ``predict --model logistic`` (its d sized
+    powerlaw:P only) and refused by ``advise --model logistic`` and by the same file's own
+    client spectra, advise's refusal naming neither --spectrum nor the file. Both verbs now
+    refuse it naming --spectrum (advise the file too)."""
+    import json
+
+    from tests.helpers import run_cli
+
+    (tmp_path / "eig.txt").write_text("1\n2\n3\n")
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "d": 5, "clients": [
+        {"gamma": 1.0, "r": 0.5}, {"gamma": 2.0, "r": 0.5}]}))
+    spec = f"file:{tmp_path / 'eig.txt'}"
+    common = ["--model", "logistic", "--federation", path, "--global-lam", "1",
+              "--spectrum", spec]
+    code, out, err = run_cli(["predict", "rtfa", "--lam", "1"] + common, capsys)
+    assert code == 2 and out == "" and err.startswith(
+        f"error: --spectrum {spec} (d = 5): spectrum '{spec}' has 3 eigenvalues for d = 5")
+    code, out, err = run_cli(["advise", "--no-progress"] + common, capsys)
+    assert code == 2 and err.startswith(f"error: --spectrum {spec} (--federation {path}: d = "
+                                        f"5): spectrum '{spec}' has 3 eigenvalues for d = 5")

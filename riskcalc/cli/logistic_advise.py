@@ -69,7 +69,11 @@ def read_federation(args):
     if differing_covariance(ff, specs, None if d is None else int(d)) is not None:
         raise ValueError(f"{ff.where}: the clients give different spectra; the logistic family "
                          "takes one covariance shared by the clients (no covariate shift)")
-    spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
+    try:
+        spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
+    except ValueError as exc:
+        # The file's own spectra were read (and named) by ff.spectra: this is --spectrum's.
+        raise ValueError(f"--spectrum {args.spectrum} ({ff.where}: d = {d:g}): {exc}") from None
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
