@@ -134,3 +134,20 @@ def test_a_spectrum_file_count_is_checked_against_the_federations_d(tmp_path, ca
     code, out, err = run_cli(["advise", "--no-progress"] + common, capsys)
     assert code == 2 and err.startswith(f"error: --spectrum {spec} (--federation {path}: d = "
                                         f"5): spectrum '{spec}' has 3 eigenvalues for d = 5")
+
+
+def test_logistic_results_are_strict_json_by_the_packages_one_conversion():
+    """F8 (note37 twins): ``riskcalc.logistic.result`` converted numbers by its own ``_plain``
+    (NaN as None, inf kept: ``json.dumps`` wrote ``Infinity``, not JSON) beside a local copy
+    of ``riskcalc._frames.json_numbers`` (inf as None). One conversion now: a result holding
+    inf (here put in by hand: the limits refuse inf inputs) dumps as strict JSON; an integer
+    grid parameter stays integer."""
+    import dataclasses
+    import json
+
+    import numpy as np
+
+    res = riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=1.0, lam=1.0)
+    out = dataclasses.replace(res, risk=np.inf, params={**res.params, "grid": np.arange(2)})
+    text = json.dumps(out.as_dict(), allow_nan=False)
+    assert '"risk": null' in text and '"grid": [0, 1]' in text
