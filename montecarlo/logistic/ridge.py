@@ -27,7 +27,7 @@ from montecarlo.experiments.objectives import ClientLosses, prox
 from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic.pipeline import client_sizes
-from montecarlo.runner.budget import check_minutes, logistic_replicate_seconds
+from montecarlo.runner.budget import check_minutes, check_tasks, logistic_replicate_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import cached_count, run_tasks
@@ -149,15 +149,19 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     check_reach(signal, r, float(np.sqrt(max(extra.get("eigenvalues", [1.0])))),
                 LABEL_KAPPA_MAX, "the logistic limits' label expectations")
-    tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),
-                  seed=seed, rep=k, **extra) for k in range(reps)]
-    cached = cached_count(cache, None, tasks) if cache is not None else 0
+    check_tasks(reps, f"{reps} replicates", "lower reps")
+
+    def tasks():
+        return (dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d), seed=seed,
+                     rep=k, **extra) for k in range(reps))
+    # Timed before the list is built (3e6 replicates: 19 s and 1 GB before the refusal).
+    cached = cached_count(cache, None, tasks()) if cache is not None else 0
     check_minutes(max_minutes, (reps - cached) * logistic_replicate_seconds(d, gamma, len(lams)),
                   n_jobs, None, f"{reps} replicates" + (f" ({cached} of them in cache)"
                                                         if cached else "") + f" at d = {d}",
                   "lower reps or d, or raise gamma")
-    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
-                        desc="logistic ridge")
+    results = run_tasks(replicate_task, list(tasks()), cache=cache, n_jobs=n_jobs,
+                        progress=progress, desc="logistic ridge")
     out = {"n": n, "reps": reps}
     for q in QUANTITIES:
         # .get: replicates cached before a quantity was measured lack it (NaN, not a KeyError).

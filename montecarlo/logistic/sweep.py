@@ -149,12 +149,16 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     preds = [_predicted(method, *_simulated_ratios(g, federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
-    tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
-                        seed, reps, spectrum))
+    tasks = _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed,
+                   reps, spectrum)
+    # Listed once (a cache counts them) and after the time check where no cache is given:
+    # 3e6 replicates were listed for minutes before their refusal.
+    tasks = tasks if cache is None else list(tasks)
     valid = _layout(method, names, len(lams))
     if max_minutes is not None:     # after the limits, which name a missing global_lam
         check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
                       scheduler, cached_count(cache, "sweep", tasks, valid), signal, spectrum)
+    tasks = list(tasks)
     check_memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
