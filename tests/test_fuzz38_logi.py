@@ -172,3 +172,16 @@ def test_the_logistic_simulators_bound_their_task_lists(which, monkeypatch):
         else:
             simulate_pipeline(global_lam=1.0, clients=2, **kw)
 
+
+def test_the_pipeline_simulation_reads_its_switches_strictly():
+    """F10: ``simulate_pipeline(pfedme="no")`` (or ``fedprox=0.5``) switched FedProx on (its
+    M proximal Newton solves per outer step), as ``bool("no")``; now refused, as
+    ``riskcalc._validate.flag`` refuses other switches."""
+    from montecarlo.logistic.pipeline import simulate_pipeline
+
+    kw = dict(gamma=1.0, signal=1.0, r=1.0, lams=[1.0], global_lam=1.0, d=4, reps=2, clients=2)
+    with pytest.raises(ValueError, match="^pfedme must be True or False, got 'no'"):
+        simulate_pipeline(pfedme="no", **kw)
+    with pytest.raises(ValueError, match="^fedprox must be True or False, got 0.5"):
+        simulate_pipeline(fedprox=0.5, **kw)
+

@@ -54,7 +54,7 @@ from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeli
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
 from montecarlo.runner.tasks import cached_count, run_tasks
-from riskcalc._validate import as_array, positive_int
+from riskcalc._validate import as_array, flag, positive_int
 from riskcalc.logistic.fixed_point import test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, check_reach, label_reach
 from riskcalc.spectrum import as_spectrum
@@ -261,7 +261,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         The pooled problem has no finite minimizer (``global_lam = 0``, separable data) or a
         Newton solve does not converge.
     """
-    pfedme = bool(pfedme or fedprox)
+    # "no" or 0.5 switched FedProx on (its M proximal solves per step: slow).
+    pfedme = flag("pfedme", pfedme) or flag("fedprox", fedprox)
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
     # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
