@@ -185,3 +185,12 @@ def test_the_pipeline_simulation_reads_its_switches_strictly():
     with pytest.raises(ValueError, match="^fedprox must be True or False, got 0.5"):
         simulate_pipeline(fedprox=0.5, **kw)
 
+
+
+def test_the_ridge_simulations_memory_refusal_shows_n_briefly():
+    """F11: at gamma = 1e-300 the memory refusal printed n = d / gamma as a 301-digit
+    integer; now to four digits."""
+    from montecarlo.logistic.ridge import simulate
+
+    with pytest.raises(ValueError, match=r"\(n = d / gamma = 4e\+300 samples\) needs about"):
+        simulate(gamma=1e-300, signal=1.0, r=1.0, lams=[1.0], d=4, reps=2)

@@ -141,7 +141,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
     # for 74.5 GiB ("not enough memory") after the time estimate had let it start.
     require_memory(8.0 * (3 * n * d + 4000 * d + 4 * d * d),
-                   f"the logistic simulation at d = {d} (n = d / gamma = {n} samples)",
+                   f"the logistic simulation at d = {d} (n = d / gamma = {n:.4g} samples)",
                    "lower d or raise gamma")
     extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
