@@ -194,3 +194,24 @@ def test_the_ridge_simulations_memory_refusal_shows_n_briefly():
 
     with pytest.raises(ValueError, match=r"\(n = d / gamma = 4e\+300 samples\) needs about"):
         simulate(gamma=1e-300, signal=1.0, r=1.0, lams=[1.0], d=4, reps=2)
+
+
+def test_array_signals_and_spec_strings_in_the_logistic_python_entries():
+    """F12: ``sweep_logistic(signal=[1, 2])`` and ``LogisticFederation(signal=[1, 2])`` were
+    TypeErrors from ``float()`` ("only 0-dimensional arrays ..."), and
+    ``LogisticFederation(spectrum="scaled:2")`` an AttributeError ('str' object has no
+    attribute 'is_identity') where the limits read a SPEC string. Now the signal is refused
+    naming it, and the SPEC string is read (``riskcalc.spectrum.as_spectrum``)."""
+    from montecarlo.logistic.sweep import sweep_logistic
+    from riskcalc.advise.logistic import LogisticFederation
+
+    with pytest.raises(ValueError, match="^signal must be a number, got an array"):
+        sweep_logistic("rtfa", gamma=1.0, r=1.0, signal=[1.0, 2.0], lam=1.0, d=4, reps=2,
+                       progress=False)
+    with pytest.raises(ValueError, match="^signal must be a number, got an array"):
+        LogisticFederation(gamma=[1.0, 2.0], r=[1.0, 1.0], signal=[1.0, 2.0], global_lam=1.0)
+    fed = LogisticFederation(gamma=[1.0, 2.0], r=[1.0, 1.0], signal=1.0, global_lam=1.0,
+                             spectrum="scaled:2")
+    assert fed.spectrum.mean == 2.0
+    assert LogisticFederation(gamma=[1.0, 2.0], r=[1.0, 1.0], signal=1.0, global_lam=1.0,
+                              spectrum="identity").spectrum is None

@@ -44,7 +44,7 @@ def check_reach_all(method, points, others, signal, spectrum, d):
     signal 1800 with M = 2 clients the predictions ran (at 2000 estimated at 66 s), then the
     pipeline's replicate failed with the theory solver's "quadrature rule" refusal. An r
     missing or out of range is left to the limits' messages."""
-    signal = float(as_array("signal", signal, low=0.0))
+    signal = float(as_array("signal", signal, low=0.0, ndim=0))  # an array: a TypeError
     root_max = 1.0 if spectrum is None else float(np.sqrt(np.max(spectrum.eigenvalues(d))))
     for g, rr, m in points:
         piped = federation(g, rr, m, others) is not None and method != "local_ridge"

@@ -48,6 +48,7 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE
 from riskcalc.logistic.work import finite_seconds
+from riskcalc.spectrum import as_spectrum
 
 __all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logistic",
            "estimate_seconds"]
@@ -109,11 +110,15 @@ class LogisticFederation:
                              "one client use riskcalc predict --model logistic")
         object.__setattr__(self, "gamma", gamma)
         object.__setattr__(self, "r", r)
-        object.__setattr__(self, "signal", float(as_array("signal", self.signal, low=0.0)))
+        # An array signal was a TypeError from float(), a SPEC string (the limits take one)
+        # an AttributeError on .is_identity.
+        object.__setattr__(self, "signal",
+                           float(as_array("signal", self.signal, low=0.0, ndim=0)))
         object.__setattr__(self, "global_lam",
-                           float(as_array("global_lam", self.global_lam, low=0.0)))
-        if self.spectrum is not None and self.spectrum.is_identity:
-            object.__setattr__(self, "spectrum", None)
+                           float(as_array("global_lam", self.global_lam, low=0.0, ndim=0)))
+        spectrum = as_spectrum(self.spectrum)
+        object.__setattr__(self, "spectrum",
+                           None if spectrum is None or spectrum.is_identity else spectrum)
 
     @property
     def m(self) -> int:
