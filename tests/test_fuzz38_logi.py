@@ -215,3 +215,16 @@ def test_array_signals_and_spec_strings_in_the_logistic_python_entries():
     assert fed.spectrum.mean == 2.0
     assert LogisticFederation(gamma=[1.0, 2.0], r=[1.0, 1.0], signal=1.0, global_lam=1.0,
                               spectrum="identity").spectrum is None
+
+
+def test_a_refusal_before_the_deadline_says_why_it_came_early():
+    """F13 (after F2): ``logistic_limit(gamma=h (1 - 1e-3), signal=1, r=1, lam=0)`` refused
+    "was still solving at max_seconds = 60 (48.8 s)": F2 stopped it before an evaluation as
+    slow as its slowest would overrun, and the message read as a contradiction. Now it says
+    so (``deadline.elapsed``)."""
+    from riskcalc.logistic.work import overtime
+
+    early = str(overtime(0.39, 1.0, 1.0, 0.0, 48.8, 60.0))
+    assert "at max_seconds = 60 (48.8 s: its next residual evaluation, as slow as its slowest " \
+           "so far, would have ended past it)" in early
+    assert "at max_seconds = 60 (61.2 s);" in str(overtime(0.39, 1.0, 1.0, 0.0, 61.2, 60.0))

@@ -138,8 +138,8 @@ def _root(x0, rule, gamma, lam, c_e, C, deadline=None):
     # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
     # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal = r =
     # 0: one stage of 38 s); the checks between stages never saw it.
-    sol = root(by_deadline(residuals, deadline), x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
-               options={"xtol": 1e-13})
+    sol = root(by_deadline(residuals, deadline), x0, args=(rule, gamma, lam, c_e, C),
+               method="hybr", jac=True, options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf

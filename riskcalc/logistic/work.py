@@ -53,6 +53,7 @@ import numpy as np
 from riskcalc._validate import as_array
 from riskcalc.logistic.blocks.finetune import GH_MAX, NODES3, PANEL_BASE
 from riskcalc.logistic.blocks.finetune import PATH_NODES as PATH3
+from riskcalc.logistic.engine.deadline import elapsed
 from riskcalc.logistic.engine.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
                                         SECONDS_PER_NODE as SECONDS_2D, axis_key, axis_nodes,
                                         rule_nodes)
@@ -228,6 +229,6 @@ def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):
             else "")
     return ValueError(f"lam = {lam:g}: the logistic fixed point (gamma = {gamma:g}, signal = "
                       f"{signal:g}, r = {r:g}) was still solving at max_seconds = "
-                      f"{max_seconds:g} ({seconds:.3g} s){near}; give "
+                      f"{max_seconds:g} {elapsed(seconds, max_seconds)}{near}; give "
                       f"{'gamma further below h or ' if near else ''}a larger lam, or raise "
                       "max_seconds (in Python; --max-minutes on the command line)")

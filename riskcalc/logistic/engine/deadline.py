@@ -26,8 +26,9 @@ class Overtime(Exception):
 def by_deadline(fun, deadline):
     """``fun`` raising ``Overtime`` when called past ``deadline`` (``time.perf_counter``'s
     clock), or when the slowest evaluation under this deadline so far (if at least
-    ``PREDICTED_FROM`` seconds), started now, would end past it; ``fun`` itself for None: the residuals of the spectrum's solvers, whose one stage
-    can take all the time (near a separability threshold, at small penalties). Checked between
+    ``PREDICTED_FROM`` seconds), started now, would end past it; ``fun`` itself for None: the
+    residuals of the spectrum's solvers, whose one stage can take all the time (near a
+    separability threshold, at small penalties). Checked between
     evaluations only, one evaluation on the largest rules (~20 s) started 3 s before the
     deadline overran it, and ``predict --max-minutes``'s timer stopped the command with its
     generic message before the solver's own (note37 2.4)."""
@@ -44,3 +45,13 @@ def by_deadline(fun, deadline):
         _SLOWEST.set((deadline, max(slowest, time.perf_counter() - begun)))
         return out
     return checked
+
+
+def elapsed(seconds: float, max_seconds: float) -> str:
+    """``(N s)`` for a refusal at ``max_seconds`` after ``seconds``, saying why it came early
+    when ``by_deadline`` predicted the overrun ("was still solving at max_seconds = 60 (48.8
+    s)" read as a contradiction)."""
+    if seconds >= max_seconds:
+        return f"({seconds:.3g} s)"
+    return (f"({seconds:.3g} s: its next residual evaluation, as slow as its slowest so far, "
+            "would have ended past it)")

@@ -21,7 +21,7 @@ from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
 from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
 from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.engine.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
 
 
@@ -220,7 +220,8 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
         except Overtime:
             raise ValueError(
                 f"pfedme (lam = {lam:g}, global_lam = {global_lam:g}) was still solving at "
-                f"max_seconds = {max_seconds:g} ({time.perf_counter() - begun:.3g} s): the "
+                f"max_seconds = {max_seconds:g} "
+                f"{elapsed(time.perf_counter() - begun, max_seconds)}: the "
                 "joint point's norms grow as lam falls on nearly separable data; give a "
                 "larger lam, or raise max_seconds (in Python; --max-minutes on the command "
                 "line)") from None
@@ -242,9 +243,10 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
             raise ValueError(
                 f"{method} (lam = {lam:g}) was still solving at max_seconds = "
-                f"{max_seconds:g} ({time.perf_counter() - begun:.3g} s): its solution's norm "
-                "grows as lam falls on nearly separable data; give a larger lam, or raise "
-                "max_seconds (in Python; --max-minutes on the command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds)}: its "
+                "solution's norm grows as lam falls on nearly separable data; give a larger "
+                "lam, or raise max_seconds (in Python; --max-minutes on the command line)"
+            ) from None
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
@@ -301,9 +303,10 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                               if v is not None)
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} ({time.perf_counter() - clock:.3g} s): the solutions' norms "
-                "grow as the penalties fall on nearly separable data; give larger penalties, "
-                "or raise max_seconds (in Python; --max-minutes on the command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: the "
+                "solutions' norms grow as the penalties fall on nearly separable data; give "
+                "larger penalties, or raise max_seconds (in Python; --max-minutes on the "
+                "command line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}

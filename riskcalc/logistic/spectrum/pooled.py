@@ -3,8 +3,8 @@ r"""FedAvg's logistic global model over M fixed blocks with a covariance spectru
 
 Model: ``riskcalc.logistic.blocks.pooled`` with features ``x ~ N(0, Sigma)`` in every block,
 ``Sigma``'s eigenvalue distribution ``H`` (``riskcalc.Spectrum``), ``w_0`` and the ``u_j``
-isotropic in the original coordinates (``riskcalc.logistic.spectrum.fixed_point``). ``<f> = integral f(s) dH(s)``,
-``J_kj = <s^k / (lam_g + Dbar s)^j>``.
+isotropic in the original coordinates (``riskcalc.logistic.spectrum.fixed_point``).
+``<f> = integral f(s) dH(s)``, ``J_kj = <s^k / (lam_g + Dbar s)^j>``.
 
 Derivation (``pooled``'s leave-one-out argument with ``spectral``'s resolvent step)
 -------------------------------------------------------------------------------------
