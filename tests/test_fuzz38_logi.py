@@ -228,3 +228,21 @@ def test_a_refusal_before_the_deadline_says_why_it_came_early():
     assert "at max_seconds = 60 (48.8 s: its next residual evaluation, as slow as its slowest " \
            "so far, would have ended past it)" in early
     assert "at max_seconds = 60 (61.2 s);" in str(overtime(0.39, 1.0, 1.0, 0.0, 61.2, 60.0))
+
+
+def test_a_bad_spectrum_beside_a_federation_without_d_is_one_error_line(tmp_path, capsys):
+    """F14 (F7's own regression, found by this fuzz): ``advise --model logistic --spectrum
+    scaled:0`` beside a federation file without d was a TypeError traceback (F7's message
+    formatted the missing d); now one error line naming --spectrum."""
+    import json
+
+    from tests.helpers import run_cli
+
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": [
+        {"gamma": 1.0, "r": 0.5}, {"gamma": 2.0, "r": 0.5}]}))
+    code, out, err = run_cli(["advise", "--model", "logistic", "--federation", path,
+                              "--global-lam", "1", "--spectrum", "scaled:0", "--no-progress"],
+                             capsys)
+    assert code == 2 and out == "" and err.startswith("error: --spectrum scaled:0: spectrum "
+                                                      "'scaled:0': spectrum eigenvalue must")

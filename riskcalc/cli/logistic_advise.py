@@ -73,7 +73,8 @@ def read_federation(args):
         spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
     except ValueError as exc:
         # The file's own spectra were read (and named) by ff.spectra: this is --spectrum's.
-        raise ValueError(f"--spectrum {args.spectrum} ({ff.where}: d = {d:g}): {exc}") from None
+        where = "" if d is None else f" ({ff.where}: d = {d:g})"
+        raise ValueError(f"--spectrum {args.spectrum}{where}: {exc}") from None
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
