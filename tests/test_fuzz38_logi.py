@@ -246,3 +246,24 @@ def test_a_bad_spectrum_beside_a_federation_without_d_is_one_error_line(tmp_path
                              capsys)
     assert code == 2 and out == "" and err.startswith("error: --spectrum scaled:0: spectrum "
                                                       "'scaled:0': spectrum eigenvalue must")
+
+
+def test_a_federation_files_own_spectrum_is_not_blamed_on_spectrum(tmp_path, capsys):
+    """F15 (F7's own regression, found by this fuzz): with the clients' powerlaw:1 spectra in
+    a federation file without d, both logistic verbs blamed the option the user did not give
+    ("--spectrum None: ...", "--spectrum powerlaw:1: ..."); now the file's clients are named."""
+    import json
+
+    from tests.helpers import run_cli
+
+    path = tmp_path / "fed.json"
+    path.write_text(json.dumps({"fedrisk_federation": 1, "signal": 1.0, "clients": [
+        {"gamma": 1.0, "r": 0.5, "spectrum": "powerlaw:1"},
+        {"gamma": 2.0, "r": 0.5, "spectrum": "powerlaw:1"}]}))
+    common = ["--model", "logistic", "--federation", path, "--global-lam", "1"]
+    code, _, err = run_cli(["advise", "--no-progress"] + common, capsys)
+    assert code == 2 and err.startswith(f"error: --federation {path}: the clients' spectrum: "
+                                        "spectrum 'powerlaw:1': powerlaw needs")
+    code, _, err = run_cli(["predict", "rtfa", "--lam", "1"] + common, capsys)
+    assert code == 2 and err.startswith(f"error: the clients' spectrum in {path}: spectrum "
+                                        "'powerlaw:1': powerlaw needs")

@@ -186,8 +186,12 @@ def _spectrum(args, verb):
     except ValueError as exc:
         if args.spectrum is None:
             raise
-        raise ValueError(f"--spectrum {args.spectrum}" + ("" if d is None else f" (d = {d})")
-                         + f": {exc}") from None
+        from riskcalc.cli import GIVEN
+
+        # A federation file's client spectra arrive here too (riskcalc.cli.fedargs).
+        lead = (f"--spectrum {args.spectrum}" if "spectrum" in getattr(args, GIVEN, ())
+                else f"the clients' spectrum in {args.clients_file}")
+        raise ValueError(lead + ("" if d is None else f" (d = {d})") + f": {exc}") from None
     return None if spec.is_identity else spec
 
 

@@ -72,8 +72,10 @@ def read_federation(args):
     try:
         spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
     except ValueError as exc:
-        # The file's own spectra were read (and named) by ff.spectra: this is --spectrum's.
+        # ff.spectra read the file's own spectra (and named them) but sized none by d.
         where = "" if d is None else f" ({ff.where}: d = {d:g})"
+        if args.spectrum is None:       # the clients' own spectra
+            raise ValueError(f"{ff.where}: the clients' spectrum: {exc}") from None
         raise ValueError(f"--spectrum {args.spectrum}{where}: {exc}") from None
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
