@@ -1,5 +1,6 @@
 """Issue 32, fuzz38 (logi): what this fuzz found, each test failing before."""
 
+import numpy as np
 import pytest
 
 import riskcalc
@@ -267,3 +268,14 @@ def test_a_federation_files_own_spectrum_is_not_blamed_on_spectrum(tmp_path, cap
     code, _, err = run_cli(["predict", "rtfa", "--lam", "1"] + common, capsys)
     assert code == 2 and err.startswith(f"error: the clients' spectrum in {path}: spectrum "
                                         "'powerlaw:1': powerlaw needs")
+
+
+def test_the_cosine_at_a_subnormal_r_is_computed(recwarn):
+    """F16: ``logistic_limit(gamma=2, signal=1, r=5e-324, lam=1)`` returned a NaN cosine with
+    numpy's "invalid value encountered in scalar divide" (``||w_i - c|| ||w_hat - c||``
+    underflowed to 0; grids: NaN, silently), where r = 1e-300 gave 0. Now the unit vector is
+    formed first: the cosine is 0 to rounding, as at 1e-300, on both routes."""
+    res = riskcalc.logistic_limit(gamma=2.0, signal=1.0, r=5e-324, lam=1.0)
+    grid = riskcalc.logistic_limit(gamma=[2.0, 3.0], signal=1.0, r=5e-324, lam=1.0)
+    assert abs(res.cosine) < 1e-12 and np.all(np.abs(grid.cosine) < 1e-12)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

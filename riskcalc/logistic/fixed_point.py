@@ -354,7 +354,9 @@ def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
     gap = np.hypot(kappa - c_e, C)          # ||w_i - c||, = r for the oracle centre
     if gap > 0:
-        cosine = ((a - c_e) * (kappa - c_e) - (b - C) * C) / (gap * dist_c)
+        # Along the unit vector (w_i - c) / gap: gap * dist_c underflowed to 0 at r = 5e-324
+        # (a NaN cosine and numpy's "invalid value" warning).
+        cosine = ((a - c_e) * ((kappa - c_e) / gap) - (b - C) * (C / gap)) / dist_c
     else:
         cosine = float("nan")
         notes.append("w_i = c (r = 0): the cosine is undefined")
