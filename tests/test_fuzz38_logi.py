@@ -279,3 +279,14 @@ def test_the_cosine_at_a_subnormal_r_is_computed(recwarn):
     grid = riskcalc.logistic_limit(gamma=[2.0, 3.0], signal=1.0, r=5e-324, lam=1.0)
     assert abs(res.cosine) < 1e-12 and np.all(np.abs(grid.cosine) < 1e-12)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_logistic_advise_checks_progress_before_solving():
+    """F17: ``advise_logistic(fed, progress=5)`` solved the first pipeline and then raised
+    "TypeError: 'int' object is not callable"; the linear ``advise`` refuses it up front, as
+    this now does."""
+    from riskcalc.advise.logistic import LogisticFederation, advise_logistic
+
+    fed = LogisticFederation(gamma=[1.0, 2.0], r=[0.5, 1.0], signal=1.0, global_lam=1.0)
+    with pytest.raises(ValueError, match="^progress must be a callable"):
+        advise_logistic(fed, ["fedavg"], progress=5)

@@ -195,10 +195,14 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     ------
     ValueError
         An unknown, empty or repeated method (``riskcalc.advise.pipelines``; ``fedprox``
-        and ``pfedme`` name one pipeline), or no candidate could be evaluated.
+        and ``pfedme`` name one pipeline), a ``progress`` that is not callable, or no
+        candidate could be evaluated.
     """
     fed = federation
     chosen = pipelines(methods, PIPELINES, ALIASES)
+    if progress is not None and not callable(progress):   # as riskcalc.advise.advise
+        raise ValueError(f"progress must be a callable (called with each pipeline's name), "
+                         f"got {progress!r:.60}")
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)
