@@ -290,3 +290,23 @@ def test_logistic_advise_checks_progress_before_solving():
     fed = LogisticFederation(gamma=[1.0, 2.0], r=[0.5, 1.0], signal=1.0, global_lam=1.0)
     with pytest.raises(ValueError, match="^progress must be a callable"):
         advise_logistic(fed, ["fedavg"], progress=5)
+
+
+def test_a_logistic_grid_within_the_reach_is_estimated_and_solved_in_parts(monkeypatch):
+    """F19: the grid's work estimate counted only the points beyond the Gauss-Hermite reach,
+    and the others were solved all at once: ``logistic_limit`` over a 1000 x 1000 grid of
+    (gamma, signal) with ``max_seconds=2`` ran past 120 s and 8 GB (1e4 points: 24 s,
+    1.7 GB). Now every point is estimated (``NEAR_SECONDS``; that grid: refused at once,
+    2.5e3 s) and solved ``NEAR_CHUNK`` points at a time (1e4: 218 MB), the same values (to
+    rounding: the batched sums' order).
+    Here a 4 s point and 2-point parts, on a small grid."""
+    from riskcalc.logistic import grid
+
+    kw = dict(gamma=[0.5, 1.0, 2.0], signal=[[0.5], [1.0]], r=1.0, lam=0.3)
+    whole = riskcalc.logistic_limit(**kw)
+    monkeypatch.setattr(grid, "NEAR_CHUNK", 2)
+    np.testing.assert_allclose(riskcalc.logistic_limit(**kw).risk, whole.risk, rtol=1e-14)
+    monkeypatch.setattr(grid, "NEAR_SECONDS", 4.0)
+    with pytest.raises(ValueError, match=r"^the logistic grid \(6 points, 0 beyond the "
+                                         r"Gauss-Hermite reach.*estimated at 24 s.*fewer grid"):
+        riskcalc.logistic_limit(max_seconds=10, **kw)
