@@ -310,3 +310,15 @@ def test_a_logistic_grid_within_the_reach_is_estimated_and_solved_in_parts(monke
     with pytest.raises(ValueError, match=r"^the logistic grid \(6 points, 0 beyond the "
                                          r"Gauss-Hermite reach.*estimated at 24 s.*fewer grid"):
         riskcalc.logistic_limit(max_seconds=10, **kw)
+
+
+@pytest.mark.parametrize("kw", [dict(clients=2, global_lam=1.0), dict(spectrum="scaled:2")])
+def test_a_grid_too_long_for_max_seconds_advises_fewer_points(kw):
+    """F20: a finite-M or spectrum grid (here 10 x 10) over max_seconds advised only "raise
+    max_seconds" (its per-point cost does not fall with the norms, so no smaller signal was
+    advised either); the grid's own remedy, fewer points, is now named."""
+    with pytest.raises(ValueError, match=r"over the limit max_seconds = 0\.01; fewer grid "
+                                         r"points, or raise max_seconds"):
+        riskcalc.logistic_limit(gamma=np.linspace(0.5, 2.0, 10), r=1.0, lam=1.0,
+                                signal=np.linspace(0.5, 1.0, 10)[:, None], max_seconds=0.01,
+                                **kw)

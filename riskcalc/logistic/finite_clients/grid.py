@@ -99,7 +99,7 @@ def check_grid_work(points, method, wanted, max_seconds):
                                   warm=k > 0) for k, (g, r, s, lam, lg) in enumerate(points))
     top_s, top_r = max(p[2] for p in points), max(float(np.max(p[1])) for p in points)
     refuse(at(1.0), max_seconds, f"the finite-M logistic grid ({len(points)} points, signal up "
-           f"to {top_s:g}, r up to {top_r:g})", at)
+           f"to {top_s:g}, r up to {top_r:g})", at, fewer="fewer grid points")
 
 
 def _solve_grid(points, weights, method, wanted, max_seconds, solve):

@@ -125,7 +125,8 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     refuse(seconds(1.0), max_seconds,
            f"the logistic limit under this spectrum (mean eigenvalue {spectrum.mean:.3g}: the "
            f"margins' scale is {root:.3g} ||w_i||, ||w_i|| up to "
-           f"{float(np.hypot(s_max, r_max)):.3g})", seconds)
+           f"{float(np.hypot(s_max, r_max)):.3g})", seconds,
+           fewer="fewer grid points" if points > 1 else None)
 
 
 def _solve_by(max_seconds):
