@@ -31,7 +31,7 @@ Estimated here, before solving, from what is known before solving (derived here)
   ``SECONDS_FEDPROX`` for the FedProx point's; ``SECONDS_CALL`` once per call.
 
 Users: ``predict`` and ``riskcalc.logistic_clients_limit``
-(``finite_clients.point.check_work``), the finite-M grids (``finite_grid.check_grid_work``,
+(``finite_clients.point.check_work``), the finite-M grids (``finite_clients.grid.check_grid_work``,
 warm starts), the oracle limits and their grids (``oracle_seconds``), and
 ``riskcalc advise --model logistic``
 (``riskcalc.advise.logistic.estimate_seconds``: one ``finite_seconds`` per call of its
