@@ -1,5 +1,6 @@
 """Benchmark: finite-M logistic limits on 100-point grids, solved along the grid with warm starts
-(``riskcalc.logistic.finite_grid``), against scalar calls of a baseline revision in the same run
+(``riskcalc.logistic.finite_clients.grid``), against scalar calls of a baseline revision in the
+same run
 (issue 33, item 2: goals <= 50 ms a point, first call < 1 s; oracle 2-d grids <= 10 ms a point).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_logistic_finite_grid.py [--points 100]

@@ -12,7 +12,7 @@ and fine-tuning; local ridge is the one-client ridge limit with centre 0,
 
 Left panel: Appendix D's own centre norm, ||w_*|| = sqrt(100) = 10, R from 0 to 20, limits
 through simulated points (||w_i|| from 10 to 22: the limits' quadrature resolves the label
-weight's width 1 / ||w_i|| with Gauss-Legendre panels, ``riskcalc.logistic.gaussian``). Right
+weight's width 1 / ||w_i|| with Gauss-Legendre panels, ``riskcalc.logistic.engine.gaussian``). Right
 panel: the same geometry at S = 1.5 and R / S from 0 to 2 (Appendix D's range of R / ||w_*||).
 """
 

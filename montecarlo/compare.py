@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from montecarlo.runner.budget import check_tasks, cores
+from montecarlo.runner import budget
+from montecarlo.runner.budget import check_tasks
 from montecarlo.linear.estimators import get_estimator, tuning_value
 from montecarlo.linear.instances import (Setting, check_memory, linear_replicate_seconds,
                                          scalar_spec)
@@ -66,23 +67,15 @@ def check_run(reps, kind, steps, step_size):
 
 def check_minutes(max_minutes, tasks: int, setting: Setting, gamma, method: str, n_jobs,
                   scheduler, what: str) -> None:
-    """Refuse, before any work, ``tasks`` replicates estimated (``montecarlo.linear.instances.
-    linear_replicate_seconds``, the command line's estimate) to take longer than
-    ``max_minutes`` on ``n_jobs`` workers (one with a ``scheduler``); None: no limit. Was: the
-    Python API ran whatever it was given (the limit was the command line's alone, which
-    checks --max-minutes itself and passes None)."""
+    """``montecarlo.runner.budget.check_minutes`` for ``tasks`` replicates estimated by
+    ``montecarlo.linear.instances.linear_replicate_seconds`` (the command line's estimate).
+    Was: the Python API ran whatever it was given (the limit was the command line's alone,
+    which checks --max-minutes itself and passes None)."""
     if max_minutes is None:
         return
-    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True,
-                                  ndim=0))
-    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
-    total = tasks * linear_replicate_seconds(setting, gamma,
-                                             get_estimator(method).centered) / workers
-    if total > limit:
-        raise ValueError(f"max_minutes = {max_minutes:g}: {what} at d = {setting.d} are "
-                         f"estimated at {total / 60.0:.3g} min of work on {workers} "
-                         "worker(s); lower reps, d or clients, or raise max_minutes (None: "
-                         "no limit)")
+    seconds = tasks * linear_replicate_seconds(setting, gamma, get_estimator(method).centered)
+    budget.check_minutes(max_minutes, seconds, n_jobs, scheduler,
+                         f"{what} at d = {setting.d}", "lower reps, d or clients")
 
 
 def summarize(samples, predicted, level: float = 0.95) -> dict:

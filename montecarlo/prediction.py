@@ -88,16 +88,20 @@ def simulated_ratios(d: int, gammas, sizes=None):
     ratios = [d / k for k in n]
     if ratios == asked:
         return ratios, None
+    # The rule as simulated: the logistic sizes were said to be round(d / gamma), 0 at d = 4,
+    # gamma = 10, where they take 1.
+    rule = "round(d / gamma{})" if sizes is None else "max(1, round(d / gamma{}))"
     if len(asked) == 1:
         return ratios, (f"predicted at the simulated ratio gamma = d / n = {d} / {n[0]} = "
-                        f"{ratios[0]:.6g} (gamma = {asked[0]:g} asked; n = round(d / gamma)); "
-                        "a d with d / gamma an integer simulates gamma itself")
+                        f"{ratios[0]:.6g} (gamma = {asked[0]:g} asked; n = "
+                        f"{rule.format('')}); a d with d / gamma an integer simulates gamma "
+                        "itself")
     groups = {}         # the moved clients by the gamma asked and the n simulated
     for j, (g, k, x) in enumerate(zip(asked, n, ratios)):
         if x != g:
             groups.setdefault((g, k), []).append(j)
-    return ratios, ("predicted at the simulated ratios gamma_j = d / n_j, n_j = round(d / "
-                    "gamma_j), where they differ from the gammas asked: "
+    return ratios, (f"predicted at the simulated ratios gamma_j = d / n_j, n_j = "
+                    f"{rule.format('_j')}, where they differ from the gammas asked: "
                     + "; ".join(f"{_clients(js)} (gamma = {g:g} asked): {d} / {k} = "
                                 f"{d / k:.6g}" for (g, k), js in groups.items())
                     + "; a d with every d / gamma_j an integer simulates the gammas asked")

@@ -115,7 +115,7 @@ def test_a_signal_beyond_the_ladder_levels_reach_is_named():
     the iterate left the solution's scales": it had not; the label weight at ||w_i|| = 1700
     alone needs that rule at ladder level 190. Now the message says so, and the reach."""
     from riskcalc.errors import SolverError
-    from riskcalc.logistic.gaussian import Rule
+    from riskcalc.logistic.engine.gaussian import Rule
 
     with pytest.raises(SolverError, match=r"signal strength \|\|w_i\|\| = 1700 needs a "
                                           r"quadrature rule of 5.02e\+07 nodes at ladder level "

@@ -66,7 +66,7 @@ def test_logistic_federation_file_with_one_shared_spectrum(tmp_path, capsys):
 
 # was: SolverError "no convergence at global_lam = 10" (the continuation's previous point led
 # the root finder off along rho -> 0; 56 of 240 points of a grid of gamma, signal, r, spectra,
-# global_lam failed so). Checked against the identity's own solver (riskcalc.logistic.pooled,
+# global_lam failed so). Checked against the identity's own solver (riskcalc.logistic.blocks.pooled,
 # an independent route): x ~ N(0, c I) is x' = x / sqrt(c) ~ N(0, I) with w' = sqrt(c) w, so
 # signal and r scale by sqrt(c), both ridges by 1 / c and the risk ||w_hat - w_i||^2 by 1 / c.
 def test_logistic_global_model_with_a_spectrum_near_the_identity():
@@ -109,7 +109,7 @@ def test_advise_quantiles_reach_infinite_risks(tmp_path, capsys):
 # takes a few fixed-point sweeps, and a rule beyond gaussian.MAX_RULE_NODES is a SolverError.
 def test_logistic_spectral_global_model_from_a_swept_start():
     from riskcalc.errors import SolverError
-    from riskcalc.logistic.gaussian import MAX_RULE_NODES, Rule
+    from riskcalc.logistic.engine.gaussian import MAX_RULE_NODES, Rule
 
     kw = dict(gamma=0.2, r=0.5, lam=0.01, clients=5, global_lam=0.01, spectrum="powerlaw:1,50")
     low, mid, high = (riskcalc.logistic_limit(signal=s, **kw).risk for s in (1.99, 2.0, 2.01))

@@ -57,7 +57,7 @@ def test_one_ladder_strictly_decreasing_to_its_floor(lam, ratio, stop):
 def test_the_global_model_solves_each_penalty_once(monkeypatch):
     """``pooled.solve_pooled``'s path at global_lam = 1e-6 solved 1.0000000000000002e-06 and
     then 1e-06 (the duplicate stage fixed in ``fixed_point`` above, in its own copy)."""
-    from riskcalc.logistic import pooled
+    from riskcalc.logistic.blocks import pooled
 
     solved = []
 

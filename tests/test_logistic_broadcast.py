@@ -10,8 +10,8 @@ import pytest
 
 import riskcalc
 from riskcalc.logistic import broadcast
-from riskcalc.logistic.gaussian import Rule, batch_moments
-from riskcalc.logistic.prox import prox_logistic, prox_near
+from riskcalc.logistic.engine.gaussian import Rule, batch_moments
+from riskcalc.logistic.engine.prox import prox_logistic, prox_near
 
 FIELDS = ("risk", "cosine", "test_logloss", "test_error", "a", "b", "q", "mu")
 

@@ -1,4 +1,4 @@
-"""The federated logistic pipeline at finite M (riskcalc.logistic.pooled, finetune,
+"""The federated logistic pipeline at finite M (riskcalc.logistic.blocks.pooled, finetune,
 finite_clients; issue 19): each limit against an independent route."""
 
 import numpy as np
@@ -8,11 +8,11 @@ from scipy.special import expit
 import riskcalc
 from montecarlo.logistic.pipeline import simulate_pipeline
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.fedprox import solve_fedprox
-from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.blocks.fedprox import solve_fedprox
+from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import centre_geometry, solve_fixed_point
-from riskcalc.logistic.prox import prox_logistic
-from riskcalc.logistic.pooled import Federation, residuals, separability_margin, solve_pooled
+from riskcalc.logistic.engine.prox import prox_logistic
+from riskcalc.logistic.blocks.pooled import Federation, residuals, separability_margin, solve_pooled
 from riskcalc.logistic.transition import mle_threshold
 
 
@@ -246,7 +246,7 @@ def test_heterogeneous_uniform_weights_simulation():
 def test_finetune_root_by_another_quadrature():
     # The fine-tuning equations re-assembled with a composite Gauss-Legendre rule in all three
     # dimensions (not the solver's Gauss-Hermite ladder) vanish at the solver's root.
-    from riskcalc.logistic.finetune import Rule3, residuals as ft_residuals
+    from riskcalc.logistic.blocks.finetune import Rule3, residuals as ft_residuals
 
     st = solve_pooled(fed([1.0], [1.0], [5], 1.0), 1e-3)
     view = GlobalView(st.alpha[0], st.rho[0], st.mu[0], np.sqrt(2.0), 1.0)

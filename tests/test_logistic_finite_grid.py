@@ -1,5 +1,5 @@
-"""Finite-M logistic limits on grids (riskcalc.logistic.finite_grid), the large-lam end, and the
-work estimate with its refusal (riskcalc.logistic.work): issue 33 items 2 and 5.
+"""Finite-M logistic limits on grids (riskcalc.logistic.finite_clients.grid), the large-lam end, and
+the work estimate with its refusal (riskcalc.logistic.work): issue 33 items 2 and 5.
 
 Tolerance of the grid-versus-scalar checks, by argument: a grid entry and a scalar call solve
 the same fixed-point systems from different starts; each root is accepted at residual ``TOL``
@@ -16,7 +16,7 @@ import pytest
 
 import riskcalc
 from riskcalc.errors import SolverError
-from riskcalc.logistic import finetune
+from riskcalc.logistic.blocks import finetune
 from riskcalc.logistic.grid import snake_order
 from riskcalc.logistic.work import oracle_seconds
 from riskcalc.logistic.result import QUANTITIES

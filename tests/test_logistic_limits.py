@@ -13,8 +13,8 @@ import pytest
 import riskcalc
 from riskcalc.errors import SolverError
 from riskcalc.logistic.fixed_point import centre_geometry, residuals, solve_fixed_point
-from riskcalc.logistic.gaussian import Rule, gauss_hermite
-from riskcalc.logistic.prox import prox_logistic, sigmoid
+from riskcalc.logistic.engine.gaussian import Rule, gauss_hermite
+from riskcalc.logistic.engine.prox import prox_logistic, sigmoid
 
 GOLDEN = Path(__file__).parent / "golden" / "logistic_limits.json"
 

@@ -70,7 +70,7 @@ def test_mle_limit_against_simulated_mle():
     (measured: 1.722 +- 0.078 against the limit 1.770)."""
     from montecarlo.experiments.objectives import ClientLosses, minimize
     from montecarlo.runner.seeding import replicate_rng
-    from riskcalc.logistic.prox import sigmoid
+    from riskcalc.logistic.engine.prox import sigmoid
     th = riskcalc.logistic_limit(gamma=0.2, signal=0.0, r=0.5, lam=0.0)
     d, n, reps = 200, 1000, 12
     risks = []

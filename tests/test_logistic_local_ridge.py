@@ -2,7 +2,7 @@
 ``predict``/``compare``/``sweep local_ridge --model logistic`` without ``--clients``): ridge
 toward 0 on the client's own data. Its limits depend on ``w_i = w_0 + r u`` only through
 ``||w_i||``, so they are RTFA's at signal 0; checked against the finite-M route, whose local
-ridge is a separate fixed point (``riskcalc.logistic.finetune``'s rule over the global
+ridge is a separate fixed point (``riskcalc.logistic.blocks.finetune``'s rule over the global
 model's view), and against the simulation of the federated mode's local ridge."""
 
 import json

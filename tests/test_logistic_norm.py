@@ -1,5 +1,5 @@
 """The logistic limits at large signal norms (||w_i|| = 10 to 22, paper 000 App. D's own
-||w_*|| = 10): the composite quadrature of ``riskcalc.logistic.gaussian`` against independent
+||w_*|| = 10): the composite quadrature of ``riskcalc.logistic.engine.gaussian`` against independent
 routes (mpmath golden moments, mpmath 1-d integrals, an exact reduction between the 3-d and
 2-d systems, the one-point solver, and simulation)."""
 
@@ -12,9 +12,9 @@ import pytest
 
 import riskcalc
 from montecarlo.logistic.pipeline import simulate_pipeline
-from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import centre_geometry, solve_fixed_point
-from riskcalc.logistic.gaussian import NODES, Rule, axis_rule
+from riskcalc.logistic.engine.gaussian import NODES, Rule, axis_rule
 from riskcalc.logistic.transition import _psi, mle_threshold
 
 GOLDEN = Path(__file__).parent / "golden" / "logistic_norm_moments.json"
@@ -62,7 +62,7 @@ def test_one_dimensional_label_integrals_against_mpmath():
         # h = min_t E[2 sigmoid(kappa V) psi(t V)]: the float minimizer t* (stationary, so its
         # error enters h squared) evaluated in mpmath.
         from scipy.optimize import minimize_scalar
-        from riskcalc.logistic.gaussian import label_rule
+        from riskcalc.logistic.engine.gaussian import label_rule
         v, w = label_rule(kappa)
         t = minimize_scalar(lambda t: float(np.sum(2 * w / (1 + np.exp(-kappa * v))
                                                    * _psi(t * v))), bounds=(0, 50),

@@ -12,7 +12,7 @@ from scipy.optimize import root
 import riskcalc
 from riskcalc import Spectrum
 from riskcalc.logistic.spectrum import fixed_point as spectral
-from riskcalc.logistic.gaussian import Rule
+from riskcalc.logistic.engine.gaussian import Rule
 
 FIELDS = ("risk", "cosine", "cosine_uncentred", "test_logloss", "test_error", "a", "b", "q",
           "mu")
@@ -126,7 +126,7 @@ def test_square_loss_finite_m_gives_the_linear_family_limits(spectrum):
     from riskcalc.logistic.spectrum import fedprox as fedprox_spectral
     from riskcalc.logistic.spectrum import finetune as finetune_spectral
     from riskcalc.logistic.spectrum import pooled as pooled_spectral
-    from riskcalc.logistic.pooled import Federation
+    from riskcalc.logistic.blocks.pooled import Federation
 
     g, r, S, sigma, M, lam, lam_g = 1.5, 1.0, 1.3, 0.5, 3, 0.7, 1e-10
     fed = Federation(np.array([g]), np.array([r]), np.array([M]), S, "samples")

@@ -2,11 +2,11 @@
 
 Model (DESIGN.md, "Contracts added in the third round"): ``w_0`` uniform on the sphere of radius
 ``signal``; client ``j = 0..M-1`` has ``w_j = w_0 + r_j u_j`` (``u_j`` uniform unit) and
-``n_j = round(d / gamma_j)`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma`` diagonal
-with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
+``n_j = max(1, round(d / gamma_j))`` samples ``x ~ N(0, I_d)`` (or ``N(0, Sigma)``, ``Sigma``
+diagonal with a ``riskcalc.Spectrum``'s d eigenvalues) with ``P(y = 1 | x) = sigmoid(x.w_j)``.
 Exact minimizers (damped Newton with Armijo backtracking,
-``montecarlo.experiments.newton.damped_newton``, to a gradient sup-norm of ``TOL``), for the
-``target`` client ``i``:
+``montecarlo.experiments.newton.damped_newton``, to a gradient sup-norm of ``fits.TOL``), for
+the ``target`` client ``i``:
 
 * ``fedavg``: the global model ``w_g = argmin sum_j c_j sum_{k in block j} l(y_k x_k.w)
   + (global_lam/2) ||w||^2`` with ``c_j = 1/N`` ("samples") or ``1/(M n_j)`` ("uniform"),
@@ -27,7 +27,8 @@ the exact population test log-loss and misclassification rate. On a fresh ``x`` 
 ``(x.w_i, x.w_hat) = (kappa s, a s + rho g)`` with ``kappa = ||w_i||_Sigma``,
 ``a = w_hat' Sigma w_i / kappa``, ``rho^2 = ||w_hat||_Sigma^2 - a^2`` and ``s, g`` independent
 standard normals, so the label integrates out to ``E[2 sigmoid(kappa s) l(a s + rho g)]`` (tensor
-Gauss-Hermite, ``riskcalc.logistic.gaussian.Rule``) and ``E[2 sigmoid(kappa s) Phi(-a s/rho)]``
+Gauss-Hermite, ``riskcalc.logistic.engine.gaussian.Rule``) and
+``E[2 sigmoid(kappa s) Phi(-a s/rho)]``
 (adaptive quadrature, ``riskcalc.logistic.fixed_point.test_error``): no test-sample noise. Also
 recorded: the global model's overlap ``w_g.w_0 / S^2`` and distance ``||w_g - w_0||^2``.
 
@@ -46,50 +47,21 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
-from montecarlo.experiments.newton import damped_newton
-from montecarlo.experiments.separability import separable
+from montecarlo.logistic.fits import Weighted, fedprox_model, global_model
+from montecarlo.runner.budget import check_minutes, check_tasks, logistic_pipeline_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
-from montecarlo.runner.tasks import run_tasks
-from riskcalc._validate import as_array, positive_int
-from riskcalc.errors import SolverError
+from montecarlo.runner.tasks import cached_count, run_tasks
+from riskcalc._validate import as_array, flag, positive_int
 from riskcalc.logistic.fixed_point import test_error
-from riskcalc.logistic.gaussian import NODES, Rule, check_reach, label_reach
+from riskcalc.logistic.engine.gaussian import NODES, Rule, check_reach, label_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine_uncentred", "test_logloss", "test_error")
 ESTIMATORS = ("fedavg", "rtfa", "local_ridge", "pfedme")
 WEIGHTS = ("samples", "uniform")
-#: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
-TOL = 1e-10
-
-
-class _Weighted:
-    """``sum_k c_k l(y_k x_k.w) + (lam/2) ||w - centre||^2`` and its derivatives."""
-
-    def __init__(self, X, y, c, lam, centre):
-        self.A = y[:, None] * X               # margins y x.w = A w
-        self.c, self.lam, self.centre = c, lam, centre
-
-    def value(self, w):
-        return (self.c @ np.logaddexp(0.0, -(self.A @ w))
-                + 0.5 * self.lam * np.sum((w - self.centre) ** 2))
-
-    def grad(self, w):
-        return -self.A.T @ (self.c * expit(-(self.A @ w))) + self.lam * (w - self.centre)
-
-    def hess(self, w):
-        # B^T B with B = sqrt(h) A is one symmetric rank-k update (syrk): 30% less time than
-        # the general product A^T (h A) at n = 8000, d = 400, equal to it up to rounding.
-        z = self.A @ w
-        B = self.A * np.sqrt(self.c * expit(z) * expit(-z))[:, None]
-        return B.T @ B + self.lam * np.eye(self.A.shape[1])
-
-    def solve(self, start, what):
-        return damped_newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
-
-
 def population_metrics(w_hat, w_i, root_s=None) -> dict:
     """Risk, cosine, exact test log-loss and test error of ``w_hat`` for client model ``w_i``
     (module docstring); ``root_s``: the square roots of ``Sigma``'s diagonal (None: I)."""
@@ -162,79 +134,6 @@ def draw_federation(*, gammas, rs, signal: float, d: int, seed: int, rep: int, r
     return w0, W, X, y
 
 
-def sample_weights(sizes, weights: str):
-    """Per-sample weights ``c_j`` of the global objective (module docstring), one per sample."""
-    sizes = np.asarray(sizes)
-    per = 1.0 / sizes.sum() if weights == "samples" else 1.0 / (len(sizes) * sizes)
-    return np.repeat(np.broadcast_to(per, sizes.shape), sizes)
-
-
-def global_model(X, y, *, global_lam: float, weights: str = "samples"):
-    """FedAvg's exact global model over the blocks ``X[j], y[j]`` (module docstring).
-
-    Raises
-    ------
-    SolverError
-        ``global_lam = 0`` and the pooled data are separable (no finite minimizer), or Newton
-        does not converge.
-    """
-    Xp, yp = np.concatenate(X), np.concatenate(y)
-    if global_lam == 0.0 and separable(Xp, yp):
-        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
-                          "the global logistic model has no finite minimizer (a linear-program "
-                          "certificate, montecarlo.experiments.separability.separable); use "
-                          "global_lam > 0")
-    c = sample_weights([len(b) for b in y], weights)
-    d = Xp.shape[1]
-    return _Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
-
-
-def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=None):
-    """The joint FedProx/pFedMe minimizer (module docstring): ``(w, [w_j])``.
-
-    Newton on ``F(w) = sum_j p_j env_j(w) + (global_lam/2)||w||^2``, ``env_j`` the Moreau
-    envelope of ``f_j`` with parameter ``1/lam``: gradient ``sum_j p_j lam (w - prox_j(w)) +
-    global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
-    Lemma 3).
-    """
-    sizes = np.array([len(b) for b in y])
-    p = sizes / sizes.sum() if weights == "samples" else np.full(len(sizes), 1.0 / len(sizes))
-    if global_lam == 0.0 and separable(np.concatenate(X), np.concatenate(y)):
-        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
-                          "the FedProx objective has no finite minimizer; use global_lam > 0")
-    d = X[0].shape[1]
-    clients = [_Weighted(Xj, yj, np.full(len(yj), 1.0 / len(yj)), lam, np.zeros(d))
-               for Xj, yj in zip(X, y)]
-    state = {"w": None, "W": [np.zeros(d) for _ in clients]}
-
-    def inner(w):
-        if state["w"] is None or not np.array_equal(w, state["w"]):
-            for j, f in enumerate(clients):
-                f.centre = w
-                state["W"][j] = f.solve(state["W"][j], "FedProx proximal point")
-            state["w"] = np.array(w)
-        return state["W"]
-
-    def value(w):
-        return sum(pj * f.value(wj) for pj, f, wj in zip(p, clients, inner(w))) \
-            + 0.5 * global_lam * w @ w
-
-    def grad(w):
-        return lam * (w - sum(pj * wj for pj, wj in zip(p, inner(w)))) + global_lam * w
-
-    def hess(w):
-        eye = np.eye(d)
-        out = global_lam * eye
-        for pj, f, wj in zip(p, clients, inner(w)):
-            H = f.hess(wj) - lam * eye
-            out = out + pj * lam * np.linalg.solve(H + lam * eye, H)
-        return out
-
-    w = damped_newton(value, grad, hess, np.zeros(d) if start is None else start,
-                      max(TOL, 1e-14 * lam), "FedProx minimizer")
-    return w, inner(w)
-
-
 def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d: int,
                        seed: int, rep: int, weights: str = "samples", target: int = 0,
                        pfedme: bool = False, eigenvalues=None) -> dict:
@@ -260,8 +159,8 @@ def simulate_replicate(*, gammas, rs, signal: float, lams, global_lam: float, d:
     names = ("rtfa", "local_ridge") + (("pfedme",) if pfedme else ())
     for name in names:
         out[name] = {q: [None] * len(lams) for q in QUANTITIES}
-    problems = {"rtfa": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0, wg),
-                "local_ridge": _Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0,
+    problems = {"rtfa": Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0, wg),
+                "local_ridge": Weighted(X[target], y[target], np.full(n_i, 1.0 / n_i), 1.0,
                                          np.zeros(d))}
     starts = {"rtfa": wg, "local_ridge": np.zeros(d), "pfedme": None}
     for k in np.argsort(-np.asarray(lams)):
@@ -310,7 +209,8 @@ def federation(gamma, r, clients=None):
 def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=None,
                       weights: str = "samples", target: int = 0, pfedme: bool = False,
                       seed: int = 0, n_jobs: int = 1, cache=None, progress: bool = False,
-                      fedprox: bool = False, spectrum=None) -> dict:
+                      fedprox: bool = False, spectrum=None,
+                      max_minutes: float | None = MAX_MINUTES) -> dict:
     """``reps`` replicates of the federated logistic pipeline at finite M (module docstring).
 
     Parameters
@@ -341,6 +241,10 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         As in ``montecarlo.runner.tasks.run_tasks``; the result does not depend on ``n_jobs``.
     spectrum : riskcalc.Spectrum, optional
         Every client's ``x ~ N(0, Sigma)``, ``Sigma`` diagonal with ``spectrum.eigenvalues(d)``.
+    max_minutes : float or None
+        Refuse, before any replicate runs, replicates ``cache`` lacks estimated
+        (``logistic_pipeline_seconds``, the exact test metrics included) beyond it on
+        ``n_jobs`` workers; None: no limit (as ``sweep_logistic``'s; it had none).
 
     Returns
     -------
@@ -357,7 +261,8 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
         The pooled problem has no finite minimizer (``global_lam = 0``, separable data) or a
         Newton solve does not converge.
     """
-    pfedme = bool(pfedme or fedprox)
+    # "no" or 0.5 switched FedProx on (its M proximal solves per step: slow).
+    pfedme = flag("pfedme", pfedme) or flag("fedprox", fedprox)
     gammas, rs = federation(gamma, r, clients)
     m = len(gammas)
     # signal = 0 (every w_j a pure deviation) was refused here, naming no reason, though the
@@ -386,11 +291,24 @@ def simulate_pipeline(*, gamma, signal, r, lams, global_lam, d, reps, clients=No
     require_memory(8.0 * (3 * N * d + (m + 4 if pfedme else 4) * d * d),
                    f"the federated logistic pipeline ({N} pooled samples at d = {d})",
                    "lower d, raise gamma or lower the number of clients")
-    tasks = [dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
-                  seed=seed, rep=k, weights=weights, target=int(target),
-                  pfedme=pfedme, **extra) for k in range(reps)]
-    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
-                        desc="logistic pipeline")
+    check_tasks(reps, f"{reps} replicates", "lower reps")
+
+    def tasks():
+        return (dict(gammas=gammas, rs=rs, signal=signal, lams=lams, global_lam=global_lam, d=d,
+                     seed=seed, rep=k, weights=weights, target=int(target), pfedme=pfedme,
+                     **extra) for k in range(reps))
+    # Timed before the list is built (3e6 replicates: 27 s and 1.6 GB before the refusal).
+    cached = cached_count(cache, None, tasks()) if cache is not None else 0
+    root = 1.0 if spectrum is None else float(np.sqrt(np.mean(spectrum.eigenvalues(d))))
+    seconds = logistic_pipeline_seconds(d, gammas[target], gammas, fedprox=pfedme,
+                                        lams=max(1, len(lams)),
+                                        kappa=root * np.hypot(signal, rs[target]))
+    check_minutes(max_minutes, (reps - cached) * seconds, n_jobs, None,
+                  f"{reps} replicates" + (f" ({cached} of them in cache)" if cached else "")
+                  + f" of {m} clients at d = {d}", "lower reps, d or the clients (or signal and "
+                  "r: the exact test metrics' rule grows with ||w_i||)")
+    results = run_tasks(replicate_task, list(tasks()), cache=cache, n_jobs=n_jobs,
+                        progress=progress, desc="logistic pipeline")
     out = {"n": sizes, "reps": reps, "clients": m,
            "global": {k: mean_se([res["global"][k] for res in results])
                       for k in ("overlap", "dist")}}

@@ -1,7 +1,7 @@
 """Simulation of ridge-to-the-centre logistic regression (the model of ``riskcalc.logistic``).
 
 Replicate ``rep``: ``w_0`` uniform on the sphere of radius ``signal``, ``w_i = w_0 + r u`` with
-``u`` uniform on the unit sphere, ``n = round(d / gamma)`` samples ``x ~ N(0, Sigma)``
+``u`` uniform on the unit sphere, ``n = max(1, round(d / gamma))`` samples ``x ~ N(0, Sigma)``
 (``Sigma = I_d``, or diagonal with the d eigenvalues of a ``riskcalc.Spectrum``: ``w_0`` and
 ``u`` are isotropic, so the basis is immaterial) with
 ``P(y = 1 | x) = sigmoid(x.w_i)``, and the exact estimate
@@ -24,13 +24,15 @@ import numpy as np
 from scipy.special import expit
 
 from montecarlo.experiments.objectives import ClientLosses, prox
+from montecarlo.compare import MAX_MINUTES
 from montecarlo.linear.instances import require_memory
 from montecarlo.logistic.pipeline import client_sizes
+from montecarlo.runner.budget import check_minutes, check_tasks, logistic_replicate_seconds
 from montecarlo.runner.seeding import check_seed, replicate_rng
 from montecarlo.runner.stats import mean_se
-from montecarlo.runner.tasks import run_tasks
+from montecarlo.runner.tasks import cached_count, run_tasks
 from riskcalc._validate import as_array, positive_int
-from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
+from riskcalc.logistic.engine.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.spectrum import as_spectrum
 
 QUANTITIES = ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss", "test_error")
@@ -113,10 +115,15 @@ def replicate_task(task: dict) -> dict:
 
 
 def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
-             progress=False, centre_scale: float = 1.0, spectrum=None) -> dict:
+             progress=False, centre_scale: float = 1.0, spectrum=None,
+             max_minutes: float | None = MAX_MINUTES) -> dict:
     """``reps`` replicates (``montecarlo.runner.tasks.run_tasks``): mean and standard error per
     quantity and ``lam``, as ``{quantity: (mean array, se array)}`` plus ``"n"``.
-    ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues."""
+    ``spectrum``: a ``riskcalc.Spectrum``, expanded to ``Sigma``'s d eigenvalues.
+    ``max_minutes``: refuse, before any replicate runs, replicates ``cache`` lacks estimated
+    (``logistic_replicate_seconds``) beyond it on ``n_jobs`` workers; None: no limit (as
+    ``sweep_logistic``'s; it had none: d = 3000, gamma = 0.1, 50 reps, estimated at 62
+    min, started at once)."""
     reps = positive_int("reps", reps, minimum=2)
     seed = check_seed(seed)      # was int(seed): True, 1.5 and "1" ran as seed 1
     # Checked before float(): signal "1" or True, lams "0.5", [True] or [0.5 + 0j] ran (the
@@ -134,7 +141,7 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
     # ``pipeline.simulate_pipeline`` checks: at gamma = 1e-6, d = 100 a replicate asked numpy
     # for 74.5 GiB ("not enough memory") after the time estimate had let it start.
     require_memory(8.0 * (3 * n * d + 4000 * d + 4 * d * d),
-                   f"the logistic simulation at d = {d} (n = d / gamma = {n} samples)",
+                   f"the logistic simulation at d = {d} (n = d / gamma = {n:.4g} samples)",
                    "lower d or raise gamma")
     extra = {} if centre_scale == 1.0 else {"centre_scale": centre_scale}
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
@@ -142,10 +149,19 @@ def simulate(*, gamma, signal, r, lams, d, reps, seed=0, n_jobs=1, cache=None,
         extra["eigenvalues"] = spectrum.eigenvalues(int(d)).tolist()
     check_reach(signal, r, float(np.sqrt(max(extra.get("eigenvalues", [1.0])))),
                 LABEL_KAPPA_MAX, "the logistic limits' label expectations")
-    tasks = [dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d),
-                  seed=seed, rep=k, **extra) for k in range(reps)]
-    results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, progress=progress,
-                        desc="logistic ridge")
+    check_tasks(reps, f"{reps} replicates", "lower reps")
+
+    def tasks():
+        return (dict(gamma=float(gamma), signal=signal, r=r, lams=lams, d=int(d), seed=seed,
+                     rep=k, **extra) for k in range(reps))
+    # Timed before the list is built (3e6 replicates: 19 s and 1 GB before the refusal).
+    cached = cached_count(cache, None, tasks()) if cache is not None else 0
+    check_minutes(max_minutes, (reps - cached) * logistic_replicate_seconds(d, gamma, len(lams)),
+                  n_jobs, None, f"{reps} replicates" + (f" ({cached} of them in cache)"
+                                                        if cached else "") + f" at d = {d}",
+                  "lower reps or d, or raise gamma")
+    results = run_tasks(replicate_task, list(tasks()), cache=cache, n_jobs=n_jobs,
+                        progress=progress, desc="logistic ridge")
     out = {"n": n, "reps": reps}
     for q in QUANTITIES:
         # .get: replicates cached before a quantity was measured lack it (NaN, not a KeyError).

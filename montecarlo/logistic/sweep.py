@@ -22,9 +22,9 @@ Two settings, as in ``riskcalc compare --model logistic``:
   ``montecarlo.logistic.ridge`` with centre 0, which draws exactly the pipeline's client 0.
 
 The predictions are computed point by point before any simulation runs, at the ratios the
-simulation realizes, d / n_j with n_j = round(d / gamma_j) (the rows' d and n; the rows' gamma
-is the one asked), so a parameter the theory refuses (e.g. ``global_lam = 0`` with separable
-pooled data) stops the sweep at once.
+simulation realizes, d / n_j with n_j = max(1, round(d / gamma_j)) (the rows' d and n; the
+rows' gamma is the one asked), so a parameter the theory refuses (e.g. ``global_lam = 0`` with
+separable pooled data) stops the sweep at once.
 """
 
 from __future__ import annotations
@@ -35,16 +35,15 @@ import numpy as np
 
 import riskcalc
 from montecarlo.compare import MAX_MINUTES, none_if_nan, summarize
-from montecarlo.linear.instances import require_memory
 from montecarlo.logistic import pipeline, ridge
 from montecarlo.prediction import simulated_ratios
-from montecarlo.runner.budget import (check_tasks, cores, logistic_pipeline_seconds,
-                                      logistic_replicate_seconds)
+from montecarlo.logistic.sweep_checks import (check_memory, check_minutes, check_reach_all,
+                                              checked_others, federation)
+from montecarlo.runner.budget import check_tasks
 from montecarlo.runner.seeding import check_seed
 from montecarlo.runner.tasks import cached_count, run_tasks
 from montecarlo.sweep import SweepRows, grid_values
 from riskcalc._validate import as_array, canonical_method, positive_int
-from riskcalc.logistic.gaussian import LABEL_KAPPA_MAX, check_reach
 from riskcalc.logistic.limits import UNFEDERATED
 from riskcalc.logistic.work import MAX_SECONDS
 from riskcalc.logistic.result import GLOBAL_FIELDS, measured_fields
@@ -64,7 +63,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     """Predicted and simulated logistic limits at every point of a grid (module docstring).
 
     CGMT limits of ``riskcalc.logistic`` (after Salehi, Abbasi & Hassibi 2019 and Sur &
-    Candes 2019; finite M derived in ``riskcalc.logistic.pooled`` and ``finetune``) against
+    Candes 2019; finite M derived in ``riskcalc.logistic.blocks.pooled`` and ``finetune``) against
     exact-Newton simulations (``montecarlo.logistic.ridge``, ``montecarlo.logistic.pipeline``).
 
     Parameters
@@ -129,7 +128,7 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
                          f"{', '.join(METHODS)} with clients; got {method!r}")
     if clients is not None and others is not None:
         raise ValueError("give clients (identical clients) or others (a federation), not both")
-    others = _others(others)
+    others = checked_others(others)
     d = positive_int("d", d, minimum=2)
     spectrum = as_spectrum(spectrum, d)     # a SPEC string was an AttributeError
     reps = positive_int("reps", reps, minimum=2)
@@ -145,18 +144,22 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     check_tasks(len(points) * reps, f"{len(points)} grid points x {reps} replicates",
                 "lower reps or the grid")
     names = measured_fields(method, federated, spectrum)
-    _check_reach(method, points, others, signal, spectrum, d)
+    check_reach_all(method, points, others, signal, spectrum, d)
     simulated = pipeline.simulated_spectrum(spectrum, d)[0]     # the spectrum simulated
-    preds = [_predicted(method, *_simulated_ratios(g, _federation(g, rr, m, others), d), rr,
+    preds = [_predicted(method, *_simulated_ratios(g, federation(g, rr, m, others), d), rr,
                         signal, lams, global_lam, weights, centre, simulated, names, max_seconds)
              for g, rr, m in points]
-    tasks = list(_tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
-                        seed, reps, spectrum))
+    tasks = _tasks(method, points, signal, lams, others, global_lam, weights, centre, d, seed,
+                   reps, spectrum)
+    # Listed once (a cache counts them) and after the time check where no cache is given:
+    # 3e6 replicates were listed for minutes before their refusal.
+    tasks = tasks if cache is None else list(tasks)
     valid = _layout(method, names, len(lams))
     if max_minutes is not None:     # after the limits, which name a missing global_lam
-        _check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
-                       scheduler, cached_count(cache, "sweep", tasks, valid))
-    _memory(points, others, d, method)
+        check_minutes(max_minutes, method, points, others, d, reps, len(lams), n_jobs,
+                      scheduler, cached_count(cache, "sweep", tasks, valid), signal, spectrum)
+    tasks = list(tasks)
+    check_memory(points, others, d, method)
     results = run_tasks(replicate_task, tasks, cache=cache, n_jobs=n_jobs, scheduler=scheduler,
                         progress=progress, desc=f"sweep {method} (logistic)", command="sweep",
                         valid=valid)
@@ -192,24 +195,6 @@ def sweep_logistic(method: str, *, gamma, r, signal: float, lam=None, d: int,
     return SweepRows(rows)
 
 
-def _others(others):
-    """``others`` checked: None, or ``{"gamma": [...], "r": [...]}`` of equal lengths, each
-    gamma > 0 and r >= 0 (a missing key was a KeyError, unequal lengths an IndexError, a gamma
-    0 a ZeroDivisionError, a list a TypeError, and strings were read as numbers)."""
-    if others is None:
-        return None
-    if not isinstance(others, dict) or set(others) != {"gamma", "r"}:
-        raise ValueError('others must be a dict {"gamma": [...], "r": [...]} (the other '
-                         f"clients), got {others!r:.80}")
-    g = np.atleast_1d(as_array("others['gamma']", others["gamma"], low=0.0, low_open=True,
-                               ndim=1))
-    rr = np.atleast_1d(as_array("others['r']", others["r"], low=0.0, ndim=1))
-    if g.size != rr.size:
-        raise ValueError(f"others must list as many r as gamma values (one per other client), "
-                         f"got {g.size} and {rr.size}")
-    return {"gamma": g.tolist(), "r": rr.tolist()}
-
-
 def grid(gamma, r, clients=None, others=None) -> list:
     """The grid points ``(gamma, r, M)`` of ``sweep_logistic`` in row order (M None with
     ``others`` or without clients)."""
@@ -237,37 +222,6 @@ def cached_tasks(method: str, *, cache, gamma, r, signal: float, lam=None, d: in
         positive_int("reps", reps, minimum=2), spectrum), _layout(method, names, len(lams)))
 
 
-def _check_reach(method, points, others, signal, spectrum, d):
-    """The simulations' ``gaussian.check_reach`` at every point, before any prediction: at
-    signal 1800 with M = 2 clients the predictions ran (at 2000 estimated at 66 s), then the
-    pipeline's replicate failed with the theory solver's "quadrature rule" refusal. An r
-    missing or out of range is left to the limits' messages."""
-    signal = float(as_array("signal", signal, low=0.0))
-    root_max = 1.0 if spectrum is None else float(np.sqrt(np.max(spectrum.eigenvalues(d))))
-    for g, rr, m in points:
-        piped = _federation(g, rr, m, others) is not None and method != "local_ridge"
-        if rr is not None and rr >= 0:
-            check_reach(signal, rr, root_max, pipeline.MEASURED_KAPPA_MAX if piped else
-                        LABEL_KAPPA_MAX, "the exact test metrics' quadrature" if piped else
-                        "the logistic limits' label expectations")
-
-
-def _check_minutes(max_minutes, method, points, others, d, reps, n_lams, n_jobs, scheduler,
-                   cached):
-    """``montecarlo.compare.check_minutes`` for ``sweep_logistic``: ValueError when the
-    ``reps`` replicates of ``points`` not ``cached`` are estimated beyond ``max_minutes``."""
-    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
-    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
-    total = (reps * len(points) - cached) / len(points) * replicate_seconds(
-        method, points, others, d, lams=max(1, n_lams)) / workers
-    if total > limit:
-        raise ValueError(f"max_minutes = {max_minutes:g}: {len(points)} grid points x {reps} "
-                         f"replicates" + (f" ({cached} of them in cache)" if cached else "")
-                         + f" at d = {d} are estimated at {total / 60.0:.3g} min of work on "
-                         f"{workers} worker(s); lower reps, d or the grid, or raise "
-                         "max_minutes (None: no limit)")
-
-
 def _layout(method, names, n_lams):
     """``valid(task, result)`` for ``run_tasks``: whether a cached result holds every quantity
     of ``names`` for the ``n_lams`` penalties (another layout reruns; it was a traceback)."""
@@ -284,17 +238,10 @@ def _tasks(method, points, signal, lams, others, global_lam, weights, centre, d,
            spectrum):
     """The replicate tasks of ``points``, in row order (a generator)."""
     for g, rr, m in points:
-        fed = _federation(g, rr, m, others)
+        fed = federation(g, rr, m, others)
         for rep in range(reps):
             yield _task(method, g, rr, signal, lams, fed, global_lam, weights, centre, d, seed,
                         rep, spectrum)
-
-
-def _federation(g, rr, m, others):
-    """Per-client ``(gammas, rs)``, the target first, or None without clients."""
-    if others is not None:
-        return [g] + [float(x) for x in others["gamma"]], [rr] + [float(x) for x in others["r"]]
-    return None if m is None else ([g] * m, [rr] * m)
 
 
 def _simulated_ratios(g, fed, d):
@@ -367,34 +314,3 @@ def _column(results, method, q, n_lams):
         return v if isinstance(v, list) else [v]
     return np.array([[np.nan if v is None else v for v in one(res)] for res in results],
                     dtype=float)
-
-
-def _memory(points, others, d, method):
-    """The largest federation's pooled data and Newton matrices must fit (as
-    ``montecarlo.logistic.pipeline.simulate_pipeline`` checks)."""
-    feds = [_federation(g, rr, m, others) or ([g], [rr]) for g, rr, m in points]
-    pooled = max(sum(pipeline.client_sizes(fed[0], d)) for fed in feds)
-    # FedProx keeps one d x d Hessian per client.
-    square = 4 + (max(len(fed[0]) for fed in feds) if method == "pfedme" else 0)
-    # The advice named the clients alone (an oracle sweep at gamma = 1e-6 has none): n = d /
-    # gamma samples per client is the other factor.
-    require_memory(8.0 * (3 * pooled * d + square * d * d),
-                   f"the logistic sweep (up to {pooled} samples in a replicate at d = {d})",
-                   "lower --d, raise --gamma" + (" or lower the number of clients"
-                                                 if any(m for _, _, m in points) or others
-                                                 else ""))
-
-
-def replicate_seconds(method, points, others, d, lams: int = 1) -> float:
-    """Estimated seconds of one replicate summed over the grid points, with ``lams``
-    penalties per replicate: the target's Newton fits and, with a global model, the pooled fit
-    and FedProx's proximal fits (``logistic_pipeline_seconds``)."""
-    total = 0.0
-    for g, rr, m in points:
-        fed = _federation(g, rr, m, others)
-        if fed is not None and method != "local_ridge":
-            total += logistic_pipeline_seconds(d, g, fed[0], fedprox=method == "pfedme",
-                                               lams=lams)
-        else:
-            total += logistic_replicate_seconds(d, g, lams=lams)
-    return total

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from riskcalc._validate import as_array
+from riskcalc._validate import as_array, positive_int
 
 #: Memory held per task while a run lasts (task dict, key, result, cache line), measured
 #: ~2.5 KB for the linear replicates; rounded up.
@@ -72,6 +72,24 @@ def check_tasks(count: int, what: str, advice: str) -> None:
                          f"{physical_memory() / 2**31:.3g} GiB); {advice}")
 
 
+def check_minutes(max_minutes, seconds: float, n_jobs, scheduler, what: str,
+                  advice: str) -> None:
+    """Refuse, before any work, replicates estimated at ``seconds`` of one worker's time to
+    take longer than ``max_minutes`` on ``n_jobs`` workers (one with a ``scheduler``); None:
+    no limit (the command line checks --max-minutes itself and passes None). The one check of
+    the simulations' Python entries (``montecarlo.compare``, ``montecarlo.sweep``, the logistic
+    sweep and simulators), which held two copies of it (and the logistic simulators none)."""
+    if max_minutes is None:
+        return
+    limit = 60.0 * float(as_array("max_minutes", max_minutes, low=0.0, low_open=True, ndim=0))
+    workers = 1 if scheduler is not None else min(positive_int("n_jobs", n_jobs), cores())
+    total = seconds / workers
+    if total > limit:
+        raise ValueError(f"max_minutes = {max_minutes:g}: {what} are estimated at "
+                         f"{total / 60.0:.3g} min of work on {workers} worker(s); {advice}, "
+                         "or raise max_minutes (None: no limit)")
+
+
 def logistic_replicate_seconds(d: int, gamma: float, lams: int = 1) -> float:
     """Estimated seconds of one replicate of ``montecarlo.logistic.ridge`` at n = d / gamma
     with ``lams`` penalties (exact Newton fits, each step an n x d Hessian product and a d x d
@@ -105,15 +123,28 @@ def logistic_replicate_seconds(d: int, gamma: float, lams: int = 1) -> float:
 FEDPROX_STEPS = 4
 
 
+#: Seconds per node of the exact test metrics' rule, one ``population_metrics`` call of
+#: ``montecarlo.logistic.pipeline`` (``Rule(kappa, NODES[-1])``: Gauss-Legendre panels along the
+#: label weight beyond ``GH_REACH``): measured 1.4-3.9e-8 at ||w_i|| = 100-1691, d = 4 (1.9 s
+#: a call at 1691, 5e7 nodes).
+METRIC_NODE_SECONDS = 4e-8
+
+
 def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = False,
-                              lams: int = 1) -> float:
+                              lams: int = 1, kappa: float | None = None) -> float:
     """Estimated seconds of one replicate of ``montecarlo.logistic.pipeline`` (``gammas``: the
     M clients' d / n_j, ``gamma`` the target's) with ``lams`` penalties: the pooled global fit
     over N = d sum_j 1 / gamma_j samples, the target's fits (one for the first penalty, two,
     fine-tuning and local ridge, for every further one) and, with ``fedprox``,
     ``FEDPROX_STEPS`` proximal fits of every client per penalty. Measured with ten lams (five
     for FedProx), d = 200 and 400, M = 5, gamma = 1: 3.6x the time of one lam (FedProx 3.5x,
-    3.8x); estimated 1.9x and 1.7x that (FedProx 2.5x, 1.7x)."""
+    3.8x); estimated 1.9x and 1.7x that (FedProx 2.5x, 1.7x).
+
+    ``kappa``: the target's ``||w_i||_Sigma``, whose exact test metrics are computed on a rule
+    of ``rule_nodes(kappa, NODES[-1], 0, 0)`` nodes once for the global model and once per
+    estimator and penalty (``METRIC_NODE_SECONDS`` a node): negligible up to ``GH_REACH``, it
+    was the whole replicate at ||w_i|| = 1691 (12 s at d = 4, estimated at milliseconds);
+    None: not counted."""
     gammas = [float(g) for g in gammas]
     pooled = 1.0 / sum(1.0 / g for g in gammas)
     seconds = (logistic_replicate_seconds(d, gamma, lams=2 * lams - 1)
@@ -121,4 +152,9 @@ def logistic_pipeline_seconds(d: int, gamma: float, gammas, fedprox: bool = Fals
     if fedprox:
         seconds += FEDPROX_STEPS * sum(logistic_replicate_seconds(d, g, lams=lams)
                                        for g in gammas)
+    if kappa is not None:
+        from riskcalc.logistic.engine.gaussian import NODES, rule_nodes
+
+        calls = 1 + (3 if fedprox else 2) * lams
+        seconds += calls * METRIC_NODE_SECONDS * rule_nodes(kappa, NODES[-1], 0.0, 0.0)
     return seconds

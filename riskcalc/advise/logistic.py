@@ -5,7 +5,7 @@ For a logistic federation (``LogisticFederation``: every client's ``gamma_j = d 
 ``r_j = ||w_j - w_0||``, one ``S = ||w_0||``, the ridge ``global_lam`` of FedAvg's global model
 and optionally one covariance spectrum), every candidate is evaluated on the exact finite-M
 limits of ``riskcalc.logistic_clients_limit`` (the CGMT fixed points derived in
-``riskcalc.logistic.pooled``, ``finetune`` and ``fedprox``, after Salehi, Abbasi & Hassibi
+``riskcalc.logistic.blocks.pooled``, ``finetune`` and ``fedprox``, after Salehi, Abbasi & Hassibi
 2019 and Sur & Candes 2019; papers 000 and 004 run this model):
 
 * FedAvg: the logistic global model over all M clients (``argmin sum_j c_j sum_{block j}
@@ -48,12 +48,19 @@ from riskcalc.errors import SolverError
 from riskcalc.logistic.finite_clients import ALIASES, canonical_method, logistic_clients_limit
 from riskcalc.logistic.tuning import LAM_RANGE
 from riskcalc.logistic.work import finite_seconds
+from riskcalc.spectrum import as_spectrum
 
 __all__ = ["LogisticCandidate", "LogisticFederation", "PIPELINES", "advise_logistic",
            "estimate_seconds"]
 
 #: Every pipeline of the logistic advice, in the order it evaluates them.
 PIPELINES = ("fedavg", "rtfa", "pfedme", "local_ridge")
+#: The ranking's criterion (module docstring), as the command line prints it: under a spectrum
+#: the Euclidean risk is not the Sigma-weighted one, and the test errors printed beside it may
+#: order the candidates otherwise (local ridge first on risk, last on test error, was shown
+#: without saying which criterion ranked it).
+RANKED_BY = ("the mean over the clients of risk = ||w_hat - w_j||^2 (Euclidean, with or "
+             "without a spectrum), then the worst client's")
 WEIGHTS = ("samples", "uniform")
 #: Tolerance of the bounded search in log(lam) (lam within 5%): the risk is flat to second
 #: order at its minimum.
@@ -76,7 +83,7 @@ class LogisticFederation:
         ``S = ||w_0|| >= 0``.
     global_lam : float
         Ridge toward 0 of FedAvg's (and FedProx's) global model, >= 0 (0 only where the pooled
-        minimizer exists: ``riskcalc.logistic.pooled``).
+        minimizer exists: ``riskcalc.logistic.blocks.pooled``).
     spectrum : Spectrum, optional
         Every client's ``x ~ N(0, Sigma)`` (None: the identity).
 
@@ -103,11 +110,15 @@ class LogisticFederation:
                              "one client use riskcalc predict --model logistic")
         object.__setattr__(self, "gamma", gamma)
         object.__setattr__(self, "r", r)
-        object.__setattr__(self, "signal", float(as_array("signal", self.signal, low=0.0)))
+        # An array signal was a TypeError from float(), a SPEC string (the limits take one)
+        # an AttributeError on .is_identity.
+        object.__setattr__(self, "signal",
+                           float(as_array("signal", self.signal, low=0.0, ndim=0)))
         object.__setattr__(self, "global_lam",
-                           float(as_array("global_lam", self.global_lam, low=0.0)))
-        if self.spectrum is not None and self.spectrum.is_identity:
-            object.__setattr__(self, "spectrum", None)
+                           float(as_array("global_lam", self.global_lam, low=0.0, ndim=0)))
+        spectrum = as_spectrum(self.spectrum)
+        object.__setattr__(self, "spectrum",
+                           None if spectrum is None or spectrum.is_identity else spectrum)
 
     @property
     def m(self) -> int:
@@ -184,10 +195,14 @@ def advise_logistic(federation: LogisticFederation, methods=None,
     ------
     ValueError
         An unknown, empty or repeated method (``riskcalc.advise.pipelines``; ``fedprox``
-        and ``pfedme`` name one pipeline), or no candidate could be evaluated.
+        and ``pfedme`` name one pipeline), a ``progress`` that is not callable, or no
+        candidate could be evaluated.
     """
     fed = federation
     chosen = pipelines(methods, PIPELINES, ALIASES)
+    if progress is not None and not callable(progress):   # as riskcalc.advise.advise
+        raise ValueError(f"progress must be a callable (called with each pipeline's name), "
+                         f"got {progress!r:.60}")
     starts = {"samples": (1.0 / fed.gamma) / np.sum(1.0 / fed.gamma),
               "uniform": np.full(fed.m, 1.0 / fed.m)}
     done = progress or (lambda name: None)

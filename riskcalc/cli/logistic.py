@@ -77,8 +77,11 @@ def accepted(args, verb) -> set:
         return advise_options
     out = _MODEL | (_SIMULATION if verb in ("compare", "sweep") else set()) \
         | (_SWEEP if verb == "sweep" else set())
-    if verb == "predict" and str(args.spectrum).strip().lower().startswith("powerlaw:"):
-        out = out | {"d"}                   # the number of eigenvalues of powerlaw:P
+    # d: the number of eigenvalues of powerlaw:P, which a file: count must equal (as a file's
+    # client spectra and advise check it).
+    if verb == "predict" and str(args.spectrum).strip().lower().startswith(("powerlaw:",
+                                                                           "file:")):
+        out = out | {"d"}
     return out | (_FEDERATED if federated(args, verb) else {"centre"})
 
 
@@ -174,10 +177,21 @@ def _problem(args, verb) -> dict:
 def _spectrum(args, verb):
     """``--spectrum`` as a Spectrum (None for identity); ``powerlaw:P`` sized by ``--d``, which
     a ``powerlaw:P,D`` or ``file:`` count must equal (as in the linear family: powerlaw:1,50
-    beside a federation file's d = 100 was taken)."""
+    beside a federation file's d = 100 was taken). Its errors name ``--spectrum`` and the d."""
     from riskcalc.spectrum import as_spectrum
 
-    spec = as_spectrum(args.spectrum, d=getattr(args, "d", None))
+    d = getattr(args, "d", None)
+    try:
+        spec = as_spectrum(args.spectrum, d=d)
+    except ValueError as exc:
+        if args.spectrum is None:
+            raise
+        from riskcalc.cli import GIVEN
+
+        # A federation file's client spectra arrive here too (riskcalc.cli.fedargs).
+        lead = (f"--spectrum {args.spectrum}" if "spectrum" in getattr(args, GIVEN, ())
+                else f"the clients' spectrum in {args.clients_file}")
+        raise ValueError(lead + ("" if d is None else f" (d = {d})") + f": {exc}") from None
     return None if spec.is_identity else spec
 
 

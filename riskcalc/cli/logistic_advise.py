@@ -69,7 +69,14 @@ def read_federation(args):
     if differing_covariance(ff, specs, None if d is None else int(d)) is not None:
         raise ValueError(f"{ff.where}: the clients give different spectra; the logistic family "
                          "takes one covariance shared by the clients (no covariate shift)")
-    spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
+    try:
+        spectrum = as_spectrum(specs[0], d=None if d is None else int(d))  # a count must be d
+    except ValueError as exc:
+        # ff.spectra read the file's own spectra (and named them) but sized none by d.
+        where = "" if d is None else f" ({ff.where}: d = {d:g})"
+        if args.spectrum is None:       # the clients' own spectra
+            raise ValueError(f"{ff.where}: the clients' spectrum: {exc}") from None
+        raise ValueError(f"--spectrum {args.spectrum}{where}: {exc}") from None
     for note in ff.notes("logistic"):
         warnings.warn(note, stacklevel=2)
     names = [c.get("name") for c in ff.clients]
@@ -86,7 +93,7 @@ def run(args) -> int:
     from tqdm.auto import tqdm
 
     from riskcalc.advise import cost, pipelines
-    from riskcalc.advise.logistic import PIPELINES, advise_logistic, estimate_seconds
+    from riskcalc.advise.logistic import PIPELINES, RANKED_BY, advise_logistic, estimate_seconds
     from riskcalc.logistic.finite_clients import ALIASES
 
     fed, names = read_federation(args)
@@ -119,11 +126,13 @@ def run(args) -> int:
         write_csv(result, args.csv, names)
     if args.json:
         out = result.as_dict()
+        out["ranked_by"] = RANKED_BY
         if names is not None:
             out["federation"]["names"] = names
         print(guards.dumps(out))
         return 0
     print_table(result, per_client=args.per_client, names=names)
+    print(f"ranked by {RANKED_BY}")
     print_test_errors(result, per_client=args.per_client)
     if args.csv:
         print(f"per-client rows of every candidate written to {args.csv}")

@@ -6,6 +6,8 @@ table or JSON of predicted against simulated.
 
 from __future__ import annotations
 
+import math
+
 from riskcalc.cli import guards
 from riskcalc.logistic.result import measured_fields
 from riskcalc.spectrum import Spectrum
@@ -25,7 +27,7 @@ def _simulate(args, prob, d, reps):
         sim = simulate(gamma=prob["gamma"], signal=prob["signal"], r=prob["r"],
                        lams=[prob["lam"]], d=d, reps=reps, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.no_progress, centre_scale=scale,
-                       spectrum=prob["spectrum"])
+                       spectrum=prob["spectrum"], max_minutes=None)     # timed by _budget
         return {q: (float(sim[q][0][0]), float(sim[q][1][0])) for q in names}, \
             sim["n"]
     from montecarlo.logistic.pipeline import simulate_pipeline
@@ -36,7 +38,7 @@ def _simulate(args, prob, d, reps):
                             global_lam=prob["global_lam"], weights=prob["weights"], d=d,
                             reps=reps, seed=args.seed, n_jobs=args.jobs,
                             progress=not args.no_progress, pfedme=prob["method"] == "pfedme",
-                            spectrum=prob["spectrum"])
+                            spectrum=prob["spectrum"], max_minutes=None)
     est = sim[prob["method"]]
     pick = (lambda v: float(v)) if prob["method"] == "fedavg" else (lambda v: float(v[0]))
     out = {q: (pick(est[q][0]), pick(est[q][1])) for q in names
@@ -65,18 +67,23 @@ def _realized(prob, d):
 def _budget(args, prob, d, reps) -> None:
     """The work estimate (``guards.budget``) before any replicate runs: the target's exact
     Newton fit and, with M clients, the pooled fit over N = d sum_j 1/gamma_j samples (and
-    FedProx's proximal fits of every client: ``logistic_pipeline_seconds``)."""
+    FedProx's proximal fits of every client, and the exact test metrics at ||w_i||_Sigma:
+    ``logistic_pipeline_seconds``)."""
     from montecarlo.runner.budget import logistic_pipeline_seconds, logistic_replicate_seconds
 
     seconds = logistic_replicate_seconds(d, prob["gamma"])
     samples = guards.many_samples(d, prob["gamma"])
     what = f"{reps} replicates of the logistic model at d = {d}{samples}"
     if prob["federated"] and prob["method"] != "local_ridge":
+        root = 1.0 if prob["spectrum"] is None else prob["spectrum"].mean ** 0.5
         seconds = logistic_pipeline_seconds(d, prob["gamma"], prob["gammas"],
-                                            fedprox=prob["method"] == "pfedme")
+                                            fedprox=prob["method"] == "pfedme",
+                                            kappa=root * math.hypot(prob["signal"], prob["r"]))
         what += f" with {prob['clients']} clients"
     guards.budget(args, reps, seconds, what,
-                  "lower --reps or --d" + (" or the clients" if prob["federated"] else "")
+                  "lower --reps or --d" + (" or the clients, --signal and --r (the exact test "
+                                           "metrics' rule grows with ||w_i||)"
+                                           if prob["federated"] else "")
                   + (", or raise --gamma" if samples else ""))
 
 

@@ -18,8 +18,8 @@ from riskcalc.cli.sweep import _floats, emit, integers
 def run(args, *, methods, spectrum, max_seconds) -> int:
     """The sweep of ``args`` (``riskcalc.cli.logistic.sweep`` gives the METHODs of this mode,
     the ``--spectrum`` and the limits' ``max_seconds``, as predict and compare hold them)."""
-    from montecarlo.logistic.sweep import (METHODS, cached_tasks, grid, replicate_seconds,
-                                           sweep_logistic)
+    from montecarlo.logistic.sweep import METHODS, cached_tasks, grid, sweep_logistic
+    from montecarlo.logistic.sweep_checks import replicate_seconds
     from riskcalc._validate import positive_int, seed_integer
 
     fed = args.global_model == "federated"
@@ -56,7 +56,7 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
             clients = integers("clients", args.clients)
     points = grid(values["gamma"], values["r"], clients, others)
     lams = 1 if args.method == "fedavg" or values["lam"] is None else len(values["lam"])
-    seconds = replicate_seconds(args.method, points, others, d, lams=lams)
+    seconds = replicate_seconds(args.method, points, others, d, lams, args.signal, spectrum)
     run = dict(gamma=values["gamma"], r=values["r"], signal=args.signal, lam=values["lam"],
                d=d, clients=clients, others=others, global_lam=args.global_lam,
                weights=args.weights or "samples", centre=args.centre or "oracle",
@@ -67,7 +67,8 @@ def run(args, *, methods, spectrum, max_seconds) -> int:
     guards.budget(args, reps * len(points), seconds / len(points),
                   f"{reps} replicate(s) x {len(points)} point(s) of the logistic model at "
                   f"d = {d}{samples}", "lower --reps, --d, the grid"
-                  + (" or the clients" if fed else "") + (", or raise --gamma" if samples else ""),
+                  + (" or the clients, --signal and --r (the exact test metrics' rule grows "
+                     "with ||w_i||)" if fed else "") + (", or raise --gamma" if samples else ""),
                   cached)
     rows = sweep_logistic(args.method, n_jobs=args.jobs, scheduler=args.scheduler,
                           progress=not args.no_progress, cache=args.cache,

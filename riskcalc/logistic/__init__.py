@@ -4,9 +4,10 @@
 ``mle_threshold`` (Candes-Sur existence transition, ``transition``),
 ``optimal_lambda_logistic`` (``tuning``), ``fedavg_centre_scale`` (``fedavg``);
 ``logistic_clients_limit`` and ``logistic_limit(..., clients=M)``: the federated pipeline with
-M clients (``finite_clients``, ``pooled``, ``finetune``, ``fedprox``); with ``spectrum=``
-(x ~ N(0, Sigma)) both by their spectral counterparts (``spectral``, ``spectrum_limit``,
-``pooled_spectral``, ``finetune_spectral``, ``fedprox_spectral``). A separate
+M clients (``finite_clients``, over the fixed points of ``blocks``: ``pooled``, ``finetune``,
+``fedprox``); with ``spectrum=`` (x ~ N(0, Sigma)) both by their spectral counterparts (the
+sub-room ``spectrum``). Under all of them, ``engine``: the proximal map, the quadrature rules,
+warm starts and a solve's deadline. A separate
 entry point rather than ``riskcalc.limit(..., model="logistic")``: the logistic model has other
 parameters (``signal``, no ``sigma``) and other outputs (cosine, test log-loss and error instead
 of bias/variance), so it gets its own function and result type.

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from riskcalc.logistic.gaussian import NODES, batch_moments, gauss_hermite
-from riskcalc.logistic.prox import sigmoid
+from riskcalc.logistic.engine.gaussian import NODES, batch_moments, gauss_hermite
+from riskcalc.logistic.engine.prox import sigmoid
 
 #: Newton iterations per continuation stage before a point counts as failed.
 MAXITER = 40
@@ -189,8 +189,8 @@ def limits(x, nodes, kappa, c_e, C):
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
     gap = np.hypot(kappa - c_e, C)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cosine = np.where(gap > 0, ((a - c_e) * (kappa - c_e) - (b - C) * C) / (gap * dist_c),
-                          np.nan)
+        cosine = np.where(gap > 0, ((a - c_e) * ((kappa - c_e) / gap) - (b - C) * (C / gap))
+                          / dist_c, np.nan)     # unit vector first: as fixed_point._limit
     logloss = np.empty(len(x))
     for n in np.unique(nodes):
         sel = nodes == n

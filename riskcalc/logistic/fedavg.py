@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.gaussian import label_rule
-from riskcalc.logistic.prox import sigmoid
+from riskcalc.logistic.engine.gaussian import label_rule
+from riskcalc.logistic.engine.prox import sigmoid
 
 
 def fedavg_centre_scale(signal, r) -> float:

@@ -54,7 +54,7 @@ Trans. IT 2018, Thm 3; as in Salehi, Abbasi & Hassibi, NeurIPS 2019, Sec. 3 and 
    - d/db:  (E4)  ``b (lam + D) = lam C``: the centre's orthogonal part is shrunk by
      ``lam / (lam + D)``. New with the centre (``C = 0`` gives ``b = 0``: Salehi et al.).
 
-   The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.gaussian``).
+   The label enters through ``2 sigmoid(kappa s)`` (``riskcalc.logistic.engine.gaussian``).
 
 Nothing above uses ``c = w_0`` beyond ``c_e`` and ``C``: a centre ``alpha w_0`` (FedAvg's global
 model, ``riskcalc.logistic.fedavg``) multiplies both by ``alpha``.
@@ -83,12 +83,12 @@ from riskcalc._validate import as_array, one_of, parameter, real
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
 from riskcalc.logistic.fedavg import fedavg_centre_scale
-from riskcalc.logistic.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import NODES, PANEL, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import (LAM_RATIO, LOG_WINDOW, check_gamma, check_lam,
                                      check_window, ladder)
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime, by_deadline
 from riskcalc.logistic.work import check_max_seconds, overtime
 
 #: Residual (sup-norm of the scaled system) below which a root is accepted.
@@ -135,16 +135,11 @@ def residuals(x, rule: Rule, gamma: float, lam: float, c_e: float, C: float):
 def _root(x0, rule, gamma, lam, c_e, C, deadline=None):
     from scipy.optimize import root
 
-    def fun(x, *args):
-        # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
-        # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal =
-        # r = 0: one stage of 38 s); the checks between stages never saw it.
-        if deadline is not None and time.perf_counter() > deadline:
-            raise Overtime
-        return residuals(x, *args)
-
-    sol = root(fun, x0, args=(rule, gamma, lam, c_e, C), method="hybr", jac=True,
-               options={"xtol": 1e-13})
+    # One stage can take all the time: lam = 0 just below the Candes-Sur threshold, where
+    # ||w_hat|| grows without bound and the rules with it (gamma = h (1 - 1e-4), signal = r =
+    # 0: one stage of 38 s); the checks between stages never saw it.
+    sol = root(by_deadline(residuals, deadline), x0, args=(rule, gamma, lam, c_e, C),
+               method="hybr", jac=True, options={"xtol": 1e-13})
     x = sol.x
     if not np.all(np.isfinite(x)):
         return x, np.inf
@@ -359,7 +354,9 @@ def _limit(gamma, signal, r, lam, start, centre, scale, max_seconds=None):
     dist_c = np.sqrt((a - c_e) ** 2 + (b - C) ** 2 + q ** 2)
     gap = np.hypot(kappa - c_e, C)          # ||w_i - c||, = r for the oracle centre
     if gap > 0:
-        cosine = ((a - c_e) * (kappa - c_e) - (b - C) * C) / (gap * dist_c)
+        # Along the unit vector (w_i - c) / gap: gap * dist_c underflowed to 0 at r = 5e-324
+        # (a NaN cosine and numpy's "invalid value" warning).
+        cosine = ((a - c_e) * ((kappa - c_e) / gap) - (b - C) * (C / gap)) / dist_c
     else:
         cosine = float("nan")
         notes.append("w_i = c (r = 0): the cosine is undefined")

@@ -57,7 +57,7 @@ def logistic_limit(*, gamma, signal, r, lam=None, centre: str = "oracle", client
         and so is ``w_i``, with or without a spectrum): RTFA's fixed point at signal 0 and
         that norm, the same for any number of clients (``centre`` not taken: it is 0).
         Array arguments (``clients`` and ``global_lam`` too) broadcast as above and are solved
-        along the grid with warm starts (``riskcalc.logistic.finite_grid``; Sigma = I).
+        along the grid with warm starts (``riskcalc.logistic.finite_clients.grid``; Sigma = I).
     spectrum : Spectrum, optional
         Features ``x ~ N(0, Sigma)`` with this eigenvalue distribution (None: ``Sigma = I``);
         ``w_0`` and ``u`` isotropic in the original coordinates. The fixed point of

@@ -15,7 +15,10 @@ known limits):
   clips ``log rho`` and ``log mu`` the same way: gamma = 1e9, lam = 1e-6 returned mu = 1.25e15.
 - **GAMMA_RANGE.** Since mu ~ gamma / (lam + D) with D <= 1/4, gamma >= 1e-16 and lam <=
   ``LAM_MAX`` keep mu >= 1e-24, a factor 100 inside the window; gamma <= 1e10 keeps it inside
-  for lam >= 1e-3 (smaller lam with large gamma: ``check_window`` refuses the solution). The
+  for lam >= 3e-3 (D -> 0 there: mu ~ gamma / lam <= e^29 = 3.9e12; measured at signal = r =
+  1: gamma = 1e10 answers at lam = 3e-3, is refused at 1e-3, where gamma up to 3e9 answers
+  and 4e9 is refused; smaller lam with large gamma: ``check_window`` refuses the solution,
+  naming both). The
   same range measured on the spectrum path (two-point 0.5, 2, 0.5) and the finite-M path
   (M = 5, global_lam = 1): finite answers settling to the gamma -> 0 and gamma -> inf limits.
 - **LAM_MAX.** ``w_hat - c`` is O(1/lam) and is formed as a difference of O(1) numbers, so the

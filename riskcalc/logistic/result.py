@@ -11,13 +11,14 @@ import numpy as np
 from riskcalc import _frames
 
 
-def _plain(v):
-    """A number or array as JSON: NaN as None, arrays of a grid as nested lists."""
-    if np.ndim(v):
-        return [_plain(x) for x in np.asarray(v).tolist()]
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    return None if v != v else float(v)
+def _param(v):
+    """A parameter as JSON: floats and float arrays by ``riskcalc._frames.json_numbers`` (the
+    package's one strict-JSON conversion; this module kept two more, one of which let inf
+    through as ``Infinity``), an integer array (a grid of client counts) as integers, anything
+    else as it is."""
+    if isinstance(v, np.ndarray) and v.dtype.kind in "iub":
+        return v.tolist()
+    return _frames.json_numbers(v) if isinstance(v, (float, np.ndarray)) else v
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class LogisticResult:
         scaled residual of (E1)-(E4) at the returned point), ``quadrature_nodes`` (the ladder
         level of the rule that agreed with the next coarser one: Gauss-Hermite nodes per
         dimension on the fast path) and ``quadrature_axes`` (that rule's axes, e.g.
-        Gauss-Legendre panels at large signal norms; ``riskcalc.logistic.gaussian``).
+        Gauss-Legendre panels at large signal norms; ``riskcalc.logistic.engine.gaussian``).
     """
 
     params: dict
@@ -105,11 +106,10 @@ class LogisticResult:
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None; arrays of a grid become nested lists)."""
         out = {"model": "logistic", "method": self.method,
-               "params": {k: _plain(v) if isinstance(v, (float, np.ndarray)) else v
-                          for k, v in self.params.items()}}
+               "params": {k: _param(v) for k, v in self.params.items()}}
         for k in ("risk", "sigma_risk", "cosine", "cosine_uncentred", "test_logloss",
                   "test_error", "a", "b", "q", "mu"):
-            out[k] = _plain(getattr(self, k))
+            out[k] = _frames.json_numbers(getattr(self, k))
         out["notes"] = list(self.notes)
         return out
 
@@ -173,12 +173,11 @@ class FiniteLogisticResult:
         """JSON-ready dict (NaN becomes None; the global model's fields only where a global
         model is used; arrays of a grid become nested lists)."""
         out = {"model": "logistic", "method": self.method,
-               "params": {k: _plain(v) if isinstance(v, np.ndarray) else v
-                          for k, v in self.params.items()}}
+               "params": {k: _param(v) for k, v in self.params.items()}}
         for k in QUANTITIES + GLOBAL_FIELDS + ("residual",):
             if k in GLOBAL_FIELDS and getattr(self, k) is None:
                 continue
-            out[k] = _plain(getattr(self, k))
+            out[k] = _frames.json_numbers(getattr(self, k))
         out["iterations"] = int(self.iterations)
         out["notes"] = list(self.notes)
         return out
@@ -232,12 +231,9 @@ class LogisticClientsResult:
 
     def as_dict(self) -> dict:
         """JSON-ready dict (NaN becomes None)."""
-        def conv(v):
-            v = np.asarray(v, dtype=float)
-            return np.where(np.isfinite(v), v, None).tolist()
+        conv = _frames.json_numbers
         return {"model": "logistic", "method": self.method,
-                "params": {k: _plain(v) if isinstance(v, np.ndarray) else v
-                           for k, v in self.params.items()},
+                "params": {k: _param(v) for k, v in self.params.items()},
                 **{q: conv(getattr(self, q)) for q in QUANTITIES},
                 "mean": {q: conv(v) for q, v in self.mean.items()},
                 **{k: conv(getattr(self, k)) for k in GLOBAL_FIELDS

@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.gaussian import label_rule
-from riskcalc.logistic.prox import sigmoid
+from riskcalc.logistic.engine.gaussian import label_rule
+from riskcalc.logistic.engine.prox import sigmoid
 
 
 def _psi(m):

@@ -31,7 +31,7 @@ Estimated here, before solving, from what is known before solving (derived here)
   ``SECONDS_FEDPROX`` for the FedProx point's; ``SECONDS_CALL`` once per call.
 
 Users: ``predict`` and ``riskcalc.logistic_clients_limit``
-(``finite_clients.point.check_work``), the finite-M grids (``finite_grid.check_grid_work``,
+(``finite_clients.point.check_work``), the finite-M grids (``finite_clients.grid.check_grid_work``,
 warm starts), the oracle limits and their grids (``oracle_seconds``), and
 ``riskcalc advise --model logistic``
 (``riskcalc.advise.logistic.estimate_seconds``: one ``finite_seconds`` per call of its
@@ -51,12 +51,13 @@ import math
 import numpy as np
 
 from riskcalc._validate import as_array
-from riskcalc.logistic.finetune import GH_MAX, NODES3, PANEL_BASE
-from riskcalc.logistic.finetune import PATH_NODES as PATH3
-from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
+from riskcalc.logistic.blocks.finetune import GH_MAX, NODES3, PANEL_BASE
+from riskcalc.logistic.blocks.finetune import PATH_NODES as PATH3
+from riskcalc.logistic.engine.deadline import elapsed
+from riskcalc.logistic.engine.gaussian import (EVALS_PER_ROOT, GH_REACH, NODES, SCALE_MARGIN,
                                         SECONDS_PER_NODE as SECONDS_2D, axis_key, axis_nodes,
                                         rule_nodes)
-from riskcalc.logistic.pooled import PATH_NODES
+from riskcalc.logistic.blocks.pooled import PATH_NODES
 from riskcalc.logistic.ranges import ladder
 from riskcalc.logistic.transition import mle_threshold
 
@@ -228,6 +229,6 @@ def overtime(gamma, signal, r, lam, seconds, max_seconds, kappa=None):
             else "")
     return ValueError(f"lam = {lam:g}: the logistic fixed point (gamma = {gamma:g}, signal = "
                       f"{signal:g}, r = {r:g}) was still solving at max_seconds = "
-                      f"{max_seconds:g} ({seconds:.3g} s){near}; give "
+                      f"{max_seconds:g} {elapsed(seconds, max_seconds)}{near}; give "
                       f"{'gamma further below h or ' if near else ''}a larger lam, or raise "
                       "max_seconds (in Python; --max-minutes on the command line)")

@@ -1,6 +1,6 @@
 """Golden values of the logistic moments at large signal norms, with mpmath (an independent route).
 
-``riskcalc.logistic.gaussian.Rule.moments`` evaluates, on a tensor rule over ``(s, g)``,
+``riskcalc.logistic.engine.gaussian.Rule.moments`` evaluates, on a tensor rule over ``(s, g)``,
 
     D  = E[2 sigmoid(kappa s) l''(t) / (1 + mu l''(t))],
     E2 = E[2 sigmoid(kappa s) (mu sigmoid(-t))^2],

@@ -1,11 +1,11 @@
 """The federated logistic pipeline with a FINITE number M of clients: the public interface.
 
 FedAvg's logistic global model over M clients (the target's block included) is the fixed point
-of ``riskcalc.logistic.pooled``; the target's fine-tuning toward it (RTFA with the logistic
+of ``riskcalc.logistic.blocks.pooled``; the target's fine-tuning toward it (RTFA with the logistic
 loss) shares the target's data with it and is the coupled fixed point of
-``riskcalc.logistic.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
+``riskcalc.logistic.blocks.finetune``; local ridge (centre 0) is ``riskcalc.logistic.fixed_point``'s
 system with centre 0; the FedProx / pFedMe joint objective (method ``pfedme``, alias ``fedprox``)
-is ``riskcalc.logistic.fedprox``. Their docstrings hold the derivations (derived here, for
+is ``riskcalc.logistic.blocks.fedprox``. Their docstrings hold the derivations (derived here, for
 issue 19). With a covariance spectrum (``spectrum=``, one ``Sigma`` shared by the clients):
 every method, by ``riskcalc.logistic.spectrum.fixed_point`` (local ridge), ``pooled_spectral`` (FedAvg),
 ``finetune_spectral`` (RTFA) and ``fedprox_spectral`` (pFedMe / FedProx).
@@ -20,8 +20,8 @@ signal S) and returns every client's limits and their mean; ``finite_logistic_li
 client of M identical clients, behind ``riskcalc.logistic_limit(..., clients=M)``.
 
 This package's front (argument checks, per-client lists, results) is here; the solve of one
-federation's limits (``solve_point``, also one point of ``riskcalc.logistic.finite_grid``) is
-``riskcalc.logistic.finite_clients.point``.
+federation's limits (``solve_point``, also one point of ``riskcalc.logistic.finite_clients.grid``)
+is ``riskcalc.logistic.finite_clients.point``.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ import numpy as np
 from riskcalc._validate import (METHOD_ALIASES, as_array, one_of, parameter,
                                 per_client, positive_int)
 from riskcalc.logistic.finite_clients.point import (ClientLimits, Point, _spectral_clients,
-                                                    check_work, client_limits, solve_point)
-from riskcalc.logistic.finite_grid import clients_grid, finite_grid
-from riskcalc.logistic.pooled import WEIGHTS
+                                                    check_reach, check_work, client_limits,
+                                                    solve_point)
+from riskcalc.logistic.finite_clients.grid import clients_grid, finite_grid
+from riskcalc.logistic.blocks.pooled import WEIGHTS
 from riskcalc.logistic.ranges import (SPECTRUM_LAM_MAX, check_gamma, check_global_lam,
                                       check_lam, identical_clients)
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
@@ -103,7 +104,7 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
                           weights: str = "samples", method: str = "rtfa",
                           spectrum=None, max_seconds=MAX_SECONDS) -> FiniteLogisticResult:
     """Limits of ``method`` for one client of M identical clients (``logistic_limit``'s
-    ``clients=`` form); derivations in ``riskcalc.logistic.pooled`` and ``finetune``.
+    ``clients=`` form); derivations in ``riskcalc.logistic.blocks.pooled`` and ``finetune``.
 
     Parameters
     ----------
@@ -135,7 +136,7 @@ def finite_logistic_limit(*, gamma, signal, r, lam=None, clients, global_lam=Non
     FiniteLogisticResult
         With array arguments (numpy broadcasting; Sigma = I) every field is an array of the
         broadcast shape, solved along the grid with warm starts
-        (``riskcalc.logistic.finite_grid.finite_grid``).
+        (``riskcalc.logistic.finite_clients.grid.finite_grid``).
 
     Raises
     ------
@@ -198,8 +199,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
 
     Client j has ``n_j = d / gamma_j`` samples and ``w_j = w_0 + r_j u_j`` (one ``S = ||w_0||``);
     each client in turn is the target of ``method`` with FedAvg's logistic global model fitted
-    on all M clients' data, its own included (derived here: ``riskcalc.logistic.pooled``,
-    ``riskcalc.logistic.finetune``).
+    on all M clients' data, its own included (derived here: ``riskcalc.logistic.blocks.pooled``,
+    ``riskcalc.logistic.blocks.finetune``).
 
     Parameters
     ----------
@@ -231,8 +232,8 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
     LogisticClientsResult
         Array ``signal``, ``lam``, ``global_lam`` or per-client arrays of rank 2 or more make
         a grid (numpy broadcasting over the leading axes; Sigma = I), solved with warm starts
-        along it (``riskcalc.logistic.finite_grid.clients_grid``): the per-client fields have
-        shape ``grid + (M,)``, ``mean`` and the global model's fields shape ``grid``.
+        along it (``riskcalc.logistic.finite_clients.grid.clients_grid``): the per-client fields
+        have shape ``grid + (M,)``, ``mean`` and the global model's fields shape ``grid``.
 
     Raises
     ------
@@ -267,9 +268,10 @@ def logistic_clients_limit(*, gamma=None, r=None, signal, lam=None, global_lam=N
         spectrum = check_spectrum(spectrum)
         if method == "local_ridge":         # the spectrum's one-point solver (``ranges``)
             check_lam(lam, SPECTRUM_LAM_MAX)
+        targets = rr if target is None else rr[[target]]
+        check_reach(signal, targets, spectrum)
         if max_seconds is not None:
-            check_work(gam, rr, signal, lam, global_lam, method,
-                       rr if target is None else rr[[target]], max_seconds, spectrum)
+            check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum)
         return naming_spectrum(spectrum, _spectral_clients, method, gam, rr, signal, lam,
                                global_lam, weights, target, spectrum, max_seconds)
     wanted = np.arange(m) if target is None else np.array([target])

@@ -15,13 +15,13 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.linear.finite_clients import unique_rows
-from riskcalc.logistic.fedprox import solve_fedprox
-from riskcalc.logistic.finetune import GlobalView, solve_finetune
+from riskcalc.logistic.blocks.fedprox import solve_fedprox
+from riskcalc.logistic.blocks.finetune import GlobalView, solve_finetune
 from riskcalc.logistic.fixed_point import solve_fixed_point, test_error
-from riskcalc.logistic.gaussian import NODES, Rule
-from riskcalc.logistic.pooled import Federation, separability_margin, solve_pooled
+from riskcalc.logistic.engine.gaussian import NODES, Rule, label_reach
+from riskcalc.logistic.blocks.pooled import Federation, separability_margin, solve_pooled
 from riskcalc.logistic.result import QUANTITIES, LogisticClientsResult
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime, elapsed
 from riskcalc.logistic.work import finite_seconds, overtime, refuse
 
 
@@ -67,7 +67,7 @@ def _federation(gam, rr, signal, weights, global_lam):
             raise ValueError(
                 "global_lam = 0: the pooled logistic problem has no finite minimizer: the "
                 "clients' pooled data are separable with probability -> 1 (Gordon's margin "
-                f"{margin:.6g} <= 1, riskcalc.logistic.pooled); use global_lam > 0")
+                f"{margin:.6g} <= 1, riskcalc.logistic.blocks.pooled); use global_lam > 0")
     return fed, inverse
 
 
@@ -115,6 +115,26 @@ def _global_summary(fed, state):
     return (state.a / S if S > 0 else float("nan")), float(dist)
 
 
+def check_reach(signal, targets, spectrum=None) -> None:
+    """ValueError, before any solve, when a wanted client's margin scale ``||w_i||_Sigma``
+    (``||w_i|| sqrt(<s>)``, ``||w_i|| = sqrt(signal^2 + r_i^2)``) is beyond
+    ``gaussian.label_reach(NODES[-1])`` (about 1692): ``client_limits`` computes every target's
+    test metrics on the ladder's finest 2-d rule, whose label-weight panels alone would
+    exceed ``MAX_RULE_NODES``. Was: the whole solve first (24 s unloaded, 71 s loaded at
+    signal 1700, M = 2), then ``Rule``'s SolverError, or a time refusal blaming separable
+    data at lam = 1."""
+    root = 1.0 if spectrum is None else float(np.sqrt(spectrum.mean))
+    reach = label_reach(NODES[-1])
+    kappa = root * float(np.max(np.hypot(signal, targets)))
+    if not kappa <= reach:
+        under = "" if spectrum is None else f" x sqrt(mean eigenvalue) {root:.4g}"
+        raise ValueError(f"signal = {signal:g} and r up to {float(np.max(targets)):g} put "
+                         f"||w_i||{under} at {kappa:.6g}, beyond {reach:.4g}: the finite-M "
+                         f"limits' test metrics need the quadrature rule of ladder level "
+                         f"{NODES[-1]}, whose label-weight panels reach ||w_i|| <= {reach:.4g} "
+                         "(riskcalc.logistic.engine.gaussian.label_reach); lower signal and r")
+
+
 def check_work(gam, rr, signal, lam, global_lam, method, targets, max_seconds, spectrum=None):
     """``riskcalc.logistic.work.refuse`` for one solve of this federation. With a
     ``spectrum``, the margins ``x.w`` have standard deviation ``||w|| sqrt(<s>)`` (isotropic
@@ -152,7 +172,8 @@ class Point:
 def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=None,
                 pooled=None, max_seconds=None, estimate=True) -> Point:
     """The limits of the clients ``wanted`` of one federation (checked arguments, Sigma = I):
-    the body of ``logistic_clients_limit``, and one point of ``riskcalc.logistic.finite_grid``.
+    the body of ``logistic_clients_limit``, and one point of
+    ``riskcalc.logistic.finite_clients.grid``.
 
     ``warm``: a neighbouring point's ``Point.warm`` (or a prediction from two of them), with
     ``warm["memory"]`` the grid's ``warm.JacobianMemory`` per fixed point; each fixed point
@@ -165,6 +186,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     warm = warm or {}
     begun = time.perf_counter()
     local = method == "local_ridge"
+    check_reach(signal, rr[wanted])
     if estimate and max_seconds is not None:
         check_work(gam, rr, signal, lam, global_lam, method, rr[wanted], max_seconds)
     fed, inverse = _federation(gam, rr, signal, weights, None if local else global_lam)
@@ -181,7 +203,7 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
     iterations, residual = (0, 0.0) if local else (state.iterations, state.residual)
     groups = np.unique(inverse[wanted])
     if method == "pfedme":
-        # One joint fixed point gives every client (riskcalc.logistic.fedprox).
+        # One joint fixed point gives every client (riskcalc.logistic.blocks.fedprox).
         start = np.concatenate([state.alpha, np.log(state.rho), np.log(fed.gamma / (lam + 0.2))])
         near, solved = warm.get("fedprox"), None
         # By the call's deadline: lam = 1e-8 (3 clients at gamma 0.5, separable) ran 36 s
@@ -198,7 +220,8 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
         except Overtime:
             raise ValueError(
                 f"pfedme (lam = {lam:g}, global_lam = {global_lam:g}) was still solving at "
-                f"max_seconds = {max_seconds:g} ({time.perf_counter() - begun:.3g} s): the "
+                f"max_seconds = {max_seconds:g} "
+                f"{elapsed(time.perf_counter() - begun, max_seconds)}: the "
                 "joint point's norms grow as lam falls on nearly separable data; give a "
                 "larger lam, or raise max_seconds (in Python; --max-minutes on the command "
                 "line)") from None
@@ -220,9 +243,10 @@ def solve_point(gam, rr, signal, lam, global_lam, weights, method, wanted, warm=
             # max_seconds = 3: its estimate cannot see the norms grow as lam falls.
             raise ValueError(
                 f"{method} (lam = {lam:g}) was still solving at max_seconds = "
-                f"{max_seconds:g} ({time.perf_counter() - begun:.3g} s): its solution's norm "
-                "grows as lam falls on nearly separable data; give a larger lam, or raise "
-                "max_seconds (in Python; --max-minutes on the command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - begun, max_seconds)}: its "
+                "solution's norm grows as lam falls on nearly separable data; give a larger "
+                "lam, or raise max_seconds (in Python; --max-minutes on the command line)"
+            ) from None
         iterations, residual = iterations + n, max(residual, res)
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}
@@ -279,9 +303,10 @@ def _spectral_clients(method, gam, rr, signal, lam, global_lam, weights, target,
                               if v is not None)
             raise ValueError(
                 f"{method} under this spectrum ({given}) was still solving at max_seconds = "
-                f"{max_seconds:g} ({time.perf_counter() - clock:.3g} s): the solutions' norms "
-                "grow as the penalties fall on nearly separable data; give larger penalties, "
-                "or raise max_seconds (in Python; --max-minutes on the command line)") from None
+                f"{max_seconds:g} {elapsed(time.perf_counter() - clock, max_seconds)}: the "
+                "solutions' norms grow as the penalties fall on nearly separable data; give "
+                "larger penalties, or raise max_seconds (in Python; --max-minutes on the "
+                "command line)") from None
         per_group = {c: own(c, 0.0)[0] if mle else ClientLimits(**views[c]) for c in groups}
     rows = [per_group[inverse[j]] for j in wanted]
     values = {q: np.array([getattr(row, q) for row in rows]) for q in QUANTITIES}

@@ -1,7 +1,7 @@
 r"""The FedProx / pFedMe joint objective with M logistic clients and a covariance spectrum: the
 exact limit (derived here).
 
-``riskcalc.logistic.fedprox``'s joint problem (its ``K = lam diag(pi) - (lam^2 / (lam +
+``riskcalc.logistic.blocks.fedprox``'s joint problem (its ``K = lam diag(pi) - (lam^2 / (lam +
 global_lam)) pi pi^T``, client weights ``pi_j``) with features ``x ~ N(0, Sigma)``, ``w_0`` and
 the ``u_j`` isotropic in the original coordinates (``riskcalc.logistic.spectrum.fixed_point``).
 
@@ -35,10 +35,10 @@ from __future__ import annotations
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.fedprox import coupling_inverse
-from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.deadline import by_deadline
-from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+from riskcalc.logistic.blocks.fedprox import coupling_inverse
+from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.deadline import by_deadline
+from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
 
 
 def _expand(fed: Federation):

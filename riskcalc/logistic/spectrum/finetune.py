@@ -1,7 +1,7 @@
 r"""Fine-tuning toward FedAvg's global model with a covariance spectrum (RTFA at finite M): the
 exact limit (derived here).
 
-``riskcalc.logistic.finetune``'s estimator ``w_h = argmin (1/n_i) sum_{block i} l +
+``riskcalc.logistic.blocks.finetune``'s estimator ``w_h = argmin (1/n_i) sum_{block i} l +
 (lam/2) ||w - w_g||^2`` with features ``x ~ N(0, Sigma)`` and the global model ``w_g`` of
 ``riskcalc.logistic.spectrum.pooled`` (its notation: ``R_g = (lam_g + Dbar Sigma)^-1``,
 ``m_g = E w_0 + sum_j pi_j eps_j r_j u_j``, ``w_g = R_g Sigma m_g - R_g Sigma^(1/2) zeta_g``,
@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from riskcalc.logistic.finetune import GlobalView, Rule3, _start, moments, solve_ladder
-from riskcalc.logistic.gaussian import SCALE_MARGIN, solve_resolved
-from riskcalc.logistic.deadline import by_deadline
+from riskcalc.logistic.blocks.finetune import GlobalView, Rule3, _start, moments, solve_ladder
+from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, solve_resolved
+from riskcalc.logistic.engine.deadline import by_deadline
 
 
 class Coupling:

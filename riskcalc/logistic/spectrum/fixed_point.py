@@ -12,7 +12,7 @@ local ridge):
 
     w_hat = argmin_w (1/n) sum_k l(y_k x_k.w) + (lam/2) ||w - c||^2,   l(t) = log(1 + e^-t).
 
-Derivation (leave-one-out / cavity, El Karoui, PTRF 2018, as ``riskcalc.logistic.pooled``; the
+Derivation (leave-one-out / cavity, El Karoui, PTRF 2018, as ``blocks.pooled``; the
 Gaussian-covariate replica equations of Loureiro et al., NeurIPS 2021, with an offset centre)
 ----------------------------------------------------------------------------------------------
 Write ``psi_k = y_k l'(y_k z_k)`` at the training margin ``z_k = x_k.w_hat`` and
@@ -79,9 +79,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic import broadcast
-from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.deadline import by_deadline
+from riskcalc.logistic.engine.deadline import by_deadline
 
 #: Residual (sup-norm) and quadrature agreement, as ``fixed_point``.
 TOL, QUAD_RTOL = 1e-11, 1e-7

@@ -15,7 +15,7 @@ from riskcalc.logistic.ranges import SPECTRUM_LAM_MAX, check_gamma, check_lam, c
 from riskcalc.logistic.spectrum.fixed_point import outputs, problem, solve
 from riskcalc.logistic.result import LogisticResult
 from riskcalc.logistic.transition import mle_threshold
-from riskcalc.logistic.deadline import Overtime
+from riskcalc.logistic.engine.deadline import Overtime
 from riskcalc.logistic.work import MAX_SECONDS, oracle_seconds, overtime, refuse
 
 
@@ -125,7 +125,8 @@ def check_work(arrays, spectrum, max_seconds: float) -> None:
     refuse(seconds(1.0), max_seconds,
            f"the logistic limit under this spectrum (mean eigenvalue {spectrum.mean:.3g}: the "
            f"margins' scale is {root:.3g} ||w_i||, ||w_i|| up to "
-           f"{float(np.hypot(s_max, r_max)):.3g})", seconds)
+           f"{float(np.hypot(s_max, r_max)):.3g})", seconds,
+           fewer="fewer grid points" if points > 1 else None)
 
 
 def _solve_by(max_seconds):

@@ -1,10 +1,10 @@
 r"""FedAvg's logistic global model over M fixed blocks with a covariance spectrum: the exact limit
 (derived here).
 
-Model: ``riskcalc.logistic.pooled`` with features ``x ~ N(0, Sigma)`` in every block, ``Sigma``'s
-eigenvalue distribution ``H`` (``riskcalc.Spectrum``), ``w_0`` and the ``u_j`` isotropic in the
-original coordinates (``riskcalc.logistic.spectrum.fixed_point``). ``<f> = integral f(s) dH(s)``,
-``J_kj = <s^k / (lam_g + Dbar s)^j>``.
+Model: ``riskcalc.logistic.blocks.pooled`` with features ``x ~ N(0, Sigma)`` in every block,
+``Sigma``'s eigenvalue distribution ``H`` (``riskcalc.Spectrum``), ``w_0`` and the ``u_j``
+isotropic in the original coordinates (``riskcalc.logistic.spectrum.fixed_point``).
+``<f> = integral f(s) dH(s)``, ``J_kj = <s^k / (lam_g + Dbar s)^j>``.
 
 Derivation (``pooled``'s leave-one-out argument with ``spectral``'s resolvent step)
 -------------------------------------------------------------------------------------
@@ -43,10 +43,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
 from riskcalc.logistic.ranges import ladder
-from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
-from riskcalc.logistic.deadline import by_deadline
+from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation
+from riskcalc.logistic.engine.deadline import by_deadline
 
 LAM_RATIO = 10.0 ** 0.5
 

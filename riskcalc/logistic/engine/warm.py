@@ -1,4 +1,4 @@
-"""Warm starts along grids of logistic limits (``riskcalc.logistic.finite_grid``, the far
+"""Warm starts along grids of logistic limits (``riskcalc.logistic.finite_clients.grid``, the far
 points of ``riskcalc.logistic.grid``): Jacobians carried from point to point
 (``JacobianMemory``) and quadrature rules shared within a grid (``shared_rules``,
 ``remembered``), with their last proximal points. Outside a grid nothing is kept: a scalar
@@ -14,7 +14,7 @@ import numpy as np
 
 class JacobianMemory:
     """Jacobians of one fixed point carried along a grid of parameter points
-    (``riskcalc.logistic.finite_grid``), one per ladder level.
+    (``riskcalc.logistic.finite_clients.grid``), one per ladder level.
 
     ``root`` solves by Broyden's method (the "good" rank-one update) started from the
     Jacobian the previous point ended with (a finite-difference Jacobian at the first point):
@@ -76,7 +76,7 @@ _STORE = [None]
 @contextmanager
 def shared_rules():
     """Within this block, ``remembered`` keeps the small rules it builds: the grids
-    (``riskcalc.logistic.finite_grid``, the far points of ``grid``) solve one point after
+    (``riskcalc.logistic.finite_clients.grid``, the far points of ``grid``) solve one point after
     another on rules of the same axes. Outside it every solve builds its own rules, so a call's
     values do not depend on the calls before it (bit for bit: shared rules carry their last
     proximal points, the next solve's warm start, which moves the roots by rounding)."""

@@ -7,7 +7,7 @@ Every expectation of the CGMT system (``riskcalc.logistic.fixed_point``) has the
 ``l(t) = log(1 + e^-t)`` (label +1). The factor ``2 sigmoid(kappa s)`` folds the label in: the
 label -1 term equals the label +1 term after ``(s, g) -> (-s, -g)`` because
 ``l(-1, t) = l(+1, -t)`` (the ``2 rho'(Q1)`` weight of Sur & Candes, PNAS 2019, eq. 5). The
-proximal map itself and the sigmoid: ``riskcalc.logistic.prox``.
+proximal map itself and the sigmoid: ``riskcalc.logistic.engine.prox``.
 
 Resolving large signal norms (``||w_i|| = kappa`` of about 3.5 and beyond). The label weight
 ``sigmoid(kappa s)`` has poles at ``s = +-i pi / kappa`` and the integrands ``F(a s + rho g)`` (the
@@ -37,8 +37,8 @@ from functools import lru_cache
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.prox import prox_near, sigmoid
-from riskcalc.logistic.warm import remembered
+from riskcalc.logistic.engine.prox import prox_near, sigmoid
+from riskcalc.logistic.engine.warm import remembered
 
 #: Nodes per dimension: the fixed point is solved with the first rule and checked with the
 #: next one, moving up the ladder until two consecutive rules agree.

@@ -3,7 +3,7 @@
 CGMT system (Sur & Candes, PNAS 2019, eq. 5; ``riskcalc.logistic.fixed_point``): elementwise
 with a safeguarded Newton iteration (``prox_logistic``), for a batch started close by Halley
 steps (``prox_near``), and the sigmoid it is written with. The quadrature rules that integrate
-it: ``riskcalc.logistic.gaussian``.
+it: ``riskcalc.logistic.engine.gaussian``.
 
 No scipy submodule is imported here (fast ``riskcalc`` start-up).
 """

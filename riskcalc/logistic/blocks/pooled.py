@@ -40,7 +40,7 @@ All teachers lie in the finite-dimensional ``T = span(w_0, u_1, ..., u_M)``. Wri
        -E_j[l' s_j] = (r_j/kappa_j) E3_j - (b_j - r_j alpha_j/kappa_j) D_j,
        -E_j[l' s_l] = -b_l D_j  (l != j, s_l independent of block j's label),
 
-   with ``E3_j = -E_j[l'(y z) y s]`` (``riskcalc.logistic.gaussian.Rule.moments``).   (A), (B)
+   with ``E3_j = -E_j[l'(y z) y s]`` (``engine.gaussian.Rule.moments``).   (A), (B)
 
 Unknowns ``(a, b_1..b_M, q, v)``: M + 3 scalars. Clients with equal ``(gamma_j, r_j)`` have equal
 ``b_j`` (the problem is strictly convex for ``lam_g > 0``, so its solution inherits the
@@ -68,9 +68,10 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs, ladder
-from riskcalc.logistic.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN, SECONDS_PER_NODE,
-                                        Rule, label_rule, rule_nodes, solve_resolved)
-from riskcalc.logistic.prox import sigmoid
+from riskcalc.logistic.engine.gaussian import (EVALS_PER_ROOT, NODES, SCALE_MARGIN,
+                                               SECONDS_PER_NODE, Rule, label_rule, rule_nodes,
+                                               solve_resolved)
+from riskcalc.logistic.engine.prox import sigmoid
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -218,7 +219,7 @@ def solve_pooled(fed: Federation, lam_g: float, start=None, memory=None,
 
     Continuation in ``lam_g`` from 100 down by factors of 10 (``lam_g = 0`` from 1e-4), each
     step a Powell hybrid solve with a coarse rule; then the quadrature ladder of
-    ``riskcalc.logistic.gaussian`` (two consecutive rules must give the same root).
+    ``riskcalc.logistic.engine.gaussian`` (two consecutive rules must give the same root).
     ``start``: the unknowns of ``residuals`` near this point's path root (a neighbouring grid
     point's ``path_x``), tried first in place of the continuation; the continuation runs when
     that root misses ``TOL``. The ladder and its checks are the same either way. ``memory``

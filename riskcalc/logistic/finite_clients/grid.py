@@ -32,9 +32,9 @@ from dataclasses import replace
 import numpy as np
 
 from riskcalc._validate import as_array, integers, parameter, positive_int
-from riskcalc.logistic.warm import JacobianMemory, shared_rules
+from riskcalc.logistic.engine.warm import JacobianMemory, shared_rules
 from riskcalc.logistic.grid import snake_order
-from riskcalc.logistic.pooled import Federation, solve_pooled
+from riskcalc.logistic.blocks.pooled import Federation, solve_pooled
 from riskcalc.logistic.ranges import MAX_IDENTICAL, check_gamma, check_global_lam, check_lam
 from riskcalc.logistic.result import QUANTITIES, FiniteLogisticResult, LogisticClientsResult
 from riskcalc.logistic.work import MAX_SECONDS, finite_seconds, refuse
@@ -99,7 +99,7 @@ def check_grid_work(points, method, wanted, max_seconds):
                                   warm=k > 0) for k, (g, r, s, lam, lg) in enumerate(points))
     top_s, top_r = max(p[2] for p in points), max(float(np.max(p[1])) for p in points)
     refuse(at(1.0), max_seconds, f"the finite-M logistic grid ({len(points)} points, signal up "
-           f"to {top_s:g}, r up to {top_r:g})", at)
+           f"to {top_s:g}, r up to {top_r:g})", at, fewer="fewer grid points")
 
 
 def _solve_grid(points, weights, method, wanted, max_seconds, solve):

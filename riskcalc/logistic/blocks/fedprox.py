@@ -6,7 +6,7 @@ The joint problem (paper 000 eq. 20 / Alg. 2's fixed point; paper 004 eq. 1)
     min_{w, w_1..w_M}  sum_j pi_j [f_j(w_j) + (lam/2) ||w_j - w||^2] + (global_lam/2) ||w||^2,
 
 ``f_j`` client j's mean log-loss over its ``n_j = d/gamma_j`` samples and ``pi_j = n_j c_j`` the
-client weights of ``riskcalc.logistic.pooled`` (``n_j/N`` or ``1/M``); client j's estimate is
+client weights of ``riskcalc.logistic.blocks.pooled`` (``n_j/N`` or ``1/M``); client j's estimate is
 ``w_j``. Minimizing over ``w`` (``w = beta sum_j pi_j w_j``, ``beta = lam/(lam + global_lam)``)
 leaves ``sum_j pi_j f_j(w_j) + (1/2) sum_{jl} K_jl w_j.w_l`` with
 
@@ -44,9 +44,9 @@ import numpy as np
 
 from riskcalc.errors import SolverError
 from riskcalc.logistic.ranges import check_solution_logs
-from riskcalc.logistic.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
-from riskcalc.logistic.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
-from riskcalc.logistic.deadline import by_deadline
+from riskcalc.logistic.engine.gaussian import NODES, SCALE_MARGIN, Rule, solve_resolved
+from riskcalc.logistic.blocks.pooled import PATH_NODES, QUAD_RTOL, TOL, Federation, _ratio
+from riskcalc.logistic.engine.deadline import by_deadline
 
 
 def _expand(fed: Federation):

@@ -1,7 +1,7 @@
 r"""Fine-tuning toward a global model that saw the same data: the exact limit (derived here).
 
 Target client i (``n_i = d / gamma_i`` samples, ``w_i``, ``kappa = ||w_i||``) fine-tunes
-FedAvg's global model ``w_g`` (``riskcalc.logistic.pooled``, fitted on all M blocks, block i
+FedAvg's global model ``w_g`` (``riskcalc.logistic.blocks.pooled``, fitted on all M blocks, block i
 included):
 
     w_h = argmin_w (1/n_i) sum_{k in block i} l(y_k x_k.w) + (lam/2) ||w - w_g||^2.
@@ -70,11 +70,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from riskcalc.errors import SolverError
-from riskcalc.logistic.deadline import by_deadline
+from riskcalc.logistic.engine.deadline import by_deadline
 from riskcalc.logistic.ranges import check_solution_logs, ladder
-from riskcalc.logistic.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
-from riskcalc.logistic.prox import prox_logistic, prox_near, sigmoid
-from riskcalc.logistic.warm import remembered
+from riskcalc.logistic.engine.gaussian import SCALE_MARGIN, axis_key, axis_rule, solve_resolved
+from riskcalc.logistic.engine.prox import prox_logistic, prox_near, sigmoid
+from riskcalc.logistic.engine.warm import remembered
 
 #: Residual (sup-norm) below which a root is accepted.
 TOL = 1e-11
@@ -97,7 +97,7 @@ class Rule3:
     and are most of the tensor grid). Each axis is the Gauss-Hermite rule or, when its
     ``scales`` entry (the largest coefficient of that variable in the margins, and ``kappa``
     for ``s``) exceeds ``gaussian.GH_REACH``, Gauss-Legendre panels
-    (``riskcalc.logistic.gaussian``, module docstring)."""
+    (``riskcalc.logistic.engine.gaussian``, module docstring)."""
 
     PRUNE = 1e-17
 

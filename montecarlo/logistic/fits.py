@@ -1,0 +1,114 @@
+"""The exact minimizers of the simulated logistic pipeline (``montecarlo.logistic.pipeline``,
+whose module docstring states the objectives): a weighted ridge-to-a-centre log-loss
+(``Weighted``, by damped Newton), FedAvg's global model over the blocks (``global_model``) and
+the FedProx / pFedMe joint minimizer (``fedprox_model``; paper 004 eq. 8, Lemma 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from montecarlo.experiments.newton import damped_newton
+from montecarlo.experiments.separability import separable
+from riskcalc.errors import SolverError
+
+#: Gradient sup-norm at which Newton stops (the objectives are means of O(1) losses).
+TOL = 1e-10
+
+
+class Weighted:
+    """``sum_k c_k l(y_k x_k.w) + (lam/2) ||w - centre||^2`` and its derivatives."""
+
+    def __init__(self, X, y, c, lam, centre):
+        self.A = y[:, None] * X               # margins y x.w = A w
+        self.c, self.lam, self.centre = c, lam, centre
+
+    def value(self, w):
+        return (self.c @ np.logaddexp(0.0, -(self.A @ w))
+                + 0.5 * self.lam * np.sum((w - self.centre) ** 2))
+
+    def grad(self, w):
+        return -self.A.T @ (self.c * expit(-(self.A @ w))) + self.lam * (w - self.centre)
+
+    def hess(self, w):
+        # B^T B with B = sqrt(h) A is one symmetric rank-k update (syrk): 30% less time than
+        # the general product A^T (h A) at n = 8000, d = 400, equal to it up to rounding.
+        z = self.A @ w
+        B = self.A * np.sqrt(self.c * expit(z) * expit(-z))[:, None]
+        return B.T @ B + self.lam * np.eye(self.A.shape[1])
+
+    def solve(self, start, what):
+        return damped_newton(self.value, self.grad, self.hess, np.array(start, float), TOL, what)
+
+
+def sample_weights(sizes, weights: str):
+    """Per-sample weights ``c_j`` of the global objective (module docstring), one per sample."""
+    sizes = np.asarray(sizes)
+    per = 1.0 / sizes.sum() if weights == "samples" else 1.0 / (len(sizes) * sizes)
+    return np.repeat(np.broadcast_to(per, sizes.shape), sizes)
+
+
+def global_model(X, y, *, global_lam: float, weights: str = "samples"):
+    """FedAvg's exact global model over the blocks ``X[j], y[j]`` (module docstring).
+
+    Raises
+    ------
+    SolverError
+        ``global_lam = 0`` and the pooled data are separable (no finite minimizer), or Newton
+        does not converge.
+    """
+    Xp, yp = np.concatenate(X), np.concatenate(y)
+    if global_lam == 0.0 and separable(Xp, yp):
+        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
+                          "the global logistic model has no finite minimizer (a linear-program "
+                          "certificate, montecarlo.experiments.separability.separable); use "
+                          "global_lam > 0")
+    c = sample_weights([len(b) for b in y], weights)
+    d = Xp.shape[1]
+    return Weighted(Xp, yp, c, global_lam, np.zeros(d)).solve(np.zeros(d), "global model")
+
+
+def fedprox_model(X, y, *, lam: float, global_lam: float, weights: str, start=None):
+    """The joint FedProx/pFedMe minimizer (module docstring): ``(w, [w_j])``.
+
+    Newton on ``F(w) = sum_j p_j env_j(w) + (global_lam/2)||w||^2``, ``env_j`` the Moreau
+    envelope of ``f_j`` with parameter ``1/lam``: gradient ``sum_j p_j lam (w - prox_j(w)) +
+    global_lam w``, Hessian ``sum_j p_j lam H_j (H_j + lam I)^-1 + global_lam I`` (paper 004
+    Lemma 3).
+    """
+    sizes = np.array([len(b) for b in y])
+    p = sizes / sizes.sum() if weights == "samples" else np.full(len(sizes), 1.0 / len(sizes))
+    if global_lam == 0.0 and separable(np.concatenate(X), np.concatenate(y)):
+        raise SolverError("the pooled data of the clients are separable: with global_lam = 0 "
+                          "the FedProx objective has no finite minimizer; use global_lam > 0")
+    d = X[0].shape[1]
+    clients = [Weighted(Xj, yj, np.full(len(yj), 1.0 / len(yj)), lam, np.zeros(d))
+               for Xj, yj in zip(X, y)]
+    state = {"w": None, "W": [np.zeros(d) for _ in clients]}
+
+    def inner(w):
+        if state["w"] is None or not np.array_equal(w, state["w"]):
+            for j, f in enumerate(clients):
+                f.centre = w
+                state["W"][j] = f.solve(state["W"][j], "FedProx proximal point")
+            state["w"] = np.array(w)
+        return state["W"]
+
+    def value(w):
+        return sum(pj * f.value(wj) for pj, f, wj in zip(p, clients, inner(w))) \
+            + 0.5 * global_lam * w @ w
+
+    def grad(w):
+        return lam * (w - sum(pj * wj for pj, wj in zip(p, inner(w)))) + global_lam * w
+
+    def hess(w):
+        eye = np.eye(d)
+        out = global_lam * eye
+        for pj, f, wj in zip(p, clients, inner(w)):
+            H = f.hess(wj) - lam * eye
+            out = out + pj * lam * np.linalg.solve(H + lam * eye, H)
+        return out
+
+    w = damped_newton(value, grad, hess, np.zeros(d) if start is None else start,
+                      max(TOL, 1e-14 * lam), "FedProx minimizer")
+    return w, inner(w)
