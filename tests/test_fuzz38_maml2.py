@@ -35,3 +35,30 @@ def test_maml_fl_near_pooled_n_equal_d_refuses_digits_two_paths_disagree_on():
                        match=r"near pooled N = d \(N/d - 1 = 0\.0526\) two continuation paths "
                              r"give risks .* apart relative \(it answers up to 1e-08\)"):
         _maml(3.8, 0.1)
+
+
+def test_maml_fl_refusal_names_heavy_clients_at_pooled_n_equal_d(monkeypatch):
+    """F2: explicit weights [1e-9, 1, 1] at gamma 2 under a spectrum (alpha 0.1) ran 9-30 s,
+    then cited "N/d - 1 = 0.5" and the filter alone: without client 0, whose samples count
+    1e-9 of the others' in the weighted objective, the other two sit exactly at pooled
+    N = d. Now the refusal also gives the equal-weight N/d - 1 whose Marchenko-Pastur edge
+    bounds the weighted Hessian's (1.2e-5), says near pooled N = d and offers weights closer
+    to each other (alpha 0.01 answers, within 5e-8 of Sigma = I on two-point:1,1.0000001).
+    Companion pencils that spend the shifts' budget at once stand in for the 20 s of the
+    hard case."""
+    from riskcalc.linear.finite_clients import maml_pencils, maml_sigma
+
+    class Hard(maml_pencils.Companions):
+        def state(self, t):
+            raise maml_pencils.Stuck(True)
+
+    monkeypatch.setattr(maml_sigma, "Companions", Hard)
+    monkeypatch.setattr(maml_sigma, "_LAST", {})
+    with pytest.raises(riskcalc.SolverError,
+                       match=r"at N/d - 1 = 0\.5 \(with the clients' samples weighted by p_j "
+                             r"gamma_j as the objective weighs them, as near pooled N = d as "
+                             r"N/d - 1 = 1\.2e-05 with equal weights\), alpha = 0\.1: near "
+                             r"pooled N = d, .*; weights closer to each other, a gamma further "
+                             r"from pooled N = d or a smaller alpha"):
+        riskcalc.clients_limit("maml_fl", gamma=[2.0, 2.0, 2.0], r=1.0, sigma=1.0, alpha=0.1,
+                               weights=[1e-9, 1.0, 1.0], spectrum=TWO_POINT)
