@@ -58,7 +58,7 @@ STATEMENTS = [
     ("003", "Sec. 3.1, eqs. 6-7", "gradient descent from theta_0 converges to the min-norm "
      "interpolator", "full", ["003.sec31.gd-to-minnorm"], ""),
     ("003", "Thm 3, eqs. 11-13", "MAML-FL has FTFA's limit (isotropic)", "full",
-     ["003.thm3.maml-equals-ftfa"], ""),
+     ["003.thm3.maml-equals-ftfa", "003.eq12.maml-linear-objective"], ""),
     ("003", "Thm 3 under A2", "MAML-FL has FTFA's limit (general covariance)", "full",
      ["003.thm3.general-covariance"], ""),
     ("003", "Thm 4, eq. 14", "pFedMe has RTFA's limit (isotropic)", "full",

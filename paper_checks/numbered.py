@@ -246,9 +246,8 @@ EQUATIONS = [
     ("003", "9", 594, _D, "", [], "the local min-norm interpolant"),
     ("003", "10", 609, _D, "", [], "the local ridge estimator"),
     ("003", "11", 778, _D, "", [], "MAML-FL's objective"),
-    ("003", "12", 791, "claim", "partial", _M3,
-     "MAML-FL's global model in the linear model: the limits of (12)-(13) are checked; that "
-     "(11) with the least-squares loss is (12) is not"),
+    ("003", "12", 791, "claim", "full", ["003.eq12.maml-linear-objective"] + _M3,
+     "MAML-FL's global model in the linear model: (11) with the least-squares loss is (12)"),
     ("003", "13", 825, "claim", "full", ["003.sec31.gd-to-minnorm"],
      "MAML-FL's fine-tuning run to convergence is the min-norm interpolant (as eq. 7)"),
     ("003", "14", 959, "claim", "partial", _M4 + ["003.alg8.pfedme-inner"],

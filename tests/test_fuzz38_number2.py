@@ -59,3 +59,14 @@ def test_coverage_is_reported_with_and_without_the_equations(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert f"{overall(both)[0]} checkable numbered results and equations" in out
+
+
+def test_eq12_maml_objective_has_its_own_check():
+    # 003's eq. (12) (MAML-FL's objective (11) with the least-squares loss) had no check of
+    # its own: the new claim evaluates (11) by finite differences against (12)
+    from paper_checks.core import Config
+
+    out = paper_checks.CLAIMS["003.eq12.maml-linear-objective"].check(Config(quick=True), 0)
+    assert out.verdict == "holds", out.summary
+    row = [r for r in EQUATIONS if r[:2] == ("003", "12")][0]
+    assert row[4] == "full" and "003.eq12.maml-linear-objective" in row[5]
