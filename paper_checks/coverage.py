@@ -239,11 +239,12 @@ def numbered_coverage(claim_ids=None, insensitive=None, equations=False) -> dict
     """Per paper ``{"full", "partial", "none", "not_checkable", "share", "statements"}`` over
     the papers' numbered results (``paper_checks.numbered.RESULTS``: the denominator read from
     the texts), and with ``equations`` also over their numbered equations that state a claim
-    (``paper_checks.numbered.EQUATIONS``). A result counted ``full`` whose claims include one
+    (``paper_checks.equations.EQUATIONS``). A result counted ``full`` whose claims include one
     in ``insensitive`` (a claim that accepted a mutant in ``paper_checks.sensitivity``; by
     default the measured ``paper_checks.numbered.MUTANT_PASSES``) is counted ``partial``; with
     ``claim_ids``, one whose claims are not all registered counts as ``none``."""
-    from paper_checks.numbered import MUTANT_PASSES, RESULTS, equation_rows
+    from paper_checks.equations import equation_rows
+    from paper_checks.numbered import MUTANT_PASSES, RESULTS
 
     insensitive = MUTANT_PASSES if insensitive is None else insensitive
     rows = []
@@ -306,7 +307,7 @@ def main(argv=None) -> int:
     total, share = overall(cov)
     print(f"all: {total} checkable numbered results, (full + partial/2) / total = {share:.1%}")
     both = numbered_coverage(claim_ids=set(CLAIMS), equations=True)
-    print("With the numbered equations that state a claim (paper_checks.numbered.EQUATIONS):")
+    print("With the numbered equations that state a claim (paper_checks.equations):")
     for paper, row in both.items():
         print(f"{paper}: full {row['full']}, partial {row['partial']}, none {row['none']}: "
               f"{row['share']:.1%}")

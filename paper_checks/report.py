@@ -158,33 +158,32 @@ def _numbered_section(cov) -> list:
 
 
 def _equations_section(cov) -> list:
-    from paper_checks.numbered import APPENDIX_FROM, EQUATION_COUNT, EQUATIONS
+    from paper_checks.equations import EQUATION_COUNT, EQUATIONS, span
 
     total, share = overall(cov)
     lines = ["", "## Coverage counted with the papers' numbered equations", "",
-             "Every numbered equation of the four texts, found by "
-             "`paper_checks.numbered.find_equations` (the first line ending with its label; "
-             "the labels found run 1, 2, ... with no gap, and a test keeps the table equal to "
-             "the texts), classified: `claim` (an identity, a bound or a rate the paper "
-             "asserts: counted, graded as the results above), `definition` (an objective, an "
-             "estimator, an update, a notation, an assumption or a hypothesis) or `proof step` "
-             "(not counted; the result it proves is graded). An equation inside a numbered "
-             "result counts too: the papers number it twice. Statements plus equations: "
-             f"{total} checkable (the full, partial and none columns count both); (full + "
-             f"partial/2) / total = {share:.1%} overall.", "",
+             "Every numbered equation of the four texts (main body, proofs, appendices), found "
+             "by `paper_checks.equations.find_equations` (the first line ending with its "
+             "label; the labels found run 1, 2, ... with no gap, and a test keeps the table "
+             "equal to the texts), classified: `claim` (an identity, a bound or a rate the "
+             "paper asserts: counted, graded as the results above), `definition` (an "
+             "objective, an estimator, an update, a notation, an assumption or a hypothesis) "
+             "or `proof step` (not counted; the result it proves is graded above). An equation "
+             "inside a numbered result counts too: the papers number it twice. Statements plus "
+             f"equations: {total} checkable (the full, partial and none columns count both); "
+             f"(full + partial/2) / total = {share:.1%} overall.", "",
              "| paper | full | partial | none | (full + partial/2) / total | equations | "
-             "claims | definitions | proof steps | not graded (proofs, appendices) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "claims | definitions | proof steps |", "|---|---|---|---|---|---|---|---|---|"]
     for p, r in cov.items():
-        kinds = Counter(row[3] for row in EQUATIONS if row[0] == p)
-        first, count = APPENDIX_FROM[p], EQUATION_COUNT[p]
-        listed = sum(row[0] == p and int(row[1]) >= first for row in EQUATIONS)
-        rest = (f"{count - first + 1 - listed}: eqs. ({first})-({count}) but those listed"
-                if first <= count else "0")
+        kinds = Counter()
+        for row in EQUATIONS:
+            if row[0] == p:
+                kinds[row[3]] += len(span(row[1]))
         lines.append(f"| {p} | {r['full']} | {r['partial']} | {r['none']} | {r['share']:.1%} "
-                     f"| {count} | {kinds['claim']} | {kinds['definition']} | "
-                     f"{kinds['proof step']} | {rest} |")
-    lines += ["", "| paper | eq. (line) | kind | status | claims / note |", "|---|---|---|---|---|"]
+                     f"| {EQUATION_COUNT[p]} | {kinds['claim']} | {kinds['definition']} | "
+                     f"{kinds['proof step']} |")
+    lines += ["", "| paper | eq. (line of the first) | kind | status | claims / note |",
+              "|---|---|---|---|---|"]
     for p, number, line, kind, status, ids, note in EQUATIONS:
         note = "; ".join(x for x in (", ".join(f"`{i}`" for i in ids), note) if x)
         lines.append(f"| {p} | ({number}) ({line}) | {kind} | {status} | {_cell(note)} |")

@@ -2,16 +2,16 @@
 
 The coverage counted from the papers' own numbering left out their numbered equations (paper
 001's (4)-(6) had no check until this session): ``paper_checks.numbered`` now finds every
-numbered equation in the texts, classifies those of the main text (claim, definition, proof
-step, with the line), and the coverage is reported both ways.
+numbered equation in the texts (``paper_checks.equations``), classifies each (claim,
+definition, proof step, with the line), and the coverage is reported both ways.
 """
 
 import pytest
 
 import paper_checks
 from paper_checks.coverage import main, numbered_coverage, overall
-from paper_checks.numbered import (APPENDIX_FROM, EQUATION_COUNT, EQUATIONS, RESULTS,
-                                   find_equations, papers_dir)
+from paper_checks.equations import EQUATION_COUNT, EQUATIONS, find_equations, span
+from paper_checks.numbered import RESULTS, papers_dir
 
 KINDS = ("claim", "definition", "proof step")
 
@@ -25,18 +25,18 @@ def test_every_numbered_equation_is_found_once_in_order_with_no_gap():
         lines = dict(found)
         for paper, number, line, *_ in EQUATIONS:
             if paper == pid:
-                assert lines[number] == line, (paper, number)
+                assert lines[str(span(number)[0])] == line, (paper, number)
 
 
-def test_every_main_text_equation_is_classified_and_graded():
-    listed = [(r[0], int(r[1])) for r in EQUATIONS]
-    assert len(listed) == len(set(listed))
-    for pid, first in APPENDIX_FROM.items():
-        assert all((pid, k) in listed for k in range(1, first)), pid
+def test_every_equation_is_classified_once_and_graded():
+    for pid, count in EQUATION_COUNT.items():
+        listed = [k for r in EQUATIONS if r[0] == pid for k in span(r[1])]
+        assert sorted(listed) == list(range(1, count + 1)), pid
     for paper, number, line, kind, status, ids, note in EQUATIONS:
         assert kind in KINDS and note and all(c in paper_checks.CLAIMS for c in ids)
         if kind == "claim":
             assert status in ("full", "partial", "none") and (status == "none") != bool(ids)
+            assert len(span(number)) == 1, (paper, number)
         else:
             assert status == "", (paper, number)
 
