@@ -62,7 +62,7 @@ STATEMENTS = [
     ("003", "Thm 3 under A2", "MAML-FL has FTFA's limit (general covariance)", "full",
      ["003.thm3.general-covariance"], ""),
     ("003", "Thm 4, eq. 14", "pFedMe has RTFA's limit (isotropic)", "full",
-     ["003.thm4.pfedme-equals-rtfa"], ""),
+     ["003.thm4.pfedme-equals-rtfa", "003.eq14.pfedme-joint-problem"], ""),
     ("003", "Thm 4 under A2", "pFedMe has RTFA's limit (general covariance)", "full",
      ["003.thm4.general-covariance"], ""),
     ("003", "Assumption A3", "the two worked examples (p_j = 1/m and p_j = n_j/N)", "full",

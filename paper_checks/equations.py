@@ -49,7 +49,6 @@ def find_equations(paper: str, folder: Path | None = None) -> list[tuple[str, in
 
 
 _D, _P = "definition", "proof step"
-_M3, _M4 = ["003.thm3.maml-equals-ftfa"], ["003.thm4.pfedme-equals-rtfa"]
 #: ``(paper, number or span, line, kind, status, claim ids, note)``, every equation once; a
 #: claim's status is ``full``, ``partial`` or ``none``, the others' is empty.
 EQUATIONS = [
@@ -65,13 +64,14 @@ EQUATIONS = [
     ("003", "9", 594, _D, "", [], "the local min-norm interpolant"),
     ("003", "10", 609, _D, "", [], "the local ridge estimator"),
     ("003", "11", 778, _D, "", [], "MAML-FL's objective"),
-    ("003", "12", 791, "claim", "full", ["003.eq12.maml-linear-objective"] + _M3,
+    ("003", "12", 791, "claim", "full", ["003.eq12.maml-linear-objective",
+                                           "003.thm3.maml-equals-ftfa"],
      "MAML-FL's global model in the linear model: (11) with the least-squares loss is (12)"),
     ("003", "13", 825, "claim", "full", ["003.sec31.gd-to-minnorm"],
      "MAML-FL's fine-tuning run to convergence is the min-norm interpolant (as eq. 7)"),
-    ("003", "14", 959, "claim", "partial", _M4 + ["003.alg8.pfedme-inner"],
-     "pFedMe run to convergence is the joint problem (14): the limits of (14) are checked; "
-     "pFedMe's iterations are not run to it"),
+    ("003", "14", 959, "claim", "full", ["003.eq14.pfedme-joint-problem",
+                                           "003.thm4.pfedme-equals-rtfa"],
+     "pFedMe run to convergence is the joint problem (14), and (14)'s limits"),
     ("003", "15", 1922, "claim", "full", ["003.sec63.eq15-bias"], "Def. 6.1, FTFA's bias"),
     ("003", "16", 1936, "claim", "full", ["003.sec63.eq16-variance"],
      "Def. 6.1, FTFA's variance"),
