@@ -190,9 +190,12 @@ EQUATIONS = [
     ("001", "3", 527, "claim", "full", ["001.thm31.hypothesis"], "Thm 3.1's lower bound"),
     ("001", "4", 678, "claim", "full", ["001.eq4.prox-sign"],
      "PGD's step as a prox (printed sign corrected)"),
-    ("001", "5", 714, "claim", "full", ["001.eq4.prox-sign"], "the update with h = f"),
+    ("001", "5", 714, "claim", "full", ["001.eq4.prox-sign"],
+     "the update with h = f (its rate L/mu log 1/eps, in the text, is not run: coverage."
+     "STATEMENTS has it partial)"),
     ("001", "6", 746, "claim", "full", ["001.eq4.prox-sign"],
-     "the update with h = lam psi + mu/(2n) norm^2: FedProx's step"),
+     "the update with h = lam psi + mu/(2n) norm^2, FedProx's step (its rate lam/mu log "
+     "1/eps, in the text, is not run)"),
     ("001", "7", 833, _D, "", [], "IAPGD's inexactness condition"),
 ]
 #: How many numbered equations each text has (``find_equations``; a test keeps them equal).
