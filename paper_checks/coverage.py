@@ -58,11 +58,11 @@ STATEMENTS = [
     ("003", "Sec. 3.1, eqs. 6-7", "gradient descent from theta_0 converges to the min-norm "
      "interpolator", "full", ["003.sec31.gd-to-minnorm"], ""),
     ("003", "Thm 3, eqs. 11-13", "MAML-FL has FTFA's limit (isotropic)", "full",
-     ["003.thm3.maml-equals-ftfa"], ""),
+     ["003.thm3.maml-equals-ftfa", "003.eq12.maml-linear-objective"], ""),
     ("003", "Thm 3 under A2", "MAML-FL has FTFA's limit (general covariance)", "full",
      ["003.thm3.general-covariance"], ""),
     ("003", "Thm 4, eq. 14", "pFedMe has RTFA's limit (isotropic)", "full",
-     ["003.thm4.pfedme-equals-rtfa"], ""),
+     ["003.thm4.pfedme-equals-rtfa", "003.eq14.pfedme-joint-problem"], ""),
     ("003", "Thm 4 under A2", "pFedMe has RTFA's limit (general covariance)", "full",
      ["003.thm4.general-covariance"], ""),
     ("003", "Assumption A3", "the two worked examples (p_j = 1/m and p_j = n_j/N)", "full",
@@ -235,18 +235,21 @@ STATEMENTS = [
 ]
 
 
-def numbered_coverage(claim_ids=None, insensitive=None) -> dict:
+def numbered_coverage(claim_ids=None, insensitive=None, equations=False) -> dict:
     """Per paper ``{"full", "partial", "none", "not_checkable", "share", "statements"}`` over
     the papers' numbered results (``paper_checks.numbered.RESULTS``: the denominator read from
-    the texts). A result counted ``full`` whose claims include one in ``insensitive`` (a claim
-    that accepted a mutant in ``paper_checks.sensitivity``; by default the measured
-    ``paper_checks.numbered.MUTANT_PASSES``) is counted ``partial``; with
+    the texts), and with ``equations`` also over their numbered equations that state a claim
+    (``paper_checks.equations.EQUATIONS``). A result counted ``full`` whose claims include one
+    in ``insensitive`` (a claim that accepted a mutant in ``paper_checks.sensitivity``; by
+    default the measured ``paper_checks.numbered.MUTANT_PASSES``) is counted ``partial``; with
     ``claim_ids``, one whose claims are not all registered counts as ``none``."""
+    from paper_checks.equations import equation_rows
     from paper_checks.numbered import MUTANT_PASSES, RESULTS
 
     insensitive = MUTANT_PASSES if insensitive is None else insensitive
     rows = []
-    for paper, label, line, part, status, ids, note in RESULTS:
+    for paper, label, line, part, status, ids, note in RESULTS + (
+            equation_rows() if equations else []):
         bad = sorted(set(ids) & set(insensitive))
         if status == "full" and bad:
             status, note = "partial", "a mutant passes: " + ", ".join(bad)
@@ -303,8 +306,16 @@ def main(argv=None) -> int:
               f"checkable {row['not_checkable']}: {row['share']:.1%}")
     total, share = overall(cov)
     print(f"all: {total} checkable numbered results, (full + partial/2) / total = {share:.1%}")
+    both = numbered_coverage(claim_ids=set(CLAIMS), equations=True)
+    print("With the numbered equations that state a claim (paper_checks.equations):")
+    for paper, row in both.items():
+        print(f"{paper}: full {row['full']}, partial {row['partial']}, none {row['none']}: "
+              f"{row['share']:.1%}")
+    total, share = overall(both)
+    print(f"all: {total} checkable numbered results and equations, (full + partial/2) / total "
+          f"= {share:.1%}")
     print("none:")
-    for paper, row in cov.items():
+    for paper, row in both.items():
         for st in row["statements"]:
             if st["status"] in ("none", "not checkable"):
                 print(f"  {paper} {st['location']}: {st['status']}: {st['note']}")

@@ -82,6 +82,7 @@ def render(results: list, *, mode: str, seconds: float, sensitivity=None) -> str
                   f"{r['evidence']['summary']}" for r in findings]
     ids = {r["id"] for r in results}
     lines += _numbered_section(numbered_coverage(claim_ids=ids))
+    lines += _equations_section(numbered_coverage(claim_ids=ids, equations=True))
     if sensitivity is not None:
         lines += _sensitivity_section(sensitivity)
     cov = coverage(claim_ids=ids)
@@ -153,6 +154,39 @@ def _numbered_section(cov) -> list:
             ids = ", ".join(f"`{i}`" for i in st["claims"])
             note = "; ".join(x for x in (ids, st["note"]) if x)
             lines.append(f"| {p} | {_cell(st['location'])} | {st['status']} | {_cell(note)} |")
+    return lines
+
+
+def _equations_section(cov) -> list:
+    from paper_checks.equations import EQUATION_COUNT, EQUATIONS, span
+
+    total, share = overall(cov)
+    lines = ["", "## Coverage counted with the papers' numbered equations", "",
+             "Every numbered equation of the four texts (main body, proofs, appendices), found "
+             "by `paper_checks.equations.find_equations` (the first line ending with its "
+             "label; the labels found run 1, 2, ... with no gap, and a test keeps the table "
+             "equal to the texts), classified: `claim` (an identity, a bound or a rate the "
+             "paper asserts: counted, graded as the results above), `definition` (an "
+             "objective, an estimator, an update, a notation, an assumption or a hypothesis) "
+             "or `proof step` (not counted; the result it proves is graded above). An equation "
+             "inside a numbered result counts too: the papers number it twice. Statements plus "
+             f"equations: {total} checkable (the full, partial and none columns count both); "
+             f"(full + partial/2) / total = {share:.1%} overall.", "",
+             "| paper | full | partial | none | (full + partial/2) / total | equations | "
+             "claims | definitions | proof steps |", "|---|---|---|---|---|---|---|---|---|"]
+    for p, r in cov.items():
+        kinds = Counter()
+        for row in EQUATIONS:
+            if row[0] == p:
+                kinds[row[3]] += len(span(row[1]))
+        lines.append(f"| {p} | {r['full']} | {r['partial']} | {r['none']} | {r['share']:.1%} "
+                     f"| {EQUATION_COUNT[p]} | {kinds['claim']} | {kinds['definition']} | "
+                     f"{kinds['proof step']} |")
+    lines += ["", "| paper | eq. (line of the first) | kind | status | claims / note |",
+              "|---|---|---|---|---|"]
+    for p, number, line, kind, status, ids, note in EQUATIONS:
+        note = "; ".join(x for x in (", ".join(f"`{i}`" for i in ids), note) if x)
+        lines.append(f"| {p} | ({number}) ({line}) | {kind} | {status} | {_cell(note)} |")
     return lines
 
 
