@@ -100,6 +100,28 @@ def check_near_pooled(name: str, gam, count) -> None:
             f"{m * np.finfo(float).eps / NEAR_POOLED:.3g} (lower the clients' gamma)")
 
 
+def check_weight_range(method: str, gam, tuning) -> None:
+    """SolverError where the weights phi, psi (module docstring) overflow double precision at
+    the top of a client's spectrum, max(gamma, 1) (1 + 1/sqrt(max(gamma, 1/gamma)))^2 (MAML-FL's
+    psi(s) = s (1 - alpha s)^4 from s ~ 1e62 at alpha = 0.1: inf times a vanishing
+    (b + t)^-2 is NaN), naming the largest gamma that stays finite (bisection in log gamma)."""
+    psi = objective(method, tuning)[1]
+
+    def fine(g):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.isfinite(psi(np.maximum(g, 1.0) * (1.0 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
+
+    if not np.all(fine(gam)):
+        lo, hi = 0.0, np.log(1e100)
+        for _ in range(60):
+            lo, hi = ((lo + hi) / 2, hi) if fine(np.exp((lo + hi) / 2)) else (lo, (lo + hi) / 2)
+        raise SolverError(
+            f"{method}'s finite-M limit: its global objective's weight psi (paper 003, eqs. "
+            "12-14; MAML-FL's psi(s) = s (1 - alpha s)^4) overflows double precision on the "
+            f"spectrum of the client at gamma = {gam[~fine(gam)].max():.3g}; it stays finite for "
+            f"gamma up to {np.exp(lo):.3g} here")
+
+
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
     """Bias and variance of a client of each group (``count`` identical clients per group)
     under ``method`` with its own global objective (module docstring). ``method`` may also be
@@ -117,6 +139,7 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
     gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
     if method in METHODS:
         check_near_pooled(method, gam, count)
+        check_weight_range(method, gam, tuning)
     else:
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
@@ -291,11 +314,11 @@ def _subordination(gam, p, count, phi):
         raise SolverError("finite-clients limit: the global objective is flat (tau(phi(S)) "
                           "= 0 in floating point), so its minimizer is not unique; move alpha "
                           "or lam away from that point")
-    lo = 1.0 / total
     # A client with gamma_l < 1 and phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1),
     # where its t_l reaches 0 (beyond it t_l < 0 puts a pole on S_l's spectrum); the root has
     # every t_l > 0 (the other clients' terms are positive), so it lies in (lo, cap).
     cap = _cap(gam, p, phi)
+    lo = 1.0 / total
 
     def pinned(g):
         # The root lies in (g, cap), a gap at rounding level (one client's p_l phi(S_l)
@@ -327,7 +350,10 @@ def _subordination(gam, p, count, phi):
     if near_cap(lo):
         return pinned(min(lo, cap * (1.0 - _PINNED)))
     hi = min(2.0 * lo, 0.5 * (lo + cap))
-    for _ in range(200):
+    # Jensen's lo is ~ 1 / (p_l tau(phi(S_l))) of the largest such weight, far below the root
+    # where one client's dwarfs the others' (gamma 1e55 beside 0.5 at alpha = 2: lo ~ 1e-110
+    # for a root ~ 1): as many more doublings as lo lies below 1.
+    for _ in range(200 + int(max(0.0, -np.log2(lo)))):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 above = outer(np.array([hi]), None)[0][0] >= 0

@@ -1,0 +1,32 @@
+"""Issue 32, fuzz38 (own2): what this fuzz found, each test failing before."""
+
+import numpy as np
+import pytest
+
+import riskcalc
+from riskcalc.errors import SolverError
+
+
+def _maml(gamma, alpha):
+    n = len(gamma)
+    return riskcalc.clients_limit("maml_fl", gamma=gamma, r=[1.0] * n, sigma=[1.0] * n,
+                                  alpha=alpha)
+
+
+@pytest.mark.parametrize("gamma, alpha", [([1e100, 0.5], 0.1), ([1e100, 0.5], 0.001),
+                                          ([1e100, 0.5, 0.5], 0.1)])
+def test_maml_weights_overflowing_say_so(gamma, alpha):
+    # F1: "no bracket for tau(A^-1)" or the quadrature blaming "lam or u too small?": the
+    # cause is MAML-FL's psi(s) = s (1 - alpha s)^4 overflowing on the client at 1e100.
+    with pytest.raises(SolverError, match=r"psi .* overflows double precision .* gamma = "
+                                          r"1e\+100; it stays finite for gamma up to"):
+        _maml(gamma, alpha)
+
+
+def test_maml_dwarfing_client_is_bracketed():
+    # F1: gamma 1e60 beside 0.5 at alpha = 30 said "no bracket for tau(A^-1)" (Jensen's lower
+    # bound ~ 1e-60 times the root, beyond 200 doublings). The answer is exact here: the
+    # client at 1e60 carries no weight, the global model is client 2's weighted least
+    # squares, unbiased with the plain least-squares variance sigma^2 gamma / (1 - gamma) = 1,
+    # so client 1's risk is 2 r^2 + 1 = 3 and client 2's own least squares 1.
+    np.testing.assert_allclose(_maml([1e60, 0.5], 30.0).risk, [3.0, 1.0], rtol=1e-9)
