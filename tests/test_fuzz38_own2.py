@@ -30,3 +30,21 @@ def test_maml_dwarfing_client_is_bracketed():
     # squares, unbiased with the plain least-squares variance sigma^2 gamma / (1 - gamma) = 1,
     # so client 1's risk is 2 r^2 + 1 = 3 and client 2's own least squares 1.
     np.testing.assert_allclose(_maml([1e60, 0.5], 30.0).risk, [3.0, 1.0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("method, gamma, tuning, k", [
+    ("maml_fl", 2.0, {"alpha": 0.1}, 52), ("maml_fl", 2.0, {"alpha": 0.1}, 53),
+    ("maml_fl", 100.0, {"alpha": 10.0}, 31), ("pfedme", 0.3, {"lam": 1e-3}, 25)])
+def test_many_clients_at_identity_answer_on_the_one_over_m_expansion(method, gamma, tuning, k):
+    # F2: SolverError "no root in its bracket" at these M (sporadic from 2^25): Newton's start
+    # handed solve_g unnormalized weights, and Newton refused a merit already at rounding
+    # (steps of relative size ~ M eps). Checked against L + c/M + c2/M^2, c and c2 from
+    # M = 1e5 and 1e6 (within 7e-11 over M = 2^24..2^53 and 42 settings).
+    def risk(m):
+        return riskcalc.limit(method, gamma=gamma, r=1.0, sigma=0.5, clients=m, **tuning).risk
+
+    lim = riskcalc.limit(method, gamma=gamma, r=1.0, sigma=0.5, **tuning).risk
+    a, b, m = 10 ** 5, 10 ** 6, 2 ** k
+    c2 = ((risk(a) - lim) * a - (risk(b) - lim) * b) / (1 / a - 1 / b)
+    c = (risk(b) - lim) * b - c2 / b
+    assert risk(m) == pytest.approx(lim + c / m + c2 / m ** 2, rel=1e-9, abs=0)

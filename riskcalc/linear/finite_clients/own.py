@@ -218,7 +218,10 @@ def _newton(gam, p, count, phi, mean_phi):
     m_tot = count.sum()
     q = p * mean_phi
     try:
-        g = solve_g(gam, q, count)
+        # solve_g's Newton and bracket start from g = 1 for weights summing to 1: normalized
+        # (sum count q = mean_phi > 1 failed sporadically: gamma 100 at 2^31 clients).
+        scale = float(np.sum(count * q))
+        g = solve_g(gam, q / scale, count) / scale
     except (ValueError, SolverError):
         return None
     t = q * moments(gam, count, q, g)[1]
@@ -245,7 +248,10 @@ def _newton(gam, p, count, phi, mean_phi):
                         break
                 dg, dt = dg / 2, dt / 2
             else:
-                return None
+                # No step decreases a merit already at rounding level: many identical
+                # clients make the system's determinant ~ 1/M, and the rounding of
+                # r0 (~ M eps) proposes steps of relative size ~ M eps (2^52 clients: 1e-2).
+                return (g, t) if merit <= _STEP_TOL ** 2 else None
             g, t = g1, t1
             r, r0, D, merit = new
     except SolverError:
