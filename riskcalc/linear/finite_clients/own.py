@@ -101,25 +101,19 @@ def check_near_pooled(name: str, gam, count) -> None:
 
 
 def check_weight_range(method: str, gam, tuning) -> None:
-    """SolverError where the weights phi, psi (module docstring) overflow double precision at
-    the top of a client's spectrum, max(gamma, 1) (1 + 1/sqrt(max(gamma, 1/gamma)))^2 (MAML-FL's
-    psi(s) = s (1 - alpha s)^4 from s ~ 1e62 at alpha = 0.1: inf times a vanishing
-    (b + t)^-2 is NaN), naming the largest gamma that stays finite (bisection in log gamma)."""
+    """SolverError where psi overflows on a client's spectrum (MAML-FL's from s ~ 1e62 at
+    alpha = 0.1: inf times a vanishing (b + t)^-2 is NaN), naming the gamma that stays finite."""
     psi = objective(method, tuning)[1]
-
-    def fine(g):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.isfinite(psi(np.maximum(g, 1.0) * (1.0 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
-
-    if not np.all(fine(gam)):
-        lo, hi = 0.0, np.log(1e100)
-        for _ in range(60):
-            lo, hi = ((lo + hi) / 2, hi) if fine(np.exp((lo + hi) / 2)) else (lo, (lo + hi) / 2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        fine = [np.isfinite(psi(np.maximum(g, 1) * (1 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
+                for g in (gam, 10 ** (np.arange(2001) / 20))]
+    bad = gam[~fine[0]]
+    if bad.size:
         raise SolverError(
-            f"{method}'s finite-M limit: its global objective's weight psi (paper 003, eqs. "
-            "12-14; MAML-FL's psi(s) = s (1 - alpha s)^4) overflows double precision on the "
-            f"spectrum of the client at gamma = {gam[~fine(gam)].max():.3g}; it stays finite for "
-            f"gamma up to {np.exp(lo):.3g} here")
+            f"{method}'s finite-M limit: its weight psi (paper 003, eqs. 12-14; MAML-FL's "
+            f"s (1 - alpha s)^4) overflows double precision on the spectrum of the client at "
+            f"gamma = {max(bad):.3g}; it stays finite up to gamma ~ "
+            f"{10 ** ((np.argmin(fine[1]) - 1) / 20):.3g} here")
 
 
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
@@ -218,9 +212,7 @@ def _newton(gam, p, count, phi, mean_phi):
     m_tot = count.sum()
     q = p * mean_phi
     try:
-        # solve_g's Newton and bracket start from g = 1 for weights summing to 1: normalized
-        # (sum count q = mean_phi > 1 failed sporadically: gamma 100 at 2^31 clients).
-        scale = float(np.sum(count * q))
+        scale = float(np.sum(count * q))       # solve_g starts at g = 1: weights summing to 1
         g = solve_g(gam, q / scale, count) / scale
     except (ValueError, SolverError):
         return None
@@ -248,9 +240,8 @@ def _newton(gam, p, count, phi, mean_phi):
                         break
                 dg, dt = dg / 2, dt / 2
             else:
-                # No step decreases a merit already at rounding level: many identical
-                # clients make the system's determinant ~ 1/M, and the rounding of
-                # r0 (~ M eps) proposes steps of relative size ~ M eps (2^52 clients: 1e-2).
+                # A merit at rounding: the determinant ~ 1/M turns r0's rounding (M eps) into
+                # steps of relative size ~ M eps (2^52 identical clients: 1e-2).
                 return (g, t) if merit <= _STEP_TOL ** 2 else None
             g, t = g1, t1
             r, r0, D, merit = new
@@ -286,10 +277,11 @@ def _subordination(gam, p, count, phi):
                 1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
             return 1.0 / G - 1.0 / g, t * D / G ** 2
 
-        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), gives lo where
-        # positive, else halve toward 0 (G_l(0+) = infinity for gamma_l > 1).
+        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), and S_l's atom at 0,
+        # G_l(t) >= (1 - 1/gamma_l) / t, give lo where positive; else halve toward 0 (small t
+        # next to a zero of phi on the spectrum fails the quadrature, taken for a cap).
         hi = np.full(gam.shape, 1.0 / g)
-        lo = 1.0 / g - p * mean_phi
+        lo = np.maximum(1.0 / g - p * mean_phi, np.maximum(1.0 - 1.0 / gam, 0.0) / g)
         # A client whose p_l tau(phi) is below rounding of 1 / g (a weight dwarfed by the
         # others') has t_l in [lo, hi] = [hi, hi] to double precision: t_l = 1 / g, where the
         # bracketed solve would find f(lo) > 0 by rounding and refuse.
@@ -356,9 +348,8 @@ def _subordination(gam, p, count, phi):
     if near_cap(lo):
         return pinned(min(lo, cap * (1.0 - _PINNED)))
     hi = min(2.0 * lo, 0.5 * (lo + cap))
-    # Jensen's lo is ~ 1 / (p_l tau(phi(S_l))) of the largest such weight, far below the root
-    # where one client's dwarfs the others' (gamma 1e55 beside 0.5 at alpha = 2: lo ~ 1e-110
-    # for a root ~ 1): as many more doublings as lo lies below 1.
+    # As many more doublings as lo lies below 1 (one client's p_l tau(phi) dwarfing the
+    # others' puts it far below the root: gamma 1e60 beside 0.5 at alpha = 30, 1e-60 times).
     for _ in range(200 + int(max(0.0, -np.log2(lo)))):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
