@@ -100,6 +100,22 @@ def check_near_pooled(name: str, gam, count) -> None:
             f"{m * np.finfo(float).eps / NEAR_POOLED:.3g} (lower the clients' gamma)")
 
 
+def check_weight_range(method: str, gam, tuning) -> None:
+    """SolverError where psi overflows on a client's spectrum (MAML-FL's from s ~ 1e62 at
+    alpha = 0.1: inf times a vanishing (b + t)^-2 is NaN), naming the gamma that stays finite."""
+    psi = objective(method, tuning)[1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        fine = [np.isfinite(psi(np.maximum(g, 1) * (1 + np.sqrt(np.minimum(g, 1 / g))) ** 2))
+                for g in (gam, 10 ** (np.arange(2001) / 20))]
+    bad = gam[~fine[0]]
+    if bad.size:
+        raise SolverError(
+            f"{method}'s finite-M limit: its weight psi (paper 003, eqs. 12-14; MAML-FL's "
+            f"s (1 - alpha s)^4) overflows double precision on the spectrum of the client at "
+            f"gamma = {max(bad):.3g}; it stays finite up to gamma ~ "
+            f"{10 ** ((np.argmin(fine[1]) - 1) / 20):.3g} here")
+
+
 def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: str):
     """Bias and variance of a client of each group (``count`` identical clients per group)
     under ``method`` with its own global objective (module docstring). ``method`` may also be
@@ -117,6 +133,7 @@ def own_group_limits(method: str, gam, r, sigma, count, tuning: float, weights: 
     gam, r, sigma, count = (np.asarray(a, dtype=float) for a in (gam, r, sigma, count))
     if method in METHODS:
         check_near_pooled(method, gam, count)
+        check_weight_range(method, gam, tuning)
     else:
         check_pooled(gam, count)
     p = client_weights(gam, count, weights)
@@ -195,7 +212,8 @@ def _newton(gam, p, count, phi, mean_phi):
     m_tot = count.sum()
     q = p * mean_phi
     try:
-        g = solve_g(gam, q, count)
+        scale = float(np.sum(count * q))       # solve_g starts at g = 1: weights summing to 1
+        g = solve_g(gam, q / scale, count) / scale
     except (ValueError, SolverError):
         return None
     t = q * moments(gam, count, q, g)[1]
@@ -222,7 +240,9 @@ def _newton(gam, p, count, phi, mean_phi):
                         break
                 dg, dt = dg / 2, dt / 2
             else:
-                return None
+                # A merit at rounding: the determinant ~ 1/M turns r0's rounding (M eps) into
+                # steps of relative size ~ M eps (2^52 identical clients: 1e-2).
+                return (g, t) if merit <= _STEP_TOL ** 2 else None
             g, t = g1, t1
             r, r0, D, merit = new
     except SolverError:
@@ -257,10 +277,11 @@ def _subordination(gam, p, count, phi):
                 1.0 / (p[mask, None] * phi(s) + t[:, None]) ** 2))
             return 1.0 / G - 1.0 / g, t * D / G ** 2
 
-        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), gives lo where
-        # positive, else halve toward 0 (G_l(0+) = infinity for gamma_l > 1).
+        # G_l(t) < 1/t gives hi; Jensen, G_l(t) >= 1/(p_l tau(phi) + t), and S_l's atom at 0,
+        # G_l(t) >= (1 - 1/gamma_l) / t, give lo where positive; else halve toward 0 (small t
+        # next to a zero of phi on the spectrum fails the quadrature, taken for a cap).
         hi = np.full(gam.shape, 1.0 / g)
-        lo = 1.0 / g - p * mean_phi
+        lo = np.maximum(1.0 / g - p * mean_phi, np.maximum(1.0 - 1.0 / gam, 0.0) / g)
         # A client whose p_l tau(phi) is below rounding of 1 / g (a weight dwarfed by the
         # others') has t_l in [lo, hi] = [hi, hi] to double precision: t_l = 1 / g, where the
         # bracketed solve would find f(lo) > 0 by rounding and refuse.
@@ -291,11 +312,11 @@ def _subordination(gam, p, count, phi):
         raise SolverError("finite-clients limit: the global objective is flat (tau(phi(S)) "
                           "= 0 in floating point), so its minimizer is not unique; move alpha "
                           "or lam away from that point")
-    lo = 1.0 / total
     # A client with gamma_l < 1 and phi(S_l) invertible caps g at tau((p_l phi(S_l))^-1),
     # where its t_l reaches 0 (beyond it t_l < 0 puts a pole on S_l's spectrum); the root has
     # every t_l > 0 (the other clients' terms are positive), so it lies in (lo, cap).
     cap = _cap(gam, p, phi)
+    lo = 1.0 / total
 
     def pinned(g):
         # The root lies in (g, cap), a gap at rounding level (one client's p_l phi(S_l)
@@ -327,7 +348,9 @@ def _subordination(gam, p, count, phi):
     if near_cap(lo):
         return pinned(min(lo, cap * (1.0 - _PINNED)))
     hi = min(2.0 * lo, 0.5 * (lo + cap))
-    for _ in range(200):
+    # As many more doublings as lo lies below 1 (one client's p_l tau(phi) dwarfing the
+    # others' puts it far below the root: gamma 1e60 beside 0.5 at alpha = 30, 1e-60 times).
+    for _ in range(200 + int(max(0.0, -np.log2(lo)))):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 above = outer(np.array([hi]), None)[0][0] >= 0
