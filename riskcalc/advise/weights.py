@@ -4,7 +4,7 @@ Derived here: the finite-M limits (``riskcalc.clients_limit``) hold for any posi
 weights p_j of the global objective (paper 003, eq. 6 with general p_j), so the mean risk
 (1/M) sum_j R_j(p, tuning) is a smooth function on the open simplex. It is minimized jointly
 over p and the method's tuning (the log penalties of RTFA, the shared log alpha / log lam of
-MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >= ``P_MIN``
+MAML-FL and pFedMe) by SLSQP with the constraint sum_j p_j = 1 and bounds p_j >= ``P_MIN`` / M
 (a client with p_j -> 0 leaves the global objective; the bound keeps the limits finite), from
 the best of the starting points given (the sample and uniform weights with their tuned
 parameters). The result is the best point found, so it is never worse than a start.
@@ -313,11 +313,24 @@ def _adjust_to_bounds(x0, h, lb, ub):
 def _better(objective, x, m, best_p, best_x, best_v):
     """The optimizer's point x = (weights, extra), renormalized, if it beats the best start."""
     p_new = np.clip(x[:m], P_MIN / m, 1.0)
-    p_new = p_new / p_new.sum()
+    p_new = _floored(p_new / p_new.sum(), m)
     value = _safe(objective, p_new, x[m:])
     if value < best_v:
         return p_new, x[m:], value
     return best_p, best_x, best_v
+
+
+def _floored(p, m):
+    """p (on the simplex) projected onto {p_j >= P_MIN / m, sum p = 1} where it leaves it:
+    L-BFGS-B bounds z, not p = z / sum z, so a z summing above 1 put a client at half the floor
+    (p_0 = 1.7e-5 for P_MIN / 3 = 3.3e-5, 3 clients; fuzz38 own2's item 5)."""
+    f = P_MIN / m
+    if p.min() >= f:
+        return p
+    u = np.sort(p - f)[::-1]
+    excess = np.cumsum(u) - (1.0 - m * f)
+    last = np.nonzero(u - excess / np.arange(1, m + 1) > 0)[0][-1]
+    return f + np.maximum(p - f - excess[last] / (last + 1), 0.0)
 
 
 def _safe(objective, p, extra) -> float:
