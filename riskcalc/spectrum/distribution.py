@@ -171,6 +171,23 @@ class Spectrum:
         raise ValueError(f"spectrum {text!r} is not one of identity, two-point:A,B,W, "
                          "powerlaw:P[,D], file:PATH, scaled:C")
 
+    # --- value semantics ----------------------------------------------------------------
+    def __eq__(self, other) -> bool:
+        """Equal when both have the same atoms, weights and signal weights, and both or
+        neither were given signal weights (routes that need G = H refuse given ones): value
+        equality (was identity: ``Spectrum([1, 2]) == Spectrum([1, 2])`` was False)."""
+        if not isinstance(other, Spectrum):
+            return NotImplemented
+        return self is other or (self.signal_is_uniform == other.signal_is_uniform and all(
+            np.array_equal(a, b) for a, b in ((self.atoms, other.atoms),
+                                             (self.weights, other.weights),
+                                             (self.signal_weights, other.signal_weights))))
+
+    def __hash__(self) -> int:
+        """A hash consistent with ``__eq__`` (of every atom, weight and signal weight)."""
+        values = np.concatenate([self.atoms, self.weights, self.signal_weights])
+        return hash((self.signal_is_uniform, values.tobytes()))
+
     # --- properties ---------------------------------------------------------------------
     @property
     def is_identity(self) -> bool:
