@@ -3,6 +3,7 @@
 import numpy as np
 
 from riskcalc import Spectrum
+from riskcalc.spectrum.ordered import ordered_steps
 
 
 def test_spectra_compare_by_value_with_a_consistent_hash():
@@ -15,3 +16,15 @@ def test_spectra_compare_by_value_with_a_consistent_hash():
     assert Spectrum([1, 1, 2], weights=[0.25, 0.25, 0.5]) == a
     assert a != Spectrum([1, 2], signal_weights=[0.5, 0.5])
     assert a != Spectrum([1, 2.0000001]) and a != Spectrum.identity() and a != "identity"
+
+
+def test_a_spectrum_text_file_takes_comments_as_a_data_csv_does(tmp_path):
+    # F2: "#" lines (numpy.savetxt's header) were refused in a spectrum text file ("line 1:
+    # expected numbers ..., got '#'") while the data CSV reader (numpy.loadtxt) skips them.
+    # Now "#" starts a comment in both.
+    path = tmp_path / "eig.txt"
+    np.savetxt(path, [1.0, 2.0, 4.0], header="eigenvalues of C")
+    assert Spectrum.from_file(path) == Spectrum([1, 2, 4])
+    path.write_text("1 2  # the first two\n# a note\n4\n")
+    assert Spectrum.from_file(path) == Spectrum([1, 2, 4])
+    assert ordered_steps(f"file:{path}", 3)[1].tolist() == [1.0, 2.0, 4.0]

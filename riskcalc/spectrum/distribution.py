@@ -128,7 +128,8 @@ class Spectrum:
     @classmethod
     def from_file(cls, path) -> "Spectrum":
         """Eigenvalues from a ``.npy`` file of a 1-d array, or a text file of numbers
-        separated by whitespace or commas; a matrix (a 2-d array, or text rows of equal
+        separated by whitespace or commas (``#`` starts a comment, as
+        ``numpy.savetxt`` writes a header); a matrix (a 2-d array, or text rows of equal
         length > 1) is refused."""
         if not isinstance(path, (str, bytes, os.PathLike)):     # was a TypeError from os
             raise ValueError(f"path must be a file path (a str or os.PathLike), got "

@@ -42,9 +42,9 @@ def _regular_file(path) -> None:
 
 
 def _read_ordered(path):
-    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas),
-    keeping a text file's rows: rows of equal length > 1 form a table (a matrix, 2-D), other
-    layouts are a list of numbers."""
+    """The numbers of a ``.npy`` or text file (numbers separated by whitespace or commas,
+    ``#`` starting a comment), keeping a text file's rows: rows of equal length > 1 form a
+    table (a matrix, 2-D), other layouts are a list of numbers."""
     path = os.fspath(path)
     _regular_file(path)
     _check_size(path)
@@ -56,10 +56,13 @@ def _read_ordered(path):
             return s        # its callers refuse complex or boolean values (a cast would not)
         with open(path, encoding="utf-8-sig") as fh:    # a BOM is not a number
             content = fh.read()
-        rows = [line.replace(",", " ").split() for line in content.split("\n")]
+        # "#" starts a comment, as in a data CSV (numpy.loadtxt's rule): numpy.savetxt writes
+        # its header so (was refused: "line 1: expected numbers ..., got '#'").
+        lines = [line.partition("#")[0] for line in content.split("\n")]
+        rows = [line.replace(",", " ").split() for line in lines]
         # numpy, like float(), reads "1_000" as 1000 and other scripts' digits as digits:
         # a character outside plain decimal notation sends the fields to the strict check.
-        if _UNUSUAL.search(content) and _bad_line(rows):
+        if _UNUSUAL.search("\n".join(lines)) and _bad_line(rows):
             raise ValueError(_bad_line(rows))
         try:
             filled = [r for r in rows if r]
