@@ -4,6 +4,7 @@ import numpy as np
 
 from riskcalc import Spectrum
 from riskcalc.spectrum.ordered import ordered_steps
+from tests.helpers import run_cli
 
 
 def test_spectra_compare_by_value_with_a_consistent_hash():
@@ -28,3 +29,16 @@ def test_a_spectrum_text_file_takes_comments_as_a_data_csv_does(tmp_path):
     path.write_text("1 2  # the first two\n# a note\n4\n")
     assert Spectrum.from_file(path) == Spectrum([1, 2, 4])
     assert ordered_steps(f"file:{path}", 3)[1].tolist() == [1.0, 2.0, 4.0]
+
+
+def test_a_data_csv_cell_that_overflows_is_named(tmp_path, capsys):
+    # F3: a CSV cell 1e400 was read as inf and refused as "X has NaN or infinite values (1
+    # entries)", a text the file does not hold. Now the cell is named and said to overflow
+    # (after a 1e-400, which numpy reads as 0, was "not a number" in that scan).
+    path = tmp_path / "d.csv"
+    path.write_text("client,y,x0,x1\n0,1e-400,1,2\n0,2,3e999,4\n")
+    code, out, err = run_cli(["estimate", "--data", path], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "line 3, column 3 ('x0'): '3e999' overflows" in err
+    path.write_text("client,y,x0,x1\n0,1,inf,2\n0,2,3,4\n")      # an inf written: as before
+    assert "X has NaN or infinite values" in run_cli(["estimate", "--data", path], capsys)[2]

@@ -28,7 +28,7 @@ import zipfile
 import numpy as np
 
 from riskcalc._validate import _not_real
-from riskcalc._text import decimal
+from riskcalc._text import Underflow, decimal
 
 #: The arrays of a ``.npz`` data file.
 ARRAYS = ("X", "y", "client")
@@ -349,6 +349,10 @@ def _load_csv(path):
         raise ValueError(f"--data {path}: not a numeric CSV ({why})") from None
     if table.size == 0:
         raise ValueError(f"--data {path}: no data rows under the header")
+    if not np.all(np.isfinite(table)):
+        why = _bad_line(path, header)   # 1e400 was "X has NaN or infinite values"
+        if why:
+            raise ValueError(f"--data {path}: {why}")
     if table.shape[1] != len(header):
         raise ValueError(f"--data {path}: {table.shape[1]} columns, header names {len(header)}")
     feats = [k for k, h in enumerate(header) if h not in ("client", "y")]
@@ -359,8 +363,9 @@ def _load_csv(path):
 
 
 def _bad_line(path, header):
-    """Where a CSV stops being numeric, as a text editor counts (the header is line 1), or
-    None: numpy's own message counts data rows from 0 in one case and from 1 in another."""
+    """Where a CSV stops being numeric or a number overflows, as a text editor counts (the
+    header is line 1), or None: numpy's own message counts data rows from 0 in one case and
+    from 1 in another."""
     with open(path, encoding="utf-8-sig") as fh:
         next(fh, None)
         for line_no, line in enumerate(fh, 2):
@@ -372,9 +377,14 @@ def _bad_line(path, header):
                 return (f"line {line_no} has {len(cells)} fields, the header "
                         f"{len(header)}")
             for k, cell in enumerate(cells):
+                where = f"line {line_no}, column {k + 1} ({header[k]!r}): {cell.strip()[:40]!r}"
                 try:
-                    decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                    value = decimal(cell)       # as numpy reads it: float() took "1_0" as 10
+                except Underflow:
+                    continue                    # a number numpy reads as 0
                 except ValueError:
-                    return (f"line {line_no}, column {k + 1} ({header[k]!r}): "
-                            f"{cell.strip()[:40]!r} is not a number")
+                    return f"{where} is not a number"
+                if np.isinf(value) and "inf" not in cell.lower():
+                    return (f"{where} overflows: beyond the largest float (about 1.8e308), "
+                            "it would be read as infinite; rescale the column")
     return None
