@@ -1,8 +1,10 @@
 """Issue 32, fuzz38 (spec2): what this fuzz found, each test failing before."""
 
+import json
+
 import numpy as np
 
-from riskcalc import Spectrum
+from riskcalc import Spectrum, federation_file
 from riskcalc.spectrum.ordered import ordered_steps
 from tests.helpers import run_cli
 
@@ -42,3 +44,19 @@ def test_a_data_csv_cell_that_overflows_is_named(tmp_path, capsys):
     assert "line 3, column 3 ('x0'): '3e999' overflows" in err
     path.write_text("client,y,x0,x1\n0,1,inf,2\n0,2,3,4\n")      # an inf written: as before
     assert "X has NaN or infinite values" in run_cli(["estimate", "--data", path], capsys)[2]
+
+
+def test_a_file_spec_reads_its_path_without_the_spaces_after_the_colon(tmp_path, monkeypatch):
+    # F4: "file: eig.txt" named the file " eig.txt" (Spectrum.parse, ordered_steps; a
+    # federation file joined " eig.txt" to its folder): "spectrum file ' eig.txt' does not
+    # exist". Now the spaces after "file:" are not part of the path.
+    np.savetxt(tmp_path / "eig.txt", [1.0, 2.0, 4.0])
+    monkeypatch.chdir(tmp_path)
+    assert Spectrum.parse("file: eig.txt") == Spectrum([1, 2, 4])
+    assert ordered_steps("file:\teig.txt", 3)[1].tolist() == [1.0, 2.0, 4.0]
+    fed = tmp_path / "fed.json"
+    fed.write_text(json.dumps({"fedrisk_federation": 1, "d": 3, "clients": [
+        {"name": "a", "gamma": 0.5, "r": 1.0, "sigma": 0.5, "spectrum": "file: eig.txt"}]}))
+    monkeypatch.chdir("/")
+    spec = federation_file.read(str(fed)).clients[0]["spectrum"]
+    assert Spectrum.parse(spec) == Spectrum([1, 2, 4])

@@ -97,6 +97,7 @@ def check_spec(probe, j, value, base, seen):
                              f"two-point:A,B,W, powerlaw:P[,D], file:PATH), got {value!r}")
     raw = value
     kind, _, arg = value.strip().partition(":")
+    arg = arg.strip()       # "file: x.txt" was joined to the folder as " x.txt"
     if kind.lower() == "file" and arg and base is not None and not os.path.isabs(arg):
         value = "file:" + os.path.join(base, arg)
     if value in seen:

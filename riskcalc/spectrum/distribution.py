@@ -152,8 +152,8 @@ class Spectrum:
         kind = kind.lower()
         if kind == "identity" and not arg:
             return cls.identity()
-        if kind == "file" and arg:
-            return cls.from_file(arg)
+        if kind == "file" and arg.strip():      # "file: x.txt" named the file " x.txt"
+            return cls.from_file(arg.strip())
         nums = _numbers(text, arg)
         if kind == "powerlaw" and len(nums) == 1 and d is None:
             # "or give --d" was also said to the Python calls that take no d

@@ -93,8 +93,9 @@ def ordered_steps(spec, d: int | None = None):
         kind = kind.lower()
         if kind == "identity" and not arg:
             return np.array([0.0, 1.0]), np.array([1.0])
-        if kind == "file" and arg:
-            values = _ordered_array(_read_ordered(arg), f"spectrum file {arg!r}")
+        if kind == "file" and arg.strip():      # the path without the spaces after "file:"
+            values = _ordered_array(_read_ordered(arg.strip()), f"spectrum file "
+                                    f"{arg.strip()!r}")
         else:
             nums = _numbers(spec, arg)
             if kind == "scaled" and len(nums) == 1:
