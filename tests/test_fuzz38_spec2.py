@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from riskcalc import Spectrum, federation_file
 from riskcalc.spectrum.ordered import ordered_steps
@@ -60,3 +61,16 @@ def test_a_file_spec_reads_its_path_without_the_spaces_after_the_colon(tmp_path,
     monkeypatch.chdir("/")
     spec = federation_file.read(str(fed)).clients[0]["spectrum"]
     assert Spectrum.parse(spec) == Spectrum([1, 2, 4])
+
+
+def test_a_spectrum_file_number_that_underflows_is_said_to(tmp_path):
+    # F5: a text spectrum file holding 1e-400 was refused as "spectrum eigenvalue must lie in
+    # [1e-100, 1e+100], got 0.0": the file holds no 0. Now the line is named and the number
+    # said to underflow (a 0 written is refused by the range as before).
+    path = tmp_path / "eig.txt"
+    path.write_text("1\n1e-400\n")
+    with pytest.raises(ValueError, match=r"eig.txt': line 2: '1e-400' underflows: nonzero"):
+        Spectrum.from_file(path)
+    path.write_text("1\n0\n")
+    with pytest.raises(ValueError, match="must lie in .1e-100, 1e.100., got 0.0"):
+        Spectrum.from_file(path)

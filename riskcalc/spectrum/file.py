@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from riskcalc._validate import file_size
-from riskcalc._text import decimal
+from riskcalc._text import Underflow, decimal
 
 #: Largest spectrum file read (8 million eigenvalues as .npy): a device such as /dev/zero, or a
 #: file that is not a list of eigenvalues, is refused before it is read.
@@ -67,11 +67,17 @@ def _read_ordered(path):
         try:
             filled = [r for r in rows if r]
             if len(filled) > 1 and len({len(r) for r in filled}) == 1 and len(filled[0]) > 1:
-                return np.array(filled, dtype=float)
-            return np.array([x for r in filled for x in r], dtype=float)
+                values = np.array(filled, dtype=float)
+            else:
+                values = np.array([x for r in filled for x in r], dtype=float)
         except ValueError:
             raise ValueError(_bad_line(rows) or "expected numbers separated by spaces or "
                              "commas") from None
+        if not values.all():
+            _refuse_underflow(rows)
+        return values
+    except Underflow as exc:    # a text 1e-400 was "must lie in [1e-100, 1e+100], got 0.0"
+        raise ValueError(f"spectrum file {path!r}: {exc}") from None
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"spectrum file {path!r} is not a list of numbers: "
                          f"{_unreadable(exc)}") from None
@@ -86,11 +92,27 @@ def _bad_line(rows) -> str | None:
         for text in fields:
             try:
                 decimal(text)
+            except Underflow:
+                continue            # a number (``_refuse_underflow``)
             except ValueError:
                 shown = text if len(text) <= 8 else text[:6] + "..."
                 return (f"line {number}: expected numbers separated by spaces or commas, got "
                         f"{shown!r}")
     return None
+
+
+def _refuse_underflow(rows) -> None:
+    """Underflow naming the first field of a text file (split into fields) written nonzero
+    but read as 0, if any."""
+    for number, fields in enumerate(rows, 1):
+        for text in fields:
+            try:
+                decimal(text)
+            except Underflow:
+                shown = text if len(text) <= 12 else text[:10] + "..."
+                raise Underflow(f"line {number}: {shown!r} underflows: nonzero but below the "
+                                "smallest positive float (about 4.9e-324), it would be read "
+                                "as 0, and eigenvalues must be positive") from None
 
 
 #: A character of a spectrum text file outside decimal notation, whitespace and commas.
